@@ -1,0 +1,122 @@
+# fusebox - one plain Makefile.
+#
+#   make            build build/release/fusebox (installs Debian packages if missing)
+#   make test       build and run every test suite; ends with "N passed, N failed"
+#   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make bench      benchmarks: prints figures, never pass/fail
+#   make checksrc   banned calls and header rules (tests/checksrc.sh)
+#   make fmt-check  clang-format conformance
+#   make run        the flagship scenario (README's main job)
+#   make deps       install the Debian packages, only those missing
+#
+# Variants build into build/<variant>/: V=release (default), V=debug, V=asan.
+
+V ?= release
+BUILD := build/$(V)
+
+CC ?= cc
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wconversion -Werror
+CFLAGS_release := -O2 -g
+CFLAGS_debug := -O0 -g
+CFLAGS_asan := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS_asan := -fsanitize=address,undefined
+# FP contraction off: the same sequence of double operations on every compiler and -O level.
+BASE_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -ffp-contract=off -I. -MMD -MP
+ALL_CFLAGS = $(BASE_CFLAGS) $(WARN) $(CFLAGS_$(V)) $(CFLAGS)
+ALL_LDFLAGS = $(LDFLAGS_$(V)) $(LDFLAGS) -Wl,--as-needed
+
+# External libraries through pkg-config, with the Debian names as a fallback
+# so that parsing this file works before `make deps` has run.
+pkg = $(shell pkg-config --libs $(1) 2>/dev/null || echo $(2))
+LIB_CJSON := $(call pkg,libcjson,-lcjson)
+LIB_CURL := $(call pkg,libcurl,-lcurl)
+LIB_MHD := $(call pkg,libmicrohttpd,-lmicrohttpd)
+LIB_CMOCKA := $(call pkg,cmocka,-lcmocka)
+EXT_LIBS := $(LIB_CURL) $(LIB_MHD) $(LIB_CJSON) -lm -lpthread
+
+DEPS_PKGS := libcurl4-openssl-dev libmicrohttpd-dev libcjson-dev libcmocka-dev gnuplot-nox pkg-config
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+MODULES := core sim reports live mockserver
+src_of = $(sort $(wildcard $(1)/*.c))
+obj_of = $(patsubst %.c,$(BUILD)/%.o,$(call src_of,$(1)))
+lib_of = $(if $(call src_of,$(1)),$(BUILD)/lib/libfb$(1).a)
+# Link order: dependants before dependencies.
+LIBS := $(foreach m,live mockserver reports sim core,$(call lib_of,$(m)))
+
+CLI_OBJ := $(call obj_of,cli)
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+BENCH_SRC := $(sort $(wildcard bench/*.c))
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
+FUSEBOX := $(BUILD)/fusebox
+
+.PHONY: all build deps test unit asan bench checksrc fmt fmt-check run clean
+.DEFAULT_GOAL := all
+.SECONDARY:
+
+all: build
+build: $(FUSEBOX) $(UNIT_BIN)
+
+deps:
+	@missing=""; for p in $(DEPS_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/%.o: %.c | deps
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+.SECONDEXPANSION:
+$(BUILD)/lib/libfb%.a: $$(call obj_of,$$*)
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(FUSEBOX): $(CLI_OBJ) $(LIBS)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(EXT_LIBS)
+
+# Unit tests: one cmocka binary per tests/unit/test_*.c.
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(LIB_CMOCKA) $(EXT_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
+
+test: build
+	@tests/run.sh $(BUILD)
+
+unit: $(UNIT_BIN)
+	@tests/run.sh $(BUILD) unit
+
+asan:
+	@$(MAKE) --no-print-directory V=asan test
+
+bench: $(FUSEBOX) $(BENCH_BIN)
+	@bench/run.sh $(BUILD)
+
+run: $(FUSEBOX)
+	$(FUSEBOX) run scenarios/retry-storm.json
+
+checksrc:
+	@tests/checksrc.sh
+
+FMT_FILES = $(sort $(wildcard core/*.[ch] sim/*.[ch] reports/*.[ch] live/*.[ch] mockserver/*.[ch] \
+                   cli/*.[ch] tests/unit/*.[ch] bench/*.[ch]))
+fmt:
+	clang-format -i $(FMT_FILES)
+
+fmt-check:
+	@clang-format --dry-run --Werror $(FMT_FILES) && echo "fmt-check: $(words $(FMT_FILES)) files ok"
+
+clean:
+	rm -rf build
+
+-include $(shell find build/$(V) -name '*.d' 2>/dev/null)

@@ -1,0 +1,228 @@
+/*
+ * breaker.h - circuit breaker driven by caller-supplied time.
+ *
+ * States: CLOSED -> OPEN -> HALF_OPEN -> CLOSED | OPEN, plus the manual
+ * states FORCED_OPEN, FORCED_CLOSED, DISABLED and METRICS_ONLY.
+ *
+ * Trip rules (mode):
+ *   CONSECUTIVE   open after `consecutive_failures` failures in a row.
+ *   COUNT_WINDOW  the last `window_calls` outcomes.
+ *   TIME_WINDOW   the outcomes of the last `window_us`, kept in
+ *                 `window_buckets` buckets aligned to multiples of
+ *                 window_us / window_buckets since time 0; a result is
+ *                 attributed to the bucket of the time it is recorded.
+ * In the window modes the breaker opens when at least the minimum number of
+ * calls is in the window and failure_rate_observed >= failure_rate, or
+ * slow_rate_observed >= slow_rate (a call is slow when duration > slow_us).
+ * Rules are evaluated after every recorded outcome and whenever the window
+ * advances. The window is cleared on every state change.
+ *
+ * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() with
+ * now >= open_until. HALF_OPEN admits `half_open_permits` probes, each leased
+ * for `probe_lease_us`; every other call is rejected. Any probe failure (or
+ * an expired lease) re-opens; `half_open_permits` probe successes close.
+ *
+ * Generations: every state change increments `generation`. A result whose
+ * permit carries an older generation is stale: it is counted and otherwise
+ * ignored (it can neither trip nor close the breaker).
+ *
+ * No allocation, no clock: all state lives in the struct. See docs/breaker.md.
+ */
+#ifndef FB_BREAKER_H
+#define FB_BREAKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "classify.h"
+#include "fb.h"
+#include "rng.h"
+
+#define FB_BREAKER_CALLS_MAX 1024  /* largest count window */
+#define FB_BREAKER_BUCKETS_MAX 128 /* most buckets in a time window */
+#define FB_BREAKER_PROBES_MAX 16   /* most half-open permits */
+
+#define FB_BREAKER_STATE_MAP(XX)                                                                   \
+    XX(CLOSED, "closed")                                                                           \
+    XX(OPEN, "open")                                                                               \
+    XX(HALF_OPEN, "half_open")                                                                     \
+    XX(FORCED_OPEN, "forced_open")                                                                 \
+    XX(FORCED_CLOSED, "forced_closed")                                                             \
+    XX(DISABLED, "disabled")                                                                       \
+    XX(METRICS_ONLY, "metrics_only")
+
+typedef enum fb_breaker_state {
+#define FB_BS_ENUM(name, text) FB_BREAKER_##name,
+    FB_BREAKER_STATE_MAP(FB_BS_ENUM)
+#undef FB_BS_ENUM
+        FB_BREAKER_STATE_COUNT
+} fb_breaker_state;
+
+#define FB_BREAKER_CAUSE_MAP(XX)                                                                   \
+    XX(CONSECUTIVE_FAILURES, "consecutive_failures")                                               \
+    XX(FAILURE_RATE, "failure_rate")                                                               \
+    XX(SLOW_CALL_RATE, "slow_call_rate")                                                           \
+    XX(OPEN_ELAPSED, "open_elapsed")                                                               \
+    XX(PROBE_FAILED, "probe_failed")                                                               \
+    XX(PROBES_SUCCEEDED, "probes_succeeded")                                                       \
+    XX(PROBE_LEASE_EXPIRED, "probe_lease_expired")                                                 \
+    XX(MANUAL, "manual")                                                                           \
+    XX(THRESHOLD_EXCEEDED, "threshold_exceeded") /* METRICS_ONLY: would have opened */             \
+    XX(SYNC, "sync")                             /* state copied from a shared store */
+
+typedef enum fb_breaker_cause {
+#define FB_BC_ENUM(name, text) FB_CAUSE_##name,
+    FB_BREAKER_CAUSE_MAP(FB_BC_ENUM)
+#undef FB_BC_ENUM
+        FB_CAUSE_COUNT
+} fb_breaker_cause;
+
+typedef enum fb_breaker_mode {
+    FB_BREAKER_MODE_CONSECUTIVE = 0,
+    FB_BREAKER_MODE_COUNT_WINDOW,
+    FB_BREAKER_MODE_TIME_WINDOW
+} fb_breaker_mode;
+
+typedef enum fb_open_growth {
+    FB_OPEN_GROWTH_NONE = 0,   /* always open_us */
+    FB_OPEN_GROWTH_LINEAR,     /* open_us * n for the n-th consecutive trip */
+    FB_OPEN_GROWTH_EXPONENTIAL /* open_us * 2^(n-1) */
+} fb_open_growth;
+
+typedef struct fb_breaker_event {
+    fb_time_us at_us;
+    fb_breaker_state from;
+    fb_breaker_state to;
+    fb_breaker_cause cause;
+    uint32_t calls; /* outcomes in the window when the event fired */
+    uint32_t failures;
+    uint32_t slow;
+    uint32_t consecutive_failures;
+    uint32_t trips;           /* consecutive trips without a close (>= 1 when opening) */
+    fb_time_us open_until_us; /* when `to` is OPEN */
+    uint64_t generation;      /* generation after the change */
+} fb_breaker_event;
+
+typedef void (*fb_breaker_event_fn)(void *ctx, const fb_breaker_event *ev);
+
+/* Zero means "default" for every field. */
+typedef struct fb_breaker_config {
+    fb_breaker_mode mode;          /* default CONSECUTIVE */
+    uint32_t consecutive_failures; /* default 5 */
+    uint32_t window_calls;         /* COUNT_WINDOW size; default 100, max FB_BREAKER_CALLS_MAX */
+    fb_time_us window_us;          /* TIME_WINDOW length; default 60 s */
+    uint32_t window_buckets;       /* TIME_WINDOW buckets; default 10; window_us % buckets == 0 */
+    uint32_t minimum_calls;        /* default 100; COUNT_WINDOW uses min(this, window_calls) */
+    double failure_rate;           /* threshold in (0, 1]; default 0.5 */
+    fb_time_us slow_us;            /* a call is slow when duration > slow_us; 0 = off */
+    double slow_rate;              /* threshold in (0, 1]; default 1.0 */
+    uint32_t half_open_permits;    /* default 1, max FB_BREAKER_PROBES_MAX */
+    fb_time_us probe_lease_us;  /* a probe not reported by then counts as failed; default open_us */
+    fb_time_us open_us;         /* default 60 s */
+    fb_open_growth open_growth; /* default NONE */
+    fb_time_us open_us_max; /* cap on the grown open duration and on hints; default open_us * 10 */
+    double open_jitter;     /* open duration * U(1 - f, 1 + f); default 0; needs rng */
+    fb_switch honor_hint;   /* open at least until now + hint (Retry-After); default ON */
+    fb_breaker_state initial;     /* default CLOSED */
+    fb_rng *rng;                  /* caller-owned; only used when open_jitter > 0 */
+    fb_breaker_event_fn on_event; /* may be NULL */
+    void *event_ctx;
+} fb_breaker_config;
+
+typedef enum fb_permit_kind {
+    FB_PERMIT_REJECTED = 0,
+    FB_PERMIT_CALL,     /* admitted in CLOSED (or a state that records) */
+    FB_PERMIT_PROBE,    /* admitted in HALF_OPEN, holds a lease slot */
+    FB_PERMIT_UNTRACKED /* admitted in DISABLED: nothing will be recorded */
+} fb_permit_kind;
+
+typedef struct fb_breaker_permit {
+    uint64_t generation;
+    fb_time_us admitted_us;
+    uint8_t kind; /* fb_permit_kind */
+    uint8_t slot; /* lease slot of a probe */
+} fb_breaker_permit;
+
+typedef struct fb_breaker_stats {
+    uint64_t admitted;
+    uint64_t rejected;
+    uint64_t stale; /* results dropped because their generation was old */
+    uint64_t opens;
+    uint64_t transitions;
+} fb_breaker_stats;
+
+typedef struct fb_breaker {
+    /* private: use the functions below */
+    fb_breaker_config cfg; /* with defaults applied */
+    fb_breaker_state state;
+    uint64_t generation;
+    fb_time_us open_until_us;
+    fb_time_us state_since_us;
+    uint32_t trips;
+    uint32_t consecutive_failures;
+    /* count window: ring of bits */
+    uint64_t fail_bits[FB_BREAKER_CALLS_MAX / 64];
+    uint64_t slow_bits[FB_BREAKER_CALLS_MAX / 64];
+    uint32_t ring_head;
+    uint32_t ring_len;
+    /* time window: buckets */
+    struct {
+        uint32_t calls, failures, slow;
+    } buckets[FB_BREAKER_BUCKETS_MAX];
+    int64_t bucket_index; /* absolute index of the newest bucket */
+    fb_time_us bucket_us;
+    /* running totals over the window */
+    uint32_t calls, failures, slow;
+    bool threshold_signalled; /* METRICS_ONLY: event emitted for this excursion */
+    /* half-open */
+    fb_time_us lease_until_us[FB_BREAKER_PROBES_MAX];
+    uint32_t probes_in_use; /* bitmask of leased slots */
+    uint32_t probe_successes;
+    fb_breaker_stats stats;
+} fb_breaker;
+
+/* Validate cfg (NULL = all defaults), apply defaults, start in cfg->initial. */
+int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_us);
+
+/*
+ * Ask to make a call. Returns true and fills *permit when admitted; returns
+ * false (permit->kind == FB_PERMIT_REJECTED) when rejected. Performs the lazy
+ * transitions first (open elapsed, lease expiry, window advance).
+ */
+bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit);
+
+/*
+ * Report the result of an admitted call. `duration_us` decides slowness;
+ * `hint_us` is a server hint (Retry-After) or FB_TIME_NONE. FB_EFFECT_IGNORE
+ * releases a probe's lease without counting anything.
+ */
+void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit, fb_effect effect,
+                       fb_time_us duration_us, fb_time_us hint_us, fb_time_us now_us);
+
+/* Perform due lazy transitions without asking for a permit. */
+void fb_breaker_poll(fb_breaker *b, fb_time_us now_us);
+
+/* Manual transition to any state (cause MANUAL). CLOSED/HALF_OPEN start a fresh window. */
+int fb_breaker_set_state(fb_breaker *b, fb_breaker_state to, fb_time_us now_us);
+
+/*
+ * Copy a state decided elsewhere (a shared store): go to `to` with the given
+ * open deadline, cause SYNC. Used to model breakers shared across pods.
+ */
+int fb_breaker_sync(fb_breaker *b, fb_breaker_state to, fb_time_us open_until_us,
+                    fb_time_us now_us);
+
+/* State as of the last call (no lazy transition is performed). */
+fb_breaker_state fb_breaker_state_get(const fb_breaker *b);
+/* When rejected now: how long until the breaker may admit again (0 if it would now). */
+fb_time_us fb_breaker_retry_in(const fb_breaker *b, fb_time_us now_us);
+fb_time_us fb_breaker_open_until(const fb_breaker *b);
+uint64_t fb_breaker_generation(const fb_breaker *b);
+const fb_breaker_stats *fb_breaker_stats_get(const fb_breaker *b);
+/* Failure rate over the current window, or -1 when below the minimum calls. */
+double fb_breaker_failure_rate(const fb_breaker *b);
+
+const char *fb_breaker_state_name(fb_breaker_state s);
+const char *fb_breaker_cause_name(fb_breaker_cause c);
+
+#endif /* FB_BREAKER_H */

@@ -1,0 +1,145 @@
+/*
+ * fallback.h - the request path as one decision engine.
+ *
+ * fb_fallback composes the other core policies in the order an application
+ * applies them to one user request:
+ *
+ *   for each provider P in the request's order:
+ *     context check   skip P if tokens_needed > P's window (context_check on)
+ *     rate limit      P's client-side limiter: wait (WAIT) or skip P (rejected)
+ *     breaker         P's breaker rejects: skip P (no wait)
+ *     attempt         ATTEMPT P (the breaker permit is held by the request)
+ *     classify        the caller classifies the reply and calls _result()
+ *     retry           retryable and fb_retry_next() says so: WAIT, then P again
+ *     fall back       otherwise, if the outcome may fall back: next provider
+ *                     (context-length errors skip to a provider with a larger
+ *                     window), else DONE with the error
+ *   chain exhausted:  DONE with a degraded answer when configured, else error
+ *
+ * The engine performs no I/O and reads no clock: each call takes `now_us` and
+ * returns one decision, ATTEMPT (provider, attempt timeout), WAIT (delay; call
+ * fb_fallback_resume() after it) or DONE (how the request ended). The retry
+ * state restarts for each provider; the overall deadline and the budget span
+ * the whole request. See docs/fallback.md.
+ */
+#ifndef FB_FALLBACK_H
+#define FB_FALLBACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "breaker.h"
+#include "classify.h"
+#include "fb.h"
+#include "ratelimit.h"
+#include "retry.h"
+#include "rng.h"
+
+#define FB_FALLBACK_PROVIDERS_MAX 8
+
+/* What to do with a failure after the first streamed token. */
+typedef enum fb_stream_policy {
+    FB_STREAM_BUFFER = 0, /* default: output was buffered, retry as any failure (tokens wasted) */
+    FB_STREAM_FAIL,       /* the user already saw output: end the request with an error */
+    FB_STREAM_RESUME      /* retry asking only for the rest (decision.resume is set) */
+} fb_stream_policy;
+
+#define FB_STOP_MAP(XX)                                                                            \
+    XX(SUCCESS, "success")                                                                         \
+    XX(PERMANENT, "permanent")           /* a permanent error; no fallback */                      \
+    XX(POLICY, "policy")                 /* a content-policy rejection; no fallback */             \
+    XX(CONTEXT_LENGTH, "context_length") /* no provider's window is large enough */                \
+    XX(EXHAUSTED, "exhausted")           /* every provider was tried and failed */                 \
+    XX(BREAKER_OPEN, "breaker_open")     /* every remaining provider's breaker rejected */         \
+    XX(RATE_LIMITED, "rate_limited")   /* the client-side limiter rejected every remaining one */  \
+    XX(DEADLINE, "deadline")           /* the overall deadline passed */                           \
+    XX(STREAM_BROKEN, "stream_broken") /* failed after the first token under FB_STREAM_FAIL */     \
+    XX(CANCELLED, "cancelled")         /* the caller abandoned the request */
+
+typedef enum fb_stop {
+#define FB_STOP_ENUM(name, text) FB_STOP_##name,
+    FB_STOP_MAP(FB_STOP_ENUM)
+#undef FB_STOP_ENUM
+        FB_STOP_COUNT
+} fb_stop;
+
+typedef enum fb_action { FB_ACT_ATTEMPT = 0, FB_ACT_WAIT, FB_ACT_DONE } fb_action;
+
+typedef struct fb_fallback_provider {
+    fb_breaker *breaker;     /* caller-owned; NULL = no breaker */
+    fb_ratelimit *ratelimit; /* caller-owned; NULL = no client-side limit */
+    uint32_t context_window; /* tokens; 0 = unknown, never skipped */
+} fb_fallback_provider;
+
+typedef struct fb_fallback_config {
+    fb_fallback_provider providers[FB_FALLBACK_PROVIDERS_MAX];
+    uint32_t provider_count;
+    uint8_t order[FB_FALLBACK_PROVIDERS_MAX]; /* default order; order_len 0 = 0..count-1 */
+    uint32_t order_len;
+    const fb_retry_policy *retry; /* NULL = a single attempt per provider */
+    fb_budget *budget;            /* caller-owned retry budget; NULL = none */
+    fb_rng *rng;                  /* jitter draws; NULL = no jitter */
+    bool context_check;           /* skip providers whose window is too small */
+    bool degraded;                /* exhausted chain ends in a degraded answer */
+    fb_stream_policy stream;
+} fb_fallback_config;
+
+typedef struct fb_fallback {
+    /* private */
+    fb_fallback_config cfg;
+} fb_fallback;
+
+/* Per-request state, owned by the caller; about 80 bytes. */
+typedef struct fb_fallback_request {
+    /* private */
+    uint8_t order[FB_FALLBACK_PROVIDERS_MAX];
+    uint8_t order_len;
+    uint8_t pos;   /* index into order of the current provider */
+    uint8_t phase; /* what resume() continues with */
+    uint8_t first_provider;
+    uint32_t tokens_needed;
+    uint32_t attempts;  /* attempts made, all providers */
+    uint32_t retries;   /* retries of a provider, all providers */
+    uint32_t fallbacks; /* moves to another provider after an attempt failed */
+    bool retried;
+    bool resume;
+    fb_outcome last_outcome;
+    fb_retry_state retry;
+    fb_breaker_permit permit;
+    fb_time_us start_us;
+} fb_fallback_request;
+
+typedef struct fb_fallback_decision {
+    fb_action action;
+    uint8_t provider;        /* ATTEMPT: index into providers; DONE: last provider tried */
+    fb_time_us delay_us;     /* WAIT: call fb_fallback_resume() after this long */
+    fb_time_us timeout_us;   /* ATTEMPT: per-attempt timeout, bounded by the deadline; 0 = none */
+    bool resume;             /* ATTEMPT: continue a broken stream (FB_STREAM_RESUME) */
+    fb_stop stop;            /* DONE: how the request ended */
+    bool degraded;           /* DONE: answered with the degraded answer */
+    bool via_fallback;       /* DONE/ATTEMPT: provider is not the first one attempted */
+    fb_outcome last_outcome; /* DONE: the last attempt's outcome (SUCCESS if none) */
+} fb_fallback_decision;
+
+int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg);
+
+/*
+ * Start a request needing `tokens_needed` tokens of context (prompt plus
+ * expected completion). `order` overrides the configured order (NULL = use
+ * it); its entries are provider indices.
+ */
+fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_request *req,
+                                       uint32_t tokens_needed, const uint8_t *order,
+                                       uint32_t order_len, fb_time_us now_us);
+/* The attempt asked for by the last ATTEMPT ended with class `c`. */
+fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
+                                        const fb_class *c, fb_time_us hint_us, fb_time_us now_us);
+/* A WAIT has elapsed. */
+fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,
+                                        fb_time_us now_us);
+/* The caller abandons the request (its own deadline); releases a held permit. */
+void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us);
+
+const char *fb_stop_name(fb_stop s);
+
+#endif /* FB_FALLBACK_H */

@@ -1,0 +1,53 @@
+/*
+ * hist.h - log-linear latency histogram (HDR-style).
+ *
+ * Values are non-negative integers (microseconds in practice). Each power of
+ * two is split into FB_HIST_SUB_BUCKETS linear sub-buckets, so a percentile is
+ * reported with a relative error below 1/FB_HIST_SUB_BUCKETS * 2 (< 1%).
+ * Values above FB_HIST_VALUE_MAX are clamped to it (and counted in
+ * `clamped`). Memory is fixed; no allocation; histograms merge by addition.
+ * See docs/hist.md.
+ */
+#ifndef FB_HIST_H
+#define FB_HIST_H
+
+#include <stdint.h>
+
+#include "fb.h"
+
+#define FB_HIST_SUB_BITS 7 /* 128 sub-buckets per octave */
+#define FB_HIST_SUB_BUCKETS (1 << FB_HIST_SUB_BITS)
+#define FB_HIST_OCTAVES 36 /* values up to 2^42 - 1 us (about 50 days) */
+#define FB_HIST_VALUE_MAX ((int64_t)((UINT64_C(1) << 42) - 1))
+#define FB_HIST_BUCKETS ((FB_HIST_OCTAVES + 1) * (FB_HIST_SUB_BUCKETS / 2))
+
+typedef struct fb_hist {
+    /* private */
+    uint64_t counts[FB_HIST_BUCKETS];
+    uint64_t total;
+    uint64_t clamped;
+    int64_t min;
+    int64_t max;
+    double sum;
+} fb_hist;
+
+void fb_hist_init(fb_hist *h);
+/* Record one value; negative values are recorded as 0. */
+void fb_hist_record(fb_hist *h, int64_t value);
+void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n);
+/* Add every count of src into dst. */
+void fb_hist_merge(fb_hist *dst, const fb_hist *src);
+
+uint64_t fb_hist_count(const fb_hist *h);
+/* Exact minimum and maximum recorded (0 when empty). */
+int64_t fb_hist_min(const fb_hist *h);
+int64_t fb_hist_max(const fb_hist *h);
+double fb_hist_mean(const fb_hist *h);
+/*
+ * Value at percentile p in [0, 100]: the smallest recorded-bucket value v such
+ * that at least p% of the values are <= v, reported as the bucket's highest
+ * equivalent value clamped to [min, max]. 0 when empty.
+ */
+int64_t fb_hist_percentile(const fb_hist *h, double p);
+
+#endif /* FB_HIST_H */

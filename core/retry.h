@@ -1,0 +1,175 @@
+/*
+ * retry.h - retry decisions: backoff, jitter, Retry-After, deadlines, budgets.
+ *
+ * Attempts are counted from 1, and `attempts` includes the first call:
+ * attempts = 3 means one call and at most two retries. The n-th retry
+ * (n = 1, 2, ...) has the un-jittered delay
+ *   CONSTANT     base
+ *   LINEAR       base * n
+ *   EXPONENTIAL  base * multiplier^(n-1), grown iteratively and stopped at the
+ *                cap, so it never overflows (attempt 10,000 is fine).
+ * Cap and jitter: with FB_CAP_BEFORE_JITTER (default) the backoff is capped
+ * first and jitter then draws inside [0, cap] (the result never exceeds
+ * delay_us_max); with FB_CAP_AFTER_JITTER jitter is applied to the uncapped
+ * value and the result is then clamped to the cap.
+ * Jitter: NONE d; FULL U(0, d); EQUAL d/2 + U(0, d/2); DECORRELATED
+ * min(cap, U(base, 3 * prev)) with prev starting at base; PROPORTIONAL
+ * d * U(1 - f, 1 + f).
+ *
+ * The functions return decisions; nothing here sleeps. See docs/retry.md.
+ */
+#ifndef FB_RETRY_H
+#define FB_RETRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "classify.h"
+#include "fb.h"
+#include "rng.h"
+
+#define FB_RETRY_ATTEMPTS_MAX 1000000
+
+typedef enum fb_backoff {
+    FB_BACKOFF_EXPONENTIAL = 0, /* default */
+    FB_BACKOFF_CONSTANT,
+    FB_BACKOFF_LINEAR,
+    FB_BACKOFF_NONE /* retry immediately */
+} fb_backoff;
+
+typedef enum fb_jitter {
+    FB_JITTER_FULL = 0, /* default */
+    FB_JITTER_NONE,
+    FB_JITTER_EQUAL,
+    FB_JITTER_DECORRELATED,
+    FB_JITTER_PROPORTIONAL
+} fb_jitter;
+
+typedef enum fb_cap_order {
+    FB_CAP_BEFORE_JITTER = 0, /* default: the result never exceeds the cap */
+    FB_CAP_AFTER_JITTER
+} fb_cap_order;
+
+typedef enum fb_retry_after_policy {
+    FB_RETRY_AFTER_MAX = 0, /* default: max(header, backoff) */
+    FB_RETRY_AFTER_IGNORE,  /* backoff only */
+    FB_RETRY_AFTER_AS_IS    /* the header's value when present, else backoff */
+} fb_retry_after_policy;
+
+typedef enum fb_giveup {
+    FB_GIVEUP_NONE = 0,       /* not giving up: retry */
+    FB_GIVEUP_NOT_RETRYABLE,  /* the outcome is not retryable */
+    FB_GIVEUP_ATTEMPTS,       /* attempts exhausted */
+    FB_GIVEUP_DEADLINE,       /* the retry would start at or after the deadline */
+    FB_GIVEUP_BUDGET,         /* the retry budget refused */
+    FB_GIVEUP_RETRY_AFTER_CAP /* the server asked for more than the cap */
+} fb_giveup;
+
+typedef struct fb_retry_config {
+    uint32_t attempts;                 /* including the first call; default 3; 1 = no retries */
+    fb_backoff backoff;                /* default EXPONENTIAL */
+    fb_time_us base_us;                /* default 500 ms */
+    double multiplier;                 /* EXPONENTIAL growth; default 2.0 */
+    fb_time_us delay_us_max;           /* cap; default 60 s */
+    fb_jitter jitter;                  /* default FULL */
+    double jitter_fraction;            /* PROPORTIONAL f in (0, 1]; default 0.25 */
+    fb_cap_order cap_order;            /* default CAP_BEFORE_JITTER */
+    fb_retry_after_policy retry_after; /* default MAX */
+    fb_time_us retry_after_us_max;     /* cap on a header's delay; default 60 s */
+    fb_switch giveup_above_max;    /* header above the cap: give up (ON) or clamp (OFF, default) */
+    fb_time_us attempt_timeout_us; /* per-attempt timeout; 0 = none (informational for callers) */
+    fb_time_us deadline_us;        /* overall, from the first attempt's start; 0 = none */
+} fb_retry_config;
+
+typedef struct fb_retry_policy {
+    /* private: the validated config */
+    fb_retry_config cfg;
+} fb_retry_policy;
+
+/* Per-request retry state; zero-initialise or call fb_retry_begin(). */
+typedef struct fb_retry_state {
+    uint32_t attempt;         /* attempts made so far */
+    fb_time_us start_us;      /* start of the first attempt */
+    fb_time_us prev_delay_us; /* for decorrelated jitter */
+} fb_retry_state;
+
+typedef struct fb_retry_decision {
+    bool retry;
+    fb_time_us delay_us; /* when retry: wait this long before the next attempt */
+    fb_giveup reason;    /* when !retry */
+} fb_retry_decision;
+
+typedef enum fb_budget_kind {
+    FB_BUDGET_NONE = 0,
+    FB_BUDGET_TOKEN_BUCKET, /* gRPC A6 retry throttling */
+    FB_BUDGET_QUOTA         /* AWS SDK standard-mode retry quota */
+} fb_budget_kind;
+
+typedef struct fb_budget_config {
+    fb_budget_kind kind;
+    /* TOKEN_BUCKET: starts at max_tokens; a retryable failure costs 1, a
+     * success adds `ratio`; a retry is allowed only while tokens > max / 2. */
+    double max_tokens; /* default 10 */
+    double ratio;      /* default 0.1 */
+    /* QUOTA: starts at capacity; a retry takes retry_cost (timeout_cost after
+     * a timeout); a success refunds what its request took, or no_retry_refund
+     * when it needed no retry; never above capacity. */
+    uint32_t capacity;        /* default 500 */
+    uint32_t retry_cost;      /* default 5 */
+    uint32_t timeout_cost;    /* default 10 */
+    uint32_t no_retry_refund; /* default 1 */
+} fb_budget_config;
+
+typedef struct fb_budget {
+    /* private */
+    fb_budget_config cfg;
+    double tokens;     /* TOKEN_BUCKET */
+    int64_t available; /* QUOTA */
+    uint64_t allowed;  /* retries granted */
+    uint64_t refused;  /* retries refused */
+} fb_budget;
+
+int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg);
+void fb_retry_begin(fb_retry_state *s, fb_time_us now_us);
+
+/*
+ * After attempt number s->attempt failed with class `c`: retry or give up?
+ * `hint_us` is the server's delay (Retry-After family) or FB_TIME_NONE.
+ * `budget` and `rng` may be NULL (no budget; jitter then behaves as NONE).
+ * On a retry the budget is charged; the caller then increments nothing:
+ * fb_retry_next() itself counts the next attempt when it says retry.
+ * Call fb_retry_attempt() when an attempt starts.
+ */
+fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
+                                fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
+                                fb_time_us now_us);
+/* An attempt starts now: counts it (and sets start_us on the first). */
+void fb_retry_attempt(fb_retry_state *s, fb_time_us now_us);
+/* The un-jittered, capped backoff before retry number n (n >= 1). */
+fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n);
+
+int fb_budget_init(fb_budget *b, const fb_budget_config *cfg);
+/* May a retry after an outcome `o` be made? Charges the budget when yes. */
+bool fb_budget_withdraw(fb_budget *b, fb_outcome o);
+/* A request ended with a success; `retried` says whether it needed retries. */
+void fb_budget_on_success(fb_budget *b, bool retried);
+/* An attempt failed with a retryable outcome (TOKEN_BUCKET charges 1). */
+void fb_budget_on_failure(fb_budget *b, fb_outcome o);
+
+/*
+ * Retry-After family. Each returns FB_OK and the delay in *delay_us, or
+ * FB_EPARSE. A negative delay (a date in the past) is reported as 0.
+ *   retry-after-ms: "250", "1500.5"
+ *   Retry-After:    delta-seconds "30", fractional "1.5", or an HTTP-date in
+ *                   IMF-fixdate, RFC 850 or asctime form, relative to
+ *                   now_unix_us (wall-clock microseconds since 1970).
+ */
+int fb_retry_after_parse_ms(const char *value, fb_time_us *delay_us);
+int fb_retry_after_parse(const char *value, int64_t now_unix_us, fb_time_us *delay_us);
+/* Pick the hint from the headers an LLM SDK reads: retry-after-ms first, then retry-after. */
+fb_time_us fb_retry_after_hint(const char *retry_after_ms, const char *retry_after,
+                               int64_t now_unix_us);
+
+const char *fb_giveup_name(fb_giveup g);
+
+#endif /* FB_RETRY_H */

@@ -1,0 +1,47 @@
+/*
+ * rng.h - seeded pseudo-random numbers (PCG32, XSH-RR variant).
+ *
+ * Every entity that needs randomness owns an fb_rng derived from
+ * (scenario seed, entity id, purpose), so adding an entity or a policy does
+ * not shift anybody else's draws (common random numbers across variants).
+ *
+ * Sequences are identical on every compiler and optimisation level: the
+ * integer generator is exact, and the real-valued draws use only IEEE-754
+ * double arithmetic with libm's log/exp/sqrt (the build disables FP
+ * contraction). See docs/rng.md.
+ */
+#ifndef FB_RNG_H
+#define FB_RNG_H
+
+#include <stdint.h>
+
+#include "fb.h"
+
+typedef struct fb_rng {
+    /* private */
+    uint64_t state;
+    uint64_t inc;
+} fb_rng;
+
+/* Seed a generator on one of 2^63 independent streams. */
+void fb_rng_seed(fb_rng *r, uint64_t seed, uint64_t stream);
+/* Seed from (seed, entity, purpose): stable, well-mixed, independent streams. */
+void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose);
+
+uint32_t fb_rng_u32(fb_rng *r);
+uint64_t fb_rng_u64(fb_rng *r);
+/* Uniform integer in [0, n), unbiased; n == 0 returns 0. */
+uint64_t fb_rng_below(fb_rng *r, uint64_t n);
+/* Uniform double in [0, 1) with 53 random bits. */
+double fb_rng_uniform(fb_rng *r);
+/* Exponential with the given mean (> 0). */
+double fb_rng_exponential(fb_rng *r, double mean);
+/* Standard normal N(0, 1). */
+double fb_rng_normal(fb_rng *r);
+/*
+ * Lognormal given its median and 99th percentile (p99 >= median > 0):
+ * mu = ln(median), sigma = ln(p99 / median) / 2.3263478740408408.
+ */
+double fb_rng_lognormal(fb_rng *r, double median, double p99);
+
+#endif /* FB_RNG_H */
