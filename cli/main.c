@@ -2,31 +2,54 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/fb.h"
+#include "cli/cli.h"
+
+#define FUSEBOX_VERSION "0.1.0"
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *synopsis;
+};
+
+static const struct command commands[] = {
+    {"run", cmd_run, "run SCENARIO [-o DIR] [--seed N] [--set key=value]...  simulate a scenario"},
+    {"check", cmd_check, "check FILE|DIR... [--junit FILE] [--jobs N]      evaluate expectations"},
+    {"validate", cmd_validate,
+     "validate FILE...                               check scenario files"},
+    {"sweep", cmd_sweep, "sweep SCENARIO --grid key=v1,v2 [...]          tune over a grid"},
+    {"merge", cmd_merge, "merge PARTIAL... -o DIR                         combine sweep shards"},
+    {"mock", cmd_mock, "mock [--scenario FILE] [--port P] [...]        mock LLM provider"},
+    {"live", cmd_live, "live SCENARIO [--target URL] [...]             scenario over real HTTP"},
+};
 
 static void usage(FILE *out) {
-    fputs("usage: fusebox <command> [options]\n"
-          "\n"
-          "commands:\n"
-          "  run SCENARIO [-o DIR] [--seed N] [--set key=value]...   simulate a scenario\n"
-          "  version                                                 print the version\n",
+    fputs("usage: fusebox <command> [options]\n\ncommands:\n", out);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %s\n", commands[i].synopsis);
+    fputs("  version                                        print the version\n"
+          "\n'fusebox <command> --help' describes a command. Exit codes: 0 ok,\n"
+          "1 expectations failed, 2 bad input or usage.\n",
           out);
 }
 
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
-        return 2;
+        return CLI_BAD_INPUT;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
-        return 0;
+        return CLI_OK;
     }
-    if (strcmp(argv[1], "version") == 0) {
-        puts("fusebox 0.1.0");
-        return 0;
+    if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
+        puts("fusebox " FUSEBOX_VERSION);
+        return CLI_OK;
     }
-    fprintf(stderr, "fusebox: unknown command '%s'\n", argv[1]);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "fusebox: unknown command '%s'\n", name);
     usage(stderr);
-    return 2;
+    return CLI_BAD_INPUT;
 }

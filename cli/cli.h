@@ -1,0 +1,18 @@
+/* cli.h - one function per fusebox subcommand; each returns the exit code. */
+#ifndef FB_CLI_H
+#define FB_CLI_H
+
+/* Exit codes shared by every subcommand. */
+#define CLI_OK 0
+#define CLI_EXPECT_FAILED 1
+#define CLI_BAD_INPUT 2
+
+int cmd_run(int argc, char **argv);
+int cmd_check(int argc, char **argv);
+int cmd_validate(int argc, char **argv);
+int cmd_sweep(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_mock(int argc, char **argv);
+int cmd_live(int argc, char **argv);
+
+#endif
