@@ -197,7 +197,8 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
     /* Last, so that a retry refused for another reason is never charged. */
     if (budget != NULL) {
         if (!fb_budget_withdraw(budget, c->outcome)) return give_up(FB_GIVEUP_BUDGET);
-        if (budget->cfg.kind == FB_BUDGET_QUOTA) s->budget_withdrawn = quota_cost(budget, c->outcome);
+        if (budget->cfg.kind == FB_BUDGET_QUOTA)
+            s->budget_withdrawn = quota_cost(budget, c->outcome);
     }
     s->prev_delay_us = delay;
     return (fb_retry_decision){.retry = true, .delay_us = delay, .reason = FB_GIVEUP_NONE};
@@ -269,8 +270,8 @@ void fb_budget_on_success(fb_budget *b, const fb_retry_state *s) {
     }
     case FB_BUDGET_QUOTA: {
         /* Refills with every success, so a drained quota always recovers (aws-sdk-go-v2#3550). */
-        uint32_t refund = s != NULL && s->budget_withdrawn > 0 ? s->budget_withdrawn
-                                                               : b->cfg.no_retry_refund;
+        uint32_t refund =
+            s != NULL && s->budget_withdrawn > 0 ? s->budget_withdrawn : b->cfg.no_retry_refund;
         int64_t a = b->available + refund;
         b->available = a < (int64_t)b->cfg.capacity ? a : (int64_t)b->cfg.capacity;
         break;

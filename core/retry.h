@@ -89,9 +89,9 @@ typedef struct fb_retry_policy {
 
 /* Per-request retry state; zero-initialise or call fb_retry_begin(). */
 typedef struct fb_retry_state {
-    uint32_t attempt;         /* attempts made so far */
-    fb_time_us start_us;      /* start of the first attempt */
-    fb_time_us prev_delay_us; /* for decorrelated jitter: the last delay returned */
+    uint32_t attempt;          /* attempts made so far */
+    fb_time_us start_us;       /* start of the first attempt */
+    fb_time_us prev_delay_us;  /* for decorrelated jitter: the last delay returned */
     uint32_t budget_withdrawn; /* QUOTA: what this request's last retry took; 0 = none */
 } fb_retry_state;
 
