@@ -319,57 +319,52 @@ static void retry_without_rng_jitter_behaves_as_none(void **state) {
     }
 }
 
+/*
+ * DRAWS delays for retry n under exponential 500 ms backoff with jitter j:
+ * each must lie in [lo, hi]; returns their mean and, in min and max, the extremes.
+ */
+static double draw_stats(fb_jitter j, double fraction, uint32_t n, fb_time_us lo, fb_time_us hi,
+                         fb_time_us *min, fb_time_us *max) {
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.jitter = j;
+    c.jitter_fraction = fraction;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(5 + (uint64_t)j);
+    double sum = 0;
+    *min = INT64_MAX;
+    *max = 0;
+    for (int i = 0; i < DRAWS; i++) {
+        fb_time_us d = delay_for(&p, n, &r);
+        assert_true(d >= lo && d <= hi);
+        sum += (double)d;
+        *min = d < *min ? d : *min;
+        *max = d > *max ? d : *max;
+    }
+    return sum / DRAWS;
+}
+
 static void retry_full_jitter_stays_within_zero_and_backoff(void **state) {
     (void)state;
-    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
-    c.jitter = FB_JITTER_FULL;
-    fb_retry_policy p = policy(c);
-    fb_rng r = seeded(5);
-    double sum = 0;
-    fb_time_us lo = INT64_MAX, hi = 0;
-    for (int i = 0; i < DRAWS; i++) {
-        fb_time_us d = delay_for(&p, 3, &r); /* backoff 2 s */
-        assert_true(d >= 0 && d <= 2 * S);
-        sum += (double)d;
-        lo = d < lo ? d : lo;
-        hi = d > hi ? d : hi;
-    }
-    double mean = sum / DRAWS;
-    assert_true(mean > 0.98 * S && mean < 1.02 * S); /* U(0, 2 s) has mean 1 s */
-    assert_true(lo < 20 * MS && hi > 1980 * MS);     /* it spans the interval */
+    fb_time_us lo, hi;
+    double mean = draw_stats(FB_JITTER_FULL, 0, 3, 0, 2 * S, &lo, &hi); /* backoff 2 s */
+    assert_true(mean > 0.98 * S && mean < 1.02 * S);                    /* U(0, 2 s) has mean 1 s */
+    assert_true(lo < 20 * MS && hi > 1980 * MS);                        /* it spans the interval */
 }
 
 static void retry_equal_jitter_keeps_half_the_backoff(void **state) {
     (void)state;
-    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
-    c.jitter = FB_JITTER_EQUAL;
-    fb_retry_policy p = policy(c);
-    fb_rng r = seeded(6);
-    double sum = 0;
-    for (int i = 0; i < DRAWS; i++) {
-        fb_time_us d = delay_for(&p, 4, &r); /* backoff 4 s */
-        assert_true(d >= 2 * S && d <= 4 * S);
-        sum += (double)d;
-    }
-    double mean = sum / DRAWS;
+    fb_time_us lo, hi;
+    double mean = draw_stats(FB_JITTER_EQUAL, 0, 4, 2 * S, 4 * S, &lo, &hi); /* backoff 4 s */
     assert_true(mean > 2.97 * S && mean < 3.03 * S);
+    assert_true(lo < 2020 * MS && hi > 3980 * MS);
 }
 
 static void retry_proportional_jitter_stays_within_fraction(void **state) {
     (void)state;
-    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
-    c.jitter = FB_JITTER_PROPORTIONAL;
-    c.jitter_fraction = 0.2;
-    fb_retry_policy p = policy(c);
-    fb_rng r = seeded(7);
-    double sum = 0;
-    for (int i = 0; i < DRAWS; i++) {
-        fb_time_us d = delay_for(&p, 5, &r); /* backoff 8 s */
-        assert_true(d >= 6400 * MS && d <= 9600 * MS);
-        sum += (double)d;
-    }
-    double mean = sum / DRAWS;
-    assert_true(mean > 7.95 * S && mean < 8.05 * S);
+    fb_time_us lo, hi;
+    double mean = draw_stats(FB_JITTER_PROPORTIONAL, 0.2, 5, 6400 * MS, 9600 * MS, &lo, &hi);
+    assert_true(mean > 7.95 * S && mean < 8.05 * S); /* backoff 8 s, +-20 % */
+    assert_true(lo < 6450 * MS && hi > 9550 * MS);
 }
 
 static void retry_cap_before_jitter_never_exceeds_cap_openai_agents_python_2676(void **state) {
