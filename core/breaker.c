@@ -186,6 +186,7 @@ static int broken_rule(const fb_breaker *b) {
 
 static fb_time_us open_duration(const fb_breaker *b, fb_time_us hint_us) {
     const fb_breaker_config *c = &b->cfg;
+    /* Growth saturates at the cap (open_us <= open_us_max), so nothing overflows. */
     fb_time_us max = c->open_us_max;
     fb_time_us d = c->open_us;
     uint32_t n = b->trips;
@@ -193,7 +194,6 @@ static fb_time_us open_duration(const fb_breaker *b, fb_time_us hint_us) {
         d = c->open_us > max / (fb_time_us)n ? max : c->open_us * (fb_time_us)n;
     else if (c->open_growth == FB_OPEN_GROWTH_EXPONENTIAL)
         for (uint32_t i = 1; i < n && d < max; i++) d = d > max / 2 ? max : d * 2;
-    if (d > max) d = max;
     if (c->open_jitter > 0.0) {
         double f = c->open_jitter;
         double x = (double)d * (1.0 - f + 2.0 * f * fb_rng_uniform(c->rng));
