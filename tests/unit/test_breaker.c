@@ -77,6 +77,12 @@ static void assert_event(const fb_breaker_event *ev, fb_breaker_state from, fb_b
     assert_int_equal(ev->at_us, at_us);
 }
 
+static fb_breaker_config count_cfg(uint32_t window_calls, uint32_t minimum_calls) {
+    return (fb_breaker_config){.mode = FB_BREAKER_MODE_COUNT_WINDOW,
+                               .window_calls = window_calls,
+                               .minimum_calls = minimum_calls};
+}
+
 /* Trip a count-window breaker (window 4, minimum 4, rate 0.5) at t with four failures. */
 static void trip_count4(fb_breaker *b, fb_breaker_config *cfg, ev_log *log, fb_time_us t) {
     cfg->mode = FB_BREAKER_MODE_COUNT_WINDOW;
@@ -249,8 +255,7 @@ static void breaker_failure_rate_equal_to_threshold_trips(void **state) {
     (void)state;
     fb_breaker b;
     ev_log log;
-    fb_breaker_config cfg = {
-        .mode = FB_BREAKER_MODE_COUNT_WINDOW, .window_calls = 10, .minimum_calls = 10};
+    fb_breaker_config cfg = count_cfg(10, 10);
     init_ok(&b, &cfg, &log, 0);
     calls(&b, FB_EFFECT_SUCCESS, 6, 0);
     calls(&b, FB_EFFECT_FAILURE, 4, 0);
@@ -270,28 +275,22 @@ static void breaker_failure_rate_equal_to_threshold_trips(void **state) {
  */
 static void breaker_rate_threshold_compares_the_observed_ratio(void **state) {
     (void)state;
-    fb_breaker b;
-    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_COUNT_WINDOW,
-                             .window_calls = 10,
-                             .minimum_calls = 10,
-                             .failure_rate = 0.3};
-    init_ok(&b, &cfg, NULL, 0);
-    calls(&b, FB_EFFECT_SUCCESS, 8, 0);
-    calls(&b, FB_EFFECT_FAILURE, 2, 0);
-    assert_state(&b, FB_BREAKER_CLOSED);
-    call(&b, FB_EFFECT_FAILURE, 0);
-    assert_state(&b, FB_BREAKER_OPEN);
-
-    cfg = (fb_breaker_config){.mode = FB_BREAKER_MODE_COUNT_WINDOW,
-                              .window_calls = 25,
-                              .minimum_calls = 25,
-                              .failure_rate = 0.28};
-    init_ok(&b, &cfg, NULL, 0);
-    calls(&b, FB_EFFECT_SUCCESS, 19, 0);
-    calls(&b, FB_EFFECT_FAILURE, 6, 0);
-    assert_state(&b, FB_BREAKER_CLOSED);
-    call(&b, FB_EFFECT_FAILURE, 0);
-    assert_state(&b, FB_BREAKER_OPEN);
+    /* A full window of `calls` with `failures - 1` failures, then one more replaces a success. */
+    static const struct {
+        uint32_t calls, failures;
+        double rate;
+    } cases[] = {{10, 3, 0.3}, {25, 7, 0.28}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fb_breaker b;
+        fb_breaker_config cfg = count_cfg(cases[i].calls, cases[i].calls);
+        cfg.failure_rate = cases[i].rate;
+        init_ok(&b, &cfg, NULL, 0);
+        calls(&b, FB_EFFECT_SUCCESS, (int)(cases[i].calls - cases[i].failures + 1), 0);
+        calls(&b, FB_EFFECT_FAILURE, (int)cases[i].failures - 1, 0);
+        assert_state(&b, FB_BREAKER_CLOSED);
+        call(&b, FB_EFFECT_FAILURE, 0);
+        assert_state(&b, FB_BREAKER_OPEN);
+    }
 }
 
 static void breaker_count_window_minimum_is_capped_at_window_size(void **state) {
@@ -311,8 +310,7 @@ static void breaker_success_that_reaches_minimum_can_trip(void **state) {
     (void)state;
     fb_breaker b;
     ev_log log;
-    fb_breaker_config cfg = {
-        .mode = FB_BREAKER_MODE_COUNT_WINDOW, .window_calls = 10, .minimum_calls = 4};
+    fb_breaker_config cfg = count_cfg(10, 4);
     init_ok(&b, &cfg, &log, 0);
     calls(&b, FB_EFFECT_FAILURE, 3, 0);
     assert_state(&b, FB_BREAKER_CLOSED);
@@ -326,8 +324,7 @@ static void breaker_success_that_reaches_minimum_can_trip(void **state) {
 static void breaker_count_window_forgets_old_outcomes(void **state) {
     (void)state;
     fb_breaker b;
-    fb_breaker_config cfg = {
-        .mode = FB_BREAKER_MODE_COUNT_WINDOW, .window_calls = 4, .minimum_calls = 4};
+    fb_breaker_config cfg = count_cfg(4, 4);
     init_ok(&b, &cfg, NULL, 0);
     call(&b, FB_EFFECT_FAILURE, 0);
     calls(&b, FB_EFFECT_SUCCESS, 3, 0);
@@ -344,10 +341,8 @@ static void breaker_count_window_forgets_old_outcomes(void **state) {
 static void breaker_count_window_wraps_across_words(void **state) {
     (void)state;
     fb_breaker b;
-    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_COUNT_WINDOW,
-                             .window_calls = 130,
-                             .minimum_calls = 130,
-                             .failure_rate = 0.5};
+    fb_breaker_config cfg = count_cfg(130, 130);
+    cfg.failure_rate = 0.5;
     init_ok(&b, &cfg, NULL, 0);
     calls(&b, FB_EFFECT_FAILURE, 64, 0);
     calls(&b, FB_EFFECT_SUCCESS, 66, 0);
@@ -366,12 +361,10 @@ static void breaker_slow_threshold_is_strict_and_slow_rate_trips(void **state) {
     (void)state;
     fb_breaker b;
     ev_log log;
-    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_COUNT_WINDOW,
-                             .window_calls = 4,
-                             .minimum_calls = 4,
-                             .failure_rate = 1.0,
-                             .slow_us = 100,
-                             .slow_rate = 0.5};
+    fb_breaker_config cfg = count_cfg(4, 4);
+    cfg.failure_rate = 1.0;
+    cfg.slow_us = 100;
+    cfg.slow_rate = 0.5;
     init_ok(&b, &cfg, &log, 0);
     for (int i = 0; i < 4; i++) timed_call(&b, FB_EFFECT_SUCCESS, 100, 0);
     assert_state(&b, FB_BREAKER_CLOSED); /* duration == slow_us is not slow */
@@ -388,12 +381,10 @@ static void breaker_slow_threshold_is_strict_and_slow_rate_trips(void **state) {
 static void breaker_count_window_forgets_old_slow_calls(void **state) {
     (void)state;
     fb_breaker b;
-    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_COUNT_WINDOW,
-                             .window_calls = 4,
-                             .minimum_calls = 4,
-                             .failure_rate = 1.0,
-                             .slow_us = 100,
-                             .slow_rate = 0.5};
+    fb_breaker_config cfg = count_cfg(4, 4);
+    cfg.failure_rate = 1.0;
+    cfg.slow_us = 100;
+    cfg.slow_rate = 0.5;
     init_ok(&b, &cfg, NULL, 0);
     timed_call(&b, FB_EFFECT_SUCCESS, 200, 0);
     for (int i = 0; i < 8; i++) timed_call(&b, FB_EFFECT_SUCCESS, 50, 0); /* slides it out */
@@ -407,11 +398,9 @@ static void breaker_failure_rate_names_the_cause_when_both_rules_break(void **st
     (void)state;
     fb_breaker b;
     ev_log log;
-    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_COUNT_WINDOW,
-                             .window_calls = 2,
-                             .minimum_calls = 2,
-                             .slow_us = 10,
-                             .slow_rate = 0.5};
+    fb_breaker_config cfg = count_cfg(2, 2);
+    cfg.slow_us = 10;
+    cfg.slow_rate = 0.5;
     init_ok(&b, &cfg, &log, 0);
     timed_call(&b, FB_EFFECT_FAILURE, 50, 0);
     timed_call(&b, FB_EFFECT_FAILURE, 50, 0);
@@ -658,7 +647,7 @@ static void breaker_open_becomes_half_open_exactly_at_deadline(void **state) {
 
 /* ---- HALF_OPEN ---- */
 
-static void breaker_half_open_admits_exactly_permitted_probes(void **state) {
+static void breaker_half_open_admits_exactly_permitted_probes_polly_216(void **state) {
     (void)state;
     fb_breaker b;
     fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .probe_lease_us = 100};
@@ -949,42 +938,34 @@ static void open_durations(fb_breaker *b, fb_time_us *d, int n) {
     }
 }
 
-static void breaker_open_duration_grows_linearly_to_cap(void **state) {
-    (void)state;
+/* Five consecutive open durations with open_us 10 s under `growth` and a cap. */
+static void assert_growth(fb_open_growth growth, fb_time_us max_us, const fb_time_us want_s[5]) {
     fb_breaker b;
-    fb_breaker_config cfg = {.consecutive_failures = 1,
-                             .open_us = 10 * S,
-                             .open_growth = FB_OPEN_GROWTH_LINEAR,
-                             .open_us_max = 35 * S};
+    fb_breaker_config cfg = {
+        .consecutive_failures = 1, .open_us = 10 * S, .open_growth = growth, .open_us_max = max_us};
     init_ok(&b, &cfg, NULL, 0);
     fb_time_us d[5];
     open_durations(&b, d, 5);
-    assert_int_equal(d[0], 10 * S);
-    assert_int_equal(d[1], 20 * S);
-    assert_int_equal(d[2], 30 * S);
-    assert_int_equal(d[3], 35 * S);
-    assert_int_equal(d[4], 35 * S);
+    for (int i = 0; i < 5; i++) assert_int_equal(d[i], want_s[i] * S);
     assert_int_equal(b.trips, 6); /* the last probe failure opened a sixth time */
+}
+
+static void breaker_open_duration_grows_linearly_to_cap(void **state) {
+    (void)state;
+    assert_growth(FB_OPEN_GROWTH_LINEAR, 35 * S, (const fb_time_us[]){10, 20, 30, 35, 35});
+    assert_growth(FB_OPEN_GROWTH_NONE, 35 * S, (const fb_time_us[]){10, 10, 10, 10, 10});
 }
 
 static void breaker_open_duration_grows_exponentially_to_cap(void **state) {
     (void)state;
+    assert_growth(FB_OPEN_GROWTH_EXPONENTIAL, 50 * S, (const fb_time_us[]){10, 20, 40, 50, 50});
+
+    /* Many trips: no overflow, the duration stays at the cap. */
     fb_breaker b;
     fb_breaker_config cfg = {.consecutive_failures = 1,
                              .open_us = 10 * S,
                              .open_growth = FB_OPEN_GROWTH_EXPONENTIAL,
-                             .open_us_max = 50 * S};
-    init_ok(&b, &cfg, NULL, 0);
-    fb_time_us d[5];
-    open_durations(&b, d, 5);
-    assert_int_equal(d[0], 10 * S);
-    assert_int_equal(d[1], 20 * S);
-    assert_int_equal(d[2], 40 * S);
-    assert_int_equal(d[3], 50 * S);
-    assert_int_equal(d[4], 50 * S);
-
-    /* Many trips: no overflow, stays at the cap. */
-    cfg.open_us_max = FB_TIME_MAX;
+                             .open_us_max = FB_TIME_MAX};
     init_ok(&b, &cfg, NULL, 0);
     b.trips = 200;
     call(&b, FB_EFFECT_FAILURE, 0);
@@ -1126,8 +1107,7 @@ static void breaker_forced_closed_records_but_never_trips(void **state) {
     (void)state;
     fb_breaker b;
     ev_log log;
-    fb_breaker_config cfg = {
-        .mode = FB_BREAKER_MODE_COUNT_WINDOW, .window_calls = 4, .minimum_calls = 4};
+    fb_breaker_config cfg = count_cfg(4, 4);
     init_ok(&b, &cfg, &log, 0);
     fb_breaker_set_state(&b, FB_BREAKER_FORCED_CLOSED, 0);
     calls(&b, FB_EFFECT_FAILURE, 100, 1);
@@ -1159,10 +1139,8 @@ static void breaker_metrics_only_signals_once_per_excursion(void **state) {
     (void)state;
     fb_breaker b;
     ev_log log;
-    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_COUNT_WINDOW,
-                             .window_calls = 4,
-                             .minimum_calls = 4,
-                             .initial = FB_BREAKER_METRICS_ONLY};
+    fb_breaker_config cfg = count_cfg(4, 4);
+    cfg.initial = FB_BREAKER_METRICS_ONLY;
     init_ok(&b, &cfg, &log, 0);
     calls(&b, FB_EFFECT_FAILURE, 4, 1);
     calls(&b, FB_EFFECT_FAILURE, 3, 2); /* still above: no second event */
@@ -1215,8 +1193,7 @@ static void breaker_set_state_closed_starts_fresh(void **state) {
     (void)state;
     fb_breaker b;
     ev_log log;
-    fb_breaker_config cfg = {
-        .mode = FB_BREAKER_MODE_COUNT_WINDOW, .window_calls = 4, .minimum_calls = 4};
+    fb_breaker_config cfg = count_cfg(4, 4);
     init_ok(&b, &cfg, &log, 0);
     calls(&b, FB_EFFECT_FAILURE, 1, 0);
     calls(&b, FB_EFFECT_SUCCESS, 3, 0);
@@ -1304,11 +1281,9 @@ static void breaker_event_payload_is_complete(void **state) {
     (void)state;
     fb_breaker b;
     ev_log log;
-    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_COUNT_WINDOW,
-                             .window_calls = 8,
-                             .minimum_calls = 4,
-                             .slow_us = 50,
-                             .open_us = 1000};
+    fb_breaker_config cfg = count_cfg(8, 4);
+    cfg.slow_us = 50;
+    cfg.open_us = 1000;
     init_ok(&b, &cfg, &log, 0);
     timed_call(&b, FB_EFFECT_SUCCESS, 60, 1);
     timed_call(&b, FB_EFFECT_FAILURE, 10, 2);
@@ -1379,7 +1354,7 @@ int main(void) {
         cmocka_unit_test(breaker_ignored_and_rejected_calls_are_not_in_denominator),
         cmocka_unit_test(breaker_window_is_fresh_after_close_resilience4j_547),
         cmocka_unit_test(breaker_open_becomes_half_open_exactly_at_deadline),
-        cmocka_unit_test(breaker_half_open_admits_exactly_permitted_probes),
+        cmocka_unit_test(breaker_half_open_admits_exactly_permitted_probes_polly_216),
         cmocka_unit_test(breaker_half_open_closes_after_permitted_successes),
         cmocka_unit_test(breaker_reported_probe_frees_its_slot),
         cmocka_unit_test(breaker_half_open_any_probe_failure_reopens),
