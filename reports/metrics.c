@@ -91,20 +91,32 @@ const rep_metric_def *rep_metric_find(const char *name) {
 }
 
 static int provider_value(const sim_provider_summary *ps, const char *base, double *v) {
-    if (strcmp(base, "attempts") == 0) *v = (double)ps->attempts;
-    else if (strcmp(base, "served") == 0) *v = (double)ps->served;
+    if (strcmp(base, "attempts") == 0)
+        *v = (double)ps->attempts;
+    else if (strcmp(base, "served") == 0)
+        *v = (double)ps->served;
     else if (strcmp(base, "errors") == 0)
         *v = (double)(ps->attempts - ps->outcomes[FB_OUT_SUCCESS]);
-    else if (strcmp(base, "rate_limited") == 0) *v = (double)ps->outcomes[FB_OUT_RATE_LIMITED];
-    else if (strcmp(base, "timeouts") == 0) *v = (double)ps->outcomes[FB_OUT_TIMEOUT];
-    else if (strcmp(base, "cost_usd") == 0) *v = ps->cost_usd;
-    else if (strcmp(base, "tokens_in") == 0) *v = (double)ps->tokens_in;
-    else if (strcmp(base, "tokens_out") == 0) *v = (double)ps->tokens_out;
-    else if (strcmp(base, "breaker_opens") == 0) *v = (double)ps->breaker_opens;
-    else if (strcmp(base, "breaker_open_time") == 0) *v = ps->breaker_open_s * 1e6;
-    else if (strcmp(base, "breaker_rejections") == 0) *v = (double)ps->breaker_rejections;
-    else if (strcmp(base, "queue_peak") == 0) *v = (double)ps->queue_peak;
-    else return FB_ENOTFOUND;
+    else if (strcmp(base, "rate_limited") == 0)
+        *v = (double)ps->outcomes[FB_OUT_RATE_LIMITED];
+    else if (strcmp(base, "timeouts") == 0)
+        *v = (double)ps->outcomes[FB_OUT_TIMEOUT];
+    else if (strcmp(base, "cost_usd") == 0)
+        *v = ps->cost_usd;
+    else if (strcmp(base, "tokens_in") == 0)
+        *v = (double)ps->tokens_in;
+    else if (strcmp(base, "tokens_out") == 0)
+        *v = (double)ps->tokens_out;
+    else if (strcmp(base, "breaker_opens") == 0)
+        *v = (double)ps->breaker_opens;
+    else if (strcmp(base, "breaker_open_time") == 0)
+        *v = ps->breaker_open_s * 1e6;
+    else if (strcmp(base, "breaker_rejections") == 0)
+        *v = (double)ps->breaker_rejections;
+    else if (strcmp(base, "queue_peak") == 0)
+        *v = (double)ps->queue_peak;
+    else
+        return FB_ENOTFOUND;
     return FB_OK;
 }
 
@@ -112,18 +124,28 @@ static int scalar_value(const sim_scenario *sc, const sim_summary *s, const char
     uint64_t ended = 0, succ = s->ended[SIM_END_SUCCESS];
     for (int e = 0; e < SIM_END_COUNT; e++) ended += s->ended[e];
     double dended = (double)ended;
-    if (strcmp(n, "requests") == 0) *v = (double)s->requests;
-    else if (strcmp(n, "ended") == 0) *v = dended;
-    else if (strcmp(n, "success_rate") == 0) *v = ratio((double)succ, dended);
+    if (strcmp(n, "requests") == 0)
+        *v = (double)s->requests;
+    else if (strcmp(n, "ended") == 0)
+        *v = dended;
+    else if (strcmp(n, "success_rate") == 0)
+        *v = ratio((double)succ, dended);
     else if (strcmp(n, "availability") == 0)
         *v = ratio((double)(succ + s->ended[SIM_END_DEGRADED]), dended);
-    else if (strcmp(n, "error_rate") == 0) *v = ratio((double)s->errors, dended);
-    else if (strcmp(n, "successes") == 0) *v = (double)succ;
-    else if (strcmp(n, "success_primary") == 0) *v = (double)s->success_primary;
-    else if (strcmp(n, "success_fallback") == 0) *v = (double)s->success_fallback;
-    else if (strcmp(n, "fallback_rate") == 0) *v = ratio((double)s->success_fallback, dended);
-    else if (strcmp(n, "degraded") == 0) *v = (double)s->ended[SIM_END_DEGRADED];
-    else if (strcmp(n, "errors") == 0) *v = (double)s->errors;
+    else if (strcmp(n, "error_rate") == 0)
+        *v = ratio((double)s->errors, dended);
+    else if (strcmp(n, "successes") == 0)
+        *v = (double)succ;
+    else if (strcmp(n, "success_primary") == 0)
+        *v = (double)s->success_primary;
+    else if (strcmp(n, "success_fallback") == 0)
+        *v = (double)s->success_fallback;
+    else if (strcmp(n, "fallback_rate") == 0)
+        *v = ratio((double)s->success_fallback, dended);
+    else if (strcmp(n, "degraded") == 0)
+        *v = (double)s->ended[SIM_END_DEGRADED];
+    else if (strcmp(n, "errors") == 0)
+        *v = (double)s->errors;
     else if (strncmp(n, "errors_", 7) == 0) {
         for (int e = 0; e < SIM_END_COUNT; e++)
             if (strcmp(n + 7, sim_end_name((sim_end)e)) == 0) {
@@ -131,26 +153,40 @@ static int scalar_value(const sim_scenario *sc, const sim_summary *s, const char
                 return FB_OK;
             }
         return FB_ENOTFOUND;
-    } else if (strcmp(n, "latency_p50") == 0) *v = (double)fb_hist_percentile(&s->latency, 50);
-    else if (strcmp(n, "latency_p90") == 0) *v = (double)fb_hist_percentile(&s->latency, 90);
-    else if (strcmp(n, "latency_p99") == 0) *v = (double)fb_hist_percentile(&s->latency, 99);
-    else if (strcmp(n, "latency_p999") == 0) *v = (double)fb_hist_percentile(&s->latency, 99.9);
-    else if (strcmp(n, "latency_max") == 0) *v = (double)fb_hist_max(&s->latency);
-    else if (strcmp(n, "latency_mean") == 0) *v = fb_hist_mean(&s->latency);
+    } else if (strcmp(n, "latency_p50") == 0)
+        *v = (double)fb_hist_percentile(&s->latency, 50);
+    else if (strcmp(n, "latency_p90") == 0)
+        *v = (double)fb_hist_percentile(&s->latency, 90);
+    else if (strcmp(n, "latency_p99") == 0)
+        *v = (double)fb_hist_percentile(&s->latency, 99);
+    else if (strcmp(n, "latency_p999") == 0)
+        *v = (double)fb_hist_percentile(&s->latency, 99.9);
+    else if (strcmp(n, "latency_max") == 0)
+        *v = (double)fb_hist_max(&s->latency);
+    else if (strcmp(n, "latency_mean") == 0)
+        *v = fb_hist_mean(&s->latency);
     else if (strcmp(n, "success_latency_p99") == 0)
         *v = (double)fb_hist_percentile(&s->latency_ok, 99);
-    else if (strcmp(n, "attempts") == 0) *v = (double)s->attempts;
-    else if (strcmp(n, "retries") == 0) *v = (double)s->retries;
-    else if (strcmp(n, "fallbacks") == 0) *v = (double)s->fallbacks;
-    else if (strcmp(n, "amplification") == 0) *v = ratio((double)s->attempts, (double)s->requests);
+    else if (strcmp(n, "attempts") == 0)
+        *v = (double)s->attempts;
+    else if (strcmp(n, "retries") == 0)
+        *v = (double)s->retries;
+    else if (strcmp(n, "fallbacks") == 0)
+        *v = (double)s->fallbacks;
+    else if (strcmp(n, "amplification") == 0)
+        *v = ratio((double)s->attempts, (double)s->requests);
     else if (strcmp(n, "amplification_fault") == 0)
         *v = ratio((double)s->attempts_in_fault, (double)s->requests_in_fault);
-    else if (strcmp(n, "blast_radius") == 0) *v = (double)s->bad;
-    else if (strcmp(n, "blast_radius_rate") == 0) *v = ratio((double)s->bad, dended);
-    else if (strcmp(n, "collateral") == 0) *v = (double)s->bad_collateral;
+    else if (strcmp(n, "blast_radius") == 0)
+        *v = (double)s->bad;
+    else if (strcmp(n, "blast_radius_rate") == 0)
+        *v = ratio((double)s->bad, dended);
+    else if (strcmp(n, "collateral") == 0)
+        *v = (double)s->bad_collateral;
     else if (strcmp(n, "collateral_share") == 0)
         *v = ratio((double)s->bad_collateral, (double)s->bad);
-    else if (strcmp(n, "slo_missed") == 0) *v = (double)s->slo_missed;
+    else if (strcmp(n, "slo_missed") == 0)
+        *v = (double)s->slo_missed;
     else if (strcmp(n, "spillover") == 0) {
         fb_time_us m = 0;
         for (uint32_t i = 0; i < s->fault_count; i++)
@@ -160,29 +196,44 @@ static int scalar_value(const sim_scenario *sc, const sim_summary *s, const char
         bool all = true;
         for (uint32_t i = 0; i < s->fault_count; i++) all = all && s->faults[i].recovered;
         *v = all ? 1 : 0;
-    } else if (strcmp(n, "in_flight_peak") == 0) *v = (double)s->in_flight_peak;
-    else if (strcmp(n, "pod_queue_peak") == 0) *v = (double)s->pod_queue_peak;
-    else if (strcmp(n, "cost_usd") == 0) *v = s->cost_usd;
-    else if (strcmp(n, "cost_wasted_usd") == 0) *v = s->cost_wasted_usd;
-    else if (strcmp(n, "fallback_extra_cost_usd") == 0) *v = s->fallback_extra_cost_usd;
-    else if (strcmp(n, "budget_refusals") == 0) *v = (double)s->budget_refusals;
-    else if (strcmp(n, "stream_failures") == 0) *v = (double)s->stream_failures;
-    else if (strcmp(n, "tokens_duplicated") == 0) *v = (double)s->tokens_duplicated;
+    } else if (strcmp(n, "in_flight_peak") == 0)
+        *v = (double)s->in_flight_peak;
+    else if (strcmp(n, "pod_queue_peak") == 0)
+        *v = (double)s->pod_queue_peak;
+    else if (strcmp(n, "cost_usd") == 0)
+        *v = s->cost_usd;
+    else if (strcmp(n, "cost_wasted_usd") == 0)
+        *v = s->cost_wasted_usd;
+    else if (strcmp(n, "fallback_extra_cost_usd") == 0)
+        *v = s->fallback_extra_cost_usd;
+    else if (strcmp(n, "budget_refusals") == 0)
+        *v = (double)s->budget_refusals;
+    else if (strcmp(n, "stream_failures") == 0)
+        *v = (double)s->stream_failures;
+    else if (strcmp(n, "tokens_duplicated") == 0)
+        *v = (double)s->tokens_duplicated;
     else {
         double sum = 0;
         const char *base = NULL;
-        if (strcmp(n, "breaker_opens") == 0) base = "breaker_opens";
-        else if (strcmp(n, "breaker_transitions") == 0) base = "transitions";
-        else if (strcmp(n, "breaker_open_time") == 0) base = "breaker_open_time";
-        else if (strcmp(n, "tokens_wasted") == 0) base = "wasted";
-        else return FB_ENOTFOUND;
+        if (strcmp(n, "breaker_opens") == 0)
+            base = "breaker_opens";
+        else if (strcmp(n, "breaker_transitions") == 0)
+            base = "transitions";
+        else if (strcmp(n, "breaker_open_time") == 0)
+            base = "breaker_open_time";
+        else if (strcmp(n, "tokens_wasted") == 0)
+            base = "wasted";
+        else
+            return FB_ENOTFOUND;
         for (uint32_t p = 0; p < sc->provider_count; p++) {
             const sim_provider_summary *ps = &s->providers[p];
             double x = 0;
-            if (strcmp(base, "transitions") == 0) x = (double)ps->breaker_transitions;
+            if (strcmp(base, "transitions") == 0)
+                x = (double)ps->breaker_transitions;
             else if (strcmp(base, "wasted") == 0)
                 x = (double)(ps->tokens_in_wasted + ps->tokens_out_wasted);
-            else provider_value(ps, base, &x);
+            else
+                provider_value(ps, base, &x);
             sum += x;
         }
         *v = sum;
@@ -198,8 +249,10 @@ int rep_metric_value(const sim_scenario *sc, const sim_summary *sum, const char 
         size_t blen = (size_t)(br - name);
         const char *close = strchr(br, ']');
         if (close == NULL || close[1] != '\0' || blen == 0 || blen + 3 > sizeof base) {
-            snprintf(msg, msglen, "malformed metric '%s' (per-provider metrics look like "
-                                  "attempts[openai])", name);
+            snprintf(msg, msglen,
+                     "malformed metric '%s' (per-provider metrics look like "
+                     "attempts[openai])",
+                     name);
             return FB_ENOTFOUND;
         }
         memcpy(base, name, blen);

@@ -30,10 +30,14 @@ static void jw_sep(jw *w) {
 static void jw_str(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(f, "\\%c", *p);
-        else if (*p == '\n') fputs("\\n", f);
-        else if (*p < 0x20) fprintf(f, "\\u%04x", *p);
-        else fputc(*p, f);
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
     }
     fputc('"', f);
 }
@@ -45,7 +49,8 @@ static void jw_key(jw *w, const char *k) {
 }
 
 static void jw_open(jw *w, const char *k, char c) {
-    if (k) jw_key(w, k);
+    if (k)
+        jw_key(w, k);
     else if (w->depth >= 0 && w->depth < 32 && w->f) {
         if (w->depth > 0 || !w->first[0]) jw_sep(w);
     }
@@ -68,8 +73,10 @@ static void jw_u64(jw *w, const char *k, uint64_t v) {
 
 static void jw_num(jw *w, const char *k, double v, int decimals) {
     jw_key(w, k);
-    if (!isfinite(v)) fputs("null", w->f);
-    else fprintf(w->f, "%.*f", decimals, v);
+    if (!isfinite(v))
+        fputs("null", w->f);
+    else
+        fprintf(w->f, "%.*f", decimals, v);
 }
 
 static void jw_bool(jw *w, const char *k, bool v) {
@@ -241,8 +248,9 @@ void rep_csv_header(FILE *f, const sim_scenario *sc) {
           f);
     for (uint32_t p = 0; p < sc->provider_count; p++) {
         const char *n = sc->providers[p].name;
-        fprintf(f, ",%s_attempts,%s_errors,%s_rate_limited,%s_timeouts,%s_in_service,%s_queue,"
-                   "%s_open,%s_half_open",
+        fprintf(f,
+                ",%s_attempts,%s_errors,%s_rate_limited,%s_timeouts,%s_in_service,%s_queue,"
+                "%s_open,%s_half_open",
                 n, n, n, n, n, n, n, n);
     }
     fputc('\n', f);
@@ -254,8 +262,8 @@ void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim
             "%s,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
             ",%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%d",
             variant, (double)r->t_us / 1e6, r->arrivals, r->ended, r->success, r->fallback_success,
-            r->degraded, r->errors, r->slo_missed, err, r->in_flight, r->pod_queue,
-            r->busy_workers, r->latency_p50_ms, r->latency_p99_ms, r->fault_active ? 1 : 0);
+            r->degraded, r->errors, r->slo_missed, err, r->in_flight, r->pod_queue, r->busy_workers,
+            r->latency_p50_ms, r->latency_p99_ms, r->fault_active ? 1 : 0);
     for (uint32_t p = 0; p < sc->provider_count; p++)
         fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%.4f,%.4f",
                 r->p[p].attempts, r->p[p].errors, r->p[p].rate_limited, r->p[p].timeouts,
@@ -263,23 +271,25 @@ void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim
     fputc('\n', f);
 }
 
-void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant,
-                    const sim_log_event *ev) {
+void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev) {
     fprintf(f, "{\"t_s\":%.6f,\"variant\":", (double)ev->t_us / 1e6);
     jw_str(f, variant);
     fputs(",\"provider\":", f);
     jw_str(f, sc->providers[ev->provider].name);
     if (ev->type == SIM_EV_BREAKER) {
         const fb_breaker_event *b = &ev->breaker;
-        if (ev->pod < 0) fputs(",\"type\":\"breaker\",\"pod\":\"shared\"", f);
-        else fprintf(f, ",\"type\":\"breaker\",\"pod\":%d", ev->pod);
+        if (ev->pod < 0)
+            fputs(",\"type\":\"breaker\",\"pod\":\"shared\"", f);
+        else
+            fprintf(f, ",\"type\":\"breaker\",\"pod\":%d", ev->pod);
         fprintf(f,
                 ",\"from\":\"%s\",\"to\":\"%s\",\"cause\":\"%s\",\"calls\":%u,\"failures\":%u,"
                 "\"slow\":%u,\"consecutive_failures\":%u,\"trips\":%u",
                 fb_breaker_state_name(b->from), fb_breaker_state_name(b->to),
                 fb_breaker_cause_name(b->cause), b->calls, b->failures, b->slow,
                 b->consecutive_failures, b->trips);
-        if (b->to == FB_BREAKER_OPEN) fprintf(f, ",\"open_until_s\":%.6f", (double)b->open_until_us / 1e6);
+        if (b->to == FB_BREAKER_OPEN)
+            fprintf(f, ",\"open_until_s\":%.6f", (double)b->open_until_us / 1e6);
         fputs("}\n", f);
         return;
     }
@@ -291,10 +301,14 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant,
 
 void rep_format_duration(char *buf, size_t len, double us) {
     double s = us / 1e6;
-    if (s < 1) snprintf(buf, len, "%.0fms", us / 1e3);
-    else if (s < 60) snprintf(buf, len, "%.1fs", s);
-    else if (s < 3600) snprintf(buf, len, "%dm %02ds", (int)(s / 60), (int)fmod(s, 60));
-    else snprintf(buf, len, "%dh %02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+    if (s < 1)
+        snprintf(buf, len, "%.0fms", us / 1e3);
+    else if (s < 60)
+        snprintf(buf, len, "%.1fs", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%dm %02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(buf, len, "%dh %02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
 static void row_label(FILE *f, const char *label) {

@@ -22,8 +22,7 @@ int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, si
 void rep_csv_header(FILE *f, const sim_scenario *sc);
 void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim_row *row);
 /* events.jsonl: one JSON object per line. */
-void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant,
-                    const sim_log_event *ev);
+void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev);
 /* The text summary (a table, one column per variant). */
 void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n);
 
