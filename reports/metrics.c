@@ -175,7 +175,7 @@ static int scalar_value(const sim_scenario *sc, const sim_summary *s, const char
     else if (strcmp(n, "fallbacks") == 0)
         *v = (double)s->fallbacks;
     else if (strcmp(n, "amplification") == 0)
-        *v = ratio((double)s->attempts, (double)s->requests);
+        *v = ratio((double)s->attempts, (double)s->requests_calling);
     else if (strcmp(n, "amplification_fault") == 0)
         *v = ratio((double)s->attempts_in_fault, (double)s->requests_in_fault);
     else if (strcmp(n, "blast_radius") == 0)
