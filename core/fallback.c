@@ -251,8 +251,8 @@ static fb_fallback_decision fall_back(const fb_fallback *fb, fb_fallback_request
     if (now_us >= deadline_at(fb, req)) return finish(req, FB_STOP_DEADLINE, false);
     uint32_t failed_window = current(fb, req)->context_window;
     req->pos++;
-    if (c->outcome == FB_OUT_CONTEXT_LENGTH && failed_window != 0) {
-        /* Only a larger (or unknown) window can take this prompt. */
+    if (c->outcome == FB_OUT_CONTEXT_LENGTH) {
+        /* Only a larger (or unknown) window can take this prompt; P's unknown rules none out. */
         bool any = false;
         for (uint32_t i = req->pos; i < req->order_len && !any; i++) {
             uint32_t w = fb->cfg.providers[req->order[i]].context_window;

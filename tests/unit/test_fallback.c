@@ -90,9 +90,9 @@ static void chain_init(chain *ch) {
     assert_int_equal(fb_fallback_init(&ch->fb, &ch->cfg), FB_OK);
 }
 
-/* Open a breaker the way traffic does: three failed calls. */
+/* Open a breaker the way traffic does: failed calls until it opens (at most three). */
 static void trip(fb_breaker *b, fb_time_us now_us) {
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 3 && fb_breaker_state_get(b) != FB_BREAKER_OPEN; i++) {
         fb_breaker_permit p;
         assert_true(fb_breaker_allow(b, now_us, &p));
         fb_breaker_record(b, &p, FB_EFFECT_FAILURE, 0, FB_TIME_NONE, now_us);
@@ -631,6 +631,25 @@ static void fallback_context_length_floor_outlives_skipped_provider(void **state
     assert_int_equal(breaker_asked(&ch.br[2]), 0);
 }
 
+static void fallback_context_length_error_on_last_provider_ends(void **state) {
+    (void)state;
+    chain ch;
+    const uint32_t windows[] = {32000, 0};
+    chain_windows(&ch, windows, 2);
+    ch.cfg.degraded = true;
+    chain_init(&ch);
+    fb_fallback_request req;
+
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 40000, NULL, 0, 0);
+    d = fb_fallback_result(&ch.fb, &req, &CONTEXT, FB_TIME_NONE, 1 * S);
+    assert_attempt(d, 1);
+    /* Even from a provider of unknown window, the chain ended on the prompt's length. */
+    d = fb_fallback_result(&ch.fb, &req, &CONTEXT, FB_TIME_NONE, 2 * S);
+    assert_done(d, FB_STOP_CONTEXT_LENGTH);
+    assert_true(d.degraded);
+    assert_int_equal(d.provider, 1);
+}
+
 /* ---- client-side rate limits ---- */
 
 static void fallback_ratelimit_wait_then_attempt_without_reacquiring(void **state) {
@@ -798,6 +817,26 @@ static void fallback_deadline_spans_the_request(void **state) {
     assert_int_equal(d.timeout_us, 300 * MS);
     d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 900 * MS);
     assert_done(d, FB_STOP_DEADLINE);
+}
+
+static void fallback_no_fallback_once_deadline_passed(void **state) {
+    (void)state;
+    chain ch;
+    const uint32_t windows[] = {0, 8000};
+    chain_windows(&ch, windows, 2);
+    chain_retry(&ch, (fb_retry_config){.attempts = 1, .deadline_us = 1 * S});
+    ch.cfg.context_check = true;
+    ch.cfg.degraded = true;
+    chain_init(&ch);
+    fb_fallback_request req;
+
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 9000, NULL, 0, 0);
+    assert_attempt(d, 0);
+    /* Timed out with the deadline: the request ends there, not at the chain's (degraded) end. */
+    d = fb_fallback_result(&ch.fb, &req, &TIMEOUT_NO_RETRY, FB_TIME_NONE, 1 * S);
+    assert_done(d, FB_STOP_DEADLINE);
+    assert_false(d.degraded);
+    assert_int_equal(d.last_outcome, FB_OUT_TIMEOUT);
 }
 
 /* ---- the end of the chain ---- */
@@ -1047,6 +1086,28 @@ static void fallback_retry_budget_refusal_moves_to_fallback(void **state) {
     assert_wait(d, 0, 100 * MS);
 }
 
+static void fallback_success_refills_retry_budget(void **state) {
+    (void)state;
+    chain ch;
+    chain_setup(&ch, 2);
+    chain_retry(&ch, (fb_retry_config){.attempts = 3, .base_us = 100 * MS});
+    fb_budget_config bc = {.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 10, .ratio = 0.1};
+    assert_int_equal(fb_budget_init(&ch.budget, &bc), FB_OK);
+    for (int i = 0; i < 4; i++) fb_budget_on_failure(&ch.budget, FB_OUT_TRANSIENT);
+    ch.cfg.budget = &ch.budget;
+    chain_init(&ch);
+    fb_fallback_request req;
+
+    /* 6 tokens; a success adds 0.1. */
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 0);
+    d = fb_fallback_result(&ch.fb, &req, &OK, FB_TIME_NONE, 1 * S);
+    assert_done(d, FB_STOP_SUCCESS);
+    /* The next failure costs 1: 5.1 is still above half, so it may retry (5.0 would not). */
+    d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 2 * S);
+    d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 3 * S);
+    assert_wait(d, 0, 100 * MS);
+}
+
 /* ---- misuse and configuration ---- */
 
 static void fallback_result_without_attempt_ends_request(void **state) {
@@ -1170,6 +1231,7 @@ int main(void) {
         cmocka_unit_test(fallback_context_length_error_unknown_window_counts_as_larger),
         cmocka_unit_test(fallback_context_length_error_without_larger_window_ends),
         cmocka_unit_test(fallback_context_length_floor_outlives_skipped_provider),
+        cmocka_unit_test(fallback_context_length_error_on_last_provider_ends),
         cmocka_unit_test(fallback_ratelimit_wait_then_attempt_without_reacquiring),
         cmocka_unit_test(fallback_ratelimit_acquired_again_for_each_retry),
         cmocka_unit_test(fallback_ratelimit_reject_skips_provider),
@@ -1178,6 +1240,7 @@ int main(void) {
         cmocka_unit_test(fallback_deadline_giveup_does_not_fall_back),
         cmocka_unit_test(fallback_attempt_timeout_bounded_by_deadline),
         cmocka_unit_test(fallback_deadline_spans_the_request),
+        cmocka_unit_test(fallback_no_fallback_once_deadline_passed),
         cmocka_unit_test(fallback_degraded_answer_when_all_breakers_open),
         cmocka_unit_test(fallback_exhausted_after_a_failed_attempt),
         cmocka_unit_test(fallback_skip_reason_precedence_breaker_limiter_context),
@@ -1189,6 +1252,7 @@ int main(void) {
         cmocka_unit_test(fallback_stream_resume_sets_resume_on_later_attempts),
         cmocka_unit_test(fallback_stream_buffer_and_retry_retry_from_scratch),
         cmocka_unit_test(fallback_retry_budget_refusal_moves_to_fallback),
+        cmocka_unit_test(fallback_success_refills_retry_budget),
         cmocka_unit_test(fallback_result_without_attempt_ends_request),
         cmocka_unit_test(fallback_resume_during_attempt_releases_permit),
         cmocka_unit_test(fallback_cancelled_attempt_outcome_ends_request),
