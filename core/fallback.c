@@ -229,7 +229,10 @@ static fb_fallback_decision advance(const fb_fallback *fb, fb_fallback_request *
             req->skipped |= SKIP_CONTEXT;
             continue;
         }
+        /* Fresh retries for P; the budget's refund still covers the request's last retry. */
+        uint32_t withdrawn = req->retry.budget_withdrawn;
         fb_retry_begin(&req->retry, now_us);
+        req->retry.budget_withdrawn = withdrawn;
         if (send(fb, req, false, now_us, &d)) return d;
     }
     return exhausted(fb, req);
@@ -298,7 +301,7 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
     breaker_record(current(fb, req), &req->permit, c->effect, hint_us, now_us);
 
     if (c->outcome == FB_OUT_SUCCESS) {
-        if (fb->cfg.budget != NULL) fb_budget_on_success(fb->cfg.budget, req->retried);
+        if (fb->cfg.budget != NULL) fb_budget_on_success(fb->cfg.budget, &req->retry);
         return finish(req, FB_STOP_SUCCESS, false);
     }
     if (c->after_first_token) {

@@ -1108,6 +1108,40 @@ static void fallback_success_refills_retry_budget(void **state) {
     assert_wait(d, 0, 100 * MS);
 }
 
+static void fallback_quota_refund_covers_retry_before_fallback(void **state) {
+    (void)state;
+    chain ch;
+    chain_setup(&ch, 2);
+    for (uint32_t i = 0; i < 2; i++) chain_breaker(&ch, i, 100);
+    chain_retry(&ch, (fb_retry_config){.attempts = 2, .base_us = 100 * MS});
+    fb_budget_config bc = {
+        .kind = FB_BUDGET_QUOTA, .capacity = 10, .retry_cost = 5, .no_retry_refund = 1};
+    assert_int_equal(fb_budget_init(&ch.budget, &bc), FB_OK);
+    ch.cfg.budget = &ch.budget;
+    chain_init(&ch);
+    fb_fallback_request req;
+
+    /* Retry on the primary (10 -> 5), success on the fallback: the 5 come back. */
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 0);
+    d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 1 * S);
+    assert_wait(d, 0, 100 * MS);
+    d = fb_fallback_resume(&ch.fb, &req, 1100 * MS);
+    d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 2 * S);
+    assert_attempt(d, 1);
+    d = fb_fallback_result(&ch.fb, &req, &OK, FB_TIME_NONE, 3 * S);
+    assert_done(d, FB_STOP_SUCCESS);
+
+    /* With 10 again, the next request can retry twice (a refund of 1 would leave one). */
+    d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 4 * S);
+    d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 5 * S);
+    assert_wait(d, 0, 100 * MS);
+    d = fb_fallback_resume(&ch.fb, &req, 5100 * MS);
+    d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 6 * S);
+    assert_attempt(d, 1);
+    d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 7 * S);
+    assert_wait(d, 1, 100 * MS);
+}
+
 /* ---- misuse and configuration ---- */
 
 static void fallback_result_without_attempt_ends_request(void **state) {
@@ -1253,6 +1287,7 @@ int main(void) {
         cmocka_unit_test(fallback_stream_buffer_and_retry_retry_from_scratch),
         cmocka_unit_test(fallback_retry_budget_refusal_moves_to_fallback),
         cmocka_unit_test(fallback_success_refills_retry_budget),
+        cmocka_unit_test(fallback_quota_refund_covers_retry_before_fallback),
         cmocka_unit_test(fallback_result_without_attempt_ends_request),
         cmocka_unit_test(fallback_resume_during_attempt_releases_permit),
         cmocka_unit_test(fallback_cancelled_attempt_outcome_ends_request),
