@@ -142,9 +142,10 @@ static fb_fallback_decision stop_on(const fb_fallback *fb, fb_fallback_request *
 
 static bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
                           fb_breaker_permit *permit) {
-    *permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_UNTRACKED};
+    *permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_CALL};
     if (p->port.allow != NULL) return p->port.allow(p->port.ctx, now_us, permit);
     if (p->breaker != NULL) return fb_breaker_allow(p->breaker, now_us, permit);
+    permit->kind = FB_PERMIT_UNTRACKED;
     return true;
 }
 
