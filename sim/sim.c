@@ -20,18 +20,18 @@
 #include "sim/traffic.h"
 
 enum {
-    EV_ARRIVAL = 1,     /* id = class */
-    EV_BURST,           /* id = class */
-    EV_USER,            /* id = closed-loop user */
-    EV_WORK_DONE,       /* id = request */
-    EV_RESUME,          /* id = request */
-    EV_REPLY,           /* id = attempt: an answer that took no capacity */
-    EV_SERVICE_DONE,    /* id = attempt: a served attempt finished */
+    EV_ARRIVAL = 1,    /* id = class */
+    EV_BURST,          /* id = class */
+    EV_USER,           /* id = closed-loop user */
+    EV_WORK_DONE,      /* id = request */
+    EV_RESUME,         /* id = request */
+    EV_REPLY,          /* id = attempt: an answer that took no capacity */
+    EV_SERVICE_DONE,   /* id = attempt: a served attempt finished */
     EV_ATTEMPT_TIMEOUT, /* id = attempt */
-    EV_DEADLINE,        /* id = request */
-    EV_FINISH,          /* id = request: degraded answer ready */
+    EV_DEADLINE,       /* id = request */
+    EV_FINISH,         /* id = request: degraded answer ready */
     EV_TICK,
-    EV_FAULT_EDGE,   /* id = provider, arg = fault << 1 | is_end */
+    EV_FAULT_EDGE, /* id = provider, arg = fault << 1 | is_end */
     EV_STORE_RECORD, /* lane: a result reaches the shared store */
     EV_STORE_SYNC,   /* lane: the store's state reaches the pods */
 };
@@ -161,7 +161,7 @@ typedef struct sim {
     fb_breaker *breakers; /* npods * P, per-pod scope */
     bctx *bctxs;
     fb_time_us *open_since; /* npods * P (+ P for stores) */
-    view *views;            /* npods * P, shared scope */
+    view *views;          /* npods * P, shared scope */
     fb_ratelimit *limiters; /* npods * P */
     sim_traffic traffic[SIM_CLASSES_MAX];
     uint32_t users_total;
@@ -215,8 +215,7 @@ static int ring_push(ring *r, uint32_t id, uint32_t gen, size_t cap_max) {
         if (ncap <= r->cap) return FB_ECAP;
         uint64_t *v = realloc(r->v, ncap * sizeof *v);
         if (v == NULL) return FB_ENOMEM;
-        if (r->head + r->len > r->cap)
-            memcpy(v + r->cap, v, (r->head + r->len - r->cap) * sizeof *v);
+        if (r->head + r->len > r->cap) memcpy(v + r->cap, v, (r->head + r->len - r->cap) * sizeof *v);
         r->v = v;
         r->cap = ncap;
     }
@@ -307,15 +306,15 @@ static void stop(sim *s, int rc, const char *fmt, ...) {
 static void push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg) {
     int rc = sim_queue_push(&s->q, t, kind, id, gen, arg);
     if (rc != FB_OK)
-        stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs", s->q.cap_max,
-             (double)s->now / 1e6);
+        stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs",
+             s->q.cap_max, (double)s->now / 1e6);
 }
 
 static void push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id) {
     int rc = sim_queue_push_lane(&s->q, lane, t, kind, id, 0, 0);
     if (rc != FB_OK)
-        stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs", s->q.cap_max,
-             (double)s->now / 1e6);
+        stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs",
+             s->q.cap_max, (double)s->now / 1e6);
 }
 
 /* ---- sampling ---- */
@@ -585,9 +584,9 @@ static void new_request(sim *s, uint32_t cls, uint32_t user) {
     if (s->live > s->sum->in_flight_peak) s->sum->in_flight_peak = s->live;
     push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri);
     /* the deadline lane carries the generation in `gen`: re-push with it */
-    s->q.lanes[LANE_DEADLINE]
-        .ring[(s->q.lanes[LANE_DEADLINE].head + s->q.lanes[LANE_DEADLINE].len - 1) %
-              s->q.lanes[LANE_DEADLINE].cap]
+    s->q.lanes[LANE_DEADLINE].ring[(s->q.lanes[LANE_DEADLINE].head +
+                                    s->q.lanes[LANE_DEADLINE].len - 1) %
+                                   s->q.lanes[LANE_DEADLINE].cap]
         .gen = r->gen;
     pod *pd = &s->pods[r->pod];
     if (pd->busy < s->sc->pods.workers) {
@@ -601,8 +600,7 @@ static void new_request(sim *s, uint32_t cls, uint32_t user) {
         r->state = R_QUEUED;
         pd->qlive++;
         s->pod_queue_total++;
-        if (s->pod_queue_total > s->sum->pod_queue_peak)
-            s->sum->pod_queue_peak = s->pod_queue_total;
+        if (s->pod_queue_total > s->sum->pod_queue_peak) s->sum->pod_queue_peak = s->pod_queue_total;
     } else {
         r->state = R_QUEUED; /* not counted in the queue: finish() must not uncount it */
         pd->qlive++;
@@ -652,8 +650,7 @@ static void start_service(sim *s, uint32_t ai) {
             a->reply.error_kind = FB_ERRKIND_OVERLOADED;
         } else {
             a->reply.status = 0;
-            a->reply.transport =
-                mid->mode == SIM_MIDSTREAM_CUT ? FB_TRANSPORT_RESET : FB_TRANSPORT_OTHER;
+            a->reply.transport = mid->mode == SIM_MIDSTREAM_CUT ? FB_TRANSPORT_RESET : FB_TRANSPORT_OTHER;
         }
     }
     push(s, s->now + dur, EV_SERVICE_DONE, ai, a->gen, 0);
@@ -770,8 +767,7 @@ static void provider_arrive(sim *s, uint32_t ai) {
         }
         a->state = A_QUEUED;
         p->qlive++;
-        if (p->qlive > s->sum->providers[pi].queue_peak)
-            s->sum->providers[pi].queue_peak = p->qlive;
+        if (p->qlive > s->sum->providers[pi].queue_peak) s->sum->providers[pi].queue_peak = p->qlive;
     } else {
         s->sum->providers[pi].overloaded++;
         reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status),
@@ -902,8 +898,8 @@ static void deliver(sim *s, uint32_t ai) {
         uint8_t primary = r->fr.order[0];
         const sim_provider *pp = &s->sc->providers[primary];
         const sim_provider *pf = &s->sc->providers[pi];
-        s->sum->fallback_extra_cost_usd +=
-            cost_of(pf, r->prompt_tokens, out) - cost_of(pp, r->prompt_tokens, out);
+        s->sum->fallback_extra_cost_usd += cost_of(pf, r->prompt_tokens, out) -
+                                           cost_of(pp, r->prompt_tokens, out);
     }
     handle_decision(s, a->req, d);
 }
@@ -951,7 +947,8 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, fb_effect ef
             stop(s, FB_ENOMEM, "out of memory");
             return;
         }
-        for (size_t i = 0; i < s->recs_len; i++) nr[i] = s->recs[(s->recs_head + i) % s->recs_cap];
+        for (size_t i = 0; i < s->recs_len; i++)
+            nr[i] = s->recs[(s->recs_head + i) % s->recs_cap];
         free(s->recs);
         s->recs = nr;
         s->recs_head = 0;
@@ -1279,8 +1276,7 @@ static int setup(sim *s) {
         const sim_class *cl = &sc->classes[c];
         for (uint32_t i = 0; i < cl->spike_count; i++) {
             s->windows[s->window_count].start_us = cl->spikes[i].at_us;
-            s->windows[s->window_count].end_us =
-                fb_time_add(cl->spikes[i].at_us, cl->spikes[i].for_us);
+            s->windows[s->window_count].end_us = fb_time_add(cl->spikes[i].at_us, cl->spikes[i].for_us);
             if (cl->spikes[i].at_us < s->first_window_us) s->first_window_us = cl->spikes[i].at_us;
             s->window_count++;
         }
@@ -1402,8 +1398,7 @@ static void on_attempt_timeout(sim *s, uint32_t ai) {
     s->sum->providers[pi].outcomes[c.outcome]++;
     s->provs[pi].tick.errors++;
     s->provs[pi].tick.timeouts++;
-    fb_fallback_decision d =
-        fb_fallback_result(&s->pods[r->pod].fb, &r->fr, &c, FB_TIME_NONE, s->now);
+    fb_fallback_decision d = fb_fallback_result(&s->pods[r->pod].fb, &r->fr, &c, FB_TIME_NONE, s->now);
     handle_decision(s, (uint32_t)(r - R(s, 0)), d);
 }
 
@@ -1526,8 +1521,7 @@ static void finalize(sim *s) {
             }
         }
         if (s->pol->breaker_scope == SIM_SCOPE_SHARED && s->pol->per_provider[p].has_breaker) {
-            sum->providers[p].breaker_rejections =
-                fb_breaker_stats_get(&s->provs[p].store)->rejected;
+            sum->providers[p].breaker_rejections = fb_breaker_stats_get(&s->provs[p].store)->rejected;
         } else if (s->pol->per_provider[p].has_breaker) {
             for (uint32_t k = 0; k < s->npods; k++)
                 sum->providers[p].breaker_rejections +=
