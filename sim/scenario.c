@@ -128,13 +128,20 @@ int sim_parse_duration(const char *s, fb_time_us *out) {
     double v = strtod(s, &end);
     if (end == s || errno != 0 || !isfinite(v)) return FB_EPARSE;
     double mul;
-    if (strcmp(end, "us") == 0) mul = 1;
-    else if (strcmp(end, "ms") == 0) mul = 1e3;
-    else if (strcmp(end, "s") == 0) mul = 1e6;
-    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0) mul = 60e6;
-    else if (strcmp(end, "h") == 0) mul = 3600e6;
-    else if (strcmp(end, "d") == 0) mul = 86400e6;
-    else return FB_EPARSE;
+    if (strcmp(end, "us") == 0)
+        mul = 1;
+    else if (strcmp(end, "ms") == 0)
+        mul = 1e3;
+    else if (strcmp(end, "s") == 0)
+        mul = 1e6;
+    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+        mul = 60e6;
+    else if (strcmp(end, "h") == 0)
+        mul = 3600e6;
+    else if (strcmp(end, "d") == 0)
+        mul = 86400e6;
+    else
+        return FB_EPARSE;
     double us = v * mul;
     if (us < 0 || us > 9.0e18) return FB_ERANGE;
     *out = (fb_time_us)llround(us);
@@ -148,11 +155,16 @@ int sim_parse_rate(const char *s, double *per_s) {
     double v = strtod(s, &end);
     if (end == s || errno != 0 || !isfinite(v) || v < 0) return FB_EPARSE;
     double div;
-    if (*end == '\0' || strcmp(end, "/s") == 0) div = 1;
-    else if (strcmp(end, "/m") == 0 || strcmp(end, "/min") == 0) div = 60;
-    else if (strcmp(end, "/h") == 0) div = 3600;
-    else if (strcmp(end, "/d") == 0) div = 86400;
-    else return FB_EPARSE;
+    if (*end == '\0' || strcmp(end, "/s") == 0)
+        div = 1;
+    else if (strcmp(end, "/m") == 0 || strcmp(end, "/min") == 0)
+        div = 60;
+    else if (strcmp(end, "/h") == 0)
+        div = 3600;
+    else if (strcmp(end, "/d") == 0)
+        div = 86400;
+    else
+        return FB_EPARSE;
     *per_s = v / div;
     return FB_OK;
 }
@@ -171,8 +183,7 @@ static int get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool all
     int rc = sim_parse_duration(v->valuestring, &d);
     if (rc == FB_ERANGE) return fail(P, "duration \"%s\" is out of range", v->valuestring);
     if (rc != FB_OK) {
-        if (v->valuestring[0] == '-')
-            return fail(P, "duration \"%s\" is negative", v->valuestring);
+        if (v->valuestring[0] == '-') return fail(P, "duration \"%s\" is negative", v->valuestring);
         return fail(P, "cannot read duration \"%s\" (use a number and a unit: us, ms, s, m, h, d)",
                     v->valuestring);
     }
@@ -197,10 +208,12 @@ static int get_number(pctx *P, const cJSON *obj, const char *key, double *out, d
     if (!v) return FB_OK;
     size_t old = push_key(P, key);
     int rc = FB_OK;
-    if (!cJSON_IsNumber(v)) rc = fail(P, "expected a number, got %s", type_name(v));
+    if (!cJSON_IsNumber(v))
+        rc = fail(P, "expected a number, got %s", type_name(v));
     else if (!(v->valuedouble >= lo && v->valuedouble <= hi))
         rc = fail(P, "%g is out of range [%g, %g]", v->valuedouble, lo, hi);
-    else *out = v->valuedouble;
+    else
+        *out = v->valuedouble;
     pop(P, old);
     return rc;
 }
@@ -211,12 +224,14 @@ static int get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, u
     if (!v) return FB_OK;
     size_t old = push_key(P, key);
     int rc = FB_OK;
-    if (!cJSON_IsNumber(v)) rc = fail(P, "expected an integer, got %s", type_name(v));
+    if (!cJSON_IsNumber(v))
+        rc = fail(P, "expected an integer, got %s", type_name(v));
     else if (v->valuedouble != floor(v->valuedouble) || v->valuedouble < (double)lo ||
              v->valuedouble > (double)hi)
         rc = fail(P, "expected an integer in [%llu, %llu], got %g", (unsigned long long)lo,
                   (unsigned long long)hi, v->valuedouble);
-    else *out = (uint64_t)v->valuedouble;
+    else
+        *out = (uint64_t)v->valuedouble;
     pop(P, old);
     return rc;
 }
@@ -234,8 +249,10 @@ static int get_bool(pctx *P, const cJSON *obj, const char *key, bool *out) {
     if (!v) return FB_OK;
     size_t old = push_key(P, key);
     int rc = FB_OK;
-    if (!cJSON_IsBool(v)) rc = fail(P, "expected true or false, got %s", type_name(v));
-    else *out = cJSON_IsTrue(v);
+    if (!cJSON_IsBool(v))
+        rc = fail(P, "expected true or false, got %s", type_name(v));
+    else
+        *out = cJSON_IsTrue(v);
     pop(P, old);
     return rc;
 }
@@ -254,10 +271,12 @@ static int get_string(pctx *P, const cJSON *obj, const char *key, char *out, siz
     if (!v) return FB_OK;
     size_t old = push_key(P, key);
     int rc = FB_OK;
-    if (!cJSON_IsString(v)) rc = fail(P, "expected a string, got %s", type_name(v));
+    if (!cJSON_IsString(v))
+        rc = fail(P, "expected a string, got %s", type_name(v));
     else if (strlen(v->valuestring) >= cap)
         rc = fail(P, "longer than %zu characters", cap - 1);
-    else snprintf(out, cap, "%s", v->valuestring);
+    else
+        snprintf(out, cap, "%s", v->valuestring);
     pop(P, old);
     return rc;
 }
@@ -325,13 +344,11 @@ static int dist_scalar(pctx *P, const cJSON *v, bool duration, double *out) {
 
 static int dist_pair(pctx *P, const cJSON *obj, const char *k1, const char *k2, bool duration,
                      double *a, double *b) {
-    static const char *const none[] = {NULL};
     const char *keys[] = {k1, k2, NULL};
     int rc = need_object(P, obj);
     if (rc == FB_OK) rc = check_keys(P, obj, keys);
     if (rc == FB_OK) rc = need_key(P, obj, k1);
     if (rc == FB_OK) rc = need_key(P, obj, k2);
-    (void)none;
     if (rc != FB_OK) return rc;
     size_t old = push_key(P, k1);
     rc = dist_scalar(P, field(obj, k1), duration, a);
@@ -351,8 +368,9 @@ static int parse_dist(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
         return dist_scalar(P, v, duration, &out->a);
     }
     if (!cJSON_IsObject(v) || v->child == NULL || v->child->next != NULL)
-        return fail(P, "expected %s or an object with one of: constant, uniform, exponential, "
-                       "lognormal",
+        return fail(P,
+                    "expected %s or an object with one of: constant, uniform, exponential, "
+                    "lognormal",
                     duration ? "a duration" : "a number");
     int rc = check_keys(P, v, kinds);
     if (rc != FB_OK) return rc;
@@ -518,6 +536,9 @@ static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
             if (rc == FB_OK) rc = get_duration(P, e, "at", &b->at_us, true);
             if (rc == FB_OK) rc = get_u32(P, e, "count", &b->count, 1, 10000000);
             if (rc == FB_OK) rc = get_duration(P, e, "over", &b->over_us, true);
+            if (rc == FB_OK && i > 0 &&
+                b->at_us < c->bursts[i - 1].at_us + c->bursts[i - 1].over_us)
+                rc = fail(P, "bursts must be in time order and must not overlap");
             c->burst_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
@@ -564,7 +585,8 @@ static int parse_order(pctx *P, const sim_scenario *sc, const cJSON *v, uint8_t 
         if (i >= SIM_PROVIDERS_MAX) rc = fail(P, "at most %d providers", SIM_PROVIDERS_MAX);
         if (rc == FB_OK) rc = lookup_provider(P, sc, e, &order[i]);
         for (size_t k = 0; rc == FB_OK && k < i; k++)
-            if (order[k] == order[i]) rc = fail(P, "provider \"%s\" is listed twice", e->valuestring);
+            if (order[k] == order[i])
+                rc = fail(P, "provider \"%s\" is listed twice", e->valuestring);
         if (rc == FB_OK && sc->providers[order[i]].kind != SIM_PROVIDER_LLM)
             rc = fail(P, "\"%s\" is a tool, not an LLM provider", e->valuestring);
         pop(P, old);
@@ -576,8 +598,10 @@ static int parse_order(pctx *P, const sim_scenario *sc, const cJSON *v, uint8_t 
 
 static int parse_class(pctx *P, sim_scenario *sc, const cJSON *v, sim_class *c) {
     static const char *const keys[] = {
-        "class", "arrivals", "ramp", "spikes", "bursts", "diurnal", "prompt_tokens",
-        "completion_tokens", "service", "target", "stream", "order", "description", NULL};
+        "class",       "arrivals", "ramp",          "spikes",
+        "bursts",      "diurnal",  "prompt_tokens", "completion_tokens",
+        "service",     "target",   "stream",        "order",
+        "description", NULL};
     int rc = need_object(P, v);
     if (rc == FB_OK) rc = check_keys(P, v, keys);
     if (rc == FB_OK) rc = need_key(P, v, "class");
@@ -590,9 +614,12 @@ static int parse_class(pctx *P, sim_scenario *sc, const cJSON *v, sim_class *c) 
     const cJSON *t = field(v, "target");
     if (t) {
         size_t old = push_key(P, "target");
-        if (!cJSON_IsString(t)) rc = fail(P, "expected \"llm\", \"none\" or a provider name");
-        else if (strcmp(t->valuestring, "llm") == 0) c->target = SIM_TARGET_LLM;
-        else if (strcmp(t->valuestring, "none") == 0) c->target = SIM_TARGET_NONE;
+        if (!cJSON_IsString(t))
+            rc = fail(P, "expected \"llm\", \"none\" or a provider name");
+        else if (strcmp(t->valuestring, "llm") == 0)
+            c->target = SIM_TARGET_LLM;
+        else if (strcmp(t->valuestring, "none") == 0)
+            c->target = SIM_TARGET_NONE;
         else {
             c->target = SIM_TARGET_PROVIDER;
             rc = lookup_provider(P, sc, t, &c->provider);
@@ -613,7 +640,8 @@ static int parse_class(pctx *P, sim_scenario *sc, const cJSON *v, sim_class *c) 
     if (rc == FB_OK) rc = get_bool(P, v, "stream", &c->stream);
     if (rc == FB_OK && field(v, "order")) {
         size_t old = push_key(P, "order");
-        if (c->target != SIM_TARGET_LLM) rc = fail(P, "only classes with target \"llm\" have an order");
+        if (c->target != SIM_TARGET_LLM)
+            rc = fail(P, "only classes with target \"llm\" have an order");
         if (rc == FB_OK) rc = parse_order(P, sc, field(v, "order"), c->order, &c->order_len);
         pop(P, old);
     }
@@ -651,8 +679,8 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
     static const char *const mid_keys[] = {"after_tokens", "fraction", "mode", NULL};
     static const char *const flap_keys[] = {"period", "status", "retry_after", NULL};
     static const char *const modes[] = {"error", "cut", "truncate", NULL};
-    static const char *const errors[] = {"none", "context_length", "content_policy", "rate_limit",
-                                         "overloaded", "other", NULL};
+    static const char *const errors[] = {
+        "none", "context_length", "content_policy", "rate_limit", "overloaded", "other", NULL};
     int rc = need_object(P, b);
     if (rc != FB_OK) return rc;
     f->fraction = 1.0;
@@ -726,13 +754,14 @@ static int parse_fault(pctx *P, const cJSON *v, sim_fault *f) {
         for (int i = 0; fault_names[i]; i++)
             if (strcmp(it->string, fault_names[i]) == 0) k = i;
         if (k < 0) {
-            static const char *const all[] = {"at",       "for",       "description", "outage",
-                                              "rate_limit", "hang",    "slow",        "brownout",
-                                              "midstream", "reset",    "policy",      "flap",
-                                              NULL};
+            static const char *const all[] = {
+                "at",       "for",       "description", "outage", "rate_limit", "hang", "slow",
+                "brownout", "midstream", "reset",       "policy", "flap",       NULL};
             return check_keys(P, v, all);
         }
-        if (kind) return fail(P, "a fault has exactly one kind; found '%s' and '%s'", kind->string, it->string);
+        if (kind)
+            return fail(P, "a fault has exactly one kind; found '%s' and '%s'", kind->string,
+                        it->string);
         kind = it;
         f->kind = (sim_fault_kind)k;
     }
@@ -751,10 +780,11 @@ static int parse_fault(pctx *P, const cJSON *v, sim_fault *f) {
 }
 
 static int parse_provider(pctx *P, const cJSON *v, sim_provider *p) {
-    static const char *const keys[] = {"name",  "kind",   "context_window", "latency", "capacity",
-                                       "price", "faults", "keeps_working", "description", NULL};
+    static const char *const keys[] = {"name",        "kind",  "context_window", "latency",
+                                       "capacity",    "price", "faults",         "keeps_working",
+                                       "description", NULL};
     static const char *const lat_keys[] = {"ttft", "per_output_token", "error", NULL};
-    static const char *const cap_keys[] = {"concurrency", "queue", "rpm", "tpm",
+    static const char *const cap_keys[] = {"concurrency",     "queue",       "rpm", "tpm",
                                            "overload_status", "retry_after", NULL};
     static const char *const price_keys[] = {"input_per_mtok", "output_per_mtok", "per_call", NULL};
     static const char *const kinds[] = {"llm", "tool", NULL};
@@ -843,8 +873,11 @@ static int parse_backoff(pctx *P, const cJSON *v, fb_retry_config *r) {
                 found = names[i];
                 k = i;
             }
-        if (!found) return fail(P, "unknown backoff \"%s\"; one of: exponential, constant, "
-                                   "linear, none", v->valuestring);
+        if (!found)
+            return fail(P,
+                        "unknown backoff \"%s\"; one of: exponential, constant, "
+                        "linear, none",
+                        v->valuestring);
         r->backoff = (fb_backoff)k;
         return FB_OK;
     }
@@ -907,12 +940,19 @@ static int parse_budget(pctx *P, const cJSON *v, fb_budget_config *b) {
 }
 
 static int parse_retry(pctx *P, const cJSON *v, sim_policy *pol) {
-    static const char *const keys[] = {"attempts",      "backoff",         "jitter",
-                                       "cap",           "retry_after",     "retry_after_max",
-                                       "giveup_above_max", "attempt_timeout", "deadline",
-                                       "budget",        NULL};
-    static const char *const jitters[] = {"full", "none", "equal", "decorrelated", "proportional",
-                                          NULL};
+    static const char *const keys[] = {"attempts",
+                                       "backoff",
+                                       "jitter",
+                                       "cap",
+                                       "retry_after",
+                                       "retry_after_max",
+                                       "giveup_above_max",
+                                       "attempt_timeout",
+                                       "deadline",
+                                       "budget",
+                                       NULL};
+    static const char *const jitters[] = {"full",         "none",         "equal",
+                                          "decorrelated", "proportional", NULL};
     static const char *const caps[] = {"before_jitter", "after_jitter", NULL};
     static const char *const ra[] = {"max", "ignore", "as_is", NULL};
     fb_retry_config *r = &pol->retry;
@@ -966,11 +1006,23 @@ static int parse_retry(pctx *P, const cJSON *v, sim_policy *pol) {
 }
 
 static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *has) {
-    static const char *const keys[] = {
-        "mode",         "consecutive_failures", "failure_rate", "window",      "buckets",
-        "minimum_calls", "slow_call",           "slow_rate",    "half_open_probes", "probe_lease",
-        "open",         "open_max",             "open_growth",  "open_jitter", "honor_retry_after",
-        "state",        NULL};
+    static const char *const keys[] = {"mode",
+                                       "consecutive_failures",
+                                       "failure_rate",
+                                       "window",
+                                       "buckets",
+                                       "minimum_calls",
+                                       "slow_call",
+                                       "slow_rate",
+                                       "half_open_probes",
+                                       "probe_lease",
+                                       "open",
+                                       "open_max",
+                                       "open_growth",
+                                       "open_jitter",
+                                       "honor_retry_after",
+                                       "state",
+                                       NULL};
     static const char *const modes[] = {"consecutive", "count", "time", NULL};
     static const char *const growth[] = {"none", "linear", "exponential", NULL};
     static const char *const states[] = {"closed",        "open",     "half_open",    "forced_open",
@@ -985,9 +1037,10 @@ static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *ha
     *has = true;
     memset(b, 0, sizeof *b);
     const cJSON *w = field(v, "window");
-    int mode = field(v, "failure_rate") || field(v, "slow_call") || w
-                   ? (cJSON_IsNumber(w) ? FB_BREAKER_MODE_COUNT_WINDOW : FB_BREAKER_MODE_TIME_WINDOW)
-                   : FB_BREAKER_MODE_CONSECUTIVE;
+    int mode =
+        field(v, "failure_rate") || field(v, "slow_call") || w
+            ? (cJSON_IsNumber(w) ? FB_BREAKER_MODE_COUNT_WINDOW : FB_BREAKER_MODE_TIME_WINDOW)
+            : FB_BREAKER_MODE_CONSECUTIVE;
     rc = get_enum(P, v, "mode", modes, &mode);
     b->mode = (fb_breaker_mode)mode;
     if (rc == FB_OK && w) {
@@ -995,9 +1048,10 @@ static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *ha
         if (b->mode == FB_BREAKER_MODE_COUNT_WINDOW) {
             if (!cJSON_IsNumber(w) || w->valuedouble < 1 || w->valuedouble > FB_BREAKER_CALLS_MAX ||
                 w->valuedouble != floor(w->valuedouble))
-                rc = fail(P, "a count window is a number of calls in [1, %d]",
-                          FB_BREAKER_CALLS_MAX);
-            else b->window_calls = (uint32_t)w->valuedouble;
+                rc =
+                    fail(P, "a count window is a number of calls in [1, %d]", FB_BREAKER_CALLS_MAX);
+            else
+                b->window_calls = (uint32_t)w->valuedouble;
         } else if (b->mode == FB_BREAKER_MODE_TIME_WINDOW) {
             rc = get_duration_value(P, w, &b->window_us, false);
         } else {
@@ -1094,9 +1148,10 @@ static int parse_overrides(pctx *P, const sim_scenario *sc, const cJSON *v, sim_
 }
 
 static int parse_policy(pctx *P, const sim_scenario *sc, const cJSON *v, sim_policy *pol) {
-    static const char *const keys[] = {"retry",    "breaker",  "fallback",   "context_window_check",
-                                       "degraded", "stream",   "classify",   "rate_limit",
-                                       "overrides", "blocking", "description", NULL};
+    static const char *const keys[] = {
+        "retry",     "breaker",  "fallback",    "context_window_check",
+        "degraded",  "stream",   "classify",    "rate_limit",
+        "overrides", "blocking", "description", NULL};
     static const char *const cls_keys[] = {"rate_limit_trips", "timeout_trips",
                                            "honor_should_retry", NULL};
     static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
@@ -1186,7 +1241,8 @@ static int parse_policy(pctx *P, const sim_scenario *sc, const cJSON *v, sim_pol
         pop(P, old);
     }
     if (rc == FB_OK && pol->order_len == 0)
-        rc = fail(P, "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");
+        rc = fail(P,
+                  "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");
     return rc;
 }
 
@@ -1202,8 +1258,10 @@ static cJSON *merge(const cJSON *base, const cJSON *over) {
             cJSON_Delete(out);
             return NULL;
         }
-        if (cur) cJSON_ReplaceItemInObjectCaseSensitive(out, it->string, repl);
-        else cJSON_AddItemToObject(out, it->string, repl);
+        if (cur)
+            cJSON_ReplaceItemInObjectCaseSensitive(out, it->string, repl);
+        else
+            cJSON_AddItemToObject(out, it->string, repl);
     }
     return out;
 }
@@ -1280,8 +1338,10 @@ static int apply_set(cJSON *root, const char *set, sim_error *err) {
                 }
                 child = cJSON_GetArrayItem(child, (int)index);
             } else if (next == NULL) {
-                if (child) cJSON_ReplaceItemInObjectCaseSensitive(cur, tok, val);
-                else cJSON_AddItemToObject(cur, tok, val);
+                if (child)
+                    cJSON_ReplaceItemInObjectCaseSensitive(cur, tok, val);
+                else
+                    cJSON_AddItemToObject(cur, tok, val);
                 return FB_OK;
             } else if (child == NULL) {
                 child = cJSON_AddObjectToObject(cur, tok);
@@ -1312,10 +1372,10 @@ oom:
 /* ---- the document ---- */
 
 static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
-    static const char *const keys[] = {"$schema", "name",     "description", "incident",  "seed",
-                                       "duration", "tick",    "traffic",     "pods",      "providers",
-                                       "policy",  "variants", "slo",         "spillover", "limits",
-                                       "expect",  NULL};
+    static const char *const keys[] = {
+        "$schema", "name",      "description", "incident",  "seed",   "duration",
+        "tick",    "traffic",   "pods",        "providers", "policy", "variants",
+        "slo",     "spillover", "limits",      "expect",    NULL};
     static const char *const pod_keys[] = {"count", "workers", "queue", "request_timeout", NULL};
     static const char *const slo_keys[] = {"latency", NULL};
     static const char *const sp_keys[] = {"hold", "error_margin", "latency_factor", NULL};
@@ -1323,9 +1383,6 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     int rc = need_object(P, root);
     if (rc == FB_OK) rc = check_keys(P, root, keys);
     if (rc == FB_OK) rc = need_key(P, root, "name");
-    if (rc == FB_OK) rc = need_key(P, root, "duration");
-    if (rc == FB_OK) rc = need_key(P, root, "traffic");
-    if (rc == FB_OK) rc = need_key(P, root, "providers");
     if (rc == FB_OK) rc = get_string(P, root, "name", sc->name, sizeof sc->name);
     if (rc == FB_OK) {
         for (const char *c = sc->name; *c; c++)
@@ -1350,6 +1407,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     }
     sc->seed = 1;
     if (rc == FB_OK) rc = get_uint(P, root, "seed", &sc->seed, 0, 9007199254740991ULL);
+    if (rc == FB_OK) rc = need_key(P, root, "duration");
     if (rc == FB_OK) rc = get_duration(P, root, "duration", &sc->duration_us, false);
     sc->tick_us = FB_US_PER_S;
     if (rc == FB_OK) rc = get_duration(P, root, "tick", &sc->tick_us, false);
@@ -1360,6 +1418,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     }
     /* providers first: traffic and policies refer to them by name */
     const cJSON *o = field(root, "providers");
+    if (rc == FB_OK) rc = need_key(P, root, "providers");
     if (rc == FB_OK) {
         size_t old = push_key(P, "providers");
         rc = need_array(P, o);
@@ -1378,6 +1437,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         pop(P, old);
     }
     o = field(root, "traffic");
+    if (rc == FB_OK) rc = need_key(P, root, "traffic");
     if (rc == FB_OK) {
         size_t old = push_key(P, "traffic");
         rc = need_array(P, o);
@@ -1429,6 +1489,11 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         if (rc == FB_OK) rc = get_number(P, o, "error_margin", &sc->spillover.error_margin, 0, 1);
         if (rc == FB_OK)
             rc = get_number(P, o, "latency_factor", &sc->spillover.latency_factor, 1, 1000);
+        if (rc == FB_OK && sc->spillover.hold_us > 120 * sc->tick_us) {
+            size_t o2 = push_key(P, "hold");
+            rc = fail(P, "at most 120 ticks (the window is kept tick by tick)");
+            pop(P, o2);
+        }
         pop(P, old);
     }
     sc->limits.in_flight_max = 1000000;
@@ -1450,12 +1515,15 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         size_t i = 0;
         for (const cJSON *e = o ? o->child : NULL; rc == FB_OK && e; e = e->next, i++) {
             size_t o2 = push_index(P, i);
-            if (i >= SIM_EXPECT_MAX) rc = fail(P, "at most %d expectations", SIM_EXPECT_MAX);
-            else if (!cJSON_IsString(e)) rc = fail(P, "expected a string such as "
-                                                      "\"tuned.success_rate >= 0.99\"");
+            if (i >= SIM_EXPECT_MAX)
+                rc = fail(P, "at most %d expectations", SIM_EXPECT_MAX);
+            else if (!cJSON_IsString(e))
+                rc = fail(P, "expected a string such as "
+                             "\"tuned.success_rate >= 0.99\"");
             else if (strlen(e->valuestring) >= SIM_EXPECT_LEN)
                 rc = fail(P, "longer than %d characters", SIM_EXPECT_LEN - 1);
-            else snprintf(sc->expect[i], SIM_EXPECT_LEN, "%s", e->valuestring);
+            else
+                snprintf(sc->expect[i], SIM_EXPECT_LEN, "%s", e->valuestring);
             sc->expect_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
@@ -1484,10 +1552,10 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         for (const cJSON *e = vars->child; rc == FB_OK && e; e = e->next, i++) {
             size_t o2 = push_key(P, e->string);
             if (i >= SIM_VARIANTS_MAX) rc = fail(P, "at most %d variants", SIM_VARIANTS_MAX);
-            if (rc == FB_OK && (strlen(e->string) == 0 || strlen(e->string) >= SIM_NAME_MAX ||
-                                strspn(e->string, "abcdefghijklmnopqrstuvwxyz"
-                                                  "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") !=
-                                    strlen(e->string)))
+            if (rc == FB_OK &&
+                (strlen(e->string) == 0 || strlen(e->string) >= SIM_NAME_MAX ||
+                 strspn(e->string, "abcdefghijklmnopqrstuvwxyz"
+                                   "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(e->string)))
                 rc = fail(P, "variant names use letters, digits, '_' and '-'");
             if (rc == FB_OK) rc = need_object(P, e);
             if (rc == FB_OK) {
@@ -1507,7 +1575,8 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     /* cross-checks */
     for (uint32_t i = 0; rc == FB_OK && i < sc->class_count; i++) {
         const sim_class *c = &sc->classes[i];
-        if (c->target == SIM_TARGET_PROVIDER && sc->providers[c->provider].kind != SIM_PROVIDER_TOOL)
+        if (c->target == SIM_TARGET_PROVIDER &&
+            sc->providers[c->provider].kind != SIM_PROVIDER_TOOL)
             continue; /* calling one LLM provider directly is allowed */
     }
     return rc;

@@ -124,15 +124,15 @@ typedef enum sim_midstream_mode {
 typedef struct sim_fault {
     sim_fault_kind kind;
     fb_time_us at_us, for_us;
-    double fraction;          /* share of attempts affected, [0, 1] */
-    int status;               /* OUTAGE, RATE_LIMIT, FLAP */
-    fb_error_kind error_kind; /* OUTAGE with a provider error type */
+    double fraction;           /* share of attempts affected, [0, 1] */
+    int status;                /* OUTAGE, RATE_LIMIT, FLAP */
+    fb_error_kind error_kind;  /* OUTAGE with a provider error type */
     fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
-    double factor;            /* SLOW: latency multiplier */
-    double capacity;          /* BROWNOUT: share of capacity left */
-    uint32_t after_tokens;    /* MIDSTREAM */
-    sim_midstream_mode mode;  /* MIDSTREAM */
-    fb_time_us period_us;     /* FLAP: down for the first half of each period */
+    double factor;             /* SLOW: latency multiplier */
+    double capacity;           /* BROWNOUT: share of capacity left */
+    uint32_t after_tokens;     /* MIDSTREAM */
+    sim_midstream_mode mode;   /* MIDSTREAM */
+    fb_time_us period_us;      /* FLAP: down for the first half of each period */
 } sim_fault;
 
 typedef enum sim_provider_kind { SIM_PROVIDER_LLM = 0, SIM_PROVIDER_TOOL } sim_provider_kind;
@@ -140,16 +140,16 @@ typedef enum sim_provider_kind { SIM_PROVIDER_LLM = 0, SIM_PROVIDER_TOOL } sim_p
 typedef struct sim_provider {
     char name[SIM_NAME_MAX];
     sim_provider_kind kind;
-    uint32_t context_window; /* 0 = unlimited */
-    sim_dist ttft_us;        /* time to first token (whole latency of a tool) */
-    fb_time_us per_token_us; /* per output token */
+    uint32_t context_window;   /* 0 = unlimited */
+    sim_dist ttft_us;          /* time to first token (whole latency of a tool) */
+    fb_time_us per_token_us;   /* per output token */
     sim_dist error_latency_us; /* how long an error answer takes */
-    uint32_t concurrency;    /* 0 = unlimited */
-    uint32_t queue;          /* FIFO queue when all slots are busy */
-    int64_t rpm, tpm;        /* 0 = unlimited */
-    int overload_status;     /* queue full: 503 (529 for Anthropic-style) */
-    bool limit_retry_after;  /* capacity 429s carry Retry-After from the bucket */
-    bool keeps_working;      /* abandoned attempts keep their slot until done */
+    uint32_t concurrency;      /* 0 = unlimited */
+    uint32_t queue;            /* FIFO queue when all slots are busy */
+    int64_t rpm, tpm;          /* 0 = unlimited */
+    int overload_status;       /* queue full: 503 (529 for Anthropic-style) */
+    bool limit_retry_after;    /* capacity 429s carry Retry-After from the bucket */
+    bool keeps_working;        /* abandoned attempts keep their slot until done */
     double price_in_per_mtok, price_out_per_mtok, price_per_call;
     sim_fault faults[SIM_FAULTS_MAX];
     uint32_t fault_count;

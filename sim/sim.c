@@ -20,18 +20,18 @@
 #include "sim/traffic.h"
 
 enum {
-    EV_ARRIVAL = 1,    /* id = class */
-    EV_BURST,          /* id = class */
-    EV_USER,           /* id = closed-loop user */
-    EV_WORK_DONE,      /* id = request */
-    EV_RESUME,         /* id = request */
-    EV_REPLY,          /* id = attempt: an answer that took no capacity */
-    EV_SERVICE_DONE,   /* id = attempt: a served attempt finished */
+    EV_ARRIVAL = 1,     /* id = class */
+    EV_BURST,           /* id = class */
+    EV_USER,            /* id = closed-loop user */
+    EV_WORK_DONE,       /* id = request */
+    EV_RESUME,          /* id = request */
+    EV_REPLY,           /* id = attempt: an answer that took no capacity */
+    EV_SERVICE_DONE,    /* id = attempt: a served attempt finished */
     EV_ATTEMPT_TIMEOUT, /* id = attempt */
-    EV_DEADLINE,       /* id = request */
-    EV_FINISH,         /* id = request: degraded answer ready */
+    EV_DEADLINE,        /* id = request */
+    EV_FINISH,          /* id = request: degraded answer ready */
     EV_TICK,
-    EV_FAULT_EDGE, /* id = provider, arg = fault << 1 | is_end */
+    EV_FAULT_EDGE,   /* id = provider, arg = fault << 1 | is_end */
     EV_STORE_RECORD, /* lane: a result reaches the shared store */
     EV_STORE_SYNC,   /* lane: the store's state reaches the pods */
 };
@@ -161,7 +161,7 @@ typedef struct sim {
     fb_breaker *breakers; /* npods * P, per-pod scope */
     bctx *bctxs;
     fb_time_us *open_since; /* npods * P (+ P for stores) */
-    view *views;          /* npods * P, shared scope */
+    view *views;            /* npods * P, shared scope */
     fb_ratelimit *limiters; /* npods * P */
     sim_traffic traffic[SIM_CLASSES_MAX];
     uint32_t users_total;
@@ -188,7 +188,12 @@ typedef struct sim {
     uint64_t base_ended, base_bad;
     fb_hist base_hist;
     bool baseline_ready;
-    fb_time_us cand_us[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX];
+    /* a sliding window over the last win_k ticks, for "back to baseline" */
+    fb_hist *win_hist; /* ring of per-tick histograms */
+    uint64_t *win_ended, *win_bad;
+    uint32_t win_k, win_pos, win_fill;
+    fb_hist win_sum;
+    uint64_t win_ended_sum, win_bad_sum;
     /* disturbance windows: faults and spikes */
     struct {
         fb_time_us start_us, end_us;
@@ -215,7 +220,8 @@ static int ring_push(ring *r, uint32_t id, uint32_t gen, size_t cap_max) {
         if (ncap <= r->cap) return FB_ECAP;
         uint64_t *v = realloc(r->v, ncap * sizeof *v);
         if (v == NULL) return FB_ENOMEM;
-        if (r->head + r->len > r->cap) memcpy(v + r->cap, v, (r->head + r->len - r->cap) * sizeof *v);
+        if (r->head + r->len > r->cap)
+            memcpy(v + r->cap, v, (r->head + r->len - r->cap) * sizeof *v);
         r->v = v;
         r->cap = ncap;
     }
@@ -306,15 +312,15 @@ static void stop(sim *s, int rc, const char *fmt, ...) {
 static void push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg) {
     int rc = sim_queue_push(&s->q, t, kind, id, gen, arg);
     if (rc != FB_OK)
-        stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs",
-             s->q.cap_max, (double)s->now / 1e6);
+        stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs", s->q.cap_max,
+             (double)s->now / 1e6);
 }
 
 static void push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id) {
     int rc = sim_queue_push_lane(&s->q, lane, t, kind, id, 0, 0);
     if (rc != FB_OK)
-        stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs",
-             s->q.cap_max, (double)s->now / 1e6);
+        stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs", s->q.cap_max,
+             (double)s->now / 1e6);
 }
 
 /* ---- sampling ---- */
@@ -580,13 +586,16 @@ static void new_request(sim *s, uint32_t cls, uint32_t user) {
     s->live++;
     s->sum->requests++;
     s->row.arrivals++;
-    if (in_window(s, s->now)) s->sum->requests_in_fault++;
+    if (c->target != SIM_TARGET_NONE) {
+        s->sum->requests_calling++;
+        if (in_window(s, s->now)) s->sum->requests_in_fault++;
+    }
     if (s->live > s->sum->in_flight_peak) s->sum->in_flight_peak = s->live;
     push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri);
     /* the deadline lane carries the generation in `gen`: re-push with it */
-    s->q.lanes[LANE_DEADLINE].ring[(s->q.lanes[LANE_DEADLINE].head +
-                                    s->q.lanes[LANE_DEADLINE].len - 1) %
-                                   s->q.lanes[LANE_DEADLINE].cap]
+    s->q.lanes[LANE_DEADLINE]
+        .ring[(s->q.lanes[LANE_DEADLINE].head + s->q.lanes[LANE_DEADLINE].len - 1) %
+              s->q.lanes[LANE_DEADLINE].cap]
         .gen = r->gen;
     pod *pd = &s->pods[r->pod];
     if (pd->busy < s->sc->pods.workers) {
@@ -600,7 +609,8 @@ static void new_request(sim *s, uint32_t cls, uint32_t user) {
         r->state = R_QUEUED;
         pd->qlive++;
         s->pod_queue_total++;
-        if (s->pod_queue_total > s->sum->pod_queue_peak) s->sum->pod_queue_peak = s->pod_queue_total;
+        if (s->pod_queue_total > s->sum->pod_queue_peak)
+            s->sum->pod_queue_peak = s->pod_queue_total;
     } else {
         r->state = R_QUEUED; /* not counted in the queue: finish() must not uncount it */
         pd->qlive++;
@@ -650,7 +660,8 @@ static void start_service(sim *s, uint32_t ai) {
             a->reply.error_kind = FB_ERRKIND_OVERLOADED;
         } else {
             a->reply.status = 0;
-            a->reply.transport = mid->mode == SIM_MIDSTREAM_CUT ? FB_TRANSPORT_RESET : FB_TRANSPORT_OTHER;
+            a->reply.transport =
+                mid->mode == SIM_MIDSTREAM_CUT ? FB_TRANSPORT_RESET : FB_TRANSPORT_OTHER;
         }
     }
     push(s, s->now + dur, EV_SERVICE_DONE, ai, a->gen, 0);
@@ -767,7 +778,8 @@ static void provider_arrive(sim *s, uint32_t ai) {
         }
         a->state = A_QUEUED;
         p->qlive++;
-        if (p->qlive > s->sum->providers[pi].queue_peak) s->sum->providers[pi].queue_peak = p->qlive;
+        if (p->qlive > s->sum->providers[pi].queue_peak)
+            s->sum->providers[pi].queue_peak = p->qlive;
     } else {
         s->sum->providers[pi].overloaded++;
         reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status),
@@ -865,6 +877,13 @@ static void handle_decision(sim *s, uint32_t ri, fb_fallback_decision d) {
     finish(s, ri, end, d.via_fallback && end == SIM_END_SUCCESS);
 }
 
+/* The first provider of a request's chain. */
+static uint32_t primary_of(const sim *s, const req *r) {
+    const sim_class *c = &s->sc->classes[r->cls];
+    if (c->target == SIM_TARGET_PROVIDER) return c->provider;
+    return c->order_len ? c->order[0] : s->pol->order[0];
+}
+
 /* The reply of attempt ai reaches its client (if the client still waits). */
 static void deliver(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
@@ -893,13 +912,17 @@ static void deliver(sim *s, uint32_t ai) {
         }
     }
     fb_fallback_decision d = fb_fallback_result(&s->pods[r->pod].fb, &r->fr, &c, hint, s->now);
-    if (d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS && d.via_fallback) {
-        /* what the answer would have cost on the primary */
-        uint8_t primary = r->fr.order[0];
-        const sim_provider *pp = &s->sc->providers[primary];
-        const sim_provider *pf = &s->sc->providers[pi];
-        s->sum->fallback_extra_cost_usd += cost_of(pf, r->prompt_tokens, out) -
-                                           cost_of(pp, r->prompt_tokens, out);
+    if (d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS) {
+        /* "via fallback" means: not answered by the chain's first provider,
+         * whether that one failed or was skipped (breaker open, too small) */
+        uint32_t primary = primary_of(s, r);
+        d.via_fallback = pi != primary;
+        if (d.via_fallback) {
+            const sim_provider *pp = &s->sc->providers[primary];
+            const sim_provider *pf = &s->sc->providers[pi];
+            s->sum->fallback_extra_cost_usd +=
+                cost_of(pf, r->prompt_tokens, out) - cost_of(pp, r->prompt_tokens, out);
+        }
     }
     handle_decision(s, a->req, d);
 }
@@ -947,8 +970,7 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, fb_effect ef
             stop(s, FB_ENOMEM, "out of memory");
             return;
         }
-        for (size_t i = 0; i < s->recs_len; i++)
-            nr[i] = s->recs[(s->recs_head + i) % s->recs_cap];
+        for (size_t i = 0; i < s->recs_len; i++) nr[i] = s->recs[(s->recs_head + i) % s->recs_cap];
         free(s->recs);
         s->recs = nr;
         s->recs_head = 0;
@@ -1042,26 +1064,43 @@ static void close_baseline(sim *s) {
     }
 }
 
+/*
+ * Slide the window by one tick and judge it: the window [ws, ws + hold) is
+ * healthy when requests ended in it, its error (+ SLO miss) rate is within
+ * the margin of the baseline and its p99 within the factor. The first
+ * healthy window starting at or after a fault's end gives its spillover.
+ */
 static void spillover_step(sim *s, const sim_row *row) {
     const sim_spillover *sp = &s->sc->spillover;
     sim_summary *sum = s->sum;
-    fb_time_us tick = s->sc->tick_us;
-    double rate = row->ended ? (double)(row->errors + row->slo_missed) / (double)row->ended : 1.0;
-    double p99_limit = (double)sum->baseline_p99_us * sp->latency_factor / 1e3;
-    bool healthy = row->ended > 0 && rate <= sum->baseline_error_rate + sp->error_margin &&
-                   row->latency_p99_ms <= p99_limit;
-    for (uint32_t i = 0; i < sum->fault_count; i++) {
-        sim_fault_summary *f = &sum->faults[i];
-        if (f->recovered || row->t_us < f->end_us) continue;
-        if (!healthy) {
-            s->cand_us[i] = FB_TIME_NONE;
-            continue;
-        }
-        if (s->cand_us[i] == FB_TIME_NONE) s->cand_us[i] = row->t_us;
-        if (row->t_us + tick - s->cand_us[i] >= sp->hold_us) {
-            f->recovered = true;
-            f->spillover_us = s->cand_us[i] - f->end_us;
-        }
+    if (s->win_k == 0) return;
+    uint32_t i = s->win_pos;
+    if (s->win_fill == s->win_k) {
+        fb_hist_subtract(&s->win_sum, &s->win_hist[i]);
+        s->win_ended_sum -= s->win_ended[i];
+        s->win_bad_sum -= s->win_bad[i];
+    } else {
+        s->win_fill++;
+    }
+    s->win_hist[i] = s->tick_hist;
+    s->win_ended[i] = row->ended;
+    s->win_bad[i] = row->errors + row->slo_missed;
+    fb_hist_merge(&s->win_sum, &s->tick_hist);
+    s->win_ended_sum += row->ended;
+    s->win_bad_sum += row->errors + row->slo_missed;
+    s->win_pos = (i + 1) % s->win_k;
+    if (s->win_fill < s->win_k) return;
+    fb_time_us ws = row->t_us + s->sc->tick_us - (fb_time_us)s->win_k * s->sc->tick_us;
+    double rate = s->win_ended_sum ? (double)s->win_bad_sum / (double)s->win_ended_sum : 1.0;
+    double p99 = (double)fb_hist_percentile(&s->win_sum, 99);
+    bool healthy = s->win_ended_sum > 0 && rate <= sum->baseline_error_rate + sp->error_margin &&
+                   p99 <= (double)sum->baseline_p99_us * sp->latency_factor;
+    if (!healthy) return;
+    for (uint32_t k = 0; k < sum->fault_count; k++) {
+        sim_fault_summary *f = &sum->faults[k];
+        if (f->recovered || ws < f->end_us) continue;
+        f->recovered = true;
+        f->spillover_us = ws - f->end_us;
     }
 }
 
@@ -1103,8 +1142,8 @@ static void emit_row(sim *s, fb_time_us t) {
         row->p[p].half_open_share = (double)half / s->npods;
         memset(&pr->tick, 0, sizeof pr->tick);
     }
-    if (s->baseline_ready) spillover_step(s, row);
     if (s->opts->on_row) s->opts->on_row(s->opts->ctx, row);
+    if (s->baseline_ready) spillover_step(s, row);
     memset(row, 0, sizeof *row);
     fb_hist_init(&s->tick_hist);
 }
@@ -1265,7 +1304,6 @@ static int setup(sim *s) {
             fs->fault = (uint8_t)f;
             fs->start_us = fa->at_us;
             fs->end_us = end;
-            s->cand_us[s->sum->fault_count] = FB_TIME_NONE;
             s->sum->fault_count++;
             if (fa->at_us < s->first_window_us) s->first_window_us = fa->at_us;
             push(s, fa->at_us, EV_FAULT_EDGE, p, 0, f << 1);
@@ -1276,7 +1314,8 @@ static int setup(sim *s) {
         const sim_class *cl = &sc->classes[c];
         for (uint32_t i = 0; i < cl->spike_count; i++) {
             s->windows[s->window_count].start_us = cl->spikes[i].at_us;
-            s->windows[s->window_count].end_us = fb_time_add(cl->spikes[i].at_us, cl->spikes[i].for_us);
+            s->windows[s->window_count].end_us =
+                fb_time_add(cl->spikes[i].at_us, cl->spikes[i].for_us);
             if (cl->spikes[i].at_us < s->first_window_us) s->first_window_us = cl->spikes[i].at_us;
             s->window_count++;
         }
@@ -1291,6 +1330,15 @@ static int setup(sim *s) {
         s->class_exposed[c] = exposed;
     }
     if (s->first_window_us == FB_TIME_MAX) s->baseline_ready = true;
+    if (s->sum->fault_count > 0) {
+        fb_time_us k = (sc->spillover.hold_us + sc->tick_us - 1) / sc->tick_us;
+        s->win_k = (uint32_t)(k < 1 ? 1 : k);
+        s->win_hist = malloc(s->win_k * sizeof *s->win_hist);
+        s->win_ended = calloc(s->win_k, sizeof *s->win_ended);
+        s->win_bad = calloc(s->win_k, sizeof *s->win_bad);
+        if (!s->win_hist || !s->win_ended || !s->win_bad) return FB_ENOMEM;
+        fb_hist_init(&s->win_sum);
+    }
     rc = setup_policy(s);
     if (rc != FB_OK) return rc;
     /* traffic */
@@ -1346,6 +1394,9 @@ static void teardown(sim *s) {
     free(s->user_rng);
     free(s->recs);
     free(s->syncs);
+    free(s->win_hist);
+    free(s->win_ended);
+    free(s->win_bad);
 }
 
 /* ---- the event loop ---- */
@@ -1398,7 +1449,8 @@ static void on_attempt_timeout(sim *s, uint32_t ai) {
     s->sum->providers[pi].outcomes[c.outcome]++;
     s->provs[pi].tick.errors++;
     s->provs[pi].tick.timeouts++;
-    fb_fallback_decision d = fb_fallback_result(&s->pods[r->pod].fb, &r->fr, &c, FB_TIME_NONE, s->now);
+    fb_fallback_decision d =
+        fb_fallback_result(&s->pods[r->pod].fb, &r->fr, &c, FB_TIME_NONE, s->now);
     handle_decision(s, (uint32_t)(r - R(s, 0)), d);
 }
 
@@ -1521,7 +1573,8 @@ static void finalize(sim *s) {
             }
         }
         if (s->pol->breaker_scope == SIM_SCOPE_SHARED && s->pol->per_provider[p].has_breaker) {
-            sum->providers[p].breaker_rejections = fb_breaker_stats_get(&s->provs[p].store)->rejected;
+            sum->providers[p].breaker_rejections =
+                fb_breaker_stats_get(&s->provs[p].store)->rejected;
         } else if (s->pol->per_provider[p].has_breaker) {
             for (uint32_t k = 0; k < s->npods; k++)
                 sum->providers[p].breaker_rejections +=

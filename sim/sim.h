@@ -29,7 +29,7 @@
     XX(DEGRADED, "degraded")             /* answered from the degraded/cached path */              \
     XX(PERMANENT, "permanent")           /* 4xx: the request itself was bad */                     \
     XX(POLICY, "policy")                 /* content-policy rejection */                            \
-    XX(CONTEXT_LENGTH, "context_length") /* no provider could take the prompt */                  \
+    XX(CONTEXT_LENGTH, "context_length") /* no provider could take the prompt */                   \
     XX(EXHAUSTED, "exhausted")           /* every provider failed */                               \
     XX(BREAKER_OPEN, "breaker_open")     /* every breaker rejected */                              \
     XX(RATE_LIMITED, "rate_limited")     /* the client-side limiter rejected */                    \
@@ -48,12 +48,12 @@ typedef enum sim_end {
 const char *sim_end_name(sim_end e);
 
 typedef struct sim_provider_summary {
-    uint64_t attempts;                  /* attempts sent to this provider */
-    uint64_t outcomes[FB_OUT_COUNT];    /* as the client classified them */
-    uint64_t served;                    /* attempts a model worked on (billed) */
-    uint64_t abandoned;                 /* served, but the client had gone */
-    uint64_t unfinished;                /* still in the provider when the run ended */
-    uint64_t tokens_in, tokens_out;     /* billed */
+    uint64_t attempts;                            /* attempts sent to this provider */
+    uint64_t outcomes[FB_OUT_COUNT];              /* as the client classified them */
+    uint64_t served;                              /* attempts a model worked on (billed) */
+    uint64_t abandoned;                           /* served, but the client had gone */
+    uint64_t unfinished;                          /* still in the provider when the run ended */
+    uint64_t tokens_in, tokens_out;               /* billed */
     uint64_t tokens_in_wasted, tokens_out_wasted; /* billed, not used for an answer */
     double cost_usd, cost_wasted_usd;
     uint64_t breaker_transitions, breaker_opens;
@@ -75,19 +75,20 @@ typedef struct sim_fault_summary {
 
 typedef struct sim_summary {
     char variant[SIM_NAME_MAX];
-    bool complete;       /* false: a cap stopped the run early */
+    bool complete; /* false: a cap stopped the run early */
     char stop_reason[512];
-    fb_time_us end_us;   /* simulated time when the last request ended */
+    fb_time_us end_us; /* simulated time when the last request ended */
     uint64_t events;
-    uint64_t requests;   /* arrived */
+    uint64_t requests;         /* arrived */
+    uint64_t requests_calling; /* arrived, of classes that call a provider */
     uint64_t ended[SIM_END_COUNT];
     uint64_t success_primary, success_fallback;
-    uint64_t errors;     /* everything but SUCCESS and DEGRADED */
-    uint64_t slo_missed; /* succeeded (or degraded) later than the SLO */
-    uint64_t bad;        /* errors + slo_missed */
+    uint64_t errors;         /* everything but SUCCESS and DEGRADED */
+    uint64_t slo_missed;     /* succeeded (or degraded) later than the SLO */
+    uint64_t bad;            /* errors + slo_missed */
     uint64_t bad_collateral; /* bad requests of classes that call no faulted provider */
     uint64_t attempts, retries, fallbacks;
-    uint64_t requests_in_fault, attempts_in_fault;
+    uint64_t requests_in_fault, attempts_in_fault; /* calling requests / attempts in windows */
     uint64_t budget_refusals;
     uint64_t stream_failures, tokens_duplicated, stream_resumes;
     uint64_t in_flight_peak, pod_queue_peak;
@@ -128,8 +129,8 @@ typedef struct sim_log_event {
     fb_time_us t_us;
     int pod; /* -1: the shared store */
     uint8_t provider;
-    uint8_t fault;             /* fault events: index in the provider's faults */
-    fb_breaker_event breaker;  /* SIM_EV_BREAKER */
+    uint8_t fault;            /* fault events: index in the provider's faults */
+    fb_breaker_event breaker; /* SIM_EV_BREAKER */
 } sim_log_event;
 
 typedef void (*sim_row_fn)(void *ctx, const sim_row *row);

@@ -22,8 +22,8 @@ typedef struct sim_traffic {
     const sim_class *c;
     fb_time_us end_us;
     fb_rng rng;
-    fb_time_us next_us; /* next open-loop arrival; FB_TIME_MAX when none */
-    double carry_us;    /* constant arrivals: fractional part */
+    fb_time_us next_us;        /* next open-loop arrival; FB_TIME_MAX when none */
+    double carry_us;           /* constant arrivals: fractional part */
     uint32_t burst_i, burst_k; /* next burst arrival: burst index, arrival within it */
 } sim_traffic;
 
