@@ -51,7 +51,8 @@ static void queue_lanes_merge_with_the_heap(void **state) {
     assert_int_equal(sim_queue_init(&q, 1000), FB_OK);
     assert_int_equal(sim_queue_push(&q, 10, 1, 100, 0, 0), FB_OK);
     assert_int_equal(sim_queue_push_lane(&q, 0, 5, 2, 200, 0, 0), FB_OK);
-    assert_int_equal(sim_queue_push_lane(&q, 0, 10, 2, 201, 0, 0), FB_OK); /* tie: pushed after 100 */
+    assert_int_equal(sim_queue_push_lane(&q, 0, 10, 2, 201, 0, 0),
+                     FB_OK); /* tie: pushed after 100 */
     assert_int_equal(sim_queue_push_lane(&q, 1, 7, 3, 300, 0, 0), FB_OK);
     assert_int_equal(sim_queue_push(&q, 1, 1, 101, 0, 0), FB_OK);
     uint32_t want[] = {101, 200, 300, 100, 201};
@@ -100,7 +101,8 @@ static void queue_cap_is_a_reported_error(void **state) {
     sim_queue q;
     assert_int_equal(sim_queue_init(&q, 16), FB_OK);
     for (uint32_t i = 0; i < 10; i++) assert_int_equal(sim_queue_push(&q, i, 1, i, 0, 0), FB_OK);
-    for (uint32_t i = 0; i < 6; i++) assert_int_equal(sim_queue_push_lane(&q, 0, 100 + i, 1, i, 0, 0), FB_OK);
+    for (uint32_t i = 0; i < 6; i++)
+        assert_int_equal(sim_queue_push_lane(&q, 0, 100 + i, 1, i, 0, 0), FB_OK);
     assert_int_equal(sim_queue_push(&q, 1, 1, 1, 0, 0), FB_ECAP);
     assert_int_equal(sim_queue_push_lane(&q, 0, 200, 1, 1, 0, 0), FB_ECAP);
     sim_event ev;
