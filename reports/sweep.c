@@ -1,8 +1,7 @@
 /*
  * sweep.c - a sweep's definition, its tasks, their results, the analysis
- * (best point, Pareto front) and the files: sweep.csv, sweep-points.csv,
- * sweep.json and the partial files of sharded runs. See sweep.h and
- * docs/sweeps.md.
+ * (best point, Pareto front), the answer and the files sweep.csv,
+ * sweep-points.csv and sweep.json. See sweep.h and docs/sweeps.md.
  */
 #include "reports/sweep_impl.h"
 
@@ -18,8 +17,6 @@
 #include "sim/sim.h"
 
 #define SCENARIO_TEXT_MAX (16u * 1024 * 1024)
-#define PART_TEXT_MAX ((size_t)2 * 1024 * 1024 * 1024)
-#define PART_FORMAT 1
 
 /* The Pareto front is over these three, all minimised. */
 static const char *const pareto_metrics[3] = {"blast_radius", "cost_usd", "latency_p99"};
@@ -29,10 +26,8 @@ static const char *const top_keys[] = {
     "$schema", "name",   "description", "incident", "duration", "tick",      "traffic", "pods",
     "providers", "policy", "variants",  "slo",      "spillover", "limits",   "expect",  NULL};
 
-static int fail(char *msg, size_t msglen, int rc, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
 
-static int fail(char *msg, size_t msglen, int rc, const char *fmt, ...) {
+int sweep_fail(char *msg, size_t msglen, int rc, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, msglen, fmt, ap);
@@ -40,22 +35,22 @@ static int fail(char *msg, size_t msglen, int rc, const char *fmt, ...) {
     return rc;
 }
 
-static int read_file(const char *path, size_t max, char **out, size_t *len, char *msg,
-                     size_t msglen) {
+int sweep_read_file(const char *path, size_t max, char **out, size_t *len, char *msg,
+                    size_t msglen) {
     FILE *f = fopen(path, "rb");
-    if (f == NULL) return fail(msg, msglen, FB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (f == NULL) return sweep_fail(msg, msglen, FB_EIO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 65536, n = 0;
     char *buf = malloc(cap + 1);
     int rc = FB_OK;
     while (buf) {
         n += fread(buf + n, 1, cap - n, f);
         if (ferror(f)) {
-            rc = fail(msg, msglen, FB_EIO, "%s: read error", path);
+            rc = sweep_fail(msg, msglen, FB_EIO, "%s: read error", path);
             break;
         }
         if (n < cap) break;
         if (cap >= max) {
-            rc = fail(msg, msglen, FB_ECAP, "%s: larger than %zu MiB", path, max >> 20);
+            rc = sweep_fail(msg, msglen, FB_ECAP, "%s: larger than %zu MiB", path, max >> 20);
             break;
         }
         char *bigger = realloc(buf, 2 * cap + 1);
@@ -64,7 +59,7 @@ static int read_file(const char *path, size_t max, char **out, size_t *len, char
         cap *= 2;
     }
     fclose(f);
-    if (buf == NULL) return fail(msg, msglen, FB_ENOMEM, "out of memory");
+    if (buf == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     if (rc != FB_OK) {
         free(buf);
         return rc;
@@ -175,10 +170,10 @@ static int validate_points(rep_sweep *sw, char *msg, size_t msglen) {
         if (d >= 0) {
             char v[SWEEP_VALUE_MAX];
             sweep_point_value(sw, p, (uint32_t)d, v, sizeof v);
-            return fail(msg, msglen, FB_EINVAL, "--grid %s: value '%s' (point %" PRIu64 "): %s",
+            return sweep_fail(msg, msglen, FB_EINVAL, "--grid %s: value '%s' (point %" PRIu64 "): %s",
                         sw->dims[d].key, v, p, where);
         }
-        return fail(msg, msglen, FB_EINVAL, "point %" PRIu64 " (%s): %s", p, label, where);
+        return sweep_fail(msg, msglen, FB_EINVAL, "point %" PRIu64 " (%s): %s", p, label, where);
     }
     return FB_OK;
 }
@@ -192,24 +187,24 @@ static bool is_top_key(const char *key) {
 
 static int add_dims(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t msglen) {
     if (a->grid_count == 0)
-        return fail(msg, msglen, FB_EINVAL, "give at least one --grid KEY=v1,v2,...");
+        return sweep_fail(msg, msglen, FB_EINVAL, "give at least one --grid KEY=v1,v2,...");
     if (a->grid_count > REP_SWEEP_DIMS_MAX)
-        return fail(msg, msglen, FB_ECAP, "at most %d --grid dimensions", REP_SWEEP_DIMS_MAX);
+        return sweep_fail(msg, msglen, FB_ECAP, "at most %d --grid dimensions", REP_SWEEP_DIMS_MAX);
     sw->grid_args = calloc(a->grid_count, sizeof *sw->grid_args);
-    if (sw->grid_args == NULL) return fail(msg, msglen, FB_ENOMEM, "out of memory");
+    if (sw->grid_args == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     for (size_t i = 0; i < a->grid_count; i++) {
         rep_sweep_dim *dim = &sw->dims[i];
         int rc = rep_sweep_parse_grid(a->grids[i], dim, msg, msglen);
         if (rc != FB_OK) return rc;
         sw->dim_count = (uint32_t)(i + 1);
         sw->grid_args[i] = strdup(a->grids[i]);
-        if (sw->grid_args[i] == NULL) return fail(msg, msglen, FB_ENOMEM, "out of memory");
+        if (sw->grid_args[i] == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
         if (strcmp(dim->key, "seed") == 0)
-            return fail(msg, msglen, FB_EINVAL,
+            return sweep_fail(msg, msglen, FB_EINVAL,
                         "--grid seed: seeds are not a setting; use --seeds K (and --seed N)");
         for (uint32_t v = 0; v < dim->value_count; v++)
             if (strlen(dim->values[v]) >= SWEEP_VALUE_MAX)
-                return fail(msg, msglen, FB_EINVAL, "--grid %s: a value is longer than %d bytes",
+                return sweep_fail(msg, msglen, FB_EINVAL, "--grid %s: a value is longer than %d bytes",
                             dim->key, SWEEP_VALUE_MAX - 1);
         sw->absolute[i] = is_top_key(dim->key);
         if (sw->absolute[i])
@@ -220,10 +215,10 @@ static int add_dims(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t ms
             snprintf(sw->paths[i], SWEEP_PATH_MAX, "policy.%s", dim->key);
         for (size_t j = 0; j < i; j++)
             if (strcmp(sw->paths[j], sw->paths[i]) == 0)
-                return fail(msg, msglen, FB_EINVAL, "--grid %s: the key is swept twice",
+                return sweep_fail(msg, msglen, FB_EINVAL, "--grid %s: the key is swept twice",
                             dim->key);
         if (a->sample == 0 && dim->kind == REP_SWEEP_RANGE)
-            return fail(msg, msglen, FB_EINVAL,
+            return sweep_fail(msg, msglen, FB_EINVAL,
                         "--grid %s: a range needs --sample N (or list the values: a,b,c)",
                         a->grids[i]);
     }
@@ -233,7 +228,7 @@ static int add_dims(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t ms
 static int size_sweep(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t msglen) {
     sw->seeds = a->seeds ? a->seeds : 3;
     if (sw->seeds > REP_SWEEP_SEEDS_MAX)
-        return fail(msg, msglen, FB_ECAP, "--seeds: at most %d", REP_SWEEP_SEEDS_MAX);
+        return sweep_fail(msg, msglen, FB_ECAP, "--seeds: at most %d", REP_SWEEP_SEEDS_MAX);
     sw->sample = a->sample;
     uint64_t points = 1;
     if (sw->sample > 0) {
@@ -246,7 +241,7 @@ static int size_sweep(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t 
     }
     sw->points = points;
     if (points > REP_SWEEP_TASKS_MAX || points * sw->seeds > REP_SWEEP_TASKS_MAX)
-        return fail(msg, msglen, FB_ECAP,
+        return sweep_fail(msg, msglen, FB_ECAP,
                     "the sweep has %s%" PRIu64 " points x %u seeds; the cap is %d runs (use "
                     "fewer values, --sample N or fewer --seeds)",
                     points > REP_SWEEP_TASKS_MAX ? "over " : "", points, sw->seeds,
@@ -254,7 +249,7 @@ static int size_sweep(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t 
     sw->tasks = points * sw->seeds;
     if (sw->sample > 0) {
         sw->u = malloc(points * sw->dim_count * sizeof *sw->u);
-        if (sw->u == NULL) return fail(msg, msglen, FB_ENOMEM, "out of memory");
+        if (sw->u == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
         rep_sweep_lhs(sw->sample, sw->dim_count, sw->seed, sw->u);
     }
     return FB_OK;
@@ -268,7 +263,7 @@ static int add_metrics(rep_sweep *sw, char *msg, size_t msglen) {
     sw->metrics = calloc(cap, sizeof *sw->metrics);
     sw->units = calloc(cap, sizeof *sw->units);
     if (sw->metrics == NULL || sw->units == NULL)
-        return fail(msg, msglen, FB_ENOMEM, "out of memory");
+        return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     for (const rep_metric_def *d = rep_metric_defs(); d->name; d++) {
         if (d->per_provider) continue;
         snprintf(sw->metrics[n], REP_SWEEP_METRIC_MAX, "%s", d->name);
@@ -291,14 +286,14 @@ static int set_analysis(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_
     char m[512];
     if (a->objective) {
         if (rep_sweep_check_metric(sw->base, a->objective, NULL, m, sizeof m) != FB_OK)
-            return fail(msg, msglen, FB_EINVAL, "--%s: %s",
+            return sweep_fail(msg, msglen, FB_EINVAL, "--%s: %s",
                         a->sense < 0 ? "maximize" : "minimize", m);
         snprintf(sw->objective, sizeof sw->objective, "%s", a->objective);
         sw->sense = a->sense < 0 ? -1 : 1;
     }
     if (a->subject_to) {
         if (strlen(a->subject_to) >= sizeof sw->subject_to)
-            return fail(msg, msglen, FB_EINVAL, "--subject-to: too long");
+            return sweep_fail(msg, msglen, FB_EINVAL, "--subject-to: too long");
         snprintf(sw->subject_to, sizeof sw->subject_to, "%s", a->subject_to);
         int rc = rep_sweep_parse_constraints(a->subject_to, sw->base, sw->cons,
                                              REP_SWEEP_CONSTRAINTS_MAX, &sw->con_count, msg,
@@ -307,7 +302,7 @@ static int set_analysis(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_
     }
     const char *heat = a->heatmap ? a->heatmap : sw->objective[0] ? sw->objective : NULL;
     if (heat && rep_sweep_check_metric(sw->base, heat, NULL, m, sizeof m) != FB_OK)
-        return fail(msg, msglen, FB_EINVAL, "--heatmap: %s", m);
+        return sweep_fail(msg, msglen, FB_EINVAL, "--heatmap: %s", m);
     snprintf(sw->heatmap, sizeof sw->heatmap, "%s", heat ? heat : "blast_radius");
     sw->heatmap_given = a->heatmap != NULL;
     sw->heat_x = sw->dim_count > 0 ? 0 : -1;
@@ -318,7 +313,7 @@ static int set_analysis(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_
         snprintf(keys, sizeof keys, "%s", a->heatmap_dims);
         char *comma = strchr(keys, ',');
         if (comma == NULL)
-            return fail(msg, msglen, FB_EINVAL, "--heatmap-dims: expected KEY1,KEY2");
+            return sweep_fail(msg, msglen, FB_EINVAL, "--heatmap-dims: expected KEY1,KEY2");
         *comma = '\0';
         const char *names[2] = {keys, comma + 1};
         int idx[2] = {-1, -1};
@@ -327,10 +322,10 @@ static int set_analysis(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_
                 if (strcmp(sw->dims[d].key, names[k]) == 0) idx[k] = (int)d;
         for (int k = 0; k < 2; k++)
             if (idx[k] < 0)
-                return fail(msg, msglen, FB_EINVAL, "--heatmap-dims: '%s' is not a --grid key",
+                return sweep_fail(msg, msglen, FB_EINVAL, "--heatmap-dims: '%s' is not a --grid key",
                             names[k]);
         if (idx[0] == idx[1])
-            return fail(msg, msglen, FB_EINVAL, "--heatmap-dims: two different keys, please");
+            return sweep_fail(msg, msglen, FB_EINVAL, "--heatmap-dims: two different keys, please");
         sw->heat_x = idx[0];
         sw->heat_y = idx[1];
     }
@@ -346,7 +341,7 @@ static int resolve_variant(rep_sweep *sw, const char *variant, char *msg, size_t
             if (i) strcat(names, ", ");
             strcat(names, b->variants[i].name);
         }
-        return fail(msg, msglen, FB_EINVAL, "--variant: %s has no variant named '%s' (it has: %s)",
+        return sweep_fail(msg, msglen, FB_EINVAL, "--variant: %s has no variant named '%s' (it has: %s)",
                     sw->file, variant, names);
     }
     snprintf(sw->variant, sizeof sw->variant, "%s", b->variants[v].name);
@@ -357,7 +352,7 @@ static int resolve_variant(rep_sweep *sw, const char *variant, char *msg, size_t
 int rep_sweep_create(const rep_sweep_args *a, rep_sweep **out, char *msg, size_t msglen) {
     *out = NULL;
     rep_sweep *sw = calloc(1, sizeof *sw);
-    if (sw == NULL) return fail(msg, msglen, FB_ENOMEM, "out of memory");
+    if (sw == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     sw->best = sw->runner_up = sw->closest = -1;
     sw->heat_x = sw->heat_y = -1;
     snprintf(sw->file, sizeof sw->file, "%s", a->scenario_file);
@@ -365,30 +360,30 @@ int rep_sweep_create(const rep_sweep_args *a, rep_sweep **out, char *msg, size_t
     if (a->scenario_text) {
         sw->text = malloc(a->scenario_len + 1);
         if (sw->text == NULL) {
-            rc = fail(msg, msglen, FB_ENOMEM, "out of memory");
+            rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
             goto destroy;
         }
         memcpy(sw->text, a->scenario_text, a->scenario_len);
         sw->text[a->scenario_len] = '\0';
         sw->text_len = a->scenario_len;
     } else {
-        rc = read_file(a->scenario_file, SCENARIO_TEXT_MAX, &sw->text, &sw->text_len, msg, msglen);
+        rc = sweep_read_file(a->scenario_file, SCENARIO_TEXT_MAX, &sw->text, &sw->text_len, msg, msglen);
         if (rc != FB_OK) goto destroy;
     }
     sw->hash = rep_sweep_hash(sw->text, sw->text_len);
     if (a->set_count > REP_SWEEP_SETS_MAX) {
-        rc = fail(msg, msglen, FB_ECAP, "at most %d --set options", REP_SWEEP_SETS_MAX);
+        rc = sweep_fail(msg, msglen, FB_ECAP, "at most %d --set options", REP_SWEEP_SETS_MAX);
         goto destroy;
     }
     sw->sets = calloc(a->set_count + 1, sizeof *sw->sets);
     if (sw->sets == NULL) {
-        rc = fail(msg, msglen, FB_ENOMEM, "out of memory");
+        rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
         goto destroy;
     }
     for (size_t i = 0; i < a->set_count; i++) {
         sw->sets[i] = strdup(a->sets[i]);
         if (sw->sets[i] == NULL) {
-            rc = fail(msg, msglen, FB_ENOMEM, "out of memory");
+            rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
             goto destroy;
         }
         sw->set_count = i + 1;
@@ -399,7 +394,7 @@ int rep_sweep_create(const rep_sweep_args *a, rep_sweep **out, char *msg, size_t
     if (rc != FB_OK) {
         char where[1100];
         sim_error_format(&err, where, sizeof where);
-        rc = fail(msg, msglen, rc, "%s", where);
+        rc = sweep_fail(msg, msglen, rc, "%s", where);
         goto destroy;
     }
     sw->seed = sw->base->seed;
@@ -414,7 +409,7 @@ int rep_sweep_create(const rep_sweep_args *a, rep_sweep **out, char *msg, size_t
     sw->state = calloc(sw->tasks, sizeof *sw->state);
     sw->errors = calloc(sw->tasks, sizeof *sw->errors);
     if (sw->values == NULL || sw->state == NULL || sw->errors == NULL) {
-        rc = fail(msg, msglen, FB_ENOMEM, "out of memory");
+        rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
         goto destroy;
     }
     *out = sw;
@@ -472,7 +467,7 @@ bool rep_sweep_in_shard(uint64_t task, uint32_t k, uint32_t n) {
 int rep_sweep_run_task(const rep_sweep *sw, uint64_t task, double *values, char *msg,
                        size_t msglen) {
     for (size_t m = 0; m < sw->metric_count; m++) values[m] = NAN;
-    if (task >= sw->tasks) return fail(msg, msglen, FB_EINVAL, "no task %" PRIu64, task);
+    if (task >= sw->tasks) return sweep_fail(msg, msglen, FB_EINVAL, "no task %" PRIu64, task);
     uint64_t p = task / sw->seeds, seed = sw->seed + task % sw->seeds;
     sim_scenario *sc = NULL;
     sim_error err;
@@ -484,7 +479,7 @@ int rep_sweep_run_task(const rep_sweep *sw, uint64_t task, double *values, char 
     sim_summary *sum = calloc(1, sizeof *sum);
     if (sum == NULL) {
         sim_scenario_free(sc);
-        return fail(msg, msglen, FB_ENOMEM, "out of memory");
+        return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     }
     sim_run_opts opts;
     memset(&opts, 0, sizeof opts);
@@ -759,7 +754,7 @@ static void write_points_csv(FILE *f, const rep_sweep *sw) {
 
 /* ---- JSON ---- */
 
-static void json_str(FILE *f, const char *s) {
+void sweep_json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -787,7 +782,7 @@ static void json_setting(FILE *f, const char *v) {
     if (text)
         fputs(text, f);
     else
-        json_str(f, v);
+        sweep_json_str(f, v);
     cJSON_free(text);
     cJSON_Delete(j);
 }
@@ -798,7 +793,7 @@ static void json_settings(FILE *f, const rep_sweep *sw, uint64_t p) {
         char v[SWEEP_VALUE_MAX];
         sweep_point_value(sw, p, d, v, sizeof v);
         fputs(d ? ", " : "", f);
-        json_str(f, sw->dims[d].key);
+        sweep_json_str(f, sw->dims[d].key);
         fputs(": ", f);
         json_setting(f, v);
     }
@@ -829,9 +824,9 @@ static void write_dims_json(FILE *f, const rep_sweep *sw) {
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         const rep_sweep_dim *dim = &sw->dims[d];
         fputs(d ? ",\n    {\"key\": " : "\n    {\"key\": ", f);
-        json_str(f, dim->key);
+        sweep_json_str(f, dim->key);
         fputs(", \"path\": ", f);
-        json_str(f, sw->paths[d]);
+        sweep_json_str(f, sw->paths[d]);
         if (dim->kind == REP_SWEEP_LIST) {
             fputs(", \"values\": [", f);
             for (uint32_t v = 0; v < dim->value_count; v++) {
@@ -859,11 +854,11 @@ static void write_objective_json(FILE *f, const rep_sweep *sw) {
         return;
     }
     fputs("{\"metric\": ", f);
-    json_str(f, sw->objective);
+    sweep_json_str(f, sw->objective);
     fprintf(f, ", \"sense\": \"%s\", \"subject_to\": [", sw->sense < 0 ? "maximize" : "minimize");
     for (size_t c = 0; c < sw->con_count; c++) {
         fputs(c ? ", " : "", f);
-        json_str(f, sw->cons[c].text);
+        sweep_json_str(f, sw->cons[c].text);
     }
     fprintf(f, "], \"feasible_points\": %" PRIu64 ", \"best\": ", sw->feasible_count);
     json_point_or_null(f, sw->best);
@@ -876,17 +871,17 @@ static void write_objective_json(FILE *f, const rep_sweep *sw) {
 
 static void write_json(FILE *f, const rep_sweep *sw) {
     fputs("{\n  \"fusebox\": ", f);
-    json_str(f, FUSEBOX_VERSION);
+    sweep_json_str(f, FUSEBOX_VERSION);
     fputs(",\n  \"scenario\": ", f);
-    json_str(f, sw->base->name);
+    sweep_json_str(f, sw->base->name);
     fputs(",\n  \"file\": ", f);
-    json_str(f, sw->file);
+    sweep_json_str(f, sw->file);
     fprintf(f, ",\n  \"scenario_fnv1a64\": \"%016" PRIx64 "\",\n  \"variant\": ", sw->hash);
-    json_str(f, sw->variant);
+    sweep_json_str(f, sw->variant);
     fputs(",\n  \"sets\": [", f);
     for (size_t i = 0; i < sw->set_count; i++) {
         fputs(i ? ", " : "", f);
-        json_str(f, sw->sets[i]);
+        sweep_json_str(f, sw->sets[i]);
     }
     fprintf(f, "],\n  \"design\": \"%s\",\n  \"points\": %" PRIu64 ",\n  \"seeds\": [",
             sw->sample ? "latin_hypercube" : "full_factorial", sw->points);
@@ -915,7 +910,7 @@ static void write_json(FILE *f, const rep_sweep *sw) {
             rep_sweep_stat st;
             sweep_point_stat(sw, p, (int)m, &st);
             fputs(m ? ",\n       " : "\n       ", f);
-            json_str(f, sw->metrics[m]);
+            sweep_json_str(f, sw->metrics[m]);
             fputs(": ", f);
             json_stat(f, &st, sw->units[m]);
         }
@@ -928,14 +923,14 @@ static FILE *open_in(const char *dir, const char *name, char *msg, size_t msglen
     char path[1200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     FILE *f = fopen(path, "w");
-    if (f == NULL) fail(msg, msglen, FB_EIO, "cannot write %s: %s", path, strerror(errno));
+    if (f == NULL) sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", path, strerror(errno));
     return f;
 }
 
 static int close_checked(FILE *f, const char *dir, const char *name, char *msg, size_t msglen) {
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad)
-        return fail(msg, msglen, FB_EIO, "cannot write %s/%s: %s", dir, name, strerror(errno));
+        return sweep_fail(msg, msglen, FB_EIO, "cannot write %s/%s: %s", dir, name, strerror(errno));
     return FB_OK;
 }
 
@@ -943,7 +938,7 @@ int rep_sweep_write_outputs(rep_sweep *sw, const char *dir, bool charts, char *m
                             size_t msglen) {
     if (!sw->analysed) {
         int rc = rep_sweep_analyse(sw);
-        if (rc != FB_OK) return fail(msg, msglen, rc, "some runs have no result");
+        if (rc != FB_OK) return sweep_fail(msg, msglen, rc, "some runs have no result");
     }
     static const char *const names[3] = {"sweep.csv", "sweep-points.csv", "sweep.json"};
     for (int i = 0; i < 3; i++) {
@@ -964,7 +959,7 @@ int rep_sweep_write_outputs(rep_sweep *sw, const char *dir, bool charts, char *m
     char *answer = NULL;
     size_t alen = 0;
     FILE *mem = open_memstream(&answer, &alen);
-    if (mem == NULL) return fail(msg, msglen, FB_ENOMEM, "out of memory");
+    if (mem == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     rep_sweep_write_answer(mem, sw);
     fclose(mem);
     rc = sweep_write_html(sw, dir, answer ? answer : "", msg, msglen);
@@ -1165,312 +1160,4 @@ void rep_sweep_write_answer(FILE *f, const rep_sweep *sw) {
         answer_runner_up(f, sw);
     else
         fputs("\nrunner-up: none (only one point is feasible)\n", f);
-}
-
-/* ---- partial files ---- */
-
-static void write_str_array(FILE *f, char *const *v, size_t n) {
-    fputc('[', f);
-    for (size_t i = 0; i < n; i++) {
-        fputs(i ? ", " : "", f);
-        json_str(f, v[i]);
-    }
-    fputc(']', f);
-}
-
-int rep_sweep_write_part(FILE *f, const rep_sweep *sw, uint32_t k, uint32_t n) {
-    fprintf(f, "{\n  \"fusebox_sweep_part\": %d,\n  \"fusebox\": ", PART_FORMAT);
-    json_str(f, FUSEBOX_VERSION);
-    fprintf(f, ",\n  \"shard\": %u,\n  \"shards\": %u,\n  \"sweep\": {\"scenario\": ", k, n);
-    json_str(f, sw->file);
-    fprintf(f, ", \"scenario_fnv1a64\": \"%016" PRIx64 "\", \"variant\": ", sw->hash);
-    json_str(f, sw->variant);
-    fputs(", \"sets\": ", f);
-    write_str_array(f, sw->sets, sw->set_count);
-    fputs(", \"grid\": ", f);
-    write_str_array(f, sw->grid_args, sw->dim_count);
-    fprintf(f,
-            ", \"sample\": %u, \"seed\": \"%" PRIu64 "\", \"seeds\": %u, \"runs\": %" PRIu64 "},\n"
-            "  \"analysis\": {\"objective\": ",
-            sw->sample, sw->seed, sw->seeds, sw->tasks);
-    if (sw->objective[0])
-        json_str(f, sw->objective);
-    else
-        fputs("null", f);
-    fprintf(f, ", \"sense\": %d, \"subject_to\": ", sw->sense);
-    if (sw->subject_to[0])
-        json_str(f, sw->subject_to);
-    else
-        fputs("null", f);
-    fputs(", \"heatmap\": ", f);
-    if (sw->heatmap_given)
-        json_str(f, sw->heatmap);
-    else
-        fputs("null", f);
-    fputs(", \"heatmap_dims\": ", f);
-    if (sw->heatmap_dims[0])
-        json_str(f, sw->heatmap_dims);
-    else
-        fputs("null", f);
-    fputs("},\n  \"metrics\": [", f);
-    for (size_t m = 0; m < sw->metric_count; m++) {
-        fputs(m ? ", " : "", f);
-        json_str(f, sw->metrics[m]);
-    }
-    fputs("],\n  \"scenario_text\": ", f);
-    json_str(f, sw->text);
-    fputs(",\n  \"tasks\": [", f);
-    bool first = true;
-    for (uint64_t t = 0; t < sw->tasks; t++) {
-        if (!rep_sweep_in_shard(t, k, n) || sw->state[t] == 0) continue;
-        fprintf(f, "%s\n    {\"task\": %" PRIu64 ", \"ok\": %s, ", first ? "" : ",", t,
-                sw->state[t] == 1 ? "true" : "false");
-        first = false;
-        if (sw->state[t] != 1) {
-            fputs("\"error\": ", f);
-            json_str(f, sw->errors[t] ? sw->errors[t] : "");
-            fputs(", ", f);
-        }
-        fputs("\"values\": [", f);
-        for (size_t m = 0; m < sw->metric_count; m++) {
-            double v = sw->values[t * sw->metric_count + m];
-            /* %.17g reads back as the same double: merged outputs match unsharded ones */
-            if (isfinite(v))
-                fprintf(f, "%s%.17g", m ? "," : "", v);
-            else
-                fprintf(f, "%snull", m ? "," : "");
-        }
-        fputs("]}", f);
-    }
-    fputs("\n  ]\n}\n", f);
-    return ferror(f) ? FB_EIO : FB_OK;
-}
-
-/* Seeds are written as strings: a JSON number (a double) loses integers above 2^53. */
-static int parse_seed(const char *s, uint64_t *out) {
-    char *end;
-    if (*s < '0' || *s > '9') return FB_EPARSE;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno != 0 || *end != '\0') return FB_EPARSE;
-    *out = v;
-    return FB_OK;
-}
-
-typedef struct part {
-    const char *file;
-    cJSON *root;
-    const cJSON *sweep;
-    uint32_t shard, shards;
-} part;
-
-static const char *json_string_or_null(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static int read_part(const char *file, part *pt, char *msg, size_t msglen) {
-    memset(pt, 0, sizeof *pt);
-    pt->file = file;
-    char *text = NULL;
-    size_t len = 0;
-    int rc = read_file(file, PART_TEXT_MAX, &text, &len, msg, msglen);
-    if (rc != FB_OK) return rc;
-    pt->root = cJSON_ParseWithLength(text, len);
-    free(text);
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(pt->root, "fusebox_sweep_part");
-    if (pt->root == NULL || !cJSON_IsNumber(fmt))
-        return fail(msg, msglen, FB_EINVAL, "%s: not a sweep partial file", file);
-    if (fmt->valueint != PART_FORMAT)
-        return fail(msg, msglen, FB_EINVAL, "%s: partial file format %d, expected %d", file,
-                    fmt->valueint, PART_FORMAT);
-    const cJSON *k = cJSON_GetObjectItemCaseSensitive(pt->root, "shard");
-    const cJSON *n = cJSON_GetObjectItemCaseSensitive(pt->root, "shards");
-    pt->sweep = cJSON_GetObjectItemCaseSensitive(pt->root, "sweep");
-    if (!cJSON_IsNumber(k) || !cJSON_IsNumber(n) || !cJSON_IsObject(pt->sweep) ||
-        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(pt->root, "tasks")) ||
-        !json_string_or_null(pt->root, "scenario_text") || k->valueint < 1 ||
-        n->valueint < k->valueint)
-        return fail(msg, msglen, FB_EINVAL, "%s: damaged sweep partial file", file);
-    pt->shard = (uint32_t)k->valueint;
-    pt->shards = (uint32_t)n->valueint;
-    return FB_OK;
-}
-
-/* The same sweep: same scenario text, same definition, same number of shards. */
-static int check_same_sweep(const part *a, const part *b, char *msg, size_t msglen) {
-    const char *ha = json_string_or_null(a->sweep, "scenario_fnv1a64");
-    const char *hb = json_string_or_null(b->sweep, "scenario_fnv1a64");
-    if (!ha || !hb || strcmp(ha, hb) != 0)
-        return fail(msg, msglen, FB_EINVAL,
-                    "%s and %s are sweeps of different scenario files (content hash %s vs %s)",
-                    a->file, b->file, ha ? ha : "?", hb ? hb : "?");
-    for (const cJSON *x = a->sweep->child; x; x = x->next) {
-        const cJSON *y = cJSON_GetObjectItemCaseSensitive(b->sweep, x->string);
-        if (y == NULL || !cJSON_Compare(x, y, true))
-            return fail(msg, msglen, FB_EINVAL, "%s and %s are different sweeps ('%s' differs)",
-                        a->file, b->file, x->string);
-    }
-    if (cJSON_GetArraySize(a->sweep) != cJSON_GetArraySize(b->sweep))
-        return fail(msg, msglen, FB_EINVAL, "%s and %s are different sweeps", a->file, b->file);
-    if (a->shards != b->shards)
-        return fail(msg, msglen, FB_EINVAL, "%s is shard %u of %u but %s is shard %u of %u",
-                    a->file, a->shard, a->shards, b->file, b->shard, b->shards);
-    if (a->shard == b->shard)
-        return fail(msg, msglen, FB_EINVAL, "%s and %s are both shard %u of %u", a->file, b->file,
-                    a->shard, a->shards);
-    return FB_OK;
-}
-
-static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_args *a,
-                          const char **sets, const char **grids, uint64_t *seed, char *msg,
-                          size_t msglen) {
-    memset(a, 0, sizeof *a);
-    const cJSON *s = pt->sweep, *an = cJSON_GetObjectItemCaseSensitive(pt->root, "analysis");
-    a->scenario_file = json_string_or_null(s, "scenario");
-    a->scenario_text = json_string_or_null(pt->root, "scenario_text");
-    a->variant = json_string_or_null(s, "variant");
-    const cJSON *jsets = cJSON_GetObjectItemCaseSensitive(s, "sets");
-    const cJSON *jgrid = cJSON_GetObjectItemCaseSensitive(s, "grid");
-    const char *js = json_string_or_null(s, "seed");
-    const cJSON *jk = cJSON_GetObjectItemCaseSensitive(s, "seeds");
-    const cJSON *jn = cJSON_GetObjectItemCaseSensitive(s, "sample");
-    if (!a->scenario_file || !a->scenario_text || !a->variant || !cJSON_IsArray(jsets) ||
-        !cJSON_IsArray(jgrid) || !js || parse_seed(js, seed) != FB_OK || !cJSON_IsNumber(jk) ||
-        !cJSON_IsNumber(jn) || cJSON_GetArraySize(jsets) > REP_SWEEP_SETS_MAX ||
-        cJSON_GetArraySize(jgrid) > REP_SWEEP_DIMS_MAX)
-        return fail(msg, msglen, FB_EINVAL, "%s: damaged sweep definition", pt->file);
-    a->scenario_len = strlen(a->scenario_text);
-    char hash[17];
-    snprintf(hash, sizeof hash, "%016" PRIx64, rep_sweep_hash(a->scenario_text, a->scenario_len));
-    const char *stored = json_string_or_null(s, "scenario_fnv1a64");
-    if (!stored || strcmp(stored, hash) != 0)
-        return fail(msg, msglen, FB_EINVAL, "%s: the scenario text does not match its hash",
-                    pt->file);
-    for (const cJSON *e = jsets->child; e; e = e->next) {
-        if (!cJSON_IsString(e)) return fail(msg, msglen, FB_EINVAL, "%s: damaged sets", pt->file);
-        sets[a->set_count++] = e->valuestring;
-    }
-    for (const cJSON *e = jgrid->child; e; e = e->next) {
-        if (!cJSON_IsString(e)) return fail(msg, msglen, FB_EINVAL, "%s: damaged grid", pt->file);
-        grids[a->grid_count++] = e->valuestring;
-    }
-    a->sets = sets;
-    a->grids = grids;
-    a->seed = seed;
-    a->seeds = (uint32_t)jk->valueint;
-    a->sample = (uint32_t)jn->valueint;
-    a->objective = json_string_or_null(an, "objective");
-    const cJSON *sense = cJSON_GetObjectItemCaseSensitive(an, "sense");
-    a->sense = cJSON_IsNumber(sense) ? sense->valueint : 1;
-    a->subject_to = json_string_or_null(an, "subject_to");
-    a->heatmap = json_string_or_null(an, "heatmap");
-    a->heatmap_dims = json_string_or_null(an, "heatmap_dims");
-    if (over) {
-        if (over->objective) {
-            a->objective = over->objective;
-            a->sense = over->sense;
-        }
-        if (over->subject_to) a->subject_to = over->subject_to;
-        if (over->heatmap) a->heatmap = over->heatmap;
-        if (over->heatmap_dims) a->heatmap_dims = over->heatmap_dims;
-    }
-    return FB_OK;
-}
-
-static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
-    const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(pt->root, "metrics");
-    if ((size_t)cJSON_GetArraySize(metrics) != sw->metric_count)
-        return fail(msg, msglen, FB_EINVAL, "%s: written by another version (metrics differ)",
-                    pt->file);
-    size_t m = 0;
-    for (const cJSON *e = metrics->child; e; e = e->next, m++)
-        if (!cJSON_IsString(e) || strcmp(e->valuestring, sw->metrics[m]) != 0)
-            return fail(msg, msglen, FB_EINVAL, "%s: written by another version (metrics differ)",
-                        pt->file);
-    double *v = malloc(sw->metric_count * sizeof *v);
-    if (v == NULL) return fail(msg, msglen, FB_ENOMEM, "out of memory");
-    int rc = FB_OK;
-    uint64_t count = 0;
-    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(pt->root, "tasks");
-    for (const cJSON *e = tasks->child; e && rc == FB_OK; e = e->next) {
-        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "task");
-        const cJSON *ok = cJSON_GetObjectItemCaseSensitive(e, "ok");
-        const cJSON *vals = cJSON_GetObjectItemCaseSensitive(e, "values");
-        if (!cJSON_IsNumber(t) || !cJSON_IsBool(ok) || !cJSON_IsArray(vals) ||
-            (size_t)cJSON_GetArraySize(vals) != sw->metric_count || t->valuedouble < 0 ||
-            t->valuedouble >= (double)sw->tasks) {
-            rc = fail(msg, msglen, FB_EINVAL, "%s: damaged task", pt->file);
-            break;
-        }
-        uint64_t task = (uint64_t)t->valuedouble;
-        if (!rep_sweep_in_shard(task, pt->shard, pt->shards))
-            rc = fail(msg, msglen, FB_EINVAL, "%s: run %" PRIu64 " does not belong to shard %u/%u",
-                      pt->file, task, pt->shard, pt->shards);
-        else if (sw->state[task] != 0)
-            rc = fail(msg, msglen, FB_EINVAL, "%s: run %" PRIu64 " is listed twice", pt->file,
-                      task);
-        if (rc != FB_OK) break;
-        m = 0;
-        for (const cJSON *x = vals->child; x; x = x->next, m++)
-            v[m] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
-        rep_sweep_set_result(sw, task, cJSON_IsTrue(ok) ? FB_OK : FB_ESTATE, v,
-                             json_string_or_null(e, "error"));
-        count++;
-    }
-    free(v);
-    uint64_t expected = 0;
-    for (uint64_t t = 0; t < sw->tasks; t++) expected += rep_sweep_in_shard(t, pt->shard, pt->shards);
-    if (rc == FB_OK && count != expected)
-        rc = fail(msg, msglen, FB_EINVAL,
-                  "%s: shard %u/%u holds %" PRIu64 " of its %" PRIu64 " runs (did it finish?)",
-                  pt->file, pt->shard, pt->shards, count, expected);
-    return rc;
-}
-
-int rep_sweep_merge(const char *const *files, size_t n, const rep_sweep_args *analysis,
-                    rep_sweep **out, char *msg, size_t msglen) {
-    *out = NULL;
-    if (n == 0) return fail(msg, msglen, FB_EINVAL, "no partial files given");
-    part *parts = calloc(n, sizeof *parts);
-    if (parts == NULL) return fail(msg, msglen, FB_ENOMEM, "out of memory");
-    rep_sweep *sw = NULL;
-    int rc = FB_OK;
-    for (size_t i = 0; i < n && rc == FB_OK; i++) {
-        rc = read_part(files[i], &parts[i], msg, msglen);
-        for (size_t j = 0; j < i && rc == FB_OK; j++)
-            rc = check_same_sweep(&parts[j], &parts[i], msg, msglen);
-    }
-    if (rc == FB_OK && n != parts[0].shards) {
-        char missing[512] = "";
-        for (uint32_t k = 1; k <= parts[0].shards && strlen(missing) < 400; k++) {
-            bool have = false;
-            for (size_t i = 0; i < n; i++) have = have || parts[i].shard == k;
-            if (!have)
-                snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%u",
-                         missing[0] ? ", " : "", k);
-        }
-        rc = fail(msg, msglen, FB_EINVAL, "the sweep has %u shards; missing shard%s %s of %u",
-                  parts[0].shards, strchr(missing, ',') ? "s" : "", missing, parts[0].shards);
-    }
-    /* shard 1's analysis options, whatever the order of the files */
-    size_t first = 0;
-    for (size_t i = 0; i < n && rc == FB_OK; i++)
-        if (parts[i].shard < parts[first].shard) first = i;
-    if (rc == FB_OK) {
-        rep_sweep_args a;
-        const char *sets[REP_SWEEP_SETS_MAX], *grids[REP_SWEEP_DIMS_MAX];
-        uint64_t seed;
-        rc = args_from_part(&parts[first], analysis, &a, sets, grids, &seed, msg, msglen);
-        if (rc == FB_OK) rc = rep_sweep_create(&a, &sw, msg, msglen);
-    }
-    for (size_t i = 0; i < n && rc == FB_OK; i++) rc = load_tasks(sw, &parts[i], msg, msglen);
-    for (size_t i = 0; i < n; i++) cJSON_Delete(parts[i].root);
-    free(parts);
-    if (rc != FB_OK) {
-        rep_sweep_destroy(sw);
-        return rc;
-    }
-    *out = sw;
-    return FB_OK;
 }

@@ -73,6 +73,15 @@ void sweep_point_label(const rep_sweep *sw, uint64_t p, char *buf, size_t len);
 /* True when larger values of the metric are better (success_rate...). */
 bool sweep_higher_is_better(const rep_sweep *sw, const char *metric);
 
+/* Fill msg (printf-style) and return rc. */
+int sweep_fail(char *msg, size_t msglen, int rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A whole file into a malloc'd, NUL-terminated buffer; FB_ECAP above max bytes. */
+int sweep_read_file(const char *path, size_t max, char **out, size_t *len, char *msg,
+                    size_t msglen);
+/* A JSON string literal. */
+void sweep_json_str(FILE *f, const char *s);
+
 /* sweep_charts.c: charts in dir/charts and dir/sweep.html (answer: the answer text). */
 int sweep_write_charts(const rep_sweep *sw, const char *dir, char *msg, size_t msglen);
 int sweep_write_html(const rep_sweep *sw, const char *dir, const char *answer, char *msg,
