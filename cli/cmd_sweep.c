@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/sweep_opts.h"
+#include "reports/report.h"
 #include "reports/sweep.h"
 
 #define JOBS_MAX 256
@@ -80,14 +81,17 @@ static void progress_show(progress *pg, bool force) {
     if (!force && t - pg->last_s < 0.1) return;
     pg->last_s = t;
     double elapsed = t - pg->start_s, frac = pg->total ? (double)pg->done / (double)pg->total : 1;
-    char bar[31];
+    char bar[31], took[32], eta[32] = "";
     int fill = (int)(frac * 30);
     for (int i = 0; i < 30; i++) bar[i] = i < fill ? '#' : '.';
     bar[30] = '\0';
-    fprintf(stderr, "\r  [%s] %llu/%llu runs %3.0f%%  %.0fs", bar, (unsigned long long)pg->done,
-            (unsigned long long)pg->total, 100 * frac, elapsed);
-    if (pg->done > 0 && pg->done < pg->total)
-        fprintf(stderr, "  ETA %.0fs  ", elapsed / frac - elapsed);
+    rep_format_duration(took, sizeof took, elapsed * 1e6);
+    if (pg->done > 0 && pg->done < pg->total) {
+        strcpy(eta, "  ETA ");
+        rep_format_duration(eta + 6, sizeof eta - 6, (elapsed / frac - elapsed) * 1e6);
+    }
+    fprintf(stderr, "\r  [%s] %llu/%llu runs %3.0f%%  %s%s\033[K", bar,
+            (unsigned long long)pg->done, (unsigned long long)pg->total, 100 * frac, took, eta);
     fflush(stderr);
 }
 
@@ -129,7 +133,7 @@ static int read_full(int fd, void *buf, size_t len) {
     return 1;
 }
 
-static void worker(const rep_sweep *sw, const uint64_t *tasks, size_t ntasks, size_t w,
+_Noreturn static void worker(const rep_sweep *sw, const uint64_t *tasks, size_t ntasks, size_t w,
                    size_t jobs, int fd) {
     size_t m = rep_sweep_metric_count(sw), size = sizeof(record) + m * sizeof(double);
     char *buf = malloc(size);
@@ -144,7 +148,8 @@ static void worker(const rep_sweep *sw, const uint64_t *tasks, size_t ntasks, si
         if (write_full(fd, buf, size) != 0) _exit(3);
     }
     free(buf);
-    _exit(0);
+    /* exit, not _exit: stdio was flushed before the fork, and LeakSanitizer checks workers too */
+    exit(0);
 }
 
 static int collect(rep_sweep *sw, struct pollfd *pfd, size_t jobs, progress *pg) {
