@@ -134,7 +134,7 @@ static int read_full(int fd, void *buf, size_t len) {
 }
 
 _Noreturn static void worker(const rep_sweep *sw, const uint64_t *tasks, size_t ntasks, size_t w,
-                   size_t jobs, int fd) {
+                             size_t jobs, int fd) {
     size_t m = rep_sweep_metric_count(sw), size = sizeof(record) + m * sizeof(double);
     char *buf = malloc(size);
     if (buf == NULL) _exit(3);
@@ -142,8 +142,8 @@ _Noreturn static void worker(const rep_sweep *sw, const uint64_t *tasks, size_t 
         record rec;
         memset(&rec, 0, sizeof rec);
         rec.task = tasks[i];
-        rec.status = rep_sweep_run_task(sw, tasks[i], (double *)(buf + sizeof rec), rec.msg,
-                                        sizeof rec.msg);
+        rec.status =
+            rep_sweep_run_task(sw, tasks[i], (double *)(buf + sizeof rec), rec.msg, sizeof rec.msg);
         memcpy(buf, &rec, sizeof rec);
         if (write_full(fd, buf, size) != 0) _exit(3);
     }
@@ -302,8 +302,7 @@ static int parse_args(int argc, char **argv, sweep_opts *o) {
                 return CLI_BAD_INPUT;
         } else if (cli_opt(argc, argv, &i, NULL, "--seeds", &val)) {
             if (val == NULL) return cli_missing("sweep", a);
-            if (parse_u32(a, val, REP_SWEEP_SEEDS_MAX, &o->a.seeds) != CLI_OK)
-                return CLI_BAD_INPUT;
+            if (parse_u32(a, val, REP_SWEEP_SEEDS_MAX, &o->a.seeds) != CLI_OK) return CLI_BAD_INPUT;
         } else if (cli_opt(argc, argv, &i, NULL, "--seed", &val)) {
             if (val == NULL) return cli_missing("sweep", a);
             if (cli_parse_u64(val, &o->seed) != 0)
@@ -379,8 +378,7 @@ int cmd_sweep(int argc, char **argv) {
     }
     rep_sweep *sw = NULL;
     char msg[2048];
-    if (rep_sweep_create(&o.a, &sw, msg, sizeof msg) != FB_OK)
-        return cli_bad("sweep", "%s", msg);
+    if (rep_sweep_create(&o.a, &sw, msg, sizeof msg) != FB_OK) return cli_bad("sweep", "%s", msg);
     char dir[1024];
     if (o.out)
         snprintf(dir, sizeof dir, "%s", o.out);

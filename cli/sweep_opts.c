@@ -14,6 +14,8 @@ const char cli_sweep_analysis_help[] =
     "      --subject-to LIST    constraints on the point's means, comma-separated:\n"
     "                           \"success_rate>=0.999,latency_p99<=10s\" (>=, <=, >, <;\n"
     "                           durations with units, ratios as 0.999 or 99.9%)\n"
+    "      --strict             judge the constraints on the 95% CI's far end, not\n"
+    "                           on the mean (a point must pass on every likely value)\n"
     "      --heatmap METRIC     the heatmap's metric (default: the objective, else\n"
     "                           blast_radius)\n"
     "      --heatmap-dims K1,K2 the heatmap's two --grid keys (default: the first two)\n";
@@ -31,6 +33,10 @@ int cli_sweep_analysis_opt(const char *cmd, int argc, char **argv, int *i, rep_s
     if (cli_opt(argc, argv, i, NULL, "--subject-to", &val)) {
         if (val == NULL) return cli_missing(cmd, a0);
         a->subject_to = val;
+        return 1;
+    }
+    if (strcmp(a0, "--strict") == 0) {
+        a->strict = true;
         return 1;
     }
     if (cli_opt(argc, argv, i, NULL, "--heatmap-dims", &val)) {

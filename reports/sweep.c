@@ -23,9 +23,8 @@ static const char *const pareto_metrics[3] = {"blast_radius", "cost_usd", "laten
 
 /* First path segments that make a --grid key absolute (the scenario's top level). */
 static const char *const top_keys[] = {
-    "$schema", "name",   "description", "incident", "duration", "tick",      "traffic", "pods",
-    "providers", "policy", "variants",  "slo",      "spillover", "limits",   "expect",  NULL};
-
+    "$schema",   "name",   "description", "incident", "duration",  "tick",   "traffic", "pods",
+    "providers", "policy", "variants",    "slo",      "spillover", "limits", "expect",  NULL};
 
 int sweep_fail(char *msg, size_t msglen, int rc, const char *fmt, ...) {
     va_list ap;
@@ -38,7 +37,8 @@ int sweep_fail(char *msg, size_t msglen, int rc, const char *fmt, ...) {
 int sweep_read_file(const char *path, size_t max, char **out, size_t *len, char *msg,
                     size_t msglen) {
     FILE *f = fopen(path, "rb");
-    if (f == NULL) return sweep_fail(msg, msglen, FB_EIO, "%s: cannot open: %s", path, strerror(errno));
+    if (f == NULL)
+        return sweep_fail(msg, msglen, FB_EIO, "%s: cannot open: %s", path, strerror(errno));
     size_t cap = 65536, n = 0;
     char *buf = malloc(cap + 1);
     int rc = FB_OK;
@@ -170,8 +170,9 @@ static int validate_points(rep_sweep *sw, char *msg, size_t msglen) {
         if (d >= 0) {
             char v[SWEEP_VALUE_MAX];
             sweep_point_value(sw, p, (uint32_t)d, v, sizeof v);
-            return sweep_fail(msg, msglen, FB_EINVAL, "--grid %s: value '%s' (point %" PRIu64 "): %s",
-                        sw->dims[d].key, v, p, where);
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "--grid %s: value '%s' (point %" PRIu64 "): %s", sw->dims[d].key, v,
+                              p, where);
         }
         return sweep_fail(msg, msglen, FB_EINVAL, "point %" PRIu64 " (%s): %s", p, label, where);
     }
@@ -201,11 +202,12 @@ static int add_dims(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t ms
         if (sw->grid_args[i] == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
         if (strcmp(dim->key, "seed") == 0)
             return sweep_fail(msg, msglen, FB_EINVAL,
-                        "--grid seed: seeds are not a setting; use --seeds K (and --seed N)");
+                              "--grid seed: seeds are not a setting; use --seeds K (and --seed N)");
         for (uint32_t v = 0; v < dim->value_count; v++)
             if (strlen(dim->values[v]) >= SWEEP_VALUE_MAX)
-                return sweep_fail(msg, msglen, FB_EINVAL, "--grid %s: a value is longer than %d bytes",
-                            dim->key, SWEEP_VALUE_MAX - 1);
+                return sweep_fail(msg, msglen, FB_EINVAL,
+                                  "--grid %s: a value is longer than %d bytes", dim->key,
+                                  SWEEP_VALUE_MAX - 1);
         sw->absolute[i] = is_top_key(dim->key);
         if (sw->absolute[i])
             snprintf(sw->paths[i], SWEEP_PATH_MAX, "%s", dim->key);
@@ -216,11 +218,11 @@ static int add_dims(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t ms
         for (size_t j = 0; j < i; j++)
             if (strcmp(sw->paths[j], sw->paths[i]) == 0)
                 return sweep_fail(msg, msglen, FB_EINVAL, "--grid %s: the key is swept twice",
-                            dim->key);
+                                  dim->key);
         if (a->sample == 0 && dim->kind == REP_SWEEP_RANGE)
             return sweep_fail(msg, msglen, FB_EINVAL,
-                        "--grid %s: a range needs --sample N (or list the values: a,b,c)",
-                        a->grids[i]);
+                              "--grid %s: a range needs --sample N (or list the values: a,b,c)",
+                              a->grids[i]);
     }
     return FB_OK;
 }
@@ -242,10 +244,10 @@ static int size_sweep(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t 
     sw->points = points;
     if (points > REP_SWEEP_TASKS_MAX || points * sw->seeds > REP_SWEEP_TASKS_MAX)
         return sweep_fail(msg, msglen, FB_ECAP,
-                    "the sweep has %s%" PRIu64 " points x %u seeds; the cap is %d runs (use "
-                    "fewer values, --sample N or fewer --seeds)",
-                    points > REP_SWEEP_TASKS_MAX ? "over " : "", points, sw->seeds,
-                    REP_SWEEP_TASKS_MAX);
+                          "the sweep has %s%" PRIu64 " points x %u seeds; the cap is %d runs (use "
+                          "fewer values, --sample N or fewer --seeds)",
+                          points > REP_SWEEP_TASKS_MAX ? "over " : "", points, sw->seeds,
+                          REP_SWEEP_TASKS_MAX);
     sw->tasks = points * sw->seeds;
     if (sw->sample > 0) {
         sw->u = malloc(points * sw->dim_count * sizeof *sw->u);
@@ -287,7 +289,7 @@ static int set_analysis(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_
     if (a->objective) {
         if (rep_sweep_check_metric(sw->base, a->objective, NULL, m, sizeof m) != FB_OK)
             return sweep_fail(msg, msglen, FB_EINVAL, "--%s: %s",
-                        a->sense < 0 ? "maximize" : "minimize", m);
+                              a->sense < 0 ? "maximize" : "minimize", m);
         snprintf(sw->objective, sizeof sw->objective, "%s", a->objective);
         sw->sense = a->sense < 0 ? -1 : 1;
     }
@@ -295,9 +297,10 @@ static int set_analysis(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_
         if (strlen(a->subject_to) >= sizeof sw->subject_to)
             return sweep_fail(msg, msglen, FB_EINVAL, "--subject-to: too long");
         snprintf(sw->subject_to, sizeof sw->subject_to, "%s", a->subject_to);
-        int rc = rep_sweep_parse_constraints(a->subject_to, sw->base, sw->cons,
-                                             REP_SWEEP_CONSTRAINTS_MAX, &sw->con_count, msg,
-                                             msglen);
+        sw->strict = a->strict;
+        int rc =
+            rep_sweep_parse_constraints(a->subject_to, sw->base, sw->cons,
+                                        REP_SWEEP_CONSTRAINTS_MAX, &sw->con_count, msg, msglen);
         if (rc != FB_OK) return rc;
     }
     const char *heat = a->heatmap ? a->heatmap : sw->objective[0] ? sw->objective : NULL;
@@ -322,8 +325,8 @@ static int set_analysis(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_
                 if (strcmp(sw->dims[d].key, names[k]) == 0) idx[k] = (int)d;
         for (int k = 0; k < 2; k++)
             if (idx[k] < 0)
-                return sweep_fail(msg, msglen, FB_EINVAL, "--heatmap-dims: '%s' is not a --grid key",
-                            names[k]);
+                return sweep_fail(msg, msglen, FB_EINVAL,
+                                  "--heatmap-dims: '%s' is not a --grid key", names[k]);
         if (idx[0] == idx[1])
             return sweep_fail(msg, msglen, FB_EINVAL, "--heatmap-dims: two different keys, please");
         sw->heat_x = idx[0];
@@ -341,8 +344,9 @@ static int resolve_variant(rep_sweep *sw, const char *variant, char *msg, size_t
             if (i) strcat(names, ", ");
             strcat(names, b->variants[i].name);
         }
-        return sweep_fail(msg, msglen, FB_EINVAL, "--variant: %s has no variant named '%s' (it has: %s)",
-                    sw->file, variant, names);
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "--variant: %s has no variant named '%s' (it has: %s)", sw->file, variant,
+                          names);
     }
     snprintf(sw->variant, sizeof sw->variant, "%s", b->variants[v].name);
     sw->has_variants = cJSON_GetObjectItemCaseSensitive((const cJSON *)b->json, "variants") != NULL;
@@ -367,7 +371,8 @@ int rep_sweep_create(const rep_sweep_args *a, rep_sweep **out, char *msg, size_t
         sw->text[a->scenario_len] = '\0';
         sw->text_len = a->scenario_len;
     } else {
-        rc = sweep_read_file(a->scenario_file, SCENARIO_TEXT_MAX, &sw->text, &sw->text_len, msg, msglen);
+        rc = sweep_read_file(a->scenario_file, SCENARIO_TEXT_MAX, &sw->text, &sw->text_len, msg,
+                             msglen);
         if (rc != FB_OK) goto destroy;
     }
     sw->hash = rep_sweep_hash(sw->text, sw->text_len);
@@ -530,12 +535,24 @@ static double point_mean(const rep_sweep *sw, uint64_t p, const char *metric) {
     return st.mean;
 }
 
+/*
+ * The value a constraint is judged on: the mean, or with strict the end of
+ * the 95% CI nearest to failing (the mean when there is no CI).
+ */
+static double judged_value(const rep_sweep *sw, const rep_sweep_stat *st,
+                           const rep_sweep_constraint *k) {
+    if (!sw->strict || st->n < 2) return st->mean;
+    return k->op == REP_SWEEP_GE || k->op == REP_SWEEP_GT ? st->ci_low : st->ci_high;
+}
+
 /* How far a point is from satisfying the constraints: relative shortfalls, summed. */
 static double violation(const rep_sweep *sw, uint64_t p) {
     double total = 0;
     for (size_t c = 0; c < sw->con_count; c++) {
         const rep_sweep_constraint *k = &sw->cons[c];
-        double v = point_mean(sw, p, k->metric);
+        rep_sweep_stat st;
+        sweep_point_stat(sw, p, sweep_metric_index(sw, k->metric), &st);
+        double v = judged_value(sw, &st, k);
         if (isnan(v)) return INFINITY;
         if (rep_sweep_constraint_holds(k, v)) continue;
         double scale = fabs(k->value) > 0 ? fabs(k->value) : 1;
@@ -618,9 +635,9 @@ bool rep_sweep_infeasible(const rep_sweep *sw) {
 
 bool sweep_higher_is_better(const rep_sweep *sw, const char *metric) {
     if (sw->objective[0] && strcmp(metric, sw->objective) == 0) return sw->sense < 0;
-    static const char *const higher[] = {"success_rate",    "availability",     "successes",
-                                         "success_primary", "success_fallback", "recovered",
-                                         "fallback_rate",   NULL};
+    static const char *const higher[] = {
+        "success_rate",     "availability", "successes",     "success_primary",
+        "success_fallback", "recovered",    "fallback_rate", NULL};
     for (const char *const *h = higher; *h; h++)
         if (strcmp(*h, metric) == 0) return true;
     return false;
@@ -835,8 +852,9 @@ static void write_dims_json(FILE *f, const rep_sweep *sw) {
             }
             fputs("]}", f);
         } else {
-            fprintf(f, ", \"range\": {\"low\": %.17g, \"high\": %.17g, \"type\": \"%s\", "
-                       "\"scale\": \"%s\"}}",
+            fprintf(f,
+                    ", \"range\": {\"low\": %.17g, \"high\": %.17g, \"type\": \"%s\", "
+                    "\"scale\": \"%s\"}}",
                     dim->lo, dim->hi,
                     dim->type == REP_SWEEP_DURATION  ? "duration_us"
                     : dim->type == REP_SWEEP_INTEGER ? "integer"
@@ -855,7 +873,8 @@ static void write_objective_json(FILE *f, const rep_sweep *sw) {
     }
     fputs("{\"metric\": ", f);
     sweep_json_str(f, sw->objective);
-    fprintf(f, ", \"sense\": \"%s\", \"subject_to\": [", sw->sense < 0 ? "maximize" : "minimize");
+    fprintf(f, ", \"sense\": \"%s\", \"judged_on\": \"%s\", \"subject_to\": [",
+            sw->sense < 0 ? "maximize" : "minimize", sw->strict ? "ci95" : "mean");
     for (size_t c = 0; c < sw->con_count; c++) {
         fputs(c ? ", " : "", f);
         sweep_json_str(f, sw->cons[c].text);
@@ -930,12 +949,12 @@ static FILE *open_in(const char *dir, const char *name, char *msg, size_t msglen
 static int close_checked(FILE *f, const char *dir, const char *name, char *msg, size_t msglen) {
     bool bad = ferror(f) != 0;
     if (fclose(f) != 0 || bad)
-        return sweep_fail(msg, msglen, FB_EIO, "cannot write %s/%s: %s", dir, name, strerror(errno));
+        return sweep_fail(msg, msglen, FB_EIO, "cannot write %s/%s: %s", dir, name,
+                          strerror(errno));
     return FB_OK;
 }
 
-int rep_sweep_write_outputs(rep_sweep *sw, const char *dir, bool charts, char *msg,
-                            size_t msglen) {
+int rep_sweep_write_outputs(rep_sweep *sw, const char *dir, bool charts, char *msg, size_t msglen) {
     if (!sw->analysed) {
         int rc = rep_sweep_analyse(sw);
         if (rc != FB_OK) return sweep_fail(msg, msglen, rc, "some runs have no result");
@@ -986,11 +1005,15 @@ static void answer_metric(FILE *f, const rep_sweep *sw, uint64_t p, const char *
     for (size_t c = 0; c < sw->con_count; c++) {
         const rep_sweep_constraint *k = &sw->cons[c];
         if (strcmp(k->metric, metric) != 0) continue;
-        bool ok = rep_sweep_constraint_holds(k, st.mean);
+        bool ok = rep_sweep_constraint_holds(k, judged_value(sw, &st, k));
         bool sure = st.n >= 2 && rep_sweep_constraint_holds(k, st.ci_low) &&
                     rep_sweep_constraint_holds(k, st.ci_high);
         fprintf(f, "   %s: %s", k->text,
-                !ok ? "VIOLATED" : sure || st.n < 2 ? "ok" : "ok on the mean; the CI crosses it");
+                !ok                ? (sw->strict && rep_sweep_constraint_holds(k, st.mean)
+                                          ? "VIOLATED by the CI (--strict)"
+                                          : "VIOLATED")
+                : sure || st.n < 2 ? "ok"
+                                   : "ok on the mean; the CI crosses it");
     }
     fputc('\n', f);
 }
@@ -1026,11 +1049,10 @@ static void answer_policy(FILE *f, const rep_sweep *sw, uint64_t p) {
     sim_error err;
     if (load_point(sw, p, NULL, &sc, &err) != FB_OK) return;
     const cJSON *root = sc->json;
-    const cJSON *pol =
-        sw->has_variants
-            ? cJSON_GetObjectItemCaseSensitive(
-                  cJSON_GetObjectItemCaseSensitive(root, "variants"), sw->variant)
-            : cJSON_GetObjectItemCaseSensitive(root, "policy");
+    const cJSON *pol = sw->has_variants
+                           ? cJSON_GetObjectItemCaseSensitive(
+                                 cJSON_GetObjectItemCaseSensitive(root, "variants"), sw->variant)
+                           : cJSON_GetObjectItemCaseSensitive(root, "policy");
     cJSON *empty = pol ? NULL : cJSON_CreateObject();
     char *pretty = cJSON_Print(pol ? pol : empty);
     char *line = cJSON_PrintUnformatted(pol ? pol : empty);
@@ -1097,8 +1119,7 @@ static void answer_runner_up(FILE *f, const rep_sweep *sw) {
     sweep_format_human(b, sizeof b, fabs(diff.mean), sw->units[m]);
     fprintf(f, "\nrunner-up: point %" PRIu64 "  %s\n  %s %s, %s %s than the best", ru, label,
             sw->objective, a, b, (diff.mean > 0) == (sw->sense > 0) ? "worse" : "better");
-    if (sb.mean != 0 && !isnan(sb.mean))
-        fprintf(f, " (%.2f%%)", 100 * fabs(diff.mean / sb.mean));
+    if (sb.mean != 0 && !isnan(sb.mean)) fprintf(f, " (%.2g%%)", 100 * fabs(diff.mean / sb.mean));
     if (n >= 2) {
         sweep_format_human(c, sizeof c, diff.ci_low, sw->units[m]);
         sweep_format_human(d, sizeof d, diff.ci_high, sw->units[m]);
@@ -1120,8 +1141,9 @@ void rep_sweep_write_answer(FILE *f, const rep_sweep *sw) {
     if (sw->failed > 0)
         fprintf(f, "%" PRIu64 " runs failed and are left out of the statistics\n", sw->failed);
     if (!sw->objective[0]) {
-        fprintf(f, "Pareto front (blast_radius, cost_usd, latency_p99, all minimised): %" PRIu64
-                   " of %" PRIu64 " points\n",
+        fprintf(f,
+                "Pareto front (blast_radius, cost_usd, latency_p99, all minimised): %" PRIu64
+                " of %" PRIu64 " points\n",
                 sw->pareto_count, sw->points);
         uint64_t shown = 0;
         for (uint64_t p = 0; p < sw->points && shown < 10; p++) {
@@ -1142,6 +1164,7 @@ void rep_sweep_write_answer(FILE *f, const rep_sweep *sw) {
     fprintf(f, "objective: %s %s", sw->sense < 0 ? "maximise" : "minimise", sw->objective);
     for (size_t c = 0; c < sw->con_count; c++)
         fprintf(f, "%s%s", c ? ", " : " subject to ", sw->cons[c].text);
+    if (sw->con_count) fputs(sw->strict ? " (judged on the 95% CI)" : " (judged on the mean)", f);
     fprintf(f, "\nfeasible: %" PRIu64 " of %" PRIu64 " points\n", sw->feasible_count, sw->points);
     if (sw->best < 0) {
         fprintf(f, "\nno point satisfies %s\n", sw->subject_to[0] ? sw->subject_to : "the run");

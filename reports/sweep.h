@@ -87,8 +87,8 @@ double rep_sweep_t975(uint32_t df);
 
 typedef struct rep_sweep_stat {
     uint32_t n;
-    double mean, sd;          /* sd: sample standard deviation (n - 1) */
-    double ci_low, ci_high;   /* mean -/+ t975(n - 1) * sd / sqrt(n); NAN when n < 2 */
+    double mean, sd;        /* sd: sample standard deviation (n - 1) */
+    double ci_low, ci_high; /* mean -/+ t975(n - 1) * sd / sqrt(n); NAN when n < 2 */
 } rep_sweep_stat;
 
 /* Mean, sd and 95% confidence interval of x[0..n) (summed in order). */
@@ -103,12 +103,17 @@ void rep_sweep_pareto(const double *obj, size_t n, size_t m, bool *front);
 
 /* ---- constraints: --subject-to "success_rate>=0.999,latency_p99<=10s" ---- */
 
-typedef enum rep_sweep_op { REP_SWEEP_GE = 0, REP_SWEEP_LE, REP_SWEEP_GT, REP_SWEEP_LT } rep_sweep_op;
+typedef enum rep_sweep_op {
+    REP_SWEEP_GE = 0,
+    REP_SWEEP_LE,
+    REP_SWEEP_GT,
+    REP_SWEEP_LT
+} rep_sweep_op;
 
 typedef struct rep_sweep_constraint {
     char metric[REP_SWEEP_METRIC_MAX];
     rep_sweep_op op;
-    double value; /* in the metric's unit (durations in microseconds) */
+    double value;                 /* in the metric's unit (durations in microseconds) */
     char text[REP_SWEEP_KEY_MAX]; /* as written, trimmed */
 } rep_sweep_constraint;
 
@@ -118,9 +123,8 @@ typedef struct rep_sweep_constraint {
  * typo); VALUE is a duration for duration metrics ("10s"), a number or a
  * percentage ("99.9%") for ratios, a number (optionally "$") for money.
  */
-int rep_sweep_parse_constraints(const char *text, const sim_scenario *sc,
-                                rep_sweep_constraint *out, size_t max, size_t *count, char *msg,
-                                size_t msglen);
+int rep_sweep_parse_constraints(const char *text, const sim_scenario *sc, rep_sweep_constraint *out,
+                                size_t max, size_t *count, char *msg, size_t msglen);
 bool rep_sweep_constraint_holds(const rep_sweep_constraint *c, double v);
 
 /* Check a metric name against rep_metric_value (with its did-you-mean message). */
@@ -147,6 +151,7 @@ typedef struct rep_sweep_args {
     const char *objective; /* metric, or NULL */
     int sense;             /* +1 minimise, -1 maximise */
     const char *subject_to;
+    bool strict;              /* constraints must hold at the pessimistic end of the 95% CI */
     const char *heatmap;      /* metric; NULL: the objective, else blast_radius */
     const char *heatmap_dims; /* "KEY1,KEY2"; NULL: the first two dimensions */
 } rep_sweep_args;
@@ -196,8 +201,7 @@ void rep_sweep_write_answer(FILE *f, const rep_sweep *sw);
  * DIR/sweep.csv, sweep-points.csv, sweep.json and (charts true) the gnuplot
  * charts in DIR/charts/ and DIR/sweep.html.
  */
-int rep_sweep_write_outputs(rep_sweep *sw, const char *dir, bool charts, char *msg,
-                            size_t msglen);
+int rep_sweep_write_outputs(rep_sweep *sw, const char *dir, bool charts, char *msg, size_t msglen);
 
 /* The partial file of shard k of n: the sweep's definition and its tasks' results. */
 int rep_sweep_write_part(FILE *f, const rep_sweep *sw, uint32_t k, uint32_t n);

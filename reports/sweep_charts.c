@@ -146,7 +146,8 @@ static void gp_axis(FILE *f, const rep_sweep *sw, uint32_t d, const char *axis) 
 }
 
 /* The point that differs from `ref` only in dimensions x and y (full factorial). */
-static uint64_t grid_point(const rep_sweep *sw, uint64_t ref, int x, uint32_t i, int y, uint32_t j) {
+static uint64_t grid_point(const rep_sweep *sw, uint64_t ref, int x, uint32_t i, int y,
+                           uint32_t j) {
     uint64_t p = 0, stride = 1;
     for (uint32_t d = sw->dim_count; d-- > 0;) {
         uint32_t n = sw->dims[d].value_count;
@@ -264,8 +265,9 @@ static void write_scatter_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int 
           "lw 2 lc palette title 'violates the constraints'",
           gp);
     if (sw->best >= 0)
-        fprintf(gp, ", '-' using 1:2 with points pt 3 ps 3 lw 2 lc rgb '#000000' title 'best'\n"
-                    "%.9g %.9g\ne",
+        fprintf(gp,
+                ", '-' using 1:2 with points pt 4 ps 3 lw 2 lc rgb '#000000' title 'best'\n"
+                "%.9g %.9g\ne",
                 axis_pos(sw, (uint64_t)sw->best, (uint32_t)x),
                 axis_pos(sw, (uint64_t)sw->best, (uint32_t)y));
     fputc('\n', gp);
@@ -323,7 +325,7 @@ static void write_pareto(FILE *gp, FILE *dat, const rep_sweep *sw) {
           "title 'Pareto front (colour: p99)'",
           gp);
     if (sw->best >= 0)
-        fputs(", '' using 1:($5==1?$2:1/0) with points pt 3 ps 3.5 lw 2 lc rgb '#000000' "
+        fputs(", '' using 1:($5==1?$2:1/0) with points pt 4 ps 3.5 lw 2 lc rgb '#000000' "
               "title 'best'",
               gp);
     fputc('\n', gp);
@@ -438,8 +440,8 @@ static int html_png(FILE *f, const char *path, const char *alt) {
     unsigned char buf[3];
     size_t n;
     while ((n = fread(buf, 1, 3, in)) > 0) {
-        uint32_t v = (uint32_t)buf[0] << 16 | (n > 1 ? (uint32_t)buf[1] << 8 : 0) |
-                     (n > 2 ? buf[2] : 0);
+        uint32_t v =
+            (uint32_t)buf[0] << 16 | (n > 1 ? (uint32_t)buf[1] << 8 : 0) | (n > 2 ? buf[2] : 0);
         fputc(b64[v >> 18 & 63], f);
         fputc(b64[v >> 12 & 63], f);
         fputc(n > 1 ? b64[v >> 6 & 63] : '=', f);
@@ -533,8 +535,7 @@ static void html_table(FILE *f, const rep_sweep *sw, const rank *rows, size_t n)
 }
 
 static void html_head(FILE *f, const rep_sweep *sw) {
-    fputs("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>sweep: ",
-          f);
+    fputs("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>sweep: ", f);
     html_text(f, sw->base->name);
     fputs("</title>\n<style>\n"
           "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\n"
@@ -550,8 +551,9 @@ static void html_head(FILE *f, const rep_sweep *sw) {
     html_text(f, sw->variant);
     fputs("</h1>\n<p>", f);
     html_text(f, sw->file);
-    fprintf(f, " &middot; %s &middot; %" PRIu64 " points &times; %u seeds (%" PRIu64 "..%" PRIu64
-               ") = %" PRIu64 " runs &middot; fusebox %s</p>\n",
+    fprintf(f,
+            " &middot; %s &middot; %" PRIu64 " points &times; %u seeds (%" PRIu64 "..%" PRIu64
+            ") = %" PRIu64 " runs &middot; fusebox %s</p>\n",
             sw->sample ? "Latin hypercube" : "full factorial", sw->points, sw->seeds, sw->seed,
             sw->seed + sw->seeds - 1, sw->tasks, FUSEBOX_VERSION);
 }
@@ -596,8 +598,9 @@ int sweep_write_html(const rep_sweep *sw, const char *dir, const char *answer, c
         html_table(f, sw, rows, shown);
         for (uint64_t p = 0; p < sw->points; p++)
             if (sw->pareto[rows[p].point]) rows[nfront++] = rows[p];
-        fprintf(f, "<h2>Pareto front</h2>\n<p>%zu points no other point beats on blast radius, "
-                   "cost and p99 latency at once.</p>\n",
+        fprintf(f,
+                "<h2>Pareto front</h2>\n<p>%zu points no other point beats on blast radius, "
+                "cost and p99 latency at once.</p>\n",
                 nfront);
         html_table(f, sw, rows, nfront < 200 ? nfront : 200);
     }

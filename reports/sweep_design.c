@@ -62,8 +62,8 @@ static int parse_range(const char *arg, char *spec, rep_sweep_dim *dim, char *ms
         dim->lo = (double)dlo;
         dim->hi = (double)dhi;
     } else if (parse_number(lo, &dim->lo) == FB_OK && parse_number(hi, &dim->hi) == FB_OK) {
-        dim->type = is_integer_text(lo) && is_integer_text(hi) ? REP_SWEEP_INTEGER
-                                                               : REP_SWEEP_NUMBER;
+        dim->type =
+            is_integer_text(lo) && is_integer_text(hi) ? REP_SWEEP_INTEGER : REP_SWEEP_NUMBER;
     } else {
         snprintf(msg, msglen,
                  "--grid %s: cannot read the range '%s..%s' (both ends numbers, or both "
@@ -162,7 +162,8 @@ int rep_sweep_parse_grid(const char *arg, rep_sweep_dim *dim, char *msg, size_t 
     dim->key[klen] = '\0';
     for (const char *k = dim->key; *k; k++)
         if (!isalnum((unsigned char)*k) && strchr("._-[]$", *k) == NULL) {
-            snprintf(msg, msglen, "--grid %s: key '%s' has a '%c' (keys are paths like "
+            snprintf(msg, msglen,
+                     "--grid %s: key '%s' has a '%c' (keys are paths like "
                      "breaker.open or providers.openai.capacity.rpm)",
                      arg, dim->key, *k);
             return FB_EINVAL;
@@ -181,8 +182,8 @@ int rep_sweep_parse_grid(const char *arg, rep_sweep_dim *dim, char *msg, size_t 
     if (*t == '\0') {
         snprintf(msg, msglen, "--grid %s: no values", arg);
         rc = FB_EINVAL;
-    } else if (strncmp(t, "log:", 4) == 0 || (strstr(t, "..") && !strchr(t, ',') &&
-                                                !strchr(t, '"') && !strchr(t, '{'))) {
+    } else if (strncmp(t, "log:", 4) == 0 ||
+               (strstr(t, "..") && !strchr(t, ',') && !strchr(t, '"') && !strchr(t, '{'))) {
         rc = parse_range(arg, (char *)t, dim, msg, msglen);
     } else {
         rc = parse_list(arg, (char *)t, dim, msg, msglen);
@@ -265,12 +266,11 @@ void rep_sweep_lhs(uint32_t n, uint32_t d, uint64_t seed, double *u) {
 
 double rep_sweep_t975(uint32_t df) {
     static const double table[31] = {
-        NAN,         12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836,
-        2.446911851, 2.364624252,  2.306004135, 2.262157163, 2.228138852, 2.200985160,
-        2.178812830, 2.160368656,  2.144786688, 2.131449546, 2.119905299, 2.109815578,
-        2.100922040, 2.093024054,  2.085963447, 2.079613845, 2.073873068, 2.068657610,
-        2.063898562, 2.059538553,  2.055529439, 2.051830516, 2.048407142, 2.045229642,
-        2.042272456};
+        NAN,         12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851,
+        2.364624252, 2.306004135,  2.262157163, 2.228138852, 2.200985160, 2.178812830, 2.160368656,
+        2.144786688, 2.131449546,  2.119905299, 2.109815578, 2.100922040, 2.093024054, 2.085963447,
+        2.079613845, 2.073873068,  2.068657610, 2.063898562, 2.059538553, 2.055529439, 2.051830516,
+        2.048407142, 2.045229642,  2.042272456};
     if (df <= 30) return table[df];
     /* Cornish-Fisher expansion around the normal quantile: error < 1e-6 above 30 df */
     double z = 1.959963984540054, v = df, z2 = z * z;
@@ -387,8 +387,10 @@ static int parse_bound(const char *item, const char *metric, rep_unit unit, cons
             *out = (double)d;
             return FB_OK;
         }
-        snprintf(msg, msglen, "--subject-to '%s': %s is a duration: write it with a unit (10s, "
-                 "250ms)", item, metric);
+        snprintf(msg, msglen,
+                 "--subject-to '%s': %s is a duration: write it with a unit (10s, "
+                 "250ms)",
+                 item, metric);
         return FB_EINVAL;
     }
     case REP_UNIT_RATIO: {
@@ -455,9 +457,8 @@ static int parse_constraint(char *item, const sim_scenario *sc, rep_sweep_constr
     return parse_bound(c->text, name, unit, v, &c->value, msg, msglen);
 }
 
-int rep_sweep_parse_constraints(const char *text, const sim_scenario *sc,
-                                rep_sweep_constraint *out, size_t max, size_t *count, char *msg,
-                                size_t msglen) {
+int rep_sweep_parse_constraints(const char *text, const sim_scenario *sc, rep_sweep_constraint *out,
+                                size_t max, size_t *count, char *msg, size_t msglen) {
     *count = 0;
     char *copy = strdup(text);
     if (copy == NULL) {

@@ -1,7 +1,7 @@
 /*
  * sweep_impl.h - the sweep's internals, shared by sweep.c (definition,
- * results, files) and sweep_charts.c (gnuplot charts, sweep.html). Not for
- * other modules: they use sweep.h.
+ * results, analysis, files), sweep_part.c (partial files, merge) and
+ * sweep_charts.c (gnuplot charts, sweep.html). Other modules use sweep.h.
  */
 #ifndef REP_SWEEP_IMPL_H
 #define REP_SWEEP_IMPL_H
@@ -25,7 +25,7 @@ struct rep_sweep {
     char **grid_args;
     rep_sweep_dim dims[REP_SWEEP_DIMS_MAX];
     char paths[REP_SWEEP_DIMS_MAX][SWEEP_PATH_MAX]; /* absolute --set paths */
-    bool absolute[REP_SWEEP_DIMS_MAX];               /* key names a top-level key */
+    bool absolute[REP_SWEEP_DIMS_MAX];              /* key names a top-level key */
     uint32_t dim_count;
     uint32_t sample;
     uint64_t seed;
@@ -40,6 +40,7 @@ struct rep_sweep {
     char objective[REP_SWEEP_METRIC_MAX];
     int sense;
     char subject_to[512];
+    bool strict;
     rep_sweep_constraint cons[REP_SWEEP_CONSTRAINTS_MAX];
     size_t con_count;
     char heatmap[REP_SWEEP_METRIC_MAX];

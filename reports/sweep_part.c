@@ -49,7 +49,8 @@ int rep_sweep_write_part(FILE *f, const rep_sweep *sw, uint32_t k, uint32_t n) {
         sweep_json_str(f, sw->objective);
     else
         fputs("null", f);
-    fprintf(f, ", \"sense\": %d, \"subject_to\": ", sw->sense);
+    fprintf(f, ", \"sense\": %d, \"strict\": %s, \"subject_to\": ", sw->sense,
+            sw->strict ? "true" : "false");
     if (sw->subject_to[0])
         sweep_json_str(f, sw->subject_to);
     else
@@ -135,7 +136,7 @@ static int read_part(const char *file, part *pt, char *msg, size_t msglen) {
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: not a sweep partial file", file);
     if (fmt->valueint != PART_FORMAT)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: partial file format %d, expected %d", file,
-                    fmt->valueint, PART_FORMAT);
+                          fmt->valueint, PART_FORMAT);
     const cJSON *k = cJSON_GetObjectItemCaseSensitive(pt->root, "shard");
     const cJSON *n = cJSON_GetObjectItemCaseSensitive(pt->root, "shards");
     pt->sweep = cJSON_GetObjectItemCaseSensitive(pt->root, "sweep");
@@ -154,23 +155,26 @@ static int check_same_sweep(const part *a, const part *b, char *msg, size_t msgl
     const char *ha = json_string_or_null(a->sweep, "scenario_fnv1a64");
     const char *hb = json_string_or_null(b->sweep, "scenario_fnv1a64");
     if (!ha || !hb || strcmp(ha, hb) != 0)
-        return sweep_fail(msg, msglen, FB_EINVAL,
-                    "%s and %s are sweeps of different scenario files (content hash %s vs %s)",
-                    a->file, b->file, ha ? ha : "?", hb ? hb : "?");
+        return sweep_fail(
+            msg, msglen, FB_EINVAL,
+            "%s and %s are sweeps of different scenario files (content hash %s vs %s)", a->file,
+            b->file, ha ? ha : "?", hb ? hb : "?");
     for (const cJSON *x = a->sweep->child; x; x = x->next) {
         const cJSON *y = cJSON_GetObjectItemCaseSensitive(b->sweep, x->string);
         if (y == NULL || !cJSON_Compare(x, y, true))
-            return sweep_fail(msg, msglen, FB_EINVAL, "%s and %s are different sweeps ('%s' differs)",
-                        a->file, b->file, x->string);
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "%s and %s are different sweeps ('%s' differs)", a->file, b->file,
+                              x->string);
     }
     if (cJSON_GetArraySize(a->sweep) != cJSON_GetArraySize(b->sweep))
-        return sweep_fail(msg, msglen, FB_EINVAL, "%s and %s are different sweeps", a->file, b->file);
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s and %s are different sweeps", a->file,
+                          b->file);
     if (a->shards != b->shards)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s is shard %u of %u but %s is shard %u of %u",
-                    a->file, a->shard, a->shards, b->file, b->shard, b->shards);
+                          a->file, a->shard, a->shards, b->file, b->shard, b->shards);
     if (a->shard == b->shard)
-        return sweep_fail(msg, msglen, FB_EINVAL, "%s and %s are both shard %u of %u", a->file, b->file,
-                    a->shard, a->shards);
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s and %s are both shard %u of %u", a->file,
+                          b->file, a->shard, a->shards);
     return FB_OK;
 }
 
@@ -198,13 +202,15 @@ static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_
     const char *stored = json_string_or_null(s, "scenario_fnv1a64");
     if (!stored || strcmp(stored, hash) != 0)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: the scenario text does not match its hash",
-                    pt->file);
+                          pt->file);
     for (const cJSON *e = jsets->child; e; e = e->next) {
-        if (!cJSON_IsString(e)) return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged sets", pt->file);
+        if (!cJSON_IsString(e))
+            return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged sets", pt->file);
         sets[a->set_count++] = e->valuestring;
     }
     for (const cJSON *e = jgrid->child; e; e = e->next) {
-        if (!cJSON_IsString(e)) return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged grid", pt->file);
+        if (!cJSON_IsString(e))
+            return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged grid", pt->file);
         grids[a->grid_count++] = e->valuestring;
     }
     a->sets = sets;
@@ -216,6 +222,7 @@ static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_
     const cJSON *sense = cJSON_GetObjectItemCaseSensitive(an, "sense");
     a->sense = cJSON_IsNumber(sense) ? sense->valueint : 1;
     a->subject_to = json_string_or_null(an, "subject_to");
+    a->strict = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(an, "strict"));
     a->heatmap = json_string_or_null(an, "heatmap");
     a->heatmap_dims = json_string_or_null(an, "heatmap_dims");
     if (over) {
@@ -224,6 +231,7 @@ static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_
             a->sense = over->sense;
         }
         if (over->subject_to) a->subject_to = over->subject_to;
+        if (over->strict) a->strict = true;
         if (over->heatmap) a->heatmap = over->heatmap;
         if (over->heatmap_dims) a->heatmap_dims = over->heatmap_dims;
     }
@@ -234,12 +242,12 @@ static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
     const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(pt->root, "metrics");
     if ((size_t)cJSON_GetArraySize(metrics) != sw->metric_count)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: written by another version (metrics differ)",
-                    pt->file);
+                          pt->file);
     size_t m = 0;
     for (const cJSON *e = metrics->child; e; e = e->next, m++)
         if (!cJSON_IsString(e) || strcmp(e->valuestring, sw->metrics[m]) != 0)
-            return sweep_fail(msg, msglen, FB_EINVAL, "%s: written by another version (metrics differ)",
-                        pt->file);
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "%s: written by another version (metrics differ)", pt->file);
     double *v = malloc(sw->metric_count * sizeof *v);
     if (v == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     int rc = FB_OK;
@@ -257,11 +265,12 @@ static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
         }
         uint64_t task = (uint64_t)t->valuedouble;
         if (!rep_sweep_in_shard(task, pt->shard, pt->shards))
-            rc = sweep_fail(msg, msglen, FB_EINVAL, "%s: run %" PRIu64 " does not belong to shard %u/%u",
-                      pt->file, task, pt->shard, pt->shards);
+            rc = sweep_fail(msg, msglen, FB_EINVAL,
+                            "%s: run %" PRIu64 " does not belong to shard %u/%u", pt->file, task,
+                            pt->shard, pt->shards);
         else if (sw->state[task] != 0)
             rc = sweep_fail(msg, msglen, FB_EINVAL, "%s: run %" PRIu64 " is listed twice", pt->file,
-                      task);
+                            task);
         if (rc != FB_OK) break;
         m = 0;
         for (const cJSON *x = vals->child; x; x = x->next, m++)
@@ -272,11 +281,13 @@ static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
     }
     free(v);
     uint64_t expected = 0;
-    for (uint64_t t = 0; t < sw->tasks; t++) expected += rep_sweep_in_shard(t, pt->shard, pt->shards);
+    for (uint64_t t = 0; t < sw->tasks; t++)
+        expected += rep_sweep_in_shard(t, pt->shard, pt->shards);
     if (rc == FB_OK && count != expected)
-        rc = sweep_fail(msg, msglen, FB_EINVAL,
-                  "%s: shard %u/%u holds %" PRIu64 " of its %" PRIu64 " runs (did it finish?)",
-                  pt->file, pt->shard, pt->shards, count, expected);
+        rc =
+            sweep_fail(msg, msglen, FB_EINVAL,
+                       "%s: shard %u/%u holds %" PRIu64 " of its %" PRIu64 " runs (did it finish?)",
+                       pt->file, pt->shard, pt->shards, count, expected);
     return rc;
 }
 
@@ -303,7 +314,7 @@ int rep_sweep_merge(const char *const *files, size_t n, const rep_sweep_args *an
                          missing[0] ? ", " : "", k);
         }
         rc = sweep_fail(msg, msglen, FB_EINVAL, "the sweep has %u shards; missing shard%s %s of %u",
-                  parts[0].shards, strchr(missing, ',') ? "s" : "", missing, parts[0].shards);
+                        parts[0].shards, strchr(missing, ',') ? "s" : "", missing, parts[0].shards);
     }
     /* shard 1's analysis options, whatever the order of the files */
     size_t first = 0;

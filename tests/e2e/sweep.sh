@@ -24,7 +24,7 @@ same_outputs() { # same_outputs DIR1 DIR2: the data files and the page are byte-
     done
 }
 
-echo "1..16"
+echo "1..17"
 
 GRID="--grid breaker.failure_rate=0.3,0.5,0.7 --grid breaker.open=5s,20s --seeds 3"
 OBJ="--minimize cost_usd --subject-to success_rate>=0.99,latency_p99<=10s"
@@ -157,4 +157,14 @@ if [ $rc -eq 2 ] && grep -q "the cap is 100000 runs" "$TMP/cap.out"; then
     ok "more runs than the cap is exit 2 before anything runs"
 else
     not_ok "more runs than the cap is exit 2 before anything runs" "exit $rc" "$(cat "$TMP/cap.out")"
+fi
+
+"$FUSEBOX" sweep "$SC" --grid breaker.open=5s,20s --minimize cost_usd --subject-to "success_rate>=0.9" \
+    --strict --no-charts -o "$TMP/strict" >"$TMP/strict.out" 2>&1
+rc=$?
+if [ $rc -le 1 ] && grep -q '"judged_on": "ci95"' "$TMP/strict/sweep.json" &&
+    grep -q "judged on the 95% CI" "$TMP/strict.out"; then
+    ok "--strict judges the constraints on the confidence interval"
+else
+    not_ok "--strict judges the constraints on the confidence interval" "exit $rc" "$(cat "$TMP/strict.out")"
 fi

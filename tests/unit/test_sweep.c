@@ -76,7 +76,7 @@ static void grid_ranges_know_durations_integers_and_numbers(void **state) {
     assert_false(d.log);
     assert_true(d.lo == 100000 && d.hi == 2000000);
     value_at(&d, 0, "100ms");
-    value_at(&d, 0.5, "1050ms");  /* linear in microseconds, rounded to the millisecond */
+    value_at(&d, 0.5, "1050ms"); /* linear in microseconds, rounded to the millisecond */
     value_at(&d, 0.25, "575ms");
     rep_sweep_dim_free(&d);
 
@@ -195,14 +195,14 @@ static void stat_gives_mean_sd_and_t_interval(void **state) {
 static void pareto_keeps_exactly_the_non_dominated(void **state) {
     (void)state;
     const double obj[] = {
-        1, 5, /* 0: best on the first objective */
-        2, 2, /* 1 */
-        5, 1, /* 2: best on the second */
-        3, 3, /* 3: dominated by 1 */
-        2, 2, /* 4: equal to 1: neither dominates, both stay */
-        2, 6, /* 5: dominated by 1 (equal first, worse second) */
+        1,   5, /* 0: best on the first objective */
+        2,   2, /* 1 */
+        5,   1, /* 2: best on the second */
+        3,   3, /* 3: dominated by 1 */
+        2,   2, /* 4: equal to 1: neither dominates, both stay */
+        2,   6, /* 5: dominated by 1 (equal first, worse second) */
         NAN, 0, /* 6: incomplete: never on the front */
-        1, 5, /* 7: equal to 0 */
+        1,   5, /* 7: equal to 0 */
     };
     bool front[8];
     rep_sweep_pareto(obj, 8, 2, front);
@@ -230,7 +230,8 @@ static void pareto_matches_brute_force_on_random_rows(void **state) {
             }
             dominated = le && lt;
         }
-        if (front[i] == dominated) fail_msg("row %d: front %d, dominated %d", i, front[i], dominated);
+        if (front[i] == dominated)
+            fail_msg("row %d: front %d, dominated %d", i, front[i], dominated);
     }
 }
 
@@ -255,8 +256,8 @@ static void constraints_read_units_and_percentages(void **state) {
     size_t n = 0;
     char msg[512];
     int rc = rep_sweep_parse_constraints(
-        " success_rate >= 0.999, latency_p99<=10s,availability>99.5%,cost_usd[openai]<$12.5", sc,
-        c, 4, &n, msg, sizeof msg);
+        " success_rate >= 0.999, latency_p99<=10s,availability>99.5%,cost_usd[openai]<$12.5", sc, c,
+        4, &n, msg, sizeof msg);
     if (rc != FB_OK) fail_msg("%s", msg);
     assert_int_equal(n, 4);
     assert_string_equal(c[0].metric, "success_rate");
