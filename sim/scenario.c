@@ -344,13 +344,11 @@ static int dist_scalar(pctx *P, const cJSON *v, bool duration, double *out) {
 
 static int dist_pair(pctx *P, const cJSON *obj, const char *k1, const char *k2, bool duration,
                      double *a, double *b) {
-    static const char *const none[] = {NULL};
     const char *keys[] = {k1, k2, NULL};
     int rc = need_object(P, obj);
     if (rc == FB_OK) rc = check_keys(P, obj, keys);
     if (rc == FB_OK) rc = need_key(P, obj, k1);
     if (rc == FB_OK) rc = need_key(P, obj, k2);
-    (void)none;
     if (rc != FB_OK) return rc;
     size_t old = push_key(P, k1);
     rc = dist_scalar(P, field(obj, k1), duration, a);
@@ -538,6 +536,9 @@ static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
             if (rc == FB_OK) rc = get_duration(P, e, "at", &b->at_us, true);
             if (rc == FB_OK) rc = get_u32(P, e, "count", &b->count, 1, 10000000);
             if (rc == FB_OK) rc = get_duration(P, e, "over", &b->over_us, true);
+            if (rc == FB_OK && i > 0 &&
+                b->at_us < c->bursts[i - 1].at_us + c->bursts[i - 1].over_us)
+                rc = fail(P, "bursts must be in time order and must not overlap");
             c->burst_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
@@ -1382,9 +1383,6 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     int rc = need_object(P, root);
     if (rc == FB_OK) rc = check_keys(P, root, keys);
     if (rc == FB_OK) rc = need_key(P, root, "name");
-    if (rc == FB_OK) rc = need_key(P, root, "duration");
-    if (rc == FB_OK) rc = need_key(P, root, "traffic");
-    if (rc == FB_OK) rc = need_key(P, root, "providers");
     if (rc == FB_OK) rc = get_string(P, root, "name", sc->name, sizeof sc->name);
     if (rc == FB_OK) {
         for (const char *c = sc->name; *c; c++)
@@ -1409,6 +1407,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     }
     sc->seed = 1;
     if (rc == FB_OK) rc = get_uint(P, root, "seed", &sc->seed, 0, 9007199254740991ULL);
+    if (rc == FB_OK) rc = need_key(P, root, "duration");
     if (rc == FB_OK) rc = get_duration(P, root, "duration", &sc->duration_us, false);
     sc->tick_us = FB_US_PER_S;
     if (rc == FB_OK) rc = get_duration(P, root, "tick", &sc->tick_us, false);
@@ -1419,6 +1418,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     }
     /* providers first: traffic and policies refer to them by name */
     const cJSON *o = field(root, "providers");
+    if (rc == FB_OK) rc = need_key(P, root, "providers");
     if (rc == FB_OK) {
         size_t old = push_key(P, "providers");
         rc = need_array(P, o);
@@ -1437,6 +1437,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         pop(P, old);
     }
     o = field(root, "traffic");
+    if (rc == FB_OK) rc = need_key(P, root, "traffic");
     if (rc == FB_OK) {
         size_t old = push_key(P, "traffic");
         rc = need_array(P, o);
@@ -1488,6 +1489,11 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         if (rc == FB_OK) rc = get_number(P, o, "error_margin", &sc->spillover.error_margin, 0, 1);
         if (rc == FB_OK)
             rc = get_number(P, o, "latency_factor", &sc->spillover.latency_factor, 1, 1000);
+        if (rc == FB_OK && sc->spillover.hold_us > 120 * sc->tick_us) {
+            size_t o2 = push_key(P, "hold");
+            rc = fail(P, "at most 120 ticks (the window is kept tick by tick)");
+            pop(P, o2);
+        }
         pop(P, old);
     }
     sc->limits.in_flight_max = 1000000;
