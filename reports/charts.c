@@ -40,7 +40,7 @@ static const rep_chart_info chart_infos[] = {
      "(red) and traffic spikes (grey). A gap between the line and the stack is a backlog."},
     {"attempts", "Provider attempts per second",
      "Attempts sent to each provider (lines) and the failed ones (shaded), against user "
-     "arrivals (dashed). Attempts far above arrivals are retries: a retry storm."},
+     "arrivals of every class (dashed). Attempts far above arrivals are retries: a retry storm."},
     {"breakers", "Circuit breakers",
      "Share of pods whose breaker for each provider is open (filled) or half-open (dashed). "
      "With a shared breaker every pod sees the same state."},
@@ -607,7 +607,7 @@ static void chart_attempts(const charts *c, FILE *f) {
             gp_str(f, t);
         }
         fputs(", \\\n  '' using 't':'arrivals_ps' with lines lc rgb 'black' dt 2 lw 1.2 "
-              "title 'user arrivals'\n",
+              "title 'user arrivals (all classes)'\n",
               f);
         if (i == 0) fputs("unset label\n", f);
     }

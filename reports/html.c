@@ -49,7 +49,8 @@ static const char css[] =
     "color:#222;max-width:1180px;margin:2em auto;padding:0 1em}\n"
     "h1{font-size:1.7em;margin-bottom:.1em}\n"
     "h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}\n"
-    "p.desc{font-size:1.1em;color:#444;margin-top:.2em}\n"
+    "p.desc{font-size:1.1em;color:#444;margin-top:.2em;max-width:60em}\n"
+    "p.incident{color:#555;font-style:italic;max-width:60em}\n"
     "dl.facts{display:grid;grid-template-columns:max-content auto;gap:.1em 1.2em}\n"
     "dl.facts dt{color:#666}\n"
     "dl.facts dd{margin:0}\n"
@@ -149,7 +150,23 @@ static void write_facts(FILE *f, const sim_scenario *sc) {
     fprintf(f, "<dt>latency SLO</dt><dd>%s</dd>\n", buf);
     fprintf(f, "<dt>pods</dt><dd>%u pods &times; %u workers, queue %u per pod</dd>\n",
             sc->pods.count, sc->pods.workers, sc->pods.queue);
-    fputs("<dt>providers</dt><dd>", f);
+    fputs("<dt>traffic</dt><dd>", f);
+    for (uint32_t k = 0; k < sc->class_count; k++) {
+        const sim_class *cl = &sc->classes[k];
+        if (k) fputs("; ", f);
+        esc(f, cl->name);
+        if (cl->arrivals == SIM_ARR_CLOSED)
+            fprintf(f, " (%u users", cl->users);
+        else
+            fprintf(f, " (%g/s", cl->rate);
+        if (cl->target == SIM_TARGET_NONE)
+            fputs(", no LLM)", f);
+        else if (cl->target == SIM_TARGET_PROVIDER)
+            tag(f, ", calls ", sc->providers[cl->provider].name, ")");
+        else
+            fputs(", LLM)", f);
+    }
+    fputs("</dd>\n<dt>providers</dt><dd>", f);
     for (uint32_t p = 0; p < sc->provider_count; p++) {
         if (p) fputs(", ", f);
         esc(f, sc->providers[p].name);
@@ -161,6 +178,46 @@ static void write_facts(FILE *f, const sim_scenario *sc) {
             "holds the scenario as run)</dd>\n",
             sc->seed);
     fputs("<dt>fusebox</dt><dd>" FUSEBOX_VERSION "</dd>\n</dl>\n", f);
+}
+
+/* A string member of a JSON object, or NULL. */
+static const char *json_str(const cJSON *obj, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    const cJSON *variants = cJSON_GetObjectItemCaseSensitive((const cJSON *)sc->json, "variants");
+    fputs("<h2 id=\"variants\">Variants</h2>\n<table>\n<tr><th>variant</th><th>policy</th>"
+          "<th>fallback chain</th><th>circuit breakers</th></tr>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        int v = sim_scenario_variant(sc, sums[i]->variant);
+        const char *desc =
+            json_str(cJSON_GetObjectItemCaseSensitive(variants, sums[i]->variant), "description");
+        fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>",
+                rep_chart_variant_color(i));
+        esc(f, sums[i]->variant);
+        tag(f, "</td><td>", desc ? desc : "", "</td><td>");
+        if (v >= 0) {
+            const sim_policy *pol = &sc->variants[v];
+            uint32_t breakers = 0;
+            for (uint32_t k = 0; k < pol->order_len; k++) {
+                if (k) fputs(" &rarr; ", f);
+                esc(f, sc->providers[pol->order[k]].name);
+            }
+            for (uint32_t p = 0; p < sc->provider_count; p++)
+                breakers += pol->per_provider[p].has_breaker;
+            fprintf(f, "</td><td>%s",
+                    breakers == 0                            ? "none"
+                    : pol->breaker_scope == SIM_SCOPE_SHARED ? "shared by all pods"
+                                                             : "one per pod");
+        } else {
+            fputs("</td><td>", f);
+        }
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
 }
 
 static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
@@ -408,11 +465,15 @@ int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, 
     tag(f, "<h1>", sc->name, "</h1>\n");
     if (cJSON_IsString(desc) && desc->valuestring[0])
         tag(f, "<p class=\"desc\">", desc->valuestring, "</p>\n");
+    const char *incident = json_str((const cJSON *)sc->json, "incident");
+    if (incident && incident[0]) tag(f, "<p class=\"incident\">Reproduces: ", incident, "</p>\n");
     write_facts(f, sc);
-    fputs("<p><a href=\"#summary\">Summary</a> &middot; <a href=\"#providers\">Providers</a> "
+    fputs("<p><a href=\"#variants\">Variants</a> &middot; <a href=\"#summary\">Summary</a> "
+          "&middot; <a href=\"#providers\">Providers</a> "
           "&middot; <a href=\"#spillover\">Faults and spillover</a> &middot; "
           "<a href=\"#charts\">Charts</a> &middot; <a href=\"#files\">Files</a></p>\n",
           f);
+    write_variants(f, sc, sums, n);
     write_summary(f, sc, sums, n);
     write_providers(f, sc, sums, n);
     write_faults(f, sc, sums, n);
