@@ -104,7 +104,7 @@ typedef struct fb_fallback {
     fb_fallback_config cfg;
 } fb_fallback;
 
-/* Per-request state, owned by the caller; about 80 bytes. */
+/* Per-request state, owned by the caller; about 100 bytes. */
 typedef struct fb_fallback_request {
     /* private */
     uint8_t order[FB_FALLBACK_PROVIDERS_MAX];
@@ -112,6 +112,10 @@ typedef struct fb_fallback_request {
     uint8_t pos;   /* index into order of the current provider */
     uint8_t phase; /* what resume() continues with */
     uint8_t first_provider;
+    uint8_t last_provider; /* of the last attempt */
+    uint8_t skipped;       /* why providers were skipped (bit set) */
+    uint8_t attempted;     /* providers attempted (bit set of provider indices) */
+    uint32_t window_floor; /* after a context-length error: skip windows <= this */
     uint32_t tokens_needed;
     uint32_t attempts;  /* attempts made, all providers */
     uint32_t retries;   /* retries of a provider, all providers */

@@ -30,10 +30,9 @@ enum {
     EV_ATTEMPT_TIMEOUT, /* id = attempt */
     EV_DEADLINE,        /* id = request */
     EV_FINISH,          /* id = request: degraded answer ready */
-    EV_TICK,
-    EV_FAULT_EDGE,   /* id = provider, arg = fault << 1 | is_end */
-    EV_STORE_RECORD, /* lane: a result reaches the shared store */
-    EV_STORE_SYNC,   /* lane: the store's state reaches the pods */
+    EV_FAULT_EDGE,      /* id = provider, arg = fault << 1 | is_end */
+    EV_STORE_RECORD,    /* lane: a result reaches the shared store */
+    EV_STORE_SYNC,      /* lane: the store's state reaches the pods */
 };
 
 enum { LANE_DEADLINE = 0, LANE_STORE_RECORD = 1, LANE_STORE_SYNC = 2 };
@@ -539,6 +538,7 @@ static void begin_call(sim *s, uint32_t ri) {
 
 static void start_request(sim *s, uint32_t ri) {
     req *r = R(s, ri);
+    r->state = R_LOCAL; /* out of the queue, on a worker */
     r->holds_worker = true;
     s->pods[r->pod].busy++;
     s->busy_total++;
@@ -612,9 +612,7 @@ static void new_request(sim *s, uint32_t cls, uint32_t user) {
         if (s->pod_queue_total > s->sum->pod_queue_peak)
             s->sum->pod_queue_peak = s->pod_queue_total;
     } else {
-        r->state = R_QUEUED; /* not counted in the queue: finish() must not uncount it */
-        pd->qlive++;
-        s->pod_queue_total++;
+        r->state = R_LOCAL; /* never queued, holds no worker */
         finish(s, ri, SIM_END_QUEUE_FULL, false);
     }
 }
@@ -1373,7 +1371,6 @@ static int setup(sim *s) {
         }
     }
     s->next_tick_us = sc->tick_us;
-    push(s, sc->tick_us, EV_TICK, 0, 0, 0);
     return s->rc;
 }
 
@@ -1512,11 +1509,6 @@ static void step(sim *s, const sim_event *ev) {
         if (R(s, ev->id)->gen == ev->gen && R(s, ev->id)->state == R_FINISHING)
             finish(s, ev->id, R(s, ev->id)->end, false);
         break;
-    case EV_TICK:
-        emit_row(s, s->now - s->sc->tick_us);
-        if (s->now + s->sc->tick_us <= s->sc->duration_us)
-            push(s, s->now + s->sc->tick_us, EV_TICK, 0, 0, 0);
-        break;
     case EV_FAULT_EDGE:
         on_fault_edge(s, ev);
         break;
@@ -1599,6 +1591,19 @@ static int check_invariants(sim *s) {
              (unsigned long long)s->live);
         return FB_ESTATE;
     }
+    if (s->live == 0 && (s->pod_queue_total != 0 || s->busy_total != 0)) {
+        stop(s, FB_ESTATE,
+             "invariant: no request is live but %llu are queued and %llu workers busy",
+             (unsigned long long)s->pod_queue_total, (unsigned long long)s->busy_total);
+        return FB_ESTATE;
+    }
+    for (uint32_t k = 0; k < s->npods; k++) {
+        if (s->live == 0 && (s->pods[k].qlive != 0 || s->pods[k].busy != 0)) {
+            stop(s, FB_ESTATE, "invariant: pod %u still counts %u queued, %u busy", k,
+                 s->pods[k].qlive, s->pods[k].busy);
+            return FB_ESTATE;
+        }
+    }
     double cost = 0;
     uint64_t attempts = 0;
     for (uint32_t p = 0; p < s->P; p++) {
@@ -1654,12 +1659,24 @@ int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, 
         }
         /* after the traffic window, stop once every request has ended */
         if (ev.t > s->sc->duration_us && s->live == 0) break;
+        /* a tick's row covers [t - tick, t): emit it before any event at t */
+        while (s->next_tick_us <= ev.t && s->next_tick_us <= s->sc->duration_us) {
+            s->now = s->next_tick_us;
+            emit_row(s, s->next_tick_us - s->sc->tick_us);
+            s->next_tick_us += s->sc->tick_us;
+        }
         s->now = ev.t;
         step(s, &ev);
         if (s->now >= s->next_progress_us && s->opts->on_progress) {
             s->opts->on_progress(s->opts->ctx, s->now, sc->duration_us);
             s->next_progress_us = s->now + progress_every;
         }
+    }
+    /* quiet ticks at the end (no event left before the end of traffic) */
+    while (s->rc == FB_OK && s->next_tick_us <= s->sc->duration_us) {
+        s->now = s->next_tick_us;
+        emit_row(s, s->next_tick_us - s->sc->tick_us);
+        s->next_tick_us += s->sc->tick_us;
     }
     if (!s->baseline_ready) close_baseline(s);
     finalize(s);

@@ -13,6 +13,7 @@ void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32
     fb_rng_derive(&tr->rng, seed, ENTITY_CLASS + class_index, PURPOSE_ARRIVALS);
     tr->next_us = FB_TIME_MAX;
     tr->carry_us = 0;
+    tr->started = false;
     tr->burst_i = 0;
     tr->burst_k = 0;
 }
@@ -78,6 +79,10 @@ static fb_time_us next_poisson(sim_traffic *tr, fb_time_us t) {
 }
 
 static fb_time_us next_constant(sim_traffic *tr, fb_time_us t) {
+    if (!tr->started && sim_traffic_rate(tr->c, t) > 0) {
+        tr->started = true; /* the first arrival is at the start, not one gap later */
+        return t < tr->end_us ? t : FB_TIME_MAX;
+    }
     while (t < tr->end_us) {
         double r = sim_traffic_rate(tr->c, t);
         if (r <= 0) {

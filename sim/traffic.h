@@ -24,6 +24,7 @@ typedef struct sim_traffic {
     fb_rng rng;
     fb_time_us next_us;        /* next open-loop arrival; FB_TIME_MAX when none */
     double carry_us;           /* constant arrivals: fractional part */
+    bool started;              /* constant arrivals: the first one is at the start */
     uint32_t burst_i, burst_k; /* next burst arrival: burst index, arrival within it */
 } sim_traffic;
 

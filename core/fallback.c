@@ -1,0 +1,347 @@
+/*
+ * fallback.c - the request path as one decision engine (see fallback.h and
+ * docs/fallback.md).
+ *
+ * A request walks its order once, front to back: `pos` only grows, so every
+ * provider is visited at most once and the number of attempts is bounded by
+ * the retry policy's attempts per provider. All mutable state lives in the
+ * request and in the caller-owned breakers, limiters, budget and rng; the
+ * engine itself is read-only.
+ */
+#include "fallback.h"
+
+/* The attempted-providers bit set is a uint8_t. */
+_Static_assert(FB_FALLBACK_PROVIDERS_MAX <= 8, "fb_fallback_request.attempted is 8 bits");
+
+/* What resume() (and result()) continue with. */
+enum phase {
+    PHASE_IDLE = 0,   /* between steps: nothing outstanding */
+    PHASE_ATTEMPT,    /* an ATTEMPT is out; the permit is held */
+    PHASE_WAIT_RETRY, /* WAIT before retrying the same provider: limiter, breaker, attempt */
+    PHASE_WAIT_LIMIT, /* WAIT for the limiter; tokens reserved: breaker, attempt */
+    PHASE_DONE
+};
+
+/* Why providers were skipped without an attempt. */
+enum skip {
+    SKIP_CONTEXT = 1u << 0,
+    SKIP_RATE = 1u << 1,
+    SKIP_BREAKER = 1u << 2,
+};
+
+static const char *const stop_names[FB_STOP_COUNT] = {
+#define FB_STOP_TEXT(name, text) text,
+    FB_STOP_MAP(FB_STOP_TEXT)
+#undef FB_STOP_TEXT
+};
+
+const char *fb_stop_name(fb_stop s) {
+    if ((unsigned)s >= FB_STOP_COUNT) return "unknown";
+    return stop_names[s];
+}
+
+/* A valid order: 1..MAX entries, each a configured provider, none twice. */
+static bool order_valid(const uint8_t *order, uint32_t order_len, uint32_t provider_count) {
+    uint32_t seen = 0;
+    if (order_len == 0 || order_len > FB_FALLBACK_PROVIDERS_MAX) return false;
+    for (uint32_t i = 0; i < order_len; i++) {
+        if (order[i] >= provider_count || (seen & (1u << order[i]))) return false;
+        seen |= 1u << order[i];
+    }
+    return true;
+}
+
+int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
+    if (fb == NULL || cfg == NULL) return FB_EINVAL;
+    if (cfg->provider_count == 0 || cfg->provider_count > FB_FALLBACK_PROVIDERS_MAX)
+        return FB_EINVAL;
+    for (uint32_t i = 0; i < cfg->provider_count; i++) {
+        const fb_fallback_provider *p = &cfg->providers[i];
+        if (p->port.allow != NULL && p->port.record == NULL) return FB_EINVAL;
+        if (p->attempt_timeout_us < 0) return FB_EINVAL;
+    }
+    if (cfg->order_len != 0 && !order_valid(cfg->order, cfg->order_len, cfg->provider_count))
+        return FB_EINVAL;
+    if ((unsigned)cfg->stream > FB_STREAM_RETRY) return FB_EINVAL;
+
+    fb->cfg = *cfg;
+    if (fb->cfg.order_len == 0) {
+        for (uint32_t i = 0; i < cfg->provider_count; i++) fb->cfg.order[i] = (uint8_t)i;
+        fb->cfg.order_len = cfg->provider_count;
+    }
+    return FB_OK;
+}
+
+static const fb_fallback_provider *current(const fb_fallback *fb, const fb_fallback_request *req) {
+    return &fb->cfg.providers[req->order[req->pos]];
+}
+
+/* When the request's overall deadline passes; FB_TIME_MAX when there is none. */
+static fb_time_us deadline_at(const fb_fallback *fb, const fb_fallback_request *req) {
+    if (fb->cfg.retry == NULL || fb->cfg.retry->cfg.deadline_us <= 0) return FB_TIME_MAX;
+    return fb_time_add(req->start_us, fb->cfg.retry->cfg.deadline_us);
+}
+
+static fb_fallback_decision decision(const fb_fallback_request *req, fb_action action,
+                                     uint8_t provider) {
+    fb_fallback_decision d = {0};
+    d.action = action;
+    d.provider = provider;
+    d.via_fallback = req->attempts > 0 && provider != req->first_provider;
+    d.last_outcome = req->last_outcome;
+    return d;
+}
+
+static fb_fallback_decision finish(fb_fallback_request *req, fb_stop stop, bool degraded) {
+    uint8_t provider = 0;
+    if (req->attempts > 0)
+        provider = req->last_provider;
+    else if (req->order_len > 0)
+        provider = req->order[req->pos < req->order_len ? req->pos : req->order_len - 1];
+    req->phase = PHASE_DONE;
+    fb_fallback_decision d = decision(req, FB_ACT_DONE, provider);
+    d.stop = stop;
+    d.degraded = degraded;
+    return d;
+}
+
+/*
+ * The chain ran out. An attempt that failed says the providers were tried;
+ * otherwise the skips say why none was: an open breaker first (providers
+ * that could serve were down), then the client's own limiter, and a context
+ * window only when it alone ruled every provider out.
+ */
+static fb_fallback_decision exhausted(const fb_fallback *fb, fb_fallback_request *req) {
+    fb_stop stop = FB_STOP_EXHAUSTED;
+    if (req->attempts == 0) {
+        if (req->skipped & SKIP_BREAKER)
+            stop = FB_STOP_BREAKER_OPEN;
+        else if (req->skipped & SKIP_RATE)
+            stop = FB_STOP_RATE_LIMITED;
+        else if (req->skipped & SKIP_CONTEXT)
+            stop = FB_STOP_CONTEXT_LENGTH;
+    }
+    return finish(req, stop, fb->cfg.degraded);
+}
+
+/* A failure that may not go on ends the request with what it was. */
+static fb_fallback_decision stop_on(const fb_fallback *fb, fb_fallback_request *req, fb_outcome o) {
+    switch (o) {
+    case FB_OUT_PERMANENT:
+        return finish(req, FB_STOP_PERMANENT, false);
+    case FB_OUT_POLICY:
+        return finish(req, FB_STOP_POLICY, false);
+    case FB_OUT_CANCELLED:
+        return finish(req, FB_STOP_CANCELLED, false);
+    case FB_OUT_CONTEXT_LENGTH:
+        return finish(req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded);
+    default:
+        return finish(req, FB_STOP_EXHAUSTED, fb->cfg.degraded);
+    }
+}
+
+static bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
+                          fb_breaker_permit *permit) {
+    *permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_CALL};
+    if (p->port.allow != NULL) return p->port.allow(p->port.ctx, now_us, permit);
+    if (p->breaker != NULL) return fb_breaker_allow(p->breaker, now_us, permit);
+    permit->kind = FB_PERMIT_UNTRACKED;
+    return true;
+}
+
+static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permit *permit,
+                           fb_effect effect, fb_time_us hint_us, fb_time_us now_us) {
+    fb_time_us duration_us = now_us - permit->admitted_us;
+    if (duration_us < 0) duration_us = 0;
+    if (p->port.allow != NULL)
+        p->port.record(p->port.ctx, permit, effect, duration_us, hint_us, now_us);
+    else if (p->breaker != NULL)
+        fb_breaker_record(p->breaker, permit, effect, duration_us, hint_us, now_us);
+}
+
+/*
+ * One attempt at the current provider: limiter (unless its tokens are
+ * already reserved), breaker, then ATTEMPT. Returns false when the provider
+ * is skipped; otherwise *d is the decision (ATTEMPT, WAIT or DONE).
+ */
+static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved, fb_time_us now_us,
+                 fb_fallback_decision *d) {
+    const fb_fallback_provider *p = current(fb, req);
+    uint8_t provider = req->order[req->pos];
+    fb_time_us deadline_us = deadline_at(fb, req);
+
+    if (now_us >= deadline_us) {
+        *d = finish(req, FB_STOP_DEADLINE, false);
+        return true;
+    }
+    if (!reserved && p->ratelimit != NULL) {
+        fb_ratelimit_decision rl = fb_ratelimit_acquire(p->ratelimit, req->tokens_needed, now_us);
+        /* A wait that ends at or after the deadline cannot lead to an answer. */
+        if (!rl.admitted || fb_time_add(now_us, rl.wait_us) >= deadline_us) {
+            req->skipped |= SKIP_RATE;
+            return false;
+        }
+        if (rl.wait_us > 0) {
+            req->phase = PHASE_WAIT_LIMIT;
+            *d = decision(req, FB_ACT_WAIT, provider);
+            d->delay_us = rl.wait_us;
+            return true;
+        }
+    }
+    if (!breaker_allow(p, now_us, &req->permit)) {
+        req->skipped |= SKIP_BREAKER;
+        return false;
+    }
+
+    fb_time_us timeout_us = p->attempt_timeout_us;
+    if (timeout_us == 0 && fb->cfg.retry != NULL)
+        timeout_us = fb->cfg.retry->cfg.attempt_timeout_us;
+    if (deadline_us != FB_TIME_MAX && (timeout_us == 0 || timeout_us > deadline_us - now_us))
+        timeout_us = deadline_us - now_us;
+
+    if (req->attempts == 0)
+        req->first_provider = provider;
+    else if (req->attempted & (1u << provider))
+        req->retries++;
+    else
+        req->fallbacks++;
+    req->attempted = (uint8_t)(req->attempted | (1u << provider));
+    req->attempts++;
+    req->last_provider = provider;
+    fb_retry_attempt(&req->retry, now_us);
+    /* The retry state is per provider, the deadline per request. */
+    req->retry.start_us = req->start_us;
+    req->phase = PHASE_ATTEMPT;
+
+    *d = decision(req, FB_ACT_ATTEMPT, provider);
+    d->timeout_us = timeout_us;
+    d->resume = req->resume;
+    return true;
+}
+
+/* Try the provider at pos and those after it, each one fresh, until a decision. */
+static fb_fallback_decision advance(const fb_fallback *fb, fb_fallback_request *req,
+                                    fb_time_us now_us) {
+    fb_fallback_decision d;
+    for (; req->pos < req->order_len; req->pos++) {
+        uint32_t window = current(fb, req)->context_window;
+        if (window != 0 && (window <= req->window_floor ||
+                            (fb->cfg.context_check && req->tokens_needed > window))) {
+            req->skipped |= SKIP_CONTEXT;
+            continue;
+        }
+        /* Fresh retries for P; the budget's refund still covers the request's last retry. */
+        uint32_t withdrawn = req->retry.budget_withdrawn;
+        fb_retry_begin(&req->retry, now_us);
+        req->retry.budget_withdrawn = withdrawn;
+        if (send(fb, req, false, now_us, &d)) return d;
+    }
+    return exhausted(fb, req);
+}
+
+/* Continue with the current provider (a retry); skipped, go on down the chain. */
+static fb_fallback_decision again(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
+                                  fb_time_us now_us) {
+    fb_fallback_decision d;
+    req->phase = PHASE_IDLE;
+    if (send(fb, req, reserved, now_us, &d)) return d;
+    req->pos++;
+    return advance(fb, req, now_us);
+}
+
+/* Leave the current provider after its failure `c`. */
+static fb_fallback_decision fall_back(const fb_fallback *fb, fb_fallback_request *req,
+                                      const fb_class *c, fb_time_us now_us) {
+    if (now_us >= deadline_at(fb, req)) return finish(req, FB_STOP_DEADLINE, false);
+    uint32_t failed_window = current(fb, req)->context_window;
+    req->pos++;
+    if (c->outcome == FB_OUT_CONTEXT_LENGTH) {
+        /* Only a larger (or unknown) window can take this prompt; P's unknown rules none out. */
+        bool any = false;
+        for (uint32_t i = req->pos; i < req->order_len && !any; i++) {
+            uint32_t w = fb->cfg.providers[req->order[i]].context_window;
+            any = w == 0 || w > failed_window;
+        }
+        if (!any) return finish(req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded);
+        if (failed_window > req->window_floor) req->window_floor = failed_window;
+    }
+    return advance(fb, req, now_us);
+}
+
+/* result() or resume() out of turn: a programming error. End the request, keep no permit. */
+static fb_fallback_decision misuse(const fb_fallback *fb, fb_fallback_request *req,
+                                   fb_time_us now_us) {
+    fb_fallback_cancel(fb, req, now_us);
+    return finish(req, FB_STOP_EXHAUSTED, false);
+}
+
+fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_request *req,
+                                       uint32_t tokens_needed, const uint8_t *order,
+                                       uint32_t order_len, fb_time_us now_us) {
+    *req = (fb_fallback_request){0};
+    req->last_outcome = FB_OUT_SUCCESS;
+    req->tokens_needed = tokens_needed;
+    req->start_us = now_us;
+    if (order == NULL) {
+        order = fb->cfg.order;
+        order_len = fb->cfg.order_len;
+    }
+    /* A bad override is a programming error: end at once, no degraded answer. */
+    if (!order_valid(order, order_len, fb->cfg.provider_count))
+        return finish(req, FB_STOP_EXHAUSTED, false);
+    for (uint32_t i = 0; i < order_len; i++) req->order[i] = order[i];
+    req->order_len = (uint8_t)order_len;
+    return advance(fb, req, now_us);
+}
+
+fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
+                                        const fb_class *c, fb_time_us hint_us, fb_time_us now_us) {
+    if (req->phase != PHASE_ATTEMPT || c == NULL) return misuse(fb, req, now_us);
+    req->phase = PHASE_IDLE;
+    req->last_outcome = c->outcome;
+    breaker_record(current(fb, req), &req->permit, c->effect, hint_us, now_us);
+
+    if (c->outcome == FB_OUT_SUCCESS) {
+        if (fb->cfg.budget != NULL) fb_budget_on_success(fb->cfg.budget, &req->retry);
+        return finish(req, FB_STOP_SUCCESS, false);
+    }
+    if (c->after_first_token) {
+        if (fb->cfg.stream == FB_STREAM_FAIL) return finish(req, FB_STOP_STREAM_BROKEN, false);
+        /* The user has seen part of the answer: every later attempt continues it. */
+        if (fb->cfg.stream == FB_STREAM_RESUME) req->resume = true;
+    }
+    if (c->retryable && fb->cfg.retry != NULL) {
+        fb_retry_decision r = fb_retry_next(fb->cfg.retry, &req->retry, c, hint_us, fb->cfg.budget,
+                                            fb->cfg.rng, now_us);
+        if (r.retry) {
+            req->retried = true;
+            if (r.delay_us <= 0) return again(fb, req, false, now_us);
+            req->phase = PHASE_WAIT_RETRY;
+            fb_fallback_decision d = decision(req, FB_ACT_WAIT, req->order[req->pos]);
+            d.delay_us = r.delay_us;
+            return d;
+        }
+        if (r.reason == FB_GIVEUP_DEADLINE) return finish(req, FB_STOP_DEADLINE, false);
+    }
+    if (!c->may_fallback) return stop_on(fb, req, c->outcome);
+    return fall_back(fb, req, c, now_us);
+}
+
+fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,
+                                        fb_time_us now_us) {
+    switch (req->phase) {
+    case PHASE_WAIT_RETRY:
+        return again(fb, req, false, now_us);
+    case PHASE_WAIT_LIMIT:
+        return again(fb, req, true, now_us);
+    default:
+        return misuse(fb, req, now_us);
+    }
+}
+
+void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us) {
+    /* A cancelled attempt is neither a success nor a failure; it frees a probe. */
+    if (req->phase == PHASE_ATTEMPT)
+        breaker_record(current(fb, req), &req->permit, FB_EFFECT_IGNORE, FB_TIME_NONE, now_us);
+    req->phase = PHASE_DONE;
+}

@@ -1,0 +1,642 @@
+/*
+ * test_sim.c - the simulator: each model, the invariants, determinism and
+ * the metastable regime. Scenarios are small JSON documents run to the end;
+ * assertions are on properties that a broken model would violate.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/metrics.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
+
+#define ROWS_MAX 4000
+
+typedef struct collect {
+    sim_row rows[ROWS_MAX];
+    size_t n;
+    uint64_t breaker_events, fault_events;
+    uint64_t hash; /* of every row and event, to compare runs */
+} collect;
+
+static void mix(uint64_t *h, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) *h = (*h ^ b[i]) * 1099511628211ULL;
+}
+
+static void on_row(void *ctx, const sim_row *row) {
+    collect *c = ctx;
+    if (c->n < ROWS_MAX) c->rows[c->n++] = *row;
+    mix(&c->hash, row, sizeof *row);
+}
+
+static void on_event(void *ctx, const sim_log_event *ev) {
+    collect *c = ctx;
+    if (ev->type == SIM_EV_BREAKER)
+        c->breaker_events++;
+    else
+        c->fault_events++;
+    mix(&c->hash, &ev->t_us, sizeof ev->t_us);
+    mix(&c->hash, &ev->type, sizeof ev->type);
+}
+
+static sim_scenario *load(const char *json) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    int rc = sim_scenario_parse(json, strlen(json), "test.json", NULL, 0, NULL, &sc, &err);
+    if (rc != FB_OK) fail_msg("scenario: %s: %s", err.path, err.msg);
+    return sc;
+}
+
+/* Run variant v (by name) with invariant checks on; the caller frees the result. */
+static sim_summary *run(const sim_scenario *sc, const char *variant, collect *c) {
+    sim_summary *s = malloc(sizeof *s);
+    assert_non_null(s);
+    int v = variant ? sim_scenario_variant(sc, variant) : 0;
+    assert_true(v >= 0);
+    if (c) memset(c, 0, sizeof *c);
+    sim_run_opts opts = {on_row, on_event, NULL, c, 0, true};
+    sim_error err;
+    int rc = sim_run(sc, (uint32_t)v, c ? &opts : NULL, s, &err);
+    if (rc != FB_OK) fail_msg("run %s: %s", variant ? variant : "-", err.msg);
+    assert_true(s->complete);
+    return s;
+}
+
+static double metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
+    double v = 0;
+    char msg[200];
+    if (rep_metric_value(sc, s, name, &v, NULL, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
+    return v;
+}
+
+static uint64_t ended(const sim_summary *s) {
+    uint64_t n = 0;
+    for (int e = 0; e < SIM_END_COUNT; e++) n += s->ended[e];
+    return n;
+}
+
+/* Sum of a row field over ticks starting in [from_s, to_s). */
+#define ROW_SUM(c, field, from_s, to_s)                                                            \
+    ({                                                                                             \
+        uint64_t sum_ = 0;                                                                         \
+        for (size_t i_ = 0; i_ < (c)->n; i_++)                                                     \
+            if ((c)->rows[i_].t_us >= (fb_time_us)(from_s)*FB_US_PER_S &&                          \
+                (c)->rows[i_].t_us < (fb_time_us)(to_s)*FB_US_PER_S)                               \
+                sum_ += (c)->rows[i_].field;                                                       \
+        sum_;                                                                                      \
+    })
+
+#define PROVIDER(name, extra) "{\"name\":\"" name "\",\"latency\":{\"ttft\":\"200ms\"}" extra "}"
+
+static collect *new_collect(void) {
+    collect *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    return c;
+}
+
+/* ---- traffic ---- */
+
+static void sim_poisson_arrivals_follow_the_rate(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"p\",\"duration\":\"10m\",\"traffic\":[{\"class\":\"c\","
+                            "\"arrivals\":{\"poisson\":\"50/s\"},\"target\":\"none\"}],"
+                            "\"providers\":[" PROVIDER("a", "") "]}");
+    sim_summary *s = run(sc, NULL, NULL);
+    /* 30,000 expected; a Poisson count's sd is ~173: 3% is more than 8 sd */
+    assert_in_range(s->requests, 29100, 30900);
+    assert_int_equal(ended(s), s->requests);
+    assert_int_equal(s->ended[SIM_END_SUCCESS], s->requests);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+static void sim_constant_arrivals_are_exact(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"k\",\"duration\":\"60s\",\"traffic\":[{\"class\":\"c\","
+                            "\"arrivals\":{\"constant\":\"10/s\"},\"target\":\"none\"}],"
+                            "\"providers\":[" PROVIDER("a", "") "]}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    assert_int_equal(s->requests, 600);
+    assert_int_equal(c->n, 60);
+    for (size_t i = 0; i < c->n; i++) assert_int_equal(c->rows[i].arrivals, 10);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_spikes_and_bursts_add_arrivals(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"s\",\"duration\":\"2m\",\"traffic\":[{\"class\":\"c\","
+                            "\"arrivals\":{\"constant\":\"10/s\"},\"target\":\"none\","
+                            "\"spikes\":[{\"at\":\"30s\",\"for\":\"30s\",\"rate\":\"200/s\"}],"
+                            "\"bursts\":[{\"at\":\"90s\",\"count\":500}]}],"
+                            "\"providers\":[" PROVIDER("a", "") "]}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    assert_int_equal(ROW_SUM(c, arrivals, 0, 30), 300);
+    assert_int_equal(ROW_SUM(c, arrivals, 30, 60), 6000);
+    assert_int_equal(c->rows[90].arrivals, 510); /* the herd arrives in one tick */
+    assert_int_equal(s->requests, 300 + 6000 + 600 + 500);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_closed_loop_never_exceeds_its_users(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        load("{\"name\":\"u\",\"duration\":\"5m\",\"traffic\":[{\"class\":\"c\","
+             "\"arrivals\":{\"closed\":{\"users\":50,\"think\":{\"exponential\":\"1s\"}}}}],"
+             "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"1s\"}}]}");
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_true(s->in_flight_peak <= 50);
+    /* each user loops over ~1 s of think and 1 s of call: ~25 requests/s */
+    assert_in_range(s->requests, 6500, 8500);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+/* ---- invariants and determinism ---- */
+
+#define FLEET_SCENARIO                                                                             \
+    "{\"name\":\"f\",\"seed\":11,\"duration\":\"4m\",\"traffic\":["                                \
+    "{\"class\":\"chat\",\"arrivals\":{\"poisson\":\"30/s\"},"                                     \
+    "\"prompt_tokens\":{\"lognormal\":{\"median\":2000,\"p99\":9000}},"                            \
+    "\"completion_tokens\":{\"uniform\":{\"min\":50,\"max\":300}}},"                               \
+    "{\"class\":\"web\",\"arrivals\":{\"poisson\":\"20/s\"},\"target\":\"none\","                  \
+    "\"service\":\"30ms\"}],"                                                                      \
+    "\"pods\":{\"count\":5,\"workers\":40,\"queue\":50,\"request_timeout\":\"30s\"},"              \
+    "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":{\"lognormal\":{\"median\":\"400ms\","   \
+    "\"p99\":\"2s\"}},\"per_output_token\":\"5ms\"},\"capacity\":{\"concurrency\":80,"             \
+    "\"queue\":100,\"rpm\":3000},\"price\":{\"input_per_mtok\":1,\"output_per_mtok\":4},"          \
+    "\"faults\":[{\"at\":\"1m\",\"for\":\"1m\",\"outage\":{\"status\":503,\"fraction\":0.8}}]},"   \
+    "{\"name\":\"b\",\"latency\":{\"ttft\":\"700ms\"},\"price\":{\"input_per_mtok\":3}}],"         \
+    "\"variants\":{\"naive\":{\"retry\":{\"attempts\":5,\"backoff\":\"none\","                     \
+    "\"attempt_timeout\":\"5s\"}},"                                                                \
+    "\"tuned\":{\"retry\":{\"attempts\":3,\"attempt_timeout\":\"5s\","                             \
+    "\"budget\":{\"token_bucket\":{\"max\":10,\"ratio\":0.1}}},"                                   \
+    "\"breaker\":{\"failure_rate\":0.5,\"window\":\"10s\",\"minimum_calls\":10,\"open\":\"5s\"}}}" \
+    "}"
+
+static void sim_every_request_ends_exactly_once(void **state) {
+    (void)state;
+    sim_scenario *sc = load(FLEET_SCENARIO);
+    for (uint32_t v = 0; v < sc->variant_count; v++) {
+        /* run() enables the invariant checks: a violation fails the run */
+        sim_summary *s = run(sc, sc->variants[v].name, NULL);
+        assert_int_equal(ended(s), s->requests);
+        assert_true(s->attempts >= s->requests_calling - s->ended[SIM_END_QUEUE_FULL]);
+        uint64_t tokens = 0;
+        double cost = 0;
+        for (uint32_t p = 0; p < sc->provider_count; p++) {
+            tokens += s->providers[p].tokens_in;
+            cost += s->providers[p].cost_usd;
+            assert_true(s->providers[p].served <= s->providers[p].attempts);
+        }
+        assert_true(tokens > 0);
+        assert_true(cost > 0.999 * s->cost_usd && cost < 1.001 * s->cost_usd);
+        free(s);
+    }
+    sim_scenario_free(sc);
+}
+
+static void sim_same_seed_gives_identical_runs(void **state) {
+    (void)state;
+    sim_scenario *sc = load(FLEET_SCENARIO);
+    collect *c1 = new_collect(), *c2 = new_collect();
+    sim_summary *a = run(sc, "tuned", c1);
+    sim_summary *b = run(sc, "tuned", c2);
+    assert_memory_equal(a, b, sizeof *a);
+    assert_true(c1->hash == c2->hash);
+    assert_int_equal(c1->n, c2->n);
+    free(b);
+    sim_scenario_free(sc);
+    /* another seed changes the run */
+    sim_scenario *sc2 = NULL;
+    sim_error err;
+    uint64_t seed = 12;
+    const char *text = FLEET_SCENARIO;
+    assert_int_equal(sim_scenario_parse(text, strlen(text), "t", NULL, 0, &seed, &sc2, &err),
+                     FB_OK);
+    sim_summary *d = run(sc2, "tuned", c2);
+    assert_true(d->requests != a->requests || c1->hash != c2->hash);
+    free(a);
+    free(d);
+    free(c1);
+    free(c2);
+    sim_scenario_free(sc2);
+}
+
+static void sim_variants_share_arrivals(void **state) {
+    (void)state;
+    sim_scenario *sc = load(FLEET_SCENARIO);
+    collect *c1 = new_collect(), *c2 = new_collect();
+    sim_summary *a = run(sc, "naive", c1);
+    sim_summary *b = run(sc, "tuned", c2);
+    /* common random numbers: the same requests arrive at the same seconds */
+    assert_int_equal(a->requests, b->requests);
+    assert_int_equal(c1->n, c2->n);
+    for (size_t i = 0; i < c1->n; i++) assert_int_equal(c1->rows[i].arrivals, c2->rows[i].arrivals);
+    free(a);
+    free(b);
+    free(c1);
+    free(c2);
+    sim_scenario_free(sc);
+}
+
+/* ---- providers and faults ---- */
+
+#define ONE_CLASS(rate) "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"" rate "\"}}]"
+
+static void sim_outage_without_fallback_fails_the_window(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"o\",\"duration\":\"3m\"," ONE_CLASS(
+        "10/s") ","
+                "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"100ms\","
+                "\"error\":\"10ms\"},\"faults\":[{\"at\":\"1m\",\"for\":\"1m\","
+                "\"outage\":{\"status\":503}}]}]}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    assert_int_equal(s->requests, 1800);
+    assert_int_equal(s->ended[SIM_END_EXHAUSTED], 600);
+    assert_int_equal(s->providers[0].outcomes[FB_OUT_TRANSIENT], 600);
+    assert_int_equal(ROW_SUM(c, errors, 60, 120), 600);
+    assert_int_equal(ROW_SUM(c, errors, 0, 60), 0);
+    assert_int_equal(c->fault_events, 2);
+    /* an outage answers fast: nobody is billed for it */
+    assert_int_equal(s->providers[0].served, 1200);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_fallback_serves_during_an_outage(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"o\",\"duration\":\"3m\"," ONE_CLASS(
+        "10/s") ","
+                "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"1m\","
+                "\"for\":\"1m\",\"outage\":{\"status\":503}}]},{\"name\":\"b\"}],"
+                "\"policy\":{\"fallback\":[\"a\",\"b\"]}}");
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_int_equal(s->ended[SIM_END_SUCCESS], 1800);
+    assert_int_equal(s->success_fallback, 600);
+    assert_int_equal(s->providers[1].attempts, 600);
+    assert_true(metric(sc, s, "amplification") > 1.3);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+static void sim_breaker_stops_attempts_into_an_outage(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"b\",\"duration\":\"3m\"," ONE_CLASS(
+        "10/s") ","
+                "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"1m\",\"for\":\"1m\","
+                "\"outage\":{\"status\":503}}]},{\"name\":\"b\"}],"
+                "\"policy\":{\"fallback\":[\"a\",\"b\"]},"
+                "\"variants\":{\"plain\":{},\"breaker\":{\"breaker\":{\"consecutive_failures\":5,"
+                "\"open\":\"10s\"}}}}");
+    collect *c = new_collect();
+    sim_summary *plain = run(sc, "plain", NULL);
+    sim_summary *br = run(sc, "breaker", c);
+    assert_int_equal(plain->providers[0].attempts, 1800);
+    /* open for 10 s, one probe, re-open: ~6 cycles of (5 + 1) attempts in the outage */
+    assert_true(br->providers[0].attempts < 1200 + 60);
+    assert_true(br->providers[0].breaker_opens >= 5);
+    assert_true(c->breaker_events >= 10);
+    assert_int_equal(br->ended[SIM_END_SUCCESS], 1800);
+    /* after the outage the breaker closes and the primary serves again */
+    assert_int_equal(ROW_SUM(c, fallback_success, 150, 180), 0);
+    free(plain);
+    free(br);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_retry_after_decides_whether_the_retry_lands(void **state) {
+    (void)state;
+    /* 429 with Retry-After 3s during [10s, 12s): an immediate retry lands in
+     * the storm again, a retry that waits as told lands after it */
+    sim_scenario *sc = load("{\"name\":\"r\",\"duration\":\"30s\"," ONE_CLASS(
+        "10/s") ","
+                "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"50ms\",\"error\":\"5ms\"},"
+                "\"faults\":[{\"at\":\"10s\",\"for\":\"2s\",\"rate_limit\":{\"retry_after\":\"3s\"}"
+                "}]}],"
+                "\"variants\":{\"ignore\":{\"retry\":{\"attempts\":2,\"backoff\":\"none\","
+                "\"retry_after\":\"ignore\"}},\"honour\":{\"retry\":{\"attempts\":2,\"backoff\":"
+                "\"none\","
+                "\"retry_after\":\"as_is\"}}}}");
+    sim_summary *ig = run(sc, "ignore", NULL);
+    sim_summary *ho = run(sc, "honour", NULL);
+    assert_int_equal(ig->ended[SIM_END_EXHAUSTED], 20);
+    assert_int_equal(ho->ended[SIM_END_EXHAUSTED], 0);
+    assert_int_equal(ho->providers[0].outcomes[FB_OUT_RATE_LIMITED], 20);
+    assert_true(fb_hist_max(&ho->latency) >= 3 * FB_US_PER_S);
+    assert_true(fb_hist_max(&ig->latency) < FB_US_PER_S);
+    free(ig);
+    free(ho);
+    sim_scenario_free(sc);
+}
+
+static void sim_hang_ends_at_the_attempt_timeout(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"h\",\"duration\":\"1m\"," ONE_CLASS(
+        "5/s") ","
+               "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"100ms\"},"
+               "\"faults\":[{\"at\":\"20s\",\"for\":\"10s\",\"hang\":{}}]}],"
+               "\"policy\":{\"retry\":{\"attempts\":1,\"attempt_timeout\":\"2s\"}}}");
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_int_equal(s->providers[0].outcomes[FB_OUT_TIMEOUT], 50);
+    assert_int_equal(s->ended[SIM_END_EXHAUSTED], 50);
+    assert_int_equal(fb_hist_max(&s->latency), 2 * FB_US_PER_S);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+static void sim_pod_timeout_frees_workers_from_a_hang(void **state) {
+    (void)state;
+    /* no attempt timeout: only the pod's request timeout ends a hung call;
+     * requests that never call the provider wait behind them (collateral) */
+    sim_scenario *sc =
+        load("{\"name\":\"h\",\"duration\":\"2m\",\"traffic\":["
+             "{\"class\":\"c\",\"arrivals\":{\"constant\":\"5/s\"}},"
+             "{\"class\":\"web\",\"arrivals\":{\"constant\":\"5/s\"},\"target\":\"none\"}],"
+             "\"pods\":{\"workers\":20,\"queue\":1000,\"request_timeout\":\"10s\"},"
+             "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"30s\",\"for\":\"30s\","
+             "\"hang\":{}}]}],\"slo\":{\"latency\":\"1s\"}}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    /* calls that reach the provider in [30s, 60s) hang until the 10 s timeout;
+     * with 20 workers the last few seconds' calls wait in the queue past 60s */
+    assert_in_range(s->ended[SIM_END_TIMEOUT], 100, 150);
+    assert_int_equal(s->ended[SIM_END_TIMEOUT], s->errors);
+    assert_true(s->bad_collateral > 0);
+    assert_true(metric(sc, s, "collateral_share") > 0.05);
+    /* once the hang is over the freed workers drain the queue */
+    assert_int_equal(ROW_SUM(c, errors, 80, 120), 0);
+    assert_int_equal(ROW_SUM(c, success, 80, 120), 400);
+    free(c);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+static void sim_context_window_check_skips_small_windows(void **state) {
+    (void)state;
+    sim_scenario *sc = load(
+        "{\"name\":\"w\",\"duration\":\"30s\",\"traffic\":[{\"class\":\"c\","
+        "\"arrivals\":{\"constant\":\"2/s\"},\"prompt_tokens\":95000,\"completion_tokens\":1000}],"
+        "\"providers\":[{\"name\":\"small\",\"context_window\":32000},"
+        "{\"name\":\"mid\",\"context_window\":128000}],"
+        "\"policy\":{\"fallback\":[\"small\",\"mid\"]},"
+        "\"variants\":{\"blind\":{},\"checked\":{\"context_window_check\":true}}}");
+    sim_summary *blind = run(sc, "blind", NULL);
+    sim_summary *checked = run(sc, "checked", NULL);
+    assert_int_equal(blind->providers[0].outcomes[FB_OUT_CONTEXT_LENGTH], 60);
+    assert_int_equal(blind->ended[SIM_END_SUCCESS], 60);
+    assert_int_equal(checked->providers[0].attempts, 0);
+    assert_int_equal(checked->ended[SIM_END_SUCCESS], 60);
+    assert_int_equal(checked->success_fallback, 60);
+    free(blind);
+    free(checked);
+    sim_scenario_free(sc);
+}
+
+static void sim_policy_rejections_neither_trip_nor_fall_back(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"p\",\"duration\":\"2m\"," ONE_CLASS(
+        "10/s") ","
+                "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"0s\",\"for\":\"2m\","
+                "\"policy\":{\"fraction\":0.6}}]},{\"name\":\"b\"}],"
+                "\"policy\":{\"fallback\":[\"a\",\"b\"],\"retry\":{\"attempts\":3},"
+                "\"breaker\":{\"consecutive_failures\":3}}}");
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_int_equal(s->providers[1].attempts, 0);
+    assert_int_equal(s->providers[0].breaker_opens, 0);
+    assert_int_equal(s->providers[0].attempts, 1200); /* never retried */
+    assert_in_range(s->ended[SIM_END_POLICY], 650, 790);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+static void sim_brownout_builds_a_queue(void **state) {
+    (void)state;
+    const char *fmt = "{\"name\":\"b\",\"duration\":\"2m\"," ONE_CLASS(
+        "40/s") ","
+                "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"1s\"},"
+                "\"capacity\":{\"concurrency\":60,\"queue\":10000}%s}],"
+                "\"pods\":{\"workers\":1000}}";
+    char text[1024];
+    snprintf(text, sizeof text, fmt, "");
+    sim_scenario *calm = load(text);
+    snprintf(text, sizeof text, fmt,
+             ",\"faults\":[{\"at\":\"30s\",\"for\":\"30s\",\"brownout\":{\"capacity\":0.5}}]");
+    sim_scenario *brown = load(text);
+    sim_summary *a = run(calm, NULL, NULL);
+    sim_summary *b = run(brown, NULL, NULL);
+    assert_int_equal(a->providers[0].queue_peak, 0);
+    assert_true(a->providers[0].in_service_peak <= 60);
+    assert_true(b->providers[0].queue_peak > 200);
+    assert_true(b->providers[0].in_service_peak <= 60);
+    free(a);
+    free(b);
+    sim_scenario_free(calm);
+    sim_scenario_free(brown);
+}
+
+static void sim_midstream_failures_follow_the_stream_policy(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        load("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"stream\":true,"
+             "\"arrivals\":{\"constant\":\"5/s\"},\"completion_tokens\":200}],"
+             "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"100ms\",\"per_output_token\":"
+             "\"1ms\"},"
+             "\"faults\":[{\"at\":\"10s\",\"for\":\"20s\",\"midstream\":{\"after_tokens\":50,"
+             "\"fraction\":0.5}}]}],"
+             "\"policy\":{\"retry\":{\"attempts\":3,\"backoff\":\"none\"}},"
+             "\"variants\":{\"fail\":{\"stream\":\"fail\"},\"retry\":{\"stream\":\"retry\"},"
+             "\"buffer\":{\"stream\":\"buffer\"},\"resume\":{\"stream\":\"resume\"}}}");
+    sim_summary *fail = run(sc, "fail", NULL);
+    sim_summary *retry = run(sc, "retry", NULL);
+    sim_summary *buffer = run(sc, "buffer", NULL);
+    sim_summary *resume = run(sc, "resume", NULL);
+    assert_true(fail->ended[SIM_END_STREAM_BROKEN] > 20);
+    assert_int_equal(fail->tokens_duplicated, 0);
+    assert_int_equal(retry->ended[SIM_END_STREAM_BROKEN], 0);
+    assert_true(retry->tokens_duplicated >= 50 * 20);
+    assert_int_equal(buffer->tokens_duplicated, 0);
+    assert_true(buffer->ended[SIM_END_SUCCESS] > fail->ended[SIM_END_SUCCESS]);
+    assert_true(resume->stream_resumes > 20);
+    /* resuming asks only for the rest: fewer output tokens billed than buffering */
+    assert_true(resume->providers[0].tokens_out < buffer->providers[0].tokens_out);
+    free(fail);
+    free(retry);
+    free(buffer);
+    free(resume);
+    sim_scenario_free(sc);
+}
+
+static void sim_capacity_rate_limit_answers_429_with_retry_after(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"q\",\"duration\":\"2m\"," ONE_CLASS(
+        "10/s") ","
+                "\"providers\":[{\"name\":\"a\",\"capacity\":{\"rpm\":300}}],"
+                "\"policy\":{\"retry\":{\"attempts\":2,\"backoff\":\"none\"}}}");
+    sim_summary *s = run(sc, NULL, NULL);
+    /* 600/min offered against 300/min: the bucket starts with 300 and refills
+     * 5/s, so at most 300 + 5 per second of the run get through; a retry waits
+     * as long as the 429's Retry-After says and then fits */
+    uint64_t admitted_max = 300 + 5 * (uint64_t)(s->end_us / FB_US_PER_S) + 1;
+    assert_true(s->providers[0].capacity_429 > 250);
+    assert_true(s->ended[SIM_END_SUCCESS] <= admitted_max);
+    assert_true(s->ended[SIM_END_SUCCESS] >= 850);
+    assert_int_equal(s->providers[0].outcomes[FB_OUT_SUCCESS], s->ended[SIM_END_SUCCESS]);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+static void sim_shared_breaker_protects_the_fleet_sooner(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"s\",\"duration\":\"3m\"," ONE_CLASS(
+        "50/s") ","
+                "\"pods\":{\"count\":10},"
+                "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"1m\",\"for\":\"1m\","
+                "\"outage\":{\"status\":503}}]},{\"name\":\"b\"}],"
+                "\"policy\":{\"fallback\":[\"a\",\"b\"],\"breaker\":{\"failure_rate\":0.5,"
+                "\"window\":\"10s\",\"minimum_calls\":20,\"open\":\"20s\"}},"
+                "\"variants\":{\"pod\":{},\"shared\":{\"breaker\":{\"scope\":\"shared\","
+                "\"sync_delay\":\"500ms\"}}}}");
+    collect *c = new_collect();
+    sim_summary *pod = run(sc, "pod", NULL);
+    sim_summary *shared = run(sc, "shared", c);
+    /* one store trips on the whole fleet's calls; ten pods each need 20 */
+    assert_true(shared->providers[0].attempts < pod->providers[0].attempts);
+    assert_true(shared->providers[0].breaker_opens >= 1);
+    assert_true(shared->providers[0].breaker_opens < pod->providers[0].breaker_opens);
+    assert_int_equal(shared->ended[SIM_END_SUCCESS], shared->requests);
+    free(pod);
+    free(shared);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+/* ---- the metastable regime ---- */
+
+/* A provider of 50 slots at ~1 s per call, a queue it keeps working through,
+ * a client that times out after 2 s and retries at once, and a 20 s spike. */
+static const char *metastable(const char *rate, const char *policy) {
+    static char text[2048];
+    snprintf(text, sizeof text,
+             "{\"name\":\"ms\",\"duration\":\"6m\",\"traffic\":[{\"class\":\"c\","
+             "\"arrivals\":{\"poisson\":\"%s\"},"
+             "\"spikes\":[{\"at\":\"1m\",\"for\":\"20s\",\"rate\":\"90/s\"}]}],"
+             "\"pods\":{\"count\":1,\"workers\":100000,\"queue\":0,\"request_timeout\":\"60s\"},"
+             "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"1s\"},"
+             "\"capacity\":{\"concurrency\":50,\"queue\":2000}}],"
+             "\"policy\":{\"retry\":{\"attempts\":3,\"backoff\":\"none\","
+             "\"attempt_timeout\":\"2s\"%s}}}",
+             rate, policy);
+    return text;
+}
+
+static double late_success_rate(const collect *c) {
+    uint64_t ok = ROW_SUM(c, success, 240, 360), all = ROW_SUM(c, ended, 240, 360);
+    return all ? (double)ok / (double)all : 0;
+}
+
+static void sim_metastable_retries_keep_the_provider_down(void **state) {
+    (void)state;
+    /* 30/s x 3 attempts = 90/s offered once every call times out, against 50/s */
+    sim_scenario *sc = load(metastable("30/s", ""));
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    assert_true(late_success_rate(c) < 0.2);
+    assert_false(s->faults[0].recovered == true && s->fault_count > 0);
+    assert_true(metric(sc, s, "amplification") > 2.0);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_metastable_light_load_recovers(void **state) {
+    (void)state;
+    /* 10/s x 3 = 30/s even at worst: the queue drains after the spike */
+    sim_scenario *sc = load(metastable("10/s", ""));
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    assert_true(late_success_rate(c) > 0.99);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_metastable_retry_budget_recovers(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        load(metastable("30/s", ",\"budget\":{\"token_bucket\":{\"max\":10,\"ratio\":0.1}}"));
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    assert_true(late_success_rate(c) > 0.99);
+    assert_true(s->budget_refusals > 0);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_caps_stop_the_run_with_a_reason(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"c\",\"duration\":\"1m\"," ONE_CLASS(
+        "100/s") ","
+                 "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"10s\"}}],"
+                 "\"pods\":{\"workers\":100000},\"limits\":{\"in_flight\":500}}");
+    sim_summary *s = malloc(sizeof *s);
+    sim_error err;
+    collect *c = new_collect();
+    sim_run_opts opts = {on_row, on_event, NULL, c, 0, true};
+    assert_int_equal(sim_run(sc, 0, &opts, s, &err), FB_ECAP);
+    assert_false(s->complete);
+    assert_non_null(strstr(err.msg, "in-flight cap"));
+    assert_non_null(strstr(s->stop_reason, "limits.in_flight"));
+    /* what was simulated up to the cap is kept */
+    assert_int_equal(s->requests, 500);
+    assert_true(c->n >= 4);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sim_poisson_arrivals_follow_the_rate),
+        cmocka_unit_test(sim_constant_arrivals_are_exact),
+        cmocka_unit_test(sim_spikes_and_bursts_add_arrivals),
+        cmocka_unit_test(sim_closed_loop_never_exceeds_its_users),
+        cmocka_unit_test(sim_every_request_ends_exactly_once),
+        cmocka_unit_test(sim_same_seed_gives_identical_runs),
+        cmocka_unit_test(sim_variants_share_arrivals),
+        cmocka_unit_test(sim_outage_without_fallback_fails_the_window),
+        cmocka_unit_test(sim_fallback_serves_during_an_outage),
+        cmocka_unit_test(sim_breaker_stops_attempts_into_an_outage),
+        cmocka_unit_test(sim_retry_after_decides_whether_the_retry_lands),
+        cmocka_unit_test(sim_hang_ends_at_the_attempt_timeout),
+        cmocka_unit_test(sim_pod_timeout_frees_workers_from_a_hang),
+        cmocka_unit_test(sim_context_window_check_skips_small_windows),
+        cmocka_unit_test(sim_policy_rejections_neither_trip_nor_fall_back),
+        cmocka_unit_test(sim_brownout_builds_a_queue),
+        cmocka_unit_test(sim_midstream_failures_follow_the_stream_policy),
+        cmocka_unit_test(sim_capacity_rate_limit_answers_429_with_retry_after),
+        cmocka_unit_test(sim_shared_breaker_protects_the_fleet_sooner),
+        cmocka_unit_test(sim_metastable_retries_keep_the_provider_down),
+        cmocka_unit_test(sim_metastable_light_load_recovers),
+        cmocka_unit_test(sim_metastable_retry_budget_recovers),
+        cmocka_unit_test(sim_caps_stop_the_run_with_a_reason),
+    };
+    return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
+}
