@@ -106,8 +106,9 @@ typedef struct point {
     uint32_t ticks;
     double arrivals, success, fallback, degraded, errors, slo_missed;
     double in_flight, pod_queue;
-    double p50_weighted, ended; /* p50: tick medians weighted by requests ended */
-    double p99_max;             /* p99: the worst tick's, an upper bound of the point's */
+    /* latency: the ticks' percentiles weighted by requests ended (a histogram per point is
+       not in the CSV); a lone slow second is smoothed, a sustained one is not */
+    double p50_weighted, p99_weighted, ended;
     struct {
         double attempts, errors, open, half_open;
     } p[SIM_PROVIDERS_MAX];
@@ -243,7 +244,7 @@ static int fold_row(charts *c, series *s, const double *v) {
     if (v[C_ENDED] > 0) {
         pt->p50_weighted += v[C_P50] * v[C_ENDED];
         pt->ended += v[C_ENDED];
-        if (v[C_P99] > pt->p99_max) pt->p99_max = v[C_P99];
+        pt->p99_weighted += v[C_P99] * v[C_ENDED];
     }
     for (uint32_t p = 0; p < c->sc->provider_count; p++) {
         const double *pv = v + C_COUNT + p * CP_COUNT;
@@ -384,7 +385,7 @@ static int write_data(charts *c, const series *s) {
         put_num(f, mean(pt, pt->pod_queue));
         /* no request ended: no latency (a gap in the line, not a zero on a log axis) */
         put_num(f, pt->ended > 0 ? pt->p50_weighted / pt->ended / 1e3 : NAN);
-        put_num(f, pt->ended > 0 ? pt->p99_max / 1e3 : NAN);
+        put_num(f, pt->ended > 0 ? pt->p99_weighted / pt->ended / 1e3 : NAN);
         for (uint32_t p = 0; p < c->sc->provider_count; p++) {
             put_num(f, per_s(c, pt, pt->p[p].attempts));
             put_num(f, per_s(c, pt, pt->p[p].errors));
@@ -505,7 +506,7 @@ static void gp_end(FILE *f) {
 static void gp_multiplot(const charts *c, FILE *f, size_t panels, int height, const char *title) {
     double h = height;
     fprintf(f, "set multiplot layout %zu,1 margins 0.07,0.79,%.4f,%.4f spacing 0,%.4f title ",
-            panels, 58 / h, 1 - 66 / h, 68 / h);
+            panels, 58 / h, 1 - 76 / h, 70 / h);
     char full[256];
     snprintf(full, sizeof full, "%s: %s", c->sc->name, title);
     gp_str(f, full);
@@ -531,6 +532,28 @@ static void gp_panel_title(FILE *f, const char *a, const char *b) {
 static void gp_data(FILE *f, const series *s) {
     fputs("plot ", f);
     gp_str(f, s->file);
+}
+
+/* Lower end of a log axis: the power of ten at or below the smallest value, within 10^5 of hi. */
+static double log_floor(double lo, double hi) {
+    if (!(lo < INFINITY) || lo <= 0) lo = hi / 10;
+    if (lo < hi / 1e5) lo = hi / 1e5;
+    return pow(10, floor(log10(lo)));
+}
+
+/* Ticks at 1, 2 and 5 of each decade read better than powers of ten alone, up to 3 decades. */
+static void gp_log_ytics(FILE *f, double ylo, double yhi) {
+    int marks = yhi / ylo > 1001 ? 1 : 3;
+    fputs("set ytics (", f);
+    bool first = true;
+    for (double d = ylo; d < yhi * 1.01; d *= 10)
+        for (int m = 0; m < marks; m++) {
+            double v = d * (m == 0 ? 1 : m == 1 ? 2 : 5);
+            if (v > yhi * 1.01) break;
+            fprintf(f, "%s'%g' %g", first ? "" : ", ", v, v);
+            first = false;
+        }
+    fputs(")\n", f);
 }
 
 static void chart_outcomes(const charts *c, FILE *f) {
@@ -559,7 +582,7 @@ static void chart_outcomes(const charts *c, FILE *f) {
               "  '' using 't':(column('ok_ps')+column('fallback_ps')) with filledcurves x1 "
               "fc rgb '#56B4E9' title 'success via fallback', \\\n"
               "  '' using 't':'ok_ps' with filledcurves x1 fc rgb '#009E73' title 'success', \\\n"
-              "  '' using 't':'slo_missed_ps' with lines lc rgb '#6A3D9A' dt 2 lw 2 "
+              "  '' using 't':'slo_missed_ps' with lines lc rgb '#4B1D7A' lw 1.5 "
               "title 'answered after the SLO', \\\n"
               "  '' using 't':'arrivals_ps' with lines lc rgb 'black' lw 1 title 'arrivals'\n",
               f);
@@ -568,20 +591,31 @@ static void chart_outcomes(const charts *c, FILE *f) {
 }
 
 static void chart_attempts(const charts *c, FILE *f) {
-    double ymax = 0;
+    double ymax = 0, ymin = INFINITY;
     for (size_t i = 0; i < c->n; i++)
         for (size_t b = 0; b < c->ser[i].npts; b++) {
             const point *pt = &c->ser[i].pts[b];
             if (pt->ticks == 0) continue;
-            ymax = fmax(ymax, per_s(c, pt, pt->arrivals));
-            for (uint32_t p = 0; p < c->sc->provider_count; p++)
-                ymax = fmax(ymax, per_s(c, pt, pt->p[p].attempts));
+            double v = per_s(c, pt, pt->arrivals);
+            ymax = fmax(ymax, v);
+            if (v > 0) ymin = fmin(ymin, v);
+            for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+                v = per_s(c, pt, pt->p[p].attempts);
+                ymax = fmax(ymax, v);
+                if (v > 0) ymin = fmin(ymin, v);
+            }
         }
+    /* log scale: a storm is many times the arrivals, and the gap between the lines is the
+       amplification whatever the traffic */
+    double yhi = pow(10, ceil(log10(fmax(ymax, 1) * 1.2)));
+    double ylo = log_floor(ymin, yhi);
     int h = height_px(c->n);
     gp_begin(c, f, "attempts", h);
     gp_windows(c, f, true);
     gp_multiplot(c, f, c->n, h, "provider attempts per second");
-    fprintf(f, "set ylabel 'per second'\nset yrange [0:%g]\n", nice_ceil(ymax));
+    fprintf(f, "set ylabel 'per second (log scale)'\nset logscale y\nset yrange [%g:%g]\n", ylo,
+            yhi);
+    gp_log_ytics(f, ylo, yhi);
     char amp[64];
     for (size_t i = 0; i < c->n; i++) {
         const series *s = &c->ser[i];
@@ -731,16 +765,16 @@ static void chart_latency(const charts *c, FILE *f) {
         for (size_t b = 0; b < c->ser[i].npts; b++) {
             const point *pt = &c->ser[i].pts[b];
             if (pt->ticks == 0 || pt->ended <= 0) continue;
-            double p50 = pt->p50_weighted / pt->ended / 1e3, p99 = pt->p99_max / 1e3;
+            double p50 = pt->p50_weighted / pt->ended / 1e3;
+            double p99 = pt->p99_weighted / pt->ended / 1e3;
             if (p50 > 0) lo = fmin(lo, p50);
             if (p99 > 0) lo = fmin(lo, p99);
             hi = fmax(hi, p99);
         }
     double slo = (double)c->sc->slo_latency_us / 1e6;
     if (slo > 0) hi = fmax(hi, slo);
-    if (!(lo < INFINITY)) lo = hi > 0 ? hi / 10 : 0.001;
     if (!(hi > 0)) hi = 1;
-    double ylo = pow(10, floor(log10(lo))), yhi = pow(10, ceil(log10(hi * 1.2)));
+    double ylo = log_floor(lo, hi), yhi = pow(10, ceil(log10(hi * 1.2)));
     int h = height_px(1);
     gp_begin(c, f, "latency", h);
     gp_windows(c, f, true);
@@ -749,22 +783,12 @@ static void chart_latency(const charts *c, FILE *f) {
     fprintf(f,
             "unset title\nset logscale y\nset ylabel 'seconds (log scale)'\nset yrange [%g:%g]\n",
             ylo, yhi);
-    /* ticks at 1, 2 and 5 of each decade read better than powers of ten alone */
-    fputs("set ytics (", f);
-    bool first = true;
-    for (double d = ylo; d < yhi * 1.01; d *= 10)
-        for (int m = 0; m < 3; m++) {
-            double v = d * (m == 0 ? 1 : m == 1 ? 2 : 5);
-            if (v > yhi * 1.01) break;
-            fprintf(f, "%s'%g' %g", first ? "" : ", ", v, v);
-            first = false;
-        }
-    fputs(")\n", f);
+    gp_log_ytics(f, ylo, yhi);
     if (slo > 0)
         fprintf(f,
                 "set arrow from graph 0, first %g to graph 1, first %g nohead dt 2 lw 1.5 "
                 "lc rgb '#777777' front\n"
-                "set label 'SLO %gs' at graph 0.01, first %g offset 0,0.6 font sfont "
+                "set label 'SLO %gs' at graph 0.99, first %g right offset 0,0.6 font sfont "
                 "tc rgb '#555555' front\n",
                 slo, slo, slo, slo);
     for (size_t i = 0; i < c->n; i++) {
