@@ -40,7 +40,8 @@ static const rep_chart_info chart_infos[] = {
      "(red) and traffic spikes (grey). A gap between the line and the stack is a backlog."},
     {"attempts", "Provider attempts per second",
      "Attempts sent to each provider (lines) and the failed ones (shaded), against user "
-     "arrivals of every class (dashed). Attempts far above arrivals are retries: a retry storm."},
+     "arrivals of every class (dashed), on a log scale: the height of the attempts above the "
+     "arrivals is the amplification. Attempts far above arrivals are retries: a retry storm."},
     {"breakers", "Circuit breakers",
      "Share of pods whose breaker for each provider is open (filled) or half-open (dashed). "
      "With a shared breaker every pod sees the same state."},

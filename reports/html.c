@@ -104,10 +104,22 @@ static void tag(FILE *f, const char *open, const char *text, const char *close) 
     fputs(close, f);
 }
 
+/* 13265045 -> "13,265,045": long counts are read at a glance. */
+static void format_count(char *buf, size_t len, uint64_t v) {
+    char digits[32];
+    int nd = snprintf(digits, sizeof digits, "%" PRIu64, v);
+    size_t o = 0;
+    for (int i = 0; i < nd && o + 2 < len; i++) {
+        if (i > 0 && (nd - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+}
+
 static void format_value(char *buf, size_t len, kind k, double v) {
     switch (k) {
     case K_COUNT:
-        snprintf(buf, len, "%.0f", v);
+        format_count(buf, len, v > 0 ? (uint64_t)llround(v) : 0);
         break;
     case K_PCT:
         snprintf(buf, len, "%.2f%%", v * 100);
@@ -289,7 +301,11 @@ static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const 
             tag(f, "<td>", pn, "</td>");
             cell_metric(f, sc, s, "attempts", pn, K_COUNT);
             for (int o = 0; o < FB_OUT_COUNT; o++)
-                if (shown[o]) fprintf(f, "<td class=\"n\">%" PRIu64 "</td>", ps->outcomes[o]);
+                if (shown[o]) {
+                    char buf[32];
+                    format_count(buf, sizeof buf, ps->outcomes[o]);
+                    tag(f, "<td class=\"n\">", buf, "</td>");
+                }
             cell_metric(f, sc, s, "cost_usd", pn, K_USD);
             fprintf(f, "<td class=\"n\">$%.2f</td>", ps->cost_wasted_usd);
             cell_metric(f, sc, s, "breaker_opens", pn, K_COUNT);

@@ -266,7 +266,8 @@ static void charts_html_names_variants_and_escapes_description(void **state) {
     assert_non_null(strstr(html, "Primary &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; "
                                  "&quot;friends&quot; fail"));
     assert_null(strstr(html, "<script"));
-    assert_non_null(strstr(html, "<dd>42</dd>")); /* the seed */
+    assert_non_null(strstr(html, "<dd>42</dd>"));                /* the seed */
+    assert_non_null(strstr(html, "<td class=\"n\">1,200</td>")); /* requests, grouped */
     /* the per-provider table and the spillover of the outage, per variant */
     assert_non_null(strstr(html, "<td>anthropic</td>"));
     assert_non_null(strstr(html, "50.0s (not recovered)"));
