@@ -66,8 +66,9 @@ static const char *const provider_colors[] = {"#332288", "#117733", "#AA4499", "
                                               "#882255", "#999933", "#88CCEE", "#DDCC77"};
 #define NCOLORS 8
 
-const char *rep_chart_variant_color(size_t i) {
-    return variant_colors[i % NCOLORS];
+const char *rep_chart_variant_color(const sim_scenario *sc, const char *variant) {
+    int v = sim_scenario_variant(sc, variant);
+    return variant_colors[(v < 0 ? 0 : (size_t)v) % NCOLORS];
 }
 
 /* Columns of timeseries.csv after the variant name (see rep_csv_header). */
@@ -709,7 +710,8 @@ static void gp_variant_lines(const charts *c, FILE *f, const char *col, const ch
         gp_str(f, c->ser[i].file);
         fputs(" using 't':", f);
         gp_str(f, col);
-        fprintf(f, " with lines lc rgb '%s' %s title ", variant_colors[i % NCOLORS], style);
+        fprintf(f, " with lines lc rgb '%s' %s title ",
+                rep_chart_variant_color(c->sc, c->ser[i].sum->variant), style);
         snprintf(t, sizeof t, "%s%s", c->ser[i].sum->variant, suffix);
         gp_str(f, t);
     }
@@ -748,14 +750,14 @@ static void chart_load(const charts *c, FILE *f) {
     gp_panel_title(f, t, "");
     fputs("set ylabel 'requests'\n", f);
     inflight = gp_capacity(f, inflight, workers, "worker slots");
-    fprintf(f, "set yrange [0:%g]\n", nice_ceil(inflight));
+    fprintf(f, "set yrange [0:%g]\n", nice_ceil(fmax(inflight, 4))); /* counts: no 0.2 ticks */
     gp_variant_lines(c, f, "in_flight", "", "lw 2");
     fputs("\nunset label\nunset arrow\n", f);
     gp_xaxis(c, f, true);
     snprintf(t, sizeof t, "waiting in pod queues (capacity %.0f)", qcap);
     gp_panel_title(f, t, "");
     queue = gp_capacity(f, queue, qcap, "queue capacity");
-    fprintf(f, "set yrange [0:%g]\n", nice_ceil(queue));
+    fprintf(f, "set yrange [0:%g]\n", nice_ceil(fmax(queue, 4)));
     gp_variant_lines(c, f, "pod_queue", "", "lw 2");
     fputc('\n', f);
 }
@@ -797,11 +799,12 @@ static void chart_latency(const charts *c, FILE *f) {
         fputs(i == 0 ? "plot " : ", \\\n  ", f);
         gp_str(f, c->ser[i].file);
         fprintf(f, " using 't':'p99_s' with lines lc rgb '%s' lw 2 title ",
-                variant_colors[i % NCOLORS]);
+                rep_chart_variant_color(c->sc, c->ser[i].sum->variant));
         snprintf(t, sizeof t, "%s p99", c->ser[i].sum->variant);
         gp_str(f, t);
         fputs(", \\\n  '' using 't':'p50_s' with lines ", f);
-        fprintf(f, "lc rgb '%s' dt 2 lw 1.2 title ", variant_colors[i % NCOLORS]);
+        fprintf(f, "lc rgb '%s' dt 2 lw 1.2 title ",
+                rep_chart_variant_color(c->sc, c->ser[i].sum->variant));
         snprintf(t, sizeof t, "%s p50", c->ser[i].sum->variant);
         gp_str(f, t);
     }
@@ -862,7 +865,8 @@ static int write_compare_data(charts *c, double *maxes, double *divs) {
         const sim_summary *s = c->ser[i].sum;
         char name[SIM_NAME_MAX], label[64];
         safe_name(name, sizeof name, s->variant);
-        fprintf(f, "%s %ld", name, strtol(variant_colors[i % NCOLORS] + 1, NULL, 16));
+        fprintf(f, "%s %ld", name,
+                strtol(rep_chart_variant_color(c->sc, s->variant) + 1, NULL, 16));
         for (size_t k = 0; k < NBARS; k++) {
             double v = vals[i][k];
             if (k == 0)

@@ -32,8 +32,8 @@ typedef struct rep_chart_info {
 } rep_chart_info;
 
 const rep_chart_info *rep_chart_list(size_t *count);
-/* The colour of the i-th variant in every chart, "#RRGGBB". */
-const char *rep_chart_variant_color(size_t i);
+/* A variant's colour in every chart and table, "#RRGGBB" (by its place in the scenario). */
+const char *rep_chart_variant_color(const sim_scenario *sc, const char *variant);
 /* A variant's chart data file in DIR/charts: "data_NAME.dat". */
 void rep_chart_data_file(char *buf, size_t len, const char *variant);
 

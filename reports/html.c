@@ -143,9 +143,9 @@ static double metric(const sim_scenario *sc, const sim_summary *s, const char *n
     return v;
 }
 
-static void variant_head(FILE *f, const char *variant, size_t i) {
+static void variant_head(FILE *f, const sim_scenario *sc, const char *variant) {
     fprintf(f, "<th class=\"n\"><span class=\"sw\" style=\"background:%s\"></span>",
-            rep_chart_variant_color(i));
+            rep_chart_variant_color(sc, variant));
     esc(f, variant);
     fputs("</th>", f);
 }
@@ -208,7 +208,7 @@ static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *
         const char *desc =
             json_str(cJSON_GetObjectItemCaseSensitive(variants, sums[i]->variant), "description");
         fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>",
-                rep_chart_variant_color(i));
+                rep_chart_variant_color(sc, sums[i]->variant));
         esc(f, sums[i]->variant);
         tag(f, "</td><td>", desc ? desc : "", "</td><td>");
         if (v >= 0) {
@@ -234,7 +234,7 @@ static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *
 
 static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     fputs("<h2 id=\"summary\">Summary</h2>\n<table>\n<tr><th>metric</th>", f);
-    for (size_t i = 0; i < n; i++) variant_head(f, sums[i]->variant, i);
+    for (size_t i = 0; i < n; i++) variant_head(f, sc, sums[i]->variant);
     fputs("</tr>\n", f);
     for (size_t r = 0; r < sizeof summary_rows / sizeof summary_rows[0]; r++) {
         const rep_metric_def *d = rep_metric_find(summary_rows[r].metric);
@@ -340,7 +340,7 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
           "shown is until then.</p>\n<table>\n<tr><th>provider</th><th>fault</th>"
           "<th class=\"n\">from</th><th class=\"n\">to</th>",
           f);
-    for (size_t i = 0; i < n; i++) variant_head(f, sums[i]->variant, i);
+    for (size_t i = 0; i < n; i++) variant_head(f, sc, sums[i]->variant);
     fputs("</tr>\n", f);
     for (uint32_t p = 0; p < sc->provider_count; p++) {
         for (uint32_t k = 0; k < sc->providers[p].fault_count; k++) {
