@@ -87,7 +87,10 @@ static fb_fallback_decision decision(const fb_fallback_request *req, fb_action a
     fb_fallback_decision d = {0};
     d.action = action;
     d.provider = provider;
-    d.via_fallback = req->attempts > 0 && provider != req->first_provider;
+    /* via fallback = not the chain's first provider, whether that one failed
+     * or was skipped (open breaker, limiter, context window) */
+    d.via_fallback = action != FB_ACT_WAIT && req->attempts > 0 && req->order_len > 0 &&
+                     provider != req->order[0];
     d.last_outcome = req->last_outcome;
     return d;
 }

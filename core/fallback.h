@@ -136,7 +136,8 @@ typedef struct fb_fallback_decision {
     bool resume;             /* ATTEMPT: continue a broken stream (FB_STREAM_RESUME) */
     fb_stop stop;            /* DONE: how the request ended */
     bool degraded;           /* DONE: answered with the degraded answer */
-    bool via_fallback;       /* DONE/ATTEMPT: provider is not the first one attempted */
+    bool via_fallback;       /* DONE/ATTEMPT: provider is not the first of the order (it
+                                failed or was skipped); false when no attempt was made */
     fb_outcome last_outcome; /* DONE: the last attempt's outcome (SUCCESS if none) */
 } fb_fallback_decision;
 

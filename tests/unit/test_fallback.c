@@ -298,15 +298,16 @@ static void fallback_open_breaker_skips_without_attempt(void **state) {
 
     fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 1 * S);
     assert_attempt(d, 1);
-    /* via_fallback means "after a failed attempt": a skipped primary is not one. */
-    assert_false(d.via_fallback);
+    /* via_fallback means "not the chain's primary": a skipped primary counts too,
+     * but `fallbacks` counts only moves after a failed attempt */
+    assert_true(d.via_fallback);
     assert_int_equal(req.attempts, 1);
     assert_int_equal(req.fallbacks, 0);
     assert_int_equal(fb_breaker_stats_get(&ch.br[0])->rejected, 1);
     d = fb_fallback_result(&ch.fb, &req, &OK, FB_TIME_NONE, 2 * S);
     assert_done(d, FB_STOP_SUCCESS);
     assert_int_equal(d.provider, 1);
-    assert_false(d.via_fallback);
+    assert_true(d.via_fallback);
 }
 
 static void fallback_half_open_admits_one_requests_probe(void **state) {
@@ -710,7 +711,7 @@ static void fallback_ratelimit_reject_skips_provider(void **state) {
     assert_true(fb_ratelimit_acquire(&ch.rl[0], 1000, 0).admitted);
     fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 1 * S);
     assert_attempt(d, 1);
-    assert_false(d.via_fallback);
+    assert_true(d.via_fallback);
     assert_int_equal(breaker_asked(&ch.br[0]), 0);
 }
 
