@@ -54,6 +54,7 @@ void mock_buf_printf(mock_buf *b, const char *fmt, ...) {
 
 void mock_buf_json_string(mock_buf *b, const char *s) {
     static const char hex[] = "0123456789abcdef";
+    if (s == NULL) s = "";
     mock_buf_append(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
         const unsigned char c = *p;
@@ -168,7 +169,6 @@ typedef struct err_info {
 
 static err_info openai_error(int status, mock_flavor flavor) {
     err_info e = {"invalid_request_error", NULL, NULL, NULL};
-    if (flavor == MOCK_FLAVOR_ROUTING && status < 500) return e;
     if (flavor == MOCK_FLAVOR_CONTEXT) {
         e.code = "context_length_exceeded";
         e.param = "messages";
@@ -323,6 +323,10 @@ void mock_wire_error(mock_buf *b, const mock_reply *r, int status, mock_flavor f
     int64_t used = r->prompt_tokens > window ? r->prompt_tokens : window + 1;
     if (r->dialect == MOCK_OPENAI) {
         err_info e = openai_error(status, flavor);
+        if (flavor == MOCK_FLAVOR_ROUTING && status < 500) {
+            e.type = "invalid_request_error";
+            e.code = e.param = NULL;
+        }
         if (message == NULL && flavor == MOCK_FLAVOR_CONTEXT) {
             snprintf(msg, sizeof msg,
                      "This model's maximum context length is %lld tokens. However, your messages "
