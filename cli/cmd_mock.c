@@ -52,6 +52,33 @@ static int bad(const char *fmt, const char *a, const char *b) {
     return CLI_BAD_INPUT;
 }
 
+static const char *const value_options[] = {
+    "--faults",
+    "--scenario",
+    "--provider",
+    "--bind",
+    "--port",
+    "--time-scale",
+    "--max-connections",
+    "--max-body",
+    "--seed",
+    "--threads",
+    "--ttft",
+    "--per-token",
+    "--completion-tokens",
+    "--context-window",
+    "--concurrency",
+    "--rpm",
+    "--tpm",
+    "--log-capacity",
+};
+
+static bool known_option(const char *name) {
+    for (size_t i = 0; i < sizeof value_options / sizeof value_options[0]; i++)
+        if (strcmp(name, value_options[i]) == 0) return true;
+    return false;
+}
+
 static bool parse_u64(const char *s, uint64_t max, uint64_t *out) {
     if (s == NULL || *s < '0' || *s > '9') return false;
     errno = 0;
@@ -135,6 +162,7 @@ int cmd_mock(int argc, char **argv) {
         } else {
             if (strlen(opt) >= sizeof name) return bad("unknown option '%s'%s", opt, "");
             strcpy(name, opt);
+            if (!known_option(name)) return bad("unknown option '%s'%s", opt, "");
             if (i + 1 >= argc) return bad("option '%s' needs a value%s", opt, "");
             val = argv[++i];
         }
