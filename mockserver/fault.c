@@ -49,10 +49,12 @@ int mock_duration_parse(const char *s, fb_time_us *out_us) {
         unit_us = 1e3;
     else if (strcmp(p, "s") == 0)
         unit_us = 1e6;
-    else if (strcmp(p, "m") == 0)
+    else if (strcmp(p, "m") == 0 || strcmp(p, "min") == 0)
         unit_us = 60e6;
     else if (strcmp(p, "h") == 0)
         unit_us = 3600e6;
+    else if (strcmp(p, "d") == 0)
+        unit_us = 86400e6;
     else if (*p == '\0' && whole == 0 && frac == 0)
         unit_us = 1; /* a bare "0" needs no unit */
     else
@@ -114,6 +116,8 @@ static bool field_allowed(mock_fault_kind k, const char *name) {
     if (strcmp(name, "fraction") == 0) return k != MOCK_FAULT_BROWNOUT;
     switch (k) {
     case MOCK_FAULT_OUTAGE:
+        return strcmp(name, "status") == 0 || strcmp(name, "retry_after") == 0 ||
+               strcmp(name, "error") == 0;
     case MOCK_FAULT_RATE_LIMIT:
         return strcmp(name, "status") == 0 || strcmp(name, "retry_after") == 0;
     case MOCK_FAULT_FLAP:
@@ -136,6 +140,7 @@ static bool field_allowed(mock_fault_kind k, const char *name) {
 static int parse_body(const cJSON *body, mock_fault_kind kind, const char *path, mock_fault *f,
                       mock_parse_error *err) {
     char sub[sizeof((mock_parse_error *)0)->path + 64];
+    bool has_capacity = false;
     if (!cJSON_IsObject(body)) return fail(err, path, "must be an object");
     for (const cJSON *it = body->child; it != NULL; it = it->next) {
         join(sub, sizeof sub, path, it->string, 0);
@@ -154,13 +159,30 @@ static int parse_body(const cJSON *body, mock_fault_kind kind, const char *path,
             rc = get_duration(it, sub, &f->period_us, err);
             if (rc == FB_OK && f->period_us <= 0) rc = fail(err, sub, "must be > 0");
         } else if (strcmp(it->string, "factor") == 0) {
-            rc = get_number(it, sub, 0, 1e6, false, &v, err);
-            if (rc == FB_OK && v <= 0) rc = fail(err, sub, "must be > 0");
+            rc = get_number(it, sub, 1, 1e6, false, &v, err);
             f->factor = v;
         } else if (strcmp(it->string, "capacity") == 0) {
             rc = get_number(it, sub, 0, 1, false, &v, err);
-            if (rc == FB_OK && v <= 0) rc = fail(err, sub, "must be in (0,1]");
             f->capacity = v;
+            has_capacity = true;
+        } else if (strcmp(it->string, "error") == 0) {
+            static const struct {
+                const char *name;
+                mock_flavor flavor;
+            } errors[] = {{"overloaded", MOCK_FLAVOR_OVERLOADED},
+                          {"rate_limit", MOCK_FLAVOR_RATE_LIMIT},
+                          {"context_length", MOCK_FLAVOR_CONTEXT},
+                          {"content_policy", MOCK_FLAVOR_FILTER},
+                          {"other", MOCK_FLAVOR_PLAIN}};
+            const char *e = cJSON_GetStringValue(it);
+            size_t k = 0;
+            while (e != NULL && k < 5 && strcmp(errors[k].name, e) != 0) k++;
+            if (e == NULL || k == 5)
+                rc = fail(err, sub,
+                          "must be one of overloaded, rate_limit, context_length, "
+                          "content_policy, other");
+            else
+                f->flavor = (int)errors[k].flavor;
         } else if (strcmp(it->string, "after_tokens") == 0) {
             rc = get_number(it, sub, 0, 1e15, true, &v, err);
             f->after_tokens = (int64_t)v;
@@ -179,7 +201,7 @@ static int parse_body(const cJSON *body, mock_fault_kind kind, const char *path,
     }
     /* Required fields. */
     if (kind == MOCK_FAULT_SLOW && f->factor == 0) return fail(err, path, "missing key \"factor\"");
-    if (kind == MOCK_FAULT_BROWNOUT && f->capacity == 0)
+    if (kind == MOCK_FAULT_BROWNOUT && !has_capacity)
         return fail(err, path, "missing key \"capacity\"");
     if (kind == MOCK_FAULT_MIDSTREAM && f->after_tokens < 0)
         return fail(err, path, "missing key \"after_tokens\"");
@@ -320,6 +342,7 @@ void mock_timeline_decide(const mock_fault *faults, size_t n, fb_time_us t_us, u
         case MOCK_FAULT_RATE_LIMIT:
         case MOCK_FAULT_FLAP:
             act->status = f->status;
+            act->flavor = (mock_flavor)f->flavor;
             set_retry_after(act, f->retry_after_us);
             break;
         case MOCK_FAULT_HANG:

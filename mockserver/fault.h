@@ -55,6 +55,7 @@ typedef struct mock_fault {
     int64_t after_tokens;      /* midstream: content tokens sent before the failure */
     mock_midstream_mode mode;  /* midstream */
     fb_time_us period_us;      /* flap */
+    int flavor;                /* outage "error": a mock_flavor (0 = the status's own body) */
 } mock_fault;
 
 /* Where a parser failed: JSON path (or spec term) and a message. */
@@ -80,6 +81,7 @@ typedef enum mock_flavor {
     MOCK_FLAVOR_QUOTA,      /* insufficient quota / spend limit (429) */
     MOCK_FLAVOR_OVERLOADED, /* brownout or concurrency overload */
     MOCK_FLAVOR_ROUTING,    /* unknown path, wrong method, bad body: no error code */
+    MOCK_FLAVOR_RATE_LIMIT, /* a rate-limit body whatever the status */
 } mock_flavor;
 
 typedef enum mock_retry_after {
@@ -114,7 +116,7 @@ void mock_action_init(mock_action *a);
 /* True when the action changes anything about the answer. */
 bool mock_action_is_fault(const mock_action *a);
 
-/* "250ms", "30s", "1.5s", "5m", "1h", "0" -> microseconds. */
+/* "250us", "250ms", "30s", "1.5s", "5m" (or "5min"), "1h", "1d", "0" -> microseconds. */
 int mock_duration_parse(const char *s, fb_time_us *out_us);
 
 /*

@@ -587,6 +587,10 @@ static const char *parse_request(const cJSON *root, mock_dialect d, parsed *p) {
 static bool capacity_admit(mock_server *s, int64_t tokens, double scale, fb_time_us t_us,
                            fb_time_us *wait_us) {
     const mock_capacity *c = &s->cfg.capacity;
+    if (scale <= 0) { /* a total brownout */
+        *wait_us = FB_US_PER_S;
+        return false;
+    }
     if (c->concurrency > 0) {
         int64_t limit = (int64_t)floor((double)c->concurrency * scale);
         if (s->stats.in_flight >= (limit > 0 ? limit : 1)) {

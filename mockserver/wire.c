@@ -180,6 +180,14 @@ static err_info openai_error(int status, mock_flavor flavor) {
                 "policy. Please try again with a different prompt.";
         return e;
     }
+    if (flavor == MOCK_FLAVOR_OVERLOADED) {
+        e.type = "server_error";
+        e.msg = "That model is currently overloaded with other requests. You can retry your "
+                "request, or contact us through our help center at help.openai.com if the error "
+                "persists.";
+        return e;
+    }
+    if (flavor == MOCK_FLAVOR_RATE_LIMIT) status = 429;
     if (flavor == MOCK_FLAVOR_QUOTA) {
         e.type = e.code = "insufficient_quota";
         e.msg = "You exceeded your current quota, please check your plan and billing details. "
@@ -250,6 +258,8 @@ static err_info anthropic_error(int status, mock_flavor flavor) {
         return e;
     }
     if (flavor == MOCK_FLAVOR_CONTEXT) return e; /* message built by the caller */
+    if (flavor == MOCK_FLAVOR_OVERLOADED) status = 529;
+    if (flavor == MOCK_FLAVOR_RATE_LIMIT) status = 429;
     if (flavor == MOCK_FLAVOR_QUOTA) {
         e.type = "rate_limit_error";
         e.code = "enforced_spend_limit_reached";
@@ -333,7 +343,8 @@ void mock_wire_error(mock_buf *b, const mock_reply *r, int status, mock_flavor f
                      "resulted in %lld tokens. Please reduce the length of the messages.",
                      (long long)window, (long long)used);
             message = msg;
-        } else if (message == NULL && status == 429 && flavor == MOCK_FLAVOR_PLAIN) {
+        } else if (message == NULL && (flavor == MOCK_FLAVOR_RATE_LIMIT ||
+                                       (status == 429 && flavor == MOCK_FLAVOR_PLAIN))) {
             snprintf(msg, sizeof msg,
                      "Rate limit reached for %.100s in organization org-fusebox on requests per "
                      "min (RPM): Limit 60, Used 60, Requested 1. Please try again in %gs. Visit "

@@ -281,6 +281,10 @@ static void duration_parse_units(void **state) {
     assert_int_equal(us, 1500000);
     assert_int_equal(mock_duration_parse("5m", &us), FB_OK);
     assert_int_equal(us, 300000000);
+    assert_int_equal(mock_duration_parse("2min", &us), FB_OK);
+    assert_int_equal(us, 120000000);
+    assert_int_equal(mock_duration_parse("1d", &us), FB_OK);
+    assert_int_equal(us, 86400000000LL);
     assert_int_equal(mock_duration_parse("1h", &us), FB_OK);
     assert_int_equal(us, 3600000000LL);
     assert_int_equal(mock_duration_parse("0", &us), FB_OK);
@@ -376,6 +380,12 @@ static void timeline_parse_errors_name_the_json_path(void **state) {
     const char *two = "[{\"hang\":{},\"reset\":{}}]";
     assert_int_equal(mock_faults_parse(two, strlen(two), f, 8, &n, &e), FB_EPARSE);
     assert_string_equal(e.path, "faults[0].reset");
+    const char *slow = "[{\"slow\":{\"factor\":0.5}}]";
+    assert_int_equal(mock_faults_parse(slow, strlen(slow), f, 8, &n, &e), FB_EPARSE);
+    assert_string_equal(e.path, "faults[0].slow.factor");
+    const char *kind = "[{\"outage\":{\"error\":\"meltdown\"}}]";
+    assert_int_equal(mock_faults_parse(kind, strlen(kind), f, 8, &n, &e), FB_EPARSE);
+    assert_string_equal(e.path, "faults[0].outage.error");
     const char *mode = "[{\"midstream\":{\"after_tokens\":5,\"mode\":\"explode\"}}]";
     assert_int_equal(mock_faults_parse(mode, strlen(mode), f, 8, &n, &e), FB_EPARSE);
     assert_string_equal(e.path, "faults[0].midstream.mode");
@@ -1233,6 +1243,22 @@ static void control_faults_rejects_bad_scripts_with_the_path(void **state) {
     const char *h[] = {"x-fusebox-fault: ok", NULL};
     post(&r, f->base, CHAT, OA_BODY "}", h);
     assert_int_equal(r.status, 200);
+    resp_free(&r);
+    /* The outage's "error" picks the provider error type whatever the status. */
+    post(&r, f->base, "/__fusebox/faults",
+         "[{\"outage\":{\"status\":503,\"error\":\"overloaded\"}}]", NULL);
+    assert_int_equal(r.status, 200);
+    resp_free(&r);
+    post(&r, f->base, MSGS, AN_BODY "}", NULL);
+    assert_int_equal(r.status, 503);
+    cJSON *j2 = json_body(&r);
+    assert_string_equal(jstr(j2, "error", "type"), "overloaded_error");
+    cJSON_Delete(j2);
+    resp_free(&r);
+    post(&r, f->base, "/__fusebox/faults", "[{\"brownout\":{\"capacity\":0}}]", NULL);
+    resp_free(&r);
+    post(&r, f->base, CHAT, OA_BODY "}", NULL);
+    assert_int_equal(r.status, 503);
     resp_free(&r);
     post(&r, f->base, "/__fusebox/faults", "[]", NULL);
     resp_free(&r);
