@@ -68,27 +68,33 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
+# VERBOSE=1 shows the full commands.
+Q := $(if $(VERBOSE),,@)
 $(BUILD)/%.o: %.c | deps
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@$(if $(VERBOSE),,echo "  CC  $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 .SECONDEXPANSION:
 $(BUILD)/lib/libfb%.a: $$(call obj_of,$$*)
 	@mkdir -p $(dir $@)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(FUSEBOX): $(CLI_OBJ) $(LIBS)
-	$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(EXT_LIBS)
+	@$(if $(VERBOSE),,echo "  LD  $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(EXT_LIBS)
 
 # Unit tests: one cmocka binary per tests/unit/test_*.c.
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(LIB_CMOCKA) $(EXT_LIBS)
+	@$(if $(VERBOSE),,echo "  LD  $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(LIB_CMOCKA) $(EXT_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
+	@$(if $(VERBOSE),,echo "  LD  $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
 
 test: build
 	@tests/run.sh $(BUILD)

@@ -5,26 +5,67 @@
  * states FORCED_OPEN, FORCED_CLOSED, DISABLED and METRICS_ONLY.
  *
  * Trip rules (mode):
- *   CONSECUTIVE   open after `consecutive_failures` failures in a row.
+ *   CONSECUTIVE   open after `consecutive_failures` FAILURE results in a row;
+ *                 a SUCCESS (slow or not) resets the run. No window is kept:
+ *                 the event counts calls/failures/slow are 0 in this mode.
  *   COUNT_WINDOW  the last `window_calls` outcomes.
  *   TIME_WINDOW   the outcomes of the last `window_us`, kept in
  *                 `window_buckets` buckets aligned to multiples of
- *                 window_us / window_buckets since time 0; a result is
- *                 attributed to the bucket of the time it is recorded.
+ *                 bucket_us = window_us / window_buckets since time 0; a result
+ *                 is attributed to the bucket of the time it is recorded (a
+ *                 time exactly on a boundary opens the newer bucket). The
+ *                 window is the bucket holding now plus the previous
+ *                 buckets - 1, so it spans between window_us - bucket_us and
+ *                 window_us of history. Time never moves the window backwards.
  * In the window modes the breaker opens when at least the minimum number of
- * calls is in the window and failure_rate_observed >= failure_rate, or
- * slow_rate_observed >= slow_rate (a call is slow when duration > slow_us).
- * Rules are evaluated after every recorded outcome and whenever the window
- * advances. The window is cleared on every state change.
+ * calls is in the window (COUNT_WINDOW: min(minimum_calls, window_calls)) and
+ * failures/calls >= failure_rate, or slow/calls >= slow_rate (a call is slow
+ * when slow_us > 0 and duration > slow_us; slow failures count in both). Below
+ * the minimum the rate is unknown (-1) and nothing trips. Failure rate is
+ * checked first, so it names the cause when both rules break.
+ * Rules are evaluated after every recorded SUCCESS or FAILURE, and in
+ * allow()/poll() whenever the time window drops buckets (expiring successes
+ * can raise the rate). record() drops expired buckets, adds its outcome, then
+ * evaluates once. The window (and the consecutive run) is cleared on every
+ * state change. IGNORE results and rejected calls are counted nowhere.
  *
  * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() with
- * now >= open_until. HALF_OPEN admits `half_open_permits` probes, each leased
- * for `probe_lease_us`; every other call is rejected. Any probe failure (or
- * an expired lease) re-opens; `half_open_permits` probe successes close.
+ * now >= open_until. HALF_OPEN admits `half_open_permits` concurrent probes,
+ * each leased until admitted + `probe_lease_us`; every other call is rejected.
+ * Any probe FAILURE re-opens (PROBE_FAILED), and so does a slow probe when
+ * slow_us > 0; `half_open_permits` probe SUCCESSes close (PROBES_SUCCEEDED).
+ * A probe's result frees its slot for another probe; an IGNORE result frees it
+ * and counts nothing. A lease is expired when now >= its end; the next
+ * allow()/record()/poll() then re-opens (PROBE_LEASE_EXPIRED), before looking
+ * at the result being recorded, so a probe reporting at or after its lease end
+ * is stale. Lazy transitions are stamped with the now_us of the call that
+ * performs them.
  *
- * Generations: every state change increments `generation`. A result whose
- * permit carries an older generation is stale: it is counted and otherwise
- * ignored (it can neither trip nor close the breaker).
+ * Open duration on the n-th consecutive entry to OPEN (`trips`; reset to 0
+ * when CLOSED is entered): open_us grown by open_growth (n, 2^(n-1)), capped at
+ * open_us_max; then times U(1 - open_jitter, 1 + open_jitter) truncated to a
+ * microsecond and capped at open_us_max again; then, when honor_hint is ON and
+ * the record that trips carries hint_us >= 0, max(that, min(hint_us,
+ * open_us_max)). open_until = now + duration, saturating at FB_TIME_MAX.
+ *
+ * Generations start at 1 and every state change increments `generation`
+ * (manual changes too, even to the same state). A result whose permit
+ * carries another generation is stale: it is counted in stats.stale and
+ * otherwise ignored (it can neither trip nor close the breaker); so is a second
+ * report for the same probe. REJECTED and UNTRACKED permits are no-ops.
+ *
+ * Manual states: FORCED_OPEN rejects everything (retry_in and open_until are
+ * FB_TIME_MAX). FORCED_CLOSED admits and records (the rate is visible) but
+ * never trips. DISABLED admits UNTRACKED permits and records nothing.
+ * METRICS_ONLY admits, records and emits one THRESHOLD_EXCEEDED event
+ * (from == to == METRICS_ONLY, not a transition: no new generation) each time a
+ * rule starts to be broken; it re-arms once no rule is broken. set_state() is
+ * always a transition (cause MANUAL), to OPEN counts as a trip. sync() to the
+ * current state is not a transition (an OPEN deadline is still copied).
+ *
+ * Events: every transition calls on_event after the breaker has changed; the
+ * counts are the window's just before it was cleared. The callback must not
+ * call back into the same breaker.
  *
  * No allocation, no clock: all state lives in the struct. See docs/breaker.md.
  */
@@ -99,13 +140,19 @@ typedef struct fb_breaker_event {
     uint32_t slow;
     uint32_t consecutive_failures;
     uint32_t trips;           /* consecutive trips without a close (>= 1 when opening) */
-    fb_time_us open_until_us; /* when `to` is OPEN */
+    fb_time_us open_until_us; /* `to` OPEN: deadline; FORCED_OPEN: FB_TIME_MAX; else FB_TIME_NONE */
     uint64_t generation;      /* generation after the change */
 } fb_breaker_event;
 
 typedef void (*fb_breaker_event_fn)(void *ctx, const fb_breaker_event *ev);
 
-/* Zero means "default" for every field. */
+/*
+ * Zero means "default" for every field. fb_breaker_init() returns FB_EINVAL for
+ * an unknown enum value, open_jitter > 0 without rng, or window_us not a
+ * multiple of window_buckets; FB_ERANGE for a rate outside (0, 1], a size above
+ * its _MAX, a negative duration, open_jitter outside [0, 1), or
+ * open_us_max < open_us. Every field is checked whatever the mode.
+ */
 typedef struct fb_breaker_config {
     fb_breaker_mode mode;          /* default CONSECUTIVE */
     uint32_t consecutive_failures; /* default 5 */
@@ -153,7 +200,7 @@ typedef struct fb_breaker_stats {
 
 typedef struct fb_breaker {
     /* private: use the functions below */
-    fb_breaker_config cfg; /* with defaults applied */
+    fb_breaker_config cfg; /* defaults applied; minimum_calls is the effective minimum */
     fb_breaker_state state;
     uint64_t generation;
     fb_time_us open_until_us;
@@ -163,7 +210,7 @@ typedef struct fb_breaker {
     /* count window: ring of bits */
     uint64_t fail_bits[FB_BREAKER_CALLS_MAX / 64];
     uint64_t slow_bits[FB_BREAKER_CALLS_MAX / 64];
-    uint32_t ring_head;
+    uint32_t ring_head; /* count window: next slot; time window: newest bucket's slot */
     uint32_t ring_len;
     /* time window: buckets */
     struct {
@@ -214,12 +261,20 @@ int fb_breaker_sync(fb_breaker *b, fb_breaker_state to, fb_time_us open_until_us
 
 /* State as of the last call (no lazy transition is performed). */
 fb_breaker_state fb_breaker_state_get(const fb_breaker *b);
-/* When rejected now: how long until the breaker may admit again (0 if it would now). */
+/*
+ * When rejected now: how long until the breaker may admit again (0 if it would
+ * now). OPEN: until open_until; FORCED_OPEN: FB_TIME_MAX; HALF_OPEN with every
+ * slot leased: until the earliest lease ends (when that probe's fate is known).
+ */
 fb_time_us fb_breaker_retry_in(const fb_breaker *b, fb_time_us now_us);
+/* OPEN: the deadline; FORCED_OPEN: FB_TIME_MAX; otherwise FB_TIME_NONE. */
 fb_time_us fb_breaker_open_until(const fb_breaker *b);
 uint64_t fb_breaker_generation(const fb_breaker *b);
 const fb_breaker_stats *fb_breaker_stats_get(const fb_breaker *b);
-/* Failure rate over the current window, or -1 when below the minimum calls. */
+/*
+ * Failure rate over the current window as of the last call, or -1 when below
+ * the minimum calls, in CONSECUTIVE mode, or in a state that keeps no window.
+ */
 double fb_breaker_failure_rate(const fb_breaker *b);
 
 const char *fb_breaker_state_name(fb_breaker_state s);

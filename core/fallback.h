@@ -41,7 +41,8 @@
 typedef enum fb_stream_policy {
     FB_STREAM_BUFFER = 0, /* default: output was buffered, retry as any failure (tokens wasted) */
     FB_STREAM_FAIL,       /* the user already saw output: end the request with an error */
-    FB_STREAM_RESUME      /* retry asking only for the rest (decision.resume is set) */
+    FB_STREAM_RESUME,     /* retry asking only for the rest (decision.resume is set) */
+    FB_STREAM_RETRY       /* naive: retry and stream again; the user sees output twice */
 } fb_stream_policy;
 
 #define FB_STOP_MAP(XX)                                                                            \
@@ -65,10 +66,24 @@ typedef enum fb_stop {
 
 typedef enum fb_action { FB_ACT_ATTEMPT = 0, FB_ACT_WAIT, FB_ACT_DONE } fb_action;
 
+/*
+ * A breaker behind callbacks, for breakers whose state lives elsewhere (a
+ * store shared by a fleet, modelled by the simulator). When `allow` is set
+ * the engine calls these instead of fb_breaker_allow()/fb_breaker_record().
+ */
+typedef struct fb_breaker_port {
+    bool (*allow)(void *ctx, fb_time_us now_us, fb_breaker_permit *permit);
+    void (*record)(void *ctx, const fb_breaker_permit *permit, fb_effect effect,
+                   fb_time_us duration_us, fb_time_us hint_us, fb_time_us now_us);
+    void *ctx;
+} fb_breaker_port;
+
 typedef struct fb_fallback_provider {
-    fb_breaker *breaker;     /* caller-owned; NULL = no breaker */
-    fb_ratelimit *ratelimit; /* caller-owned; NULL = no client-side limit */
-    uint32_t context_window; /* tokens; 0 = unknown, never skipped */
+    fb_breaker *breaker;           /* caller-owned; NULL = no breaker */
+    fb_breaker_port port;          /* used instead of `breaker` when port.allow != NULL */
+    fb_ratelimit *ratelimit;       /* caller-owned; NULL = no client-side limit */
+    uint32_t context_window;       /* tokens; 0 = unknown, never skipped */
+    fb_time_us attempt_timeout_us; /* overrides the retry policy's; 0 = use it */
 } fb_fallback_provider;
 
 typedef struct fb_fallback_config {

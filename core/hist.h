@@ -1,9 +1,10 @@
 /*
  * hist.h - log-linear latency histogram (HDR-style).
  *
- * Values are non-negative integers (microseconds in practice). Each power of
- * two is split into FB_HIST_SUB_BUCKETS linear sub-buckets, so a percentile is
- * reported with a relative error below 1/FB_HIST_SUB_BUCKETS * 2 (< 1%).
+ * Values are non-negative integers (microseconds in practice). Values below
+ * FB_HIST_SUB_BUCKETS are counted exactly; above, each power of two is split
+ * into FB_HIST_SUB_BUCKETS / 2 linear sub-buckets, so a percentile is
+ * reported with a relative error below 2 / FB_HIST_SUB_BUCKETS (< 0.8%).
  * Values above FB_HIST_VALUE_MAX are clamped to it (and counted in
  * `clamped`). Memory is fixed; no allocation; histograms merge by addition.
  * See docs/hist.md.
@@ -15,9 +16,9 @@
 
 #include "fb.h"
 
-#define FB_HIST_SUB_BITS 7 /* 128 sub-buckets per octave */
+#define FB_HIST_SUB_BITS 8 /* 256 exact values, then 128 sub-buckets per octave */
 #define FB_HIST_SUB_BUCKETS (1 << FB_HIST_SUB_BITS)
-#define FB_HIST_OCTAVES 36 /* values up to 2^42 - 1 us (about 50 days) */
+#define FB_HIST_OCTAVES 35 /* 42 - FB_HIST_SUB_BITS + 1: values up to 2^42 - 1 us (50 days) */
 #define FB_HIST_VALUE_MAX ((int64_t)((UINT64_C(1) << 42) - 1))
 #define FB_HIST_BUCKETS ((FB_HIST_OCTAVES + 1) * (FB_HIST_SUB_BUCKETS / 2))
 

@@ -84,13 +84,15 @@ typedef struct fb_retry_config {
 typedef struct fb_retry_policy {
     /* private: the validated config */
     fb_retry_config cfg;
+    uint32_t cap_retry; /* EXPONENTIAL: first retry number whose backoff reaches the cap */
 } fb_retry_policy;
 
 /* Per-request retry state; zero-initialise or call fb_retry_begin(). */
 typedef struct fb_retry_state {
-    uint32_t attempt;         /* attempts made so far */
-    fb_time_us start_us;      /* start of the first attempt */
-    fb_time_us prev_delay_us; /* for decorrelated jitter */
+    uint32_t attempt;          /* attempts made so far */
+    fb_time_us start_us;       /* start of the first attempt */
+    fb_time_us prev_delay_us;  /* for decorrelated jitter: the last delay returned */
+    uint32_t budget_withdrawn; /* QUOTA: what this request's last retry took; 0 = none */
 } fb_retry_state;
 
 typedef struct fb_retry_decision {
@@ -107,13 +109,15 @@ typedef enum fb_budget_kind {
 
 typedef struct fb_budget_config {
     fb_budget_kind kind;
-    /* TOKEN_BUCKET: starts at max_tokens; a retryable failure costs 1, a
-     * success adds `ratio`; a retry is allowed only while tokens > max / 2. */
+    /* TOKEN_BUCKET: starts at max_tokens; a retryable failure costs 1 (floor
+     * 0), a success adds `ratio` (3 decimals, as gRPC; never above max); a
+     * retry is allowed only while tokens > max / 2 and costs nothing more. */
     double max_tokens; /* default 10 */
     double ratio;      /* default 0.1 */
     /* QUOTA: starts at capacity; a retry takes retry_cost (timeout_cost after
-     * a timeout); a success refunds what its request took, or no_retry_refund
-     * when it needed no retry; never above capacity. */
+     * a timeout) and is refused when fewer are left; a success refunds what
+     * its request's last retry took, or no_retry_refund when it took none;
+     * never above capacity. */
     uint32_t capacity;        /* default 500 */
     uint32_t retry_cost;      /* default 5 */
     uint32_t timeout_cost;    /* default 10 */
@@ -134,11 +138,17 @@ void fb_retry_begin(fb_retry_state *s, fb_time_us now_us);
 
 /*
  * After attempt number s->attempt failed with class `c`: retry or give up?
- * `hint_us` is the server's delay (Retry-After family) or FB_TIME_NONE.
- * `budget` and `rng` may be NULL (no budget; jitter then behaves as NONE).
- * On a retry the budget is charged; the caller then increments nothing:
- * fb_retry_next() itself counts the next attempt when it says retry.
- * Call fb_retry_attempt() when an attempt starts.
+ * `hint_us` is the server's delay (Retry-After family) or FB_TIME_NONE (any
+ * negative value means none). `budget` and `rng` may be NULL (no budget;
+ * jitter then behaves as NONE). Checks, in order: not retryable; attempts
+ * exhausted; the delay (backoff, jitter, Retry-After policy; a header above
+ * retry_after_us_max gives up when giveup_above_max is ON); the deadline
+ * (give up when now + delay >= start + deadline_us); the budget last.
+ * Budget calls: for a retryable `c` this calls fb_budget_on_failure(), and
+ * fb_budget_withdraw() just before it says retry (recording a QUOTA
+ * withdrawal in s->budget_withdrawn). The caller calls fb_budget_on_success()
+ * when the request succeeds. fb_retry_next() counts nothing: call
+ * fb_retry_attempt() when the retry starts.
  */
 fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
                                 fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
@@ -151,8 +161,8 @@ fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n);
 int fb_budget_init(fb_budget *b, const fb_budget_config *cfg);
 /* May a retry after an outcome `o` be made? Charges the budget when yes. */
 bool fb_budget_withdraw(fb_budget *b, fb_outcome o);
-/* A request ended with a success; `retried` says whether it needed retries. */
-void fb_budget_on_success(fb_budget *b, bool retried);
+/* A request ended with a success; `s` is its retry state (NULL: it needed no retry). */
+void fb_budget_on_success(fb_budget *b, const fb_retry_state *s);
 /* An attempt failed with a retryable outcome (TOKEN_BUCKET charges 1). */
 void fb_budget_on_failure(fb_budget *b, fb_outcome o);
 

@@ -1,0 +1,501 @@
+/*
+ * breaker.c - circuit breaker driven by caller-supplied time.
+ *
+ * The contract is the comment at the top of breaker.h; docs/breaker.md says
+ * why each rule was chosen. The hot path is allow() in CLOSED and record() of
+ * a current CALL permit: a few compares, one ring or bucket update and a rate
+ * check that divides only when the rate is within a hair of the threshold.
+ */
+#include "breaker.h"
+
+#include <float.h>
+#include <string.h>
+
+#define DEFAULT_CONSECUTIVE 5u
+#define DEFAULT_WINDOW_CALLS 100u
+#define DEFAULT_WINDOW_US (60 * FB_US_PER_S)
+#define DEFAULT_WINDOW_BUCKETS 10u
+#define DEFAULT_MINIMUM_CALLS 100u
+#define DEFAULT_FAILURE_RATE 0.5
+#define DEFAULT_SLOW_RATE 1.0
+#define DEFAULT_PERMITS 1u
+#define DEFAULT_OPEN_US (60 * FB_US_PER_S)
+#define DEFAULT_OPEN_MAX_FACTOR 10
+
+/*
+ * rate_reached() rejects without dividing when count < calls * rate * this:
+ * the margin (4 ulps) covers the rounding of the two products, so the fast
+ * answer never disagrees with the exact test count / calls >= rate.
+ */
+#define RATE_FILTER (1.0 - 4.0 * DBL_EPSILON)
+
+#define NO_CAUSE (-1)
+
+/* Zero -> default, then range checks. Validates a copy: *b is untouched on error. */
+static int normalise(fb_breaker_config *c) {
+    if ((unsigned)c->mode > FB_BREAKER_MODE_TIME_WINDOW ||
+        (unsigned)c->open_growth > FB_OPEN_GROWTH_EXPONENTIAL ||
+        (unsigned)c->initial >= FB_BREAKER_STATE_COUNT || (unsigned)c->honor_hint > FB_OFF)
+        return FB_EINVAL;
+    /* Written so that NaN fails too. */
+    if (!(c->failure_rate == 0.0 || (c->failure_rate > 0.0 && c->failure_rate <= 1.0)) ||
+        !(c->slow_rate == 0.0 || (c->slow_rate > 0.0 && c->slow_rate <= 1.0)))
+        return FB_ERANGE;
+    if (c->window_calls > FB_BREAKER_CALLS_MAX || c->window_buckets > FB_BREAKER_BUCKETS_MAX ||
+        c->half_open_permits > FB_BREAKER_PROBES_MAX)
+        return FB_ERANGE;
+    if (c->window_us < 0 || c->slow_us < 0 || c->probe_lease_us < 0 || c->open_us < 0 ||
+        c->open_us_max < 0)
+        return FB_ERANGE;
+    if (!(c->open_jitter >= 0.0 && c->open_jitter < 1.0)) return FB_ERANGE;
+    if (c->open_jitter > 0.0 && !c->rng) return FB_EINVAL;
+
+    if (!c->consecutive_failures) c->consecutive_failures = DEFAULT_CONSECUTIVE;
+    if (!c->window_calls) c->window_calls = DEFAULT_WINDOW_CALLS;
+    if (!c->window_us) c->window_us = DEFAULT_WINDOW_US;
+    if (!c->window_buckets) c->window_buckets = DEFAULT_WINDOW_BUCKETS;
+    if (!c->minimum_calls) c->minimum_calls = DEFAULT_MINIMUM_CALLS;
+    if (c->failure_rate == 0.0) c->failure_rate = DEFAULT_FAILURE_RATE;
+    if (c->slow_rate == 0.0) c->slow_rate = DEFAULT_SLOW_RATE;
+    if (!c->half_open_permits) c->half_open_permits = DEFAULT_PERMITS;
+    if (!c->open_us) c->open_us = DEFAULT_OPEN_US;
+    if (!c->probe_lease_us) c->probe_lease_us = c->open_us;
+    if (!c->open_us_max)
+        c->open_us_max = c->open_us > FB_TIME_MAX / DEFAULT_OPEN_MAX_FACTOR
+                             ? FB_TIME_MAX
+                             : c->open_us * DEFAULT_OPEN_MAX_FACTOR;
+    if (c->honor_hint == FB_DEFAULT) c->honor_hint = FB_ON;
+
+    if (c->window_us % (fb_time_us)c->window_buckets != 0) return FB_EINVAL;
+    if (c->open_us_max < c->open_us) return FB_ERANGE;
+    if (c->mode == FB_BREAKER_MODE_COUNT_WINDOW && c->minimum_calls > c->window_calls)
+        c->minimum_calls = c->window_calls;
+    return FB_OK;
+}
+
+static fb_time_us floor_div(fb_time_us a, fb_time_us b) {
+    fb_time_us q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+static bool records_window(fb_breaker_state s) {
+    return s == FB_BREAKER_CLOSED || s == FB_BREAKER_FORCED_CLOSED || s == FB_BREAKER_METRICS_ONLY;
+}
+
+static void clear_window(fb_breaker *b, fb_time_us now_us) {
+    b->calls = b->failures = b->slow = 0;
+    b->consecutive_failures = 0;
+    b->ring_head = 0;
+    b->ring_len = 0;
+    if (b->cfg.mode == FB_BREAKER_MODE_COUNT_WINDOW) {
+        size_t words = (b->cfg.window_calls + 63u) / 64u;
+        memset(b->fail_bits, 0, words * sizeof b->fail_bits[0]);
+        memset(b->slow_bits, 0, words * sizeof b->slow_bits[0]);
+    } else if (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW) {
+        memset(b->buckets, 0, b->cfg.window_buckets * sizeof b->buckets[0]);
+        b->bucket_index = floor_div(now_us, b->bucket_us);
+    }
+}
+
+/* The newest bucket still covers now (or time went backwards: stay in it). */
+static bool in_newest_bucket(const fb_breaker *b, fb_time_us now_us) {
+    fb_time_us start = b->bucket_index * b->bucket_us;
+    return now_us < start || now_us - start < b->bucket_us;
+}
+
+/*
+ * Move the time window so that its newest bucket holds now, dropping expired
+ * buckets from the totals: O(buckets dropped), at most window_buckets.
+ * Returns true when the totals changed (the rules need evaluating).
+ */
+static bool advance(fb_breaker *b, fb_time_us now_us) {
+    if (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW || in_newest_bucket(b, now_us)) return false;
+    fb_time_us into = now_us - b->bucket_index * b->bucket_us;
+    fb_time_us steps = into - b->bucket_us < b->bucket_us ? 1 : into / b->bucket_us;
+    uint32_t nb = b->cfg.window_buckets;
+    uint32_t before = b->calls;
+    b->bucket_index += steps;
+    if (steps >= (fb_time_us)nb) {
+        memset(b->buckets, 0, nb * sizeof b->buckets[0]);
+        b->calls = b->failures = b->slow = 0;
+        return before != 0;
+    }
+    uint32_t head = b->ring_head;
+    for (fb_time_us i = 0; i < steps; i++) {
+        head = head + 1 == nb ? 0 : head + 1;
+        b->calls -= b->buckets[head].calls;
+        b->failures -= b->buckets[head].failures;
+        b->slow -= b->buckets[head].slow;
+        b->buckets[head].calls = b->buckets[head].failures = b->buckets[head].slow = 0;
+    }
+    b->ring_head = head;
+    return b->calls != before;
+}
+
+/* Add one counted outcome to the window of the current mode. */
+static void count_outcome(fb_breaker *b, bool failed, bool slow) {
+    uint32_t run = b->consecutive_failures;
+    b->consecutive_failures = failed ? run + (run != UINT32_MAX) : 0;
+    if (b->cfg.mode == FB_BREAKER_MODE_COUNT_WINDOW) {
+        uint32_t pos = b->ring_head;
+        uint32_t w = pos >> 6;
+        uint64_t m = (uint64_t)1 << (pos & 63u);
+        if (b->ring_len == b->cfg.window_calls) {
+            b->failures -= (b->fail_bits[w] & m) != 0;
+            b->slow -= (b->slow_bits[w] & m) != 0;
+        } else {
+            b->ring_len++;
+            b->calls++;
+        }
+        b->fail_bits[w] = failed ? b->fail_bits[w] | m : b->fail_bits[w] & ~m;
+        b->slow_bits[w] = slow ? b->slow_bits[w] | m : b->slow_bits[w] & ~m;
+        b->failures += failed;
+        b->slow += slow;
+        b->ring_head = pos + 1 == b->cfg.window_calls ? 0 : pos + 1;
+    } else if (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW) {
+        uint32_t h = b->ring_head;
+        b->buckets[h].calls++;
+        b->buckets[h].failures += failed;
+        b->buckets[h].slow += slow;
+        b->calls++;
+        b->failures += failed;
+        b->slow += slow;
+    }
+}
+
+/* count / calls >= rate, as the user reads it, dividing only near the threshold. */
+static bool rate_reached(uint32_t count, uint32_t calls, double rate) {
+    if (count == 0) return false;
+    double n = (double)calls;
+    if ((double)count < n * rate * RATE_FILTER) return false;
+    return (double)count / n >= rate;
+}
+
+/* The rule the window breaks now (a cause), or NO_CAUSE. */
+static int broken_rule(const fb_breaker *b) {
+    const fb_breaker_config *c = &b->cfg;
+    if (c->mode == FB_BREAKER_MODE_CONSECUTIVE)
+        return b->consecutive_failures >= c->consecutive_failures ? FB_CAUSE_CONSECUTIVE_FAILURES
+                                                                  : NO_CAUSE;
+    if (b->calls < c->minimum_calls) return NO_CAUSE;
+    if (rate_reached(b->failures, b->calls, c->failure_rate)) return FB_CAUSE_FAILURE_RATE;
+    if (c->slow_us > 0 && rate_reached(b->slow, b->calls, c->slow_rate))
+        return FB_CAUSE_SLOW_CALL_RATE;
+    return NO_CAUSE;
+}
+
+static fb_time_us open_duration(const fb_breaker *b, fb_time_us hint_us) {
+    const fb_breaker_config *c = &b->cfg;
+    /* Growth saturates at the cap (open_us <= open_us_max), so nothing overflows. */
+    fb_time_us max = c->open_us_max;
+    fb_time_us d = c->open_us;
+    uint32_t n = b->trips;
+    if (c->open_growth == FB_OPEN_GROWTH_LINEAR && n > 1)
+        d = c->open_us > max / (fb_time_us)n ? max : c->open_us * (fb_time_us)n;
+    else if (c->open_growth == FB_OPEN_GROWTH_EXPONENTIAL)
+        for (uint32_t i = 1; i < n && d < max; i++) d = d > max / 2 ? max : d * 2;
+    if (c->open_jitter > 0.0) {
+        double f = c->open_jitter;
+        double x = (double)d * (1.0 - f + 2.0 * f * fb_rng_uniform(c->rng));
+        d = x >= (double)max ? max : (fb_time_us)x;
+    }
+    if (hint_us >= 0 && c->honor_hint == FB_ON) {
+        fb_time_us h = hint_us < max ? hint_us : max;
+        if (h > d) d = h;
+    }
+    return d;
+}
+
+/*
+ * Set up state `to` at now: trips, deadline, a fresh window and no probes.
+ * until_us >= 0 is an OPEN deadline decided elsewhere (sync).
+ */
+static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time_us hint_us,
+                  fb_time_us until_us) {
+    b->state = to;
+    b->state_since_us = now_us;
+    b->open_until_us = FB_TIME_NONE;
+    if (to == FB_BREAKER_OPEN) {
+        b->trips += b->trips != UINT32_MAX;
+        b->open_until_us =
+            until_us >= 0 ? until_us : fb_time_add(now_us, open_duration(b, hint_us));
+    } else if (to == FB_BREAKER_CLOSED) {
+        b->trips = 0;
+    } else if (to == FB_BREAKER_FORCED_OPEN) {
+        b->open_until_us = FB_TIME_MAX;
+    }
+    clear_window(b, now_us);
+    b->probes_in_use = 0;
+    b->probe_successes = 0;
+    b->threshold_signalled = false;
+}
+
+static fb_breaker_event snapshot(const fb_breaker *b, fb_breaker_cause cause, fb_time_us now_us) {
+    fb_breaker_event ev = {
+        .at_us = now_us,
+        .from = b->state,
+        .to = b->state,
+        .cause = cause,
+        .calls = b->calls,
+        .failures = b->failures,
+        .slow = b->slow,
+        .consecutive_failures = b->consecutive_failures,
+        .trips = b->trips,
+        .open_until_us = b->open_until_us,
+        .generation = b->generation,
+    };
+    return ev;
+}
+
+/* The one way the state changes: new generation, fresh window, then the event. */
+static void transition(fb_breaker *b, fb_breaker_state to, fb_breaker_cause cause,
+                       fb_time_us now_us, fb_time_us hint_us, fb_time_us until_us) {
+    fb_breaker_event ev = snapshot(b, cause, now_us);
+    enter(b, to, now_us, hint_us, until_us);
+    b->generation++;
+    b->stats.transitions++;
+    if (to == FB_BREAKER_OPEN) b->stats.opens++;
+    if (!b->cfg.on_event) return;
+    ev.to = to;
+    ev.trips = b->trips;
+    ev.open_until_us = b->open_until_us;
+    ev.generation = b->generation;
+    b->cfg.on_event(b->cfg.event_ctx, &ev);
+}
+
+/* Act on the rules after the window changed: trip (CLOSED) or signal (METRICS_ONLY). */
+static void evaluate(fb_breaker *b, fb_time_us now_us, fb_time_us hint_us) {
+    if (b->state == FB_BREAKER_CLOSED) {
+        int cause = broken_rule(b);
+        if (cause != NO_CAUSE)
+            transition(b, FB_BREAKER_OPEN, (fb_breaker_cause)cause, now_us, hint_us, FB_TIME_NONE);
+    } else if (b->state == FB_BREAKER_METRICS_ONLY) {
+        bool exceeded = broken_rule(b) != NO_CAUSE;
+        if (exceeded && !b->threshold_signalled && b->cfg.on_event) {
+            fb_breaker_event ev = snapshot(b, FB_CAUSE_THRESHOLD_EXCEEDED, now_us);
+            b->cfg.on_event(b->cfg.event_ctx, &ev);
+        }
+        b->threshold_signalled = exceeded;
+    }
+}
+
+/* HALF_OPEN: a probe whose lease ran out (now >= lease end) re-opens the breaker. */
+static void expire_leases(fb_breaker *b, fb_time_us now_us) {
+    uint32_t used = b->probes_in_use;
+    for (uint32_t s = 0; used; s++, used >>= 1) {
+        if ((used & 1u) && now_us >= b->lease_until_us[s]) {
+            transition(b, FB_BREAKER_OPEN, FB_CAUSE_PROBE_LEASE_EXPIRED, now_us, FB_TIME_NONE,
+                       FB_TIME_NONE);
+            return;
+        }
+    }
+}
+
+void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
+    switch (b->state) {
+    case FB_BREAKER_OPEN:
+        if (now_us >= b->open_until_us)
+            transition(b, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, now_us, FB_TIME_NONE,
+                       FB_TIME_NONE);
+        break;
+    case FB_BREAKER_HALF_OPEN:
+        expire_leases(b, now_us);
+        break;
+    case FB_BREAKER_CLOSED:
+    case FB_BREAKER_FORCED_CLOSED:
+    case FB_BREAKER_METRICS_ONLY:
+        if (advance(b, now_us)) evaluate(b, now_us, FB_TIME_NONE);
+        break;
+    default:
+        break;
+    }
+}
+
+static void admit(fb_breaker *b, fb_breaker_permit *p, fb_permit_kind kind, uint32_t slot,
+                  fb_time_us now_us) {
+    p->generation = b->generation;
+    p->admitted_us = now_us;
+    p->kind = (uint8_t)kind;
+    p->slot = (uint8_t)slot;
+    b->stats.admitted++;
+}
+
+static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
+    fb_breaker_poll(b, now_us);
+    switch (b->state) {
+    case FB_BREAKER_CLOSED:
+    case FB_BREAKER_FORCED_CLOSED:
+    case FB_BREAKER_METRICS_ONLY:
+        admit(b, permit, FB_PERMIT_CALL, 0, now_us);
+        return true;
+    case FB_BREAKER_DISABLED:
+        admit(b, permit, FB_PERMIT_UNTRACKED, 0, now_us);
+        return true;
+    case FB_BREAKER_HALF_OPEN:
+        for (uint32_t s = 0; s < b->cfg.half_open_permits; s++) {
+            if (b->probes_in_use & (1u << s)) continue;
+            b->probes_in_use |= 1u << s;
+            b->lease_until_us[s] = fb_time_add(now_us, b->cfg.probe_lease_us);
+            admit(b, permit, FB_PERMIT_PROBE, s, now_us);
+            return true;
+        }
+        break;
+    default:
+        break;
+    }
+    *permit = (fb_breaker_permit){.generation = b->generation, .admitted_us = now_us};
+    b->stats.rejected++;
+    return false;
+}
+
+bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
+    if (b->state == FB_BREAKER_CLOSED &&
+        (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW || in_newest_bucket(b, now_us))) {
+        admit(b, permit, FB_PERMIT_CALL, 0, now_us);
+        return true;
+    }
+    return allow_slow(b, now_us, permit);
+}
+
+static bool is_slow(const fb_breaker *b, fb_time_us duration_us) {
+    return b->cfg.slow_us > 0 && duration_us > b->cfg.slow_us;
+}
+
+static void record_probe(fb_breaker *b, const fb_breaker_permit *p, fb_effect effect,
+                         fb_time_us duration_us, fb_time_us hint_us, fb_time_us now_us) {
+    uint32_t bit = 1u << (p->slot & 31u);
+    /* The slot must still be leased to this very permit (not a double report). */
+    if (p->slot >= b->cfg.half_open_permits || !(b->probes_in_use & bit) ||
+        b->lease_until_us[p->slot] != fb_time_add(p->admitted_us, b->cfg.probe_lease_us)) {
+        b->stats.stale++;
+        return;
+    }
+    b->probes_in_use &= ~bit;
+    if (effect != FB_EFFECT_SUCCESS && effect != FB_EFFECT_FAILURE) return;
+    bool failed = effect == FB_EFFECT_FAILURE;
+    bool slow = is_slow(b, duration_us);
+    b->calls++;
+    b->failures += failed;
+    b->slow += slow;
+    b->consecutive_failures = failed || slow ? b->consecutive_failures + 1 : 0;
+    if (failed || slow) {
+        transition(b, FB_BREAKER_OPEN, FB_CAUSE_PROBE_FAILED, now_us, hint_us, FB_TIME_NONE);
+    } else if (++b->probe_successes >= b->cfg.half_open_permits) {
+        transition(b, FB_BREAKER_CLOSED, FB_CAUSE_PROBES_SUCCEEDED, now_us, FB_TIME_NONE,
+                   FB_TIME_NONE);
+    }
+}
+
+void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit, fb_effect effect,
+                       fb_time_us duration_us, fb_time_us hint_us, fb_time_us now_us) {
+    if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
+    if (b->state == FB_BREAKER_HALF_OPEN) expire_leases(b, now_us);
+    if (permit->generation != b->generation) {
+        b->stats.stale++;
+        return;
+    }
+    if (b->state == FB_BREAKER_HALF_OPEN) {
+        record_probe(b, permit, effect, duration_us, hint_us, now_us);
+        return;
+    }
+    if (!records_window(b->state)) return;
+    if (effect != FB_EFFECT_SUCCESS && effect != FB_EFFECT_FAILURE) return;
+    /* Drop what expired, add this outcome, then evaluate once. */
+    advance(b, now_us);
+    count_outcome(b, effect == FB_EFFECT_FAILURE, is_slow(b, duration_us));
+    evaluate(b, now_us, hint_us);
+}
+
+int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_us) {
+    fb_breaker_config c = {0};
+    if (!b) return FB_EINVAL;
+    if (cfg) c = *cfg;
+    int rc = normalise(&c);
+    if (rc != FB_OK) return rc;
+    memset(b, 0, sizeof *b);
+    b->cfg = c;
+    b->bucket_us = c.window_us / (fb_time_us)c.window_buckets;
+    b->generation = 1;
+    enter(b, c.initial, now_us, FB_TIME_NONE, FB_TIME_NONE);
+    return FB_OK;
+}
+
+int fb_breaker_set_state(fb_breaker *b, fb_breaker_state to, fb_time_us now_us) {
+    if (!b || (unsigned)to >= FB_BREAKER_STATE_COUNT) return FB_EINVAL;
+    transition(b, to, FB_CAUSE_MANUAL, now_us, FB_TIME_NONE, FB_TIME_NONE);
+    return FB_OK;
+}
+
+int fb_breaker_sync(fb_breaker *b, fb_breaker_state to, fb_time_us open_until_us,
+                    fb_time_us now_us) {
+    if (!b || (unsigned)to >= FB_BREAKER_STATE_COUNT) return FB_EINVAL;
+    if (to == FB_BREAKER_OPEN && open_until_us < 0) return FB_EINVAL;
+    if (to == b->state) {
+        /* Same state: not a transition; an OPEN deadline is still copied. */
+        if (to == FB_BREAKER_OPEN) b->open_until_us = open_until_us;
+        return FB_OK;
+    }
+    transition(b, to, FB_CAUSE_SYNC, now_us, FB_TIME_NONE,
+               to == FB_BREAKER_OPEN ? open_until_us : FB_TIME_NONE);
+    return FB_OK;
+}
+
+fb_breaker_state fb_breaker_state_get(const fb_breaker *b) {
+    return b->state;
+}
+
+fb_time_us fb_breaker_retry_in(const fb_breaker *b, fb_time_us now_us) {
+    switch (b->state) {
+    case FB_BREAKER_OPEN:
+        return now_us >= b->open_until_us ? 0 : b->open_until_us - now_us;
+    case FB_BREAKER_FORCED_OPEN:
+        return FB_TIME_MAX;
+    case FB_BREAKER_HALF_OPEN: {
+        fb_time_us first = FB_TIME_MAX;
+        for (uint32_t s = 0; s < b->cfg.half_open_permits; s++) {
+            if (!(b->probes_in_use & (1u << s))) return 0;
+            if (b->lease_until_us[s] < first) first = b->lease_until_us[s];
+        }
+        return now_us >= first ? 0 : first - now_us;
+    }
+    default:
+        return 0;
+    }
+}
+
+fb_time_us fb_breaker_open_until(const fb_breaker *b) {
+    return b->open_until_us;
+}
+
+uint64_t fb_breaker_generation(const fb_breaker *b) {
+    return b->generation;
+}
+
+const fb_breaker_stats *fb_breaker_stats_get(const fb_breaker *b) {
+    return &b->stats;
+}
+
+double fb_breaker_failure_rate(const fb_breaker *b) {
+    if (b->cfg.mode == FB_BREAKER_MODE_CONSECUTIVE || !records_window(b->state) ||
+        b->calls < b->cfg.minimum_calls)
+        return -1.0;
+    return (double)b->failures / (double)b->calls;
+}
+
+const char *fb_breaker_state_name(fb_breaker_state s) {
+    static const char *const names[] = {
+#define FB_BS_NAME(name, text) text,
+        FB_BREAKER_STATE_MAP(FB_BS_NAME)
+#undef FB_BS_NAME
+    };
+    return (unsigned)s < FB_BREAKER_STATE_COUNT ? names[s] : "unknown";
+}
+
+const char *fb_breaker_cause_name(fb_breaker_cause c) {
+    static const char *const names[] = {
+#define FB_BC_NAME(name, text) text,
+        FB_BREAKER_CAUSE_MAP(FB_BC_NAME)
+#undef FB_BC_NAME
+    };
+    return (unsigned)c < FB_CAUSE_COUNT ? names[c] : "unknown";
+}

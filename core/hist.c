@@ -1,0 +1,114 @@
+/*
+ * hist.c - log-linear histogram: exact below FB_HIST_SUB_BUCKETS, then
+ * FB_HIST_SUB_BUCKETS / 2 linear sub-buckets per power of two.
+ *
+ * With B = FB_HIST_SUB_BITS and H = 2^(B-1), a value v has
+ * shift = max(0, msb(v) - (B-1)) and lives in bucket (shift << (B-1)) + (v >> shift):
+ * v >> shift keeps the top B significant bits, and shift says which octave
+ * they came from. For v < 2^B the shift is 0 and the bucket is v itself.
+ * Buckets [shift*H + H, shift*H + 2H) then cover octave [2^(B-1+shift), 2^(B+shift))
+ * in steps of 2^shift, so the relative width of every bucket is below 1/H.
+ */
+#include "hist.h"
+
+#include <math.h>
+#include <string.h>
+
+#define HALF (FB_HIST_SUB_BUCKETS / 2)
+
+_Static_assert(FB_HIST_BUCKETS == FB_HIST_SUB_BUCKETS + (42 - FB_HIST_SUB_BITS) * HALF,
+               "FB_HIST_BUCKETS must cover every value up to FB_HIST_VALUE_MAX");
+
+/* One clz, one shift, no branch: values below 2^B take shift 0 via the OR. */
+static size_t bucket_of(uint64_t v) {
+    unsigned msb = 63u - (unsigned)__builtin_clzll(v | (FB_HIST_SUB_BUCKETS - 1));
+    unsigned shift = msb - (FB_HIST_SUB_BITS - 1);
+    return ((size_t)shift << (FB_HIST_SUB_BITS - 1)) + (size_t)(v >> shift);
+}
+
+/* The largest value that falls in bucket i ("highest equivalent value"). */
+static int64_t bucket_high(size_t i) {
+    if (i < FB_HIST_SUB_BUCKETS) return (int64_t)i;
+    unsigned shift = (unsigned)(i >> (FB_HIST_SUB_BITS - 1)) - 1u;
+    uint64_t sub = i - ((size_t)shift << (FB_HIST_SUB_BITS - 1));
+    return (int64_t)(((sub + 1) << shift) - 1);
+}
+
+void fb_hist_init(fb_hist *h) {
+    memset(h, 0, sizeof *h);
+    h->min = INT64_MAX; /* empty: any first value is smaller */
+}
+
+/* Record n copies of a value; inlined with n = 1 into the hot fb_hist_record. */
+static inline void record(fb_hist *h, int64_t value, uint64_t n) {
+    uint64_t v = (uint64_t)value;
+    if (value < 0) v = 0;
+    if (value > FB_HIST_VALUE_MAX) {
+        v = (uint64_t)FB_HIST_VALUE_MAX;
+        h->clamped += n;
+    }
+    h->counts[bucket_of(v)] += n;
+    h->total += n;
+    if ((int64_t)v < h->min) h->min = (int64_t)v;
+    if ((int64_t)v > h->max) h->max = (int64_t)v;
+    h->sum += (double)v * (double)n;
+}
+
+void fb_hist_record(fb_hist *h, int64_t value) {
+    record(h, value, 1);
+}
+
+void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n) {
+    if (n > 0) record(h, value, n);
+}
+
+void fb_hist_merge(fb_hist *dst, const fb_hist *src) {
+    for (size_t i = 0; i < FB_HIST_BUCKETS; i++) dst->counts[i] += src->counts[i];
+    dst->total += src->total;
+    dst->clamped += src->clamped;
+    if (src->min < dst->min) dst->min = src->min;
+    if (src->max > dst->max) dst->max = src->max;
+    dst->sum += src->sum;
+}
+
+uint64_t fb_hist_count(const fb_hist *h) {
+    return h->total;
+}
+
+int64_t fb_hist_min(const fb_hist *h) {
+    return h->total ? h->min : 0;
+}
+
+int64_t fb_hist_max(const fb_hist *h) {
+    return h->total ? h->max : 0;
+}
+
+double fb_hist_mean(const fb_hist *h) {
+    return h->total ? h->sum / (double)h->total : 0.0;
+}
+
+int64_t fb_hist_percentile(const fb_hist *h, double p) {
+    if (h->total == 0) return 0;
+    if (!(p > 0.0)) return h->min; /* also NaN */
+    if (p >= 100.0) return h->max;
+    /*
+     * Rank of the value wanted: ceil(p% of total). Multiplying before dividing
+     * keeps p = 99.9 of 100000 at exactly 99900, where (p / 100) * total
+     * would round up to 99901.
+     */
+    double rank_d = ceil(p * (double)h->total / 100.0);
+    uint64_t rank = rank_d < 1.0 ? 1 : (uint64_t)rank_d;
+    if (rank > h->total) rank = h->total;
+
+    uint64_t seen = 0;
+    size_t last = bucket_of((uint64_t)h->max);
+    for (size_t i = bucket_of((uint64_t)h->min); i <= last; i++) {
+        seen += h->counts[i];
+        if (seen >= rank) {
+            /* The scan starts at min's bucket, so only max can cut the report. */
+            int64_t v = bucket_high(i);
+            return v > h->max ? h->max : v;
+        }
+    }
+    return h->max; /* not reached: the buckets add up to total */
+}

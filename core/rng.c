@@ -1,0 +1,121 @@
+/*
+ * rng.c - PCG32 (XSH-RR) and the real-valued draws built on it.
+ *
+ * The generator is O'Neill's reference pcg32: a 64-bit LCG whose output is
+ * the top bits xorshifted and rotated. Everything above it uses only IEEE-754
+ * double operations (+ - * / sqrt, correctly rounded everywhere) and libm's
+ * log and exp, so a seed reproduces the same doubles on every compiler and -O
+ * level of one platform. docs/rng.md gives the argument in full.
+ */
+#include "rng.h"
+
+#include <float.h>
+#include <math.h>
+
+/* x87 extended precision would round differently from SSE2/AArch64 doubles. */
+_Static_assert(FLT_EVAL_METHOD == 0, "fb_rng needs plain double evaluation (FLT_EVAL_METHOD 0)");
+
+#define PCG_MULT UINT64_C(6364136223846793005)
+
+/* z = 2.3263478740408408 is the standard normal quantile at 0.99. */
+#define Z_P99 2.3263478740408408
+
+/* splitmix64's output function: a bijection with full avalanche. */
+static uint64_t mix64(uint64_t x) {
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+void fb_rng_seed(fb_rng *r, uint64_t seed, uint64_t stream) {
+    r->state = 0;
+    r->inc = (stream << 1) | 1u;
+    (void)fb_rng_u32(r);
+    r->state += seed;
+    (void)fb_rng_u32(r);
+}
+
+void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose) {
+    /*
+     * Chain the three inputs through the mixer so that a one-bit change in
+     * any of them flips about half the bits of both state and stream. The
+     * stream gets its own mix of the result: PCG streams whose increments
+     * differ by a few bits are correlated, hashed increments are not.
+     */
+    uint64_t h = mix64(seed);
+    h = mix64(h ^ entity);
+    h = mix64(h ^ purpose);
+    fb_rng_seed(r, h, mix64(h ^ UINT64_C(0x5851f42d4c957f2d)));
+}
+
+uint32_t fb_rng_u32(fb_rng *r) {
+    uint64_t old = r->state;
+    r->state = old * PCG_MULT + r->inc;
+    uint32_t xorshifted = (uint32_t)(((old >> 18) ^ old) >> 27);
+    uint32_t rot = (uint32_t)(old >> 59);
+    return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
+}
+
+uint64_t fb_rng_u64(fb_rng *r) {
+    uint64_t hi = fb_rng_u32(r);
+    return (hi << 32) | fb_rng_u32(r);
+}
+
+uint64_t fb_rng_below(fb_rng *r, uint64_t n) {
+    if (n == 0) return 0;
+    if (n <= UINT32_MAX) {
+        /* Lemire's multiply-shift; reject the few low products that bias it. */
+        uint32_t n32 = (uint32_t)n;
+        uint64_t m = (uint64_t)fb_rng_u32(r) * n32;
+        if ((uint32_t)m < n32) {
+            uint32_t threshold = (uint32_t)(0u - n32) % n32;
+            while ((uint32_t)m < threshold) m = (uint64_t)fb_rng_u32(r) * n32;
+        }
+        return m >> 32;
+    }
+    /* Wide range: reject the 2^64 mod n lowest draws, then reduce. */
+    uint64_t threshold = (0u - n) % n;
+    uint64_t x;
+    do {
+        x = fb_rng_u64(r);
+    } while (x < threshold);
+    return x % n;
+}
+
+double fb_rng_uniform(fb_rng *r) {
+    return (double)(fb_rng_u64(r) >> 11) * 0x1.0p-53;
+}
+
+double fb_rng_exponential(fb_rng *r, double mean) {
+    /* 1 - u is in (0, 1], exactly representable, so log() never sees 0. */
+    double x = -mean * log(1.0 - fb_rng_uniform(r));
+    return x == 0.0 ? 0.0 : x; /* no -0.0 when u == 0 */
+}
+
+double fb_rng_normal(fb_rng *r) {
+    /*
+     * Marsaglia's polar method, keeping only the first of the pair it makes:
+     * the generator state stays the whole state, and the draw needs only
+     * + - * / log sqrt (no sin/cos, whose libm results vary more).
+     */
+    double u, v, s;
+    do {
+        u = 2.0 * fb_rng_uniform(r) - 1.0;
+        v = 2.0 * fb_rng_uniform(r) - 1.0;
+        s = u * u + v * v;
+    } while (s >= 1.0 || s == 0.0);
+    return u * sqrt(-2.0 * log(s) / s);
+}
+
+double fb_rng_lognormal(fb_rng *r, double median, double p99) {
+    /*
+     * Draw z first, whatever the parameters, so that changing a distribution
+     * never changes how many numbers a stream consumes.
+     */
+    double z = fb_rng_normal(r);
+    if (!(median > 0.0)) return 0.0;
+    if (!(p99 > median)) return median;
+    double sigma = log(p99 / median) / Z_P99;
+    return exp(log(median) + sigma * z);
+}

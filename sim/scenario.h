@@ -1,0 +1,254 @@
+/*
+ * scenario.h - a scenario file, parsed and validated.
+ *
+ * A scenario (JSON, documented key by key in docs/scenario-format.md) names
+ * the traffic, the pods, the providers with their capacity and fault
+ * timeline, and one or more policy variants compared on the same seed. The
+ * loader rejects unknown keys (with a did-you-mean suggestion), wrong types
+ * and impossible values, reporting the file, the JSON path and the reason in
+ * a caller-provided sim_error. Everything it produces has fixed caps.
+ */
+#ifndef SIM_SCENARIO_H
+#define SIM_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/breaker.h"
+#include "core/classify.h"
+#include "core/fallback.h"
+#include "core/fb.h"
+#include "core/ratelimit.h"
+#include "core/retry.h"
+
+#define SIM_NAME_MAX 64
+#define SIM_CLASSES_MAX 16
+#define SIM_PROVIDERS_MAX FB_FALLBACK_PROVIDERS_MAX
+#define SIM_FAULTS_MAX 32
+#define SIM_VARIANTS_MAX 16
+#define SIM_SCHEDULE_MAX 32 /* ramp points, spikes, bursts per class */
+#define SIM_EXPECT_MAX 64
+#define SIM_EXPECT_LEN 256
+#define SIM_PODS_MAX 10000
+
+typedef struct sim_error {
+    char file[256];
+    char path[256]; /* JSON path, e.g. providers[0].faults[1].at */
+    char msg[512];
+} sim_error;
+
+typedef enum sim_dist_kind {
+    SIM_DIST_CONSTANT = 0,
+    SIM_DIST_UNIFORM,     /* a..b */
+    SIM_DIST_EXPONENTIAL, /* mean a */
+    SIM_DIST_LOGNORMAL    /* median a, p99 b */
+} sim_dist_kind;
+
+/* A distribution of a non-negative quantity (tokens, or microseconds). */
+typedef struct sim_dist {
+    sim_dist_kind kind;
+    double a, b;
+} sim_dist;
+
+typedef enum sim_arrivals { SIM_ARR_POISSON = 0, SIM_ARR_CONSTANT, SIM_ARR_CLOSED } sim_arrivals;
+
+typedef enum sim_target {
+    SIM_TARGET_LLM = 0, /* the variant's fallback chain */
+    SIM_TARGET_NONE,    /* local work only */
+    SIM_TARGET_PROVIDER /* one named dependency (a tool API), no fallback */
+} sim_target;
+
+typedef struct sim_rate_point {
+    fb_time_us at_us;
+    double rate; /* per second */
+} sim_rate_point;
+
+typedef struct sim_spike {
+    fb_time_us at_us, for_us;
+    double rate; /* per second, replaces the base rate during the spike */
+} sim_spike;
+
+typedef struct sim_burst {
+    fb_time_us at_us, over_us;
+    uint32_t count;
+} sim_burst;
+
+typedef struct sim_class {
+    char name[SIM_NAME_MAX];
+    sim_arrivals arrivals;
+    double rate; /* per second (open loop) */
+    uint32_t users;
+    sim_dist think_us;
+    sim_rate_point ramp[SIM_SCHEDULE_MAX];
+    uint32_t ramp_count;
+    sim_spike spikes[SIM_SCHEDULE_MAX];
+    uint32_t spike_count;
+    sim_burst bursts[SIM_SCHEDULE_MAX];
+    uint32_t burst_count;
+    double diurnal_amplitude; /* 0 = off */
+    fb_time_us diurnal_period_us, diurnal_peak_us;
+    sim_dist prompt_tokens, completion_tokens;
+    sim_dist service_us; /* local work on the worker */
+    sim_target target;
+    uint8_t provider; /* SIM_TARGET_PROVIDER */
+    bool stream;
+    uint8_t order[SIM_PROVIDERS_MAX]; /* per-class chain order override */
+    uint32_t order_len;
+} sim_class;
+
+#define SIM_FAULT_MAP(XX)                                                                          \
+    XX(OUTAGE, "outage")                                                                           \
+    XX(RATE_LIMIT, "rate_limit")                                                                   \
+    XX(HANG, "hang")                                                                               \
+    XX(SLOW, "slow")                                                                               \
+    XX(BROWNOUT, "brownout")                                                                       \
+    XX(MIDSTREAM, "midstream")                                                                     \
+    XX(RESET, "reset")                                                                             \
+    XX(POLICY, "policy")                                                                           \
+    XX(FLAP, "flap")
+
+typedef enum sim_fault_kind {
+#define SIM_FK_ENUM(name, text) SIM_FAULT_##name,
+    SIM_FAULT_MAP(SIM_FK_ENUM)
+#undef SIM_FK_ENUM
+        SIM_FAULT_KIND_COUNT
+} sim_fault_kind;
+
+typedef enum sim_midstream_mode {
+    SIM_MIDSTREAM_ERROR = 0, /* in-band error event */
+    SIM_MIDSTREAM_CUT,       /* abortive close */
+    SIM_MIDSTREAM_TRUNCATE   /* clean end without the terminator */
+} sim_midstream_mode;
+
+typedef struct sim_fault {
+    sim_fault_kind kind;
+    fb_time_us at_us, for_us;
+    double fraction;           /* share of attempts affected, [0, 1] */
+    int status;                /* OUTAGE, RATE_LIMIT, FLAP */
+    fb_error_kind error_kind;  /* OUTAGE with a provider error type */
+    fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
+    double factor;             /* SLOW: latency multiplier */
+    double capacity;           /* BROWNOUT: share of capacity left */
+    uint32_t after_tokens;     /* MIDSTREAM */
+    sim_midstream_mode mode;   /* MIDSTREAM */
+    fb_time_us period_us;      /* FLAP: down for the first half of each period */
+} sim_fault;
+
+typedef enum sim_provider_kind { SIM_PROVIDER_LLM = 0, SIM_PROVIDER_TOOL } sim_provider_kind;
+
+typedef struct sim_provider {
+    char name[SIM_NAME_MAX];
+    sim_provider_kind kind;
+    uint32_t context_window;   /* 0 = unlimited */
+    sim_dist ttft_us;          /* time to first token (whole latency of a tool) */
+    fb_time_us per_token_us;   /* per output token */
+    sim_dist error_latency_us; /* how long an error answer takes */
+    uint32_t concurrency;      /* 0 = unlimited */
+    uint32_t queue;            /* FIFO queue when all slots are busy */
+    int64_t rpm, tpm;          /* 0 = unlimited */
+    int overload_status;       /* queue full: 503 (529 for Anthropic-style) */
+    bool limit_retry_after;    /* capacity 429s carry Retry-After from the bucket */
+    bool keeps_working;        /* abandoned attempts keep their slot until done */
+    double price_in_per_mtok, price_out_per_mtok, price_per_call;
+    sim_fault faults[SIM_FAULTS_MAX];
+    uint32_t fault_count;
+} sim_provider;
+
+typedef enum sim_breaker_scope { SIM_SCOPE_POD = 0, SIM_SCOPE_SHARED } sim_breaker_scope;
+
+typedef struct sim_provider_policy {
+    bool has_breaker;
+    fb_breaker_config breaker;
+    fb_time_us timeout_us; /* attempt timeout override; 0 = the retry policy's */
+    bool has_ratelimit;
+    fb_ratelimit_config ratelimit; /* per pod */
+} sim_provider_policy;
+
+typedef struct sim_policy {
+    char name[SIM_NAME_MAX];
+    fb_retry_config retry;
+    fb_budget_config budget; /* kind NONE = no budget; one budget per pod */
+    fb_classify_config classify;
+    sim_breaker_scope breaker_scope;
+    fb_time_us sync_delay_us;
+    sim_provider_policy per_provider[SIM_PROVIDERS_MAX];
+    uint8_t order[SIM_PROVIDERS_MAX];
+    uint32_t order_len;
+    bool context_check;
+    bool degraded;
+    sim_dist degraded_latency_us;
+    fb_stream_policy stream;
+    bool blocking; /* a worker stays busy while its request waits to retry */
+} sim_policy;
+
+typedef struct sim_pods {
+    uint32_t count;
+    uint32_t workers;
+    uint32_t queue;
+    fb_time_us request_timeout_us;
+} sim_pods;
+
+typedef struct sim_limits {
+    uint64_t in_flight_max; /* requests in the system at once */
+    uint64_t events_max;    /* events in the queue at once */
+    uint64_t requests_max;  /* requests generated in the whole run */
+} sim_limits;
+
+typedef struct sim_spillover {
+    fb_time_us hold_us;    /* back to baseline for this long */
+    double error_margin;   /* error rate <= baseline + margin */
+    double latency_factor; /* p99 <= baseline p99 * factor */
+} sim_spillover;
+
+typedef struct sim_scenario {
+    char name[SIM_NAME_MAX];
+    char file[256];
+    uint64_t seed;
+    fb_time_us duration_us;
+    fb_time_us tick_us; /* time-series resolution */
+    sim_class classes[SIM_CLASSES_MAX];
+    uint32_t class_count;
+    sim_provider providers[SIM_PROVIDERS_MAX];
+    uint32_t provider_count;
+    sim_pods pods;
+    sim_policy variants[SIM_VARIANTS_MAX];
+    uint32_t variant_count;
+    fb_time_us slo_latency_us;
+    sim_spillover spillover;
+    sim_limits limits;
+    char expect[SIM_EXPECT_MAX][SIM_EXPECT_LEN];
+    uint32_t expect_count;
+    void *json; /* cJSON *: the document after --set overrides, for the report echo */
+} sim_scenario;
+
+/*
+ * Load a scenario file, apply `sets` ("path=value" overrides, e.g.
+ * "variants.tuned.breaker.open=10s" or "providers.openai.capacity.rpm=600")
+ * and validate. On error returns FB_EPARSE/FB_EINVAL/FB_EIO and fills *err.
+ * `seed_override` replaces the file's seed when non-NULL.
+ */
+int sim_scenario_load(const char *file, const char *const *sets, size_t set_count,
+                      const uint64_t *seed_override, sim_scenario **out, sim_error *err);
+/* The same from text; `file` names the source in errors. */
+int sim_scenario_parse(const char *text, size_t len, const char *file, const char *const *sets,
+                       size_t set_count, const uint64_t *seed_override, sim_scenario **out,
+                       sim_error *err);
+void sim_scenario_free(sim_scenario *sc);
+
+/* Format "file: path: msg" (or "file: msg") into buf. */
+void sim_error_format(const sim_error *err, char *buf, size_t len);
+
+/* Parsers shared with the CLI and the mock: durations ("250ms", "1.5s", "5m", "2h"). */
+int sim_parse_duration(const char *s, fb_time_us *out);
+/* Rates: "40/s", "2400/m", "2400/min", "5/h", or a bare number per second. */
+int sim_parse_rate(const char *s, double *per_s);
+
+/* Index of a provider by name, or -1. */
+int sim_scenario_provider(const sim_scenario *sc, const char *name);
+/* Index of a variant by name, or -1. */
+int sim_scenario_variant(const sim_scenario *sc, const char *name);
+
+const char *sim_fault_kind_name(sim_fault_kind k);
+
+#endif /* SIM_SCENARIO_H */

@@ -1,0 +1,158 @@
+/*
+ * sim.h - run one variant of a scenario under a virtual clock.
+ *
+ * The run composes the core policies exactly as an application would (see
+ * core/fallback.h for the order) inside a model of pods (worker pools with
+ * bounded queues and a request deadline), providers (latency, finite
+ * capacity, RPM/TPM buckets, a fault timeline) and traffic. docs/engine.md
+ * and docs/models.md describe the models; docs/metrics.md the metrics.
+ *
+ * Output flows through callbacks while the run goes (a time-series row per
+ * tick, an event per breaker transition and fault edge) and a summary at the
+ * end, so memory depends on requests in flight, not on requests simulated.
+ */
+#ifndef SIM_SIM_H
+#define SIM_SIM_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/breaker.h"
+#include "core/classify.h"
+#include "core/fallback.h"
+#include "core/hist.h"
+#include "sim/scenario.h"
+
+/* How a user request ended, beyond success. */
+#define SIM_END_MAP(XX)                                                                            \
+    XX(SUCCESS, "success")                                                                         \
+    XX(DEGRADED, "degraded")             /* answered from the degraded/cached path */              \
+    XX(PERMANENT, "permanent")           /* 4xx: the request itself was bad */                     \
+    XX(POLICY, "policy")                 /* content-policy rejection */                            \
+    XX(CONTEXT_LENGTH, "context_length") /* no provider could take the prompt */                   \
+    XX(EXHAUSTED, "exhausted")           /* every provider failed */                               \
+    XX(BREAKER_OPEN, "breaker_open")     /* every breaker rejected */                              \
+    XX(RATE_LIMITED, "rate_limited")     /* the client-side limiter rejected */                    \
+    XX(DEADLINE, "deadline")             /* the retry policy's deadline passed */                  \
+    XX(STREAM_BROKEN, "stream_broken")   /* failed after output reached the user */                \
+    XX(TIMEOUT, "timeout")               /* the pod's request timeout fired */                     \
+    XX(QUEUE_FULL, "queue_full")         /* the pod's queue was full on arrival */
+
+typedef enum sim_end {
+#define SIM_END_ENUM(name, text) SIM_END_##name,
+    SIM_END_MAP(SIM_END_ENUM)
+#undef SIM_END_ENUM
+        SIM_END_COUNT
+} sim_end;
+
+const char *sim_end_name(sim_end e);
+
+typedef struct sim_provider_summary {
+    uint64_t attempts;                            /* attempts sent to this provider */
+    uint64_t outcomes[FB_OUT_COUNT];              /* as the client classified them */
+    uint64_t served;                              /* attempts a model worked on (billed) */
+    uint64_t abandoned;                           /* served, but the client had gone */
+    uint64_t unfinished;                          /* still in the provider when the run ended */
+    uint64_t tokens_in, tokens_out;               /* billed */
+    uint64_t tokens_in_wasted, tokens_out_wasted; /* billed, not used for an answer */
+    double cost_usd, cost_wasted_usd;
+    uint64_t breaker_transitions, breaker_opens;
+    double breaker_open_s; /* time spent open, averaged over pods (shared: the store) */
+    uint64_t breaker_rejections;
+    uint64_t limiter_waits, limiter_rejections;
+    uint64_t capacity_429; /* 429s from the RPM/TPM buckets (not scripted) */
+    uint64_t overloaded;   /* queue-full answers */
+    uint32_t in_service_peak, queue_peak;
+} sim_provider_summary;
+
+typedef struct sim_fault_summary {
+    uint8_t provider;
+    uint8_t fault; /* index in the provider's faults */
+    fb_time_us start_us, end_us;
+    fb_time_us spillover_us; /* from end_us until back to baseline */
+    bool recovered;          /* false: not back to baseline when the run ended */
+} sim_fault_summary;
+
+typedef struct sim_summary {
+    char variant[SIM_NAME_MAX];
+    bool complete; /* false: a cap stopped the run early */
+    char stop_reason[512];
+    fb_time_us end_us; /* simulated time when the last request ended */
+    uint64_t events;
+    uint64_t requests; /* arrived */
+    uint64_t ended[SIM_END_COUNT];
+    uint64_t success_primary, success_fallback;
+    uint64_t errors;         /* everything but SUCCESS and DEGRADED */
+    uint64_t slo_missed;     /* succeeded (or degraded) later than the SLO */
+    uint64_t bad;            /* errors + slo_missed */
+    uint64_t bad_collateral; /* bad requests of classes that call no faulted provider */
+    uint64_t attempts, retries, fallbacks;
+    uint64_t requests_in_fault, attempts_in_fault;
+    uint64_t budget_refusals;
+    uint64_t stream_failures, tokens_duplicated, stream_resumes;
+    uint64_t in_flight_peak, pod_queue_peak;
+    double cost_usd, cost_wasted_usd, fallback_extra_cost_usd;
+    double baseline_error_rate;
+    fb_time_us baseline_p99_us;
+    fb_hist latency;    /* every request that ended, as the user waited */
+    fb_hist latency_ok; /* successes only */
+    sim_provider_summary providers[SIM_PROVIDERS_MAX];
+    sim_fault_summary faults[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX];
+    uint32_t fault_count;
+    uint64_t events_dropped; /* events not delivered because the log cap was reached */
+} sim_summary;
+
+/* One time-series row (one tick of simulated time). */
+typedef struct sim_row {
+    fb_time_us t_us; /* start of the tick */
+    uint64_t arrivals, ended, success, fallback_success, degraded, errors, slo_missed;
+    uint64_t in_flight, pod_queue, busy_workers;
+    double latency_p50_ms, latency_p99_ms; /* of requests that ended in the tick */
+    struct {
+        uint64_t attempts, errors, rate_limited, timeouts;
+        uint32_t in_service, queue;
+        double open_share;      /* pods whose breaker is open (or forced open) */
+        double half_open_share; /* pods whose breaker is half-open */
+    } p[SIM_PROVIDERS_MAX];
+    bool fault_active; /* some scripted fault is active during the tick */
+} sim_row;
+
+typedef enum sim_event_type {
+    SIM_EV_BREAKER = 0,
+    SIM_EV_FAULT_START,
+    SIM_EV_FAULT_END
+} sim_event_type;
+
+typedef struct sim_log_event {
+    sim_event_type type;
+    fb_time_us t_us;
+    int pod; /* -1: the shared store */
+    uint8_t provider;
+    uint8_t fault;            /* fault events: index in the provider's faults */
+    fb_breaker_event breaker; /* SIM_EV_BREAKER */
+} sim_log_event;
+
+typedef void (*sim_row_fn)(void *ctx, const sim_row *row);
+typedef void (*sim_event_fn)(void *ctx, const sim_log_event *ev);
+/* Called about every simulated minute; returns nothing, must not fail. */
+typedef void (*sim_progress_fn)(void *ctx, fb_time_us now_us, fb_time_us end_us);
+
+typedef struct sim_run_opts {
+    sim_row_fn on_row;
+    sim_event_fn on_event;
+    sim_progress_fn on_progress;
+    void *ctx;
+    uint64_t events_log_max; /* 0 = 1,000,000 */
+    bool check_invariants;   /* verify model invariants while running (tests) */
+} sim_run_opts;
+
+/*
+ * Run variant `variant` of `sc`. On success returns FB_OK and fills *out
+ * (a large struct: allocate it). When a cap stops the run, returns FB_ECAP
+ * with err filled and *out holding everything measured up to then
+ * (out->complete == false). Invariant violations return FB_ESTATE.
+ */
+int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, sim_summary *out,
+            sim_error *err);
+
+#endif /* SIM_SIM_H */

@@ -1,0 +1,130 @@
+/* traffic.c - arrival processes; see traffic.h. */
+#include "sim/traffic.h"
+
+#include <math.h>
+
+#define PURPOSE_ARRIVALS 1u
+#define ENTITY_CLASS 0x10000u
+
+void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32_t class_index,
+                      fb_time_us end_us) {
+    tr->c = c;
+    tr->end_us = end_us;
+    fb_rng_derive(&tr->rng, seed, ENTITY_CLASS + class_index, PURPOSE_ARRIVALS);
+    tr->next_us = FB_TIME_MAX;
+    tr->carry_us = 0;
+    tr->burst_i = 0;
+    tr->burst_k = 0;
+}
+
+static double base_rate(const sim_class *c, fb_time_us t) {
+    for (uint32_t i = 0; i < c->spike_count; i++)
+        if (t >= c->spikes[i].at_us && t - c->spikes[i].at_us < c->spikes[i].for_us)
+            return c->spikes[i].rate;
+    if (c->ramp_count == 0) return c->rate;
+    if (t <= c->ramp[0].at_us) return c->ramp[0].rate;
+    for (uint32_t i = 1; i < c->ramp_count; i++) {
+        const sim_rate_point *a = &c->ramp[i - 1], *b = &c->ramp[i];
+        if (t < b->at_us) {
+            double f = (double)(t - a->at_us) / (double)(b->at_us - a->at_us);
+            return a->rate + (b->rate - a->rate) * f;
+        }
+    }
+    return c->ramp[c->ramp_count - 1].rate;
+}
+
+static double diurnal(const sim_class *c, fb_time_us t) {
+    if (c->diurnal_amplitude <= 0) return 1.0;
+    double phase = (double)(t - c->diurnal_peak_us) / (double)c->diurnal_period_us;
+    return 1.0 + c->diurnal_amplitude * cos(2.0 * 3.14159265358979323846 * phase);
+}
+
+double sim_traffic_rate(const sim_class *c, fb_time_us t) {
+    return base_rate(c, t) * diurnal(c, t);
+}
+
+/* The first ramp point or spike edge strictly after t (or end). */
+static fb_time_us next_breakpoint(const sim_class *c, fb_time_us t, fb_time_us end) {
+    fb_time_us b = end;
+    for (uint32_t i = 0; i < c->ramp_count; i++)
+        if (c->ramp[i].at_us > t && c->ramp[i].at_us < b) b = c->ramp[i].at_us;
+    for (uint32_t i = 0; i < c->spike_count; i++) {
+        fb_time_us s = c->spikes[i].at_us, e = fb_time_add(s, c->spikes[i].for_us);
+        if (s > t && s < b) b = s;
+        if (e > t && e < b) b = e;
+    }
+    return b;
+}
+
+static fb_time_us next_poisson(sim_traffic *tr, fb_time_us t) {
+    const sim_class *c = tr->c;
+    while (t < tr->end_us) {
+        fb_time_us b = next_breakpoint(c, t, tr->end_us);
+        double lo = base_rate(c, t), hi = base_rate(c, b - 1);
+        double bound = (lo > hi ? lo : hi) * (1.0 + c->diurnal_amplitude);
+        if (bound <= 0) {
+            t = b;
+            continue;
+        }
+        double gap = fb_rng_exponential(&tr->rng, 1e6 / bound);
+        if (gap >= (double)(b - t)) {
+            t = b;
+            continue;
+        }
+        t += (fb_time_us)gap;
+        if (fb_rng_uniform(&tr->rng) * bound <= sim_traffic_rate(c, t)) return t;
+    }
+    return FB_TIME_MAX;
+}
+
+static fb_time_us next_constant(sim_traffic *tr, fb_time_us t) {
+    while (t < tr->end_us) {
+        double r = sim_traffic_rate(tr->c, t);
+        if (r <= 0) {
+            fb_time_us b = next_breakpoint(tr->c, t, tr->end_us);
+            /* with a diurnal cycle the rate may come back before a breakpoint */
+            t = tr->c->diurnal_amplitude > 0 && b - t > FB_US_PER_S ? t + FB_US_PER_S : b;
+            tr->carry_us = 0;
+            continue;
+        }
+        double gap = 1e6 / r + tr->carry_us;
+        fb_time_us whole = (fb_time_us)gap;
+        tr->carry_us = gap - (double)whole;
+        t += whole;
+        return t < tr->end_us ? t : FB_TIME_MAX;
+    }
+    return FB_TIME_MAX;
+}
+
+fb_time_us sim_traffic_next(sim_traffic *tr, fb_time_us from) {
+    switch (tr->c->arrivals) {
+    case SIM_ARR_POISSON:
+        tr->next_us = next_poisson(tr, from);
+        break;
+    case SIM_ARR_CONSTANT:
+        tr->next_us = next_constant(tr, from);
+        break;
+    default:
+        tr->next_us = FB_TIME_MAX;
+        break;
+    }
+    return tr->next_us;
+}
+
+fb_time_us sim_traffic_next_burst(sim_traffic *tr) {
+    const sim_class *c = tr->c;
+    while (tr->burst_i < c->burst_count) {
+        const sim_burst *b = &c->bursts[tr->burst_i];
+        if (tr->burst_k < b->count) {
+            fb_time_us t = b->at_us;
+            if (b->over_us > 0)
+                t += (fb_time_us)((double)b->over_us * (double)tr->burst_k / (double)b->count);
+            tr->burst_k++;
+            if (t >= tr->end_us) return FB_TIME_MAX;
+            return t;
+        }
+        tr->burst_i++;
+        tr->burst_k = 0;
+    }
+    return FB_TIME_MAX;
+}

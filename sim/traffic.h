@@ -1,0 +1,39 @@
+/*
+ * traffic.h - arrival processes of one traffic class.
+ *
+ * The rate at time t is base(t) * (1 + A cos(2 pi (t - peak) / period)),
+ * where base(t) is the spike's rate inside a spike, else the ramp's linear
+ * interpolation (constant beyond its ends), else the class rate. Poisson
+ * arrivals are drawn by thinning against a bound that holds until the next
+ * breakpoint (ramp point, spike edge); at a breakpoint the draw restarts,
+ * which the exponential's lack of memory makes exact. Constant arrivals are
+ * spaced 1/rate(t) apart with the fractional microseconds carried over.
+ * Bursts (many arrivals at one instant, or spread evenly over `over`) are
+ * produced separately. Each class draws from its own stream, so the
+ * arrivals are the same for every variant of a scenario.
+ */
+#ifndef SIM_TRAFFIC_H
+#define SIM_TRAFFIC_H
+
+#include "core/rng.h"
+#include "sim/scenario.h"
+
+typedef struct sim_traffic {
+    const sim_class *c;
+    fb_time_us end_us;
+    fb_rng rng;
+    fb_time_us next_us;        /* next open-loop arrival; FB_TIME_MAX when none */
+    double carry_us;           /* constant arrivals: fractional part */
+    uint32_t burst_i, burst_k; /* next burst arrival: burst index, arrival within it */
+} sim_traffic;
+
+void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32_t class_index,
+                      fb_time_us end_us);
+/* Rate (per second) of the class at time t. */
+double sim_traffic_rate(const sim_class *c, fb_time_us t);
+/* First open-loop arrival at or after `from`; FB_TIME_MAX when none before end_us. */
+fb_time_us sim_traffic_next(sim_traffic *tr, fb_time_us from);
+/* Time of the next burst arrival (advancing the cursor); FB_TIME_MAX when none. */
+fb_time_us sim_traffic_next_burst(sim_traffic *tr);
+
+#endif /* SIM_TRAFFIC_H */

@@ -1,0 +1,1389 @@
+/*
+ * test_breaker.c - the circuit breaker's contract (core/breaker.h), one case per
+ * rule and per semantics trap of reference/breakers.md §13. Time is data: every
+ * call passes an explicit now_us and every assertion is exact.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "core/breaker.h"
+
+#define S FB_US_PER_S
+#define MS FB_US_PER_MS
+#define LOG_MAX 32
+
+typedef struct ev_log {
+    fb_breaker_event ev[LOG_MAX];
+    int n;
+} ev_log;
+
+static void log_event(void *ctx, const fb_breaker_event *ev) {
+    ev_log *l = ctx;
+    if (l->n < LOG_MAX) l->ev[l->n] = *ev;
+    l->n++;
+}
+
+static void init_ok(fb_breaker *b, fb_breaker_config *cfg, ev_log *log, fb_time_us now_us) {
+    if (log) {
+        *log = (ev_log){0};
+        cfg->on_event = log_event;
+        cfg->event_ctx = log;
+    }
+    assert_int_equal(fb_breaker_init(b, cfg, now_us), FB_OK);
+}
+
+static fb_breaker_permit admit(fb_breaker *b, fb_time_us now_us) {
+    fb_breaker_permit p;
+    assert_true(fb_breaker_allow(b, now_us, &p));
+    return p;
+}
+
+static void reject(fb_breaker *b, fb_time_us now_us) {
+    fb_breaker_permit p;
+    assert_false(fb_breaker_allow(b, now_us, &p));
+    assert_int_equal(p.kind, FB_PERMIT_REJECTED);
+}
+
+static void report(fb_breaker *b, const fb_breaker_permit *p, fb_effect e, fb_time_us now_us) {
+    fb_breaker_record(b, p, e, 0, FB_TIME_NONE, now_us);
+}
+
+/* allow() then record() at the same instant. */
+static void call(fb_breaker *b, fb_effect e, fb_time_us now_us) {
+    fb_breaker_permit p = admit(b, now_us);
+    report(b, &p, e, now_us);
+}
+
+static void calls(fb_breaker *b, fb_effect e, int n, fb_time_us now_us) {
+    for (int i = 0; i < n; i++) call(b, e, now_us);
+}
+
+static void timed_call(fb_breaker *b, fb_effect e, fb_time_us duration_us, fb_time_us now_us) {
+    fb_breaker_permit p = admit(b, now_us);
+    fb_breaker_record(b, &p, e, duration_us, FB_TIME_NONE, now_us);
+}
+
+#define assert_state(b, s) assert_int_equal(fb_breaker_state_get(b), (s))
+
+static void assert_event(const fb_breaker_event *ev, fb_breaker_state from, fb_breaker_state to,
+                         fb_breaker_cause cause, fb_time_us at_us) {
+    assert_int_equal(ev->from, from);
+    assert_int_equal(ev->to, to);
+    assert_int_equal(ev->cause, cause);
+    assert_int_equal(ev->at_us, at_us);
+}
+
+static fb_breaker_config count_cfg(uint32_t window_calls, uint32_t minimum_calls) {
+    return (fb_breaker_config){.mode = FB_BREAKER_MODE_COUNT_WINDOW,
+                               .window_calls = window_calls,
+                               .minimum_calls = minimum_calls};
+}
+
+/* Trip a count-window breaker (window 4, minimum 4, rate 0.5) at t with four failures. */
+static void trip_count4(fb_breaker *b, fb_breaker_config *cfg, ev_log *log, fb_time_us t) {
+    cfg->mode = FB_BREAKER_MODE_COUNT_WINDOW;
+    cfg->window_calls = 4;
+    cfg->minimum_calls = 4;
+    init_ok(b, cfg, log, 0);
+    calls(b, FB_EFFECT_FAILURE, 4, t);
+    assert_state(b, FB_BREAKER_OPEN);
+}
+
+/* ---- init ---- */
+
+static void breaker_init_applies_defaults(void **state) {
+    (void)state;
+    fb_breaker b;
+    assert_int_equal(fb_breaker_init(&b, NULL, 0), FB_OK);
+    assert_int_equal(b.cfg.mode, FB_BREAKER_MODE_CONSECUTIVE);
+    assert_int_equal(b.cfg.consecutive_failures, 5);
+    assert_int_equal(b.cfg.window_calls, 100);
+    assert_int_equal(b.cfg.window_us, 60 * S);
+    assert_int_equal(b.cfg.window_buckets, 10);
+    assert_int_equal(b.cfg.minimum_calls, 100);
+    assert_true(b.cfg.failure_rate == 0.5);
+    assert_true(b.cfg.slow_rate == 1.0);
+    assert_int_equal(b.cfg.slow_us, 0);
+    assert_int_equal(b.cfg.half_open_permits, 1);
+    assert_int_equal(b.cfg.open_us, 60 * S);
+    assert_int_equal(b.cfg.probe_lease_us, 60 * S);
+    assert_int_equal(b.cfg.open_us_max, 600 * S);
+    assert_int_equal(b.cfg.honor_hint, FB_ON);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_int_equal(fb_breaker_generation(&b), 1);
+    assert_int_equal(fb_breaker_open_until(&b), FB_TIME_NONE);
+
+    fb_breaker_config cfg = {.open_us = 5 * S};
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_OK);
+    assert_int_equal(b.cfg.probe_lease_us, 5 * S);
+    assert_int_equal(b.cfg.open_us_max, 50 * S);
+    cfg = (fb_breaker_config){.open_us = FB_TIME_MAX / 2};
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_OK);
+    assert_int_equal(b.cfg.open_us_max, FB_TIME_MAX);
+}
+
+static void breaker_init_rejects_invalid_config(void **state) {
+    (void)state;
+    fb_rng rng;
+    fb_rng_seed(&rng, 1, 1);
+    const double nan = NAN;
+    struct {
+        fb_breaker_config cfg;
+        int rc;
+    } cases[] = {
+        {{.failure_rate = -0.1}, FB_ERANGE},
+        {{.failure_rate = 1.0000001}, FB_ERANGE},
+        {{.failure_rate = nan}, FB_ERANGE},
+        {{.slow_rate = 1.5}, FB_ERANGE},
+        {{.slow_rate = -1.0}, FB_ERANGE},
+        {{.window_calls = FB_BREAKER_CALLS_MAX + 1}, FB_ERANGE},
+        {{.window_buckets = FB_BREAKER_BUCKETS_MAX + 1, .window_us = 129 * S}, FB_ERANGE},
+        {{.half_open_permits = FB_BREAKER_PROBES_MAX + 1}, FB_ERANGE},
+        {{.window_us = -1}, FB_ERANGE},
+        {{.slow_us = -1}, FB_ERANGE},
+        {{.probe_lease_us = -1}, FB_ERANGE},
+        {{.open_us = -1}, FB_ERANGE},
+        {{.open_us_max = -1}, FB_ERANGE},
+        {{.open_us = 10 * S, .open_us_max = 9 * S}, FB_ERANGE},
+        {{.open_jitter = 1.0, .rng = &rng}, FB_ERANGE},
+        {{.open_jitter = -0.1, .rng = &rng}, FB_ERANGE},
+        {{.open_jitter = nan, .rng = &rng}, FB_ERANGE},
+        {{.open_jitter = 0.2}, FB_EINVAL},
+        {{.window_us = 10 * S, .window_buckets = 7}, FB_EINVAL},
+        {{.window_buckets = 7}, FB_EINVAL}, /* default 60 s is not a multiple of 7 us */
+        {{.mode = (fb_breaker_mode)3}, FB_EINVAL},
+        {{.open_growth = (fb_open_growth)3}, FB_EINVAL},
+        {{.initial = FB_BREAKER_STATE_COUNT}, FB_EINVAL},
+        {{.honor_hint = (fb_switch)3}, FB_EINVAL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fb_breaker b = {.state = FB_BREAKER_HALF_OPEN};
+        int rc = fb_breaker_init(&b, &cases[i].cfg, 0);
+        if (rc != cases[i].rc) fail_msg("case %zu: got %d, want %d", i, rc, cases[i].rc);
+        assert_int_equal(b.state, FB_BREAKER_HALF_OPEN); /* untouched on error */
+    }
+    assert_int_equal(fb_breaker_init(NULL, NULL, 0), FB_EINVAL);
+
+    /* The limits themselves are accepted. */
+    fb_breaker b;
+    fb_breaker_config ok = {.failure_rate = 1.0,
+                            .slow_rate = 1.0,
+                            .window_calls = FB_BREAKER_CALLS_MAX,
+                            .window_buckets = FB_BREAKER_BUCKETS_MAX,
+                            .window_us = 128 * S,
+                            .half_open_permits = FB_BREAKER_PROBES_MAX,
+                            .open_us = 10 * S,
+                            .open_us_max = 10 * S,
+                            .open_jitter = 0.999,
+                            .rng = &rng};
+    assert_int_equal(fb_breaker_init(&b, &ok, 0), FB_OK);
+}
+
+static void breaker_initial_state_comes_from_config(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.initial = FB_BREAKER_OPEN, .open_us = 10 * S};
+    init_ok(&b, &cfg, NULL, 5 * S);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(fb_breaker_open_until(&b), 15 * S);
+    assert_int_equal(b.trips, 1);
+    assert_int_equal(fb_breaker_stats_get(&b)->transitions, 0);
+    reject(&b, 15 * S - 1);
+    fb_breaker_permit p = admit(&b, 15 * S);
+    assert_int_equal(p.kind, FB_PERMIT_PROBE);
+
+    cfg = (fb_breaker_config){.initial = FB_BREAKER_FORCED_OPEN};
+    init_ok(&b, &cfg, NULL, 0);
+    reject(&b, 1000 * S);
+}
+
+/* ---- CONSECUTIVE ---- */
+
+static void breaker_consecutive_trips_at_threshold_not_before(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 3};
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 10);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_int_equal(log.n, 0);
+    call(&b, FB_EFFECT_FAILURE, 20);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(log.n, 1);
+    assert_event(&log.ev[0], FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_CONSECUTIVE_FAILURES, 20);
+    assert_int_equal(log.ev[0].consecutive_failures, 3);
+    assert_int_equal(log.ev[0].calls, 0); /* no window in this mode */
+    assert_int_equal(log.ev[0].failures, 0);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+}
+
+static void breaker_consecutive_success_resets_run(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 3, .slow_us = 100};
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    timed_call(&b, FB_EFFECT_SUCCESS, 500, 0); /* slow successes reset the run too */
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    call(&b, FB_EFFECT_SUCCESS, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+static void breaker_consecutive_ignore_neither_counts_nor_resets(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 3};
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    calls(&b, FB_EFFECT_IGNORE, 10, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+/* ---- COUNT_WINDOW ---- */
+
+static void breaker_failure_rate_equal_to_threshold_trips(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = count_cfg(10, 10);
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 6, 0);
+    calls(&b, FB_EFFECT_FAILURE, 4, 0);
+    assert_state(&b, FB_BREAKER_CLOSED); /* 4/10 < 0.5 */
+    assert_true(fb_breaker_failure_rate(&b) == 0.4);
+    call(&b, FB_EFFECT_FAILURE, 0); /* the oldest success slides out: 5/10 >= 0.5 */
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(log.n, 1);
+    assert_event(&log.ev[0], FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_FAILURE_RATE, 0);
+    assert_int_equal(log.ev[0].calls, 10);
+    assert_int_equal(log.ev[0].failures, 5);
+}
+
+/*
+ * The rule is the observed ratio failures/calls >= rate, compared as doubles:
+ * 7/25 and 0.28 are the same double, although 25 * 0.28 rounds above 7.
+ */
+static void breaker_rate_threshold_compares_the_observed_ratio(void **state) {
+    (void)state;
+    /* A full window of `calls` with `failures - 1` failures, then one more replaces a success. */
+    static const struct {
+        uint32_t calls, failures;
+        double rate;
+    } cases[] = {{10, 3, 0.3}, {25, 7, 0.28}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fb_breaker b;
+        fb_breaker_config cfg = count_cfg(cases[i].calls, cases[i].calls);
+        cfg.failure_rate = cases[i].rate;
+        init_ok(&b, &cfg, NULL, 0);
+        calls(&b, FB_EFFECT_SUCCESS, (int)(cases[i].calls - cases[i].failures + 1), 0);
+        calls(&b, FB_EFFECT_FAILURE, (int)cases[i].failures - 1, 0);
+        assert_state(&b, FB_BREAKER_CLOSED);
+        call(&b, FB_EFFECT_FAILURE, 0);
+        assert_state(&b, FB_BREAKER_OPEN);
+    }
+}
+
+static void breaker_count_window_minimum_is_capped_at_window_size(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_COUNT_WINDOW, .window_calls = 4};
+    init_ok(&b, &cfg, NULL, 0); /* minimum_calls defaults to 100 */
+    assert_int_equal(b.cfg.minimum_calls, 4);
+    calls(&b, FB_EFFECT_FAILURE, 3, 0);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+static void breaker_success_that_reaches_minimum_can_trip(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = count_cfg(10, 4);
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_FAILURE, 3, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_SUCCESS, 7);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_event(&log.ev[0], FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_FAILURE_RATE, 7);
+    assert_int_equal(log.ev[0].calls, 4);
+    assert_int_equal(log.ev[0].failures, 3);
+}
+
+static void breaker_count_window_forgets_old_outcomes(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = count_cfg(4, 4);
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 3, 0);
+    assert_true(fb_breaker_failure_rate(&b) == 0.25);
+    call(&b, FB_EFFECT_SUCCESS, 0);
+    assert_true(fb_breaker_failure_rate(&b) == 0.0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+/* A ring larger than one bit word: the window wraps across words correctly. */
+static void breaker_count_window_wraps_across_words(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = count_cfg(130, 130);
+    cfg.failure_rate = 0.5;
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_FAILURE, 64, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 66, 0);
+    assert_true(fb_breaker_failure_rate(&b) == 64.0 / 130.0);
+    for (int round = 0; round < 3; round++) {
+        calls(&b, FB_EFFECT_SUCCESS, 64, 0); /* replaces the 64 failures */
+        calls(&b, FB_EFFECT_FAILURE, 64, 0);
+        calls(&b, FB_EFFECT_SUCCESS, 2, 0);
+        assert_true(fb_breaker_failure_rate(&b) == 64.0 / 130.0);
+    }
+    call(&b, FB_EFFECT_FAILURE, 0); /* replaces a success: 65/130 */
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+static void breaker_slow_threshold_is_strict_and_slow_rate_trips(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = count_cfg(4, 4);
+    cfg.failure_rate = 1.0;
+    cfg.slow_us = 100;
+    cfg.slow_rate = 0.5;
+    init_ok(&b, &cfg, &log, 0);
+    for (int i = 0; i < 4; i++) timed_call(&b, FB_EFFECT_SUCCESS, 100, 0);
+    assert_state(&b, FB_BREAKER_CLOSED); /* duration == slow_us is not slow */
+    timed_call(&b, FB_EFFECT_SUCCESS, 101, 0);
+    assert_state(&b, FB_BREAKER_CLOSED); /* 1/4 */
+    timed_call(&b, FB_EFFECT_FAILURE, 101, 3);
+    assert_state(&b, FB_BREAKER_OPEN); /* 2/4 slow */
+    assert_event(&log.ev[0], FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_SLOW_CALL_RATE, 3);
+    assert_int_equal(log.ev[0].calls, 4);
+    assert_int_equal(log.ev[0].slow, 2);
+    assert_int_equal(log.ev[0].failures, 1); /* a slow failure counts in both */
+}
+
+static void breaker_count_window_forgets_old_slow_calls(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = count_cfg(4, 4);
+    cfg.failure_rate = 1.0;
+    cfg.slow_us = 100;
+    cfg.slow_rate = 0.5;
+    init_ok(&b, &cfg, NULL, 0);
+    timed_call(&b, FB_EFFECT_SUCCESS, 200, 0);
+    for (int i = 0; i < 8; i++) timed_call(&b, FB_EFFECT_SUCCESS, 50, 0); /* slides it out */
+    timed_call(&b, FB_EFFECT_SUCCESS, 200, 0);
+    assert_state(&b, FB_BREAKER_CLOSED); /* 1/4 slow, not 2/4 */
+    timed_call(&b, FB_EFFECT_SUCCESS, 200, 0);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+static void breaker_failure_rate_names_the_cause_when_both_rules_break(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = count_cfg(2, 2);
+    cfg.slow_us = 10;
+    cfg.slow_rate = 0.5;
+    init_ok(&b, &cfg, &log, 0);
+    timed_call(&b, FB_EFFECT_FAILURE, 50, 0);
+    timed_call(&b, FB_EFFECT_FAILURE, 50, 0);
+    assert_int_equal(log.n, 1);
+    assert_int_equal(log.ev[0].cause, FB_CAUSE_FAILURE_RATE);
+}
+
+/* ---- TIME_WINDOW ---- */
+
+static fb_breaker_config time_cfg(uint32_t minimum_calls, double rate) {
+    return (fb_breaker_config){.mode = FB_BREAKER_MODE_TIME_WINDOW,
+                               .window_us = 10 * S,
+                               .window_buckets = 10,
+                               .minimum_calls = minimum_calls,
+                               .failure_rate = rate};
+}
+
+static void breaker_time_window_trips_once_minimum_reached_resilience4j_842(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = time_cfg(5, 0.5);
+    cfg.window_us = 60 * S;
+    init_ok(&b, &cfg, &log, 0);
+    for (int i = 0; i < 4; i++) call(&b, FB_EFFECT_FAILURE, S + i);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+    call(&b, FB_EFFECT_FAILURE, S + 4); /* well inside the first minute */
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(log.ev[0].at_us, S + 4);
+    assert_int_equal(log.ev[0].calls, 5);
+}
+
+static void breaker_time_window_below_minimum_never_trips(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = time_cfg(3, 0.5);
+    init_ok(&b, &cfg, NULL, 0);
+    /* One failure every 5 s: never more than two in a 10 s window. */
+    for (fb_time_us t = 0; t <= 100 * S; t += 5 * S) {
+        call(&b, FB_EFFECT_FAILURE, t);
+        assert_state(&b, FB_BREAKER_CLOSED);
+        assert_true(fb_breaker_failure_rate(&b) == -1.0);
+    }
+}
+
+/* line/armeria#2761: a result exactly on a bucket boundary belongs to the new bucket. */
+static void breaker_bucket_boundary_event_is_counted_armeria_2761(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = time_cfg(2, 0.5);
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_SUCCESS, 1 * S); /* bucket 1 = [1 s, 2 s) */
+    call(&b, FB_EFFECT_FAILURE, 11 * S - 1);
+    assert_state(&b, FB_BREAKER_OPEN); /* the success is still in the window: 1/2 */
+
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_SUCCESS, 1 * S);
+    call(&b, FB_EFFECT_FAILURE, 11 * S); /* bucket 1 expired: 1 call, below minimum */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+}
+
+/* Buckets are aligned to multiples of bucket_us since time 0, not to init time. */
+static void breaker_time_buckets_align_to_time_zero(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = time_cfg(2, 0.5);
+    init_ok(&b, &cfg, NULL, 1500 * MS);
+    call(&b, FB_EFFECT_SUCCESS, 1999 * MS); /* bucket [1 s, 2 s) */
+    call(&b, FB_EFFECT_FAILURE, 11 * S);    /* that bucket has expired */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 11 * S);
+    assert_state(&b, FB_BREAKER_OPEN); /* 2 failures, both counted */
+
+    init_ok(&b, &cfg, NULL, 1500 * MS);
+    call(&b, FB_EFFECT_SUCCESS, 2 * S); /* bucket [2 s, 3 s) */
+    call(&b, FB_EFFECT_FAILURE, 12 * S - 1);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+/* Before time 0 too: bucket k is [k * bucket_us, (k + 1) * bucket_us), floor division. */
+static void breaker_time_buckets_align_before_time_zero(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = time_cfg(2, 0.5);
+    init_ok(&b, &cfg, NULL, -1500 * MS);
+    call(&b, FB_EFFECT_SUCCESS, -1500 * MS); /* bucket [-2 s, -1 s) */
+    call(&b, FB_EFFECT_FAILURE, 8 * S - 1);
+    assert_state(&b, FB_BREAKER_OPEN);
+
+    init_ok(&b, &cfg, NULL, -1500 * MS);
+    call(&b, FB_EFFECT_SUCCESS, -1500 * MS);
+    call(&b, FB_EFFECT_FAILURE, 8 * S); /* window [-1 s, 9 s) */
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+static void breaker_expiring_successes_trip_on_allow(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = time_cfg(3, 0.6);
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 5 * S); /* 2/4 */
+    call(&b, FB_EFFECT_SUCCESS, 6 * S);     /* 2/5 */
+    admit(&b, 10 * S - 1);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    reject(&b, 10 * S); /* bucket 0 expires: 2/3 >= 0.6, tripped before admitting */
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(log.n, 1);
+    assert_event(&log.ev[0], FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_FAILURE_RATE, 10 * S);
+    assert_int_equal(log.ev[0].calls, 3);
+    assert_int_equal(log.ev[0].failures, 2);
+}
+
+static void breaker_expiring_successes_trip_on_poll(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = time_cfg(3, 0.6);
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 5 * S);
+    call(&b, FB_EFFECT_SUCCESS, 6 * S);
+    fb_breaker_poll(&b, 10 * S - 1);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    fb_breaker_poll(&b, 10 * S);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(fb_breaker_open_until(&b), 70 * S);
+}
+
+static void breaker_expiring_failures_and_slow_calls_leave_the_window(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = time_cfg(3, 0.5);
+    cfg.slow_us = 100;
+    cfg.slow_rate = 0.5;
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    timed_call(&b, FB_EFFECT_SUCCESS, 200, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 5 * S); /* 1/4 failed, 1/4 slow */
+    fb_breaker_poll(&b, 10 * S);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0); /* 2 calls left */
+    timed_call(&b, FB_EFFECT_FAILURE, 200, 10 * S);
+    assert_state(&b, FB_BREAKER_CLOSED); /* 1/3 failed and 1/3 slow: both old ones are gone */
+    assert_true(fb_breaker_failure_rate(&b) == 1.0 / 3.0);
+}
+
+static void breaker_time_window_huge_gap_clears_window(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = time_cfg(3, 0.6);
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    assert_true(fb_breaker_failure_rate(&b) == 0.5);
+    fb_breaker_poll(&b, 1000000 * S);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 1000000 * S);
+    assert_state(&b, FB_BREAKER_CLOSED); /* the old calls are gone: 2 < 3 */
+    call(&b, FB_EFFECT_SUCCESS, 1000005 * S);
+    assert_state(&b, FB_BREAKER_OPEN); /* 2/3 */
+    assert_int_equal(log.ev[0].calls, 3);
+    assert_int_equal(log.ev[0].failures, 2);
+}
+
+/* ---- denominator and reset ---- */
+
+static void breaker_ignored_and_rejected_calls_are_not_in_denominator(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.open_us = 100};
+    trip_count4(&b, &cfg, &log, 0);
+    for (int i = 0; i < 10; i++) reject(&b, 50);
+    assert_int_equal(fb_breaker_stats_get(&b)->rejected, 10);
+    fb_breaker_permit probe = admit(&b, 100);
+    report(&b, &probe, FB_EFFECT_SUCCESS, 100);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0); /* the rejections are not calls */
+    call(&b, FB_EFFECT_FAILURE, 200);
+    calls(&b, FB_EFFECT_IGNORE, 20, 200);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 200);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0); /* 3 calls, ignores not counted */
+    call(&b, FB_EFFECT_SUCCESS, 200);
+    assert_true(fb_breaker_failure_rate(&b) == 0.25);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+static void breaker_window_is_fresh_after_close_resilience4j_547(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.open_us = 100};
+    trip_count4(&b, &cfg, NULL, 0);
+    fb_breaker_permit probe = admit(&b, 100);
+    report(&b, &probe, FB_EFFECT_SUCCESS, 100);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 101); /* would re-trip on carried counts (5/5) */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+
+    cfg = time_cfg(2, 0.5);
+    cfg.open_us = S;
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    assert_state(&b, FB_BREAKER_OPEN);
+    probe = admit(&b, S);
+    report(&b, &probe, FB_EFFECT_SUCCESS, S);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, S); /* same bucket as the old failures */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+}
+
+/* ---- OPEN -> HALF_OPEN ---- */
+
+static void breaker_open_becomes_half_open_exactly_at_deadline(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 1000};
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 100);
+    assert_int_equal(fb_breaker_open_until(&b), 1100);
+    reject(&b, 1099);
+    assert_int_equal(fb_breaker_retry_in(&b, 1099), 1);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(fb_breaker_retry_in(&b, 1100), 0);
+    fb_breaker_permit p = admit(&b, 1100);
+    assert_int_equal(p.kind, FB_PERMIT_PROBE);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_int_equal(log.n, 2);
+    assert_event(&log.ev[1], FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, 1100);
+    assert_int_equal(log.ev[1].open_until_us, FB_TIME_NONE);
+
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 100);
+    fb_breaker_poll(&b, 1099);
+    assert_state(&b, FB_BREAKER_OPEN);
+    fb_breaker_poll(&b, 1100);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+}
+
+/* ---- HALF_OPEN ---- */
+
+static void breaker_half_open_admits_exactly_permitted_probes_polly_216(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .probe_lease_us = 100};
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit p = admit(&b, 10);
+    assert_int_equal(p.kind, FB_PERMIT_PROBE);
+    for (int i = 0; i < 50; i++) reject(&b, 10 + i);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->rejected, 50);
+
+    cfg.half_open_permits = 3;
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    uint32_t slots = 0;
+    for (int i = 0; i < 3; i++) {
+        p = admit(&b, 10);
+        assert_int_equal(p.kind, FB_PERMIT_PROBE);
+        slots |= 1u << p.slot;
+    }
+    assert_int_equal(slots, 7);
+    reject(&b, 10);
+    reject(&b, 11);
+    assert_int_equal(fb_breaker_retry_in(&b, 11), 99); /* earliest lease ends at 110 */
+}
+
+static void breaker_half_open_closes_after_permitted_successes(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_permits = 3};
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit p[3];
+    for (int i = 0; i < 3; i++) p[i] = admit(&b, 10);
+    report(&b, &p[0], FB_EFFECT_SUCCESS, 11);
+    report(&b, &p[1], FB_EFFECT_SUCCESS, 12);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    report(&b, &p[2], FB_EFFECT_SUCCESS, 13);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_int_equal(log.n, 3);
+    assert_event(&log.ev[2], FB_BREAKER_HALF_OPEN, FB_BREAKER_CLOSED, FB_CAUSE_PROBES_SUCCEEDED,
+                 13);
+    assert_int_equal(log.ev[2].calls, 3);
+    assert_int_equal(log.ev[2].failures, 0);
+    assert_int_equal(log.ev[2].trips, 0);
+    assert_int_equal(fb_breaker_open_until(&b), FB_TIME_NONE);
+}
+
+/* A reported probe frees its slot: concurrency, not a total, is capped. */
+static void breaker_reported_probe_frees_its_slot(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_permits = 2};
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit a = admit(&b, 10);
+    fb_breaker_permit c = admit(&b, 10);
+    reject(&b, 10);
+    assert_int_equal(fb_breaker_retry_in(&b, 10), 10); /* both slots leased until 20 */
+    report(&b, &a, FB_EFFECT_SUCCESS, 11);
+    assert_int_equal(fb_breaker_retry_in(&b, 11), 0);
+    fb_breaker_permit d = admit(&b, 12);
+    assert_int_equal(d.slot, a.slot);
+    report(&b, &d, FB_EFFECT_SUCCESS, 13);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    report(&b, &c, FB_EFFECT_SUCCESS, 14); /* the breaker moved on */
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+}
+
+static void breaker_half_open_any_probe_failure_reopens(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_permits = 3};
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit p[3];
+    for (int i = 0; i < 3; i++) p[i] = admit(&b, 10);
+    report(&b, &p[0], FB_EFFECT_SUCCESS, 11);
+    report(&b, &p[1], FB_EFFECT_FAILURE, 12);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(log.n, 3);
+    assert_event(&log.ev[2], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN, FB_CAUSE_PROBE_FAILED, 12);
+    assert_int_equal(log.ev[2].calls, 2);
+    assert_int_equal(log.ev[2].failures, 1);
+    assert_int_equal(log.ev[2].trips, 2);
+    assert_int_equal(log.ev[2].open_until_us, 22);
+    report(&b, &p[2], FB_EFFECT_SUCCESS, 13);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+static void breaker_slow_probe_counts_as_failure(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .slow_us = 100};
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    timed_call(&b, FB_EFFECT_SUCCESS, 101, 10);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(log.ev[2].cause, FB_CAUSE_PROBE_FAILED);
+    assert_int_equal(log.ev[2].slow, 1);
+    assert_int_equal(log.ev[2].failures, 0);
+    timed_call(&b, FB_EFFECT_SUCCESS, 100, 30); /* not slow: closes */
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+/*
+ * erpc/erpc PR #1118, App-vNext/Polly#1979: a probe whose outcome the breaker
+ * does not count must give its permit back, or half-open never completes.
+ */
+static void breaker_ignored_probe_releases_permit_erpc_1118(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10};
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit p = admit(&b, 10);
+    reject(&b, 10);
+    report(&b, &p, FB_EFFECT_IGNORE, 11);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    for (int i = 0; i < 5; i++) call(&b, FB_EFFECT_IGNORE, 12 + i);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    call(&b, FB_EFFECT_SUCCESS, 20);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+/*
+ * diegosouzapw/OmniRoute#13836, resilience4j#935: a probe that never reports
+ * must not wedge the breaker; its lease ends at admitted + probe_lease_us.
+ */
+static void breaker_hung_probe_lease_expires_omniroute_13836(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .probe_lease_us = 500};
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit hung = admit(&b, 10);
+    reject(&b, 509);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_int_equal(fb_breaker_retry_in(&b, 509), 1);
+    reject(&b, 510); /* lease over: re-opened, and this call is rejected */
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(log.n, 3);
+    assert_event(&log.ev[2], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN, FB_CAUSE_PROBE_LEASE_EXPIRED,
+                 510);
+    assert_int_equal(log.ev[2].trips, 2);
+    assert_int_equal(log.ev[2].open_until_us, 520);
+    report(&b, &hung, FB_EFFECT_SUCCESS, 515); /* too late: stale */
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+
+    /* poll() expires the lease too. */
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    admit(&b, 10);
+    fb_breaker_poll(&b, 509);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    fb_breaker_poll(&b, 510);
+    assert_state(&b, FB_BREAKER_OPEN);
+
+    /* And so does record(): a probe reporting exactly at its lease end is too late. */
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    hung = admit(&b, 10);
+    report(&b, &hung, FB_EFFECT_SUCCESS, 510);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+}
+
+static void breaker_double_report_of_a_probe_is_stale(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_permits = 2};
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit p = admit(&b, 10);
+    report(&b, &p, FB_EFFECT_SUCCESS, 11);
+    report(&b, &p, FB_EFFECT_SUCCESS, 12); /* would close with 2 "successes" */
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    fb_breaker_permit q = admit(&b, 13); /* reuses the slot, another lease */
+    assert_int_equal(q.slot, p.slot);
+    report(&b, &p, FB_EFFECT_FAILURE, 14); /* the old permit cannot end q's lease */
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 2);
+}
+
+/* ---- generations and stale results ---- */
+
+/* App-vNext/Polly#217: a success admitted before the trip must not close a half-open breaker. */
+static void breaker_stale_success_does_not_close_polly_217(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 2, .open_us = 100};
+    init_ok(&b, &cfg, NULL, 0);
+    fb_breaker_permit old = admit(&b, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 1);
+    assert_state(&b, FB_BREAKER_OPEN);
+    fb_breaker_permit probe = admit(&b, 101);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    report(&b, &old, FB_EFFECT_SUCCESS, 102);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    reject(&b, 103); /* the probe's slot is still leased */
+    report(&b, &probe, FB_EFFECT_SUCCESS, 104);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+static void breaker_stale_failure_does_not_count_in_new_window(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 2, .open_us = 100};
+    init_ok(&b, &cfg, NULL, 0);
+    fb_breaker_permit old = admit(&b, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 1);
+    call(&b, FB_EFFECT_SUCCESS, 101);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    report(&b, &old, FB_EFFECT_FAILURE, 102);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    call(&b, FB_EFFECT_FAILURE, 103); /* a run of 1, not 2 */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 104);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+static void breaker_generation_increments_on_every_transition(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10};
+    init_ok(&b, &cfg, &log, 0);
+    assert_int_equal(fb_breaker_generation(&b), 1);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_int_equal(fb_breaker_generation(&b), 2);
+    call(&b, FB_EFFECT_SUCCESS, 10);
+    assert_int_equal(fb_breaker_generation(&b), 4);
+    assert_int_equal(fb_breaker_set_state(&b, FB_BREAKER_CLOSED, 20), FB_OK);
+    assert_int_equal(fb_breaker_generation(&b), 5);
+    assert_int_equal(log.n, 4);
+    for (int i = 0; i < log.n; i++) assert_int_equal(log.ev[i].generation, (uint64_t)i + 2);
+    const fb_breaker_stats *st = fb_breaker_stats_get(&b);
+    assert_int_equal(st->transitions, 4);
+    assert_int_equal(st->opens, 1);
+    assert_int_equal(st->admitted, 2);
+}
+
+static void breaker_rejected_and_untracked_permits_are_no_ops(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1};
+    init_ok(&b, &cfg, NULL, 0);
+    fb_breaker_permit none = {.generation = 1, .kind = FB_PERMIT_REJECTED};
+    fb_breaker_permit untracked = {.generation = 1, .kind = FB_PERMIT_UNTRACKED};
+    report(&b, &none, FB_EFFECT_FAILURE, 0);
+    report(&b, &untracked, FB_EFFECT_FAILURE, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 0);
+
+    /* A CALL permit that the current state could not have issued records nothing. */
+    ev_log log;
+    cfg.open_us = 10;
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit forged = {.generation = fb_breaker_generation(&b), .kind = FB_PERMIT_CALL};
+    report(&b, &forged, FB_EFFECT_FAILURE, 1);
+    fb_breaker_poll(&b, 10);
+    assert_int_equal(log.n, 2);
+    assert_int_equal(log.ev[1].calls, 0);
+    assert_int_equal(log.ev[1].consecutive_failures, 0);
+}
+
+/* ---- open duration ---- */
+
+/* Trip a consecutive(1) breaker again and again without closing; return the open durations. */
+static void open_durations(fb_breaker *b, fb_time_us *d, int n) {
+    fb_time_us t = 0;
+    call(b, FB_EFFECT_FAILURE, t);
+    for (int i = 0; i < n; i++) {
+        fb_time_us until = fb_breaker_open_until(b);
+        d[i] = until - t;
+        t = until;
+        fb_breaker_permit probe = admit(b, t);
+        report(b, &probe, FB_EFFECT_FAILURE, t);
+    }
+}
+
+/* Five consecutive open durations with open_us 10 s under `growth` and a cap. */
+static void assert_growth(fb_open_growth growth, fb_time_us max_us, const fb_time_us want_s[5]) {
+    fb_breaker b;
+    fb_breaker_config cfg = {
+        .consecutive_failures = 1, .open_us = 10 * S, .open_growth = growth, .open_us_max = max_us};
+    init_ok(&b, &cfg, NULL, 0);
+    fb_time_us d[5];
+    open_durations(&b, d, 5);
+    for (int i = 0; i < 5; i++) assert_int_equal(d[i], want_s[i] * S);
+    assert_int_equal(b.trips, 6); /* the last probe failure opened a sixth time */
+}
+
+static void breaker_open_duration_grows_linearly_to_cap(void **state) {
+    (void)state;
+    assert_growth(FB_OPEN_GROWTH_LINEAR, 35 * S, (const fb_time_us[]){10, 20, 30, 35, 35});
+    assert_growth(FB_OPEN_GROWTH_NONE, 35 * S, (const fb_time_us[]){10, 10, 10, 10, 10});
+}
+
+static void breaker_open_duration_grows_exponentially_to_cap(void **state) {
+    (void)state;
+    assert_growth(FB_OPEN_GROWTH_EXPONENTIAL, 50 * S, (const fb_time_us[]){10, 20, 40, 50, 50});
+
+    /* Many trips: no overflow, the duration stays at the cap. */
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1,
+                             .open_us = 10 * S,
+                             .open_growth = FB_OPEN_GROWTH_EXPONENTIAL,
+                             .open_us_max = FB_TIME_MAX};
+    init_ok(&b, &cfg, NULL, 0);
+    b.trips = 200;
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_int_equal(fb_breaker_open_until(&b), FB_TIME_MAX);
+    cfg.open_growth = FB_OPEN_GROWTH_LINEAR;
+    init_ok(&b, &cfg, NULL, 0);
+    b.trips = UINT32_MAX;
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_int_equal(b.trips, UINT32_MAX);
+    assert_int_equal(fb_breaker_open_until(&b), 10 * S * (fb_time_us)UINT32_MAX);
+}
+
+static void breaker_trips_reset_on_close(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {
+        .consecutive_failures = 1, .open_us = 10, .open_growth = FB_OPEN_GROWTH_EXPONENTIAL};
+    init_ok(&b, &cfg, NULL, 0);
+    fb_time_us d[3];
+    open_durations(&b, d, 3);
+    assert_int_equal(d[2], 40);
+    fb_time_us t = fb_breaker_open_until(&b);
+    call(&b, FB_EFFECT_SUCCESS, t);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_int_equal(b.trips, 0);
+    call(&b, FB_EFFECT_FAILURE, t + 1);
+    assert_int_equal(fb_breaker_open_until(&b), t + 1 + 10);
+}
+
+static void breaker_hint_extends_open_up_to_cap(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10 * S, .open_us_max = 60 * S};
+    init_ok(&b, &cfg, NULL, 0);
+    fb_breaker_permit p = admit(&b, 0);
+    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 30 * S, 1);
+    assert_int_equal(fb_breaker_open_until(&b), 1 + 30 * S);
+
+    init_ok(&b, &cfg, NULL, 0);
+    p = admit(&b, 0);
+    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 3600 * S, 1);
+    assert_int_equal(fb_breaker_open_until(&b), 1 + 60 * S); /* capped */
+
+    init_ok(&b, &cfg, NULL, 0);
+    p = admit(&b, 0);
+    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 2 * S, 1);
+    assert_int_equal(fb_breaker_open_until(&b), 1 + 10 * S); /* max(duration, hint) */
+
+    /* A probe failure with a hint. */
+    fb_breaker_permit probe = admit(&b, 1 + 10 * S);
+    fb_breaker_record(&b, &probe, FB_EFFECT_FAILURE, 0, 45 * S, 20 * S);
+    assert_int_equal(fb_breaker_open_until(&b), 65 * S);
+}
+
+static void breaker_hint_ignored_when_off_or_not_tripping(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 2, .open_us = 10 * S, .honor_hint = FB_OFF};
+    init_ok(&b, &cfg, NULL, 0);
+    fb_breaker_permit p = admit(&b, 0);
+    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 30 * S, 0);
+    p = admit(&b, 0);
+    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 30 * S, 0);
+    assert_int_equal(fb_breaker_open_until(&b), 10 * S);
+
+    cfg.honor_hint = FB_ON;
+    init_ok(&b, &cfg, NULL, 0);
+    p = admit(&b, 0);
+    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 30 * S, 0); /* does not trip */
+    p = admit(&b, 0);
+    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, FB_TIME_NONE, 0);
+    assert_int_equal(fb_breaker_open_until(&b), 10 * S);
+}
+
+static void breaker_open_jitter_stays_within_bounds_and_cap(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_rng rng;
+    fb_rng_seed(&rng, 42, 7);
+    fb_breaker_config cfg = {.consecutive_failures = 1,
+                             .open_us = 1000 * MS,
+                             .open_jitter = 0.5,
+                             .rng = &rng,
+                             .open_us_max = 1200 * MS};
+    init_ok(&b, &cfg, NULL, 0);
+    fb_time_us d[200];
+    open_durations(&b, d, 200);
+    fb_time_us lo = d[0], hi = d[0];
+    for (int i = 0; i < 200; i++) {
+        assert_in_range(d[i], 500 * MS, 1200 * MS); /* [d(1-f), min(d(1+f), max)] */
+        if (d[i] < lo) lo = d[i];
+        if (d[i] > hi) hi = d[i];
+    }
+    assert_true(lo < hi); /* jitter is applied */
+
+    /* Growth then jitter: the capped duration is jittered, then capped again. */
+    cfg.open_growth = FB_OPEN_GROWTH_EXPONENTIAL;
+    cfg.open_us_max = 4000 * MS;
+    init_ok(&b, &cfg, NULL, 0);
+    open_durations(&b, d, 50);
+    assert_in_range(d[0], 500 * MS, 1500 * MS);
+    assert_in_range(d[1], 1000 * MS, 3000 * MS);
+    for (int i = 3; i < 50; i++) assert_in_range(d[i], 2000 * MS, 4000 * MS);
+}
+
+static void breaker_open_until_saturates_at_time_max(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10 * S};
+    init_ok(&b, &cfg, NULL, FB_TIME_MAX - S);
+    call(&b, FB_EFFECT_FAILURE, FB_TIME_MAX - S);
+    assert_int_equal(fb_breaker_open_until(&b), FB_TIME_MAX);
+    reject(&b, FB_TIME_MAX - 1);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+/* ---- manual states ---- */
+
+static void breaker_forced_open_rejects_everything(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {0};
+    init_ok(&b, &cfg, &log, 0);
+    fb_breaker_permit old = admit(&b, 0);
+    assert_int_equal(fb_breaker_set_state(&b, FB_BREAKER_FORCED_OPEN, 5), FB_OK);
+    for (int i = 0; i < 5; i++) reject(&b, (fb_time_us)i * 1000 * S);
+    assert_int_equal(fb_breaker_retry_in(&b, 0), FB_TIME_MAX);
+    assert_int_equal(fb_breaker_open_until(&b), FB_TIME_MAX);
+    report(&b, &old, FB_EFFECT_FAILURE, 6);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    assert_int_equal(log.n, 1);
+    assert_event(&log.ev[0], FB_BREAKER_CLOSED, FB_BREAKER_FORCED_OPEN, FB_CAUSE_MANUAL, 5);
+    assert_int_equal(log.ev[0].open_until_us, FB_TIME_MAX);
+    assert_int_equal(fb_breaker_stats_get(&b)->opens, 0);
+}
+
+static void breaker_forced_closed_records_but_never_trips(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = count_cfg(4, 4);
+    init_ok(&b, &cfg, &log, 0);
+    fb_breaker_set_state(&b, FB_BREAKER_FORCED_CLOSED, 0);
+    calls(&b, FB_EFFECT_FAILURE, 100, 1);
+    assert_state(&b, FB_BREAKER_FORCED_CLOSED);
+    assert_true(fb_breaker_failure_rate(&b) == 1.0);
+    assert_int_equal(log.n, 1);
+    assert_int_equal(fb_breaker_retry_in(&b, 1), 0);
+}
+
+static void breaker_disabled_admits_untracked_and_records_nothing(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .initial = FB_BREAKER_DISABLED};
+    init_ok(&b, &cfg, NULL, 0);
+    for (int i = 0; i < 10; i++) {
+        fb_breaker_permit p = admit(&b, i);
+        assert_int_equal(p.kind, FB_PERMIT_UNTRACKED);
+        report(&b, &p, FB_EFFECT_FAILURE, i);
+    }
+    assert_state(&b, FB_BREAKER_DISABLED);
+    const fb_breaker_stats *st = fb_breaker_stats_get(&b);
+    assert_int_equal(st->admitted, 10);
+    assert_int_equal(st->stale, 0);
+    assert_int_equal(st->transitions, 0);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+}
+
+static void breaker_metrics_only_signals_once_per_excursion(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = count_cfg(4, 4);
+    cfg.initial = FB_BREAKER_METRICS_ONLY;
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_FAILURE, 4, 1);
+    calls(&b, FB_EFFECT_FAILURE, 3, 2); /* still above: no second event */
+    assert_state(&b, FB_BREAKER_METRICS_ONLY);
+    assert_int_equal(log.n, 1);
+    fb_breaker_event *ev = &log.ev[0];
+    assert_event(ev, FB_BREAKER_METRICS_ONLY, FB_BREAKER_METRICS_ONLY, FB_CAUSE_THRESHOLD_EXCEEDED,
+                 1);
+    assert_int_equal(ev->calls, 4);
+    assert_int_equal(ev->failures, 4);
+    assert_int_equal(ev->generation, 1); /* not a transition */
+    assert_int_equal(fb_breaker_generation(&b), 1);
+    calls(&b, FB_EFFECT_SUCCESS, 3, 3); /* 1/4: re-armed */
+    assert_int_equal(log.n, 1);
+    call(&b, FB_EFFECT_FAILURE, 4); /* 1/4 */
+    assert_int_equal(log.n, 1);
+    call(&b, FB_EFFECT_FAILURE, 4); /* 2/4: a new excursion */
+    assert_int_equal(log.n, 2);
+    assert_int_equal(log.ev[1].at_us, 4);
+    assert_int_equal(fb_breaker_stats_get(&b)->transitions, 0);
+
+    /* CONSECUTIVE: the run of failures is the rule. */
+    cfg = (fb_breaker_config){.consecutive_failures = 2, .initial = FB_BREAKER_METRICS_ONLY};
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_FAILURE, 5, 0);
+    call(&b, FB_EFFECT_SUCCESS, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    assert_int_equal(log.n, 2);
+    assert_int_equal(log.ev[1].consecutive_failures, 2);
+}
+
+static void breaker_metrics_only_signals_on_window_expiry(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = time_cfg(3, 0.6);
+    cfg.initial = FB_BREAKER_METRICS_ONLY;
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 5 * S);
+    call(&b, FB_EFFECT_SUCCESS, 6 * S); /* 2/5 */
+    assert_int_equal(log.n, 0);
+    fb_breaker_poll(&b, 10 * S); /* 2/3 */
+    assert_int_equal(log.n, 1);
+    assert_int_equal(log.ev[0].cause, FB_CAUSE_THRESHOLD_EXCEEDED);
+    assert_int_equal(log.ev[0].at_us, 10 * S);
+}
+
+static void breaker_set_state_closed_starts_fresh(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = count_cfg(4, 4);
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_FAILURE, 1, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 3, 0);
+    fb_breaker_permit old = admit(&b, 0);
+    assert_int_equal(fb_breaker_set_state(&b, FB_BREAKER_CLOSED, 7), FB_OK);
+    assert_int_equal(log.n, 1);
+    assert_event(&log.ev[0], FB_BREAKER_CLOSED, FB_BREAKER_CLOSED, FB_CAUSE_MANUAL, 7);
+    assert_int_equal(log.ev[0].calls, 4);
+    assert_int_equal(log.ev[0].failures, 1);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+    report(&b, &old, FB_EFFECT_FAILURE, 8);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    assert_int_equal(fb_breaker_set_state(&b, FB_BREAKER_STATE_COUNT, 9), FB_EINVAL);
+    assert_int_equal(fb_breaker_set_state(&b, (fb_breaker_state)-1, 9), FB_EINVAL);
+}
+
+static void breaker_set_state_half_open_starts_fresh_probes(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_permits = 2};
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    admit(&b, 10);
+    admit(&b, 10);
+    reject(&b, 10);
+    fb_breaker_set_state(&b, FB_BREAKER_HALF_OPEN, 11);
+    admit(&b, 11);
+    admit(&b, 11);
+    reject(&b, 11);
+}
+
+static void breaker_set_state_open_counts_as_a_trip(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.open_us = 10, .open_growth = FB_OPEN_GROWTH_LINEAR};
+    init_ok(&b, &cfg, &log, 0);
+    fb_breaker_set_state(&b, FB_BREAKER_OPEN, 100);
+    assert_int_equal(fb_breaker_open_until(&b), 110);
+    fb_breaker_set_state(&b, FB_BREAKER_OPEN, 105);
+    assert_int_equal(fb_breaker_open_until(&b), 125);
+    assert_int_equal(log.n, 2);
+    assert_event(&log.ev[1], FB_BREAKER_OPEN, FB_BREAKER_OPEN, FB_CAUSE_MANUAL, 105);
+    assert_int_equal(log.ev[1].trips, 2);
+    assert_int_equal(fb_breaker_stats_get(&b)->opens, 2);
+}
+
+static void breaker_sync_copies_remote_state(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.open_us = 10 * S};
+    init_ok(&b, &cfg, &log, 0);
+    fb_breaker_permit old = admit(&b, 0);
+    assert_int_equal(fb_breaker_sync(&b, FB_BREAKER_OPEN, 42 * S, 5 * S), FB_OK);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(fb_breaker_open_until(&b), 42 * S);
+    assert_int_equal(log.n, 1);
+    assert_event(&log.ev[0], FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_SYNC, 5 * S);
+    assert_int_equal(log.ev[0].open_until_us, 42 * S);
+    assert_int_equal(log.ev[0].trips, 1);
+    report(&b, &old, FB_EFFECT_SUCCESS, 6 * S);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+
+    /* Same state: not a transition, but the deadline is copied. */
+    assert_int_equal(fb_breaker_sync(&b, FB_BREAKER_OPEN, 50 * S, 7 * S), FB_OK);
+    assert_int_equal(log.n, 1);
+    assert_int_equal(fb_breaker_generation(&b), 2);
+    reject(&b, 50 * S - 1);
+    admit(&b, 50 * S);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+
+    assert_int_equal(fb_breaker_sync(&b, FB_BREAKER_CLOSED, FB_TIME_NONE, 51 * S), FB_OK);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_int_equal(log.ev[log.n - 1].cause, FB_CAUSE_SYNC);
+    assert_int_equal(b.trips, 0);
+    assert_int_equal(fb_breaker_sync(&b, FB_BREAKER_OPEN, FB_TIME_NONE, 52 * S), FB_EINVAL);
+    assert_int_equal(fb_breaker_sync(&b, FB_BREAKER_STATE_COUNT, 0, 52 * S), FB_EINVAL);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+/* ---- events and names ---- */
+
+static void breaker_event_payload_is_complete(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = count_cfg(8, 4);
+    cfg.slow_us = 50;
+    cfg.open_us = 1000;
+    init_ok(&b, &cfg, &log, 0);
+    timed_call(&b, FB_EFFECT_SUCCESS, 60, 1);
+    timed_call(&b, FB_EFFECT_FAILURE, 10, 2);
+    timed_call(&b, FB_EFFECT_SUCCESS, 10, 3);
+    timed_call(&b, FB_EFFECT_FAILURE, 10, 4);
+    assert_int_equal(log.n, 1);
+    fb_breaker_event *ev = &log.ev[0];
+    assert_int_equal(ev->at_us, 4);
+    assert_int_equal(ev->from, FB_BREAKER_CLOSED);
+    assert_int_equal(ev->to, FB_BREAKER_OPEN);
+    assert_int_equal(ev->cause, FB_CAUSE_FAILURE_RATE);
+    assert_int_equal(ev->calls, 4);
+    assert_int_equal(ev->failures, 2);
+    assert_int_equal(ev->slow, 1);
+    assert_int_equal(ev->consecutive_failures, 1);
+    assert_int_equal(ev->trips, 1);
+    assert_int_equal(ev->open_until_us, 1004);
+    assert_int_equal(ev->generation, 2);
+
+    /* The whole sequence through recovery. */
+    admit(&b, 1004);
+    assert_int_equal(log.n, 2);
+    assert_event(&log.ev[1], FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, 1004);
+    assert_int_equal(log.ev[1].calls, 0);
+    assert_int_equal(log.ev[1].trips, 1);
+    assert_int_equal(log.ev[1].generation, 3);
+}
+
+static void breaker_state_and_cause_names(void **state) {
+    (void)state;
+    assert_string_equal(fb_breaker_state_name(FB_BREAKER_CLOSED), "closed");
+    assert_string_equal(fb_breaker_state_name(FB_BREAKER_HALF_OPEN), "half_open");
+    assert_string_equal(fb_breaker_state_name(FB_BREAKER_METRICS_ONLY), "metrics_only");
+    assert_string_equal(fb_breaker_state_name(FB_BREAKER_STATE_COUNT), "unknown");
+    assert_string_equal(fb_breaker_cause_name(FB_CAUSE_CONSECUTIVE_FAILURES),
+                        "consecutive_failures");
+    assert_string_equal(fb_breaker_cause_name(FB_CAUSE_PROBE_LEASE_EXPIRED), "probe_lease_expired");
+    assert_string_equal(fb_breaker_cause_name(FB_CAUSE_SYNC), "sync");
+    assert_string_equal(fb_breaker_cause_name(FB_CAUSE_COUNT), "unknown");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(breaker_init_applies_defaults),
+        cmocka_unit_test(breaker_init_rejects_invalid_config),
+        cmocka_unit_test(breaker_initial_state_comes_from_config),
+        cmocka_unit_test(breaker_consecutive_trips_at_threshold_not_before),
+        cmocka_unit_test(breaker_consecutive_success_resets_run),
+        cmocka_unit_test(breaker_consecutive_ignore_neither_counts_nor_resets),
+        cmocka_unit_test(breaker_failure_rate_equal_to_threshold_trips),
+        cmocka_unit_test(breaker_rate_threshold_compares_the_observed_ratio),
+        cmocka_unit_test(breaker_count_window_minimum_is_capped_at_window_size),
+        cmocka_unit_test(breaker_success_that_reaches_minimum_can_trip),
+        cmocka_unit_test(breaker_count_window_forgets_old_outcomes),
+        cmocka_unit_test(breaker_count_window_wraps_across_words),
+        cmocka_unit_test(breaker_slow_threshold_is_strict_and_slow_rate_trips),
+        cmocka_unit_test(breaker_count_window_forgets_old_slow_calls),
+        cmocka_unit_test(breaker_failure_rate_names_the_cause_when_both_rules_break),
+        cmocka_unit_test(breaker_time_window_trips_once_minimum_reached_resilience4j_842),
+        cmocka_unit_test(breaker_time_window_below_minimum_never_trips),
+        cmocka_unit_test(breaker_bucket_boundary_event_is_counted_armeria_2761),
+        cmocka_unit_test(breaker_time_buckets_align_to_time_zero),
+        cmocka_unit_test(breaker_time_buckets_align_before_time_zero),
+        cmocka_unit_test(breaker_expiring_successes_trip_on_allow),
+        cmocka_unit_test(breaker_expiring_successes_trip_on_poll),
+        cmocka_unit_test(breaker_expiring_failures_and_slow_calls_leave_the_window),
+        cmocka_unit_test(breaker_time_window_huge_gap_clears_window),
+        cmocka_unit_test(breaker_ignored_and_rejected_calls_are_not_in_denominator),
+        cmocka_unit_test(breaker_window_is_fresh_after_close_resilience4j_547),
+        cmocka_unit_test(breaker_open_becomes_half_open_exactly_at_deadline),
+        cmocka_unit_test(breaker_half_open_admits_exactly_permitted_probes_polly_216),
+        cmocka_unit_test(breaker_half_open_closes_after_permitted_successes),
+        cmocka_unit_test(breaker_reported_probe_frees_its_slot),
+        cmocka_unit_test(breaker_half_open_any_probe_failure_reopens),
+        cmocka_unit_test(breaker_slow_probe_counts_as_failure),
+        cmocka_unit_test(breaker_ignored_probe_releases_permit_erpc_1118),
+        cmocka_unit_test(breaker_hung_probe_lease_expires_omniroute_13836),
+        cmocka_unit_test(breaker_double_report_of_a_probe_is_stale),
+        cmocka_unit_test(breaker_stale_success_does_not_close_polly_217),
+        cmocka_unit_test(breaker_stale_failure_does_not_count_in_new_window),
+        cmocka_unit_test(breaker_generation_increments_on_every_transition),
+        cmocka_unit_test(breaker_rejected_and_untracked_permits_are_no_ops),
+        cmocka_unit_test(breaker_open_duration_grows_linearly_to_cap),
+        cmocka_unit_test(breaker_open_duration_grows_exponentially_to_cap),
+        cmocka_unit_test(breaker_trips_reset_on_close),
+        cmocka_unit_test(breaker_hint_extends_open_up_to_cap),
+        cmocka_unit_test(breaker_hint_ignored_when_off_or_not_tripping),
+        cmocka_unit_test(breaker_open_jitter_stays_within_bounds_and_cap),
+        cmocka_unit_test(breaker_open_until_saturates_at_time_max),
+        cmocka_unit_test(breaker_forced_open_rejects_everything),
+        cmocka_unit_test(breaker_forced_closed_records_but_never_trips),
+        cmocka_unit_test(breaker_disabled_admits_untracked_and_records_nothing),
+        cmocka_unit_test(breaker_metrics_only_signals_once_per_excursion),
+        cmocka_unit_test(breaker_metrics_only_signals_on_window_expiry),
+        cmocka_unit_test(breaker_set_state_closed_starts_fresh),
+        cmocka_unit_test(breaker_set_state_half_open_starts_fresh_probes),
+        cmocka_unit_test(breaker_set_state_open_counts_as_a_trip),
+        cmocka_unit_test(breaker_sync_copies_remote_state),
+        cmocka_unit_test(breaker_event_payload_is_complete),
+        cmocka_unit_test(breaker_state_and_cause_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

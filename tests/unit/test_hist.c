@@ -1,0 +1,281 @@
+/* test_hist.c - bucket layout, percentile rule, relative error, merge, clamping. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hist.h"
+#include "core/rng.h"
+
+static fb_hist h1, h2, h3; /* 37 KB each: keep them off the stack */
+
+/* p50 of {v, FB_HIST_VALUE_MAX}: the highest value of v's bucket, unclamped by max. */
+static int64_t reported_for(int64_t v) {
+    fb_hist_init(&h1);
+    fb_hist_record(&h1, v);
+    fb_hist_record(&h1, FB_HIST_VALUE_MAX);
+    return fb_hist_percentile(&h1, 50);
+}
+
+static void hist_values_below_sub_buckets_are_exact(void **state) {
+    (void)state;
+    for (int64_t v = 0; v < FB_HIST_SUB_BUCKETS; v++) assert_int_equal(reported_for(v), v);
+    /* The first value past the exact range shares a bucket of width 2. */
+    assert_int_equal(reported_for(FB_HIST_SUB_BUCKETS), FB_HIST_SUB_BUCKETS + 1);
+}
+
+static void hist_relative_error_below_one_percent_at_every_bucket_edge(void **state) {
+    (void)state;
+    /*
+     * Every bucket of every octave: its first value, second value, middle and
+     * last value are reported as the bucket's last value, less than 1% above.
+     */
+    const int half = FB_HIST_SUB_BUCKETS / 2;
+    int checked = 0;
+    for (int shift = 1; FB_HIST_SUB_BUCKETS * (INT64_C(1) << (shift - 1)) <= FB_HIST_VALUE_MAX;
+         shift++) {
+        int64_t width = INT64_C(1) << shift;
+        for (int64_t sub = half; sub < 2 * half; sub++) {
+            int64_t lo = sub << shift, hi = lo + width - 1;
+            int64_t probes[] = {lo, lo + 1, lo + width / 2, hi};
+            for (size_t k = 0; k < 4; k++) {
+                int64_t v = probes[k];
+                int64_t got = reported_for(v);
+                assert_int_equal(got, hi);
+                assert_true(got >= v);
+                assert_true((got - v) * 100 < v);
+                checked++;
+            }
+        }
+    }
+    /* 34 octaves above the exact range, 128 buckets each, 4 probes. */
+    assert_int_equal(checked, (42 - FB_HIST_SUB_BITS) * half * 4);
+}
+
+static void hist_relative_error_below_one_percent_for_random_values(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 1, 0, 0);
+    for (int i = 0; i < 20000; i++) {
+        /* Log-uniform magnitude, uniform within it: every octave gets probed. */
+        int64_t v = (int64_t)fb_rng_below(&r, UINT64_C(1) << (1 + fb_rng_below(&r, 42)));
+        int64_t got = reported_for(v);
+        assert_true(got >= v);
+        assert_true((got - v) * 100 <= v);
+    }
+}
+
+static void hist_single_value_is_every_percentile(void **state) {
+    (void)state;
+    /* Clamping to [min, max] makes a lone value exact at any percentile. */
+    fb_hist_init(&h1);
+    fb_hist_record(&h1, 123456789);
+    assert_int_equal(fb_hist_percentile(&h1, 0), 123456789);
+    assert_int_equal(fb_hist_percentile(&h1, 50), 123456789);
+    assert_int_equal(fb_hist_percentile(&h1, 99.9), 123456789);
+    assert_int_equal(fb_hist_percentile(&h1, 100), 123456789);
+}
+
+static void hist_percentile_reports_bucket_high_clamped_to_min_and_max(void **state) {
+    (void)state;
+    /* 1000 and 1001 share bucket [1000, 1003]; 5000 is in [5000, 5023]. */
+    fb_hist_init(&h1);
+    fb_hist_record(&h1, 1000);
+    fb_hist_record(&h1, 5000);
+    assert_int_equal(fb_hist_percentile(&h1, 0), 1000);    /* min, exactly */
+    assert_int_equal(fb_hist_percentile(&h1, 50), 1003);   /* bucket high */
+    assert_int_equal(fb_hist_percentile(&h1, 50.1), 5000); /* clamped to max */
+    assert_int_equal(fb_hist_percentile(&h1, 100), 5000);  /* max, exactly */
+
+    fb_hist_init(&h1);
+    fb_hist_record(&h1, 1000);
+    fb_hist_record(&h1, 1001);
+    assert_int_equal(fb_hist_percentile(&h1, 50), 1001);
+}
+
+static void hist_percentiles_of_uniform_1_to_100000(void **state) {
+    (void)state;
+    fb_hist_init(&h1);
+    for (int64_t v = 1; v <= 100000; v++) fb_hist_record(&h1, v);
+    assert_int_equal(fb_hist_count(&h1), 100000);
+    assert_int_equal(fb_hist_min(&h1), 1);
+    assert_int_equal(fb_hist_max(&h1), 100000);
+    assert_true(fb_hist_mean(&h1) == 50000.5);
+
+    /* The exact rank-k value is k; the histogram reports k's bucket high. */
+    assert_int_equal(fb_hist_percentile(&h1, 0), 1);
+    assert_int_equal(fb_hist_percentile(&h1, 50), 50175);
+    assert_int_equal(fb_hist_percentile(&h1, 90), 90111);
+    assert_int_equal(fb_hist_percentile(&h1, 99), 99327);
+    /* Rank 99900's bucket ends at 100351, past the maximum. */
+    assert_int_equal(fb_hist_percentile(&h1, 99.9), 100000);
+    assert_int_equal(fb_hist_percentile(&h1, 100), 100000);
+
+    static const double ps[] = {1, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.99};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        int64_t exact = (int64_t)(ps[i] * 1000 + 0.5);
+        int64_t got = fb_hist_percentile(&h1, ps[i]);
+        assert_true(got >= exact);
+        assert_true((got - exact) * 100 < exact);
+    }
+}
+
+static void hist_rank_is_the_ceiling_of_p_percent(void **state) {
+    (void)state;
+    /* Values 0..9: p10 is rank 1 (0), p10.01 is rank 2 (1), p99.9 is rank 10 (9). */
+    fb_hist_init(&h1);
+    for (int64_t v = 0; v < 10; v++) fb_hist_record(&h1, v);
+    assert_int_equal(fb_hist_percentile(&h1, 10), 0);
+    assert_int_equal(fb_hist_percentile(&h1, 10.01), 1);
+    assert_int_equal(fb_hist_percentile(&h1, 50), 4);
+    assert_int_equal(fb_hist_percentile(&h1, 90), 8);
+    assert_int_equal(fb_hist_percentile(&h1, 90.5), 9);
+    assert_int_equal(fb_hist_percentile(&h1, 99.9), 9);
+
+    /* p99.9 of 1000 is rank 999, although 99.9 / 100 * 1000 is 999.0000000000001. */
+    fb_hist_init(&h1);
+    fb_hist_record_n(&h1, 0, 999);
+    fb_hist_record(&h1, 1);
+    assert_int_equal(fb_hist_percentile(&h1, 99.9), 0);
+    assert_int_equal(fb_hist_percentile(&h1, 99.91), 1);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int64_t samples[200000];
+
+static void hist_percentiles_of_lognormal_latencies_within_one_percent(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 2, 0, 0);
+    const size_t n = sizeof samples / sizeof samples[0];
+    fb_hist_init(&h1);
+    for (size_t i = 0; i < n; i++) {
+        samples[i] = (int64_t)fb_rng_lognormal(&r, 600000.0, 3000000.0);
+        fb_hist_record(&h1, samples[i]);
+    }
+    qsort(samples, n, sizeof samples[0], cmp_i64);
+    static const double ps[] = {50, 90, 99, 99.9};
+    for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++) {
+        int64_t exact = samples[(size_t)(ps[i] * (double)n / 100) - 1];
+        int64_t got = fb_hist_percentile(&h1, ps[i]);
+        assert_true(got >= exact);
+        assert_true((got - exact) * 100 < exact);
+    }
+}
+
+static void hist_empty_reports_zero(void **state) {
+    (void)state;
+    fb_hist_init(&h1);
+    assert_int_equal(fb_hist_count(&h1), 0);
+    assert_int_equal(fb_hist_min(&h1), 0);
+    assert_int_equal(fb_hist_max(&h1), 0);
+    assert_true(fb_hist_mean(&h1) == 0.0);
+    assert_int_equal(fb_hist_percentile(&h1, 0), 0);
+    assert_int_equal(fb_hist_percentile(&h1, 50), 0);
+    assert_int_equal(fb_hist_percentile(&h1, 100), 0);
+}
+
+static void hist_negative_values_record_as_zero(void **state) {
+    (void)state;
+    fb_hist_init(&h1);
+    fb_hist_record(&h1, -5);
+    fb_hist_record(&h1, INT64_MIN);
+    fb_hist_record(&h1, 10);
+    assert_int_equal(fb_hist_count(&h1), 3);
+    assert_int_equal(fb_hist_min(&h1), 0);
+    assert_int_equal(fb_hist_percentile(&h1, 60), 0);
+    assert_int_equal(fb_hist_percentile(&h1, 70), 10);
+    assert_true(fb_hist_mean(&h1) * 3 == 10.0);
+    assert_int_equal(h1.clamped, 0);
+}
+
+static void hist_values_above_max_clamp_and_are_counted(void **state) {
+    (void)state;
+    fb_hist_init(&h1);
+    fb_hist_record(&h1, 7);
+    fb_hist_record(&h1, FB_HIST_VALUE_MAX);
+    fb_hist_record(&h1, FB_HIST_VALUE_MAX + 1);
+    fb_hist_record(&h1, INT64_MAX);
+    fb_hist_record_n(&h1, INT64_MAX, 3);
+    assert_int_equal(fb_hist_count(&h1), 7);
+    assert_int_equal(h1.clamped, 5); /* FB_HIST_VALUE_MAX itself is in range */
+    assert_int_equal(fb_hist_max(&h1), FB_HIST_VALUE_MAX);
+    assert_int_equal(fb_hist_percentile(&h1, 50), FB_HIST_VALUE_MAX);
+    assert_int_equal(fb_hist_percentile(&h1, 100), FB_HIST_VALUE_MAX);
+    assert_int_equal(h1.counts[FB_HIST_BUCKETS - 1], 6);
+}
+
+static void hist_record_n_equals_n_records(void **state) {
+    (void)state;
+    fb_hist_init(&h1);
+    fb_hist_init(&h2);
+    fb_hist_record_n(&h1, 4242, 5);
+    fb_hist_record_n(&h1, 99, 0); /* nothing at all: min stays 4242 */
+    for (int i = 0; i < 5; i++) fb_hist_record(&h2, 4242);
+    assert_memory_equal(&h1, &h2, sizeof h1);
+}
+
+static void hist_merge_equals_recording_both(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 3, 0, 0);
+    fb_hist_init(&h1);
+    fb_hist_init(&h2);
+    fb_hist_init(&h3);
+    for (int i = 0; i < 50000; i++) {
+        int64_t a = (int64_t)fb_rng_lognormal(&r, 1000.0, 50000.0);
+        int64_t b = (int64_t)fb_rng_lognormal(&r, 300000.0, 2000000.0);
+        fb_hist_record(&h1, a);
+        fb_hist_record(&h2, b);
+        fb_hist_record(&h3, a);
+        fb_hist_record(&h3, b);
+    }
+    fb_hist_record(&h2, INT64_MAX); /* clamped counts merge too */
+    fb_hist_record(&h3, INT64_MAX);
+    fb_hist_merge(&h1, &h2);
+    /* Integer sums below 2^53 are exact in any order, so the structs match bit for bit. */
+    assert_memory_equal(&h1, &h3, sizeof h1);
+}
+
+static void hist_merge_with_empty_changes_nothing(void **state) {
+    (void)state;
+    fb_hist_init(&h1);
+    fb_hist_init(&h2);
+    fb_hist_record(&h1, 500);
+    fb_hist_record(&h1, 700);
+    memcpy(&h3, &h1, sizeof h1);
+    fb_hist_merge(&h1, &h2);
+    assert_memory_equal(&h1, &h3, sizeof h1);
+    /* And into an empty one: the result is a copy. */
+    fb_hist_merge(&h2, &h1);
+    assert_memory_equal(&h2, &h3, sizeof h1);
+    assert_int_equal(fb_hist_min(&h2), 500);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(hist_values_below_sub_buckets_are_exact),
+        cmocka_unit_test(hist_relative_error_below_one_percent_at_every_bucket_edge),
+        cmocka_unit_test(hist_relative_error_below_one_percent_for_random_values),
+        cmocka_unit_test(hist_single_value_is_every_percentile),
+        cmocka_unit_test(hist_percentile_reports_bucket_high_clamped_to_min_and_max),
+        cmocka_unit_test(hist_percentiles_of_uniform_1_to_100000),
+        cmocka_unit_test(hist_rank_is_the_ceiling_of_p_percent),
+        cmocka_unit_test(hist_percentiles_of_lognormal_latencies_within_one_percent),
+        cmocka_unit_test(hist_empty_reports_zero),
+        cmocka_unit_test(hist_negative_values_record_as_zero),
+        cmocka_unit_test(hist_values_above_max_clamp_and_are_counted),
+        cmocka_unit_test(hist_record_n_equals_n_records),
+        cmocka_unit_test(hist_merge_equals_recording_both),
+        cmocka_unit_test(hist_merge_with_empty_changes_nothing),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1029 @@
+/*
+ * test_retry.c - retry decisions, budgets and Retry-After parsing.
+ *
+ * Exact values where nothing is drawn (jitter NONE or no rng). Where jitter
+ * draws, the assertions are bounds and statistical properties that hold for
+ * any sound uniform generator, not values of one PRNG's sequence.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "core/retry.h"
+
+#define MS FB_US_PER_MS
+#define S FB_US_PER_S
+#define DRAWS 20000
+
+static const fb_class transient = {.outcome = FB_OUT_TRANSIENT,
+                                   .retryable = true,
+                                   .effect = FB_EFFECT_FAILURE,
+                                   .may_fallback = true};
+static const fb_class timed_out = {.outcome = FB_OUT_TIMEOUT,
+                                   .retryable = true,
+                                   .effect = FB_EFFECT_FAILURE,
+                                   .may_fallback = true};
+static const fb_class permanent = {.outcome = FB_OUT_PERMANENT,
+                                   .retryable = false,
+                                   .effect = FB_EFFECT_SUCCESS,
+                                   .may_fallback = false};
+
+static fb_retry_policy policy(fb_retry_config cfg) {
+    fb_retry_policy p;
+    assert_int_equal(fb_retry_policy_init(&p, &cfg), FB_OK);
+    return p;
+}
+
+/* No jitter: every delay below is an exact value. */
+static fb_retry_config exact(fb_backoff b, fb_time_us base_us, fb_time_us max_us) {
+    return (fb_retry_config){
+        .attempts = FB_RETRY_ATTEMPTS_MAX,
+        .backoff = b,
+        .base_us = base_us,
+        .delay_us_max = max_us,
+        .jitter = FB_JITTER_NONE,
+    };
+}
+
+/* Retry state after `attempts` attempts, the first one started at start_us. */
+static fb_retry_state after(uint32_t attempts, fb_time_us start_us) {
+    fb_retry_state s;
+    fb_retry_begin(&s, start_us);
+    for (uint32_t i = 0; i < attempts; i++) fb_retry_attempt(&s, start_us);
+    return s;
+}
+
+static fb_rng seeded(uint64_t stream) {
+    fb_rng r;
+    fb_rng_seed(&r, 20261129, stream);
+    return r;
+}
+
+/* The delay fb_retry_next() returns for retry number n (a fresh request each time). */
+static fb_time_us delay_for(const fb_retry_policy *p, uint32_t n, fb_rng *rng) {
+    fb_retry_state s = after(n, 0);
+    fb_retry_decision d = fb_retry_next(p, &s, &transient, FB_TIME_NONE, NULL, rng, 0);
+    assert_true(d.retry);
+    return d.delay_us;
+}
+
+/* ---- policy ------------------------------------------------------------------------------ */
+
+static void retry_policy_zero_config_gets_documented_defaults(void **state) {
+    (void)state;
+    fb_retry_policy p;
+    assert_int_equal(fb_retry_policy_init(&p, NULL), FB_OK);
+    assert_int_equal(p.cfg.attempts, 3);
+    assert_int_equal(p.cfg.backoff, FB_BACKOFF_EXPONENTIAL);
+    assert_int_equal(p.cfg.base_us, 500 * MS);
+    assert_true(p.cfg.multiplier == 2.0);
+    assert_int_equal(p.cfg.delay_us_max, 60 * S);
+    assert_int_equal(p.cfg.jitter, FB_JITTER_FULL);
+    assert_true(p.cfg.jitter_fraction == 0.25);
+    assert_int_equal(p.cfg.cap_order, FB_CAP_BEFORE_JITTER);
+    assert_int_equal(p.cfg.retry_after, FB_RETRY_AFTER_MAX);
+    assert_int_equal(p.cfg.retry_after_us_max, 60 * S);
+    assert_int_equal(p.cfg.giveup_above_max, FB_OFF);
+    assert_int_equal(p.cfg.deadline_us, 0);
+}
+
+static void retry_policy_rejects_impossible_config(void **state) {
+    (void)state;
+    fb_retry_policy p;
+    fb_retry_config c = {.attempts = FB_RETRY_ATTEMPTS_MAX + 1};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_ERANGE);
+    c = (fb_retry_config){.multiplier = 0.5};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_ERANGE);
+    c = (fb_retry_config){.jitter_fraction = 1.5};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_ERANGE);
+    c = (fb_retry_config){.base_us = -1};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.deadline_us = -1};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.jitter = (fb_jitter)9};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.multiplier = 0.0 / 0.0};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.attempts = FB_RETRY_ATTEMPTS_MAX};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_OK);
+}
+
+/* ---- attempt numbering ------------------------------------------------------------------- */
+
+static void retry_single_attempt_never_retries(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 100 * MS, 60 * S);
+    c.attempts = 1;
+    fb_retry_policy p = policy(c);
+    fb_retry_state s = after(1, 0);
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0);
+    assert_false(d.retry);
+    assert_int_equal(d.reason, FB_GIVEUP_ATTEMPTS);
+}
+
+static void retry_three_attempts_give_exactly_two_retries(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 100 * MS, 60 * S);
+    c.attempts = 3;
+    fb_retry_policy p = policy(c);
+    fb_retry_state s;
+    fb_retry_begin(&s, 0);
+    fb_time_us now = 0;
+    int retries = 0;
+    for (;;) {
+        fb_retry_attempt(&s, now);
+        fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, now);
+        if (!d.retry) {
+            assert_int_equal(d.reason, FB_GIVEUP_ATTEMPTS);
+            break;
+        }
+        retries++;
+        now += d.delay_us;
+    }
+    assert_int_equal(retries, 2);
+    assert_int_equal(s.attempt, 3);
+}
+
+static void retry_attempt_counts_and_first_attempt_sets_start(void **state) {
+    (void)state;
+    fb_retry_state s;
+    fb_retry_begin(&s, 5 * S);
+    assert_int_equal(s.attempt, 0);
+    assert_int_equal(s.start_us, 5 * S);
+    fb_retry_attempt(&s, 7 * S); /* e.g. after waiting for a rate limiter */
+    assert_int_equal(s.attempt, 1);
+    assert_int_equal(s.start_us, 7 * S);
+    fb_retry_attempt(&s, 9 * S);
+    assert_int_equal(s.attempt, 2);
+    assert_int_equal(s.start_us, 7 * S);
+
+    fb_retry_state z = {0}; /* zero-initialised works without fb_retry_begin() */
+    fb_retry_attempt(&z, 3 * S);
+    assert_int_equal(z.attempt, 1);
+    assert_int_equal(z.start_us, 3 * S);
+}
+
+static void retry_next_does_not_count_attempts(void **state) {
+    (void)state;
+    fb_retry_policy p = policy(exact(FB_BACKOFF_LINEAR, 100 * MS, 60 * S));
+    fb_retry_state s = after(2, 0);
+    fb_retry_decision a = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0);
+    fb_retry_decision b = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0);
+    assert_int_equal(s.attempt, 2);
+    assert_int_equal(a.delay_us, 200 * MS);
+    assert_int_equal(b.delay_us, 200 * MS);
+}
+
+static void retry_not_retryable_outcome_gives_up_first(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 100 * MS, 60 * S);
+    c.attempts = 1;
+    fb_retry_policy p = policy(c);
+    fb_retry_state s = after(1, 0); /* attempts are exhausted too: not-retryable is reported */
+    fb_retry_decision d = fb_retry_next(&p, &s, &permanent, FB_TIME_NONE, NULL, NULL, 0);
+    assert_false(d.retry);
+    assert_int_equal(d.reason, FB_GIVEUP_NOT_RETRYABLE);
+    d = fb_retry_next(&p, &s, NULL, FB_TIME_NONE, NULL, NULL, 0);
+    assert_int_equal(d.reason, FB_GIVEUP_NOT_RETRYABLE);
+}
+
+static void retry_exhausted_attempts_draw_nothing(void **state) {
+    (void)state;
+    fb_retry_config c = {.attempts = 2, .giveup_above_max = FB_ON};
+    fb_retry_policy p = policy(c);
+    fb_retry_state s = after(2, 0);
+    fb_rng r = seeded(1), untouched = seeded(1);
+    /* The header is above the cap, but attempts are checked before the delay. */
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, 600 * S, NULL, &r, 0);
+    assert_int_equal(d.reason, FB_GIVEUP_ATTEMPTS);
+    assert_memory_equal(&r, &untouched, sizeof r);
+}
+
+/* ---- backoff values ---------------------------------------------------------------------- */
+
+static void retry_constant_backoff_is_base_every_time(void **state) {
+    (void)state;
+    fb_retry_policy p = policy(exact(FB_BACKOFF_CONSTANT, 300 * MS, 60 * S));
+    for (uint32_t n = 1; n <= 5; n++) assert_int_equal(delay_for(&p, n, NULL), 300 * MS);
+    assert_int_equal(fb_retry_backoff(&p, 999999), 300 * MS);
+    fb_retry_policy low = policy(exact(FB_BACKOFF_CONSTANT, 3 * S, 2 * S));
+    assert_int_equal(fb_retry_backoff(&low, 1), 2 * S);
+}
+
+static void retry_linear_backoff_is_base_times_retry_number(void **state) {
+    (void)state;
+    fb_retry_policy p = policy(exact(FB_BACKOFF_LINEAR, 250 * MS, 1 * S));
+    assert_int_equal(delay_for(&p, 1, NULL), 250 * MS);
+    assert_int_equal(delay_for(&p, 2, NULL), 500 * MS);
+    assert_int_equal(delay_for(&p, 3, NULL), 750 * MS);
+    assert_int_equal(delay_for(&p, 4, NULL), 1 * S);
+    assert_int_equal(delay_for(&p, 5, NULL), 1 * S);
+    fb_retry_policy huge = policy(exact(FB_BACKOFF_LINEAR, INT64_MAX / 2, INT64_MAX));
+    assert_int_equal(fb_retry_backoff(&huge, 999999), INT64_MAX);
+}
+
+static void retry_exponential_backoff_doubles_from_base_to_cap(void **state) {
+    (void)state;
+    fb_retry_policy p = policy(exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S));
+    const fb_time_us want[] = {500 * MS, 1 * S,  2 * S,  4 * S, 8 * S,
+                               16 * S,   32 * S, 60 * S, 60 * S};
+    for (uint32_t n = 1; n <= 9; n++) {
+        assert_int_equal(fb_retry_backoff(&p, n), want[n - 1]);
+        assert_int_equal(delay_for(&p, n, NULL), want[n - 1]);
+    }
+    assert_int_equal(p.cap_retry, 8); /* 500 ms * 2^7 = 64 s is the first to reach 60 s */
+}
+
+static void retry_exponential_backoff_with_fractional_multiplier(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, 10 * S);
+    c.multiplier = 1.5;
+    fb_retry_policy p = policy(c);
+    assert_int_equal(fb_retry_backoff(&p, 1), 1000 * MS);
+    assert_int_equal(fb_retry_backoff(&p, 2), 1500 * MS);
+    assert_int_equal(fb_retry_backoff(&p, 3), 2250 * MS);
+    assert_int_equal(fb_retry_backoff(&p, 4), 3375 * MS);
+    assert_int_equal(fb_retry_backoff(&p, 7), 10 * S); /* 11.39 s capped */
+}
+
+static void retry_backoff_none_retries_immediately(void **state) {
+    (void)state;
+    fb_retry_config c = {.backoff = FB_BACKOFF_NONE, .attempts = 10};
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(2), untouched = seeded(2);
+    assert_int_equal(delay_for(&p, 1, &r), 0);
+    assert_int_equal(delay_for(&p, 9, &r), 0);
+    assert_memory_equal(&r, &untouched, sizeof r);
+}
+
+static void retry_exponential_no_overflow_at_attempt_10000_aws_sdk_java_v2_1673(void **state) {
+    (void)state;
+    fb_retry_policy p = policy(exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S));
+    assert_int_equal(fb_retry_backoff(&p, 10000), 60 * S);
+    assert_int_equal(fb_retry_backoff(&p, 999999), 60 * S);
+    assert_int_equal(fb_retry_backoff(&p, UINT32_MAX), 60 * S);
+    assert_int_equal(delay_for(&p, 10000, NULL), 60 * S);
+    assert_int_equal(delay_for(&p, FB_RETRY_ATTEMPTS_MAX - 1, NULL), 60 * S);
+
+    /* The largest base and cap a config can hold, and a steep multiplier. */
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, INT64_MAX / 4, INT64_MAX);
+    c.multiplier = 1000.0;
+    fb_retry_policy big = policy(c);
+    assert_int_equal(fb_retry_backoff(&big, 2), INT64_MAX);
+    assert_int_equal(fb_retry_backoff(&big, 10000), INT64_MAX);
+
+    /* Capped after jitter: the uncapped value at attempt 10,000 is far beyond a double. */
+    fb_retry_config after_cfg = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    after_cfg.jitter = FB_JITTER_FULL;
+    after_cfg.cap_order = FB_CAP_AFTER_JITTER;
+    fb_retry_policy pa = policy(after_cfg);
+    fb_rng r = seeded(3);
+    for (int i = 0; i < 1000; i++) {
+        fb_time_us d = delay_for(&pa, 10000 + (uint32_t)i, &r);
+        assert_true(d >= 0 && d <= 60 * S);
+    }
+}
+
+static void retry_decorrelated_no_overflow_at_large_attempts_polly_2163(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.jitter = FB_JITTER_DECORRELATED;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(4);
+    fb_retry_state s = after(1, 0);
+    fb_time_us now = 0;
+    for (uint32_t n = 1; n < 5000; n++) {
+        fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, now);
+        assert_true(d.retry);
+        assert_true(d.delay_us >= 500 * MS && d.delay_us <= 60 * S);
+        now += d.delay_us;
+        fb_retry_attempt(&s, now);
+    }
+}
+
+/* ---- jitter ------------------------------------------------------------------------------ */
+
+static void retry_without_rng_jitter_behaves_as_none(void **state) {
+    (void)state;
+    const fb_jitter kinds[] = {FB_JITTER_FULL, FB_JITTER_EQUAL, FB_JITTER_DECORRELATED,
+                               FB_JITTER_PROPORTIONAL};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+        c.jitter = kinds[i];
+        fb_retry_policy p = policy(c);
+        assert_int_equal(delay_for(&p, 3, NULL), 2 * S);
+    }
+}
+
+/*
+ * DRAWS delays for retry n under exponential 500 ms backoff with jitter j:
+ * each must lie in [lo, hi]; returns their mean and, in min and max, the extremes.
+ */
+static double draw_stats(fb_jitter j, double fraction, uint32_t n, fb_time_us lo, fb_time_us hi,
+                         fb_time_us *min, fb_time_us *max) {
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.jitter = j;
+    c.jitter_fraction = fraction;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(5 + (uint64_t)j);
+    double sum = 0;
+    *min = INT64_MAX;
+    *max = 0;
+    for (int i = 0; i < DRAWS; i++) {
+        fb_time_us d = delay_for(&p, n, &r);
+        assert_true(d >= lo && d <= hi);
+        sum += (double)d;
+        *min = d < *min ? d : *min;
+        *max = d > *max ? d : *max;
+    }
+    return sum / DRAWS;
+}
+
+static void retry_full_jitter_stays_within_zero_and_backoff(void **state) {
+    (void)state;
+    fb_time_us lo, hi;
+    double mean = draw_stats(FB_JITTER_FULL, 0, 3, 0, 2 * S, &lo, &hi); /* backoff 2 s */
+    assert_true(mean > 0.98 * S && mean < 1.02 * S);                    /* U(0, 2 s) has mean 1 s */
+    assert_true(lo < 20 * MS && hi > 1980 * MS);                        /* it spans the interval */
+}
+
+static void retry_equal_jitter_keeps_half_the_backoff(void **state) {
+    (void)state;
+    fb_time_us lo, hi;
+    double mean = draw_stats(FB_JITTER_EQUAL, 0, 4, 2 * S, 4 * S, &lo, &hi); /* backoff 4 s */
+    assert_true(mean > 2.97 * S && mean < 3.03 * S);
+    assert_true(lo < 2020 * MS && hi > 3980 * MS);
+}
+
+static void retry_proportional_jitter_stays_within_fraction(void **state) {
+    (void)state;
+    fb_time_us lo, hi;
+    double mean = draw_stats(FB_JITTER_PROPORTIONAL, 0.2, 5, 6400 * MS, 9600 * MS, &lo, &hi);
+    assert_true(mean > 7.95 * S && mean < 8.05 * S); /* backoff 8 s, +-20 % */
+    assert_true(lo < 6450 * MS && hi > 9550 * MS);
+}
+
+static void retry_cap_before_jitter_never_exceeds_cap_openai_agents_python_2676(void **state) {
+    (void)state;
+    const fb_jitter kinds[] = {FB_JITTER_FULL, FB_JITTER_EQUAL, FB_JITTER_DECORRELATED,
+                               FB_JITTER_PROPORTIONAL};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, 10 * S);
+        c.jitter = kinds[k];
+        c.jitter_fraction = 0.5;
+        c.cap_order = FB_CAP_BEFORE_JITTER;
+        fb_retry_policy p = policy(c);
+        fb_rng r = seeded(8 + k);
+        for (uint32_t n = 1; n <= 40; n++) {
+            for (int i = 0; i < 500; i++) {
+                fb_time_us d = delay_for(&p, n, &r);
+                assert_true(d >= 0 && d <= 10 * S);
+            }
+        }
+    }
+    /* Proportional at the cap draws inside [cap (1 - f), cap]: no pile-up on the cap. */
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, 10 * S);
+    c.jitter = FB_JITTER_PROPORTIONAL;
+    c.jitter_fraction = 0.5;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(12);
+    int at_cap = 0;
+    for (int i = 0; i < DRAWS; i++) {
+        fb_time_us d = delay_for(&p, 30, &r);
+        assert_true(d >= 5 * S && d <= 10 * S);
+        at_cap += d == 10 * S;
+    }
+    assert_true(at_cap < 10);
+}
+
+static void retry_cap_after_jitter_clamps_jittered_value_to_cap(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, 10 * S);
+    c.jitter = FB_JITTER_FULL;
+    c.cap_order = FB_CAP_AFTER_JITTER;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(13);
+    int at_cap = 0;
+    for (int i = 0; i < DRAWS; i++) {
+        fb_time_us d = delay_for(&p, 6, &r); /* uncapped 32 s: U(0, 32 s) then capped at 10 s */
+        assert_true(d >= 0 && d <= 10 * S);
+        at_cap += d == 10 * S;
+    }
+    /* P(U(0, 32) >= 10) = 0.6875; the capped-before order would put almost none there. */
+    assert_true(at_cap > (int)(0.66 * DRAWS) && at_cap < (int)(0.71 * DRAWS));
+}
+
+static void retry_decorrelated_starts_at_base_and_grows_from_last_delay(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, 60 * S);
+    c.jitter = FB_JITTER_DECORRELATED;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(14);
+    for (int i = 0; i < 2000; i++) {
+        fb_retry_state s = after(1, 0);
+        fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
+        assert_true(d.delay_us >= 1 * S && d.delay_us <= 3 * S); /* U(base, 3 base) */
+        assert_int_equal(s.prev_delay_us, d.delay_us);
+        fb_retry_attempt(&s, d.delay_us);
+        fb_time_us prev = d.delay_us;
+        d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
+        assert_true(d.delay_us >= 1 * S && d.delay_us <= 3 * prev);
+    }
+}
+
+static void retry_decorrelated_prev_is_the_returned_delay_including_header(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, 60 * S);
+    c.jitter = FB_JITTER_DECORRELATED;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(15);
+    fb_time_us hi = 0;
+    for (int i = 0; i < 2000; i++) {
+        fb_retry_state s = after(1, 0);
+        fb_retry_decision d = fb_retry_next(&p, &s, &transient, 15 * S, NULL, &r, 0);
+        assert_int_equal(d.delay_us, 15 * S); /* max(header, U(1 s, 3 s)) */
+        assert_int_equal(s.prev_delay_us, 15 * S);
+        fb_retry_attempt(&s, d.delay_us);
+        d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
+        assert_true(d.delay_us >= 1 * S && d.delay_us <= 45 * S); /* U(base, 3 * 15 s) */
+        hi = d.delay_us > hi ? d.delay_us : hi;
+    }
+    assert_true(hi > 40 * S); /* the header raised the next range */
+}
+
+static void retry_draws_exactly_one_number_per_jittered_decision(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.jitter = FB_JITTER_FULL;
+    c.retry_after = FB_RETRY_AFTER_AS_IS;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(16), model = seeded(16);
+    fb_retry_state s = after(1, 0);
+    (void)fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
+    (void)fb_rng_uniform(&model);
+    assert_memory_equal(&r, &model, sizeof r);
+    /* Even when the header decides the delay: the stream does not shift with the reply. */
+    (void)fb_retry_next(&p, &s, &transient, 2 * S, NULL, &r, 0);
+    (void)fb_rng_uniform(&model);
+    assert_memory_equal(&r, &model, sizeof r);
+
+    fb_retry_policy none = policy(exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S));
+    (void)fb_retry_next(&none, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
+    assert_memory_equal(&r, &model, sizeof r);
+}
+
+/* ---- Retry-After policy ------------------------------------------------------------------ */
+
+static fb_retry_decision next_with_hint(const fb_retry_config *c, fb_time_us hint_us) {
+    fb_retry_policy p = policy(*c);
+    fb_retry_state s = after(1, 0); /* backoff 500 ms */
+    return fb_retry_next(&p, &s, &transient, hint_us, NULL, NULL, 0);
+}
+
+static void retry_after_max_takes_the_larger_of_header_and_backoff(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.retry_after = FB_RETRY_AFTER_MAX;
+    assert_int_equal(next_with_hint(&c, 2 * S).delay_us, 2 * S);
+    assert_int_equal(next_with_hint(&c, 100 * MS).delay_us, 500 * MS);
+    assert_int_equal(next_with_hint(&c, 0).delay_us, 500 * MS);
+    assert_int_equal(next_with_hint(&c, FB_TIME_NONE).delay_us, 500 * MS);
+    assert_int_equal(next_with_hint(&c, -7).delay_us, 500 * MS); /* negative = absent */
+}
+
+static void retry_after_as_is_uses_the_header_when_present(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.retry_after = FB_RETRY_AFTER_AS_IS;
+    assert_int_equal(next_with_hint(&c, 100 * MS).delay_us, 100 * MS);
+    assert_int_equal(next_with_hint(&c, 0).delay_us, 0);
+    assert_int_equal(next_with_hint(&c, 2 * S).delay_us, 2 * S);
+    assert_int_equal(next_with_hint(&c, FB_TIME_NONE).delay_us, 500 * MS);
+}
+
+static void retry_after_ignore_uses_backoff_only(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.retry_after = FB_RETRY_AFTER_IGNORE;
+    c.giveup_above_max = FB_ON;
+    assert_int_equal(next_with_hint(&c, 2 * S).delay_us, 500 * MS);
+    fb_retry_decision d = next_with_hint(&c, 3600 * S); /* ignored, so never above the cap */
+    assert_true(d.retry);
+    assert_int_equal(d.delay_us, 500 * MS);
+}
+
+static void retry_after_above_cap_is_clamped_by_default(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.retry_after_us_max = 30 * S;
+    fb_retry_decision d = next_with_hint(&c, 300 * S);
+    assert_true(d.retry);
+    assert_int_equal(d.delay_us, 30 * S);
+    c.retry_after = FB_RETRY_AFTER_AS_IS;
+    assert_int_equal(next_with_hint(&c, 300 * S).delay_us, 30 * S);
+}
+
+static void retry_after_above_cap_gives_up_when_configured(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.retry_after_us_max = 120 * S; /* openai-python >= 3.3.1 */
+    c.giveup_above_max = FB_ON;
+    fb_retry_decision d = next_with_hint(&c, 120 * S + 1);
+    assert_false(d.retry);
+    assert_int_equal(d.reason, FB_GIVEUP_RETRY_AFTER_CAP);
+    d = next_with_hint(&c, 120 * S); /* at the cap is still honoured */
+    assert_true(d.retry);
+    assert_int_equal(d.delay_us, 120 * S);
+}
+
+/* ---- deadline ---------------------------------------------------------------------------- */
+
+static void retry_deadline_at_the_exact_boundary_gives_up(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S);
+    c.deadline_us = 10 * S;
+    fb_retry_policy p = policy(c);
+    fb_retry_state s = after(1, 2 * S); /* deadline at 12 s */
+    /* The retry would start at 12 s exactly: it could not finish before the deadline. */
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 11 * S);
+    assert_false(d.retry);
+    assert_int_equal(d.reason, FB_GIVEUP_DEADLINE);
+    d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 11 * S - 1);
+    assert_true(d.retry);
+    assert_int_equal(d.delay_us, 1 * S);
+}
+
+static void retry_deadline_counts_the_header_delay(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S);
+    c.deadline_us = 10 * S;
+    fb_retry_policy p = policy(c);
+    fb_retry_state s = after(1, 0);
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, 20 * S, NULL, NULL, 1 * S);
+    assert_int_equal(d.reason, FB_GIVEUP_DEADLINE);
+}
+
+static void retry_deadline_zero_means_none(void **state) {
+    (void)state;
+    fb_retry_policy p = policy(exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S));
+    fb_retry_state s = after(1, 0);
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, INT64_MAX);
+    assert_true(d.retry);
+}
+
+/* ---- budgets ----------------------------------------------------------------------------- */
+
+static fb_budget budget(fb_budget_config cfg) {
+    fb_budget b;
+    assert_int_equal(fb_budget_init(&b, &cfg), FB_OK);
+    return b;
+}
+
+static void budget_none_always_allows(void **state) {
+    (void)state;
+    fb_budget b;
+    assert_int_equal(fb_budget_init(&b, NULL), FB_OK);
+    for (int i = 0; i < 100; i++) {
+        fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+        assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    }
+    assert_int_equal(b.allowed, 100);
+    assert_int_equal(b.refused, 0);
+}
+
+static void budget_init_rejects_impossible_config(void **state) {
+    (void)state;
+    fb_budget b;
+    fb_budget_config c = {.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 1001};
+    assert_int_equal(fb_budget_init(&b, &c), FB_ERANGE);
+    c = (fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .ratio = -0.5};
+    assert_int_equal(fb_budget_init(&b, &c), FB_ERANGE);
+    c = (fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .ratio = 0.0001};
+    assert_int_equal(fb_budget_init(&b, &c), FB_ERANGE);
+    c = (fb_budget_config){.kind = (fb_budget_kind)5};
+    assert_int_equal(fb_budget_init(&b, &c), FB_EINVAL);
+    c = (fb_budget_config){.kind = FB_BUDGET_QUOTA};
+    assert_int_equal(fb_budget_init(&b, &c), FB_OK);
+    assert_int_equal(b.available, 500);
+    assert_int_equal(b.cfg.retry_cost, 5);
+    assert_int_equal(b.cfg.timeout_cost, 10);
+    assert_int_equal(b.cfg.no_retry_refund, 1);
+}
+
+static void budget_token_bucket_starts_full_and_retries_cost_nothing(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET});
+    assert_true(b.tokens == 10.0);
+    for (int i = 0; i < 50; i++) assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_true(b.tokens == 10.0);
+}
+
+static void budget_token_bucket_needs_strictly_more_than_half_grpc_a6(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 10});
+    for (int i = 0; i < 4; i++) fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+    assert_true(b.tokens == 6.0);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+    assert_true(b.tokens == 5.0); /* exactly max / 2: refused */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    fb_budget_on_success(&b, NULL);
+    assert_true(b.tokens == 5.1);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_int_equal(b.allowed, 2);
+    assert_int_equal(b.refused, 1);
+}
+
+static void budget_token_bucket_failure_floors_at_zero(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 3});
+    for (int i = 0; i < 10; i++) fb_budget_on_failure(&b, FB_OUT_TIMEOUT);
+    assert_true(b.tokens == 0.0);
+    fb_budget_on_success(&b, NULL);
+    assert_true(b.tokens == 0.1);
+}
+
+static void budget_token_bucket_success_adds_ratio_up_to_max(void **state) {
+    (void)state;
+    fb_budget b =
+        budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 10, .ratio = 0.1});
+    for (int i = 0; i < 5; i++) fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+    /* Ten additions of 0.1 are exactly one token: counts are kept in thousandths. */
+    for (int i = 0; i < 10; i++) fb_budget_on_success(&b, NULL);
+    assert_true(b.tokens == 6.0);
+    for (int i = 0; i < 1000; i++) fb_budget_on_success(&b, NULL);
+    assert_true(b.tokens == 10.0);
+}
+
+static void budget_token_bucket_ignores_success_and_cancel_as_failures(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET});
+    fb_budget_on_failure(&b, FB_OUT_SUCCESS);
+    fb_budget_on_failure(&b, FB_OUT_CANCELLED);
+    assert_true(b.tokens == 10.0);
+}
+
+static void budget_retry_next_charges_every_retryable_failure_grpc_a6(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S);
+    c.attempts = 2;
+    fb_retry_policy p = policy(c);
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET});
+    fb_retry_state s = after(2, 0); /* attempts exhausted: the failure still counts */
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 0);
+    assert_int_equal(d.reason, FB_GIVEUP_ATTEMPTS);
+    assert_true(b.tokens == 9.0);
+    d = fb_retry_next(&p, &s, &permanent, FB_TIME_NONE, &b, NULL, 0); /* not retryable: no */
+    assert_true(b.tokens == 9.0);
+    assert_int_equal(b.allowed + b.refused, 0); /* nothing was withdrawn */
+}
+
+static void budget_token_bucket_refuses_through_retry_next(void **state) {
+    (void)state;
+    fb_retry_policy p = policy(exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S));
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 4});
+    fb_retry_state s = after(1, 0);
+    /* 4 -> 3 (> 2: retry), 3 -> 2 (not > 2: budget). */
+    assert_true(fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 0).retry);
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 0);
+    assert_false(d.retry);
+    assert_int_equal(d.reason, FB_GIVEUP_BUDGET);
+    assert_int_equal(s.budget_withdrawn, 0); /* a token bucket takes nothing per retry */
+}
+
+static void budget_quota_withdraws_retry_cost_and_more_after_timeout(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA});
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_int_equal(b.available, 495);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TIMEOUT));
+    assert_int_equal(b.available, 485);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_RATE_LIMITED));
+    assert_int_equal(b.available, 480);
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT); /* a quota charges retries, not failures */
+    assert_int_equal(b.available, 480);
+}
+
+static void budget_quota_refuses_when_not_enough_is_left(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 14});
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT)); /* 9 */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TIMEOUT));  /* needs 10 */
+    assert_int_equal(b.available, 9);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT)); /* 4 */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_int_equal(b.available, 4);
+    assert_int_equal(b.allowed, 2);
+    assert_int_equal(b.refused, 2);
+}
+
+static void budget_quota_refunds_what_the_last_retry_took(void **state) {
+    (void)state;
+    fb_retry_policy p = policy(exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S));
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100});
+    fb_retry_state s = after(1, 0);
+    assert_int_equal(s.budget_withdrawn, 0);
+    assert_true(fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 0).retry);
+    assert_int_equal(s.budget_withdrawn, 5);
+    fb_retry_attempt(&s, 1 * S);
+    assert_true(fb_retry_next(&p, &s, &timed_out, FB_TIME_NONE, &b, NULL, 1 * S).retry);
+    assert_int_equal(s.budget_withdrawn, 10);
+    assert_int_equal(b.available, 85);
+    fb_budget_on_success(&b, &s); /* botocore: the last acquired amount comes back */
+    assert_int_equal(b.available, 95);
+}
+
+static void budget_quota_refunds_no_retry_refund_without_retries(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100});
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    fb_retry_state clean = after(1, 0);
+    fb_budget_on_success(&b, &clean);
+    assert_int_equal(b.available, 96);
+    fb_budget_on_success(&b, NULL);
+    assert_int_equal(b.available, 97);
+}
+
+static void budget_quota_never_refills_above_capacity(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 20});
+    fb_budget_on_success(&b, NULL);
+    assert_int_equal(b.available, 20);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    fb_retry_state s = {.attempt = 3, .budget_withdrawn = 10};
+    fb_budget_on_success(&b, &s);
+    assert_int_equal(b.available, 20);
+}
+
+static void budget_quota_drained_refills_with_successes_aws_sdk_go_v2_3550(void **state) {
+    (void)state;
+    fb_retry_policy p = policy(exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S));
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 50});
+    /* An outage drains the quota: ten retries, then every retry is refused. */
+    for (int i = 0; i < 10; i++) {
+        fb_retry_state s = after(1, 0);
+        assert_true(fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 0).retry);
+    }
+    assert_int_equal(b.available, 0);
+    fb_retry_state s = after(1, 0);
+    assert_int_equal(fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 0).reason,
+                     FB_GIVEUP_BUDGET);
+    /* The provider recovers: successes without retries refill it one unit each. */
+    for (int i = 0; i < 5; i++) fb_budget_on_success(&b, NULL);
+    s = after(1, 0);
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 0);
+    assert_true(d.retry);
+    assert_int_equal(b.available, 0);
+    /* That request then succeeds and returns its 5: the quota is never stuck at zero. */
+    fb_budget_on_success(&b, &s);
+    assert_int_equal(b.available, 5);
+    for (int i = 0; i < 1000; i++) fb_budget_on_success(&b, NULL);
+    assert_int_equal(b.available, 50);
+}
+
+static void budget_not_charged_when_another_check_refuses(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S);
+    c.deadline_us = 5 * S;
+    c.retry_after_us_max = 30 * S;
+    c.giveup_above_max = FB_ON;
+    fb_retry_policy p = policy(c);
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100});
+    fb_retry_state s = after(1, 0);
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 4 * S);
+    assert_int_equal(d.reason, FB_GIVEUP_DEADLINE);
+    d = fb_retry_next(&p, &s, &transient, 31 * S, &b, NULL, 0);
+    assert_int_equal(d.reason, FB_GIVEUP_RETRY_AFTER_CAP);
+    assert_int_equal(b.available, 100);
+    assert_int_equal(b.allowed + b.refused, 0);
+    assert_int_equal(s.budget_withdrawn, 0);
+}
+
+/* ---- Retry-After parsing ----------------------------------------------------------------- */
+
+#define NOV_6_1994 784111777LL /* Sun, 06 Nov 1994 08:49:37 GMT */
+
+static fb_time_us ms_ok(const char *v) {
+    fb_time_us d = -99;
+    assert_int_equal(fb_retry_after_parse_ms(v, &d), FB_OK);
+    return d;
+}
+
+static fb_time_us ra_ok(const char *v, int64_t now_unix_us) {
+    fb_time_us d = -99;
+    assert_int_equal(fb_retry_after_parse(v, now_unix_us, &d), FB_OK);
+    return d;
+}
+
+static void retry_after_ms_parses_integers_and_fractions(void **state) {
+    (void)state;
+    assert_int_equal(ms_ok("250"), 250 * MS);
+    assert_int_equal(ms_ok("1500.5"), 1500500);
+    assert_int_equal(ms_ok("0"), 0);
+    assert_int_equal(ms_ok("0.0005"), 0); /* below a microsecond */
+    assert_int_equal(ms_ok("1.23456"), 1234);
+    assert_int_equal(ms_ok(" 20\t"), 20 * MS);
+    assert_int_equal(ms_ok("007"), 7 * MS);
+    assert_int_equal(ms_ok("9223372036854775.807"), INT64_MAX);
+}
+
+static void retry_after_ms_rejects_garbage_negative_and_overflow(void **state) {
+    (void)state;
+    const char *bad[] = {"",
+                         " ",
+                         "abc",
+                         "-5",
+                         "+5",
+                         "1e3",
+                         "1.",
+                         ".5",
+                         "12abc",
+                         "inf",
+                         "nan",
+                         "1 2",
+                         "0x10",
+                         "9223372036854775.808",
+                         "9223372036854776",
+                         "99999999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fb_time_us d = 42;
+        assert_int_equal(fb_retry_after_parse_ms(bad[i], &d), FB_EPARSE);
+        assert_int_equal(d, 42);
+    }
+}
+
+static void retry_after_parses_delta_seconds(void **state) {
+    (void)state;
+    assert_int_equal(ra_ok("30", 0), 30 * S);
+    assert_int_equal(ra_ok("1.5", 0), 1500 * MS);
+    assert_int_equal(ra_ok("0", 0), 0);
+    assert_int_equal(ra_ok(" 120 ", 0), 120 * S);
+    assert_int_equal(ra_ok("0.0000019", 0), 1);
+    assert_int_equal(ra_ok("9223372036854", 0), 9223372036854 * S);
+}
+
+static void retry_after_rejects_bad_delta_seconds(void **state) {
+    (void)state;
+    const char *bad[] = {"-1", "+1", "1e3", "1.", "30s", "9223372036855", "1,5", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fb_time_us d = 42;
+        assert_int_equal(fb_retry_after_parse(bad[i], 0, &d), FB_EPARSE);
+        assert_int_equal(d, 42);
+    }
+}
+
+static void retry_after_parses_imf_fixdate(void **state) {
+    (void)state;
+    int64_t now = (NOV_6_1994 - 10) * S;
+    assert_int_equal(ra_ok("Sun, 06 Nov 1994 08:49:37 GMT", now), 10 * S);
+    assert_int_equal(ra_ok("Sun, 06 Nov 1994 08:49:37 GMT", now + 250 * MS), 9750 * MS);
+    assert_int_equal(ra_ok("Thu, 01 Jan 1970 00:00:00 GMT", -5 * S), 5 * S);
+    assert_int_equal(ra_ok("Fri, 31 Dec 9999 23:59:59 GMT", 0), 253402300799LL * S);
+    assert_int_equal(ra_ok("Thu, 29 Feb 2024 00:00:00 GMT", 1709164800LL * S - 1), 1);
+    assert_int_equal(ra_ok("Tue, 29 Feb 2000 00:00:00 GMT", 0), 951782400LL * S);
+}
+
+static void retry_after_parses_rfc850_date(void **state) {
+    (void)state;
+    int64_t now = (NOV_6_1994 - 10) * S;
+    assert_int_equal(ra_ok("Sunday, 06-Nov-94 08:49:37 GMT", now), 10 * S);
+    /* Two-digit years: not more than 50 years ahead of now (RFC 9110 section 5.6.7). */
+    int64_t now_2026 = 1795910400LL * S; /* 2026-11-29 */
+    assert_int_equal(ra_ok("Wednesday, 01-Jan-76 00:00:00 GMT", now_2026),
+                     (3345062400LL - 1795910400LL) * S);                      /* 2076 */
+    assert_int_equal(ra_ok("Saturday, 01-Jan-77 00:00:00 GMT", now_2026), 0); /* 1977: past */
+}
+
+static void retry_after_parses_asctime_date(void **state) {
+    (void)state;
+    int64_t now = (NOV_6_1994 - 10) * S;
+    assert_int_equal(ra_ok("Sun Nov  6 08:49:37 1994", now), 10 * S);
+    assert_int_equal(ra_ok("Sun Nov 06 08:49:37 1994", now), 10 * S);
+    assert_int_equal(ra_ok("Wed Nov 16 08:49:37 1994", now), (10 * 86400 + 10) * S);
+}
+
+static void retry_after_date_in_the_past_is_zero(void **state) {
+    (void)state;
+    int64_t now = (NOV_6_1994 + 3600) * S;
+    assert_int_equal(ra_ok("Sun, 06 Nov 1994 08:49:37 GMT", now), 0);
+    assert_int_equal(ra_ok("Sunday, 06-Nov-94 08:49:37 GMT", now), 0);
+    assert_int_equal(ra_ok("Sun Nov  6 08:49:37 1994", now), 0);
+}
+
+static void retry_after_rejects_malformed_dates(void **state) {
+    (void)state;
+    const char *bad[] = {
+        "Sun, 06 Nov 1994 08:49:37 UTC",    "Sun, 06 Nov 1994 08:49:37",
+        "sun, 06 Nov 1994 08:49:37 GMT",    "Sun, 06 nov 1994 08:49:37 GMT",
+        "Sun, 6 Nov 1994 08:49:37 GMT",     "Sun, 06 Nov 94 08:49:37 GMT",
+        "Sun, 31 Nov 1994 08:49:37 GMT",    "Thu, 29 Feb 2023 00:00:00 GMT",
+        "Mon, 29 Feb 1900 00:00:00 GMT",    "Sun, 00 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Nov 1994 24:00:00 GMT",    "Sun, 06 Nov 1994 08:60:00 GMT",
+        "Sun, 06 Nov 1994 08:49:61 GMT",    "Sun, 06 Nov 1994 08:49:37 GMT x",
+        "Sunday, 06 Nov 1994 08:49:37 GMT", "Sun, 06-Nov-94 08:49:37 GMT",
+        "Sunday, 06-Nov-1994 08:49:37 GMT", "Sun Nov 6 08:49:37 1994",
+        "Sun Nov  6 08:49:37 94",           "Sun Nov  6 08:49:37 1994 GMT",
+        "Xyz, 06 Nov 1994 08:49:37 GMT",    "2026-11-29T12:00:00Z",
+        "Sun,06 Nov 1994 08:49:37 GMT",     "Sun, 06 Nov 1994 8:49:37 GMT",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        fb_time_us d = 42;
+        if (fb_retry_after_parse(bad[i], 0, &d) != FB_EPARSE) fail_msg("accepted \"%s\"", bad[i]);
+        assert_int_equal(d, 42);
+    }
+    fb_time_us d = 0;
+    assert_int_equal(fb_retry_after_parse("Sun, 06 Nov 1994 08:49:60 GMT", 0, &d), FB_OK);
+    assert_int_equal(fb_retry_after_parse(NULL, 0, &d), FB_EINVAL);
+    assert_int_equal(fb_retry_after_parse_ms(NULL, &d), FB_EINVAL);
+}
+
+static void retry_after_hint_prefers_retry_after_ms(void **state) {
+    (void)state;
+    assert_int_equal(fb_retry_after_hint("250", "30", 0), 250 * MS);
+    assert_int_equal(fb_retry_after_hint("junk", "30", 0), 30 * S);
+    assert_int_equal(fb_retry_after_hint(NULL, "1.5", 0), 1500 * MS);
+    assert_int_equal(
+        fb_retry_after_hint(NULL, "Sun, 06 Nov 1994 08:49:37 GMT", (NOV_6_1994 - 2) * S), 2 * S);
+    assert_int_equal(fb_retry_after_hint(NULL, NULL, 0), FB_TIME_NONE);
+    assert_int_equal(fb_retry_after_hint("-1", "soon", 0), FB_TIME_NONE);
+}
+
+static void giveup_names_are_stable(void **state) {
+    (void)state;
+    assert_string_equal(fb_giveup_name(FB_GIVEUP_NONE), "none");
+    assert_string_equal(fb_giveup_name(FB_GIVEUP_NOT_RETRYABLE), "not_retryable");
+    assert_string_equal(fb_giveup_name(FB_GIVEUP_ATTEMPTS), "attempts");
+    assert_string_equal(fb_giveup_name(FB_GIVEUP_DEADLINE), "deadline");
+    assert_string_equal(fb_giveup_name(FB_GIVEUP_BUDGET), "budget");
+    assert_string_equal(fb_giveup_name(FB_GIVEUP_RETRY_AFTER_CAP), "retry_after_cap");
+    assert_string_equal(fb_giveup_name((fb_giveup)99), "unknown");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(retry_policy_zero_config_gets_documented_defaults),
+        cmocka_unit_test(retry_policy_rejects_impossible_config),
+        cmocka_unit_test(retry_single_attempt_never_retries),
+        cmocka_unit_test(retry_three_attempts_give_exactly_two_retries),
+        cmocka_unit_test(retry_attempt_counts_and_first_attempt_sets_start),
+        cmocka_unit_test(retry_next_does_not_count_attempts),
+        cmocka_unit_test(retry_not_retryable_outcome_gives_up_first),
+        cmocka_unit_test(retry_exhausted_attempts_draw_nothing),
+        cmocka_unit_test(retry_constant_backoff_is_base_every_time),
+        cmocka_unit_test(retry_linear_backoff_is_base_times_retry_number),
+        cmocka_unit_test(retry_exponential_backoff_doubles_from_base_to_cap),
+        cmocka_unit_test(retry_exponential_backoff_with_fractional_multiplier),
+        cmocka_unit_test(retry_backoff_none_retries_immediately),
+        cmocka_unit_test(retry_exponential_no_overflow_at_attempt_10000_aws_sdk_java_v2_1673),
+        cmocka_unit_test(retry_decorrelated_no_overflow_at_large_attempts_polly_2163),
+        cmocka_unit_test(retry_without_rng_jitter_behaves_as_none),
+        cmocka_unit_test(retry_full_jitter_stays_within_zero_and_backoff),
+        cmocka_unit_test(retry_equal_jitter_keeps_half_the_backoff),
+        cmocka_unit_test(retry_proportional_jitter_stays_within_fraction),
+        cmocka_unit_test(retry_cap_before_jitter_never_exceeds_cap_openai_agents_python_2676),
+        cmocka_unit_test(retry_cap_after_jitter_clamps_jittered_value_to_cap),
+        cmocka_unit_test(retry_decorrelated_starts_at_base_and_grows_from_last_delay),
+        cmocka_unit_test(retry_decorrelated_prev_is_the_returned_delay_including_header),
+        cmocka_unit_test(retry_draws_exactly_one_number_per_jittered_decision),
+        cmocka_unit_test(retry_after_max_takes_the_larger_of_header_and_backoff),
+        cmocka_unit_test(retry_after_as_is_uses_the_header_when_present),
+        cmocka_unit_test(retry_after_ignore_uses_backoff_only),
+        cmocka_unit_test(retry_after_above_cap_is_clamped_by_default),
+        cmocka_unit_test(retry_after_above_cap_gives_up_when_configured),
+        cmocka_unit_test(retry_deadline_at_the_exact_boundary_gives_up),
+        cmocka_unit_test(retry_deadline_counts_the_header_delay),
+        cmocka_unit_test(retry_deadline_zero_means_none),
+        cmocka_unit_test(budget_none_always_allows),
+        cmocka_unit_test(budget_init_rejects_impossible_config),
+        cmocka_unit_test(budget_token_bucket_starts_full_and_retries_cost_nothing),
+        cmocka_unit_test(budget_token_bucket_needs_strictly_more_than_half_grpc_a6),
+        cmocka_unit_test(budget_token_bucket_failure_floors_at_zero),
+        cmocka_unit_test(budget_token_bucket_success_adds_ratio_up_to_max),
+        cmocka_unit_test(budget_token_bucket_ignores_success_and_cancel_as_failures),
+        cmocka_unit_test(budget_retry_next_charges_every_retryable_failure_grpc_a6),
+        cmocka_unit_test(budget_token_bucket_refuses_through_retry_next),
+        cmocka_unit_test(budget_quota_withdraws_retry_cost_and_more_after_timeout),
+        cmocka_unit_test(budget_quota_refuses_when_not_enough_is_left),
+        cmocka_unit_test(budget_quota_refunds_what_the_last_retry_took),
+        cmocka_unit_test(budget_quota_refunds_no_retry_refund_without_retries),
+        cmocka_unit_test(budget_quota_never_refills_above_capacity),
+        cmocka_unit_test(budget_quota_drained_refills_with_successes_aws_sdk_go_v2_3550),
+        cmocka_unit_test(budget_not_charged_when_another_check_refuses),
+        cmocka_unit_test(retry_after_ms_parses_integers_and_fractions),
+        cmocka_unit_test(retry_after_ms_rejects_garbage_negative_and_overflow),
+        cmocka_unit_test(retry_after_parses_delta_seconds),
+        cmocka_unit_test(retry_after_rejects_bad_delta_seconds),
+        cmocka_unit_test(retry_after_parses_imf_fixdate),
+        cmocka_unit_test(retry_after_parses_rfc850_date),
+        cmocka_unit_test(retry_after_parses_asctime_date),
+        cmocka_unit_test(retry_after_date_in_the_past_is_zero),
+        cmocka_unit_test(retry_after_rejects_malformed_dates),
+        cmocka_unit_test(retry_after_hint_prefers_retry_after_ms),
+        cmocka_unit_test(giveup_names_are_stable),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

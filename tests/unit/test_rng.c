@@ -1,0 +1,349 @@
+/* test_rng.c - PCG32 reference output, golden draws, streams, bounds, statistics. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+
+/* Bit pattern of a double, so golden values compare exactly and print in hex. */
+static uint64_t bits(double x) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    return u;
+}
+
+#define assert_double_exact(got, want) assert_int_equal(bits(got), bits(want))
+
+static void rng_u32_matches_pcg32_reference_seed_42_stream_54(void **state) {
+    (void)state;
+    /* pcg32-demo from pcg-c-basic: pcg32_srandom_r(&rng, 42u, 54u). */
+    static const uint32_t want[] = {0xa15c02b7, 0x7b47f409, 0xba1d3330,
+                                    0x83d2f293, 0xbfa4784b, 0xcbed606e};
+    fb_rng r;
+    fb_rng_seed(&r, 42, 54);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        assert_int_equal(fb_rng_u32(&r), want[i]);
+    }
+}
+
+static void rng_derive_golden_u32_and_u64(void **state) {
+    (void)state;
+    static const uint32_t want32[] = {0x850599e5, 0x36ac0fa2, 0x913d8e41,
+                                      0x5865791d, 0xaadec3dd, 0x27334ac7};
+    fb_rng r;
+    fb_rng_derive(&r, 42, 1, 1);
+    for (size_t i = 0; i < sizeof want32 / sizeof want32[0]; i++) {
+        assert_int_equal(fb_rng_u32(&r), want32[i]);
+    }
+    /* u64 is two u32 draws, high half first. */
+    fb_rng_derive(&r, 42, 1, 1);
+    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x850599e536ac0fa2));
+    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x913d8e415865791d));
+    assert_int_equal(fb_rng_u64(&r), UINT64_C(0xaadec3dd27334ac7));
+}
+
+static void rng_golden_doubles_catch_any_algorithm_change(void **state) {
+    (void)state;
+    fb_rng r;
+
+    fb_rng_derive(&r, 7, 0, 0);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.7f4df3c63a9afp-1);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.5d3b4c6928912p-1);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.ffb2dfa81035p-5);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.3b87df2424fa3p-1);
+
+    fb_rng_derive(&r, 7, 0, 0);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.b9e151d1b6278p+1);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.6eb808a8801e8p+1);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.4a3c838d29a97p-3);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.328081c2bd968p+1);
+
+    fb_rng_derive(&r, 7, 0, 0);
+    assert_double_exact(fb_rng_normal(&r), 0x1.1f58040b22806p+0);
+    assert_double_exact(fb_rng_normal(&r), -0x1.37e7924f58505p-1);
+    assert_double_exact(fb_rng_normal(&r), 0x1.e5fcd1429420cp-3);
+    assert_double_exact(fb_rng_normal(&r), 0x1.1ff2e676939efp-3);
+
+    fb_rng_derive(&r, 7, 0, 0);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.d44ddc695fa8cp+12);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.c85c6d50b2be5p+10);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.c710c3ff75ba3p+11);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.a48f0e3274527p+11);
+
+    fb_rng_derive(&r, 7, 0, 0);
+    static const uint64_t want_below[] = {7, 1, 6, 5, 0, 2};
+    for (size_t i = 0; i < sizeof want_below / sizeof want_below[0]; i++) {
+        assert_int_equal(fb_rng_below(&r, 10), want_below[i]);
+    }
+}
+
+static void rng_derive_is_a_pure_function_of_its_inputs(void **state) {
+    (void)state;
+    fb_rng a, b;
+    fb_rng_derive(&a, 99, 12345, 3);
+    fb_rng_derive(&b, 99, 12345, 3);
+    for (int i = 0; i < 1000; i++) assert_int_equal(fb_rng_u32(&a), fb_rng_u32(&b));
+}
+
+/* Hamming distance between the first u64 of two derived streams. */
+static int first_draw_distance(uint64_t s1, uint64_t e1, uint64_t p1, uint64_t s2, uint64_t e2,
+                               uint64_t p2) {
+    fb_rng a, b;
+    fb_rng_derive(&a, s1, e1, p1);
+    fb_rng_derive(&b, s2, e2, p2);
+    return __builtin_popcountll(fb_rng_u64(&a) ^ fb_rng_u64(&b));
+}
+
+static void rng_derive_nearby_ids_give_unrelated_streams(void **state) {
+    (void)state;
+    /*
+     * Neighbouring seeds, entities and purposes: the first draws differ in
+     * about half their bits (32 of 64) on average, as for independent draws.
+     */
+    long sum_seed = 0, sum_entity = 0, sum_purpose = 0, sum_swap = 0;
+    const int n = 2000;
+    for (int i = 0; i < n; i++) {
+        uint64_t k = (uint64_t)i;
+        sum_seed += first_draw_distance(k, 5, 1, k + 1, 5, 1);
+        sum_entity += first_draw_distance(42, k, 1, 42, k + 1, 1);
+        sum_purpose += first_draw_distance(42, 5, k, 42, 5, k + 1);
+        sum_swap += first_draw_distance(42, k, k + 1, 42, k + 1, k);
+    }
+    /* Mean of n binomial(64, 1/2): standard error 4/sqrt(n) ~ 0.09 bits. */
+    assert_true(labs(sum_seed - 32L * n) < n / 2);
+    assert_true(labs(sum_entity - 32L * n) < n / 2);
+    assert_true(labs(sum_purpose - 32L * n) < n / 2);
+    assert_true(labs(sum_swap - 32L * n) < n / 2);
+}
+
+static void rng_derived_streams_are_uncorrelated(void **state) {
+    (void)state;
+    /* Pearson correlation of uniforms drawn in lockstep from entity 0 and 1. */
+    fb_rng a, b;
+    fb_rng_derive(&a, 1, 0, 0);
+    fb_rng_derive(&b, 1, 1, 0);
+    const int n = 100000;
+    double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0;
+    int equal = 0;
+    for (int i = 0; i < n; i++) {
+        uint32_t xa = fb_rng_u32(&a), xb = fb_rng_u32(&b);
+        equal += xa == xb;
+        double ua = xa / 4294967296.0, ub = xb / 4294967296.0;
+        sa += ua;
+        sb += ub;
+        saa += ua * ua;
+        sbb += ub * ub;
+        sab += ua * ub;
+    }
+    double cov = sab / n - (sa / n) * (sb / n);
+    double corr = cov / sqrt((saa / n - (sa / n) * (sa / n)) * (sbb / n - (sb / n) * (sb / n)));
+    /* Standard error of corr is 1/sqrt(n) ~ 0.003. */
+    assert_true(fabs(corr) < 0.015);
+    assert_true(equal < 3);
+}
+
+static void rng_seed_streams_differ_for_the_same_seed(void **state) {
+    (void)state;
+    fb_rng a, b;
+    fb_rng_seed(&a, 42, 54);
+    fb_rng_seed(&b, 42, 55);
+    int equal = 0;
+    for (int i = 0; i < 1000; i++) equal += fb_rng_u32(&a) == fb_rng_u32(&b);
+    assert_true(equal < 3);
+}
+
+static void rng_below_zero_and_one_return_zero(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 3, 0, 0);
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(fb_rng_below(&r, 0), 0);
+        assert_int_equal(fb_rng_below(&r, 1), 0);
+    }
+}
+
+static void rng_below_stays_in_bounds(void **state) {
+    (void)state;
+    static const uint64_t ns[] = {2,
+                                  3,
+                                  7,
+                                  10,
+                                  1000,
+                                  UINT32_MAX - 1,
+                                  UINT32_MAX,
+                                  UINT64_C(1) << 32,
+                                  (UINT64_C(1) << 32) + 1,
+                                  UINT64_C(1) << 63,
+                                  (UINT64_C(1) << 63) + 1,
+                                  UINT64_MAX};
+    fb_rng r;
+    fb_rng_derive(&r, 4, 0, 0);
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        uint64_t top = 0;
+        for (int i = 0; i < 20000; i++) {
+            uint64_t x = fb_rng_below(&r, ns[k]);
+            assert_true(x < ns[k]);
+            if (x > top) top = x;
+        }
+        /* The range is used, not just its bottom: the largest draw is near n. */
+        assert_true(top >= ns[k] - ns[k] / 100 - 1);
+    }
+}
+
+static void rng_below_every_value_is_equally_likely(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 5, 0, 0);
+    uint32_t counts[10] = {0};
+    const int n = 100000;
+    for (int i = 0; i < n; i++) counts[fb_rng_below(&r, 10)]++;
+    double chi2 = 0;
+    for (int k = 0; k < 10; k++) {
+        double d = counts[k] - n / 10.0;
+        chi2 += d * d / (n / 10.0);
+    }
+    /* 9 degrees of freedom: P(chi2 > 27.9) = 0.001. */
+    assert_true(chi2 < 27.9);
+}
+
+static void rng_below_is_unbiased_where_naive_reduction_is_not(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 6, 0, 0);
+    const int n = 60000;
+    /*
+     * n = 3 * 2^30: a bare multiply-shift maps four u32 values onto three
+     * results, giving residue 0 (mod 3) probability 1/2 instead of 1/3.
+     */
+    int zero = 0;
+    for (int i = 0; i < n; i++) zero += fb_rng_below(&r, UINT64_C(3) << 30) % 3 == 0;
+    assert_true(fabs((double)zero / n - 1.0 / 3) < 0.01);
+    /* n = 3 * 2^62: a bare u64 % n lands below 2^62 half the time instead of a third. */
+    int low = 0;
+    for (int i = 0; i < n; i++) low += fb_rng_below(&r, UINT64_C(3) << 62) < (UINT64_C(1) << 62);
+    assert_true(fabs((double)low / n - 1.0 / 3) < 0.01);
+}
+
+static void rng_uniform_is_in_unit_interval_with_mean_one_half(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 8, 0, 0);
+    const int n = 200000;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        double u = fb_rng_uniform(&r);
+        assert_true(u >= 0.0 && u < 1.0);
+        /* 53 bits: every draw is a multiple of 2^-53. */
+        assert_true(u * 0x1.0p53 == floor(u * 0x1.0p53));
+        sum += u;
+    }
+    assert_true(fabs(sum / n - 0.5) < 0.003);
+}
+
+static void rng_exponential_has_the_requested_mean(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 9, 0, 0);
+    const int n = 200000;
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        double x = fb_rng_exponential(&r, 250.0);
+        assert_true(x >= 0.0);
+        assert_false(signbit(x));
+        sum += x;
+    }
+    /* Standard error 250/sqrt(n) ~ 0.56. */
+    assert_true(fabs(sum / n - 250.0) < 3.0);
+}
+
+static void rng_normal_has_mean_zero_and_variance_one(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 10, 0, 0);
+    const int n = 200000;
+    double sum = 0, sum2 = 0;
+    int beyond = 0;
+    for (int i = 0; i < n; i++) {
+        double z = fb_rng_normal(&r);
+        sum += z;
+        sum2 += z * z;
+        beyond += z > 2.3263478740408408;
+    }
+    double mean = sum / n;
+    assert_true(fabs(mean) < 0.01);
+    assert_true(fabs(sum2 / n - mean * mean - 1.0) < 0.02);
+    /* One draw in a hundred lies above the 99th-percentile quantile. */
+    assert_true(fabs((double)beyond / n - 0.01) < 0.001);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double samples[200000];
+
+static void rng_lognormal_hits_median_and_p99(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 11, 0, 0);
+    const size_t n = sizeof samples / sizeof samples[0];
+    for (size_t i = 0; i < n; i++) {
+        samples[i] = fb_rng_lognormal(&r, 600000.0, 3000000.0);
+        assert_true(samples[i] > 0.0);
+    }
+    qsort(samples, n, sizeof samples[0], cmp_double);
+    double median = samples[n / 2], p99 = samples[n * 99 / 100];
+    assert_true(fabs(median / 600000.0 - 1.0) < 0.01);
+    assert_true(fabs(p99 / 3000000.0 - 1.0) < 0.03);
+}
+
+static void rng_lognormal_with_p99_equal_to_median_returns_the_median(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 12, 0, 0);
+    for (int i = 0; i < 1000; i++) assert_double_exact(fb_rng_lognormal(&r, 0.3, 0.3), 0.3);
+    for (int i = 0; i < 1000; i++) assert_double_exact(fb_rng_lognormal(&r, 1e6, 1e6), 1e6);
+}
+
+static void rng_lognormal_consumes_the_same_draws_whatever_its_parameters(void **state) {
+    (void)state;
+    /* A parameter change must not shift the rest of the stream. */
+    fb_rng a, b;
+    fb_rng_derive(&a, 13, 0, 0);
+    fb_rng_derive(&b, 13, 0, 0);
+    for (int i = 0; i < 100; i++) {
+        (void)fb_rng_lognormal(&a, 5.0, 5.0);
+        (void)fb_rng_lognormal(&b, 600.0, 3000.0);
+    }
+    assert_int_equal(fb_rng_u32(&a), fb_rng_u32(&b));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(rng_u32_matches_pcg32_reference_seed_42_stream_54),
+        cmocka_unit_test(rng_derive_golden_u32_and_u64),
+        cmocka_unit_test(rng_golden_doubles_catch_any_algorithm_change),
+        cmocka_unit_test(rng_derive_is_a_pure_function_of_its_inputs),
+        cmocka_unit_test(rng_derive_nearby_ids_give_unrelated_streams),
+        cmocka_unit_test(rng_derived_streams_are_uncorrelated),
+        cmocka_unit_test(rng_seed_streams_differ_for_the_same_seed),
+        cmocka_unit_test(rng_below_zero_and_one_return_zero),
+        cmocka_unit_test(rng_below_stays_in_bounds),
+        cmocka_unit_test(rng_below_every_value_is_equally_likely),
+        cmocka_unit_test(rng_below_is_unbiased_where_naive_reduction_is_not),
+        cmocka_unit_test(rng_uniform_is_in_unit_interval_with_mean_one_half),
+        cmocka_unit_test(rng_exponential_has_the_requested_mean),
+        cmocka_unit_test(rng_normal_has_mean_zero_and_variance_one),
+        cmocka_unit_test(rng_lognormal_hits_median_and_p99),
+        cmocka_unit_test(rng_lognormal_with_p99_equal_to_median_returns_the_median),
+        cmocka_unit_test(rng_lognormal_consumes_the_same_draws_whatever_its_parameters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,278 @@
+/* test_scenario.c - the scenario loader: values, defaults, and every kind of bad input. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/scenario.h"
+
+#define MINIMAL_PROVIDERS "\"providers\":[{\"name\":\"openai\"},{\"name\":\"anthropic\"}]"
+#define MINIMAL_TRAFFIC "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"poisson\":\"10/s\"}}]"
+
+static sim_scenario *parse_ok(const char *text) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    int rc = sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err);
+    if (rc != FB_OK) fprintf(stderr, "unexpected error: %s: %s\n", err.path, err.msg);
+    assert_int_equal(rc, FB_OK);
+    assert_non_null(sc);
+    return sc;
+}
+
+/* Parse text expected to fail; check the reported path and a fragment of the message. */
+static void parse_bad(const char *text, const char *path, const char *fragment) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    int rc = sim_scenario_parse(text, strlen(text), "bad.json", NULL, 0, NULL, &sc, &err);
+    if (rc == FB_OK) fail_msg("accepted: %s", text);
+    assert_null(sc);
+    assert_string_equal(err.file, "bad.json");
+    if (strcmp(err.path, path) != 0)
+        fail_msg("path '%s', expected '%s' (%s)", err.path, path, err.msg);
+    if (strstr(err.msg, fragment) == NULL) fail_msg("message '%s' lacks '%s'", err.msg, fragment);
+}
+
+static void scenario_durations_parse_with_units(void **state) {
+    (void)state;
+    fb_time_us d;
+    assert_int_equal(sim_parse_duration("250ms", &d), FB_OK);
+    assert_int_equal(d, 250000);
+    assert_int_equal(sim_parse_duration("1.5s", &d), FB_OK);
+    assert_int_equal(d, 1500000);
+    assert_int_equal(sim_parse_duration("5m", &d), FB_OK);
+    assert_int_equal(d, 300000000);
+    assert_int_equal(sim_parse_duration("2h", &d), FB_OK);
+    assert_int_equal(d, 7200000000LL);
+    assert_int_equal(sim_parse_duration("100us", &d), FB_OK);
+    assert_int_equal(d, 100);
+    assert_int_equal(sim_parse_duration("0s", &d), FB_OK);
+    assert_int_equal(d, 0);
+    assert_int_equal(sim_parse_duration("30", &d), FB_EPARSE);
+    assert_int_equal(sim_parse_duration("-5s", &d), FB_EPARSE);
+    assert_int_equal(sim_parse_duration("5 s", &d), FB_EPARSE);
+    assert_int_equal(sim_parse_duration("s", &d), FB_EPARSE);
+    assert_int_equal(sim_parse_duration("", &d), FB_EPARSE);
+    assert_int_equal(sim_parse_duration("1e30h", &d), FB_ERANGE);
+}
+
+static void scenario_rates_parse_per_unit(void **state) {
+    (void)state;
+    double r;
+    assert_int_equal(sim_parse_rate("40/s", &r), FB_OK);
+    assert_true(r == 40.0);
+    assert_int_equal(sim_parse_rate("2400/m", &r), FB_OK);
+    assert_true(r == 40.0);
+    assert_int_equal(sim_parse_rate("7200/h", &r), FB_OK);
+    assert_true(r == 2.0);
+    assert_int_equal(sim_parse_rate("3", &r), FB_OK);
+    assert_true(r == 3.0);
+    assert_int_equal(sim_parse_rate("-3/s", &r), FB_EPARSE);
+    assert_int_equal(sim_parse_rate("3/week", &r), FB_EPARSE);
+}
+
+static void scenario_minimal_gets_documented_defaults(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        parse_ok("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS "}");
+    assert_string_equal(sc->name, "m");
+    assert_int_equal(sc->seed, 1);
+    assert_int_equal(sc->duration_us, 60 * FB_US_PER_S);
+    assert_int_equal(sc->tick_us, FB_US_PER_S);
+    assert_int_equal(sc->pods.count, 1);
+    assert_int_equal(sc->pods.workers, 64);
+    assert_int_equal(sc->pods.queue, 100);
+    assert_int_equal(sc->pods.request_timeout_us, 60 * FB_US_PER_S);
+    assert_int_equal(sc->variant_count, 1);
+    assert_string_equal(sc->variants[0].name, "default");
+    /* default chain: every LLM provider in the order listed, one attempt */
+    assert_int_equal(sc->variants[0].order_len, 2);
+    assert_int_equal(sc->variants[0].retry.attempts, 1);
+    assert_false(sc->variants[0].per_provider[0].has_breaker);
+    assert_true(sc->classes[0].rate == 10.0);
+    assert_int_equal(sc->classes[0].target, SIM_TARGET_LLM);
+    assert_int_equal(sc->providers[0].queue, 1000);
+    assert_true(sc->providers[0].keeps_working);
+    assert_int_equal(sc->slo_latency_us, 10 * FB_US_PER_S);
+    sim_scenario_free(sc);
+}
+
+static void scenario_flagship_file_loads(void **state) {
+    (void)state;
+    sim_scenario *sc = NULL;
+    sim_error err;
+    int rc = sim_scenario_load("scenarios/retry-storm.json", NULL, 0, NULL, &sc, &err);
+    if (rc != FB_OK) fail_msg("%s: %s: %s", err.file, err.path, err.msg);
+    assert_int_equal(sc->variant_count, 2);
+    assert_string_equal(sc->variants[0].name, "naive");
+    assert_string_equal(sc->variants[1].name, "tuned");
+    /* the tuned variant merged the base policy's fallback chain */
+    assert_int_equal(sc->variants[1].order_len, 2);
+    assert_true(sc->variants[1].per_provider[0].has_breaker);
+    assert_int_equal(sc->variants[1].per_provider[0].breaker.mode, FB_BREAKER_MODE_TIME_WINDOW);
+    assert_int_equal(sc->variants[1].per_provider[0].breaker.window_us, 30 * FB_US_PER_S);
+    assert_int_equal(sc->variants[1].budget.kind, FB_BUDGET_TOKEN_BUCKET);
+    assert_int_equal(sc->variants[0].retry.backoff, FB_BACKOFF_NONE);
+    assert_int_equal(sc->providers[0].faults[0].kind, SIM_FAULT_OUTAGE);
+    assert_int_equal(sc->providers[0].faults[0].at_us, 5 * FB_US_PER_MIN);
+    assert_int_equal(sc->providers[0].faults[0].for_us, 18 * FB_US_PER_MIN);
+    assert_int_equal(sc->providers[0].faults[0].status, 503);
+    sim_scenario_free(sc);
+}
+
+static void scenario_unknown_key_suggests_the_closest(void **state) {
+    (void)state;
+    parse_bad("{\"name\":\"m\",\"duraton\":\"1m\"}", "duraton", "did you mean 'duration'");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
+              ",\"providers\":[{\"name\":\"a\",\"capacity\":{\"concurency\":3}}]}",
+              "providers[0].capacity.concurency", "did you mean 'concurrency'");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"variants\":{\"v\":{\"breaker\":{\"failure_rat\":0.5,\"window\":\"10s\"}}}}",
+              "variants.v.breaker.failure_rat", "did you mean 'failure_rate'");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"zzzzzz\":1}", "zzzzzz", "unknown key");
+}
+
+static void scenario_negative_duration_is_rejected_with_its_path(void **state) {
+    (void)state;
+    parse_bad("{\"name\":\"m\",\"duration\":\"-1m\"}", "duration", "negative");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
+              ",\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"-5s\",\"for\":\"1m\","
+              "\"hang\":{}}]}]}",
+              "providers[0].faults[0].at", "negative");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
+              ",\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"5s\",\"for\":\"0s\","
+              "\"hang\":{}}]}]}",
+              "providers[0].faults[0].for", "greater than zero");
+}
+
+static void scenario_wrong_types_name_what_was_expected(void **state) {
+    (void)state;
+    parse_bad("{\"name\":\"m\",\"duration\":60}", "duration", "expected a duration string");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"seed\":\"x\"}", "seed", "expected an integer");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"seed\":1.5}", "seed", "expected an integer");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":{}," MINIMAL_PROVIDERS "}",
+              "traffic", "expected an array");
+}
+
+static void scenario_impossible_values_are_rejected(void **state) {
+    (void)state;
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
+              ",\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"5s\",\"for\":\"1m\","
+              "\"outage\":{\"fraction\":1.5}}]}]}",
+              "providers[0].faults[0].outage.fraction", "out of range");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"policy\":{\"fallback\":[\"openai\",\"openai\"]}}",
+              "policy.fallback[1]", "listed twice");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"policy\":{\"fallback\":[\"opneai\"]}}",
+              "policy.fallback[0]", "did you mean \"openai\"");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"policy\":{\"breaker\":{\"window\":\"10s\",\"buckets\":3}}}",
+              "policy.breaker", "divide into 3 equal buckets");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"policy\":{\"retry\":{\"jitter\":\"fulll\"}}}",
+              "policy.retry.jitter", "did you mean \"full\"");
+    parse_bad("{\"name\":\"bad name\",\"duration\":\"1m\"}", "name", "letters, digits");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
+              ",\"providers\":[{\"name\":\"a\"},{\"name\":\"a\"}]}",
+              "providers[1]", "two providers are named");
+}
+
+static void scenario_missing_required_keys_are_named(void **state) {
+    (void)state;
+    parse_bad("{\"duration\":\"1m\"}", "", "missing required key 'name'");
+    parse_bad("{\"name\":\"m\"}", "", "missing required key 'duration'");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_PROVIDERS
+              ",\"traffic\":[{\"class\":\"c\"}]}",
+              "traffic[0]", "missing required key 'arrivals'");
+}
+
+static void scenario_invalid_json_reports_line_and_column(void **state) {
+    (void)state;
+    parse_bad("{\n  \"name\": \"m\",\n  \"duration\": }", "", "line 3");
+    parse_bad("", "", "invalid JSON");
+}
+
+static void scenario_set_overrides_by_path_and_by_name(void **state) {
+    (void)state;
+    const char *text = "{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+                       ",\"variants\":{\"a\":{},\"b\":{}}}";
+    const char *sets[] = {"providers.anthropic.capacity.rpm=600", "variants.b.breaker.open=10s",
+                          "traffic[0].arrivals.poisson=5/s", "duration=2m"};
+    sim_scenario *sc = NULL;
+    sim_error err;
+    int rc = sim_scenario_parse(text, strlen(text), "t.json", sets, 4, NULL, &sc, &err);
+    if (rc != FB_OK) fail_msg("%s: %s", err.path, err.msg);
+    assert_int_equal(sc->providers[1].rpm, 600);
+    assert_int_equal(sc->providers[0].rpm, 0);
+    assert_false(sc->variants[0].per_provider[0].has_breaker);
+    assert_true(sc->variants[1].per_provider[0].has_breaker);
+    assert_int_equal(sc->variants[1].per_provider[0].breaker.open_us, 10 * FB_US_PER_S);
+    assert_true(sc->classes[0].rate == 5.0);
+    assert_int_equal(sc->duration_us, 2 * FB_US_PER_MIN);
+    sim_scenario_free(sc);
+    /* overrides are validated like the file: an unknown key is still an error */
+    const char *bad[] = {"providers.openai.capacity.rmp=600"};
+    rc = sim_scenario_parse(text, strlen(text), "t.json", bad, 1, NULL, &sc, &err);
+    assert_int_equal(rc, FB_EINVAL);
+    assert_string_equal(err.path, "providers[0].capacity.rmp");
+    const char *noelem[] = {"providers.nope.capacity.rpm=1"};
+    rc = sim_scenario_parse(text, strlen(text), "t.json", noelem, 1, NULL, &sc, &err);
+    assert_int_equal(rc, FB_EINVAL);
+    assert_non_null(strstr(err.msg, "no element named 'nope'"));
+}
+
+static void scenario_seed_override_replaces_the_file_seed(void **state) {
+    (void)state;
+    const char *text =
+        "{\"name\":\"m\",\"seed\":7,\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS "}";
+    uint64_t seed = 99;
+    sim_scenario *sc = NULL;
+    sim_error err;
+    assert_int_equal(sim_scenario_parse(text, strlen(text), "t", NULL, 0, &seed, &sc, &err), FB_OK);
+    assert_int_equal(sc->seed, 99);
+    sim_scenario_free(sc);
+}
+
+static void scenario_caps_are_enforced(void **state) {
+    (void)state;
+    char buf[8192];
+    int n = snprintf(buf, sizeof buf,
+                     "{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC ",\"providers\":[");
+    for (int i = 0; i < SIM_PROVIDERS_MAX + 1; i++)
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%s{\"name\":\"p%d\"}", i ? "," : "", i);
+    snprintf(buf + n, sizeof buf - (size_t)n, "]}");
+    parse_bad(buf, "providers[8]", "at most 8 providers");
+}
+
+static void scenario_missing_file_is_an_io_error(void **state) {
+    (void)state;
+    sim_scenario *sc = NULL;
+    sim_error err;
+    assert_int_equal(sim_scenario_load("/nonexistent/x.json", NULL, 0, NULL, &sc, &err), FB_EIO);
+    assert_string_equal(err.file, "/nonexistent/x.json");
+    assert_non_null(strstr(err.msg, "cannot open"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scenario_durations_parse_with_units),
+        cmocka_unit_test(scenario_rates_parse_per_unit),
+        cmocka_unit_test(scenario_minimal_gets_documented_defaults),
+        cmocka_unit_test(scenario_flagship_file_loads),
+        cmocka_unit_test(scenario_unknown_key_suggests_the_closest),
+        cmocka_unit_test(scenario_negative_duration_is_rejected_with_its_path),
+        cmocka_unit_test(scenario_wrong_types_name_what_was_expected),
+        cmocka_unit_test(scenario_impossible_values_are_rejected),
+        cmocka_unit_test(scenario_missing_required_keys_are_named),
+        cmocka_unit_test(scenario_invalid_json_reports_line_and_column),
+        cmocka_unit_test(scenario_set_overrides_by_path_and_by_name),
+        cmocka_unit_test(scenario_seed_override_replaces_the_file_seed),
+        cmocka_unit_test(scenario_caps_are_enforced),
+        cmocka_unit_test(scenario_missing_file_is_an_io_error),
+    };
+    return cmocka_run_group_tests_name("scenario", tests, NULL, NULL);
+}
