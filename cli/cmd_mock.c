@@ -9,6 +9,8 @@
 
 #include "cli/cli.h"
 #include "mockserver/mock.h"
+#include "mockserver/scenario.h"
+#include "sim/scenario.h"
 
 static const char usage_text[] =
     "usage: fusebox mock [options]\n"
@@ -17,7 +19,8 @@ static const char usage_text[] =
     "Prints the URL on stdout once listening; runs until SIGINT or SIGTERM.\n"
     "\n"
     "  --faults FILE          fault timeline (JSON array, the scenario \"faults\" shape)\n"
-    "  --scenario FILE --provider NAME   a scenario's provider (not yet available)\n"
+    "  --scenario FILE --provider NAME   serve a scenario's provider: its faults, capacity,\n"
+    "                         context window and (median) latency; other options override\n"
     "  --bind ADDR            listen address (default 127.0.0.1)\n"
     "  --port P               port (default 0 = any free port)\n"
     "  --time-scale X         timeline time = real time x X (default 1)\n"
@@ -138,6 +141,43 @@ int cmd_mock(int argc, char **argv) {
     const char *faults_file = NULL, *scenario = NULL, *provider = NULL;
     static mock_fault faults[MOCK_FAULTS_MAX];
 
+    /* A scenario provider first, so that the other options override it. */
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        if ((strcmp(argv[i], "--scenario") == 0 || strcmp(argv[i], "--provider") == 0) &&
+            i + 1 < argc)
+            v = argv[i + 1];
+        else if (strncmp(argv[i], "--scenario=", 11) == 0 ||
+                 strncmp(argv[i], "--provider=", 11) == 0)
+            v = argv[i] + 11;
+        if (v == NULL) continue;
+        if (strncmp(argv[i], "--scenario", 10) == 0)
+            scenario = v;
+        else
+            provider = v;
+    }
+    if (scenario != NULL || provider != NULL) {
+        if (scenario == NULL || provider == NULL)
+            return bad("--scenario and --provider go together%s%s", "", "");
+        sim_scenario *sc = NULL;
+        sim_error serr;
+        memset(&serr, 0, sizeof serr);
+        if (sim_scenario_load(scenario, NULL, 0, NULL, &sc, &serr) != FB_OK) {
+            char msg[1024];
+            sim_error_format(&serr, msg, sizeof msg);
+            fprintf(stderr, "fusebox mock: %s\n", msg);
+            return CLI_BAD_INPUT;
+        }
+        char err[512];
+        int rc =
+            mock_config_from_scenario(sc, provider, &cfg, faults, MOCK_FAULTS_MAX, err, sizeof err);
+        sim_scenario_free(sc);
+        if (rc != FB_OK) {
+            fprintf(stderr, "fusebox mock: %s\n", err);
+            return CLI_BAD_INPUT;
+        }
+    }
+
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
@@ -170,10 +210,8 @@ int cmd_mock(int argc, char **argv) {
         fb_time_us us = 0;
         if (strcmp(name, "--faults") == 0) {
             faults_file = val;
-        } else if (strcmp(name, "--scenario") == 0) {
-            scenario = val;
-        } else if (strcmp(name, "--provider") == 0) {
-            provider = val;
+        } else if (strcmp(name, "--scenario") == 0 || strcmp(name, "--provider") == 0) {
+            /* handled above */
         } else if (strcmp(name, "--bind") == 0) {
             cfg.bind_addr = val;
         } else if (strcmp(name, "--port") == 0) {
@@ -234,13 +272,6 @@ int cmd_mock(int argc, char **argv) {
         } else {
             return bad("unknown option '%s'%s", name, "");
         }
-    }
-    if (scenario != NULL || provider != NULL) {
-        if (scenario == NULL || provider == NULL)
-            return bad("--scenario and --provider go together%s%s", "", "");
-        return bad("--scenario: not yet available (the scenario loader is not merged); "
-                   "use --faults FILE%s%s",
-                   "", "");
     }
     if (faults_file != NULL) {
         size_t len = 0;

@@ -1,6 +1,8 @@
 /* fault.c - the fault timeline: its JSON shape, durations, and per-attempt decisions. */
 #include "mockserver/fault.h"
 
+#include "core/rng.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -294,18 +296,11 @@ out_root:
 
 /* ---- decisions ----------------------------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t *x) {
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
 double mock_draw(uint64_t seed, uint64_t a, uint64_t b) {
-    uint64_t x = seed;
-    x ^= splitmix64(&x) ^ a;
-    x ^= splitmix64(&x) ^ b;
-    return (double)(splitmix64(&x) >> 11) * 0x1.0p-53;
+    /* One short stream per (seed, attempt, fault): reproducible whatever else draws. */
+    fb_rng r;
+    fb_rng_derive(&r, seed, a, b);
+    return fb_rng_uniform(&r);
 }
 
 static void set_retry_after(mock_action *act, fb_time_us ra_us) {

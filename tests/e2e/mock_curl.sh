@@ -16,7 +16,7 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 notok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; [ $# -gt 1 ] && echo "# $2"; }
 check() { name=$1; shift; if "$@"; then ok "$name"; else notok "$name"; fi; }
 
-echo "1..12"
+echo "1..14"
 PID=
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; }
 trap cleanup EXIT INT TERM
@@ -79,4 +79,23 @@ wait "$PID"
 rc=$?
 PID=
 check "SIGTERM stops it with exit 0" test "$rc" = 0
+
+# A scenario's provider: retry-storm's openai is down from 5m to 23m. At 600x a timeline
+# minute is 100 ms: wait 6 timeline minutes with a delayed answer, then expect the 503.
+"$FUSEBOX" mock --scenario "$ROOT/scenarios/retry-storm.json" --provider nope >/dev/null 2>"$OUT/nope.err"
+check "unknown scenario provider exits 2" test $? = 2
+"$FUSEBOX" mock --port 0 --quiet --time-scale 600 --scenario "$ROOT/scenarios/retry-storm.json" \
+    --provider openai >"$OUT/url2" 2>"$OUT/stderr2" &
+PID=$!
+URL=
+for _ in $(seq 1 100); do
+    URL=$(head -n 1 "$OUT/url2" 2>/dev/null)
+    [ -n "$URL" ] && break
+    sleep 0.05
+done
+early=$($C -o /dev/null -w '%{http_code}' -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}')
+$C -o /dev/null -H "$J" -H 'x-fusebox-fault: ttft-6m' "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}'
+late=$($C -o /dev/null -w '%{http_code}' -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}')
+check "scenario provider: healthy before its outage, 503 during it ($early, $late)" \
+    test "$early" = 200 -a "$late" = 503
 exit $((fails > 0))
