@@ -22,7 +22,7 @@ check() {
     n=$((n + 1))
     if "$@"; then echo "ok $n - $name"; else fails=$((fails + 1)); echo "not ok $n - $name"; fi
 }
-echo "1..8"
+echo "1..9"
 
 # Under AddressSanitizer freed memory sits in a quarantine and RSS grows without a leak:
 # turn the quarantine off so that "flat" still means something (LeakSanitizer checks at exit).
@@ -33,7 +33,8 @@ fi
 PID=
 cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; }
 trap cleanup EXIT INT TERM
-"$FUSEBOX" mock --port 0 --quiet --max-connections 1024 >"$OUT/url" 2>"$OUT/stderr" &
+ulimit -n 8192 2>/dev/null || true
+"$FUSEBOX" mock --port 0 --quiet --max-connections 4096 >"$OUT/url" 2>"$OUT/stderr" &
 PID=$!
 URL=
 for _ in $(seq 1 100); do
@@ -72,6 +73,16 @@ check "all of them 2xx" grep -q "\"status_2xx\":$want," "$OUT/stats.json"
 check "nothing left in flight" grep -q '"in_flight":0,' "$OUT/stats.json"
 curl -s -m 5 "$URL/__fusebox/log" | head -c 100 >"$OUT/log-head.txt"
 check "log ring reports the dropped entries" grep -q "\"total\":$want,\"dropped\":$((want - 10000))" "$OUT/log-head.txt"
+
+# Slow requests hold no thread: 2,000 at once, each answered after 1 s, finish together
+# (one at a time they would take over half an hour).
+start=$(date +%s)
+timeout 60 ab -q -n 2000 -c 2000 -s 30 -H 'x-fusebox-fault: ttft-1s' -p "$OUT/body.json" \
+    -T application/json "$URL/v1/chat/completions" >"$OUT/ab-slow.txt" 2>&1
+took=$(($(date +%s) - start))
+check "2000 concurrent 1 s requests all answered, together (${took} s)" sh -c \
+    'grep -q "^Complete requests: *2000$" "$1" && grep -q "^Failed requests: *0$" "$1" && [ "$2" -lt 20 ]' \
+    _ "$OUT/ab-slow.txt" "$took"
 
 kill "$PID"
 wait "$PID"
