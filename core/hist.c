@@ -71,6 +71,30 @@ void fb_hist_merge(fb_hist *dst, const fb_hist *src) {
     dst->sum += src->sum;
 }
 
+void fb_hist_subtract(fb_hist *dst, const fb_hist *src) {
+    size_t first = FB_HIST_BUCKETS, last = 0;
+    for (size_t i = 0; i < FB_HIST_BUCKETS; i++) {
+        uint64_t c = src->counts[i] < dst->counts[i] ? src->counts[i] : dst->counts[i];
+        dst->counts[i] -= c;
+        if (dst->counts[i] != 0) {
+            if (first == FB_HIST_BUCKETS) first = i;
+            last = i;
+        }
+    }
+    dst->total = src->total < dst->total ? dst->total - src->total : 0;
+    dst->clamped = src->clamped < dst->clamped ? dst->clamped - src->clamped : 0;
+    dst->sum -= src->sum;
+    if (dst->total == 0 || first == FB_HIST_BUCKETS) {
+        fb_hist_init(dst);
+        return;
+    }
+    /* the exact extremes may have been subtracted: narrow them to the buckets left */
+    int64_t lo = first == 0 ? 0 : bucket_high(first - 1) + 1;
+    int64_t hi = bucket_high(last);
+    if (dst->min < lo) dst->min = lo;
+    if (dst->max > hi) dst->max = hi;
+}
+
 uint64_t fb_hist_count(const fb_hist *h) {
     return h->total;
 }

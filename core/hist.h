@@ -39,6 +39,13 @@ void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n);
 /* Add every count of src into dst. */
 void fb_hist_merge(fb_hist *dst, const fb_hist *src);
 
+/*
+ * Remove src's counts from dst, where src was merged into dst earlier (a
+ * sliding window of histograms). min and max stay exact while their values
+ * remain; otherwise they narrow to the edges of the remaining buckets.
+ */
+void fb_hist_subtract(fb_hist *dst, const fb_hist *src);
+
 uint64_t fb_hist_count(const fb_hist *h);
 /* Exact minimum and maximum recorded (0 when empty). */
 int64_t fb_hist_min(const fb_hist *h);

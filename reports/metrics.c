@@ -36,7 +36,8 @@ static const rep_metric_def defs[] = {
     {"attempts", REP_UNIT_COUNT, false, "provider attempts, all providers"},
     {"retries", REP_UNIT_COUNT, false, "retries of the same provider"},
     {"fallbacks", REP_UNIT_COUNT, false, "moves to another provider after a failure"},
-    {"amplification", REP_UNIT_RATIO, false, "provider attempts / user requests"},
+    {"amplification", REP_UNIT_RATIO, false,
+     "provider attempts / user requests that call a provider"},
     {"amplification_fault", REP_UNIT_RATIO, false,
      "attempts / requests, both counted inside fault and spike windows"},
     {"blast_radius", REP_UNIT_COUNT, false, "requests that failed or missed the latency SLO"},
@@ -174,7 +175,7 @@ static int scalar_value(const sim_scenario *sc, const sim_summary *s, const char
     else if (strcmp(n, "fallbacks") == 0)
         *v = (double)s->fallbacks;
     else if (strcmp(n, "amplification") == 0)
-        *v = ratio((double)s->attempts, (double)s->requests);
+        *v = ratio((double)s->attempts, (double)s->requests_calling);
     else if (strcmp(n, "amplification_fault") == 0)
         *v = ratio((double)s->attempts_in_fault, (double)s->requests_in_fault);
     else if (strcmp(n, "blast_radius") == 0)

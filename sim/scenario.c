@@ -1489,6 +1489,11 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         if (rc == FB_OK) rc = get_number(P, o, "error_margin", &sc->spillover.error_margin, 0, 1);
         if (rc == FB_OK)
             rc = get_number(P, o, "latency_factor", &sc->spillover.latency_factor, 1, 1000);
+        if (rc == FB_OK && sc->spillover.hold_us > 120 * sc->tick_us) {
+            size_t o2 = push_key(P, "hold");
+            rc = fail(P, "at most 120 ticks (the window is kept tick by tick)");
+            pop(P, o2);
+        }
         pop(P, old);
     }
     sc->limits.in_flight_max = 1000000;

@@ -188,7 +188,12 @@ typedef struct sim {
     uint64_t base_ended, base_bad;
     fb_hist base_hist;
     bool baseline_ready;
-    fb_time_us cand_us[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX];
+    /* a sliding window over the last win_k ticks, for "back to baseline" */
+    fb_hist *win_hist; /* ring of per-tick histograms */
+    uint64_t *win_ended, *win_bad;
+    uint32_t win_k, win_pos, win_fill;
+    fb_hist win_sum;
+    uint64_t win_ended_sum, win_bad_sum;
     /* disturbance windows: faults and spikes */
     struct {
         fb_time_us start_us, end_us;
@@ -581,7 +586,10 @@ static void new_request(sim *s, uint32_t cls, uint32_t user) {
     s->live++;
     s->sum->requests++;
     s->row.arrivals++;
-    if (in_window(s, s->now)) s->sum->requests_in_fault++;
+    if (c->target != SIM_TARGET_NONE) {
+        s->sum->requests_calling++;
+        if (in_window(s, s->now)) s->sum->requests_in_fault++;
+    }
     if (s->live > s->sum->in_flight_peak) s->sum->in_flight_peak = s->live;
     push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri);
     /* the deadline lane carries the generation in `gen`: re-push with it */
@@ -869,6 +877,13 @@ static void handle_decision(sim *s, uint32_t ri, fb_fallback_decision d) {
     finish(s, ri, end, d.via_fallback && end == SIM_END_SUCCESS);
 }
 
+/* The first provider of a request's chain. */
+static uint32_t primary_of(const sim *s, const req *r) {
+    const sim_class *c = &s->sc->classes[r->cls];
+    if (c->target == SIM_TARGET_PROVIDER) return c->provider;
+    return c->order_len ? c->order[0] : s->pol->order[0];
+}
+
 /* The reply of attempt ai reaches its client (if the client still waits). */
 static void deliver(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
@@ -897,13 +912,17 @@ static void deliver(sim *s, uint32_t ai) {
         }
     }
     fb_fallback_decision d = fb_fallback_result(&s->pods[r->pod].fb, &r->fr, &c, hint, s->now);
-    if (d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS && d.via_fallback) {
-        /* what the answer would have cost on the primary */
-        uint8_t primary = r->fr.order[0];
-        const sim_provider *pp = &s->sc->providers[primary];
-        const sim_provider *pf = &s->sc->providers[pi];
-        s->sum->fallback_extra_cost_usd +=
-            cost_of(pf, r->prompt_tokens, out) - cost_of(pp, r->prompt_tokens, out);
+    if (d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS) {
+        /* "via fallback" means: not answered by the chain's first provider,
+         * whether that one failed or was skipped (breaker open, too small) */
+        uint32_t primary = primary_of(s, r);
+        d.via_fallback = pi != primary;
+        if (d.via_fallback) {
+            const sim_provider *pp = &s->sc->providers[primary];
+            const sim_provider *pf = &s->sc->providers[pi];
+            s->sum->fallback_extra_cost_usd +=
+                cost_of(pf, r->prompt_tokens, out) - cost_of(pp, r->prompt_tokens, out);
+        }
     }
     handle_decision(s, a->req, d);
 }
@@ -1045,26 +1064,43 @@ static void close_baseline(sim *s) {
     }
 }
 
+/*
+ * Slide the window by one tick and judge it: the window [ws, ws + hold) is
+ * healthy when requests ended in it, its error (+ SLO miss) rate is within
+ * the margin of the baseline and its p99 within the factor. The first
+ * healthy window starting at or after a fault's end gives its spillover.
+ */
 static void spillover_step(sim *s, const sim_row *row) {
     const sim_spillover *sp = &s->sc->spillover;
     sim_summary *sum = s->sum;
-    fb_time_us tick = s->sc->tick_us;
-    double rate = row->ended ? (double)(row->errors + row->slo_missed) / (double)row->ended : 1.0;
-    double p99_limit = (double)sum->baseline_p99_us * sp->latency_factor / 1e3;
-    bool healthy = row->ended > 0 && rate <= sum->baseline_error_rate + sp->error_margin &&
-                   row->latency_p99_ms <= p99_limit;
-    for (uint32_t i = 0; i < sum->fault_count; i++) {
-        sim_fault_summary *f = &sum->faults[i];
-        if (f->recovered || row->t_us < f->end_us) continue;
-        if (!healthy) {
-            s->cand_us[i] = FB_TIME_NONE;
-            continue;
-        }
-        if (s->cand_us[i] == FB_TIME_NONE) s->cand_us[i] = row->t_us;
-        if (row->t_us + tick - s->cand_us[i] >= sp->hold_us) {
-            f->recovered = true;
-            f->spillover_us = s->cand_us[i] - f->end_us;
-        }
+    if (s->win_k == 0) return;
+    uint32_t i = s->win_pos;
+    if (s->win_fill == s->win_k) {
+        fb_hist_subtract(&s->win_sum, &s->win_hist[i]);
+        s->win_ended_sum -= s->win_ended[i];
+        s->win_bad_sum -= s->win_bad[i];
+    } else {
+        s->win_fill++;
+    }
+    s->win_hist[i] = s->tick_hist;
+    s->win_ended[i] = row->ended;
+    s->win_bad[i] = row->errors + row->slo_missed;
+    fb_hist_merge(&s->win_sum, &s->tick_hist);
+    s->win_ended_sum += row->ended;
+    s->win_bad_sum += row->errors + row->slo_missed;
+    s->win_pos = (i + 1) % s->win_k;
+    if (s->win_fill < s->win_k) return;
+    fb_time_us ws = row->t_us + s->sc->tick_us - (fb_time_us)s->win_k * s->sc->tick_us;
+    double rate = s->win_ended_sum ? (double)s->win_bad_sum / (double)s->win_ended_sum : 1.0;
+    double p99 = (double)fb_hist_percentile(&s->win_sum, 99);
+    bool healthy = s->win_ended_sum > 0 && rate <= sum->baseline_error_rate + sp->error_margin &&
+                   p99 <= (double)sum->baseline_p99_us * sp->latency_factor;
+    if (!healthy) return;
+    for (uint32_t k = 0; k < sum->fault_count; k++) {
+        sim_fault_summary *f = &sum->faults[k];
+        if (f->recovered || ws < f->end_us) continue;
+        f->recovered = true;
+        f->spillover_us = ws - f->end_us;
     }
 }
 
@@ -1106,8 +1142,8 @@ static void emit_row(sim *s, fb_time_us t) {
         row->p[p].half_open_share = (double)half / s->npods;
         memset(&pr->tick, 0, sizeof pr->tick);
     }
-    if (s->baseline_ready) spillover_step(s, row);
     if (s->opts->on_row) s->opts->on_row(s->opts->ctx, row);
+    if (s->baseline_ready) spillover_step(s, row);
     memset(row, 0, sizeof *row);
     fb_hist_init(&s->tick_hist);
 }
@@ -1268,7 +1304,6 @@ static int setup(sim *s) {
             fs->fault = (uint8_t)f;
             fs->start_us = fa->at_us;
             fs->end_us = end;
-            s->cand_us[s->sum->fault_count] = FB_TIME_NONE;
             s->sum->fault_count++;
             if (fa->at_us < s->first_window_us) s->first_window_us = fa->at_us;
             push(s, fa->at_us, EV_FAULT_EDGE, p, 0, f << 1);
@@ -1295,6 +1330,15 @@ static int setup(sim *s) {
         s->class_exposed[c] = exposed;
     }
     if (s->first_window_us == FB_TIME_MAX) s->baseline_ready = true;
+    if (s->sum->fault_count > 0) {
+        fb_time_us k = (sc->spillover.hold_us + sc->tick_us - 1) / sc->tick_us;
+        s->win_k = (uint32_t)(k < 1 ? 1 : k);
+        s->win_hist = malloc(s->win_k * sizeof *s->win_hist);
+        s->win_ended = calloc(s->win_k, sizeof *s->win_ended);
+        s->win_bad = calloc(s->win_k, sizeof *s->win_bad);
+        if (!s->win_hist || !s->win_ended || !s->win_bad) return FB_ENOMEM;
+        fb_hist_init(&s->win_sum);
+    }
     rc = setup_policy(s);
     if (rc != FB_OK) return rc;
     /* traffic */
@@ -1350,6 +1394,9 @@ static void teardown(sim *s) {
     free(s->user_rng);
     free(s->recs);
     free(s->syncs);
+    free(s->win_hist);
+    free(s->win_ended);
+    free(s->win_bad);
 }
 
 /* ---- the event loop ---- */

@@ -79,7 +79,8 @@ typedef struct sim_summary {
     char stop_reason[512];
     fb_time_us end_us; /* simulated time when the last request ended */
     uint64_t events;
-    uint64_t requests; /* arrived */
+    uint64_t requests;         /* arrived */
+    uint64_t requests_calling; /* arrived, of classes that call a provider */
     uint64_t ended[SIM_END_COUNT];
     uint64_t success_primary, success_fallback;
     uint64_t errors;         /* everything but SUCCESS and DEGRADED */
@@ -87,7 +88,7 @@ typedef struct sim_summary {
     uint64_t bad;            /* errors + slo_missed */
     uint64_t bad_collateral; /* bad requests of classes that call no faulted provider */
     uint64_t attempts, retries, fallbacks;
-    uint64_t requests_in_fault, attempts_in_fault;
+    uint64_t requests_in_fault, attempts_in_fault; /* calling requests / attempts in windows */
     uint64_t budget_refusals;
     uint64_t stream_failures, tokens_duplicated, stream_resumes;
     uint64_t in_flight_peak, pod_queue_peak;

@@ -260,6 +260,40 @@ static void hist_merge_with_empty_changes_nothing(void **state) {
     assert_int_equal(fb_hist_min(&h2), 500);
 }
 
+/* A sliding window: merging three ticks then subtracting the first equals merging the last two. */
+static void hist_subtract_undoes_a_merge(void **state) {
+    (void)state;
+    fb_hist a, b, c, win, expect;
+    fb_hist_init(&a);
+    fb_hist_init(&b);
+    fb_hist_init(&c);
+    for (int64_t v = 1; v <= 1000; v++) fb_hist_record(&a, v * 1000);
+    for (int64_t v = 1; v <= 500; v++) fb_hist_record(&b, v * 37);
+    fb_hist_record(&c, 5);
+    fb_hist_record(&c, 90000);
+    fb_hist_init(&win);
+    fb_hist_merge(&win, &a);
+    fb_hist_merge(&win, &b);
+    fb_hist_merge(&win, &c);
+    fb_hist_subtract(&win, &a);
+    fb_hist_init(&expect);
+    fb_hist_merge(&expect, &b);
+    fb_hist_merge(&expect, &c);
+    assert_int_equal(fb_hist_count(&win), fb_hist_count(&expect));
+    assert_memory_equal(win.counts, expect.counts, sizeof win.counts);
+    assert_int_equal(fb_hist_percentile(&win, 50), fb_hist_percentile(&expect, 50));
+    assert_int_equal(fb_hist_percentile(&win, 99), fb_hist_percentile(&expect, 99));
+    /* a's max (1,000,000) is gone: the max narrows to c's 90000 bucket */
+    assert_true(fb_hist_max(&win) < 1000000);
+    assert_true(fb_hist_max(&win) >= 90000);
+    assert_int_equal(fb_hist_min(&win), 5);
+    fb_hist_subtract(&win, &b);
+    fb_hist_subtract(&win, &c);
+    assert_int_equal(fb_hist_count(&win), 0);
+    assert_int_equal(fb_hist_max(&win), 0);
+    assert_int_equal(fb_hist_percentile(&win, 99), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hist_values_below_sub_buckets_are_exact),
@@ -276,6 +310,7 @@ int main(void) {
         cmocka_unit_test(hist_record_n_equals_n_records),
         cmocka_unit_test(hist_merge_equals_recording_both),
         cmocka_unit_test(hist_merge_with_empty_changes_nothing),
+        cmocka_unit_test(hist_subtract_undoes_a_merge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
