@@ -80,12 +80,17 @@ rc=$?
 PID=
 check "SIGTERM stops it with exit 0" test "$rc" = 0
 
-# A scenario's provider: retry-storm's openai is down from 5m to 23m. At 600x a timeline
-# minute is 100 ms: wait 6 timeline minutes with a delayed answer, then expect the 503.
-"$FUSEBOX" mock --scenario "$ROOT/scenarios/retry-storm.json" --provider nope >/dev/null 2>"$OUT/nope.err"
+# A scenario's provider, down from 5m to 23m. At 600x a timeline minute is 100 ms: wait
+# 6 timeline minutes with a delayed answer, then expect the 503.
+cat >"$OUT/scenario.json" <<'JSON'
+{"name": "mock-e2e", "seed": 1, "duration": "1h",
+ "traffic": [{"class": "chat", "arrivals": {"poisson": "1/s"}}],
+ "providers": [{"name": "p1", "faults": [{"at": "5m", "for": "18m", "outage": {"status": 503}}]}],
+ "policy": {}}
+JSON
+"$FUSEBOX" mock --scenario "$OUT/scenario.json" --provider nope >/dev/null 2>"$OUT/nope.err"
 check "unknown scenario provider exits 2" test $? = 2
-"$FUSEBOX" mock --port 0 --quiet --time-scale 600 --scenario "$ROOT/scenarios/retry-storm.json" \
-    --provider openai >"$OUT/url2" 2>"$OUT/stderr2" &
+"$FUSEBOX" mock --port 0 --quiet --time-scale 600 --scenario "$OUT/scenario.json" --provider p1 >"$OUT/url2" 2>"$OUT/stderr2" &
 PID=$!
 URL=
 for _ in $(seq 1 100); do
