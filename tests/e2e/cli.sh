@@ -1,6 +1,6 @@
 #!/bin/sh
 # cli.sh - fusebox run / validate end to end: files, determinism, bad input.
-. tests/e2e/lib.sh
+. tests/tap.sh
 T=$E2E_TMP
 
 expect_exit 0 "--help exits 0" "$FUSEBOX" --help

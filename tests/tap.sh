@@ -1,4 +1,4 @@
-# lib.sh - a tiny TAP helper for the end-to-end suites (sourced).
+# tap.sh - a tiny TAP helper for the end-to-end suites (sourced).
 #   ok COND_EXIT_CODE NAME      record a result
 #   finish                      print the plan; exit non-zero if anything failed
 # Each suite runs from the repository root with $FUSEBOX set (tests/run.sh).
