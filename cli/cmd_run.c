@@ -44,9 +44,6 @@ typedef struct run_ctx {
     const char *variant;
     FILE *csv, *events;
     bool progress;
-    uint64_t events_written;
-    uint64_t events_max;
-    uint64_t events_dropped;
 } run_ctx;
 
 static void on_row(void *ctx, const sim_row *row) {
@@ -56,11 +53,6 @@ static void on_row(void *ctx, const sim_row *row) {
 
 static void on_event(void *ctx, const sim_log_event *ev) {
     run_ctx *rc = ctx;
-    if (rc->events_written >= rc->events_max) {
-        rc->events_dropped++;
-        return;
-    }
-    rc->events_written++;
     rep_event_line(rc->events, rc->sc, rc->variant, ev);
 }
 
@@ -155,7 +147,7 @@ int cmd_run(int argc, char **argv) {
         goto close_files;
     }
     rep_csv_header(csv, sc);
-    run_ctx ctx = {sc, NULL, csv, events, !quiet && isatty(STDERR_FILENO), 0, 1000000, 0};
+    run_ctx ctx = {sc, NULL, csv, events, !quiet && isatty(STDERR_FILENO)};
     for (uint32_t v = 0; v < sc->variant_count; v++) {
         if (nonly > 0 && !selected[v]) continue;
         sim_summary *s = malloc(sizeof *s);
@@ -166,7 +158,6 @@ int cmd_run(int argc, char **argv) {
         }
         sums[n++] = s;
         ctx.variant = sc->variants[v].name;
-        ctx.events_dropped = 0;
         sim_run_opts opts = {on_row, on_event, on_progress, &ctx, 0, false};
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -183,7 +174,6 @@ int cmd_run(int argc, char **argv) {
                     (unsigned long long)s->events, wall, (double)s->events / wall / 1e6,
                     ru.ru_maxrss / 1024);
         }
-        s->events_dropped = ctx.events_dropped;
         if (ctx.progress) fputs("\r\033[K", stderr);
         if (rc != FB_OK) {
             char msg[1024];

@@ -171,6 +171,7 @@ typedef struct sim {
     uint64_t serial;
     uint32_t rr;
     uint64_t live;
+    uint64_t events_logged;
     uint64_t pod_queue_total;
     uint64_t busy_total;
     bool class_exposed[SIM_CLASSES_MAX];
@@ -1021,15 +1022,15 @@ static void store_sync_push(sim *s, uint8_t provider, const fb_breaker_event *ev
 
 /* ---- breaker events ---- */
 
+/* Deliver a log event, up to the log cap; past it, count what was dropped. */
 static void log_event(sim *s, const sim_log_event *ev) {
     uint64_t cap = s->opts->events_log_max ? s->opts->events_log_max : 1000000;
-    static const uint64_t unused = 0;
-    (void)unused;
     if (s->opts->on_event == NULL) return;
-    if (s->sum->events_dropped > 0 ||
-        s->sum->providers[0].breaker_transitions + s->sum->providers[1].breaker_transitions > cap) {
-        /* counted below; the exact count is kept in events_dropped */
+    if (s->events_logged >= cap) {
+        s->sum->events_dropped++;
+        return;
     }
+    s->events_logged++;
     s->opts->on_event(s->opts->ctx, ev);
 }
 
