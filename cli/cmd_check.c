@@ -1,11 +1,443 @@
-/* cmd_check.c - 'fusebox check'. */
+/*
+ * cmd_check.c - 'fusebox check': run scenarios and evaluate their `expect`
+ * lines; 'fusebox validate': check scenario files without running them.
+ *
+ * With --jobs N the scenarios are spread over N worker processes; each
+ * writes its scenarios' lines and JUnit fragments to files named by the
+ * scenario's position, and the parent prints them in input order, so the
+ * output does not depend on N.
+ */
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/common.h"
+#include "reports/expect.h"
+#include "reports/report.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
+
+#define CHECK_FILES_MAX 4096
+#define CHECK_JOBS_MAX 64
+
+typedef struct counts {
+    unsigned passed, failed, errors, scenarios;
+} counts;
+
+static void usage(FILE *f) {
+    fputs("usage: fusebox check FILE|DIR... [options]\n"
+          "\n"
+          "Run each scenario (every .json file of a DIR, sorted) and evaluate its\n"
+          "`expect` lines; print one line per expectation with the measured value.\n"
+          "\n"
+          "options:\n"
+          "      --junit FILE     also write JUnit XML (for CI systems)\n"
+          "  -j, --jobs N         run scenarios in N processes (same output as 1)\n"
+          "  -o, --out DIR        also write DIR/<scenario>/report.json\n"
+          "      --seed N         override every scenario's seed\n"
+          "      --set KEY=VALUE  override a value in every scenario (repeatable)\n"
+          "  -h, --help           this text\n"
+          "\n"
+          "Exit codes: 0 every expectation holds, 1 some failed, 2 bad input\n"
+          "(a scenario or an expectation that cannot be read).\n",
+          f);
+}
+
+static void xml_escape(FILE *f, const char *s) {
+    rep_escape_markup(f, s);
+}
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+/* Expand FILE|DIR arguments into a list of files (directories: *.json, sorted). */
+static int collect_files(int argc, char **argv, const int *is_arg, char **files, size_t *n) {
+    for (int i = 1; i < argc; i++) {
+        if (!is_arg[i]) continue;
+        struct stat st;
+        if (stat(argv[i], &st) != 0) {
+            fprintf(stderr, "fusebox: %s: %s\n", argv[i], strerror(errno));
+            return CLI_BAD_INPUT;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+            if (*n == CHECK_FILES_MAX)
+                return cli_bad("check", "more than %d files", CHECK_FILES_MAX);
+            files[(*n)++] = strdup(argv[i]);
+            continue;
+        }
+        DIR *d = opendir(argv[i]);
+        if (d == NULL) {
+            fprintf(stderr, "fusebox: %s: %s\n", argv[i], strerror(errno));
+            return CLI_BAD_INPUT;
+        }
+        size_t first = *n;
+        struct dirent *e;
+        while ((e = readdir(d)) != NULL) {
+            if (e->d_name[0] == '.' || !ends_with(e->d_name, ".json")) continue;
+            if (*n == CHECK_FILES_MAX) {
+                closedir(d);
+                return cli_bad("check", "more than %d files", CHECK_FILES_MAX);
+            }
+            size_t len = strlen(argv[i]) + strlen(e->d_name) + 2;
+            char *path = malloc(len);
+            if (path == NULL) {
+                closedir(d);
+                return cli_bad("check", "out of memory");
+            }
+            snprintf(path, len, "%s%s%s", argv[i], ends_with(argv[i], "/") ? "" : "/", e->d_name);
+            files[(*n)++] = path;
+        }
+        closedir(d);
+        qsort(files + first, *n - first, sizeof *files, cmp_str);
+        if (*n == first) return cli_bad("check", "%s holds no .json scenario", argv[i]);
+    }
+    return CLI_OK;
+}
+
+typedef struct check_opts {
+    const char *const *sets;
+    size_t nsets;
+    const uint64_t *seed;
+    const char *outdir;
+} check_opts;
+
+static void junit_case(FILE *x, const char *suite, const char *name, const char *kind,
+                       const char *message) {
+    fputs("    <testcase classname=\"", x);
+    xml_escape(x, suite);
+    fputs("\" name=\"", x);
+    xml_escape(x, name);
+    if (kind == NULL) {
+        fputs("\"/>\n", x);
+        return;
+    }
+    fprintf(x, "\">\n      <%s message=\"", kind);
+    xml_escape(x, message);
+    fputs("\">", x);
+    xml_escape(x, message);
+    fprintf(x, "</%s>\n    </testcase>\n", kind);
+}
+
+/* Check one scenario: lines on `out`, a <testsuite> on `x`, counts in *c. */
+static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x, counts *c) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    char msg[1200];
+    c->scenarios++;
+    int rc = sim_scenario_load(file, o->sets, o->nsets, o->seed, &sc, &err);
+    if (rc != FB_OK) {
+        sim_error_format(&err, msg, sizeof msg);
+        fprintf(out, "ERROR %s\n", msg);
+        fprintf(x, "  <testsuite name=\"");
+        xml_escape(x, file);
+        fprintf(x, "\" tests=\"1\" failures=\"0\" errors=\"1\">\n");
+        junit_case(x, file, "load", "error", msg);
+        fputs("  </testsuite>\n", x);
+        c->errors++;
+        return;
+    }
+    counts local = {0, 0, 0, 0};
+    /* every expectation must be readable before anything runs */
+    bool bad = false;
+    for (uint32_t i = 0; i < sc->expect_count; i++) {
+        char m[300];
+        if (rep_expect_validate(sc, sc->expect[i], m, sizeof m) != FB_OK) {
+            fprintf(out, "ERROR %s: expect[%u]: %s: %s\n", file, i, sc->expect[i], m);
+            bad = true;
+        }
+    }
+    sim_summary *sums[SIM_VARIANTS_MAX] = {NULL};
+    size_t n = 0;
+    char run_error[1400] = "";
+    if (!bad && sc->expect_count > 0) {
+        for (uint32_t v = 0; v < sc->variant_count; v++) {
+            sim_summary *s = malloc(sizeof *s);
+            if (s == NULL) {
+                snprintf(run_error, sizeof run_error, "out of memory");
+                break;
+            }
+            sums[n++] = s;
+            if (sim_run(sc, v, NULL, s, &err) != FB_OK) {
+                sim_error_format(&err, msg, sizeof msg);
+                snprintf(run_error, sizeof run_error, "variant %s: %s", sc->variants[v].name, msg);
+                break;
+            }
+        }
+    }
+    if (o->outdir && n > 0) {
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s/%s", o->outdir, sc->name);
+        FILE *j = cli_mkdirs(dir) == 0 ? cli_fopen(dir, "report.json") : NULL;
+        if (j) {
+            rep_write_json(j, sc, sums, n);
+            fclose(j);
+        }
+    }
+    fprintf(x, "  <testsuite name=\"");
+    xml_escape(x, sc->name);
+    fputs("\" file=\"", x);
+    xml_escape(x, file);
+    fputs("\">\n", x);
+    if (sc->expect_count == 0) fprintf(out, "NOTE  %s: no expectations\n", sc->name);
+    for (uint32_t i = 0; i < sc->expect_count; i++) {
+        const char *e = sc->expect[i];
+        char m[300];
+        rep_expect_result r;
+        if (bad || run_error[0]) {
+            const char *why = run_error[0] ? run_error : "the scenario has unreadable expectations";
+            if (run_error[0]) fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, why);
+            junit_case(x, sc->name, e, "error", why);
+            local.errors++;
+        } else if (rep_expect_eval(sc, sums, n, e, &r, m, sizeof m) != FB_OK) {
+            fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, m);
+            junit_case(x, sc->name, e, "error", m);
+            local.errors++;
+        } else if (r.passed) {
+            fprintf(out, "PASS  %s: %s  [%s]\n", sc->name, e, r.detail);
+            junit_case(x, sc->name, e, NULL, NULL);
+            local.passed++;
+        } else {
+            fprintf(out, "FAIL  %s: %s  [measured: %s]\n", sc->name, e, r.detail);
+            snprintf(m, sizeof m, "measured: %s", r.detail);
+            junit_case(x, sc->name, e, "failure", m);
+            local.failed++;
+        }
+    }
+    fputs("  </testsuite>\n", x);
+    c->passed += local.passed;
+    c->failed += local.failed;
+    c->errors += local.errors;
+    for (size_t i = 0; i < n; i++) free(sums[i]);
+    sim_scenario_free(sc);
+}
+
+/* Read a whole file into `to` (stdout or the JUnit file). */
+static void copy_file(const char *path, FILE *to) {
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return;
+    char buf[8192];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, k, to);
+    fclose(f);
+}
+
+static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_opts *o,
+                        FILE *junit_body, counts *total) {
+    char tmpl[] = "/tmp/fusebox-check-XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    if (dir == NULL)
+        return cli_bad("check", "cannot create a temporary folder: %s", strerror(errno));
+    pid_t pids[CHECK_JOBS_MAX];
+    for (unsigned k = 0; k < jobs; k++) {
+        fflush(stdout);
+        fflush(stderr);
+        pid_t pid = fork();
+        if (pid < 0) return cli_bad("check", "fork: %s", strerror(errno));
+        if (pid == 0) {
+            for (size_t i = k; i < nfiles; i += jobs) {
+                char p1[1100], p2[1100], p3[1100];
+                snprintf(p1, sizeof p1, "%s/%zu.out", dir, i);
+                snprintf(p2, sizeof p2, "%s/%zu.xml", dir, i);
+                snprintf(p3, sizeof p3, "%s/%zu.cnt", dir, i);
+                FILE *out = fopen(p1, "w"), *x = fopen(p2, "w"), *cf = fopen(p3, "w");
+                if (!out || !x || !cf) _exit(3);
+                counts c = {0, 0, 0, 0};
+                check_one(files[i], o, out, x, &c);
+                fprintf(cf, "%u %u %u %u\n", c.passed, c.failed, c.errors, c.scenarios);
+                if (fclose(out) || fclose(x) || fclose(cf)) _exit(3);
+            }
+            _exit(0);
+        }
+        pids[k] = pid;
+    }
+    for (unsigned k = 0; k < jobs; k++) waitpid(pids[k], NULL, 0);
+    for (size_t i = 0; i < nfiles; i++) {
+        char p[1100];
+        snprintf(p, sizeof p, "%s/%zu.cnt", dir, i);
+        FILE *cf = fopen(p, "r");
+        counts c = {0, 0, 0, 0};
+        if (cf == NULL ||
+            fscanf(cf, "%u %u %u %u", &c.passed, &c.failed, &c.errors, &c.scenarios) != 4) {
+            printf("ERROR %s: the worker checking it stopped unexpectedly\n", files[i]);
+            total->errors++;
+            total->scenarios++;
+        } else {
+            snprintf(p, sizeof p, "%s/%zu.out", dir, i);
+            copy_file(p, stdout);
+            snprintf(p, sizeof p, "%s/%zu.xml", dir, i);
+            copy_file(p, junit_body);
+            total->passed += c.passed;
+            total->failed += c.failed;
+            total->errors += c.errors;
+            total->scenarios += c.scenarios;
+        }
+        if (cf) fclose(cf);
+        const char *ext[] = {"out", "xml", "cnt"};
+        for (int e = 0; e < 3; e++) {
+            snprintf(p, sizeof p, "%s/%zu.%s", dir, i, ext[e]);
+            unlink(p);
+        }
+    }
+    rmdir(dir);
+    return CLI_OK;
+}
 
 int cmd_check(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fputs("fusebox check: not implemented yet\n", stderr);
-    return CLI_BAD_INPUT;
+    const char *junit = NULL, *outdir = NULL;
+    const char *sets[256];
+    size_t nsets = 0;
+    uint64_t seed = 0;
+    bool has_seed = false;
+    unsigned jobs = 1;
+    int is_arg[1024] = {0};
+    if (argc > 1024) return cli_bad("check", "too many arguments");
+    int nargs = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return CLI_OK;
+        } else if (cli_opt(argc, argv, &i, NULL, "--junit", &val)) {
+            if (val == NULL) return cli_missing("check", a);
+            junit = val;
+        } else if (cli_opt(argc, argv, &i, "-o", "--out", &val)) {
+            if (val == NULL) return cli_missing("check", a);
+            outdir = val;
+        } else if (cli_opt(argc, argv, &i, "-j", "--jobs", &val)) {
+            uint64_t j;
+            if (val == NULL) return cli_missing("check", a);
+            if (cli_parse_u64(val, &j) != 0 || j < 1 || j > CHECK_JOBS_MAX)
+                return cli_bad("check", "--jobs needs a number from 1 to %d, got '%s'",
+                               CHECK_JOBS_MAX, val);
+            jobs = (unsigned)j;
+        } else if (cli_opt(argc, argv, &i, NULL, "--seed", &val)) {
+            if (val == NULL) return cli_missing("check", a);
+            if (cli_parse_u64(val, &seed) != 0)
+                return cli_bad("check", "--seed needs a non-negative integer, got '%s'", val);
+            has_seed = true;
+        } else if (cli_opt(argc, argv, &i, NULL, "--set", &val)) {
+            if (val == NULL) return cli_missing("check", a);
+            if (nsets == sizeof sets / sizeof sets[0]) return cli_bad("check", "too many --set");
+            sets[nsets++] = val;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_bad("check", "unknown option '%s' (see fusebox check --help)", a);
+        } else {
+            is_arg[i] = 1;
+            nargs++;
+        }
+    }
+    if (nargs == 0) {
+        usage(stderr);
+        return CLI_BAD_INPUT;
+    }
+    char **files = calloc(CHECK_FILES_MAX, sizeof *files);
+    if (files == NULL) return cli_bad("check", "out of memory");
+    size_t nfiles = 0;
+    int status = collect_files(argc, argv, is_arg, files, &nfiles);
+    FILE *body = NULL;
+    counts total = {0, 0, 0, 0};
+    check_opts o = {sets, nsets, has_seed ? &seed : NULL, outdir};
+    if (status != CLI_OK) goto free_files;
+    if (outdir && cli_mkdirs(outdir) != 0) {
+        status = cli_bad("check", "cannot create %s: %s", outdir, strerror(errno));
+        goto free_files;
+    }
+    body = tmpfile();
+    if (body == NULL) {
+        status = cli_bad("check", "cannot create a temporary file");
+        goto free_files;
+    }
+    if (jobs > nfiles) jobs = (unsigned)nfiles;
+    if (jobs <= 1) {
+        for (size_t i = 0; i < nfiles; i++) check_one(files[i], &o, stdout, body, &total);
+    } else {
+        status = run_parallel(files, nfiles, jobs, &o, body, &total);
+        if (status != CLI_OK) goto close_body;
+    }
+    printf("check: %u scenario%s, %u expectation%s: %u passed, %u failed, %u error%s\n",
+           total.scenarios, total.scenarios == 1 ? "" : "s",
+           total.passed + total.failed + total.errors,
+           total.passed + total.failed + total.errors == 1 ? "" : "s", total.passed, total.failed,
+           total.errors, total.errors == 1 ? "" : "s");
+    if (junit) {
+        FILE *x = fopen(junit, "w");
+        if (x == NULL) {
+            status = cli_bad("check", "cannot write %s: %s", junit, strerror(errno));
+            goto close_body;
+        }
+        fprintf(x,
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                "<testsuites name=\"fusebox check\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
+                total.passed + total.failed + total.errors, total.failed, total.errors);
+        rewind(body);
+        char buf[8192];
+        size_t k;
+        while ((k = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, k, x);
+        fputs("</testsuites>\n", x);
+        if (fclose(x) != 0) status = cli_bad("check", "cannot write %s", junit);
+    }
+    if (status == CLI_OK)
+        status = total.errors ? CLI_BAD_INPUT : total.failed ? CLI_EXPECT_FAILED : CLI_OK;
+close_body:
+    fclose(body);
+free_files:
+    for (size_t i = 0; i < nfiles; i++) free(files[i]);
+    free(files);
+    return status;
+}
+
+int cmd_validate(int argc, char **argv) {
+    int status = CLI_OK, nargs = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs("usage: fusebox validate FILE...\n\n"
+                  "Check scenario files (keys, types, values, expectations) without\n"
+                  "running them. Exit codes: 0 all valid, 2 something is not.\n"
+                  "docs/scenario.schema.json is the same format as a JSON Schema for editors.\n",
+                  stdout);
+            return CLI_OK;
+        }
+        if (argv[i][0] == '-' && argv[i][1] != '\0')
+            return cli_bad("validate", "unknown option '%s'", argv[i]);
+        nargs++;
+        sim_scenario *sc = NULL;
+        sim_error err;
+        if (sim_scenario_load(argv[i], NULL, 0, NULL, &sc, &err) != FB_OK) {
+            cli_scenario_error(&err);
+            status = CLI_BAD_INPUT;
+            continue;
+        }
+        bool ok = true;
+        for (uint32_t k = 0; k < sc->expect_count; k++) {
+            char m[300];
+            if (rep_expect_validate(sc, sc->expect[k], m, sizeof m) != FB_OK) {
+                fprintf(stderr, "fusebox: %s: expect[%u]: %s\n", argv[i], k, m);
+                ok = false;
+            }
+        }
+        if (ok)
+            printf("ok %s (%u variant%s, %u expectation%s)\n", argv[i], sc->variant_count,
+                   sc->variant_count == 1 ? "" : "s", sc->expect_count,
+                   sc->expect_count == 1 ? "" : "s");
+        else
+            status = CLI_BAD_INPUT;
+        sim_scenario_free(sc);
+    }
+    if (nargs == 0) {
+        fputs("usage: fusebox validate FILE...\n", stderr);
+        return CLI_BAD_INPUT;
+    }
+    return status;
 }

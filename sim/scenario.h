@@ -190,9 +190,10 @@ typedef struct sim_pods {
 } sim_pods;
 
 typedef struct sim_limits {
-    uint64_t in_flight_max; /* requests in the system at once */
-    uint64_t events_max;    /* events in the queue at once */
-    uint64_t requests_max;  /* requests generated in the whole run */
+    uint64_t in_flight_max;     /* requests in the system at once */
+    uint64_t events_max;        /* events in the queue at once */
+    uint64_t requests_max;      /* requests generated in the whole run */
+    fb_time_us duration_max_us; /* longest traffic window accepted */
 } sim_limits;
 
 typedef struct sim_spillover {
@@ -235,6 +236,15 @@ int sim_scenario_parse(const char *text, size_t len, const char *file, const cha
                        size_t set_count, const uint64_t *seed_override, sim_scenario **out,
                        sim_error *err);
 void sim_scenario_free(sim_scenario *sc);
+
+/*
+ * Parse a fault timeline alone: a JSON array in the shape of a provider's
+ * "faults" (or {"faults": [...]}), validated exactly as in a scenario, except
+ * that "at" and "for" may be left out (from the start, for ever). The mock
+ * provider loads its scripts with it. Errors name paths like faults[2].at.
+ */
+int sim_faults_parse(const char *text, size_t len, const char *file, sim_fault *out, uint32_t cap,
+                     uint32_t *count, sim_error *err);
 
 /* Format "file: path: msg" (or "file: msg") into buf. */
 void sim_error_format(const sim_error *err, char *buf, size_t len);

@@ -1,0 +1,50 @@
+/* scenario.c - copy one scenario provider into a mock_config. */
+#include "mockserver/scenario.h"
+
+#include <math.h>
+#include <stdio.h>
+
+/* The median of a latency distribution, in microseconds. */
+static fb_time_us median_us(const sim_dist *d) {
+    double v;
+    switch (d->kind) {
+    case SIM_DIST_UNIFORM:
+        v = (d->a + d->b) / 2;
+        break;
+    case SIM_DIST_EXPONENTIAL:
+        v = d->a * log(2.0);
+        break;
+    case SIM_DIST_CONSTANT:
+    case SIM_DIST_LOGNORMAL:
+    default:
+        v = d->a;
+        break;
+    }
+    return v > 0 ? (fb_time_us)llround(v) : 0;
+}
+
+int mock_config_from_scenario(const sim_scenario *sc, const char *provider, mock_config *cfg,
+                              mock_fault *faults, size_t cap, char *err, size_t errlen) {
+    int i = sim_scenario_provider(sc, provider);
+    if (i < 0) {
+        snprintf(err, errlen, "%s: no provider named '%s'", sc->file, provider);
+        return FB_ENOTFOUND;
+    }
+    const sim_provider *p = &sc->providers[i];
+    if (p->fault_count > cap) {
+        snprintf(err, errlen, "%s: provider '%s' has %u faults (the mock takes %zu)", sc->file,
+                 provider, p->fault_count, cap);
+        return FB_ECAP;
+    }
+    for (uint32_t k = 0; k < p->fault_count; k++) mock_fault_from_sim(&p->faults[k], &faults[k]);
+    cfg->faults = faults;
+    cfg->n_faults = p->fault_count;
+    cfg->seed = sc->seed;
+    cfg->context_window = p->context_window;
+    cfg->capacity.concurrency = p->concurrency;
+    cfg->capacity.requests_per_min = p->rpm;
+    cfg->capacity.tokens_per_min = p->tpm;
+    cfg->ttft_us = median_us(&p->ttft_us);
+    cfg->per_token_us = p->per_token_us;
+    return FB_OK;
+}

@@ -1,0 +1,307 @@
+/* expect.c - parse and evaluate expectations; see expect.h. */
+#include "reports/expect.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/report.h"
+
+typedef enum op { OP_GE, OP_LE, OP_GT, OP_LT, OP_EQ, OP_NE } op;
+
+typedef struct val {
+    double v;
+    int kind; /* 0 plain number, 1 duration (us) */
+} val;
+
+typedef struct parser {
+    const char *s, *p;
+    const sim_scenario *sc;
+    sim_summary *const *sums; /* NULL: validate only */
+    const sim_summary *blank; /* validate only: an empty summary to check names against */
+    size_t n;
+    char *msg;
+    size_t msglen;
+    int err;
+} parser;
+
+static void perr(parser *P, const char *fmt, const char *arg) {
+    if (P->err) return;
+    P->err = 1;
+    char m[200];
+    snprintf(m, sizeof m, fmt, arg ? arg : "");
+    snprintf(P->msg, P->msglen, "%s (at column %d)", m, (int)(P->p - P->s) + 1);
+}
+
+static void skip(parser *P) {
+    while (isspace((unsigned char)*P->p)) P->p++;
+}
+
+static val side(parser *P);
+
+static const sim_summary *summary_for(parser *P, const char *variant) {
+    int v = sim_scenario_variant(P->sc, variant);
+    if (v < 0) {
+        perr(P, "no variant named '%s'", variant);
+        return NULL;
+    }
+    if (P->sums == NULL) return NULL;
+    for (size_t i = 0; i < P->n; i++)
+        if (strcmp(P->sums[i]->variant, variant) == 0) return P->sums[i];
+    perr(P, "variant '%s' was not run", variant);
+    return NULL;
+}
+
+/* NAME or NAME.METRIC or METRIC[provider] */
+static val reference(parser *P) {
+    val out = {0, 0};
+    char a[128] = "", b[128] = "";
+    size_t i = 0;
+    while ((isalnum((unsigned char)*P->p) || *P->p == '_' || *P->p == '-') && i < sizeof a - 1)
+        a[i++] = *P->p++;
+    a[i] = '\0';
+    const char *variant = NULL, *metric = a;
+    if (*P->p == '.') {
+        P->p++;
+        i = 0;
+        while ((isalnum((unsigned char)*P->p) || *P->p == '_') && i < sizeof b - 1)
+            b[i++] = *P->p++;
+        b[i] = '\0';
+        variant = a;
+        metric = b;
+    }
+    if (*P->p == '[') {
+        size_t len = strlen(metric);
+        char *m = variant ? b : a;
+        size_t cap = sizeof a;
+        while (*P->p && *P->p != ']' && len < cap - 2) m[len++] = *P->p++;
+        if (*P->p != ']') {
+            perr(P, "missing ']' after a provider name", NULL);
+            return out;
+        }
+        m[len++] = *P->p++;
+        m[len] = '\0';
+    }
+    if (metric[0] == '\0') {
+        perr(P, "expected a metric name", NULL);
+        return out;
+    }
+    if (variant == NULL) {
+        if (P->sc->variant_count != 1) {
+            perr(P, "'%s' needs a variant: write VARIANT.METRIC", metric);
+            return out;
+        }
+        variant = P->sc->variants[0].name;
+    }
+    const sim_summary *s = summary_for(P, variant);
+    if (P->err) return out;
+    if (s == NULL) s = P->blank; /* validating: check the name only */
+    rep_unit unit = REP_UNIT_COUNT;
+    char m2[200];
+    if (rep_metric_value(P->sc, s, metric, &out.v, &unit, m2, sizeof m2) != FB_OK) {
+        perr(P, "%s", m2);
+        return out;
+    }
+    out.kind = unit == REP_UNIT_US ? 1 : 0;
+    return out;
+}
+
+static val number(parser *P) {
+    val out = {0, 0};
+    bool quoted = *P->p == '"';
+    if (quoted) P->p++;
+    char *end;
+    double v = strtod(P->p, &end);
+    if (end == P->p) {
+        perr(P, "expected a number, a duration or a metric", NULL);
+        return out;
+    }
+    P->p = end;
+    out.v = v;
+    char unit[8] = "";
+    size_t i = 0;
+    while (isalpha((unsigned char)*P->p) && i < sizeof unit - 1) unit[i++] = *P->p++;
+    unit[i] = '\0';
+    if (*P->p == '%' && !quoted && i == 0) {
+        P->p++;
+        out.v = v / 100;
+        return out;
+    }
+    if (i > 0) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%.17g%s", v, unit);
+        fb_time_us d;
+        if (sim_parse_duration(buf, &d) != FB_OK) {
+            perr(P, "unknown unit '%s' (durations use us, ms, s, m, h, d)", unit);
+            return out;
+        }
+        out.v = (double)d;
+        out.kind = 1;
+    } else if (quoted) {
+        perr(P, "a quoted value must be a duration such as \"15s\"", NULL);
+        return out;
+    }
+    if (quoted) {
+        if (*P->p != '"') {
+            perr(P, "missing closing quote", NULL);
+            return out;
+        }
+        P->p++;
+    }
+    return out;
+}
+
+static val factor(parser *P) {
+    skip(P);
+    val out = {0, 0};
+    if (*P->p == '(') {
+        P->p++;
+        out = side(P);
+        skip(P);
+        if (*P->p != ')')
+            perr(P, "missing ')'", NULL);
+        else
+            P->p++;
+        return out;
+    }
+    if (isdigit((unsigned char)*P->p) || *P->p == '.' || *P->p == '"' ||
+        ((*P->p == '-' || *P->p == '+') && isdigit((unsigned char)P->p[1])))
+        return number(P);
+    if (isalpha((unsigned char)*P->p) || *P->p == '_') return reference(P);
+    perr(P, "expected a number, a duration or a metric", NULL);
+    return out;
+}
+
+static val term(parser *P) {
+    val a = factor(P);
+    for (;;) {
+        skip(P);
+        char c = *P->p;
+        if (c != '*' && c != '/') return a;
+        P->p++;
+        val b = factor(P);
+        if (a.kind && b.kind) perr(P, "cannot multiply or divide two durations", NULL);
+        if (c == '/' && b.kind) perr(P, "cannot divide by a duration", NULL);
+        if (c == '*')
+            a.v *= b.v;
+        else if (b.v == 0)
+            a.v = a.v == 0 ? 0 : INFINITY;
+        else
+            a.v /= b.v;
+        a.kind = a.kind || b.kind;
+    }
+}
+
+static val side(parser *P) {
+    val a = term(P);
+    for (;;) {
+        skip(P);
+        char c = *P->p;
+        if (c != '+' && c != '-') return a;
+        P->p++;
+        val b = term(P);
+        if (a.kind != b.kind) perr(P, "cannot add a duration and a plain number", NULL);
+        a.v = c == '+' ? a.v + b.v : a.v - b.v;
+    }
+}
+
+static bool parse_op(parser *P, op *o) {
+    skip(P);
+    static const struct {
+        const char *s;
+        op o;
+    } ops[] = {{">=", OP_GE}, {"<=", OP_LE}, {"==", OP_EQ},
+               {"!=", OP_NE}, {">", OP_GT},  {"<", OP_LT}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        size_t l = strlen(ops[i].s);
+        if (strncmp(P->p, ops[i].s, l) == 0) {
+            *o = ops[i].o;
+            P->p += l;
+            return true;
+        }
+    }
+    perr(P, "expected a comparison (>=, <=, >, <, ==, !=)", NULL);
+    return false;
+}
+
+static const char *op_text(op o) {
+    static const char *const t[] = {">=", "<=", ">", "<", "==", "!="};
+    return t[o];
+}
+
+static void show(char *buf, size_t len, val v) {
+    if (v.kind)
+        rep_format_duration(buf, len, v.v);
+    else if (!isfinite(v.v))
+        snprintf(buf, len, "%s", v.v > 0 ? "inf" : "-inf");
+    else if (v.v == floor(v.v) && fabs(v.v) < 1e15)
+        snprintf(buf, len, "%.0f", v.v);
+    else
+        snprintf(buf, len, "%.6g", v.v);
+}
+
+static int run(parser *P, rep_expect_result *out) {
+    val l = side(P);
+    op o = OP_EQ;
+    if (!P->err) parse_op(P, &o);
+    val r = P->err ? l : side(P);
+    skip(P);
+    if (!P->err && *P->p) perr(P, "unexpected '%s'", P->p);
+    if (!P->err && l.kind != r.kind) {
+        const char *what = l.kind ? "the left side is a duration" : "the right side is a duration";
+        perr(P, "%s: compare durations with durations (e.g. 15s)", what);
+    }
+    if (P->err) return FB_EINVAL;
+    if (out == NULL) return FB_OK;
+    bool pass = false;
+    switch (o) {
+    case OP_GE:
+        pass = l.v >= r.v;
+        break;
+    case OP_LE:
+        pass = l.v <= r.v;
+        break;
+    case OP_GT:
+        pass = l.v > r.v;
+        break;
+    case OP_LT:
+        pass = l.v < r.v;
+        break;
+    case OP_EQ:
+        pass = l.v == r.v;
+        break;
+    case OP_NE:
+        pass = l.v != r.v;
+        break;
+    }
+    char a[64], b[64];
+    show(a, sizeof a, l);
+    show(b, sizeof b, r);
+    out->passed = pass;
+    out->lhs = l.v;
+    out->rhs = r.v;
+    out->duration = l.kind;
+    snprintf(out->detail, sizeof out->detail, "%s %s %s", a, op_text(o), b);
+    return FB_OK;
+}
+
+int rep_expect_validate(const sim_scenario *sc, const char *expr, char *msg, size_t msglen) {
+    sim_summary *blank = calloc(1, sizeof *blank);
+    if (blank == NULL) {
+        snprintf(msg, msglen, "out of memory");
+        return FB_ENOMEM;
+    }
+    parser P = {expr, expr, sc, NULL, blank, 0, msg, msglen, 0};
+    int rc = run(&P, NULL);
+    free(blank);
+    return rc;
+}
+
+int rep_expect_eval(const sim_scenario *sc, sim_summary *const *sums, size_t n, const char *expr,
+                    rep_expect_result *out, char *msg, size_t msglen) {
+    memset(out, 0, sizeof *out);
+    parser P = {expr, expr, sc, sums, NULL, n, msg, msglen, 0};
+    return run(&P, out);
+}

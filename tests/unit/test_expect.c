@@ -1,0 +1,155 @@
+/* test_expect.c - the expectation language: values, units, variants, errors. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/expect.h"
+
+typedef struct fixture {
+    sim_scenario *sc;
+    sim_summary *sums[2];
+} fixture;
+
+static int setup(void **state) {
+    const char *text = "{\"name\":\"x\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\","
+                       "\"arrivals\":{\"poisson\":\"1/s\"}}],\"providers\":[{\"name\":\"openai\"}],"
+                       "\"variants\":{\"naive\":{},\"tuned\":{}}}";
+    fixture *f = calloc(1, sizeof *f);
+    sim_error err;
+    assert_int_equal(sim_scenario_parse(text, strlen(text), "x.json", NULL, 0, NULL, &f->sc, &err),
+                     FB_OK);
+    for (int i = 0; i < 2; i++) {
+        sim_summary *s = calloc(1, sizeof *s);
+        fb_hist_init(&s->latency);
+        fb_hist_init(&s->latency_ok);
+        f->sums[i] = s;
+    }
+    strcpy(f->sums[0]->variant, "naive");
+    strcpy(f->sums[1]->variant, "tuned");
+    /* naive: 1000 requests, 600 ok; tuned: 1000 requests, 995 ok */
+    f->sums[0]->requests = f->sums[0]->requests_calling = 1000;
+    f->sums[0]->ended[SIM_END_SUCCESS] = 600;
+    f->sums[0]->ended[SIM_END_TIMEOUT] = 400;
+    f->sums[0]->errors = 400;
+    f->sums[0]->attempts = 9000;
+    f->sums[0]->providers[0].attempts = 9000;
+    f->sums[1]->requests = f->sums[1]->requests_calling = 1000;
+    f->sums[1]->ended[SIM_END_SUCCESS] = 995;
+    f->sums[1]->ended[SIM_END_EXHAUSTED] = 5;
+    f->sums[1]->errors = 5;
+    f->sums[1]->attempts = 1100;
+    for (int i = 0; i < 1000; i++) fb_hist_record(&f->sums[1]->latency, 1000 * (i + 1));
+    f->sums[0]->fault_count = 1;
+    f->sums[0]->faults[0].spillover_us = 40 * FB_US_PER_MIN;
+    f->sums[1]->fault_count = 1;
+    f->sums[1]->faults[0].spillover_us = 5 * FB_US_PER_S;
+    f->sums[1]->faults[0].recovered = true;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state) {
+    fixture *f = *state;
+    free(f->sums[0]);
+    free(f->sums[1]);
+    sim_scenario_free(f->sc);
+    free(f);
+    return 0;
+}
+
+static bool holds(fixture *f, const char *e) {
+    rep_expect_result r;
+    char msg[300];
+    int rc = rep_expect_eval(f->sc, f->sums, 2, e, &r, msg, sizeof msg);
+    if (rc != FB_OK) fail_msg("%s: %s", e, msg);
+    return r.passed;
+}
+
+static void expect_error(fixture *f, const char *e, const char *fragment) {
+    rep_expect_result r;
+    char msg[300] = "";
+    if (rep_expect_eval(f->sc, f->sums, 2, e, &r, msg, sizeof msg) == FB_OK)
+        fail_msg("accepted: %s", e);
+    if (strstr(msg, fragment) == NULL) fail_msg("'%s': message '%s' lacks '%s'", e, msg, fragment);
+    /* validation without a run reports the same problem */
+    char msg2[300] = "";
+    assert_int_not_equal(rep_expect_validate(f->sc, e, msg2, sizeof msg2), FB_OK);
+}
+
+static void expect_compares_a_metric_with_a_number(void **state) {
+    fixture *f = *state;
+    assert_true(holds(f, "tuned.success_rate >= 0.99"));
+    assert_false(holds(f, "naive.success_rate >= 0.99"));
+    assert_true(holds(f, "tuned.success_rate > 99%"));
+    assert_true(holds(f, "tuned.errors == 5"));
+    assert_true(holds(f, "tuned.errors != 4"));
+    assert_true(holds(f, "naive.amplification < 9.5"));
+    assert_false(holds(f, "naive.amplification < 9"));
+}
+
+static void expect_compares_variants_with_arithmetic(void **state) {
+    fixture *f = *state;
+    assert_true(holds(f, "naive.amplification > tuned.amplification * 5"));
+    assert_false(holds(f, "naive.amplification > tuned.amplification * 9"));
+    assert_true(holds(f, "naive.spillover > tuned.spillover * 5"));
+    assert_true(holds(f, "(naive.attempts - tuned.attempts) / naive.requests >= 7.9"));
+    assert_true(holds(f, "tuned.spillover + 10s < 1m"));
+}
+
+static void expect_durations_need_units(void **state) {
+    fixture *f = *state;
+    assert_true(holds(f, "tuned.latency_p99 <= 1s"));
+    assert_true(holds(f, "tuned.latency_p99 <= \"1s\""));
+    assert_false(holds(f, "tuned.latency_p99 <= 900ms"));
+    assert_true(holds(f, "naive.spillover >= 40m"));
+    expect_error(f, "tuned.latency_p99 <= 15", "compare durations with durations");
+    expect_error(f, "tuned.success_rate <= 15s", "compare durations with durations");
+    expect_error(f, "tuned.latency_p99 <= 15parsecs", "unknown unit");
+    expect_error(f, "tuned.latency_p99 * tuned.spillover > 1s", "two durations");
+}
+
+static void expect_rejects_unknown_names(void **state) {
+    fixture *f = *state;
+    expect_error(f, "tunde.success_rate >= 0.9", "no variant named 'tunde'");
+    expect_error(f, "tuned.sucess_rate >= 0.9", "did you mean 'success_rate'");
+    expect_error(f, "tuned.attempts[gemini] >= 1", "no provider named 'gemini'");
+    expect_error(f, "success_rate >= 0.9", "needs a variant");
+    assert_true(holds(f, "naive.attempts[openai] == 9000"));
+}
+
+static void expect_rejects_bad_syntax(void **state) {
+    fixture *f = *state;
+    expect_error(f, "tuned.success_rate", "expected a comparison");
+    expect_error(f, "tuned.success_rate >= ", "expected a number");
+    expect_error(f, "tuned.success_rate >= 0.9 extra", "unexpected");
+    expect_error(f, "(tuned.errors >= 1", "missing ')'");
+    expect_error(f, "tuned.latency_p99 <= \"15s", "missing closing quote");
+}
+
+static void expect_detail_shows_both_sides(void **state) {
+    fixture *f = *state;
+    rep_expect_result r;
+    char msg[300];
+    assert_int_equal(rep_expect_eval(f->sc, f->sums, 2, "naive.spillover > tuned.spillover * 5", &r,
+                                     msg, sizeof msg),
+                     FB_OK);
+    assert_string_equal(r.detail, "40m 00s > 25.0s");
+    assert_true(r.duration);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(expect_compares_a_metric_with_a_number, setup, teardown),
+        cmocka_unit_test_setup_teardown(expect_compares_variants_with_arithmetic, setup, teardown),
+        cmocka_unit_test_setup_teardown(expect_durations_need_units, setup, teardown),
+        cmocka_unit_test_setup_teardown(expect_rejects_unknown_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(expect_rejects_bad_syntax, setup, teardown),
+        cmocka_unit_test_setup_teardown(expect_detail_shows_both_sides, setup, teardown),
+    };
+    return cmocka_run_group_tests_name("expect", tests, NULL, NULL);
+}
