@@ -973,16 +973,21 @@ int rep_sweep_write_outputs(rep_sweep *sw, const char *dir, bool charts, char *m
         if (rc != FB_OK) return rc;
     }
     if (!charts) return FB_OK;
+    /* without gnuplot the page is still written, saying why it has no charts */
     int rc = sweep_write_charts(sw, dir, msg, msglen);
-    if (rc != FB_OK) return rc;
+    if (rc != FB_OK && rc != FB_ENOTFOUND) return rc;
+    char note[512];
+    snprintf(note, sizeof note, "%s", rc == FB_ENOTFOUND ? msg : "");
     char *answer = NULL;
     size_t alen = 0;
     FILE *mem = open_memstream(&answer, &alen);
     if (mem == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     rep_sweep_write_answer(mem, sw);
     fclose(mem);
-    rc = sweep_write_html(sw, dir, answer ? answer : "", msg, msglen);
+    int hrc = sweep_write_html(sw, dir, answer ? answer : "", note[0] ? note : NULL, msg, msglen);
     free(answer);
+    if (hrc != FB_OK) return hrc;
+    if (rc != FB_OK) snprintf(msg, msglen, "%s", note);
     return rc;
 }
 

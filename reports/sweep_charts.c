@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "reports/charts.h"
 #include "reports/report.h"
 
 extern char **environ;
@@ -331,27 +332,29 @@ static void write_pareto(FILE *gp, FILE *dat, const rep_sweep *sw) {
     fputc('\n', gp);
 }
 
-static int run_gnuplot(const char *charts, const char *script, char *msg, size_t msglen) {
+/* gnuplot -d (no init files: the output depends on the script only), in DIR/charts. */
+static int run_gnuplot(const char *gnuplot, const char *charts, const char *script, char *msg,
+                       size_t msglen) {
     char cd[1200], log[1200];
     snprintf(cd, sizeof cd, "cd '%s'", charts);
     snprintf(log, sizeof log, "%s/gnuplot.log", charts);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    char *argv[] = {"gnuplot", "-e", cd, (char *)script, NULL};
+    char *argv[] = {"gnuplot", "-d", "-e", cd, (char *)script, NULL};
     pid_t pid;
-    int rc = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    int rc = posix_spawn(&pid, (char *)gnuplot, &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) {
-        snprintf(msg, msglen, "cannot run gnuplot: %s (install gnuplot, or use --no-charts)",
-                 strerror(rc));
+        snprintf(msg, msglen, "cannot run %s: %s", gnuplot, strerror(rc));
         return FB_EIO;
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) continue;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(msg, msglen, "gnuplot failed on %s/%s (see %s)", charts, script, log);
+        snprintf(msg, msglen, "gnuplot failed on %s/%s (its messages: %s)", charts, script, log);
         return FB_EIO;
     }
     return FB_OK;
@@ -359,14 +362,17 @@ static int run_gnuplot(const char *charts, const char *script, char *msg, size_t
 
 typedef enum chart_kind { CHART_HEATMAP, CHART_PARETO } chart_kind;
 
-static int write_chart(const rep_sweep *sw, const char *charts, chart_kind kind, char *msg,
-                       size_t msglen) {
+/* The data and the script; then the PNG when gnuplot is there (else NULL). */
+static int write_chart(const rep_sweep *sw, const char *charts, chart_kind kind,
+                       const char *gnuplot, char *msg, size_t msglen) {
     const char *name = kind == CHART_HEATMAP ? "heatmap" : "pareto";
-    char gpath[1200], dpath[1200], script[64], png[64];
+    char gpath[1200], dpath[1200], ppath[1200], script[64], png[64];
     snprintf(script, sizeof script, "%s.gp", name);
     snprintf(png, sizeof png, "%s.png", name);
     snprintf(gpath, sizeof gpath, "%s/%s.gp", charts, name);
     snprintf(dpath, sizeof dpath, "%s/%s.dat", charts, name);
+    snprintf(ppath, sizeof ppath, "%s/%s.png", charts, name);
+    remove(ppath); /* a PNG from an earlier sweep must not pass for this one's */
     FILE *gp = fopen(gpath, "w");
     if (gp == NULL) return fail(msg, msglen, "cannot write", gpath);
     FILE *dat = fopen(dpath, "w");
@@ -391,7 +397,7 @@ static int write_chart(const rep_sweep *sw, const char *charts, chart_kind kind,
     if (fclose(gp) != 0) bad = true;
     if (fclose(dat) != 0) bad = true;
     if (bad) return fail(msg, msglen, "cannot write", gpath);
-    return run_gnuplot(charts, script, msg, msglen);
+    return gnuplot ? run_gnuplot(gnuplot, charts, script, msg, msglen) : FB_OK;
 }
 
 int sweep_write_charts(const rep_sweep *sw, const char *dir, char *msg, size_t msglen) {
@@ -399,43 +405,25 @@ int sweep_write_charts(const rep_sweep *sw, const char *dir, char *msg, size_t m
     snprintf(charts, sizeof charts, "%s/charts", dir);
     if (mkdir(charts, 0777) != 0 && errno != EEXIST)
         return fail(msg, msglen, "cannot create", charts);
-    int rc = write_chart(sw, charts, CHART_HEATMAP, msg, msglen);
-    if (rc == FB_OK) rc = write_chart(sw, charts, CHART_PARETO, msg, msglen);
+    char gnuplot[1024];
+    bool have = rep_gnuplot_find(gnuplot, sizeof gnuplot) == FB_OK;
+    int rc = write_chart(sw, charts, CHART_HEATMAP, have ? gnuplot : NULL, msg, msglen);
+    if (rc == FB_OK) rc = write_chart(sw, charts, CHART_PARETO, have ? gnuplot : NULL, msg, msglen);
+    if (rc == FB_OK && !have) {
+        snprintf(msg, msglen, "%s", gnuplot);
+        rc = FB_ENOTFOUND;
+    }
     return rc;
 }
 
 /* ---- sweep.html ---- */
-
-static void html_text(FILE *f, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
 
 static int html_png(FILE *f, const char *path, const char *alt) {
     static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     FILE *in = fopen(path, "rb");
     if (in == NULL) return FB_EIO;
     fputs("<img alt=\"", f);
-    html_text(f, alt);
+    rep_escape_markup(f, alt);
     fputs("\" src=\"data:image/png;base64,", f);
     unsigned char buf[3];
     size_t n;
@@ -490,12 +478,12 @@ static void html_table(FILE *f, const rep_sweep *sw, const rank *rows, size_t n)
     fputs("<table>\n<tr><th>point</th>", f);
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         fputs("<th>", f);
-        html_text(f, sw->dims[d].key);
+        rep_escape_markup(f, sw->dims[d].key);
         fputs("</th>", f);
     }
     for (size_t c = 0; c < nc; c++) {
         fputs("<th>", f);
-        html_text(f, sw->metrics[cols[c]]);
+        rep_escape_markup(f, sw->metrics[cols[c]]);
         fputs(" <small>mean [95% CI]</small></th>", f);
     }
     fputs("<th>feasible</th><th>Pareto</th></tr>\n", f);
@@ -507,7 +495,7 @@ static void html_table(FILE *f, const rep_sweep *sw, const rank *rows, size_t n)
             char v[SWEEP_VALUE_MAX];
             sweep_point_value(sw, p, d, v, sizeof v);
             fputs("<td>", f);
-            html_text(f, v);
+            rep_escape_markup(f, v);
             fputs("</td>", f);
         }
         for (size_t c = 0; c < nc; c++) {
@@ -516,14 +504,14 @@ static void html_table(FILE *f, const rep_sweep *sw, const rank *rows, size_t n)
             char a[64], lo[64], hi[64];
             sweep_format_human(a, sizeof a, st.mean, sw->units[cols[c]]);
             fputs("<td>", f);
-            html_text(f, a);
+            rep_escape_markup(f, a);
             if (st.n >= 2) {
                 sweep_format_human(lo, sizeof lo, st.ci_low, sw->units[cols[c]]);
                 sweep_format_human(hi, sizeof hi, st.ci_high, sw->units[cols[c]]);
                 fputs(" <small>[", f);
-                html_text(f, lo);
+                rep_escape_markup(f, lo);
                 fputs(", ", f);
-                html_text(f, hi);
+                rep_escape_markup(f, hi);
                 fputs("]</small>", f);
             }
             fputs("</td>", f);
@@ -536,7 +524,7 @@ static void html_table(FILE *f, const rep_sweep *sw, const rank *rows, size_t n)
 
 static void html_head(FILE *f, const rep_sweep *sw) {
     fputs("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>sweep: ", f);
-    html_text(f, sw->base->name);
+    rep_escape_markup(f, sw->base->name);
     fputs("</title>\n<style>\n"
           "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\n"
           "pre{background:#f6f6f6;padding:1em;overflow-x:auto}\n"
@@ -546,11 +534,11 @@ static void html_head(FILE *f, const rep_sweep *sw) {
           "img{max-width:100%;display:block;margin:1em 0}small{color:#666}\n"
           "</style></head><body>\n<h1>Sweep of ",
           f);
-    html_text(f, sw->base->name);
+    rep_escape_markup(f, sw->base->name);
     fputs(", variant ", f);
-    html_text(f, sw->variant);
+    rep_escape_markup(f, sw->variant);
     fputs("</h1>\n<p>", f);
-    html_text(f, sw->file);
+    rep_escape_markup(f, sw->file);
     fprintf(f,
             " &middot; %s &middot; %" PRIu64 " points &times; %u seeds (%" PRIu64 "..%" PRIu64
             ") = %" PRIu64 " runs &middot; fusebox %s</p>\n",
@@ -558,23 +546,28 @@ static void html_head(FILE *f, const rep_sweep *sw) {
             sw->seed + sw->seeds - 1, sw->tasks, FUSEBOX_VERSION);
 }
 
-int sweep_write_html(const rep_sweep *sw, const char *dir, const char *answer, char *msg,
-                     size_t msglen) {
+int sweep_write_html(const rep_sweep *sw, const char *dir, const char *answer, const char *note,
+                     char *msg, size_t msglen) {
     char path[1200];
     snprintf(path, sizeof path, "%s/sweep.html", dir);
     FILE *f = fopen(path, "w");
     if (f == NULL) return fail(msg, msglen, "cannot write", path);
     html_head(f, sw);
     fputs("<h2>Answer</h2>\n<pre>", f);
-    html_text(f, answer);
+    rep_escape_markup(f, answer);
     fputs("</pre>\n<h2>Charts</h2>\n", f);
     static const char *const charts[2] = {"heatmap", "pareto"};
     int rc = FB_OK;
-    for (int c = 0; c < 2 && rc == FB_OK; c++) {
+    if (note) {
+        fputs("<p><strong>No charts:</strong> ", f);
+        rep_escape_markup(f, note);
+        fputs("</p>\n", f);
+    }
+    for (int c = 0; c < 2; c++) {
         char png[1200];
         snprintf(png, sizeof png, "%s/charts/%s.png", dir, charts[c]);
-        rc = html_png(f, png, charts[c]);
-        if (rc != FB_OK) fail(msg, msglen, "cannot read", png);
+        if (html_png(f, png, charts[c]) != FB_OK && !note)
+            fprintf(f, "<p>(charts/%s.png is missing)</p>\n", charts[c]);
     }
     rank *rows = calloc(sw->points ? sw->points : 1, sizeof *rows);
     if (rows == NULL) rc = FB_ENOMEM;

@@ -85,7 +85,8 @@ void sweep_json_str(FILE *f, const char *s);
 
 /* sweep_charts.c: charts in dir/charts and dir/sweep.html (answer: the answer text). */
 int sweep_write_charts(const rep_sweep *sw, const char *dir, char *msg, size_t msglen);
-int sweep_write_html(const rep_sweep *sw, const char *dir, const char *answer, char *msg,
-                     size_t msglen);
+/* sweep.html; `note` (may be NULL) says why charts are missing. */
+int sweep_write_html(const rep_sweep *sw, const char *dir, const char *answer, const char *note,
+                     char *msg, size_t msglen);
 
 #endif /* REP_SWEEP_IMPL_H */
