@@ -1066,7 +1066,7 @@ static void answer_policy(FILE *f, const rep_sweep *sw, uint64_t p) {
         snprintf(where, sizeof where, "variants.%s", sw->variant);
     else
         snprintf(where, sizeof where, "policy");
-    fprintf(f, "\npolicy for %s (paste it there in %s):\n", where, sw->file);
+    fprintf(f, "\npolicy (the %s entry of %s, with the best point's values):\n", where, sw->file);
     /* cJSON indents with tabs and puts one after each colon; strings hold no raw tabs */
     for (const char *c = pretty ? pretty : "{}"; *c; c++) {
         if (*c == '\t')

@@ -71,8 +71,8 @@ expect_exit 2 "a bad value exits 2" "$FUSEBOX" sweep $SC --grid breaker.failure_
 contains "$ERR" "value '1.5' (point 1)" "the error names the value and the point"
 contains "$ERR" "variants.tuned.breaker.failure_rate" "the error names the JSON path"
 
-# The block under "policy for variants.tuned" is accepted by fusebox run --set.
-echo "$ANSWER" | sed -n '/^policy for variants.tuned/,/^or run it:/p' | sed '1d;$d' >"$T/policy.json"
+# The block under "policy (the variants.tuned entry ..." is accepted by fusebox run --set.
+echo "$ANSWER" | sed -n '/^policy (the variants.tuned entry/,/^or run it:/p' | sed '1d;$d' >"$T/policy.json"
 grep -q '"failure_rate"' "$T/policy.json" &&
     "$FUSEBOX" run $SC --variant tuned --set "variants.tuned=$(cat "$T/policy.json")" \
         --no-charts -q -o "$T/run"
