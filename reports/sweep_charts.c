@@ -261,10 +261,16 @@ static void write_scatter_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int 
     char cb[128];
     snprintf(cb, sizeof cb, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
     gp_str(gp, cb);
+    /* key samples in grey: the palette colours belong to the colour box */
+    if (sw->con_count == 0 && sw->best < 0) fputs("\nunset key", gp);
     fputs("\nset key below\nplot 'heatmap.dat' using 1:2:($4==1?$3:1/0) with points pt 7 ps 1.6 "
-          "lc palette title 'feasible', '' using 1:2:($4==0?$3:1/0) with points pt 6 ps 1.6 "
-          "lw 2 lc palette title 'violates the constraints'",
+          "lc palette notitle, '' using 1:2:($4==0?$3:1/0) with points pt 6 ps 1.6 lw 2 "
+          "lc palette notitle",
           gp);
+    if (sw->con_count > 0)
+        fputs(", NaN with points pt 7 ps 1.6 lc rgb '#888888' title 'feasible', NaN with "
+              "points pt 6 ps 1.6 lw 2 lc rgb '#888888' title 'violates the constraints'",
+              gp);
     if (sw->best >= 0)
         fprintf(gp,
                 ", '-' using 1:2 with points pt 4 ps 3 lw 2 lc rgb '#000000' title 'best'\n"
@@ -293,9 +299,14 @@ static void write_profile(FILE *gp, FILE *dat, const rep_sweep *sw, int m) {
     snprintf(yl, sizeof yl, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
     gp_str(gp, yl);
     fputs("\nset grid\nset key below\nplot 'heatmap.dat' using 1:($5==1?$2:1/0):3:4 with "
-          "yerrorbars pt 7 ps 1.2 lc rgb '#1f77b4' title 'feasible', '' using "
-          "1:($5==0?$2:1/0):3:4 with yerrorbars pt 6 ps 1.2 lc rgb '#d62728' title 'violates "
-          "the constraints'\n",
+          "yerrorbars pt 7 ps 1.2 lc rgb '#1f77b4' ",
+          gp);
+    if (sw->con_count == 0) {
+        fputs("notitle\n", gp);
+        return;
+    }
+    fputs("title 'feasible', '' using 1:($5==0?$2:1/0):3:4 with yerrorbars pt 6 ps 1.2 "
+          "lc rgb '#d62728' title 'violates the constraints'\n",
           gp);
 }
 
@@ -336,7 +347,15 @@ static void write_pareto(FILE *gp, FILE *dat, const rep_sweep *sw) {
 static int run_gnuplot(const char *gnuplot, const char *charts, const char *script, char *msg,
                        size_t msglen) {
     char cd[1200], log[1200];
-    snprintf(cd, sizeof cd, "cd '%s'", charts);
+    /* gnuplot's single-quoted string: a quote is written twice */
+    size_t n = 0;
+    cd[n++] = 'c', cd[n++] = 'd', cd[n++] = ' ', cd[n++] = '\'';
+    for (const char *c = charts; *c && n + 4 < sizeof cd; c++) {
+        if (*c == '\'') cd[n++] = '\'';
+        cd[n++] = *c;
+    }
+    cd[n++] = '\'';
+    cd[n] = '\0';
     snprintf(log, sizeof log, "%s/gnuplot.log", charts);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
