@@ -104,4 +104,10 @@ expect_exit 2 "more runs than the cap exits 2" "$FUSEBOX" sweep $SC \
     --grid breaker.window=10s,20s,30s,40s,50s,60s,70s,80s,90s,100s --seeds 101 -o "$T/cap"
 contains "$ERR" "the cap is 100000 runs" "the cap error gives the cap"
 
+expect_exit 2 "runs stopped by a cap make the sweep exit 2" "$FUSEBOX" sweep $SC \
+    --grid breaker.open=5s,20s --set limits.in_flight=5 --no-charts -o "$T/capped"
+contains "$ERR" "in-flight cap reached" "the first failed run's reason is shown"
+[ "$(cut -d, -f4 "$T/capped/sweep.csv" | sed 1d | sort -u)" = "0" ]
+ok $? "failed runs are written with complete=0"
+
 finish
