@@ -7,7 +7,8 @@
 #   make checksrc   banned calls and header rules (tests/checksrc.sh)
 #   make fmt-check  clang-format conformance
 #   make run        the flagship scenario (README's main job)
-#   make deps       install the Debian packages, only those missing
+#   make deps       install the Debian packages, only those missing (deps-test: the
+#                   tools the end-to-end suites use)
 #
 # Variants build into build/<variant>/: V=release (default), V=debug, V=asan.
 
@@ -35,6 +36,8 @@ LIB_CMOCKA := $(call pkg,cmocka,-lcmocka)
 EXT_LIBS := $(LIB_CURL) $(LIB_MHD) $(LIB_CJSON) -lm -lpthread
 
 DEPS_PKGS := libcurl4-openssl-dev libmicrohttpd-dev libcjson-dev libcmocka-dev gnuplot-nox pkg-config
+# What the end-to-end suites use besides the build (python3 reads JSON, curl talks HTTP).
+TEST_PKGS := python3 curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 MODULES := core sim reports live mockserver
@@ -51,7 +54,7 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUSEBOX := $(BUILD)/fusebox
 
-.PHONY: all build deps test unit asan bench checksrc fmt fmt-check run clean
+.PHONY: all build deps deps-test install-pkgs test unit asan bench checksrc fmt fmt-check run clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -59,7 +62,14 @@ all: build
 build: $(FUSEBOX) $(UNIT_BIN)
 
 deps:
-	@missing=""; for p in $(DEPS_PKGS); do \
+	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS)"
+
+deps-test: deps
+	@$(MAKE) --no-print-directory install-pkgs PKGS="$(TEST_PKGS)"
+
+# Install the Debian packages in $(PKGS) that are missing (apt-get update first).
+install-pkgs:
+	@missing=""; for p in $(PKGS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -96,7 +106,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	@$(if $(VERBOSE),,echo "  LD  $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
 
-test: build
+test: build deps-test
 	@tests/run.sh $(BUILD)
 
 unit: $(UNIT_BIN)

@@ -6,6 +6,7 @@ BUILD=${1:?usage: bench/run.sh BUILD_DIR}
 cd "$(dirname "$0")/.." || exit 2
 echo "fusebox benchmarks ($(uname -m), $(nproc) cores, $(date -u +%Y-%m-%d))"
 for bin in "$BUILD"/bench/bench_*; do
+    case "$bin" in *.o | *.d) continue ;; esac
     [ -x "$bin" ] || continue
     echo
     echo "== $(basename "$bin")"

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "reports/charts.h"
+#include "reports/expect.h"
 #include "reports/report.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
@@ -28,6 +30,7 @@ static void usage(FILE *f) {
           "                       --set providers.openai.capacity.rpm=600 (repeatable)\n"
           "      --variant NAME   run only this variant (repeatable)\n"
           "      --no-charts      skip the gnuplot charts and report.html\n"
+          "      --stats          print simulator speed and memory on stderr\n"
           "  -q, --quiet          no summary on stdout, no progress on stderr\n"
           "  -h, --help           this text\n"
           "\n"
@@ -41,9 +44,6 @@ typedef struct run_ctx {
     const char *variant;
     FILE *csv, *events;
     bool progress;
-    uint64_t events_written;
-    uint64_t events_max;
-    uint64_t events_dropped;
 } run_ctx;
 
 static void on_row(void *ctx, const sim_row *row) {
@@ -53,11 +53,6 @@ static void on_row(void *ctx, const sim_row *row) {
 
 static void on_event(void *ctx, const sim_log_event *ev) {
     run_ctx *rc = ctx;
-    if (rc->events_written >= rc->events_max) {
-        rc->events_dropped++;
-        return;
-    }
-    rc->events_written++;
     rep_event_line(rc->events, rc->sc, rc->variant, ev);
 }
 
@@ -77,7 +72,7 @@ int cmd_run(int argc, char **argv) {
     const char *only[SIM_VARIANTS_MAX];
     size_t nonly = 0;
     uint64_t seed = 0;
-    bool has_seed = false, charts = true, quiet = false;
+    bool has_seed = false, charts = true, quiet = false, stats = false;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
@@ -103,6 +98,8 @@ int cmd_run(int argc, char **argv) {
             only[nonly++] = val;
         } else if (strcmp(a, "--no-charts") == 0) {
             charts = false;
+        } else if (strcmp(a, "--stats") == 0) {
+            stats = true;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             quiet = true;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -150,7 +147,7 @@ int cmd_run(int argc, char **argv) {
         goto close_files;
     }
     rep_csv_header(csv, sc);
-    run_ctx ctx = {sc, NULL, csv, events, !quiet && isatty(STDERR_FILENO), 0, 1000000, 0};
+    run_ctx ctx = {sc, NULL, csv, events, !quiet && isatty(STDERR_FILENO)};
     for (uint32_t v = 0; v < sc->variant_count; v++) {
         if (nonly > 0 && !selected[v]) continue;
         sim_summary *s = malloc(sizeof *s);
@@ -161,10 +158,22 @@ int cmd_run(int argc, char **argv) {
         }
         sums[n++] = s;
         ctx.variant = sc->variants[v].name;
-        ctx.events_dropped = 0;
         sim_run_opts opts = {on_row, on_event, on_progress, &ctx, 0, false};
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         rc = sim_run(sc, v, &opts, s, &err);
-        s->events_dropped = ctx.events_dropped;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if (stats) {
+            double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+            struct rusage ru;
+            getrusage(RUSAGE_SELF, &ru);
+            fprintf(stderr,
+                    "stats: variant %s: %llu requests, %llu events in %.3f s wall "
+                    "(%.2f M events/s), peak RSS %ld MiB\n",
+                    sc->variants[v].name, (unsigned long long)s->requests,
+                    (unsigned long long)s->events, wall, (double)s->events / wall / 1e6,
+                    ru.ru_maxrss / 1024);
+        }
         if (ctx.progress) fputs("\r\033[K", stderr);
         if (rc != FB_OK) {
             char msg[1024];
@@ -192,6 +201,16 @@ close_files:
     }
     if (!quiet && n > 0) {
         rep_text_summary(stdout, sc, sums, n);
+        if (sc->expect_count > 0)
+            fputs("\nexpectations (fusebox check exits 1 when one fails):\n", stdout);
+        for (uint32_t i = 0; i < sc->expect_count; i++) {
+            rep_expect_result r;
+            char m[300];
+            if (rep_expect_eval(sc, sums, n, sc->expect[i], &r, m, sizeof m) != FB_OK)
+                printf("  ?     %s  (%s)\n", sc->expect[i], m);
+            else
+                printf("  %s  %s  [%s]\n", r.passed ? "pass" : "FAIL", sc->expect[i], r.detail);
+        }
         printf("\nwrote %s/report.json, timeseries.csv, events.jsonl%s\n", dir,
                charts ? ", charts, report.html" : "");
         if (charts) printf("open %s/report.html\n", dir);

@@ -1,14 +1,1098 @@
-/* charts.c - placeholder until the chart writer lands: reports that it is missing. */
+/*
+ * charts.c - time-series charts with gnuplot; see charts.h and docs/reports.md.
+ *
+ * The run's timeseries.csv is folded into at most POINTS_MAX points per
+ * variant (a point covers a whole number of ticks), written as one small data
+ * file per variant, and each chart is a gnuplot script that draws itself as
+ * PNG and SVG. Every axis range is computed here, so gnuplot never autoscales
+ * and the same inputs always give the same bytes.
+ */
 #include "reports/charts.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "reports/metrics.h"
+#include "reports/report.h"
+
+#define POINTS_MAX 600 /* about two pixels per point on a 1100-pixel chart */
+#define WIDTH_PX 1100
+#define PATH_LEN 1100
+#define LABELS_MAX 10 /* more windows than this are shaded without labels */
+
+static const rep_chart_info chart_infos[] = {
+    {"compare", "Variants side by side",
+     "One panel per headline metric, one bar per variant. Spillover marked + had not returned to "
+     "baseline when the run ended, so the bar is a lower bound."},
+    {"outcomes", "What users got, per second",
+     "Stacked: how requests ended each second (success, success via a fallback provider, "
+     "degraded answer, error); the black line is arrivals. Shaded bands are scripted faults "
+     "(red) and traffic spikes (grey). A gap between the line and the stack is a backlog."},
+    {"attempts", "Provider attempts per second",
+     "Attempts sent to each provider (lines) and the failed ones (shaded), against user "
+     "arrivals of every class (dashed), on a log scale: the height of the attempts above the "
+     "arrivals is the amplification. Attempts far above arrivals are retries: a retry storm."},
+    {"breakers", "Circuit breakers",
+     "Share of pods whose breaker for each provider is open (filled) or half-open (dashed). "
+     "With a shared breaker every pod sees the same state."},
+    {"load", "Requests in flight and queued",
+     "Requests inside the pods (working or waiting) and the part of them waiting in pod "
+     "queues, one line per variant. A queue that keeps growing after a fault has ended is "
+     "the signature of a metastable failure."},
+    {"latency", "Latency",
+     "End-to-end latency of requests that ended in each interval, p99 (solid) and p50 "
+     "(dashed), log scale; the grey line is the latency SLO."},
+};
+
+const rep_chart_info *rep_chart_list(size_t *count) {
+    *count = sizeof chart_infos / sizeof chart_infos[0];
+    return chart_infos;
+}
+
+/* Okabe-Ito, for variants; Paul Tol's muted set, for providers. */
+static const char *const variant_colors[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                             "#E69F00", "#56B4E9", "#000000", "#999999"};
+static const char *const provider_colors[] = {"#332288", "#117733", "#AA4499", "#44AA99",
+                                              "#882255", "#999933", "#88CCEE", "#DDCC77"};
+#define NCOLORS 8
+
+const char *rep_chart_variant_color(const sim_scenario *sc, const char *variant) {
+    int v = sim_scenario_variant(sc, variant);
+    return variant_colors[(v < 0 ? 0 : (size_t)v) % NCOLORS];
+}
+
+/* Columns of timeseries.csv after the variant name (see rep_csv_header). */
+enum {
+    C_T,
+    C_ARRIVALS,
+    C_ENDED,
+    C_SUCCESS,
+    C_FALLBACK,
+    C_DEGRADED,
+    C_ERRORS,
+    C_SLO_MISSED,
+    C_ERROR_RATE,
+    C_IN_FLIGHT,
+    C_POD_QUEUE,
+    C_BUSY,
+    C_P50,
+    C_P99,
+    C_FAULT,
+    C_COUNT
+};
+enum {
+    CP_ATTEMPTS,
+    CP_ERRORS,
+    CP_RATE_LIMITED,
+    CP_TIMEOUTS,
+    CP_IN_SERVICE,
+    CP_QUEUE,
+    CP_OPEN,
+    CP_HALF_OPEN,
+    CP_COUNT
+};
+#define CSV_VALUES_MAX (C_COUNT + CP_COUNT * SIM_PROVIDERS_MAX)
+
+/* Some ticks folded together: counts and gauges summed, latency as noted. */
+typedef struct point {
+    uint32_t ticks;
+    double arrivals, success, fallback, degraded, errors, slo_missed;
+    double in_flight, pod_queue;
+    /* latency: the ticks' percentiles weighted by requests ended (a histogram per point is
+       not in the CSV); a lone slow second is smoothed, a sustained one is not */
+    double p50_weighted, p99_weighted, ended;
+    struct {
+        double attempts, errors, open, half_open;
+    } p[SIM_PROVIDERS_MAX];
+} point;
+
+typedef struct series {
+    const sim_summary *sum;
+    int variant; /* index in sc->variants */
+    char file[SIM_NAME_MAX + 16];
+    point *pts;
+    size_t npts, cap;
+} series;
+
+typedef struct window {
+    fb_time_us from_us, to_us;
+    bool spike; /* traffic spike or burst, not a fault */
+    char label[SIM_NAME_MAX + 48];
+} window;
+
+typedef struct charts {
+    const char *dir;
+    char cdir[PATH_LEN - 100]; /* DIR/charts, short enough for any file name in it */
+    const sim_scenario *sc;
+    size_t n;
+    series *ser;
+    fb_time_us bucket_us;
+    double tdiv;       /* seconds per time-axis unit */
+    const char *tunit; /* its name */
+    double xmax;
+    window *win;
+    size_t nwin;
+    char *msg;
+    size_t msglen;
+} charts;
+
+static int fail(charts *c, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int fail(charts *c, int rc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->msg, c->msglen, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+/* Names end up in file names and gnuplot column headers: keep [A-Za-z0-9_.-]. */
+static void safe_name(char *out, size_t len, const char *name) {
+    size_t i = 0;
+    for (; name[i] && i + 1 < len; i++) {
+        char ch = name[i];
+        bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                  (ch >= '0' && ch <= '9') || ch == '_' || ch == '.' || ch == '-';
+        out[i] = ok ? ch : '_';
+    }
+    out[i] = '\0';
+}
+
+void rep_chart_data_file(char *buf, size_t len, const char *variant) {
+    char name[SIM_NAME_MAX];
+    safe_name(name, sizeof name, variant);
+    snprintf(buf, len, "data_%s.dat", name);
+}
+
+/* A single-quoted gnuplot string: no escapes inside but '' for a quote. */
+static void gp_str(FILE *f, const char *s) {
+    fputc('\'', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '\'')
+            fputs("''", f);
+        else
+            fputc(*p < 0x20 ? ' ' : *p, f);
+    }
+    fputc('\'', f);
+}
+
+/* A provider's column in the data files: NAME_what. */
+static void gp_pcol(FILE *f, const charts *c, uint32_t p, const char *what) {
+    char name[SIM_NAME_MAX], col[SIM_NAME_MAX + 24];
+    safe_name(name, sizeof name, c->sc->providers[p].name);
+    snprintf(col, sizeof col, "%s_%s", name, what);
+    gp_str(f, col);
+}
+
+/* DIR/charts/NAME.EXT; rep_charts checked that such paths fit. */
+static void chart_path(const charts *c, char *buf, const char *name, const char *ext) {
+    int w = snprintf(buf, PATH_LEN, "%s/%s%s", c->cdir, name, ext);
+    (void)w;
+}
+
+/* A round axis top at or a little above x: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8 x 10^k. */
+static double nice_ceil(double x) {
+    static const double steps[] = {1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10};
+    if (!(x > 0)) return 1;
+    x *= 1.05;
+    double e = pow(10, floor(log10(x)));
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (x <= steps[i] * e * (1 + 1e-9)) return steps[i] * e;
+    return 10 * e;
+}
+
+/* ---- reading timeseries.csv ---- */
+
+static series *find_series(charts *c, const char *variant) {
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->ser[i].sum->variant, variant) == 0) return &c->ser[i];
+    return NULL;
+}
+
+static int fold_row(charts *c, series *s, const double *v) {
+    if (!(v[C_T] >= 0) || v[C_T] > 1e12) return FB_ERANGE;
+    fb_time_us t_us = (fb_time_us)llround(v[C_T] * 1e6);
+    size_t b = (size_t)(t_us / c->bucket_us);
+    if (b >= s->cap) {
+        size_t cap = s->cap ? s->cap : 64;
+        while (cap <= b) cap *= 2;
+        point *pts = realloc(s->pts, cap * sizeof *pts);
+        if (pts == NULL) return FB_ENOMEM;
+        memset(pts + s->cap, 0, (cap - s->cap) * sizeof *pts);
+        s->pts = pts;
+        s->cap = cap;
+    }
+    if (b >= s->npts) s->npts = b + 1;
+    point *pt = &s->pts[b];
+    pt->ticks++;
+    pt->arrivals += v[C_ARRIVALS];
+    pt->success += v[C_SUCCESS] - v[C_FALLBACK];
+    pt->fallback += v[C_FALLBACK];
+    pt->degraded += v[C_DEGRADED];
+    pt->errors += v[C_ERRORS];
+    pt->slo_missed += v[C_SLO_MISSED];
+    pt->in_flight += v[C_IN_FLIGHT];
+    pt->pod_queue += v[C_POD_QUEUE];
+    if (v[C_ENDED] > 0) {
+        pt->p50_weighted += v[C_P50] * v[C_ENDED];
+        pt->ended += v[C_ENDED];
+        pt->p99_weighted += v[C_P99] * v[C_ENDED];
+    }
+    for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+        const double *pv = v + C_COUNT + p * CP_COUNT;
+        pt->p[p].attempts += pv[CP_ATTEMPTS];
+        pt->p[p].errors += pv[CP_ERRORS];
+        pt->p[p].open += pv[CP_OPEN];
+        pt->p[p].half_open += pv[CP_HALF_OPEN];
+    }
+    return FB_OK;
+}
+
+/* Split one CSV line (without its newline) into the variant and the numbers. */
+static bool parse_line(char *line, size_t nvals, double *v, char **variant) {
+    char *comma = strchr(line, ',');
+    if (comma == NULL) return false;
+    *comma = '\0';
+    *variant = line;
+    const char *p = comma + 1;
+    for (size_t k = 0; k < nvals; k++) {
+        char *end;
+        v[k] = strtod(p, &end);
+        if (end == p || *end != (k + 1 < nvals ? ',' : '\0')) return false;
+        p = end + 1;
+    }
+    return true;
+}
+
+static int read_timeseries(charts *c) {
+    char path[PATH_LEN];
+    snprintf(path, sizeof path, "%s/timeseries.csv", c->dir);
+    int rc = FB_OK;
+    char *want = NULL, *line = NULL;
+    size_t want_len = 0, line_cap = 0;
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return fail(c, FB_EIO, "cannot open %s: %s", path, strerror(errno));
+    FILE *m = open_memstream(&want, &want_len);
+    if (m == NULL) {
+        rc = fail(c, FB_ENOMEM, "out of memory");
+        goto close_file;
+    }
+    rep_csv_header(m, c->sc);
+    if (fclose(m) != 0) {
+        rc = fail(c, FB_ENOMEM, "out of memory");
+        goto free_lines;
+    }
+    if (getline(&line, &line_cap, f) < 0 || strcmp(line, want) != 0) {
+        rc = fail(c, FB_EPARSE, "%s: the header does not match scenario %s's providers", path,
+                  c->sc->name);
+        goto free_lines;
+    }
+    size_t nvals = C_COUNT + CP_COUNT * (size_t)c->sc->provider_count;
+    double v[CSV_VALUES_MAX];
+    unsigned long lineno = 1;
+    ssize_t len;
+    while ((len = getline(&line, &line_cap, f)) > 0) {
+        lineno++;
+        if (line[len - 1] == '\n') line[len - 1] = '\0';
+        char *variant;
+        if (!parse_line(line, nvals, v, &variant)) {
+            rc = fail(c, FB_EPARSE, "%s:%lu: expected %zu numbers after the variant", path, lineno,
+                      nvals);
+            goto free_lines;
+        }
+        series *s = find_series(c, variant);
+        if (s == NULL) {
+            rc = fail(c, FB_EPARSE, "%s:%lu: variant '%s' is not among the summaries", path, lineno,
+                      variant);
+            goto free_lines;
+        }
+        rc = fold_row(c, s, v);
+        if (rc != FB_OK) {
+            rc = fail(c, rc, "%s:%lu: %s", path, lineno,
+                      rc == FB_ENOMEM ? "out of memory" : "time out of range");
+            goto free_lines;
+        }
+    }
+    if (ferror(f)) rc = fail(c, FB_EIO, "cannot read %s", path);
+free_lines:
+    free(line);
+    free(want);
+close_file:
+    fclose(f);
+    return rc;
+}
+
+/* ---- per-point values, per second or as a mean over the point's ticks ---- */
+
+static double tick_s(const charts *c) {
+    return (double)c->sc->tick_us / 1e6;
+}
+
+static double per_s(const charts *c, const point *pt, double count) {
+    return count / ((double)pt->ticks * tick_s(c));
+}
+
+static double mean(const point *pt, double sum) {
+    return sum / (double)pt->ticks;
+}
+
+/* Middle of the ticks a point covers, in time-axis units. */
+static double point_t(const charts *c, size_t b, const point *pt) {
+    double start = (double)b * (double)c->bucket_us / 1e6;
+    return (start + (double)pt->ticks * tick_s(c) / 2) / c->tdiv;
+}
+
+static void put_num(FILE *f, double v) {
+    if (isfinite(v))
+        fprintf(f, " %.4f", v);
+    else
+        fputs(" NaN", f);
+}
+
+static int write_data(charts *c, const series *s) {
+    char path[PATH_LEN];
+    chart_path(c, path, s->file, "");
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return fail(c, FB_EIO, "cannot write %s: %s", path, strerror(errno));
+    fprintf(f, "t ok_ps fallback_ps degraded_ps errors_ps slo_missed_ps arrivals_ps in_flight "
+               "pod_queue p50_s p99_s");
+    for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+        char name[SIM_NAME_MAX];
+        safe_name(name, sizeof name, c->sc->providers[p].name);
+        fprintf(f, " %s_attempts_ps %s_errors_ps %s_open_pct %s_half_open_pct", name, name, name,
+                name);
+    }
+    fputc('\n', f);
+    for (size_t b = 0; b < s->npts; b++) {
+        const point *pt = &s->pts[b];
+        if (pt->ticks == 0) continue;
+        fprintf(f, "%.4f", point_t(c, b, pt));
+        put_num(f, per_s(c, pt, pt->success));
+        put_num(f, per_s(c, pt, pt->fallback));
+        put_num(f, per_s(c, pt, pt->degraded));
+        put_num(f, per_s(c, pt, pt->errors));
+        put_num(f, per_s(c, pt, pt->slo_missed));
+        put_num(f, per_s(c, pt, pt->arrivals));
+        put_num(f, mean(pt, pt->in_flight));
+        put_num(f, mean(pt, pt->pod_queue));
+        /* no request ended: no latency (a gap in the line, not a zero on a log axis) */
+        put_num(f, pt->ended > 0 ? pt->p50_weighted / pt->ended / 1e3 : NAN);
+        put_num(f, pt->ended > 0 ? pt->p99_weighted / pt->ended / 1e3 : NAN);
+        for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+            put_num(f, per_s(c, pt, pt->p[p].attempts));
+            put_num(f, per_s(c, pt, pt->p[p].errors));
+            put_num(f, 100 * mean(pt, pt->p[p].open));
+            put_num(f, 100 * mean(pt, pt->p[p].half_open));
+        }
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) return fail(c, FB_EIO, "cannot write %s", path);
+    return FB_OK;
+}
+
+/* ---- fault and spike windows ---- */
+
+static int add_window(charts *c, fb_time_us from, fb_time_us len, bool spike, const char *label) {
+    window *w = realloc(c->win, (c->nwin + 1) * sizeof *w);
+    if (w == NULL) return fail(c, FB_ENOMEM, "out of memory");
+    c->win = w;
+    w += c->nwin++;
+    w->from_us = from;
+    w->to_us = fb_time_add(from, len);
+    if (w->to_us > c->sc->duration_us) w->to_us = c->sc->duration_us;
+    w->spike = spike;
+    snprintf(w->label, sizeof w->label, "%s", label);
+    return FB_OK;
+}
+
+static int collect_windows(charts *c) {
+    const sim_scenario *sc = c->sc;
+    char label[sizeof c->win->label];
+    int rc = FB_OK;
+    for (uint32_t p = 0; p < sc->provider_count && rc == FB_OK; p++) {
+        for (uint32_t k = 0; k < sc->providers[p].fault_count && rc == FB_OK; k++) {
+            const sim_fault *fa = &sc->providers[p].faults[k];
+            int len = snprintf(label, sizeof label, "%s %s", sc->providers[p].name,
+                               sim_fault_kind_name(fa->kind));
+            if (fa->status > 0 && len > 0 && (size_t)len < sizeof label)
+                len += snprintf(label + len, sizeof label - (size_t)len, " %d", fa->status);
+            if (fa->fraction > 0 && fa->fraction < 1 && len > 0 && (size_t)len < sizeof label)
+                snprintf(label + len, sizeof label - (size_t)len, " (%.0f%%)", fa->fraction * 100);
+            rc = add_window(c, fa->at_us, fa->for_us, false, label);
+        }
+    }
+    for (uint32_t k = 0; k < sc->class_count && rc == FB_OK; k++) {
+        const sim_class *cl = &sc->classes[k];
+        snprintf(label, sizeof label, "%s spike", cl->name);
+        for (uint32_t i = 0; i < cl->spike_count && rc == FB_OK; i++)
+            rc = add_window(c, cl->spikes[i].at_us, cl->spikes[i].for_us, true, label);
+        snprintf(label, sizeof label, "%s burst", cl->name);
+        for (uint32_t i = 0; i < cl->burst_count && rc == FB_OK; i++)
+            rc = add_window(c, cl->bursts[i].at_us, cl->bursts[i].over_us, true, label);
+    }
+    return rc;
+}
+
+/* Shade every window (red faults, grey spikes); label them when `labels` and few. */
+static void gp_windows(const charts *c, FILE *f, bool labels) {
+    if (c->nwin == 0) return;
+    fputs("# scripted faults (red) and traffic spikes (grey), from the scenario\n", f);
+    for (size_t i = 0; i < c->nwin; i++) {
+        const window *w = &c->win[i];
+        if (w->to_us <= w->from_us) continue;
+        fprintf(f,
+                "set object %zu rect from %.4f, graph 0 to %.4f, graph 1 fc rgb '%s' "
+                "fillstyle transparent solid %s noborder front\n",
+                i + 1, (double)w->from_us / 1e6 / c->tdiv, (double)w->to_us / 1e6 / c->tdiv,
+                w->spike ? "#777777" : "#CC0000", w->spike ? "0.12" : "0.10");
+        if (labels && c->nwin <= LABELS_MAX) {
+            fprintf(f, "set label %zu ", i + 1);
+            gp_str(f, w->label);
+            fprintf(f, " at %.4f, graph 1 offset 0.4,%.1f font sfont tc rgb '%s' front\n",
+                    (double)w->from_us / 1e6 / c->tdiv, -0.9 - 1.1 * (double)(i % 3),
+                    w->spike ? "#444444" : "#990000");
+        }
+    }
+}
+
+/* ---- gnuplot scripts ---- */
+
+static int height_px(size_t panels) {
+    int h = 100 + 230 * (int)panels;
+    return h < 420 ? 420 : h;
+}
+
+/* The script's head: both terminals in a loop, so one run draws PNG and SVG. */
+static void gp_begin(const charts *c, FILE *f, const char *name, int height) {
+    fprintf(f, "# %s.gp - written by fusebox (reports/charts.c) for scenario ", name);
+    gp_str(f, c->sc->name);
+    fprintf(f,
+            ".\n# Draw again with `gnuplot -d %s.gp` in this folder; docs/reports.md explains "
+            "the chart.\n"
+            "do for [fmt in 'png svg'] {\n"
+            "sfont = fmt eq 'svg' ? ',11' : ',9'   # small print: window and capacity labels\n"
+            "tfont = fmt eq 'svg' ? ',16' : ',12'  # the chart's title\n"
+            "if (fmt eq 'svg') {\n"
+            "    set terminal svg size %d,%d fixed font 'sans-serif,13' background rgb 'white' "
+            "noenhanced\n"
+            "    set output '%s.svg'\n"
+            "} else {\n"
+            "    set terminal pngcairo size %d,%d font 'sans-serif,10' background rgb 'white' "
+            "noenhanced\n"
+            "    set output '%s.png'\n"
+            "}\n"
+            "reset\n"
+            "set border 3 lc rgb '#555555'\n"
+            "set tics nomirror\n"
+            "set grid ytics lc rgb '#DDDDDD' lt 1\n"
+            "set key at graph 1.02, graph 1 left top Left reverse samplen 2 spacing 1.1\n"
+            "set style fill solid 1.0 noborder\n",
+            name, WIDTH_PX, height, name, WIDTH_PX, height, name);
+}
+
+static void gp_end(FILE *f) {
+    fputs("unset multiplot\nset output\n}\n", f);
+}
+
+/* A multiplot of `panels` rows with the same margins in every chart. */
+static void gp_multiplot(const charts *c, FILE *f, size_t panels, int height, const char *title) {
+    double h = height;
+    fprintf(f, "set multiplot layout %zu,1 margins 0.07,0.79,%.4f,%.4f spacing 0,%.4f title ",
+            panels, 58 / h, 1 - 76 / h, 70 / h);
+    char full[256];
+    snprintf(full, sizeof full, "%s: %s", c->sc->name, title);
+    gp_str(f, full);
+    fputs(" font tfont\n", f);
+}
+
+static void gp_xaxis(const charts *c, FILE *f, bool label) {
+    fprintf(f, "set xrange [0:%.4f]\n", c->xmax);
+    if (label)
+        fprintf(f, "set xlabel 'simulated time (%s)'\n", c->tunit);
+    else
+        fputs("unset xlabel\n", f);
+}
+
+static void gp_panel_title(FILE *f, const char *a, const char *b) {
+    char t[256];
+    snprintf(t, sizeof t, "%s%s", a, b);
+    fputs("set title ", f);
+    gp_str(f, t);
+    fputc('\n', f);
+}
+
+static void gp_data(FILE *f, const series *s) {
+    fputs("plot ", f);
+    gp_str(f, s->file);
+}
+
+/* Lower end of a log axis: the power of ten at or below the smallest value, within 10^5 of hi. */
+static double log_floor(double lo, double hi) {
+    if (!(lo < INFINITY) || lo <= 0) lo = hi / 10;
+    if (lo < hi / 1e5) lo = hi / 1e5;
+    return pow(10, floor(log10(lo)));
+}
+
+/* Ticks at 1, 2 and 5 of each decade read better than powers of ten alone, up to 3 decades. */
+static void gp_log_ytics(FILE *f, double ylo, double yhi) {
+    int marks = yhi / ylo > 1001 ? 1 : 3;
+    fputs("set ytics (", f);
+    bool first = true;
+    for (double d = ylo; d < yhi * 1.01; d *= 10)
+        for (int m = 0; m < marks; m++) {
+            double v = d * (m == 0 ? 1 : m == 1 ? 2 : 5);
+            if (v > yhi * 1.01) break;
+            fprintf(f, "%s'%g' %g", first ? "" : ", ", v, v);
+            first = false;
+        }
+    fputs(")\n", f);
+}
+
+static void chart_outcomes(const charts *c, FILE *f) {
+    double ymax = 0;
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t b = 0; b < c->ser[i].npts; b++) {
+            const point *pt = &c->ser[i].pts[b];
+            if (pt->ticks == 0) continue;
+            double stack = pt->success + pt->fallback + pt->degraded + pt->errors;
+            ymax = fmax(ymax, per_s(c, pt, fmax(stack, pt->arrivals)));
+        }
+    int h = height_px(c->n);
+    gp_begin(c, f, "outcomes", h);
+    gp_windows(c, f, true);
+    gp_multiplot(c, f, c->n, h, "how requests ended, per second");
+    fprintf(f, "set ylabel 'requests / s'\nset yrange [0:%g]\n", nice_ceil(ymax));
+    for (size_t i = 0; i < c->n; i++) {
+        const series *s = &c->ser[i];
+        gp_xaxis(c, f, i + 1 == c->n);
+        gp_panel_title(f, s->sum->variant, "");
+        gp_data(f, s);
+        fputs(" using 't':(column('ok_ps')+column('fallback_ps')+column('degraded_ps')+"
+              "column('errors_ps')) with filledcurves x1 fc rgb '#D55E00' title 'error', \\\n"
+              "  '' using 't':(column('ok_ps')+column('fallback_ps')+column('degraded_ps')) "
+              "with filledcurves x1 fc rgb '#E69F00' title 'degraded answer', \\\n"
+              "  '' using 't':(column('ok_ps')+column('fallback_ps')) with filledcurves x1 "
+              "fc rgb '#56B4E9' title 'success via fallback', \\\n"
+              "  '' using 't':'ok_ps' with filledcurves x1 fc rgb '#009E73' title 'success', \\\n"
+              "  '' using 't':'slo_missed_ps' with lines lc rgb '#4B1D7A' lw 1.5 "
+              "title 'answered after the SLO', \\\n"
+              "  '' using 't':'arrivals_ps' with lines lc rgb 'black' lw 1 title 'arrivals'\n",
+              f);
+        if (i == 0) fputs("unset label\nunset key\n", f); /* the same key for every panel */
+    }
+}
+
+static void chart_attempts(const charts *c, FILE *f) {
+    double ymax = 0, ymin = INFINITY;
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t b = 0; b < c->ser[i].npts; b++) {
+            const point *pt = &c->ser[i].pts[b];
+            if (pt->ticks == 0) continue;
+            double v = per_s(c, pt, pt->arrivals);
+            ymax = fmax(ymax, v);
+            if (v > 0) ymin = fmin(ymin, v);
+            for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+                v = per_s(c, pt, pt->p[p].attempts);
+                ymax = fmax(ymax, v);
+                if (v > 0) ymin = fmin(ymin, v);
+            }
+        }
+    /* log scale: a storm is many times the arrivals, and the gap between the lines is the
+       amplification whatever the traffic */
+    double yhi = pow(10, ceil(log10(fmax(ymax, 1) * 1.2)));
+    double ylo = log_floor(ymin, yhi);
+    int h = height_px(c->n);
+    gp_begin(c, f, "attempts", h);
+    gp_windows(c, f, true);
+    gp_multiplot(c, f, c->n, h, "provider attempts per second");
+    fprintf(f, "set ylabel 'per second (log scale)'\nset logscale y\nset yrange [%g:%g]\n", ylo,
+            yhi);
+    gp_log_ytics(f, ylo, yhi);
+    char amp[64];
+    for (size_t i = 0; i < c->n; i++) {
+        const series *s = &c->ser[i];
+        double v = 0;
+        char msg[128];
+        rep_metric_value(c->sc, s->sum, "amplification", &v, NULL, msg, sizeof msg);
+        snprintf(amp, sizeof amp, " (amplification %.2fx)", v);
+        gp_xaxis(c, f, i + 1 == c->n);
+        gp_panel_title(f, s->sum->variant, amp);
+        gp_data(f, s);
+        for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+            const char *color = provider_colors[p % NCOLORS];
+            char t[SIM_NAME_MAX + 32];
+            fputs(p == 0 ? " using 't':" : ", \\\n  '' using 't':", f);
+            gp_pcol(f, c, p, "errors_ps");
+            fprintf(f, " with filledcurves x1 fc rgb '%s' fs transparent solid 0.3 title ", color);
+            snprintf(t, sizeof t, "%s failed", c->sc->providers[p].name);
+            gp_str(f, t);
+            fputs(", \\\n  '' using 't':", f);
+            gp_pcol(f, c, p, "attempts_ps");
+            fprintf(f, " with lines lc rgb '%s' lw 2 title ", color);
+            snprintf(t, sizeof t, "%s attempts", c->sc->providers[p].name);
+            gp_str(f, t);
+        }
+        fputs(", \\\n  '' using 't':'arrivals_ps' with lines lc rgb 'black' dt 2 lw 1.2 "
+              "title 'user arrivals (all classes)'\n",
+              f);
+        if (i == 0) fputs("unset label\n", f);
+    }
+}
+
+static void chart_breakers(const charts *c, FILE *f) {
+    int h = height_px(c->n);
+    gp_begin(c, f, "breakers", h);
+    gp_windows(c, f, true);
+    gp_multiplot(c, f, c->n, h, "circuit breaker state, share of pods");
+    fputs("set ylabel '% of pods'\nset yrange [0:105]\nset ytics 0,25,100\n", f);
+    for (size_t i = 0; i < c->n; i++) {
+        const series *s = &c->ser[i];
+        const sim_policy *pol = &c->sc->variants[s->variant];
+        uint32_t with = 0;
+        for (uint32_t p = 0; p < c->sc->provider_count; p++)
+            with += pol->per_provider[p].has_breaker;
+        gp_xaxis(c, f, i + 1 == c->n);
+        char what[96];
+        if (with == 0)
+            snprintf(what, sizeof what, ": no circuit breaker");
+        else if (pol->breaker_scope == SIM_SCOPE_SHARED)
+            snprintf(what, sizeof what, ": shared breakers (%u pods)", c->sc->pods.count);
+        else
+            snprintf(what, sizeof what, ": one breaker per pod (%u pods)", c->sc->pods.count);
+        gp_panel_title(f, s->sum->variant, what);
+        if (with == 0) {
+            fputs("plot 0 with lines lc rgb '#BBBBBB' title 'no breaker'\n", f);
+        } else {
+            gp_data(f, s);
+            bool first = true;
+            for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+                if (!pol->per_provider[p].has_breaker) continue;
+                const char *color = provider_colors[p % NCOLORS];
+                char t[SIM_NAME_MAX + 32];
+                fputs(first ? " using 't':" : ", \\\n  '' using 't':", f);
+                first = false;
+                gp_pcol(f, c, p, "open_pct");
+                fprintf(f, " with filledcurves x1 fc rgb '%s' fs transparent solid 0.35 notitle",
+                        color);
+                fputs(", \\\n  '' using 't':", f);
+                gp_pcol(f, c, p, "open_pct");
+                fprintf(f, " with lines lc rgb '%s' lw 1.5 title ", color);
+                snprintf(t, sizeof t, "%s open", c->sc->providers[p].name);
+                gp_str(f, t);
+                fputs(", \\\n  '' using 't':", f);
+                gp_pcol(f, c, p, "half_open_pct");
+                fprintf(f, " with lines lc rgb '%s' dt 2 lw 1.5 title ", color);
+                snprintf(t, sizeof t, "%s half-open", c->sc->providers[p].name);
+                gp_str(f, t);
+            }
+            fputc('\n', f);
+        }
+        if (i == 0) fputs("unset label\n", f);
+    }
+}
+
+/* Lines of one data column, one per variant, in the variants' colours. */
+static void gp_variant_lines(const charts *c, FILE *f, const char *col, const char *suffix,
+                             const char *style) {
+    for (size_t i = 0; i < c->n; i++) {
+        char t[SIM_NAME_MAX + 16];
+        fputs(i == 0 ? "plot " : ", \\\n  ", f);
+        gp_str(f, c->ser[i].file);
+        fputs(" using 't':", f);
+        gp_str(f, col);
+        fprintf(f, " with lines lc rgb '%s' %s title ",
+                rep_chart_variant_color(c->sc, c->ser[i].sum->variant), style);
+        snprintf(t, sizeof t, "%s%s", c->ser[i].sum->variant, suffix);
+        gp_str(f, t);
+    }
+}
+
+/* A dashed capacity line, drawn only when the data come near it. */
+static double gp_capacity(FILE *f, double ymax, double cap, const char *what) {
+    if (cap <= 0 || ymax < cap / 2) return ymax;
+    fprintf(f,
+            "set arrow from graph 0, first %g to graph 1, first %g nohead dt 2 lc rgb '#777777' "
+            "front\n"
+            "set label '%s %g' at graph 0.01, first %g offset 0,0.6 font sfont tc rgb '#555555'\n",
+            cap, cap, what, cap, cap);
+    return fmax(ymax, cap);
+}
+
+static void chart_load(const charts *c, FILE *f) {
+    double inflight = 0, queue = 0;
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t b = 0; b < c->ser[i].npts; b++) {
+            const point *pt = &c->ser[i].pts[b];
+            if (pt->ticks == 0) continue;
+            inflight = fmax(inflight, mean(pt, pt->in_flight));
+            queue = fmax(queue, mean(pt, pt->pod_queue));
+        }
+    const sim_pods *pods = &c->sc->pods;
+    double workers = (double)pods->count * pods->workers;
+    double qcap = (double)pods->count * pods->queue;
+    int h = height_px(2);
+    gp_begin(c, f, "load", h);
+    gp_windows(c, f, true);
+    gp_multiplot(c, f, 2, h, "requests in flight and queued in pods");
+    gp_xaxis(c, f, false);
+    char t[96];
+    snprintf(t, sizeof t, "in flight (working or queued; %.0f worker slots)", workers);
+    gp_panel_title(f, t, "");
+    fputs("set ylabel 'requests'\n", f);
+    inflight = gp_capacity(f, inflight, workers, "worker slots");
+    fprintf(f, "set yrange [0:%g]\n", nice_ceil(fmax(inflight, 4))); /* counts: no 0.2 ticks */
+    gp_variant_lines(c, f, "in_flight", "", "lw 2");
+    fputs("\nunset label\nunset arrow\n", f);
+    gp_xaxis(c, f, true);
+    snprintf(t, sizeof t, "waiting in pod queues (capacity %.0f)", qcap);
+    gp_panel_title(f, t, "");
+    queue = gp_capacity(f, queue, qcap, "queue capacity");
+    fprintf(f, "set yrange [0:%g]\n", nice_ceil(fmax(queue, 4)));
+    gp_variant_lines(c, f, "pod_queue", "", "lw 2");
+    fputc('\n', f);
+}
+
+static void chart_latency(const charts *c, FILE *f) {
+    double lo = INFINITY, hi = 0;
+    for (size_t i = 0; i < c->n; i++)
+        for (size_t b = 0; b < c->ser[i].npts; b++) {
+            const point *pt = &c->ser[i].pts[b];
+            if (pt->ticks == 0 || pt->ended <= 0) continue;
+            double p50 = pt->p50_weighted / pt->ended / 1e3;
+            double p99 = pt->p99_weighted / pt->ended / 1e3;
+            if (p50 > 0) lo = fmin(lo, p50);
+            if (p99 > 0) lo = fmin(lo, p99);
+            hi = fmax(hi, p99);
+        }
+    double slo = (double)c->sc->slo_latency_us / 1e6;
+    if (slo > 0) hi = fmax(hi, slo);
+    if (!(hi > 0)) hi = 1;
+    double ylo = log_floor(lo, hi), yhi = pow(10, ceil(log10(hi * 1.2)));
+    int h = height_px(1);
+    gp_begin(c, f, "latency", h);
+    gp_windows(c, f, true);
+    gp_multiplot(c, f, 1, h, "latency p99 (solid) and p50 (dashed)");
+    gp_xaxis(c, f, true);
+    fprintf(f,
+            "unset title\nset logscale y\nset ylabel 'seconds (log scale)'\nset yrange [%g:%g]\n",
+            ylo, yhi);
+    gp_log_ytics(f, ylo, yhi);
+    if (slo > 0)
+        fprintf(f,
+                "set arrow from graph 0, first %g to graph 1, first %g nohead dt 2 lw 1.5 "
+                "lc rgb '#777777' front\n"
+                "set label 'SLO %gs' at graph 0.99, first %g right offset 0,0.6 font sfont "
+                "tc rgb '#555555' front\n",
+                slo, slo, slo, slo);
+    for (size_t i = 0; i < c->n; i++) {
+        char t[SIM_NAME_MAX + 16];
+        fputs(i == 0 ? "plot " : ", \\\n  ", f);
+        gp_str(f, c->ser[i].file);
+        fprintf(f, " using 't':'p99_s' with lines lc rgb '%s' lw 2 title ",
+                rep_chart_variant_color(c->sc, c->ser[i].sum->variant));
+        snprintf(t, sizeof t, "%s p99", c->ser[i].sum->variant);
+        gp_str(f, t);
+        fputs(", \\\n  '' using 't':'p50_s' with lines ", f);
+        fprintf(f, "lc rgb '%s' dt 2 lw 1.2 title ",
+                rep_chart_variant_color(c->sc, c->ser[i].sum->variant));
+        snprintf(t, sizeof t, "%s p50", c->ser[i].sum->variant);
+        gp_str(f, t);
+    }
+    fputc('\n', f);
+}
+
+/* ---- the comparison chart: small multiples of bars ---- */
+
+static double metric(const charts *c, const sim_summary *s, const char *name) {
+    double v = 0;
+    char msg[128];
+    rep_metric_value(c->sc, s, name, &v, NULL, msg, sizeof msg);
+    return v;
+}
+
+typedef struct bar_panel {
+    const char *col, *title;
+} bar_panel;
+
+static const bar_panel bar_panels[] = {
+    {"success_pct", "success rate (%)"},
+    {"amplification", "amplification (x)"},
+    {"p99", "latency p99"},
+    {"spillover", "spillover"},
+    {"cost", "cost ($)"},
+};
+#define NBARS (sizeof bar_panels / sizeof bar_panels[0])
+
+/* Durations on a bar axis: seconds, or minutes when long. */
+static double duration_div(double max_us) {
+    return max_us >= 120e6 ? 60e6 : 1e6;
+}
+
+static int write_compare_data(charts *c, double *maxes, double *divs) {
+    char path[PATH_LEN];
+    chart_path(c, path, "compare.dat", "");
+    double vals[SIM_VARIANTS_MAX][NBARS];
+    for (size_t k = 0; k < NBARS; k++) maxes[k] = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const sim_summary *s = c->ser[i].sum;
+        vals[i][0] = 100 * metric(c, s, "success_rate");
+        vals[i][1] = metric(c, s, "amplification");
+        vals[i][2] = metric(c, s, "latency_p99");
+        vals[i][3] = metric(c, s, "spillover");
+        vals[i][4] = metric(c, s, "cost_usd");
+        for (size_t k = 0; k < NBARS; k++) maxes[k] = fmax(maxes[k], vals[i][k]);
+    }
+    for (size_t k = 0; k < NBARS; k++) divs[k] = 1;
+    divs[2] = duration_div(maxes[2]);
+    divs[3] = duration_div(maxes[3]);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return fail(c, FB_EIO, "cannot write %s: %s", path, strerror(errno));
+    fputs("variant color", f);
+    for (size_t k = 0; k < NBARS; k++)
+        fprintf(f, " %s %s_label", bar_panels[k].col, bar_panels[k].col);
+    fputc('\n', f);
+    for (size_t i = 0; i < c->n; i++) {
+        const sim_summary *s = c->ser[i].sum;
+        char name[SIM_NAME_MAX], label[64];
+        safe_name(name, sizeof name, s->variant);
+        fprintf(f, "%s %ld", name,
+                strtol(rep_chart_variant_color(c->sc, s->variant) + 1, NULL, 16));
+        for (size_t k = 0; k < NBARS; k++) {
+            double v = vals[i][k];
+            if (k == 0)
+                snprintf(label, sizeof label, "%.2f%%", v);
+            else if (k == 1)
+                snprintf(label, sizeof label, "%.2fx", v);
+            else if (k == 4)
+                snprintf(label, sizeof label, "$%.2f", v);
+            else
+                rep_format_duration(label, sizeof label, v);
+            if (k == 3 && metric(c, s, "recovered") < 0.5)
+                strncat(label, "+", sizeof label - strlen(label) - 1);
+            fprintf(f, " %.6f \"%s\"", k == 2 || k == 3 ? v / divs[k] : v, label);
+        }
+        fputc('\n', f);
+    }
+    if (fclose(f) != 0) return fail(c, FB_EIO, "cannot write %s", path);
+    return FB_OK;
+}
+
+static int chart_compare(charts *c, FILE *f) {
+    double maxes[NBARS], divs[NBARS];
+    int rc = write_compare_data(c, maxes, divs);
+    if (rc != FB_OK) return rc;
+    int h = height_px(1);
+    gp_begin(c, f, "compare", h);
+    fprintf(f, "set multiplot layout 1,%zu margins 0.05,0.98,%.4f,%.4f spacing 0.05,0 title ",
+            NBARS, (c->n > 3 ? 110.0 : 60.0) / h, 1 - 80.0 / h);
+    char full[160];
+    snprintf(full, sizeof full, "%s: variants compared", c->sc->name);
+    gp_str(f, full);
+    fprintf(f,
+            " font tfont\n"
+            "unset key\nset grid noytics\nset boxwidth 0.6\nset xrange [-0.6:%.1f]\n"
+            "set xtics scale 0%s\nset format y '%%g'\n",
+            (double)c->n - 0.4, c->n > 3 ? " rotate by -35" : "");
+    for (size_t k = 0; k < NBARS; k++) {
+        const bar_panel *bp = &bar_panels[k];
+        char title[64];
+        if (k == 2 || k == 3)
+            snprintf(title, sizeof title, "%s (%s)", bp->title, divs[k] > 1e6 ? "min" : "s");
+        else
+            snprintf(title, sizeof title, "%s", bp->title);
+        double top = k == 0 ? 100 : maxes[k] / divs[k];
+        fputs(k == 1 ? "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2 "
+                       "lc rgb '#777777' front\n"
+                     : "unset arrow\n",
+              f);
+        fputs("set title ", f);
+        gp_str(f, title);
+        fprintf(f,
+                "\nset yrange [0:%g]\n"
+                "plot 'compare.dat' using 0:'%s':(0.6):'color':xtic(stringcolumn('variant')) "
+                "with boxes lc rgb variable, \\\n"
+                "  '' using 0:'%s':'%s_label' with labels offset 0,0.7 font sfont\n",
+                k == 0 ? 112 : nice_ceil(fmax(top, k == 1 ? 1 : 0)) * 1.12, bp->col, bp->col,
+                bp->col);
+    }
+    return FB_OK;
+}
+
+/* ---- running gnuplot ---- */
+
+int rep_gnuplot_find(char *buf, size_t len) {
+    const char *path = getenv("PATH");
+    if (path == NULL || *path == '\0') path = "/usr/local/bin:/usr/bin:/bin";
+    while (*path) {
+        const char *end = strchr(path, ':');
+        size_t dlen = end ? (size_t)(end - path) : strlen(path);
+        if (dlen > 0) {
+            int w = snprintf(buf, len, "%.*s/gnuplot", (int)dlen, path);
+            if (w > 0 && (size_t)w < len && access(buf, X_OK) == 0) return FB_OK;
+        }
+        path += dlen + (end ? 1 : 0);
+    }
+    snprintf(buf, len,
+             "gnuplot is not installed (not found on PATH); install the Debian package "
+             "gnuplot-nox (`make deps` does), or run with --no-charts");
+    return FB_ENOTFOUND;
+}
+
+/* Run `gnuplot -d NAME.gp` in DIR/charts; its stderr becomes the message on failure. */
+static int run_gnuplot(charts *c, const char *gnuplot, const char *script) {
+    int fds[2];
+    if (pipe(fds) != 0) return fail(c, FB_EIO, "pipe: %s", strerror(errno));
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return fail(c, FB_EIO, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+        if (null < 0 || chdir(c->cdir) != 0) _exit(126);
+        dup2(null, STDIN_FILENO);
+        dup2(null, STDOUT_FILENO);
+        dup2(fds[1], STDERR_FILENO);
+        close(fds[0]);
+        /* -d: no ~/.gnuplot or system init file, so the output depends on the script only */
+        char *const argv[] = {"gnuplot", "-d", (char *)script, NULL};
+        execv(gnuplot, argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    char err[512];
+    size_t used = 0;
+    for (;;) {
+        char buf[512];
+        ssize_t r = read(fds[0], buf, sizeof buf);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        size_t take = (size_t)r < sizeof err - 1 - used ? (size_t)r : sizeof err - 1 - used;
+        memcpy(err + used, buf, take);
+        used += take;
+    }
+    err[used] = '\0';
+    close(fds[0]);
+    int status;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return fail(c, FB_EIO, "waitpid: %s", strerror(errno));
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return FB_OK;
+    /* gnuplot's message is short and mostly on its last lines; keep them on one line */
+    for (char *p = err; *p; p++)
+        if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
+    if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
+        return fail(c, FB_EIO, "cannot run %s in %s", gnuplot, c->cdir);
+    return fail(c, FB_EIO, "gnuplot failed on %s/%s: %s", c->cdir, script,
+                used ? err : "(no message)");
+}
+
+static int write_chart(charts *c, const char *gnuplot, size_t k) {
+    const char *name = chart_infos[k].name;
+    char path[PATH_LEN], script[64];
+    snprintf(script, sizeof script, "%s.gp", name);
+    chart_path(c, path, script, "");
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return fail(c, FB_EIO, "cannot write %s: %s", path, strerror(errno));
+    int rc = FB_OK;
+    if (strcmp(name, "compare") == 0)
+        rc = chart_compare(c, f);
+    else if (strcmp(name, "outcomes") == 0)
+        chart_outcomes(c, f);
+    else if (strcmp(name, "attempts") == 0)
+        chart_attempts(c, f);
+    else if (strcmp(name, "breakers") == 0)
+        chart_breakers(c, f);
+    else if (strcmp(name, "load") == 0)
+        chart_load(c, f);
+    else
+        chart_latency(c, f);
+    if (rc == FB_OK) gp_end(f);
+    if (fclose(f) != 0 && rc == FB_OK) rc = fail(c, FB_EIO, "cannot write %s", path);
+    /* no stale chart from an earlier run may stand in for this one */
+    for (int e = 0; e < 2; e++) {
+        chart_path(c, path, name, e ? ".svg" : ".png");
+        unlink(path);
+    }
+    if (rc == FB_OK && gnuplot) rc = run_gnuplot(c, gnuplot, script);
+    return rc;
+}
+
+static void time_axis(charts *c) {
+    double d = (double)c->sc->duration_us / 1e6;
+    if (d <= 180) {
+        c->tdiv = 1;
+        c->tunit = "s";
+    } else if (d <= 3 * 3600) {
+        c->tdiv = 60;
+        c->tunit = "min";
+    } else {
+        c->tdiv = 3600;
+        c->tunit = "h";
+    }
+    c->xmax = d / c->tdiv;
+}
 
 int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
                char *msg, size_t msglen) {
-    (void)dir;
-    (void)sc;
-    (void)sums;
-    (void)n;
-    snprintf(msg, msglen, "charts are not implemented yet; use --no-charts");
-    return FB_ENOTFOUND;
+    charts c;
+    memset(&c, 0, sizeof c);
+    c.dir = dir;
+    c.sc = sc;
+    c.n = n;
+    c.msg = msg;
+    c.msglen = msglen;
+    if (n == 0 || n > SIM_VARIANTS_MAX || sc->tick_us <= 0)
+        return fail(&c, FB_EINVAL, "nothing to chart (%zu variants)", n);
+    int w = snprintf(c.cdir, sizeof c.cdir, "%s/charts", dir);
+    if (w < 0 || (size_t)w >= sizeof c.cdir)
+        return fail(&c, FB_EINVAL, "output folder name too long: %s", dir);
+    if (mkdir(c.cdir, 0777) != 0 && errno != EEXIST)
+        return fail(&c, FB_EIO, "cannot create %s: %s", c.cdir, strerror(errno));
+    char gnuplot[PATH_LEN], note[PATH_LEN + 16];
+    bool have_gnuplot = rep_gnuplot_find(gnuplot, sizeof gnuplot) == FB_OK;
+    if (!have_gnuplot) snprintf(note, sizeof note, "No charts: %s.", gnuplot);
+
+    int rc = FB_OK;
+    c.ser = calloc(n, sizeof *c.ser);
+    if (c.ser == NULL) return fail(&c, FB_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        series *s = &c.ser[i];
+        s->sum = sums[i];
+        s->variant = sim_scenario_variant(sc, sums[i]->variant);
+        if (s->variant < 0) {
+            rc = fail(&c, FB_EINVAL, "summary for unknown variant '%s'", sums[i]->variant);
+            goto free_series;
+        }
+        rep_chart_data_file(s->file, sizeof s->file, sums[i]->variant);
+    }
+    fb_time_us ticks = (sc->duration_us + sc->tick_us - 1) / sc->tick_us;
+    c.bucket_us = sc->tick_us * ((ticks + POINTS_MAX - 1) / POINTS_MAX);
+    if (c.bucket_us <= 0) c.bucket_us = sc->tick_us;
+    time_axis(&c);
+    rc = read_timeseries(&c);
+    if (rc == FB_OK) rc = collect_windows(&c);
+    for (size_t i = 0; i < n && rc == FB_OK; i++) rc = write_data(&c, &c.ser[i]);
+    for (size_t k = 0; k < sizeof chart_infos / sizeof chart_infos[0] && rc == FB_OK; k++)
+        rc = write_chart(&c, have_gnuplot ? gnuplot : NULL, k);
+    if (rc == FB_OK) {
+        /* the page is useful without charts: write it, then report what is missing */
+        rc = rep_html(dir, sc, sums, n, have_gnuplot ? NULL : note, msg, msglen);
+        if (rc == FB_OK && !have_gnuplot) rc = fail(&c, FB_ENOTFOUND, "%s", gnuplot);
+    }
+free_series:
+    for (size_t i = 0; i < n; i++) free(c.ser[i].pts);
+    free(c.ser);
+    free(c.win);
+    return rc;
 }

@@ -18,4 +18,31 @@
 int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
                char *msg, size_t msglen);
 
+/*
+ * Where gnuplot is: FB_OK with its path in buf, or FB_ENOTFOUND with a
+ * message naming the Debian package in buf.
+ */
+int rep_gnuplot_find(char *buf, size_t len);
+
+/* The charts a report has, in the order the page shows them. */
+typedef struct rep_chart_info {
+    const char *name;    /* file stem in DIR/charts: NAME.gp, NAME.png, NAME.svg */
+    const char *title;   /* a heading */
+    const char *caption; /* how to read it, one or two sentences */
+} rep_chart_info;
+
+const rep_chart_info *rep_chart_list(size_t *count);
+/* A variant's colour in every chart and table, "#RRGGBB" (by its place in the scenario). */
+const char *rep_chart_variant_color(const sim_scenario *sc, const char *variant);
+/* A variant's chart data file in DIR/charts: "data_NAME.dat". */
+void rep_chart_data_file(char *buf, size_t len, const char *variant);
+
+/*
+ * DIR/report.html alone, with whatever charts DIR/charts/ holds as SVG (a
+ * chart that is missing is named as such). `note`, when not NULL, is shown
+ * above the charts (e.g. why they are missing). rep_charts() calls this.
+ */
+int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
+             const char *note, char *msg, size_t msglen);
+
 #endif /* REP_CHARTS_H */

@@ -1379,7 +1379,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     static const char *const pod_keys[] = {"count", "workers", "queue", "request_timeout", NULL};
     static const char *const slo_keys[] = {"latency", NULL};
     static const char *const sp_keys[] = {"hold", "error_margin", "latency_factor", NULL};
-    static const char *const lim_keys[] = {"in_flight", "events", "requests", NULL};
+    static const char *const lim_keys[] = {"in_flight", "events", "requests", "duration", NULL};
     int rc = need_object(P, root);
     if (rc == FB_OK) rc = check_keys(P, root, keys);
     if (rc == FB_OK) rc = need_key(P, root, "name");
@@ -1499,6 +1499,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     sc->limits.in_flight_max = 1000000;
     sc->limits.events_max = 4000000;
     sc->limits.requests_max = 1000000000;
+    sc->limits.duration_max_us = 7 * 24 * 3600 * FB_US_PER_S;
     if (rc == FB_OK && (o = field(root, "limits")) != NULL) {
         size_t old = push_key(P, "limits");
         rc = need_object(P, o);
@@ -1507,6 +1508,18 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         if (rc == FB_OK) rc = get_uint(P, o, "events", &sc->limits.events_max, 16, 1000000000);
         if (rc == FB_OK)
             rc = get_uint(P, o, "requests", &sc->limits.requests_max, 1, 100000000000ULL);
+        if (rc == FB_OK) rc = get_duration(P, o, "duration", &sc->limits.duration_max_us, false);
+        pop(P, old);
+    }
+    if (rc == FB_OK && sc->duration_us > sc->limits.duration_max_us) {
+        size_t old = push_key(P, "duration");
+        char a[32], b[32];
+        snprintf(a, sizeof a, "%.0fh", (double)sc->duration_us / 3600e6);
+        snprintf(b, sizeof b, "%.0fh", (double)sc->limits.duration_max_us / 3600e6);
+        rc = fail(P,
+                  "%s of simulated traffic exceeds limits.duration (%s); raise the limit to "
+                  "run longer",
+                  a, b);
         pop(P, old);
     }
     if (rc == FB_OK && (o = field(root, "expect")) != NULL) {

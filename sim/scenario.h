@@ -190,9 +190,10 @@ typedef struct sim_pods {
 } sim_pods;
 
 typedef struct sim_limits {
-    uint64_t in_flight_max; /* requests in the system at once */
-    uint64_t events_max;    /* events in the queue at once */
-    uint64_t requests_max;  /* requests generated in the whole run */
+    uint64_t in_flight_max;     /* requests in the system at once */
+    uint64_t events_max;        /* events in the queue at once */
+    uint64_t requests_max;      /* requests generated in the whole run */
+    fb_time_us duration_max_us; /* longest traffic window accepted */
 } sim_limits;
 
 typedef struct sim_spillover {

@@ -612,6 +612,41 @@ static void sim_caps_stop_the_run_with_a_reason(void **state) {
     sim_scenario_free(sc);
 }
 
+static void sim_event_log_cap_counts_what_it_drops(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"b\",\"duration\":\"3m\"," ONE_CLASS(
+        "10/s") ","
+                "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"1m\","
+                "\"for\":\"1m\",\"outage\":{\"status\":503}}]},{\"name\":\"b\"}],"
+                "\"policy\":{\"breaker\":{\"consecutive_failures\":5,\"open\":\"10s\"}}}");
+    collect *c = new_collect();
+    sim_summary *s = malloc(sizeof *s);
+    sim_error err;
+    sim_run_opts opts = {on_row, on_event, NULL, c, 3, true};
+    assert_int_equal(sim_run(sc, 0, &opts, s, &err), FB_OK);
+    assert_int_equal(c->breaker_events + c->fault_events, 3);
+    /* two fault edges and at least 10 transitions happened: the rest is counted */
+    assert_true(s->events_dropped >= 9);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_full_pod_queue_fails_at_once(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"q\",\"duration\":\"10s\"," ONE_CLASS(
+        "100/s") ","
+                 "\"pods\":{\"workers\":10,\"queue\":20},"
+                 "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"1s\"}}]}");
+    sim_summary *s = run(sc, NULL, NULL);
+    /* 10 workers at 1 s per call serve ~10/s; 100/s arrive; 20 may wait */
+    assert_true(s->ended[SIM_END_QUEUE_FULL] > 800);
+    assert_true(s->pod_queue_peak == 20);
+    assert_int_equal(fb_hist_min(&s->latency), 0); /* rejected at arrival */
+    free(s);
+    sim_scenario_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sim_poisson_arrivals_follow_the_rate),
@@ -637,6 +672,8 @@ int main(void) {
         cmocka_unit_test(sim_metastable_light_load_recovers),
         cmocka_unit_test(sim_metastable_retry_budget_recovers),
         cmocka_unit_test(sim_caps_stop_the_run_with_a_reason),
+        cmocka_unit_test(sim_event_log_cap_counts_what_it_drops),
+        cmocka_unit_test(sim_full_pod_queue_fails_at_once),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }

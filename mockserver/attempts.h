@@ -1,0 +1,50 @@
+/*
+ * attempts.h - the attempt log: a fixed ring of what arrived and what was sent.
+ *
+ * The ring is sized once; when it wraps, the oldest entries are dropped and
+ * counted. Entries are addressed by a sequence number so that an entry can
+ * be completed (status, fault) after it was added, if it is still there.
+ * Not thread-safe: the server holds its lock around every call.
+ */
+#ifndef MOCK_ATTEMPTS_H
+#define MOCK_ATTEMPTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/fb.h"
+#include "mockserver/wire.h"
+
+typedef struct mock_attempt {
+    uint64_t seq;
+    fb_time_us t_us;    /* arrival, timeline time */
+    fb_time_us real_us; /* arrival, real time since the last reset */
+    char method[8];
+    char path[64];
+    char model[64];
+    char key[64];    /* x-fusebox-key */
+    char fault[96];  /* what was applied; "" = none */
+    int retry_count; /* x-stainless-retry-count; -1 = absent */
+    int status;      /* status sent; 0 = none (hang, reset) */
+    bool stream;
+} mock_attempt;
+
+typedef struct mock_attempts {
+    mock_attempt *ring;
+    size_t cap;
+    uint64_t total; /* added since the last clear */
+} mock_attempts;
+
+int mock_attempts_init(mock_attempts *a, size_t cap);
+void mock_attempts_free(mock_attempts *a);
+void mock_attempts_clear(mock_attempts *a);
+/* A zeroed slot with its seq set; overwrites the oldest when full. */
+mock_attempt *mock_attempts_add(mock_attempts *a);
+/* The entry with this seq, or NULL once overwritten. */
+mock_attempt *mock_attempts_get(mock_attempts *a, uint64_t seq);
+uint64_t mock_attempts_dropped(const mock_attempts *a);
+/* {"total":N,"dropped":D,"entries":[...]} oldest first. */
+void mock_attempts_json(const mock_attempts *a, mock_buf *out);
+
+#endif /* MOCK_ATTEMPTS_H */

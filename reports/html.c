@@ -1,0 +1,508 @@
+/*
+ * html.c - report.html: one self-contained page (charts as SVG data URIs,
+ * no script, no network), the same numbers as the text summary and
+ * report.json. Every string from the scenario is escaped. See
+ * docs/reports.md.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "reports/charts.h"
+#include "reports/metrics.h"
+#include "reports/report.h"
+
+typedef enum kind { K_COUNT, K_PCT, K_DURATION, K_USD, K_MULT } kind;
+
+/* The rows of rep_text_summary (reports/report.c), in its order. */
+static const struct {
+    const char *label, *metric;
+    kind k;
+    bool sub; /* a detail of the row above */
+} summary_rows[] = {
+    {"requests", "requests", K_COUNT, false},
+    {"success rate", "success_rate", K_PCT, false},
+    {"via fallback", "fallback_rate", K_PCT, true},
+    {"degraded answers", "degraded", K_COUNT, true},
+    {"errors", "errors", K_COUNT, false},
+    {"pod timeouts", "errors_timeout", K_COUNT, true},
+    {"pod queue full", "errors_queue_full", K_COUNT, true},
+    {"latency p50", "latency_p50", K_DURATION, false},
+    {"latency p99", "latency_p99", K_DURATION, false},
+    {"amplification", "amplification", K_MULT, false},
+    {"inside faults", "amplification_fault", K_MULT, true},
+    {"blast radius", "blast_radius", K_COUNT, false},
+    {"collateral share", "collateral_share", K_PCT, true},
+    {"spillover", "spillover", K_DURATION, false},
+    {"peak in flight", "in_flight_peak", K_COUNT, false},
+    {"cost", "cost_usd", K_USD, false},
+    {"wasted", "cost_wasted_usd", K_USD, true},
+    {"breaker opens", "breaker_opens", K_COUNT, false},
+};
+
+static const char css[] =
+    "body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;"
+    "color:#222;max-width:1180px;margin:2em auto;padding:0 1em}\n"
+    "h1{font-size:1.7em;margin-bottom:.1em}\n"
+    "h2{margin-top:2em;border-bottom:1px solid #ddd;padding-bottom:.2em}\n"
+    "p.desc{font-size:1.1em;color:#444;margin-top:.2em;max-width:60em}\n"
+    "p.incident{color:#555;font-style:italic;max-width:60em}\n"
+    "dl.facts{display:grid;grid-template-columns:max-content auto;gap:.1em 1.2em}\n"
+    "dl.facts dt{color:#666}\n"
+    "dl.facts dd{margin:0}\n"
+    "table{border-collapse:collapse;margin:.5em 0 1em;font-variant-numeric:tabular-nums}\n"
+    "th,td{padding:.25em .7em;border-bottom:1px solid #e6e6e6;vertical-align:top}\n"
+    "th{text-align:left;background:#f4f4f4;font-weight:600}\n"
+    "td.n,th.n{text-align:right;white-space:nowrap}\n"
+    "tr.sub td:first-child{padding-left:1.8em;color:#555}\n"
+    "tr.first td{border-top:2px solid #ccc}\n"
+    "span.sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;"
+    "vertical-align:-.05em;border-radius:2px}\n"
+    ".note{background:#fff4e0;border-left:4px solid #e69f00;padding:.5em 1em}\n"
+    "section.chart{margin:1.2em 0 2.2em}\n"
+    "section.chart img{max-width:100%;height:auto;border:1px solid #eee}\n"
+    "p.caption{color:#444;margin:.2em 0 .6em;max-width:60em}\n"
+    "code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}\n"
+    "footer{margin-top:3em;color:#777;font-size:.9em}\n";
+
+/* Escape text for HTML content and attribute values. */
+static void esc(FILE *f, const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
+        default:
+            if (*p < 0x20 && *p != '\n' && *p != '\t')
+                fputc(' ', f);
+            else
+                fputc(*p, f);
+        }
+    }
+}
+
+/* <tag>text</tag>, escaped. */
+static void tag(FILE *f, const char *open, const char *text, const char *close) {
+    fputs(open, f);
+    esc(f, text);
+    fputs(close, f);
+}
+
+/* 13265045 -> "13,265,045": long counts are read at a glance. */
+static void format_count(char *buf, size_t len, uint64_t v) {
+    char digits[32];
+    int nd = snprintf(digits, sizeof digits, "%" PRIu64, v);
+    size_t o = 0;
+    for (int i = 0; i < nd && o + 2 < len; i++) {
+        if (i > 0 && (nd - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+}
+
+static void format_value(char *buf, size_t len, kind k, double v) {
+    switch (k) {
+    case K_COUNT:
+        format_count(buf, len, v > 0 ? (uint64_t)llround(v) : 0);
+        break;
+    case K_PCT:
+        snprintf(buf, len, "%.2f%%", v * 100);
+        break;
+    case K_DURATION:
+        rep_format_duration(buf, len, v);
+        break;
+    case K_USD:
+        snprintf(buf, len, "$%.2f", v);
+        break;
+    case K_MULT:
+        snprintf(buf, len, "%.2fx", v);
+        break;
+    }
+}
+
+static double metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
+    double v = 0;
+    char msg[128];
+    rep_metric_value(sc, s, name, &v, NULL, msg, sizeof msg);
+    return v;
+}
+
+static void variant_head(FILE *f, const sim_scenario *sc, const char *variant) {
+    fprintf(f, "<th class=\"n\"><span class=\"sw\" style=\"background:%s\"></span>",
+            rep_chart_variant_color(sc, variant));
+    esc(f, variant);
+    fputs("</th>", f);
+}
+
+static void write_facts(FILE *f, const sim_scenario *sc) {
+    char buf[64], tick[64];
+    fputs("<dl class=\"facts\">\n", f);
+    tag(f, "<dt>scenario file</dt><dd><code>", sc->file, "</code></dd>\n");
+    fprintf(f, "<dt>seed</dt><dd>%" PRIu64 "</dd>\n", sc->seed);
+    rep_format_duration(buf, sizeof buf, (double)sc->duration_us);
+    rep_format_duration(tick, sizeof tick, (double)sc->tick_us);
+    fprintf(f, "<dt>simulated</dt><dd>%s, one time-series row every %s</dd>\n", buf, tick);
+    rep_format_duration(buf, sizeof buf, (double)sc->slo_latency_us);
+    fprintf(f, "<dt>latency SLO</dt><dd>%s</dd>\n", buf);
+    fprintf(f, "<dt>pods</dt><dd>%u pods &times; %u workers, queue %u per pod</dd>\n",
+            sc->pods.count, sc->pods.workers, sc->pods.queue);
+    fputs("<dt>traffic</dt><dd>", f);
+    for (uint32_t k = 0; k < sc->class_count; k++) {
+        const sim_class *cl = &sc->classes[k];
+        if (k) fputs("; ", f);
+        esc(f, cl->name);
+        if (cl->arrivals == SIM_ARR_CLOSED)
+            fprintf(f, " (%u users", cl->users);
+        else
+            fprintf(f, " (%g/s", cl->rate);
+        if (cl->target == SIM_TARGET_NONE)
+            fputs(", no LLM)", f);
+        else if (cl->target == SIM_TARGET_PROVIDER)
+            tag(f, ", calls ", sc->providers[cl->provider].name, ")");
+        else
+            fputs(", LLM)", f);
+    }
+    fputs("</dd>\n<dt>providers</dt><dd>", f);
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        if (p) fputs(", ", f);
+        esc(f, sc->providers[p].name);
+    }
+    fputs("</dd>\n<dt>reproduce</dt><dd><code>fusebox run ", f);
+    esc(f, sc->file);
+    fprintf(f,
+            " --seed %" PRIu64 "</code> (plus any <code>--set</code> used: report.json "
+            "holds the scenario as run)</dd>\n",
+            sc->seed);
+    fputs("<dt>fusebox</dt><dd>" FUSEBOX_VERSION "</dd>\n</dl>\n", f);
+}
+
+/* A string member of a JSON object, or NULL. */
+static const char *json_str(const cJSON *obj, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    const cJSON *variants = cJSON_GetObjectItemCaseSensitive((const cJSON *)sc->json, "variants");
+    fputs("<h2 id=\"variants\">Variants</h2>\n<table>\n<tr><th>variant</th><th>policy</th>"
+          "<th>fallback chain</th><th>circuit breakers</th></tr>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        int v = sim_scenario_variant(sc, sums[i]->variant);
+        const char *desc =
+            json_str(cJSON_GetObjectItemCaseSensitive(variants, sums[i]->variant), "description");
+        fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>",
+                rep_chart_variant_color(sc, sums[i]->variant));
+        esc(f, sums[i]->variant);
+        tag(f, "</td><td>", desc ? desc : "", "</td><td>");
+        if (v >= 0) {
+            const sim_policy *pol = &sc->variants[v];
+            uint32_t breakers = 0;
+            for (uint32_t k = 0; k < pol->order_len; k++) {
+                if (k) fputs(" &rarr; ", f);
+                esc(f, sc->providers[pol->order[k]].name);
+            }
+            for (uint32_t p = 0; p < sc->provider_count; p++)
+                breakers += pol->per_provider[p].has_breaker;
+            fprintf(f, "</td><td>%s",
+                    breakers == 0                            ? "none"
+                    : pol->breaker_scope == SIM_SCOPE_SHARED ? "shared by all pods"
+                                                             : "one per pod");
+        } else {
+            fputs("</td><td>", f);
+        }
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    fputs("<h2 id=\"summary\">Summary</h2>\n<table>\n<tr><th>metric</th>", f);
+    for (size_t i = 0; i < n; i++) variant_head(f, sc, sums[i]->variant);
+    fputs("</tr>\n", f);
+    for (size_t r = 0; r < sizeof summary_rows / sizeof summary_rows[0]; r++) {
+        const rep_metric_def *d = rep_metric_find(summary_rows[r].metric);
+        fputs(summary_rows[r].sub ? "<tr class=\"sub\"><td" : "<tr><td", f);
+        if (d) tag(f, " title=\"", d->doc, "\"");
+        fputc('>', f);
+        esc(f, summary_rows[r].label);
+        fputs("</td>", f);
+        for (size_t i = 0; i < n; i++) {
+            char buf[64];
+            format_value(buf, sizeof buf, summary_rows[r].k,
+                         metric(sc, sums[i], summary_rows[r].metric));
+            if (strcmp(summary_rows[r].metric, "spillover") == 0 &&
+                metric(sc, sums[i], "recovered") < 0.5)
+                strncat(buf, "+", sizeof buf - strlen(buf) - 1);
+            tag(f, "<td class=\"n\">", buf, "</td>");
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table>\n<p>Hover a metric for its definition (docs/metrics.md has them all). "
+          "Spillover marked + had not returned to baseline when the run ended.</p>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        if (sums[i]->complete) continue;
+        fputs("<p class=\"note\">Variant ", f);
+        tag(f, "<b>", sums[i]->variant, "</b> stopped early: ");
+        esc(f, sums[i]->stop_reason);
+        fputs(". Its numbers cover the simulated time up to then.</p>\n", f);
+    }
+}
+
+static void cell_metric(FILE *f, const sim_scenario *sc, const sim_summary *s, const char *base,
+                        const char *provider, kind k) {
+    char name[SIM_NAME_MAX + 32], buf[64];
+    snprintf(name, sizeof name, "%s[%s]", base, provider);
+    format_value(buf, sizeof buf, k, metric(sc, s, name));
+    tag(f, "<td class=\"n\">", buf, "</td>");
+}
+
+static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    /* outcomes no attempt had are left out: the table stays narrow */
+    bool shown[FB_OUT_COUNT] = {[FB_OUT_SUCCESS] = true};
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t p = 0; p < sc->provider_count; p++)
+            for (int o = 0; o < FB_OUT_COUNT; o++)
+                shown[o] |= sums[i]->providers[p].outcomes[o] > 0;
+    fputs("<h2 id=\"providers\">Providers</h2>\n<p>Attempts each provider received and how the "
+          "client classified them; cost includes the tokens of failed and abandoned attempts "
+          "(wasted).</p>\n<table>\n<tr><th>variant</th><th>provider</th><th class=\"n\">"
+          "attempts</th>",
+          f);
+    for (int o = 0; o < FB_OUT_COUNT; o++)
+        if (shown[o]) tag(f, "<th class=\"n\">", fb_outcome_name((fb_outcome)o), "</th>");
+    fputs("<th class=\"n\">cost</th><th class=\"n\">wasted</th><th class=\"n\">breaker opens"
+          "</th><th class=\"n\">open time</th><th class=\"n\">rejected by breaker</th></tr>\n",
+          f);
+    for (size_t i = 0; i < n; i++) {
+        const sim_summary *s = sums[i];
+        for (uint32_t p = 0; p < sc->provider_count; p++) {
+            const char *pn = sc->providers[p].name;
+            const sim_provider_summary *ps = &s->providers[p];
+            fputs(p == 0 ? "<tr class=\"first\">" : "<tr>", f);
+            tag(f, "<td>", p == 0 ? s->variant : "", "</td>");
+            tag(f, "<td>", pn, "</td>");
+            cell_metric(f, sc, s, "attempts", pn, K_COUNT);
+            for (int o = 0; o < FB_OUT_COUNT; o++)
+                if (shown[o]) {
+                    char buf[32];
+                    format_count(buf, sizeof buf, ps->outcomes[o]);
+                    tag(f, "<td class=\"n\">", buf, "</td>");
+                }
+            cell_metric(f, sc, s, "cost_usd", pn, K_USD);
+            fprintf(f, "<td class=\"n\">$%.2f</td>", ps->cost_wasted_usd);
+            cell_metric(f, sc, s, "breaker_opens", pn, K_COUNT);
+            cell_metric(f, sc, s, "breaker_open_time", pn, K_DURATION);
+            cell_metric(f, sc, s, "breaker_rejections", pn, K_COUNT);
+            fputs("</tr>\n", f);
+        }
+    }
+    fputs("</table>\n<p>Outcomes are as the client classified each attempt; outcomes no "
+          "attempt had are left out. Breaker open time is per pod (averaged over pods), or the "
+          "shared store's.</p>\n",
+          f);
+}
+
+static const sim_fault_summary *find_fault(const sim_summary *s, uint32_t p, uint32_t k) {
+    for (uint32_t i = 0; i < s->fault_count; i++)
+        if (s->faults[i].provider == p && s->faults[i].fault == k) return &s->faults[i];
+    return NULL;
+}
+
+static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    fputs("<h2 id=\"spillover\">Faults and spillover</h2>\n", f);
+    uint32_t faults = 0;
+    for (uint32_t p = 0; p < sc->provider_count; p++) faults += sc->providers[p].fault_count;
+    if (faults == 0) {
+        fputs("<p>The scenario scripts no faults.</p>\n", f);
+        return;
+    }
+    fputs("<p>Spillover is how long after a fault ended the error rate and p99 latency took to "
+          "get back to their baseline (from before the first disturbance) and stay there. "
+          "&ldquo;not recovered&rdquo; means they had not by the end of the run; the time "
+          "shown is until then.</p>\n<table>\n<tr><th>provider</th><th>fault</th>"
+          "<th class=\"n\">from</th><th class=\"n\">to</th>",
+          f);
+    for (size_t i = 0; i < n; i++) variant_head(f, sc, sums[i]->variant);
+    fputs("</tr>\n", f);
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        for (uint32_t k = 0; k < sc->providers[p].fault_count; k++) {
+            const sim_fault *fa = &sc->providers[p].faults[k];
+            char buf[96];
+            tag(f, "<tr><td>", sc->providers[p].name, "</td><td>");
+            esc(f, sim_fault_kind_name(fa->kind));
+            if (fa->status > 0) fprintf(f, " %d", fa->status);
+            if (fa->fraction > 0 && fa->fraction < 1)
+                fprintf(f, " (%.0f%% of attempts)", fa->fraction * 100);
+            rep_format_duration(buf, sizeof buf, (double)fa->at_us);
+            tag(f, "</td><td class=\"n\">", buf, "</td>");
+            rep_format_duration(buf, sizeof buf, (double)fb_time_add(fa->at_us, fa->for_us));
+            tag(f, "<td class=\"n\">", buf, "</td>");
+            for (size_t i = 0; i < n; i++) {
+                const sim_fault_summary *fs = find_fault(sums[i], p, k);
+                if (fs == NULL) {
+                    fputs("<td class=\"n\">&mdash;</td>", f);
+                    continue;
+                }
+                rep_format_duration(buf, sizeof buf, (double)fs->spillover_us);
+                if (!fs->recovered) strncat(buf, " (not recovered)", sizeof buf - strlen(buf) - 1);
+                tag(f, "<td class=\"n\">", buf, "</td>");
+            }
+            fputs("</tr>\n", f);
+        }
+    }
+    fputs("</table>\n", f);
+}
+
+/* The file as a base64 data URI. Returns false when it cannot be read. */
+static bool data_uri(FILE *out, const char *path, const char *mime) {
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return false;
+    fprintf(out, "data:%s;base64,", mime);
+    unsigned char in[3 * 1024];
+    size_t got;
+    while ((got = fread(in, 1, sizeof in, f)) > 0) {
+        for (size_t i = 0; i < got; i += 3) {
+            uint32_t v = (uint32_t)in[i] << 16;
+            if (i + 1 < got) v |= (uint32_t)in[i + 1] << 8;
+            if (i + 2 < got) v |= in[i + 2];
+            fputc(b64[v >> 18 & 63], out);
+            fputc(b64[v >> 12 & 63], out);
+            fputc(i + 1 < got ? b64[v >> 6 & 63] : '=', out);
+            fputc(i + 2 < got ? b64[v & 63] : '=', out);
+        }
+        if (got < sizeof in) break;
+    }
+    bool ok = !ferror(f);
+    fclose(f);
+    return ok;
+}
+
+static void write_charts(FILE *f, const char *dir, const char *note) {
+    size_t count;
+    const rep_chart_info *infos = rep_chart_list(&count);
+    fputs("<h2 id=\"charts\">Charts</h2>\n", f);
+    if (note) tag(f, "<p class=\"note\">", note, "</p>\n");
+    for (size_t k = 0; k < count; k++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/charts/%s.svg", dir, infos[k].name);
+        struct stat st;
+        if (note && stat(path, &st) != 0) continue;
+        fprintf(f, "<section class=\"chart\" id=\"chart-%s\">\n", infos[k].name);
+        tag(f, "<h3>", infos[k].title, "</h3>\n");
+        tag(f, "<p class=\"caption\">", infos[k].caption, "</p>\n");
+        fputs("<img alt=\"", f);
+        esc(f, infos[k].title);
+        fputs("\" src=\"", f);
+        if (!data_uri(f, path, "image/svg+xml")) {
+            fputs("\">\n<p class=\"note\">This chart is missing: ", f);
+            esc(f, path);
+            fputs(" cannot be read.</p>\n</section>\n", f);
+            continue;
+        }
+        fputs("\">\n</section>\n", f);
+    }
+}
+
+static void file_link(FILE *f, const char *href, const char *what) {
+    tag(f, "<li><a href=\"", href, "\">");
+    esc(f, href);
+    tag(f, "</a> &mdash; ", what, "</li>\n");
+}
+
+static void write_files(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    size_t count;
+    const rep_chart_info *infos = rep_chart_list(&count);
+    fputs("<h2 id=\"files\">Files</h2>\n<p>Beside this page, in the same folder "
+          "(docs/reports.md describes each):</p>\n<ul>\n",
+          f);
+    file_link(f, "report.json", "every summary metric per variant, and the scenario as run");
+    file_link(f, "timeseries.csv", "one row per variant per tick: the data behind the charts");
+    file_link(f, "events.jsonl", "breaker transitions and fault starts and ends, one per line");
+    for (size_t k = 0; k < count; k++) {
+        char href[96];
+        fprintf(f, "<li>");
+        esc(f, infos[k].title);
+        fputs(":", f);
+        static const char *const ext[] = {"png", "svg", "gp"};
+        for (size_t e = 0; e < 3; e++) {
+            snprintf(href, sizeof href, "charts/%s.%s", infos[k].name, ext[e]);
+            tag(f, " <a href=\"", href, "\">");
+            esc(f, href + 7);
+            fputs("</a>", f);
+        }
+        fputs("</li>\n", f);
+    }
+    fputs("<li>chart data (gnuplot reads these):", f);
+    for (size_t i = 0; i < n; i++) {
+        char href[SIM_NAME_MAX + 32];
+        rep_chart_data_file(href, sizeof href, sums[i]->variant);
+        fputs(" <a href=\"charts/", f);
+        esc(f, href);
+        tag(f, "\">", href, "</a>");
+    }
+    fputs(" <a href=\"charts/compare.dat\">compare.dat</a></li>\n</ul>\n", f);
+    (void)sc;
+}
+
+int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
+             const char *note, char *msg, size_t msglen) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/report.html", dir);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        snprintf(msg, msglen, "cannot write %s: %s", path, strerror(errno));
+        return FB_EIO;
+    }
+    const cJSON *desc = cJSON_GetObjectItemCaseSensitive((const cJSON *)sc->json, "description");
+    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n",
+          f);
+    tag(f, "<title>fusebox: ", sc->name, "</title>\n");
+    fprintf(f, "<style>\n%s</style>\n</head>\n<body>\n", css);
+    tag(f, "<h1>", sc->name, "</h1>\n");
+    if (cJSON_IsString(desc) && desc->valuestring[0])
+        tag(f, "<p class=\"desc\">", desc->valuestring, "</p>\n");
+    const char *incident = json_str((const cJSON *)sc->json, "incident");
+    if (incident && incident[0]) tag(f, "<p class=\"incident\">Reproduces: ", incident, "</p>\n");
+    write_facts(f, sc);
+    fputs("<p><a href=\"#variants\">Variants</a> &middot; <a href=\"#summary\">Summary</a> "
+          "&middot; <a href=\"#providers\">Providers</a> "
+          "&middot; <a href=\"#spillover\">Faults and spillover</a> &middot; "
+          "<a href=\"#charts\">Charts</a> &middot; <a href=\"#files\">Files</a></p>\n",
+          f);
+    write_variants(f, sc, sums, n);
+    write_summary(f, sc, sums, n);
+    write_providers(f, sc, sums, n);
+    write_faults(f, sc, sums, n);
+    write_charts(f, dir, note);
+    write_files(f, sc, sums, n);
+    fputs(
+        "<footer>Written by fusebox " FUSEBOX_VERSION " from the run's own outputs: the same "
+        "scenario, seed, fusebox and gnuplot versions give the same page, byte for byte.</footer>\n"
+        "</body>\n</html>\n",
+        f);
+    if (ferror(f) | (fclose(f) != 0)) {
+        snprintf(msg, msglen, "cannot write %s", path);
+        return FB_EIO;
+    }
+    return FB_OK;
+}

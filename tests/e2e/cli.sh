@@ -1,0 +1,99 @@
+#!/bin/sh
+# cli.sh - fusebox run / validate end to end: files, determinism, bad input.
+. tests/tap.sh
+T=$E2E_TMP
+
+expect_exit 0 "--help exits 0" "$FUSEBOX" --help
+contains "$OUT" "run SCENARIO" "--help lists run"
+expect_exit 0 "version" "$FUSEBOX" version
+contains "$OUT" "fusebox 0." "version prints the version"
+expect_exit 2 "an unknown command exits 2" "$FUSEBOX" frobnicate
+contains "$ERR" "unknown command 'frobnicate'" "an unknown command is named"
+expect_exit 2 "run without a scenario exits 2" "$FUSEBOX" run
+for c in run check validate sweep merge mock live; do
+    expect_exit 0 "$c --help exits 0" "$FUSEBOX" $c --help
+done
+
+# the flagship, as the README runs it
+expect_exit 0 "the flagship runs" "$FUSEBOX" run scenarios/retry-storm.json -o "$T/a"
+for f in report.json timeseries.csv events.jsonl report.html charts/outcomes.png \
+    charts/outcomes.svg charts/breakers.png charts/load.png charts/latency.png charts/compare.png; do
+    [ -s "$T/a/$f" ]
+    ok $? "the flagship writes $f"
+done
+python3 -m json.tool "$T/a/report.json" >/dev/null 2>&1
+ok $? "report.json is valid JSON"
+rows=$(($(wc -l <"$T/a/timeseries.csv") - 1))
+[ "$rows" -eq 7200 ]
+ok $? "timeseries.csv has one row per second per variant ($rows)"
+python3 - "$T/a/events.jsonl" <<'PY'
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    json.loads(line); n += 1
+sys.exit(0 if n > 0 else 1)
+PY
+ok $? "events.jsonl is one JSON object per line"
+contains "$OUT" "tuned.success_rate >= 0.99" "run prints the expectations"
+contains "$OUT" "report.html" "run points at report.html"
+
+# determinism: same scenario and seed, byte-identical files
+SHORT="--set duration=10m"
+"$FUSEBOX" run scenarios/retry-storm.json $SHORT -q -o "$T/b" 2>/dev/null
+"$FUSEBOX" run scenarios/retry-storm.json $SHORT -q -o "$T/c" 2>/dev/null
+for f in report.json timeseries.csv events.jsonl report.html charts/outcomes.svg; do
+    cmp -s "$T/b/$f" "$T/c/$f"
+    ok $? "two runs give a byte-identical $f"
+done
+"$FUSEBOX" run scenarios/retry-storm.json $SHORT --seed 7 -q --no-charts -o "$T/d" 2>/dev/null
+cmp -s "$T/b/timeseries.csv" "$T/d/timeseries.csv"
+[ $? -ne 0 ]
+ok $? "another seed gives another run"
+grep -q '"seed": 7' "$T/d/report.json"
+ok $? "the seed is written into report.json"
+grep -q '"duration_s": 600.000000' "$T/b/report.json"
+ok $? "--set changes the scenario as run"
+
+# bad input: exit 2, the file and the JSON path named
+printf '{"name":"x","duraton":"1m"}' >"$T/typo.json"
+expect_exit 2 "an unknown key exits 2" "$FUSEBOX" run "$T/typo.json"
+contains "$ERR" "typo.json: duraton: unknown key 'duraton' (did you mean 'duration'?)" \
+    "an unknown key is named with a suggestion"
+sed 's/"at": "5m"/"at": "-5m"/' scenarios/retry-storm.json >"$T/neg.json"
+expect_exit 2 "a negative duration exits 2" "$FUSEBOX" run "$T/neg.json"
+contains "$ERR" "providers[0].faults[0].at: duration \"-5m\" is negative" \
+    "a negative duration names its path"
+printf '{\n "name": "x",\n "duration": \n' >"$T/broken.json"
+expect_exit 2 "malformed JSON exits 2" "$FUSEBOX" run "$T/broken.json"
+contains "$ERR" "invalid JSON at line" "malformed JSON gives a line number"
+expect_exit 2 "a missing file exits 2" "$FUSEBOX" run "$T/nope.json"
+contains "$ERR" "nope.json: cannot open" "a missing file is named"
+expect_exit 2 "a bad --set path exits 2" "$FUSEBOX" run scenarios/retry-storm.json \
+    --set providers.nope.capacity.rpm=1
+contains "$ERR" "no element named 'nope'" "a bad --set path is explained"
+expect_exit 2 "a bad --set value exits 2" "$FUSEBOX" run scenarios/retry-storm.json \
+    --set variants.tuned.breaker.open=-3s
+contains "$ERR" "variants.tuned.breaker.open" "a bad --set value names its path"
+expect_exit 2 "an unknown option exits 2" "$FUSEBOX" run scenarios/retry-storm.json --colour
+expect_exit 2 "an unknown variant exits 2" "$FUSEBOX" run scenarios/retry-storm.json --variant x
+
+# a cap stops the run: exit 2, the reason, and the files of the work done
+expect_exit 2 "a cap stops the run with exit 2" "$FUSEBOX" run scenarios/retry-storm.json \
+    --set limits.in_flight=300 --no-charts -q -o "$T/cap"
+contains "$ERR" "in-flight cap reached" "the cap is named"
+grep -q '"complete": false' "$T/cap/report.json"
+ok $? "report.json of a capped run says complete: false"
+[ "$(wc -l <"$T/cap/timeseries.csv")" -gt 10 ]
+ok $? "a capped run keeps the time series it simulated"
+
+# validate
+expect_exit 0 "validate accepts the flagship" "$FUSEBOX" validate scenarios/retry-storm.json
+expect_exit 2 "validate rejects a typo" "$FUSEBOX" validate "$T/typo.json"
+
+# docs stay true to the code: every metric is documented
+for m in $("$FUSEBOX" run scenarios/retry-storm.json --set duration=1m -q --no-charts -o "$T/m" 2>/dev/null;
+    python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['variants']['tuned']['summary']))" "$T/m/report.json"); do
+    grep -q "\`$m\`" docs/metrics.md
+    ok $? "docs/metrics.md documents $m"
+done
+finish

@@ -1,0 +1,470 @@
+/* test_charts.c - gnuplot charts and report.html on a synthetic run folder. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reports/charts.h"
+#include "reports/report.h"
+
+#define S(x) ((fb_time_us)(x)*FB_US_PER_S)
+
+static const char hostile[] = "Primary <script>alert('x')</script> & \"friends\" fail";
+
+typedef struct fixture {
+    char dir[64];
+    sim_scenario *sc;
+    sim_summary *sums[2];
+} fixture;
+
+static sim_scenario *make_scenario(fb_time_us duration_us, fb_time_us tick_us) {
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    assert_non_null(sc);
+    snprintf(sc->name, sizeof sc->name, "retry-storm");
+    snprintf(sc->file, sizeof sc->file, "scenarios/retry-storm.json");
+    sc->seed = 42;
+    sc->duration_us = duration_us;
+    sc->tick_us = tick_us;
+    sc->slo_latency_us = S(10);
+    sc->pods = (sim_pods){4, 8, 16, S(60)};
+    sc->provider_count = 2;
+    snprintf(sc->providers[0].name, SIM_NAME_MAX, "openai");
+    snprintf(sc->providers[1].name, SIM_NAME_MAX, "anthropic");
+    sc->providers[0].fault_count = 1;
+    sc->providers[0].faults[0] = (sim_fault){
+        .kind = SIM_FAULT_OUTAGE, .at_us = S(30), .for_us = S(40), .fraction = 1, .status = 503};
+    sc->class_count = 1;
+    snprintf(sc->classes[0].name, SIM_NAME_MAX, "chat");
+    sc->classes[0].spike_count = 1;
+    sc->classes[0].spikes[0] = (sim_spike){S(90), S(5), 40};
+    sc->variant_count = 2;
+    snprintf(sc->variants[0].name, SIM_NAME_MAX, "naive");
+    snprintf(sc->variants[1].name, SIM_NAME_MAX, "tuned");
+    sc->variants[1].per_provider[0].has_breaker = true;
+    sc->variants[1].per_provider[1].has_breaker = true;
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "name", sc->name);
+    cJSON_AddStringToObject(j, "description", hostile);
+    sc->json = j;
+    return sc;
+}
+
+static void free_scenario(sim_scenario *sc) {
+    cJSON_Delete(sc->json);
+    free(sc);
+}
+
+static sim_summary *make_summary(const char *variant, bool tuned) {
+    sim_summary *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    snprintf(s->variant, sizeof s->variant, "%s", variant);
+    s->complete = true;
+    s->requests = 1200;
+    s->ended[SIM_END_SUCCESS] = tuned ? 1190 : 800;
+    s->ended[SIM_END_EXHAUSTED] = tuned ? 10 : 400;
+    s->errors = s->ended[SIM_END_EXHAUSTED];
+    s->success_fallback = tuned ? 390 : 0;
+    s->success_primary = s->ended[SIM_END_SUCCESS] - s->success_fallback;
+    s->attempts = tuned ? 1500 : 4800;
+    s->cost_usd = tuned ? 3.5 : 9.25;
+    fb_hist_init(&s->latency);
+    fb_hist_init(&s->latency_ok);
+    fb_hist_record_n(&s->latency, 800000, 1000);
+    fb_hist_record_n(&s->latency, tuned ? 2000000 : 30000000, 200);
+    s->providers[0].attempts = tuned ? 1100 : 4800;
+    s->providers[0].outcomes[FB_OUT_SUCCESS] = 800;
+    s->providers[0].outcomes[FB_OUT_TRANSIENT] = s->providers[0].attempts - 800;
+    s->providers[0].cost_usd = tuned ? 2 : 9.25;
+    s->providers[1].attempts = tuned ? 400 : 0;
+    s->providers[1].outcomes[FB_OUT_SUCCESS] = tuned ? 390 : 0;
+    s->providers[0].breaker_opens = tuned ? 4 : 0;
+    s->providers[0].breaker_open_s = tuned ? 38 : 0;
+    s->fault_count = 1;
+    s->faults[0] = (sim_fault_summary){0, 0, S(30), S(70), tuned ? S(4) : S(50), tuned};
+    return s;
+}
+
+/* One row per tick: the outage (30s..70s) fails naive's requests and opens tuned's breakers. */
+static void write_run(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/timeseries.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    rep_csv_header(f, sc);
+    for (size_t v = 0; v < n; v++) {
+        bool tuned = sc->variants[v].per_provider[0].has_breaker;
+        for (fb_time_us t = 0; t < sc->duration_us; t += sc->tick_us) {
+            sim_row r;
+            memset(&r, 0, sizeof r);
+            bool fault = t >= S(30) && t < S(70);
+            bool after = t >= S(70) && t < S(120);
+            r.t_us = t;
+            r.arrivals = 10;
+            r.ended = t == S(5) ? 0 : 10;
+            r.success = r.ended;
+            r.p[0].attempts = 10;
+            r.in_flight = 12;
+            if (fault && tuned) {
+                r.fallback_success = 9;
+                r.success = 10;
+                r.p[0].attempts = 2;
+                r.p[0].errors = 2;
+                r.p[1].attempts = 9;
+                r.p[0].open_share = 0.75;
+                r.p[0].half_open_share = 0.25;
+            } else if ((fault || after) && !tuned) {
+                r.success = 2;
+                r.errors = 8;
+                r.p[0].attempts = 40;
+                r.p[0].errors = 38;
+                r.in_flight = 60;
+                r.pod_queue = 30;
+            }
+            r.latency_p50_ms = r.ended ? 800 : 0;
+            r.latency_p99_ms = r.ended ? (fault && !tuned ? 30000 : 2500) : 0;
+            r.fault_active = fault;
+            rep_csv_row(f, sc, sums[v]->variant, &r);
+        }
+    }
+    assert_int_equal(fclose(f), 0);
+    snprintf(path, sizeof path, "%s/events.jsonl", dir);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)size + 1);
+    assert_non_null(buf);
+    size_t got = fread(buf, 1, (size_t)size, f);
+    fclose(f);
+    buf[got] = '\0';
+    if (len) *len = got;
+    return buf;
+}
+
+static char *slurp2(const char *dir, const char *name, size_t *len) {
+    char path[160];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return slurp(path, len);
+}
+
+static void remove_tree(const char *dir) {
+    DIR *d = opendir(dir);
+    if (d == NULL) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            remove_tree(path);
+        else
+            unlink(path);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static void need_gnuplot(void) {
+    char buf[512];
+    if (rep_gnuplot_find(buf, sizeof buf) != FB_OK) {
+        print_message("%s\n", buf);
+        skip();
+    }
+}
+
+static int setup(void **state) {
+    fixture *fx = calloc(1, sizeof *fx);
+    if (fx == NULL) return -1;
+    snprintf(fx->dir, sizeof fx->dir, "/tmp/fusebox-charts-XXXXXX");
+    if (mkdtemp(fx->dir) == NULL) return -1;
+    fx->sc = make_scenario(S(120), S(1));
+    fx->sums[0] = make_summary("naive", false);
+    fx->sums[1] = make_summary("tuned", true);
+    write_run(fx->dir, fx->sc, fx->sums, 2);
+    *state = fx;
+    return 0;
+}
+
+static int teardown(void **state) {
+    fixture *fx = *state;
+    remove_tree(fx->dir);
+    free(fx->sums[0]);
+    free(fx->sums[1]);
+    free_scenario(fx->sc);
+    free(fx);
+    return 0;
+}
+
+static void run_charts(fixture *fx) {
+    char msg[1024] = "";
+    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, msg, sizeof msg);
+    if (rc != FB_OK) print_message("rep_charts: %s\n", msg);
+    assert_int_equal(rc, FB_OK);
+}
+
+static void charts_draws_every_chart_as_png_svg_and_script(void **state) {
+    fixture *fx = *state;
+    need_gnuplot();
+    run_charts(fx);
+    size_t count;
+    const rep_chart_info *infos = rep_chart_list(&count);
+    assert_true(count >= 5);
+    for (size_t k = 0; k < count; k++) {
+        char name[96];
+        size_t len;
+        snprintf(name, sizeof name, "charts/%s.png", infos[k].name);
+        char *png = slurp2(fx->dir, name, &len);
+        assert_non_null(png);
+        assert_true(len > 1000);
+        assert_memory_equal(png, "\x89PNG\r\n\x1a\n", 8);
+        free(png);
+        snprintf(name, sizeof name, "charts/%s.svg", infos[k].name);
+        char *svg = slurp2(fx->dir, name, &len);
+        assert_non_null(svg);
+        assert_non_null(strstr(svg, "<svg"));
+        assert_non_null(strstr(svg, "</svg>"));
+        assert_true(strstr(svg, "<svg") < strstr(svg, "</svg>"));
+        free(svg);
+        snprintf(name, sizeof name, "charts/%s.gp", infos[k].name);
+        char *gp = slurp2(fx->dir, name, &len);
+        assert_non_null(gp);
+        assert_non_null(strstr(gp, "set terminal pngcairo"));
+        free(gp);
+    }
+    char *html = slurp2(fx->dir, "report.html", NULL);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "src=\"data:image/svg+xml;base64,"));
+    free(html);
+}
+
+static void charts_html_names_variants_and_escapes_description(void **state) {
+    fixture *fx = *state;
+    need_gnuplot();
+    run_charts(fx);
+    char *html = slurp2(fx->dir, "report.html", NULL);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "<h1>retry-storm</h1>"));
+    assert_non_null(strstr(html, "naive</th>"));
+    assert_non_null(strstr(html, "tuned</th>"));
+    assert_non_null(strstr(html, "Primary &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; "
+                                 "&quot;friends&quot; fail"));
+    assert_null(strstr(html, "<script"));
+    assert_non_null(strstr(html, "<dd>42</dd>"));                /* the seed */
+    assert_non_null(strstr(html, "<td class=\"n\">1,200</td>")); /* requests, grouped */
+    /* the per-provider table and the spillover of the outage, per variant */
+    assert_non_null(strstr(html, "<td>anthropic</td>"));
+    assert_non_null(strstr(html, "50.0s (not recovered)"));
+    assert_non_null(strstr(html, "<td class=\"n\">4.0s</td>"));
+    free(html);
+}
+
+static void charts_same_inputs_give_identical_html_and_svg(void **state) {
+    fixture *fx = *state;
+    need_gnuplot();
+    run_charts(fx);
+    size_t count;
+    const rep_chart_info *infos = rep_chart_list(&count);
+    size_t len1, len2;
+    char *first = slurp2(fx->dir, "report.html", &len1);
+    char *svgs[16] = {NULL};
+    size_t svg_lens[16];
+    assert_true(count <= 16);
+    for (size_t k = 0; k < count; k++) {
+        char name[96];
+        snprintf(name, sizeof name, "charts/%s.svg", infos[k].name);
+        svgs[k] = slurp2(fx->dir, name, &svg_lens[k]);
+        assert_non_null(svgs[k]);
+    }
+    run_charts(fx);
+    char *second = slurp2(fx->dir, "report.html", &len2);
+    assert_non_null(first);
+    assert_non_null(second);
+    assert_int_equal(len1, len2);
+    assert_memory_equal(first, second, len1);
+    for (size_t k = 0; k < count; k++) {
+        char name[96];
+        size_t len;
+        snprintf(name, sizeof name, "charts/%s.svg", infos[k].name);
+        char *again = slurp2(fx->dir, name, &len);
+        assert_non_null(again);
+        assert_int_equal(len, svg_lens[k]);
+        assert_memory_equal(again, svgs[k], len);
+        free(again);
+        free(svgs[k]);
+    }
+    free(first);
+    free(second);
+}
+
+/* The page's summary table keeps step with the text summary: every row label appears. */
+static void charts_html_has_every_row_of_the_text_summary(void **state) {
+    fixture *fx = *state;
+    char msg[1024];
+    /* no gnuplot needed: the page alone */
+    assert_int_equal(rep_html(fx->dir, fx->sc, fx->sums, 2, NULL, msg, sizeof msg), FB_OK);
+    char *html = slurp2(fx->dir, "report.html", NULL);
+    assert_non_null(html);
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *m = open_memstream(&text, &text_len);
+    assert_non_null(m);
+    rep_text_summary(m, fx->sc, fx->sums, 2);
+    fclose(m);
+    int rows = 0;
+    char *save = NULL;
+    strtok_r(text, "\n", &save); /* title line */
+    strtok_r(NULL, "\n", &save); /* variant names */
+    for (char *line = strtok_r(NULL, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        char label[32];
+        size_t skip = strspn(line, " ");
+        size_t len = strlen(line) < 24 ? strlen(line) : 24;
+        if (skip >= len) continue;
+        snprintf(label, sizeof label, ">%.*s</td>", (int)(len - skip), line + skip);
+        char *end = strstr(label, "  ");
+        if (end) snprintf(end, sizeof label - (size_t)(end - label), "</td>");
+        if (strstr(html, label) == NULL) print_message("missing row %s\n", label);
+        assert_non_null(strstr(html, label));
+        rows++;
+    }
+    assert_true(rows >= 15);
+    free(text);
+    free(html);
+}
+
+static void charts_reject_timeseries_of_another_scenario(void **state) {
+    fixture *fx = *state;
+    snprintf(fx->sc->providers[1].name, SIM_NAME_MAX, "mistral");
+    char msg[1024] = "";
+    assert_int_equal(rep_charts(fx->dir, fx->sc, fx->sums, 2, msg, sizeof msg), FB_EPARSE);
+    assert_non_null(strstr(msg, "timeseries.csv"));
+    assert_non_null(strstr(msg, "header"));
+}
+
+/* 1200 s at a 500 ms tick is 2400 ticks: four fold into each of 600 points, per second. */
+static void charts_fold_long_runs_into_per_second_points(void **state) {
+    (void)state;
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/fusebox-charts-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    sim_scenario *sc = make_scenario(S(1200), 500 * FB_US_PER_MS);
+    sim_summary *sums[1] = {make_summary("naive", false)};
+    write_run(dir, sc, sums, 1);
+    char msg[1024] = "";
+    int rc = rep_charts(dir, sc, sums, 1, msg, sizeof msg);
+    assert_true(rc == FB_OK || rc == FB_ENOTFOUND); /* the data files do not need gnuplot */
+    char *data = slurp2(dir, "charts/data_naive.dat", NULL);
+    assert_non_null(data);
+    int lines = 0;
+    for (const char *p = data; *p; p++) lines += *p == '\n';
+    assert_int_equal(lines, 1 + 600);
+    assert_memory_equal(data, "t ok_ps fallback_ps degraded_ps errors_ps slo_missed_ps arrivals_ps",
+                        66);
+    /* first point: ticks 0..1.5s, centred at 1 s = 0.0167 min; 10 per tick = 20 per second */
+    const char *row = strchr(data, '\n') + 1;
+    assert_memory_equal(row,
+                        "0.0167 20.0000 0.0000 0.0000 0.0000 0.0000 20.0000 12.0000 0.0000 "
+                        "0.8000 2.5000 20.0000 0.0000 0.0000 0.0000",
+                        strlen("0.0167 20.0000 0.0000 0.0000 0.0000 0.0000 20.0000 12.0000 0.0000 "
+                               "0.8000 2.5000 20.0000 0.0000 0.0000 0.0000"));
+    free(data);
+    remove_tree(dir);
+    free(sums[0]);
+    free_scenario(sc);
+}
+
+static void charts_quote_hostile_names_for_gnuplot(void **state) {
+    fixture *fx = *state;
+    need_gnuplot();
+    /* the loader allows only [A-Za-z0-9_.-]; the chart writer must not rely on it */
+    const char *evil = "x'; system('touch pwned'); '";
+    snprintf(fx->sc->variants[0].name, SIM_NAME_MAX, "%s", evil);
+    snprintf(fx->sums[0]->variant, SIM_NAME_MAX, "%s", evil);
+    write_run(fx->dir, fx->sc, fx->sums, 2);
+    run_charts(fx);
+    char path[160];
+    snprintf(path, sizeof path, "%s/charts/pwned", fx->dir);
+    assert_int_not_equal(access(path, F_OK), 0);
+    char *html = slurp2(fx->dir, "report.html", NULL);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "x&#39;; system(&#39;touch pwned&#39;); &#39;</th>"));
+    free(html);
+}
+
+/* A variant stopped by a cap before its first tick has no rows: its panels are empty. */
+static void charts_draw_a_variant_without_rows(void **state) {
+    fixture *fx = *state;
+    need_gnuplot();
+    write_run(fx->dir, fx->sc, fx->sums, 1);
+    fx->sums[1]->complete = false;
+    snprintf(fx->sums[1]->stop_reason, sizeof fx->sums[1]->stop_reason, "in-flight cap <1000>");
+    run_charts(fx);
+    char *data = slurp2(fx->dir, "charts/data_tuned.dat", NULL);
+    assert_non_null(data);
+    assert_null(strchr(strchr(data, '\n') + 1, '\n')); /* the header alone */
+    free(data);
+    char *html = slurp2(fx->dir, "report.html", NULL);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "stopped early: in-flight cap &lt;1000&gt;"));
+    free(html);
+}
+
+static void charts_without_gnuplot_name_the_package_and_still_write_the_page(void **state) {
+    fixture *fx = *state;
+    const char *old = getenv("PATH");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("PATH", fx->dir, 1);
+    char msg[1024] = "";
+    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, msg, sizeof msg);
+    if (saved) {
+        setenv("PATH", saved, 1);
+        free(saved);
+    }
+    assert_int_equal(rc, FB_ENOTFOUND);
+    assert_non_null(strstr(msg, "gnuplot-nox"));
+    char *html = slurp2(fx->dir, "report.html", NULL);
+    assert_non_null(html);
+    assert_non_null(strstr(html, "gnuplot-nox"));
+    assert_null(strstr(html, "data:image/svg+xml"));
+    free(html);
+    char *gp = slurp2(fx->dir, "charts/outcomes.gp", NULL); /* scripts to draw them later */
+    assert_non_null(gp);
+    free(gp);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(charts_draws_every_chart_as_png_svg_and_script, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(charts_html_names_variants_and_escapes_description, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(charts_same_inputs_give_identical_html_and_svg, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(charts_html_has_every_row_of_the_text_summary, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(charts_reject_timeseries_of_another_scenario, setup,
+                                        teardown),
+        cmocka_unit_test(charts_fold_long_runs_into_per_second_points),
+        cmocka_unit_test_setup_teardown(charts_quote_hostile_names_for_gnuplot, setup, teardown),
+        cmocka_unit_test_setup_teardown(charts_draw_a_variant_without_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            charts_without_gnuplot_name_the_package_and_still_write_the_page, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
