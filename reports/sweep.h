@@ -199,7 +199,8 @@ bool rep_sweep_infeasible(const rep_sweep *sw);
 void rep_sweep_write_answer(FILE *f, const rep_sweep *sw);
 /*
  * DIR/sweep.csv, sweep-points.csv, sweep.json and (charts true) the gnuplot
- * charts in DIR/charts/ and DIR/sweep.html.
+ * charts in DIR/charts/ and DIR/sweep.html. Without gnuplot the page is
+ * still written, saying why it has no charts, and FB_ENOTFOUND is returned.
  */
 int rep_sweep_write_outputs(rep_sweep *sw, const char *dir, bool charts, char *msg, size_t msglen);
 
