@@ -973,6 +973,7 @@ static int parse_retry(pctx *P, const cJSON *v, sim_policy *pol) {
                                        "attempt_timeout",
                                        "deadline",
                                        "budget",
+                                       "retry_after_jitter",
                                        NULL};
     static const char *const jitters[] = {"full",         "none",         "equal",
                                           "decorrelated", "proportional", NULL};
@@ -1018,6 +1019,7 @@ static int parse_retry(pctx *P, const cJSON *v, sim_policy *pol) {
     }
     if (rc == FB_OK) rc = get_duration(P, v, "retry_after_max", &r->retry_after_us_max, false);
     if (rc == FB_OK) rc = get_switch(P, v, "giveup_above_max", &r->giveup_above_max);
+    if (rc == FB_OK) rc = get_number(P, v, "retry_after_jitter", &r->retry_after_jitter, 0, 10);
     if (rc == FB_OK) rc = get_duration(P, v, "attempt_timeout", &r->attempt_timeout_us, false);
     if (rc == FB_OK) rc = get_duration(P, v, "deadline", &r->deadline_us, false);
     if (rc == FB_OK && (o = field(v, "budget")) != NULL) {
@@ -1175,7 +1177,7 @@ static int parse_policy(pctx *P, const sim_scenario *sc, const cJSON *v, sim_pol
         "retry",    "breaker",    "fallback",  "context_window_check", "degraded", "stream",
         "classify", "rate_limit", "overrides", "description",          NULL};
     static const char *const cls_keys[] = {"rate_limit_trips", "timeout_trips",
-                                           "honor_should_retry", NULL};
+                                           "honor_should_retry", "permanent_trips", NULL};
     static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
     int rc = need_object(P, v);
     if (rc == FB_OK) rc = check_keys(P, v, keys);
@@ -1248,6 +1250,7 @@ static int parse_policy(pctx *P, const sim_scenario *sc, const cJSON *v, sim_pol
         if (rc == FB_OK) rc = get_switch(P, o, "timeout_trips", &pol->classify.timeout_trips);
         if (rc == FB_OK)
             rc = get_switch(P, o, "honor_should_retry", &pol->classify.honor_should_retry);
+        if (rc == FB_OK) rc = get_switch(P, o, "permanent_trips", &pol->classify.permanent_trips);
         pop(P, old);
     }
     if (rc == FB_OK && (o = field(v, "rate_limit")) != NULL) {
