@@ -17,7 +17,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,8 +24,6 @@
 
 #include "reports/charts.h"
 #include "reports/report.h"
-
-extern char **environ;
 
 #define LABELS_MAX_CELLS 150 /* beyond this the heatmap cells carry no numbers */
 
@@ -343,40 +340,9 @@ static void write_pareto(FILE *gp, FILE *dat, const rep_sweep *sw) {
     fputc('\n', gp);
 }
 
-/* gnuplot -d (no init files: the output depends on the script only), in DIR/charts. */
 static int run_gnuplot(const char *gnuplot, const char *charts, const char *script, char *msg,
                        size_t msglen) {
-    char cd[1200], log[1200];
-    /* gnuplot's single-quoted string: a quote is written twice */
-    size_t n = 0;
-    cd[n++] = 'c', cd[n++] = 'd', cd[n++] = ' ', cd[n++] = '\'';
-    for (const char *c = charts; *c && n + 4 < sizeof cd; c++) {
-        if (*c == '\'') cd[n++] = '\'';
-        cd[n++] = *c;
-    }
-    cd[n++] = '\'';
-    cd[n] = '\0';
-    snprintf(log, sizeof log, "%s/gnuplot.log", charts);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    char *argv[] = {"gnuplot", "-d", "-e", cd, (char *)script, NULL};
-    pid_t pid;
-    int rc = posix_spawn(&pid, (char *)gnuplot, &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) {
-        snprintf(msg, msglen, "cannot run %s: %s", gnuplot, strerror(rc));
-        return FB_EIO;
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) continue;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(msg, msglen, "gnuplot failed on %s/%s (its messages: %s)", charts, script, log);
-        return FB_EIO;
-    }
-    return FB_OK;
+    return rep_gnuplot_run(gnuplot, charts, script, msg, msglen);
 }
 
 typedef enum chart_kind { CHART_HEATMAP, CHART_PARETO } chart_kind;
