@@ -220,8 +220,8 @@ int cmd_mock(int argc, char **argv) {
         } else if (strcmp(name, "--time-scale") == 0) {
             char *end;
             double x = strtod(val, &end);
-            if (*end != '\0' || !(x > 0) || x > 1e9 || !isfinite(x))
-                return bad("--time-scale: '%s' must be a number > 0%s", val, "");
+            if (end == val || *end != '\0' || !(x >= 1e-3) || x > 1e6)
+                return bad("--time-scale: '%s' must be a number from 0.001 to 1000000%s", val, "");
             cfg.time_scale = x;
         } else if (strcmp(name, "--max-connections") == 0) {
             if (!parse_u64(val, 1000000, &u) || u == 0)

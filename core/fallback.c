@@ -174,13 +174,18 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
     fb_time_us deadline_us = deadline_at(fb, req);
 
     if (now_us >= deadline_us) {
+        if (reserved) fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
         *d = finish(req, FB_STOP_DEADLINE, false);
         return true;
     }
     if (!reserved && p->ratelimit != NULL) {
         fb_ratelimit_decision rl = fb_ratelimit_acquire(p->ratelimit, req->tokens_needed, now_us);
         /* A wait that ends at or after the deadline cannot lead to an answer. */
-        if (!rl.admitted || fb_time_add(now_us, rl.wait_us) >= deadline_us) {
+        if (rl.admitted && fb_time_add(now_us, rl.wait_us) >= deadline_us) {
+            fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
+            rl.admitted = false;
+        }
+        if (!rl.admitted) {
             req->skipped |= SKIP_RATE;
             return false;
         }
@@ -192,6 +197,8 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
         }
     }
     if (!breaker_allow(p, now_us, &req->permit)) {
+        /* not sent: what the limiter reserved for it goes back */
+        if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
         req->skipped |= SKIP_BREAKER;
         return false;
     }
@@ -346,5 +353,7 @@ void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time
     /* A cancelled attempt is neither a success nor a failure; it frees a probe. */
     if (req->phase == PHASE_ATTEMPT)
         breaker_record(current(fb, req), &req->permit, FB_EFFECT_IGNORE, FB_TIME_NONE, now_us);
+    if (req->phase == PHASE_WAIT_LIMIT && current(fb, req)->ratelimit != NULL)
+        fb_ratelimit_release(current(fb, req)->ratelimit, req->tokens_needed, now_us);
     req->phase = PHASE_DONE;
 }

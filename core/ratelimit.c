@@ -160,3 +160,10 @@ fb_ratelimit_decision fb_ratelimit_acquire(fb_ratelimit *rl, int64_t tokens, fb_
     d.wait_us = wait;
     return d;
 }
+
+void fb_ratelimit_release(fb_ratelimit *rl, int64_t tokens, fb_time_us now_us) {
+    if (tokens < 0) tokens = 0;
+    if (bucket_on(&rl->requests)) fb_bucket_refund(&rl->requests, 1, now_us);
+    if (bucket_on(&rl->tokens)) fb_bucket_refund(&rl->tokens, tokens, now_us);
+    rl->released++;
+}

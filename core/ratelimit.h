@@ -59,6 +59,7 @@ typedef struct fb_ratelimit {
     uint64_t admitted;
     uint64_t delayed;
     uint64_t rejected;
+    uint64_t released;
 } fb_ratelimit;
 
 typedef struct fb_ratelimit_decision {
@@ -69,5 +70,10 @@ typedef struct fb_ratelimit_decision {
 int fb_ratelimit_init(fb_ratelimit *rl, const fb_ratelimit_config *cfg, fb_time_us now_us);
 /* One request of `tokens` tokens wants to go now. */
 fb_ratelimit_decision fb_ratelimit_acquire(fb_ratelimit *rl, int64_t tokens, fb_time_us now_us);
+/*
+ * Give back what an admitted acquire() of `tokens` took, when the request
+ * was not sent after all (its breaker rejected it, its deadline passed).
+ */
+void fb_ratelimit_release(fb_ratelimit *rl, int64_t tokens, fb_time_us now_us);
 
 #endif /* FB_RATELIMIT_H */

@@ -19,6 +19,8 @@
 #include <cjson/cJSON.h>
 
 #define SCENARIO_FILE_MAX (16 * 1024 * 1024)
+/* Token buckets keep capacity x one minute in microseconds in an int64. */
+#define RATE_PER_MIN_MAX 100000000000ULL
 
 typedef struct pctx {
     sim_error *err;
@@ -132,6 +134,23 @@ static int check_description(pctx *P, const cJSON *obj) {
     return rc;
 }
 
+/*
+ * Names end up in file names, CSV headers, metric names (attempts[NAME]) and
+ * charts: letters, digits, '-', '_' and '.' only.
+ */
+static int check_name(pctx *P, const char *key, const char *name) {
+    if (name[0] != '\0' && strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                        "0123456789-_.") == strlen(name))
+        return FB_OK;
+    size_t old = push_key(P, key);
+    int rc = fail(P,
+                  "\"%s\": use letters, digits, '-', '_' and '.' only (names appear in file "
+                  "names, CSV headers and metric names)",
+                  name);
+    pop(P, old);
+    return rc;
+}
+
 /* ---- units ---- */
 
 int sim_parse_duration(const char *s, fb_time_us *out) {
@@ -157,7 +176,8 @@ int sim_parse_duration(const char *s, fb_time_us *out) {
     else
         return FB_EPARSE;
     double us = v * mul;
-    if (us < 0 || us > 9.0e18) return FB_ERANGE;
+    /* at most ~31 years: sums of times stay far from int64 overflow */
+    if (us < 0 || us > 1e15) return FB_ERANGE;
     *out = (fb_time_us)llround(us);
     return FB_OK;
 }
@@ -620,6 +640,7 @@ static int parse_class(pctx *P, sim_scenario *sc, const cJSON *v, sim_class *c) 
     if (rc == FB_OK) rc = check_keys(P, v, keys);
     if (rc == FB_OK) rc = need_key(P, v, "class");
     if (rc == FB_OK) rc = get_string(P, v, "class", c->name, sizeof c->name);
+    if (rc == FB_OK) rc = check_name(P, "class", c->name);
     if (rc != FB_OK) return rc;
     c->prompt_tokens = dist_const(1000);
     c->completion_tokens = dist_const(200);
@@ -815,6 +836,7 @@ static int parse_provider(pctx *P, const cJSON *v, sim_provider *p) {
     if (rc == FB_OK) rc = check_keys(P, v, keys);
     if (rc == FB_OK) rc = need_key(P, v, "name");
     if (rc == FB_OK) rc = get_string(P, v, "name", p->name, sizeof p->name);
+    if (rc == FB_OK) rc = check_name(P, "name", p->name);
     if (rc != FB_OK) return rc;
     if (strcmp(p->name, "llm") == 0 || strcmp(p->name, "none") == 0 || p->name[0] == '\0') {
         size_t old = push_key(P, "name");
@@ -851,7 +873,7 @@ static int parse_provider(pctx *P, const cJSON *v, sim_provider *p) {
         if (rc == FB_OK) rc = get_u32(P, o, "concurrency", &p->concurrency, 0, 10000000);
         if (rc == FB_OK) rc = get_u32(P, o, "queue", &p->queue, 0, 100000000);
         if (rc == FB_OK) rc = get_uint(P, o, "rpm", &rpm, 0, 1000000000);
-        if (rc == FB_OK) rc = get_uint(P, o, "tpm", &tpm, 0, 1000000000000);
+        if (rc == FB_OK) rc = get_uint(P, o, "tpm", &tpm, 0, RATE_PER_MIN_MAX);
         if (rc == FB_OK) rc = get_status(P, o, "overload_status", &p->overload_status);
         if (rc == FB_OK) rc = get_bool(P, o, "retry_after", &p->limit_retry_after);
         p->rpm = (int64_t)rpm;
@@ -1112,8 +1134,12 @@ static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *ha
         uint32_t n = b->window_buckets ? b->window_buckets : 10;
         if (b->window_us % n != 0) rc = fail(P, "window must divide into %u equal buckets", n);
     }
-    if (rc == FB_OK && b->open_us_max > 0 && b->open_us > 0 && b->open_us_max < b->open_us)
-        rc = fail(P, "open_max must be >= open");
+    if (rc == FB_OK && b->open_us_max > 0 &&
+        b->open_us_max < (b->open_us > 0 ? b->open_us : 60 * FB_US_PER_S)) {
+        size_t o2 = push_key(P, "open_max");
+        rc = fail(P, "must be >= open (%s)", b->open_us > 0 ? "as given" : "60s by default");
+        pop(P, o2);
+    }
     return rc;
 }
 
@@ -1134,7 +1160,7 @@ static int parse_ratelimits(pctx *P, const sim_scenario *sc, const cJSON *v, sim
         if (rc == FB_OK) rc = need_object(P, e);
         if (rc == FB_OK) rc = check_keys(P, e, keys);
         if (rc == FB_OK) rc = get_uint(P, e, "rpm", &rpm, 1, 1000000000);
-        if (rc == FB_OK) rc = get_uint(P, e, "tpm", &tpm, 1, 1000000000000);
+        if (rc == FB_OK) rc = get_uint(P, e, "tpm", &tpm, 1, RATE_PER_MIN_MAX);
         if (rc == FB_OK) rc = get_enum(P, e, "mode", modes, &mode);
         if (rc == FB_OK) rc = get_duration(P, e, "max_wait", &pp->ratelimit.wait_us_max, false);
         if (rc == FB_OK && rpm == 0 && tpm == 0) rc = fail(P, "give rpm, tpm or both");
@@ -1315,6 +1341,7 @@ static int apply_set(cJSON *root, const char *set, sim_error *err) {
     }
     if (val == NULL) goto oom;
     cJSON *cur = root;
+    const cJSON *variants = cJSON_GetObjectItemCaseSensitive(root, "variants");
     char *save = NULL;
     char *tok = strtok_r(buf, ".", &save);
     while (tok) {
@@ -1348,6 +1375,12 @@ static int apply_set(cJSON *root, const char *set, sim_error *err) {
             }
         } else if (cJSON_IsObject(cur)) {
             child = cJSON_GetObjectItemCaseSensitive(cur, tok);
+            if (child == NULL && cur == variants) {
+                /* a misspelled variant must not quietly become a new one */
+                snprintf(err->msg, sizeof err->msg, "--set %s: no variant named '%s'", set, tok);
+                cJSON_Delete(val);
+                return FB_EINVAL;
+            }
             if (index >= 0) {
                 if (!cJSON_IsArray(child) || index >= cJSON_GetArraySize(child)) {
                     snprintf(err->msg, sizeof err->msg, "--set %s: '%s[%ld]' does not exist", set,
@@ -1434,6 +1467,11 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     if (rc == FB_OK) rc = get_duration(P, root, "duration", &sc->duration_us, false);
     sc->tick_us = FB_US_PER_S;
     if (rc == FB_OK) rc = get_duration(P, root, "tick", &sc->tick_us, false);
+    if (rc == FB_OK && sc->tick_us > sc->duration_us) {
+        size_t old = push_key(P, "tick");
+        rc = fail(P, "longer than the duration: the run would have no time series");
+        pop(P, old);
+    }
     if (rc == FB_OK && sc->duration_us / sc->tick_us > 10000000) {
         size_t old = push_key(P, "tick");
         rc = fail(P, "more than 10,000,000 time-series rows; use a longer tick");
@@ -1512,12 +1550,21 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         if (rc == FB_OK) rc = get_number(P, o, "error_margin", &sc->spillover.error_margin, 0, 1);
         if (rc == FB_OK)
             rc = get_number(P, o, "latency_factor", &sc->spillover.latency_factor, 1, 1000);
-        if (rc == FB_OK && sc->spillover.hold_us > 120 * sc->tick_us) {
-            size_t o2 = push_key(P, "hold");
-            rc = fail(P, "at most 120 ticks (the window is kept tick by tick)");
-            pop(P, o2);
-        }
+
         pop(P, old);
+    }
+    bool windows = false; /* spillover is only measured after faults and spikes */
+    for (uint32_t i = 0; i < sc->provider_count; i++) windows |= sc->providers[i].fault_count > 0;
+    for (uint32_t i = 0; i < sc->class_count; i++) windows |= sc->classes[i].spike_count > 0;
+    if (rc == FB_OK && windows && sc->spillover.hold_us > 120 * sc->tick_us) {
+        size_t o1 = push_key(P, "spillover");
+        size_t o2 = push_key(P, "hold");
+        rc = fail(P,
+                  "%s is more than 120 ticks (the window is kept tick by tick): shorten it or "
+                  "lengthen the tick",
+                  field(root, "spillover") ? "the hold" : "the default hold (30s)");
+        pop(P, o2);
+        pop(P, o1);
     }
     sc->limits.in_flight_max = 1000000;
     sc->limits.events_max = 4000000;
@@ -1610,12 +1657,24 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         pop(P, old);
     }
     cJSON_Delete(empty);
-    /* cross-checks */
-    for (uint32_t i = 0; rc == FB_OK && i < sc->class_count; i++) {
-        const sim_class *c = &sc->classes[i];
-        if (c->target == SIM_TARGET_PROVIDER &&
-            sc->providers[c->provider].kind != SIM_PROVIDER_TOOL)
-            continue; /* calling one LLM provider directly is allowed */
+    /* a brownout cuts the concurrency limit: without one it would do nothing */
+    for (uint32_t p = 0; rc == FB_OK && p < sc->provider_count; p++) {
+        const sim_provider *pv = &sc->providers[p];
+        for (uint32_t f = 0; rc == FB_OK && f < pv->fault_count; f++) {
+            if (pv->faults[f].kind != SIM_FAULT_BROWNOUT || pv->concurrency > 0) continue;
+            size_t o1 = push_key(P, "providers");
+            size_t o2 = push_index(P, p);
+            size_t o3 = push_key(P, "faults");
+            size_t o4 = push_index(P, f);
+            rc = fail(P,
+                      "a brownout cuts capacity.concurrency, which provider \"%s\" does not "
+                      "set",
+                      pv->name);
+            pop(P, o4);
+            pop(P, o3);
+            pop(P, o2);
+            pop(P, o1);
+        }
     }
     return rc;
 }

@@ -71,6 +71,7 @@ typedef struct attempt {
     uint8_t provider;
     bool abandoned;
     bool counted_service; /* took a slot */
+    bool stream;          /* the request streams its answer */
     uint32_t req, req_gen;
     uint32_t tokens_in, tokens_out; /* billed when served */
     fb_time_us start_us;
@@ -123,6 +124,7 @@ typedef struct store_sync {
 
 typedef struct pod {
     uint32_t busy;
+    bool pulling; /* pod_pull() is running */
     ring queue;
     uint32_t qlive;
     fb_fallback fb;
@@ -162,6 +164,7 @@ typedef struct sim {
     fb_breaker *breakers; /* npods * P, per-pod scope */
     bctx *bctxs;
     fb_time_us *open_since; /* npods * P (+ P for stores) */
+    fb_time_us *open_end;   /* when each open period ends at the latest */
     view *views;            /* npods * P, shared scope */
     fb_ratelimit *limiters; /* npods * P */
     sim_traffic traffic[SIM_CLASSES_MAX];
@@ -312,14 +315,25 @@ static void stop(sim *s, int rc, const char *fmt, ...) {
 }
 
 static void push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg) {
+    if (t < s->now) {
+        stop(s, FB_ESTATE, "internal error: an event scheduled in the past (%lld < %lld)",
+             (long long)t, (long long)s->now);
+        return;
+    }
     int rc = sim_queue_push(&s->q, t, kind, id, gen, arg);
     if (rc != FB_OK)
         stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs", s->q.cap_max,
              (double)s->now / 1e6);
 }
 
-static void push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id) {
-    int rc = sim_queue_push_lane(&s->q, lane, t, kind, id, 0, 0);
+static void push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
+                      uint32_t gen) {
+    if (t < s->now) {
+        stop(s, FB_ESTATE, "internal error: an event scheduled in the past (%lld < %lld)",
+             (long long)t, (long long)s->now);
+        return;
+    }
+    int rc = sim_queue_push_lane(&s->q, lane, t, kind, id, gen, 0);
     if (rc != FB_OK)
         stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs", s->q.cap_max,
              (double)s->now / 1e6);
@@ -401,6 +415,7 @@ static void bill(sim *s, const attempt *a, uint32_t out_tokens, bool wasted) {
 /* ---- requests ---- */
 
 static void pod_pull(sim *s, uint32_t podi);
+static void dispatch(sim *s, uint32_t p_i);
 static void handle_decision(sim *s, uint32_t ri, fb_fallback_decision d);
 
 static void release_worker(sim *s, req *r) {
@@ -489,6 +504,7 @@ static void abandon_attempt(sim *s, req *r) {
             p->busy--;
             a->state = A_FREE;
             pool_release(&s->atts, (uint32_t)(a - A(s, 0)));
+            dispatch(s, a->provider); /* the freed slot serves the next queued attempt */
         }
         break;
     case A_REPLYING:
@@ -503,8 +519,16 @@ static void abandon_attempt(sim *s, req *r) {
 
 static void start_request(sim *s, uint32_t ri);
 
+/*
+ * Start queued requests while workers are free. A started request may end at
+ * once (no call, an open breaker) and free its worker, which would pull again
+ * from inside this loop: the flag keeps that flat, so a long queue of quick
+ * requests cannot grow the stack.
+ */
 static void pod_pull(sim *s, uint32_t podi) {
     pod *pd = &s->pods[podi];
+    if (pd->pulling) return;
+    pd->pulling = true;
     uint32_t id, gen;
     while (pd->busy < s->sc->pods.workers && ring_pop(&pd->queue, &id, &gen)) {
         req *r = R(s, id);
@@ -513,6 +537,7 @@ static void pod_pull(sim *s, uint32_t podi) {
         s->pod_queue_total--;
         start_request(s, id);
     }
+    pd->pulling = false;
 }
 
 static void begin_call(sim *s, uint32_t ri) {
@@ -594,12 +619,7 @@ static void new_request(sim *s, uint32_t cls, uint32_t user) {
         if (in_window(s, s->now)) s->sum->requests_in_fault++;
     }
     if (s->live > s->sum->in_flight_peak) s->sum->in_flight_peak = s->live;
-    push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri);
-    /* the deadline lane carries the generation in `gen`: re-push with it */
-    s->q.lanes[LANE_DEADLINE]
-        .ring[(s->q.lanes[LANE_DEADLINE].head + s->q.lanes[LANE_DEADLINE].len - 1) %
-              s->q.lanes[LANE_DEADLINE].cap]
-        .gen = r->gen;
+    push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri, r->gen);
     pod *pd = &s->pods[r->pod];
     if (pd->busy < s->sc->pods.workers) {
         start_request(s, ri);
@@ -636,6 +656,12 @@ static void arm_timeout(sim *s, uint32_t ai, fb_time_us done_at) {
     push(s, a->timeout_at_us, EV_ATTEMPT_TIMEOUT, ai, a->gen, 0);
 }
 
+/* A service time from doubles, bounded so that no time sum can overflow. */
+static fb_time_us service_us(double us) {
+    if (!(us > 0)) return 0;
+    return us > 1e15 ? (fb_time_us)1e15 : (fb_time_us)llround(us);
+}
+
 static void start_service(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     req *r = R(s, a->req);
@@ -658,15 +684,16 @@ static void start_service(sim *s, uint32_t ai) {
         if (f->kind == SIM_FAULT_MIDSTREAM && mid == NULL && fb_rng_uniform(rng) < f->fraction)
             mid = f;
     }
-    fb_time_us ttft = (fb_time_us)((double)draw_us(rng, &pv->ttft_us) * factor);
-    fb_time_us per = (fb_time_us)((double)pv->per_token_us * factor);
-    fb_time_us dur = ttft + per * (fb_time_us)a->tokens_out;
+    double ttft = (double)draw_us(rng, &pv->ttft_us) * factor;
+    double per = (double)pv->per_token_us * factor;
+    fb_time_us dur = service_us(ttft + per * (double)a->tokens_out);
     memset(&a->reply, 0, sizeof a->reply);
     a->reply.should_retry = -1;
     a->reply.status = 200;
     if (mid && mid->after_tokens < a->tokens_out) {
-        dur = ttft + per * (fb_time_us)mid->after_tokens;
-        a->reply.after_first_token = true;
+        dur = service_us(ttft + per * (double)mid->after_tokens);
+        /* a streamed answer fails after the user saw tokens; a plain one just fails */
+        a->reply.after_first_token = a->stream;
         a->tokens_out = mid->after_tokens; /* generated before the failure */
         if (mid->mode == SIM_MIDSTREAM_ERROR) {
             a->reply.status = 529;
@@ -823,6 +850,7 @@ static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     a->tokens_out = d->resume ? r->tokens_left : r->completion_tokens;
     a->start_us = s->now;
     a->hint_us = FB_TIME_NONE;
+    a->stream = s->sc->classes[r->cls].stream;
     r->attempt = ai + 1;
     r->state = R_CALLING;
     s->sum->attempts++;
@@ -999,7 +1027,7 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, fb_effect ef
     store_record rec = {v->provider, *permit, effect, duration_us, hint_us};
     s->recs[(s->recs_head + s->recs_len) % s->recs_cap] = rec;
     s->recs_len++;
-    push_lane(s, LANE_STORE_RECORD, now + s->pol->sync_delay_us, EV_STORE_RECORD, 0);
+    push_lane(s, LANE_STORE_RECORD, now + s->pol->sync_delay_us, EV_STORE_RECORD, 0, 0);
 }
 
 static void store_sync_push(sim *s, uint8_t provider, const fb_breaker_event *ev) {
@@ -1020,7 +1048,7 @@ static void store_sync_push(sim *s, uint8_t provider, const fb_breaker_event *ev
     store_sync sy = {provider, ev->to, ev->open_until_us, ev->generation};
     s->syncs[(s->syncs_head + s->syncs_len) % s->syncs_cap] = sy;
     s->syncs_len++;
-    push_lane(s, LANE_STORE_SYNC, ev->at_us + s->pol->sync_delay_us, EV_STORE_SYNC, 0);
+    push_lane(s, LANE_STORE_SYNC, ev->at_us + s->pol->sync_delay_us, EV_STORE_SYNC, 0, 0);
 }
 
 /* ---- breaker events ---- */
@@ -1052,8 +1080,12 @@ static void on_breaker_event(void *ctx, const fb_breaker_event *ev) {
         ps->breaker_transitions++;
         if (is_open(ev->to) && !is_open(ev->from)) ps->breaker_opens++;
         if (is_open(ev->to) && !is_open(ev->from)) s->open_since[slot] = ev->at_us;
+        if (ev->to == FB_BREAKER_OPEN) s->open_end[slot] = ev->open_until_us;
+        if (ev->to == FB_BREAKER_FORCED_OPEN) s->open_end[slot] = FB_TIME_MAX;
         if (!is_open(ev->to) && is_open(ev->from) && s->open_since[slot] != FB_TIME_NONE) {
-            double d = (double)(ev->at_us - s->open_since[slot]) / 1e6;
+            /* the breaker stopped rejecting at its deadline, even if nobody asked then */
+            fb_time_us end = ev->at_us < s->open_end[slot] ? ev->at_us : s->open_end[slot];
+            double d = (double)(end - s->open_since[slot]) / 1e6;
             ps->breaker_open_s += bc->pod < 0 ? d : d / s->npods;
             s->open_since[slot] = FB_TIME_NONE;
         }
@@ -1070,6 +1102,18 @@ static void on_breaker_event(void *ctx, const fb_breaker_event *ev) {
 }
 
 /* ---- time series, baseline, spillover ---- */
+
+/*
+ * A breaker's state as the next call would find it, without changing it: an
+ * open breaker whose deadline has passed admits a probe, so it reads as
+ * half-open. Writing rows must never move the model (rows would otherwise
+ * depend on the tick).
+ */
+static fb_breaker_state seen_state(const fb_breaker *b, fb_time_us now) {
+    fb_breaker_state st = fb_breaker_state_get(b);
+    if (st == FB_BREAKER_OPEN && now >= fb_breaker_open_until(b)) return FB_BREAKER_HALF_OPEN;
+    return st;
+}
 
 static void close_baseline(sim *s) {
     if (s->baseline_ready) return;
@@ -1132,7 +1176,10 @@ static void emit_row(sim *s, fb_time_us t) {
     row->busy_workers = s->busy_total;
     row->latency_p50_ms = (double)fb_hist_percentile(&s->tick_hist, 50) / 1e3;
     row->latency_p99_ms = (double)fb_hist_percentile(&s->tick_hist, 99) / 1e3;
-    row->fault_active = in_window(s, t);
+    row->fault_active = false;
+    for (uint32_t i = 0; i < s->window_count; i++)
+        if (s->windows[i].start_us < t + s->sc->tick_us && s->windows[i].end_us > t)
+            row->fault_active = true;
     for (uint32_t p = 0; p < s->P; p++) {
         prov *pr = &s->provs[p];
         row->p[p].attempts = pr->tick.attempts;
@@ -1144,16 +1191,13 @@ static void emit_row(sim *s, fb_time_us t) {
         uint32_t open = 0, half = 0;
         if (s->pol->breaker_scope == SIM_SCOPE_SHARED) {
             if (s->pol->per_provider[p].has_breaker) {
-                fb_breaker_poll(&pr->store, s->now);
-                fb_breaker_state st = fb_breaker_state_get(&pr->store);
+                fb_breaker_state st = seen_state(&pr->store, s->now);
                 open = is_open(st) ? s->npods : 0;
                 half = st == FB_BREAKER_HALF_OPEN ? s->npods : 0;
             }
         } else if (s->pol->per_provider[p].has_breaker) {
             for (uint32_t k = 0; k < s->npods; k++) {
-                fb_breaker *b = &s->breakers[(size_t)k * s->P + p];
-                fb_breaker_poll(b, s->now);
-                fb_breaker_state st = fb_breaker_state_get(b);
+                fb_breaker_state st = seen_state(&s->breakers[(size_t)k * s->P + p], s->now);
                 open += is_open(st);
                 half += st == FB_BREAKER_HALF_OPEN;
             }
@@ -1176,7 +1220,7 @@ static int setup_policy(sim *s) {
     const sim_policy *pol = s->pol;
     int rc = fb_retry_policy_init(&s->retry, &pol->retry);
     if (rc != FB_OK) {
-        stop(s, FB_EINVAL, "variant %s: invalid retry policy (%s)", pol->name, fb_strerror(rc));
+        stop(s, FB_EINVAL, "invalid retry policy (%s)", fb_strerror(rc));
         return rc;
     }
     rc = fb_classify_init(&s->classifier, &pol->classify);
@@ -1185,14 +1229,19 @@ static int setup_policy(sim *s) {
     s->breakers = calloc(n, sizeof *s->breakers);
     s->bctxs = calloc(n + s->P, sizeof *s->bctxs);
     s->open_since = malloc((n + s->P) * sizeof *s->open_since);
+    s->open_end = malloc((n + s->P) * sizeof *s->open_end);
     s->views = calloc(n, sizeof *s->views);
     s->limiters = calloc(n, sizeof *s->limiters);
     s->pods = calloc(s->npods, sizeof *s->pods);
-    if (!s->breakers || !s->bctxs || !s->open_since || !s->views || !s->limiters || !s->pods) {
+    if (!s->breakers || !s->bctxs || !s->open_since || !s->open_end || !s->views || !s->limiters ||
+        !s->pods) {
         stop(s, FB_ENOMEM, "out of memory for %u pods", s->npods);
         return FB_ENOMEM;
     }
-    for (size_t i = 0; i < n + s->P; i++) s->open_since[i] = FB_TIME_NONE;
+    for (size_t i = 0; i < n + s->P; i++) {
+        s->open_since[i] = FB_TIME_NONE;
+        s->open_end[i] = FB_TIME_MAX;
+    }
     for (uint32_t p = 0; p < s->P; p++) {
         const sim_provider_policy *pp = &pol->per_provider[p];
         if (!pp->has_breaker || pol->breaker_scope != SIM_SCOPE_SHARED) continue;
@@ -1206,11 +1255,14 @@ static int setup_policy(sim *s) {
         bc.rng = &s->pods[0].rng;
         rc = fb_breaker_init(&s->provs[p].store, &bc, 0);
         if (rc != FB_OK) {
-            stop(s, FB_EINVAL, "variant %s: invalid breaker for %s (%s)", pol->name,
-                 s->sc->providers[p].name, fb_strerror(rc));
+            stop(s, FB_EINVAL, "invalid breaker for %s (%s)", s->sc->providers[p].name,
+                 fb_strerror(rc));
             return rc;
         }
-        if (is_open(fb_breaker_state_get(&s->provs[p].store))) s->open_since[n + p] = 0;
+        if (is_open(fb_breaker_state_get(&s->provs[p].store))) {
+            s->open_since[n + p] = 0;
+            s->open_end[n + p] = fb_breaker_open_until(&s->provs[p].store);
+        }
     }
     for (uint32_t k = 0; k < s->npods; k++) {
         pod *pd = &s->pods[k];
@@ -1244,18 +1296,21 @@ static int setup_policy(sim *s) {
                 bc.rng = &pd->rng;
                 rc = fb_breaker_init(&s->breakers[i], &bc, 0);
                 if (rc != FB_OK) {
-                    stop(s, FB_EINVAL, "variant %s: invalid breaker for %s (%s)", pol->name,
-                         s->sc->providers[p].name, fb_strerror(rc));
+                    stop(s, FB_EINVAL, "invalid breaker for %s (%s)", s->sc->providers[p].name,
+                         fb_strerror(rc));
                     return rc;
                 }
-                if (is_open(fb_breaker_state_get(&s->breakers[i]))) s->open_since[i] = 0;
+                if (is_open(fb_breaker_state_get(&s->breakers[i]))) {
+                    s->open_since[i] = 0;
+                    s->open_end[i] = fb_breaker_open_until(&s->breakers[i]);
+                }
                 fp->breaker = &s->breakers[i];
             }
             if (pp->has_ratelimit) {
                 rc = fb_ratelimit_init(&s->limiters[i], &pp->ratelimit, 0);
                 if (rc != FB_OK) {
-                    stop(s, FB_EINVAL, "variant %s: invalid rate limit for %s (%s)", pol->name,
-                         s->sc->providers[p].name, fb_strerror(rc));
+                    stop(s, FB_EINVAL, "invalid rate limit for %s (%s)", s->sc->providers[p].name,
+                         fb_strerror(rc));
                     return rc;
                 }
                 fp->ratelimit = &s->limiters[i];
@@ -1268,8 +1323,7 @@ static int setup_policy(sim *s) {
         if (pol->budget.kind != FB_BUDGET_NONE) {
             rc = fb_budget_init(&pd->budget, &pol->budget);
             if (rc != FB_OK) {
-                stop(s, FB_EINVAL, "variant %s: invalid retry budget (%s)", pol->name,
-                     fb_strerror(rc));
+                stop(s, FB_EINVAL, "invalid retry budget (%s)", fb_strerror(rc));
                 return rc;
             }
             fc.budget = &pd->budget;
@@ -1280,8 +1334,7 @@ static int setup_policy(sim *s) {
         fc.stream = pol->stream;
         rc = fb_fallback_init(&pd->fb, &fc);
         if (rc != FB_OK) {
-            stop(s, FB_EINVAL, "variant %s: invalid fallback chain (%s)", pol->name,
-                 fb_strerror(rc));
+            stop(s, FB_EINVAL, "invalid fallback chain (%s)", fb_strerror(rc));
             return rc;
         }
     }
@@ -1308,11 +1361,11 @@ static int setup(sim *s) {
         pr->capacity_factor = 1.0;
         if (pv->rpm > 0) {
             pr->has_rpm = true;
-            fb_bucket_init(&pr->rpm, pv->rpm, FB_US_PER_MIN, 0);
+            if (fb_bucket_init(&pr->rpm, pv->rpm, FB_US_PER_MIN, 0) != FB_OK) return FB_ERANGE;
         }
         if (pv->tpm > 0) {
             pr->has_tpm = true;
-            fb_bucket_init(&pr->tpm, pv->tpm, FB_US_PER_MIN, 0);
+            if (fb_bucket_init(&pr->tpm, pv->tpm, FB_US_PER_MIN, 0) != FB_OK) return FB_ERANGE;
         }
         pr->exposed_fault = pv->fault_count > 0;
         for (uint32_t f = 0; f < pv->fault_count; f++) {
@@ -1416,6 +1469,7 @@ static void teardown(sim *s) {
     free(s->breakers);
     free(s->bctxs);
     free(s->open_since);
+    free(s->open_end);
     free(s->views);
     free(s->limiters);
     free(s->user_class);
@@ -1585,7 +1639,8 @@ static void finalize(sim *s) {
         bool counts = store ? s->pol->breaker_scope == SIM_SCOPE_SHARED
                             : s->pol->breaker_scope == SIM_SCOPE_POD;
         if (!counts) continue;
-        double d = (double)(s->now - s->open_since[i]) / 1e6;
+        fb_time_us end = s->now < s->open_end[i] ? s->now : s->open_end[i];
+        double d = (double)(end - s->open_since[i]) / 1e6;
         sum->providers[p].breaker_open_s += store ? d : d / s->npods;
     }
     for (uint32_t p = 0; p < s->P; p++) {
@@ -1657,6 +1712,23 @@ static int check_invariants(sim *s) {
     return FB_OK;
 }
 
+/*
+ * Rows cover [start, start + tick), the last one cut at the end of traffic; a
+ * row is written before any event at or after its end.
+ */
+static bool tick_due(const sim *s, fb_time_us t) {
+    fb_time_us start = s->next_tick_us - s->sc->tick_us;
+    fb_time_us end = s->next_tick_us < s->sc->duration_us ? s->next_tick_us : s->sc->duration_us;
+    return start < s->sc->duration_us && end <= t;
+}
+
+static void emit_tick(sim *s) {
+    fb_time_us start = s->next_tick_us - s->sc->tick_us;
+    s->now = s->next_tick_us < s->sc->duration_us ? s->next_tick_us : s->sc->duration_us;
+    emit_row(s, start);
+    s->next_tick_us += s->sc->tick_us;
+}
+
 int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, sim_summary *out,
             sim_error *err) {
     static const sim_run_opts no_opts;
@@ -1693,11 +1765,7 @@ int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, 
         /* after the traffic window, stop once every request has ended */
         if (ev.t > s->sc->duration_us && s->live == 0) break;
         /* a tick's row covers [t - tick, t): emit it before any event at t */
-        while (s->next_tick_us <= ev.t && s->next_tick_us <= s->sc->duration_us) {
-            s->now = s->next_tick_us;
-            emit_row(s, s->next_tick_us - s->sc->tick_us);
-            s->next_tick_us += s->sc->tick_us;
-        }
+        while (tick_due(s, ev.t)) emit_tick(s);
         s->now = ev.t;
         step(s, &ev);
         if (s->now >= s->next_progress_us && s->opts->on_progress) {
@@ -1706,11 +1774,7 @@ int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, 
         }
     }
     /* quiet ticks at the end (no event left before the end of traffic) */
-    while (s->rc == FB_OK && s->next_tick_us <= s->sc->duration_us) {
-        s->now = s->next_tick_us;
-        emit_row(s, s->next_tick_us - s->sc->tick_us);
-        s->next_tick_us += s->sc->tick_us;
-    }
+    while (s->rc == FB_OK && tick_due(s, FB_TIME_MAX)) emit_tick(s);
     if (!s->baseline_ready) close_baseline(s);
     finalize(s);
     out->complete = s->rc == FB_OK;

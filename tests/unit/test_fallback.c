@@ -1242,8 +1242,49 @@ static void fallback_stop_names(void **state) {
     assert_string_equal(fb_stop_name(FB_STOP_COUNT), "unknown");
 }
 
+/* A request that waited for the limiter and then found its breaker open was
+ * never sent: its reservation goes back, or an open breaker drains the budget. */
+static void fallback_ratelimit_reservation_returned_when_breaker_rejects(void **state) {
+    (void)state;
+    chain ch;
+    chain_setup(&ch, 2);
+    chain_limit(&ch, 0, (fb_ratelimit_config){.requests_per_min = 1, .wait_us_max = 120 * S});
+    chain_init(&ch);
+    fb_fallback_request req;
+
+    assert_true(fb_ratelimit_acquire(&ch.rl[0], 1000, 0).admitted);
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 0);
+    assert_wait(d, 0, 60 * S);
+    trip(&ch.br[0], 55 * S); /* the breaker opens (for 10 s) while the request waits */
+    d = fb_fallback_resume(&ch.fb, &req, 60 * S);
+    assert_attempt(d, 1);
+    assert_int_equal(ch.rl[0].released, 1);
+    /* the minute's request is free again: the next caller goes at once */
+    fb_ratelimit_decision rl = fb_ratelimit_acquire(&ch.rl[0], 1000, 60 * S);
+    assert_true(rl.admitted);
+    assert_int_equal(rl.wait_us, 0);
+}
+
+/* Cancelled while waiting for the limiter: the reservation goes back too. */
+static void fallback_cancel_during_limiter_wait_returns_the_reservation(void **state) {
+    (void)state;
+    chain ch;
+    chain_setup(&ch, 1);
+    chain_limit(&ch, 0, (fb_ratelimit_config){.requests_per_min = 1, .wait_us_max = 120 * S});
+    chain_init(&ch);
+    fb_fallback_request req;
+    assert_true(fb_ratelimit_acquire(&ch.rl[0], 1000, 0).admitted);
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 0);
+    assert_wait(d, 0, 60 * S);
+    fb_fallback_cancel(&ch.fb, &req, 10 * S);
+    assert_int_equal(ch.rl[0].released, 1);
+    assert_int_equal(fb_ratelimit_acquire(&ch.rl[0], 1000, 60 * S).wait_us, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fallback_ratelimit_reservation_returned_when_breaker_rejects),
+        cmocka_unit_test(fallback_cancel_during_limiter_wait_returns_the_reservation),
         cmocka_unit_test(fallback_primary_success),
         cmocka_unit_test(fallback_primary_503_retries_then_fallback_succeeds),
         cmocka_unit_test(fallback_retry_state_is_fresh_for_each_provider),
