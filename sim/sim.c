@@ -38,7 +38,7 @@ enum {
 enum { LANE_DEADLINE = 0, LANE_STORE_RECORD = 1, LANE_STORE_SYNC = 2 };
 
 enum { R_FREE = 0, R_QUEUED, R_LOCAL, R_CALLING, R_WAITING, R_FINISHING };
-enum { A_FREE = 0, A_QUEUED, A_SERVICE, A_REPLYING, A_HANG };
+enum { A_FREE = 0, A_QUEUED, A_SERVICE, A_REPLYING, A_HANG, A_PORT /* at a real provider */ };
 
 #define PURPOSE_REQUEST 2u
 #define PURPOSE_POD 3u
@@ -149,6 +149,7 @@ typedef struct sim {
     const sim_scenario *sc;
     const sim_policy *pol;
     const sim_run_opts *opts;
+    const sim_port *port; /* NULL: the provider model */
     sim_summary *sum;
     sim_error *err;
     uint32_t P, npods;
@@ -496,6 +497,14 @@ static void abandon_attempt(sim *s, req *r) {
         a->state = A_FREE;
         pool_release(&s->atts, (uint32_t)(a - A(s, 0)));
         break;
+    case A_PORT: {
+        uint32_t ai = (uint32_t)(a - A(s, 0));
+        s->port->cancel(s->port->ctx, (uint64_t)ai << 32 | a->gen);
+        p->busy--;
+        a->state = A_FREE;
+        pool_release(&s->atts, ai);
+        break;
+    }
     default:
         break;
     }
@@ -804,6 +813,47 @@ static void provider_arrive(sim *s, uint32_t ai) {
     }
 }
 
+/* The attempt leaves for a real provider; its timeout is the simulator's timer. */
+static void port_send(sim *s, uint32_t ai, bool stream) {
+    attempt *a = A(s, ai);
+    const sim_port *port = s->port;
+    sim_port_attempt pa = {(uint64_t)ai << 32 | a->gen,
+                           a->provider,
+                           R(s, a->req)->cls,
+                           a->tokens_in,
+                           a->tokens_out,
+                           stream};
+    char msg[256] = "";
+    int rc = port->send(port->ctx, &pa, msg, sizeof msg);
+    if (rc != FB_OK) {
+        stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
+        return;
+    }
+    a->state = A_PORT;
+    prov *p = &s->provs[a->provider];
+    if (++p->busy > s->sum->providers[a->provider].in_service_peak)
+        s->sum->providers[a->provider].in_service_peak = p->busy;
+    arm_timeout(s, ai, FB_TIME_MAX);
+}
+
+void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {
+    uint32_t ai = (uint32_t)(id >> 32);
+    if (ai >= s->atts.used) return;
+    attempt *a = A(s, ai);
+    if (a->gen != (uint32_t)id || a->state != A_PORT) return;
+    s->provs[a->provider].busy--;
+    a->reply = answer->reply;
+    a->hint_us = answer->hint_us;
+    a->tokens_out = answer->tokens_out;
+    if (answer->served) {
+        const fb_reply *rp = &a->reply;
+        bool ok = rp->status == 200 && rp->transport == FB_TRANSPORT_NONE &&
+                  rp->error_kind == FB_ERRKIND_NONE && !rp->after_first_token;
+        bill(s, a, a->tokens_out, !ok);
+    }
+    deliver(s, ai);
+}
+
 static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     req *r = R(s, ri);
     uint32_t ai;
@@ -830,7 +880,10 @@ static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     s->provs[d->provider].tick.attempts++;
     if (in_window(s, s->now)) s->sum->attempts_in_fault++;
     a->timeout_at_us = d->timeout_us > 0 ? s->now + d->timeout_us : FB_TIME_MAX;
-    provider_arrive(s, ai);
+    if (s->port)
+        port_send(s, ai, s->sc->classes[r->cls].stream);
+    else
+        provider_arrive(s, ai);
 }
 
 static void handle_decision(sim *s, uint32_t ri, fb_fallback_decision d) {
@@ -1643,8 +1696,78 @@ static int check_invariants(sim *s) {
     return FB_OK;
 }
 
+#define PROGRESS_EVERY_US (60 * FB_US_PER_S)
+
+/* Emit the rows of the ticks that end at or before `t` (a row covers [t - tick, t)). */
+static void emit_ticks(sim *s, fb_time_us t) {
+    while (s->rc == FB_OK && s->next_tick_us <= t && s->next_tick_us <= s->sc->duration_us) {
+        if (s->now < s->next_tick_us) s->now = s->next_tick_us;
+        emit_row(s, s->next_tick_us - s->sc->tick_us);
+        s->next_tick_us += s->sc->tick_us;
+    }
+}
+
+static void progress(sim *s) {
+    if (s->now < s->next_progress_us || s->opts->on_progress == NULL) return;
+    s->opts->on_progress(s->opts->ctx, s->now, s->sc->duration_us);
+    s->next_progress_us = s->now + PROGRESS_EVERY_US;
+}
+
+/* The virtual clock: jump from event to event. */
+static void run_model(sim *s) {
+    sim_event ev;
+    while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
+        if (ev.t < s->now) {
+            stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld", (long long)s->now,
+                 (long long)ev.t);
+            break;
+        }
+        /* after the traffic window, stop once every request has ended */
+        if (ev.t > s->sc->duration_us && s->live == 0) break;
+        emit_ticks(s, ev.t);
+        s->now = ev.t;
+        step(s, &ev);
+        progress(s);
+    }
+}
+
+/* The port's clock: wait for real time to reach the next event, take the answers, catch up. */
+static void run_port(sim *s) {
+    const sim_port *port = s->port;
+    sim_event ev;
+    while (s->rc == FB_OK) {
+        if (s->now >= s->sc->duration_us && s->live == 0) break;
+        fb_time_us until = sim_queue_peek(&s->q, &ev) ? ev.t : FB_TIME_MAX;
+        if (s->next_tick_us <= s->sc->duration_us && s->next_tick_us < until)
+            until = s->next_tick_us;
+        if (until == FB_TIME_MAX && s->live == 0) break;
+        fb_time_us now = s->now;
+        char msg[256] = "";
+        int rc = port->wait(port->ctx, until, &now, msg, sizeof msg);
+        if (now > s->now) {
+            emit_ticks(s, now);
+            s->now = now;
+        }
+        if (rc != FB_OK) {
+            stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
+            break;
+        }
+        port->collect(port->ctx, s);
+        while (s->rc == FB_OK && sim_queue_peek(&s->q, &ev) && ev.t <= s->now) {
+            sim_queue_pop(&s->q, &ev);
+            step(s, &ev);
+        }
+        progress(s);
+    }
+}
+
 int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, sim_summary *out,
             sim_error *err) {
+    return sim_run_port(sc, variant, opts, NULL, out, err);
+}
+
+int sim_run_port(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+                 const sim_port *port, sim_summary *out, sim_error *err) {
     static const sim_run_opts no_opts;
     sim *s = calloc(1, sizeof *s);
     memset(err, 0, sizeof *err);
@@ -1662,41 +1785,19 @@ int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, 
     s->sc = sc;
     s->pol = &sc->variants[variant];
     s->opts = opts ? opts : &no_opts;
+    s->port = port;
     s->sum = out;
     s->err = err;
     snprintf(out->variant, sizeof out->variant, "%s", s->pol->name);
     int rc = setup(s);
     if (rc != FB_OK && s->rc == FB_OK) stop(s, rc, "cannot set up the run: %s", fb_strerror(rc));
-    sim_event ev;
-    fb_time_us progress_every = 60 * FB_US_PER_S;
-    s->next_progress_us = progress_every;
-    while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
-        if (ev.t < s->now) {
-            stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld", (long long)s->now,
-                 (long long)ev.t);
-            break;
-        }
-        /* after the traffic window, stop once every request has ended */
-        if (ev.t > s->sc->duration_us && s->live == 0) break;
-        /* a tick's row covers [t - tick, t): emit it before any event at t */
-        while (s->next_tick_us <= ev.t && s->next_tick_us <= s->sc->duration_us) {
-            s->now = s->next_tick_us;
-            emit_row(s, s->next_tick_us - s->sc->tick_us);
-            s->next_tick_us += s->sc->tick_us;
-        }
-        s->now = ev.t;
-        step(s, &ev);
-        if (s->now >= s->next_progress_us && s->opts->on_progress) {
-            s->opts->on_progress(s->opts->ctx, s->now, sc->duration_us);
-            s->next_progress_us = s->now + progress_every;
-        }
-    }
+    s->next_progress_us = PROGRESS_EVERY_US;
+    if (s->port)
+        run_port(s);
+    else
+        run_model(s);
     /* quiet ticks at the end (no event left before the end of traffic) */
-    while (s->rc == FB_OK && s->next_tick_us <= s->sc->duration_us) {
-        s->now = s->next_tick_us;
-        emit_row(s, s->next_tick_us - s->sc->tick_us);
-        s->next_tick_us += s->sc->tick_us;
-    }
+    if (s->rc == FB_OK) emit_ticks(s, s->sc->duration_us);
     if (!s->baseline_ready) close_baseline(s);
     finalize(s);
     out->complete = s->rc == FB_OK;
