@@ -50,28 +50,7 @@ static void usage(FILE *f) {
 }
 
 static void xml_escape(FILE *f, const char *s) {
-    for (; *s; s++) {
-        switch (*s) {
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&apos;", f);
-            break;
-        default:
-            if ((unsigned char)*s >= 0x20 || *s == '\t' || *s == '\n') fputc(*s, f);
-            break;
-        }
-    }
+    rep_escape_markup(f, s);
 }
 
 static int cmp_str(const void *a, const void *b) {

@@ -4,8 +4,8 @@
 #include "core/rng.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void mock_action_init(mock_action *a) {
@@ -27,271 +27,79 @@ bool mock_action_is_fault(const mock_action *a) {
 }
 
 int mock_duration_parse(const char *s, fb_time_us *out_us) {
-    if (s == NULL || *s == '\0') return FB_EPARSE;
-    const char *p = s;
-    double whole = 0, frac = 0, scale = 1;
-    int digits = 0;
-    while (*p >= '0' && *p <= '9') {
-        whole = whole * 10 + (*p++ - '0');
-        digits++;
+    if (s != NULL && strcmp(s, "0") == 0) {
+        *out_us = 0; /* a bare "0" needs no unit */
+        return FB_OK;
     }
-    if (*p == '.') {
-        p++;
-        while (*p >= '0' && *p <= '9') {
-            scale /= 10;
-            frac += (*p++ - '0') * scale;
-            digits++;
-        }
-    }
-    if (digits == 0) return FB_EPARSE;
-    double unit_us;
-    if (strcmp(p, "us") == 0)
-        unit_us = 1;
-    else if (strcmp(p, "ms") == 0)
-        unit_us = 1e3;
-    else if (strcmp(p, "s") == 0)
-        unit_us = 1e6;
-    else if (strcmp(p, "m") == 0 || strcmp(p, "min") == 0)
-        unit_us = 60e6;
-    else if (strcmp(p, "h") == 0)
-        unit_us = 3600e6;
-    else if (strcmp(p, "d") == 0)
-        unit_us = 86400e6;
-    else if (*p == '\0' && whole == 0 && frac == 0)
-        unit_us = 1; /* a bare "0" needs no unit */
-    else
-        return FB_EPARSE;
-    double v = (whole + frac) * unit_us;
-    if (v > 9.2e18) return FB_ERANGE;
-    *out_us = (fb_time_us)llround(v);
-    return FB_OK;
+    return sim_parse_duration(s, out_us);
 }
 
-/* ---- JSON shape ---------------------------------------------------------------------------- */
+/* ---- the timeline: parsed by the scenario loader, so both read faults alike ---- */
 
-static int fail(mock_parse_error *err, const char *path, const char *fmt, ...) {
+static const char *const kind_names[] = {"outage",    "rate_limit", "hang",   "slow", "brownout",
+                                         "midstream", "reset",      "policy", "flap"};
+
+static int fail(mock_parse_error *err, const char *path, const char *msg) {
     if (err != NULL) {
         snprintf(err->path, sizeof err->path, "%s", path);
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
+        snprintf(err->msg, sizeof err->msg, "%s", msg);
     }
     return FB_EPARSE;
 }
 
-/* dst = a.b, or a[i] when b is NULL; silently truncated (paths are for humans). */
-static void join(char *dst, size_t cap, const char *a, const char *b, size_t i) {
-    int n = b != NULL ? snprintf(dst, cap, "%s.%s", a, b) : snprintf(dst, cap, "%s[%zu]", a, i);
-    if (n < 0) dst[0] = '\0';
-}
-
-static const char *const kind_names[] = {"outage",    "rate_limit", "hang",   "slow", "brownout",
-                                         "midstream", "reset",      "policy", "flap"};
-#define N_KINDS (sizeof kind_names / sizeof kind_names[0])
-
-static int get_duration(const cJSON *item, const char *path, fb_time_us *out,
-                        mock_parse_error *err) {
-    if (!cJSON_IsString(item))
-        return fail(err, path, "must be a duration string such as \"250ms\", \"30s\", \"5m\"");
-    if (mock_duration_parse(item->valuestring, out) != FB_OK)
-        return fail(err, path, "cannot parse duration \"%s\" (use units ms, s, m, h)",
-                    item->valuestring);
-    return FB_OK;
-}
-
-static int get_number(const cJSON *item, const char *path, double lo, double hi, bool integer,
-                      double *out, mock_parse_error *err) {
-    if (!cJSON_IsNumber(item)) return fail(err, path, "must be a number");
-    double v = item->valuedouble;
-    if (integer && v != floor(v)) return fail(err, path, "must be an integer");
-    if (!(v >= lo && v <= hi)) {
-        if (hi >= 1e15) return fail(err, path, "must be >= %g", lo);
-        return fail(err, path, "must be in [%g,%g]", lo, hi);
-    }
-    *out = v;
-    return FB_OK;
-}
-
-/* Fields accepted inside each kind's object. */
-static bool field_allowed(mock_fault_kind k, const char *name) {
-    if (strcmp(name, "fraction") == 0) return k != MOCK_FAULT_BROWNOUT;
+static mock_flavor flavor_of(fb_error_kind k) {
     switch (k) {
-    case MOCK_FAULT_OUTAGE:
-        return strcmp(name, "status") == 0 || strcmp(name, "retry_after") == 0 ||
-               strcmp(name, "error") == 0;
-    case MOCK_FAULT_RATE_LIMIT:
-        return strcmp(name, "status") == 0 || strcmp(name, "retry_after") == 0;
-    case MOCK_FAULT_FLAP:
-        return strcmp(name, "status") == 0 || strcmp(name, "retry_after") == 0 ||
-               strcmp(name, "period") == 0;
-    case MOCK_FAULT_SLOW:
-        return strcmp(name, "factor") == 0;
-    case MOCK_FAULT_BROWNOUT:
-        return strcmp(name, "capacity") == 0;
-    case MOCK_FAULT_MIDSTREAM:
-        return strcmp(name, "after_tokens") == 0 || strcmp(name, "mode") == 0;
-    case MOCK_FAULT_HANG:
-    case MOCK_FAULT_RESET:
-    case MOCK_FAULT_POLICY:
-        return false;
+    case FB_ERRKIND_CONTEXT_LENGTH:
+        return MOCK_FLAVOR_CONTEXT;
+    case FB_ERRKIND_CONTENT_POLICY:
+        return MOCK_FLAVOR_FILTER;
+    case FB_ERRKIND_RATE_LIMIT:
+        return MOCK_FLAVOR_RATE_LIMIT;
+    case FB_ERRKIND_OVERLOADED:
+        return MOCK_FLAVOR_OVERLOADED;
+    default:
+        return MOCK_FLAVOR_PLAIN;
     }
-    return false;
 }
 
-static int parse_body(const cJSON *body, mock_fault_kind kind, const char *path, mock_fault *f,
-                      mock_parse_error *err) {
-    char sub[sizeof((mock_parse_error *)0)->path + 64];
-    bool has_capacity = false;
-    if (!cJSON_IsObject(body)) return fail(err, path, "must be an object");
-    for (const cJSON *it = body->child; it != NULL; it = it->next) {
-        join(sub, sizeof sub, path, it->string, 0);
-        if (!field_allowed(kind, it->string)) return fail(err, sub, "unknown key");
-        double v = 0;
-        int rc = FB_OK;
-        if (strcmp(it->string, "fraction") == 0) {
-            rc = get_number(it, sub, 0, 1, false, &v, err);
-            f->fraction = v;
-        } else if (strcmp(it->string, "status") == 0) {
-            rc = get_number(it, sub, 400, 599, true, &v, err);
-            f->status = (int)v;
-        } else if (strcmp(it->string, "retry_after") == 0) {
-            rc = get_duration(it, sub, &f->retry_after_us, err);
-        } else if (strcmp(it->string, "period") == 0) {
-            rc = get_duration(it, sub, &f->period_us, err);
-            if (rc == FB_OK && f->period_us <= 0) rc = fail(err, sub, "must be > 0");
-        } else if (strcmp(it->string, "factor") == 0) {
-            rc = get_number(it, sub, 1, 1e6, false, &v, err);
-            f->factor = v;
-        } else if (strcmp(it->string, "capacity") == 0) {
-            rc = get_number(it, sub, 0, 1, false, &v, err);
-            f->capacity = v;
-            has_capacity = true;
-        } else if (strcmp(it->string, "error") == 0) {
-            static const struct {
-                const char *name;
-                mock_flavor flavor;
-            } errors[] = {{"overloaded", MOCK_FLAVOR_OVERLOADED},
-                          {"rate_limit", MOCK_FLAVOR_RATE_LIMIT},
-                          {"context_length", MOCK_FLAVOR_CONTEXT},
-                          {"content_policy", MOCK_FLAVOR_FILTER},
-                          {"other", MOCK_FLAVOR_PLAIN}};
-            const char *e = cJSON_GetStringValue(it);
-            size_t k = 0;
-            while (e != NULL && k < 5 && strcmp(errors[k].name, e) != 0) k++;
-            if (e == NULL || k == 5)
-                rc = fail(err, sub,
-                          "must be one of overloaded, rate_limit, context_length, "
-                          "content_policy, other");
-            else
-                f->flavor = (int)errors[k].flavor;
-        } else if (strcmp(it->string, "after_tokens") == 0) {
-            rc = get_number(it, sub, 0, 1e15, true, &v, err);
-            f->after_tokens = (int64_t)v;
-        } else if (strcmp(it->string, "mode") == 0) {
-            const char *m = cJSON_GetStringValue(it);
-            if (m != NULL && strcmp(m, "error") == 0)
-                f->mode = MOCK_MIDSTREAM_ERROR;
-            else if (m != NULL && strcmp(m, "cut") == 0)
-                f->mode = MOCK_MIDSTREAM_CUT;
-            else if (m != NULL && strcmp(m, "truncate") == 0)
-                f->mode = MOCK_MIDSTREAM_TRUNCATE;
-            else
-                rc = fail(err, sub, "must be \"error\", \"cut\" or \"truncate\"");
-        }
-        if (rc != FB_OK) return rc;
-    }
-    /* Required fields. */
-    if (kind == MOCK_FAULT_SLOW && f->factor == 0) return fail(err, path, "missing key \"factor\"");
-    if (kind == MOCK_FAULT_BROWNOUT && !has_capacity)
-        return fail(err, path, "missing key \"capacity\"");
-    if (kind == MOCK_FAULT_MIDSTREAM && f->after_tokens < 0)
-        return fail(err, path, "missing key \"after_tokens\"");
-    if (kind == MOCK_FAULT_FLAP && f->period_us <= 0)
-        return fail(err, path, "missing key \"period\"");
-    return FB_OK;
-}
-
-static void fault_defaults(mock_fault *f) {
+void mock_fault_from_sim(const sim_fault *s, mock_fault *f) {
+    /* the two enums list the kinds in the same order */
+    _Static_assert((int)MOCK_FAULT_FLAP == (int)SIM_FAULT_FLAP, "fault kinds differ");
+    _Static_assert((int)MOCK_FAULT_POLICY == (int)SIM_FAULT_POLICY, "fault kinds differ");
     memset(f, 0, sizeof *f);
-    f->for_us = FB_TIME_MAX;
-    f->fraction = 1.0;
-    f->retry_after_us = FB_TIME_NONE;
-    f->after_tokens = -1;
-}
-
-int mock_faults_from_json(const cJSON *array, const char *path, mock_fault *out, size_t cap,
-                          size_t *n_out, mock_parse_error *err) {
-    char p[sizeof((mock_parse_error *)0)->path];
-    *n_out = 0;
-    if (path == NULL) path = "faults";
-    if (!cJSON_IsArray(array)) return fail(err, path, "must be an array");
-    size_t n = 0;
-    for (const cJSON *e = array->child; e != NULL; e = e->next, n++) {
-        join(p, sizeof p, path, NULL, n);
-        if (n >= cap) return fail(err, p, "too many faults (at most %zu)", cap);
-        if (!cJSON_IsObject(e)) return fail(err, p, "must be an object");
-        mock_fault f;
-        fault_defaults(&f);
-        int kinds = 0;
-        for (const cJSON *it = e->child; it != NULL; it = it->next) {
-            char sub[sizeof p + 64];
-            join(sub, sizeof sub, p, it->string, 0);
-            int rc = FB_OK;
-            if (strcmp(it->string, "at") == 0) {
-                rc = get_duration(it, sub, &f.at_us, err);
-            } else if (strcmp(it->string, "for") == 0) {
-                rc = get_duration(it, sub, &f.for_us, err);
-            } else {
-                size_t k = 0;
-                while (k < N_KINDS && strcmp(kind_names[k], it->string) != 0) k++;
-                if (k == N_KINDS)
-                    return fail(err, sub,
-                                "unknown key (expected at, for, or one of outage, rate_limit, "
-                                "hang, slow, brownout, midstream, reset, policy, flap)");
-                if (++kinds > 1) return fail(err, sub, "one fault kind per entry");
-                f.kind = (mock_fault_kind)k;
-                rc = parse_body(it, f.kind, sub, &f, err);
-            }
-            if (rc != FB_OK) return rc;
-        }
-        if (kinds == 0) return fail(err, p, "missing fault kind (outage, rate_limit, ...)");
-        if (f.status == 0) {
-            if (f.kind == MOCK_FAULT_RATE_LIMIT)
-                f.status = 429;
-            else if (f.kind == MOCK_FAULT_OUTAGE || f.kind == MOCK_FAULT_FLAP)
-                f.status = 503;
-        }
-        out[n] = f;
-    }
-    *n_out = n;
-    return FB_OK;
+    f->kind = (mock_fault_kind)s->kind;
+    f->at_us = s->at_us;
+    f->for_us = s->for_us;
+    f->fraction = s->fraction;
+    f->status = s->status;
+    f->retry_after_us = s->retry_after_us;
+    f->factor = s->factor;
+    f->capacity = s->capacity;
+    f->after_tokens = s->after_tokens;
+    f->mode = s->mode == SIM_MIDSTREAM_CUT        ? MOCK_MIDSTREAM_CUT
+              : s->mode == SIM_MIDSTREAM_TRUNCATE ? MOCK_MIDSTREAM_TRUNCATE
+                                                  : MOCK_MIDSTREAM_ERROR;
+    f->period_us = s->period_us;
+    f->flavor = (int)flavor_of(s->error_kind);
 }
 
 int mock_faults_parse(const char *text, size_t len, mock_fault *out, size_t cap, size_t *n_out,
                       mock_parse_error *err) {
     *n_out = 0;
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    if (root == NULL) return fail(err, "faults", "not valid JSON");
-    /* Accept a bare array or {"faults": [...]}. */
-    const cJSON *arr = root;
-    int rc;
-    if (cJSON_IsObject(root)) {
-        for (const cJSON *it = root->child; it != NULL; it = it->next)
-            if (strcmp(it->string, "faults") != 0) {
-                rc = fail(err, it->string, "unknown key (expected \"faults\")");
-                goto out_root;
-            }
-        arr = cJSON_GetObjectItemCaseSensitive(root, "faults");
-        if (arr == NULL) {
-            rc = fail(err, "faults", "missing");
-            goto out_root;
-        }
+    uint32_t n = 0, c = cap > MOCK_FAULTS_MAX ? MOCK_FAULTS_MAX : (uint32_t)cap;
+    sim_fault *tmp = calloc(c ? c : 1, sizeof *tmp);
+    if (tmp == NULL) return fail(err, "faults", "out of memory");
+    sim_error se;
+    int rc = sim_faults_parse(text, len, "faults", tmp, c, &n, &se);
+    if (rc != FB_OK) {
+        fail(err, se.path[0] ? se.path : "faults", se.msg);
+        free(tmp);
+        return FB_EPARSE;
     }
-    rc = mock_faults_from_json(arr, "faults", out, cap, n_out, err);
-out_root:
-    cJSON_Delete(root);
-    return rc;
+    for (uint32_t i = 0; i < n; i++) mock_fault_from_sim(&tmp[i], &out[i]);
+    *n_out = n;
+    free(tmp);
+    return FB_OK;
 }
 
 /* ---- decisions ----------------------------------------------------------------------------- */

@@ -7,8 +7,9 @@
  *   - the fault timeline: a plain array of mock_fault, active in windows of
  *     timeline time, each hitting a seeded fraction of attempts.
  * Both produce a mock_action, which the server executes. The timeline array
- * is the scenario format's provider "faults" shape; mock_faults_from_json()
- * parses it, and the scenario loader may fill the same structs itself.
+ * is the scenario format's provider "faults" shape, parsed and validated by
+ * the scenario loader (sim_faults_parse) so the mock and the simulator read
+ * a script the same way.
  * See docs/mock.md.
  */
 #ifndef MOCK_FAULT_H
@@ -21,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/fb.h"
+#include "sim/scenario.h"
 
 #define MOCK_FAULTS_MAX 256
 
@@ -60,8 +62,8 @@ typedef struct mock_fault {
 
 /* Where a parser failed: JSON path (or spec term) and a message. */
 typedef struct mock_parse_error {
-    char path[128];
-    char msg[192];
+    char path[256];
+    char msg[512];
 } mock_parse_error;
 
 /* What happens at the end of a stream (or to a body) after `after` tokens. */
@@ -119,14 +121,13 @@ bool mock_action_is_fault(const mock_action *a);
 /* "250us", "250ms", "30s", "1.5s", "5m" (or "5min"), "1h", "1d", "0" -> microseconds. */
 int mock_duration_parse(const char *s, fb_time_us *out_us);
 
+/* The mock's form of a scenario fault. */
+void mock_fault_from_sim(const sim_fault *s, mock_fault *f);
 /*
- * Parse a fault timeline (a JSON array). `path` names the array in errors
- * ("faults", or "providers[1].faults" for the scenario loader). Fills at
- * most `cap` entries; returns FB_OK or a negative fb_err with *err filled.
+ * Parse a fault timeline from JSON text (an array, or {"faults": [...]}) with
+ * the scenario loader's rules; "at"/"for" may be left out (always active).
+ * Fills at most `cap` entries; returns FB_OK or FB_EPARSE with *err filled.
  */
-int mock_faults_from_json(const cJSON *array, const char *path, mock_fault *out, size_t cap,
-                          size_t *n_out, mock_parse_error *err);
-/* Same, from JSON text. */
 int mock_faults_parse(const char *text, size_t len, mock_fault *out, size_t cap, size_t *n_out,
                       mock_parse_error *err);
 

@@ -4,45 +4,6 @@
 #include <math.h>
 #include <stdio.h>
 
-static mock_fault_kind kind_of(sim_fault_kind k) {
-    switch (k) {
-    case SIM_FAULT_OUTAGE:
-        return MOCK_FAULT_OUTAGE;
-    case SIM_FAULT_RATE_LIMIT:
-        return MOCK_FAULT_RATE_LIMIT;
-    case SIM_FAULT_HANG:
-        return MOCK_FAULT_HANG;
-    case SIM_FAULT_SLOW:
-        return MOCK_FAULT_SLOW;
-    case SIM_FAULT_BROWNOUT:
-        return MOCK_FAULT_BROWNOUT;
-    case SIM_FAULT_MIDSTREAM:
-        return MOCK_FAULT_MIDSTREAM;
-    case SIM_FAULT_RESET:
-        return MOCK_FAULT_RESET;
-    case SIM_FAULT_POLICY:
-        return MOCK_FAULT_POLICY;
-    case SIM_FAULT_FLAP:
-    default:
-        return MOCK_FAULT_FLAP;
-    }
-}
-
-static mock_flavor flavor_of(fb_error_kind k) {
-    switch (k) {
-    case FB_ERRKIND_CONTEXT_LENGTH:
-        return MOCK_FLAVOR_CONTEXT;
-    case FB_ERRKIND_CONTENT_POLICY:
-        return MOCK_FLAVOR_FILTER;
-    case FB_ERRKIND_RATE_LIMIT:
-        return MOCK_FLAVOR_RATE_LIMIT;
-    case FB_ERRKIND_OVERLOADED:
-        return MOCK_FLAVOR_OVERLOADED;
-    default:
-        return MOCK_FLAVOR_PLAIN;
-    }
-}
-
 /* The median of a latency distribution, in microseconds. */
 static fb_time_us median_us(const sim_dist *d) {
     double v;
@@ -75,24 +36,7 @@ int mock_config_from_scenario(const sim_scenario *sc, const char *provider, mock
                  provider, p->fault_count, cap);
         return FB_ECAP;
     }
-    for (uint32_t k = 0; k < p->fault_count; k++) {
-        const sim_fault *s = &p->faults[k];
-        faults[k] =
-            (mock_fault){.kind = kind_of(s->kind),
-                         .at_us = s->at_us,
-                         .for_us = s->for_us,
-                         .fraction = s->fraction,
-                         .status = s->status,
-                         .retry_after_us = s->retry_after_us,
-                         .factor = s->factor,
-                         .capacity = s->capacity,
-                         .after_tokens = s->after_tokens,
-                         .mode = s->mode == SIM_MIDSTREAM_CUT        ? MOCK_MIDSTREAM_CUT
-                                 : s->mode == SIM_MIDSTREAM_TRUNCATE ? MOCK_MIDSTREAM_TRUNCATE
-                                                                     : MOCK_MIDSTREAM_ERROR,
-                         .period_us = s->period_us,
-                         .flavor = (int)flavor_of(s->error_kind)};
-    }
+    for (uint32_t k = 0; k < p->fault_count; k++) mock_fault_from_sim(&p->faults[k], &faults[k]);
     cfg->faults = faults;
     cfg->n_faults = p->fault_count;
     cfg->seed = sc->seed;

@@ -729,7 +729,7 @@ static enum MHD_Result handle_completion(req *r, route rt, const char *method, c
     double scale = 1.0;
     if (spec != NULL) {
         if (mock_spec_parse(spec, &a, &perr) != FB_OK) {
-            char msg[400];
+            char msg[900];
             snprintf(msg, sizeof msg, "%s: '%s': %s (fusebox fault spec)", origin, perr.path,
                      perr.msg);
             return send_error(r, &rep, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);

@@ -69,32 +69,8 @@ static const char css[] =
     "code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.92em}\n"
     "footer{margin-top:3em;color:#777;font-size:.9em}\n";
 
-/* Escape text for HTML content and attribute values. */
 static void esc(FILE *f, const char *s) {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            if (*p < 0x20 && *p != '\n' && *p != '\t')
-                fputc(' ', f);
-            else
-                fputc(*p, f);
-        }
-    }
+    rep_escape_markup(f, s);
 }
 
 /* <tag>text</tag>, escaped. */
@@ -137,10 +113,7 @@ static void format_value(char *buf, size_t len, kind k, double v) {
 }
 
 static double metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
-    double v = 0;
-    char msg[128];
-    rep_metric_value(sc, s, name, &v, NULL, msg, sizeof msg);
-    return v;
+    return rep_metric(sc, s, name);
 }
 
 static void variant_head(FILE *f, const sim_scenario *sc, const char *variant) {

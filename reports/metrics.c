@@ -302,3 +302,10 @@ int rep_metric_value(const sim_scenario *sc, const sim_summary *sum, const char 
     if (unit) *unit = d->unit;
     return scalar_value(sc, sum, name, value);
 }
+
+double rep_metric(const sim_scenario *sc, const sim_summary *sum, const char *name) {
+    double v = 0;
+    char msg[160];
+    if (rep_metric_value(sc, sum, name, &v, NULL, msg, sizeof msg) != FB_OK) return 0;
+    return v;
+}

@@ -45,4 +45,7 @@ const rep_metric_def *rep_metric_find(const char *name);
 int rep_metric_value(const sim_scenario *sc, const sim_summary *sum, const char *name,
                      double *value, rep_unit *unit, char *msg, size_t msglen);
 
+/* The value of a metric known to exist (0 for an unknown name). */
+double rep_metric(const sim_scenario *sc, const sim_summary *sum, const char *name);
+
 #endif /* REP_METRICS_H */

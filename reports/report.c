@@ -109,10 +109,31 @@ static void jw_metric(jw *w, const char *k, double v, rep_unit unit) {
 }
 
 static double metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
-    double v = 0;
-    char msg[128];
-    rep_metric_value(sc, s, name, &v, NULL, msg, sizeof msg);
-    return v;
+    return rep_metric(sc, s, name);
+}
+
+void rep_escape_markup(FILE *f, const char *s) {
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        case '\'':
+            fputs("&#39;", f);
+            break;
+        default:
+            fputc(*p < 0x20 && *p != '\n' && *p != '\t' ? ' ' : *p, f);
+        }
+    }
 }
 
 static void write_provider(jw *w, const sim_scenario *sc, uint32_t p, const sim_summary *s) {

@@ -26,6 +26,9 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
 /* The text summary (a table, one column per variant). */
 void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n);
 
+/* Write text escaped for HTML or XML content and attribute values. */
+void rep_escape_markup(FILE *f, const char *s);
+
 /* Format a duration for people: "850ms", "12.5s", "41m 10s", "2h 05m". */
 void rep_format_duration(char *buf, size_t len, double us);
 

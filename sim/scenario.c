@@ -23,6 +23,7 @@ typedef struct pctx {
     sim_error *err;
     char path[256];
     size_t len;
+    bool timing_optional; /* faults without at/for: from the start, for ever */
 } pctx;
 
 /* ---- errors and paths ---- */
@@ -759,17 +760,26 @@ static int parse_fault(pctx *P, const cJSON *v, sim_fault *f) {
                 "brownout", "midstream", "reset",       "policy", "flap",       NULL};
             return check_keys(P, v, all);
         }
-        if (kind)
-            return fail(P, "a fault has exactly one kind; found '%s' and '%s'", kind->string,
-                        it->string);
+        if (kind) {
+            size_t o2 = push_key(P, it->string);
+            rc = fail(P, "a fault has exactly one kind; found '%s' and '%s'", kind->string,
+                      it->string);
+            pop(P, o2);
+            return rc;
+        }
         kind = it;
         f->kind = (sim_fault_kind)k;
     }
     if (!kind)
         return fail(P, "a fault needs one of: outage, rate_limit, hang, slow, brownout, midstream, "
                        "reset, policy, flap");
-    rc = need_key(P, v, "at");
-    if (rc == FB_OK) rc = need_key(P, v, "for");
+    if (P->timing_optional) {
+        f->at_us = 0;
+        f->for_us = FB_TIME_MAX;
+    } else {
+        rc = need_key(P, v, "at");
+        if (rc == FB_OK) rc = need_key(P, v, "for");
+    }
     if (rc == FB_OK) rc = get_duration(P, v, "at", &f->at_us, true);
     if (rc == FB_OK) rc = get_duration(P, v, "for", &f->for_us, false);
     if (rc != FB_OK) return rc;
@@ -1639,7 +1649,7 @@ int sim_scenario_parse(const char *text, size_t len, const char *file, const cha
         return FB_ENOMEM;
     }
     snprintf(sc->file, sizeof sc->file, "%s", err->file);
-    pctx P = {err, "", 0};
+    pctx P = {err, "", 0, false};
     rc = parse_top(&P, root, sc);
     if (rc == FB_OK && seed_override) sc->seed = *seed_override;
     if (rc != FB_OK) {
@@ -1654,6 +1664,46 @@ int sim_scenario_parse(const char *text, size_t len, const char *file, const cha
     sc->json = root;
     *out = sc;
     return FB_OK;
+}
+
+int sim_faults_parse(const char *text, size_t len, const char *file, sim_fault *out, uint32_t cap,
+                     uint32_t *count, sim_error *err) {
+    memset(err, 0, sizeof *err);
+    snprintf(err->file, sizeof err->file, "%s", file ? file : "<faults>");
+    *count = 0;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (root == NULL) {
+        int line, col;
+        line_col(text, end && end >= text ? (size_t)(end - text) : 0, &line, &col);
+        snprintf(err->msg, sizeof err->msg, "invalid JSON at line %d, column %d", line, col);
+        return FB_EPARSE;
+    }
+    pctx P = {err, "", 0, true};
+    const cJSON *arr = root;
+    int rc = FB_OK;
+    if (cJSON_IsObject(root)) { /* {"faults": [...]} */
+        static const char *const keys[] = {"faults", NULL};
+        rc = check_keys(&P, root, keys);
+        if (rc == FB_OK) rc = need_key(&P, root, "faults");
+        arr = field(root, "faults");
+    }
+    size_t old = push_key(&P, "faults");
+    if (rc == FB_OK) rc = need_array(&P, arr);
+    uint32_t i = 0;
+    for (const cJSON *e = rc == FB_OK ? arr->child : NULL; rc == FB_OK && e; e = e->next, i++) {
+        size_t o2 = push_index(&P, i);
+        if (i >= cap) rc = fail(&P, "at most %u faults", cap);
+        if (rc == FB_OK) {
+            memset(&out[i], 0, sizeof out[i]);
+            rc = parse_fault(&P, e, &out[i]);
+        }
+        pop(&P, o2);
+    }
+    pop(&P, old);
+    cJSON_Delete(root);
+    if (rc == FB_OK) *count = i;
+    return rc;
 }
 
 int sim_scenario_load(const char *file, const char *const *sets, size_t set_count,

@@ -237,6 +237,15 @@ int sim_scenario_parse(const char *text, size_t len, const char *file, const cha
                        sim_error *err);
 void sim_scenario_free(sim_scenario *sc);
 
+/*
+ * Parse a fault timeline alone: a JSON array in the shape of a provider's
+ * "faults" (or {"faults": [...]}), validated exactly as in a scenario, except
+ * that "at" and "for" may be left out (from the start, for ever). The mock
+ * provider loads its scripts with it. Errors name paths like faults[2].at.
+ */
+int sim_faults_parse(const char *text, size_t len, const char *file, sim_fault *out, uint32_t cap,
+                     uint32_t *count, sim_error *err);
+
 /* Format "file: path: msg" (or "file: msg") into buf. */
 void sim_error_format(const sim_error *err, char *buf, size_t len);
 
