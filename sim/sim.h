@@ -134,7 +134,7 @@ typedef struct sim_log_event {
     fb_breaker_event breaker; /* SIM_EV_BREAKER */
 } sim_log_event;
 
-typedef struct sim sim;
+struct sim; /* a run in progress (opaque) */
 
 /*
  * A port replaces the provider model with real providers (the live driver,
@@ -173,12 +173,12 @@ typedef struct sim_port {
      */
     int (*wait)(void *ctx, fb_time_us until_us, fb_time_us *now_us, char *msg, size_t msglen);
     /* Hand the ready answers over with sim_port_deliver(). */
-    void (*collect)(void *ctx, sim *s);
+    void (*collect)(void *ctx, struct sim *s);
     void *ctx;
 } sim_port;
 
 /* The answer to attempt `id` (from collect()); stale ids are ignored. */
-void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer);
+void sim_port_deliver(struct sim *s, uint64_t id, const sim_port_answer *answer);
 
 typedef void (*sim_row_fn)(void *ctx, const sim_row *row);
 typedef void (*sim_event_fn)(void *ctx, const sim_log_event *ev);

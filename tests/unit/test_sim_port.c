@@ -122,7 +122,7 @@ static int fake_wait(void *ctx, fb_time_us until_us, fb_time_us *now_us, char *m
 }
 
 /* Deliver what is due, earliest first (ties by id, as the model's sequence numbers). */
-static void fake_collect(void *ctx, sim *s) {
+static void fake_collect(void *ctx, struct sim *s) {
     fake *f = ctx;
     for (;;) {
         size_t best = f->n;
