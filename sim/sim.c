@@ -836,7 +836,13 @@ static void port_send(sim *s, uint32_t ai, bool stream) {
     arm_timeout(s, ai, FB_TIME_MAX);
 }
 
+static void catch_up(sim *s, fb_time_us t);
+
 void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {
+    /* what was due before the answer came happens first (a timeout may make it stale) */
+    catch_up(s, answer->at_us);
+    if (s->rc != FB_OK) return;
+    if (answer->at_us > s->now) s->now = answer->at_us;
     uint32_t ai = (uint32_t)(id >> 32);
     if (ai >= s->atts.used) return;
     attempt *a = A(s, ai);
@@ -1731,32 +1737,41 @@ static void run_model(sim *s) {
     }
 }
 
+/* Run the events due at or before t, each at its own time (or now, when now is later). */
+static void catch_up(sim *s, fb_time_us t) {
+    sim_event ev;
+    while (s->rc == FB_OK && sim_queue_peek(&s->q, &ev) && ev.t <= t) {
+        sim_queue_pop(&s->q, &ev);
+        emit_ticks(s, ev.t);
+        if (ev.t > s->now) s->now = ev.t;
+        step(s, &ev);
+    }
+    emit_ticks(s, t);
+}
+
 /* The port's clock: wait for real time to reach the next event, take the answers, catch up. */
 static void run_port(sim *s) {
     const sim_port *port = s->port;
     sim_event ev;
     while (s->rc == FB_OK) {
-        if (s->now >= s->sc->duration_us && s->live == 0) break;
-        fb_time_us until = sim_queue_peek(&s->q, &ev) ? ev.t : FB_TIME_MAX;
+        bool have = sim_queue_peek(&s->q, &ev);
+        /* as in run_model: nothing in flight and nothing left before the end of traffic */
+        if (s->live == 0 && (!have || ev.t > s->sc->duration_us)) break;
+        fb_time_us until = have ? ev.t : FB_TIME_MAX;
         if (s->next_tick_us <= s->sc->duration_us && s->next_tick_us < until)
             until = s->next_tick_us;
-        if (until == FB_TIME_MAX && s->live == 0) break;
         fb_time_us now = s->now;
         char msg[256] = "";
         int rc = port->wait(port->ctx, until, &now, msg, sizeof msg);
-        if (now > s->now) {
-            emit_ticks(s, now);
-            s->now = now;
-        }
         if (rc != FB_OK) {
+            emit_ticks(s, now);
+            if (now > s->now) s->now = now;
             stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
             break;
         }
         port->collect(port->ctx, s);
-        while (s->rc == FB_OK && sim_queue_peek(&s->q, &ev) && ev.t <= s->now) {
-            sim_queue_pop(&s->q, &ev);
-            step(s, &ev);
-        }
+        catch_up(s, now);
+        if (now > s->now) s->now = now;
         progress(s);
     }
 }

@@ -139,12 +139,13 @@ struct sim; /* a run in progress (opaque) */
 /*
  * A port replaces the provider model with real providers (the live driver,
  * live/live.h). Attempts leave through send() and their answers come back
- * through sim_port_deliver(); the run's clock follows the port: before each
- * step the simulator asks it to wait until the next event (or tick) is due,
- * emits the ticks that have passed, lets it deliver the answers that are
- * ready, then runs every event due by then (a late event runs at the
- * current time). The client side (traffic, pods, queues, deadlines,
- * attempt timeouts, policies, breakers, metrics) is the simulator's own.
+ * through sim_port_deliver(); the run's clock follows the port: the
+ * simulator asks it to wait until the next event (or tick) is due, lets it
+ * deliver the answers that are ready, then runs every event due by then.
+ * Events and answers are merged in time order: an event runs at its own
+ * time, an answer at the time it arrived, and every row covers its tick.
+ * The client side (traffic, pods, queues, deadlines, attempt timeouts,
+ * policies, breakers, metrics) is the simulator's own.
  */
 typedef struct sim_port_attempt {
     uint64_t id; /* names the attempt in sim_port_deliver() and cancel() */
@@ -155,6 +156,7 @@ typedef struct sim_port_attempt {
 } sim_port_attempt;
 
 typedef struct sim_port_answer {
+    fb_time_us at_us; /* simulated time it arrived: not before the last wait() began */
     fb_reply reply;
     fb_time_us hint_us;  /* Retry-After family; FB_TIME_NONE = none */
     uint32_t tokens_out; /* output tokens generated (before a failure, for a broken stream) */

@@ -136,6 +136,7 @@ static void fake_collect(void *ctx, struct sim *s) {
         pending p = f->p[best];
         f->p[best] = f->p[--f->n];
         f->delivered++;
+        p.answer.at_us = p.at_us;
         sim_port_deliver(s, p.id, &p.answer);
         if (f->twice) sim_port_deliver(s, p.id, &p.answer);
     }
