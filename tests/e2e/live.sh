@@ -72,6 +72,16 @@ expect_exit 2 "a target that is not a URL exits 2" "$FUSEBOX" live "$S" --target
     --no-charts -q -o "$T/bad"
 contains "$ERR" "not an http:// or https:// URL" "the bad URL is named"
 
+# ---- caps are reported errors ----
+expect_exit 2 "the transfer cap stops the run with exit 2" \
+    "$FUSEBOX" live "$S" --max-transfers 2 --time-scale 5 --no-charts -q -o "$T/cap"
+contains "$ERR" "transfers in flight, the cap (--max-transfers)" "the cap is named"
+[ "$(json "$T/cap/report.json" "r['complete']")" = False ]
+ok $? "report.json is written and says the run stopped early"
+expect_exit 2 "the scenario's in-flight cap stops the run with exit 2" \
+    "$FUSEBOX" live "$S" --set limits.in_flight=3 --time-scale 5 --no-charts -q -o "$T/cap2"
+contains "$ERR" "in-flight cap reached" "the scenario cap is named"
+
 # ---- a `fusebox mock` started here as the target ----
 cat >"$T/plain.json" <<'JSON'
 {"name": "live-plain", "seed": 2, "duration": "5s",
