@@ -38,12 +38,18 @@ int fb_classify_init(fb_classifier *c, const fb_classify_config *cfg) {
     if (c == NULL) return FB_EINVAL;
     if (cfg == NULL) cfg = &defaults;
     if (!valid_switch(cfg->rate_limit_trips) || !valid_switch(cfg->timeout_trips) ||
-        !valid_switch(cfg->honor_should_retry))
+        !valid_switch(cfg->honor_should_retry) || !valid_switch(cfg->permanent_trips))
         return FB_EINVAL;
 
     memcpy(c->rules, default_rules, sizeof c->rules);
     if (cfg->rate_limit_trips == FB_ON) c->rules[FB_OUT_RATE_LIMITED].effect = FB_EFFECT_FAILURE;
     if (cfg->timeout_trips == FB_OFF) c->rules[FB_OUT_TIMEOUT].effect = FB_EFFECT_IGNORE;
+    if (cfg->permanent_trips == FB_ON) {
+        /* the misconfiguration the seed warns about: every error trips */
+        c->rules[FB_OUT_PERMANENT].effect = FB_EFFECT_FAILURE;
+        c->rules[FB_OUT_POLICY].effect = FB_EFFECT_FAILURE;
+        c->rules[FB_OUT_CONTEXT_LENGTH].effect = FB_EFFECT_FAILURE;
+    }
     c->honor_should_retry = cfg->honor_should_retry != FB_OFF;
     return FB_OK;
 }

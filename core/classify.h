@@ -84,6 +84,9 @@ typedef struct fb_classify_config {
     fb_switch rate_limit_trips;   /* 429 counts as a breaker failure; default OFF (ignored) */
     fb_switch timeout_trips;      /* a timeout counts as a breaker failure; default ON */
     fb_switch honor_should_retry; /* x-should-retry overrides retryable; default ON */
+    fb_switch permanent_trips;    /* 4xx, policy and context-length answers count as breaker
+                                     failures; default OFF (they are successes: the provider
+                                     answered). ON models a breaker that counts every error. */
 } fb_classify_config;
 
 typedef struct fb_classifier {

@@ -30,7 +30,10 @@ int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg) {
     if (c.base_us < 0 || c.delay_us_max < 0 || c.retry_after_us_max < 0 ||
         c.attempt_timeout_us < 0 || c.deadline_us < 0)
         return FB_EINVAL;
-    if (!valid_double(c.multiplier) || !valid_double(c.jitter_fraction)) return FB_EINVAL;
+    if (!valid_double(c.multiplier) || !valid_double(c.jitter_fraction) ||
+        !valid_double(c.retry_after_jitter))
+        return FB_EINVAL;
+    if (c.retry_after_jitter < 0.0 || c.retry_after_jitter > 10.0) return FB_ERANGE;
     if (c.base_us == 0) c.base_us = 500 * FB_US_PER_MS;
     if (c.multiplier == 0.0) c.multiplier = 2.0;
     if (c.multiplier < 1.0) return FB_ERANGE; /* a shrinking backoff is not a backoff */
@@ -186,7 +189,14 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
             if (cfg->giveup_above_max == FB_ON) return give_up(FB_GIVEUP_RETRY_AFTER_CAP);
             h = cfg->retry_after_us_max;
         }
-        if (cfg->retry_after == FB_RETRY_AFTER_AS_IS || h > delay) delay = h;
+        if (cfg->retry_after == FB_RETRY_AFTER_AS_IS || h > delay) {
+            delay = h;
+            /* upward only (Envoy): nobody comes back before the server asked, and
+             * clients told the same Retry-After no longer return together */
+            if (cfg->retry_after_jitter > 0.0 && rng != NULL)
+                delay = fb_time_add(
+                    h, (fb_time_us)((double)h * cfg->retry_after_jitter * fb_rng_uniform(rng)));
+        }
     }
 
     /* An attempt starting exactly at the deadline could not finish before it. */

@@ -77,6 +77,7 @@ typedef struct fb_retry_config {
     fb_retry_after_policy retry_after; /* default MAX */
     fb_time_us retry_after_us_max;     /* cap on a header's delay; default 60 s */
     fb_switch giveup_above_max;    /* header above the cap: give up (ON) or clamp (OFF, default) */
+    double retry_after_jitter;     /* when the header decides: header * U(1, 1 + f); default 0 */
     fb_time_us attempt_timeout_us; /* per-attempt timeout; 0 = none (informational for callers) */
     fb_time_us deadline_us;        /* overall, from the first attempt's start; 0 = none */
 } fb_retry_config;

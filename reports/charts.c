@@ -948,19 +948,23 @@ int rep_gnuplot_find(char *buf, size_t len) {
     return FB_ENOTFOUND;
 }
 
-/* Run `gnuplot -d NAME.gp` in DIR/charts; its stderr becomes the message on failure. */
-static int run_gnuplot(charts *c, const char *gnuplot, const char *script) {
+int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *msg,
+                    size_t msglen) {
     int fds[2];
-    if (pipe(fds) != 0) return fail(c, FB_EIO, "pipe: %s", strerror(errno));
+    if (pipe(fds) != 0) {
+        snprintf(msg, msglen, "pipe: %s", strerror(errno));
+        return FB_EIO;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return fail(c, FB_EIO, "fork: %s", strerror(errno));
+        snprintf(msg, msglen, "fork: %s", strerror(errno));
+        return FB_EIO;
     }
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
-        if (null < 0 || chdir(c->cdir) != 0) _exit(126);
+        if (null < 0 || chdir(dir) != 0) _exit(126);
         dup2(null, STDIN_FILENO);
         dup2(null, STDOUT_FILENO);
         dup2(fds[1], STDERR_FILENO);
@@ -985,16 +989,29 @@ static int run_gnuplot(charts *c, const char *gnuplot, const char *script) {
     err[used] = '\0';
     close(fds[0]);
     int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return fail(c, FB_EIO, "waitpid: %s", strerror(errno));
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            snprintf(msg, msglen, "waitpid: %s", strerror(errno));
+            return FB_EIO;
+        }
+    }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return FB_OK;
     /* gnuplot's message is short and mostly on its last lines; keep them on one line */
     for (char *p = err; *p; p++)
         if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
     if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
-        return fail(c, FB_EIO, "cannot run %s in %s", gnuplot, c->cdir);
-    return fail(c, FB_EIO, "gnuplot failed on %s/%s: %s", c->cdir, script,
-                used ? err : "(no message)");
+        snprintf(msg, msglen, "cannot run %s in %s", gnuplot, dir);
+    else
+        snprintf(msg, msglen, "gnuplot failed on %s/%s: %s", dir, script,
+                 used ? err : "(no message)");
+    return FB_EIO;
+}
+
+/* Run `gnuplot -d NAME.gp` in DIR/charts; its stderr becomes the message on failure. */
+static int run_gnuplot(charts *c, const char *gnuplot, const char *script) {
+    char msg[1024];
+    int rc = rep_gnuplot_run(gnuplot, c->cdir, script, msg, sizeof msg);
+    return rc == FB_OK ? FB_OK : fail(c, rc, "%s", msg);
 }
 
 static int write_chart(charts *c, const char *gnuplot, size_t k) {

@@ -23,6 +23,12 @@ int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums
  * message naming the Debian package in buf.
  */
 int rep_gnuplot_find(char *buf, size_t len);
+/*
+ * Run `gnuplot -d SCRIPT` in DIR (no init files, so the output depends on the
+ * script only; no shell). FB_OK, or FB_EIO with gnuplot's own message in msg.
+ */
+int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *msg,
+                    size_t msglen);
 
 /* The charts a report has, in the order the page shows them. */
 typedef struct rep_chart_info {

@@ -295,7 +295,8 @@ static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const 
 
 static const sim_fault_summary *find_fault(const sim_summary *s, uint32_t p, uint32_t k) {
     for (uint32_t i = 0; i < s->fault_count; i++)
-        if (s->faults[i].provider == p && s->faults[i].fault == k) return &s->faults[i];
+        if (!s->faults[i].spike && s->faults[i].provider == p && s->faults[i].fault == k)
+            return &s->faults[i];
     return NULL;
 }
 
@@ -303,8 +304,9 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
     fputs("<h2 id=\"spillover\">Faults and spillover</h2>\n", f);
     uint32_t faults = 0;
     for (uint32_t p = 0; p < sc->provider_count; p++) faults += sc->providers[p].fault_count;
+    for (uint32_t c = 0; c < sc->class_count; c++) faults += sc->classes[c].spike_count;
     if (faults == 0) {
-        fputs("<p>The scenario scripts no faults.</p>\n", f);
+        fputs("<p>The scenario scripts no faults or traffic spikes.</p>\n", f);
         return;
     }
     fputs("<p>Spillover is how long after a fault ended the error rate and p99 latency took to "
@@ -340,6 +342,26 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
             }
             fputs("</tr>\n", f);
         }
+    }
+    for (size_t i = 0; n > 0 && i < sums[0]->fault_count; i++) {
+        const sim_fault_summary *fs0 = &sums[0]->faults[i];
+        if (!fs0->spike) continue;
+        const sim_spike *sp = &sc->classes[fs0->cls].spikes[fs0->fault];
+        char buf[96];
+        tag(f, "<tr><td>traffic: ", sc->classes[fs0->cls].name, "</td><td>");
+        fprintf(f, "spike to %.0f/s", sp->rate);
+        rep_format_duration(buf, sizeof buf, (double)fs0->start_us);
+        tag(f, "</td><td class=\"n\">", buf, "</td>");
+        rep_format_duration(buf, sizeof buf, (double)fs0->end_us);
+        tag(f, "<td class=\"n\">", buf, "</td>");
+        for (size_t v = 0; v < n; v++) {
+            /* every variant lists the same windows in the same order */
+            const sim_fault_summary *fs = &sums[v]->faults[i];
+            rep_format_duration(buf, sizeof buf, (double)fs->spillover_us);
+            if (!fs->recovered) strncat(buf, " (not recovered)", sizeof buf - strlen(buf) - 1);
+            tag(f, "<td class=\"n\">", buf, "</td>");
+        }
+        fputs("</tr>\n", f);
     }
     fputs("</table>\n", f);
 }

@@ -206,11 +206,17 @@ static void write_variant(jw *w, const sim_scenario *sc, const sim_summary *s) {
     jw_open(w, "spillover", '[');
     for (uint32_t i = 0; i < s->fault_count; i++) {
         const sim_fault_summary *f = &s->faults[i];
-        const sim_fault *fa = &sc->providers[f->provider].faults[f->fault];
         jw_open(w, NULL, '{');
-        jw_string(w, "provider", sc->providers[f->provider].name);
-        jw_u64(w, "fault", f->fault);
-        jw_string(w, "kind", sim_fault_kind_name(fa->kind));
+        if (f->spike) {
+            jw_string(w, "class", sc->classes[f->cls].name);
+            jw_u64(w, "spike", f->fault);
+            jw_string(w, "kind", "spike");
+        } else {
+            const sim_fault *fa = &sc->providers[f->provider].faults[f->fault];
+            jw_string(w, "provider", sc->providers[f->provider].name);
+            jw_u64(w, "fault", f->fault);
+            jw_string(w, "kind", sim_fault_kind_name(fa->kind));
+        }
         jw_num(w, "start_s", (double)f->start_us / 1e6, 6);
         jw_num(w, "end_s", (double)f->end_us / 1e6, 6);
         jw_num(w, "spillover_s", (double)f->spillover_us / 1e6, 6);
@@ -341,8 +347,11 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
     rep_format_duration(buf, sizeof buf, (double)sc->duration_us);
     fprintf(f, "%s: %s simulated, seed %" PRIu64 ", %zu variant%s\n", sc->name, buf, sc->seed, n,
             n == 1 ? "" : "s");
+    int w = 16; /* column width: wide enough for every variant's name */
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(sums[i]->variant) + 2 > w) w = (int)strlen(sums[i]->variant) + 2;
     row_label(f, "");
-    for (size_t i = 0; i < n; i++) fprintf(f, "%16s", sums[i]->variant);
+    for (size_t i = 0; i < n; i++) fprintf(f, "%*s", w, sums[i]->variant);
     fputc('\n', f);
     struct {
         const char *label, *metric;
@@ -391,7 +400,7 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
             if (rows[r].kind == 2 && strcmp(rows[r].metric, "spillover") == 0 &&
                 metric(sc, sums[i], "recovered") < 0.5)
                 strncat(buf, "+", sizeof buf - strlen(buf) - 1);
-            fprintf(f, "%16s", buf);
+            fprintf(f, "%*s", w, buf);
         }
         fputc('\n', f);
     }

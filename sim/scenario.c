@@ -8,6 +8,7 @@
  */
 #include "sim/scenario.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -93,6 +94,8 @@ static const char *suggest(const char *word, const char *const *names) {
     return best_d <= limit ? best : NULL;
 }
 
+static int check_description(pctx *P, const cJSON *obj);
+
 static int check_keys(pctx *P, const cJSON *obj, const char *const *allowed) {
     for (const cJSON *it = obj->child; it; it = it->next) {
         bool known = false;
@@ -106,7 +109,7 @@ static int check_keys(pctx *P, const cJSON *obj, const char *const *allowed) {
         pop(P, old);
         return rc;
     }
-    return FB_OK;
+    return check_description(P, obj);
 }
 
 static const char *type_name(const cJSON *v) {
@@ -117,6 +120,16 @@ static const char *type_name(const cJSON *v) {
     if (cJSON_IsArray(v)) return "an array";
     if (cJSON_IsObject(v)) return "an object";
     return "invalid";
+}
+
+/* A "description" (allowed on most objects) is always a string. */
+static int check_description(pctx *P, const cJSON *obj) {
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(obj, "description");
+    if (d == NULL || cJSON_IsString(d)) return FB_OK;
+    size_t old = push_key(P, "description");
+    int rc = fail(P, "expected a string, got %s", type_name(d));
+    pop(P, old);
+    return rc;
 }
 
 /* ---- units ---- */
@@ -960,6 +973,7 @@ static int parse_retry(pctx *P, const cJSON *v, sim_policy *pol) {
                                        "attempt_timeout",
                                        "deadline",
                                        "budget",
+                                       "retry_after_jitter",
                                        NULL};
     static const char *const jitters[] = {"full",         "none",         "equal",
                                           "decorrelated", "proportional", NULL};
@@ -1005,6 +1019,7 @@ static int parse_retry(pctx *P, const cJSON *v, sim_policy *pol) {
     }
     if (rc == FB_OK) rc = get_duration(P, v, "retry_after_max", &r->retry_after_us_max, false);
     if (rc == FB_OK) rc = get_switch(P, v, "giveup_above_max", &r->giveup_above_max);
+    if (rc == FB_OK) rc = get_number(P, v, "retry_after_jitter", &r->retry_after_jitter, 0, 10);
     if (rc == FB_OK) rc = get_duration(P, v, "attempt_timeout", &r->attempt_timeout_us, false);
     if (rc == FB_OK) rc = get_duration(P, v, "deadline", &r->deadline_us, false);
     if (rc == FB_OK && (o = field(v, "budget")) != NULL) {
@@ -1159,17 +1174,15 @@ static int parse_overrides(pctx *P, const sim_scenario *sc, const cJSON *v, sim_
 
 static int parse_policy(pctx *P, const sim_scenario *sc, const cJSON *v, sim_policy *pol) {
     static const char *const keys[] = {
-        "retry",     "breaker",  "fallback",    "context_window_check",
-        "degraded",  "stream",   "classify",    "rate_limit",
-        "overrides", "blocking", "description", NULL};
+        "retry",    "breaker",    "fallback",  "context_window_check", "degraded", "stream",
+        "classify", "rate_limit", "overrides", "description",          NULL};
     static const char *const cls_keys[] = {"rate_limit_trips", "timeout_trips",
-                                           "honor_should_retry", NULL};
+                                           "honor_should_retry", "permanent_trips", NULL};
     static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
     int rc = need_object(P, v);
     if (rc == FB_OK) rc = check_keys(P, v, keys);
     if (rc != FB_OK) return rc;
     pol->retry.attempts = 1;
-    pol->blocking = true;
     pol->degraded_latency_us = dist_const(10e3);
     /* Default chain: every LLM provider in the order listed. */
     pol->order_len = 0;
@@ -1229,7 +1242,6 @@ static int parse_policy(pctx *P, const sim_scenario *sc, const cJSON *v, sim_pol
     int s = 0;
     if (rc == FB_OK) rc = get_enum(P, v, "stream", streams, &s);
     pol->stream = (fb_stream_policy)s;
-    if (rc == FB_OK) rc = get_bool(P, v, "blocking", &pol->blocking);
     if (rc == FB_OK && (o = field(v, "classify")) != NULL) {
         size_t old = push_key(P, "classify");
         rc = need_object(P, o);
@@ -1238,6 +1250,7 @@ static int parse_policy(pctx *P, const sim_scenario *sc, const cJSON *v, sim_pol
         if (rc == FB_OK) rc = get_switch(P, o, "timeout_trips", &pol->classify.timeout_trips);
         if (rc == FB_OK)
             rc = get_switch(P, o, "honor_should_retry", &pol->classify.honor_should_retry);
+        if (rc == FB_OK) rc = get_switch(P, o, "permanent_trips", &pol->classify.permanent_trips);
         pop(P, old);
     }
     if (rc == FB_OK && (o = field(v, "rate_limit")) != NULL) {
@@ -1577,9 +1590,11 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
             if (i >= SIM_VARIANTS_MAX) rc = fail(P, "at most %d variants", SIM_VARIANTS_MAX);
             if (rc == FB_OK &&
                 (strlen(e->string) == 0 || strlen(e->string) >= SIM_NAME_MAX ||
+                 !(isalpha((unsigned char)e->string[0]) || e->string[0] == '_') ||
                  strspn(e->string, "abcdefghijklmnopqrstuvwxyz"
                                    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") != strlen(e->string)))
-                rc = fail(P, "variant names use letters, digits, '_' and '-'");
+                rc = fail(P, "variant names start with a letter and use letters, digits, '_' and "
+                             "'-' (expectations refer to them)");
             if (rc == FB_OK) rc = need_object(P, e);
             if (rc == FB_OK) {
                 cJSON *m = merge(base, e);

@@ -179,7 +179,6 @@ typedef struct sim_policy {
     bool degraded;
     sim_dist degraded_latency_us;
     fb_stream_policy stream;
-    bool blocking; /* a worker stays busy while its request waits to retry */
 } sim_policy;
 
 typedef struct sim_pods {

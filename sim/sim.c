@@ -1020,10 +1020,13 @@ static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
         return true;
     case FB_BREAKER_FORCED_OPEN:
         permit->kind = FB_PERMIT_REJECTED;
+        s->sum->providers[v->provider].breaker_rejections++;
         return false;
     case FB_BREAKER_OPEN:
         if (now < v->open_until_us) {
+            /* rejected by the pod's own view: the store never hears of it */
             permit->kind = FB_PERMIT_REJECTED;
+            s->sum->providers[v->provider].breaker_rejections++;
             return false;
         }
         break;
@@ -1219,6 +1222,8 @@ static void emit_row(sim *s, fb_time_us t) {
         memset(&pr->tick, 0, sizeof pr->tick);
     }
     if (s->opts->on_row) s->opts->on_row(s->opts->ctx, row);
+    /* the baseline ends where the first fault or spike begins */
+    if (!s->baseline_ready && t + s->sc->tick_us > s->first_window_us) close_baseline(s);
     if (s->baseline_ready) spillover_step(s, row);
     memset(row, 0, sizeof *row);
     fb_hist_init(&s->tick_hist);
@@ -1393,6 +1398,13 @@ static int setup(sim *s) {
             s->windows[s->window_count].end_us =
                 fb_time_add(cl->spikes[i].at_us, cl->spikes[i].for_us);
             if (cl->spikes[i].at_us < s->first_window_us) s->first_window_us = cl->spikes[i].at_us;
+            /* a spike is a disturbance too: its spillover is measured like a fault's */
+            sim_fault_summary *fs = &s->sum->faults[s->sum->fault_count++];
+            fs->spike = true;
+            fs->cls = (uint8_t)c;
+            fs->fault = (uint8_t)i;
+            fs->start_us = s->windows[s->window_count].start_us;
+            fs->end_us = s->windows[s->window_count].end_us;
             s->window_count++;
         }
         bool exposed = false;
@@ -1535,7 +1547,9 @@ static void on_service_done(sim *s, uint32_t ai) {
     prov *p = &s->provs[pi];
     p->busy--;
     bool ok = a->reply.status == 200 && !a->reply.after_first_token;
-    bool used = !a->abandoned && ok;
+    /* a broken stream that the client resumes keeps what it received */
+    bool kept = a->reply.after_first_token && s->pol->stream == FB_STREAM_RESUME;
+    bool used = !a->abandoned && (ok || kept);
     if (a->abandoned) s->sum->providers[pi].abandoned++;
     bill(s, a, a->tokens_out, !used);
     deliver(s, ai);
@@ -1643,7 +1657,7 @@ static void finalize(sim *s) {
             }
         }
         if (s->pol->breaker_scope == SIM_SCOPE_SHARED && s->pol->per_provider[p].has_breaker) {
-            sum->providers[p].breaker_rejections =
+            sum->providers[p].breaker_rejections +=
                 fb_breaker_stats_get(&s->provs[p].store)->rejected;
         } else if (s->pol->per_provider[p].has_breaker) {
             for (uint32_t k = 0; k < s->npods; k++)

@@ -66,9 +66,12 @@ typedef struct sim_provider_summary {
     uint32_t in_service_peak, queue_peak;
 } sim_provider_summary;
 
+/* A disturbance window: a provider's scripted fault, or a traffic spike. */
 typedef struct sim_fault_summary {
-    uint8_t provider;
-    uint8_t fault; /* index in the provider's faults */
+    bool spike;       /* a traffic class's spike (class `cls`), not a provider fault */
+    uint8_t cls;      /* spike: the class */
+    uint8_t provider; /* fault: the provider */
+    uint8_t fault;    /* index in the provider's faults (or the class's spikes) */
     fb_time_us start_us, end_us;
     fb_time_us spillover_us; /* from end_us until back to baseline */
     bool recovered;          /* false: not back to baseline when the run ended */
@@ -99,7 +102,8 @@ typedef struct sim_summary {
     fb_hist latency;    /* every request that ended, as the user waited */
     fb_hist latency_ok; /* successes only */
     sim_provider_summary providers[SIM_PROVIDERS_MAX];
-    sim_fault_summary faults[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX];
+    sim_fault_summary
+        faults[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX + SIM_CLASSES_MAX * SIM_SCHEDULE_MAX];
     uint32_t fault_count;
     uint64_t events_dropped; /* events not delivered because the log cap was reached */
 } sim_summary;

@@ -18,9 +18,12 @@ passed=0
 failed=0
 failures=""
 
+# want NAME [SELECTED...]: true when no suite was selected or NAME was.
 want() {
+    name=$1
+    shift
     [ $# -eq 0 ] && return 0
-    for w in "$@"; do [ "$w" = "$1" ] && return 0; done
+    for w in "$@"; do [ "$w" = "$name" ] && return 0; done
     return 1
 }
 

@@ -89,7 +89,12 @@ static sim_summary *make_summary(const char *variant, bool tuned) {
     s->providers[0].breaker_opens = tuned ? 4 : 0;
     s->providers[0].breaker_open_s = tuned ? 38 : 0;
     s->fault_count = 1;
-    s->faults[0] = (sim_fault_summary){0, 0, S(30), S(70), tuned ? S(4) : S(50), tuned};
+    s->faults[0] = (sim_fault_summary){.provider = 0,
+                                       .fault = 0,
+                                       .start_us = S(30),
+                                       .end_us = S(70),
+                                       .spillover_us = tuned ? S(4) : S(50),
+                                       .recovered = tuned};
     return s;
 }
 

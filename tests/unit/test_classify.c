@@ -383,8 +383,25 @@ static void outcome_parse_rejects_unknown_names(void **state) {
     assert_string_equal(fb_outcome_name(FB_OUT_COUNT), "unknown");
 }
 
+static void classify_permanent_trips_counts_every_error(void **state) {
+    (void)state;
+    fb_classifier c;
+    assert_int_equal(fb_classify_init(&c, &(fb_classify_config){.permanent_trips = FB_ON}), FB_OK);
+    fb_reply r = {.status = 400, .should_retry = -1};
+    assert_int_equal(fb_classify(&c, &r).effect, FB_EFFECT_FAILURE);
+    r.error_kind = FB_ERRKIND_CONTENT_POLICY;
+    assert_int_equal(fb_classify(&c, &r).effect, FB_EFFECT_FAILURE);
+    /* still not retryable and policy still never falls back */
+    assert_false(fb_classify(&c, &r).retryable);
+    assert_false(fb_classify(&c, &r).may_fallback);
+    assert_int_equal(fb_classify_init(&c, &(fb_classify_config){.permanent_trips = FB_OFF}), FB_OK);
+    assert_int_equal(fb_classify(&c, &r).effect, FB_EFFECT_SUCCESS);
+    assert_int_equal(fb_classify_init(&c, &(fb_classify_config){.permanent_trips = 7}), FB_EINVAL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(classify_permanent_trips_counts_every_error),
         cmocka_unit_test(classify_2xx_is_success),
         cmocka_unit_test(classify_408_and_409_are_transient_and_retryable),
         cmocka_unit_test(classify_429_is_rate_limited_and_ignored_by_breaker),

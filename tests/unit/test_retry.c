@@ -963,8 +963,44 @@ static void giveup_names_are_stable(void **state) {
     assert_string_equal(fb_giveup_name((fb_giveup)99), "unknown");
 }
 
+/* Envoy's rate-limited back-off: jitter upward from the header, never below it. */
+static void retry_after_jitter_spreads_clients_above_the_header(void **state) {
+    (void)state;
+    fb_retry_config cfg = exact(FB_BACKOFF_CONSTANT, 100 * MS, 60 * S);
+    cfg.retry_after = FB_RETRY_AFTER_MAX;
+    fb_retry_policy plain = policy(cfg);
+    cfg.retry_after_jitter = 0.5;
+    fb_retry_policy spread = policy(cfg);
+    fb_rng rng = seeded(77);
+    fb_time_us lo = FB_TIME_MAX, hi = 0;
+    double sum = 0;
+    for (int i = 0; i < DRAWS; i++) {
+        fb_retry_state s = after(1, 0);
+        fb_retry_decision d = fb_retry_next(&plain, &s, &transient, 2 * S, NULL, &rng, 0);
+        assert_int_equal(d.delay_us, 2 * S); /* without it everyone returns together */
+        s = after(1, 0);
+        d = fb_retry_next(&spread, &s, &transient, 2 * S, NULL, &rng, 0);
+        assert_true(d.retry);
+        if (d.delay_us < lo) lo = d.delay_us;
+        if (d.delay_us > hi) hi = d.delay_us;
+        sum += (double)d.delay_us;
+    }
+    assert_true(lo >= 2 * S);
+    assert_true(hi <= 3 * S);
+    assert_true(lo < 2 * S + 50 * MS && hi > 3 * S - 50 * MS);
+    assert_in_range((int64_t)(sum / DRAWS), 2450 * MS, 2550 * MS);
+    /* when the backoff is longer than the header, the backoff stands unjittered */
+    fb_retry_state s = after(1, 0);
+    fb_retry_decision d = fb_retry_next(&spread, &s, &transient, 10 * MS, NULL, &rng, 0);
+    assert_int_equal(d.delay_us, 100 * MS);
+    cfg.retry_after_jitter = -1;
+    fb_retry_policy bad;
+    assert_int_equal(fb_retry_policy_init(&bad, &cfg), FB_ERANGE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(retry_after_jitter_spreads_clients_above_the_header),
         cmocka_unit_test(retry_policy_zero_config_gets_documented_defaults),
         cmocka_unit_test(retry_policy_rejects_impossible_config),
         cmocka_unit_test(retry_single_attempt_never_retries),

@@ -1,0 +1,26 @@
+/* sweep_opts.h - what 'fusebox sweep' and 'fusebox merge' share: analysis options, the end. */
+#ifndef CLI_SWEEP_OPTS_H
+#define CLI_SWEEP_OPTS_H
+
+#include <stdbool.h>
+
+#include "reports/sweep.h"
+
+/*
+ * Match an analysis option at argv[*i] (--minimize, --maximize, --subject-to,
+ * --heatmap, --heatmap-dims) into *a. Returns 1 on a match, 0 when argv[*i]
+ * is something else, or CLI_BAD_INPUT (after printing) on a missing value.
+ */
+int cli_sweep_analysis_opt(const char *cmd, int argc, char **argv, int *i, rep_sweep_args *a);
+
+/* The analysis options' help lines. */
+extern const char cli_sweep_analysis_help[];
+
+/*
+ * Analyse, write the outputs in dir, print the answer (unless quiet) and
+ * return the exit code: 2 when runs failed or files could not be written,
+ * 1 when an objective was given and no point satisfies the constraints.
+ */
+int cli_sweep_finish(const char *cmd, rep_sweep *sw, const char *dir, bool charts, bool quiet);
+
+#endif

@@ -1,0 +1,339 @@
+/*
+ * sweep_part.c - the partial files of a sharded sweep and their merge.
+ *
+ * A partial file carries everything the merge needs: the sweep's definition
+ * (scenario path and its FNV-1a hash, variant, --set, --grid, sample, seeds),
+ * the analysis options, the scenario text itself, and the metric values of
+ * the shard's runs printed with %.17g, which reads back as the same doubles,
+ * so the merged outputs are byte-identical to an unsharded run's.
+ */
+#include "reports/sweep_impl.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/report.h"
+
+#define PART_TEXT_MAX ((size_t)2 * 1024 * 1024 * 1024)
+#define PART_FORMAT 1
+
+static void write_str_array(FILE *f, char *const *v, size_t n) {
+    fputc('[', f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ", " : "", f);
+        sweep_json_str(f, v[i]);
+    }
+    fputc(']', f);
+}
+
+int rep_sweep_write_part(FILE *f, const rep_sweep *sw, uint32_t k, uint32_t n) {
+    fprintf(f, "{\n  \"fusebox_sweep_part\": %d,\n  \"fusebox\": ", PART_FORMAT);
+    sweep_json_str(f, FUSEBOX_VERSION);
+    fprintf(f, ",\n  \"shard\": %u,\n  \"shards\": %u,\n  \"sweep\": {\"scenario\": ", k, n);
+    sweep_json_str(f, sw->file);
+    fprintf(f, ", \"scenario_fnv1a64\": \"%016" PRIx64 "\", \"variant\": ", sw->hash);
+    sweep_json_str(f, sw->variant);
+    fputs(", \"sets\": ", f);
+    write_str_array(f, sw->sets, sw->set_count);
+    fputs(", \"grid\": ", f);
+    write_str_array(f, sw->grid_args, sw->dim_count);
+    fprintf(f,
+            ", \"sample\": %u, \"seed\": \"%" PRIu64 "\", \"seeds\": %u, \"runs\": %" PRIu64 "},\n"
+            "  \"analysis\": {\"objective\": ",
+            sw->sample, sw->seed, sw->seeds, sw->tasks);
+    if (sw->objective[0])
+        sweep_json_str(f, sw->objective);
+    else
+        fputs("null", f);
+    fprintf(f, ", \"sense\": %d, \"strict\": %s, \"subject_to\": ", sw->sense,
+            sw->strict ? "true" : "false");
+    if (sw->subject_to[0])
+        sweep_json_str(f, sw->subject_to);
+    else
+        fputs("null", f);
+    fputs(", \"heatmap\": ", f);
+    if (sw->heatmap_given)
+        sweep_json_str(f, sw->heatmap);
+    else
+        fputs("null", f);
+    fputs(", \"heatmap_dims\": ", f);
+    if (sw->heatmap_dims[0])
+        sweep_json_str(f, sw->heatmap_dims);
+    else
+        fputs("null", f);
+    fputs("},\n  \"metrics\": [", f);
+    for (size_t m = 0; m < sw->metric_count; m++) {
+        fputs(m ? ", " : "", f);
+        sweep_json_str(f, sw->metrics[m]);
+    }
+    fputs("],\n  \"scenario_text\": ", f);
+    sweep_json_str(f, sw->text);
+    fputs(",\n  \"tasks\": [", f);
+    bool first = true;
+    for (uint64_t t = 0; t < sw->tasks; t++) {
+        if (!rep_sweep_in_shard(t, k, n) || sw->state[t] == 0) continue;
+        fprintf(f, "%s\n    {\"task\": %" PRIu64 ", \"ok\": %s, ", first ? "" : ",", t,
+                sw->state[t] == 1 ? "true" : "false");
+        first = false;
+        if (sw->state[t] != 1) {
+            fputs("\"error\": ", f);
+            sweep_json_str(f, sw->errors[t] ? sw->errors[t] : "");
+            fputs(", ", f);
+        }
+        fputs("\"values\": [", f);
+        for (size_t m = 0; m < sw->metric_count; m++) {
+            double v = sw->values[t * sw->metric_count + m];
+            /* %.17g reads back as the same double: merged outputs match unsharded ones */
+            if (isfinite(v))
+                fprintf(f, "%s%.17g", m ? "," : "", v);
+            else
+                fprintf(f, "%snull", m ? "," : "");
+        }
+        fputs("]}", f);
+    }
+    fputs("\n  ]\n}\n", f);
+    return ferror(f) ? FB_EIO : FB_OK;
+}
+
+/* Seeds are written as strings: a JSON number (a double) loses integers above 2^53. */
+static int parse_seed(const char *s, uint64_t *out) {
+    char *end;
+    if (*s < '0' || *s > '9') return FB_EPARSE;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno != 0 || *end != '\0') return FB_EPARSE;
+    *out = v;
+    return FB_OK;
+}
+
+typedef struct part {
+    const char *file;
+    cJSON *root;
+    const cJSON *sweep;
+    uint32_t shard, shards;
+} part;
+
+static const char *json_string_or_null(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static int read_part(const char *file, part *pt, char *msg, size_t msglen) {
+    memset(pt, 0, sizeof *pt);
+    pt->file = file;
+    char *text = NULL;
+    size_t len = 0;
+    int rc = sweep_read_file(file, PART_TEXT_MAX, &text, &len, msg, msglen);
+    if (rc != FB_OK) return rc;
+    pt->root = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(pt->root, "fusebox_sweep_part");
+    if (pt->root == NULL || !cJSON_IsNumber(fmt))
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s: not a sweep partial file", file);
+    if (fmt->valueint != PART_FORMAT)
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s: partial file format %d, expected %d", file,
+                          fmt->valueint, PART_FORMAT);
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(pt->root, "shard");
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(pt->root, "shards");
+    pt->sweep = cJSON_GetObjectItemCaseSensitive(pt->root, "sweep");
+    if (!cJSON_IsNumber(k) || !cJSON_IsNumber(n) || !cJSON_IsObject(pt->sweep) ||
+        !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(pt->root, "tasks")) ||
+        !json_string_or_null(pt->root, "scenario_text") || k->valueint < 1 ||
+        n->valueint < k->valueint)
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged sweep partial file", file);
+    pt->shard = (uint32_t)k->valueint;
+    pt->shards = (uint32_t)n->valueint;
+    return FB_OK;
+}
+
+/* The same sweep: same scenario text, same definition, same number of shards. */
+static int check_same_sweep(const part *a, const part *b, char *msg, size_t msglen) {
+    const char *ha = json_string_or_null(a->sweep, "scenario_fnv1a64");
+    const char *hb = json_string_or_null(b->sweep, "scenario_fnv1a64");
+    if (!ha || !hb || strcmp(ha, hb) != 0)
+        return sweep_fail(
+            msg, msglen, FB_EINVAL,
+            "%s and %s are sweeps of different scenario files (content hash %s vs %s)", a->file,
+            b->file, ha ? ha : "?", hb ? hb : "?");
+    for (const cJSON *x = a->sweep->child; x; x = x->next) {
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive(b->sweep, x->string);
+        if (y == NULL || !cJSON_Compare(x, y, true))
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "%s and %s are different sweeps ('%s' differs)", a->file, b->file,
+                              x->string);
+    }
+    if (cJSON_GetArraySize(a->sweep) != cJSON_GetArraySize(b->sweep))
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s and %s are different sweeps", a->file,
+                          b->file);
+    if (a->shards != b->shards)
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s is shard %u of %u but %s is shard %u of %u",
+                          a->file, a->shard, a->shards, b->file, b->shard, b->shards);
+    if (a->shard == b->shard)
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s and %s are both shard %u of %u", a->file,
+                          b->file, a->shard, a->shards);
+    return FB_OK;
+}
+
+static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_args *a,
+                          const char **sets, const char **grids, uint64_t *seed, char *msg,
+                          size_t msglen) {
+    memset(a, 0, sizeof *a);
+    const cJSON *s = pt->sweep, *an = cJSON_GetObjectItemCaseSensitive(pt->root, "analysis");
+    a->scenario_file = json_string_or_null(s, "scenario");
+    a->scenario_text = json_string_or_null(pt->root, "scenario_text");
+    a->variant = json_string_or_null(s, "variant");
+    const cJSON *jsets = cJSON_GetObjectItemCaseSensitive(s, "sets");
+    const cJSON *jgrid = cJSON_GetObjectItemCaseSensitive(s, "grid");
+    const char *js = json_string_or_null(s, "seed");
+    const cJSON *jk = cJSON_GetObjectItemCaseSensitive(s, "seeds");
+    const cJSON *jn = cJSON_GetObjectItemCaseSensitive(s, "sample");
+    if (!a->scenario_file || !a->scenario_text || !a->variant || !cJSON_IsArray(jsets) ||
+        !cJSON_IsArray(jgrid) || !js || parse_seed(js, seed) != FB_OK || !cJSON_IsNumber(jk) ||
+        !cJSON_IsNumber(jn) || cJSON_GetArraySize(jsets) > REP_SWEEP_SETS_MAX ||
+        cJSON_GetArraySize(jgrid) > REP_SWEEP_DIMS_MAX)
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged sweep definition", pt->file);
+    a->scenario_len = strlen(a->scenario_text);
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016" PRIx64, rep_sweep_hash(a->scenario_text, a->scenario_len));
+    const char *stored = json_string_or_null(s, "scenario_fnv1a64");
+    if (!stored || strcmp(stored, hash) != 0)
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s: the scenario text does not match its hash",
+                          pt->file);
+    for (const cJSON *e = jsets->child; e; e = e->next) {
+        if (!cJSON_IsString(e))
+            return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged sets", pt->file);
+        sets[a->set_count++] = e->valuestring;
+    }
+    for (const cJSON *e = jgrid->child; e; e = e->next) {
+        if (!cJSON_IsString(e))
+            return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged grid", pt->file);
+        grids[a->grid_count++] = e->valuestring;
+    }
+    a->sets = sets;
+    a->grids = grids;
+    a->seed = seed;
+    a->seeds = (uint32_t)jk->valueint;
+    a->sample = (uint32_t)jn->valueint;
+    a->objective = json_string_or_null(an, "objective");
+    const cJSON *sense = cJSON_GetObjectItemCaseSensitive(an, "sense");
+    a->sense = cJSON_IsNumber(sense) ? sense->valueint : 1;
+    a->subject_to = json_string_or_null(an, "subject_to");
+    a->strict = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(an, "strict"));
+    a->heatmap = json_string_or_null(an, "heatmap");
+    a->heatmap_dims = json_string_or_null(an, "heatmap_dims");
+    if (over) {
+        if (over->objective) {
+            a->objective = over->objective;
+            a->sense = over->sense;
+        }
+        if (over->subject_to) a->subject_to = over->subject_to;
+        if (over->strict) a->strict = true;
+        if (over->heatmap) a->heatmap = over->heatmap;
+        if (over->heatmap_dims) a->heatmap_dims = over->heatmap_dims;
+    }
+    return FB_OK;
+}
+
+static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
+    const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(pt->root, "metrics");
+    if ((size_t)cJSON_GetArraySize(metrics) != sw->metric_count)
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s: written by another version (metrics differ)",
+                          pt->file);
+    size_t m = 0;
+    for (const cJSON *e = metrics->child; e; e = e->next, m++)
+        if (!cJSON_IsString(e) || strcmp(e->valuestring, sw->metrics[m]) != 0)
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "%s: written by another version (metrics differ)", pt->file);
+    double *v = malloc(sw->metric_count * sizeof *v);
+    if (v == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    int rc = FB_OK;
+    uint64_t count = 0;
+    const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(pt->root, "tasks");
+    for (const cJSON *e = tasks->child; e && rc == FB_OK; e = e->next) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "task");
+        const cJSON *ok = cJSON_GetObjectItemCaseSensitive(e, "ok");
+        const cJSON *vals = cJSON_GetObjectItemCaseSensitive(e, "values");
+        if (!cJSON_IsNumber(t) || !cJSON_IsBool(ok) || !cJSON_IsArray(vals) ||
+            (size_t)cJSON_GetArraySize(vals) != sw->metric_count || t->valuedouble < 0 ||
+            t->valuedouble >= (double)sw->tasks) {
+            rc = sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged task", pt->file);
+            break;
+        }
+        uint64_t task = (uint64_t)t->valuedouble;
+        if (!rep_sweep_in_shard(task, pt->shard, pt->shards))
+            rc = sweep_fail(msg, msglen, FB_EINVAL,
+                            "%s: run %" PRIu64 " does not belong to shard %u/%u", pt->file, task,
+                            pt->shard, pt->shards);
+        else if (sw->state[task] != 0)
+            rc = sweep_fail(msg, msglen, FB_EINVAL, "%s: run %" PRIu64 " is listed twice", pt->file,
+                            task);
+        if (rc != FB_OK) break;
+        m = 0;
+        for (const cJSON *x = vals->child; x; x = x->next, m++)
+            v[m] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        rep_sweep_set_result(sw, task, cJSON_IsTrue(ok) ? FB_OK : FB_ESTATE, v,
+                             json_string_or_null(e, "error"));
+        count++;
+    }
+    free(v);
+    uint64_t expected = 0;
+    for (uint64_t t = 0; t < sw->tasks; t++)
+        expected += rep_sweep_in_shard(t, pt->shard, pt->shards);
+    if (rc == FB_OK && count != expected)
+        rc =
+            sweep_fail(msg, msglen, FB_EINVAL,
+                       "%s: shard %u/%u holds %" PRIu64 " of its %" PRIu64 " runs (did it finish?)",
+                       pt->file, pt->shard, pt->shards, count, expected);
+    return rc;
+}
+
+int rep_sweep_merge(const char *const *files, size_t n, const rep_sweep_args *analysis,
+                    rep_sweep **out, char *msg, size_t msglen) {
+    *out = NULL;
+    if (n == 0) return sweep_fail(msg, msglen, FB_EINVAL, "no partial files given");
+    part *parts = calloc(n, sizeof *parts);
+    if (parts == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    rep_sweep *sw = NULL;
+    int rc = FB_OK;
+    for (size_t i = 0; i < n && rc == FB_OK; i++) {
+        rc = read_part(files[i], &parts[i], msg, msglen);
+        for (size_t j = 0; j < i && rc == FB_OK; j++)
+            rc = check_same_sweep(&parts[j], &parts[i], msg, msglen);
+    }
+    if (rc == FB_OK && n != parts[0].shards) {
+        char missing[512] = "";
+        for (uint32_t k = 1; k <= parts[0].shards && strlen(missing) < 400; k++) {
+            bool have = false;
+            for (size_t i = 0; i < n; i++) have = have || parts[i].shard == k;
+            if (!have)
+                snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%u",
+                         missing[0] ? ", " : "", k);
+        }
+        rc = sweep_fail(msg, msglen, FB_EINVAL, "the sweep has %u shards; missing shard%s %s of %u",
+                        parts[0].shards, strchr(missing, ',') ? "s" : "", missing, parts[0].shards);
+    }
+    /* shard 1's analysis options, whatever the order of the files */
+    size_t first = 0;
+    for (size_t i = 0; i < n && rc == FB_OK; i++)
+        if (parts[i].shard < parts[first].shard) first = i;
+    if (rc == FB_OK) {
+        rep_sweep_args a;
+        const char *sets[REP_SWEEP_SETS_MAX], *grids[REP_SWEEP_DIMS_MAX];
+        uint64_t seed;
+        rc = args_from_part(&parts[first], analysis, &a, sets, grids, &seed, msg, msglen);
+        if (rc == FB_OK) rc = rep_sweep_create(&a, &sw, msg, msglen);
+    }
+    for (size_t i = 0; i < n && rc == FB_OK; i++) rc = load_tasks(sw, &parts[i], msg, msglen);
+    for (size_t i = 0; i < n; i++) cJSON_Delete(parts[i].root);
+    free(parts);
+    if (rc != FB_OK) {
+        rep_sweep_destroy(sw);
+        return rc;
+    }
+    *out = sw;
+    return FB_OK;
+}

@@ -1,0 +1,121 @@
+#!/bin/sh
+# check.sh - the scenario library as a regression suite, and `fusebox check` end to end.
+#
+# Runs `fusebox check scenarios/ --junit out/junit/check.xml` and reports every
+# expectation line as one test (PASS -> ok; FAIL or ERROR -> not ok), then
+# checks the command itself: the JUnit file is well-formed and adds up,
+# --jobs 2 prints and writes exactly what --jobs 1 does, a policy changed with
+# --set so that a lesson no longer holds exits 1 with a readable FAIL line, an
+# unreadable expectation and a scenario with a bad key exit 2 and say where.
+set -u
+. tests/tap.sh
+T=$E2E_TMP
+ROOT=${ROOT:-$(pwd)}
+JUNIT=$ROOT/out/junit/check.xml
+mkdir -p "$ROOT/out/junit"
+
+# ---- the library ----
+"$FUSEBOX" check scenarios/ --junit "$JUNIT" >"$T/check1" 2>"$T/check1.err"
+rc=$?
+while IFS= read -r line; do
+    case "$line" in
+    "PASS  "*) ok 0 "${line#PASS  }" ;;
+    "FAIL  "*) ok 1 "${line#FAIL  }" ;;
+    "ERROR "*) ok 1 "${line#ERROR }" ;;
+    esac
+done <"$T/check1"
+[ "$rc" -eq 0 ]
+r=$?
+[ $r -ne 0 ] && sed 's/^/# /' "$T/check1.err"
+ok $r "fusebox check scenarios/ exits 0 (got $rc)"
+nfiles=$(ls scenarios/*.json | wc -l)
+nlines=$(grep -cE '^(PASS|FAIL|ERROR) ' "$T/check1")
+summary=$(tail -n 1 "$T/check1")
+contains "$summary" "check: $nfiles scenarios, $nlines expectations: $nlines passed, 0 failed, 0 errors" \
+    "the summary counts every scenario file and every expectation"
+grep -q '^NOTE ' "$T/check1"
+[ $? -ne 0 ]
+ok $? "every library scenario has expectations"
+
+# ---- JUnit ----
+python3 - "$JUNIT" "$nfiles" "$nlines" >"$T/junit.log" 2>&1 <<'PY'
+import sys
+import xml.etree.ElementTree as ET
+path, nfiles, nlines = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+root = ET.parse(path).getroot()  # raises on malformed XML
+assert root.tag == "testsuites", root.tag
+suites = root.findall("testsuite")
+cases = root.findall("testsuite/testcase")
+assert len(suites) == nfiles, (len(suites), nfiles)
+assert len(cases) == nlines, (len(cases), nlines)
+assert root.get("tests") == str(nlines), root.get("tests")
+assert root.get("failures") == "0" and root.get("errors") == "0"
+assert all(c.get("classname") and c.get("name") for c in cases)
+PY
+r=$?
+[ $r -ne 0 ] && sed 's/^/# /' "$T/junit.log"
+ok $r "the JUnit file is well-formed XML with one testsuite per scenario, one testcase per expectation"
+if command -v xmllint >/dev/null 2>&1; then
+    xmllint --noout "$JUNIT" 2>"$T/xmllint.log"
+    r=$?
+    [ $r -ne 0 ] && sed 's/^/# /' "$T/xmllint.log"
+    ok $r "xmllint accepts the JUnit file"
+fi
+
+# ---- --jobs ----
+"$FUSEBOX" check scenarios/ --jobs 2 --junit "$T/check2.xml" >"$T/check2" 2>&1
+ok $? "fusebox check --jobs 2 exits 0"
+cmp -s "$T/check1" "$T/check2"
+ok $? "--jobs 2 prints exactly what --jobs 1 prints"
+cmp -s "$JUNIT" "$T/check2.xml"
+ok $? "--jobs 2 writes exactly the JUnit file --jobs 1 writes"
+
+# ---- a lesson that no longer holds: the flagship's tuned variant gets the naive retry loop ----
+NAIVE='variants.tuned.retry={"attempts":1000,"backoff":"none","retry_after":"ignore","attempt_timeout":"10s"}'
+expect_exit 1 "retry-storm with the naive retry in 'tuned' exits 1" \
+    "$FUSEBOX" check scenarios/retry-storm.json --set "$NAIVE" --set variants.tuned.breaker=false \
+    --junit "$T/fail.xml"
+printf '%s\n' "$OUT" | grep -qE '^FAIL  retry-storm: tuned\.success_rate >= 0\.99  \[measured: 0\.[0-9]+ >= 0\.99\]$'
+ok $? "it prints a readable FAIL line with the measured value"
+printf '%s\n' "$OUT" | grep -qE '^FAIL  retry-storm: naive\.spillover > tuned\.spillover \* 5  \[measured: .+ > .+\]$'
+ok $? "the comparison between variants fails too"
+contains "$OUT" "failed, 0 errors" "the summary counts the failures"
+grep -q '<failure message="measured: ' "$T/fail.xml"
+ok $? "the JUnit file records the failure with the measured value"
+
+# a second lesson: the tool's breaker removed from dependency-hang
+expect_exit 1 "dependency-hang without the tool's breaker exits 1" \
+    "$FUSEBOX" check scenarios/dependency-hang.json --set 'variants.breaker.overrides.stock-api.breaker=false'
+printf '%s\n' "$OUT" | grep -qE '^FAIL  dependency-hang: two-retries\.collateral > breaker\.collateral \* 50  \[measured: [0-9]+ > [0-9]+\]$'
+ok $? "the collateral lesson fails with a readable line"
+
+# ---- bad input ----
+python3 - scenarios/metastable.json "$T" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+doc = json.load(open(src))
+bad = dict(doc, expect=["retry-budget.recoverd == 1"])
+json.dump(bad, open(out + "/bad-metric.json", "w"))
+bad = dict(doc, expect=["retry-budget.recovered === 1"])
+json.dump(bad, open(out + "/bad-syntax.json", "w"))
+bad = dict(doc, expect=["retry-budget.spillover <= 90"])
+json.dump(bad, open(out + "/bad-unit.json", "w"))
+bad = json.loads(json.dumps(doc))
+bad["providers"][0]["capacity"]["concurency"] = 50
+json.dump(bad, open(out + "/bad-key.json", "w"))
+PY
+expect_exit 2 "an unknown metric in an expectation exits 2" "$FUSEBOX" check "$T/bad-metric.json"
+contains "$OUT" "ERROR $T/bad-metric.json: expect[0]: retry-budget.recoverd == 1: unknown metric 'recoverd'" \
+    "the unreadable expectation is named with the metric"
+expect_exit 2 "a syntax error in an expectation exits 2" "$FUSEBOX" check "$T/bad-syntax.json"
+contains "$OUT" "ERROR $T/bad-syntax.json: expect[0]: retry-budget.recovered === 1" \
+    "the expectation with the syntax error is named"
+expect_exit 2 "a duration compared with a bare number exits 2" "$FUSEBOX" check "$T/bad-unit.json"
+contains "$OUT" "ERROR $T/bad-unit.json: expect[0]" "the expectation without a unit is named"
+expect_exit 2 "a scenario with a bad key exits 2" "$FUSEBOX" check "$T/bad-key.json"
+contains "$OUT" "ERROR $T/bad-key.json: providers[0].capacity.concurency: unknown key 'concurency' (did you mean 'concurrency'?)" \
+    "the bad key is named with its path"
+expect_exit 2 "bad input wins over passing scenarios" "$FUSEBOX" check scenarios/bad-deploy.json "$T/bad-key.json"
+contains "$OUT" "PASS  bad-deploy: " "the good scenario is still checked"
+
+finish

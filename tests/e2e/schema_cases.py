@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""schema_cases.py DIR - write the schema-versus-loader cases for tests/e2e/schema.sh.
+
+Every case is one small valid scenario (BASE) changed in one place. DIR/valid/NAME.json
+must pass both docs/scenario.schema.json and `fusebox validate`; DIR/invalid/NAME.json
+must fail both, and DIR/invalid/NAME.path holds the start of the loader's message
+after the file name (the JSON path it must name).
+"""
+import copy
+import json
+import os
+import sys
+
+BASE = {
+    "$schema": "../docs/scenario.schema.json",
+    "name": "schema-case",
+    "description": "a small scenario that every case changes in one place",
+    "seed": 1,
+    "duration": "1m",
+    "traffic": [
+        {"class": "chat", "arrivals": {"poisson": "5/s"},
+         "prompt_tokens": {"lognormal": {"median": 1000, "p99": 4000}}, "completion_tokens": 200},
+        {"class": "tool-calls", "arrivals": {"constant": 1}, "target": "prices", "service": "5ms"},
+    ],
+    "pods": {"count": 2, "workers": 16, "queue": 8, "request_timeout": "30s"},
+    "providers": [
+        {"name": "primary", "context_window": 128000,
+         "latency": {"ttft": {"lognormal": {"median": "500ms", "p99": "2s"}}, "per_output_token": "5ms"},
+         "capacity": {"concurrency": 50, "rpm": 6000},
+         "price": {"input_per_mtok": 2.5, "output_per_mtok": 10},
+         "faults": [{"at": "20s", "for": "10s", "outage": {"status": 503}}]},
+        {"name": "backup", "latency": {"ttft": "800ms"}},
+        {"name": "prices", "kind": "tool", "latency": {"ttft": "100ms"}, "price": {"per_call": 0.001}},
+    ],
+    "policy": {
+        "retry": {"attempts": 3, "backoff": {"exponential": {"base": "500ms", "max": "10s"}},
+                  "jitter": "full"},
+        "breaker": {"failure_rate": 0.5, "window": "10s", "minimum_calls": 5, "open": "15s"},
+        "fallback": ["primary", "backup"],
+    },
+    "variants": {"a": {}, "b": {"retry": {"attempts": 2}}},
+    "slo": {"latency": "5s"},
+    "expect": ["a.success_rate >= 0"],
+}
+
+DELETE = object()
+
+
+def at(doc, path):
+    """The parent container and the last key of a path given as a list."""
+    cur = doc
+    for k in path[:-1]:
+        cur = cur[k]
+    return cur, path[-1]
+
+
+def mutate(changes):
+    doc = copy.deepcopy(BASE)
+    for path, value in changes:
+        parent, key = at(doc, path)
+        if value is DELETE:
+            del parent[key]
+        else:
+            parent[key] = value
+    return doc
+
+
+P0 = ["providers", 0]
+F0 = ["providers", 0, "faults", 0]
+POL = ["policy"]
+BRK = ["policy", "breaker"]
+
+# name -> changes; each must be accepted by both
+VALID = {
+    "breaker-false": [(BRK, False)],
+    "breaker-null": [(BRK, None)],
+    "breaker-count-window": [(BRK, {"window": 50, "minimum_calls": 10})],
+    "breaker-time-mode-buckets": [(BRK, {"mode": "time", "window": "20s", "buckets": 5,
+                                         "slow_call": "3s", "slow_rate": 0.8})],
+    "breaker-consecutive-growth": [(BRK, {"consecutive_failures": 3, "open": "5s",
+                                          "open_growth": "exponential", "open_max": "2m",
+                                          "open_jitter": 0.1, "half_open_probes": 2,
+                                          "probe_lease": "10s", "honor_retry_after": False,
+                                          "state": "closed"})],
+    "breaker-shared": [(BRK + ["scope"], "shared"), (BRK + ["sync_delay"], "250ms")],
+    "jitter-proportional": [(POL + ["retry", "jitter"], {"proportional": 0.2})],
+    "jitter-decorrelated": [(POL + ["retry", "jitter"], "decorrelated")],
+    "backoff-constant": [(POL + ["retry", "backoff"], {"constant": "2s"})],
+    "backoff-linear-object": [(POL + ["retry", "backoff"], {"linear": {"base": "1s", "max": "5s"}})],
+    "backoff-none": [(POL + ["retry", "backoff"], "none")],
+    "backoff-multiplier": [(POL + ["retry", "backoff"],
+                            {"exponential": {"base": "100ms", "max": "1m", "multiplier": 3}})],
+    "retry-everything": [(POL + ["retry"], {
+        "attempts": 5, "cap": "after_jitter", "retry_after": "as_is", "retry_after_max": "2m",
+        "giveup_above_max": True, "attempt_timeout": "5s", "deadline": "20s",
+        "budget": {"quota": {"capacity": 100, "retry_cost": 5, "timeout_cost": 10,
+                             "refund": 1}}})],
+    "retry-budget-token-bucket": [(POL + ["retry", "budget"],
+                                   {"token_bucket": {"max": 10, "ratio": 0.1}})],
+    "durations-in-other-units": [(["duration"], "1.5min"), (["tick"], "500ms"),
+                                 (["slo", "latency"], ".5s"), (F0 + ["at"], "20000ms"),
+                                 (F0 + ["for"], "1e4ms")],
+    "rates-in-other-units": [(["traffic", 0, "arrivals", "poisson"], "300/min"),
+                             (["traffic", 0, "spikes"], [{"at": "10s", "for": "5s",
+                                                          "rate": "0.01/d"}]),
+                             (["traffic", 0, "ramp"], [{"at": "0s", "rate": 5},
+                                                       {"at": "30s", "rate": "10/s"}])],
+    "closed-arrivals": [(["traffic", 0, "arrivals"],
+                         {"closed": {"users": 20, "think": {"exponential": "2s"}}})],
+    "bursts-and-diurnal": [(["traffic", 0, "bursts"], [{"at": "5s", "count": 100},
+                                                       {"at": "30s", "count": 50, "over": "2s"}]),
+                           (["traffic", 0, "diurnal"], {"amplitude": 0.5, "period": "1h",
+                                                        "peak": "0s"})],
+    "distributions": [(["traffic", 0, "prompt_tokens"], {"uniform": {"min": 10, "max": 20}}),
+                      (["traffic", 0, "completion_tokens"], {"exponential": {"mean": 300}}),
+                      (["traffic", 1, "service"], {"constant": "1ms"}),
+                      (P0 + ["latency", "error"], {"exponential": {"mean": "20ms"}})],
+    "every-fault-kind": [(P0 + ["faults"], [
+        {"at": "1s", "for": "1s", "outage": {"status": 529, "fraction": 0.5,
+                                             "retry_after": "2s", "error": "overloaded"}},
+        {"at": "2s", "for": "1s", "rate_limit": {"fraction": 0.3, "retry_after": "0s"}},
+        {"at": "3s", "for": "1s", "hang": {"fraction": 0.1}},
+        {"at": "4s", "for": "1s", "slow": {"factor": 3}},
+        {"at": "5s", "for": "1s", "brownout": {"capacity": 0.25}},
+        {"at": "6s", "for": "1s", "midstream": {"after_tokens": 50, "mode": "cut"}},
+        {"at": "7s", "for": "1s", "reset": {}},
+        {"at": "8s", "for": "1s", "policy": {"fraction": 0.6}},
+        {"at": "9s", "for": "1m", "description": "flapping", "flap": {"period": "10s"}},
+    ])],
+    "policy-extras": [(POL + ["degraded"], {"latency": "5ms"}), (POL + ["stream"], "resume"),
+                      (POL + ["context_window_check"], True),
+                      (POL + ["classify"], {"rate_limit_trips": True, "timeout_trips": False,
+                                            "honor_should_retry": False}),
+                      (POL + ["rate_limit"], {"primary": {"rpm": 100, "mode": "reject"},
+                                              "backup": {"tpm": 100000, "max_wait": "5s"}}),
+                      (POL + ["overrides"], {"prices": {"timeout": "2s",
+                                                        "breaker": {"consecutive_failures": 2}},
+                                             "backup": {"breaker": False}})],
+    "class-order-and-stream": [(["traffic", 0, "order"], ["backup", "primary"]),
+                               (["traffic", 0, "stream"], True)],
+    "provider-extras": [(P0 + ["capacity"], {"concurrency": 10, "queue": 0, "tpm": 1000000,
+                                             "overload_status": 529, "retry_after": False}),
+                        (P0 + ["keeps_working"], False), (P0 + ["kind"], "llm")],
+    "spillover-and-limits": [(["spillover"], {"hold": "10s", "error_margin": 0.05,
+                                              "latency_factor": 2}),
+                             (["limits"], {"in_flight": 10000, "events": 100000,
+                                           "requests": 1000000})],
+    "no-variants": [(["variants"], DELETE), (["expect"], ["success_rate >= 0"])],
+}
+
+# name -> (changes, start of the loader's message after "FILE: ")
+INVALID = {
+    "unknown-key": ([(["durration"], "1m")], "durration: unknown key"),
+    "unknown-nested-key": ([(P0 + ["capacity", "concurency"], 5)],
+                           "providers[0].capacity.concurency: unknown key"),
+    "unknown-policy-key": ([(["variants", "b", "retries"], 2)], "variants.b.retries: unknown key"),
+    "wrong-type-integer": ([(["pods", "workers"], "16")], "pods.workers: expected an integer"),
+    "wrong-type-boolean": ([(P0 + ["keeps_working"], "yes")],
+                           "providers[0].keeps_working: expected true or false"),
+    "wrong-type-object": ([(["pods"], [])], "pods: expected an object"),
+    "negative-duration": ([(F0 + ["at"], "-5s")],
+                          "providers[0].faults[0].at: duration \"-5s\" is negative"),
+    "bare-number-duration": ([(["pods", "request_timeout"], 30)],
+                             "pods.request_timeout: expected a duration string"),
+    "duration-without-unit": ([(["slo", "latency"], "5")], "slo.latency: cannot read duration"),
+    "zero-duration": ([(["duration"], "0s")], "duration: duration must be greater than zero"),
+    "unknown-enum": ([(["variants", "b", "stream"], "buffered")],
+                     "variants.b.stream: unknown value \"buffered\""),
+    "fraction-above-one": ([(F0 + ["outage", "fraction"], 1.5)],
+                           "providers[0].faults[0].outage.fraction: 1.5 is out of range"),
+    "two-fault-kinds": ([(F0 + ["hang"], {})],
+                        "providers[0].faults[0].hang: a fault has exactly one kind"),
+    "fault-without-kind": ([(F0 + ["outage"], DELETE)], "providers[0].faults[0]: a fault needs"),
+    "missing-arrivals": ([(["traffic", 0, "arrivals"], DELETE)],
+                         "traffic[0]: missing required key 'arrivals'"),
+    "missing-name": ([(["name"], DELETE)], "missing required key 'name'"),
+    "reserved-provider-name": ([(["providers", 1, "name"], "llm"), (POL + ["fallback"], ["primary"])],
+                               "providers[1].name: \"llm\" is reserved"),
+    "bad-rate": ([(["traffic", 0, "arrivals", "poisson"], "5 per second")],
+                 "traffic[0].arrivals.poisson: expected a rate"),
+    "two-arrival-kinds": ([(["traffic", 0, "arrivals", "constant"], 2)],
+                          "traffic[0].arrivals: expected exactly one of"),
+    "consecutive-breaker-with-window": ([(BRK, {"mode": "consecutive", "window": "10s"})],
+                                        "variants.a.breaker.window: a consecutive-failures"),
+    "time-breaker-without-window": ([(BRK, {"failure_rate": 0.5})],
+                                    "variants.a.breaker: a time-window breaker needs"),
+    "scope-in-override": ([(POL + ["overrides"], {"backup": {"breaker": {"scope": "shared"}}})],
+                          "variants.a.overrides.backup.breaker.scope: unknown key"),
+    "breaker-true": ([(BRK, True)], "variants.a.breaker: expected an object"),
+    "backoff-none-with-value": ([(POL + ["retry", "backoff"], {"none": "1s"})],
+                                "variants.a.retry.backoff.none: \"none\" takes no parameters"),
+    "multiplier-on-linear": ([(POL + ["retry", "backoff"],
+                               {"linear": {"base": "1s", "multiplier": 2}})],
+                             "variants.a.retry.backoff.linear.multiplier: only exponential"),
+    "too-many-probes": ([(BRK + ["half_open_probes"], 17)],
+                        "variants.a.breaker.half_open_probes: expected an integer in [1, 16]"),
+    "bad-variant-name": ([(["variants", "bad name"], {})],
+                         "variants.bad name: variant names start with a letter"),
+    "variant-name-starts-with-a-digit": ([(["variants", "429-trips"], {})],
+                                         "variants.429-trips: variant names start with a letter"),
+    "description-not-a-string": ([(["providers", 0, "description"], 5)],
+                                 "providers[0].description: expected a string"),
+    "distribution-two-kinds": ([(["traffic", 0, "prompt_tokens"],
+                                 {"constant": 1, "uniform": {"min": 1, "max": 2}})],
+                               "traffic[0].prompt_tokens: expected a number or an object"),
+    "duration-distribution-number": ([(P0 + ["latency", "ttft"], 500)],
+                                     "providers[0].latency.ttft: expected a duration string"),
+    "count-distribution-string": ([(["traffic", 0, "completion_tokens"], "200")],
+                                  "traffic[0].completion_tokens: expected a number"),
+    "expect-not-string": ([(["expect"], [42])], "expect[0]: expected a string"),
+    "limiter-without-limit": ([(POL + ["rate_limit"], {"primary": {"mode": "wait"}})],
+                              "variants.a.rate_limit.primary: give rpm, tpm or both"),
+    "jitter-fraction-above-one": ([(POL + ["retry", "jitter"], {"proportional": 2})],
+                                  "variants.a.retry.jitter.proportional: 2 is out of range"),
+    "attempts-zero": ([(POL + ["retry", "attempts"], 0)],
+                      "variants.a.retry.attempts: expected an integer in [1, 1000]"),
+    "status-out-of-range": ([(F0 + ["outage", "status"], 600)],
+                            "providers[0].faults[0].outage.status: expected an integer in [100, 599]"),
+    "brownout-without-capacity": ([(F0, {"at": "1s", "for": "1s", "brownout": {}})],
+                                  "providers[0].faults[0].brownout: missing required key 'capacity'"),
+}
+
+
+def write(path, doc):
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
+def main():
+    out = sys.argv[1]
+    for sub in ("valid", "invalid"):
+        os.makedirs(os.path.join(out, sub), exist_ok=True)
+    write(os.path.join(out, "valid", "base.json"), BASE)
+    for name, changes in VALID.items():
+        write(os.path.join(out, "valid", name + ".json"), mutate(changes))
+    for name, (changes, message) in INVALID.items():
+        write(os.path.join(out, "invalid", name + ".json"), mutate(changes))
+        with open(os.path.join(out, "invalid", name + ".path"), "w") as f:
+            f.write(message + "\n")
+    print("%d valid, %d invalid cases in %s" % (len(VALID) + 1, len(INVALID), out))
+
+
+if __name__ == "__main__":
+    main()

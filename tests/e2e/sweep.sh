@@ -1,0 +1,113 @@
+#!/bin/sh
+# sweep.sh - fusebox sweep and fusebox merge end to end: determinism across
+# --jobs and shards, the answer block, and the errors a user meets first.
+# tests/e2e/sweep-small.json is a 2-minute scenario that runs in milliseconds.
+. tests/tap.sh
+T=$E2E_TMP
+SC=tests/e2e/sweep-small.json
+
+# same_outputs DIR1 DIR2: the data files and the page are byte-identical
+same_outputs() {
+    for f in sweep.csv sweep-points.csv sweep.json sweep.html; do
+        cmp "$1/$f" "$2/$f" || return 1
+    done
+}
+
+GRID="--grid breaker.failure_rate=0.3,0.5,0.7 --grid breaker.open=5s,20s --seeds 3"
+OBJ="--minimize cost_usd --subject-to success_rate>=0.99,latency_p99<=10s"
+
+# shellcheck disable=SC2086
+expect_exit 0 "sweep --jobs 1 exits 0" "$FUSEBOX" sweep $SC $GRID $OBJ --jobs 1 -o "$T/j1"
+ANSWER=$OUT
+for f in sweep.csv sweep-points.csv sweep.json sweep.html charts/heatmap.png charts/pareto.png; do
+    [ -s "$T/j1/$f" ]
+    ok $? "the sweep writes $f"
+done
+rows=$(($(wc -l <"$T/j1/sweep.csv") - 1))
+points=$(($(wc -l <"$T/j1/sweep-points.csv") - 1))
+[ "$rows" -eq 18 ] && [ "$points" -eq 6 ]
+ok $? "one csv row per point x seed ($rows of 18) and one per point ($points of 6)"
+python3 -m json.tool "$T/j1/sweep.json" >/dev/null 2>&1
+ok $? "sweep.json is valid JSON"
+contains "$(cat "$T/j1/sweep.json")" '"variant": "tuned"' "the default variant is the last one"
+contains "$ANSWER" "best: point" "--minimize names the best point"
+contains "$ANSWER" "runner-up: point" "--minimize compares the runner-up"
+
+# shellcheck disable=SC2086
+"$FUSEBOX" sweep $SC $GRID $OBJ --jobs 2 -q -o "$T/j2"
+same_outputs "$T/j1" "$T/j2"
+ok $? "--jobs 2 writes the same bytes as --jobs 1"
+# shellcheck disable=SC2086
+"$FUSEBOX" sweep $SC $GRID $OBJ --jobs 3 -q -o "$T/j3"
+same_outputs "$T/j1" "$T/j3"
+ok $? "--jobs 3 (uneven slices) writes the same bytes"
+
+# shellcheck disable=SC2086
+"$FUSEBOX" sweep $SC $GRID $OBJ --shard 1/2 --jobs 2 -q -o "$T/parts" &&
+    "$FUSEBOX" sweep $SC $GRID $OBJ --shard 2/2 --jobs 1 -q -o "$T/parts" &&
+    [ -s "$T/parts/sweep.part-1-of-2.json" ] && [ -s "$T/parts/sweep.part-2-of-2.json" ] &&
+    [ ! -e "$T/parts/sweep.csv" ]
+ok $? "--shard K/N writes only its partial file"
+expect_exit 0 "merge exits 0" "$FUSEBOX" merge "$T/parts/sweep.part-2-of-2.json" \
+    "$T/parts/sweep.part-1-of-2.json" -o "$T/merged"
+same_outputs "$T/j1" "$T/merged"
+ok $? "shards 1/2 + 2/2 merged == the unsharded run, byte for byte"
+[ "$(echo "$OUT" | grep -v '^wrote ')" = "$(echo "$ANSWER" | grep -v '^wrote ')" ]
+ok $? "merge prints the same answer as the sweep"
+
+expect_exit 2 "merge with a shard missing exits 2" \
+    "$FUSEBOX" merge "$T/parts/sweep.part-1-of-2.json" -o "$T/m1"
+contains "$ERR" "missing shard 2 of 2" "merge names the missing shard"
+"$FUSEBOX" sweep $SC --grid breaker.failure_rate=0.3,0.5 --seeds 3 --shard 2/2 -q -o "$T/other"
+expect_exit 2 "merge of two different sweeps exits 2" "$FUSEBOX" merge \
+    "$T/parts/sweep.part-1-of-2.json" "$T/other/sweep.part-2-of-2.json" -o "$T/m2"
+contains "$ERR" "different sweeps ('grid' differs)" "merge says what differs"
+
+expect_exit 2 "a misspelt --grid key exits 2" \
+    "$FUSEBOX" sweep $SC --grid breaker.failur_rate=0.3,0.5 -o "$T/bad"
+contains "$ERR" "--grid breaker.failur_rate" "the error names the --grid key"
+contains "$ERR" "did you mean 'failure_rate'" "the error suggests the right key"
+expect_exit 2 "a bad value exits 2" "$FUSEBOX" sweep $SC --grid breaker.failure_rate=0.5,1.5 -o "$T/bad"
+contains "$ERR" "value '1.5' (point 1)" "the error names the value and the point"
+contains "$ERR" "variants.tuned.breaker.failure_rate" "the error names the JSON path"
+
+# The block under "policy (the variants.tuned entry ..." is accepted by fusebox run --set.
+echo "$ANSWER" | sed -n '/^policy (the variants.tuned entry/,/^or run it:/p' | sed '1d;$d' >"$T/policy.json"
+grep -q '"failure_rate"' "$T/policy.json" &&
+    "$FUSEBOX" run $SC --variant tuned --set "variants.tuned=$(cat "$T/policy.json")" \
+        --no-charts -q -o "$T/run"
+ok $? "the --minimize policy block is accepted by fusebox run --set"
+
+expect_exit 1 "no feasible point exits 1" "$FUSEBOX" sweep $SC --grid breaker.open=5s,20s \
+    --minimize cost_usd --subject-to "success_rate>=1.5" --no-charts -o "$T/inf"
+contains "$OUT" "no point satisfies" "no feasible point: it says so"
+contains "$OUT" "closest: point" "no feasible point: it shows the closest"
+expect_exit 2 "an unknown objective exits 2" "$FUSEBOX" sweep $SC --grid breaker.open=5s,20s \
+    --minimize cost_usdd -o "$T/bad"
+contains "$ERR" "did you mean 'cost_usd'" "an unknown objective gets a did-you-mean"
+"$FUSEBOX" sweep $SC --grid breaker.open=5s,20s --minimize cost_usd \
+    --subject-to "success_rate>=0.9" --strict --no-charts -q -o "$T/strict"
+contains "$(cat "$T/strict/sweep.json")" '"judged_on": "ci95"' "--strict judges on the interval"
+
+LHS="--grid retry.backoff.exponential.base=log:50ms..2s --grid breaker.failure_rate=0.2..0.8 --sample 8 --seeds 2"
+# shellcheck disable=SC2086
+"$FUSEBOX" sweep $SC $LHS --jobs 2 -q -o "$T/lhs1" && "$FUSEBOX" sweep $SC $LHS --jobs 1 -q -o "$T/lhs2" &&
+    same_outputs "$T/lhs1" "$T/lhs2"
+ok $? "--sample writes the same bytes on every run"
+distinct=$(cut -d, -f2 "$T/lhs1/sweep-points.csv" | sed 1d | sort -u | wc -l)
+[ "$distinct" -eq 8 ]
+ok $? "--sample 8 gives 8 distinct values of a range ($distinct)"
+
+expect_exit 2 "more runs than the cap exits 2" "$FUSEBOX" sweep $SC \
+    --grid breaker.open=1s,2s,3s,4s,5s,6s,7s,8s,9s,10s \
+    --grid breaker.minimum_calls=1,2,3,4,5,6,7,8,9,10 \
+    --grid breaker.window=10s,20s,30s,40s,50s,60s,70s,80s,90s,100s --seeds 101 -o "$T/cap"
+contains "$ERR" "the cap is 100000 runs" "the cap error gives the cap"
+
+expect_exit 2 "runs stopped by a cap make the sweep exit 2" "$FUSEBOX" sweep $SC \
+    --grid breaker.open=5s,20s --set limits.in_flight=5 --no-charts -o "$T/capped"
+contains "$ERR" "in-flight cap reached" "the first failed run's reason is shown"
+[ "$(cut -d, -f4 "$T/capped/sweep.csv" | sed 1d | sort -u)" = "0" ]
+ok $? "failed runs are written with complete=0"
+
+finish
