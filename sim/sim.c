@@ -399,6 +399,15 @@ static void bill(sim *s, const attempt *a, uint32_t out_tokens, bool wasted) {
     }
 }
 
+/* Did a served attempt's output go to the user (else its tokens were wasted)? */
+static bool output_used(const sim *s, const fb_reply *r) {
+    bool ok = r->status == 200 && r->transport == FB_TRANSPORT_NONE &&
+              r->error_kind == FB_ERRKIND_NONE && !r->after_first_token;
+    /* a broken stream that the client resumes keeps what it received */
+    bool kept = r->after_first_token && s->pol->stream == FB_STREAM_RESUME;
+    return ok || kept;
+}
+
 /* ---- requests ---- */
 
 static void pod_pull(sim *s, uint32_t podi);
@@ -851,12 +860,7 @@ void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {
     a->reply = answer->reply;
     a->hint_us = answer->hint_us;
     a->tokens_out = answer->tokens_out;
-    if (answer->served) {
-        const fb_reply *rp = &a->reply;
-        bool ok = rp->status == 200 && rp->transport == FB_TRANSPORT_NONE &&
-                  rp->error_kind == FB_ERRKIND_NONE && !rp->after_first_token;
-        bill(s, a, a->tokens_out, !ok);
-    }
+    if (answer->served) bill(s, a, a->tokens_out, !output_used(s, &a->reply));
     deliver(s, ai);
 }
 
@@ -1546,10 +1550,7 @@ static void on_service_done(sim *s, uint32_t ai) {
     uint32_t pi = a->provider;
     prov *p = &s->provs[pi];
     p->busy--;
-    bool ok = a->reply.status == 200 && !a->reply.after_first_token;
-    /* a broken stream that the client resumes keeps what it received */
-    bool kept = a->reply.after_first_token && s->pol->stream == FB_STREAM_RESUME;
-    bool used = !a->abandoned && (ok || kept);
+    bool used = !a->abandoned && output_used(s, &a->reply);
     if (a->abandoned) s->sum->providers[pi].abandoned++;
     bill(s, a, a->tokens_out, !used);
     deliver(s, ai);
