@@ -160,7 +160,7 @@ typedef struct sim_port_attempt {
 } sim_port_attempt;
 
 typedef struct sim_port_answer {
-    fb_time_us at_us; /* simulated time it arrived: not before the last wait() began */
+    fb_time_us at_us; /* simulated time it arrived; collect() hands answers over in this order */
     fb_reply reply;
     fb_time_us hint_us;  /* Retry-After family; FB_TIME_NONE = none */
     uint32_t tokens_out; /* output tokens generated (before a failure, for a broken stream) */
