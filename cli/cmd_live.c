@@ -1,11 +1,513 @@
-/* cmd_live.c - 'fusebox live'. */
+/* cmd_live.c - 'fusebox live': a scenario over real HTTP, and simulated vs live. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli/cli.h"
+#include "cli/common.h"
+#include "live/compare.h"
+#include "live/live.h"
+#include "reports/charts.h"
+#include "reports/report.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
+
+#define SETS_MAX 256
+#define HEADERS_MAX 32
+
+static void usage(FILE *f) {
+    fputs("usage: fusebox live SCENARIO [options]\n"
+          "       fusebox live --compare SCENARIO [options]\n"
+          "\n"
+          "Run SCENARIO's traffic in real time through the same policies as 'fusebox run',\n"
+          "each attempt an HTTP request to an in-process mock provider (the default) or to\n"
+          "a target, and write report.json, timeseries.csv, events.jsonl, charts and\n"
+          "report.html. With --compare, also simulate the scenario on the same seed and\n"
+          "write compare.md and compare.json: exit 1 when a metric is outside its tolerance.\n"
+          "\n"
+          "options:\n"
+          "  --target URL            every provider at this base URL (a gateway, a fusebox mock)\n"
+          "  --target NAME=URL       provider NAME at URL (repeatable); the others get a mock\n"
+          "  --dialect NAME=D        wire format of provider NAME: openai or anthropic (default:\n"
+          "                          anthropic when the name says anthropic or claude)\n"
+          "  --model NAME=MODEL      model sent to provider NAME (default: the provider's name)\n"
+          "  --header 'NAME: VALUE'  extra request header for targets (repeatable); targets\n"
+          "                          also get $OPENAI_API_KEY / $ANTHROPIC_API_KEY if set\n"
+          "  --time-scale X          simulated time = real time x X (default 1)\n"
+          "  --max-transfers N       concurrent HTTP transfers (default 4096)\n"
+          "  --compare               simulate too and compare (DIR/sim holds the simulated run)\n"
+          "  --tolerance KEY=VALUE   a compare tolerance: success_rate, counts, counts_min,\n"
+          "                          breaker_opens, breaker_transitions, latency, latency_min_ms\n"
+          "  -o, --out DIR           output folder (default out/<scenario name>-live)\n"
+          "      --seed N            override the scenario's seed\n"
+          "      --set KEY=VALUE     override a scenario value (repeatable)\n"
+          "      --variant NAME      run only this variant (repeatable)\n"
+          "      --no-charts         skip the gnuplot charts and report.html\n"
+          "  -q, --quiet             no summary on stdout, no diagnostics on stderr\n"
+          "  -h, --help              this text\n"
+          "\n"
+          "Real providers cost money: every attempt against a real API is billed.\n"
+          "Ctrl-C stops the run and writes what was measured. Exit codes: 0 ok, 1 a compared\n"
+          "metric outside its tolerance, 2 bad input or a run stopped early. See docs/live.md.\n",
+          f);
+}
+
+typedef struct pair {
+    const char *name, *value;
+} pair;
+
+typedef struct args {
+    const char *file, *out;
+    const char *sets[SETS_MAX];
+    size_t nsets;
+    const char *only[SIM_VARIANTS_MAX];
+    size_t nonly;
+    uint64_t seed;
+    bool has_seed, charts, quiet, compare;
+    double time_scale;
+    uint64_t transfers_max;
+    const char *target_all;
+    pair targets[SIM_PROVIDERS_MAX * 2], dialects[SIM_PROVIDERS_MAX * 2],
+        models[SIM_PROVIDERS_MAX * 2];
+    size_t ntargets, ndialects, nmodels;
+    const char *headers[HEADERS_MAX];
+    size_t nheaders;
+    live_tolerances tol;
+} args;
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void log_stderr(void *user, const char *msg) {
+    (void)user;
+    fprintf(stderr, "fusebox live: %s\n", msg);
+}
+
+/* "NAME=VALUE" into a pair list. */
+static int add_pair(pair *list, size_t *n, size_t cap, const char *opt, const char *v) {
+    const char *eq = strchr(v, '=');
+    if (eq == NULL || eq == v) return cli_bad("live", "%s needs NAME=VALUE, got '%s'", opt, v);
+    if (*n == cap) return cli_bad("live", "too many %s options", opt);
+    static char names[SIM_PROVIDERS_MAX * 6][SIM_NAME_MAX];
+    static size_t used;
+    if (used == sizeof names / sizeof names[0] || (size_t)(eq - v) >= SIM_NAME_MAX)
+        return cli_bad("live", "%s: name too long or too many options", opt);
+    memcpy(names[used], v, (size_t)(eq - v));
+    names[used][eq - v] = '\0';
+    list[*n].name = names[used++];
+    list[(*n)++].value = eq + 1;
+    return CLI_OK;
+}
+
+static int parse_args(int argc, char **argv, args *a) {
+    memset(a, 0, sizeof *a);
+    a->charts = true;
+    a->time_scale = 1.0;
+    live_tolerances_default(&a->tol);
+    for (int i = 1; i < argc; i++) {
+        const char *o = argv[i], *v = NULL;
+        int rc = CLI_OK;
+        char msg[300];
+        if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
+            usage(stdout);
+            return -1;
+        } else if (cli_opt(argc, argv, &i, "-o", "--out", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            a->out = v;
+        } else if (cli_opt(argc, argv, &i, NULL, "--seed", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            if (cli_parse_u64(v, &a->seed) != 0)
+                return cli_bad("live", "--seed needs a non-negative integer, got '%s'", v);
+            a->has_seed = true;
+        } else if (cli_opt(argc, argv, &i, NULL, "--set", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            if (a->nsets == SETS_MAX) return cli_bad("live", "too many --set options");
+            a->sets[a->nsets++] = v;
+        } else if (cli_opt(argc, argv, &i, NULL, "--variant", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            if (a->nonly == SIM_VARIANTS_MAX) return cli_bad("live", "too many --variant options");
+            a->only[a->nonly++] = v;
+        } else if (cli_opt(argc, argv, &i, NULL, "--target", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            const char *eq = strchr(v, '='), *colon = strstr(v, "://");
+            if (eq != NULL && (colon == NULL || eq < colon))
+                rc = add_pair(a->targets, &a->ntargets, SIM_PROVIDERS_MAX * 2, "--target", v);
+            else
+                a->target_all = v;
+        } else if (cli_opt(argc, argv, &i, NULL, "--dialect", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            rc = add_pair(a->dialects, &a->ndialects, SIM_PROVIDERS_MAX * 2, "--dialect", v);
+        } else if (cli_opt(argc, argv, &i, NULL, "--model", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            rc = add_pair(a->models, &a->nmodels, SIM_PROVIDERS_MAX * 2, "--model", v);
+        } else if (cli_opt(argc, argv, &i, NULL, "--header", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            if (strchr(v, ':') == NULL || v[0] == ':')
+                return cli_bad("live", "--header needs 'NAME: VALUE', got '%s'", v);
+            if (a->nheaders == HEADERS_MAX) return cli_bad("live", "too many --header options");
+            a->headers[a->nheaders++] = v;
+        } else if (cli_opt(argc, argv, &i, NULL, "--time-scale", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            char *end;
+            a->time_scale = strtod(v, &end);
+            if (end == v || *end != '\0' || !(a->time_scale > 0) || a->time_scale > 1e6)
+                return cli_bad("live", "--time-scale needs a number in (0, 1e6], got '%s'", v);
+        } else if (cli_opt(argc, argv, &i, NULL, "--max-transfers", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            if (cli_parse_u64(v, &a->transfers_max) != 0 || a->transfers_max == 0 ||
+                a->transfers_max > 1000000)
+                return cli_bad("live", "--max-transfers needs a count in 1..1000000, got '%s'", v);
+        } else if (cli_opt(argc, argv, &i, NULL, "--tolerance", &v)) {
+            if (v == NULL) return cli_missing("live", o);
+            if (live_tolerance_set(&a->tol, v, msg, sizeof msg) != FB_OK)
+                return cli_bad("live", "%s", msg);
+        } else if (strcmp(o, "--compare") == 0) {
+            a->compare = true;
+        } else if (strcmp(o, "--no-charts") == 0) {
+            a->charts = false;
+        } else if (strcmp(o, "-q") == 0 || strcmp(o, "--quiet") == 0) {
+            a->quiet = true;
+        } else if (o[0] == '-' && o[1] != '\0') {
+            return cli_bad("live", "unknown option '%s' (see fusebox live --help)", o);
+        } else if (a->file == NULL) {
+            a->file = o;
+        } else {
+            return cli_bad("live", "one scenario at a time (got '%s' and '%s')", a->file, o);
+        }
+        if (rc != CLI_OK) return rc;
+    }
+    if (a->file == NULL) {
+        usage(stderr);
+        return CLI_BAD_INPUT;
+    }
+    return CLI_OK;
+}
+
+/* Resolve the per-provider options against the scenario into cfg. */
+static int resolve_targets(const args *a, const sim_scenario *sc, live_config *cfg,
+                           const char **headers_of[2], size_t nheaders_of[2]) {
+    const pair *lists[] = {a->targets, a->dialects, a->models};
+    const size_t counts[] = {a->ntargets, a->ndialects, a->nmodels};
+    const char *opts[] = {"--target", "--dialect", "--model"};
+    for (size_t l = 0; l < 3; l++)
+        for (size_t k = 0; k < counts[l]; k++)
+            if (sim_scenario_provider(sc, lists[l][k].name) < 0)
+                return cli_bad("live", "%s: %s has no provider named '%s'", opts[l], sc->file,
+                               lists[l][k].name);
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        live_target *t = &cfg->targets[p];
+        const char *name = sc->providers[p].name;
+        t->url = a->target_all;
+        t->dialect = live_dialect_guess(name);
+        for (size_t k = 0; k < a->ntargets; k++)
+            if (strcmp(a->targets[k].name, name) == 0) t->url = a->targets[k].value;
+        for (size_t k = 0; k < a->nmodels; k++)
+            if (strcmp(a->models[k].name, name) == 0) t->model = a->models[k].value;
+        for (size_t k = 0; k < a->ndialects; k++) {
+            if (strcmp(a->dialects[k].name, name) != 0) continue;
+            if (live_dialect_parse(a->dialects[k].value, &t->dialect) != FB_OK)
+                return cli_bad("live", "--dialect %s: '%s' is not openai or anthropic", name,
+                               a->dialects[k].value);
+        }
+        t->headers = headers_of[t->dialect];
+        t->header_count = nheaders_of[t->dialect];
+    }
+    return CLI_OK;
+}
+
+typedef struct writer {
+    const sim_scenario *sc;
+    const char *variant;
+    FILE *csv, *events;
+    bool progress;
+} writer;
+
+static void on_row(void *ctx, const sim_row *row) {
+    writer *w = ctx;
+    rep_csv_row(w->csv, w->sc, w->variant, row);
+}
+
+static void on_event(void *ctx, const sim_log_event *ev) {
+    writer *w = ctx;
+    rep_event_line(w->events, w->sc, w->variant, ev);
+}
+
+static void on_progress(void *ctx, fb_time_us now, fb_time_us end) {
+    writer *w = ctx;
+    if (!w->progress) return;
+    fprintf(stderr, "\r  %s: %.0fs of %.0fs", w->variant, (double)now / 1e6, (double)end / 1e6);
+    fflush(stderr);
+}
+
+typedef struct run_set {
+    sim_summary *sums[SIM_VARIANTS_MAX];
+    live_stats stats[SIM_VARIANTS_MAX];
+    size_t n;
+    bool interrupted;
+} run_set;
+
+/* Run the selected variants (live or simulated) and write the report files into dir. */
+static int run_into(const char *dir, const args *a, const sim_scenario *sc, const bool *selected,
+                    const live_config *cfg, bool live, run_set *rs) {
+    int status = CLI_OK;
+    if (cli_mkdirs(dir) != 0) {
+        fprintf(stderr, "fusebox live: cannot create %s: %s\n", dir, strerror(errno));
+        return CLI_BAD_INPUT;
+    }
+    writer w = {sc, NULL, cli_fopen(dir, "timeseries.csv"), cli_fopen(dir, "events.jsonl"),
+                !a->quiet && isatty(STDERR_FILENO)};
+    if (w.csv == NULL || w.events == NULL) {
+        status = CLI_BAD_INPUT;
+        goto close_files;
+    }
+    rep_csv_header(w.csv, sc);
+    for (uint32_t v = 0; v < sc->variant_count && !stop_flag; v++) {
+        if (a->nonly > 0 && !selected[v]) continue;
+        sim_summary *s = malloc(sizeof *s);
+        if (s == NULL) {
+            fprintf(stderr, "fusebox live: out of memory\n");
+            status = CLI_BAD_INPUT;
+            break;
+        }
+        rs->sums[rs->n] = s;
+        w.variant = sc->variants[v].name;
+        sim_run_opts opts = {on_row, on_event, on_progress, &w, 0, false};
+        sim_error err;
+        int rc = live ? live_run(sc, v, cfg, &opts, s, &rs->stats[rs->n], &err)
+                      : sim_run(sc, v, &opts, s, &err);
+        if (w.progress) fputs("\r\033[K", stderr);
+        if (rc != FB_OK && !s->complete && s->variant[0] == '\0') {
+            /* nothing ran (setup failed) */
+            free(s);
+            char msg[1100];
+            sim_error_format(&err, msg, sizeof msg);
+            fprintf(stderr, "fusebox live: variant %s: %s\n", sc->variants[v].name, msg);
+            status = CLI_BAD_INPUT;
+            break;
+        }
+        rs->n++;
+        if (rc != FB_OK) {
+            char msg[1100];
+            sim_error_format(&err, msg, sizeof msg);
+            fprintf(stderr, "fusebox live: variant %s: %s\n", sc->variants[v].name, msg);
+            status = CLI_BAD_INPUT;
+        }
+    }
+    rs->interrupted = stop_flag != 0;
+    FILE *json = cli_fopen(dir, "report.json");
+    if (json == NULL) {
+        status = CLI_BAD_INPUT;
+    } else {
+        rep_write_json(json, sc, rs->sums, rs->n);
+        if (fclose(json) != 0) status = CLI_BAD_INPUT;
+    }
+close_files:
+    if (w.csv && fclose(w.csv) != 0) status = CLI_BAD_INPUT;
+    if (w.events && fclose(w.events) != 0) status = CLI_BAD_INPUT;
+    if (rs->n > 0 && a->charts) {
+        char msg[512];
+        if (rep_charts(dir, sc, rs->sums, rs->n, msg, sizeof msg) != FB_OK) {
+            fprintf(stderr, "fusebox live: charts: %s\n", msg);
+            status = CLI_BAD_INPUT;
+        }
+    }
+    return status;
+}
+
+/* DIR/live.json: how each variant was run over the wire. */
+static int write_live_json(const char *dir, const sim_scenario *sc, const run_set *rs,
+                           const live_config *cfg) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "scenario", sc->name);
+    cJSON_AddNumberToObject(root, "seed", (double)sc->seed);
+    cJSON_AddNumberToObject(root, "time_scale", cfg->time_scale);
+    cJSON_AddBoolToObject(root, "interrupted", rs->interrupted);
+    cJSON *prov = cJSON_AddObjectToObject(root, "providers");
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        cJSON *o = cJSON_AddObjectToObject(prov, sc->providers[p].name);
+        const live_target *t = &cfg->targets[p];
+        cJSON_AddStringToObject(o, "target", t->url ? t->url : "mock");
+        cJSON_AddStringToObject(o, "dialect", live_dialect_name(t->dialect));
+        cJSON_AddStringToObject(o, "model", t->model ? t->model : sc->providers[p].name);
+    }
+    cJSON *vars = cJSON_AddObjectToObject(root, "variants");
+    for (size_t i = 0; i < rs->n; i++) {
+        const live_stats *st = &rs->stats[i];
+        cJSON *o = cJSON_AddObjectToObject(vars, rs->sums[i]->variant);
+        cJSON_AddNumberToObject(o, "wall_s", st->wall_s);
+        cJSON_AddNumberToObject(o, "transfers", (double)st->transfers);
+        cJSON_AddNumberToObject(o, "cancelled", (double)st->cancelled);
+        cJSON_AddNumberToObject(o, "transport_errors", (double)st->transport_errors);
+        cJSON_AddNumberToObject(o, "in_flight_peak", st->in_flight_peak);
+        cJSON_AddNumberToObject(o, "bytes_sent", (double)st->bytes_sent);
+        cJSON_AddNumberToObject(o, "bytes_received", (double)st->bytes_received);
+        cJSON *urls = cJSON_AddObjectToObject(o, "urls");
+        for (uint32_t p = 0; p < sc->provider_count; p++)
+            cJSON_AddStringToObject(urls, sc->providers[p].name, st->urls[p]);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    FILE *f = cli_fopen(dir, "live.json");
+    int status = text && f ? CLI_OK : CLI_BAD_INPUT;
+    if (f) {
+        if (text) fprintf(f, "%s\n", text);
+        if (fclose(f) != 0) status = CLI_BAD_INPUT;
+    }
+    cJSON_free(text);
+    return status;
+}
+
+static int compare(const char *dir, const args *a, const sim_scenario *sc, const run_set *sim,
+                   const run_set *live) {
+    live_cmp c;
+    memset(&c, 0, sizeof c);
+    int status = CLI_OK;
+    for (size_t i = 0; i < live->n && i < sim->n; i++)
+        if (live_compare_variant(&c, sc, sim->sums[i], live->sums[i], &a->tol, a->time_scale) !=
+            FB_OK)
+            status = CLI_BAD_INPUT;
+    FILE *md = cli_fopen(dir, "compare.md"), *json = cli_fopen(dir, "compare.json");
+    if (md == NULL || json == NULL || status != CLI_OK) {
+        status = CLI_BAD_INPUT;
+    } else {
+        live_compare_markdown(md, sc, &c);
+        if (live_compare_json(json, sc, &c, &a->tol) != FB_OK) status = CLI_BAD_INPUT;
+        if (!a->quiet) {
+            fputc('\n', stdout);
+            live_compare_markdown(stdout, sc, &c);
+        }
+        if (status == CLI_OK && !c.ok) status = CLI_EXPECT_FAILED;
+    }
+    if (md && fclose(md) != 0) status = CLI_BAD_INPUT;
+    if (json && fclose(json) != 0) status = CLI_BAD_INPUT;
+    live_compare_free(&c);
+    return status;
+}
+
+/* Let the process hold a socket per transfer and per mock connection. */
+static void raise_fd_limit(uint64_t transfers) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+    rlim_t want = (rlim_t)(2 * transfers + 256);
+    if (rl.rlim_cur >= want) return;
+    rl.rlim_cur = want < rl.rlim_max ? want : rl.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+static int worst(int a, int b) {
+    return a == CLI_BAD_INPUT || b == CLI_BAD_INPUT ? CLI_BAD_INPUT : a > b ? a : b;
+}
 
 int cmd_live(int argc, char **argv) {
-    (void)argc;
-    (void)argv;
-    fputs("fusebox live: not implemented yet\n", stderr);
-    return CLI_BAD_INPUT;
+    static args a; /* large: the pair lists */
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
+    sim_scenario *sc = NULL;
+    sim_error err;
+    if (sim_scenario_load(a.file, a.sets, a.nsets, a.has_seed ? &a.seed : NULL, &sc, &err) != FB_OK)
+        return cli_scenario_error(&err);
+    int status = CLI_OK;
+    bool selected[SIM_VARIANTS_MAX] = {false};
+    for (size_t k = 0; k < a.nonly; k++) {
+        int v = sim_scenario_variant(sc, a.only[k]);
+        if (v < 0) {
+            status = cli_bad("live", "%s has no variant named '%s'", a.file, a.only[k]);
+            goto free_scenario;
+        }
+        selected[v] = true;
+    }
+    /* API keys go to explicit targets only, each to its dialect */
+    const char *hdr[2][HEADERS_MAX + 1];
+    size_t nhdr[2] = {0, 0};
+    char auth[2][1024];
+    const char *keys[2] = {getenv("OPENAI_API_KEY"), getenv("ANTHROPIC_API_KEY")};
+    for (int d = 0; d < 2; d++) {
+        if (keys[d] != NULL && keys[d][0] != '\0') {
+            snprintf(auth[d], sizeof auth[d], d == 0 ? "authorization: Bearer %s" : "x-api-key: %s",
+                     keys[d]);
+            hdr[d][nhdr[d]++] = auth[d];
+        }
+        for (size_t k = 0; k < a.nheaders; k++) hdr[d][nhdr[d]++] = a.headers[k];
+    }
+    const char **headers_of[2] = {hdr[0], hdr[1]};
+    live_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    status = resolve_targets(&a, sc, &cfg, headers_of, nhdr);
+    if (status != CLI_OK) goto free_scenario;
+    char dir[1024];
+    if (a.out)
+        snprintf(dir, sizeof dir, "%s", a.out);
+    else
+        snprintf(dir, sizeof dir, "out/%s-live", sc->name);
+
+    /* SIGINT/SIGTERM stay blocked (in the mocks' threads too) except while the driver waits */
+    sigset_t block, wait_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, &wait_mask);
+    sigdelset(&wait_mask, SIGINT);
+    sigdelset(&wait_mask, SIGTERM);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    uint64_t transfers = a.transfers_max ? a.transfers_max : 4096;
+    raise_fd_limit(transfers);
+    cfg.time_scale = a.time_scale;
+    cfg.transfers_max = (uint32_t)transfers;
+    cfg.stop = &stop_flag;
+    cfg.wait_sigmask = &wait_mask;
+    cfg.log = a.quiet ? NULL : log_stderr;
+
+    static run_set live, sim;
+    memset(&live, 0, sizeof live);
+    memset(&sim, 0, sizeof sim);
+    if (a.compare) {
+        char simdir[1100];
+        snprintf(simdir, sizeof simdir, "%s/sim", dir);
+        status = run_into(simdir, &a, sc, selected, &cfg, false, &sim);
+    }
+    if (status == CLI_OK) status = run_into(dir, &a, sc, selected, &cfg, true, &live);
+    if (live.n > 0) status = worst(status, write_live_json(dir, sc, &live, &cfg));
+    if (!a.quiet && live.n > 0) {
+        rep_text_summary(stdout, sc, live.sums, live.n);
+        for (size_t i = 0; i < live.n; i++)
+            printf("%s: live over HTTP at x%g: %.1fs wall, %llu transfers (peak %u at once), "
+                   "%llu transport errors\n",
+                   live.sums[i]->variant, a.time_scale, live.stats[i].wall_s,
+                   (unsigned long long)live.stats[i].transfers, live.stats[i].in_flight_peak,
+                   (unsigned long long)live.stats[i].transport_errors);
+    }
+    if (live.interrupted) {
+        fprintf(stderr, "fusebox live: interrupted; %s holds what was measured\n", dir);
+        status = CLI_BAD_INPUT;
+    } else if (a.compare && live.n > 0) {
+        status = worst(status, compare(dir, &a, sc, &sim, &live));
+    }
+    if (!a.quiet && live.n > 0) {
+        printf("\nwrote %s/report.json, timeseries.csv, events.jsonl, live.json%s%s\n", dir,
+               a.charts ? ", charts, report.html" : "",
+               a.compare ? ", compare.md, compare.json" : "");
+    }
+    for (size_t i = 0; i < live.n; i++) free(live.sums[i]);
+    for (size_t i = 0; i < sim.n; i++) free(sim.sums[i]);
+free_scenario:
+    sim_scenario_free(sc);
+    return status;
 }

@@ -41,6 +41,7 @@ typedef struct mock_config {
     uint64_t seed;                 /* fraction draws and ids */
     fb_time_us ttft_us;            /* baseline time to first token (timeline time) */
     fb_time_us per_token_us;       /* baseline time per output token */
+    fb_time_us error_latency_us;   /* how long an error answer takes (timeline time); 0 = at once */
     int64_t completion_tokens_max; /* cap on completion tokens; 0 = 16 */
     int64_t context_window;        /* prompt tokens above this get the context error; 0 = off */
     mock_capacity capacity;

@@ -46,5 +46,6 @@ int mock_config_from_scenario(const sim_scenario *sc, const char *provider, mock
     cfg->capacity.tokens_per_min = p->tpm;
     cfg->ttft_us = median_us(&p->ttft_us);
     cfg->per_token_us = p->per_token_us;
+    cfg->error_latency_us = median_us(&p->error_latency_us);
     return FB_OK;
 }

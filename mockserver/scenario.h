@@ -3,8 +3,9 @@
  *
  * `fusebox mock --scenario FILE --provider NAME` serves one provider of a
  * scenario: its fault timeline, capacity (concurrency, RPM, TPM), context
- * window and latency. The mock's latency is a constant, so a latency
- * distribution contributes its median.
+ * window and latency (time to first token, per token, error answers). The
+ * mock's latency is a constant, so a latency distribution contributes its
+ * median.
  */
 #ifndef MOCK_SCENARIO_H
 #define MOCK_SCENARIO_H

@@ -805,8 +805,11 @@ static enum MHD_Result handle_completion(req *r, route rt, const char *method, c
     fb_time_us now = mock_now_us();
     fb_time_us ttft = to_real(s, a.ttft_us >= 0 ? a.ttft_us : s->cfg.ttft_us, a.slow);
     if (a.status != 0) {
-        /* Errors come back after an explicit ttft only. */
-        fb_time_us due = a.ttft_us >= 0 ? now + ttft : 0;
+        /* Errors come back after an explicit ttft, else after the error latency. */
+        fb_time_us due = a.ttft_us >= 0 ? now + ttft
+                         : s->cfg.error_latency_us > 0
+                             ? now + to_real(s, s->cfg.error_latency_us, 1.0)
+                             : 0;
         return send_error(r, &rep, a.status, a.flavor, NULL, &a, due);
     }
 

@@ -99,18 +99,32 @@ static void heap_pop(sim_queue *q, sim_event *out) {
     if (n > 0) q->heap[i] = last;
 }
 
-bool sim_queue_pop(sim_queue *q, sim_event *out) {
+/* The earliest event and where it is: -1 = the heap, else a lane; NULL when empty. */
+static const sim_event *earliest(const sim_queue *q, int *from) {
     const sim_event *best = q->len ? &q->heap[0] : NULL;
-    int from = -1;
+    *from = -1;
     for (unsigned i = 0; i < SIM_LANES_MAX; i++) {
-        sim_lane *l = &q->lanes[i];
+        const sim_lane *l = &q->lanes[i];
         if (l->len == 0) continue;
         if (best == NULL || before(&l->ring[l->head], best)) {
             best = &l->ring[l->head];
-            from = (int)i;
+            *from = (int)i;
         }
     }
+    return best;
+}
+
+bool sim_queue_peek(const sim_queue *q, sim_event *out) {
+    int from;
+    const sim_event *best = earliest(q, &from);
     if (best == NULL) return false;
+    *out = *best;
+    return true;
+}
+
+bool sim_queue_pop(sim_queue *q, sim_event *out) {
+    int from;
+    if (earliest(q, &from) == NULL) return false;
     if (from < 0) {
         heap_pop(q, out);
     } else {

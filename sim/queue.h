@@ -62,6 +62,8 @@ int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind
                         uint32_t gen, uint32_t arg);
 /* Remove the earliest event; false when empty. */
 bool sim_queue_pop(sim_queue *q, sim_event *out);
+/* Copy the earliest event without removing it; false when empty. */
+bool sim_queue_peek(const sim_queue *q, sim_event *out);
 size_t sim_queue_len(const sim_queue *q);
 
 #endif /* SIM_QUEUE_H */

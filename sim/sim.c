@@ -38,7 +38,7 @@ enum {
 enum { LANE_DEADLINE = 0, LANE_STORE_RECORD = 1, LANE_STORE_SYNC = 2 };
 
 enum { R_FREE = 0, R_QUEUED, R_LOCAL, R_CALLING, R_WAITING, R_FINISHING };
-enum { A_FREE = 0, A_QUEUED, A_SERVICE, A_REPLYING, A_HANG };
+enum { A_FREE = 0, A_QUEUED, A_SERVICE, A_REPLYING, A_HANG, A_PORT /* at a real provider */ };
 
 #define PURPOSE_REQUEST 2u
 #define PURPOSE_POD 3u
@@ -151,6 +151,7 @@ typedef struct sim {
     const sim_scenario *sc;
     const sim_policy *pol;
     const sim_run_opts *opts;
+    const sim_port *port; /* NULL: the provider model */
     sim_summary *sum;
     sim_error *err;
     uint32_t P, npods;
@@ -412,6 +413,15 @@ static void bill(sim *s, const attempt *a, uint32_t out_tokens, bool wasted) {
     }
 }
 
+/* Did a served attempt's output go to the user (else its tokens were wasted)? */
+static bool output_used(const sim *s, const fb_reply *r) {
+    bool ok = r->status == 200 && r->transport == FB_TRANSPORT_NONE &&
+              r->error_kind == FB_ERRKIND_NONE && !r->after_first_token;
+    /* a broken stream that the client resumes keeps what it received */
+    bool kept = r->after_first_token && s->pol->stream == FB_STREAM_RESUME;
+    return ok || kept;
+}
+
 /* ---- requests ---- */
 
 static void pod_pull(sim *s, uint32_t podi);
@@ -512,6 +522,14 @@ static void abandon_attempt(sim *s, req *r) {
         a->state = A_FREE;
         pool_release(&s->atts, (uint32_t)(a - A(s, 0)));
         break;
+    case A_PORT: {
+        uint32_t ai = (uint32_t)(a - A(s, 0));
+        s->port->cancel(s->port->ctx, (uint64_t)ai << 32 | a->gen);
+        p->busy--;
+        a->state = A_FREE;
+        pool_release(&s->atts, ai);
+        break;
+    }
     default:
         break;
     }
@@ -831,6 +849,48 @@ static void provider_arrive(sim *s, uint32_t ai) {
     }
 }
 
+/* The attempt leaves for a real provider; its timeout is the simulator's timer. */
+static void port_send(sim *s, uint32_t ai, bool stream) {
+    attempt *a = A(s, ai);
+    const sim_port *port = s->port;
+    sim_port_attempt pa = {(uint64_t)ai << 32 | a->gen,
+                           a->provider,
+                           R(s, a->req)->cls,
+                           a->tokens_in,
+                           a->tokens_out,
+                           stream};
+    char msg[256] = "";
+    int rc = port->send(port->ctx, &pa, msg, sizeof msg);
+    if (rc != FB_OK) {
+        stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
+        return;
+    }
+    a->state = A_PORT;
+    prov *p = &s->provs[a->provider];
+    if (++p->busy > s->sum->providers[a->provider].in_service_peak)
+        s->sum->providers[a->provider].in_service_peak = p->busy;
+    arm_timeout(s, ai, FB_TIME_MAX);
+}
+
+static void catch_up(sim *s, fb_time_us t);
+
+void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {
+    /* what was due before the answer came happens first (a timeout may make it stale) */
+    catch_up(s, answer->at_us);
+    if (s->rc != FB_OK) return;
+    if (answer->at_us > s->now) s->now = answer->at_us;
+    uint32_t ai = (uint32_t)(id >> 32);
+    if (ai >= s->atts.used) return;
+    attempt *a = A(s, ai);
+    if (a->gen != (uint32_t)id || a->state != A_PORT) return;
+    s->provs[a->provider].busy--;
+    a->reply = answer->reply;
+    a->hint_us = answer->hint_us;
+    a->tokens_out = answer->tokens_out;
+    if (answer->served) bill(s, a, a->tokens_out, !output_used(s, &a->reply));
+    deliver(s, ai);
+}
+
 static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     req *r = R(s, ri);
     uint32_t ai;
@@ -858,7 +918,10 @@ static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     s->provs[d->provider].tick.attempts++;
     if (in_window(s, s->now)) s->sum->attempts_in_fault++;
     a->timeout_at_us = d->timeout_us > 0 ? s->now + d->timeout_us : FB_TIME_MAX;
-    provider_arrive(s, ai);
+    if (s->port)
+        port_send(s, ai, s->sc->classes[r->cls].stream);
+    else
+        provider_arrive(s, ai);
 }
 
 static void handle_decision(sim *s, uint32_t ri, fb_fallback_decision d) {
@@ -1541,10 +1604,7 @@ static void on_service_done(sim *s, uint32_t ai) {
     uint32_t pi = a->provider;
     prov *p = &s->provs[pi];
     p->busy--;
-    bool ok = a->reply.status == 200 && !a->reply.after_first_token;
-    /* a broken stream that the client resumes keeps what it received */
-    bool kept = a->reply.after_first_token && s->pol->stream == FB_STREAM_RESUME;
-    bool used = !a->abandoned && (ok || kept);
+    bool used = !a->abandoned && output_used(s, &a->reply);
     if (a->abandoned) s->sum->providers[pi].abandoned++;
     bill(s, a, a->tokens_out, !used);
     deliver(s, ai);
@@ -1712,25 +1772,101 @@ static int check_invariants(sim *s) {
     return FB_OK;
 }
 
-/*
- * Rows cover [start, start + tick), the last one cut at the end of traffic; a
- * row is written before any event at or after its end.
- */
-static bool tick_due(const sim *s, fb_time_us t) {
-    fb_time_us start = s->next_tick_us - s->sc->tick_us;
-    fb_time_us end = s->next_tick_us < s->sc->duration_us ? s->next_tick_us : s->sc->duration_us;
-    return start < s->sc->duration_us && end <= t;
+#define PROGRESS_EVERY_US (60 * FB_US_PER_S)
+
+/* When the next row is due: its tick's end, or the end of traffic for the last one. */
+static fb_time_us tick_end(const sim *s) {
+    return s->next_tick_us < s->sc->duration_us ? s->next_tick_us : s->sc->duration_us;
 }
 
-static void emit_tick(sim *s) {
-    fb_time_us start = s->next_tick_us - s->sc->tick_us;
-    s->now = s->next_tick_us < s->sc->duration_us ? s->next_tick_us : s->sc->duration_us;
-    emit_row(s, start);
-    s->next_tick_us += s->sc->tick_us;
+/* True while a row is left to write (rows cover the traffic window only). */
+static bool rows_left(const sim *s) {
+    return s->next_tick_us - s->sc->tick_us < s->sc->duration_us;
+}
+
+/*
+ * Emit the rows of the ticks that end at or before `t`. A row covers
+ * [start, start + tick), the last one cut at the end of traffic, and is
+ * written before any event at or after its end. The clock only moves forward
+ * (the port's clock may already be later).
+ */
+static void emit_ticks(sim *s, fb_time_us t) {
+    while (s->rc == FB_OK && rows_left(s) && tick_end(s) <= t) {
+        if (s->now < tick_end(s)) s->now = tick_end(s);
+        emit_row(s, s->next_tick_us - s->sc->tick_us);
+        s->next_tick_us += s->sc->tick_us;
+    }
+}
+
+static void progress(sim *s) {
+    if (s->now < s->next_progress_us || s->opts->on_progress == NULL) return;
+    s->opts->on_progress(s->opts->ctx, s->now, s->sc->duration_us);
+    s->next_progress_us = s->now + PROGRESS_EVERY_US;
+}
+
+/* The virtual clock: jump from event to event. */
+static void run_model(sim *s) {
+    sim_event ev;
+    while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
+        if (ev.t < s->now) {
+            stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld", (long long)s->now,
+                 (long long)ev.t);
+            break;
+        }
+        /* after the traffic window, stop once every request has ended */
+        if (ev.t > s->sc->duration_us && s->live == 0) break;
+        emit_ticks(s, ev.t);
+        s->now = ev.t;
+        step(s, &ev);
+        progress(s);
+    }
+}
+
+/* Run the events due at or before t, each at its own time (or now, when now is later). */
+static void catch_up(sim *s, fb_time_us t) {
+    sim_event ev;
+    while (s->rc == FB_OK && sim_queue_peek(&s->q, &ev) && ev.t <= t) {
+        sim_queue_pop(&s->q, &ev);
+        emit_ticks(s, ev.t);
+        if (ev.t > s->now) s->now = ev.t;
+        step(s, &ev);
+    }
+    emit_ticks(s, t);
+}
+
+/* The port's clock: wait for real time to reach the next event, take the answers, catch up. */
+static void run_port(sim *s) {
+    const sim_port *port = s->port;
+    sim_event ev;
+    while (s->rc == FB_OK) {
+        bool have = sim_queue_peek(&s->q, &ev);
+        /* as in run_model: nothing in flight and nothing left before the end of traffic */
+        if (s->live == 0 && (!have || ev.t > s->sc->duration_us)) break;
+        fb_time_us until = have ? ev.t : FB_TIME_MAX;
+        if (rows_left(s) && tick_end(s) < until) until = tick_end(s);
+        fb_time_us now = s->now;
+        char msg[256] = "";
+        int rc = port->wait(port->ctx, until, &now, msg, sizeof msg);
+        if (rc != FB_OK) {
+            emit_ticks(s, now);
+            if (now > s->now) s->now = now;
+            stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
+            break;
+        }
+        port->collect(port->ctx, s);
+        catch_up(s, now);
+        if (now > s->now) s->now = now;
+        progress(s);
+    }
 }
 
 int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, sim_summary *out,
             sim_error *err) {
+    return sim_run_port(sc, variant, opts, NULL, out, err);
+}
+
+int sim_run_port(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+                 const sim_port *port, sim_summary *out, sim_error *err) {
     static const sim_run_opts no_opts;
     sim *s = calloc(1, sizeof *s);
     memset(err, 0, sizeof *err);
@@ -1748,33 +1884,19 @@ int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, 
     s->sc = sc;
     s->pol = &sc->variants[variant];
     s->opts = opts ? opts : &no_opts;
+    s->port = port;
     s->sum = out;
     s->err = err;
     snprintf(out->variant, sizeof out->variant, "%s", s->pol->name);
     int rc = setup(s);
     if (rc != FB_OK && s->rc == FB_OK) stop(s, rc, "cannot set up the run: %s", fb_strerror(rc));
-    sim_event ev;
-    fb_time_us progress_every = 60 * FB_US_PER_S;
-    s->next_progress_us = progress_every;
-    while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
-        if (ev.t < s->now) {
-            stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld", (long long)s->now,
-                 (long long)ev.t);
-            break;
-        }
-        /* after the traffic window, stop once every request has ended */
-        if (ev.t > s->sc->duration_us && s->live == 0) break;
-        /* a tick's row covers [t - tick, t): emit it before any event at t */
-        while (tick_due(s, ev.t)) emit_tick(s);
-        s->now = ev.t;
-        step(s, &ev);
-        if (s->now >= s->next_progress_us && s->opts->on_progress) {
-            s->opts->on_progress(s->opts->ctx, s->now, sc->duration_us);
-            s->next_progress_us = s->now + progress_every;
-        }
-    }
+    s->next_progress_us = PROGRESS_EVERY_US;
+    if (s->port)
+        run_port(s);
+    else
+        run_model(s);
     /* quiet ticks at the end (no event left before the end of traffic) */
-    while (s->rc == FB_OK && tick_due(s, FB_TIME_MAX)) emit_tick(s);
+    if (s->rc == FB_OK) emit_ticks(s, s->sc->duration_us);
     if (!s->baseline_ready) close_baseline(s);
     finalize(s);
     out->complete = s->rc == FB_OK;

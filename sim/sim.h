@@ -15,6 +15,7 @@
 #define SIM_SIM_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "core/breaker.h"
@@ -137,6 +138,54 @@ typedef struct sim_log_event {
     fb_breaker_event breaker; /* SIM_EV_BREAKER */
 } sim_log_event;
 
+struct sim; /* a run in progress (opaque) */
+
+/*
+ * A port replaces the provider model with real providers (the live driver,
+ * live/live.h). Attempts leave through send() and their answers come back
+ * through sim_port_deliver(); the run's clock follows the port: the
+ * simulator asks it to wait until the next event (or tick) is due, lets it
+ * deliver the answers that are ready, then runs every event due by then.
+ * Events and answers are merged in time order: an event runs at its own
+ * time, an answer at the time it arrived, and every row covers its tick.
+ * The client side (traffic, pods, queues, deadlines, attempt timeouts,
+ * policies, breakers, metrics) is the simulator's own.
+ */
+typedef struct sim_port_attempt {
+    uint64_t id; /* names the attempt in sim_port_deliver() and cancel() */
+    uint8_t provider;
+    uint8_t cls;                    /* the request's traffic class */
+    uint32_t tokens_in, tokens_out; /* prompt tokens; completion tokens asked for */
+    bool stream;
+} sim_port_attempt;
+
+typedef struct sim_port_answer {
+    fb_time_us at_us; /* simulated time it arrived; collect() hands answers over in this order */
+    fb_reply reply;
+    fb_time_us hint_us;  /* Retry-After family; FB_TIME_NONE = none */
+    uint32_t tokens_out; /* output tokens generated (before a failure, for a broken stream) */
+    bool served;         /* the provider worked on it: billed (tokens_in + tokens_out) */
+} sim_port_answer;
+
+typedef struct sim_port {
+    /* Start an attempt; an error stops the run with msg as the reason. */
+    int (*send)(void *ctx, const sim_port_attempt *a, char *msg, size_t msglen);
+    /* The client gave up on attempt `id` (its timeout, or the request ended). */
+    void (*cancel)(void *ctx, uint64_t id);
+    /*
+     * Wait until simulated time `until_us` (FB_TIME_MAX: until an answer is
+     * ready), or less when answers are ready; set *now_us to the current
+     * simulated time. An error stops the run (e.g. interrupted).
+     */
+    int (*wait)(void *ctx, fb_time_us until_us, fb_time_us *now_us, char *msg, size_t msglen);
+    /* Hand the ready answers over with sim_port_deliver(). */
+    void (*collect)(void *ctx, struct sim *s);
+    void *ctx;
+} sim_port;
+
+/* The answer to attempt `id` (from collect()); stale ids are ignored. */
+void sim_port_deliver(struct sim *s, uint64_t id, const sim_port_answer *answer);
+
 typedef void (*sim_row_fn)(void *ctx, const sim_row *row);
 typedef void (*sim_event_fn)(void *ctx, const sim_log_event *ev);
 /* Called about every simulated minute; returns nothing, must not fail. */
@@ -159,5 +208,13 @@ typedef struct sim_run_opts {
  */
 int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, sim_summary *out,
             sim_error *err);
+/*
+ * The same with real providers behind `port` instead of the provider model
+ * (the scenario's providers still name them and its fault windows still mark
+ * the time series). Stopped by the port: FB_OK is never returned then, and
+ * *out holds what was measured (complete == false).
+ */
+int sim_run_port(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+                 const sim_port *port, sim_summary *out, sim_error *err);
 
 #endif /* SIM_SIM_H */

@@ -1,0 +1,225 @@
+/* compare.c - simulated vs live, metric by metric; see compare.h and docs/live.md. */
+#include "live/compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+void live_tolerances_default(live_tolerances *t) {
+    t->success_rate = 0.02;
+    t->counts = 0.15;
+    t->counts_min = 5;
+    t->breaker_opens = 1;
+    t->breaker_transitions = 3;
+    t->latency = 0.15;
+    t->latency_min_real_ms = 5;
+}
+
+int live_tolerance_set(live_tolerances *t, const char *kv, char *msg, size_t msglen) {
+    static const struct {
+        const char *key;
+        size_t off;
+    } keys[] = {
+        {"success_rate", offsetof(live_tolerances, success_rate)},
+        {"counts", offsetof(live_tolerances, counts)},
+        {"counts_min", offsetof(live_tolerances, counts_min)},
+        {"breaker_opens", offsetof(live_tolerances, breaker_opens)},
+        {"breaker_transitions", offsetof(live_tolerances, breaker_transitions)},
+        {"latency", offsetof(live_tolerances, latency)},
+        {"latency_min_ms", offsetof(live_tolerances, latency_min_real_ms)},
+    };
+    const char *eq = strchr(kv, '=');
+    for (size_t i = 0; eq != NULL && i < sizeof keys / sizeof keys[0]; i++) {
+        if (strlen(keys[i].key) != (size_t)(eq - kv) || strncmp(kv, keys[i].key, (size_t)(eq - kv)))
+            continue;
+        char *end;
+        double v = strtod(eq + 1, &end);
+        if (end == eq + 1 || *end != '\0' || !(v >= 0) || !isfinite(v)) {
+            snprintf(msg, msglen, "tolerance %s: '%s' is not a number >= 0", keys[i].key, eq + 1);
+            return FB_EINVAL;
+        }
+        *(double *)((char *)t + keys[i].off) = v;
+        return FB_OK;
+    }
+    snprintf(msg, msglen,
+             "tolerance '%s': expected KEY=VALUE with KEY one of success_rate, counts, "
+             "counts_min, breaker_opens, breaker_transitions, latency, latency_min_ms",
+             kv);
+    return FB_EINVAL;
+}
+
+static int add(live_cmp *c, const char *variant, const char *metric, rep_unit unit, double sim,
+               double live, double tolerance, const char *rule) {
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 32;
+        live_cmp_row *rows = realloc(c->rows, cap * sizeof *rows);
+        if (rows == NULL) return FB_ENOMEM;
+        c->rows = rows;
+        c->cap = cap;
+    }
+    live_cmp_row *r = &c->rows[c->n++];
+    memset(r, 0, sizeof *r);
+    snprintf(r->variant, sizeof r->variant, "%s", variant);
+    snprintf(r->metric, sizeof r->metric, "%s", metric);
+    snprintf(r->rule, sizeof r->rule, "%s", rule);
+    r->unit = unit;
+    r->sim = sim;
+    r->live = live;
+    r->diff = live - sim;
+    r->rel = sim != 0 ? r->diff / fabs(sim) : r->diff == 0 ? 0 : NAN;
+    r->tolerance = tolerance;
+    /* a small epsilon: values that print equal are equal */
+    r->ok = fabs(r->diff) <= tolerance + 1e-9;
+    if (!r->ok) c->ok = false;
+    return FB_OK;
+}
+
+static double value(const sim_scenario *sc, const sim_summary *s, const char *name) {
+    double v = 0;
+    char msg[160];
+    rep_metric_value(sc, s, name, &v, NULL, msg, sizeof msg);
+    return v;
+}
+
+/* A count: within `counts` of the simulated value, or counts_min, whichever is larger. */
+static int add_count(live_cmp *c, const sim_scenario *sc, const sim_summary *sim,
+                     const sim_summary *live, const live_tolerances *t, const char *metric) {
+    double a = value(sc, sim, metric), b = value(sc, live, metric);
+    double tol = fmax(t->counts * fabs(a), t->counts_min);
+    char rule[48];
+    snprintf(rule, sizeof rule, "%g%% or %g", t->counts * 100, t->counts_min);
+    return add(c, sim->variant, metric, REP_UNIT_COUNT, a, b, tol, rule);
+}
+
+int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary *sim,
+                         const sim_summary *live, const live_tolerances *t, double time_scale) {
+    if (c->n == 0) c->ok = true;
+    c->time_scale = time_scale;
+    char rule[48], metric[96];
+    int v = sim_scenario_variant(sc, sim->variant);
+    const sim_policy *pol = &sc->variants[v >= 0 ? v : 0];
+    int rc = FB_OK;
+    snprintf(rule, sizeof rule, "%g points", t->success_rate * 100);
+    rc |= add(c, sim->variant, "success_rate", REP_UNIT_RATIO, value(sc, sim, "success_rate"),
+              value(sc, live, "success_rate"), t->success_rate, rule);
+    rc |= add_count(c, sc, sim, live, t, "requests");
+    rc |= add_count(c, sc, sim, live, t, "success_fallback");
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        snprintf(metric, sizeof metric, "attempts[%s]", sc->providers[p].name);
+        rc |= add_count(c, sc, sim, live, t, metric);
+    }
+    bool shared = pol->breaker_scope == SIM_SCOPE_SHARED;
+    double pods = shared ? 1 : (double)sc->pods.count;
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        if (!pol->per_provider[p].has_breaker) continue;
+        const char *name = sc->providers[p].name;
+        snprintf(metric, sizeof metric, "breaker_opens[%s]", name);
+        snprintf(rule, sizeof rule, "%g per %s", t->breaker_opens, shared ? "store" : "pod");
+        rc |= add(c, sim->variant, metric, REP_UNIT_COUNT, (double)sim->providers[p].breaker_opens,
+                  (double)live->providers[p].breaker_opens, t->breaker_opens * pods, rule);
+        snprintf(metric, sizeof metric, "breaker_transitions[%s]", name);
+        snprintf(rule, sizeof rule, "%g per %s", t->breaker_transitions, shared ? "store" : "pod");
+        rc |= add(
+            c, sim->variant, metric, REP_UNIT_COUNT, (double)sim->providers[p].breaker_transitions,
+            (double)live->providers[p].breaker_transitions, t->breaker_transitions * pods, rule);
+    }
+    double floor_us = t->latency_min_real_ms * 1e3 * time_scale;
+    snprintf(rule, sizeof rule, "%g%% or %gms", t->latency * 100, floor_us / 1e3);
+    const char *lat[] = {"latency_p50", "latency_p99"};
+    for (size_t i = 0; i < 2; i++) {
+        double a = value(sc, sim, lat[i]), b = value(sc, live, lat[i]);
+        rc |= add(c, sim->variant, lat[i], REP_UNIT_US, a, b, fmax(t->latency * a, floor_us), rule);
+    }
+    return rc == FB_OK ? FB_OK : FB_ENOMEM;
+}
+
+/* A value in its unit, for people: counts as integers, ratios as percent, durations in ms. */
+static void fmt(char *buf, size_t len, rep_unit unit, double v, bool sign) {
+    const char *s = sign && v > 0 ? "+" : "";
+    if (isnan(v))
+        snprintf(buf, len, "-");
+    else if (unit == REP_UNIT_RATIO)
+        snprintf(buf, len, "%s%.2f%%", s, v * 100);
+    else if (unit == REP_UNIT_US)
+        snprintf(buf, len, "%s%.1fms", s, v / 1e3);
+    else
+        snprintf(buf, len, "%s%.0f", s, v);
+}
+
+void live_compare_markdown(FILE *f, const sim_scenario *sc, const live_cmp *c) {
+    fprintf(f, "# %s: simulated vs live (time scale x%g, seed %llu)\n\n", sc->name, c->time_scale,
+            (unsigned long long)sc->seed);
+    fputs("| variant | metric | sim | live | diff | rel | tolerance | ok |\n"
+          "|---|---|---:|---:|---:|---:|---|---|\n",
+          f);
+    for (size_t i = 0; i < c->n; i++) {
+        const live_cmp_row *r = &c->rows[i];
+        char a[32], b[32], d[32], rel[32], tol[32];
+        fmt(a, sizeof a, r->unit, r->sim, false);
+        fmt(b, sizeof b, r->unit, r->live, false);
+        fmt(d, sizeof d, r->unit, r->diff, true);
+        fmt(tol, sizeof tol, r->unit, r->tolerance, false);
+        if (isnan(r->rel))
+            snprintf(rel, sizeof rel, "-");
+        else
+            snprintf(rel, sizeof rel, "%+.1f%%", r->rel * 100);
+        fprintf(f, "| %s | %s | %s | %s | %s | %s | ±%s (%s) | %s |\n", r->variant, r->metric, a, b,
+                d, rel, tol, r->rule, r->ok ? "yes" : "**NO**");
+    }
+    fprintf(f, "\n%s\n",
+            c->ok ? "Every metric is within its tolerance."
+                  : "Some metrics are outside their tolerance.");
+}
+
+static double json_value(rep_unit unit, double v) {
+    return unit == REP_UNIT_US ? v / 1e6 : v; /* durations in seconds, as report.json */
+}
+
+int live_compare_json(FILE *f, const sim_scenario *sc, const live_cmp *c,
+                      const live_tolerances *t) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "scenario", sc->name);
+    cJSON_AddNumberToObject(root, "seed", (double)sc->seed);
+    cJSON_AddNumberToObject(root, "time_scale", c->time_scale);
+    cJSON_AddBoolToObject(root, "ok", c->ok);
+    cJSON *tol = cJSON_AddObjectToObject(root, "tolerances");
+    cJSON_AddNumberToObject(tol, "success_rate", t->success_rate);
+    cJSON_AddNumberToObject(tol, "counts", t->counts);
+    cJSON_AddNumberToObject(tol, "counts_min", t->counts_min);
+    cJSON_AddNumberToObject(tol, "breaker_opens", t->breaker_opens);
+    cJSON_AddNumberToObject(tol, "breaker_transitions", t->breaker_transitions);
+    cJSON_AddNumberToObject(tol, "latency", t->latency);
+    cJSON_AddNumberToObject(tol, "latency_min_ms", t->latency_min_real_ms);
+    cJSON *rows = cJSON_AddArrayToObject(root, "rows");
+    for (size_t i = 0; i < c->n; i++) {
+        const live_cmp_row *r = &c->rows[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "variant", r->variant);
+        cJSON_AddStringToObject(o, "metric", r->metric);
+        cJSON_AddNumberToObject(o, "sim", json_value(r->unit, r->sim));
+        cJSON_AddNumberToObject(o, "live", json_value(r->unit, r->live));
+        cJSON_AddNumberToObject(o, "diff", json_value(r->unit, r->diff));
+        if (isnan(r->rel))
+            cJSON_AddNullToObject(o, "rel");
+        else
+            cJSON_AddNumberToObject(o, "rel", r->rel);
+        cJSON_AddNumberToObject(o, "tolerance", json_value(r->unit, r->tolerance));
+        cJSON_AddStringToObject(o, "rule", r->rule);
+        cJSON_AddBoolToObject(o, "ok", r->ok);
+        cJSON_AddItemToArray(rows, o);
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (text == NULL) return FB_ENOMEM;
+    fputs(text, f);
+    fputc('\n', f);
+    cJSON_free(text);
+    return ferror(f) ? FB_EIO : FB_OK;
+}
+
+void live_compare_free(live_cmp *c) {
+    free(c->rows);
+    memset(c, 0, sizeof *c);
+}

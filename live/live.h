@@ -1,0 +1,65 @@
+/*
+ * live.h - a scenario's traffic over real HTTP, on the real clock.
+ *
+ * live_run() runs one variant of a scenario with the simulator's client
+ * side (traffic, pods with worker pools and queues, request deadlines, the
+ * variant's retry, breaker, fallback and rate-limit policies, every metric)
+ * and real providers in place of the provider model: each attempt is an
+ * HTTP request issued through libcurl (client.h), and time is the monotonic
+ * clock scaled by time_scale. A provider without a target URL is served by
+ * an in-process mock (mockserver/) configured from the scenario: its
+ * latency, capacity, context window and fault timeline, on the same time
+ * scale. The summary, rows and events are the simulator's structs, so the
+ * report writers apply unchanged. docs/live.md describes where live and
+ * simulated runs differ.
+ */
+#ifndef LIVE_LIVE_H
+#define LIVE_LIVE_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "live/wire.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
+
+typedef struct live_target {
+    const char *url;   /* base URL; NULL = an in-process mock of this provider */
+    const char *model; /* model name sent; NULL = the provider's name */
+    live_dialect dialect;
+    const char *const *headers; /* extra request headers ("Name: value") */
+    size_t header_count;
+} live_target;
+
+typedef void (*live_log_fn)(void *user, const char *msg);
+
+typedef struct live_config {
+    double time_scale;                      /* simulated time = real time x scale; 0 = 1 */
+    live_target targets[SIM_PROVIDERS_MAX]; /* by provider index */
+    uint32_t transfers_max;                 /* concurrent HTTP transfers; 0 = 4096 */
+    const volatile sig_atomic_t *stop;      /* non-zero: stop cleanly, keep what was measured */
+    const sigset_t *wait_sigmask;           /* signal mask while waiting; NULL = as is */
+    live_log_fn log;                        /* the mocks' diagnostics; may be NULL */
+    void *log_user;
+} live_config;
+
+/* What happened on the wire during a run. */
+typedef struct live_stats {
+    uint64_t transfers, cancelled, transport_errors;
+    uint32_t in_flight_peak;
+    uint64_t bytes_sent, bytes_received;
+    double wall_s;
+    char urls[SIM_PROVIDERS_MAX][128]; /* where each provider was reached */
+} live_stats;
+
+/*
+ * Run variant `variant` of `sc` live. Returns FB_OK, or an error with err
+ * filled: a setup failure (no mock, bad URL; *out is then empty), or a run
+ * stopped early (a cap, the stop flag: *out holds what was measured,
+ * out->complete == false). `stats` may be NULL.
+ */
+int live_run(const sim_scenario *sc, uint32_t variant, const live_config *cfg,
+             const sim_run_opts *opts, sim_summary *out, live_stats *stats, sim_error *err);
+
+#endif /* LIVE_LIVE_H */

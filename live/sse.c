@@ -1,0 +1,83 @@
+/* sse.c - server-sent events, incrementally; see sse.h. */
+#include "live/sse.h"
+
+#include <string.h>
+
+void live_sse_init(live_sse *p, live_sse_fn fn, void *ctx) {
+    memset(p, 0, sizeof *p);
+    p->fn = fn;
+    p->ctx = ctx;
+}
+
+static void dispatch(live_sse *p) {
+    if (p->has_data) {
+        p->data[p->data_len] = '\0';
+        p->fn(p->ctx, p->event, p->data, p->data_len, p->truncated);
+    }
+    p->event[0] = '\0';
+    p->data_len = 0;
+    p->has_data = false;
+    p->truncated = false;
+}
+
+/* The value of field `name` in the line, or NULL ("data:x" and "data: x" are both "x"). */
+static const char *field(const char *line, size_t len, const char *name, size_t *vlen) {
+    size_t n = strlen(name);
+    if (len < n || memcmp(line, name, n) != 0) return NULL;
+    if (len == n) {
+        *vlen = 0;
+        return line + n;
+    }
+    if (line[n] != ':') return NULL;
+    size_t off = n + 1;
+    if (off < len && line[off] == ' ') off++;
+    *vlen = len - off;
+    return line + off;
+}
+
+static void on_line(live_sse *p) {
+    const char *line = p->line;
+    size_t len = p->line_len, vlen = 0;
+    const char *v;
+    if (len == 0) {
+        dispatch(p);
+    } else if ((v = field(line, len, "data", &vlen)) != NULL) {
+        size_t room = sizeof p->data - 1 - p->data_len;
+        if (p->has_data && room > 0) {
+            p->data[p->data_len++] = '\n';
+            room--;
+        }
+        if (vlen > room) {
+            vlen = room;
+            p->truncated = true;
+        }
+        memcpy(p->data + p->data_len, v, vlen);
+        p->data_len += vlen;
+        p->has_data = true;
+        if (p->line_cut) p->truncated = true;
+    } else if ((v = field(line, len, "event", &vlen)) != NULL) {
+        if (vlen >= sizeof p->event) vlen = sizeof p->event - 1;
+        memcpy(p->event, v, vlen);
+        p->event[vlen] = '\0';
+    }
+    p->line_len = 0;
+    p->line_cut = false;
+}
+
+void live_sse_feed(live_sse *p, const char *buf, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        char c = buf[i];
+        if (c == '\n' && p->after_cr) {
+            p->after_cr = false;
+            continue;
+        }
+        p->after_cr = c == '\r';
+        if (c == '\n' || c == '\r') {
+            on_line(p);
+        } else if (p->line_len < sizeof p->line - 1) {
+            p->line[p->line_len++] = c;
+        } else {
+            p->line_cut = true;
+        }
+    }
+}

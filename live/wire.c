@@ -1,0 +1,260 @@
+/* wire.c - request bodies and answers, in the OpenAI and Anthropic dialects; see wire.h. */
+#include "live/wire.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+void live_buf_put(live_buf *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (p == NULL) {
+            b->oom = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void live_buf_puts(live_buf *b, const char *s) {
+    live_buf_put(b, s, strlen(s));
+}
+
+void live_buf_free(live_buf *b) {
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static const char *const dialect_names[] = {"openai", "anthropic"};
+
+int live_dialect_parse(const char *s, live_dialect *out) {
+    for (int d = LIVE_OPENAI; d <= LIVE_ANTHROPIC; d++) {
+        if (strcmp(s, dialect_names[d]) == 0) {
+            *out = (live_dialect)d;
+            return FB_OK;
+        }
+    }
+    return FB_EINVAL;
+}
+
+const char *live_dialect_name(live_dialect d) {
+    return d == LIVE_ANTHROPIC ? dialect_names[1] : dialect_names[0];
+}
+
+/* Case-insensitive substring. */
+static bool mentions(const char *s, const char *word) {
+    size_t n = strlen(word);
+    for (; *s; s++) {
+        size_t i = 0;
+        while (i < n && s[i] && tolower((unsigned char)s[i]) == word[i]) i++;
+        if (i == n) return true;
+    }
+    return false;
+}
+
+live_dialect live_dialect_guess(const char *provider) {
+    return mentions(provider, "anthropic") || mentions(provider, "claude") ? LIVE_ANTHROPIC
+                                                                           : LIVE_OPENAI;
+}
+
+const char *live_dialect_path(live_dialect d) {
+    return d == LIVE_ANTHROPIC ? "/v1/messages" : "/v1/chat/completions";
+}
+
+static void put_json_string(live_buf *b, const char *s) {
+    live_buf_put(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8];
+        if (*p == '"' || *p == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)*p;
+            live_buf_put(b, esc, 2);
+        } else if (*p < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
+            live_buf_put(b, esc, 6);
+        } else {
+            live_buf_put(b, (const char *)p, 1);
+        }
+    }
+    live_buf_put(b, "\"", 1);
+}
+
+/* Filler: words of three letters and a space, four characters per token. */
+static void put_prompt(live_buf *b, uint32_t tokens) {
+    static const char words[] = "the and for you are not all any can had her was one our out day "
+                                "get has him his how man new now old see two way who boy did its "
+                                "let put say she too use ";
+    const size_t nwords = (sizeof words - 1) / 4;
+    if (tokens > LIVE_PROMPT_TOKENS_MAX) tokens = LIVE_PROMPT_TOKENS_MAX;
+    if (tokens == 0) tokens = 1;
+    for (uint32_t i = 0; i < tokens;) {
+        uint32_t k = i % (uint32_t)nwords;
+        uint32_t run = (uint32_t)nwords - k;
+        if (run > tokens - i) run = tokens - i;
+        live_buf_put(b, words + 4 * k, 4 * (size_t)run);
+        i += run;
+    }
+}
+
+void live_wire_request(live_buf *b, live_dialect d, const char *model, uint32_t tokens_in,
+                       uint32_t tokens_out, bool stream) {
+    char num[64];
+    live_buf_puts(b, "{\"model\":");
+    put_json_string(b, model);
+    snprintf(num, sizeof num, ",\"%s\":%u",
+             d == LIVE_ANTHROPIC ? "max_tokens" : "max_completion_tokens",
+             tokens_out > 0 ? tokens_out : 1);
+    live_buf_puts(b, num);
+    if (stream) {
+        live_buf_puts(b, ",\"stream\":true");
+        if (d == LIVE_OPENAI) live_buf_puts(b, ",\"stream_options\":{\"include_usage\":true}");
+    }
+    live_buf_puts(b, ",\"messages\":[{\"role\":\"user\",\"content\":\"");
+    put_prompt(b, tokens_in);
+    live_buf_puts(b, "\"}]}");
+}
+
+static const char *str_item(const cJSON *o, const char *key) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* The error object's fields: {"error": {...}} (OpenAI, and Anthropic inside "type":"error"). */
+static fb_error_kind kind_of(const cJSON *root) {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    if (cJSON_IsObject(e))
+        return fb_classify_error_kind(str_item(e, "type"), str_item(e, "code"),
+                                      str_item(e, "message"));
+    if (cJSON_IsString(e)) return fb_classify_error_kind(NULL, NULL, e->valuestring);
+    return FB_ERRKIND_NONE;
+}
+
+fb_error_kind live_wire_error_kind(const char *body, size_t len) {
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    if (root == NULL) return FB_ERRKIND_NONE;
+    fb_error_kind k = kind_of(root);
+    cJSON_Delete(root);
+    return k;
+}
+
+static uint32_t count_of(const cJSON *v) {
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0) return 0;
+    return v->valuedouble > 4e9 ? 4000000000u : (uint32_t)v->valuedouble;
+}
+
+int live_wire_success(live_dialect d, const char *body, size_t len, uint32_t *tokens_out,
+                      bool *refused) {
+    cJSON *root = cJSON_ParseWithLength(body, len);
+    int rc = FB_EPARSE;
+    *tokens_out = 0;
+    *refused = false;
+    if (!cJSON_IsObject(root)) goto free_root;
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    if (d == LIVE_OPENAI) {
+        const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
+        const cJSON *c0 = cJSON_GetArrayItem(choices, 0);
+        if (!cJSON_IsObject(c0)) goto free_root;
+        const char *fr = str_item(c0, "finish_reason");
+        *refused = fr != NULL && strcmp(fr, "content_filter") == 0;
+        *tokens_out = count_of(cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens"));
+    } else {
+        if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "content"))) goto free_root;
+        const char *sr = str_item(root, "stop_reason");
+        *refused = sr != NULL && strcmp(sr, "refusal") == 0;
+        *tokens_out = count_of(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens"));
+    }
+    rc = FB_OK;
+free_root:
+    cJSON_Delete(root);
+    return rc;
+}
+
+void live_stream_init(live_stream *st, live_dialect d) {
+    memset(st, 0, sizeof *st);
+    st->dialect = d;
+}
+
+/* A JSON object's text, judged by its ends: enough to catch a cut or garbled event cheaply. */
+static bool looks_like_object(const char *s, size_t len) {
+    while (len > 0 && isspace((unsigned char)s[len - 1])) len--;
+    while (len > 0 && isspace((unsigned char)*s)) s++, len--;
+    return len >= 2 && s[0] == '{' && s[len - 1] == '}';
+}
+
+/* The number after `"key":` in s, or 0. */
+static uint32_t number_after(const char *s, const char *key) {
+    const char *p = strstr(s, key);
+    if (p == NULL) return 0;
+    p += strlen(key);
+    while (*p == ' ') p++;
+    unsigned long v = strtoul(p, NULL, 10);
+    return v > 4000000000ul ? 4000000000u : (uint32_t)v;
+}
+
+static void in_band_error(live_stream *st, const char *data, size_t len) {
+    st->error = true;
+    cJSON *root = cJSON_ParseWithLength(data, len);
+    st->error_kind = root ? kind_of(root) : FB_ERRKIND_NONE;
+    cJSON_Delete(root);
+    if (st->error_kind == FB_ERRKIND_NONE) st->error_kind = FB_ERRKIND_OTHER;
+}
+
+/*
+ * Content chunks are recognised by their text, not parsed: a stream carries
+ * one event per token and parsing each would cost more than the rest of the
+ * driver. Errors, which are rare, are parsed.
+ */
+void live_stream_event(live_stream *st, const char *event, const char *data, size_t len) {
+    if (st->done || st->error || st->malformed) return; /* the SDKs stop reading there */
+    if (st->dialect == LIVE_OPENAI) {
+        if (strcmp(data, "[DONE]") == 0) {
+            st->done = true;
+            return;
+        }
+        if (!looks_like_object(data, len)) {
+            st->malformed = true;
+            return;
+        }
+        if (strcmp(event, "error") == 0 || strncmp(data, "{\"error\"", 8) == 0) {
+            in_band_error(st, data, len);
+            return;
+        }
+        const char *delta = strstr(data, "\"delta\":{");
+        const char *content = delta ? strstr(delta, "\"content\":\"") : NULL;
+        if (content != NULL && content[11] != '"') st->chunks++;
+        if (strstr(data, "\"finish_reason\":\"content_filter\"")) st->refused = true;
+        uint32_t u = number_after(data, "\"completion_tokens\":");
+        if (u > 0) st->usage_tokens = u;
+        return;
+    }
+    if (strcmp(event, "ping") == 0) return;
+    if (!looks_like_object(data, len)) {
+        st->malformed = true;
+        return;
+    }
+    if (strcmp(event, "error") == 0) {
+        in_band_error(st, data, len);
+    } else if (strcmp(event, "content_block_delta") == 0) {
+        st->chunks++;
+    } else if (strcmp(event, "message_delta") == 0) {
+        if (strstr(data, "\"stop_reason\":\"refusal\"")) st->refused = true;
+        uint32_t u = number_after(data, "\"output_tokens\":");
+        if (u > 0) st->usage_tokens = u;
+    } else if (strcmp(event, "message_stop") == 0) {
+        st->done = true;
+    }
+}
+
+uint32_t live_stream_tokens(const live_stream *st) {
+    return st->usage_tokens > 0 ? st->usage_tokens : st->chunks;
+}

@@ -1,0 +1,458 @@
+/*
+ * test_live.c - the live driver's pieces that need no clock: the SSE reader,
+ * request bodies, answer reading in both dialects, the compare table; and
+ * the mock's error latency, which the live driver relies on, over loopback.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#include "live/compare.h"
+#include "live/sse.h"
+#include "live/wire.h"
+#include "mockserver/mock.h"
+
+/* ---- SSE ---- */
+
+typedef struct events {
+    char event[8][64];
+    char data[8][256];
+    bool truncated[8];
+    int n;
+} events;
+
+static void on_event(void *ctx, const char *event, const char *data, size_t len, bool truncated) {
+    events *e = ctx;
+    assert_true(e->n < 8);
+    assert_int_equal(strlen(data), len);
+    snprintf(e->event[e->n], sizeof e->event[0], "%s", event);
+    snprintf(e->data[e->n], sizeof e->data[0], "%s", data);
+    e->truncated[e->n] = truncated;
+    e->n++;
+}
+
+static void sse_events_survive_any_split(void **state) {
+    (void)state;
+    const char *text = "event: message_start\r\ndata: {\"a\":1}\r\n\r\n"
+                       ": a comment\n"
+                       "data:first\ndata: second\n\n"
+                       "id: 7\nretry: 10\nevent:ping\ndata: {}\r\r";
+    size_t len = strlen(text);
+    for (size_t piece = 1; piece <= len; piece++) {
+        static live_sse p;
+        events e = {0};
+        live_sse_init(&p, on_event, &e);
+        for (size_t off = 0; off < len; off += piece)
+            live_sse_feed(&p, text + off, off + piece <= len ? piece : len - off);
+        assert_int_equal(e.n, 3);
+        assert_string_equal(e.event[0], "message_start");
+        assert_string_equal(e.data[0], "{\"a\":1}");
+        assert_string_equal(e.event[1], "");
+        assert_string_equal(e.data[1], "first\nsecond");
+        assert_string_equal(e.event[2], "ping");
+        assert_string_equal(e.data[2], "{}");
+        assert_false(e.truncated[0] || e.truncated[1] || e.truncated[2]);
+    }
+}
+
+static void sse_event_without_data_is_not_dispatched(void **state) {
+    (void)state;
+    static live_sse p;
+    events e = {0};
+    live_sse_init(&p, on_event, &e);
+    live_sse_feed(&p, "event: x\n\ndata: y\n\n", 19);
+    assert_int_equal(e.n, 1);
+    assert_string_equal(e.event[0], "");
+    assert_string_equal(e.data[0], "y");
+}
+
+static void sse_overlong_line_is_cut_and_flagged(void **state) {
+    (void)state;
+    static live_sse p;
+    static char big[LIVE_SSE_LINE_MAX * 2];
+    events e = {0};
+    live_sse_init(&p, on_event, &e);
+    memset(big, 'x', sizeof big);
+    live_sse_feed(&p, "data: ", 6);
+    live_sse_feed(&p, big, sizeof big);
+    live_sse_feed(&p, "\n\ndata: ok\n\n", 12);
+    assert_int_equal(e.n, 2);
+    assert_true(e.truncated[0]);
+    assert_false(e.truncated[1]);
+    assert_string_equal(e.data[1], "ok");
+}
+
+/* ---- requests ---- */
+
+static void request_bodies_carry_the_scenario_tokens(void **state) {
+    (void)state;
+    for (int d = LIVE_OPENAI; d <= LIVE_ANTHROPIC; d++) {
+        live_buf b = {0};
+        live_wire_request(&b, (live_dialect)d, "m\"odel", 1234, 56, true);
+        cJSON *root = cJSON_Parse(b.p);
+        assert_non_null(root);
+        assert_string_equal(cJSON_GetObjectItem(root, "model")->valuestring, "m\"odel");
+        const char *limit = d == LIVE_ANTHROPIC ? "max_tokens" : "max_completion_tokens";
+        assert_int_equal(cJSON_GetObjectItem(root, limit)->valueint, 56);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItem(root, "stream")));
+        assert_int_equal(cJSON_GetObjectItem(root, "stream_options") != NULL, d == LIVE_OPENAI);
+        const cJSON *m = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "messages"), 0);
+        const char *content = cJSON_GetObjectItem(m, "content")->valuestring;
+        /* the mock (and a chars/4 estimate) counts exactly the prompt tokens */
+        assert_int_equal((strlen(content) + 3) / 4, 1234);
+        cJSON_Delete(root);
+        live_buf_free(&b);
+    }
+}
+
+static void request_asks_for_at_least_one_token(void **state) {
+    (void)state;
+    live_buf b = {0};
+    live_wire_request(&b, LIVE_ANTHROPIC, "m", 0, 0, false);
+    assert_non_null(strstr(b.p, "\"max_tokens\":1,"));
+    assert_null(strstr(b.p, "stream"));
+    live_buf_free(&b);
+}
+
+static void dialects_parse_and_guess(void **state) {
+    (void)state;
+    live_dialect d;
+    assert_int_equal(live_dialect_parse("anthropic", &d), FB_OK);
+    assert_int_equal(d, LIVE_ANTHROPIC);
+    assert_int_equal(live_dialect_parse("openai", &d), FB_OK);
+    assert_int_equal(d, LIVE_OPENAI);
+    assert_int_equal(live_dialect_parse("gemini", &d), FB_EINVAL);
+    assert_int_equal(live_dialect_guess("Anthropic-eu"), LIVE_ANTHROPIC);
+    assert_int_equal(live_dialect_guess("claude-backup"), LIVE_ANTHROPIC);
+    assert_int_equal(live_dialect_guess("azure-openai"), LIVE_OPENAI);
+    assert_string_equal(live_dialect_path(LIVE_ANTHROPIC), "/v1/messages");
+    assert_string_equal(live_dialect_path(LIVE_OPENAI), "/v1/chat/completions");
+}
+
+/* ---- answers ---- */
+
+static void error_bodies_reduce_to_their_kind(void **state) {
+    (void)state;
+    const struct {
+        const char *body;
+        fb_error_kind kind;
+    } cases[] = {
+        {"{\"error\":{\"message\":\"This model's maximum context length is 16385 tokens.\","
+         "\"type\":\"invalid_request_error\",\"param\":\"messages\",\"code\":"
+         "\"context_length_exceeded\"}}",
+         FB_ERRKIND_CONTEXT_LENGTH},
+        {"{\"error\":{\"message\":\"Rate limit reached\",\"type\":\"requests\",\"param\":null,"
+         "\"code\":\"rate_limit_exceeded\"}}",
+         FB_ERRKIND_RATE_LIMIT},
+        {"{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"},"
+         "\"request_id\":\"req_011C\"}",
+         FB_ERRKIND_OVERLOADED},
+        {"{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\",\"message\":\"prompt "
+         "is "
+         "too long: 205351 tokens > 200000 maximum\"}}",
+         FB_ERRKIND_CONTEXT_LENGTH},
+        {"{\"error\":{\"message\":\"flagged\",\"type\":\"invalid_request_error\",\"code\":"
+         "\"content_filter\"}}",
+         FB_ERRKIND_CONTENT_POLICY},
+        {"{\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}",
+         FB_ERRKIND_OTHER},
+        {"<html>502 Bad Gateway</html>", FB_ERRKIND_NONE},
+        {"{\"detail\":\"nope\"}", FB_ERRKIND_NONE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        assert_int_equal(live_wire_error_kind(cases[i].body, strlen(cases[i].body)), cases[i].kind);
+}
+
+static void success_bodies_give_usage_and_refusals(void **state) {
+    (void)state;
+    uint32_t tokens;
+    bool refused;
+    const char *oa = "{\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
+                     "\"assistant\",\"content\":\"hi\"},\"finish_reason\":\"stop\"}],\"usage\":"
+                     "{\"prompt_tokens\":13,\"completion_tokens\":5,\"total_tokens\":18}}";
+    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa), &tokens, &refused), FB_OK);
+    assert_int_equal(tokens, 5);
+    assert_false(refused);
+    const char *an = "{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[],\"stop_reason\":"
+                     "\"refusal\",\"usage\":{\"input_tokens\":11,\"output_tokens\":6}}";
+    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, an, strlen(an), &tokens, &refused), FB_OK);
+    assert_int_equal(tokens, 6);
+    assert_true(refused);
+    const char *filtered = "{\"choices\":[{\"finish_reason\":\"content_filter\"}]}";
+    assert_int_equal(live_wire_success(LIVE_OPENAI, filtered, strlen(filtered), &tokens, &refused),
+                     FB_OK);
+    assert_true(refused);
+    /* half a body, or the other dialect's body, is not an answer */
+    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa) / 2, &tokens, &refused),
+                     FB_EPARSE);
+    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, oa, strlen(oa), &tokens, &refused),
+                     FB_EPARSE);
+    assert_int_equal(live_wire_success(LIVE_OPENAI, an, strlen(an), &tokens, &refused), FB_EPARSE);
+}
+
+static void feed(live_stream *st, const char *event, const char *data) {
+    live_stream_event(st, event, data, strlen(data));
+}
+
+static void openai_stream_counts_tokens_until_done(void **state) {
+    (void)state;
+    live_stream st;
+    live_stream_init(&st, LIVE_OPENAI);
+    feed(&st, "",
+         "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}");
+    assert_int_equal(st.chunks, 0);
+    feed(&st, "", "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"I'm\"}}]}");
+    feed(&st, "", "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\" here\"}}]}");
+    feed(&st, "", "{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}");
+    assert_int_equal(live_stream_tokens(&st), 2);
+    feed(&st, "", "{\"choices\":[],\"usage\":{\"prompt_tokens\":14,\"completion_tokens\":30}}");
+    assert_false(st.done);
+    feed(&st, "", "[DONE]");
+    assert_true(st.done);
+    assert_int_equal(st.chunks, 2);
+    assert_int_equal(live_stream_tokens(&st), 30);
+    assert_false(st.error || st.malformed || st.refused);
+    /* after the terminator, nothing counts (the SDKs stop reading) */
+    feed(&st, "", "{\"error\":{\"type\":\"server_error\"}}");
+    assert_false(st.error);
+}
+
+static void openai_stream_in_band_error_and_malformed(void **state) {
+    (void)state;
+    live_stream st;
+    live_stream_init(&st, LIVE_OPENAI);
+    feed(&st, "", "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}");
+    feed(&st, "",
+         "{\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\","
+         "\"param\":null,\"code\":null}}");
+    assert_true(st.error);
+    assert_int_equal(st.error_kind, FB_ERRKIND_OTHER);
+    assert_int_equal(st.chunks, 1);
+    live_stream_init(&st, LIVE_OPENAI);
+    feed(&st, "", "{\"index\":0,\"delta\":{\"content\":\"broken");
+    assert_true(st.malformed);
+    live_stream_init(&st, LIVE_OPENAI);
+    feed(&st, "", "{\"choices\":[{\"delta\":{},\"finish_reason\":\"content_filter\"}]}");
+    assert_true(st.refused);
+}
+
+static void anthropic_stream_events(void **state) {
+    (void)state;
+    live_stream st;
+    live_stream_init(&st, LIVE_ANTHROPIC);
+    feed(&st, "message_start",
+         "{\"type\":\"message_start\",\"message\":{\"usage\":"
+         "{\"input_tokens\":11,\"output_tokens\":1}}}");
+    feed(&st, "ping", "{\"type\": \"ping\"}");
+    feed(&st, "content_block_delta",
+         "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+         "{\"type\":\"text_delta\",\"text\":\"Hello\"}}");
+    feed(&st, "unknown_future_event", "{\"type\":\"unknown_future_event\"}");
+    feed(&st, "message_delta",
+         "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+         "\"end_turn\"},\"usage\":{\"output_tokens\":6}}");
+    assert_false(st.done);
+    feed(&st, "message_stop", "{\"type\":\"message_stop\"}");
+    assert_true(st.done);
+    assert_int_equal(st.chunks, 1);
+    assert_int_equal(live_stream_tokens(&st), 6);
+    live_stream_init(&st, LIVE_ANTHROPIC);
+    feed(&st, "content_block_delta", "{\"type\":\"content_block_delta\"}");
+    feed(&st, "error",
+         "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":"
+         "\"Overloaded\"}}");
+    assert_true(st.error);
+    assert_int_equal(st.error_kind, FB_ERRKIND_OVERLOADED);
+    live_stream_init(&st, LIVE_ANTHROPIC);
+    feed(&st, "content_block_delta", "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{");
+    assert_true(st.malformed);
+    live_stream_init(&st, LIVE_ANTHROPIC);
+    feed(&st, "message_delta",
+         "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":"
+         "\"refusal\"}}");
+    assert_true(st.refused);
+}
+
+/* ---- compare ---- */
+
+static sim_scenario *load(const char *json) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    if (sim_scenario_parse(json, strlen(json), "t.json", NULL, 0, NULL, &sc, &err) != FB_OK)
+        fail_msg("%s: %s", err.path, err.msg);
+    return sc;
+}
+
+static const live_cmp_row *row(const live_cmp *c, const char *metric) {
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->rows[i].metric, metric) == 0) return &c->rows[i];
+    fail_msg("no row %s", metric);
+    return NULL;
+}
+
+static void compare_rows_hold_their_tolerances(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"c\",\"duration\":\"10s\",\"pods\":{\"count\":3},"
+                            "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
+                            "\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"}],"
+                            "\"policy\":{\"breaker\":{\"consecutive_failures\":3}}}");
+    sim_summary *s = calloc(1, sizeof *s), *l = calloc(1, sizeof *l);
+    assert_non_null(s);
+    assert_non_null(l);
+    snprintf(s->variant, sizeof s->variant, "default");
+    snprintf(l->variant, sizeof l->variant, "default");
+    fb_hist_init(&s->latency);
+    fb_hist_init(&l->latency);
+    s->requests = l->requests = 1000;
+    s->ended[SIM_END_SUCCESS] = 990;
+    s->ended[SIM_END_EXHAUSTED] = 10;
+    l->ended[SIM_END_SUCCESS] = 975; /* 97.5% vs 99%: 1.5 points, within 2 */
+    l->ended[SIM_END_EXHAUSTED] = 25;
+    s->success_fallback = 100;
+    l->success_fallback = 116; /* +16%: outside 15% */
+    s->providers[0].attempts = 20;
+    l->providers[0].attempts = 24; /* +4: within the floor of 5 */
+    s->providers[0].breaker_opens = 5;
+    l->providers[0].breaker_opens = 8; /* +3: within 1 per pod x 3 pods */
+    s->providers[0].breaker_transitions = 12;
+    l->providers[0].breaker_transitions = 2; /* -10: outside 3 per pod */
+    fb_hist_record_n(&s->latency, 1000000, 1000);
+    fb_hist_record_n(&l->latency, 1040000, 1000); /* +40 ms: within 15% of 1 s */
+    live_tolerances t;
+    live_tolerances_default(&t);
+    live_cmp c = {0};
+    assert_int_equal(live_compare_variant(&c, sc, s, l, &t, 10), FB_OK);
+    assert_true(row(&c, "success_rate")->ok);
+    assert_true(fabs(row(&c, "success_rate")->diff + 0.015) < 1e-9);
+    assert_false(row(&c, "success_fallback")->ok);
+    assert_true(row(&c, "attempts[a]")->ok);
+    assert_true(row(&c, "attempts[b]")->ok);
+    assert_true(isnan(row(&c, "attempts[a]")->rel) == false);
+    assert_true(row(&c, "breaker_opens[a]")->ok);
+    assert_int_equal((int)row(&c, "breaker_opens[a]")->tolerance, 3);
+    assert_false(row(&c, "breaker_transitions[a]")->ok);
+    assert_true(row(&c, "latency_p50")->ok);
+    assert_false(c.ok);
+    /* the latency floor is real time: 5 ms x 10 = 50 ms */
+    assert_true(fabs(row(&c, "latency_p99")->tolerance - 150000) < 1e-6);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    live_compare_markdown(f, sc, &c);
+    fclose(f);
+    assert_non_null(strstr(buf, "| default | success_fallback | 100 | 116 | +16 | +16.0% | ±15"));
+    assert_non_null(strstr(buf, "**NO**"));
+    free(buf);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(live_compare_json(f, sc, &c, &t), FB_OK);
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    assert_non_null(root);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(root, "ok")));
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "rows")), (int)c.n);
+    cJSON_Delete(root);
+    free(buf);
+    live_compare_free(&c);
+    free(s);
+    free(l);
+    sim_scenario_free(sc);
+}
+
+static void compare_tolerances_parse(void **state) {
+    (void)state;
+    live_tolerances t;
+    live_tolerances_default(&t);
+    char msg[300];
+    assert_int_equal(live_tolerance_set(&t, "success_rate=0.05", msg, sizeof msg), FB_OK);
+    assert_true(t.success_rate == 0.05);
+    assert_int_equal(live_tolerance_set(&t, "latency_min_ms=20", msg, sizeof msg), FB_OK);
+    assert_true(t.latency_min_real_ms == 20);
+    assert_int_equal(live_tolerance_set(&t, "latency=-1", msg, sizeof msg), FB_EINVAL);
+    assert_int_equal(live_tolerance_set(&t, "latencies=1", msg, sizeof msg), FB_EINVAL);
+    assert_non_null(strstr(msg, "KEY one of"));
+    assert_int_equal(live_tolerance_set(&t, "counts", msg, sizeof msg), FB_EINVAL);
+}
+
+/* ---- the mock's error latency, over loopback ---- */
+
+static size_t discard(char *p, size_t size, size_t n, void *user) {
+    (void)p;
+    (void)user;
+    return size * n;
+}
+
+static double seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void mock_error_answers_take_the_error_latency(void **state) {
+    (void)state;
+    mock_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.error_latency_us = 2 * FB_US_PER_S; /* timeline time: 200 ms at x10 */
+    cfg.time_scale = 10;
+    mock_server *srv = NULL;
+    char err[256];
+    assert_int_equal(mock_server_create(&cfg, &srv, err, sizeof err), FB_OK);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/v1/chat/completions",
+             (unsigned)mock_server_port(srv));
+    const char *faults[] = {"x-fusebox-fault: 503", NULL};
+    for (size_t i = 0; i < 2; i++) {
+        CURL *e = curl_easy_init();
+        struct curl_slist *h = faults[i] ? curl_slist_append(NULL, faults[i]) : NULL;
+        curl_easy_setopt(e, CURLOPT_URL, url);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, "{\"model\":\"m\",\"messages\":[]}");
+        curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
+        curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard);
+        curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, 10000L);
+        double t0 = seconds();
+        assert_int_equal(curl_easy_perform(e), CURLE_OK);
+        double took = seconds() - t0;
+        long status = 0;
+        curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &status);
+        if (faults[i]) {
+            assert_int_equal(status, 503);
+            assert_true(took >= 0.2); /* an error waits for the error latency ... */
+        } else {
+            assert_int_equal(status, 200);
+            assert_true(took < 0.2); /* ... a success (ttft 0) does not */
+        }
+        curl_slist_free_all(h);
+        curl_easy_cleanup(e);
+    }
+    mock_server_destroy(srv);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sse_events_survive_any_split),
+        cmocka_unit_test(sse_event_without_data_is_not_dispatched),
+        cmocka_unit_test(sse_overlong_line_is_cut_and_flagged),
+        cmocka_unit_test(request_bodies_carry_the_scenario_tokens),
+        cmocka_unit_test(request_asks_for_at_least_one_token),
+        cmocka_unit_test(dialects_parse_and_guess),
+        cmocka_unit_test(error_bodies_reduce_to_their_kind),
+        cmocka_unit_test(success_bodies_give_usage_and_refusals),
+        cmocka_unit_test(openai_stream_counts_tokens_until_done),
+        cmocka_unit_test(openai_stream_in_band_error_and_malformed),
+        cmocka_unit_test(anthropic_stream_events),
+        cmocka_unit_test(compare_rows_hold_their_tolerances),
+        cmocka_unit_test(compare_tolerances_parse),
+        cmocka_unit_test(mock_error_answers_take_the_error_latency),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
