@@ -257,6 +257,49 @@ static void scenario_missing_file_is_an_io_error(void **state) {
     assert_non_null(strstr(err.msg, "cannot open"));
 }
 
+static void scenario_review_findings_are_rejected(void **state) {
+    (void)state;
+    /* a token bucket must hold capacity x one minute in microseconds */
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
+              ",\"providers\":[{\"name\":\"a\",\"capacity\":{\"tpm\":200000000000}}]}",
+              "providers[0].capacity.tpm", "expected an integer in [0, 100000000000]");
+    parse_bad("{\"name\":\"m\",\"duration\":\"10s\",\"tick\":\"1m\"," MINIMAL_TRAFFIC
+              "," MINIMAL_PROVIDERS "}",
+              "tick", "longer than the duration");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
+              ",\"providers\":[{\"name\":\"open,ai[x]\"}]}",
+              "providers[0].name", "use letters, digits");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"a b\","
+              "\"arrivals\":{\"poisson\":\"1/s\"}}]," MINIMAL_PROVIDERS "}",
+              "traffic[0].class", "use letters, digits");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"policy\":{\"breaker\":{\"open_max\":\"10s\"}}}",
+              "policy.breaker.open_max", "must be >= open (60s by default)");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
+              ",\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\","
+              "\"brownout\":{\"capacity\":0.5}}]}]}",
+              "providers[0].faults[0]", "a brownout cuts capacity.concurrency");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"tick\":\"10ms\"," MINIMAL_TRAFFIC
+              ",\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\","
+              "\"hang\":{}}]}]}",
+              "spillover.hold", "more than 120 ticks");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"pods\":{\"request_timeout\":\"40y\"}}",
+              "pods.request_timeout", "cannot read duration");
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"pods\":{\"request_timeout\":\"20000d\"}}",
+              "pods.request_timeout", "out of range");
+    /* --set may not invent a variant through a typo */
+    const char *text = "{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+                       ",\"variants\":{\"tuned\":{}}}";
+    const char *sets[] = {"variants.tunde.retry.attempts=5"};
+    sim_scenario *sc = NULL;
+    sim_error err;
+    assert_int_equal(sim_scenario_parse(text, strlen(text), "t", sets, 1, NULL, &sc, &err),
+                     FB_EINVAL);
+    assert_non_null(strstr(err.msg, "no variant named 'tunde'"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scenario_durations_parse_with_units),
@@ -273,6 +316,7 @@ int main(void) {
         cmocka_unit_test(scenario_seed_override_replaces_the_file_seed),
         cmocka_unit_test(scenario_caps_are_enforced),
         cmocka_unit_test(scenario_missing_file_is_an_io_error),
+        cmocka_unit_test(scenario_review_findings_are_rejected),
     };
     return cmocka_run_group_tests_name("scenario", tests, NULL, NULL);
 }

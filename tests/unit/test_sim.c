@@ -647,6 +647,118 @@ static void sim_full_pod_queue_fails_at_once(void **state) {
     sim_scenario_free(sc);
 }
 
+/* Review finding: with a shared breaker and no sync delay, writing a row used
+ * to move the store to half-open and schedule its sync in the past. */
+static void sim_shared_breaker_without_sync_delay_runs(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        load("{\"name\":\"s\",\"duration\":\"60s\",\"traffic\":[{\"class\":\"c\","
+             "\"arrivals\":{\"poisson\":\"2/s\"}}],\"providers\":[{\"name\":\"p\","
+             "\"faults\":[{\"at\":\"0s\",\"for\":\"20s\",\"outage\":{}}]}],"
+             "\"policy\":{\"breaker\":{\"consecutive_failures\":1,\"open\":\"1500ms\","
+             "\"scope\":\"shared\"}}}");
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_true(s->providers[0].breaker_opens >= 5);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+/* Results must not depend on how often rows are written. */
+static void sim_tick_does_not_change_the_results(void **state) {
+    (void)state;
+    const char *ticks[] = {"250ms", "1s", "7s"};
+    sim_summary *first = NULL;
+    for (int i = 0; i < 3; i++) {
+        char set[32];
+        snprintf(set, sizeof set, "tick=%s", ticks[i]);
+        const char *sets[] = {set};
+        const char *text = FLEET_SCENARIO;
+        sim_scenario *sc = NULL;
+        sim_error err;
+        assert_int_equal(sim_scenario_parse(text, strlen(text), "t", sets, 1, NULL, &sc, &err),
+                         FB_OK);
+        sim_summary *s = run(sc, "tuned", NULL);
+        if (first == NULL) {
+            first = s;
+        } else {
+            assert_int_equal(s->requests, first->requests);
+            assert_memory_equal(s->ended, first->ended, sizeof s->ended);
+            assert_int_equal(s->attempts, first->attempts);
+            assert_true(s->providers[0].breaker_open_s == first->providers[0].breaker_open_s);
+            assert_int_equal(s->providers[0].breaker_transitions,
+                             first->providers[0].breaker_transitions);
+            assert_int_equal(fb_hist_percentile(&s->latency, 99),
+                             fb_hist_percentile(&first->latency, 99));
+            free(s);
+        }
+        sim_scenario_free(sc);
+    }
+    free(first);
+}
+
+/* Review finding: finish -> pull -> start -> finish recursed once per queued request. */
+static void sim_a_long_queue_of_quick_requests_does_not_recurse(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        load("{\"name\":\"d\",\"duration\":\"70s\",\"traffic\":["
+             "{\"class\":\"slow\",\"arrivals\":{\"constant\":\"0/s\"},"
+             "\"bursts\":[{\"at\":\"0s\",\"count\":1}]},"
+             "{\"class\":\"quick\",\"arrivals\":{\"constant\":\"0/s\"},\"target\":\"none\","
+             "\"bursts\":[{\"at\":\"1s\",\"count\":300000}]}],"
+             "\"pods\":{\"workers\":1,\"queue\":1000000,\"request_timeout\":\"100s\"},"
+             "\"providers\":[{\"name\":\"p\",\"latency\":{\"ttft\":\"60s\"}}]}");
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_int_equal(s->ended[SIM_END_SUCCESS], s->requests);
+    assert_true(s->pod_queue_peak >= 300000);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+/* Review finding: a slot freed by a cancelled attempt waited for an unrelated event. */
+static void sim_cancelled_attempt_hands_its_slot_to_the_queue(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        load("{\"name\":\"c\",\"duration\":\"10s\",\"tick\":\"100ms\","
+             "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"1/s\"}}],"
+             "\"providers\":[{\"name\":\"p\",\"keeps_working\":false,\"latency\":{\"ttft\":\"5s\"},"
+             "\"capacity\":{\"concurrency\":1}}],"
+             "\"policy\":{\"retry\":{\"attempts\":1,\"attempt_timeout\":\"2500ms\"}}}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].p[0].queue > 0) assert_int_equal(c->rows[i].p[0].in_service, 1);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+/* A midstream fault breaks a streamed answer after tokens were shown; a plain
+ * answer simply fails. */
+static void sim_midstream_on_a_class_that_does_not_stream_is_a_plain_failure(void **state) {
+    (void)state;
+    const char *fmt =
+        "{\"name\":\"m\",\"duration\":\"30s\",\"traffic\":[{\"class\":\"c\","
+        "\"stream\":%s,\"arrivals\":{\"constant\":\"5/s\"},\"completion_tokens\":100}],"
+        "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"0s\",\"for\":\"30s\","
+        "\"midstream\":{\"after_tokens\":10}}]}],\"policy\":{\"stream\":\"fail\"}}";
+    char text[1024];
+    snprintf(text, sizeof text, fmt, "true");
+    sim_scenario *streamed = load(text);
+    snprintf(text, sizeof text, fmt, "false");
+    sim_scenario *plain = load(text);
+    sim_summary *a = run(streamed, NULL, NULL);
+    sim_summary *b = run(plain, NULL, NULL);
+    assert_int_equal(a->ended[SIM_END_STREAM_BROKEN], 150);
+    assert_int_equal(a->stream_failures, 150);
+    assert_int_equal(b->ended[SIM_END_STREAM_BROKEN], 0);
+    assert_int_equal(b->stream_failures, 0);
+    assert_int_equal(b->ended[SIM_END_EXHAUSTED], 150);
+    free(a);
+    free(b);
+    sim_scenario_free(streamed);
+    sim_scenario_free(plain);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sim_poisson_arrivals_follow_the_rate),
@@ -674,6 +786,11 @@ int main(void) {
         cmocka_unit_test(sim_caps_stop_the_run_with_a_reason),
         cmocka_unit_test(sim_event_log_cap_counts_what_it_drops),
         cmocka_unit_test(sim_full_pod_queue_fails_at_once),
+        cmocka_unit_test(sim_shared_breaker_without_sync_delay_runs),
+        cmocka_unit_test(sim_tick_does_not_change_the_results),
+        cmocka_unit_test(sim_a_long_queue_of_quick_requests_does_not_recurse),
+        cmocka_unit_test(sim_cancelled_attempt_hands_its_slot_to_the_queue),
+        cmocka_unit_test(sim_midstream_on_a_class_that_does_not_stream_is_a_plain_failure),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }
