@@ -227,30 +227,6 @@ static int resolve_targets(const args *a, const sim_scenario *sc, live_config *c
     return CLI_OK;
 }
 
-typedef struct writer {
-    const sim_scenario *sc;
-    const char *variant;
-    FILE *csv, *events;
-    bool progress;
-} writer;
-
-static void on_row(void *ctx, const sim_row *row) {
-    writer *w = ctx;
-    rep_csv_row(w->csv, w->sc, w->variant, row);
-}
-
-static void on_event(void *ctx, const sim_log_event *ev) {
-    writer *w = ctx;
-    rep_event_line(w->events, w->sc, w->variant, ev);
-}
-
-static void on_progress(void *ctx, fb_time_us now, fb_time_us end) {
-    writer *w = ctx;
-    if (!w->progress) return;
-    fprintf(stderr, "\r  %s: %.0fs of %.0fs", w->variant, (double)now / 1e6, (double)end / 1e6);
-    fflush(stderr);
-}
-
 typedef struct run_set {
     sim_summary *sums[SIM_VARIANTS_MAX];
     live_stats stats[SIM_VARIANTS_MAX];
@@ -266,8 +242,8 @@ static int run_into(const char *dir, const args *a, const sim_scenario *sc, cons
         fprintf(stderr, "fusebox live: cannot create %s: %s\n", dir, strerror(errno));
         return CLI_BAD_INPUT;
     }
-    writer w = {sc, NULL, cli_fopen(dir, "timeseries.csv"), cli_fopen(dir, "events.jsonl"),
-                !a->quiet && isatty(STDERR_FILENO)};
+    cli_writer w = {sc, NULL, cli_fopen(dir, "timeseries.csv"), cli_fopen(dir, "events.jsonl"),
+                    !a->quiet && isatty(STDERR_FILENO)};
     if (w.csv == NULL || w.events == NULL) {
         status = CLI_BAD_INPUT;
         goto close_files;
@@ -283,7 +259,7 @@ static int run_into(const char *dir, const args *a, const sim_scenario *sc, cons
         }
         rs->sums[rs->n] = s;
         w.variant = sc->variants[v].name;
-        sim_run_opts opts = {on_row, on_event, on_progress, &w, 0, false};
+        sim_run_opts opts = cli_writer_opts(&w);
         sim_error err;
         int rc = live ? live_run(sc, v, cfg, &opts, s, &rs->stats[rs->n], &err)
                       : sim_run(sc, v, &opts, s, &err);

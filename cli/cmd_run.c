@@ -39,32 +39,6 @@ static void usage(FILE *f) {
           f);
 }
 
-typedef struct run_ctx {
-    const sim_scenario *sc;
-    const char *variant;
-    FILE *csv, *events;
-    bool progress;
-} run_ctx;
-
-static void on_row(void *ctx, const sim_row *row) {
-    run_ctx *rc = ctx;
-    rep_csv_row(rc->csv, rc->sc, rc->variant, row);
-}
-
-static void on_event(void *ctx, const sim_log_event *ev) {
-    run_ctx *rc = ctx;
-    rep_event_line(rc->events, rc->sc, rc->variant, ev);
-}
-
-static void on_progress(void *ctx, fb_time_us now, fb_time_us end) {
-    run_ctx *rc = ctx;
-    if (!rc->progress) return;
-    double pct = end > 0 ? 100.0 * (double)now / (double)end : 100;
-    if (pct > 100) pct = 100;
-    fprintf(stderr, "\r  %s: %5.1f%% of %.0fs simulated", rc->variant, pct, (double)end / 1e6);
-    fflush(stderr);
-}
-
 int cmd_run(int argc, char **argv) {
     const char *file = NULL, *out = NULL;
     const char *sets[256];
@@ -147,7 +121,7 @@ int cmd_run(int argc, char **argv) {
         goto close_files;
     }
     rep_csv_header(csv, sc);
-    run_ctx ctx = {sc, NULL, csv, events, !quiet && isatty(STDERR_FILENO)};
+    cli_writer ctx = {sc, NULL, csv, events, !quiet && isatty(STDERR_FILENO)};
     for (uint32_t v = 0; v < sc->variant_count; v++) {
         if (nonly > 0 && !selected[v]) continue;
         sim_summary *s = malloc(sizeof *s);
@@ -158,7 +132,7 @@ int cmd_run(int argc, char **argv) {
         }
         sums[n++] = s;
         ctx.variant = sc->variants[v].name;
-        sim_run_opts opts = {on_row, on_event, on_progress, &ctx, 0, false};
+        sim_run_opts opts = cli_writer_opts(&ctx);
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
         rc = sim_run(sc, v, &opts, s, &err);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "reports/report.h"
 
 bool cli_opt(int argc, char **argv, int *i, const char *shortname, const char *longname,
              const char **value) {
@@ -79,4 +80,28 @@ FILE *cli_fopen(const char *dir, const char *name) {
     FILE *f = fopen(path, "w");
     if (f == NULL) fprintf(stderr, "fusebox: cannot write %s: %s\n", path, strerror(errno));
     return f;
+}
+
+static void writer_row(void *ctx, const sim_row *row) {
+    cli_writer *w = ctx;
+    rep_csv_row(w->csv, w->sc, w->variant, row);
+}
+
+static void writer_event(void *ctx, const sim_log_event *ev) {
+    cli_writer *w = ctx;
+    rep_event_line(w->events, w->sc, w->variant, ev);
+}
+
+static void writer_progress(void *ctx, fb_time_us now, fb_time_us end) {
+    cli_writer *w = ctx;
+    if (!w->progress) return;
+    double pct = end > 0 ? 100.0 * (double)now / (double)end : 100;
+    if (pct > 100) pct = 100;
+    fprintf(stderr, "\r  %s: %5.1f%% of %.0fs", w->variant, pct, (double)end / 1e6);
+    fflush(stderr);
+}
+
+sim_run_opts cli_writer_opts(cli_writer *w) {
+    sim_run_opts o = {writer_row, writer_event, writer_progress, w, 0, false};
+    return o;
 }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "sim/scenario.h"
+#include "sim/sim.h"
 
 /*
  * Match option `shortname`/`longname` at argv[*i], in the forms "-o DIR",
@@ -25,5 +26,20 @@ int cli_parse_u64(const char *s, uint64_t *out);
 int cli_mkdirs(const char *dir);
 /* fopen(dir/name, "w"), printing an error on failure. */
 FILE *cli_fopen(const char *dir, const char *name);
+
+/*
+ * Where a run's rows and events go while it runs: timeseries.csv and
+ * events.jsonl rows for `variant`, and a progress line on stderr when
+ * `progress` is set (a terminal).
+ */
+typedef struct cli_writer {
+    const sim_scenario *sc;
+    const char *variant;
+    FILE *csv, *events;
+    bool progress;
+} cli_writer;
+
+/* Run options whose callbacks write through w (events_log_max: the default). */
+sim_run_opts cli_writer_opts(cli_writer *w);
 
 #endif

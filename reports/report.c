@@ -27,7 +27,7 @@ static void jw_sep(jw *w) {
     jw_indent(w);
 }
 
-static void jw_str(FILE *f, const char *s) {
+void rep_json_string(FILE *f, const char *s) {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\')
@@ -40,6 +40,10 @@ static void jw_str(FILE *f, const char *s) {
             fputc(*p, f);
     }
     fputc('"', f);
+}
+
+static void jw_str(FILE *f, const char *s) {
+    rep_json_string(f, s);
 }
 
 static void jw_key(jw *w, const char *k) {

@@ -772,18 +772,7 @@ static void write_points_csv(FILE *f, const rep_sweep *sw) {
 /* ---- JSON ---- */
 
 void sweep_json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    rep_json_string(f, s);
 }
 
 static void json_num(FILE *f, double v, rep_unit unit, bool mean) {

@@ -525,7 +525,7 @@ static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
             if (rc == FB_OK) rc = get_rate(P, e, "rate", &c->ramp[i].rate);
             if (rc == FB_OK && i > 0 && c->ramp[i].at_us <= c->ramp[i - 1].at_us)
                 rc = fail(P, "ramp points must be in increasing time order");
-            c->ramp_count = (uint32_t)(i + 1);
+            if (rc == FB_OK) c->ramp_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
         pop(P, old);
@@ -548,7 +548,7 @@ static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
             if (rc == FB_OK) rc = get_duration(P, e, "at", &s->at_us, true);
             if (rc == FB_OK) rc = get_duration(P, e, "for", &s->for_us, false);
             if (rc == FB_OK) rc = get_rate(P, e, "rate", &s->rate);
-            c->spike_count = (uint32_t)(i + 1);
+            if (rc == FB_OK) c->spike_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
         pop(P, old);
@@ -573,7 +573,7 @@ static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
             if (rc == FB_OK && i > 0 &&
                 b->at_us < c->bursts[i - 1].at_us + c->bursts[i - 1].over_us)
                 rc = fail(P, "bursts must be in time order and must not overlap");
-            c->burst_count = (uint32_t)(i + 1);
+            if (rc == FB_OK) c->burst_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
         pop(P, old);
@@ -897,7 +897,7 @@ static int parse_provider(pctx *P, const cJSON *v, sim_provider *p) {
             size_t o2 = push_index(P, i);
             if (i >= SIM_FAULTS_MAX) rc = fail(P, "at most %d faults per provider", SIM_FAULTS_MAX);
             if (rc == FB_OK) rc = parse_fault(P, e, &p->faults[i]);
-            p->fault_count = (uint32_t)(i + 1);
+            if (rc == FB_OK) p->fault_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
         pop(P, old);
@@ -1491,7 +1491,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
             for (size_t k = 0; rc == FB_OK && k < i; k++)
                 if (strcmp(sc->providers[k].name, sc->providers[i].name) == 0)
                     rc = fail(P, "two providers are named \"%s\"", sc->providers[i].name);
-            sc->provider_count = (uint32_t)(i + 1);
+            if (rc == FB_OK) sc->provider_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
         if (rc == FB_OK && i == 0) rc = fail(P, "at least one provider is needed");
@@ -1510,7 +1510,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
             for (size_t k = 0; rc == FB_OK && k < i; k++)
                 if (strcmp(sc->classes[k].name, sc->classes[i].name) == 0)
                     rc = fail(P, "two classes are named \"%s\"", sc->classes[i].name);
-            sc->class_count = (uint32_t)(i + 1);
+            if (rc == FB_OK) sc->class_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
         if (rc == FB_OK && i == 0) rc = fail(P, "at least one traffic class is needed");
@@ -1554,6 +1554,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
         pop(P, old);
     }
     bool windows = false; /* spillover is only measured after faults and spikes */
+    if (rc != FB_OK) return rc;
     for (uint32_t i = 0; i < sc->provider_count; i++) windows |= sc->providers[i].fault_count > 0;
     for (uint32_t i = 0; i < sc->class_count; i++) windows |= sc->classes[i].spike_count > 0;
     if (rc == FB_OK && windows && sc->spillover.hold_us > 120 * sc->tick_us) {
@@ -1607,7 +1608,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
                 rc = fail(P, "longer than %d characters", SIM_EXPECT_LEN - 1);
             else
                 snprintf(sc->expect[i], SIM_EXPECT_LEN, "%s", e->valuestring);
-            sc->expect_count = (uint32_t)(i + 1);
+            if (rc == FB_OK) sc->expect_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
         pop(P, old);
@@ -1650,7 +1651,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
                 if (rc == FB_OK) rc = parse_policy(P, sc, m, &sc->variants[i]);
                 cJSON_Delete(m);
             }
-            sc->variant_count = (uint32_t)(i + 1);
+            if (rc == FB_OK) sc->variant_count = (uint32_t)(i + 1);
             pop(P, o2);
         }
         if (rc == FB_OK && i == 0) rc = fail(P, "at least one variant is needed");
