@@ -86,6 +86,10 @@ ok $? "report.json of a capped run says complete: false"
 [ "$(wc -l <"$T/cap/timeseries.csv")" -gt 10 ]
 ok $? "a capped run keeps the time series it simulated"
 
+# the mock refuses a time scale it cannot honour
+expect_exit 2 "mock rejects an absurd --time-scale" "$FUSEBOX" mock --time-scale 1e-300
+contains "$ERR" "--time-scale" "the bad --time-scale is named"
+
 # validate
 expect_exit 0 "validate accepts the flagship" "$FUSEBOX" validate scenarios/retry-storm.json
 expect_exit 2 "validate rejects a typo" "$FUSEBOX" validate "$T/typo.json"

@@ -759,6 +759,37 @@ static void sim_midstream_on_a_class_that_does_not_stream_is_a_plain_failure(voi
     sim_scenario_free(plain);
 }
 
+/* A fault that starts and ends inside one tick still marks that tick. */
+static void sim_fault_active_marks_every_tick_a_fault_overlaps(void **state) {
+    (void)state;
+    sim_scenario *sc = load("{\"name\":\"f\",\"duration\":\"5s\"," ONE_CLASS(
+        "10/s") ","
+                "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"2500ms\","
+                "\"for\":\"300ms\",\"outage\":{}}]}]}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    assert_int_equal(c->n, 5);
+    for (size_t i = 0; i < c->n; i++) assert_int_equal(c->rows[i].fault_active, i == 2);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+/* Absurd service times are bounded, not overflowed (UBSan checks this under make asan). */
+static void sim_huge_service_times_do_not_overflow(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        load("{\"name\":\"h\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"c\","
+             "\"arrivals\":{\"constant\":\"1/s\"},\"completion_tokens\":100000000}],"
+             "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"1000d\","
+             "\"per_output_token\":\"100d\"},\"faults\":[{\"at\":\"0s\",\"for\":\"10s\","
+             "\"slow\":{\"factor\":1000}}]}]}");
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_int_equal(s->ended[SIM_END_TIMEOUT], s->requests);
+    free(s);
+    sim_scenario_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sim_poisson_arrivals_follow_the_rate),
@@ -791,6 +822,8 @@ int main(void) {
         cmocka_unit_test(sim_a_long_queue_of_quick_requests_does_not_recurse),
         cmocka_unit_test(sim_cancelled_attempt_hands_its_slot_to_the_queue),
         cmocka_unit_test(sim_midstream_on_a_class_that_does_not_stream_is_a_plain_failure),
+        cmocka_unit_test(sim_fault_active_marks_every_tick_a_fault_overlaps),
+        cmocka_unit_test(sim_huge_service_times_do_not_overflow),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }
