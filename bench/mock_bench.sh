@@ -2,6 +2,7 @@
 # bench/mock_bench.sh - requests/s and latency percentiles of `fusebox mock` under wrk,
 # beside nginx serving a static JSON file on the same machine. Prints figures, never fails.
 # Installs Debian's wrk and nginx-light if missing. Run by bench/run.sh with BUILD set.
+. "$(dirname "$0")/../tests/wait_url.sh"
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build/release}
@@ -57,12 +58,7 @@ run() {
 start_mock() {
     "$FUSEBOX" mock --port 0 --quiet "$@" >"$TMP/url" 2>/dev/null &
     MOCK=$!
-    URL=
-    for _ in $(seq 1 100); do
-        URL=$(head -n 1 "$TMP/url" 2>/dev/null)
-        [ -n "$URL" ] && break
-        sleep 0.05
-    done
+    URL=$(wait_url "$TMP/url")
 }
 stop_mock() { kill "$MOCK" 2>/dev/null; wait "$MOCK" 2>/dev/null; MOCK=; }
 

@@ -36,9 +36,6 @@ int mock_duration_parse(const char *s, fb_time_us *out_us) {
 
 /* ---- the timeline: parsed by the scenario loader, so both read faults alike ---- */
 
-static const char *const kind_names[] = {"outage",    "rate_limit", "hang",   "slow", "brownout",
-                                         "midstream", "reset",      "policy", "flap"};
-
 static int fail(mock_parse_error *err, const char *path, const char *msg) {
     if (err != NULL) {
         snprintf(err->path, sizeof err->path, "%s", path);
@@ -139,7 +136,7 @@ void mock_timeline_decide(const mock_fault *faults, size_t n, fb_time_us t_us, u
         size_t len = strlen(act->label);
         if (len + 24 < sizeof act->label)
             snprintf(act->label + len, sizeof act->label - len, "%sfaults[%zu].%s", len ? "," : "",
-                     i, kind_names[f->kind]);
+                     i, sim_fault_kind_name((sim_fault_kind)f->kind));
         switch (f->kind) {
         case MOCK_FAULT_OUTAGE:
         case MOCK_FAULT_RATE_LIMIT:

@@ -505,6 +505,14 @@ static int parse_arrivals(pctx *P, const cJSON *v, sim_class *c) {
     return rc;
 }
 
+/* An object whose keys are among `keys` and which has every key of `required`. */
+static int entry(pctx *P, const cJSON *e, const char *const *keys, const char *const *required) {
+    int rc = need_object(P, e);
+    if (rc == FB_OK) rc = check_keys(P, e, keys);
+    for (size_t i = 0; rc == FB_OK && required[i]; i++) rc = need_key(P, e, required[i]);
+    return rc;
+}
+
 static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
     int rc = FB_OK;
     const cJSON *v;
@@ -517,10 +525,7 @@ static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
         for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next, i++) {
             size_t o2 = push_index(P, i);
             if (i >= SIM_SCHEDULE_MAX) rc = fail(P, "at most %d ramp points", SIM_SCHEDULE_MAX);
-            if (rc == FB_OK) rc = need_object(P, e);
-            if (rc == FB_OK) rc = check_keys(P, e, keys);
-            if (rc == FB_OK) rc = need_key(P, e, "at");
-            if (rc == FB_OK) rc = need_key(P, e, "rate");
+            if (rc == FB_OK) rc = entry(P, e, keys, keys);
             if (rc == FB_OK) rc = get_duration(P, e, "at", &c->ramp[i].at_us, true);
             if (rc == FB_OK) rc = get_rate(P, e, "rate", &c->ramp[i].rate);
             if (rc == FB_OK && i > 0 && c->ramp[i].at_us <= c->ramp[i - 1].at_us)
@@ -540,11 +545,7 @@ static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
             size_t o2 = push_index(P, i);
             if (i >= SIM_SCHEDULE_MAX) rc = fail(P, "at most %d spikes", SIM_SCHEDULE_MAX);
             sim_spike *s = &c->spikes[i < SIM_SCHEDULE_MAX ? i : 0];
-            if (rc == FB_OK) rc = need_object(P, e);
-            if (rc == FB_OK) rc = check_keys(P, e, keys);
-            if (rc == FB_OK) rc = need_key(P, e, "at");
-            if (rc == FB_OK) rc = need_key(P, e, "for");
-            if (rc == FB_OK) rc = need_key(P, e, "rate");
+            if (rc == FB_OK) rc = entry(P, e, keys, keys);
             if (rc == FB_OK) rc = get_duration(P, e, "at", &s->at_us, true);
             if (rc == FB_OK) rc = get_duration(P, e, "for", &s->for_us, false);
             if (rc == FB_OK) rc = get_rate(P, e, "rate", &s->rate);
@@ -556,6 +557,7 @@ static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
     }
     if ((v = field(obj, "bursts")) != NULL) {
         static const char *const keys[] = {"at", "count", "over", NULL};
+        static const char *const required[] = {"at", "count", NULL};
         old = push_key(P, "bursts");
         rc = need_array(P, v);
         size_t i = 0;
@@ -563,10 +565,7 @@ static int parse_schedule(pctx *P, const cJSON *obj, sim_class *c) {
             size_t o2 = push_index(P, i);
             if (i >= SIM_SCHEDULE_MAX) rc = fail(P, "at most %d bursts", SIM_SCHEDULE_MAX);
             sim_burst *b = &c->bursts[i < SIM_SCHEDULE_MAX ? i : 0];
-            if (rc == FB_OK) rc = need_object(P, e);
-            if (rc == FB_OK) rc = check_keys(P, e, keys);
-            if (rc == FB_OK) rc = need_key(P, e, "at");
-            if (rc == FB_OK) rc = need_key(P, e, "count");
+            if (rc == FB_OK) rc = entry(P, e, keys, required);
             if (rc == FB_OK) rc = get_duration(P, e, "at", &b->at_us, true);
             if (rc == FB_OK) rc = get_u32(P, e, "count", &b->count, 1, 10000000);
             if (rc == FB_OK) rc = get_duration(P, e, "over", &b->over_us, true);

@@ -58,9 +58,6 @@ typedef struct req {
     uint32_t attempt; /* current attempt index + 1, 0 = none */
     uint32_t prompt_tokens, completion_tokens, tokens_left;
     fb_time_us arrival_us;
-    sim_end end; /* EV_FINISH */
-    bool via_fallback;
-    uint8_t answer_provider;
     fb_rng rng;
     fb_fallback_request fr;
 } req;
@@ -972,8 +969,6 @@ static void handle_decision(sim *s, uint32_t ri, fb_fallback_decision d) {
     if (d.degraded) {
         const sim_policy *pol = s->pol;
         fb_time_us lat = draw_us(&r->rng, &pol->degraded_latency_us);
-        r->end = SIM_END_DEGRADED;
-        r->via_fallback = false;
         if (lat > 0) {
             r->state = R_FINISHING;
             push(s, s->now + lat, EV_FINISH, ri, r->gen, 0);
@@ -1020,17 +1015,13 @@ static void deliver(sim *s, uint32_t ai) {
         }
     }
     fb_fallback_decision d = fb_fallback_result(&s->pods[r->pod].fb, &r->fr, &c, hint, s->now);
-    if (d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS) {
-        /* "via fallback" means: not answered by the chain's first provider,
-         * whether that one failed or was skipped (breaker open, too small) */
-        uint32_t primary = primary_of(s, r);
-        d.via_fallback = pi != primary;
-        if (d.via_fallback) {
-            const sim_provider *pp = &s->sc->providers[primary];
-            const sim_provider *pf = &s->sc->providers[pi];
-            s->sum->fallback_extra_cost_usd +=
-                cost_of(pf, r->prompt_tokens, out) - cost_of(pp, r->prompt_tokens, out);
-        }
+    if (d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS && d.via_fallback) {
+        /* the engine's "via fallback": not the chain's primary, failed or skipped;
+         * what the answer would have cost there */
+        const sim_provider *pp = &s->sc->providers[primary_of(s, r)];
+        const sim_provider *pf = &s->sc->providers[pi];
+        s->sum->fallback_extra_cost_usd +=
+            cost_of(pf, r->prompt_tokens, out) - cost_of(pp, r->prompt_tokens, out);
     }
     handle_decision(s, a->req, d);
 }
@@ -1654,7 +1645,7 @@ static void step(sim *s, const sim_event *ev) {
         break;
     case EV_FINISH:
         if (R(s, ev->id)->gen == ev->gen && R(s, ev->id)->state == R_FINISHING)
-            finish(s, ev->id, R(s, ev->id)->end, false);
+            finish(s, ev->id, SIM_END_DEGRADED, false);
         break;
     case EV_FAULT_EDGE:
         on_fault_edge(s, ev);

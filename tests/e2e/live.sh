@@ -2,6 +2,7 @@
 # tests/e2e/live.sh - `fusebox live` on loopback: the report files, stream failures read off
 # the wire in both dialects, bad input, a `fusebox mock` as the target, a target that refuses
 # connections, and Ctrl-C. TAP output. Every run is a few seconds of real time.
+. tests/wait_url.sh
 . tests/tap.sh
 T=$E2E_TMP
 S=tests/e2e/live/small.json
@@ -93,12 +94,7 @@ cat >"$T/plain.json" <<'JSON'
 JSON
 "$FUSEBOX" mock --port 0 --quiet --ttft 10ms >"$T/url" 2>"$T/mock.err" &
 PID=$!
-URL=
-for _ in $(seq 1 100); do
-    URL=$(head -n 1 "$T/url" 2>/dev/null)
-    [ -n "$URL" ] && break
-    sleep 0.05
-done
+URL=$(wait_url "$T/url")
 [ -n "$URL" ]
 ok $? "fusebox mock prints its URL"
 expect_exit 0 "live --target URL (a fusebox mock) exits 0" \

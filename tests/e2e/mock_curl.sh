@@ -1,5 +1,6 @@
 #!/bin/sh
 # tests/e2e/mock_curl.sh - `fusebox mock` driven by the curl command-line tool. TAP output.
+. tests/wait_url.sh
 set -u
 FUSEBOX=${FUSEBOX:?FUSEBOX is set by tests/run.sh}
 OUT=${ROOT:-.}/out/e2e-mock-curl
@@ -26,12 +27,7 @@ cat >"$OUT/faults.json" <<'JSON'
 JSON
 "$FUSEBOX" mock --port 0 --faults "$OUT/faults.json" --quiet >"$OUT/url" 2>"$OUT/stderr" &
 PID=$!
-URL=
-for _ in $(seq 1 100); do
-    URL=$(head -n 1 "$OUT/url" 2>/dev/null)
-    [ -n "$URL" ] && break
-    sleep 0.05
-done
+URL=$(wait_url "$OUT/url")
 check "prints its URL on stdout" test -n "$URL"
 C="curl -s -m 5"
 J="Content-Type: application/json"
@@ -92,12 +88,7 @@ JSON
 check "unknown scenario provider exits 2" test $? = 2
 "$FUSEBOX" mock --port 0 --quiet --time-scale 600 --scenario "$OUT/scenario.json" --provider p1 >"$OUT/url2" 2>"$OUT/stderr2" &
 PID=$!
-URL=
-for _ in $(seq 1 100); do
-    URL=$(head -n 1 "$OUT/url2" 2>/dev/null)
-    [ -n "$URL" ] && break
-    sleep 0.05
-done
+URL=$(wait_url "$OUT/url2")
 early=$($C -o /dev/null -w '%{http_code}' -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}')
 $C -o /dev/null -H "$J" -H 'x-fusebox-fault: ttft-6m' "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}'
 late=$($C -o /dev/null -w '%{http_code}' -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}')

@@ -1,6 +1,7 @@
 #!/bin/sh
 # tests/e2e/mock_load.sh - 2 x 100,000 requests over 200 keep-alive connections (ApacheBench):
 # zero errors, every request logged as a 200, and the server's memory flat across batches.
+. tests/wait_url.sh
 set -u
 FUSEBOX=${FUSEBOX:?FUSEBOX is set by tests/run.sh}
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -36,12 +37,7 @@ trap cleanup EXIT INT TERM
 ulimit -n 8192 2>/dev/null || true
 "$FUSEBOX" mock --port 0 --quiet --max-connections 4096 >"$OUT/url" 2>"$OUT/stderr" &
 PID=$!
-URL=
-for _ in $(seq 1 100); do
-    URL=$(head -n 1 "$OUT/url" 2>/dev/null)
-    [ -n "$URL" ] && break
-    sleep 0.05
-done
+URL=$(wait_url "$OUT/url")
 echo '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello"}],"max_tokens":8}' \
     >"$OUT/body.json"
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$PID/status"; }

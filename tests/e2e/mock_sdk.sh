@@ -3,6 +3,7 @@
 #
 # Installs pinned SDK versions into out/sdk/ (once; skipped when present), starts the mock
 # on a free loopback port, runs tests/sdk/*.mjs there and passes their TAP through.
+. tests/wait_url.sh
 set -u
 FUSEBOX=${FUSEBOX:?FUSEBOX is set by tests/run.sh}
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -32,12 +33,7 @@ cleanup() { [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null;
 trap cleanup EXIT INT TERM
 "$FUSEBOX" mock --port 0 --quiet >"$SDK/url" 2>"$SDK/mock.stderr" &
 PID=$!
-URL=
-for _ in $(seq 1 100); do
-    URL=$(head -n 1 "$SDK/url" 2>/dev/null)
-    [ -n "$URL" ] && break
-    sleep 0.05
-done
+URL=$(wait_url "$SDK/url")
 if [ -z "$URL" ]; then
     echo "1..1"
     echo "not ok 1 - fusebox mock did not print its URL"

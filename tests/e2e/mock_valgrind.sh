@@ -2,6 +2,7 @@
 # tests/e2e/mock_valgrind.sh - `fusebox mock` under valgrind memcheck: a mix of requests
 # (successes, streams, error faults, reset, cut, stall, hang, bad input, control plane),
 # then SIGTERM. Passes when valgrind reports no errors and no leaks.
+. tests/wait_url.sh
 set -u
 FUSEBOX=${FUSEBOX:?FUSEBOX is set by tests/run.sh}
 ROOT=${ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -38,12 +39,7 @@ valgrind --leak-check=full --error-exitcode=99 --log-file="$OUT/valgrind.log" \
     "$FUSEBOX" mock --port 0 --quiet --faults "$OUT/faults.json" --per-token 1ms \
     >"$OUT/url" 2>"$OUT/stderr" &
 PID=$!
-URL=
-for _ in $(seq 1 400); do
-    URL=$(head -n 1 "$OUT/url" 2>/dev/null)
-    [ -n "$URL" ] && break
-    sleep 0.05
-done
+URL=$(wait_url "$OUT/url" 400)
 check "starts under valgrind" test -n "$URL"
 
 J="Content-Type: application/json"
