@@ -139,7 +139,7 @@ int cmd_mock(int argc, char **argv) {
     cfg.seed = 1;
     cfg.log = log_stderr;
     const char *faults_file = NULL, *scenario = NULL, *provider = NULL;
-    static mock_fault faults[MOCK_FAULTS_MAX];
+    static sim_fault faults[MOCK_FAULTS_MAX];
 
     /* A scenario provider first, so that the other options override it. */
     for (int i = 1; i < argc; i++) {

@@ -13,7 +13,7 @@
 
 typedef struct mocks {
     mock_server *srv[SIM_PROVIDERS_MAX];
-    mock_fault faults[SIM_FAULTS_MAX];
+    sim_fault faults[SIM_FAULTS_MAX];
 } mocks;
 
 static void mock_log(void *user, mock_log_level level, const char *msg) {

@@ -1,4 +1,4 @@
-/* fault.c - the fault timeline: its JSON shape, durations, and per-attempt decisions. */
+/* fault.c - actions, durations, and the timeline through the simulator's fault model. */
 #include "mockserver/fault.h"
 
 #include "core/rng.h"
@@ -34,7 +34,7 @@ int mock_duration_parse(const char *s, fb_time_us *out_us) {
     return sim_parse_duration(s, out_us);
 }
 
-/* ---- the timeline: parsed by the scenario loader, so both read faults alike ---- */
+/* ---- the timeline: parsed by the scenario loader, decided by the fault model ---- */
 
 static int fail(mock_parse_error *err, const char *path, const char *msg) {
     if (err != NULL) {
@@ -59,43 +59,14 @@ static mock_flavor flavor_of(fb_error_kind k) {
     }
 }
 
-void mock_fault_from_sim(const sim_fault *s, mock_fault *f) {
-    /* the two enums list the kinds in the same order */
-    _Static_assert((int)MOCK_FAULT_FLAP == (int)SIM_FAULT_FLAP, "fault kinds differ");
-    _Static_assert((int)MOCK_FAULT_POLICY == (int)SIM_FAULT_POLICY, "fault kinds differ");
-    memset(f, 0, sizeof *f);
-    f->kind = (mock_fault_kind)s->kind;
-    f->at_us = s->at_us;
-    f->for_us = s->for_us;
-    f->fraction = s->fraction;
-    f->status = s->status;
-    f->retry_after_us = s->retry_after_us;
-    f->factor = s->factor;
-    f->capacity = s->capacity;
-    f->after_tokens = s->after_tokens;
-    f->mode = s->mode == SIM_MIDSTREAM_CUT        ? MOCK_MIDSTREAM_CUT
-              : s->mode == SIM_MIDSTREAM_TRUNCATE ? MOCK_MIDSTREAM_TRUNCATE
-                                                  : MOCK_MIDSTREAM_ERROR;
-    f->period_us = s->period_us;
-    f->flavor = (int)flavor_of(s->error_kind);
-}
-
-int mock_faults_parse(const char *text, size_t len, mock_fault *out, size_t cap, size_t *n_out,
+int mock_faults_parse(const char *text, size_t len, sim_fault *out, size_t cap, size_t *n_out,
                       mock_parse_error *err) {
     *n_out = 0;
     uint32_t n = 0, c = cap > MOCK_FAULTS_MAX ? MOCK_FAULTS_MAX : (uint32_t)cap;
-    sim_fault *tmp = calloc(c ? c : 1, sizeof *tmp);
-    if (tmp == NULL) return fail(err, "faults", "out of memory");
     sim_error se;
-    int rc = sim_faults_parse(text, len, "faults", tmp, c, &n, &se);
-    if (rc != FB_OK) {
-        fail(err, se.path[0] ? se.path : "faults", se.msg);
-        free(tmp);
-        return FB_EPARSE;
-    }
-    for (uint32_t i = 0; i < n; i++) mock_fault_from_sim(&tmp[i], &out[i]);
+    if (sim_faults_parse(text, len, "faults", out, c, &n, &se) != FB_OK)
+        return fail(err, se.path[0] ? se.path : "faults", se.msg);
     *n_out = n;
-    free(tmp);
     return FB_OK;
 }
 
@@ -116,57 +87,58 @@ static void set_retry_after(mock_action *act, fb_time_us ra_us) {
     act->retry_after_ms = (double)ra_us / 1000.0;
 }
 
-void mock_timeline_decide(const mock_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
-                          uint64_t attempt, mock_action *act, double *capacity_scale) {
-    bool terminal = false;
-    *capacity_scale = 1.0;
-    for (size_t i = 0; i < n; i++) {
-        const mock_fault *f = &faults[i];
-        if (t_us < f->at_us || t_us - f->at_us >= f->for_us) continue;
-        if (f->kind == MOCK_FAULT_BROWNOUT) {
-            *capacity_scale *= f->capacity;
-            continue;
-        }
-        if (f->kind == MOCK_FAULT_FLAP && (t_us - f->at_us) % f->period_us >= f->period_us / 2)
-            continue; /* the up half of the period */
-        bool is_terminal = f->kind != MOCK_FAULT_SLOW && f->kind != MOCK_FAULT_MIDSTREAM;
-        if (is_terminal && terminal) continue;
-        if (f->kind == MOCK_FAULT_MIDSTREAM && act->end != MOCK_END_NORMAL) continue;
-        if (f->fraction < 1.0 && mock_draw(seed, attempt, i) >= f->fraction) continue;
+typedef struct draw_key {
+    uint64_t seed, attempt;
+} draw_key;
+
+static double keyed_draw(void *ctx, uint32_t fault) {
+    const draw_key *k = ctx;
+    return mock_draw(k->seed, k->attempt, fault);
+}
+
+/* "faults[2].outage,faults[5].slow": what applied, for the attempt log. */
+static void label(mock_action *act, const sim_fault *faults, const sim_fault_effect *e) {
+    for (uint32_t h = 0; h < e->hit_count; h++) {
         size_t len = strlen(act->label);
-        if (len + 24 < sizeof act->label)
-            snprintf(act->label + len, sizeof act->label - len, "%sfaults[%zu].%s", len ? "," : "",
-                     i, sim_fault_kind_name((sim_fault_kind)f->kind));
-        switch (f->kind) {
-        case MOCK_FAULT_OUTAGE:
-        case MOCK_FAULT_RATE_LIMIT:
-        case MOCK_FAULT_FLAP:
-            act->status = f->status;
-            act->flavor = (mock_flavor)f->flavor;
-            set_retry_after(act, f->retry_after_us);
-            break;
-        case MOCK_FAULT_HANG:
+        if (len + 24 >= sizeof act->label) break;
+        snprintf(act->label + len, sizeof act->label - len, "%sfaults[%u].%s", len ? "," : "",
+                 e->hits[h], sim_fault_kind_name(faults[e->hits[h]].kind));
+    }
+}
+
+void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
+                          uint64_t attempt, mock_action *act, double *capacity_scale) {
+    uint32_t count = n > MOCK_FAULTS_MAX ? MOCK_FAULTS_MAX : (uint32_t)n;
+    draw_key key = {seed, attempt};
+    sim_fault_effect e;
+    sim_fault_decide(faults, count, t_us, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, keyed_draw, &key,
+                     &e);
+    *capacity_scale = sim_fault_capacity(faults, count, t_us);
+    label(act, faults, &e);
+    if (e.answer >= 0) {
+        switch (e.kind) {
+        case SIM_FAULT_HANG:
             act->hang = true;
             break;
-        case MOCK_FAULT_RESET:
+        case SIM_FAULT_RESET:
             act->reset = true;
             break;
-        case MOCK_FAULT_POLICY:
+        case SIM_FAULT_POLICY:
             act->status = 400;
             act->flavor = MOCK_FLAVOR_FILTER;
             break;
-        case MOCK_FAULT_SLOW:
-            act->slow *= f->factor;
-            break;
-        case MOCK_FAULT_MIDSTREAM:
-            act->end = f->mode == MOCK_MIDSTREAM_CUT        ? MOCK_END_CUT
-                       : f->mode == MOCK_MIDSTREAM_TRUNCATE ? MOCK_END_TRUNCATE
-                                                            : MOCK_END_ERROR;
-            act->end_after = f->after_tokens;
-            break;
-        case MOCK_FAULT_BROWNOUT:
+        default:
+            act->status = e.status;
+            act->flavor = flavor_of(e.error_kind);
+            set_retry_after(act, e.retry_after_us);
             break;
         }
-        if (is_terminal) terminal = true;
+    }
+    act->slow *= e.slow;
+    if (e.midstream >= 0) {
+        act->end = e.mode == SIM_MIDSTREAM_CUT        ? MOCK_END_CUT
+                   : e.mode == SIM_MIDSTREAM_TRUNCATE ? MOCK_END_TRUNCATE
+                                                      : MOCK_END_ERROR;
+        act->end_after = e.after_tokens;
     }
 }

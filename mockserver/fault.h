@@ -1,15 +1,14 @@
 /*
- * fault.h - what the mock does to one attempt, and the timeline that decides it.
+ * fault.h - what the mock does to one attempt.
  *
  * Two inputs decide an attempt's fate:
  *   - a per-request spec (the x-fusebox-fault header or an "fb-<spec>" model
  *     name), parsed by mock_spec_parse() in spec.c;
- *   - the fault timeline: a plain array of mock_fault, active in windows of
- *     timeline time, each hitting a seeded fraction of attempts.
- * Both produce a mock_action, which the server executes. The timeline array
- * is the scenario format's provider "faults" shape, parsed and validated by
- * the scenario loader (sim_faults_parse) so the mock and the simulator read
- * a script the same way.
+ *   - the fault timeline: the scenario format's provider "faults" (an array
+ *     of sim_fault, parsed by the scenario loader), decided by the
+ *     simulator's own fault model (sim/fault.h), so the mock and the
+ *     simulator read a script and apply it the same way.
+ * Both produce a mock_action, which the server executes.
  * See docs/mock.md.
  */
 #ifndef MOCK_FAULT_H
@@ -22,43 +21,10 @@
 #include <cjson/cJSON.h>
 
 #include "core/fb.h"
+#include "sim/fault.h"
 #include "sim/scenario.h"
 
 #define MOCK_FAULTS_MAX 256
-
-typedef enum mock_fault_kind {
-    MOCK_FAULT_OUTAGE = 0, /* status (default 503), optional retry_after */
-    MOCK_FAULT_RATE_LIMIT, /* status (default 429), optional retry_after */
-    MOCK_FAULT_HANG,       /* accept, never answer */
-    MOCK_FAULT_SLOW,       /* latency x factor */
-    MOCK_FAULT_BROWNOUT,   /* capacity x capacity */
-    MOCK_FAULT_MIDSTREAM,  /* stream fails after after_tokens tokens */
-    MOCK_FAULT_RESET,      /* close the connection before any header */
-    MOCK_FAULT_POLICY,     /* content-filter rejection */
-    MOCK_FAULT_FLAP        /* status for the first half of every period */
-} mock_fault_kind;
-
-typedef enum mock_midstream_mode {
-    MOCK_MIDSTREAM_ERROR = 0, /* in-band error event, then a clean end */
-    MOCK_MIDSTREAM_CUT,       /* abortive close: no terminating chunk */
-    MOCK_MIDSTREAM_TRUNCATE   /* clean end without finish events or terminator */
-} mock_midstream_mode;
-
-/* One timeline entry. Times are timeline time (real time x time_scale). */
-typedef struct mock_fault {
-    mock_fault_kind kind;
-    fb_time_us at_us;          /* window start; default 0 */
-    fb_time_us for_us;         /* window length; FB_TIME_MAX = to the end (default) */
-    double fraction;           /* share of attempts hit, [0,1]; default 1 */
-    int status;                /* outage, rate_limit, flap */
-    fb_time_us retry_after_us; /* outage, rate_limit; FB_TIME_NONE = no header */
-    double factor;             /* slow: >= 1 */
-    double capacity;           /* brownout: (0, 1] */
-    int64_t after_tokens;      /* midstream: content tokens sent before the failure */
-    mock_midstream_mode mode;  /* midstream */
-    fb_time_us period_us;      /* flap */
-    int flavor;                /* outage "error": a mock_flavor (0 = the status's own body) */
-} mock_fault;
 
 /* Where a parser failed: JSON path (or spec term) and a message. */
 typedef struct mock_parse_error {
@@ -121,25 +87,22 @@ bool mock_action_is_fault(const mock_action *a);
 /* "250us", "250ms", "30s", "1.5s", "5m" (or "5min"), "1h", "1d", "0" -> microseconds. */
 int mock_duration_parse(const char *s, fb_time_us *out_us);
 
-/* The mock's form of a scenario fault. */
-void mock_fault_from_sim(const sim_fault *s, mock_fault *f);
 /*
  * Parse a fault timeline from JSON text (an array, or {"faults": [...]}) with
- * the scenario loader's rules; "at"/"for" may be left out (always active).
- * Fills at most `cap` entries; returns FB_OK or FB_EPARSE with *err filled.
+ * the scenario loader (sim_faults_parse); "at"/"for" may be left out (always
+ * active). Fills at most `cap` entries; returns FB_OK or FB_EPARSE with *err.
  */
-int mock_faults_parse(const char *text, size_t len, mock_fault *out, size_t cap, size_t *n_out,
+int mock_faults_parse(const char *text, size_t len, sim_fault *out, size_t cap, size_t *n_out,
                       mock_parse_error *err);
 
 /*
- * Decide what the timeline does to one attempt at timeline time t_us.
- * Fractions draw from a PRNG keyed by (seed, attempt, fault index), so the
- * same request order gives the same faults. Modifiers (slow, brownout,
- * midstream) accumulate; the first terminal fault hit (outage, rate_limit,
- * hang, reset, policy, flap) wins. *capacity_scale gets the product of the
- * active brownouts (1 when none).
+ * What the timeline does to one attempt at timeline time t_us: both phases
+ * of sim_fault_decide() at once, as a mock_action. A fault's fraction draws
+ * from a PRNG keyed by (seed, attempt, fault index), so the same request
+ * order gives the same faults. *capacity_scale gets the share of capacity
+ * the active brownouts leave (sim_fault_capacity; 1 when none).
  */
-void mock_timeline_decide(const mock_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
+void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
                           uint64_t attempt, mock_action *act, double *capacity_scale);
 
 /*

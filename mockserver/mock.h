@@ -6,7 +6,7 @@
  * Delays, stalls and hangs suspend connections and are resumed by the timer
  * thread, so no thread ever waits on a slow request. Faults come from a
  * per-request spec (x-fusebox-fault header or "fb-<spec>" model) or from the
- * timeline (mock_fault array, see fault.h). Everything else (endpoints, the
+ * timeline (sim_fault array, see fault.h). Everything else (endpoints, the
  * control plane under /__fusebox/, limits) is described in docs/mock.md.
  */
 #ifndef MOCK_H
@@ -45,9 +45,9 @@ typedef struct mock_config {
     int64_t completion_tokens_max; /* cap on completion tokens; 0 = 16 */
     int64_t context_window;        /* prompt tokens above this get the context error; 0 = off */
     mock_capacity capacity;
-    size_t log_capacity;      /* attempt log ring entries; 0 = 10000 */
-    fb_time_us hang_max_us;   /* a hung request is dropped after this real time; 0 = 10 min */
-    const mock_fault *faults; /* initial timeline, copied; may be NULL */
+    size_t log_capacity;     /* attempt log ring entries; 0 = 10000 */
+    fb_time_us hang_max_us;  /* a hung request is dropped after this real time; 0 = 10 min */
+    const sim_fault *faults; /* initial timeline, copied; may be NULL */
     size_t n_faults;
     mock_log_fn log; /* may be NULL */
     void *log_user;
@@ -74,7 +74,7 @@ int mock_server_create(const mock_config *cfg, mock_server **out, char *err, siz
 /* The bound port (the real one when cfg->port was 0). */
 uint16_t mock_server_port(const mock_server *s);
 /* Replace the fault timeline (copied) and restart the timeline clock. */
-int mock_server_set_faults(mock_server *s, const mock_fault *faults, size_t n);
+int mock_server_set_faults(mock_server *s, const sim_fault *faults, size_t n);
 /* Clear the attempt log, counters and "times" counts; restart the timeline clock. */
 void mock_server_reset(mock_server *s);
 void mock_server_stats(mock_server *s, mock_stats *out);

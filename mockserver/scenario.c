@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* The median of a latency distribution, in microseconds. */
 static fb_time_us median_us(const sim_dist *d) {
@@ -24,7 +25,7 @@ static fb_time_us median_us(const sim_dist *d) {
 }
 
 int mock_config_from_scenario(const sim_scenario *sc, const char *provider, mock_config *cfg,
-                              mock_fault *faults, size_t cap, char *err, size_t errlen) {
+                              sim_fault *faults, size_t cap, char *err, size_t errlen) {
     int i = sim_scenario_provider(sc, provider);
     if (i < 0) {
         snprintf(err, errlen, "%s: no provider named '%s'", sc->file, provider);
@@ -36,7 +37,7 @@ int mock_config_from_scenario(const sim_scenario *sc, const char *provider, mock
                  provider, p->fault_count, cap);
         return FB_ECAP;
     }
-    for (uint32_t k = 0; k < p->fault_count; k++) mock_fault_from_sim(&p->faults[k], &faults[k]);
+    memcpy(faults, p->faults, p->fault_count * sizeof *faults);
     cfg->faults = faults;
     cfg->n_faults = p->fault_count;
     cfg->seed = sc->seed;

@@ -21,6 +21,6 @@
  * provider. Returns FB_OK, or FB_ENOTFOUND / FB_ECAP with a message in err.
  */
 int mock_config_from_scenario(const sim_scenario *sc, const char *provider, mock_config *cfg,
-                              mock_fault *faults, size_t cap, char *err, size_t errlen);
+                              sim_fault *faults, size_t cap, char *err, size_t errlen);
 
 #endif /* MOCK_SCENARIO_H */

@@ -62,7 +62,7 @@ struct mock_server {
 
     pthread_mutex_t lock; /* everything below */
     bool stopping;
-    mock_fault faults[MOCK_FAULTS_MAX];
+    sim_fault faults[MOCK_FAULTS_MAX];
     size_t n_faults;
     fb_time_us t0_us; /* real monotonic time of the timeline's zero */
     int64_t wall0_s;  /* wall clock at t0, for "created" */
@@ -913,7 +913,7 @@ static enum MHD_Result handle_control(req *r, route rt) {
     mock_buf b = {0};
     switch (rt) {
     case RT_C_FAULTS: {
-        mock_fault *f = calloc(MOCK_FAULTS_MAX, sizeof *f);
+        sim_fault *f = calloc(MOCK_FAULTS_MAX, sizeof *f);
         if (f == NULL) return MHD_NO;
         size_t n = 0;
         mock_parse_error err = {{0}, {0}};
@@ -1124,7 +1124,7 @@ static void restart_clock_locked(mock_server *s) {
     if (c->tokens_per_min > 0) fb_bucket_init(&s->tpm, c->tokens_per_min, FB_US_PER_MIN, 0);
 }
 
-int mock_server_set_faults(mock_server *s, const mock_fault *faults, size_t n) {
+int mock_server_set_faults(mock_server *s, const sim_fault *faults, size_t n) {
     if (n > MOCK_FAULTS_MAX || (n > 0 && faults == NULL)) return FB_EINVAL;
     pthread_mutex_lock(&s->lock);
     if (n > 0) memcpy(s->faults, faults, n * sizeof *faults);

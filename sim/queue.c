@@ -16,12 +16,14 @@ int sim_queue_init(sim_queue *q, size_t cap_max) {
     q->cap_max = cap_max;
     q->cap = INITIAL_CAP < cap_max ? INITIAL_CAP : cap_max;
     q->heap = malloc(q->cap * sizeof *q->heap);
+    for (unsigned i = 0; i < SIM_LANES_MAX; i++)
+        sim_fifo_init(&q->lanes[i], sizeof(sim_event), cap_max);
     return q->heap ? FB_OK : FB_ENOMEM;
 }
 
 void sim_queue_free(sim_queue *q) {
     free(q->heap);
-    for (unsigned i = 0; i < SIM_LANES_MAX; i++) free(q->lanes[i].ring);
+    for (unsigned i = 0; i < SIM_LANES_MAX; i++) sim_fifo_free(&q->lanes[i]);
     memset(q, 0, sizeof *q);
 }
 
@@ -61,21 +63,13 @@ int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind
                         uint32_t gen, uint32_t arg) {
     if (lane >= SIM_LANES_MAX) return FB_EINVAL;
     if (q->total_len >= q->cap_max) return FB_ECAP;
-    sim_lane *l = &q->lanes[lane];
-    if (l->len > 0 && t < l->ring[(l->head + l->len - 1) % l->cap].t) return FB_EINVAL;
-    if (l->len == l->cap) {
-        size_t old = l->cap;
-        int rc = grow((void **)&l->ring, &l->cap, sizeof *l->ring, q->cap_max);
-        if (rc != FB_OK) return rc;
-        /* unwrap: move the wrapped prefix after the old end */
-        if (l->head + l->len > old) {
-            size_t wrapped = l->head + l->len - old;
-            memcpy(l->ring + old, l->ring, wrapped * sizeof *l->ring);
-        }
-    }
-    sim_event ev = {t, q->seq++, id, gen, kind, arg};
-    l->ring[(l->head + l->len) % l->cap] = ev;
-    l->len++;
+    sim_fifo *l = &q->lanes[lane];
+    const sim_event *last = sim_fifo_tail(l);
+    if (last != NULL && t < last->t) return FB_EINVAL;
+    sim_event ev = {t, q->seq, id, gen, kind, arg};
+    int rc = sim_fifo_push(l, &ev);
+    if (rc != FB_OK) return rc;
+    q->seq++;
     q->pushed++;
     if (++q->total_len > q->peak) q->peak = q->total_len;
     return FB_OK;
@@ -104,10 +98,10 @@ static const sim_event *earliest(const sim_queue *q, int *from) {
     const sim_event *best = q->len ? &q->heap[0] : NULL;
     *from = -1;
     for (unsigned i = 0; i < SIM_LANES_MAX; i++) {
-        const sim_lane *l = &q->lanes[i];
-        if (l->len == 0) continue;
-        if (best == NULL || before(&l->ring[l->head], best)) {
-            best = &l->ring[l->head];
+        const sim_event *head = sim_fifo_head(&q->lanes[i]);
+        if (head == NULL) continue;
+        if (best == NULL || before(head, best)) {
+            best = head;
             *from = (int)i;
         }
     }
@@ -128,10 +122,7 @@ bool sim_queue_pop(sim_queue *q, sim_event *out) {
     if (from < 0) {
         heap_pop(q, out);
     } else {
-        sim_lane *l = &q->lanes[from];
-        *out = l->ring[l->head];
-        l->head = (l->head + 1) % l->cap;
-        l->len--;
+        sim_fifo_pop(&q->lanes[from], out);
     }
     q->total_len--;
     return true;

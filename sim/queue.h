@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "core/fb.h"
+#include "sim/fifo.h"
 
 #define SIM_LANES_MAX 4
 
@@ -36,11 +37,6 @@ typedef struct sim_event {
     uint32_t arg;  /* a small payload */
 } sim_event;
 
-typedef struct sim_lane {
-    sim_event *ring;
-    size_t head, len, cap;
-} sim_lane;
-
 typedef struct sim_queue {
     sim_event *heap;
     size_t len, cap;
@@ -49,7 +45,7 @@ typedef struct sim_queue {
     size_t peak;
     uint64_t seq;
     uint64_t pushed;
-    sim_lane lanes[SIM_LANES_MAX];
+    sim_fifo lanes[SIM_LANES_MAX]; /* of sim_event */
 } sim_queue;
 
 int sim_queue_init(sim_queue *q, size_t cap_max);

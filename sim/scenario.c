@@ -693,10 +693,6 @@ static const char *const fault_names[] = {
 #undef SIM_FK_NAME
         NULL};
 
-const char *sim_fault_kind_name(sim_fault_kind k) {
-    return (unsigned)k < SIM_FAULT_KIND_COUNT ? fault_names[k] : "unknown";
-}
-
 static int get_status(pctx *P, const cJSON *obj, const char *key, int *out) {
     uint64_t s = (uint64_t)*out;
     int rc = get_uint(P, obj, key, &s, 100, 599);

@@ -21,6 +21,7 @@
 #include "core/fb.h"
 #include "core/ratelimit.h"
 #include "core/retry.h"
+#include "sim/fault.h"
 
 #define SIM_NAME_MAX 64
 #define SIM_CLASSES_MAX 16
@@ -96,44 +97,6 @@ typedef struct sim_class {
     uint8_t order[SIM_PROVIDERS_MAX]; /* per-class chain order override */
     uint32_t order_len;
 } sim_class;
-
-#define SIM_FAULT_MAP(XX)                                                                          \
-    XX(OUTAGE, "outage")                                                                           \
-    XX(RATE_LIMIT, "rate_limit")                                                                   \
-    XX(HANG, "hang")                                                                               \
-    XX(SLOW, "slow")                                                                               \
-    XX(BROWNOUT, "brownout")                                                                       \
-    XX(MIDSTREAM, "midstream")                                                                     \
-    XX(RESET, "reset")                                                                             \
-    XX(POLICY, "policy")                                                                           \
-    XX(FLAP, "flap")
-
-typedef enum sim_fault_kind {
-#define SIM_FK_ENUM(name, text) SIM_FAULT_##name,
-    SIM_FAULT_MAP(SIM_FK_ENUM)
-#undef SIM_FK_ENUM
-        SIM_FAULT_KIND_COUNT
-} sim_fault_kind;
-
-typedef enum sim_midstream_mode {
-    SIM_MIDSTREAM_ERROR = 0, /* in-band error event */
-    SIM_MIDSTREAM_CUT,       /* abortive close */
-    SIM_MIDSTREAM_TRUNCATE   /* clean end without the terminator */
-} sim_midstream_mode;
-
-typedef struct sim_fault {
-    sim_fault_kind kind;
-    fb_time_us at_us, for_us;
-    double fraction;           /* share of attempts affected, [0, 1] */
-    int status;                /* OUTAGE, RATE_LIMIT, FLAP */
-    fb_error_kind error_kind;  /* OUTAGE with a provider error type */
-    fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
-    double factor;             /* SLOW: latency multiplier */
-    double capacity;           /* BROWNOUT: share of capacity left */
-    uint32_t after_tokens;     /* MIDSTREAM */
-    sim_midstream_mode mode;   /* MIDSTREAM */
-    fb_time_us period_us;      /* FLAP: down for the first half of each period */
-} sim_fault;
 
 typedef enum sim_provider_kind { SIM_PROVIDER_LLM = 0, SIM_PROVIDER_TOOL } sim_provider_kind;
 
@@ -257,7 +220,5 @@ int sim_parse_rate(const char *s, double *per_s);
 int sim_scenario_provider(const sim_scenario *sc, const char *name);
 /* Index of a variant by name, or -1. */
 int sim_scenario_variant(const sim_scenario *sc, const char *name);
-
-const char *sim_fault_kind_name(sim_fault_kind k);
 
 #endif /* SIM_SCENARIO_H */

@@ -360,7 +360,7 @@ static void spec_parses_terms_and_arguments(void **state) {
 
 static void timeline_parse_errors_name_the_json_path(void **state) {
     (void)state;
-    mock_fault f[8];
+    sim_fault f[8];
     size_t n;
     mock_parse_error e;
     const char *bad =
@@ -398,14 +398,14 @@ static void timeline_parse_errors_name_the_json_path(void **state) {
         "{\"flap\":{\"period\":\"30s\",\"status\":503}},{\"rate_limit\":{}}]";
     assert_int_equal(mock_faults_parse(good, strlen(good), f, 8, &n, &e), FB_OK);
     assert_int_equal(n, 8);
-    assert_int_equal(f[0].kind, MOCK_FAULT_OUTAGE);
+    assert_int_equal(f[0].kind, SIM_FAULT_OUTAGE);
     assert_int_equal(f[0].at_us, 120 * FB_US_PER_S);
     assert_int_equal(f[0].for_us, 18 * FB_US_PER_MIN);
     assert_int_equal(f[0].retry_after_us, 20 * FB_US_PER_S);
     assert_true(f[1].factor == 3.0);
     assert_int_equal(f[1].for_us, FB_TIME_MAX);
     assert_true(f[2].capacity == 0.3);
-    assert_int_equal(f[3].mode, MOCK_MIDSTREAM_CUT);
+    assert_int_equal(f[3].mode, SIM_MIDSTREAM_CUT);
     assert_int_equal(f[6].period_us, 30 * FB_US_PER_S);
     assert_int_equal(f[7].status, 429);
     assert_int_equal(f[7].retry_after_us, FB_TIME_NONE);
@@ -413,12 +413,12 @@ static void timeline_parse_errors_name_the_json_path(void **state) {
 
 static void timeline_flap_is_down_for_the_first_half_of_each_period(void **state) {
     (void)state;
-    mock_fault f = {.kind = MOCK_FAULT_FLAP,
-                    .for_us = FB_TIME_MAX,
-                    .fraction = 1,
-                    .status = 503,
-                    .retry_after_us = FB_TIME_NONE,
-                    .period_us = 30 * FB_US_PER_S};
+    sim_fault f = {.kind = SIM_FAULT_FLAP,
+                   .for_us = FB_TIME_MAX,
+                   .fraction = 1,
+                   .status = 503,
+                   .retry_after_us = FB_TIME_NONE,
+                   .period_us = 30 * FB_US_PER_S};
     mock_action a;
     double cap;
     fb_time_us probes[] = {0, 14999999, 15000000, 29999999, 30000000, 45000000};
@@ -432,11 +432,11 @@ static void timeline_flap_is_down_for_the_first_half_of_each_period(void **state
 
 static void timeline_fractions_are_reproducible_per_attempt(void **state) {
     (void)state;
-    mock_fault f = {.kind = MOCK_FAULT_RATE_LIMIT,
-                    .for_us = FB_TIME_MAX,
-                    .fraction = 0.5,
-                    .status = 429,
-                    .retry_after_us = FB_TIME_NONE};
+    sim_fault f = {.kind = SIM_FAULT_RATE_LIMIT,
+                   .for_us = FB_TIME_MAX,
+                   .fraction = 0.5,
+                   .status = 429,
+                   .retry_after_us = FB_TIME_NONE};
     int hits = 0, same = 0;
     for (uint64_t i = 0; i < 2000; i++) {
         mock_action a, b;

@@ -1,0 +1,25 @@
+/*
+ * dist.h - drawing from a scenario's distributions (latencies, token counts).
+ *
+ * The scenario format's distributions (sim_dist in scenario.h: constant,
+ * uniform, exponential, lognormal by median and p99) sampled from a
+ * caller-owned stream. Values are bounded so that no sum of them can
+ * overflow a time: durations at 1e15 us (~31 years), token counts at 1e8.
+ */
+#ifndef SIM_DIST_H
+#define SIM_DIST_H
+
+#include <stdint.h>
+
+#include "core/fb.h"
+#include "core/rng.h"
+#include "sim/scenario.h"
+
+/* One draw, unbounded (negative and NaN are possible for a bad distribution). */
+double sim_dist_draw(fb_rng *rng, const sim_dist *d);
+/* A duration in microseconds, in [0, 1e15]. */
+fb_time_us sim_dist_draw_us(fb_rng *rng, const sim_dist *d);
+/* A token count, in [0, 1e8]. */
+uint32_t sim_dist_draw_tokens(fb_rng *rng, const sim_dist *d);
+
+#endif /* SIM_DIST_H */

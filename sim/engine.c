@@ -1,0 +1,258 @@
+/*
+ * engine.c - the discrete-event engine: pools, scheduling, the loop.
+ *
+ * Two clocks drive a run. The model's clock jumps from event to event
+ * (run_model). A port's clock follows real providers (run_port): it waits
+ * for real time to reach the next event or tick, takes the answers that
+ * arrived, and runs what was due, in time order (catch_up). Either way an
+ * event is handled by step(), which hands it to the model's files.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/simint.h"
+
+/* ---- pools ---- */
+
+void pool_init(pool *p, size_t size, size_t cap_max) {
+    memset(p, 0, sizeof *p);
+    p->size = size;
+    p->cap_max = cap_max;
+}
+
+void pool_free(pool *p) {
+    free(p->items);
+    free(p->free_list);
+}
+
+static void *pool_at(const pool *p, uint32_t i) {
+    return (char *)p->items + (size_t)i * p->size;
+}
+
+/* Allocate an entry; its generation (first field) survives reuse. */
+int pool_alloc(pool *p, uint32_t *out) {
+    if (p->free_len > 0) {
+        *out = p->free_list[--p->free_len];
+        return FB_OK;
+    }
+    if (p->used == p->cap) {
+        size_t ncap = p->cap ? p->cap * 2 : 1024;
+        if (ncap > p->cap_max) ncap = p->cap_max;
+        if (ncap <= p->cap) return FB_ECAP;
+        void *items = realloc(p->items, ncap * p->size);
+        if (items == NULL) return FB_ENOMEM;
+        uint32_t *fl = realloc(p->free_list, ncap * sizeof *fl);
+        if (fl == NULL) {
+            p->items = items;
+            return FB_ENOMEM;
+        }
+        memset((char *)items + p->cap * p->size, 0, (ncap - p->cap) * p->size);
+        p->items = items;
+        p->free_list = fl;
+        p->cap = ncap;
+    }
+    *out = (uint32_t)p->used++;
+    return FB_OK;
+}
+
+void pool_release(pool *p, uint32_t i) {
+    uint32_t *gen = pool_at(p, i);
+    (*gen)++;
+    p->free_list[p->free_len++] = i;
+}
+
+req *R(sim *s, uint32_t i) {
+    return pool_at(&s->reqs, i);
+}
+
+attempt *A(sim *s, uint32_t i) {
+    return pool_at(&s->atts, i);
+}
+
+/* ---- errors, scheduling, the event log ---- */
+
+void stop(sim *s, int rc, const char *fmt, ...) {
+    if (s->rc != FB_OK) return;
+    s->rc = rc;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->err->msg, sizeof s->err->msg, fmt, ap);
+    va_end(ap);
+    snprintf(s->sum->stop_reason, sizeof s->sum->stop_reason, "%s", s->err->msg);
+}
+
+static bool in_past(sim *s, fb_time_us t) {
+    if (t >= s->now) return false;
+    stop(s, FB_ESTATE, "internal error: an event scheduled in the past (%lld < %lld)", (long long)t,
+         (long long)s->now);
+    return true;
+}
+
+static void queue_full(sim *s) {
+    stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs", s->q.cap_max,
+         (double)s->now / 1e6);
+}
+
+void push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg) {
+    if (in_past(s, t)) return;
+    if (sim_queue_push(&s->q, t, kind, id, gen, arg) != FB_OK) queue_full(s);
+}
+
+void push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen) {
+    if (in_past(s, t)) return;
+    if (sim_queue_push_lane(&s->q, lane, t, kind, id, gen, 0) != FB_OK) queue_full(s);
+}
+
+/* Deliver a log event, up to the log cap; past it, count what was dropped. */
+void log_event(sim *s, const sim_log_event *ev) {
+    uint64_t cap = s->opts->events_log_max ? s->opts->events_log_max : 1000000;
+    if (s->opts->on_event == NULL) return;
+    if (s->events_logged >= cap) {
+        s->sum->events_dropped++;
+        return;
+    }
+    s->events_logged++;
+    s->opts->on_event(s->opts->ctx, ev);
+}
+
+/* ---- one event ---- */
+
+static bool req_is(sim *s, const sim_event *ev, int state) {
+    const req *r = R(s, ev->id);
+    return r->gen == ev->gen && (state < 0 || r->state == state);
+}
+
+static bool att_is(sim *s, const sim_event *ev, int state) {
+    const attempt *a = A(s, ev->id);
+    return a->gen == ev->gen && (state < 0 ? a->state != A_FREE : a->state == state);
+}
+
+static void next_arrival(sim *s, uint32_t cls) {
+    fb_time_us t = sim_traffic_next(&s->traffic[cls], s->now);
+    if (t != FB_TIME_MAX) push(s, t, EV_ARRIVAL, cls, 0, 0);
+}
+
+static void next_burst(sim *s, uint32_t cls) {
+    fb_time_us t = sim_traffic_next_burst(&s->traffic[cls]);
+    if (t != FB_TIME_MAX) push(s, t > s->now ? t : s->now, EV_BURST, cls, 0, 0);
+}
+
+/* Hand one event to the model; a stale one (its entity moved on) is skipped. */
+static void step(sim *s, const sim_event *ev) {
+    switch (ev->kind) {
+    case EV_ARRIVAL:
+        new_request(s, ev->id, NONE32);
+        next_arrival(s, ev->id);
+        break;
+    case EV_BURST:
+        new_request(s, ev->id, NONE32);
+        next_burst(s, ev->id);
+        break;
+    case EV_USER:
+        new_request(s, s->user_class[ev->id], ev->id);
+        break;
+    case EV_WORK_DONE:
+        if (req_is(s, ev, R_LOCAL)) on_work_done(s, ev->id);
+        break;
+    case EV_RESUME:
+        if (req_is(s, ev, R_WAITING)) on_resume(s, ev->id);
+        break;
+    case EV_REPLY:
+        if (att_is(s, ev, A_REPLYING)) on_reply(s, ev->id);
+        break;
+    case EV_SERVICE_DONE:
+        if (att_is(s, ev, A_SERVICE)) on_service_done(s, ev->id);
+        break;
+    case EV_ATTEMPT_TIMEOUT:
+        if (att_is(s, ev, -1)) on_attempt_timeout(s, ev->id);
+        break;
+    case EV_DEADLINE:
+        if (req_is(s, ev, -1)) on_deadline(s, ev->id);
+        break;
+    case EV_FINISH:
+        if (req_is(s, ev, R_FINISHING)) on_finish(s, ev->id);
+        break;
+    case EV_FAULT_EDGE:
+        on_fault_edge(s, ev->id, ev->arg >> 1, ev->arg & 1);
+        break;
+    case EV_STORE_RECORD:
+        on_store_record(s);
+        break;
+    case EV_STORE_SYNC:
+        on_store_sync(s);
+        break;
+    default:
+        stop(s, FB_ESTATE, "internal error: unknown event kind %u", ev->kind);
+        break;
+    }
+}
+
+/* ---- the loops ---- */
+
+#define PROGRESS_EVERY_US (60 * FB_US_PER_S)
+
+static void progress(sim *s) {
+    if (s->now < s->next_progress_us || s->opts->on_progress == NULL) return;
+    s->opts->on_progress(s->opts->ctx, s->now, s->sc->duration_us);
+    s->next_progress_us = s->now + PROGRESS_EVERY_US;
+}
+
+/* The virtual clock: jump from event to event. */
+void run_model(sim *s) {
+    sim_event ev;
+    s->next_progress_us = PROGRESS_EVERY_US;
+    while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
+        if (ev.t < s->now) {
+            stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld", (long long)s->now,
+                 (long long)ev.t);
+            break;
+        }
+        /* after the traffic window, stop once every request has ended */
+        if (ev.t > s->sc->duration_us && s->live == 0) break;
+        emit_ticks(s, ev.t);
+        s->now = ev.t;
+        step(s, &ev);
+        progress(s);
+    }
+}
+
+/* Run the events due at or before t, each at its own time (or now, when now is later). */
+void catch_up(sim *s, fb_time_us t) {
+    sim_event ev;
+    while (s->rc == FB_OK && sim_queue_peek(&s->q, &ev) && ev.t <= t) {
+        sim_queue_pop(&s->q, &ev);
+        emit_ticks(s, ev.t);
+        if (ev.t > s->now) s->now = ev.t;
+        step(s, &ev);
+    }
+    emit_ticks(s, t);
+}
+
+/* The port's clock: wait for real time to reach the next event, take the answers, catch up. */
+void run_port(sim *s) {
+    const sim_port *port = s->port;
+    sim_event ev;
+    s->next_progress_us = PROGRESS_EVERY_US;
+    while (s->rc == FB_OK) {
+        bool have = sim_queue_peek(&s->q, &ev);
+        /* as in run_model: nothing in flight and nothing left before the end of traffic */
+        if (s->live == 0 && (!have || ev.t > s->sc->duration_us)) break;
+        fb_time_us until = have ? ev.t : FB_TIME_MAX;
+        if (rows_left(s) && tick_end(s) < until) until = tick_end(s);
+        fb_time_us now = s->now;
+        char msg[256] = "";
+        int rc = port->wait(port->ctx, until, &now, msg, sizeof msg);
+        if (rc != FB_OK) {
+            emit_ticks(s, now);
+            if (now > s->now) s->now = now;
+            stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
+            break;
+        }
+        port->collect(port->ctx, s);
+        catch_up(s, now);
+        if (now > s->now) s->now = now;
+        progress(s);
+    }
+}

@@ -1,0 +1,88 @@
+/* fault.c - the fault model: one rule for what active faults do to an attempt; see fault.h. */
+#include "sim/fault.h"
+
+#include <string.h>
+
+static const char *const kind_names[] = {
+#define SIM_FK_NAME(name, text) text,
+    SIM_FAULT_MAP(SIM_FK_NAME)
+#undef SIM_FK_NAME
+};
+
+const char *sim_fault_kind_name(sim_fault_kind k) {
+    return (unsigned)k < SIM_FAULT_KIND_COUNT ? kind_names[k] : "unknown";
+}
+
+bool sim_fault_active(const sim_fault *f, fb_time_us t) {
+    return t >= f->at_us && t - f->at_us < f->for_us;
+}
+
+static bool answers(sim_fault_kind k) {
+    return k != SIM_FAULT_SLOW && k != SIM_FAULT_MIDSTREAM && k != SIM_FAULT_BROWNOUT;
+}
+
+static unsigned phase_of(sim_fault_kind k) {
+    if (k == SIM_FAULT_BROWNOUT) return 0;
+    return answers(k) ? SIM_FAULT_ANSWER : SIM_FAULT_SERVICE;
+}
+
+/* Does fault i hit? Flap hits in the down half of its period; the others by their fraction. */
+static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, sim_fault_draw_fn draw, void *ctx) {
+    if (f->kind == SIM_FAULT_FLAP) return (t - f->at_us) % f->period_us < f->period_us / 2;
+    return draw(ctx, i) < f->fraction;
+}
+
+static void answer_with(sim_fault_effect *e, const sim_fault *f, uint32_t i) {
+    e->answer = (int)i;
+    e->kind = f->kind;
+    switch (f->kind) {
+    case SIM_FAULT_OUTAGE:
+    case SIM_FAULT_RATE_LIMIT:
+    case SIM_FAULT_FLAP:
+        e->status = f->status;
+        e->error_kind = f->error_kind;
+        e->retry_after_us = f->retry_after_us;
+        break;
+    case SIM_FAULT_POLICY:
+        e->status = 400;
+        e->error_kind = FB_ERRKIND_CONTENT_POLICY;
+        break;
+    default: /* reset, hang: no status */
+        break;
+    }
+}
+
+void sim_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
+                      sim_fault_draw_fn draw, void *ctx, sim_fault_effect *out) {
+    memset(out, 0, sizeof *out);
+    out->answer = -1;
+    out->midstream = -1;
+    out->slow = 1.0;
+    out->retry_after_us = FB_TIME_NONE;
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_fault *f = &faults[i];
+        if (!(phases & phase_of(f->kind)) || !sim_fault_active(f, t)) continue;
+        if (answers(f->kind) && out->answer >= 0) continue;
+        if (f->kind == SIM_FAULT_MIDSTREAM && out->midstream >= 0) continue;
+        if (!hits(f, i, t, draw, ctx)) continue;
+        if (answers(f->kind)) {
+            answer_with(out, f, i);
+        } else if (f->kind == SIM_FAULT_SLOW) {
+            out->slow *= f->factor;
+        } else {
+            out->midstream = (int)i;
+            out->after_tokens = f->after_tokens;
+            out->mode = f->mode;
+        }
+        if (out->hit_count < SIM_FAULT_HITS_MAX) out->hits[out->hit_count++] = i;
+    }
+}
+
+double sim_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t) {
+    double c = 1.0;
+    for (uint32_t i = 0; i < n; i++)
+        if (faults[i].kind == SIM_FAULT_BROWNOUT && sim_fault_active(&faults[i], t) &&
+            faults[i].capacity < c)
+            c = faults[i].capacity;
+    return c;
+}

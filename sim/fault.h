@@ -1,0 +1,114 @@
+/*
+ * fault.h - the fault model: what a provider's scripted faults do to one
+ * attempt at one time.
+ *
+ * A fault timeline is an array of sim_fault (a scenario provider's "faults",
+ * parsed by the loader, docs/scenario-format.md). sim_fault_decide() is the
+ * one rule for what the active faults do to an attempt; the simulator's
+ * provider model and the mock provider (mockserver/) both call it, so a
+ * script means the same thing to both. It is pure: the random draws that
+ * decide whether a fault with a `fraction` hits come from the caller's draw
+ * function, asked once per fault that needs one, in the order below.
+ *
+ * An attempt meets the timeline twice:
+ *   - when it arrives (SIM_FAULT_ANSWER): the first active fault among
+ *     outage, rate_limit, flap (its down half), reset, policy and hang that
+ *     hits the attempt answers it instead of the provider; later answering
+ *     faults are not asked;
+ *   - when it is served (SIM_FAULT_SERVICE): every active slow fault that
+ *     hits multiplies its latency, and the first active midstream fault that
+ *     hits breaks its answer after `after_tokens` tokens.
+ * The simulator asks the two phases at the two moments (an attempt may wait
+ * in the provider's queue in between); the mock asks both at once.
+ * Brownouts act on capacity, not on one attempt: sim_fault_capacity().
+ */
+#ifndef SIM_FAULT_H
+#define SIM_FAULT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/classify.h"
+#include "core/fb.h"
+
+#define SIM_FAULT_MAP(XX)                                                                          \
+    XX(OUTAGE, "outage")                                                                           \
+    XX(RATE_LIMIT, "rate_limit")                                                                   \
+    XX(HANG, "hang")                                                                               \
+    XX(SLOW, "slow")                                                                               \
+    XX(BROWNOUT, "brownout")                                                                       \
+    XX(MIDSTREAM, "midstream")                                                                     \
+    XX(RESET, "reset")                                                                             \
+    XX(POLICY, "policy")                                                                           \
+    XX(FLAP, "flap")
+
+typedef enum sim_fault_kind {
+#define SIM_FK_ENUM(name, text) SIM_FAULT_##name,
+    SIM_FAULT_MAP(SIM_FK_ENUM)
+#undef SIM_FK_ENUM
+        SIM_FAULT_KIND_COUNT
+} sim_fault_kind;
+
+typedef enum sim_midstream_mode {
+    SIM_MIDSTREAM_ERROR = 0, /* in-band error event */
+    SIM_MIDSTREAM_CUT,       /* abortive close */
+    SIM_MIDSTREAM_TRUNCATE   /* clean end without the terminator */
+} sim_midstream_mode;
+
+typedef struct sim_fault {
+    sim_fault_kind kind;
+    fb_time_us at_us, for_us;  /* active in [at, at + for); for = FB_TIME_MAX: to the end */
+    double fraction;           /* share of attempts affected, [0, 1] */
+    int status;                /* OUTAGE, RATE_LIMIT, FLAP */
+    fb_error_kind error_kind;  /* OUTAGE with a provider error type; NONE = the status's own */
+    fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
+    double factor;             /* SLOW: latency multiplier */
+    double capacity;           /* BROWNOUT: share of capacity left */
+    uint32_t after_tokens;     /* MIDSTREAM */
+    sim_midstream_mode mode;   /* MIDSTREAM */
+    fb_time_us period_us;      /* FLAP: down for the first half of each period */
+} sim_fault;
+
+/* The phases of sim_fault_decide(), as a mask. */
+#define SIM_FAULT_ANSWER 1u
+#define SIM_FAULT_SERVICE 2u
+
+#define SIM_FAULT_HITS_MAX 8
+
+/* What the timeline does to one attempt. */
+typedef struct sim_fault_effect {
+    /* SIM_FAULT_ANSWER: an answer instead of service */
+    int answer;                /* index of the answering fault; -1 = none */
+    sim_fault_kind kind;       /* its kind */
+    int status;                /* its status (outage, rate_limit, flap; 400 for policy) */
+    fb_error_kind error_kind;  /* as the fault states it (NONE: the status says it all) */
+    fb_time_us retry_after_us; /* FB_TIME_NONE = none */
+    /* SIM_FAULT_SERVICE: how a served attempt goes */
+    double slow;             /* latency factor; 1 = none */
+    int midstream;           /* index of the fault that breaks the answer; -1 = none */
+    uint32_t after_tokens;   /* ... after this many output tokens */
+    sim_midstream_mode mode; /* ... this way */
+    /* the faults that applied, in index order (the first SIM_FAULT_HITS_MAX) */
+    uint32_t hits[SIM_FAULT_HITS_MAX];
+    uint32_t hit_count;
+} sim_fault_effect;
+
+/* A uniform draw in [0, 1) deciding whether fault `fault` hits this attempt. */
+typedef double (*sim_fault_draw_fn)(void *ctx, uint32_t fault);
+
+const char *sim_fault_kind_name(sim_fault_kind k);
+/* True when f is active at time t. */
+bool sim_fault_active(const sim_fault *f, fb_time_us t);
+/*
+ * Decide what faults[0..n) do to an attempt at time t, for the phases in
+ * `phases` (SIM_FAULT_ANSWER, SIM_FAULT_SERVICE or both). A fault with a
+ * fraction asks draw(ctx, index) once (flap has none: it hits in its down
+ * half); in each phase the draws come in index order, and stop where the
+ * header above says later faults are not asked.
+ */
+void sim_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
+                      sim_fault_draw_fn draw, void *ctx, sim_fault_effect *out);
+/* The share of capacity left at time t: the smallest active brownout's (1 when none). */
+double sim_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t);
+
+#endif /* SIM_FAULT_H */

@@ -1,0 +1,331 @@
+/*
+ * provider.c - a provider: admission, capacity, queueing, service, replies, billing.
+ *
+ * An attempt arrives (provider_arrive) and is admitted or answered at once:
+ * the fault timeline may answer it (sim_fault_decide, phase ANSWER), then
+ * the context window, the RPM/TPM buckets (429) and the concurrency limit
+ * with its FIFO queue (or the overload answer when the queue is full). A
+ * served attempt takes a slot (start_service), where the timeline may slow
+ * or break it (phase SERVICE), and is billed when it ends (on_service_done)
+ * whether or not its client still waits. With a port (the live driver) the
+ * attempt goes to a real provider instead (port_send, sim_port_deliver).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sim/simint.h"
+
+static void start_service(sim *s, uint32_t ai);
+
+static uint32_t effective_concurrency(const sim *s, uint32_t p) {
+    const sim_provider *pv = &s->sc->providers[p];
+    if (pv->concurrency == 0) return UINT32_MAX;
+    double c = (double)pv->concurrency * s->provs[p].capacity_factor;
+    return (uint32_t)floor(c);
+}
+
+/* Did a served attempt's output go to the user (else its tokens were wasted)? */
+static bool output_used(const sim *s, const fb_reply *r) {
+    bool ok = r->status == 200 && r->transport == FB_TRANSPORT_NONE &&
+              r->error_kind == FB_ERRKIND_NONE && !r->after_first_token;
+    /* a broken stream that the client resumes keeps what it received */
+    bool kept = r->after_first_token && s->pol->stream == FB_STREAM_RESUME;
+    return ok || kept;
+}
+
+/*
+ * Schedule the client's attempt timeout only when the attempt would not be
+ * over by then: most attempts end earlier, and their timers would only fill
+ * the heap. A reply due exactly at the timeout is accepted.
+ */
+static void arm_timeout(sim *s, uint32_t ai, fb_time_us done_at) {
+    attempt *a = A(s, ai);
+    if (a->timer_armed || a->timeout_at_us == FB_TIME_MAX || done_at <= a->timeout_at_us) return;
+    a->timer_armed = true;
+    push(s, a->timeout_at_us, EV_ATTEMPT_TIMEOUT, ai, a->gen, 0);
+}
+
+/* The fault model's draws come from the request's stream, in the order it asks. */
+static double draw_uniform(void *ctx, uint32_t fault) {
+    (void)fault;
+    return fb_rng_uniform(ctx);
+}
+
+/* ---- admission ---- */
+
+static void reply_now(sim *s, uint32_t ai, int status, fb_error_kind kind, fb_transport tr,
+                      fb_time_us hint, fb_time_us delay) {
+    attempt *a = A(s, ai);
+    memset(&a->reply, 0, sizeof a->reply);
+    a->reply.status = status;
+    a->reply.error_kind = kind;
+    a->reply.transport = tr;
+    a->reply.should_retry = -1;
+    a->hint_us = hint;
+    a->state = A_REPLYING;
+    push(s, s->now + delay, EV_REPLY, ai, a->gen, 0);
+    arm_timeout(s, ai, s->now + delay);
+}
+
+static fb_error_kind kind_for_status(int status) {
+    if (status == 429) return FB_ERRKIND_RATE_LIMIT;
+    if (status == 529) return FB_ERRKIND_OVERLOADED;
+    return FB_ERRKIND_NONE;
+}
+
+/* The scripted faults answer the attempt (true) or let it through. */
+static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng, fb_time_us elat) {
+    const sim_provider *pv = &s->sc->providers[A(s, ai)->provider];
+    sim_fault_effect e;
+    sim_fault_decide(pv->faults, pv->fault_count, s->now, SIM_FAULT_ANSWER, draw_uniform, rng, &e);
+    if (e.answer < 0) return false;
+    switch (e.kind) {
+    case SIM_FAULT_HANG:
+        A(s, ai)->state = A_HANG; /* no answer; the client's timeout ends it */
+        arm_timeout(s, ai, FB_TIME_MAX);
+        break;
+    case SIM_FAULT_RESET:
+        reply_now(s, ai, 0, FB_ERRKIND_NONE, FB_TRANSPORT_RESET, FB_TIME_NONE, elat);
+        break;
+    default: {
+        fb_error_kind k = e.error_kind ? e.error_kind : kind_for_status(e.status);
+        reply_now(s, ai, e.status, k, FB_TRANSPORT_NONE, e.retry_after_us, elat);
+        break;
+    }
+    }
+    return true;
+}
+
+/* The RPM/TPM buckets: a 429 when either is empty (true), else take from both. */
+static bool buckets_refuse(sim *s, uint32_t ai, fb_time_us elat) {
+    attempt *a = A(s, ai);
+    uint32_t pi = a->provider;
+    prov *p = &s->provs[pi];
+    int64_t tokens = (int64_t)a->tokens_in + a->tokens_out;
+    if (!p->has_rpm && !p->has_tpm) return false;
+    fb_time_us w1 = p->has_rpm ? fb_bucket_wait(&p->rpm, 1, s->now) : 0;
+    fb_time_us w2 = p->has_tpm ? fb_bucket_wait(&p->tpm, tokens, s->now) : 0;
+    fb_time_us w = w1 > w2 ? w1 : w2;
+    if (w > 0) {
+        fb_time_us hint = FB_TIME_NONE;
+        if (s->sc->providers[pi].limit_retry_after && w != FB_TIME_MAX)
+            hint = (w + FB_US_PER_S - 1) / FB_US_PER_S * FB_US_PER_S; /* whole seconds */
+        stat_tally(s, pi, T_CAPACITY_429);
+        reply_now(s, ai, 429, FB_ERRKIND_RATE_LIMIT, FB_TRANSPORT_NONE, hint, elat);
+        return true;
+    }
+    if (p->has_rpm) fb_bucket_take(&p->rpm, 1, s->now);
+    if (p->has_tpm) fb_bucket_take(&p->tpm, tokens, s->now);
+    return false;
+}
+
+/* A free slot serves it; else it waits in the queue; else the overload answer. */
+static void admit(sim *s, uint32_t ai, fb_time_us elat) {
+    attempt *a = A(s, ai);
+    uint32_t pi = a->provider;
+    const sim_provider *pv = &s->sc->providers[pi];
+    prov *p = &s->provs[pi];
+    if (p->busy < effective_concurrency(s, pi)) {
+        start_service(s, ai);
+    } else if (p->qlive < pv->queue) {
+        ref e = {ai, a->gen};
+        if (sim_fifo_push(&p->queue, &e) != FB_OK) {
+            stop(s, FB_ECAP, "provider queue cannot grow at t=%.3fs", (double)s->now / 1e6);
+            return;
+        }
+        a->state = A_QUEUED;
+        arm_timeout(s, ai, FB_TIME_MAX);
+        p->qlive++;
+        stat_provider_queued(s, pi);
+    } else {
+        stat_tally(s, pi, T_OVERLOADED);
+        reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status),
+                  FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
+    }
+}
+
+/* An attempt reaches its provider. */
+void provider_arrive(sim *s, uint32_t ai) {
+    attempt *a = A(s, ai);
+    req *r = R(s, a->req);
+    const sim_provider *pv = &s->sc->providers[a->provider];
+    fb_time_us elat = sim_dist_draw_us(&r->rng, &pv->error_latency_us);
+    if (fault_answers(s, ai, &r->rng, elat)) return;
+    if (pv->context_window > 0 && (uint64_t)a->tokens_in + a->tokens_out > pv->context_window) {
+        reply_now(s, ai, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
+        return;
+    }
+    if (buckets_refuse(s, ai, elat)) return;
+    admit(s, ai, elat);
+}
+
+/* ---- service ---- */
+
+/* A service time from doubles, bounded so that no time sum can overflow. */
+static fb_time_us service_us(double us) {
+    if (!(us > 0)) return 0;
+    return us > 1e15 ? (fb_time_us)1e15 : (fb_time_us)llround(us);
+}
+
+/* A served attempt broken by a midstream fault after `after` tokens. */
+static void break_answer(attempt *a, const sim_fault_effect *e) {
+    /* a streamed answer fails after the user saw tokens; a plain one just fails */
+    a->reply.after_first_token = a->stream;
+    a->tokens_out = e->after_tokens; /* generated before the failure */
+    if (e->mode == SIM_MIDSTREAM_ERROR) {
+        a->reply.status = 529;
+        a->reply.error_kind = FB_ERRKIND_OVERLOADED;
+    } else {
+        a->reply.status = 0;
+        a->reply.transport = e->mode == SIM_MIDSTREAM_CUT ? FB_TRANSPORT_RESET : FB_TRANSPORT_OTHER;
+    }
+}
+
+static void start_service(sim *s, uint32_t ai) {
+    attempt *a = A(s, ai);
+    req *r = R(s, a->req);
+    const sim_provider *pv = &s->sc->providers[a->provider];
+    s->provs[a->provider].busy++;
+    stat_provider_busy(s, a->provider);
+    a->state = A_SERVICE;
+    /* latency draws come from the request's stream: the same request sees the
+     * same latency under every variant as long as it makes the same attempts */
+    fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
+    sim_fault_effect e;
+    sim_fault_decide(pv->faults, pv->fault_count, s->now, SIM_FAULT_SERVICE, draw_uniform, rng, &e);
+    double ttft = (double)sim_dist_draw_us(rng, &pv->ttft_us) * e.slow;
+    double per = (double)pv->per_token_us * e.slow;
+    fb_time_us dur = service_us(ttft + per * (double)a->tokens_out);
+    memset(&a->reply, 0, sizeof a->reply);
+    a->reply.should_retry = -1;
+    a->reply.status = 200;
+    if (e.midstream >= 0 && e.after_tokens < a->tokens_out) {
+        dur = service_us(ttft + per * (double)e.after_tokens);
+        break_answer(a, &e);
+    }
+    push(s, s->now + dur, EV_SERVICE_DONE, ai, a->gen, 0);
+    arm_timeout(s, ai, s->now + dur);
+}
+
+/* Free slots serve the queue, oldest first; stale entries are skipped. */
+static void dispatch(sim *s, uint32_t p_i) {
+    prov *p = &s->provs[p_i];
+    uint32_t cap = effective_concurrency(s, p_i);
+    ref e;
+    while (p->busy < cap && sim_fifo_pop(&p->queue, &e)) {
+        attempt *a = A(s, e.id);
+        if (a->gen != e.gen || a->state != A_QUEUED) continue;
+        p->qlive--;
+        start_service(s, e.id);
+    }
+}
+
+void on_reply(sim *s, uint32_t ai) {
+    deliver(s, ai);
+}
+
+void on_service_done(sim *s, uint32_t ai) {
+    attempt *a = A(s, ai);
+    uint32_t pi = a->provider;
+    s->provs[pi].busy--;
+    bool used = !a->abandoned && output_used(s, &a->reply);
+    if (a->abandoned) stat_tally(s, pi, T_ABANDONED);
+    stat_bill(s, a, a->tokens_out, !used);
+    deliver(s, ai);
+    dispatch(s, pi);
+}
+
+/* The client gave up on attempt ai (already marked abandoned). */
+void provider_cancel(sim *s, uint32_t ai) {
+    attempt *a = A(s, ai);
+    const sim_provider *pv = &s->sc->providers[a->provider];
+    prov *p = &s->provs[a->provider];
+    switch (a->state) {
+    case A_QUEUED:
+        if (pv->keeps_working) break;
+        /* cancelled: the provider drops it from its queue */
+        p->qlive--;
+        a->state = A_FREE;
+        pool_release(&s->atts, ai);
+        break;
+    case A_SERVICE:
+        if (pv->keeps_working) break;
+        stat_bill(s, a, 0, true);
+        p->busy--;
+        a->state = A_FREE;
+        pool_release(&s->atts, ai);
+        dispatch(s, a->provider); /* the freed slot serves the next queued attempt */
+        break;
+    case A_REPLYING:
+    case A_HANG:
+        a->state = A_FREE;
+        pool_release(&s->atts, ai);
+        break;
+    case A_PORT:
+        s->port->cancel(s->port->ctx, (uint64_t)ai << 32 | a->gen);
+        p->busy--;
+        a->state = A_FREE;
+        pool_release(&s->atts, ai);
+        break;
+    default:
+        break;
+    }
+}
+
+/* A fault starts or ends: brownouts change the capacity, and a larger one serves the queue. */
+void on_fault_edge(sim *s, uint32_t p, uint32_t f, bool end) {
+    const sim_provider *pv = &s->sc->providers[p];
+    s->provs[p].capacity_factor = sim_fault_capacity(pv->faults, pv->fault_count, s->now);
+    if (!end && !s->baseline_ready && s->now >= s->first_window_us) close_baseline(s);
+    dispatch(s, p);
+    sim_log_event le;
+    memset(&le, 0, sizeof le);
+    le.type = end ? SIM_EV_FAULT_END : SIM_EV_FAULT_START;
+    le.t_us = s->now;
+    le.pod = -1;
+    le.provider = (uint8_t)p;
+    le.fault = (uint8_t)f;
+    log_event(s, &le);
+}
+
+/* ---- real providers through the port ---- */
+
+/* The attempt leaves for a real provider; its timeout is the simulator's timer. */
+void port_send(sim *s, uint32_t ai) {
+    attempt *a = A(s, ai);
+    const sim_port *port = s->port;
+    sim_port_attempt pa = {(uint64_t)ai << 32 | a->gen,
+                           a->provider,
+                           R(s, a->req)->cls,
+                           a->tokens_in,
+                           a->tokens_out,
+                           a->stream};
+    char msg[256] = "";
+    int rc = port->send(port->ctx, &pa, msg, sizeof msg);
+    if (rc != FB_OK) {
+        stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
+        return;
+    }
+    a->state = A_PORT;
+    s->provs[a->provider].busy++;
+    stat_provider_busy(s, a->provider);
+    arm_timeout(s, ai, FB_TIME_MAX);
+}
+
+void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {
+    /* what was due before the answer came happens first (a timeout may make it stale) */
+    catch_up(s, answer->at_us);
+    if (s->rc != FB_OK) return;
+    if (answer->at_us > s->now) s->now = answer->at_us;
+    uint32_t ai = (uint32_t)(id >> 32);
+    if (ai >= s->atts.used) return;
+    attempt *a = A(s, ai);
+    if (a->gen != (uint32_t)id || a->state != A_PORT) return;
+    s->provs[a->provider].busy--;
+    a->reply = answer->reply;
+    a->hint_us = answer->hint_us;
+    a->tokens_out = answer->tokens_out;
+    if (answer->served) stat_bill(s, a, a->tokens_out, !output_used(s, &a->reply));
+    deliver(s, ai);
+}

@@ -1,0 +1,155 @@
+/*
+ * series.c - the time series, the baseline and spillover.
+ *
+ * Every tick of simulated time becomes one row (sim_row): what happened in
+ * the tick (arrivals, ends, attempts, errors per provider, latency
+ * percentiles) and the state at its end (in flight, queues, breakers).
+ * Rows are written before any event at or after their tick's end, and
+ * writing them never changes the model, so results do not depend on the
+ * tick. The baseline is measured on the requests that end before the first
+ * disturbance (a fault or a spike); a disturbance's spillover ends at the
+ * first sliding window of `hold` that is back to the baseline.
+ */
+#include <string.h>
+
+#include "sim/simint.h"
+
+bool in_window(const sim *s, fb_time_us t) {
+    for (uint32_t i = 0; i < s->window_count; i++)
+        if (t >= s->windows[i].start_us && t < s->windows[i].end_us) return true;
+    return false;
+}
+
+/* When the next row is due: its tick's end, or the end of traffic for the last one. */
+fb_time_us tick_end(const sim *s) {
+    return s->next_tick_us < s->sc->duration_us ? s->next_tick_us : s->sc->duration_us;
+}
+
+/* True while a row is left to write (rows cover the traffic window only). */
+bool rows_left(const sim *s) {
+    return s->next_tick_us - s->sc->tick_us < s->sc->duration_us;
+}
+
+void close_baseline(sim *s) {
+    if (s->baseline_ready) return;
+    s->baseline_ready = true;
+    if (s->base_ended >= 100) {
+        s->sum->baseline_error_rate = (double)s->base_bad / (double)s->base_ended;
+        s->sum->baseline_p99_us = fb_hist_percentile(&s->base_hist, 99);
+    } else {
+        /* no usable quiet period before the first disturbance: judge by the SLO */
+        s->sum->baseline_error_rate = 0;
+        s->sum->baseline_p99_us = s->sc->slo_latency_us;
+    }
+}
+
+/* Add the tick's row to the sliding window (dropping the oldest); true once it is full. */
+static bool window_slide(sim *s, const sim_row *row) {
+    uint32_t i = s->win_pos;
+    if (s->win_fill == s->win_k) {
+        fb_hist_subtract(&s->win_sum, &s->win_hist[i]);
+        s->win_ended_sum -= s->win_ended[i];
+        s->win_bad_sum -= s->win_bad[i];
+    } else {
+        s->win_fill++;
+    }
+    s->win_hist[i] = s->tick_hist;
+    s->win_ended[i] = row->ended;
+    s->win_bad[i] = row->errors + row->slo_missed;
+    fb_hist_merge(&s->win_sum, &s->tick_hist);
+    s->win_ended_sum += row->ended;
+    s->win_bad_sum += row->errors + row->slo_missed;
+    s->win_pos = (i + 1) % s->win_k;
+    return s->win_fill == s->win_k;
+}
+
+/*
+ * Slide the window by one tick and judge it: the window [ws, ws + hold) is
+ * healthy when requests ended in it, its error (+ SLO miss) rate is within
+ * the margin of the baseline and its p99 within the factor. The first
+ * healthy window starting at or after a fault's end gives its spillover.
+ */
+static void spillover_step(sim *s, const sim_row *row) {
+    const sim_spillover *sp = &s->sc->spillover;
+    sim_summary *sum = s->sum;
+    if (s->win_k == 0 || !window_slide(s, row)) return;
+    fb_time_us ws = row->t_us + s->sc->tick_us - (fb_time_us)s->win_k * s->sc->tick_us;
+    double rate = s->win_ended_sum ? (double)s->win_bad_sum / (double)s->win_ended_sum : 1.0;
+    double p99 = (double)fb_hist_percentile(&s->win_sum, 99);
+    bool healthy = s->win_ended_sum > 0 && rate <= sum->baseline_error_rate + sp->error_margin &&
+                   p99 <= (double)sum->baseline_p99_us * sp->latency_factor;
+    if (!healthy) return;
+    for (uint32_t k = 0; k < sum->fault_count; k++) {
+        sim_fault_summary *f = &sum->faults[k];
+        if (f->recovered || ws < f->end_us) continue;
+        f->recovered = true;
+        f->spillover_us = ws - f->end_us;
+    }
+}
+
+/* The share of pods whose breaker for provider p is open, and half-open, now. */
+static void breaker_shares(const sim *s, uint32_t p, double *open_share, double *half_share) {
+    uint32_t open = 0, half = 0;
+    if (s->pol->per_provider[p].has_breaker && s->pol->breaker_scope == SIM_SCOPE_SHARED) {
+        fb_breaker_state st = seen_state(&s->provs[p].store, s->now);
+        open = is_open(st) ? s->npods : 0;
+        half = st == FB_BREAKER_HALF_OPEN ? s->npods : 0;
+    } else if (s->pol->per_provider[p].has_breaker) {
+        for (uint32_t k = 0; k < s->npods; k++) {
+            fb_breaker_state st = seen_state(&s->breakers[(size_t)k * s->P + p], s->now);
+            open += is_open(st);
+            half += st == FB_BREAKER_HALF_OPEN;
+        }
+    }
+    *open_share = (double)open / s->npods;
+    *half_share = (double)half / s->npods;
+}
+
+static void fill_row(sim *s, sim_row *row, fb_time_us t) {
+    row->t_us = t;
+    row->in_flight = s->live;
+    row->pod_queue = s->pod_queue_total;
+    row->busy_workers = s->busy_total;
+    row->latency_p50_ms = (double)fb_hist_percentile(&s->tick_hist, 50) / 1e3;
+    row->latency_p99_ms = (double)fb_hist_percentile(&s->tick_hist, 99) / 1e3;
+    row->fault_active = false;
+    for (uint32_t i = 0; i < s->window_count; i++)
+        if (s->windows[i].start_us < t + s->sc->tick_us && s->windows[i].end_us > t)
+            row->fault_active = true;
+    for (uint32_t p = 0; p < s->P; p++) {
+        prov *pr = &s->provs[p];
+        row->p[p].attempts = pr->tick.attempts;
+        row->p[p].errors = pr->tick.errors;
+        row->p[p].rate_limited = pr->tick.rate_limited;
+        row->p[p].timeouts = pr->tick.timeouts;
+        row->p[p].in_service = pr->busy;
+        row->p[p].queue = pr->qlive;
+        breaker_shares(s, p, &row->p[p].open_share, &row->p[p].half_open_share);
+        memset(&pr->tick, 0, sizeof pr->tick);
+    }
+}
+
+static void emit_row(sim *s, fb_time_us t) {
+    sim_row *row = &s->row;
+    fill_row(s, row, t);
+    if (s->opts->on_row) s->opts->on_row(s->opts->ctx, row);
+    /* the baseline ends where the first fault or spike begins */
+    if (!s->baseline_ready && t + s->sc->tick_us > s->first_window_us) close_baseline(s);
+    if (s->baseline_ready) spillover_step(s, row);
+    memset(row, 0, sizeof *row);
+    fb_hist_init(&s->tick_hist);
+}
+
+/*
+ * Emit the rows of the ticks that end at or before `t`. A row covers
+ * [start, start + tick), the last one cut at the end of traffic, and is
+ * written before any event at or after its end. The clock only moves forward
+ * (the port's clock may already be later).
+ */
+void emit_ticks(sim *s, fb_time_us t) {
+    while (s->rc == FB_OK && rows_left(s) && tick_end(s) <= t) {
+        if (s->now < tick_end(s)) s->now = tick_end(s);
+        emit_row(s, s->next_tick_us - s->sc->tick_us);
+        s->next_tick_us += s->sc->tick_us;
+    }
+}

@@ -1,0 +1,283 @@
+/*
+ * setup.c - a run built from a scenario and one of its variants, and torn down.
+ *
+ * In order: the containers and their caps, the providers (capacity buckets,
+ * fault windows and their edges as events), the traffic spikes (disturbance
+ * windows too), which classes are exposed to a faulted provider, the
+ * spillover window, the variant's policy (retry, classifier, breakers or
+ * the shared stores, rate limiters, budgets, one fallback chain per pod),
+ * then the first arrivals. Each entity's random stream is derived from
+ * (seed, entity, purpose), so adding one does not shift the others.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/simint.h"
+
+/* A disturbance window, and the baseline's end if it is the first. */
+static void add_window(sim *s, fb_time_us start, fb_time_us end) {
+    s->windows[s->window_count].start_us = start;
+    s->windows[s->window_count].end_us = end;
+    s->window_count++;
+    if (start < s->first_window_us) s->first_window_us = start;
+}
+
+static sim_fault_summary *add_disturbance(sim *s, fb_time_us start, fb_time_us end) {
+    sim_fault_summary *fs = &s->sum->faults[s->sum->fault_count++];
+    fs->start_us = start;
+    fs->end_us = end;
+    add_window(s, start, end);
+    return fs;
+}
+
+/* Capacity buckets, the fault windows and their edges. */
+static int setup_providers(sim *s) {
+    for (uint32_t p = 0; p < s->P; p++) {
+        const sim_provider *pv = &s->sc->providers[p];
+        prov *pr = &s->provs[p];
+        pr->capacity_factor = 1.0;
+        sim_fifo_init(&pr->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+        if (pv->rpm > 0) {
+            pr->has_rpm = true;
+            if (fb_bucket_init(&pr->rpm, pv->rpm, FB_US_PER_MIN, 0) != FB_OK) return FB_ERANGE;
+        }
+        if (pv->tpm > 0) {
+            pr->has_tpm = true;
+            if (fb_bucket_init(&pr->tpm, pv->tpm, FB_US_PER_MIN, 0) != FB_OK) return FB_ERANGE;
+        }
+        pr->exposed_fault = pv->fault_count > 0;
+        for (uint32_t f = 0; f < pv->fault_count; f++) {
+            const sim_fault *fa = &pv->faults[f];
+            fb_time_us end = fb_time_add(fa->at_us, fa->for_us);
+            sim_fault_summary *fs = add_disturbance(s, fa->at_us, end);
+            fs->provider = (uint8_t)p;
+            fs->fault = (uint8_t)f;
+            push(s, fa->at_us, EV_FAULT_EDGE, p, 0, f << 1);
+            push(s, end, EV_FAULT_EDGE, p, 0, f << 1 | 1);
+        }
+    }
+    return FB_OK;
+}
+
+/* Spikes are disturbances too: their spillover is measured like a fault's. */
+static void setup_spikes(sim *s, uint32_t c) {
+    const sim_class *cl = &s->sc->classes[c];
+    for (uint32_t i = 0; i < cl->spike_count; i++) {
+        fb_time_us start = cl->spikes[i].at_us;
+        sim_fault_summary *fs = add_disturbance(s, start, fb_time_add(start, cl->spikes[i].for_us));
+        fs->spike = true;
+        fs->cls = (uint8_t)c;
+        fs->fault = (uint8_t)i;
+    }
+}
+
+/* Can a request of class c meet a faulted provider (else its failures are collateral)? */
+static bool class_exposed(const sim *s, const sim_class *cl) {
+    bool exposed = false;
+    if (cl->target == SIM_TARGET_PROVIDER) {
+        exposed = s->provs[cl->provider].exposed_fault;
+    } else if (cl->target == SIM_TARGET_LLM) {
+        const uint8_t *order = cl->order_len ? cl->order : s->pol->order;
+        uint32_t len = cl->order_len ? cl->order_len : s->pol->order_len;
+        for (uint32_t i = 0; i < len; i++) exposed |= s->provs[order[i]].exposed_fault;
+    }
+    return exposed;
+}
+
+/* The sliding window that judges "back to baseline": hold / tick ticks. */
+static int setup_spillover(sim *s) {
+    if (s->first_window_us == FB_TIME_MAX) s->baseline_ready = true;
+    if (s->sum->fault_count == 0) return FB_OK;
+    const sim_scenario *sc = s->sc;
+    fb_time_us k = (sc->spillover.hold_us + sc->tick_us - 1) / sc->tick_us;
+    s->win_k = (uint32_t)(k < 1 ? 1 : k);
+    s->win_hist = malloc(s->win_k * sizeof *s->win_hist);
+    s->win_ended = calloc(s->win_k, sizeof *s->win_ended);
+    s->win_bad = calloc(s->win_k, sizeof *s->win_bad);
+    if (!s->win_hist || !s->win_ended || !s->win_bad) return FB_ENOMEM;
+    fb_hist_init(&s->win_sum);
+    return FB_OK;
+}
+
+static int alloc_policy_state(sim *s) {
+    size_t n = (size_t)s->npods * s->P;
+    s->breakers = calloc(n, sizeof *s->breakers);
+    s->bctxs = calloc(n + s->P, sizeof *s->bctxs);
+    s->open_since = malloc((n + s->P) * sizeof *s->open_since);
+    s->open_end = malloc((n + s->P) * sizeof *s->open_end);
+    s->views = calloc(n, sizeof *s->views);
+    s->limiters = calloc(n, sizeof *s->limiters);
+    s->pods = calloc(s->npods, sizeof *s->pods);
+    if (!s->breakers || !s->bctxs || !s->open_since || !s->open_end || !s->views || !s->limiters ||
+        !s->pods) {
+        stop(s, FB_ENOMEM, "out of memory for %u pods", s->npods);
+        return FB_ENOMEM;
+    }
+    for (size_t i = 0; i < n + s->P; i++) {
+        s->open_since[i] = FB_TIME_NONE;
+        s->open_end[i] = FB_TIME_MAX;
+    }
+    return FB_OK;
+}
+
+static int invalid(sim *s, int rc, const char *what, const char *provider) {
+    if (provider)
+        stop(s, FB_EINVAL, "invalid %s for %s (%s)", what, provider, fb_strerror(rc));
+    else
+        stop(s, FB_EINVAL, "invalid %s (%s)", what, fb_strerror(rc));
+    return rc;
+}
+
+/* Pod k's providers in its fallback config: windows, timeouts, breakers, limiters. */
+static int pod_providers(sim *s, uint32_t k, fb_fallback_config *fc) {
+    for (uint32_t p = 0; p < s->P; p++) {
+        size_t i = (size_t)k * s->P + p;
+        const sim_provider_policy *pp = &s->pol->per_provider[p];
+        fb_fallback_provider *fp = &fc->providers[p];
+        fp->context_window = s->sc->providers[p].context_window;
+        fp->attempt_timeout_us = pp->timeout_us;
+        if (pp->has_breaker) {
+            int rc = pod_breaker(s, k, p, fp);
+            if (rc != FB_OK) return rc;
+        }
+        if (pp->has_ratelimit) {
+            int rc = fb_ratelimit_init(&s->limiters[i], &pp->ratelimit, 0);
+            if (rc != FB_OK) return invalid(s, rc, "rate limit", s->sc->providers[p].name);
+            fp->ratelimit = &s->limiters[i];
+        }
+    }
+    return FB_OK;
+}
+
+/* Pod k: its stream, queue, budget and fallback chain. */
+static int setup_pod(sim *s, uint32_t k) {
+    const sim_policy *pol = s->pol;
+    pod *pd = &s->pods[k];
+    fb_rng_derive(&pd->rng, s->sc->seed, ENTITY_POD + k, PURPOSE_POD);
+    sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+    fb_fallback_config fc;
+    memset(&fc, 0, sizeof fc);
+    int rc = pod_providers(s, k, &fc);
+    if (rc != FB_OK) return rc;
+    fc.provider_count = s->P;
+    memcpy(fc.order, pol->order, pol->order_len);
+    fc.order_len = pol->order_len;
+    fc.retry = &s->retry;
+    if (pol->budget.kind != FB_BUDGET_NONE) {
+        rc = fb_budget_init(&pd->budget, &pol->budget);
+        if (rc != FB_OK) return invalid(s, rc, "retry budget", NULL);
+        fc.budget = &pd->budget;
+    }
+    fc.rng = &pd->rng;
+    fc.context_check = pol->context_check;
+    fc.degraded = pol->degraded;
+    fc.stream = pol->stream;
+    rc = fb_fallback_init(&pd->fb, &fc);
+    if (rc != FB_OK) return invalid(s, rc, "fallback chain", NULL);
+    return FB_OK;
+}
+
+static int setup_policy(sim *s) {
+    int rc = fb_retry_policy_init(&s->retry, &s->pol->retry);
+    if (rc != FB_OK) return invalid(s, rc, "retry policy", NULL);
+    rc = fb_classify_init(&s->classifier, &s->pol->classify);
+    if (rc == FB_OK) rc = alloc_policy_state(s);
+    if (rc == FB_OK) rc = setup_stores(s);
+    for (uint32_t k = 0; k < s->npods && rc == FB_OK; k++) rc = setup_pod(s, k);
+    if (rc == FB_OK) {
+        /* the stores' messages in flight: at most one per event */
+        sim_fifo_init(&s->recs, sizeof(store_record), (size_t)s->sc->limits.events_max);
+        sim_fifo_init(&s->syncs, sizeof(store_sync), (size_t)s->sc->limits.events_max);
+    }
+    return rc;
+}
+
+/* Closed-loop users start spread over one think time. */
+static int setup_users(sim *s) {
+    const sim_scenario *sc = s->sc;
+    if (s->users_total == 0) return FB_OK;
+    s->user_class = malloc(s->users_total * sizeof *s->user_class);
+    s->user_rng = malloc(s->users_total * sizeof *s->user_rng);
+    if (!s->user_class || !s->user_rng) return FB_ENOMEM;
+    uint32_t u = 0;
+    for (uint32_t c = 0; c < sc->class_count; c++) {
+        const sim_class *cl = &sc->classes[c];
+        if (cl->arrivals != SIM_ARR_CLOSED) continue;
+        for (uint32_t k = 0; k < cl->users; k++, u++) {
+            s->user_class[u] = c;
+            fb_rng_derive(&s->user_rng[u], sc->seed, ENTITY_USER + u, PURPOSE_USER);
+            fb_time_us t = sim_dist_draw_us(&s->user_rng[u], &cl->think_us);
+            if (t < sc->duration_us) push(s, t, EV_USER, u, 0, 0);
+        }
+    }
+    return FB_OK;
+}
+
+/* Each class's first arrival and first burst; closed-loop classes count their users. */
+static int setup_traffic(sim *s) {
+    const sim_scenario *sc = s->sc;
+    for (uint32_t c = 0; c < sc->class_count; c++) {
+        const sim_class *cl = &sc->classes[c];
+        sim_traffic *tr = &s->traffic[c];
+        sim_traffic_init(tr, cl, sc->seed, c, sc->duration_us);
+        if (cl->arrivals == SIM_ARR_CLOSED) {
+            s->users_total += cl->users;
+        } else {
+            fb_time_us t = sim_traffic_next(tr, 0);
+            if (t != FB_TIME_MAX) push(s, t, EV_ARRIVAL, c, 0, 0);
+        }
+        fb_time_us b = sim_traffic_next_burst(tr);
+        if (b != FB_TIME_MAX) push(s, b, EV_BURST, c, 0, 0);
+    }
+    return setup_users(s);
+}
+
+int setup(sim *s) {
+    const sim_scenario *sc = s->sc;
+    s->P = sc->provider_count;
+    s->npods = sc->pods.count;
+    int rc = sim_queue_init(&s->q, (size_t)sc->limits.events_max);
+    if (rc != FB_OK) return rc;
+    pool_init(&s->reqs, sizeof(req), (size_t)sc->limits.in_flight_max);
+    pool_init(&s->atts, sizeof(attempt), (size_t)sc->limits.in_flight_max * 4);
+    fb_hist_init(&s->tick_hist);
+    fb_hist_init(&s->base_hist);
+    fb_hist_init(&s->sum->latency);
+    fb_hist_init(&s->sum->latency_ok);
+    s->first_window_us = FB_TIME_MAX;
+    rc = setup_providers(s);
+    if (rc != FB_OK) return rc;
+    for (uint32_t c = 0; c < sc->class_count; c++) {
+        setup_spikes(s, c);
+        s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
+    }
+    rc = setup_spillover(s);
+    if (rc == FB_OK) rc = setup_policy(s);
+    if (rc == FB_OK) rc = setup_traffic(s);
+    if (rc != FB_OK) return rc;
+    s->next_tick_us = sc->tick_us;
+    return s->rc;
+}
+
+void teardown(sim *s) {
+    sim_queue_free(&s->q);
+    pool_free(&s->reqs);
+    pool_free(&s->atts);
+    if (s->pods)
+        for (uint32_t k = 0; k < s->npods; k++) sim_fifo_free(&s->pods[k].queue);
+    for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) sim_fifo_free(&s->provs[p].queue);
+    sim_fifo_free(&s->recs);
+    sim_fifo_free(&s->syncs);
+    free(s->pods);
+    free(s->breakers);
+    free(s->bctxs);
+    free(s->open_since);
+    free(s->open_end);
+    free(s->views);
+    free(s->limiters);
+    free(s->user_class);
+    free(s->user_rng);
+    free(s->win_hist);
+    free(s->win_ended);
+    free(s->win_bad);
+}
