@@ -27,10 +27,6 @@ void pool_free(pool *p) {
     free(p->free_list);
 }
 
-static void *pool_at(const pool *p, uint32_t i) {
-    return (char *)p->items + (size_t)i * p->size;
-}
-
 /* Allocate an entry; its generation (first field) survives reuse. */
 int pool_alloc(pool *p, uint32_t *out) {
     if (p->free_len > 0) {
@@ -61,14 +57,6 @@ void pool_release(pool *p, uint32_t i) {
     uint32_t *gen = pool_at(p, i);
     (*gen)++;
     p->free_list[p->free_len++] = i;
-}
-
-req *R(sim *s, uint32_t i) {
-    return pool_at(&s->reqs, i);
-}
-
-attempt *A(sim *s, uint32_t i) {
-    return pool_at(&s->atts, i);
 }
 
 /* ---- errors, scheduling, the event log ---- */

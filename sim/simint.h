@@ -218,13 +218,23 @@ typedef struct sim {
     uint32_t window_count;
 } sim;
 
+static inline void *pool_at(const pool *p, uint32_t i) {
+    return (char *)p->items + (size_t)i * p->size;
+}
+
+static inline req *R(sim *s, uint32_t i) {
+    return (req *)pool_at(&s->reqs, i);
+}
+
+static inline attempt *A(sim *s, uint32_t i) {
+    return (attempt *)pool_at(&s->atts, i);
+}
+
 /* engine.c */
 void pool_init(pool *p, size_t size, size_t cap_max);
 void pool_free(pool *p);
 int pool_alloc(pool *p, uint32_t *out);
 void pool_release(pool *p, uint32_t i);
-req *R(sim *s, uint32_t i);
-attempt *A(sim *s, uint32_t i);
 void stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg);
 void push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen);
