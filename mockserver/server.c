@@ -666,6 +666,213 @@ static enum MHD_Result do_reset(req *r) {
     return MHD_NO;
 }
 
+/* The attempt is counted and logged; its number draws its faults, t_us places it on the timeline.
+ */
+static void begin_attempt(req *r, const char *method, const char *url, const char *key,
+                          mock_reply *rep, uint64_t *attempt, fb_time_us *t_us) {
+    mock_server *s = r->s;
+    pthread_mutex_lock(&s->lock);
+    s->stats.attempts++;
+    s->stats.in_flight++;
+    r->attempt = true;
+    log_attempt(r, method, url, key);
+    *attempt = s->attempt++;
+    *t_us = timeline_locked(s, mock_now_us());
+    rep->created_s = s->wall0_s + *t_us / FB_US_PER_S;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Parse the body into *p and the reply's fields; a message for the 400 when it is bad. */
+static const char *read_request(req *r, mock_reply *rep, parsed *p) {
+    mock_server *s = r->s;
+    cJSON *root = cJSON_ParseWithLength(r->body.p ? r->body.p : "", r->body.len);
+    if (root == NULL) {
+        return rep->dialect == MOCK_OPENAI
+                   ? "We could not parse the JSON body of your request. (HINT: This likely means "
+                     "you aren't using your HTTP library correctly. The OpenAI API expects a JSON "
+                     "payload, but what was sent was not valid JSON.)"
+                   : "There was an issue with your request body: invalid JSON.";
+    }
+    const char *bad = parse_request(root, rep->dialect, p);
+    if (p->model != NULL) copy_str(r->model, sizeof r->model, p->model);
+    rep->model = r->model;
+    pthread_mutex_lock(&s->lock);
+    mock_attempt *e = mock_attempts_get(&s->log, r->log_seq);
+    if (e != NULL) {
+        copy_str(e->model, sizeof e->model, r->model);
+        e->stream = p->stream;
+    }
+    pthread_mutex_unlock(&s->lock);
+    cJSON_Delete(root);
+    rep->prompt_tokens = p->prompt_tokens;
+    rep->max_tokens = p->max_tokens;
+    rep->n = p->n;
+    rep->include_usage = p->include_usage;
+    return bad;
+}
+
+/*
+ * The attempt's fate: a per-request spec (header, then an "fb-" model) or
+ * else the timeline. FB_EPARSE with msg filled for a bad spec.
+ */
+static int decide(req *r, const char *key, uint64_t attempt, fb_time_us t_us, mock_action *a,
+                  double *scale, char *msg, size_t msglen) {
+    mock_server *s = r->s;
+    mock_action_init(a);
+    *scale = 1.0;
+    const char *spec = header(r->conn, "x-fusebox-fault");
+    const char *origin = "x-fusebox-fault";
+    if (spec == NULL && strncmp(r->model, "fb-", 3) == 0) {
+        spec = r->model + 3;
+        origin = "model";
+    }
+    mock_parse_error perr;
+    if (spec != NULL && mock_spec_parse(spec, a, &perr) != FB_OK) {
+        snprintf(msg, msglen, "%s: '%s': %s (fusebox fault spec)", origin, perr.path, perr.msg);
+        return FB_EPARSE;
+    }
+    pthread_mutex_lock(&s->lock);
+    if (spec == NULL)
+        mock_timeline_decide(s->faults, s->n_faults, t_us, s->cfg.seed, attempt, a, scale);
+    else if (a->times > 0 && times_exhausted(s, key, spec, a->times))
+        mock_action_init(a); /* the first N attempts failed: this one succeeds */
+    pthread_mutex_unlock(&s->lock);
+    return FB_OK;
+}
+
+/* Would the attempt be served (no fault answers it)? */
+static bool served(const mock_action *a) {
+    return a->status == 0 && !a->hang && !a->reset;
+}
+
+/*
+ * The provider's own limits on an attempt that would be served: the context
+ * window (400), then capacity (429 with the bucket's wait), or a brownout's
+ * share rejected as overloaded when no capacity is configured.
+ */
+static void apply_limits(req *r, mock_dialect d, const parsed *p, int64_t tokens, uint64_t attempt,
+                         fb_time_us t_us, double scale, mock_action *a) {
+    mock_server *s = r->s;
+    if (served(a) && s->cfg.context_window > 0 && p->prompt_tokens > s->cfg.context_window) {
+        a->status = 400;
+        a->flavor = MOCK_FLAVOR_CONTEXT;
+        copy_str(a->label, sizeof a->label, "context_window");
+    }
+    if (!served(a)) return;
+    const mock_capacity *c = &s->cfg.capacity;
+    fb_time_us wait_us = 0;
+    bool brownout_reject = false, ok = true;
+    pthread_mutex_lock(&s->lock);
+    if (c->concurrency > 0 || c->requests_per_min > 0 || c->tokens_per_min > 0) {
+        /* The attempt itself is already counted in in_flight. */
+        s->stats.in_flight--;
+        ok = capacity_admit(s, p->prompt_tokens + tokens * p->n, scale, t_us, &wait_us);
+        s->stats.in_flight++;
+    } else if (scale < 1.0) {
+        brownout_reject = mock_draw(s->cfg.seed, attempt, 0xB0) >= scale;
+    }
+    if (!ok) s->stats.capacity_rejects++;
+    pthread_mutex_unlock(&s->lock);
+    if (!ok) {
+        a->status = 429;
+        a->ra_kind = MOCK_RA_SECONDS;
+        a->retry_after_s = (double)((wait_us + FB_US_PER_S - 1) / FB_US_PER_S);
+        a->retry_after_ms = (double)wait_us / 1000.0;
+        copy_str(a->label, sizeof a->label, "capacity");
+    } else if (brownout_reject) {
+        a->status = d == MOCK_OPENAI ? 503 : 529;
+        a->flavor = MOCK_FLAVOR_OVERLOADED;
+    }
+}
+
+static enum MHD_Result answer_stream(req *r, const mock_reply *rep, const mock_action *a,
+                                     int64_t billed) {
+    mock_stream_init(&r->st, rep, a->end, a->end_after);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, body_reader, r, NULL);
+    if (resp == NULL) return MHD_NO;
+    add_common(r, resp, rep->dialect, "text/event-stream; charset=utf-8", billed, 0);
+    MHD_add_response_header(resp, "cache-control", "no-cache");
+    add_fault_headers(resp, a);
+    note_sent(r, 200, a->label);
+    return queue(r, MHD_HTTP_OK, resp);
+}
+
+/* Non-streamed: the whole body after ttft + T x per_token (+ a stall). */
+static enum MHD_Result answer_plain(req *r, const mock_reply *rep, const mock_action *a,
+                                    int64_t billed, fb_time_us now, fb_time_us due) {
+    struct MHD_Response *resp;
+    mock_buf b = {0};
+    mock_wire_success(&b, rep);
+    if (a->end == MOCK_END_CUT || a->end == MOCK_END_TRUNCATE || a->end == MOCK_END_MALFORMED) {
+        /* The body stops half way: abortively for cut, cleanly (chunked) otherwise. */
+        if (b.oom) return MHD_NO;
+        r->out = b;
+        r->out.len = b.len / 2;
+        r->st.step = MOCK_STEP_END;
+        r->st.cut = a->end == MOCK_END_CUT;
+        r->t0_us = due;
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, body_reader, r, NULL);
+    } else {
+        resp = buf_response(&b);
+    }
+    if (resp == NULL) return MHD_NO;
+    add_common(r, resp, rep->dialect, "application/json", billed, due - now);
+    add_fault_headers(resp, a);
+    note_sent(r, 200, a->label);
+    if (due > now) {
+        r->pending = resp;
+        r->pending_status = MHD_HTTP_OK;
+        r->due_us = due;
+        r->phase = PH_WAIT;
+        return suspend_until(r, due) ? MHD_YES : MHD_NO;
+    }
+    return queue(r, MHD_HTTP_OK, resp);
+}
+
+/* Carry out the decided action: reset, hang, an error, or the answer (streamed or not). */
+static enum MHD_Result answer(req *r, mock_reply *rep, const parsed *p, const mock_action *a,
+                              int64_t tokens) {
+    mock_server *s = r->s;
+    if (mock_action_is_fault(a)) {
+        pthread_mutex_lock(&s->lock);
+        s->stats.faults++;
+        pthread_mutex_unlock(&s->lock);
+    }
+    if (a->reset || a->hang) {
+        note_sent(r, 0, a->label);
+        return a->reset ? do_reset(r) : start_hang(r);
+    }
+    fb_time_us now = mock_now_us();
+    fb_time_us ttft = to_real(s, a->ttft_us >= 0 ? a->ttft_us : s->cfg.ttft_us, a->slow);
+    if (a->status != 0) {
+        /* Errors come back after an explicit ttft, else after the error latency. */
+        fb_time_us due = a->ttft_us >= 0 ? now + ttft
+                         : s->cfg.error_latency_us > 0
+                             ? now + to_real(s, s->cfg.error_latency_us, 1.0)
+                             : 0;
+        return send_error(r, rep, a->status, a->flavor, NULL, a, due);
+    }
+    r->t0_us = now;
+    r->ttft_us = ttft;
+    r->per_token_us = to_real(s, s->cfg.per_token_us, a->slow);
+    r->stall_after = a->stall_after;
+    r->stall_us = to_real(s, a->stall_us, 1.0);
+    int64_t T = a->refusal ? 0 : tokens;
+    if (!p->stream && a->end == MOCK_END_ERROR) {
+        /* An in-band error has no stream to travel in: the provider's overload error. */
+        fb_time_us due = now + ttft + a->end_after * r->per_token_us;
+        return send_error(r, rep, rep->dialect == MOCK_OPENAI ? 500 : 529, MOCK_FLAVOR_PLAIN, NULL,
+                          a, due);
+    }
+    int64_t billed = p->prompt_tokens + tokens * p->n;
+    if (p->stream) return answer_stream(r, rep, a, billed);
+    fb_time_us due = now + ttft + T * r->per_token_us;
+    if (a->stall_after >= 0 && a->stall_after <= T) due += r->stall_us;
+    return answer_plain(r, rep, a, billed, now, due);
+}
+
+/* A completion request: count it, read it, decide its fate, apply the limits, answer. */
 static enum MHD_Result handle_completion(req *r, route rt, const char *method, const char *url) {
     mock_server *s = r->s;
     mock_dialect d = rt == RT_CHAT ? MOCK_OPENAI : MOCK_ANTHROPIC;
@@ -678,197 +885,23 @@ static enum MHD_Result handle_completion(req *r, route rt, const char *method, c
                       .n = 1,
                       .max_tokens = -1,
                       .context_window = s->cfg.context_window};
-
-    pthread_mutex_lock(&s->lock);
-    s->stats.attempts++;
-    s->stats.in_flight++;
-    r->attempt = true;
-    mock_attempt *e = log_attempt(r, method, url, key);
-    uint64_t attempt = s->attempt++;
-    fb_time_us t_us = timeline_locked(s, mock_now_us());
-    rep.created_s = s->wall0_s + t_us / FB_US_PER_S;
-    pthread_mutex_unlock(&s->lock);
-
-    cJSON *root = cJSON_ParseWithLength(r->body.p ? r->body.p : "", r->body.len);
-    if (root == NULL) {
-        const char *msg = d == MOCK_OPENAI
-                              ? "We could not parse the JSON body of your request. (HINT: This "
-                                "likely means you aren't using your HTTP library correctly. The "
-                                "OpenAI API expects a JSON payload, but what was sent was not "
-                                "valid JSON.)"
-                              : "There was an issue with your request body: invalid JSON.";
-        return send_error(r, &rep, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
-    }
+    uint64_t attempt;
+    fb_time_us t_us;
+    begin_attempt(r, method, url, key, &rep, &attempt, &t_us);
     parsed p;
-    const char *bad = parse_request(root, d, &p);
-    if (p.model != NULL) copy_str(r->model, sizeof r->model, p.model);
-    rep.model = r->model;
-    pthread_mutex_lock(&s->lock);
-    if (mock_attempts_get(&s->log, r->log_seq) == e) {
-        copy_str(e->model, sizeof e->model, r->model);
-        e->stream = p.stream;
-    }
-    pthread_mutex_unlock(&s->lock);
-    cJSON_Delete(root);
-    rep.prompt_tokens = p.prompt_tokens;
-    rep.max_tokens = p.max_tokens;
-    rep.n = p.n;
-    rep.include_usage = p.include_usage;
+    const char *bad = read_request(r, &rep, &p);
     if (bad != NULL) return send_error(r, &rep, 400, MOCK_FLAVOR_ROUTING, bad, NULL, 0);
-
-    /* Decide: header > model > timeline. */
     mock_action a;
-    mock_action_init(&a);
-    mock_parse_error perr;
-    const char *spec = header(r->conn, "x-fusebox-fault");
-    const char *origin = "x-fusebox-fault";
-    if (spec == NULL && strncmp(r->model, "fb-", 3) == 0) {
-        spec = r->model + 3;
-        origin = "model";
-    }
-    double scale = 1.0;
-    if (spec != NULL) {
-        if (mock_spec_parse(spec, &a, &perr) != FB_OK) {
-            char msg[900];
-            snprintf(msg, sizeof msg, "%s: '%s': %s (fusebox fault spec)", origin, perr.path,
-                     perr.msg);
-            return send_error(r, &rep, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
-        }
-    }
-    pthread_mutex_lock(&s->lock);
-    if (spec == NULL)
-        mock_timeline_decide(s->faults, s->n_faults, t_us, s->cfg.seed, attempt, &a, &scale);
-    else if (a.times > 0 && times_exhausted(s, key, spec, a.times))
-        mock_action_init(&a); /* the first N attempts failed: this one succeeds */
-    pthread_mutex_unlock(&s->lock);
-
-    /* Completion length. */
-    int64_t cap = s->cfg.completion_tokens_max;
-    int64_t tokens = a.tokens >= 0 ? a.tokens : cap;
+    double scale;
+    char msg[900];
+    if (decide(r, key, attempt, t_us, &a, &scale, msg, sizeof msg) != FB_OK)
+        return send_error(r, &rep, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
+    int64_t tokens = a.tokens >= 0 ? a.tokens : s->cfg.completion_tokens_max;
     if (p.max_tokens >= 0 && tokens > p.max_tokens) tokens = p.max_tokens;
     rep.tokens = tokens;
     rep.refusal = a.refusal;
-
-    /* Automatic context-window check. */
-    if (a.status == 0 && !a.hang && !a.reset && s->cfg.context_window > 0 &&
-        p.prompt_tokens > s->cfg.context_window) {
-        a.status = 400;
-        a.flavor = MOCK_FLAVOR_CONTEXT;
-        copy_str(a.label, sizeof a.label, "context_window");
-    }
-
-    /* Capacity: only attempts that would otherwise be served consume it. */
-    bool brownout_reject = false;
-    if (a.status == 0 && !a.hang && !a.reset) {
-        const mock_capacity *c = &s->cfg.capacity;
-        fb_time_us wait_us = 0;
-        pthread_mutex_lock(&s->lock);
-        bool limited = c->concurrency > 0 || c->requests_per_min > 0 || c->tokens_per_min > 0;
-        bool ok = true;
-        if (limited) {
-            /* The attempt itself is already counted in in_flight. */
-            s->stats.in_flight--;
-            ok = capacity_admit(s, p.prompt_tokens + tokens * p.n, scale, t_us, &wait_us);
-            s->stats.in_flight++;
-        } else if (scale < 1.0) {
-            brownout_reject = mock_draw(s->cfg.seed, attempt, 0xB0) >= scale;
-        }
-        if (!ok) s->stats.capacity_rejects++;
-        pthread_mutex_unlock(&s->lock);
-        if (!ok) {
-            a.status = 429;
-            a.ra_kind = MOCK_RA_SECONDS;
-            a.retry_after_s = (double)((wait_us + FB_US_PER_S - 1) / FB_US_PER_S);
-            a.retry_after_ms = (double)wait_us / 1000.0;
-            copy_str(a.label, sizeof a.label, "capacity");
-        } else if (brownout_reject) {
-            a.status = d == MOCK_OPENAI ? 503 : 529;
-            a.flavor = MOCK_FLAVOR_OVERLOADED;
-        }
-    }
-
-    bool fault = mock_action_is_fault(&a);
-    if (fault) {
-        pthread_mutex_lock(&s->lock);
-        s->stats.faults++;
-        pthread_mutex_unlock(&s->lock);
-    }
-    if (a.reset) {
-        note_sent(r, 0, a.label);
-        return do_reset(r);
-    }
-    if (a.hang) {
-        note_sent(r, 0, a.label);
-        return start_hang(r);
-    }
-
-    fb_time_us now = mock_now_us();
-    fb_time_us ttft = to_real(s, a.ttft_us >= 0 ? a.ttft_us : s->cfg.ttft_us, a.slow);
-    if (a.status != 0) {
-        /* Errors come back after an explicit ttft, else after the error latency. */
-        fb_time_us due = a.ttft_us >= 0 ? now + ttft
-                         : s->cfg.error_latency_us > 0
-                             ? now + to_real(s, s->cfg.error_latency_us, 1.0)
-                             : 0;
-        return send_error(r, &rep, a.status, a.flavor, NULL, &a, due);
-    }
-
-    r->t0_us = now;
-    r->ttft_us = ttft;
-    r->per_token_us = to_real(s, s->cfg.per_token_us, a.slow);
-    r->stall_after = a.stall_after;
-    r->stall_us = to_real(s, a.stall_us, 1.0);
-    int64_t T = a.refusal ? 0 : tokens;
-
-    if (!p.stream && (a.end == MOCK_END_ERROR)) {
-        /* An in-band error has no stream to travel in: the provider's overload error. */
-        fb_time_us due = now + ttft + a.end_after * r->per_token_us;
-        return send_error(r, &rep, d == MOCK_OPENAI ? 500 : 529, MOCK_FLAVOR_PLAIN, NULL, &a, due);
-    }
-
-    mock_stream_end end = a.end;
-    struct MHD_Response *resp;
-    if (p.stream) {
-        mock_stream_init(&r->st, &rep, end, a.end_after);
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, body_reader, r, NULL);
-        if (resp == NULL) return MHD_NO;
-        add_common(r, resp, d, "text/event-stream; charset=utf-8", p.prompt_tokens + tokens * p.n,
-                   0);
-        MHD_add_response_header(resp, "cache-control", "no-cache");
-        add_fault_headers(resp, &a);
-        note_sent(r, 200, a.label);
-        return queue(r, MHD_HTTP_OK, resp);
-    }
-
-    /* Non-streamed: the whole body after ttft + T x per_token (+ a stall). */
-    fb_time_us due = now + ttft + T * r->per_token_us;
-    if (a.stall_after >= 0 && a.stall_after <= T) due += r->stall_us;
-    mock_buf b = {0};
-    mock_wire_success(&b, &rep);
-    if (end == MOCK_END_CUT || end == MOCK_END_TRUNCATE || end == MOCK_END_MALFORMED) {
-        /* The body stops half way: abortively for cut, cleanly (chunked) otherwise. */
-        if (b.oom) return MHD_NO;
-        r->out = b;
-        r->out.len = b.len / 2;
-        r->st.step = MOCK_STEP_END;
-        r->st.cut = end == MOCK_END_CUT;
-        r->t0_us = due;
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, body_reader, r, NULL);
-    } else {
-        resp = buf_response(&b);
-    }
-    if (resp == NULL) return MHD_NO;
-    add_common(r, resp, d, "application/json", p.prompt_tokens + tokens * p.n, due - now);
-    add_fault_headers(resp, &a);
-    note_sent(r, 200, a.label);
-    if (due > now) {
-        r->pending = resp;
-        r->pending_status = MHD_HTTP_OK;
-        r->due_us = due;
-        r->phase = PH_WAIT;
-        return suspend_until(r, due) ? MHD_YES : MHD_NO;
-    }
-    return queue(r, MHD_HTTP_OK, resp);
+    apply_limits(r, d, &p, tokens, attempt, t_us, scale, &a);
+    return answer(r, &rep, &p, &a, tokens);
 }
 
 /* ---- other endpoints ----------------------------------------------------------------------- */
@@ -1182,11 +1215,8 @@ static int validate(const mock_config *c, char *err, size_t errlen) {
     return FB_EINVAL;
 }
 
-int mock_server_create(const mock_config *cfg, mock_server **out, char *err, size_t errlen) {
-    int rc = validate(cfg, err, errlen);
-    if (rc != FB_OK) return rc;
-    mock_server *s = calloc(1, sizeof *s);
-    if (s == NULL) return FB_ENOMEM;
+/* The configuration with its zeros replaced by the defaults, and the initial timeline. */
+static void configure(mock_server *s, const mock_config *cfg) {
     s->cfg = *cfg;
     mock_config *c = &s->cfg;
     copy_str(s->bind_addr, sizeof s->bind_addr, cfg->bind_addr ? cfg->bind_addr : "127.0.0.1");
@@ -1201,16 +1231,11 @@ int mock_server_create(const mock_config *cfg, mock_server **out, char *err, siz
     c->faults = NULL;
     if (cfg->n_faults > 0) memcpy(s->faults, cfg->faults, cfg->n_faults * sizeof *s->faults);
     s->n_faults = cfg->n_faults;
-    pthread_mutex_init(&s->lock, NULL);
-    restart_clock_locked(s);
+}
 
-    rc = FB_ENOMEM;
-    snprintf(err, errlen, "out of memory");
-    if (mock_attempts_init(&s->log, c->log_capacity) != FB_OK) goto fail_log;
-    s->times = calloc(TIMES_CAP, sizeof *s->times);
-    if (s->times == NULL) goto fail_times;
-    if (mock_sched_create(c->max_connections + 16, &s->sched) != FB_OK) goto fail_sched;
-
+/* Listen on the configured address and port; FB_OK, or an error with err filled. */
+static int start_daemon(mock_server *s, char *err, size_t errlen) {
+    const mock_config *c = &s->cfg;
     struct sockaddr_in a4;
     struct sockaddr_in6 a6;
     struct sockaddr *sa;
@@ -1228,9 +1253,8 @@ int mock_server_create(const mock_config *cfg, mock_server **out, char *err, siz
         sa = (struct sockaddr *)&a6;
         flags |= MHD_USE_IPv6;
     } else {
-        rc = FB_EINVAL;
         snprintf(err, errlen, "bind address '%s' is not an IPv4 or IPv6 literal", s->bind_addr);
-        goto fail_daemon;
+        return FB_EINVAL;
     }
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_logger, s},
@@ -1245,13 +1269,32 @@ int mock_server_create(const mock_config *cfg, mock_server **out, char *err, siz
     s->daemon = MHD_start_daemon(flags, c->port, NULL, NULL, on_access, s, MHD_OPTION_ARRAY, opts,
                                  MHD_OPTION_END);
     if (s->daemon == NULL) {
-        rc = FB_EIO;
         snprintf(err, errlen, "cannot listen on %s port %u (in use, or no permission)",
                  s->bind_addr, (unsigned)c->port);
-        goto fail_daemon;
+        return FB_EIO;
     }
     const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
     s->port = di != NULL ? di->port : c->port;
+    return FB_OK;
+}
+
+int mock_server_create(const mock_config *cfg, mock_server **out, char *err, size_t errlen) {
+    int rc = validate(cfg, err, errlen);
+    if (rc != FB_OK) return rc;
+    mock_server *s = calloc(1, sizeof *s);
+    if (s == NULL) return FB_ENOMEM;
+    configure(s, cfg);
+    pthread_mutex_init(&s->lock, NULL);
+    restart_clock_locked(s);
+
+    rc = FB_ENOMEM;
+    snprintf(err, errlen, "out of memory");
+    if (mock_attempts_init(&s->log, s->cfg.log_capacity) != FB_OK) goto fail_log;
+    s->times = calloc(TIMES_CAP, sizeof *s->times);
+    if (s->times == NULL) goto fail_times;
+    if (mock_sched_create(s->cfg.max_connections + 16, &s->sched) != FB_OK) goto fail_sched;
+    rc = start_daemon(s, err, errlen);
+    if (rc != FB_OK) goto fail_daemon;
     logf_(s, MOCK_LOG_INFO, "listening on %s port %u", s->bind_addr, (unsigned)s->port);
     *out = s;
     return FB_OK;

@@ -117,20 +117,134 @@ static bool parse_dur(const char *s, fb_time_us *out) {
     return s != NULL && mock_duration_parse(s, out) == FB_OK;
 }
 
-int mock_spec_parse(const char *spec, mock_action *act, mock_parse_error *err) {
-    char buf[256];
-    char *tok[MAX_TOKENS];
-    int ntok = 0;
-    if (strlen(spec) >= sizeof buf) return fail(err, "", "spec too long");
+/* Terms that need no argument; a stream end takes an optional chunk count (*used: 1). */
+static void apply_flag(const struct term *t, const char *a1, mock_action *act, int *used) {
+    int64_t iv;
+    *used = 0;
+    switch (t->id) {
+    case T_CONTEXT:
+        act->status = 400;
+        act->flavor = MOCK_FLAVOR_CONTEXT;
+        break;
+    case T_FILTER:
+        act->status = 400;
+        act->flavor = MOCK_FLAVOR_FILTER;
+        break;
+    case T_QUOTA:
+        act->status = 429;
+        act->flavor = MOCK_FLAVOR_QUOTA;
+        break;
+    case T_HANG:
+        act->hang = true;
+        break;
+    case T_RESET:
+        act->reset = true;
+        break;
+    case T_REFUSAL:
+        act->refusal = true;
+        break;
+    case T_CUT:
+    case T_MALFORMED:
+    case T_ERROR:
+    case T_TRUNCATE:
+    case T_NOTERM:
+        act->end = t->id == T_CUT         ? MOCK_END_CUT
+                   : t->id == T_MALFORMED ? MOCK_END_MALFORMED
+                   : t->id == T_ERROR     ? MOCK_END_ERROR
+                   : t->id == T_TRUNCATE  ? MOCK_END_TRUNCATE
+                                          : MOCK_END_NOTERM;
+        act->end_after = -1;
+        /* The chunk count is optional: without it the fault hits after all content. */
+        if (t->id != T_NOTERM && parse_int(a1, 0, INT64_MAX, &iv)) {
+            act->end_after = iv;
+            *used = 1;
+        } else if (t->id == T_TRUNCATE) {
+            act->end = MOCK_END_NOTERM;
+        }
+        break;
+    default: /* T_OK */
+        break;
+    }
+}
+
+/* Terms with arguments: *used gets how many of a1, a2 they took. */
+static int apply_valued(const struct term *t, const char *a1, const char *a2, mock_action *act,
+                        mock_parse_error *err, int *used) {
+    double dv;
+    int64_t iv;
+    fb_time_us us;
+    *used = 1;
+    switch (t->id) {
+    case T_RA:
+    case T_RA_DATE:
+        if (!parse_num(a1, 0, 1e9, &dv))
+            return fail(err, t->words, "needs a number of seconds, e.g. retry-after-2");
+        act->ra_kind = t->id == T_RA ? MOCK_RA_SECONDS : MOCK_RA_DATE;
+        act->retry_after_s = dv;
+        return FB_OK;
+    case T_RA_MS:
+        if (!parse_num(a1, 0, 1e12, &dv))
+            return fail(err, t->words, "needs a number of milliseconds");
+        act->retry_after_ms = dv;
+        return FB_OK;
+    case T_SHOULD_RETRY:
+        if (a1 == NULL || (strcmp(a1, "true") != 0 && strcmp(a1, "false") != 0))
+            return fail(err, t->words, "needs true or false");
+        act->should_retry = strcmp(a1, "true") == 0;
+        return FB_OK;
+    case T_TTFT:
+        if (!parse_dur(a1, &us)) return fail(err, t->words, "needs a duration, e.g. ttft-2s");
+        act->ttft_us = us;
+        return FB_OK;
+    case T_STALL:
+        if (!parse_int(a1, 0, INT64_MAX, &iv) || !parse_dur(a2, &us))
+            return fail(err, t->words, "needs chunks and a duration, e.g. stall-3-2s");
+        act->stall_after = iv;
+        act->stall_us = us;
+        *used = 2;
+        return FB_OK;
+    case T_TOKENS:
+        if (!parse_int(a1, 0, 1000000, &iv))
+            return fail(err, t->words, "needs a token count, e.g. tokens-50");
+        act->tokens = iv;
+        return FB_OK;
+    case T_TIMES:
+        if (!parse_int(a1, 1, INT64_MAX, &iv))
+            return fail(err, t->words, "needs a count >= 1, e.g. times-2");
+        act->times = iv;
+        return FB_OK;
+    case T_SLOW:
+        if (!parse_num(a1, 1e-6, 1e6, &dv)) return fail(err, t->words, "needs a factor > 0");
+        act->slow = dv;
+        return FB_OK;
+    default:
+        apply_flag(t, a1, act, used);
+        return FB_OK;
+    }
+}
+
+/* Split the spec on - , ; and blanks into tok[]; FB_OK or FB_EPARSE. */
+static int split(const char *spec, char *buf, size_t buflen, char **tok, int *ntok,
+                 mock_parse_error *err) {
+    *ntok = 0;
+    if (strlen(spec) >= buflen) return fail(err, "", "spec too long");
     strcpy(buf, spec);
     for (char *save = NULL, *t = strtok_r(buf, "-,; \t", &save); t != NULL;
          t = strtok_r(NULL, "-,; \t", &save)) {
-        if (ntok == MAX_TOKENS) return fail(err, t, "too many terms");
-        tok[ntok++] = t;
+        if (*ntok == MAX_TOKENS) return fail(err, t, "too many terms");
+        tok[(*ntok)++] = t;
     }
-    if (ntok == 0) return fail(err, "", "empty fault spec");
-    snprintf(act->label, sizeof act->label, "%s", spec);
+    if (*ntok == 0) return fail(err, "", "empty fault spec");
+    return FB_OK;
+}
 
+int mock_spec_parse(const char *spec, mock_action *act, mock_parse_error *err) {
+    char buf[256];
+    char *tok[MAX_TOKENS];
+    int ntok;
+    int rc = split(spec, buf, sizeof buf, tok, &ntok, err);
+    if (rc != FB_OK) return rc;
+    snprintf(act->label, sizeof act->label, "%s", spec);
     for (int i = 0; i < ntok;) {
         int64_t iv;
         if (parse_int(tok[i], 100, 599, &iv)) {
@@ -144,103 +258,10 @@ int mock_spec_parse(const char *spec, mock_action *act, mock_parse_error *err) {
             if ((used = match(&terms[k], tok, ntok, i)) > 0) t = &terms[k];
         if (t == NULL) return fail(err, tok[i], "unknown term");
         i += used;
-        const char *a1 = i < ntok ? tok[i] : NULL;
-        const char *a2 = i + 1 < ntok ? tok[i + 1] : NULL;
-        double dv;
-        fb_time_us us;
-        switch (t->id) {
-        case T_RA:
-        case T_RA_DATE:
-            if (!parse_num(a1, 0, 1e9, &dv))
-                return fail(err, t->words, "needs a number of seconds, e.g. retry-after-2");
-            act->ra_kind = t->id == T_RA ? MOCK_RA_SECONDS : MOCK_RA_DATE;
-            act->retry_after_s = dv;
-            i++;
-            break;
-        case T_RA_MS:
-            if (!parse_num(a1, 0, 1e12, &dv))
-                return fail(err, t->words, "needs a number of milliseconds");
-            act->retry_after_ms = dv;
-            i++;
-            break;
-        case T_SHOULD_RETRY:
-            if (a1 == NULL || (strcmp(a1, "true") != 0 && strcmp(a1, "false") != 0))
-                return fail(err, t->words, "needs true or false");
-            act->should_retry = strcmp(a1, "true") == 0;
-            i++;
-            break;
-        case T_CONTEXT:
-            act->status = 400;
-            act->flavor = MOCK_FLAVOR_CONTEXT;
-            break;
-        case T_FILTER:
-            act->status = 400;
-            act->flavor = MOCK_FLAVOR_FILTER;
-            break;
-        case T_QUOTA:
-            act->status = 429;
-            act->flavor = MOCK_FLAVOR_QUOTA;
-            break;
-        case T_HANG:
-            act->hang = true;
-            break;
-        case T_RESET:
-            act->reset = true;
-            break;
-        case T_REFUSAL:
-            act->refusal = true;
-            break;
-        case T_OK:
-            break;
-        case T_TTFT:
-            if (!parse_dur(a1, &us)) return fail(err, t->words, "needs a duration, e.g. ttft-2s");
-            act->ttft_us = us;
-            i++;
-            break;
-        case T_STALL:
-            if (!parse_int(a1, 0, INT64_MAX, &iv) || !parse_dur(a2, &us))
-                return fail(err, t->words, "needs chunks and a duration, e.g. stall-3-2s");
-            act->stall_after = iv;
-            act->stall_us = us;
-            i += 2;
-            break;
-        case T_CUT:
-        case T_MALFORMED:
-        case T_ERROR:
-        case T_TRUNCATE:
-        case T_NOTERM:
-            act->end = t->id == T_CUT         ? MOCK_END_CUT
-                       : t->id == T_MALFORMED ? MOCK_END_MALFORMED
-                       : t->id == T_ERROR     ? MOCK_END_ERROR
-                       : t->id == T_TRUNCATE  ? MOCK_END_TRUNCATE
-                                              : MOCK_END_NOTERM;
-            act->end_after = -1;
-            /* The chunk count is optional: without it the fault hits after all content. */
-            if (t->id != T_NOTERM && parse_int(a1, 0, INT64_MAX, &iv)) {
-                act->end_after = iv;
-                i++;
-            } else if (t->id == T_TRUNCATE) {
-                act->end = MOCK_END_NOTERM;
-            }
-            break;
-        case T_TOKENS:
-            if (!parse_int(a1, 0, 1000000, &iv))
-                return fail(err, t->words, "needs a token count, e.g. tokens-50");
-            act->tokens = iv;
-            i++;
-            break;
-        case T_TIMES:
-            if (!parse_int(a1, 1, INT64_MAX, &iv))
-                return fail(err, t->words, "needs a count >= 1, e.g. times-2");
-            act->times = iv;
-            i++;
-            break;
-        case T_SLOW:
-            if (!parse_num(a1, 1e-6, 1e6, &dv)) return fail(err, t->words, "needs a factor > 0");
-            act->slow = dv;
-            i++;
-            break;
-        }
+        rc = apply_valued(t, i < ntok ? tok[i] : NULL, i + 1 < ntok ? tok[i + 1] : NULL, act, err,
+                          &used);
+        if (rc != FB_OK) return rc;
+        i += used;
     }
     if (act->status != 0 && act->status < 400)
         return fail(err, spec, "status must be in 400..599 (200 is the default)");

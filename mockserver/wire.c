@@ -167,86 +167,76 @@ typedef struct err_info {
     const char *msg;
 } err_info;
 
+/* OpenAI's error bodies by status (type, code, message); msg NULL: the caller's. */
+static const struct {
+    int status;
+    err_info e;
+} openai_by_status[] = {
+    {400, {"invalid_request_error", NULL, NULL, "Invalid request (fusebox mock fault)."}},
+    {401,
+     {"invalid_request_error", "invalid_api_key", NULL,
+      "Incorrect API key provided: sk-fb****. You can find your API key at "
+      "https://platform.openai.com/account/api-keys."}},
+    {403,
+     {"request_forbidden", "unsupported_country_region_territory", NULL,
+      "Country, region, or territory not supported"}},
+    {404,
+     {"invalid_request_error", "model_not_found", NULL,
+      "The model does not exist or you do not have access to it."}},
+    {408, {"timeout", NULL, NULL, "Request timed out."}},
+    {409, {"invalid_request_error", NULL, NULL, "The request conflicted with another request."}},
+    {413, {"invalid_request_error", NULL, NULL, "Request too large."}},
+    {422, {"invalid_request_error", NULL, NULL, "Unprocessable entity."}},
+    {429, {"requests", "rate_limit_exceeded", NULL, NULL}},
+    {500,
+     {"server_error", NULL, NULL,
+      "The server had an error while processing your request. Sorry about that!"}},
+    {503,
+     {"server_error", NULL, NULL, "The engine is currently overloaded, please try again later."}},
+};
+
+/* A flavor that decides the body whatever the status; false when the status decides. */
+static bool openai_flavored(mock_flavor flavor, err_info *e) {
+    switch (flavor) {
+    case MOCK_FLAVOR_CONTEXT:
+        e->code = "context_length_exceeded";
+        e->param = "messages";
+        return true;
+    case MOCK_FLAVOR_FILTER:
+        e->code = "invalid_prompt";
+        e->msg = "Invalid prompt: your prompt was flagged as potentially violating our usage "
+                 "policy. Please try again with a different prompt.";
+        return true;
+    case MOCK_FLAVOR_OVERLOADED:
+        e->type = "server_error";
+        e->msg = "That model is currently overloaded with other requests. You can retry your "
+                 "request, or contact us through our help center at help.openai.com if the "
+                 "error persists.";
+        return true;
+    case MOCK_FLAVOR_QUOTA:
+        e->type = e->code = "insufficient_quota";
+        e->msg = "You exceeded your current quota, please check your plan and billing details. "
+                 "For more information on this error, read the docs: "
+                 "https://platform.openai.com/docs/guides/error-codes/api-errors.";
+        return true;
+    default:
+        return false;
+    }
+}
+
 static err_info openai_error(int status, mock_flavor flavor) {
     err_info e = {"invalid_request_error", NULL, NULL, NULL};
-    if (flavor == MOCK_FLAVOR_CONTEXT) {
-        e.code = "context_length_exceeded";
-        e.param = "messages";
-        return e;
-    }
-    if (flavor == MOCK_FLAVOR_FILTER) {
-        e.code = "invalid_prompt";
-        e.msg = "Invalid prompt: your prompt was flagged as potentially violating our usage "
-                "policy. Please try again with a different prompt.";
-        return e;
-    }
-    if (flavor == MOCK_FLAVOR_OVERLOADED) {
-        e.type = "server_error";
-        e.msg = "That model is currently overloaded with other requests. You can retry your "
-                "request, or contact us through our help center at help.openai.com if the error "
-                "persists.";
-        return e;
-    }
+    if (openai_flavored(flavor, &e)) return e;
     if (flavor == MOCK_FLAVOR_RATE_LIMIT) status = 429;
-    if (flavor == MOCK_FLAVOR_QUOTA) {
-        e.type = e.code = "insufficient_quota";
-        e.msg = "You exceeded your current quota, please check your plan and billing details. "
-                "For more information on this error, read the docs: "
-                "https://platform.openai.com/docs/guides/error-codes/api-errors.";
-        return e;
-    }
-    switch (status) {
-    case 400:
+    for (size_t i = 0; i < sizeof openai_by_status / sizeof openai_by_status[0]; i++)
+        if (openai_by_status[i].status == status) return openai_by_status[i].e;
+    if (status >= 500) {
+        e.type = "server_error";
+        e.msg = status == 502   ? "Bad gateway."
+                : status == 504 ? "Gateway timeout."
+                                : "The server is overloaded or not ready yet.";
+    } else {
         e.msg = "Invalid request (fusebox mock fault).";
-        break;
-    case 401:
-        e.code = "invalid_api_key";
-        e.msg = "Incorrect API key provided: sk-fb****. You can find your API key at "
-                "https://platform.openai.com/account/api-keys.";
-        break;
-    case 403:
-        e.type = "request_forbidden";
-        e.code = "unsupported_country_region_territory";
-        e.msg = "Country, region, or territory not supported";
-        break;
-    case 404:
-        e.code = "model_not_found";
-        e.msg = "The model does not exist or you do not have access to it.";
-        break;
-    case 408:
-        e.type = "timeout";
-        e.msg = "Request timed out.";
-        break;
-    case 409:
-        e.msg = "The request conflicted with another request.";
-        break;
-    case 413:
-        e.msg = "Request too large.";
-        break;
-    case 422:
-        e.msg = "Unprocessable entity.";
-        break;
-    case 429:
-        e.type = "requests";
-        e.code = "rate_limit_exceeded";
-        break;
-    case 500:
-        e.type = "server_error";
-        e.msg = "The server had an error while processing your request. Sorry about that!";
-        break;
-    case 503:
-        e.type = "server_error";
-        e.msg = "The engine is currently overloaded, please try again later.";
-        break;
-    default:
-        if (status >= 500) {
-            e.type = "server_error";
-            e.msg = status == 502   ? "Bad gateway."
-                    : status == 504 ? "Gateway timeout."
-                                    : "The server is overloaded or not ready yet.";
-        } else {
-            e.msg = "Invalid request (fusebox mock fault).";
-        }
     }
     return e;
 }
