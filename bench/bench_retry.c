@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "core/budget.h"
 #include "core/classify.h"
 #include "core/retry.h"
+#include "core/retry_after.h"
 #include "core/rng.h"
 
 static volatile int64_t sink;

@@ -89,7 +89,7 @@ static fb_fallback_decision decision(const fb_fallback_request *req, fb_action a
     d.provider = provider;
     /* via fallback = not the chain's first provider, whether that one failed
      * or was skipped (open breaker, limiter, context window) */
-    d.via_fallback = action != FB_ACT_WAIT && req->attempts > 0 && req->order_len > 0 &&
+    d.via_fallback = action != FB_ACT_WAIT && req->stats.attempts > 0 && req->order_len > 0 &&
                      provider != req->order[0];
     d.last_outcome = req->last_outcome;
     return d;
@@ -97,7 +97,7 @@ static fb_fallback_decision decision(const fb_fallback_request *req, fb_action a
 
 static fb_fallback_decision finish(fb_fallback_request *req, fb_stop stop, bool degraded) {
     uint8_t provider = 0;
-    if (req->attempts > 0)
+    if (req->stats.attempts > 0)
         provider = req->last_provider;
     else if (req->order_len > 0)
         provider = req->order[req->pos < req->order_len ? req->pos : req->order_len - 1];
@@ -116,7 +116,7 @@ static fb_fallback_decision finish(fb_fallback_request *req, fb_stop stop, bool 
  */
 static fb_fallback_decision exhausted(const fb_fallback *fb, fb_fallback_request *req) {
     fb_stop stop = FB_STOP_EXHAUSTED;
-    if (req->attempts == 0) {
+    if (req->stats.attempts == 0) {
         if (req->skipped & SKIP_BREAKER)
             stop = FB_STOP_BREAKER_OPEN;
         else if (req->skipped & SKIP_RATE)
@@ -209,14 +209,14 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
     if (deadline_us != FB_TIME_MAX && (timeout_us == 0 || timeout_us > deadline_us - now_us))
         timeout_us = deadline_us - now_us;
 
-    if (req->attempts == 0)
+    if (req->stats.attempts == 0)
         req->first_provider = provider;
     else if (req->attempted & (1u << provider))
-        req->retries++;
+        req->stats.retries++;
     else
-        req->fallbacks++;
+        req->stats.fallbacks++;
     req->attempted = (uint8_t)(req->attempted | (1u << provider));
-    req->attempts++;
+    req->stats.attempts++;
     req->last_provider = provider;
     fb_retry_attempt(&req->retry, now_us);
     /* The retry state is per provider, the deadline per request. */
@@ -356,4 +356,8 @@ void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time
     if (req->phase == PHASE_WAIT_LIMIT && current(fb, req)->ratelimit != NULL)
         fb_ratelimit_release(current(fb, req)->ratelimit, req->tokens_needed, now_us);
     req->phase = PHASE_DONE;
+}
+
+const fb_fallback_request_stats *fb_fallback_request_stats_get(const fb_fallback_request *req) {
+    return &req->stats;
 }

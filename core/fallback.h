@@ -104,9 +104,15 @@ typedef struct fb_fallback {
     fb_fallback_config cfg;
 } fb_fallback;
 
+typedef struct fb_fallback_request_stats {
+    uint32_t attempts;  /* attempts made, all providers */
+    uint32_t retries;   /* retries of a provider, all providers */
+    uint32_t fallbacks; /* moves to another provider after an attempt failed */
+} fb_fallback_request_stats;
+
 /* Per-request state, owned by the caller; about 100 bytes. */
 typedef struct fb_fallback_request {
-    /* private */
+    /* private: use the functions below */
     uint8_t order[FB_FALLBACK_PROVIDERS_MAX];
     uint8_t order_len;
     uint8_t pos;   /* index into order of the current provider */
@@ -117,9 +123,14 @@ typedef struct fb_fallback_request {
     uint8_t attempted;     /* providers attempted (bit set of provider indices) */
     uint32_t window_floor; /* after a context-length error: skip windows <= this */
     uint32_t tokens_needed;
-    uint32_t attempts;  /* attempts made, all providers */
-    uint32_t retries;   /* retries of a provider, all providers */
-    uint32_t fallbacks; /* moves to another provider after an attempt failed */
+    /* The anonymous struct keeps the old field names readable until sim/sim.c
+     * reads fb_fallback_request_stats_get(); remove it then. */
+    union {
+        fb_fallback_request_stats stats;
+        struct {
+            uint32_t attempts, retries, fallbacks;
+        };
+    };
     bool retried;
     bool resume;
     fb_outcome last_outcome;
@@ -159,6 +170,9 @@ fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_reque
                                         fb_time_us now_us);
 /* The caller abandons the request (its own deadline); releases a held permit. */
 void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us);
+
+/* What the request has done so far; final once a DONE decision was returned. */
+const fb_fallback_request_stats *fb_fallback_request_stats_get(const fb_fallback_request *req);
 
 const char *fb_stop_name(fb_stop s);
 

@@ -104,6 +104,10 @@ void fb_bucket_refund(fb_bucket *b, int64_t n, fb_time_us now_us) {
     if (n > 0) credit(b, n, b->period_us);
 }
 
+int64_t fb_bucket_capacity(const fb_bucket *b) {
+    return b->capacity;
+}
+
 int fb_ratelimit_init(fb_ratelimit *rl, const fb_ratelimit_config *cfg, fb_time_us now_us) {
     fb_ratelimit_config c = {0};
     if (cfg) c = *cfg;
@@ -149,13 +153,13 @@ fb_ratelimit_decision fb_ratelimit_acquire(fb_ratelimit *rl, int64_t tokens, fb_
     /* wait is FB_TIME_MAX when tokens exceed the per-minute capacity: never admissible. */
     bool ok = rl->cfg.mode == FB_RATELIMIT_REJECT ? wait == 0 : wait <= rl->cfg.wait_us_max;
     if (!ok) {
-        rl->rejected++;
+        rl->stats.rejected++;
         return d;
     }
     reserve_on(&rl->requests, 1, now_us);
     reserve_on(&rl->tokens, tokens, now_us);
-    rl->admitted++;
-    if (wait > 0) rl->delayed++;
+    rl->stats.admitted++;
+    if (wait > 0) rl->stats.delayed++;
     d.admitted = true;
     d.wait_us = wait;
     return d;
@@ -165,5 +169,9 @@ void fb_ratelimit_release(fb_ratelimit *rl, int64_t tokens, fb_time_us now_us) {
     if (tokens < 0) tokens = 0;
     if (bucket_on(&rl->requests)) fb_bucket_refund(&rl->requests, 1, now_us);
     if (bucket_on(&rl->tokens)) fb_bucket_refund(&rl->tokens, tokens, now_us);
-    rl->released++;
+    rl->stats.released++;
+}
+
+const fb_ratelimit_stats *fb_ratelimit_stats_get(const fb_ratelimit *rl) {
+    return &rl->stats;
 }

@@ -38,6 +38,8 @@ bool fb_bucket_take(fb_bucket *b, int64_t n, fb_time_us now_us);
 void fb_bucket_reserve(fb_bucket *b, int64_t n, fb_time_us now_us);
 /* Give back n tokens (never above capacity). */
 void fb_bucket_refund(fb_bucket *b, int64_t n, fb_time_us now_us);
+/* Tokens per period, as given to fb_bucket_init(); 0 for a limiter's bucket that is off. */
+int64_t fb_bucket_capacity(const fb_bucket *b);
 
 typedef enum fb_ratelimit_mode {
     FB_RATELIMIT_WAIT = 0, /* default */
@@ -51,15 +53,26 @@ typedef struct fb_ratelimit_config {
     fb_time_us wait_us_max; /* WAIT: reject when the wait would exceed this; default 60 s */
 } fb_ratelimit_config;
 
+typedef struct fb_ratelimit_stats {
+    uint64_t admitted; /* acquire() admitted, now or after a wait */
+    uint64_t delayed;  /* of those, admitted with a wait > 0 */
+    uint64_t rejected; /* acquire() rejected */
+    uint64_t released; /* release() calls */
+} fb_ratelimit_stats;
+
 typedef struct fb_ratelimit {
-    /* private */
+    /* private: use the functions below */
     fb_ratelimit_config cfg;
     fb_bucket requests;
     fb_bucket tokens;
-    uint64_t admitted;
-    uint64_t delayed;
-    uint64_t rejected;
-    uint64_t released;
+    /* The anonymous struct keeps the old field names readable until sim/sim.c
+     * reads fb_ratelimit_stats_get(); remove it then. */
+    union {
+        fb_ratelimit_stats stats;
+        struct {
+            uint64_t admitted, delayed, rejected, released;
+        };
+    };
 } fb_ratelimit;
 
 typedef struct fb_ratelimit_decision {
@@ -75,5 +88,7 @@ fb_ratelimit_decision fb_ratelimit_acquire(fb_ratelimit *rl, int64_t tokens, fb_
  * was not sent after all (its breaker rejected it, its deadline passed).
  */
 void fb_ratelimit_release(fb_ratelimit *rl, int64_t tokens, fb_time_us now_us);
+/* What acquire() and release() decided since init. */
+const fb_ratelimit_stats *fb_ratelimit_stats_get(const fb_ratelimit *rl);
 
 #endif /* FB_RATELIMIT_H */

@@ -1,5 +1,5 @@
 /*
- * retry.h - retry decisions: backoff, jitter, Retry-After, deadlines, budgets.
+ * retry.h - retry decisions: backoff, jitter, Retry-After policy, deadlines.
  *
  * Attempts are counted from 1, and `attempts` includes the first call:
  * attempts = 3 means one call and at most two retries. The n-th retry
@@ -16,7 +16,9 @@
  * min(cap, U(base, 3 * prev)) with prev starting at base; PROPORTIONAL
  * d * U(1 - f, 1 + f).
  *
- * The functions return decisions; nothing here sleeps. See docs/retry.md.
+ * The functions return decisions; nothing here sleeps. The retry budgets
+ * live in budget.h and the Retry-After parsers in retry_after.h. See
+ * docs/retry.md.
  */
 #ifndef FB_RETRY_H
 #define FB_RETRY_H
@@ -24,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "budget.h"
 #include "classify.h"
 #include "fb.h"
 #include "rng.h"
@@ -102,45 +105,13 @@ typedef struct fb_retry_decision {
     fb_giveup reason;    /* when !retry */
 } fb_retry_decision;
 
-typedef enum fb_budget_kind {
-    FB_BUDGET_NONE = 0,
-    FB_BUDGET_TOKEN_BUCKET, /* gRPC A6 retry throttling */
-    FB_BUDGET_QUOTA         /* AWS SDK standard-mode retry quota */
-} fb_budget_kind;
-
-typedef struct fb_budget_config {
-    fb_budget_kind kind;
-    /* TOKEN_BUCKET: starts at max_tokens; a retryable failure costs 1 (floor
-     * 0), a success adds `ratio` (3 decimals, as gRPC; never above max); a
-     * retry is allowed only while tokens > max / 2 and costs nothing more. */
-    double max_tokens; /* default 10 */
-    double ratio;      /* default 0.1 */
-    /* QUOTA: starts at capacity; a retry takes retry_cost (timeout_cost after
-     * a timeout) and is refused when fewer are left; a success refunds what
-     * its request's last retry took, or no_retry_refund when it took none;
-     * never above capacity. */
-    uint32_t capacity;        /* default 500 */
-    uint32_t retry_cost;      /* default 5 */
-    uint32_t timeout_cost;    /* default 10 */
-    uint32_t no_retry_refund; /* default 1 */
-} fb_budget_config;
-
-typedef struct fb_budget {
-    /* private */
-    fb_budget_config cfg;
-    double tokens;     /* TOKEN_BUCKET */
-    int64_t available; /* QUOTA */
-    uint64_t allowed;  /* retries granted */
-    uint64_t refused;  /* retries refused */
-} fb_budget;
-
 int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg);
 void fb_retry_begin(fb_retry_state *s, fb_time_us now_us);
 
 /*
  * After attempt number s->attempt failed with class `c`: retry or give up?
- * `hint_us` is the server's delay (Retry-After family) or FB_TIME_NONE (any
- * negative value means none). `budget` and `rng` may be NULL (no budget;
+ * `hint_us` is the server's delay (fb_retry_after_hint(), retry_after.h) or
+ * FB_TIME_NONE (any negative value means none). `budget` and `rng` may be NULL (no budget;
  * jitter then behaves as NONE). Checks, in order: not retryable; attempts
  * exhausted; the delay (backoff, jitter, Retry-After policy; a header above
  * retry_after_us_max gives up when giveup_above_max is ON); the deadline
@@ -158,28 +129,6 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
 void fb_retry_attempt(fb_retry_state *s, fb_time_us now_us);
 /* The un-jittered, capped backoff before retry number n (n >= 1). */
 fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n);
-
-int fb_budget_init(fb_budget *b, const fb_budget_config *cfg);
-/* May a retry after an outcome `o` be made? Charges the budget when yes. */
-bool fb_budget_withdraw(fb_budget *b, fb_outcome o);
-/* A request ended with a success; `s` is its retry state (NULL: it needed no retry). */
-void fb_budget_on_success(fb_budget *b, const fb_retry_state *s);
-/* An attempt failed with a retryable outcome (TOKEN_BUCKET charges 1). */
-void fb_budget_on_failure(fb_budget *b, fb_outcome o);
-
-/*
- * Retry-After family. Each returns FB_OK and the delay in *delay_us, or
- * FB_EPARSE. A negative delay (a date in the past) is reported as 0.
- *   retry-after-ms: "250", "1500.5"
- *   Retry-After:    delta-seconds "30", fractional "1.5", or an HTTP-date in
- *                   IMF-fixdate, RFC 850 or asctime form, relative to
- *                   now_unix_us (wall-clock microseconds since 1970).
- */
-int fb_retry_after_parse_ms(const char *value, fb_time_us *delay_us);
-int fb_retry_after_parse(const char *value, int64_t now_unix_us, fb_time_us *delay_us);
-/* Pick the hint from the headers an LLM SDK reads: retry-after-ms first, then retry-after. */
-fb_time_us fb_retry_after_hint(const char *retry_after_ms, const char *retry_after,
-                               int64_t now_unix_us);
 
 const char *fb_giveup_name(fb_giveup g);
 

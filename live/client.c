@@ -14,7 +14,7 @@
 
 #include <curl/curl.h>
 
-#include "core/retry.h"
+#include "core/retry_after.h"
 #include "live/sse.h"
 
 #define DEFAULT_TRANSFERS_MAX 4096u

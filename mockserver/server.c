@@ -223,9 +223,9 @@ typedef struct rl_view {
 
 /* Time until a bucket is full again: (capacity - available) / rate. */
 static fb_time_us bucket_full_in(fb_bucket *b, fb_time_us now_us) {
-    int64_t avail = fb_bucket_available(b, now_us);
-    if (avail >= b->capacity) return 0;
-    return fb_bucket_wait(b, b->capacity, now_us);
+    int64_t avail = fb_bucket_available(b, now_us), capacity = fb_bucket_capacity(b);
+    if (avail >= capacity) return 0;
+    return fb_bucket_wait(b, capacity, now_us);
 }
 
 static rl_view rate_view(mock_server *s, int64_t tokens) {
@@ -603,12 +603,12 @@ static bool capacity_admit(mock_server *s, int64_t tokens, double scale, fb_time
     int64_t tok_cost = (int64_t)ceil((double)tokens / scale);
     fb_time_us w = 0;
     if (c->requests_per_min > 0) {
-        if (req_cost > s->rpm.capacity) req_cost = s->rpm.capacity;
+        if (req_cost > fb_bucket_capacity(&s->rpm)) req_cost = fb_bucket_capacity(&s->rpm);
         fb_time_us wr = fb_bucket_wait(&s->rpm, req_cost, t_us);
         if (wr > w) w = wr;
     }
     if (c->tokens_per_min > 0) {
-        if (tok_cost > s->tpm.capacity) tok_cost = s->tpm.capacity;
+        if (tok_cost > fb_bucket_capacity(&s->tpm)) tok_cost = fb_bucket_capacity(&s->tpm);
         fb_time_us wt = fb_bucket_wait(&s->tpm, tok_cost, t_us);
         if (wt > w) w = wt;
     }

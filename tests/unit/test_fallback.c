@@ -128,9 +128,9 @@ static void fallback_primary_success(void **state) {
     assert_false(d.via_fallback);
     assert_false(d.degraded);
     assert_int_equal(d.last_outcome, FB_OUT_SUCCESS);
-    assert_int_equal(req.attempts, 1);
-    assert_int_equal(req.retries, 0);
-    assert_int_equal(req.fallbacks, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->fallbacks, 0);
     assert_int_equal(breaker_asked(&ch.br[1]), 0);
 }
 
@@ -161,11 +161,42 @@ static void fallback_primary_503_retries_then_fallback_succeeds(void **state) {
     assert_done(d, FB_STOP_SUCCESS);
     assert_int_equal(d.provider, 1);
     assert_true(d.via_fallback);
-    assert_int_equal(req.attempts, 4);
-    assert_int_equal(req.retries, 2);
-    assert_int_equal(req.fallbacks, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 4);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 2);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->fallbacks, 1);
     /* Three failures in a row opened the primary's breaker. */
     assert_int_equal(fb_breaker_state_get(&ch.br[0]), FB_BREAKER_OPEN);
+}
+
+/* The counts are a view of the request, and a new request on the same struct starts them at 0. */
+static void fallback_request_stats_get_follows_the_request_and_restarts_with_begin(void **state) {
+    (void)state;
+    chain ch;
+    chain_setup(&ch, 2);
+    chain_retry(&ch, (fb_retry_config){.attempts = 2, .backoff = FB_BACKOFF_NONE});
+    chain_init(&ch);
+    fb_fallback_request req;
+    const fb_fallback_request_stats *st = fb_fallback_request_stats_get(&req);
+
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 0);
+    assert_attempt(d, 0);
+    assert_int_equal(st->attempts, 1);
+    d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 1 * S); /* no backoff: at once */
+    assert_attempt(d, 0);
+    assert_int_equal(st->retries, 1);
+    d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 2 * S);
+    assert_attempt(d, 1);
+    assert_int_equal(st->fallbacks, 1);
+    d = fb_fallback_result(&ch.fb, &req, &OK, FB_TIME_NONE, 3 * S);
+    assert_done(d, FB_STOP_SUCCESS);
+    assert_int_equal(st->attempts, 3);
+    assert_int_equal(st->retries, 1);
+    assert_int_equal(st->fallbacks, 1);
+
+    d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 4 * S);
+    assert_ptr_equal(fb_fallback_request_stats_get(&req), st);
+    assert_int_equal(st->attempts, 1);
+    assert_int_equal(st->retries + st->fallbacks, 0);
 }
 
 static void fallback_retry_state_is_fresh_for_each_provider(void **state) {
@@ -195,9 +226,9 @@ static void fallback_retry_state_is_fresh_for_each_provider(void **state) {
     assert_done(d, FB_STOP_EXHAUSTED);
     assert_int_equal(d.provider, 1);
     assert_int_equal(d.last_outcome, FB_OUT_TRANSIENT);
-    assert_int_equal(req.attempts, 4);
-    assert_int_equal(req.retries, 2);
-    assert_int_equal(req.fallbacks, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 4);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 2);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->fallbacks, 1);
 }
 
 static void fallback_every_provider_visited_once(void **state) {
@@ -228,13 +259,13 @@ static void fallback_every_provider_visited_once(void **state) {
     assert_int_equal(per_provider[0], 2);
     assert_int_equal(per_provider[1], 2);
     assert_int_equal(per_provider[2], 2);
-    assert_int_equal(req.attempts, 6);
-    assert_int_equal(req.retries, 3);
-    assert_int_equal(req.fallbacks, 2);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 6);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 3);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->fallbacks, 2);
     /* The request is over: a stray resume does not start anything. */
     d = fb_fallback_resume(&ch.fb, &req, t + S);
     assert_done(d, FB_STOP_EXHAUSTED);
-    assert_int_equal(req.attempts, 6);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 6);
 }
 
 static void fallback_without_retry_policy_one_attempt_per_provider(void **state) {
@@ -251,8 +282,8 @@ static void fallback_without_retry_policy_one_attempt_per_provider(void **state)
     assert_attempt(d, 1);
     d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 2 * S);
     assert_done(d, FB_STOP_EXHAUSTED);
-    assert_int_equal(req.attempts, 2);
-    assert_int_equal(req.retries, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 2);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 0);
 }
 
 static void fallback_zero_delay_retry_attempts_at_once(void **state) {
@@ -268,7 +299,7 @@ static void fallback_zero_delay_retry_attempts_at_once(void **state) {
     /* No WAIT of 0: the retry is the next ATTEMPT. */
     d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 1 * S);
     assert_attempt(d, 0);
-    assert_int_equal(req.retries, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 1);
 }
 
 static void fallback_non_retryable_outcome_falls_back_at_once(void **state) {
@@ -282,8 +313,8 @@ static void fallback_non_retryable_outcome_falls_back_at_once(void **state) {
     fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 0);
     d = fb_fallback_result(&ch.fb, &req, &TIMEOUT_NO_RETRY, FB_TIME_NONE, 1 * S);
     assert_attempt(d, 1);
-    assert_int_equal(req.retries, 0);
-    assert_int_equal(req.fallbacks, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->fallbacks, 1);
 }
 
 /* ---- breakers ---- */
@@ -301,8 +332,8 @@ static void fallback_open_breaker_skips_without_attempt(void **state) {
     /* via_fallback means "not the chain's primary": a skipped primary counts too,
      * but `fallbacks` counts only moves after a failed attempt */
     assert_true(d.via_fallback);
-    assert_int_equal(req.attempts, 1);
-    assert_int_equal(req.fallbacks, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->fallbacks, 0);
     assert_int_equal(fb_breaker_stats_get(&ch.br[0])->rejected, 1);
     d = fb_fallback_result(&ch.fb, &req, &OK, FB_TIME_NONE, 2 * S);
     assert_done(d, FB_STOP_SUCCESS);
@@ -350,9 +381,9 @@ static void fallback_breaker_asked_again_at_resume(void **state) {
     d = fb_fallback_resume(&ch.fb, &req, 200 * MS);
     assert_attempt(d, 1);
     assert_true(d.via_fallback);
-    assert_int_equal(req.attempts, 2);
-    assert_int_equal(req.retries, 0);
-    assert_int_equal(req.fallbacks, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 2);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->fallbacks, 1);
 }
 
 static void fallback_result_records_effect_into_breaker(void **state) {
@@ -452,7 +483,7 @@ static void fallback_cancel_releases_half_open_probe_trap_2(void **state) {
     /* The cancelled request is over. */
     d = fb_fallback_resume(&ch.fb, &r1, 10400 * MS);
     assert_done(d, FB_STOP_EXHAUSTED);
-    assert_int_equal(r1.attempts, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&r1)->attempts, 1);
 }
 
 static void fallback_cancel_reports_ignore_to_port(void **state) {
@@ -493,7 +524,7 @@ static void fallback_permanent_400_no_retry_no_fallback(void **state) {
     assert_int_equal(d.provider, 0);
     assert_false(d.degraded);
     assert_int_equal(d.last_outcome, FB_OUT_PERMANENT);
-    assert_int_equal(req.attempts, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 1);
     assert_int_equal(breaker_asked(&ch.br[1]), 0);
 }
 
@@ -515,7 +546,7 @@ static void fallback_policy_rejection_never_falls_back(void **state) {
     assert_done(d, FB_STOP_POLICY);
     assert_false(d.degraded);
     assert_int_equal(d.last_outcome, FB_OUT_POLICY);
-    assert_int_equal(req.attempts, 2);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 2);
     assert_int_equal(breaker_asked(&ch.br[1]), 0);
     assert_int_equal(breaker_asked(&ch.br[2]), 0);
 }
@@ -545,7 +576,7 @@ static void fallback_context_check_skips_32k_for_95k_prompt(void **state) {
     d = fb_fallback_result(&ch.fb, &req, &OK, FB_TIME_NONE, 2 * S);
     assert_done(d, FB_STOP_SUCCESS);
     assert_int_equal(d.provider, 2);
-    assert_int_equal(req.attempts, 2);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 2);
 }
 
 static void fallback_without_context_check_small_window_is_tried(void **state) {
@@ -565,7 +596,7 @@ static void fallback_without_context_check_small_window_is_tried(void **state) {
     assert_attempt(d, 2);
     d = fb_fallback_result(&ch.fb, &req, &OK, FB_TIME_NONE, 2 * S);
     assert_done(d, FB_STOP_SUCCESS);
-    assert_int_equal(req.attempts, 3);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 3);
 }
 
 static void fallback_context_length_error_skips_smaller_windows(void **state) {
@@ -584,7 +615,7 @@ static void fallback_context_length_error_skips_smaller_windows(void **state) {
     assert_attempt(d, 3);
     assert_int_equal(breaker_asked(&ch.br[1]), 0);
     assert_int_equal(breaker_asked(&ch.br[2]), 0);
-    assert_int_equal(req.attempts, 2);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 2);
 }
 
 static void fallback_context_length_error_unknown_window_counts_as_larger(void **state) {
@@ -672,7 +703,7 @@ static void fallback_ratelimit_wait_then_attempt_without_reacquiring(void **stat
     assert_int_equal(breaker_asked(&ch.br[0]), 0);
     d = fb_fallback_resume(&ch.fb, &req, 60 * S);
     assert_attempt(d, 0);
-    assert_int_equal(req.attempts, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 1);
     /* One reservation, not two: the next request waits one period, not two. */
     rl = fb_ratelimit_acquire(&ch.rl[0], 1000, 60 * S);
     assert_true(rl.admitted);
@@ -697,7 +728,7 @@ static void fallback_ratelimit_acquired_again_for_each_retry(void **state) {
     assert_wait(d, 0, 60 * S - 1100 * MS);
     d = fb_fallback_resume(&ch.fb, &req, 60 * S);
     assert_attempt(d, 0);
-    assert_int_equal(req.retries, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 1);
 }
 
 static void fallback_ratelimit_reject_skips_provider(void **state) {
@@ -751,7 +782,7 @@ static void fallback_deadline_passed_during_wait_ends_at_resume(void **state) {
     assert_done(d, FB_STOP_DEADLINE);
     assert_false(d.degraded);
     assert_int_equal(d.provider, 0);
-    assert_int_equal(req.attempts, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 1);
     assert_int_equal(breaker_asked(&ch.br[1]), 0);
 }
 
@@ -857,7 +888,7 @@ static void fallback_degraded_answer_when_all_breakers_open(void **state) {
     assert_false(d.via_fallback);
     assert_int_equal(d.last_outcome, FB_OUT_SUCCESS);
     assert_int_equal(d.provider, 2);
-    assert_int_equal(req.attempts, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 0);
 
     ch.cfg.degraded = false;
     chain_init(&ch);
@@ -968,7 +999,7 @@ static void fallback_invalid_order_override_ends_request(void **state) {
     assert_done(d, FB_STOP_EXHAUSTED);
     d = fb_fallback_begin(&ch.fb, &req, 1000, nine, 9, 0);
     assert_done(d, FB_STOP_EXHAUSTED);
-    assert_int_equal(req.attempts, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 0);
     for (int i = 0; i < 3; i++) assert_int_equal(breaker_asked(&ch.br[i]), 0);
 }
 
@@ -1076,8 +1107,8 @@ static void fallback_retry_budget_refusal_moves_to_fallback(void **state) {
     assert_attempt(d, 0);
     d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 1 * S);
     assert_attempt(d, 1);
-    assert_int_equal(req.retries, 0);
-    assert_int_equal(req.fallbacks, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->fallbacks, 1);
 
     /* The same request without the budget retries. */
     ch.cfg.budget = NULL;
@@ -1160,7 +1191,7 @@ static void fallback_result_without_attempt_ends_request(void **state) {
     assert_done(d, FB_STOP_EXHAUSTED);
     d = fb_fallback_resume(&ch.fb, &req, 1100 * MS);
     assert_done(d, FB_STOP_EXHAUSTED);
-    assert_int_equal(req.attempts, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 1);
 }
 
 static void fallback_resume_during_attempt_releases_permit(void **state) {
@@ -1258,7 +1289,7 @@ static void fallback_ratelimit_reservation_returned_when_breaker_rejects(void **
     trip(&ch.br[0], 55 * S); /* the breaker opens (for 10 s) while the request waits */
     d = fb_fallback_resume(&ch.fb, &req, 60 * S);
     assert_attempt(d, 1);
-    assert_int_equal(ch.rl[0].released, 1);
+    assert_int_equal(fb_ratelimit_stats_get(&ch.rl[0])->released, 1);
     /* the minute's request is free again: the next caller goes at once */
     fb_ratelimit_decision rl = fb_ratelimit_acquire(&ch.rl[0], 1000, 60 * S);
     assert_true(rl.admitted);
@@ -1277,7 +1308,7 @@ static void fallback_cancel_during_limiter_wait_returns_the_reservation(void **s
     fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 0);
     assert_wait(d, 0, 60 * S);
     fb_fallback_cancel(&ch.fb, &req, 10 * S);
-    assert_int_equal(ch.rl[0].released, 1);
+    assert_int_equal(fb_ratelimit_stats_get(&ch.rl[0])->released, 1);
     assert_int_equal(fb_ratelimit_acquire(&ch.rl[0], 1000, 60 * S).wait_us, 0);
 }
 
@@ -1287,6 +1318,7 @@ int main(void) {
         cmocka_unit_test(fallback_cancel_during_limiter_wait_returns_the_reservation),
         cmocka_unit_test(fallback_primary_success),
         cmocka_unit_test(fallback_primary_503_retries_then_fallback_succeeds),
+        cmocka_unit_test(fallback_request_stats_get_follows_the_request_and_restarts_with_begin),
         cmocka_unit_test(fallback_retry_state_is_fresh_for_each_provider),
         cmocka_unit_test(fallback_every_provider_visited_once),
         cmocka_unit_test(fallback_without_retry_policy_one_attempt_per_provider),

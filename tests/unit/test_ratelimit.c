@@ -212,6 +212,41 @@ static void ratelimit_init_validates_config(void **state) {
     assert_int_equal(rl.cfg.wait_us_max, 60 * S);
 }
 
+static void bucket_capacity_is_the_configured_size_and_zero_when_off(void **state) {
+    (void)state;
+    fb_bucket b;
+    assert_int_equal(fb_bucket_init(&b, 10, S, 0), FB_OK);
+    assert_int_equal(fb_bucket_capacity(&b), 10);
+    assert_true(fb_bucket_take(&b, 10, 0));
+    fb_bucket_reserve(&b, 5, 0); /* in debt: the capacity does not move */
+    assert_int_equal(fb_bucket_capacity(&b), 10);
+    fb_ratelimit rl;
+    fb_ratelimit_config c = {.requests_per_min = 60};
+    assert_int_equal(fb_ratelimit_init(&rl, &c, 0), FB_OK);
+    assert_int_equal(fb_bucket_capacity(&rl.requests), 60);
+    assert_int_equal(fb_bucket_capacity(&rl.tokens), 0); /* no token limit */
+}
+
+static void ratelimit_stats_get_counts_every_decision(void **state) {
+    (void)state;
+    /* 2 requests per minute, waits up to 30 s: one every 30 s once the burst is spent. */
+    fb_ratelimit rl;
+    fb_ratelimit_config c = {.requests_per_min = 2, .wait_us_max = 30 * S};
+    assert_int_equal(fb_ratelimit_init(&rl, &c, 0), FB_OK);
+    const fb_ratelimit_stats *st = fb_ratelimit_stats_get(&rl);
+    assert_int_equal(st->admitted + st->delayed + st->rejected + st->released, 0);
+    assert_int_equal(fb_ratelimit_acquire(&rl, 0, 0).wait_us, 0);
+    assert_int_equal(fb_ratelimit_acquire(&rl, 0, 0).wait_us, 0);
+    assert_int_equal(fb_ratelimit_acquire(&rl, 0, 0).wait_us, 30 * S); /* admitted, delayed */
+    assert_false(fb_ratelimit_acquire(&rl, 0, 0).admitted);            /* would wait 60 s */
+    fb_ratelimit_release(&rl, 0, 0);
+    assert_ptr_equal(fb_ratelimit_stats_get(&rl), st);
+    assert_int_equal(st->admitted, 3);
+    assert_int_equal(st->delayed, 1);
+    assert_int_equal(st->rejected, 1);
+    assert_int_equal(st->released, 1);
+}
+
 static void ratelimit_without_limits_admits_everything_now(void **state) {
     (void)state;
     fb_ratelimit rl;
@@ -221,8 +256,8 @@ static void ratelimit_without_limits_admits_everything_now(void **state) {
         assert_true(d.admitted);
         assert_int_equal(d.wait_us, 0);
     }
-    assert_int_equal(rl.admitted, 1000);
-    assert_int_equal(rl.delayed, 0);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->admitted, 1000);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->delayed, 0);
 }
 
 static void ratelimit_wait_mode_reserves_and_returns_growing_waits(void **state) {
@@ -244,9 +279,9 @@ static void ratelimit_wait_mode_reserves_and_returns_growing_waits(void **state)
     /* 250 ms later the queue ahead has shrunk by a quarter of a request. */
     d = fb_ratelimit_acquire(&rl, 0, 250 * MS);
     assert_int_equal(d.wait_us, 2750 * MS);
-    assert_int_equal(rl.admitted, 63);
-    assert_int_equal(rl.delayed, 3);
-    assert_int_equal(rl.rejected, 0);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->admitted, 63);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->delayed, 3);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->rejected, 0);
 }
 
 static void ratelimit_wait_mode_rejects_beyond_wait_max_and_takes_nothing(void **state) {
@@ -264,9 +299,9 @@ static void ratelimit_wait_mode_rejects_beyond_wait_max_and_takes_nothing(void *
     fb_ratelimit_decision d = fb_ratelimit_acquire(&rl, 0, 500 * MS);
     assert_true(d.admitted);
     assert_int_equal(d.wait_us, 1500 * MS);
-    assert_int_equal(rl.admitted, 62);
-    assert_int_equal(rl.delayed, 2);
-    assert_int_equal(rl.rejected, 2);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->admitted, 62);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->delayed, 2);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->rejected, 2);
 }
 
 static void ratelimit_wait_is_the_larger_of_the_two_buckets(void **state) {
@@ -300,8 +335,8 @@ static void ratelimit_rejects_requests_larger_than_the_token_capacity(void **sta
         assert_int_equal(fb_bucket_available(&rl.requests, 0), 60);
         assert_int_equal(fb_bucket_available(&rl.tokens, 0), 1000);
         assert_true(fb_ratelimit_acquire(&rl, 1000, 0).admitted);
-        assert_int_equal(rl.rejected, 1);
-        assert_int_equal(rl.admitted, 1);
+        assert_int_equal(fb_ratelimit_stats_get(&rl)->rejected, 1);
+        assert_int_equal(fb_ratelimit_stats_get(&rl)->admitted, 1);
     }
 }
 
@@ -324,9 +359,9 @@ static void ratelimit_reject_mode_admits_only_when_both_are_available_now(void *
     /* A request refills every 30 s, to the microsecond. */
     assert_false(fb_ratelimit_acquire(&rl, 0, 30 * S - 1).admitted);
     assert_true(fb_ratelimit_acquire(&rl, 0, 30 * S).admitted);
-    assert_int_equal(rl.admitted, 3);
-    assert_int_equal(rl.rejected, 3);
-    assert_int_equal(rl.delayed, 0);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->admitted, 3);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->rejected, 3);
+    assert_int_equal(fb_ratelimit_stats_get(&rl)->delayed, 0);
 }
 
 static void ratelimit_negative_tokens_count_as_zero(void **state) {
@@ -364,6 +399,8 @@ int main(void) {
         cmocka_unit_test(bucket_reserve_saturates_instead_of_wrapping),
         cmocka_unit_test(bucket_refund_gives_back_but_never_above_capacity),
         cmocka_unit_test(ratelimit_init_validates_config),
+        cmocka_unit_test(bucket_capacity_is_the_configured_size_and_zero_when_off),
+        cmocka_unit_test(ratelimit_stats_get_counts_every_decision),
         cmocka_unit_test(ratelimit_without_limits_admits_everything_now),
         cmocka_unit_test(ratelimit_wait_mode_reserves_and_returns_growing_waits),
         cmocka_unit_test(ratelimit_wait_mode_rejects_beyond_wait_max_and_takes_nothing),

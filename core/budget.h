@@ -1,0 +1,81 @@
+/*
+ * budget.h - retry budgets: how many retries a client may make across requests.
+ *
+ * A budget is shared by many requests (per client or per provider) so that
+ * an outage does not multiply the load. TOKEN_BUCKET is gRPC A6 retry
+ * throttling, QUOTA the AWS SDKs' standard-mode retry quota, NONE always
+ * allows. fb_retry_next() reports failures and withdraws; the caller reports
+ * successes with fb_budget_on_success(). See docs/budget.md.
+ */
+#ifndef FB_BUDGET_H
+#define FB_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "classify.h"
+#include "fb.h"
+
+struct fb_retry_state; /* retry.h: a request's retry state, read on success */
+
+typedef enum fb_budget_kind {
+    FB_BUDGET_NONE = 0,
+    FB_BUDGET_TOKEN_BUCKET, /* gRPC A6 retry throttling */
+    FB_BUDGET_QUOTA         /* AWS SDK standard-mode retry quota */
+} fb_budget_kind;
+
+typedef struct fb_budget_config {
+    fb_budget_kind kind;
+    /* TOKEN_BUCKET: starts at max_tokens; a retryable failure costs 1 (floor
+     * 0), a success adds `ratio` (3 decimals, as gRPC; never above max); a
+     * retry is allowed only while tokens > max / 2 and costs nothing more. */
+    double max_tokens; /* default 10 */
+    double ratio;      /* default 0.1 */
+    /* QUOTA: starts at capacity; a retry takes retry_cost (timeout_cost after
+     * a timeout) and is refused when fewer are left; a success refunds what
+     * its request's last retry took, or no_retry_refund when it took none;
+     * never above capacity. */
+    uint32_t capacity;        /* default 500 */
+    uint32_t retry_cost;      /* default 5 */
+    uint32_t timeout_cost;    /* default 10 */
+    uint32_t no_retry_refund; /* default 1 */
+} fb_budget_config;
+
+typedef struct fb_budget_stats {
+    uint64_t allowed; /* retries granted */
+    uint64_t refused; /* retries refused */
+} fb_budget_stats;
+
+typedef struct fb_budget {
+    /* private: use the functions below */
+    fb_budget_config cfg;
+    double tokens;     /* TOKEN_BUCKET */
+    int64_t available; /* QUOTA */
+    /* The anonymous struct keeps the old field names readable until sim/sim.c
+     * reads fb_budget_stats_get(); remove it then. */
+    union {
+        fb_budget_stats stats;
+        struct {
+            uint64_t allowed, refused;
+        };
+    };
+} fb_budget;
+
+int fb_budget_init(fb_budget *b, const fb_budget_config *cfg);
+/* May a retry after an outcome `o` be made? Charges the budget when yes. */
+bool fb_budget_withdraw(fb_budget *b, fb_outcome o);
+/* What a QUOTA withdrawal after outcome `o` takes; 0 for the other kinds. */
+uint32_t fb_budget_cost(const fb_budget *b, fb_outcome o);
+/* A request ended with a success; `s` is its retry state (NULL: it needed no retry). */
+void fb_budget_on_success(fb_budget *b, const struct fb_retry_state *s);
+/* An attempt failed with a retryable outcome (TOKEN_BUCKET charges 1). */
+void fb_budget_on_failure(fb_budget *b, fb_outcome o);
+
+/* Withdrawals granted and refused since init. */
+const fb_budget_stats *fb_budget_stats_get(const fb_budget *b);
+/* TOKEN_BUCKET: the tokens left, to 3 decimals. */
+double fb_budget_tokens(const fb_budget *b);
+/* QUOTA: the units left. */
+int64_t fb_budget_available(const fb_budget *b);
+
+#endif /* FB_BUDGET_H */

@@ -1,0 +1,217 @@
+/*
+ * test_budget.c - retry budgets on their own: gRPC A6 token bucket, AWS quota.
+ *
+ * How fb_retry_next() charges a budget is tested in test_retry.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "core/budget.h"
+#include "core/retry.h"
+
+static fb_budget budget(fb_budget_config cfg) {
+    fb_budget b;
+    assert_int_equal(fb_budget_init(&b, &cfg), FB_OK);
+    return b;
+}
+
+static void budget_none_always_allows(void **state) {
+    (void)state;
+    fb_budget b;
+    assert_int_equal(fb_budget_init(&b, NULL), FB_OK);
+    for (int i = 0; i < 100; i++) {
+        fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+        assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    }
+    assert_int_equal(fb_budget_stats_get(&b)->allowed, 100);
+    assert_int_equal(fb_budget_stats_get(&b)->refused, 0);
+}
+
+static void budget_init_rejects_impossible_config(void **state) {
+    (void)state;
+    fb_budget b;
+    fb_budget_config c = {.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 1001};
+    assert_int_equal(fb_budget_init(&b, &c), FB_ERANGE);
+    c = (fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .ratio = -0.5};
+    assert_int_equal(fb_budget_init(&b, &c), FB_ERANGE);
+    c = (fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .ratio = 0.0001};
+    assert_int_equal(fb_budget_init(&b, &c), FB_ERANGE);
+    c = (fb_budget_config){.kind = (fb_budget_kind)5};
+    assert_int_equal(fb_budget_init(&b, &c), FB_EINVAL);
+    c = (fb_budget_config){.kind = FB_BUDGET_QUOTA};
+    assert_int_equal(fb_budget_init(&b, &c), FB_OK);
+    assert_int_equal(fb_budget_available(&b), 500);
+    assert_int_equal(b.cfg.retry_cost, 5);
+    assert_int_equal(b.cfg.timeout_cost, 10);
+    assert_int_equal(b.cfg.no_retry_refund, 1);
+}
+
+static void budget_token_bucket_starts_full_and_retries_cost_nothing(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET});
+    assert_true(fb_budget_tokens(&b) == 10.0);
+    for (int i = 0; i < 50; i++) assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_true(fb_budget_tokens(&b) == 10.0);
+}
+
+static void budget_token_bucket_needs_strictly_more_than_half_grpc_a6(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 10});
+    for (int i = 0; i < 4; i++) fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+    assert_true(fb_budget_tokens(&b) == 6.0);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+    assert_true(fb_budget_tokens(&b) == 5.0); /* exactly max / 2: refused */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    fb_budget_on_success(&b, NULL);
+    assert_true(fb_budget_tokens(&b) == 5.1);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_int_equal(fb_budget_stats_get(&b)->allowed, 2);
+    assert_int_equal(fb_budget_stats_get(&b)->refused, 1);
+}
+
+static void budget_token_bucket_failure_floors_at_zero(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 3});
+    for (int i = 0; i < 10; i++) fb_budget_on_failure(&b, FB_OUT_TIMEOUT);
+    assert_true(fb_budget_tokens(&b) == 0.0);
+    fb_budget_on_success(&b, NULL);
+    assert_true(fb_budget_tokens(&b) == 0.1);
+}
+
+static void budget_token_bucket_success_adds_ratio_up_to_max(void **state) {
+    (void)state;
+    fb_budget b =
+        budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 10, .ratio = 0.1});
+    for (int i = 0; i < 5; i++) fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+    /* Ten additions of 0.1 are exactly one token: counts are kept in thousandths. */
+    for (int i = 0; i < 10; i++) fb_budget_on_success(&b, NULL);
+    assert_true(fb_budget_tokens(&b) == 6.0);
+    for (int i = 0; i < 1000; i++) fb_budget_on_success(&b, NULL);
+    assert_true(fb_budget_tokens(&b) == 10.0);
+}
+
+static void budget_token_bucket_ignores_success_and_cancel_as_failures(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET});
+    fb_budget_on_failure(&b, FB_OUT_SUCCESS);
+    fb_budget_on_failure(&b, FB_OUT_CANCELLED);
+    assert_true(fb_budget_tokens(&b) == 10.0);
+}
+
+static void budget_quota_withdraws_retry_cost_and_more_after_timeout(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA});
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_int_equal(fb_budget_available(&b), 495);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TIMEOUT));
+    assert_int_equal(fb_budget_available(&b), 485);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_RATE_LIMITED));
+    assert_int_equal(fb_budget_available(&b), 480);
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT); /* a quota charges retries, not failures */
+    assert_int_equal(fb_budget_available(&b), 480);
+}
+
+static void budget_quota_refuses_when_not_enough_is_left(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 14});
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT)); /* 9 */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TIMEOUT));  /* needs 10 */
+    assert_int_equal(fb_budget_available(&b), 9);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT)); /* 4 */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_int_equal(fb_budget_available(&b), 4);
+    assert_int_equal(fb_budget_stats_get(&b)->allowed, 2);
+    assert_int_equal(fb_budget_stats_get(&b)->refused, 2);
+}
+
+static void budget_quota_refunds_no_retry_refund_without_retries(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100});
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    fb_retry_state clean; /* one attempt, no retry: nothing withdrawn */
+    fb_retry_begin(&clean, 0);
+    fb_retry_attempt(&clean, 0);
+    fb_budget_on_success(&b, &clean);
+    assert_int_equal(fb_budget_available(&b), 96);
+    fb_budget_on_success(&b, NULL);
+    assert_int_equal(fb_budget_available(&b), 97);
+}
+
+static void budget_quota_never_refills_above_capacity(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 20});
+    fb_budget_on_success(&b, NULL);
+    assert_int_equal(fb_budget_available(&b), 20);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    fb_retry_state s = {.attempt = 3, .budget_withdrawn = 10};
+    fb_budget_on_success(&b, &s);
+    assert_int_equal(fb_budget_available(&b), 20);
+}
+
+static void budget_stats_get_counts_every_withdrawal_and_nothing_else(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 12});
+    const fb_budget_stats *st = fb_budget_stats_get(&b);
+    assert_int_equal(st->allowed, 0);
+    assert_int_equal(st->refused, 0);
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT); /* failures and successes are not withdrawals */
+    fb_budget_on_success(&b, NULL);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));  /* 7 left */
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));  /* 2 left */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT)); /* needs 5 */
+    assert_ptr_equal(fb_budget_stats_get(&b), st);          /* a view, not a copy */
+    assert_int_equal(st->allowed, 2);
+    assert_int_equal(st->refused, 1);
+    assert_int_equal(fb_budget_init(&b, NULL), FB_OK);
+    assert_int_equal(fb_budget_stats_get(&b)->allowed + fb_budget_stats_get(&b)->refused, 0);
+}
+
+static void budget_cost_is_what_a_quota_withdrawal_takes(void **state) {
+    (void)state;
+    fb_budget q = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA});
+    assert_int_equal(fb_budget_cost(&q, FB_OUT_TRANSIENT), 5);
+    assert_int_equal(fb_budget_cost(&q, FB_OUT_RATE_LIMITED), 5);
+    assert_int_equal(fb_budget_cost(&q, FB_OUT_TIMEOUT), 10);
+    assert_int_equal(fb_budget_available(&q), 500); /* asking costs nothing */
+    q = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .retry_cost = 3, .timeout_cost = 7});
+    assert_int_equal(fb_budget_cost(&q, FB_OUT_TRANSIENT), 3);
+    assert_int_equal(fb_budget_cost(&q, FB_OUT_TIMEOUT), 7);
+    fb_budget t = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET});
+    assert_int_equal(fb_budget_cost(&t, FB_OUT_TIMEOUT), 0);
+    fb_budget n = budget((fb_budget_config){.kind = FB_BUDGET_NONE});
+    assert_int_equal(fb_budget_cost(&n, FB_OUT_TRANSIENT), 0);
+}
+
+static void budget_levels_start_at_the_rounded_maximum(void **state) {
+    (void)state;
+    fb_budget t = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 7.0004});
+    assert_true(fb_budget_tokens(&t) == 7.0); /* 3 decimals, as gRPC */
+    t = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 2.5});
+    assert_true(fb_budget_tokens(&t) == 2.5);
+    fb_budget q = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 42});
+    assert_int_equal(fb_budget_available(&q), 42);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(budget_none_always_allows),
+        cmocka_unit_test(budget_init_rejects_impossible_config),
+        cmocka_unit_test(budget_token_bucket_starts_full_and_retries_cost_nothing),
+        cmocka_unit_test(budget_token_bucket_needs_strictly_more_than_half_grpc_a6),
+        cmocka_unit_test(budget_token_bucket_failure_floors_at_zero),
+        cmocka_unit_test(budget_token_bucket_success_adds_ratio_up_to_max),
+        cmocka_unit_test(budget_token_bucket_ignores_success_and_cancel_as_failures),
+        cmocka_unit_test(budget_quota_withdraws_retry_cost_and_more_after_timeout),
+        cmocka_unit_test(budget_quota_refuses_when_not_enough_is_left),
+        cmocka_unit_test(budget_quota_refunds_no_retry_refund_without_retries),
+        cmocka_unit_test(budget_quota_never_refills_above_capacity),
+        cmocka_unit_test(budget_stats_get_counts_every_withdrawal_and_nothing_else),
+        cmocka_unit_test(budget_cost_is_what_a_quota_withdrawal_takes),
+        cmocka_unit_test(budget_levels_start_at_the_rounded_maximum),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
