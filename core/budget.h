@@ -51,14 +51,7 @@ typedef struct fb_budget {
     fb_budget_config cfg;
     double tokens;     /* TOKEN_BUCKET */
     int64_t available; /* QUOTA */
-    /* The anonymous struct keeps the old field names readable until sim/sim.c
-     * reads fb_budget_stats_get(); remove it then. */
-    union {
-        fb_budget_stats stats;
-        struct {
-            uint64_t allowed, refused;
-        };
-    };
+    fb_budget_stats stats;
 } fb_budget;
 
 int fb_budget_init(fb_budget *b, const fb_budget_config *cfg);

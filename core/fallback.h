@@ -123,14 +123,7 @@ typedef struct fb_fallback_request {
     uint8_t attempted;     /* providers attempted (bit set of provider indices) */
     uint32_t window_floor; /* after a context-length error: skip windows <= this */
     uint32_t tokens_needed;
-    /* The anonymous struct keeps the old field names readable until sim/sim.c
-     * reads fb_fallback_request_stats_get(); remove it then. */
-    union {
-        fb_fallback_request_stats stats;
-        struct {
-            uint32_t attempts, retries, fallbacks;
-        };
-    };
+    fb_fallback_request_stats stats;
     bool retried;
     bool resume;
     fb_outcome last_outcome;

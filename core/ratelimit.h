@@ -65,14 +65,7 @@ typedef struct fb_ratelimit {
     fb_ratelimit_config cfg;
     fb_bucket requests;
     fb_bucket tokens;
-    /* The anonymous struct keeps the old field names readable until sim/sim.c
-     * reads fb_ratelimit_stats_get(); remove it then. */
-    union {
-        fb_ratelimit_stats stats;
-        struct {
-            uint64_t admitted, delayed, rejected, released;
-        };
-    };
+    fb_ratelimit_stats stats;
 } fb_ratelimit;
 
 typedef struct fb_ratelimit_decision {

@@ -82,8 +82,9 @@ void stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
 
 /* The request's policy is done with it: its retries and fallbacks. */
 void stat_policy(sim *s, const req *r) {
-    s->sum->retries += r->fr.retries; /* TODO(getters) */
-    s->sum->fallbacks += r->fr.fallbacks;
+    const fb_fallback_request_stats *st = fb_fallback_request_stats_get(&r->fr);
+    s->sum->retries += st->retries;
+    s->sum->fallbacks += st->fallbacks;
 }
 
 /* An answer failed after its first token reached the user. */
@@ -226,9 +227,10 @@ static void add_core_counts(sim *s, uint32_t p) {
     const sim_provider_policy *pp = &s->pol->per_provider[p];
     if (pp->has_ratelimit) {
         for (uint32_t k = 0; k < s->npods; k++) {
-            const fb_ratelimit *rl = &s->limiters[(size_t)k * s->P + p]; /* TODO(getters) */
-            ps->limiter_waits += rl->delayed;
-            ps->limiter_rejections += rl->rejected;
+            const fb_ratelimit_stats *st =
+                fb_ratelimit_stats_get(&s->limiters[(size_t)k * s->P + p]);
+            ps->limiter_waits += st->delayed;
+            ps->limiter_rejections += st->rejected;
         }
     }
     if (pp->has_breaker && s->pol->breaker_scope == SIM_SCOPE_SHARED) {
@@ -251,7 +253,7 @@ void stat_finalize(sim *s) {
     }
     if (s->pol->budget.kind != FB_BUDGET_NONE)
         for (uint32_t k = 0; k < s->npods; k++)
-            sum->budget_refusals += s->pods[k].budget.refused /* TODO(getters) */;
+            sum->budget_refusals += fb_budget_stats_get(&s->pods[k].budget)->refused;
     for (uint32_t i = 0; i < sum->fault_count; i++) {
         sim_fault_summary *f = &sum->faults[i];
         if (!f->recovered) f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;
