@@ -1,30 +1,105 @@
 #!/bin/sh
-# tests/checksrc.sh - enforce the house rules a compiler does not.
-#   core/, sim/, reports/: no OS clock, no sleep, no libc random.
-#   core/: no allocation; headers include only <stdint.h> <stdbool.h> <stddef.h>
-#          (and other core headers).
-cd "$(dirname "$0")/.." || exit 2
-status=0
-fail() { echo "checksrc: $*"; status=1; }
+# tests/checksrc.sh [ROOT] - the house rules a compiler does not enforce. Each
+# violation prints as FILE:LINE: what; the exit status is 1 when there is one.
+#
+#   1. Layering (docs/architecture.md): which folder may include which.
+#   2. Only cli/ talks to the terminal: no stdout, stderr, printf, puts, perror
+#      elsewhere (libraries return messages or take a log callback).
+#   3. Determinism: no OS clock, sleep or libc random in core/, sim/, reports/, sweep/.
+#   4. core/ allocates nothing, and its headers include only <stdint.h>,
+#      <stdbool.h>, <stddef.h> (and other core headers).
+#   5. No function over 70 lines, unless the line just above its first line
+#      is a comment starting "/* long:" that says why.
+cd "${1:-$(dirname "$0")/..}" || exit 2
+LIMIT=70
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 
-banned='\b(clock_gettime|gettimeofday|time|clock|sleep|usleep|nanosleep|rand|srand|random|srandom|drand48|lrand48|rand_r|arc4random|getrandom)[[:space:]]*\('
-for f in core/*.[ch] sim/*.[ch] reports/*.[ch]; do
-    [ -f "$f" ] || continue
-    # Strip // and /* */ comments and string literals before matching.
-    hits=$(sed -e 's|//.*||' -e 's|/\*.*\*/||g' -e 's|"[^"]*"|""|g' "$f" |
-        grep -nE "$banned" | grep -vE '^[0-9]+:[[:space:]]*\*')
-    [ -n "$hits" ] && fail "$f: banned clock/sleep/random call: $hits"
+# The include table: a folder, then the project headers it may include
+# (a folder name allows the whole folder; a path allows one header).
+allowed() {
+    case $1 in
+    core) echo "core" ;;
+    sim) echo "core sim" ;;
+    live) echo "core sim live" ;;
+    mockserver) echo "core mockserver sim/scenario.h sim/fault.h sim/dist.h" ;;
+    reports) echo "core sim reports" ;;
+    sweep) echo "core sim reports sweep" ;;
+    cli) echo "*" ;;
+    esac
+}
+
+MODULES="core sim live mockserver reports sweep cli"
+
+# Source without comments and string literals (line numbers kept), for the greps.
+strip() {
+    sed -e 's|//.*||' -e 's|/\*.*\*/||g' -e 's#"\([^"\\]\|\\.\)*"#""#g' \
+        -e 's/__attribute__((format(printf[^)]*)))//g' "$1" |
+        awk '{ if (c) { if (sub(/.*\*\//, "")) c = 0; else $0 = "" }
+               if (!c && match($0, /\/\*/)) { $0 = substr($0, 1, RSTART - 1); c = 1 }
+               print }'
+}
+
+for dir in $MODULES; do
+    [ -d "$dir" ] || continue
+    ok=$(allowed "$dir")
+    for f in "$dir"/*.[ch]; do
+        [ -f "$f" ] || continue
+        # 1. includes
+        if [ "$ok" != "*" ]; then
+            grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" |
+                sed 's|^\([0-9]*\):.*"\(.*\)".*|\1 \2|' |
+                while read -r line inc; do
+                    top=${inc%%/*}
+                    [ "$top" = "$inc" ] && continue # a header beside the file
+                    pass=0
+                    for a in $ok; do [ "$a" = "$top" ] || [ "$a" = "$inc" ] && pass=1; done
+                    [ $pass = 1 ] || echo "$f:$line: $dir/ may not include $inc (allowed: $ok)"
+                done >>"$out"
+        fi
+        # 2. printing
+        if [ "$dir" != cli ]; then
+            strip "$f" | grep -nE '\b(stdout|stderr|printf|puts|putchar|perror|vprintf)\b' |
+                sed "s|^\([0-9]*\):.*|$f:\1: prints to the terminal (only cli/ may)|" >>"$out"
+        fi
+        # 3. clocks, sleeps, randomness
+        case $dir in core | sim | reports | sweep)
+            strip "$f" | grep -nE '\b(clock_gettime|gettimeofday|time|clock|sleep|usleep|nanosleep|rand|srand|random|srandom|drand48|lrand48|rand_r|arc4random|getrandom)[[:space:]]*\(' |
+                sed "s|^\([0-9]*\):.*|$f:\1: reads the OS clock, sleeps or uses libc random|" >>"$out"
+            ;;
+        esac
+        # 4. core purity
+        if [ "$dir" = core ]; then
+            strip "$f" | grep -nE '\b(malloc|calloc|realloc|free|strdup|strndup|aligned_alloc)[[:space:]]*\(' |
+                sed "s|^\([0-9]*\):.*|$f:\1: allocates (core/ never does)|" >>"$out"
+            case $f in *.h)
+                grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<' "$f" |
+                    grep -vE '<(stdint|stdbool|stddef)\.h>' |
+                    sed "s|^\([0-9]*\):.*|$f:\1: core headers include only stdint.h, stdbool.h, stddef.h|" >>"$out"
+                ;;
+            esac
+        fi
+        # 5. function length: a definition starts at column 0 and ends at the first "}" there
+        case $f in *.c)
+            awk -v f="$f" -v limit=$LIMIT '
+                start == 0 && sig == 0 && /^[A-Za-z_][^;=]*\(/ && !/^(typedef|struct|enum|union|#)/ {
+                    sig = FNR; above = prev }
+                sig && start == 0 && /;[[:space:]]*$/ { sig = 0 }
+                sig && start == 0 && /\{[[:space:]]*$/ { start = sig }
+                start && /^}/ {
+                    n = FNR - start + 1
+                    if (n > limit && above !~ /^\/\* long:/)
+                        printf "%s:%d: function of %d lines (over %d; a \"/* long: why */\" line above excuses it)\n", f, start, n, limit
+                    start = 0; sig = 0 }
+                { prev = $0 }' "$f" >>"$out"
+            ;;
+        esac
+    done
 done
-for f in core/*.[ch]; do
-    [ -f "$f" ] || continue
-    hits=$(sed -e 's|//.*||' -e 's|"[^"]*"|""|g' "$f" | grep -nE '\b(malloc|calloc|realloc|free|strdup|strndup|aligned_alloc)[[:space:]]*\(')
-    [ -n "$hits" ] && fail "$f: allocation in core: $hits"
-done
-for f in core/*.h; do
-    [ -f "$f" ] || continue
-    hits=$(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*<' "$f" |
-        grep -vE '<(stdint|stdbool|stddef)\.h>')
-    [ -n "$hits" ] && fail "$f: core headers may include only stdint/stdbool/stddef: $hits"
-done
-if [ $status -eq 0 ]; then echo "checksrc: ok"; fi
-exit $status
+
+if [ -s "$out" ]; then
+    sed 's/^/checksrc: /' "$out"
+    echo "checksrc: $(wc -l <"$out") violation(s)"
+    exit 1
+fi
+echo "checksrc: ok"
