@@ -1,0 +1,522 @@
+/*
+ * load_json.c - the loader's footing: errors with their JSON path, the
+ * did-you-mean, key checks, typed getters, units and distributions.
+ *
+ * Every getter pushes its key onto the path before it complains, so that a
+ * message always reads "file: providers[0].latency.ttft: ...".
+ */
+#include "sim/loadint.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors and paths ---- */
+
+int ld_fail(pctx *P, const char *fmt, ...) {
+    va_list ap;
+    if (P->err->msg[0] != '\0') return FB_EINVAL; /* keep the first error */
+    snprintf(P->err->path, sizeof P->err->path, "%s", P->path);
+    va_start(ap, fmt);
+    vsnprintf(P->err->msg, sizeof P->err->msg, fmt, ap);
+    va_end(ap);
+    return FB_EINVAL;
+}
+
+size_t ld_push_key(pctx *P, const char *key) {
+    size_t old = P->len;
+    int n = snprintf(P->path + P->len, sizeof P->path - P->len, "%s%s", P->len ? "." : "", key);
+    if (n > 0) P->len = P->len + (size_t)n < sizeof P->path ? P->len + (size_t)n : P->len;
+    return old;
+}
+
+size_t ld_push_index(pctx *P, size_t i) {
+    size_t old = P->len;
+    int n = snprintf(P->path + P->len, sizeof P->path - P->len, "[%zu]", i);
+    if (n > 0) P->len = P->len + (size_t)n < sizeof P->path ? P->len + (size_t)n : P->len;
+    return old;
+}
+
+void ld_pop(pctx *P, size_t old) {
+    P->len = old;
+    P->path[old] = '\0';
+}
+
+static void line_col(const char *text, size_t off, int *line, int *col) {
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && text[i]; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+cJSON *ld_parse_json(const char *text, size_t len, sim_error *err) {
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (root == NULL) {
+        int line, col;
+        line_col(text, end && end >= text ? (size_t)(end - text) : 0, &line, &col);
+        snprintf(err->msg, sizeof err->msg, "invalid JSON at line %d, column %d", line, col);
+    }
+    return root;
+}
+
+/* ---- names and keys ---- */
+
+static size_t edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    size_t row[64];
+    if (la >= 63 || lb >= 63) return 99;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+            size_t best = diag + cost;
+            if (row[j] + 1 < best) best = row[j] + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *ld_suggest(const char *word, const char *const *names) {
+    const char *best = NULL;
+    size_t best_d = 99;
+    for (size_t i = 0; names[i]; i++) {
+        size_t d = edit_distance(word, names[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    size_t limit = strlen(word) <= 4 ? 1 : strlen(word) <= 8 ? 2 : 3;
+    return best_d <= limit ? best : NULL;
+}
+
+const char *ld_type_name(const cJSON *v) {
+    if (cJSON_IsString(v)) return "a string";
+    if (cJSON_IsNumber(v)) return "a number";
+    if (cJSON_IsBool(v)) return "a boolean";
+    if (cJSON_IsNull(v)) return "null";
+    if (cJSON_IsArray(v)) return "an array";
+    if (cJSON_IsObject(v)) return "an object";
+    return "invalid";
+}
+
+const cJSON *ld_field(const cJSON *obj, const char *key) {
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* A "description" (allowed on most objects) is always a string. */
+static int check_description(pctx *P, const cJSON *obj) {
+    const cJSON *d = ld_field(obj, "description");
+    if (d == NULL || cJSON_IsString(d)) return FB_OK;
+    size_t old = ld_push_key(P, "description");
+    int rc = ld_fail(P, "expected a string, got %s", ld_type_name(d));
+    ld_pop(P, old);
+    return rc;
+}
+
+int ld_check_keys(pctx *P, const cJSON *obj, const char *const *allowed) {
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        bool known = false;
+        for (size_t i = 0; allowed[i]; i++)
+            if (strcmp(it->string, allowed[i]) == 0) known = true;
+        if (known) continue;
+        size_t old = ld_push_key(P, it->string);
+        const char *s = ld_suggest(it->string, allowed);
+        int rc = s ? ld_fail(P, "unknown key '%s' (did you mean '%s'?)", it->string, s)
+                   : ld_fail(P, "unknown key '%s'", it->string);
+        ld_pop(P, old);
+        return rc;
+    }
+    return check_description(P, obj);
+}
+
+int ld_need_object(pctx *P, const cJSON *v) {
+    return cJSON_IsObject(v) ? FB_OK : ld_fail(P, "expected an object, got %s", ld_type_name(v));
+}
+
+int ld_need_key(pctx *P, const cJSON *obj, const char *key) {
+    if (ld_field(obj, key)) return FB_OK;
+    return ld_fail(P, "missing required key '%s'", key);
+}
+
+int ld_check_object(pctx *P, const cJSON *v, const char *const *keys, const char *const *required) {
+    int rc = ld_need_object(P, v);
+    if (rc == FB_OK) rc = ld_check_keys(P, v, keys);
+    for (size_t i = 0; rc == FB_OK && required && required[i]; i++)
+        rc = ld_need_key(P, v, required[i]);
+    return rc;
+}
+
+int ld_check_name(pctx *P, const char *key, const char *name) {
+    if (name[0] != '\0' && strspn(name, LD_NAME_CHARS) == strlen(name)) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = ld_fail(P,
+                     "\"%s\": use letters, digits, '-', '_' and '.' only (names appear in file "
+                     "names, CSV headers and metric names)",
+                     name);
+    ld_pop(P, old);
+    return rc;
+}
+
+/* ---- walking ---- */
+
+static int need_array(pctx *P, const cJSON *v) {
+    return cJSON_IsArray(v) ? FB_OK : ld_fail(P, "expected an array, got %s", ld_type_name(v));
+}
+
+int ld_key(pctx *P, const cJSON *obj, const char *key, ld_parse_fn parse, void *out) {
+    const cJSON *v = ld_field(obj, key);
+    if (v == NULL) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = parse(P, v, out);
+    ld_pop(P, old);
+    return rc;
+}
+
+int ld_array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn item, void *out,
+             uint32_t *count) {
+    int rc = need_array(P, v);
+    uint32_t i = 0;
+    for (const cJSON *e = rc == FB_OK ? v->child : NULL; rc == FB_OK && e; e = e->next, i++) {
+        size_t old = ld_push_index(P, i);
+        rc = i < cap ? item(P, e, i, out) : ld_fail(P, "at most %u %s", cap, what);
+        if (rc == FB_OK) *count = i + 1;
+        ld_pop(P, old);
+    }
+    return rc;
+}
+
+/* ---- units ---- */
+
+int sim_parse_duration(const char *s, fb_time_us *out) {
+    char *end;
+    if (s == NULL || *s == '\0') return FB_EPARSE;
+    if (*s == '-' || *s == '+' || *s == ' ') return FB_EPARSE;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno != 0 || !isfinite(v)) return FB_EPARSE;
+    double mul;
+    if (strcmp(end, "us") == 0)
+        mul = 1;
+    else if (strcmp(end, "ms") == 0)
+        mul = 1e3;
+    else if (strcmp(end, "s") == 0)
+        mul = 1e6;
+    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+        mul = 60e6;
+    else if (strcmp(end, "h") == 0)
+        mul = 3600e6;
+    else if (strcmp(end, "d") == 0)
+        mul = 86400e6;
+    else
+        return FB_EPARSE;
+    double us = v * mul;
+    /* at most ~31 years: sums of times stay far from int64 overflow */
+    if (us < 0 || us > 1e15) return FB_ERANGE;
+    *out = (fb_time_us)llround(us);
+    return FB_OK;
+}
+
+int sim_parse_rate(const char *s, double *per_s) {
+    char *end;
+    if (s == NULL || *s == '\0' || *s == '-' || *s == ' ') return FB_EPARSE;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno != 0 || !isfinite(v) || v < 0) return FB_EPARSE;
+    double div;
+    if (*end == '\0' || strcmp(end, "/s") == 0)
+        div = 1;
+    else if (strcmp(end, "/m") == 0 || strcmp(end, "/min") == 0)
+        div = 60;
+    else if (strcmp(end, "/h") == 0)
+        div = 3600;
+    else if (strcmp(end, "/d") == 0)
+        div = 86400;
+    else
+        return FB_EPARSE;
+    *per_s = v / div;
+    return FB_OK;
+}
+
+/* ---- typed getters ---- */
+
+int ld_get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero) {
+    if (!cJSON_IsString(v))
+        return ld_fail(P, "expected a duration string such as \"250ms\", \"30s\", \"5m\", got %s",
+                       ld_type_name(v));
+    fb_time_us d;
+    int rc = sim_parse_duration(v->valuestring, &d);
+    if (rc == FB_ERANGE) return ld_fail(P, "duration \"%s\" is out of range", v->valuestring);
+    if (rc != FB_OK) {
+        if (v->valuestring[0] == '-')
+            return ld_fail(P, "duration \"%s\" is negative", v->valuestring);
+        return ld_fail(P,
+                       "cannot read duration \"%s\" (use a number and a unit: us, ms, s, m, h, d)",
+                       v->valuestring);
+    }
+    if (!allow_zero && d == 0) return ld_fail(P, "duration must be greater than zero");
+    *out = d;
+    return FB_OK;
+}
+
+int ld_get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *out, bool allow_zero) {
+    const cJSON *v = ld_field(obj, key);
+    if (!v) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = ld_get_duration_value(P, v, out, allow_zero);
+    ld_pop(P, old);
+    return rc;
+}
+
+int ld_get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi) {
+    const cJSON *v = ld_field(obj, key);
+    if (!v) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = FB_OK;
+    if (!cJSON_IsNumber(v))
+        rc = ld_fail(P, "expected a number, got %s", ld_type_name(v));
+    else if (!(v->valuedouble >= lo && v->valuedouble <= hi))
+        rc = ld_fail(P, "%g is out of range [%g, %g]", v->valuedouble, lo, hi);
+    else
+        *out = v->valuedouble;
+    ld_pop(P, old);
+    return rc;
+}
+
+int ld_get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
+                uint64_t hi) {
+    const cJSON *v = ld_field(obj, key);
+    if (!v) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = FB_OK;
+    if (!cJSON_IsNumber(v))
+        rc = ld_fail(P, "expected an integer, got %s", ld_type_name(v));
+    else if (v->valuedouble != floor(v->valuedouble) || v->valuedouble < (double)lo ||
+             v->valuedouble > (double)hi)
+        rc = ld_fail(P, "expected an integer in [%llu, %llu], got %g", (unsigned long long)lo,
+                     (unsigned long long)hi, v->valuedouble);
+    else
+        *out = (uint64_t)v->valuedouble;
+    ld_pop(P, old);
+    return rc;
+}
+
+int ld_get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
+               uint32_t hi) {
+    uint64_t v = *out;
+    int rc = ld_get_uint(P, obj, key, &v, lo, hi);
+    if (rc == FB_OK) *out = (uint32_t)v;
+    return rc;
+}
+
+int ld_get_status(pctx *P, const cJSON *obj, const char *key, int *out) {
+    uint64_t s = (uint64_t)*out;
+    int rc = ld_get_uint(P, obj, key, &s, 100, 599);
+    if (rc == FB_OK) *out = (int)s;
+    return rc;
+}
+
+int ld_get_bool(pctx *P, const cJSON *obj, const char *key, bool *out) {
+    const cJSON *v = ld_field(obj, key);
+    if (!v) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = FB_OK;
+    if (!cJSON_IsBool(v))
+        rc = ld_fail(P, "expected true or false, got %s", ld_type_name(v));
+    else
+        *out = cJSON_IsTrue(v);
+    ld_pop(P, old);
+    return rc;
+}
+
+int ld_get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out) {
+    const cJSON *v = ld_field(obj, key);
+    if (!v) return FB_OK;
+    bool b = false;
+    int rc = ld_get_bool(P, obj, key, &b);
+    if (rc == FB_OK) *out = b ? FB_ON : FB_OFF;
+    return rc;
+}
+
+int ld_get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap) {
+    const cJSON *v = ld_field(obj, key);
+    if (!v) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = FB_OK;
+    if (!cJSON_IsString(v))
+        rc = ld_fail(P, "expected a string, got %s", ld_type_name(v));
+    else if (strlen(v->valuestring) >= cap)
+        rc = ld_fail(P, "longer than %zu characters", cap - 1);
+    else
+        snprintf(out, cap, "%s", v->valuestring);
+    ld_pop(P, old);
+    return rc;
+}
+
+/* Not one of `names`: say which it might be, and list them all. */
+static int unknown_value(pctx *P, const char *value, const char *const *names) {
+    char list[256] = "";
+    for (int i = 0; names[i]; i++) {
+        strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+    }
+    const char *s = ld_suggest(value, names);
+    return s ? ld_fail(P, "unknown value \"%s\" (did you mean \"%s\"?); one of: %s", value, s, list)
+             : ld_fail(P, "unknown value \"%s\"; one of: %s", value, list);
+}
+
+int ld_get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *names, int *out) {
+    const cJSON *v = ld_field(obj, key);
+    if (!v) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = FB_OK;
+    if (!cJSON_IsString(v)) {
+        rc = ld_fail(P, "expected a string, got %s", ld_type_name(v));
+    } else {
+        int found = -1;
+        for (int i = 0; names[i]; i++)
+            if (strcmp(v->valuestring, names[i]) == 0) found = i;
+        if (found >= 0)
+            *out = found;
+        else
+            rc = unknown_value(P, v->valuestring, names);
+    }
+    ld_pop(P, old);
+    return rc;
+}
+
+int ld_get_rate_value(pctx *P, const cJSON *v, double *out) {
+    if (cJSON_IsNumber(v)) {
+        if (!(v->valuedouble >= 0) || !isfinite(v->valuedouble))
+            return ld_fail(P, "rate must be a non-negative number");
+        *out = v->valuedouble;
+        return FB_OK;
+    }
+    if (!cJSON_IsString(v) || sim_parse_rate(v->valuestring, out) != FB_OK)
+        return ld_fail(P, "expected a rate such as \"40/s\", \"2400/m\" or \"5/h\"");
+    return FB_OK;
+}
+
+int ld_get_rate(pctx *P, const cJSON *obj, const char *key, double *out) {
+    const cJSON *v = ld_field(obj, key);
+    if (!v) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = ld_get_rate_value(P, v, out);
+    ld_pop(P, old);
+    return rc;
+}
+
+/* ---- distributions ---- */
+
+/* A scalar of a distribution: a duration string (durations) or a number (counts). */
+static int dist_scalar(pctx *P, const cJSON *v, bool duration, double *out) {
+    if (duration) {
+        fb_time_us d = 0;
+        int rc = ld_get_duration_value(P, v, &d, true);
+        *out = (double)d;
+        return rc;
+    }
+    if (!cJSON_IsNumber(v)) return ld_fail(P, "expected a number, got %s", ld_type_name(v));
+    if (!(v->valuedouble >= 0) || !isfinite(v->valuedouble))
+        return ld_fail(P, "must be a non-negative number");
+    *out = v->valuedouble;
+    return FB_OK;
+}
+
+/* obj[key], which must be there, as a scalar. */
+static int dist_key(pctx *P, const cJSON *obj, const char *key, bool duration, double *out) {
+    size_t old = ld_push_key(P, key);
+    int rc = dist_scalar(P, ld_field(obj, key), duration, out);
+    ld_pop(P, old);
+    return rc;
+}
+
+static int dist_pair(pctx *P, const cJSON *obj, const char *k1, const char *k2, bool duration,
+                     double *a, double *b) {
+    const char *keys[] = {k1, k2, NULL};
+    int rc = ld_check_object(P, obj, keys, keys);
+    if (rc == FB_OK) rc = dist_key(P, obj, k1, duration, a);
+    if (rc == FB_OK) rc = dist_key(P, obj, k2, duration, b);
+    return rc;
+}
+
+/* "exponential": the mean alone, or {"mean": ...}. */
+static int dist_mean(pctx *P, const cJSON *d, bool duration, double *mean) {
+    static const char *const keys[] = {"mean", NULL};
+    if (!cJSON_IsObject(d)) return dist_scalar(P, d, duration, mean);
+    int rc = ld_check_object(P, d, keys, keys);
+    if (rc == FB_OK) rc = dist_key(P, d, "mean", duration, mean);
+    return rc;
+}
+
+/* d is the one member of a distribution object: its name is the kind. */
+static int dist_kind(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
+    int rc;
+    if (strcmp(d->string, "constant") == 0) {
+        out->kind = SIM_DIST_CONSTANT;
+        rc = dist_scalar(P, d, duration, &out->a);
+    } else if (strcmp(d->string, "uniform") == 0) {
+        out->kind = SIM_DIST_UNIFORM;
+        rc = dist_pair(P, d, "min", "max", duration, &out->a, &out->b);
+        if (rc == FB_OK && out->b < out->a) rc = ld_fail(P, "max must be >= min");
+    } else if (strcmp(d->string, "exponential") == 0) {
+        out->kind = SIM_DIST_EXPONENTIAL;
+        rc = dist_mean(P, d, duration, &out->a);
+    } else {
+        out->kind = SIM_DIST_LOGNORMAL;
+        rc = dist_pair(P, d, "median", "p99", duration, &out->a, &out->b);
+        if (rc == FB_OK && out->a <= 0) rc = ld_fail(P, "median must be greater than zero");
+        if (rc == FB_OK && out->b < out->a) rc = ld_fail(P, "p99 must be >= median");
+    }
+    return rc;
+}
+
+static int parse_dist(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
+    static const char *const kinds[] = {"constant", "uniform", "exponential", "lognormal", NULL};
+    if (cJSON_IsNumber(v) || cJSON_IsString(v)) {
+        out->kind = SIM_DIST_CONSTANT;
+        out->b = 0;
+        return dist_scalar(P, v, duration, &out->a);
+    }
+    if (!cJSON_IsObject(v) || v->child == NULL || v->child->next != NULL)
+        return ld_fail(P,
+                       "expected %s or an object with one of: constant, uniform, exponential, "
+                       "lognormal",
+                       duration ? "a duration" : "a number");
+    int rc = ld_check_keys(P, v, kinds);
+    if (rc != FB_OK) return rc;
+    size_t old = ld_push_key(P, v->child->string);
+    rc = dist_kind(P, v->child, duration, out);
+    ld_pop(P, old);
+    return rc;
+}
+
+int ld_get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out) {
+    const cJSON *v = ld_field(obj, key);
+    if (!v) return FB_OK;
+    size_t old = ld_push_key(P, key);
+    int rc = parse_dist(P, v, duration, out);
+    ld_pop(P, old);
+    return rc;
+}
+
+sim_dist ld_dist_const(double a) {
+    sim_dist d = {SIM_DIST_CONSTANT, a, 0};
+    return d;
+}

@@ -1,0 +1,518 @@
+/*
+ * load_policy.c - the "policy" and "variants" sections. A variant is the
+ * base policy with the variant's own keys deep-merged over it, then read
+ * as one policy: retry (backoff, jitter, budget), breaker, fallback chain,
+ * degraded answers, stream handling, classification, client-side rate
+ * limits and per-provider overrides.
+ */
+#include "sim/loadint.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- retry ---- */
+
+static const char *const backoffs[] = {"exponential", "constant", "linear", "none", NULL};
+
+/* The index of `name` in backoffs (an fb_backoff), or -1. */
+static int backoff_kind(const char *name) {
+    int k = -1;
+    for (int i = 0; backoffs[i]; i++)
+        if (strcmp(name, backoffs[i]) == 0) k = i;
+    return k;
+}
+
+/* {"exponential": {"base", "max", "multiplier"}}, or {"constant": "1s"} for the base alone. */
+static int backoff_params(pctx *P, const cJSON *b, fb_retry_config *r) {
+    static const char *const keys[] = {"base", "max", "multiplier", NULL};
+    if (r->backoff == FB_BACKOFF_NONE)
+        return ld_fail(P, "\"none\" takes no parameters; write \"backoff\": \"none\"");
+    if (cJSON_IsString(b)) return ld_get_duration_value(P, b, &r->base_us, false);
+    int rc = ld_check_object(P, b, keys, NULL);
+    if (rc == FB_OK) rc = ld_get_duration(P, b, "base", &r->base_us, false);
+    if (rc == FB_OK) rc = ld_get_duration(P, b, "max", &r->delay_us_max, false);
+    if (rc == FB_OK) rc = ld_get_number(P, b, "multiplier", &r->multiplier, 1, 100);
+    if (rc == FB_OK && r->backoff != FB_BACKOFF_EXPONENTIAL && ld_field(b, "multiplier")) {
+        size_t old = ld_push_key(P, "multiplier");
+        rc = ld_fail(P, "only exponential backoff has a multiplier");
+        ld_pop(P, old);
+    }
+    return rc;
+}
+
+static int parse_backoff(pctx *P, const cJSON *v, void *out) {
+    fb_retry_config *r = out;
+    if (cJSON_IsString(v)) {
+        int k = backoff_kind(v->valuestring);
+        if (k < 0)
+            return ld_fail(P,
+                           "unknown backoff \"%s\"; one of: exponential, constant, "
+                           "linear, none",
+                           v->valuestring);
+        r->backoff = (fb_backoff)k;
+        return FB_OK;
+    }
+    if (!cJSON_IsObject(v) || !v->child || v->child->next)
+        return ld_fail(P, "expected \"exponential\", \"constant\", \"linear\", \"none\" or an "
+                          "object with one of them");
+    int rc = ld_check_keys(P, v, backoffs);
+    if (rc != FB_OK) return rc;
+    const cJSON *b = v->child;
+    r->backoff = (fb_backoff)backoff_kind(b->string);
+    size_t old = ld_push_key(P, b->string);
+    rc = backoff_params(P, b, r);
+    ld_pop(P, old);
+    return rc;
+}
+
+/* "full", "none", "equal", "decorrelated", or {"proportional": fraction}. */
+static int parse_jitter(pctx *P, const cJSON *retry, fb_retry_config *r) {
+    static const char *const jitters[] = {"full",         "none",         "equal",
+                                          "decorrelated", "proportional", NULL};
+    static const char *const keys[] = {"proportional", NULL};
+    const cJSON *o = ld_field(retry, "jitter");
+    if (o == NULL) return FB_OK;
+    if (!cJSON_IsObject(o)) {
+        int j = 0;
+        int rc = ld_get_enum(P, retry, "jitter", jitters, &j);
+        r->jitter = (fb_jitter)j;
+        return rc;
+    }
+    size_t old = ld_push_key(P, "jitter");
+    int rc = ld_check_object(P, o, keys, keys);
+    r->jitter = FB_JITTER_PROPORTIONAL;
+    if (rc == FB_OK) rc = ld_get_number(P, o, "proportional", &r->jitter_fraction, 0.001, 1);
+    ld_pop(P, old);
+    return rc;
+}
+
+static int parse_budget(pctx *P, const cJSON *v, void *out) {
+    static const char *const kinds[] = {"token_bucket", "quota", NULL};
+    static const char *const tb_keys[] = {"max", "ratio", NULL};
+    static const char *const q_keys[] = {"capacity", "retry_cost", "timeout_cost", "refund", NULL};
+    fb_budget_config *b = out;
+    if (!cJSON_IsObject(v) || !v->child || v->child->next)
+        return ld_fail(P, "expected an object with one of: token_bucket, quota");
+    int rc = ld_check_keys(P, v, kinds);
+    if (rc != FB_OK) return rc;
+    const cJSON *o = v->child;
+    size_t old = ld_push_key(P, o->string);
+    rc = ld_need_object(P, o);
+    if (rc == FB_OK && strcmp(o->string, "token_bucket") == 0) {
+        b->kind = FB_BUDGET_TOKEN_BUCKET;
+        rc = ld_check_keys(P, o, tb_keys);
+        if (rc == FB_OK) rc = ld_get_number(P, o, "max", &b->max_tokens, 1, 1000);
+        if (rc == FB_OK) rc = ld_get_number(P, o, "ratio", &b->ratio, 0.001, 1000);
+    } else if (rc == FB_OK) {
+        b->kind = FB_BUDGET_QUOTA;
+        rc = ld_check_keys(P, o, q_keys);
+        if (rc == FB_OK) rc = ld_get_u32(P, o, "capacity", &b->capacity, 1, 1000000000);
+        if (rc == FB_OK) rc = ld_get_u32(P, o, "retry_cost", &b->retry_cost, 1, 1000000);
+        if (rc == FB_OK) rc = ld_get_u32(P, o, "timeout_cost", &b->timeout_cost, 1, 1000000);
+        if (rc == FB_OK) rc = ld_get_u32(P, o, "refund", &b->no_retry_refund, 0, 1000000);
+    }
+    ld_pop(P, old);
+    return rc;
+}
+
+static int parse_retry(pctx *P, const cJSON *v, void *out) {
+    static const char *const keys[] = {"attempts",
+                                       "backoff",
+                                       "jitter",
+                                       "cap",
+                                       "retry_after",
+                                       "retry_after_max",
+                                       "giveup_above_max",
+                                       "attempt_timeout",
+                                       "deadline",
+                                       "budget",
+                                       "retry_after_jitter",
+                                       NULL};
+    static const char *const caps[] = {"before_jitter", "after_jitter", NULL};
+    static const char *const ra[] = {"max", "ignore", "as_is", NULL};
+    sim_policy *pol = out;
+    fb_retry_config *r = &pol->retry;
+    int rc = ld_check_object(P, v, keys, NULL);
+    if (rc != FB_OK) return rc;
+    r->attempts = 3;
+    rc = ld_get_u32(P, v, "attempts", &r->attempts, 1, 1000);
+    if (rc == FB_OK) rc = ld_key(P, v, "backoff", parse_backoff, r);
+    if (rc == FB_OK) rc = parse_jitter(P, v, r);
+    int k = 0;
+    if (rc == FB_OK && ld_field(v, "cap")) {
+        rc = ld_get_enum(P, v, "cap", caps, &k);
+        r->cap_order = (fb_cap_order)k;
+    }
+    if (rc == FB_OK && ld_field(v, "retry_after")) {
+        k = 0;
+        rc = ld_get_enum(P, v, "retry_after", ra, &k);
+        r->retry_after = (fb_retry_after_policy)k;
+    }
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "retry_after_max", &r->retry_after_us_max, false);
+    if (rc == FB_OK) rc = ld_get_switch(P, v, "giveup_above_max", &r->giveup_above_max);
+    if (rc == FB_OK) rc = ld_get_number(P, v, "retry_after_jitter", &r->retry_after_jitter, 0, 10);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "attempt_timeout", &r->attempt_timeout_us, false);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "deadline", &r->deadline_us, false);
+    if (rc == FB_OK) rc = ld_key(P, v, "budget", parse_budget, &pol->budget);
+    return rc;
+}
+
+/* ---- breaker ---- */
+
+/* The mode given, or the one the keys imply: a window or a rate means a windowed breaker. */
+static int breaker_mode(pctx *P, const cJSON *v, fb_breaker_config *b) {
+    static const char *const modes[] = {"consecutive", "count", "time", NULL};
+    const cJSON *w = ld_field(v, "window");
+    int mode =
+        ld_field(v, "failure_rate") || ld_field(v, "slow_call") || w
+            ? (cJSON_IsNumber(w) ? FB_BREAKER_MODE_COUNT_WINDOW : FB_BREAKER_MODE_TIME_WINDOW)
+            : FB_BREAKER_MODE_CONSECUTIVE;
+    int rc = ld_get_enum(P, v, "mode", modes, &mode);
+    b->mode = (fb_breaker_mode)mode;
+    return rc;
+}
+
+/* "window": a number of calls (count mode) or a duration (time mode). */
+static int breaker_window(pctx *P, const cJSON *v, fb_breaker_config *b) {
+    const cJSON *w = ld_field(v, "window");
+    if (w == NULL && b->mode == FB_BREAKER_MODE_TIME_WINDOW)
+        return ld_fail(P, "a time-window breaker needs \"window\" (a duration)");
+    if (w == NULL && b->mode == FB_BREAKER_MODE_COUNT_WINDOW)
+        return ld_fail(P, "a count-window breaker needs \"window\" (a number of calls)");
+    if (w == NULL) return FB_OK;
+    int rc = FB_OK;
+    size_t old = ld_push_key(P, "window");
+    if (b->mode == FB_BREAKER_MODE_COUNT_WINDOW) {
+        if (!cJSON_IsNumber(w) || w->valuedouble < 1 || w->valuedouble > FB_BREAKER_CALLS_MAX ||
+            w->valuedouble != floor(w->valuedouble))
+            rc = ld_fail(P, "a count window is a number of calls in [1, %d]", FB_BREAKER_CALLS_MAX);
+        else
+            b->window_calls = (uint32_t)w->valuedouble;
+    } else if (b->mode == FB_BREAKER_MODE_TIME_WINDOW) {
+        rc = ld_get_duration_value(P, w, &b->window_us, false);
+    } else {
+        rc = ld_fail(P, "a consecutive-failures breaker has no window");
+    }
+    ld_pop(P, old);
+    return rc;
+}
+
+/* When it trips: failures in a row, or failure and slow-call rates over the window. */
+static int breaker_trip(pctx *P, const cJSON *v, fb_breaker_config *b) {
+    int rc = ld_get_u32(P, v, "consecutive_failures", &b->consecutive_failures, 1, 1000000);
+    if (rc == FB_OK) rc = ld_get_number(P, v, "failure_rate", &b->failure_rate, 1e-6, 1);
+    if (rc == FB_OK)
+        rc = ld_get_u32(P, v, "buckets", &b->window_buckets, 1, FB_BREAKER_BUCKETS_MAX);
+    if (rc == FB_OK) rc = ld_get_u32(P, v, "minimum_calls", &b->minimum_calls, 1, 100000000);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "slow_call", &b->slow_us, false);
+    if (rc == FB_OK) rc = ld_get_number(P, v, "slow_rate", &b->slow_rate, 1e-6, 1);
+    return rc;
+}
+
+/* How it opens and probes, and the state it starts in. */
+static int breaker_open(pctx *P, const cJSON *v, fb_breaker_config *b) {
+    static const char *const growth[] = {"none", "linear", "exponential", NULL};
+    static const char *const states[] = {"closed",        "open",     "half_open",    "forced_open",
+                                         "forced_closed", "disabled", "metrics_only", NULL};
+    int rc = ld_get_u32(P, v, "half_open_probes", &b->half_open_permits, 1, FB_BREAKER_PROBES_MAX);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "probe_lease", &b->probe_lease_us, false);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "open", &b->open_us, false);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "open_max", &b->open_us_max, false);
+    int g = 0;
+    if (rc == FB_OK) rc = ld_get_enum(P, v, "open_growth", growth, &g);
+    b->open_growth = (fb_open_growth)g;
+    if (rc == FB_OK) rc = ld_get_number(P, v, "open_jitter", &b->open_jitter, 0, 0.999);
+    if (rc == FB_OK) rc = ld_get_switch(P, v, "honor_retry_after", &b->honor_hint);
+    int st = 0;
+    if (rc == FB_OK) rc = ld_get_enum(P, v, "state", states, &st);
+    b->initial = (fb_breaker_state)st;
+    return rc;
+}
+
+/* What holds only between keys: buckets that divide the window, open_max >= open. */
+static int breaker_consistent(pctx *P, const fb_breaker_config *b) {
+    if (b->mode == FB_BREAKER_MODE_TIME_WINDOW && b->window_us > 0) {
+        uint32_t n = b->window_buckets ? b->window_buckets : 10;
+        if (b->window_us % n != 0) return ld_fail(P, "window must divide into %u equal buckets", n);
+    }
+    if (b->open_us_max > 0 && b->open_us_max < (b->open_us > 0 ? b->open_us : 60 * FB_US_PER_S)) {
+        size_t old = ld_push_key(P, "open_max");
+        int rc = ld_fail(P, "must be >= open (%s)", b->open_us > 0 ? "as given" : "60s by default");
+        ld_pop(P, old);
+        return rc;
+    }
+    return FB_OK;
+}
+
+/* A breaker object, or false/null for none. */
+static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *has) {
+    static const char *const keys[] = {"mode",
+                                       "consecutive_failures",
+                                       "failure_rate",
+                                       "window",
+                                       "buckets",
+                                       "minimum_calls",
+                                       "slow_call",
+                                       "slow_rate",
+                                       "half_open_probes",
+                                       "probe_lease",
+                                       "open",
+                                       "open_max",
+                                       "open_growth",
+                                       "open_jitter",
+                                       "honor_retry_after",
+                                       "state",
+                                       NULL};
+    if (cJSON_IsFalse(v) || cJSON_IsNull(v)) {
+        *has = false;
+        return FB_OK;
+    }
+    int rc = ld_check_object(P, v, keys, NULL);
+    if (rc != FB_OK) return rc;
+    *has = true;
+    memset(b, 0, sizeof *b);
+    rc = breaker_mode(P, v, b);
+    if (rc == FB_OK) rc = breaker_window(P, v, b);
+    if (rc == FB_OK) rc = breaker_trip(P, v, b);
+    if (rc == FB_OK) rc = breaker_open(P, v, b);
+    if (rc == FB_OK) rc = breaker_consistent(P, b);
+    return rc;
+}
+
+/* The variant's breaker, for every provider; scope and sync_delay belong to the variant. */
+static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
+    static const char *const scopes[] = {"per_pod", "shared", NULL};
+    sim_policy *pol = out;
+    bool has = false;
+    fb_breaker_config bc;
+    memset(&bc, 0, sizeof bc);
+    cJSON *copy = NULL;
+    int rc = FB_OK;
+    if (cJSON_IsObject(v)) {
+        int scope = 0;
+        rc = ld_get_enum(P, v, "scope", scopes, &scope);
+        pol->breaker_scope = (sim_breaker_scope)scope;
+        if (rc == FB_OK) rc = ld_get_duration(P, v, "sync_delay", &pol->sync_delay_us, true);
+        copy = cJSON_Duplicate(v, 1);
+        if (copy == NULL) rc = ld_fail(P, "out of memory");
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "scope");
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "sync_delay");
+    }
+    if (rc == FB_OK) rc = parse_breaker(P, copy ? copy : v, &bc, &has);
+    cJSON_Delete(copy);
+    for (uint32_t i = 0; i < SIM_PROVIDERS_MAX; i++) {
+        pol->per_provider[i].has_breaker = has;
+        pol->per_provider[i].breaker = bc;
+    }
+    return rc;
+}
+
+/* ---- per provider ---- */
+
+typedef int (*provider_part)(pctx *P, const cJSON *v, sim_provider_policy *pp);
+
+/* {PROVIDER: {...}, ...}: each member read into that provider's share of the policy. */
+static int per_provider(pctx *P, const cJSON *v, provider_part part, sim_policy *pol) {
+    int rc = ld_need_object(P, v);
+    for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
+        size_t old = ld_push_key(P, e->string);
+        uint8_t idx = 0;
+        rc = ld_lookup_provider_name(P, e->string, &idx);
+        if (rc == FB_OK) rc = part(P, e, &pol->per_provider[idx]);
+        ld_pop(P, old);
+    }
+    return rc;
+}
+
+static int ratelimit_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
+    static const char *const keys[] = {"rpm", "tpm", "mode", "max_wait", NULL};
+    static const char *const modes[] = {"wait", "reject", NULL};
+    uint64_t rpm = 0, tpm = 0;
+    int mode = 0;
+    int rc = ld_check_object(P, v, keys, NULL);
+    if (rc == FB_OK) rc = ld_get_uint(P, v, "rpm", &rpm, 1, 1000000000);
+    if (rc == FB_OK) rc = ld_get_uint(P, v, "tpm", &tpm, 1, LD_RATE_PER_MIN_MAX);
+    if (rc == FB_OK) rc = ld_get_enum(P, v, "mode", modes, &mode);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "max_wait", &pp->ratelimit.wait_us_max, false);
+    if (rc == FB_OK && rpm == 0 && tpm == 0) rc = ld_fail(P, "give rpm, tpm or both");
+    pp->has_ratelimit = true;
+    pp->ratelimit.requests_per_min = (int64_t)rpm;
+    pp->ratelimit.tokens_per_min = (int64_t)tpm;
+    pp->ratelimit.mode = (fb_ratelimit_mode)mode;
+    return rc;
+}
+
+static int override_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
+    static const char *const keys[] = {"breaker", "timeout", NULL};
+    int rc = ld_check_object(P, v, keys, NULL);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "timeout", &pp->timeout_us, false);
+    const cJSON *b = ld_field(v, "breaker");
+    if (rc == FB_OK && b) {
+        size_t old = ld_push_key(P, "breaker");
+        rc = parse_breaker(P, b, &pp->breaker, &pp->has_breaker);
+        ld_pop(P, old);
+    }
+    return rc;
+}
+
+static int parse_ratelimits(pctx *P, const cJSON *v, void *out) {
+    return per_provider(P, v, ratelimit_part, out);
+}
+
+static int parse_overrides(pctx *P, const cJSON *v, void *out) {
+    return per_provider(P, v, override_part, out);
+}
+
+/* ---- the rest of a policy ---- */
+
+static int parse_fallback(pctx *P, const cJSON *v, void *out) {
+    sim_policy *pol = out;
+    return ld_parse_order(P, v, pol->order, &pol->order_len);
+}
+
+/* true/false, or {"latency": distribution} (which turns it on). */
+static int parse_degraded(pctx *P, const cJSON *v, void *out) {
+    static const char *const keys[] = {"latency", NULL};
+    sim_policy *pol = out;
+    if (cJSON_IsBool(v)) {
+        pol->degraded = cJSON_IsTrue(v);
+        return FB_OK;
+    }
+    int rc = ld_check_object(P, v, keys, NULL);
+    if (rc == FB_OK) rc = ld_get_dist(P, v, "latency", true, &pol->degraded_latency_us);
+    pol->degraded = true;
+    return rc;
+}
+
+static int parse_classify(pctx *P, const cJSON *v, void *out) {
+    static const char *const keys[] = {"rate_limit_trips", "timeout_trips", "honor_should_retry",
+                                       "permanent_trips", NULL};
+    fb_classify_config *c = &((sim_policy *)out)->classify;
+    int rc = ld_check_object(P, v, keys, NULL);
+    if (rc == FB_OK) rc = ld_get_switch(P, v, "rate_limit_trips", &c->rate_limit_trips);
+    if (rc == FB_OK) rc = ld_get_switch(P, v, "timeout_trips", &c->timeout_trips);
+    if (rc == FB_OK) rc = ld_get_switch(P, v, "honor_should_retry", &c->honor_should_retry);
+    if (rc == FB_OK) rc = ld_get_switch(P, v, "permanent_trips", &c->permanent_trips);
+    return rc;
+}
+
+static void policy_defaults(const sim_scenario *sc, sim_policy *pol) {
+    pol->retry.attempts = 1;
+    pol->degraded_latency_us = ld_dist_const(10e3);
+    /* Default chain: every LLM provider in the order listed. */
+    pol->order_len = 0;
+    for (uint32_t i = 0; i < sc->provider_count; i++)
+        if (sc->providers[i].kind == SIM_PROVIDER_LLM) pol->order[pol->order_len++] = (uint8_t)i;
+}
+
+static int parse_policy(pctx *P, const cJSON *v, sim_policy *pol) {
+    static const char *const keys[] = {
+        "retry",    "breaker",    "fallback",  "context_window_check", "degraded", "stream",
+        "classify", "rate_limit", "overrides", "description",          NULL};
+    static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
+    int rc = ld_check_object(P, v, keys, NULL);
+    if (rc != FB_OK) return rc;
+    policy_defaults(P->sc, pol);
+    rc = ld_key(P, v, "retry", parse_retry, pol);
+    if (rc == FB_OK) rc = ld_key(P, v, "breaker", parse_variant_breaker, pol);
+    if (rc == FB_OK) rc = ld_key(P, v, "fallback", parse_fallback, pol);
+    if (rc == FB_OK) rc = ld_get_bool(P, v, "context_window_check", &pol->context_check);
+    if (rc == FB_OK) rc = ld_key(P, v, "degraded", parse_degraded, pol);
+    int s = 0;
+    if (rc == FB_OK) rc = ld_get_enum(P, v, "stream", streams, &s);
+    pol->stream = (fb_stream_policy)s;
+    if (rc == FB_OK) rc = ld_key(P, v, "classify", parse_classify, pol);
+    if (rc == FB_OK) rc = ld_key(P, v, "rate_limit", parse_ratelimits, pol);
+    if (rc == FB_OK) rc = ld_key(P, v, "overrides", parse_overrides, pol);
+    if (rc == FB_OK && pol->order_len == 0)
+        rc = ld_fail(
+            P, "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");
+    return rc;
+}
+
+/* ---- variants ---- */
+
+/* Deep-merge `over` into a copy of `base` (objects merge, anything else replaces). */
+static cJSON *merge(const cJSON *base, const cJSON *over) {
+    cJSON *out = cJSON_Duplicate(base, 1);
+    if (out == NULL) return NULL;
+    for (const cJSON *it = over->child; it; it = it->next) {
+        cJSON *cur = cJSON_GetObjectItemCaseSensitive(out, it->string);
+        cJSON *repl = cur && cJSON_IsObject(cur) && cJSON_IsObject(it) ? merge(cur, it)
+                                                                       : cJSON_Duplicate(it, 1);
+        if (repl == NULL) {
+            cJSON_Delete(out);
+            return NULL;
+        }
+        if (cur)
+            cJSON_ReplaceItemInObjectCaseSensitive(out, it->string, repl);
+        else
+            cJSON_AddItemToObject(out, it->string, repl);
+    }
+    return out;
+}
+
+/* Expectations name variants ("tuned.success_rate >= 0.99"): keep them identifiers. */
+static bool variant_name_ok(const char *name) {
+    size_t n = strlen(name);
+    return n > 0 && n < SIM_NAME_MAX && (isalpha((unsigned char)name[0]) || name[0] == '_') &&
+           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy *pol) {
+    if (!variant_name_ok(v->string))
+        return ld_fail(P, "variant names start with a letter and use letters, digits, '_' and "
+                          "'-' (expectations refer to them)");
+    int rc = ld_need_object(P, v);
+    if (rc != FB_OK) return rc;
+    cJSON *m = merge(base, v);
+    if (m == NULL) rc = ld_fail(P, "out of memory");
+    snprintf(pol->name, SIM_NAME_MAX, "%s", v->string);
+    if (rc == FB_OK) rc = parse_policy(P, m, pol);
+    cJSON_Delete(m);
+    return rc;
+}
+
+static int parse_variant_list(pctx *P, const cJSON *base, const cJSON *vars, sim_scenario *sc) {
+    int rc = ld_need_object(P, vars);
+    uint32_t i = 0;
+    for (const cJSON *e = vars->child; rc == FB_OK && e; e = e->next, i++) {
+        size_t old = ld_push_key(P, e->string);
+        rc = i < SIM_VARIANTS_MAX ? parse_variant(P, base, e, &sc->variants[i])
+                                  : ld_fail(P, "at most %d variants", SIM_VARIANTS_MAX);
+        if (rc == FB_OK) sc->variant_count = i + 1;
+        ld_pop(P, old);
+    }
+    if (rc == FB_OK && i == 0) rc = ld_fail(P, "at least one variant is needed");
+    return rc;
+}
+
+int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
+    const cJSON *base = ld_field(root, "policy");
+    const cJSON *vars = ld_field(root, "variants");
+    int rc = FB_OK;
+    if (base && !cJSON_IsObject(base)) {
+        size_t old = ld_push_key(P, "policy");
+        rc = ld_need_object(P, base);
+        ld_pop(P, old);
+        return rc;
+    }
+    cJSON *empty = NULL;
+    if (base == NULL) base = empty = cJSON_CreateObject();
+    if (vars == NULL) {
+        /* no variants: the policy alone, named "default" */
+        size_t old = ld_push_key(P, "policy");
+        snprintf(sc->variants[0].name, SIM_NAME_MAX, "default");
+        rc = parse_policy(P, base, &sc->variants[0]);
+        sc->variant_count = 1;
+        ld_pop(P, old);
+    } else {
+        size_t old = ld_push_key(P, "variants");
+        rc = parse_variant_list(P, base, vars, sc);
+        ld_pop(P, old);
+    }
+    cJSON_Delete(empty);
+    return rc;
+}

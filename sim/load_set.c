@@ -1,0 +1,150 @@
+/*
+ * load_set.c - the --set overlay. Each "path=value" is applied to the JSON
+ * tree before anything reads it, so that an override is checked exactly as
+ * if it stood in the file. A path is keys and indexes ("traffic[0].service",
+ * "pods.count"); arrays of named things may be addressed by name too
+ * ("providers.openai.capacity.rpm"). Missing objects along the way are
+ * created, except under "variants", where that would hide a typo.
+ */
+#include "sim/loadint.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct set_walk {
+    const char *set;       /* the whole argument, for messages */
+    const cJSON *variants; /* the document's "variants" */
+    sim_error *err;
+} set_walk;
+
+static int set_error(sim_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int set_error(sim_error *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    return FB_EINVAL;
+}
+
+static int out_of_memory(sim_error *err) {
+    snprintf(err->msg, sizeof err->msg, "out of memory");
+    return FB_ENOMEM;
+}
+
+/* The value as JSON when it reads as JSON, else as a string ("10s", "openai"). */
+static cJSON *set_value(const char *text) {
+    cJSON *val = cJSON_ParseWithOpts(text, NULL, 1);
+    if (val == NULL || (!cJSON_IsObject(val) && !cJSON_IsArray(val) && !cJSON_IsNumber(val) &&
+                        !cJSON_IsBool(val) && !cJSON_IsNull(val) && !cJSON_IsString(val))) {
+        cJSON_Delete(val);
+        val = cJSON_CreateString(text);
+    }
+    return val;
+}
+
+/* Cut a trailing "[N]" off tok into *index (-1 when there is none). */
+static int split_index(char *tok, long *index) {
+    char *br = strchr(tok, '[');
+    char *end;
+    *index = -1;
+    if (br == NULL) return FB_OK;
+    *br = '\0';
+    *index = strtol(br + 1, &end, 10);
+    if (end == br + 1 || *end != ']' || end[1] != '\0' || *index < 0) return FB_EINVAL;
+    return FB_OK;
+}
+
+/* The element of an array whose "name" (or "class") is tok; the last, if several are. */
+static cJSON *named_element(cJSON *arr, const char *tok) {
+    cJSON *found = NULL;
+    for (cJSON *e = arr->child; e; e = e->next) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "class");
+        if ((cJSON_IsString(n) && strcmp(n->valuestring, tok) == 0) ||
+            (cJSON_IsString(c) && strcmp(c->valuestring, tok) == 0))
+            found = e;
+    }
+    return found;
+}
+
+/*
+ * What tok names in cur: an element of an array by name, or a member of an
+ * object (NULL when absent) which, with an index, must be an array that long.
+ */
+static int find(const set_walk *W, cJSON *cur, const char *tok, long index, cJSON **child) {
+    if (cJSON_IsArray(cur) && index < 0) {
+        *child = named_element(cur, tok);
+        if (*child == NULL)
+            return set_error(W->err, "--set %s: no element named '%s'", W->set, tok);
+        return FB_OK;
+    }
+    if (!cJSON_IsObject(cur))
+        return set_error(W->err, "--set %s: '%s' is not inside an object", W->set, tok);
+    *child = cJSON_GetObjectItemCaseSensitive(cur, tok);
+    /* a misspelled variant must not quietly become a new one */
+    if (*child == NULL && cur == W->variants)
+        return set_error(W->err, "--set %s: no variant named '%s'", W->set, tok);
+    if (index >= 0 && (!cJSON_IsArray(*child) || index >= cJSON_GetArraySize(*child)))
+        return set_error(W->err, "--set %s: '%s[%ld]' does not exist", W->set, tok, index);
+    return FB_OK;
+}
+
+/* The last step: val takes the place find() found (the tree owns it from here). */
+static void put(cJSON *cur, cJSON *child, const char *tok, long index, cJSON *val) {
+    if (cJSON_IsArray(cur)) /* a named element, replaced as a whole */
+        cJSON_ReplaceItemViaPointer(cur, child, val);
+    else if (index >= 0)
+        cJSON_ReplaceItemInArray(child, (int)index, val);
+    else if (child)
+        cJSON_ReplaceItemInObjectCaseSensitive(cur, tok, val);
+    else
+        cJSON_AddItemToObject(cur, tok, val);
+}
+
+/* Any other step: into the place find() found, creating an object there if need be. */
+static cJSON *descend(cJSON *cur, cJSON *child, const char *tok, long index) {
+    if (cJSON_IsArray(cur)) return child;
+    if (index >= 0) return cJSON_GetArrayItem(child, (int)index);
+    return child ? child : cJSON_AddObjectToObject(cur, tok); /* NULL: out of memory */
+}
+
+static int walk(const set_walk *W, cJSON *root, char *key, cJSON *val) {
+    cJSON *cur = root;
+    char *save = NULL;
+    for (char *tok = strtok_r(key, ".", &save); tok;) {
+        char *next = strtok_r(NULL, ".", &save);
+        long index;
+        cJSON *child = NULL;
+        if (split_index(tok, &index) != FB_OK)
+            return set_error(W->err, "--set %s: bad index in '%s'", W->set, tok);
+        int rc = find(W, cur, tok, index, &child);
+        if (rc != FB_OK) return rc;
+        if (next == NULL) {
+            put(cur, child, tok, index, val);
+            return FB_OK;
+        }
+        cur = descend(cur, child, tok, index);
+        if (cur == NULL) return out_of_memory(W->err);
+        tok = next;
+    }
+    return set_error(W->err, "--set %s: empty key", W->set);
+}
+
+int ld_apply_set(cJSON *root, const char *set, sim_error *err) {
+    char key[512];
+    const char *eq = strchr(set, '=');
+    if (eq == NULL || eq == set) return set_error(err, "--set %s: expected key=value", set);
+    size_t klen = (size_t)(eq - set);
+    if (klen >= sizeof key) return set_error(err, "--set: key too long");
+    memcpy(key, set, klen);
+    key[klen] = '\0';
+    cJSON *val = set_value(eq + 1);
+    if (val == NULL) return out_of_memory(err);
+    set_walk W = {set, cJSON_GetObjectItemCaseSensitive(root, "variants"), err};
+    int rc = walk(&W, root, key, val);
+    if (rc != FB_OK) cJSON_Delete(val); /* else the tree has it */
+    return rc;
+}

@@ -1,0 +1,126 @@
+/*
+ * loadint.h - what the scenario loader's files share (private to sim/).
+ *
+ * The loader walks the cJSON tree with a parse context that carries the JSON
+ * path being read, so that every error names where it happened. The getters
+ * look a key up, check its type and range and store it; an absent key leaves
+ * the output alone, which is how every default is written: set it, then get.
+ * Everything returns FB_OK or FB_EINVAL, and the first error is the one kept.
+ *
+ *   load_json.c       errors and paths, did-you-mean, key checks, getters, distributions
+ *   load_traffic.c    traffic classes: arrivals, schedules, targets
+ *   load_providers.c  providers and their faults; references to providers by name
+ *   load_policy.c     variants: retry, breaker, rate limits, overrides, merging
+ *   load_set.c        the --set overlay, applied to the tree before all of these
+ *   scenario.c        the document, section by section
+ *
+ * The ld_ prefix keeps these names out of the rest of libfbsim's way.
+ */
+#ifndef SIM_LOADINT_H
+#define SIM_LOADINT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "sim/scenario.h"
+
+/* Token buckets keep capacity x one minute in microseconds in an int64. */
+#define LD_RATE_PER_MIN_MAX 100000000000ULL
+/* The characters of a name (they end up in file names, CSV headers, metric names). */
+#define LD_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
+
+typedef struct pctx {
+    sim_error *err;
+    char path[256];
+    size_t len;
+    bool timing_optional;   /* faults without at/for: from the start, for ever */
+    const sim_scenario *sc; /* so far: providers come first, the rest refer to them */
+} pctx;
+
+/* ---- errors and paths (load_json.c) ---- */
+
+/* Record msg at the current path, unless an error is already recorded; FB_EINVAL. */
+int ld_fail(pctx *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Extend the path by .key or [i]; each returns what ld_pop restores. */
+size_t ld_push_key(pctx *P, const char *key);
+size_t ld_push_index(pctx *P, size_t i);
+void ld_pop(pctx *P, size_t old);
+/* Parse JSON text; NULL with "invalid JSON at line L, column C" in err->msg. */
+cJSON *ld_parse_json(const char *text, size_t len, sim_error *err);
+
+/* ---- names and keys ---- */
+
+/* The closest of `names` (NULL-terminated) to `word`, or NULL when nothing is close. */
+const char *ld_suggest(const char *word, const char *const *names);
+/* "a string", "an object", ... for messages. */
+const char *ld_type_name(const cJSON *v);
+const cJSON *ld_field(const cJSON *obj, const char *key);
+/* Every key of obj is in `allowed` (else did-you-mean); a "description" is a string. */
+int ld_check_keys(pctx *P, const cJSON *obj, const char *const *allowed);
+int ld_need_object(pctx *P, const cJSON *v);
+int ld_need_key(pctx *P, const cJSON *obj, const char *key);
+/* An object whose keys are among `keys` and which has every key of `required` (or NULL). */
+int ld_check_object(pctx *P, const cJSON *v, const char *const *keys, const char *const *required);
+/* obj[key] (already read into `name`) is a valid name: non-empty, LD_NAME_CHARS only. */
+int ld_check_name(pctx *P, const char *key, const char *name);
+
+/* ---- walking ---- */
+
+/* Parses v into *out (what out is, each parser says). */
+typedef int (*ld_parse_fn)(pctx *P, const cJSON *v, void *out);
+/* Parses item i of an array into *out. */
+typedef int (*ld_item_fn)(pctx *P, const cJSON *e, uint32_t i, void *out);
+
+/* When obj has `key`, parse its value with the path on it; absent is FB_OK. */
+int ld_key(pctx *P, const cJSON *obj, const char *key, ld_parse_fn parse, void *out);
+/*
+ * An array of at most `cap` items ("at most CAP WHAT" beyond), each parsed
+ * with the path on its index; *count follows the items parsed so far.
+ */
+int ld_array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn item, void *out,
+             uint32_t *count);
+
+/* ---- typed getters: each reads obj[key]; absent keeps *out ---- */
+
+int ld_get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero);
+int ld_get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *out, bool allow_zero);
+int ld_get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi);
+int ld_get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
+                uint64_t hi);
+int ld_get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo, uint32_t hi);
+/* An HTTP status, 100..599. */
+int ld_get_status(pctx *P, const cJSON *obj, const char *key, int *out);
+int ld_get_bool(pctx *P, const cJSON *obj, const char *key, bool *out);
+int ld_get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out);
+int ld_get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap);
+/* One of `names` (NULL-terminated); *out is the index. */
+int ld_get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *names, int *out);
+/* A rate: a number per second or a string such as "40/s", "2400/m". */
+int ld_get_rate_value(pctx *P, const cJSON *v, double *out);
+int ld_get_rate(pctx *P, const cJSON *obj, const char *key, double *out);
+
+/* ---- distributions: of durations (microseconds) or of counts ---- */
+
+int ld_get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out);
+sim_dist ld_dist_const(double a);
+
+/* ---- the sections (their own files) ---- */
+
+/* "providers": an array of providers (out: sim_scenario). */
+int ld_parse_providers(pctx *P, const cJSON *v, void *out);
+/* The provider that v (or a key) names. */
+int ld_lookup_provider(pctx *P, const cJSON *v, uint8_t *out);
+int ld_lookup_provider_name(pctx *P, const char *name, uint8_t *out);
+/* A chain of distinct LLM providers, at least one. */
+int ld_parse_order(pctx *P, const cJSON *v, uint8_t *order, uint32_t *len);
+/* "traffic": an array of classes (out: sim_scenario). */
+int ld_parse_traffic(pctx *P, const cJSON *v, void *out);
+/* "policy" and "variants": each variant is the policy with its own keys merged over. */
+int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc);
+/* One "path=value" of --set, applied to the tree; errors carry no path. */
+int ld_apply_set(cJSON *root, const char *set, sim_error *err);
+
+#endif /* SIM_LOADINT_H */
