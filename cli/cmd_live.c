@@ -1,6 +1,4 @@
 /* cmd_live.c - 'fusebox live': a scenario over real HTTP, and simulated vs live. */
-#include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -16,12 +14,10 @@
 #include "cli/live_mocks.h"
 #include "live/compare.h"
 #include "live/live.h"
-#include "reports/charts.h"
 #include "reports/report.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 
-#define SETS_MAX 256
 #define HEADERS_MAX 32
 
 static void usage(FILE *f) {
@@ -66,13 +62,8 @@ typedef struct pair {
 } pair;
 
 typedef struct args {
-    const char *file, *out;
-    const char *sets[SETS_MAX];
-    size_t nsets;
-    const char *only[SIM_VARIANTS_MAX];
-    size_t nonly;
-    uint64_t seed;
-    bool has_seed, charts, quiet, compare;
+    cli_run_args run;
+    bool charts, quiet, compare;
     double time_scale;
     uint64_t transfers_max;
     const char *target_all;
@@ -152,24 +143,10 @@ static int parse_wire_option(int argc, char **argv, int *i, args *a) {
 
 /* One option at argv[*i] (it starts with '-'): the run's, then the wire's. */
 static int parse_option(int argc, char **argv, int *i, args *a) {
-    const char *o = argv[*i], *v = NULL;
-    if (cli_opt(argc, argv, i, "-o", "--out", &v)) {
-        if (v == NULL) return cli_missing("live", o);
-        a->out = v;
-    } else if (cli_opt(argc, argv, i, NULL, "--seed", &v)) {
-        if (v == NULL) return cli_missing("live", o);
-        if (cli_parse_u64(v, &a->seed) != 0)
-            return cli_bad("live", "--seed needs a non-negative integer, got '%s'", v);
-        a->has_seed = true;
-    } else if (cli_opt(argc, argv, i, NULL, "--set", &v)) {
-        if (v == NULL) return cli_missing("live", o);
-        if (a->nsets == SETS_MAX) return cli_bad("live", "too many --set options");
-        a->sets[a->nsets++] = v;
-    } else if (cli_opt(argc, argv, i, NULL, "--variant", &v)) {
-        if (v == NULL) return cli_missing("live", o);
-        if (a->nonly == SIM_VARIANTS_MAX) return cli_bad("live", "too many --variant options");
-        a->only[a->nonly++] = v;
-    } else if (strcmp(o, "--compare") == 0) {
+    const char *o = argv[*i];
+    int rc = CLI_OK;
+    if (cli_run_opt(argc, argv, i, "live", &a->run, &rc)) return rc;
+    if (strcmp(o, "--compare") == 0) {
         a->compare = true;
     } else if (strcmp(o, "--no-charts") == 0) {
         a->charts = false;
@@ -195,14 +172,14 @@ static int parse_args(int argc, char **argv, args *a) {
             return -1;
         } else if (o[0] == '-' && o[1] != '\0') {
             rc = parse_option(argc, argv, &i, a);
-        } else if (a->file == NULL) {
-            a->file = o;
+        } else if (a->run.file == NULL) {
+            a->run.file = o;
         } else {
-            return cli_bad("live", "one scenario at a time (got '%s' and '%s')", a->file, o);
+            return cli_bad("live", "one scenario at a time (got '%s' and '%s')", a->run.file, o);
         }
         if (rc != CLI_OK) return rc;
     }
-    if (a->file == NULL) {
+    if (a->run.file == NULL) {
         usage(stderr);
         return CLI_BAD_INPUT;
     }
@@ -253,7 +230,7 @@ static int run_variants(cli_writer *w, const args *a, const sim_scenario *sc, co
                         const live_config *cfg, bool live, run_set *rs) {
     int status = CLI_OK;
     for (uint32_t v = 0; v < sc->variant_count && !stop_flag; v++) {
-        if (a->nonly > 0 && !selected[v]) continue;
+        if (a->run.nonly > 0 && !selected[v]) continue;
         sim_summary *s = malloc(sizeof *s);
         if (s == NULL) {
             fprintf(stderr, "fusebox live: out of memory\n");
@@ -286,37 +263,13 @@ static int run_variants(cli_writer *w, const args *a, const sim_scenario *sc, co
 /* Run the selected variants (live or simulated) and write the report files into dir. */
 static int run_into(const char *dir, const args *a, const sim_scenario *sc, const bool *selected,
                     const live_config *cfg, bool live, run_set *rs) {
-    if (cli_mkdirs(dir) != 0) {
-        fprintf(stderr, "fusebox live: cannot create %s: %s\n", dir, strerror(errno));
-        return CLI_BAD_INPUT;
-    }
-    cli_writer w = {sc, NULL, cli_fopen(dir, "timeseries.csv"), cli_fopen(dir, "events.jsonl"),
-                    !a->quiet && isatty(STDERR_FILENO)};
-    int status = CLI_OK;
-    if (w.csv == NULL || w.events == NULL) {
-        status = CLI_BAD_INPUT;
-    } else {
-        rep_csv_header(w.csv, sc);
+    cli_writer w;
+    int status = cli_writer_open(&w, "live", dir, sc, !a->quiet && isatty(STDERR_FILENO));
+    if (status == CLI_OK) {
         status = run_variants(&w, a, sc, selected, cfg, live, rs);
         rs->interrupted = stop_flag != 0;
-        FILE *json = cli_fopen(dir, "report.json");
-        if (json == NULL) {
-            status = CLI_BAD_INPUT;
-        } else {
-            rep_write_json(json, sc, rs->sums, rs->n);
-            if (fclose(json) != 0) status = CLI_BAD_INPUT;
-        }
     }
-    if (w.csv && fclose(w.csv) != 0) status = CLI_BAD_INPUT;
-    if (w.events && fclose(w.events) != 0) status = CLI_BAD_INPUT;
-    if (rs->n > 0 && a->charts) {
-        char msg[512];
-        if (rep_charts(dir, sc, rs->sums, rs->n, msg, sizeof msg) != FB_OK) {
-            fprintf(stderr, "fusebox live: charts: %s\n", msg);
-            status = CLI_BAD_INPUT;
-        }
-    }
-    return status;
+    return cli_writer_close(&w, "live", dir, rs->sums, rs->n, a->charts, status);
 }
 
 /* DIR/live.json: how each variant was run over the wire. */
@@ -448,19 +401,14 @@ static void take_signals(sigset_t *wait_mask) {
     signal(SIGPIPE, SIG_IGN);
 }
 
+/* The rest of p (zeroed, the variants selected): headers, targets, folder, signals, config. */
 static int make_plan(const args *a, const sim_scenario *sc, plan *p) {
-    memset(p, 0, sizeof *p);
-    for (size_t k = 0; k < a->nonly; k++) {
-        int v = sim_scenario_variant(sc, a->only[k]);
-        if (v < 0) return cli_bad("live", "%s has no variant named '%s'", a->file, a->only[k]);
-        p->selected[v] = true;
-    }
     api_headers(a, p);
     const char **headers_of[2] = {p->hdr[0], p->hdr[1]};
     int status = resolve_targets(a, sc, &p->cfg, headers_of, p->nhdr);
     if (status != CLI_OK) return status;
-    if (a->out)
-        snprintf(p->dir, sizeof p->dir, "%s", a->out);
+    if (a->run.out)
+        snprintf(p->dir, sizeof p->dir, "%s", a->run.out);
     else
         snprintf(p->dir, sizeof p->dir, "out/%s-live", sc->name);
     take_signals(&p->wait_mask);
@@ -519,11 +467,11 @@ int cmd_live(int argc, char **argv) {
     static args a; /* large: the pair lists */
     int rc = parse_args(argc, argv, &a);
     if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
-    sim_scenario *sc = NULL;
-    sim_error err;
-    if (sim_scenario_load(a.file, a.sets, a.nsets, a.has_seed ? &a.seed : NULL, &sc, &err) != FB_OK)
-        return cli_scenario_error(&err);
     static plan p;
+    memset(&p, 0, sizeof p);
+    sim_scenario *sc = NULL;
+    rc = cli_run_load(&a.run, "live", &sc, p.selected);
+    if (rc != CLI_OK) return rc;
     int status = make_plan(&a, sc, &p);
     if (status == CLI_OK) status = run_plan(&a, sc, &p);
     sim_scenario_free(sc);

@@ -1,16 +1,13 @@
 /* cmd_run.c - 'fusebox run': simulate a scenario's variants and write the report. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/common.h"
-#include "reports/charts.h"
 #include "reports/expect.h"
 #include "reports/report.h"
 #include "sim/scenario.h"
@@ -40,13 +37,8 @@ static void usage(FILE *f) {
 }
 
 typedef struct args {
-    const char *file, *out;
-    const char *sets[256];
-    size_t nsets;
-    const char *only[SIM_VARIANTS_MAX];
-    size_t nonly;
-    uint64_t seed;
-    bool has_seed, charts, quiet, stats;
+    cli_run_args run;
+    bool charts, quiet, stats;
 } args;
 
 /* Returns CLI_OK, an exit code, or -1 after --help. */
@@ -55,27 +47,12 @@ static int parse_args(int argc, char **argv, args *o) {
     o->charts = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *val = NULL;
+        int rc = CLI_OK;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return -1;
-        } else if (cli_opt(argc, argv, &i, "-o", "--out", &val)) {
-            if (val == NULL) return cli_missing("run", a);
-            o->out = val;
-        } else if (cli_opt(argc, argv, &i, NULL, "--seed", &val)) {
-            if (val == NULL) return cli_missing("run", a);
-            if (cli_parse_u64(val, &o->seed) != 0)
-                return cli_bad("run", "--seed needs a non-negative integer, got '%s'", val);
-            o->has_seed = true;
-        } else if (cli_opt(argc, argv, &i, NULL, "--set", &val)) {
-            if (val == NULL) return cli_missing("run", a);
-            if (o->nsets == sizeof o->sets / sizeof o->sets[0])
-                return cli_bad("run", "too many --set options");
-            o->sets[o->nsets++] = val;
-        } else if (cli_opt(argc, argv, &i, NULL, "--variant", &val)) {
-            if (val == NULL) return cli_missing("run", a);
-            if (o->nonly == SIM_VARIANTS_MAX) return cli_bad("run", "too many --variant options");
-            o->only[o->nonly++] = val;
+        } else if (cli_run_opt(argc, argv, &i, "run", &o->run, &rc)) {
+            if (rc != CLI_OK) return rc;
         } else if (strcmp(a, "--no-charts") == 0) {
             o->charts = false;
         } else if (strcmp(a, "--stats") == 0) {
@@ -84,13 +61,13 @@ static int parse_args(int argc, char **argv, args *o) {
             o->quiet = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_bad("run", "unknown option '%s' (see fusebox run --help)", a);
-        } else if (o->file == NULL) {
-            o->file = a;
+        } else if (o->run.file == NULL) {
+            o->run.file = a;
         } else {
-            return cli_bad("run", "one scenario at a time (got '%s' and '%s')", o->file, a);
+            return cli_bad("run", "one scenario at a time (got '%s' and '%s')", o->run.file, a);
         }
     }
-    if (o->file == NULL) {
+    if (o->run.file == NULL) {
         usage(stderr);
         return CLI_BAD_INPUT;
     }
@@ -120,7 +97,7 @@ static void print_stats(const char *variant, const sim_summary *s, const struct 
 static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, runs *r) {
     int status = CLI_OK;
     for (uint32_t v = 0; v < sc->variant_count; v++) {
-        if (o->nonly > 0 && !r->selected[v]) continue;
+        if (o->run.nonly > 0 && !r->selected[v]) continue;
         sim_summary *s = malloc(sizeof *s);
         if (s == NULL) {
             fprintf(stderr, "fusebox run: out of memory\n");
@@ -148,36 +125,10 @@ static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, ru
 
 /* Run into dir: timeseries.csv and events.jsonl while running, then report.json and charts. */
 static int run_into(const char *dir, const args *o, const sim_scenario *sc, runs *r) {
-    if (cli_mkdirs(dir) != 0) {
-        fprintf(stderr, "fusebox run: cannot create %s: %s\n", dir, strerror(errno));
-        return CLI_BAD_INPUT;
-    }
-    cli_writer w = {sc, NULL, cli_fopen(dir, "timeseries.csv"), cli_fopen(dir, "events.jsonl"),
-                    !o->quiet && isatty(STDERR_FILENO)};
-    int status = CLI_OK;
-    if (w.csv == NULL || w.events == NULL) {
-        status = CLI_BAD_INPUT;
-    } else {
-        rep_csv_header(w.csv, sc);
-        status = run_variants(o, sc, &w, r);
-        FILE *json = cli_fopen(dir, "report.json");
-        if (json == NULL) {
-            status = CLI_BAD_INPUT;
-        } else {
-            rep_write_json(json, sc, r->sums, r->n);
-            if (fclose(json) != 0) status = CLI_BAD_INPUT;
-        }
-    }
-    if (w.csv && fclose(w.csv) != 0) status = CLI_BAD_INPUT;
-    if (w.events && fclose(w.events) != 0) status = CLI_BAD_INPUT;
-    if (r->n > 0 && o->charts) {
-        char msg[512];
-        if (rep_charts(dir, sc, r->sums, r->n, msg, sizeof msg) != FB_OK) {
-            fprintf(stderr, "fusebox run: charts: %s\n", msg);
-            status = CLI_BAD_INPUT;
-        }
-    }
-    return status;
+    cli_writer w;
+    int status = cli_writer_open(&w, "run", dir, sc, !o->quiet && isatty(STDERR_FILENO));
+    if (status == CLI_OK) status = run_variants(o, sc, &w, r);
+    return cli_writer_close(&w, "run", dir, r->sums, r->n, o->charts, status);
 }
 
 /* The summary, the expectations and what was written, on stdout. */
@@ -203,22 +154,13 @@ int cmd_run(int argc, char **argv) {
     int rc = parse_args(argc, argv, &o);
     if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
     sim_scenario *sc = NULL;
-    sim_error err;
-    rc = sim_scenario_load(o.file, o.sets, o.nsets, o.has_seed ? &o.seed : NULL, &sc, &err);
-    if (rc != FB_OK) return cli_scenario_error(&err);
     runs r;
     memset(&r, 0, sizeof r);
-    for (size_t k = 0; k < o.nonly; k++) {
-        int v = sim_scenario_variant(sc, o.only[k]);
-        if (v < 0) {
-            sim_scenario_free(sc);
-            return cli_bad("run", "%s has no variant named '%s'", o.file, o.only[k]);
-        }
-        r.selected[v] = true;
-    }
+    rc = cli_run_load(&o.run, "run", &sc, r.selected);
+    if (rc != CLI_OK) return rc;
     char dir[1024];
-    if (o.out)
-        snprintf(dir, sizeof dir, "%s", o.out);
+    if (o.run.out)
+        snprintf(dir, sizeof dir, "%s", o.run.out);
     else
         snprintf(dir, sizeof dir, "out/%s", sc->name);
     int status = run_into(dir, &o, sc, &r);
