@@ -130,95 +130,118 @@ static void junit_case(FILE *x, const char *suite, const char *name, const char 
     fprintf(x, "</%s>\n    </testcase>\n", kind);
 }
 
-/* Check one scenario: lines on `out`, a <testsuite> on `x`, counts in *c. */
-static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x, counts *c) {
-    sim_scenario *sc = NULL;
-    sim_error err;
+/* A scenario that does not load: one error line, one errored <testsuite>. */
+static void load_error(const char *file, const sim_error *err, FILE *out, FILE *x, counts *c) {
     char msg[1200];
-    c->scenarios++;
-    int rc = sim_scenario_load(file, o->sets, o->nsets, o->seed, &sc, &err);
-    if (rc != FB_OK) {
-        sim_error_format(&err, msg, sizeof msg);
-        fprintf(out, "ERROR %s\n", msg);
-        fprintf(x, "  <testsuite name=\"");
-        xml_escape(x, file);
-        fprintf(x, "\" tests=\"1\" failures=\"0\" errors=\"1\">\n");
-        junit_case(x, file, "load", "error", msg);
-        fputs("  </testsuite>\n", x);
-        c->errors++;
-        return;
-    }
-    counts local = {0, 0, 0, 0};
-    /* every expectation must be readable before anything runs */
-    bool bad = false;
+    sim_error_format(err, msg, sizeof msg);
+    fprintf(out, "ERROR %s\n", msg);
+    fprintf(x, "  <testsuite name=\"");
+    xml_escape(x, file);
+    fprintf(x, "\" tests=\"1\" failures=\"0\" errors=\"1\">\n");
+    junit_case(x, file, "load", "error", msg);
+    fputs("  </testsuite>\n", x);
+    c->errors++;
+}
+
+/* Every expectation must be readable before anything runs. */
+static bool expectations_readable(const char *file, const sim_scenario *sc, FILE *out) {
+    bool ok = true;
     for (uint32_t i = 0; i < sc->expect_count; i++) {
         char m[300];
         if (rep_expect_validate(sc, sc->expect[i], m, sizeof m) != FB_OK) {
             fprintf(out, "ERROR %s: expect[%u]: %s: %s\n", file, i, sc->expect[i], m);
-            bad = true;
+            ok = false;
         }
     }
+    return ok;
+}
+
+/* Simulate every variant into sums[*n]; the first failure goes to run_error. */
+static void run_variants(const sim_scenario *sc, sim_summary **sums, size_t *n, char *run_error,
+                         size_t len) {
+    for (uint32_t v = 0; v < sc->variant_count; v++) {
+        sim_summary *s = malloc(sizeof *s);
+        if (s == NULL) {
+            snprintf(run_error, len, "out of memory");
+            return;
+        }
+        sums[(*n)++] = s;
+        sim_error err;
+        if (sim_run(sc, v, NULL, s, &err) != FB_OK) {
+            char msg[1200];
+            sim_error_format(&err, msg, sizeof msg);
+            snprintf(run_error, len, "variant %s: %s", sc->variants[v].name, msg);
+            return;
+        }
+    }
+}
+
+/* --out: DIR/<scenario>/report.json */
+static void write_report(const char *outdir, const sim_scenario *sc, sim_summary *const *sums,
+                         size_t n) {
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/%s", outdir, sc->name);
+    FILE *j = cli_mkdirs(dir) == 0 ? cli_fopen(dir, "report.json") : NULL;
+    if (j) {
+        rep_write_json(j, sc, sums, n);
+        fclose(j);
+    }
+}
+
+/* One line and one <testcase> per expectation; `why`: the reason none can be evaluated. */
+static void evaluate(const sim_scenario *sc, sim_summary *const *sums, size_t n, const char *why,
+                     bool print_why, FILE *out, FILE *x, counts *c) {
+    for (uint32_t i = 0; i < sc->expect_count; i++) {
+        const char *e = sc->expect[i];
+        char m[300];
+        rep_expect_result r;
+        if (why != NULL) {
+            if (print_why) fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, why);
+            junit_case(x, sc->name, e, "error", why);
+            c->errors++;
+        } else if (rep_expect_eval(sc, sums, n, e, &r, m, sizeof m) != FB_OK) {
+            fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, m);
+            junit_case(x, sc->name, e, "error", m);
+            c->errors++;
+        } else if (r.passed) {
+            fprintf(out, "PASS  %s: %s  [%s]\n", sc->name, e, r.detail);
+            junit_case(x, sc->name, e, NULL, NULL);
+            c->passed++;
+        } else {
+            fprintf(out, "FAIL  %s: %s  [measured: %s]\n", sc->name, e, r.detail);
+            snprintf(m, sizeof m, "measured: %s", r.detail);
+            junit_case(x, sc->name, e, "failure", m);
+            c->failed++;
+        }
+    }
+}
+
+/* Check one scenario: lines on `out`, a <testsuite> on `x`, counts in *c. */
+static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x, counts *c) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    c->scenarios++;
+    if (sim_scenario_load(file, o->sets, o->nsets, o->seed, &sc, &err) != FB_OK) {
+        load_error(file, &err, out, x, c);
+        return;
+    }
+    bool readable = expectations_readable(file, sc, out);
     sim_summary *sums[SIM_VARIANTS_MAX] = {NULL};
     size_t n = 0;
     char run_error[1400] = "";
-    if (!bad && sc->expect_count > 0) {
-        for (uint32_t v = 0; v < sc->variant_count; v++) {
-            sim_summary *s = malloc(sizeof *s);
-            if (s == NULL) {
-                snprintf(run_error, sizeof run_error, "out of memory");
-                break;
-            }
-            sums[n++] = s;
-            if (sim_run(sc, v, NULL, s, &err) != FB_OK) {
-                sim_error_format(&err, msg, sizeof msg);
-                snprintf(run_error, sizeof run_error, "variant %s: %s", sc->variants[v].name, msg);
-                break;
-            }
-        }
-    }
-    if (o->outdir && n > 0) {
-        char dir[1100];
-        snprintf(dir, sizeof dir, "%s/%s", o->outdir, sc->name);
-        FILE *j = cli_mkdirs(dir) == 0 ? cli_fopen(dir, "report.json") : NULL;
-        if (j) {
-            rep_write_json(j, sc, sums, n);
-            fclose(j);
-        }
-    }
+    if (readable && sc->expect_count > 0) run_variants(sc, sums, &n, run_error, sizeof run_error);
+    if (o->outdir && n > 0) write_report(o->outdir, sc, sums, n);
     fprintf(x, "  <testsuite name=\"");
     xml_escape(x, sc->name);
     fputs("\" file=\"", x);
     xml_escape(x, file);
     fputs("\">\n", x);
     if (sc->expect_count == 0) fprintf(out, "NOTE  %s: no expectations\n", sc->name);
-    for (uint32_t i = 0; i < sc->expect_count; i++) {
-        const char *e = sc->expect[i];
-        char m[300];
-        rep_expect_result r;
-        if (bad || run_error[0]) {
-            const char *why = run_error[0] ? run_error : "the scenario has unreadable expectations";
-            if (run_error[0]) fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, why);
-            junit_case(x, sc->name, e, "error", why);
-            local.errors++;
-        } else if (rep_expect_eval(sc, sums, n, e, &r, m, sizeof m) != FB_OK) {
-            fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, m);
-            junit_case(x, sc->name, e, "error", m);
-            local.errors++;
-        } else if (r.passed) {
-            fprintf(out, "PASS  %s: %s  [%s]\n", sc->name, e, r.detail);
-            junit_case(x, sc->name, e, NULL, NULL);
-            local.passed++;
-        } else {
-            fprintf(out, "FAIL  %s: %s  [measured: %s]\n", sc->name, e, r.detail);
-            snprintf(m, sizeof m, "measured: %s", r.detail);
-            junit_case(x, sc->name, e, "failure", m);
-            local.failed++;
-        }
-    }
+    const char *why = run_error[0] ? run_error
+                      : !readable  ? "the scenario has unreadable expectations"
+                                   : NULL;
+    evaluate(sc, sums, n, why, run_error[0] != '\0', out, x, c);
     fputs("  </testsuite>\n", x);
-    c->passed += local.passed;
-    c->failed += local.failed;
-    c->errors += local.errors;
     for (size_t i = 0; i < n; i++) free(sums[i]);
     sim_scenario_free(sc);
 }
@@ -294,105 +317,121 @@ static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_
     return CLI_OK;
 }
 
-int cmd_check(int argc, char **argv) {
-    const char *junit = NULL, *outdir = NULL;
+typedef struct args {
+    const char *junit, *outdir;
     const char *sets[256];
-    size_t nsets = 0;
-    uint64_t seed = 0;
-    bool has_seed = false;
-    unsigned jobs = 1;
-    int is_arg[1024] = {0};
+    size_t nsets;
+    uint64_t seed;
+    bool has_seed;
+    unsigned jobs;
+    int is_arg[1024]; /* argv[i] is a FILE|DIR */
+    int nargs;
+} args;
+
+/* Returns CLI_OK, an exit code, or -1 after --help. */
+static int parse_args(int argc, char **argv, args *o) {
+    memset(o, 0, sizeof *o);
+    o->jobs = 1;
     if (argc > 1024) return cli_bad("check", "too many arguments");
-    int nargs = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            return CLI_OK;
+            return -1;
         } else if (cli_opt(argc, argv, &i, NULL, "--junit", &val)) {
             if (val == NULL) return cli_missing("check", a);
-            junit = val;
+            o->junit = val;
         } else if (cli_opt(argc, argv, &i, "-o", "--out", &val)) {
             if (val == NULL) return cli_missing("check", a);
-            outdir = val;
+            o->outdir = val;
         } else if (cli_opt(argc, argv, &i, "-j", "--jobs", &val)) {
             uint64_t j;
             if (val == NULL) return cli_missing("check", a);
             if (cli_parse_u64(val, &j) != 0 || j < 1 || j > CHECK_JOBS_MAX)
                 return cli_bad("check", "--jobs needs a number from 1 to %d, got '%s'",
                                CHECK_JOBS_MAX, val);
-            jobs = (unsigned)j;
+            o->jobs = (unsigned)j;
         } else if (cli_opt(argc, argv, &i, NULL, "--seed", &val)) {
             if (val == NULL) return cli_missing("check", a);
-            if (cli_parse_u64(val, &seed) != 0)
+            if (cli_parse_u64(val, &o->seed) != 0)
                 return cli_bad("check", "--seed needs a non-negative integer, got '%s'", val);
-            has_seed = true;
+            o->has_seed = true;
         } else if (cli_opt(argc, argv, &i, NULL, "--set", &val)) {
             if (val == NULL) return cli_missing("check", a);
-            if (nsets == sizeof sets / sizeof sets[0]) return cli_bad("check", "too many --set");
-            sets[nsets++] = val;
+            if (o->nsets == sizeof o->sets / sizeof o->sets[0])
+                return cli_bad("check", "too many --set");
+            o->sets[o->nsets++] = val;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_bad("check", "unknown option '%s' (see fusebox check --help)", a);
         } else {
-            is_arg[i] = 1;
-            nargs++;
+            o->is_arg[i] = 1;
+            o->nargs++;
         }
     }
-    if (nargs == 0) {
+    if (o->nargs == 0) {
         usage(stderr);
         return CLI_BAD_INPUT;
     }
-    char **files = calloc(CHECK_FILES_MAX, sizeof *files);
-    if (files == NULL) return cli_bad("check", "out of memory");
-    size_t nfiles = 0;
-    int status = collect_files(argc, argv, is_arg, files, &nfiles);
-    FILE *body = NULL;
-    counts total = {0, 0, 0, 0};
-    check_opts o = {sets, nsets, has_seed ? &seed : NULL, outdir};
-    if (status != CLI_OK) goto free_files;
-    if (outdir && cli_mkdirs(outdir) != 0) {
-        status = cli_bad("check", "cannot create %s: %s", outdir, strerror(errno));
-        goto free_files;
-    }
-    body = tmpfile();
-    if (body == NULL) {
-        status = cli_bad("check", "cannot create a temporary file");
-        goto free_files;
-    }
+    return CLI_OK;
+}
+
+/* The scenarios, one after the other or in `jobs` processes; their <testsuite>s go to body. */
+static int check_all(char **files, size_t nfiles, const args *a, FILE *body, counts *total) {
+    check_opts o = {a->sets, a->nsets, a->has_seed ? &a->seed : NULL, a->outdir};
+    unsigned jobs = a->jobs;
     if (jobs > nfiles) jobs = (unsigned)nfiles;
-    if (jobs <= 1) {
-        for (size_t i = 0; i < nfiles; i++) check_one(files[i], &o, stdout, body, &total);
-    } else {
-        status = run_parallel(files, nfiles, jobs, &o, body, &total);
-        if (status != CLI_OK) goto close_body;
-    }
-    printf("check: %u scenario%s, %u expectation%s: %u passed, %u failed, %u error%s\n",
-           total.scenarios, total.scenarios == 1 ? "" : "s",
-           total.passed + total.failed + total.errors,
-           total.passed + total.failed + total.errors == 1 ? "" : "s", total.passed, total.failed,
-           total.errors, total.errors == 1 ? "" : "s");
-    if (junit) {
-        FILE *x = fopen(junit, "w");
-        if (x == NULL) {
-            status = cli_bad("check", "cannot write %s: %s", junit, strerror(errno));
-            goto close_body;
-        }
-        fprintf(x,
-                "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                "<testsuites name=\"fusebox check\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
-                total.passed + total.failed + total.errors, total.failed, total.errors);
-        rewind(body);
-        char buf[8192];
-        size_t k;
-        while ((k = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, k, x);
-        fputs("</testsuites>\n", x);
-        if (fclose(x) != 0) status = cli_bad("check", "cannot write %s", junit);
+    if (jobs > 1) return run_parallel(files, nfiles, jobs, &o, body, total);
+    for (size_t i = 0; i < nfiles; i++) check_one(files[i], &o, stdout, body, total);
+    return CLI_OK;
+}
+
+static int write_junit(const char *path, FILE *body, const counts *total) {
+    FILE *x = fopen(path, "w");
+    if (x == NULL) return cli_bad("check", "cannot write %s: %s", path, strerror(errno));
+    fprintf(x,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<testsuites name=\"fusebox check\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
+            total->passed + total->failed + total->errors, total->failed, total->errors);
+    rewind(body);
+    char buf[8192];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, k, x);
+    fputs("</testsuites>\n", x);
+    if (fclose(x) != 0) return cli_bad("check", "cannot write %s", path);
+    return CLI_OK;
+}
+
+/* Check the files, print the totals, write the JUnit file. */
+static int check_files(char **files, size_t nfiles, const args *a) {
+    if (a->outdir && cli_mkdirs(a->outdir) != 0)
+        return cli_bad("check", "cannot create %s: %s", a->outdir, strerror(errno));
+    FILE *body = tmpfile();
+    if (body == NULL) return cli_bad("check", "cannot create a temporary file");
+    counts total = {0, 0, 0, 0};
+    int status = check_all(files, nfiles, a, body, &total);
+    if (status == CLI_OK) {
+        unsigned expectations = total.passed + total.failed + total.errors;
+        printf("check: %u scenario%s, %u expectation%s: %u passed, %u failed, %u error%s\n",
+               total.scenarios, total.scenarios == 1 ? "" : "s", expectations,
+               expectations == 1 ? "" : "s", total.passed, total.failed, total.errors,
+               total.errors == 1 ? "" : "s");
+        if (a->junit) status = write_junit(a->junit, body, &total);
     }
     if (status == CLI_OK)
         status = total.errors ? CLI_BAD_INPUT : total.failed ? CLI_EXPECT_FAILED : CLI_OK;
-close_body:
     fclose(body);
-free_files:
+    return status;
+}
+
+int cmd_check(int argc, char **argv) {
+    args a;
+    int status = parse_args(argc, argv, &a);
+    if (status != CLI_OK) return status < 0 ? CLI_OK : status;
+    char **files = calloc(CHECK_FILES_MAX, sizeof *files);
+    if (files == NULL) return cli_bad("check", "out of memory");
+    size_t nfiles = 0;
+    status = collect_files(argc, argv, a.is_arg, files, &nfiles);
+    if (status == CLI_OK) status = check_files(files, nfiles, &a);
     for (size_t i = 0; i < nfiles; i++) free(files[i]);
     free(files);
     return status;

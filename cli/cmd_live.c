@@ -1,6 +1,4 @@
 /* cmd_live.c - 'fusebox live': a scenario over real HTTP, and simulated vs live. */
-#include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,14 +11,13 @@
 
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "cli/live_mocks.h"
 #include "live/compare.h"
 #include "live/live.h"
-#include "reports/charts.h"
 #include "reports/report.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 
-#define SETS_MAX 256
 #define HEADERS_MAX 32
 
 static void usage(FILE *f) {
@@ -65,13 +62,8 @@ typedef struct pair {
 } pair;
 
 typedef struct args {
-    const char *file, *out;
-    const char *sets[SETS_MAX];
-    size_t nsets;
-    const char *only[SIM_VARIANTS_MAX];
-    size_t nonly;
-    uint64_t seed;
-    bool has_seed, charts, quiet, compare;
+    cli_run_args run;
+    bool charts, quiet, compare;
     double time_scale;
     uint64_t transfers_max;
     const char *target_all;
@@ -90,11 +82,6 @@ static void on_signal(int sig) {
     stop_flag = 1;
 }
 
-static void log_stderr(void *user, const char *msg) {
-    (void)user;
-    fprintf(stderr, "fusebox live: %s\n", msg);
-}
-
 /* "NAME=VALUE" into a pair list. */
 static int add_pair(pair *list, size_t *n, size_t cap, const char *opt, const char *v) {
     const char *eq = strchr(v, '=');
@@ -111,84 +98,88 @@ static int add_pair(pair *list, size_t *n, size_t cap, const char *opt, const ch
     return CLI_OK;
 }
 
+/* The options that shape the wire: targets, dialects, models, headers, time, tolerances. */
+static int parse_wire_option(int argc, char **argv, int *i, args *a) {
+    const char *o = argv[*i], *v = NULL;
+    char msg[300];
+    if (cli_opt(argc, argv, i, NULL, "--target", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        const char *eq = strchr(v, '='), *colon = strstr(v, "://");
+        if (eq != NULL && (colon == NULL || eq < colon))
+            return add_pair(a->targets, &a->ntargets, SIM_PROVIDERS_MAX * 2, "--target", v);
+        a->target_all = v;
+    } else if (cli_opt(argc, argv, i, NULL, "--dialect", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        return add_pair(a->dialects, &a->ndialects, SIM_PROVIDERS_MAX * 2, "--dialect", v);
+    } else if (cli_opt(argc, argv, i, NULL, "--model", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        return add_pair(a->models, &a->nmodels, SIM_PROVIDERS_MAX * 2, "--model", v);
+    } else if (cli_opt(argc, argv, i, NULL, "--header", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        if (strchr(v, ':') == NULL || v[0] == ':')
+            return cli_bad("live", "--header needs 'NAME: VALUE', got '%s'", v);
+        if (a->nheaders == HEADERS_MAX) return cli_bad("live", "too many --header options");
+        a->headers[a->nheaders++] = v;
+    } else if (cli_opt(argc, argv, i, NULL, "--time-scale", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        char *end;
+        a->time_scale = strtod(v, &end);
+        if (end == v || *end != '\0' || !(a->time_scale > 0) || a->time_scale > 1e6)
+            return cli_bad("live", "--time-scale needs a number in (0, 1e6], got '%s'", v);
+    } else if (cli_opt(argc, argv, i, NULL, "--max-transfers", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        if (cli_parse_u64(v, &a->transfers_max) != 0 || a->transfers_max == 0 ||
+            a->transfers_max > 1000000)
+            return cli_bad("live", "--max-transfers needs a count in 1..1000000, got '%s'", v);
+    } else if (cli_opt(argc, argv, i, NULL, "--tolerance", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        if (live_tolerance_set(&a->tol, v, msg, sizeof msg) != FB_OK)
+            return cli_bad("live", "%s", msg);
+    } else {
+        return cli_bad("live", "unknown option '%s' (see fusebox live --help)", o);
+    }
+    return CLI_OK;
+}
+
+/* One option at argv[*i] (it starts with '-'): the run's, then the wire's. */
+static int parse_option(int argc, char **argv, int *i, args *a) {
+    const char *o = argv[*i];
+    int rc = CLI_OK;
+    if (cli_run_opt(argc, argv, i, "live", &a->run, &rc)) return rc;
+    if (strcmp(o, "--compare") == 0) {
+        a->compare = true;
+    } else if (strcmp(o, "--no-charts") == 0) {
+        a->charts = false;
+    } else if (strcmp(o, "-q") == 0 || strcmp(o, "--quiet") == 0) {
+        a->quiet = true;
+    } else {
+        return parse_wire_option(argc, argv, i, a);
+    }
+    return CLI_OK;
+}
+
+/* Returns CLI_OK, an exit code, or -1 after --help. */
 static int parse_args(int argc, char **argv, args *a) {
     memset(a, 0, sizeof *a);
     a->charts = true;
     a->time_scale = 1.0;
     live_tolerances_default(&a->tol);
     for (int i = 1; i < argc; i++) {
-        const char *o = argv[i], *v = NULL;
+        const char *o = argv[i];
         int rc = CLI_OK;
-        char msg[300];
         if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
             usage(stdout);
             return -1;
-        } else if (cli_opt(argc, argv, &i, "-o", "--out", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            a->out = v;
-        } else if (cli_opt(argc, argv, &i, NULL, "--seed", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            if (cli_parse_u64(v, &a->seed) != 0)
-                return cli_bad("live", "--seed needs a non-negative integer, got '%s'", v);
-            a->has_seed = true;
-        } else if (cli_opt(argc, argv, &i, NULL, "--set", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            if (a->nsets == SETS_MAX) return cli_bad("live", "too many --set options");
-            a->sets[a->nsets++] = v;
-        } else if (cli_opt(argc, argv, &i, NULL, "--variant", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            if (a->nonly == SIM_VARIANTS_MAX) return cli_bad("live", "too many --variant options");
-            a->only[a->nonly++] = v;
-        } else if (cli_opt(argc, argv, &i, NULL, "--target", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            const char *eq = strchr(v, '='), *colon = strstr(v, "://");
-            if (eq != NULL && (colon == NULL || eq < colon))
-                rc = add_pair(a->targets, &a->ntargets, SIM_PROVIDERS_MAX * 2, "--target", v);
-            else
-                a->target_all = v;
-        } else if (cli_opt(argc, argv, &i, NULL, "--dialect", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            rc = add_pair(a->dialects, &a->ndialects, SIM_PROVIDERS_MAX * 2, "--dialect", v);
-        } else if (cli_opt(argc, argv, &i, NULL, "--model", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            rc = add_pair(a->models, &a->nmodels, SIM_PROVIDERS_MAX * 2, "--model", v);
-        } else if (cli_opt(argc, argv, &i, NULL, "--header", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            if (strchr(v, ':') == NULL || v[0] == ':')
-                return cli_bad("live", "--header needs 'NAME: VALUE', got '%s'", v);
-            if (a->nheaders == HEADERS_MAX) return cli_bad("live", "too many --header options");
-            a->headers[a->nheaders++] = v;
-        } else if (cli_opt(argc, argv, &i, NULL, "--time-scale", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            char *end;
-            a->time_scale = strtod(v, &end);
-            if (end == v || *end != '\0' || !(a->time_scale > 0) || a->time_scale > 1e6)
-                return cli_bad("live", "--time-scale needs a number in (0, 1e6], got '%s'", v);
-        } else if (cli_opt(argc, argv, &i, NULL, "--max-transfers", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            if (cli_parse_u64(v, &a->transfers_max) != 0 || a->transfers_max == 0 ||
-                a->transfers_max > 1000000)
-                return cli_bad("live", "--max-transfers needs a count in 1..1000000, got '%s'", v);
-        } else if (cli_opt(argc, argv, &i, NULL, "--tolerance", &v)) {
-            if (v == NULL) return cli_missing("live", o);
-            if (live_tolerance_set(&a->tol, v, msg, sizeof msg) != FB_OK)
-                return cli_bad("live", "%s", msg);
-        } else if (strcmp(o, "--compare") == 0) {
-            a->compare = true;
-        } else if (strcmp(o, "--no-charts") == 0) {
-            a->charts = false;
-        } else if (strcmp(o, "-q") == 0 || strcmp(o, "--quiet") == 0) {
-            a->quiet = true;
         } else if (o[0] == '-' && o[1] != '\0') {
-            return cli_bad("live", "unknown option '%s' (see fusebox live --help)", o);
-        } else if (a->file == NULL) {
-            a->file = o;
+            rc = parse_option(argc, argv, &i, a);
+        } else if (a->run.file == NULL) {
+            a->run.file = o;
         } else {
-            return cli_bad("live", "one scenario at a time (got '%s' and '%s')", a->file, o);
+            return cli_bad("live", "one scenario at a time (got '%s' and '%s')", a->run.file, o);
         }
         if (rc != CLI_OK) return rc;
     }
-    if (a->file == NULL) {
+    if (a->run.file == NULL) {
         usage(stderr);
         return CLI_BAD_INPUT;
     }
@@ -234,72 +225,51 @@ typedef struct run_set {
     bool interrupted;
 } run_set;
 
-/* Run the selected variants (live or simulated) and write the report files into dir. */
-static int run_into(const char *dir, const args *a, const sim_scenario *sc, const bool *selected,
-                    const live_config *cfg, bool live, run_set *rs) {
+/* Run the selected variants (live or simulated) into rs, their rows and events through w. */
+static int run_variants(cli_writer *w, const args *a, const sim_scenario *sc, const bool *selected,
+                        const live_config *cfg, bool live, run_set *rs) {
     int status = CLI_OK;
-    if (cli_mkdirs(dir) != 0) {
-        fprintf(stderr, "fusebox live: cannot create %s: %s\n", dir, strerror(errno));
-        return CLI_BAD_INPUT;
-    }
-    cli_writer w = {sc, NULL, cli_fopen(dir, "timeseries.csv"), cli_fopen(dir, "events.jsonl"),
-                    !a->quiet && isatty(STDERR_FILENO)};
-    if (w.csv == NULL || w.events == NULL) {
-        status = CLI_BAD_INPUT;
-        goto close_files;
-    }
-    rep_csv_header(w.csv, sc);
     for (uint32_t v = 0; v < sc->variant_count && !stop_flag; v++) {
-        if (a->nonly > 0 && !selected[v]) continue;
+        if (a->run.nonly > 0 && !selected[v]) continue;
         sim_summary *s = malloc(sizeof *s);
         if (s == NULL) {
             fprintf(stderr, "fusebox live: out of memory\n");
-            status = CLI_BAD_INPUT;
-            break;
+            return CLI_BAD_INPUT;
         }
         rs->sums[rs->n] = s;
-        w.variant = sc->variants[v].name;
-        sim_run_opts opts = cli_writer_opts(&w);
+        w->variant = sc->variants[v].name;
+        sim_run_opts opts = cli_writer_opts(w);
         sim_error err;
-        int rc = live ? live_run(sc, v, cfg, &opts, s, &rs->stats[rs->n], &err)
+        int rc = live ? cli_live_run(sc, v, cfg, !a->quiet, &opts, s, &rs->stats[rs->n], &err)
                       : sim_run(sc, v, &opts, s, &err);
-        if (w.progress) fputs("\r\033[K", stderr);
-        if (rc != FB_OK && !s->complete && s->variant[0] == '\0') {
-            /* nothing ran (setup failed) */
+        if (w->progress) fputs("\r\033[K", stderr);
+        /* nothing ran when the setup failed */
+        bool ran = rc == FB_OK || s->complete || s->variant[0] != '\0';
+        if (ran)
+            rs->n++;
+        else
             free(s);
-            char msg[1100];
-            sim_error_format(&err, msg, sizeof msg);
-            fprintf(stderr, "fusebox live: variant %s: %s\n", sc->variants[v].name, msg);
-            status = CLI_BAD_INPUT;
-            break;
-        }
-        rs->n++;
         if (rc != FB_OK) {
             char msg[1100];
             sim_error_format(&err, msg, sizeof msg);
             fprintf(stderr, "fusebox live: variant %s: %s\n", sc->variants[v].name, msg);
             status = CLI_BAD_INPUT;
-        }
-    }
-    rs->interrupted = stop_flag != 0;
-    FILE *json = cli_fopen(dir, "report.json");
-    if (json == NULL) {
-        status = CLI_BAD_INPUT;
-    } else {
-        rep_write_json(json, sc, rs->sums, rs->n);
-        if (fclose(json) != 0) status = CLI_BAD_INPUT;
-    }
-close_files:
-    if (w.csv && fclose(w.csv) != 0) status = CLI_BAD_INPUT;
-    if (w.events && fclose(w.events) != 0) status = CLI_BAD_INPUT;
-    if (rs->n > 0 && a->charts) {
-        char msg[512];
-        if (rep_charts(dir, sc, rs->sums, rs->n, msg, sizeof msg) != FB_OK) {
-            fprintf(stderr, "fusebox live: charts: %s\n", msg);
-            status = CLI_BAD_INPUT;
+            if (!ran) break;
         }
     }
     return status;
+}
+
+/* Run the selected variants (live or simulated) and write the report files into dir. */
+static int run_into(const char *dir, const args *a, const sim_scenario *sc, const bool *selected,
+                    const live_config *cfg, bool live, run_set *rs) {
+    cli_writer w;
+    int status = cli_writer_open(&w, "live", dir, sc, !a->quiet && isatty(STDERR_FILENO));
+    if (status == CLI_OK) {
+        status = run_variants(&w, a, sc, selected, cfg, live, rs);
+        rs->interrupted = stop_flag != 0;
+    }
+    return cli_writer_close(&w, "live", dir, rs->sums, rs->n, a->charts, status);
 }
 
 /* DIR/live.json: how each variant was run over the wire. */
@@ -386,56 +356,42 @@ static int worst(int a, int b) {
     return a == CLI_BAD_INPUT || b == CLI_BAD_INPUT ? CLI_BAD_INPUT : a > b ? a : b;
 }
 
-int cmd_live(int argc, char **argv) {
-    static args a; /* large: the pair lists */
-    int rc = parse_args(argc, argv, &a);
-    if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
-    sim_scenario *sc = NULL;
-    sim_error err;
-    if (sim_scenario_load(a.file, a.sets, a.nsets, a.has_seed ? &a.seed : NULL, &sc, &err) != FB_OK)
-        return cli_scenario_error(&err);
-    int status = CLI_OK;
-    bool selected[SIM_VARIANTS_MAX] = {false};
-    for (size_t k = 0; k < a.nonly; k++) {
-        int v = sim_scenario_variant(sc, a.only[k]);
-        if (v < 0) {
-            status = cli_bad("live", "%s has no variant named '%s'", a.file, a.only[k]);
-            goto free_scenario;
-        }
-        selected[v] = true;
-    }
-    /* API keys go to explicit targets only, each to its dialect */
-    const char *hdr[2][HEADERS_MAX + 1];
-    size_t nhdr[2] = {0, 0};
+/*
+ * What a run needs besides the options, resolved against the scenario; the
+ * targets' headers point into hdr and auth.
+ */
+typedef struct plan {
+    bool selected[SIM_VARIANTS_MAX];
+    const char *hdr[2][HEADERS_MAX + 1]; /* by dialect */
+    size_t nhdr[2];
     char auth[2][1024];
+    live_config cfg;
+    char dir[1024];
+    sigset_t wait_mask;
+} plan;
+
+/* API keys go to explicit targets only, each to its dialect */
+static void api_headers(const args *a, plan *p) {
     const char *keys[2] = {getenv("OPENAI_API_KEY"), getenv("ANTHROPIC_API_KEY")};
     for (int d = 0; d < 2; d++) {
         if (keys[d] != NULL && keys[d][0] != '\0') {
-            snprintf(auth[d], sizeof auth[d], d == 0 ? "authorization: Bearer %s" : "x-api-key: %s",
-                     keys[d]);
-            hdr[d][nhdr[d]++] = auth[d];
+            snprintf(p->auth[d], sizeof p->auth[d],
+                     d == 0 ? "authorization: Bearer %s" : "x-api-key: %s", keys[d]);
+            p->hdr[d][p->nhdr[d]++] = p->auth[d];
         }
-        for (size_t k = 0; k < a.nheaders; k++) hdr[d][nhdr[d]++] = a.headers[k];
+        for (size_t k = 0; k < a->nheaders; k++) p->hdr[d][p->nhdr[d]++] = a->headers[k];
     }
-    const char **headers_of[2] = {hdr[0], hdr[1]};
-    live_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    status = resolve_targets(&a, sc, &cfg, headers_of, nhdr);
-    if (status != CLI_OK) goto free_scenario;
-    char dir[1024];
-    if (a.out)
-        snprintf(dir, sizeof dir, "%s", a.out);
-    else
-        snprintf(dir, sizeof dir, "out/%s-live", sc->name);
+}
 
-    /* SIGINT/SIGTERM stay blocked (in the mocks' threads too) except while the driver waits */
-    sigset_t block, wait_mask;
+/* SIGINT/SIGTERM stay blocked (in the mocks' threads too) except while the driver waits */
+static void take_signals(sigset_t *wait_mask) {
+    sigset_t block;
     sigemptyset(&block);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &block, &wait_mask);
-    sigdelset(&wait_mask, SIGINT);
-    sigdelset(&wait_mask, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &block, wait_mask);
+    sigdelset(wait_mask, SIGINT);
+    sigdelset(wait_mask, SIGTERM);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -443,47 +399,81 @@ int cmd_live(int argc, char **argv) {
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
-    uint64_t transfers = a.transfers_max ? a.transfers_max : 4096;
-    raise_fd_limit(transfers);
-    cfg.time_scale = a.time_scale;
-    cfg.transfers_max = (uint32_t)transfers;
-    cfg.stop = &stop_flag;
-    cfg.wait_sigmask = &wait_mask;
-    cfg.log = a.quiet ? NULL : log_stderr;
+}
 
+/* The rest of p (zeroed, the variants selected): headers, targets, folder, signals, config. */
+static int make_plan(const args *a, const sim_scenario *sc, plan *p) {
+    api_headers(a, p);
+    const char **headers_of[2] = {p->hdr[0], p->hdr[1]};
+    int status = resolve_targets(a, sc, &p->cfg, headers_of, p->nhdr);
+    if (status != CLI_OK) return status;
+    if (a->run.out)
+        snprintf(p->dir, sizeof p->dir, "%s", a->run.out);
+    else
+        snprintf(p->dir, sizeof p->dir, "out/%s-live", sc->name);
+    take_signals(&p->wait_mask);
+    uint64_t transfers = a->transfers_max ? a->transfers_max : 4096;
+    raise_fd_limit(transfers);
+    p->cfg.time_scale = a->time_scale;
+    p->cfg.transfers_max = (uint32_t)transfers;
+    p->cfg.stop = &stop_flag;
+    p->cfg.wait_sigmask = &p->wait_mask;
+    return CLI_OK;
+}
+
+static void print_wire(const args *a, const run_set *live) {
+    for (size_t i = 0; i < live->n; i++)
+        printf("%s: live over HTTP at x%g: %.1fs wall, %llu transfers (peak %u at once), "
+               "%llu transport errors\n",
+               live->sums[i]->variant, a->time_scale, live->stats[i].wall_s,
+               (unsigned long long)live->stats[i].transfers, live->stats[i].in_flight_peak,
+               (unsigned long long)live->stats[i].transport_errors);
+}
+
+/* The runs (simulated first with --compare), their files, the summary, the comparison. */
+static int run_plan(const args *a, const sim_scenario *sc, const plan *p) {
     static run_set live, sim;
     memset(&live, 0, sizeof live);
     memset(&sim, 0, sizeof sim);
-    if (a.compare) {
+    int status = CLI_OK;
+    if (a->compare) {
         char simdir[1100];
-        snprintf(simdir, sizeof simdir, "%s/sim", dir);
-        status = run_into(simdir, &a, sc, selected, &cfg, false, &sim);
+        snprintf(simdir, sizeof simdir, "%s/sim", p->dir);
+        status = run_into(simdir, a, sc, p->selected, &p->cfg, false, &sim);
     }
-    if (status == CLI_OK) status = run_into(dir, &a, sc, selected, &cfg, true, &live);
-    if (live.n > 0) status = worst(status, write_live_json(dir, sc, &live, &cfg));
-    if (!a.quiet && live.n > 0) {
+    if (status == CLI_OK) status = run_into(p->dir, a, sc, p->selected, &p->cfg, true, &live);
+    if (live.n > 0) status = worst(status, write_live_json(p->dir, sc, &live, &p->cfg));
+    if (!a->quiet && live.n > 0) {
         rep_text_summary(stdout, sc, live.sums, live.n);
-        for (size_t i = 0; i < live.n; i++)
-            printf("%s: live over HTTP at x%g: %.1fs wall, %llu transfers (peak %u at once), "
-                   "%llu transport errors\n",
-                   live.sums[i]->variant, a.time_scale, live.stats[i].wall_s,
-                   (unsigned long long)live.stats[i].transfers, live.stats[i].in_flight_peak,
-                   (unsigned long long)live.stats[i].transport_errors);
+        print_wire(a, &live);
     }
     if (live.interrupted) {
-        fprintf(stderr, "fusebox live: interrupted; %s holds what was measured\n", dir);
+        fprintf(stderr, "fusebox live: interrupted; %s holds what was measured\n", p->dir);
         status = CLI_BAD_INPUT;
-    } else if (a.compare && live.n > 0) {
-        status = worst(status, compare(dir, &a, sc, &sim, &live));
+    } else if (a->compare && live.n > 0) {
+        status = worst(status, compare(p->dir, a, sc, &sim, &live));
     }
-    if (!a.quiet && live.n > 0) {
-        printf("\nwrote %s/report.json, timeseries.csv, events.jsonl, live.json%s%s\n", dir,
-               a.charts ? ", charts, report.html" : "",
-               a.compare ? ", compare.md, compare.json" : "");
+    if (!a->quiet && live.n > 0) {
+        printf("\nwrote %s/report.json, timeseries.csv, events.jsonl, live.json%s%s\n", p->dir,
+               a->charts ? ", charts, report.html" : "",
+               a->compare ? ", compare.md, compare.json" : "");
     }
     for (size_t i = 0; i < live.n; i++) free(live.sums[i]);
     for (size_t i = 0; i < sim.n; i++) free(sim.sums[i]);
-free_scenario:
+    return status;
+}
+
+int cmd_live(int argc, char **argv) {
+    static args a; /* large: the pair lists */
+    int rc = parse_args(argc, argv, &a);
+    if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
+    static plan p;
+    memset(&p, 0, sizeof p);
+    sim_scenario *sc = NULL;
+    rc = cli_run_load(&a.run, "live", &sc, p.selected);
+    if (rc != CLI_OK) return rc;
+    int status = make_plan(&a, sc, &p);
+    if (status == CLI_OK) status = run_plan(&a, sc, &p);
     sim_scenario_free(sc);
     return status;
 }

@@ -133,15 +133,9 @@ static void raise_fd_limit(unsigned connections) {
     setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-int cmd_mock(int argc, char **argv) {
-    mock_config cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.seed = 1;
-    cfg.log = log_stderr;
-    const char *faults_file = NULL, *scenario = NULL, *provider = NULL;
-    static sim_fault faults[MOCK_FAULTS_MAX];
-
-    /* A scenario provider first, so that the other options override it. */
+/* A scenario provider first, so that the other options override it. */
+static int apply_scenario(int argc, char **argv, mock_config *cfg, sim_fault *faults) {
+    const char *scenario = NULL, *provider = NULL;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         if ((strcmp(argv[i], "--scenario") == 0 || strcmp(argv[i], "--provider") == 0) &&
@@ -156,36 +150,120 @@ int cmd_mock(int argc, char **argv) {
         else
             provider = v;
     }
-    if (scenario != NULL || provider != NULL) {
-        if (scenario == NULL || provider == NULL)
-            return bad("--scenario and --provider go together%s%s", "", "");
-        sim_scenario *sc = NULL;
-        sim_error serr;
-        memset(&serr, 0, sizeof serr);
-        if (sim_scenario_load(scenario, NULL, 0, NULL, &sc, &serr) != FB_OK) {
-            char msg[1024];
-            sim_error_format(&serr, msg, sizeof msg);
-            fprintf(stderr, "fusebox mock: %s\n", msg);
-            return CLI_BAD_INPUT;
-        }
-        char err[512];
-        int rc =
-            mock_config_from_scenario(sc, provider, &cfg, faults, MOCK_FAULTS_MAX, err, sizeof err);
-        sim_scenario_free(sc);
-        if (rc != FB_OK) {
-            fprintf(stderr, "fusebox mock: %s\n", err);
-            return CLI_BAD_INPUT;
-        }
+    if (scenario == NULL && provider == NULL) return CLI_OK;
+    if (scenario == NULL || provider == NULL)
+        return bad("--scenario and --provider go together%s%s", "", "");
+    sim_scenario *sc = NULL;
+    sim_error serr;
+    memset(&serr, 0, sizeof serr);
+    if (sim_scenario_load(scenario, NULL, 0, NULL, &sc, &serr) != FB_OK) {
+        char msg[1024];
+        sim_error_format(&serr, msg, sizeof msg);
+        fprintf(stderr, "fusebox mock: %s\n", msg);
+        return CLI_BAD_INPUT;
     }
+    char err[512];
+    int rc = mock_config_from_scenario(sc, provider, cfg, faults, MOCK_FAULTS_MAX, err, sizeof err);
+    sim_scenario_free(sc);
+    if (rc != FB_OK) {
+        fprintf(stderr, "fusebox mock: %s\n", err);
+        return CLI_BAD_INPUT;
+    }
+    return CLI_OK;
+}
 
+static bool is_count_option(const char *name) {
+    static const char *const counts[] = {
+        "--completion-tokens", "--context-window", "--concurrency", "--rpm", "--tpm",
+        "--log-capacity"};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (strcmp(name, counts[i]) == 0) return true;
+    return false;
+}
+
+/* The count options: completion tokens, context window, capacity, log capacity. */
+static int set_count(const char *name, const char *val, mock_config *cfg) {
+    uint64_t u = 0;
+    if (!parse_u64(val, (uint64_t)1 << 40, &u)) return bad("%s: '%s' must be a count", name, val);
+    int64_t v = (int64_t)u;
+    if (strcmp(name, "--completion-tokens") == 0) {
+        if (v == 0) return bad("%s: '%s' must be > 0", name, val);
+        cfg->completion_tokens_max = v;
+    } else if (strcmp(name, "--context-window") == 0) {
+        cfg->context_window = v;
+    } else if (strcmp(name, "--concurrency") == 0) {
+        cfg->capacity.concurrency = v;
+    } else if (strcmp(name, "--rpm") == 0) {
+        cfg->capacity.requests_per_min = v;
+    } else if (strcmp(name, "--tpm") == 0) {
+        cfg->capacity.tokens_per_min = v;
+    } else {
+        if (v == 0 || v > 10000000) return bad("%s: '%s' must be in 1..10000000", name, val);
+        cfg->log_capacity = (size_t)v;
+    }
+    return CLI_OK;
+}
+
+/* One option that takes a value, by its name. */
+static int set_option(const char *name, const char *val, mock_config *cfg,
+                      const char **faults_file) {
+    uint64_t u = 0;
+    fb_time_us us = 0;
+    if (strcmp(name, "--faults") == 0) {
+        *faults_file = val;
+    } else if (strcmp(name, "--scenario") == 0 || strcmp(name, "--provider") == 0) {
+        /* handled by apply_scenario */
+    } else if (strcmp(name, "--bind") == 0) {
+        cfg->bind_addr = val;
+    } else if (strcmp(name, "--port") == 0) {
+        if (!parse_u64(val, 65535, &u)) return bad("--port: '%s' is not a port%s", val, "");
+        cfg->port = (uint16_t)u;
+    } else if (strcmp(name, "--time-scale") == 0) {
+        char *end;
+        double x = strtod(val, &end);
+        if (end == val || *end != '\0' || !(x >= 1e-3) || x > 1e6)
+            return bad("--time-scale: '%s' must be a number from 0.001 to 1000000%s", val, "");
+        cfg->time_scale = x;
+    } else if (strcmp(name, "--max-connections") == 0) {
+        if (!parse_u64(val, 1000000, &u) || u == 0)
+            return bad("--max-connections: '%s' must be in 1..1000000%s", val, "");
+        cfg->max_connections = (unsigned)u;
+    } else if (strcmp(name, "--max-body") == 0) {
+        if (!parse_u64(val, (uint64_t)1 << 40, &u) || u == 0)
+            return bad("--max-body: '%s' must be a byte count > 0%s", val, "");
+        cfg->max_body_bytes = (size_t)u;
+    } else if (strcmp(name, "--seed") == 0) {
+        if (!parse_u64(val, UINT64_MAX, &u)) return bad("--seed: '%s' is not a number%s", val, "");
+        cfg->seed = u;
+    } else if (strcmp(name, "--threads") == 0) {
+        if (!parse_u64(val, 64, &u) || u == 0)
+            return bad("--threads: '%s' must be in 1..64%s", val, "");
+        cfg->threads = (unsigned)u;
+    } else if (strcmp(name, "--ttft") == 0 || strcmp(name, "--per-token") == 0) {
+        if (mock_duration_parse(val, &us) != FB_OK)
+            return bad("%s: '%s' is not a duration (e.g. 250ms, 2s)", name, val);
+        if (strcmp(name, "--ttft") == 0)
+            cfg->ttft_us = us;
+        else
+            cfg->per_token_us = us;
+    } else if (is_count_option(name)) {
+        return set_count(name, val, cfg);
+    } else {
+        return bad("unknown option '%s'%s", name, "");
+    }
+    return CLI_OK;
+}
+
+/* Every option but --scenario/--provider. Returns CLI_OK, an exit code, or -1 after --help. */
+static int parse_options(int argc, char **argv, mock_config *cfg, const char **faults_file) {
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
             fputs(usage_text, stdout);
-            return CLI_OK;
+            return -1;
         }
         if (strcmp(opt, "--quiet") == 0) {
-            cfg.log_user = &cfg; /* non-NULL: silence */
+            cfg->log_user = cfg; /* non-NULL: silence */
             continue;
         }
         if (strncmp(opt, "--", 2) != 0) return bad("unexpected argument '%s'%s", opt, "");
@@ -206,90 +284,33 @@ int cmd_mock(int argc, char **argv) {
             if (i + 1 >= argc) return bad("option '%s' needs a value%s", opt, "");
             val = argv[++i];
         }
-        uint64_t u = 0;
-        fb_time_us us = 0;
-        if (strcmp(name, "--faults") == 0) {
-            faults_file = val;
-        } else if (strcmp(name, "--scenario") == 0 || strcmp(name, "--provider") == 0) {
-            /* handled above */
-        } else if (strcmp(name, "--bind") == 0) {
-            cfg.bind_addr = val;
-        } else if (strcmp(name, "--port") == 0) {
-            if (!parse_u64(val, 65535, &u)) return bad("--port: '%s' is not a port%s", val, "");
-            cfg.port = (uint16_t)u;
-        } else if (strcmp(name, "--time-scale") == 0) {
-            char *end;
-            double x = strtod(val, &end);
-            if (end == val || *end != '\0' || !(x >= 1e-3) || x > 1e6)
-                return bad("--time-scale: '%s' must be a number from 0.001 to 1000000%s", val, "");
-            cfg.time_scale = x;
-        } else if (strcmp(name, "--max-connections") == 0) {
-            if (!parse_u64(val, 1000000, &u) || u == 0)
-                return bad("--max-connections: '%s' must be in 1..1000000%s", val, "");
-            cfg.max_connections = (unsigned)u;
-        } else if (strcmp(name, "--max-body") == 0) {
-            if (!parse_u64(val, (uint64_t)1 << 40, &u) || u == 0)
-                return bad("--max-body: '%s' must be a byte count > 0%s", val, "");
-            cfg.max_body_bytes = (size_t)u;
-        } else if (strcmp(name, "--seed") == 0) {
-            if (!parse_u64(val, UINT64_MAX, &u))
-                return bad("--seed: '%s' is not a number%s", val, "");
-            cfg.seed = u;
-        } else if (strcmp(name, "--threads") == 0) {
-            if (!parse_u64(val, 64, &u) || u == 0)
-                return bad("--threads: '%s' must be in 1..64%s", val, "");
-            cfg.threads = (unsigned)u;
-        } else if (strcmp(name, "--ttft") == 0 || strcmp(name, "--per-token") == 0) {
-            if (mock_duration_parse(val, &us) != FB_OK)
-                return bad("%s: '%s' is not a duration (e.g. 250ms, 2s)", name, val);
-            if (strcmp(name, "--ttft") == 0)
-                cfg.ttft_us = us;
-            else
-                cfg.per_token_us = us;
-        } else if (strcmp(name, "--completion-tokens") == 0 ||
-                   strcmp(name, "--context-window") == 0 || strcmp(name, "--concurrency") == 0 ||
-                   strcmp(name, "--rpm") == 0 || strcmp(name, "--tpm") == 0 ||
-                   strcmp(name, "--log-capacity") == 0) {
-            if (!parse_u64(val, (uint64_t)1 << 40, &u))
-                return bad("%s: '%s' must be a count", name, val);
-            int64_t v = (int64_t)u;
-            if (strcmp(name, "--completion-tokens") == 0) {
-                if (v == 0) return bad("%s: '%s' must be > 0", name, val);
-                cfg.completion_tokens_max = v;
-            } else if (strcmp(name, "--context-window") == 0) {
-                cfg.context_window = v;
-            } else if (strcmp(name, "--concurrency") == 0) {
-                cfg.capacity.concurrency = v;
-            } else if (strcmp(name, "--rpm") == 0) {
-                cfg.capacity.requests_per_min = v;
-            } else if (strcmp(name, "--tpm") == 0) {
-                cfg.capacity.tokens_per_min = v;
-            } else {
-                if (v == 0 || v > 10000000)
-                    return bad("%s: '%s' must be in 1..10000000", name, val);
-                cfg.log_capacity = (size_t)v;
-            }
-        } else {
-            return bad("unknown option '%s'%s", name, "");
-        }
+        int rc = set_option(name, val, cfg, faults_file);
+        if (rc != CLI_OK) return rc;
     }
-    if (faults_file != NULL) {
-        size_t len = 0;
-        char *text = read_file(faults_file, &len);
-        if (text == NULL) {
-            fprintf(stderr, "fusebox mock: %s: %s\n", faults_file, strerror(errno));
-            return CLI_BAD_INPUT;
-        }
-        mock_parse_error perr = {{0}, {0}};
-        int rc = mock_faults_parse(text, len, faults, MOCK_FAULTS_MAX, &cfg.n_faults, &perr);
-        free(text);
-        if (rc != FB_OK) {
-            fprintf(stderr, "fusebox mock: %s: %s: %s\n", faults_file, perr.path, perr.msg);
-            return CLI_BAD_INPUT;
-        }
-        cfg.faults = faults;
-    }
+    return CLI_OK;
+}
 
+/* --faults FILE: the timeline, in place of a scenario's. */
+static int load_faults(const char *path, mock_config *cfg, sim_fault *faults) {
+    size_t len = 0;
+    char *text = read_file(path, &len);
+    if (text == NULL) {
+        fprintf(stderr, "fusebox mock: %s: %s\n", path, strerror(errno));
+        return CLI_BAD_INPUT;
+    }
+    mock_parse_error perr = {{0}, {0}};
+    int rc = mock_faults_parse(text, len, faults, MOCK_FAULTS_MAX, &cfg->n_faults, &perr);
+    free(text);
+    if (rc != FB_OK) {
+        fprintf(stderr, "fusebox mock: %s: %s: %s\n", path, perr.path, perr.msg);
+        return CLI_BAD_INPUT;
+    }
+    cfg->faults = faults;
+    return CLI_OK;
+}
+
+/* Listen, print the URL and serve until SIGINT or SIGTERM. */
+static int serve(const mock_config *cfg) {
     /* Block the stop signals in every thread; this one waits for them. */
     sigset_t stop;
     sigemptyset(&stop);
@@ -297,16 +318,16 @@ int cmd_mock(int argc, char **argv) {
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
-    raise_fd_limit(cfg.max_connections ? cfg.max_connections : 1024);
+    raise_fd_limit(cfg->max_connections ? cfg->max_connections : 1024);
 
     mock_server *srv = NULL;
     char err[256];
-    int rc = mock_server_create(&cfg, &srv, err, sizeof err);
+    int rc = mock_server_create(cfg, &srv, err, sizeof err);
     if (rc != FB_OK) {
         fprintf(stderr, "fusebox mock: %s\n", err);
         return CLI_BAD_INPUT;
     }
-    const char *host = cfg.bind_addr ? cfg.bind_addr : "127.0.0.1";
+    const char *host = cfg->bind_addr ? cfg->bind_addr : "127.0.0.1";
     bool v6 = strchr(host, ':') != NULL;
     printf("http://%s%s%s:%u\n", v6 ? "[" : "", host, v6 ? "]" : "",
            (unsigned)mock_server_port(srv));
@@ -314,6 +335,20 @@ int cmd_mock(int argc, char **argv) {
     int sig = 0;
     sigwait(&stop, &sig);
     mock_server_destroy(srv);
-    if (cfg.log_user == NULL) fprintf(stderr, "fusebox mock: stopped (signal %d)\n", sig);
+    if (cfg->log_user == NULL) fprintf(stderr, "fusebox mock: stopped (signal %d)\n", sig);
     return CLI_OK;
+}
+
+int cmd_mock(int argc, char **argv) {
+    mock_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.seed = 1;
+    cfg.log = log_stderr;
+    const char *faults_file = NULL;
+    static sim_fault faults[MOCK_FAULTS_MAX];
+    int rc = apply_scenario(argc, argv, &cfg, faults);
+    if (rc == CLI_OK) rc = parse_options(argc, argv, &cfg, &faults_file);
+    if (rc == CLI_OK && faults_file != NULL) rc = load_faults(faults_file, &cfg, faults);
+    if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
+    return serve(&cfg);
 }

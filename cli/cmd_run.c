@@ -1,16 +1,13 @@
 /* cmd_run.c - 'fusebox run': simulate a scenario's variants and write the report. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/common.h"
-#include "reports/charts.h"
 #include "reports/expect.h"
 #include "reports/report.h"
 #include "sim/scenario.h"
@@ -39,116 +36,83 @@ static void usage(FILE *f) {
           f);
 }
 
-int cmd_run(int argc, char **argv) {
-    const char *file = NULL, *out = NULL;
-    const char *sets[256];
-    size_t nsets = 0;
-    const char *only[SIM_VARIANTS_MAX];
-    size_t nonly = 0;
-    uint64_t seed = 0;
-    bool has_seed = false, charts = true, quiet = false, stats = false;
+typedef struct args {
+    cli_run_args run;
+    bool charts, quiet, stats;
+} args;
+
+/* Returns CLI_OK, an exit code, or -1 after --help. */
+static int parse_args(int argc, char **argv, args *o) {
+    memset(o, 0, sizeof *o);
+    o->charts = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *val = NULL;
+        int rc = CLI_OK;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            return CLI_OK;
-        } else if (cli_opt(argc, argv, &i, "-o", "--out", &val)) {
-            if (val == NULL) return cli_missing("run", a);
-            out = val;
-        } else if (cli_opt(argc, argv, &i, NULL, "--seed", &val)) {
-            if (val == NULL) return cli_missing("run", a);
-            if (cli_parse_u64(val, &seed) != 0)
-                return cli_bad("run", "--seed needs a non-negative integer, got '%s'", val);
-            has_seed = true;
-        } else if (cli_opt(argc, argv, &i, NULL, "--set", &val)) {
-            if (val == NULL) return cli_missing("run", a);
-            if (nsets == sizeof sets / sizeof sets[0])
-                return cli_bad("run", "too many --set options");
-            sets[nsets++] = val;
-        } else if (cli_opt(argc, argv, &i, NULL, "--variant", &val)) {
-            if (val == NULL) return cli_missing("run", a);
-            if (nonly == SIM_VARIANTS_MAX) return cli_bad("run", "too many --variant options");
-            only[nonly++] = val;
+            return -1;
+        } else if (cli_run_opt(argc, argv, &i, "run", &o->run, &rc)) {
+            if (rc != CLI_OK) return rc;
         } else if (strcmp(a, "--no-charts") == 0) {
-            charts = false;
+            o->charts = false;
         } else if (strcmp(a, "--stats") == 0) {
-            stats = true;
+            o->stats = true;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            quiet = true;
+            o->quiet = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_bad("run", "unknown option '%s' (see fusebox run --help)", a);
-        } else if (file == NULL) {
-            file = a;
+        } else if (o->run.file == NULL) {
+            o->run.file = a;
         } else {
-            return cli_bad("run", "one scenario at a time (got '%s' and '%s')", file, a);
+            return cli_bad("run", "one scenario at a time (got '%s' and '%s')", o->run.file, a);
         }
     }
-    if (file == NULL) {
+    if (o->run.file == NULL) {
         usage(stderr);
         return CLI_BAD_INPUT;
     }
-    sim_scenario *sc = NULL;
-    sim_error err;
-    int rc = sim_scenario_load(file, sets, nsets, has_seed ? &seed : NULL, &sc, &err);
-    if (rc != FB_OK) return cli_scenario_error(&err);
-    bool selected[SIM_VARIANTS_MAX] = {false};
-    for (size_t k = 0; k < nonly; k++) {
-        int v = sim_scenario_variant(sc, only[k]);
-        if (v < 0) {
-            sim_scenario_free(sc);
-            return cli_bad("run", "%s has no variant named '%s'", file, only[k]);
-        }
-        selected[v] = true;
-    }
-    char dir[1024];
-    if (out)
-        snprintf(dir, sizeof dir, "%s", out);
-    else
-        snprintf(dir, sizeof dir, "out/%s", sc->name);
-    if (cli_mkdirs(dir) != 0) {
-        fprintf(stderr, "fusebox run: cannot create %s: %s\n", dir, strerror(errno));
-        sim_scenario_free(sc);
-        return CLI_BAD_INPUT;
-    }
+    return CLI_OK;
+}
+
+/* The variants that run: every one, or those named by --variant. */
+typedef struct runs {
+    bool selected[SIM_VARIANTS_MAX];
+    sim_summary *sums[SIM_VARIANTS_MAX];
+    size_t n;
+} runs;
+
+static void print_stats(const char *variant, const sim_summary *s, const struct timespec *t0,
+                        const struct timespec *t1) {
+    double wall = (double)(t1->tv_sec - t0->tv_sec) + (double)(t1->tv_nsec - t0->tv_nsec) / 1e9;
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    fprintf(stderr,
+            "stats: variant %s: %llu requests, %llu events in %.3f s wall "
+            "(%.2f M events/s), peak RSS %ld MiB\n",
+            variant, (unsigned long long)s->requests, (unsigned long long)s->events, wall,
+            (double)s->events / wall / 1e6, ru.ru_maxrss / 1024);
+}
+
+/* Simulate the selected variants into r, their rows and events through w. */
+static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, runs *r) {
     int status = CLI_OK;
-    FILE *csv = cli_fopen(dir, "timeseries.csv");
-    FILE *events = cli_fopen(dir, "events.jsonl");
-    sim_summary *sums[SIM_VARIANTS_MAX] = {NULL};
-    size_t n = 0;
-    if (csv == NULL || events == NULL) {
-        status = CLI_BAD_INPUT;
-        goto close_files;
-    }
-    rep_csv_header(csv, sc);
-    cli_writer ctx = {sc, NULL, csv, events, !quiet && isatty(STDERR_FILENO)};
     for (uint32_t v = 0; v < sc->variant_count; v++) {
-        if (nonly > 0 && !selected[v]) continue;
+        if (o->run.nonly > 0 && !r->selected[v]) continue;
         sim_summary *s = malloc(sizeof *s);
         if (s == NULL) {
             fprintf(stderr, "fusebox run: out of memory\n");
-            status = CLI_BAD_INPUT;
-            break;
+            return CLI_BAD_INPUT;
         }
-        sums[n++] = s;
-        ctx.variant = sc->variants[v].name;
-        sim_run_opts opts = cli_writer_opts(&ctx);
+        r->sums[r->n++] = s;
+        w->variant = sc->variants[v].name;
+        sim_run_opts opts = cli_writer_opts(w);
+        sim_error err;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        rc = sim_run(sc, v, &opts, s, &err);
+        int rc = sim_run(sc, v, &opts, s, &err);
         clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (stats) {
-            double wall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-            struct rusage ru;
-            getrusage(RUSAGE_SELF, &ru);
-            fprintf(stderr,
-                    "stats: variant %s: %llu requests, %llu events in %.3f s wall "
-                    "(%.2f M events/s), peak RSS %ld MiB\n",
-                    sc->variants[v].name, (unsigned long long)s->requests,
-                    (unsigned long long)s->events, wall, (double)s->events / wall / 1e6,
-                    ru.ru_maxrss / 1024);
-        }
-        if (ctx.progress) fputs("\r\033[K", stderr);
+        if (o->stats) print_stats(sc->variants[v].name, s, &t0, &t1);
+        if (w->progress) fputs("\r\033[K", stderr);
         if (rc != FB_OK) {
             char msg[1024];
             sim_error_format(&err, msg, sizeof msg);
@@ -156,40 +120,52 @@ int cmd_run(int argc, char **argv) {
             status = CLI_BAD_INPUT;
         }
     }
-    FILE *json = cli_fopen(dir, "report.json");
-    if (json == NULL) {
-        status = CLI_BAD_INPUT;
-    } else {
-        rep_write_json(json, sc, sums, n);
-        if (fclose(json) != 0) status = CLI_BAD_INPUT;
+    return status;
+}
+
+/* Run into dir: timeseries.csv and events.jsonl while running, then report.json and charts. */
+static int run_into(const char *dir, const args *o, const sim_scenario *sc, runs *r) {
+    cli_writer w;
+    int status = cli_writer_open(&w, "run", dir, sc, !o->quiet && isatty(STDERR_FILENO));
+    if (status == CLI_OK) status = run_variants(o, sc, &w, r);
+    return cli_writer_close(&w, "run", dir, r->sums, r->n, o->charts, status);
+}
+
+/* The summary, the expectations and what was written, on stdout. */
+static void print_summary(const char *dir, const args *o, const sim_scenario *sc, const runs *r) {
+    rep_text_summary(stdout, sc, r->sums, r->n);
+    if (sc->expect_count > 0)
+        fputs("\nexpectations (fusebox check exits 1 when one fails):\n", stdout);
+    for (uint32_t i = 0; i < sc->expect_count; i++) {
+        rep_expect_result res;
+        char m[300];
+        if (rep_expect_eval(sc, r->sums, r->n, sc->expect[i], &res, m, sizeof m) != FB_OK)
+            printf("  ?     %s  (%s)\n", sc->expect[i], m);
+        else
+            printf("  %s  %s  [%s]\n", res.passed ? "pass" : "FAIL", sc->expect[i], res.detail);
     }
-close_files:
-    if (csv && fclose(csv) != 0) status = CLI_BAD_INPUT;
-    if (events && fclose(events) != 0) status = CLI_BAD_INPUT;
-    if (n > 0 && charts) {
-        char msg[512];
-        if (rep_charts(dir, sc, sums, n, msg, sizeof msg) != FB_OK) {
-            fprintf(stderr, "fusebox run: charts: %s\n", msg);
-            status = CLI_BAD_INPUT;
-        }
-    }
-    if (!quiet && n > 0) {
-        rep_text_summary(stdout, sc, sums, n);
-        if (sc->expect_count > 0)
-            fputs("\nexpectations (fusebox check exits 1 when one fails):\n", stdout);
-        for (uint32_t i = 0; i < sc->expect_count; i++) {
-            rep_expect_result r;
-            char m[300];
-            if (rep_expect_eval(sc, sums, n, sc->expect[i], &r, m, sizeof m) != FB_OK)
-                printf("  ?     %s  (%s)\n", sc->expect[i], m);
-            else
-                printf("  %s  %s  [%s]\n", r.passed ? "pass" : "FAIL", sc->expect[i], r.detail);
-        }
-        printf("\nwrote %s/report.json, timeseries.csv, events.jsonl%s\n", dir,
-               charts ? ", charts, report.html" : "");
-        if (charts) printf("open %s/report.html\n", dir);
-    }
-    for (size_t i = 0; i < n; i++) free(sums[i]);
+    printf("\nwrote %s/report.json, timeseries.csv, events.jsonl%s\n", dir,
+           o->charts ? ", charts, report.html" : "");
+    if (o->charts) printf("open %s/report.html\n", dir);
+}
+
+int cmd_run(int argc, char **argv) {
+    args o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
+    sim_scenario *sc = NULL;
+    runs r;
+    memset(&r, 0, sizeof r);
+    rc = cli_run_load(&o.run, "run", &sc, r.selected);
+    if (rc != CLI_OK) return rc;
+    char dir[1024];
+    if (o.run.out)
+        snprintf(dir, sizeof dir, "%s", o.run.out);
+    else
+        snprintf(dir, sizeof dir, "out/%s", sc->name);
+    int status = run_into(dir, &o, sc, &r);
+    if (!o.quiet && r.n > 0) print_summary(dir, &o, sc, &r);
+    for (size_t i = 0; i < r.n; i++) free(r.sums[i]);
     sim_scenario_free(sc);
     return status;
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "reports/charts.h"
 #include "reports/report.h"
 
 bool cli_opt(int argc, char **argv, int *i, const char *shortname, const char *longname,
@@ -104,4 +105,94 @@ static void writer_progress(void *ctx, fb_time_us now, fb_time_us end) {
 sim_run_opts cli_writer_opts(cli_writer *w) {
     sim_run_opts o = {writer_row, writer_event, writer_progress, w, 0, false};
     return o;
+}
+
+int cli_writer_open(cli_writer *w, const char *cmd, const char *dir, const sim_scenario *sc,
+                    bool progress) {
+    memset(w, 0, sizeof *w);
+    w->sc = sc;
+    w->progress = progress;
+    if (cli_mkdirs(dir) != 0) {
+        fprintf(stderr, "fusebox %s: cannot create %s: %s\n", cmd, dir, strerror(errno));
+        return CLI_BAD_INPUT;
+    }
+    w->csv = cli_fopen(dir, "timeseries.csv");
+    w->events = cli_fopen(dir, "events.jsonl");
+    if (w->csv == NULL || w->events == NULL) return CLI_BAD_INPUT;
+    rep_csv_header(w->csv, sc);
+    return CLI_OK;
+}
+
+int cli_writer_close(cli_writer *w, const char *cmd, const char *dir, sim_summary *const *sums,
+                     size_t n, bool charts, int status) {
+    if (w->csv != NULL && w->events != NULL) {
+        FILE *json = cli_fopen(dir, "report.json");
+        if (json == NULL) {
+            status = CLI_BAD_INPUT;
+        } else {
+            rep_write_json(json, w->sc, sums, n);
+            if (fclose(json) != 0) status = CLI_BAD_INPUT;
+        }
+    }
+    if (w->csv && fclose(w->csv) != 0) status = CLI_BAD_INPUT;
+    if (w->events && fclose(w->events) != 0) status = CLI_BAD_INPUT;
+    w->csv = w->events = NULL;
+    if (n > 0 && charts) {
+        char msg[512];
+        if (rep_charts(dir, w->sc, sums, n, msg, sizeof msg) != FB_OK) {
+            fprintf(stderr, "fusebox %s: charts: %s\n", cmd, msg);
+            status = CLI_BAD_INPUT;
+        }
+    }
+    return status;
+}
+
+bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a, int *rc) {
+    const char *o = argv[*i], *v = NULL;
+    *rc = CLI_OK;
+    if (cli_opt(argc, argv, i, "-o", "--out", &v)) {
+        if (v == NULL) *rc = cli_missing(cmd, o);
+        a->out = v;
+    } else if (cli_opt(argc, argv, i, NULL, "--seed", &v)) {
+        if (v == NULL)
+            *rc = cli_missing(cmd, o);
+        else if (cli_parse_u64(v, &a->seed) != 0)
+            *rc = cli_bad(cmd, "--seed needs a non-negative integer, got '%s'", v);
+        a->has_seed = true;
+    } else if (cli_opt(argc, argv, i, NULL, "--set", &v)) {
+        if (v == NULL)
+            *rc = cli_missing(cmd, o);
+        else if (a->nsets == sizeof a->sets / sizeof a->sets[0])
+            *rc = cli_bad(cmd, "too many --set options");
+        else
+            a->sets[a->nsets++] = v;
+    } else if (cli_opt(argc, argv, i, NULL, "--variant", &v)) {
+        if (v == NULL)
+            *rc = cli_missing(cmd, o);
+        else if (a->nonly == SIM_VARIANTS_MAX)
+            *rc = cli_bad(cmd, "too many --variant options");
+        else
+            a->only[a->nonly++] = v;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, bool *selected) {
+    sim_error err;
+    *out = NULL;
+    if (sim_scenario_load(a->file, a->sets, a->nsets, a->has_seed ? &a->seed : NULL, out, &err) !=
+        FB_OK)
+        return cli_scenario_error(&err);
+    for (size_t k = 0; k < a->nonly; k++) {
+        int v = sim_scenario_variant(*out, a->only[k]);
+        if (v < 0) {
+            sim_scenario_free(*out);
+            *out = NULL;
+            return cli_bad(cmd, "%s has no variant named '%s'", a->file, a->only[k]);
+        }
+        selected[v] = true;
+    }
+    return CLI_OK;
 }

@@ -42,4 +42,43 @@ typedef struct cli_writer {
 /* Run options whose callbacks write through w (events_log_max: the default). */
 sim_run_opts cli_writer_opts(cli_writer *w);
 
+/*
+ * Create dir and open w on its timeseries.csv (header written) and
+ * events.jsonl. Returns CLI_OK, or CLI_BAD_INPUT with the error printed
+ * ("fusebox CMD: ..."); cli_writer_close() is due either way.
+ */
+int cli_writer_open(cli_writer *w, const char *cmd, const char *dir, const sim_scenario *sc,
+                    bool progress);
+/*
+ * After the runs: dir/report.json of sums[n] (when both files opened), the
+ * files closed, then the charts unless !charts. Returns `status`, or
+ * CLI_BAD_INPUT when any of it failed.
+ */
+int cli_writer_close(cli_writer *w, const char *cmd, const char *dir, sim_summary *const *sums,
+                     size_t n, bool charts, int status);
+
+/* What the commands that run one scenario share: the file and its overrides. */
+typedef struct cli_run_args {
+    const char *file, *out; /* -o DIR */
+    const char *sets[256];  /* --set KEY=VALUE */
+    size_t nsets;
+    const char *only[SIM_VARIANTS_MAX]; /* --variant NAME */
+    size_t nonly;
+    uint64_t seed; /* --seed N */
+    bool has_seed;
+} cli_run_args;
+
+/*
+ * Match -o, --seed, --set or --variant at argv[*i] (as cli_opt). Returns
+ * false when it is none of them, else true with *rc CLI_OK or
+ * CLI_BAD_INPUT (printed as "fusebox CMD: ...").
+ */
+bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a, int *rc);
+/*
+ * Load a->file with its overrides, and mark in selected[] the variants
+ * --variant named. Returns CLI_OK, or CLI_BAD_INPUT with the error printed
+ * and *out NULL.
+ */
+int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, bool *selected);
+
 #endif

@@ -6,12 +6,16 @@
  * variant's retry, breaker, fallback and rate-limit policies, every metric)
  * and real providers in place of the provider model: each attempt is an
  * HTTP request issued through libcurl (client.h), and time is the monotonic
- * clock scaled by time_scale. A provider without a target URL is served by
- * an in-process mock (mockserver/) configured from the scenario: its
- * latency, capacity, context window and fault timeline, on the same time
- * scale. The summary, rows and events are the simulator's structs, so the
- * report writers apply unchanged. docs/live.md describes where live and
- * simulated runs differ.
+ * clock scaled by time_scale. Every provider has a target URL: a gateway, a
+ * real API, or a mock the caller started (`fusebox live` starts mockserver/
+ * mocks for the providers without --target; live/ knows nothing of them).
+ * A server with a timeline of its own, like a mock's faults, must start its
+ * clock with the run's: live_config.on_start is called once the endpoints
+ * are set up, immediately before the simulated clock starts, on the calling
+ * thread, so that a mock reset there and the run share their time zero.
+ * The summary, rows and events are the simulator's structs, so the report
+ * writers apply unchanged. docs/live.md describes where live and simulated
+ * runs differ.
  */
 #ifndef LIVE_LIVE_H
 #define LIVE_LIVE_H
@@ -25,14 +29,15 @@
 #include "sim/sim.h"
 
 typedef struct live_target {
-    const char *url;   /* base URL; NULL = an in-process mock of this provider */
+    const char *url;   /* base URL, required: "http://host:port", optionally ending in /v1 */
     const char *model; /* model name sent; NULL = the provider's name */
     live_dialect dialect;
     const char *const *headers; /* extra request headers ("Name: value") */
     size_t header_count;
 } live_target;
 
-typedef void (*live_log_fn)(void *user, const char *msg);
+/* Called just before the simulated clock starts (see above). */
+typedef void (*live_start_fn)(void *user);
 
 typedef struct live_config {
     double time_scale;                      /* simulated time = real time x scale; 0 = 1 */
@@ -40,8 +45,8 @@ typedef struct live_config {
     uint32_t transfers_max;                 /* concurrent HTTP transfers; 0 = 4096 */
     const volatile sig_atomic_t *stop;      /* non-zero: stop cleanly, keep what was measured */
     const sigset_t *wait_sigmask;           /* signal mask while waiting; NULL = as is */
-    live_log_fn log;                        /* the mocks' diagnostics; may be NULL */
-    void *log_user;
+    live_start_fn on_start;                 /* may be NULL */
+    void *on_start_user;
 } live_config;
 
 /* What happened on the wire during a run. */
@@ -55,7 +60,7 @@ typedef struct live_stats {
 
 /*
  * Run variant `variant` of `sc` live. Returns FB_OK, or an error with err
- * filled: a setup failure (no mock, bad URL; *out is then empty), or a run
+ * filled: a setup failure (a missing or bad URL; *out is then empty), or a run
  * stopped early (a cap, the stop flag: *out holds what was measured,
  * out->complete == false). `stats` may be NULL.
  */

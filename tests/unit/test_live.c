@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 
 #include "live/compare.h"
+#include "live/live.h"
 #include "live/sse.h"
 #include "live/wire.h"
 #include "mockserver/mock.h"
@@ -437,6 +438,52 @@ static void mock_error_answers_take_the_error_latency(void **state) {
     mock_server_destroy(srv);
 }
 
+static void count_start(void *user) {
+    (*(int *)user)++;
+}
+
+/* live_run() wants a URL for every provider and calls on_start once, as its clock starts. */
+static void live_run_needs_urls_and_calls_on_start(void **state) {
+    (void)state;
+    static const char text[] =
+        "{\"name\": \"t\", \"seed\": 1, \"duration\": \"1s\", \"traffic\": [{\"class\": \"c\", "
+        "\"arrivals\": {\"constant\": \"10/s\"}, \"completion_tokens\": 4}], \"providers\": "
+        "[{\"name\": \"openai\", \"latency\": {\"ttft\": \"10ms\"}}]}";
+    sim_scenario *sc = NULL;
+    sim_error err;
+    assert_int_equal(sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err),
+                     FB_OK);
+    int starts = 0;
+    live_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.time_scale = 10;
+    cfg.on_start = count_start;
+    cfg.on_start_user = &starts;
+    sim_summary *out = malloc(sizeof *out);
+    assert_non_null(out);
+    assert_int_equal(live_run(sc, 0, &cfg, NULL, out, NULL, &err), FB_EINVAL);
+    assert_non_null(strstr(err.msg, "provider openai: no target URL"));
+    assert_int_equal(starts, 0); /* a setup failure: no clock started */
+
+    mock_config mc;
+    memset(&mc, 0, sizeof mc);
+    mc.time_scale = 10;
+    mock_server *srv = NULL;
+    char msg[256], url[64];
+    assert_int_equal(mock_server_create(&mc, &srv, msg, sizeof msg), FB_OK);
+    snprintf(url, sizeof url, "http://127.0.0.1:%u", (unsigned)mock_server_port(srv));
+    cfg.targets[0].url = url;
+    live_stats st;
+    assert_int_equal(live_run(sc, 0, &cfg, NULL, out, &st, &err), FB_OK);
+    assert_int_equal(starts, 1);
+    assert_true(out->complete);
+    assert_true(st.transfers > 0);
+    assert_string_equal(st.urls[0], url);
+    mock_server_destroy(srv);
+    free(out);
+    sim_scenario_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sse_events_survive_any_split),
@@ -453,6 +500,7 @@ int main(void) {
         cmocka_unit_test(compare_rows_hold_their_tolerances),
         cmocka_unit_test(compare_tolerances_parse),
         cmocka_unit_test(mock_error_answers_take_the_error_latency),
+        cmocka_unit_test(live_run_needs_urls_and_calls_on_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
