@@ -95,11 +95,13 @@ $(FUSEBOX): $(CLI_OBJ) $(LIBS)
 	@$(if $(VERBOSE),,echo "  LD  $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(EXT_LIBS)
 
-# Unit tests: one cmocka binary per tests/unit/test_*.c.
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBS)
+# Unit tests: one cmocka binary per tests/unit/test_*.c, each linked with the shared
+# helpers (tests/unit/helpers.[ch]).
+UNIT_HELPERS := $(BUILD)/tests/unit/helpers.o
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(UNIT_HELPERS) $(LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(VERBOSE),,echo "  LD  $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(LIB_CMOCKA) $(EXT_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(UNIT_HELPERS) $(LIBS) $(LIB_CMOCKA) $(EXT_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)

@@ -11,9 +11,8 @@
 #include <math.h>
 
 #include "core/breaker.h"
+#include "tests/unit/helpers.h"
 
-#define S FB_US_PER_S
-#define MS FB_US_PER_MS
 #define LOG_MAX 32
 
 typedef struct ev_log {
