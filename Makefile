@@ -1,7 +1,10 @@
 # fusebox - one plain Makefile.
 #
 #   make            build build/release/fusebox (installs Debian packages if missing)
-#   make test       build and run every test suite; ends with "N passed, N failed"
+#   make test       build and run every test suite; ends with "N passed, N failed, N skipped"
+#   make unit       the unit tests only; T=breaker runs build/<V>/tests/test_breaker alone
+#   make e2e        the end-to-end suites only; T=cli runs tests/e2e/cli.sh alone
+#   make golden     rewrite tests/golden/ from this build (tests/README.md says when)
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmarks: prints figures, never pass/fail
 #   make checksrc   banned calls and header rules (tests/checksrc.sh)
@@ -54,7 +57,8 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUSEBOX := $(BUILD)/fusebox
 
-.PHONY: all build deps deps-test install-pkgs test unit asan bench checksrc fmt fmt-check run clean
+.PHONY: all build deps deps-test install-pkgs test unit e2e golden asan bench checksrc fmt fmt-check \
+        run clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -111,8 +115,17 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 test: build deps-test
 	@tests/run.sh $(BUILD)
 
-unit: $(UNIT_BIN)
-	@tests/run.sh $(BUILD) unit
+# T=NAME... selects suites: unit tests by name with or without test_, e2e suites by file name.
+T_UNIT = $(addprefix test_,$(T:test_%=%))
+unit: $(if $(T),$(addprefix $(BUILD)/tests/,$(T_UNIT)),$(UNIT_BIN))
+	@tests/run.sh $(BUILD) $(if $(T),$(T_UNIT),unit)
+
+e2e: $(FUSEBOX) deps-test
+	@tests/run.sh $(BUILD) $(if $(T),$(T:%.sh=%),e2e)
+
+golden: $(FUSEBOX)
+	@FUSEBOX=$(FUSEBOX) sh tests/golden/update.sh
+	@git diff --stat -- tests/golden 2>/dev/null || true
 
 asan:
 	@$(MAKE) --no-print-directory V=asan test
