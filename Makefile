@@ -2,7 +2,8 @@
 #
 #   make            build build/release/fusebox (installs Debian packages if missing)
 #   make test       build and run every test suite; ends with "N passed, N failed, N skipped"
-#   make unit       the unit tests only; T=breaker runs build/<V>/tests/test_breaker alone
+#   make unit       the unit tests only; T=breaker runs build/<V>/tests/test_breaker alone,
+#                   F='breaker_half_open*' only its tests whose names match
 #   make e2e        the end-to-end suites only; T=cli runs tests/e2e/cli.sh alone
 #   make golden     rewrite tests/golden/ from this build (tests/README.md says when)
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
@@ -115,10 +116,11 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 test: build deps-test
 	@tests/run.sh $(BUILD)
 
-# T=NAME... selects suites: unit tests by name with or without test_, e2e suites by file name.
+# T=NAME... selects suites: unit tests by name with or without test_, e2e suites by file
+# name. F=PATTERN selects the cmocka tests by name within the binaries (* and ? wildcards).
 T_UNIT = $(addprefix test_,$(T:test_%=%))
 unit: $(if $(T),$(addprefix $(BUILD)/tests/,$(T_UNIT)),$(UNIT_BIN))
-	@tests/run.sh $(BUILD) $(if $(T),$(T_UNIT),unit)
+	@$(if $(F),CMOCKA_TEST_FILTER='$(F)') tests/run.sh $(BUILD) $(if $(T),$(T_UNIT),unit)
 
 e2e: $(FUSEBOX) deps-test
 	@tests/run.sh $(BUILD) $(if $(T),$(T:%.sh=%),e2e)

@@ -3,7 +3,8 @@
 #
 #   plan N                      announce N tests up front (optional: finish prints the plan)
 #   ok CODE NAME                record a result: CODE 0 passes
-#   check NAME CMD...           run CMD; its exit code is the result
+#   check NAME CMD...           run CMD; its exit code is the result (its output is shown,
+#                               as TAP comments, when it fails)
 #   skip NAME REASON            a test that cannot run here: "ok N - NAME # SKIP REASON",
 #                               counted as skipped, neither passed nor failed
 #   expect_exit CODE NAME CMD...  run CMD, keep stdout/stderr in $OUT/$ERR, want exit CODE
@@ -48,8 +49,10 @@ ok() {
 check() {
     _name=$1
     shift
-    "$@"
-    ok $? "$_name"
+    "$@" >"$E2E_TMP/check.out" 2>&1
+    _r=$?
+    [ $_r -ne 0 ] && sed 's/^/# /' "$E2E_TMP/check.out"
+    ok $_r "$_name"
 }
 
 skip() {

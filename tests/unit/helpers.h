@@ -1,8 +1,9 @@
 /*
  * helpers.h - what several unit tests share: time units, scenarios from JSON
  * strings, empty summaries to fill by hand, a hash to compare runs. Linked
- * into every test binary; include it after <cmocka.h>. The helpers fail the
- * current test (cmocka's fail_msg) instead of returning errors.
+ * into every test binary, where it also makes CMOCKA_TEST_FILTER select tests
+ * by name; include it after <cmocka.h>. The helpers fail the current test
+ * (cmocka's fail_msg) instead of returning errors.
  */
 #ifndef FUSEBOX_TESTS_HELPERS_H
 #define FUSEBOX_TESTS_HELPERS_H

@@ -1,7 +1,7 @@
 /*
  * test_breaker.c - the circuit breaker's contract (core/breaker.h), one case per
- * rule and per semantics trap of reference/breakers.md §13. Time is data: every
- * call passes an explicit now_us and every assertion is exact.
+ * rule and per decision of docs/breaker.md ("Decisions, and why"). Time is data:
+ * every call passes an explicit now_us and every assertion is exact.
  */
 #include <stdarg.h>
 #include <stddef.h>
