@@ -13,6 +13,8 @@
 #   writes DIR WHO FILE...      one test per FILE: "WHO writes FILE", passing when DIR/FILE
 #                               is there and not empty
 #   json FILE EXPR              print a Python expression over the JSON in FILE (as `r`)
+#   logs_dir NAME               print out/e2e-NAME (created), for logs worth keeping after
+#                               the run
 #   need CMD LOG PACKAGE...     install the Debian PACKAGEs when CMD is missing (log in LOG)
 #   npm_pinned DIR SPEC...      install npm packages (name@version) into DIR once (DIR/npm.log)
 #   mock_start FILE CMD...      start CMD (a `fusebox mock --port 0`) in the background, stdout
@@ -27,6 +29,7 @@ TAP_FAILED=0
 TAP_PLANNED=
 MOCK_PID=
 : "${FUSEBOX:?run the suites through tests/run.sh (make test)}"
+ROOT=${ROOT:-$(pwd)}
 . tests/wait_url.sh
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/fusebox-e2e.XXXXXX")
 trap 'mock_stop; rm -rf "$E2E_TMP"' EXIT
@@ -103,6 +106,11 @@ writes() {
 }
 
 json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+logs_dir() {
+    mkdir -p "$ROOT/out/e2e-$1"
+    echo "$ROOT/out/e2e-$1"
+}
 
 need() {
     _cmd=$1 _log=$2

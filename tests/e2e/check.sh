@@ -10,7 +10,6 @@
 set -u
 . tests/tap.sh
 T=$E2E_TMP
-ROOT=${ROOT:-$(pwd)}
 JUNIT=$ROOT/out/junit/check.xml
 mkdir -p "$ROOT/out/junit"
 

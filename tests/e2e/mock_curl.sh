@@ -2,8 +2,7 @@
 # tests/e2e/mock_curl.sh - `fusebox mock` driven by the curl command-line tool. TAP output.
 . tests/tap.sh
 set -u
-D=${ROOT:-.}/out/e2e-mock-curl
-mkdir -p "$D"
+D=$(logs_dir mock-curl)
 need curl "$D/apt.log" curl
 plan 14
 

@@ -3,9 +3,7 @@
 # zero errors, every request logged as a 200, and the server's memory flat across batches.
 . tests/tap.sh
 set -u
-ROOT=${ROOT:-$(pwd)}
-D=$ROOT/out/e2e-mock-load
-mkdir -p "$D"
+D=$(logs_dir mock-load)
 N=100000
 C=200
 need ab "$D/apt.log" apache2-utils

@@ -5,7 +5,6 @@
 # on a free loopback port, runs tests/sdk/*.mjs there and passes their TAP through.
 . tests/tap.sh
 set -u
-ROOT=${ROOT:-$(pwd)}
 SDK=$ROOT/out/sdk
 OPENAI_VERSION=6.49.0
 ANTHROPIC_VERSION=1.14.0

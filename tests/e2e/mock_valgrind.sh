@@ -4,9 +4,7 @@
 # then SIGTERM. Passes when valgrind reports no errors and no leaks.
 . tests/tap.sh
 set -u
-ROOT=${ROOT:-$(pwd)}
-D=$ROOT/out/e2e-mock-valgrind
-mkdir -p "$D"
+D=$(logs_dir mock-valgrind)
 plan 4
 if nm "$FUSEBOX" 2>/dev/null | grep -q __asan_init; then
     # Sanitizer builds cannot run under valgrind; LeakSanitizer covers them instead.

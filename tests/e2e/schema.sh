@@ -9,7 +9,6 @@
 # written by tests/e2e/schema_cases.py.
 set -u
 . tests/tap.sh
-ROOT=${ROOT:-$(pwd)}
 NPM_DIR=$ROOT/out/npm
 AJV_CLI_VERSION=5.0.0
 AJV=$NPM_DIR/node_modules/.bin/ajv
