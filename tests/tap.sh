@@ -23,7 +23,8 @@
 #   mock_stop                   SIGTERM the mock and wait for it; $MOCK_RC is its exit code
 #   finish                      print the plan unless `plan` did; exit 1 if anything failed
 #
-# $E2E_TMP is a scratch folder, removed at exit; a mock still running then is stopped.
+# $E2E_TMP is a scratch folder, removed at exit (also on SIGINT or SIGTERM); a mock still
+# running then is stopped.
 TAP_N=0
 TAP_FAILED=0
 TAP_PLANNED=
@@ -33,6 +34,8 @@ ROOT=${ROOT:-$(pwd)}
 . tests/wait_url.sh
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/fusebox-e2e.XXXXXX")
 trap 'mock_stop; rm -rf "$E2E_TMP"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 plan() {
     TAP_PLANNED=$1
@@ -140,6 +143,9 @@ npm_pinned() {
 mock_start() {
     _file=$1
     shift
+    # Removed here: the child truncates it only once running, after wait_url may have read
+    # the URL of a previous run.
+    rm -f "$_file"
     "$@" >"$_file" 2>"$_file.err" &
     MOCK_PID=$!
     MOCK_URL=$(wait_url "$_file" "${MOCK_WAIT:-100}")
