@@ -1,7 +1,11 @@
 # fusebox - one plain Makefile.
 #
 #   make            build build/release/fusebox (installs Debian packages if missing)
-#   make test       build and run every test suite; ends with "N passed, N failed"
+#   make test       build and run every test suite; ends with "N passed, N failed, N skipped"
+#   make unit       the unit tests only; T=breaker runs build/<V>/tests/test_breaker alone,
+#                   F='breaker_half_open*' only its tests whose names match
+#   make e2e        the end-to-end suites only; T=cli runs tests/e2e/cli.sh alone
+#   make golden     rewrite tests/golden/ from this build (tests/README.md says when)
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmarks: prints figures, never pass/fail
 #   make checksrc   banned calls and header rules (tests/checksrc.sh)
@@ -54,7 +58,8 @@ BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUSEBOX := $(BUILD)/fusebox
 
-.PHONY: all build deps deps-test install-pkgs test unit asan bench checksrc fmt fmt-check run clean
+.PHONY: all build deps deps-test install-pkgs test unit e2e golden asan bench checksrc fmt fmt-check \
+        run clean
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -95,11 +100,13 @@ $(FUSEBOX): $(CLI_OBJ) $(LIBS)
 	@$(if $(VERBOSE),,echo "  LD  $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(EXT_LIBS)
 
-# Unit tests: one cmocka binary per tests/unit/test_*.c.
-$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIBS)
+# Unit tests: one cmocka binary per tests/unit/test_*.c, each linked with the shared
+# helpers (tests/unit/helpers.[ch]).
+UNIT_HELPERS := $(BUILD)/tests/unit/helpers.o
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(UNIT_HELPERS) $(LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(VERBOSE),,echo "  LD  $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(LIB_CMOCKA) $(EXT_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(UNIT_HELPERS) $(LIBS) $(LIB_CMOCKA) $(EXT_LIBS)
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
@@ -109,8 +116,18 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 test: build deps-test
 	@tests/run.sh $(BUILD)
 
-unit: $(UNIT_BIN)
-	@tests/run.sh $(BUILD) unit
+# T=NAME... selects suites: unit tests by name with or without test_, e2e suites by file
+# name. F=PATTERN selects the cmocka tests by name within the binaries (* and ? wildcards).
+T_UNIT = $(addprefix test_,$(T:test_%=%))
+unit: $(if $(T),$(addprefix $(BUILD)/tests/,$(T_UNIT)),$(UNIT_BIN))
+	@$(if $(F),CMOCKA_TEST_FILTER='$(F)') tests/run.sh $(BUILD) $(if $(T),$(T_UNIT),unit)
+
+e2e: $(FUSEBOX) deps-test
+	@tests/run.sh $(BUILD) $(if $(T),$(T:%.sh=%),e2e)
+
+golden: $(FUSEBOX)
+	@FUSEBOX=$(FUSEBOX) sh tests/golden/update.sh
+	@git diff --stat -- tests/golden 2>/dev/null || true
 
 asan:
 	@$(MAKE) --no-print-directory V=asan test

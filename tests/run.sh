@@ -1,10 +1,13 @@
 #!/bin/sh
 # tests/run.sh BUILD_DIR [SUITE...] - run the test suites and count every test.
 #
-# Suites: "unit" (each cmocka binary BUILD_DIR/tests/test_*) and one per
-# tests/e2e/NAME.sh. Every suite speaks TAP ("ok N - name" / "not ok N - name"
-# and a "1..N" plan); a suite that crashes or stops short of its plan has
-# the missing tests counted as failed. The last line is "N passed, N failed".
+# Suites: "unit" (each cmocka binary BUILD_DIR/tests/test_*), "test_NAME" (one
+# of them), "e2e" (every tests/e2e/*.sh) and "NAME" (tests/e2e/NAME.sh); none
+# selected runs them all. Every suite speaks TAP ("ok N - name"
+# / "not ok N - name" and a "1..N" plan); a test with a "# SKIP" directive is
+# counted as skipped, whether cmocka prints it as "ok" or (1.1.x) "not ok". A
+# suite that crashes or stops short of its plan has the missing tests counted
+# as failed. The last line is "N passed, N failed, N skipped".
 set -u
 BUILD=${1:?usage: tests/run.sh BUILD_DIR [SUITE...]}
 shift
@@ -16,52 +19,69 @@ LOGDIR="$ROOT/out/test-logs/$(basename "$BUILD")"
 mkdir -p "$LOGDIR"
 passed=0
 failed=0
+skipped=0
 failures=""
 
 # want NAME [SELECTED...]: true when no suite was selected or NAME was.
 want() {
-    name=$1
+    _want=$1
     shift
     [ $# -eq 0 ] && return 0
-    for w in "$@"; do [ "$w" = "$name" ] && return 0; done
+    for _w in "$@"; do [ "$_w" = "$_want" ] && return 0; done
     return 1
 }
+
+# Every selected name must be a suite: a typo is an error, not "0 passed".
+for w in "$@"; do
+    case "$w" in
+    unit | e2e) continue ;;
+    test_*) [ -x "$BUILD/tests/$w" ] && continue ;;
+    *) [ -f "tests/e2e/$w.sh" ] && continue ;;
+    esac
+    echo "tests/run.sh: no suite named '$w' (unit, e2e, test_NAME in $BUILD/tests/, NAME in tests/e2e/)"
+    exit 2
+done
+
+# The SKIP directive of a TAP result line (case-insensitive, after the description).
+SKIP_RE='^(not )?ok\b[^#]*#[[:space:]]*skip'
 
 # count NAME LOG RC: add a finished TAP log to the totals.
 count() {
     name=$1 log=$2 rc=$3
-    ok=$(grep -c '^ok ' "$log")
-    bad=$(grep -c '^not ok ' "$log")
+    skip=$(grep -ciE "$SKIP_RE" "$log")
+    ok=$(grep -E '^ok ' "$log" | grep -civE "$SKIP_RE")
+    bad=$(grep -E '^not ok ' "$log" | grep -civE "$SKIP_RE")
     plan=$(sed -n 's/^1\.\.\([0-9][0-9]*\).*/\1/p' "$log" | head -n 1)
+    ran=$((ok + bad + skip))
     missing=0
-    if [ -n "$plan" ] && [ $((ok + bad)) -lt "$plan" ]; then missing=$((plan - ok - bad)); fi
+    if [ -n "$plan" ] && [ "$ran" -lt "$plan" ]; then missing=$((plan - ran)); fi
     if [ "$rc" -ne 0 ] && [ "$bad" -eq 0 ] && [ "$missing" -eq 0 ]; then missing=1; fi
     passed=$((passed + ok))
     failed=$((failed + bad + missing))
-    printf '%-28s %4d passed, %d failed%s\n' "$name" "$ok" $((bad + missing)) \
-        "$([ "$missing" -gt 0 ] && echo " (exit $rc, $missing missing)")"
+    skipped=$((skipped + skip))
+    printf '%-28s %4d passed, %d failed, %d skipped%s\n' "$name" "$ok" $((bad + missing)) \
+        "$skip" "$([ "$missing" -gt 0 ] && echo " (exit $rc, $missing missing)")"
     if [ $((bad + missing)) -gt 0 ]; then
         failures="$failures
-$(grep '^not ok ' "$log" | sed "s|^|  $name: |")"
+$(grep '^not ok ' "$log" | grep -viE "$SKIP_RE" | sed "s|^|  $name: |")"
         [ "$missing" -gt 0 ] && failures="$failures
   $name: exited $rc before finishing; see $log"
     fi
 }
 
-if want unit "$@"; then
-    for bin in "$BUILD"/tests/test_*; do
-        [ -x "$bin" ] || continue
-        name=$(basename "$bin")
-        log="$LOGDIR/$name.tap"
-        CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$log" 2>&1
-        count "unit/$name" "$log" $?
-    done
-fi
+for bin in "$BUILD"/tests/test_*; do
+    [ -x "$bin" ] || continue
+    name=$(basename "$bin")
+    want unit "$@" || want "$name" "$@" || continue
+    log="$LOGDIR/$name.tap"
+    CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$log" 2>&1
+    count "unit/$name" "$log" $?
+done
 
 for script in tests/e2e/*.sh; do
     [ -f "$script" ] || continue
     name=$(basename "$script" .sh)
-    [ $# -gt 0 ] && ! want "$name" "$@" && continue
+    want e2e "$@" || want "$name" "$@" || continue
     log="$LOGDIR/$name.tap"
     sh "$script" >"$log" 2>&1
     count "e2e/$name" "$log" $?
@@ -70,5 +90,5 @@ done
 if [ -n "$failures" ]; then
     printf '\nfailures:%s\n' "$failures"
 fi
-echo "$passed passed, $failed failed"
+echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

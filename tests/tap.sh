@@ -1,12 +1,46 @@
-# tap.sh - a tiny TAP helper for the end-to-end suites (sourced).
-#   ok COND_EXIT_CODE NAME      record a result
-#   finish                      print the plan; exit non-zero if anything failed
-# Each suite runs from the repository root with $FUSEBOX set (tests/run.sh).
+# tap.sh - the TAP helpers of the end-to-end suites (sourced). Each suite runs from the
+# repository root with $FUSEBOX set (tests/run.sh does both) and prints TAP:
+#
+#   plan N                      announce N tests up front (optional: finish prints the plan)
+#   ok CODE NAME                record a result: CODE 0 passes
+#   check NAME CMD...           run CMD; its exit code is the result (its output is shown,
+#                               as TAP comments, when it fails)
+#   skip NAME REASON            a test that cannot run here: "ok N - NAME # SKIP REASON",
+#                               counted as skipped, neither passed nor failed
+#   expect_exit CODE NAME CMD...  run CMD, keep stdout/stderr in $OUT/$ERR, want exit CODE
+#   contains TEXT FRAGMENT NAME
+#   same_files DIR1 DIR2 FILE...  true when every FILE is byte-identical in both folders
+#   writes DIR WHO FILE...      one test per FILE: "WHO writes FILE", passing when DIR/FILE
+#                               is there and not empty
+#   json FILE EXPR              print a Python expression over the JSON in FILE (as `r`)
+#   logs_dir NAME               print out/e2e-NAME (created), for logs worth keeping after
+#                               the run
+#   need CMD LOG PACKAGE...     install the Debian PACKAGEs when CMD is missing (log in LOG)
+#   npm_pinned DIR SPEC...      install npm packages (name@version) into DIR once (DIR/npm.log)
+#   mock_start FILE CMD...      start CMD (a `fusebox mock --port 0`) in the background, stdout
+#                               in FILE, stderr in FILE.err; sets $MOCK_PID and $MOCK_URL (the
+#                               URL it prints, empty after $MOCK_WAIT x 50 ms, default 100)
+#   mock_stop                   SIGTERM the mock and wait for it; $MOCK_RC is its exit code
+#   finish                      print the plan unless `plan` did; exit 1 if anything failed
+#
+# $E2E_TMP is a scratch folder, removed at exit (also on SIGINT or SIGTERM); a mock still
+# running then is stopped.
 TAP_N=0
 TAP_FAILED=0
+TAP_PLANNED=
+MOCK_PID=
 : "${FUSEBOX:?run the suites through tests/run.sh (make test)}"
+ROOT=${ROOT:-$(pwd)}
+. tests/wait_url.sh
 E2E_TMP=$(mktemp -d "${TMPDIR:-/tmp}/fusebox-e2e.XXXXXX")
-trap 'rm -rf "$E2E_TMP"' EXIT
+trap 'mock_stop; rm -rf "$E2E_TMP"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+plan() {
+    TAP_PLANNED=$1
+    echo "1..$1"
+}
 
 ok() {
     TAP_N=$((TAP_N + 1))
@@ -16,6 +50,20 @@ ok() {
         echo "not ok $TAP_N - $2"
         TAP_FAILED=$((TAP_FAILED + 1))
     fi
+}
+
+check() {
+    _name=$1
+    shift
+    "$@" >"$E2E_TMP/check.out" 2>&1
+    _r=$?
+    [ $_r -ne 0 ] && sed 's/^/# /' "$E2E_TMP/check.out"
+    ok $_r "$_name"
+}
+
+skip() {
+    TAP_N=$((TAP_N + 1))
+    echo "ok $TAP_N - $1 # SKIP $2"
 }
 
 # expect_exit CODE NAME CMD...: run CMD, keep stdout/stderr in $OUT/$ERR.
@@ -43,7 +91,81 @@ contains() {
     esac
 }
 
+same_files() {
+    _a=$1 _b=$2
+    shift 2
+    for _f in "$@"; do
+        cmp -s "$_a/$_f" "$_b/$_f" || { echo "# $_f differs between $_a and $_b"; return 1; }
+    done
+}
+
+writes() {
+    _dir=$1 _who=$2
+    shift 2
+    for _f in "$@"; do
+        [ -s "$_dir/$_f" ]
+        ok $? "$_who writes $_f"
+    done
+}
+
+json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+logs_dir() {
+    mkdir -p "$ROOT/out/e2e-$1"
+    echo "$ROOT/out/e2e-$1"
+}
+
+need() {
+    _cmd=$1 _log=$2
+    shift 2
+    command -v "$_cmd" >/dev/null 2>&1 && return 0
+    _sudo=$([ "$(id -u)" = 0 ] || echo sudo)
+    { $_sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        $_sudo apt-get install -y -qq --no-install-recommends "$@"; } >"$_log" 2>&1
+}
+
+# npm_pinned DIR SPEC...: false when npm fails. A package is there when its package.json
+# has the pinned version.
+npm_pinned() {
+    _dir=$1
+    shift
+    _missing=
+    for _spec in "$@"; do
+        grep -q "\"version\": \"${_spec##*@}\"" "$_dir/node_modules/${_spec%@*}/package.json" \
+            2>/dev/null || _missing=1
+    done
+    [ -z "$_missing" ] && return 0
+    mkdir -p "$_dir"
+    [ -f "$_dir/package.json" ] || echo '{"name":"fusebox-e2e","private":true}' >"$_dir/package.json"
+    (cd "$_dir" && npm install --no-audit --no-fund --silent "$@") >"$_dir/npm.log" 2>&1
+}
+
+mock_start() {
+    _file=$1
+    shift
+    # Removed here: the child truncates it only once running, after wait_url may have read
+    # the URL of a previous run.
+    rm -f "$_file"
+    "$@" >"$_file" 2>"$_file.err" &
+    MOCK_PID=$!
+    MOCK_URL=$(wait_url "$_file" "${MOCK_WAIT:-100}")
+}
+
+mock_stop() {
+    MOCK_RC=
+    [ -n "$MOCK_PID" ] || return 0
+    kill "$MOCK_PID" 2>/dev/null
+    wait "$MOCK_PID"
+    MOCK_RC=$?
+    MOCK_PID=
+}
+
 finish() {
-    echo "1..$TAP_N"
+    if [ -z "$TAP_PLANNED" ]; then
+        echo "1..$TAP_N"
+    elif [ "$TAP_N" -ne "$TAP_PLANNED" ]; then
+        echo "# planned $TAP_PLANNED tests, ran $TAP_N"
+        return 1
+    fi
     [ "$TAP_FAILED" -eq 0 ]
 }

@@ -16,11 +16,9 @@ done
 
 # the flagship, as the README runs it
 expect_exit 0 "the flagship runs" "$FUSEBOX" run scenarios/retry-storm.json -o "$T/a"
-for f in report.json timeseries.csv events.jsonl report.html charts/outcomes.png \
-    charts/outcomes.svg charts/breakers.png charts/load.png charts/latency.png charts/compare.png; do
-    [ -s "$T/a/$f" ]
-    ok $? "the flagship writes $f"
-done
+writes "$T/a" "the flagship" report.json timeseries.csv events.jsonl report.html \
+    charts/outcomes.png charts/outcomes.svg charts/breakers.png charts/load.png charts/latency.png \
+    charts/compare.png
 python3 -m json.tool "$T/a/report.json" >/dev/null 2>&1
 ok $? "report.json is valid JSON"
 rows=$(($(wc -l <"$T/a/timeseries.csv") - 1))

@@ -2,24 +2,14 @@
 # tests/e2e/live.sh - `fusebox live` on loopback: the report files, stream failures read off
 # the wire in both dialects, bad input, a `fusebox mock` as the target, a target that refuses
 # connections, and Ctrl-C. TAP output. Every run is a few seconds of real time.
-. tests/wait_url.sh
 . tests/tap.sh
 T=$E2E_TMP
 S=tests/e2e/live/small.json
-PID=
-cleanup_mock() { [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; PID=; }
-trap 'cleanup_mock; rm -rf "$E2E_TMP"' EXIT
-
-# json FILE EXPR: evaluate a Python expression over the parsed JSON (as `r`), print it
-json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 # ---- a small scenario writes what `fusebox run` writes ----
 expect_exit 0 "live on a small scenario exits 0" "$FUSEBOX" live "$S" --time-scale 5 -o "$T/a"
-for f in report.json timeseries.csv events.jsonl report.html live.json charts/outcomes.svg \
-    charts/breakers.svg charts/latency.svg; do
-    [ -s "$T/a/$f" ]
-    ok $? "live writes $f"
-done
+writes "$T/a" live report.json timeseries.csv events.jsonl report.html live.json \
+    charts/outcomes.svg charts/breakers.svg charts/latency.svg
 contains "$OUT" "live over HTTP at x5" "live prints how it ran"
 [ "$(json "$T/a/report.json" "r['complete']")" = True ]
 ok $? "report.json says the run is complete"
@@ -92,9 +82,8 @@ cat >"$T/plain.json" <<'JSON'
                {"name": "claude", "latency": {"ttft": "100ms"}}],
  "policy": {"fallback": ["claude", "openai"]}}
 JSON
-"$FUSEBOX" mock --port 0 --quiet --ttft 10ms >"$T/url" 2>"$T/mock.err" &
-PID=$!
-URL=$(wait_url "$T/url")
+mock_start "$T/url" "$FUSEBOX" mock --port 0 --quiet --ttft 10ms
+URL=$MOCK_URL
 [ -n "$URL" ]
 ok $? "fusebox mock prints its URL"
 expect_exit 0 "live --target URL (a fusebox mock) exits 0" \
@@ -108,7 +97,7 @@ ok $? "the mock saw exactly the driver's attempts ($att)"
 curl -s -m 5 "$URL/__fusebox/log" >"$T/log.json"
 [ "$(json "$T/log.json" "sorted(set(e['path'] for e in r['entries']))")" = "['/v1/messages']" ]
 ok $? "provider 'claude' spoke the Anthropic dialect"
-cleanup_mock
+mock_stop
 
 # ---- a target that refuses connections ----
 expect_exit 0 "a refusing target ends every request in an error, not a hang" \

@@ -5,16 +5,12 @@
 # tolerances are stated and justified in docs/live.md. TAP output.
 . tests/tap.sh
 T=$E2E_TMP
-json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 for s in outage-fallback storm-retry-after; do
     expect_exit 0 "$s: simulated and live agree within the tolerances" \
         "$FUSEBOX" live --compare "tests/e2e/live/$s.json" --time-scale 20 --no-charts -o "$T/$s"
     [ "$got" -eq 0 ] || sed 's/^/# /' "$T/$s/compare.md"
-    for f in compare.md compare.json report.json sim/report.json sim/timeseries.csv; do
-        [ -s "$T/$s/$f" ]
-        ok $? "$s: writes $f"
-    done
+    writes "$T/$s" "$s:" compare.md compare.json report.json sim/report.json sim/timeseries.csv
     [ "$(json "$T/$s/compare.json" "r['ok'] and all(x['ok'] for x in r['rows'])")" = True ]
     ok $? "$s: compare.json says every row is within its tolerance"
     contains "$OUT" "| success_rate |" "$s: the table is printed"

@@ -9,25 +9,16 @@
 # written by tests/e2e/schema_cases.py.
 set -u
 . tests/tap.sh
-ROOT=${ROOT:-$(pwd)}
 NPM_DIR=$ROOT/out/npm
 AJV_CLI_VERSION=5.0.0
 AJV=$NPM_DIR/node_modules/.bin/ajv
 SCHEMA=docs/scenario.schema.json
 T=$E2E_TMP
 mkdir -p "$NPM_DIR"
-SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
 
-# ajv-cli, once: skipped when the pinned version is already there
-if ! command -v npm >/dev/null 2>&1; then
-    { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-        $SUDO apt-get install -y -qq --no-install-recommends nodejs npm; } >"$NPM_DIR/apt.log" 2>&1
-fi
-if ! grep -q "\"version\": \"$AJV_CLI_VERSION\"" "$NPM_DIR/node_modules/ajv-cli/package.json" 2>/dev/null; then
-    [ -f "$NPM_DIR/package.json" ] || echo '{"name":"fusebox-schema-tests","private":true}' >"$NPM_DIR/package.json"
-    (cd "$NPM_DIR" && npm install --no-audit --no-fund --silent "ajv-cli@$AJV_CLI_VERSION") \
-        >"$NPM_DIR/npm.log" 2>&1
-fi
+# ajv-cli, once: nothing to do when the pinned version is already there
+need npm "$NPM_DIR/apt.log" nodejs npm
+npm_pinned "$NPM_DIR" "ajv-cli@$AJV_CLI_VERSION"
 [ -x "$AJV" ]
 ok $? "ajv-cli $AJV_CLI_VERSION is installed in out/npm (see out/npm/npm.log if not)"
 if [ ! -x "$AJV" ]; then

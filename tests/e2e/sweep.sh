@@ -7,11 +7,7 @@ T=$E2E_TMP
 SC=tests/e2e/sweep-small.json
 
 # same_outputs DIR1 DIR2: the data files and the page are byte-identical
-same_outputs() {
-    for f in sweep.csv sweep-points.csv sweep.json sweep.html; do
-        cmp "$1/$f" "$2/$f" || return 1
-    done
-}
+same_outputs() { same_files "$1" "$2" sweep.csv sweep-points.csv sweep.json sweep.html; }
 
 GRID="--grid breaker.failure_rate=0.3,0.5,0.7 --grid breaker.open=5s,20s --seeds 3"
 OBJ="--minimize cost_usd --subject-to success_rate>=0.99,latency_p99<=10s"
@@ -19,10 +15,8 @@ OBJ="--minimize cost_usd --subject-to success_rate>=0.99,latency_p99<=10s"
 # shellcheck disable=SC2086
 expect_exit 0 "sweep --jobs 1 exits 0" "$FUSEBOX" sweep $SC $GRID $OBJ --jobs 1 -o "$T/j1"
 ANSWER=$OUT
-for f in sweep.csv sweep-points.csv sweep.json sweep.html charts/heatmap.png charts/pareto.png; do
-    [ -s "$T/j1/$f" ]
-    ok $? "the sweep writes $f"
-done
+writes "$T/j1" "the sweep" sweep.csv sweep-points.csv sweep.json sweep.html charts/heatmap.png \
+    charts/pareto.png
 rows=$(($(wc -l <"$T/j1/sweep.csv") - 1))
 points=$(($(wc -l <"$T/j1/sweep-points.csv") - 1))
 [ "$rows" -eq 18 ] && [ "$points" -eq 6 ]

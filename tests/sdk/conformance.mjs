@@ -1,6 +1,6 @@
 // conformance.mjs - the official OpenAI and Anthropic Node SDKs against `fusebox mock`.
 // Usage: MOCK_URL=http://127.0.0.1:PORT node conformance.mjs   (run by tests/e2e/mock_sdk.sh)
-// Prints TAP. Every check names the SDK behaviour it pins down (gateways.md part B).
+// Prints TAP. Every check names the SDK behaviour it pins down (docs/mock.md).
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
 import { readFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /*
  * test_breaker.c - the circuit breaker's contract (core/breaker.h), one case per
- * rule and per semantics trap of reference/breakers.md §13. Time is data: every
- * call passes an explicit now_us and every assertion is exact.
+ * rule and per decision of docs/breaker.md ("Decisions, and why"). Time is data:
+ * every call passes an explicit now_us and every assertion is exact.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,9 +11,8 @@
 #include <math.h>
 
 #include "core/breaker.h"
+#include "tests/unit/helpers.h"
 
-#define S FB_US_PER_S
-#define MS FB_US_PER_MS
 #define LOG_MAX 32
 
 typedef struct ev_log {

@@ -15,8 +15,7 @@
 
 #include "reports/charts.h"
 #include "reports/report.h"
-
-#define S(x) ((fb_time_us)(x)*FB_US_PER_S)
+#include "tests/unit/helpers.h"
 
 static const char hostile[] = "Primary <script>alert('x')</script> & \"friends\" fail";
 
@@ -34,18 +33,18 @@ static sim_scenario *make_scenario(fb_time_us duration_us, fb_time_us tick_us) {
     sc->seed = 42;
     sc->duration_us = duration_us;
     sc->tick_us = tick_us;
-    sc->slo_latency_us = S(10);
-    sc->pods = (sim_pods){4, 8, 16, S(60)};
+    sc->slo_latency_us = 10 * S;
+    sc->pods = (sim_pods){4, 8, 16, 60 * S};
     sc->provider_count = 2;
     snprintf(sc->providers[0].name, SIM_NAME_MAX, "openai");
     snprintf(sc->providers[1].name, SIM_NAME_MAX, "anthropic");
     sc->providers[0].fault_count = 1;
     sc->providers[0].faults[0] = (sim_fault){
-        .kind = SIM_FAULT_OUTAGE, .at_us = S(30), .for_us = S(40), .fraction = 1, .status = 503};
+        .kind = SIM_FAULT_OUTAGE, .at_us = 30 * S, .for_us = 40 * S, .fraction = 1, .status = 503};
     sc->class_count = 1;
     snprintf(sc->classes[0].name, SIM_NAME_MAX, "chat");
     sc->classes[0].spike_count = 1;
-    sc->classes[0].spikes[0] = (sim_spike){S(90), S(5), 40};
+    sc->classes[0].spikes[0] = (sim_spike){90 * S, 5 * S, 40};
     sc->variant_count = 2;
     snprintf(sc->variants[0].name, SIM_NAME_MAX, "naive");
     snprintf(sc->variants[1].name, SIM_NAME_MAX, "tuned");
@@ -64,9 +63,7 @@ static void free_scenario(sim_scenario *sc) {
 }
 
 static sim_summary *make_summary(const char *variant, bool tuned) {
-    sim_summary *s = calloc(1, sizeof *s);
-    assert_non_null(s);
-    snprintf(s->variant, sizeof s->variant, "%s", variant);
+    sim_summary *s = th_summary(variant);
     s->complete = true;
     s->requests = 1200;
     s->ended[SIM_END_SUCCESS] = tuned ? 1190 : 800;
@@ -76,8 +73,6 @@ static sim_summary *make_summary(const char *variant, bool tuned) {
     s->success_primary = s->ended[SIM_END_SUCCESS] - s->success_fallback;
     s->attempts = tuned ? 1500 : 4800;
     s->cost_usd = tuned ? 3.5 : 9.25;
-    fb_hist_init(&s->latency);
-    fb_hist_init(&s->latency_ok);
     fb_hist_record_n(&s->latency, 800000, 1000);
     fb_hist_record_n(&s->latency, tuned ? 2000000 : 30000000, 200);
     s->providers[0].attempts = tuned ? 1100 : 4800;
@@ -91,9 +86,9 @@ static sim_summary *make_summary(const char *variant, bool tuned) {
     s->fault_count = 1;
     s->faults[0] = (sim_fault_summary){.provider = 0,
                                        .fault = 0,
-                                       .start_us = S(30),
-                                       .end_us = S(70),
-                                       .spillover_us = tuned ? S(4) : S(50),
+                                       .start_us = 30 * S,
+                                       .end_us = 70 * S,
+                                       .spillover_us = tuned ? 4 * S : 50 * S,
                                        .recovered = tuned};
     return s;
 }
@@ -110,11 +105,11 @@ static void write_run(const char *dir, const sim_scenario *sc, sim_summary *cons
         for (fb_time_us t = 0; t < sc->duration_us; t += sc->tick_us) {
             sim_row r;
             memset(&r, 0, sizeof r);
-            bool fault = t >= S(30) && t < S(70);
-            bool after = t >= S(70) && t < S(120);
+            bool fault = t >= 30 * S && t < 70 * S;
+            bool after = t >= 70 * S && t < 120 * S;
             r.t_us = t;
             r.arrivals = 10;
-            r.ended = t == S(5) ? 0 : 10;
+            r.ended = t == 5 * S ? 0 : 10;
             r.success = r.ended;
             r.p[0].attempts = 10;
             r.in_flight = 12;
@@ -199,7 +194,7 @@ static int setup(void **state) {
     if (fx == NULL) return -1;
     snprintf(fx->dir, sizeof fx->dir, "/tmp/fusebox-charts-XXXXXX");
     if (mkdtemp(fx->dir) == NULL) return -1;
-    fx->sc = make_scenario(S(120), S(1));
+    fx->sc = make_scenario(120 * S, 1 * S);
     fx->sums[0] = make_summary("naive", false);
     fx->sums[1] = make_summary("tuned", true);
     write_run(fx->dir, fx->sc, fx->sums, 2);
@@ -368,7 +363,7 @@ static void charts_fold_long_runs_into_per_second_points(void **state) {
     char dir[64];
     snprintf(dir, sizeof dir, "/tmp/fusebox-charts-XXXXXX");
     assert_non_null(mkdtemp(dir));
-    sim_scenario *sc = make_scenario(S(1200), 500 * FB_US_PER_MS);
+    sim_scenario *sc = make_scenario(1200 * S, 500 * FB_US_PER_MS);
     sim_summary *sums[1] = {make_summary("naive", false)};
     write_run(dir, sc, sums, 1);
     char msg[1024] = "";

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "reports/expect.h"
+#include "tests/unit/helpers.h"
 
 typedef struct fixture {
     sim_scenario *sc;
@@ -20,17 +21,10 @@ static int setup(void **state) {
                        "\"arrivals\":{\"poisson\":\"1/s\"}}],\"providers\":[{\"name\":\"openai\"}],"
                        "\"variants\":{\"naive\":{},\"tuned\":{}}}";
     fixture *f = calloc(1, sizeof *f);
-    sim_error err;
-    assert_int_equal(sim_scenario_parse(text, strlen(text), "x.json", NULL, 0, NULL, &f->sc, &err),
-                     FB_OK);
-    for (int i = 0; i < 2; i++) {
-        sim_summary *s = calloc(1, sizeof *s);
-        fb_hist_init(&s->latency);
-        fb_hist_init(&s->latency_ok);
-        f->sums[i] = s;
-    }
-    strcpy(f->sums[0]->variant, "naive");
-    strcpy(f->sums[1]->variant, "tuned");
+    assert_non_null(f);
+    f->sc = th_load(text);
+    f->sums[0] = th_summary("naive");
+    f->sums[1] = th_summary("tuned");
     /* naive: 1000 requests, 600 ok; tuned: 1000 requests, 995 ok */
     f->sums[0]->requests = f->sums[0]->requests_calling = 1000;
     f->sums[0]->ended[SIM_END_SUCCESS] = 600;

@@ -8,9 +8,7 @@
 #include <string.h>
 
 #include "core/fallback.h"
-
-#define MS FB_US_PER_MS
-#define S FB_US_PER_S
+#include "tests/unit/helpers.h"
 
 /* Classes as fb_classify's default table gives them. */
 static const fb_class OK = {.outcome = FB_OUT_SUCCESS, .effect = FB_EFFECT_SUCCESS};

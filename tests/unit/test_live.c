@@ -23,6 +23,7 @@
 #include "live/sse.h"
 #include "live/wire.h"
 #include "mockserver/mock.h"
+#include "tests/unit/helpers.h"
 
 /* ---- SSE ---- */
 
@@ -287,14 +288,6 @@ static void anthropic_stream_events(void **state) {
 
 /* ---- compare ---- */
 
-static sim_scenario *load(const char *json) {
-    sim_scenario *sc = NULL;
-    sim_error err;
-    if (sim_scenario_parse(json, strlen(json), "t.json", NULL, 0, NULL, &sc, &err) != FB_OK)
-        fail_msg("%s: %s", err.path, err.msg);
-    return sc;
-}
-
 static const live_cmp_row *row(const live_cmp *c, const char *metric) {
     for (size_t i = 0; i < c->n; i++)
         if (strcmp(c->rows[i].metric, metric) == 0) return &c->rows[i];
@@ -304,17 +297,11 @@ static const live_cmp_row *row(const live_cmp *c, const char *metric) {
 
 static void compare_rows_hold_their_tolerances(void **state) {
     (void)state;
-    sim_scenario *sc = load("{\"name\":\"c\",\"duration\":\"10s\",\"pods\":{\"count\":3},"
-                            "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
-                            "\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"}],"
-                            "\"policy\":{\"breaker\":{\"consecutive_failures\":3}}}");
-    sim_summary *s = calloc(1, sizeof *s), *l = calloc(1, sizeof *l);
-    assert_non_null(s);
-    assert_non_null(l);
-    snprintf(s->variant, sizeof s->variant, "default");
-    snprintf(l->variant, sizeof l->variant, "default");
-    fb_hist_init(&s->latency);
-    fb_hist_init(&l->latency);
+    sim_scenario *sc = th_load("{\"name\":\"c\",\"duration\":\"10s\",\"pods\":{\"count\":3},"
+                               "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
+                               "\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"}],"
+                               "\"policy\":{\"breaker\":{\"consecutive_failures\":3}}}");
+    sim_summary *s = th_summary("default"), *l = th_summary("default");
     s->requests = l->requests = 1000;
     s->ended[SIM_END_SUCCESS] = 990;
     s->ended[SIM_END_EXHAUSTED] = 10;

@@ -8,9 +8,7 @@
 #include <string.h>
 
 #include "core/ratelimit.h"
-
-#define MS FB_US_PER_MS
-#define S FB_US_PER_S
+#include "tests/unit/helpers.h"
 
 static void bucket_init_rejects_bad_sizes(void **state) {
     (void)state;

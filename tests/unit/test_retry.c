@@ -15,9 +15,8 @@
 #include <string.h>
 
 #include "core/retry.h"
+#include "tests/unit/helpers.h"
 
-#define MS FB_US_PER_MS
-#define S FB_US_PER_S
 #define DRAWS 20000
 
 static const fb_class transient = {.outcome = FB_OUT_TRANSIENT,

@@ -9,19 +9,10 @@
 #include <string.h>
 
 #include "sim/scenario.h"
+#include "tests/unit/helpers.h"
 
 #define MINIMAL_PROVIDERS "\"providers\":[{\"name\":\"openai\"},{\"name\":\"anthropic\"}]"
 #define MINIMAL_TRAFFIC "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"poisson\":\"10/s\"}}]"
-
-static sim_scenario *parse_ok(const char *text) {
-    sim_scenario *sc = NULL;
-    sim_error err;
-    int rc = sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err);
-    if (rc != FB_OK) fprintf(stderr, "unexpected error: %s: %s\n", err.path, err.msg);
-    assert_int_equal(rc, FB_OK);
-    assert_non_null(sc);
-    return sc;
-}
 
 /* Parse text expected to fail; check the reported path and a fragment of the message. */
 static void parse_bad(const char *text, const char *path, const char *fragment) {
@@ -77,7 +68,7 @@ static void scenario_rates_parse_per_unit(void **state) {
 static void scenario_minimal_gets_documented_defaults(void **state) {
     (void)state;
     sim_scenario *sc =
-        parse_ok("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS "}");
+        th_load("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS "}");
     assert_string_equal(sc->name, "m");
     assert_int_equal(sc->seed, 1);
     assert_int_equal(sc->duration_us, 60 * FB_US_PER_S);
@@ -157,25 +148,51 @@ static void scenario_wrong_types_name_what_was_expected(void **state) {
               "traffic", "expected an array");
 }
 
-static void scenario_impossible_values_are_rejected(void **state) {
+/* Impossible values, one test each. */
+
+static void scenario_fault_fraction_above_one_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
               ",\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"5s\",\"for\":\"1m\","
               "\"outage\":{\"fraction\":1.5}}]}]}",
               "providers[0].faults[0].outage.fraction", "out of range");
+}
+
+static void scenario_provider_listed_twice_in_the_fallback_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
               ",\"policy\":{\"fallback\":[\"openai\",\"openai\"]}}",
               "policy.fallback[1]", "listed twice");
+}
+
+static void scenario_misspelt_fallback_provider_gets_a_suggestion(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
               ",\"policy\":{\"fallback\":[\"opneai\"]}}",
               "policy.fallback[0]", "did you mean \"openai\"");
+}
+
+static void scenario_breaker_window_that_does_not_divide_into_buckets_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
               ",\"policy\":{\"breaker\":{\"window\":\"10s\",\"buckets\":3}}}",
               "policy.breaker", "divide into 3 equal buckets");
+}
+
+static void scenario_misspelt_jitter_gets_a_suggestion(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
               ",\"policy\":{\"retry\":{\"jitter\":\"fulll\"}}}",
               "policy.retry.jitter", "did you mean \"full\"");
+}
+
+static void scenario_name_with_a_space_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"bad name\",\"duration\":\"1m\"}", "name", "letters, digits");
+}
+
+static void scenario_two_providers_with_one_name_are_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
               ",\"providers\":[{\"name\":\"a\"},{\"name\":\"a\"}]}",
               "providers[1]", "two providers are named");
@@ -202,10 +219,7 @@ static void scenario_set_overrides_by_path_and_by_name(void **state) {
                        ",\"variants\":{\"a\":{},\"b\":{}}}";
     const char *sets[] = {"providers.anthropic.capacity.rpm=600", "variants.b.breaker.open=10s",
                           "traffic[0].arrivals.poisson=5/s", "duration=2m"};
-    sim_scenario *sc = NULL;
-    sim_error err;
-    int rc = sim_scenario_parse(text, strlen(text), "t.json", sets, 4, NULL, &sc, &err);
-    if (rc != FB_OK) fail_msg("%s: %s", err.path, err.msg);
+    sim_scenario *sc = th_load_with(text, sets, 4, NULL);
     assert_int_equal(sc->providers[1].rpm, 600);
     assert_int_equal(sc->providers[0].rpm, 0);
     assert_false(sc->variants[0].per_provider[0].has_breaker);
@@ -216,7 +230,8 @@ static void scenario_set_overrides_by_path_and_by_name(void **state) {
     sim_scenario_free(sc);
     /* overrides are validated like the file: an unknown key is still an error */
     const char *bad[] = {"providers.openai.capacity.rmp=600"};
-    rc = sim_scenario_parse(text, strlen(text), "t.json", bad, 1, NULL, &sc, &err);
+    sim_error err;
+    int rc = sim_scenario_parse(text, strlen(text), "t.json", bad, 1, NULL, &sc, &err);
     assert_int_equal(rc, FB_EINVAL);
     assert_string_equal(err.path, "providers[0].capacity.rmp");
     const char *noelem[] = {"providers.nope.capacity.rpm=1"};
@@ -230,9 +245,7 @@ static void scenario_seed_override_replaces_the_file_seed(void **state) {
     const char *text =
         "{\"name\":\"m\",\"seed\":7,\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS "}";
     uint64_t seed = 99;
-    sim_scenario *sc = NULL;
-    sim_error err;
-    assert_int_equal(sim_scenario_parse(text, strlen(text), "t", NULL, 0, &seed, &sc, &err), FB_OK);
+    sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
     assert_int_equal(sc->seed, 99);
     sim_scenario_free(sc);
 }
@@ -257,38 +270,76 @@ static void scenario_missing_file_is_an_io_error(void **state) {
     assert_non_null(strstr(err.msg, "cannot open"));
 }
 
-static void scenario_review_findings_are_rejected(void **state) {
+/* Review findings, one test each so that one failure does not hide the others. */
+
+static void scenario_token_bucket_capacity_that_overflows_is_rejected(void **state) {
     (void)state;
     /* a token bucket must hold capacity x one minute in microseconds */
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
               ",\"providers\":[{\"name\":\"a\",\"capacity\":{\"tpm\":200000000000}}]}",
               "providers[0].capacity.tpm", "expected an integer in [0, 100000000000]");
+}
+
+static void scenario_tick_longer_than_the_duration_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"10s\",\"tick\":\"1m\"," MINIMAL_TRAFFIC
               "," MINIMAL_PROVIDERS "}",
               "tick", "longer than the duration");
+}
+
+static void scenario_provider_name_with_punctuation_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
               ",\"providers\":[{\"name\":\"open,ai[x]\"}]}",
               "providers[0].name", "use letters, digits");
+}
+
+static void scenario_class_name_with_a_space_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"a b\","
               "\"arrivals\":{\"poisson\":\"1/s\"}}]," MINIMAL_PROVIDERS "}",
               "traffic[0].class", "use letters, digits");
+}
+
+static void scenario_breaker_open_max_below_open_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
               ",\"policy\":{\"breaker\":{\"open_max\":\"10s\"}}}",
               "policy.breaker.open_max", "must be >= open (60s by default)");
+}
+
+static void scenario_brownout_without_a_concurrency_cap_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
               ",\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\","
               "\"brownout\":{\"capacity\":0.5}}]}]}",
               "providers[0].faults[0]", "a brownout cuts capacity.concurrency");
+}
+
+static void scenario_spillover_hold_over_120_ticks_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"tick\":\"10ms\"," MINIMAL_TRAFFIC
               ",\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\","
               "\"hang\":{}}]}]}",
               "spillover.hold", "more than 120 ticks");
+}
+
+static void scenario_duration_in_an_unknown_unit_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
               ",\"pods\":{\"request_timeout\":\"40y\"}}",
               "pods.request_timeout", "cannot read duration");
+}
+
+static void scenario_duration_out_of_range_is_rejected(void **state) {
+    (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
               ",\"pods\":{\"request_timeout\":\"20000d\"}}",
               "pods.request_timeout", "out of range");
+}
+
+static void scenario_set_of_a_misspelt_variant_is_rejected(void **state) {
+    (void)state;
     /* --set may not invent a variant through a typo */
     const char *text = "{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
                        ",\"variants\":{\"tuned\":{}}}";
@@ -297,6 +348,7 @@ static void scenario_review_findings_are_rejected(void **state) {
     sim_error err;
     assert_int_equal(sim_scenario_parse(text, strlen(text), "t", sets, 1, NULL, &sc, &err),
                      FB_EINVAL);
+    assert_null(sc);
     assert_non_null(strstr(err.msg, "no variant named 'tunde'"));
 }
 
@@ -309,14 +361,29 @@ int main(void) {
         cmocka_unit_test(scenario_unknown_key_suggests_the_closest),
         cmocka_unit_test(scenario_negative_duration_is_rejected_with_its_path),
         cmocka_unit_test(scenario_wrong_types_name_what_was_expected),
-        cmocka_unit_test(scenario_impossible_values_are_rejected),
+        cmocka_unit_test(scenario_fault_fraction_above_one_is_rejected),
+        cmocka_unit_test(scenario_provider_listed_twice_in_the_fallback_is_rejected),
+        cmocka_unit_test(scenario_misspelt_fallback_provider_gets_a_suggestion),
+        cmocka_unit_test(scenario_breaker_window_that_does_not_divide_into_buckets_is_rejected),
+        cmocka_unit_test(scenario_misspelt_jitter_gets_a_suggestion),
+        cmocka_unit_test(scenario_name_with_a_space_is_rejected),
+        cmocka_unit_test(scenario_two_providers_with_one_name_are_rejected),
         cmocka_unit_test(scenario_missing_required_keys_are_named),
         cmocka_unit_test(scenario_invalid_json_reports_line_and_column),
         cmocka_unit_test(scenario_set_overrides_by_path_and_by_name),
         cmocka_unit_test(scenario_seed_override_replaces_the_file_seed),
         cmocka_unit_test(scenario_caps_are_enforced),
         cmocka_unit_test(scenario_missing_file_is_an_io_error),
-        cmocka_unit_test(scenario_review_findings_are_rejected),
+        cmocka_unit_test(scenario_token_bucket_capacity_that_overflows_is_rejected),
+        cmocka_unit_test(scenario_tick_longer_than_the_duration_is_rejected),
+        cmocka_unit_test(scenario_provider_name_with_punctuation_is_rejected),
+        cmocka_unit_test(scenario_class_name_with_a_space_is_rejected),
+        cmocka_unit_test(scenario_breaker_open_max_below_open_is_rejected),
+        cmocka_unit_test(scenario_brownout_without_a_concurrency_cap_is_rejected),
+        cmocka_unit_test(scenario_spillover_hold_over_120_ticks_is_rejected),
+        cmocka_unit_test(scenario_duration_in_an_unknown_unit_is_rejected),
+        cmocka_unit_test(scenario_duration_out_of_range_is_rejected),
+        cmocka_unit_test(scenario_set_of_a_misspelt_variant_is_rejected),
     };
     return cmocka_run_group_tests_name("scenario", tests, NULL, NULL);
 }

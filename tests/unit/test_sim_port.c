@@ -19,6 +19,7 @@
 
 #include "sim/scenario.h"
 #include "sim/sim.h"
+#include "tests/unit/helpers.h"
 
 #define PENDING_MAX 4096
 
@@ -42,11 +43,6 @@ typedef struct fake {
     fb_time_us last_row_t_us; /* start of the last row */
 } fake;
 
-static void mix(uint64_t *h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) *h = (*h ^ b[i]) * 1099511628211ULL;
-}
-
 static void on_row(void *ctx, const sim_row *row) {
     fake *f = ctx;
     f->rows++;
@@ -54,7 +50,7 @@ static void on_row(void *ctx, const sim_row *row) {
     /* in_service counts attempts at the provider: with a port, errors being answered too */
     sim_row r = *row;
     for (int p = 0; p < SIM_PROVIDERS_MAX; p++) r.p[p].in_service = 0;
-    mix(&f->row_hash, &r, sizeof r);
+    th_mix(&f->row_hash, &r, sizeof r);
 }
 
 static bool outage_at(const sim_provider *pv, fb_time_us t, int *status) {
@@ -142,14 +138,6 @@ static void fake_collect(void *ctx, struct sim *s) {
     }
 }
 
-static sim_scenario *load(const char *json) {
-    sim_scenario *sc = NULL;
-    sim_error err;
-    int rc = sim_scenario_parse(json, strlen(json), "test.json", NULL, 0, NULL, &sc, &err);
-    if (rc != FB_OK) fail_msg("scenario: %s: %s", err.path, err.msg);
-    return sc;
-}
-
 static const char outage_json[] =
     "{\"name\":\"port\",\"seed\":7,\"duration\":\"60s\","
     "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"poisson\":\"20/s\"},"
@@ -179,7 +167,7 @@ static int run_port(fake *f, sim_summary *out, sim_error *err) {
 
 static void port_answering_like_the_model_gives_the_model_numbers(void **state) {
     (void)state;
-    sim_scenario *sc = load(outage_json);
+    sim_scenario *sc = th_load(outage_json);
     fake *model = new_fake(sc), *f = new_fake(sc);
     sim_summary *a = malloc(sizeof *a), *b = malloc(sizeof *b);
     assert_non_null(a);
@@ -220,7 +208,7 @@ static void port_answering_like_the_model_gives_the_model_numbers(void **state) 
 
 static void port_stale_answers_are_ignored(void **state) {
     (void)state;
-    sim_scenario *sc = load(outage_json);
+    sim_scenario *sc = th_load(outage_json);
     fake *once = new_fake(sc), *f = new_fake(sc);
     f->twice = true;
     sim_summary *a = malloc(sizeof *a), *b = malloc(sizeof *b);
@@ -243,12 +231,12 @@ static void port_stale_answers_are_ignored(void **state) {
 static void port_attempt_timeout_cancels_the_attempt(void **state) {
     (void)state;
     sim_scenario *sc =
-        load("{\"name\":\"hang\",\"duration\":\"10s\","
-             "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"constant\":\"2/s\"}}],"
-             "\"pods\":{\"request_timeout\":\"20s\"},"
-             "\"providers\":[{\"name\":\"p\"}],"
-             "\"policy\":{\"retry\":{\"attempts\":2,\"backoff\":\"none\","
-             "\"attempt_timeout\":\"1s\"}}}");
+        th_load("{\"name\":\"hang\",\"duration\":\"10s\","
+                "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"constant\":\"2/s\"}}],"
+                "\"pods\":{\"request_timeout\":\"20s\"},"
+                "\"providers\":[{\"name\":\"p\"}],"
+                "\"policy\":{\"retry\":{\"attempts\":2,\"backoff\":\"none\","
+                "\"attempt_timeout\":\"1s\"}}}");
     fake *f = new_fake(sc);
     f->hang = true;
     sim_summary *s = malloc(sizeof *s);
@@ -270,10 +258,10 @@ static void port_attempt_timeout_cancels_the_attempt(void **state) {
 static void port_request_deadline_cancels_the_attempt(void **state) {
     (void)state;
     sim_scenario *sc =
-        load("{\"name\":\"hang\",\"duration\":\"10s\","
-             "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"constant\":\"1/s\"}}],"
-             "\"pods\":{\"request_timeout\":\"3s\"},"
-             "\"providers\":[{\"name\":\"p\"}]}");
+        th_load("{\"name\":\"hang\",\"duration\":\"10s\","
+                "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"constant\":\"1/s\"}}],"
+                "\"pods\":{\"request_timeout\":\"3s\"},"
+                "\"providers\":[{\"name\":\"p\"}]}");
     fake *f = new_fake(sc);
     f->hang = true;
     sim_summary *s = malloc(sizeof *s);
@@ -291,7 +279,7 @@ static void port_request_deadline_cancels_the_attempt(void **state) {
 
 static void port_send_error_stops_the_run_with_its_reason(void **state) {
     (void)state;
-    sim_scenario *sc = load(outage_json);
+    sim_scenario *sc = th_load(outage_json);
     fake *f = new_fake(sc);
     f->send_limit = 10;
     sim_summary *s = malloc(sizeof *s);
@@ -309,7 +297,7 @@ static void port_send_error_stops_the_run_with_its_reason(void **state) {
 
 static void port_wait_error_keeps_what_was_measured(void **state) {
     (void)state;
-    sim_scenario *sc = load(outage_json);
+    sim_scenario *sc = th_load(outage_json);
     fake *f = new_fake(sc);
     f->stop_at_us = 5 * FB_US_PER_S + 1;
     sim_summary *s = malloc(sizeof *s);

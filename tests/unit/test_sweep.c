@@ -12,6 +12,7 @@
 
 #include "core/rng.h"
 #include "reports/sweep.h"
+#include "tests/unit/helpers.h"
 
 /* cmocka's assert_float_equal works in float; these checks need doubles. */
 #define near(a, b, eps) near_at((a), (b), (eps), #a, __LINE__)
@@ -240,18 +241,9 @@ static const char scenario_text[] =
     "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
     "\"providers\":[{\"name\":\"openai\"}]}";
 
-static sim_scenario *scenario(void) {
-    sim_scenario *sc = NULL;
-    sim_error err;
-    assert_int_equal(sim_scenario_parse(scenario_text, strlen(scenario_text), "t.json", NULL, 0,
-                                        NULL, &sc, &err),
-                     FB_OK);
-    return sc;
-}
-
 static void constraints_read_units_and_percentages(void **state) {
     (void)state;
-    sim_scenario *sc = scenario();
+    sim_scenario *sc = th_load(scenario_text);
     rep_sweep_constraint c[4];
     size_t n = 0;
     char msg[512];
@@ -292,7 +284,7 @@ static void constraint_error(const sim_scenario *sc, const char *text, const cha
 
 static void constraints_reject_typos_and_unitless_durations(void **state) {
     (void)state;
-    sim_scenario *sc = scenario();
+    sim_scenario *sc = th_load(scenario_text);
     constraint_error(sc, "succes_rate>=0.9", "did you mean 'success_rate'");
     constraint_error(sc, "latency_p99<=10", "is a duration");
     constraint_error(sc, "success_rate=0.9", "expected METRIC >= VALUE");

@@ -1,0 +1,49 @@
+/* helpers.c - the shared test helpers (helpers.h). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/unit/helpers.h"
+
+/*
+ * CMOCKA_TEST_FILTER='sim_metastable*' runs only the matching tests of a binary
+ * (`make unit T=sim F=...`). cmocka 1.1 has the filter but does not read it from
+ * the environment; this runs before every test binary's main().
+ */
+__attribute__((constructor)) static void filter_from_environment(void) {
+    cmocka_set_test_filter(getenv("CMOCKA_TEST_FILTER"));
+}
+
+sim_scenario *th_load(const char *json) {
+    return th_load_with(json, NULL, 0, NULL);
+}
+
+sim_scenario *th_load_with(const char *json, const char *const *sets, size_t set_count,
+                           const uint64_t *seed) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    int rc = sim_scenario_parse(json, strlen(json), "test.json", sets, set_count, seed, &sc, &err);
+    if (rc != FB_OK) fail_msg("scenario: %s: %s", err.path, err.msg);
+    assert_non_null(sc);
+    return sc;
+}
+
+sim_summary *th_summary(const char *variant) {
+    sim_summary *s = calloc(1, sizeof *s);
+    assert_non_null(s);
+    snprintf(s->variant, sizeof s->variant, "%s", variant);
+    fb_hist_init(&s->latency);
+    fb_hist_init(&s->latency_ok);
+    return s;
+}
+
+void th_mix(uint64_t *hash, const void *p, size_t n) {
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) *hash = (*hash ^ b[i]) * 1099511628211ULL;
+}
