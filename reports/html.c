@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/version.h"
 #include "reports/charts.h"
 #include "reports/metrics.h"
 #include "reports/report.h"
@@ -162,7 +163,7 @@ static void write_facts(FILE *f, const sim_scenario *sc) {
             " --seed %" PRIu64 "</code> (plus any <code>--set</code> used: report.json "
             "holds the scenario as run)</dd>\n",
             sc->seed);
-    fputs("<dt>fusebox</dt><dd>" FUSEBOX_VERSION "</dd>\n</dl>\n", f);
+    fputs("<dt>fusebox</dt><dd>" FB_VERSION "</dd>\n</dl>\n", f);
 }
 
 /* A string member of a JSON object, or NULL. */
@@ -491,7 +492,7 @@ int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, 
     write_charts(f, dir, note);
     write_files(f, sc, sums, n);
     fputs(
-        "<footer>Written by fusebox " FUSEBOX_VERSION " from the run's own outputs: the same "
+        "<footer>Written by fusebox " FB_VERSION " from the run's own outputs: the same "
         "scenario, seed, fusebox and gnuplot versions give the same page, byte for byte.</footer>\n"
         "</body>\n</html>\n",
         f);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/version.h"
 #include "reports/metrics.h"
 
 /* ---- a small JSON writer with fixed number formats ---- */
@@ -245,7 +246,7 @@ int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, si
     fputc('{', f);
     w.depth = 1;
     w.first[1] = true;
-    jw_string(&w, "fusebox", FUSEBOX_VERSION);
+    jw_string(&w, "fusebox", FB_VERSION);
     jw_string(&w, "scenario", sc->name);
     jw_string(&w, "file", sc->file);
     jw_u64(&w, "seed", sc->seed);

@@ -14,8 +14,6 @@
 #include "sim/scenario.h"
 #include "sim/sim.h"
 
-#define FUSEBOX_VERSION "0.1.0"
-
 /* report.json for `n` variants' summaries (in the scenario's variant order). */
 int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n);
 /* timeseries.csv: the header line, then one line per row. */

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/version.h"
 #include "reports/report.h"
 #include "sim/sim.h"
 
@@ -879,7 +880,7 @@ static void write_objective_json(FILE *f, const rep_sweep *sw) {
 
 static void write_json(FILE *f, const rep_sweep *sw) {
     fputs("{\n  \"fusebox\": ", f);
-    sweep_json_str(f, FUSEBOX_VERSION);
+    sweep_json_str(f, FB_VERSION);
     fputs(",\n  \"scenario\": ", f);
     sweep_json_str(f, sw->base->name);
     fputs(",\n  \"file\": ", f);

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "core/version.h"
 #include "reports/charts.h"
 #include "reports/report.h"
 
@@ -528,7 +529,7 @@ static void html_head(FILE *f, const rep_sweep *sw) {
             " &middot; %s &middot; %" PRIu64 " points &times; %u seeds (%" PRIu64 "..%" PRIu64
             ") = %" PRIu64 " runs &middot; fusebox %s</p>\n",
             sw->sample ? "Latin hypercube" : "full factorial", sw->points, sw->seeds, sw->seed,
-            sw->seed + sw->seeds - 1, sw->tasks, FUSEBOX_VERSION);
+            sw->seed + sw->seeds - 1, sw->tasks, FB_VERSION);
 }
 
 int sweep_write_html(const rep_sweep *sw, const char *dir, const char *answer, const char *note,

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/version.h"
 #include "reports/report.h"
 
 #define PART_TEXT_MAX ((size_t)2 * 1024 * 1024 * 1024)
@@ -32,7 +33,7 @@ static void write_str_array(FILE *f, char *const *v, size_t n) {
 
 int rep_sweep_write_part(FILE *f, const rep_sweep *sw, uint32_t k, uint32_t n) {
     fprintf(f, "{\n  \"fusebox_sweep_part\": %d,\n  \"fusebox\": ", PART_FORMAT);
-    sweep_json_str(f, FUSEBOX_VERSION);
+    sweep_json_str(f, FB_VERSION);
     fprintf(f, ",\n  \"shard\": %u,\n  \"shards\": %u,\n  \"sweep\": {\"scenario\": ", k, n);
     sweep_json_str(f, sw->file);
     fprintf(f, ", \"scenario_fnv1a64\": \"%016" PRIx64 "\", \"variant\": ", sw->hash);
