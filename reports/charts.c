@@ -22,8 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "reports/metrics.h"
 #include "reports/report.h"
+#include "sim/metrics.h"
 
 #define POINTS_MAX 600 /* about two pixels per point on a 1100-pixel chart */
 #define WIDTH_PX 1100
@@ -623,7 +623,7 @@ static void chart_attempts(const charts *c, FILE *f) {
         const series *s = &c->ser[i];
         double v = 0;
         char msg[128];
-        rep_metric_value(c->sc, s->sum, "amplification", &v, NULL, msg, sizeof msg);
+        sim_metric_value(c->sc, s->sum, "amplification", &v, NULL, msg, sizeof msg);
         snprintf(amp, sizeof amp, " (amplification %.2fx)", v);
         gp_xaxis(c, f, i + 1 == c->n);
         gp_panel_title(f, s->sum->variant, amp);
@@ -813,13 +813,6 @@ static void chart_latency(const charts *c, FILE *f) {
 
 /* ---- the comparison chart: small multiples of bars ---- */
 
-static double metric(const charts *c, const sim_summary *s, const char *name) {
-    double v = 0;
-    char msg[128];
-    rep_metric_value(c->sc, s, name, &v, NULL, msg, sizeof msg);
-    return v;
-}
-
 typedef struct bar_panel {
     const char *col, *title;
 } bar_panel;
@@ -845,11 +838,11 @@ static int write_compare_data(charts *c, double *maxes, double *divs) {
     for (size_t k = 0; k < NBARS; k++) maxes[k] = 0;
     for (size_t i = 0; i < c->n; i++) {
         const sim_summary *s = c->ser[i].sum;
-        vals[i][0] = 100 * metric(c, s, "success_rate");
-        vals[i][1] = metric(c, s, "amplification");
-        vals[i][2] = metric(c, s, "latency_p99");
-        vals[i][3] = metric(c, s, "spillover");
-        vals[i][4] = metric(c, s, "cost_usd");
+        vals[i][0] = 100 * sim_metric_get(c->sc, s, "success_rate");
+        vals[i][1] = sim_metric_get(c->sc, s, "amplification");
+        vals[i][2] = sim_metric_get(c->sc, s, "latency_p99");
+        vals[i][3] = sim_metric_get(c->sc, s, "spillover");
+        vals[i][4] = sim_metric_get(c->sc, s, "cost_usd");
         for (size_t k = 0; k < NBARS; k++) maxes[k] = fmax(maxes[k], vals[i][k]);
     }
     for (size_t k = 0; k < NBARS; k++) divs[k] = 1;
@@ -877,7 +870,7 @@ static int write_compare_data(charts *c, double *maxes, double *divs) {
                 snprintf(label, sizeof label, "$%.2f", v);
             else
                 rep_format_duration(label, sizeof label, v);
-            if (k == 3 && metric(c, s, "recovered") < 0.5)
+            if (k == 3 && sim_metric_get(c->sc, s, "recovered") < 0.5)
                 strncat(label, "+", sizeof label - strlen(label) - 1);
             fprintf(f, " %.6f \"%s\"", k == 2 || k == 3 ? v / divs[k] : v, label);
         }

@@ -14,8 +14,8 @@
 
 #include "core/version.h"
 #include "reports/charts.h"
-#include "reports/metrics.h"
 #include "reports/report.h"
+#include "sim/metrics.h"
 
 typedef enum kind { K_COUNT, K_PCT, K_DURATION, K_USD, K_MULT } kind;
 
@@ -113,10 +113,6 @@ static void format_value(char *buf, size_t len, kind k, double v) {
     }
 }
 
-static double metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
-    return rep_metric(sc, s, name);
-}
-
 static void variant_head(FILE *f, const sim_scenario *sc, const char *variant) {
     fprintf(f, "<th class=\"n\"><span class=\"sw\" style=\"background:%s\"></span>",
             rep_chart_variant_color(sc, variant));
@@ -211,18 +207,18 @@ static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *s
     for (size_t i = 0; i < n; i++) variant_head(f, sc, sums[i]->variant);
     fputs("</tr>\n", f);
     for (size_t r = 0; r < sizeof summary_rows / sizeof summary_rows[0]; r++) {
-        const rep_metric_def *d = rep_metric_find(summary_rows[r].metric);
+        const sim_metric *d = sim_metric_find(summary_rows[r].metric);
         fputs(summary_rows[r].sub ? "<tr class=\"sub\"><td" : "<tr><td", f);
-        if (d) tag(f, " title=\"", d->doc, "\"");
+        if (d) tag(f, " title=\"", d->definition, "\"");
         fputc('>', f);
         esc(f, summary_rows[r].label);
         fputs("</td>", f);
         for (size_t i = 0; i < n; i++) {
             char buf[64];
             format_value(buf, sizeof buf, summary_rows[r].k,
-                         metric(sc, sums[i], summary_rows[r].metric));
+                         sim_metric_get(sc, sums[i], summary_rows[r].metric));
             if (strcmp(summary_rows[r].metric, "spillover") == 0 &&
-                metric(sc, sums[i], "recovered") < 0.5)
+                sim_metric_get(sc, sums[i], "recovered") < 0.5)
                 strncat(buf, "+", sizeof buf - strlen(buf) - 1);
             tag(f, "<td class=\"n\">", buf, "</td>");
         }
@@ -244,7 +240,7 @@ static void cell_metric(FILE *f, const sim_scenario *sc, const sim_summary *s, c
                         const char *provider, kind k) {
     char name[SIM_NAME_MAX + 32], buf[64];
     snprintf(name, sizeof name, "%s[%s]", base, provider);
-    format_value(buf, sizeof buf, k, metric(sc, s, name));
+    format_value(buf, sizeof buf, k, sim_metric_get(sc, s, name));
     tag(f, "<td class=\"n\">", buf, "</td>");
 }
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "core/version.h"
-#include "reports/metrics.h"
+#include "sim/metrics.h"
 
 /* ---- a small JSON writer with fixed number formats ---- */
 
@@ -95,26 +95,22 @@ static void jw_string(jw *w, const char *k, const char *v) {
 }
 
 /* A metric in its natural unit: counts as integers, durations in seconds. */
-static void jw_metric(jw *w, const char *k, double v, rep_unit unit) {
+static void jw_metric(jw *w, const char *k, double v, sim_unit unit) {
     switch (unit) {
-    case REP_UNIT_COUNT:
-    case REP_UNIT_BOOL:
+    case SIM_UNIT_COUNT:
+    case SIM_UNIT_BOOL:
         jw_u64(w, k, (uint64_t)llround(v));
         break;
-    case REP_UNIT_RATIO:
+    case SIM_UNIT_RATIO:
         jw_num(w, k, v, 6);
         break;
-    case REP_UNIT_US:
+    case SIM_UNIT_US:
         jw_num(w, k, v / 1e6, 6);
         break;
-    case REP_UNIT_USD:
+    case SIM_UNIT_USD:
         jw_num(w, k, v, 4);
         break;
     }
-}
-
-static double metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
-    return rep_metric(sc, s, name);
 }
 
 void rep_escape_markup(FILE *f, const char *s) {
@@ -184,8 +180,8 @@ static void write_variant(jw *w, const sim_scenario *sc, const sim_summary *s) {
     jw_bool(w, "complete", s->complete);
     if (!s->complete) jw_string(w, "stopped", s->stop_reason);
     jw_open(w, "summary", '{');
-    for (const rep_metric_def *d = rep_metric_defs(); d->name; d++)
-        if (!d->per_provider) jw_metric(w, d->name, metric(sc, s, d->name), d->unit);
+    for (const sim_metric *d = sim_metrics(); d->name; d++)
+        if (!d->per_provider) jw_metric(w, d->name, d->value(sc, s, 0), d->unit);
     jw_close(w, '}');
     jw_open(w, "outcomes", '{');
     jw_u64(w, "success_primary", s->success_primary);
@@ -384,7 +380,7 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
         row_label(f, rows[r].label);
         for (size_t i = 0; i < n; i++) {
-            double v = metric(sc, sums[i], rows[r].metric);
+            double v = sim_metric_get(sc, sums[i], rows[r].metric);
             switch (rows[r].kind) {
             case 0:
                 snprintf(buf, sizeof buf, "%.0f", v);
@@ -403,7 +399,7 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
                 break;
             }
             if (rows[r].kind == 2 && strcmp(rows[r].metric, "spillover") == 0 &&
-                metric(sc, sums[i], "recovered") < 0.5)
+                sim_metric_get(sc, sums[i], "recovered") < 0.5)
                 strncat(buf, "+", sizeof buf - strlen(buf) - 1);
             fprintf(f, "%*s", w, buf);
         }

@@ -258,21 +258,21 @@ static int size_sweep(rep_sweep *sw, const rep_sweep_args *a, char *msg, size_t 
     return FB_OK;
 }
 
-/* Every metric of reports/metrics.h: the scalar ones, then per provider. */
+/* Every metric of sim/metrics.h: the scalar ones, then per provider. */
 static int add_metrics(rep_sweep *sw, char *msg, size_t msglen) {
     size_t n = 0, cap = 0;
-    for (const rep_metric_def *d = rep_metric_defs(); d->name; d++)
+    for (const sim_metric *d = sim_metrics(); d->name; d++)
         cap += d->per_provider ? sw->base->provider_count : 1;
     sw->metrics = calloc(cap, sizeof *sw->metrics);
     sw->units = calloc(cap, sizeof *sw->units);
     if (sw->metrics == NULL || sw->units == NULL)
         return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-    for (const rep_metric_def *d = rep_metric_defs(); d->name; d++) {
+    for (const sim_metric *d = sim_metrics(); d->name; d++) {
         if (d->per_provider) continue;
         snprintf(sw->metrics[n], REP_SWEEP_METRIC_MAX, "%s", d->name);
         sw->units[n++] = d->unit;
     }
-    for (const rep_metric_def *d = rep_metric_defs(); d->name; d++) {
+    for (const sim_metric *d = sim_metrics(); d->name; d++) {
         if (!d->per_provider) continue;
         int blen = (int)(strlen(d->name) - 2); /* without "[]" */
         for (uint32_t p = 0; p < sw->base->provider_count; p++) {
@@ -493,7 +493,7 @@ int rep_sweep_run_task(const rep_sweep *sw, uint64_t task, double *values, char 
     if (rc != FB_OK) sim_error_format(&err, msg, msglen);
     for (size_t m = 0; m < sw->metric_count; m++) {
         char mm[256];
-        if (rep_metric_value(sc, sum, sw->metrics[m], &values[m], NULL, mm, sizeof mm) != FB_OK)
+        if (sim_metric_value(sc, sum, sw->metrics[m], &values[m], NULL, mm, sizeof mm) != FB_OK)
             values[m] = NAN;
     }
     free(sum);
@@ -647,20 +647,20 @@ bool sweep_higher_is_better(const rep_sweep *sw, const char *metric) {
 /* ---- number formats ---- */
 
 /* Fixed formats: counts as integers (means with 3 decimals), durations in seconds. */
-static void format_value(char *buf, size_t len, double v, rep_unit unit, bool mean) {
+static void format_value(char *buf, size_t len, double v, sim_unit unit, bool mean) {
     if (isnan(v) || isinf(v)) {
         buf[0] = '\0';
         return;
     }
     switch (unit) {
-    case REP_UNIT_COUNT:
-    case REP_UNIT_BOOL:
+    case SIM_UNIT_COUNT:
+    case SIM_UNIT_BOOL:
         snprintf(buf, len, mean ? "%.3f" : "%.0f", v);
         break;
-    case REP_UNIT_US:
+    case SIM_UNIT_US:
         snprintf(buf, len, "%.6f", v / 1e6);
         break;
-    case REP_UNIT_USD:
+    case SIM_UNIT_USD:
         snprintf(buf, len, "%.4f", v);
         break;
     default:
@@ -675,19 +675,19 @@ static void format_value(char *buf, size_t len, double v, rep_unit unit, bool me
     }
 }
 
-void sweep_format_human(char *buf, size_t len, double v, rep_unit unit) {
+void sweep_format_human(char *buf, size_t len, double v, sim_unit unit) {
     if (isnan(v)) {
         snprintf(buf, len, "-");
         return;
     }
     switch (unit) {
-    case REP_UNIT_US:
+    case SIM_UNIT_US:
         rep_format_duration(buf, len, v);
         break;
-    case REP_UNIT_USD:
+    case SIM_UNIT_USD:
         snprintf(buf, len, v < 0 ? "-$%.2f" : "$%.2f", fabs(v));
         break;
-    case REP_UNIT_RATIO:
+    case SIM_UNIT_RATIO:
         snprintf(buf, len, "%.6f", v);
         break;
     default:
@@ -776,7 +776,7 @@ void sweep_json_str(FILE *f, const char *s) {
     rep_json_string(f, s);
 }
 
-static void json_num(FILE *f, double v, rep_unit unit, bool mean) {
+static void json_num(FILE *f, double v, sim_unit unit, bool mean) {
     char buf[64];
     format_value(buf, sizeof buf, v, unit, mean);
     fputs(buf[0] ? buf : "null", f);
@@ -807,7 +807,7 @@ static void json_settings(FILE *f, const rep_sweep *sw, uint64_t p) {
     fputc('}', f);
 }
 
-static void json_stat(FILE *f, const rep_sweep_stat *st, rep_unit unit) {
+static void json_stat(FILE *f, const rep_sweep_stat *st, sim_unit unit) {
     fputs("{\"mean\": ", f);
     json_num(f, st->mean, unit, true);
     fputs(", \"sd\": ", f);
@@ -1144,9 +1144,9 @@ void rep_sweep_write_answer(FILE *f, const rep_sweep *sw) {
         for (uint64_t p = 0; p < sw->points && shown < 10; p++) {
             if (!sw->pareto[p]) continue;
             char br[64], cost[64], lat[64];
-            sweep_format_human(br, sizeof br, point_mean(sw, p, "blast_radius"), REP_UNIT_COUNT);
-            sweep_format_human(cost, sizeof cost, point_mean(sw, p, "cost_usd"), REP_UNIT_USD);
-            sweep_format_human(lat, sizeof lat, point_mean(sw, p, "latency_p99"), REP_UNIT_US);
+            sweep_format_human(br, sizeof br, point_mean(sw, p, "blast_radius"), SIM_UNIT_COUNT);
+            sweep_format_human(cost, sizeof cost, point_mean(sw, p, "cost_usd"), SIM_UNIT_USD);
+            sweep_format_human(lat, sizeof lat, point_mean(sw, p, "latency_p99"), SIM_UNIT_US);
             sweep_point_label(sw, p, label, sizeof label);
             fprintf(f, "  point %" PRIu64 "  blast_radius %s  cost %s  p99 %s  %s\n", p, br, cost,
                     lat, label);

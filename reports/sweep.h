@@ -5,7 +5,7 @@
  * A sweep is a list of tasks, task = point * seeds + seed index. Each task is
  * the scenario with the point's values applied through the `--set` machinery
  * (so they are validated exactly like the file), run under one seed; its
- * result is the value of every metric of reports/metrics.h. The tasks are
+ * result is the value of every metric of sim/metrics.h. The tasks are
  * independent: the CLI runs them in worker processes or shards and hands the
  * results back in any order; every output is a function of (sweep, results)
  * only, so it is byte-identical however the tasks were run. docs/sweeps.md
@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "reports/metrics.h"
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 
 #define REP_SWEEP_DIMS_MAX 16
@@ -119,7 +119,7 @@ typedef struct rep_sweep_constraint {
 
 /*
  * Parse a comma-separated list of METRIC OP VALUE (OP: >= <= > <). Metric
- * names are checked with rep_metric_value against `sc` (did-you-mean on a
+ * names are checked with sim_metric_value against `sc` (did-you-mean on a
  * typo); VALUE is a duration for duration metrics ("10s"), a number or a
  * percentage ("99.9%") for ratios, a number (optionally "$") for money.
  */
@@ -127,8 +127,8 @@ int rep_sweep_parse_constraints(const char *text, const sim_scenario *sc, rep_sw
                                 size_t max, size_t *count, char *msg, size_t msglen);
 bool rep_sweep_constraint_holds(const rep_sweep_constraint *c, double v);
 
-/* Check a metric name against rep_metric_value (with its did-you-mean message). */
-int rep_sweep_check_metric(const sim_scenario *sc, const char *name, rep_unit *unit, char *msg,
+/* Check a metric name against sim_metric_value (with its did-you-mean message). */
+int rep_sweep_check_metric(const sim_scenario *sc, const char *name, sim_unit *unit, char *msg,
                            size_t msglen);
 
 /* ---- the sweep ---- */

@@ -51,32 +51,32 @@ static void dat_str(FILE *f, const char *s) {
 }
 
 /* The metric in the unit the chart shows: durations in seconds. */
-static double chart_value(double v, rep_unit unit) {
-    return unit == REP_UNIT_US ? v / 1e6 : v;
+static double chart_value(double v, sim_unit unit) {
+    return unit == SIM_UNIT_US ? v / 1e6 : v;
 }
 
-static const char *chart_unit(rep_unit unit) {
-    return unit == REP_UNIT_US ? " (s)" : unit == REP_UNIT_USD ? " (USD)" : "";
+static const char *chart_unit(sim_unit unit) {
+    return unit == SIM_UNIT_US ? " (s)" : unit == SIM_UNIT_USD ? " (USD)" : "";
 }
 
 /*
  * A short cell label: "$2222", "8.2s", "0.9990", "781", with enough decimals
  * (at least `decimals`) to tell the cells apart.
  */
-static void cell_label(char *buf, size_t len, double v, rep_unit unit, int decimals) {
+static void cell_label(char *buf, size_t len, double v, sim_unit unit, int decimals) {
     if (isnan(v))
         snprintf(buf, len, "-");
-    else if (unit == REP_UNIT_US)
+    else if (unit == SIM_UNIT_US)
         sweep_format_human(buf, len, v, unit);
-    else if (unit == REP_UNIT_USD)
+    else if (unit == SIM_UNIT_USD)
         snprintf(buf, len, v < 0 ? "-$%.*f" : "$%.*f", decimals, fabs(v));
     else
         snprintf(buf, len, "%.*f", decimals, v);
 }
 
 /* Decimals that separate values spread over `range`. */
-static int label_decimals(double range, double top, rep_unit unit) {
-    int d = unit == REP_UNIT_RATIO ? 4 : unit == REP_UNIT_USD && fabs(top) < 100 ? 2 : 0;
+static int label_decimals(double range, double top, sim_unit unit) {
+    int d = unit == SIM_UNIT_RATIO ? 4 : unit == SIM_UNIT_USD && fabs(top) < 100 ? 2 : 0;
     if (range > 0 && isfinite(range)) {
         int need = (int)ceil(-log10(range / 10));
         if (need > d) d = need;
@@ -163,7 +163,7 @@ static uint64_t reference_point(const rep_sweep *sw) {
     return sw->best >= 0 ? (uint64_t)sw->best : sw->closest >= 0 ? (uint64_t)sw->closest : 0;
 }
 
-static void title_line(FILE *f, const rep_sweep *sw, const char *metric, rep_unit unit) {
+static void title_line(FILE *f, const rep_sweep *sw, const char *metric, sim_unit unit) {
     char t[512];
     snprintf(t, sizeof t, "%s%s, mean of %u seed%s - variant %s of %s", metric, chart_unit(unit),
              sw->seeds, sw->seeds == 1 ? "" : "s", sw->variant, sw->base->name);

@@ -363,7 +363,7 @@ void rep_sweep_pareto(const double *obj, size_t n, size_t m, bool *front) {
 
 /* ---- constraints ---- */
 
-int rep_sweep_check_metric(const sim_scenario *sc, const char *name, rep_unit *unit, char *msg,
+int rep_sweep_check_metric(const sim_scenario *sc, const char *name, sim_unit *unit, char *msg,
                            size_t msglen) {
     sim_summary *dummy = calloc(1, sizeof *dummy);
     if (dummy == NULL) {
@@ -371,17 +371,17 @@ int rep_sweep_check_metric(const sim_scenario *sc, const char *name, rep_unit *u
         return FB_ENOMEM;
     }
     double v;
-    rep_unit u = REP_UNIT_COUNT;
-    int rc = rep_metric_value(sc, dummy, name, &v, &u, msg, msglen);
+    sim_unit u = SIM_UNIT_COUNT;
+    int rc = sim_metric_value(sc, dummy, name, &v, &u, msg, msglen);
     free(dummy);
     if (rc == FB_OK && unit) *unit = u;
     return rc;
 }
 
-static int parse_bound(const char *item, const char *metric, rep_unit unit, const char *v,
+static int parse_bound(const char *item, const char *metric, sim_unit unit, const char *v,
                        double *out, char *msg, size_t msglen) {
     switch (unit) {
-    case REP_UNIT_US: {
+    case SIM_UNIT_US: {
         fb_time_us d;
         if (sim_parse_duration(v, &d) == FB_OK) {
             *out = (double)d;
@@ -393,7 +393,7 @@ static int parse_bound(const char *item, const char *metric, rep_unit unit, cons
                  item, metric);
         return FB_EINVAL;
     }
-    case REP_UNIT_RATIO: {
+    case SIM_UNIT_RATIO: {
         size_t n = strlen(v);
         if (n > 1 && v[n - 1] == '%') {
             char num[64];
@@ -407,13 +407,13 @@ static int parse_bound(const char *item, const char *metric, rep_unit unit, cons
         }
         break;
     }
-    case REP_UNIT_USD:
+    case SIM_UNIT_USD:
         if (parse_number(v[0] == '$' ? v + 1 : v, out) == FB_OK) return FB_OK;
         break;
     default:
         if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0) {
             *out = v[0] == 't';
-            return unit == REP_UNIT_BOOL ? FB_OK : FB_EINVAL;
+            return unit == SIM_UNIT_BOOL ? FB_OK : FB_EINVAL;
         }
         if (parse_number(v, out) == FB_OK) return FB_OK;
         break;
@@ -448,7 +448,7 @@ static int parse_constraint(char *item, const sim_scenario *sc, rep_sweep_constr
         return FB_EINVAL;
     }
     snprintf(c->metric, sizeof c->metric, "%s", name);
-    rep_unit unit;
+    sim_unit unit;
     char m[256];
     if (rep_sweep_check_metric(sc, name, &unit, m, sizeof m) != FB_OK) {
         snprintf(msg, msglen, "--subject-to '%s': %s", c->text, m);

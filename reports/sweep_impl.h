@@ -33,7 +33,7 @@ struct rep_sweep {
     uint64_t points, tasks;
     double *u; /* sample: points x dim_count positions */
     char (*metrics)[REP_SWEEP_METRIC_MAX];
-    rep_unit *units;
+    sim_unit *units;
     size_t metric_count;
 
     /* the analysis */
@@ -68,7 +68,7 @@ int sweep_metric_index(const rep_sweep *sw, const char *name);
 /* Statistics of metric column m over point p's completed seeds. */
 void sweep_point_stat(const rep_sweep *sw, uint64_t p, int m, rep_sweep_stat *st);
 /* A metric value for people: "8.2s", "$2222.19", "0.999021", "781". */
-void sweep_format_human(char *buf, size_t len, double v, rep_unit unit);
+void sweep_format_human(char *buf, size_t len, double v, sim_unit unit);
 /* "key=value key=value" for point p. */
 void sweep_point_label(const rep_sweep *sw, uint64_t p, char *buf, size_t len);
 /* True when larger values of the metric are better (success_rate...). */
