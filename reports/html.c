@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "core/version.h"
+#include "reports/base64.h"
 #include "reports/charts.h"
 #include "reports/report.h"
 #include "sim/metrics.h"
@@ -365,25 +366,9 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
 
 /* The file as a base64 data URI. Returns false when it cannot be read. */
 static bool data_uri(FILE *out, const char *path, const char *mime) {
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     FILE *f = fopen(path, "rb");
     if (f == NULL) return false;
-    fprintf(out, "data:%s;base64,", mime);
-    unsigned char in[3 * 1024];
-    size_t got;
-    while ((got = fread(in, 1, sizeof in, f)) > 0) {
-        for (size_t i = 0; i < got; i += 3) {
-            uint32_t v = (uint32_t)in[i] << 16;
-            if (i + 1 < got) v |= (uint32_t)in[i + 1] << 8;
-            if (i + 2 < got) v |= in[i + 2];
-            fputc(b64[v >> 18 & 63], out);
-            fputc(b64[v >> 12 & 63], out);
-            fputc(i + 1 < got ? b64[v >> 6 & 63] : '=', out);
-            fputc(i + 2 < got ? b64[v & 63] : '=', out);
-        }
-        if (got < sizeof in) break;
-    }
-    bool ok = !ferror(f);
+    bool ok = rep_data_uri(out, f, mime) == FB_OK;
     fclose(f);
     return ok;
 }

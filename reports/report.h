@@ -24,8 +24,6 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
 /* The text summary (a table, one column per variant). */
 void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n);
 
-/* Write a JSON string literal (quotes included). */
-void rep_json_string(FILE *f, const char *s);
 /* Write text escaped for HTML or XML content and attribute values. */
 void rep_escape_markup(FILE *f, const char *s);
 

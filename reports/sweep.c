@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/version.h"
+#include "reports/json.h"
 #include "reports/report.h"
 #include "sim/sim.h"
 

@@ -23,7 +23,8 @@
 #include <sys/wait.h>
 
 #include "core/version.h"
-#include "reports/charts.h"
+#include "reports/base64.h"
+#include "reports/gnuplot.h"
 #include "reports/report.h"
 
 #define LABELS_MAX_CELLS 150 /* beyond this the heatmap cells carry no numbers */
@@ -31,23 +32,6 @@
 static int fail(char *msg, size_t msglen, const char *what, const char *path) {
     snprintf(msg, msglen, "%s %s: %s", what, path, strerror(errno));
     return FB_EIO;
-}
-
-/* A single-quoted gnuplot string: a quote is written twice. */
-static void gp_str(FILE *f, const char *s) {
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'') fputc('\'', f);
-        fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-/* A double-quoted data-file string (gnuplot reads it as one column). */
-static void dat_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) fputc(*s == '"' ? '\'' : *s, f);
-    fputc('"', f);
 }
 
 /* The metric in the unit the chart shows: durations in seconds. */
@@ -85,11 +69,10 @@ static int label_decimals(double range, double top, sim_unit unit) {
 }
 
 static void gp_header(FILE *f, const char *png, int width, int height) {
-    fprintf(f,
-            "set terminal pngcairo size %d,%d font 'sans,10' noenhanced\n"
-            "set output '%s'\n"
-            "set border lc rgb '#555555'\n",
-            width, height, png);
+    fprintf(f, "set terminal pngcairo size %d,%d font 'sans,10' noenhanced\nset output ", width,
+            height);
+    rep_gnuplot_quote(f, png);
+    fputs("\nset border lc rgb '#555555'\n", f);
 }
 
 /* Green for good values, red for bad ones. */
@@ -105,7 +88,7 @@ static void gp_list_tics(FILE *f, const char *axis, const rep_sweep_dim *dim) {
     fprintf(f, "set %stics (", axis);
     for (uint32_t v = 0; v < dim->value_count; v++) {
         fputs(v ? ", " : "", f);
-        gp_str(f, dim->values[v]);
+        rep_gnuplot_quote(f, dim->values[v]);
         fprintf(f, " %u", v);
     }
     fputs(")\n", f);
@@ -134,7 +117,7 @@ static void gp_axis(FILE *f, const rep_sweep *sw, uint32_t d, const char *axis) 
     char label[REP_SWEEP_KEY_MAX + 8];
     snprintf(label, sizeof label, "%s%s", dim->key,
              dim->kind == REP_SWEEP_RANGE && dim->type == REP_SWEEP_DURATION ? " (s)" : "");
-    gp_str(f, label);
+    rep_gnuplot_quote(f, label);
     fputc('\n', f);
     if (dim->kind == REP_SWEEP_LIST) {
         gp_list_tics(f, axis, dim);
@@ -168,7 +151,7 @@ static void title_line(FILE *f, const rep_sweep *sw, const char *metric, sim_uni
     snprintf(t, sizeof t, "%s%s, mean of %u seed%s - variant %s of %s", metric, chart_unit(unit),
              sw->seeds, sw->seeds == 1 ? "" : "s", sw->variant, sw->base->name);
     fputs("set title ", f);
-    gp_str(f, t);
+    rep_gnuplot_quote(f, t);
 }
 
 static void write_grid_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) {
@@ -199,7 +182,7 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) 
                 any_infeasible = true;
             }
             fprintf(dat, "%u %u %.9g ", i, j, chart_value(st.mean, sw->units[m]));
-            dat_str(dat, label);
+            rep_gnuplot_datum(dat, label);
             fputc('\n', dat);
         }
         fputc('\n', dat);
@@ -219,7 +202,7 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) 
              any_infeasible ? "* = violates the constraints" : "");
     if (sub[0]) {
         fputs(" . \"\\n\" . ", gp);
-        gp_str(gp, sub);
+        rep_gnuplot_quote(gp, sub);
     }
     fputc('\n', gp);
     gp_axis(gp, sw, (uint32_t)x, "x");
@@ -227,7 +210,7 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) 
     fputs("set cblabel ", gp);
     char cb[128];
     snprintf(cb, sizeof cb, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
-    gp_str(gp, cb);
+    rep_gnuplot_quote(gp, cb);
     fputc('\n', gp);
     if (sw->best >= 0) {
         double bx = axis_pos(sw, ref, (uint32_t)x), by = axis_pos(sw, ref, (uint32_t)y);
@@ -258,7 +241,7 @@ static void write_scatter_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int 
     fputs("set cblabel ", gp);
     char cb[128];
     snprintf(cb, sizeof cb, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
-    gp_str(gp, cb);
+    rep_gnuplot_quote(gp, cb);
     /* key samples in grey: the palette colours belong to the colour box */
     if (sw->con_count == 0 && sw->best < 0) fputs("\nunset key", gp);
     fputs("\nset key below\nplot 'heatmap.dat' using 1:2:($4==1?$3:1/0) with points pt 7 ps 1.6 "
@@ -295,7 +278,7 @@ static void write_profile(FILE *gp, FILE *dat, const rep_sweep *sw, int m) {
     fputs("set ylabel ", gp);
     char yl[128];
     snprintf(yl, sizeof yl, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
-    gp_str(gp, yl);
+    rep_gnuplot_quote(gp, yl);
     fputs("\nset grid\nset key below\nplot 'heatmap.dat' using 1:($5==1?$2:1/0):3:4 with "
           "yerrorbars pt 7 ps 1.2 lc rgb '#1f77b4' ",
           gp);
@@ -341,11 +324,6 @@ static void write_pareto(FILE *gp, FILE *dat, const rep_sweep *sw) {
     fputc('\n', gp);
 }
 
-static int run_gnuplot(const char *gnuplot, const char *charts, const char *script, char *msg,
-                       size_t msglen) {
-    return rep_gnuplot_run(gnuplot, charts, script, msg, msglen);
-}
-
 typedef enum chart_kind { CHART_HEATMAP, CHART_PARETO } chart_kind;
 
 /* The data and the script; then the PNG when gnuplot is there (else NULL). */
@@ -383,7 +361,7 @@ static int write_chart(const rep_sweep *sw, const char *charts, chart_kind kind,
     if (fclose(gp) != 0) bad = true;
     if (fclose(dat) != 0) bad = true;
     if (bad) return fail(msg, msglen, "cannot write", gpath);
-    return gnuplot ? run_gnuplot(gnuplot, charts, script, msg, msglen) : FB_OK;
+    return gnuplot ? rep_gnuplot_run(gnuplot, charts, script, msg, msglen) : FB_OK;
 }
 
 int sweep_write_charts(const rep_sweep *sw, const char *dir, char *msg, size_t msglen) {
@@ -405,25 +383,15 @@ int sweep_write_charts(const rep_sweep *sw, const char *dir, char *msg, size_t m
 /* ---- sweep.html ---- */
 
 static int html_png(FILE *f, const char *path, const char *alt) {
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     FILE *in = fopen(path, "rb");
     if (in == NULL) return FB_EIO;
     fputs("<img alt=\"", f);
     rep_escape_markup(f, alt);
-    fputs("\" src=\"data:image/png;base64,", f);
-    unsigned char buf[3];
-    size_t n;
-    while ((n = fread(buf, 1, 3, in)) > 0) {
-        uint32_t v =
-            (uint32_t)buf[0] << 16 | (n > 1 ? (uint32_t)buf[1] << 8 : 0) | (n > 2 ? buf[2] : 0);
-        fputc(b64[v >> 18 & 63], f);
-        fputc(b64[v >> 12 & 63], f);
-        fputc(n > 1 ? b64[v >> 6 & 63] : '=', f);
-        fputc(n > 2 ? b64[v & 63] : '=', f);
-    }
+    fputs("\" src=\"", f);
+    int rc = rep_data_uri(f, in, "image/png");
     fclose(in);
     fputs("\">\n", f);
-    return FB_OK;
+    return rc;
 }
 
 typedef struct rank {

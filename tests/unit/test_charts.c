@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "reports/charts.h"
+#include "reports/gnuplot.h"
 #include "reports/report.h"
 
 #define S(x) ((fb_time_us)(x)*FB_US_PER_S)
