@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/checksrc.sh - enforce the house rules a compiler does not.
-#   core/, sim/, reports/: no OS clock, no sleep, no libc random.
+#   core/, sim/, reports/, sweep/: no OS clock, no sleep, no libc random.
 #   core/: no allocation; headers include only <stdint.h> <stdbool.h> <stddef.h>
 #          (and other core headers).
 cd "$(dirname "$0")/.." || exit 2
@@ -8,7 +8,7 @@ status=0
 fail() { echo "checksrc: $*"; status=1; }
 
 banned='\b(clock_gettime|gettimeofday|time|clock|sleep|usleep|nanosleep|rand|srand|random|srandom|drand48|lrand48|rand_r|arc4random|getrandom)[[:space:]]*\('
-for f in core/*.[ch] sim/*.[ch] reports/*.[ch]; do
+for f in core/*.[ch] sim/*.[ch] reports/*.[ch] sweep/*.[ch]; do
     [ -f "$f" ] || continue
     # Strip // and /* */ comments and string literals before matching.
     hits=$(sed -e 's|//.*||' -e 's|/\*.*\*/||g' -e 's|"[^"]*"|""|g' "$f" |

@@ -1,5 +1,5 @@
 /*
- * sweep_part.c - the partial files of a sharded sweep and their merge.
+ * part.c - the partial files of a sharded sweep and their merge.
  *
  * A partial file carries everything the merge needs: the sweep's definition
  * (scenario path and its FNV-1a hash, variant, --set, --grid, sample, seeds),
@@ -7,7 +7,7 @@
  * the shard's runs printed with %.17g, which reads back as the same doubles,
  * so the merged outputs are byte-identical to an unsharded run's.
  */
-#include "reports/sweep_impl.h"
+#include "sweep/sweepint.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -17,7 +17,11 @@
 #include <string.h>
 
 #include "core/version.h"
-#include "reports/report.h"
+#include "reports/json.h"
+
+bool sweep_in_shard(uint64_t task, uint32_t k, uint32_t n) {
+    return n > 0 && task % n == (uint64_t)(k - 1);
+}
 
 #define PART_TEXT_MAX ((size_t)2 * 1024 * 1024 * 1024)
 #define PART_FORMAT 1
@@ -31,7 +35,7 @@ static void write_str_array(FILE *f, char *const *v, size_t n) {
     fputc(']', f);
 }
 
-int rep_sweep_write_part(FILE *f, const rep_sweep *sw, uint32_t k, uint32_t n) {
+int sweep_write_part(FILE *f, const sweep *sw, uint32_t k, uint32_t n) {
     fprintf(f, "{\n  \"fusebox_sweep_part\": %d,\n  \"fusebox\": ", PART_FORMAT);
     sweep_json_str(f, FB_VERSION);
     fprintf(f, ",\n  \"shard\": %u,\n  \"shards\": %u,\n  \"sweep\": {\"scenario\": ", k, n);
@@ -76,7 +80,7 @@ int rep_sweep_write_part(FILE *f, const rep_sweep *sw, uint32_t k, uint32_t n) {
     fputs(",\n  \"tasks\": [", f);
     bool first = true;
     for (uint64_t t = 0; t < sw->tasks; t++) {
-        if (!rep_sweep_in_shard(t, k, n) || sw->state[t] == 0) continue;
+        if (!sweep_in_shard(t, k, n) || sw->state[t] == 0) continue;
         fprintf(f, "%s\n    {\"task\": %" PRIu64 ", \"ok\": %s, ", first ? "" : ",", t,
                 sw->state[t] == 1 ? "true" : "false");
         first = false;
@@ -179,9 +183,8 @@ static int check_same_sweep(const part *a, const part *b, char *msg, size_t msgl
     return FB_OK;
 }
 
-static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_args *a,
-                          const char **sets, const char **grids, uint64_t *seed, char *msg,
-                          size_t msglen) {
+static int args_from_part(const part *pt, const sweep_args *over, sweep_args *a, const char **sets,
+                          const char **grids, uint64_t *seed, char *msg, size_t msglen) {
     memset(a, 0, sizeof *a);
     const cJSON *s = pt->sweep, *an = cJSON_GetObjectItemCaseSensitive(pt->root, "analysis");
     a->scenario_file = json_string_or_null(s, "scenario");
@@ -194,12 +197,12 @@ static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_
     const cJSON *jn = cJSON_GetObjectItemCaseSensitive(s, "sample");
     if (!a->scenario_file || !a->scenario_text || !a->variant || !cJSON_IsArray(jsets) ||
         !cJSON_IsArray(jgrid) || !js || parse_seed(js, seed) != FB_OK || !cJSON_IsNumber(jk) ||
-        !cJSON_IsNumber(jn) || cJSON_GetArraySize(jsets) > REP_SWEEP_SETS_MAX ||
-        cJSON_GetArraySize(jgrid) > REP_SWEEP_DIMS_MAX)
+        !cJSON_IsNumber(jn) || cJSON_GetArraySize(jsets) > SWEEP_SETS_MAX ||
+        cJSON_GetArraySize(jgrid) > SWEEP_DIMS_MAX)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged sweep definition", pt->file);
     a->scenario_len = strlen(a->scenario_text);
     char hash[17];
-    snprintf(hash, sizeof hash, "%016" PRIx64, rep_sweep_hash(a->scenario_text, a->scenario_len));
+    snprintf(hash, sizeof hash, "%016" PRIx64, sweep_hash(a->scenario_text, a->scenario_len));
     const char *stored = json_string_or_null(s, "scenario_fnv1a64");
     if (!stored || strcmp(stored, hash) != 0)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: the scenario text does not match its hash",
@@ -239,7 +242,7 @@ static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_
     return FB_OK;
 }
 
-static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
+static int load_tasks(sweep *sw, const part *pt, char *msg, size_t msglen) {
     const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(pt->root, "metrics");
     if ((size_t)cJSON_GetArraySize(metrics) != sw->metric_count)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: written by another version (metrics differ)",
@@ -265,7 +268,7 @@ static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
             break;
         }
         uint64_t task = (uint64_t)t->valuedouble;
-        if (!rep_sweep_in_shard(task, pt->shard, pt->shards))
+        if (!sweep_in_shard(task, pt->shard, pt->shards))
             rc = sweep_fail(msg, msglen, FB_EINVAL,
                             "%s: run %" PRIu64 " does not belong to shard %u/%u", pt->file, task,
                             pt->shard, pt->shards);
@@ -276,14 +279,13 @@ static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
         m = 0;
         for (const cJSON *x = vals->child; x; x = x->next, m++)
             v[m] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
-        rep_sweep_set_result(sw, task, cJSON_IsTrue(ok) ? FB_OK : FB_ESTATE, v,
-                             json_string_or_null(e, "error"));
+        sweep_set_result(sw, task, cJSON_IsTrue(ok) ? FB_OK : FB_ESTATE, v,
+                         json_string_or_null(e, "error"));
         count++;
     }
     free(v);
     uint64_t expected = 0;
-    for (uint64_t t = 0; t < sw->tasks; t++)
-        expected += rep_sweep_in_shard(t, pt->shard, pt->shards);
+    for (uint64_t t = 0; t < sw->tasks; t++) expected += sweep_in_shard(t, pt->shard, pt->shards);
     if (rc == FB_OK && count != expected)
         rc =
             sweep_fail(msg, msglen, FB_EINVAL,
@@ -292,13 +294,13 @@ static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
     return rc;
 }
 
-int rep_sweep_merge(const char *const *files, size_t n, const rep_sweep_args *analysis,
-                    rep_sweep **out, char *msg, size_t msglen) {
+int sweep_merge(const char *const *files, size_t n, const sweep_args *analysis, sweep **out,
+                char *msg, size_t msglen) {
     *out = NULL;
     if (n == 0) return sweep_fail(msg, msglen, FB_EINVAL, "no partial files given");
     part *parts = calloc(n, sizeof *parts);
     if (parts == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-    rep_sweep *sw = NULL;
+    sweep *sw = NULL;
     int rc = FB_OK;
     for (size_t i = 0; i < n && rc == FB_OK; i++) {
         rc = read_part(files[i], &parts[i], msg, msglen);
@@ -322,17 +324,17 @@ int rep_sweep_merge(const char *const *files, size_t n, const rep_sweep_args *an
     for (size_t i = 0; i < n && rc == FB_OK; i++)
         if (parts[i].shard < parts[first].shard) first = i;
     if (rc == FB_OK) {
-        rep_sweep_args a;
-        const char *sets[REP_SWEEP_SETS_MAX], *grids[REP_SWEEP_DIMS_MAX];
+        sweep_args a;
+        const char *sets[SWEEP_SETS_MAX], *grids[SWEEP_DIMS_MAX];
         uint64_t seed;
         rc = args_from_part(&parts[first], analysis, &a, sets, grids, &seed, msg, msglen);
-        if (rc == FB_OK) rc = rep_sweep_create(&a, &sw, msg, msglen);
+        if (rc == FB_OK) rc = sweep_create(&a, &sw, msg, msglen);
     }
     for (size_t i = 0; i < n && rc == FB_OK; i++) rc = load_tasks(sw, &parts[i], msg, msglen);
     for (size_t i = 0; i < n; i++) cJSON_Delete(parts[i].root);
     free(parts);
     if (rc != FB_OK) {
-        rep_sweep_destroy(sw);
+        sweep_destroy(sw);
         return rc;
     }
     *out = sw;
