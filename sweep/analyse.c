@@ -151,8 +151,7 @@ static double violation(const sweep *sw, uint64_t p) {
     return total;
 }
 
-/* The Pareto front is over these three, all minimised. */
-static const char *const pareto_metrics[3] = {"blast_radius", "cost_usd", "latency_p99"};
+const char *const sweep_pareto_metrics[3] = {"blast_radius", "cost_usd", "latency_p99"};
 
 int sweep_analyse(sweep *sw) {
     for (uint64_t t = 0; t < sw->tasks; t++)
@@ -180,7 +179,7 @@ int sweep_analyse(sweep *sw) {
     double best = INFINITY, second = INFINITY, closest = INFINITY;
     for (uint64_t p = 0; p < sw->points; p++) {
         for (int k = 0; k < 3; k++)
-            obj[p * 3 + (uint64_t)k] = sweep_point_mean(sw, p, pareto_metrics[k]);
+            obj[p * 3 + (uint64_t)k] = sweep_point_mean(sw, p, sweep_pareto_metrics[k]);
         if (sw->runs_ok[p] == 0) continue;
         double viol = violation(sw, p);
         sw->feasible[p] = viol == 0;

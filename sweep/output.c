@@ -116,160 +116,152 @@ static void write_points_csv(FILE *f, const sweep *sw) {
     }
 }
 
-void sweep_json_str(FILE *f, const char *s) {
-    rep_json_string(f, s);
-}
-
-static void json_num(FILE *f, double v, sim_unit unit, bool mean) {
+/* A count, mean or bound in the fixed formats of the CSV files (null when there is none). */
+static void json_value(rep_json *w, const char *key, double v, sim_unit unit) {
     char buf[64];
-    format_value(buf, sizeof buf, v, unit, mean);
-    fputs(buf[0] ? buf : "null", f);
+    format_value(buf, sizeof buf, v, unit, true);
+    rep_json_raw(w, key, buf[0] ? buf : "null");
 }
 
 /* A swept value as JSON: itself when it is JSON (0.5, true, {...}), else a string. */
-static void json_setting(FILE *f, const char *v) {
+static void json_setting(rep_json *w, const char *key, const char *v) {
     cJSON *j = cJSON_ParseWithOpts(v, NULL, 1);
     char *text = j ? cJSON_PrintUnformatted(j) : NULL;
     if (text)
-        fputs(text, f);
+        rep_json_raw(w, key, text);
     else
-        sweep_json_str(f, v);
+        rep_json_str(w, key, v);
     cJSON_free(text);
     cJSON_Delete(j);
 }
 
-static void json_settings(FILE *f, const sweep *sw, uint64_t p) {
-    fputc('{', f);
+static void json_point_or_null(rep_json *w, const char *key, int64_t p) {
+    if (p < 0)
+        rep_json_null(w, key);
+    else
+        rep_json_i64(w, key, p);
+}
+
+static void write_dims_json(rep_json *w, const sweep *sw) {
+    rep_json_open(w, "dimensions", '[', REP_JSON_LINES);
+    for (uint32_t d = 0; d < sw->dim_count; d++) {
+        const sweep_dim *dim = &sw->dims[d];
+        rep_json_open(w, NULL, '{', REP_JSON_INLINE);
+        rep_json_str(w, "key", dim->key);
+        rep_json_str(w, "path", sw->paths[d]);
+        if (dim->kind == SWEEP_LIST) {
+            rep_json_open(w, "values", '[', REP_JSON_INLINE);
+            for (uint32_t v = 0; v < dim->value_count; v++) json_setting(w, NULL, dim->values[v]);
+            rep_json_close(w);
+        } else {
+            rep_json_open(w, "range", '{', REP_JSON_INLINE);
+            rep_json_exact(w, "low", dim->lo);
+            rep_json_exact(w, "high", dim->hi);
+            rep_json_str(w, "type",
+                         dim->type == SWEEP_DURATION  ? "duration_us"
+                         : dim->type == SWEEP_INTEGER ? "integer"
+                                                      : "number");
+            rep_json_str(w, "scale", dim->log ? "log" : "linear");
+            rep_json_close(w);
+        }
+        rep_json_close(w);
+    }
+    rep_json_close(w);
+}
+
+static void write_objective_json(rep_json *w, const sweep *sw) {
+    if (!sw->objective[0]) {
+        rep_json_null(w, "objective");
+        return;
+    }
+    rep_json_open(w, "objective", '{', REP_JSON_INLINE);
+    rep_json_str(w, "metric", sw->objective);
+    rep_json_str(w, "sense", sw->sense < 0 ? "maximize" : "minimize");
+    rep_json_str(w, "judged_on", sw->strict ? "ci95" : "mean");
+    rep_json_open(w, "subject_to", '[', REP_JSON_INLINE);
+    for (size_t c = 0; c < sw->con_count; c++) rep_json_str(w, NULL, sw->cons[c].text);
+    rep_json_close(w);
+    rep_json_u64(w, "feasible_points", sw->feasible_count);
+    json_point_or_null(w, "best", sw->best);
+    json_point_or_null(w, "runner_up", sw->runner_up);
+    json_point_or_null(w, "closest_infeasible", sw->best < 0 ? sw->closest : -1);
+    rep_json_close(w);
+}
+
+static void write_pareto_json(rep_json *w, const sweep *sw) {
+    rep_json_open(w, "pareto", '{', REP_JSON_INLINE);
+    rep_json_open(w, "minimised", '[', REP_JSON_INLINE);
+    for (size_t k = 0; k < 3; k++) rep_json_str(w, NULL, sweep_pareto_metrics[k]);
+    rep_json_close(w);
+    rep_json_open(w, "points", '[', REP_JSON_INLINE);
+    for (uint64_t p = 0; p < sw->points; p++)
+        if (sw->pareto[p]) rep_json_u64(w, NULL, p);
+    rep_json_close(w);
+    rep_json_close(w);
+}
+
+/* One point: its settings and flags on a line, then a line per metric. */
+static void write_result_json(rep_json *w, const sweep *sw, uint64_t p) {
+    rep_json_open(w, NULL, '{', REP_JSON_INLINE);
+    rep_json_u64(w, "point", p);
+    rep_json_open(w, "settings", '{', REP_JSON_INLINE);
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         char v[SWEEP_VALUE_MAX];
         sweep_point_value(sw, p, d, v, sizeof v);
-        fputs(d ? ", " : "", f);
-        sweep_json_str(f, sw->dims[d].key);
-        fputs(": ", f);
-        json_setting(f, v);
+        json_setting(w, sw->dims[d].key, v);
     }
-    fputc('}', f);
-}
-
-static void json_stat(FILE *f, const sweep_stat *st, sim_unit unit) {
-    fputs("{\"mean\": ", f);
-    json_num(f, st->mean, unit, true);
-    fputs(", \"sd\": ", f);
-    json_num(f, st->sd, unit, true);
-    fputs(", \"ci95\": [", f);
-    json_num(f, st->ci_low, unit, true);
-    fputs(", ", f);
-    json_num(f, st->ci_high, unit, true);
-    fputs("]}", f);
-}
-
-static void json_point_or_null(FILE *f, int64_t p) {
-    if (p < 0)
-        fputs("null", f);
-    else
-        fprintf(f, "%" PRId64, p);
-}
-
-static void write_dims_json(FILE *f, const sweep *sw) {
-    fputs("  \"dimensions\": [", f);
-    for (uint32_t d = 0; d < sw->dim_count; d++) {
-        const sweep_dim *dim = &sw->dims[d];
-        fputs(d ? ",\n    {\"key\": " : "\n    {\"key\": ", f);
-        sweep_json_str(f, dim->key);
-        fputs(", \"path\": ", f);
-        sweep_json_str(f, sw->paths[d]);
-        if (dim->kind == SWEEP_LIST) {
-            fputs(", \"values\": [", f);
-            for (uint32_t v = 0; v < dim->value_count; v++) {
-                fputs(v ? ", " : "", f);
-                json_setting(f, dim->values[v]);
-            }
-            fputs("]}", f);
-        } else {
-            fprintf(f,
-                    ", \"range\": {\"low\": %.17g, \"high\": %.17g, \"type\": \"%s\", "
-                    "\"scale\": \"%s\"}}",
-                    dim->lo, dim->hi,
-                    dim->type == SWEEP_DURATION  ? "duration_us"
-                    : dim->type == SWEEP_INTEGER ? "integer"
-                                                 : "number",
-                    dim->log ? "log" : "linear");
-        }
+    rep_json_close(w);
+    rep_json_u64(w, "runs", sw->runs_ok[p]);
+    rep_json_bool(w, "feasible", sw->feasible[p]);
+    rep_json_bool(w, "pareto", sw->pareto[p]);
+    rep_json_wrap(w, 5);
+    rep_json_open(w, "metrics", '{', REP_JSON_INLINE);
+    for (size_t m = 0; m < sw->metric_count; m++) {
+        sweep_stat st;
+        sweep_point_stat(sw, p, (int)m, &st);
+        rep_json_wrap(w, 7);
+        rep_json_open(w, sw->metrics[m], '{', REP_JSON_INLINE);
+        json_value(w, "mean", st.mean, sw->units[m]);
+        json_value(w, "sd", st.sd, sw->units[m]);
+        rep_json_open(w, "ci95", '[', REP_JSON_INLINE);
+        json_value(w, NULL, st.ci_low, sw->units[m]);
+        json_value(w, NULL, st.ci_high, sw->units[m]);
+        rep_json_close(w);
+        rep_json_close(w);
     }
-    fputs("\n  ],\n", f);
-}
-
-static void write_objective_json(FILE *f, const sweep *sw) {
-    fputs("  \"objective\": ", f);
-    if (!sw->objective[0]) {
-        fputs("null,\n", f);
-        return;
-    }
-    fputs("{\"metric\": ", f);
-    sweep_json_str(f, sw->objective);
-    fprintf(f, ", \"sense\": \"%s\", \"judged_on\": \"%s\", \"subject_to\": [",
-            sw->sense < 0 ? "maximize" : "minimize", sw->strict ? "ci95" : "mean");
-    for (size_t c = 0; c < sw->con_count; c++) {
-        fputs(c ? ", " : "", f);
-        sweep_json_str(f, sw->cons[c].text);
-    }
-    fprintf(f, "], \"feasible_points\": %" PRIu64 ", \"best\": ", sw->feasible_count);
-    json_point_or_null(f, sw->best);
-    fputs(", \"runner_up\": ", f);
-    json_point_or_null(f, sw->runner_up);
-    fputs(", \"closest_infeasible\": ", f);
-    json_point_or_null(f, sw->best < 0 ? sw->closest : -1);
-    fputs("},\n", f);
+    rep_json_close(w);
+    rep_json_close(w);
 }
 
 static void write_json(FILE *f, const sweep *sw) {
-    fputs("{\n  \"fusebox\": ", f);
-    sweep_json_str(f, FB_VERSION);
-    fputs(",\n  \"scenario\": ", f);
-    sweep_json_str(f, sw->base->name);
-    fputs(",\n  \"file\": ", f);
-    sweep_json_str(f, sw->file);
-    fprintf(f, ",\n  \"scenario_fnv1a64\": \"%016" PRIx64 "\",\n  \"variant\": ", sw->hash);
-    sweep_json_str(f, sw->variant);
-    fputs(",\n  \"sets\": [", f);
-    for (size_t i = 0; i < sw->set_count; i++) {
-        fputs(i ? ", " : "", f);
-        sweep_json_str(f, sw->sets[i]);
-    }
-    fprintf(f, "],\n  \"design\": \"%s\",\n  \"points\": %" PRIu64 ",\n  \"seeds\": [",
-            sw->sample ? "latin_hypercube" : "full_factorial", sw->points);
-    for (uint32_t s = 0; s < sw->seeds; s++) fprintf(f, "%s%" PRIu64, s ? ", " : "", sw->seed + s);
-    fprintf(f, "],\n  \"runs\": %" PRIu64 ",\n  \"failed_runs\": %" PRIu64 ",\n", sw->tasks,
-            sw->failed);
-    write_dims_json(f, sw);
-    write_objective_json(f, sw);
-    fputs("  \"pareto\": {\"minimised\": [\"blast_radius\", \"cost_usd\", \"latency_p99\"], "
-          "\"points\": [",
-          f);
-    bool first = true;
-    for (uint64_t p = 0; p < sw->points; p++)
-        if (sw->pareto[p]) {
-            fprintf(f, "%s%" PRIu64, first ? "" : ", ", p);
-            first = false;
-        }
-    fputs("]},\n  \"results\": [", f);
-    for (uint64_t p = 0; p < sw->points; p++) {
-        fprintf(f, "%s\n    {\"point\": %" PRIu64 ", \"settings\": ", p ? "," : "", p);
-        json_settings(f, sw, p);
-        fprintf(f, ", \"runs\": %u, \"feasible\": %s, \"pareto\": %s,\n     \"metrics\": {",
-                sw->runs_ok[p], sw->feasible[p] ? "true" : "false",
-                sw->pareto[p] ? "true" : "false");
-        for (size_t m = 0; m < sw->metric_count; m++) {
-            sweep_stat st;
-            sweep_point_stat(sw, p, (int)m, &st);
-            fputs(m ? ",\n       " : "\n       ", f);
-            sweep_json_str(f, sw->metrics[m]);
-            fputs(": ", f);
-            json_stat(f, &st, sw->units[m]);
-        }
-        fputs("}}", f);
-    }
-    fputs("\n  ]\n}\n", f);
+    rep_json w;
+    rep_json_init(&w, f);
+    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
+    rep_json_str(&w, "fusebox", FB_VERSION);
+    rep_json_str(&w, "scenario", sw->base->name);
+    rep_json_str(&w, "file", sw->file);
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016" PRIx64, sw->hash);
+    rep_json_str(&w, "scenario_fnv1a64", hash);
+    rep_json_str(&w, "variant", sw->variant);
+    rep_json_open(&w, "sets", '[', REP_JSON_INLINE);
+    for (size_t i = 0; i < sw->set_count; i++) rep_json_str(&w, NULL, sw->sets[i]);
+    rep_json_close(&w);
+    rep_json_str(&w, "design", sw->sample ? "latin_hypercube" : "full_factorial");
+    rep_json_u64(&w, "points", sw->points);
+    rep_json_open(&w, "seeds", '[', REP_JSON_INLINE);
+    for (uint32_t s = 0; s < sw->seeds; s++) rep_json_u64(&w, NULL, sw->seed + s);
+    rep_json_close(&w);
+    rep_json_u64(&w, "runs", sw->tasks);
+    rep_json_u64(&w, "failed_runs", sw->failed);
+    write_dims_json(&w, sw);
+    write_objective_json(&w, sw);
+    write_pareto_json(&w, sw);
+    rep_json_open(&w, "results", '[', REP_JSON_LINES);
+    for (uint64_t p = 0; p < sw->points; p++) write_result_json(&w, sw, p);
+    rep_json_close(&w);
+    rep_json_close(&w);
+    fputc('\n', f);
 }
 
 static FILE *open_in(const char *dir, const char *name, char *msg, size_t msglen) {

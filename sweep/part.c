@@ -19,88 +19,78 @@
 #include "core/version.h"
 #include "reports/json.h"
 
+#define PART_TEXT_MAX ((size_t)2 * 1024 * 1024 * 1024)
+#define PART_FORMAT 1
+
 bool sweep_in_shard(uint64_t task, uint32_t k, uint32_t n) {
     return n > 0 && task % n == (uint64_t)(k - 1);
 }
 
-#define PART_TEXT_MAX ((size_t)2 * 1024 * 1024 * 1024)
-#define PART_FORMAT 1
+static void write_str_array(rep_json *w, const char *key, char *const *v, size_t n) {
+    rep_json_open(w, key, '[', REP_JSON_INLINE);
+    for (size_t i = 0; i < n; i++) rep_json_str(w, NULL, v[i]);
+    rep_json_close(w);
+}
 
-static void write_str_array(FILE *f, char *const *v, size_t n) {
-    fputc('[', f);
-    for (size_t i = 0; i < n; i++) {
-        fputs(i ? ", " : "", f);
-        sweep_json_str(f, v[i]);
-    }
-    fputc(']', f);
+/* What decides the tasks and their results; the merge checks the parts agree on all of it. */
+static void write_definition(rep_json *w, const sweep *sw) {
+    rep_json_open(w, "sweep", '{', REP_JSON_INLINE);
+    rep_json_str(w, "scenario", sw->file);
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016" PRIx64, sw->hash);
+    rep_json_str(w, "scenario_fnv1a64", hash);
+    rep_json_str(w, "variant", sw->variant);
+    write_str_array(w, "sets", sw->sets, sw->set_count);
+    write_str_array(w, "grid", sw->grid_args, sw->dim_count);
+    rep_json_u64(w, "sample", sw->sample);
+    char seed[24];
+    snprintf(seed, sizeof seed, "%" PRIu64, sw->seed);
+    rep_json_str(w, "seed", seed);
+    rep_json_u64(w, "seeds", sw->seeds);
+    rep_json_u64(w, "runs", sw->tasks);
+    rep_json_close(w);
+    rep_json_open(w, "analysis", '{', REP_JSON_INLINE);
+    rep_json_str(w, "objective", sw->objective[0] ? sw->objective : NULL);
+    rep_json_i64(w, "sense", sw->sense);
+    rep_json_bool(w, "strict", sw->strict);
+    rep_json_str(w, "subject_to", sw->subject_to[0] ? sw->subject_to : NULL);
+    rep_json_str(w, "heatmap", sw->heatmap_given ? sw->heatmap : NULL);
+    rep_json_str(w, "heatmap_dims", sw->heatmap_dims[0] ? sw->heatmap_dims : NULL);
+    rep_json_close(w);
+}
+
+static void write_task(rep_json *w, const sweep *sw, uint64_t t) {
+    rep_json_open(w, NULL, '{', REP_JSON_INLINE);
+    rep_json_u64(w, "task", t);
+    rep_json_bool(w, "ok", sw->state[t] == 1);
+    if (sw->state[t] != 1) rep_json_str(w, "error", sw->errors[t] ? sw->errors[t] : "");
+    /* %.17g reads back as the same double: merged outputs match unsharded ones */
+    rep_json_open(w, "values", '[', REP_JSON_COMPACT);
+    for (size_t m = 0; m < sw->metric_count; m++)
+        rep_json_exact(w, NULL, sw->values[t * sw->metric_count + m]);
+    rep_json_close(w);
+    rep_json_close(w);
 }
 
 int sweep_write_part(FILE *f, const sweep *sw, uint32_t k, uint32_t n) {
-    fprintf(f, "{\n  \"fusebox_sweep_part\": %d,\n  \"fusebox\": ", PART_FORMAT);
-    sweep_json_str(f, FB_VERSION);
-    fprintf(f, ",\n  \"shard\": %u,\n  \"shards\": %u,\n  \"sweep\": {\"scenario\": ", k, n);
-    sweep_json_str(f, sw->file);
-    fprintf(f, ", \"scenario_fnv1a64\": \"%016" PRIx64 "\", \"variant\": ", sw->hash);
-    sweep_json_str(f, sw->variant);
-    fputs(", \"sets\": ", f);
-    write_str_array(f, sw->sets, sw->set_count);
-    fputs(", \"grid\": ", f);
-    write_str_array(f, sw->grid_args, sw->dim_count);
-    fprintf(f,
-            ", \"sample\": %u, \"seed\": \"%" PRIu64 "\", \"seeds\": %u, \"runs\": %" PRIu64 "},\n"
-            "  \"analysis\": {\"objective\": ",
-            sw->sample, sw->seed, sw->seeds, sw->tasks);
-    if (sw->objective[0])
-        sweep_json_str(f, sw->objective);
-    else
-        fputs("null", f);
-    fprintf(f, ", \"sense\": %d, \"strict\": %s, \"subject_to\": ", sw->sense,
-            sw->strict ? "true" : "false");
-    if (sw->subject_to[0])
-        sweep_json_str(f, sw->subject_to);
-    else
-        fputs("null", f);
-    fputs(", \"heatmap\": ", f);
-    if (sw->heatmap_given)
-        sweep_json_str(f, sw->heatmap);
-    else
-        fputs("null", f);
-    fputs(", \"heatmap_dims\": ", f);
-    if (sw->heatmap_dims[0])
-        sweep_json_str(f, sw->heatmap_dims);
-    else
-        fputs("null", f);
-    fputs("},\n  \"metrics\": [", f);
-    for (size_t m = 0; m < sw->metric_count; m++) {
-        fputs(m ? ", " : "", f);
-        sweep_json_str(f, sw->metrics[m]);
-    }
-    fputs("],\n  \"scenario_text\": ", f);
-    sweep_json_str(f, sw->text);
-    fputs(",\n  \"tasks\": [", f);
-    bool first = true;
-    for (uint64_t t = 0; t < sw->tasks; t++) {
-        if (!sweep_in_shard(t, k, n) || sw->state[t] == 0) continue;
-        fprintf(f, "%s\n    {\"task\": %" PRIu64 ", \"ok\": %s, ", first ? "" : ",", t,
-                sw->state[t] == 1 ? "true" : "false");
-        first = false;
-        if (sw->state[t] != 1) {
-            fputs("\"error\": ", f);
-            sweep_json_str(f, sw->errors[t] ? sw->errors[t] : "");
-            fputs(", ", f);
-        }
-        fputs("\"values\": [", f);
-        for (size_t m = 0; m < sw->metric_count; m++) {
-            double v = sw->values[t * sw->metric_count + m];
-            /* %.17g reads back as the same double: merged outputs match unsharded ones */
-            if (isfinite(v))
-                fprintf(f, "%s%.17g", m ? "," : "", v);
-            else
-                fprintf(f, "%snull", m ? "," : "");
-        }
-        fputs("]}", f);
-    }
-    fputs("\n  ]\n}\n", f);
+    rep_json w;
+    rep_json_init(&w, f);
+    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
+    rep_json_u64(&w, "fusebox_sweep_part", PART_FORMAT);
+    rep_json_str(&w, "fusebox", FB_VERSION);
+    rep_json_u64(&w, "shard", k);
+    rep_json_u64(&w, "shards", n);
+    write_definition(&w, sw);
+    rep_json_open(&w, "metrics", '[', REP_JSON_INLINE);
+    for (size_t m = 0; m < sw->metric_count; m++) rep_json_str(&w, NULL, sw->metrics[m]);
+    rep_json_close(&w);
+    rep_json_str(&w, "scenario_text", sw->text);
+    rep_json_open(&w, "tasks", '[', REP_JSON_LINES_OPEN);
+    for (uint64_t t = 0; t < sw->tasks; t++)
+        if (sweep_in_shard(t, k, n) && sw->state[t] != 0) write_task(&w, sw, t);
+    rep_json_close(&w);
+    rep_json_close(&w);
+    fputc('\n', f);
     return ferror(f) ? FB_EIO : FB_OK;
 }
 

@@ -97,6 +97,9 @@ void sweep_point_label(const sweep *sw, uint64_t p, char *buf, size_t len);
 
 /* ---- analyse.c ---- */
 
+/* The Pareto front is over these three, all minimised. */
+extern const char *const sweep_pareto_metrics[3];
+
 /* Index of a metric column, or -1. */
 int sweep_metric_index(const sweep *sw, const char *name);
 /* Statistics of metric column m over point p's completed seeds. */
@@ -112,11 +115,6 @@ bool sweep_higher_is_better(const sweep *sw, const char *metric);
 
 /* A metric value for people: "8.2s", "$2222.19", "0.999021", "781". */
 void sweep_format_human(char *buf, size_t len, double v, sim_unit unit);
-
-/* ---- output.c ---- */
-
-/* A JSON string literal. */
-void sweep_json_str(FILE *f, const char *s);
 
 /* ---- charts.c, html.c ---- */
 
