@@ -18,34 +18,6 @@
 #include "reports/report.h"
 #include "sim/metrics.h"
 
-typedef enum kind { K_COUNT, K_PCT, K_DURATION, K_USD, K_MULT } kind;
-
-/* The rows of rep_text_summary (reports/report.c), in its order. */
-static const struct {
-    const char *label, *metric;
-    kind k;
-    bool sub; /* a detail of the row above */
-} summary_rows[] = {
-    {"requests", "requests", K_COUNT, false},
-    {"success rate", "success_rate", K_PCT, false},
-    {"via fallback", "fallback_rate", K_PCT, true},
-    {"degraded answers", "degraded", K_COUNT, true},
-    {"errors", "errors", K_COUNT, false},
-    {"pod timeouts", "errors_timeout", K_COUNT, true},
-    {"pod queue full", "errors_queue_full", K_COUNT, true},
-    {"latency p50", "latency_p50", K_DURATION, false},
-    {"latency p99", "latency_p99", K_DURATION, false},
-    {"amplification", "amplification", K_MULT, false},
-    {"inside faults", "amplification_fault", K_MULT, true},
-    {"blast radius", "blast_radius", K_COUNT, false},
-    {"collateral share", "collateral_share", K_PCT, true},
-    {"spillover", "spillover", K_DURATION, false},
-    {"peak in flight", "in_flight_peak", K_COUNT, false},
-    {"cost", "cost_usd", K_USD, false},
-    {"wasted", "cost_wasted_usd", K_USD, true},
-    {"breaker opens", "breaker_opens", K_COUNT, false},
-};
-
 static const char css[] =
     "body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;"
     "color:#222;max-width:1180px;margin:2em auto;padding:0 1em}\n"
@@ -94,21 +66,21 @@ static void format_count(char *buf, size_t len, uint64_t v) {
     buf[o] = '\0';
 }
 
-static void format_value(char *buf, size_t len, kind k, double v) {
+static void format_value(char *buf, size_t len, rep_show k, double v) {
     switch (k) {
-    case K_COUNT:
+    case REP_SHOW_COUNT:
         format_count(buf, len, v > 0 ? (uint64_t)llround(v) : 0);
         break;
-    case K_PCT:
+    case REP_SHOW_PERCENT:
         snprintf(buf, len, "%.2f%%", v * 100);
         break;
-    case K_DURATION:
+    case REP_SHOW_DURATION:
         rep_format_duration(buf, len, v);
         break;
-    case K_USD:
+    case REP_SHOW_USD:
         snprintf(buf, len, "$%.2f", v);
         break;
-    case K_MULT:
+    case REP_SHOW_MULTIPLIER:
         snprintf(buf, len, "%.2fx", v);
         break;
     }
@@ -207,18 +179,20 @@ static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *s
     fputs("<h2 id=\"summary\">Summary</h2>\n<table>\n<tr><th>metric</th>", f);
     for (size_t i = 0; i < n; i++) variant_head(f, sc, sums[i]->variant);
     fputs("</tr>\n", f);
-    for (size_t r = 0; r < sizeof summary_rows / sizeof summary_rows[0]; r++) {
-        const sim_metric *d = sim_metric_find(summary_rows[r].metric);
-        fputs(summary_rows[r].sub ? "<tr class=\"sub\"><td" : "<tr><td", f);
+    size_t nrows;
+    const rep_summary_row *rows = rep_summary_rows(&nrows);
+    for (size_t r = 0; r < nrows; r++) {
+        const sim_metric *d = sim_metric_find(rows[r].metric);
+        fputs(rows[r].sub ? "<tr class=\"sub\"><td" : "<tr><td", f);
         if (d) tag(f, " title=\"", d->definition, "\"");
         fputc('>', f);
-        esc(f, summary_rows[r].label);
+        esc(f, rows[r].label);
         fputs("</td>", f);
         for (size_t i = 0; i < n; i++) {
             char buf[64];
-            format_value(buf, sizeof buf, summary_rows[r].k,
-                         sim_metric_get(sc, sums[i], summary_rows[r].metric));
-            if (strcmp(summary_rows[r].metric, "spillover") == 0 &&
+            format_value(buf, sizeof buf, rows[r].show,
+                         sim_metric_get(sc, sums[i], rows[r].metric));
+            if (strcmp(rows[r].metric, "spillover") == 0 &&
                 sim_metric_get(sc, sums[i], "recovered") < 0.5)
                 strncat(buf, "+", sizeof buf - strlen(buf) - 1);
             tag(f, "<td class=\"n\">", buf, "</td>");
@@ -238,7 +212,7 @@ static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *s
 }
 
 static void cell_metric(FILE *f, const sim_scenario *sc, const sim_summary *s, const char *base,
-                        const char *provider, kind k) {
+                        const char *provider, rep_show k) {
     char name[SIM_NAME_MAX + 32], buf[64];
     snprintf(name, sizeof name, "%s[%s]", base, provider);
     format_value(buf, sizeof buf, k, sim_metric_get(sc, s, name));
@@ -270,18 +244,18 @@ static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const 
             fputs(p == 0 ? "<tr class=\"first\">" : "<tr>", f);
             tag(f, "<td>", p == 0 ? s->variant : "", "</td>");
             tag(f, "<td>", pn, "</td>");
-            cell_metric(f, sc, s, "attempts", pn, K_COUNT);
+            cell_metric(f, sc, s, "attempts", pn, REP_SHOW_COUNT);
             for (int o = 0; o < FB_OUT_COUNT; o++)
                 if (shown[o]) {
                     char buf[32];
                     format_count(buf, sizeof buf, ps->outcomes[o]);
                     tag(f, "<td class=\"n\">", buf, "</td>");
                 }
-            cell_metric(f, sc, s, "cost_usd", pn, K_USD);
+            cell_metric(f, sc, s, "cost_usd", pn, REP_SHOW_USD);
             fprintf(f, "<td class=\"n\">$%.2f</td>", ps->cost_wasted_usd);
-            cell_metric(f, sc, s, "breaker_opens", pn, K_COUNT);
-            cell_metric(f, sc, s, "breaker_open_time", pn, K_DURATION);
-            cell_metric(f, sc, s, "breaker_rejections", pn, K_COUNT);
+            cell_metric(f, sc, s, "breaker_opens", pn, REP_SHOW_COUNT);
+            cell_metric(f, sc, s, "breaker_open_time", pn, REP_SHOW_DURATION);
+            cell_metric(f, sc, s, "breaker_rejections", pn, REP_SHOW_COUNT);
             fputs("</tr>\n", f);
         }
     }

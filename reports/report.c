@@ -258,8 +258,55 @@ void rep_format_duration(char *buf, size_t len, double us) {
         snprintf(buf, len, "%dh %02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
-static void row_label(FILE *f, const char *label) {
-    fprintf(f, "%-24s", label);
+static const rep_summary_row summary_rows[] = {
+    {"requests", "requests", REP_SHOW_COUNT, false},
+    {"success rate", "success_rate", REP_SHOW_PERCENT, false},
+    {"via fallback", "fallback_rate", REP_SHOW_PERCENT, true},
+    {"degraded answers", "degraded", REP_SHOW_COUNT, true},
+    {"errors", "errors", REP_SHOW_COUNT, false},
+    {"pod timeouts", "errors_timeout", REP_SHOW_COUNT, true},
+    {"pod queue full", "errors_queue_full", REP_SHOW_COUNT, true},
+    {"latency p50", "latency_p50", REP_SHOW_DURATION, false},
+    {"latency p99", "latency_p99", REP_SHOW_DURATION, false},
+    {"amplification", "amplification", REP_SHOW_MULTIPLIER, false},
+    {"inside faults", "amplification_fault", REP_SHOW_MULTIPLIER, true},
+    {"blast radius", "blast_radius", REP_SHOW_COUNT, false},
+    {"collateral share", "collateral_share", REP_SHOW_PERCENT, true},
+    {"spillover", "spillover", REP_SHOW_DURATION, false},
+    {"peak in flight", "in_flight_peak", REP_SHOW_COUNT, false},
+    {"cost", "cost_usd", REP_SHOW_USD, false},
+    {"wasted", "cost_wasted_usd", REP_SHOW_USD, true},
+    {"breaker opens", "breaker_opens", REP_SHOW_COUNT, false},
+};
+
+const rep_summary_row *rep_summary_rows(size_t *count) {
+    *count = sizeof summary_rows / sizeof summary_rows[0];
+    return summary_rows;
+}
+
+/* A row's value for one variant; spillover that had not ended by the run's end gets a "+". */
+static void text_value(char *buf, size_t len, const sim_scenario *sc, const sim_summary *s,
+                       const rep_summary_row *row) {
+    double v = sim_metric_get(sc, s, row->metric);
+    switch (row->show) {
+    case REP_SHOW_COUNT:
+        snprintf(buf, len, "%.0f", v);
+        break;
+    case REP_SHOW_PERCENT:
+        snprintf(buf, len, "%.2f%%", v * 100);
+        break;
+    case REP_SHOW_DURATION:
+        rep_format_duration(buf, len, v);
+        break;
+    case REP_SHOW_USD:
+        snprintf(buf, len, "$%.2f", v);
+        break;
+    case REP_SHOW_MULTIPLIER:
+        snprintf(buf, len, "%.2fx", v);
+        break;
+    }
+    if (strcmp(row->metric, "spillover") == 0 && sim_metric_get(sc, s, "recovered") < 0.5)
+        strncat(buf, "+", len - strlen(buf) - 1);
 }
 
 void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
@@ -270,56 +317,15 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
     int w = 16; /* column width: wide enough for every variant's name */
     for (size_t i = 0; i < n; i++)
         if ((int)strlen(sums[i]->variant) + 2 > w) w = (int)strlen(sums[i]->variant) + 2;
-    row_label(f, "");
+    fprintf(f, "%-24s", "");
     for (size_t i = 0; i < n; i++) fprintf(f, "%*s", w, sums[i]->variant);
     fputc('\n', f);
-    struct {
-        const char *label, *metric;
-        int kind; /* 0 count, 1 percent, 2 duration, 3 usd, 4 multiplier */
-    } rows[] = {
-        {"requests", "requests", 0},
-        {"success rate", "success_rate", 1},
-        {"  via fallback", "fallback_rate", 1},
-        {"  degraded answers", "degraded", 0},
-        {"errors", "errors", 0},
-        {"  pod timeouts", "errors_timeout", 0},
-        {"  pod queue full", "errors_queue_full", 0},
-        {"latency p50", "latency_p50", 2},
-        {"latency p99", "latency_p99", 2},
-        {"amplification", "amplification", 4},
-        {"  inside faults", "amplification_fault", 4},
-        {"blast radius", "blast_radius", 0},
-        {"  collateral share", "collateral_share", 1},
-        {"spillover", "spillover", 2},
-        {"peak in flight", "in_flight_peak", 0},
-        {"cost", "cost_usd", 3},
-        {"  wasted", "cost_wasted_usd", 3},
-        {"breaker opens", "breaker_opens", 0},
-    };
-    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
-        row_label(f, rows[r].label);
+    for (size_t r = 0; r < sizeof summary_rows / sizeof summary_rows[0]; r++) {
+        const rep_summary_row *row = &summary_rows[r];
+        snprintf(buf, sizeof buf, "%s%s", row->sub ? "  " : "", row->label);
+        fprintf(f, "%-24s", buf);
         for (size_t i = 0; i < n; i++) {
-            double v = sim_metric_get(sc, sums[i], rows[r].metric);
-            switch (rows[r].kind) {
-            case 0:
-                snprintf(buf, sizeof buf, "%.0f", v);
-                break;
-            case 1:
-                snprintf(buf, sizeof buf, "%.2f%%", v * 100);
-                break;
-            case 2:
-                rep_format_duration(buf, sizeof buf, v);
-                break;
-            case 3:
-                snprintf(buf, sizeof buf, "$%.2f", v);
-                break;
-            default:
-                snprintf(buf, sizeof buf, "%.2fx", v);
-                break;
-            }
-            if (rows[r].kind == 2 && strcmp(rows[r].metric, "spillover") == 0 &&
-                sim_metric_get(sc, sums[i], "recovered") < 0.5)
-                strncat(buf, "+", sizeof buf - strlen(buf) - 1);
+            text_value(buf, sizeof buf, sc, sums[i], row);
             fprintf(f, "%*s", w, buf);
         }
         fputc('\n', f);

@@ -9,6 +9,8 @@
 #ifndef REP_REPORT_H
 #define REP_REPORT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "sim/scenario.h"
@@ -23,6 +25,25 @@ void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim
 void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev);
 /* The text summary (a table, one column per variant). */
 void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n);
+
+/* How a summary row shows its metric. */
+typedef enum rep_show {
+    REP_SHOW_COUNT = 0,
+    REP_SHOW_PERCENT,
+    REP_SHOW_DURATION,
+    REP_SHOW_USD,
+    REP_SHOW_MULTIPLIER
+} rep_show;
+
+/* A row of the text summary and of report.html's summary table (the same rows, in order). */
+typedef struct rep_summary_row {
+    const char *label;  /* "success rate" */
+    const char *metric; /* "success_rate" (sim/metrics.h) */
+    rep_show show;
+    bool sub; /* a detail of the row above: indented */
+} rep_summary_row;
+
+const rep_summary_row *rep_summary_rows(size_t *count);
 
 /* Write text escaped for HTML or XML content and attribute values. */
 void rep_escape_markup(FILE *f, const char *s);

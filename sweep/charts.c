@@ -146,11 +146,18 @@ static void title_line(FILE *f, const sweep *sw, const char *metric, sim_unit un
     rep_gnuplot_quote(f, t);
 }
 
-static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
+/* "set cblabel 'latency_p99 (s)'" (no newline): metric column m and its unit on an axis. */
+static void gp_metric_label(FILE *f, const char *axis, const sweep *sw, int m) {
+    char label[SWEEP_METRIC_MAX + 16];
+    snprintf(label, sizeof label, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
+    fprintf(f, "set %slabel ", axis);
+    rep_gnuplot_quote(f, label);
+}
+
+/* The cells around `ref`: x, y, value and its label. True when some cell is infeasible. */
+static bool write_grid_data(FILE *dat, const sweep *sw, int m, uint64_t ref) {
     int x = sw->heat_x, y = sw->heat_y;
     const sweep_dim *dx = &sw->dims[x], *dy = &sw->dims[y];
-    uint64_t ref = reference_point(sw);
-    bool labels = (uint64_t)dx->value_count * dy->value_count <= LABELS_MAX_CELLS;
     bool any_infeasible = false;
     double lo = INFINITY, hi = -INFINITY;
     for (uint32_t i = 0; i < dx->value_count; i++)
@@ -179,6 +186,14 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
         }
         fputc('\n', dat);
     }
+    return any_infeasible;
+}
+
+static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
+    int x = sw->heat_x, y = sw->heat_y;
+    uint64_t ref = reference_point(sw);
+    bool labels = (uint64_t)sw->dims[x].value_count * sw->dims[y].value_count <= LABELS_MAX_CELLS;
+    bool any_infeasible = write_grid_data(dat, sw, m, ref);
     char others[1024] = "";
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         if ((int)d == x || (int)d == y) continue;
@@ -199,10 +214,7 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
     fputc('\n', gp);
     gp_axis(gp, sw, (uint32_t)x, "x");
     gp_axis(gp, sw, (uint32_t)y, "y");
-    fputs("set cblabel ", gp);
-    char cb[128];
-    snprintf(cb, sizeof cb, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
-    rep_gnuplot_quote(gp, cb);
+    gp_metric_label(gp, "cb", sw, m);
     fputc('\n', gp);
     if (sw->best >= 0) {
         double bx = axis_pos(sw, ref, (uint32_t)x), by = axis_pos(sw, ref, (uint32_t)y);
@@ -230,10 +242,7 @@ static void write_scatter_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
     fputc('\n', gp);
     gp_axis(gp, sw, (uint32_t)x, "x");
     gp_axis(gp, sw, (uint32_t)y, "y");
-    fputs("set cblabel ", gp);
-    char cb[128];
-    snprintf(cb, sizeof cb, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
-    rep_gnuplot_quote(gp, cb);
+    gp_metric_label(gp, "cb", sw, m);
     /* key samples in grey: the palette colours belong to the colour box */
     if (sw->con_count == 0 && sw->best < 0) fputs("\nunset key", gp);
     fputs("\nset key below\nplot 'heatmap.dat' using 1:2:($4==1?$3:1/0) with points pt 7 ps 1.6 "
@@ -267,10 +276,7 @@ static void write_profile(FILE *gp, FILE *dat, const sweep *sw, int m) {
     title_line(gp, sw, sw->metrics[m], sw->units[m]);
     fputs(" . \"\\nbars: 95% confidence interval\"\n", gp);
     gp_axis(gp, sw, (uint32_t)x, "x");
-    fputs("set ylabel ", gp);
-    char yl[128];
-    snprintf(yl, sizeof yl, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
-    rep_gnuplot_quote(gp, yl);
+    gp_metric_label(gp, "y", sw, m);
     fputs("\nset grid\nset key below\nplot 'heatmap.dat' using 1:($5==1?$2:1/0):3:4 with "
           "yerrorbars pt 7 ps 1.2 lc rgb '#1f77b4' ",
           gp);

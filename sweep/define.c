@@ -320,75 +320,74 @@ static int resolve_variant(sweep *sw, const char *variant, char *msg, size_t msg
     return FB_OK;
 }
 
+/* The scenario text (read from the file unless given) and the sweep's own --set values. */
+static int take_inputs(sweep *sw, const sweep_args *a, char *msg, size_t msglen) {
+    snprintf(sw->file, sizeof sw->file, "%s", a->scenario_file);
+    if (a->scenario_text) {
+        sw->text = malloc(a->scenario_len + 1);
+        if (sw->text == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+        memcpy(sw->text, a->scenario_text, a->scenario_len);
+        sw->text[a->scenario_len] = '\0';
+        sw->text_len = a->scenario_len;
+    } else {
+        int rc = sweep_read_file(a->scenario_file, SCENARIO_TEXT_MAX, &sw->text, &sw->text_len, msg,
+                                 msglen);
+        if (rc != FB_OK) return rc;
+    }
+    sw->hash = sweep_hash(sw->text, sw->text_len);
+    if (a->set_count > SWEEP_SETS_MAX)
+        return sweep_fail(msg, msglen, FB_ECAP, "at most %d --set options", SWEEP_SETS_MAX);
+    sw->sets = calloc(a->set_count + 1, sizeof *sw->sets);
+    if (sw->sets == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    for (size_t i = 0; i < a->set_count; i++) {
+        sw->sets[i] = strdup(a->sets[i]);
+        if (sw->sets[i] == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+        sw->set_count = i + 1;
+    }
+    return FB_OK;
+}
+
+/* The scenario with the sweep's --set applied: what the points start from. */
+static int load_base(sweep *sw, const uint64_t *seed, char *msg, size_t msglen) {
+    sim_error err;
+    int rc = sim_scenario_parse(sw->text, sw->text_len, sw->file, (const char *const *)sw->sets,
+                                sw->set_count, seed, &sw->base, &err);
+    if (rc != FB_OK) {
+        char where[1100];
+        sim_error_format(&err, where, sizeof where);
+        return sweep_fail(msg, msglen, rc, "%s", where);
+    }
+    sw->seed = sw->base->seed;
+    return FB_OK;
+}
+
 int sweep_create(const sweep_args *a, sweep **out, char *msg, size_t msglen) {
     *out = NULL;
     sweep *sw = calloc(1, sizeof *sw);
     if (sw == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     sw->best = sw->runner_up = sw->closest = -1;
     sw->heat_x = sw->heat_y = -1;
-    snprintf(sw->file, sizeof sw->file, "%s", a->scenario_file);
-    int rc = FB_OK;
-    if (a->scenario_text) {
-        sw->text = malloc(a->scenario_len + 1);
-        if (sw->text == NULL) {
-            rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-            goto destroy;
-        }
-        memcpy(sw->text, a->scenario_text, a->scenario_len);
-        sw->text[a->scenario_len] = '\0';
-        sw->text_len = a->scenario_len;
-    } else {
-        rc = sweep_read_file(a->scenario_file, SCENARIO_TEXT_MAX, &sw->text, &sw->text_len, msg,
-                             msglen);
-        if (rc != FB_OK) goto destroy;
-    }
-    sw->hash = sweep_hash(sw->text, sw->text_len);
-    if (a->set_count > SWEEP_SETS_MAX) {
-        rc = sweep_fail(msg, msglen, FB_ECAP, "at most %d --set options", SWEEP_SETS_MAX);
-        goto destroy;
-    }
-    sw->sets = calloc(a->set_count + 1, sizeof *sw->sets);
-    if (sw->sets == NULL) {
-        rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-        goto destroy;
-    }
-    for (size_t i = 0; i < a->set_count; i++) {
-        sw->sets[i] = strdup(a->sets[i]);
-        if (sw->sets[i] == NULL) {
-            rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-            goto destroy;
-        }
-        sw->set_count = i + 1;
-    }
-    sim_error err;
-    rc = sim_scenario_parse(sw->text, sw->text_len, sw->file, (const char *const *)sw->sets,
-                            sw->set_count, a->seed, &sw->base, &err);
-    if (rc != FB_OK) {
-        char where[1100];
-        sim_error_format(&err, where, sizeof where);
-        rc = sweep_fail(msg, msglen, rc, "%s", where);
-        goto destroy;
-    }
-    sw->seed = sw->base->seed;
-    rc = resolve_variant(sw, a->variant, msg, msglen);
+    int rc = take_inputs(sw, a, msg, msglen);
+    if (rc == FB_OK) rc = load_base(sw, a->seed, msg, msglen);
+    if (rc == FB_OK) rc = resolve_variant(sw, a->variant, msg, msglen);
     if (rc == FB_OK) rc = add_dims(sw, a, msg, msglen);
     if (rc == FB_OK) rc = size_sweep(sw, a, msg, msglen);
     if (rc == FB_OK) rc = add_metrics(sw, msg, msglen);
     if (rc == FB_OK) rc = set_analysis(sw, a, msg, msglen);
     if (rc == FB_OK) rc = validate_points(sw, msg, msglen);
-    if (rc != FB_OK) goto destroy;
-    sw->values = calloc(sw->tasks * sw->metric_count, sizeof *sw->values);
-    sw->state = calloc(sw->tasks, sizeof *sw->state);
-    sw->errors = calloc(sw->tasks, sizeof *sw->errors);
-    if (sw->values == NULL || sw->state == NULL || sw->errors == NULL) {
-        rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-        goto destroy;
+    if (rc == FB_OK) {
+        sw->values = calloc(sw->tasks * sw->metric_count, sizeof *sw->values);
+        sw->state = calloc(sw->tasks, sizeof *sw->state);
+        sw->errors = calloc(sw->tasks, sizeof *sw->errors);
+        if (sw->values == NULL || sw->state == NULL || sw->errors == NULL)
+            rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    }
+    if (rc != FB_OK) {
+        sweep_destroy(sw);
+        return rc;
     }
     *out = sw;
     return FB_OK;
-destroy:
-    sweep_destroy(sw);
-    return rc;
 }
 
 void sweep_destroy(sweep *sw) {
