@@ -54,38 +54,6 @@ static void tag(FILE *f, const char *open, const char *text, const char *close) 
     fputs(close, f);
 }
 
-/* 13265045 -> "13,265,045": long counts are read at a glance. */
-static void format_count(char *buf, size_t len, uint64_t v) {
-    char digits[32];
-    int nd = snprintf(digits, sizeof digits, "%" PRIu64, v);
-    size_t o = 0;
-    for (int i = 0; i < nd && o + 2 < len; i++) {
-        if (i > 0 && (nd - i) % 3 == 0) buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
-}
-
-static void format_value(char *buf, size_t len, rep_show k, double v) {
-    switch (k) {
-    case REP_SHOW_COUNT:
-        format_count(buf, len, v > 0 ? (uint64_t)llround(v) : 0);
-        break;
-    case REP_SHOW_PERCENT:
-        snprintf(buf, len, "%.2f%%", v * 100);
-        break;
-    case REP_SHOW_DURATION:
-        rep_format_duration(buf, len, v);
-        break;
-    case REP_SHOW_USD:
-        snprintf(buf, len, "$%.2f", v);
-        break;
-    case REP_SHOW_MULTIPLIER:
-        snprintf(buf, len, "%.2fx", v);
-        break;
-    }
-}
-
 static void variant_head(FILE *f, const sim_scenario *sc, const char *variant) {
     fprintf(f, "<th class=\"n\"><span class=\"sw\" style=\"background:%s\"></span>",
             rep_chart_variant_color(sc, variant));
@@ -190,11 +158,7 @@ static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *s
         fputs("</td>", f);
         for (size_t i = 0; i < n; i++) {
             char buf[64];
-            format_value(buf, sizeof buf, rows[r].show,
-                         sim_metric_get(sc, sums[i], rows[r].metric));
-            if (strcmp(rows[r].metric, "spillover") == 0 &&
-                sim_metric_get(sc, sums[i], "recovered") < 0.5)
-                strncat(buf, "+", sizeof buf - strlen(buf) - 1);
+            rep_summary_cell(buf, sizeof buf, sc, sums[i], &rows[r], true);
             tag(f, "<td class=\"n\">", buf, "</td>");
         }
         fputs("</tr>\n", f);
@@ -215,7 +179,7 @@ static void cell_metric(FILE *f, const sim_scenario *sc, const sim_summary *s, c
                         const char *provider, rep_show k) {
     char name[SIM_NAME_MAX + 32], buf[64];
     snprintf(name, sizeof name, "%s[%s]", base, provider);
-    format_value(buf, sizeof buf, k, sim_metric_get(sc, s, name));
+    rep_format_show(buf, sizeof buf, k, sim_metric_get(sc, s, name), true);
     tag(f, "<td class=\"n\">", buf, "</td>");
 }
 
@@ -248,7 +212,7 @@ static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const 
             for (int o = 0; o < FB_OUT_COUNT; o++)
                 if (shown[o]) {
                     char buf[32];
-                    format_count(buf, sizeof buf, ps->outcomes[o]);
+                    rep_format_show(buf, sizeof buf, REP_SHOW_COUNT, (double)ps->outcomes[o], true);
                     tag(f, "<td class=\"n\">", buf, "</td>");
                 }
             cell_metric(f, sc, s, "cost_usd", pn, REP_SHOW_USD);

@@ -284,13 +284,25 @@ const rep_summary_row *rep_summary_rows(size_t *count) {
     return summary_rows;
 }
 
-/* A row's value for one variant; spillover that had not ended by the run's end gets a "+". */
-static void text_value(char *buf, size_t len, const sim_scenario *sc, const sim_summary *s,
-                       const rep_summary_row *row) {
-    double v = sim_metric_get(sc, s, row->metric);
-    switch (row->show) {
+/* 13265045 -> "13,265,045": long counts are read at a glance. */
+static void format_count(char *buf, size_t len, uint64_t v) {
+    char digits[32];
+    int nd = snprintf(digits, sizeof digits, "%" PRIu64, v);
+    size_t o = 0;
+    for (int i = 0; i < nd && o + 2 < len; i++) {
+        if (i > 0 && (nd - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = digits[i];
+    }
+    buf[o] = '\0';
+}
+
+void rep_format_show(char *buf, size_t len, rep_show show, double v, bool grouped) {
+    switch (show) {
     case REP_SHOW_COUNT:
-        snprintf(buf, len, "%.0f", v);
+        if (grouped)
+            format_count(buf, len, v > 0 ? (uint64_t)llround(v) : 0);
+        else
+            snprintf(buf, len, "%.0f", v);
         break;
     case REP_SHOW_PERCENT:
         snprintf(buf, len, "%.2f%%", v * 100);
@@ -305,6 +317,11 @@ static void text_value(char *buf, size_t len, const sim_scenario *sc, const sim_
         snprintf(buf, len, "%.2fx", v);
         break;
     }
+}
+
+void rep_summary_cell(char *buf, size_t len, const sim_scenario *sc, const sim_summary *s,
+                      const rep_summary_row *row, bool grouped) {
+    rep_format_show(buf, len, row->show, sim_metric_get(sc, s, row->metric), grouped);
     if (strcmp(row->metric, "spillover") == 0 && sim_metric_get(sc, s, "recovered") < 0.5)
         strncat(buf, "+", len - strlen(buf) - 1);
 }
@@ -325,7 +342,7 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
         snprintf(buf, sizeof buf, "%s%s", row->sub ? "  " : "", row->label);
         fprintf(f, "%-24s", buf);
         for (size_t i = 0; i < n; i++) {
-            text_value(buf, sizeof buf, sc, sums[i], row);
+            rep_summary_cell(buf, sizeof buf, sc, sums[i], row, false);
             fprintf(f, "%*s", w, buf);
         }
         fputc('\n', f);

@@ -44,6 +44,11 @@ typedef struct rep_summary_row {
 } rep_summary_row;
 
 const rep_summary_row *rep_summary_rows(size_t *count);
+/* A value as the summaries show it; `grouped`: counts with thousands separators (13,265,045). */
+void rep_format_show(char *buf, size_t len, rep_show show, double v, bool grouped);
+/* A summary row's cell for one variant; a spillover still running at the end gets a "+". */
+void rep_summary_cell(char *buf, size_t len, const sim_scenario *sc, const sim_summary *s,
+                      const rep_summary_row *row, bool grouped);
 
 /* Write text escaped for HTML or XML content and attribute values. */
 void rep_escape_markup(FILE *f, const char *s);

@@ -66,12 +66,16 @@ static void csv_dim_values(FILE *f, const sweep *sw, uint64_t p) {
     }
 }
 
-static void write_runs_csv(FILE *f, const sweep *sw) {
-    fputs("point,seed", f);
+static void csv_dim_keys(FILE *f, const sweep *sw) {
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         fputc(',', f);
         csv_field(f, sw->dims[d].key);
     }
+}
+
+static void write_runs_csv(FILE *f, const sweep *sw) {
+    fputs("point,seed", f);
+    csv_dim_keys(f, sw);
     fputs(",complete", f);
     for (size_t m = 0; m < sw->metric_count; m++) fprintf(f, ",%s", sw->metrics[m]);
     fputc('\n', f);
@@ -91,10 +95,7 @@ static void write_runs_csv(FILE *f, const sweep *sw) {
 
 static void write_points_csv(FILE *f, const sweep *sw) {
     fputs("point", f);
-    for (uint32_t d = 0; d < sw->dim_count; d++) {
-        fputc(',', f);
-        csv_field(f, sw->dims[d].key);
-    }
+    csv_dim_keys(f, sw);
     fputs(",runs,feasible,pareto", f);
     for (size_t m = 0; m < sw->metric_count; m++)
         fprintf(f, ",%s,%s_ci_low,%s_ci_high", sw->metrics[m], sw->metrics[m], sw->metrics[m]);
