@@ -135,11 +135,7 @@ int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary 
         snprintf(metric, sizeof metric, "breaker_opens[%s]", name);
         rc |= add_breaker(c, sc, sim, live, metric, t->breaker_opens, shared);
         snprintf(metric, sizeof metric, "breaker_transitions[%s]", name);
-        snprintf(rule, sizeof rule, "%g per %s", t->breaker_transitions, shared ? "store" : "pod");
-        rc |= add(c, sim->variant, metric, SIM_UNIT_COUNT,
-                  (double)sim->providers[p].breaker_transitions,
-                  (double)live->providers[p].breaker_transitions,
-                  t->breaker_transitions * (shared ? 1 : (double)sc->pods.count), rule);
+        rc |= add_breaker(c, sc, sim, live, metric, t->breaker_transitions, shared);
     }
     double floor_us = t->latency_min_real_ms * 1e3 * time_scale;
     snprintf(rule, sizeof rule, "%g%% or %gms", t->latency * 100, floor_us / 1e3);

@@ -388,6 +388,7 @@ static const sim_metric table[] = {
     {"tokens_in[]", COUNT, true, "input tokens billed", p_tokens_in},
     {"tokens_out[]", COUNT, true, "output tokens billed", p_tokens_out},
     {"breaker_opens[]", COUNT, true, "transitions into open", p_breaker_opens},
+    {"breaker_transitions[]", COUNT, true, "breaker state changes", p_breaker_transitions},
     {"breaker_open_time[]", US, true, "time open (per pod, or the shared store's)",
      p_breaker_open_time},
     {"breaker_rejections[]", COUNT, true, "calls the breaker rejected", p_breaker_rejections},
