@@ -44,12 +44,12 @@ DEPS_PKGS := libcurl4-openssl-dev libmicrohttpd-dev libcjson-dev libcmocka-dev g
 TEST_PKGS := python3 curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-MODULES := core sim reports live mockserver
+MODULES := core sim reports sweep live mockserver
 src_of = $(sort $(wildcard $(1)/*.c))
 obj_of = $(patsubst %.c,$(BUILD)/%.o,$(call src_of,$(1)))
 lib_of = $(if $(call src_of,$(1)),$(BUILD)/lib/libfb$(1).a)
 # Link order: dependants before dependencies.
-LIBS := $(foreach m,live mockserver reports sim core,$(call lib_of,$(m)))
+LIBS := $(foreach m,live mockserver sweep reports sim core,$(call lib_of,$(m)))
 
 CLI_OBJ := $(call obj_of,cli)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -91,10 +91,12 @@ $(BUILD)/%.o: %.c | deps
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 .SECONDEXPANSION:
-$(BUILD)/lib/libfb%.a: $$(call obj_of,$$*)
+# The module's folder is a prerequisite too: a source added, moved or removed there
+# changes its time, so the archive never keeps an object that has no source any more.
+$(BUILD)/lib/libfb%.a: $$(call obj_of,$$*) $$*
 	@mkdir -p $(dir $@)
 	@rm -f $@
-	$(Q)ar rcs $@ $^
+	$(Q)ar rcs $@ $(filter %.o,$^)
 
 $(FUSEBOX): $(CLI_OBJ) $(LIBS)
 	@$(if $(VERBOSE),,echo "  LD  $@")
@@ -141,8 +143,8 @@ run: $(FUSEBOX)
 checksrc:
 	@tests/checksrc.sh
 
-FMT_FILES = $(sort $(wildcard core/*.[ch] sim/*.[ch] reports/*.[ch] live/*.[ch] mockserver/*.[ch] \
-                   cli/*.[ch] tests/unit/*.[ch] bench/*.[ch]))
+FMT_FILES = $(sort $(wildcard core/*.[ch] sim/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
+                   mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] bench/*.[ch]))
 fmt:
 	clang-format -i $(FMT_FILES)
 

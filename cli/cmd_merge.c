@@ -6,7 +6,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/sweep_opts.h"
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 
 static void usage(FILE *f) {
     fputs("usage: fusebox merge PARTIAL... [-o DIR] [options]\n"
@@ -31,7 +31,7 @@ static void usage(FILE *f) {
 int cmd_merge(int argc, char **argv) {
     const char *out = NULL;
     bool charts = true, quiet = false;
-    rep_sweep_args analysis;
+    sweep_args analysis;
     memset(&analysis, 0, sizeof analysis);
     const char **files = calloc((size_t)argc, sizeof *files);
     if (files == NULL) return cli_bad("merge", "out of memory");
@@ -66,9 +66,9 @@ int cmd_merge(int argc, char **argv) {
         free(files);
         return status;
     }
-    rep_sweep *sw = NULL;
+    sweep *sw = NULL;
     char msg[2048];
-    if (rep_sweep_merge(files, n, &analysis, &sw, msg, sizeof msg) != FB_OK) {
+    if (sweep_merge(files, n, &analysis, &sw, msg, sizeof msg) != FB_OK) {
         free(files);
         return cli_bad("merge", "%s", msg);
     }
@@ -77,8 +77,8 @@ int cmd_merge(int argc, char **argv) {
     if (out)
         snprintf(dir, sizeof dir, "%s", out);
     else
-        snprintf(dir, sizeof dir, "out/%s-sweep", rep_sweep_scenario_name(sw));
+        snprintf(dir, sizeof dir, "out/%s-sweep", sweep_scenario_name(sw));
     status = cli_sweep_finish("merge", sw, dir, charts, quiet);
-    rep_sweep_destroy(sw);
+    sweep_destroy(sw);
     return status;
 }

@@ -20,7 +20,7 @@
 #include "cli/common.h"
 #include "cli/sweep_opts.h"
 #include "reports/report.h"
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 
 #define JOBS_MAX 256
 
@@ -104,7 +104,7 @@ static void progress_end(progress *pg) {
 typedef struct record {
     uint64_t task;
     int32_t status;
-    char msg[REP_SWEEP_MSG_MAX];
+    char msg[SWEEP_MSG_MAX];
 } record;
 
 static int write_full(int fd, const void *buf, size_t len) {
@@ -133,9 +133,9 @@ static int read_full(int fd, void *buf, size_t len) {
     return 1;
 }
 
-_Noreturn static void worker(const rep_sweep *sw, const uint64_t *tasks, size_t ntasks, size_t w,
+_Noreturn static void worker(const sweep *sw, const uint64_t *tasks, size_t ntasks, size_t w,
                              size_t jobs, int fd) {
-    size_t m = rep_sweep_metric_count(sw), size = sizeof(record) + m * sizeof(double);
+    size_t m = sweep_metric_count(sw), size = sizeof(record) + m * sizeof(double);
     char *buf = malloc(size);
     if (buf == NULL) _exit(3);
     for (size_t i = w; i < ntasks; i += jobs) {
@@ -143,7 +143,7 @@ _Noreturn static void worker(const rep_sweep *sw, const uint64_t *tasks, size_t 
         memset(&rec, 0, sizeof rec);
         rec.task = tasks[i];
         rec.status =
-            rep_sweep_run_task(sw, tasks[i], (double *)(buf + sizeof rec), rec.msg, sizeof rec.msg);
+            sweep_run_task(sw, tasks[i], (double *)(buf + sizeof rec), rec.msg, sizeof rec.msg);
         memcpy(buf, &rec, sizeof rec);
         if (write_full(fd, buf, size) != 0) _exit(3);
     }
@@ -152,8 +152,8 @@ _Noreturn static void worker(const rep_sweep *sw, const uint64_t *tasks, size_t 
     exit(0);
 }
 
-static int collect(rep_sweep *sw, struct pollfd *pfd, size_t jobs, progress *pg) {
-    size_t m = rep_sweep_metric_count(sw), size = sizeof(record) + m * sizeof(double);
+static int collect(sweep *sw, struct pollfd *pfd, size_t jobs, progress *pg) {
+    size_t m = sweep_metric_count(sw), size = sizeof(record) + m * sizeof(double);
     char *buf = malloc(size);
     if (buf == NULL) return cli_bad("sweep", "out of memory");
     size_t open = jobs;
@@ -176,8 +176,7 @@ static int collect(rep_sweep *sw, struct pollfd *pfd, size_t jobs, progress *pg)
             record rec;
             memcpy(&rec, buf, sizeof rec);
             rec.msg[sizeof rec.msg - 1] = '\0';
-            rep_sweep_set_result(sw, rec.task, rec.status, (const double *)(buf + sizeof rec),
-                                 rec.msg);
+            sweep_set_result(sw, rec.task, rec.status, (const double *)(buf + sizeof rec), rec.msg);
             pg->done++;
             progress_show(pg, false);
         }
@@ -186,8 +185,7 @@ static int collect(rep_sweep *sw, struct pollfd *pfd, size_t jobs, progress *pg)
     return status;
 }
 
-static int run_tasks(rep_sweep *sw, const uint64_t *tasks, size_t ntasks, size_t jobs,
-                     progress *pg) {
+static int run_tasks(sweep *sw, const uint64_t *tasks, size_t ntasks, size_t jobs, progress *pg) {
     if (ntasks == 0) return CLI_OK;
     if (jobs > ntasks) jobs = ntasks;
     struct pollfd pfd[JOBS_MAX];
@@ -241,9 +239,9 @@ static int run_tasks(rep_sweep *sw, const uint64_t *tasks, size_t ntasks, size_t
 /* ---- options ---- */
 
 typedef struct sweep_opts {
-    rep_sweep_args a;
-    const char *sets[REP_SWEEP_SETS_MAX];
-    const char *grids[REP_SWEEP_DIMS_MAX];
+    sweep_args a;
+    const char *sets[SWEEP_SETS_MAX];
+    const char *grids[SWEEP_DIMS_MAX];
     uint64_t seed;
     const char *out;
     uint64_t jobs;
@@ -268,7 +266,7 @@ static int parse_shard(const char *val, sweep_opts *o) {
     k[slash - val] = '\0';
     uint64_t kk, nn;
     if (cli_parse_u64(k, &kk) != 0 || cli_parse_u64(slash + 1, &nn) != 0 || kk < 1 || kk > nn ||
-        nn > REP_SWEEP_TASKS_MAX)
+        nn > SWEEP_TASKS_MAX)
         goto bad;
     o->shard_k = (uint32_t)kk;
     o->shard_n = (uint32_t)nn;
@@ -289,20 +287,19 @@ static int parse_args(int argc, char **argv, sweep_opts *o) {
             return CLI_OK;
         } else if (cli_opt(argc, argv, &i, NULL, "--grid", &val)) {
             if (val == NULL) return cli_missing("sweep", a);
-            if (o->a.grid_count == REP_SWEEP_DIMS_MAX)
-                return cli_bad("sweep", "at most %d --grid dimensions", REP_SWEEP_DIMS_MAX);
+            if (o->a.grid_count == SWEEP_DIMS_MAX)
+                return cli_bad("sweep", "at most %d --grid dimensions", SWEEP_DIMS_MAX);
             o->grids[o->a.grid_count++] = val;
         } else if (cli_opt(argc, argv, &i, NULL, "--set", &val)) {
             if (val == NULL) return cli_missing("sweep", a);
-            if (o->a.set_count == REP_SWEEP_SETS_MAX) return cli_bad("sweep", "too many --set");
+            if (o->a.set_count == SWEEP_SETS_MAX) return cli_bad("sweep", "too many --set");
             o->sets[o->a.set_count++] = val;
         } else if (cli_opt(argc, argv, &i, NULL, "--sample", &val)) {
             if (val == NULL) return cli_missing("sweep", a);
-            if (parse_u32(a, val, REP_SWEEP_TASKS_MAX, &o->a.sample) != CLI_OK)
-                return CLI_BAD_INPUT;
+            if (parse_u32(a, val, SWEEP_TASKS_MAX, &o->a.sample) != CLI_OK) return CLI_BAD_INPUT;
         } else if (cli_opt(argc, argv, &i, NULL, "--seeds", &val)) {
             if (val == NULL) return cli_missing("sweep", a);
-            if (parse_u32(a, val, REP_SWEEP_SEEDS_MAX, &o->a.seeds) != CLI_OK) return CLI_BAD_INPUT;
+            if (parse_u32(a, val, SWEEP_SEEDS_MAX, &o->a.seeds) != CLI_OK) return CLI_BAD_INPUT;
         } else if (cli_opt(argc, argv, &i, NULL, "--seed", &val)) {
             if (val == NULL) return cli_missing("sweep", a);
             if (cli_parse_u64(val, &o->seed) != 0)
@@ -342,20 +339,20 @@ static int parse_args(int argc, char **argv, sweep_opts *o) {
     return -1;
 }
 
-static int write_part(const rep_sweep *sw, const char *dir, uint32_t k, uint32_t n, bool quiet,
+static int write_part(const sweep *sw, const char *dir, uint32_t k, uint32_t n, bool quiet,
                       uint64_t runs) {
     if (cli_mkdirs(dir) != 0) return cli_bad("sweep", "cannot create %s: %s", dir, strerror(errno));
     char name[64];
     snprintf(name, sizeof name, "sweep.part-%u-of-%u.json", k, n);
     FILE *f = cli_fopen(dir, name);
     if (f == NULL) return CLI_BAD_INPUT;
-    int rc = rep_sweep_write_part(f, sw, k, n);
+    int rc = sweep_write_part(f, sw, k, n);
     if (fclose(f) != 0 || rc != FB_OK) return cli_bad("sweep", "cannot write %s/%s", dir, name);
     if (!quiet)
         printf("wrote %s/%s (%llu of %llu runs); combine the shards with fusebox merge\n", dir,
-               name, (unsigned long long)runs, (unsigned long long)rep_sweep_task_count(sw));
+               name, (unsigned long long)runs, (unsigned long long)sweep_task_count(sw));
     const char *first = NULL;
-    uint64_t failed = rep_sweep_failed(sw, &first);
+    uint64_t failed = sweep_failed(sw, &first);
     if (failed > 0) {
         fprintf(stderr, "fusebox sweep: %llu run%s failed; the first: %s\n",
                 (unsigned long long)failed, failed == 1 ? "" : "s", first ? first : "?");
@@ -376,22 +373,22 @@ int cmd_sweep(int argc, char **argv) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         o.jobs = n < 1 ? 1 : n > JOBS_MAX ? JOBS_MAX : (uint64_t)n;
     }
-    rep_sweep *sw = NULL;
+    sweep *sw = NULL;
     char msg[2048];
-    if (rep_sweep_create(&o.a, &sw, msg, sizeof msg) != FB_OK) return cli_bad("sweep", "%s", msg);
+    if (sweep_create(&o.a, &sw, msg, sizeof msg) != FB_OK) return cli_bad("sweep", "%s", msg);
     char dir[1024];
     if (o.out)
         snprintf(dir, sizeof dir, "%s", o.out);
     else
-        snprintf(dir, sizeof dir, "out/%s-sweep", rep_sweep_scenario_name(sw));
-    uint64_t total = rep_sweep_task_count(sw), n = 0;
+        snprintf(dir, sizeof dir, "out/%s-sweep", sweep_scenario_name(sw));
+    uint64_t total = sweep_task_count(sw), n = 0;
     uint64_t *tasks = malloc(total * sizeof *tasks);
     if (tasks == NULL) {
-        rep_sweep_destroy(sw);
+        sweep_destroy(sw);
         return cli_bad("sweep", "out of memory");
     }
     for (uint64_t t = 0; t < total; t++)
-        if (o.shard_n == 0 || rep_sweep_in_shard(t, o.shard_k, o.shard_n)) tasks[n++] = t;
+        if (o.shard_n == 0 || sweep_in_shard(t, o.shard_k, o.shard_n)) tasks[n++] = t;
     progress pg = {!o.quiet && isatty(STDERR_FILENO), n, 0, now_s(), 0};
     progress_show(&pg, true);
     int status = run_tasks(sw, tasks, n, o.jobs, &pg);
@@ -403,6 +400,6 @@ int cmd_sweep(int argc, char **argv) {
         else
             status = cli_sweep_finish("sweep", sw, dir, o.charts, o.quiet);
     }
-    rep_sweep_destroy(sw);
+    sweep_destroy(sw);
     return status;
 }

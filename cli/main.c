@@ -3,8 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-
-#define FUSEBOX_VERSION "0.1.0"
+#include "core/version.h"
 
 struct command {
     const char *name;
@@ -44,7 +43,7 @@ int main(int argc, char **argv) {
         return CLI_OK;
     }
     if (strcmp(name, "version") == 0 || strcmp(name, "--version") == 0) {
-        puts("fusebox " FUSEBOX_VERSION);
+        puts("fusebox " FB_VERSION);
         return CLI_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)

@@ -20,7 +20,7 @@ const char cli_sweep_analysis_help[] =
     "                           blast_radius)\n"
     "      --heatmap-dims K1,K2 the heatmap's two --grid keys (default: the first two)\n";
 
-int cli_sweep_analysis_opt(const char *cmd, int argc, char **argv, int *i, rep_sweep_args *a) {
+int cli_sweep_analysis_opt(const char *cmd, int argc, char **argv, int *i, sweep_args *a) {
     const char *a0 = argv[*i], *val = NULL;
     if (cli_opt(argc, argv, i, NULL, "--minimize", &val) ||
         cli_opt(argc, argv, i, NULL, "--maximize", &val)) {
@@ -52,25 +52,25 @@ int cli_sweep_analysis_opt(const char *cmd, int argc, char **argv, int *i, rep_s
     return 0;
 }
 
-int cli_sweep_finish(const char *cmd, rep_sweep *sw, const char *dir, bool charts, bool quiet) {
+int cli_sweep_finish(const char *cmd, sweep *sw, const char *dir, bool charts, bool quiet) {
     char msg[1024];
-    if (rep_sweep_analyse(sw) != FB_OK) return cli_bad(cmd, "some runs have no result");
+    if (sweep_analyse(sw) != FB_OK) return cli_bad(cmd, "some runs have no result");
     if (cli_mkdirs(dir) != 0) return cli_bad(cmd, "cannot create %s: %s", dir, strerror(errno));
     int status = CLI_OK;
-    if (rep_sweep_write_outputs(sw, dir, charts, msg, sizeof msg) != FB_OK)
+    if (sweep_write_outputs(sw, dir, charts, msg, sizeof msg) != FB_OK)
         status = cli_bad(cmd, "%s", msg);
     if (!quiet) {
-        rep_sweep_write_answer(stdout, sw);
+        sweep_write_answer(stdout, sw);
         printf("\nwrote %s/sweep.csv, sweep-points.csv, sweep.json%s\n", dir,
                charts ? ", charts/, sweep.html" : "");
     }
     const char *first = NULL;
-    uint64_t failed = rep_sweep_failed(sw, &first);
+    uint64_t failed = sweep_failed(sw, &first);
     if (failed > 0) {
         fprintf(stderr, "fusebox %s: %llu run%s failed; the first: %s\n", cmd,
                 (unsigned long long)failed, failed == 1 ? "" : "s", first ? first : "?");
         return CLI_BAD_INPUT;
     }
-    if (status == CLI_OK && rep_sweep_infeasible(sw)) return CLI_EXPECT_FAILED;
+    if (status == CLI_OK && sweep_infeasible(sw)) return CLI_EXPECT_FAILED;
     return status;
 }

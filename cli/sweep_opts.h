@@ -4,14 +4,14 @@
 
 #include <stdbool.h>
 
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 
 /*
  * Match an analysis option at argv[*i] (--minimize, --maximize, --subject-to,
  * --heatmap, --heatmap-dims) into *a. Returns 1 on a match, 0 when argv[*i]
  * is something else, or CLI_BAD_INPUT (after printing) on a missing value.
  */
-int cli_sweep_analysis_opt(const char *cmd, int argc, char **argv, int *i, rep_sweep_args *a);
+int cli_sweep_analysis_opt(const char *cmd, int argc, char **argv, int *i, sweep_args *a);
 
 /* The analysis options' help lines. */
 extern const char cli_sweep_analysis_help[];
@@ -21,6 +21,6 @@ extern const char cli_sweep_analysis_help[];
  * return the exit code: 2 when runs failed or files could not be written,
  * 1 when an objective was given and no point satisfies the constraints.
  */
-int cli_sweep_finish(const char *cmd, rep_sweep *sw, const char *dir, bool charts, bool quiet);
+int cli_sweep_finish(const char *cmd, sweep *sw, const char *dir, bool charts, bool quiet);
 
 #endif

@@ -50,7 +50,7 @@ int live_tolerance_set(live_tolerances *t, const char *kv, char *msg, size_t msg
     return FB_EINVAL;
 }
 
-static int add(live_cmp *c, const char *variant, const char *metric, rep_unit unit, double sim,
+static int add(live_cmp *c, const char *variant, const char *metric, sim_unit unit, double sim,
                double live, double tolerance, const char *rule) {
     if (c->n == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 32;
@@ -76,21 +76,39 @@ static int add(live_cmp *c, const char *variant, const char *metric, rep_unit un
     return FB_OK;
 }
 
-static double value(const sim_scenario *sc, const sim_summary *s, const char *name) {
-    double v = 0;
+/* A metric of the table (sim/metrics.h) for both runs: its unit and the two values. */
+typedef struct both {
+    sim_unit unit;
+    double sim, live;
+} both;
+
+static both value(const sim_scenario *sc, const sim_summary *sim, const sim_summary *live,
+                  const char *name) {
+    both b = {SIM_UNIT_COUNT, 0, 0};
     char msg[160];
-    rep_metric_value(sc, s, name, &v, NULL, msg, sizeof msg);
-    return v;
+    sim_metric_value(sc, sim, name, &b.sim, &b.unit, msg, sizeof msg);
+    sim_metric_value(sc, live, name, &b.live, &b.unit, msg, sizeof msg);
+    return b;
 }
 
 /* A count: within `counts` of the simulated value, or counts_min, whichever is larger. */
 static int add_count(live_cmp *c, const sim_scenario *sc, const sim_summary *sim,
                      const sim_summary *live, const live_tolerances *t, const char *metric) {
-    double a = value(sc, sim, metric), b = value(sc, live, metric);
-    double tol = fmax(t->counts * fabs(a), t->counts_min);
+    both v = value(sc, sim, live, metric);
+    double tol = fmax(t->counts * fabs(v.sim), t->counts_min);
     char rule[48];
     snprintf(rule, sizeof rule, "%g%% or %g", t->counts * 100, t->counts_min);
-    return add(c, sim->variant, metric, REP_UNIT_COUNT, a, b, tol, rule);
+    return add(c, sim->variant, metric, v.unit, v.sim, v.live, tol, rule);
+}
+
+/* Breaker counts: within `per` for each pod (or once for a shared breaker). */
+static int add_breaker(live_cmp *c, const sim_scenario *sc, const sim_summary *sim,
+                       const sim_summary *live, const char *metric, double per, bool shared) {
+    both v = value(sc, sim, live, metric);
+    char rule[48];
+    snprintf(rule, sizeof rule, "%g per %s", per, shared ? "store" : "pod");
+    double pods = shared ? 1 : (double)sc->pods.count;
+    return add(c, sim->variant, metric, v.unit, v.sim, v.live, per * pods, rule);
 }
 
 int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary *sim,
@@ -102,8 +120,8 @@ int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary 
     const sim_policy *pol = &sc->variants[v >= 0 ? v : 0];
     int rc = FB_OK;
     snprintf(rule, sizeof rule, "%g points", t->success_rate * 100);
-    rc |= add(c, sim->variant, "success_rate", REP_UNIT_RATIO, value(sc, sim, "success_rate"),
-              value(sc, live, "success_rate"), t->success_rate, rule);
+    both sr = value(sc, sim, live, "success_rate");
+    rc |= add(c, sim->variant, "success_rate", sr.unit, sr.sim, sr.live, t->success_rate, rule);
     rc |= add_count(c, sc, sim, live, t, "requests");
     rc |= add_count(c, sc, sim, live, t, "success_fallback");
     for (uint32_t p = 0; p < sc->provider_count; p++) {
@@ -111,38 +129,33 @@ int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary 
         rc |= add_count(c, sc, sim, live, t, metric);
     }
     bool shared = pol->breaker_scope == SIM_SCOPE_SHARED;
-    double pods = shared ? 1 : (double)sc->pods.count;
     for (uint32_t p = 0; p < sc->provider_count; p++) {
         if (!pol->per_provider[p].has_breaker) continue;
         const char *name = sc->providers[p].name;
         snprintf(metric, sizeof metric, "breaker_opens[%s]", name);
-        snprintf(rule, sizeof rule, "%g per %s", t->breaker_opens, shared ? "store" : "pod");
-        rc |= add(c, sim->variant, metric, REP_UNIT_COUNT, (double)sim->providers[p].breaker_opens,
-                  (double)live->providers[p].breaker_opens, t->breaker_opens * pods, rule);
+        rc |= add_breaker(c, sc, sim, live, metric, t->breaker_opens, shared);
         snprintf(metric, sizeof metric, "breaker_transitions[%s]", name);
-        snprintf(rule, sizeof rule, "%g per %s", t->breaker_transitions, shared ? "store" : "pod");
-        rc |= add(
-            c, sim->variant, metric, REP_UNIT_COUNT, (double)sim->providers[p].breaker_transitions,
-            (double)live->providers[p].breaker_transitions, t->breaker_transitions * pods, rule);
+        rc |= add_breaker(c, sc, sim, live, metric, t->breaker_transitions, shared);
     }
     double floor_us = t->latency_min_real_ms * 1e3 * time_scale;
     snprintf(rule, sizeof rule, "%g%% or %gms", t->latency * 100, floor_us / 1e3);
     const char *lat[] = {"latency_p50", "latency_p99"};
     for (size_t i = 0; i < 2; i++) {
-        double a = value(sc, sim, lat[i]), b = value(sc, live, lat[i]);
-        rc |= add(c, sim->variant, lat[i], REP_UNIT_US, a, b, fmax(t->latency * a, floor_us), rule);
+        both l = value(sc, sim, live, lat[i]);
+        rc |= add(c, sim->variant, lat[i], l.unit, l.sim, l.live,
+                  fmax(t->latency * l.sim, floor_us), rule);
     }
     return rc == FB_OK ? FB_OK : FB_ENOMEM;
 }
 
 /* A value in its unit, for people: counts as integers, ratios as percent, durations in ms. */
-static void fmt(char *buf, size_t len, rep_unit unit, double v, bool sign) {
+static void fmt(char *buf, size_t len, sim_unit unit, double v, bool sign) {
     const char *s = sign && v > 0 ? "+" : "";
     if (isnan(v))
         snprintf(buf, len, "-");
-    else if (unit == REP_UNIT_RATIO)
+    else if (unit == SIM_UNIT_RATIO)
         snprintf(buf, len, "%s%.2f%%", s, v * 100);
-    else if (unit == REP_UNIT_US)
+    else if (unit == SIM_UNIT_US)
         snprintf(buf, len, "%s%.1fms", s, v / 1e3);
     else
         snprintf(buf, len, "%s%.0f", s, v);
@@ -173,8 +186,8 @@ void live_compare_markdown(FILE *f, const sim_scenario *sc, const live_cmp *c) {
                   : "Some metrics are outside their tolerance.");
 }
 
-static double json_value(rep_unit unit, double v) {
-    return unit == REP_UNIT_US ? v / 1e6 : v; /* durations in seconds, as report.json */
+static double json_value(sim_unit unit, double v) {
+    return unit == SIM_UNIT_US ? v / 1e6 : v; /* durations in seconds, as report.json */
 }
 
 int live_compare_json(FILE *f, const sim_scenario *sc, const live_cmp *c,

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "reports/metrics.h"
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 
@@ -36,7 +36,7 @@ int live_tolerance_set(live_tolerances *t, const char *kv, char *msg, size_t msg
 typedef struct live_cmp_row {
     char variant[SIM_NAME_MAX];
     char metric[96];
-    rep_unit unit;
+    sim_unit unit;
     double sim, live;
     double diff;      /* live - sim */
     double rel;       /* diff / sim; 0 when both are 0; NAN when only sim is 0 */

@@ -10,7 +10,6 @@
 #include "reports/charts.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,11 +18,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "reports/metrics.h"
+#include "reports/gnuplot.h"
 #include "reports/report.h"
+#include "sim/metrics.h"
 
 #define POINTS_MAX 600 /* about two pixels per point on a 1100-pixel chart */
 #define WIDTH_PX 1100
@@ -174,24 +173,12 @@ void rep_chart_data_file(char *buf, size_t len, const char *variant) {
     snprintf(buf, len, "data_%s.dat", name);
 }
 
-/* A single-quoted gnuplot string: no escapes inside but '' for a quote. */
-static void gp_str(FILE *f, const char *s) {
-    fputc('\'', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '\'')
-            fputs("''", f);
-        else
-            fputc(*p < 0x20 ? ' ' : *p, f);
-    }
-    fputc('\'', f);
-}
-
 /* A provider's column in the data files: NAME_what. */
 static void gp_pcol(FILE *f, const charts *c, uint32_t p, const char *what) {
     char name[SIM_NAME_MAX], col[SIM_NAME_MAX + 24];
     safe_name(name, sizeof name, c->sc->providers[p].name);
     snprintf(col, sizeof col, "%s_%s", name, what);
-    gp_str(f, col);
+    rep_gnuplot_quote(f, col);
 }
 
 /* DIR/charts/NAME.EXT; rep_charts checked that such paths fit. */
@@ -457,7 +444,7 @@ static void gp_windows(const charts *c, FILE *f, bool labels) {
                 w->spike ? "#777777" : "#CC0000", w->spike ? "0.12" : "0.10");
         if (labels && c->nwin <= LABELS_MAX) {
             fprintf(f, "set label %zu ", i + 1);
-            gp_str(f, w->label);
+            rep_gnuplot_quote(f, w->label);
             fprintf(f, " at %.4f, graph 1 offset 0.4,%.1f font sfont tc rgb '%s' front\n",
                     (double)w->from_us / 1e6 / c->tdiv, -0.9 - 1.1 * (double)(i % 3),
                     w->spike ? "#444444" : "#990000");
@@ -474,8 +461,9 @@ static int height_px(size_t panels) {
 
 /* The script's head: both terminals in a loop, so one run draws PNG and SVG. */
 static void gp_begin(const charts *c, FILE *f, const char *name, int height) {
+    char out[64];
     fprintf(f, "# %s.gp - written by fusebox (reports/charts.c) for scenario ", name);
-    gp_str(f, c->sc->name);
+    rep_gnuplot_quote(f, c->sc->name);
     fprintf(f,
             ".\n# Draw again with `gnuplot -d %s.gp` in this folder; docs/reports.md explains "
             "the chart.\n"
@@ -485,19 +473,26 @@ static void gp_begin(const charts *c, FILE *f, const char *name, int height) {
             "if (fmt eq 'svg') {\n"
             "    set terminal svg size %d,%d fixed font 'sans-serif,13' background rgb 'white' "
             "noenhanced\n"
-            "    set output '%s.svg'\n"
-            "} else {\n"
+            "    set output ",
+            name, WIDTH_PX, height);
+    snprintf(out, sizeof out, "%s.svg", name);
+    rep_gnuplot_quote(f, out);
+    fprintf(f,
+            "\n} else {\n"
             "    set terminal pngcairo size %d,%d font 'sans-serif,10' background rgb 'white' "
             "noenhanced\n"
-            "    set output '%s.png'\n"
-            "}\n"
-            "reset\n"
-            "set border 3 lc rgb '#555555'\n"
-            "set tics nomirror\n"
-            "set grid ytics lc rgb '#DDDDDD' lt 1\n"
-            "set key at graph 1.02, graph 1 left top Left reverse samplen 2 spacing 1.1\n"
-            "set style fill solid 1.0 noborder\n",
-            name, WIDTH_PX, height, name, WIDTH_PX, height, name);
+            "    set output ",
+            WIDTH_PX, height);
+    snprintf(out, sizeof out, "%s.png", name);
+    rep_gnuplot_quote(f, out);
+    fputs("\n}\n"
+          "reset\n"
+          "set border 3 lc rgb '#555555'\n"
+          "set tics nomirror\n"
+          "set grid ytics lc rgb '#DDDDDD' lt 1\n"
+          "set key at graph 1.02, graph 1 left top Left reverse samplen 2 spacing 1.1\n"
+          "set style fill solid 1.0 noborder\n",
+          f);
 }
 
 static void gp_end(FILE *f) {
@@ -511,7 +506,7 @@ static void gp_multiplot(const charts *c, FILE *f, size_t panels, int height, co
             panels, 58 / h, 1 - 76 / h, 70 / h);
     char full[256];
     snprintf(full, sizeof full, "%s: %s", c->sc->name, title);
-    gp_str(f, full);
+    rep_gnuplot_quote(f, full);
     fputs(" font tfont\n", f);
 }
 
@@ -527,13 +522,13 @@ static void gp_panel_title(FILE *f, const char *a, const char *b) {
     char t[256];
     snprintf(t, sizeof t, "%s%s", a, b);
     fputs("set title ", f);
-    gp_str(f, t);
+    rep_gnuplot_quote(f, t);
     fputc('\n', f);
 }
 
 static void gp_data(FILE *f, const series *s) {
     fputs("plot ", f);
-    gp_str(f, s->file);
+    rep_gnuplot_quote(f, s->file);
 }
 
 /* Lower end of a log axis: the power of ten at or below the smallest value, within 10^5 of hi. */
@@ -623,7 +618,7 @@ static void chart_attempts(const charts *c, FILE *f) {
         const series *s = &c->ser[i];
         double v = 0;
         char msg[128];
-        rep_metric_value(c->sc, s->sum, "amplification", &v, NULL, msg, sizeof msg);
+        sim_metric_value(c->sc, s->sum, "amplification", &v, NULL, msg, sizeof msg);
         snprintf(amp, sizeof amp, " (amplification %.2fx)", v);
         gp_xaxis(c, f, i + 1 == c->n);
         gp_panel_title(f, s->sum->variant, amp);
@@ -635,12 +630,12 @@ static void chart_attempts(const charts *c, FILE *f) {
             gp_pcol(f, c, p, "errors_ps");
             fprintf(f, " with filledcurves x1 fc rgb '%s' fs transparent solid 0.3 title ", color);
             snprintf(t, sizeof t, "%s failed", c->sc->providers[p].name);
-            gp_str(f, t);
+            rep_gnuplot_quote(f, t);
             fputs(", \\\n  '' using 't':", f);
             gp_pcol(f, c, p, "attempts_ps");
             fprintf(f, " with lines lc rgb '%s' lw 2 title ", color);
             snprintf(t, sizeof t, "%s attempts", c->sc->providers[p].name);
-            gp_str(f, t);
+            rep_gnuplot_quote(f, t);
         }
         fputs(", \\\n  '' using 't':'arrivals_ps' with lines lc rgb 'black' dt 2 lw 1.2 "
               "title 'user arrivals (all classes)'\n",
@@ -688,12 +683,12 @@ static void chart_breakers(const charts *c, FILE *f) {
                 gp_pcol(f, c, p, "open_pct");
                 fprintf(f, " with lines lc rgb '%s' lw 1.5 title ", color);
                 snprintf(t, sizeof t, "%s open", c->sc->providers[p].name);
-                gp_str(f, t);
+                rep_gnuplot_quote(f, t);
                 fputs(", \\\n  '' using 't':", f);
                 gp_pcol(f, c, p, "half_open_pct");
                 fprintf(f, " with lines lc rgb '%s' dt 2 lw 1.5 title ", color);
                 snprintf(t, sizeof t, "%s half-open", c->sc->providers[p].name);
-                gp_str(f, t);
+                rep_gnuplot_quote(f, t);
             }
             fputc('\n', f);
         }
@@ -707,13 +702,13 @@ static void gp_variant_lines(const charts *c, FILE *f, const char *col, const ch
     for (size_t i = 0; i < c->n; i++) {
         char t[SIM_NAME_MAX + 16];
         fputs(i == 0 ? "plot " : ", \\\n  ", f);
-        gp_str(f, c->ser[i].file);
+        rep_gnuplot_quote(f, c->ser[i].file);
         fputs(" using 't':", f);
-        gp_str(f, col);
+        rep_gnuplot_quote(f, col);
         fprintf(f, " with lines lc rgb '%s' %s title ",
                 rep_chart_variant_color(c->sc, c->ser[i].sum->variant), style);
         snprintf(t, sizeof t, "%s%s", c->ser[i].sum->variant, suffix);
-        gp_str(f, t);
+        rep_gnuplot_quote(f, t);
     }
 }
 
@@ -797,28 +792,21 @@ static void chart_latency(const charts *c, FILE *f) {
     for (size_t i = 0; i < c->n; i++) {
         char t[SIM_NAME_MAX + 16];
         fputs(i == 0 ? "plot " : ", \\\n  ", f);
-        gp_str(f, c->ser[i].file);
+        rep_gnuplot_quote(f, c->ser[i].file);
         fprintf(f, " using 't':'p99_s' with lines lc rgb '%s' lw 2 title ",
                 rep_chart_variant_color(c->sc, c->ser[i].sum->variant));
         snprintf(t, sizeof t, "%s p99", c->ser[i].sum->variant);
-        gp_str(f, t);
+        rep_gnuplot_quote(f, t);
         fputs(", \\\n  '' using 't':'p50_s' with lines ", f);
         fprintf(f, "lc rgb '%s' dt 2 lw 1.2 title ",
                 rep_chart_variant_color(c->sc, c->ser[i].sum->variant));
         snprintf(t, sizeof t, "%s p50", c->ser[i].sum->variant);
-        gp_str(f, t);
+        rep_gnuplot_quote(f, t);
     }
     fputc('\n', f);
 }
 
 /* ---- the comparison chart: small multiples of bars ---- */
-
-static double metric(const charts *c, const sim_summary *s, const char *name) {
-    double v = 0;
-    char msg[128];
-    rep_metric_value(c->sc, s, name, &v, NULL, msg, sizeof msg);
-    return v;
-}
 
 typedef struct bar_panel {
     const char *col, *title;
@@ -845,11 +833,11 @@ static int write_compare_data(charts *c, double *maxes, double *divs) {
     for (size_t k = 0; k < NBARS; k++) maxes[k] = 0;
     for (size_t i = 0; i < c->n; i++) {
         const sim_summary *s = c->ser[i].sum;
-        vals[i][0] = 100 * metric(c, s, "success_rate");
-        vals[i][1] = metric(c, s, "amplification");
-        vals[i][2] = metric(c, s, "latency_p99");
-        vals[i][3] = metric(c, s, "spillover");
-        vals[i][4] = metric(c, s, "cost_usd");
+        vals[i][0] = 100 * sim_metric_get(c->sc, s, "success_rate");
+        vals[i][1] = sim_metric_get(c->sc, s, "amplification");
+        vals[i][2] = sim_metric_get(c->sc, s, "latency_p99");
+        vals[i][3] = sim_metric_get(c->sc, s, "spillover");
+        vals[i][4] = sim_metric_get(c->sc, s, "cost_usd");
         for (size_t k = 0; k < NBARS; k++) maxes[k] = fmax(maxes[k], vals[i][k]);
     }
     for (size_t k = 0; k < NBARS; k++) divs[k] = 1;
@@ -877,9 +865,10 @@ static int write_compare_data(charts *c, double *maxes, double *divs) {
                 snprintf(label, sizeof label, "$%.2f", v);
             else
                 rep_format_duration(label, sizeof label, v);
-            if (k == 3 && metric(c, s, "recovered") < 0.5)
+            if (k == 3 && sim_metric_get(c->sc, s, "recovered") < 0.5)
                 strncat(label, "+", sizeof label - strlen(label) - 1);
-            fprintf(f, " %.6f \"%s\"", k == 2 || k == 3 ? v / divs[k] : v, label);
+            fprintf(f, " %.6f ", k == 2 || k == 3 ? v / divs[k] : v);
+            rep_gnuplot_datum(f, label);
         }
         fputc('\n', f);
     }
@@ -897,7 +886,7 @@ static int chart_compare(charts *c, FILE *f) {
             NBARS, (c->n > 3 ? 110.0 : 60.0) / h, 1 - 80.0 / h);
     char full[160];
     snprintf(full, sizeof full, "%s: variants compared", c->sc->name);
-    gp_str(f, full);
+    rep_gnuplot_quote(f, full);
     fprintf(f,
             " font tfont\n"
             "unset key\nset grid noytics\nset boxwidth 0.6\nset xrange [-0.6:%.1f]\n"
@@ -916,7 +905,7 @@ static int chart_compare(charts *c, FILE *f) {
                      : "unset arrow\n",
               f);
         fputs("set title ", f);
-        gp_str(f, title);
+        rep_gnuplot_quote(f, title);
         fprintf(f,
                 "\nset yrange [0:%g]\n"
                 "plot 'compare.dat' using 0:'%s':(0.6):'color':xtic(stringcolumn('variant')) "
@@ -926,85 +915,6 @@ static int chart_compare(charts *c, FILE *f) {
                 bp->col);
     }
     return FB_OK;
-}
-
-/* ---- running gnuplot ---- */
-
-int rep_gnuplot_find(char *buf, size_t len) {
-    const char *path = getenv("PATH");
-    if (path == NULL || *path == '\0') path = "/usr/local/bin:/usr/bin:/bin";
-    while (*path) {
-        const char *end = strchr(path, ':');
-        size_t dlen = end ? (size_t)(end - path) : strlen(path);
-        if (dlen > 0) {
-            int w = snprintf(buf, len, "%.*s/gnuplot", (int)dlen, path);
-            if (w > 0 && (size_t)w < len && access(buf, X_OK) == 0) return FB_OK;
-        }
-        path += dlen + (end ? 1 : 0);
-    }
-    snprintf(buf, len,
-             "gnuplot is not installed (not found on PATH); install the Debian package "
-             "gnuplot-nox (`make deps` does), or run with --no-charts");
-    return FB_ENOTFOUND;
-}
-
-int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *msg,
-                    size_t msglen) {
-    int fds[2];
-    if (pipe(fds) != 0) {
-        snprintf(msg, msglen, "pipe: %s", strerror(errno));
-        return FB_EIO;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        snprintf(msg, msglen, "fork: %s", strerror(errno));
-        return FB_EIO;
-    }
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-        if (null < 0 || chdir(dir) != 0) _exit(126);
-        dup2(null, STDIN_FILENO);
-        dup2(null, STDOUT_FILENO);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        /* -d: no ~/.gnuplot or system init file, so the output depends on the script only */
-        char *const argv[] = {"gnuplot", "-d", (char *)script, NULL};
-        execv(gnuplot, argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    char err[512];
-    size_t used = 0;
-    for (;;) {
-        char buf[512];
-        ssize_t r = read(fds[0], buf, sizeof buf);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) break;
-        size_t take = (size_t)r < sizeof err - 1 - used ? (size_t)r : sizeof err - 1 - used;
-        memcpy(err + used, buf, take);
-        used += take;
-    }
-    err[used] = '\0';
-    close(fds[0]);
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            snprintf(msg, msglen, "waitpid: %s", strerror(errno));
-            return FB_EIO;
-        }
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return FB_OK;
-    /* gnuplot's message is short and mostly on its last lines; keep them on one line */
-    for (char *p = err; *p; p++)
-        if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
-    if (WIFEXITED(status) && WEXITSTATUS(status) >= 126)
-        snprintf(msg, msglen, "cannot run %s in %s", gnuplot, dir);
-    else
-        snprintf(msg, msglen, "gnuplot failed on %s/%s: %s", dir, script,
-                 used ? err : "(no message)");
-    return FB_EIO;
 }
 
 /* Run `gnuplot -d NAME.gp` in DIR/charts; its stderr becomes the message on failure. */

@@ -18,18 +18,6 @@
 int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
                char *msg, size_t msglen);
 
-/*
- * Where gnuplot is: FB_OK with its path in buf, or FB_ENOTFOUND with a
- * message naming the Debian package in buf.
- */
-int rep_gnuplot_find(char *buf, size_t len);
-/*
- * Run `gnuplot -d SCRIPT` in DIR (no init files, so the output depends on the
- * script only; no shell). FB_OK, or FB_EIO with gnuplot's own message in msg.
- */
-int rep_gnuplot_run(const char *gnuplot, const char *dir, const char *script, char *msg,
-                    size_t msglen);
-
 /* The charts a report has, in the order the page shows them. */
 typedef struct rep_chart_info {
     const char *name;    /* file stem in DIR/charts: NAME.gp, NAME.png, NAME.svg */

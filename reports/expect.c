@@ -98,13 +98,13 @@ static val reference(parser *P) {
     const sim_summary *s = summary_for(P, variant);
     if (P->err) return out;
     if (s == NULL) s = P->blank; /* validating: check the name only */
-    rep_unit unit = REP_UNIT_COUNT;
+    sim_unit unit = SIM_UNIT_COUNT;
     char m2[200];
-    if (rep_metric_value(P->sc, s, metric, &out.v, &unit, m2, sizeof m2) != FB_OK) {
+    if (sim_metric_value(P->sc, s, metric, &out.v, &unit, m2, sizeof m2) != FB_OK) {
         perr(P, "%s", m2);
         return out;
     }
-    out.kind = unit == REP_UNIT_US ? 1 : 0;
+    out.kind = unit == SIM_UNIT_US ? 1 : 0;
     return out;
 }
 

@@ -7,7 +7,7 @@
  *   factor      := VARIANT "." METRIC | METRIC | NUMBER | NUMBER "%" | DURATION
  *                  | '"' DURATION '"' | "(" side ")"
  *
- * METRIC is a name from reports/metrics.h (`success_rate`, `latency_p99`,
+ * METRIC is a name from sim/metrics.h (`success_rate`, `latency_p99`,
  * `attempts[openai]`); without a variant it needs a scenario with a single
  * variant. DURATION is a number with a unit (15s, "250ms", 5m). A metric that
  * is a duration must be compared with durations ("latency_p99 <= 15s", not
@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "reports/metrics.h"
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 

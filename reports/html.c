@@ -12,37 +12,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "core/version.h"
+#include "reports/base64.h"
 #include "reports/charts.h"
-#include "reports/metrics.h"
 #include "reports/report.h"
-
-typedef enum kind { K_COUNT, K_PCT, K_DURATION, K_USD, K_MULT } kind;
-
-/* The rows of rep_text_summary (reports/report.c), in its order. */
-static const struct {
-    const char *label, *metric;
-    kind k;
-    bool sub; /* a detail of the row above */
-} summary_rows[] = {
-    {"requests", "requests", K_COUNT, false},
-    {"success rate", "success_rate", K_PCT, false},
-    {"via fallback", "fallback_rate", K_PCT, true},
-    {"degraded answers", "degraded", K_COUNT, true},
-    {"errors", "errors", K_COUNT, false},
-    {"pod timeouts", "errors_timeout", K_COUNT, true},
-    {"pod queue full", "errors_queue_full", K_COUNT, true},
-    {"latency p50", "latency_p50", K_DURATION, false},
-    {"latency p99", "latency_p99", K_DURATION, false},
-    {"amplification", "amplification", K_MULT, false},
-    {"inside faults", "amplification_fault", K_MULT, true},
-    {"blast radius", "blast_radius", K_COUNT, false},
-    {"collateral share", "collateral_share", K_PCT, true},
-    {"spillover", "spillover", K_DURATION, false},
-    {"peak in flight", "in_flight_peak", K_COUNT, false},
-    {"cost", "cost_usd", K_USD, false},
-    {"wasted", "cost_wasted_usd", K_USD, true},
-    {"breaker opens", "breaker_opens", K_COUNT, false},
-};
+#include "sim/metrics.h"
 
 static const char css[] =
     "body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;"
@@ -78,42 +52,6 @@ static void tag(FILE *f, const char *open, const char *text, const char *close) 
     fputs(open, f);
     esc(f, text);
     fputs(close, f);
-}
-
-/* 13265045 -> "13,265,045": long counts are read at a glance. */
-static void format_count(char *buf, size_t len, uint64_t v) {
-    char digits[32];
-    int nd = snprintf(digits, sizeof digits, "%" PRIu64, v);
-    size_t o = 0;
-    for (int i = 0; i < nd && o + 2 < len; i++) {
-        if (i > 0 && (nd - i) % 3 == 0) buf[o++] = ',';
-        buf[o++] = digits[i];
-    }
-    buf[o] = '\0';
-}
-
-static void format_value(char *buf, size_t len, kind k, double v) {
-    switch (k) {
-    case K_COUNT:
-        format_count(buf, len, v > 0 ? (uint64_t)llround(v) : 0);
-        break;
-    case K_PCT:
-        snprintf(buf, len, "%.2f%%", v * 100);
-        break;
-    case K_DURATION:
-        rep_format_duration(buf, len, v);
-        break;
-    case K_USD:
-        snprintf(buf, len, "$%.2f", v);
-        break;
-    case K_MULT:
-        snprintf(buf, len, "%.2fx", v);
-        break;
-    }
-}
-
-static double metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
-    return rep_metric(sc, s, name);
 }
 
 static void variant_head(FILE *f, const sim_scenario *sc, const char *variant) {
@@ -162,7 +100,7 @@ static void write_facts(FILE *f, const sim_scenario *sc) {
             " --seed %" PRIu64 "</code> (plus any <code>--set</code> used: report.json "
             "holds the scenario as run)</dd>\n",
             sc->seed);
-    fputs("<dt>fusebox</dt><dd>" FUSEBOX_VERSION "</dd>\n</dl>\n", f);
+    fputs("<dt>fusebox</dt><dd>" FB_VERSION "</dd>\n</dl>\n", f);
 }
 
 /* A string member of a JSON object, or NULL. */
@@ -209,20 +147,18 @@ static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *s
     fputs("<h2 id=\"summary\">Summary</h2>\n<table>\n<tr><th>metric</th>", f);
     for (size_t i = 0; i < n; i++) variant_head(f, sc, sums[i]->variant);
     fputs("</tr>\n", f);
-    for (size_t r = 0; r < sizeof summary_rows / sizeof summary_rows[0]; r++) {
-        const rep_metric_def *d = rep_metric_find(summary_rows[r].metric);
-        fputs(summary_rows[r].sub ? "<tr class=\"sub\"><td" : "<tr><td", f);
-        if (d) tag(f, " title=\"", d->doc, "\"");
+    size_t nrows;
+    const rep_summary_row *rows = rep_summary_rows(&nrows);
+    for (size_t r = 0; r < nrows; r++) {
+        const sim_metric *d = sim_metric_find(rows[r].metric);
+        fputs(rows[r].sub ? "<tr class=\"sub\"><td" : "<tr><td", f);
+        if (d) tag(f, " title=\"", d->definition, "\"");
         fputc('>', f);
-        esc(f, summary_rows[r].label);
+        esc(f, rows[r].label);
         fputs("</td>", f);
         for (size_t i = 0; i < n; i++) {
             char buf[64];
-            format_value(buf, sizeof buf, summary_rows[r].k,
-                         metric(sc, sums[i], summary_rows[r].metric));
-            if (strcmp(summary_rows[r].metric, "spillover") == 0 &&
-                metric(sc, sums[i], "recovered") < 0.5)
-                strncat(buf, "+", sizeof buf - strlen(buf) - 1);
+            rep_summary_cell(buf, sizeof buf, sc, sums[i], &rows[r], true);
             tag(f, "<td class=\"n\">", buf, "</td>");
         }
         fputs("</tr>\n", f);
@@ -240,10 +176,10 @@ static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *s
 }
 
 static void cell_metric(FILE *f, const sim_scenario *sc, const sim_summary *s, const char *base,
-                        const char *provider, kind k) {
+                        const char *provider, rep_show k) {
     char name[SIM_NAME_MAX + 32], buf[64];
     snprintf(name, sizeof name, "%s[%s]", base, provider);
-    format_value(buf, sizeof buf, k, metric(sc, s, name));
+    rep_format_show(buf, sizeof buf, k, sim_metric_get(sc, s, name), true);
     tag(f, "<td class=\"n\">", buf, "</td>");
 }
 
@@ -272,18 +208,18 @@ static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const 
             fputs(p == 0 ? "<tr class=\"first\">" : "<tr>", f);
             tag(f, "<td>", p == 0 ? s->variant : "", "</td>");
             tag(f, "<td>", pn, "</td>");
-            cell_metric(f, sc, s, "attempts", pn, K_COUNT);
+            cell_metric(f, sc, s, "attempts", pn, REP_SHOW_COUNT);
             for (int o = 0; o < FB_OUT_COUNT; o++)
                 if (shown[o]) {
                     char buf[32];
-                    format_count(buf, sizeof buf, ps->outcomes[o]);
+                    rep_format_show(buf, sizeof buf, REP_SHOW_COUNT, (double)ps->outcomes[o], true);
                     tag(f, "<td class=\"n\">", buf, "</td>");
                 }
-            cell_metric(f, sc, s, "cost_usd", pn, K_USD);
+            cell_metric(f, sc, s, "cost_usd", pn, REP_SHOW_USD);
             fprintf(f, "<td class=\"n\">$%.2f</td>", ps->cost_wasted_usd);
-            cell_metric(f, sc, s, "breaker_opens", pn, K_COUNT);
-            cell_metric(f, sc, s, "breaker_open_time", pn, K_DURATION);
-            cell_metric(f, sc, s, "breaker_rejections", pn, K_COUNT);
+            cell_metric(f, sc, s, "breaker_opens", pn, REP_SHOW_COUNT);
+            cell_metric(f, sc, s, "breaker_open_time", pn, REP_SHOW_DURATION);
+            cell_metric(f, sc, s, "breaker_rejections", pn, REP_SHOW_COUNT);
             fputs("</tr>\n", f);
         }
     }
@@ -368,25 +304,9 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
 
 /* The file as a base64 data URI. Returns false when it cannot be read. */
 static bool data_uri(FILE *out, const char *path, const char *mime) {
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     FILE *f = fopen(path, "rb");
     if (f == NULL) return false;
-    fprintf(out, "data:%s;base64,", mime);
-    unsigned char in[3 * 1024];
-    size_t got;
-    while ((got = fread(in, 1, sizeof in, f)) > 0) {
-        for (size_t i = 0; i < got; i += 3) {
-            uint32_t v = (uint32_t)in[i] << 16;
-            if (i + 1 < got) v |= (uint32_t)in[i + 1] << 8;
-            if (i + 2 < got) v |= in[i + 2];
-            fputc(b64[v >> 18 & 63], out);
-            fputc(b64[v >> 12 & 63], out);
-            fputc(i + 1 < got ? b64[v >> 6 & 63] : '=', out);
-            fputc(i + 2 < got ? b64[v & 63] : '=', out);
-        }
-        if (got < sizeof in) break;
-    }
-    bool ok = !ferror(f);
+    bool ok = rep_data_uri(out, f, mime) == FB_OK;
     fclose(f);
     return ok;
 }
@@ -491,7 +411,7 @@ int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, 
     write_charts(f, dir, note);
     write_files(f, sc, sums, n);
     fputs(
-        "<footer>Written by fusebox " FUSEBOX_VERSION " from the run's own outputs: the same "
+        "<footer>Written by fusebox " FB_VERSION " from the run's own outputs: the same "
         "scenario, seed, fusebox and gnuplot versions give the same page, byte for byte.</footer>\n"
         "</body>\n</html>\n",
         f);

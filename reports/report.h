@@ -9,12 +9,12 @@
 #ifndef REP_REPORT_H
 #define REP_REPORT_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "sim/scenario.h"
 #include "sim/sim.h"
-
-#define FUSEBOX_VERSION "0.1.0"
 
 /* report.json for `n` variants' summaries (in the scenario's variant order). */
 int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n);
@@ -26,8 +26,30 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
 /* The text summary (a table, one column per variant). */
 void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n);
 
-/* Write a JSON string literal (quotes included). */
-void rep_json_string(FILE *f, const char *s);
+/* How a summary row shows its metric. */
+typedef enum rep_show {
+    REP_SHOW_COUNT = 0,
+    REP_SHOW_PERCENT,
+    REP_SHOW_DURATION,
+    REP_SHOW_USD,
+    REP_SHOW_MULTIPLIER
+} rep_show;
+
+/* A row of the text summary and of report.html's summary table (the same rows, in order). */
+typedef struct rep_summary_row {
+    const char *label;  /* "success rate" */
+    const char *metric; /* "success_rate" (sim/metrics.h) */
+    rep_show show;
+    bool sub; /* a detail of the row above: indented */
+} rep_summary_row;
+
+const rep_summary_row *rep_summary_rows(size_t *count);
+/* A value as the summaries show it; `grouped`: counts with thousands separators (13,265,045). */
+void rep_format_show(char *buf, size_t len, rep_show show, double v, bool grouped);
+/* A summary row's cell for one variant; a spillover still running at the end gets a "+". */
+void rep_summary_cell(char *buf, size_t len, const sim_scenario *sc, const sim_summary *s,
+                      const rep_summary_row *row, bool grouped);
+
 /* Write text escaped for HTML or XML content and attribute values. */
 void rep_escape_markup(FILE *f, const char *s);
 

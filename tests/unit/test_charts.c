@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "reports/charts.h"
+#include "reports/gnuplot.h"
 #include "reports/report.h"
 #include "tests/unit/helpers.h"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reports/metrics.h"
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
@@ -61,7 +61,7 @@ static sim_summary *run(const sim_scenario *sc, const char *variant, collect *c)
 static double metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
     double v = 0;
     char msg[200];
-    if (rep_metric_value(sc, s, name, &v, NULL, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
+    if (sim_metric_value(sc, s, name, &v, NULL, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
     return v;
 }
 
@@ -799,6 +799,52 @@ static void sim_huge_service_times_do_not_overflow(void **state) {
     sim_scenario_free(sc);
 }
 
+/* Every row of the metric table answers by name, per provider where it is per provider. */
+static void sim_metric_table_rows_resolve_by_name(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(FLEET_SCENARIO);
+    sim_summary *s = run(sc, "tuned", NULL);
+    char name[SIM_NAME_MAX + 32], msg[200];
+    size_t rows = 0;
+    for (const sim_metric *m = sim_metrics(); m->name; m++, rows++) {
+        assert_ptr_equal(sim_metric_find(m->name), m);
+        assert_non_null(m->definition);
+        for (uint32_t p = 0; p < (m->per_provider ? sc->provider_count : 1); p++) {
+            if (m->per_provider)
+                snprintf(name, sizeof name, "%.*s[%s]", (int)strlen(m->name) - 2, m->name,
+                         sc->providers[p].name);
+            else
+                snprintf(name, sizeof name, "%s", m->name);
+            double v = -1;
+            sim_unit unit = SIM_UNIT_BOOL;
+            assert_int_equal(sim_metric_value(sc, s, name, &v, &unit, msg, sizeof msg), FB_OK);
+            assert_int_equal(unit, m->unit);
+            assert_true(v == m->value(sc, s, p));
+            assert_true(v == sim_metric_get(sc, s, name));
+        }
+    }
+    assert_true(rows > 50);
+    double opens = 0;
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        snprintf(name, sizeof name, "breaker_opens[%s]", sc->providers[p].name);
+        opens += metric(sc, s, name);
+    }
+    assert_true(opens == metric(sc, s, "breaker_opens"));
+    double v;
+    assert_int_equal(sim_metric_value(sc, s, "succes_rate", &v, NULL, msg, sizeof msg),
+                     FB_ENOTFOUND);
+    assert_string_equal(msg, "unknown metric 'succes_rate' (did you mean 'success_rate'?)");
+    assert_int_equal(sim_metric_value(sc, s, "attempts", &v, NULL, msg, sizeof msg), FB_OK);
+    assert_int_equal(sim_metric_value(sc, s, "attempts[]", &v, NULL, msg, sizeof msg),
+                     FB_ENOTFOUND);
+    assert_int_equal(sim_metric_value(sc, s, "queue_peak[nobody]", &v, NULL, msg, sizeof msg),
+                     FB_ENOTFOUND);
+    assert_string_equal(msg, "metric 'queue_peak[nobody]': no provider named 'nobody'");
+    assert_int_equal(sim_metric_get(sc, s, "no_such_metric"), 0);
+    free(s);
+    sim_scenario_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sim_poisson_arrivals_follow_the_rate),
@@ -833,6 +879,7 @@ int main(void) {
         cmocka_unit_test(sim_midstream_on_a_class_that_does_not_stream_is_a_plain_failure),
         cmocka_unit_test(sim_fault_active_marks_every_tick_a_fault_overlaps),
         cmocka_unit_test(sim_huge_service_times_do_not_overflow),
+        cmocka_unit_test(sim_metric_table_rows_resolve_by_name),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }

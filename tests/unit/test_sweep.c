@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "reports/sweep.h"
+#include "sweep/sweep.h"
 #include "tests/unit/helpers.h"
 
 /* cmocka's assert_float_equal works in float; these checks need doubles. */
@@ -20,35 +20,35 @@ static void near_at(double a, double b, double eps, const char *what, int line) 
     if (!(fabs(a - b) <= eps)) fail_msg("line %d: %s = %.12g, expected %.12g", line, what, a, b);
 }
 
-static rep_sweep_dim parse_ok(const char *arg) {
-    rep_sweep_dim dim;
+static sweep_dim parse_ok(const char *arg) {
+    sweep_dim dim;
     char msg[512];
-    int rc = rep_sweep_parse_grid(arg, &dim, msg, sizeof msg);
+    int rc = sweep_parse_grid(arg, &dim, msg, sizeof msg);
     if (rc != FB_OK) fail_msg("'%s' rejected: %s", arg, msg);
     return dim;
 }
 
 static void parse_bad(const char *arg, const char *fragment) {
-    rep_sweep_dim dim;
+    sweep_dim dim;
     char msg[512] = "";
-    if (rep_sweep_parse_grid(arg, &dim, msg, sizeof msg) == FB_OK) {
-        rep_sweep_dim_free(&dim);
+    if (sweep_parse_grid(arg, &dim, msg, sizeof msg) == FB_OK) {
+        sweep_dim_free(&dim);
         fail_msg("accepted: %s", arg);
     }
     if (strstr(msg, fragment) == NULL) fail_msg("message '%s' lacks '%s'", msg, fragment);
 }
 
-static void value_at(const rep_sweep_dim *dim, double u, const char *expected) {
+static void value_at(const sweep_dim *dim, double u, const char *expected) {
     char buf[128];
-    rep_sweep_dim_value(dim, u, buf, sizeof buf);
+    sweep_dim_value(dim, u, buf, sizeof buf);
     if (strcmp(buf, expected) != 0) fail_msg("at u=%.17g: '%s', expected '%s'", u, buf, expected);
 }
 
 static void grid_lists_values_in_order_trimmed(void **state) {
     (void)state;
-    rep_sweep_dim d = parse_ok("breaker.failure_rate=0.3, 0.5 ,0.7");
+    sweep_dim d = parse_ok("breaker.failure_rate=0.3, 0.5 ,0.7");
     assert_string_equal(d.key, "breaker.failure_rate");
-    assert_int_equal(d.kind, REP_SWEEP_LIST);
+    assert_int_equal(d.kind, SWEEP_LIST);
     assert_int_equal(d.value_count, 3);
     assert_string_equal(d.values[0], "0.3");
     assert_string_equal(d.values[1], "0.5");
@@ -56,53 +56,53 @@ static void grid_lists_values_in_order_trimmed(void **state) {
     value_at(&d, 0, "0.3");
     value_at(&d, 0.34, "0.5");
     value_at(&d, 0.9999, "0.7");
-    rep_sweep_dim_free(&d);
+    sweep_dim_free(&d);
 }
 
 static void grid_keeps_commas_inside_json_values(void **state) {
     (void)state;
-    rep_sweep_dim d = parse_ok("retry.backoff={\"constant\": \"1s\"},\"none\",[1,2]");
+    sweep_dim d = parse_ok("retry.backoff={\"constant\": \"1s\"},\"none\",[1,2]");
     assert_int_equal(d.value_count, 3);
     assert_string_equal(d.values[0], "{\"constant\": \"1s\"}");
     assert_string_equal(d.values[1], "\"none\"");
     assert_string_equal(d.values[2], "[1,2]");
-    rep_sweep_dim_free(&d);
+    sweep_dim_free(&d);
 }
 
 static void grid_ranges_know_durations_integers_and_numbers(void **state) {
     (void)state;
-    rep_sweep_dim d = parse_ok("retry.base=100ms..2s");
-    assert_int_equal(d.kind, REP_SWEEP_RANGE);
-    assert_int_equal(d.type, REP_SWEEP_DURATION);
+    sweep_dim d = parse_ok("retry.base=100ms..2s");
+    assert_int_equal(d.kind, SWEEP_RANGE);
+    assert_int_equal(d.type, SWEEP_DURATION);
     assert_false(d.log);
     assert_true(d.lo == 100000 && d.hi == 2000000);
     value_at(&d, 0, "100ms");
     value_at(&d, 0.5, "1050ms"); /* linear in microseconds, rounded to the millisecond */
     value_at(&d, 0.25, "575ms");
-    rep_sweep_dim_free(&d);
+    sweep_dim_free(&d);
 
     d = parse_ok("retry.attempts=1..4");
-    assert_int_equal(d.type, REP_SWEEP_INTEGER);
+    assert_int_equal(d.type, SWEEP_INTEGER);
     value_at(&d, 0, "1");
     value_at(&d, 0.2499, "1");
     value_at(&d, 0.25, "2");
     value_at(&d, 0.9999, "4"); /* the high end is reachable */
-    rep_sweep_dim_free(&d);
+    sweep_dim_free(&d);
 
     d = parse_ok("breaker.failure_rate=0.2..0.8");
-    assert_int_equal(d.type, REP_SWEEP_NUMBER);
+    assert_int_equal(d.type, SWEEP_NUMBER);
     value_at(&d, 0.5, "0.5");
-    rep_sweep_dim_free(&d);
+    sweep_dim_free(&d);
 
     d = parse_ok("breaker.open=log:1s..100s");
     assert_true(d.log);
     value_at(&d, 0, "1s");
     value_at(&d, 0.5, "10s"); /* log-uniform: the midpoint is the geometric mean */
-    rep_sweep_dim_free(&d);
+    sweep_dim_free(&d);
 
     d = parse_ok("retry.base=log:10us..1ms");
     value_at(&d, 0.5, "100us"); /* below a millisecond: rounded to the microsecond */
-    rep_sweep_dim_free(&d);
+    sweep_dim_free(&d);
 }
 
 static void grid_rejects_bad_syntax_with_the_argument(void **state) {
@@ -125,7 +125,7 @@ static void lhs_puts_one_point_in_every_stratum(void **state) {
     (void)state;
     enum { N = 37, D = 4 };
     double u[N * D];
-    rep_sweep_lhs(N, D, 42, u);
+    sweep_lhs(N, D, 42, u);
     for (int j = 0; j < D; j++) {
         int seen[N] = {0};
         for (int i = 0; i < N; i++) {
@@ -142,9 +142,9 @@ static void lhs_puts_one_point_in_every_stratum(void **state) {
 static void lhs_is_deterministic_in_its_seed(void **state) {
     (void)state;
     double a[20 * 3], b[20 * 3], c[20 * 3];
-    rep_sweep_lhs(20, 3, 7, a);
-    rep_sweep_lhs(20, 3, 7, b);
-    rep_sweep_lhs(20, 3, 8, c);
+    sweep_lhs(20, 3, 7, a);
+    sweep_lhs(20, 3, 7, b);
+    sweep_lhs(20, 3, 8, c);
     assert_memory_equal(a, b, sizeof a);
     assert_memory_not_equal(a, c, sizeof a);
     /* the dimensions are not copies of each other */
@@ -155,25 +155,25 @@ static void lhs_is_deterministic_in_its_seed(void **state) {
 
 static void t975_matches_the_table_and_the_expansion(void **state) {
     (void)state;
-    assert_true(isnan(rep_sweep_t975(0)));
-    near(rep_sweep_t975(1), 12.706204736, 1e-9);
-    near(rep_sweep_t975(2), 4.302652730, 1e-9);
-    near(rep_sweep_t975(4), 2.776445105, 1e-9);
-    near(rep_sweep_t975(10), 2.228138852, 1e-9);
-    near(rep_sweep_t975(30), 2.042272456, 1e-9);
+    assert_true(isnan(sweep_t975(0)));
+    near(sweep_t975(1), 12.706204736, 1e-9);
+    near(sweep_t975(2), 4.302652730, 1e-9);
+    near(sweep_t975(4), 2.776445105, 1e-9);
+    near(sweep_t975(10), 2.228138852, 1e-9);
+    near(sweep_t975(30), 2.042272456, 1e-9);
     /* above the table, Cornish-Fisher against exact quantiles */
-    near(rep_sweep_t975(40), 2.021075390, 1e-6);
-    near(rep_sweep_t975(60), 2.000297822, 1e-6);
-    near(rep_sweep_t975(120), 1.979930405, 1e-6);
-    near(rep_sweep_t975(1000), 1.962339081, 1e-6);
-    near(rep_sweep_t975(1000000), 1.959966357, 1e-8);
+    near(sweep_t975(40), 2.021075390, 1e-6);
+    near(sweep_t975(60), 2.000297822, 1e-6);
+    near(sweep_t975(120), 1.979930405, 1e-6);
+    near(sweep_t975(1000), 1.962339081, 1e-6);
+    near(sweep_t975(1000000), 1.959966357, 1e-8);
 }
 
 static void stat_gives_mean_sd_and_t_interval(void **state) {
     (void)state;
     const double x[5] = {1, 2, 3, 4, 5};
-    rep_sweep_stat st;
-    rep_sweep_stat_of(x, 5, &st);
+    sweep_stat st;
+    sweep_stat_of(x, 5, &st);
     assert_int_equal(st.n, 5);
     near(st.mean, 3, 1e-12);
     near(st.sd, sqrt(2.5), 1e-12);
@@ -182,14 +182,14 @@ static void stat_gives_mean_sd_and_t_interval(void **state) {
     near(st.ci_high, 4.963243161, 1e-8);
 
     const double two[2] = {10, 12};
-    rep_sweep_stat_of(two, 2, &st);
+    sweep_stat_of(two, 2, &st);
     near(st.ci_low, 11 - 12.706204736 * sqrt(2) / sqrt(2), 1e-8);
     near(st.ci_high, 11 + 12.706204736, 1e-8);
 
-    rep_sweep_stat_of(x, 1, &st);
+    sweep_stat_of(x, 1, &st);
     near(st.mean, 1, 0);
     assert_true(isnan(st.sd) && isnan(st.ci_low) && isnan(st.ci_high));
-    rep_sweep_stat_of(x, 0, &st);
+    sweep_stat_of(x, 0, &st);
     assert_true(isnan(st.mean));
 }
 
@@ -206,7 +206,7 @@ static void pareto_keeps_exactly_the_non_dominated(void **state) {
         1,   5, /* 7: equal to 0 */
     };
     bool front[8];
-    rep_sweep_pareto(obj, 8, 2, front);
+    sweep_pareto(obj, 8, 2, front);
     const bool expected[8] = {true, true, true, false, true, false, false, true};
     for (int i = 0; i < 8; i++)
         if (front[i] != expected[i]) fail_msg("row %d: %d, expected %d", i, front[i], expected[i]);
@@ -220,7 +220,7 @@ static void pareto_matches_brute_force_on_random_rows(void **state) {
     fb_rng_seed(&r, 3, 1);
     for (int i = 0; i < N * M; i++) obj[i] = (double)fb_rng_below(&r, 20); /* many ties */
     bool front[N];
-    rep_sweep_pareto(obj, N, M, front);
+    sweep_pareto(obj, N, M, front);
     for (int i = 0; i < N; i++) {
         bool dominated = false;
         for (int k = 0; k < N && !dominated; k++) {
@@ -244,40 +244,40 @@ static const char scenario_text[] =
 static void constraints_read_units_and_percentages(void **state) {
     (void)state;
     sim_scenario *sc = th_load(scenario_text);
-    rep_sweep_constraint c[4];
+    sweep_constraint c[4];
     size_t n = 0;
     char msg[512];
-    int rc = rep_sweep_parse_constraints(
+    int rc = sweep_parse_constraints(
         " success_rate >= 0.999, latency_p99<=10s,availability>99.5%,cost_usd[openai]<$12.5", sc, c,
         4, &n, msg, sizeof msg);
     if (rc != FB_OK) fail_msg("%s", msg);
     assert_int_equal(n, 4);
     assert_string_equal(c[0].metric, "success_rate");
-    assert_int_equal(c[0].op, REP_SWEEP_GE);
+    assert_int_equal(c[0].op, SWEEP_GE);
     near(c[0].value, 0.999, 1e-15);
     assert_string_equal(c[0].text, "success_rate >= 0.999");
     assert_string_equal(c[1].metric, "latency_p99");
-    assert_int_equal(c[1].op, REP_SWEEP_LE);
+    assert_int_equal(c[1].op, SWEEP_LE);
     near(c[1].value, 10e6, 0);
-    assert_int_equal(c[2].op, REP_SWEEP_GT);
+    assert_int_equal(c[2].op, SWEEP_GT);
     near(c[2].value, 0.995, 1e-15);
     assert_string_equal(c[3].metric, "cost_usd[openai]");
-    assert_int_equal(c[3].op, REP_SWEEP_LT);
+    assert_int_equal(c[3].op, SWEEP_LT);
     near(c[3].value, 12.5, 0);
 
-    assert_true(rep_sweep_constraint_holds(&c[0], 0.999));
-    assert_false(rep_sweep_constraint_holds(&c[0], 0.9989));
-    assert_true(rep_sweep_constraint_holds(&c[1], 10e6));
-    assert_false(rep_sweep_constraint_holds(&c[2], 0.995));
-    assert_false(rep_sweep_constraint_holds(&c[3], 12.5));
+    assert_true(sweep_constraint_holds(&c[0], 0.999));
+    assert_false(sweep_constraint_holds(&c[0], 0.9989));
+    assert_true(sweep_constraint_holds(&c[1], 10e6));
+    assert_false(sweep_constraint_holds(&c[2], 0.995));
+    assert_false(sweep_constraint_holds(&c[3], 12.5));
     sim_scenario_free(sc);
 }
 
 static void constraint_error(const sim_scenario *sc, const char *text, const char *fragment) {
-    rep_sweep_constraint c[4];
+    sweep_constraint c[4];
     size_t n = 0;
     char msg[512] = "";
-    if (rep_sweep_parse_constraints(text, sc, c, 4, &n, msg, sizeof msg) == FB_OK)
+    if (sweep_parse_constraints(text, sc, c, 4, &n, msg, sizeof msg) == FB_OK)
         fail_msg("accepted: %s", text);
     if (strstr(msg, fragment) == NULL) fail_msg("message '%s' lacks '%s'", msg, fragment);
 }
@@ -299,18 +299,18 @@ static void shards_partition_the_tasks(void **state) {
     (void)state;
     for (uint64_t t = 0; t < 50; t++) {
         int owners = 0;
-        for (uint32_t k = 1; k <= 4; k++) owners += rep_sweep_in_shard(t, k, 4);
+        for (uint32_t k = 1; k <= 4; k++) owners += sweep_in_shard(t, k, 4);
         assert_int_equal(owners, 1);
     }
-    assert_true(rep_sweep_in_shard(5, 2, 4));
-    assert_false(rep_sweep_in_shard(5, 1, 4));
+    assert_true(sweep_in_shard(5, 2, 4));
+    assert_false(sweep_in_shard(5, 1, 4));
 }
 
 static void hash_is_fnv1a_64(void **state) {
     (void)state;
-    assert_true(rep_sweep_hash("", 0) == UINT64_C(0xcbf29ce484222325));
-    assert_true(rep_sweep_hash("a", 1) == UINT64_C(0xaf63dc4c8601ec8c));
-    assert_true(rep_sweep_hash("foobar", 6) == UINT64_C(0x85944171f73967e8));
+    assert_true(sweep_hash("", 0) == UINT64_C(0xcbf29ce484222325));
+    assert_true(sweep_hash("a", 1) == UINT64_C(0xaf63dc4c8601ec8c));
+    assert_true(sweep_hash("foobar", 6) == UINT64_C(0x85944171f73967e8));
 }
 
 int main(void) {

@@ -1,6 +1,5 @@
 /*
- * sweep_charts.c - a sweep's charts (gnuplot, run as a program) and its
- * self-contained sweep.html.
+ * charts.c - a sweep's charts, drawn by gnuplot (run as a program).
  *
  * Every chart is a data file plus a script in DIR/charts/, so it can be
  * restyled and redrawn by hand (cd DIR/charts && gnuplot heatmap.gp):
@@ -11,19 +10,16 @@
  *   pareto    cost against blast radius, coloured by p99 latency, with the
  *             Pareto front and the best point marked
  */
-#include "reports/sweep_impl.h"
+#include "sweep/sweepint.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
-#include "reports/charts.h"
-#include "reports/report.h"
+#include "reports/gnuplot.h"
 
 #define LABELS_MAX_CELLS 150 /* beyond this the heatmap cells carry no numbers */
 
@@ -32,50 +28,33 @@ static int fail(char *msg, size_t msglen, const char *what, const char *path) {
     return FB_EIO;
 }
 
-/* A single-quoted gnuplot string: a quote is written twice. */
-static void gp_str(FILE *f, const char *s) {
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'') fputc('\'', f);
-        fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
-/* A double-quoted data-file string (gnuplot reads it as one column). */
-static void dat_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) fputc(*s == '"' ? '\'' : *s, f);
-    fputc('"', f);
-}
-
 /* The metric in the unit the chart shows: durations in seconds. */
-static double chart_value(double v, rep_unit unit) {
-    return unit == REP_UNIT_US ? v / 1e6 : v;
+static double chart_value(double v, sim_unit unit) {
+    return unit == SIM_UNIT_US ? v / 1e6 : v;
 }
 
-static const char *chart_unit(rep_unit unit) {
-    return unit == REP_UNIT_US ? " (s)" : unit == REP_UNIT_USD ? " (USD)" : "";
+static const char *chart_unit(sim_unit unit) {
+    return unit == SIM_UNIT_US ? " (s)" : unit == SIM_UNIT_USD ? " (USD)" : "";
 }
 
 /*
  * A short cell label: "$2222", "8.2s", "0.9990", "781", with enough decimals
  * (at least `decimals`) to tell the cells apart.
  */
-static void cell_label(char *buf, size_t len, double v, rep_unit unit, int decimals) {
+static void cell_label(char *buf, size_t len, double v, sim_unit unit, int decimals) {
     if (isnan(v))
         snprintf(buf, len, "-");
-    else if (unit == REP_UNIT_US)
+    else if (unit == SIM_UNIT_US)
         sweep_format_human(buf, len, v, unit);
-    else if (unit == REP_UNIT_USD)
+    else if (unit == SIM_UNIT_USD)
         snprintf(buf, len, v < 0 ? "-$%.*f" : "$%.*f", decimals, fabs(v));
     else
         snprintf(buf, len, "%.*f", decimals, v);
 }
 
 /* Decimals that separate values spread over `range`. */
-static int label_decimals(double range, double top, rep_unit unit) {
-    int d = unit == REP_UNIT_RATIO ? 4 : unit == REP_UNIT_USD && fabs(top) < 100 ? 2 : 0;
+static int label_decimals(double range, double top, sim_unit unit) {
+    int d = unit == SIM_UNIT_RATIO ? 4 : unit == SIM_UNIT_USD && fabs(top) < 100 ? 2 : 0;
     if (range > 0 && isfinite(range)) {
         int need = (int)ceil(-log10(range / 10));
         if (need > d) d = need;
@@ -84,11 +63,10 @@ static int label_decimals(double range, double top, rep_unit unit) {
 }
 
 static void gp_header(FILE *f, const char *png, int width, int height) {
-    fprintf(f,
-            "set terminal pngcairo size %d,%d font 'sans,10' noenhanced\n"
-            "set output '%s'\n"
-            "set border lc rgb '#555555'\n",
-            width, height, png);
+    fprintf(f, "set terminal pngcairo size %d,%d font 'sans,10' noenhanced\nset output ", width,
+            height);
+    rep_gnuplot_quote(f, png);
+    fputs("\nset border lc rgb '#555555'\n", f);
 }
 
 /* Green for good values, red for bad ones. */
@@ -100,11 +78,11 @@ static void gp_palette(FILE *f, bool higher_better) {
 }
 
 /* xtics/ytics naming each listed value at its index. */
-static void gp_list_tics(FILE *f, const char *axis, const rep_sweep_dim *dim) {
+static void gp_list_tics(FILE *f, const char *axis, const sweep_dim *dim) {
     fprintf(f, "set %stics (", axis);
     for (uint32_t v = 0; v < dim->value_count; v++) {
         fputs(v ? ", " : "", f);
-        gp_str(f, dim->values[v]);
+        rep_gnuplot_quote(f, dim->values[v]);
         fprintf(f, " %u", v);
     }
     fputs(")\n", f);
@@ -112,30 +90,29 @@ static void gp_list_tics(FILE *f, const char *axis, const rep_sweep_dim *dim) {
 }
 
 /* A point's position along a dimension: list index, or the range value (s for durations). */
-static double axis_pos(const rep_sweep *sw, uint64_t p, uint32_t d) {
-    const rep_sweep_dim *dim = &sw->dims[d];
+static double axis_pos(const sweep *sw, uint64_t p, uint32_t d) {
+    const sweep_dim *dim = &sw->dims[d];
     char v[SWEEP_VALUE_MAX];
     sweep_point_value(sw, p, d, v, sizeof v);
-    if (dim->kind == REP_SWEEP_LIST) {
+    if (dim->kind == SWEEP_LIST) {
         for (uint32_t i = 0; i < dim->value_count; i++)
             if (strcmp(dim->values[i], v) == 0) return i;
         return NAN;
     }
     fb_time_us us;
-    if (dim->type == REP_SWEEP_DURATION && sim_parse_duration(v, &us) == FB_OK)
-        return (double)us / 1e6;
+    if (dim->type == SWEEP_DURATION && sim_parse_duration(v, &us) == FB_OK) return (double)us / 1e6;
     return strtod(v, NULL);
 }
 
-static void gp_axis(FILE *f, const rep_sweep *sw, uint32_t d, const char *axis) {
-    const rep_sweep_dim *dim = &sw->dims[d];
+static void gp_axis(FILE *f, const sweep *sw, uint32_t d, const char *axis) {
+    const sweep_dim *dim = &sw->dims[d];
     fprintf(f, "set %slabel ", axis);
-    char label[REP_SWEEP_KEY_MAX + 8];
+    char label[SWEEP_KEY_MAX + 8];
     snprintf(label, sizeof label, "%s%s", dim->key,
-             dim->kind == REP_SWEEP_RANGE && dim->type == REP_SWEEP_DURATION ? " (s)" : "");
-    gp_str(f, label);
+             dim->kind == SWEEP_RANGE && dim->type == SWEEP_DURATION ? " (s)" : "");
+    rep_gnuplot_quote(f, label);
     fputc('\n', f);
-    if (dim->kind == REP_SWEEP_LIST) {
+    if (dim->kind == SWEEP_LIST) {
         gp_list_tics(f, axis, dim);
         fprintf(f, "set %srange [-0.5:%u.5]\n", axis, dim->value_count - 1);
     } else if (dim->log) {
@@ -144,8 +121,7 @@ static void gp_axis(FILE *f, const rep_sweep *sw, uint32_t d, const char *axis) 
 }
 
 /* The point that differs from `ref` only in dimensions x and y (full factorial). */
-static uint64_t grid_point(const rep_sweep *sw, uint64_t ref, int x, uint32_t i, int y,
-                           uint32_t j) {
+static uint64_t grid_point(const sweep *sw, uint64_t ref, int x, uint32_t i, int y, uint32_t j) {
     uint64_t p = 0, stride = 1;
     for (uint32_t d = sw->dim_count; d-- > 0;) {
         uint32_t n = sw->dims[d].value_count;
@@ -158,28 +134,35 @@ static uint64_t grid_point(const rep_sweep *sw, uint64_t ref, int x, uint32_t i,
     return p;
 }
 
-static uint64_t reference_point(const rep_sweep *sw) {
+static uint64_t reference_point(const sweep *sw) {
     return sw->best >= 0 ? (uint64_t)sw->best : sw->closest >= 0 ? (uint64_t)sw->closest : 0;
 }
 
-static void title_line(FILE *f, const rep_sweep *sw, const char *metric, rep_unit unit) {
+static void title_line(FILE *f, const sweep *sw, const char *metric, sim_unit unit) {
     char t[512];
     snprintf(t, sizeof t, "%s%s, mean of %u seed%s - variant %s of %s", metric, chart_unit(unit),
              sw->seeds, sw->seeds == 1 ? "" : "s", sw->variant, sw->base->name);
     fputs("set title ", f);
-    gp_str(f, t);
+    rep_gnuplot_quote(f, t);
 }
 
-static void write_grid_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) {
+/* "set cblabel 'latency_p99 (s)'" (no newline): metric column m and its unit on an axis. */
+static void gp_metric_label(FILE *f, const char *axis, const sweep *sw, int m) {
+    char label[SWEEP_METRIC_MAX + 16];
+    snprintf(label, sizeof label, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
+    fprintf(f, "set %slabel ", axis);
+    rep_gnuplot_quote(f, label);
+}
+
+/* The cells around `ref`: x, y, value and its label. True when some cell is infeasible. */
+static bool write_grid_data(FILE *dat, const sweep *sw, int m, uint64_t ref) {
     int x = sw->heat_x, y = sw->heat_y;
-    const rep_sweep_dim *dx = &sw->dims[x], *dy = &sw->dims[y];
-    uint64_t ref = reference_point(sw);
-    bool labels = (uint64_t)dx->value_count * dy->value_count <= LABELS_MAX_CELLS;
+    const sweep_dim *dx = &sw->dims[x], *dy = &sw->dims[y];
     bool any_infeasible = false;
     double lo = INFINITY, hi = -INFINITY;
     for (uint32_t i = 0; i < dx->value_count; i++)
         for (uint32_t j = 0; j < dy->value_count; j++) {
-            rep_sweep_stat st;
+            sweep_stat st;
             sweep_point_stat(sw, grid_point(sw, ref, x, i, y, j), m, &st);
             if (isnan(st.mean)) continue;
             lo = st.mean < lo ? st.mean : lo;
@@ -189,7 +172,7 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) 
     for (uint32_t i = 0; i < dx->value_count; i++) {
         for (uint32_t j = 0; j < dy->value_count; j++) {
             uint64_t p = grid_point(sw, ref, x, i, y, j);
-            rep_sweep_stat st;
+            sweep_stat st;
             sweep_point_stat(sw, p, m, &st);
             char label[64];
             cell_label(label, sizeof label, st.mean, sw->units[m], decimals);
@@ -198,11 +181,19 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) 
                 any_infeasible = true;
             }
             fprintf(dat, "%u %u %.9g ", i, j, chart_value(st.mean, sw->units[m]));
-            dat_str(dat, label);
+            rep_gnuplot_datum(dat, label);
             fputc('\n', dat);
         }
         fputc('\n', dat);
     }
+    return any_infeasible;
+}
+
+static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
+    int x = sw->heat_x, y = sw->heat_y;
+    uint64_t ref = reference_point(sw);
+    bool labels = (uint64_t)sw->dims[x].value_count * sw->dims[y].value_count <= LABELS_MAX_CELLS;
+    bool any_infeasible = write_grid_data(dat, sw, m, ref);
     char others[1024] = "";
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         if ((int)d == x || (int)d == y) continue;
@@ -218,15 +209,12 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) 
              any_infeasible ? "* = violates the constraints" : "");
     if (sub[0]) {
         fputs(" . \"\\n\" . ", gp);
-        gp_str(gp, sub);
+        rep_gnuplot_quote(gp, sub);
     }
     fputc('\n', gp);
     gp_axis(gp, sw, (uint32_t)x, "x");
     gp_axis(gp, sw, (uint32_t)y, "y");
-    fputs("set cblabel ", gp);
-    char cb[128];
-    snprintf(cb, sizeof cb, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
-    gp_str(gp, cb);
+    gp_metric_label(gp, "cb", sw, m);
     fputc('\n', gp);
     if (sw->best >= 0) {
         double bx = axis_pos(sw, ref, (uint32_t)x), by = axis_pos(sw, ref, (uint32_t)y);
@@ -240,10 +228,10 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) 
     fputc('\n', gp);
 }
 
-static void write_scatter_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int m) {
+static void write_scatter_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
     int x = sw->heat_x, y = sw->heat_y;
     for (uint64_t p = 0; p < sw->points; p++) {
-        rep_sweep_stat st;
+        sweep_stat st;
         sweep_point_stat(sw, p, m, &st);
         fprintf(dat, "%.9g %.9g %.9g %d\n", axis_pos(sw, p, (uint32_t)x),
                 axis_pos(sw, p, (uint32_t)y), chart_value(st.mean, sw->units[m]),
@@ -254,10 +242,7 @@ static void write_scatter_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int 
     fputc('\n', gp);
     gp_axis(gp, sw, (uint32_t)x, "x");
     gp_axis(gp, sw, (uint32_t)y, "y");
-    fputs("set cblabel ", gp);
-    char cb[128];
-    snprintf(cb, sizeof cb, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
-    gp_str(gp, cb);
+    gp_metric_label(gp, "cb", sw, m);
     /* key samples in grey: the palette colours belong to the colour box */
     if (sw->con_count == 0 && sw->best < 0) fputs("\nunset key", gp);
     fputs("\nset key below\nplot 'heatmap.dat' using 1:2:($4==1?$3:1/0) with points pt 7 ps 1.6 "
@@ -277,10 +262,10 @@ static void write_scatter_heatmap(FILE *gp, FILE *dat, const rep_sweep *sw, int 
     fputc('\n', gp);
 }
 
-static void write_profile(FILE *gp, FILE *dat, const rep_sweep *sw, int m) {
+static void write_profile(FILE *gp, FILE *dat, const sweep *sw, int m) {
     int x = sw->heat_x;
     for (uint64_t p = 0; p < sw->points; p++) {
-        rep_sweep_stat st;
+        sweep_stat st;
         sweep_point_stat(sw, p, m, &st);
         double lo = isnan(st.ci_low) ? st.mean : st.ci_low;
         double hi = isnan(st.ci_high) ? st.mean : st.ci_high;
@@ -291,10 +276,7 @@ static void write_profile(FILE *gp, FILE *dat, const rep_sweep *sw, int m) {
     title_line(gp, sw, sw->metrics[m], sw->units[m]);
     fputs(" . \"\\nbars: 95% confidence interval\"\n", gp);
     gp_axis(gp, sw, (uint32_t)x, "x");
-    fputs("set ylabel ", gp);
-    char yl[128];
-    snprintf(yl, sizeof yl, "%s%s", sw->metrics[m], chart_unit(sw->units[m]));
-    gp_str(gp, yl);
+    gp_metric_label(gp, "y", sw, m);
     fputs("\nset grid\nset key below\nplot 'heatmap.dat' using 1:($5==1?$2:1/0):3:4 with "
           "yerrorbars pt 7 ps 1.2 lc rgb '#1f77b4' ",
           gp);
@@ -307,12 +289,12 @@ static void write_profile(FILE *gp, FILE *dat, const rep_sweep *sw, int m) {
           gp);
 }
 
-static void write_pareto(FILE *gp, FILE *dat, const rep_sweep *sw) {
+static void write_pareto(FILE *gp, FILE *dat, const sweep *sw) {
     int mb = sweep_metric_index(sw, "blast_radius"), mc = sweep_metric_index(sw, "cost_usd");
     int ml = sweep_metric_index(sw, "latency_p99");
     double ymin = INFINITY, ymax = 0;
     for (uint64_t p = 0; p < sw->points; p++) {
-        rep_sweep_stat b, c, l;
+        sweep_stat b, c, l;
         sweep_point_stat(sw, p, mb, &b);
         sweep_point_stat(sw, p, mc, &c);
         sweep_point_stat(sw, p, ml, &l);
@@ -340,16 +322,11 @@ static void write_pareto(FILE *gp, FILE *dat, const rep_sweep *sw) {
     fputc('\n', gp);
 }
 
-static int run_gnuplot(const char *gnuplot, const char *charts, const char *script, char *msg,
-                       size_t msglen) {
-    return rep_gnuplot_run(gnuplot, charts, script, msg, msglen);
-}
-
 typedef enum chart_kind { CHART_HEATMAP, CHART_PARETO } chart_kind;
 
 /* The data and the script; then the PNG when gnuplot is there (else NULL). */
-static int write_chart(const rep_sweep *sw, const char *charts, chart_kind kind,
-                       const char *gnuplot, char *msg, size_t msglen) {
+static int write_chart(const sweep *sw, const char *charts, chart_kind kind, const char *gnuplot,
+                       char *msg, size_t msglen) {
     const char *name = kind == CHART_HEATMAP ? "heatmap" : "pareto";
     char gpath[1200], dpath[1200], ppath[1200], script[64], png[64];
     snprintf(script, sizeof script, "%s.gp", name);
@@ -382,10 +359,10 @@ static int write_chart(const rep_sweep *sw, const char *charts, chart_kind kind,
     if (fclose(gp) != 0) bad = true;
     if (fclose(dat) != 0) bad = true;
     if (bad) return fail(msg, msglen, "cannot write", gpath);
-    return gnuplot ? run_gnuplot(gnuplot, charts, script, msg, msglen) : FB_OK;
+    return gnuplot ? rep_gnuplot_run(gnuplot, charts, script, msg, msglen) : FB_OK;
 }
 
-int sweep_write_charts(const rep_sweep *sw, const char *dir, char *msg, size_t msglen) {
+int sweep_write_charts(const sweep *sw, const char *dir, char *msg, size_t msglen) {
     char charts[1100];
     snprintf(charts, sizeof charts, "%s/charts", dir);
     if (mkdir(charts, 0777) != 0 && errno != EEXIST)
@@ -398,198 +375,5 @@ int sweep_write_charts(const rep_sweep *sw, const char *dir, char *msg, size_t m
         snprintf(msg, msglen, "%s", gnuplot);
         rc = FB_ENOTFOUND;
     }
-    return rc;
-}
-
-/* ---- sweep.html ---- */
-
-static int html_png(FILE *f, const char *path, const char *alt) {
-    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    FILE *in = fopen(path, "rb");
-    if (in == NULL) return FB_EIO;
-    fputs("<img alt=\"", f);
-    rep_escape_markup(f, alt);
-    fputs("\" src=\"data:image/png;base64,", f);
-    unsigned char buf[3];
-    size_t n;
-    while ((n = fread(buf, 1, 3, in)) > 0) {
-        uint32_t v =
-            (uint32_t)buf[0] << 16 | (n > 1 ? (uint32_t)buf[1] << 8 : 0) | (n > 2 ? buf[2] : 0);
-        fputc(b64[v >> 18 & 63], f);
-        fputc(b64[v >> 12 & 63], f);
-        fputc(n > 1 ? b64[v >> 6 & 63] : '=', f);
-        fputc(n > 2 ? b64[v & 63] : '=', f);
-    }
-    fclose(in);
-    fputs("\">\n", f);
-    return FB_OK;
-}
-
-typedef struct rank {
-    uint64_t point;
-    int group; /* 0 feasible with a value, 1 infeasible, 2 no value */
-    double key;
-} rank;
-
-static int rank_cmp(const void *a, const void *b) {
-    const rank *x = a, *y = b;
-    if (x->group != y->group) return x->group < y->group ? -1 : 1;
-    if (x->key != y->key) return x->key < y->key ? -1 : 1;
-    return x->point < y->point ? -1 : x->point > y->point;
-}
-
-/* The metrics the tables show: objective, constraints, then the usual four. */
-static size_t table_metrics(const rep_sweep *sw, int *cols, size_t max) {
-    const char *names[REP_SWEEP_CONSTRAINTS_MAX + 8];
-    size_t n = 0, out = 0;
-    if (sw->objective[0]) names[n++] = sw->objective;
-    for (size_t c = 0; c < sw->con_count; c++) names[n++] = sw->cons[c].metric;
-    names[n++] = "success_rate";
-    names[n++] = "blast_radius";
-    names[n++] = "cost_usd";
-    names[n++] = "latency_p99";
-    for (size_t i = 0; i < n && out < max; i++) {
-        int m = sweep_metric_index(sw, names[i]);
-        bool dup = m < 0;
-        for (size_t j = 0; j < out; j++) dup = dup || cols[j] == m;
-        if (!dup) cols[out++] = m;
-    }
-    return out;
-}
-
-static void html_table(FILE *f, const rep_sweep *sw, const rank *rows, size_t n) {
-    int cols[REP_SWEEP_CONSTRAINTS_MAX + 8];
-    size_t nc = table_metrics(sw, cols, sizeof cols / sizeof cols[0]);
-    fputs("<table>\n<tr><th>point</th>", f);
-    for (uint32_t d = 0; d < sw->dim_count; d++) {
-        fputs("<th>", f);
-        rep_escape_markup(f, sw->dims[d].key);
-        fputs("</th>", f);
-    }
-    for (size_t c = 0; c < nc; c++) {
-        fputs("<th>", f);
-        rep_escape_markup(f, sw->metrics[cols[c]]);
-        fputs(" <small>mean [95% CI]</small></th>", f);
-    }
-    fputs("<th>feasible</th><th>Pareto</th></tr>\n", f);
-    for (size_t r = 0; r < n; r++) {
-        uint64_t p = rows[r].point;
-        fprintf(f, "<tr%s><td>%" PRIu64 "</td>", (int64_t)p == sw->best ? " class=\"best\"" : "",
-                p);
-        for (uint32_t d = 0; d < sw->dim_count; d++) {
-            char v[SWEEP_VALUE_MAX];
-            sweep_point_value(sw, p, d, v, sizeof v);
-            fputs("<td>", f);
-            rep_escape_markup(f, v);
-            fputs("</td>", f);
-        }
-        for (size_t c = 0; c < nc; c++) {
-            rep_sweep_stat st;
-            sweep_point_stat(sw, p, cols[c], &st);
-            char a[64], lo[64], hi[64];
-            sweep_format_human(a, sizeof a, st.mean, sw->units[cols[c]]);
-            fputs("<td>", f);
-            rep_escape_markup(f, a);
-            if (st.n >= 2) {
-                sweep_format_human(lo, sizeof lo, st.ci_low, sw->units[cols[c]]);
-                sweep_format_human(hi, sizeof hi, st.ci_high, sw->units[cols[c]]);
-                fputs(" <small>[", f);
-                rep_escape_markup(f, lo);
-                fputs(", ", f);
-                rep_escape_markup(f, hi);
-                fputs("]</small>", f);
-            }
-            fputs("</td>", f);
-        }
-        fprintf(f, "<td>%s</td><td>%s</td></tr>\n", sw->feasible[p] ? "yes" : "no",
-                sw->pareto[p] ? "&#9733;" : "");
-    }
-    fputs("</table>\n", f);
-}
-
-static void html_head(FILE *f, const rep_sweep *sw) {
-    fputs("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>sweep: ", f);
-    rep_escape_markup(f, sw->base->name);
-    fputs("</title>\n<style>\n"
-          "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\n"
-          "pre{background:#f6f6f6;padding:1em;overflow-x:auto}\n"
-          "table{border-collapse:collapse;font-size:0.9em}\n"
-          "td,th{border:1px solid #ccc;padding:0.25em 0.5em;text-align:right}\n"
-          "th{background:#eee}tr.best td{background:#e3f4e1;font-weight:bold}\n"
-          "img{max-width:100%;display:block;margin:1em 0}small{color:#666}\n"
-          "</style></head><body>\n<h1>Sweep of ",
-          f);
-    rep_escape_markup(f, sw->base->name);
-    fputs(", variant ", f);
-    rep_escape_markup(f, sw->variant);
-    fputs("</h1>\n<p>", f);
-    rep_escape_markup(f, sw->file);
-    fprintf(f,
-            " &middot; %s &middot; %" PRIu64 " points &times; %u seeds (%" PRIu64 "..%" PRIu64
-            ") = %" PRIu64 " runs &middot; fusebox %s</p>\n",
-            sw->sample ? "Latin hypercube" : "full factorial", sw->points, sw->seeds, sw->seed,
-            sw->seed + sw->seeds - 1, sw->tasks, FUSEBOX_VERSION);
-}
-
-int sweep_write_html(const rep_sweep *sw, const char *dir, const char *answer, const char *note,
-                     char *msg, size_t msglen) {
-    char path[1200];
-    snprintf(path, sizeof path, "%s/sweep.html", dir);
-    FILE *f = fopen(path, "w");
-    if (f == NULL) return fail(msg, msglen, "cannot write", path);
-    html_head(f, sw);
-    fputs("<h2>Answer</h2>\n<pre>", f);
-    rep_escape_markup(f, answer);
-    fputs("</pre>\n<h2>Charts</h2>\n", f);
-    static const char *const charts[2] = {"heatmap", "pareto"};
-    int rc = FB_OK;
-    if (note) {
-        fputs("<p><strong>No charts:</strong> ", f);
-        rep_escape_markup(f, note);
-        fputs("</p>\n", f);
-    }
-    for (int c = 0; c < 2; c++) {
-        char png[1200];
-        snprintf(png, sizeof png, "%s/charts/%s.png", dir, charts[c]);
-        if (html_png(f, png, charts[c]) != FB_OK && !note)
-            fprintf(f, "<p>(charts/%s.png is missing)</p>\n", charts[c]);
-    }
-    rank *rows = calloc(sw->points ? sw->points : 1, sizeof *rows);
-    if (rows == NULL) rc = FB_ENOMEM;
-    if (rc == FB_OK) {
-        int m = sweep_metric_index(sw, sw->objective[0] ? sw->objective : "blast_radius");
-        double sense = sw->objective[0] && sw->sense < 0 ? -1 : 1;
-        size_t nfront = 0;
-        for (uint64_t p = 0; p < sw->points; p++) {
-            rep_sweep_stat st;
-            sweep_point_stat(sw, p, m, &st);
-            rows[p].point = p;
-            rows[p].key = isnan(st.mean) ? 0 : sense * st.mean;
-            rows[p].group = isnan(st.mean) ? 2 : sw->feasible[p] ? 0 : 1;
-        }
-        qsort(rows, sw->points, sizeof *rows, rank_cmp);
-        size_t shown = sw->points < 50 ? sw->points : 50;
-        fprintf(f, "<h2>Points</h2>\n<p>%s, %s first%s.</p>\n",
-                sw->objective[0] ? "by objective" : "by blast radius",
-                sw->con_count ? "feasible points" : "best",
-                shown < sw->points ? "; the first 50 (sweep-points.csv has them all)" : "");
-        html_table(f, sw, rows, shown);
-        for (uint64_t p = 0; p < sw->points; p++)
-            if (sw->pareto[rows[p].point]) rows[nfront++] = rows[p];
-        fprintf(f,
-                "<h2>Pareto front</h2>\n<p>%zu points no other point beats on blast radius, "
-                "cost and p99 latency at once.</p>\n",
-                nfront);
-        html_table(f, sw, rows, nfront < 200 ? nfront : 200);
-    }
-    free(rows);
-    fputs("<p>Data: sweep.csv (one row per run), sweep-points.csv (per point), sweep.json."
-          "</p>\n</body></html>\n",
-          f);
-    bool bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        if (rc == FB_OK) rc = fail(msg, msglen, "cannot write", path);
-    }
-    if (rc == FB_ENOMEM) snprintf(msg, msglen, "out of memory");
     return rc;
 }

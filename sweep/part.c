@@ -1,5 +1,5 @@
 /*
- * sweep_part.c - the partial files of a sharded sweep and their merge.
+ * part.c - the partial files of a sharded sweep and their merge.
  *
  * A partial file carries everything the merge needs: the sweep's definition
  * (scenario path and its FNV-1a hash, variant, --set, --grid, sample, seeds),
@@ -7,7 +7,7 @@
  * the shard's runs printed with %.17g, which reads back as the same doubles,
  * so the merged outputs are byte-identical to an unsharded run's.
  */
-#include "reports/sweep_impl.h"
+#include "sweep/sweepint.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -16,86 +16,81 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reports/report.h"
+#include "core/version.h"
+#include "reports/json.h"
 
 #define PART_TEXT_MAX ((size_t)2 * 1024 * 1024 * 1024)
 #define PART_FORMAT 1
 
-static void write_str_array(FILE *f, char *const *v, size_t n) {
-    fputc('[', f);
-    for (size_t i = 0; i < n; i++) {
-        fputs(i ? ", " : "", f);
-        sweep_json_str(f, v[i]);
-    }
-    fputc(']', f);
+bool sweep_in_shard(uint64_t task, uint32_t k, uint32_t n) {
+    return n > 0 && task % n == (uint64_t)(k - 1);
 }
 
-int rep_sweep_write_part(FILE *f, const rep_sweep *sw, uint32_t k, uint32_t n) {
-    fprintf(f, "{\n  \"fusebox_sweep_part\": %d,\n  \"fusebox\": ", PART_FORMAT);
-    sweep_json_str(f, FUSEBOX_VERSION);
-    fprintf(f, ",\n  \"shard\": %u,\n  \"shards\": %u,\n  \"sweep\": {\"scenario\": ", k, n);
-    sweep_json_str(f, sw->file);
-    fprintf(f, ", \"scenario_fnv1a64\": \"%016" PRIx64 "\", \"variant\": ", sw->hash);
-    sweep_json_str(f, sw->variant);
-    fputs(", \"sets\": ", f);
-    write_str_array(f, sw->sets, sw->set_count);
-    fputs(", \"grid\": ", f);
-    write_str_array(f, sw->grid_args, sw->dim_count);
-    fprintf(f,
-            ", \"sample\": %u, \"seed\": \"%" PRIu64 "\", \"seeds\": %u, \"runs\": %" PRIu64 "},\n"
-            "  \"analysis\": {\"objective\": ",
-            sw->sample, sw->seed, sw->seeds, sw->tasks);
-    if (sw->objective[0])
-        sweep_json_str(f, sw->objective);
-    else
-        fputs("null", f);
-    fprintf(f, ", \"sense\": %d, \"strict\": %s, \"subject_to\": ", sw->sense,
-            sw->strict ? "true" : "false");
-    if (sw->subject_to[0])
-        sweep_json_str(f, sw->subject_to);
-    else
-        fputs("null", f);
-    fputs(", \"heatmap\": ", f);
-    if (sw->heatmap_given)
-        sweep_json_str(f, sw->heatmap);
-    else
-        fputs("null", f);
-    fputs(", \"heatmap_dims\": ", f);
-    if (sw->heatmap_dims[0])
-        sweep_json_str(f, sw->heatmap_dims);
-    else
-        fputs("null", f);
-    fputs("},\n  \"metrics\": [", f);
-    for (size_t m = 0; m < sw->metric_count; m++) {
-        fputs(m ? ", " : "", f);
-        sweep_json_str(f, sw->metrics[m]);
-    }
-    fputs("],\n  \"scenario_text\": ", f);
-    sweep_json_str(f, sw->text);
-    fputs(",\n  \"tasks\": [", f);
-    bool first = true;
-    for (uint64_t t = 0; t < sw->tasks; t++) {
-        if (!rep_sweep_in_shard(t, k, n) || sw->state[t] == 0) continue;
-        fprintf(f, "%s\n    {\"task\": %" PRIu64 ", \"ok\": %s, ", first ? "" : ",", t,
-                sw->state[t] == 1 ? "true" : "false");
-        first = false;
-        if (sw->state[t] != 1) {
-            fputs("\"error\": ", f);
-            sweep_json_str(f, sw->errors[t] ? sw->errors[t] : "");
-            fputs(", ", f);
-        }
-        fputs("\"values\": [", f);
-        for (size_t m = 0; m < sw->metric_count; m++) {
-            double v = sw->values[t * sw->metric_count + m];
-            /* %.17g reads back as the same double: merged outputs match unsharded ones */
-            if (isfinite(v))
-                fprintf(f, "%s%.17g", m ? "," : "", v);
-            else
-                fprintf(f, "%snull", m ? "," : "");
-        }
-        fputs("]}", f);
-    }
-    fputs("\n  ]\n}\n", f);
+static void write_str_array(rep_json *w, const char *key, char *const *v, size_t n) {
+    rep_json_open(w, key, '[', REP_JSON_INLINE);
+    for (size_t i = 0; i < n; i++) rep_json_str(w, NULL, v[i]);
+    rep_json_close(w);
+}
+
+/* What decides the tasks and their results; the merge checks the parts agree on all of it. */
+static void write_definition(rep_json *w, const sweep *sw) {
+    rep_json_open(w, "sweep", '{', REP_JSON_INLINE);
+    rep_json_str(w, "scenario", sw->file);
+    char hash[17];
+    snprintf(hash, sizeof hash, "%016" PRIx64, sw->hash);
+    rep_json_str(w, "scenario_fnv1a64", hash);
+    rep_json_str(w, "variant", sw->variant);
+    write_str_array(w, "sets", sw->sets, sw->set_count);
+    write_str_array(w, "grid", sw->grid_args, sw->dim_count);
+    rep_json_u64(w, "sample", sw->sample);
+    char seed[24];
+    snprintf(seed, sizeof seed, "%" PRIu64, sw->seed);
+    rep_json_str(w, "seed", seed);
+    rep_json_u64(w, "seeds", sw->seeds);
+    rep_json_u64(w, "runs", sw->tasks);
+    rep_json_close(w);
+    rep_json_open(w, "analysis", '{', REP_JSON_INLINE);
+    rep_json_str(w, "objective", sw->objective[0] ? sw->objective : NULL);
+    rep_json_i64(w, "sense", sw->sense);
+    rep_json_bool(w, "strict", sw->strict);
+    rep_json_str(w, "subject_to", sw->subject_to[0] ? sw->subject_to : NULL);
+    rep_json_str(w, "heatmap", sw->heatmap_given ? sw->heatmap : NULL);
+    rep_json_str(w, "heatmap_dims", sw->heatmap_dims[0] ? sw->heatmap_dims : NULL);
+    rep_json_close(w);
+}
+
+static void write_task(rep_json *w, const sweep *sw, uint64_t t) {
+    rep_json_open(w, NULL, '{', REP_JSON_INLINE);
+    rep_json_u64(w, "task", t);
+    rep_json_bool(w, "ok", sw->state[t] == 1);
+    if (sw->state[t] != 1) rep_json_str(w, "error", sw->errors[t] ? sw->errors[t] : "");
+    /* %.17g reads back as the same double: merged outputs match unsharded ones */
+    rep_json_open(w, "values", '[', REP_JSON_COMPACT);
+    for (size_t m = 0; m < sw->metric_count; m++)
+        rep_json_exact(w, NULL, sw->values[t * sw->metric_count + m]);
+    rep_json_close(w);
+    rep_json_close(w);
+}
+
+int sweep_write_part(FILE *f, const sweep *sw, uint32_t k, uint32_t n) {
+    rep_json w;
+    rep_json_init(&w, f);
+    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
+    rep_json_u64(&w, "fusebox_sweep_part", PART_FORMAT);
+    rep_json_str(&w, "fusebox", FB_VERSION);
+    rep_json_u64(&w, "shard", k);
+    rep_json_u64(&w, "shards", n);
+    write_definition(&w, sw);
+    rep_json_open(&w, "metrics", '[', REP_JSON_INLINE);
+    for (size_t m = 0; m < sw->metric_count; m++) rep_json_str(&w, NULL, sw->metrics[m]);
+    rep_json_close(&w);
+    rep_json_str(&w, "scenario_text", sw->text);
+    rep_json_open(&w, "tasks", '[', REP_JSON_LINES_OPEN);
+    for (uint64_t t = 0; t < sw->tasks; t++)
+        if (sweep_in_shard(t, k, n) && sw->state[t] != 0) write_task(&w, sw, t);
+    rep_json_close(&w);
+    rep_json_close(&w);
+    fputc('\n', f);
     return ferror(f) ? FB_EIO : FB_OK;
 }
 
@@ -178,9 +173,8 @@ static int check_same_sweep(const part *a, const part *b, char *msg, size_t msgl
     return FB_OK;
 }
 
-static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_args *a,
-                          const char **sets, const char **grids, uint64_t *seed, char *msg,
-                          size_t msglen) {
+static int args_from_part(const part *pt, const sweep_args *over, sweep_args *a, const char **sets,
+                          const char **grids, uint64_t *seed, char *msg, size_t msglen) {
     memset(a, 0, sizeof *a);
     const cJSON *s = pt->sweep, *an = cJSON_GetObjectItemCaseSensitive(pt->root, "analysis");
     a->scenario_file = json_string_or_null(s, "scenario");
@@ -193,12 +187,12 @@ static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_
     const cJSON *jn = cJSON_GetObjectItemCaseSensitive(s, "sample");
     if (!a->scenario_file || !a->scenario_text || !a->variant || !cJSON_IsArray(jsets) ||
         !cJSON_IsArray(jgrid) || !js || parse_seed(js, seed) != FB_OK || !cJSON_IsNumber(jk) ||
-        !cJSON_IsNumber(jn) || cJSON_GetArraySize(jsets) > REP_SWEEP_SETS_MAX ||
-        cJSON_GetArraySize(jgrid) > REP_SWEEP_DIMS_MAX)
+        !cJSON_IsNumber(jn) || cJSON_GetArraySize(jsets) > SWEEP_SETS_MAX ||
+        cJSON_GetArraySize(jgrid) > SWEEP_DIMS_MAX)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged sweep definition", pt->file);
     a->scenario_len = strlen(a->scenario_text);
     char hash[17];
-    snprintf(hash, sizeof hash, "%016" PRIx64, rep_sweep_hash(a->scenario_text, a->scenario_len));
+    snprintf(hash, sizeof hash, "%016" PRIx64, sweep_hash(a->scenario_text, a->scenario_len));
     const char *stored = json_string_or_null(s, "scenario_fnv1a64");
     if (!stored || strcmp(stored, hash) != 0)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: the scenario text does not match its hash",
@@ -238,7 +232,7 @@ static int args_from_part(const part *pt, const rep_sweep_args *over, rep_sweep_
     return FB_OK;
 }
 
-static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
+static int load_tasks(sweep *sw, const part *pt, char *msg, size_t msglen) {
     const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(pt->root, "metrics");
     if ((size_t)cJSON_GetArraySize(metrics) != sw->metric_count)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: written by another version (metrics differ)",
@@ -264,7 +258,7 @@ static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
             break;
         }
         uint64_t task = (uint64_t)t->valuedouble;
-        if (!rep_sweep_in_shard(task, pt->shard, pt->shards))
+        if (!sweep_in_shard(task, pt->shard, pt->shards))
             rc = sweep_fail(msg, msglen, FB_EINVAL,
                             "%s: run %" PRIu64 " does not belong to shard %u/%u", pt->file, task,
                             pt->shard, pt->shards);
@@ -275,14 +269,13 @@ static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
         m = 0;
         for (const cJSON *x = vals->child; x; x = x->next, m++)
             v[m] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
-        rep_sweep_set_result(sw, task, cJSON_IsTrue(ok) ? FB_OK : FB_ESTATE, v,
-                             json_string_or_null(e, "error"));
+        sweep_set_result(sw, task, cJSON_IsTrue(ok) ? FB_OK : FB_ESTATE, v,
+                         json_string_or_null(e, "error"));
         count++;
     }
     free(v);
     uint64_t expected = 0;
-    for (uint64_t t = 0; t < sw->tasks; t++)
-        expected += rep_sweep_in_shard(t, pt->shard, pt->shards);
+    for (uint64_t t = 0; t < sw->tasks; t++) expected += sweep_in_shard(t, pt->shard, pt->shards);
     if (rc == FB_OK && count != expected)
         rc =
             sweep_fail(msg, msglen, FB_EINVAL,
@@ -291,13 +284,13 @@ static int load_tasks(rep_sweep *sw, const part *pt, char *msg, size_t msglen) {
     return rc;
 }
 
-int rep_sweep_merge(const char *const *files, size_t n, const rep_sweep_args *analysis,
-                    rep_sweep **out, char *msg, size_t msglen) {
+int sweep_merge(const char *const *files, size_t n, const sweep_args *analysis, sweep **out,
+                char *msg, size_t msglen) {
     *out = NULL;
     if (n == 0) return sweep_fail(msg, msglen, FB_EINVAL, "no partial files given");
     part *parts = calloc(n, sizeof *parts);
     if (parts == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-    rep_sweep *sw = NULL;
+    sweep *sw = NULL;
     int rc = FB_OK;
     for (size_t i = 0; i < n && rc == FB_OK; i++) {
         rc = read_part(files[i], &parts[i], msg, msglen);
@@ -321,17 +314,17 @@ int rep_sweep_merge(const char *const *files, size_t n, const rep_sweep_args *an
     for (size_t i = 0; i < n && rc == FB_OK; i++)
         if (parts[i].shard < parts[first].shard) first = i;
     if (rc == FB_OK) {
-        rep_sweep_args a;
-        const char *sets[REP_SWEEP_SETS_MAX], *grids[REP_SWEEP_DIMS_MAX];
+        sweep_args a;
+        const char *sets[SWEEP_SETS_MAX], *grids[SWEEP_DIMS_MAX];
         uint64_t seed;
         rc = args_from_part(&parts[first], analysis, &a, sets, grids, &seed, msg, msglen);
-        if (rc == FB_OK) rc = rep_sweep_create(&a, &sw, msg, msglen);
+        if (rc == FB_OK) rc = sweep_create(&a, &sw, msg, msglen);
     }
     for (size_t i = 0; i < n && rc == FB_OK; i++) rc = load_tasks(sw, &parts[i], msg, msglen);
     for (size_t i = 0; i < n; i++) cJSON_Delete(parts[i].root);
     free(parts);
     if (rc != FB_OK) {
-        rep_sweep_destroy(sw);
+        sweep_destroy(sw);
         return rc;
     }
     *out = sw;

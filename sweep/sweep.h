@@ -5,7 +5,7 @@
  * A sweep is a list of tasks, task = point * seeds + seed index. Each task is
  * the scenario with the point's values applied through the `--set` machinery
  * (so they are validated exactly like the file), run under one seed; its
- * result is the value of every metric of reports/metrics.h. The tasks are
+ * result is the value of every metric of sim/metrics.h. The tasks are
  * independent: the CLI runs them in worker processes or shards and hands the
  * results back in any order; every output is a function of (sweep, results)
  * only, so it is byte-identical however the tasks were run. docs/sweeps.md
@@ -14,128 +14,123 @@
  * The pure parts (grid syntax, Latin hypercube, confidence intervals, Pareto
  * front, constraints) are public for the tests.
  */
-#ifndef REP_SWEEP_H
-#define REP_SWEEP_H
+#ifndef SWEEP_SWEEP_H
+#define SWEEP_SWEEP_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#include "reports/metrics.h"
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 
-#define REP_SWEEP_DIMS_MAX 16
-#define REP_SWEEP_VALUES_MAX 1000 /* listed values per dimension */
-#define REP_SWEEP_TASKS_MAX 100000
-#define REP_SWEEP_SEEDS_MAX 1000
-#define REP_SWEEP_SETS_MAX 64
-#define REP_SWEEP_CONSTRAINTS_MAX 16
-#define REP_SWEEP_KEY_MAX 200
-#define REP_SWEEP_METRIC_MAX 64
-#define REP_SWEEP_MSG_MAX 240 /* a failed task's message, as sent by a worker */
+#define SWEEP_DIMS_MAX 16
+#define SWEEP_VALUES_MAX 1000 /* listed values per dimension */
+#define SWEEP_TASKS_MAX 100000
+#define SWEEP_SEEDS_MAX 1000
+#define SWEEP_SETS_MAX 64
+#define SWEEP_CONSTRAINTS_MAX 16
+#define SWEEP_KEY_MAX 200
+#define SWEEP_METRIC_MAX 64
+#define SWEEP_MSG_MAX 240 /* a failed task's message, as sent by a worker */
 
 /* ---- dimensions: one --grid KEY=SPEC ---- */
 
-typedef enum rep_sweep_dim_kind {
-    REP_SWEEP_LIST = 0, /* KEY=v1,v2,v3 */
-    REP_SWEEP_RANGE     /* KEY=lo..hi or KEY=log:lo..hi (with --sample) */
-} rep_sweep_dim_kind;
+typedef enum sweep_dim_kind {
+    SWEEP_LIST = 0, /* KEY=v1,v2,v3 */
+    SWEEP_RANGE     /* KEY=lo..hi or KEY=log:lo..hi (with --sample) */
+} sweep_dim_kind;
 
-typedef enum rep_sweep_value_type {
-    REP_SWEEP_NUMBER = 0,
-    REP_SWEEP_INTEGER, /* both ends written as integers: draws are integers */
-    REP_SWEEP_DURATION /* both ends durations: draws in microseconds */
-} rep_sweep_value_type;
+typedef enum sweep_value_type {
+    SWEEP_NUMBER = 0,
+    SWEEP_INTEGER, /* both ends written as integers: draws are integers */
+    SWEEP_DURATION /* both ends durations: draws in microseconds */
+} sweep_value_type;
 
-typedef struct rep_sweep_dim {
-    char key[REP_SWEEP_KEY_MAX]; /* as written: "breaker.open" */
-    rep_sweep_dim_kind kind;
+typedef struct sweep_dim {
+    char key[SWEEP_KEY_MAX]; /* as written: "breaker.open" */
+    sweep_dim_kind kind;
     char **values; /* LIST: the value texts, owned */
     uint32_t value_count;
-    rep_sweep_value_type type; /* RANGE */
-    bool log;                  /* RANGE: log-uniform */
-    double lo, hi;             /* RANGE: lo < hi; durations in microseconds */
-} rep_sweep_dim;
+    sweep_value_type type; /* RANGE */
+    bool log;              /* RANGE: log-uniform */
+    double lo, hi;         /* RANGE: lo < hi; durations in microseconds */
+} sweep_dim;
 
 /*
  * Parse "KEY=v1,v2" (values split on commas outside quotes and brackets, so
  * JSON values work) or "KEY=[log:]LO..HI". FB_EINVAL with a message naming
- * the argument on bad syntax. Free with rep_sweep_dim_free.
+ * the argument on bad syntax. Free with sweep_dim_free.
  */
-int rep_sweep_parse_grid(const char *arg, rep_sweep_dim *dim, char *msg, size_t msglen);
-void rep_sweep_dim_free(rep_sweep_dim *dim);
+int sweep_parse_grid(const char *arg, sweep_dim *dim, char *msg, size_t msglen);
+void sweep_dim_free(sweep_dim *dim);
 /*
  * The text handed to --set for position u in [0, 1): a listed value
  * (values[floor(u * n)]), or a range value: numbers linear or log-uniform
  * ("%.6g"), integers uniform over lo..hi inclusive, durations rounded to the
  * millisecond (to the microsecond when lo < 1ms) and written "250ms".
  */
-void rep_sweep_dim_value(const rep_sweep_dim *dim, double u, char *buf, size_t len);
+void sweep_dim_value(const sweep_dim *dim, double u, char *buf, size_t len);
 
 /*
  * Latin hypercube: n points in [0, 1)^d, row-major into u[n * d]. In every
  * dimension each of the n strata [k/n, (k+1)/n) holds exactly one point.
  * Deterministic in seed (fb_rng streams derived from (seed, dimension)).
  */
-void rep_sweep_lhs(uint32_t n, uint32_t d, uint64_t seed, double *u);
+void sweep_lhs(uint32_t n, uint32_t d, uint64_t seed, double *u);
 
 /* ---- statistics ---- */
 
 /* Two-sided 95% quantile of Student's t with df degrees of freedom (df >= 1). */
-double rep_sweep_t975(uint32_t df);
+double sweep_t975(uint32_t df);
 
-typedef struct rep_sweep_stat {
+typedef struct sweep_stat {
     uint32_t n;
     double mean, sd;        /* sd: sample standard deviation (n - 1) */
     double ci_low, ci_high; /* mean -/+ t975(n - 1) * sd / sqrt(n); NAN when n < 2 */
-} rep_sweep_stat;
+} sweep_stat;
 
 /* Mean, sd and 95% confidence interval of x[0..n) (summed in order). */
-void rep_sweep_stat_of(const double *x, uint32_t n, rep_sweep_stat *out);
+void sweep_stat_of(const double *x, uint32_t n, sweep_stat *out);
 
 /*
  * Pareto front of n rows of m objectives (row-major, all minimised): front[i]
  * is true when no other row is <= in every objective and < in one. Rows with
  * a NAN are never on the front and dominate nothing.
  */
-void rep_sweep_pareto(const double *obj, size_t n, size_t m, bool *front);
+void sweep_pareto(const double *obj, size_t n, size_t m, bool *front);
 
 /* ---- constraints: --subject-to "success_rate>=0.999,latency_p99<=10s" ---- */
 
-typedef enum rep_sweep_op {
-    REP_SWEEP_GE = 0,
-    REP_SWEEP_LE,
-    REP_SWEEP_GT,
-    REP_SWEEP_LT
-} rep_sweep_op;
+typedef enum sweep_op { SWEEP_GE = 0, SWEEP_LE, SWEEP_GT, SWEEP_LT } sweep_op;
 
-typedef struct rep_sweep_constraint {
-    char metric[REP_SWEEP_METRIC_MAX];
-    rep_sweep_op op;
-    double value;                 /* in the metric's unit (durations in microseconds) */
-    char text[REP_SWEEP_KEY_MAX]; /* as written, trimmed */
-} rep_sweep_constraint;
+typedef struct sweep_constraint {
+    char metric[SWEEP_METRIC_MAX];
+    sweep_op op;
+    double value;             /* in the metric's unit (durations in microseconds) */
+    char text[SWEEP_KEY_MAX]; /* as written, trimmed */
+} sweep_constraint;
 
 /*
  * Parse a comma-separated list of METRIC OP VALUE (OP: >= <= > <). Metric
- * names are checked with rep_metric_value against `sc` (did-you-mean on a
+ * names are checked with sim_metric_value against `sc` (did-you-mean on a
  * typo); VALUE is a duration for duration metrics ("10s"), a number or a
  * percentage ("99.9%") for ratios, a number (optionally "$") for money.
  */
-int rep_sweep_parse_constraints(const char *text, const sim_scenario *sc, rep_sweep_constraint *out,
-                                size_t max, size_t *count, char *msg, size_t msglen);
-bool rep_sweep_constraint_holds(const rep_sweep_constraint *c, double v);
+int sweep_parse_constraints(const char *text, const sim_scenario *sc, sweep_constraint *out,
+                            size_t max, size_t *count, char *msg, size_t msglen);
+bool sweep_constraint_holds(const sweep_constraint *c, double v);
 
-/* Check a metric name against rep_metric_value (with its did-you-mean message). */
-int rep_sweep_check_metric(const sim_scenario *sc, const char *name, rep_unit *unit, char *msg,
-                           size_t msglen);
+/* Check a metric name against sim_metric_value (with its did-you-mean message). */
+int sweep_check_metric(const sim_scenario *sc, const char *name, sim_unit *unit, char *msg,
+                       size_t msglen);
 
 /* ---- the sweep ---- */
 
-typedef struct rep_sweep rep_sweep;
+typedef struct sweep sweep; /* opaque (sweepint.h) */
 
-typedef struct rep_sweep_args {
+typedef struct sweep_args {
     const char *scenario_file;
     const char *scenario_text; /* NULL: read scenario_file */
     size_t scenario_len;
@@ -154,7 +149,7 @@ typedef struct rep_sweep_args {
     bool strict;              /* constraints must hold at the pessimistic end of the 95% CI */
     const char *heatmap;      /* metric; NULL: the objective, else blast_radius */
     const char *heatmap_dims; /* "KEY1,KEY2"; NULL: the first two dimensions */
-} rep_sweep_args;
+} sweep_args;
 
 /*
  * Build a sweep: parse the grid, resolve keys (relative to the variant's
@@ -162,60 +157,58 @@ typedef struct rep_sweep_args {
  * once per point to validate every value, check the caps and the analysis
  * options. FB_EINVAL/FB_ECAP/FB_EIO with a message (exit code 2 material).
  */
-int rep_sweep_create(const rep_sweep_args *args, rep_sweep **out, char *msg, size_t msglen);
-void rep_sweep_destroy(rep_sweep *sw);
+int sweep_create(const sweep_args *args, sweep **out, char *msg, size_t msglen);
+void sweep_destroy(sweep *sw);
 
-uint64_t rep_sweep_task_count(const rep_sweep *sw);
-uint64_t rep_sweep_point_count(const rep_sweep *sw);
-size_t rep_sweep_metric_count(const rep_sweep *sw);
-const char *rep_sweep_scenario_name(const rep_sweep *sw);
+uint64_t sweep_task_count(const sweep *sw);
+uint64_t sweep_point_count(const sweep *sw);
+size_t sweep_metric_count(const sweep *sw);
+const char *sweep_scenario_name(const sweep *sw);
 
 /*
- * Run task `task` and fill values[rep_sweep_metric_count()]. Returns FB_OK,
+ * Run task `task` and fill values[sweep_metric_count()]. Returns FB_OK,
  * or the simulator's error (a cap) with msg filled and values holding what
  * was measured.
  */
-int rep_sweep_run_task(const rep_sweep *sw, uint64_t task, double *values, char *msg,
-                       size_t msglen);
+int sweep_run_task(const sweep *sw, uint64_t task, double *values, char *msg, size_t msglen);
 /* Record a task's result (status FB_OK or an error with its message). */
-int rep_sweep_set_result(rep_sweep *sw, uint64_t task, int status, const double *values,
-                         const char *msg);
+int sweep_set_result(sweep *sw, uint64_t task, int status, const double *values, const char *msg);
 
 /* Tasks of shard k (1-based) of n: task % n == k - 1. */
-bool rep_sweep_in_shard(uint64_t task, uint32_t k, uint32_t n);
+bool sweep_in_shard(uint64_t task, uint32_t k, uint32_t n);
 
 /*
  * Evaluate the recorded results: statistics, feasibility, best point, Pareto
  * front. FB_ESTATE when some task has no result; FB_OK otherwise (failed
  * tasks are left out of the statistics, and counted).
  */
-int rep_sweep_analyse(rep_sweep *sw);
+int sweep_analyse(sweep *sw);
 /* Tasks that failed (a cap stopped the run); the first one's message. */
-uint64_t rep_sweep_failed(const rep_sweep *sw, const char **first_msg);
+uint64_t sweep_failed(const sweep *sw, const char **first_msg);
 /* True when an objective was given but no point satisfies the constraints. */
-bool rep_sweep_infeasible(const rep_sweep *sw);
+bool sweep_infeasible(const sweep *sw);
 
 /* The answer for the terminal: best point, its policy block, runner-up. */
-void rep_sweep_write_answer(FILE *f, const rep_sweep *sw);
+void sweep_write_answer(FILE *f, const sweep *sw);
 /*
  * DIR/sweep.csv, sweep-points.csv, sweep.json and (charts true) the gnuplot
  * charts in DIR/charts/ and DIR/sweep.html. Without gnuplot the page is
  * still written, saying why it has no charts, and FB_ENOTFOUND is returned.
  */
-int rep_sweep_write_outputs(rep_sweep *sw, const char *dir, bool charts, char *msg, size_t msglen);
+int sweep_write_outputs(sweep *sw, const char *dir, bool charts, char *msg, size_t msglen);
 
 /* The partial file of shard k of n: the sweep's definition and its tasks' results. */
-int rep_sweep_write_part(FILE *f, const rep_sweep *sw, uint32_t k, uint32_t n);
+int sweep_write_part(FILE *f, const sweep *sw, uint32_t k, uint32_t n);
 /*
  * Read partial files, check that they are the complete, non-overlapping
  * shards of one sweep and build it with every result recorded. `analysis`
  * (may be NULL) replaces the analysis options stored in the parts where its
  * fields are non-NULL / non-zero.
  */
-int rep_sweep_merge(const char *const *files, size_t n, const rep_sweep_args *analysis,
-                    rep_sweep **out, char *msg, size_t msglen);
+int sweep_merge(const char *const *files, size_t n, const sweep_args *analysis, sweep **out,
+                char *msg, size_t msglen);
 
 /* FNV-1a 64 of a byte string: identifies the scenario text in partial files. */
-uint64_t rep_sweep_hash(const void *data, size_t len);
+uint64_t sweep_hash(const void *data, size_t len);
 
-#endif /* REP_SWEEP_H */
+#endif /* SWEEP_SWEEP_H */

@@ -1,0 +1,60 @@
+/*
+ * metrics.h - the summary metrics, defined once.
+ *
+ * Every number that report.json prints per variant, that an `expect` line
+ * can assert, that a sweep can optimise and that `live --compare` checks is
+ * a row of one table (sim/metrics.c): its name, unit, definition and the
+ * function that computes it from a run's summary. Names are documented in
+ * docs/metrics.md.
+ *
+ *   success_rate        successes / requests ended
+ *   latency_p99         (a duration) ...
+ *   attempts[openai]    per-provider metrics take the provider in brackets
+ */
+#ifndef SIM_METRICS_H
+#define SIM_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sim/scenario.h"
+#include "sim/sim.h"
+
+typedef enum sim_unit {
+    SIM_UNIT_COUNT = 0, /* an integer count */
+    SIM_UNIT_RATIO,     /* a fraction in [0, 1] (or a multiplier, e.g. amplification) */
+    SIM_UNIT_US,        /* a duration in microseconds; printed in seconds or ms */
+    SIM_UNIT_USD,       /* money */
+    SIM_UNIT_BOOL
+} sim_unit;
+
+/* A row's value; `provider` is the provider's index for per-provider rows, else 0. */
+typedef double (*sim_metric_fn)(const sim_scenario *sc, const sim_summary *sum, uint32_t provider);
+
+typedef struct sim_metric {
+    const char *name; /* per-provider rows end in "[]": "attempts[]" */
+    sim_unit unit;
+    bool per_provider;
+    const char *definition; /* one line, as docs/metrics.md has it */
+    sim_metric_fn value;
+} sim_metric;
+
+/* The table, in report.json's order, terminated by a NULL name. */
+const sim_metric *sim_metrics(void);
+/* The row named exactly `name` ("latency_p99", "attempts[]"), or NULL. */
+const sim_metric *sim_metric_find(const char *name);
+
+/*
+ * Value of metric `name` ("success_rate", "attempts[openai]") for one
+ * variant's summary, and its unit (either pointer may be NULL). Returns
+ * FB_OK, or FB_ENOTFOUND for an unknown metric or provider (msg explains,
+ * with a did-you-mean when possible).
+ */
+int sim_metric_value(const sim_scenario *sc, const sim_summary *sum, const char *name,
+                     double *value, sim_unit *unit, char *msg, size_t msglen);
+
+/* The value of a metric known to exist (0 for an unknown name). */
+double sim_metric_get(const sim_scenario *sc, const sim_summary *sum, const char *name);
+
+#endif /* SIM_METRICS_H */
