@@ -28,7 +28,7 @@ void pool_free(pool *p) {
 }
 
 /* Allocate an entry; its generation (first field) survives reuse. */
-int pool_alloc(pool *p, uint32_t *out) {
+static int pool_alloc(pool *p, uint32_t *out) {
     if (p->free_len > 0) {
         *out = p->free_list[--p->free_len];
         return FB_OK;
@@ -50,6 +50,15 @@ int pool_alloc(pool *p, uint32_t *out) {
         p->cap = ncap;
     }
     *out = (uint32_t)p->used++;
+    return FB_OK;
+}
+
+/* A zeroed entry whose generation is kept, so that events of its last use are stale. */
+int pool_take(pool *p, uint32_t *out) {
+    int rc = pool_alloc(p, out);
+    if (rc != FB_OK) return rc;
+    char *e = pool_at(p, *out);
+    memset(e + sizeof(uint32_t), 0, p->size - sizeof(uint32_t));
     return FB_OK;
 }
 

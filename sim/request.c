@@ -55,15 +55,12 @@ static bool under_caps(sim *s) {
 void new_request(sim *s, uint32_t cls, uint32_t user) {
     if (!under_caps(s)) return;
     uint32_t ri;
-    int rc = pool_alloc(&s->reqs, &ri);
+    int rc = pool_take(&s->reqs, &ri);
     if (rc != FB_OK) {
         stop(s, rc, "cannot hold more requests in flight at t=%.3fs", (double)s->now / 1e6);
         return;
     }
     req *r = R(s, ri);
-    uint32_t gen = r->gen;
-    memset(r, 0, sizeof *r);
-    r->gen = gen;
     const sim_class *c = &s->sc->classes[cls];
     r->cls = (uint8_t)cls;
     r->user = user;
@@ -163,15 +160,12 @@ void on_resume(sim *s, uint32_t ri) {
 static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     req *r = R(s, ri);
     uint32_t ai;
-    int rc = pool_alloc(&s->atts, &ai);
+    int rc = pool_take(&s->atts, &ai);
     if (rc != FB_OK) {
         stop(s, rc, "attempt cap reached at t=%.3fs", (double)s->now / 1e6);
         return;
     }
     attempt *a = A(s, ai);
-    uint32_t gen = a->gen;
-    memset(a, 0, sizeof *a);
-    a->gen = gen;
     a->provider = d->provider;
     a->req = ri;
     a->req_gen = r->gen;

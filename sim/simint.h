@@ -233,7 +233,7 @@ static inline attempt *A(sim *s, uint32_t i) {
 /* engine.c */
 void pool_init(pool *p, size_t size, size_t cap_max);
 void pool_free(pool *p);
-int pool_alloc(pool *p, uint32_t *out);
+int pool_take(pool *p, uint32_t *out);
 void pool_release(pool *p, uint32_t i);
 void stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg);
