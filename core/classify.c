@@ -27,6 +27,8 @@ static const fb_outcome_rule default_rules[FB_OUT_COUNT] = {
     /* Another provider with a larger window may take the prompt. */
     [FB_OUT_CONTEXT_LENGTH] = {.retry = false, .effect = FB_EFFECT_SUCCESS, .fallback = true},
     [FB_OUT_CANCELLED] = {.retry = false, .effect = FB_EFFECT_IGNORE, .fallback = false},
+    /* A layer inside gave up without calling: another route may be open. */
+    [FB_OUT_REJECTED] = {.retry = false, .effect = FB_EFFECT_IGNORE, .fallback = true},
 };
 
 static bool valid_switch(fb_switch s) {
@@ -82,6 +84,8 @@ fb_outcome fb_classify_outcome(const fb_reply *r) {
         break;
     case FB_TRANSPORT_TIMEOUT:
         return FB_OUT_TIMEOUT;
+    case FB_TRANSPORT_REJECTED:
+        return FB_OUT_REJECTED;
     case FB_TRANSPORT_CONNECT:
     case FB_TRANSPORT_RESET:
     case FB_TRANSPORT_OTHER:

@@ -24,7 +24,8 @@
     XX(PERMANENT, "permanent")           /* 400, 401, 403, 404, 413, 422, other 4xx */             \
     XX(POLICY, "policy")                 /* content-policy rejection */                            \
     XX(CONTEXT_LENGTH, "context_length") /* prompt longer than the model's window */               \
-    XX(CANCELLED, "cancelled")           /* the caller gave up on the attempt */
+    XX(CANCELLED, "cancelled")           /* the caller gave up on the attempt */                   \
+    XX(REJECTED, "rejected")             /* never sent: a layer inside refused (open, limited) */
 
 typedef enum fb_outcome {
 #define FB_OUT_ENUM(name, text) FB_OUT_##name,
@@ -45,7 +46,8 @@ typedef enum fb_transport {
     FB_TRANSPORT_CONNECT,  /* connection refused / could not connect */
     FB_TRANSPORT_RESET,    /* connection reset or closed early */
     FB_TRANSPORT_TIMEOUT,  /* the attempt timed out */
-    FB_TRANSPORT_OTHER
+    FB_TRANSPORT_OTHER,
+    FB_TRANSPORT_REJECTED /* no call went out: a layer inside refused it (breaker, limiter) */
 } fb_transport;
 
 /* The provider's error, reduced to what changes a decision. */

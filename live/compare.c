@@ -128,9 +128,10 @@ int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary 
         snprintf(metric, sizeof metric, "attempts[%s]", sc->providers[p].name);
         rc |= add_count(c, sc, sim, live, t, metric);
     }
-    bool shared = pol->breaker_scope == SIM_SCOPE_SHARED;
     for (uint32_t p = 0; p < sc->provider_count; p++) {
-        if (!pol->per_provider[p].has_breaker) continue;
+        const sim_layer *L = sim_policy_breaker(pol, p);
+        if (L == NULL) continue;
+        bool shared = L->breaker_scope == SIM_SCOPE_SHARED;
         const char *name = sc->providers[p].name;
         snprintf(metric, sizeof metric, "breaker_opens[%s]", name);
         rc |= add_breaker(c, sc, sim, live, metric, t->breaker_opens, shared);

@@ -654,13 +654,17 @@ static void chart_breakers(const charts *c, FILE *f) {
         const series *s = &c->ser[i];
         const sim_policy *pol = &c->sc->variants[s->variant];
         uint32_t with = 0;
-        for (uint32_t p = 0; p < c->sc->provider_count; p++)
-            with += pol->per_provider[p].has_breaker;
+        const sim_layer *first_layer = NULL;
+        for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+            const sim_layer *L = sim_policy_breaker(pol, p);
+            with += L != NULL;
+            if (first_layer == NULL) first_layer = L;
+        }
         gp_xaxis(c, f, i + 1 == c->n);
         char what[96];
         if (with == 0)
             snprintf(what, sizeof what, ": no circuit breaker");
-        else if (pol->breaker_scope == SIM_SCOPE_SHARED)
+        else if (first_layer->breaker_scope == SIM_SCOPE_SHARED)
             snprintf(what, sizeof what, ": shared breakers (%u pods)", c->sc->pods.count);
         else
             snprintf(what, sizeof what, ": one breaker per pod (%u pods)", c->sc->pods.count);
@@ -671,7 +675,7 @@ static void chart_breakers(const charts *c, FILE *f) {
             gp_data(f, s);
             bool first = true;
             for (uint32_t p = 0; p < c->sc->provider_count; p++) {
-                if (!pol->per_provider[p].has_breaker) continue;
+                if (sim_policy_breaker(pol, p) == NULL) continue;
                 const char *color = provider_colors[p % NCOLORS];
                 char t[SIM_NAME_MAX + 32];
                 fputs(first ? " using 't':" : ", \\\n  '' using 't':", f);

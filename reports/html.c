@@ -124,17 +124,17 @@ static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *
         tag(f, "</td><td>", desc ? desc : "", "</td><td>");
         if (v >= 0) {
             const sim_policy *pol = &sc->variants[v];
-            uint32_t breakers = 0;
-            for (uint32_t k = 0; k < pol->order_len; k++) {
+            const sim_layer *router = sim_policy_router(pol), *with = NULL;
+            for (uint32_t k = 0; k < router->order_len; k++) {
                 if (k) fputs(" &rarr; ", f);
-                esc(f, sc->providers[pol->order[k]].name);
+                esc(f, sc->providers[router->order[k]].name);
             }
-            for (uint32_t p = 0; p < sc->provider_count; p++)
-                breakers += pol->per_provider[p].has_breaker;
+            for (uint32_t p = 0; p < sc->provider_count && with == NULL; p++)
+                with = sim_policy_breaker(pol, p);
             fprintf(f, "</td><td>%s",
-                    breakers == 0                            ? "none"
-                    : pol->breaker_scope == SIM_SCOPE_SHARED ? "shared by all pods"
-                                                             : "one per pod");
+                    with == NULL                              ? "none"
+                    : with->breaker_scope == SIM_SCOPE_SHARED ? "shared by all pods"
+                                                              : "one per pod");
         } else {
             fputs("</td><td>", f);
         }

@@ -58,7 +58,8 @@ static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, cons
     rep_json_open(w, sc->providers[p].name, '{', REP_JSON_LINES);
     rep_json_u64(w, "attempts", ps->attempts);
     rep_json_open(w, "outcomes", '{', REP_JSON_LINES);
-    for (int o = 0; o < FB_OUT_COUNT; o++)
+    /* a provider's own answers are never "rejected" (that is a layer's refusal) */
+    for (int o = 0; o < FB_OUT_REJECTED; o++)
         rep_json_u64(w, fb_outcome_name((fb_outcome)o), ps->outcomes[o]);
     rep_json_close(w);
     rep_json_u64(w, "served", ps->served);

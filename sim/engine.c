@@ -154,7 +154,7 @@ static void step(sim *s, const sim_event *ev) {
         if (req_is(s, ev, R_LOCAL)) on_work_done(s, ev->id);
         break;
     case EV_RESUME:
-        if (req_is(s, ev, R_WAITING)) on_resume(s, ev->id);
+        if (req_is(s, ev, R_WAITING)) on_resume(s, ev->id, ev->arg);
         break;
     case EV_REPLY:
         if (att_is(s, ev, A_REPLYING)) on_reply(s, ev->id);
@@ -179,6 +179,9 @@ static void step(sim *s, const sim_event *ev) {
         break;
     case EV_STORE_SYNC:
         on_store_sync(s);
+        break;
+    case EV_LAYER_TIMEOUT:
+        if (req_is(s, ev, -1)) on_layer_timeout(s, ev->id, ev->arg);
         break;
     default:
         stop(s, FB_ESTATE, "internal error: unknown event kind %u", ev->kind);

@@ -1,9 +1,8 @@
 /*
- * load_policy.c - the "policy" and "variants" sections. A variant is the
- * base policy with the variant's own keys deep-merged over it, then read
- * as one policy: retry (backoff, jitter, budget), breaker, fallback chain,
- * degraded answers, stream handling, classification, client-side rate
- * limits and per-provider overrides.
+ * load_policy.c - one layer's policy: retry (backoff, jitter, budget),
+ * breaker, fallback chain, degraded answers, stream handling,
+ * classification, client-side rate limits and per-provider overrides.
+ * The variants and their layers are read in load_variants.c.
  */
 #include "sim/loadint.h"
 
@@ -132,7 +131,7 @@ static int parse_retry(pctx *P, const cJSON *v, void *out) {
                                        NULL};
     static const char *const caps[] = {"before_jitter", "after_jitter", NULL};
     static const char *const ra[] = {"max", "ignore", "as_is", NULL};
-    sim_policy *pol = out;
+    sim_layer *pol = out;
     fb_retry_config *r = &pol->retry;
     int rc = ld_check_object(P, v, keys, NULL);
     if (rc != FB_OK) return rc;
@@ -284,7 +283,7 @@ static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *ha
 /* The variant's breaker, for every provider; scope and sync_delay belong to the variant. */
 static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
     static const char *const scopes[] = {"per_pod", "shared", NULL};
-    sim_policy *pol = out;
+    sim_layer *pol = out;
     bool has = false;
     fb_breaker_config bc;
     memset(&bc, 0, sizeof bc);
@@ -314,7 +313,7 @@ static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
 typedef int (*provider_part)(pctx *P, const cJSON *v, sim_provider_policy *pp);
 
 /* {PROVIDER: {...}, ...}: each member read into that provider's share of the policy. */
-static int per_provider(pctx *P, const cJSON *v, provider_part part, sim_policy *pol) {
+static int per_provider(pctx *P, const cJSON *v, provider_part part, sim_layer *pol) {
     int rc = ld_need_object(P, v);
     for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
         size_t old = ld_push_key(P, e->string);
@@ -368,14 +367,15 @@ static int parse_overrides(pctx *P, const cJSON *v, void *out) {
 /* ---- the rest of a policy ---- */
 
 static int parse_fallback(pctx *P, const cJSON *v, void *out) {
-    sim_policy *pol = out;
+    sim_layer *pol = out;
+    pol->routes = true;
     return ld_parse_order(P, v, pol->order, &pol->order_len);
 }
 
 /* true/false, or {"latency": distribution} (which turns it on). */
 static int parse_degraded(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"latency", NULL};
-    sim_policy *pol = out;
+    sim_layer *pol = out;
     if (cJSON_IsBool(v)) {
         pol->degraded = cJSON_IsTrue(v);
         return FB_OK;
@@ -389,7 +389,7 @@ static int parse_degraded(pctx *P, const cJSON *v, void *out) {
 static int parse_classify(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"rate_limit_trips", "timeout_trips", "honor_should_retry",
                                        "permanent_trips", NULL};
-    fb_classify_config *c = &((sim_policy *)out)->classify;
+    fb_classify_config *c = &((sim_layer *)out)->classify;
     int rc = ld_check_object(P, v, keys, NULL);
     if (rc == FB_OK) rc = ld_get_switch(P, v, "rate_limit_trips", &c->rate_limit_trips);
     if (rc == FB_OK) rc = ld_get_switch(P, v, "timeout_trips", &c->timeout_trips);
@@ -398,7 +398,7 @@ static int parse_classify(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
-static void policy_defaults(const sim_scenario *sc, sim_policy *pol) {
+static void layer_defaults(const sim_scenario *sc, sim_layer *pol) {
     pol->retry.attempts = 1;
     pol->degraded_latency_us = ld_dist_const(10e3);
     /* Default chain: every LLM provider in the order listed. */
@@ -407,14 +407,13 @@ static void policy_defaults(const sim_scenario *sc, sim_policy *pol) {
         if (sc->providers[i].kind == SIM_PROVIDER_LLM) pol->order[pol->order_len++] = (uint8_t)i;
 }
 
-static int parse_policy(pctx *P, const cJSON *v, sim_policy *pol) {
-    static const char *const keys[] = {
-        "retry",    "breaker",    "fallback",  "context_window_check", "degraded", "stream",
-        "classify", "rate_limit", "overrides", "description",          NULL};
+const char *const ld_layer_keys[] = {LD_LAYER_KEYS, NULL};
+
+int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const char *const *keys) {
     static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
     int rc = ld_check_object(P, v, keys, NULL);
     if (rc != FB_OK) return rc;
-    policy_defaults(P->sc, pol);
+    layer_defaults(P->sc, pol);
     rc = ld_key(P, v, "retry", parse_retry, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "breaker", parse_variant_breaker, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "fallback", parse_fallback, pol);
@@ -429,90 +428,5 @@ static int parse_policy(pctx *P, const cJSON *v, sim_policy *pol) {
     if (rc == FB_OK && pol->order_len == 0)
         rc = ld_fail(
             P, "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");
-    return rc;
-}
-
-/* ---- variants ---- */
-
-/* Deep-merge `over` into a copy of `base` (objects merge, anything else replaces). */
-static cJSON *merge(const cJSON *base, const cJSON *over) {
-    cJSON *out = cJSON_Duplicate(base, 1);
-    if (out == NULL) return NULL;
-    for (const cJSON *it = over->child; it; it = it->next) {
-        cJSON *cur = cJSON_GetObjectItemCaseSensitive(out, it->string);
-        cJSON *repl = cur && cJSON_IsObject(cur) && cJSON_IsObject(it) ? merge(cur, it)
-                                                                       : cJSON_Duplicate(it, 1);
-        if (repl == NULL) {
-            cJSON_Delete(out);
-            return NULL;
-        }
-        if (cur)
-            cJSON_ReplaceItemInObjectCaseSensitive(out, it->string, repl);
-        else
-            cJSON_AddItemToObject(out, it->string, repl);
-    }
-    return out;
-}
-
-/* Expectations name variants ("tuned.success_rate >= 0.99"): keep them identifiers. */
-static bool variant_name_ok(const char *name) {
-    size_t n = strlen(name);
-    return n > 0 && n < SIM_NAME_MAX && (isalpha((unsigned char)name[0]) || name[0] == '_') &&
-           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
-}
-
-static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy *pol) {
-    if (!variant_name_ok(v->string))
-        return ld_fail(P, "variant names start with a letter and use letters, digits, '_' and "
-                          "'-' (expectations refer to them)");
-    int rc = ld_need_object(P, v);
-    if (rc != FB_OK) return rc;
-    cJSON *m = merge(base, v);
-    if (m == NULL) rc = ld_fail(P, "out of memory");
-    snprintf(pol->name, SIM_NAME_MAX, "%s", v->string);
-    if (rc == FB_OK) rc = parse_policy(P, m, pol);
-    cJSON_Delete(m);
-    return rc;
-}
-
-static int parse_variant_list(pctx *P, const cJSON *base, const cJSON *vars, sim_scenario *sc) {
-    int rc = ld_need_object(P, vars);
-    uint32_t i = 0;
-    for (const cJSON *e = vars->child; rc == FB_OK && e; e = e->next, i++) {
-        size_t old = ld_push_key(P, e->string);
-        rc = i < SIM_VARIANTS_MAX ? parse_variant(P, base, e, &sc->variants[i])
-                                  : ld_fail(P, "at most %d variants", SIM_VARIANTS_MAX);
-        if (rc == FB_OK) sc->variant_count = i + 1;
-        ld_pop(P, old);
-    }
-    if (rc == FB_OK && i == 0) rc = ld_fail(P, "at least one variant is needed");
-    return rc;
-}
-
-int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
-    const cJSON *base = ld_field(root, "policy");
-    const cJSON *vars = ld_field(root, "variants");
-    int rc = FB_OK;
-    if (base && !cJSON_IsObject(base)) {
-        size_t old = ld_push_key(P, "policy");
-        rc = ld_need_object(P, base);
-        ld_pop(P, old);
-        return rc;
-    }
-    cJSON *empty = NULL;
-    if (base == NULL) base = empty = cJSON_CreateObject();
-    if (vars == NULL) {
-        /* no variants: the policy alone, named "default" */
-        size_t old = ld_push_key(P, "policy");
-        snprintf(sc->variants[0].name, SIM_NAME_MAX, "default");
-        rc = parse_policy(P, base, &sc->variants[0]);
-        sc->variant_count = 1;
-        ld_pop(P, old);
-    } else {
-        size_t old = ld_push_key(P, "variants");
-        rc = parse_variant_list(P, base, vars, sc);
-        ld_pop(P, old);
-    }
-    cJSON_Delete(empty);
     return rc;
 }

@@ -118,6 +118,13 @@ int ld_lookup_provider_name(pctx *P, const char *name, uint8_t *out);
 int ld_parse_order(pctx *P, const cJSON *v, uint8_t *order, uint32_t *len);
 /* "traffic": an array of classes (out: sim_scenario). */
 int ld_parse_traffic(pctx *P, const cJSON *v, void *out);
+/* The keys of one layer's policy. */
+#define LD_LAYER_KEYS                                                                              \
+    "retry", "breaker", "fallback", "context_window_check", "degraded", "stream", "classify",      \
+        "rate_limit", "overrides", "description"
+extern const char *const ld_layer_keys[]; /* LD_LAYER_KEYS, NULL */
+/* One layer's policy from v, whose keys must be among `keys` (load_policy.c). */
+int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *L, const char *const *keys);
 /* "policy" and "variants": each variant is the policy with its own keys merged over. */
 int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc);
 /* One "path=value" of --set, applied to the tree; errors carry no path. */

@@ -26,11 +26,12 @@ static uint32_t effective_concurrency(const sim *s, uint32_t p) {
 }
 
 /* Did a served attempt's output go to the user (else its tokens were wasted)? */
-static bool output_used(const sim *s, const fb_reply *r) {
+static bool output_used(const attempt *a) {
+    const fb_reply *r = &a->reply;
     bool ok = r->status == 200 && r->transport == FB_TRANSPORT_NONE &&
               r->error_kind == FB_ERRKIND_NONE && !r->after_first_token;
     /* a broken stream that the client resumes keeps what it received */
-    bool kept = r->after_first_token && s->pol->stream == FB_STREAM_RESUME;
+    bool kept = r->after_first_token && a->keeps_partial;
     return ok || kept;
 }
 
@@ -229,7 +230,7 @@ void on_service_done(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     uint32_t pi = a->provider;
     s->provs[pi].busy--;
-    bool used = !a->abandoned && output_used(s, &a->reply);
+    bool used = !a->abandoned && output_used(a);
     if (a->abandoned) stat_tally(s, pi, T_ABANDONED);
     stat_bill(s, a, a->tokens_out, !used);
     deliver(s, ai);
@@ -326,6 +327,6 @@ void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {
     a->reply = answer->reply;
     a->hint_us = answer->hint_us;
     a->tokens_out = answer->tokens_out;
-    if (answer->served) stat_bill(s, a, a->tokens_out, !output_used(s, &a->reply));
+    if (answer->served) stat_bill(s, a, a->tokens_out, !output_used(a));
     deliver(s, ai);
 }

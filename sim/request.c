@@ -18,7 +18,7 @@
 
 static void start_request(sim *s, uint32_t ri);
 static void begin_call(sim *s, uint32_t ri);
-static void handle_decision(sim *s, uint32_t ri, fb_fallback_decision d);
+static void handle_decision(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision d);
 static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback);
 
 /* ---- arrival and the worker ---- */
@@ -63,6 +63,7 @@ void new_request(sim *s, uint32_t cls, uint32_t user) {
     req *r = R(s, ri);
     const sim_class *c = &s->sc->classes[cls];
     r->cls = (uint8_t)cls;
+    r->stack = sim_policy_stack(s->pol, cls);
     r->user = user;
     r->exposed = s->class_exposed[cls];
     r->arrival_us = s->now;
@@ -125,7 +126,44 @@ void on_work_done(sim *s, uint32_t ri) {
     begin_call(s, ri);
 }
 
-/* ---- the policy decides ---- */
+/* ---- the layers decide ---- */
+
+/*
+ * A request passes through its stack of layers (simint.h: hop). Layer d's
+ * attempt is a whole request to layer d + 1; the innermost layer's attempts
+ * are provider calls. Each layer asks its own fallback engine (per pod and
+ * layer: its breakers, limiters, budget, retry policy); the routing layer
+ * chooses the provider, the layers inside it pass that choice through, and
+ * the layers outside it have one target, the layer inside. A layer that
+ * gives up raises to the layer outside it the last result it received.
+ */
+
+static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen);
+static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *rep,
+                         fb_time_us hint, sim_end cause);
+
+static const lay *layer_at(const sim *s, const req *r, uint32_t depth) {
+    return &s->lays[r->stack->layer[depth]];
+}
+
+/* What a layer may choose from: its target, the provider chosen outside, or the chain. */
+static const uint8_t *choices(const sim *s, const req *r, uint32_t depth, const uint8_t *chosen,
+                              uint32_t *len) {
+    const sim_class *c = &s->sc->classes[r->cls];
+    static const uint8_t target0 = 0;
+    *len = 1;
+    switch (layer_at(s, r, depth)->cfg->role) {
+    case SIM_ROLE_OUTER:
+        return &target0;
+    case SIM_ROLE_INNER:
+        return chosen;
+    default:
+        break;
+    }
+    if (c->target == SIM_TARGET_PROVIDER) return &c->provider;
+    *len = c->order_len;
+    return c->order_len > 0 ? c->order : NULL;
+}
 
 static void begin_call(sim *s, uint32_t ri) {
     req *r = R(s, ri);
@@ -134,27 +172,34 @@ static void begin_call(sim *s, uint32_t ri) {
         finish(s, ri, SIM_END_SUCCESS, false);
         return;
     }
-    uint8_t one = c->provider;
-    const uint8_t *order = NULL;
-    uint32_t order_len = 0;
-    if (c->target == SIM_TARGET_PROVIDER) {
-        order = &one;
-        order_len = 1;
-    } else if (c->order_len > 0) {
-        order = c->order;
-        order_len = c->order_len;
-    }
     r->state = R_CALLING;
-    fb_fallback_decision d =
-        fb_fallback_begin(&s->pods[r->pod].fb, &r->fr, r->prompt_tokens + r->completion_tokens,
-                          order, order_len, s->now);
-    handle_decision(s, ri, d);
+    layer_begin(s, ri, 0, 0);
 }
 
-void on_resume(sim *s, uint32_t ri) {
+static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     req *r = R(s, ri);
+    hop *h = &r->hops[depth];
+    uint32_t li = r->stack->layer[depth];
+    h->active = true;
+    h->has_last = false;
+    h->serial++;
+    stat_layer_call(s, li);
+    uint32_t len;
+    const uint8_t *order = choices(s, r, depth, &chosen, &len);
+    fb_fallback_decision d = fb_fallback_begin(pod_fb(s, r->pod, li), &h->fr,
+                                               r->prompt_tokens + r->completion_tokens, order,
+                                               order ? len : 0, s->now);
+    handle_decision(s, ri, depth, d);
+}
+
+void on_resume(sim *s, uint32_t ri, uint32_t arg) {
+    req *r = R(s, ri);
+    uint32_t depth = HOP_DEPTH(arg);
+    hop *h = &r->hops[depth];
+    if (depth >= r->stack->depth || !h->active || h->serial != HOP_SERIAL(arg)) return;
     r->state = R_CALLING;
-    handle_decision(s, ri, fb_fallback_resume(&s->pods[r->pod].fb, &r->fr, s->now));
+    uint32_t li = r->stack->layer[depth];
+    handle_decision(s, ri, depth, fb_fallback_resume(pod_fb(s, r->pod, li), &h->fr, s->now));
 }
 
 static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
@@ -173,6 +218,7 @@ static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     a->tokens_out = d->resume ? r->tokens_left : r->completion_tokens;
     a->hint_us = FB_TIME_NONE;
     a->stream = s->sc->classes[r->cls].stream;
+    a->keeps_partial = layer_at(s, r, r->stack->depth - 1)->cfg->stream == FB_STREAM_RESUME;
     a->timeout_at_us = d->timeout_us > 0 ? s->now + d->timeout_us : FB_TIME_MAX;
     r->attempt = ai + 1;
     r->state = R_CALLING;
@@ -206,24 +252,60 @@ static sim_end end_of(fb_stop stop_reason) {
     }
 }
 
-/* Carry out the policy's decision: an attempt, a wait, or the end. */
-static void handle_decision(sim *s, uint32_t ri, fb_fallback_decision d) {
+/* An attempt of a layer that is not the innermost: a whole request to the layer inside. */
+static void inner_request(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
     req *r = R(s, ri);
-    switch (d.action) {
-    case FB_ACT_ATTEMPT:
-        send_attempt(s, ri, &d);
-        return;
-    case FB_ACT_WAIT:
-        r->state = R_WAITING;
-        push(s, s->now + d.delay_us, EV_RESUME, ri, r->gen, 0);
-        return;
-    case FB_ACT_DONE:
-        break;
+    hop *h = &r->hops[depth];
+    h->target = d->provider;
+    h->serial++;
+    if (d->timeout_us > 0)
+        push(s, s->now + d->timeout_us, EV_LAYER_TIMEOUT, ri, r->gen,
+             HOP_ARG(depth, h->serial));
+    /* an outer layer's target is the layer inside, which makes its own choice */
+    layer_begin(s, ri, depth + 1, d->provider);
+}
+
+/* What layer `depth` raises when it gives up: its last result, or a refusal of its own. */
+static void raise_outside(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d,
+                          sim_end end) {
+    req *r = R(s, ri);
+    hop *h = &r->hops[depth];
+    fb_reply rep;
+    memset(&rep, 0, sizeof rep);
+    rep.should_retry = -1;
+    fb_time_us hint = FB_TIME_NONE;
+    if (d->stop == FB_STOP_SUCCESS) {
+        rep.status = 200;
+    } else if (h->has_last && d->stop != FB_STOP_BREAKER_OPEN && d->stop != FB_STOP_RATE_LIMITED) {
+        rep = h->last;
+        hint = h->last_hint_us;
+    } else if (d->stop == FB_STOP_CONTEXT_LENGTH) {
+        rep.status = 400;
+        rep.error_kind = FB_ERRKIND_CONTEXT_LENGTH;
+    } else {
+        rep.transport = FB_TRANSPORT_REJECTED;
     }
+    layer_result(s, ri, depth - 1, &rep, hint, end);
+}
+
+/* Layer `depth` is done with the request: it ends, or the layer outside gets the result. */
+static void layer_done(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision d) {
+    req *r = R(s, ri);
+    hop *h = &r->hops[depth];
     sim_end end = end_of(d.stop);
-    stat_policy(s, r);
+    /* a layer that ran out of tries on a failure from inside ends with that failure */
+    if (end == SIM_END_EXHAUSTED && h->has_last && h->cause < SIM_END_COUNT) end = h->cause;
+    h->active = false;
+    h->serial++;
+    stat_policy(s, r, depth);
+    if (depth == r->stack->router && d.stop == FB_STOP_SUCCESS) r->via_fallback = d.via_fallback;
+    if (depth > 0) {
+        raise_outside(s, ri, depth, &d, end);
+        return;
+    }
     if (d.degraded) {
-        fb_time_us lat = sim_dist_draw_us(&r->rng, &s->pol->degraded_latency_us);
+        fb_time_us lat =
+            sim_dist_draw_us(&r->rng, &layer_at(s, r, 0)->cfg->degraded_latency_us);
         if (lat > 0) {
             r->state = R_FINISHING;
             push(s, s->now + lat, EV_FINISH, ri, r->gen, 0);
@@ -232,15 +314,50 @@ static void handle_decision(sim *s, uint32_t ri, fb_fallback_decision d) {
         finish(s, ri, SIM_END_DEGRADED, false);
         return;
     }
-    finish(s, ri, end, d.via_fallback && end == SIM_END_SUCCESS);
+    finish(s, ri, end, r->via_fallback && end == SIM_END_SUCCESS);
 }
 
-/* ---- a reply comes back ---- */
+/* Carry out layer `depth`'s decision: an attempt, a wait, or the end of its part. */
+static void handle_decision(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision d) {
+    req *r = R(s, ri);
+    hop *h = &r->hops[depth];
+    switch (d.action) {
+    case FB_ACT_ATTEMPT:
+        stat_layer_attempt(s, r->stack->layer[depth], d.provider);
+        if (depth + 1 == r->stack->depth)
+            send_attempt(s, ri, &d);
+        else
+            inner_request(s, ri, depth, &d);
+        return;
+    case FB_ACT_WAIT:
+        r->state = R_WAITING;
+        h->serial++;
+        push(s, s->now + d.delay_us, EV_RESUME, ri, r->gen, HOP_ARG(depth, h->serial));
+        return;
+    case FB_ACT_DONE:
+        layer_done(s, ri, depth, d);
+        return;
+    }
+}
 
-/* Feed the classified result of the request's current attempt to the policy. */
-static void policy_result(sim *s, req *r, const fb_class *c, fb_time_us hint) {
-    fb_fallback_decision d = fb_fallback_result(&s->pods[r->pod].fb, &r->fr, c, hint, s->now);
-    handle_decision(s, (uint32_t)(r - R(s, 0)), d);
+/* ---- a result comes back ---- */
+
+/* Layer `depth` gets the result of its attempt: classified by its own rules, decided again. */
+static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *rep,
+                         fb_time_us hint, sim_end cause) {
+    req *r = R(s, ri);
+    hop *h = &r->hops[depth];
+    const lay *L = layer_at(s, r, depth);
+    h->serial++; /* its timeout, if any, is moot */
+    h->last = *rep;
+    h->last_hint_us = hint;
+    h->has_last = true;
+    h->cause = cause;
+    r->state = R_CALLING;
+    fb_class c = fb_classify(&L->classifier, rep);
+    fb_fallback_decision d =
+        fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[depth]), &h->fr, &c, hint, s->now);
+    handle_decision(s, ri, depth, d);
 }
 
 /* The reply of attempt ai reaches its client (if the client still waits). */
@@ -256,17 +373,25 @@ void deliver(sim *s, uint32_t ai) {
     pool_release(&s->atts, ai);
     if (!waiting) return;
     r->attempt = 0;
-    fb_class c = fb_classify(&s->classifier, &reply);
+    uint32_t inner = r->stack->depth - 1;
+    hop *h = &r->hops[inner];
+    h->last = reply;
+    h->last_hint_us = hint;
+    h->has_last = true;
+    h->cause = SIM_END_COUNT; /* a provider's answer, not a layer's */
+    fb_class c = fb_classify(&layer_at(s, r, inner)->classifier, &reply);
     stat_outcome(s, pi, c.outcome);
     if (reply.after_first_token) {
-        bool resumed = s->pol->stream == FB_STREAM_RESUME && out < r->tokens_left;
+        bool resumed = a->keeps_partial && out < r->tokens_left;
         stat_stream_failure(s, r, out, resumed);
         if (resumed) r->tokens_left -= out;
     }
-    fb_fallback_decision d = fb_fallback_result(&s->pods[r->pod].fb, &r->fr, &c, hint, s->now);
-    if (d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS && d.via_fallback)
+    fb_fallback_decision d = fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[inner]), &h->fr,
+                                                &c, hint, s->now);
+    if (inner == r->stack->router && d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS &&
+        d.via_fallback)
         stat_fallback_cost(s, r, pi, out);
-    handle_decision(s, a->req, d);
+    handle_decision(s, a->req, inner, d);
 }
 
 /* The client stops waiting for its current attempt; the provider may keep working on it. */
@@ -278,20 +403,50 @@ static void abandon_attempt(sim *s, req *r) {
     provider_cancel(s, ai);
 }
 
+static fb_reply timeout_reply(void) {
+    fb_reply rep;
+    memset(&rep, 0, sizeof rep);
+    rep.transport = FB_TRANSPORT_TIMEOUT;
+    rep.should_retry = -1;
+    return rep;
+}
+
 void on_attempt_timeout(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     req *r = R(s, a->req);
     if (a->abandoned || r->gen != a->req_gen || r->attempt != ai + 1) return;
     /* the client gives up: a timeout outcome, the provider may keep working */
     uint32_t pi = a->provider;
+    uint32_t ri = a->req;
     abandon_attempt(s, r);
-    fb_reply rep;
-    memset(&rep, 0, sizeof rep);
-    rep.transport = FB_TRANSPORT_TIMEOUT;
-    rep.should_retry = -1;
-    fb_class c = fb_classify(&s->classifier, &rep);
-    stat_outcome(s, pi, c.outcome);
-    policy_result(s, r, &c, FB_TIME_NONE);
+    fb_reply rep = timeout_reply();
+    uint32_t inner = r->stack->depth - 1;
+    stat_outcome(s, pi, fb_classify(&layer_at(s, r, inner)->classifier, &rep).outcome);
+    layer_result(s, ri, inner, &rep, FB_TIME_NONE, SIM_END_COUNT);
+}
+
+/* Layers from `from` inwards give up on the request (a timeout outside them, a deadline). */
+static void cancel_inside(sim *s, req *r, uint32_t from) {
+    for (uint32_t k = r->stack->depth; k-- > from;) {
+        hop *h = &r->hops[k];
+        if (!h->active) continue;
+        fb_fallback_cancel(pod_fb(s, r->pod, r->stack->layer[k]), &h->fr, s->now);
+        stat_policy(s, r, k);
+        h->active = false;
+        h->serial++;
+    }
+    abandon_attempt(s, r);
+}
+
+/* An outer layer's attempt timeout: the whole request inside it is given up. */
+void on_layer_timeout(sim *s, uint32_t ri, uint32_t arg) {
+    req *r = R(s, ri);
+    uint32_t depth = HOP_DEPTH(arg);
+    if (r->state != R_CALLING && r->state != R_WAITING) return;
+    if (depth + 1 >= r->stack->depth || r->hops[depth].serial != HOP_SERIAL(arg)) return;
+    cancel_inside(s, r, depth + 1);
+    fb_reply rep = timeout_reply();
+    layer_result(s, ri, depth, &rep, FB_TIME_NONE, SIM_END_COUNT);
 }
 
 /* ---- the end ---- */
@@ -328,11 +483,7 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
 void on_deadline(sim *s, uint32_t ri) {
     req *r = R(s, ri);
     if (r->state == R_FREE) return;
-    if (r->state == R_CALLING || r->state == R_WAITING) {
-        fb_fallback_cancel(&s->pods[r->pod].fb, &r->fr, s->now);
-        stat_policy(s, r);
-        abandon_attempt(s, r);
-    }
+    if (r->state == R_CALLING || r->state == R_WAITING) cancel_inside(s, r, 0);
     finish(s, ri, SIM_END_TIMEOUT, false);
 }
 

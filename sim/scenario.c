@@ -307,3 +307,21 @@ int sim_scenario_variant(const sim_scenario *sc, const char *name) {
         if (strcmp(sc->variants[i].name, name) == 0) return (int)i;
     return -1;
 }
+
+const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls) {
+    return cls < SIM_CLASSES_MAX && pol->class_stack[cls].depth > 0 ? &pol->class_stack[cls]
+                                                                   : &pol->stack;
+}
+
+const sim_layer *sim_policy_router(const sim_policy *pol) {
+    return &pol->layers[pol->stack.layer[pol->stack.router]];
+}
+
+const sim_layer *sim_policy_breaker(const sim_policy *pol, uint32_t provider) {
+    const sim_stack *st = &pol->stack;
+    for (uint32_t i = st->router; i < st->depth; i++) {
+        const sim_layer *L = &pol->layers[st->layer[i]];
+        if (provider < SIM_PROVIDERS_MAX && L->per_provider[provider].has_breaker) return L;
+    }
+    return NULL;
+}

@@ -128,21 +128,68 @@ typedef struct sim_provider_policy {
     fb_ratelimit_config ratelimit; /* per pod */
 } sim_provider_policy;
 
-typedef struct sim_policy {
+/*
+ * One layer of the stack a request passes through: an application's retry
+ * loop, a gateway, an SDK client. Each has its own retry, budget,
+ * classification, breakers, rate limits and timeouts. An attempt of a layer
+ * is a whole request to the layer inside it; the innermost layer's attempts
+ * are HTTP calls to providers. docs/scenario-format.md, "Layers".
+ */
+typedef enum sim_role {
+    SIM_ROLE_ROUTER = 0, /* chooses the provider: the fallback chain */
+    SIM_ROLE_OUTER,      /* outside the router: one target, the layer inside */
+    SIM_ROLE_INNER       /* inside the router: the provider it chose, passed through */
+} sim_role;
+
+typedef struct sim_layer {
     char name[SIM_NAME_MAX];
+    sim_role role;
     fb_retry_config retry;
     fb_budget_config budget; /* kind NONE = no budget; one budget per pod */
     fb_classify_config classify;
     sim_breaker_scope breaker_scope;
     fb_time_us sync_delay_us;
+    /* by provider; an outer layer's one target is entry 0 */
     sim_provider_policy per_provider[SIM_PROVIDERS_MAX];
-    uint8_t order[SIM_PROVIDERS_MAX];
+    uint8_t order[SIM_PROVIDERS_MAX]; /* the router's chain */
     uint32_t order_len;
+    bool routes; /* declared "fallback" */
     bool context_check;
     bool degraded;
     sim_dist degraded_latency_us;
     fb_stream_policy stream;
+} sim_layer;
+
+#define SIM_LAYERS_MAX 8 /* layers of one variant, all its stacks together */
+#define SIM_DEPTH_MAX 4  /* layers one request passes through */
+
+/* The layers a request passes through, outermost first (indices into the variant's). */
+typedef struct sim_stack {
+    uint8_t layer[SIM_DEPTH_MAX];
+    uint32_t depth;  /* 0: none (a class stack that uses the variant's) */
+    uint32_t router; /* the position of the routing layer */
+} sim_stack;
+
+/* A variant: its layers and the stacks that use them. */
+typedef struct sim_policy {
+    char name[SIM_NAME_MAX];
+    bool layered; /* declared "layers" (reports then show each layer) */
+    sim_layer layers[SIM_LAYERS_MAX];
+    uint32_t layer_count;
+    sim_stack stack;                         /* every class's, unless... */
+    sim_stack class_stack[SIM_CLASSES_MAX]; /* ... the class has its own (depth > 0) */
 } sim_policy;
+
+/* The stack requests of class `cls` pass through. */
+const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls);
+/* The routing layer of the variant's own stack (its chain). */
+const sim_layer *sim_policy_router(const sim_policy *pol);
+/*
+ * The layer whose breaker for provider p the reports show: the outermost at
+ * or inside the routing layer of the variant's stack that has one; NULL when
+ * none has.
+ */
+const sim_layer *sim_policy_breaker(const sim_policy *pol, uint32_t provider);
 
 typedef struct sim_pods {
     uint32_t count;

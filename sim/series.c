@@ -87,16 +87,21 @@ static void spillover_step(sim *s, const sim_row *row) {
     }
 }
 
-/* The share of pods whose breaker for provider p is open, and half-open, now. */
+/*
+ * The share of pods whose breaker for provider p is open, and half-open, now:
+ * the breaker of the outermost layer at or inside the routing layer that has
+ * one for p (setup.c: share_layer).
+ */
 static void breaker_shares(const sim *s, uint32_t p, double *open_share, double *half_share) {
     uint32_t open = 0, half = 0;
-    if (s->pol->per_provider[p].has_breaker && s->pol->breaker_scope == SIM_SCOPE_SHARED) {
-        fb_breaker_state st = seen_state(&s->provs[p].store, s->now);
+    int l = s->provs[p].share_layer;
+    if (l >= 0 && s->lays[l].cfg->breaker_scope == SIM_SCOPE_SHARED) {
+        fb_breaker_state st = seen_state(&s->stores[(size_t)l * s->P + p], s->now);
         open = is_open(st) ? s->npods : 0;
         half = st == FB_BREAKER_HALF_OPEN ? s->npods : 0;
-    } else if (s->pol->per_provider[p].has_breaker) {
+    } else if (l >= 0) {
         for (uint32_t k = 0; k < s->npods; k++) {
-            fb_breaker_state st = seen_state(&s->breakers[(size_t)k * s->P + p], s->now);
+            fb_breaker_state st = seen_state(&s->breakers[slot(s, (uint32_t)l, k, p)], s->now);
             open += is_open(st);
             half += st == FB_BREAKER_HALF_OPEN;
         }

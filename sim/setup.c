@@ -14,6 +14,14 @@
 
 #include "sim/simint.h"
 
+/* The most layers a request of this variant passes through (each needs a hop). */
+static uint32_t deepest(const sim_policy *pol) {
+    uint32_t d = pol->stack.depth;
+    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++)
+        if (pol->class_stack[c].depth > d) d = pol->class_stack[c].depth;
+    return d;
+}
+
 /* A disturbance window, and the baseline's end if it is the first. */
 static void add_window(sim *s, fb_time_us start, fb_time_us end) {
     s->windows[s->window_count].start_us = start;
@@ -72,13 +80,16 @@ static void setup_spikes(sim *s, uint32_t c) {
 }
 
 /* Can a request of class c meet a faulted provider (else its failures are collateral)? */
-static bool class_exposed(const sim *s, const sim_class *cl) {
+static bool class_exposed(const sim *s, uint32_t c) {
+    const sim_class *cl = &s->sc->classes[c];
     bool exposed = false;
     if (cl->target == SIM_TARGET_PROVIDER) {
         exposed = s->provs[cl->provider].exposed_fault;
     } else if (cl->target == SIM_TARGET_LLM) {
-        const uint8_t *order = cl->order_len ? cl->order : s->pol->order;
-        uint32_t len = cl->order_len ? cl->order_len : s->pol->order_len;
+        const sim_stack *st = sim_policy_stack(s->pol, c);
+        const sim_layer *router = &s->pol->layers[st->layer[st->router]];
+        const uint8_t *order = cl->order_len ? cl->order : router->order;
+        uint32_t len = cl->order_len ? cl->order_len : router->order_len;
         for (uint32_t i = 0; i < len; i++) exposed |= s->provs[order[i]].exposed_fault;
     }
     return exposed;
@@ -100,20 +111,23 @@ static int setup_spillover(sim *s) {
 }
 
 static int alloc_policy_state(sim *s) {
-    size_t n = (size_t)s->npods * s->P;
+    size_t n = (size_t)s->NL * s->npods * s->P, stores = (size_t)s->NL * s->P;
     s->breakers = calloc(n, sizeof *s->breakers);
-    s->bctxs = calloc(n + s->P, sizeof *s->bctxs);
-    s->open_since = malloc((n + s->P) * sizeof *s->open_since);
-    s->open_end = malloc((n + s->P) * sizeof *s->open_end);
+    s->stores = calloc(stores, sizeof *s->stores);
+    s->bctxs = calloc(n + stores, sizeof *s->bctxs);
+    s->open_since = malloc((n + stores) * sizeof *s->open_since);
+    s->open_end = malloc((n + stores) * sizeof *s->open_end);
     s->views = calloc(n, sizeof *s->views);
     s->limiters = calloc(n, sizeof *s->limiters);
+    s->fbs = calloc((size_t)s->npods * s->NL, sizeof *s->fbs);
+    s->budgets = calloc((size_t)s->npods * s->NL, sizeof *s->budgets);
     s->pods = calloc(s->npods, sizeof *s->pods);
-    if (!s->breakers || !s->bctxs || !s->open_since || !s->open_end || !s->views || !s->limiters ||
-        !s->pods) {
+    if (!s->pods || !s->breakers || !s->stores || !s->bctxs || !s->open_since || !s->open_end || !s->views ||
+        !s->limiters || !s->fbs || !s->budgets) {
         stop(s, FB_ENOMEM, "out of memory for %u pods", s->npods);
         return FB_ENOMEM;
     }
-    for (size_t i = 0; i < n + s->P; i++) {
+    for (size_t i = 0; i < n + stores; i++) {
         s->open_since[i] = FB_TIME_NONE;
         s->open_end[i] = FB_TIME_MAX;
     }
@@ -128,16 +142,23 @@ static int invalid(sim *s, int rc, const char *what, const char *provider) {
     return rc;
 }
 
-/* Pod k's providers in its fallback config: windows, timeouts, breakers, limiters. */
-static int pod_providers(sim *s, uint32_t k, fb_fallback_config *fc) {
-    for (uint32_t p = 0; p < s->P; p++) {
-        size_t i = (size_t)k * s->P + p;
-        const sim_provider_policy *pp = &s->pol->per_provider[p];
+/*
+ * Layer l's targets in pod k's fallback config: the providers (the routing
+ * layer and inside it), or one target, the layer inside (outside the router):
+ * windows, timeouts, breakers, limiters.
+ */
+static int pod_targets(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
+    const sim_layer *L = s->lays[l].cfg;
+    bool outer = L->role == SIM_ROLE_OUTER;
+    fc->provider_count = outer ? 1 : s->P;
+    for (uint32_t p = 0; p < fc->provider_count; p++) {
+        size_t i = slot(s, l, k, p);
+        const sim_provider_policy *pp = &L->per_provider[p];
         fb_fallback_provider *fp = &fc->providers[p];
-        fp->context_window = s->sc->providers[p].context_window;
+        fp->context_window = outer ? 0 : s->sc->providers[p].context_window;
         fp->attempt_timeout_us = pp->timeout_us;
         if (pp->has_breaker) {
-            int rc = pod_breaker(s, k, p, fp);
+            int rc = pod_breaker(s, l, k, p, fp);
             if (rc != FB_OK) return rc;
         }
         if (pp->has_ratelimit) {
@@ -146,45 +167,81 @@ static int pod_providers(sim *s, uint32_t k, fb_fallback_config *fc) {
             fp->ratelimit = &s->limiters[i];
         }
     }
+    fc->order_len = outer ? 1 : L->order_len;
+    if (!outer) memcpy(fc->order, L->order, L->order_len);
     return FB_OK;
 }
 
-/* Pod k: its stream, queue, budget and fallback chain. */
-static int setup_pod(sim *s, uint32_t k) {
-    const sim_policy *pol = s->pol;
-    pod *pd = &s->pods[k];
-    fb_rng_derive(&pd->rng, s->sc->seed, ENTITY_POD + k, PURPOSE_POD);
-    sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+/* Pod k's engine for layer l: its targets, retry policy, budget and stream handling. */
+static int setup_pod_layer(sim *s, uint32_t k, uint32_t l) {
+    const sim_layer *L = s->lays[l].cfg;
     fb_fallback_config fc;
     memset(&fc, 0, sizeof fc);
-    int rc = pod_providers(s, k, &fc);
+    int rc = pod_targets(s, l, k, &fc);
     if (rc != FB_OK) return rc;
-    fc.provider_count = s->P;
-    memcpy(fc.order, pol->order, pol->order_len);
-    fc.order_len = pol->order_len;
-    fc.retry = &s->retry;
-    if (pol->budget.kind != FB_BUDGET_NONE) {
-        rc = fb_budget_init(&pd->budget, &pol->budget);
+    fc.retry = &s->lays[l].retry;
+    if (L->budget.kind != FB_BUDGET_NONE) {
+        fb_budget *b = &s->budgets[(size_t)k * s->NL + l];
+        rc = fb_budget_init(b, &L->budget);
         if (rc != FB_OK) return invalid(s, rc, "retry budget", NULL);
-        fc.budget = &pd->budget;
+        fc.budget = b;
     }
-    fc.rng = &pd->rng;
-    fc.context_check = pol->context_check;
-    fc.degraded = pol->degraded;
-    fc.stream = pol->stream;
-    rc = fb_fallback_init(&pd->fb, &fc);
+    fc.rng = &s->pods[k].rng;
+    fc.context_check = L->context_check;
+    fc.degraded = L->degraded;
+    fc.stream = L->stream;
+    rc = fb_fallback_init(pod_fb(s, k, l), &fc);
     if (rc != FB_OK) return invalid(s, rc, "fallback chain", NULL);
     return FB_OK;
 }
 
+/* Pod k: its stream, its queue, and its engine of every layer. */
+static int setup_pod(sim *s, uint32_t k) {
+    pod *pd = &s->pods[k];
+    fb_rng_derive(&pd->rng, s->sc->seed, ENTITY_POD + k, PURPOSE_POD);
+    sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+    for (uint32_t l = 0; l < s->NL; l++) {
+        int rc = setup_pod_layer(s, k, l);
+        if (rc != FB_OK) return rc;
+    }
+    return FB_OK;
+}
+
+/* The variant's layers: retry policies and classifiers. */
+static int setup_layers(sim *s) {
+    const sim_policy *pol = s->pol;
+    s->NL = pol->layer_count;
+    s->sum->layer_count = s->NL;
+    for (uint32_t l = 0; l < s->NL; l++) {
+        lay *L = &s->lays[l];
+        L->cfg = &pol->layers[l];
+        int rc = fb_retry_policy_init(&L->retry, &L->cfg->retry);
+        if (rc != FB_OK) return invalid(s, rc, "retry policy", NULL);
+        rc = fb_classify_init(&L->classifier, &L->cfg->classify);
+        if (rc != FB_OK) return rc;
+    }
+    return FB_OK;
+}
+
+/* Which layer's breaker the time series shows for each provider: the outermost at or
+ * inside the variant's routing layer that has one. */
+static void pick_share_layers(sim *s) {
+    const sim_stack *st = &s->pol->stack;
+    for (uint32_t p = 0; p < s->P; p++) {
+        s->provs[p].share_layer = -1;
+        for (uint32_t i = st->router; i < st->depth && s->provs[p].share_layer < 0; i++)
+            if (s->pol->layers[st->layer[i]].per_provider[p].has_breaker)
+                s->provs[p].share_layer = st->layer[i];
+    }
+}
+
 static int setup_policy(sim *s) {
-    int rc = fb_retry_policy_init(&s->retry, &s->pol->retry);
-    if (rc != FB_OK) return invalid(s, rc, "retry policy", NULL);
-    rc = fb_classify_init(&s->classifier, &s->pol->classify);
+    int rc = setup_layers(s);
     if (rc == FB_OK) rc = alloc_policy_state(s);
-    if (rc == FB_OK) rc = setup_stores(s);
+    for (uint32_t l = 0; l < s->NL && rc == FB_OK; l++) rc = setup_stores(s, l);
     for (uint32_t k = 0; k < s->npods && rc == FB_OK; k++) rc = setup_pod(s, k);
     if (rc == FB_OK) {
+        pick_share_layers(s);
         /* the stores' messages in flight: at most one per event */
         sim_fifo_init(&s->recs, sizeof(store_record), (size_t)s->sc->limits.events_max);
         sim_fifo_init(&s->syncs, sizeof(store_sync), (size_t)s->sc->limits.events_max);
@@ -238,7 +295,8 @@ int setup(sim *s) {
     s->npods = sc->pods.count;
     int rc = sim_queue_init(&s->q, (size_t)sc->limits.events_max);
     if (rc != FB_OK) return rc;
-    pool_init(&s->reqs, sizeof(req), (size_t)sc->limits.in_flight_max);
+    s->depth_max = deepest(s->pol);
+    pool_init(&s->reqs, sizeof(req) + s->depth_max * sizeof(hop), (size_t)sc->limits.in_flight_max);
     pool_init(&s->atts, sizeof(attempt), (size_t)sc->limits.in_flight_max * 4);
     fb_hist_init(&s->tick_hist);
     fb_hist_init(&s->base_hist);
@@ -249,7 +307,7 @@ int setup(sim *s) {
     if (rc != FB_OK) return rc;
     for (uint32_t c = 0; c < sc->class_count; c++) {
         setup_spikes(s, c);
-        s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
+        s->class_exposed[c] = class_exposed(s, c);
     }
     rc = setup_spillover(s);
     if (rc == FB_OK) rc = setup_policy(s);
@@ -269,6 +327,9 @@ void teardown(sim *s) {
     sim_fifo_free(&s->recs);
     sim_fifo_free(&s->syncs);
     free(s->pods);
+    free(s->fbs);
+    free(s->budgets);
+    free(s->stores);
     free(s->breakers);
     free(s->bctxs);
     free(s->open_since);

@@ -66,6 +66,15 @@ typedef struct sim_provider_summary {
     uint32_t in_service_peak, queue_peak;
 } sim_provider_summary;
 
+/* One layer of the variant's stacks (the variant's layer of the same index). */
+typedef struct sim_layer_summary {
+    uint64_t calls;    /* requests it received: from users (outermost) or the layer outside */
+    uint64_t attempts; /* attempts it made: whole requests to the layer inside, or provider calls */
+    uint64_t retries, fallbacks;
+    uint64_t attempts_to[SIM_PROVIDERS_MAX]; /* by provider (the routing layer and inside) */
+    uint64_t breaker_opens, breaker_transitions, breaker_rejections;
+} sim_layer_summary;
+
 /* A disturbance window: a provider's scripted fault, or a traffic spike. */
 typedef struct sim_fault_summary {
     bool spike;       /* a traffic class's spike (class `cls`), not a provider fault */
@@ -106,6 +115,8 @@ typedef struct sim_summary {
         faults[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX + SIM_CLASSES_MAX * SIM_SCHEDULE_MAX];
     uint32_t fault_count;
     uint64_t events_dropped; /* events not delivered because the log cap was reached */
+    sim_layer_summary layers[SIM_LAYERS_MAX];
+    uint32_t layer_count;
 } sim_summary;
 
 /* One time-series row (one tick of simulated time). */

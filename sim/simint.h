@@ -41,7 +41,13 @@ enum {
     EV_FAULT_EDGE,      /* id = provider, arg = fault << 1 | is_end */
     EV_STORE_RECORD,    /* lane: a result reaches the shared store */
     EV_STORE_SYNC,      /* lane: the store's state reaches the pods */
+    EV_LAYER_TIMEOUT,   /* id = request, arg = depth | serial << 3: an outer layer gives up */
 };
+
+/* A layer's pending timeout or resume: its depth and serial in one event argument. */
+#define HOP_ARG(depth, serial) ((uint32_t)(depth) | (uint32_t)(serial) << 3)
+#define HOP_DEPTH(arg) ((arg) & 7u)
+#define HOP_SERIAL(arg) ((arg) >> 3)
 
 enum { LANE_DEADLINE = 0, LANE_STORE_RECORD = 1, LANE_STORE_SYNC = 2 };
 
@@ -55,19 +61,34 @@ enum { A_FREE = 0, A_QUEUED, A_SERVICE, A_REPLYING, A_HANG, A_PORT /* at a real 
 #define ENTITY_USER 0x40000000u
 #define NONE32 UINT32_MAX
 
+/* A request's state in one layer of its stack. */
+typedef struct hop {
+    fb_fallback_request fr;
+    fb_reply last;         /* the last result it received: what it raises when it gives up */
+    fb_time_us last_hint_us;
+    bool has_last;
+    sim_end cause;   /* how the layer inside ended, when it raised `last`; SIM_END_COUNT: none */
+    bool active;     /* between its begin and its end */
+    uint8_t target;  /* its current attempt's provider (an outer layer's: 0, the layer inside) */
+    uint32_t serial; /* names its pending timeout or resume; moves on when either is moot */
+} hop;
+
 typedef struct req {
     uint32_t gen; /* first field: survives reuse (pool_release) */
     uint8_t state;
     uint8_t cls;
     bool holds_worker;
-    bool exposed; /* its class may call a faulted provider */
+    bool exposed;      /* its class may call a faulted provider */
+    bool via_fallback; /* the routing layer answered from a later provider */
+    bool degraded;     /* the answer is the outermost layer's degraded one */
     uint32_t pod;
     uint32_t user;
-    uint32_t attempt; /* current attempt index + 1, 0 = none */
+    uint32_t attempt; /* current provider attempt index + 1, 0 = none */
     uint32_t prompt_tokens, completion_tokens, tokens_left;
     fb_time_us arrival_us;
     fb_rng rng;
-    fb_fallback_request fr;
+    const sim_stack *stack; /* the layers it passes through */
+    hop hops[];             /* one per layer of the stack, outermost first */
 } req;
 
 typedef struct attempt {
@@ -75,7 +96,8 @@ typedef struct attempt {
     uint8_t state;
     uint8_t provider;
     bool abandoned;
-    bool stream; /* the request streams its answer */
+    bool stream;       /* the request streams its answer */
+    bool keeps_partial; /* a broken stream's tokens are kept (the client resumes) */
     uint32_t req, req_gen;
     uint32_t tokens_in, tokens_out; /* billed when served */
     fb_time_us start_us;
@@ -102,7 +124,8 @@ typedef struct pool {
 typedef struct bctx {
     struct sim *s;
     int pod; /* -1 = the shared store */
-    uint8_t provider;
+    uint8_t layer;
+    uint8_t provider; /* an outer layer's: 0, its one target */
 } bctx;
 
 /* A pod's view of a shared breaker: the store's state as last synced. */
@@ -111,11 +134,13 @@ typedef struct view {
     fb_time_us open_until_us;
     uint64_t generation;
     struct sim *s;
+    uint8_t layer;
     uint8_t provider;
 } view;
 
 /* A result on its way to the store. */
 typedef struct store_record {
+    uint8_t layer;
     uint8_t provider;
     fb_breaker_permit permit;
     fb_effect effect;
@@ -124,6 +149,7 @@ typedef struct store_record {
 
 /* The store's state on its way to the pods. */
 typedef struct store_sync {
+    uint8_t layer;
     uint8_t provider;
     fb_breaker_state state;
     fb_time_us open_until_us;
@@ -135,10 +161,15 @@ typedef struct pod {
     bool pulling;   /* pod_pull() is running */
     sim_fifo queue; /* of ref */
     uint32_t qlive;
-    fb_fallback fb;
-    fb_budget budget;
     fb_rng rng;
 } pod;
+
+/* A layer of the variant at run time; each pod has its own engine and budget per layer. */
+typedef struct lay {
+    const sim_layer *cfg;
+    fb_retry_policy retry;
+    fb_classifier classifier;
+} lay;
 
 typedef struct prov {
     uint32_t busy;
@@ -147,8 +178,8 @@ typedef struct prov {
     bool has_rpm, has_tpm;
     fb_bucket rpm, tpm;
     double capacity_factor;
-    fb_breaker store;
     bool exposed_fault; /* has scripted faults */
+    int share_layer;    /* whose breaker the time series shows (-1: none) */
     struct {
         uint64_t attempts, errors, rate_limited, timeouts;
     } tick;
@@ -171,20 +202,24 @@ typedef struct sim {
     uint32_t P, npods;
     sim_queue q;
     fb_time_us now;
-    fb_retry_policy retry;
-    fb_classifier classifier;
+    lay lays[SIM_LAYERS_MAX];
+    uint32_t NL;        /* layers of the variant */
+    uint32_t depth_max; /* the deepest stack */
     pool reqs, atts;
     pod *pods;
+    fb_fallback *fbs;   /* npods * NL: each pod's engine per layer */
+    fb_budget *budgets; /* npods * NL */
     prov provs[SIM_PROVIDERS_MAX];
-    /* breakers (store.c) */
-    fb_breaker *breakers; /* npods * P, per-pod scope */
-    bctx *bctxs;
-    fb_time_us *open_since; /* npods * P (+ P for stores) */
+    /* breakers (store.c), each slot (layer, pod, provider): see slot() */
+    fb_breaker *breakers; /* per-pod scope */
+    fb_breaker *stores;   /* NL * P, shared scope */
+    bctx *bctxs;          /* slots, then stores */
+    fb_time_us *open_since; /* slots, then stores */
     fb_time_us *open_end;   /* when each open period ends at the latest */
-    view *views;            /* npods * P, shared scope */
+    view *views;            /* slots, shared scope */
     sim_fifo recs;          /* store_record: in the same order as their lane */
     sim_fifo syncs;         /* store_sync: in the same order as their lane */
-    fb_ratelimit *limiters; /* npods * P */
+    fb_ratelimit *limiters; /* slots */
     /* traffic */
     sim_traffic traffic[SIM_CLASSES_MAX];
     uint32_t users_total;
@@ -230,6 +265,20 @@ static inline attempt *A(sim *s, uint32_t i) {
     return (attempt *)pool_at(&s->atts, i);
 }
 
+/* The breaker, view, limiter and open-period slot of (layer, pod, provider). */
+static inline size_t slot(const sim *s, uint32_t layer, uint32_t podi, uint32_t provider) {
+    return ((size_t)layer * s->npods + podi) * s->P + provider;
+}
+
+/* The slots of the shared stores come after the pods': (layer, provider). */
+static inline size_t store_slot(const sim *s, uint32_t layer, uint32_t provider) {
+    return (size_t)s->NL * s->npods * s->P + (size_t)layer * s->P + provider;
+}
+
+static inline fb_fallback *pod_fb(sim *s, uint32_t podi, uint32_t layer) {
+    return &s->fbs[(size_t)podi * s->NL + layer];
+}
+
 /* engine.c */
 void pool_init(pool *p, size_t size, size_t cap_max);
 void pool_free(pool *p);
@@ -246,7 +295,8 @@ void run_port(sim *s);
 /* request.c */
 void new_request(sim *s, uint32_t cls, uint32_t user);
 void on_work_done(sim *s, uint32_t ri);
-void on_resume(sim *s, uint32_t ri);
+void on_resume(sim *s, uint32_t ri, uint32_t arg);
+void on_layer_timeout(sim *s, uint32_t ri, uint32_t arg);
 void deliver(sim *s, uint32_t ai);
 void on_attempt_timeout(sim *s, uint32_t ai);
 void on_deadline(sim *s, uint32_t ri);
@@ -261,8 +311,8 @@ void on_fault_edge(sim *s, uint32_t provider, uint32_t fault, bool end);
 void provider_cancel(sim *s, uint32_t ai);
 
 /* store.c */
-int setup_stores(sim *s);
-int pod_breaker(sim *s, uint32_t k, uint32_t p, fb_fallback_provider *fp);
+int setup_stores(sim *s, uint32_t layer);
+int pod_breaker(sim *s, uint32_t layer, uint32_t k, uint32_t p, fb_fallback_provider *fp);
 void on_breaker_event(void *ctx, const fb_breaker_event *ev);
 void on_store_record(sim *s);
 void on_store_sync(sim *s);
@@ -281,16 +331,19 @@ void stat_arrival(sim *s, const req *r);
 void stat_attempt(sim *s, const attempt *a);
 void stat_outcome(sim *s, uint32_t provider, fb_outcome outcome);
 void stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
-void stat_policy(sim *s, const req *r);
+void stat_layer_call(sim *s, uint32_t layer);
+void stat_layer_attempt(sim *s, uint32_t layer, uint32_t target);
+void stat_policy(sim *s, const req *r, uint32_t depth);
 void stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed);
 void stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out);
 void stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted);
-typedef enum tally { T_CAPACITY_429, T_OVERLOADED, T_ABANDONED, T_BREAKER_REJECTION } tally;
+typedef enum tally { T_CAPACITY_429, T_OVERLOADED, T_ABANDONED } tally;
 void stat_tally(sim *s, uint32_t provider, tally what);
 void stat_provider_busy(sim *s, uint32_t provider);
 void stat_provider_queued(sim *s, uint32_t provider);
 void stat_pod_queued(sim *s);
 void stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev);
+void stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider);
 void stat_finalize(sim *s);
 int stat_check_invariants(sim *s);
 

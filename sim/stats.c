@@ -80,19 +80,35 @@ void stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
     }
 }
 
-/* The request's policy is done with it: its retries and fallbacks. */
-void stat_policy(sim *s, const req *r) {
-    const fb_fallback_request_stats *st = fb_fallback_request_stats_get(&r->fr);
+/* A layer received a request (from users, or from the layer outside it). */
+void stat_layer_call(sim *s, uint32_t layer) {
+    s->sum->layers[layer].calls++;
+}
+
+/* A layer made an attempt: to `target`, a provider (or the layer inside, for an outer one). */
+void stat_layer_attempt(sim *s, uint32_t layer, uint32_t target) {
+    sim_layer_summary *ls = &s->sum->layers[layer];
+    ls->attempts++;
+    if (s->lays[layer].cfg->role != SIM_ROLE_OUTER) ls->attempts_to[target]++;
+}
+
+/* Layer `depth` of the request's stack is done with it: its retries and fallbacks. */
+void stat_policy(sim *s, const req *r, uint32_t depth) {
+    const fb_fallback_request_stats *st = fb_fallback_request_stats_get(&r->hops[depth].fr);
+    sim_layer_summary *ls = &s->sum->layers[r->stack->layer[depth]];
     s->sum->retries += st->retries;
     s->sum->fallbacks += st->fallbacks;
+    ls->retries += st->retries;
+    ls->fallbacks += st->fallbacks;
 }
 
 /* An answer failed after its first token reached the user. */
+/* An answer broke after its first token; the innermost layer decides what happens next. */
 void stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed) {
+    const sim_layer *inner = s->lays[r->stack->layer[r->stack->depth - 1]].cfg;
     s->sum->stream_failures++;
-    if (s->pol->stream == FB_STREAM_RETRY) s->sum->tokens_duplicated += tokens_out;
+    if (inner->stream == FB_STREAM_RETRY) s->sum->tokens_duplicated += tokens_out;
     if (resumed) s->sum->stream_resumes++;
-    (void)r;
 }
 
 static double cost_of(const sim_provider *pv, uint64_t in, uint64_t out) {
@@ -100,11 +116,12 @@ static double cost_of(const sim_provider *pv, uint64_t in, uint64_t out) {
            pv->price_per_call;
 }
 
-/* The first provider of a request's chain. */
+/* The first provider of a request's chain (its routing layer's). */
 static uint32_t primary_of(const sim *s, const req *r) {
     const sim_class *c = &s->sc->classes[r->cls];
     if (c->target == SIM_TARGET_PROVIDER) return c->provider;
-    return c->order_len ? c->order[0] : s->pol->order[0];
+    const sim_layer *router = s->lays[r->stack->layer[r->stack->router]].cfg;
+    return c->order_len ? c->order[0] : router->order[0];
 }
 
 /*
@@ -148,9 +165,7 @@ void stat_tally(sim *s, uint32_t provider, tally what) {
     case T_ABANDONED:
         ps->abandoned++;
         break;
-    case T_BREAKER_REJECTION:
-        ps->breaker_rejections++;
-        break;
+
     }
 }
 
@@ -172,74 +187,97 @@ void stat_pod_queued(sim *s) {
 
 /* The slot of a breaker in open_since/open_end: pods' first, then the stores. */
 static size_t breaker_slot(const sim *s, const bctx *bc) {
-    return bc->pod < 0 ? (size_t)s->npods * s->P + bc->provider
-                       : (size_t)bc->pod * s->P + bc->provider;
+    return bc->pod < 0 ? store_slot(s, bc->layer, bc->provider)
+                       : slot(s, bc->layer, (uint32_t)bc->pod, bc->provider);
+}
+
+/* Does layer l's breaker (per pod, or the store) count in the summary? Its scope says. */
+static bool counts(const sim *s, uint32_t l, bool store) {
+    sim_breaker_scope scope = s->lays[l].cfg->breaker_scope;
+    return store ? scope == SIM_SCOPE_SHARED : scope == SIM_SCOPE_POD;
+}
+
+/* Provider totals hold the breakers of the routing layer and inside it (an outer one's
+ * breaker guards the layer inside, not a provider; its layer's totals show it). */
+static bool per_provider(const sim *s, uint32_t l) {
+    return s->lays[l].cfg->role != SIM_ROLE_OUTER;
 }
 
 /* An open period ended at `end`: its share of the provider's open time. */
-static void add_open_time(sim *s, uint32_t provider, bool store, fb_time_us since, fb_time_us end) {
+static void add_open_time(sim *s, const bctx *bc, bool store, fb_time_us since, fb_time_us end) {
     double d = (double)(end - since) / 1e6;
-    s->sum->providers[provider].breaker_open_s += store ? d : d / s->npods;
+    if (per_provider(s, bc->layer))
+        s->sum->providers[bc->provider].breaker_open_s += store ? d : d / s->npods;
+}
+
+void stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider) {
+    s->sum->layers[layer].breaker_rejections++;
+    if (per_provider(s, layer)) s->sum->providers[provider].breaker_rejections++;
 }
 
 /*
  * A breaker changed state. Transitions count for the breakers of the
- * variant's scope (per pod, or the store); open time is averaged over pods.
+ * layer's scope (per pod, or the store); open time is averaged over pods.
  */
 void stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev) {
-    sim_provider_summary *ps = &s->sum->providers[bc->provider];
-    size_t slot = breaker_slot(s, bc);
-    bool counts = bc->pod >= 0 ? s->pol->breaker_scope == SIM_SCOPE_POD : true;
-    if (!counts || ev->from == ev->to) return;
-    ps->breaker_transitions++;
-    if (is_open(ev->to) && !is_open(ev->from)) {
-        ps->breaker_opens++;
-        s->open_since[slot] = ev->at_us;
+    size_t at = breaker_slot(s, bc);
+    if (!counts(s, bc->layer, bc->pod < 0) || ev->from == ev->to) return;
+    bool opens = is_open(ev->to) && !is_open(ev->from);
+    sim_layer_summary *ls = &s->sum->layers[bc->layer];
+    ls->breaker_transitions++;
+    ls->breaker_opens += opens;
+    if (per_provider(s, bc->layer)) {
+        s->sum->providers[bc->provider].breaker_transitions++;
+        s->sum->providers[bc->provider].breaker_opens += opens;
     }
-    if (ev->to == FB_BREAKER_OPEN) s->open_end[slot] = ev->open_until_us;
-    if (ev->to == FB_BREAKER_FORCED_OPEN) s->open_end[slot] = FB_TIME_MAX;
-    if (!is_open(ev->to) && is_open(ev->from) && s->open_since[slot] != FB_TIME_NONE) {
+    if (opens) s->open_since[at] = ev->at_us;
+    if (ev->to == FB_BREAKER_OPEN) s->open_end[at] = ev->open_until_us;
+    if (ev->to == FB_BREAKER_FORCED_OPEN) s->open_end[at] = FB_TIME_MAX;
+    if (!is_open(ev->to) && is_open(ev->from) && s->open_since[at] != FB_TIME_NONE) {
         /* the breaker stopped rejecting at its deadline, even if nobody asked then */
-        fb_time_us end = ev->at_us < s->open_end[slot] ? ev->at_us : s->open_end[slot];
-        add_open_time(s, bc->provider, bc->pod < 0, s->open_since[slot], end);
-        s->open_since[slot] = FB_TIME_NONE;
+        fb_time_us end = ev->at_us < s->open_end[at] ? ev->at_us : s->open_end[at];
+        add_open_time(s, bc, bc->pod < 0, s->open_since[at], end);
+        s->open_since[at] = FB_TIME_NONE;
     }
 }
 
 /* Open periods still running when the run ended, cut at their deadline or the end. */
 static void close_open_periods(sim *s) {
-    size_t n = (size_t)s->npods * s->P;
-    for (size_t i = 0; i < n + s->P; i++) {
+    size_t n = (size_t)s->NL * s->npods * s->P;
+    for (size_t i = 0; i < n + (size_t)s->NL * s->P; i++) {
         if (s->open_since[i] == FB_TIME_NONE) continue;
         bool store = i >= n;
-        uint32_t p = store ? (uint32_t)(i - n) : (uint32_t)(i % s->P);
-        bool counts = store ? s->pol->breaker_scope == SIM_SCOPE_SHARED
-                            : s->pol->breaker_scope == SIM_SCOPE_POD;
-        if (!counts) continue;
+        size_t j = store ? i - n : i;
+        bctx bc = {s, store ? -1 : (int)(j / s->P % s->npods),
+                   (uint8_t)(store ? j / s->P : j / s->P / s->npods), (uint8_t)(j % s->P)};
+        if (!counts(s, bc.layer, store)) continue;
         fb_time_us end = s->now < s->open_end[i] ? s->now : s->open_end[i];
-        add_open_time(s, p, store, s->open_since[i], end);
+        add_open_time(s, &bc, store, s->open_since[i], end);
     }
 }
 
-/* What the core's primitives counted: limiter waits and rejections, breaker rejections. */
-static void add_core_counts(sim *s, uint32_t p) {
+/* What the core's primitives counted in layer l for provider p: limiters, rejections. */
+static void add_core_counts(sim *s, uint32_t l, uint32_t p) {
     sim_provider_summary *ps = &s->sum->providers[p];
-    const sim_provider_policy *pp = &s->pol->per_provider[p];
+    const sim_layer *L = s->lays[l].cfg;
+    const sim_provider_policy *pp = &L->per_provider[p];
     if (pp->has_ratelimit) {
         for (uint32_t k = 0; k < s->npods; k++) {
-            const fb_ratelimit_stats *st =
-                fb_ratelimit_stats_get(&s->limiters[(size_t)k * s->P + p]);
+            const fb_ratelimit_stats *st = fb_ratelimit_stats_get(&s->limiters[slot(s, l, k, p)]);
             ps->limiter_waits += st->delayed;
             ps->limiter_rejections += st->rejected;
         }
     }
-    if (pp->has_breaker && s->pol->breaker_scope == SIM_SCOPE_SHARED) {
-        ps->breaker_rejections += fb_breaker_stats_get(&s->provs[p].store)->rejected;
-    } else if (pp->has_breaker) {
+    if (!pp->has_breaker || (L->role == SIM_ROLE_OUTER && p > 0)) return;
+    uint64_t rejected = 0;
+    if (L->breaker_scope == SIM_SCOPE_SHARED) {
+        rejected = fb_breaker_stats_get(&s->stores[(size_t)l * s->P + p])->rejected;
+    } else {
         for (uint32_t k = 0; k < s->npods; k++)
-            ps->breaker_rejections +=
-                fb_breaker_stats_get(&s->breakers[(size_t)k * s->P + p])->rejected;
+            rejected += fb_breaker_stats_get(&s->breakers[slot(s, l, k, p)])->rejected;
     }
+    s->sum->layers[l].breaker_rejections += rejected;
+    if (per_provider(s, l)) ps->breaker_rejections += rejected;
 }
 
 void stat_finalize(sim *s) {
@@ -249,11 +287,14 @@ void stat_finalize(sim *s) {
     close_open_periods(s);
     for (uint32_t p = 0; p < s->P; p++) {
         sum->providers[p].unfinished = s->provs[p].busy + s->provs[p].qlive;
-        add_core_counts(s, p);
+        for (uint32_t l = 0; l < s->NL; l++) add_core_counts(s, l, p);
     }
-    if (s->pol->budget.kind != FB_BUDGET_NONE)
+    for (uint32_t l = 0; l < s->NL; l++) {
+        if (s->lays[l].cfg->budget.kind == FB_BUDGET_NONE) continue;
         for (uint32_t k = 0; k < s->npods; k++)
-            sum->budget_refusals += fb_budget_stats_get(&s->pods[k].budget)->refused;
+            sum->budget_refusals +=
+                fb_budget_stats_get(&s->budgets[(size_t)k * s->NL + l])->refused;
+    }
     for (uint32_t i = 0; i < sum->fault_count; i++) {
         sim_fault_summary *f = &sum->faults[i];
         if (!f->recovered) f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;

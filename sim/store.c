@@ -47,13 +47,13 @@ static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
         return true;
     case FB_BREAKER_FORCED_OPEN:
         permit->kind = FB_PERMIT_REJECTED;
-        stat_tally(s, v->provider, T_BREAKER_REJECTION);
+        stat_breaker_rejection(s, v->layer, v->provider);
         return false;
     case FB_BREAKER_OPEN:
         if (now < v->open_until_us) {
             /* rejected by the pod's own view: the store never hears of it */
             permit->kind = FB_PERMIT_REJECTED;
-            stat_tally(s, v->provider, T_BREAKER_REJECTION);
+            stat_breaker_rejection(s, v->layer, v->provider);
             return false;
         }
         break;
@@ -61,7 +61,7 @@ static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
         break;
     }
     /* the open period is over in this pod's view: probes are granted by the store */
-    return fb_breaker_allow(&s->provs[v->provider].store, now, permit);
+    return fb_breaker_allow(&s->stores[(size_t)v->layer * s->P + v->provider], now, permit);
 }
 
 static void view_record(void *ctx, const fb_breaker_permit *permit, fb_effect effect,
@@ -69,13 +69,14 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, fb_effect ef
     view *v = ctx;
     sim *s = v->s;
     if (permit->kind == FB_PERMIT_UNTRACKED) return;
-    store_record rec = {v->provider, *permit, effect, duration_us, hint_us};
+    store_record rec = {v->layer, v->provider, *permit, effect, duration_us, hint_us};
     if (sim_fifo_push(&s->recs, &rec) != FB_OK) {
         stop(s, FB_ECAP, "shared store messages cap reached (limits.events) at t=%.3fs",
              (double)s->now / 1e6);
         return;
     }
-    push_lane(s, LANE_STORE_RECORD, now + s->pol->sync_delay_us, EV_STORE_RECORD, 0, 0);
+    push_lane(s, LANE_STORE_RECORD, now + s->lays[v->layer].cfg->sync_delay_us, EV_STORE_RECORD, 0,
+              0);
 }
 
 /* ---- the store's side ---- */
@@ -83,25 +84,26 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, fb_effect ef
 void on_store_record(sim *s) {
     store_record rec;
     sim_fifo_pop(&s->recs, &rec);
-    fb_breaker_record(&s->provs[rec.provider].store, &rec.permit, rec.effect, rec.duration_us,
+    fb_breaker_record(&s->stores[(size_t)rec.layer * s->P + rec.provider], &rec.permit, rec.effect, rec.duration_us,
                       rec.hint_us, s->now);
 }
 
-static void store_sync_push(sim *s, uint8_t provider, const fb_breaker_event *ev) {
-    store_sync sy = {provider, ev->to, ev->open_until_us, ev->generation};
+static void store_sync_push(sim *s, const bctx *bc, const fb_breaker_event *ev) {
+    store_sync sy = {bc->layer, bc->provider, ev->to, ev->open_until_us, ev->generation};
     if (sim_fifo_push(&s->syncs, &sy) != FB_OK) {
         stop(s, FB_ECAP, "shared store messages cap reached (limits.events) at t=%.3fs",
              (double)s->now / 1e6);
         return;
     }
-    push_lane(s, LANE_STORE_SYNC, ev->at_us + s->pol->sync_delay_us, EV_STORE_SYNC, 0, 0);
+    push_lane(s, LANE_STORE_SYNC, ev->at_us + s->lays[bc->layer].cfg->sync_delay_us, EV_STORE_SYNC,
+              0, 0);
 }
 
 void on_store_sync(sim *s) {
     store_sync sy;
     sim_fifo_pop(&s->syncs, &sy);
     for (uint32_t k = 0; k < s->npods; k++) {
-        view *v = &s->views[(size_t)k * s->P + sy.provider];
+        view *v = &s->views[slot(s, sy.layer, k, sy.provider)];
         if (sy.generation < v->generation) continue;
         v->state = sy.state;
         v->open_until_us = sy.open_until_us;
@@ -114,7 +116,7 @@ void on_breaker_event(void *ctx, const fb_breaker_event *ev) {
     bctx *bc = ctx;
     sim *s = bc->s;
     stat_breaker_transition(s, bc, ev);
-    if (bc->pod < 0) store_sync_push(s, bc->provider, ev);
+    if (bc->pod < 0) store_sync_push(s, bc, ev);
     sim_log_event le;
     memset(&le, 0, sizeof le);
     le.type = SIM_EV_BREAKER;
@@ -134,10 +136,12 @@ static void note_initial_state(sim *s, size_t slot, const fb_breaker *b) {
     s->open_end[slot] = fb_breaker_open_until(b);
 }
 
-static int init_breaker(sim *s, fb_breaker *b, bctx *ctx, int podi, uint32_t p, fb_rng *rng) {
-    fb_breaker_config bc = s->pol->per_provider[p].breaker;
+static int init_breaker(sim *s, fb_breaker *b, bctx *ctx, int podi, uint32_t l, uint32_t p,
+                        fb_rng *rng) {
+    fb_breaker_config bc = s->lays[l].cfg->per_provider[p].breaker;
     ctx->s = s;
     ctx->pod = podi;
+    ctx->layer = (uint8_t)l;
     ctx->provider = (uint8_t)p;
     bc.on_event = on_breaker_event;
     bc.event_ctx = ctx;
@@ -149,13 +153,17 @@ static int init_breaker(sim *s, fb_breaker *b, bctx *ctx, int podi, uint32_t p, 
     return rc;
 }
 
-/* Pod k's breaker for provider p, or its view of the shared one, into its fallback config. */
-int pod_breaker(sim *s, uint32_t k, uint32_t p, fb_fallback_provider *fp) {
-    size_t i = (size_t)k * s->P + p;
-    if (s->pol->breaker_scope == SIM_SCOPE_SHARED) {
-        const fb_breaker *store = &s->provs[p].store;
+/*
+ * Layer l's breaker of pod k for provider p (an outer layer's: for its one
+ * target, p = 0), or its view of the shared one, into its fallback config.
+ */
+int pod_breaker(sim *s, uint32_t l, uint32_t k, uint32_t p, fb_fallback_provider *fp) {
+    size_t i = slot(s, l, k, p);
+    if (s->lays[l].cfg->breaker_scope == SIM_SCOPE_SHARED) {
+        const fb_breaker *store = &s->stores[(size_t)l * s->P + p];
         view *v = &s->views[i];
         v->s = s;
+        v->layer = (uint8_t)l;
         v->provider = (uint8_t)p;
         v->state = fb_breaker_state_get(store);
         v->open_until_us = fb_breaker_open_until(store);
@@ -165,23 +173,26 @@ int pod_breaker(sim *s, uint32_t k, uint32_t p, fb_fallback_provider *fp) {
         fp->port.ctx = v;
         return FB_OK;
     }
-    int rc = init_breaker(s, &s->breakers[i], &s->bctxs[i], (int)k, p, &s->pods[k].rng);
+    int rc = init_breaker(s, &s->breakers[i], &s->bctxs[i], (int)k, l, p, &s->pods[k].rng);
     if (rc != FB_OK) return rc;
     note_initial_state(s, i, &s->breakers[i]);
     fp->breaker = &s->breakers[i];
     return FB_OK;
 }
 
-/* The shared scope's stores, one per provider with a breaker. */
-int setup_stores(sim *s) {
-    size_t n = (size_t)s->npods * s->P;
-    if (s->pol->breaker_scope != SIM_SCOPE_SHARED) return FB_OK;
-    for (uint32_t p = 0; p < s->P; p++) {
-        if (!s->pol->per_provider[p].has_breaker) continue;
+/* Layer l's shared stores, one per provider with a breaker (its one target, when outer). */
+int setup_stores(sim *s, uint32_t l) {
+    const sim_layer *L = s->lays[l].cfg;
+    if (L->breaker_scope != SIM_SCOPE_SHARED) return FB_OK;
+    uint32_t targets = L->role == SIM_ROLE_OUTER ? 1 : s->P;
+    for (uint32_t p = 0; p < targets; p++) {
+        if (!L->per_provider[p].has_breaker) continue;
+        size_t i = store_slot(s, l, p);
+        fb_breaker *b = &s->stores[(size_t)l * s->P + p];
         /* the store's open jitter draws from pod 0's stream (as every run before it did) */
-        int rc = init_breaker(s, &s->provs[p].store, &s->bctxs[n + p], -1, p, &s->pods[0].rng);
+        int rc = init_breaker(s, b, &s->bctxs[i], -1, l, p, &s->pods[0].rng);
         if (rc != FB_OK) return rc;
-        note_initial_state(s, n + p, &s->provs[p].store);
+        note_initial_state(s, i, b);
     }
     return FB_OK;
 }

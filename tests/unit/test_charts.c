@@ -49,8 +49,12 @@ static sim_scenario *make_scenario(fb_time_us duration_us, fb_time_us tick_us) {
     sc->variant_count = 2;
     snprintf(sc->variants[0].name, SIM_NAME_MAX, "naive");
     snprintf(sc->variants[1].name, SIM_NAME_MAX, "tuned");
-    sc->variants[1].per_provider[0].has_breaker = true;
-    sc->variants[1].per_provider[1].has_breaker = true;
+    for (int v = 0; v < 2; v++) {
+        sc->variants[v].layer_count = 1;
+        sc->variants[v].stack.depth = 1;
+    }
+    sc->variants[1].layers[0].per_provider[0].has_breaker = true;
+    sc->variants[1].layers[0].per_provider[1].has_breaker = true;
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "name", sc->name);
     cJSON_AddStringToObject(j, "description", hostile);
@@ -102,7 +106,7 @@ static void write_run(const char *dir, const sim_scenario *sc, sim_summary *cons
     assert_non_null(f);
     rep_csv_header(f, sc);
     for (size_t v = 0; v < n; v++) {
-        bool tuned = sc->variants[v].per_provider[0].has_breaker;
+        bool tuned = sc->variants[v].layers[0].per_provider[0].has_breaker;
         for (fb_time_us t = 0; t < sc->duration_us; t += sc->tick_us) {
             sim_row r;
             memset(&r, 0, sizeof r);

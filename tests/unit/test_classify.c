@@ -271,13 +271,26 @@ static void classify_cancelled_is_never_produced_and_ignored(void **state) {
     assert_false(rule.fallback);
 }
 
+/* A layer that refused to call (its breaker open) raises "rejected" to the layer outside. */
+static void classify_a_refusal_inside_is_rejected_and_may_fall_back(void **state) {
+    (void)state;
+    fb_classifier c = defaults();
+    fb_reply r = {.transport = FB_TRANSPORT_REJECTED, .should_retry = -1};
+    fb_class k = fb_classify(&c, &r);
+    assert_int_equal(k.outcome, FB_OUT_REJECTED);
+    assert_false(k.retryable);
+    assert_int_equal(k.effect, FB_EFFECT_IGNORE);
+    assert_true(k.may_fallback);
+}
+
 static void classify_may_fallback_defaults(void **state) {
     (void)state;
     fb_classifier c = defaults();
     bool want[FB_OUT_COUNT] = {[FB_OUT_TRANSIENT] = true,
                                [FB_OUT_RATE_LIMITED] = true,
                                [FB_OUT_TIMEOUT] = true,
-                               [FB_OUT_CONTEXT_LENGTH] = true};
+                               [FB_OUT_CONTEXT_LENGTH] = true,
+                               [FB_OUT_REJECTED] = true};
     for (int o = 0; o < FB_OUT_COUNT; o++) assert_int_equal(c.rules[o].fallback, want[o]);
 }
 
@@ -363,8 +376,8 @@ static void error_kind_none_when_empty_and_other_when_unknown(void **state) {
 
 static void outcome_names_round_trip(void **state) {
     (void)state;
-    const char *names[] = {"success",   "transient", "rate_limited",   "timeout",
-                           "permanent", "policy",    "context_length", "cancelled"};
+    const char *names[] = {"success", "transient",      "rate_limited", "timeout", "permanent",
+                           "policy",  "context_length", "cancelled",    "rejected"};
     assert_int_equal(sizeof names / sizeof names[0], FB_OUT_COUNT);
     for (int o = 0; o < FB_OUT_COUNT; o++) {
         assert_string_equal(fb_outcome_name((fb_outcome)o), names[o]);
@@ -427,6 +440,7 @@ int main(void) {
         cmocka_unit_test(classify_finish_reason_content_filter_is_a_success),
         cmocka_unit_test(classify_cancelled_is_never_produced_and_ignored),
         cmocka_unit_test(classify_may_fallback_defaults),
+        cmocka_unit_test(classify_a_refusal_inside_is_rejected_and_may_fall_back),
         cmocka_unit_test(classify_table_edited_after_init_changes_decisions),
         cmocka_unit_test(classify_init_rejects_bad_switches),
         cmocka_unit_test(error_kind_openai_context_length_exceeded),

@@ -80,9 +80,9 @@ static void scenario_minimal_gets_documented_defaults(void **state) {
     assert_int_equal(sc->variant_count, 1);
     assert_string_equal(sc->variants[0].name, "default");
     /* default chain: every LLM provider in the order listed, one attempt */
-    assert_int_equal(sc->variants[0].order_len, 2);
-    assert_int_equal(sc->variants[0].retry.attempts, 1);
-    assert_false(sc->variants[0].per_provider[0].has_breaker);
+    assert_int_equal(sc->variants[0].layers[0].order_len, 2);
+    assert_int_equal(sc->variants[0].layers[0].retry.attempts, 1);
+    assert_false(sc->variants[0].layers[0].per_provider[0].has_breaker);
     assert_true(sc->classes[0].rate == 10.0);
     assert_int_equal(sc->classes[0].target, SIM_TARGET_LLM);
     assert_int_equal(sc->providers[0].queue, 1000);
@@ -101,12 +101,12 @@ static void scenario_flagship_file_loads(void **state) {
     assert_string_equal(sc->variants[0].name, "naive");
     assert_string_equal(sc->variants[1].name, "tuned");
     /* the tuned variant merged the base policy's fallback chain */
-    assert_int_equal(sc->variants[1].order_len, 2);
-    assert_true(sc->variants[1].per_provider[0].has_breaker);
-    assert_int_equal(sc->variants[1].per_provider[0].breaker.mode, FB_BREAKER_MODE_TIME_WINDOW);
-    assert_int_equal(sc->variants[1].per_provider[0].breaker.window_us, 30 * FB_US_PER_S);
-    assert_int_equal(sc->variants[1].budget.kind, FB_BUDGET_TOKEN_BUCKET);
-    assert_int_equal(sc->variants[0].retry.backoff, FB_BACKOFF_NONE);
+    assert_int_equal(sc->variants[1].layers[0].order_len, 2);
+    assert_true(sc->variants[1].layers[0].per_provider[0].has_breaker);
+    assert_int_equal(sc->variants[1].layers[0].per_provider[0].breaker.mode, FB_BREAKER_MODE_TIME_WINDOW);
+    assert_int_equal(sc->variants[1].layers[0].per_provider[0].breaker.window_us, 30 * FB_US_PER_S);
+    assert_int_equal(sc->variants[1].layers[0].budget.kind, FB_BUDGET_TOKEN_BUCKET);
+    assert_int_equal(sc->variants[0].layers[0].retry.backoff, FB_BACKOFF_NONE);
     assert_int_equal(sc->providers[0].faults[0].kind, SIM_FAULT_OUTAGE);
     assert_int_equal(sc->providers[0].faults[0].at_us, 5 * FB_US_PER_MIN);
     assert_int_equal(sc->providers[0].faults[0].for_us, 18 * FB_US_PER_MIN);
@@ -222,9 +222,9 @@ static void scenario_set_overrides_by_path_and_by_name(void **state) {
     sim_scenario *sc = th_load_with(text, sets, 4, NULL);
     assert_int_equal(sc->providers[1].rpm, 600);
     assert_int_equal(sc->providers[0].rpm, 0);
-    assert_false(sc->variants[0].per_provider[0].has_breaker);
-    assert_true(sc->variants[1].per_provider[0].has_breaker);
-    assert_int_equal(sc->variants[1].per_provider[0].breaker.open_us, 10 * FB_US_PER_S);
+    assert_false(sc->variants[0].layers[0].per_provider[0].has_breaker);
+    assert_true(sc->variants[1].layers[0].per_provider[0].has_breaker);
+    assert_int_equal(sc->variants[1].layers[0].per_provider[0].breaker.open_us, 10 * FB_US_PER_S);
     assert_true(sc->classes[0].rate == 5.0);
     assert_int_equal(sc->duration_us, 2 * FB_US_PER_MIN);
     sim_scenario_free(sc);

@@ -1,0 +1,308 @@
+/*
+ * load_variants.c - the "policy" and "variants" sections.
+ *
+ * Each variant is the base policy with the variant's own keys deep-merged
+ * over it. A variant is either one layer (its policy keys) or a stack of
+ * layers ("layers", outermost first), and traffic classes may have stacks
+ * of their own ("classes"), made of new layers or of the variant's by name
+ * (a gateway that several classes share keeps one state). Then every stack
+ * is checked: one routing layer, roles that agree where a layer is shared,
+ * degraded answers only outermost, resumed streams only innermost.
+ */
+#include "sim/loadint.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Deep-merge `over` into a copy of `base` (objects merge, anything else replaces). */
+static cJSON *merge(const cJSON *base, const cJSON *over) {
+    cJSON *out = cJSON_Duplicate(base, 1);
+    if (out == NULL) return NULL;
+    for (const cJSON *it = over->child; it; it = it->next) {
+        cJSON *cur = cJSON_GetObjectItemCaseSensitive(out, it->string);
+        cJSON *repl = cur && cJSON_IsObject(cur) && cJSON_IsObject(it) ? merge(cur, it)
+                                                                       : cJSON_Duplicate(it, 1);
+        if (repl == NULL) {
+            cJSON_Delete(out);
+            return NULL;
+        }
+        if (cur)
+            cJSON_ReplaceItemInObjectCaseSensitive(out, it->string, repl);
+        else
+            cJSON_AddItemToObject(out, it->string, repl);
+    }
+    return out;
+}
+
+/* Expectations name variants ("tuned.success_rate >= 0.99"): keep them identifiers. */
+static bool variant_name_ok(const char *name) {
+    size_t n = strlen(name);
+    return n > 0 && n < SIM_NAME_MAX && (isalpha((unsigned char)name[0]) || name[0] == '_') &&
+           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-") == n;
+}
+
+/* ---- layers ---- */
+
+static int find_layer(const sim_policy *pol, const char *name) {
+    for (uint32_t i = 0; i < pol->layer_count; i++)
+        if (strcmp(pol->layers[i].name, name) == 0) return (int)i;
+    return -1;
+}
+
+/* A new layer of the variant, named `name`: its index, or -1 after an error. */
+static int new_layer(pctx *P, sim_policy *pol, const char *name) {
+    if (pol->layer_count == SIM_LAYERS_MAX) {
+        ld_fail(P, "at most %d layers in a variant (all its stacks together)", SIM_LAYERS_MAX);
+        return -1;
+    }
+    if (find_layer(pol, name) >= 0) {
+        ld_fail(P, "the variant already has a layer named '%s'", name);
+        return -1;
+    }
+    sim_layer *L = &pol->layers[pol->layer_count];
+    snprintf(L->name, sizeof L->name, "%s", name);
+    return (int)pol->layer_count++;
+}
+
+/* A layer written out in a "layers" array: a name and the policy keys. */
+static int layer_object(pctx *P, const cJSON *e, sim_policy *pol, uint8_t *idx) {
+    static const char *const keys[] = {"name", LD_LAYER_KEYS, NULL};
+    char name[SIM_NAME_MAX] = "";
+    int rc = ld_need_object(P, e);
+    if (rc == FB_OK) rc = ld_need_key(P, e, "name");
+    if (rc == FB_OK) rc = ld_get_string(P, e, "name", name, sizeof name);
+    if (rc == FB_OK) rc = ld_check_name(P, "name", name);
+    if (rc != FB_OK) return rc;
+    int i = new_layer(P, pol, name);
+    if (i < 0) return FB_EINVAL;
+    *idx = (uint8_t)i;
+    return ld_parse_layer(P, e, &pol->layers[i], keys);
+}
+
+typedef struct stack_ctx {
+    sim_policy *pol;
+    sim_stack *st;
+    bool refs; /* entries may name the variant's layers */
+} stack_ctx;
+
+/* A layer of a stack: an object (a new layer) or, in a class's stack, a layer's name. */
+static int stack_item(pctx *P, const cJSON *e, uint32_t i, void *out) {
+    stack_ctx *c = out;
+    uint8_t idx = 0;
+    if (cJSON_IsString(e) && c->refs) {
+        int k = find_layer(c->pol, e->valuestring);
+        if (k < 0) return ld_fail(P, "no layer named '%s' in this variant", e->valuestring);
+        idx = (uint8_t)k;
+    } else {
+        int rc = layer_object(P, e, c->pol, &idx);
+        if (rc != FB_OK) return rc;
+    }
+    for (uint32_t j = 0; j < i; j++)
+        if (c->st->layer[j] == idx)
+            return ld_fail(P, "layer '%s' is already in this stack", c->pol->layers[idx].name);
+    c->st->layer[i] = idx;
+    return FB_OK;
+}
+
+static int parse_stack(pctx *P, const cJSON *v, sim_policy *pol, sim_stack *st, bool refs) {
+    stack_ctx c = {pol, st, refs};
+    int rc = ld_array(P, v, SIM_DEPTH_MAX, "layers in a stack", stack_item, &c, &st->depth);
+    if (rc == FB_OK && st->depth == 0) rc = ld_fail(P, "a stack needs at least one layer");
+    return rc;
+}
+
+/* ---- the checks every stack passes ---- */
+
+/* A layer's keys that make sense only at a place in the stack. */
+static int check_place(pctx *P, const sim_layer *L, uint32_t i, uint32_t depth) {
+    if (L->degraded && i != 0)
+        return ld_fail(P, "layer '%s': only the outermost layer answers with a degraded response",
+                       L->name);
+    if (L->stream == FB_STREAM_RESUME && i + 1 != depth)
+        return ld_fail(P, "layer '%s': only the innermost layer can resume a stream", L->name);
+    if (L->context_check && L->role != SIM_ROLE_ROUTER)
+        return ld_fail(P, "layer '%s': context_window_check belongs to the routing layer",
+                       L->name);
+    if (L->role != SIM_ROLE_OUTER) return FB_OK;
+    for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
+        if (L->per_provider[p].has_ratelimit || L->per_provider[p].timeout_us > 0)
+            return ld_fail(P,
+                           "layer '%s' is outside the routing layer: it calls the layer inside, "
+                           "not providers, so it has no per-provider rate_limit or overrides",
+                           L->name);
+    return FB_OK;
+}
+
+/* One routing layer per stack: the one with "fallback", else the outermost. */
+static int assign_roles(pctx *P, sim_policy *pol, sim_stack *st, uint32_t *assigned) {
+    int router = -1;
+    for (uint32_t i = 0; i < st->depth; i++) {
+        const sim_layer *L = &pol->layers[st->layer[i]];
+        if (!L->routes) continue;
+        if (router >= 0)
+            return ld_fail(P,
+                           "layers '%s' and '%s' both declare a fallback chain: fusebox models "
+                           "one routing layer per stack",
+                           pol->layers[st->layer[router]].name, L->name);
+        router = (int)i;
+    }
+    st->router = router < 0 ? 0 : (uint32_t)router;
+    for (uint32_t i = 0; i < st->depth; i++) {
+        sim_layer *L = &pol->layers[st->layer[i]];
+        sim_role role = i < st->router    ? SIM_ROLE_OUTER
+                        : i == st->router ? SIM_ROLE_ROUTER
+                                          : SIM_ROLE_INNER;
+        if (*assigned & (1u << st->layer[i]) && L->role != role)
+            return ld_fail(P, "layer '%s' has a different place (router, outside or inside it) "
+                              "in two stacks",
+                           L->name);
+        L->role = role;
+        *assigned |= 1u << st->layer[i];
+        int rc = check_place(P, L, i, st->depth);
+        if (rc != FB_OK) return rc;
+    }
+    return FB_OK;
+}
+
+/* ---- a variant ---- */
+
+/* A policy key beside "layers" is a mistake worth its own message. */
+static int check_layered_keys(pctx *P, const cJSON *m) {
+    static const char *const keys[] = {"layers", "classes", "description", NULL};
+    for (const cJSON *it = m->child; it; it = it->next) {
+        for (size_t i = 0; ld_layer_keys[i]; i++) {
+            if (strcmp(it->string, ld_layer_keys[i]) != 0 || strcmp(it->string, "description") == 0)
+                continue;
+            size_t old = ld_push_key(P, it->string);
+            int rc = ld_fail(P, "with \"layers\", \"%s\" belongs inside a layer (the top-level "
+                                "\"policy\" is merged into every variant)",
+                             it->string);
+            ld_pop(P, old);
+            return rc;
+        }
+    }
+    return ld_check_keys(P, m, keys);
+}
+
+/* The variant's policy keys as its one layer (the form without "layers"). */
+static int parse_single(pctx *P, const cJSON *m, sim_policy *pol) {
+    static const char *const keys[] = {LD_LAYER_KEYS, "classes", NULL};
+    int i = new_layer(P, pol, "policy");
+    if (i < 0) return FB_EINVAL;
+    pol->stack.layer[0] = (uint8_t)i;
+    pol->stack.depth = 1;
+    return ld_parse_layer(P, m, &pol->layers[i], keys);
+}
+
+static int class_index(pctx *P, const char *name, uint32_t *out) {
+    for (uint32_t c = 0; c < P->sc->class_count; c++)
+        if (strcmp(P->sc->classes[c].name, name) == 0) {
+            *out = c;
+            return FB_OK;
+        }
+    return ld_fail(P, "no traffic class named '%s'", name);
+}
+
+/* "classes": {CLASS: {"layers": [...]}} or {CLASS: policy keys} (one layer named CLASS). */
+static int parse_classes(pctx *P, const cJSON *v, void *out) {
+    static const char *const keys[] = {"layers", "description", NULL};
+    sim_policy *pol = out;
+    int rc = ld_need_object(P, v);
+    for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
+        size_t old = ld_push_key(P, e->string);
+        uint32_t c = 0;
+        rc = class_index(P, e->string, &c);
+        if (rc == FB_OK) rc = ld_need_object(P, e);
+        sim_stack *st = &pol->class_stack[c];
+        if (rc == FB_OK && ld_field(e, "layers")) {
+            rc = ld_check_keys(P, e, keys);
+            size_t o2 = ld_push_key(P, "layers");
+            if (rc == FB_OK) rc = parse_stack(P, ld_field(e, "layers"), pol, st, true);
+            ld_pop(P, o2);
+        } else if (rc == FB_OK) {
+            int i = new_layer(P, pol, e->string);
+            if (i < 0) rc = FB_EINVAL;
+            if (rc == FB_OK) rc = ld_parse_layer(P, e, &pol->layers[i], ld_layer_keys);
+            st->layer[0] = (uint8_t)i;
+            st->depth = 1;
+        }
+        ld_pop(P, old);
+    }
+    return rc;
+}
+
+static int parse_stacks(pctx *P, const cJSON *m, sim_policy *pol) {
+    int rc;
+    if (ld_field(m, "layers")) {
+        pol->layered = true;
+        rc = check_layered_keys(P, m);
+        size_t old = ld_push_key(P, "layers");
+        if (rc == FB_OK) rc = parse_stack(P, ld_field(m, "layers"), pol, &pol->stack, false);
+        ld_pop(P, old);
+    } else {
+        rc = parse_single(P, m, pol);
+    }
+    if (rc == FB_OK) rc = ld_key(P, m, "classes", parse_classes, pol);
+    uint32_t assigned = 0;
+    if (rc == FB_OK) rc = assign_roles(P, pol, &pol->stack, &assigned);
+    for (uint32_t c = 0; rc == FB_OK && c < SIM_CLASSES_MAX; c++)
+        if (pol->class_stack[c].depth > 0) rc = assign_roles(P, pol, &pol->class_stack[c], &assigned);
+    return rc;
+}
+
+static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy *pol) {
+    if (!variant_name_ok(v->string))
+        return ld_fail(P, "variant names start with a letter and use letters, digits, '_' and "
+                          "'-' (expectations refer to them)");
+    int rc = ld_need_object(P, v);
+    if (rc != FB_OK) return rc;
+    cJSON *m = merge(base, v);
+    if (m == NULL) rc = ld_fail(P, "out of memory");
+    snprintf(pol->name, SIM_NAME_MAX, "%s", v->string);
+    if (rc == FB_OK) rc = parse_stacks(P, m, pol);
+    cJSON_Delete(m);
+    return rc;
+}
+
+static int parse_variant_list(pctx *P, const cJSON *base, const cJSON *vars, sim_scenario *sc) {
+    int rc = ld_need_object(P, vars);
+    uint32_t i = 0;
+    for (const cJSON *e = vars->child; rc == FB_OK && e; e = e->next, i++) {
+        size_t old = ld_push_key(P, e->string);
+        rc = i < SIM_VARIANTS_MAX ? parse_variant(P, base, e, &sc->variants[i])
+                                  : ld_fail(P, "at most %d variants", SIM_VARIANTS_MAX);
+        if (rc == FB_OK) sc->variant_count = i + 1;
+        ld_pop(P, old);
+    }
+    if (rc == FB_OK && i == 0) rc = ld_fail(P, "at least one variant is needed");
+    return rc;
+}
+
+int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
+    const cJSON *base = ld_field(root, "policy");
+    const cJSON *vars = ld_field(root, "variants");
+    int rc = FB_OK;
+    if (base && !cJSON_IsObject(base)) {
+        size_t old = ld_push_key(P, "policy");
+        rc = ld_need_object(P, base);
+        ld_pop(P, old);
+        return rc;
+    }
+    cJSON *empty = NULL;
+    if (base == NULL) base = empty = cJSON_CreateObject();
+    if (vars == NULL) {
+        /* no variants: the policy alone, named "default" */
+        size_t old = ld_push_key(P, "policy");
+        snprintf(sc->variants[0].name, SIM_NAME_MAX, "default");
+        rc = parse_stacks(P, base, &sc->variants[0]);
+        sc->variant_count = 1;
+        ld_pop(P, old);
+    } else {
+        size_t old = ld_push_key(P, "variants");
+        rc = parse_variant_list(P, base, vars, sc);
+        ld_pop(P, old);
+    }
+    cJSON_Delete(empty);
+    return rc;
+}
