@@ -92,13 +92,47 @@ static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, cons
     rep_json_close(w);
 }
 
+/* A layered variant's layers, outermost first as declared: what each received and made. */
+static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
+    static const char *const roles[] = {"router", "outside the router", "inside the router"};
+    int v = sim_scenario_variant(sc, s->variant);
+    if (v < 0 || !sc->variants[v].layered) return;
+    const sim_policy *pol = &sc->variants[v];
+    rep_json_open(w, "layers", '[', REP_JSON_LINES);
+    for (uint32_t l = 0; l < s->layer_count; l++) {
+        const sim_layer_summary *ls = &s->layers[l];
+        rep_json_open(w, NULL, '{', REP_JSON_LINES);
+        rep_json_str(w, "name", pol->layers[l].name);
+        rep_json_str(w, "role", roles[pol->layers[l].role]);
+        rep_json_u64(w, "calls", ls->calls);
+        rep_json_u64(w, "attempts", ls->attempts);
+        rep_json_fixed(w, "amplification", ls->calls ? (double)ls->attempts / (double)ls->calls : 0,
+                       6);
+        rep_json_u64(w, "retries", ls->retries);
+        rep_json_u64(w, "fallbacks", ls->fallbacks);
+        if (pol->layers[l].role != SIM_ROLE_OUTER) {
+            rep_json_open(w, "attempts_to", '{', REP_JSON_LINES);
+            for (uint32_t p = 0; p < sc->provider_count; p++)
+                rep_json_u64(w, sc->providers[p].name, ls->attempts_to[p]);
+            rep_json_close(w);
+        }
+        rep_json_open(w, "breaker", '{', REP_JSON_LINES);
+        rep_json_u64(w, "opens", ls->breaker_opens);
+        rep_json_u64(w, "transitions", ls->breaker_transitions);
+        rep_json_u64(w, "rejections", ls->breaker_rejections);
+        rep_json_close(w);
+        rep_json_close(w);
+    }
+    rep_json_close(w);
+}
+
 static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
     rep_json_open(w, s->variant, '{', REP_JSON_LINES);
     rep_json_bool(w, "complete", s->complete);
     if (!s->complete) rep_json_str(w, "stopped", s->stop_reason);
     rep_json_open(w, "summary", '{', REP_JSON_LINES);
     for (const sim_metric *d = sim_metrics(); d->name; d++)
-        if (!d->per_provider) json_metric(w, d->name, d->value(sc, s, 0), d->unit);
+        if (!d->per_provider && !d->per_layer) json_metric(w, d->name, d->value(sc, s, 0), d->unit);
     rep_json_close(w);
     rep_json_open(w, "outcomes", '{', REP_JSON_LINES);
     rep_json_u64(w, "success_primary", s->success_primary);
@@ -145,6 +179,7 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     rep_json_open(w, "providers", '{', REP_JSON_LINES);
     for (uint32_t p = 0; p < sc->provider_count; p++) write_provider(w, sc, p, s);
     rep_json_close(w);
+    write_layers(w, sc, s);
     rep_json_u64(w, "simulated_events", s->events);
     rep_json_fixed(w, "end_s", (double)s->end_us / 1e6, 6);
     rep_json_u64(w, "events_dropped", s->events_dropped);

@@ -154,8 +154,10 @@ static int assign_roles(pctx *P, sim_policy *pol, sim_stack *st, uint32_t *assig
                         : i == st->router ? SIM_ROLE_ROUTER
                                           : SIM_ROLE_INNER;
         if (*assigned & (1u << st->layer[i]) && L->role != role)
-            return ld_fail(P, "layer '%s' has a different place (router, outside or inside it) "
-                              "in two stacks",
+            return ld_fail(P,
+                           "layer '%s' has a different place (router, outside or inside it) in "
+                           "two stacks (without a \"fallback\", a stack's outermost layer routes: "
+                           "declare \"fallback\" on the routing layer)",
                            L->name);
         L->role = role;
         *assigned |= 1u << st->layer[i];

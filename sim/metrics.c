@@ -6,6 +6,8 @@
 
 /* Every row's function has the one signature; most rows read only the summary. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
+/* Only the per-layer rows name their last field (per_layer); the others leave it false. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 static double ratio(double a, double b) {
     return b > 0 ? a / b : 0;
@@ -312,6 +314,28 @@ static double tokens_wasted(const sim_scenario *sc, const sim_summary *s, uint32
 #define US SIM_UNIT_US
 #define USD SIM_UNIT_USD
 
+/* ---- per layer (index: the layer in the variant) ---- */
+
+static double l_calls(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
+    return (double)s->layers[l].calls;
+}
+
+static double l_attempts(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
+    return (double)s->layers[l].attempts;
+}
+
+static double l_amplification(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
+    return ratio((double)s->layers[l].attempts, (double)s->layers[l].calls);
+}
+
+static double l_retries(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
+    return (double)s->layers[l].retries;
+}
+
+static double l_fallbacks(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
+    return (double)s->layers[l].fallbacks;
+}
+
 static const sim_metric table[] = {
     {"requests", COUNT, false, "user requests that arrived", requests},
     {"ended", COUNT, false, "user requests that ended (all of them once the run drains)", ended},
@@ -393,7 +417,16 @@ static const sim_metric table[] = {
      p_breaker_open_time},
     {"breaker_rejections[]", COUNT, true, "calls the breaker rejected", p_breaker_rejections},
     {"queue_peak[]", COUNT, true, "longest provider queue", p_queue_peak},
-    {NULL, COUNT, false, NULL, NULL},
+    {"layer_calls[]", COUNT, false, "requests the layer received (from users or the layer outside)",
+     l_calls, true},
+    {"layer_attempts[]", COUNT, false,
+     "attempts the layer made (whole requests to the layer inside, or provider calls)", l_attempts,
+     true},
+    {"layer_amplification[]", RATIO, false, "layer_attempts / layer_calls: the layer's own factor",
+     l_amplification, true},
+    {"layer_retries[]", COUNT, false, "the layer's retries", l_retries, true},
+    {"layer_fallbacks[]", COUNT, false, "the layer's moves to another provider", l_fallbacks, true},
+    {NULL, COUNT, false, NULL, NULL, false},
 };
 
 const sim_metric *sim_metrics(void) {
@@ -406,9 +439,20 @@ const sim_metric *sim_metric_find(const char *name) {
     return NULL;
 }
 
-/* "attempts[openai]": the row "attempts[]" and the provider's index. */
-static int provider_metric(const sim_scenario *sc, const char *name, const char *br,
-                           const sim_metric **row, int *provider, char *msg, size_t msglen) {
+/* The layer named `name` in the summary's variant, or -1. */
+static int layer_index(const sim_scenario *sc, const sim_summary *sum, const char *name) {
+    int v = sim_scenario_variant(sc, sum->variant);
+    if (v < 0) return -1;
+    const sim_policy *pol = &sc->variants[v];
+    for (uint32_t l = 0; l < pol->layer_count; l++)
+        if (strcmp(pol->layers[l].name, name) == 0) return (int)l;
+    return -1;
+}
+
+/* "attempts[openai]", "layer_attempts[sdk]": the row "...[]" and the provider's or layer's index. */
+static int indexed_metric(const sim_scenario *sc, const sim_summary *sum, const char *name,
+                          const char *br, const sim_metric **row, int *provider, char *msg,
+                          size_t msglen) {
     char base[64];
     size_t blen = (size_t)(br - name);
     const char *close = strchr(br, ']');
@@ -432,6 +476,15 @@ static int provider_metric(const sim_scenario *sc, const char *name, const char 
     }
     memcpy(prov, br + 1, plen);
     prov[plen] = '\0';
+    if ((*row)->per_layer) {
+        *provider = layer_index(sc, sum, prov);
+        if (*provider < 0) {
+            snprintf(msg, msglen, "metric '%s': variant %s has no layer named '%s'", name,
+                     sum->variant, prov);
+            return FB_ENOTFOUND;
+        }
+        return FB_OK;
+    }
     *provider = sim_scenario_provider(sc, prov);
     if (*provider < 0) {
         snprintf(msg, msglen, "metric '%s': no provider named '%s'", name, prov);
@@ -465,11 +518,12 @@ int sim_metric_value(const sim_scenario *sc, const sim_summary *sum, const char 
     int provider = 0;
     const char *br = strchr(name, '[');
     if (br) {
-        int rc = provider_metric(sc, name, br, &row, &provider, msg, msglen);
+        int rc = indexed_metric(sc, sum, name, br, &row, &provider, msg, msglen);
         if (rc != FB_OK) return rc;
     } else {
         row = sim_metric_find(name);
-        if (row == NULL || row->per_provider) return unknown_metric(name, msg, msglen);
+        if (row == NULL || row->per_provider || row->per_layer)
+            return unknown_metric(name, msg, msglen);
     }
     if (unit) *unit = row->unit;
     double v = row->value(sc, sum, (uint32_t)provider);

@@ -10,6 +10,7 @@
  *   success_rate        successes / requests ended
  *   latency_p99         (a duration) ...
  *   attempts[openai]    per-provider metrics take the provider in brackets
+ *   layer_attempts[sdk] per-layer metrics take the layer in brackets
  */
 #ifndef SIM_METRICS_H
 #define SIM_METRICS_H
@@ -29,15 +30,19 @@ typedef enum sim_unit {
     SIM_UNIT_BOOL
 } sim_unit;
 
-/* A row's value; `provider` is the provider's index for per-provider rows, else 0. */
-typedef double (*sim_metric_fn)(const sim_scenario *sc, const sim_summary *sum, uint32_t provider);
+/*
+ * A row's value; `index` is the provider's index for per-provider rows, the
+ * layer's (in the variant) for per-layer rows, else 0.
+ */
+typedef double (*sim_metric_fn)(const sim_scenario *sc, const sim_summary *sum, uint32_t index);
 
 typedef struct sim_metric {
-    const char *name; /* per-provider rows end in "[]": "attempts[]" */
+    const char *name; /* per-provider and per-layer rows end in "[]": "attempts[]" */
     sim_unit unit;
     bool per_provider;
     const char *definition; /* one line, as docs/metrics.md has it */
     sim_metric_fn value;
+    bool per_layer; /* the brackets name a layer of the summary's variant */
 } sim_metric;
 
 /* The table, in report.json's order, terminated by a NULL name. */

@@ -225,19 +225,37 @@ static int size_sweep(sweep *sw, const sweep_args *a, char *msg, size_t msglen) 
     return FB_OK;
 }
 
-/* Every metric of sim/metrics.h: the scalar ones, then per provider. */
+/* The swept variant's layers, when it declares them (its metrics then have columns). */
+static const sim_policy *layered_variant(const sweep *sw) {
+    int v = sim_scenario_variant(sw->base, sw->variant);
+    return v >= 0 && sw->base->variants[v].layered ? &sw->base->variants[v] : NULL;
+}
+
+/* Every metric of sim/metrics.h: the scalar ones, then per provider, then per layer. */
 static int add_metrics(sweep *sw, char *msg, size_t msglen) {
     size_t n = 0, cap = 0;
+    const sim_policy *lv = layered_variant(sw);
     for (const sim_metric *d = sim_metrics(); d->name; d++)
-        cap += d->per_provider ? sw->base->provider_count : 1;
+        cap += d->per_provider ? sw->base->provider_count
+               : d->per_layer  ? (lv ? lv->layer_count : 0)
+                               : 1;
     sw->metrics = calloc(cap, sizeof *sw->metrics);
     sw->units = calloc(cap, sizeof *sw->units);
     if (sw->metrics == NULL || sw->units == NULL)
         return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     for (const sim_metric *d = sim_metrics(); d->name; d++) {
-        if (d->per_provider) continue;
+        if (d->per_provider || d->per_layer) continue;
         snprintf(sw->metrics[n], SWEEP_METRIC_MAX, "%s", d->name);
         sw->units[n++] = d->unit;
+    }
+    for (const sim_metric *d = sim_metrics(); lv && d->name; d++) {
+        if (!d->per_layer) continue;
+        int blen = (int)(strlen(d->name) - 2); /* without "[]" */
+        for (uint32_t l = 0; l < lv->layer_count; l++) {
+            snprintf(sw->metrics[n], SWEEP_METRIC_MAX, "%.*s[%s]", blen, d->name,
+                     lv->layers[l].name);
+            sw->units[n++] = d->unit;
+        }
     }
     for (const sim_metric *d = sim_metrics(); d->name; d++) {
         if (!d->per_provider) continue;

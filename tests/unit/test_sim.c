@@ -809,10 +809,12 @@ static void sim_metric_table_rows_resolve_by_name(void **state) {
     for (const sim_metric *m = sim_metrics(); m->name; m++, rows++) {
         assert_ptr_equal(sim_metric_find(m->name), m);
         assert_non_null(m->definition);
-        for (uint32_t p = 0; p < (m->per_provider ? sc->provider_count : 1); p++) {
-            if (m->per_provider)
+        const sim_policy *pol = &sc->variants[sim_scenario_variant(sc, "tuned")];
+        uint32_t n = m->per_provider ? sc->provider_count : m->per_layer ? pol->layer_count : 1;
+        for (uint32_t p = 0; p < n; p++) {
+            if (m->per_provider || m->per_layer)
                 snprintf(name, sizeof name, "%.*s[%s]", (int)strlen(m->name) - 2, m->name,
-                         sc->providers[p].name);
+                         m->per_layer ? pol->layers[p].name : sc->providers[p].name);
             else
                 snprintf(name, sizeof name, "%s", m->name);
             double v = -1;
