@@ -116,6 +116,32 @@ static int parse_budget(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
+/* One entry of retry_on: an HTTP status or an outcome's name. */
+static int retry_on_item(pctx *P, const cJSON *e, uint32_t i, void *out) {
+    sim_layer *L = out;
+    if (cJSON_IsNumber(e)) {
+        double d = e->valuedouble;
+        if (d != (int)d || d < 100 || d > 599)
+            return ld_fail(P, "an HTTP status is an integer in 100..599");
+        L->retry_on_statuses[L->retry_on_count++] = (int)d;
+        return FB_OK;
+    }
+    fb_outcome o;
+    if (!cJSON_IsString(e) || fb_outcome_parse(e->valuestring, &o) != FB_OK || o == FB_OUT_SUCCESS)
+        return ld_fail(P, "expected an HTTP status or an outcome: transient, rate_limited, "
+                          "timeout, permanent, policy, context_length, cancelled, rejected");
+    (void)i;
+    L->retry_on_outcomes |= 1u << o;
+    return FB_OK;
+}
+
+static int parse_retry_on(pctx *P, const cJSON *v, void *out) {
+    sim_layer *L = out;
+    uint32_t n = 0;
+    L->has_retry_on = true;
+    return ld_array(P, v, SIM_RETRY_ON_MAX, "entries", retry_on_item, L, &n);
+}
+
 static int parse_retry(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"attempts",
                                        "backoff",
@@ -128,6 +154,7 @@ static int parse_retry(pctx *P, const cJSON *v, void *out) {
                                        "deadline",
                                        "budget",
                                        "retry_after_jitter",
+                                       "retry_on",
                                        NULL};
     static const char *const caps[] = {"before_jitter", "after_jitter", NULL};
     static const char *const ra[] = {"max", "ignore", "as_is", NULL};
@@ -155,6 +182,7 @@ static int parse_retry(pctx *P, const cJSON *v, void *out) {
     if (rc == FB_OK) rc = ld_get_duration(P, v, "attempt_timeout", &r->attempt_timeout_us, false);
     if (rc == FB_OK) rc = ld_get_duration(P, v, "deadline", &r->deadline_us, false);
     if (rc == FB_OK) rc = ld_key(P, v, "budget", parse_budget, &pol->budget);
+    if (rc == FB_OK) rc = ld_key(P, v, "retry_on", parse_retry_on, pol);
     return rc;
 }
 

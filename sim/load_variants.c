@@ -122,8 +122,7 @@ static int check_place(pctx *P, const sim_layer *L, uint32_t i, uint32_t depth) 
     if (L->stream == FB_STREAM_RESUME && i + 1 != depth)
         return ld_fail(P, "layer '%s': only the innermost layer can resume a stream", L->name);
     if (L->context_check && L->role != SIM_ROLE_ROUTER)
-        return ld_fail(P, "layer '%s': context_window_check belongs to the routing layer",
-                       L->name);
+        return ld_fail(P, "layer '%s': context_window_check belongs to the routing layer", L->name);
     if (L->role != SIM_ROLE_OUTER) return FB_OK;
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
         if (L->per_provider[p].has_ratelimit || L->per_provider[p].timeout_us > 0)
@@ -177,8 +176,9 @@ static int check_layered_keys(pctx *P, const cJSON *m) {
             if (strcmp(it->string, ld_layer_keys[i]) != 0 || strcmp(it->string, "description") == 0)
                 continue;
             size_t old = ld_push_key(P, it->string);
-            int rc = ld_fail(P, "with \"layers\", \"%s\" belongs inside a layer (the top-level "
-                                "\"policy\" is merged into every variant)",
+            int rc = ld_fail(P,
+                             "with \"layers\", \"%s\" belongs inside a layer (the top-level "
+                             "\"policy\" is merged into every variant)",
                              it->string);
             ld_pop(P, old);
             return rc;
@@ -249,7 +249,8 @@ static int parse_stacks(pctx *P, const cJSON *m, sim_policy *pol) {
     uint32_t assigned = 0;
     if (rc == FB_OK) rc = assign_roles(P, pol, &pol->stack, &assigned);
     for (uint32_t c = 0; rc == FB_OK && c < SIM_CLASSES_MAX; c++)
-        if (pol->class_stack[c].depth > 0) rc = assign_roles(P, pol, &pol->class_stack[c], &assigned);
+        if (pol->class_stack[c].depth > 0)
+            rc = assign_roles(P, pol, &pol->class_stack[c], &assigned);
     return rc;
 }
 

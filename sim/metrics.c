@@ -449,7 +449,8 @@ static int layer_index(const sim_scenario *sc, const sim_summary *sum, const cha
     return -1;
 }
 
-/* "attempts[openai]", "layer_attempts[sdk]": the row "...[]" and the provider's or layer's index. */
+/* "attempts[openai]", "layer_attempts[sdk]": the row "...[]" and the provider's or layer's index.
+ */
 static int indexed_metric(const sim_scenario *sc, const sim_summary *sum, const char *name,
                           const char *br, const sim_metric **row, int *provider, char *msg,
                           size_t msglen) {

@@ -139,11 +139,23 @@ void on_work_done(sim *s, uint32_t ri) {
  */
 
 static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen);
-static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *rep,
-                         fb_time_us hint, sim_end cause);
+static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *rep, fb_time_us hint,
+                         sim_end cause);
 
 static const lay *layer_at(const sim *s, const req *r, uint32_t depth) {
     return &s->lays[r->stack->layer[depth]];
+}
+
+/* A result as layer L sees it: its classifier, then its retry_on list, which decides alone. */
+static fb_class classify_at(const lay *L, const fb_reply *rep) {
+    fb_class c = fb_classify(&L->classifier, rep);
+    const sim_layer *cfg = L->cfg;
+    if (!cfg->has_retry_on) return c;
+    bool listed = (cfg->retry_on_outcomes >> c.outcome) & 1u;
+    for (uint32_t i = 0; i < cfg->retry_on_count && !listed; i++)
+        listed = rep->status == cfg->retry_on_statuses[i];
+    c.retryable = listed && c.outcome != FB_OUT_SUCCESS;
+    return c;
 }
 
 /* What a layer may choose from: its target, the provider chosen outside, or the chain. */
@@ -186,9 +198,9 @@ static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     stat_layer_call(s, li);
     uint32_t len;
     const uint8_t *order = choices(s, r, depth, &chosen, &len);
-    fb_fallback_decision d = fb_fallback_begin(pod_fb(s, r->pod, li), &h->fr,
-                                               r->prompt_tokens + r->completion_tokens, order,
-                                               order ? len : 0, s->now);
+    fb_fallback_decision d =
+        fb_fallback_begin(pod_fb(s, r->pod, li), &h->fr, r->prompt_tokens + r->completion_tokens,
+                          order, order ? len : 0, s->now);
     handle_decision(s, ri, depth, d);
 }
 
@@ -259,8 +271,7 @@ static void inner_request(sim *s, uint32_t ri, uint32_t depth, const fb_fallback
     h->target = d->provider;
     h->serial++;
     if (d->timeout_us > 0)
-        push(s, s->now + d->timeout_us, EV_LAYER_TIMEOUT, ri, r->gen,
-             HOP_ARG(depth, h->serial));
+        push(s, s->now + d->timeout_us, EV_LAYER_TIMEOUT, ri, r->gen, HOP_ARG(depth, h->serial));
     /* an outer layer's target is the layer inside, which makes its own choice */
     layer_begin(s, ri, depth + 1, d->provider);
 }
@@ -304,8 +315,7 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision
         return;
     }
     if (d.degraded) {
-        fb_time_us lat =
-            sim_dist_draw_us(&r->rng, &layer_at(s, r, 0)->cfg->degraded_latency_us);
+        fb_time_us lat = sim_dist_draw_us(&r->rng, &layer_at(s, r, 0)->cfg->degraded_latency_us);
         if (lat > 0) {
             r->state = R_FINISHING;
             push(s, s->now + lat, EV_FINISH, ri, r->gen, 0);
@@ -343,8 +353,8 @@ static void handle_decision(sim *s, uint32_t ri, uint32_t depth, fb_fallback_dec
 /* ---- a result comes back ---- */
 
 /* Layer `depth` gets the result of its attempt: classified by its own rules, decided again. */
-static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *rep,
-                         fb_time_us hint, sim_end cause) {
+static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *rep, fb_time_us hint,
+                         sim_end cause) {
     req *r = R(s, ri);
     hop *h = &r->hops[depth];
     const lay *L = layer_at(s, r, depth);
@@ -354,7 +364,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     h->has_last = true;
     h->cause = cause;
     r->state = R_CALLING;
-    fb_class c = fb_classify(&L->classifier, rep);
+    fb_class c = classify_at(L, rep);
     fb_fallback_decision d =
         fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[depth]), &h->fr, &c, hint, s->now);
     handle_decision(s, ri, depth, d);
@@ -379,15 +389,15 @@ void deliver(sim *s, uint32_t ai) {
     h->last_hint_us = hint;
     h->has_last = true;
     h->cause = SIM_END_COUNT; /* a provider's answer, not a layer's */
-    fb_class c = fb_classify(&layer_at(s, r, inner)->classifier, &reply);
+    fb_class c = classify_at(layer_at(s, r, inner), &reply);
     stat_outcome(s, pi, c.outcome);
     if (reply.after_first_token) {
         bool resumed = a->keeps_partial && out < r->tokens_left;
         stat_stream_failure(s, r, out, resumed);
         if (resumed) r->tokens_left -= out;
     }
-    fb_fallback_decision d = fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[inner]), &h->fr,
-                                                &c, hint, s->now);
+    fb_fallback_decision d =
+        fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[inner]), &h->fr, &c, hint, s->now);
     if (inner == r->stack->router && d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS &&
         d.via_fallback)
         stat_fallback_cost(s, r, pi, out);
@@ -421,7 +431,7 @@ void on_attempt_timeout(sim *s, uint32_t ai) {
     abandon_attempt(s, r);
     fb_reply rep = timeout_reply();
     uint32_t inner = r->stack->depth - 1;
-    stat_outcome(s, pi, fb_classify(&layer_at(s, r, inner)->classifier, &rep).outcome);
+    stat_outcome(s, pi, classify_at(layer_at(s, r, inner), &rep).outcome);
     layer_result(s, ri, inner, &rep, FB_TIME_NONE, SIM_END_COUNT);
 }
 

@@ -310,7 +310,7 @@ int sim_scenario_variant(const sim_scenario *sc, const char *name) {
 
 const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls) {
     return cls < SIM_CLASSES_MAX && pol->class_stack[cls].depth > 0 ? &pol->class_stack[cls]
-                                                                   : &pol->stack;
+                                                                    : &pol->stack;
 }
 
 const sim_layer *sim_policy_router(const sim_policy *pol) {

@@ -141,6 +141,8 @@ typedef enum sim_role {
     SIM_ROLE_INNER       /* inside the router: the provider it chose, passed through */
 } sim_role;
 
+#define SIM_RETRY_ON_MAX 16
+
 typedef struct sim_layer {
     char name[SIM_NAME_MAX];
     sim_role role;
@@ -154,6 +156,11 @@ typedef struct sim_layer {
     uint8_t order[SIM_PROVIDERS_MAX]; /* the router's chain */
     uint32_t order_len;
     bool routes; /* declared "fallback" */
+    /* retry.retry_on: these statuses and outcomes retry, nothing else does */
+    bool has_retry_on;
+    uint32_t retry_on_outcomes; /* 1 << fb_outcome */
+    int retry_on_statuses[SIM_RETRY_ON_MAX];
+    uint32_t retry_on_count;
     bool context_check;
     bool degraded;
     sim_dist degraded_latency_us;
@@ -176,7 +183,7 @@ typedef struct sim_policy {
     bool layered; /* declared "layers" (reports then show each layer) */
     sim_layer layers[SIM_LAYERS_MAX];
     uint32_t layer_count;
-    sim_stack stack;                         /* every class's, unless... */
+    sim_stack stack;                        /* every class's, unless... */
     sim_stack class_stack[SIM_CLASSES_MAX]; /* ... the class has its own (depth > 0) */
 } sim_policy;
 

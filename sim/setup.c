@@ -122,8 +122,8 @@ static int alloc_policy_state(sim *s) {
     s->fbs = calloc((size_t)s->npods * s->NL, sizeof *s->fbs);
     s->budgets = calloc((size_t)s->npods * s->NL, sizeof *s->budgets);
     s->pods = calloc(s->npods, sizeof *s->pods);
-    if (!s->pods || !s->breakers || !s->stores || !s->bctxs || !s->open_since || !s->open_end || !s->views ||
-        !s->limiters || !s->fbs || !s->budgets) {
+    if (!s->pods || !s->breakers || !s->stores || !s->bctxs || !s->open_since || !s->open_end ||
+        !s->views || !s->limiters || !s->fbs || !s->budgets) {
         stop(s, FB_ENOMEM, "out of memory for %u pods", s->npods);
         return FB_ENOMEM;
     }

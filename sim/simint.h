@@ -46,7 +46,7 @@ enum {
 
 /* A layer's pending timeout or resume: its depth and serial in one event argument. */
 #define HOP_ARG(depth, serial) ((uint32_t)(depth) | (uint32_t)(serial) << 3)
-#define HOP_DEPTH(arg) ((arg) & 7u)
+#define HOP_DEPTH(arg) ((arg)&7u)
 #define HOP_SERIAL(arg) ((arg) >> 3)
 
 enum { LANE_DEADLINE = 0, LANE_STORE_RECORD = 1, LANE_STORE_SYNC = 2 };
@@ -64,7 +64,7 @@ enum { A_FREE = 0, A_QUEUED, A_SERVICE, A_REPLYING, A_HANG, A_PORT /* at a real 
 /* A request's state in one layer of its stack. */
 typedef struct hop {
     fb_fallback_request fr;
-    fb_reply last;         /* the last result it received: what it raises when it gives up */
+    fb_reply last; /* the last result it received: what it raises when it gives up */
     fb_time_us last_hint_us;
     bool has_last;
     sim_end cause;   /* how the layer inside ended, when it raised `last`; SIM_END_COUNT: none */
@@ -96,7 +96,7 @@ typedef struct attempt {
     uint8_t state;
     uint8_t provider;
     bool abandoned;
-    bool stream;       /* the request streams its answer */
+    bool stream;        /* the request streams its answer */
     bool keeps_partial; /* a broken stream's tokens are kept (the client resumes) */
     uint32_t req, req_gen;
     uint32_t tokens_in, tokens_out; /* billed when served */
@@ -211,9 +211,9 @@ typedef struct sim {
     fb_budget *budgets; /* npods * NL */
     prov provs[SIM_PROVIDERS_MAX];
     /* breakers (store.c), each slot (layer, pod, provider): see slot() */
-    fb_breaker *breakers; /* per-pod scope */
-    fb_breaker *stores;   /* NL * P, shared scope */
-    bctx *bctxs;          /* slots, then stores */
+    fb_breaker *breakers;   /* per-pod scope */
+    fb_breaker *stores;     /* NL * P, shared scope */
+    bctx *bctxs;            /* slots, then stores */
     fb_time_us *open_since; /* slots, then stores */
     fb_time_us *open_end;   /* when each open period ends at the latest */
     view *views;            /* slots, shared scope */

@@ -165,7 +165,6 @@ void stat_tally(sim *s, uint32_t provider, tally what) {
     case T_ABANDONED:
         ps->abandoned++;
         break;
-
     }
 }
 

@@ -146,6 +146,17 @@ VALID = {
                              (["limits"], {"in_flight": 10000, "events": 100000,
                                            "requests": 1000000})],
     "no-variants": [(["variants"], DELETE), (["expect"], ["success_rate >= 0"])],
+    "retry-on": [(POL + ["retry", "retry_on"], [429, 503, "timeout", "rejected"])],
+    "layers": [(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "retry": {"attempts": 2, "attempt_timeout": "20s"}},
+        {"name": "gateway", "fallback": ["primary", "backup"],
+         "breaker": {"consecutive_failures": 5, "open": "30s"}},
+        {"name": "sdk", "retry": {"attempts": 3, "retry_on": [429, 500]}}]})],
+    "class-stacks": [(POL, DELETE), (["variants", "b"], {
+        "layers": [{"name": "gateway", "fallback": ["primary", "backup"]}, {"name": "sdk"}],
+        "classes": {"chat": {"layers": [{"name": "app", "retry": {"attempts": 2}}, "gateway",
+                                        "sdk"]},
+                    "tool-calls": {"retry": {"attempts": 2}}}})],
 }
 
 # name -> (changes, start of the loader's message after "FILE: ")
@@ -218,6 +229,17 @@ INVALID = {
                             "providers[0].faults[0].outage.status: expected an integer in [100, 599]"),
     "brownout-without-capacity": ([(F0, {"at": "1s", "for": "1s", "brownout": {}})],
                                   "providers[0].faults[0].brownout: missing required key 'capacity'"),
+    "retry-on-not-a-status": ([(POL + ["retry", "retry_on"], [42])],
+                              "variants.a.retry.retry_on[0]: an HTTP status is an integer"),
+    "layer-without-name": ([(POL, DELETE), (["variants", "b"], {"layers": [{"retry": {}}]})],
+                           "variants.b.layers[0]: missing required key 'name'"),
+    "policy-key-beside-layers": ([(POL, DELETE),
+                                  (["variants", "b"], {"retry": {"attempts": 2},
+                                                       "layers": [{"name": "x"}]})],
+                                 "variants.b.retry: with \"layers\""),
+    "unknown-layer-key": ([(POL, DELETE), (["variants", "b"], {"layers": [{"name": "x",
+                                                                             "retries": 2}]})],
+                          "variants.b.layers[0].retries: unknown key"),
 }
 
 

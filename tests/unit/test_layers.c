@@ -44,12 +44,12 @@ static double metric(const sim_scenario *sc, const sim_summary *s, const char *n
 
 #define R3 "\"retry\":{\"attempts\":3,\"backoff\":{\"constant\":\"1ms\"},\"jitter\":\"none\"}"
 
-static const char nested[] = OUTAGE_HEAD
-    "\"variants\":{"
-    "\"one\":{" R3 ",\"fallback\":[\"a\"]},"
-    "\"one_layered\":{\"layers\":[{\"name\":\"only\"," R3 ",\"fallback\":[\"a\"]}]},"
-    "\"three\":{\"layers\":[{\"name\":\"app\"," R3 "},{\"name\":\"gateway\"," R3
-    ",\"fallback\":[\"a\"]},{\"name\":\"sdk\"," R3 "}]}}}";
+static const char nested[] =
+    OUTAGE_HEAD "\"variants\":{"
+                "\"one\":{" R3 ",\"fallback\":[\"a\"]},"
+                "\"one_layered\":{\"layers\":[{\"name\":\"only\"," R3 ",\"fallback\":[\"a\"]}]},"
+                "\"three\":{\"layers\":[{\"name\":\"app\"," R3 "},{\"name\":\"gateway\"," R3
+                ",\"fallback\":[\"a\"]},{\"name\":\"sdk\"," R3 "}]}}}";
 
 /* Three layers of three attempts on an outage: (1 + 2)^3 = 27 calls upstream per request. */
 static void layers_multiply_attempts_on_an_outage(void **state) {
@@ -98,11 +98,10 @@ static void a_stack_of_one_is_the_plain_policy(void **state) {
 }
 
 /* An application retrying a gateway that falls back between SDK clients. */
-static const char routed[] = OUTAGE_HEAD
-    "\"variants\":{\"stack\":{\"layers\":["
-    "{\"name\":\"app\",\"retry\":{\"attempts\":2}},"
-    "{\"name\":\"gateway\",\"fallback\":[\"a\",\"b\"]},"
-    "{\"name\":\"sdk\"," R3 "}]}}}";
+static const char routed[] = OUTAGE_HEAD "\"variants\":{\"stack\":{\"layers\":["
+                                         "{\"name\":\"app\",\"retry\":{\"attempts\":2}},"
+                                         "{\"name\":\"gateway\",\"fallback\":[\"a\",\"b\"]},"
+                                         "{\"name\":\"sdk\"," R3 "}]}}}";
 
 static void the_router_chooses_and_the_layers_inside_pass_it_through(void **state) {
     (void)state;
@@ -128,7 +127,8 @@ static void the_router_chooses_and_the_layers_inside_pass_it_through(void **stat
     sim_scenario_free(sc);
 }
 
-/* The application gives up on each whole inner request after 50 ms: the SDK's attempts go with it. */
+/* The application gives up on each whole inner request after 50 ms: the SDK's attempts go with it.
+ */
 static const char timed[] =
     "{\"name\":\"t\",\"seed\":1,\"duration\":\"1s\",\"traffic\":[{\"class\":\"chat\","
     "\"arrivals\":{\"constant\":\"10/s\"},\"prompt_tokens\":100,\"completion_tokens\":10}],"
@@ -204,8 +204,6 @@ static void classes_share_a_named_layer_and_its_breaker(void **state) {
     sim_scenario_free(sc);
 }
 
-/* ---- the loader's rules for stacks ---- */
-
 static void expect_error(const char *variants, const char *path, const char *fragment) {
     char text[4096];
     snprintf(text, sizeof text, "%s\"variants\":{%s}}", OUTAGE_HEAD, variants);
@@ -213,9 +211,43 @@ static void expect_error(const char *variants, const char *path, const char *fra
     sim_error err;
     int rc = sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err);
     if (rc == FB_OK) fail_msg("accepted: %s", variants);
-    if (strcmp(err.path, path) != 0) fail_msg("path '%s', wanted '%s' (%s)", err.path, path, err.msg);
+    if (strcmp(err.path, path) != 0)
+        fail_msg("path '%s', wanted '%s' (%s)", err.path, path, err.msg);
     if (strstr(err.msg, fragment) == NULL) fail_msg("message '%s' lacks '%s'", err.msg, fragment);
 }
+
+/* retry_on decides alone: listed statuses and outcomes retry, nothing else does. */
+static const char listed[] = OUTAGE_HEAD
+    "\"variants\":{"
+    "\"table\":{" R3 ",\"fallback\":[\"a\"]},"
+    "\"only_429\":{\"retry\":{\"attempts\":3,\"retry_on\":[429,\"timeout\"]},"
+    "\"fallback\":[\"a\"]},"
+    "\"and_503\":{\"retry\":{\"attempts\":3,\"backoff\":\"none\",\"retry_on\":[429,503]},"
+    "\"fallback\":[\"a\"]},"
+    "\"permanent_too\":{\"retry\":{\"attempts\":3,\"backoff\":\"none\","
+    "\"retry_on\":[\"transient\"]},\"fallback\":[\"a\"]}}}";
+
+static void retry_on_lists_what_retries(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(listed);
+    sim_summary *a = run(sc, "table"), *b = run(sc, "only_429"), *c = run(sc, "and_503"),
+                *d = run(sc, "permanent_too");
+    assert_int_equal(a->attempts, 300); /* a 503 retries by the default table */
+    assert_int_equal(b->attempts, 100); /* ... not when only 429 and timeouts are listed */
+    assert_int_equal(c->attempts, 300);
+    assert_int_equal(d->attempts, 300); /* a 503 is a transient outcome */
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    sim_scenario_free(sc);
+    expect_error("\"v\":{\"retry\":{\"retry_on\":[429,\"sucess\"]}}",
+                 "variants.v.retry.retry_on[1]", "an HTTP status or an outcome");
+    expect_error("\"v\":{\"retry\":{\"retry_on\":[42]}}", "variants.v.retry.retry_on[0]",
+                 "100..599");
+}
+
+/* ---- the loader's rules for stacks ---- */
 
 static void stacks_have_one_routing_layer(void **state) {
     (void)state;
@@ -271,6 +303,7 @@ int main(void) {
         cmocka_unit_test(the_router_chooses_and_the_layers_inside_pass_it_through),
         cmocka_unit_test(an_outer_timeout_cancels_the_request_inside),
         cmocka_unit_test(classes_share_a_named_layer_and_its_breaker),
+        cmocka_unit_test(retry_on_lists_what_retries),
         cmocka_unit_test(stacks_have_one_routing_layer),
         cmocka_unit_test(policy_keys_belong_inside_layers),
         cmocka_unit_test(layers_have_names_and_places),

@@ -103,7 +103,8 @@ static void scenario_flagship_file_loads(void **state) {
     /* the tuned variant merged the base policy's fallback chain */
     assert_int_equal(sc->variants[1].layers[0].order_len, 2);
     assert_true(sc->variants[1].layers[0].per_provider[0].has_breaker);
-    assert_int_equal(sc->variants[1].layers[0].per_provider[0].breaker.mode, FB_BREAKER_MODE_TIME_WINDOW);
+    assert_int_equal(sc->variants[1].layers[0].per_provider[0].breaker.mode,
+                     FB_BREAKER_MODE_TIME_WINDOW);
     assert_int_equal(sc->variants[1].layers[0].per_provider[0].breaker.window_us, 30 * FB_US_PER_S);
     assert_int_equal(sc->variants[1].layers[0].budget.kind, FB_BUDGET_TOKEN_BUCKET);
     assert_int_equal(sc->variants[0].layers[0].retry.backoff, FB_BACKOFF_NONE);
