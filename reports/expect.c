@@ -20,7 +20,7 @@ typedef struct parser {
     const char *s, *p;
     const sim_scenario *sc;
     sim_summary *const *sums; /* NULL: validate only */
-    const sim_summary *blank; /* validate only: an empty summary to check names against */
+    sim_summary *blank;       /* validate only: an empty summary to check names against */
     size_t n;
     char *msg;
     size_t msglen;
@@ -97,7 +97,11 @@ static val reference(parser *P) {
     }
     const sim_summary *s = summary_for(P, variant);
     if (P->err) return out;
-    if (s == NULL) s = P->blank; /* validating: check the name only */
+    if (s == NULL) {
+        /* validating: check the name only, against the variant it names (its layers) */
+        snprintf(P->blank->variant, sizeof P->blank->variant, "%s", variant);
+        s = P->blank;
+    }
     sim_unit unit = SIM_UNIT_COUNT;
     char m2[200];
     if (sim_metric_value(P->sc, s, metric, &out.v, &unit, m2, sizeof m2) != FB_OK) {
