@@ -49,11 +49,12 @@ static fb_retry_config exact(fb_backoff b, fb_time_us base_us, fb_time_us max_us
     };
 }
 
-/* Retry state after `attempts` attempts, the first one started at start_us. */
+/* Retry state of a request started at start_us whose attempt number `attempts` is failing:
+ * the next fb_retry_next() counts it. */
 static fb_retry_state after(uint32_t attempts, fb_time_us start_us) {
     fb_retry_state s;
     fb_retry_begin(&s, start_us);
-    for (uint32_t i = 0; i < attempts; i++) fb_retry_attempt(&s, start_us);
+    s.attempt = attempts - 1;
     return s;
 }
 
@@ -82,13 +83,18 @@ static void retry_policy_zero_config_gets_documented_defaults(void **state) {
     assert_int_equal(p.cfg.base_us, 500 * MS);
     assert_true(p.cfg.multiplier == 2.0);
     assert_int_equal(p.cfg.delay_us_max, 60 * S);
-    assert_int_equal(p.cfg.jitter, FB_JITTER_FULL);
+    assert_int_equal(p.cfg.jitter, FB_JITTER_NONE); /* the zero rule: nothing is drawn */
     assert_true(p.cfg.jitter_fraction == 0.25);
     assert_int_equal(p.cfg.cap_order, FB_CAP_BEFORE_JITTER);
     assert_int_equal(p.cfg.retry_after, FB_RETRY_AFTER_MAX);
     assert_int_equal(p.cfg.retry_after_us_max, 60 * S);
-    assert_int_equal(p.cfg.giveup_above_max, FB_OFF);
+    assert_int_equal(p.cfg.above_max, FB_ABOVE_MAX_CLAMP);
+    assert_int_equal(p.cfg.ignore_zero_hint, FB_OFF);
+    assert_int_equal(p.cfg.jitter_us, 1 * S);
+    assert_int_equal(p.cfg.resolution_us, 0);
     assert_int_equal(p.cfg.deadline_us, 0);
+    assert_int_equal(p.cfg.attempt_timeout_us, 0);
+    assert_true(p.cfg.retry_after_jitter == 0.0);
 }
 
 static void retry_policy_rejects_impossible_config(void **state) {
@@ -104,7 +110,7 @@ static void retry_policy_rejects_impossible_config(void **state) {
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
     c = (fb_retry_config){.deadline_us = -1};
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
-    c = (fb_retry_config){.jitter = (fb_jitter)9};
+    c = (fb_retry_config){.jitter = (fb_jitter)(FB_JITTER_DECORRELATED_V2 + 1)};
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
     c = (fb_retry_config){.multiplier = 0.0 / 0.0};
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
@@ -135,7 +141,6 @@ static void retry_three_attempts_give_exactly_two_retries(void **state) {
     fb_time_us now = 0;
     int retries = 0;
     for (;;) {
-        fb_retry_attempt(&s, now);
         fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, now);
         if (!d.retry) {
             assert_int_equal(d.reason, FB_GIVEUP_ATTEMPTS);
@@ -148,34 +153,66 @@ static void retry_three_attempts_give_exactly_two_retries(void **state) {
     assert_int_equal(s.attempt, 3);
 }
 
-static void retry_attempt_counts_and_first_attempt_sets_start(void **state) {
+static void retry_begin_sets_start_and_counts_nothing(void **state) {
     (void)state;
     fb_retry_state s;
     fb_retry_begin(&s, 5 * S);
     assert_int_equal(s.attempt, 0);
     assert_int_equal(s.start_us, 5 * S);
-    fb_retry_attempt(&s, 7 * S); /* e.g. after waiting for a rate limiter */
-    assert_int_equal(s.attempt, 1);
-    assert_int_equal(s.start_us, 7 * S);
-    fb_retry_attempt(&s, 9 * S);
-    assert_int_equal(s.attempt, 2);
-    assert_int_equal(s.start_us, 7 * S);
-
-    fb_retry_state z = {0}; /* zero-initialised works without fb_retry_begin() */
-    fb_retry_attempt(&z, 3 * S);
-    assert_int_equal(z.attempt, 1);
-    assert_int_equal(z.start_us, 3 * S);
+    /* The deadline runs from the request's start, whenever the first attempt went out. */
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S);
+    c.deadline_us = 10 * S;
+    fb_retry_policy p = policy(c);
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 13 * S);
+    assert_true(d.retry); /* 13 + 1 < 5 + 10 */
+    d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 14 * S);
+    assert_int_equal(d.reason, FB_GIVEUP_DEADLINE); /* 14 + 1 >= 15 */
 }
 
-static void retry_next_does_not_count_attempts(void **state) {
+/* Item 6 of issue 10: a caller that only calls fb_retry_next() cannot retry forever. */
+static void retry_next_counts_each_failed_attempt_once(void **state) {
     (void)state;
     fb_retry_policy p = policy(exact(FB_BACKOFF_LINEAR, 100 * MS, 60 * S));
     fb_retry_state s = after(2, 0);
     fb_retry_decision a = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0);
-    fb_retry_decision b = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0);
     assert_int_equal(s.attempt, 2);
-    assert_int_equal(a.delay_us, 200 * MS);
-    assert_int_equal(b.delay_us, 200 * MS);
+    fb_retry_decision b = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0);
+    assert_int_equal(s.attempt, 3);
+    assert_int_equal(a.delay_us, 200 * MS); /* retry 2 */
+    assert_int_equal(b.delay_us, 300 * MS); /* retry 3 */
+
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 100 * MS, 60 * S);
+    c.attempts = 4;
+    p = policy(c);
+    fb_retry_begin(&s, 0);
+    int retries = 0;
+    while (fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0).retry) retries++;
+    assert_int_equal(retries, 3);
+    assert_int_equal(s.attempt, 4);
+}
+
+/* Polly MaxRetryAttempts = 3 makes 4 calls; resilience4j maxAttempts = 3 makes 3. */
+static void retry_retries_count_the_calls_after_the_first(void **state) {
+    (void)state;
+    fb_retry_policy p;
+    fb_retry_config c = {.retries = 3};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_OK);
+    assert_int_equal(p.cfg.attempts, 4);
+    fb_retry_state s;
+    fb_retry_begin(&s, 0);
+    int calls = 1;
+    while (fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0).retry) calls++;
+    assert_int_equal(calls, 4);
+    c = (fb_retry_config){.attempts = 3};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_OK);
+    fb_retry_begin(&s, 0);
+    calls = 1;
+    while (fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0).retry) calls++;
+    assert_int_equal(calls, 3);
+    c = (fb_retry_config){.attempts = 3, .retries = 2}; /* one count, not two */
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.retries = FB_RETRY_ATTEMPTS_MAX};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_ERANGE);
 }
 
 static void retry_not_retryable_outcome_gives_up_first(void **state) {
@@ -193,7 +230,7 @@ static void retry_not_retryable_outcome_gives_up_first(void **state) {
 
 static void retry_exhausted_attempts_draw_nothing(void **state) {
     (void)state;
-    fb_retry_config c = {.attempts = 2, .giveup_above_max = FB_ON};
+    fb_retry_config c = {.attempts = 2, .above_max = FB_ABOVE_MAX_GIVEUP};
     fb_retry_policy p = policy(c);
     fb_retry_state s = after(2, 0);
     fb_rng r = seeded(1), untouched = seeded(1);
@@ -301,7 +338,6 @@ static void retry_decorrelated_no_overflow_at_large_attempts_polly_2163(void **s
         assert_true(d.retry);
         assert_true(d.delay_us >= 500 * MS && d.delay_us <= 60 * S);
         now += d.delay_us;
-        fb_retry_attempt(&s, now);
     }
 }
 
@@ -428,7 +464,6 @@ static void retry_decorrelated_starts_at_base_and_grows_from_last_delay(void **s
         fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
         assert_true(d.delay_us >= 1 * S && d.delay_us <= 3 * S); /* U(base, 3 base) */
         assert_int_equal(s.prev_delay_us, d.delay_us);
-        fb_retry_attempt(&s, d.delay_us);
         fb_time_us prev = d.delay_us;
         d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
         assert_true(d.delay_us >= 1 * S && d.delay_us <= 3 * prev);
@@ -447,7 +482,6 @@ static void retry_decorrelated_prev_is_the_returned_delay_including_header(void 
         fb_retry_decision d = fb_retry_next(&p, &s, &transient, 15 * S, NULL, &r, 0);
         assert_int_equal(d.delay_us, 15 * S); /* max(header, U(1 s, 3 s)) */
         assert_int_equal(s.prev_delay_us, 15 * S);
-        fb_retry_attempt(&s, d.delay_us);
         d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
         assert_true(d.delay_us >= 1 * S && d.delay_us <= 45 * S); /* U(base, 3 * 15 s) */
         hi = d.delay_us > hi ? d.delay_us : hi;
@@ -509,7 +543,7 @@ static void retry_after_ignore_uses_backoff_only(void **state) {
     (void)state;
     fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
     c.retry_after = FB_RETRY_AFTER_IGNORE;
-    c.giveup_above_max = FB_ON;
+    c.above_max = FB_ABOVE_MAX_GIVEUP;
     assert_int_equal(next_with_hint(&c, 2 * S).delay_us, 500 * MS);
     fb_retry_decision d = next_with_hint(&c, 3600 * S); /* ignored, so never above the cap */
     assert_true(d.retry);
@@ -531,7 +565,7 @@ static void retry_after_above_cap_gives_up_when_configured(void **state) {
     (void)state;
     fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
     c.retry_after_us_max = 120 * S; /* openai-python >= 3.3.1 */
-    c.giveup_above_max = FB_ON;
+    c.above_max = FB_ABOVE_MAX_GIVEUP;
     fb_retry_decision d = next_with_hint(&c, 120 * S + 1);
     assert_false(d.retry);
     assert_int_equal(d.reason, FB_GIVEUP_RETRY_AFTER_CAP);
@@ -620,7 +654,6 @@ static void budget_quota_refunds_what_the_last_retry_took(void **state) {
     assert_int_equal(s.budget_withdrawn, 0);
     assert_true(fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 0).retry);
     assert_int_equal(s.budget_withdrawn, 5);
-    fb_retry_attempt(&s, 1 * S);
     assert_true(fb_retry_next(&p, &s, &timed_out, FB_TIME_NONE, &b, NULL, 1 * S).retry);
     assert_int_equal(s.budget_withdrawn, 10);
     assert_int_equal(fb_budget_available(&b), 85);
@@ -631,7 +664,8 @@ static void budget_quota_refunds_what_the_last_retry_took(void **state) {
 static void budget_quota_drained_refills_with_successes_aws_sdk_go_v2_3550(void **state) {
     (void)state;
     fb_retry_policy p = policy(exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S));
-    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 50});
+    fb_budget b =
+        budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 50, .no_retry_refund = 1});
     /* An outage drains the quota: ten retries, then every retry is refused. */
     for (int i = 0; i < 10; i++) {
         fb_retry_state s = after(1, 0);
@@ -659,7 +693,7 @@ static void budget_not_charged_when_another_check_refuses(void **state) {
     fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S);
     c.deadline_us = 5 * S;
     c.retry_after_us_max = 30 * S;
-    c.giveup_above_max = FB_ON;
+    c.above_max = FB_ABOVE_MAX_GIVEUP;
     fb_retry_policy p = policy(c);
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100});
     fb_retry_state s = after(1, 0);
@@ -725,8 +759,9 @@ int main(void) {
         cmocka_unit_test(retry_policy_rejects_impossible_config),
         cmocka_unit_test(retry_single_attempt_never_retries),
         cmocka_unit_test(retry_three_attempts_give_exactly_two_retries),
-        cmocka_unit_test(retry_attempt_counts_and_first_attempt_sets_start),
-        cmocka_unit_test(retry_next_does_not_count_attempts),
+        cmocka_unit_test(retry_begin_sets_start_and_counts_nothing),
+        cmocka_unit_test(retry_next_counts_each_failed_attempt_once),
+        cmocka_unit_test(retry_retries_count_the_calls_after_the_first),
         cmocka_unit_test(retry_not_retryable_outcome_gives_up_first),
         cmocka_unit_test(retry_exhausted_attempts_draw_nothing),
         cmocka_unit_test(retry_constant_backoff_is_base_every_time),
