@@ -45,9 +45,9 @@ static double run(const fb_breaker_config *cfg, fb_time_us step_us) {
         fb_breaker_permit p;
         if (fb_breaker_allow(&b, now, &p)) admitted++;
         fb_breaker_record(&b, &p,
-                          (fb_breaker_result){.effect = effects[j],
-                                              .duration_us = durations[j],
-                                              .hint_us = FB_TIME_NONE},
+                          &(fb_breaker_result){.effect = effects[j],
+                                               .duration_us = durations[j],
+                                               .hint_us = FB_TIME_NONE},
                           now);
         now += step_us;
         if (++j == PERIOD) j = 0;

@@ -95,8 +95,7 @@ static bool records_window(fb_breaker_state s) {
 }
 
 static bool first_event(const fb_breaker *b) {
-    return b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW &&
-           b->cfg.bucket_anchor == FB_BUCKETS_FIRST_EVENT;
+    return b->first_event;
 }
 
 static void clear_window(fb_breaker *b, fb_time_us now_us) {
@@ -228,7 +227,8 @@ static void count_outcome(fb_breaker *b, bool failed, bool slow, fb_time_us admi
     if (b->cfg.mode == FB_BREAKER_MODE_COUNT_WINDOW) {
         count_ring(b, failed, slow);
     } else if (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW) {
-        int h = bucket_for(b, admitted_us, now_us);
+        int h = b->cfg.bucket_anchor == FB_BUCKETS_EPOCH ? (int)b->ring_head
+                                                         : bucket_for(b, admitted_us, now_us);
         if (h < 0) return;
         b->buckets[h].calls++;
         b->buckets[h].failures += failed;
@@ -539,9 +539,10 @@ static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_br
         evaluate(b, now_us, r->hint_us);
 }
 
-void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit, fb_breaker_result result,
-                       fb_time_us now_us) {
+void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
+                       const fb_breaker_result *given, fb_time_us now_us) {
     if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
+    fb_breaker_result result = *given;
     if (result.effect == FB_EFFECT_CANCELLED) result.effect = b->cfg.cancelled_as;
     if (b->state == FB_BREAKER_HALF_OPEN) half_open_due(b, now_us);
     bool late = permit->generation != b->generation;
@@ -567,6 +568,8 @@ int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_
     memset(b, 0, sizeof *b);
     b->cfg = c;
     b->bucket_us = c.window_us / (fb_time_us)c.window_buckets;
+    b->first_event =
+        c.mode == FB_BREAKER_MODE_TIME_WINDOW && c.bucket_anchor == FB_BUCKETS_FIRST_EVENT;
     b->generation = 1;
     enter(b, c.initial, now_us, FB_TIME_NONE, FB_TIME_NONE);
     return FB_OK;

@@ -302,6 +302,7 @@ typedef struct fb_breaker {
     /* running totals over the window */
     uint32_t calls, failures, slow;
     bool threshold_signalled; /* METRICS_ONLY: event emitted for this excursion */
+    bool first_event;         /* TIME_WINDOW with FB_BUCKETS_FIRST_EVENT */
     /* half-open */
     fb_time_us lease_until_us[FB_BREAKER_PROBES_MAX];
     uint64_t probe_id[FB_BREAKER_PROBES_MAX]; /* the permit id holding each slot */
@@ -324,12 +325,12 @@ bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permi
 
 /*
  * Report the result of an admitted call: fb_breaker_record(b, &permit,
- * (fb_breaker_result){.effect = e, .duration_us = d, .hint_us = h}, now_us).
+ * &(fb_breaker_result){.effect = e, .duration_us = d, .hint_us = h}, now_us).
  * FB_EFFECT_IGNORE releases a probe's lease without counting anything;
  * FB_EFFECT_CANCELLED counts as cfg.cancelled_as.
  */
-void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit, fb_breaker_result result,
-                       fb_time_us now_us);
+void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
+                       const fb_breaker_result *result, fb_time_us now_us);
 
 /* Perform due lazy transitions without asking for a permit. */
 void fb_breaker_poll(fb_breaker *b, fb_time_us now_us);

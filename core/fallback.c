@@ -158,9 +158,9 @@ static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permi
     fb_breaker_result r = {
         .effect = effect, .duration_us = duration_us < 0 ? 0 : duration_us, .hint_us = hint_us};
     if (p->port.allow != NULL)
-        p->port.record(p->port.ctx, permit, r, now_us);
+        p->port.record(p->port.ctx, permit, &r, now_us);
     else if (p->breaker != NULL)
-        fb_breaker_record(p->breaker, permit, r, now_us);
+        fb_breaker_record(p->breaker, permit, &r, now_us);
 }
 
 /*

@@ -73,7 +73,7 @@ typedef enum fb_action { FB_ACT_ATTEMPT = 0, FB_ACT_WAIT, FB_ACT_DONE } fb_actio
  */
 typedef struct fb_breaker_port {
     bool (*allow)(void *ctx, fb_time_us now_us, fb_breaker_permit *permit);
-    void (*record)(void *ctx, const fb_breaker_permit *permit, fb_breaker_result result,
+    void (*record)(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
                    fb_time_us now_us);
     void *ctx;
 } fb_breaker_port;

@@ -64,12 +64,12 @@ static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
     return fb_breaker_allow(&s->provs[v->provider].store, now, permit);
 }
 
-static void view_record(void *ctx, const fb_breaker_permit *permit, fb_breaker_result result,
+static void view_record(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
                         fb_time_us now) {
     view *v = ctx;
     sim *s = v->s;
     if (permit->kind == FB_PERMIT_UNTRACKED) return;
-    store_record rec = {v->provider, *permit, result};
+    store_record rec = {v->provider, *permit, *result};
     if (sim_fifo_push(&s->recs, &rec) != FB_OK) {
         stop(s, FB_ECAP, "shared store messages cap reached (limits.events) at t=%.3fs",
              (double)s->now / 1e6);
@@ -83,7 +83,7 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, fb_breaker_r
 void on_store_record(sim *s) {
     store_record rec;
     sim_fifo_pop(&s->recs, &rec);
-    fb_breaker_record(&s->provs[rec.provider].store, &rec.permit, rec.result, s->now);
+    fb_breaker_record(&s->provs[rec.provider].store, &rec.permit, &rec.result, s->now);
 }
 
 static void store_sync_push(sim *s, uint8_t provider, const fb_breaker_event *ev) {

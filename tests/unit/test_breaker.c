@@ -49,7 +49,7 @@ static void reject(fb_breaker *b, fb_time_us now_us) {
 
 static void report(fb_breaker *b, const fb_breaker_permit *p, fb_effect e, fb_time_us now_us) {
     fb_breaker_record(
-        b, p, (fb_breaker_result){.effect = e, .duration_us = 0, .hint_us = FB_TIME_NONE}, now_us);
+        b, p, &(fb_breaker_result){.effect = e, .duration_us = 0, .hint_us = FB_TIME_NONE}, now_us);
 }
 
 /* allow() then record() at the same instant. */
@@ -66,7 +66,7 @@ static void timed_call(fb_breaker *b, fb_effect e, fb_time_us duration_us, fb_ti
     fb_breaker_permit p = admit(b, now_us);
     fb_breaker_record(
         b, &p,
-        (fb_breaker_result){.effect = e, .duration_us = duration_us, .hint_us = FB_TIME_NONE},
+        &(fb_breaker_result){.effect = e, .duration_us = duration_us, .hint_us = FB_TIME_NONE},
         now_us);
 }
 
@@ -1016,28 +1016,29 @@ static void breaker_hint_extends_open_up_to_cap(void **state) {
     fb_breaker_permit p = admit(&b, 0);
     fb_breaker_record(
         &b, &p,
-        (fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S}, 1);
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S}, 1);
     assert_int_equal(fb_breaker_open_until(&b), 1 + 30 * S);
 
     init_ok(&b, &cfg, NULL, 0);
     p = admit(&b, 0);
     fb_breaker_record(
         &b, &p,
-        (fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 3600 * S}, 1);
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 3600 * S},
+        1);
     assert_int_equal(fb_breaker_open_until(&b), 1 + 60 * S); /* capped */
 
     init_ok(&b, &cfg, NULL, 0);
     p = admit(&b, 0);
     fb_breaker_record(
         &b, &p,
-        (fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 2 * S}, 1);
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 2 * S}, 1);
     assert_int_equal(fb_breaker_open_until(&b), 1 + 10 * S); /* max(duration, hint) */
 
     /* A probe failure with a hint. */
     fb_breaker_permit probe = admit(&b, 1 + 10 * S);
     fb_breaker_record(
         &b, &probe,
-        (fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 45 * S},
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 45 * S},
         20 * S);
     assert_int_equal(fb_breaker_open_until(&b), 65 * S);
 }
@@ -1050,11 +1051,11 @@ static void breaker_hint_ignored_when_off_or_not_tripping(void **state) {
     fb_breaker_permit p = admit(&b, 0);
     fb_breaker_record(
         &b, &p,
-        (fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S}, 0);
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S}, 0);
     p = admit(&b, 0);
     fb_breaker_record(
         &b, &p,
-        (fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S}, 0);
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S}, 0);
     assert_int_equal(fb_breaker_open_until(&b), 10 * S);
 
     cfg.honor_hint = FB_ON;
@@ -1062,13 +1063,13 @@ static void breaker_hint_ignored_when_off_or_not_tripping(void **state) {
     p = admit(&b, 0);
     fb_breaker_record(
         &b, &p,
-        (fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S},
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S},
         0); /* does not trip */
     p = admit(&b, 0);
-    fb_breaker_record(
-        &b, &p,
-        (fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = FB_TIME_NONE},
-        0);
+    fb_breaker_record(&b, &p,
+                      &(fb_breaker_result){
+                          .effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = FB_TIME_NONE},
+                      0);
     assert_int_equal(fb_breaker_open_until(&b), 10 * S);
 }
 

@@ -94,9 +94,9 @@ static void trip(fb_breaker *b, fb_time_us now_us) {
         fb_breaker_permit p;
         assert_true(fb_breaker_allow(b, now_us, &p));
         fb_breaker_record(b, &p,
-                          (fb_breaker_result){.effect = FB_EFFECT_FAILURE,
-                                              .duration_us = 0,
-                                              .hint_us = FB_TIME_NONE},
+                          &(fb_breaker_result){.effect = FB_EFFECT_FAILURE,
+                                               .duration_us = 0,
+                                               .hint_us = FB_TIME_NONE},
                           now_us);
     }
     assert_int_equal(fb_breaker_state_get(b), FB_BREAKER_OPEN);
@@ -424,14 +424,14 @@ static bool fake_allow(void *ctx, fb_time_us now_us, fb_breaker_permit *permit) 
     return f->admit;
 }
 
-static void fake_record(void *ctx, const fb_breaker_permit *permit, fb_breaker_result result,
+static void fake_record(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
                         fb_time_us now_us) {
     fake_port *f = ctx;
     (void)permit;
     f->records++;
-    f->effect = result.effect;
-    f->duration_us = result.duration_us;
-    f->hint_us = result.hint_us;
+    f->effect = result->effect;
+    f->duration_us = result->duration_us;
+    f->hint_us = result->hint_us;
     f->record_at_us = now_us;
 }
 

@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "core/retry.h"
@@ -752,6 +753,189 @@ static void retry_after_jitter_spreads_clients_above_the_header(void **state) {
     assert_int_equal(fb_retry_policy_init(&bad, &cfg), FB_ERANGE);
 }
 
+/* ---- library forms (docs/retry.md "Library semantics") ---------------------------------- */
+
+/* The delay for retry n with rng `r`, and the uniform draw it used (from a copy of r). */
+static fb_time_us drawn_delay(const fb_retry_policy *p, uint32_t n, uint64_t stream, double *u) {
+    fb_rng r = seeded(stream), model = seeded(stream);
+    *u = fb_rng_uniform(&model);
+    return delay_for(p, n, &r);
+}
+
+/* resilience4j IntervalFunction.ofExponentialBackoff: x -> (long)(x * multiplier), in ms. */
+static void retry_resilience4j_exponential_truncates_each_step(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.multiplier = 1.5;
+    c.resolution_us = 1 * MS;
+    fb_retry_policy p = policy(c);
+    const fb_time_us want_ms[] = {500, 750, 1125, 1687, 2530, 3795}; /* not 1687.5, 2531.25 */
+    for (uint32_t n = 1; n <= 6; n++)
+        assert_int_equal(fb_retry_backoff(&p, n), want_ms[n - 1] * MS);
+    c.resolution_us = 0; /* exact growth: microseconds */
+    p = policy(c);
+    assert_int_equal(fb_retry_backoff(&p, 4), 1687500);
+    assert_int_equal(fb_retry_backoff(&p, 5), 2531250);
+}
+
+/* resilience4j randomize(): min + random * (max - min + 1), then (long): the +1 quirk. */
+static void retry_resilience4j_randomized_adds_one_unit(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.multiplier = 1.5;
+    c.jitter = FB_JITTER_RANDOMIZED;
+    c.jitter_fraction = 0.5;
+    c.resolution_us = 1 * MS;
+    c.cap_order = FB_CAP_AFTER_JITTER; /* ofExponentialRandomBackoff: jitter, then min(max) */
+    fb_retry_policy p = policy(c);
+    for (uint64_t k = 0; k < 200; k++) {
+        double u = 0;
+        fb_time_us d = drawn_delay(&p, 2, k, &u); /* 750 ms: [375, 1125 + 1) ms, truncated */
+        assert_int_equal(d, (fb_time_us)floor((375.0 + u * 751.0)) * MS);
+    }
+    c.jitter_fraction = 1e-9; /* no spread: the extra unit never reaches the next ms */
+    p = policy(c);
+    double u = 0;
+    assert_int_equal(drawn_delay(&p, 3, 7, &u), 1125 * MS);
+}
+
+/* openai-python/-node, anthropic-python: min(0.5 * 2^n, 8) * (1 - 0.25 * random()). */
+static void retry_stainless_sdk_backoff_and_retry_after(void **state) {
+    (void)state;
+    fb_retry_config c = {.attempts = 3,
+                         .base_us = 500 * MS,
+                         .delay_us_max = 8 * S,
+                         .jitter = FB_JITTER_DOWN,
+                         .jitter_fraction = 0.25,
+                         .retry_after = FB_RETRY_AFTER_AS_IS,
+                         .retry_after_us_max = 60 * S,
+                         .above_max = FB_ABOVE_MAX_BACKOFF,
+                         .ignore_zero_hint = FB_ON};
+    c.attempts = FB_RETRY_ATTEMPTS_MAX;
+    fb_retry_policy p = policy(c);
+    double u = 0;
+    fb_time_us d = drawn_delay(&p, 2, 3, &u);
+    assert_int_equal(d, (fb_time_us)(1.0 * S * (1.0 - 0.25 * u)));
+    d = drawn_delay(&p, 6, 4, &u); /* 0.5 * 2^5 = 16 s, capped at 8 s first */
+    assert_int_equal(d, (fb_time_us)(8.0 * S * (1.0 - 0.25 * u)));
+    /* Retry-After: 0 < d <= 60 s honoured as is; above, or 0, the backoff (no rng: 500 ms). */
+    assert_int_equal(next_with_hint(&c, 30 * S).delay_us, 30 * S);
+    assert_int_equal(next_with_hint(&c, 60 * S).delay_us, 60 * S);
+    assert_int_equal(next_with_hint(&c, 60 * S + 1).delay_us, 500 * MS);
+    assert_int_equal(next_with_hint(&c, 0).delay_us, 500 * MS);
+    c.ignore_zero_hint = FB_OFF; /* openai-node: 0 <= d */
+    assert_int_equal(next_with_hint(&c, 0).delay_us, 0);
+    /* openai-python >= 2.52 (PR #3555): up to 120 s honoured, above not retried at all. */
+    c.retry_after_us_max = 120 * S;
+    c.above_max = FB_ABOVE_MAX_GIVEUP;
+    assert_int_equal(next_with_hint(&c, 120 * S).delay_us, 120 * S);
+    assert_int_equal(next_with_hint(&c, 120 * S + 1).reason, FB_GIVEUP_RETRY_AFTER_CAP);
+    /* anthropic-sdk-typescript: any value honoured, no cap. */
+    c.retry_after_us_max = FB_TIME_MAX;
+    assert_int_equal(next_with_hint(&c, 3600 * S).delay_us, 3600 * S);
+}
+
+/* Vercel AI SDK: 2000 * 2^n ms, no jitter; a header honoured below 60 s or below the backoff. */
+static void retry_vercel_ai_sdk_backoff_and_retry_after(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 2 * S, FB_TIME_MAX);
+    c.retry_after = FB_RETRY_AFTER_AS_IS;
+    c.retry_after_us_max = 60 * S - 1; /* ms < 60 * 1000 */
+    c.above_max = FB_ABOVE_MAX_BACKOFF;
+    fb_retry_policy p = policy(c);
+    assert_int_equal(delay_for(&p, 1, NULL), 2 * S);
+    assert_int_equal(delay_for(&p, 2, NULL), 4 * S);
+    assert_int_equal(next_with_hint(&c, 59 * S).delay_us, 59 * S);
+    fb_retry_state s = after(1, 0);
+    assert_int_equal(fb_retry_next(&p, &s, &transient, 60 * S, NULL, NULL, 0).delay_us, 2 * S);
+    s = after(6, 0); /* backoff 64 s: a 61 s header is shorter, so honoured */
+    assert_int_equal(fb_retry_next(&p, &s, &transient, 61 * S, NULL, NULL, 0).delay_us, 61 * S);
+    s = after(6, 0);
+    assert_int_equal(fb_retry_next(&p, &s, &transient, 70 * S, NULL, NULL, 0).delay_us, 64 * S);
+}
+
+/* tenacity wait_exponential_jitter: min(max, initial * exp_base^(n-1) + U(0, jitter)). */
+static void retry_tenacity_exponential_jitter_adds_then_caps(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, 10 * S);
+    c.jitter = FB_JITTER_ADDITIVE;
+    c.jitter_us = 1 * S;
+    c.cap_order = FB_CAP_AFTER_JITTER;
+    fb_retry_policy p = policy(c);
+    double u = 0;
+    fb_time_us d = drawn_delay(&p, 3, 5, &u);
+    assert_int_equal(d, (fb_time_us)(4.0 * S + u * 1.0 * S));
+    assert_int_equal(drawn_delay(&p, 4, 5, &u), 8 * S + (fb_time_us)(u * 1.0 * S) < 10 * S
+                                                    ? 8 * S + (fb_time_us)(u * 1.0 * S)
+                                                    : 10 * S);
+    assert_int_equal(drawn_delay(&p, 5, 5, &u), 10 * S); /* 16 s + jitter, capped */
+}
+
+/* LangChain JS AsyncCaller -> p-retry 4 -> retry: Math.round((random + 1) * 1000 * 2^k). */
+static void retry_p_retry_randomize_rounds_to_ms(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, FB_TIME_MAX);
+    c.jitter = FB_JITTER_UP;
+    c.jitter_fraction = 1.0;
+    c.resolution_us = 1 * MS;
+    c.rounding = FB_ROUND_NEAREST;
+    c.cap_order = FB_CAP_AFTER_JITTER;
+    fb_retry_policy p = policy(c);
+    for (uint64_t k = 0; k < 200; k++) {
+        double u = 0;
+        fb_time_us d = drawn_delay(&p, 3, k, &u); /* [4000, 8000] ms */
+        assert_int_equal(d, (fb_time_us)floor((1.0 + u) * 4000.0 + 0.5) * MS);
+    }
+}
+
+/* Polly v8 exponential with UseJitter, and cockatiel's ExponentialBackoff: decorrelated V2. */
+static void retry_decorrelated_v2_follows_pollys_formula(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 2 * S, FB_TIME_MAX);
+    c.jitter = FB_JITTER_DECORRELATED_V2;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(21), model = seeded(21);
+    fb_retry_state s = after(1, 0);
+    double prev = 0.0;
+    for (uint32_t k = 0; k < 6; k++) {
+        double t = (double)k + fb_rng_uniform(&model);
+        double next = pow(2.0, t) * tanh(sqrt(4.0 * t));
+        fb_time_us want = (fb_time_us)((next - prev) * (1.0 / 1.4) * (double)(2 * S));
+        prev = next;
+        fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
+        assert_int_equal(d.delay_us, want);
+        assert_true(s.jitter_state == next);
+    }
+    /* Polly: the first retry falls in [0, 2^1 f) = [0, 4 s) for base f = 2 s. */
+    for (uint64_t k = 0; k < 500; k++) {
+        double u = 0;
+        fb_time_us d = drawn_delay(&p, 1, 100 + k, &u);
+        assert_true(d >= 0 && d < 4 * S);
+    }
+    c.delay_us_max = 30 * S; /* cockatiel maxDelay; Polly MaxDelay: capped after */
+    p = policy(c);
+    s = after(1, 0);
+    for (int k = 0; k < 20; k++) {
+        fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
+        assert_true(d.delay_us >= 0 && d.delay_us <= 30 * S);
+    }
+}
+
+static void retry_policy_rejects_unknown_forms(void **state) {
+    (void)state;
+    fb_retry_policy p;
+    fb_retry_config c = {.above_max = (fb_above_max)3};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.rounding = (fb_rounding)2};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.resolution_us = -1};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.jitter_us = -1};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.ignore_zero_hint = (fb_switch)3};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(retry_after_jitter_spreads_clients_above_the_header),
@@ -794,6 +978,14 @@ int main(void) {
         cmocka_unit_test(budget_quota_drained_refills_with_successes_aws_sdk_go_v2_3550),
         cmocka_unit_test(budget_not_charged_when_another_check_refuses),
         cmocka_unit_test(giveup_names_are_stable),
+        cmocka_unit_test(retry_resilience4j_exponential_truncates_each_step),
+        cmocka_unit_test(retry_resilience4j_randomized_adds_one_unit),
+        cmocka_unit_test(retry_stainless_sdk_backoff_and_retry_after),
+        cmocka_unit_test(retry_vercel_ai_sdk_backoff_and_retry_after),
+        cmocka_unit_test(retry_tenacity_exponential_jitter_adds_then_caps),
+        cmocka_unit_test(retry_p_retry_randomize_rounds_to_ms),
+        cmocka_unit_test(retry_decorrelated_v2_follows_pollys_formula),
+        cmocka_unit_test(retry_policy_rejects_unknown_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
