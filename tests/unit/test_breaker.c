@@ -1360,6 +1360,12 @@ static void breaker_state_and_cause_names(void **state) {
 
 /* ---- library semantics (docs/breaker.md "Library semantics") ---- */
 
+/* A 1-failure breaker, opened by a failure at time 0. */
+static void open_at_zero(fb_breaker *b, fb_breaker_config *cfg, ev_log *log) {
+    init_ok(b, cfg, log, 0);
+    call(b, FB_EFFECT_FAILURE, 0);
+}
+
 /* Trip a 2-failure consecutive breaker (open 10 us) at t = 1, holding a permit admitted at 0. */
 static fb_breaker_permit trip_holding_late(fb_breaker *b, fb_breaker_config *cfg, ev_log *log) {
     cfg->consecutive_failures = 2;
@@ -1418,16 +1424,14 @@ static void breaker_probe_limit_per_period_or_concurrent(void **state) {
     (void)state;
     fb_breaker b;
     fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_permits = 2};
-    init_ok(&b, &cfg, NULL, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, NULL);
     fb_breaker_permit p1 = admit(&b, 10);
     (void)admit(&b, 10);
     report(&b, &p1, FB_EFFECT_SUCCESS, 11);
     (void)admit(&b, 11); /* concurrent: the reported probe's slot is free again */
 
     cfg.probe_limit = FB_PROBES_PER_PERIOD;
-    init_ok(&b, &cfg, NULL, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, NULL);
     p1 = admit(&b, 10);
     fb_breaker_permit p2 = admit(&b, 10);
     report(&b, &p1, FB_EFFECT_SUCCESS, 11);
@@ -1451,8 +1455,7 @@ static void breaker_probe_verdict_by_rate_resilience4j(void **state) {
                              .probe_verdict = FB_VERDICT_RATE};
     const fb_effect fail_half[] = {FB_EFFECT_SUCCESS, FB_EFFECT_FAILURE, FB_EFFECT_SUCCESS,
                                    FB_EFFECT_FAILURE};
-    init_ok(&b, &cfg, &log, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, &log);
     for (int i = 0; i < 4; i++) {
         call(&b, fail_half[i], 10 + i);
         /* the first failure does not re-open: 3 outcomes are below min(100, 4) */
@@ -1462,16 +1465,14 @@ static void breaker_probe_verdict_by_rate_resilience4j(void **state) {
                  13); /* 2 / 4 >= 0.5 */
     assert_int_equal(log.ev[log.n - 1].calls, 4);
 
-    init_ok(&b, &cfg, &log, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, &log);
     const fb_effect one_fail[] = {FB_EFFECT_FAILURE, FB_EFFECT_SUCCESS, FB_EFFECT_SUCCESS,
                                   FB_EFFECT_SUCCESS};
     for (int i = 0; i < 4; i++) call(&b, one_fail[i], 10 + i);
     assert_state(&b, FB_BREAKER_CLOSED); /* 1 / 4 < 0.5 */
 
     cfg.minimum_calls = 2; /* min(2, 4): decided after two */
-    init_ok(&b, &cfg, NULL, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, NULL);
     call(&b, FB_EFFECT_SUCCESS, 10);
     call(&b, FB_EFFECT_FAILURE, 11);
     assert_state(&b, FB_BREAKER_OPEN);
@@ -1482,14 +1483,12 @@ static void breaker_open_deadline_reach_or_pass(void **state) {
     (void)state;
     fb_breaker b;
     fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10};
-    init_ok(&b, &cfg, NULL, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, NULL);
     assert_int_equal(fb_breaker_retry_in(&b, 9), 1);
     (void)admit(&b, 10);
 
     cfg.open_deadline = FB_CMP_PASS;
-    init_ok(&b, &cfg, NULL, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, NULL);
     assert_int_equal(fb_breaker_retry_in(&b, 9), 2);
     assert_int_equal(fb_breaker_retry_in(&b, 10), 1);
     reject(&b, 10);
@@ -1635,8 +1634,7 @@ static void breaker_cancelled_counts_as_configured(void **state) {
     assert_state(&b, FB_BREAKER_OPEN);
 
     cfg.cancelled_as = FB_EFFECT_SUCCESS;
-    init_ok(&b, &cfg, NULL, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, NULL);
     call(&b, FB_EFFECT_CANCELLED, 10);
     assert_state(&b, FB_BREAKER_CLOSED);
 }
@@ -1647,8 +1645,7 @@ static void breaker_half_open_max_wait(void **state) {
     fb_breaker b;
     ev_log log;
     fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_max_us = 5};
-    init_ok(&b, &cfg, &log, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, &log);
     fb_breaker_permit probe = admit(&b, 10); /* its lease would end at 20 */
     assert_int_equal(fb_breaker_retry_in(&b, 12), 3);
     fb_breaker_poll(&b, 14);
@@ -1661,8 +1658,7 @@ static void breaker_half_open_max_wait(void **state) {
     assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
 
     cfg.half_open_expiry = FB_EXPIRE_TO_CLOSED;
-    init_ok(&b, &cfg, &log, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, &log);
     (void)admit(&b, 10);
     reject(&b, 14);
     (void)admit(&b, 15); /* closed at 15, by the call that noticed */
@@ -1675,8 +1671,7 @@ static void breaker_double_report_stale_when_new_probe_took_slot_same_instant(vo
     (void)state;
     fb_breaker b;
     fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_permits = 2};
-    init_ok(&b, &cfg, NULL, 0);
-    call(&b, FB_EFFECT_FAILURE, 0);
+    open_at_zero(&b, &cfg, NULL);
     fb_breaker_permit p = admit(&b, 10);
     report(&b, &p, FB_EFFECT_SUCCESS, 10);
     fb_breaker_permit q = admit(&b, 10); /* same slot, same lease end */
