@@ -44,7 +44,11 @@ static double run(const fb_breaker_config *cfg, fb_time_us step_us) {
     for (long i = 0; i < PAIRS; i++) {
         fb_breaker_permit p;
         if (fb_breaker_allow(&b, now, &p)) admitted++;
-        fb_breaker_record(&b, &p, effects[j], durations[j], FB_TIME_NONE, now);
+        fb_breaker_record(&b, &p,
+                          &(fb_breaker_result){.effect = effects[j],
+                                               .duration_us = durations[j],
+                                               .hint_us = FB_TIME_NONE},
+                          now);
         now += step_us;
         if (++j == PERIOD) j = 0;
     }

@@ -23,7 +23,8 @@ int main(void) {
     const long n = 20 * 1000 * 1000;
     volatile uint32_t sink = 0;
 
-    fb_retry_config rc = {.attempts = 3, .attempt_timeout_us = 30 * FB_US_PER_S};
+    fb_retry_config rc = {
+        .attempts = 3, .jitter = FB_JITTER_FULL, .attempt_timeout_us = 30 * FB_US_PER_S};
     if (fb_retry_policy_init(&retry, &rc) != FB_OK) return 1;
     cfg.retry = &retry;
     for (int i = 0; i < 2; i++) {

@@ -25,7 +25,8 @@ static void report(const char *what, long n, double ns) {
 }
 
 static int bench_retry_next(void) {
-    fb_retry_config cfg = {.attempts = 10, .deadline_us = 120 * FB_US_PER_S}; /* exp + full */
+    fb_retry_config cfg = {
+        .attempts = 10, .jitter = FB_JITTER_FULL, .deadline_us = 120 * FB_US_PER_S}; /* exp */
     fb_retry_policy p;
     fb_budget_config bcfg = {.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 1000, .ratio = 1};
     fb_budget b;
@@ -40,7 +41,8 @@ static int bench_retry_next(void) {
     for (long i = 0; i < n; i++) {
         /* Refill the bucket before it would start refusing: every call takes the full path. */
         if (i % 400 == 0) (void)fb_budget_init(&b, &bcfg);
-        fb_retry_state s = {.attempt = (uint32_t)(i % 9) + 1, .start_us = 0};
+        /* attempt number (i % 9) + 1 failing: fb_retry_next() counts it */
+        fb_retry_state s = {.attempt = (uint32_t)(i % 9), .start_us = 0};
         fb_retry_decision d = fb_retry_next(&p, &s, &c, FB_TIME_NONE, &b, &rng, i);
         acc += d.delay_us;
         retried += d.retry;

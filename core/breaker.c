@@ -31,12 +31,24 @@
 
 #define NO_CAUSE (-1)
 
+/* Each enum field within its members. */
+static bool enums_valid(const fb_breaker_config *c) {
+    return (unsigned)c->mode <= FB_BREAKER_MODE_TIME_WINDOW &&
+           (unsigned)c->open_growth <= FB_OPEN_GROWTH_EXPONENTIAL &&
+           (unsigned)c->initial < FB_BREAKER_STATE_COUNT && (unsigned)c->honor_hint <= FB_OFF &&
+           (unsigned)c->late_results <= FB_LATE_COUNT &&
+           (unsigned)c->probe_limit <= FB_PROBES_PER_PERIOD &&
+           (unsigned)c->probe_verdict <= FB_VERDICT_RATE &&
+           (unsigned)c->open_deadline <= FB_CMP_PASS && (unsigned)c->trip_compare <= FB_CMP_PASS &&
+           (unsigned)c->evaluate <= FB_EVAL_AT_ADMISSION &&
+           (unsigned)c->bucket_anchor <= FB_BUCKETS_STATE_START &&
+           (unsigned)c->cancelled_as <= FB_EFFECT_FAILURE &&
+           (unsigned)c->half_open_expiry <= FB_EXPIRE_TO_CLOSED;
+}
+
 /* Zero -> default, then range checks. Validates a copy: *b is untouched on error. */
 static int normalise(fb_breaker_config *c) {
-    if ((unsigned)c->mode > FB_BREAKER_MODE_TIME_WINDOW ||
-        (unsigned)c->open_growth > FB_OPEN_GROWTH_EXPONENTIAL ||
-        (unsigned)c->initial >= FB_BREAKER_STATE_COUNT || (unsigned)c->honor_hint > FB_OFF)
-        return FB_EINVAL;
+    if (!enums_valid(c)) return FB_EINVAL;
     /* Written so that NaN fails too. */
     if (!(c->failure_rate == 0.0 || (c->failure_rate > 0.0 && c->failure_rate <= 1.0)) ||
         !(c->slow_rate == 0.0 || (c->slow_rate > 0.0 && c->slow_rate <= 1.0)))
@@ -45,7 +57,7 @@ static int normalise(fb_breaker_config *c) {
         c->half_open_permits > FB_BREAKER_PROBES_MAX)
         return FB_ERANGE;
     if (c->window_us < 0 || c->slow_us < 0 || c->probe_lease_us < 0 || c->open_us < 0 ||
-        c->open_us_max < 0)
+        c->open_us_max < 0 || c->half_open_max_us < 0)
         return FB_ERANGE;
     if (!(c->open_jitter >= 0.0 && c->open_jitter < 1.0)) return FB_ERANGE;
     if (c->open_jitter > 0.0 && !c->rng) return FB_EINVAL;
@@ -64,7 +76,7 @@ static int normalise(fb_breaker_config *c) {
         c->open_us_max = c->open_us > FB_TIME_MAX / DEFAULT_OPEN_MAX_FACTOR
                              ? FB_TIME_MAX
                              : c->open_us * DEFAULT_OPEN_MAX_FACTOR;
-    if (c->honor_hint == FB_DEFAULT) c->honor_hint = FB_ON;
+    if (c->honor_hint == FB_DEFAULT) c->honor_hint = FB_OFF;
 
     if (c->window_us % (fb_time_us)c->window_buckets != 0) return FB_EINVAL;
     if (c->open_us_max < c->open_us) return FB_ERANGE;
@@ -82,6 +94,10 @@ static bool records_window(fb_breaker_state s) {
     return s == FB_BREAKER_CLOSED || s == FB_BREAKER_FORCED_CLOSED || s == FB_BREAKER_METRICS_ONLY;
 }
 
+static bool first_event(const fb_breaker *b) {
+    return b->first_event;
+}
+
 static void clear_window(fb_breaker *b, fb_time_us now_us) {
     b->calls = b->failures = b->slow = 0;
     b->consecutive_failures = 0;
@@ -93,14 +109,41 @@ static void clear_window(fb_breaker *b, fb_time_us now_us) {
         memset(b->slow_bits, 0, words * sizeof b->slow_bits[0]);
     } else if (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW) {
         memset(b->buckets, 0, b->cfg.window_buckets * sizeof b->buckets[0]);
-        b->bucket_index = floor_div(now_us, b->bucket_us);
+        b->bucket_origin_us = b->cfg.bucket_anchor == FB_BUCKETS_STATE_START ? now_us : 0;
+        b->bucket_index = floor_div(now_us - b->bucket_origin_us, b->bucket_us);
     }
 }
 
 /* The newest bucket still covers now (or time went backwards: stay in it). */
 static bool in_newest_bucket(const fb_breaker *b, fb_time_us now_us) {
-    fb_time_us start = b->bucket_index * b->bucket_us;
+    if (first_event(b))
+        return b->ring_len == 0 ||
+               now_us -
+                       b->bucket_start_us[(b->ring_head + 1 + b->cfg.window_buckets - b->ring_len) %
+                                          b->cfg.window_buckets] <
+                   b->cfg.window_us;
+    fb_time_us start = b->bucket_origin_us + b->bucket_index * b->bucket_us;
     return now_us < start || now_us - start < b->bucket_us;
+}
+
+static void drop_bucket(fb_breaker *b, uint32_t slot) {
+    b->calls -= b->buckets[slot].calls;
+    b->failures -= b->buckets[slot].failures;
+    b->slow -= b->buckets[slot].slow;
+    b->buckets[slot].calls = b->buckets[slot].failures = b->buckets[slot].slow = 0;
+}
+
+/* FIRST_EVENT (Polly): drop, oldest first, every bucket that is window_us old. */
+static bool expire_first_event(fb_breaker *b, fb_time_us now_us) {
+    uint32_t nb = b->cfg.window_buckets;
+    uint32_t before = b->calls;
+    while (b->ring_len > 0) {
+        uint32_t oldest = (b->ring_head + 1 + nb - b->ring_len) % nb;
+        if (now_us - b->bucket_start_us[oldest] < b->cfg.window_us) break;
+        drop_bucket(b, oldest);
+        b->ring_len--;
+    }
+    return b->calls != before;
 }
 
 /*
@@ -110,7 +153,8 @@ static bool in_newest_bucket(const fb_breaker *b, fb_time_us now_us) {
  */
 static bool advance(fb_breaker *b, fb_time_us now_us) {
     if (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW || in_newest_bucket(b, now_us)) return false;
-    fb_time_us into = now_us - b->bucket_index * b->bucket_us;
+    if (first_event(b)) return expire_first_event(b, now_us);
+    fb_time_us into = now_us - b->bucket_origin_us - b->bucket_index * b->bucket_us;
     fb_time_us steps = into - b->bucket_us < b->bucket_us ? 1 : into / b->bucket_us;
     uint32_t nb = b->cfg.window_buckets;
     uint32_t before = b->calls;
@@ -123,37 +167,69 @@ static bool advance(fb_breaker *b, fb_time_us now_us) {
     uint32_t head = b->ring_head;
     for (fb_time_us i = 0; i < steps; i++) {
         head = head + 1 == nb ? 0 : head + 1;
-        b->calls -= b->buckets[head].calls;
-        b->failures -= b->buckets[head].failures;
-        b->slow -= b->buckets[head].slow;
-        b->buckets[head].calls = b->buckets[head].failures = b->buckets[head].slow = 0;
+        drop_bucket(b, head);
     }
     b->ring_head = head;
     return b->calls != before;
 }
 
-/* Add one counted outcome to the window of the current mode. */
-static void count_outcome(fb_breaker *b, bool failed, bool slow) {
+/*
+ * The bucket slot a time-window result lands in, or -1 for none. EPOCH: the
+ * newest. FIRST_EVENT: the newest, a new one when it is bucket_us old.
+ * STATE_START: the bucket of the admission, if still in the window.
+ */
+static int bucket_for(fb_breaker *b, fb_time_us admitted_us, fb_time_us now_us) {
+    uint32_t nb = b->cfg.window_buckets;
+    if (b->cfg.bucket_anchor == FB_BUCKETS_FIRST_EVENT) {
+        if (b->ring_len == 0 || now_us - b->bucket_start_us[b->ring_head] >= b->bucket_us) {
+            b->ring_head = b->ring_len == 0 ? 0 : (b->ring_head + 1) % nb;
+            if (b->ring_len == nb)
+                drop_bucket(b, b->ring_head); /* only if time went backwards */
+            else
+                b->ring_len++;
+            b->bucket_start_us[b->ring_head] = now_us;
+        }
+        return (int)b->ring_head;
+    }
+    if (b->cfg.bucket_anchor == FB_BUCKETS_STATE_START) {
+        if (admitted_us < b->bucket_origin_us) return -1;
+        int64_t age = b->bucket_index - floor_div(admitted_us - b->bucket_origin_us, b->bucket_us);
+        if (age < 0) age = 0;
+        if (age >= (int64_t)nb) return -1;
+        return (int)((b->ring_head + nb - (uint32_t)age) % nb);
+    }
+    return (int)b->ring_head;
+}
+
+static void count_ring(fb_breaker *b, bool failed, bool slow) {
+    uint32_t pos = b->ring_head;
+    uint32_t w = pos >> 6;
+    uint64_t m = (uint64_t)1 << (pos & 63u);
+    if (b->ring_len == b->cfg.window_calls) {
+        b->failures -= (b->fail_bits[w] & m) != 0;
+        b->slow -= (b->slow_bits[w] & m) != 0;
+    } else {
+        b->ring_len++;
+        b->calls++;
+    }
+    b->fail_bits[w] = failed ? b->fail_bits[w] | m : b->fail_bits[w] & ~m;
+    b->slow_bits[w] = slow ? b->slow_bits[w] | m : b->slow_bits[w] & ~m;
+    b->failures += failed;
+    b->slow += slow;
+    b->ring_head = pos + 1 == b->cfg.window_calls ? 0 : pos + 1;
+}
+
+/* Add one counted outcome, admitted at admitted_us, to the window of the current mode. */
+static void count_outcome(fb_breaker *b, bool failed, bool slow, fb_time_us admitted_us,
+                          fb_time_us now_us) {
     uint32_t run = b->consecutive_failures;
     b->consecutive_failures = failed ? run + (run != UINT32_MAX) : 0;
     if (b->cfg.mode == FB_BREAKER_MODE_COUNT_WINDOW) {
-        uint32_t pos = b->ring_head;
-        uint32_t w = pos >> 6;
-        uint64_t m = (uint64_t)1 << (pos & 63u);
-        if (b->ring_len == b->cfg.window_calls) {
-            b->failures -= (b->fail_bits[w] & m) != 0;
-            b->slow -= (b->slow_bits[w] & m) != 0;
-        } else {
-            b->ring_len++;
-            b->calls++;
-        }
-        b->fail_bits[w] = failed ? b->fail_bits[w] | m : b->fail_bits[w] & ~m;
-        b->slow_bits[w] = slow ? b->slow_bits[w] | m : b->slow_bits[w] & ~m;
-        b->failures += failed;
-        b->slow += slow;
-        b->ring_head = pos + 1 == b->cfg.window_calls ? 0 : pos + 1;
+        count_ring(b, failed, slow);
     } else if (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW) {
-        uint32_t h = b->ring_head;
+        int h = b->cfg.bucket_anchor == FB_BUCKETS_EPOCH ? (int)b->ring_head
+                                                         : bucket_for(b, admitted_us, now_us);
+        if (h < 0) return;
         b->buckets[h].calls++;
         b->buckets[h].failures += failed;
         b->buckets[h].slow += slow;
@@ -163,25 +239,34 @@ static void count_outcome(fb_breaker *b, bool failed, bool slow) {
     }
 }
 
-/* count / calls >= rate, as the user reads it, dividing only near the threshold. */
-static bool rate_reached(uint32_t count, uint32_t calls, double rate) {
+/* count / calls >= rate (or > rate), as the user reads it, dividing only near the threshold. */
+static bool rate_reached(uint32_t count, uint32_t calls, double rate, fb_compare cmp) {
     if (count == 0) return false;
     double n = (double)calls;
     if ((double)count < n * rate * RATE_FILTER) return false;
-    return (double)count / n >= rate;
+    return cmp == FB_CMP_PASS ? (double)count / n > rate : (double)count / n >= rate;
+}
+
+/* A broken rate rule over calls >= minimum (a cause), or NO_CAUSE. */
+static int broken_rate(const fb_breaker *b, uint32_t minimum) {
+    const fb_breaker_config *c = &b->cfg;
+    if (b->calls < minimum) return NO_CAUSE;
+    if (rate_reached(b->failures, b->calls, c->failure_rate, c->trip_compare))
+        return FB_CAUSE_FAILURE_RATE;
+    if (c->slow_us > 0 && rate_reached(b->slow, b->calls, c->slow_rate, c->trip_compare))
+        return FB_CAUSE_SLOW_CALL_RATE;
+    return NO_CAUSE;
 }
 
 /* The rule the window breaks now (a cause), or NO_CAUSE. */
 static int broken_rule(const fb_breaker *b) {
     const fb_breaker_config *c = &b->cfg;
-    if (c->mode == FB_BREAKER_MODE_CONSECUTIVE)
-        return b->consecutive_failures >= c->consecutive_failures ? FB_CAUSE_CONSECUTIVE_FAILURES
-                                                                  : NO_CAUSE;
-    if (b->calls < c->minimum_calls) return NO_CAUSE;
-    if (rate_reached(b->failures, b->calls, c->failure_rate)) return FB_CAUSE_FAILURE_RATE;
-    if (c->slow_us > 0 && rate_reached(b->slow, b->calls, c->slow_rate))
-        return FB_CAUSE_SLOW_CALL_RATE;
-    return NO_CAUSE;
+    if (c->mode == FB_BREAKER_MODE_CONSECUTIVE) {
+        uint32_t run = b->consecutive_failures, n = c->consecutive_failures;
+        bool broken = c->trip_compare == FB_CMP_PASS ? run > n : run >= n;
+        return broken ? FB_CAUSE_CONSECUTIVE_FAILURES : NO_CAUSE;
+    }
+    return broken_rate(b, c->minimum_calls);
 }
 
 static fb_time_us open_duration(const fb_breaker *b, fb_time_us hint_us) {
@@ -227,6 +312,7 @@ static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time
     clear_window(b, now_us);
     b->probes_in_use = 0;
     b->probe_successes = 0;
+    b->probes_admitted = 0;
     b->threshold_signalled = false;
 }
 
@@ -263,12 +349,15 @@ static void transition(fb_breaker *b, fb_breaker_state to, fb_breaker_cause caus
     b->cfg.on_event(b->cfg.event_ctx, &ev);
 }
 
+static void open_now(fb_breaker *b, fb_breaker_cause cause, fb_time_us now_us, fb_time_us hint_us) {
+    transition(b, FB_BREAKER_OPEN, cause, now_us, hint_us, FB_TIME_NONE);
+}
+
 /* Act on the rules after the window changed: trip (CLOSED) or signal (METRICS_ONLY). */
 static void evaluate(fb_breaker *b, fb_time_us now_us, fb_time_us hint_us) {
     if (b->state == FB_BREAKER_CLOSED) {
         int cause = broken_rule(b);
-        if (cause != NO_CAUSE)
-            transition(b, FB_BREAKER_OPEN, (fb_breaker_cause)cause, now_us, hint_us, FB_TIME_NONE);
+        if (cause != NO_CAUSE) open_now(b, (fb_breaker_cause)cause, now_us, hint_us);
     } else if (b->state == FB_BREAKER_METRICS_ONLY) {
         bool exceeded = broken_rule(b) != NO_CAUSE;
         if (exceeded && !b->threshold_signalled && b->cfg.on_event) {
@@ -279,32 +368,50 @@ static void evaluate(fb_breaker *b, fb_time_us now_us, fb_time_us hint_us) {
     }
 }
 
-/* HALF_OPEN: a probe whose lease ran out (now >= lease end) re-opens the breaker. */
-static void expire_leases(fb_breaker *b, fb_time_us now_us) {
+/*
+ * HALF_OPEN: past half_open_max_us the period ends (resilience4j
+ * maxWaitDurationInHalfOpenState); a probe whose lease ran out (now >= lease
+ * end) re-opens the breaker.
+ */
+static void half_open_due(fb_breaker *b, fb_time_us now_us) {
+    const fb_breaker_config *c = &b->cfg;
+    if (c->half_open_max_us > 0 && now_us >= fb_time_add(b->state_since_us, c->half_open_max_us)) {
+        fb_breaker_state to =
+            c->half_open_expiry == FB_EXPIRE_TO_CLOSED ? FB_BREAKER_CLOSED : FB_BREAKER_OPEN;
+        transition(b, to, FB_CAUSE_HALF_OPEN_MAX_WAIT, now_us, FB_TIME_NONE, FB_TIME_NONE);
+        return;
+    }
     uint32_t used = b->probes_in_use;
     for (uint32_t s = 0; used; s++, used >>= 1) {
         if ((used & 1u) && now_us >= b->lease_until_us[s]) {
-            transition(b, FB_BREAKER_OPEN, FB_CAUSE_PROBE_LEASE_EXPIRED, now_us, FB_TIME_NONE,
-                       FB_TIME_NONE);
+            open_now(b, FB_CAUSE_PROBE_LEASE_EXPIRED, now_us, FB_TIME_NONE);
             return;
         }
     }
 }
 
+/* The open period is over: now >= open_until (FB_CMP_REACH) or now > open_until. */
+static bool open_elapsed(const fb_breaker *b, fb_time_us now_us) {
+    if (b->cfg.open_deadline == FB_CMP_PASS) return now_us > b->open_until_us;
+    return now_us >= b->open_until_us;
+}
+
 void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
     switch (b->state) {
     case FB_BREAKER_OPEN:
-        if (now_us >= b->open_until_us)
+        if (open_elapsed(b, now_us))
             transition(b, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, now_us, FB_TIME_NONE,
                        FB_TIME_NONE);
         break;
     case FB_BREAKER_HALF_OPEN:
-        expire_leases(b, now_us);
+        half_open_due(b, now_us);
         break;
     case FB_BREAKER_CLOSED:
     case FB_BREAKER_FORCED_CLOSED:
     case FB_BREAKER_METRICS_ONLY:
-        if (advance(b, now_us)) evaluate(b, now_us, FB_TIME_NONE);
+        /* Expiring successes can raise the rate; only EVERY_RECORD looks at it then. */
+        if (advance(b, now_us) && b->cfg.evaluate == FB_EVAL_EVERY_RECORD)
+            evaluate(b, now_us, FB_TIME_NONE);
         break;
     default:
         break;
@@ -314,14 +421,33 @@ void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
 static void admit(fb_breaker *b, fb_breaker_permit *p, fb_permit_kind kind, uint32_t slot,
                   fb_time_us now_us) {
     p->generation = b->generation;
+    p->id = ++b->admissions;
     p->admitted_us = now_us;
     p->kind = (uint8_t)kind;
     p->slot = (uint8_t)slot;
     b->stats.admitted++;
 }
 
+/* HALF_OPEN: a free slot within the limit, leased to a new probe; false when none. */
+static bool admit_probe(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
+    const fb_breaker_config *c = &b->cfg;
+    if (c->probe_limit == FB_PROBES_PER_PERIOD && b->probes_admitted >= c->half_open_permits)
+        return false;
+    for (uint32_t s = 0; s < c->half_open_permits; s++) {
+        if (b->probes_in_use & (1u << s)) continue;
+        b->probes_in_use |= 1u << s;
+        b->lease_until_us[s] = fb_time_add(now_us, c->probe_lease_us);
+        admit(b, permit, FB_PERMIT_PROBE, s, now_us);
+        b->probe_id[s] = permit->id;
+        b->probes_admitted++;
+        return true;
+    }
+    return false;
+}
+
 static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
     fb_breaker_poll(b, now_us);
+    if (b->cfg.evaluate == FB_EVAL_AT_ADMISSION) evaluate(b, now_us, FB_TIME_NONE);
     switch (b->state) {
     case FB_BREAKER_CLOSED:
     case FB_BREAKER_FORCED_CLOSED:
@@ -332,13 +458,7 @@ static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *perm
         admit(b, permit, FB_PERMIT_UNTRACKED, 0, now_us);
         return true;
     case FB_BREAKER_HALF_OPEN:
-        for (uint32_t s = 0; s < b->cfg.half_open_permits; s++) {
-            if (b->probes_in_use & (1u << s)) continue;
-            b->probes_in_use |= 1u << s;
-            b->lease_until_us[s] = fb_time_add(now_us, b->cfg.probe_lease_us);
-            admit(b, permit, FB_PERMIT_PROBE, s, now_us);
-            return true;
-        }
+        if (admit_probe(b, now_us, permit)) return true;
         break;
     default:
         break;
@@ -349,7 +469,7 @@ static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *perm
 }
 
 bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
-    if (b->state == FB_BREAKER_CLOSED &&
+    if (b->state == FB_BREAKER_CLOSED && b->cfg.evaluate != FB_EVAL_AT_ADMISSION &&
         (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW || in_newest_bucket(b, now_us))) {
         admit(b, permit, FB_PERMIT_CALL, 0, now_us);
         return true;
@@ -361,49 +481,82 @@ static bool is_slow(const fb_breaker *b, fb_time_us duration_us) {
     return b->cfg.slow_us > 0 && duration_us > b->cfg.slow_us;
 }
 
-static void record_probe(fb_breaker *b, const fb_breaker_permit *p, fb_effect effect,
-                         fb_time_us duration_us, fb_time_us hint_us, fb_time_us now_us) {
-    uint32_t bit = 1u << (p->slot & 31u);
-    /* The slot must still be leased to this very permit (not a double report). */
-    if (p->slot >= b->cfg.half_open_permits || !(b->probes_in_use & bit) ||
-        b->lease_until_us[p->slot] != fb_time_add(p->admitted_us, b->cfg.probe_lease_us)) {
-        b->stats.stale++;
-        return;
-    }
-    b->probes_in_use &= ~bit;
-    if (effect != FB_EFFECT_SUCCESS && effect != FB_EFFECT_FAILURE) return;
-    bool failed = effect == FB_EFFECT_FAILURE;
-    bool slow = is_slow(b, duration_us);
-    b->calls++;
-    b->failures += failed;
-    b->slow += slow;
-    b->consecutive_failures = failed || slow ? b->consecutive_failures + 1 : 0;
-    if (failed || slow) {
-        transition(b, FB_BREAKER_OPEN, FB_CAUSE_PROBE_FAILED, now_us, hint_us, FB_TIME_NONE);
-    } else if (++b->probe_successes >= b->cfg.half_open_permits) {
+/* HALF_OPEN: judge the probes' results so far (failed: this one failed or was slow). */
+static void judge_probes(fb_breaker *b, bool failed, fb_time_us hint_us, fb_time_us now_us) {
+    const fb_breaker_config *c = &b->cfg;
+    if (c->probe_verdict == FB_VERDICT_RATE) {
+        uint32_t need =
+            c->minimum_calls < c->half_open_permits ? c->minimum_calls : c->half_open_permits;
+        if (b->calls < need) return;
+        int cause = broken_rate(b, need);
+        if (cause != NO_CAUSE)
+            open_now(b, (fb_breaker_cause)cause, now_us, hint_us);
+        else
+            transition(b, FB_BREAKER_CLOSED, FB_CAUSE_PROBES_SUCCEEDED, now_us, FB_TIME_NONE,
+                       FB_TIME_NONE);
+    } else if (failed) {
+        open_now(b, FB_CAUSE_PROBE_FAILED, now_us, hint_us);
+    } else if (++b->probe_successes >= c->half_open_permits) {
         transition(b, FB_BREAKER_CLOSED, FB_CAUSE_PROBES_SUCCEEDED, now_us, FB_TIME_NONE,
                    FB_TIME_NONE);
     }
 }
 
-void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit, fb_effect effect,
-                       fb_time_us duration_us, fb_time_us hint_us, fb_time_us now_us) {
-    if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
-    if (b->state == FB_BREAKER_HALF_OPEN) expire_leases(b, now_us);
-    if (permit->generation != b->generation) {
-        b->stats.stale++;
-        return;
+/* A result counted in HALF_OPEN; `own` when it is this period's probe (frees its slot). */
+static void record_half_open(fb_breaker *b, const fb_breaker_permit *p, bool own,
+                             const fb_breaker_result *r, fb_time_us now_us) {
+    if (own) {
+        uint32_t bit = 1u << (p->slot & 31u);
+        /* The slot must still be held by this very admission (not a double report). */
+        if (p->slot >= b->cfg.half_open_permits || !(b->probes_in_use & bit) ||
+            b->probe_id[p->slot] != p->id) {
+            b->stats.stale++;
+            return;
+        }
+        b->probes_in_use &= ~bit;
+        if (r->effect == FB_EFFECT_IGNORE && b->cfg.probe_limit == FB_PROBES_PER_PERIOD)
+            b->probes_admitted--; /* an ignored probe gives its permit back */
     }
-    if (b->state == FB_BREAKER_HALF_OPEN) {
-        record_probe(b, permit, effect, duration_us, hint_us, now_us);
-        return;
-    }
-    if (!records_window(b->state)) return;
-    if (effect != FB_EFFECT_SUCCESS && effect != FB_EFFECT_FAILURE) return;
-    /* Drop what expired, add this outcome, then evaluate once. */
+    if (r->effect != FB_EFFECT_SUCCESS && r->effect != FB_EFFECT_FAILURE) return;
+    bool failed = r->effect == FB_EFFECT_FAILURE;
+    bool slow = is_slow(b, r->duration_us);
+    b->calls++;
+    b->failures += failed;
+    b->slow += slow;
+    b->consecutive_failures = failed || slow ? b->consecutive_failures + 1 : 0;
+    judge_probes(b, failed || slow, r->hint_us, now_us);
+}
+
+/* A result in a state that keeps a window: drop what expired, add it, then maybe evaluate. */
+static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_breaker_result *r,
+                          fb_time_us now_us) {
+    if (r->effect != FB_EFFECT_SUCCESS && r->effect != FB_EFFECT_FAILURE) return;
+    bool failed = r->effect == FB_EFFECT_FAILURE;
     advance(b, now_us);
-    count_outcome(b, effect == FB_EFFECT_FAILURE, is_slow(b, duration_us));
-    evaluate(b, now_us, hint_us);
+    count_outcome(b, failed, is_slow(b, r->duration_us), p->admitted_us, now_us);
+    fb_evaluate when = b->cfg.evaluate;
+    if (when == FB_EVAL_EVERY_RECORD || (when == FB_EVAL_ON_FAILURE && failed))
+        evaluate(b, now_us, r->hint_us);
+}
+
+void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
+                       const fb_breaker_result *given, fb_time_us now_us) {
+    if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
+    fb_breaker_result result = *given;
+    if (result.effect == FB_EFFECT_CANCELLED) result.effect = b->cfg.cancelled_as;
+    if (b->state == FB_BREAKER_HALF_OPEN) half_open_due(b, now_us);
+    bool late = permit->generation != b->generation;
+    if (late) {
+        if (b->cfg.late_results == FB_LATE_DROP) {
+            b->stats.stale++;
+            return;
+        }
+        b->stats.late++;
+    }
+    if (b->state == FB_BREAKER_HALF_OPEN)
+        record_half_open(b, permit, !late, &result, now_us);
+    else if (records_window(b->state))
+        record_window(b, permit, &result, now_us);
 }
 
 int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_us) {
@@ -415,6 +568,8 @@ int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_
     memset(b, 0, sizeof *b);
     b->cfg = c;
     b->bucket_us = c.window_us / (fb_time_us)c.window_buckets;
+    b->first_event =
+        c.mode == FB_BREAKER_MODE_TIME_WINDOW && c.bucket_anchor == FB_BUCKETS_FIRST_EVENT;
     b->generation = 1;
     enter(b, c.initial, now_us, FB_TIME_NONE, FB_TIME_NONE);
     return FB_OK;
@@ -444,20 +599,33 @@ fb_breaker_state fb_breaker_state_get(const fb_breaker *b) {
     return b->state;
 }
 
+/* HALF_OPEN, every permit taken: until a lease ends or the period's limit, whichever is first. */
+static fb_time_us half_open_retry_in(const fb_breaker *b, fb_time_us now_us) {
+    const fb_breaker_config *c = &b->cfg;
+    fb_time_us first = FB_TIME_MAX;
+    if (c->half_open_max_us > 0) first = fb_time_add(b->state_since_us, c->half_open_max_us);
+    bool exhausted =
+        c->probe_limit == FB_PROBES_PER_PERIOD && b->probes_admitted >= c->half_open_permits;
+    for (uint32_t s = 0; s < c->half_open_permits; s++) {
+        if (!(b->probes_in_use & (1u << s))) {
+            if (!exhausted) return 0;
+            continue;
+        }
+        if (b->lease_until_us[s] < first) first = b->lease_until_us[s];
+    }
+    return now_us >= first ? 0 : first - now_us;
+}
+
 fb_time_us fb_breaker_retry_in(const fb_breaker *b, fb_time_us now_us) {
     switch (b->state) {
     case FB_BREAKER_OPEN:
-        return now_us >= b->open_until_us ? 0 : b->open_until_us - now_us;
+        if (open_elapsed(b, now_us)) return 0;
+        /* PASS admits one microsecond after the deadline; saturating at FB_TIME_MAX */
+        return fb_time_add(b->open_until_us - now_us, b->cfg.open_deadline == FB_CMP_PASS);
     case FB_BREAKER_FORCED_OPEN:
         return FB_TIME_MAX;
-    case FB_BREAKER_HALF_OPEN: {
-        fb_time_us first = FB_TIME_MAX;
-        for (uint32_t s = 0; s < b->cfg.half_open_permits; s++) {
-            if (!(b->probes_in_use & (1u << s))) return 0;
-            if (b->lease_until_us[s] < first) first = b->lease_until_us[s];
-        }
-        return now_us >= first ? 0 : first - now_us;
-    }
+    case FB_BREAKER_HALF_OPEN:
+        return half_open_retry_in(b, now_us);
     default:
         return 0;
     }

@@ -109,7 +109,8 @@ typedef enum fb_breaker_state {
     XX(PROBE_LEASE_EXPIRED, "probe_lease_expired")                                                 \
     XX(MANUAL, "manual")                                                                           \
     XX(THRESHOLD_EXCEEDED, "threshold_exceeded") /* METRICS_ONLY: would have opened */             \
-    XX(SYNC, "sync")                             /* state copied from a shared store */
+    XX(SYNC, "sync")                             /* state copied from a shared store */            \
+    XX(HALF_OPEN_MAX_WAIT, "half_open_max_wait") /* half_open_max_us ran out */
 
 typedef enum fb_breaker_cause {
 #define FB_BC_ENUM(name, text) FB_CAUSE_##name,
@@ -130,6 +131,57 @@ typedef enum fb_open_growth {
     FB_OPEN_GROWTH_EXPONENTIAL /* open_us * 2^(n-1) */
 } fb_open_growth;
 
+/* A result admitted before the last transition (another generation). */
+typedef enum fb_late_result {
+    FB_LATE_DROP = 0, /* default: counted only in stats.stale (gobreaker) */
+    FB_LATE_COUNT     /* counted by the current state, which may transition (resilience4j, Polly) */
+} fb_late_result;
+
+/* What half_open_permits limits. */
+typedef enum fb_probe_limit {
+    FB_PROBES_CONCURRENT = 0, /* default: probes in flight; a report frees its slot */
+    FB_PROBES_PER_PERIOD      /* probes admitted per half-open period; only IGNORE gives one back */
+} fb_probe_limit;
+
+/* How half-open decides. */
+typedef enum fb_probe_verdict {
+    FB_VERDICT_FIRST_FAILURE = 0, /* default: any failure (or slow probe) re-opens; permits
+                                     successes close (gobreaker, Polly, pybreaker, opossum) */
+    FB_VERDICT_RATE /* once min(minimum_calls, permits) probes reported: the rate rules decide,
+                       broken re-opens, else closes (resilience4j) */
+} fb_probe_verdict;
+
+/* A comparison at a threshold or deadline: reaching it, or passing it. */
+typedef enum fb_compare {
+    FB_CMP_REACH = 0, /* default: >= (the value equal to the threshold counts) */
+    FB_CMP_PASS       /* > */
+} fb_compare;
+
+/* When the trip rules are looked at in CLOSED and METRICS_ONLY. */
+typedef enum fb_evaluate {
+    FB_EVAL_EVERY_RECORD = 0, /* default: after every SUCCESS/FAILURE, and when buckets expire */
+    FB_EVAL_ON_FAILURE,       /* only after a FAILURE is recorded (gobreaker, Polly, opossum) */
+    FB_EVAL_AT_ADMISSION      /* only in allow(), before admitting: a broken rule trips and the
+                                 call is rejected */
+} fb_evaluate;
+
+/* TIME_WINDOW: where buckets start and which bucket a result lands in. */
+typedef enum fb_bucket_anchor {
+    FB_BUCKETS_EPOCH = 0,   /* default: multiples of bucket_us since time 0; a result lands in the
+                               bucket of the time it is recorded (resilience4j, 1 s buckets) */
+    FB_BUCKETS_FIRST_EVENT, /* a bucket starts at the first result that finds the newest one
+                               bucket_us old; a bucket leaves whole once window_us old (Polly) */
+    FB_BUCKETS_STATE_START  /* multiples of bucket_us since the state began; a result lands in
+                               the bucket of its admission, or nowhere if that one has left
+                               (gobreaker v2 BucketPeriod) */
+} fb_bucket_anchor;
+
+/* Where HALF_OPEN goes when half_open_max_us runs out. */
+typedef enum fb_half_open_expiry {
+    FB_EXPIRE_TO_OPEN = 0, /* default (resilience4j transitionToStateAfterWaitDuration OPEN) */
+    FB_EXPIRE_TO_CLOSED
+} fb_half_open_expiry;
+
 typedef struct fb_breaker_event {
     fb_time_us at_us;
     fb_breaker_state from;
@@ -147,11 +199,15 @@ typedef struct fb_breaker_event {
 typedef void (*fb_breaker_event_fn)(void *ctx, const fb_breaker_event *ev);
 
 /*
- * Zero means "default" for every field. fb_breaker_init() returns FB_EINVAL for
- * an unknown enum value, open_jitter > 0 without rng, or window_us not a
- * multiple of window_buckets; FB_ERANGE for a rate outside (0, 1], a size above
- * its _MAX, a negative duration, open_jitter outside [0, 1), or
- * open_us_max < open_us. Every field is checked whatever the mode.
+ * The zero rule (fb.h): zero in a field means the default written beside it;
+ * numbers the breaker cannot work without default to a value, everything
+ * optional (slow threshold, jitter, hints, half-open deadline) to off, and
+ * every enum's zero member is today's behaviour. fb_breaker_init() returns
+ * FB_EINVAL for an unknown enum value, open_jitter > 0 without rng, or
+ * window_us not a multiple of window_buckets; FB_ERANGE for a rate outside
+ * (0, 1], a size above its _MAX, a negative duration, open_jitter outside
+ * [0, 1), or open_us_max < open_us. Every field is checked whatever the mode.
+ * docs/breaker.md "Library semantics" maps each library's settings onto these.
  */
 typedef struct fb_breaker_config {
     fb_breaker_mode mode;          /* default CONSECUTIVE */
@@ -169,10 +225,20 @@ typedef struct fb_breaker_config {
     fb_open_growth open_growth; /* default NONE */
     fb_time_us open_us_max; /* cap on the grown open duration and on hints; default open_us * 10 */
     double open_jitter;     /* open duration * U(1 - f, 1 + f); default 0; needs rng */
-    fb_switch honor_hint;   /* open at least until now + hint (Retry-After); default ON */
-    fb_breaker_state initial;     /* default CLOSED */
-    fb_rng *rng;                  /* caller-owned; only used when open_jitter > 0 */
-    fb_breaker_event_fn on_event; /* may be NULL */
+    fb_switch honor_hint;   /* open at least until now + hint (Retry-After); default OFF */
+    fb_breaker_state initial;       /* default CLOSED */
+    fb_late_result late_results;    /* default DROP */
+    fb_probe_limit probe_limit;     /* default CONCURRENT */
+    fb_probe_verdict probe_verdict; /* default FIRST_FAILURE */
+    fb_compare open_deadline;       /* OPEN -> HALF_OPEN at now >= open_until (default) or > */
+    fb_compare trip_compare;        /* rate and run vs threshold: >= (default) or > */
+    fb_evaluate evaluate;           /* default EVERY_RECORD */
+    fb_bucket_anchor bucket_anchor; /* default EPOCH */
+    fb_effect cancelled_as;      /* what an FB_EFFECT_CANCELLED result counts as; default IGNORE */
+    fb_time_us half_open_max_us; /* longest stay in HALF_OPEN; 0 = no limit */
+    fb_half_open_expiry half_open_expiry; /* where it then goes; default OPEN */
+    fb_rng *rng;                          /* caller-owned; only used when open_jitter > 0 */
+    fb_breaker_event_fn on_event;         /* may be NULL */
     void *event_ctx;
 } fb_breaker_config;
 
@@ -185,15 +251,28 @@ typedef enum fb_permit_kind {
 
 typedef struct fb_breaker_permit {
     uint64_t generation;
+    uint64_t id; /* admission counter: which admission this is (0 = not from a breaker) */
     fb_time_us admitted_us;
     uint8_t kind; /* fb_permit_kind */
     uint8_t slot; /* lease slot of a probe */
 } fb_breaker_permit;
 
+/*
+ * What a call ended with, for fb_breaker_record(). Written with designated
+ * initialisers, {.effect = ..., .duration_us = ..., .hint_us = FB_TIME_NONE},
+ * so the two durations cannot be swapped silently. A hint of 0 changes nothing.
+ */
+typedef struct fb_breaker_result {
+    fb_effect effect;
+    fb_time_us duration_us; /* how long the call took: decides slowness */
+    fb_time_us hint_us;     /* the server's Retry-After, or FB_TIME_NONE */
+} fb_breaker_result;
+
 typedef struct fb_breaker_stats {
     uint64_t admitted;
     uint64_t rejected;
-    uint64_t stale; /* results dropped because their generation was old */
+    uint64_t stale; /* results dropped: another generation (LATE_DROP) or a second report */
+    uint64_t late;  /* results of another generation counted (LATE_COUNT) */
     uint64_t opens;
     uint64_t transitions;
 } fb_breaker_stats;
@@ -216,15 +295,21 @@ typedef struct fb_breaker {
     struct {
         uint32_t calls, failures, slow;
     } buckets[FB_BREAKER_BUCKETS_MAX];
-    int64_t bucket_index; /* absolute index of the newest bucket */
+    fb_time_us bucket_start_us[FB_BREAKER_BUCKETS_MAX]; /* FIRST_EVENT: when each began */
+    int64_t bucket_index;        /* absolute index of the newest bucket (EPOCH, STATE_START) */
+    fb_time_us bucket_origin_us; /* 0 (EPOCH) or when the state began (STATE_START) */
     fb_time_us bucket_us;
     /* running totals over the window */
     uint32_t calls, failures, slow;
     bool threshold_signalled; /* METRICS_ONLY: event emitted for this excursion */
+    bool first_event;         /* TIME_WINDOW with FB_BUCKETS_FIRST_EVENT */
     /* half-open */
     fb_time_us lease_until_us[FB_BREAKER_PROBES_MAX];
-    uint32_t probes_in_use; /* bitmask of leased slots */
+    uint64_t probe_id[FB_BREAKER_PROBES_MAX]; /* the permit id holding each slot */
+    uint32_t probes_in_use;                   /* bitmask of leased slots */
     uint32_t probe_successes;
+    uint32_t probes_admitted; /* this half-open period (PER_PERIOD) */
+    uint64_t admissions;      /* permits handed out: the next permit's id - 1 */
     fb_breaker_stats stats;
 } fb_breaker;
 
@@ -239,12 +324,13 @@ int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_
 bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit);
 
 /*
- * Report the result of an admitted call. `duration_us` decides slowness;
- * `hint_us` is a server hint (Retry-After) or FB_TIME_NONE. FB_EFFECT_IGNORE
- * releases a probe's lease without counting anything.
+ * Report the result of an admitted call: fb_breaker_record(b, &permit,
+ * &(fb_breaker_result){.effect = e, .duration_us = d, .hint_us = h}, now_us).
+ * FB_EFFECT_IGNORE releases a probe's lease without counting anything;
+ * FB_EFFECT_CANCELLED counts as cfg.cancelled_as.
  */
-void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit, fb_effect effect,
-                       fb_time_us duration_us, fb_time_us hint_us, fb_time_us now_us);
+void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
+                       const fb_breaker_result *result, fb_time_us now_us);
 
 /* Perform due lazy transitions without asking for a permit. */
 void fb_breaker_poll(fb_breaker *b, fb_time_us now_us);

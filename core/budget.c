@@ -36,7 +36,6 @@ int fb_budget_init(fb_budget *b, const fb_budget_config *cfg) {
     if (c.capacity == 0) c.capacity = 500;
     if (c.retry_cost == 0) c.retry_cost = 5;
     if (c.timeout_cost == 0) c.timeout_cost = 10;
-    if (c.no_retry_refund == 0) c.no_retry_refund = 1;
 
     *b = (fb_budget){.cfg = c};
     b->tokens = (double)milli(c.max_tokens) / 1000.0;

@@ -34,11 +34,12 @@ typedef struct fb_budget_config {
     /* QUOTA: starts at capacity; a retry takes retry_cost (timeout_cost after
      * a timeout) and is refused when fewer are left; a success refunds what
      * its request's last retry took, or no_retry_refund when it took none;
-     * never above capacity. */
+     * never above capacity. Zero rule (fb.h): the counts default to their
+     * values; the refund is optional, so 0 is no refund. */
     uint32_t capacity;        /* default 500 */
     uint32_t retry_cost;      /* default 5 */
     uint32_t timeout_cost;    /* default 10 */
-    uint32_t no_retry_refund; /* default 1 */
+    uint32_t no_retry_refund; /* default 0: no refund (botocore refunds 1: set it) */
 } fb_budget_config;
 
 typedef struct fb_budget_stats {

@@ -26,7 +26,7 @@ static const fb_outcome_rule default_rules[FB_OUT_COUNT] = {
     [FB_OUT_POLICY] = {.retry = false, .effect = FB_EFFECT_SUCCESS, .fallback = false},
     /* Another provider with a larger window may take the prompt. */
     [FB_OUT_CONTEXT_LENGTH] = {.retry = false, .effect = FB_EFFECT_SUCCESS, .fallback = true},
-    [FB_OUT_CANCELLED] = {.retry = false, .effect = FB_EFFECT_IGNORE, .fallback = false},
+    [FB_OUT_CANCELLED] = {.retry = false, .effect = FB_EFFECT_CANCELLED, .fallback = false},
     /* A layer inside gave up without calling: another route may be open. */
     [FB_OUT_REJECTED] = {.retry = false, .effect = FB_EFFECT_IGNORE, .fallback = true},
 };

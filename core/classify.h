@@ -38,7 +38,8 @@ typedef enum fb_outcome {
 typedef enum fb_effect {
     FB_EFFECT_IGNORE = 0, /* neither success nor failure; a half-open permit is released */
     FB_EFFECT_SUCCESS,
-    FB_EFFECT_FAILURE
+    FB_EFFECT_FAILURE,
+    FB_EFFECT_CANCELLED /* the caller gave up; the breaker counts it as its cancelled_as */
 } fb_effect;
 
 typedef enum fb_transport {

@@ -155,11 +155,12 @@ static bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
 static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permit *permit,
                            fb_effect effect, fb_time_us hint_us, fb_time_us now_us) {
     fb_time_us duration_us = now_us - permit->admitted_us;
-    if (duration_us < 0) duration_us = 0;
+    fb_breaker_result r = {
+        .effect = effect, .duration_us = duration_us < 0 ? 0 : duration_us, .hint_us = hint_us};
     if (p->port.allow != NULL)
-        p->port.record(p->port.ctx, permit, effect, duration_us, hint_us, now_us);
+        p->port.record(p->port.ctx, permit, &r, now_us);
     else if (p->breaker != NULL)
-        fb_breaker_record(p->breaker, permit, effect, duration_us, hint_us, now_us);
+        fb_breaker_record(p->breaker, permit, &r, now_us);
 }
 
 /*
@@ -218,8 +219,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
     req->attempted = (uint8_t)(req->attempted | (1u << provider));
     req->stats.attempts++;
     req->last_provider = provider;
-    fb_retry_attempt(&req->retry, now_us);
-    /* The retry state is per provider, the deadline per request. */
+    /* The retry state is per provider, the deadline per request; fb_retry_next() counts. */
     req->retry.start_us = req->start_us;
     req->phase = PHASE_ATTEMPT;
 
@@ -350,9 +350,10 @@ fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_reque
 }
 
 void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us) {
-    /* A cancelled attempt is neither a success nor a failure; it frees a probe. */
+    /* A cancelled attempt counts as its breaker's cancelled_as (default: nothing; frees a probe).
+     */
     if (req->phase == PHASE_ATTEMPT)
-        breaker_record(current(fb, req), &req->permit, FB_EFFECT_IGNORE, FB_TIME_NONE, now_us);
+        breaker_record(current(fb, req), &req->permit, FB_EFFECT_CANCELLED, FB_TIME_NONE, now_us);
     if (req->phase == PHASE_WAIT_LIMIT && current(fb, req)->ratelimit != NULL)
         fb_ratelimit_release(current(fb, req)->ratelimit, req->tokens_needed, now_us);
     req->phase = PHASE_DONE;

@@ -73,8 +73,8 @@ typedef enum fb_action { FB_ACT_ATTEMPT = 0, FB_ACT_WAIT, FB_ACT_DONE } fb_actio
  */
 typedef struct fb_breaker_port {
     bool (*allow)(void *ctx, fb_time_us now_us, fb_breaker_permit *permit);
-    void (*record)(void *ctx, const fb_breaker_permit *permit, fb_effect effect,
-                   fb_time_us duration_us, fb_time_us hint_us, fb_time_us now_us);
+    void (*record)(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
+                   fb_time_us now_us);
     void *ctx;
 } fb_breaker_port;
 

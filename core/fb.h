@@ -30,8 +30,16 @@ static inline fb_time_us fb_time_add(fb_time_us a, fb_time_us b) {
 }
 
 /*
- * A configuration switch where zero means "the documented default", so that
- * zero-initialised *_config structs are valid (sokol style).
+ * The zero rule, for every field of every *_config struct in core/: a field
+ * left at zero means the default written beside it, so a zeroed config is
+ * valid (sokol style). Defaults are chosen so that zero never switches
+ * anything on: a number a policy cannot work without (a count, size, rate,
+ * base delay, multiplier, cap or open period) defaults to a value, and
+ * everything optional defaults to off, so that a zeroed config draws no
+ * random numbers, waits for no hint, refunds nothing and has no deadline,
+ * timeout or slow-call threshold. The zero member of every enum is the
+ * default. An fb_switch field's FB_DEFAULT is the default written beside it;
+ * FB_ON and FB_OFF say what they say.
  */
 typedef enum fb_switch { FB_DEFAULT = 0, FB_ON = 1, FB_OFF = 2 } fb_switch;
 

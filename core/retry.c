@@ -8,6 +8,8 @@
  */
 #include "retry.h"
 
+#include <math.h>
+
 /* Growth beyond cap * 2^54 cannot change a jittered-then-capped result (see raw_backoff). */
 #define JITTER_CEILING 18014398509481984.0 /* 2^54 */
 
@@ -15,45 +17,73 @@ static bool valid_double(double x) {
     return x == x && x < 1e300 && x > -1e300;
 }
 
+static bool enums_valid(const fb_retry_config *c) {
+    return (unsigned)c->backoff <= FB_BACKOFF_NONE &&
+           (unsigned)c->jitter <= FB_JITTER_DECORRELATED_V2 &&
+           (unsigned)c->cap_order <= FB_CAP_AFTER_JITTER &&
+           (unsigned)c->retry_after <= FB_RETRY_AFTER_AS_IS &&
+           (unsigned)c->above_max <= FB_ABOVE_MAX_BACKOFF &&
+           (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF;
+}
+
+/* A value in microseconds rounded to the configured resolution (none: unchanged). */
+static double quantise(const fb_retry_config *c, double v) {
+    if (c->resolution_us <= 0) return v;
+    double r = (double)c->resolution_us;
+    return (c->rounding == FB_ROUND_NEAREST ? floor(v / r + 0.5) : floor(v / r)) * r;
+}
+
+/* One growth step of the exponential: exact, or rounded each time (resilience4j). */
+static double grow_step(const fb_retry_config *c, double d) {
+    return c->resolution_us > 0 ? quantise(c, d * c->multiplier) : d * c->multiplier;
+}
+
+/* Zero -> default, then range checks (the zero rule, fb.h). */
+static int normalise(fb_retry_config *c) {
+    if (c->attempts > 0 && c->retries > 0) return FB_EINVAL; /* one count, not two */
+    if (c->retries >= FB_RETRY_ATTEMPTS_MAX) return FB_ERANGE;
+    if (c->retries > 0) c->attempts = c->retries + 1;
+    if (c->attempts == 0) c->attempts = 3;
+    if (c->attempts > FB_RETRY_ATTEMPTS_MAX) return FB_ERANGE;
+    if (!enums_valid(c)) return FB_EINVAL;
+    if (c->base_us < 0 || c->delay_us_max < 0 || c->retry_after_us_max < 0 ||
+        c->attempt_timeout_us < 0 || c->deadline_us < 0 || c->jitter_us < 0 || c->resolution_us < 0)
+        return FB_EINVAL;
+    if (!valid_double(c->multiplier) || !valid_double(c->jitter_fraction) ||
+        !valid_double(c->retry_after_jitter))
+        return FB_EINVAL;
+    if (c->retry_after_jitter < 0.0 || c->retry_after_jitter > 10.0) return FB_ERANGE;
+    if (c->base_us == 0) c->base_us = 500 * FB_US_PER_MS;
+    if (c->multiplier == 0.0) c->multiplier = 2.0;
+    if (c->multiplier < 1.0) return FB_ERANGE; /* a shrinking backoff is not a backoff */
+    if (c->delay_us_max == 0) c->delay_us_max = 60 * FB_US_PER_S;
+    if (c->jitter_fraction == 0.0) c->jitter_fraction = 0.25;
+    if (c->jitter_fraction < 0.0 || c->jitter_fraction > 1.0) return FB_ERANGE;
+    if (c->jitter_us == 0) c->jitter_us = FB_US_PER_S;
+    if (c->retry_after_us_max == 0) c->retry_after_us_max = 60 * FB_US_PER_S;
+    if (c->ignore_zero_hint == FB_DEFAULT) c->ignore_zero_hint = FB_OFF;
+    return FB_OK;
+}
+
 int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg) {
     static const fb_retry_config defaults = {0};
     if (p == NULL) return FB_EINVAL;
     if (cfg == NULL) cfg = &defaults;
     fb_retry_config c = *cfg;
-
-    if (c.attempts == 0) c.attempts = 3;
-    if (c.attempts > FB_RETRY_ATTEMPTS_MAX) return FB_ERANGE;
-    if ((unsigned)c.backoff > FB_BACKOFF_NONE || (unsigned)c.jitter > FB_JITTER_PROPORTIONAL ||
-        (unsigned)c.cap_order > FB_CAP_AFTER_JITTER ||
-        (unsigned)c.retry_after > FB_RETRY_AFTER_AS_IS || (unsigned)c.giveup_above_max > FB_OFF)
-        return FB_EINVAL;
-    if (c.base_us < 0 || c.delay_us_max < 0 || c.retry_after_us_max < 0 ||
-        c.attempt_timeout_us < 0 || c.deadline_us < 0)
-        return FB_EINVAL;
-    if (!valid_double(c.multiplier) || !valid_double(c.jitter_fraction) ||
-        !valid_double(c.retry_after_jitter))
-        return FB_EINVAL;
-    if (c.retry_after_jitter < 0.0 || c.retry_after_jitter > 10.0) return FB_ERANGE;
-    if (c.base_us == 0) c.base_us = 500 * FB_US_PER_MS;
-    if (c.multiplier == 0.0) c.multiplier = 2.0;
-    if (c.multiplier < 1.0) return FB_ERANGE; /* a shrinking backoff is not a backoff */
-    if (c.delay_us_max == 0) c.delay_us_max = 60 * FB_US_PER_S;
-    if (c.jitter_fraction == 0.0) c.jitter_fraction = 0.25;
-    if (c.jitter_fraction < 0.0 || c.jitter_fraction > 1.0) return FB_ERANGE;
-    if (c.retry_after_us_max == 0) c.retry_after_us_max = 60 * FB_US_PER_S;
-    if (c.giveup_above_max == FB_DEFAULT) c.giveup_above_max = FB_OFF;
+    int rc = normalise(&c);
+    if (rc != FB_OK) return rc;
 
     p->cfg = c;
     /*
      * The retry number from which the exponential backoff is the cap, found
-     * with the same multiplications fb_retry_backoff() does, so that calls
-     * past it cost nothing and calls before it never loop past it.
+     * with the same steps fb_retry_backoff() takes, so that calls past it
+     * cost nothing and calls before it never loop past it.
      */
-    double cap = (double)c.delay_us_max, d = (double)c.base_us;
+    double cap = (double)c.delay_us_max, d = quantise(&c, (double)c.base_us);
     uint32_t n = 1;
     if (c.multiplier > 1.0) {
         while (d < cap && n < FB_RETRY_ATTEMPTS_MAX) {
-            d *= c.multiplier;
+            d = grow_step(&c, d);
             n++;
         }
     }
@@ -65,15 +95,10 @@ void fb_retry_begin(fb_retry_state *s, fb_time_us now_us) {
     *s = (fb_retry_state){.start_us = now_us};
 }
 
-void fb_retry_attempt(fb_retry_state *s, fb_time_us now_us) {
-    if (s->attempt == 0) s->start_us = now_us;
-    if (s->attempt < UINT32_MAX) s->attempt++;
-}
-
-/* base * multiplier^(n-1), multiplying one step at a time and stopping at `limit`. */
+/* base * multiplier^(n-1), one step at a time, stopping at `limit`. */
 static double grow(const fb_retry_config *c, uint32_t n, double limit) {
-    double d = (double)c->base_us;
-    for (uint32_t k = 1; k < n && d < limit; k++) d *= c->multiplier;
+    double d = quantise(c, (double)c->base_us);
+    for (uint32_t k = 1; k < n && d < limit; k++) d = grow_step(c, d);
     return d;
 }
 
@@ -124,9 +149,56 @@ static fb_time_us clamp_to(double v, fb_time_us cap) {
     return v > 0.0 ? (fb_time_us)v : 0;
 }
 
+/*
+ * Polly's DecorrelatedJitterBackoffV2 (also cockatiel's generator): for the
+ * retry with 0-based index k, t = k + u and next = m^t * tanh(sqrt(4 t)); the
+ * delay is (next - prev) / 1.4 * base, and next becomes prev.
+ */
+static double decorrelated_v2(const fb_retry_config *c, uint32_t n, double u, double *state) {
+    double t = (double)(n - 1) + u;
+    double next = pow(c->multiplier, t) * tanh(sqrt(4.0 * t));
+    if (!isfinite(next)) {
+        *state = next;
+        return INFINITY;
+    }
+    double v = (next - *state) * (1.0 / 1.4) * (double)c->base_us;
+    *state = next;
+    return v > 0.0 ? v : 0.0;
+}
+
+/* The jitters that shape the backoff d with one draw u. */
+static double shaped(const fb_retry_config *c, fb_jitter j, double d, double u, bool before) {
+    double f = c->jitter_fraction, cap = (double)c->delay_us_max;
+    switch (j) {
+    case FB_JITTER_FULL:
+        return u * d;
+    case FB_JITTER_EQUAL:
+        return d / 2.0 + u * (d / 2.0);
+    case FB_JITTER_RANDOMIZED: {
+        /* resilience4j: min + random * (max - min + 1), at least 1 (one unit) */
+        double unit = c->resolution_us > 0 ? (double)c->resolution_us : 1.0;
+        double v = (d - f * d) + u * ((d + f * d) - (d - f * d) + unit);
+        return v > unit ? v : unit;
+    }
+    case FB_JITTER_DOWN:
+        return d * (1.0 - f * u);
+    case FB_JITTER_UP:
+        return (1.0 + f * u) * d;
+    case FB_JITTER_ADDITIVE:
+        return d + u * (double)c->jitter_us;
+    case FB_JITTER_PROPORTIONAL:
+    default: {
+        double lo = d * (1.0 - f), hi = d * (1.0 + f);
+        if (before && hi > cap) hi = cap; /* draw inside the cap, no pile-up */
+        if (lo > hi) lo = hi;
+        return lo + u * (hi - lo);
+    }
+    }
+}
+
 /* Backoff and jitter for retry number n; draws at most one uniform number. */
 static fb_time_us jittered_delay(const fb_retry_policy *p, const fb_retry_state *s, uint32_t n,
-                                 fb_rng *rng) {
+                                 fb_rng *rng, double *v2_state) {
     const fb_retry_config *c = &p->cfg;
     fb_time_us cap = c->delay_us_max;
     if (c->backoff == FB_BACKOFF_NONE) return 0;
@@ -139,61 +211,59 @@ static fb_time_us jittered_delay(const fb_retry_policy *p, const fb_retry_state 
         double lo = (double)c->base_us;
         double prev = s->prev_delay_us > 0 ? (double)s->prev_delay_us : lo;
         double hi = 3.0 * prev > lo ? 3.0 * prev : lo;
-        return clamp_to(lo + u * (hi - lo), cap);
+        return clamp_to(quantise(c, lo + u * (hi - lo)), cap);
     }
+    if (j == FB_JITTER_DECORRELATED_V2)
+        return clamp_to(quantise(c, decorrelated_v2(c, n, u, v2_state)), cap);
 
     bool before = c->cap_order == FB_CAP_BEFORE_JITTER;
     double d = before ? (double)fb_retry_backoff(p, n) : raw_backoff(p, n);
-    double v;
-    switch (j) {
-    case FB_JITTER_FULL:
-        v = u * d;
-        break;
-    case FB_JITTER_EQUAL:
-        v = d / 2.0 + u * (d / 2.0);
-        break;
-    case FB_JITTER_PROPORTIONAL:
-    default: {
-        double lo = d * (1.0 - c->jitter_fraction), hi = d * (1.0 + c->jitter_fraction);
-        if (before && hi > (double)cap) hi = (double)cap; /* draw inside the cap, no pile-up */
-        if (lo > hi) lo = hi;
-        v = lo + u * (hi - lo);
-        break;
-    }
-    }
-    return clamp_to(v, cap);
+    return clamp_to(quantise(c, shaped(c, j, d, u, before)), cap);
 }
 
 static fb_retry_decision give_up(fb_giveup why) {
     return (fb_retry_decision){.retry = false, .delay_us = 0, .reason = why};
 }
 
+/*
+ * The delay once the server's hint is applied to the backoff `delay`, or -1
+ * to give up (a header above the cap under FB_ABOVE_MAX_GIVEUP).
+ */
+static fb_time_us with_hint(const fb_retry_config *cfg, fb_time_us delay, fb_time_us hint_us,
+                            fb_rng *rng) {
+    if (cfg->ignore_zero_hint == FB_ON && hint_us == 0) hint_us = FB_TIME_NONE;
+    if (cfg->retry_after == FB_RETRY_AFTER_IGNORE || hint_us < 0) return delay;
+    fb_time_us h = hint_us;
+    if (h > cfg->retry_after_us_max) {
+        if (cfg->above_max == FB_ABOVE_MAX_GIVEUP) return -1;
+        if (cfg->above_max == FB_ABOVE_MAX_BACKOFF && h >= delay) return delay;
+        if (cfg->above_max == FB_ABOVE_MAX_CLAMP) h = cfg->retry_after_us_max;
+    }
+    if (cfg->retry_after == FB_RETRY_AFTER_AS_IS || h > delay) {
+        delay = h;
+        /* upward only (Envoy): nobody comes back before the server asked, and
+         * clients told the same Retry-After no longer return together */
+        if (cfg->retry_after_jitter > 0.0 && rng != NULL)
+            delay = fb_time_add(
+                h, (fb_time_us)((double)h * cfg->retry_after_jitter * fb_rng_uniform(rng)));
+    }
+    return delay;
+}
+
 fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
                                 fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
                                 fb_time_us now_us) {
     const fb_retry_config *cfg = &p->cfg;
+    if (s->attempt < UINT32_MAX) s->attempt++; /* the attempt that just failed */
     if (c == NULL || !c->retryable) return give_up(FB_GIVEUP_NOT_RETRYABLE);
     if (budget != NULL) fb_budget_on_failure(budget, c->outcome);
 
-    uint32_t n = s->attempt > 0 ? s->attempt : 1; /* the retry about to be decided */
+    uint32_t n = s->attempt; /* the retry about to be decided */
     if (n >= cfg->attempts) return give_up(FB_GIVEUP_ATTEMPTS);
 
-    fb_time_us delay = jittered_delay(p, s, n, rng);
-    if (cfg->retry_after != FB_RETRY_AFTER_IGNORE && hint_us >= 0) {
-        fb_time_us h = hint_us;
-        if (h > cfg->retry_after_us_max) {
-            if (cfg->giveup_above_max == FB_ON) return give_up(FB_GIVEUP_RETRY_AFTER_CAP);
-            h = cfg->retry_after_us_max;
-        }
-        if (cfg->retry_after == FB_RETRY_AFTER_AS_IS || h > delay) {
-            delay = h;
-            /* upward only (Envoy): nobody comes back before the server asked, and
-             * clients told the same Retry-After no longer return together */
-            if (cfg->retry_after_jitter > 0.0 && rng != NULL)
-                delay = fb_time_add(
-                    h, (fb_time_us)((double)h * cfg->retry_after_jitter * fb_rng_uniform(rng)));
-        }
-    }
+    double v2_state = s->jitter_state;
+    fb_time_us delay = with_hint(cfg, jittered_delay(p, s, n, rng, &v2_state), hint_us, rng);
+    if (delay < 0) return give_up(FB_GIVEUP_RETRY_AFTER_CAP);
 
     /* An attempt starting exactly at the deadline could not finish before it. */
     if (cfg->deadline_us > 0 &&
@@ -207,6 +277,7 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
         if (cost > 0) s->budget_withdrawn = cost; /* QUOTA: what a success refunds */
     }
     s->prev_delay_us = delay;
+    s->jitter_state = v2_state;
     return (fb_retry_decision){.retry = true, .delay_us = delay, .reason = FB_GIVEUP_NONE};
 }
 

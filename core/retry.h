@@ -2,7 +2,10 @@
  * retry.h - retry decisions: backoff, jitter, Retry-After policy, deadlines.
  *
  * Attempts are counted from 1, and `attempts` includes the first call:
- * attempts = 3 means one call and at most two retries. The n-th retry
+ * attempts = 3 means one call and at most two retries (resilience4j
+ * maxAttempts, tenacity stop_after_attempt); `retries` counts the retries
+ * instead (Polly MaxRetryAttempts, the SDKs' max_retries). fb_retry_next()
+ * counts the attempt that just failed: it is the only place that counts. The n-th retry
  * (n = 1, 2, ...) has the un-jittered delay
  *   CONSTANT     base
  *   LINEAR       base * n
@@ -12,9 +15,14 @@
  * first and jitter then draws inside [0, cap] (the result never exceeds
  * delay_us_max); with FB_CAP_AFTER_JITTER jitter is applied to the uncapped
  * value and the result is then clamped to the cap.
- * Jitter: NONE d; FULL U(0, d); EQUAL d/2 + U(0, d/2); DECORRELATED
- * min(cap, U(base, 3 * prev)) with prev starting at base; PROPORTIONAL
- * d * U(1 - f, 1 + f).
+ * Jitter (u uniform in [0, 1)): NONE d (default); FULL u d; EQUAL d/2 + u d/2;
+ * DECORRELATED min(cap, U(base, 3 * prev)) with prev starting at base;
+ * PROPORTIONAL d * U(1 - f, 1 + f); RANDOMIZED d - f d + u (2 f d + unit), at
+ * least one unit (resilience4j, unit = resolution_us); DOWN d (1 - f u)
+ * (Stainless SDKs); UP d (1 + f u) (p-retry); ADDITIVE d + u jitter_us
+ * (tenacity); DECORRELATED_V2 Polly's formula, its own schedule like DECORRELATED.
+ * Zero rule (fb.h): zero is the default beside each field; no jitter, no
+ * deadline and no Retry-After jitter unless asked for.
  *
  * The functions return decisions; nothing here sleeps. The retry budgets
  * live in budget.h and the Retry-After parsers in retry_after.h. See
@@ -41,12 +49,31 @@ typedef enum fb_backoff {
 } fb_backoff;
 
 typedef enum fb_jitter {
-    FB_JITTER_FULL = 0, /* default */
-    FB_JITTER_NONE,
+    FB_JITTER_NONE = 0, /* default: a zeroed config draws nothing */
+    FB_JITTER_FULL,
     FB_JITTER_EQUAL,
     FB_JITTER_DECORRELATED,
-    FB_JITTER_PROPORTIONAL
+    FB_JITTER_PROPORTIONAL,
+    FB_JITTER_RANDOMIZED,     /* resilience4j IntervalFunction.ofRandomized */
+    FB_JITTER_DOWN,           /* openai/anthropic SDKs: d * (1 - f u) */
+    FB_JITTER_UP,             /* p-retry randomize (LangChain JS): d * (1 + f u) */
+    FB_JITTER_ADDITIVE,       /* tenacity wait_exponential_jitter: d + u * jitter_us */
+    FB_JITTER_DECORRELATED_V2 /* Polly v8 exponential + UseJitter, cockatiel ExponentialBackoff */
 } fb_jitter;
+
+/* How a delay is rounded to resolution_us. */
+typedef enum fb_rounding {
+    FB_ROUND_DOWN = 0, /* default: truncation (resilience4j's (long) casts) */
+    FB_ROUND_NEAREST   /* half up (p-retry's Math.round) */
+} fb_rounding;
+
+/* A Retry-After above retry_after_us_max. */
+typedef enum fb_above_max {
+    FB_ABOVE_MAX_CLAMP = 0, /* default: the header is clamped to the maximum */
+    FB_ABOVE_MAX_GIVEUP,    /* no retry (openai-python >= 2.52: above 120 s) */
+    FB_ABOVE_MAX_BACKOFF    /* the header is disregarded unless shorter than the backoff
+                               (Stainless SDKs, Vercel AI SDK) */
+} fb_above_max;
 
 typedef enum fb_cap_order {
     FB_CAP_BEFORE_JITTER = 0, /* default: the result never exceeds the cap */
@@ -69,17 +96,26 @@ typedef enum fb_giveup {
 } fb_giveup;
 
 typedef struct fb_retry_config {
-    uint32_t attempts;                 /* including the first call; default 3; 1 = no retries */
-    fb_backoff backoff;                /* default EXPONENTIAL */
-    fb_time_us base_us;                /* default 500 ms */
-    double multiplier;                 /* EXPONENTIAL growth; default 2.0 */
-    fb_time_us delay_us_max;           /* cap; default 60 s */
-    fb_jitter jitter;                  /* default FULL */
-    double jitter_fraction;            /* PROPORTIONAL f in (0, 1]; default 0.25 */
-    fb_cap_order cap_order;            /* default CAP_BEFORE_JITTER */
+    uint32_t attempts;        /* including the first call; default 3; 1 = no retries */
+    uint32_t retries;         /* or: retries after the first call (Polly MaxRetryAttempts); 0 = not
+                                 given; giving both is FB_EINVAL. max_retries = 0 is attempts = 1 */
+    fb_backoff backoff;       /* default EXPONENTIAL */
+    fb_time_us base_us;       /* default 500 ms */
+    double multiplier;        /* EXPONENTIAL growth; default 2.0 */
+    fb_time_us delay_us_max;  /* cap; default 60 s */
+    fb_jitter jitter;         /* default NONE */
+    double jitter_fraction;   /* f of PROPORTIONAL, RANDOMIZED, DOWN, UP in (0, 1]; default 0.25 */
+    fb_time_us jitter_us;     /* ADDITIVE: the most it adds; default 1 s (tenacity) */
+    fb_cap_order cap_order;   /* default CAP_BEFORE_JITTER */
+    fb_time_us resolution_us; /* 0: whole microseconds, exponential grown exactly (default);
+                                 > 0: each growth step and the delay rounded to a multiple
+                                 (resilience4j: 1 ms) */
+    fb_rounding rounding;     /* to resolution_us: DOWN (default) or NEAREST */
     fb_retry_after_policy retry_after; /* default MAX */
     fb_time_us retry_after_us_max;     /* cap on a header's delay; default 60 s */
-    fb_switch giveup_above_max;    /* header above the cap: give up (ON) or clamp (OFF, default) */
+    fb_above_max above_max;            /* a header above the cap; default CLAMP */
+    fb_switch ignore_zero_hint;    /* a header of 0 counts as none (openai-python 0 < d); default
+                                      OFF: 0 means retry now */
     double retry_after_jitter;     /* when the header decides: header * U(1, 1 + f); default 0 */
     fb_time_us attempt_timeout_us; /* per-attempt timeout; 0 = none (informational for callers) */
     fb_time_us deadline_us;        /* overall, from the first attempt's start; 0 = none */
@@ -91,11 +127,12 @@ typedef struct fb_retry_policy {
     uint32_t cap_retry; /* EXPONENTIAL: first retry number whose backoff reaches the cap */
 } fb_retry_policy;
 
-/* Per-request retry state; zero-initialise or call fb_retry_begin(). */
+/* Per-request retry state: fb_retry_begin() it when the request starts. */
 typedef struct fb_retry_state {
-    uint32_t attempt;          /* attempts made so far */
-    fb_time_us start_us;       /* start of the first attempt */
+    uint32_t attempt;          /* failed attempts fb_retry_next() has counted */
+    fb_time_us start_us;       /* when the request started: the deadline runs from here */
     fb_time_us prev_delay_us;  /* for decorrelated jitter: the last delay returned */
+    double jitter_state;       /* DECORRELATED_V2: the formula's previous value */
     uint32_t budget_withdrawn; /* QUOTA: what this request's last retry took; 0 = none */
 } fb_retry_state;
 
@@ -106,27 +143,26 @@ typedef struct fb_retry_decision {
 } fb_retry_decision;
 
 int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg);
+/* A request starts now: no attempt counted yet, the deadline runs from now. */
 void fb_retry_begin(fb_retry_state *s, fb_time_us now_us);
 
 /*
- * After attempt number s->attempt failed with class `c`: retry or give up?
+ * An attempt failed with class `c`: counts it (s->attempt + 1), then retry or
+ * give up? This is the only call that counts attempts.
  * `hint_us` is the server's delay (fb_retry_after_hint(), retry_after.h) or
  * FB_TIME_NONE (any negative value means none). `budget` and `rng` may be NULL (no budget;
  * jitter then behaves as NONE). Checks, in order: not retryable; attempts
  * exhausted; the delay (backoff, jitter, Retry-After policy; a header above
- * retry_after_us_max gives up when giveup_above_max is ON); the deadline
+ * retry_after_us_max is clamped, gives up or is disregarded, as above_max says); the deadline
  * (give up when now + delay >= start + deadline_us); the budget last.
  * Budget calls: for a retryable `c` this calls fb_budget_on_failure(), and
  * fb_budget_withdraw() just before it says retry (recording a QUOTA
  * withdrawal in s->budget_withdrawn). The caller calls fb_budget_on_success()
- * when the request succeeds. fb_retry_next() counts nothing: call
- * fb_retry_attempt() when the retry starts.
+ * when the request succeeds.
  */
 fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
                                 fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
                                 fb_time_us now_us);
-/* An attempt starts now: counts it (and sets start_us on the first). */
-void fb_retry_attempt(fb_retry_state *s, fb_time_us now_us);
 /* The un-jittered, capped backoff before retry number n (n >= 1). */
 fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n);
 

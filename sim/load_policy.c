@@ -73,10 +73,12 @@ static int parse_jitter(pctx *P, const cJSON *retry, fb_retry_config *r) {
     static const char *const keys[] = {"proportional", NULL};
     const cJSON *o = ld_field(retry, "jitter");
     if (o == NULL) return FB_OK;
+    static const fb_jitter kinds[] = {FB_JITTER_FULL, FB_JITTER_NONE, FB_JITTER_EQUAL,
+                                      FB_JITTER_DECORRELATED, FB_JITTER_PROPORTIONAL};
     if (!cJSON_IsObject(o)) {
         int j = 0;
         int rc = ld_get_enum(P, retry, "jitter", jitters, &j);
-        r->jitter = (fb_jitter)j;
+        r->jitter = kinds[j];
         return rc;
     }
     size_t old = ld_push_key(P, "jitter");
@@ -110,6 +112,7 @@ static int parse_budget(pctx *P, const cJSON *v, void *out) {
         if (rc == FB_OK) rc = ld_get_u32(P, o, "capacity", &b->capacity, 1, 1000000000);
         if (rc == FB_OK) rc = ld_get_u32(P, o, "retry_cost", &b->retry_cost, 1, 1000000);
         if (rc == FB_OK) rc = ld_get_u32(P, o, "timeout_cost", &b->timeout_cost, 1, 1000000);
+        b->no_retry_refund = 1; /* botocore's, the scenario's default */
         if (rc == FB_OK) rc = ld_get_u32(P, o, "refund", &b->no_retry_refund, 0, 1000000);
     }
     ld_pop(P, old);
@@ -163,6 +166,7 @@ static int parse_retry(pctx *P, const cJSON *v, void *out) {
     int rc = ld_check_object(P, v, keys, NULL);
     if (rc != FB_OK) return rc;
     r->attempts = 3;
+    r->jitter = FB_JITTER_FULL; /* the scenario's default (docs/scenario-format.md) */
     rc = ld_get_u32(P, v, "attempts", &r->attempts, 1, 1000);
     if (rc == FB_OK) rc = ld_key(P, v, "backoff", parse_backoff, r);
     if (rc == FB_OK) rc = parse_jitter(P, v, r);
@@ -177,7 +181,9 @@ static int parse_retry(pctx *P, const cJSON *v, void *out) {
         r->retry_after = (fb_retry_after_policy)k;
     }
     if (rc == FB_OK) rc = ld_get_duration(P, v, "retry_after_max", &r->retry_after_us_max, false);
-    if (rc == FB_OK) rc = ld_get_switch(P, v, "giveup_above_max", &r->giveup_above_max);
+    fb_switch giveup = FB_DEFAULT;
+    if (rc == FB_OK) rc = ld_get_switch(P, v, "giveup_above_max", &giveup);
+    r->above_max = giveup == FB_ON ? FB_ABOVE_MAX_GIVEUP : FB_ABOVE_MAX_CLAMP;
     if (rc == FB_OK) rc = ld_get_number(P, v, "retry_after_jitter", &r->retry_after_jitter, 0, 10);
     if (rc == FB_OK) rc = ld_get_duration(P, v, "attempt_timeout", &r->attempt_timeout_us, false);
     if (rc == FB_OK) rc = ld_get_duration(P, v, "deadline", &r->deadline_us, false);
@@ -300,6 +306,7 @@ static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *ha
     if (rc != FB_OK) return rc;
     *has = true;
     memset(b, 0, sizeof *b);
+    b->honor_hint = FB_ON; /* the scenario's default (docs/scenario-format.md) */
     rc = breaker_mode(P, v, b);
     if (rc == FB_OK) rc = breaker_window(P, v, b);
     if (rc == FB_OK) rc = breaker_trip(P, v, b);

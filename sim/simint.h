@@ -143,8 +143,7 @@ typedef struct store_record {
     uint8_t layer;
     uint8_t provider;
     fb_breaker_permit permit;
-    fb_effect effect;
-    fb_time_us duration_us, hint_us;
+    fb_breaker_result result;
 } store_record;
 
 /* The store's state on its way to the pods. */

@@ -64,12 +64,12 @@ static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
     return fb_breaker_allow(&s->stores[(size_t)v->layer * s->P + v->provider], now, permit);
 }
 
-static void view_record(void *ctx, const fb_breaker_permit *permit, fb_effect effect,
-                        fb_time_us duration_us, fb_time_us hint_us, fb_time_us now) {
+static void view_record(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
+                        fb_time_us now) {
     view *v = ctx;
     sim *s = v->s;
     if (permit->kind == FB_PERMIT_UNTRACKED) return;
-    store_record rec = {v->layer, v->provider, *permit, effect, duration_us, hint_us};
+    store_record rec = {v->layer, v->provider, *permit, *result};
     if (sim_fifo_push(&s->recs, &rec) != FB_OK) {
         stop(s, FB_ECAP, "shared store messages cap reached (limits.events) at t=%.3fs",
              (double)s->now / 1e6);
@@ -84,8 +84,8 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, fb_effect ef
 void on_store_record(sim *s) {
     store_record rec;
     sim_fifo_pop(&s->recs, &rec);
-    fb_breaker_record(&s->stores[(size_t)rec.layer * s->P + rec.provider], &rec.permit, rec.effect,
-                      rec.duration_us, rec.hint_us, s->now);
+    fb_breaker_record(&s->stores[(size_t)rec.layer * s->P + rec.provider], &rec.permit,
+                      &rec.result, s->now);
 }
 
 static void store_sync_push(sim *s, const bctx *bc, const fb_breaker_event *ev) {

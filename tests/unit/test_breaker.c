@@ -48,7 +48,8 @@ static void reject(fb_breaker *b, fb_time_us now_us) {
 }
 
 static void report(fb_breaker *b, const fb_breaker_permit *p, fb_effect e, fb_time_us now_us) {
-    fb_breaker_record(b, p, e, 0, FB_TIME_NONE, now_us);
+    fb_breaker_record(
+        b, p, &(fb_breaker_result){.effect = e, .duration_us = 0, .hint_us = FB_TIME_NONE}, now_us);
 }
 
 /* allow() then record() at the same instant. */
@@ -63,7 +64,10 @@ static void calls(fb_breaker *b, fb_effect e, int n, fb_time_us now_us) {
 
 static void timed_call(fb_breaker *b, fb_effect e, fb_time_us duration_us, fb_time_us now_us) {
     fb_breaker_permit p = admit(b, now_us);
-    fb_breaker_record(b, &p, e, duration_us, FB_TIME_NONE, now_us);
+    fb_breaker_record(
+        b, &p,
+        &(fb_breaker_result){.effect = e, .duration_us = duration_us, .hint_us = FB_TIME_NONE},
+        now_us);
 }
 
 #define assert_state(b, s) assert_int_equal(fb_breaker_state_get(b), (s))
@@ -111,7 +115,16 @@ static void breaker_init_applies_defaults(void **state) {
     assert_int_equal(b.cfg.open_us, 60 * S);
     assert_int_equal(b.cfg.probe_lease_us, 60 * S);
     assert_int_equal(b.cfg.open_us_max, 600 * S);
-    assert_int_equal(b.cfg.honor_hint, FB_ON);
+    assert_int_equal(b.cfg.honor_hint, FB_OFF); /* the zero rule: no waiting for hints */
+    assert_int_equal(b.cfg.late_results, FB_LATE_DROP);
+    assert_int_equal(b.cfg.probe_limit, FB_PROBES_CONCURRENT);
+    assert_int_equal(b.cfg.probe_verdict, FB_VERDICT_FIRST_FAILURE);
+    assert_int_equal(b.cfg.open_deadline, FB_CMP_REACH);
+    assert_int_equal(b.cfg.trip_compare, FB_CMP_REACH);
+    assert_int_equal(b.cfg.evaluate, FB_EVAL_EVERY_RECORD);
+    assert_int_equal(b.cfg.bucket_anchor, FB_BUCKETS_EPOCH);
+    assert_int_equal(b.cfg.cancelled_as, FB_EFFECT_IGNORE);
+    assert_int_equal(b.cfg.half_open_max_us, 0);
     assert_state(&b, FB_BREAKER_CLOSED);
     assert_int_equal(fb_breaker_generation(&b), 1);
     assert_int_equal(fb_breaker_open_until(&b), FB_TIME_NONE);
@@ -997,25 +1010,36 @@ static void breaker_trips_reset_on_close(void **state) {
 static void breaker_hint_extends_open_up_to_cap(void **state) {
     (void)state;
     fb_breaker b;
-    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10 * S, .open_us_max = 60 * S};
+    fb_breaker_config cfg = {
+        .consecutive_failures = 1, .open_us = 10 * S, .open_us_max = 60 * S, .honor_hint = FB_ON};
     init_ok(&b, &cfg, NULL, 0);
     fb_breaker_permit p = admit(&b, 0);
-    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 30 * S, 1);
+    fb_breaker_record(
+        &b, &p,
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S}, 1);
     assert_int_equal(fb_breaker_open_until(&b), 1 + 30 * S);
 
     init_ok(&b, &cfg, NULL, 0);
     p = admit(&b, 0);
-    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 3600 * S, 1);
+    fb_breaker_record(
+        &b, &p,
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 3600 * S},
+        1);
     assert_int_equal(fb_breaker_open_until(&b), 1 + 60 * S); /* capped */
 
     init_ok(&b, &cfg, NULL, 0);
     p = admit(&b, 0);
-    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 2 * S, 1);
+    fb_breaker_record(
+        &b, &p,
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 2 * S}, 1);
     assert_int_equal(fb_breaker_open_until(&b), 1 + 10 * S); /* max(duration, hint) */
 
     /* A probe failure with a hint. */
     fb_breaker_permit probe = admit(&b, 1 + 10 * S);
-    fb_breaker_record(&b, &probe, FB_EFFECT_FAILURE, 0, 45 * S, 20 * S);
+    fb_breaker_record(
+        &b, &probe,
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 45 * S},
+        20 * S);
     assert_int_equal(fb_breaker_open_until(&b), 65 * S);
 }
 
@@ -1025,17 +1049,27 @@ static void breaker_hint_ignored_when_off_or_not_tripping(void **state) {
     fb_breaker_config cfg = {.consecutive_failures = 2, .open_us = 10 * S, .honor_hint = FB_OFF};
     init_ok(&b, &cfg, NULL, 0);
     fb_breaker_permit p = admit(&b, 0);
-    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 30 * S, 0);
+    fb_breaker_record(
+        &b, &p,
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S}, 0);
     p = admit(&b, 0);
-    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 30 * S, 0);
+    fb_breaker_record(
+        &b, &p,
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S}, 0);
     assert_int_equal(fb_breaker_open_until(&b), 10 * S);
 
     cfg.honor_hint = FB_ON;
     init_ok(&b, &cfg, NULL, 0);
     p = admit(&b, 0);
-    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, 30 * S, 0); /* does not trip */
+    fb_breaker_record(
+        &b, &p,
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = 30 * S},
+        0); /* does not trip */
     p = admit(&b, 0);
-    fb_breaker_record(&b, &p, FB_EFFECT_FAILURE, 0, FB_TIME_NONE, 0);
+    fb_breaker_record(&b, &p,
+                      &(fb_breaker_result){
+                          .effect = FB_EFFECT_FAILURE, .duration_us = 0, .hint_us = FB_TIME_NONE},
+                      0);
     assert_int_equal(fb_breaker_open_until(&b), 10 * S);
 }
 
@@ -1324,6 +1358,352 @@ static void breaker_state_and_cause_names(void **state) {
     assert_string_equal(fb_breaker_cause_name(FB_CAUSE_COUNT), "unknown");
 }
 
+/* ---- library semantics (docs/breaker.md "Library semantics") ---- */
+
+/* A 1-failure breaker, opened by a failure at time 0. */
+static void open_at_zero(fb_breaker *b, fb_breaker_config *cfg, ev_log *log) {
+    init_ok(b, cfg, log, 0);
+    call(b, FB_EFFECT_FAILURE, 0);
+}
+
+/* Trip a 2-failure consecutive breaker (open 10 us) at t = 1, holding a permit admitted at 0. */
+static fb_breaker_permit trip_holding_late(fb_breaker *b, fb_breaker_config *cfg, ev_log *log) {
+    cfg->consecutive_failures = 2;
+    cfg->open_us = 10;
+    init_ok(b, cfg, log, 0);
+    fb_breaker_permit late = admit(b, 0);
+    calls(b, FB_EFFECT_FAILURE, 2, 1); /* OPEN until 11 */
+    return late;
+}
+
+static void breaker_late_result_dropped_by_default_gobreaker(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {0};
+    fb_breaker_permit late = trip_holding_late(&b, &cfg, NULL);
+    fb_breaker_permit probe = admit(&b, 11);
+    report(&b, &late, FB_EFFECT_SUCCESS, 12);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    assert_int_equal(fb_breaker_stats_get(&b)->late, 0);
+    report(&b, &probe, FB_EFFECT_SUCCESS, 13);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+/* resilience4j and Polly record a result in whatever state is current when it arrives. */
+static void breaker_late_result_counted_by_the_current_state(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.late_results = FB_LATE_COUNT};
+    fb_breaker_permit late = trip_holding_late(&b, &cfg, &log);
+    report(&b, &late, FB_EFFECT_FAILURE, 5); /* in OPEN: nothing decides there */
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->late, 1);
+
+    late = trip_holding_late(&b, &cfg, &log);
+    fb_breaker_permit probe = admit(&b, 11);
+    report(&b, &late, FB_EFFECT_SUCCESS, 12); /* Polly: any result in HALF_OPEN decides */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_event(&log.ev[log.n - 1], FB_BREAKER_HALF_OPEN, FB_BREAKER_CLOSED,
+                 FB_CAUSE_PROBES_SUCCEEDED, 12);
+    report(&b, &probe, FB_EFFECT_FAILURE, 13); /* the probe, now late, counts in CLOSED */
+    report(&b, &probe, FB_EFFECT_FAILURE, 14);
+    assert_state(&b, FB_BREAKER_OPEN); /* two failures in the new window */
+    assert_int_equal(fb_breaker_stats_get(&b)->late, 3);
+
+    late = trip_holding_late(&b, &cfg, &log);
+    (void)admit(&b, 11);
+    report(&b, &late, FB_EFFECT_FAILURE, 12);
+    assert_event(&log.ev[log.n - 1], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN, FB_CAUSE_PROBE_FAILED,
+                 12);
+}
+
+/* gobreaker MaxRequests, resilience4j permittedNumberOfCallsInHalfOpenState: a total. */
+static void breaker_probe_limit_per_period_or_concurrent(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_permits = 2};
+    open_at_zero(&b, &cfg, NULL);
+    fb_breaker_permit p1 = admit(&b, 10);
+    (void)admit(&b, 10);
+    report(&b, &p1, FB_EFFECT_SUCCESS, 11);
+    (void)admit(&b, 11); /* concurrent: the reported probe's slot is free again */
+
+    cfg.probe_limit = FB_PROBES_PER_PERIOD;
+    open_at_zero(&b, &cfg, NULL);
+    p1 = admit(&b, 10);
+    fb_breaker_permit p2 = admit(&b, 10);
+    report(&b, &p1, FB_EFFECT_SUCCESS, 11);
+    reject(&b, 11);                                   /* two admitted this period: no third */
+    assert_int_equal(fb_breaker_retry_in(&b, 11), 9); /* until p2's lease ends (10 + 10) */
+    report(&b, &p2, FB_EFFECT_IGNORE, 12);            /* an ignored probe gives its permit back */
+    fb_breaker_permit p3 = admit(&b, 12);
+    report(&b, &p3, FB_EFFECT_SUCCESS, 13);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+/* resilience4j: half-open decides by rate once min(minimumNumberOfCalls, permitted) are in. */
+static void breaker_probe_verdict_by_rate_resilience4j(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 1,
+                             .open_us = 10,
+                             .half_open_permits = 4,
+                             .probe_limit = FB_PROBES_PER_PERIOD,
+                             .probe_verdict = FB_VERDICT_RATE};
+    const fb_effect fail_half[] = {FB_EFFECT_SUCCESS, FB_EFFECT_FAILURE, FB_EFFECT_SUCCESS,
+                                   FB_EFFECT_FAILURE};
+    open_at_zero(&b, &cfg, &log);
+    for (int i = 0; i < 4; i++) {
+        call(&b, fail_half[i], 10 + i);
+        /* the first failure does not re-open: 3 outcomes are below min(100, 4) */
+        assert_state(&b, i < 3 ? FB_BREAKER_HALF_OPEN : FB_BREAKER_OPEN);
+    }
+    assert_event(&log.ev[log.n - 1], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN, FB_CAUSE_FAILURE_RATE,
+                 13); /* 2 / 4 >= 0.5 */
+    assert_int_equal(log.ev[log.n - 1].calls, 4);
+
+    open_at_zero(&b, &cfg, &log);
+    const fb_effect one_fail[] = {FB_EFFECT_FAILURE, FB_EFFECT_SUCCESS, FB_EFFECT_SUCCESS,
+                                  FB_EFFECT_SUCCESS};
+    for (int i = 0; i < 4; i++) call(&b, one_fail[i], 10 + i);
+    assert_state(&b, FB_BREAKER_CLOSED); /* 1 / 4 < 0.5 */
+
+    cfg.minimum_calls = 2; /* min(2, 4): decided after two */
+    open_at_zero(&b, &cfg, NULL);
+    call(&b, FB_EFFECT_SUCCESS, 10);
+    call(&b, FB_EFFECT_FAILURE, 11);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+/* resilience4j and gobreaker leave OPEN after the deadline (isAfter, Before); Polly at it. */
+static void breaker_open_deadline_reach_or_pass(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10};
+    open_at_zero(&b, &cfg, NULL);
+    assert_int_equal(fb_breaker_retry_in(&b, 9), 1);
+    (void)admit(&b, 10);
+
+    cfg.open_deadline = FB_CMP_PASS;
+    open_at_zero(&b, &cfg, NULL);
+    assert_int_equal(fb_breaker_retry_in(&b, 9), 2);
+    assert_int_equal(fb_breaker_retry_in(&b, 10), 1);
+    reject(&b, 10);
+    assert_state(&b, FB_BREAKER_OPEN);
+    (void)admit(&b, 11);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+}
+
+/* gobreaker's default ReadyToTrip is ConsecutiveFailures > 5; opossum and cockatiel rates are >. */
+static void breaker_trip_compare_pass_needs_more_than_the_threshold(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 5, .trip_compare = FB_CMP_PASS};
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_FAILURE, 5, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 0); /* the 6th */
+    assert_state(&b, FB_BREAKER_OPEN);
+
+    cfg = count_cfg(4, 4);
+    cfg.trip_compare = FB_CMP_PASS;
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    assert_state(&b, FB_BREAKER_CLOSED); /* 2 / 4 is not > 0.5 */
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_state(&b, FB_BREAKER_OPEN); /* 3 / 4 */
+}
+
+/* gobreaker, Polly and opossum look at the rules only when a failure is recorded. */
+static void breaker_evaluate_on_failure_only(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = count_cfg(4, 4);
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 0);
+    assert_state(&b, FB_BREAKER_OPEN); /* every record: the success reaching 4 calls trips */
+
+    cfg.evaluate = FB_EVAL_ON_FAILURE;
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_FAILURE, 2, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 1); /* F S S F: 2 / 4 */
+    assert_state(&b, FB_BREAKER_OPEN);
+
+    /* Nor when expiring successes raise the rate. */
+    cfg = (fb_breaker_config){.mode = FB_BREAKER_MODE_TIME_WINDOW,
+                              .window_us = 10 * S,
+                              .minimum_calls = 2,
+                              .evaluate = FB_EVAL_ON_FAILURE};
+    init_ok(&b, &cfg, NULL, 0);
+    calls(&b, FB_EFFECT_SUCCESS, 2, 0);
+    calls(&b, FB_EFFECT_FAILURE, 1, 5 * S); /* 1 / 3 */
+    (void)admit(&b, 10 * S);                /* the successes left: 1 / 1, not looked at */
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+/* Rules looked at when a call asks to be admitted, not when results come in. */
+static void breaker_evaluate_at_admission(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = count_cfg(4, 4);
+    cfg.evaluate = FB_EVAL_AT_ADMISSION;
+    init_ok(&b, &cfg, &log, 0);
+    calls(&b, FB_EFFECT_FAILURE, 3, 0);
+    fb_breaker_permit p = admit(&b, 1);
+    report(&b, &p, FB_EFFECT_FAILURE, 2);
+    assert_state(&b, FB_BREAKER_CLOSED); /* 4 / 4, but nobody asked yet */
+    reject(&b, 3);
+    assert_int_equal(log.n, 1);
+    assert_event(&log.ev[0], FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_FAILURE_RATE, 3);
+}
+
+/* Polly: a sub-window starts at the first result after the last one filled; it leaves whole. */
+static void breaker_buckets_first_event_polly(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_TIME_WINDOW,
+                             .window_us = 10 * S,
+                             .minimum_calls = 1,
+                             .failure_rate = 1.0};
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_SUCCESS, 500 * MS); /* EPOCH: in [0, 1 s), gone at 10 s */
+    fb_breaker_poll(&b, 10 * S);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+
+    cfg.bucket_anchor = FB_BUCKETS_FIRST_EVENT;
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_SUCCESS, 500 * MS);  /* starts [0.5 s, 1.5 s) */
+    call(&b, FB_EFFECT_SUCCESS, 1400 * MS); /* same bucket */
+    call(&b, FB_EFFECT_SUCCESS, 1500 * MS); /* a new one at 1.5 s */
+    fb_breaker_poll(&b, 10 * S + 499 * MS);
+    assert_int_equal(b.calls, 3);
+    fb_breaker_poll(&b, 10 * S + 500 * MS); /* the first bucket leaves with both results */
+    assert_int_equal(b.calls, 1);
+    fb_breaker_poll(&b, 11 * S + 500 * MS);
+    assert_true(fb_breaker_failure_rate(&b) == -1.0);
+}
+
+/* gobreaker v2: buckets from the state's start; a result lands in its admission's bucket. */
+static void breaker_buckets_state_start_gobreaker(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_TIME_WINDOW,
+                             .window_us = 10 * S,
+                             .minimum_calls = 1,
+                             .failure_rate = 1.0,
+                             .bucket_anchor = FB_BUCKETS_STATE_START};
+    init_ok(&b, &cfg, NULL, 300 * MS); /* buckets [0.3 s, 1.3 s), [1.3 s, 2.3 s), ... */
+    fb_breaker_permit p = admit(&b, 1200 * MS);
+    report(&b, &p, FB_EFFECT_SUCCESS, 1500 * MS); /* lands in [0.3 s, 1.3 s) */
+    fb_breaker_poll(&b, 10 * S + 299 * MS);
+    assert_int_equal(b.calls, 1);
+    fb_breaker_poll(&b, 10 * S + 300 * MS);
+    assert_int_equal(b.calls, 0);
+
+    init_ok(&b, &cfg, NULL, 300 * MS);
+    p = admit(&b, 300 * MS);
+    report(&b, &p, FB_EFFECT_FAILURE, 12 * S); /* its bucket has left: counted nowhere */
+    assert_int_equal(b.calls, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+/* resilience4j releases a cancelled call; gobreaker counts it as a failure; Polly as a success. */
+static void breaker_cancelled_counts_as_configured(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10};
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_CANCELLED, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit probe = admit(&b, 10);
+    report(&b, &probe, FB_EFFECT_CANCELLED, 11); /* ignored: frees the slot */
+    (void)admit(&b, 11);
+
+    cfg.cancelled_as = FB_EFFECT_FAILURE;
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_CANCELLED, 0);
+    assert_state(&b, FB_BREAKER_OPEN);
+
+    cfg.cancelled_as = FB_EFFECT_SUCCESS;
+    open_at_zero(&b, &cfg, NULL);
+    call(&b, FB_EFFECT_CANCELLED, 10);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+/* resilience4j maxWaitDurationInHalfOpenState, then transitionToStateAfterWaitDuration. */
+static void breaker_half_open_max_wait(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_max_us = 5};
+    open_at_zero(&b, &cfg, &log);
+    fb_breaker_permit probe = admit(&b, 10); /* its lease would end at 20 */
+    assert_int_equal(fb_breaker_retry_in(&b, 12), 3);
+    fb_breaker_poll(&b, 14);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    fb_breaker_poll(&b, 15);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_event(&log.ev[log.n - 1], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN,
+                 FB_CAUSE_HALF_OPEN_MAX_WAIT, 15);
+    report(&b, &probe, FB_EFFECT_SUCCESS, 16);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+
+    cfg.half_open_expiry = FB_EXPIRE_TO_CLOSED;
+    open_at_zero(&b, &cfg, &log);
+    (void)admit(&b, 10);
+    reject(&b, 14);
+    (void)admit(&b, 15); /* closed at 15, by the call that noticed */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_string_equal(fb_breaker_cause_name(FB_CAUSE_HALF_OPEN_MAX_WAIT), "half_open_max_wait");
+}
+
+/* Item 6 of issue 10: permits are told apart by admission, not by their lease's end. */
+static void breaker_double_report_stale_when_new_probe_took_slot_same_instant(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_permits = 2};
+    open_at_zero(&b, &cfg, NULL);
+    fb_breaker_permit p = admit(&b, 10);
+    report(&b, &p, FB_EFFECT_SUCCESS, 10);
+    fb_breaker_permit q = admit(&b, 10); /* same slot, same lease end */
+    assert_int_equal(q.slot, p.slot);
+    assert_true(q.id != p.id);
+    report(&b, &p, FB_EFFECT_SUCCESS, 10); /* would have been q's, and closed the breaker */
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    report(&b, &q, FB_EFFECT_SUCCESS, 10);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+static void breaker_init_rejects_unknown_semantics(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cases[] = {
+        {.late_results = (fb_late_result)2},
+        {.probe_limit = (fb_probe_limit)2},
+        {.probe_verdict = (fb_probe_verdict)2},
+        {.open_deadline = (fb_compare)2},
+        {.trip_compare = (fb_compare)2},
+        {.evaluate = (fb_evaluate)3},
+        {.bucket_anchor = (fb_bucket_anchor)3},
+        {.cancelled_as = FB_EFFECT_CANCELLED},
+        {.half_open_expiry = (fb_half_open_expiry)2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        if (fb_breaker_init(&b, &cases[i], 0) != FB_EINVAL) fail_msg("case %zu accepted", i);
+    fb_breaker_config neg = {.half_open_max_us = -1};
+    assert_int_equal(fb_breaker_init(&b, &neg, 0), FB_ERANGE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_init_applies_defaults),
@@ -1383,6 +1763,20 @@ int main(void) {
         cmocka_unit_test(breaker_sync_copies_remote_state),
         cmocka_unit_test(breaker_event_payload_is_complete),
         cmocka_unit_test(breaker_state_and_cause_names),
+        cmocka_unit_test(breaker_late_result_dropped_by_default_gobreaker),
+        cmocka_unit_test(breaker_late_result_counted_by_the_current_state),
+        cmocka_unit_test(breaker_probe_limit_per_period_or_concurrent),
+        cmocka_unit_test(breaker_probe_verdict_by_rate_resilience4j),
+        cmocka_unit_test(breaker_open_deadline_reach_or_pass),
+        cmocka_unit_test(breaker_trip_compare_pass_needs_more_than_the_threshold),
+        cmocka_unit_test(breaker_evaluate_on_failure_only),
+        cmocka_unit_test(breaker_evaluate_at_admission),
+        cmocka_unit_test(breaker_buckets_first_event_polly),
+        cmocka_unit_test(breaker_buckets_state_start_gobreaker),
+        cmocka_unit_test(breaker_cancelled_counts_as_configured),
+        cmocka_unit_test(breaker_half_open_max_wait),
+        cmocka_unit_test(breaker_double_report_stale_when_new_probe_took_slot_same_instant),
+        cmocka_unit_test(breaker_init_rejects_unknown_semantics),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

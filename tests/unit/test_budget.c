@@ -46,7 +46,7 @@ static void budget_init_rejects_impossible_config(void **state) {
     assert_int_equal(fb_budget_available(&b), 500);
     assert_int_equal(b.cfg.retry_cost, 5);
     assert_int_equal(b.cfg.timeout_cost, 10);
-    assert_int_equal(b.cfg.no_retry_refund, 1);
+    assert_int_equal(b.cfg.no_retry_refund, 0); /* the zero rule: optional, so none */
 }
 
 static void budget_token_bucket_starts_full_and_retries_cost_nothing(void **state) {
@@ -130,15 +130,31 @@ static void budget_quota_refuses_when_not_enough_is_left(void **state) {
 
 static void budget_quota_refunds_no_retry_refund_without_retries(void **state) {
     (void)state;
-    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100});
+    fb_budget b =
+        budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100, .no_retry_refund = 1});
     assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
     fb_retry_state clean; /* one attempt, no retry: nothing withdrawn */
     fb_retry_begin(&clean, 0);
-    fb_retry_attempt(&clean, 0);
     fb_budget_on_success(&b, &clean);
     assert_int_equal(fb_budget_available(&b), 96);
     fb_budget_on_success(&b, NULL);
     assert_int_equal(fb_budget_available(&b), 97);
+}
+
+/* Item 6 of issue 10: a refund of 0 is no refund (it used to become 1 silently). */
+static void budget_quota_refund_of_zero_refunds_nothing(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100});
+    assert_int_equal(b.cfg.no_retry_refund, 0);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    fb_budget_on_success(&b, NULL);
+    fb_retry_state clean;
+    fb_retry_begin(&clean, 0);
+    fb_budget_on_success(&b, &clean);
+    assert_int_equal(fb_budget_available(&b), 95);
+    fb_retry_state retried = {.budget_withdrawn = 5}; /* what a retry took still comes back */
+    fb_budget_on_success(&b, &retried);
+    assert_int_equal(fb_budget_available(&b), 100);
 }
 
 static void budget_quota_never_refills_above_capacity(void **state) {
@@ -208,6 +224,7 @@ int main(void) {
         cmocka_unit_test(budget_quota_withdraws_retry_cost_and_more_after_timeout),
         cmocka_unit_test(budget_quota_refuses_when_not_enough_is_left),
         cmocka_unit_test(budget_quota_refunds_no_retry_refund_without_retries),
+        cmocka_unit_test(budget_quota_refund_of_zero_refunds_nothing),
         cmocka_unit_test(budget_quota_never_refills_above_capacity),
         cmocka_unit_test(budget_stats_get_counts_every_withdrawal_and_nothing_else),
         cmocka_unit_test(budget_cost_is_what_a_quota_withdrawal_takes),

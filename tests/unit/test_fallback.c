@@ -93,7 +93,11 @@ static void trip(fb_breaker *b, fb_time_us now_us) {
     for (int i = 0; i < 3 && fb_breaker_state_get(b) != FB_BREAKER_OPEN; i++) {
         fb_breaker_permit p;
         assert_true(fb_breaker_allow(b, now_us, &p));
-        fb_breaker_record(b, &p, FB_EFFECT_FAILURE, 0, FB_TIME_NONE, now_us);
+        fb_breaker_record(b, &p,
+                          &(fb_breaker_result){.effect = FB_EFFECT_FAILURE,
+                                               .duration_us = 0,
+                                               .hint_us = FB_TIME_NONE},
+                          now_us);
     }
     assert_int_equal(fb_breaker_state_get(b), FB_BREAKER_OPEN);
 }
@@ -420,14 +424,14 @@ static bool fake_allow(void *ctx, fb_time_us now_us, fb_breaker_permit *permit) 
     return f->admit;
 }
 
-static void fake_record(void *ctx, const fb_breaker_permit *permit, fb_effect effect,
-                        fb_time_us duration_us, fb_time_us hint_us, fb_time_us now_us) {
+static void fake_record(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
+                        fb_time_us now_us) {
     fake_port *f = ctx;
     (void)permit;
     f->records++;
-    f->effect = effect;
-    f->duration_us = duration_us;
-    f->hint_us = hint_us;
+    f->effect = result->effect;
+    f->duration_us = result->duration_us;
+    f->hint_us = result->hint_us;
     f->record_at_us = now_us;
 }
 
@@ -484,7 +488,7 @@ static void fallback_cancel_releases_half_open_probe_trap_2(void **state) {
     assert_int_equal(fb_fallback_request_stats_get(&r1)->attempts, 1);
 }
 
-static void fallback_cancel_reports_ignore_to_port(void **state) {
+static void fallback_cancel_reports_cancelled_to_port(void **state) {
     (void)state;
     chain ch;
     chain_setup(&ch, 1);
@@ -497,7 +501,7 @@ static void fallback_cancel_reports_ignore_to_port(void **state) {
     assert_attempt(d, 0);
     fb_fallback_cancel(&ch.fb, &req, 700 * MS);
     assert_int_equal(port.records, 1);
-    assert_int_equal(port.effect, FB_EFFECT_IGNORE);
+    assert_int_equal(port.effect, FB_EFFECT_CANCELLED); /* counted as the breaker says */
     assert_int_equal(port.duration_us, 700 * MS);
     /* A second cancel holds no permit any more. */
     fb_fallback_cancel(&ch.fb, &req, 800 * MS);
@@ -1206,7 +1210,7 @@ static void fallback_resume_during_attempt_releases_permit(void **state) {
     d = fb_fallback_resume(&ch.fb, &req, 1 * S);
     assert_done(d, FB_STOP_EXHAUSTED);
     assert_int_equal(port.records, 1);
-    assert_int_equal(port.effect, FB_EFFECT_IGNORE);
+    assert_int_equal(port.effect, FB_EFFECT_CANCELLED);
 }
 
 static void fallback_cancelled_attempt_outcome_ends_request(void **state) {
@@ -1328,7 +1332,7 @@ int main(void) {
         cmocka_unit_test(fallback_result_records_effect_into_breaker),
         cmocka_unit_test(fallback_breaker_port_used_instead_of_breaker),
         cmocka_unit_test(fallback_cancel_releases_half_open_probe_trap_2),
-        cmocka_unit_test(fallback_cancel_reports_ignore_to_port),
+        cmocka_unit_test(fallback_cancel_reports_cancelled_to_port),
         cmocka_unit_test(fallback_permanent_400_no_retry_no_fallback),
         cmocka_unit_test(fallback_policy_rejection_never_falls_back),
         cmocka_unit_test(fallback_context_check_skips_32k_for_95k_prompt),

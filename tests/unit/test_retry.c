@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <string.h>
 
 #include "core/retry.h"
@@ -49,11 +50,12 @@ static fb_retry_config exact(fb_backoff b, fb_time_us base_us, fb_time_us max_us
     };
 }
 
-/* Retry state after `attempts` attempts, the first one started at start_us. */
+/* Retry state of a request started at start_us whose attempt number `attempts` is failing:
+ * the next fb_retry_next() counts it. */
 static fb_retry_state after(uint32_t attempts, fb_time_us start_us) {
     fb_retry_state s;
     fb_retry_begin(&s, start_us);
-    for (uint32_t i = 0; i < attempts; i++) fb_retry_attempt(&s, start_us);
+    s.attempt = attempts - 1;
     return s;
 }
 
@@ -82,13 +84,18 @@ static void retry_policy_zero_config_gets_documented_defaults(void **state) {
     assert_int_equal(p.cfg.base_us, 500 * MS);
     assert_true(p.cfg.multiplier == 2.0);
     assert_int_equal(p.cfg.delay_us_max, 60 * S);
-    assert_int_equal(p.cfg.jitter, FB_JITTER_FULL);
+    assert_int_equal(p.cfg.jitter, FB_JITTER_NONE); /* the zero rule: nothing is drawn */
     assert_true(p.cfg.jitter_fraction == 0.25);
     assert_int_equal(p.cfg.cap_order, FB_CAP_BEFORE_JITTER);
     assert_int_equal(p.cfg.retry_after, FB_RETRY_AFTER_MAX);
     assert_int_equal(p.cfg.retry_after_us_max, 60 * S);
-    assert_int_equal(p.cfg.giveup_above_max, FB_OFF);
+    assert_int_equal(p.cfg.above_max, FB_ABOVE_MAX_CLAMP);
+    assert_int_equal(p.cfg.ignore_zero_hint, FB_OFF);
+    assert_int_equal(p.cfg.jitter_us, 1 * S);
+    assert_int_equal(p.cfg.resolution_us, 0);
     assert_int_equal(p.cfg.deadline_us, 0);
+    assert_int_equal(p.cfg.attempt_timeout_us, 0);
+    assert_true(p.cfg.retry_after_jitter == 0.0);
 }
 
 static void retry_policy_rejects_impossible_config(void **state) {
@@ -104,7 +111,7 @@ static void retry_policy_rejects_impossible_config(void **state) {
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
     c = (fb_retry_config){.deadline_us = -1};
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
-    c = (fb_retry_config){.jitter = (fb_jitter)9};
+    c = (fb_retry_config){.jitter = (fb_jitter)(FB_JITTER_DECORRELATED_V2 + 1)};
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
     c = (fb_retry_config){.multiplier = 0.0 / 0.0};
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
@@ -135,7 +142,6 @@ static void retry_three_attempts_give_exactly_two_retries(void **state) {
     fb_time_us now = 0;
     int retries = 0;
     for (;;) {
-        fb_retry_attempt(&s, now);
         fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, now);
         if (!d.retry) {
             assert_int_equal(d.reason, FB_GIVEUP_ATTEMPTS);
@@ -148,34 +154,66 @@ static void retry_three_attempts_give_exactly_two_retries(void **state) {
     assert_int_equal(s.attempt, 3);
 }
 
-static void retry_attempt_counts_and_first_attempt_sets_start(void **state) {
+static void retry_begin_sets_start_and_counts_nothing(void **state) {
     (void)state;
     fb_retry_state s;
     fb_retry_begin(&s, 5 * S);
     assert_int_equal(s.attempt, 0);
     assert_int_equal(s.start_us, 5 * S);
-    fb_retry_attempt(&s, 7 * S); /* e.g. after waiting for a rate limiter */
-    assert_int_equal(s.attempt, 1);
-    assert_int_equal(s.start_us, 7 * S);
-    fb_retry_attempt(&s, 9 * S);
-    assert_int_equal(s.attempt, 2);
-    assert_int_equal(s.start_us, 7 * S);
-
-    fb_retry_state z = {0}; /* zero-initialised works without fb_retry_begin() */
-    fb_retry_attempt(&z, 3 * S);
-    assert_int_equal(z.attempt, 1);
-    assert_int_equal(z.start_us, 3 * S);
+    /* The deadline runs from the request's start, whenever the first attempt went out. */
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S);
+    c.deadline_us = 10 * S;
+    fb_retry_policy p = policy(c);
+    fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 13 * S);
+    assert_true(d.retry); /* 13 + 1 < 5 + 10 */
+    d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 14 * S);
+    assert_int_equal(d.reason, FB_GIVEUP_DEADLINE); /* 14 + 1 >= 15 */
 }
 
-static void retry_next_does_not_count_attempts(void **state) {
+/* Item 6 of issue 10: a caller that only calls fb_retry_next() cannot retry forever. */
+static void retry_next_counts_each_failed_attempt_once(void **state) {
     (void)state;
     fb_retry_policy p = policy(exact(FB_BACKOFF_LINEAR, 100 * MS, 60 * S));
     fb_retry_state s = after(2, 0);
     fb_retry_decision a = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0);
-    fb_retry_decision b = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0);
     assert_int_equal(s.attempt, 2);
-    assert_int_equal(a.delay_us, 200 * MS);
-    assert_int_equal(b.delay_us, 200 * MS);
+    fb_retry_decision b = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0);
+    assert_int_equal(s.attempt, 3);
+    assert_int_equal(a.delay_us, 200 * MS); /* retry 2 */
+    assert_int_equal(b.delay_us, 300 * MS); /* retry 3 */
+
+    fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 100 * MS, 60 * S);
+    c.attempts = 4;
+    p = policy(c);
+    fb_retry_begin(&s, 0);
+    int retries = 0;
+    while (fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0).retry) retries++;
+    assert_int_equal(retries, 3);
+    assert_int_equal(s.attempt, 4);
+}
+
+/* Polly MaxRetryAttempts = 3 makes 4 calls; resilience4j maxAttempts = 3 makes 3. */
+static void retry_retries_count_the_calls_after_the_first(void **state) {
+    (void)state;
+    fb_retry_policy p;
+    fb_retry_config c = {.retries = 3};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_OK);
+    assert_int_equal(p.cfg.attempts, 4);
+    fb_retry_state s;
+    fb_retry_begin(&s, 0);
+    int calls = 1;
+    while (fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0).retry) calls++;
+    assert_int_equal(calls, 4);
+    c = (fb_retry_config){.attempts = 3};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_OK);
+    fb_retry_begin(&s, 0);
+    calls = 1;
+    while (fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, NULL, 0).retry) calls++;
+    assert_int_equal(calls, 3);
+    c = (fb_retry_config){.attempts = 3, .retries = 2}; /* one count, not two */
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.retries = FB_RETRY_ATTEMPTS_MAX};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_ERANGE);
 }
 
 static void retry_not_retryable_outcome_gives_up_first(void **state) {
@@ -193,7 +231,7 @@ static void retry_not_retryable_outcome_gives_up_first(void **state) {
 
 static void retry_exhausted_attempts_draw_nothing(void **state) {
     (void)state;
-    fb_retry_config c = {.attempts = 2, .giveup_above_max = FB_ON};
+    fb_retry_config c = {.attempts = 2, .above_max = FB_ABOVE_MAX_GIVEUP};
     fb_retry_policy p = policy(c);
     fb_retry_state s = after(2, 0);
     fb_rng r = seeded(1), untouched = seeded(1);
@@ -301,7 +339,6 @@ static void retry_decorrelated_no_overflow_at_large_attempts_polly_2163(void **s
         assert_true(d.retry);
         assert_true(d.delay_us >= 500 * MS && d.delay_us <= 60 * S);
         now += d.delay_us;
-        fb_retry_attempt(&s, now);
     }
 }
 
@@ -428,7 +465,6 @@ static void retry_decorrelated_starts_at_base_and_grows_from_last_delay(void **s
         fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
         assert_true(d.delay_us >= 1 * S && d.delay_us <= 3 * S); /* U(base, 3 base) */
         assert_int_equal(s.prev_delay_us, d.delay_us);
-        fb_retry_attempt(&s, d.delay_us);
         fb_time_us prev = d.delay_us;
         d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
         assert_true(d.delay_us >= 1 * S && d.delay_us <= 3 * prev);
@@ -447,7 +483,6 @@ static void retry_decorrelated_prev_is_the_returned_delay_including_header(void 
         fb_retry_decision d = fb_retry_next(&p, &s, &transient, 15 * S, NULL, &r, 0);
         assert_int_equal(d.delay_us, 15 * S); /* max(header, U(1 s, 3 s)) */
         assert_int_equal(s.prev_delay_us, 15 * S);
-        fb_retry_attempt(&s, d.delay_us);
         d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
         assert_true(d.delay_us >= 1 * S && d.delay_us <= 45 * S); /* U(base, 3 * 15 s) */
         hi = d.delay_us > hi ? d.delay_us : hi;
@@ -509,7 +544,7 @@ static void retry_after_ignore_uses_backoff_only(void **state) {
     (void)state;
     fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
     c.retry_after = FB_RETRY_AFTER_IGNORE;
-    c.giveup_above_max = FB_ON;
+    c.above_max = FB_ABOVE_MAX_GIVEUP;
     assert_int_equal(next_with_hint(&c, 2 * S).delay_us, 500 * MS);
     fb_retry_decision d = next_with_hint(&c, 3600 * S); /* ignored, so never above the cap */
     assert_true(d.retry);
@@ -531,7 +566,7 @@ static void retry_after_above_cap_gives_up_when_configured(void **state) {
     (void)state;
     fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
     c.retry_after_us_max = 120 * S; /* openai-python >= 3.3.1 */
-    c.giveup_above_max = FB_ON;
+    c.above_max = FB_ABOVE_MAX_GIVEUP;
     fb_retry_decision d = next_with_hint(&c, 120 * S + 1);
     assert_false(d.retry);
     assert_int_equal(d.reason, FB_GIVEUP_RETRY_AFTER_CAP);
@@ -620,7 +655,6 @@ static void budget_quota_refunds_what_the_last_retry_took(void **state) {
     assert_int_equal(s.budget_withdrawn, 0);
     assert_true(fb_retry_next(&p, &s, &transient, FB_TIME_NONE, &b, NULL, 0).retry);
     assert_int_equal(s.budget_withdrawn, 5);
-    fb_retry_attempt(&s, 1 * S);
     assert_true(fb_retry_next(&p, &s, &timed_out, FB_TIME_NONE, &b, NULL, 1 * S).retry);
     assert_int_equal(s.budget_withdrawn, 10);
     assert_int_equal(fb_budget_available(&b), 85);
@@ -631,7 +665,8 @@ static void budget_quota_refunds_what_the_last_retry_took(void **state) {
 static void budget_quota_drained_refills_with_successes_aws_sdk_go_v2_3550(void **state) {
     (void)state;
     fb_retry_policy p = policy(exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S));
-    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 50});
+    fb_budget b =
+        budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 50, .no_retry_refund = 1});
     /* An outage drains the quota: ten retries, then every retry is refused. */
     for (int i = 0; i < 10; i++) {
         fb_retry_state s = after(1, 0);
@@ -659,7 +694,7 @@ static void budget_not_charged_when_another_check_refuses(void **state) {
     fb_retry_config c = exact(FB_BACKOFF_CONSTANT, 1 * S, 60 * S);
     c.deadline_us = 5 * S;
     c.retry_after_us_max = 30 * S;
-    c.giveup_above_max = FB_ON;
+    c.above_max = FB_ABOVE_MAX_GIVEUP;
     fb_retry_policy p = policy(c);
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100});
     fb_retry_state s = after(1, 0);
@@ -718,6 +753,189 @@ static void retry_after_jitter_spreads_clients_above_the_header(void **state) {
     assert_int_equal(fb_retry_policy_init(&bad, &cfg), FB_ERANGE);
 }
 
+/* ---- library forms (docs/retry.md "Library semantics") ---------------------------------- */
+
+/* The delay for retry n with rng `r`, and the uniform draw it used (from a copy of r). */
+static fb_time_us drawn_delay(const fb_retry_policy *p, uint32_t n, uint64_t stream, double *u) {
+    fb_rng r = seeded(stream), model = seeded(stream);
+    *u = fb_rng_uniform(&model);
+    return delay_for(p, n, &r);
+}
+
+/* resilience4j IntervalFunction.ofExponentialBackoff: x -> (long)(x * multiplier), in ms. */
+static void retry_resilience4j_exponential_truncates_each_step(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.multiplier = 1.5;
+    c.resolution_us = 1 * MS;
+    fb_retry_policy p = policy(c);
+    const fb_time_us want_ms[] = {500, 750, 1125, 1687, 2530, 3795}; /* not 1687.5, 2531.25 */
+    for (uint32_t n = 1; n <= 6; n++)
+        assert_int_equal(fb_retry_backoff(&p, n), want_ms[n - 1] * MS);
+    c.resolution_us = 0; /* exact growth: microseconds */
+    p = policy(c);
+    assert_int_equal(fb_retry_backoff(&p, 4), 1687500);
+    assert_int_equal(fb_retry_backoff(&p, 5), 2531250);
+}
+
+/* resilience4j randomize(): min + random * (max - min + 1), then (long): the +1 quirk. */
+static void retry_resilience4j_randomized_adds_one_unit(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, 60 * S);
+    c.multiplier = 1.5;
+    c.jitter = FB_JITTER_RANDOMIZED;
+    c.jitter_fraction = 0.5;
+    c.resolution_us = 1 * MS;
+    c.cap_order = FB_CAP_AFTER_JITTER; /* ofExponentialRandomBackoff: jitter, then min(max) */
+    fb_retry_policy p = policy(c);
+    for (uint64_t k = 0; k < 200; k++) {
+        double u = 0;
+        fb_time_us d = drawn_delay(&p, 2, k, &u); /* 750 ms: [375, 1125 + 1) ms, truncated */
+        assert_int_equal(d, (fb_time_us)floor((375.0 + u * 751.0)) * MS);
+    }
+    c.jitter_fraction = 1e-9; /* no spread: the extra unit never reaches the next ms */
+    p = policy(c);
+    double u = 0;
+    assert_int_equal(drawn_delay(&p, 3, 7, &u), 1125 * MS);
+}
+
+/* openai-python/-node, anthropic-python: min(0.5 * 2^n, 8) * (1 - 0.25 * random()). */
+static void retry_stainless_sdk_backoff_and_retry_after(void **state) {
+    (void)state;
+    fb_retry_config c = {.attempts = 3,
+                         .base_us = 500 * MS,
+                         .delay_us_max = 8 * S,
+                         .jitter = FB_JITTER_DOWN,
+                         .jitter_fraction = 0.25,
+                         .retry_after = FB_RETRY_AFTER_AS_IS,
+                         .retry_after_us_max = 60 * S,
+                         .above_max = FB_ABOVE_MAX_BACKOFF,
+                         .ignore_zero_hint = FB_ON};
+    c.attempts = FB_RETRY_ATTEMPTS_MAX;
+    fb_retry_policy p = policy(c);
+    double u = 0;
+    fb_time_us d = drawn_delay(&p, 2, 3, &u);
+    assert_int_equal(d, (fb_time_us)(1.0 * S * (1.0 - 0.25 * u)));
+    d = drawn_delay(&p, 6, 4, &u); /* 0.5 * 2^5 = 16 s, capped at 8 s first */
+    assert_int_equal(d, (fb_time_us)(8.0 * S * (1.0 - 0.25 * u)));
+    /* Retry-After: 0 < d <= 60 s honoured as is; above, or 0, the backoff (no rng: 500 ms). */
+    assert_int_equal(next_with_hint(&c, 30 * S).delay_us, 30 * S);
+    assert_int_equal(next_with_hint(&c, 60 * S).delay_us, 60 * S);
+    assert_int_equal(next_with_hint(&c, 60 * S + 1).delay_us, 500 * MS);
+    assert_int_equal(next_with_hint(&c, 0).delay_us, 500 * MS);
+    c.ignore_zero_hint = FB_OFF; /* openai-node: 0 <= d */
+    assert_int_equal(next_with_hint(&c, 0).delay_us, 0);
+    /* openai-python >= 2.52 (PR #3555): up to 120 s honoured, above not retried at all. */
+    c.retry_after_us_max = 120 * S;
+    c.above_max = FB_ABOVE_MAX_GIVEUP;
+    assert_int_equal(next_with_hint(&c, 120 * S).delay_us, 120 * S);
+    assert_int_equal(next_with_hint(&c, 120 * S + 1).reason, FB_GIVEUP_RETRY_AFTER_CAP);
+    /* anthropic-sdk-typescript: any value honoured, no cap. */
+    c.retry_after_us_max = FB_TIME_MAX;
+    assert_int_equal(next_with_hint(&c, 3600 * S).delay_us, 3600 * S);
+}
+
+/* Vercel AI SDK: 2000 * 2^n ms, no jitter; a header honoured below 60 s or below the backoff. */
+static void retry_vercel_ai_sdk_backoff_and_retry_after(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 2 * S, FB_TIME_MAX);
+    c.retry_after = FB_RETRY_AFTER_AS_IS;
+    c.retry_after_us_max = 60 * S - 1; /* ms < 60 * 1000 */
+    c.above_max = FB_ABOVE_MAX_BACKOFF;
+    fb_retry_policy p = policy(c);
+    assert_int_equal(delay_for(&p, 1, NULL), 2 * S);
+    assert_int_equal(delay_for(&p, 2, NULL), 4 * S);
+    assert_int_equal(next_with_hint(&c, 59 * S).delay_us, 59 * S);
+    fb_retry_state s = after(1, 0);
+    assert_int_equal(fb_retry_next(&p, &s, &transient, 60 * S, NULL, NULL, 0).delay_us, 2 * S);
+    s = after(6, 0); /* backoff 64 s: a 61 s header is shorter, so honoured */
+    assert_int_equal(fb_retry_next(&p, &s, &transient, 61 * S, NULL, NULL, 0).delay_us, 61 * S);
+    s = after(6, 0);
+    assert_int_equal(fb_retry_next(&p, &s, &transient, 70 * S, NULL, NULL, 0).delay_us, 64 * S);
+}
+
+/* tenacity wait_exponential_jitter: min(max, initial * exp_base^(n-1) + U(0, jitter)). */
+static void retry_tenacity_exponential_jitter_adds_then_caps(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, 10 * S);
+    c.jitter = FB_JITTER_ADDITIVE;
+    c.jitter_us = 1 * S;
+    c.cap_order = FB_CAP_AFTER_JITTER;
+    fb_retry_policy p = policy(c);
+    double u = 0;
+    fb_time_us d = drawn_delay(&p, 3, 5, &u);
+    assert_int_equal(d, (fb_time_us)(4.0 * S + u * 1.0 * S));
+    assert_int_equal(drawn_delay(&p, 4, 5, &u), 8 * S + (fb_time_us)(u * 1.0 * S) < 10 * S
+                                                    ? 8 * S + (fb_time_us)(u * 1.0 * S)
+                                                    : 10 * S);
+    assert_int_equal(drawn_delay(&p, 5, 5, &u), 10 * S); /* 16 s + jitter, capped */
+}
+
+/* LangChain JS AsyncCaller -> p-retry 4 -> retry: Math.round((random + 1) * 1000 * 2^k). */
+static void retry_p_retry_randomize_rounds_to_ms(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, FB_TIME_MAX);
+    c.jitter = FB_JITTER_UP;
+    c.jitter_fraction = 1.0;
+    c.resolution_us = 1 * MS;
+    c.rounding = FB_ROUND_NEAREST;
+    c.cap_order = FB_CAP_AFTER_JITTER;
+    fb_retry_policy p = policy(c);
+    for (uint64_t k = 0; k < 200; k++) {
+        double u = 0;
+        fb_time_us d = drawn_delay(&p, 3, k, &u); /* [4000, 8000] ms */
+        assert_int_equal(d, (fb_time_us)floor((1.0 + u) * 4000.0 + 0.5) * MS);
+    }
+}
+
+/* Polly v8 exponential with UseJitter, and cockatiel's ExponentialBackoff: decorrelated V2. */
+static void retry_decorrelated_v2_follows_pollys_formula(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 2 * S, FB_TIME_MAX);
+    c.jitter = FB_JITTER_DECORRELATED_V2;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(21), model = seeded(21);
+    fb_retry_state s = after(1, 0);
+    double prev = 0.0;
+    for (uint32_t k = 0; k < 6; k++) {
+        double t = (double)k + fb_rng_uniform(&model);
+        double next = pow(2.0, t) * tanh(sqrt(4.0 * t));
+        fb_time_us want = (fb_time_us)((next - prev) * (1.0 / 1.4) * (double)(2 * S));
+        prev = next;
+        fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
+        assert_int_equal(d.delay_us, want);
+        assert_true(s.jitter_state == next);
+    }
+    /* Polly: the first retry falls in [0, 2^1 f) = [0, 4 s) for base f = 2 s. */
+    for (uint64_t k = 0; k < 500; k++) {
+        double u = 0;
+        fb_time_us d = drawn_delay(&p, 1, 100 + k, &u);
+        assert_true(d >= 0 && d < 4 * S);
+    }
+    c.delay_us_max = 30 * S; /* cockatiel maxDelay; Polly MaxDelay: capped after */
+    p = policy(c);
+    s = after(1, 0);
+    for (int k = 0; k < 20; k++) {
+        fb_retry_decision d = fb_retry_next(&p, &s, &transient, FB_TIME_NONE, NULL, &r, 0);
+        assert_true(d.delay_us >= 0 && d.delay_us <= 30 * S);
+    }
+}
+
+static void retry_policy_rejects_unknown_forms(void **state) {
+    (void)state;
+    fb_retry_policy p;
+    fb_retry_config c = {.above_max = (fb_above_max)3};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.rounding = (fb_rounding)2};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.resolution_us = -1};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.jitter_us = -1};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+    c = (fb_retry_config){.ignore_zero_hint = (fb_switch)3};
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(retry_after_jitter_spreads_clients_above_the_header),
@@ -725,8 +943,9 @@ int main(void) {
         cmocka_unit_test(retry_policy_rejects_impossible_config),
         cmocka_unit_test(retry_single_attempt_never_retries),
         cmocka_unit_test(retry_three_attempts_give_exactly_two_retries),
-        cmocka_unit_test(retry_attempt_counts_and_first_attempt_sets_start),
-        cmocka_unit_test(retry_next_does_not_count_attempts),
+        cmocka_unit_test(retry_begin_sets_start_and_counts_nothing),
+        cmocka_unit_test(retry_next_counts_each_failed_attempt_once),
+        cmocka_unit_test(retry_retries_count_the_calls_after_the_first),
         cmocka_unit_test(retry_not_retryable_outcome_gives_up_first),
         cmocka_unit_test(retry_exhausted_attempts_draw_nothing),
         cmocka_unit_test(retry_constant_backoff_is_base_every_time),
@@ -759,6 +978,14 @@ int main(void) {
         cmocka_unit_test(budget_quota_drained_refills_with_successes_aws_sdk_go_v2_3550),
         cmocka_unit_test(budget_not_charged_when_another_check_refuses),
         cmocka_unit_test(giveup_names_are_stable),
+        cmocka_unit_test(retry_resilience4j_exponential_truncates_each_step),
+        cmocka_unit_test(retry_resilience4j_randomized_adds_one_unit),
+        cmocka_unit_test(retry_stainless_sdk_backoff_and_retry_after),
+        cmocka_unit_test(retry_vercel_ai_sdk_backoff_and_retry_after),
+        cmocka_unit_test(retry_tenacity_exponential_jitter_adds_then_caps),
+        cmocka_unit_test(retry_p_retry_randomize_rounds_to_ms),
+        cmocka_unit_test(retry_decorrelated_v2_follows_pollys_formula),
+        cmocka_unit_test(retry_policy_rejects_unknown_forms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
