@@ -14,5 +14,6 @@ int cmd_sweep(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_mock(int argc, char **argv);
 int cmd_live(int argc, char **argv);
+int cmd_presets(int argc, char **argv);
 
 #endif

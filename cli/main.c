@@ -20,6 +20,7 @@ static const struct command commands[] = {
     {"merge", cmd_merge, "merge PARTIAL... -o DIR                         combine sweep shards"},
     {"mock", cmd_mock, "mock [--scenario FILE] [--port P] [...]        mock LLM provider"},
     {"live", cmd_live, "live SCENARIO [--target URL] [...]             scenario over real HTTP"},
+    {"presets", cmd_presets, "presets [NAME] [--markdown]                    library presets"},
 };
 
 static void usage(FILE *out) {

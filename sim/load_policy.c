@@ -433,7 +433,7 @@ static int parse_classify(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
-static void layer_defaults(const sim_scenario *sc, sim_layer *pol) {
+void ld_layer_defaults(const sim_scenario *sc, sim_layer *pol) {
     pol->retry.attempts = 1;
     pol->degraded_latency_us = ld_dist_const(10e3);
     /* Default chain: every LLM provider in the order listed. */
@@ -448,7 +448,7 @@ int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const char *const *k
     static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
     int rc = ld_check_object(P, v, keys, NULL);
     if (rc != FB_OK) return rc;
-    layer_defaults(P->sc, pol);
+    ld_layer_defaults(P->sc, pol);
     rc = ld_key(P, v, "retry", parse_retry, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "breaker", parse_variant_breaker, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "fallback", parse_fallback, pol);

@@ -77,6 +77,7 @@ static int layer_object(pctx *P, const cJSON *e, sim_policy *pol, uint8_t *idx) 
     int i = new_layer(P, pol, name);
     if (i < 0) return FB_EINVAL;
     *idx = (uint8_t)i;
+    if (ld_field(e, "preset")) return ld_parse_preset(P, e, &pol->layers[i]);
     return ld_parse_layer(P, e, &pol->layers[i], keys);
 }
 
@@ -225,7 +226,10 @@ static int parse_classes(pctx *P, const cJSON *v, void *out) {
         } else if (rc == FB_OK) {
             int i = new_layer(P, pol, e->string);
             if (i < 0) rc = FB_EINVAL;
-            if (rc == FB_OK) rc = ld_parse_layer(P, e, &pol->layers[i], ld_layer_keys);
+            if (rc == FB_OK && ld_field(e, "preset"))
+                rc = ld_parse_preset(P, e, &pol->layers[i]);
+            else if (rc == FB_OK)
+                rc = ld_parse_layer(P, e, &pol->layers[i], ld_layer_keys);
             st->layer[0] = (uint8_t)i;
             st->depth = 1;
         }

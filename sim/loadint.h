@@ -123,6 +123,10 @@ int ld_parse_traffic(pctx *P, const cJSON *v, void *out);
     "retry", "breaker", "fallback", "context_window_check", "degraded", "stream", "classify",      \
         "rate_limit", "overrides", "description"
 extern const char *const ld_layer_keys[]; /* LD_LAYER_KEYS, NULL */
+/* fusebox's defaults for a layer: one attempt, the default chain (load_policy.c). */
+void ld_layer_defaults(const sim_scenario *sc, sim_layer *L);
+/* A layer given as {"preset": NAME, ...the library's keys} (load_preset.c). */
+int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L);
 /* One layer's policy from v, whose keys must be among `keys` (load_policy.c). */
 int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *L, const char *const *keys);
 /* "policy" and "variants": each variant is the policy with its own keys merged over. */

@@ -84,8 +84,8 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, const fb_bre
 void on_store_record(sim *s) {
     store_record rec;
     sim_fifo_pop(&s->recs, &rec);
-    fb_breaker_record(&s->stores[(size_t)rec.layer * s->P + rec.provider], &rec.permit,
-                      &rec.result, s->now);
+    fb_breaker_record(&s->stores[(size_t)rec.layer * s->P + rec.provider], &rec.permit, &rec.result,
+                      s->now);
 }
 
 static void store_sync_push(sim *s, const bctx *bc, const fb_breaker_event *ev) {

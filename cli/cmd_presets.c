@@ -1,0 +1,120 @@
+/* cmd_presets.c - 'fusebox presets': the library presets, their parameters and rules. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "sim/preset.h"
+
+static void usage(FILE *f) {
+    fputs("usage: fusebox presets [NAME] [--markdown]\n"
+          "\n"
+          "List the library presets a scenario layer can name (\"preset\": NAME), with\n"
+          "the library version each follows; with NAME, print its parameters (the\n"
+          "library's own names, units and defaults), its rules and what it does not\n"
+          "model. --markdown prints every preset as docs/presets.md has it.\n"
+          "\n"
+          "Exit codes: 0 ok, 2 unknown preset or usage.\n",
+          f);
+}
+
+static const char *unit_of(const sim_param *pa) {
+    switch (pa->kind) {
+    case SIM_PK_COUNT:
+        return "integer";
+    case SIM_PK_NUMBER:
+        return "number";
+    case SIM_PK_PERCENT:
+        return "percent";
+    case SIM_PK_FRACTION:
+        return "fraction";
+    case SIM_PK_SECONDS:
+        return "seconds";
+    case SIM_PK_MILLIS:
+        return "milliseconds";
+    case SIM_PK_DURATION:
+        return "duration";
+    case SIM_PK_BOOL:
+        return "boolean";
+    case SIM_PK_WORD:
+        return "one of";
+    case SIM_PK_STATUSES:
+        return "HTTP statuses";
+    case SIM_PK_WORDS:
+        return "names";
+    case SIM_PK_JSON:
+        return "JSON";
+    }
+    return "";
+}
+
+static void choices(FILE *f, const sim_param *pa) {
+    for (int i = 0; pa->choices && pa->choices[i]; i++)
+        fprintf(f, "%s%s", i ? ", " : ": ", pa->choices[i]);
+}
+
+static void print_text(FILE *f, const sim_preset *p) {
+    fprintf(f, "%s: %s, %s\n%s\nsource: %s\n\nparameters (the library's names and units):\n",
+            p->name, p->library, p->version, p->summary, p->source);
+    for (const sim_param *pa = p->params; pa->name; pa++) {
+        fprintf(f, "  %-36s %s", pa->name, unit_of(pa));
+        choices(f, pa);
+        fprintf(f, ", default %s: %s\n", pa->deflt, pa->doc);
+    }
+    fputs("\nrules:\n", f);
+    for (const char *const *r = p->rules; *r; r++) fprintf(f, "  - %s\n", *r);
+    fputs("\nnot modelled:\n", f);
+    for (const char *const *r = p->not_modelled; *r; r++) fprintf(f, "  - %s\n", *r);
+}
+
+static void print_markdown(FILE *f, const sim_preset *p) {
+    fprintf(f, "## %s\n\n%s: %s, %s. Source: %s.\n\n", p->name, p->summary, p->library, p->version,
+            p->source);
+    fputs("| parameter | unit | default | meaning |\n|---|---|---|---|\n", f);
+    for (const sim_param *pa = p->params; pa->name; pa++) {
+        fprintf(f, "| `%s` | %s", pa->name, unit_of(pa));
+        choices(f, pa);
+        fprintf(f, " | %s | %s |\n", pa->deflt, pa->doc);
+    }
+    fputs("\nRules:\n\n", f);
+    for (const char *const *r = p->rules; *r; r++) fprintf(f, "- %s\n", *r);
+    fputs("\nNot modelled:\n\n", f);
+    for (const char *const *r = p->not_modelled; *r; r++) fprintf(f, "- %s\n", *r);
+    fputc('\n', f);
+}
+
+int cmd_presets(int argc, char **argv) {
+    const char *name = NULL;
+    bool markdown = false;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return CLI_OK;
+        } else if (strcmp(argv[i], "--markdown") == 0) {
+            markdown = true;
+        } else if (argv[i][0] == '-' || name != NULL) {
+            fprintf(stderr, "fusebox presets: unexpected argument '%s'\n", argv[i]);
+            usage(stderr);
+            return CLI_BAD_INPUT;
+        } else {
+            name = argv[i];
+        }
+    }
+    const sim_preset *const *all = sim_presets();
+    if (name) {
+        const sim_preset *p = sim_preset_find(name);
+        if (p == NULL) {
+            fprintf(stderr, "fusebox presets: no preset named '%s' (fusebox presets lists them)\n",
+                    name);
+            return CLI_BAD_INPUT;
+        }
+        markdown ? print_markdown(stdout, p) : print_text(stdout, p);
+        return CLI_OK;
+    }
+    for (size_t i = 0; all[i]; i++) {
+        if (markdown)
+            print_markdown(stdout, all[i]);
+        else
+            printf("%-18s %-26s %s\n", all[i]->name, all[i]->library, all[i]->version);
+    }
+    return CLI_OK;
+}

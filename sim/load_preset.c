@@ -1,0 +1,220 @@
+/*
+ * load_preset.c - a layer given as a library preset: {"preset": NAME, ...the
+ * library's own keys}. Every key is checked against the preset's parameters
+ * (with a did-you-mean), every value read in the library's unit and range,
+ * and the preset's apply() builds the layer (sim/preset.h).
+ */
+#include "sim/loadint.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/preset.h"
+
+/* "PT10S", "PT1M30S", "PT0.5S", "PT2H": Spring's ISO-8601 durations (no days or dates). */
+static bool iso_duration(const char *s, fb_time_us *out) {
+    if (strncmp(s, "PT", 2) != 0 || s[2] == '\0') return false;
+    double total = 0;
+    for (const char *p = s + 2; *p;) {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || !(v >= 0)) return false;
+        double unit = *end == 'H' ? 3600 : *end == 'M' ? 60 : *end == 'S' ? 1 : -1;
+        if (unit < 0) return false;
+        total += v * unit;
+        p = end + 1;
+    }
+    if (total > 1e9) return false;
+    *out = (fb_time_us)llround(total * 1e6);
+    return true;
+}
+
+/* A number in the parameter's range (in its unit). */
+static int number(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v, double *out) {
+    if (!cJSON_IsNumber(v))
+        return ld_fail(P, "%s: %s is a number, got %s", p->name, pa->name, ld_type_name(v));
+    double d = v->valuedouble;
+    if (pa->kind == SIM_PK_COUNT && d != floor(d))
+        return ld_fail(P, "%s: %s is an integer, got %g", p->name, pa->name, d);
+    if (d >= pa->min && d <= pa->max) {
+        *out = d;
+        return FB_OK;
+    }
+    if (pa->kind == SIM_PK_PERCENT && d > 0 && d < 1 && d * 100 >= pa->min)
+        return ld_fail(P, "%s: %s is a percentage in [%g, %g], got %g (did you mean %g?)", p->name,
+                       pa->name, pa->min, pa->max, d, d * 100);
+    return ld_fail(P, "%s: %s is %s in [%g, %g], got %g", p->name, pa->name,
+                   pa->kind == SIM_PK_COUNT      ? "an integer"
+                   : pa->kind == SIM_PK_PERCENT  ? "a percentage"
+                   : pa->kind == SIM_PK_SECONDS  ? "a number of seconds"
+                   : pa->kind == SIM_PK_MILLIS   ? "a number of milliseconds"
+                   : pa->kind == SIM_PK_FRACTION ? "a fraction"
+                                                 : "a number",
+                   pa->min, pa->max, d);
+}
+
+/* Spring's durations: "10s", "500ms", "PT10S", or a number of milliseconds. */
+static int duration(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
+                    sim_param_value *out) {
+    fb_time_us us = 0;
+    if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 1e12)
+        us = (fb_time_us)llround(v->valuedouble * 1e3);
+    else if (!cJSON_IsString(v) || (!iso_duration(v->valuestring, &us) &&
+                                    sim_parse_duration(v->valuestring, &us) != FB_OK))
+        return ld_fail(P,
+                       "%s: %s is a duration (\"10s\", \"500ms\", \"PT10S\", or a number of "
+                       "milliseconds)",
+                       p->name, pa->name);
+    double s = (double)us / 1e6;
+    if (!(s >= pa->min && s <= pa->max))
+        return ld_fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
+                       pa->max);
+    out->us = us;
+    out->num = s;
+    return FB_OK;
+}
+
+static int word_index(const sim_param *pa, const char *w) {
+    for (int i = 0; pa->choices && pa->choices[i]; i++)
+        if (strcmp(pa->choices[i], w) == 0) return i;
+    return -1;
+}
+
+static int unknown_word(pctx *P, const sim_preset *p, const sim_param *pa, const char *w) {
+    const char *s = ld_suggest(w, pa->choices);
+    if (s) return ld_fail(P, "%s: %s has no '%s' (did you mean '%s'?)", p->name, pa->name, w, s);
+    return ld_fail(P, "%s: %s has no '%s'", p->name, pa->name, w);
+}
+
+/* STATUSES and WORDS: a list of at most SIM_PRESET_LIST_MAX entries. */
+static int list(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
+                sim_param_value *out) {
+    if (!cJSON_IsArray(v)) return ld_fail(P, "%s: %s is a list", p->name, pa->name);
+    for (const cJSON *e = v->child; e; e = e->next) {
+        if (out->list_count == SIM_PRESET_LIST_MAX)
+            return ld_fail(P, "at most %d entries in %s", SIM_PRESET_LIST_MAX, pa->name);
+        size_t old = ld_push_index(P, out->list_count);
+        int rc = FB_OK;
+        if (pa->kind == SIM_PK_STATUSES) {
+            if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) ||
+                e->valuedouble < 100 || e->valuedouble > 599)
+                rc = ld_fail(P, "an HTTP status is an integer in 100..599");
+            else
+                out->list[out->list_count] = (int)e->valuedouble;
+        } else if (!cJSON_IsString(e)) {
+            rc = ld_fail(P, "expected a name, got %s", ld_type_name(e));
+        } else if (pa->choices) {
+            int k = word_index(pa, e->valuestring);
+            rc = k < 0 ? unknown_word(P, p, pa, e->valuestring) : FB_OK;
+            out->list[out->list_count] = k;
+        }
+        ld_pop(P, old);
+        if (rc != FB_OK) return rc;
+        out->list_count++;
+    }
+    return FB_OK;
+}
+
+/* One parameter's value, read in the library's unit. */
+static int param_value(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
+                       sim_param_value *out) {
+    out->set = true;
+    out->json = v;
+    switch (pa->kind) {
+    case SIM_PK_COUNT:
+    case SIM_PK_NUMBER:
+    case SIM_PK_PERCENT:
+    case SIM_PK_FRACTION:
+        return number(P, p, pa, v, &out->num);
+    case SIM_PK_SECONDS:
+    case SIM_PK_MILLIS: {
+        int rc = number(P, p, pa, v, &out->num);
+        double scale = pa->kind == SIM_PK_SECONDS ? 1e6 : 1e3;
+        out->us = (fb_time_us)llround(out->num * scale);
+        return rc;
+    }
+    case SIM_PK_DURATION:
+        return duration(P, p, pa, v, out);
+    case SIM_PK_BOOL:
+        if (!cJSON_IsBool(v)) return ld_fail(P, "%s: %s is true or false", p->name, pa->name);
+        out->num = cJSON_IsTrue(v);
+        return FB_OK;
+    case SIM_PK_WORD:
+        if (!cJSON_IsString(v)) return ld_fail(P, "%s: %s is a name", p->name, pa->name);
+        out->word = word_index(pa, v->valuestring);
+        return out->word < 0 ? unknown_word(P, p, pa, v->valuestring) : FB_OK;
+    case SIM_PK_STATUSES:
+    case SIM_PK_WORDS:
+        return list(P, p, pa, v, out);
+    case SIM_PK_JSON:
+        return FB_OK;
+    }
+    return FB_OK;
+}
+
+/* The keys a preset layer may have: its own three, then the library's. */
+static int check_preset_keys(pctx *P, const cJSON *e, const sim_preset *p) {
+    const char *keys[SIM_PRESET_PARAMS_MAX + 4] = {"name", "description", "preset"};
+    size_t n = 3;
+    for (const sim_param *pa = p->params; pa->name && n + 1 < sizeof keys / sizeof keys[0]; pa++)
+        keys[n++] = pa->name;
+    keys[n] = NULL;
+    for (const cJSON *it = e->child; it; it = it->next) {
+        bool known = false;
+        for (size_t i = 0; i < n && !known; i++) known = strcmp(it->string, keys[i]) == 0;
+        if (known) continue;
+        size_t old = ld_push_key(P, it->string);
+        const char *s = ld_suggest(it->string, keys);
+        int rc = s ? ld_fail(P, "%s (%s %s) has no parameter '%s' (did you mean '%s'?)", p->name,
+                             p->library, p->version, it->string, s)
+                   : ld_fail(P, "%s (%s %s) has no parameter '%s'", p->name, p->library, p->version,
+                             it->string);
+        ld_pop(P, old);
+        return rc;
+    }
+    return FB_OK;
+}
+
+static int find_preset(pctx *P, const cJSON *e, const sim_preset **out) {
+    char name[SIM_NAME_MAX] = "";
+    int rc = ld_get_string(P, e, "preset", name, sizeof name);
+    if (rc != FB_OK) return rc;
+    *out = sim_preset_find(name);
+    if (*out) return FB_OK;
+    const char *names[64];
+    size_t n = 0;
+    for (const sim_preset *const *p = sim_presets(); *p && n + 1 < 64; p++) names[n++] = (*p)->name;
+    names[n] = NULL;
+    size_t old = ld_push_key(P, "preset");
+    const char *s = ld_suggest(name, names);
+    rc = s ? ld_fail(P, "no preset named '%s' (did you mean '%s'? fusebox presets lists them)",
+                     name, s)
+           : ld_fail(P, "no preset named '%s' (fusebox presets lists them)", name);
+    ld_pop(P, old);
+    return rc;
+}
+
+int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
+    const sim_preset *p = NULL;
+    int rc = find_preset(P, e, &p);
+    if (rc == FB_OK) rc = check_preset_keys(P, e, p);
+    if (rc != FB_OK) return rc;
+    sim_param_value values[SIM_PRESET_PARAMS_MAX];
+    memset(values, 0, sizeof values);
+    uint32_t i = 0;
+    for (const sim_param *pa = p->params; rc == FB_OK && pa->name; pa++, i++) {
+        const cJSON *v = ld_field(e, pa->name);
+        if (v == NULL) continue;
+        size_t old = ld_push_key(P, pa->name);
+        rc = param_value(P, p, pa, v, &values[i]);
+        ld_pop(P, old);
+    }
+    if (rc != FB_OK) return rc;
+    ld_layer_defaults(P->sc, L);
+    char msg[400] = "";
+    rc = p->apply(p, values, P->sc, L, msg, sizeof msg);
+    if (rc != FB_OK) return ld_fail(P, "%s: %s", p->name, msg[0] ? msg : "invalid parameters");
+    return FB_OK;
+}

@@ -1,0 +1,44 @@
+#!/bin/sh
+# presets.sh - `fusebox presets`, docs/presets.md, and preset layers in scenarios.
+#
+# docs/presets.md is the command's own output below its marker; every preset
+# loads with its defaults; bad names, keys and values exit 2 naming the path,
+# the library's key and a did-you-mean.
+set -u
+. tests/tap.sh
+T=$E2E_TMP
+
+expect_exit 0 "fusebox presets lists the catalog" "$FUSEBOX" presets
+names=$(printf '%s\n' "$OUT" | awk '{print $1}')
+[ -n "$names" ]
+ok $? "the catalog is not empty"
+"$FUSEBOX" presets --markdown >"$T/md"
+sed -n '/^<!-- generated: fusebox presets --markdown -->$/,$p' docs/presets.md | tail -n +2 >"$T/doc"
+cmp -s "$T/md" "$T/doc"
+ok $? "docs/presets.md is the output of fusebox presets --markdown (regenerate it if not)"
+
+# every preset, with its defaults only, in a one-layer variant
+for p in $names; do
+    cat >"$T/$p.json" <<JSON
+{"name": "p", "duration": "5s",
+ "traffic": [{"class": "chat", "arrivals": {"constant": "2/s"}, "prompt_tokens": 10, "completion_tokens": 5}],
+ "providers": [{"name": "a", "latency": {"ttft": "10ms"}}],
+ "variants": {"v": {"layers": [{"name": "x", "preset": "$p"}]}}}
+JSON
+    expect_exit 0 "preset $p loads with its defaults and runs" "$FUSEBOX" run "$T/$p.json" -o "$T/out-$p" --no-charts -q
+    expect_exit 0 "fusebox presets $p prints its parameters, rules and what it does not model" "$FUSEBOX" presets "$p"
+    contains "$OUT" "not modelled:" "fusebox presets $p: its limits are stated"
+done
+
+sed 's/"preset": "openai-python"/"preset": "openai-pyton"/' "$T/openai-python.json" >"$T/bad1.json"
+expect_exit 2 "an unknown preset exits 2" "$FUSEBOX" validate "$T/bad1.json"
+contains "$ERR" "variants.v.layers[0].preset: no preset named 'openai-pyton' (did you mean 'openai-python'?" "... naming the path, with a did-you-mean"
+sed 's/"preset": "openai-python"/"preset": "openai-python", "max_retry": 2/' "$T/openai-python.json" >"$T/bad2.json"
+expect_exit 2 "an unknown parameter exits 2" "$FUSEBOX" validate "$T/bad2.json"
+contains "$ERR" "variants.v.layers[0].max_retry: openai-python" "... naming the path and the preset"
+contains "$ERR" "(did you mean 'max_retries'?)" "... with the library's key as the suggestion"
+sed 's/"preset": "openai-python"/"preset": "openai-python", "timeout": "30s"/' "$T/openai-python.json" >"$T/bad3.json"
+expect_exit 2 "a value in the wrong unit exits 2" "$FUSEBOX" validate "$T/bad3.json"
+contains "$ERR" "variants.v.layers[0].timeout: openai-python: timeout is a number" "... saying what the library takes"
+expect_exit 2 "fusebox presets NAME for an unknown name exits 2" "$FUSEBOX" presets nope
+finish
