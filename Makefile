@@ -34,22 +34,24 @@ ALL_LDFLAGS = $(LDFLAGS_$(V)) $(LDFLAGS) -Wl,--as-needed
 # so that parsing this file works before `make deps` has run.
 pkg = $(shell pkg-config --libs $(1) 2>/dev/null || echo $(2))
 LIB_CJSON := $(call pkg,libcjson,-lcjson)
+LIB_YAML := $(call pkg,yaml-0.1,-lyaml)
 LIB_CURL := $(call pkg,libcurl,-lcurl)
 LIB_MHD := $(call pkg,libmicrohttpd,-lmicrohttpd)
 LIB_CMOCKA := $(call pkg,cmocka,-lcmocka)
-EXT_LIBS := $(LIB_CURL) $(LIB_MHD) $(LIB_CJSON) -lm -lpthread
+EXT_LIBS := $(LIB_CURL) $(LIB_MHD) $(LIB_CJSON) $(LIB_YAML) -lm -lpthread
 
-DEPS_PKGS := libcurl4-openssl-dev libmicrohttpd-dev libcjson-dev libcmocka-dev gnuplot-nox pkg-config
+DEPS_PKGS := libcurl4-openssl-dev libmicrohttpd-dev libcjson-dev libyaml-dev libcmocka-dev gnuplot-nox \
+             pkg-config
 # What the end-to-end suites use besides the build (python3 reads JSON, curl talks HTTP).
 TEST_PKGS := python3 curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-MODULES := core sim reports sweep live mockserver
+MODULES := core sim import reports sweep live mockserver
 src_of = $(sort $(wildcard $(1)/*.c))
 obj_of = $(patsubst %.c,$(BUILD)/%.o,$(call src_of,$(1)))
 lib_of = $(if $(call src_of,$(1)),$(BUILD)/lib/libfb$(1).a)
 # Link order: dependants before dependencies.
-LIBS := $(foreach m,live mockserver sweep reports sim core,$(call lib_of,$(m)))
+LIBS := $(foreach m,live mockserver sweep reports import sim core,$(call lib_of,$(m)))
 
 CLI_OBJ := $(call obj_of,cli)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -143,7 +145,7 @@ run: $(FUSEBOX)
 checksrc:
 	@tests/checksrc.sh
 
-FMT_FILES = $(sort $(wildcard core/*.[ch] sim/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
+FMT_FILES = $(sort $(wildcard core/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
                    mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] bench/*.[ch]))
 fmt:
 	clang-format -i $(FMT_FILES)

@@ -15,5 +15,6 @@ int cmd_merge(int argc, char **argv);
 int cmd_mock(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 int cmd_presets(int argc, char **argv);
+int cmd_import_policy(int argc, char **argv);
 
 #endif

@@ -221,7 +221,8 @@ static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     sim_scenario *sc = NULL;
     sim_error err;
     c->scenarios++;
-    if (sim_scenario_load(file, o->sets, o->nsets, o->seed, &sc, &err) != FB_OK) {
+    if (sim_scenario_load_import(file, o->sets, o->nsets, o->seed, &cli_importer, &sc, &err) !=
+        FB_OK) {
         load_error(file, &err, out, x, c);
         return;
     }
@@ -453,7 +454,7 @@ int cmd_validate(int argc, char **argv) {
         nargs++;
         sim_scenario *sc = NULL;
         sim_error err;
-        if (sim_scenario_load(argv[i], NULL, 0, NULL, &sc, &err) != FB_OK) {
+        if (sim_scenario_load_import(argv[i], NULL, 0, NULL, &cli_importer, &sc, &err) != FB_OK) {
             cli_scenario_error(&err);
             status = CLI_BAD_INPUT;
             continue;

@@ -33,6 +33,7 @@ int cmd_merge(int argc, char **argv) {
     bool charts = true, quiet = false;
     sweep_args analysis;
     memset(&analysis, 0, sizeof analysis);
+    analysis.import = &cli_importer;
     const char **files = calloc((size_t)argc, sizeof *files);
     if (files == NULL) return cli_bad("merge", "out of memory");
     size_t n = 0;

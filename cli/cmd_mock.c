@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "mockserver/mock.h"
 #include "mockserver/scenario.h"
 #include "sim/scenario.h"
@@ -156,7 +157,7 @@ static int apply_scenario(int argc, char **argv, mock_config *cfg, sim_fault *fa
     sim_scenario *sc = NULL;
     sim_error serr;
     memset(&serr, 0, sizeof serr);
-    if (sim_scenario_load(scenario, NULL, 0, NULL, &sc, &serr) != FB_OK) {
+    if (sim_scenario_load_import(scenario, NULL, 0, NULL, &cli_importer, &sc, &serr) != FB_OK) {
         char msg[1024];
         sim_error_format(&serr, msg, sizeof msg);
         fprintf(stderr, "fusebox mock: %s\n", msg);

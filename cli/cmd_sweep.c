@@ -277,6 +277,7 @@ bad:
 
 /* Returns -1 to go on, or an exit code. */
 static int parse_args(int argc, char **argv, sweep_opts *o) {
+    o->a.import = &cli_importer;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         int r = cli_sweep_analysis_opt("sweep", argc, argv, &i, &o->a);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "import/policy.h"
 #include "reports/charts.h"
 #include "reports/report.h"
 
@@ -182,8 +183,8 @@ bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a
 int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, bool *selected) {
     sim_error err;
     *out = NULL;
-    if (sim_scenario_load(a->file, a->sets, a->nsets, a->has_seed ? &a->seed : NULL, out, &err) !=
-        FB_OK)
+    if (sim_scenario_load_import(a->file, a->sets, a->nsets, a->has_seed ? &a->seed : NULL,
+                                 &cli_importer, out, &err) != FB_OK)
         return cli_scenario_error(&err);
     for (size_t k = 0; k < a->nonly; k++) {
         int v = sim_scenario_variant(*out, a->only[k]);
@@ -196,3 +197,5 @@ int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, boo
     }
     return CLI_OK;
 }
+
+const sim_import cli_importer = {imp_policy_layer, NULL};

@@ -218,3 +218,65 @@ int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
     if (rc != FB_OK) return ld_fail(P, "%s: %s", p->name, msg[0] ? msg : "invalid parameters");
     return FB_OK;
 }
+
+/* Record a note on the scenario being read (the loader owns it until it returns). */
+static void add_note(pctx *P, const char *line) {
+    sim_scenario *sc = (sim_scenario *)P->sc;
+    if (sc->note_count == SIM_NOTES_MAX) {
+        sc->notes_dropped++;
+        return;
+    }
+    snprintf(sc->notes[sc->note_count++], SIM_NOTE_LEN, "%s: %s", P->path, line);
+}
+
+/* A relative path is beside the scenario file. */
+static void resolve(const pctx *P, const char *file, char *out, size_t len) {
+    const char *slash = strrchr(P->sc->file, '/');
+    if (file[0] == '/' || slash == NULL)
+        snprintf(out, len, "%s", file);
+    else
+        snprintf(out, len, "%.*s/%s", (int)(slash - P->sc->file), P->sc->file, file);
+}
+
+/* The preset layer the hook made of the file, parsed as if written here. */
+static int parse_imported(pctx *P, const char *json, const char *file, sim_layer *L) {
+    cJSON *obj = cJSON_Parse(json);
+    if (obj == NULL || !cJSON_IsObject(obj)) {
+        cJSON_Delete(obj);
+        return ld_fail(P, "the import of %s did not give a layer", file);
+    }
+    int rc = ld_parse_preset(P, obj, L);
+    if (rc != FB_OK) {
+        size_t n = strlen(P->err->msg);
+        snprintf(P->err->msg + n, sizeof P->err->msg - n, " (imported from %s)", file);
+    }
+    cJSON_Delete(obj);
+    return rc;
+}
+
+int ld_import_layer(pctx *P, const cJSON *e, sim_layer *L) {
+    static const char *const keys[] = {"name", "description", "import", "file", "instance", NULL};
+    char kind[SIM_NAME_MAX] = "", file[256] = "", instance[SIM_NAME_MAX] = "", path[512];
+    int rc = ld_check_object(P, e, keys, (const char *const[]){"import", "file", NULL});
+    if (rc == FB_OK) rc = ld_get_string(P, e, "import", kind, sizeof kind);
+    if (rc == FB_OK) rc = ld_get_string(P, e, "file", file, sizeof file);
+    if (rc == FB_OK) rc = ld_get_string(P, e, "instance", instance, sizeof instance);
+    if (rc != FB_OK) return rc;
+    if (P->imp == NULL || P->imp->layer == NULL)
+        return ld_fail(P, "this program cannot import policy files (fusebox run can)");
+    resolve(P, file, path, sizeof path);
+    char *json = NULL, *notes = NULL, msg[512] = "";
+    rc = P->imp->layer(P->imp->ctx, kind, path, instance[0] ? instance : NULL, &json, &notes, msg,
+                       sizeof msg);
+    if (rc != FB_OK) {
+        rc = ld_fail(P, "%s", msg);
+    } else {
+        rc = parse_imported(P, json, path, L);
+        for (char *line = notes ? strtok(notes, "\n") : NULL; rc == FB_OK && line;
+             line = strtok(NULL, "\n"))
+            add_note(P, line);
+    }
+    free(json);
+    free(notes);
+    return rc;
+}

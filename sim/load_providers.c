@@ -279,7 +279,7 @@ int sim_faults_parse(const char *text, size_t len, const char *file, sim_fault *
     *count = 0;
     cJSON *root = ld_parse_json(text, len, err);
     if (root == NULL) return FB_EPARSE;
-    pctx P = {err, "", 0, true, NULL};
+    pctx P = {err, "", 0, true, NULL, NULL};
     const cJSON *arr = root;
     int rc = FB_OK;
     if (cJSON_IsObject(root)) { /* {"faults": [...]} */

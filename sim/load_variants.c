@@ -78,6 +78,7 @@ static int layer_object(pctx *P, const cJSON *e, sim_policy *pol, uint8_t *idx) 
     if (i < 0) return FB_EINVAL;
     *idx = (uint8_t)i;
     if (ld_field(e, "preset")) return ld_parse_preset(P, e, &pol->layers[i]);
+    if (ld_field(e, "import")) return ld_import_layer(P, e, &pol->layers[i]);
     return ld_parse_layer(P, e, &pol->layers[i], keys);
 }
 

@@ -38,6 +38,7 @@ typedef struct pctx {
     size_t len;
     bool timing_optional;   /* faults without at/for: from the start, for ever */
     const sim_scenario *sc; /* so far: providers come first, the rest refer to them */
+    const sim_import *imp;  /* reads the policy files layers may name; NULL: none */
 } pctx;
 
 /* ---- errors and paths (load_json.c) ---- */
@@ -127,6 +128,8 @@ extern const char *const ld_layer_keys[]; /* LD_LAYER_KEYS, NULL */
 void ld_layer_defaults(const sim_scenario *sc, sim_layer *L);
 /* A layer given as {"preset": NAME, ...the library's keys} (load_preset.c). */
 int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L);
+/* A layer that names a policy file: {"import": KIND, "file": F, "instance": I} (load_preset.c). */
+int ld_import_layer(pctx *P, const cJSON *e, sim_layer *L);
 /* One layer's policy from v, whose keys must be among `keys` (load_policy.c). */
 int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *L, const char *const *keys);
 /* "policy" and "variants": each variant is the policy with its own keys merged over. */

@@ -215,6 +215,14 @@ static int apply_sets(cJSON *root, const char *const *sets, size_t set_count, si
 int sim_scenario_parse(const char *text, size_t len, const char *file, const char *const *sets,
                        size_t set_count, const uint64_t *seed_override, sim_scenario **out,
                        sim_error *err) {
+    return sim_scenario_parse_import(text, len, file, sets, set_count, seed_override, NULL, out,
+                                     err);
+}
+
+int sim_scenario_parse_import(const char *text, size_t len, const char *file,
+                              const char *const *sets, size_t set_count,
+                              const uint64_t *seed_override, const sim_import *imp,
+                              sim_scenario **out, sim_error *err) {
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", file ? file : "<scenario>");
     *out = NULL;
@@ -228,7 +236,7 @@ int sim_scenario_parse(const char *text, size_t len, const char *file, const cha
     }
     if (rc == FB_OK) {
         snprintf(sc->file, sizeof sc->file, "%s", err->file);
-        pctx P = {err, "", 0, false, sc};
+        pctx P = {err, "", 0, false, sc, imp};
         rc = parse_top(&P, root, sc);
     }
     if (rc != FB_OK) {
@@ -248,6 +256,12 @@ int sim_scenario_parse(const char *text, size_t len, const char *file, const cha
 
 int sim_scenario_load(const char *file, const char *const *sets, size_t set_count,
                       const uint64_t *seed_override, sim_scenario **out, sim_error *err) {
+    return sim_scenario_load_import(file, sets, set_count, seed_override, NULL, out, err);
+}
+
+int sim_scenario_load_import(const char *file, const char *const *sets, size_t set_count,
+                             const uint64_t *seed_override, const sim_import *imp,
+                             sim_scenario **out, sim_error *err) {
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", file);
     *out = NULL;
@@ -276,7 +290,7 @@ int sim_scenario_load(const char *file, const char *const *sets, size_t set_coun
         return FB_ECAP;
     }
     buf[n] = '\0';
-    int rc = sim_scenario_parse(buf, n, file, sets, set_count, seed_override, out, err);
+    int rc = sim_scenario_parse_import(buf, n, file, sets, set_count, seed_override, imp, out, err);
     free(buf);
     return rc;
 }

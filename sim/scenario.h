@@ -32,6 +32,8 @@
 #define SIM_EXPECT_MAX 64
 #define SIM_EXPECT_LEN 256
 #define SIM_PODS_MAX 10000
+#define SIM_NOTES_MAX 64
+#define SIM_NOTE_LEN 320
 
 typedef struct sim_error {
     char file[256];
@@ -236,6 +238,10 @@ typedef struct sim_scenario {
     sim_limits limits;
     char expect[SIM_EXPECT_MAX][SIM_EXPECT_LEN];
     uint32_t expect_count;
+    /* what the loader noticed and accepted, e.g. keys of an imported policy file that are
+       not modelled: "variants.v.layers[0]: application.yml:12:7: ...: not modelled" */
+    char notes[SIM_NOTES_MAX][SIM_NOTE_LEN];
+    uint32_t note_count, notes_dropped;
     void *json; /* cJSON *: the document after --set overrides, for the report echo */
 } sim_scenario;
 
@@ -251,6 +257,29 @@ int sim_scenario_load(const char *file, const char *const *sets, size_t set_coun
 int sim_scenario_parse(const char *text, size_t len, const char *file, const char *const *sets,
                        size_t set_count, const uint64_t *seed_override, sim_scenario **out,
                        sim_error *err);
+
+/*
+ * A layer may name a library's configuration file instead of spelling out
+ * its keys: {"name": "cb", "import": "resilience4j", "file": "application.yml",
+ * "instance": "backendA"}. The loader reads it through this hook (the CLI
+ * gives import/'s, which turns the file into a preset layer as JSON text,
+ * and the keys it does not model into notes, one per line; both malloc'ed).
+ * A relative file is found beside the scenario. Without a hook such a layer
+ * is an error.
+ */
+typedef struct sim_import {
+    int (*layer)(void *ctx, const char *kind, const char *file, const char *select, char **json,
+                 char **notes, char *msg, size_t msglen);
+    void *ctx;
+} sim_import;
+
+int sim_scenario_load_import(const char *file, const char *const *sets, size_t set_count,
+                             const uint64_t *seed_override, const sim_import *imp,
+                             sim_scenario **out, sim_error *err);
+int sim_scenario_parse_import(const char *text, size_t len, const char *file,
+                              const char *const *sets, size_t set_count,
+                              const uint64_t *seed_override, const sim_import *imp,
+                              sim_scenario **out, sim_error *err);
 void sim_scenario_free(sim_scenario *sc);
 
 /*

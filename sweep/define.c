@@ -100,7 +100,8 @@ int sweep_load_point(const sweep *sw, uint64_t p, const uint64_t *seed, sim_scen
         snprintf(err->msg, sizeof err->msg, "out of memory");
         return FB_ENOMEM;
     }
-    int rc = sim_scenario_parse(sw->text, sw->text_len, sw->file, ps.v, ps.n, seed, sc, err);
+    int rc = sim_scenario_parse_import(sw->text, sw->text_len, sw->file, ps.v, ps.n, seed,
+                                       sw->import, sc, err);
     point_sets_free(&ps);
     if (rc == FB_OK && sim_scenario_variant(*sc, sw->variant) < 0) {
         snprintf(err->path, sizeof err->path, "variants");
@@ -355,6 +356,7 @@ static int take_inputs(sweep *sw, const sweep_args *a, char *msg, size_t msglen)
     sw->hash = sweep_hash(sw->text, sw->text_len);
     if (a->set_count > SWEEP_SETS_MAX)
         return sweep_fail(msg, msglen, FB_ECAP, "at most %d --set options", SWEEP_SETS_MAX);
+    sw->import = a->import;
     sw->sets = calloc(a->set_count + 1, sizeof *sw->sets);
     if (sw->sets == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     for (size_t i = 0; i < a->set_count; i++) {
@@ -368,8 +370,9 @@ static int take_inputs(sweep *sw, const sweep_args *a, char *msg, size_t msglen)
 /* The scenario with the sweep's --set applied: what the points start from. */
 static int load_base(sweep *sw, const uint64_t *seed, char *msg, size_t msglen) {
     sim_error err;
-    int rc = sim_scenario_parse(sw->text, sw->text_len, sw->file, (const char *const *)sw->sets,
-                                sw->set_count, seed, &sw->base, &err);
+    int rc =
+        sim_scenario_parse_import(sw->text, sw->text_len, sw->file, (const char *const *)sw->sets,
+                                  sw->set_count, seed, sw->import, &sw->base, &err);
     if (rc != FB_OK) {
         char where[1100];
         sim_error_format(&err, where, sizeof where);

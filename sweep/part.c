@@ -176,6 +176,7 @@ static int check_same_sweep(const part *a, const part *b, char *msg, size_t msgl
 static int args_from_part(const part *pt, const sweep_args *over, sweep_args *a, const char **sets,
                           const char **grids, uint64_t *seed, char *msg, size_t msglen) {
     memset(a, 0, sizeof *a);
+    a->import = over ? over->import : NULL;
     const cJSON *s = pt->sweep, *an = cJSON_GetObjectItemCaseSensitive(pt->root, "analysis");
     a->scenario_file = json_string_or_null(s, "scenario");
     a->scenario_text = json_string_or_null(pt->root, "scenario_text");

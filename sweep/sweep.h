@@ -149,6 +149,7 @@ typedef struct sweep_args {
     bool strict;              /* constraints must hold at the pessimistic end of the 95% CI */
     const char *heatmap;      /* metric; NULL: the objective, else blast_radius */
     const char *heatmap_dims; /* "KEY1,KEY2"; NULL: the first two dimensions */
+    const sim_import *import; /* reads policy files that layers name (NULL: none) */
 } sweep_args;
 
 /*

@@ -25,7 +25,8 @@ struct sweep {
     char *text;
     size_t text_len;
     uint64_t hash;
-    sim_scenario *base; /* the scenario with the sweep's own --set applied */
+    sim_scenario *base;       /* the scenario with the sweep's own --set applied */
+    const sim_import *import; /* for layers that name a policy file */
     char variant[SIM_NAME_MAX];
     bool has_variants; /* relative keys go to variants.NAME (else policy) */
     char **sets;
