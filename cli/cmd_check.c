@@ -459,6 +459,7 @@ int cmd_validate(int argc, char **argv) {
             status = CLI_BAD_INPUT;
             continue;
         }
+        cli_print_notes("validate", sc);
         bool ok = true;
         for (uint32_t k = 0; k < sc->expect_count; k++) {
             char m[300];

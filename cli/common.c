@@ -180,12 +180,20 @@ bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a
     return true;
 }
 
+void cli_print_notes(const char *cmd, const sim_scenario *sc) {
+    for (uint32_t i = 0; i < sc->note_count; i++)
+        fprintf(stderr, "fusebox %s: %s: note: %s\n", cmd, sc->file, sc->notes[i]);
+    if (sc->notes_dropped)
+        fprintf(stderr, "fusebox %s: %s: note: %u more notes\n", cmd, sc->file, sc->notes_dropped);
+}
+
 int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, bool *selected) {
     sim_error err;
     *out = NULL;
     if (sim_scenario_load_import(a->file, a->sets, a->nsets, a->has_seed ? &a->seed : NULL,
                                  &cli_importer, out, &err) != FB_OK)
         return cli_scenario_error(&err);
+    cli_print_notes(cmd, *out);
     for (size_t k = 0; k < a->nonly; k++) {
         int v = sim_scenario_variant(*out, a->only[k]);
         if (v < 0) {

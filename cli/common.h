@@ -19,6 +19,8 @@ bool cli_opt(int argc, char **argv, int *i, const char *shortname, const char *l
 /* Print "fusebox CMD: ..." on stderr and return CLI_BAD_INPUT. */
 int cli_bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_missing(const char *cmd, const char *opt);
+/* The loader's notes (e.g. keys of an imported file not modelled), on stderr. */
+void cli_print_notes(const char *cmd, const sim_scenario *sc);
 /* The loader's hook for layers that name a policy file (import/policy.h). */
 extern const sim_import cli_importer;
 /* Print a scenario error (file: path: message) and return CLI_BAD_INPUT. */
