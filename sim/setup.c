@@ -36,6 +36,7 @@ static int setup_providers(sim *s) {
         const sim_provider *pv = &s->sc->providers[p];
         prov *pr = &s->provs[p];
         pr->capacity_factor = 1.0;
+        pr->codel.first_above_us = FB_TIME_NONE;
         sim_fifo_init(&pr->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
         if (pv->rpm > 0) {
             pr->has_rpm = true;

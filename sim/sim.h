@@ -63,6 +63,7 @@ typedef struct sim_provider_summary {
     uint64_t limiter_waits, limiter_rejections;
     uint64_t capacity_429; /* 429s from the RPM/TPM buckets (not scripted) */
     uint64_t overloaded;   /* queue-full answers */
+    uint64_t shed;         /* queued attempts dropped unserved (expired at the head, CoDel) */
     uint32_t in_service_peak, queue_peak;
 } sim_provider_summary;
 

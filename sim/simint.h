@@ -79,6 +79,7 @@ typedef struct attempt {
     uint32_t req, req_gen;
     uint32_t tokens_in, tokens_out; /* billed when served */
     fb_time_us start_us;
+    fb_time_us queued_us;     /* when it entered its provider's queue (CoDel's sojourn) */
     fb_time_us timeout_at_us; /* the client gives up then; FB_TIME_MAX = never */
     bool timer_armed;
     fb_reply reply;
@@ -140,10 +141,19 @@ typedef struct pod {
     fb_rng rng;
 } pod;
 
+/* RFC 8289's state for one provider's queue (provider.c). */
+typedef struct codel {
+    bool dropping;
+    uint32_t count, lastcount;
+    fb_time_us first_above_us; /* FB_TIME_NONE: the sojourn is below target */
+    fb_time_us drop_next_us;
+} codel;
+
 typedef struct prov {
     uint32_t busy;
     sim_fifo queue; /* of ref */
     uint32_t qlive;
+    codel codel;
     bool has_rpm, has_tpm;
     fb_bucket rpm, tpm;
     double capacity_factor;
@@ -285,7 +295,7 @@ void stat_policy(sim *s, const req *r);
 void stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed);
 void stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out);
 void stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted);
-typedef enum tally { T_CAPACITY_429, T_OVERLOADED, T_ABANDONED, T_BREAKER_REJECTION } tally;
+typedef enum tally { T_CAPACITY_429, T_OVERLOADED, T_SHED, T_ABANDONED, T_BREAKER_REJECTION } tally;
 void stat_tally(sim *s, uint32_t provider, tally what);
 void stat_provider_busy(sim *s, uint32_t provider);
 void stat_provider_queued(sim *s, uint32_t provider);

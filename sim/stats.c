@@ -145,6 +145,9 @@ void stat_tally(sim *s, uint32_t provider, tally what) {
     case T_OVERLOADED:
         ps->overloaded++;
         break;
+    case T_SHED:
+        ps->shed++;
+        break;
     case T_ABANDONED:
         ps->abandoned++;
         break;
