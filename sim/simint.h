@@ -158,7 +158,7 @@ typedef struct prov {
     fb_bucket rpm, tpm;
     double capacity_factor;
     fb_breaker store;
-    bool exposed_fault; /* has scripted faults */
+    bool disturbed; /* has scripted faults, or a class with a spike calls it */
     struct {
         uint64_t attempts, errors, rate_limited, timeouts;
     } tick;
@@ -226,6 +226,7 @@ typedef struct sim {
     /* disturbance windows: faults and spikes */
     window windows[WINDOWS_MAX];
     uint32_t window_count;
+    bool judged[WINDOWS_MAX]; /* a full window starting after disturbance k's end was judged */
 } sim;
 
 static inline void *pool_at(const pool *p, uint32_t i) {
@@ -300,6 +301,7 @@ void stat_tally(sim *s, uint32_t provider, tally what);
 void stat_provider_busy(sim *s, uint32_t provider);
 void stat_provider_queued(sim *s, uint32_t provider);
 void stat_pod_queued(sim *s);
+void stat_class_exposure(sim *s, bool exposed);
 void stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev);
 void stat_finalize(sim *s);
 int stat_check_invariants(sim *s);

@@ -169,6 +169,14 @@ void stat_provider_queued(sim *s, uint32_t provider) {
     if (s->provs[provider].qlive > ps->queue_peak) ps->queue_peak = s->provs[provider].qlive;
 }
 
+/* A traffic class calls a disturbed provider (exposed) or not (its failures are collateral). */
+void stat_class_exposure(sim *s, bool exposed) {
+    if (exposed)
+        s->sum->classes_exposed++;
+    else
+        s->sum->classes_unexposed++;
+}
+
 void stat_pod_queued(sim *s) {
     if (s->pod_queue_total > s->sum->pod_queue_peak) s->sum->pod_queue_peak = s->pod_queue_total;
 }
@@ -245,6 +253,23 @@ static void add_core_counts(sim *s, uint32_t p) {
     }
 }
 
+/*
+ * A disturbance that never got back to baseline: not recovered when a full
+ * window after its end was judged (its spillover runs to the end of the
+ * run), undetermined when none was (it was active to the end of traffic, or
+ * ended less than a window before it).
+ */
+static void finalize_spillover(sim *s, uint32_t i) {
+    sim_fault_summary *f = &s->sum->faults[i];
+    if (f->recovered) return;
+    if (f->end_us >= s->sc->duration_us)
+        f->undetermined = SIM_UNDETERMINED_ACTIVE;
+    else if (!s->judged[i])
+        f->undetermined = SIM_UNDETERMINED_NO_WINDOW;
+    if (f->undetermined == SIM_DETERMINED)
+        f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;
+}
+
 void stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
     sum->end_us = s->now;
@@ -257,10 +282,7 @@ void stat_finalize(sim *s) {
     if (s->pol->budget.kind != FB_BUDGET_NONE)
         for (uint32_t k = 0; k < s->npods; k++)
             sum->budget_refusals += fb_budget_stats_get(&s->pods[k].budget)->refused;
-    for (uint32_t i = 0; i < sum->fault_count; i++) {
-        sim_fault_summary *f = &sum->faults[i];
-        if (!f->recovered) f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;
-    }
+    for (uint32_t i = 0; i < sum->fault_count; i++) finalize_spillover(s, i);
 }
 
 /* ---- invariants (tests: sim_run_opts.check_invariants) ---- */
