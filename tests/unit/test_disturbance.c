@@ -22,21 +22,10 @@
 #include "tests/unit/helpers.h"
 
 static sim_summary *run(const sim_scenario *sc) {
-    sim_summary *s = malloc(sizeof *s);
-    assert_non_null(s);
-    sim_run_opts opts = {NULL, NULL, NULL, NULL, 0, true};
-    sim_error err;
-    if (sim_run(sc, 0, &opts, s, &err) != FB_OK) fail_msg("run: %s", err.msg);
-    assert_true(s->complete);
-    return s;
+    return th_run(sc, 0, NULL, NULL);
 }
 
-static double metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
-    double v = 0;
-    char msg[200];
-    if (sim_metric_value(sc, s, name, &v, NULL, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
-    return v;
-}
+#define metric th_metric
 
 /* ---- collateral ---- */
 

@@ -31,16 +31,10 @@ static void on_row(void *ctx, const sim_row *row) {
     if (c->n < ROWS_MAX) c->r[c->n++] = *row;
 }
 
-/* Run the only variant with invariant checks; the caller frees the summary. */
+/* Run the only variant, its rows into *c; the caller frees the summary. */
 static sim_summary *run(const sim_scenario *sc, rows *c) {
-    sim_summary *s = malloc(sizeof *s);
-    assert_non_null(s);
     memset(c, 0, sizeof *c);
-    sim_run_opts opts = {on_row, NULL, NULL, c, 0, true};
-    sim_error err;
-    if (sim_run(sc, 0, &opts, s, &err) != FB_OK) fail_msg("run: %s", err.msg);
-    assert_true(s->complete);
-    return s;
+    return th_run(sc, 0, on_row, c);
 }
 
 /*
@@ -61,23 +55,22 @@ static sim_scenario *four_requests(const char *capacity, const char *latency, co
     return th_load(json);
 }
 
-/* The number of requests that ended in the row starting at t_us (which must exist). */
-static uint64_t ended_at(const rows *c, fb_time_us t_us) {
-    for (size_t i = 0; i < c->n; i++)
-        if (c->r[i].t_us == t_us) return c->r[i].ended;
-    fail_msg("no row starts at %lld us", (long long)t_us);
-    return 0;
-}
-
-/* The rows in which requests ended, as "t_ms:count" pairs, e.g. "1000:1 1750:1". */
-static void ends(const rows *c, char *buf, size_t len) {
+/*
+ * Run sc and check the rows in which requests ended, written as "t_ms:count"
+ * pairs ("1000:1 1750:1"); the caller frees the summary.
+ */
+static sim_summary *run_ends(const sim_scenario *sc, const char *want) {
+    rows c;
+    sim_summary *s = run(sc, &c);
+    char got[256];
     size_t o = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < c->n && o < len; i++)
-        if (c->r[i].ended)
-            o +=
-                (size_t)snprintf(buf + o, len - o, "%s%lld:%llu", o ? " " : "",
-                                 (long long)(c->r[i].t_us / MS), (unsigned long long)c->r[i].ended);
+    got[0] = '\0';
+    for (size_t i = 0; i < c.n && o < sizeof got; i++)
+        if (c.r[i].ended)
+            o += (size_t)snprintf(got + o, sizeof got - o, "%s%lld:%llu", o ? " " : "",
+                                  (long long)(c.r[i].t_us / MS), (unsigned long long)c.r[i].ended);
+    assert_string_equal(got, want);
+    return s;
 }
 
 #define ONE_ATTEMPT "{\"attempts\":1}"
@@ -92,11 +85,7 @@ static void load_in_service_lengthens_each_attempt_by_the_others_in_service(void
     (void)state;
     sim_scenario *sc =
         four_requests("{}", "{\"ttft\":\"1s\",\"load\":{\"in_service\":0.5}}", ONE_ATTEMPT);
-    rows c;
-    sim_summary *s = run(sc, &c);
-    char got[256];
-    ends(&c, got, sizeof got);
-    assert_string_equal(got, "1000:1 1750:1 2500:1 3250:1");
+    sim_summary *s = run_ends(sc, "1000:1 1750:1 2500:1 3250:1");
     assert_int_equal(fb_hist_min(&s->latency), 1 * S);
     assert_int_equal(fb_hist_max(&s->latency), 2500 * MS);
     assert_int_equal(s->ended[SIM_END_SUCCESS], 4);
@@ -108,11 +97,7 @@ static void load_in_service_lengthens_each_attempt_by_the_others_in_service(void
 static void load_absent_keeps_the_base_latency(void **state) {
     (void)state;
     sim_scenario *sc = four_requests("{}", "{\"ttft\":\"1s\"}", ONE_ATTEMPT);
-    rows c;
-    sim_summary *s = run(sc, &c);
-    char got[256];
-    ends(&c, got, sizeof got);
-    assert_string_equal(got, "1000:1 1250:1 1500:1 1750:1");
+    sim_summary *s = run_ends(sc, "1000:1 1250:1 1500:1 1750:1");
     assert_int_equal(fb_hist_max(&s->latency), 1 * S);
     free(s);
     sim_scenario_free(sc);
@@ -128,11 +113,7 @@ static void load_queued_lengthens_by_the_attempts_waiting(void **state) {
     (void)state;
     sim_scenario *sc = four_requests("{\"concurrency\":1,\"queue\":10}",
                                      "{\"ttft\":\"1s\",\"load\":{\"queued\":0.5}}", ONE_ATTEMPT);
-    rows c;
-    sim_summary *s = run(sc, &c);
-    char got[256];
-    ends(&c, got, sizeof got);
-    assert_string_equal(got, "1000:1 3000:1 4500:1 5500:1");
+    sim_summary *s = run_ends(sc, "1000:1 3000:1 4500:1 5500:1");
     assert_int_equal(fb_hist_max(&s->latency), 4750 * MS); /* 750 ms -> 5.5 s */
     assert_int_equal(s->providers[0].queue_peak, 3);
     free(s);
@@ -161,12 +142,7 @@ static void efficiency_halves_the_slots_while_the_queue_is_long(void **state) {
     (void)state;
     sim_scenario *sc = herd(12, "{\"concurrency\":4,\"queue\":100,"
                                 "\"efficiency\":{\"queue_above\":2,\"share\":0.5}}");
-    rows c;
-    sim_summary *s = run(sc, &c);
-    assert_int_equal(ended_at(&c, 1 * S), 4);
-    assert_int_equal(ended_at(&c, 2 * S), 2);
-    assert_int_equal(ended_at(&c, 3 * S), 2);
-    assert_int_equal(ended_at(&c, 4 * S), 4);
+    sim_summary *s = run_ends(sc, "1000:4 2000:2 3000:2 4000:4");
     assert_int_equal(s->ended[SIM_END_SUCCESS], 12);
     free(s);
     sim_scenario_free(sc);
@@ -175,12 +151,7 @@ static void efficiency_halves_the_slots_while_the_queue_is_long(void **state) {
 static void efficiency_absent_serves_four_at_a_time(void **state) {
     (void)state;
     sim_scenario *sc = herd(12, "{\"concurrency\":4,\"queue\":100}");
-    rows c;
-    sim_summary *s = run(sc, &c);
-    assert_int_equal(ended_at(&c, 1 * S), 4);
-    assert_int_equal(ended_at(&c, 2 * S), 4);
-    assert_int_equal(ended_at(&c, 3 * S), 4);
-    assert_int_equal(ended_at(&c, 4 * S), 0);
+    sim_summary *s = run_ends(sc, "1000:4 2000:4 3000:4");
     free(s);
     sim_scenario_free(sc);
 }
@@ -192,11 +163,7 @@ static void lifo_serves_the_newest_first(void **state) {
     (void)state;
     sim_scenario *sc = four_requests("{\"concurrency\":1,\"queue\":10,\"discipline\":\"lifo\"}",
                                      "{\"ttft\":\"1s\"}", ONE_ATTEMPT);
-    rows c;
-    sim_summary *s = run(sc, &c);
-    char got[256];
-    ends(&c, got, sizeof got);
-    assert_string_equal(got, "1000:1 2000:1 3000:1 4000:1");
+    sim_summary *s = run_ends(sc, "1000:1 2000:1 3000:1 4000:1");
     /* the 750 ms request waits 1.25 s, the 250 ms one 3.75 s (FIFO: 1.75 s and 3.25 s) */
     assert_int_equal(fb_hist_max(&s->latency), 3750 * MS);
     free(s);
