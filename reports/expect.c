@@ -108,7 +108,7 @@ static val reference(parser *P) {
     out.kind = unit == SIM_UNIT_US ? 1 : 0;
     if (sim_metric_is_na(out.v) && P->na[0] == '\0') {
         const sim_metric *row = sim_metric_find(metric);
-        snprintf(P->na, sizeof P->na, "%s.%s is n/a (%s)", variant, metric,
+        snprintf(P->na, sizeof P->na, "%.63s.%.63s is n/a (%.110s)", variant, metric,
                  row && row->na ? row->na : "no meaning for this run");
     }
     return out;

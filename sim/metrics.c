@@ -339,9 +339,9 @@ static double tokens_wasted(const sim_scenario *sc, const sim_summary *s, uint32
 #define US SIM_UNIT_US
 #define USD SIM_UNIT_USD
 
+/* Kept under 110 characters: expectations quote it (reports/expect.c). */
 #define SPILL_NA                                                                                   \
-    "n/a when the run has no disturbance, or one could not be judged (no full spillover.hold "     \
-    "window after it) and none was judged unrecovered"
+    "n/a when there is no disturbance, or one could not be judged and none was judged unrecovered"
 
 static const sim_metric table[] = {
     {"requests", COUNT, false, "user requests that arrived", requests},

@@ -182,6 +182,29 @@ static void fifo_serves_the_oldest_first(void **state) {
     sim_scenario_free(sc);
 }
 
+/*
+ * LIFO serves from the tail, so attempts cancelled at the bottom of a queue
+ * that never empties (keeps_working false, 2 s timeout, ten times more
+ * arrivals than service) leave stale entries there. They must not pile up:
+ * the queue's ring is capped at limits.in_flight + 1 entries, and a pile
+ * would stop the run at that cap within seconds.
+ */
+static void lifo_does_not_pile_up_cancelled_attempts(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        "{\"name\":\"l\",\"duration\":\"60s\",\"limits\":{\"in_flight\":100},"
+        "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"10/s\"}}],"
+        "\"providers\":[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},\"keeps_working\":false,"
+        "\"capacity\":{\"concurrency\":1,\"queue\":50,\"discipline\":\"lifo\"}}],"
+        "\"policy\":{\"retry\":{\"attempts\":1,\"attempt_timeout\":\"2s\"}}}");
+    rows c;
+    sim_summary *s = run(sc, &c); /* fails unless the run completes */
+    assert_int_equal(s->requests, 600);
+    assert_true(s->providers[0].outcomes[FB_OUT_TIMEOUT] > 400);
+    free(s);
+    sim_scenario_free(sc);
+}
+
 #define TIMEOUT_1200MS "{\"attempts\":1,\"attempt_timeout\":\"1.2s\"}"
 
 /*
@@ -318,6 +341,7 @@ int main(void) {
         cmocka_unit_test(efficiency_absent_serves_four_at_a_time),
         cmocka_unit_test(lifo_serves_the_newest_first),
         cmocka_unit_test(fifo_serves_the_oldest_first),
+        cmocka_unit_test(lifo_does_not_pile_up_cancelled_attempts),
         cmocka_unit_test(drop_expired_skips_abandoned_attempts_at_the_head),
         cmocka_unit_test(fifo_serves_abandoned_attempts_to_the_end),
         cmocka_unit_test(codel_drops_on_its_control_law),
