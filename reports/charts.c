@@ -861,6 +861,11 @@ static int write_compare_data(charts *c, double *maxes, double *divs) {
                 strtol(rep_chart_variant_color(c->sc, s->variant) + 1, NULL, 16));
         for (size_t k = 0; k < NBARS; k++) {
             double v = vals[i][k];
+            if (sim_metric_is_na(v)) { /* a bar of 0, labelled n/a */
+                fprintf(f, " %.6f ", 0.0);
+                rep_gnuplot_datum(f, "n/a");
+                continue;
+            }
             if (k == 0)
                 snprintf(label, sizeof label, "%.2f%%", v);
             else if (k == 1)
@@ -869,7 +874,7 @@ static int write_compare_data(charts *c, double *maxes, double *divs) {
                 snprintf(label, sizeof label, "$%.2f", v);
             else
                 rep_format_duration(label, sizeof label, v);
-            if (k == 3 && sim_metric_get(c->sc, s, "recovered") < 0.5)
+            if (k == 3 && sim_metric_get(c->sc, s, "recovered") == 0)
                 strncat(label, "+", sizeof label - strlen(label) - 1);
             fprintf(f, " %.6f ", k == 2 || k == 3 ? v / divs[k] : v);
             rep_gnuplot_datum(f, label);

@@ -25,6 +25,7 @@ typedef struct parser {
     char *msg;
     size_t msglen;
     int err;
+    char na[256]; /* the first n/a metric read: "VARIANT.METRIC is n/a (why)" */
 } parser;
 
 static void perr(parser *P, const char *fmt, const char *arg) {
@@ -109,6 +110,11 @@ static val reference(parser *P) {
         return out;
     }
     out.kind = unit == SIM_UNIT_US ? 1 : 0;
+    if (sim_metric_is_na(out.v) && P->na[0] == '\0') {
+        const sim_metric *row = sim_metric_find(metric);
+        snprintf(P->na, sizeof P->na, "%.63s.%.63s is n/a (%.110s)", variant, metric,
+                 row && row->na ? row->na : "no meaning for this run");
+    }
     return out;
 }
 
@@ -288,6 +294,13 @@ static int run(parser *P, rep_expect_result *out) {
     out->rhs = r.v;
     out->duration = l.kind;
     snprintf(out->detail, sizeof out->detail, "%s %s %s", a, op_text(o), b);
+    if (isnan(l.v) || isnan(r.v)) {
+        /* nothing compares with n/a: the expectation fails, and says why */
+        out->passed = false;
+        out->na = true;
+        snprintf(out->detail, sizeof out->detail, "%s",
+                 P->na[0] ? P->na : "a side is not a number");
+    }
     return FB_OK;
 }
 
@@ -297,7 +310,7 @@ int rep_expect_validate(const sim_scenario *sc, const char *expr, char *msg, siz
         snprintf(msg, msglen, "out of memory");
         return FB_ENOMEM;
     }
-    parser P = {expr, expr, sc, NULL, blank, 0, msg, msglen, 0};
+    parser P = {expr, expr, sc, NULL, blank, 0, msg, msglen, 0, ""};
     int rc = run(&P, NULL);
     free(blank);
     return rc;
@@ -306,6 +319,6 @@ int rep_expect_validate(const sim_scenario *sc, const char *expr, char *msg, siz
 int rep_expect_eval(const sim_scenario *sc, sim_summary *const *sums, size_t n, const char *expr,
                     rep_expect_result *out, char *msg, size_t msglen) {
     memset(out, 0, sizeof *out);
-    parser P = {expr, expr, sc, sums, NULL, n, msg, msglen, 0};
+    parser P = {expr, expr, sc, sums, NULL, n, msg, msglen, 0, ""};
     return run(&P, out);
 }

@@ -12,7 +12,8 @@
  * variant. DURATION is a number with a unit (15s, "250ms", 5m). A metric that
  * is a duration must be compared with durations ("latency_p99 <= 15s", not
  * "<= 15"), so that no expectation silently means seconds or microseconds.
- * See docs/check.md.
+ * A metric that is n/a for the run (sim_metric_is_na) makes the expectation
+ * fail, whatever it compares, with the reason in `detail`. See docs/check.md.
  */
 #ifndef REP_EXPECT_H
 #define REP_EXPECT_H
@@ -28,7 +29,8 @@ typedef struct rep_expect_result {
     bool passed;
     double lhs, rhs;  /* the two sides' values (durations in microseconds) */
     bool duration;    /* the sides are durations */
-    char detail[256]; /* "0.9990 >= 0.99" with units */
+    bool na;          /* a side read an n/a metric: failed, whatever the comparison */
+    char detail[256]; /* "0.9990 >= 0.99" with units, or "V.M is n/a (why)" */
 } rep_expect_result;
 
 /*

@@ -236,6 +236,19 @@ static const sim_fault_summary *find_fault(const sim_summary *s, uint32_t p, uin
     return NULL;
 }
 
+/* A disturbance's spillover, "(not recovered)", or "undetermined" with the reason on hover. */
+static void spillover_cell(FILE *f, const sim_scenario *sc, const sim_fault_summary *fs) {
+    char buf[256];
+    if (fs->undetermined != SIM_DETERMINED) {
+        rep_undetermined_reason(buf, sizeof buf, sc, fs);
+        tag(f, "<td class=\"n\" title=\"", buf, "\">undetermined</td>");
+        return;
+    }
+    rep_format_duration(buf, sizeof buf, (double)fs->spillover_us);
+    if (!fs->recovered) strncat(buf, " (not recovered)", sizeof buf - strlen(buf) - 1);
+    tag(f, "<td class=\"n\">", buf, "</td>");
+}
+
 static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     fputs("<h2 id=\"spillover\">Faults and spillover</h2>\n", f);
     uint32_t faults = 0;
@@ -248,7 +261,9 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
     fputs("<p>Spillover is how long after a fault ended the error rate and p99 latency took to "
           "get back to their baseline (from before the first disturbance) and stay there. "
           "&ldquo;not recovered&rdquo; means they had not by the end of the run; the time "
-          "shown is until then.</p>\n<table>\n<tr><th>provider</th><th>fault</th>"
+          "shown is until then. &ldquo;undetermined&rdquo; means no full spillover.hold "
+          "window fitted after it before traffic ended (hover for why).</p>\n<table>\n"
+          "<tr><th>provider</th><th>fault</th>"
           "<th class=\"n\">from</th><th class=\"n\">to</th>",
           f);
     for (size_t i = 0; i < n; i++) variant_head(f, sc, sums[i]->variant);
@@ -272,9 +287,7 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
                     fputs("<td class=\"n\">&mdash;</td>", f);
                     continue;
                 }
-                rep_format_duration(buf, sizeof buf, (double)fs->spillover_us);
-                if (!fs->recovered) strncat(buf, " (not recovered)", sizeof buf - strlen(buf) - 1);
-                tag(f, "<td class=\"n\">", buf, "</td>");
+                spillover_cell(f, sc, fs);
             }
             fputs("</tr>\n", f);
         }
@@ -292,10 +305,7 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
         tag(f, "<td class=\"n\">", buf, "</td>");
         for (size_t v = 0; v < n; v++) {
             /* every variant lists the same windows in the same order */
-            const sim_fault_summary *fs = &sums[v]->faults[i];
-            rep_format_duration(buf, sizeof buf, (double)fs->spillover_us);
-            if (!fs->recovered) strncat(buf, " (not recovered)", sizeof buf - strlen(buf) - 1);
-            tag(f, "<td class=\"n\">", buf, "</td>");
+            spillover_cell(f, sc, &sums[v]->faults[i]);
         }
         fputs("</tr>\n", f);
     }

@@ -10,8 +10,12 @@
 #include "reports/json.h"
 #include "sim/metrics.h"
 
-/* A metric in its natural unit: counts as integers, durations in seconds. */
+/* A metric in its natural unit: counts as integers, durations in seconds; null when n/a. */
 static void json_metric(rep_json *w, const char *k, double v, sim_unit unit) {
+    if (sim_metric_is_na(v)) {
+        rep_json_null(w, k);
+        return;
+    }
     switch (unit) {
     case SIM_UNIT_COUNT:
     case SIM_UNIT_BOOL:
@@ -67,6 +71,7 @@ static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, cons
     rep_json_u64(w, "unfinished", ps->unfinished);
     rep_json_u64(w, "capacity_429", ps->capacity_429);
     rep_json_u64(w, "overloaded", ps->overloaded);
+    rep_json_u64(w, "shed", ps->shed);
     rep_json_open(w, "tokens", '{', REP_JSON_LINES);
     rep_json_u64(w, "in", ps->tokens_in);
     rep_json_u64(w, "out", ps->tokens_out);
@@ -126,6 +131,61 @@ static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary 
     rep_json_close(w);
 }
 
+/* What a disturbance is: "api fault 0 (outage)", "chat spike 1". */
+static void disturbance_name(char *buf, size_t len, const sim_scenario *sc,
+                             const sim_fault_summary *f) {
+    if (f->spike) {
+        snprintf(buf, len, "%s spike %u", sc->classes[f->cls].name, f->fault);
+        return;
+    }
+    const sim_fault *fa = &sc->providers[f->provider].faults[f->fault];
+    snprintf(buf, len, "%s fault %u (%s)", sc->providers[f->provider].name, f->fault,
+             sim_fault_kind_name(fa->kind));
+}
+
+void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
+                             const sim_fault_summary *f) {
+    char end[32], hold[32], dur[32];
+    rep_format_duration(end, sizeof end, (double)f->end_us);
+    rep_format_duration(dur, sizeof dur, (double)sc->duration_us);
+    rep_format_duration(hold, sizeof hold, (double)sc->spillover.hold_us);
+    if (f->undetermined == SIM_UNDETERMINED_ACTIVE)
+        snprintf(buf, len, "still active when traffic ended (at %s)", dur);
+    else
+        snprintf(buf, len,
+                 "no full spillover.hold window (%s) fits between its end (%s) and the end of "
+                 "traffic (%s)",
+                 hold, end, dur);
+}
+
+/* A disturbance's spillover; recovered and spillover_s are null when it cannot be judged. */
+static void write_disturbance(rep_json *w, const sim_scenario *sc, const sim_fault_summary *f) {
+    rep_json_open(w, NULL, '{', REP_JSON_LINES);
+    if (f->spike) {
+        rep_json_str(w, "class", sc->classes[f->cls].name);
+        rep_json_u64(w, "spike", f->fault);
+        rep_json_str(w, "kind", "spike");
+    } else {
+        const sim_fault *fa = &sc->providers[f->provider].faults[f->fault];
+        rep_json_str(w, "provider", sc->providers[f->provider].name);
+        rep_json_u64(w, "fault", f->fault);
+        rep_json_str(w, "kind", sim_fault_kind_name(fa->kind));
+    }
+    rep_json_fixed(w, "start_s", (double)f->start_us / 1e6, 6);
+    rep_json_fixed(w, "end_s", (double)f->end_us / 1e6, 6);
+    if (f->undetermined != SIM_DETERMINED) {
+        char why[256];
+        rep_undetermined_reason(why, sizeof why, sc, f);
+        rep_json_null(w, "spillover_s");
+        rep_json_null(w, "recovered");
+        rep_json_str(w, "undetermined", why);
+    } else {
+        rep_json_fixed(w, "spillover_s", (double)f->spillover_us / 1e6, 6);
+        rep_json_bool(w, "recovered", f->recovered);
+    }
+    rep_json_close(w);
+}
+
 static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
     rep_json_open(w, s->variant, '{', REP_JSON_LINES);
     rep_json_bool(w, "complete", s->complete);
@@ -156,25 +216,7 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     rep_json_fixed(w, "p99_ms", (double)s->baseline_p99_us / 1e3, 3);
     rep_json_close(w);
     rep_json_open(w, "spillover", '[', REP_JSON_LINES);
-    for (uint32_t i = 0; i < s->fault_count; i++) {
-        const sim_fault_summary *f = &s->faults[i];
-        rep_json_open(w, NULL, '{', REP_JSON_LINES);
-        if (f->spike) {
-            rep_json_str(w, "class", sc->classes[f->cls].name);
-            rep_json_u64(w, "spike", f->fault);
-            rep_json_str(w, "kind", "spike");
-        } else {
-            const sim_fault *fa = &sc->providers[f->provider].faults[f->fault];
-            rep_json_str(w, "provider", sc->providers[f->provider].name);
-            rep_json_u64(w, "fault", f->fault);
-            rep_json_str(w, "kind", sim_fault_kind_name(fa->kind));
-        }
-        rep_json_fixed(w, "start_s", (double)f->start_us / 1e6, 6);
-        rep_json_fixed(w, "end_s", (double)f->end_us / 1e6, 6);
-        rep_json_fixed(w, "spillover_s", (double)f->spillover_us / 1e6, 6);
-        rep_json_bool(w, "recovered", f->recovered);
-        rep_json_close(w);
-    }
+    for (uint32_t i = 0; i < s->fault_count; i++) write_disturbance(w, sc, &s->faults[i]);
     rep_json_close(w);
     rep_json_open(w, "providers", '{', REP_JSON_LINES);
     for (uint32_t p = 0; p < sc->provider_count; p++) write_provider(w, sc, p, s);
@@ -333,6 +375,10 @@ static void format_count(char *buf, size_t len, uint64_t v) {
 }
 
 void rep_format_show(char *buf, size_t len, rep_show show, double v, bool grouped) {
+    if (sim_metric_is_na(v)) {
+        snprintf(buf, len, "n/a");
+        return;
+    }
     switch (show) {
     case REP_SHOW_COUNT:
         if (grouped)
@@ -358,8 +404,23 @@ void rep_format_show(char *buf, size_t len, rep_show show, double v, bool groupe
 void rep_summary_cell(char *buf, size_t len, const sim_scenario *sc, const sim_summary *s,
                       const rep_summary_row *row, bool grouped) {
     rep_format_show(buf, len, row->show, sim_metric_get(sc, s, row->metric), grouped);
-    if (strcmp(row->metric, "spillover") == 0 && sim_metric_get(sc, s, "recovered") < 0.5)
+    if (strcmp(row->metric, "spillover") == 0 && sim_metric_get(sc, s, "recovered") == 0)
         strncat(buf, "+", len - strlen(buf) - 1);
+}
+
+/* Below the table: every disturbance whose recovery nobody can judge, and why. */
+static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t k = 0; k < sums[i]->fault_count; k++) {
+            const sim_fault_summary *fs = &sums[i]->faults[k];
+            if (fs->undetermined == SIM_DETERMINED) continue;
+            char name[160], why[256];
+            disturbance_name(name, sizeof name, sc, fs);
+            rep_undetermined_reason(why, sizeof why, sc, fs);
+            fprintf(f, "variant %s: recovery from %s undetermined: %s\n", sums[i]->variant, name,
+                    why);
+        }
+    }
 }
 
 void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
@@ -383,6 +444,7 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
         }
         fputc('\n', f);
     }
+    text_undetermined(f, sc, sums, n);
     for (size_t i = 0; i < n; i++)
         if (!sums[i]->complete)
             fprintf(f, "variant %s stopped early: %s\n", sums[i]->variant, sums[i]->stop_reason);

@@ -44,9 +44,15 @@ typedef struct rep_summary_row {
 } rep_summary_row;
 
 const rep_summary_row *rep_summary_rows(size_t *count);
-/* A value as the summaries show it; `grouped`: counts with thousands separators (13,265,045). */
+/* A value as the summaries show it ("n/a" for NaN); `grouped`: counts with thousands
+ * separators (13,265,045). */
 void rep_format_show(char *buf, size_t len, rep_show show, double v, bool grouped);
-/* A summary row's cell for one variant; a spillover still running at the end gets a "+". */
+/* Why a disturbance's recovery is undetermined (f->undetermined is not SIM_DETERMINED). */
+void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
+                             const sim_fault_summary *f);
+
+/* A summary row's cell for one variant ("n/a" when the metric has no meaning for the run);
+ * a spillover still running at the end gets a "+". */
 void rep_summary_cell(char *buf, size_t len, const sim_scenario *sc, const sim_summary *s,
                       const rep_summary_row *row, bool grouped);
 

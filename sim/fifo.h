@@ -4,7 +4,8 @@
  * A ring buffer of fixed-size items that grows geometrically up to a cap
  * fixed at init: pod queues, provider queues, the shared store's messages
  * in flight and the event queue's lanes all use it. Pushing past the cap
- * fails with FB_ECAP (or FB_ENOMEM), never silently.
+ * fails with FB_ECAP (or FB_ENOMEM), never silently. Items leave from the
+ * head (sim_fifo_pop), or from the tail for a last-in first-out queue.
  */
 #ifndef SIM_FIFO_H
 #define SIM_FIFO_H
@@ -56,6 +57,14 @@ static inline bool sim_fifo_pop(sim_fifo *f, void *out) {
     if (f->len == 0) return false;
     memcpy(out, f->v + f->head * f->elem, f->elem);
     f->head = sim_fifo_slot(f, 1);
+    f->len--;
+    return true;
+}
+
+/* The newest item out (last in, first out: a provider's LIFO queue); false when empty. */
+static inline bool sim_fifo_pop_tail(sim_fifo *f, void *out) {
+    if (f->len == 0) return false;
+    memcpy(out, sim_fifo_tail(f), f->elem);
     f->len--;
     return true;
 }

@@ -150,6 +150,17 @@ int ld_need_object(pctx *P, const cJSON *v) {
     return cJSON_IsObject(v) ? FB_OK : ld_fail(P, "expected an object, got %s", ld_type_name(v));
 }
 
+int ld_fail_past_end(pctx *P, const char *key, const char *what, fb_time_us at_us,
+                     fb_time_us end_us) {
+    size_t old = ld_push_key(P, key);
+    int rc = ld_fail(P,
+                     "%s starts at %gs, at or after the end of traffic (duration %gs): it would "
+                     "never apply",
+                     what, (double)at_us / 1e6, (double)end_us / 1e6);
+    ld_pop(P, old);
+    return rc;
+}
+
 int ld_need_key(pctx *P, const cJSON *obj, const char *key) {
     if (ld_field(obj, key)) return FB_OK;
     return ld_fail(P, "missing required key '%s'", key);

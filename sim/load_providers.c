@@ -11,6 +11,17 @@
 
 /* ---- faults: the body of each kind ---- */
 
+/* An HTTP status that is an error (4xx, 5xx): anything else would answer as a success. */
+static int get_error_status(pctx *P, const cJSON *obj, const char *key, int *out) {
+    int rc = ld_get_status(P, obj, key, out);
+    if (rc == FB_OK && *out < 400) {
+        size_t old = ld_push_key(P, key);
+        rc = ld_fail(P, "%d is not an error status (use 400 to 599)", *out);
+        ld_pop(P, old);
+    }
+    return rc;
+}
+
 static int outage_body(pctx *P, const cJSON *b, sim_fault *f) {
     static const char *const keys[] = {"status", "fraction", "retry_after", "error", NULL};
     static const char *const errors[] = {
@@ -18,7 +29,7 @@ static int outage_body(pctx *P, const cJSON *b, sim_fault *f) {
     int e = 0;
     f->status = 503;
     int rc = ld_check_keys(P, b, keys);
-    if (rc == FB_OK) rc = ld_get_status(P, b, "status", &f->status);
+    if (rc == FB_OK) rc = get_error_status(P, b, "status", &f->status);
     if (rc == FB_OK) rc = ld_get_enum(P, b, "error", errors, &e);
     f->error_kind = (fb_error_kind)e;
     return rc;
@@ -28,7 +39,7 @@ static int rate_limit_body(pctx *P, const cJSON *b, sim_fault *f) {
     static const char *const keys[] = {"status", "fraction", "retry_after", NULL};
     f->status = 429;
     int rc = ld_check_keys(P, b, keys);
-    if (rc == FB_OK) rc = ld_get_status(P, b, "status", &f->status);
+    if (rc == FB_OK) rc = get_error_status(P, b, "status", &f->status);
     return rc;
 }
 
@@ -65,7 +76,7 @@ static int flap_body(pctx *P, const cJSON *b, sim_fault *f) {
     f->status = 503;
     int rc = ld_check_object(P, b, keys, required);
     if (rc == FB_OK) rc = ld_get_duration(P, b, "period", &f->period_us, false);
-    if (rc == FB_OK) rc = ld_get_status(P, b, "status", &f->status);
+    if (rc == FB_OK) rc = get_error_status(P, b, "status", &f->status);
     return rc;
 }
 
@@ -154,6 +165,8 @@ static int parse_fault(pctx *P, const cJSON *v, sim_fault *f) {
     }
     if (rc == FB_OK) rc = ld_get_duration(P, v, "at", &f->at_us, true);
     if (rc == FB_OK) rc = ld_get_duration(P, v, "for", &f->for_us, false);
+    if (rc == FB_OK && P->sc && f->at_us >= P->sc->duration_us)
+        rc = ld_fail_past_end(P, "at", "the fault", f->at_us, P->sc->duration_us);
     if (rc != FB_OK) return rc;
     size_t old = ld_push_key(P, kind->string);
     rc = parse_fault_body(P, kind, f);
@@ -163,31 +176,105 @@ static int parse_fault(pctx *P, const cJSON *v, sim_fault *f) {
 
 /* ---- a provider ---- */
 
+/* "load": the share of the base latency each attempt in service (or waiting) adds. */
+static int parse_load(pctx *P, const cJSON *v, void *out) {
+    static const char *const keys[] = {"in_service", "queued", NULL};
+    sim_provider *p = out;
+    int rc = ld_check_object(P, v, keys, NULL);
+    if (rc == FB_OK) rc = ld_get_number(P, v, "in_service", &p->load_in_service, 0, 100);
+    if (rc == FB_OK) rc = ld_get_number(P, v, "queued", &p->load_queued, 0, 100);
+    return rc;
+}
+
 static int parse_latency(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"ttft", "per_output_token", "error", NULL};
+    static const char *const keys[] = {"ttft", "per_output_token", "error", "load", NULL};
     sim_provider *p = out;
     int rc = ld_check_object(P, v, keys, NULL);
     if (rc == FB_OK) rc = ld_get_dist(P, v, "ttft", true, &p->ttft_us);
     if (rc == FB_OK) rc = ld_get_duration(P, v, "per_output_token", &p->per_token_us, true);
     if (rc == FB_OK) rc = ld_get_dist(P, v, "error", true, &p->error_latency_us);
+    if (rc == FB_OK) rc = ld_key(P, v, "load", parse_load, p);
+    return rc;
+}
+
+/* "efficiency": {"queue_above": N, "share": F}, the slots left while overloaded. */
+static int parse_efficiency(pctx *P, const cJSON *v, void *out) {
+    static const char *const keys[] = {"queue_above", "share", NULL};
+    sim_provider *p = out;
+    int rc = ld_check_object(P, v, keys, keys);
+    if (rc == FB_OK) rc = ld_get_u32(P, v, "queue_above", &p->efficiency_queue_above, 0, 100000000);
+    if (rc == FB_OK) rc = ld_get_number(P, v, "share", &p->efficiency_share, 0.001, 1);
+    return rc;
+}
+
+/* "codel": {"target": D, "interval": D}, RFC 8289's two parameters. */
+static int parse_codel(pctx *P, const cJSON *v, void *out) {
+    static const char *const keys[] = {"target", "interval", NULL};
+    sim_provider *p = out;
+    int rc = ld_check_object(P, v, keys, keys);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "target", &p->codel_target_us, false);
+    if (rc == FB_OK) rc = ld_get_duration(P, v, "interval", &p->codel_interval_us, false);
     return rc;
 }
 
 static int parse_capacity(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"concurrency",     "queue",       "rpm", "tpm",
-                                       "overload_status", "retry_after", NULL};
+    static const char *const keys[] = {"concurrency",     "queue",       "rpm",        "tpm",
+                                       "overload_status", "retry_after", "discipline", "codel",
+                                       "efficiency",      NULL};
+    static const char *const disciplines[] = {"fifo", "lifo", "drop_expired", "codel", NULL};
     sim_provider *p = out;
     uint64_t rpm = 0, tpm = 0;
+    int d = 0;
     int rc = ld_check_object(P, v, keys, NULL);
     if (rc == FB_OK) rc = ld_get_u32(P, v, "concurrency", &p->concurrency, 0, 10000000);
     if (rc == FB_OK) rc = ld_get_u32(P, v, "queue", &p->queue, 0, 100000000);
     if (rc == FB_OK) rc = ld_get_uint(P, v, "rpm", &rpm, 0, 1000000000);
     if (rc == FB_OK) rc = ld_get_uint(P, v, "tpm", &tpm, 0, LD_RATE_PER_MIN_MAX);
-    if (rc == FB_OK) rc = ld_get_status(P, v, "overload_status", &p->overload_status);
+    if (rc == FB_OK) rc = get_error_status(P, v, "overload_status", &p->overload_status);
     if (rc == FB_OK) rc = ld_get_bool(P, v, "retry_after", &p->limit_retry_after);
+    if (rc == FB_OK) rc = ld_get_enum(P, v, "discipline", disciplines, &d);
+    p->discipline = (sim_discipline)d;
+    if (rc == FB_OK) rc = ld_key(P, v, "codel", parse_codel, p);
+    if (rc == FB_OK) rc = ld_key(P, v, "efficiency", parse_efficiency, p);
     p->rpm = (int64_t)rpm;
     p->tpm = (int64_t)tpm;
     return rc;
+}
+
+/* Fail at SECTION.KEY of the provider being read. */
+static int fail_at(pctx *P, const char *section, const char *key, const char *msg) {
+    size_t old = ld_push_key(P, section);
+    ld_push_key(P, key);
+    int rc = ld_fail(P, "%s", msg);
+    ld_pop(P, old);
+    return rc;
+}
+
+/* A queue setting that could never take effect is an error, not a silent no-op. */
+static int capacity_consistent(pctx *P, const cJSON *v, const sim_provider *p) {
+    const cJSON *cap = ld_field(v, "capacity");
+    bool codel = cap && ld_field(cap, "codel"), efficiency = cap && ld_field(cap, "efficiency");
+    if (p->discipline == SIM_QUEUE_CODEL && !codel)
+        return fail_at(P, "capacity", "discipline",
+                       "\"codel\" needs \"codel\": {\"target\": D, \"interval\": D} beside it");
+    if (p->discipline != SIM_QUEUE_CODEL && codel)
+        return fail_at(P, "capacity", "codel", "needs \"discipline\": \"codel\"");
+    const char *why = "acts on the queue, and only a provider with a capacity.concurrency "
+                      "queues attempts";
+    if (p->concurrency == 0 && p->discipline != SIM_QUEUE_FIFO)
+        return fail_at(P, "capacity", "discipline", why);
+    if (p->concurrency == 0 && efficiency) return fail_at(P, "capacity", "efficiency", why);
+    if (p->concurrency == 0 && p->load_queued > 0) {
+        size_t old = ld_push_key(P, "latency");
+        int rc = fail_at(P, "load", "queued", why);
+        ld_pop(P, old);
+        return rc;
+    }
+    if (efficiency && p->efficiency_queue_above >= p->queue)
+        return fail_at(P, "capacity", "efficiency",
+                       "queue_above must be below capacity.queue, or the queue never holds that "
+                       "many");
+    return FB_OK;
 }
 
 static int parse_price(pctx *P, const cJSON *v, void *out) {
@@ -242,6 +329,7 @@ static int provider_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
     p->overload_status = 503;
     p->limit_retry_after = true;
     p->keeps_working = true;
+    p->efficiency_share = 1;
     rc = ld_get_enum(P, v, "kind", kinds, &kind);
     p->kind = (sim_provider_kind)kind;
     if (rc == FB_OK) rc = ld_get_u32(P, v, "context_window", &p->context_window, 0, 100000000);
@@ -250,6 +338,7 @@ static int provider_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
     if (rc == FB_OK) rc = ld_key(P, v, "capacity", parse_capacity, p);
     if (rc == FB_OK) rc = ld_key(P, v, "price", parse_price, p);
     if (rc == FB_OK) rc = ld_key(P, v, "faults", parse_faults, p);
+    if (rc == FB_OK) rc = capacity_consistent(P, v, p);
     for (uint32_t k = 0; rc == FB_OK && k < i; k++)
         if (strcmp(sc->providers[k].name, p->name) == 0)
             rc = ld_fail(P, "two providers are named \"%s\"", p->name);

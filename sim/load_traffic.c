@@ -61,6 +61,8 @@ static int spike(pctx *P, const cJSON *e, uint32_t i, void *out) {
     if (rc == FB_OK) rc = ld_get_duration(P, e, "at", &s->at_us, true);
     if (rc == FB_OK) rc = ld_get_duration(P, e, "for", &s->for_us, false);
     if (rc == FB_OK) rc = ld_get_rate(P, e, "rate", &s->rate);
+    if (rc == FB_OK && s->at_us >= P->sc->duration_us)
+        rc = ld_fail_past_end(P, "at", "the spike", s->at_us, P->sc->duration_us);
     return rc;
 }
 
@@ -75,6 +77,8 @@ static int burst(pctx *P, const cJSON *e, uint32_t i, void *out) {
     if (rc == FB_OK) rc = ld_get_duration(P, e, "over", &b->over_us, true);
     if (rc == FB_OK && i > 0 && b->at_us < c->bursts[i - 1].at_us + c->bursts[i - 1].over_us)
         rc = ld_fail(P, "bursts must be in time order and must not overlap");
+    if (rc == FB_OK && b->at_us >= P->sc->duration_us)
+        rc = ld_fail_past_end(P, "at", "the burst", b->at_us, P->sc->duration_us);
     return rc;
 }
 

@@ -49,6 +49,9 @@ int ld_fail(pctx *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
 size_t ld_push_key(pctx *P, const char *key);
 size_t ld_push_index(pctx *P, size_t i);
 void ld_pop(pctx *P, size_t old);
+/* At KEY: "WHAT starts at ..., at or after the end of traffic" (a silent no-op otherwise). */
+int ld_fail_past_end(pctx *P, const char *key, const char *what, fb_time_us at_us,
+                     fb_time_us end_us);
 /* Parse JSON text; NULL with "invalid JSON at line L, column C" in err->msg. */
 cJSON *ld_parse_json(const char *text, size_t len, sim_error *err);
 

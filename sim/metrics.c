@@ -1,12 +1,13 @@
 /* metrics.c - the metric table; see metrics.h and docs/metrics.md. */
 #include "sim/metrics.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 /* Every row's function has the one signature; most rows read only the summary. */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
-/* Only the per-layer rows name their last field (per_layer); the others leave it false. */
+/* Rows that are never n/a leave `na` out, and only the per-layer rows name `per_layer`. */
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 static double ratio(double a, double b) {
@@ -165,29 +166,45 @@ static double blast_radius_rate(const sim_scenario *sc, const sim_summary *s, ui
     return ratio((double)s->bad, ended_total(s));
 }
 
+/* Collateral needs classes on both sides: some that call a disturbed provider, some not. */
 static double collateral(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    if (s->classes_exposed == 0 || s->classes_unexposed == 0) return NAN;
     return (double)s->bad_collateral;
 }
 
 static double collateral_share(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return ratio((double)s->bad_collateral, (double)s->bad);
+    if (sim_metric_is_na(collateral(sc, s, p)) || s->bad == 0) return NAN;
+    return (double)s->bad_collateral / (double)s->bad;
 }
 
 static double slo_missed(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
     return (double)s->slo_missed;
 }
 
-static double spillover(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    fb_time_us m = 0;
-    for (uint32_t i = 0; i < s->fault_count; i++)
-        if (s->faults[i].spillover_us > m) m = s->faults[i].spillover_us;
-    return (double)m;
+/*
+ * 0 when some disturbance was judged and never got back to baseline; else
+ * n/a when some could not be judged (or there was none); else 1.
+ */
+static double recovered(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    bool all = true, unknown = s->fault_count == 0;
+    for (uint32_t i = 0; i < s->fault_count; i++) {
+        if (s->faults[i].undetermined != SIM_DETERMINED)
+            unknown = true;
+        else if (!s->faults[i].recovered)
+            all = false;
+    }
+    if (!all) return 0;
+    return unknown ? NAN : 1;
 }
 
-static double recovered(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    bool all = true;
-    for (uint32_t i = 0; i < s->fault_count; i++) all = all && s->faults[i].recovered;
-    return all ? 1 : 0;
+/* The longest judged spillover; n/a exactly when `recovered` is. */
+static double spillover(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    if (sim_metric_is_na(recovered(sc, s, p))) return NAN;
+    fb_time_us m = 0;
+    for (uint32_t i = 0; i < s->fault_count; i++)
+        if (s->faults[i].undetermined == SIM_DETERMINED && s->faults[i].spillover_us > m)
+            m = s->faults[i].spillover_us;
+    return (double)m;
 }
 
 static double in_flight_peak(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
@@ -267,6 +284,14 @@ static double p_breaker_rejections(const sim_scenario *sc, const sim_summary *s,
     return (double)s->providers[p].breaker_rejections;
 }
 
+static double p_overloaded(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->providers[p].overloaded;
+}
+
+static double p_shed(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->providers[p].shed;
+}
+
 static double p_queue_peak(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
     return (double)s->providers[p].queue_peak;
 }
@@ -336,6 +361,10 @@ static double l_fallbacks(const sim_scenario *sc, const sim_summary *s, uint32_t
     return (double)s->layers[l].fallbacks;
 }
 
+/* Kept under 110 characters: expectations quote it (reports/expect.c). */
+#define SPILL_NA                                                                                   \
+    "n/a when there is no disturbance, or one could not be judged and none was judged unrecovered"
+
 static const sim_metric table[] = {
     {"requests", COUNT, false, "user requests that arrived", requests},
     {"ended", COUNT, false, "user requests that ended (all of them once the run drains)", ended},
@@ -380,13 +409,16 @@ static const sim_metric table[] = {
     {"blast_radius", COUNT, false, "requests that failed or missed the latency SLO", blast_radius},
     {"blast_radius_rate", RATIO, false, "blast_radius / requests ended", blast_radius_rate},
     {"collateral", COUNT, false,
-     "blast radius among requests whose class calls no faulted provider", collateral},
-    {"collateral_share", RATIO, false, "collateral / blast_radius (0 when none)", collateral_share},
+     "blast radius among requests whose class calls no disturbed provider", collateral,
+     "n/a when no class calls a disturbed provider, or every class does"},
+    {"collateral_share", RATIO, false, "collateral / blast_radius", collateral_share,
+     "n/a when collateral is, or when the blast radius is 0"},
     {"slo_missed", COUNT, false, "answered, but later than the SLO", slo_missed},
     {"spillover", US, false,
-     "longest time from the end of a fault (or spike) until back to baseline", spillover},
-    {"recovered", SIM_UNIT_BOOL, false, "1 when every fault's spillover ended before the run did",
-     recovered},
+     "longest time from the end of a fault (or spike) until back to baseline", spillover, SPILL_NA},
+    {"recovered", SIM_UNIT_BOOL, false,
+     "1 when every disturbance got back to baseline, 0 when one was judged and did not", recovered,
+     SPILL_NA},
     {"in_flight_peak", COUNT, false, "most requests in the system at once", in_flight_peak},
     {"pod_queue_peak", COUNT, false, "most requests waiting in pod queues at once", pod_queue_peak},
     {"cost_usd", USD, false, "tokens billed x price, all providers", cost_usd},
@@ -416,17 +448,21 @@ static const sim_metric table[] = {
     {"breaker_open_time[]", US, true, "time open (per pod, or the shared store's)",
      p_breaker_open_time},
     {"breaker_rejections[]", COUNT, true, "calls the breaker rejected", p_breaker_rejections},
+    {"overloaded[]", COUNT, true, "attempts answered the overload status: the queue was full",
+     p_overloaded},
+    {"shed[]", COUNT, true, "queued attempts dropped unserved (expired at the head, or CoDel)",
+     p_shed},
     {"queue_peak[]", COUNT, true, "longest provider queue", p_queue_peak},
     {"layer_calls[]", COUNT, false, "requests the layer received (from users or the layer outside)",
-     l_calls, true},
+     l_calls, NULL, true},
     {"layer_attempts[]", COUNT, false,
      "attempts the layer made (whole requests to the layer inside, or provider calls)", l_attempts,
-     true},
+     NULL, true},
     {"layer_amplification[]", RATIO, false, "layer_attempts / layer_calls: the layer's own factor",
-     l_amplification, true},
-    {"layer_retries[]", COUNT, false, "the layer's retries", l_retries, true},
-    {"layer_fallbacks[]", COUNT, false, "the layer's moves to another provider", l_fallbacks, true},
-    {NULL, COUNT, false, NULL, NULL, false},
+     l_amplification, NULL, true},
+    {"layer_retries[]", COUNT, false, "the layer's retries", l_retries, NULL, true},
+    {"layer_fallbacks[]", COUNT, false, "the layer's moves to another provider", l_fallbacks, NULL, true},
+    {NULL, COUNT, false, NULL, NULL, NULL, false},
 };
 
 const sim_metric *sim_metrics(void) {

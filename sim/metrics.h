@@ -42,8 +42,19 @@ typedef struct sim_metric {
     bool per_provider;
     const char *definition; /* one line, as docs/metrics.md has it */
     sim_metric_fn value;
+    const char *na; /* when the value is n/a ("no class ..."); NULL: never */
     bool per_layer; /* the brackets name a layer of the summary's variant */
 } sim_metric;
+
+/*
+ * A metric that has no meaning for a run (a collateral share where no class
+ * could be collateral, the spillover of a disturbance nobody can judge) is
+ * n/a: its value is NaN, report.json writes null, the summaries "n/a", and an
+ * expectation that reads it fails saying so.
+ */
+static inline bool sim_metric_is_na(double v) {
+    return v != v; /* NaN */
+}
 
 /* The table, in report.json's order, terminated by a NULL name. */
 const sim_metric *sim_metrics(void);
@@ -59,7 +70,7 @@ const sim_metric *sim_metric_find(const char *name);
 int sim_metric_value(const sim_scenario *sc, const sim_summary *sum, const char *name,
                      double *value, sim_unit *unit, char *msg, size_t msglen);
 
-/* The value of a metric known to exist (0 for an unknown name). */
+/* The value of a metric known to exist (0 for an unknown name; NaN when n/a). */
 double sim_metric_get(const sim_scenario *sc, const sim_summary *sum, const char *name);
 
 #endif /* SIM_METRICS_H */

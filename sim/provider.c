@@ -4,11 +4,14 @@
  * An attempt arrives (provider_arrive) and is admitted or answered at once:
  * the fault timeline may answer it (sim_fault_decide, phase ANSWER), then
  * the context window, the RPM/TPM buckets (429) and the concurrency limit
- * with its FIFO queue (or the overload answer when the queue is full). A
- * served attempt takes a slot (start_service), where the timeline may slow
- * or break it (phase SERVICE), and is billed when it ends (on_service_done)
- * whether or not its client still waits. With a port (the live driver) the
- * attempt goes to a real provider instead (port_send, sim_port_deliver).
+ * with its queue (or the overload answer when the queue is full). A served
+ * attempt takes a slot (start_service), where the timeline may slow or
+ * break it (phase SERVICE) and the load may lengthen it (latency.load), and
+ * is billed when it ends (on_service_done) whether or not its client still
+ * waits. A freed slot takes the next queued attempt in the queue's
+ * discipline (dispatch): FIFO, LIFO, dropping expired attempts at the head,
+ * or CoDel (RFC 8289). With a port (the live driver) the attempt goes to a
+ * real provider instead (port_send, sim_port_deliver).
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,10 +21,16 @@
 
 static void start_service(sim *s, uint32_t ai);
 
+/* The slots serving now: concurrency x the brownout share, x the efficiency share when overloaded.
+ */
 static uint32_t effective_concurrency(const sim *s, uint32_t p) {
     const sim_provider *pv = &s->sc->providers[p];
     if (pv->concurrency == 0) return UINT32_MAX;
     double c = (double)pv->concurrency * s->provs[p].capacity_factor;
+    if (pv->efficiency_share < 1 && s->provs[p].qlive > pv->efficiency_queue_above) {
+        double e = floor(c * pv->efficiency_share);
+        return e < 1 && c >= 1 ? 1 : (uint32_t)e; /* a thrashing provider still serves */
+    }
     return (uint32_t)floor(c);
 }
 
@@ -136,6 +145,7 @@ static void admit(sim *s, uint32_t ai, fb_time_us elat) {
             return;
         }
         a->state = A_QUEUED;
+        a->queued_us = s->now;
         arm_timeout(s, ai, FB_TIME_MAX);
         p->qlive++;
         stat_provider_queued(s, pi);
@@ -183,6 +193,17 @@ static void break_answer(attempt *a, const sim_fault_effect *e) {
     }
 }
 
+/*
+ * latency.load: 1 + in_service x the other attempts in service + queued x the
+ * attempts waiting, counted as this one starts (it is in service already).
+ * With both at 0 it is exactly 1, and multiplying by it changes no bit.
+ */
+static double load_factor(const sim *s, uint32_t pi) {
+    const sim_provider *pv = &s->sc->providers[pi];
+    const prov *p = &s->provs[pi];
+    return 1.0 + pv->load_in_service * (double)(p->busy - 1) + pv->load_queued * (double)p->qlive;
+}
+
 static void start_service(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     req *r = R(s, a->req);
@@ -195,8 +216,9 @@ static void start_service(sim *s, uint32_t ai) {
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
     sim_fault_effect e;
     sim_fault_decide(pv->faults, pv->fault_count, s->now, SIM_FAULT_SERVICE, draw_uniform, rng, &e);
-    double ttft = (double)sim_dist_draw_us(rng, &pv->ttft_us) * e.slow;
-    double per = (double)pv->per_token_us * e.slow;
+    double load = load_factor(s, a->provider);
+    double ttft = (double)sim_dist_draw_us(rng, &pv->ttft_us) * e.slow * load;
+    double per = (double)pv->per_token_us * e.slow * load;
     fb_time_us dur = service_us(ttft + per * (double)a->tokens_out);
     memset(&a->reply, 0, sizeof a->reply);
     a->reply.should_retry = -1;
@@ -209,17 +231,148 @@ static void start_service(sim *s, uint32_t ai) {
     arm_timeout(s, ai, s->now + dur);
 }
 
-/* Free slots serve the queue, oldest first; stale entries are skipped. */
-static void dispatch(sim *s, uint32_t p_i) {
-    prov *p = &s->provs[p_i];
-    uint32_t cap = effective_concurrency(s, p_i);
+/* ---- the queue's discipline ---- */
+
+/*
+ * The next queued attempt still waiting there, from the head (or the tail
+ * for LIFO); entries of attempts cancelled meanwhile are stale and skipped.
+ */
+static bool pop_live(sim *s, uint32_t pi, uint32_t *ai) {
+    prov *p = &s->provs[pi];
+    bool lifo = s->sc->providers[pi].discipline == SIM_QUEUE_LIFO;
     ref e;
-    while (p->busy < cap && sim_fifo_pop(&p->queue, &e)) {
+    while (lifo ? sim_fifo_pop_tail(&p->queue, &e) : sim_fifo_pop(&p->queue, &e)) {
         attempt *a = A(s, e.id);
         if (a->gen != e.gen || a->state != A_QUEUED) continue;
         p->qlive--;
-        start_service(s, e.id);
+        *ai = e.id;
+        return true;
     }
+    return false;
+}
+
+/* The provider drops a queued attempt unserved: its overload answer, if the client still waits. */
+static void shed(sim *s, uint32_t ai) {
+    attempt *a = A(s, ai);
+    const sim_provider *pv = &s->sc->providers[a->provider];
+    stat_tally(s, a->provider, T_SHED);
+    if (a->abandoned) {
+        a->state = A_FREE; /* nobody waits for an answer, and nothing was served */
+        pool_release(&s->atts, ai);
+        return;
+    }
+    fb_time_us elat = sim_dist_draw_us(&R(s, a->req)->rng, &pv->error_latency_us);
+    reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status), FB_TRANSPORT_NONE,
+              FB_TIME_NONE, elat);
+}
+
+/* drop_expired: an attempt whose client gave up is dropped when it reaches the head. */
+static bool pop_unexpired(sim *s, uint32_t pi, uint32_t *ai) {
+    while (pop_live(s, pi, ai)) {
+        if (!A(s, *ai)->abandoned) return true;
+        shed(s, *ai);
+    }
+    return false;
+}
+
+static fb_time_us control_law(fb_time_us t, uint32_t count, fb_time_us interval_us) {
+    return t + (fb_time_us)llround((double)interval_us / sqrt((double)count));
+}
+
+/*
+ * RFC 8289's dodequeue(): the head, and whether its sojourn time has stayed
+ * at or above the target for an interval. "At most one MTU left in the
+ * queue" becomes "at most one attempt left waiting".
+ */
+static bool codel_pop(sim *s, uint32_t pi, uint32_t *ai, bool *ok_to_drop) {
+    codel *c = &s->provs[pi].codel;
+    const sim_provider *pv = &s->sc->providers[pi];
+    *ok_to_drop = false;
+    if (!pop_live(s, pi, ai)) {
+        c->first_above_us = FB_TIME_NONE;
+        return false;
+    }
+    fb_time_us sojourn = s->now - A(s, *ai)->queued_us;
+    if (sojourn < pv->codel_target_us || s->provs[pi].qlive <= 1)
+        c->first_above_us = FB_TIME_NONE;
+    else if (c->first_above_us == FB_TIME_NONE)
+        c->first_above_us = s->now + pv->codel_interval_us;
+    else if (s->now >= c->first_above_us)
+        *ok_to_drop = true;
+    return true;
+}
+
+/*
+ * RFC 8289's dequeue() (section 5.5, the Linux variant of the count
+ * reset): once the sojourn has stayed above target for an interval, drop
+ * the head, then keep dropping at interval / sqrt(count) until it falls
+ * below target. A dropped attempt gets the overload answer.
+ */
+static bool codel_next(sim *s, uint32_t pi, uint32_t *ai) {
+    codel *c = &s->provs[pi].codel;
+    fb_time_us interval = s->sc->providers[pi].codel_interval_us;
+    bool ok = false;
+    bool got = codel_pop(s, pi, ai, &ok);
+    if (!got) {
+        c->dropping = false;
+    } else if (c->dropping) {
+        if (!ok) c->dropping = false;
+        while (got && c->dropping && s->now >= c->drop_next_us) {
+            shed(s, *ai);
+            c->count++;
+            got = codel_pop(s, pi, ai, &ok);
+            if (!ok)
+                c->dropping = false;
+            else
+                c->drop_next_us = control_law(c->drop_next_us, c->count, interval);
+        }
+    } else if (ok) {
+        shed(s, *ai);
+        got = codel_pop(s, pi, ai, &ok);
+        c->dropping = true;
+        uint32_t delta = c->count - c->lastcount;
+        c->count = delta > 1 && s->now - c->drop_next_us < 16 * interval ? delta : 1;
+        c->drop_next_us = control_law(s->now, c->count, interval);
+        c->lastcount = c->count;
+    }
+    return got;
+}
+
+/*
+ * A LIFO queue serves from the tail, so the stale entries of cancelled
+ * attempts below it could pile up for as long as it stays overloaded: once
+ * they outnumber the live ones, rotate the ring once, keeping the live ones
+ * in order.
+ */
+static void drop_stale(sim *s, uint32_t pi) {
+    prov *p = &s->provs[pi];
+    size_t n = p->queue.len;
+    if (n < 64 || n < 2 * (size_t)p->qlive) return;
+    ref e;
+    for (size_t i = 0; i < n && sim_fifo_pop(&p->queue, &e); i++) {
+        attempt *a = A(s, e.id);
+        if (a->gen == e.gen && a->state == A_QUEUED) sim_fifo_push(&p->queue, &e); /* no growth */
+    }
+}
+
+/* The attempt a freed slot serves next, in the queue's discipline. */
+static bool next_queued(sim *s, uint32_t pi, uint32_t *ai) {
+    switch (s->sc->providers[pi].discipline) {
+    case SIM_QUEUE_DROP_EXPIRED:
+        return pop_unexpired(s, pi, ai);
+    case SIM_QUEUE_CODEL:
+        return codel_next(s, pi, ai);
+    default:
+        return pop_live(s, pi, ai);
+    }
+}
+
+/* Free slots serve the queue (the slots are counted again as it shrinks: efficiency). */
+static void dispatch(sim *s, uint32_t p_i) {
+    prov *p = &s->provs[p_i];
+    uint32_t ai;
+    while (p->busy < effective_concurrency(s, p_i) && next_queued(s, p_i, &ai))
+        start_service(s, ai);
 }
 
 void on_reply(sim *s, uint32_t ai) {
@@ -249,6 +402,8 @@ void provider_cancel(sim *s, uint32_t ai) {
         p->qlive--;
         a->state = A_FREE;
         pool_release(&s->atts, ai);
+        if (pv->discipline == SIM_QUEUE_LIFO) drop_stale(s, a->provider);
+        if (pv->efficiency_share < 1) dispatch(s, a->provider); /* fewer waiting: more slots */
         break;
     case A_SERVICE:
         if (pv->keeps_working) break;

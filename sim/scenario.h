@@ -102,6 +102,14 @@ typedef struct sim_class {
 
 typedef enum sim_provider_kind { SIM_PROVIDER_LLM = 0, SIM_PROVIDER_TOOL } sim_provider_kind;
 
+/* How a provider picks the next queued attempt when a slot frees (docs/models.md). */
+typedef enum sim_discipline {
+    SIM_QUEUE_FIFO = 0,     /* oldest first */
+    SIM_QUEUE_LIFO,         /* newest first */
+    SIM_QUEUE_DROP_EXPIRED, /* oldest first, skipping attempts whose client gave up */
+    SIM_QUEUE_CODEL         /* oldest first, dropping while the sojourn stays above target */
+} sim_discipline;
+
 typedef struct sim_provider {
     char name[SIM_NAME_MAX];
     sim_provider_kind kind;
@@ -110,11 +118,19 @@ typedef struct sim_provider {
     fb_time_us per_token_us;   /* per output token */
     sim_dist error_latency_us; /* how long an error answer takes */
     uint32_t concurrency;      /* 0 = unlimited */
-    uint32_t queue;            /* FIFO queue when all slots are busy */
+    uint32_t queue;            /* attempts waiting when all slots are busy */
     int64_t rpm, tpm;          /* 0 = unlimited */
     int overload_status;       /* queue full: 503 (529 for Anthropic-style) */
     bool limit_retry_after;    /* capacity 429s carry Retry-After from the bucket */
     bool keeps_working;        /* abandoned attempts keep their slot until done */
+    /* latency.load: the base latency x (1 + in_service x others in service + queued x
+     * attempts waiting), both counted when the attempt starts */
+    double load_in_service, load_queued;
+    /* capacity.efficiency: while more than queue_above attempts wait, share x the slots serve */
+    uint32_t efficiency_queue_above;
+    double efficiency_share; /* 1 = no loss */
+    sim_discipline discipline;
+    fb_time_us codel_target_us, codel_interval_us; /* SIM_QUEUE_CODEL */
     double price_in_per_mtok, price_out_per_mtok, price_per_call;
     sim_fault faults[SIM_FAULTS_MAX];
     uint32_t fault_count;

@@ -8,7 +8,9 @@
  * writing them never changes the model, so results do not depend on the
  * tick. The baseline is measured on the requests that end before the first
  * disturbance (a fault or a spike); a disturbance's spillover ends at the
- * first sliding window of `hold` that is back to the baseline.
+ * first sliding window of `hold` that is back to the baseline. A
+ * disturbance after whose end no full window fits in the traffic window is
+ * undetermined (stat_finalize), not "not recovered".
  */
 #include <string.h>
 
@@ -78,10 +80,11 @@ static void spillover_step(sim *s, const sim_row *row) {
     double p99 = (double)fb_hist_percentile(&s->win_sum, 99);
     bool healthy = s->win_ended_sum > 0 && rate <= sum->baseline_error_rate + sp->error_margin &&
                    p99 <= (double)sum->baseline_p99_us * sp->latency_factor;
-    if (!healthy) return;
     for (uint32_t k = 0; k < sum->fault_count; k++) {
         sim_fault_summary *f = &sum->faults[k];
-        if (f->recovered || ws < f->end_us) continue;
+        if (ws < f->end_us) continue;
+        s->judged[k] = true; /* its recovery, or not, is known from here on */
+        if (f->recovered || !healthy) continue;
         f->recovered = true;
         f->spillover_us = ws - f->end_us;
     }

@@ -3,11 +3,11 @@
  *
  * In order: the containers and their caps, the providers (capacity buckets,
  * fault windows and their edges as events), the traffic spikes (disturbance
- * windows too), which classes are exposed to a faulted provider, the
- * spillover window, the variant's policy (retry, classifier, breakers or
- * the shared stores, rate limiters, budgets, one fallback chain per pod),
- * then the first arrivals. Each entity's random stream is derived from
- * (seed, entity, purpose), so adding one does not shift the others.
+ * windows too, disturbing the providers their class calls), which classes
+ * are exposed to a disturbed provider, the spillover window, the variant's
+ * policy (retry, classifier, breakers or the shared stores, rate limiters,
+ * budgets, one fallback chain per pod), then the first arrivals. Each entity's random stream is
+ * derived from (seed, entity, purpose), so adding one does not shift the others.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +44,7 @@ static int setup_providers(sim *s) {
         const sim_provider *pv = &s->sc->providers[p];
         prov *pr = &s->provs[p];
         pr->capacity_factor = 1.0;
+        pr->codel.first_above_us = FB_TIME_NONE;
         sim_fifo_init(&pr->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
         if (pv->rpm > 0) {
             pr->has_rpm = true;
@@ -53,7 +54,7 @@ static int setup_providers(sim *s) {
             pr->has_tpm = true;
             if (fb_bucket_init(&pr->tpm, pv->tpm, FB_US_PER_MIN, 0) != FB_OK) return FB_ERANGE;
         }
-        pr->exposed_fault = pv->fault_count > 0;
+        pr->disturbed = pv->fault_count > 0;
         for (uint32_t f = 0; f < pv->fault_count; f++) {
             const sim_fault *fa = &pv->faults[f];
             fb_time_us end = fb_time_add(fa->at_us, fa->for_us);
@@ -79,19 +80,32 @@ static void setup_spikes(sim *s, uint32_t c) {
     }
 }
 
-/* Can a request of class c meet a faulted provider (else its failures are collateral)? */
-static bool class_exposed(const sim *s, uint32_t c) {
-    const sim_class *cl = &s->sc->classes[c];
-    bool exposed = false;
+/* The providers a request of class cl may call: its tool, or its fallback chain. */
+static uint32_t class_calls(const sim *s, const sim_class *cl, const uint8_t **order) {
     if (cl->target == SIM_TARGET_PROVIDER) {
-        exposed = s->provs[cl->provider].exposed_fault;
-    } else if (cl->target == SIM_TARGET_LLM) {
-        const sim_stack *st = sim_policy_stack(s->pol, c);
-        const sim_layer *router = &s->pol->layers[st->layer[st->router]];
-        const uint8_t *order = cl->order_len ? cl->order : router->order;
-        uint32_t len = cl->order_len ? cl->order_len : router->order_len;
-        for (uint32_t i = 0; i < len; i++) exposed |= s->provs[order[i]].exposed_fault;
+        *order = &cl->provider;
+        return 1;
     }
+    if (cl->target == SIM_TARGET_NONE) return 0;
+    const sim_stack *st = sim_policy_stack(s->pol, (uint32_t)(cl - s->sc->classes));
+    const sim_layer *router = &s->pol->layers[st->layer[st->router]];
+    *order = cl->order_len ? cl->order : router->order;
+    return cl->order_len ? cl->order_len : router->order_len;
+}
+
+/* A spike disturbs every provider its class may call. */
+static void mark_spiked(sim *s, const sim_class *cl) {
+    const uint8_t *order = NULL;
+    uint32_t n = cl->spike_count ? class_calls(s, cl, &order) : 0;
+    for (uint32_t i = 0; i < n; i++) s->provs[order[i]].disturbed = true;
+}
+
+/* Can a request of class cl meet a disturbed provider (else its failures are collateral)? */
+static bool class_exposed(const sim *s, const sim_class *cl) {
+    const uint8_t *order = NULL;
+    uint32_t n = class_calls(s, cl, &order);
+    bool exposed = false;
+    for (uint32_t i = 0; i < n; i++) exposed |= s->provs[order[i]].disturbed;
     return exposed;
 }
 
@@ -307,7 +321,11 @@ int setup(sim *s) {
     if (rc != FB_OK) return rc;
     for (uint32_t c = 0; c < sc->class_count; c++) {
         setup_spikes(s, c);
-        s->class_exposed[c] = class_exposed(s, c);
+        mark_spiked(s, &sc->classes[c]);
+    }
+    for (uint32_t c = 0; c < sc->class_count; c++) {
+        s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
+        stat_class_exposure(s, s->class_exposed[c]);
     }
     rc = setup_spillover(s);
     if (rc == FB_OK) rc = setup_policy(s);

@@ -63,6 +63,7 @@ typedef struct sim_provider_summary {
     uint64_t limiter_waits, limiter_rejections;
     uint64_t capacity_429; /* 429s from the RPM/TPM buckets (not scripted) */
     uint64_t overloaded;   /* queue-full answers */
+    uint64_t shed;         /* queued attempts dropped unserved (expired at the head, CoDel) */
     uint32_t in_service_peak, queue_peak;
 } sim_provider_summary;
 
@@ -75,6 +76,14 @@ typedef struct sim_layer_summary {
     uint64_t breaker_opens, breaker_transitions, breaker_rejections;
 } sim_layer_summary;
 
+/* Why a disturbance's recovery could not be judged. */
+typedef enum sim_undetermined {
+    SIM_DETERMINED = 0,
+    SIM_UNDETERMINED_ACTIVE,   /* it was still active when traffic ended */
+    SIM_UNDETERMINED_NO_WINDOW /* no full spillover.hold window fits between its end and traffic's
+                                */
+} sim_undetermined;
+
 /* A disturbance window: a provider's scripted fault, or a traffic spike. */
 typedef struct sim_fault_summary {
     bool spike;       /* a traffic class's spike (class `cls`), not a provider fault */
@@ -82,8 +91,9 @@ typedef struct sim_fault_summary {
     uint8_t provider; /* fault: the provider */
     uint8_t fault;    /* index in the provider's faults (or the class's spikes) */
     fb_time_us start_us, end_us;
-    fb_time_us spillover_us; /* from end_us until back to baseline */
-    bool recovered;          /* false: not back to baseline when the run ended */
+    fb_time_us spillover_us;       /* from end_us until back to baseline */
+    bool recovered;                /* false: not back to baseline when the run ended */
+    sim_undetermined undetermined; /* not DETERMINED: nobody can tell (recovered is false) */
 } sim_fault_summary;
 
 typedef struct sim_summary {
@@ -99,7 +109,10 @@ typedef struct sim_summary {
     uint64_t errors;         /* everything but SUCCESS and DEGRADED */
     uint64_t slo_missed;     /* succeeded (or degraded) later than the SLO */
     uint64_t bad;            /* errors + slo_missed */
-    uint64_t bad_collateral; /* bad requests of classes that call no faulted provider */
+    uint64_t bad_collateral; /* bad requests of classes that call no disturbed provider */
+    /* traffic classes that call a disturbed provider (a faulted one, or one that a class
+     * with a spike calls), and those that do not: collateral means something with both */
+    uint32_t classes_exposed, classes_unexposed;
     uint64_t attempts, retries, fallbacks;
     uint64_t requests_in_fault, attempts_in_fault; /* calling requests / attempts in windows */
     uint64_t budget_refusals;

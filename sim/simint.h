@@ -101,6 +101,7 @@ typedef struct attempt {
     uint32_t req, req_gen;
     uint32_t tokens_in, tokens_out; /* billed when served */
     fb_time_us start_us;
+    fb_time_us queued_us;     /* when it entered its provider's queue (CoDel's sojourn) */
     fb_time_us timeout_at_us; /* the client gives up then; FB_TIME_MAX = never */
     bool timer_armed;
     fb_reply reply;
@@ -170,15 +171,24 @@ typedef struct lay {
     fb_classifier classifier;
 } lay;
 
+/* RFC 8289's state for one provider's queue (provider.c). */
+typedef struct codel {
+    bool dropping;
+    uint32_t count, lastcount;
+    fb_time_us first_above_us; /* FB_TIME_NONE: the sojourn is below target */
+    fb_time_us drop_next_us;
+} codel;
+
 typedef struct prov {
     uint32_t busy;
     sim_fifo queue; /* of ref */
     uint32_t qlive;
+    codel codel;
     bool has_rpm, has_tpm;
     fb_bucket rpm, tpm;
     double capacity_factor;
-    bool exposed_fault; /* has scripted faults */
-    int share_layer;    /* whose breaker the time series shows (-1: none) */
+    bool disturbed;  /* has scripted faults, or a class with a spike calls it */
+    int share_layer; /* whose breaker the time series shows (-1: none) */
     struct {
         uint64_t attempts, errors, rate_limited, timeouts;
     } tick;
@@ -250,6 +260,7 @@ typedef struct sim {
     /* disturbance windows: faults and spikes */
     window windows[WINDOWS_MAX];
     uint32_t window_count;
+    bool judged[WINDOWS_MAX]; /* a full window starting after disturbance k's end was judged */
 } sim;
 
 static inline void *pool_at(const pool *p, uint32_t i) {
@@ -336,11 +347,12 @@ void stat_policy(sim *s, const req *r, uint32_t depth);
 void stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed);
 void stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out);
 void stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted);
-typedef enum tally { T_CAPACITY_429, T_OVERLOADED, T_ABANDONED } tally;
+typedef enum tally { T_CAPACITY_429, T_OVERLOADED, T_SHED, T_ABANDONED } tally;
 void stat_tally(sim *s, uint32_t provider, tally what);
 void stat_provider_busy(sim *s, uint32_t provider);
 void stat_provider_queued(sim *s, uint32_t provider);
 void stat_pod_queued(sim *s);
+void stat_class_exposure(sim *s, bool exposed);
 void stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev);
 void stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider);
 void stat_finalize(sim *s);

@@ -162,6 +162,9 @@ void stat_tally(sim *s, uint32_t provider, tally what) {
     case T_OVERLOADED:
         ps->overloaded++;
         break;
+    case T_SHED:
+        ps->shed++;
+        break;
     case T_ABANDONED:
         ps->abandoned++;
         break;
@@ -178,6 +181,14 @@ void stat_provider_busy(sim *s, uint32_t provider) {
 void stat_provider_queued(sim *s, uint32_t provider) {
     sim_provider_summary *ps = &s->sum->providers[provider];
     if (s->provs[provider].qlive > ps->queue_peak) ps->queue_peak = s->provs[provider].qlive;
+}
+
+/* A traffic class calls a disturbed provider (exposed) or not (its failures are collateral). */
+void stat_class_exposure(sim *s, bool exposed) {
+    if (exposed)
+        s->sum->classes_exposed++;
+    else
+        s->sum->classes_unexposed++;
 }
 
 void stat_pod_queued(sim *s) {
@@ -279,6 +290,23 @@ static void add_core_counts(sim *s, uint32_t l, uint32_t p) {
     if (per_provider(s, l)) ps->breaker_rejections += rejected;
 }
 
+/*
+ * A disturbance that never got back to baseline: not recovered when a full
+ * window after its end was judged (its spillover runs to the end of the
+ * run), undetermined when none was (it was active to the end of traffic, or
+ * ended less than a window before it).
+ */
+static void finalize_spillover(sim *s, uint32_t i) {
+    sim_fault_summary *f = &s->sum->faults[i];
+    if (f->recovered) return;
+    if (f->end_us >= s->sc->duration_us)
+        f->undetermined = SIM_UNDETERMINED_ACTIVE;
+    else if (!s->judged[i])
+        f->undetermined = SIM_UNDETERMINED_NO_WINDOW;
+    if (f->undetermined == SIM_DETERMINED)
+        f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;
+}
+
 void stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
     sum->end_us = s->now;
@@ -294,10 +322,7 @@ void stat_finalize(sim *s) {
             sum->budget_refusals +=
                 fb_budget_stats_get(&s->budgets[(size_t)k * s->NL + l])->refused;
     }
-    for (uint32_t i = 0; i < sum->fault_count; i++) {
-        sim_fault_summary *f = &sum->faults[i];
-        if (!f->recovered) f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;
-    }
+    for (uint32_t i = 0; i < sum->fault_count; i++) finalize_spillover(s, i);
 }
 
 /* ---- invariants (tests: sim_run_opts.check_invariants) ---- */

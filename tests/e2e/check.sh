@@ -6,7 +6,8 @@
 # checks the command itself: the JUnit file is well-formed and adds up,
 # --jobs 2 prints and writes exactly what --jobs 1 does, a policy changed with
 # --set so that a lesson no longer holds exits 1 with a readable FAIL line, an
-# unreadable expectation and a scenario with a bad key exit 2 and say where.
+# expectation on an n/a metric fails saying so, an unreadable expectation and
+# a scenario with a bad key exit 2 and say where.
 set -u
 . tests/tap.sh
 T=$E2E_TMP
@@ -116,6 +117,23 @@ contains "$OUT" "ERROR $T/bad-unit.json: expect[0]" "the expectation without a u
 expect_exit 2 "a scenario with a bad key exits 2" "$FUSEBOX" check "$T/bad-key.json"
 contains "$OUT" "ERROR $T/bad-key.json: providers[0].capacity.concurency: unknown key 'concurency' (did you mean 'concurrency'?)" \
     "the bad key is named with its path"
+# ---- n/a: an expectation on a metric that has no meaning for the run fails, saying so ----
+python3 - scenarios/metastable.json "$T" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+doc = json.load(open(src))
+# the spike ends 10 s before traffic does: no 30 s window can judge the recovery
+na = dict(doc, duration="90s", expect=["retry-budget.recovered == 1",
+                                         "retry-budget.collateral_share < 0.5"])
+na["traffic"][0]["spikes"] = [{"at": "1m", "for": "20s", "rate": "90/s"}]
+json.dump(na, open(out + "/na.json", "w"))
+PY
+expect_exit 1 "an expectation on an n/a metric fails (exit 1)" "$FUSEBOX" check "$T/na.json"
+contains "$OUT" "FAIL  metastable: retry-budget.recovered == 1  [measured: retry-budget.recovered is n/a (n/a when" \
+    "an undetermined recovery fails with the reason"
+contains "$OUT" "FAIL  metastable: retry-budget.collateral_share < 0.5  [measured: retry-budget.collateral_share is n/a" \
+    "a collateral share with no meaning fails, naming the metric"
+
 expect_exit 2 "bad input wins over passing scenarios" "$FUSEBOX" check scenarios/bad-deploy.json "$T/bad-key.json"
 contains "$OUT" "PASS  bad-deploy: " "the good scenario is still checked"
 

@@ -92,10 +92,15 @@ contains "$ERR" "--time-scale" "the bad --time-scale is named"
 expect_exit 0 "validate accepts the flagship" "$FUSEBOX" validate scenarios/retry-storm.json
 expect_exit 2 "validate rejects a typo" "$FUSEBOX" validate "$T/typo.json"
 
-# docs stay true to the code: every metric is documented
-for m in $("$FUSEBOX" run scenarios/retry-storm.json --set duration=1m -q --no-charts -o "$T/m" 2>/dev/null;
+# docs stay true to the code: every metric is documented (the fault moved inside the shorter run)
+documented=0
+for m in $("$FUSEBOX" run scenarios/retry-storm.json --set duration=1m \
+        --set 'providers.openai.faults[0].at=10s' -q --no-charts -o "$T/m" 2>/dev/null;
     python3 -c "import json,sys; print(' '.join(json.load(open(sys.argv[1]))['variants']['tuned']['summary']))" "$T/m/report.json"); do
     grep -q "\`$m\`" docs/metrics.md
     ok $? "docs/metrics.md documents $m"
+    documented=$((documented + 1))
 done
+[ "$documented" -gt 40 ]
+ok $? "the metric names were read from a report ($documented of them)"
 finish

@@ -29,7 +29,8 @@ ok $? "honouring Retry-After shows in the p99 (waits of 2 s)"
 
 # A comparison can fail: no latency slack at all
 expect_exit 1 "a metric outside its tolerance exits 1" "$FUSEBOX" live --compare "$S" \
-    --variant breaker --set duration=5s --time-scale 20 --no-charts -q -o "$T/tight" \
+    --variant breaker --set duration=5s --set providers.openai.faults[0].at=1s \
+    --time-scale 20 --no-charts -q -o "$T/tight" \
     --tolerance latency=0 --tolerance latency_min_ms=0
 [ "$(json "$T/tight/compare.json" "r['ok']")" = False ]
 ok $? "compare.json says so"

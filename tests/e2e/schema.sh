@@ -80,4 +80,19 @@ for f in "$T"/cases/invalid/*.json; do
     contains "$(cat "$T/err")" "$f: $want" "invalid/$name: the error names '$want'"
 done
 
+# rules between values (a time against the duration, a key against another section) are
+# the loader's alone: the schema accepts these, fusebox validate must not
+ajv_verdicts "$T"/cases/loader-only/*.json >"$T/loader-only"
+for f in "$T"/cases/loader-only/*.json; do
+    name=$(basename "$f" .json)
+    grep -qx "$f valid" "$T/loader-only"
+    ok $? "loader-only/$name: the schema accepts it (the rule is between values)"
+    "$FUSEBOX" validate "$f" >"$T/out" 2>"$T/err"
+    r=$?
+    [ $r -eq 2 ]
+    ok $? "loader-only/$name: fusebox validate exits 2 (got $r)"
+    want=$(cat "$T/cases/loader-only/$name.path")
+    contains "$(cat "$T/err")" "$f: $want" "loader-only/$name: the error names '$want'"
+done
+
 finish

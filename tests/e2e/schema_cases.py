@@ -4,7 +4,9 @@
 Every case is one small valid scenario (BASE) changed in one place. DIR/valid/NAME.json
 must pass both docs/scenario.schema.json and `fusebox validate`; DIR/invalid/NAME.json
 must fail both, and DIR/invalid/NAME.path holds the start of the loader's message
-after the file name (the JSON path it must name).
+after the file name (the JSON path it must name). DIR/loader-only/ holds files that break
+a rule between values, which a JSON Schema cannot state: the schema accepts them, the
+loader rejects them with the path in NAME.path.
 """
 import copy
 import json
@@ -157,6 +159,19 @@ VALID = {
         "classes": {"chat": {"layers": [{"name": "app", "retry": {"attempts": 2}}, "gateway",
                                         "sdk"]},
                     "tool-calls": {"retry": {"attempts": 2}}}})],
+    "provider-load-and-codel": [(P0 + ["latency", "load"], {"in_service": 0.01, "queued": 0.001}),
+                                (P0 + ["capacity"], {"concurrency": 10, "queue": 100,
+                                                     "discipline": "codel",
+                                                     "codel": {"target": "100ms",
+                                                               "interval": "1s"},
+                                                     "efficiency": {"queue_above": 20,
+                                                                    "share": 0.6}})],
+    "provider-lifo-and-drop-expired": [(P0 + ["capacity", "discipline"], "lifo"),
+                                       (["providers", 1, "capacity"],
+                                        {"concurrency": 5, "discipline": "drop_expired",
+                                         "overload_status": 429})],
+    "provider-unlimited-in-service-load": [(["providers", 1, "latency", "load"],
+                                            {"in_service": 0.5})],
 }
 
 # name -> (changes, start of the loader's message after "FILE: ")
@@ -240,6 +255,49 @@ INVALID = {
     "unknown-layer-key": ([(POL, DELETE), (["variants", "b"], {"layers": [{"name": "x",
                                                                              "retries": 2}]})],
                           "variants.b.layers[0].retries: unknown key"),
+    "outage-with-status-200": ([(F0 + ["outage", "status"], 200)],
+                               "providers[0].faults[0].outage.status: 200 is not an error status"),
+    "overload-status-101": ([(P0 + ["capacity", "overload_status"], 101)],
+                            "providers[0].capacity.overload_status: 101 is not an error status"),
+    "unknown-discipline": ([(P0 + ["capacity", "discipline"], "drop-expired")],
+                           "providers[0].capacity.discipline: unknown value \"drop-expired\""),
+    "codel-without-settings": ([(P0 + ["capacity", "discipline"], "codel")],
+                               "providers[0].capacity.discipline: \"codel\" needs \"codel\""),
+    "codel-settings-without-codel": ([(P0 + ["capacity", "codel"],
+                                       {"target": "1s", "interval": "5s"})],
+                                     "providers[0].capacity.codel: needs \"discipline\": \"codel\""),
+    "codel-without-interval": ([(P0 + ["capacity", "discipline"], "codel"),
+                                (P0 + ["capacity", "codel"], {"target": "1s"})],
+                               "providers[0].capacity.codel: missing required key 'interval'"),
+    "discipline-without-concurrency": ([(["providers", 1, "capacity"], {"discipline": "lifo"})],
+                                       "providers[1].capacity.discipline: acts on the queue"),
+    "efficiency-without-concurrency": ([(["providers", 1, "capacity"],
+                                         {"efficiency": {"queue_above": 1, "share": 0.5}})],
+                                       "providers[1].capacity.efficiency: acts on the queue"),
+    "efficiency-share-zero": ([(P0 + ["capacity", "efficiency"], {"queue_above": 1, "share": 0})],
+                              "providers[0].capacity.efficiency.share: 0 is out of range"),
+    "load-unknown-key": ([(P0 + ["latency", "load"], {"in_servce": 0.1})],
+                         "providers[0].latency.load.in_servce: unknown key"),
+}
+
+# name -> (changes, start of the loader's message): rules between values, which the schema
+# cannot state (a time against the duration, a key against another section); the schema
+# accepts these files, the loader must not
+LOADER_ONLY = {
+    "fault-after-the-end": ([(F0 + ["at"], "2m")],
+                            "providers[0].faults[0].at: the fault starts at 120s, at or after the "
+                            "end of traffic"),
+    "fault-at-the-end": ([(F0 + ["at"], "1m")], "providers[0].faults[0].at: the fault starts at 60s"),
+    "spike-at-the-end": ([(["traffic", 0, "spikes"], [{"at": "1m", "for": "5s", "rate": 20}])],
+                         "traffic[0].spikes[0].at: the spike starts at 60s"),
+    "burst-after-the-end": ([(["traffic", 0, "bursts"], [{"at": "90s", "count": 5}])],
+                            "traffic[0].bursts[0].at: the burst starts at 90s"),
+    "queued-load-without-concurrency": ([(["providers", 1, "latency", "load"], {"queued": 0.1})],
+                                        "providers[1].latency.load.queued: acts on the queue"),
+    "efficiency-above-the-queue": ([(P0 + ["capacity", "queue"], 10),
+                                    (P0 + ["capacity", "efficiency"],
+                                     {"queue_above": 10, "share": 0.5})],
+                                   "providers[0].capacity.efficiency: queue_above must be below"),
 }
 
 
@@ -251,16 +309,18 @@ def write(path, doc):
 
 def main():
     out = sys.argv[1]
-    for sub in ("valid", "invalid"):
+    for sub in ("valid", "invalid", "loader-only"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
     write(os.path.join(out, "valid", "base.json"), BASE)
     for name, changes in VALID.items():
         write(os.path.join(out, "valid", name + ".json"), mutate(changes))
-    for name, (changes, message) in INVALID.items():
-        write(os.path.join(out, "invalid", name + ".json"), mutate(changes))
-        with open(os.path.join(out, "invalid", name + ".path"), "w") as f:
-            f.write(message + "\n")
-    print("%d valid, %d invalid cases in %s" % (len(VALID) + 1, len(INVALID), out))
+    for sub, cases in (("invalid", INVALID), ("loader-only", LOADER_ONLY)):
+        for name, (changes, message) in cases.items():
+            write(os.path.join(out, sub, name + ".json"), mutate(changes))
+            with open(os.path.join(out, sub, name + ".path"), "w") as f:
+                f.write(message + "\n")
+    print("%d valid, %d invalid, %d loader-only cases in %s"
+          % (len(VALID) + 1, len(INVALID), len(LOADER_ONLY), out))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,23 @@ sim_scenario *th_load_with(const char *json, const char *const *sets, size_t set
     return sc;
 }
 
+sim_summary *th_run(const sim_scenario *sc, uint32_t v, sim_row_fn on_row, void *ctx) {
+    sim_summary *s = malloc(sizeof *s);
+    assert_non_null(s);
+    sim_run_opts opts = {on_row, NULL, NULL, ctx, 0, true};
+    sim_error err;
+    if (sim_run(sc, v, &opts, s, &err) != FB_OK) fail_msg("run: %s", err.msg);
+    assert_true(s->complete);
+    return s;
+}
+
+double th_metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
+    double v = 0;
+    char msg[200];
+    if (sim_metric_value(sc, s, name, &v, NULL, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
+    return v;
+}
+
 sim_summary *th_summary(const char *variant) {
     sim_summary *s = calloc(1, sizeof *s);
     assert_non_null(s);

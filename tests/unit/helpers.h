@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sim/metrics.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 
@@ -23,6 +24,14 @@ sim_scenario *th_load(const char *json);
 /* The same with --set overrides (may be NULL) and a seed override (NULL: the file's). */
 sim_scenario *th_load_with(const char *json, const char *const *sets, size_t set_count,
                            const uint64_t *seed);
+
+/*
+ * Run variant `v` of sc with invariant checks on, rows to on_row(ctx, row) (NULL: none);
+ * the test fails unless the run completes. free() the summary.
+ */
+sim_summary *th_run(const sim_scenario *sc, uint32_t v, sim_row_fn on_row, void *ctx);
+/* A metric of the table by name (NaN when n/a); the test fails on an unknown name. */
+double th_metric(const sim_scenario *sc, const sim_summary *s, const char *name);
 
 /* A zeroed summary (calloc) named `variant`, its histograms ready; free() it. */
 sim_summary *th_summary(const char *variant);

@@ -136,6 +136,41 @@ static void expect_detail_shows_both_sides(void **state) {
     assert_true(r.duration);
 }
 
+/* An n/a metric read by an expectation: it fails, whatever it compares, and says why. */
+static rep_expect_result eval_na(fixture *f, const char *e) {
+    rep_expect_result r;
+    char msg[300];
+    /* naive's fault could not be judged; neither variant has classes for collateral */
+    f->sums[0]->faults[0].undetermined = SIM_UNDETERMINED_NO_WINDOW;
+    assert_int_equal(rep_expect_eval(f->sc, f->sums, 2, e, &r, msg, sizeof msg), FB_OK);
+    return r;
+}
+
+static void expect_on_na_spillover_fails_saying_so(void **state) {
+    fixture *f = *state;
+    rep_expect_result r = eval_na(f, "naive.spillover > tuned.spillover * 5");
+    assert_false(r.passed);
+    assert_true(r.na);
+    assert_non_null(strstr(r.detail, "naive.spillover is n/a (n/a when"));
+}
+
+static void expect_on_na_recovered_fails_for_any_operator(void **state) {
+    fixture *f = *state;
+    assert_false(eval_na(f, "naive.recovered == 0").passed);
+    assert_false(eval_na(f, "naive.recovered != 0").passed);
+    assert_false(eval_na(f, "naive.recovered >= 0").passed);
+    assert_true(eval_na(f, "tuned.recovered == 1").passed); /* tuned's was judged */
+}
+
+static void expect_on_na_collateral_share_names_the_metric(void **state) {
+    fixture *f = *state;
+    rep_expect_result r = eval_na(f, "tuned.collateral_share <= 0.5");
+    assert_false(r.passed);
+    assert_true(r.na);
+    assert_string_equal(r.detail, "tuned.collateral_share is n/a (n/a when collateral is, or "
+                                  "when the blast radius is 0)");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(expect_compares_a_metric_with_a_number, setup, teardown),
@@ -144,6 +179,11 @@ int main(void) {
         cmocka_unit_test_setup_teardown(expect_rejects_unknown_names, setup, teardown),
         cmocka_unit_test_setup_teardown(expect_rejects_bad_syntax, setup, teardown),
         cmocka_unit_test_setup_teardown(expect_detail_shows_both_sides, setup, teardown),
+        cmocka_unit_test_setup_teardown(expect_on_na_spillover_fails_saying_so, setup, teardown),
+        cmocka_unit_test_setup_teardown(expect_on_na_recovered_fails_for_any_operator, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(expect_on_na_collateral_share_names_the_metric, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests_name("expect", tests, NULL, NULL);
 }

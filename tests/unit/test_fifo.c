@@ -50,10 +50,35 @@ static void fifo_grows_to_an_odd_cap_while_wrapped(void **state) {
     sim_fifo_free(&f);
 }
 
+/* Pushes and tail pops in any mix hand back the newest item, across growth and wrap-around. */
+static void fifo_pop_tail_takes_the_newest(void **state) {
+    (void)state;
+    sim_fifo f;
+    sim_fifo_init(&f, sizeof(uint32_t), 1000);
+    uint32_t v;
+    for (uint32_t k = 0; k < 50; k++) assert_int_equal(sim_fifo_push(&f, &k), FB_OK);
+    for (uint32_t k = 0; k < 40; k++) assert_true(sim_fifo_pop(&f, &v)); /* head at 40 */
+    for (uint32_t k = 50; k < 130; k++) assert_int_equal(sim_fifo_push(&f, &k), FB_OK);
+    assert_int_equal(f.cap, 128); /* grew while wrapped */
+    assert_true(sim_fifo_pop_tail(&f, &v));
+    assert_int_equal(v, 129);
+    assert_true(sim_fifo_pop_tail(&f, &v));
+    assert_int_equal(v, 128);
+    assert_true(sim_fifo_pop(&f, &v));
+    assert_int_equal(v, 40); /* the head is untouched */
+    assert_int_equal(f.len, 87);
+    uint32_t want = 127;
+    while (sim_fifo_pop_tail(&f, &v)) assert_int_equal(v, want--);
+    assert_int_equal(want, 40);
+    assert_false(sim_fifo_pop_tail(&f, &v));
+    sim_fifo_free(&f);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fifo_keeps_order_across_growth_while_wrapped),
         cmocka_unit_test(fifo_grows_to_an_odd_cap_while_wrapped),
+        cmocka_unit_test(fifo_pop_tail_takes_the_newest),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

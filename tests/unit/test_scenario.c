@@ -353,6 +353,181 @@ static void scenario_set_of_a_misspelt_variant_is_rejected(void **state) {
     assert_non_null(strstr(err.msg, "no variant named 'tunde'"));
 }
 
+/* ---- settings that could never take effect ---- */
+
+#define ONE_PROVIDER(body) ",\"providers\":[{\"name\":\"a\"" body "}]}"
+#define M1 "{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC
+
+static void scenario_fault_starting_at_the_end_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"faults\":[{\"at\":\"1m\",\"for\":\"5s\",\"hang\":{}}]"),
+              "providers[0].faults[0].at", "at or after the end of traffic (duration 60s)");
+}
+
+static void scenario_fault_starting_after_the_end_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\",\"hang\":{}},"
+                              "{\"at\":\"90s\",\"for\":\"5s\",\"outage\":{}}]"),
+              "providers[0].faults[1].at", "the fault starts at 90s");
+}
+
+static void scenario_fault_starting_just_before_the_end_loads(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        th_load(M1 ONE_PROVIDER(",\"faults\":[{\"at\":\"59.999s\",\"for\":\"5s\",\"hang\":{}}]"));
+    assert_int_equal(sc->providers[0].faults[0].at_us, 59999 * MS);
+    sim_scenario_free(sc);
+}
+
+static void scenario_outage_with_a_success_status_is_rejected(void **state) {
+    (void)state;
+    parse_bad(
+        M1 ONE_PROVIDER(",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\",\"outage\":{\"status\":200}}]"),
+        "providers[0].faults[0].outage.status", "200 is not an error status");
+}
+
+static void scenario_outage_with_an_informational_status_is_rejected(void **state) {
+    (void)state;
+    parse_bad(
+        M1 ONE_PROVIDER(",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\",\"outage\":{\"status\":101}}]"),
+        "providers[0].faults[0].outage.status", "101 is not an error status");
+}
+
+static void scenario_flap_with_a_success_status_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\","
+                              "\"flap\":{\"period\":\"2s\",\"status\":204}}]"),
+              "providers[0].faults[0].flap.status", "204 is not an error status");
+}
+
+static void scenario_rate_limit_with_a_redirect_status_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\","
+                              "\"rate_limit\":{\"status\":302}}]"),
+              "providers[0].faults[0].rate_limit.status", "302 is not an error status");
+}
+
+static void scenario_overload_status_must_be_an_error(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"overload_status\":200}"),
+              "providers[0].capacity.overload_status", "200 is not an error status");
+}
+
+static void scenario_fault_script_with_a_success_status_is_rejected(void **state) {
+    (void)state;
+    const char *text = "[{\"outage\":{\"status\":200}}]";
+    sim_fault f[4];
+    uint32_t n = 9;
+    sim_error err;
+    assert_int_equal(sim_faults_parse(text, strlen(text), "s.json", f, 4, &n, &err), FB_EINVAL);
+    assert_string_equal(err.path, "faults[0].outage.status");
+    assert_int_equal(n, 0);
+}
+
+static void scenario_spike_starting_at_the_end_is_rejected(void **state) {
+    (void)state;
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\","
+              "\"arrivals\":{\"poisson\":\"10/s\"},\"spikes\":[{\"at\":\"10s\",\"for\":\"5s\","
+              "\"rate\":20},{\"at\":\"1m\",\"for\":\"5s\",\"rate\":20}]}]," MINIMAL_PROVIDERS "}",
+              "traffic[0].spikes[1].at", "the spike starts at 60s");
+}
+
+static void scenario_burst_after_the_end_is_rejected(void **state) {
+    (void)state;
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\","
+              "\"arrivals\":{\"poisson\":\"10/"
+              "s\"},\"bursts\":[{\"at\":\"2m\",\"count\":5}]}]," MINIMAL_PROVIDERS "}",
+              "traffic[0].bursts[0].at", "the burst starts at 120s");
+}
+
+/* ---- the provider's load and queue settings ---- */
+
+static void scenario_provider_load_and_queue_settings_parse(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        M1 ONE_PROVIDER(",\"latency\":{\"ttft\":\"1s\",\"load\":{\"in_service\":0.02,"
+                        "\"queued\":0.001}},\"capacity\":{\"concurrency\":10,\"queue\":50,"
+                        "\"discipline\":\"codel\",\"codel\":{\"target\":\"100ms\","
+                        "\"interval\":\"1s\"},\"efficiency\":{\"queue_above\":20,\"share\":0.6}}"));
+    const sim_provider *p = &sc->providers[0];
+    assert_true(p->load_in_service == 0.02);
+    assert_true(p->load_queued == 0.001);
+    assert_int_equal(p->discipline, SIM_QUEUE_CODEL);
+    assert_int_equal(p->codel_target_us, 100 * MS);
+    assert_int_equal(p->codel_interval_us, 1 * S);
+    assert_int_equal(p->efficiency_queue_above, 20);
+    assert_true(p->efficiency_share == 0.6);
+    sim_scenario_free(sc);
+}
+
+static void scenario_provider_queue_defaults_to_fifo_without_loss(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(M1 ONE_PROVIDER(""));
+    const sim_provider *p = &sc->providers[0];
+    assert_int_equal(p->discipline, SIM_QUEUE_FIFO);
+    assert_true(p->load_in_service == 0 && p->load_queued == 0);
+    assert_true(p->efficiency_share == 1);
+    sim_scenario_free(sc);
+}
+
+static void scenario_unknown_discipline_gets_a_suggestion(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"concurrency\":1,\"discipline\":\"drop-expired\"}"),
+              "providers[0].capacity.discipline", "did you mean \"drop_expired\"");
+}
+
+static void scenario_codel_without_its_settings_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"concurrency\":1,\"discipline\":\"codel\"}"),
+              "providers[0].capacity.discipline", "\"codel\" needs \"codel\"");
+}
+
+static void scenario_codel_settings_without_codel_are_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"concurrency\":1,\"codel\":{\"target\":\"1s\","
+                              "\"interval\":\"5s\"}}"),
+              "providers[0].capacity.codel", "needs \"discipline\": \"codel\"");
+}
+
+static void scenario_codel_needs_target_and_interval(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"concurrency\":1,\"discipline\":\"codel\","
+                              "\"codel\":{\"target\":\"1s\"}}"),
+              "providers[0].capacity.codel", "missing required key 'interval'");
+}
+
+static void scenario_discipline_without_a_concurrency_cap_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"discipline\":\"lifo\"}"),
+              "providers[0].capacity.discipline", "only a provider with a capacity.concurrency");
+}
+
+static void scenario_efficiency_without_a_concurrency_cap_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"efficiency\":{\"queue_above\":1,\"share\":0.5}}"),
+              "providers[0].capacity.efficiency", "only a provider with a capacity.concurrency");
+}
+
+static void scenario_queued_load_without_a_concurrency_cap_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"latency\":{\"load\":{\"queued\":0.1}}"),
+              "providers[0].latency.load.queued", "only a provider with a capacity.concurrency");
+}
+
+static void scenario_efficiency_above_the_queue_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"concurrency\":4,\"queue\":10,"
+                              "\"efficiency\":{\"queue_above\":10,\"share\":0.5}}"),
+              "providers[0].capacity.efficiency", "queue_above must be below capacity.queue");
+}
+
+static void scenario_efficiency_share_of_zero_is_rejected(void **state) {
+    (void)state;
+    parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"concurrency\":4,\"queue\":10,"
+                              "\"efficiency\":{\"queue_above\":2,\"share\":0}}"),
+              "providers[0].capacity.efficiency.share", "out of range");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scenario_durations_parse_with_units),
@@ -385,6 +560,28 @@ int main(void) {
         cmocka_unit_test(scenario_duration_in_an_unknown_unit_is_rejected),
         cmocka_unit_test(scenario_duration_out_of_range_is_rejected),
         cmocka_unit_test(scenario_set_of_a_misspelt_variant_is_rejected),
+        cmocka_unit_test(scenario_fault_starting_at_the_end_is_rejected),
+        cmocka_unit_test(scenario_fault_starting_after_the_end_is_rejected),
+        cmocka_unit_test(scenario_fault_starting_just_before_the_end_loads),
+        cmocka_unit_test(scenario_outage_with_a_success_status_is_rejected),
+        cmocka_unit_test(scenario_outage_with_an_informational_status_is_rejected),
+        cmocka_unit_test(scenario_flap_with_a_success_status_is_rejected),
+        cmocka_unit_test(scenario_rate_limit_with_a_redirect_status_is_rejected),
+        cmocka_unit_test(scenario_overload_status_must_be_an_error),
+        cmocka_unit_test(scenario_fault_script_with_a_success_status_is_rejected),
+        cmocka_unit_test(scenario_spike_starting_at_the_end_is_rejected),
+        cmocka_unit_test(scenario_burst_after_the_end_is_rejected),
+        cmocka_unit_test(scenario_provider_load_and_queue_settings_parse),
+        cmocka_unit_test(scenario_provider_queue_defaults_to_fifo_without_loss),
+        cmocka_unit_test(scenario_unknown_discipline_gets_a_suggestion),
+        cmocka_unit_test(scenario_codel_without_its_settings_is_rejected),
+        cmocka_unit_test(scenario_codel_settings_without_codel_are_rejected),
+        cmocka_unit_test(scenario_codel_needs_target_and_interval),
+        cmocka_unit_test(scenario_discipline_without_a_concurrency_cap_is_rejected),
+        cmocka_unit_test(scenario_efficiency_without_a_concurrency_cap_is_rejected),
+        cmocka_unit_test(scenario_queued_load_without_a_concurrency_cap_is_rejected),
+        cmocka_unit_test(scenario_efficiency_above_the_queue_is_rejected),
+        cmocka_unit_test(scenario_efficiency_share_of_zero_is_rejected),
     };
     return cmocka_run_group_tests_name("scenario", tests, NULL, NULL);
 }
