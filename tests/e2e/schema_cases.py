@@ -298,6 +298,12 @@ LOADER_ONLY = {
                                     (P0 + ["capacity", "efficiency"],
                                      {"queue_above": 10, "share": 0.5})],
                                    "providers[0].capacity.efficiency: queue_above must be below"),
+    "class-stack-unknown-layer": ([(POL, DELETE), (["variants", "b"], {
+        "layers": [{"name": "x"}], "classes": {"chat": {"layers": ["y"]}}})],
+                                  "variants.b.classes.chat.layers[0]: no layer named 'y'"),
+    "two-routing-layers": ([(POL, DELETE), (["variants", "b"], {
+        "layers": [{"name": "x", "fallback": ["primary"]}, {"name": "y", "fallback": ["backup"]}]})],
+                           "variants.b: layers 'x' and 'y' both declare a fallback chain"),
 }
 
 
