@@ -18,12 +18,38 @@ static int64_t milli(double x) {
     return (int64_t)(x * 1000.0 + 0.5);
 }
 
+static int deposit_defaults(fb_budget_config *c) {
+    if (!valid_double(c->deposit) || !valid_double(c->cost) || !valid_double(c->threshold))
+        return FB_EINVAL;
+    if (c->deposit == 0.0) c->deposit = 0.1;
+    if (c->cost == 0.0) c->cost = 1.0;
+    if (c->threshold == 0.0) c->threshold = c->cost;
+    if (c->max_tokens < 0.0 || c->max_tokens > 1e6 || milli(c->max_tokens) == 0) return FB_ERANGE;
+    if (c->deposit < 0.0 || c->deposit > 1e6 || milli(c->deposit) == 0) return FB_ERANGE;
+    if (c->cost < 0.0 || c->cost > 1e6 || c->threshold < 0.0 || c->threshold > 1e6)
+        return FB_ERANGE;
+    return FB_OK;
+}
+
+static int breaker_defaults(fb_budget_config *c) {
+    if (!valid_double(c->failure_ratio)) return FB_EINVAL;
+    if (c->window_us == 0) c->window_us = 10 * FB_US_PER_S;
+    if (c->buckets == 0) c->buckets = 10;
+    if (c->failure_ratio == 0.0) c->failure_ratio = 0.1;
+    if (c->min_requests == 0) c->min_requests = 20;
+    if (c->window_us < 0 || c->buckets > FB_BUDGET_BUCKETS_MAX || c->window_us % c->buckets != 0 ||
+        c->window_us / c->buckets == 0)
+        return FB_ERANGE;
+    if (c->failure_ratio < 0.0 || c->failure_ratio > 1e6) return FB_ERANGE;
+    return FB_OK;
+}
+
 int fb_budget_init(fb_budget *b, const fb_budget_config *cfg) {
     static const fb_budget_config defaults = {0};
     if (b == NULL) return FB_EINVAL;
     if (cfg == NULL) cfg = &defaults;
     fb_budget_config c = *cfg;
-    if ((unsigned)c.kind > FB_BUDGET_QUOTA) return FB_EINVAL;
+    if ((unsigned)c.kind > FB_BUDGET_RETRY_BREAKER) return FB_EINVAL;
     if (!valid_double(c.max_tokens) || !valid_double(c.ratio)) return FB_EINVAL;
     if (c.max_tokens == 0.0) c.max_tokens = 10.0;
     if (c.ratio == 0.0) c.ratio = 0.1;
@@ -36,10 +62,15 @@ int fb_budget_init(fb_budget *b, const fb_budget_config *cfg) {
     if (c.capacity == 0) c.capacity = 500;
     if (c.retry_cost == 0) c.retry_cost = 5;
     if (c.timeout_cost == 0) c.timeout_cost = 10;
+    int rc = c.kind == FB_BUDGET_DEPOSIT         ? deposit_defaults(&c)
+             : c.kind == FB_BUDGET_RETRY_BREAKER ? breaker_defaults(&c)
+                                                 : FB_OK;
+    if (rc != FB_OK) return rc;
 
     *b = (fb_budget){.cfg = c};
     b->tokens = (double)milli(c.max_tokens) / 1000.0;
     b->available = c.capacity;
+    b->head_start_us = FB_TIME_NONE;
     return FB_OK;
 }
 
@@ -47,9 +78,74 @@ static uint32_t quota_cost(const fb_budget *b, fb_outcome o) {
     return o == FB_OUT_TIMEOUT ? b->cfg.timeout_cost : b->cfg.retry_cost;
 }
 
-bool fb_budget_withdraw(fb_budget *b, fb_outcome o) {
+/* ---- RETRY_BREAKER's window: a ring of slices, the newest at head ---- */
+
+static fb_time_us slice_us(const fb_budget *b) {
+    return b->cfg.window_us / b->cfg.buckets;
+}
+
+/* How many slices have passed since the head slice began (0: t is in it). */
+static uint64_t slices_since(const fb_budget *b, fb_time_us t) {
+    if (b->head_start_us == FB_TIME_NONE || t < b->head_start_us) return 0;
+    return (uint64_t)((t - b->head_start_us) / slice_us(b));
+}
+
+/* Move the head to the slice holding t, clearing the slices it passes. */
+static void roll(fb_budget *b, fb_time_us t) {
+    if (b->head_start_us == FB_TIME_NONE) {
+        b->head_start_us = t; /* slices start at the first request */
+        return;
+    }
+    uint64_t k = slices_since(b, t);
+    uint64_t clear = k < b->cfg.buckets ? k : b->cfg.buckets;
+    for (uint64_t i = 0; i < clear; i++) {
+        b->head = (b->head + 1) % b->cfg.buckets;
+        b->slice[b->head].requests = b->slice[b->head].failures = 0;
+    }
+    b->head_start_us += (fb_time_us)k * slice_us(b);
+}
+
+void fb_budget_window(const fb_budget *b, fb_time_us now_us, uint32_t *requests,
+                      uint32_t *failures) {
+    *requests = *failures = 0;
+    if (b->cfg.kind != FB_BUDGET_RETRY_BREAKER) return;
+    uint64_t k = slices_since(b, now_us); /* the k oldest slices have expired by now */
+    for (uint64_t age = 0; age + k < b->cfg.buckets; age++) {
+        uint32_t i = (uint32_t)((b->head + b->cfg.buckets - age) % b->cfg.buckets);
+        *requests += b->slice[i].requests;
+        *failures += b->slice[i].failures;
+    }
+}
+
+static bool breaker_allows(const fb_budget *b, fb_time_us now_us) {
+    uint32_t req, fail;
+    fb_budget_window(b, now_us, &req, &fail);
+    return req < b->cfg.min_requests || (double)fail <= b->cfg.failure_ratio * (double)req;
+}
+
+void fb_budget_on_request(fb_budget *b, fb_time_us now_us) {
+    if (b->cfg.kind == FB_BUDGET_DEPOSIT) {
+        int64_t k = milli(b->tokens) + milli(b->cfg.deposit), max = milli(b->cfg.max_tokens);
+        b->tokens = (double)(k < max ? k : max) / 1000.0;
+    } else if (b->cfg.kind == FB_BUDGET_RETRY_BREAKER) {
+        roll(b, now_us);
+        b->slice[b->head].requests++;
+    }
+}
+
+bool fb_budget_withdraw(fb_budget *b, fb_outcome o, fb_time_us now_us) {
     bool ok = true;
     switch (b->cfg.kind) {
+    case FB_BUDGET_DEPOSIT:
+        ok = milli(b->tokens) >= milli(b->cfg.threshold);
+        if (ok) {
+            int64_t k = milli(b->tokens) - milli(b->cfg.cost);
+            b->tokens = (double)(k > 0 ? k : 0) / 1000.0;
+        }
+        break;
+    case FB_BUDGET_RETRY_BREAKER:
+        ok = breaker_allows(b, now_us);
+        break;
     case FB_BUDGET_TOKEN_BUCKET:
         /* Strictly more than half (gRPC): at exactly half, retries stop. */
         ok = 2 * milli(b->tokens) > milli(b->cfg.max_tokens);
@@ -96,9 +192,14 @@ void fb_budget_on_success(fb_budget *b, const fb_retry_state *s) {
     }
 }
 
-void fb_budget_on_failure(fb_budget *b, fb_outcome o) {
-    if (b->cfg.kind != FB_BUDGET_TOKEN_BUCKET) return;
+void fb_budget_on_failure(fb_budget *b, fb_outcome o, fb_time_us now_us) {
     if (o == FB_OUT_SUCCESS || o == FB_OUT_CANCELLED) return;
+    if (b->cfg.kind == FB_BUDGET_RETRY_BREAKER) {
+        roll(b, now_us);
+        b->slice[b->head].failures++;
+        return;
+    }
+    if (b->cfg.kind != FB_BUDGET_TOKEN_BUCKET) return;
     int64_t k = milli(b->tokens) - 1000;
     b->tokens = (double)(k > 0 ? k : 0) / 1000.0;
 }

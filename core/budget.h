@@ -3,9 +3,14 @@
  *
  * A budget is shared by many requests (per client or per provider) so that
  * an outage does not multiply the load. TOKEN_BUCKET is gRPC A6 retry
- * throttling, QUOTA the AWS SDKs' standard-mode retry quota, NONE always
- * allows. fb_retry_next() reports failures and withdraws; the caller reports
- * successes with fb_budget_on_success(). See docs/budget.md.
+ * throttling, QUOTA the AWS SDKs' standard-mode retry quota; DEPOSIT and
+ * RETRY_BREAKER are the two retry controls of Marc Brooker's simulations
+ * ("Fixing retries with token buckets and circuit breakers", 2022): a bucket
+ * that every request fills a little and every retry drains, and a breaker
+ * that stops retries (never first tries) while failures are too many of the
+ * requests. NONE always allows. The caller reports each new request with
+ * fb_budget_on_request(); fb_retry_next() reports failures and withdraws;
+ * the caller reports successes with fb_budget_on_success(). See docs/budget.md.
  */
 #ifndef FB_BUDGET_H
 #define FB_BUDGET_H
@@ -21,8 +26,12 @@ struct fb_retry_state; /* retry.h: a request's retry state, read on success */
 typedef enum fb_budget_kind {
     FB_BUDGET_NONE = 0,
     FB_BUDGET_TOKEN_BUCKET, /* gRPC A6 retry throttling */
-    FB_BUDGET_QUOTA         /* AWS SDK standard-mode retry quota */
+    FB_BUDGET_QUOTA,        /* AWS SDK standard-mode retry quota */
+    FB_BUDGET_DEPOSIT,      /* every request deposits, every retry costs */
+    FB_BUDGET_RETRY_BREAKER /* no retries while failures / requests is above a ratio */
 } fb_budget_kind;
+
+#define FB_BUDGET_BUCKETS_MAX 60
 
 typedef struct fb_budget_config {
     fb_budget_kind kind;
@@ -40,6 +49,18 @@ typedef struct fb_budget_config {
     uint32_t retry_cost;      /* default 5 */
     uint32_t timeout_cost;    /* default 10 */
     uint32_t no_retry_refund; /* default 0: no refund (botocore refunds 1: set it) */
+    /* DEPOSIT: starts at max_tokens; each request adds `deposit` (never above max); a retry
+     * is allowed while tokens >= threshold and takes `cost`. 3 decimals, as TOKEN_BUCKET. */
+    double deposit;   /* default 0.1 */
+    double cost;      /* default 1 */
+    double threshold; /* default: cost */
+    /* RETRY_BREAKER: over the last window_us (in `buckets` slices), a retry is refused
+     * while requests >= min_requests and failures > failure_ratio * requests; first
+     * tries are never refused. Failures count every retryable failed attempt. */
+    fb_time_us window_us;  /* default 10 s */
+    uint32_t buckets;      /* default 10, at most FB_BUDGET_BUCKETS_MAX; must divide the window */
+    double failure_ratio;  /* default 0.1 */
+    uint32_t min_requests; /* default 20 */
 } fb_budget_config;
 
 typedef struct fb_budget_stats {
@@ -50,26 +71,37 @@ typedef struct fb_budget_stats {
 typedef struct fb_budget {
     /* private: use the functions below */
     fb_budget_config cfg;
-    double tokens;     /* TOKEN_BUCKET */
+    double tokens;     /* TOKEN_BUCKET, DEPOSIT */
     int64_t available; /* QUOTA */
+    /* RETRY_BREAKER: a ring of slices of window_us / buckets, the newest at `head` */
+    struct {
+        uint32_t requests, failures;
+    } slice[FB_BUDGET_BUCKETS_MAX];
+    uint32_t head;
+    fb_time_us head_start_us; /* FB_TIME_NONE before the first request */
     fb_budget_stats stats;
 } fb_budget;
 
 int fb_budget_init(fb_budget *b, const fb_budget_config *cfg);
-/* May a retry after an outcome `o` be made? Charges the budget when yes. */
-bool fb_budget_withdraw(fb_budget *b, fb_outcome o);
+/* A request starts (its first try; DEPOSIT deposits, RETRY_BREAKER counts it). */
+void fb_budget_on_request(fb_budget *b, fb_time_us now_us);
+/* May a retry after an outcome `o` be made, at now_us? Charges the budget when yes. */
+bool fb_budget_withdraw(fb_budget *b, fb_outcome o, fb_time_us now_us);
 /* What a QUOTA withdrawal after outcome `o` takes; 0 for the other kinds. */
 uint32_t fb_budget_cost(const fb_budget *b, fb_outcome o);
 /* A request ended with a success; `s` is its retry state (NULL: it needed no retry). */
 void fb_budget_on_success(fb_budget *b, const struct fb_retry_state *s);
-/* An attempt failed with a retryable outcome (TOKEN_BUCKET charges 1). */
-void fb_budget_on_failure(fb_budget *b, fb_outcome o);
+/* An attempt failed with a retryable outcome (TOKEN_BUCKET charges 1, RETRY_BREAKER counts it). */
+void fb_budget_on_failure(fb_budget *b, fb_outcome o, fb_time_us now_us);
 
 /* Withdrawals granted and refused since init. */
 const fb_budget_stats *fb_budget_stats_get(const fb_budget *b);
-/* TOKEN_BUCKET: the tokens left, to 3 decimals. */
+/* TOKEN_BUCKET, DEPOSIT: the tokens left, to 3 decimals. */
 double fb_budget_tokens(const fb_budget *b);
 /* QUOTA: the units left. */
 int64_t fb_budget_available(const fb_budget *b);
+/* RETRY_BREAKER: the requests and failures in the window ending at now_us. */
+void fb_budget_window(const fb_budget *b, fb_time_us now_us, uint32_t *requests,
+                      uint32_t *failures);
 
 #endif /* FB_BUDGET_H */

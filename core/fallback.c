@@ -301,6 +301,7 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
         return finish(req, FB_STOP_EXHAUSTED, false);
     for (uint32_t i = 0; i < order_len; i++) req->order[i] = order[i];
     req->order_len = (uint8_t)order_len;
+    if (fb->cfg.budget != NULL) fb_budget_on_request(fb->cfg.budget, now_us);
     return advance(fb, req, now_us);
 }
 

@@ -256,7 +256,7 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
     const fb_retry_config *cfg = &p->cfg;
     if (s->attempt < UINT32_MAX) s->attempt++; /* the attempt that just failed */
     if (c == NULL || !c->retryable) return give_up(FB_GIVEUP_NOT_RETRYABLE);
-    if (budget != NULL) fb_budget_on_failure(budget, c->outcome);
+    if (budget != NULL) fb_budget_on_failure(budget, c->outcome, now_us);
 
     uint32_t n = s->attempt; /* the retry about to be decided */
     if (n >= cfg->attempts) return give_up(FB_GIVEUP_ATTEMPTS);
@@ -272,7 +272,7 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
 
     /* Last, so that a retry refused for another reason is never charged. */
     if (budget != NULL) {
-        if (!fb_budget_withdraw(budget, c->outcome)) return give_up(FB_GIVEUP_BUDGET);
+        if (!fb_budget_withdraw(budget, c->outcome, now_us)) return give_up(FB_GIVEUP_BUDGET);
         uint32_t cost = fb_budget_cost(budget, c->outcome);
         if (cost > 0) s->budget_withdrawn = cost; /* QUOTA: what a success refunds */
     }

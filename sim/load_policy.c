@@ -89,13 +89,42 @@ static int parse_jitter(pctx *P, const cJSON *retry, fb_retry_config *r) {
     return rc;
 }
 
+/* {"deposit": {"max", "deposit", "cost", "threshold"}}: a bucket requests fill. */
+static int deposit_budget(pctx *P, const cJSON *o, fb_budget_config *b) {
+    static const char *const keys[] = {"max", "deposit", "cost", "threshold", NULL};
+    b->kind = FB_BUDGET_DEPOSIT;
+    int rc = ld_check_keys(P, o, keys);
+    if (rc == FB_OK) rc = ld_get_number(P, o, "max", &b->max_tokens, 0.001, 1e6);
+    if (rc == FB_OK) rc = ld_get_number(P, o, "deposit", &b->deposit, 0.001, 1e6);
+    if (rc == FB_OK) rc = ld_get_number(P, o, "cost", &b->cost, 0.001, 1e6);
+    if (rc == FB_OK) rc = ld_get_number(P, o, "threshold", &b->threshold, 0.001, 1e6);
+    return rc;
+}
+
+/* {"retry_breaker": {"window", "buckets", "failure_ratio", "minimum_requests"}}. */
+static int retry_breaker_budget(pctx *P, const cJSON *o, fb_budget_config *b) {
+    static const char *const keys[] = {"window", "buckets", "failure_ratio", "minimum_requests",
+                                       NULL};
+    b->kind = FB_BUDGET_RETRY_BREAKER;
+    int rc = ld_check_keys(P, o, keys);
+    if (rc == FB_OK) rc = ld_get_duration(P, o, "window", &b->window_us, false);
+    if (rc == FB_OK) rc = ld_get_u32(P, o, "buckets", &b->buckets, 1, FB_BUDGET_BUCKETS_MAX);
+    if (rc == FB_OK) rc = ld_get_number(P, o, "failure_ratio", &b->failure_ratio, 0.001, 1e6);
+    if (rc == FB_OK) rc = ld_get_u32(P, o, "minimum_requests", &b->min_requests, 1, 1000000000);
+    fb_time_us w = b->window_us ? b->window_us : 10 * FB_US_PER_S;
+    uint32_t k = b->buckets ? b->buckets : 10;
+    if (rc == FB_OK && w % k != 0) rc = ld_fail(P, "the window must divide into its %u buckets", k);
+    return rc;
+}
+
 static int parse_budget(pctx *P, const cJSON *v, void *out) {
-    static const char *const kinds[] = {"token_bucket", "quota", NULL};
+    static const char *const kinds[] = {"token_bucket", "quota", "deposit", "retry_breaker", NULL};
     static const char *const tb_keys[] = {"max", "ratio", NULL};
     static const char *const q_keys[] = {"capacity", "retry_cost", "timeout_cost", "refund", NULL};
     fb_budget_config *b = out;
     if (!cJSON_IsObject(v) || !v->child || v->child->next)
-        return ld_fail(P, "expected an object with one of: token_bucket, quota");
+        return ld_fail(P, "expected an object with one of: token_bucket, quota, deposit, "
+                          "retry_breaker");
     int rc = ld_check_keys(P, v, kinds);
     if (rc != FB_OK) return rc;
     const cJSON *o = v->child;
@@ -106,14 +135,18 @@ static int parse_budget(pctx *P, const cJSON *v, void *out) {
         rc = ld_check_keys(P, o, tb_keys);
         if (rc == FB_OK) rc = ld_get_number(P, o, "max", &b->max_tokens, 1, 1000);
         if (rc == FB_OK) rc = ld_get_number(P, o, "ratio", &b->ratio, 0.001, 1000);
-    } else if (rc == FB_OK) {
+    } else if (rc == FB_OK && strcmp(o->string, "quota") == 0) {
         b->kind = FB_BUDGET_QUOTA;
         rc = ld_check_keys(P, o, q_keys);
         if (rc == FB_OK) rc = ld_get_u32(P, o, "capacity", &b->capacity, 1, 1000000000);
         if (rc == FB_OK) rc = ld_get_u32(P, o, "retry_cost", &b->retry_cost, 1, 1000000);
         if (rc == FB_OK) rc = ld_get_u32(P, o, "timeout_cost", &b->timeout_cost, 1, 1000000);
-        b->no_retry_refund = 1; /* botocore's, the scenario's default */
+        b->no_retry_refund = 1; /* the scenario format's documented default */
         if (rc == FB_OK) rc = ld_get_u32(P, o, "refund", &b->no_retry_refund, 0, 1000000);
+    } else if (rc == FB_OK && strcmp(o->string, "deposit") == 0) {
+        rc = deposit_budget(P, o, b);
+    } else if (rc == FB_OK) {
+        rc = retry_breaker_budget(P, o, b);
     }
     ld_pop(P, old);
     return rc;

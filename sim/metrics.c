@@ -461,7 +461,8 @@ static const sim_metric table[] = {
     {"layer_amplification[]", RATIO, false, "layer_attempts / layer_calls: the layer's own factor",
      l_amplification, NULL, true},
     {"layer_retries[]", COUNT, false, "the layer's retries", l_retries, NULL, true},
-    {"layer_fallbacks[]", COUNT, false, "the layer's moves to another provider", l_fallbacks, NULL, true},
+    {"layer_fallbacks[]", COUNT, false, "the layer's moves to another provider", l_fallbacks, NULL,
+     true},
     {NULL, COUNT, false, NULL, NULL, NULL, false},
 };
 

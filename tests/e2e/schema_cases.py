@@ -149,6 +149,10 @@ VALID = {
                                            "requests": 1000000})],
     "no-variants": [(["variants"], DELETE), (["expect"], ["success_rate >= 0"])],
     "retry-on": [(POL + ["retry", "retry_on"], [429, 503, "timeout", "rejected"])],
+    "budget-deposit": [(POL + ["retry", "budget"], {"deposit": {"max": 5, "deposit": 0.2,
+                                                              "cost": 1, "threshold": 2}})],
+    "budget-retry-breaker": [(POL + ["retry", "budget"], {"retry_breaker": {
+        "window": "20s", "buckets": 20, "failure_ratio": 0.2, "minimum_requests": 10}})],
     "layers": [(POL, DELETE), (["variants", "b"], {"layers": [
         {"name": "app", "retry": {"attempts": 2, "attempt_timeout": "20s"}},
         {"name": "gateway", "fallback": ["primary", "backup"],

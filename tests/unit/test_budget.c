@@ -23,8 +23,8 @@ static void budget_none_always_allows(void **state) {
     fb_budget b;
     assert_int_equal(fb_budget_init(&b, NULL), FB_OK);
     for (int i = 0; i < 100; i++) {
-        fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
-        assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+        fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 0);
+        assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
     }
     assert_int_equal(fb_budget_stats_get(&b)->allowed, 100);
     assert_int_equal(fb_budget_stats_get(&b)->refused, 0);
@@ -53,22 +53,22 @@ static void budget_token_bucket_starts_full_and_retries_cost_nothing(void **stat
     (void)state;
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET});
     assert_true(fb_budget_tokens(&b) == 10.0);
-    for (int i = 0; i < 50; i++) assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    for (int i = 0; i < 50; i++) assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
     assert_true(fb_budget_tokens(&b) == 10.0);
 }
 
 static void budget_token_bucket_needs_strictly_more_than_half_grpc_a6(void **state) {
     (void)state;
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 10});
-    for (int i = 0; i < 4; i++) fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+    for (int i = 0; i < 4; i++) fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 0);
     assert_true(fb_budget_tokens(&b) == 6.0);
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
-    fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 0);
     assert_true(fb_budget_tokens(&b) == 5.0); /* exactly max / 2: refused */
-    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
     fb_budget_on_success(&b, NULL);
     assert_true(fb_budget_tokens(&b) == 5.1);
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
     assert_int_equal(fb_budget_stats_get(&b)->allowed, 2);
     assert_int_equal(fb_budget_stats_get(&b)->refused, 1);
 }
@@ -76,7 +76,7 @@ static void budget_token_bucket_needs_strictly_more_than_half_grpc_a6(void **sta
 static void budget_token_bucket_failure_floors_at_zero(void **state) {
     (void)state;
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 3});
-    for (int i = 0; i < 10; i++) fb_budget_on_failure(&b, FB_OUT_TIMEOUT);
+    for (int i = 0; i < 10; i++) fb_budget_on_failure(&b, FB_OUT_TIMEOUT, 0);
     assert_true(fb_budget_tokens(&b) == 0.0);
     fb_budget_on_success(&b, NULL);
     assert_true(fb_budget_tokens(&b) == 0.1);
@@ -86,7 +86,7 @@ static void budget_token_bucket_success_adds_ratio_up_to_max(void **state) {
     (void)state;
     fb_budget b =
         budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 10, .ratio = 0.1});
-    for (int i = 0; i < 5; i++) fb_budget_on_failure(&b, FB_OUT_TRANSIENT);
+    for (int i = 0; i < 5; i++) fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 0);
     /* Ten additions of 0.1 are exactly one token: counts are kept in thousandths. */
     for (int i = 0; i < 10; i++) fb_budget_on_success(&b, NULL);
     assert_true(fb_budget_tokens(&b) == 6.0);
@@ -97,32 +97,32 @@ static void budget_token_bucket_success_adds_ratio_up_to_max(void **state) {
 static void budget_token_bucket_ignores_success_and_cancel_as_failures(void **state) {
     (void)state;
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET});
-    fb_budget_on_failure(&b, FB_OUT_SUCCESS);
-    fb_budget_on_failure(&b, FB_OUT_CANCELLED);
+    fb_budget_on_failure(&b, FB_OUT_SUCCESS, 0);
+    fb_budget_on_failure(&b, FB_OUT_CANCELLED, 0);
     assert_true(fb_budget_tokens(&b) == 10.0);
 }
 
 static void budget_quota_withdraws_retry_cost_and_more_after_timeout(void **state) {
     (void)state;
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA});
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
     assert_int_equal(fb_budget_available(&b), 495);
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TIMEOUT));
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TIMEOUT, 0));
     assert_int_equal(fb_budget_available(&b), 485);
-    assert_true(fb_budget_withdraw(&b, FB_OUT_RATE_LIMITED));
+    assert_true(fb_budget_withdraw(&b, FB_OUT_RATE_LIMITED, 0));
     assert_int_equal(fb_budget_available(&b), 480);
-    fb_budget_on_failure(&b, FB_OUT_TRANSIENT); /* a quota charges retries, not failures */
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 0); /* a quota charges retries, not failures */
     assert_int_equal(fb_budget_available(&b), 480);
 }
 
 static void budget_quota_refuses_when_not_enough_is_left(void **state) {
     (void)state;
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 14});
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT)); /* 9 */
-    assert_false(fb_budget_withdraw(&b, FB_OUT_TIMEOUT));  /* needs 10 */
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0)); /* 9 */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TIMEOUT, 0));  /* needs 10 */
     assert_int_equal(fb_budget_available(&b), 9);
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT)); /* 4 */
-    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0)); /* 4 */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
     assert_int_equal(fb_budget_available(&b), 4);
     assert_int_equal(fb_budget_stats_get(&b)->allowed, 2);
     assert_int_equal(fb_budget_stats_get(&b)->refused, 2);
@@ -132,7 +132,7 @@ static void budget_quota_refunds_no_retry_refund_without_retries(void **state) {
     (void)state;
     fb_budget b =
         budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100, .no_retry_refund = 1});
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
     fb_retry_state clean; /* one attempt, no retry: nothing withdrawn */
     fb_retry_begin(&clean, 0);
     fb_budget_on_success(&b, &clean);
@@ -146,7 +146,7 @@ static void budget_quota_refund_of_zero_refunds_nothing(void **state) {
     (void)state;
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 100});
     assert_int_equal(b.cfg.no_retry_refund, 0);
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
     fb_budget_on_success(&b, NULL);
     fb_retry_state clean;
     fb_retry_begin(&clean, 0);
@@ -162,7 +162,7 @@ static void budget_quota_never_refills_above_capacity(void **state) {
     fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_QUOTA, .capacity = 20});
     fb_budget_on_success(&b, NULL);
     assert_int_equal(fb_budget_available(&b), 20);
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
     fb_retry_state s = {.attempt = 3, .budget_withdrawn = 10};
     fb_budget_on_success(&b, &s);
     assert_int_equal(fb_budget_available(&b), 20);
@@ -174,12 +174,12 @@ static void budget_stats_get_counts_every_withdrawal_and_nothing_else(void **sta
     const fb_budget_stats *st = fb_budget_stats_get(&b);
     assert_int_equal(st->allowed, 0);
     assert_int_equal(st->refused, 0);
-    fb_budget_on_failure(&b, FB_OUT_TRANSIENT); /* failures and successes are not withdrawals */
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 0); /* failures and successes are not withdrawals */
     fb_budget_on_success(&b, NULL);
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));  /* 7 left */
-    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT));  /* 2 left */
-    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT)); /* needs 5 */
-    assert_ptr_equal(fb_budget_stats_get(&b), st);          /* a view, not a copy */
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));  /* 7 left */
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));  /* 2 left */
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0)); /* needs 5 */
+    assert_ptr_equal(fb_budget_stats_get(&b), st);             /* a view, not a copy */
     assert_int_equal(st->allowed, 2);
     assert_int_equal(st->refused, 1);
     assert_int_equal(fb_budget_init(&b, NULL), FB_OK);
@@ -212,8 +212,79 @@ static void budget_levels_start_at_the_rounded_maximum(void **state) {
     assert_int_equal(fb_budget_available(&q), 42);
 }
 
+/* DEPOSIT: each request adds `deposit`, each retry takes `cost` while tokens >= threshold. */
+static void budget_deposit_fills_per_request_and_drains_per_retry(void **state) {
+    (void)state;
+    fb_budget b = budget(
+        (fb_budget_config){.kind = FB_BUDGET_DEPOSIT, .max_tokens = 2, .deposit = 0.5, .cost = 1});
+    assert_true(fb_budget_tokens(&b) == 2.0); /* starts full */
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0)); /* 0 < threshold 1 */
+    fb_budget_on_request(&b, 0);
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0)); /* 0.5 */
+    fb_budget_on_request(&b, 0);
+    assert_true(fb_budget_tokens(&b) == 1.0);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 0));
+    /* successes and failures change nothing: only requests deposit */
+    fb_budget_on_success(&b, NULL);
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 0);
+    assert_true(fb_budget_tokens(&b) == 0.0);
+    for (int i = 0; i < 10; i++) fb_budget_on_request(&b, 0);
+    assert_true(fb_budget_tokens(&b) == 2.0); /* capped at max */
+    assert_int_equal(fb_budget_stats_get(&b)->allowed, 3);
+    assert_int_equal(fb_budget_stats_get(&b)->refused, 2);
+    fb_budget c = budget((fb_budget_config){.kind = FB_BUDGET_DEPOSIT});
+    assert_true(fb_budget_tokens(&c) == 10.0); /* defaults: max 10, deposit 0.1, cost 1 */
+    fb_budget_on_request(&c, 0);
+    assert_true(fb_budget_tokens(&c) == 10.0);
+}
+
+/* RETRY_BREAKER: retries stop while failures / requests over the window pass the ratio. */
+static void budget_retry_breaker_gates_retries_on_the_failure_ratio(void **state) {
+    (void)state;
+    fb_budget b = budget((fb_budget_config){.kind = FB_BUDGET_RETRY_BREAKER,
+                                            .window_us = 10 * FB_US_PER_S,
+                                            .buckets = 10,
+                                            .failure_ratio = 0.5,
+                                            .min_requests = 4});
+    /* requests at 0, 1, 2, 3 s; two failures at 1 s (in time order, as callers report) */
+    fb_budget_on_request(&b, 0);
+    fb_budget_on_request(&b, 1 * FB_US_PER_S);
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 1 * FB_US_PER_S);
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 1 * FB_US_PER_S);
+    fb_budget_on_failure(&b, FB_OUT_CANCELLED, 1 * FB_US_PER_S); /* not a failure */
+    fb_budget_on_request(&b, 2 * FB_US_PER_S);
+    fb_budget_on_request(&b, 3 * FB_US_PER_S);
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 3 * FB_US_PER_S)); /* 2 <= 0.5 * 4 */
+    fb_budget_on_failure(&b, FB_OUT_TRANSIENT, 3 * FB_US_PER_S);
+    assert_false(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 3 * FB_US_PER_S)); /* 3 > 2 */
+    uint32_t req, fail;
+    fb_budget_window(&b, 3 * FB_US_PER_S, &req, &fail);
+    assert_int_equal(req, 4);
+    assert_int_equal(fail, 3);
+    /* at 11.5 s the slices of 0 s and 1 s (with both early failures) have expired... */
+    fb_budget_window(&b, 11500 * FB_US_PER_MS, &req, &fail);
+    assert_int_equal(req, 2);
+    assert_int_equal(fail, 1);
+    /* ... and below min_requests nothing is refused */
+    assert_true(fb_budget_withdraw(&b, FB_OUT_TRANSIENT, 11500 * FB_US_PER_MS));
+    /* a long quiet gap clears the whole window */
+    fb_budget_on_request(&b, 100 * FB_US_PER_S);
+    fb_budget_window(&b, 100 * FB_US_PER_S, &req, &fail);
+    assert_int_equal(req, 1);
+    assert_int_equal(fail, 0);
+    fb_budget_config bad = {.kind = FB_BUDGET_RETRY_BREAKER, .window_us = 10, .buckets = 3};
+    fb_budget x;
+    assert_int_equal(fb_budget_init(&x, &bad), FB_ERANGE); /* 3 does not divide 10 us */
+    bad.buckets = FB_BUDGET_BUCKETS_MAX + 1;
+    assert_int_equal(fb_budget_init(&x, &bad), FB_ERANGE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(budget_deposit_fills_per_request_and_drains_per_retry),
+        cmocka_unit_test(budget_retry_breaker_gates_retries_on_the_failure_ratio),
         cmocka_unit_test(budget_none_always_allows),
         cmocka_unit_test(budget_init_rejects_impossible_config),
         cmocka_unit_test(budget_token_bucket_starts_full_and_retries_cost_nothing),

@@ -1100,7 +1100,7 @@ static void fallback_retry_budget_refusal_moves_to_fallback(void **state) {
     fb_budget_config bc = {.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 10, .ratio = 0.1};
     assert_int_equal(fb_budget_init(&ch.budget, &bc), FB_OK);
     /* Five failures leave 5 tokens: not above half of 10, no more retries. */
-    for (int i = 0; i < 5; i++) fb_budget_on_failure(&ch.budget, FB_OUT_TRANSIENT);
+    for (int i = 0; i < 5; i++) fb_budget_on_failure(&ch.budget, FB_OUT_TRANSIENT, 0);
     ch.cfg.budget = &ch.budget;
     chain_init(&ch);
     fb_fallback_request req;
@@ -1127,7 +1127,7 @@ static void fallback_success_refills_retry_budget(void **state) {
     chain_retry(&ch, (fb_retry_config){.attempts = 3, .base_us = 100 * MS});
     fb_budget_config bc = {.kind = FB_BUDGET_TOKEN_BUCKET, .max_tokens = 10, .ratio = 0.1};
     assert_int_equal(fb_budget_init(&ch.budget, &bc), FB_OK);
-    for (int i = 0; i < 4; i++) fb_budget_on_failure(&ch.budget, FB_OUT_TRANSIENT);
+    for (int i = 0; i < 4; i++) fb_budget_on_failure(&ch.budget, FB_OUT_TRANSIENT, 0);
     ch.cfg.budget = &ch.budget;
     chain_init(&ch);
     fb_fallback_request req;

@@ -87,7 +87,8 @@ static void a_stack_of_one_is_the_plain_policy(void **state) {
     for (const sim_metric *m = sim_metrics(); m->name; m++) {
         if (m->per_provider || m->per_layer) continue;
         double x = m->value(sc, a, 0), y = m->value(sc, b, 0);
-        if (x != y && !(sim_metric_is_na(x) && sim_metric_is_na(y))) fail_msg("%s differs", m->name);
+        if (x != y && !(sim_metric_is_na(x) && sim_metric_is_na(y)))
+            fail_msg("%s differs", m->name);
     }
     assert_memory_equal(a->providers, b->providers, sizeof a->providers);
     assert_true(metric(sc, b, "layer_attempts[only]") == 300);
@@ -248,6 +249,38 @@ static void retry_on_lists_what_retries(void **state) {
                  "100..599");
 }
 
+/*
+ * The retry controls of the published simulations on the same outage: a bucket
+ * that every request fills by 0.1 and every retry drains by 1 lets about one
+ * retry in ten requests through; a retry breaker, with failures far above 10%
+ * of requests, lets none; neither ever refuses a first try.
+ */
+static const char controls[] = OUTAGE_HEAD
+    "\"variants\":{"
+    "\"plain\":{\"retry\":{\"attempts\":5,\"backoff\":\"none\"},\"fallback\":[\"a\"]},"
+    "\"deposit\":{\"retry\":{\"attempts\":5,\"backoff\":\"none\",\"budget\":{\"deposit\":"
+    "{\"max\":1,\"deposit\":0.1,\"cost\":1}}},\"fallback\":[\"a\"]},"
+    "\"breaker\":{\"retry\":{\"attempts\":5,\"backoff\":\"none\",\"budget\":{\"retry_breaker\":"
+    "{\"window\":\"10s\",\"failure_ratio\":0.1,\"minimum_requests\":5}}},\"fallback\":[\"a\"]}}}";
+
+static void retry_controls_bound_amplification_in_an_outage(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(controls);
+    sim_summary *p = run(sc, "plain"), *d = run(sc, "deposit"), *b = run(sc, "breaker");
+    assert_int_equal(p->attempts, 500);
+    /* the bucket starts with 1 token: 1 retry, then one per 10 requests (99 x 0.1 = 9.9) */
+    assert_int_equal(d->attempts, 100 + 1 + 9);
+    /* and every request ends on a refusal: at its first retry, or at the one after */
+    assert_int_equal(d->budget_refusals, 100);
+    /* every first try fails: after 5 requests the ratio is far above 0.1 */
+    assert_true(b->attempts >= 100 && b->attempts <= 100 + 4 * 4);
+    assert_int_equal(d->requests, 100);
+    free(p);
+    free(d);
+    free(b);
+    sim_scenario_free(sc);
+}
+
 /* ---- the loader's rules for stacks ---- */
 
 static void stacks_have_one_routing_layer(void **state) {
@@ -305,6 +338,7 @@ int main(void) {
         cmocka_unit_test(an_outer_timeout_cancels_the_request_inside),
         cmocka_unit_test(classes_share_a_named_layer_and_its_breaker),
         cmocka_unit_test(retry_on_lists_what_retries),
+        cmocka_unit_test(retry_controls_bound_amplification_in_an_outage),
         cmocka_unit_test(stacks_have_one_routing_layer),
         cmocka_unit_test(policy_keys_belong_inside_layers),
         cmocka_unit_test(layers_have_names_and_places),
