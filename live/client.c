@@ -1,8 +1,11 @@
 /* client.c - libcurl multi + epoll + timerfd, as a simulator port; see client.h. */
 #include "live/client.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,16 +17,19 @@
 
 #include <curl/curl.h>
 
+#include "core/hist.h"
 #include "core/retry_after.h"
 #include "live/sse.h"
 
 #define DEFAULT_TRANSFERS_MAX 4096u
-#define BODY_MAX ((size_t)1 << 20) /* a longer answer body is a broken reply */
+#define PROBE_PATH "/v1/models"
+#define SCHED_THREADS_MAX 256
 #define EPOLL_BATCH 256
 #define NS_NEVER INT64_MAX
 
 typedef struct endpoint {
     bool set;
+    char base[2048]; /* without a trailing "/v1" */
     char url[2048];
     char model[256];
     live_dialect dialect;
@@ -35,10 +41,11 @@ typedef struct xfer {
     CURL *easy;
     uint64_t id;
     uint8_t provider;
-    bool stream;  /* a stream was asked for */
-    bool decided; /* the answer's kind is known (first body byte) */
-    bool sse;     /* reading an event stream */
-    bool body_cut;
+    bool stream;                     /* a stream was asked for */
+    bool decided;                    /* the answer's kind is known (first body byte) */
+    bool sse;                        /* reading an event stream */
+    bool oversized;                  /* cut at the response cap */
+    uint64_t received, received_max; /* body bytes */
     live_buf req;
     live_buf body;
     live_sse sse_p;
@@ -62,6 +69,16 @@ struct live_client {
     xfer *ready, *ready_tail;
     uint32_t in_flight;
     live_client_stats stats;
+    /* timekeeping (real microseconds) */
+    fb_hist lag_us;    /* per due time: how late the loop got to it */
+    fb_hist gap_us;    /* between two looks at the sockets */
+    int64_t polled_ns; /* when the loop last looked at the sockets; 0 = not yet */
+    int64_t cpu0_ns;   /* the thread's CPU time at the start */
+    struct sched_thread {
+        long tid;
+        uint64_t run_ns, wait_ns, slices;
+    } sched0[SCHED_THREADS_MAX]; /* the process's threads at the start */
+    size_t nsched0;
     sim_port port;
 };
 
@@ -73,14 +90,25 @@ static int64_t mono_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static int64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int64_t wall_unix_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+/* The simulated time of monotonic instant ns. */
+static fb_time_us sim_at(const live_client *c, int64_t ns) {
+    return (fb_time_us)((double)(ns - c->t0_ns) / 1000.0 * c->cfg.time_scale);
+}
+
 static fb_time_us sim_now(const live_client *c) {
-    return (fb_time_us)((double)(mono_ns() - c->t0_ns) / 1000.0 * c->cfg.time_scale);
+    return sim_at(c, mono_ns());
 }
 
 /* The real (monotonic) instant of simulated time t. */
@@ -133,6 +161,12 @@ static void on_sse_event(void *ctx, const char *event, const char *data, size_t 
 static size_t on_body(char *p, size_t size, size_t n, void *userp) {
     xfer *x = userp;
     size_t len = size * n;
+    x->received += len;
+    x->c->stats.bytes_received += len;
+    if (x->received > x->received_max) {
+        x->oversized = true;
+        return 0; /* curl aborts the transfer */
+    }
     if (!x->decided) {
         long status = 0;
         char *ctype = NULL;
@@ -145,13 +179,10 @@ static size_t on_body(char *p, size_t size, size_t n, void *userp) {
         }
         x->decided = true;
     }
-    if (x->sse) {
+    if (x->sse)
         live_sse_feed(&x->sse_p, p, len);
-    } else if (x->body.len + len <= BODY_MAX) {
+    else
         live_buf_put(&x->body, p, len);
-    } else {
-        x->body_cut = true;
-    }
     return len;
 }
 
@@ -217,7 +248,11 @@ static void read_answer(xfer *x, CURLcode rc) {
     long status = 0;
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
     bool failed = false;
-    if (rc != CURLE_OK) {
+    if (x->oversized) {
+        a->reply.transport = FB_TRANSPORT_OTHER; /* a broken reply, whatever came before */
+        failed = true;
+        x->c->stats.oversized++;
+    } else if (rc != CURLE_OK) {
         a->reply.transport = transport_of(rc);
         failed = true;
         x->c->stats.transport_errors++;
@@ -242,7 +277,7 @@ static void read_answer(xfer *x, CURLcode rc) {
     } else {
         bool refused = false;
         a->reply.status = 200;
-        if (x->body_cut || x->body.oom ||
+        if (x->body.oom ||
             live_wire_success(x->c->ep[x->provider].dialect, x->body.p ? x->body.p : "",
                               x->body.len, &a->tokens_out, &refused) != FB_OK) {
             a->reply.status = 0;
@@ -279,11 +314,9 @@ static void drain_done(live_client *c) {
         c->in_flight--;
         read_answer(x, rc);
         x->answer.at_us = sim_now(c);
-        curl_off_t up = 0, down = 0;
+        curl_off_t up = 0;
         curl_easy_getinfo(x->easy, CURLINFO_SIZE_UPLOAD_T, &up);
-        curl_easy_getinfo(x->easy, CURLINFO_SIZE_DOWNLOAD_T, &down);
         c->stats.bytes_sent += (uint64_t)up;
-        c->stats.bytes_received += (uint64_t)down;
         x->next = NULL;
         if (c->ready_tail)
             c->ready_tail->next = x;
@@ -337,7 +370,9 @@ static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msg
     x->id = a->id;
     x->provider = a->provider;
     x->stream = a->stream;
-    x->decided = x->sse = x->body_cut = false;
+    x->decided = x->sse = x->oversized = false;
+    x->received = 0;
+    x->received_max = LIVE_RESPONSE_MAX + (uint64_t)LIVE_RESPONSE_PER_TOKEN * a->tokens_out;
     x->retry_after[0] = x->retry_after_ms[0] = '\0';
     x->should_retry = -1;
     x->next = NULL;
@@ -398,53 +433,107 @@ static void arm_timerfd(live_client *c, int64_t due_ns) {
     timerfd_settime(c->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
+/*
+ * epoll_pwait returns ready sockets without delivering a signal that is
+ * pending (the kernel restores the mask first), so with a target that keeps
+ * its socket ready a SIGINT would wait for ever: let pending signals in
+ * here, for a moment, with the wait's mask.
+ */
+static void deliver_pending(const live_client *c) {
+    if (c->cfg.wait_sigmask == NULL) return;
+    sigset_t pending, old;
+    if (sigpending(&pending) != 0) return;
+    bool any = false;
+    for (int sig = 1; sig < NSIG && !any; sig++)
+        any = sigismember(&pending, sig) == 1 && sigismember(c->cfg.wait_sigmask, sig) == 0;
+    if (!any) return;
+    pthread_sigmask(SIG_SETMASK, c->cfg.wait_sigmask, &old);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * Look at the sockets once: wait for them until due_ns at the latest (not at
+ * all when it has passed), then let curl read what is ready. A flooding
+ * target keeps its socket ready forever, so the batch stops once until_ns
+ * (the simulator's next due time) is reached: the sockets not handled are
+ * still ready next time (level-triggered), and the simulator's timers run
+ * first. Every call goes through epoll_pwait, the only place SIGINT is
+ * unblocked, so a stop is seen whatever the sockets do.
+ */
+static int poll_once(live_client *c, int64_t due_ns, int64_t until_ns, char *msg, size_t msglen) {
+    struct epoll_event evs[EPOLL_BATCH];
+    int64_t now = mono_ns();
+    if (c->polled_ns != 0) fb_hist_record(&c->gap_us, (now - c->polled_ns) / 1000);
+    int timeout = 0;
+    if (due_ns > now) {
+        arm_timerfd(c, due_ns);
+        timeout = -1;
+    }
+    int n = c->cfg.wait_sigmask
+                ? epoll_pwait(c->epfd, evs, EPOLL_BATCH, timeout, c->cfg.wait_sigmask)
+                : epoll_wait(c->epfd, evs, EPOLL_BATCH, timeout);
+    c->polled_ns = mono_ns();
+    if (n > 0) deliver_pending(c);
+    if (n < 0) {
+        if (errno == EINTR) return FB_OK;
+        snprintf(msg, msglen, "live: epoll_wait: %s", strerror(errno));
+        return FB_EIO;
+    }
+    for (int i = 0; i < n; i++) {
+        int fd = evs[i].data.fd;
+        if (fd == c->tfd) {
+            uint64_t ticks;
+            if (read(c->tfd, &ticks, sizeof ticks) < 0) { /* spurious: nothing to do */
+            }
+            continue;
+        }
+        int flags = ((evs[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
+                    ((evs[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
+                    ((evs[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+        int running;
+        curl_multi_socket_action(c->multi, fd, flags, &running);
+        if (mono_ns() >= until_ns) break;
+    }
+    drain_done(c);
+    return FB_OK;
+}
+
+/*
+ * Each turn checks, in this order: the stop flag, the simulator's due time
+ * (recording how late it is reached), the answers ready, then gives curl its
+ * timeout if due and looks at the sockets once. No turn can be skipped, so
+ * no answer, however long, keeps the simulator's timers or a stop waiting.
+ */
 static int port_wait(void *ctx, fb_time_us until_us, fb_time_us *now_us, char *msg, size_t msglen) {
     live_client *c = ctx;
     int64_t until_ns = real_ns_of(c, until_us);
-    struct epoll_event evs[EPOLL_BATCH];
     for (;;) {
-        *now_us = sim_now(c);
+        int64_t now = mono_ns();
+        *now_us = sim_at(c, now);
         if (c->cfg.stop != NULL && *c->cfg.stop) {
             snprintf(msg, msglen, "interrupted");
             return FB_ESTATE;
         }
-        int64_t now = mono_ns();
+        if (now >= until_ns) {
+            fb_hist_record(&c->lag_us, (now - until_ns) / 1000);
+            return FB_OK;
+        }
+        if (c->ready != NULL) return FB_OK;
+        if (until_ns == NS_NEVER && c->in_flight == 0) {
+            snprintf(msg, msglen, "live: nothing to wait for");
+            return FB_ESTATE;
+        }
         if (c->curl_due_ns <= now) {
             int running;
             c->curl_due_ns = NS_NEVER;
             curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
             drain_done(c);
-            continue;
         }
-        if (c->ready != NULL || now >= until_ns) return FB_OK;
-        if (until_ns == NS_NEVER && c->in_flight == 0) {
-            snprintf(msg, msglen, "live: nothing to wait for");
-            return FB_ESTATE;
-        }
-        arm_timerfd(c, c->curl_due_ns < until_ns ? c->curl_due_ns : until_ns);
-        int n = c->cfg.wait_sigmask
-                    ? epoll_pwait(c->epfd, evs, EPOLL_BATCH, -1, c->cfg.wait_sigmask)
-                    : epoll_wait(c->epfd, evs, EPOLL_BATCH, -1);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            snprintf(msg, msglen, "live: epoll_wait: %s", strerror(errno));
-            return FB_EIO;
-        }
-        for (int i = 0; i < n; i++) {
-            int fd = evs[i].data.fd;
-            if (fd == c->tfd) {
-                uint64_t ticks;
-                if (read(c->tfd, &ticks, sizeof ticks) < 0) { /* spurious: nothing to do */
-                }
-                continue;
-            }
-            int flags = ((evs[i].events & EPOLLIN) ? CURL_CSELECT_IN : 0) |
-                        ((evs[i].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0) |
-                        ((evs[i].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
-            int running;
-            curl_multi_socket_action(c->multi, fd, flags, &running);
-        }
-        drain_done(c);
+        int64_t due = c->ready != NULL            ? now
+                      : c->curl_due_ns < until_ns ? c->curl_due_ns
+                                                  : until_ns;
+        int rc = poll_once(c, due, until_ns, msg, msglen);
+        if (rc != FB_OK) return rc;
     }
 }
 
@@ -475,6 +564,8 @@ int live_client_create(const live_client_config *cfg, live_client **out, char *e
     if (c->cfg.transfers_max == 0) c->cfg.transfers_max = DEFAULT_TRANSFERS_MAX;
     c->curl_due_ns = NS_NEVER;
     c->epfd = c->tfd = -1;
+    fb_hist_init(&c->lag_us);
+    fb_hist_init(&c->gap_us);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(err, errlen, "cannot initialise libcurl");
         free(c);
@@ -523,6 +614,8 @@ int live_client_endpoint(live_client *c, uint8_t provider, const char *base_url,
         snprintf(err, errlen, "'%s' is not an http:// or https:// URL", base_url);
         return FB_EINVAL;
     }
+    memcpy(ep->base, base_url, n);
+    ep->base[n] = '\0';
     memcpy(ep->url, base_url, n);
     memcpy(ep->url + n, path, strlen(path) + 1);
     snprintf(ep->model, sizeof ep->model, "%s", model);
@@ -545,7 +638,106 @@ int live_client_endpoint(live_client *c, uint8_t provider, const char *base_url,
     return FB_OK;
 }
 
+/* ---- the probe ---- */
+
+static size_t probe_header(char *p, size_t size, size_t n, void *userp) {
+    (void)p;
+    (void)size;
+    (void)n;
+    *(bool *)userp = true;
+    return 0; /* the status line is enough: stop there */
+}
+
+static size_t probe_body(char *p, size_t size, size_t n, void *userp) {
+    (void)p;
+    (void)userp;
+    return size * n;
+}
+
+int live_client_probe(live_client *c, uint8_t provider, long timeout_ms, char *err, size_t errlen) {
+    const endpoint *ep = &c->ep[provider];
+    char url[sizeof ep->base + sizeof PROBE_PATH], why[CURL_ERROR_SIZE] = "";
+    snprintf(url, sizeof url, "%s%s", ep->base, PROBE_PATH);
+    CURL *e = curl_easy_init();
+    if (e == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return FB_ENOMEM;
+    }
+    bool answered = false;
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, ep->headers);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, probe_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, &answered);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, probe_body);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, why);
+    CURLcode rc = curl_easy_perform(e);
+    curl_easy_cleanup(e);
+    if (answered) return FB_OK;
+    if (rc == CURLE_COULDNT_CONNECT)
+        snprintf(err, errlen, "%s refuses connections (%s)", ep->base, why);
+    else if (rc == CURLE_OPERATION_TIMEDOUT)
+        snprintf(err, errlen, "%s answered nothing within %.1f s (GET %s)", ep->base,
+                 (double)timeout_ms / 1e3, url);
+    else if (rc == CURLE_GOT_NOTHING)
+        snprintf(err, errlen, "%s closed the connection without answering (GET %s)", ep->base, url);
+    else
+        snprintf(err, errlen, "%s cannot be reached: %s", ep->base,
+                 why[0] ? why : curl_easy_strerror(rc));
+    return FB_EIO;
+}
+
+/* ---- timekeeping ---- */
+
+/*
+ * The process's threads' scheduling counters: at the start (into c->sched0)
+ * or since then (into *out), thread by thread, so that threads that came or
+ * went in between count for what they did while both were seen.
+ */
+static void sched_read(live_client *c, live_sched *out) {
+    if (out != NULL) memset(out, 0, sizeof *out);
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL) return;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.') continue;
+        char path[300];
+        unsigned long long run, wait, slices;
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL) continue;
+        int got = fscanf(f, "%llu %llu %llu", &run, &wait, &slices);
+        fclose(f);
+        if (got != 3) continue;
+        long tid = strtol(de->d_name, NULL, 10);
+        if (out == NULL) {
+            if (c->nsched0 < SCHED_THREADS_MAX)
+                c->sched0[c->nsched0++] = (struct sched_thread){tid, run, wait, slices};
+            continue;
+        }
+        for (size_t i = 0; i < c->nsched0; i++) {
+            if (c->sched0[i].tid != tid) continue;
+            run -= c->sched0[i].run_ns < run ? c->sched0[i].run_ns : run;
+            wait -= c->sched0[i].wait_ns < wait ? c->sched0[i].wait_ns : wait;
+            slices -= c->sched0[i].slices < slices ? c->sched0[i].slices : slices;
+        }
+        out->known = true;
+        out->run_ns += run;
+        out->wait_ns += wait;
+        out->slices += slices;
+    }
+    closedir(d);
+}
+
 void live_client_start(live_client *c) {
+    fb_hist_init(&c->lag_us);
+    fb_hist_init(&c->gap_us);
+    c->polled_ns = 0;
+    c->nsched0 = 0;
+    sched_read(c, NULL);
+    c->cpu0_ns = thread_cpu_ns();
     c->t0_ns = mono_ns();
 }
 
@@ -553,8 +745,16 @@ const sim_port *live_client_port(live_client *c) {
     return &c->port;
 }
 
-void live_client_stats_get(const live_client *c, live_client_stats *out) {
+void live_client_stats_get(live_client *c, live_client_stats *out) {
     *out = c->stats;
+    out->lag_samples = fb_hist_count(&c->lag_us);
+    out->lag_p50_us = fb_hist_percentile(&c->lag_us, 50);
+    out->lag_p99_us = fb_hist_percentile(&c->lag_us, 99);
+    out->lag_max_us = fb_hist_max(&c->lag_us);
+    out->gap_p99_us = fb_hist_percentile(&c->gap_us, 99);
+    out->gap_max_us = fb_hist_max(&c->gap_us);
+    out->cpu_s = (double)(thread_cpu_ns() - c->cpu0_ns) / 1e9;
+    sched_read(c, &out->sched);
 }
 
 static void xfer_free(xfer *x) {

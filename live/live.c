@@ -7,7 +7,7 @@
 
 #include "live/client.h"
 
-/* Point the client at every provider's target URL. */
+/* Point the client at every provider's target URL, and check that each answers. */
 static int set_endpoints(live_client *client, const sim_scenario *sc, const live_config *cfg,
                          live_stats *st, sim_error *err) {
     char msg[256];
@@ -22,6 +22,8 @@ static int set_endpoints(live_client *client, const sim_scenario *sc, const live
         int rc =
             live_client_endpoint(client, (uint8_t)p, t->url, t->dialect, t->model ? t->model : name,
                                  t->headers, t->header_count, msg, sizeof msg);
+        if (rc == FB_OK)
+            rc = live_client_probe(client, (uint8_t)p, LIVE_PROBE_TIMEOUT_MS, msg, sizeof msg);
         if (rc != FB_OK) {
             snprintf(err->msg, sizeof err->msg, "live: provider %s: %s", name, msg);
             return rc;
@@ -34,17 +36,6 @@ static double wall_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void take_stats(const live_client *client, live_stats *st) {
-    live_client_stats cs;
-    live_client_stats_get(client, &cs);
-    st->transfers = cs.transfers;
-    st->cancelled = cs.cancelled;
-    st->transport_errors = cs.transport_errors;
-    st->in_flight_peak = cs.in_flight_peak;
-    st->bytes_sent = cs.bytes_sent;
-    st->bytes_received = cs.bytes_received;
 }
 
 int live_run(const sim_scenario *sc, uint32_t variant, const live_config *cfg,
@@ -71,7 +62,7 @@ int live_run(const sim_scenario *sc, uint32_t variant, const live_config *cfg,
         rc = sim_run_port(sc, variant, opts, live_client_port(client), out, err);
         st.wall_s = wall_s() - t0;
     }
-    take_stats(client, &st);
+    live_client_stats_get(client, &st.wire);
     live_client_destroy(client);
     if (stats) *stats = st;
     return rc;

@@ -464,7 +464,7 @@ static void live_run_needs_urls_and_calls_on_start(void **state) {
     assert_int_equal(live_run(sc, 0, &cfg, NULL, out, &st, &err), FB_OK);
     assert_int_equal(starts, 1);
     assert_true(out->complete);
-    assert_true(st.transfers > 0);
+    assert_true(st.wire.transfers > 0);
     assert_string_equal(st.urls[0], url);
     mock_server_destroy(srv);
     free(out);

@@ -1,0 +1,172 @@
+/* fidelity.c - whether a live run kept the scenario's timing; see fidelity.h. */
+#include "live/fidelity.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *live_cause_name(live_cause c) {
+    static const char *const names[] = {"none", "saturated", "machine_busy", "lag"};
+    return c <= LIVE_CAUSE_LAG ? names[c] : "lag";
+}
+
+/* ---- the shortest time that matters ---- */
+
+typedef struct shortest {
+    fb_time_us us;
+    char *what;
+    size_t len;
+} shortest;
+
+static fb_time_us median_us(const sim_dist *d) {
+    double v = d->a;
+    if (d->kind == SIM_DIST_UNIFORM) v = (d->a + d->b) / 2;
+    if (d->kind == SIM_DIST_EXPONENTIAL) v = d->a * log(2.0);
+    return v > 0 ? (fb_time_us)llround(v) : 0;
+}
+
+__attribute__((format(printf, 3, 4))) static void consider(shortest *s, fb_time_us us,
+                                                           const char *fmt, ...) {
+    if (us <= 0 || us == FB_TIME_MAX || us == FB_TIME_NONE || (s->us > 0 && us >= s->us)) return;
+    s->us = us;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->what, s->len, fmt, ap);
+    va_end(ap);
+}
+
+/* What the providers and the traffic take. */
+static void scenario_times(shortest *s, const sim_scenario *sc) {
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        const sim_provider *pv = &sc->providers[p];
+        consider(s, median_us(&pv->ttft_us), "providers.%s.latency.ttft (median)", pv->name);
+        consider(s, median_us(&pv->error_latency_us), "providers.%s.latency.error (median)",
+                 pv->name);
+        for (uint32_t f = 0; f < pv->fault_count; f++)
+            consider(s, pv->faults[f].retry_after_us, "providers.%s.faults[%u].retry_after",
+                     pv->name, f);
+    }
+    for (uint32_t k = 0; k < sc->class_count; k++) {
+        const sim_class *c = &sc->classes[k];
+        consider(s, median_us(&c->service_us), "traffic.%s.service (median)", c->name);
+        if (c->arrivals == SIM_ARR_CLOSED)
+            consider(s, median_us(&c->think_us), "traffic.%s.think (median)", c->name);
+    }
+    consider(s, sc->pods.request_timeout_us, "pods.request_timeout");
+}
+
+/* What the variant's policies wait for. */
+static void policy_times(shortest *s, const sim_scenario *sc, const sim_policy *pol) {
+    const fb_retry_config *r = &pol->retry;
+    if (r->attempts > 1 && r->backoff != FB_BACKOFF_NONE)
+        consider(s, r->base_us, "variants.%s.retry.backoff (base)", pol->name);
+    consider(s, r->attempt_timeout_us, "variants.%s.retry.attempt_timeout", pol->name);
+    consider(s, r->deadline_us, "variants.%s.retry.deadline", pol->name);
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        const sim_provider_policy *pp = &pol->per_provider[p];
+        const char *name = sc->providers[p].name;
+        consider(s, pp->timeout_us, "variants.%s.providers.%s.timeout", pol->name, name);
+        if (!pp->has_breaker) continue;
+        consider(s, pp->breaker.open_us, "variants.%s.breaker.open (%s)", pol->name, name);
+        if (pp->breaker.mode == FB_BREAKER_MODE_TIME_WINDOW)
+            consider(s, pp->breaker.window_us, "variants.%s.breaker.window (%s)", pol->name, name);
+    }
+    if (pol->breaker_scope == SIM_SCOPE_SHARED)
+        consider(s, pol->sync_delay_us, "variants.%s.breaker.sync_delay", pol->name);
+    if (pol->degraded)
+        consider(s, median_us(&pol->degraded_latency_us), "variants.%s.degraded.latency (median)",
+                 pol->name);
+}
+
+fb_time_us live_shortest_time(const sim_scenario *sc, uint32_t variant, char *what, size_t len) {
+    shortest s = {0, what, len};
+    if (len > 0) what[0] = '\0';
+    scenario_times(&s, sc);
+    if (variant < sc->variant_count) policy_times(&s, sc, &sc->variants[variant]);
+    return s.us;
+}
+
+/* ---- the verdict ---- */
+
+/* v rounded down to two significant digits: a time scale that errs on the safe side. */
+static double round_down(double v) {
+    if (!(v > 0)) return 0;
+    double unit = pow(10, floor(log10(v)) - 1);
+    return floor(v / unit) * unit;
+}
+
+/* A time scale that would keep the run within the budget. */
+static double scale_that_works(const live_fidelity *f, double scale, const live_stats *st,
+                               const sim_summary *simulated) {
+    if (f->cause != LIVE_CAUSE_SATURATED)
+        return round_down(0.8 * f->budget_us / fmax(f->lag_real_us, 1));
+    /* the driver's CPU per transfer, times the transfers the scenario really asks for */
+    double by_cpu = scale * LIVE_TARGET_CPU / f->cpu_share;
+    if (simulated == NULL || simulated->attempts == 0 || st->wire.transfers == 0)
+        return round_down(by_cpu);
+    double cpu_per_transfer = st->wire.cpu_s / (double)st->wire.transfers;
+    double duration_s = (double)simulated->end_us / 1e6;
+    double by_demand =
+        LIVE_TARGET_CPU * duration_s / ((double)simulated->attempts * cpu_per_transfer);
+    return round_down(fmin(by_demand, by_cpu));
+}
+
+static void why(live_fidelity *f, double scale, const live_stats *st, const sim_summary *live) {
+    char late[400], extra[200] = "";
+    snprintf(late, sizeof late,
+             "the driver was %.3g ms late (p99, real time), %.3g ms of simulated time at x%g, "
+             "where the scenario's shortest time, %s = %.3g ms, allows %.3g ms",
+             f->lag_real_us / 1e3, f->lag_us / 1e3, scale, f->shortest,
+             (double)f->shortest_us / 1e3, f->budget_us / 1e3);
+    if (f->cause == LIVE_CAUSE_SATURATED && f->attempts_simulated > 0)
+        snprintf(extra, sizeof extra,
+                 " The simulation makes %.0f attempts where the live run made %llu.",
+                 f->attempts_simulated, (unsigned long long)live->attempts);
+    char cause[200] = "";
+    if (f->cause == LIVE_CAUSE_SATURATED)
+        snprintf(cause, sizeof cause,
+                 "the driver could not keep up: its thread was busy %.0f%% of the run; ",
+                 f->cpu_share * 100);
+    else if (f->cause == LIVE_CAUSE_BUSY)
+        snprintf(cause, sizeof cause,
+                 "the machine is busy: the process's threads waited %.2f s for a CPU per second on "
+                 "one; ",
+                 f->wait_ratio);
+    snprintf(f->reason, sizeof f->reason,
+             "%s%s; %.0f%% of %llu transfers were cancelled.%s Try --time-scale %g or lower%s.",
+             cause, late, f->cancelled_share * 100, (unsigned long long)st->wire.transfers, extra,
+             f->time_scale_ok, f->cause == LIVE_CAUSE_BUSY ? " (or a quieter machine)" : "");
+}
+
+void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
+                         const live_stats *st, const sim_summary *live,
+                         const sim_summary *simulated, live_fidelity *out) {
+    memset(out, 0, sizeof *out);
+    if (!(scale > 0)) scale = 1;
+    const live_client_stats *w = &st->wire;
+    out->shortest_us = live_shortest_time(sc, variant, out->shortest, sizeof out->shortest);
+    out->budget_us = LIVE_LAG_FRACTION * (double)out->shortest_us;
+    out->lag_real_us = (double)(w->lag_p99_us > w->gap_p99_us ? w->lag_p99_us : w->gap_p99_us);
+    out->lag_us = out->lag_real_us * scale;
+    out->cpu_share = st->wall_s > 0 ? w->cpu_s / st->wall_s : 0;
+    out->wait_ratio = w->sched.known && w->sched.run_ns > 0
+                          ? (double)w->sched.wait_ns / (double)w->sched.run_ns
+                          : -1;
+    out->cancelled_share = w->transfers ? (double)w->cancelled / (double)w->transfers : 0;
+    out->attempts_simulated = simulated ? (double)simulated->attempts : 0;
+    out->ok = out->shortest_us == 0 || out->lag_us <= out->budget_us;
+    if (out->ok) {
+        snprintf(out->reason, sizeof out->reason,
+                 "kept the timing: %.3g ms late (p99, simulated time) within %.3g ms, %g of %s "
+                 "(%.3g ms)",
+                 out->lag_us / 1e3, out->budget_us / 1e3, LIVE_LAG_FRACTION, out->shortest,
+                 (double)out->shortest_us / 1e3);
+        return;
+    }
+    out->cause = out->cpu_share >= LIVE_SATURATED_CPU ? LIVE_CAUSE_SATURATED
+                 : out->wait_ratio >= LIVE_BUSY_WAIT  ? LIVE_CAUSE_BUSY
+                                                      : LIVE_CAUSE_LAG;
+    out->time_scale_ok = scale_that_works(out, scale, st, simulated);
+    why(out, scale, st, live);
+}
