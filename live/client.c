@@ -724,6 +724,7 @@ static void sched_read(live_client *c, live_sched *out) {
             slices -= c->sched0[i].slices < slices ? c->sched0[i].slices : slices;
         }
         out->known = true;
+        if (run > out->busiest_run_ns) out->busiest_run_ns = run;
         out->run_ns += run;
         out->wait_ns += wait;
         out->slices += slices;

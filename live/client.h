@@ -59,10 +59,11 @@ typedef struct live_client_config {
 
 /* The process's threads, from /proc/self/task/<tid>/schedstat (summed over threads). */
 typedef struct live_sched {
-    bool known;       /* false: the kernel does not report it */
-    uint64_t run_ns;  /* on a CPU */
-    uint64_t wait_ns; /* runnable but waiting for a CPU */
-    uint64_t slices;  /* times a thread was given a CPU */
+    bool known;              /* false: the kernel does not report it */
+    uint64_t run_ns;         /* on a CPU */
+    uint64_t wait_ns;        /* runnable but waiting for a CPU */
+    uint64_t slices;         /* times a thread was given a CPU */
+    uint64_t busiest_run_ns; /* on a CPU, the busiest thread (the driver's, or a mock's) */
 } live_sched;
 
 typedef struct live_client_stats {

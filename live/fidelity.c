@@ -100,12 +100,12 @@ static double round_down(double v) {
 static double scale_that_works(const live_fidelity *f, double scale, const live_stats *st,
                                const sim_summary *simulated) {
     if (f->cause != LIVE_CAUSE_SATURATED)
-        return round_down(0.8 * f->budget_us / fmax(f->lag_real_us, 1));
-    /* the driver's CPU per transfer, times the transfers the scenario really asks for */
-    double by_cpu = scale * LIVE_TARGET_CPU / f->cpu_share;
+        return round_down(LIVE_SCALE_MARGIN * f->budget_us / fmax(f->lag_real_us, 1));
+    double by_cpu = scale * LIVE_TARGET_CPU / f->busiest_share;
     if (simulated == NULL || simulated->attempts == 0 || st->wire.transfers == 0)
         return round_down(by_cpu);
-    double cpu_per_transfer = st->wire.cpu_s / (double)st->wire.transfers;
+    /* the busiest thread's CPU per transfer, times the transfers the scenario asks for */
+    double cpu_per_transfer = f->busiest_share * st->wall_s / (double)st->wire.transfers;
     double duration_s = (double)simulated->end_us / 1e6;
     double by_demand =
         LIVE_TARGET_CPU * duration_s / ((double)simulated->attempts * cpu_per_transfer);
@@ -126,8 +126,9 @@ static void why(live_fidelity *f, double scale, const live_stats *st, const sim_
     char cause[200] = "";
     if (f->cause == LIVE_CAUSE_SATURATED)
         snprintf(cause, sizeof cause,
-                 "the driver could not keep up: its thread was busy %.0f%% of the run; ",
-                 f->cpu_share * 100);
+                 "the driver could not keep up: %s thread was busy %.0f%% of the run; ",
+                 f->busiest_share > f->cpu_share * 1.05 ? "an in-process mock's" : "its",
+                 f->busiest_share * 100);
     else if (f->cause == LIVE_CAUSE_BUSY)
         snprintf(cause, sizeof cause,
                  "the machine is busy: the process's threads waited %.2f s for a CPU per second on "
@@ -150,6 +151,8 @@ void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
     out->lag_real_us = (double)(w->lag_p99_us > w->gap_p99_us ? w->lag_p99_us : w->gap_p99_us);
     out->lag_us = out->lag_real_us * scale;
     out->cpu_share = st->wall_s > 0 ? w->cpu_s / st->wall_s : 0;
+    out->busiest_share = st->wall_s > 0 ? (double)w->sched.busiest_run_ns / 1e9 / st->wall_s : 0;
+    if (out->busiest_share < out->cpu_share) out->busiest_share = out->cpu_share;
     out->wait_ratio = w->sched.known && w->sched.run_ns > 0
                           ? (double)w->sched.wait_ns / (double)w->sched.run_ns
                           : -1;
@@ -164,9 +167,9 @@ void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
                  (double)out->shortest_us / 1e3);
         return;
     }
-    out->cause = out->cpu_share >= LIVE_SATURATED_CPU ? LIVE_CAUSE_SATURATED
-                 : out->wait_ratio >= LIVE_BUSY_WAIT  ? LIVE_CAUSE_BUSY
-                                                      : LIVE_CAUSE_LAG;
+    out->cause = out->busiest_share >= LIVE_SATURATED_CPU ? LIVE_CAUSE_SATURATED
+                 : out->wait_ratio >= LIVE_BUSY_WAIT      ? LIVE_CAUSE_BUSY
+                                                          : LIVE_CAUSE_LAG;
     out->time_scale_ok = scale_that_works(out, scale, st, simulated);
     why(out, scale, st, live);
 }

@@ -28,13 +28,14 @@
 #include "sim/sim.h"
 
 #define LIVE_LAG_FRACTION 0.5  /* lag allowed: this share of the shortest time that matters */
-#define LIVE_SATURATED_CPU 0.8 /* the driver's thread busy this share of the run: saturated */
-#define LIVE_BUSY_WAIT 1.0     /* the process waited this long for a CPU per second it ran */
-#define LIVE_TARGET_CPU 0.5    /* a suggested time scale keeps the driver this busy at most */
+#define LIVE_SATURATED_CPU 0.8 /* a thread (the driver's, a mock's) busy this share: saturated */
+#define LIVE_BUSY_WAIT 0.5     /* the process waited this long for a CPU per second it ran */
+#define LIVE_TARGET_CPU 0.5    /* a suggested time scale keeps the busiest thread this busy */
+#define LIVE_SCALE_MARGIN 0.5  /* ... and the lag this share of the budget (the load varies) */
 
 typedef enum live_cause {
     LIVE_CAUSE_NONE = 0,  /* kept the timing */
-    LIVE_CAUSE_SATURATED, /* the driver's own work took its whole thread */
+    LIVE_CAUSE_SATURATED, /* the driver's own work (or a mock's) took its whole thread */
     LIVE_CAUSE_BUSY,      /* the machine: the process's threads waited for a CPU */
     LIVE_CAUSE_LAG        /* late, for no reason the counters name (timer precision, I/O) */
 } live_cause;
@@ -59,6 +60,7 @@ typedef struct live_fidelity {
     double lag_us;             /* measured, simulated: max(lag p99, gap p99) x scale */
     double lag_real_us;        /* the same in real time */
     double cpu_share;          /* the driver's thread: CPU time / wall time */
+    double busiest_share;      /* the process's busiest thread: CPU time / wall time */
     double wait_ratio;         /* the process: time waiting for a CPU / time on one; <0 unknown */
     double cancelled_share;    /* transfers given up by the simulator / transfers */
     double attempts_simulated; /* with a simulated run at hand; 0 = none */

@@ -19,6 +19,7 @@
 #include <curl/curl.h>
 
 #include "live/compare.h"
+#include "live/fidelity.h"
 #include "live/live.h"
 #include "live/sse.h"
 #include "live/wire.h"
@@ -357,6 +358,162 @@ static void compare_rows_hold_their_tolerances(void **state) {
     sim_scenario_free(sc);
 }
 
+static void compare_inconclusive_is_neither_pass_nor_fail(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load("{\"name\":\"c\",\"duration\":\"10s\","
+                               "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
+                               "\"providers\":[{\"name\":\"a\"}]}");
+    sim_summary *s = th_summary("default"), *l = th_summary("default");
+    s->requests = 100;
+    l->requests = 300; /* far outside its tolerance */
+    live_tolerances t;
+    live_tolerances_default(&t);
+    live_cmp c = {0};
+    assert_int_equal(live_compare_variant(&c, sc, s, l, &t, 10), FB_OK);
+    assert_int_equal(live_compare_verdict(&c), LIVE_FAIL);
+    live_compare_inconclusive(&c, "default", "the machine is busy", 2.5);
+    assert_int_equal(live_compare_verdict(&c), LIVE_INCONCLUSIVE);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    live_compare_markdown(f, sc, &c);
+    fclose(f);
+    assert_non_null(strstr(buf, "**Inconclusive**"));
+    assert_non_null(strstr(buf, "- default: the machine is busy"));
+    assert_null(strstr(buf, "Some metrics are outside"));
+    free(buf);
+    f = open_memstream(&buf, &len);
+    assert_int_equal(live_compare_json(f, sc, &c, &t), FB_OK);
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    assert_string_equal(cJSON_GetObjectItem(root, "verdict")->valuestring, "inconclusive");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(root, "ok")));
+    const cJSON *n = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "inconclusive"), 0);
+    assert_true(cJSON_GetObjectItem(n, "time_scale_ok")->valuedouble == 2.5);
+    cJSON_Delete(root);
+    free(buf);
+    live_compare_free(&c);
+    free(s);
+    free(l);
+    sim_scenario_free(sc);
+}
+
+/* ---- fidelity: was the run driven faithfully? ---- */
+
+#define FID_SCENARIO                                                                               \
+    "{\"name\":\"f\",\"duration\":\"60s\",\"pods\":{\"request_timeout\":\"30s\"},"                 \
+    "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"10/s\"}}],"                         \
+    "\"providers\":[{\"name\":\"openai\",\"latency\":{\"ttft\":\"300ms\","                         \
+    "\"per_output_token\":\"2ms\",\"error\":{\"lognormal\":{\"median\":\"40ms\","                  \
+    "\"p99\":\"1s\"}}}}],\"policy\":{\"retry\":{\"attempts\":3,\"backoff\":"                       \
+    "{\"exponential\":{\"base\":\"100ms\"}}}}}"
+
+static void shortest_time_is_the_smallest_median_delay_or_timeout(void **state) {
+    (void)state;
+    char what[128];
+    sim_scenario *sc = th_load(FID_SCENARIO);
+    /* the error latency's median, not the per-token time (it counts only through an answer) */
+    assert_int_equal(live_shortest_time(sc, 0, what, sizeof what), 40 * MS);
+    assert_string_equal(what, "providers.openai.latency.error (median)");
+    sim_scenario_free(sc);
+    const char *sets[] = {"variants.default.retry.backoff.exponential.base=10ms"};
+    sc = th_load_with(FID_SCENARIO, sets, 1, NULL);
+    assert_int_equal(live_shortest_time(sc, 0, what, sizeof what), 10 * MS);
+    assert_string_equal(what, "variants.default.retry.backoff (base)");
+    sim_scenario_free(sc);
+    const char *local[] = {"traffic[0].service=5ms"};
+    sc = th_load_with(FID_SCENARIO, local, 1, NULL);
+    assert_int_equal(live_shortest_time(sc, 0, what, sizeof what), 5 * MS);
+    assert_string_equal(what, "traffic.x.service (median)");
+    sim_scenario_free(sc);
+}
+
+/* Stats of a run of 10 s wall with a given lag p99 (real us), driver CPU and process waits. */
+static live_stats fid_stats(int64_t lag_p99_us, double cpu_s, double wait_s) {
+    live_stats st;
+    memset(&st, 0, sizeof st);
+    st.wall_s = 10;
+    st.wire.transfers = 1000;
+    st.wire.cancelled = 250;
+    st.wire.lag_p99_us = lag_p99_us;
+    st.wire.gap_p99_us = lag_p99_us / 2;
+    st.wire.cpu_s = cpu_s;
+    st.wire.sched.known = true;
+    st.wire.sched.run_ns = (uint64_t)(cpu_s * 1e9);
+    st.wire.sched.busiest_run_ns = (uint64_t)(cpu_s * 1e9);
+    st.wire.sched.wait_ns = (uint64_t)(wait_s * 1e9);
+    return st;
+}
+
+static void fidelity_allows_half_the_shortest_time(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(FID_SCENARIO);
+    sim_summary *l = th_summary("default");
+    live_fidelity f;
+    /* 0.5 ms real at x40 = 20 ms simulated: exactly half of the 40 ms error latency */
+    live_stats st = fid_stats(500, 1, 0);
+    live_fidelity_judge(sc, 0, 40, &st, l, NULL, &f);
+    assert_true(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_NONE);
+    assert_true(f.budget_us == 20000 && f.lag_us == 20000);
+    assert_non_null(strstr(f.reason, "kept the timing"));
+    /* one microsecond more is inconclusive: the lag alone (the machine idle, the driver too) */
+    st = fid_stats(501, 1, 0);
+    live_fidelity_judge(sc, 0, 40, &st, l, NULL, &f);
+    assert_false(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_LAG);
+    /* x(0.5 x 20 ms / 0.501 ms) = x19.96, rounded down to two digits */
+    assert_true(fabs(f.time_scale_ok - 19) < 1e-9);
+    assert_non_null(strstr(f.reason, "Try --time-scale 19 or lower"));
+    assert_non_null(strstr(f.reason, "providers.openai.latency.error (median) = 40 ms"));
+    assert_non_null(strstr(f.reason, "25% of 1000 transfers were cancelled"));
+    free(l);
+    sim_scenario_free(sc);
+}
+
+static void fidelity_names_a_busy_machine(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(FID_SCENARIO);
+    sim_summary *l = th_summary("default");
+    live_fidelity f;
+    /* the process waited 2 s for a CPU while running 1 s */
+    live_stats st = fid_stats(4000, 1, 2);
+    live_fidelity_judge(sc, 0, 20, &st, l, NULL, &f);
+    assert_false(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_BUSY);
+    assert_true(fabs(f.wait_ratio - 2) < 1e-9);
+    assert_true(fabs(f.time_scale_ok - 2.5) < 1e-9); /* 0.5 x 20 ms / 4 ms */
+    assert_non_null(strstr(f.reason, "the machine is busy"));
+    assert_non_null(strstr(f.reason, "(or a quieter machine)"));
+    free(l);
+    sim_scenario_free(sc);
+}
+
+static void fidelity_saturated_scale_follows_the_simulated_work(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(FID_SCENARIO);
+    sim_summary *l = th_summary("default"), *sim = th_summary("default");
+    live_fidelity f;
+    /* the driver busy 9.5 s of 10: saturated; 1000 transfers cost 9.5 ms each */
+    live_stats st = fid_stats(50000, 9.5, 0.1);
+    l->attempts = 1000;
+    live_fidelity_judge(sc, 0, 60, &st, l, NULL, &f);
+    assert_int_equal(f.cause, LIVE_CAUSE_SATURATED);
+    /* without a simulation: the CPU alone, x60 x 0.5 / 0.95 = x31.6 */
+    assert_true(fabs(f.time_scale_ok - 31) < 1e-9);
+    /* the simulation asks 100,000 attempts over 60 s: 0.5 x 60 / (100000 x 9.5 ms) = x0.0315 */
+    sim->attempts = 100000;
+    sim->end_us = 60 * S;
+    live_fidelity_judge(sc, 0, 60, &st, l, sim, &f);
+    assert_true(fabs(f.time_scale_ok - 0.031) < 1e-9);
+    assert_non_null(strstr(f.reason, "its thread was busy 95% of the run"));
+    assert_non_null(
+        strstr(f.reason, "The simulation makes 100000 attempts where the live run made 1000"));
+    free(l);
+    free(sim);
+    sim_scenario_free(sc);
+}
+
 static void compare_tolerances_parse(void **state) {
     (void)state;
     live_tolerances t;
@@ -459,6 +616,11 @@ static void live_run_needs_urls_and_calls_on_start(void **state) {
     char msg[256], url[64];
     assert_int_equal(mock_server_create(&mc, &srv, msg, sizeof msg), FB_OK);
     snprintf(url, sizeof url, "http://127.0.0.1:%u", (unsigned)mock_server_port(srv));
+    /* a target that refuses connections: a setup failure naming it, no clock started */
+    cfg.targets[0].url = "http://127.0.0.1:1";
+    assert_int_equal(live_run(sc, 0, &cfg, NULL, out, NULL, &err), FB_EIO);
+    assert_non_null(strstr(err.msg, "provider openai: http://127.0.0.1:1 refuses connections"));
+    assert_int_equal(starts, 0);
     cfg.targets[0].url = url;
     live_stats st;
     assert_int_equal(live_run(sc, 0, &cfg, NULL, out, &st, &err), FB_OK);
@@ -486,6 +648,11 @@ int main(void) {
         cmocka_unit_test(anthropic_stream_events),
         cmocka_unit_test(compare_rows_hold_their_tolerances),
         cmocka_unit_test(compare_tolerances_parse),
+        cmocka_unit_test(compare_inconclusive_is_neither_pass_nor_fail),
+        cmocka_unit_test(shortest_time_is_the_smallest_median_delay_or_timeout),
+        cmocka_unit_test(fidelity_allows_half_the_shortest_time),
+        cmocka_unit_test(fidelity_names_a_busy_machine),
+        cmocka_unit_test(fidelity_saturated_scale_follows_the_simulated_work),
         cmocka_unit_test(mock_error_answers_take_the_error_latency),
         cmocka_unit_test(live_run_needs_urls_and_calls_on_start),
     };
