@@ -1,4 +1,5 @@
 /* cmd_live.c - 'fusebox live': a scenario over real HTTP, and simulated vs live. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "cli/live_out.h"
 #include "live/compare.h"
 #include "live/live.h"
+#include "live/otlp.h"
 #include "reports/report.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
@@ -39,6 +41,9 @@ static void usage(FILE *f) {
           "                          also get $OPENAI_API_KEY / $ANTHROPIC_API_KEY if set\n"
           "  --time-scale X          simulated time = real time x X (default 1)\n"
           "  --max-transfers N       concurrent HTTP transfers (default 4096)\n"
+          "  --otlp FILE             write every request and attempt as OpenTelemetry spans\n"
+          "                          (OTLP/JSON, GenAI and HTTP conventions) to FILE\n"
+          "  --otlp-max-spans N      stop the run when FILE holds N spans (default 1000000)\n"
           "  --compare               simulate too and compare (DIR/sim holds the simulated run)\n"
           "  --tolerance KEY=VALUE   a compare tolerance: success_rate, counts, counts_min,\n"
           "                          breaker_opens, breaker_transitions, latency, latency_min_ms\n"
@@ -71,6 +76,8 @@ typedef struct args {
     bool charts, quiet, compare;
     double time_scale;
     uint64_t transfers_max;
+    const char *otlp;
+    uint64_t otlp_max;
     const char *target_all;
     pair targets[SIM_PROVIDERS_MAX * 2], dialects[SIM_PROVIDERS_MAX * 2],
         models[SIM_PROVIDERS_MAX * 2];
@@ -136,6 +143,13 @@ static int parse_wire_option(int argc, char **argv, int *i, args *a) {
         if (cli_parse_u64(v, &a->transfers_max) != 0 || a->transfers_max == 0 ||
             a->transfers_max > 1000000)
             return cli_bad("live", "--max-transfers needs a count in 1..1000000, got '%s'", v);
+    } else if (cli_opt(argc, argv, i, NULL, "--otlp", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        a->otlp = v;
+    } else if (cli_opt(argc, argv, i, NULL, "--otlp-max-spans", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        if (cli_parse_u64(v, &a->otlp_max) != 0 || a->otlp_max == 0 || a->otlp_max > 1000000000)
+            return cli_bad("live", "--otlp-max-spans needs a count in 1..1000000000, got '%s'", v);
     } else if (cli_opt(argc, argv, i, NULL, "--tolerance", &v)) {
         if (v == NULL) return cli_missing("live", o);
         if (live_tolerance_set(&a->tol, v, msg, sizeof msg) != FB_OK)
@@ -431,6 +445,9 @@ static int run_plan(const args *a, const sim_scenario *sc, const plan *p) {
         printf("\nwrote %s/report.json, timeseries.csv, events.jsonl, live.json%s%s\n", p->dir,
                a->charts ? ", charts, report.html" : "",
                a->compare ? ", compare.md, compare.json" : "");
+        if (p->cfg.otlp)
+            printf("wrote %s: %llu spans\n", a->otlp,
+                   (unsigned long long)live_otlp_spans(p->cfg.otlp));
     }
     for (size_t i = 0; i < live.n; i++) free(live.sums[i]);
     for (size_t i = 0; i < sim.n; i++) free(sim.sums[i]);
@@ -447,7 +464,17 @@ int cmd_live(int argc, char **argv) {
     rc = cli_run_load(&a.run, "live", &sc, p.selected);
     if (rc != CLI_OK) return rc;
     int status = make_plan(&a, sc, &p);
+    FILE *otlp = NULL;
+    if (status == CLI_OK && a.otlp != NULL) {
+        otlp = fopen(a.otlp, "w");
+        if (otlp == NULL || live_otlp_open(otlp, a.otlp_max, &p.cfg.otlp) != FB_OK)
+            status = cli_bad("live", "--otlp: cannot write %s: %s", a.otlp, strerror(errno));
+    }
     if (status == CLI_OK) status = run_plan(&a, sc, &p);
+    if (p.cfg.otlp != NULL && live_otlp_close(p.cfg.otlp) != FB_OK)
+        status = cli_bad("live", "--otlp: writing %s failed", a.otlp);
+    if (otlp != NULL && fclose(otlp) != 0)
+        status = cli_bad("live", "--otlp: writing %s failed: %s", a.otlp, strerror(errno));
     sim_scenario_free(sc);
     return status;
 }

@@ -53,6 +53,15 @@ typedef struct xfer {
     char retry_after[64], retry_after_ms[64];
     int8_t should_retry;
     sim_port_answer answer;
+    /* for traces */
+    uint64_t request;
+    uint32_t resend, max_tokens;
+    fb_time_us arrival_us, start_us, timeout_at_us;
+    int status;             /* HTTP status received */
+    const char *error_type; /* NULL, a fixed string, or status_text */
+    char status_text[8];
+    bool has_usage;
+    live_meta meta;
     struct xfer *next; /* free list, or the ready list */
 } xfer;
 
@@ -61,6 +70,7 @@ struct live_client {
     CURLM *multi;
     int epfd, tfd;
     int64_t t0_ns;
+    int64_t t0_unix_ns;  /* the wall clock at t0 */
     int64_t curl_due_ns; /* when curl wants its timeout callback; NS_NEVER = not */
     endpoint ep[SIM_PROVIDERS_MAX];
     xfer **by_attempt; /* attempt index (id >> 32) -> its transfer */
@@ -221,6 +231,37 @@ static size_t on_header(char *p, size_t size, size_t n, void *userp) {
 
 /* ---- transfers ---- */
 
+/* A streamed 200: an in-band error, a cut or garbled stream, a refusal. True when it failed. */
+static bool read_stream(xfer *x, sim_port_answer *a) {
+    a->reply.status = 200;
+    if (x->st.error) {
+        a->reply.error_kind = x->st.error_kind;
+        return true;
+    }
+    if (x->st.malformed || !x->st.done) {
+        a->reply.status = 0;
+        a->reply.transport = FB_TRANSPORT_OTHER;
+        return true;
+    }
+    if (x->st.refused) a->reply.error_kind = FB_ERRKIND_CONTENT_POLICY;
+    return false;
+}
+
+/* A whole 200 body: its usage and refusal, or a broken reply. */
+static void read_body(xfer *x, sim_port_answer *a) {
+    bool refused = false;
+    a->reply.status = 200;
+    live_meta *meta = x->c->cfg.otlp ? &x->meta : NULL;
+    if (x->body.oom || live_wire_success(x->c->ep[x->provider].dialect, x->body.p ? x->body.p : "",
+                                         x->body.len, &a->tokens_out, &refused, meta) != FB_OK) {
+        a->reply.status = 0;
+        a->reply.transport = FB_TRANSPORT_OTHER;
+    } else {
+        x->has_usage = true;
+        if (refused) a->reply.error_kind = FB_ERRKIND_CONTENT_POLICY;
+    }
+}
+
 static fb_transport transport_of(CURLcode rc) {
     switch (rc) {
     case CURLE_COULDNT_CONNECT:
@@ -239,6 +280,30 @@ static fb_transport transport_of(CURLcode rc) {
     }
 }
 
+/* The attempt's error.type for traces (docs/live.md lists them); NULL for a whole answer. */
+static const char *error_type_of(xfer *x, CURLcode rc, long status) {
+    if (x->oversized) return "response_too_large";
+    if (rc != CURLE_OK) {
+        static const char *const names[] = {
+            [FB_TRANSPORT_CONNECT] = "connect_error",
+            [FB_TRANSPORT_TIMEOUT] = "timeout",
+            [FB_TRANSPORT_RESET] = "connection_reset",
+            [FB_TRANSPORT_OTHER] = "transport_error",
+        };
+        fb_transport t = transport_of(rc);
+        return t <= FB_TRANSPORT_OTHER && names[t] ? names[t] : "_OTHER";
+    }
+    if (status != 200) {
+        snprintf(x->status_text, sizeof x->status_text, "%ld", status);
+        return x->status_text;
+    }
+    if (x->sse)
+        return x->st.error                      ? "stream_error"
+               : x->st.malformed || !x->st.done ? "broken_stream"
+                                                : NULL;
+    return x->answer.reply.transport != FB_TRANSPORT_NONE ? "broken_reply" : NULL;
+}
+
 /* Read a finished transfer into its answer. */
 static void read_answer(xfer *x, CURLcode rc) {
     sim_port_answer *a = &x->answer;
@@ -247,6 +312,7 @@ static void read_answer(xfer *x, CURLcode rc) {
     a->reply.should_retry = x->should_retry;
     long status = 0;
     curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &status);
+    x->status = (int)status;
     bool failed = false;
     if (x->oversized) {
         a->reply.transport = FB_TRANSPORT_OTHER; /* a broken reply, whatever came before */
@@ -261,37 +327,20 @@ static void read_answer(xfer *x, CURLcode rc) {
         if (x->body.len > 0) a->reply.error_kind = live_wire_error_kind(x->body.p, x->body.len);
         a->hint_us = fb_retry_after_hint(x->retry_after_ms[0] ? x->retry_after_ms : NULL,
                                          x->retry_after[0] ? x->retry_after : NULL, wall_unix_us());
-        return;
     } else if (x->sse) {
-        a->reply.status = 200;
-        if (x->st.error) {
-            a->reply.error_kind = x->st.error_kind;
-            failed = true;
-        } else if (x->st.malformed || !x->st.done) {
-            a->reply.status = 0;
-            a->reply.transport = FB_TRANSPORT_OTHER;
-            failed = true;
-        } else if (x->st.refused) {
-            a->reply.error_kind = FB_ERRKIND_CONTENT_POLICY;
-        }
+        failed = read_stream(x, a);
     } else {
-        bool refused = false;
-        a->reply.status = 200;
-        if (x->body.oom ||
-            live_wire_success(x->c->ep[x->provider].dialect, x->body.p ? x->body.p : "",
-                              x->body.len, &a->tokens_out, &refused) != FB_OK) {
-            a->reply.status = 0;
-            a->reply.transport = FB_TRANSPORT_OTHER;
-        } else if (refused) {
-            a->reply.error_kind = FB_ERRKIND_CONTENT_POLICY;
-        }
+        read_body(x, a);
     }
     /* a 200 means the model worked on it: billed, whatever happened next */
     a->served = status == 200;
     if (x->sse) {
         a->tokens_out = live_stream_tokens(&x->st);
         a->reply.after_first_token = failed && x->st.chunks > 0;
+        x->meta = x->st.meta;
+        x->has_usage = status == 200;
     }
+    x->error_type = error_type_of(x, rc, status);
 }
 
 static void xfer_recycle(live_client *c, xfer *x) {
@@ -350,6 +399,11 @@ static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msg
                  c->in_flight);
         return FB_ECAP;
     }
+    if (c->cfg.otlp != NULL && live_otlp_full(c->cfg.otlp)) {
+        snprintf(msg, msglen, "live: the trace file holds %llu spans, its cap (--otlp-max-spans)",
+                 (unsigned long long)live_otlp_spans(c->cfg.otlp));
+        return FB_ECAP;
+    }
     if (grow_index(c, (size_t)(a->id >> 32)) != FB_OK) {
         snprintf(msg, msglen, "live: out of memory");
         return FB_ENOMEM;
@@ -370,6 +424,16 @@ static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msg
     x->id = a->id;
     x->provider = a->provider;
     x->stream = a->stream;
+    x->request = a->request;
+    x->resend = a->resend;
+    x->max_tokens = a->tokens_out;
+    x->arrival_us = a->arrival_us;
+    x->timeout_at_us = a->timeout_at_us;
+    x->start_us = sim_now(c);
+    x->status = 0;
+    x->error_type = NULL;
+    x->has_usage = false;
+    memset(&x->meta, 0, sizeof x->meta);
     x->decided = x->sse = x->oversized = false;
     x->received = 0;
     x->received_max = LIVE_RESPONSE_MAX + (uint64_t)LIVE_RESPONSE_PER_TOKEN * a->tokens_out;
@@ -403,12 +467,49 @@ static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msg
     return FB_OK;
 }
 
+/* The attempt's span, ending at end_us: answered, given up (cancelled), or left unfinished. */
+static void trace_attempt(live_client *c, const xfer *x, fb_time_us end_us, bool gave_up,
+                          bool unfinished) {
+    if (c->cfg.otlp == NULL) return;
+    live_span_attempt s;
+    memset(&s, 0, sizeof s);
+    s.request = x->request;
+    s.id = x->id;
+    s.resend = x->resend;
+    s.provider = x->provider;
+    s.arrival_us = x->arrival_us;
+    s.start_us = x->start_us;
+    s.end_us = end_us > x->start_us ? end_us : x->start_us;
+    s.stream = x->stream;
+    s.max_tokens = x->max_tokens;
+    s.unfinished = unfinished;
+    if (gave_up || unfinished) {
+        /* the attempt's own timeout is an error; its request ending first is a cancellation */
+        bool timed_out = gave_up && end_us >= x->timeout_at_us;
+        s.error_type = timed_out ? "timeout" : NULL;
+        s.cancelled = gave_up && !timed_out;
+    } else {
+        s.status = x->status;
+        s.error_type = x->error_type;
+        s.has_usage = x->has_usage;
+        s.tokens_out = x->answer.tokens_out;
+        s.meta = x->meta;
+    }
+    live_otlp_attempt(c->cfg.otlp, &s);
+}
+
+static void port_request_end(void *ctx, const sim_port_request *r) {
+    live_client *c = ctx;
+    if (c->cfg.otlp != NULL) live_otlp_request(c->cfg.otlp, r);
+}
+
 static void port_cancel(void *ctx, uint64_t id) {
     live_client *c = ctx;
     size_t i = (size_t)(id >> 32);
     xfer *x = i < c->by_attempt_cap ? c->by_attempt[i] : NULL;
     if (x == NULL || x->id != id) return;
     c->stats.cancelled++;
+    trace_attempt(c, x, sim_now(c), true, false);
     /* still running, or finished but not yet delivered */
     for (xfer **pp = &c->ready, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
         if (*pp != x) continue;
@@ -545,6 +646,7 @@ static void port_collect(void *ctx, struct sim *s) {
         if (c->ready == NULL) c->ready_tail = NULL;
         sim_port_answer a = x->answer;
         uint64_t id = x->id;
+        trace_attempt(c, x, a.at_us, false, false);
         xfer_recycle(c, x);
         sim_port_deliver(s, id, &a);
     }
@@ -590,7 +692,8 @@ int live_client_create(const live_client_config *cfg, live_client **out, char *e
     curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
     /* keep a connection per concurrent transfer, as a client pool would */
     curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->cfg.transfers_max);
-    c->port = (sim_port){port_send, port_cancel, port_wait, port_collect, c};
+    c->port = (sim_port){port_send,    port_cancel, port_wait,
+                         port_collect, c,           c->cfg.otlp ? port_request_end : NULL};
     c->t0_ns = mono_ns();
     *out = c;
     return FB_OK;
@@ -740,6 +843,21 @@ void live_client_start(live_client *c) {
     sched_read(c, NULL);
     c->cpu0_ns = thread_cpu_ns();
     c->t0_ns = mono_ns();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    c->t0_unix_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t live_client_t0_unix_ns(const live_client *c) {
+    return c->t0_unix_ns;
+}
+
+fb_time_us live_client_now(const live_client *c) {
+    return sim_now(c);
+}
+
+const char *live_client_url(const live_client *c, uint8_t provider) {
+    return c->ep[provider].url;
 }
 
 const sim_port *live_client_port(live_client *c) {
@@ -767,9 +885,11 @@ static void xfer_free(xfer *x) {
 
 void live_client_destroy(live_client *c) {
     if (c == NULL) return;
+    fb_time_us now = sim_now(c);
     for (size_t i = 0; i < c->by_attempt_cap; i++) {
         xfer *x = c->by_attempt[i];
         if (x == NULL) continue;
+        trace_attempt(c, x, now, false, true);
         if (c->multi) curl_multi_remove_handle(c->multi, x->easy);
         xfer_free(x);
     }

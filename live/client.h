@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "live/otlp.h"
 #include "live/wire.h"
 #include "sim/sim.h"
 
@@ -51,6 +52,7 @@ typedef struct live_client_config {
     uint32_t transfers_max;            /* concurrent transfers; 0 = 4096 */
     const volatile sig_atomic_t *stop; /* non-zero: the run stops ("interrupted"); may be NULL */
     const sigset_t *wait_sigmask;      /* signal mask while waiting (epoll_pwait); NULL = as is */
+    live_otlp *otlp; /* traces of every attempt and request; NULL = none (begun by the caller) */
 } live_client_config;
 
 #define LIVE_RESPONSE_MAX ((uint64_t)1 << 20) /* bytes of any answer, plus ... */
@@ -100,10 +102,15 @@ int live_client_endpoint(live_client *c, uint8_t provider, const char *base_url,
 int live_client_probe(live_client *c, uint8_t provider, long timeout_ms, char *err, size_t errlen);
 /* Time zero of the simulated clock: now (the timekeeping counts from here). */
 void live_client_start(live_client *c);
+/* The wall clock at time zero (unix ns), and the simulated time now. */
+int64_t live_client_t0_unix_ns(const live_client *c);
+fb_time_us live_client_now(const live_client *c);
+/* Provider `provider`'s request URL (after live_client_endpoint). */
+const char *live_client_url(const live_client *c, uint8_t provider);
 const sim_port *live_client_port(live_client *c);
 /* What happened so far (reads the clocks and the kernel's counters). */
 void live_client_stats_get(live_client *c, live_client_stats *out);
-/* Abort what is still in flight and free everything. NULL is fine. */
+/* Abort what is still in flight (traced as unfinished) and free everything. NULL is fine. */
 void live_client_destroy(live_client *c);
 
 #endif /* LIVE_CLIENT_H */

@@ -46,7 +46,8 @@ int live_run(const sim_scenario *sc, uint32_t variant, const live_config *cfg,
     live_stats st;
     memset(&st, 0, sizeof st);
     live_client *client = NULL;
-    live_client_config cc = {cfg->time_scale, cfg->transfers_max, cfg->stop, cfg->wait_sigmask};
+    live_client_config cc = {cfg->time_scale, cfg->transfers_max, cfg->stop, cfg->wait_sigmask,
+                             cfg->otlp};
     char msg[256];
     int rc = live_client_create(&cc, &client, msg, sizeof msg);
     if (rc != FB_OK) {
@@ -58,11 +59,25 @@ int live_run(const sim_scenario *sc, uint32_t variant, const live_config *cfg,
         /* the caller's timelines (its mocks' faults) and the simulated clock start together */
         if (cfg->on_start) cfg->on_start(cfg->on_start_user);
         live_client_start(client);
+        live_otlp_provider prov[SIM_PROVIDERS_MAX];
+        for (uint32_t p = 0; p < sc->provider_count; p++) {
+            const live_target *t = &cfg->targets[p];
+            prov[p] = (live_otlp_provider){t->dialect, t->model ? t->model : sc->providers[p].name,
+                                           live_client_url(client, (uint8_t)p)};
+        }
+        if (cfg->otlp)
+            live_otlp_begin(cfg->otlp, sc, variant, cfg->time_scale, live_client_t0_unix_ns(client),
+                            prov);
         double t0 = wall_s();
         rc = sim_run_port(sc, variant, opts, live_client_port(client), out, err);
         st.wall_s = wall_s() - t0;
+        fb_time_us now = live_client_now(client);
+        live_client_stats_get(client, &st.wire);
+        live_client_destroy(client); /* the attempts in flight: traced as unfinished */
+        client = NULL;
+        if (cfg->otlp) live_otlp_end(cfg->otlp, now);
     }
-    live_client_stats_get(client, &st.wire);
+    if (client != NULL) live_client_stats_get(client, &st.wire);
     live_client_destroy(client);
     if (stats) *stats = st;
     return rc;

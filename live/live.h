@@ -48,6 +48,7 @@ typedef struct live_config {
     const sigset_t *wait_sigmask;           /* signal mask while waiting; NULL = as is */
     live_start_fn on_start;                 /* may be NULL */
     void *on_start_user;
+    live_otlp *otlp; /* may be NULL: the run's spans go there (one resourceSpans entry) */
 } live_config;
 
 /* What happened on the wire during a run, and how well the driver kept time. */

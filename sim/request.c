@@ -307,6 +307,7 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     req *r = R(s, ri);
     uint32_t podi = r->pod;
     stat_end(s, r, end, via_fallback);
+    if (s->port) port_request_end(s, ri, end, via_fallback);
     if (r->state == R_QUEUED) {
         s->pods[podi].qlive--;
         s->pod_queue_total--;

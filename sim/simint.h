@@ -255,6 +255,7 @@ void on_finish(sim *s, uint32_t ri);
 /* provider.c */
 void provider_arrive(sim *s, uint32_t ai);
 void port_send(sim *s, uint32_t ai);
+void port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback);
 void on_reply(sim *s, uint32_t ai);
 void on_service_done(sim *s, uint32_t ai);
 void on_fault_edge(sim *s, uint32_t provider, uint32_t fault, bool end);

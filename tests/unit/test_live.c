@@ -21,6 +21,7 @@
 #include "live/compare.h"
 #include "live/fidelity.h"
 #include "live/live.h"
+#include "live/otlp.h"
 #include "live/sse.h"
 #include "live/wire.h"
 #include "mockserver/mock.h"
@@ -184,28 +185,75 @@ static void success_bodies_give_usage_and_refusals(void **state) {
     const char *oa = "{\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
                      "\"assistant\",\"content\":\"hi\"},\"finish_reason\":\"stop\"}],\"usage\":"
                      "{\"prompt_tokens\":13,\"completion_tokens\":5,\"total_tokens\":18}}";
-    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa), &tokens, &refused), FB_OK);
+    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa), &tokens, &refused, NULL),
+                     FB_OK);
     assert_int_equal(tokens, 5);
     assert_false(refused);
     const char *an = "{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[],\"stop_reason\":"
                      "\"refusal\",\"usage\":{\"input_tokens\":11,\"output_tokens\":6}}";
-    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, an, strlen(an), &tokens, &refused), FB_OK);
+    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, an, strlen(an), &tokens, &refused, NULL),
+                     FB_OK);
     assert_int_equal(tokens, 6);
     assert_true(refused);
     const char *filtered = "{\"choices\":[{\"finish_reason\":\"content_filter\"}]}";
-    assert_int_equal(live_wire_success(LIVE_OPENAI, filtered, strlen(filtered), &tokens, &refused),
-                     FB_OK);
+    assert_int_equal(
+        live_wire_success(LIVE_OPENAI, filtered, strlen(filtered), &tokens, &refused, NULL), FB_OK);
     assert_true(refused);
     /* half a body, or the other dialect's body, is not an answer */
-    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa) / 2, &tokens, &refused),
+    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa) / 2, &tokens, &refused, NULL),
                      FB_EPARSE);
-    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, oa, strlen(oa), &tokens, &refused),
+    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, oa, strlen(oa), &tokens, &refused, NULL),
                      FB_EPARSE);
-    assert_int_equal(live_wire_success(LIVE_OPENAI, an, strlen(an), &tokens, &refused), FB_EPARSE);
+    assert_int_equal(live_wire_success(LIVE_OPENAI, an, strlen(an), &tokens, &refused, NULL),
+                     FB_EPARSE);
 }
 
 static void feed(live_stream *st, const char *event, const char *data) {
     live_stream_event(st, event, data, strlen(data));
+}
+
+static void answers_say_their_model_stop_reason_and_prompt_tokens(void **state) {
+    (void)state;
+    uint32_t tokens;
+    bool refused;
+    live_meta m;
+    const char *oa = "{\"id\":\"c\",\"model\":\"gpt-4o-mini-2024-07-18\",\"choices\":[{\"index\":0,"
+                     "\"message\":{\"content\":\"hi\"},\"finish_reason\":\"length\"}],\"usage\":"
+                     "{\"prompt_tokens\":13,\"completion_tokens\":5}}";
+    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa), &tokens, &refused, &m), FB_OK);
+    assert_string_equal(m.model, "gpt-4o-mini-2024-07-18");
+    assert_string_equal(m.finish, "length");
+    assert_int_equal(m.tokens_in, 13);
+    /* what the target sends goes into JSON: no quote, backslash or control character survives */
+    const char *an = "{\"model\":\"claude\\\"x\",\"content\":[],\"stop_reason\":\"end_turn\","
+                     "\"usage\":{\"input_tokens\":11,\"output_tokens\":6}}";
+    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, an, strlen(an), &tokens, &refused, &m),
+                     FB_OK);
+    assert_string_equal(m.model, "claude");
+    assert_string_equal(m.finish, "end_turn");
+    assert_int_equal(m.tokens_in, 11);
+    live_stream st;
+    live_stream_init(&st, LIVE_ANTHROPIC);
+    feed(&st, "message_start",
+         "{\"type\":\"message_start\",\"message\":{\"model\":\"claude-3-5\","
+         "\"stop_reason\":null,\"usage\":{\"input_tokens\":21,\"output_tokens\":1}}}");
+    feed(&st, "message_delta",
+         "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},"
+         "\"usage\":{\"output_tokens\":6}}");
+    assert_string_equal(st.meta.model, "claude-3-5");
+    assert_string_equal(st.meta.finish, "max_tokens");
+    assert_int_equal(st.meta.tokens_in, 21);
+    live_stream_init(&st, LIVE_OPENAI);
+    const char *c1 = "{\"model\":\"m1\",\"choices\":[{\"delta\":{\"content\":\"a\"},"
+                     "\"finish_reason\":null}]}";
+    const char *c2 = "{\"model\":\"m2\",\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}";
+    const char *c3 = "{\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":1}}";
+    feed(&st, "", c1);
+    feed(&st, "", c2);
+    feed(&st, "", c3);
+    assert_string_equal(st.meta.model, "m1");
+    assert_string_equal(st.meta.finish, "stop");
+    assert_int_equal(st.meta.tokens_in, 7);
 }
 
 static void openai_stream_counts_tokens_until_done(void **state) {
@@ -529,6 +577,127 @@ static void compare_tolerances_parse(void **state) {
     assert_int_equal(live_tolerance_set(&t, "counts", msg, sizeof msg), FB_EINVAL);
 }
 
+/* ---- OTLP/JSON ---- */
+
+static const cJSON *attr(const cJSON *span, const char *key) {
+    const cJSON *a;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItem(span, "attributes")) {
+        if (strcmp(cJSON_GetObjectItem(a, "key")->valuestring, key) == 0)
+            return cJSON_GetObjectItem(a, "value");
+    }
+    return NULL;
+}
+
+static const char *attr_str(const cJSON *span, const char *key, const char *kind) {
+    const cJSON *v = attr(span, key);
+    const cJSON *x = v ? cJSON_GetObjectItem(v, kind) : NULL;
+    return x && cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static void otlp_spans_nest_and_say_what_happened(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load("{\"name\":\"o\",\"duration\":\"1s\","
+                               "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
+                               "\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"}]}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    live_otlp *o = NULL;
+    assert_int_equal(live_otlp_open(f, 0, &o), FB_OK);
+    const live_otlp_provider prov[2] = {
+        {LIVE_OPENAI, "gpt-x", "https://api.example.com/v1/chat/completions"},
+        {LIVE_ANTHROPIC, "claude-y", "http://[::1]:8080/v1/messages"}};
+    const int64_t t0 = 1700000000000000000;
+    assert_int_equal(live_otlp_begin(o, sc, 0, 20, t0, prov), FB_OK);
+    /* request 7: a 503 from a, then an answer from b; request 9: no attempt at all */
+    live_span_attempt at;
+    memset(&at, 0, sizeof at);
+    at.request = (uint64_t)7 << 32 | 1;
+    at.id = 1;
+    at.provider = 0;
+    at.arrival_us = 1000;
+    at.start_us = 1500;
+    at.end_us = 21500;
+    at.status = 503;
+    at.error_type = "503";
+    at.max_tokens = 16;
+    live_otlp_attempt(o, &at);
+    at.id = 2;
+    at.resend = 1;
+    at.provider = 1;
+    at.start_us = 30000;
+    at.end_us = 330000;
+    at.status = 200;
+    at.error_type = NULL;
+    at.has_usage = true;
+    at.tokens_out = 16;
+    snprintf(at.meta.model, sizeof at.meta.model, "claude-y-1");
+    snprintf(at.meta.finish, sizeof at.meta.finish, "end_turn");
+    at.meta.tokens_in = 50;
+    live_otlp_attempt(o, &at);
+    sim_port_request r = {(uint64_t)7 << 32 | 1, 0, 1000, 330000, SIM_END_SUCCESS, true, 2};
+    live_otlp_request(o, &r);
+    sim_port_request none = {(uint64_t)9 << 32 | 4, 0, 5000, 5000, SIM_END_BREAKER_OPEN, false, 0};
+    live_otlp_request(o, &none);
+    assert_int_equal(live_otlp_spans(o), 4);
+    live_otlp_end(o, 400000);
+    assert_int_equal(live_otlp_close(o), FB_OK);
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    assert_non_null(root);
+    const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "resourceSpans"), 0);
+    const cJSON *spans =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(rs, "scopeSpans"), 0), "spans");
+    assert_int_equal(cJSON_GetArraySize(spans), 4);
+    const cJSON *a503 = cJSON_GetArrayItem(spans, 0), *ok = cJSON_GetArrayItem(spans, 1);
+    const cJSON *req = cJSON_GetArrayItem(spans, 2), *alone = cJSON_GetArrayItem(spans, 3);
+    /* the tree: both attempts in request 7's trace, under its root */
+    const char *trace = cJSON_GetObjectItem(req, "traceId")->valuestring;
+    assert_int_equal(strlen(trace), 32);
+    assert_string_equal(cJSON_GetObjectItem(a503, "traceId")->valuestring, trace);
+    assert_string_equal(cJSON_GetObjectItem(ok, "parentSpanId")->valuestring,
+                        cJSON_GetObjectItem(req, "spanId")->valuestring);
+    assert_null(cJSON_GetObjectItem(req, "parentSpanId"));
+    assert_string_not_equal(cJSON_GetObjectItem(alone, "traceId")->valuestring, trace);
+    /* times: unix ns of simulated time, as decimal strings */
+    assert_string_equal(cJSON_GetObjectItem(a503, "startTimeUnixNano")->valuestring,
+                        "1700000000001500000");
+    assert_string_equal(cJSON_GetObjectItem(req, "endTimeUnixNano")->valuestring,
+                        "1700000000330000000");
+    assert_int_equal(cJSON_GetObjectItem(a503, "kind")->valueint, 3);
+    /* the HTTP span: status, error, resend count, where */
+    assert_string_equal(attr_str(a503, "http.response.status_code", "intValue"), "503");
+    assert_string_equal(attr_str(a503, "error.type", "stringValue"), "503");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(a503, "status"), "code")->valueint, 2);
+    assert_null(attr(a503, "http.request.resend_count"));
+    assert_string_equal(attr_str(a503, "server.address", "stringValue"), "api.example.com");
+    assert_string_equal(attr_str(a503, "server.port", "intValue"), "443");
+    assert_string_equal(cJSON_GetObjectItem(a503, "name")->valuestring,
+                        "POST /v1/chat/completions");
+    assert_string_equal(attr_str(ok, "http.request.resend_count", "intValue"), "1");
+    assert_string_equal(attr_str(ok, "server.address", "stringValue"), "::1");
+    assert_string_equal(attr_str(ok, "server.port", "intValue"), "8080");
+    assert_null(cJSON_GetObjectItem(ok, "status"));
+    /* the GenAI root: the provider that answered, its usage and finish reason */
+    assert_string_equal(cJSON_GetObjectItem(req, "name")->valuestring, "chat claude-y");
+    assert_string_equal(attr_str(req, "gen_ai.provider.name", "stringValue"), "anthropic");
+    assert_string_equal(attr_str(req, "gen_ai.response.model", "stringValue"), "claude-y-1");
+    assert_string_equal(attr_str(req, "gen_ai.usage.input_tokens", "intValue"), "50");
+    assert_string_equal(attr_str(req, "gen_ai.usage.output_tokens", "intValue"), "16");
+    const cJSON *fr = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(attr(req, "gen_ai.response.finish_reasons"), "arrayValue"), "values");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(fr, 0), "stringValue")->valuestring,
+                        "end_turn");
+    assert_null(attr(req, "error.type"));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(attr(req, "fusebox.via_fallback"), "boolValue")));
+    /* a request that made no attempt: its first provider, and why it failed */
+    assert_string_equal(attr_str(alone, "gen_ai.provider.name", "stringValue"), "openai");
+    assert_string_equal(attr_str(alone, "error.type", "stringValue"), "breaker_open");
+    cJSON_Delete(root);
+    free(buf);
+    sim_scenario_free(sc);
+}
+
 /* ---- the mock's error latency, over loopback ---- */
 
 static size_t discard(char *p, size_t size, size_t n, void *user) {
@@ -643,6 +812,7 @@ int main(void) {
         cmocka_unit_test(dialects_parse_and_guess),
         cmocka_unit_test(error_bodies_reduce_to_their_kind),
         cmocka_unit_test(success_bodies_give_usage_and_refusals),
+        cmocka_unit_test(answers_say_their_model_stop_reason_and_prompt_tokens),
         cmocka_unit_test(openai_stream_counts_tokens_until_done),
         cmocka_unit_test(openai_stream_in_band_error_and_malformed),
         cmocka_unit_test(anthropic_stream_events),
@@ -653,6 +823,7 @@ int main(void) {
         cmocka_unit_test(fidelity_allows_half_the_shortest_time),
         cmocka_unit_test(fidelity_names_a_busy_machine),
         cmocka_unit_test(fidelity_saturated_scale_follows_the_simulated_work),
+        cmocka_unit_test(otlp_spans_nest_and_say_what_happened),
         cmocka_unit_test(mock_error_answers_take_the_error_latency),
         cmocka_unit_test(live_run_needs_urls_and_calls_on_start),
     };
