@@ -387,40 +387,25 @@ static int grow_index(live_client *c, size_t i) {
     return FB_OK;
 }
 
-static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msglen) {
-    live_client *c = ctx;
-    const endpoint *ep = &c->ep[a->provider];
-    if (!ep->set) {
-        snprintf(msg, msglen, "live: no endpoint for provider %u", a->provider);
-        return FB_EINVAL;
-    }
-    if (c->in_flight >= c->cfg.transfers_max) {
-        snprintf(msg, msglen, "live: %u transfers in flight, the cap (--max-transfers)",
-                 c->in_flight);
-        return FB_ECAP;
-    }
-    if (c->cfg.otlp != NULL && live_otlp_full(c->cfg.otlp)) {
-        snprintf(msg, msglen, "live: the trace file holds %llu spans, its cap (--otlp-max-spans)",
-                 (unsigned long long)live_otlp_spans(c->cfg.otlp));
-        return FB_ECAP;
-    }
-    if (grow_index(c, (size_t)(a->id >> 32)) != FB_OK) {
-        snprintf(msg, msglen, "live: out of memory");
-        return FB_ENOMEM;
-    }
+/* A transfer for a new attempt: a recycled one, or a new one (NULL when out of memory). */
+static xfer *xfer_take(live_client *c) {
     xfer *x = c->free_list;
     if (x != NULL) {
         c->free_list = x->next;
         curl_easy_reset(x->easy);
-    } else {
-        x = calloc(1, sizeof *x);
-        if (x == NULL || (x->easy = curl_easy_init()) == NULL) {
-            free(x);
-            snprintf(msg, msglen, "live: out of memory");
-            return FB_ENOMEM;
-        }
-        x->c = c;
+        return x;
     }
+    x = calloc(1, sizeof *x);
+    if (x == NULL || (x->easy = curl_easy_init()) == NULL) {
+        free(x);
+        return NULL;
+    }
+    x->c = c;
+    return x;
+}
+
+/* Everything about attempt a that its transfer keeps, reset from the last one. */
+static void xfer_prepare(live_client *c, xfer *x, const sim_port_attempt *a) {
     x->id = a->id;
     x->provider = a->provider;
     x->stream = a->stream;
@@ -440,6 +425,38 @@ static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msg
     x->retry_after[0] = x->retry_after_ms[0] = '\0';
     x->should_retry = -1;
     x->next = NULL;
+}
+
+/* Why attempt a cannot start: no endpoint, or a cap reached. FB_OK when it can. */
+static int refuse(live_client *c, const sim_port_attempt *a, char *msg, size_t msglen) {
+    if (!c->ep[a->provider].set) {
+        snprintf(msg, msglen, "live: no endpoint for provider %u", a->provider);
+        return FB_EINVAL;
+    }
+    if (c->in_flight >= c->cfg.transfers_max) {
+        snprintf(msg, msglen, "live: %u transfers in flight, the cap (--max-transfers)",
+                 c->in_flight);
+        return FB_ECAP;
+    }
+    if (c->cfg.otlp != NULL && live_otlp_full(c->cfg.otlp)) {
+        snprintf(msg, msglen, "live: the trace file holds %llu spans, its cap (--otlp-max-spans)",
+                 (unsigned long long)live_otlp_spans(c->cfg.otlp));
+        return FB_ECAP;
+    }
+    return FB_OK;
+}
+
+static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msglen) {
+    live_client *c = ctx;
+    const endpoint *ep = &c->ep[a->provider];
+    int rc = refuse(c, a, msg, msglen);
+    if (rc != FB_OK) return rc;
+    xfer *x = grow_index(c, (size_t)(a->id >> 32)) == FB_OK ? xfer_take(c) : NULL;
+    if (x == NULL) {
+        snprintf(msg, msglen, "live: out of memory");
+        return FB_ENOMEM;
+    }
+    xfer_prepare(c, x, a);
     live_wire_request(&x->req, ep->dialect, ep->model, a->tokens_in, a->tokens_out, a->stream);
     CURL *e = x->easy;
     curl_easy_setopt(e, CURLOPT_URL, ep->url);
