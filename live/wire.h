@@ -1,9 +1,9 @@
 /*
  * wire.h - what the live driver sends to a provider and how it reads the answer.
  *
- * Two dialects (shared/reference/gateways.md part B): OpenAI chat
- * completions (POST /v1/chat/completions) and Anthropic messages (POST
- * /v1/messages). A request carries a prompt of filler words of four
+ * Two dialects, read as the official SDKs read them (openai-node v6.49.0,
+ * src/client.ts): OpenAI chat completions (POST /v1/chat/completions) and
+ * Anthropic messages (POST /v1/messages). A request carries a prompt of filler words of four
  * characters each, so that a provider estimating tokens as characters / 4
  * (the mock does) bills exactly the scenario's prompt tokens, and asks for
  * the scenario's completion tokens as the output limit.
