@@ -70,14 +70,19 @@ skip() {
     echo "ok $TAP_N - $1 # SKIP $2"
 }
 
-# expect_exit CODE NAME CMD...: run CMD, keep stdout/stderr in $OUT/$ERR.
-expect_exit() {
-    want=$1 name=$2
-    shift 2
+# run_kept CMD...: run CMD, keep stdout/stderr in $OUT/$ERR and its exit code in $got.
+run_kept() {
     "$@" >"$E2E_TMP/out" 2>"$E2E_TMP/err"
     got=$?
     OUT=$(cat "$E2E_TMP/out")
     ERR=$(cat "$E2E_TMP/err")
+}
+
+# expect_exit CODE NAME CMD...: run CMD, keep stdout/stderr in $OUT/$ERR.
+expect_exit() {
+    want=$1 name=$2
+    shift 2
+    run_kept "$@"
     [ "$got" -eq "$want" ]
     r=$?
     [ $r -ne 0 ] && echo "# exit $got, wanted $want; stderr: $ERR"
@@ -88,10 +93,7 @@ expect_exit() {
 live_exit() {
     _dir=$1 _name=$2
     shift 2
-    "$@" >"$E2E_TMP/out" 2>"$E2E_TMP/err"
-    got=$?
-    OUT=$(cat "$E2E_TMP/out")
-    ERR=$(cat "$E2E_TMP/err")
+    run_kept "$@"
     INCONCLUSIVE=
     case $got in
     0) ok 0 "$_name" ;;

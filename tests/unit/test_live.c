@@ -344,6 +344,29 @@ static const live_cmp_row *row(const live_cmp *c, const char *metric) {
     return NULL;
 }
 
+/* compare.md of c, in memory (free it). */
+static char *compare_md(const sim_scenario *sc, const live_cmp *c) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    live_compare_markdown(f, sc, c);
+    fclose(f);
+    return buf;
+}
+
+/* compare.json of c, parsed (cJSON_Delete it). */
+static cJSON *compare_doc(const sim_scenario *sc, const live_cmp *c, const live_tolerances *t) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(live_compare_json(f, sc, c, t), FB_OK);
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    free(buf);
+    assert_non_null(root);
+    return root;
+}
+
 static void compare_rows_hold_their_tolerances(void **state) {
     (void)state;
     sim_scenario *sc = th_load("{\"name\":\"c\",\"duration\":\"10s\",\"pods\":{\"count\":3},"
@@ -383,23 +406,15 @@ static void compare_rows_hold_their_tolerances(void **state) {
     assert_false(c.ok);
     /* the latency floor is real time: 5 ms x 10 = 50 ms */
     assert_true(fabs(row(&c, "latency_p99")->tolerance - 150000) < 1e-6);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    live_compare_markdown(f, sc, &c);
-    fclose(f);
+    char *buf = compare_md(sc, &c);
     assert_non_null(strstr(buf, "| default | success_fallback | 100 | 116 | +16 | +16.0% | ±15"));
     assert_non_null(strstr(buf, "**NO**"));
     free(buf);
-    f = open_memstream(&buf, &len);
-    assert_int_equal(live_compare_json(f, sc, &c, &t), FB_OK);
-    fclose(f);
-    cJSON *root = cJSON_Parse(buf);
-    assert_non_null(root);
+    cJSON *root = compare_doc(sc, &c, &t);
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(root, "ok")));
+    assert_string_equal(cJSON_GetObjectItem(root, "verdict")->valuestring, "fail");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "rows")), (int)c.n);
     cJSON_Delete(root);
-    free(buf);
     live_compare_free(&c);
     free(s);
     free(l);
@@ -421,19 +436,12 @@ static void compare_inconclusive_is_neither_pass_nor_fail(void **state) {
     assert_int_equal(live_compare_verdict(&c), LIVE_FAIL);
     live_compare_inconclusive(&c, "default", "the machine is busy", 2.5);
     assert_int_equal(live_compare_verdict(&c), LIVE_INCONCLUSIVE);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    live_compare_markdown(f, sc, &c);
-    fclose(f);
+    char *buf = compare_md(sc, &c);
     assert_non_null(strstr(buf, "**Inconclusive**"));
     assert_non_null(strstr(buf, "- default: the machine is busy"));
     assert_null(strstr(buf, "Some metrics are outside"));
     free(buf);
-    f = open_memstream(&buf, &len);
-    assert_int_equal(live_compare_json(f, sc, &c, &t), FB_OK);
-    fclose(f);
-    cJSON *root = cJSON_Parse(buf);
+    cJSON *root = compare_doc(sc, &c, &t);
     assert_string_equal(cJSON_GetObjectItem(root, "verdict")->valuestring, "inconclusive");
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(root, "ok")));
     const cJSON *n = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "inconclusive"), 0);
@@ -493,21 +501,27 @@ static live_stats fid_stats(int64_t lag_p99_us, double cpu_s, double wait_s) {
     return st;
 }
 
-static void fidelity_allows_half_the_shortest_time(void **state) {
-    (void)state;
+/* The verdict on a run of FID_SCENARIO at x`scale` with these stats (no simulation at hand). */
+static live_fidelity judged(live_stats st, double scale) {
     sim_scenario *sc = th_load(FID_SCENARIO);
     sim_summary *l = th_summary("default");
     live_fidelity f;
+    live_fidelity_judge(sc, 0, scale, &st, l, NULL, &f);
+    free(l);
+    sim_scenario_free(sc);
+    return f;
+}
+
+static void fidelity_allows_half_the_shortest_time(void **state) {
+    (void)state;
     /* 0.5 ms real at x40 = 20 ms simulated: exactly half of the 40 ms error latency */
-    live_stats st = fid_stats(500, 1, 0);
-    live_fidelity_judge(sc, 0, 40, &st, l, NULL, &f);
+    live_fidelity f = judged(fid_stats(500, 1, 0), 40);
     assert_true(f.ok);
     assert_int_equal(f.cause, LIVE_CAUSE_NONE);
     assert_true(f.budget_us == 20000 && f.lag_us == 20000);
     assert_non_null(strstr(f.reason, "kept the timing"));
     /* one microsecond more is inconclusive: the lag alone (the machine idle, the driver too) */
-    st = fid_stats(501, 1, 0);
-    live_fidelity_judge(sc, 0, 40, &st, l, NULL, &f);
+    f = judged(fid_stats(501, 1, 0), 40);
     assert_false(f.ok);
     assert_int_equal(f.cause, LIVE_CAUSE_LAG);
     /* x(0.5 x 20 ms / 0.501 ms) = x19.96, rounded down to two digits */
@@ -515,26 +529,18 @@ static void fidelity_allows_half_the_shortest_time(void **state) {
     assert_non_null(strstr(f.reason, "Try --time-scale 19 or lower"));
     assert_non_null(strstr(f.reason, "providers.openai.latency.error (median) = 40 ms"));
     assert_non_null(strstr(f.reason, "25% of 1000 transfers were cancelled"));
-    free(l);
-    sim_scenario_free(sc);
 }
 
 static void fidelity_names_a_busy_machine(void **state) {
     (void)state;
-    sim_scenario *sc = th_load(FID_SCENARIO);
-    sim_summary *l = th_summary("default");
-    live_fidelity f;
     /* the process waited 2 s for a CPU while running 1 s */
-    live_stats st = fid_stats(4000, 1, 2);
-    live_fidelity_judge(sc, 0, 20, &st, l, NULL, &f);
+    live_fidelity f = judged(fid_stats(4000, 1, 2), 20);
     assert_false(f.ok);
     assert_int_equal(f.cause, LIVE_CAUSE_BUSY);
     assert_true(fabs(f.wait_ratio - 2) < 1e-9);
     assert_true(fabs(f.time_scale_ok - 2.5) < 1e-9); /* 0.5 x 20 ms / 4 ms */
     assert_non_null(strstr(f.reason, "the machine is busy"));
     assert_non_null(strstr(f.reason, "(or a quieter machine)"));
-    free(l);
-    sim_scenario_free(sc);
 }
 
 static void fidelity_saturated_scale_follows_the_simulated_work(void **state) {
