@@ -447,7 +447,6 @@ static void compare_inconclusive_is_neither_pass_nor_fail(void **state) {
     const cJSON *n = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "inconclusive"), 0);
     assert_true(cJSON_GetObjectItem(n, "time_scale_ok")->valuedouble == 2.5);
     cJSON_Delete(root);
-    free(buf);
     live_compare_free(&c);
     free(s);
     free(l);
