@@ -28,7 +28,8 @@ struct live_otlp {
     bool any_resource, any_span, in_variant;
     const sim_scenario *sc;
     uint32_t variant;
-    const live_otlp_provider *prov;
+    live_otlp_provider prov[SIM_PROVIDERS_MAX]; /* pointing into the copies below */
+    char models[SIM_PROVIDERS_MAX][256], urls[SIM_PROVIDERS_MAX][2048];
     int64_t t0_ns;
     uint64_t salt;
     open_req *reqs; /* by request slot (id >> 32) */
@@ -307,7 +308,12 @@ int live_otlp_begin(live_otlp *o, const sim_scenario *sc, uint32_t variant, doub
                     int64_t t0_unix_ns, const live_otlp_provider *prov) {
     o->sc = sc;
     o->variant = variant;
-    o->prov = prov;
+    /* copies: the client that owns the URLs may be gone when the last spans are written */
+    for (uint32_t p = 0; p < sc->provider_count && p < SIM_PROVIDERS_MAX; p++) {
+        snprintf(o->models[p], sizeof o->models[p], "%s", prov[p].model);
+        snprintf(o->urls[p], sizeof o->urls[p], "%s", prov[p].url);
+        o->prov[p] = (live_otlp_provider){prov[p].dialect, o->models[p], o->urls[p]};
+    }
     o->t0_ns = t0_unix_ns;
     o->salt = mix((uint64_t)t0_unix_ns ^ mix(sc->seed) ^ mix(variant));
     o->any_span = false;

@@ -65,8 +65,8 @@ typedef struct live_span_attempt {
 int live_otlp_open(FILE *f, uint64_t spans_max, live_otlp **out);
 /*
  * A variant's run starts: its resourceSpans entry. `prov` has one entry per
- * provider of sc (kept until live_otlp_end); t0_unix_ns is the wall clock at
- * simulated time zero.
+ * provider of sc (copied); t0_unix_ns is the wall clock at simulated time
+ * zero.
  */
 int live_otlp_begin(live_otlp *o, const sim_scenario *sc, uint32_t variant, double scale,
                     int64_t t0_unix_ns, const live_otlp_provider *prov);
