@@ -6,6 +6,7 @@
 #define CLI_OK 0
 #define CLI_EXPECT_FAILED 1
 #define CLI_BAD_INPUT 2
+#define CLI_INCONCLUSIVE 3 /* live: a run that could not be driven faithfully */
 
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);

@@ -1,4 +1,5 @@
 /* cmd_live.c - 'fusebox live': a scenario over real HTTP, and simulated vs live. */
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -7,13 +8,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
-
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/live_mocks.h"
+#include "cli/live_out.h"
 #include "live/compare.h"
 #include "live/live.h"
+#include "live/otlp.h"
 #include "reports/report.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
@@ -40,6 +41,9 @@ static void usage(FILE *f) {
           "                          also get $OPENAI_API_KEY / $ANTHROPIC_API_KEY if set\n"
           "  --time-scale X          simulated time = real time x X (default 1)\n"
           "  --max-transfers N       concurrent HTTP transfers (default 4096)\n"
+          "  --otlp FILE             write every request and attempt as OpenTelemetry spans\n"
+          "                          (OTLP/JSON, GenAI and HTTP conventions) to FILE\n"
+          "  --otlp-max-spans N      stop the run when FILE holds N spans (default 1000000)\n"
           "  --compare               simulate too and compare (DIR/sim holds the simulated run)\n"
           "  --tolerance KEY=VALUE   a compare tolerance: success_rate, counts, counts_min,\n"
           "                          breaker_opens, breaker_transitions, latency, latency_min_ms\n"
@@ -52,8 +56,14 @@ static void usage(FILE *f) {
           "  -h, --help              this text\n"
           "\n"
           "Real providers cost money: every attempt against a real API is billed.\n"
-          "Ctrl-C stops the run and writes what was measured. Exit codes: 0 ok, 1 a compared\n"
-          "metric outside its tolerance, 2 bad input or a run stopped early. See docs/live.md.\n",
+          "Ctrl-C stops the run and writes what was measured (report.json: interrupted).\n"
+          "A run that cannot keep the scenario's timing (the driver or the machine too slow\n"
+          "for the time scale) is inconclusive: it names the cause and a time scale that\n"
+          "would work, and is neither a pass nor a failure.\n"
+          "\n"
+          "Exit codes: 0 ok, 1 a compared metric outside its tolerance, 2 bad input, a target\n"
+          "that refuses connections or does not answer, or a run stopped early (a cap, Ctrl-C),\n"
+          "3 inconclusive. See docs/live.md.\n",
           f);
 }
 
@@ -66,6 +76,8 @@ typedef struct args {
     bool charts, quiet, compare;
     double time_scale;
     uint64_t transfers_max;
+    const char *otlp;
+    uint64_t otlp_max;
     const char *target_all;
     pair targets[SIM_PROVIDERS_MAX * 2], dialects[SIM_PROVIDERS_MAX * 2],
         models[SIM_PROVIDERS_MAX * 2];
@@ -131,6 +143,13 @@ static int parse_wire_option(int argc, char **argv, int *i, args *a) {
         if (cli_parse_u64(v, &a->transfers_max) != 0 || a->transfers_max == 0 ||
             a->transfers_max > 1000000)
             return cli_bad("live", "--max-transfers needs a count in 1..1000000, got '%s'", v);
+    } else if (cli_opt(argc, argv, i, NULL, "--otlp", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        a->otlp = v;
+    } else if (cli_opt(argc, argv, i, NULL, "--otlp-max-spans", &v)) {
+        if (v == NULL) return cli_missing("live", o);
+        if (cli_parse_u64(v, &a->otlp_max) != 0 || a->otlp_max == 0 || a->otlp_max > 1000000000)
+            return cli_bad("live", "--otlp-max-spans needs a count in 1..1000000000, got '%s'", v);
     } else if (cli_opt(argc, argv, i, NULL, "--tolerance", &v)) {
         if (v == NULL) return cli_missing("live", o);
         if (live_tolerance_set(&a->tol, v, msg, sizeof msg) != FB_OK)
@@ -218,16 +237,9 @@ static int resolve_targets(const args *a, const sim_scenario *sc, live_config *c
     return CLI_OK;
 }
 
-typedef struct run_set {
-    sim_summary *sums[SIM_VARIANTS_MAX];
-    live_stats stats[SIM_VARIANTS_MAX];
-    size_t n;
-    bool interrupted;
-} run_set;
-
 /* Run the selected variants (live or simulated) into rs, their rows and events through w. */
 static int run_variants(cli_writer *w, const args *a, const sim_scenario *sc, const bool *selected,
-                        const live_config *cfg, bool live, run_set *rs) {
+                        const live_config *cfg, bool live, cli_live_runs *rs) {
     int status = CLI_OK;
     for (uint32_t v = 0; v < sc->variant_count && !stop_flag; v++) {
         if (a->run.nonly > 0 && !selected[v]) continue;
@@ -240,9 +252,11 @@ static int run_variants(cli_writer *w, const args *a, const sim_scenario *sc, co
         w->variant = sc->variants[v].name;
         sim_run_opts opts = cli_writer_opts(w);
         sim_error err;
-        int rc = live ? cli_live_run(sc, v, cfg, !a->quiet, &opts, s, &rs->stats[rs->n], &err)
+        cli_mock_log *log = &rs->mocks[rs->n];
+        int rc = live ? cli_live_run(sc, v, cfg, log, &opts, s, &rs->stats[rs->n], &err)
                       : sim_run(sc, v, &opts, s, &err);
         if (w->progress) fputs("\r\033[K", stderr);
+        if (!a->quiet) cli_live_print_mocks(stderr, sc, sc->variants[v].name, log);
         /* nothing ran when the setup failed */
         bool ran = rc == FB_OK || s->complete || s->variant[0] != '\0';
         if (ran)
@@ -260,70 +274,44 @@ static int run_variants(cli_writer *w, const args *a, const sim_scenario *sc, co
     return status;
 }
 
-/* Run the selected variants (live or simulated) and write the report files into dir. */
+/*
+ * Run the selected variants (live or simulated) and write the report files
+ * into dir; live runs are judged (with the simulated ones of `sim`, may be
+ * NULL) and report.json says whether they were interrupted or inconclusive.
+ */
 static int run_into(const char *dir, const args *a, const sim_scenario *sc, const bool *selected,
-                    const live_config *cfg, bool live, run_set *rs) {
+                    const live_config *cfg, bool live, cli_live_runs *rs,
+                    const cli_live_runs *sim) {
     cli_writer w;
     int status = cli_writer_open(&w, "live", dir, sc, !a->quiet && isatty(STDERR_FILENO));
     if (status == CLI_OK) {
         status = run_variants(&w, a, sc, selected, cfg, live, rs);
         rs->interrupted = stop_flag != 0;
     }
-    return cli_writer_close(&w, "live", dir, rs->sums, rs->n, a->charts, status);
-}
-
-/* DIR/live.json: how each variant was run over the wire. */
-static int write_live_json(const char *dir, const sim_scenario *sc, const run_set *rs,
-                           const live_config *cfg) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "scenario", sc->name);
-    cJSON_AddNumberToObject(root, "seed", (double)sc->seed);
-    cJSON_AddNumberToObject(root, "time_scale", cfg->time_scale);
-    cJSON_AddBoolToObject(root, "interrupted", rs->interrupted);
-    cJSON *prov = cJSON_AddObjectToObject(root, "providers");
-    for (uint32_t p = 0; p < sc->provider_count; p++) {
-        cJSON *o = cJSON_AddObjectToObject(prov, sc->providers[p].name);
-        const live_target *t = &cfg->targets[p];
-        cJSON_AddStringToObject(o, "target", t->url ? t->url : "mock");
-        cJSON_AddStringToObject(o, "dialect", live_dialect_name(t->dialect));
-        cJSON_AddStringToObject(o, "model", t->model ? t->model : sc->providers[p].name);
-    }
-    cJSON *vars = cJSON_AddObjectToObject(root, "variants");
-    for (size_t i = 0; i < rs->n; i++) {
-        const live_stats *st = &rs->stats[i];
-        cJSON *o = cJSON_AddObjectToObject(vars, rs->sums[i]->variant);
-        cJSON_AddNumberToObject(o, "wall_s", st->wall_s);
-        cJSON_AddNumberToObject(o, "transfers", (double)st->transfers);
-        cJSON_AddNumberToObject(o, "cancelled", (double)st->cancelled);
-        cJSON_AddNumberToObject(o, "transport_errors", (double)st->transport_errors);
-        cJSON_AddNumberToObject(o, "in_flight_peak", st->in_flight_peak);
-        cJSON_AddNumberToObject(o, "bytes_sent", (double)st->bytes_sent);
-        cJSON_AddNumberToObject(o, "bytes_received", (double)st->bytes_received);
-        cJSON *urls = cJSON_AddObjectToObject(o, "urls");
-        for (uint32_t p = 0; p < sc->provider_count; p++)
-            cJSON_AddStringToObject(urls, sc->providers[p].name, st->urls[p]);
-    }
-    char *text = cJSON_Print(root);
-    cJSON_Delete(root);
-    FILE *f = cli_fopen(dir, "live.json");
-    int status = text && f ? CLI_OK : CLI_BAD_INPUT;
-    if (f) {
-        if (text) fprintf(f, "%s\n", text);
-        if (fclose(f) != 0) status = CLI_BAD_INPUT;
-    }
-    cJSON_free(text);
+    if (!live) return cli_writer_close(&w, "live", dir, rs->sums, rs->n, a->charts, status);
+    cli_live_judge(sc, a->time_scale, rs, sim);
+    rep_extra extra[2];
+    char *text[2];
+    size_t nextra = cli_live_extras(rs, extra, text);
+    status =
+        cli_writer_close_extra(&w, "live", dir, rs->sums, rs->n, a->charts, status, extra, nextra);
+    cli_live_extras_free(text);
     return status;
 }
 
-static int compare(const char *dir, const args *a, const sim_scenario *sc, const run_set *sim,
-                   const run_set *live) {
+static int compare(const char *dir, const args *a, const sim_scenario *sc, const cli_live_runs *sim,
+                   const cli_live_runs *live) {
     live_cmp c;
     memset(&c, 0, sizeof c);
     int status = CLI_OK;
-    for (size_t i = 0; i < live->n && i < sim->n; i++)
+    for (size_t i = 0; i < live->n && i < sim->n; i++) {
         if (live_compare_variant(&c, sc, sim->sums[i], live->sums[i], &a->tol, a->time_scale) !=
             FB_OK)
             status = CLI_BAD_INPUT;
+        const live_fidelity *f = &live->fid[i];
+        if (!f->ok)
+            live_compare_inconclusive(&c, live->sums[i]->variant, f->reason, f->time_scale_ok);
+    }
     FILE *md = cli_fopen(dir, "compare.md"), *json = cli_fopen(dir, "compare.json");
     if (md == NULL || json == NULL || status != CLI_OK) {
         status = CLI_BAD_INPUT;
@@ -334,7 +322,9 @@ static int compare(const char *dir, const args *a, const sim_scenario *sc, const
             fputc('\n', stdout);
             live_compare_markdown(stdout, sc, &c);
         }
-        if (status == CLI_OK && !c.ok) status = CLI_EXPECT_FAILED;
+        live_verdict v = live_compare_verdict(&c);
+        if (status == CLI_OK && v != LIVE_PASS)
+            status = v == LIVE_INCONCLUSIVE ? CLI_INCONCLUSIVE : CLI_EXPECT_FAILED;
     }
     if (md && fclose(md) != 0) status = CLI_BAD_INPUT;
     if (json && fclose(json) != 0) status = CLI_BAD_INPUT;
@@ -352,8 +342,11 @@ static void raise_fd_limit(uint64_t transfers) {
     setrlimit(RLIMIT_NOFILE, &rl);
 }
 
+/* Of two exit codes, the one that says more is wrong: bad input, inconclusive, a failure, ok. */
 static int worst(int a, int b) {
-    return a == CLI_BAD_INPUT || b == CLI_BAD_INPUT ? CLI_BAD_INPUT : a > b ? a : b;
+    static const int rank[] = {
+        [CLI_OK] = 0, [CLI_EXPECT_FAILED] = 1, [CLI_INCONCLUSIVE] = 2, [CLI_BAD_INPUT] = 3};
+    return rank[a] >= rank[b] ? a : b;
 }
 
 /*
@@ -421,42 +414,40 @@ static int make_plan(const args *a, const sim_scenario *sc, plan *p) {
     return CLI_OK;
 }
 
-static void print_wire(const args *a, const run_set *live) {
-    for (size_t i = 0; i < live->n; i++)
-        printf("%s: live over HTTP at x%g: %.1fs wall, %llu transfers (peak %u at once), "
-               "%llu transport errors\n",
-               live->sums[i]->variant, a->time_scale, live->stats[i].wall_s,
-               (unsigned long long)live->stats[i].transfers, live->stats[i].in_flight_peak,
-               (unsigned long long)live->stats[i].transport_errors);
-}
-
 /* The runs (simulated first with --compare), their files, the summary, the comparison. */
 static int run_plan(const args *a, const sim_scenario *sc, const plan *p) {
-    static run_set live, sim;
+    static cli_live_runs live, sim;
     memset(&live, 0, sizeof live);
     memset(&sim, 0, sizeof sim);
     int status = CLI_OK;
     if (a->compare) {
         char simdir[1100];
         snprintf(simdir, sizeof simdir, "%s/sim", p->dir);
-        status = run_into(simdir, a, sc, p->selected, &p->cfg, false, &sim);
+        status = run_into(simdir, a, sc, p->selected, &p->cfg, false, &sim, NULL);
     }
-    if (status == CLI_OK) status = run_into(p->dir, a, sc, p->selected, &p->cfg, true, &live);
-    if (live.n > 0) status = worst(status, write_live_json(p->dir, sc, &live, &p->cfg));
+    if (status == CLI_OK)
+        status =
+            run_into(p->dir, a, sc, p->selected, &p->cfg, true, &live, a->compare ? &sim : NULL);
+    if (live.n > 0) status = worst(status, cli_live_json(p->dir, sc, &live, &p->cfg));
     if (!a->quiet && live.n > 0) {
         rep_text_summary(stdout, sc, live.sums, live.n);
-        print_wire(a, &live);
+        cli_live_print(stdout, &live, a->time_scale);
     }
     if (live.interrupted) {
         fprintf(stderr, "fusebox live: interrupted; %s holds what was measured\n", p->dir);
         status = CLI_BAD_INPUT;
     } else if (a->compare && live.n > 0) {
         status = worst(status, compare(p->dir, a, sc, &sim, &live));
+    } else if (cli_live_inconclusive(&live)) {
+        status = worst(status, CLI_INCONCLUSIVE);
     }
     if (!a->quiet && live.n > 0) {
         printf("\nwrote %s/report.json, timeseries.csv, events.jsonl, live.json%s%s\n", p->dir,
                a->charts ? ", charts, report.html" : "",
                a->compare ? ", compare.md, compare.json" : "");
+        if (p->cfg.otlp)
+            printf("wrote %s: %llu spans\n", a->otlp,
+                   (unsigned long long)live_otlp_spans(p->cfg.otlp));
     }
     for (size_t i = 0; i < live.n; i++) free(live.sums[i]);
     for (size_t i = 0; i < sim.n; i++) free(sim.sums[i]);
@@ -473,7 +464,17 @@ int cmd_live(int argc, char **argv) {
     rc = cli_run_load(&a.run, "live", &sc, p.selected);
     if (rc != CLI_OK) return rc;
     int status = make_plan(&a, sc, &p);
+    FILE *otlp = NULL;
+    if (status == CLI_OK && a.otlp != NULL) {
+        otlp = fopen(a.otlp, "w");
+        if (otlp == NULL || live_otlp_open(otlp, a.otlp_max, &p.cfg.otlp) != FB_OK)
+            status = cli_bad("live", "--otlp: cannot write %s: %s", a.otlp, strerror(errno));
+    }
     if (status == CLI_OK) status = run_plan(&a, sc, &p);
+    if (p.cfg.otlp != NULL && live_otlp_close(p.cfg.otlp) != FB_OK)
+        status = cli_bad("live", "--otlp: writing %s failed", a.otlp);
+    if (otlp != NULL && fclose(otlp) != 0)
+        status = cli_bad("live", "--otlp: writing %s failed: %s", a.otlp, strerror(errno));
     sim_scenario_free(sc);
     return status;
 }

@@ -126,12 +126,18 @@ int cli_writer_open(cli_writer *w, const char *cmd, const char *dir, const sim_s
 
 int cli_writer_close(cli_writer *w, const char *cmd, const char *dir, sim_summary *const *sums,
                      size_t n, bool charts, int status) {
+    return cli_writer_close_extra(w, cmd, dir, sums, n, charts, status, NULL, 0);
+}
+
+int cli_writer_close_extra(cli_writer *w, const char *cmd, const char *dir,
+                           sim_summary *const *sums, size_t n, bool charts, int status,
+                           const rep_extra *extra, size_t nextra) {
     if (w->csv != NULL && w->events != NULL) {
         FILE *json = cli_fopen(dir, "report.json");
         if (json == NULL) {
             status = CLI_BAD_INPUT;
         } else {
-            rep_write_json(json, w->sc, sums, n);
+            rep_write_json_extra(json, w->sc, sums, n, extra, nextra);
             if (fclose(json) != 0) status = CLI_BAD_INPUT;
         }
     }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "reports/report.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 
@@ -60,6 +61,10 @@ int cli_writer_open(cli_writer *w, const char *cmd, const char *dir, const sim_s
  */
 int cli_writer_close(cli_writer *w, const char *cmd, const char *dir, sim_summary *const *sums,
                      size_t n, bool charts, int status);
+/* The same with extra top-level members in report.json (rep_write_json_extra). */
+int cli_writer_close_extra(cli_writer *w, const char *cmd, const char *dir,
+                           sim_summary *const *sums, size_t n, bool charts, int status,
+                           const rep_extra *extra, size_t nextra);
 
 /* What the commands that run one scenario share: the file and its overrides. */
 typedef struct cli_run_args {

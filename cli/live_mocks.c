@@ -1,6 +1,7 @@
 /* live_mocks.c - a mock per provider without a target, around one live run. */
 #include "cli/live_mocks.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,20 +10,46 @@
 
 #define MOCK_BODY_MAX ((size_t)16 << 20) /* LIVE_PROMPT_TOKENS_MAX x 4 characters, and JSON */
 
+/* A mock's log callback's context: which provider, where to count. */
+typedef struct log_ctx {
+    cli_mock_log *log;
+    uint8_t provider;
+} log_ctx;
+
 typedef struct mocks {
     mock_server *srv[SIM_PROVIDERS_MAX]; /* by provider index; NULL = a target of its own */
     char urls[SIM_PROVIDERS_MAX][64];
+    log_ctx logs[SIM_PROVIDERS_MAX];
 } mocks;
 
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* From the mocks' threads: count the message with its like. */
 static void mock_log(void *user, mock_log_level level, const char *msg) {
-    (void)user;
+    log_ctx *lc = user;
     if (level == MOCK_LOG_INFO) return;
-    fprintf(stderr, "fusebox live: mock: %s\n", msg);
+    cli_mock_log *l = lc->log;
+    pthread_mutex_lock(&log_lock);
+    size_t i = 0;
+    while (i < l->n && (l->notes[i].provider != lc->provider || l->notes[i].level != level ||
+                        strncmp(l->notes[i].msg, msg, sizeof l->notes[i].msg - 1) != 0))
+        i++;
+    if (i == l->n && l->n < CLI_MOCK_NOTES_MAX) {
+        cli_mock_note *n = &l->notes[l->n++];
+        n->provider = lc->provider;
+        n->level = level;
+        snprintf(n->msg, sizeof n->msg, "%s", msg);
+    }
+    if (i < l->n)
+        l->notes[i].count++;
+    else
+        l->other++;
+    pthread_mutex_unlock(&log_lock);
 }
 
 /* An in-process mock of provider p, on 127.0.0.1 and a free port. */
 static int start_mock(mocks *m, const sim_scenario *sc, uint32_t p, const live_config *cfg,
-                      bool log, sim_error *err) {
+                      cli_mock_log *log, sim_error *err) {
     mock_config mc;
     memset(&mc, 0, sizeof mc);
     sim_fault faults[SIM_FAULTS_MAX];
@@ -34,7 +61,9 @@ static int start_mock(mocks *m, const sim_scenario *sc, uint32_t p, const live_c
         mc.completion_tokens_max = INT32_MAX; /* the request's limit decides */
         mc.max_connections = (cfg->transfers_max ? cfg->transfers_max : 4096) + 64;
         mc.max_body_bytes = MOCK_BODY_MAX;
+        m->logs[p] = (log_ctx){log, (uint8_t)p};
         mc.log = log ? mock_log : NULL;
+        mc.log_user = &m->logs[p];
         rc = mock_server_create(&mc, &m->srv[p], msg, sizeof msg);
     }
     if (rc != FB_OK) {
@@ -57,7 +86,7 @@ static void stop_mocks(mocks *m) {
 }
 
 /* Start the mocks and point their providers' targets at them. */
-static int start_mocks(mocks *m, const sim_scenario *sc, live_config *cfg, bool log,
+static int start_mocks(mocks *m, const sim_scenario *sc, live_config *cfg, cli_mock_log *log,
                        sim_error *err) {
     for (uint32_t p = 0; p < sc->provider_count; p++) {
         live_target *t = &cfg->targets[p];
@@ -78,8 +107,9 @@ static void reset_mocks(void *user) {
         if (m->srv[p]) mock_server_reset(m->srv[p]);
 }
 
-int cli_live_run(const sim_scenario *sc, uint32_t variant, const live_config *cfg, bool log,
-                 const sim_run_opts *opts, sim_summary *out, live_stats *stats, sim_error *err) {
+int cli_live_run(const sim_scenario *sc, uint32_t variant, const live_config *cfg,
+                 cli_mock_log *log, const sim_run_opts *opts, sim_summary *out, live_stats *stats,
+                 sim_error *err) {
     mocks m;
     memset(&m, 0, sizeof m);
     live_config run = *cfg;

@@ -149,6 +149,23 @@ int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary 
     return rc == FB_OK ? FB_OK : FB_ENOMEM;
 }
 
+void live_compare_inconclusive(live_cmp *c, const char *variant, const char *reason,
+                               double time_scale_ok) {
+    if (c->nnotes == SIM_VARIANTS_MAX) return;
+    live_cmp_note *n = &c->notes[c->nnotes++];
+    snprintf(n->variant, sizeof n->variant, "%s", variant);
+    snprintf(n->reason, sizeof n->reason, "%s", reason);
+    n->time_scale_ok = time_scale_ok;
+}
+
+live_verdict live_compare_verdict(const live_cmp *c) {
+    return c->nnotes > 0 ? LIVE_INCONCLUSIVE : c->ok ? LIVE_PASS : LIVE_FAIL;
+}
+
+static const char *verdict_name(live_verdict v) {
+    return v == LIVE_INCONCLUSIVE ? "inconclusive" : v == LIVE_PASS ? "pass" : "fail";
+}
+
 /* A value in its unit, for people: counts as integers, ratios as percent, durations in ms. */
 static void fmt(char *buf, size_t len, sim_unit unit, double v, bool sign) {
     const char *s = sign && v > 0 ? "+" : "";
@@ -182,9 +199,17 @@ void live_compare_markdown(FILE *f, const sim_scenario *sc, const live_cmp *c) {
         fprintf(f, "| %s | %s | %s | %s | %s | %s | ±%s (%s) | %s |\n", r->variant, r->metric, a, b,
                 d, rel, tol, r->rule, r->ok ? "yes" : "**NO**");
     }
-    fprintf(f, "\n%s\n",
-            c->ok ? "Every metric is within its tolerance."
-                  : "Some metrics are outside their tolerance.");
+    if (c->nnotes == 0) {
+        fprintf(f, "\n%s\n",
+                c->ok ? "Every metric is within its tolerance."
+                      : "Some metrics are outside their tolerance.");
+        return;
+    }
+    fputs("\n**Inconclusive**: the rows above are shown for diagnosis, not as a result, because "
+          "a live run could not keep the scenario's timing.\n\n",
+          f);
+    for (size_t i = 0; i < c->nnotes; i++)
+        fprintf(f, "- %s: %s\n", c->notes[i].variant, c->notes[i].reason);
 }
 
 static double json_value(sim_unit unit, double v) {
@@ -197,7 +222,20 @@ int live_compare_json(FILE *f, const sim_scenario *sc, const live_cmp *c,
     cJSON_AddStringToObject(root, "scenario", sc->name);
     cJSON_AddNumberToObject(root, "seed", (double)sc->seed);
     cJSON_AddNumberToObject(root, "time_scale", c->time_scale);
-    cJSON_AddBoolToObject(root, "ok", c->ok);
+    live_verdict verdict = live_compare_verdict(c);
+    cJSON_AddStringToObject(root, "verdict", verdict_name(verdict));
+    if (verdict == LIVE_INCONCLUSIVE)
+        cJSON_AddNullToObject(root, "ok"); /* neither: the run says nothing either way */
+    else
+        cJSON_AddBoolToObject(root, "ok", c->ok);
+    cJSON *notes = cJSON_AddArrayToObject(root, "inconclusive");
+    for (size_t i = 0; i < c->nnotes; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "variant", c->notes[i].variant);
+        cJSON_AddStringToObject(o, "reason", c->notes[i].reason);
+        cJSON_AddNumberToObject(o, "time_scale_ok", c->notes[i].time_scale_ok);
+        cJSON_AddItemToArray(notes, o);
+    }
     cJSON *tol = cJSON_AddObjectToObject(root, "tolerances");
     cJSON_AddNumberToObject(tol, "success_rate", t->success_rate);
     cJSON_AddNumberToObject(tol, "counts", t->counts);

@@ -7,6 +7,11 @@
  * live value, their difference (live - sim), the relative difference and
  * the tolerance it must stay within; docs/live.md says why each tolerance
  * is what it is.
+ *
+ * A variant whose live run could not be driven faithfully (fidelity.h) is
+ * marked inconclusive (live_compare_inconclusive): its rows are still
+ * written, for diagnosis, but the comparison is then neither a pass nor a
+ * failure.
  */
 #ifndef LIVE_COMPARE_H
 #define LIVE_COMPARE_H
@@ -45,16 +50,31 @@ typedef struct live_cmp_row {
     bool ok;
 } live_cmp_row;
 
+typedef struct live_cmp_note {
+    char variant[SIM_NAME_MAX];
+    char reason[1024];
+    double time_scale_ok; /* a time scale that would work; 0 = unknown */
+} live_cmp_note;
+
 typedef struct live_cmp {
     live_cmp_row *rows;
     size_t n, cap;
     double time_scale;
-    bool ok; /* every row within its tolerance */
+    bool ok;                               /* every row within its tolerance */
+    live_cmp_note notes[SIM_VARIANTS_MAX]; /* the variants that are inconclusive */
+    size_t nnotes;
 } live_cmp;
+
+typedef enum live_verdict { LIVE_PASS = 0, LIVE_FAIL, LIVE_INCONCLUSIVE } live_verdict;
 
 /* Append the rows of one variant (same scenario, same seed). FB_ENOMEM on failure. */
 int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary *sim,
                          const sim_summary *live, const live_tolerances *t, double time_scale);
+/* Variant `variant`'s live run was not driven faithfully: why, and what would work. */
+void live_compare_inconclusive(live_cmp *c, const char *variant, const char *reason,
+                               double time_scale_ok);
+/* Inconclusive when any variant is, else pass when every row is within its tolerance. */
+live_verdict live_compare_verdict(const live_cmp *c);
 /* The table in Markdown (compare.md; also what the CLI prints). */
 void live_compare_markdown(FILE *f, const sim_scenario *sc, const live_cmp *c);
 int live_compare_json(FILE *f, const sim_scenario *sc, const live_cmp *c, const live_tolerances *t);

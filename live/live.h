@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "live/client.h"
 #include "live/wire.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
@@ -47,22 +48,24 @@ typedef struct live_config {
     const sigset_t *wait_sigmask;           /* signal mask while waiting; NULL = as is */
     live_start_fn on_start;                 /* may be NULL */
     void *on_start_user;
+    live_otlp *otlp; /* may be NULL: the run's spans go there (one resourceSpans entry) */
 } live_config;
 
-/* What happened on the wire during a run. */
+/* What happened on the wire during a run, and how well the driver kept time. */
 typedef struct live_stats {
-    uint64_t transfers, cancelled, transport_errors;
-    uint32_t in_flight_peak;
-    uint64_t bytes_sent, bytes_received;
+    live_client_stats wire;
     double wall_s;
     char urls[SIM_PROVIDERS_MAX][128]; /* where each provider was reached */
 } live_stats;
 
 /*
- * Run variant `variant` of `sc` live. Returns FB_OK, or an error with err
- * filled: a setup failure (a missing or bad URL; *out is then empty), or a run
- * stopped early (a cap, the stop flag: *out holds what was measured,
- * out->complete == false). `stats` may be NULL.
+ * Run variant `variant` of `sc` live. Before the clock starts, every
+ * provider's target is probed (live_client_probe): a target that refuses
+ * connections or answers nothing is a setup failure naming the provider and
+ * its URL. Returns FB_OK, or an error with err filled: a setup failure (a
+ * missing, bad or unreachable target; *out is then empty), or a run stopped
+ * early (a cap, the stop flag: *out holds what was measured, out->complete
+ * == false). `stats` may be NULL.
  */
 int live_run(const sim_scenario *sc, uint32_t variant, const live_config *cfg,
              const sim_run_opts *opts, sim_summary *out, live_stats *stats, sim_error *err);

@@ -64,20 +64,33 @@ static void on_line(live_sse *p) {
     p->line_cut = false;
 }
 
+/* The first CR or LF in buf[0, len), or NULL: two memchr passes, fast on long lines. */
+static const char *line_end(const char *buf, size_t len) {
+    const char *lf = memchr(buf, '\n', len);
+    const char *cr = memchr(buf, '\r', lf ? (size_t)(lf - buf) : len);
+    return cr ? cr : lf;
+}
+
+/*
+ * Runs of line characters are copied at once (an endless line from a
+ * flooding server costs a memchr, not a loop per byte); what does not fit
+ * the buffer only marks the line cut.
+ */
 void live_sse_feed(live_sse *p, const char *buf, size_t len) {
-    for (size_t i = 0; i < len; i++) {
-        char c = buf[i];
-        if (c == '\n' && p->after_cr) {
-            p->after_cr = false;
-            continue;
-        }
-        p->after_cr = c == '\r';
-        if (c == '\n' || c == '\r') {
-            on_line(p);
-        } else if (p->line_len < sizeof p->line - 1) {
-            p->line[p->line_len++] = c;
-        } else {
-            p->line_cut = true;
-        }
+    const char *end = buf + len;
+    while (buf < end) {
+        if (p->after_cr && *buf == '\n') buf++; /* CRLF: the CR ended the line */
+        p->after_cr = false;
+        if (buf == end) break;
+        const char *eol = line_end(buf, (size_t)(end - buf));
+        size_t run = (size_t)((eol ? eol : end) - buf);
+        size_t room = sizeof p->line - 1 - p->line_len;
+        if (run > room) p->line_cut = true;
+        memcpy(p->line + p->line_len, buf, run < room ? run : room);
+        p->line_len += run < room ? run : room;
+        if (eol == NULL) break;
+        p->after_cr = *eol == '\r';
+        on_line(p);
+        buf = eol + 1;
     }
 }

@@ -152,8 +152,36 @@ static uint32_t count_of(const cJSON *v) {
     return v->valuedouble > 4e9 ? 4000000000u : (uint32_t)v->valuedouble;
 }
 
+/* src into dst as a trace attribute: printable ASCII, up to a backslash or the end. */
+static void safe_copy(char *dst, size_t cap, const char *src, size_t n) {
+    size_t k = 0;
+    for (size_t i = 0; i < n && k + 1 < cap; i++) {
+        unsigned char ch = (unsigned char)src[i];
+        if (ch == '\\' || ch == '"' || ch < 0x20 || ch > 0x7e) break;
+        dst[k++] = (char)ch;
+    }
+    dst[k] = '\0';
+}
+
+static void meta_str(char *dst, size_t cap, const char *v) {
+    if (v != NULL) safe_copy(dst, cap, v, strlen(v));
+}
+
+static void body_meta(live_dialect d, const cJSON *root, const cJSON *c0, live_meta *m) {
+    memset(m, 0, sizeof *m);
+    meta_str(m->model, sizeof m->model, str_item(root, "model"));
+    const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+    if (d == LIVE_OPENAI) {
+        meta_str(m->finish, sizeof m->finish, str_item(c0, "finish_reason"));
+        m->tokens_in = count_of(cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens"));
+    } else {
+        meta_str(m->finish, sizeof m->finish, str_item(root, "stop_reason"));
+        m->tokens_in = count_of(cJSON_GetObjectItemCaseSensitive(usage, "input_tokens"));
+    }
+}
+
 int live_wire_success(live_dialect d, const char *body, size_t len, uint32_t *tokens_out,
-                      bool *refused) {
+                      bool *refused, live_meta *meta) {
     cJSON *root = cJSON_ParseWithLength(body, len);
     int rc = FB_EPARSE;
     *tokens_out = 0;
@@ -173,6 +201,9 @@ int live_wire_success(live_dialect d, const char *body, size_t len, uint32_t *to
         *refused = sr != NULL && strcmp(sr, "refusal") == 0;
         *tokens_out = count_of(cJSON_GetObjectItemCaseSensitive(usage, "output_tokens"));
     }
+    if (meta != NULL)
+        body_meta(d, root, cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(root, "choices"), 0),
+                  meta);
     rc = FB_OK;
 free_root:
     cJSON_Delete(root);
@@ -199,6 +230,26 @@ static uint32_t number_after(const char *s, const char *key) {
     while (*p == ' ') p++;
     unsigned long v = strtoul(p, NULL, 10);
     return v > 4000000000ul ? 4000000000u : (uint32_t)v;
+}
+
+/* The string after `"key":"` in s into dst (safe_copy), when there is one. */
+static void string_after(const char *s, const char *key, char *dst, size_t cap) {
+    const char *p = strstr(s, key);
+    if (p == NULL) return;
+    p += strlen(key);
+    const char *q = strchr(p, '"');
+    if (q != NULL) safe_copy(dst, cap, p, (size_t)(q - p));
+}
+
+/* The model (first named), the stop reason (last given), the prompt tokens. */
+static void stream_meta(live_stream *st, const char *data) {
+    live_meta *m = &st->meta;
+    if (m->model[0] == '\0') string_after(data, "\"model\":\"", m->model, sizeof m->model);
+    bool oa = st->dialect == LIVE_OPENAI;
+    string_after(data, oa ? "\"finish_reason\":\"" : "\"stop_reason\":\"", m->finish,
+                 sizeof m->finish);
+    uint32_t in = number_after(data, oa ? "\"prompt_tokens\":" : "\"input_tokens\":");
+    if (in > 0) m->tokens_in = in;
 }
 
 static void in_band_error(live_stream *st, const char *data, size_t len) {
@@ -229,6 +280,7 @@ void live_stream_event(live_stream *st, const char *event, const char *data, siz
             in_band_error(st, data, len);
             return;
         }
+        stream_meta(st, data);
         const char *delta = strstr(data, "\"delta\":{");
         const char *content = delta ? strstr(delta, "\"content\":\"") : NULL;
         if (content != NULL && content[11] != '"') st->chunks++;
@@ -245,8 +297,12 @@ void live_stream_event(live_stream *st, const char *event, const char *data, siz
     if (strcmp(event, "error") == 0) {
         in_band_error(st, data, len);
     } else if (strcmp(event, "content_block_delta") == 0) {
+        /* a token: nothing else to read there */
         st->chunks++;
+    } else if (strcmp(event, "message_start") == 0) {
+        stream_meta(st, data);
     } else if (strcmp(event, "message_delta") == 0) {
+        stream_meta(st, data);
         if (strstr(data, "\"stop_reason\":\"refusal\"")) st->refused = true;
         uint32_t u = number_after(data, "\"output_tokens\":");
         if (u > 0) st->usage_tokens = u;

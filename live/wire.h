@@ -1,9 +1,9 @@
 /*
  * wire.h - what the live driver sends to a provider and how it reads the answer.
  *
- * Two dialects (shared/reference/gateways.md part B): OpenAI chat
- * completions (POST /v1/chat/completions) and Anthropic messages (POST
- * /v1/messages). A request carries a prompt of filler words of four
+ * Two dialects, read as the official SDKs read them (openai-node v6.49.0,
+ * src/client.ts): OpenAI chat completions (POST /v1/chat/completions) and
+ * Anthropic messages (POST /v1/messages). A request carries a prompt of filler words of four
  * characters each, so that a provider estimating tokens as characters / 4
  * (the mock does) bills exactly the scenario's prompt tokens, and asks for
  * the scenario's completion tokens as the output limit.
@@ -54,12 +54,25 @@ void live_wire_request(live_buf *b, live_dialect d, const char *model, uint32_t 
 fb_error_kind live_wire_error_kind(const char *body, size_t len);
 
 /*
+ * What an answer says about itself, for traces: the model that answered, the
+ * reason it stopped (finish_reason / stop_reason) and the prompt tokens its
+ * usage reports (0 = none). Strings keep printable ASCII only and stop at a
+ * backslash: they come from the target, and go into JSON.
+ */
+typedef struct live_meta {
+    char model[96];
+    char finish[32];
+    uint32_t tokens_in;
+} live_meta;
+
+/*
  * A complete success body: the output tokens from its usage and whether the
- * model refused (finish_reason content_filter / stop_reason refusal).
- * FB_EPARSE when the body is not a whole answer of the dialect.
+ * model refused (finish_reason content_filter / stop_reason refusal), and its
+ * meta when `meta` is not NULL. FB_EPARSE when the body is not a whole
+ * answer of the dialect.
  */
 int live_wire_success(live_dialect d, const char *body, size_t len, uint32_t *tokens_out,
-                      bool *refused);
+                      bool *refused, live_meta *meta);
 
 typedef struct live_stream {
     live_dialect dialect;
@@ -70,6 +83,7 @@ typedef struct live_stream {
     fb_error_kind error_kind; /* of the in-band error (never NONE when error is set) */
     bool malformed;           /* an event whose data is not a JSON object */
     bool refused;
+    live_meta meta; /* the first model named, the last stop reason, the prompt tokens */
 } live_stream;
 
 void live_stream_init(live_stream *st, live_dialect d);

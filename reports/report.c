@@ -229,6 +229,11 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
 }
 
 int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    return rep_write_json_extra(f, sc, sums, n, NULL, 0);
+}
+
+int rep_write_json_extra(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n,
+                         const rep_extra *extra, size_t nextra) {
     rep_json w;
     rep_json_init(&w, f);
     rep_json_open(&w, NULL, '{', REP_JSON_LINES);
@@ -241,6 +246,7 @@ int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, si
     bool complete = true;
     for (size_t i = 0; i < n; i++) complete = complete && sums[i]->complete;
     rep_json_bool(&w, "complete", complete);
+    for (size_t i = 0; i < nextra; i++) rep_json_raw(&w, extra[i].key, extra[i].json);
     rep_json_open(&w, "variants", '{', REP_JSON_LINES);
     for (size_t i = 0; i < n; i++) write_variant(&w, sc, sums[i]);
     rep_json_close(&w);

@@ -18,6 +18,17 @@
 
 /* report.json for `n` variants' summaries (in the scenario's variant order). */
 int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n);
+/*
+ * A top-level member of report.json that the summaries do not hold, written
+ * after "complete": its key and its value as JSON text (a live run's
+ * "interrupted" and "live" verdict).
+ */
+typedef struct rep_extra {
+    const char *key;
+    const char *json;
+} rep_extra;
+int rep_write_json_extra(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n,
+                         const rep_extra *extra, size_t nextra);
 /* timeseries.csv: the header line, then one line per row. */
 void rep_csv_header(FILE *f, const sim_scenario *sc);
 void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim_row *row);

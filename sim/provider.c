@@ -450,13 +450,18 @@ void on_fault_edge(sim *s, uint32_t p, uint32_t f, bool end) {
 /* The attempt leaves for a real provider; its timeout is the simulator's timer. */
 void port_send(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
+    const req *r = R(s, a->req);
     const sim_port *port = s->port;
     sim_port_attempt pa = {(uint64_t)ai << 32 | a->gen,
                            a->provider,
-                           R(s, a->req)->cls,
+                           r->cls,
                            a->tokens_in,
                            a->tokens_out,
-                           a->stream};
+                           a->stream,
+                           (uint64_t)a->req << 32 | r->gen,
+                           r->sent - 1,
+                           r->arrival_us,
+                           a->timeout_at_us};
     char msg[256] = "";
     int rc = port->send(port->ctx, &pa, msg, sizeof msg);
     if (rc != FB_OK) {
@@ -467,6 +472,15 @@ void port_send(sim *s, uint32_t ai) {
     s->provs[a->provider].busy++;
     stat_provider_busy(s, a->provider);
     arm_timeout(s, ai, FB_TIME_MAX);
+}
+
+/* Request ri ends with `end`: the port hears of it when it traces requests. */
+void port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
+    const req *r = R(s, ri);
+    if (s->port->request_end == NULL || s->sc->classes[r->cls].target == SIM_TARGET_NONE) return;
+    sim_port_request pr = {
+        (uint64_t)ri << 32 | r->gen, r->cls, r->arrival_us, s->now, end, via_fallback, r->sent};
+    s->port->request_end(s->port->ctx, &pr);
 }
 
 void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {

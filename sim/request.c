@@ -233,6 +233,7 @@ static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     a->keeps_partial = layer_at(s, r, r->stack->depth - 1)->cfg->stream == FB_STREAM_RESUME;
     a->timeout_at_us = d->timeout_us > 0 ? s->now + d->timeout_us : FB_TIME_MAX;
     r->attempt = ai + 1;
+    r->sent++;
     r->state = R_CALLING;
     stat_attempt(s, a);
     if (s->port)
@@ -472,6 +473,7 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     req *r = R(s, ri);
     uint32_t podi = r->pod;
     stat_end(s, r, end, via_fallback);
+    if (s->port) port_request_end(s, ri, end, via_fallback);
     if (r->state == R_QUEUED) {
         s->pods[podi].qlive--;
         s->pod_queue_total--;

@@ -181,7 +181,21 @@ typedef struct sim_port_attempt {
     uint8_t cls;                    /* the request's traffic class */
     uint32_t tokens_in, tokens_out; /* prompt tokens; completion tokens asked for */
     bool stream;
+    uint64_t request;         /* names its request, as in sim_port_request */
+    uint32_t resend;          /* attempts of the request before this one (retries, fallbacks) */
+    fb_time_us arrival_us;    /* when its request arrived */
+    fb_time_us timeout_at_us; /* when the client gives up on it; FB_TIME_MAX = never */
 } sim_port_attempt;
+
+/* A request that called providers has ended (for the port's traces). */
+typedef struct sim_port_request {
+    uint64_t id; /* as sim_port_attempt.request */
+    uint8_t cls;
+    fb_time_us arrival_us, end_us;
+    sim_end end;
+    bool via_fallback;
+    uint32_t attempts;
+} sim_port_request;
 
 typedef struct sim_port_answer {
     fb_time_us at_us; /* simulated time it arrived; collect() hands answers over in this order */
@@ -205,6 +219,8 @@ typedef struct sim_port {
     /* Hand the ready answers over with sim_port_deliver(). */
     void (*collect)(void *ctx, struct sim *s);
     void *ctx;
+    /* May be NULL: every request of a class that calls a provider, as it ends. */
+    void (*request_end)(void *ctx, const sim_port_request *r);
 } sim_port;
 
 /* The answer to attempt `id` (from collect()); stale ids are ignored. */

@@ -84,6 +84,7 @@ typedef struct req {
     uint32_t pod;
     uint32_t user;
     uint32_t attempt; /* current provider attempt index + 1, 0 = none */
+    uint32_t sent;    /* provider attempts so far, every layer's (the port's resend count) */
     uint32_t prompt_tokens, completion_tokens, tokens_left;
     fb_time_us arrival_us;
     fb_rng rng;
@@ -315,6 +316,7 @@ void on_finish(sim *s, uint32_t ri);
 /* provider.c */
 void provider_arrive(sim *s, uint32_t ai);
 void port_send(sim *s, uint32_t ai);
+void port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback);
 void on_reply(sim *s, uint32_t ai);
 void on_service_done(sim *s, uint32_t ai);
 void on_fault_edge(sim *s, uint32_t provider, uint32_t fault, bool end);

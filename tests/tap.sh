@@ -8,6 +8,10 @@
 #   skip NAME REASON            a test that cannot run here: "ok N - NAME # SKIP REASON",
 #                               counted as skipped, neither passed nor failed
 #   expect_exit CODE NAME CMD...  run CMD, keep stdout/stderr in $OUT/$ERR, want exit CODE
+#   live_exit DIR NAME CMD...   the same for a `fusebox live ... -o DIR` that should exit 0:
+#                               exit 3 (inconclusive: the run could not keep the scenario's
+#                               timing) is a skip with the reason DIR/live.json gives; sets
+#                               $INCONCLUSIVE (empty, or that reason)
 #   contains TEXT FRAGMENT NAME
 #   same_files DIR1 DIR2 FILE...  true when every FILE is byte-identical in both folders
 #   writes DIR WHO FILE...      one test per FILE: "WHO writes FILE", passing when DIR/FILE
@@ -66,18 +70,51 @@ skip() {
     echo "ok $TAP_N - $1 # SKIP $2"
 }
 
-# expect_exit CODE NAME CMD...: run CMD, keep stdout/stderr in $OUT/$ERR.
-expect_exit() {
-    want=$1 name=$2
-    shift 2
+# run_kept CMD...: run CMD, keep stdout/stderr in $OUT/$ERR and its exit code in $got.
+run_kept() {
     "$@" >"$E2E_TMP/out" 2>"$E2E_TMP/err"
     got=$?
     OUT=$(cat "$E2E_TMP/out")
     ERR=$(cat "$E2E_TMP/err")
+}
+
+# expect_exit CODE NAME CMD...: run CMD, keep stdout/stderr in $OUT/$ERR.
+expect_exit() {
+    want=$1 name=$2
+    shift 2
+    run_kept "$@"
     [ "$got" -eq "$want" ]
     r=$?
     [ $r -ne 0 ] && echo "# exit $got, wanted $want; stderr: $ERR"
     ok $r "$name"
+}
+
+# live_exit DIR NAME CMD...
+live_exit() {
+    _dir=$1 _name=$2
+    shift 2
+    run_kept "$@"
+    INCONCLUSIVE=
+    case $got in
+    0) ok 0 "$_name" ;;
+    3)
+        INCONCLUSIVE=$(live_reason "$_dir")
+        skip "$_name" "inconclusive: $INCONCLUSIVE"
+        ;;
+    *)
+        echo "# exit $got, wanted 0 (or 3, inconclusive); stderr: $ERR"
+        ok 1 "$_name"
+        ;;
+    esac
+}
+
+# live_reason DIR: why the live run in DIR is inconclusive (its first inconclusive variant).
+live_reason() {
+    python3 -c "import json,sys
+r = json.load(open(sys.argv[1] + '/live.json'))
+print(next((v + ': ' + x['fidelity']['reason'] for v, x in r['variants'].items()
+            if x['fidelity']['verdict'] != 'ok'), 'no variant says why'))" "$1" 2>/dev/null ||
+        echo "no live.json in $1"
 }
 
 # contains TEXT FRAGMENT NAME

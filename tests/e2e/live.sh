@@ -1,13 +1,16 @@
 #!/bin/sh
 # tests/e2e/live.sh - `fusebox live` on loopback: the report files, stream failures read off
-# the wire in both dialects, bad input, a `fusebox mock` as the target, a target that refuses
-# connections, and Ctrl-C. TAP output. Every run is a few seconds of real time.
+# the wire in both dialects, bad input, a `fusebox mock` as the target, targets that refuse
+# connections, answer nothing, reset every attempt or flood (tests/e2e/flood_server.py), and
+# Ctrl-C. TAP output. Every run is a few seconds of real time. A run that exits 3 could not
+# keep the scenario's timing (a busy machine): its exit test is a skip with the reason, and the
+# checks that follow read what it measured, which holds whatever the timing.
 . tests/tap.sh
 T=$E2E_TMP
 S=tests/e2e/live/small.json
 
 # ---- a small scenario writes what `fusebox run` writes ----
-expect_exit 0 "live on a small scenario exits 0" "$FUSEBOX" live "$S" --time-scale 5 -o "$T/a"
+live_exit "$T/a" "live on a small scenario exits 0" "$FUSEBOX" live "$S" --time-scale 5 -o "$T/a"
 writes "$T/a" live report.json timeseries.csv events.jsonl report.html live.json \
     charts/outcomes.svg charts/breakers.svg charts/latency.svg
 contains "$OUT" "live over HTTP at x5" "live prints how it ran"
@@ -24,6 +27,13 @@ grep -q '"type":"breaker".*"to":"open"' "$T/a/events.jsonl"
 ok $? "events.jsonl has the breaker opening"
 [ "$(json "$T/a/live.json" "r['providers']['anthropic']['dialect'] + ' ' + r['providers']['openai']['target']")" = "anthropic mock" ]
 ok $? "live.json: the dialect follows the provider's name, mocks in-process"
+[ "$(json "$T/a/live.json" "set(['budget_ms', 'cancelled_share', 'cause', 'driver_cpu_share', 'lag_ms', 'lag_real_ms', 'reason', 'shortest', 'shortest_ms', 'verdict']) <= set(r['variants']['default']['fidelity'])")" = True ]
+ok $? "live.json: the fidelity verdict with its numbers"
+[ "$(json "$T/a/live.json" "r['variants']['default']['fidelity']['shortest']")" = \
+    "providers.openai.latency.error (median)" ]
+ok $? "the shortest time that matters is the error latency (20 ms)"
+[ "$(json "$T/a/report.json" "(r['interrupted'], r['live']['verdict'] in ('ok', 'inconclusive'))")" = "(False, True)" ]
+ok $? "report.json says the run was not interrupted, and gives the verdict"
 
 # ---- stream failures, read off the wire, in both dialects ----
 cat >"$T/mid.json" <<'JSON'
@@ -42,7 +52,7 @@ cat >"$T/mid.json" <<'JSON'
                {"at": "2s", "for": "1h", "midstream": {"after_tokens": 3, "mode": "cut"}}]}],
  "policy": {"stream": "fail"}}
 JSON
-expect_exit 0 "live with in-band errors, truncated and cut streams" \
+live_exit "$T/mid" "live with in-band errors, truncated and cut streams" \
     "$FUSEBOX" live "$T/mid.json" --time-scale 2 --no-charts -q -o "$T/mid"
 [ "$(json "$T/mid/report.json" "r['variants']['default']['outcomes']['errors']['stream_broken']")" = 120 ]
 ok $? "every stream broke after its first token (error, truncate, cut; both dialects)"
@@ -86,7 +96,7 @@ mock_start "$T/url" "$FUSEBOX" mock --port 0 --quiet --ttft 10ms
 URL=$MOCK_URL
 [ -n "$URL" ]
 ok $? "fusebox mock prints its URL"
-expect_exit 0 "live --target URL (a fusebox mock) exits 0" \
+live_exit "$T/m" "live --target URL (a fusebox mock) exits 0" \
     "$FUSEBOX" live "$T/plain.json" --target "$URL/v1" --time-scale 5 --no-charts -q -o "$T/m"
 [ "$(json "$T/m/report.json" "r['variants']['default']['summary']['success_rate']")" = 1.0 ]
 ok $? "every request through the external mock succeeded"
@@ -99,13 +109,74 @@ curl -s -m 5 "$URL/__fusebox/log" >"$T/log.json"
 ok $? "provider 'claude' spoke the Anthropic dialect"
 mock_stop
 
-# ---- a target that refuses connections ----
-expect_exit 0 "a refusing target ends every request in an error, not a hang" \
+# ---- targets that refuse, say nothing, reset or flood ----
+expect_exit 2 "a target that refuses connections exits 2" \
     "$FUSEBOX" live "$T/plain.json" --target http://127.0.0.1:1 --time-scale 5 --no-charts -q \
     -o "$T/refused"
-[ "$(json "$T/refused/report.json" "r['variants']['default']['summary']['success_rate']")" = 0.0 ]
+contains "$ERR" "provider openai: http://127.0.0.1:1 refuses connections" "the target is named"
+# with a fallback to a mock, every request would succeed: the run must not start at all
+expect_exit 2 "a refusing primary exits 2 even with a working fallback" \
+    "$FUSEBOX" live "$S" --target openai=http://127.0.0.1:1 --time-scale 5 --no-charts -q \
+    -o "$T/refused2"
+contains "$ERR" "provider openai: http://127.0.0.1:1 refuses connections" "the primary is named"
+[ ! -f "$T/refused2/live.json" ] && [ "$(json "$T/refused2/report.json" "len(r['variants'])")" = 0 ]
+ok $? "nothing was run: no 100% success via fallback"
+
+flood_start() {
+    rm -f "$T/flood.url"
+    python3 tests/e2e/flood_server.py "$@" >"$T/flood.url" &
+    FLOOD_PID=$!
+    FLOOD_URL=$(wait_url "$T/flood.url" 100)
+}
+flood_stop() {
+    kill "$FLOOD_PID" 2>/dev/null
+    wait "$FLOOD_PID" 2>/dev/null
+}
+
+flood_start silent 30
+expect_exit 2 "a target that answers nothing exits 2" \
+    "$FUSEBOX" live "$S" --target "anthropic=$FLOOD_URL" --no-charts -q -o "$T/silent"
+contains "$ERR" "provider anthropic: $FLOOD_URL answered nothing within 5.0 s" \
+    "the silent target is named"
+flood_stop
+
+cat >"$T/flood.json" <<'JSON'
+{"name": "live-flood", "seed": 5, "duration": "3s",
+ "traffic": [{"class": "c", "arrivals": {"constant": "20/s"}, "completion_tokens": 1000000}],
+ "providers": [{"name": "openai", "latency": {"ttft": "50ms"}}],
+ "policy": {"retry": {"attempts": 1, "attempt_timeout": "300ms"}}}
+JSON
+# the answer cap is 1 MiB + 1 KiB x 1,000,000 tokens, far more than 300 ms of loopback carries
+for mode in body sse; do
+    flood_start "$mode" 60
+    start=$(date +%s)
+    live_exit "$T/flood-$mode" "a flooding target ($mode) ends in time" "$FUSEBOX" live \
+        "$T/flood.json" --target "$FLOOD_URL" --no-charts -q -o "$T/flood-$mode"
+    took=$(($(date +%s) - start))
+    flood_stop
+    [ "$took" -le 15 ]
+    ok $? "$mode: the run took ${took}s of its 3s, not minutes"
+    [ "$(json "$T/flood-$mode/report.json" "(lambda v: (v['outcomes']['errors']['exhausted'], v['summary']['attempts'], v['providers']['openai']['outcomes']['timeout']))(r['variants']['default'])")" = "(60, 60, 60)" ]
+    ok $? "$mode: every attempt ended at its 300 ms timeout, whatever the target sent"
+done
+
+flood_start body 60
+live_exit "$T/cap" "an oversized answer is cut at the cap" "$FUSEBOX" live "$S" \
+    --target "openai=$FLOOD_URL" --time-scale 5 --no-charts -q -o "$T/cap"
+flood_stop
+[ "$(json "$T/cap/live.json" "(lambda v: v['oversized'] > 0 and v['bytes_received'] < v['oversized'] * 1.2e6)(r['variants']['default'])")" = True ]
+ok $? "each flooded answer stopped at about 1 MiB (counted as oversized)"
+[ "$(json "$T/cap/report.json" "r['variants']['default']['outcomes']['success_fallback'] > 100")" = True ]
+ok $? "the oversized answers are broken replies: requests fell back to the mock"
+
+flood_start reset 60
+live_exit "$T/reset" "a target that resets every attempt ends every request in an error" \
+    "$FUSEBOX" live "$T/plain.json" --target "$FLOOD_URL" --time-scale 5 --no-charts -q \
+    -o "$T/reset"
+flood_stop
+[ "$(json "$T/reset/report.json" "r['variants']['default']['summary']['success_rate']")" = 0.0 ]
 ok $? "no request succeeded"
-[ "$(json "$T/refused/live.json" "r['variants']['default']['transport_errors'] == r['variants']['default']['transfers'] > 0")" = True ]
+[ "$(json "$T/reset/live.json" "r['variants']['default']['transport_errors'] == r['variants']['default']['transfers'] > 0")" = True ]
 ok $? "every transfer was a transport error"
 
 # ---- Ctrl-C stops cleanly and keeps what was measured ----
@@ -125,5 +196,24 @@ ok $? "report.json is written and says the run is incomplete"
 grep -q '"stopped": "interrupted at t=' "$T/int/report.json" &&
     [ "$(json "$T/int/live.json" "r['interrupted']")" = True ]
 ok $? "the reason is given"
+[ "$(json "$T/int/report.json" "r['interrupted']")" = True ]
+ok $? "report.json says interrupted: true"
+
+# ---- Ctrl-C while a target floods: the signal still gets through ----
+flood_start sse 60
+"$FUSEBOX" live "$T/flood.json" --set duration=60s --target "$FLOOD_URL" --no-charts -q \
+    -o "$T/int2" 2>"$T/int2.err" &
+LPID=$!
+sleep 1
+start=$(date +%s)
+kill -INT "$LPID"
+wait "$LPID"
+rc=$?
+took=$(($(date +%s) - start))
+flood_stop
+[ $rc -eq 2 ] && [ "$took" -le 5 ]
+ok $? "Ctrl-C during a flood exits 2 within 5 s (exit $rc after ${took}s)"
+[ "$(json "$T/int2/report.json" "(r['interrupted'], r['complete'])")" = "(True, False)" ]
+ok $? "report.json says interrupted: true, complete: false"
 
 finish

@@ -2,18 +2,43 @@
 # tests/e2e/live_compare.sh - simulated vs live agreement (`fusebox live --compare`) on the two
 # scenarios of tests/e2e/live/: an outage with a breaker and a fallback, and a 429 storm with
 # Retry-After, each with two variants, at x20 (3 s of real time per variant). The default
-# tolerances are stated and justified in docs/live.md. TAP output.
+# tolerances are stated and justified in docs/live.md. A live run that could not keep the
+# scenario's timing (a busy machine) makes the comparison inconclusive (exit 3): its tests are
+# skips with the reason, never passes or failures. TAP output.
 . tests/tap.sh
 T=$E2E_TMP
 
+# compare_reason DIR: why DIR/compare.json is inconclusive.
+compare_reason() {
+    json "$1/compare.json" "'; '.join(x['variant'] + ': ' + x['reason'] for x in r['inconclusive'])"
+}
+
 for s in outage-fallback storm-retry-after; do
-    expect_exit 0 "$s: simulated and live agree within the tolerances" \
-        "$FUSEBOX" live --compare "tests/e2e/live/$s.json" --time-scale 20 --no-charts -o "$T/$s"
-    [ "$got" -eq 0 ] || sed 's/^/# /' "$T/$s/compare.md"
+    "$FUSEBOX" live --compare "tests/e2e/live/$s.json" --time-scale 20 --no-charts -o "$T/$s" \
+        >"$T/$s.out" 2>"$T/$s.err"
+    rc=$?
+    OUT=$(cat "$T/$s.out")
     writes "$T/$s" "$s:" compare.md compare.json report.json sim/report.json sim/timeseries.csv
-    [ "$(json "$T/$s/compare.json" "r['ok'] and all(x['ok'] for x in r['rows'])")" = True ]
-    ok $? "$s: compare.json says every row is within its tolerance"
     contains "$OUT" "| success_rate |" "$s: the table is printed"
+    case $rc in
+    0)
+        ok 0 "$s: simulated and live agree within the tolerances"
+        [ "$(json "$T/$s/compare.json" "(r['verdict'], r['ok'], all(x['ok'] for x in r['rows']))")" = "('pass', True, True)" ]
+        ok $? "$s: compare.json says every row is within its tolerance"
+        ;;
+    3)
+        why=$(compare_reason "$T/$s")
+        skip "$s: simulated and live agree within the tolerances" "inconclusive: $why"
+        skip "$s: compare.json says every row is within its tolerance" "inconclusive"
+        [ "$(json "$T/$s/compare.json" "(r['verdict'], r['ok'], len(r['inconclusive']) > 0)")" = "('inconclusive', None, True)" ]
+        ok $? "$s: an inconclusive comparison is neither ok nor failed in compare.json"
+        ;;
+    *)
+        sed 's/^/# /' "$T/$s/compare.md" "$T/$s.err"
+        ok 1 "$s: simulated and live agree within the tolerances (exit $rc)"
+        ok 1 "$s: compare.json says every row is within its tolerance"
+        ;;
+    esac
 done
 
 S=tests/e2e/live/outage-fallback.json
@@ -28,10 +53,16 @@ ok $? "the outage opens the breakers (a comparison with something to compare)"
 ok $? "honouring Retry-After shows in the p99 (waits of 2 s)"
 
 # A comparison can fail: no latency slack at all
-expect_exit 1 "a metric outside its tolerance exits 1" "$FUSEBOX" live --compare "$S" \
-    --variant breaker --set duration=5s --set providers.openai.faults[0].at=1s \
-    --time-scale 20 --no-charts -q -o "$T/tight" \
-    --tolerance latency=0 --tolerance latency_min_ms=0
-[ "$(json "$T/tight/compare.json" "r['ok']")" = False ]
-ok $? "compare.json says so"
+"$FUSEBOX" live --compare "$S" --variant breaker --set duration=5s --set providers.openai.faults[0].at=1s \
+    --time-scale 20 --no-charts \
+    -q -o "$T/tight" --tolerance latency=0 --tolerance latency_min_ms=0
+rc=$?
+if [ $rc -eq 3 ]; then
+    skip "a metric outside its tolerance exits 1" "inconclusive: $(compare_reason "$T/tight")"
+else
+    [ $rc -eq 1 ]
+    ok $? "a metric outside its tolerance exits 1 (exit $rc)"
+fi
+[ "$(json "$T/tight/compare.json" "r['ok'] is not True and r['verdict'] != 'pass'")" = True ]
+ok $? "compare.json does not say it passed"
 finish

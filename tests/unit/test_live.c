@@ -19,7 +19,9 @@
 #include <curl/curl.h>
 
 #include "live/compare.h"
+#include "live/fidelity.h"
 #include "live/live.h"
+#include "live/otlp.h"
 #include "live/sse.h"
 #include "live/wire.h"
 #include "mockserver/mock.h"
@@ -183,28 +185,75 @@ static void success_bodies_give_usage_and_refusals(void **state) {
     const char *oa = "{\"id\":\"chatcmpl-1\",\"choices\":[{\"index\":0,\"message\":{\"role\":"
                      "\"assistant\",\"content\":\"hi\"},\"finish_reason\":\"stop\"}],\"usage\":"
                      "{\"prompt_tokens\":13,\"completion_tokens\":5,\"total_tokens\":18}}";
-    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa), &tokens, &refused), FB_OK);
+    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa), &tokens, &refused, NULL),
+                     FB_OK);
     assert_int_equal(tokens, 5);
     assert_false(refused);
     const char *an = "{\"id\":\"msg_1\",\"type\":\"message\",\"content\":[],\"stop_reason\":"
                      "\"refusal\",\"usage\":{\"input_tokens\":11,\"output_tokens\":6}}";
-    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, an, strlen(an), &tokens, &refused), FB_OK);
+    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, an, strlen(an), &tokens, &refused, NULL),
+                     FB_OK);
     assert_int_equal(tokens, 6);
     assert_true(refused);
     const char *filtered = "{\"choices\":[{\"finish_reason\":\"content_filter\"}]}";
-    assert_int_equal(live_wire_success(LIVE_OPENAI, filtered, strlen(filtered), &tokens, &refused),
-                     FB_OK);
+    assert_int_equal(
+        live_wire_success(LIVE_OPENAI, filtered, strlen(filtered), &tokens, &refused, NULL), FB_OK);
     assert_true(refused);
     /* half a body, or the other dialect's body, is not an answer */
-    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa) / 2, &tokens, &refused),
+    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa) / 2, &tokens, &refused, NULL),
                      FB_EPARSE);
-    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, oa, strlen(oa), &tokens, &refused),
+    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, oa, strlen(oa), &tokens, &refused, NULL),
                      FB_EPARSE);
-    assert_int_equal(live_wire_success(LIVE_OPENAI, an, strlen(an), &tokens, &refused), FB_EPARSE);
+    assert_int_equal(live_wire_success(LIVE_OPENAI, an, strlen(an), &tokens, &refused, NULL),
+                     FB_EPARSE);
 }
 
 static void feed(live_stream *st, const char *event, const char *data) {
     live_stream_event(st, event, data, strlen(data));
+}
+
+static void answers_say_their_model_stop_reason_and_prompt_tokens(void **state) {
+    (void)state;
+    uint32_t tokens;
+    bool refused;
+    live_meta m;
+    const char *oa = "{\"id\":\"c\",\"model\":\"gpt-4o-mini-2024-07-18\",\"choices\":[{\"index\":0,"
+                     "\"message\":{\"content\":\"hi\"},\"finish_reason\":\"length\"}],\"usage\":"
+                     "{\"prompt_tokens\":13,\"completion_tokens\":5}}";
+    assert_int_equal(live_wire_success(LIVE_OPENAI, oa, strlen(oa), &tokens, &refused, &m), FB_OK);
+    assert_string_equal(m.model, "gpt-4o-mini-2024-07-18");
+    assert_string_equal(m.finish, "length");
+    assert_int_equal(m.tokens_in, 13);
+    /* what the target sends goes into JSON: no quote, backslash or control character survives */
+    const char *an = "{\"model\":\"claude\\\"x\",\"content\":[],\"stop_reason\":\"end_turn\","
+                     "\"usage\":{\"input_tokens\":11,\"output_tokens\":6}}";
+    assert_int_equal(live_wire_success(LIVE_ANTHROPIC, an, strlen(an), &tokens, &refused, &m),
+                     FB_OK);
+    assert_string_equal(m.model, "claude");
+    assert_string_equal(m.finish, "end_turn");
+    assert_int_equal(m.tokens_in, 11);
+    live_stream st;
+    live_stream_init(&st, LIVE_ANTHROPIC);
+    feed(&st, "message_start",
+         "{\"type\":\"message_start\",\"message\":{\"model\":\"claude-3-5\","
+         "\"stop_reason\":null,\"usage\":{\"input_tokens\":21,\"output_tokens\":1}}}");
+    feed(&st, "message_delta",
+         "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"max_tokens\"},"
+         "\"usage\":{\"output_tokens\":6}}");
+    assert_string_equal(st.meta.model, "claude-3-5");
+    assert_string_equal(st.meta.finish, "max_tokens");
+    assert_int_equal(st.meta.tokens_in, 21);
+    live_stream_init(&st, LIVE_OPENAI);
+    const char *c1 = "{\"model\":\"m1\",\"choices\":[{\"delta\":{\"content\":\"a\"},"
+                     "\"finish_reason\":null}]}";
+    const char *c2 = "{\"model\":\"m2\",\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}";
+    const char *c3 = "{\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":1}}";
+    feed(&st, "", c1);
+    feed(&st, "", c2);
+    feed(&st, "", c3);
+    assert_string_equal(st.meta.model, "m1");
+    assert_string_equal(st.meta.finish, "stop");
+    assert_int_equal(st.meta.tokens_in, 7);
 }
 
 static void openai_stream_counts_tokens_until_done(void **state) {
@@ -295,6 +344,29 @@ static const live_cmp_row *row(const live_cmp *c, const char *metric) {
     return NULL;
 }
 
+/* compare.md of c, in memory (free it). */
+static char *compare_md(const sim_scenario *sc, const live_cmp *c) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    live_compare_markdown(f, sc, c);
+    fclose(f);
+    return buf;
+}
+
+/* compare.json of c, parsed (cJSON_Delete it). */
+static cJSON *compare_doc(const sim_scenario *sc, const live_cmp *c, const live_tolerances *t) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_int_equal(live_compare_json(f, sc, c, t), FB_OK);
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    free(buf);
+    assert_non_null(root);
+    return root;
+}
+
 static void compare_rows_hold_their_tolerances(void **state) {
     (void)state;
     sim_scenario *sc = th_load("{\"name\":\"c\",\"duration\":\"10s\",\"pods\":{\"count\":3},"
@@ -334,26 +406,164 @@ static void compare_rows_hold_their_tolerances(void **state) {
     assert_false(c.ok);
     /* the latency floor is real time: 5 ms x 10 = 50 ms */
     assert_true(fabs(row(&c, "latency_p99")->tolerance - 150000) < 1e-6);
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    live_compare_markdown(f, sc, &c);
-    fclose(f);
+    char *buf = compare_md(sc, &c);
     assert_non_null(strstr(buf, "| default | success_fallback | 100 | 116 | +16 | +16.0% | ±15"));
     assert_non_null(strstr(buf, "**NO**"));
     free(buf);
-    f = open_memstream(&buf, &len);
-    assert_int_equal(live_compare_json(f, sc, &c, &t), FB_OK);
-    fclose(f);
-    cJSON *root = cJSON_Parse(buf);
-    assert_non_null(root);
+    cJSON *root = compare_doc(sc, &c, &t);
     assert_true(cJSON_IsFalse(cJSON_GetObjectItem(root, "ok")));
+    assert_string_equal(cJSON_GetObjectItem(root, "verdict")->valuestring, "fail");
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "rows")), (int)c.n);
     cJSON_Delete(root);
-    free(buf);
     live_compare_free(&c);
     free(s);
     free(l);
+    sim_scenario_free(sc);
+}
+
+static void compare_inconclusive_is_neither_pass_nor_fail(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load("{\"name\":\"c\",\"duration\":\"10s\","
+                               "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
+                               "\"providers\":[{\"name\":\"a\"}]}");
+    sim_summary *s = th_summary("default"), *l = th_summary("default");
+    s->requests = 100;
+    l->requests = 300; /* far outside its tolerance */
+    live_tolerances t;
+    live_tolerances_default(&t);
+    live_cmp c = {0};
+    assert_int_equal(live_compare_variant(&c, sc, s, l, &t, 10), FB_OK);
+    assert_int_equal(live_compare_verdict(&c), LIVE_FAIL);
+    live_compare_inconclusive(&c, "default", "the machine is busy", 2.5);
+    assert_int_equal(live_compare_verdict(&c), LIVE_INCONCLUSIVE);
+    char *buf = compare_md(sc, &c);
+    assert_non_null(strstr(buf, "**Inconclusive**"));
+    assert_non_null(strstr(buf, "- default: the machine is busy"));
+    assert_null(strstr(buf, "Some metrics are outside"));
+    free(buf);
+    cJSON *root = compare_doc(sc, &c, &t);
+    assert_string_equal(cJSON_GetObjectItem(root, "verdict")->valuestring, "inconclusive");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(root, "ok")));
+    const cJSON *n = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "inconclusive"), 0);
+    assert_true(cJSON_GetObjectItem(n, "time_scale_ok")->valuedouble == 2.5);
+    cJSON_Delete(root);
+    live_compare_free(&c);
+    free(s);
+    free(l);
+    sim_scenario_free(sc);
+}
+
+/* ---- fidelity: was the run driven faithfully? ---- */
+
+#define FID_SCENARIO                                                                               \
+    "{\"name\":\"f\",\"duration\":\"60s\",\"pods\":{\"request_timeout\":\"30s\"},"                 \
+    "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"10/s\"}}],"                         \
+    "\"providers\":[{\"name\":\"openai\",\"latency\":{\"ttft\":\"300ms\","                         \
+    "\"per_output_token\":\"2ms\",\"error\":{\"lognormal\":{\"median\":\"40ms\","                  \
+    "\"p99\":\"1s\"}}}}],\"policy\":{\"retry\":{\"attempts\":3,\"backoff\":"                       \
+    "{\"exponential\":{\"base\":\"100ms\"}}}}}"
+
+static void shortest_time_is_the_smallest_median_delay_or_timeout(void **state) {
+    (void)state;
+    char what[128];
+    sim_scenario *sc = th_load(FID_SCENARIO);
+    /* the error latency's median, not the per-token time (it counts only through an answer) */
+    assert_int_equal(live_shortest_time(sc, 0, what, sizeof what), 40 * MS);
+    assert_string_equal(what, "providers.openai.latency.error (median)");
+    sim_scenario_free(sc);
+    const char *sets[] = {"variants.default.retry.backoff.exponential.base=10ms"};
+    sc = th_load_with(FID_SCENARIO, sets, 1, NULL);
+    assert_int_equal(live_shortest_time(sc, 0, what, sizeof what), 10 * MS);
+    assert_string_equal(what, "variants.default.retry.backoff (base)");
+    sim_scenario_free(sc);
+    const char *local[] = {"traffic[0].service=5ms"};
+    sc = th_load_with(FID_SCENARIO, local, 1, NULL);
+    assert_int_equal(live_shortest_time(sc, 0, what, sizeof what), 5 * MS);
+    assert_string_equal(what, "traffic.x.service (median)");
+    sim_scenario_free(sc);
+}
+
+/* Stats of a run of 10 s wall with a given lag p99 (real us), driver CPU and process waits. */
+static live_stats fid_stats(int64_t lag_p99_us, double cpu_s, double wait_s) {
+    live_stats st;
+    memset(&st, 0, sizeof st);
+    st.wall_s = 10;
+    st.wire.transfers = 1000;
+    st.wire.cancelled = 250;
+    st.wire.lag_p99_us = lag_p99_us;
+    st.wire.gap_p99_us = lag_p99_us / 2;
+    st.wire.cpu_s = cpu_s;
+    st.wire.sched.known = true;
+    st.wire.sched.run_ns = (uint64_t)(cpu_s * 1e9);
+    st.wire.sched.busiest_run_ns = (uint64_t)(cpu_s * 1e9);
+    st.wire.sched.wait_ns = (uint64_t)(wait_s * 1e9);
+    return st;
+}
+
+/* The verdict on a run of FID_SCENARIO at x`scale` with these stats (no simulation at hand). */
+static live_fidelity judged(live_stats st, double scale) {
+    sim_scenario *sc = th_load(FID_SCENARIO);
+    sim_summary *l = th_summary("default");
+    live_fidelity f;
+    live_fidelity_judge(sc, 0, scale, &st, l, NULL, &f);
+    free(l);
+    sim_scenario_free(sc);
+    return f;
+}
+
+static void fidelity_allows_half_the_shortest_time(void **state) {
+    (void)state;
+    /* 0.5 ms real at x40 = 20 ms simulated: exactly half of the 40 ms error latency */
+    live_fidelity f = judged(fid_stats(500, 1, 0), 40);
+    assert_true(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_NONE);
+    assert_true(f.budget_us == 20000 && f.lag_us == 20000);
+    assert_non_null(strstr(f.reason, "kept the timing"));
+    /* one microsecond more is inconclusive: the lag alone (the machine idle, the driver too) */
+    f = judged(fid_stats(501, 1, 0), 40);
+    assert_false(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_LAG);
+    /* x(0.5 x 20 ms / 0.501 ms) = x19.96, rounded down to two digits */
+    assert_true(fabs(f.time_scale_ok - 19) < 1e-9);
+    assert_non_null(strstr(f.reason, "Try --time-scale 19 or lower"));
+    assert_non_null(strstr(f.reason, "providers.openai.latency.error (median) = 40 ms"));
+    assert_non_null(strstr(f.reason, "25% of 1000 transfers were cancelled"));
+}
+
+static void fidelity_names_a_busy_machine(void **state) {
+    (void)state;
+    /* the process waited 2 s for a CPU while running 1 s */
+    live_fidelity f = judged(fid_stats(4000, 1, 2), 20);
+    assert_false(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_BUSY);
+    assert_true(fabs(f.wait_ratio - 2) < 1e-9);
+    assert_true(fabs(f.time_scale_ok - 2.5) < 1e-9); /* 0.5 x 20 ms / 4 ms */
+    assert_non_null(strstr(f.reason, "the machine is busy"));
+    assert_non_null(strstr(f.reason, "(or a quieter machine)"));
+}
+
+static void fidelity_saturated_scale_follows_the_simulated_work(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(FID_SCENARIO);
+    sim_summary *l = th_summary("default"), *sim = th_summary("default");
+    live_fidelity f;
+    /* the driver busy 9.5 s of 10: saturated; 1000 transfers cost 9.5 ms each */
+    live_stats st = fid_stats(50000, 9.5, 0.1);
+    l->attempts = 1000;
+    live_fidelity_judge(sc, 0, 60, &st, l, NULL, &f);
+    assert_int_equal(f.cause, LIVE_CAUSE_SATURATED);
+    /* without a simulation: the CPU alone, x60 x 0.5 / 0.95 = x31.6 */
+    assert_true(fabs(f.time_scale_ok - 31) < 1e-9);
+    /* the simulation asks 100,000 attempts over 60 s: 0.5 x 60 / (100000 x 9.5 ms) = x0.0315 */
+    sim->attempts = 100000;
+    sim->end_us = 60 * S;
+    live_fidelity_judge(sc, 0, 60, &st, l, sim, &f);
+    assert_true(fabs(f.time_scale_ok - 0.031) < 1e-9);
+    assert_non_null(strstr(f.reason, "its thread was busy 95% of the run"));
+    assert_non_null(
+        strstr(f.reason, "The simulation makes 100000 attempts where the live run made 1000"));
+    free(l);
+    free(sim);
     sim_scenario_free(sc);
 }
 
@@ -370,6 +580,127 @@ static void compare_tolerances_parse(void **state) {
     assert_int_equal(live_tolerance_set(&t, "latencies=1", msg, sizeof msg), FB_EINVAL);
     assert_non_null(strstr(msg, "KEY one of"));
     assert_int_equal(live_tolerance_set(&t, "counts", msg, sizeof msg), FB_EINVAL);
+}
+
+/* ---- OTLP/JSON ---- */
+
+static const cJSON *attr(const cJSON *span, const char *key) {
+    const cJSON *a;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItem(span, "attributes")) {
+        if (strcmp(cJSON_GetObjectItem(a, "key")->valuestring, key) == 0)
+            return cJSON_GetObjectItem(a, "value");
+    }
+    return NULL;
+}
+
+static const char *attr_str(const cJSON *span, const char *key, const char *kind) {
+    const cJSON *v = attr(span, key);
+    const cJSON *x = v ? cJSON_GetObjectItem(v, kind) : NULL;
+    return x && cJSON_IsString(x) ? x->valuestring : NULL;
+}
+
+static void otlp_spans_nest_and_say_what_happened(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load("{\"name\":\"o\",\"duration\":\"1s\","
+                               "\"traffic\":[{\"class\":\"x\",\"arrivals\":{\"poisson\":\"1/s\"}}],"
+                               "\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"}]}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    live_otlp *o = NULL;
+    assert_int_equal(live_otlp_open(f, 0, &o), FB_OK);
+    const live_otlp_provider prov[2] = {
+        {LIVE_OPENAI, "gpt-x", "https://api.example.com/v1/chat/completions"},
+        {LIVE_ANTHROPIC, "claude-y", "http://[::1]:8080/v1/messages"}};
+    const int64_t t0 = 1700000000000000000;
+    assert_int_equal(live_otlp_begin(o, sc, 0, 20, t0, prov), FB_OK);
+    /* request 7: a 503 from a, then an answer from b; request 9: no attempt at all */
+    live_span_attempt at;
+    memset(&at, 0, sizeof at);
+    at.request = (uint64_t)7 << 32 | 1;
+    at.id = 1;
+    at.provider = 0;
+    at.arrival_us = 1000;
+    at.start_us = 1500;
+    at.end_us = 21500;
+    at.status = 503;
+    at.error_type = "503";
+    at.max_tokens = 16;
+    live_otlp_attempt(o, &at);
+    at.id = 2;
+    at.resend = 1;
+    at.provider = 1;
+    at.start_us = 30000;
+    at.end_us = 330000;
+    at.status = 200;
+    at.error_type = NULL;
+    at.has_usage = true;
+    at.tokens_out = 16;
+    snprintf(at.meta.model, sizeof at.meta.model, "claude-y-1");
+    snprintf(at.meta.finish, sizeof at.meta.finish, "end_turn");
+    at.meta.tokens_in = 50;
+    live_otlp_attempt(o, &at);
+    sim_port_request r = {(uint64_t)7 << 32 | 1, 0, 1000, 330000, SIM_END_SUCCESS, true, 2};
+    live_otlp_request(o, &r);
+    sim_port_request none = {(uint64_t)9 << 32 | 4, 0, 5000, 5000, SIM_END_BREAKER_OPEN, false, 0};
+    live_otlp_request(o, &none);
+    assert_int_equal(live_otlp_spans(o), 4);
+    live_otlp_end(o, 400000);
+    assert_int_equal(live_otlp_close(o), FB_OK);
+    fclose(f);
+    cJSON *root = cJSON_Parse(buf);
+    assert_non_null(root);
+    const cJSON *rs = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "resourceSpans"), 0);
+    const cJSON *spans =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(rs, "scopeSpans"), 0), "spans");
+    assert_int_equal(cJSON_GetArraySize(spans), 4);
+    const cJSON *a503 = cJSON_GetArrayItem(spans, 0), *ok = cJSON_GetArrayItem(spans, 1);
+    const cJSON *req = cJSON_GetArrayItem(spans, 2), *alone = cJSON_GetArrayItem(spans, 3);
+    /* the tree: both attempts in request 7's trace, under its root */
+    const char *trace = cJSON_GetObjectItem(req, "traceId")->valuestring;
+    assert_int_equal(strlen(trace), 32);
+    assert_string_equal(cJSON_GetObjectItem(a503, "traceId")->valuestring, trace);
+    assert_string_equal(cJSON_GetObjectItem(ok, "parentSpanId")->valuestring,
+                        cJSON_GetObjectItem(req, "spanId")->valuestring);
+    assert_null(cJSON_GetObjectItem(req, "parentSpanId"));
+    assert_string_not_equal(cJSON_GetObjectItem(alone, "traceId")->valuestring, trace);
+    /* times: unix ns of simulated time, as decimal strings */
+    assert_string_equal(cJSON_GetObjectItem(a503, "startTimeUnixNano")->valuestring,
+                        "1700000000001500000");
+    assert_string_equal(cJSON_GetObjectItem(req, "endTimeUnixNano")->valuestring,
+                        "1700000000330000000");
+    assert_int_equal(cJSON_GetObjectItem(a503, "kind")->valueint, 3);
+    /* the HTTP span: status, error, resend count, where */
+    assert_string_equal(attr_str(a503, "http.response.status_code", "intValue"), "503");
+    assert_string_equal(attr_str(a503, "error.type", "stringValue"), "503");
+    assert_int_equal(cJSON_GetObjectItem(cJSON_GetObjectItem(a503, "status"), "code")->valueint, 2);
+    assert_null(attr(a503, "http.request.resend_count"));
+    assert_string_equal(attr_str(a503, "server.address", "stringValue"), "api.example.com");
+    assert_string_equal(attr_str(a503, "server.port", "intValue"), "443");
+    assert_string_equal(cJSON_GetObjectItem(a503, "name")->valuestring,
+                        "POST /v1/chat/completions");
+    assert_string_equal(attr_str(ok, "http.request.resend_count", "intValue"), "1");
+    assert_string_equal(attr_str(ok, "server.address", "stringValue"), "::1");
+    assert_string_equal(attr_str(ok, "server.port", "intValue"), "8080");
+    assert_null(cJSON_GetObjectItem(ok, "status"));
+    /* the GenAI root: the provider that answered, its usage and finish reason */
+    assert_string_equal(cJSON_GetObjectItem(req, "name")->valuestring, "chat claude-y");
+    assert_string_equal(attr_str(req, "gen_ai.provider.name", "stringValue"), "anthropic");
+    assert_string_equal(attr_str(req, "gen_ai.response.model", "stringValue"), "claude-y-1");
+    assert_string_equal(attr_str(req, "gen_ai.usage.input_tokens", "intValue"), "50");
+    assert_string_equal(attr_str(req, "gen_ai.usage.output_tokens", "intValue"), "16");
+    const cJSON *fr = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(attr(req, "gen_ai.response.finish_reasons"), "arrayValue"), "values");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(fr, 0), "stringValue")->valuestring,
+                        "end_turn");
+    assert_null(attr(req, "error.type"));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(attr(req, "fusebox.via_fallback"), "boolValue")));
+    /* a request that made no attempt: its first provider, and why it failed */
+    assert_string_equal(attr_str(alone, "gen_ai.provider.name", "stringValue"), "openai");
+    assert_string_equal(attr_str(alone, "error.type", "stringValue"), "breaker_open");
+    cJSON_Delete(root);
+    free(buf);
+    sim_scenario_free(sc);
 }
 
 /* ---- the mock's error latency, over loopback ---- */
@@ -459,12 +790,17 @@ static void live_run_needs_urls_and_calls_on_start(void **state) {
     char msg[256], url[64];
     assert_int_equal(mock_server_create(&mc, &srv, msg, sizeof msg), FB_OK);
     snprintf(url, sizeof url, "http://127.0.0.1:%u", (unsigned)mock_server_port(srv));
+    /* a target that refuses connections: a setup failure naming it, no clock started */
+    cfg.targets[0].url = "http://127.0.0.1:1";
+    assert_int_equal(live_run(sc, 0, &cfg, NULL, out, NULL, &err), FB_EIO);
+    assert_non_null(strstr(err.msg, "provider openai: http://127.0.0.1:1 refuses connections"));
+    assert_int_equal(starts, 0);
     cfg.targets[0].url = url;
     live_stats st;
     assert_int_equal(live_run(sc, 0, &cfg, NULL, out, &st, &err), FB_OK);
     assert_int_equal(starts, 1);
     assert_true(out->complete);
-    assert_true(st.transfers > 0);
+    assert_true(st.wire.transfers > 0);
     assert_string_equal(st.urls[0], url);
     mock_server_destroy(srv);
     free(out);
@@ -481,11 +817,18 @@ int main(void) {
         cmocka_unit_test(dialects_parse_and_guess),
         cmocka_unit_test(error_bodies_reduce_to_their_kind),
         cmocka_unit_test(success_bodies_give_usage_and_refusals),
+        cmocka_unit_test(answers_say_their_model_stop_reason_and_prompt_tokens),
         cmocka_unit_test(openai_stream_counts_tokens_until_done),
         cmocka_unit_test(openai_stream_in_band_error_and_malformed),
         cmocka_unit_test(anthropic_stream_events),
         cmocka_unit_test(compare_rows_hold_their_tolerances),
         cmocka_unit_test(compare_tolerances_parse),
+        cmocka_unit_test(compare_inconclusive_is_neither_pass_nor_fail),
+        cmocka_unit_test(shortest_time_is_the_smallest_median_delay_or_timeout),
+        cmocka_unit_test(fidelity_allows_half_the_shortest_time),
+        cmocka_unit_test(fidelity_names_a_busy_machine),
+        cmocka_unit_test(fidelity_saturated_scale_follows_the_simulated_work),
+        cmocka_unit_test(otlp_spans_nest_and_say_what_happened),
         cmocka_unit_test(mock_error_answers_take_the_error_latency),
         cmocka_unit_test(live_run_needs_urls_and_calls_on_start),
     };

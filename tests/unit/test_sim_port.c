@@ -160,7 +160,7 @@ static fake *new_fake(const sim_scenario *sc) {
 }
 
 static int run_port(fake *f, sim_summary *out, sim_error *err) {
-    sim_port port = {fake_send, fake_cancel, fake_wait, fake_collect, f};
+    sim_port port = {fake_send, fake_cancel, fake_wait, fake_collect, f, NULL};
     sim_run_opts opts = {on_row, NULL, NULL, f, 0, true};
     return sim_run_port(f->sc, 0, &opts, &port, out, err);
 }

@@ -1,0 +1,62 @@
+/*
+ * live_out.h - what 'fusebox live' writes and prints about its runs besides
+ * the report files: live.json, the verdict of each live run (faithful or
+ * inconclusive, live/fidelity.h) in report.json and on stdout, and the
+ * mocks' counted messages.
+ */
+#ifndef CLI_LIVE_OUT_H
+#define CLI_LIVE_OUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli/live_mocks.h"
+#include "live/fidelity.h"
+#include "live/live.h"
+#include "reports/report.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
+
+/* The variants run (live, or simulated for --compare), in the scenario's order. */
+typedef struct cli_live_runs {
+    sim_summary *sums[SIM_VARIANTS_MAX];
+    live_stats stats[SIM_VARIANTS_MAX];
+    live_fidelity fid[SIM_VARIANTS_MAX]; /* live runs: judged */
+    cli_mock_log mocks[SIM_VARIANTS_MAX];
+    size_t n;
+    bool interrupted;
+} cli_live_runs;
+
+/* The run of variant `name` in rs, or NULL. */
+const sim_summary *cli_live_find(const cli_live_runs *rs, const char *name);
+
+/*
+ * Judge every live run of rs at time scale `scale` (live_fidelity_judge),
+ * with the simulated runs of `sim` (may be NULL) for the work each variant
+ * asks for; a saturated run without one is simulated here for that.
+ */
+void cli_live_judge(const sim_scenario *sc, double scale, cli_live_runs *rs,
+                    const cli_live_runs *sim);
+/* Any live run of rs inconclusive? */
+bool cli_live_inconclusive(const cli_live_runs *rs);
+
+/*
+ * report.json's members for a live run: "interrupted" and "live" (the
+ * verdict per variant). extra[] points into text (freed by the caller with
+ * cli_live_extras_free); returns how many.
+ */
+size_t cli_live_extras(const cli_live_runs *rs, rep_extra extra[2], char *text[2]);
+void cli_live_extras_free(char *text[2]);
+
+/* DIR/live.json: how each variant was run over the wire, and whether it kept the timing. */
+int cli_live_json(const char *dir, const sim_scenario *sc, const cli_live_runs *rs,
+                  const live_config *cfg);
+
+/* One line per live run (the wire, the timekeeping), and the verdict of each inconclusive one. */
+void cli_live_print(FILE *f, const cli_live_runs *rs, double scale);
+/* The mocks' messages of one run, one line per distinct message with its count. */
+void cli_live_print_mocks(FILE *f, const sim_scenario *sc, const char *variant,
+                          const cli_mock_log *log);
+
+#endif

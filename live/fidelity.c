@@ -1,0 +1,192 @@
+/* fidelity.c - whether a live run kept the scenario's timing; see fidelity.h. */
+#include "live/fidelity.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+const char *live_cause_name(live_cause c) {
+    static const char *const names[] = {"none", "saturated", "machine_busy", "lag"};
+    return c <= LIVE_CAUSE_LAG ? names[c] : "lag";
+}
+
+/* ---- the shortest time that matters ---- */
+
+typedef struct shortest {
+    fb_time_us us;
+    char *what;
+    size_t len;
+} shortest;
+
+static fb_time_us median_us(const sim_dist *d) {
+    double v = d->a;
+    if (d->kind == SIM_DIST_UNIFORM) v = (d->a + d->b) / 2;
+    if (d->kind == SIM_DIST_EXPONENTIAL) v = d->a * log(2.0);
+    return v > 0 ? (fb_time_us)llround(v) : 0;
+}
+
+__attribute__((format(printf, 3, 4))) static void consider(shortest *s, fb_time_us us,
+                                                           const char *fmt, ...) {
+    if (us <= 0 || us == FB_TIME_MAX || us == FB_TIME_NONE || (s->us > 0 && us >= s->us)) return;
+    s->us = us;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->what, s->len, fmt, ap);
+    va_end(ap);
+}
+
+/* What the providers and the traffic take. */
+static void scenario_times(shortest *s, const sim_scenario *sc) {
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        const sim_provider *pv = &sc->providers[p];
+        consider(s, median_us(&pv->ttft_us), "providers.%s.latency.ttft (median)", pv->name);
+        consider(s, median_us(&pv->error_latency_us), "providers.%s.latency.error (median)",
+                 pv->name);
+        for (uint32_t f = 0; f < pv->fault_count; f++)
+            consider(s, pv->faults[f].retry_after_us, "providers.%s.faults[%u].retry_after",
+                     pv->name, f);
+    }
+    for (uint32_t k = 0; k < sc->class_count; k++) {
+        const sim_class *c = &sc->classes[k];
+        consider(s, median_us(&c->service_us), "traffic.%s.service (median)", c->name);
+        if (c->arrivals == SIM_ARR_CLOSED)
+            consider(s, median_us(&c->think_us), "traffic.%s.think (median)", c->name);
+    }
+    consider(s, sc->pods.request_timeout_us, "pods.request_timeout");
+}
+
+/* What one provider's entry of a layer waits for; at = the layer's JSON path. */
+static void provider_times(shortest *s, const sim_provider_policy *pp, const char *at,
+                           const char *pname) {
+    consider(s, pp->timeout_us, "%s.providers.%s.timeout", at, pname);
+    if (!pp->has_breaker) return;
+    consider(s, pp->breaker.open_us, "%s.breaker.open (%s)", at, pname);
+    if (pp->breaker.mode == FB_BREAKER_MODE_TIME_WINDOW)
+        consider(s, pp->breaker.window_us, "%s.breaker.window (%s)", at, pname);
+}
+
+/* What one layer waits for; an outer layer's one target is entry 0. */
+static void layer_times(shortest *s, const sim_scenario *sc, const sim_layer *l, const char *at) {
+    const fb_retry_config *r = &l->retry;
+    if (r->attempts > 1 && r->backoff != FB_BACKOFF_NONE)
+        consider(s, r->base_us, "%s.retry.backoff (base)", at);
+    consider(s, r->attempt_timeout_us, "%s.retry.attempt_timeout", at);
+    consider(s, r->deadline_us, "%s.retry.deadline", at);
+    if (l->role == SIM_ROLE_OUTER)
+        provider_times(s, &l->per_provider[0], at, "(inner)");
+    else
+        for (uint32_t p = 0; p < sc->provider_count; p++)
+            provider_times(s, &l->per_provider[p], at, sc->providers[p].name);
+    if (l->breaker_scope == SIM_SCOPE_SHARED)
+        consider(s, l->sync_delay_us, "%s.breaker.sync_delay", at);
+    if (l->degraded)
+        consider(s, median_us(&l->degraded_latency_us), "%s.degraded.latency (median)", at);
+}
+
+/* What the variant's policies wait for. */
+static void policy_times(shortest *s, const sim_scenario *sc, const sim_policy *pol) {
+    char at[SIM_NAME_MAX * 2 + 32];
+    for (uint32_t i = 0; i < pol->layer_count; i++) {
+        if (pol->layered)
+            snprintf(at, sizeof at, "variants.%s.layers[%u]", pol->name, i);
+        else
+            snprintf(at, sizeof at, "variants.%s", pol->name);
+        layer_times(s, sc, &pol->layers[i], at);
+    }
+}
+
+fb_time_us live_shortest_time(const sim_scenario *sc, uint32_t variant, char *what, size_t len) {
+    shortest s = {0, what, len};
+    if (len > 0) what[0] = '\0';
+    scenario_times(&s, sc);
+    if (variant < sc->variant_count) policy_times(&s, sc, &sc->variants[variant]);
+    return s.us;
+}
+
+/* ---- the verdict ---- */
+
+/* v rounded down to two significant digits: a time scale that errs on the safe side. */
+static double round_down(double v) {
+    if (!(v > 0)) return 0;
+    double unit = pow(10, floor(log10(v)) - 1);
+    return floor(v / unit) * unit;
+}
+
+/* A time scale that would keep the run within the budget. */
+static double scale_that_works(const live_fidelity *f, double scale, const live_stats *st,
+                               const sim_summary *simulated) {
+    if (f->cause != LIVE_CAUSE_SATURATED)
+        return round_down(LIVE_SCALE_MARGIN * f->budget_us / fmax(f->lag_real_us, 1));
+    double by_cpu = scale * LIVE_TARGET_CPU / f->busiest_share;
+    if (simulated == NULL || simulated->attempts == 0 || st->wire.transfers == 0)
+        return round_down(by_cpu);
+    /* the busiest thread's CPU per transfer, times the transfers the scenario asks for */
+    double cpu_per_transfer = f->busiest_share * st->wall_s / (double)st->wire.transfers;
+    double duration_s = (double)simulated->end_us / 1e6;
+    double by_demand =
+        LIVE_TARGET_CPU * duration_s / ((double)simulated->attempts * cpu_per_transfer);
+    return round_down(fmin(by_demand, by_cpu));
+}
+
+static void why(live_fidelity *f, double scale, const live_stats *st, const sim_summary *live) {
+    char late[400], extra[200] = "";
+    snprintf(late, sizeof late,
+             "the driver was %.3g ms late (p99, real time), %.3g ms of simulated time at x%g, "
+             "where the scenario's shortest time, %s = %.3g ms, allows %.3g ms",
+             f->lag_real_us / 1e3, f->lag_us / 1e3, scale, f->shortest,
+             (double)f->shortest_us / 1e3, f->budget_us / 1e3);
+    if (f->cause == LIVE_CAUSE_SATURATED && f->attempts_simulated > 0)
+        snprintf(extra, sizeof extra,
+                 " The simulation makes %.0f attempts where the live run made %llu.",
+                 f->attempts_simulated, (unsigned long long)live->attempts);
+    char cause[200] = "";
+    if (f->cause == LIVE_CAUSE_SATURATED)
+        snprintf(cause, sizeof cause,
+                 "the driver could not keep up: %s thread was busy %.0f%% of the run; ",
+                 f->busiest_share > f->cpu_share * 1.05 ? "an in-process mock's" : "its",
+                 f->busiest_share * 100);
+    else if (f->cause == LIVE_CAUSE_BUSY)
+        snprintf(cause, sizeof cause,
+                 "the machine is busy: the process's threads waited %.2f s for a CPU per second on "
+                 "one; ",
+                 f->wait_ratio);
+    snprintf(f->reason, sizeof f->reason,
+             "%s%s; %.0f%% of %llu transfers were cancelled.%s Try --time-scale %g or lower%s.",
+             cause, late, f->cancelled_share * 100, (unsigned long long)st->wire.transfers, extra,
+             f->time_scale_ok, f->cause == LIVE_CAUSE_BUSY ? " (or a quieter machine)" : "");
+}
+
+void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
+                         const live_stats *st, const sim_summary *live,
+                         const sim_summary *simulated, live_fidelity *out) {
+    memset(out, 0, sizeof *out);
+    if (!(scale > 0)) scale = 1;
+    const live_client_stats *w = &st->wire;
+    out->shortest_us = live_shortest_time(sc, variant, out->shortest, sizeof out->shortest);
+    out->budget_us = LIVE_LAG_FRACTION * (double)out->shortest_us;
+    out->lag_real_us = (double)(w->lag_p99_us > w->gap_p99_us ? w->lag_p99_us : w->gap_p99_us);
+    out->lag_us = out->lag_real_us * scale;
+    out->cpu_share = st->wall_s > 0 ? w->cpu_s / st->wall_s : 0;
+    out->busiest_share = st->wall_s > 0 ? (double)w->sched.busiest_run_ns / 1e9 / st->wall_s : 0;
+    if (out->busiest_share < out->cpu_share) out->busiest_share = out->cpu_share;
+    out->wait_ratio = w->sched.known && w->sched.run_ns > 0
+                          ? (double)w->sched.wait_ns / (double)w->sched.run_ns
+                          : -1;
+    out->cancelled_share = w->transfers ? (double)w->cancelled / (double)w->transfers : 0;
+    out->attempts_simulated = simulated ? (double)simulated->attempts : 0;
+    out->ok = out->shortest_us == 0 || out->lag_us <= out->budget_us;
+    if (out->ok) {
+        snprintf(out->reason, sizeof out->reason,
+                 "kept the timing: %.3g ms late (p99, simulated time) within %.3g ms, %g of %s "
+                 "(%.3g ms)",
+                 out->lag_us / 1e3, out->budget_us / 1e3, LIVE_LAG_FRACTION, out->shortest,
+                 (double)out->shortest_us / 1e3);
+        return;
+    }
+    out->cause = out->busiest_share >= LIVE_SATURATED_CPU ? LIVE_CAUSE_SATURATED
+                 : out->wait_ratio >= LIVE_BUSY_WAIT      ? LIVE_CAUSE_BUSY
+                                                          : LIVE_CAUSE_LAG;
+    out->time_scale_ok = scale_that_works(out, scale, st, simulated);
+    why(out, scale, st, live);
+}

@@ -1,0 +1,81 @@
+/*
+ * fidelity.h - was a live run driven faithfully, or is it inconclusive?
+ *
+ * A live run plays the scenario on the real clock scaled by the time scale.
+ * When the driver cannot keep that clock (its own work exceeds a thread, the
+ * machine is busy, the scale is too high for the machine), events run late,
+ * answers are read late, and the run measures the driver rather than the
+ * policies: its numbers must not be read as a result, good or bad.
+ *
+ * The rule: the driver's lag (the 99th percentile of how late it got to a
+ * due time or to its sockets, live_client_stats), in simulated time (real
+ * lag x scale), must stay within LIVE_LAG_FRACTION of the shortest time that
+ * matters in the scenario (live_shortest_time: the smallest provider
+ * latency, local service or think time, retry delay, timeout, breaker
+ * period, Retry-After). Otherwise the run is inconclusive; the verdict names
+ * the cause (the driver saturated, the machine busy, or the lag alone), the
+ * numbers, and a time scale that would keep the lag within the budget.
+ * docs/live.md explains the numbers.
+ */
+#ifndef LIVE_FIDELITY_H
+#define LIVE_FIDELITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "live/live.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
+
+#define LIVE_LAG_FRACTION 0.5  /* lag allowed: this share of the shortest time that matters */
+#define LIVE_SATURATED_CPU 0.8 /* a thread (the driver's, a mock's) busy this share: saturated */
+#define LIVE_BUSY_WAIT 0.5     /* the process waited this long for a CPU per second it ran */
+#define LIVE_TARGET_CPU 0.5    /* a suggested time scale keeps the busiest thread this busy */
+#define LIVE_SCALE_MARGIN 0.5  /* ... and the lag this share of the budget (the load varies) */
+
+typedef enum live_cause {
+    LIVE_CAUSE_NONE = 0,  /* kept the timing */
+    LIVE_CAUSE_SATURATED, /* the driver's own work (or a mock's) took its whole thread */
+    LIVE_CAUSE_BUSY,      /* the machine: the process's threads waited for a CPU */
+    LIVE_CAUSE_LAG        /* late, for no reason the counters name (timer precision, I/O) */
+} live_cause;
+
+const char *live_cause_name(live_cause c);
+
+/*
+ * The shortest time that matters in variant `variant` of sc, in simulated
+ * microseconds, and where it is ("providers.openai.latency.error (median)").
+ * Distributions count by their median; a per-token time counts only through
+ * the latency it adds to a whole answer, so not alone. 0 when the scenario
+ * has no time at all (then any lag is fine).
+ */
+fb_time_us live_shortest_time(const sim_scenario *sc, uint32_t variant, char *what, size_t len);
+
+typedef struct live_fidelity {
+    bool ok;
+    live_cause cause;
+    fb_time_us shortest_us;    /* simulated */
+    char shortest[128];        /* where it is */
+    double budget_us;          /* lag allowed, simulated */
+    double lag_us;             /* measured, simulated: max(lag p99, gap p99) x scale */
+    double lag_real_us;        /* the same in real time */
+    double cpu_share;          /* the driver's thread: CPU time / wall time */
+    double busiest_share;      /* the process's busiest thread: CPU time / wall time */
+    double wait_ratio;         /* the process: time waiting for a CPU / time on one; <0 unknown */
+    double cancelled_share;    /* transfers given up by the simulator / transfers */
+    double attempts_simulated; /* with a simulated run at hand; 0 = none */
+    double time_scale_ok;      /* a time scale that keeps the lag within the budget; 0 = any */
+    char reason[1024];         /* one paragraph: what, why, and what would work */
+} live_fidelity;
+
+/*
+ * Judge one live run of variant `variant` at time scale `scale`. `live` is
+ * its summary; `simulated`, the same variant simulated (may be NULL), lets
+ * a saturated run's suggested time scale follow the work the scenario
+ * really asks for (the live run did less, being late).
+ */
+void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
+                         const live_stats *st, const sim_summary *live,
+                         const sim_summary *simulated, live_fidelity *out);
+
+#endif /* LIVE_FIDELITY_H */

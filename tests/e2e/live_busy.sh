@@ -1,0 +1,50 @@
+#!/bin/sh
+# tests/e2e/live_busy.sh - live runs on a machine with no CPU to spare: two busy loops (one per
+# core of the reference machine) run while `fusebox live --compare` plays the two scenarios of
+# tests/e2e/live/ at x20. The claim under test: a live run passes or says inconclusive, with
+# the cause and a time scale that would work, and never reports a failure it did not measure.
+# The loops are stopped whatever happens (exit, Ctrl-C, a crash of the suite) and stop by
+# themselves after 10 minutes. TAP output.
+. tests/tap.sh
+T=$E2E_TMP
+
+timeout 600 sh -c 'while :; do :; done' &
+LOOP1=$!
+timeout 600 sh -c 'while :; do :; done' &
+LOOP2=$!
+trap 'kill $LOOP1 $LOOP2 2>/dev/null; mock_stop; rm -rf "$E2E_TMP"' EXIT
+kill -0 $LOOP1 && kill -0 $LOOP2
+ok $? "two busy loops are running"
+
+for s in outage-fallback storm-retry-after; do
+    "$FUSEBOX" live --compare "tests/e2e/live/$s.json" --time-scale 20 --no-charts -q \
+        -o "$T/$s" 2>"$T/$s.err"
+    rc=$?
+    [ $rc -eq 0 ] || [ $rc -eq 3 ]
+    ok $? "$s under load: pass or inconclusive, never a failure (exit $rc)"
+    [ $rc -eq 1 ] && sed 's/^/# /' "$T/$s/compare.md"
+    if [ $rc -ne 3 ]; then
+        [ $rc -eq 0 ] && ok 0 "$s under load: simulated and live agree"
+        skip "$s under load: the inconclusive verdict names its cause" "the run kept its timing"
+        continue
+    fi
+    why=$(json "$T/$s/compare.json" "'; '.join(x['reason'] for x in r['inconclusive'])")
+    skip "$s under load: simulated and live agree" "inconclusive: $why"
+    [ "$(json "$T/$s/compare.json" "all(x['time_scale_ok'] > 0 and x['time_scale_ok'] < 20 and 'Try --time-scale' in x['reason'] for x in r['inconclusive'])")" = True ] &&
+        [ "$(json "$T/$s/live.json" "all(v['fidelity']['cause'] in ('saturated', 'machine_busy', 'lag') for v in r['variants'].values() if v['fidelity']['verdict'] != 'ok')")" = True ]
+    ok $? "$s under load: the inconclusive verdict names its cause and a slower time scale"
+    # the time scale it names, on a shorter run: again pass or inconclusive, never a failure
+    x=$(json "$T/$s/compare.json" "min(x['time_scale_ok'] for x in r['inconclusive'])")
+    slow=$(python3 -c "import sys; print(max(float(sys.argv[1]), 1))" "$x")
+    "$FUSEBOX" live --compare "tests/e2e/live/$s.json" --set duration=20s --time-scale "$slow" \
+        --no-charts -q -o "$T/$s-slow" 2>"$T/$s-slow.err"
+    rc=$?
+    [ $rc -eq 0 ] || [ $rc -eq 3 ]
+    ok $? "$s under load at x$slow: pass or inconclusive (exit $rc)"
+done
+
+kill $LOOP1 $LOOP2
+wait $LOOP1 $LOOP2 2>/dev/null
+! kill -0 $LOOP1 2>/dev/null && ! kill -0 $LOOP2 2>/dev/null
+ok $? "the busy loops are stopped"
+finish
