@@ -5,7 +5,7 @@
 import { generateText } from 'ai';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { URL, kase, finish, version } from './common.mjs';
+import { URL, kase, finish, version, warmUp } from './common.mjs';
 
 console.log(`# ai ${version('ai')}, @ai-sdk/openai ${version('@ai-sdk/openai')}, @ai-sdk/anthropic ${version('@ai-sdk/anthropic')}`);
 const openai = createOpenAI({ baseURL: `${URL}/v1`, apiKey: 'sk-fusebox' });
@@ -15,6 +15,8 @@ const gen = (model, spec, maxRetries) => (key) =>
   generateText({ model, prompt: 'hi', maxOutputTokens: 4, maxRetries,
     headers: { 'x-fusebox-fault': spec, 'x-fusebox-key': key } });
 
+await warmUp(gen(openai.chat('gpt-4o-mini'), '200'));
+await warmUp(gen(anthropic('claude-mock'), '200'));
 await kase('vercel-ai: retry-after-ms 70000 is >= 60 s and > the 2 s backoff: the plain backoff', `${P},"maxRetries":1`,
   ['429,retry-after-ms=70000', '200'], gen(openai.chat('gpt-4o-mini'), '429-retry-after-ms-70000-times-1', 1));
 await kase('vercel-ai: 429 with retry-after-ms 50, twice', P,

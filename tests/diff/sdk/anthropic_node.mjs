@@ -1,6 +1,6 @@
 // anthropic_node.mjs - @anthropic-ai/sdk (npm) 0.120.0 against fusebox's "anthropic-node" preset.
 import Anthropic from '@anthropic-ai/sdk';
-import { URL, kase, finish, version } from './common.mjs';
+import { URL, kase, finish, version, warmUp } from './common.mjs';
 
 console.log(`# @anthropic-ai/sdk ${version('@anthropic-ai/sdk')}`);
 const P = '"preset":"anthropic-node"';
@@ -9,6 +9,7 @@ const msg = { model: 'claude-mock', max_tokens: 4, messages: [{ role: 'user', co
 const create = (spec, opts) => (key) =>
   client(opts).messages.create(msg, { headers: { 'x-fusebox-fault': spec, 'x-fusebox-key': key } });
 
+await warmUp(create('200'));
 await kase('anthropic-node: 529 every time, the plain backoff (maxRetries 1)', `${P},"maxRetries":1`, ['529'],
   create('529', { maxRetries: 1 }));
 await kase('anthropic-node: 529 with retry-after-ms 50, twice', P,

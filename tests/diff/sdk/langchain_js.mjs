@@ -3,7 +3,7 @@
 // against "langchain-js-fallbacks" (the first error is raised). See common.mjs.
 import { ChatOpenAI } from '@langchain/openai';
 import { ChatAnthropic } from '@langchain/anthropic';
-import { URL, kase, finish, version } from './common.mjs';
+import { URL, kase, finish, version, warmUp } from './common.mjs';
 
 console.log(`# @langchain/core ${version('@langchain/core')}, @langchain/openai ${version('@langchain/openai')}, @langchain/anthropic ${version('@langchain/anthropic')}`);
 const headers = (spec, key) => ({ 'x-fusebox-fault': spec, 'x-fusebox-key': key });
@@ -16,6 +16,8 @@ const claude = (spec, key, maxRetries = 2) =>
 const P = '"preset":"langchain-js","maxRetries":2';
 const ask = (model) => (key) => model(key).invoke('hi');
 
+await warmUp(ask((k) => gpt('200', k)));
+await warmUp(ask((k) => claude('200', k)));
 await kase('langchain-js: 503 once, the plain backoff (p-retry: 1-2 s)', P, ['503', '200'],
   ask((k) => gpt('503-times-1', k)));
 await kase('langchain-js: a 429 with Retry-After 2.5 s waits max(2.5 s, the backoff)', P,

@@ -1,6 +1,6 @@
 // openai_node.mjs - openai (npm) 7.5.0 against fusebox's "openai-node" preset (common.mjs).
 import OpenAI from 'openai';
-import { URL, kase, finish, version } from './common.mjs';
+import { URL, kase, finish, version, warmUp } from './common.mjs';
 
 console.log(`# openai ${version('openai')}`);
 const P = '"preset":"openai-node"';
@@ -9,6 +9,7 @@ const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }]
 const create = (spec, opts) => (key) =>
   client(opts).chat.completions.create(chat, { headers: { 'x-fusebox-fault': spec, 'x-fusebox-key': key } });
 
+await warmUp(create('200'));
 await kase('openai-node: 503 every time, the plain backoff', P, ['503'], create('503'));
 await kase('openai-node: 429 with retry-after-ms 50, twice', P,
   ['429,retry-after-ms=50', '429,retry-after-ms=50', '200'], create('429-retry-after-ms-50-times-2'));
