@@ -114,9 +114,9 @@ typedef struct fb_retry_config {
     fb_retry_after_policy retry_after; /* default MAX */
     fb_time_us retry_after_us_max;     /* cap on a header's delay; default 60 s */
     fb_above_max above_max;            /* a header above the cap; default CLAMP */
-    fb_switch ignore_zero_hint;    /* a header of 0 counts as none (openai-python 0 < d); default
-                                      OFF: 0 means retry now */
-    double retry_after_jitter;     /* when the header decides: header * U(1, 1 + f); default 0 */
+    fb_switch ignore_zero_hint;       /* a header of 0 counts as none (openai-python 0 < d); default
+                                         OFF: 0 means retry now */
+    double retry_after_jitter;        /* when the header decides: header * U(1, 1 + f); default 0 */
     fb_switch hint_rate_limited_only; /* a hint counts only on a RATE_LIMITED failure (LangChain JS
                                          reads Retry-After on 429s alone); default OFF: on any */
     fb_switch rate_limit_needs_hint;  /* a RATE_LIMITED failure without a hint is not retried

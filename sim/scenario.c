@@ -332,8 +332,8 @@ fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const f
     if (status_in(L->no_retry_statuses, L->no_retry_count, rep->status)) c.retryable = false;
     if (L->has_fallback_on)
         c.may_fallback =
-            failed && listed(L->fallback_on_outcomes, L->fallback_on_statuses,
-                             L->fallback_on_count, L->fallback_on_status_from, c.outcome, rep);
+            failed && listed(L->fallback_on_outcomes, L->fallback_on_statuses, L->fallback_on_count,
+                             L->fallback_on_status_from, c.outcome, rep);
     return c;
 }
 

@@ -72,8 +72,7 @@ static int one_run(const sim_layer *L, const scripted *sc, int n, uint64_t seed,
     fb_rng rng;
     fb_rng_seed(&rng, seed, 7);
     fb_fallback fb;
-    fb_fallback_config cfg = {.provider_count = 1, .retry = &pol, .rng = &rng,
-                              .stream = L->stream};
+    fb_fallback_config cfg = {.provider_count = 1, .retry = &pol, .rng = &rng, .stream = L->stream};
     if (fb_fallback_init(&fb, &cfg) != FB_OK) return -1;
     fb_fallback_request req;
     static const uint8_t order[1] = {0};
