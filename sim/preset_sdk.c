@@ -236,6 +236,8 @@ static const char *const anthropic_node_rules[] = {
 static const char *const anthropic_node_not_modelled[] = {
     "a Retry-After date in the past, or one that does not parse, waits 0 (sleep of a negative or "
     "NaN delay); fusebox sees no hint there and waits the backoff",
+    "retry-after-ms: 0 is skipped for retry-after (if (retryAfterHeader && !timeoutMillis)); "
+    "fusebox takes the 0",
     "the non-streaming guard (calculateNonstreamingTimeout: a max_tokens whose expected time "
     "exceeds 10 minutes is refused before any call)",
     "per-request options ({maxRetries, timeout} as the second argument of create)",

@@ -87,6 +87,16 @@ static fb_retry_decision decide(const sim_layer *L, uint32_t failed, int status,
     return decide_sr(L, failed, status, -1, hint, seed);
 }
 
+/* After `failed` failures with each status of yes[], a retry; with each of no[], none. */
+static void retries_only(const sim_layer *L, uint32_t failed, const int *yes, size_t ny,
+                         const int *no, size_t nn) {
+    for (size_t i = 0; i < ny; i++)
+        if (!decide(L, failed, yes[i], FB_TIME_NONE, 1).retry) fail_msg("%d not retried", yes[i]);
+    for (size_t i = 0; i < nn; i++)
+        if (decide(L, failed, no[i], FB_TIME_NONE, 1).retry) fail_msg("%d retried", no[i]);
+}
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 /* The range of the wait before retry `failed` over 300 seeds. */
 static void delay_range(const sim_layer *L, uint32_t failed, int status, fb_time_us hint,
                         fb_time_us *lo, fb_time_us *hi) {
@@ -291,10 +301,7 @@ static void langchain_python_retry_exception_types(void **state) {
         "\"preset\":\"langchain-python-retry\","
         "\"retry_if_exception_type\":[\"InternalServerError\",\"APIConnectionError\"]");
     const int yes[] = {500, 503, 529, 599, 0}, no[] = {429, 400, 408, 409};
-    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
-        assert_true(decide(layer0(sc), 1, yes[i], FB_TIME_NONE, 1).retry);
-    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
-        assert_false(decide(layer0(sc), 1, no[i], FB_TIME_NONE, 1).retry);
+    retries_only(layer0(sc), 1, yes, N_OF(yes), no, N_OF(no));
     sim_scenario_free(sc);
 }
 
@@ -362,10 +369,8 @@ static void langchain_js_what_it_retries(void **state) {
     const sim_layer *L = layer0(sc);
     const int no[] = {400, 401, 402, 403, 404, 405, 406, 407, 409};
     const int yes[] = {408, 410, 413, 422, 500, 503, 529, 0};
-    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
-        assert_false(decide(L, 1, no[i], FB_TIME_NONE, 1).retry);
-    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++)
-        assert_true(decide(L, 6, yes[i], FB_TIME_NONE, 1).retry);
+    retries_only(L, 1, NULL, 0, no, N_OF(no));
+    retries_only(L, 6, yes, N_OF(yes), NULL, 0);
     assert_false(decide(L, 7, 503, FB_TIME_NONE, 1).retry); /* maxRetries 6: 7 calls */
     assert_false(decide(L, 1, 429, FB_TIME_NONE, 1).retry); /* headerless */
     assert_false(decide(L, 1, 429, 60 * S + 1, 1).retry);
