@@ -1,6 +1,6 @@
 // langchain_js.mjs - @langchain/core 1.2.5 (AsyncCaller) with @langchain/openai 1.5.6 and
-// @langchain/anthropic 1.5.4 against fusebox's "langchain-js" preset; and withFallbacks
-// against "langchain-js-fallbacks" (the first error is raised). See common.mjs.
+// @langchain/anthropic 1.5.4 against fusebox's "langchain-js" preset (common.mjs). withFallbacks
+// ("langchain-js-fallbacks") is not compared here: decide.c drives one provider.
 import { ChatOpenAI } from '@langchain/openai';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { URL, kase, finish, version, warmUp } from './common.mjs';
