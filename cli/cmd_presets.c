@@ -110,11 +110,16 @@ int cmd_presets(int argc, char **argv) {
         markdown ? print_markdown(stdout, p) : print_text(stdout, p);
         return CLI_OK;
     }
+    int wn = 18, wl = 26; /* columns as wide as the longest entry */
+    for (size_t i = 0; all[i]; i++) {
+        if ((int)strlen(all[i]->name) > wn) wn = (int)strlen(all[i]->name);
+        if ((int)strlen(all[i]->library) > wl) wl = (int)strlen(all[i]->library);
+    }
     for (size_t i = 0; all[i]; i++) {
         if (markdown)
             print_markdown(stdout, all[i]);
         else
-            printf("%-18s %-26s %s\n", all[i]->name, all[i]->library, all[i]->version);
+            printf("%-*s %-*s %s\n", wn, all[i]->name, wl, all[i]->library, all[i]->version);
     }
     return CLI_OK;
 }

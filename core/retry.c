@@ -23,7 +23,9 @@ static bool enums_valid(const fb_retry_config *c) {
            (unsigned)c->cap_order <= FB_CAP_AFTER_JITTER &&
            (unsigned)c->retry_after <= FB_RETRY_AFTER_AS_IS &&
            (unsigned)c->above_max <= FB_ABOVE_MAX_BACKOFF &&
-           (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF;
+           (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF &&
+           (unsigned)c->hint_rate_limited_only <= FB_OFF &&
+           (unsigned)c->rate_limit_needs_hint <= FB_OFF;
 }
 
 /* A value in microseconds rounded to the configured resolution (none: unchanged). */
@@ -62,6 +64,8 @@ static int normalise(fb_retry_config *c) {
     if (c->jitter_us == 0) c->jitter_us = FB_US_PER_S;
     if (c->retry_after_us_max == 0) c->retry_after_us_max = 60 * FB_US_PER_S;
     if (c->ignore_zero_hint == FB_DEFAULT) c->ignore_zero_hint = FB_OFF;
+    if (c->hint_rate_limited_only == FB_DEFAULT) c->hint_rate_limited_only = FB_OFF;
+    if (c->rate_limit_needs_hint == FB_DEFAULT) c->rate_limit_needs_hint = FB_OFF;
     return FB_OK;
 }
 
@@ -256,6 +260,11 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
     const fb_retry_config *cfg = &p->cfg;
     if (s->attempt < UINT32_MAX) s->attempt++; /* the attempt that just failed */
     if (c == NULL || !c->retryable) return give_up(FB_GIVEUP_NOT_RETRYABLE);
+    bool limited = c->outcome == FB_OUT_RATE_LIMITED;
+    if (cfg->hint_rate_limited_only == FB_ON && !limited) hint_us = FB_TIME_NONE;
+    bool no_hint = hint_us < 0 || (hint_us == 0 && cfg->ignore_zero_hint == FB_ON);
+    if (cfg->rate_limit_needs_hint == FB_ON && limited && no_hint)
+        return give_up(FB_GIVEUP_NOT_RETRYABLE);
     if (budget != NULL) fb_budget_on_failure(budget, c->outcome, now_us);
 
     uint32_t n = s->attempt; /* the retry about to be decided */

@@ -114,9 +114,13 @@ typedef struct fb_retry_config {
     fb_retry_after_policy retry_after; /* default MAX */
     fb_time_us retry_after_us_max;     /* cap on a header's delay; default 60 s */
     fb_above_max above_max;            /* a header above the cap; default CLAMP */
-    fb_switch ignore_zero_hint;    /* a header of 0 counts as none (openai-python 0 < d); default
-                                      OFF: 0 means retry now */
-    double retry_after_jitter;     /* when the header decides: header * U(1, 1 + f); default 0 */
+    fb_switch ignore_zero_hint;       /* a header of 0 counts as none (openai-python 0 < d); default
+                                         OFF: 0 means retry now */
+    double retry_after_jitter;        /* when the header decides: header * U(1, 1 + f); default 0 */
+    fb_switch hint_rate_limited_only; /* a hint counts only on a RATE_LIMITED failure (LangChain JS
+                                         reads Retry-After on 429s alone); default OFF: on any */
+    fb_switch rate_limit_needs_hint;  /* a RATE_LIMITED failure without a hint is not retried
+                                         (LangChain JS AsyncCaller); default OFF: it is */
     fb_time_us attempt_timeout_us; /* per-attempt timeout; 0 = none (informational for callers) */
     fb_time_us deadline_us;        /* overall, from the first attempt's start; 0 = none */
 } fb_retry_config;
@@ -151,7 +155,8 @@ void fb_retry_begin(fb_retry_state *s, fb_time_us now_us);
  * give up? This is the only call that counts attempts.
  * `hint_us` is the server's delay (fb_retry_after_hint(), retry_after.h) or
  * FB_TIME_NONE (any negative value means none). `budget` and `rng` may be NULL (no budget;
- * jitter then behaves as NONE). Checks, in order: not retryable; attempts
+ * jitter then behaves as NONE). Checks, in order: not retryable (including a
+ * RATE_LIMITED failure without a hint under rate_limit_needs_hint); attempts
  * exhausted; the delay (backoff, jitter, Retry-After policy; a header above
  * retry_after_us_max is clamped, gives up or is disregarded, as above_max says); the deadline
  * (give up when now + delay >= start + deadline_us); the budget last.

@@ -7,6 +7,14 @@
 
 static const sim_preset *const catalog[] = {
     &sim_preset_openai_python,
+    &sim_preset_openai_node,
+    &sim_preset_anthropic_python,
+    &sim_preset_anthropic_node,
+    &sim_preset_vercel_ai,
+    &sim_preset_langchain_python_retry,
+    &sim_preset_langchain_python_fallbacks,
+    &sim_preset_langchain_js,
+    &sim_preset_langchain_js_fallbacks,
     NULL,
 };
 

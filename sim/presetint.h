@@ -15,6 +15,14 @@
 
 /* preset_sdk.c */
 extern const sim_preset sim_preset_openai_python;
+extern const sim_preset sim_preset_openai_node;
+extern const sim_preset sim_preset_anthropic_python;
+extern const sim_preset sim_preset_anthropic_node;
+extern const sim_preset sim_preset_vercel_ai;
+extern const sim_preset sim_preset_langchain_python_retry;
+extern const sim_preset sim_preset_langchain_python_fallbacks;
+extern const sim_preset sim_preset_langchain_js;
+extern const sim_preset sim_preset_langchain_js_fallbacks;
 
 /* The value of parameter `name` if it was given, else NULL. */
 const sim_param_value *preset_given(const sim_preset *p, const sim_param_value *v,

@@ -146,16 +146,22 @@ static const lay *layer_at(const sim *s, const req *r, uint32_t depth) {
     return &s->lays[r->stack->layer[depth]];
 }
 
-/* A result as layer L sees it: its classifier, then its retry_on list, which decides alone. */
+/* A result as layer L sees it: its classifier, then its lists (sim_layer_classify). */
 static fb_class classify_at(const lay *L, const fb_reply *rep) {
-    fb_class c = fb_classify(&L->classifier, rep);
-    const sim_layer *cfg = L->cfg;
-    if (!cfg->has_retry_on) return c;
-    bool listed = (cfg->retry_on_outcomes >> c.outcome) & 1u;
-    for (uint32_t i = 0; i < cfg->retry_on_count && !listed; i++)
-        listed = rep->status == cfg->retry_on_statuses[i];
-    c.retryable = listed && c.outcome != FB_OUT_SUCCESS;
-    return c;
+    return sim_layer_classify(L->cfg, &L->classifier, rep);
+}
+
+/* Layer `depth` received a result: the last, and the first if it is. */
+static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end cause) {
+    if (!h->has_last) {
+        h->first = *rep;
+        h->first_hint_us = hint;
+        h->first_cause = cause;
+    }
+    h->last = *rep;
+    h->last_hint_us = hint;
+    h->has_last = true;
+    h->cause = cause;
 }
 
 /* What a layer may choose from: its target, the provider chosen outside, or the chain. */
@@ -289,8 +295,9 @@ static void raise_outside(sim *s, uint32_t ri, uint32_t depth, const fb_fallback
     if (d->stop == FB_STOP_SUCCESS) {
         rep.status = 200;
     } else if (h->has_last && d->stop != FB_STOP_BREAKER_OPEN && d->stop != FB_STOP_RATE_LIMITED) {
-        rep = h->last;
-        hint = h->last_hint_us;
+        bool first = layer_at(s, r, depth)->cfg->raise_first;
+        rep = first ? h->first : h->last;
+        hint = first ? h->first_hint_us : h->last_hint_us;
     } else if (d->stop == FB_STOP_CONTEXT_LENGTH) {
         rep.status = 400;
         rep.error_kind = FB_ERRKIND_CONTEXT_LENGTH;
@@ -306,7 +313,8 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision
     hop *h = &r->hops[depth];
     sim_end end = end_of(d.stop);
     /* a layer that ran out of tries on a failure from inside ends with that failure */
-    if (end == SIM_END_EXHAUSTED && h->has_last && h->cause < SIM_END_COUNT) end = h->cause;
+    sim_end cause = layer_at(s, r, depth)->cfg->raise_first ? h->first_cause : h->cause;
+    if (end == SIM_END_EXHAUSTED && h->has_last && cause < SIM_END_COUNT) end = cause;
     h->active = false;
     h->serial++;
     stat_policy(s, r, depth);
@@ -360,10 +368,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     hop *h = &r->hops[depth];
     const lay *L = layer_at(s, r, depth);
     h->serial++; /* its timeout, if any, is moot */
-    h->last = *rep;
-    h->last_hint_us = hint;
-    h->has_last = true;
-    h->cause = cause;
+    keep_result(h, rep, hint, cause);
     r->state = R_CALLING;
     fb_class c = classify_at(L, rep);
     fb_fallback_decision d =
@@ -386,10 +391,7 @@ void deliver(sim *s, uint32_t ai) {
     r->attempt = 0;
     uint32_t inner = r->stack->depth - 1;
     hop *h = &r->hops[inner];
-    h->last = reply;
-    h->last_hint_us = hint;
-    h->has_last = true;
-    h->cause = SIM_END_COUNT; /* a provider's answer, not a layer's */
+    keep_result(h, &reply, hint, SIM_END_COUNT); /* a provider's answer, not a layer's */
     fb_class c = classify_at(layer_at(s, r, inner), &reply);
     stat_outcome(s, pi, c.outcome);
     if (reply.after_first_token) {

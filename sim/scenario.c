@@ -322,6 +322,35 @@ int sim_scenario_variant(const sim_scenario *sc, const char *name) {
     return -1;
 }
 
+static bool status_in(const int *list, uint32_t n, int status) {
+    for (uint32_t i = 0; i < n; i++)
+        if (list[i] == status) return true;
+    return false;
+}
+
+/* Is the reply in a list: its outcome's bit (or the connection bit), a status, or >= from? */
+static bool listed(uint32_t outcomes, const int *statuses, uint32_t n, int from, fb_outcome o,
+                   const fb_reply *rep) {
+    bool conn = rep->transport == FB_TRANSPORT_CONNECT || rep->transport == FB_TRANSPORT_RESET ||
+                rep->transport == FB_TRANSPORT_OTHER;
+    return ((outcomes >> o) & 1u) || (conn && (outcomes & SIM_ON_CONNECTION)) ||
+           status_in(statuses, n, rep->status) || (from > 0 && rep->status >= from);
+}
+
+fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep) {
+    fb_class c = fb_classify(cl, rep);
+    bool failed = c.outcome != FB_OUT_SUCCESS;
+    if (L->has_retry_on)
+        c.retryable = failed && listed(L->retry_on_outcomes, L->retry_on_statuses,
+                                       L->retry_on_count, L->retry_on_status_from, c.outcome, rep);
+    if (status_in(L->no_retry_statuses, L->no_retry_count, rep->status)) c.retryable = false;
+    if (L->has_fallback_on)
+        c.may_fallback =
+            failed && listed(L->fallback_on_outcomes, L->fallback_on_statuses, L->fallback_on_count,
+                             L->fallback_on_status_from, c.outcome, rep);
+    return c;
+}
+
 const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls) {
     return cls < SIM_CLASSES_MAX && pol->class_stack[cls].depth > 0 ? &pol->class_stack[cls]
                                                                     : &pol->stack;

@@ -160,6 +160,9 @@ typedef enum sim_role {
 } sim_role;
 
 #define SIM_RETRY_ON_MAX 16
+/* In retry_on_outcomes and fallback_on_outcomes: a connection failure (refused, reset, other
+   transport errors; not timeouts or refusals by a layer inside). Presets only. */
+#define SIM_ON_CONNECTION (1u << 31)
 
 typedef struct sim_layer {
     char name[SIM_NAME_MAX];
@@ -179,6 +182,18 @@ typedef struct sim_layer {
     uint32_t retry_on_outcomes; /* 1 << fb_outcome */
     int retry_on_statuses[SIM_RETRY_ON_MAX];
     uint32_t retry_on_count;
+    int retry_on_status_from; /* presets: every status >= this retries too; 0 = none */
+    /* presets: statuses that never retry, whatever the lists above say (LangChain JS) */
+    int no_retry_statuses[SIM_RETRY_ON_MAX];
+    uint32_t no_retry_count;
+    /* presets: only these outcomes and statuses may fall back (LangChain's exceptions_to_handle);
+       fallback_on_status_from > 0 adds every status >= it */
+    bool has_fallback_on;
+    uint32_t fallback_on_outcomes; /* 1 << fb_outcome */
+    int fallback_on_statuses[SIM_RETRY_ON_MAX];
+    uint32_t fallback_on_count;
+    int fallback_on_status_from;
+    bool raise_first; /* a routing layer that gives up raises its first failure, not its last */
     bool context_check;
     bool degraded;
     sim_dist degraded_latency_us;
@@ -204,6 +219,12 @@ typedef struct sim_policy {
     sim_stack stack;                        /* every class's, unless... */
     sim_stack class_stack[SIM_CLASSES_MAX]; /* ... the class has its own (depth > 0) */
 } sim_policy;
+
+/*
+ * A reply as layer L sees it: its classifier, then its retry_on list (which
+ * decides alone), its no-retry statuses and its fallback_on list.
+ */
+fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep);
 
 /* The stack requests of class `cls` pass through. */
 const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls);

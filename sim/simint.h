@@ -67,7 +67,10 @@ typedef struct hop {
     fb_reply last; /* the last result it received: what it raises when it gives up */
     fb_time_us last_hint_us;
     bool has_last;
-    sim_end cause;   /* how the layer inside ended, when it raised `last`; SIM_END_COUNT: none */
+    sim_end cause;  /* how the layer inside ended, when it raised `last`; SIM_END_COUNT: none */
+    fb_reply first; /* the first result it received (raised instead under raise_first) */
+    fb_time_us first_hint_us;
+    sim_end first_cause;
     bool active;     /* between its begin and its end */
     uint8_t target;  /* its current attempt's provider (an outer layer's: 0, the layer inside) */
     uint32_t serial; /* names its pending timeout or resume; moves on when either is moot */

@@ -40,5 +40,16 @@ contains "$ERR" "(did you mean 'max_retries'?)" "... with the library's key as t
 sed 's/"preset": "openai-python"/"preset": "openai-python", "timeout": "30s"/' "$T/openai-python.json" >"$T/bad3.json"
 expect_exit 2 "a value in the wrong unit exits 2" "$FUSEBOX" validate "$T/bad3.json"
 contains "$ERR" "variants.v.layers[0].timeout: openai-python: timeout is a number" "... saying what the library takes"
+# the SDK family: the library's camelCase key, and its unit (milliseconds in Node)
+sed 's/"preset": "openai-python"/"preset": "langchain-js", "max_retries": 2/' "$T/openai-python.json" >"$T/bad-js.json"
+expect_exit 2 "langchain-js: a snake_case key exits 2" "$FUSEBOX" validate "$T/bad-js.json"
+contains "$ERR" "variants.v.layers[0].max_retries: langchain-js (@langchain/core (npm) 1.2.5" "... naming the path, the preset and its version"
+contains "$ERR" "(did you mean 'maxRetries'?)" "... suggesting the library's camelCase key"
+sed 's/"preset": "openai-python"/"preset": "openai-node", "timeout": "30s"/' "$T/openai-python.json" >"$T/bad-node.json"
+expect_exit 2 "openai-node: a timeout that is not a number exits 2" "$FUSEBOX" validate "$T/bad-node.json"
+contains "$ERR" "variants.v.layers[0].timeout: openai-node: timeout is a number" "... in the library's unit"
+sed 's/"preset": "openai-python"/"preset": "langchain-python-retry", "exponential_jitter_params": {"intial": 2}/' "$T/openai-python.json" >"$T/bad-lc.json"
+expect_exit 2 "langchain-python-retry: a bad ExponentialJitterParams key exits 2" "$FUSEBOX" validate "$T/bad-lc.json"
+contains "$ERR" "exponential_jitter_params has no 'intial' (did you mean 'initial'?)" "... with a did-you-mean"
 expect_exit 2 "fusebox presets NAME for an unknown name exits 2" "$FUSEBOX" presets nope
 finish
