@@ -2,12 +2,11 @@
  * load_variants.c - the "policy" and "variants" sections.
  *
  * Each variant is the base policy with the variant's own keys deep-merged
- * over it. A variant is either one layer (its policy keys) or a stack of
- * layers ("layers", outermost first), and traffic classes may have stacks
- * of their own ("classes"), made of new layers or of the variant's by name
- * (a gateway that several classes share keeps one state). Then every stack
- * is checked: one routing layer, roles that agree where a layer is shared,
- * degraded answers only outermost, resumed streams only innermost.
+ * over it (unless it says "inherit_policy": false). A variant is either one layer (its policy keys)
+ * or a stack of layers ("layers", outermost first), and traffic classes may have stacks of their
+ * own ("classes"), made of new layers or of the variant's by name (a gateway that several classes
+ * share keeps one state). Then every stack is checked: one routing layer, roles that agree where a
+ * layer is shared, degraded answers only outermost, resumed streams only innermost.
  */
 #include "sim/loadint.h"
 
@@ -265,8 +264,15 @@ static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy 
                           "'-' (expectations refer to them)");
     int rc = ld_need_object(P, v);
     if (rc != FB_OK) return rc;
-    cJSON *m = merge(base, v);
+    /* "inherit_policy": false, a stack of its own (fusebox run --policy adds one) */
+    bool inherit = true;
+    rc = ld_get_bool(P, v, "inherit_policy", &inherit);
+    if (rc != FB_OK) return rc;
+    cJSON *none = inherit ? NULL : cJSON_CreateObject();
+    cJSON *m = merge(inherit ? base : none, v);
+    cJSON_Delete(none);
     if (m == NULL) rc = ld_fail(P, "out of memory");
+    if (rc == FB_OK) cJSON_DeleteItemFromObjectCaseSensitive(m, "inherit_policy");
     snprintf(pol->name, SIM_NAME_MAX, "%s", v->string);
     if (rc == FB_OK) rc = parse_stacks(P, m, pol);
     cJSON_Delete(m);
