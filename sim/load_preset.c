@@ -213,6 +213,8 @@ int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
     }
     if (rc != FB_OK) return rc;
     ld_layer_defaults(P->sc, L);
+    /* a library calls the one endpoint it is given; a preset that routes sets its chain */
+    if (L->order_len > 1) L->order_len = 1;
     char msg[400] = "";
     rc = p->apply(p, values, P->sc, L, msg, sizeof msg);
     if (rc != FB_OK) return ld_fail(P, "%s: %s", p->name, msg[0] ? msg : "invalid parameters");

@@ -303,6 +303,13 @@ int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
         ld_pop(P, old);
         return rc;
     }
+    if (base && ld_field(base, "inherit_policy")) {
+        size_t old = ld_push_key(P, "policy");
+        ld_push_key(P, "inherit_policy");
+        rc = ld_fail(P, "unknown key 'inherit_policy' (a variant's key: it keeps this policy out)");
+        ld_pop(P, old);
+        return rc;
+    }
     cJSON *empty = NULL;
     if (base == NULL) base = empty = cJSON_CreateObject();
     if (vars == NULL) {
