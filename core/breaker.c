@@ -43,7 +43,8 @@ static bool enums_valid(const fb_breaker_config *c) {
            (unsigned)c->evaluate <= FB_EVAL_AT_ADMISSION &&
            (unsigned)c->bucket_anchor <= FB_BUCKETS_STATE_START &&
            (unsigned)c->cancelled_as <= FB_EFFECT_FAILURE &&
-           (unsigned)c->half_open_expiry <= FB_EXPIRE_TO_CLOSED;
+           (unsigned)c->half_open_expiry <= FB_EXPIRE_TO_CLOSED &&
+           (unsigned)c->window_scope <= FB_WINDOW_FIRES;
 }
 
 /* Zero -> default, then range checks. Validates a copy: *b is untouched on error. */
@@ -66,7 +67,8 @@ static int normalise(fb_breaker_config *c) {
     if (!c->window_calls) c->window_calls = DEFAULT_WINDOW_CALLS;
     if (!c->window_us) c->window_us = DEFAULT_WINDOW_US;
     if (!c->window_buckets) c->window_buckets = DEFAULT_WINDOW_BUCKETS;
-    if (!c->minimum_calls) c->minimum_calls = DEFAULT_MINIMUM_CALLS;
+    if (!c->minimum_calls && c->window_scope != FB_WINDOW_FIRES)
+        c->minimum_calls = DEFAULT_MINIMUM_CALLS;
     if (c->failure_rate == 0.0) c->failure_rate = DEFAULT_FAILURE_RATE;
     if (c->slow_rate == 0.0) c->slow_rate = DEFAULT_SLOW_RATE;
     if (!c->half_open_permits) c->half_open_permits = DEFAULT_PERMITS;
@@ -79,6 +81,10 @@ static int normalise(fb_breaker_config *c) {
     if (c->honor_hint == FB_DEFAULT) c->honor_hint = FB_OFF;
 
     if (c->window_us % (fb_time_us)c->window_buckets != 0) return FB_EINVAL;
+    if (c->window_scope == FB_WINDOW_FIRES &&
+        (c->mode != FB_BREAKER_MODE_TIME_WINDOW || c->bucket_anchor != FB_BUCKETS_EPOCH ||
+         c->slow_us > 0 || c->probe_verdict != FB_VERDICT_FIRST_FAILURE))
+        return FB_EINVAL;
     if (c->open_us_max < c->open_us) return FB_ERANGE;
     if (c->mode == FB_BREAKER_MODE_COUNT_WINDOW && c->minimum_calls > c->window_calls)
         c->minimum_calls = c->window_calls;
@@ -309,7 +315,7 @@ static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time
     } else if (to == FB_BREAKER_FORCED_OPEN) {
         b->open_until_us = FB_TIME_MAX;
     }
-    clear_window(b, now_us);
+    if (b->cfg.window_scope != FB_WINDOW_FIRES) clear_window(b, now_us);
     b->probes_in_use = 0;
     b->probe_successes = 0;
     b->probes_admitted = 0;
@@ -468,7 +474,22 @@ static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *perm
     return false;
 }
 
+/* FB_WINDOW_FIRES: a call made or refused is counted in the bucket of now (opossum's fires). */
+static void count_fire(fb_breaker *b, fb_time_us now_us) {
+    advance(b, now_us);
+    b->buckets[b->ring_head].calls++;
+    b->calls++;
+}
+
+/* FB_WINDOW_FIRES: a failure reported in any state, in the bucket of now. */
+static void count_fired_failure(fb_breaker *b, fb_time_us now_us) {
+    advance(b, now_us);
+    b->buckets[b->ring_head].failures++;
+    b->failures++;
+}
+
 bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
+    if (b->cfg.window_scope == FB_WINDOW_FIRES) count_fire(b, now_us);
     if (b->state == FB_BREAKER_CLOSED && b->cfg.evaluate != FB_EVAL_AT_ADMISSION &&
         (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW || in_newest_bucket(b, now_us))) {
         admit(b, permit, FB_PERMIT_CALL, 0, now_us);
@@ -520,10 +541,12 @@ static void record_half_open(fb_breaker *b, const fb_breaker_permit *p, bool own
     if (r->effect != FB_EFFECT_SUCCESS && r->effect != FB_EFFECT_FAILURE) return;
     bool failed = r->effect == FB_EFFECT_FAILURE;
     bool slow = is_slow(b, r->duration_us);
-    b->calls++;
-    b->failures += failed;
-    b->slow += slow;
-    b->consecutive_failures = failed || slow ? b->consecutive_failures + 1 : 0;
+    if (b->cfg.window_scope != FB_WINDOW_FIRES) { /* FIRES: the window counted it already */
+        b->calls++;
+        b->failures += failed;
+        b->slow += slow;
+        b->consecutive_failures = failed || slow ? b->consecutive_failures + 1 : 0;
+    }
     judge_probes(b, failed || slow, r->hint_us, now_us);
 }
 
@@ -533,7 +556,8 @@ static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_br
     if (r->effect != FB_EFFECT_SUCCESS && r->effect != FB_EFFECT_FAILURE) return;
     bool failed = r->effect == FB_EFFECT_FAILURE;
     advance(b, now_us);
-    count_outcome(b, failed, is_slow(b, r->duration_us), p->admitted_us, now_us);
+    if (b->cfg.window_scope != FB_WINDOW_FIRES) /* FIRES: the window counted it already */
+        count_outcome(b, failed, is_slow(b, r->duration_us), p->admitted_us, now_us);
     fb_evaluate when = b->cfg.evaluate;
     if (when == FB_EVAL_EVERY_RECORD || (when == FB_EVAL_ON_FAILURE && failed))
         evaluate(b, now_us, r->hint_us);
@@ -553,6 +577,8 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
         }
         b->stats.late++;
     }
+    if (b->cfg.window_scope == FB_WINDOW_FIRES && result.effect == FB_EFFECT_FAILURE)
+        count_fired_failure(b, now_us);
     if (b->state == FB_BREAKER_HALF_OPEN)
         record_half_open(b, permit, !late, &result, now_us);
     else if (records_window(b->state))
@@ -571,6 +597,7 @@ int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_
     b->first_event =
         c.mode == FB_BREAKER_MODE_TIME_WINDOW && c.bucket_anchor == FB_BUCKETS_FIRST_EVENT;
     b->generation = 1;
+    clear_window(b, now_us); /* enter() leaves a FIRES window alone */
     enter(b, c.initial, now_us, FB_TIME_NONE, FB_TIME_NONE);
     return FB_OK;
 }

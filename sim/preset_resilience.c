@@ -565,10 +565,13 @@ static const char *const opossum_rules[] = {
     "failure",
     "every rejected promise is a failure (errorFilter returns false): in HTTP terms every error "
     "answer",
-    "after each failure: open when calls >= volumeThreshold and failures / calls * 100 > "
-    "errorThresholdPercentage (strictly more)",
-    "the window is rollingCountTimeout in rollingCountBuckets buckets rotated every "
-    "rollingCountTimeout / rollingCountBuckets ms from the breaker's creation (time 0)",
+    "after each failure: open when fires >= volumeThreshold and failures / fires * 100 > "
+    "errorThresholdPercentage (strictly more); fires are every call made or rejected, counted "
+    "when fired (so a rejected call and one still in flight count), failures when they fail, "
+    "in whatever state",
+    "the window is rollingCountBuckets buckets of Math.floor(rollingCountTimeout / "
+    "rollingCountBuckets) ms rotated by a timer from the breaker's creation (time 0); it is "
+    "never cleared, not even when the breaker opens or closes",
     "resetTimeout: half-open by a timer at the deadline; the first call then is the trial, the "
     "rest are rejected; any success closes it, any failure opens it, whichever call it comes "
     "from",
@@ -577,9 +580,6 @@ static const char *const opossum_rules[] = {
 };
 
 static const char *const opossum_not_modelled[] = {
-    "the denominator is fires in opossum (rejected and in-flight calls included) and results "
-    "in fusebox",
-    "opossum never clears its window on a transition; fusebox starts a fresh one",
     "allowWarmUp, capacity (the semaphore), errorFilter, fallbacks, caches, coalescing",
     "a timed-out call's action keeps running in opossum (it is not cancelled unless an "
     "AbortController is given)",
@@ -612,17 +612,20 @@ static int opossum_apply(const sim_preset *p, const sim_param_value *v, const si
     fb_breaker_config b;
     memset(&b, 0, sizeof b);
     b.mode = FB_BREAKER_MODE_TIME_WINDOW;
-    b.window_us = us_or(p, v, "rollingCountTimeout", 10 * FB_US_PER_S);
+    /* Status rotates a bucket every Math.floor(rollingCountTimeout / rollingCountBuckets) ms. */
     b.window_buckets = (uint32_t)num_or(p, v, "rollingCountBuckets", 10);
-    if (b.window_us % b.window_buckets != 0) {
-        snprintf(msg, msglen, "rollingCountTimeout must divide into rollingCountBuckets buckets");
+    fb_time_us bucket_ms =
+        us_or(p, v, "rollingCountTimeout", 10 * FB_US_PER_S) / FB_US_PER_MS / b.window_buckets;
+    if (bucket_ms < 1) {
+        snprintf(msg, msglen, "rollingCountTimeout / rollingCountBuckets is under 1 ms");
         return FB_EINVAL;
     }
+    b.window_us = bucket_ms * FB_US_PER_MS * b.window_buckets;
     b.bucket_anchor = FB_BUCKETS_EPOCH;
+    b.window_scope = FB_WINDOW_FIRES; /* fires, rejections included; never cleared */
     b.failure_rate = rate_of_percent(num_or(p, v, "errorThresholdPercentage", 50));
     b.trip_compare = FB_CMP_PASS;
-    uint32_t vol = (uint32_t)num_or(p, v, "volumeThreshold", 0);
-    b.minimum_calls = vol ? vol : 1;
+    b.minimum_calls = (uint32_t)num_or(p, v, "volumeThreshold", 0);
     b.evaluate = FB_EVAL_ON_FAILURE;
     b.open_us = us_or(p, v, "resetTimeout", 30 * FB_US_PER_S);
     b.open_us_max = b.open_us;
