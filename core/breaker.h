@@ -27,7 +27,9 @@
  * allow()/poll() whenever the time window drops buckets (expiring successes
  * can raise the rate). record() drops expired buckets, adds its outcome, then
  * evaluates once. The window (and the consecutive run) is cleared on every
- * state change. IGNORE results and rejected calls are counted nowhere.
+ * state change. IGNORE results and rejected calls are counted nowhere
+ * (window_scope FIRES, opossum's rule: every allow() is a call, and the
+ * window is never cleared).
  *
  * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() with
  * now >= open_until. HALF_OPEN admits `half_open_permits` concurrent probes,
