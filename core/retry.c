@@ -23,7 +23,8 @@ static bool enums_valid(const fb_retry_config *c) {
            (unsigned)c->cap_order <= FB_CAP_AFTER_JITTER &&
            (unsigned)c->retry_after <= FB_RETRY_AFTER_AS_IS &&
            (unsigned)c->above_max <= FB_ABOVE_MAX_BACKOFF &&
-           (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF;
+           (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF &&
+           (unsigned)c->retry_rejected <= FB_OFF;
 }
 
 /* A value in microseconds rounded to the configured resolution (none: unchanged). */

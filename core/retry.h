@@ -117,6 +117,9 @@ typedef struct fb_retry_config {
     fb_switch ignore_zero_hint;    /* a header of 0 counts as none (openai-python 0 < d); default
                                       OFF: 0 means retry now */
     double retry_after_jitter;     /* when the header decides: header * U(1, 1 + f); default 0 */
+    fb_switch retry_rejected;      /* a call the caller's own breaker rejects is a failed attempt
+                                      to retry (resilience4j, Polly, cockatiel retry every
+                                      exception, the breaker's too); default OFF: skipped */
     fb_time_us attempt_timeout_us; /* per-attempt timeout; 0 = none (informational for callers) */
     fb_time_us deadline_us;        /* overall, from the first attempt's start; 0 = none */
 } fb_retry_config;

@@ -147,13 +147,13 @@ static const char *const r4j_rules[] = {
     "waitDuration is given (CommonRetryConfigurationProperties.configureRetryIntervalFunction); "
     "without it the wait is 500 ms constant",
     "Retry-After is not read",
+    "a call the breaker rejects (CallNotPermittedException) is an exception like any other: "
+    "Retry counts it as an attempt and retries it after the wait, so a request can wait "
+    "through an open breaker into half-open",
     NULL,
 };
 
 static const char *const r4j_not_modelled[] = {
-    "a rejected call (CallNotPermittedException) is retried by Retry like any exception: "
-    "fusebox's layer ends the request with breaker_open instead of waiting for the next "
-    "attempt",
     "recordExceptions, ignoreExceptions, retryExceptions, ignoreExceptions: every error answer "
     "counts and is retried",
     "half-open with automaticTransitionFromOpenToHalfOpenEnabled starts at the first call "
@@ -177,6 +177,7 @@ static void r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_co
     bool random = wait && flag(p, v, "enableRandomizedWait");
     double f = num_or(p, v, "randomizedWaitFactor", 0.5);
     r->attempts = (uint32_t)num_or(p, v, "maxAttempts", 3);
+    r->retry_rejected = FB_ON;       /* CallNotPermittedException is an exception like any other */
     r->resolution_us = FB_US_PER_MS; /* IntervalFunction works in whole milliseconds */
     r->rounding = FB_ROUND_DOWN;
     r->delay_us_max = FB_TIME_MAX;
@@ -298,6 +299,8 @@ static const char *const polly_rules[] = {
     "Exponential 2^k * Delay; UseJitter: Constant and Linear d + U(-0.25 d, 0.25 d), "
     "Exponential DecorrelatedJitterBackoffV2; then capped at MaxDelay",
     "Retry-After is not read (that takes a DelayGenerator)",
+    "a call the breaker rejects (BrokenCircuitException) is handled by the retry like any "
+    "exception: it counts as an attempt and is retried after the delay",
     "the breaker samples SamplingDuration in 10 windows, each starting at the first call that "
     "finds the newest one SamplingDuration / 10 old; it opens when, after a failure, "
     "throughput >= MinimumThroughput and failures / throughput >= FailureRatio",
@@ -309,8 +312,6 @@ static const char *const polly_rules[] = {
 };
 
 static const char *const polly_not_modelled[] = {
-    "a rejected call (BrokenCircuitException) is retried by the retry like any exception: "
-    "fusebox's layer ends the request with breaker_open instead",
     "ShouldHandle predicates other than the default, DelayGenerator, BreakDurationGenerator, "
     "ManualControl, the timeout and rate-limiter strategies",
     "Polly's 100 ns ticks (fusebox counts microseconds); a SamplingDuration under 200 ms (one "
@@ -323,6 +324,7 @@ static fb_time_us polly_retry(const sim_preset *p, const sim_param_value *v, fb_
     int k = kind ? kind->word : 0;
     r->attempts = 0;
     r->retries = (uint32_t)num_or(p, v, "MaxRetryAttempts", 3);
+    r->retry_rejected = FB_ON; /* BrokenCircuitException is handled like any exception */
     r->base_us = us_or(p, v, "Delay", 2 * FB_US_PER_S);
     r->backoff = k == 0 ? FB_BACKOFF_CONSTANT : k == 1 ? FB_BACKOFF_LINEAR : FB_BACKOFF_EXPONENTIAL;
     if (r->base_us == 0) r->backoff = FB_BACKOFF_NONE;
@@ -693,7 +695,8 @@ static const char *const cockatiel_rules[] = {
     "\"backoff\": \"ExponentialBackoff\" with those keys beside it, breaker: new "
     "ConsecutiveBreaker(n) is \"consecutive\": n",
     "maxAttempts counts retries (retries < maxAttempts), default Infinity",
-    "handleAll: every error answer is retried and is a breaker failure",
+    "handleAll: every error answer is retried and is a breaker failure, and a call the breaker "
+    "rejects (BrokenCircuitError) is retried too",
     "ConstantBackoff(interval) waits interval ms (retry's default: 0); ExponentialBackoff's "
     "decorrelatedJitterGenerator: t = attempt + random(), next = exponent^t * tanh(sqrt(4 t)), "
     "delay min(max(0, next - prev) / 1.4 * initialDelay, maxDelay); noJitterGenerator "
@@ -707,8 +710,6 @@ static const char *const cockatiel_rules[] = {
 };
 
 static const char *const cockatiel_not_modelled[] = {
-    "a rejected call (BrokenCircuitError) is retried by handleAll: fusebox's layer ends the "
-    "request with breaker_open instead",
     "calls during the half-open trial wait for its verdict in cockatiel; fusebox rejects them",
     "a late result: cockatiel counts it with the state it was admitted in (a late failure can "
     "re-open a half-open breaker, a late success never closes it); fusebox counts it with the "
@@ -754,6 +755,7 @@ static int cockatiel_apply(const sim_preset *p, const sim_param_value *v, const 
     r->retries = retries;
     cockatiel_backoff(p, v, r);
     no_retry_after(r);
+    r->retry_rejected = FB_ON; /* handleAll handles BrokenCircuitError too */
     fb_breaker_config b;
     memset(&b, 0, sizeof b);
     b.mode = FB_BREAKER_MODE_CONSECUTIVE;

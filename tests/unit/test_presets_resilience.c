@@ -19,6 +19,7 @@
 
 #include "core/breaker.h"
 #include "core/classify.h"
+#include "core/fallback.h"
 #include "core/retry.h"
 #include "core/rng.h"
 #include "sim/scenario.h"
@@ -115,6 +116,32 @@ static uint32_t calls_made(const sim_layer *L, int status, uint64_t seed, fb_tim
         if (delays) delays[n - 1] = d.delay_us;
     }
     return cap + 1;
+}
+
+/*
+ * One request through the layer's retry and its (open) breaker together: how many tries it
+ * makes before it ends, each rejected, and when it ends (core/fallback.c, as the sim runs it).
+ */
+static int tries_while_open(const layer_case *lc, fb_breaker *b, fb_time_us start,
+                            fb_time_us *end) {
+    fb_retry_policy pol;
+    assert_int_equal(fb_retry_policy_init(&pol, &lc->L->retry), FB_OK);
+    fb_fallback_config fc = {.provider_count = 1, .retry = &pol};
+    fc.providers[0].breaker = b;
+    fb_fallback fb;
+    assert_int_equal(fb_fallback_init(&fb, &fc), FB_OK);
+    fb_fallback_request req;
+    fb_time_us now = start;
+    fb_fallback_decision d = fb_fallback_begin(&fb, &req, 1, NULL, 0, now);
+    int tries = 1;
+    for (; d.action == FB_ACT_WAIT; tries++) {
+        now += d.delay_us;
+        d = fb_fallback_resume(&fb, &req, now);
+    }
+    *end = now;
+    if (d.action == FB_ACT_ATTEMPT) return -tries; /* got through on try number -n */
+    assert_string_equal(fb_stop_name(d.stop), "breaker_open");
+    return tries;
 }
 
 /* ---- resilience4j 2.4.0 ---- */
@@ -322,6 +349,26 @@ static void r4j_time_based_window_and_slow_calls(void **state) {
                  "did you mean 'failureRateThreshold'");
 }
 
+/*
+ * Retry(CircuitBreaker(call)): RetryImpl retries every exception (retryExceptions empty), the
+ * breaker's CallNotPermittedException too, so a rejected call is an attempt waited for.
+ */
+static void r4j_rejected_calls_are_attempts_of_the_retry(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"resilience4j\", \"minimumNumberOfCalls\": 1, "
+                                 "\"waitDurationInOpenState\": \"5s\"");
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0); /* open until 5 s */
+    fb_time_us end;
+    assert_int_equal(tries_while_open(&lc, &b, 1 * S, &end), 3);
+    assert_int_equal(end, 2 * S); /* 1 s + 2 x 500 ms */
+    /* at 4.5 s: rejected, then 5 s (still open: isAfter), then 5.5 s: half-open, through */
+    assert_int_equal(tries_while_open(&lc, &b, 4500 * MS, &end), -3);
+    assert_int_equal(end, 5500 * MS);
+    sim_scenario_free(lc.sc);
+}
+
 /* ---- Polly 8.7.0 ---- */
 
 /* RetryConstants.DefaultRetryCount = 3 retries: 4 calls, where resilience4j's 3 makes 3. */
@@ -405,6 +452,23 @@ static void polly_half_open_at_break_duration_one_trial(void **state) {
     rejected(&b, 600 * S);                               /* no lease: the trial holds half-open */
     result(&b, &trial, FB_EFFECT_CANCELLED, 0, 601 * S); /* unhandled: a success, closes */
     state_is(&b, FB_BREAKER_CLOSED);
+    sim_scenario_free(lc.sc);
+}
+
+/* The retry's default ShouldHandle handles BrokenCircuitException: 4 tries, 2 s apart. */
+static void polly_retry_handles_broken_circuit_exceptions(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"polly\", \"MinimumThroughput\": 2, "
+                                 "\"FailureRatio\": 0.5");
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 2, FB_EFFECT_FAILURE, 0); /* broken until 5 s */
+    fb_time_us end;
+    assert_int_equal(tries_while_open(&lc, &b, 0, &end), -4); /* 0, 2 s, 4 s rejected; 6 s */
+    assert_int_equal(end, 6 * S);
+    sim_scenario_free(lc.sc);
+    lc = preset_layer("\"preset\": \"gobreaker\"");
+    assert_int_not_equal(lc.L->retry.retry_rejected, FB_ON); /* no retry to retry with */
     sim_scenario_free(lc.sc);
 }
 
@@ -533,11 +597,13 @@ int main(void) {
         cmocka_unit_test(r4j_automatic_transition_at_the_deadline),
         cmocka_unit_test(r4j_max_wait_in_half_open),
         cmocka_unit_test(r4j_time_based_window_and_slow_calls),
+        cmocka_unit_test(r4j_rejected_calls_are_attempts_of_the_retry),
         cmocka_unit_test(polly_max_retry_attempts_counts_retries),
         cmocka_unit_test(polly_backoff_types_and_max_delay),
         cmocka_unit_test(polly_jitter_on_constant_is_a_quarter_either_way),
         cmocka_unit_test(polly_opens_at_a_tenth_of_100_after_a_failure),
         cmocka_unit_test(polly_half_open_at_break_duration_one_trial),
+        cmocka_unit_test(polly_retry_handles_broken_circuit_exceptions),
         cmocka_unit_test(gobreaker_trips_on_the_6th_consecutive_failure),
         cmocka_unit_test(gobreaker_timeout_passes_the_deadline),
         cmocka_unit_test(gobreaker_max_requests_in_half_open),

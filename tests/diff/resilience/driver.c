@@ -16,6 +16,10 @@
  *   retry OUTCOME K        one request whose first K attempts end with OUTCOME (K = -1: all):
  *                          {"retry": n, "delay_us": d, "u": [draws]} per retry, then
  *                          {"attempts": n, "end": "success"|GIVEUP}
+ *   request T OUTCOME K    one request at T ms through the layer's retry and breaker together
+ *                          (core/fallback.c): its first K calls made end with OUTCOME, at once;
+ *                          each try prints {"t": ms, "call": "admitted"|"rejected"}, the end
+ *                          {"t": ms, "end": STOP}
  *
  * Every breaker transition prints {"t": ms, "from": S, "to": S}. With
  * --timers the breaker is polled every millisecond between calls, for
@@ -28,6 +32,7 @@
 
 #include "core/breaker.h"
 #include "core/classify.h"
+#include "core/fallback.h"
 #include "core/retry.h"
 #include "core/rng.h"
 #include "sim/scenario.h"
@@ -120,6 +125,39 @@ static void do_retry(run *R, const char *outcome, long k) {
     }
 }
 
+/* A rejection shows as a WAIT or DONE that no attempt preceded. */
+static void do_request(run *R, long long t_ms, const char *outcome, long k) {
+    fb_fallback fb;
+    fb_fallback_config fc = {.provider_count = 1, .retry = &R->pol, .rng = &R->rng};
+    fc.providers[0].breaker = &R->b;
+    if (fb_fallback_init(&fb, &fc) != FB_OK) return;
+    fb_fallback_request req;
+    fb_time_us now = (fb_time_us)t_ms * 1000;
+    advance_to(R, now);
+    fb_fallback_decision d = fb_fallback_begin(&fb, &req, 1, NULL, 0, now);
+    long sent = 0;
+    bool from_result = false; /* a WAIT or DONE from begin/resume is a rejection */
+    for (;;) {
+        if (d.action == FB_ACT_ATTEMPT) {
+            printf("{\"t\": %lld, \"call\": \"admitted\"}\n", (long long)(now / 1000));
+            sent++;
+            fb_reply rep = reply_of(k >= 0 && sent > k ? "ok" : outcome);
+            fb_class c = classify_at(R->L, &R->cl, &rep);
+            d = fb_fallback_result(&fb, &req, &c, FB_TIME_NONE, now);
+            from_result = true;
+            continue;
+        }
+        if (!from_result)
+            printf("{\"t\": %lld, \"call\": \"rejected\"}\n", (long long)(now / 1000));
+        if (d.action == FB_ACT_DONE) break;
+        now += d.delay_us;
+        advance_to(R, now);
+        d = fb_fallback_resume(&fb, &req, now);
+        from_result = false;
+    }
+    printf("{\"t\": %lld, \"end\": \"%s\"}\n", (long long)(now / 1000), fb_stop_name(d.stop));
+}
+
 static int load(const char *keys, sim_scenario **sc) {
     char text[4096];
     snprintf(text, sizeof text,
@@ -171,6 +209,8 @@ int main(int argc, char **argv) {
         int n = sscanf(line, "%15s %lld %15s %lld", what, &a, outcome, &b);
         if (n >= 3 && strcmp(what, "call") == 0 && R.has_breaker) {
             do_call(&R, a, outcome, n == 4 ? b : 0);
+        } else if (n == 4 && strcmp(what, "request") == 0 && R.has_breaker) {
+            do_request(&R, a, outcome, (long)b);
         } else if (sscanf(line, "%15s %15s %lld", what, outcome, &a) == 3 &&
                    strcmp(what, "retry") == 0) {
             do_retry(&R, outcome, (long)a);

@@ -27,9 +27,9 @@ function fusebox (c) {
 
 const parse = line => {
   const [what, a, b, c] = line.trim().split(/\s+/);
-  return what === 'call'
-    ? { what, t: Number(a), outcome: b, dur: Number(c || 0) }
-    : { what, outcome: a, k: Number(b) };
+  if (what === 'call') return { what, t: Number(a), outcome: b, dur: Number(c || 0) };
+  if (what === 'request') return { what, t: Number(a), outcome: b, k: Number(c) };
+  return { what, outcome: a, k: Number(b) };
 };
 
 // A call that ends with `outcome` after `dur` ms (a timeout never ends by itself).
@@ -93,6 +93,40 @@ async function cockatielRetry (c, clock, log, draws) {
   }
 }
 
+// wrap(retry, circuitBreaker): every try asks the breaker; handleAll retries its rejections too.
+async function cockatielWrap (c, clock, log) {
+  const ck = await import(pathToFileURL(modules + '/cockatiel/dist/index.js'));
+  const names = { [ck.CircuitState.Closed]: 'closed', [ck.CircuitState.Open]: 'open',
+    [ck.CircuitState.HalfOpen]: 'half_open' };
+  const cb = ck.circuitBreaker(ck.handleAll, {
+    halfOpenAfter: c.lib.halfOpenAfter,
+    breaker: new ck.ConsecutiveBreaker(c.lib.consecutive)
+  });
+  let state = 'closed';
+  cb.onStateChange(s => { log.push({ t: Date.now(), from: state, to: names[s] }); state = names[s]; });
+  const retry = ck.retry(ck.handleAll, { maxAttempts: c.lib.maxAttempts, backoff: backoffOf(ck, c.lib) });
+  const rejected = e => e instanceof ck.BrokenCircuitError;
+  retry.onRetry(r => { if (rejected(r.error)) log.push({ t: Date.now(), call: 'rejected' }); });
+  const policy = ck.wrap(retry, cb);
+  for (const line of c.script.map(parse)) {
+    await clock.tickAsync(line.t - Date.now());
+    let sent = 0;
+    let end = 'success';
+    const p = policy.execute(() => {
+      log.push({ t: Date.now(), call: 'admitted' });
+      sent++;
+      if (line.k < 0 || sent <= line.k) throw new Error('503');
+      return 'ok';
+    }).catch(e => {
+      if (rejected(e)) log.push({ t: Date.now(), call: 'rejected' });
+      end = rejected(e) && sent === 0 ? 'breaker_open' : 'exhausted';
+    });
+    await clock.runAllAsync();
+    await p;
+    log.push({ t: Date.now(), end });
+  }
+}
+
 async function opossumBreaker (c, clock, log) {
   const CircuitBreaker = require('opossum');
   let call = () => Promise.resolve('ok');
@@ -127,6 +161,7 @@ async function library_log (c, mine) {
       .reduce((acc, e) => { if ('retry' in e) acc.cur.push(...e.u); else { acc.all.push(acc.cur); acc.cur = []; } return acc; },
         { all: [], cur: [] }).all;
     if (library === 'cockatiel' && c.kind === 'retry') await cockatielRetry(c, clock, log, draws);
+    else if (library === 'cockatiel' && c.kind === 'wrap') await cockatielWrap(c, clock, log);
     else if (library === 'cockatiel') await cockatielBreaker(c, clock, log);
     else await opossumBreaker(c, clock, log);
   } finally {
