@@ -55,6 +55,18 @@ static int number(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON
                    pa->min, pa->max, d);
 }
 
+/* A duration within the parameter's range (given in seconds) into *out. */
+static int duration_in_range(pctx *P, const sim_preset *p, const sim_param *pa, fb_time_us us,
+                             sim_param_value *out) {
+    double s = (double)us / 1e6;
+    if (!(s >= pa->min && s <= pa->max))
+        return ld_fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
+                       pa->max);
+    out->us = us;
+    out->num = s;
+    return FB_OK;
+}
+
 /* Spring's durations: "10s", "500ms", "PT10S", or a number of milliseconds. */
 static int duration(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
                     sim_param_value *out) {
@@ -67,13 +79,7 @@ static int duration(pctx *P, const sim_preset *p, const sim_param *pa, const cJS
                        "%s: %s is a duration (\"10s\", \"500ms\", \"PT10S\", or a number of "
                        "milliseconds)",
                        p->name, pa->name);
-    double s = (double)us / 1e6;
-    if (!(s >= pa->min && s <= pa->max))
-        return ld_fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
-                       pa->max);
-    out->us = us;
-    out->num = s;
-    return FB_OK;
+    return duration_in_range(P, p, pa, us, out);
 }
 
 /* A run of digits at *p, advancing it; false when there is none. */
@@ -156,13 +162,7 @@ static int library_duration(pctx *P, const sim_preset *p, const sim_param *pa, c
         return ld_fail(P, "%s: %s is %s", p->name, pa->name,
                        dotnet ? "a TimeSpan (\"00:00:05\", \"00:00:00.500\", \"1.00:00:00\")"
                               : "a Go duration (\"60s\", \"1m30s\", \"500ms\", \"0\")");
-    double s = (double)us / 1e6;
-    if (!(s >= pa->min && s <= pa->max))
-        return ld_fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
-                       pa->max);
-    out->us = us;
-    out->num = s;
-    return FB_OK;
+    return duration_in_range(P, p, pa, us, out);
 }
 
 static int word_index(const sim_param *pa, const char *w) {

@@ -48,6 +48,33 @@ static void breaker_everywhere(sim_layer *L, const fb_breaker_config *bc) {
     }
 }
 
+/*
+ * The open period and the half-open rule the breakers below share: open for open_us, then
+ * `permits` trial calls (per half-open period, or at once), any failure re-opens, no lease
+ * (a trial that never reports holds half-open), Retry-After not read.
+ */
+static void trial_calls(fb_breaker_config *b, fb_time_us open_us, fb_compare deadline,
+                        uint32_t permits, fb_probe_limit limit) {
+    b->open_us = open_us;
+    b->open_us_max = open_us;
+    b->open_deadline = deadline;
+    b->half_open_permits = permits;
+    b->probe_limit = limit;
+    b->probe_verdict = FB_VERDICT_FIRST_FAILURE;
+    b->probe_lease_us = FB_TIME_MAX;
+    b->honor_hint = FB_OFF;
+}
+
+/* The layer: breaker b on every provider; every error answer trips it (and is retried). */
+static void breaker_layer(sim_layer *L, const fb_breaker_config *b, bool retried) {
+    breaker_everywhere(L, b);
+    every_error_trips(L);
+    if (retried)
+        retry_every_error(L);
+    else
+        L->retry.attempts = 1;
+}
+
 /* A library that does not read Retry-After, and waits as its backoff says. */
 static void no_retry_after(fb_retry_config *r) {
     r->retry_after = FB_RETRY_AFTER_IGNORE;
@@ -243,10 +270,8 @@ static int r4j_apply(const sim_preset *p, const sim_param_value *v, const sim_sc
     fb_breaker_config b;
     int rc = r4j_breaker(p, v, &b, msg, msglen);
     if (rc != FB_OK) return rc;
-    breaker_everywhere(L, &b);
     r4j_retry(p, v, &L->retry);
-    every_error_trips(L);
-    retry_every_error(L);
+    breaker_layer(L, &b, true);
     return FB_OK;
 }
 
@@ -358,19 +383,11 @@ static int polly_apply(const sim_preset *p, const sim_param_value *v, const sim_
     b.minimum_calls = (uint32_t)num_or(p, v, "MinimumThroughput", 100);
     b.evaluate = FB_EVAL_ON_FAILURE;
     b.trip_compare = FB_CMP_REACH;
-    b.open_us = us_or(p, v, "BreakDuration", 5 * FB_US_PER_S);
-    b.open_us_max = b.open_us;
-    b.open_deadline = FB_CMP_REACH;
-    b.half_open_permits = 1;
-    b.probe_limit = FB_PROBES_PER_PERIOD;
-    b.probe_verdict = FB_VERDICT_FIRST_FAILURE;
-    b.probe_lease_us = FB_TIME_MAX;
+    trial_calls(&b, us_or(p, v, "BreakDuration", 5 * FB_US_PER_S), FB_CMP_REACH, 1,
+                FB_PROBES_PER_PERIOD);
     b.late_results = FB_LATE_COUNT;
     b.cancelled_as = FB_EFFECT_SUCCESS;
-    b.honor_hint = FB_OFF;
-    breaker_everywhere(L, &b);
-    every_error_trips(L);
-    retry_every_error(L);
+    breaker_layer(L, &b, true);
     return FB_OK;
 }
 
@@ -447,20 +464,11 @@ static int gobreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     }
     b.evaluate = FB_EVAL_ON_FAILURE;
     fb_time_us t = us_or(p, v, "Timeout", 60 * FB_US_PER_S);
-    b.open_us = t > 0 ? t : 60 * FB_US_PER_S;
-    b.open_us_max = b.open_us;
-    b.open_deadline = FB_CMP_PASS;
     uint32_t m = (uint32_t)num_or(p, v, "MaxRequests", 0);
-    b.half_open_permits = m ? m : 1;
-    b.probe_limit = FB_PROBES_PER_PERIOD;
-    b.probe_verdict = FB_VERDICT_FIRST_FAILURE;
-    b.probe_lease_us = FB_TIME_MAX;
+    trial_calls(&b, t > 0 ? t : 60 * FB_US_PER_S, FB_CMP_PASS, m ? m : 1, FB_PROBES_PER_PERIOD);
     b.late_results = FB_LATE_DROP;
     b.cancelled_as = FB_EFFECT_FAILURE;
-    b.honor_hint = FB_OFF;
-    breaker_everywhere(L, &b);
-    every_error_trips(L);
-    L->retry.attempts = 1;
+    breaker_layer(L, &b, false);
     return FB_OK;
 }
 
@@ -516,19 +524,11 @@ static int pybreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     b.consecutive_failures = (uint32_t)num_or(p, v, "fail_max", 5);
     b.trip_compare = FB_CMP_REACH;
     b.evaluate = FB_EVAL_ON_FAILURE;
-    b.open_us = us_or(p, v, "reset_timeout", 60 * FB_US_PER_S);
-    b.open_us_max = b.open_us;
-    b.open_deadline = FB_CMP_REACH;
-    b.half_open_permits = (uint32_t)num_or(p, v, "success_threshold", 1);
-    b.probe_limit = FB_PROBES_CONCURRENT;
-    b.probe_verdict = FB_VERDICT_FIRST_FAILURE;
-    b.probe_lease_us = FB_TIME_MAX;
+    trial_calls(&b, us_or(p, v, "reset_timeout", 60 * FB_US_PER_S), FB_CMP_REACH,
+                (uint32_t)num_or(p, v, "success_threshold", 1), FB_PROBES_CONCURRENT);
     b.late_results = FB_LATE_COUNT;
     b.cancelled_as = FB_EFFECT_FAILURE;
-    b.honor_hint = FB_OFF;
-    breaker_everywhere(L, &b);
-    every_error_trips(L);
-    L->retry.attempts = 1;
+    breaker_layer(L, &b, false);
     return FB_OK;
 }
 
@@ -629,19 +629,11 @@ static int opossum_apply(const sim_preset *p, const sim_param_value *v, const si
     b.trip_compare = FB_CMP_PASS;
     b.minimum_calls = (uint32_t)num_or(p, v, "volumeThreshold", 0);
     b.evaluate = FB_EVAL_ON_FAILURE;
-    b.open_us = us_or(p, v, "resetTimeout", 30 * FB_US_PER_S);
-    b.open_us_max = b.open_us;
-    b.open_deadline = FB_CMP_REACH;
-    b.half_open_permits = 1;
-    b.probe_limit = FB_PROBES_PER_PERIOD;
-    b.probe_verdict = FB_VERDICT_FIRST_FAILURE;
-    b.probe_lease_us = FB_TIME_MAX;
+    trial_calls(&b, us_or(p, v, "resetTimeout", 30 * FB_US_PER_S), FB_CMP_REACH, 1,
+                FB_PROBES_PER_PERIOD);
     b.late_results = FB_LATE_COUNT;
     b.cancelled_as = FB_EFFECT_FAILURE;
-    b.honor_hint = FB_OFF;
-    breaker_everywhere(L, &b);
-    every_error_trips(L);
-    L->retry.attempts = 1;
+    breaker_layer(L, &b, false);
     L->retry.attempt_timeout_us = timeout_us;
     return FB_OK;
 }
@@ -762,19 +754,11 @@ static int cockatiel_apply(const sim_preset *p, const sim_param_value *v, const 
     b.consecutive_failures = (uint32_t)num_or(p, v, "consecutive", 5);
     b.trip_compare = FB_CMP_REACH;
     b.evaluate = FB_EVAL_ON_FAILURE;
-    b.open_us = us_or(p, v, "halfOpenAfter", 10 * FB_US_PER_S);
-    b.open_us_max = b.open_us;
-    b.open_deadline = FB_CMP_REACH;
-    b.half_open_permits = 1;
-    b.probe_limit = FB_PROBES_PER_PERIOD;
-    b.probe_verdict = FB_VERDICT_FIRST_FAILURE;
-    b.probe_lease_us = FB_TIME_MAX;
+    trial_calls(&b, us_or(p, v, "halfOpenAfter", 10 * FB_US_PER_S), FB_CMP_REACH, 1,
+                FB_PROBES_PER_PERIOD);
     b.late_results = FB_LATE_COUNT;
     b.cancelled_as = FB_EFFECT_FAILURE;
-    b.honor_hint = FB_OFF;
-    breaker_everywhere(L, &b);
-    every_error_trips(L);
-    retry_every_error(L);
+    breaker_layer(L, &b, true);
     return FB_OK;
 }
 

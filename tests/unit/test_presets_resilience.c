@@ -32,14 +32,18 @@ typedef struct layer_case {
     const sim_layer *L;
 } layer_case;
 
-static layer_case preset_layer(const char *keys) {
-    char json[2048];
-    snprintf(json, sizeof json,
+static void scenario_json(char *json, size_t n, const char *keys) {
+    snprintf(json, n,
              "{\"name\":\"r\",\"duration\":\"1s\",\"providers\":[{\"name\":\"p\",\"latency\":"
              "{\"ttft\":\"5ms\"}}],\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":"
              "\"1/s\"},\"prompt_tokens\":1,\"completion_tokens\":1}],\"variants\":{\"v\":"
              "{\"layers\":[{\"name\":\"lib\",%s}]}}}",
              keys);
+}
+
+static layer_case preset_layer(const char *keys) {
+    char json[2048];
+    scenario_json(json, sizeof json, keys);
     layer_case lc;
     lc.sc = th_load(json);
     lc.L = &lc.sc->variants[0].layers[0];
@@ -49,12 +53,7 @@ static layer_case preset_layer(const char *keys) {
 /* The error a preset layer gives (the loader's message), for the rejections. */
 static void preset_error(const char *keys, const char *fragment) {
     char json[2048];
-    snprintf(json, sizeof json,
-             "{\"name\":\"r\",\"duration\":\"1s\",\"providers\":[{\"name\":\"p\",\"latency\":"
-             "{\"ttft\":\"5ms\"}}],\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":"
-             "\"1/s\"},\"prompt_tokens\":1,\"completion_tokens\":1}],\"variants\":{\"v\":"
-             "{\"layers\":[{\"name\":\"lib\",%s}]}}}",
-             keys);
+    scenario_json(json, sizeof json, keys);
     sim_scenario *sc = NULL;
     sim_error err;
     int rc = sim_scenario_parse(json, strlen(json), "t.json", NULL, 0, NULL, &sc, &err);

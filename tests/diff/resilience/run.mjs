@@ -39,8 +39,8 @@ const action = (outcome, dur, clock) => () => new Promise((resolve, reject) => {
   if (dur > 0) clock.setTimeout(end, dur); else end();
 });
 
-async function cockatielBreaker (c, clock, log) {
-  const ck = await import(pathToFileURL(modules + '/cockatiel/dist/index.js'));
+// circuitBreaker(handleAll, {halfOpenAfter, breaker: new ConsecutiveBreaker(n)}), logging transitions.
+function cockatielCircuit (ck, c, log) {
   const names = { [ck.CircuitState.Closed]: 'closed', [ck.CircuitState.Open]: 'open',
     [ck.CircuitState.HalfOpen]: 'half_open' };
   const cb = ck.circuitBreaker(ck.handleAll, {
@@ -49,6 +49,12 @@ async function cockatielBreaker (c, clock, log) {
   });
   let state = 'closed';
   cb.onStateChange(s => { log.push({ t: Date.now(), from: state, to: names[s] }); state = names[s]; });
+  return cb;
+}
+
+async function cockatielBreaker (c, clock, log) {
+  const ck = await import(pathToFileURL(modules + '/cockatiel/dist/index.js'));
+  const cb = cockatielCircuit(ck, c, log);
   for (const line of c.script.map(parse)) {
     await clock.tickAsync(line.t - Date.now());
     const t = Date.now();
@@ -96,14 +102,7 @@ async function cockatielRetry (c, clock, log, draws) {
 // wrap(retry, circuitBreaker): every try asks the breaker; handleAll retries its rejections too.
 async function cockatielWrap (c, clock, log) {
   const ck = await import(pathToFileURL(modules + '/cockatiel/dist/index.js'));
-  const names = { [ck.CircuitState.Closed]: 'closed', [ck.CircuitState.Open]: 'open',
-    [ck.CircuitState.HalfOpen]: 'half_open' };
-  const cb = ck.circuitBreaker(ck.handleAll, {
-    halfOpenAfter: c.lib.halfOpenAfter,
-    breaker: new ck.ConsecutiveBreaker(c.lib.consecutive)
-  });
-  let state = 'closed';
-  cb.onStateChange(s => { log.push({ t: Date.now(), from: state, to: names[s] }); state = names[s]; });
+  const cb = cockatielCircuit(ck, c, log);
   const retry = ck.retry(ck.handleAll, { maxAttempts: c.lib.maxAttempts, backoff: backoffOf(ck, c.lib) });
   const rejected = e => e instanceof ck.BrokenCircuitError;
   retry.onRetry(r => { if (rejected(r.error)) log.push({ t: Date.now(), call: 'rejected' }); });
