@@ -58,7 +58,7 @@ static int normalise(fb_breaker_config *c) {
         c->half_open_permits > FB_BREAKER_PROBES_MAX)
         return FB_ERANGE;
     if (c->window_us < 0 || c->slow_us < 0 || c->probe_lease_us < 0 || c->open_us < 0 ||
-        c->open_us_max < 0 || c->half_open_max_us < 0)
+        c->open_us_max < 0 || c->half_open_max_us < 0 || c->closed_interval_us < 0)
         return FB_ERANGE;
     if (!(c->open_jitter >= 0.0 && c->open_jitter < 1.0)) return FB_ERANGE;
     if (c->open_jitter > 0.0 && !c->rng) return FB_EINVAL;
@@ -315,6 +315,9 @@ static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time
     } else if (to == FB_BREAKER_FORCED_OPEN) {
         b->open_until_us = FB_TIME_MAX;
     }
+    b->closed_until_us = to == FB_BREAKER_CLOSED && b->cfg.closed_interval_us > 0
+                             ? fb_time_add(now_us, b->cfg.closed_interval_us)
+                             : FB_TIME_MAX;
     if (b->cfg.window_scope != FB_WINDOW_FIRES) clear_window(b, now_us);
     b->probes_in_use = 0;
     b->probe_successes = 0;
@@ -402,6 +405,18 @@ static bool open_elapsed(const fb_breaker *b, fb_time_us now_us) {
     return now_us >= b->open_until_us;
 }
 
+/*
+ * closed_interval_us (gobreaker's Interval, currentState: `cb.expiry.Before(now)` then
+ * toNewGeneration): past the interval, fresh counts and a new generation, so that results of
+ * calls admitted before it are stale; not a transition (no event).
+ */
+static void closed_interval_due(fb_breaker *b, fb_time_us now_us) {
+    if (b->state != FB_BREAKER_CLOSED || now_us <= b->closed_until_us) return;
+    clear_window(b, now_us);
+    b->generation++;
+    b->closed_until_us = fb_time_add(now_us, b->cfg.closed_interval_us);
+}
+
 void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
     switch (b->state) {
     case FB_BREAKER_OPEN:
@@ -415,6 +430,7 @@ void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
     case FB_BREAKER_CLOSED:
     case FB_BREAKER_FORCED_CLOSED:
     case FB_BREAKER_METRICS_ONLY:
+        closed_interval_due(b, now_us);
         /* Expiring successes can raise the rate; only EVERY_RECORD looks at it then. */
         if (advance(b, now_us) && b->cfg.evaluate == FB_EVAL_EVERY_RECORD)
             evaluate(b, now_us, FB_TIME_NONE);
@@ -491,6 +507,7 @@ static void count_fired_failure(fb_breaker *b, fb_time_us now_us) {
 bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
     if (b->cfg.window_scope == FB_WINDOW_FIRES) count_fire(b, now_us);
     if (b->state == FB_BREAKER_CLOSED && b->cfg.evaluate != FB_EVAL_AT_ADMISSION &&
+        now_us <= b->closed_until_us &&
         (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW || in_newest_bucket(b, now_us))) {
         admit(b, permit, FB_PERMIT_CALL, 0, now_us);
         return true;
@@ -569,6 +586,7 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
     fb_breaker_result result = *given;
     if (result.effect == FB_EFFECT_CANCELLED) result.effect = b->cfg.cancelled_as;
     if (b->state == FB_BREAKER_HALF_OPEN) half_open_due(b, now_us);
+    closed_interval_due(b, now_us);
     bool late = permit->generation != b->generation;
     if (late) {
         if (b->cfg.late_results == FB_LATE_DROP) {

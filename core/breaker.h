@@ -250,8 +250,12 @@ typedef struct fb_breaker_config {
     fb_time_us half_open_max_us; /* longest stay in HALF_OPEN; 0 = no limit */
     fb_half_open_expiry half_open_expiry; /* where it then goes; default OPEN */
     fb_window_scope window_scope;         /* default PER_STATE */
-    fb_rng *rng;                          /* caller-owned; only used when open_jitter > 0 */
-    fb_breaker_event_fn on_event;         /* may be NULL */
+    fb_time_us closed_interval_us; /* CLOSED: the first call more than this after the state (or
+                                      the last interval) began starts a new generation with
+                                      fresh counts, without a transition; 0 = never (gobreaker
+                                      Interval) */
+    fb_rng *rng;                   /* caller-owned; only used when open_jitter > 0 */
+    fb_breaker_event_fn on_event;  /* may be NULL */
     void *event_ctx;
 } fb_breaker_config;
 
@@ -297,6 +301,7 @@ typedef struct fb_breaker {
     uint64_t generation;
     fb_time_us open_until_us;
     fb_time_us state_since_us;
+    fb_time_us closed_until_us; /* closed_interval_us: when the counts start afresh; else MAX */
     uint32_t trips;
     uint32_t consecutive_failures;
     /* count window: ring of bits */

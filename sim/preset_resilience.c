@@ -431,13 +431,16 @@ static const char *const gobreaker_rules[] = {
     "close it, any failure opens it again",
     "every state change starts a new generation: a result of a request admitted before it is "
     "dropped",
+    "Interval > 0: in the closed state, the first request more than Interval after the state "
+    "(or the last interval) began clears the counts, the consecutive failures too, as a new "
+    "generation",
     "no retries (pair it with an SDK layer or a retry layer)",
     NULL,
 };
 
 static const char *const gobreaker_not_modelled[] = {
-    "Interval > 0 and BucketPeriod > 0 (the counts cleared every Interval, or rolled in "
-    "buckets): rejected rather than approximated",
+    "BucketPeriod > 0 with Interval > 0 (the counts rolled in buckets): rejected rather than "
+    "approximated (BucketPeriod without Interval changes nothing in gobreaker)",
     "ReadyToTrip, IsSuccessful and IsExcluded functions other than the defaults",
     "the two-step and distributed breakers",
     NULL,
@@ -446,10 +449,10 @@ static const char *const gobreaker_not_modelled[] = {
 static int gobreaker_apply(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
                            sim_layer *L, char *msg, size_t msglen) {
     (void)sc;
-    if (us_or(p, v, "Interval", 0) > 0 || us_or(p, v, "BucketPeriod", 0) > 0) {
+    if (us_or(p, v, "BucketPeriod", 0) > 0 && us_or(p, v, "Interval", 0) > 0) {
         snprintf(msg, msglen,
-                 "Interval and BucketPeriod other than 0 are not modelled (fusebox presets "
-                 "gobreaker)");
+                 "BucketPeriod (a rolling window) is not modelled; Interval alone is (fusebox "
+                 "presets gobreaker)");
         return FB_EINVAL;
     }
     fb_breaker_config b;
@@ -463,6 +466,7 @@ static int gobreaker_apply(const sim_preset *p, const sim_param_value *v, const 
         b.trip_compare = FB_CMP_REACH;
     }
     b.evaluate = FB_EVAL_ON_FAILURE;
+    b.closed_interval_us = us_or(p, v, "Interval", 0); /* a fixed window: cleared, new generation */
     fb_time_us t = us_or(p, v, "Timeout", 60 * FB_US_PER_S);
     uint32_t m = (uint32_t)num_or(p, v, "MaxRequests", 0);
     trial_calls(&b, t > 0 ? t : 60 * FB_US_PER_S, FB_CMP_PASS, m ? m : 1, FB_PROBES_PER_PERIOD);

@@ -1792,6 +1792,44 @@ static void breaker_fires_late_failure_counts_and_needs_a_time_window(void **sta
     assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_EINVAL);
 }
 
+/*
+ * gobreaker's Interval (v2/gobreaker.go currentState: `cb.expiry.Before(now)` ->
+ * toNewGeneration): in CLOSED the counts start afresh at the first call past the interval, as a
+ * new generation, without a transition.
+ */
+static void breaker_closed_interval_clears_the_counts(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 3, .open_us = 100, .closed_interval_us = 10};
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 1);
+    fb_breaker_permit old = admit(&b, 5);
+    call(&b, FB_EFFECT_FAILURE, 10); /* at the interval's end: still the same counts */
+    uint64_t gen = fb_breaker_generation(&b);
+    call(&b, FB_EFFECT_FAILURE, 11); /* past it: a new generation, this is the first failure */
+    assert_int_equal(fb_breaker_generation(&b), gen + 1);
+    report(&b, &old, FB_EFFECT_FAILURE, 12); /* admitted before: stale */
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    call(&b, FB_EFFECT_FAILURE, 12);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_int_equal(log.n, 0); /* no transition */
+    call(&b, FB_EFFECT_FAILURE, 13);
+    assert_state(&b, FB_BREAKER_OPEN);
+    /* the next interval runs from the close: 113 + 10 */
+    call(&b, FB_EFFECT_SUCCESS, 113);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 114);
+    call(&b, FB_EFFECT_FAILURE, 123);
+    gen = fb_breaker_generation(&b);
+    fb_breaker_poll(&b, 124);
+    assert_int_equal(fb_breaker_generation(&b), gen + 1);
+    call(&b, FB_EFFECT_FAILURE, 125);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    cfg.closed_interval_us = -1;
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_ERANGE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_init_applies_defaults),
@@ -1868,6 +1906,7 @@ int main(void) {
         cmocka_unit_test(breaker_fires_count_rejections_and_survive_transitions),
         cmocka_unit_test(breaker_fires_failure_alone_opens_without_minimum),
         cmocka_unit_test(breaker_fires_late_failure_counts_and_needs_a_time_window),
+        cmocka_unit_test(breaker_closed_interval_clears_the_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

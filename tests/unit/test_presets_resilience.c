@@ -543,8 +543,23 @@ static void gobreaker_drops_results_of_another_generation(void **state) {
     result(&b, &before, FB_EFFECT_FAILURE, 0, 11 * S + 3);
     state_is(&b, FB_BREAKER_HALF_OPEN);
     sim_scenario_free(lc.sc);
-    preset_error("\"preset\": \"gobreaker\", \"Interval\": \"30s\"", "not modelled");
+    preset_error("\"preset\": \"gobreaker\", \"Interval\": \"30s\", \"BucketPeriod\": \"5s\"",
+                 "not modelled");
     preset_error("\"preset\": \"gobreaker\", \"Timeout\": 60", "is a Go duration");
+}
+
+/* currentState: closed and `cb.expiry.Before(now)` -> toNewGeneration: Interval clears the run. */
+static void gobreaker_interval_clears_the_consecutive_failures(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"Interval\": \"10s\"");
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 5, FB_EFFECT_FAILURE, 9 * S);
+    calls_at(&b, 5, FB_EFFECT_FAILURE, 10 * S + 1); /* a new generation: 5 again, not 10 */
+    state_is(&b, FB_BREAKER_CLOSED);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 20 * S); /* 20 s is not after 10 s + 1 + 10 s */
+    state_is(&b, FB_BREAKER_OPEN);
+    sim_scenario_free(lc.sc);
 }
 
 /* ---- pybreaker 1.4.1 ---- */
@@ -607,6 +622,7 @@ int main(void) {
         cmocka_unit_test(gobreaker_timeout_passes_the_deadline),
         cmocka_unit_test(gobreaker_max_requests_in_half_open),
         cmocka_unit_test(gobreaker_drops_results_of_another_generation),
+        cmocka_unit_test(gobreaker_interval_clears_the_consecutive_failures),
         cmocka_unit_test(pybreaker_trips_on_the_5th_failure),
         cmocka_unit_test(pybreaker_reset_timeout_and_success_threshold),
     };
