@@ -181,11 +181,11 @@ static const char *const r4j_rules[] = {
 };
 
 static const char *const r4j_not_modelled[] = {
-    "recordExceptions, ignoreExceptions, retryExceptions, ignoreExceptions: every error answer "
-    "counts and is retried",
-    "half-open with automaticTransitionFromOpenToHalfOpenEnabled starts at the first call "
-    "after the deadline in fusebox (the transition is stamped at the deadline), so "
-    "maxWaitDurationInHalfOpenState runs from that call",
+    "recordExceptions and ignoreExceptions (CircuitBreaker), retryExceptions and "
+    "ignoreExceptions (Retry): every error answer counts and is retried",
+    "with automaticTransitionFromOpenToHalfOpenEnabled, resilience4j's timer goes half-open at "
+    "the deadline; fusebox goes half-open at the first call at or after it and stamps the "
+    "transition then, so maxWaitDurationInHalfOpenState runs from that call",
     "TIME_BASED windows longer than 128 s (fusebox's most buckets), COUNT_BASED windows above "
     "1024 calls and more than 16 half-open calls",
     "TimeLimiter, Bulkhead and RateLimiter; the aspect orders (circuitBreakerAspectOrder, "
@@ -317,9 +317,10 @@ static const char *const polly_rules[] = {
     "a pipeline built AddRetry(...).AddCircuitBreaker(...): the retry outside, every attempt "
     "asks the breaker",
     "MaxRetryAttempts counts retries: the default 3 makes 4 calls",
-    "ShouldHandle's default handles every exception but OperationCanceledException: every "
-    "error answer is retried and is a breaker failure; a cancelled call is an unhandled "
-    "outcome, a success to the breaker",
+    "ShouldHandle's default handles every exception but OperationCanceledException: with a "
+    "call that throws on an error answer (EnsureSuccessStatusCode), every error answer is "
+    "retried and is a breaker failure; a cancelled call is an unhandled outcome, a success to "
+    "the breaker",
     "the delay before retry n (attempt k = n - 1): Constant Delay, Linear (k + 1) * Delay, "
     "Exponential 2^k * Delay; UseJitter: Constant and Linear d + U(-0.25 d, 0.25 d), "
     "Exponential DecorrelatedJitterBackoffV2; then capped at MaxDelay",
