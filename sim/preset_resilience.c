@@ -13,6 +13,8 @@
  */
 #include "sim/presetint.h"
 
+#include "sim/loadint.h" /* ld_suggest, for did-you-mean in keyword arguments */
+
 #include <math.h>
 #include <string.h>
 
@@ -849,7 +851,9 @@ static int kwargs(const cJSON *o, const char *fn, const char *const *names, doub
             return FB_EINVAL;
         }
         if (k < 0) {
-            snprintf(msg, msglen, "%s has no keyword argument '%s'", fn, it->string);
+            const char *near = ld_suggest(it->string, names);
+            snprintf(msg, msglen, "%s has no keyword argument '%s'%s%s%s", fn, it->string,
+                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             return FB_EINVAL;
         }
         if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) || it->valuedouble > 1e9) {

@@ -598,6 +598,16 @@ static void pybreaker_reset_timeout_and_success_threshold(void **state) {
     sim_scenario_free(lc.sc);
 }
 
+/* tenacity's waits take keyword arguments; a misspelt one is an error with a did-you-mean. */
+static void tenacity_keyword_typo_gets_a_did_you_mean(void **state) {
+    (void)state;
+    preset_error("\"preset\": \"tenacity\", \"wait_exponential\": {\"mutliplier\": 2}",
+                 "wait_exponential has no keyword argument 'mutliplier' (did you mean "
+                 "'multiplier'?)");
+    preset_error("\"preset\": \"tenacity\", \"wait_fixed\": 1, \"wait_exponential\": {}",
+                 "give one wait");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(r4j_max_attempts_counts_the_first_call),
@@ -625,6 +635,7 @@ int main(void) {
         cmocka_unit_test(gobreaker_interval_clears_the_consecutive_failures),
         cmocka_unit_test(pybreaker_trips_on_the_5th_failure),
         cmocka_unit_test(pybreaker_reset_timeout_and_success_threshold),
+        cmocka_unit_test(tenacity_keyword_typo_gets_a_did_you_mean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
