@@ -164,6 +164,30 @@ static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permi
 }
 
 /*
+ * The current provider's breaker refused the call. With the retry policy's
+ * retry_rejected ON the refusal is a failed attempt the retry may repeat
+ * (counted as one, waited for as one, a WAIT even when the delay is 0, so
+ * that a zero backoff cannot recurse); false: the provider is skipped.
+ */
+static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                            fb_fallback_decision *d) {
+    const fb_retry_policy *pol = fb->cfg.retry;
+    if (pol == NULL || pol->cfg.retry_rejected != FB_ON) return false;
+    fb_class c = {.outcome = FB_OUT_REJECTED,
+                  .retryable = true,
+                  .effect = FB_EFFECT_IGNORE,
+                  .may_fallback = true};
+    fb_retry_decision r =
+        fb_retry_next(pol, &req->retry, &c, FB_TIME_NONE, fb->cfg.budget, fb->cfg.rng, now_us);
+    if (!r.retry) return false;
+    req->retried = true;
+    req->phase = PHASE_WAIT_RETRY;
+    *d = decision(req, FB_ACT_WAIT, req->order[req->pos]);
+    d->delay_us = r.delay_us;
+    return true;
+}
+
+/*
  * One attempt at the current provider: limiter (unless its tokens are
  * already reserved), breaker, then ATTEMPT. Returns false when the provider
  * is skipped; otherwise *d is the decision (ATTEMPT, WAIT or DONE).
@@ -201,7 +225,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
         /* not sent: what the limiter reserved for it goes back */
         if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
         req->skipped |= SKIP_BREAKER;
-        return false;
+        return retry_rejection(fb, req, now_us, d);
     }
 
     fb_time_us timeout_us = p->attempt_timeout_us;
