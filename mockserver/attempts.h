@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "core/fb.h"
-#include "mockserver/wire.h"
+#include "mockserver/buf.h"
 
 typedef struct mock_attempt {
     uint64_t seq;

@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "mockserver/buf.h"
 #include "mockserver/fault.h"
 #include "mockserver/mock.h"
 #include "mockserver/sched.h"
@@ -647,7 +648,11 @@ static void status_faults_use_each_providers_error_body(void **state) {
         assert_int_equal(r.status, cases[i].status);
         assert_hdr(&r, "content-type", "application/json");
         assert_true(has_hdr(&r, "x-request-id"));
-        assert_false(has_hdr(&r, "retry-after"));
+        /* Every 429 carries the dialect's retry-after; other statuses none unless asked. */
+        if (cases[i].status == 429)
+            assert_hdr(&r, "retry-after", "1");
+        else
+            assert_false(has_hdr(&r, "retry-after"));
         cJSON *j = json_body(&r);
         const cJSON *e = cJSON_GetObjectItem(j, "error");
         assert_non_null(jstr(e, "message", NULL));
@@ -710,11 +715,20 @@ static void retry_after_flavours_and_should_retry(void **state) {
     assert_true(delta >= 3 && delta <= 4);
     resp_free(&r);
 
+    /* A bare 429: OpenAI's retry-after (whole seconds, no -ms), the requests limit at zero. */
     const char *h5[] = {"x-fusebox-fault: 429", NULL};
     post(&r, f->base, CHAT, OA_BODY "}", h5);
-    assert_false(has_hdr(&r, "retry-after"));
+    assert_hdr(&r, "retry-after", "1");
     assert_false(has_hdr(&r, "retry-after-ms"));
     assert_false(has_hdr(&r, "x-should-retry"));
+    assert_hdr(&r, "x-ratelimit-remaining-requests", "0");
+    assert_hdr(&r, "x-ratelimit-reset-requests", "1s");
+    resp_free(&r);
+    /* ... unless the spec says otherwise. */
+    const char *hn[] = {"x-fusebox-fault: 429-no-retry-after", NULL};
+    post(&r, f->base, CHAT, OA_BODY "}", hn);
+    assert_int_equal(r.status, 429);
+    assert_false(has_hdr(&r, "retry-after"));
     resp_free(&r);
 
     const char *h6[] = {"x-fusebox-fault: 500-should-retry-false", NULL};
@@ -1491,16 +1505,17 @@ static void capacity_rpm_answers_429_with_the_bucket_wait(void **state) {
     resp_free(&r);
     post(&r, f->base, CHAT, OA_BODY "}", NULL);
     assert_int_equal(r.status, 429);
-    /* One request refills every 30 s: a little under 30 s remain. */
+    /* One request refills every 30 s: a little under 30 s remain, in whole seconds (OpenAI
+     * sends no retry-after-ms); the message names the configured limit. */
     char v[64];
-    assert_true(hdr(&r, "retry-after-ms", v, sizeof v));
-    double ms = atof(v);
-    assert_true(ms > 25000 && ms <= 30000);
+    assert_false(has_hdr(&r, "retry-after-ms"));
     assert_true(hdr(&r, "retry-after", v, sizeof v));
-    assert_int_equal(atoi(v), (int)ceil(ms / 1000));
+    assert_true(atoi(v) >= 26 && atoi(v) <= 30);
     assert_hdr(&r, "x-ratelimit-remaining-requests", "0");
+    assert_hdr(&r, "x-ratelimit-limit-requests", "2");
     assert_true(hdr(&r, "x-ratelimit-reset-requests", v, sizeof v));
     assert_non_null(strchr(v, 's'));
+    assert_non_null(strstr(r.body.p, "requests per min (RPM): Limit 2, Used 2, Requested 1"));
     resp_free(&r);
     stop(f);
 }
