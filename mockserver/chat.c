@@ -80,10 +80,11 @@ static void azure_prompt_filter(mock_buf *b, const mock_reply *r) {
 }
 
 static void tool_call(mock_buf *b, const mock_reply *r, bool whole) {
+    /* Only a stream's deltas carry the call's index. */
     mock_buf_printf(b,
-                    "\"tool_calls\":[{\"index\":0,\"id\":\"%s\",\"type\":\"function\","
+                    "\"tool_calls\":[{%s\"id\":\"%s\",\"type\":\"function\","
                     "\"function\":{\"name\":",
-                    r->call_id);
+                    whole ? "" : "\"index\":0,", r->call_id);
     mock_buf_json_string(b, r->tool_name);
     mock_buf_puts(b, ",\"arguments\":\"");
     if (whole) mock_text_json(b, r);
