@@ -202,9 +202,22 @@ static enum MHD_Result answer_plain(req *r, fb_time_us now, fb_time_us due) {
     return send_at(r, MHD_HTTP_OK, resp, due);
 }
 
+/* The answer's latency (timeline time) in the attempt log. */
+static void log_latency(req *r, fb_time_us tl_us) {
+    mock_server *s = r->s;
+    pthread_mutex_lock(&s->lock);
+    mock_attempt *e = r->has_log ? mock_attempts_get(&s->log, r->log_seq) : NULL;
+    if (e != NULL) e->latency_us = tl_us;
+    pthread_mutex_unlock(&s->lock);
+}
+
 /* An error comes back after an explicit ttft, else after the error latency. */
-static fb_time_us error_due(const req *r, fb_time_us now, fb_time_us ttft) {
-    if (r->act.ttft_us >= 0) return now + ttft;
+static fb_time_us error_due(req *r, fb_time_us now, fb_time_us ttft) {
+    if (r->act.ttft_us >= 0) {
+        log_latency(r, (fb_time_us)((double)r->act.ttft_us * r->act.slow));
+        return now + ttft;
+    }
+    log_latency(r, r->error_tl_us);
     fb_time_us lat = mock_to_real(r->s, r->error_tl_us, 1.0);
     return lat > 0 ? now + lat : 0;
 }
@@ -226,6 +239,7 @@ enum MHD_Result mock_answer(req *r) {
     fb_time_us ttft = mock_to_real(s, a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us, a->slow);
     if (a->status != 0)
         return mock_send_error(r, a->status, a->flavor, NULL, a, error_due(r, now, ttft));
+    log_latency(r, (fb_time_us)((double)(a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us) * a->slow));
     r->t0_us = now;
     r->ttft_us = ttft;
     r->per_token_us = mock_to_real(s, s->cfg.per_token_us, a->slow);
