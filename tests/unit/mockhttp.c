@@ -9,6 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "mockserver/sched.h"
 #include "tests/unit/mockhttp.h"
@@ -215,4 +221,41 @@ int th_setup(void **state) {
 int th_teardown(void **state) {
     th_stop(*state);
     return 0;
+}
+
+int th_connect_raw(const fixture *f) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(mock_server_port(f->srv))};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+/* Read until EOF or timeout; returns bytes read, -1 on timeout with nothing, -2 on error. */
+ssize_t th_read_some(int fd, char *buf, size_t cap, int timeout_ms) {
+    size_t got = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, timeout_ms) <= 0) return got > 0 ? (ssize_t)got : -1;
+        ssize_t n = recv(fd, buf + got, cap - got - 1, 0);
+        if (n < 0) return got > 0 ? (ssize_t)got : -2;
+        if (n == 0) break;
+        got += (size_t)n;
+        if (got + 1 >= cap) break;
+    }
+    buf[got] = '\0';
+    return (ssize_t)got;
+}
+
+bool th_wait_for(const fixture *f, bool (*cond)(const mock_stats *st, void *arg), void *arg,
+                 int timeout_ms) {
+    for (int waited = 0;; waited += 10) {
+        mock_stats st;
+        mock_server_stats(f->srv, &st);
+        if (cond(&st, arg)) return true;
+        if (waited >= timeout_ms) return false;
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -78,6 +79,13 @@ void th_quiet(void *user, mock_log_level level, const char *msg);
 /* A mock with this configuration (NULL: defaults), seed 7 unless set, logging nowhere. */
 fixture *th_start(const mock_config *in);
 void th_stop(fixture *f);
+/* A TCP connection to the fixture's port. */
+int th_connect_raw(const fixture *f);
+/* Read until EOF or timeout; returns bytes read, -1 on timeout with nothing, -2 on error. */
+ssize_t th_read_some(int fd, char *buf, size_t cap, int timeout_ms);
+/* Wait until cond holds on the server's counters (polled every 10 ms); false after timeout_ms. */
+bool th_wait_for(const fixture *f, bool (*cond)(const mock_stats *st, void *arg), void *arg,
+                 int timeout_ms);
 /* cmocka setup/teardown around th_start(NULL). */
 int th_setup(void **state);
 int th_teardown(void **state);

@@ -906,31 +906,6 @@ static void malformed_requests_get_400_unknown_404_wrong_method_405(void **state
     th_resp_free(&r);
 }
 
-static int connect_raw(const fixture *f) {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    assert_true(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(mock_server_port(f->srv))};
-    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
-/* Read until EOF or timeout; returns bytes read, -1 on timeout with nothing, -2 on error. */
-static ssize_t read_some(int fd, char *buf, size_t cap, int timeout_ms) {
-    size_t got = 0;
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, timeout_ms) <= 0) return got > 0 ? (ssize_t)got : -1;
-        ssize_t n = recv(fd, buf + got, cap - got - 1, 0);
-        if (n < 0) return got > 0 ? (ssize_t)got : -2;
-        if (n == 0) break;
-        got += (size_t)n;
-        if (got + 1 >= cap) break;
-    }
-    buf[got] = '\0';
-    return (ssize_t)got;
-}
-
 static void garbage_over_a_raw_socket_does_not_crash(void **state) {
     fixture *f = *state;
     static const char *const garbage[] = {
@@ -943,10 +918,10 @@ static void garbage_over_a_raw_socket_does_not_crash(void **state) {
     };
     char buf[4096];
     for (size_t i = 0; i < sizeof garbage / sizeof garbage[0]; i++) {
-        int fd = connect_raw(f);
+        int fd = th_connect_raw(f);
         assert_true(send(fd, garbage[i], strlen(garbage[i]), MSG_NOSIGNAL) > 0);
         shutdown(fd, SHUT_WR);
-        read_some(fd, buf, sizeof buf, 2000);
+        th_read_some(fd, buf, sizeof buf, 2000);
         close(fd);
     }
     resp r;
@@ -961,7 +936,7 @@ static void connection_limit_refuses_extra_connections(void **state) {
     fixture *f = th_start(&cfg);
     int fds[3];
     char buf[512];
-    for (int i = 0; i < 3; i++) fds[i] = connect_raw(f);
+    for (int i = 0; i < 3; i++) fds[i] = th_connect_raw(f);
     /* Make sure the three are accepted: each gets an answer on its own socket. */
     const char *get = "GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n";
     for (int i = 0; i < 3; i++) {
@@ -972,9 +947,9 @@ static void connection_limit_refuses_extra_connections(void **state) {
     }
     /* The kernel completes the handshake, but the server does not serve it: at the limit it
        stops accepting (the connection waits in the backlog) or closes what it accepts. */
-    int extra = connect_raw(f);
+    int extra = th_connect_raw(f);
     send(extra, get, strlen(get), MSG_NOSIGNAL);
-    ssize_t n = read_some(extra, buf, sizeof buf, 500);
+    ssize_t n = th_read_some(extra, buf, sizeof buf, 500);
     if (n > 0) fail_msg("served beyond the connection limit: %.80s", buf);
     close(extra);
     close(fds[0]);
