@@ -304,6 +304,9 @@ enum MHD_Result mock_handle_api(req *r, const char *method, const char *url) {
     init_reply(r);
     begin(r, method, url, key, &attempt, &t_us);
     if (r->over_memory) {
+        pthread_mutex_lock(&r->s->lock);
+        r->s->stats.memory_rejects++;
+        pthread_mutex_unlock(&r->s->lock);
         snprintf(msg, sizeof msg,
                  "fusebox mock: request bodies in progress hold the mock's "
                  "memory limit of %zu bytes (--max-memory)",

@@ -68,8 +68,10 @@ CURL *th_make_easy(resp *r, const char *url, const char *method, const char *bod
 /* One request. Extra headers are "Name: value" strings, NULL-terminated. */
 void th_req_full(resp *r, const char *base, const char *method, const char *path, const char *body,
                  long timeout_ms, const char *const *headers) {
-    char url[256];
-    snprintf(url, sizeof url, "%s%s", base, path);
+    size_t len = strlen(base) + strlen(path) + 1;
+    char *url = malloc(len);
+    assert_non_null(url);
+    snprintf(url, len, "%s%s", base, path);
     struct curl_slist *hl = curl_slist_append(NULL, "Content-Type: application/json");
     hl = curl_slist_append(hl, "Expect:");
     for (size_t i = 0; headers != NULL && headers[i] != NULL; i++)
@@ -79,6 +81,7 @@ void th_req_full(resp *r, const char *base, const char *method, const char *path
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
     curl_easy_cleanup(c);
     curl_slist_free_all(hl);
+    free(url);
 }
 
 void th_post(resp *r, const char *base, const char *path, const char *body,
