@@ -7,7 +7,9 @@
  * properties and required lists; an object has exactly its required properties (in order); an
  * array minItems items; a string minLength 'a's, or a sample of its format; a number 0 moved
  * into [minimum, maximum]; a boolean false. `pattern`, `multipleOf` and `uniqueItems` are not
- * honoured (docs/mock.md).
+ * honoured (docs/mock.md). A bound a client moved into the description, as @ai-sdk/anthropic
+ * 3.0.140 does for Anthropic's structured outputs (src/sanitize-json-schema.ts: "minimum: 1;
+ * maximum: 10."), counts as the keyword, since the model reads it there.
  */
 #include "mockserver/tools.h"
 
@@ -89,6 +91,30 @@ static const char *type_of(const cJSON *s) {
 
 static bool value(gen *g, const cJSON *s, int depth);
 
+/*
+ * A numeric keyword: the schema's own, else "<words>: N" in its description (the keyword in
+ * lower-case words: "exclusive minimum", "min length"). False when neither has it.
+ */
+static bool bound(const cJSON *s, const char *keyword, const char *words, double *out) {
+    const cJSON *v = get(s, keyword);
+    if (cJSON_IsNumber(v)) {
+        *out = v->valuedouble;
+        return true;
+    }
+    const char *d = get_str(s, "description");
+    size_t n = strlen(words);
+    for (const char *p = d; p != NULL && (p = strstr(p, words)) != NULL; p += n) {
+        bool start = p == d || p[-1] == ' ' || p[-1] == ';';
+        if (!start || strncmp(p + n, ": ", 2) != 0) continue;
+        char *end;
+        double x = strtod(p + n + 2, &end);
+        if (end == p + n + 2) continue;
+        *out = x;
+        return true;
+    }
+    return false;
+}
+
 /* One property of the merged objects `subs`: the first schema that declares it. */
 static const cJSON *property(const cJSON *const *subs, size_t n, const char *name) {
     for (size_t i = 0; i < n; i++) {
@@ -122,8 +148,9 @@ static bool object(gen *g, const cJSON *const *subs, size_t n, int depth) {
 }
 
 static bool array(gen *g, const cJSON *s, int depth) {
-    const cJSON *min = get(s, "minItems"), *prefix = get(s, "prefixItems");
-    double want = cJSON_IsNumber(min) ? min->valuedouble : 0;
+    const cJSON *prefix = get(s, "prefixItems");
+    double want = 0;
+    bound(s, "minItems", "min items", &want);
     if (want > 100000) return fail(g, "minItems %.0f is over the mock's 100000", want);
     mock_buf_puts(g->out, "[");
     for (int i = 0; i < (int)want; i++) {
@@ -161,8 +188,8 @@ static bool string(gen *g, const cJSON *s) {
         mock_buf_json_string(g->out, formats[i].sample);
         return true;
     }
-    const cJSON *min = get(s, "minLength");
-    double n = cJSON_IsNumber(min) ? min->valuedouble : 0;
+    double n = 0;
+    bound(s, "minLength", "min length", &n);
     if (n > (double)MOCK_SCHEMA_OUT_MAX) return fail(g, "minLength %.0f is too long", n);
     mock_buf_puts(g->out, "\"");
     for (int i = 0; i < (int)n; i++) mock_buf_puts(g->out, "a");
@@ -172,13 +199,11 @@ static bool string(gen *g, const cJSON *s) {
 
 /* 0 moved into the schema's range (exclusive bounds step inside it). */
 static void number(gen *g, const cJSON *s, bool integer) {
-    const cJSON *lo = get(s, "minimum"), *xlo = get(s, "exclusiveMinimum");
-    const cJSON *hi = get(s, "maximum"), *xhi = get(s, "exclusiveMaximum");
-    double v = 0, step = integer ? 1 : 0.5;
-    if (cJSON_IsNumber(lo) && v < lo->valuedouble) v = lo->valuedouble;
-    if (cJSON_IsNumber(xlo) && v <= xlo->valuedouble) v = xlo->valuedouble + step;
-    if (cJSON_IsNumber(hi) && v > hi->valuedouble) v = hi->valuedouble;
-    if (cJSON_IsNumber(xhi) && v >= xhi->valuedouble) v = xhi->valuedouble - step;
+    double v = 0, step = integer ? 1 : 0.5, b;
+    if (bound(s, "minimum", "minimum", &b) && v < b) v = b;
+    if (bound(s, "exclusiveMinimum", "exclusive minimum", &b) && v <= b) v = b + step;
+    if (bound(s, "maximum", "maximum", &b) && v > b) v = b;
+    if (bound(s, "exclusiveMaximum", "exclusive maximum", &b) && v >= b) v = b - step;
     if (integer) v = ceil(v);
     if (integer || v == floor(v))
         mock_buf_printf(g->out, "%.0f", v);

@@ -96,6 +96,10 @@ static void schema_numbers_move_into_their_range(void **state) {
     minimal_is("{\"type\":\"number\",\"maximum\":-2.5}", "-2.5");
     minimal_is("{\"type\":\"number\",\"exclusiveMinimum\":0.25}", "0.75");
     minimal_is("{\"type\":\"integer\",\"minimum\":1.5}", "2");
+    /* Bounds a client moved into the description count (@ai-sdk/anthropic does so). */
+    minimal_is("{\"type\":\"integer\",\"description\":\"minimum: 3; maximum: 9.\"}", "3");
+    minimal_is("{\"type\":\"string\",\"description\":\"A name; min length: 2.\"}", "\"aa\"");
+    minimal_is("{\"type\":\"number\",\"description\":\"no minimum: here\"}", "0");
 }
 
 static void schema_without_a_finite_instance_is_refused(void **state) {
