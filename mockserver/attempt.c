@@ -14,10 +14,11 @@
 void mock_new_ids(req *r, mock_dialect d, const mock_api_ops *ops) {
     mock_server *s = r->s;
     pthread_mutex_lock(&s->lock);
-    uint64_t seq = s->id_seq++;
+    r->id_seq = s->id_seq++;
     pthread_mutex_unlock(&s->lock);
+    uint64_t seq = r->id_seq;
     char x[40];
-    const char *prefix = "chatcmpl-";
+    const char *prefix = d == MOCK_GEMINI ? "" : "chatcmpl-";
     if (ops == &mock_api_responses)
         prefix = "resp_";
     else if (ops == &mock_api_completions)
@@ -27,18 +28,25 @@ void mock_new_ids(req *r, mock_dialect d, const mock_api_ops *ops) {
         snprintf(r->request_id, sizeof r->request_id, "req_011C%s", x);
         mock_wire_id(s->cfg.seed, seq * 4 + 1, true, x, 22);
         snprintf(r->id, sizeof r->id, "msg_01%s", x);
-        mock_wire_id(s->cfg.seed, seq * 4 + 2, true, x, 22);
-        snprintf(r->call_id, sizeof r->call_id, "toolu_01%s", x);
         return;
     }
     mock_wire_id(s->cfg.seed, seq * 4, false, x, 32);
     snprintf(r->request_id, sizeof r->request_id, "req_%s", x);
     mock_wire_id(s->cfg.seed, seq * 4 + 1, true, x, 29);
     snprintf(r->id, sizeof r->id, "%s%s", prefix, x);
-    mock_wire_id(s->cfg.seed, seq * 4 + 2, true, x, 24);
-    snprintf(r->call_id, sizeof r->call_id, "call_%s", x);
-    mock_wire_id(s->cfg.seed, seq * 4 + 3, false, x, 32);
-    snprintf(r->item_id, sizeof r->item_id, "msg_%s", x);
+}
+
+/* The ids only some answers carry: a tool call's, and a Responses output item's. */
+static void item_ids(req *r) {
+    const mock_reply *p = &r->rep;
+    if (p->output != MOCK_OUT_TOOL && r->ep->ops != &mock_api_responses) return;
+    uint64_t seed = r->s->cfg.seed, seq = r->id_seq;
+    char x[40];
+    bool an = p->dialect == MOCK_ANTHROPIC;
+    mock_wire_id(seed, seq * 4 + 2, true, x, an ? 22 : 24);
+    snprintf(r->call_id, sizeof r->call_id, "%s%s", an ? "toolu_01" : "call_", x);
+    mock_wire_id(seed, seq * 4 + 3, false, x, 32);
+    snprintf(r->item_id, sizeof r->item_id, "%s_%s", p->output == MOCK_OUT_TOOL ? "fc" : "msg", x);
 }
 
 /* Logged (every endpoint); an inference request is also counted and numbered. */
@@ -266,14 +274,6 @@ static int size_check(req *r, char *msg, size_t msglen) {
     return status;
 }
 
-/* A Responses output item is msg_... for a message, fc_... for a function call. */
-static void name_item(req *r) {
-    if (r->rep.output != MOCK_OUT_TOOL || strncmp(r->item_id, "msg_", 4) != 0) return;
-    char tail[sizeof r->item_id - 4];
-    mock_copy_str(tail, sizeof tail, r->item_id + 4);
-    snprintf(r->item_id, sizeof r->item_id, "fc_%s", tail);
-}
-
 static void init_reply(req *r) {
     const endpoint *ep = r->ep;
     mock_dialect d = ep->dialect;
@@ -324,7 +324,7 @@ enum MHD_Result mock_handle_api(req *r, const char *method, const char *url) {
     if (!read_request(r, msg, sizeof msg) ||
         decide(r, key, attempt, t_us, &scale, msg, sizeof msg) != FB_OK)
         return mock_send_error(r, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
-    name_item(r);
+    item_ids(r);
     set_tokens(r);
     int status = size_check(r, msg, sizeof msg);
     if (status != 0)

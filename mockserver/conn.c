@@ -116,9 +116,8 @@ static enum MHD_Result first_call(mock_server *s, struct MHD_Connection *conn, c
     r->conn = conn;
     r->arrival_us = mock_now_us();
     r->stall_after = -1;
-    r->uri_len = mock_watch_headers_done(s->watch, conn);
     *req_cls = r;
-    if (r->uri_len > URL_MAX) return mock_routing_error(r, url, method, 431, NULL);
+    if (!mock_watch_headers_done(s->watch, conn)) return MHD_NO; /* its 431 went already */
     const char *cl = mock_header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl != NULL && strtoull(cl, NULL, 10) > s->cfg.max_body_bytes) {
         /* Answer before reading the body; MHD then closes the connection. */

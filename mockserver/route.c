@@ -1,10 +1,12 @@
 /*
  * route.c - the endpoints: a path pattern and a method to an API and its dialect, or to the
  * control plane; unknown paths get 404, known paths with another method 405 (with Allow),
- * and the limits' answers (413, 431) come out in the dialect the path suggests.
+ * and the limits' answers (413, and 431 for an over-long URI) come out in the dialect the path
+ * suggests.
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "mockserver/serverint.h"
 
@@ -64,17 +66,41 @@ static bool match(const char *pattern, const char *url, char *arg, size_t argcap
 }
 
 /* The dialect of an error outside any endpoint, chosen by the path (and anthropic-version). */
-static mock_dialect dialect_of(req *r, const char *url) {
+static mock_dialect dialect_of(struct MHD_Connection *c, const char *url) {
     if (strncmp(url, "/openai/", 8) == 0) return MOCK_AZURE;
     if (strncmp(url, "/v1beta/", 8) == 0) return MOCK_GEMINI;
-    if (strncmp(url, "/v1/messages", 12) == 0 || mock_header(r->conn, "anthropic-version"))
+    if (strncmp(url, "/v1/messages", 12) == 0 || (c != NULL && mock_header(c, "anthropic-version")))
         return MOCK_ANTHROPIC;
     return MOCK_OPENAI;
 }
 
+void mock_long_uri(void *user, int fd, const char *uri, size_t len) {
+    mock_server *s = user;
+    char msg[200];
+    snprintf(msg, sizeof msg,
+             "Request header fields too large: the URL is %zu bytes (the mock "
+             "takes %d)",
+             len, URL_MAX);
+    mock_reply rep = {.dialect = dialect_of(NULL, uri), .model = "", .request_id = ""};
+    mock_buf body = {0}, b = {0};
+    mock_wire_error(&body, &rep, 431, MOCK_FLAVOR_ROUTING, msg);
+    mock_buf_printf(&b,
+                    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json"
+                    "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                    body.len);
+    mock_buf_append(&b, body.p, body.len);
+    if (!b.oom) send(fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    mock_buf_free(&body);
+    mock_buf_free(&b);
+    pthread_mutex_lock(&s->lock);
+    s->stats.requests++;
+    s->stats.status_4xx++;
+    pthread_mutex_unlock(&s->lock);
+}
+
 enum MHD_Result mock_routing_error(req *r, const char *url, const char *method, int status,
                                    const char *allow) {
-    mock_dialect d = dialect_of(r, url);
+    mock_dialect d = dialect_of(r->conn, url);
     mock_new_ids(r, d, NULL);
     char msg[300];
     const char *m = NULL;
@@ -83,12 +109,6 @@ enum MHD_Result mock_routing_error(req *r, const char *url, const char *method, 
         m = msg;
     } else if (status == 405) {
         snprintf(msg, sizeof msg, "Method %.16s not allowed for %.200s", method, url);
-        m = msg;
-    } else if (status == 431) {
-        snprintf(msg, sizeof msg,
-                 "Request header fields too large: the URL is %zu bytes "
-                 "(the mock takes %d)",
-                 r->uri_len, URL_MAX);
         m = msg;
     }
     r->rep = (mock_reply){.dialect = d, .model = "", .request_id = r->request_id};

@@ -21,8 +21,6 @@
 #define DEFAULT_COMPLETION_MAX 16
 #define DEFAULT_LOG_CAPACITY 10000
 #define DEFAULT_HANG_MAX_US (600 * FB_US_PER_S)
-/* Room for a request line of URL_MAX, its headers and the answer's headers. */
-#define CONNECTION_MEMORY ((size_t)64 << 10)
 
 /* ---- helpers ---- */
 
@@ -244,7 +242,6 @@ static int start_daemon(mock_server *s, char *err, size_t errlen) {
         {MHD_OPTION_SOCK_ADDR, 0, sa},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)c->max_connections, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL},
-        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)CONNECTION_MEMORY, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)mock_on_completed, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)mock_watch_notify, s->watch},
         {MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)mock_watch_uri, s->watch},
@@ -271,8 +268,8 @@ static int start_parts(mock_server *s) {
     /* One timer entry per connection, and per slot still busy after its client left. */
     size_t timers = s->cfg.max_connections + 16 + (size_t)s->cfg.capacity.concurrency;
     if (s->times != NULL && mock_sched_create(timers, &s->sched) == FB_OK) {
-        if (mock_watch_create(s->cfg.header_timeout_us, CONNECTION_TIMEOUT_S * FB_US_PER_S,
-                              &s->watch) == FB_OK)
+        if (mock_watch_create(s->cfg.header_timeout_us, CONNECTION_TIMEOUT_S * FB_US_PER_S, URL_MAX,
+                              mock_long_uri, s, &s->watch) == FB_OK)
             return FB_OK;
         mock_sched_destroy(s->sched);
     }

@@ -36,7 +36,12 @@
 
 #define HANG_POLL_US (500 * FB_US_PER_MS) /* how often a waiting connection checks its client */
 #define CONNECTION_TIMEOUT_S 60u
-#define URL_MAX 16384 /* a longer request URI gets 431 */
+/*
+ * A longer request URI gets 431. libmicrohttpd keeps a request's line, its headers and the
+ * answer's headers in one 32 KiB pool per connection (zeroed for every request, so a larger one
+ * costs every answer) and answers 414 itself when the line does not fit.
+ */
+#define URL_MAX 8192
 #define TIMES_CAP 4096
 
 /* Nominal rate-limit figures reported when no capacity is configured. */
@@ -116,11 +121,11 @@ struct req {
     bool holds_slot; /* counted in busy */
     bool has_log;
     uint64_t log_seq;
+    uint64_t id_seq;       /* its ids derive from it */
     fb_time_us arrival_us; /* real monotonic */
     fb_time_us due_us;
     fb_time_us hang_until_us;
     fb_time_us done_us; /* when the answer would have ended (a slot stays busy until then) */
-    size_t uri_len;
     size_t memory_held;
     mock_buf body;
     size_t body_bytes;
@@ -178,6 +183,8 @@ ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max);
 
 /* ---- route.c ---- */
 enum MHD_Result mock_dispatch(req *r, const char *url, const char *method);
+/* The 431 of an over-long URI, written on the raw socket (mock_watch_long_uri_fn; user: server). */
+void mock_long_uri(void *user, int fd, const char *uri, size_t len);
 /* Errors for routing and limits, in the dialect the path suggests. */
 enum MHD_Result mock_routing_error(req *r, const char *url, const char *method, int status,
                                    const char *allow);

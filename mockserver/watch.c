@@ -7,8 +7,8 @@
 #include "mockserver/watch.h"
 
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -18,8 +18,8 @@ typedef struct node {
     struct node *prev, *next;
     int fd;
     fb_time_us deadline_us; /* 0: none (a request is being answered) */
-    size_t uri_len;
-    bool idle; /* between requests: the next request line resets the deadline */
+    bool idle;              /* between requests: the next request line resets the deadline */
+    bool answered;          /* its over-long URI was answered on the socket */
 } node;
 
 struct mock_watch {
@@ -28,7 +28,11 @@ struct mock_watch {
     pthread_t thread;
     node *head;
     fb_time_us header_us, idle_us;
+    size_t uri_max;
+    mock_watch_long_uri_fn on_long_uri;
+    void *user;
     uint64_t cut;
+    fb_time_us wake_us; /* when the thread wakes next; 0: it waits for a signal */
     bool stopping;
 };
 
@@ -39,7 +43,7 @@ static void cut_expired(mock_watch *w, fb_time_us now, fb_time_us *next) {
         if (n->deadline_us <= now) {
             shutdown(n->fd, SHUT_RDWR);
             n->deadline_us = 0;
-            w->cut++;
+            if (!n->answered) w->cut++;
         } else if (*next == 0 || n->deadline_us < *next) {
             *next = n->deadline_us;
         }
@@ -52,6 +56,7 @@ static void *run(void *arg) {
     while (!w->stopping) {
         fb_time_us next;
         cut_expired(w, mock_now_us(), &next);
+        w->wake_us = next;
         if (next == 0) {
             pthread_cond_wait(&w->wake, &w->lock);
         } else {
@@ -64,11 +69,15 @@ static void *run(void *arg) {
     return NULL;
 }
 
-int mock_watch_create(fb_time_us header_timeout_us, fb_time_us idle_timeout_us, mock_watch **out) {
+int mock_watch_create(fb_time_us header_timeout_us, fb_time_us idle_timeout_us, size_t uri_max,
+                      mock_watch_long_uri_fn on_long_uri, void *user, mock_watch **out) {
     mock_watch *w = calloc(1, sizeof *w);
     if (w == NULL) return FB_ENOMEM;
     w->header_us = header_timeout_us;
     w->idle_us = idle_timeout_us;
+    w->uri_max = uri_max;
+    w->on_long_uri = on_long_uri;
+    w->user = user;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -102,10 +111,17 @@ void mock_watch_destroy(mock_watch *w) {
     free(w);
 }
 
-/* Arm a node's deadline (the caller holds the lock); wakes the thread for an earlier one. */
+/*
+ * Arm a node's deadline (the caller holds the lock). The thread is woken only for a deadline
+ * before the one it sleeps until: with one timeout, new deadlines come later, so a busy server
+ * never wakes it.
+ */
 static void arm(mock_watch *w, node *n, fb_time_us in_us) {
     n->deadline_us = mock_now_us() + in_us;
-    pthread_cond_signal(&w->wake);
+    if (w->wake_us == 0 || n->deadline_us < w->wake_us) {
+        w->wake_us = n->deadline_us;
+        pthread_cond_signal(&w->wake);
+    }
 }
 
 static void started(mock_watch *w, struct MHD_Connection *c, void **ctx) {
@@ -153,26 +169,31 @@ void *mock_watch_uri(void *cls, const char *uri, struct MHD_Connection *c) {
     mock_watch *w = cls;
     node *n = node_of(c);
     if (n == NULL) return NULL;
+    size_t len = strlen(uri);
+    bool too_long = len > w->uri_max && n->fd >= 0;
+    /* Called on the connection's own thread, before any answer to this request. */
+    if (too_long) w->on_long_uri(w->user, n->fd, uri, len);
     pthread_mutex_lock(&w->lock);
-    size_t len = 0;
-    while (uri[len] != '\0') len++;
-    n->uri_len = len;
+    n->answered = too_long;
     /* After an idle wait the headers get a fresh header timeout; the first request keeps the
-     * deadline its connection started with. */
-    if (n->idle) arm(w, n, w->header_us);
+     * deadline its connection started with. An answered one is cut a second later. */
+    if (too_long)
+        arm(w, n, FB_US_PER_S);
+    else if (n->idle)
+        arm(w, n, w->header_us);
     n->idle = false;
     pthread_mutex_unlock(&w->lock);
     return NULL;
 }
 
-size_t mock_watch_headers_done(mock_watch *w, struct MHD_Connection *c) {
+bool mock_watch_headers_done(mock_watch *w, struct MHD_Connection *c) {
     node *n = node_of(c);
-    if (n == NULL) return 0;
+    if (n == NULL) return true;
     pthread_mutex_lock(&w->lock);
-    n->deadline_us = 0;
-    size_t len = n->uri_len;
+    bool fresh = !n->answered;
+    if (fresh) n->deadline_us = 0;
     pthread_mutex_unlock(&w->lock);
-    return len;
+    return fresh;
 }
 
 void mock_watch_request_done(mock_watch *w, struct MHD_Connection *c) {
