@@ -14,7 +14,7 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { z } from 'zod';
 
-import { URL, WEATHER, matrix } from './lib.mjs';
+import { URL, WEATHER, matrix, test, newKey, attempts, assert, rejects, faultHeaders } from './lib.mjs';
 
 const weatherZod = z.object({ city: z.string(), days: z.number().int().min(1) });
 const user = [{ role: 'user', content: 'hello' }];
@@ -287,4 +287,16 @@ matrix({
   status: statusOf,
   overload: 529,
   retries: { status429: 2, status5xx: 2, reset: 2 },
+});
+
+// ---- what the matrix does not show --------------------------------------------------------------
+
+test('langchain ChatAnthropic: a 429 without retry-after is not retried (@langchain/core headerless_429)', async () => {
+  const key = newKey();
+  const m = new ChatAnthropic({
+    model: 'claude-mock', apiKey: 'sk-ant-fusebox', anthropicApiUrl: URL, maxRetries: 2, maxTokens: 4,
+    clientOptions: { defaultHeaders: faultHeaders('429-no-retry-after-times-1', key) },
+  });
+  await rejects(m.invoke('hello'), 'headerless 429');
+  assert((await attempts(key)).length === 1, 'retried');
 });
