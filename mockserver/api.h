@@ -166,6 +166,9 @@ void mock_wire_stream_error(mock_buf *b, const mock_reply *r);
 
 /* ---- shared request checks (request.c) ---- */
 
+/* The model: the path's (Azure's deployment), else the body's, required with `missing`. */
+bool mock_parse_model(const cJSON *root, mock_reply *r, mock_store *st, const char *missing,
+                      char *msg, size_t msglen);
 /* Common fields: "stream" (a boolean), the token cap under one of the given keys. */
 bool mock_parse_stream(const cJSON *root, mock_reply *r, char *msg, size_t msglen);
 bool mock_parse_max_tokens(const cJSON *root, const char *const *keys, size_t n_keys, mock_reply *r,

@@ -15,14 +15,7 @@
 static const char *const cap_keys[] = {"max_completion_tokens", "max_tokens"};
 
 bool mock_oa_model(const cJSON *root, mock_reply *r, mock_store *st, char *msg, size_t msglen) {
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    bool named = cJSON_IsString(model) && model->valuestring[0] != '\0';
-    if (st->model[0] == '\0') {
-        if (!named) return mock_bad(msg, msglen, "you must provide a model parameter");
-        snprintf(st->model, sizeof st->model, "%s", model->valuestring);
-    }
-    r->model = st->model;
-    return true;
+    return mock_parse_model(root, r, st, "you must provide a model parameter", msg, msglen);
 }
 
 bool mock_oa_common(const cJSON *root, mock_reply *r, const char *const *keys, size_t n_keys,

@@ -61,11 +61,8 @@ static bool parse_inputs(const cJSON *input, mock_reply *r, mock_store *st, char
 }
 
 static bool parse(const cJSON *root, mock_reply *r, mock_store *st, char *msg, size_t msglen) {
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    if (st->model[0] == '\0' && !(cJSON_IsString(model) && model->valuestring[0] != '\0'))
-        return mock_bad(msg, msglen, "you must provide a model parameter");
-    if (st->model[0] == '\0') snprintf(st->model, sizeof st->model, "%s", model->valuestring);
-    r->model = st->model;
+    if (!mock_parse_model(root, r, st, "you must provide a model parameter", msg, msglen))
+        return false;
     const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
     if (input == NULL) return mock_bad(msg, msglen, "Missing required parameter: 'input'.");
     const cJSON *dims = cJSON_GetObjectItemCaseSensitive(root, "dimensions");

@@ -18,11 +18,7 @@ static const char *const cap_keys[] = {"max_tokens"};
 /* model and messages are required; the prompt is the messages' text and the system prompt. */
 static bool parse_prompt(const cJSON *root, mock_reply *r, mock_store *st, char *msg,
                          size_t msglen) {
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    if (!cJSON_IsString(model) || model->valuestring[0] == '\0')
-        return mock_bad(msg, msglen, "model: Field required");
-    snprintf(st->model, sizeof st->model, "%s", model->valuestring);
-    r->model = st->model;
+    if (!mock_parse_model(root, r, st, "model: Field required", msg, msglen)) return false;
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(root, "messages");
     if (!cJSON_IsArray(msgs)) return mock_bad(msg, msglen, "messages: Field required");
     int64_t chars = mock_content_chars(cJSON_GetObjectItemCaseSensitive(root, "system"));

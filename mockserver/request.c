@@ -13,6 +13,18 @@ bool mock_bad(char *msg, size_t msglen, const char *fmt, ...) {
     return false;
 }
 
+bool mock_parse_model(const cJSON *root, mock_reply *r, mock_store *st, const char *missing,
+                      char *msg, size_t msglen) {
+    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
+    bool named = cJSON_IsString(model) && model->valuestring[0] != '\0';
+    if (st->model[0] == '\0') { /* not named by the path (an Azure deployment) */
+        if (!named) return mock_bad(msg, msglen, "%s", missing);
+        snprintf(st->model, sizeof st->model, "%s", model->valuestring);
+    }
+    r->model = st->model;
+    return true;
+}
+
 bool mock_parse_stream(const cJSON *root, mock_reply *r, char *msg, size_t msglen) {
     const cJSON *stream = cJSON_GetObjectItemCaseSensitive(root, "stream");
     if (stream != NULL && !cJSON_IsBool(stream) && !cJSON_IsNull(stream))

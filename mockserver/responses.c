@@ -26,11 +26,8 @@ static int64_t item_chars(const cJSON *item) {
 }
 
 static bool parse(const cJSON *root, mock_reply *r, mock_store *st, char *msg, size_t msglen) {
-    const cJSON *model = cJSON_GetObjectItemCaseSensitive(root, "model");
-    if (!cJSON_IsString(model) || model->valuestring[0] == '\0')
-        return mock_bad(msg, msglen, "Missing required parameter: 'model'.");
-    snprintf(st->model, sizeof st->model, "%s", model->valuestring);
-    r->model = st->model;
+    if (!mock_parse_model(root, r, st, "Missing required parameter: 'model'.", msg, msglen))
+        return false;
     const cJSON *input = cJSON_GetObjectItemCaseSensitive(root, "input");
     if (!cJSON_IsString(input) && !cJSON_IsArray(input))
         return mock_bad(msg, msglen, "Missing required parameter: 'input'.");

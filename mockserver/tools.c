@@ -115,6 +115,13 @@ static bool bound(const cJSON *s, const char *keyword, const char *words, double
     return false;
 }
 
+/* A member's value: its schema's minimal instance, null when it has no schema. */
+static bool member(gen *g, const cJSON *s, int depth) {
+    if (s != NULL) return value(g, s, depth + 1);
+    mock_buf_puts(g->out, "null");
+    return true;
+}
+
 /* One property of the merged objects `subs`: the first schema that declares it. */
 static const cJSON *property(const cJSON *const *subs, size_t n, const char *name) {
     for (size_t i = 0; i < n; i++) {
@@ -136,11 +143,7 @@ static bool object(gen *g, const cJSON *const *subs, size_t n, int depth) {
             first = false;
             mock_buf_json_string(g->out, name->valuestring);
             mock_buf_puts(g->out, ":");
-            const cJSON *ps = property(subs, n, name->valuestring);
-            if (ps == NULL)
-                mock_buf_puts(g->out, "null");
-            else if (!value(g, ps, depth + 1))
-                return false;
+            if (!member(g, property(subs, n, name->valuestring), depth)) return false;
         }
     }
     mock_buf_puts(g->out, "}");
@@ -157,10 +160,7 @@ static bool array(gen *g, const cJSON *s, int depth) {
         const cJSON *item = cJSON_GetArrayItem(prefix, i);
         if (item == NULL) item = get(s, "items");
         mock_buf_puts(g->out, i ? "," : "");
-        if (item == NULL)
-            mock_buf_puts(g->out, "null");
-        else if (!value(g, item, depth + 1))
-            return false;
+        if (!member(g, item, depth)) return false;
     }
     mock_buf_puts(g->out, "]");
     return true;
