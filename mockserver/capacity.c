@@ -75,7 +75,7 @@ static void serve_queue_locked(mock_server *s) {
 
 void mock_unqueue(req *r) {
     mock_server *s = r->s;
-    if (r->phase != PH_QUEUE || r->holds_slot) return;
+    if (r->phase != PH_QUEUE) return;
     pthread_mutex_lock(&s->lock);
     for (req **p = &s->queue_head, *prev = NULL; *p != NULL; prev = *p, p = &(*p)->queue_next) {
         if (*p != r) continue;
@@ -99,8 +99,11 @@ static void slot_done(void *arg) {
 
 void mock_release_slot(req *r, bool client_left) {
     mock_server *s = r->s;
-    if (!r->holds_slot) return;
+    pthread_mutex_lock(&s->lock); /* a slot may be given on another connection's thread */
+    bool held = r->holds_slot;
     r->holds_slot = false;
+    pthread_mutex_unlock(&s->lock);
+    if (!held) return;
     if (client_left && !s->cfg.capacity.cancel_on_disconnect && r->done_us > mock_now_us() &&
         mock_sched_call(s->sched, r->done_us, slot_done, s))
         return;

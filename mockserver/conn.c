@@ -162,7 +162,10 @@ static enum MHD_Result resume_hang(req *r) {
 
 /* Resumed in the capacity queue: answer once it holds a slot, else keep waiting. */
 static enum MHD_Result resume_queue(req *r) {
-    if (r->holds_slot) return mock_answer(r);
+    pthread_mutex_lock(&r->s->lock); /* the slot is given on another connection's thread */
+    bool held = r->holds_slot;
+    pthread_mutex_unlock(&r->s->lock);
+    if (held) return mock_answer(r);
     r->early = true;
     if (mock_stopping(r->s) || client_left(r) || mock_now_us() >= r->hang_until_us) {
         mock_unqueue(r);
@@ -206,7 +209,8 @@ void mock_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r == NULL) return;
     *req_cls = NULL;
     mock_unqueue(r);
-    mock_release_slot(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    /* A cut stream ended at the provider too; any other early end is the client's. */
+    mock_release_slot(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->st.cut);
     pthread_mutex_lock(&s->lock);
     if (r->attempt) s->stats.in_flight--;
     if (r->suspended) s->stats.suspended--;
