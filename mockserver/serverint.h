@@ -198,7 +198,7 @@ void mock_new_ids(req *r, mock_dialect d, const mock_api_ops *ops);
  * The provider's own limits on an attempt that would be served: the context window (400),
  * the buckets (429), the concurrency limit (429, or the queue, or the overload answer), or a
  * brownout's share rejected as overloaded. Returns false when the attempt now waits in the
- * queue (answer_capacity_ready resumes it).
+ * queue (a freed slot wakes it; conn.c then answers).
  */
 bool mock_apply_limits(req *r, uint64_t attempt, fb_time_us t_us, double scale);
 /* A request ends: give back its slot (at once, or when its work would have ended). */
