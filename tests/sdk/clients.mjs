@@ -300,3 +300,21 @@ test('langchain ChatAnthropic: a 429 without retry-after is not retried (@langch
   await rejects(m.invoke('hello'), 'headerless 429');
   assert((await attempts(key)).length === 1, 'retried');
 });
+
+test("ai-sdk openai: the provider's default model calls the Responses API", async () => {
+  const key = newKey();
+  const model = createOpenAI({ baseURL: `${URL}/v1`, apiKey: 'sk-fusebox', headers: { 'x-fusebox-key': key } })('gpt-4o-mini');
+  await generateText({ model, prompt: 'hello', maxOutputTokens: 4, maxRetries: 0 });
+  const paths = (await attempts(key)).map((e) => e.path);
+  assert(paths.join(',') === '/v1/responses', `paths ${paths}`);
+});
+
+test('openai AzureOpenAI: calls the deployment path with api-version and api-key', async () => {
+  const key = newKey();
+  const c = new AzureOpenAI({ endpoint: URL, apiVersion: '2024-10-21', apiKey: 'k', defaultHeaders: { 'x-fusebox-key': key } });
+  await c.chat.completions.create({ model: 'gpt4o', messages: user, max_tokens: 4 });
+  await c.embeddings.create({ model: 'emb', input: 'hi' });
+  const paths = (await attempts(key)).map((e) => e.path);
+  assert(paths.join(',') === '/openai/deployments/gpt4o/chat/completions,/openai/deployments/emb/embeddings',
+    `paths ${paths}`);
+});
