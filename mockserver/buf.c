@@ -45,15 +45,29 @@ void mock_buf_puts(mock_buf *b, const char *s) {
 }
 
 void mock_buf_printf(mock_buf *b, const char *fmt, ...) {
+    if (b->oom) return;
+    /* Format into the room there is; only a text that does not fit is formatted twice. */
+    size_t room = b->cap > b->len ? b->cap - b->len : 0;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
     va_end(ap);
-    if (n < 0 || !reserve(b, (size_t)n)) return;
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n >= room) {
+        if (!reserve(b, (size_t)n)) return;
+        va_start(ap, fmt);
+        vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
+    if (b->limit > 0 && b->len + (size_t)n > b->limit) {
+        b->oom = true;
+        return;
+    }
     b->len += (size_t)n;
+}
+
+bool mock_buf_reserve(mock_buf *b, size_t extra) {
+    return reserve(b, extra);
 }
 
 void mock_buf_json_escape(mock_buf *b, const char *s, size_t n) {

@@ -23,6 +23,8 @@ void mock_buf_free(mock_buf *b);
 void mock_buf_append(mock_buf *b, const char *s, size_t n);
 void mock_buf_puts(mock_buf *b, const char *s);
 void mock_buf_printf(mock_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Room for `extra` more bytes now (fewer reallocations); false on oom or past the limit. */
+bool mock_buf_reserve(mock_buf *b, size_t extra);
 /* Append s as a JSON string literal, quotes included. */
 void mock_buf_json_string(mock_buf *b, const char *s);
 /* The same for n bytes that need not be NUL-terminated, without the quotes. */

@@ -137,6 +137,11 @@ static void body_piece(req *r, const char *upload, size_t n) {
         r->over_memory = true;
     } else {
         r->memory_held += n;
+        if (r->body.cap == 0) { /* room for the whole body at once, as Content-Length says */
+            const char *cl = mock_header(r->conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+            size_t want = cl != NULL ? (size_t)strtoull(cl, NULL, 10) : 0;
+            mock_buf_reserve(&r->body, want > n && want <= r->s->cfg.max_body_bytes ? want : n);
+        }
         mock_buf_append(&r->body, upload, n);
         return;
     }

@@ -13,10 +13,17 @@
 #include "mockserver/serverint.h"
 #include "mockserver/wire.h"
 
+/* A header with a decimal value (formatted by hand: every answer sends several). */
 static void add_num(struct MHD_Response *resp, const char *name, int64_t v) {
-    char buf[32];
-    snprintf(buf, sizeof buf, "%lld", (long long)v);
-    MHD_add_response_header(resp, name, buf);
+    char buf[24], *p = buf + sizeof buf;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    *--p = '\0';
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u > 0);
+    if (v < 0) *--p = '-';
+    MHD_add_response_header(resp, name, p);
 }
 
 static void add_go(struct MHD_Response *resp, const char *name, fb_time_us d_us) {
