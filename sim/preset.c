@@ -6,8 +6,7 @@
 #include "sim/presetint.h"
 
 static const sim_preset *const catalog[] = {
-    &sim_preset_openai_python,
-    NULL,
+    &sim_preset_openai_python, &sim_preset_litellm, &sim_preset_portkey, &sim_preset_envoy, NULL,
 };
 
 const sim_preset *const *sim_presets(void) {

@@ -146,16 +146,45 @@ static const lay *layer_at(const sim *s, const req *r, uint32_t depth) {
     return &s->lays[r->stack->layer[depth]];
 }
 
-/* A result as layer L sees it: its classifier, then its retry_on list, which decides alone. */
-static fb_class classify_at(const lay *L, const fb_reply *rep) {
-    fb_class c = fb_classify(&L->classifier, rep);
-    const sim_layer *cfg = L->cfg;
+/* Does a preset's rule match the reply from provider p? */
+static bool rule_matches(const sim_status_rule *r, const fb_reply *rep, fb_outcome o, uint32_t p) {
+    return (r->status == 0 || r->status == rep->status) &&
+           (r->outcome < 0 || r->outcome == (int8_t)o) &&
+           (r->transport < 0 || r->transport == (int8_t)rep->transport) &&
+           (r->providers == 0 || (p < 8 && ((r->providers >> p) & 1u)));
+}
+
+/* The first of the layer's rules that matches replaces what it names (sim_status_rule). */
+static void apply_rules(const sim_layer *cfg, const fb_reply *rep, uint32_t p, fb_class *c) {
+    if (c->outcome == FB_OUT_SUCCESS) return; /* rules read failures */
+    for (uint32_t i = 0; i < cfg->rule_count; i++) {
+        const sim_status_rule *r = &cfg->rules[i];
+        if (!rule_matches(r, rep, c->outcome, p)) continue;
+        if (r->retry >= 0) c->retryable = r->retry > 0;
+        if (r->fallback >= 0) c->may_fallback = r->fallback > 0;
+        if (r->effect >= 0) c->effect = (fb_effect)r->effect;
+        c->trip = (fb_trip)r->trip;
+        c->failure_limit = r->failure_limit;
+        c->attempts = r->attempts;
+        return;
+    }
+}
+
+fb_class sim_layer_classify(const sim_layer *cfg, const fb_classifier *cl, const fb_reply *rep,
+                            uint32_t provider) {
+    fb_class c = fb_classify(cl, rep);
+    if (cfg->rule_count > 0) apply_rules(cfg, rep, provider, &c);
     if (!cfg->has_retry_on) return c;
     bool listed = (cfg->retry_on_outcomes >> c.outcome) & 1u;
     for (uint32_t i = 0; i < cfg->retry_on_count && !listed; i++)
         listed = rep->status == cfg->retry_on_statuses[i];
     c.retryable = listed && c.outcome != FB_OUT_SUCCESS;
     return c;
+}
+
+/* A result from provider p (an outer layer's: its target) as layer L sees it. */
+static fb_class classify_at(const lay *L, const fb_reply *rep, uint32_t p) {
+    return sim_layer_classify(L->cfg, &L->classifier, rep, p);
 }
 
 /* What a layer may choose from: its target, the provider chosen outside, or the chain. */
@@ -364,7 +393,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     h->has_last = true;
     h->cause = cause;
     r->state = R_CALLING;
-    fb_class c = classify_at(L, rep);
+    fb_class c = classify_at(L, rep, h->target);
     fb_fallback_decision d =
         fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[depth]), &h->fr, &c, hint, s->now);
     handle_decision(s, ri, depth, d);
@@ -389,7 +418,7 @@ void deliver(sim *s, uint32_t ai) {
     h->last_hint_us = hint;
     h->has_last = true;
     h->cause = SIM_END_COUNT; /* a provider's answer, not a layer's */
-    fb_class c = classify_at(layer_at(s, r, inner), &reply);
+    fb_class c = classify_at(layer_at(s, r, inner), &reply, pi);
     stat_outcome(s, pi, c.outcome);
     if (reply.after_first_token) {
         bool resumed = a->keeps_partial && out < r->tokens_left;
@@ -431,7 +460,7 @@ void on_attempt_timeout(sim *s, uint32_t ai) {
     abandon_attempt(s, r);
     fb_reply rep = timeout_reply();
     uint32_t inner = r->stack->depth - 1;
-    stat_outcome(s, pi, classify_at(layer_at(s, r, inner), &rep).outcome);
+    stat_outcome(s, pi, classify_at(layer_at(s, r, inner), &rep, pi).outcome);
     layer_result(s, ri, inner, &rep, FB_TIME_NONE, SIM_END_COUNT);
 }
 

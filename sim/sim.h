@@ -228,4 +228,12 @@ int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, 
 int sim_run_port(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
                  const sim_port *port, sim_summary *out, sim_error *err);
 
+/*
+ * A reply from provider `provider` (an outer layer's: its target, 0) as
+ * layer `L` reads it: the classifier `cl` built from L->classify, then the
+ * preset's rules (L->rules), then L's retry_on list, which decides alone.
+ */
+fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
+                            uint32_t provider);
+
 #endif /* SIM_SIM_H */
