@@ -223,8 +223,9 @@ static const char *const litellm_rules[] = {
     "retryable (401, 404)",
     "cooldown with allowed_fails set (to another value than 3) or allowed_fails_policy: a "
     "deployment cools down at the failure that makes more than allowed_fails (the policy's field "
-    "for its class, else allowed_fails) failures in a row less than cooldown_time apart; the "
-    "counts survive the cooldown",
+    "for its class, else allowed_fails) failures in a row less than cooldown_time apart "
+    "(the counter's TTL, renewed by each failure it counts); the failure that cools is not "
+    "counted, so the counter expires cooldown_time after the failure before it",
     "a cooldown lasts the deployment's litellm_params.cooldown_time, else the response's "
     "Retry-After (seconds; 0 cools nothing), else cooldown_time (5 s); it ends by itself "
     "(strictly after, a cache TTL): no probes, no half-open; an error while cooling down that "
@@ -509,6 +510,22 @@ static int litellm_chain(const sim_preset *p, const sim_param_value *v, const lg
     return FB_OK;
 }
 
+/* The gateways' retries: `retries` after the first call, base * 2^(n-1) capped at `cap`; a
+   stream that breaks after its first chunk is raised. */
+static fb_retry_config *gateway_retry(sim_layer *L, uint32_t retries, fb_time_us base_us,
+                                      fb_time_us cap_us) {
+    fb_retry_config *r = &L->retry;
+    *r = (fb_retry_config){0};
+    r->retries = retries;
+    if (retries == 0) r->attempts = 1;
+    r->backoff = FB_BACKOFF_EXPONENTIAL;
+    r->base_us = base_us;
+    r->multiplier = 2;
+    r->delay_us_max = cap_us;
+    L->stream = FB_STREAM_FAIL;
+    return r;
+}
+
 /*
  * _time_to_sleep_before_retry and utils._calculate_retry_after: INITIAL_RETRY_DELAY 0.5 s,
  * MAX_RETRY_DELAY 8 s, JITTER 0.75 s added after the cap, retry_after as a floor.
@@ -517,14 +534,8 @@ static void litellm_retry(const sim_preset *p, const sim_param_value *v, sim_lay
     const sim_param_value *n = preset_given(p, v, "num_retries");
     const sim_param_value *floor_s = preset_given(p, v, "retry_after");
     const sim_param_value *t = preset_given(p, v, "timeout");
-    fb_retry_config *r = &L->retry;
-    *r = (fb_retry_config){0};
-    r->retries = n ? (uint32_t)n->num : 2;
-    if (r->retries == 0) r->attempts = 1;
-    r->backoff = FB_BACKOFF_EXPONENTIAL;
-    r->base_us = 500 * FB_US_PER_MS;
-    r->multiplier = 2;
-    r->delay_us_max = 8 * FB_US_PER_S;
+    fb_retry_config *r =
+        gateway_retry(L, n ? (uint32_t)n->num : 2, 500 * FB_US_PER_MS, 8 * FB_US_PER_S);
     r->backoff_hold = 1;
     r->delay_us_min = floor_s ? floor_s->us : 0;
     r->jitter = FB_JITTER_ADDITIVE;
@@ -536,7 +547,6 @@ static void litellm_retry(const sim_preset *p, const sim_param_value *v, sim_lay
     r->ignore_zero_hint = FB_ON;
     r->hint_jitter = FB_ON;
     r->attempt_timeout_us = t ? t->us : 6000 * FB_US_PER_S;
-    L->stream = FB_STREAM_FAIL;
 }
 
 /* What a RetryPolicy field (or an allowed-fails field) says for class c: count + 1, 0 unset. */
@@ -668,7 +678,7 @@ static int litellm_apply(const sim_preset *p, const sim_param_value *v, const si
     litellm_mode(p, v, &g, &m);
     uint8_t multi = 0;
     for (uint32_t q = 0; q < SIM_PROVIDERS_MAX; q++)
-        if (g.group_of[q] >= 0 && !((m.single >> q) & 1u)) multi |= (uint8_t)(1u << q);
+        if (g.group_of[q] >= 0 && !(((unsigned)m.single >> q) & 1u)) multi |= (uint8_t)(1u << q);
     litellm_rules_for(L, &m, multi);
     const sim_param_value *off = preset_given(p, v, "disable_cooldowns");
     for (uint32_t q = 0; q < sc->provider_count; q++) {
@@ -859,14 +869,7 @@ static void portkey_retry(const sim_preset *p, const sim_param_value *v, sim_lay
     const sim_param_value *n = preset_given(p, v, "retry.attempts");
     const sim_param_value *hdr = preset_given(p, v, "retry.use_retry_after_header");
     const sim_param_value *t = preset_given(p, v, "request_timeout");
-    fb_retry_config *r = &L->retry;
-    *r = (fb_retry_config){0};
-    r->retries = n ? (uint32_t)n->num : 0;
-    if (r->retries == 0) r->attempts = 1;
-    r->backoff = FB_BACKOFF_EXPONENTIAL;
-    r->base_us = FB_US_PER_S;
-    r->multiplier = 2;
-    r->delay_us_max = FB_TIME_MAX;
+    fb_retry_config *r = gateway_retry(L, n ? (uint32_t)n->num : 0, FB_US_PER_S, FB_TIME_MAX);
     r->retry_after = FB_RETRY_AFTER_IGNORE;
     if (hdr && hdr->num) {
         r->retry_after = FB_RETRY_AFTER_AS_IS;
@@ -878,7 +881,6 @@ static void portkey_retry(const sim_preset *p, const sim_param_value *v, sim_lay
         r->hint_zeroes_backoff = FB_ON;
     }
     r->attempt_timeout_us = t ? t->us : 0;
-    L->stream = FB_STREAM_FAIL;
 }
 
 static bool listed(const sim_param_value *list, int status) {
@@ -1131,17 +1133,11 @@ static int envoy_retry(const sim_preset *p, const sim_param_value *v, sim_layer 
     const sim_param_value *max = preset_given(p, v, "retry_back_off.max_interval");
     const sim_param_value *per_try = preset_given(p, v, "per_try_timeout");
     const sim_param_value *timeout = preset_given(p, v, "timeout");
-    fb_retry_config *r = &L->retry;
-    *r = (fb_retry_config){0};
     uint32_t retries = on && on->list_count > 0 ? (n ? (uint32_t)n->num : 1) : 0;
-    r->retries = retries;
-    if (retries == 0) r->attempts = 1;
-    r->backoff = FB_BACKOFF_EXPONENTIAL;
     /* a base below 1 ms is rounded up to 1 ms (route_components.proto) */
-    r->base_us = base ? base->us : 25 * FB_US_PER_MS;
-    if (r->base_us < FB_US_PER_MS) r->base_us = FB_US_PER_MS;
-    r->multiplier = 2;
-    r->delay_us_max = max ? max->us : r->base_us * 10;
+    fb_time_us base_us = base ? base->us : 25 * FB_US_PER_MS;
+    if (base_us < FB_US_PER_MS) base_us = FB_US_PER_MS;
+    fb_retry_config *r = gateway_retry(L, retries, base_us, max ? max->us : base_us * 10);
     if (r->delay_us_max < r->base_us) {
         snprintf(msg, msglen, "retry_back_off.max_interval must be >= base_interval");
         return FB_EINVAL;
@@ -1151,7 +1147,6 @@ static int envoy_retry(const sim_preset *p, const sim_param_value *v, sim_layer 
     r->retry_after = FB_RETRY_AFTER_IGNORE;
     r->attempt_timeout_us = per_try ? per_try->us : 0;
     r->deadline_us = timeout ? timeout->us : 15 * FB_US_PER_S;
-    L->stream = FB_STREAM_FAIL;
     envoy_rules_for(on, preset_given(p, v, "retriable_status_codes"), L);
     return FB_OK;
 }
@@ -1235,7 +1230,8 @@ static int envoy_apply(const sim_preset *p, const sim_param_value *v, const sim_
 const sim_preset sim_preset_envoy = {
     "envoy",
     "Envoy proxy: route retry_policy, cluster outlier_detection",
-    "v1.30 (docs v1.30.4; source files at the blob commits named)",
+    "v1.30: keys and defaults from the v1.30.4 API docs; behaviour from the source files at "
+    "the blobs named (read from envoyproxy/envoy's history, not at the v1.30 tag)",
     "source/common/router/retry_state_impl.cc (e78906c5: wouldRetryFromHeaders, "
     "wouldRetryFromReset, shouldRetry), source/common/common/backoff_strategy.cc "
     "(JitteredExponentialBackOffStrategy::nextBackOffMs), "
