@@ -76,7 +76,32 @@ typedef struct fb_breaker_port {
     void (*record)(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
                    fb_time_us now_us);
     void *ctx;
+    bool (*admits)(void *ctx, fb_time_us now_us); /* would allow() admit? NULL: yes */
 } fb_breaker_port;
+
+/*
+ * How a layer picks the provider of each attempt. ORDER walks the order one
+ * provider at a time, each with its own retries. The group modes read the
+ * order as a sequence of groups (consecutive providers with the same
+ * `group` id: a LiteLLM model group's deployments, an Envoy cluster's hosts):
+ * every attempt of a group, its retries too, picks one member the breaker
+ * admits, and the group's retries are counted together; when they run out
+ * the request falls back to the next group. docs/fallback.md, "Groups".
+ */
+typedef enum fb_pick {
+    FB_PICK_ORDER = 0,  /* default */
+    FB_PICK_RANDOM,     /* weighted at random among the members that admit (LiteLLM
+                           simple-shuffle, Envoy RANDOM): one draw per attempt */
+    FB_PICK_ROUND_ROBIN /* the next member that admits in a rotation shared by the
+                           engine's requests (Envoy ROUND_ROBIN) */
+} fb_pick;
+
+/* An alternative chain for one kind of failure (LiteLLM context_window_fallbacks). */
+typedef struct fb_fallback_chain {
+    bool set; /* a failure of this kind leaves its group for `order`, not the rest */
+    uint8_t order[FB_FALLBACK_PROVIDERS_MAX];
+    uint32_t len; /* 0 with set: such a failure ends the request */
+} fb_fallback_chain;
 
 typedef struct fb_fallback_provider {
     fb_breaker *breaker;           /* caller-owned; NULL = no breaker */
@@ -97,6 +122,20 @@ typedef struct fb_fallback_config {
     bool context_check;           /* skip providers whose window is too small */
     bool degraded;                /* exhausted chain ends in a degraded answer */
     fb_stream_policy stream;
+    /* Groups (all zero: ORDER, today's behaviour). */
+    fb_pick pick;
+    uint8_t group[FB_FALLBACK_PROVIDERS_MAX];   /* by provider: its group id */
+    uint32_t weight[FB_FALLBACK_PROVIDERS_MAX]; /* RANDOM: relative weights; 0 = 1 */
+    uint32_t *rr_cursor;    /* ROUND_ROBIN: caller-owned rotation; NULL: rotation off (first) */
+    fb_switch healthy_gate; /* a group's first failure is retried only while a member
+                               admits; a retry that finds none counts as an attempt and waits
+                               its backoff (LiteLLM should_retry_this_error and its loop);
+                               default OFF: such a group is left at once */
+    fb_switch zero_wait_if_healthy;      /* a retry waits 0 when its group has several members and
+                                            one admits (LiteLLM _time_to_sleep_before_retry);
+                                            default OFF */
+    fb_fallback_chain on_context_length; /* groups: after a CONTEXT_LENGTH failure */
+    fb_fallback_chain on_policy;         /* groups: after a POLICY failure */
 } fb_fallback_config;
 
 typedef struct fb_fallback {
@@ -121,6 +160,11 @@ typedef struct fb_fallback_request {
     uint8_t last_provider; /* of the last attempt */
     uint8_t skipped;       /* why providers were skipped (bit set) */
     uint8_t attempted;     /* providers attempted (bit set of provider indices) */
+    uint8_t cur;           /* index into order of the provider being tried (groups: the member) */
+    uint8_t gend;          /* groups: the end of the current group in order */
+    uint8_t first_group;   /* groups: the group id the request started in */
+    bool fresh_group;      /* groups: no attempt yet in the current group */
+    bool switched;         /* groups: now on an alternative chain */
     uint32_t window_floor; /* after a context-length error: skip windows <= this */
     uint32_t tokens_needed;
     fb_fallback_request_stats stats;

@@ -183,6 +183,9 @@ static void step(sim *s, const sim_event *ev) {
     case EV_LAYER_TIMEOUT:
         if (req_is(s, ev, -1)) on_layer_timeout(s, ev->id, ev->arg);
         break;
+    case EV_PUBLISH:
+        on_publish(s, ev->id);
+        break;
     default:
         stop(s, FB_ESTATE, "internal error: unknown event kind %u", ev->kind);
         break;

@@ -146,11 +146,6 @@ static const lay *layer_at(const sim *s, const req *r, uint32_t depth) {
     return &s->lays[r->stack->layer[depth]];
 }
 
-/* A result as layer L sees it: its classifier, then its lists (sim_layer_classify). */
-static fb_class classify_at(const lay *L, const fb_reply *rep) {
-    return sim_layer_classify(L->cfg, &L->classifier, rep);
-}
-
 /* Layer `depth` received a result: the last, and the first if it is. */
 static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end cause) {
     if (!h->has_last) {
@@ -162,6 +157,11 @@ static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end ca
     h->last_hint_us = hint;
     h->has_last = true;
     h->cause = cause;
+}
+
+/* A result from provider p (an outer layer's: its target) as layer L sees it. */
+static fb_class classify_at(const lay *L, const fb_reply *rep, uint32_t p) {
+    return sim_layer_classify(L->cfg, &L->classifier, rep, p);
 }
 
 /* What a layer may choose from: its target, the provider chosen outside, or the chain. */
@@ -370,7 +370,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     h->serial++; /* its timeout, if any, is moot */
     keep_result(h, rep, hint, cause);
     r->state = R_CALLING;
-    fb_class c = classify_at(L, rep);
+    fb_class c = classify_at(L, rep, h->target);
     fb_fallback_decision d =
         fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[depth]), &h->fr, &c, hint, s->now);
     handle_decision(s, ri, depth, d);
@@ -392,7 +392,7 @@ void deliver(sim *s, uint32_t ai) {
     uint32_t inner = r->stack->depth - 1;
     hop *h = &r->hops[inner];
     keep_result(h, &reply, hint, SIM_END_COUNT); /* a provider's answer, not a layer's */
-    fb_class c = classify_at(layer_at(s, r, inner), &reply);
+    fb_class c = classify_at(layer_at(s, r, inner), &reply, pi);
     stat_outcome(s, pi, c.outcome);
     if (reply.after_first_token) {
         bool resumed = a->keeps_partial && out < r->tokens_left;
@@ -434,7 +434,7 @@ void on_attempt_timeout(sim *s, uint32_t ai) {
     abandon_attempt(s, r);
     fb_reply rep = timeout_reply();
     uint32_t inner = r->stack->depth - 1;
-    stat_outcome(s, pi, classify_at(layer_at(s, r, inner), &rep).outcome);
+    stat_outcome(s, pi, classify_at(layer_at(s, r, inner), &rep, pi).outcome);
     layer_result(s, ri, inner, &rep, FB_TIME_NONE, SIM_END_COUNT);
 }
 

@@ -337,8 +337,34 @@ static bool listed(uint32_t outcomes, const int *statuses, uint32_t n, int from,
            status_in(statuses, n, rep->status) || (from > 0 && rep->status >= from);
 }
 
-fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep) {
+/* Does a preset's rule match the reply from provider p? */
+static bool rule_matches(const sim_status_rule *r, const fb_reply *rep, fb_outcome o, uint32_t p) {
+    return (r->status == 0 || r->status == rep->status) &&
+           (r->outcome < 0 || r->outcome == (int8_t)o) &&
+           (r->transport < 0 || r->transport == (int8_t)rep->transport) &&
+           (r->providers == 0 || (p < 8 && ((r->providers >> p) & 1u)));
+}
+
+/* The first of the layer's rules that matches replaces what it names (sim_status_rule). */
+static void apply_rules(const sim_layer *cfg, const fb_reply *rep, uint32_t p, fb_class *c) {
+    if (c->outcome == FB_OUT_SUCCESS) return; /* rules read failures */
+    for (uint32_t i = 0; i < cfg->rule_count; i++) {
+        const sim_status_rule *r = &cfg->rules[i];
+        if (!rule_matches(r, rep, c->outcome, p)) continue;
+        if (r->retry >= 0) c->retryable = r->retry > 0;
+        if (r->fallback >= 0) c->may_fallback = r->fallback > 0;
+        if (r->effect >= 0) c->effect = (fb_effect)r->effect;
+        c->trip = (fb_trip)r->trip;
+        c->failure_limit = r->failure_limit;
+        c->attempts = r->attempts;
+        return;
+    }
+}
+
+fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
+                            uint32_t provider) {
     fb_class c = fb_classify(cl, rep);
+    if (L->rule_count > 0) apply_rules(L, rep, provider, &c);
     bool failed = c.outcome != FB_OUT_SUCCESS;
     if (L->has_retry_on)
         c.retryable = failed && listed(L->retry_on_outcomes, L->retry_on_statuses,

@@ -136,7 +136,13 @@ typedef struct sim_provider {
     uint32_t fault_count;
 } sim_provider;
 
-typedef enum sim_breaker_scope { SIM_SCOPE_POD = 0, SIM_SCOPE_SHARED } sim_breaker_scope;
+typedef enum sim_breaker_scope {
+    SIM_SCOPE_POD = 0,
+    SIM_SCOPE_SHARED,
+    SIM_SCOPE_PUBLISHED /* each pod its own breakers; an opening reaches the other pods at
+                           their next read of the store, every sync_delay_us (LiteLLM's
+                           cooldowns in Redis); set by presets */
+} sim_breaker_scope;
 
 typedef struct sim_provider_policy {
     bool has_breaker;
@@ -163,6 +169,26 @@ typedef enum sim_role {
 /* In retry_on_outcomes and fallback_on_outcomes: a connection failure (refused, reset, other
    transport errors; not timeouts or refusals by a layer inside). Presets only. */
 #define SIM_ON_CONNECTION (1u << 31)
+#define SIM_STATUS_RULES_MAX 48
+
+/*
+ * A library's own reading of a reply, over fusebox's classification: the
+ * first rule that matches a reply (every field it sets) replaces what it
+ * names. Presets write them (LiteLLM's exception classes, Portkey's and
+ * Envoy's status lists); scenarios have no key for them.
+ */
+typedef struct sim_status_rule {
+    int status;        /* 0: any */
+    int8_t outcome;    /* -1: any, else an fb_outcome */
+    int8_t transport;  /* -1: any, else an fb_transport */
+    uint8_t providers; /* bit set of provider indices; 0: every provider */
+    int8_t retry;      /* -1 keep, 0 no, 1 yes */
+    int8_t fallback;   /* -1 keep, 0 no, 1 yes */
+    int8_t effect;     /* -1 keep, else an fb_effect */
+    uint8_t trip;      /* fb_trip */
+    uint32_t failure_limit;
+    uint32_t attempts; /* fb_class.attempts */
+} sim_status_rule;
 
 typedef struct sim_layer {
     char name[SIM_NAME_MAX];
@@ -198,6 +224,16 @@ typedef struct sim_layer {
     bool degraded;
     sim_dist degraded_latency_us;
     fb_stream_policy stream;
+    /* Set by presets (sim/preset_*.c); zero: fusebox's own behaviour. */
+    sim_status_rule rules[SIM_STATUS_RULES_MAX];
+    uint32_t rule_count;
+    fb_pick pick;                       /* groups (core/fallback.h) */
+    uint8_t group[SIM_PROVIDERS_MAX];   /* by provider */
+    uint32_t weight[SIM_PROVIDERS_MAX]; /* by provider */
+    fb_switch healthy_gate, zero_wait_if_healthy;
+    fb_fallback_chain on_context_length, on_policy;
+    bool eject_limit;         /* the layer's breakers of a pod form an fb_eject_group */
+    double eject_max_percent; /* ... of which under this % may be open */
 } sim_layer;
 
 #define SIM_LAYERS_MAX 8 /* layers of one variant, all its stacks together */
@@ -221,10 +257,13 @@ typedef struct sim_policy {
 } sim_policy;
 
 /*
- * A reply as layer L sees it: its classifier, then its retry_on list (which
- * decides alone), its no-retry statuses and its fallback_on list.
+ * A reply from provider `provider` (an outer layer's: its target, 0) as
+ * layer L reads it: the classifier `cl` built from L->classify, then the
+ * preset's rules (L->rules), then its retry_on list (which decides alone),
+ * its no-retry statuses and its fallback_on list.
  */
-fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep);
+fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
+                            uint32_t provider);
 
 /* The stack requests of class `cls` pass through. */
 const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls);

@@ -133,11 +133,15 @@ static int alloc_policy_state(sim *s) {
     s->open_end = malloc((n + stores) * sizeof *s->open_end);
     s->views = calloc(n, sizeof *s->views);
     s->limiters = calloc(n, sizeof *s->limiters);
+    s->published = calloc(n, sizeof *s->published);
+    s->rr_cursors = calloc((size_t)s->npods * s->NL, sizeof *s->rr_cursors);
+    s->eject_groups = calloc((size_t)s->npods * s->NL, sizeof *s->eject_groups);
     s->fbs = calloc((size_t)s->npods * s->NL, sizeof *s->fbs);
     s->budgets = calloc((size_t)s->npods * s->NL, sizeof *s->budgets);
     s->pods = calloc(s->npods, sizeof *s->pods);
     if (!s->pods || !s->breakers || !s->stores || !s->bctxs || !s->open_since || !s->open_end ||
-        !s->views || !s->limiters || !s->fbs || !s->budgets) {
+        !s->views || !s->limiters || !s->fbs || !s->budgets || !s->published || !s->rr_cursors ||
+        !s->eject_groups) {
         stop(s, FB_ENOMEM, "out of memory for %u pods", s->npods);
         return FB_ENOMEM;
     }
@@ -186,11 +190,35 @@ static int pod_targets(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
     return FB_OK;
 }
 
+/* A preset's groups (LiteLLM model groups, an Envoy cluster): core/fallback.h. */
+static void pod_groups(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
+    const sim_layer *L = s->lays[l].cfg;
+    fc->pick = L->pick;
+    memcpy(fc->group, L->group, sizeof fc->group);
+    memcpy(fc->weight, L->weight, sizeof fc->weight);
+    fc->rr_cursor = &s->rr_cursors[(size_t)k * s->NL + l];
+    fc->healthy_gate = L->healthy_gate;
+    fc->zero_wait_if_healthy = L->zero_wait_if_healthy;
+    fc->on_context_length = L->on_context_length;
+    fc->on_policy = L->on_policy;
+}
+
+/* Envoy's ejection limit: the layer's breakers of pod k, counted together. */
+static void pod_eject_group(sim *s, uint32_t l, uint32_t k) {
+    const sim_layer *L = s->lays[l].cfg;
+    if (!L->eject_limit) return;
+    uint32_t members = 0;
+    for (uint32_t p = 0; p < s->P; p++) members += L->per_provider[p].has_breaker;
+    fb_eject_group_init(&s->eject_groups[(size_t)k * s->NL + l], members, L->eject_max_percent);
+}
+
 /* Pod k's engine for layer l: its targets, retry policy, budget and stream handling. */
 static int setup_pod_layer(sim *s, uint32_t k, uint32_t l) {
     const sim_layer *L = s->lays[l].cfg;
     fb_fallback_config fc;
     memset(&fc, 0, sizeof fc);
+    pod_eject_group(s, l, k);
+    if (L->role == SIM_ROLE_ROUTER) pod_groups(s, l, k, &fc);
     int rc = pod_targets(s, l, k, &fc);
     if (rc != FB_OK) return rc;
     fc.retry = &s->lays[l].retry;
@@ -354,6 +382,9 @@ void teardown(sim *s) {
     free(s->open_end);
     free(s->views);
     free(s->limiters);
+    free(s->published);
+    free(s->rr_cursors);
+    free(s->eject_groups);
     free(s->user_class);
     free(s->user_rng);
     free(s->win_hist);

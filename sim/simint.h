@@ -42,6 +42,7 @@ enum {
     EV_STORE_RECORD,    /* lane: a result reaches the shared store */
     EV_STORE_SYNC,      /* lane: the store's state reaches the pods */
     EV_LAYER_TIMEOUT,   /* id = request, arg = depth | serial << 3: an outer layer gives up */
+    EV_PUBLISH,         /* id = breaker slot: a pod reads an opening another pod published */
 };
 
 /* A layer's pending timeout or resume: its depth and serial in one event argument. */
@@ -224,15 +225,18 @@ typedef struct sim {
     fb_budget *budgets; /* npods * NL */
     prov provs[SIM_PROVIDERS_MAX];
     /* breakers (store.c), each slot (layer, pod, provider): see slot() */
-    fb_breaker *breakers;   /* per-pod scope */
-    fb_breaker *stores;     /* NL * P, shared scope */
-    bctx *bctxs;            /* slots, then stores */
-    fb_time_us *open_since; /* slots, then stores */
-    fb_time_us *open_end;   /* when each open period ends at the latest */
-    view *views;            /* slots, shared scope */
-    sim_fifo recs;          /* store_record: in the same order as their lane */
-    sim_fifo syncs;         /* store_sync: in the same order as their lane */
-    fb_ratelimit *limiters; /* slots */
+    fb_breaker *breakers;         /* per-pod scope */
+    fb_breaker *stores;           /* NL * P, shared scope */
+    bctx *bctxs;                  /* slots, then stores */
+    fb_time_us *open_since;       /* slots, then stores */
+    fb_time_us *open_end;         /* when each open period ends at the latest */
+    view *views;                  /* slots, shared scope */
+    sim_fifo recs;                /* store_record: in the same order as their lane */
+    sim_fifo syncs;               /* store_sync: in the same order as their lane */
+    fb_ratelimit *limiters;       /* slots */
+    fb_time_us *published;        /* slots, PUBLISHED scope: the latest deadline published to it */
+    uint32_t *rr_cursors;         /* npods * NL: each pod's round-robin rotation per layer */
+    fb_eject_group *eject_groups; /* npods * NL */
     /* traffic */
     sim_traffic traffic[SIM_CLASSES_MAX];
     uint32_t users_total;
@@ -331,6 +335,7 @@ int pod_breaker(sim *s, uint32_t layer, uint32_t k, uint32_t p, fb_fallback_prov
 void on_breaker_event(void *ctx, const fb_breaker_event *ev);
 void on_store_record(sim *s);
 void on_store_sync(sim *s);
+void on_publish(sim *s, uint32_t slot_index);
 bool is_open(fb_breaker_state st);
 fb_breaker_state seen_state(const fb_breaker *b, fb_time_us now);
 

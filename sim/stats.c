@@ -204,7 +204,7 @@ static size_t breaker_slot(const sim *s, const bctx *bc) {
 /* Does layer l's breaker (per pod, or the store) count in the summary? Its scope says. */
 static bool counts(const sim *s, uint32_t l, bool store) {
     sim_breaker_scope scope = s->lays[l].cfg->breaker_scope;
-    return store ? scope == SIM_SCOPE_SHARED : scope == SIM_SCOPE_POD;
+    return store ? scope == SIM_SCOPE_SHARED : scope != SIM_SCOPE_SHARED;
 }
 
 /* Provider totals hold the breakers of the routing layer and inside it (an outer one's

@@ -493,7 +493,7 @@ static void fallback_breaker_port_used_instead_of_breaker(void **state) {
     chain ch;
     chain_setup(&ch, 2);
     fake_port port = {.admit = true};
-    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port};
+    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port, NULL};
     chain_init(&ch);
     fb_fallback_request req;
 
@@ -546,7 +546,7 @@ static void fallback_cancel_reports_cancelled_to_port(void **state) {
     chain ch;
     chain_setup(&ch, 1);
     fake_port port = {.admit = true};
-    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port};
+    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port, NULL};
     chain_init(&ch);
     fb_fallback_request req;
 
@@ -1254,7 +1254,7 @@ static void fallback_resume_during_attempt_releases_permit(void **state) {
     chain ch;
     chain_setup(&ch, 1);
     fake_port port = {.admit = true};
-    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port};
+    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port, NULL};
     chain_init(&ch);
     fb_fallback_request req;
 
