@@ -24,11 +24,12 @@ static const struct {
     import_fn fn;
 } importers[] = {
     {"resilience4j", imp_import_r4j},
+    {"litellm", imp_import_litellm},
 };
 
 #define NKINDS (sizeof importers / sizeof importers[0])
 
-static const char *const kinds[NKINDS + 1] = {"resilience4j", NULL};
+static const char *const kinds[NKINDS + 1] = {"resilience4j", "litellm", NULL};
 
 const char *const *imp_policy_kinds(void) {
     return kinds;
@@ -150,7 +151,8 @@ int imp_policy(const char *kind, const imp_node *root, const char *file, imp_res
     for (size_t i = 0; i < NKINDS && fn == NULL; i++)
         if (strcmp(kind, importers[i].kind) == 0) fn = importers[i].fn;
     if (fn == NULL)
-        return imp_fail(err, NULL, FB_EINVAL, "unknown kind '%s' (one of: resilience4j)", kind);
+        return imp_fail(err, NULL, FB_EINVAL, "unknown kind '%s' (one of: resilience4j, litellm)",
+                        kind);
     cJSON *doc = cJSON_CreateObject();
     cJSON *layers = cJSON_AddObjectToObject(doc, "layers");
     int rc = fn(root, layers, out, err);
