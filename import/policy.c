@@ -25,11 +25,12 @@ static const struct {
 } importers[] = {
     {"resilience4j", imp_import_r4j},
     {"litellm", imp_import_litellm},
+    {"envoy", imp_import_envoy},
 };
 
 #define NKINDS (sizeof importers / sizeof importers[0])
 
-static const char *const kinds[NKINDS + 1] = {"resilience4j", "litellm", NULL};
+static const char *const kinds[NKINDS + 1] = {"resilience4j", "litellm", "envoy", NULL};
 
 const char *const *imp_policy_kinds(void) {
     return kinds;
@@ -151,8 +152,8 @@ int imp_policy(const char *kind, const imp_node *root, const char *file, imp_res
     for (size_t i = 0; i < NKINDS && fn == NULL; i++)
         if (strcmp(kind, importers[i].kind) == 0) fn = importers[i].fn;
     if (fn == NULL)
-        return imp_fail(err, NULL, FB_EINVAL, "unknown kind '%s' (one of: resilience4j, litellm)",
-                        kind);
+        return imp_fail(err, NULL, FB_EINVAL,
+                        "unknown kind '%s' (one of: resilience4j, litellm, envoy)", kind);
     cJSON *doc = cJSON_CreateObject();
     cJSON *layers = cJSON_AddObjectToObject(doc, "layers");
     int rc = fn(root, layers, out, err);

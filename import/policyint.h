@@ -58,5 +58,6 @@ void imp_path_index(char *out, const char *path, size_t i);
 /* The importers: FB_OK with one layer per instance in `layers`, or an error in err. */
 int imp_import_r4j(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err);
 int imp_import_litellm(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err);
+int imp_import_envoy(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err);
 
 #endif /* IMP_POLICYINT_H */
