@@ -22,10 +22,11 @@ typedef int (*import_fn)(const imp_node *root, cJSON *layers, imp_result *r, imp
 static const struct {
     const char *kind;
     import_fn fn;
+    const char *summary;
 } importers[] = {
-    {"resilience4j", imp_import_r4j},
-    {"litellm", imp_import_litellm},
-    {"envoy", imp_import_envoy},
+    {"resilience4j", imp_import_r4j, "Spring Boot's application.yml (circuitbreaker, retry)"},
+    {"litellm", imp_import_litellm, "a LiteLLM proxy config.yaml, or Router arguments"},
+    {"envoy", imp_import_envoy, "an Envoy bootstrap, xDS resources, route config or cluster"},
 };
 
 #define NKINDS (sizeof importers / sizeof importers[0])
@@ -34,6 +35,12 @@ static const char *const kinds[NKINDS + 1] = {"resilience4j", "litellm", "envoy"
 
 const char *const *imp_policy_kinds(void) {
     return kinds;
+}
+
+const char *imp_policy_kind_summary(const char *kind) {
+    for (size_t i = 0; i < NKINDS; i++)
+        if (strcmp(kind, importers[i].kind) == 0) return importers[i].summary;
+    return NULL;
 }
 
 void imp_result_free(imp_result *r) {
