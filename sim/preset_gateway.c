@@ -129,9 +129,11 @@ static const char *const litellm_strategies[] = {"simple-shuffle",
 static const sim_param litellm_params[] = {
     {"model_list", SIM_PK_JSON, 0, 0, "every LLM provider, one model group 'default'",
      "deployments: [{\"model_name\": GROUP, \"provider\": PROVIDER, \"litellm_params\": "
-     "{\"model\", \"weight\", \"rpm\", \"tpm\", \"cooldown_time\"}}]; the deployment is the "
-     "scenario provider named by \"provider\", else by model_info.id, else by "
-     "litellm_params.model",
+     "{\"model\", \"weight\", \"rpm\", \"tpm\", \"cooldown_time\"}, \"model_info\": {\"id\"}}]; "
+     "the deployment is the scenario provider \"provider\" names, else the first of "
+     "model_info.id, litellm_params.model and LiteLLM's provider of that model (its prefix: "
+     "\"azure/x\" azure; gpt-*, o1*, o3*, o4*, chatgpt-*, dall-e-*, text-embedding-*, "
+     "whisper-*, tts-*: openai; claude-*: anthropic) that names one; one provider per deployment",
      NULL},
     {"model", SIM_PK_JSON, 0, 0, "the first model_name",
      "the model group the requests ask for (the request's model)", NULL},
@@ -257,6 +259,7 @@ typedef struct lgroups {
     char name[SIM_PROVIDERS_MAX][SIM_NAME_MAX];
     uint32_t count;
     int group_of[SIM_PROVIDERS_MAX]; /* by provider: -1 not a deployment */
+    int entry_of[SIM_PROVIDERS_MAX]; /* by provider: its model_list index */
     uint32_t size[SIM_PROVIDERS_MAX];
     double weight[3][SIM_PROVIDERS_MAX];  /* weight, rpm, tpm; -1 unset */
     double cooldown_s[SIM_PROVIDERS_MAX]; /* litellm_params.cooldown_time; -1 unset */
@@ -268,17 +271,83 @@ static int group_index(const lgroups *g, const char *name) {
     return -1;
 }
 
-/* The provider a model_list entry deploys: "provider", model_info.id, litellm_params.model. */
-static int deployment_provider(const cJSON *e, const sim_scenario *sc, const char *where, char *msg,
-                               size_t msglen) {
+/*
+ * LiteLLM's provider of a model string (get_llm_provider,
+ * litellm/litellm_core_utils/get_llm_provider_logic.py at b71180ca): the
+ * prefix before the first "/" ("azure/gpt-4o" is azure's, "openai/gpt-4"
+ * openai's); a bare name is looked up in LiteLLM's model lists, which come
+ * from its cost map: here their OpenAI and Anthropic families by name
+ * (gpt-, o1, o3, o4, chatgpt-, ft:gpt-, dall-e-, text-embedding-, whisper-,
+ * tts-: openai; claude-: anthropic). NULL when none applies.
+ */
+static const char *litellm_provider_of(const char *model, char *buf, size_t len) {
+    static const char *const openai[] = {"gpt-",     "o1",      "o3",      "o4",
+                                         "chatgpt-", "ft:gpt-", "dall-e-", "text-embedding-",
+                                         "whisper-", "tts-",    NULL};
+    const char *slash = strchr(model, '/');
+    if (slash && slash != model) {
+        snprintf(buf, len, "%.*s", (int)(slash - model), model);
+        return buf;
+    }
+    for (size_t i = 0; openai[i]; i++)
+        if (strncmp(model, openai[i], strlen(openai[i])) == 0) return "openai";
+    return strncmp(model, "claude-", 7) == 0 ? "anthropic" : NULL;
+}
+
+/* "openai, anthropic": the scenario's providers, for a message. */
+static void provider_names(const sim_scenario *sc, char *out, size_t len) {
+    size_t n = 0;
+    out[0] = '\0';
+    for (uint32_t k = 0; k < sc->provider_count && n < len; k++)
+        n += (size_t)snprintf(out + n, len - n, "%s%s", k ? ", " : "", sc->providers[k].name);
+}
+
+/* No candidate names a scenario provider: what was tried, and what there is. */
+static int no_deployment_provider(const sim_scenario *sc, const char *where, const char *group,
+                                  const char *id, const char *model, const char *prov, char *msg,
+                                  size_t msglen) {
+    const char *names[SIM_PROVIDERS_MAX + 1];
+    for (uint32_t k = 0; k < sc->provider_count; k++) names[k] = sc->providers[k].name;
+    names[sc->provider_count] = NULL;
+    const char *s = ld_suggest(prov ? prov : model ? model : id, names);
+    char list[SIM_PROVIDERS_MAX * (SIM_NAME_MAX + 2)];
+    provider_names(sc, list, sizeof list);
+    snprintf(
+        msg, msglen,
+        "%s (model_name '%s'): no scenario provider for this deployment (model_info.id %s%s%s, "
+        "litellm_params.model %s%s%s, LiteLLM's provider %s%s%s); the scenario's providers: "
+        "%s%s%s%s (name one with the entry's model_info.id or \"provider\")",
+        where, group, id ? "'" : "", id ? id : "none", id ? "'" : "", model ? "'" : "",
+        model ? model : "none", model ? "'" : "", prov ? "'" : "", prov ? prov : "none",
+        prov ? "'" : "", list, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
+    return -1;
+}
+
+/*
+ * The provider a model_list entry deploys: "provider" (that name, or an
+ * error); else the first of model_info.id, litellm_params.model and
+ * LiteLLM's provider of that model (litellm_provider_of) that names a
+ * scenario provider, so a config written for LiteLLM maps onto a scenario
+ * whose providers are named after the vendors.
+ */
+static int deployment_provider(const cJSON *e, const sim_scenario *sc, const char *where,
+                               const char *group, char *msg, size_t msglen) {
     const char *name = string_at(e, "provider");
-    if (!name) name = string_at(cJSON_GetObjectItemCaseSensitive(e, "model_info"), "id");
-    if (!name) name = string_at(cJSON_GetObjectItemCaseSensitive(e, "litellm_params"), "model");
-    if (!name) {
+    if (name) return provider_index(sc, name, where, msg, msglen);
+    const char *id = string_at(cJSON_GetObjectItemCaseSensitive(e, "model_info"), "id");
+    const char *model = string_at(cJSON_GetObjectItemCaseSensitive(e, "litellm_params"), "model");
+    if (!id && !model) {
         snprintf(msg, msglen, "%s: name its provider (\"provider\": NAME)", where);
         return -1;
     }
-    return provider_index(sc, name, where, msg, msglen);
+    char buf[SIM_NAME_MAX];
+    const char *prov = model ? litellm_provider_of(model, buf, sizeof buf) : NULL;
+    const char *tries[] = {id, model, prov};
+    for (size_t t = 0; t < 3; t++) {
+        int i = tries[t] ? sim_scenario_provider(sc, tries[t]) : -1;
+        if (i >= 0) return i;
+    }
+    return no_deployment_provider(sc, where, group, id, model, prov, msg, msglen);
 }
 
 /* litellm_params: weight, rpm, tpm, cooldown_time (model is read above). */
@@ -322,11 +391,17 @@ static int model_entry(const cJSON *e, size_t i, const sim_scenario *sc, lgroups
         return FB_EINVAL;
     }
     if (known_keys(e, keys, where, msg, msglen) != FB_OK) return FB_EINVAL;
-    int p = deployment_provider(e, sc, where, msg, msglen);
+    int p = deployment_provider(e, sc, where, group, msg, msglen);
     if (p < 0) return FB_EINVAL;
     if (g->group_of[p] >= 0) {
-        snprintf(msg, msglen, "%s: provider '%s' is already a deployment", where,
-                 sc->providers[p].name);
+        char list[SIM_PROVIDERS_MAX * (SIM_NAME_MAX + 2)];
+        provider_names(sc, list, sizeof list);
+        snprintf(
+            msg, msglen,
+            "%s (model_name '%s'): deploys provider '%s' like model_list[%d]: each deployment "
+            "is its own scenario provider (name another with model_info.id or \"provider\": one of "
+            "%s)",
+            where, group, sc->providers[p].name, g->entry_of[p], list);
         return FB_EINVAL;
     }
     int k = group_index(g, group);
@@ -335,6 +410,7 @@ static int model_entry(const cJSON *e, size_t i, const sim_scenario *sc, lgroups
         snprintf(g->name[k], SIM_NAME_MAX, "%s", group);
     }
     g->group_of[p] = k;
+    g->entry_of[p] = (int)i;
     g->size[k]++;
     snprintf(where + strlen(where), sizeof where - strlen(where), ".litellm_params");
     return deployment_params(cJSON_GetObjectItemCaseSensitive(e, "litellm_params"), g, p, where,

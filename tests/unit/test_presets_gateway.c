@@ -410,6 +410,78 @@ static void litellm_bad_input(void **state) {
              "model_list[0].litellm_params.api_base: not modelled by this preset");
 }
 
+/* Providers named after vendors (openai, anthropic, azure) and one litellm layer. */
+static sim_scenario *vendors(const char *params, sim_error *err) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"name\":\"p\",\"duration\":\"5s\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
+             "{\"constant\":\"2/s\"},\"prompt_tokens\":10,\"completion_tokens\":5}],\"providers\":"
+             "[{\"name\":\"openai\"},{\"name\":\"anthropic\"},{\"name\":\"azure\"}],\"variants\":"
+             "{\"v\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"litellm\",\"model_list\":[%s]}]}}}",
+             params);
+    sim_scenario *sc = NULL;
+    return sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, err) == FB_OK
+               ? sc
+               : NULL;
+}
+
+/*
+ * A deployment without "provider" is the first of model_info.id,
+ * litellm_params.model and LiteLLM's provider of the model (get_llm_provider:
+ * the prefix before "/", else the model families) that names a provider.
+ */
+static void litellm_deployment_provider_rule(void **state) {
+    (void)state;
+    sim_error err;
+    sim_scenario *sc = vendors("{\"model_name\":\"g\",\"litellm_params\":{\"model\":\"gpt-4o\"}},"
+                               "{\"model_name\":\"g\",\"litellm_params\":{\"model\":"
+                               "\"azure/chatgpt-v-2\"}},"
+                               "{\"model_name\":\"c\",\"model_info\":{\"id\":\"x\"},"
+                               "\"litellm_params\":{\"model\":\"claude-3-opus-20240229\"}}",
+                               &err);
+    assert_non_null(sc);
+    const sim_layer *L = L0(sc);
+    assert_int_equal(L->order_len, 2); /* group g: openai and azure; c is no fallback */
+    assert_int_equal(L->order[0], 0);
+    assert_int_equal(L->order[1], 2);
+    assert_int_equal(L->group[0], L->group[2]);
+    sim_scenario_free(sc);
+    /* model_info.id names a provider first; "openai/..." is openai's */
+    sc = vendors("{\"model_name\":\"g\",\"model_info\":{\"id\":\"anthropic\"},"
+                 "\"litellm_params\":{\"model\":\"openai/gpt-4\"}},"
+                 "{\"model_name\":\"g\",\"litellm_params\":{\"model\":\"openai/gpt-4\"}}",
+                 &err);
+    assert_non_null(sc);
+    assert_int_equal(L0(sc)->order[0], 0);
+    assert_int_equal(L0(sc)->order[1], 1);
+    sim_scenario_free(sc);
+}
+
+/* No provider for a deployment, or two deployments on one: the entry, the providers. */
+static void litellm_deployment_provider_errors(void **state) {
+    (void)state;
+    sim_error err;
+    char msg[1024];
+    assert_null(vendors("{\"model_name\":\"z\",\"litellm_params\":{\"model\":"
+                        "\"huggingface/zephyr\"}}",
+                        &err));
+    sim_error_format(&err, msg, sizeof msg);
+    assert_non_null(strstr(msg, "model_list[0] (model_name 'z'): no scenario provider for this "
+                                "deployment (model_info.id none, litellm_params.model "
+                                "'huggingface/zephyr', LiteLLM's provider 'huggingface'); the "
+                                "scenario's providers: openai, anthropic, azure"));
+    assert_null(
+        vendors("{\"model_name\":\"z\",\"litellm_params\":{\"model\":\"azur/gpt\"}}", &err));
+    sim_error_format(&err, msg, sizeof msg);
+    assert_non_null(strstr(msg, "(did you mean 'azure'?)"));
+    assert_null(vendors("{\"model_name\":\"a\",\"litellm_params\":{\"model\":\"gpt-4o\"}},"
+                        "{\"model_name\":\"b\",\"litellm_params\":{\"model\":\"o3-mini\"}}",
+                        &err));
+    sim_error_format(&err, msg, sizeof msg);
+    assert_non_null(strstr(msg, "model_list[1] (model_name 'b'): deploys provider 'openai' like "
+                                "model_list[0]"));
+}
+
 /* Two instances, Redis: the other one learns a cooldown at its next read (every 10 s). */
 static const char ll_redis[] =
     "{\"name\":\"r\",\"seed\":1,\"duration\":\"30s\",\"traffic\":[{\"class\":\"chat\","
@@ -782,6 +854,8 @@ int main(void) {
         cmocka_unit_test(litellm_cooldown_time_precedence),
         cmocka_unit_test(litellm_weights),
         cmocka_unit_test(litellm_bad_input),
+        cmocka_unit_test(litellm_deployment_provider_rule),
+        cmocka_unit_test(litellm_deployment_provider_errors),
         cmocka_unit_test(litellm_redis_read_cycle),
         cmocka_unit_test(litellm_percentage_rule_waits_for_old_successes),
         cmocka_unit_test(portkey_attempts_and_backoff),
