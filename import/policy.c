@@ -70,6 +70,12 @@ void imp_add_note(imp_result *r, const char *path, const imp_node *at, const cha
     snprintf(n->why, sizeof n->why, "%s", why);
 }
 
+bool imp_one_of(const char *v, const char *const *words) {
+    for (size_t i = 0; words && words[i]; i++)
+        if (strcmp(v, words[i]) == 0) return true;
+    return false;
+}
+
 void imp_path_key(char *out, const char *path, const char *key) {
     snprintf(out, IMP_PATH_MAX, "%s%s%s", path, path[0] ? "." : "", key);
 }

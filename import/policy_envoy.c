@@ -44,17 +44,11 @@ typedef struct envoy_file {
     imp_error *err;
 } envoy_file;
 
-static bool one_of(const char *v, const char *const *words) {
-    for (size_t i = 0; words && words[i]; i++)
-        if (strcmp(v, words[i]) == 0) return true;
-    return false;
-}
-
 /* Every key of map not in `read`: noted under path. */
 static void note_others(envoy_file *F, const imp_node *map, const char *path,
                         const char *const *read, const char *why) {
     for (size_t i = 0; map && map->kind == IMP_MAP && i + 1 < map->n; i += 2) {
-        if (one_of(map->items[i]->value, read)) continue;
+        if (imp_one_of(map->items[i]->value, read)) continue;
         char where[IMP_PATH_MAX];
         imp_path_key(where, path, map->items[i]->value);
         imp_add_note(F->r, where, map->items[i], why ? why : "not modelled by the preset");
@@ -284,7 +278,7 @@ static void retry_on(envoy_file *F, const imp_node *k, const imp_node *v, const 
         while (n > 0 && s[n - 1] == ' ') n--;
         char word[64];
         snprintf(word, sizeof word, "%.*s", (int)n, s);
-        char *to = one_of(word, grpc) ? dropped : kept;
+        char *to = imp_one_of(word, grpc) ? dropped : kept;
         size_t cap = to == kept ? sizeof kept : sizeof dropped, len = strlen(to);
         if (n > 0) snprintf(to + len, cap - len, "%s%s", len ? "," : "", word);
         s += strcspn(s, ",");
@@ -311,7 +305,7 @@ static void retry_policy(envoy_file *F, const sim_preset *p, const route_ref *rt
         else if (strcmp(k->value, "retry_back_off") == 0)
             cJSON_AddItemToObject(layer, "retry_back_off",
                                   imp_copy_object(v, p, "retry_back_off", where, NULL, F->r));
-        else if (one_of(k->value, flat))
+        else if (imp_one_of(k->value, flat))
             cJSON_AddItemToObject(layer, k->value, imp_to_json(v, NULL));
         else
             imp_add_note(F->r, where, k, "not modelled by the preset");

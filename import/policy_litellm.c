@@ -33,12 +33,6 @@
 
 /* ---- PyYAML's plain scalars (yaml/resolver.py, YAML 1.1) ---- */
 
-static bool one_of(const char *v, const char *const *words) {
-    for (size_t i = 0; words[i]; i++)
-        if (strcmp(v, words[i]) == 0) return true;
-    return false;
-}
-
 /* Digits of `base` with underscores between them (not first): the end, or NULL. */
 static const char *digits(const char *s, int base) {
     const char *start = s;
@@ -99,9 +93,9 @@ static cJSON *py_scalar(const char *v) {
     static const char *const no[] = {"no",    "No",  "NO",  "false", "False",
                                      "FALSE", "off", "Off", "OFF",   NULL};
     static const char *const none[] = {"~", "null", "Null", "NULL", "", NULL};
-    if (one_of(v, yes)) return cJSON_CreateTrue();
-    if (one_of(v, no)) return cJSON_CreateFalse();
-    if (one_of(v, none)) return cJSON_CreateNull();
+    if (imp_one_of(v, yes)) return cJSON_CreateTrue();
+    if (imp_one_of(v, no)) return cJSON_CreateFalse();
+    if (imp_one_of(v, none)) return cJSON_CreateNull();
     return py_number(v);
 }
 
@@ -157,7 +151,7 @@ static cJSON *deployment_litellm_params(const imp_node *lp, const char *path, im
     cJSON *out = cJSON_CreateObject();
     for (size_t i = 0; lp->kind == IMP_MAP && i + 1 < lp->n; i += 2) {
         const imp_node *k = lp->items[i], *v = lp->items[i + 1];
-        if (!one_of(k->value, deployment_params)) {
+        if (!imp_one_of(k->value, deployment_params)) {
             note_unread(r, path, k, "not modelled by the preset");
         } else if (env_ref(v) && strcmp(k->value, "model") != 0) {
             note_unread(r, path, k, "read from the environment: fusebox does not read it");

@@ -50,6 +50,9 @@ void imp_copy_params(const imp_node *map, const sim_preset *p, cJSON *layer, con
 cJSON *imp_copy_object(const imp_node *map, const sim_preset *p, const char *name, const char *path,
                        imp_scalar_fn scalar, imp_result *r);
 
+/* v is one of the NULL-terminated `words` (NULL: none). */
+bool imp_one_of(const char *v, const char *const *words);
+
 /* "PATH.KEY" and "PATH[I]" into a buffer of IMP_PATH_MAX. */
 #define IMP_PATH_MAX 256
 void imp_path_key(char *out, const char *path, const char *key);

@@ -33,7 +33,7 @@
 #define SIM_EXPECT_LEN 256
 #define SIM_PODS_MAX 10000
 #define SIM_NOTES_MAX 64
-#define SIM_NOTE_LEN 320
+#define SIM_NOTE_LEN 640
 
 typedef struct sim_error {
     char file[256];
