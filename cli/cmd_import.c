@@ -217,6 +217,26 @@ static int simulate(const char *text, const char *file, sim_scenario **sc, sim_s
     return CLI_OK;
 }
 
+/* Measure the bands against the simulation's noise, and write the scenario again. */
+static int calibrate(const args *a, imp_incident *inc, char **text) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    if (sim_scenario_parse(*text, strlen(*text), a->out ? a->out : "<stdout>", NULL, 0, NULL, &sc,
+                           &err) != FB_OK) {
+        char msg[1024];
+        sim_error_format(&err, msg, sizeof msg);
+        return cli_bad("import", "the scenario written does not load (a bug): %s", msg);
+    }
+    imp_error ie;
+    memset(&ie, 0, sizeof ie);
+    int rc = imp_incident_calibrate(inc, sc, IMP_CALIBRATE_SEEDS, &ie);
+    sim_scenario_free(sc);
+    if (rc != FB_OK) return cli_bad("import", "%s", ie.msg);
+    free(*text);
+    *text = imp_incident_json(inc);
+    return *text ? CLI_OK : cli_bad("import", "%s", "out of memory");
+}
+
 static int report(const args *a, const imp_incident *inc, const char *text) {
     sim_scenario *sc = NULL;
     sim_summary *s = malloc(sizeof *s);
@@ -262,7 +282,8 @@ int cmd_import(int argc, char **argv) {
         return CLI_BAD_INPUT;
     }
     char *text = imp_incident_json(inc);
-    rc = text ? report(&a, inc, text) : cli_bad("import", "%s", "out of memory");
+    rc = text ? calibrate(&a, inc, &text) : cli_bad("import", "%s", "out of memory");
+    if (rc == CLI_OK) rc = report(&a, inc, text);
     free(text);
     imp_incident_free(inc);
     imp_log_free(log);

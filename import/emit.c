@@ -24,14 +24,23 @@ static cJSON *duration_value(double us) {
     return cJSON_CreateString(b);
 }
 
-/* A distribution: a constant, or {"lognormal": {"median", "p99"}}; durations or tokens. */
+static cJSON *scalar(double v, bool duration) {
+    return duration ? duration_value(v) : cJSON_CreateNumber(round(v));
+}
+
+/* A distribution: a constant, {"lognormal": {"median", "p99"}} or {"uniform": {"min", "max"}}. */
 static cJSON *dist(const imp_dist *d, bool duration) {
     double med = duration ? d->median : round(d->median), p99 = duration ? d->p99 : round(d->p99);
-    if (!d->lognormal || med <= 0 || p99 <= med)
-        return duration ? duration_value(med) : cJSON_CreateNumber(med);
+    if (d->kind == IMP_UNIFORM && d->max > d->min) {
+        cJSON *o = cJSON_CreateObject(), *u = cJSON_AddObjectToObject(o, "uniform");
+        cJSON_AddItemToObject(u, "min", scalar(d->min, duration));
+        cJSON_AddItemToObject(u, "max", scalar(d->max, duration));
+        return o;
+    }
+    if (d->kind != IMP_LOGNORMAL || med <= 0 || p99 <= med) return scalar(med, duration);
     cJSON *o = cJSON_CreateObject(), *l = cJSON_AddObjectToObject(o, "lognormal");
-    cJSON_AddItemToObject(l, "median", duration ? duration_value(med) : cJSON_CreateNumber(med));
-    cJSON_AddItemToObject(l, "p99", duration ? duration_value(p99) : cJSON_CreateNumber(p99));
+    cJSON_AddItemToObject(l, "median", scalar(med, duration));
+    cJSON_AddItemToObject(l, "p99", scalar(p99, duration));
     return o;
 }
 

@@ -155,6 +155,11 @@ static void describe_reading(imp_incident *inc) {
                      "so their faults are fitted per request, after the retries, and as-was "
                      "makes one attempt for them.",
                      log->hidden_attempts);
+    if (log->no_call)
+        imp_text_add(t,
+                     " %zu requests made no call (no HTTP span below their GenAI span, where "
+                     "the others have them): refused before any attempt left.",
+                     log->no_call);
     if (log->aborted)
         imp_text_add(t,
                      " %zu attempts ended with no status and no error (aborted by the "

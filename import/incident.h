@@ -139,6 +139,16 @@ int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident
                        imp_error *err);
 /* The scenario as JSON text (malloc), or NULL when out of memory. */
 char *imp_incident_json(const imp_incident *inc);
+
+/*
+ * Widen each check's band to the noise of one simulated run, measured: sc (the scenario
+ * imp_incident_json wrote, loaded) is simulated `seeds` times, as-was at seeds
+ * sc->seed, sc->seed + 1, ..., and a band's half-width becomes at least 3 x sqrt(2) x
+ * the standard deviation of the metric over those runs (the log is one run of the same
+ * noise). The seed is restored. FB_OK, or an error from a run in err.
+ */
+int imp_incident_calibrate(imp_incident *inc, sim_scenario *sc, uint32_t seeds, imp_error *err);
+#define IMP_CALIBRATE_SEEDS 10
 void imp_incident_free(imp_incident *inc);
 
 /* The variant the checks are about. */

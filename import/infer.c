@@ -17,6 +17,7 @@
  *               it was failing: the failures before each run, and the time to the probe
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,9 @@
 #define LEVELS 8
 
 typedef struct gap {
-    uint32_t n; /* retry number: 1 for the first retry on the provider */
+    uint32_t n;    /* retry number: 1 for the first retry on the provider */
+    uint8_t kind;  /* the failure's kind: index in scan.t */
+    bool excluded; /* waited for a Retry-After, not for the backoff */
     fb_time_us gap, retry_after_us;
 } gap;
 
@@ -37,17 +40,33 @@ typedef struct tally {
     uint32_t retried, given_up;
 } tally;
 
+#define TALLIES 32
+
 typedef struct scan {
     gap *g;
     size_t ng;
-    tally t[32];
+    tally t[TALLIES];
+    fb_time_us ra[TALLIES]; /* a Retry-After inferred from the gaps after kind k; -1 none */
     uint32_t nt;
     uint32_t per_request[LEVELS + 2]; /* requests by attempts made (last: more) */
     uint32_t max_run;
 } scan;
 
+static fb_time_us ms(double us) {
+    return (fb_time_us)llround(us / 1000) * FB_US_PER_MS;
+}
+
 static bool failed(const imp_attempt *a) {
     return a->outcome != IMP_OK && a->outcome != IMP_CANCELLED;
+}
+
+static const char *kind_name(const tally *t, char *buf, size_t len) {
+    static const char *const names[] = {"ok", "", "timeout", "reset", "broken", "cancelled"};
+    if (t->outcome == IMP_STATUS)
+        snprintf(buf, len, "%d", t->status);
+    else
+        snprintf(buf, len, "%s", names[t->outcome]);
+    return buf;
 }
 
 /* ---- the chain ---- */
@@ -86,7 +105,7 @@ static void chain_order(imp_incident *inc) {
 static tally *tally_of(scan *S, const imp_attempt *a) {
     for (uint32_t i = 0; i < S->nt; i++)
         if (S->t[i].outcome == a->outcome && S->t[i].status == a->status) return &S->t[i];
-    if (S->nt == 32) return NULL;
+    if (S->nt == TALLIES) return NULL;
     S->t[S->nt] = (tally){a->outcome, a->status, 0, 0};
     return &S->t[S->nt++];
 }
@@ -117,9 +136,10 @@ static void retries(const imp_incident *inc, scan *S) {
             if (!failed(a)) continue;
             const imp_attempt *next = i + 1 < q->first + q->count ? a + 1 : NULL;
             tally *t = tally_of(S, a);
-            if (next && next->provider == a->provider) {
-                if (t) t->retried++;
-                S->g[S->ng++] = (gap){run, next->start_us - a->end_us, a->retry_after_us};
+            if (next && next->provider == a->provider && t) {
+                t->retried++;
+                S->g[S->ng++] = (gap){run, (uint8_t)(t - S->t), false, next->start_us - a->end_us,
+                                      a->retry_after_us};
             } else if (run < S->max_run && t) {
                 t->given_up++;
             }
@@ -134,10 +154,11 @@ typedef struct level {
     double lo, hi;
 } level;
 
-static level level_of(const gap *g, size_t ng, uint32_t n, bool skip_ra, int64_t *tmp) {
+/* The range of the gaps before retry n that waited for the backoff. */
+static level level_of(const gap *g, size_t ng, uint32_t n, int64_t *tmp) {
     level L = {0, 0, 0};
     for (size_t i = 0; i < ng; i++)
-        if (g[i].n == n && !(skip_ra && g[i].retry_after_us >= 0)) tmp[L.k++] = g[i].gap;
+        if (g[i].n == n && !g[i].excluded) tmp[L.k++] = g[i].gap;
     if (L.k == 0) return L;
     imp_sort(tmp, L.k);
     double lo = (double)tmp[0], hi = (double)tmp[L.k - 1];
@@ -145,10 +166,6 @@ static level level_of(const gap *g, size_t ng, uint32_t n, bool skip_ra, int64_t
     L.lo = lo - spacing > 0 ? lo - spacing : 0;
     L.hi = hi + spacing;
     return L;
-}
-
-static fb_time_us ms(double us) {
-    return (fb_time_us)llround(us / 1000) * FB_US_PER_MS;
 }
 
 static void describe_levels(imp_incident *inc, const level *L) {
@@ -164,10 +181,10 @@ static void describe_levels(imp_incident *inc, const level *L) {
 }
 
 /* The delay before each retry and its jitter, from the gaps' ranges. */
-static void backoff(imp_incident *inc, const scan *S, bool skip_ra, int64_t *tmp) {
+static void backoff(imp_incident *inc, const scan *S, int64_t *tmp) {
     imp_inferred *P = &inc->pol;
     level L[LEVELS + 1];
-    for (uint32_t n = 1; n <= LEVELS; n++) L[n] = level_of(S->g, S->ng, n, skip_ra, tmp);
+    for (uint32_t n = 1; n <= LEVELS; n++) L[n] = level_of(S->g, S->ng, n, tmp);
     P->backoff = FB_BACKOFF_EXPONENTIAL;
     P->multiplier = 2;
     if (L[1].k == 0) {
@@ -207,7 +224,7 @@ static void backoff(imp_incident *inc, const scan *S, bool skip_ra, int64_t *tmp
 }
 
 /* Did the retries after a recorded Retry-After wait it? "as_is", "ignore" or NULL. */
-static const char *retry_after(imp_incident *inc, const scan *S) {
+static const char *retry_after(imp_incident *inc, scan *S) {
     size_t n = 0, waited = 0;
     for (size_t i = 0; i < S->ng; i++) {
         const gap *g = &S->g[i];
@@ -222,7 +239,88 @@ static const char *retry_after(imp_incident *inc, const scan *S) {
                  n, waited);
     bool as_is = waited * 10 >= n * 6;
     imp_text_add(&inc->evidence, as_is ? ": retry_after as_is." : ": not honoured, ignore.");
+    for (size_t i = 0; as_is && i < S->ng; i++) S->g[i].excluded |= S->g[i].retry_after_us >= 0;
     return as_is ? "as_is" : "ignore";
+}
+
+/* The median gap before retry n after kind k (Retry-After not recorded); false when < 2. */
+static bool kind_level(const scan *S, uint32_t k, uint32_t n, int64_t *tmp, double *med) {
+    size_t c = 0;
+    for (size_t i = 0; i < S->ng; i++)
+        if (S->g[i].kind == k && S->g[i].n == n && S->g[i].retry_after_us < 0)
+            tmp[c++] = S->g[i].gap;
+    imp_sort(tmp, c);
+    *med = imp_quantile(tmp, c, 0.5);
+    return c >= 2;
+}
+
+/* How kind k's gaps change with the retry number: 1 grows, 0 flat, -1 cannot tell. */
+static int kind_shape(const scan *S, uint32_t k, int64_t *tmp, double *flat) {
+    double lo = INFINITY, hi = 0, m = 0, first = -1, second = -1;
+    int levels = 0;
+    for (uint32_t n = 1; n <= LEVELS; n++) {
+        if (!kind_level(S, k, n, tmp, &m)) continue;
+        levels++;
+        lo = fmin(lo, m);
+        hi = fmax(hi, m);
+        if (first < 0)
+            first = m;
+        else if (second < 0)
+            second = m;
+    }
+    *flat = (lo + hi) / 2;
+    if (levels < 2) return -1;
+    if (hi <= lo * 1.12) return 0;
+    return second >= first * 1.15 ? 1 : -1;
+}
+
+/*
+ * A Retry-After the log does not record, seen in the gaps: after one kind of failure the
+ * retries waited the same whatever their number, while after another they grew (the
+ * backoff), or the first retry waited another time. Those gaps then say nothing of the
+ * backoff. With one kind alone a constant backoff and a Retry-After look alike: nothing
+ * is inferred.
+ */
+static void inferred_retry_after(imp_incident *inc, scan *S, int64_t *tmp) {
+    int shape[TALLIES];
+    double flat[TALLIES], first[TALLIES];
+    bool growing = false;
+    for (uint32_t k = 0; k < S->nt; k++) {
+        S->ra[k] = -1;
+        shape[k] = kind_shape(S, k, tmp, &flat[k]);
+        growing |= shape[k] == 1;
+        if (!kind_level(S, k, 1, tmp, &first[k])) first[k] = -1;
+    }
+    for (uint32_t k = 0; k < S->nt; k++) {
+        bool other = growing; /* or another kind's first retry waited another time */
+        for (uint32_t j = 0; j < S->nt; j++)
+            other |= j != k && first[j] > 0 && fabs(first[j] - flat[k]) > 0.25 * flat[k];
+        if (shape[k] != 0 || !other) continue;
+        S->ra[k] = ms(flat[k]);
+        for (size_t i = 0; i < S->ng; i++) S->g[i].excluded |= S->g[i].kind == k;
+        char a[24], b[16];
+        imp_human(a, sizeof a, S->ra[k]);
+        imp_text_add(
+            &inc->evidence,
+            " After %s the retries waited %s whatever their number (within 12%%), "
+            "while after others the wait grew or differed: a Retry-After of %s that the log does "
+            "not record, inferred and written on those faults.",
+            kind_name(&S->t[k], b, sizeof b), a, a);
+    }
+}
+
+/* The inferred Retry-After onto the faults of that kind that have none recorded. */
+static void patch_faults(imp_incident *inc, const scan *S) {
+    for (uint32_t k = 0; k < S->nt; k++) {
+        if (S->ra[k] < 0) continue;
+        for (uint32_t p = 0; p < inc->log->nprov; p++)
+            for (uint32_t f = 0; f < inc->prov[p].nfaults; f++) {
+                imp_fault *x = &inc->prov[p].faults[f];
+                bool status = x->kind == SIM_FAULT_OUTAGE || x->kind == SIM_FAULT_RATE_LIMIT;
+                if (status && x->status == S->t[k].status && x->retry_after_us == FB_TIME_NONE)
+                    x->retry_after_us = S->ra[k];
+            }
+    }
 }
 
 /* ---- timeouts, statuses retried ---- */
@@ -265,21 +363,14 @@ static bool default_retries(const tally *t) {
     return fb_classify(&c, &rep).retryable;
 }
 
-static const char *kind_name(const tally *t, char *buf, size_t len) {
-    static const char *const names[] = {"ok", "", "timeout", "reset", "broken", "cancelled"};
-    if (t->outcome == IMP_STATUS)
-        snprintf(buf, len, "%d", t->status);
-    else
-        snprintf(buf, len, "%s", names[t->outcome]);
-    return buf;
-}
-
 static void retry_on(imp_incident *inc, const scan *S) {
     imp_inferred *P = &inc->pol;
     char b[16];
     for (uint32_t i = 0; i < S->nt; i++) {
         const tally *t = &S->t[i];
-        bool retried = t->retried > t->given_up;
+        /* retried once is retryable: a failure not retried with attempts left is then the
+           work of something else (a breaker that opened, a budget, a deadline) */
+        bool retried = t->retried > 0;
         imp_text_add(&inc->evidence,
                      " %s: retried %u times, not retried %u times with attempts left%s;",
                      kind_name(t, b, sizeof b), t->retried, t->given_up,
@@ -329,20 +420,107 @@ static size_t primary_attempts(const imp_incident *inc, uint8_t primary, prim *o
     return n;
 }
 
-/* One run of skipping requests starting at t: failures just before it, time to the probe. */
-static void run_evidence(const prim *pa, size_t n, int64_t t, int64_t *fails, int64_t *open) {
-    size_t i = 0;
-    while (i < n && pa[i].end <= t) i++;
-    size_t k = i;
-    while (k > 0 && pa[k - 1].failed) k--;
-    *fails = (int64_t)(i - k);
-    *open = -1;
-    if (i == 0 || !pa[i - 1].failed) return;
-    for (size_t j = i; j < n; j++)
-        if (pa[j].start >= t) {
-            *open = pa[j].start - pa[i - 1].end;
-            return;
+/*
+ * The run of failures that tripped the breaker before a run of skipping requests that
+ * starts at t: the longest run of consecutive failures among the results that came in
+ * the `look` before t (results of attempts still in flight when it tripped come in after
+ * it, failures or not, so the run that tripped it is at least as long as its threshold).
+ * Returns its length; *first is the index of its first result (in end order). *closed is
+ * the run of failures that had come in when the breaker last let an attempt through
+ * before t: shorter than the threshold, since it was still closed then.
+ */
+static size_t tripping_run(const prim *pa, size_t n, int64_t t, int64_t look, size_t *first,
+                           size_t *closed) {
+    size_t best = 0, run = 0;
+    int64_t admitted = -1;
+    for (size_t i = 0; i < n; i++)
+        if (pa[i].start < t && pa[i].start > admitted) admitted = pa[i].start;
+    *closed = 0;
+    for (size_t i = 0; i < n && pa[i].end <= t; i++) {
+        run = pa[i].failed ? run + 1 : 0;
+        if (pa[i].end <= admitted) *closed = run;
+        if (run > best && pa[i].end >= t - look) {
+            best = run;
+            *first = i + 1 - run;
         }
+    }
+    return best;
+}
+
+/* The first attempt on the primary that started at or after t; -1 when none. */
+static int64_t probe_after(const prim *pa, size_t n, int64_t t) {
+    int64_t first = -1;
+    for (size_t i = 0; i < n; i++)
+        if (pa[i].start >= t && (first < 0 || pa[i].start < first)) first = pa[i].start;
+    return first;
+}
+
+/* The starts of the runs of requests that skipped the primary; their count in *skipped. */
+static size_t skip_runs(const imp_incident *inc, uint8_t primary, int64_t *starts, size_t cap,
+                        size_t *skipped) {
+    size_t runs = 0;
+    *skipped = 0;
+    for (size_t r = inc->r0; r < inc->r1; r++) {
+        if (!skips(inc, r, primary)) continue;
+        ++*skipped;
+        if ((r == inc->r0 || !skips(inc, r - 1, primary)) && runs < cap)
+            starts[runs++] = inc->log->req[r].start_us;
+    }
+    return runs;
+}
+
+/*
+ * Is run k a breaker that opened afresh? Yes when an attempt on the primary that started
+ * since the previous run (a probe, or a later call) was answered: the breaker had closed.
+ * Otherwise it is the same opening going on (its probes failed); *probe gets the last
+ * failed probe's end, when it opened again.
+ */
+static bool fresh(const prim *pa, size_t n, const int64_t *starts, size_t k, int64_t *probe) {
+    *probe = -1;
+    if (k == 0) return true;
+    bool answered = false;
+    for (size_t i = 0; i < n; i++) {
+        if (pa[i].start < starts[k - 1] || pa[i].start >= starts[k]) continue;
+        answered |= !pa[i].failed;
+        if (pa[i].failed && pa[i].end > *probe) *probe = pa[i].end;
+    }
+    return answered;
+}
+
+/*
+ * The threshold: at least one more than the failures in a row when the breaker last let an
+ * attempt through before a fresh opening, at most the run of failures before it (the
+ * lowest value both allow, over every fresh opening). The open period: the
+ * shortest wait from an opening (the threshold-th failure, or a failed probe) to the next
+ * attempt on the primary (which also waits for the next request after it).
+ */
+static void breaker_fit(const prim *pa, size_t n, const int64_t *starts, size_t runs,
+                        uint32_t *threshold, int64_t *open) {
+    int64_t look = FB_US_PER_S, probe = -1;
+    for (size_t i = 0; i < n; i++)
+        if (pa[i].end - pa[i].start + FB_US_PER_S > look)
+            look = pa[i].end - pa[i].start + FB_US_PER_S;
+    *threshold = 0;
+    *open = -1;
+    size_t lower = 0, upper = SIZE_MAX, closed = 0, first = 0;
+    for (size_t k = 0; k < runs; k++) {
+        size_t len = tripping_run(pa, n, starts[k], look, &first, &closed);
+        if (!fresh(pa, n, starts, k, &probe) || len == 0) continue;
+        if (len < upper) upper = len;
+        if (closed + 1 > lower) lower = closed + 1;
+    }
+    if (upper != SIZE_MAX) *threshold = (uint32_t)(lower <= upper ? lower : upper);
+    for (size_t k = 0; *threshold > 0 && k < runs; k++) {
+        size_t len = tripping_run(pa, n, starts[k], look, &first, &closed);
+        int64_t trip = -1;
+        if (fresh(pa, n, starts, k, &probe)) {
+            if (len >= *threshold) trip = pa[first + *threshold - 1].end;
+        } else {
+            trip = probe;
+        }
+        int64_t next = probe_after(pa, n, starts[k]);
+        if (trip > 0 && next > trip && (*open < 0 || next - trip < *open)) *open = next - trip;
+    }
 }
 
 static void breaker(imp_incident *inc, int64_t *tmp) {
@@ -350,37 +528,33 @@ static void breaker(imp_incident *inc, int64_t *tmp) {
     uint8_t primary = P->order[0];
     prim *pa = malloc((inc->prov[primary].attempts + 1) * sizeof *pa);
     if (pa == NULL) return;
-    size_t n = primary_attempts(inc, primary, pa), skipped = 0, nruns = 0, nopen = 0;
-    int64_t open_min = INT64_MAX;
-    for (size_t r = inc->r0; r < inc->r1; r++) {
-        if (!skips(inc, r, primary)) continue;
-        skipped++;
-        if (r > inc->r0 && skips(inc, r - 1, primary)) continue;
-        int64_t fails = 0, open = -1;
-        run_evidence(pa, n, inc->log->req[r].start_us, &fails, &open);
-        if (fails == 0) continue;
-        tmp[nruns++] = fails;
-        if (open > 0 && open < open_min) open_min = open;
-        nopen += open > 0;
-    }
+    size_t n = primary_attempts(inc, primary, pa), skipped = 0;
+    size_t runs = skip_runs(inc, primary, tmp, inc->r1 - inc->r0, &skipped);
+    uint32_t threshold = 0;
+    int64_t open = -1;
+    breaker_fit(pa, n, tmp, runs, &threshold, &open);
     free(pa);
-    if (skipped < 3 || nruns == 0) {
+    const char *name = inc->log->prov[primary].name;
+    if (skipped < 3 || threshold == 0) {
         if (skipped)
-            imp_text_add(&inc->evidence, " %zu requests skipped %s: too few for a breaker.",
-                         skipped, inc->log->prov[primary].name);
+            imp_text_add(&inc->evidence,
+                         " %zu requests skipped %s, none after a run of failures "
+                         "there: no breaker.",
+                         skipped, name);
         return;
     }
-    imp_sort(tmp, nruns);
     P->breaker = true;
-    P->consecutive = (uint32_t)imp_quantile(tmp, nruns, 0.5);
-    P->open_us = nopen ? (fb_time_us)llround((double)open_min / 10000) * 10000 : 60 * FB_US_PER_S;
+    P->consecutive = threshold;
+    P->open_us = open > 0 ? (fb_time_us)llround((double)open / 10000) * 10000 : 60 * FB_US_PER_S;
+    char o[48];
+    imp_human(o, sizeof o, P->open_us);
     imp_text_add(&inc->evidence,
-                 " Breaker: %zu requests skipped %s in %zu runs, each after a median of %u "
-                 "consecutive failures there (consecutive_failures); the first attempt there "
-                 "after a run came %s after the failure that tripped it (open, the shortest of "
-                 "%zu; one pod and one probe assumed).",
-                 skipped, inc->log->prov[primary].name, nruns, P->consecutive,
-                 nopen ? "at least" : "never: 60s assumed", nopen);
+                 " Breaker: %zu requests skipped %s (tried another first, or made no call) in "
+                 "%zu runs; the shortest run of consecutive failures there just before one is %u "
+                 "(consecutive_failures), and the shortest time from the failure that tripped "
+                 "it to the next attempt there is %s (open%s; one pod and one probe assumed).",
+                 skipped, name, runs, threshold, open > 0 ? o : "never",
+                 open > 0 ? "" : ": 60s assumed");
 }
 
 /* ---- the rest of the application ---- */
@@ -443,9 +617,10 @@ void fit_policy(imp_incident *inc) {
     describe(inc, &S);
     if (inc->pol.attempts > 1) {
         inc->pol.retry_after = retry_after(inc, &S);
-        bool skip = inc->pol.retry_after && strcmp(inc->pol.retry_after, "as_is") == 0;
-        backoff(inc, &S, skip, tmp);
+        inferred_retry_after(inc, &S, tmp);
+        backoff(inc, &S, tmp);
         retry_on(inc, &S);
+        patch_faults(inc, &S);
     }
     attempt_timeout(inc, tmp);
     breaker(inc, tmp);

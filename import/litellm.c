@@ -112,6 +112,10 @@ static const struct {
 static imp_outcome failure(imp_log *log, const cJSON *rec, int16_t *status) {
     const cJSON *info = cJSON_GetObjectItemCaseSensitive(rec, "error_information");
     const cJSON *code = cJSON_GetObjectItemCaseSensitive(info, "error_code");
+    const char *cls = text(info, "error_class");
+    /* litellm.Timeout carries status 408 and APIConnectionError 500: the class says more */
+    if (cls && strcmp(cls, "Timeout") == 0) return IMP_TIMEOUT;
+    if (cls && strcmp(cls, "APIConnectionError") == 0) return IMP_RESET;
     long n = cJSON_IsNumber(code)   ? (long)code->valuedouble
              : cJSON_IsString(code) ? strtol(code->valuestring, NULL, 10)
                                     : 0;
@@ -119,7 +123,6 @@ static imp_outcome failure(imp_log *log, const cJSON *rec, int16_t *status) {
         *status = (int16_t)n;
         return IMP_STATUS;
     }
-    const char *cls = text(info, "error_class");
     for (size_t i = 0; cls && i < sizeof classes / sizeof classes[0]; i++)
         if (strcmp(cls, classes[i].name) == 0) {
             *status = (int16_t)classes[i].status;

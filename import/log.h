@@ -87,6 +87,7 @@ typedef struct imp_log {
     uint32_t ncls;
     /* what the reader noticed, for the scenario's description */
     size_t hidden_attempts;  /* requests with no attempt of their own: retries invisible */
+    size_t no_call;          /* requests that made no call (a trace with HTTP spans elsewhere) */
     size_t ignored;          /* records that are no LLM call (an HTTP span outside GenAI) */
     size_t orphans;          /* spans whose parent is not in the file (treated as roots) */
     size_t assumed_status;   /* errors whose status was guessed from a class name */

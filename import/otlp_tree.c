@@ -232,7 +232,9 @@ static int add_attempts(imp_otlp *o, const long *top, const long *req, imp_error
     size_t before = o->log->natt;
     for (size_t i = 0; i < o->n; i++) {
         const ospan *s = &o->sp[i];
-        if (!s->http || s->genai) continue;
+        /* an HTTP span below the request (it may carry GenAI attributes of its own, as
+           fusebox live's attempts do); the request's own span is never its attempt here */
+        if (!s->http || top[i] == (long)i) continue;
         if (top[i] < 0) {
             o->log->ignored++;
             continue;
@@ -243,9 +245,17 @@ static int add_attempts(imp_otlp *o, const long *top, const long *req, imp_error
     uint32_t *seen = calloc(o->log->nreq + 1, sizeof *seen);
     if (seen == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     for (size_t k = before; k < o->log->natt; k++) seen[o->log->att[k].request]++;
+    /* when the trace has HTTP spans, a request without any made no call (refused before
+       one left: a breaker, a full queue); without any HTTP span, each request stands for
+       its attempts, which the trace does not show */
+    bool visible = o->log->natt > before;
     int rc = FB_OK;
     for (size_t i = 0; rc == FB_OK && i < o->n; i++) {
         if (req[i] < 0 || seen[req[i]]) continue;
+        if (visible) {
+            o->log->no_call++;
+            continue;
+        }
         o->log->hidden_attempts++;
         rc = add_attempt(o, &o->sp[i], &o->sp[i], (uint32_t)req[i], err);
     }

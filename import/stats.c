@@ -25,16 +25,48 @@ double imp_quantile(const int64_t *v, size_t n, double q) {
     return (double)v[i] + f * (double)(v[i + 1] - v[i]);
 }
 
+static const double probs[] = {0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.95, 0.99};
+static const double z[] = {-1.6448536, -1.2815516, -0.6744898, 0, 0.6744898, 1.2815516, 1.6448536,
+                           2.3263479};
+#define NQ (sizeof probs / sizeof probs[0])
+
+/* How far a model's quantiles miss the data's, relative to the median. */
+static double miss(const imp_dist *d, const double *q) {
+    double e = 0;
+    for (size_t i = 0; i < NQ; i++) {
+        double m = d->kind == IMP_UNIFORM
+                       ? d->min + probs[i] * (d->max - d->min)
+                       : d->median * exp(log(d->p99 / d->median) / z[NQ - 1] * z[i]);
+        e += fabs(m - q[i]);
+    }
+    return e / fmax(q[3], 1e-9);
+}
+
 imp_dist imp_fit_dist(const int64_t *v, size_t n) {
     imp_dist d = {0};
     if (n == 0) return d;
     d.known = true;
     d.n = n;
-    d.median = imp_quantile(v, n, 0.5);
-    d.p99 = imp_quantile(v, n, 0.99);
-    d.lognormal = n >= 5 && d.median > 0 && d.p99 > d.median * 1.02;
-    if (!d.lognormal) d.p99 = d.median;
-    return d;
+    double q[NQ];
+    for (size_t i = 0; i < NQ; i++) q[i] = imp_quantile(v, n, probs[i]);
+    d.median = d.p99 = q[3];
+    double lo = imp_quantile(v, n, 0.01), hi = q[NQ - 1];
+    if (n < 5 || d.median <= 0 || hi - lo <= 0.04 * d.median) return d;
+    double num = 0, den = 0; /* least squares of ln(q / median) = sigma z */
+    for (size_t i = 0; i < NQ; i++)
+        if (q[i] > 0) {
+            num += z[i] * log(q[i] / d.median);
+            den += z[i] * z[i];
+        }
+    double sigma = den > 0 ? fmax(num / den, 0.005) : 0.005;
+    imp_dist ln = d, un = d;
+    ln.kind = IMP_LOGNORMAL;
+    ln.p99 = d.median * exp(sigma * z[NQ - 1]);
+    double spacing = ((double)v[n - 1] - (double)v[0]) / (double)(n - 1);
+    un.kind = IMP_UNIFORM;
+    un.min = fmax(0, (double)v[0] - spacing);
+    un.max = (double)v[n - 1] + spacing;
+    return miss(&un, q) < miss(&ln, q) ? un : ln;
 }
 
 bool imp_line(const double *x, const double *y, size_t n, double *a, double *b) {

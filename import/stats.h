@@ -14,17 +14,23 @@ void imp_sort(int64_t *v, size_t n);
 /* The q-quantile of sorted v (linear between order statistics); 0 when n == 0. */
 double imp_quantile(const int64_t *v, size_t n, double q);
 
-/* A distribution as the scenario writes it: a constant, or a lognormal (median, p99). */
+typedef enum imp_dist_kind { IMP_CONSTANT = 0, IMP_LOGNORMAL, IMP_UNIFORM } imp_dist_kind;
+
+/* A distribution as the scenario writes it: a constant, a lognormal or a uniform. */
 typedef struct imp_dist {
     bool known;
-    bool lognormal;
-    double median, p99; /* microseconds or tokens */
+    imp_dist_kind kind;
+    double median, p99; /* CONSTANT: median; LOGNORMAL: its median and p99 */
+    double min, max;    /* UNIFORM */
     size_t n;           /* values it was fitted to */
 } imp_dist;
 
 /*
- * Fit sorted v: a constant (its median) when there are fewer than 5 values or the p99
- * is within 2% of the median, else a lognormal through the median and the p99.
+ * Fit sorted v: a constant (its median) when there are fewer than 5 values or they
+ * hardly vary (p1 to p99 within 4% of the median); else whichever of a lognormal (the
+ * median, and the spread that best matches the p5 ... p99 quantiles on a log scale) and
+ * a uniform (the extremes widened by one spacing) misses the quantiles p5, p10, p25, p50,
+ * p75, p90, p95 and p99 by less.
  */
 imp_dist imp_fit_dist(const int64_t *v, size_t n);
 
