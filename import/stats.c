@@ -26,8 +26,8 @@ double imp_quantile(const int64_t *v, size_t n, double q) {
 }
 
 static const double probs[] = {0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.95, 0.99};
-static const double z[] = {-1.6448536, -1.2815516, -0.6744898, 0, 0.6744898, 1.2815516, 1.6448536,
-                           2.3263479};
+static const double z[] = {-1.6448536, -1.2815516, -0.6744898, 0,
+                           0.6744898,  1.2815516,  1.6448536,  2.3263479};
 #define NQ (sizeof probs / sizeof probs[0])
 
 /* How far a model's quantiles miss the data's, relative to the median. */
