@@ -2,6 +2,7 @@
 #include "import/source.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,24 @@ static void position(const char *text, size_t at, int *line, int *col) {
     }
 }
 
+/* Does text[from, to) open more objects and arrays than it closes (strings skipped)? */
+static bool unclosed(const char *text, size_t from, size_t to) {
+    long depth = 0;
+    bool str = false;
+    for (size_t i = from; i < to; i++) {
+        char c = text[i];
+        if (str && c == '\\')
+            i++;
+        else if (c == '"')
+            str = !str;
+        else if (!str && (c == '{' || c == '['))
+            depth++;
+        else if (!str && (c == '}' || c == ']'))
+            depth--;
+    }
+    return depth > 0 || str;
+}
+
 /* Parse text[from, to): a document, or NULL with the error's position in err. */
 static cJSON *parse_at(const char *text, size_t from, size_t to, imp_error *err) {
     const char *end = NULL;
@@ -83,8 +102,9 @@ static cJSON *parse_at(const char *text, size_t from, size_t to, imp_error *err)
     }
     position(text, stop, &err->line, &err->col);
     snprintf(err->msg, sizeof err->msg, "%s",
-             stop >= to ? "invalid JSON: the document ends early (a truncated file?)"
-                        : "invalid JSON");
+             stop >= to || unclosed(text, from, to)
+                 ? "invalid JSON: the document ends before it closes (a truncated file?)"
+                 : "invalid JSON");
     return NULL;
 }
 
