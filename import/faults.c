@@ -11,7 +11,8 @@
  * on either side, that the two segments' shares explain best. Each segment's share of
  * each error kind becomes a fault; as the fault model lets the first matching fault
  * answer (sim/fault.h), the k-th fault's fraction is its share over what the earlier
- * ones left.
+ * ones left. A segment that merging joined but that differs inside is split again at
+ * its best cell boundary (split_one).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -137,6 +138,54 @@ static void merge_segments(fitter *F, uint32_t cap) {
     }
 }
 
+/* ---- splitting what merging joined ---- */
+
+static void count_range(const fitter *F, fb_time_us a, fb_time_us b, seg *out);
+static size_t first_at(const fitter *F, fb_time_us t);
+
+/*
+ * Merging cell by cell can chain: each small step is not significant, and a stretch that
+ * differs is absorbed. Each segment is therefore tried at its best cell boundary, as in
+ * binary segmentation, and split when the G statistic there passes the critical value
+ * plus 2 ln(cells), the price of having looked at every boundary.
+ */
+static bool split_one(fitter *F, size_t i, size_t cap) {
+    const seg *s = &F->s[i];
+    size_t cells = (size_t)((s->end - s->start) / F->cell_us);
+    if (cells < 2 || F->ns >= cap) return false;
+    seg left = {s->start, s->start, 0, {0}}, right, best_l = left;
+    double best = -INFINITY;
+    size_t k = first_at(F, s->start);
+    for (size_t c = 1; c < cells; c++) {
+        fb_time_us at = s->start + (fb_time_us)c * F->cell_us;
+        for (; k < F->n && F->o[k].t < at; k++) {
+            left.n++;
+            left.c[F->o[k].cat]++;
+        }
+        left.end = at;
+        right = (seg){at, s->end, s->n - left.n, {0}};
+        for (uint32_t j = 0; j < CATS; j++) right.c[j] = s->c[j] - left.c[j];
+        int df = 0;
+        double g = g_test(&left, &right, F->cats, &df),
+               excess = g - critical(df) - 2 * log((double)cells);
+        if (excess > best) {
+            best = excess;
+            best_l = left;
+        }
+    }
+    if (best <= 0) return false;
+    memmove(&F->s[i + 1], &F->s[i], (F->ns - i) * sizeof *F->s);
+    F->ns++;
+    F->s[i] = best_l;
+    count_range(F, best_l.end, F->s[i + 1].end, &F->s[i + 1]);
+    return true;
+}
+
+static void split_segments(fitter *F, size_t cap) {
+    for (size_t i = 0; i < F->ns;)
+        if (!split_one(F, i, cap)) i++;
+}
+
 /* ---- edges ---- */
 
 static size_t first_at(const fitter *F, fb_time_us t) {
@@ -173,16 +222,16 @@ static fb_time_us best_split(const fitter *F, const seg *a, const seg *b, fb_tim
     return (F->o[best - 1].t + F->o[best].t + 1) / 2;
 }
 
-static void recount(fitter *F) {
-    for (size_t i = 0; i < F->ns; i++) {
-        seg *s = &F->s[i];
-        s->n = 0;
-        memset(s->c, 0, sizeof s->c);
-        for (size_t k = first_at(F, s->start); k < F->n && F->o[k].t < s->end; k++) {
-            s->n++;
-            s->c[F->o[k].cat]++;
-        }
+static void count_range(const fitter *F, fb_time_us a, fb_time_us b, seg *out) {
+    *out = (seg){a, b, 0, {0}};
+    for (size_t k = first_at(F, a); k < F->n && F->o[k].t < b; k++) {
+        out->n++;
+        out->c[F->o[k].cat]++;
     }
+}
+
+static void recount(fitter *F) {
+    for (size_t i = 0; i < F->ns; i++) count_range(F, F->s[i].start, F->s[i].end, &F->s[i]);
 }
 
 static void place_edges(fitter *F) {
@@ -282,6 +331,8 @@ void fit_faults(imp_incident *inc, uint32_t p) {
     if (F.ns > 0) {
         recount(&F);
         merge_segments(&F, SIM_FAULTS_MAX - pf->nslow);
+        split_segments(&F, nw);
+        merge_segments(&F, SIM_FAULTS_MAX - pf->nslow); /* a split may leave too many faults */
         place_edges(&F);
         merge_segments(&F, SIM_FAULTS_MAX - pf->nslow); /* edges moved: alike again? */
     }
