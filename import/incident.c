@@ -49,6 +49,11 @@ static int slice(imp_incident *inc, imp_error *err) {
         d = inc->span_us - o->start_us + FB_US_PER_MS;
         d = (d + FB_US_PER_S - 1) / FB_US_PER_S * FB_US_PER_S;
     }
+    if (d > IMP_DURATION_MAX)
+        return imp_fail(err, FB_EINVAL, 0,
+                        "the slice spans %.1f days, more than the 7 a scenario simulates "
+                        "(limits.duration): import a part of it with --start and --duration",
+                        (double)d / 86400e6);
     inc->duration_us = d;
     while (inc->r0 < log->nreq && log->req[inc->r0].start_us < inc->origin_us) inc->r0++;
     inc->r1 = inc->r0;

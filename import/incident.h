@@ -34,6 +34,7 @@
 #define IMP_CHECKS_MAX 40
 #define IMP_RAMP_MAX SIM_SCHEDULE_MAX
 #define IMP_TEXT_MAX 60000 /* bytes of description and evidence */
+#define IMP_DURATION_MAX ((fb_time_us)7 * 24 * 3600 * 1000000) /* a scenario's limits.duration */
 
 typedef struct imp_build_opts {
     fb_time_us start_us;    /* from the first request; 0 */

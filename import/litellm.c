@@ -208,6 +208,13 @@ static int times(const cJSON *rec, int line, const char *id, imp_attempt *a, imp
     if (!number(rec, "endTime", &t1) || t1 <= 0)
         return imp_fail(err, FB_EINVAL, line, "record %s: no endTime (unix seconds)", id);
     if (t1 < t0) return imp_fail(err, FB_EINVAL, line, "record %s: endTime before startTime", id);
+    if ((t1 - t0) * 1e6 > (double)IMP_CALL_MAX_US)
+        return imp_fail(err, FB_EINVAL, line,
+                        "record %s: lasts %.1f days, more than a day: its times cannot be right",
+                        id, (t1 - t0) / 86400);
+    if (t0 > 4e9 || t1 > 4e9)
+        return imp_fail(err, FB_EINVAL, line,
+                        "record %s: startTime %.0f is no unix time in seconds", id, t0);
     a->start_us = llround(t0 * 1e6);
     a->end_us = llround(t1 * 1e6);
     const cJSON *stream = cJSON_GetObjectItemCaseSensitive(rec, "stream");

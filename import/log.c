@@ -162,7 +162,7 @@ int imp_log_finish(imp_log *log, imp_error *err) {
     for (size_t i = 0; i < log->nreq; i++) to[log->req[i].seq] = (uint32_t)i;
     for (size_t i = 0; i < log->natt; i++) log->att[i].request = to[log->att[i].request];
     free(to);
-    qsort(log->att, log->natt, sizeof *log->att, by_request);
+    if (log->natt > 1) qsort(log->att, log->natt, sizeof *log->att, by_request);
     for (size_t i = 0; i < log->nreq; i++) log->req[i].first = log->req[i].count = 0;
     for (size_t i = log->natt; i-- > 0;) {
         imp_request *r = &log->req[log->att[i].request];

@@ -176,7 +176,18 @@ static int attempt_provider(imp_otlp *o, const ospan *s, const ospan *r, imp_err
     return p < 0 ? (err->msg[0] ? FB_ECAP : FB_EINVAL) : p;
 }
 
+/* A request or attempt that lasts more than a day: times that cannot be right. */
+static int too_long(const imp_otlp *o, const ospan *s, imp_error *err) {
+    if (s->end_us - s->start_us <= IMP_CALL_MAX_US) return FB_OK;
+    char where[200];
+    ot_where(o, s, where, sizeof where);
+    return imp_fail(err, FB_EINVAL, (int)s->line,
+                    "%s: lasts %.1f days, more than a day: its times cannot be right", where,
+                    (double)(s->end_us - s->start_us) / 86400e6);
+}
+
 static int add_attempt(imp_otlp *o, const ospan *s, const ospan *r, uint32_t req, imp_error *err) {
+    if (too_long(o, s, err) != FB_OK) return FB_EINVAL;
     int p = attempt_provider(o, s, r, err);
     if (p < 0) return p;
     imp_attempt *a = imp_log_attempt(o->log, err);
@@ -200,6 +211,7 @@ static int add_attempt(imp_otlp *o, const ospan *s, const ospan *r, uint32_t req
 }
 
 static int add_request(imp_otlp *o, const ospan *r, imp_error *err) {
+    if (too_long(o, r, err) != FB_OK) return FB_EINVAL;
     const char *cls = o->str[r->cls ? r->cls : r->model];
     int c = imp_log_class(o->log, cls, err);
     if (c < 0) return FB_ECAP;
@@ -264,7 +276,7 @@ static int add_attempts(imp_otlp *o, const long *top, const long *req, imp_error
 }
 
 int imp_otlp_end(imp_otlp *o, imp_error *err) {
-    qsort(o->sp, o->n, sizeof *o->sp, by_id);
+    if (o->n > 1) qsort(o->sp, o->n, sizeof *o->sp, by_id);
     long *top = malloc((o->n + 1) * sizeof *top), *req = malloc((o->n + 1) * sizeof *req);
     int rc = top && req ? FB_OK : imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     for (size_t i = 0; rc == FB_OK && i < o->n; i++) top[i] = TOP_UNKNOWN;
