@@ -212,6 +212,11 @@ static int apply_sets(cJSON *root, const char *const *sets, size_t set_count, si
     return rc;
 }
 
+/* What the classes own (replayed arrival times); also after a failed parse. */
+static void free_classes(sim_scenario *sc) {
+    for (uint32_t i = 0; i < SIM_CLASSES_MAX; i++) free(sc->classes[i].replay_us);
+}
+
 int sim_scenario_parse(const char *text, size_t len, const char *file, const char *const *sets,
                        size_t set_count, const uint64_t *seed_override, sim_scenario **out,
                        sim_error *err) {
@@ -241,6 +246,7 @@ int sim_scenario_parse_import(const char *text, size_t len, const char *file,
     }
     if (rc != FB_OK) {
         cJSON_Delete(root);
+        if (sc) free_classes(sc);
         free(sc);
         return rc;
     }
@@ -298,6 +304,7 @@ int sim_scenario_load_import(const char *file, const char *const *sets, size_t s
 void sim_scenario_free(sim_scenario *sc) {
     if (sc == NULL) return;
     cJSON_Delete((cJSON *)sc->json);
+    free_classes(sc);
     free(sc);
 }
 

@@ -54,7 +54,14 @@ typedef struct sim_dist {
     double a, b;
 } sim_dist;
 
-typedef enum sim_arrivals { SIM_ARR_POISSON = 0, SIM_ARR_CONSTANT, SIM_ARR_CLOSED } sim_arrivals;
+typedef enum sim_arrivals {
+    SIM_ARR_POISSON = 0,
+    SIM_ARR_CONSTANT,
+    SIM_ARR_CLOSED,
+    SIM_ARR_REPLAY /* recorded arrival times, as given (fusebox import) */
+} sim_arrivals;
+
+#define SIM_REPLAY_MAX 1000000 /* replayed arrivals per class */
 
 typedef enum sim_target {
     SIM_TARGET_LLM = 0, /* the variant's fallback chain */
@@ -83,6 +90,8 @@ typedef struct sim_class {
     double rate; /* per second (open loop) */
     uint32_t users;
     sim_dist think_us;
+    fb_time_us *replay_us; /* SIM_ARR_REPLAY: the arrival times, in order (malloc) */
+    uint32_t replay_count;
     sim_rate_point ramp[SIM_SCHEDULE_MAX];
     uint32_t ramp_count;
     sim_spike spikes[SIM_SCHEDULE_MAX];

@@ -107,6 +107,7 @@ VALID = {
                                                           "rate": "0.01/d"}]),
                              (["traffic", 0, "ramp"], [{"at": "0s", "rate": 5},
                                                        {"at": "30s", "rate": "10/s"}])],
+    "replayed-arrivals": [(["traffic", 0, "arrivals"], {"replay": {"at_ms": [0, 0, 12.5, 59999]}})],
     "closed-arrivals": [(["traffic", 0, "arrivals"],
                          {"closed": {"users": 20, "think": {"exponential": "2s"}}})],
     "bursts-and-diurnal": [(["traffic", 0, "bursts"], [{"at": "5s", "count": 100},
@@ -212,6 +213,14 @@ INVALID = {
                                "providers[1].name: \"llm\" is reserved"),
     "bad-rate": ([(["traffic", 0, "arrivals", "poisson"], "5 per second")],
                  "traffic[0].arrivals.poisson: expected a rate"),
+    "replay-negative-time": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [5, -1]}})],
+                             "traffic[0].arrivals.replay.at_ms[1]: -1 ms is before the start"),
+    "replay-time-as-string": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": ["5s"]}})],
+                              "traffic[0].arrivals.replay.at_ms[0]: expected a number"),
+    "replay-without-times": ([(["traffic", 0, "arrivals"], {"replay": {}})],
+                             "traffic[0].arrivals.replay: missing required key 'at_ms'"),
+    "replay-unknown-key": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [1], "at_s": [1]}})],
+                           "traffic[0].arrivals.replay.at_s: unknown key 'at_s' (did you mean 'at_ms'?)"),
     "two-arrival-kinds": ([(["traffic", 0, "arrivals", "constant"], 2)],
                           "traffic[0].arrivals: expected exactly one of"),
     "consecutive-breaker-with-window": ([(BRK, {"mode": "consecutive", "window": "10s"})],
@@ -296,6 +305,12 @@ INVALID = {
 # cannot state (a time against the duration, a key against another section); the schema
 # accepts these files, the loader must not
 LOADER_ONLY = {
+    "replay-out-of-order": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [5, 4]}})],
+                            "traffic[0].arrivals.replay.at_ms[1]: replayed arrivals must be in "
+                            "time order"),
+    "replay-at-the-end": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [60000]}})],
+                          "traffic[0].arrivals.replay.at_ms[0]: an arrival at 60s is at or after "
+                          "the end of traffic"),
     "fault-after-the-end": ([(F0 + ["at"], "2m")],
                             "providers[0].faults[0].at: the fault starts at 120s, at or after the "
                             "end of traffic"),
