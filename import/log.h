@@ -22,12 +22,13 @@
 #include "import/yaml.h"
 #include "sim/scenario.h"
 
-#define IMP_RECORDS_MAX 1000000                        /* default cap on records (--max-records) */
-#define IMP_BYTES_MAX ((size_t)256 << 20)              /* default cap on the file (--max-bytes) */
-#define IMP_RECORDS_LIMIT 100000000                    /* the highest --max-records accepted */
-#define IMP_BYTES_LIMIT ((size_t)4 << 30)              /* the highest --max-bytes accepted */
-#define IMP_CALL_MAX_US ((int64_t)24 * 3600 * 1000000) /* a request or attempt longer is an error  \
-                                                        */
+#define IMP_RECORDS_MAX 1000000           /* default cap on records (--max-records) */
+#define IMP_BYTES_MAX ((size_t)256 << 20) /* default cap on the file (--max-bytes) */
+#define IMP_RECORDS_LIMIT 100000000       /* the highest --max-records accepted */
+#define IMP_BYTES_LIMIT ((size_t)4 << 30) /* the highest --max-bytes accepted */
+#define IMP_CALL_MAX_US                                                                            \
+    ((int64_t)24 * 3600 * 1000000) /* a request or attempt longer is an error                      \
+                                    */
 
 typedef enum imp_format { IMP_FORMAT_AUTO = 0, IMP_FORMAT_OTLP, IMP_FORMAT_LITELLM } imp_format;
 

@@ -48,7 +48,7 @@ void imp_result_free(imp_result *r) {
     r->json = NULL;
 }
 
-int imp_fail(imp_error *err, const imp_node *n, int rc, const char *fmt, const char *arg) {
+int imp_fail_at(imp_error *err, const imp_node *n, int rc, const char *fmt, const char *arg) {
     err->line = n ? n->line : 0;
     err->col = n ? n->col : 0;
     snprintf(err->msg, sizeof err->msg, fmt, arg);
@@ -165,14 +165,14 @@ int imp_policy(const char *kind, const imp_node *root, const char *file, imp_res
     for (size_t i = 0; i < NKINDS && fn == NULL; i++)
         if (strcmp(kind, importers[i].kind) == 0) fn = importers[i].fn;
     if (fn == NULL)
-        return imp_fail(err, NULL, FB_EINVAL,
-                        "unknown kind '%s' (one of: resilience4j, litellm, envoy)", kind);
+        return imp_fail_at(err, NULL, FB_EINVAL,
+                           "unknown kind '%s' (one of: resilience4j, litellm, envoy)", kind);
     cJSON *doc = cJSON_CreateObject();
     cJSON *layers = cJSON_AddObjectToObject(doc, "layers");
     int rc = fn(root, layers, out, err);
     if (rc == FB_OK) {
         out->json = cJSON_Print(doc);
-        if (out->json == NULL) rc = imp_fail(err, NULL, FB_ENOMEM, "%s", "out of memory");
+        if (out->json == NULL) rc = imp_fail_at(err, NULL, FB_ENOMEM, "%s", "out of memory");
     }
     cJSON_Delete(doc);
     return rc;

@@ -69,9 +69,9 @@ static const char *name_of(const imp_node *n) {
 
 static int add_cluster(envoy_file *F, const imp_node *c, const char *path) {
     if (c->kind != IMP_MAP || name_of(c) == NULL)
-        return imp_fail(F->err, c, FB_EINVAL, "%s: a cluster is a map with a name", path);
+        return imp_fail_at(F->err, c, FB_EINVAL, "%s: a cluster is a map with a name", path);
     if (F->nclusters == ENVOY_REFS_MAX)
-        return imp_fail(F->err, c, FB_ECAP, "%s: more than 64 clusters", path);
+        return imp_fail_at(F->err, c, FB_ECAP, "%s: more than 64 clusters", path);
     cluster_ref *ref = &F->clusters[F->nclusters++];
     ref->c = c;
     snprintf(ref->path, sizeof ref->path, "%s", path);
@@ -81,7 +81,7 @@ static int add_cluster(envoy_file *F, const imp_node *c, const char *path) {
 static int add_route(envoy_file *F, const imp_node *action, const char *apath,
                      const imp_node *retry, const char *rpath) {
     if (F->nroutes == ENVOY_REFS_MAX)
-        return imp_fail(F->err, action, FB_ECAP, "%s: more than 64 routes", apath);
+        return imp_fail_at(F->err, action, FB_ECAP, "%s: more than 64 routes", apath);
     route_ref *ref = &F->routes[F->nroutes++];
     ref->cluster = imp_get(action, "cluster");
     ref->action = action;
@@ -248,7 +248,7 @@ static bool looks_like_cluster(const imp_node *root) {
 
 static int read_file(envoy_file *F, const imp_node *root) {
     if (root->kind != IMP_MAP)
-        return imp_fail(F->err, root, FB_EINVAL, "%s", "an Envoy configuration is a map");
+        return imp_fail_at(F->err, root, FB_EINVAL, "%s", "an Envoy configuration is a map");
     if (imp_get(root, "static_resources")) return bootstrap(F, root);
     const imp_node *res = imp_get(root, "resources");
     if (res) {
@@ -258,9 +258,10 @@ static int read_file(envoy_file *F, const imp_node *root) {
     }
     if (imp_get(root, "virtual_hosts")) return route_config(F, root, "");
     if (looks_like_cluster(root)) return add_cluster(F, root, "");
-    return imp_fail(F->err, root, FB_EINVAL, "%s",
-                    "no static_resources, resources, virtual_hosts or cluster (an Envoy bootstrap, "
-                    "an xDS resources file, a RouteConfiguration or a Cluster)");
+    return imp_fail_at(
+        F->err, root, FB_EINVAL, "%s",
+        "no static_resources, resources, virtual_hosts or cluster (an Envoy bootstrap, "
+        "an xDS resources file, a RouteConfiguration or a Cluster)");
 }
 
 /* ---- the layers ---- */
@@ -417,7 +418,7 @@ static void layers_of(envoy_file *F, const sim_preset *p, cJSON *layers) {
 
 int imp_import_envoy(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err) {
     const sim_preset *p = sim_preset_find("envoy");
-    if (p == NULL) return imp_fail(err, NULL, FB_ENOTFOUND, "%s", "no envoy preset");
+    if (p == NULL) return imp_fail_at(err, NULL, FB_ENOTFOUND, "%s", "no envoy preset");
     static envoy_file F; /* 64 routes and clusters with their paths: off the stack */
     memset(&F, 0, sizeof F);
     F.r = r;
@@ -425,8 +426,8 @@ int imp_import_envoy(const imp_node *root, cJSON *layers, imp_result *r, imp_err
     int rc = read_file(&F, root);
     if (rc != FB_OK) return rc;
     if (F.nroutes == 0 && F.nclusters == 0)
-        return imp_fail(err, root, FB_EINVAL, "%s",
-                        "no route to a cluster and no cluster in the file");
+        return imp_fail_at(err, root, FB_EINVAL, "%s",
+                           "no route to a cluster and no cluster in the file");
     layers_of(&F, p, layers);
     return FB_OK;
 }

@@ -167,7 +167,7 @@ static int deployment(const imp_node *e, const char *path, cJSON *list, imp_resu
                       imp_error *err) {
     const imp_node *name = imp_get(e, "model_name");
     if (name == NULL || name->kind != IMP_SCALAR)
-        return imp_fail(err, e, FB_EINVAL, "%s: a deployment needs a model_name", path);
+        return imp_fail_at(err, e, FB_EINVAL, "%s: a deployment needs a model_name", path);
     cJSON *d = cJSON_CreateObject();
     cJSON_AddItemToArray(list, d);
     for (size_t i = 0; i + 1 < e->n; i += 2) {
@@ -195,15 +195,16 @@ static int deployment(const imp_node *e, const char *path, cJSON *list, imp_resu
 
 static int model_list(const imp_node *ml, cJSON *layer, imp_result *r, imp_error *err) {
     if (ml->kind != IMP_SEQ)
-        return imp_fail(err, ml, FB_EINVAL, "%s", "model_list: a list of deployments");
+        return imp_fail_at(err, ml, FB_EINVAL, "%s", "model_list: a list of deployments");
     if (ml->n == 0)
-        return imp_fail(err, ml, FB_EINVAL, "%s", "model_list is empty: no deployment to route to");
+        return imp_fail_at(err, ml, FB_EINVAL, "%s",
+                           "model_list is empty: no deployment to route to");
     cJSON *list = cJSON_AddArrayToObject(layer, "model_list");
     for (size_t i = 0; i < ml->n; i++) {
         char path[IMP_PATH_MAX];
         imp_path_index(path, "model_list", i);
         if (ml->items[i]->kind != IMP_MAP)
-            return imp_fail(err, ml->items[i], FB_EINVAL, "%s: a deployment is a map", path);
+            return imp_fail_at(err, ml->items[i], FB_EINVAL, "%s: a deployment is a map", path);
         int rc = deployment(ml->items[i], path, list, r, err);
         if (rc != FB_OK) return rc;
     }
@@ -409,9 +410,9 @@ static void other_sections(const imp_node *root, imp_result *r) {
 
 int imp_import_litellm(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err) {
     const sim_preset *p = sim_preset_find("litellm");
-    if (p == NULL) return imp_fail(err, NULL, FB_ENOTFOUND, "%s", "no litellm preset");
+    if (p == NULL) return imp_fail_at(err, NULL, FB_ENOTFOUND, "%s", "no litellm preset");
     if (root->kind != IMP_MAP)
-        return imp_fail(err, root, FB_EINVAL, "%s", "a LiteLLM config is a map");
+        return imp_fail_at(err, root, FB_EINVAL, "%s", "a LiteLLM config is a map");
     const imp_node *ml = imp_get(root, "model_list");
     sections S = {imp_get(root, "router_settings"), imp_get(root, "litellm_settings"),
                   "router_settings", "litellm_settings"};
@@ -419,9 +420,9 @@ int imp_import_litellm(const imp_node *root, cJSON *layers, imp_result *r, imp_e
     bool bare = !S.router && !S.module && !imp_get(root, "general_settings");
     if (bare) S = (sections){root, NULL, "", "litellm_settings"};
     if (!ml && !imp_get(root, "router_settings") && !imp_get(root, "litellm_settings"))
-        return imp_fail(err, root, FB_EINVAL, "%s",
-                        "no model_list, router_settings or litellm_settings (a LiteLLM proxy "
-                        "config.yaml, or a file of Router arguments)");
+        return imp_fail_at(err, root, FB_EINVAL, "%s",
+                           "no model_list, router_settings or litellm_settings (a LiteLLM proxy "
+                           "config.yaml, or a file of Router arguments)");
     cJSON *layer = cJSON_AddObjectToObject(layers, "litellm");
     cJSON_AddStringToObject(layer, "preset", "litellm");
     int rc = ml ? model_list(ml, layer, r, err) : FB_OK;

@@ -89,16 +89,16 @@ static void r4j_unknown_sections(const imp_node *root, imp_result *r) {
 
 int imp_import_r4j(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err) {
     const sim_preset *p = sim_preset_find("resilience4j");
-    if (p == NULL) return imp_fail(err, NULL, FB_ENOTFOUND, "%s", "no resilience4j preset");
+    if (p == NULL) return imp_fail_at(err, NULL, FB_ENOTFOUND, "%s", "no resilience4j preset");
     const imp_node *cb = r4j_sec(root, "circuitbreaker"), *retry = r4j_sec(root, "retry");
     if (cb == NULL && retry == NULL)
-        return imp_fail(err, root, FB_EINVAL, "%s",
-                        "no resilience4j.circuitbreaker or resilience4j.retry section");
+        return imp_fail_at(err, root, FB_EINVAL, "%s",
+                           "no resilience4j.circuitbreaker or resilience4j.retry section");
     const char *names[64];
     size_t n = r4j_instances(root, names, 64);
     if (n == 0)
-        return imp_fail(err, cb ? cb : retry, FB_EINVAL, "%s",
-                        "no instances under resilience4j.circuitbreaker or resilience4j.retry");
+        return imp_fail_at(err, cb ? cb : retry, FB_EINVAL, "%s",
+                           "no instances under resilience4j.circuitbreaker or resilience4j.retry");
     r4j_unknown_sections(root, r);
     for (size_t i = 0; i < n; i++) {
         cJSON *layer = cJSON_CreateObject();

@@ -20,7 +20,7 @@
 #include "sim/preset.h"
 
 /* err at n's position (or none), msg formatted with one string argument; returns rc. */
-int imp_fail(imp_error *err, const imp_node *n, int rc, const char *fmt, const char *arg);
+int imp_fail_at(imp_error *err, const imp_node *n, int rc, const char *fmt, const char *arg);
 /* A key not modelled: path, where it stands, why. A place already noted is not noted again. */
 void imp_add_note(imp_result *r, const char *path, const imp_node *at, const char *why);
 
