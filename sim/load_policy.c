@@ -493,6 +493,7 @@ int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const char *const *k
     if (rc == FB_OK) rc = ld_key(P, v, "classify", parse_classify, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "rate_limit", parse_ratelimits, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "overrides", parse_overrides, pol);
+    if (rc == FB_OK) rc = ld_parse_client(P, v, pol);
     if (rc == FB_OK && pol->order_len == 0)
         rc = ld_fail(
             P, "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");

@@ -376,7 +376,7 @@ static void dispatch(sim *s, uint32_t p_i) {
 }
 
 void on_reply(sim *s, uint32_t ai) {
-    deliver(s, ai);
+    if (!attempt_return(s, ai)) deliver(s, ai);
 }
 
 void on_service_done(sim *s, uint32_t ai) {
@@ -386,7 +386,7 @@ void on_service_done(sim *s, uint32_t ai) {
     bool used = !a->abandoned && output_used(a);
     if (a->abandoned) stat_tally(s, pi, T_ABANDONED);
     stat_bill(s, a, a->tokens_out, !used);
-    deliver(s, ai);
+    if (!attempt_return(s, ai)) deliver(s, ai);
     dispatch(s, pi);
 }
 
@@ -415,6 +415,9 @@ void provider_cancel(sim *s, uint32_t ai) {
         break;
     case A_REPLYING:
     case A_HANG:
+    case A_CONNWAIT:  /* never sent */
+    case A_TRAVEL:    /* never arrives: docs/models.md, "Network and connections" */
+    case A_RETURNING: /* the answer is dropped on the way */
         a->state = A_FREE;
         pool_release(&s->atts, ai);
         break;
@@ -427,6 +430,8 @@ void provider_cancel(sim *s, uint32_t ai) {
     default:
         break;
     }
+    /* the client closes its connection (the attempt's fields outlive its release) */
+    if (s->att_x) conn_end(s, ai, true);
 }
 
 /* A fault starts or ends: brownouts change the capacity, and a larger one serves the queue. */
