@@ -56,6 +56,10 @@ LIBS := $(foreach m,live mockserver sweep reports import sim core,$(call lib_of,
 CLI_OBJ := $(call obj_of,cli)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
+# Differential-test drivers: tests/diff/FAMILY/NAME.c, each a program built to
+# build/<V>/tests/diff/FAMILY/NAME (run by tests/e2e/diff_FAMILY.sh).
+DIFF_SRC := $(sort $(wildcard tests/diff/*/*.c))
+DIFF_BIN := $(patsubst tests/diff/%.c,$(BUILD)/tests/diff/%,$(DIFF_SRC))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUSEBOX := $(BUILD)/fusebox
@@ -66,7 +70,7 @@ FUSEBOX := $(BUILD)/fusebox
 .SECONDARY:
 
 all: build
-build: $(FUSEBOX) $(UNIT_BIN)
+build: $(FUSEBOX) $(UNIT_BIN) $(DIFF_BIN)
 
 deps:
 	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS)"
@@ -112,6 +116,11 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(UNIT_HELPERS) $(LIBS)
 	@$(if $(VERBOSE),,echo "  LD  $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(UNIT_HELPERS) $(LIBS) $(LIB_CMOCKA) $(EXT_LIBS)
 
+$(BUILD)/tests/diff/%: $(BUILD)/tests/diff/%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	@$(if $(VERBOSE),,echo "  LD  $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
+
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(VERBOSE),,echo "  LD  $@")
@@ -126,7 +135,7 @@ T_UNIT = $(addprefix test_,$(T:test_%=%))
 unit: $(if $(T),$(addprefix $(BUILD)/tests/,$(T_UNIT)),$(UNIT_BIN))
 	@$(if $(F),CMOCKA_TEST_FILTER='$(F)') tests/run.sh $(BUILD) $(if $(T),$(T_UNIT),unit)
 
-e2e: $(FUSEBOX) deps-test
+e2e: $(FUSEBOX) $(DIFF_BIN) deps-test
 	@tests/run.sh $(BUILD) $(if $(T),$(T:%.sh=%),e2e)
 
 golden: $(FUSEBOX)
@@ -146,7 +155,7 @@ checksrc:
 	@tests/checksrc.sh
 
 FMT_FILES = $(sort $(wildcard core/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
-                   mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] bench/*.[ch]))
+                   mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch]))
 fmt:
 	clang-format -i $(FMT_FILES)
 

@@ -43,6 +43,10 @@ static const char *unit_of(const sim_param *pa) {
         return "names";
     case SIM_PK_JSON:
         return "JSON";
+    case SIM_PK_TIMESPAN:
+        return "TimeSpan";
+    case SIM_PK_GO_DURATION:
+        return "Go duration";
     }
     return "";
 }

@@ -1,7 +1,9 @@
 /* common.c - helpers shared by the subcommands. */
 #include "cli/common.h"
 
+#include <cjson/cJSON.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +156,48 @@ int cli_writer_close_extra(cli_writer *w, const char *cmd, const char *dir,
     return status;
 }
 
+/*
+ * --policy [NAME=]KIND:FILE[#INSTANCE]: a variant NAME (default KIND) whose one
+ * layer is the library configuration FILE, imported; it runs next to the
+ * scenario's own variants and takes nothing from the scenario's "policy".
+ * FILE is named from the working directory, so it goes into the scenario as
+ * an absolute path.
+ */
+static int policy_opt(const char *cmd, const char *v, cli_run_args *a) {
+    char kind[64], name[SIM_NAME_MAX], file[1024], abs[PATH_MAX];
+    const char *eq = strchr(v, '='), *colon = strchr(v, ':');
+    if (eq != NULL && colon != NULL && eq > colon) eq = NULL;
+    const char *k = eq ? eq + 1 : v, *hash = colon ? strrchr(colon, '#') : NULL;
+    if (colon == NULL || colon == k || colon[1] == '\0' || hash == colon + 1 ||
+        (size_t)(colon - k) >= sizeof kind || (eq && (size_t)(eq - v) >= sizeof name) ||
+        strlen(colon + 1) >= sizeof file)
+        return cli_bad(cmd, "--policy %s: expected [NAME=]KIND:FILE[#INSTANCE]", v);
+    if (a->npolicies == CLI_POLICIES_MAX || a->nsets == sizeof a->sets / sizeof a->sets[0])
+        return cli_bad(cmd, "too many --policy options (at most %d)", CLI_POLICIES_MAX);
+    snprintf(kind, sizeof kind, "%.*s", (int)(colon - k), k);
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - v) : (int)strlen(kind), eq ? v : kind);
+    snprintf(file, sizeof file, "%.*s", hash ? (int)(hash - colon - 1) : (int)strlen(colon + 1),
+             colon + 1);
+    if (realpath(file, abs) == NULL)
+        return cli_bad(cmd, "--policy %s: cannot read %s: %s", v, file, strerror(errno));
+    cJSON *layer = cJSON_CreateObject(), *variant = cJSON_CreateObject();
+    cJSON_AddStringToObject(layer, "name", name);
+    cJSON_AddStringToObject(layer, "import", kind);
+    cJSON_AddStringToObject(layer, "file", abs);
+    if (hash) cJSON_AddStringToObject(layer, "instance", hash + 1);
+    cJSON_AddFalseToObject(variant, "inherit_policy");
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(variant, "layers"), layer);
+    char *json = cJSON_PrintUnformatted(variant);
+    cJSON_Delete(variant);
+    char *buf = a->policies[a->npolicies];
+    int n = json ? snprintf(buf, sizeof a->policies[0], "+variants.%s=%s", name, json) : -1;
+    free(json);
+    if (n < 0 || (size_t)n >= sizeof a->policies[0])
+        return cli_bad(cmd, "--policy %s: too long", v);
+    a->sets[a->nsets++] = a->policies[a->npolicies++];
+    return CLI_OK;
+}
+
 bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a, int *rc) {
     const char *o = argv[*i], *v = NULL;
     *rc = CLI_OK;
@@ -173,6 +217,8 @@ bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a
             *rc = cli_bad(cmd, "too many --set options");
         else
             a->sets[a->nsets++] = v;
+    } else if (cli_opt(argc, argv, i, NULL, "--policy", &v)) {
+        *rc = v == NULL ? cli_missing(cmd, o) : policy_opt(cmd, v, a);
     } else if (cli_opt(argc, argv, i, NULL, "--variant", &v)) {
         if (v == NULL)
             *rc = cli_missing(cmd, o);

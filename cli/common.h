@@ -66,6 +66,8 @@ int cli_writer_close_extra(cli_writer *w, const char *cmd, const char *dir,
                            sim_summary *const *sums, size_t n, bool charts, int status,
                            const rep_extra *extra, size_t nextra);
 
+#define CLI_POLICIES_MAX 4 /* --policy options of one command */
+
 /* What the commands that run one scenario share: the file and its overrides. */
 typedef struct cli_run_args {
     const char *file, *out; /* -o DIR */
@@ -75,10 +77,12 @@ typedef struct cli_run_args {
     size_t nonly;
     uint64_t seed; /* --seed N */
     bool has_seed;
+    char policies[CLI_POLICIES_MAX][2048]; /* --policy, as the "+variants.NAME=" sets */
+    size_t npolicies;
 } cli_run_args;
 
 /*
- * Match -o, --seed, --set or --variant at argv[*i] (as cli_opt). Returns
+ * Match -o, --seed, --set, --variant or --policy at argv[*i] (as cli_opt). Returns
  * false when it is none of them, else true with *rc CLI_OK or
  * CLI_BAD_INPUT (printed as "fusebox CMD: ...").
  */

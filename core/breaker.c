@@ -43,7 +43,8 @@ static bool enums_valid(const fb_breaker_config *c) {
            (unsigned)c->evaluate <= FB_EVAL_AT_ADMISSION &&
            (unsigned)c->bucket_anchor <= FB_BUCKETS_STATE_START &&
            (unsigned)c->cancelled_as <= FB_EFFECT_FAILURE &&
-           (unsigned)c->half_open_expiry <= FB_EXPIRE_TO_CLOSED;
+           (unsigned)c->half_open_expiry <= FB_EXPIRE_TO_CLOSED &&
+           (unsigned)c->window_scope <= FB_WINDOW_FIRES;
 }
 
 /* Zero -> default, then range checks. Validates a copy: *b is untouched on error. */
@@ -57,7 +58,7 @@ static int normalise(fb_breaker_config *c) {
         c->half_open_permits > FB_BREAKER_PROBES_MAX)
         return FB_ERANGE;
     if (c->window_us < 0 || c->slow_us < 0 || c->probe_lease_us < 0 || c->open_us < 0 ||
-        c->open_us_max < 0 || c->half_open_max_us < 0)
+        c->open_us_max < 0 || c->half_open_max_us < 0 || c->closed_interval_us < 0)
         return FB_ERANGE;
     if (!(c->open_jitter >= 0.0 && c->open_jitter < 1.0)) return FB_ERANGE;
     if (c->open_jitter > 0.0 && !c->rng) return FB_EINVAL;
@@ -66,7 +67,8 @@ static int normalise(fb_breaker_config *c) {
     if (!c->window_calls) c->window_calls = DEFAULT_WINDOW_CALLS;
     if (!c->window_us) c->window_us = DEFAULT_WINDOW_US;
     if (!c->window_buckets) c->window_buckets = DEFAULT_WINDOW_BUCKETS;
-    if (!c->minimum_calls) c->minimum_calls = DEFAULT_MINIMUM_CALLS;
+    if (!c->minimum_calls && c->window_scope != FB_WINDOW_FIRES)
+        c->minimum_calls = DEFAULT_MINIMUM_CALLS;
     if (c->failure_rate == 0.0) c->failure_rate = DEFAULT_FAILURE_RATE;
     if (c->slow_rate == 0.0) c->slow_rate = DEFAULT_SLOW_RATE;
     if (!c->half_open_permits) c->half_open_permits = DEFAULT_PERMITS;
@@ -79,6 +81,10 @@ static int normalise(fb_breaker_config *c) {
     if (c->honor_hint == FB_DEFAULT) c->honor_hint = FB_OFF;
 
     if (c->window_us % (fb_time_us)c->window_buckets != 0) return FB_EINVAL;
+    if (c->window_scope == FB_WINDOW_FIRES &&
+        (c->mode != FB_BREAKER_MODE_TIME_WINDOW || c->bucket_anchor != FB_BUCKETS_EPOCH ||
+         c->slow_us > 0 || c->probe_verdict != FB_VERDICT_FIRST_FAILURE))
+        return FB_EINVAL;
     if (c->open_us_max < c->open_us) return FB_ERANGE;
     if (c->mode == FB_BREAKER_MODE_COUNT_WINDOW && c->minimum_calls > c->window_calls)
         c->minimum_calls = c->window_calls;
@@ -309,7 +315,10 @@ static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time
     } else if (to == FB_BREAKER_FORCED_OPEN) {
         b->open_until_us = FB_TIME_MAX;
     }
-    clear_window(b, now_us);
+    b->closed_until_us = to == FB_BREAKER_CLOSED && b->cfg.closed_interval_us > 0
+                             ? fb_time_add(now_us, b->cfg.closed_interval_us)
+                             : FB_TIME_MAX;
+    if (b->cfg.window_scope != FB_WINDOW_FIRES) clear_window(b, now_us);
     b->probes_in_use = 0;
     b->probe_successes = 0;
     b->probes_admitted = 0;
@@ -396,6 +405,18 @@ static bool open_elapsed(const fb_breaker *b, fb_time_us now_us) {
     return now_us >= b->open_until_us;
 }
 
+/*
+ * closed_interval_us (gobreaker's Interval, currentState: `cb.expiry.Before(now)` then
+ * toNewGeneration): past the interval, fresh counts and a new generation, so that results of
+ * calls admitted before it are stale; not a transition (no event).
+ */
+static void closed_interval_due(fb_breaker *b, fb_time_us now_us) {
+    if (b->state != FB_BREAKER_CLOSED || now_us <= b->closed_until_us) return;
+    clear_window(b, now_us);
+    b->generation++;
+    b->closed_until_us = fb_time_add(now_us, b->cfg.closed_interval_us);
+}
+
 void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
     switch (b->state) {
     case FB_BREAKER_OPEN:
@@ -409,6 +430,7 @@ void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
     case FB_BREAKER_CLOSED:
     case FB_BREAKER_FORCED_CLOSED:
     case FB_BREAKER_METRICS_ONLY:
+        closed_interval_due(b, now_us);
         /* Expiring successes can raise the rate; only EVERY_RECORD looks at it then. */
         if (advance(b, now_us) && b->cfg.evaluate == FB_EVAL_EVERY_RECORD)
             evaluate(b, now_us, FB_TIME_NONE);
@@ -468,8 +490,24 @@ static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *perm
     return false;
 }
 
+/* FB_WINDOW_FIRES: a call made or refused is counted in the bucket of now (opossum's fires). */
+static void count_fire(fb_breaker *b, fb_time_us now_us) {
+    advance(b, now_us);
+    b->buckets[b->ring_head].calls++;
+    b->calls++;
+}
+
+/* FB_WINDOW_FIRES: a failure reported in any state, in the bucket of now. */
+static void count_fired_failure(fb_breaker *b, fb_time_us now_us) {
+    advance(b, now_us);
+    b->buckets[b->ring_head].failures++;
+    b->failures++;
+}
+
 bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
+    if (b->cfg.window_scope == FB_WINDOW_FIRES) count_fire(b, now_us);
     if (b->state == FB_BREAKER_CLOSED && b->cfg.evaluate != FB_EVAL_AT_ADMISSION &&
+        now_us <= b->closed_until_us &&
         (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW || in_newest_bucket(b, now_us))) {
         admit(b, permit, FB_PERMIT_CALL, 0, now_us);
         return true;
@@ -520,10 +558,12 @@ static void record_half_open(fb_breaker *b, const fb_breaker_permit *p, bool own
     if (r->effect != FB_EFFECT_SUCCESS && r->effect != FB_EFFECT_FAILURE) return;
     bool failed = r->effect == FB_EFFECT_FAILURE;
     bool slow = is_slow(b, r->duration_us);
-    b->calls++;
-    b->failures += failed;
-    b->slow += slow;
-    b->consecutive_failures = failed || slow ? b->consecutive_failures + 1 : 0;
+    if (b->cfg.window_scope != FB_WINDOW_FIRES) { /* FIRES: the window counted it already */
+        b->calls++;
+        b->failures += failed;
+        b->slow += slow;
+        b->consecutive_failures = failed || slow ? b->consecutive_failures + 1 : 0;
+    }
     judge_probes(b, failed || slow, r->hint_us, now_us);
 }
 
@@ -533,7 +573,8 @@ static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_br
     if (r->effect != FB_EFFECT_SUCCESS && r->effect != FB_EFFECT_FAILURE) return;
     bool failed = r->effect == FB_EFFECT_FAILURE;
     advance(b, now_us);
-    count_outcome(b, failed, is_slow(b, r->duration_us), p->admitted_us, now_us);
+    if (b->cfg.window_scope != FB_WINDOW_FIRES) /* FIRES: the window counted it already */
+        count_outcome(b, failed, is_slow(b, r->duration_us), p->admitted_us, now_us);
     fb_evaluate when = b->cfg.evaluate;
     if (when == FB_EVAL_EVERY_RECORD || (when == FB_EVAL_ON_FAILURE && failed))
         evaluate(b, now_us, r->hint_us);
@@ -545,6 +586,7 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
     fb_breaker_result result = *given;
     if (result.effect == FB_EFFECT_CANCELLED) result.effect = b->cfg.cancelled_as;
     if (b->state == FB_BREAKER_HALF_OPEN) half_open_due(b, now_us);
+    closed_interval_due(b, now_us);
     bool late = permit->generation != b->generation;
     if (late) {
         if (b->cfg.late_results == FB_LATE_DROP) {
@@ -553,6 +595,8 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
         }
         b->stats.late++;
     }
+    if (b->cfg.window_scope == FB_WINDOW_FIRES && result.effect == FB_EFFECT_FAILURE)
+        count_fired_failure(b, now_us);
     if (b->state == FB_BREAKER_HALF_OPEN)
         record_half_open(b, permit, !late, &result, now_us);
     else if (records_window(b->state))
@@ -571,6 +615,7 @@ int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_
     b->first_event =
         c.mode == FB_BREAKER_MODE_TIME_WINDOW && c.bucket_anchor == FB_BUCKETS_FIRST_EVENT;
     b->generation = 1;
+    clear_window(b, now_us); /* enter() leaves a FIRES window alone */
     enter(b, c.initial, now_us, FB_TIME_NONE, FB_TIME_NONE);
     return FB_OK;
 }

@@ -27,7 +27,9 @@
  * allow()/poll() whenever the time window drops buckets (expiring successes
  * can raise the rate). record() drops expired buckets, adds its outcome, then
  * evaluates once. The window (and the consecutive run) is cleared on every
- * state change. IGNORE results and rejected calls are counted nowhere.
+ * state change. IGNORE results and rejected calls are counted nowhere
+ * (window_scope FIRES, opossum's rule: every allow() is a call, and the
+ * window is never cleared).
  *
  * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() with
  * now >= open_until. HALF_OPEN admits `half_open_permits` concurrent probes,
@@ -182,6 +184,15 @@ typedef enum fb_half_open_expiry {
     FB_EXPIRE_TO_CLOSED
 } fb_half_open_expiry;
 
+/* What the window counts, and whether a transition clears it (TIME_WINDOW). */
+typedef enum fb_window_scope {
+    FB_WINDOW_PER_STATE = 0, /* default: results are the calls; every state change starts a
+                                fresh window */
+    FB_WINDOW_FIRES /* opossum: every allow(), admitted or rejected, is a call in the bucket of its
+                       time; failures are added when reported, in any state; the window is never
+                       cleared. EPOCH buckets only; no slow calls; probe_verdict FIRST_FAILURE */
+} fb_window_scope;
+
 typedef struct fb_breaker_event {
     fb_time_us at_us;
     fb_breaker_state from;
@@ -215,7 +226,8 @@ typedef struct fb_breaker_config {
     uint32_t window_calls;         /* COUNT_WINDOW size; default 100, max FB_BREAKER_CALLS_MAX */
     fb_time_us window_us;          /* TIME_WINDOW length; default 60 s */
     uint32_t window_buckets;       /* TIME_WINDOW buckets; default 10; window_us % buckets == 0 */
-    uint32_t minimum_calls;        /* default 100; COUNT_WINDOW uses min(this, window_calls) */
+    uint32_t minimum_calls;        /* default 100 (FB_WINDOW_FIRES: 0, no minimum);
+                                      COUNT_WINDOW uses min(this, window_calls) */
     double failure_rate;           /* threshold in (0, 1]; default 0.5 */
     fb_time_us slow_us;            /* a call is slow when duration > slow_us; 0 = off */
     double slow_rate;              /* threshold in (0, 1]; default 1.0 */
@@ -237,8 +249,13 @@ typedef struct fb_breaker_config {
     fb_effect cancelled_as;      /* what an FB_EFFECT_CANCELLED result counts as; default IGNORE */
     fb_time_us half_open_max_us; /* longest stay in HALF_OPEN; 0 = no limit */
     fb_half_open_expiry half_open_expiry; /* where it then goes; default OPEN */
-    fb_rng *rng;                          /* caller-owned; only used when open_jitter > 0 */
-    fb_breaker_event_fn on_event;         /* may be NULL */
+    fb_window_scope window_scope;         /* default PER_STATE */
+    fb_time_us closed_interval_us; /* CLOSED: the first call more than this after the state (or
+                                      the last interval) began starts a new generation with
+                                      fresh counts, without a transition; 0 = never (gobreaker
+                                      Interval) */
+    fb_rng *rng;                   /* caller-owned; only used when open_jitter > 0 */
+    fb_breaker_event_fn on_event;  /* may be NULL */
     void *event_ctx;
 } fb_breaker_config;
 
@@ -284,6 +301,7 @@ typedef struct fb_breaker {
     uint64_t generation;
     fb_time_us open_until_us;
     fb_time_us state_since_us;
+    fb_time_us closed_until_us; /* closed_interval_us: when the counts start afresh; else MAX */
     uint32_t trips;
     uint32_t consecutive_failures;
     /* count window: ring of bits */

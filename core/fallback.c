@@ -203,6 +203,30 @@ static bool admit(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now
 }
 
 /*
+ * The current provider's breaker refused the call. With the retry policy's
+ * retry_rejected ON the refusal is a failed attempt the retry may repeat
+ * (counted as one, waited for as one, a WAIT even when the delay is 0, so
+ * that a zero backoff cannot recurse); false: the provider is skipped.
+ */
+static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                            fb_fallback_decision *d) {
+    const fb_retry_policy *pol = fb->cfg.retry;
+    if (pol == NULL || pol->cfg.retry_rejected != FB_ON) return false;
+    fb_class c = {.outcome = FB_OUT_REJECTED,
+                  .retryable = true,
+                  .effect = FB_EFFECT_IGNORE,
+                  .may_fallback = true};
+    fb_retry_decision r =
+        fb_retry_next(pol, &req->retry, &c, FB_TIME_NONE, fb->cfg.budget, fb->cfg.rng, now_us);
+    if (!r.retry) return false;
+    req->retried = true;
+    req->phase = PHASE_WAIT_RETRY;
+    *d = decision(req, FB_ACT_WAIT, req->order[req->pos]);
+    d->delay_us = r.delay_us;
+    return true;
+}
+
+/*
  * One attempt at the current provider: limiter (unless its tokens are
  * already reserved), concurrency limit, breaker, then ATTEMPT. Returns false
  * when the provider is skipped; otherwise *d is the decision (ATTEMPT, WAIT
@@ -237,8 +261,12 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
             return true;
         }
     }
-    if (!admit(p, req->tokens_needed, now_us, &req->climit, &req->permit, &req->skipped))
-        return false;
+    uint8_t why = 0;
+    if (!admit(p, req->tokens_needed, now_us, &req->climit, &req->permit, &why)) {
+        req->skipped |= why;
+        /* a breaker's refusal may be a retried attempt (retry_rejected); a full limit is not */
+        return why == SKIP_BREAKER && retry_rejection(fb, req, now_us, d);
+    }
 
     fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
     if (req->stats.attempts == 0)

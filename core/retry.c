@@ -25,7 +25,7 @@ static bool enums_valid(const fb_retry_config *c) {
            (unsigned)c->above_max <= FB_ABOVE_MAX_BACKOFF &&
            (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF &&
            (unsigned)c->hint_rate_limited_only <= FB_OFF &&
-           (unsigned)c->rate_limit_needs_hint <= FB_OFF;
+           (unsigned)c->rate_limit_needs_hint <= FB_OFF && (unsigned)c->retry_rejected <= FB_OFF;
 }
 
 /* A value in microseconds rounded to the configured resolution (none: unchanged). */

@@ -121,6 +121,9 @@ typedef struct fb_retry_config {
                                          reads Retry-After on 429s alone); default OFF: on any */
     fb_switch rate_limit_needs_hint;  /* a RATE_LIMITED failure without a hint is not retried
                                          (LangChain JS AsyncCaller); default OFF: it is */
+    fb_switch retry_rejected;         /* a call the caller's own breaker rejects is a failed attempt
+                                         to retry (resilience4j, Polly, cockatiel retry every
+                                         exception, the breaker's too); default OFF: skipped */
     fb_time_us attempt_timeout_us; /* per-attempt timeout; 0 = none (informational for callers) */
     fb_time_us deadline_us;        /* overall, from the first attempt's start; 0 = none */
 } fb_retry_config;

@@ -113,39 +113,69 @@ static double round_down(double v) {
     return floor(v / unit) * unit;
 }
 
-/* A time scale that would keep the run within the budget. */
-static double scale_that_works(const live_fidelity *f, double scale, const live_stats *st,
-                               const sim_summary *simulated) {
-    if (f->cause != LIVE_CAUSE_SATURATED)
-        return round_down(LIVE_SCALE_MARGIN * f->budget_us / fmax(f->lag_real_us, 1));
-    double by_cpu = scale * LIVE_TARGET_CPU / f->busiest_share;
-    if (simulated == NULL || simulated->attempts == 0 || st->wire.transfers == 0)
-        return round_down(by_cpu);
-    /* the busiest thread's CPU per transfer, times the transfers the scenario asks for */
+/*
+ * The time scale at which the busiest thread would be LIVE_TARGET_CPU busy
+ * doing what the simulation does: its CPU per transfer times the attempts
+ * the simulation makes (the live run, late, made fewer). 0 without one.
+ */
+static double by_demand(const live_fidelity *f, const live_stats *st,
+                        const sim_summary *simulated) {
+    if (simulated == NULL || simulated->attempts == 0 || st->wire.transfers == 0) return 0;
     double cpu_per_transfer = f->busiest_share * st->wall_s / (double)st->wire.transfers;
     double duration_s = (double)simulated->end_us / 1e6;
-    double by_demand =
-        LIVE_TARGET_CPU * duration_s / ((double)simulated->attempts * cpu_per_transfer);
-    return round_down(fmin(by_demand, by_cpu));
+    if (!(cpu_per_transfer > 0) || !(duration_s > 0)) return 0;
+    return LIVE_TARGET_CPU * duration_s / ((double)simulated->attempts * cpu_per_transfer);
+}
+
+/*
+ * A time scale that would keep the run within the budget. A late run that
+ * did the scenario's work was late for the machine's sake, a lag that does
+ * not shrink with the scale: the budget over it, with a margin. A saturated
+ * one was late under its own work, which does: fewer transfers per second.
+ */
+static double scale_that_works(const live_fidelity *f, double scale, const live_stats *st,
+                               const sim_summary *simulated) {
+    double demand = by_demand(f, st, simulated);
+    if (f->cause == LIVE_CAUSE_SATURATED) {
+        double by_cpu = scale * LIVE_TARGET_CPU / fmax(f->busiest_share, 1e-9);
+        return round_down(demand > 0 ? fmin(demand, by_cpu) : by_cpu);
+    }
+    double by_lag = LIVE_SCALE_MARGIN * f->budget_us / fmax(f->lag_real_us, 1);
+    return round_down(demand > 0 ? fmin(demand, by_lag) : by_lag);
+}
+
+/* A duration for people: "0.293 ms", "17.6 ms", "2.3 s". */
+static const char *dur(char *buf, size_t len, double us) {
+    if (us >= 1e6)
+        snprintf(buf, len, "%.3g s", us / 1e6);
+    else
+        snprintf(buf, len, "%.3g ms", us / 1e3);
+    return buf;
 }
 
 static void why(live_fidelity *f, double scale, const live_stats *st, const sim_summary *live) {
-    char late[400], extra[200] = "";
+    char late[400], extra[200] = "", d[4][32];
     snprintf(late, sizeof late,
-             "the driver was %.3g ms late (p99, real time), %.3g ms of simulated time at x%g, "
-             "where the scenario's shortest time, %s = %.3g ms, allows %.3g ms",
-             f->lag_real_us / 1e3, f->lag_us / 1e3, scale, f->shortest,
-             (double)f->shortest_us / 1e3, f->budget_us / 1e3);
-    if (f->cause == LIVE_CAUSE_SATURATED && f->attempts_simulated > 0)
+             "the driver was %s late (p99, real time), %s of simulated time at x%g, where the "
+             "scenario's shortest time, %s = %s, allows %s",
+             dur(d[0], sizeof d[0], f->lag_real_us), dur(d[1], sizeof d[1], f->lag_us), scale,
+             f->shortest, dur(d[2], sizeof d[2], (double)f->shortest_us),
+             dur(d[3], sizeof d[3], f->budget_us));
+    if (f->attempts_simulated > 0)
         snprintf(extra, sizeof extra,
                  " The simulation makes %.0f attempts where the live run made %llu.",
                  f->attempts_simulated, (unsigned long long)live->attempts);
     char cause[200] = "";
-    if (f->cause == LIVE_CAUSE_SATURATED)
+    if (f->cause == LIVE_CAUSE_SATURATED && f->busiest_share >= LIVE_SATURATED_CPU)
         snprintf(cause, sizeof cause,
                  "the driver could not keep up: %s thread was busy %.0f%% of the run; ",
                  f->busiest_share > f->cpu_share * 1.05 ? "an in-process mock's" : "its",
                  f->busiest_share * 100);
+    else if (f->cause == LIVE_CAUSE_SATURATED)
+        snprintf(cause, sizeof cause,
+                 "the driver could not keep up with the scenario's work (%.0f%% of the "
+                 "simulation's attempts); ",
+                 100 * f->work_share);
     else if (f->cause == LIVE_CAUSE_BUSY)
         snprintf(cause, sizeof cause,
                  "the machine is busy: the process's threads waited %.2f s for a CPU per second on "
@@ -175,18 +205,23 @@ void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
                           : -1;
     out->cancelled_share = w->transfers ? (double)w->cancelled / (double)w->transfers : 0;
     out->attempts_simulated = simulated ? (double)simulated->attempts : 0;
+    out->work_share = simulated && simulated->attempts > 0
+                          ? (double)live->attempts / (double)simulated->attempts
+                          : 1;
     out->ok = out->shortest_us == 0 || out->lag_us <= out->budget_us;
     if (out->ok) {
+        char d[3][32];
         snprintf(out->reason, sizeof out->reason,
-                 "kept the timing: %.3g ms late (p99, simulated time) within %.3g ms, %g of %s "
-                 "(%.3g ms)",
-                 out->lag_us / 1e3, out->budget_us / 1e3, LIVE_LAG_FRACTION, out->shortest,
-                 (double)out->shortest_us / 1e3);
+                 "kept the timing: %s late (p99, simulated time) within %s, %g of %s (%s)",
+                 dur(d[0], sizeof d[0], out->lag_us), dur(d[1], sizeof d[1], out->budget_us),
+                 LIVE_LAG_FRACTION, out->shortest,
+                 dur(d[2], sizeof d[2], (double)out->shortest_us));
         return;
     }
-    out->cause = out->busiest_share >= LIVE_SATURATED_CPU ? LIVE_CAUSE_SATURATED
-                 : out->wait_ratio >= LIVE_BUSY_WAIT      ? LIVE_CAUSE_BUSY
-                                                          : LIVE_CAUSE_LAG;
+    bool short_of_work = out->work_share < LIVE_WORK_SHARE_MIN;
+    out->cause = out->busiest_share >= LIVE_SATURATED_CPU || short_of_work ? LIVE_CAUSE_SATURATED
+                 : out->wait_ratio >= LIVE_BUSY_WAIT                       ? LIVE_CAUSE_BUSY
+                                                                           : LIVE_CAUSE_LAG;
     out->time_scale_ok = scale_that_works(out, scale, st, simulated);
     why(out, scale, st, live);
 }

@@ -30,12 +30,15 @@
 #define LIVE_LAG_FRACTION 0.5  /* lag allowed: this share of the shortest time that matters */
 #define LIVE_SATURATED_CPU 0.8 /* a thread (the driver's, a mock's) busy this share: saturated */
 #define LIVE_BUSY_WAIT 0.5     /* the process waited this long for a CPU per second it ran */
-#define LIVE_TARGET_CPU 0.5    /* a suggested time scale keeps the busiest thread this busy */
-#define LIVE_SCALE_MARGIN 0.5  /* ... and the lag this share of the budget (the load varies) */
+#define LIVE_WORK_SHARE_MIN                                                                        \
+    0.8                       /* ... or the live run made less than this share of the              \
+                                 simulation's attempts: saturated */
+#define LIVE_TARGET_CPU 0.5   /* a suggested time scale keeps the busiest thread this busy */
+#define LIVE_SCALE_MARGIN 0.5 /* ... and the lag this share of the budget (the load varies) */
 
 typedef enum live_cause {
     LIVE_CAUSE_NONE = 0,  /* kept the timing */
-    LIVE_CAUSE_SATURATED, /* the driver's own work (or a mock's) took its whole thread */
+    LIVE_CAUSE_SATURATED, /* the work took a whole thread, or the run fell short of it */
     LIVE_CAUSE_BUSY,      /* the machine: the process's threads waited for a CPU */
     LIVE_CAUSE_LAG        /* late, for no reason the counters name (timer precision, I/O) */
 } live_cause;
@@ -64,6 +67,7 @@ typedef struct live_fidelity {
     double wait_ratio;         /* the process: time waiting for a CPU / time on one; <0 unknown */
     double cancelled_share;    /* transfers given up by the simulator / transfers */
     double attempts_simulated; /* with a simulated run at hand; 0 = none */
+    double work_share;         /* live attempts / simulated attempts; 1 without a simulation */
     double time_scale_ok;      /* a time scale that keeps the lag within the budget; 0 = any */
     char reason[1024];         /* one paragraph: what, why, and what would work */
 } live_fidelity;

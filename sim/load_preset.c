@@ -55,6 +55,18 @@ static int number(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON
                    pa->min, pa->max, d);
 }
 
+/* A duration within the parameter's range (given in seconds) into *out. */
+static int duration_in_range(pctx *P, const sim_preset *p, const sim_param *pa, fb_time_us us,
+                             sim_param_value *out) {
+    double s = (double)us / 1e6;
+    if (!(s >= pa->min && s <= pa->max))
+        return ld_fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
+                       pa->max);
+    out->us = us;
+    out->num = s;
+    return FB_OK;
+}
+
 /* Spring's durations: "10s", "500ms", "PT10S", or a number of milliseconds. */
 static int duration(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
                     sim_param_value *out) {
@@ -67,13 +79,90 @@ static int duration(pctx *P, const sim_preset *p, const sim_param *pa, const cJS
                        "%s: %s is a duration (\"10s\", \"500ms\", \"PT10S\", or a number of "
                        "milliseconds)",
                        p->name, pa->name);
-    double s = (double)us / 1e6;
-    if (!(s >= pa->min && s <= pa->max))
-        return ld_fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
-                       pa->max);
-    out->us = us;
-    out->num = s;
-    return FB_OK;
+    return duration_in_range(P, p, pa, us, out);
+}
+
+/* A run of digits at *p, advancing it; false when there is none. */
+static bool digits(const char **p, double *out) {
+    char *end;
+    if (**p < '0' || **p > '9') return false;
+    *out = (double)strtoul(*p, &end, 10);
+    *p = end;
+    return true;
+}
+
+/* .NET TimeSpan.Parse: "[d.]hh:mm[:ss[.fffffff]]", or "d" (a number of days). */
+static bool timespan(const char *s, fb_time_us *out) {
+    double d = 0, h = 0, m = 0, sec = 0, first;
+    const char *p = s;
+    if (!digits(&p, &first)) return false;
+    if (*p == '\0') {
+        d = first;
+    } else {
+        if (*p == '.') {
+            d = first;
+            p++;
+            if (!digits(&p, &first)) return false;
+        }
+        h = first;
+        if (*p++ != ':' || !digits(&p, &m)) return false;
+        if (*p == ':') {
+            char *end;
+            p++;
+            if (*p < '0' || *p > '9') return false;
+            sec = strtod(p, &end);
+            p = end;
+        }
+        if (*p != '\0' || h >= 24 || m >= 60 || sec >= 60) return false;
+    }
+    double total = ((d * 24 + h) * 60 + m) * 60 + sec;
+    if (total > 1e9) return false;
+    *out = (fb_time_us)llround(total * 1e6);
+    return true;
+}
+
+/* Go's time.ParseDuration: "0", or numbers with units ns, us, µs, ms, s, m, h: "1m30s". */
+static bool go_duration(const char *s, fb_time_us *out) {
+    static const struct {
+        const char *unit;
+        double us;
+    } units[] = {{"ns", 1e-3}, {"us", 1},  {"\xc2\xb5s", 1}, {"ms", 1e3},
+                 {"s", 1e6},   {"m", 6e7}, {"h", 3.6e9}};
+    if (strcmp(s, "0") == 0) {
+        *out = 0;
+        return true;
+    }
+    double total = 0;
+    for (const char *p = s; *p;) {
+        char *end;
+        if (!(*p >= '0' && *p <= '9') && *p != '.') return false;
+        double v = strtod(p, &end);
+        if (end == p) return false;
+        size_t best = 0, len = 0;
+        for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+            size_t l = strlen(units[i].unit);
+            if (strncmp(end, units[i].unit, l) == 0 && l > len) best = i, len = l;
+        }
+        if (len == 0) return false;
+        total += v * units[best].us;
+        p = end + len;
+    }
+    if (total > 1e15) return false;
+    *out = (fb_time_us)llround(total);
+    return true;
+}
+
+/* TIMESPAN and GO_DURATION: a string in the library's own form. */
+static int library_duration(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
+                            sim_param_value *out) {
+    bool dotnet = pa->kind == SIM_PK_TIMESPAN;
+    fb_time_us us = 0;
+    if (!cJSON_IsString(v) ||
+        !(dotnet ? timespan(v->valuestring, &us) : go_duration(v->valuestring, &us)))
+        return ld_fail(P, "%s: %s is %s", p->name, pa->name,
+                       dotnet ? "a TimeSpan (\"00:00:05\", \"00:00:00.500\", \"1.00:00:00\")"
+                              : "a Go duration (\"60s\", \"1m30s\", \"500ms\", \"0\")");
+    return duration_in_range(P, p, pa, us, out);
 }
 
 static int word_index(const sim_param *pa, const char *w) {
@@ -150,6 +239,9 @@ static int param_value(pctx *P, const sim_preset *p, const sim_param *pa, const 
         return list(P, p, pa, v, out);
     case SIM_PK_JSON:
         return FB_OK;
+    case SIM_PK_TIMESPAN:
+    case SIM_PK_GO_DURATION:
+        return library_duration(P, p, pa, v, out);
     }
     return FB_OK;
 }
@@ -213,6 +305,8 @@ int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
     }
     if (rc != FB_OK) return rc;
     ld_layer_defaults(P->sc, L);
+    /* a library calls the one endpoint it is given; a preset that routes sets its chain */
+    if (L->order_len > 1) L->order_len = 1;
     char msg[400] = "";
     rc = p->apply(p, values, P->sc, L, msg, sizeof msg);
     if (rc != FB_OK) return ld_fail(P, "%s: %s", p->name, msg[0] ? msg : "invalid parameters");

@@ -4,7 +4,8 @@
  * if it stood in the file. A path is keys and indexes ("traffic[0].service",
  * "pods.count"); arrays of named things may be addressed by name too
  * ("providers.openai.capacity.rpm"). Missing objects along the way are
- * created, except under "variants", where that would hide a typo.
+ * created, except under "variants", where that would hide a typo; a new
+ * variant is added on purpose, with a leading '+' ("+variants.mine={...}").
  */
 #include "sim/loadint.h"
 
@@ -133,6 +134,21 @@ static int walk(const set_walk *W, cJSON *root, char *key, cJSON *val) {
     return set_error(W->err, "--set %s: empty key", W->set);
 }
 
+/* "+variants.NAME=OBJECT": a variant the file does not have (fusebox run --policy). */
+static int add_variant(cJSON *root, const char *set, const char *key, cJSON *val, sim_error *err) {
+    const char *name = key + strlen("+variants.");
+    if (strncmp(key, "+variants.", strlen("+variants.")) != 0 || *name == '\0' ||
+        strpbrk(name, ".[") != NULL)
+        return set_error(err, "--set %s: only a variant can be added (+variants.NAME=...)", set);
+    if (!cJSON_IsObject(val)) return set_error(err, "--set %s: a new variant is an object", set);
+    cJSON *variants = cJSON_GetObjectItemCaseSensitive(root, "variants");
+    if (!cJSON_IsObject(variants))
+        return set_error(err, "--set %s: the scenario's variants are not an object", set);
+    if (cJSON_GetObjectItemCaseSensitive(variants, name) != NULL)
+        return set_error(err, "--set %s: the scenario already has a variant named '%s'", set, name);
+    return cJSON_AddItemToObject(variants, name, val) ? FB_OK : out_of_memory(err);
+}
+
 int ld_apply_set(cJSON *root, const char *set, sim_error *err) {
     char key[512];
     const char *eq = strchr(set, '=');
@@ -144,7 +160,7 @@ int ld_apply_set(cJSON *root, const char *set, sim_error *err) {
     cJSON *val = set_value(eq + 1);
     if (val == NULL) return out_of_memory(err);
     set_walk W = {set, cJSON_GetObjectItemCaseSensitive(root, "variants"), err};
-    int rc = walk(&W, root, key, val);
+    int rc = key[0] == '+' ? add_variant(root, set, key, val, err) : walk(&W, root, key, val);
     if (rc != FB_OK) cJSON_Delete(val); /* else the tree has it */
     return rc;
 }

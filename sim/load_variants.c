@@ -2,12 +2,11 @@
  * load_variants.c - the "policy" and "variants" sections.
  *
  * Each variant is the base policy with the variant's own keys deep-merged
- * over it. A variant is either one layer (its policy keys) or a stack of
- * layers ("layers", outermost first), and traffic classes may have stacks
- * of their own ("classes"), made of new layers or of the variant's by name
- * (a gateway that several classes share keeps one state). Then every stack
- * is checked: one routing layer, roles that agree where a layer is shared,
- * degraded answers only outermost, resumed streams only innermost.
+ * over it (unless it says "inherit_policy": false). A variant is either one layer (its policy keys)
+ * or a stack of layers ("layers", outermost first), and traffic classes may have stacks of their
+ * own ("classes"), made of new layers or of the variant's by name (a gateway that several classes
+ * share keeps one state). Then every stack is checked: one routing layer, roles that agree where a
+ * layer is shared, degraded answers only outermost, resumed streams only innermost.
  */
 #include "sim/loadint.h"
 
@@ -266,8 +265,15 @@ static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy 
                           "'-' (expectations refer to them)");
     int rc = ld_need_object(P, v);
     if (rc != FB_OK) return rc;
-    cJSON *m = merge(base, v);
+    /* "inherit_policy": false, a stack of its own (fusebox run --policy adds one) */
+    bool inherit = true;
+    rc = ld_get_bool(P, v, "inherit_policy", &inherit);
+    if (rc != FB_OK) return rc;
+    cJSON *none = inherit ? NULL : cJSON_CreateObject();
+    cJSON *m = merge(inherit ? base : none, v);
+    cJSON_Delete(none);
     if (m == NULL) rc = ld_fail(P, "out of memory");
+    if (rc == FB_OK) cJSON_DeleteItemFromObjectCaseSensitive(m, "inherit_policy");
     snprintf(pol->name, SIM_NAME_MAX, "%s", v->string);
     if (rc == FB_OK) rc = parse_stacks(P, m, pol);
     cJSON_Delete(m);
@@ -295,6 +301,13 @@ int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
     if (base && !cJSON_IsObject(base)) {
         size_t old = ld_push_key(P, "policy");
         rc = ld_need_object(P, base);
+        ld_pop(P, old);
+        return rc;
+    }
+    if (base && ld_field(base, "inherit_policy")) {
+        size_t old = ld_push_key(P, "policy");
+        ld_push_key(P, "inherit_policy");
+        rc = ld_fail(P, "unknown key 'inherit_policy' (a variant's key: it keeps this policy out)");
         ld_pop(P, old);
         return rc;
     }

@@ -5,6 +5,8 @@
 
 #include "sim/presetint.h"
 
+/* One line per preset (clang-format would pack them), so that adding one touches one line. */
+/* clang-format off */
 static const sim_preset *const catalog[] = {
     &sim_preset_openai_python,
     &sim_preset_openai_node,
@@ -15,8 +17,16 @@ static const sim_preset *const catalog[] = {
     &sim_preset_langchain_python_fallbacks,
     &sim_preset_langchain_js,
     &sim_preset_langchain_js_fallbacks,
+    &sim_preset_resilience4j,
+    &sim_preset_polly,
+    &sim_preset_gobreaker,
+    &sim_preset_pybreaker,
+    &sim_preset_opossum,
+    &sim_preset_cockatiel,
+    &sim_preset_tenacity,
     NULL,
 };
+/* clang-format on */
 
 const sim_preset *const *sim_presets(void) {
     return catalog;

@@ -37,10 +37,12 @@ typedef enum sim_param_kind {
     SIM_PK_MILLIS,    /* a number of milliseconds */
     SIM_PK_DURATION,  /* "10s", "500ms", ISO-8601 "PT10S", or a number of milliseconds (Spring) */
     SIM_PK_BOOL,
-    SIM_PK_WORD,     /* one of `choices` */
-    SIM_PK_STATUSES, /* a list of HTTP statuses */
-    SIM_PK_WORDS,    /* a list of names, each one of `choices` (NULL: any name) */
-    SIM_PK_JSON      /* any JSON: the preset reads it itself (e.g. a fallback map) */
+    SIM_PK_WORD,       /* one of `choices` */
+    SIM_PK_STATUSES,   /* a list of HTTP statuses */
+    SIM_PK_WORDS,      /* a list of names, each one of `choices` (NULL: any name) */
+    SIM_PK_JSON,       /* any JSON: the preset reads it itself (e.g. a fallback map) */
+    SIM_PK_TIMESPAN,   /* a .NET TimeSpan string: "00:00:05", "1.00:00:00", "00:00:00.500" */
+    SIM_PK_GO_DURATION /* a Go time.Duration string: "60s", "1m30s", "500ms", "0" */
 } sim_param_kind;
 
 typedef struct sim_param {

@@ -23,6 +23,14 @@ extern const sim_preset sim_preset_langchain_python_retry;
 extern const sim_preset sim_preset_langchain_python_fallbacks;
 extern const sim_preset sim_preset_langchain_js;
 extern const sim_preset sim_preset_langchain_js_fallbacks;
+/* preset_resilience.c */
+extern const sim_preset sim_preset_resilience4j;
+extern const sim_preset sim_preset_polly;
+extern const sim_preset sim_preset_gobreaker;
+extern const sim_preset sim_preset_pybreaker;
+extern const sim_preset sim_preset_opossum;
+extern const sim_preset sim_preset_cockatiel;
+extern const sim_preset sim_preset_tenacity;
 
 /* The value of parameter `name` if it was given, else NULL. */
 const sim_param_value *preset_given(const sim_preset *p, const sim_param_value *v,

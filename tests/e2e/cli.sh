@@ -73,6 +73,27 @@ expect_exit 2 "a bad --set value exits 2" "$FUSEBOX" run scenarios/retry-storm.j
     --set variants.tuned.breaker.open=-3s
 contains "$ERR" "variants.tuned.breaker.open" "a bad --set value names its path"
 expect_exit 2 "an unknown option exits 2" "$FUSEBOX" run scenarios/retry-storm.json --colour
+
+# a variant added on the command line: on purpose only, a stack of its own when asked
+expect_exit 0 "--set +variants.NAME adds a variant" "$FUSEBOX" run scenarios/retry-storm.json \
+    --set duration=1m --set 'providers.openai.faults[0].at=10s' --no-charts -q -o "$T/plus" \
+    --set '+variants.sdk={"inherit_policy": false, "layers": [{"name": "sdk", "preset": "openai-python"}]}'
+[ "$(json "$T/plus/report.json" "' '.join(r['variants'])")" = "naive tuned sdk" ]
+ok $? "the added variant runs after the file's own"
+[ "$(json "$T/plus/report.json" "r['variants']['sdk']['summary']['fallback_rate'] == 0 and r['variants']['sdk']['summary']['attempts'] > 0")" = True ]
+ok $? "a preset layer alone calls one provider: the top-level fallback chain stays out"
+expect_exit 2 "--set +variants of an existing name exits 2" "$FUSEBOX" run \
+    scenarios/retry-storm.json --set '+variants.tuned={"retry": {"attempts": 2}}'
+contains "$ERR" "already has a variant named 'tuned'" "the clash is named"
+expect_exit 2 "--set +providers exits 2" "$FUSEBOX" run scenarios/retry-storm.json \
+    --set '+providers.x={}'
+contains "$ERR" "only a variant can be added" "what can be added is said"
+expect_exit 2 "--policy without a file exits 2" "$FUSEBOX" run scenarios/retry-storm.json \
+    --policy resilience4j
+contains "$ERR" "expected [NAME=]KIND:FILE[#INSTANCE]" "--policy's form is shown"
+expect_exit 2 "--policy with a missing file exits 2" "$FUSEBOX" run scenarios/retry-storm.json \
+    --policy resilience4j:"$T/none.yml"
+contains "$ERR" "cannot read $T/none.yml" "the missing file is named"
 expect_exit 2 "an unknown variant exits 2" "$FUSEBOX" run scenarios/retry-storm.json --variant x
 
 # a cap stops the run: exit 2, the reason, and the files of the work done

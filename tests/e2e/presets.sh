@@ -51,5 +51,13 @@ contains "$ERR" "variants.v.layers[0].timeout: openai-node: timeout is a number"
 sed 's/"preset": "openai-python"/"preset": "langchain-python-retry", "exponential_jitter_params": {"intial": 2}/' "$T/openai-python.json" >"$T/bad-lc.json"
 expect_exit 2 "langchain-python-retry: a bad ExponentialJitterParams key exits 2" "$FUSEBOX" validate "$T/bad-lc.json"
 contains "$ERR" "exponential_jitter_params has no 'intial' (did you mean 'initial'?)" "... with a did-you-mean"
+sed 's/"preset": "resilience4j"/"preset": "resilience4j", "waitDurationInOpenState": "60s", "failureRateTreshold": 40/' \
+    "$T/resilience4j.json" >"$T/bad4.json"
+expect_exit 2 "a misspelt Spring Boot property exits 2" "$FUSEBOX" validate "$T/bad4.json"
+contains "$ERR" "variants.v.layers[0].failureRateTreshold: resilience4j" "... naming the path and the preset"
+contains "$ERR" "(did you mean 'failureRateThreshold'?)" "... suggesting resilience4j's own key"
+sed 's/"preset": "polly"/"preset": "polly", "BreakDuration": "30s"/' "$T/polly.json" >"$T/bad5.json"
+expect_exit 2 "a Polly TimeSpan written as a Spring duration exits 2" "$FUSEBOX" validate "$T/bad5.json"
+contains "$ERR" "variants.v.layers[0].BreakDuration: polly: BreakDuration is a TimeSpan" "... saying what Polly takes"
 expect_exit 2 "fusebox presets NAME for an unknown name exits 2" "$FUSEBOX" presets nope
 finish

@@ -176,6 +176,10 @@ VALID = {
                                          "overload_status": 429})],
     "provider-unlimited-in-service-load": [(["providers", 1, "latency", "load"],
                                             {"in_service": 0.5})],
+    # a stack of its own beside the top-level policy, as fusebox run --policy adds one
+    "variant-without-top-level-policy": [(["variants", "c"], {
+        "inherit_policy": False, "layers": [{"name": "sdk", "retry": {"attempts": 2}}]})],
+    "one-layer-variant-without-top-level-policy": [(["variants", "b", "inherit_policy"], False)],
 }
 
 # name -> (changes, start of the loader's message after "FILE: ")
@@ -250,6 +254,10 @@ INVALID = {
                                   "providers[0].faults[0].brownout: missing required key 'capacity'"),
     "retry-on-not-a-status": ([(POL + ["retry", "retry_on"], [42])],
                               "variants.a.retry.retry_on[0]: an HTTP status is an integer"),
+    "inherit-policy-not-a-bool": ([(["variants", "b", "inherit_policy"], 0)],
+                                  "variants.b.inherit_policy: expected true or false"),
+    "inherit-policy-in-the-top-level-policy": ([(POL + ["inherit_policy"], False)],
+                                               "policy.inherit_policy: unknown key"),
     "layer-without-name": ([(POL, DELETE), (["variants", "b"], {"layers": [{"retry": {}}]})],
                            "variants.b.layers[0]: missing required key 'name'"),
     "policy-key-beside-layers": ([(POL, DELETE),

@@ -1704,6 +1704,132 @@ static void breaker_init_rejects_unknown_semantics(void **state) {
     assert_int_equal(fb_breaker_init(&b, &neg, 0), FB_ERANGE);
 }
 
+/* opossum (lib/circuit.js fail(), lib/status.js): 10 buckets of 100 us, > 50 %, no minimum. */
+static fb_breaker_config fires_config(void) {
+    return (fb_breaker_config){.mode = FB_BREAKER_MODE_TIME_WINDOW,
+                               .window_us = 1000,
+                               .window_buckets = 10,
+                               .failure_rate = 0.5,
+                               .trip_compare = FB_CMP_PASS,
+                               .evaluate = FB_EVAL_ON_FAILURE,
+                               .open_us = 300,
+                               .half_open_permits = 1,
+                               .probe_limit = FB_PROBES_PER_PERIOD,
+                               .late_results = FB_LATE_COUNT,
+                               .window_scope = FB_WINDOW_FIRES};
+}
+
+/* Rejections are fires: after the close, 1 failure in 4 fires does not open again. */
+static void breaker_fires_count_rejections_and_survive_transitions(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = fires_config();
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 0); /* 1 failure / 1 fire: open until 300 */
+    assert_state(&b, FB_BREAKER_OPEN);
+    reject(&b, 100);
+    reject(&b, 200);
+    call(&b, FB_EFFECT_SUCCESS, 300); /* the trial closes */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    /* the window still holds 4 fires (0, 100, 200, 300) and the failure at 0 */
+    call(&b, FB_EFFECT_FAILURE, 400); /* 2 / 5 = 40 % */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 500); /* 3 / 6 = 50 %: not more than half */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 999); /* 4 / 7 */
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_event(&log.ev[log.n - 1], FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_FAILURE_RATE,
+                 999);
+    assert_int_equal(log.ev[log.n - 1].calls, 7);
+    assert_int_equal(log.ev[log.n - 1].failures, 4);
+}
+
+/* A failure whose fire left the window is a rate over no fires: it opens without a minimum. */
+static void breaker_fires_failure_alone_opens_without_minimum(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = fires_config();
+    init_ok(&b, &cfg, NULL, 0);
+    fb_breaker_permit p = admit(&b, 0);
+    fb_breaker_poll(&b, 1000); /* the bucket of 0 leaves the window at 1000 */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    report(&b, &p, FB_EFFECT_FAILURE, 1000);
+    assert_state(&b, FB_BREAKER_OPEN);
+
+    cfg.minimum_calls = 2; /* volumeThreshold 2 */
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 10);
+    assert_state(&b, FB_BREAKER_OPEN);
+}
+
+/* A late failure counts in the window in any state; FIRES needs an EPOCH time window. */
+static void breaker_fires_late_failure_counts_and_needs_a_time_window(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = fires_config();
+    cfg.failure_rate = 0.9;
+    init_ok(&b, &cfg, NULL, 0);
+    fb_breaker_permit late = admit(&b, 0);
+    fb_breaker_set_state(&b, FB_BREAKER_OPEN, 1);
+    report(&b, &late, FB_EFFECT_FAILURE, 2); /* counted although OPEN */
+    fb_breaker_set_state(&b, FB_BREAKER_CLOSED, 3);
+    call(&b, FB_EFFECT_FAILURE, 4); /* 2 failures / 2 fires = 100 % > 90 % */
+    assert_state(&b, FB_BREAKER_OPEN);
+    cfg = fires_config();
+    cfg.mode = FB_BREAKER_MODE_COUNT_WINDOW;
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_EINVAL);
+    cfg = fires_config();
+    cfg.bucket_anchor = FB_BUCKETS_FIRST_EVENT;
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_EINVAL);
+    cfg = fires_config();
+    cfg.probe_verdict = FB_VERDICT_RATE;
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_EINVAL);
+    cfg = fires_config();
+    cfg.window_scope = (fb_window_scope)2;
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_EINVAL);
+}
+
+/*
+ * gobreaker's Interval (v2/gobreaker.go currentState: `cb.expiry.Before(now)` ->
+ * toNewGeneration): in CLOSED the counts start afresh at the first call past the interval, as a
+ * new generation, without a transition.
+ */
+static void breaker_closed_interval_clears_the_counts(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 3, .open_us = 100, .closed_interval_us = 10};
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 1);
+    fb_breaker_permit old = admit(&b, 5);
+    call(&b, FB_EFFECT_FAILURE, 10); /* at the interval's end: still the same counts */
+    uint64_t gen = fb_breaker_generation(&b);
+    call(&b, FB_EFFECT_FAILURE, 11); /* past it: a new generation, this is the first failure */
+    assert_int_equal(fb_breaker_generation(&b), gen + 1);
+    report(&b, &old, FB_EFFECT_FAILURE, 12); /* admitted before: stale */
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, 1);
+    call(&b, FB_EFFECT_FAILURE, 12);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_int_equal(log.n, 0); /* no transition */
+    call(&b, FB_EFFECT_FAILURE, 13);
+    assert_state(&b, FB_BREAKER_OPEN);
+    /* the next interval runs from the close: 113 + 10 */
+    call(&b, FB_EFFECT_SUCCESS, 113);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 114);
+    call(&b, FB_EFFECT_FAILURE, 123);
+    gen = fb_breaker_generation(&b);
+    fb_breaker_poll(&b, 124);
+    assert_int_equal(fb_breaker_generation(&b), gen + 1);
+    call(&b, FB_EFFECT_FAILURE, 125);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    cfg.closed_interval_us = -1;
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_ERANGE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_init_applies_defaults),
@@ -1777,6 +1903,10 @@ int main(void) {
         cmocka_unit_test(breaker_half_open_max_wait),
         cmocka_unit_test(breaker_double_report_stale_when_new_probe_took_slot_same_instant),
         cmocka_unit_test(breaker_init_rejects_unknown_semantics),
+        cmocka_unit_test(breaker_fires_count_rejections_and_survive_transitions),
+        cmocka_unit_test(breaker_fires_failure_alone_opens_without_minimum),
+        cmocka_unit_test(breaker_fires_late_failure_counts_and_needs_a_time_window),
+        cmocka_unit_test(breaker_closed_interval_clears_the_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -388,6 +388,59 @@ static void fallback_breaker_asked_again_at_resume(void **state) {
     assert_int_equal(fb_fallback_request_stats_get(&req)->fallbacks, 1);
 }
 
+/*
+ * retry_rejected (resilience4j RetryImpl, Polly, cockatiel: their retries handle the breaker's
+ * CallNotPermittedException / BrokenCircuitException like any exception): a rejection is a
+ * counted attempt, waited for; the breaker's open period can end during the waits.
+ */
+static void fallback_retry_rejected_waits_through_an_open_breaker(void **state) {
+    (void)state;
+    chain ch;
+    chain_setup(&ch, 1);
+    chain_retry(&ch, (fb_retry_config){.attempts = 3,
+                                       .backoff = FB_BACKOFF_CONSTANT,
+                                       .base_us = 4 * S,
+                                       .retry_rejected = FB_ON});
+    chain_init(&ch);
+    trip(&ch.br[0], 0); /* open until 10 s */
+    fb_fallback_request req;
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 1 * S);
+    assert_wait(d, 0, 4 * S); /* attempt 1 rejected */
+    d = fb_fallback_resume(&ch.fb, &req, 5 * S);
+    assert_wait(d, 0, 4 * S); /* attempt 2 rejected */
+    d = fb_fallback_resume(&ch.fb, &req, 9 * S);
+    assert_done(d, FB_STOP_BREAKER_OPEN); /* attempt 3 rejected: maxAttempts spent */
+    assert_int_equal(fb_fallback_request_stats_get(&req)->attempts, 0);
+    assert_int_equal(fb_breaker_stats_get(&ch.br[0])->rejected, 3);
+
+    d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 7 * S);
+    assert_wait(d, 0, 4 * S);
+    d = fb_fallback_resume(&ch.fb, &req, 11 * S); /* half-open: the retry is the probe */
+    assert_attempt(d, 0);
+    d = fb_fallback_result(&ch.fb, &req, &OK, FB_TIME_NONE, 12 * S);
+    assert_done(d, FB_STOP_SUCCESS);
+}
+
+/* A zero backoff still waits (for 0): a rejection loop never recurses. */
+static void fallback_retry_rejected_zero_delay_is_a_wait(void **state) {
+    (void)state;
+    chain ch;
+    chain_setup(&ch, 1);
+    chain_retry(&ch, (fb_retry_config){
+                         .attempts = 1000, .backoff = FB_BACKOFF_NONE, .retry_rejected = FB_ON});
+    chain_init(&ch);
+    trip(&ch.br[0], 0);
+    fb_fallback_request req;
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 1 * S);
+    int waits = 0;
+    for (; d.action == FB_ACT_WAIT; waits++) {
+        assert_int_equal(d.delay_us, 0);
+        d = fb_fallback_resume(&ch.fb, &req, 1 * S);
+    }
+    assert_int_equal(waits, 999);
+    assert_done(d, FB_STOP_BREAKER_OPEN);
+}
+
 static void fallback_result_records_effect_into_breaker(void **state) {
     (void)state;
     chain ch;
@@ -1481,6 +1534,8 @@ int main(void) {
         cmocka_unit_test(fallback_open_breaker_skips_without_attempt),
         cmocka_unit_test(fallback_half_open_admits_one_requests_probe),
         cmocka_unit_test(fallback_breaker_asked_again_at_resume),
+        cmocka_unit_test(fallback_retry_rejected_waits_through_an_open_breaker),
+        cmocka_unit_test(fallback_retry_rejected_zero_delay_is_a_wait),
         cmocka_unit_test(fallback_result_records_effect_into_breaker),
         cmocka_unit_test(fallback_breaker_port_used_instead_of_breaker),
         cmocka_unit_test(fallback_cancel_releases_half_open_probe_trap_2),

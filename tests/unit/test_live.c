@@ -567,6 +567,34 @@ static void fidelity_saturated_scale_follows_the_simulated_work(void **state) {
     sim_scenario_free(sc);
 }
 
+/* A late run that made far fewer attempts than the simulation fell short of the work. */
+static void fidelity_short_of_the_simulated_work_is_saturated(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(FID_SCENARIO);
+    sim_summary *l = th_summary("default"), *sim = th_summary("default");
+    live_fidelity f;
+    /* no thread busy (the driver 50% of 10 s), the machine waiting a lot, 250 ms late */
+    live_stats st = fid_stats(250000, 5, 20);
+    l->attempts = 4000;
+    sim->attempts = 100000; /* the live run made 4% of them */
+    sim->end_us = 3600 * S;
+    live_fidelity_judge(sc, 0, 60, &st, l, sim, &f);
+    assert_int_equal(f.cause, LIVE_CAUSE_SATURATED);
+    assert_true(fabs(f.work_share - 0.04) < 1e-9);
+    /* 5 ms of CPU per transfer: 0.5 x 3600 s / (100000 x 5 ms) = x3.6, not 0.5 x 20 / 250 */
+    assert_true(fabs(f.time_scale_ok - 3.6) < 1e-9);
+    assert_non_null(strstr(f.reason, "could not keep up with the scenario's work (4% of the"));
+    /* the same run doing the simulation's work: the machine's lag, the budget over it */
+    l->attempts = 100000;
+    st.wire.transfers = 100000;
+    live_fidelity_judge(sc, 0, 60, &st, l, sim, &f);
+    assert_int_equal(f.cause, LIVE_CAUSE_BUSY);
+    assert_true(fabs(f.time_scale_ok - 0.04) < 1e-9); /* 0.5 x 20 ms / 250 ms */
+    free(l);
+    free(sim);
+    sim_scenario_free(sc);
+}
+
 static void compare_tolerances_parse(void **state) {
     (void)state;
     live_tolerances t;
@@ -828,6 +856,7 @@ int main(void) {
         cmocka_unit_test(fidelity_allows_half_the_shortest_time),
         cmocka_unit_test(fidelity_names_a_busy_machine),
         cmocka_unit_test(fidelity_saturated_scale_follows_the_simulated_work),
+        cmocka_unit_test(fidelity_short_of_the_simulated_work_is_saturated),
         cmocka_unit_test(otlp_spans_nest_and_say_what_happened),
         cmocka_unit_test(mock_error_answers_take_the_error_latency),
         cmocka_unit_test(live_run_needs_urls_and_calls_on_start),
