@@ -24,8 +24,9 @@
 
 #include "fb.h"
 
-#define FB_HEDGE_ATTEMPTS_MAX 10 /* Polly's MaximumHedgedAttempts 10 hedges, with gRPC's cap of 5  \
-                                  */
+#define FB_HEDGE_ATTEMPTS_MAX                                                                      \
+    10 /* Polly's MaximumHedgedAttempts 10 hedges, with gRPC's cap of 5                            \
+        */
 #define FB_HEDGE_WINDOW_MAX 256
 /* delay_us: send every attempt at once (Polly's Delay = TimeSpan.Zero) */
 #define FB_HEDGE_AT_ONCE ((fb_time_us)-2)
