@@ -26,18 +26,6 @@
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
-#define ROWS_MAX 200
-
-typedef struct rows {
-    sim_row r[ROWS_MAX];
-    size_t n;
-} rows;
-
-static void on_row(void *ctx, const sim_row *row) {
-    rows *c = ctx;
-    if (c->n < ROWS_MAX) c->r[c->n++] = *row;
-}
-
 /*
  * `count` requests, one each 250 ms from 0 (a constant arrival at 0 and
  * bursts of one), rows of 250 ms over 10 s; `providers` is the providers'
@@ -63,22 +51,6 @@ static sim_scenario *requests(int count, const char *providers, const char *poli
     return requests_every(count, 250, providers, policy);
 }
 
-/* Run the only variant and check the rows in which requests ended ("1000:1 1750:2"). */
-static sim_summary *run_ends(const sim_scenario *sc, rows *c, const char *want) {
-    memset(c, 0, sizeof *c);
-    sim_summary *s = th_run(sc, 0, on_row, c);
-    char got[256];
-    size_t o = 0;
-    got[0] = '\0';
-    for (size_t i = 0; i < c->n && o < sizeof got; i++)
-        if (c->r[i].ended)
-            o +=
-                (size_t)snprintf(got + o, sizeof got - o, "%s%lld:%llu", o ? " " : "",
-                                 (long long)(c->r[i].t_us / MS), (unsigned long long)c->r[i].ended);
-    assert_string_equal(got, want);
-    return s;
-}
-
 #define API_1S "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"}}]"
 
 /* ---- the concurrency limit ---- */
@@ -92,8 +64,8 @@ static void conclimit_full_rejects_at_once(void **state) {
     (void)state;
     sim_scenario *sc = requests(
         4, API_1S, "{\"concurrency_limit\":{\"api\":{\"algorithm\":\"fixed\",\"limit\":2}}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "500:1 750:1 1000:1 1250:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "500:1 750:1 1000:1 1250:1");
     assert_int_equal(s->ended[SIM_END_RATE_LIMITED], 2);
     assert_int_equal(s->ended[SIM_END_SUCCESS], 2);
     assert_int_equal(s->providers[0].attempts, 2);
@@ -112,8 +84,8 @@ static void conclimit_full_falls_back(void **state) {
                  "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"}},"
                  "{\"name\":\"alt\",\"latency\":{\"ttft\":\"2s\"}}]",
                  "{\"concurrency_limit\":{\"api\":{\"algorithm\":\"fixed\",\"limit\":2}}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1000:1 1250:1 2500:1 2750:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1000:1 1250:1 2500:1 2750:1");
     assert_int_equal(s->success_fallback, 2);
     assert_int_equal(s->providers[1].attempts, 2);
     assert_true(isnan(c.r[0].p[1].limit)); /* alt has no limit */
@@ -134,8 +106,8 @@ static void conclimit_aimd_backs_off_on_drops(void **state) {
                  "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\",\"error\":\"10ms\"},"
                  "\"faults\":[{\"at\":\"0s\",\"for\":\"600ms\",\"outage\":{\"status\":503}}]}]",
                  "{\"concurrency_limit\":{\"api\":{\"algorithm\":\"aimd\",\"min\":1}}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "0:1 250:1 500:1 1750:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "0:1 250:1 500:1 1750:1");
     assert_int_equal(s->providers[0].limit_drops, 3);
     assert_true(c.r[2].p[0].limit == 14.0); /* the row [500, 750) */
     assert_true(c.r[8].p[0].limit == 14.0);
@@ -159,8 +131,8 @@ static void hedge_wins_against_a_slow_first_attempt(void **state) {
                  "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},\"keeps_working\":false,"
                  "\"faults\":[{\"at\":\"0s\",\"for\":\"100ms\",\"slow\":{\"factor\":5}}]}]",
                  "{\"hedging\":{\"delay\":\"300ms\"}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1250:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1250:1");
     assert_int_equal(fb_hist_max(&s->latency), 1300 * MS);
     assert_int_equal(s->hedges, 1);
     assert_int_equal(s->hedges_won, 1);
@@ -185,8 +157,8 @@ static void hedge_loser_left_running_is_billed(void **state) {
                  "\"price\":{\"input_per_mtok\":1000},"
                  "\"faults\":[{\"at\":\"0s\",\"for\":\"100ms\",\"slow\":{\"factor\":5}}]}]",
                  "{\"hedging\":{\"delay\":\"300ms\",\"cancel\":false}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1250:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1250:1");
     assert_int_equal(s->providers[0].served, 2);
     assert_int_equal(s->providers[0].abandoned, 1); /* served to its end (5 s), for nobody */
     /* 1000 prompt tokens at $1000 per million: $1 each; the loser's is wasted */
@@ -208,8 +180,8 @@ static void hedge_handled_failure_hedges_at_once(void **state) {
                                 "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},"
                                 "\"faults\":[{\"at\":\"0s\",\"for\":\"10ms\",\"outage\":{}}]}]",
                                 "{\"hedging\":{}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1000:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1000:1");
     assert_int_equal(fb_hist_max(&s->latency), 1050 * MS);
     assert_int_equal(s->hedges_won, 1);
     assert_int_equal(s->retries, 0); /* not a retry of the engine's */
@@ -225,8 +197,8 @@ static void hedge_fatal_failure_ends_the_group(void **state) {
                  "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},"
                  "\"faults\":[{\"at\":\"0s\",\"for\":\"10ms\",\"outage\":{\"status\":400}}]}]",
                  "{\"hedging\":{\"delay\":\"100ms\"}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "0:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "0:1");
     assert_int_equal(s->ended[SIM_END_PERMANENT], 1);
     assert_int_equal(s->hedges, 0);
     free(s);
@@ -243,8 +215,8 @@ static void hedge_to_the_next_provider(void **state) {
                                 "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"}},"
                                 "{\"name\":\"alt\",\"latency\":{\"ttft\":\"200ms\"}}]",
                                 "{\"hedging\":{\"delay\":\"300ms\",\"target\":\"next\"}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "500:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "500:1");
     assert_int_equal(fb_hist_max(&s->latency), 500 * MS);
     assert_int_equal(s->success_fallback, 1);
     assert_int_equal(s->providers[1].hedges, 1);
@@ -260,8 +232,8 @@ static void hedge_all_failed_ends_exhausted(void **state) {
                                 "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},"
                                 "\"faults\":[{\"at\":\"0s\",\"for\":\"1s\",\"outage\":{}}]}]",
                                 "{\"hedging\":{\"max_attempts\":3}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "0:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "0:1");
     assert_int_equal(fb_hist_max(&s->latency), 150 * MS); /* 50 + 50 + 50 ms */
     assert_int_equal(s->ended[SIM_END_EXHAUSTED], 1);
     assert_int_equal(s->hedges, 2);
@@ -277,8 +249,8 @@ static void hedge_refused_by_a_full_limit(void **state) {
                                 "{\"hedging\":{\"delay\":\"300ms\"},"
                                 "\"concurrency_limit\":{\"api\":{\"algorithm\":\"fixed\","
                                 "\"limit\":1}}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1000:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1000:1");
     assert_int_equal(s->hedges, 0);
     assert_int_equal(s->providers[0].limit_rejections, 1);
     free(s);
@@ -293,8 +265,8 @@ static void network_latency_each_way(void **state) {
     sim_scenario *sc = requests(
         1, "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},\"network\":{\"latency\":\"100ms\"}}]",
         "{}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1000:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1000:1");
     assert_int_equal(fb_hist_max(&s->latency), 1200 * MS);
     free(s);
     sim_scenario_free(sc);
@@ -309,8 +281,8 @@ static void network_return_trip_counts_against_the_timeout(void **state) {
     sim_scenario *sc = requests(
         1, "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},\"network\":{\"latency\":\"100ms\"}}]",
         "{\"retry\":{\"attempts\":1,\"attempt_timeout\":\"1150ms\"}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1000:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1000:1");
     assert_int_equal(fb_hist_max(&s->latency), 1150 * MS);
     assert_int_equal(s->providers[0].outcomes[FB_OUT_TIMEOUT], 1);
     assert_int_equal(s->providers[0].served, 1); /* the provider did the work */
@@ -328,8 +300,8 @@ static void network_return_trip_counts_against_the_timeout(void **state) {
 static void pool_of_one_serves_in_turn_and_reuses(void **state) {
     (void)state;
     sim_scenario *sc = requests(4, API_1S, "{\"connections\":{\"max\":1,\"setup\":\"100ms\"}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1000:1 2000:1 3000:1 4000:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1000:1 2000:1 3000:1 4000:1");
     assert_int_equal(fb_hist_max(&s->latency), 3350 * MS); /* 750 ms -> 4.1 s */
     assert_int_equal(s->providers[0].conn_setups, 1);
     assert_int_equal(s->providers[0].conn_waits, 3);
@@ -346,8 +318,8 @@ static void pool_without_keepalive_opens_each_time(void **state) {
     (void)state;
     sim_scenario *sc =
         requests(4, API_1S, "{\"connections\":{\"max\":1,\"keepalive\":0,\"setup\":\"100ms\"}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1000:1 2000:1 3250:1 4250:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1000:1 2000:1 3250:1 4250:1");
     assert_int_equal(s->providers[0].conn_setups, 4);
     free(s);
     sim_scenario_free(sc);
@@ -360,8 +332,8 @@ static void pool_reset_closes_the_connection(void **state) {
                                 "[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},"
                                 "\"faults\":[{\"at\":\"0s\",\"for\":\"200ms\",\"reset\":{}}]}]",
                                 "{\"connections\":{\"max\":1,\"setup\":\"100ms\"}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "0:1 1250:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "0:1 1250:1");
     assert_int_equal(s->providers[0].conn_setups, 2);
     assert_int_equal(fb_hist_max(&s->latency), 1100 * MS); /* 250 ms -> 1.35 s */
     free(s);
@@ -378,8 +350,8 @@ static void pool_wait_counts_against_the_timeout(void **state) {
     sim_scenario *sc = requests(2, API_1S,
                                 "{\"connections\":{\"max\":1,\"setup\":\"100ms\"},"
                                 "\"retry\":{\"attempts\":1,\"attempt_timeout\":\"1500ms\"}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "1000:1 1750:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1000:1 1750:1");
     assert_int_equal(s->providers[0].outcomes[FB_OUT_TIMEOUT], 1);
     assert_int_equal(fb_hist_max(&s->latency), 1500 * MS);
     free(s);
@@ -395,8 +367,8 @@ static void pool_timeout_closes_the_connection(void **state) {
     sim_scenario *sc = requests_every(2, 2000, API_1S,
                                       "{\"connections\":{\"max\":1,\"setup\":\"100ms\"},"
                                       "\"retry\":{\"attempts\":1,\"attempt_timeout\":\"500ms\"}}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "500:1 2500:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "500:1 2500:1");
     assert_int_equal(s->providers[0].conn_setups, 2);
     assert_int_equal(s->providers[0].outcomes[FB_OUT_TIMEOUT], 2);
     free(s);
@@ -436,15 +408,15 @@ static sim_scenario *shared_pool(const char *connections) {
 static void pool_shared_slow_provider_makes_the_other_wait(void **state) {
     (void)state;
     sim_scenario *sc = shared_pool("{\"max\":2}");
-    rows c;
-    sim_summary *s = run_ends(sc, &c, "0:1 5000:2 5250:1");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "0:1 5000:2 5250:1");
     assert_int_equal(s->providers[0].conn_waits, 1);
     assert_int_equal(s->providers[1].conn_waits, 0);
     assert_int_equal(s->providers[1].conn_setups, 2);
     free(s);
     sim_scenario_free(sc);
     sc = shared_pool("{\"max\":2,\"per_provider\":1}");
-    s = run_ends(sc, &c, "0:1 500:1 5000:1 9250:1");
+    s = th_run_ends(sc, &c, "0:1 500:1 5000:1 9250:1");
     assert_int_equal(s->providers[0].conn_waits, 0);
     assert_int_equal(s->providers[1].conn_waits, 1);
     assert_int_equal(s->ended[SIM_END_TIMEOUT], 1);
