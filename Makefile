@@ -109,8 +109,8 @@ $(FUSEBOX): $(CLI_OBJ) $(LIBS)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(EXT_LIBS)
 
 # Unit tests: one cmocka binary per tests/unit/test_*.c, each linked with the shared
-# helpers (tests/unit/helpers.[ch]).
-UNIT_HELPERS := $(BUILD)/tests/unit/helpers.o
+# helpers (tests/unit/helpers.[ch], and the mock tests' HTTP client tests/unit/mockhttp.[ch]).
+UNIT_HELPERS := $(BUILD)/tests/unit/helpers.o $(BUILD)/tests/unit/mockhttp.o
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(UNIT_HELPERS) $(LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(VERBOSE),,echo "  LD  $@")

@@ -16,32 +16,46 @@
 static const char usage_text[] =
     "usage: fusebox mock [options]\n"
     "\n"
-    "Run an OpenAI- and Anthropic-compatible mock provider with scripted faults.\n"
+    "Run a mock LLM provider with scripted faults: OpenAI (chat, responses, completions,\n"
+    "embeddings, models), Anthropic (messages, count_tokens, models), Azure OpenAI\n"
+    "(/openai/deployments/...) and Gemini (/v1beta/models/...).\n"
     "Prints the URL on stdout once listening; runs until SIGINT or SIGTERM.\n"
     "\n"
-    "  --faults FILE          fault timeline (JSON array, the scenario \"faults\" shape)\n"
-    "  --scenario FILE --provider NAME   serve a scenario's provider: its faults, capacity,\n"
-    "                         context window and (median) latency; other options override\n"
+    "  --faults FILE          fault timeline (JSON array, the scenario \"faults\" shape; <= 1 "
+    "MiB)\n"
+    "  --scenario FILE --provider NAME   serve a scenario's provider: its faults, capacity and\n"
+    "                         queue, context window and latency distributions; options override\n"
     "  --bind ADDR            listen address (default 127.0.0.1)\n"
     "  --port P               port (default 0 = any free port)\n"
     "  --time-scale X         timeline time = real time x X (default 1)\n"
-    "  --max-connections N    concurrent connections (default 1024)\n"
-    "  --max-body BYTES       larger request bodies get 413 (default 4194304)\n"
-    "  --seed N               seed of the fault fractions and ids (default 1)\n"
+    "  --seed N               seed of the fault fractions, latency draws and ids (default 1)\n"
     "  --threads N            HTTP polling threads (default 1)\n"
-    "  --ttft DUR             time to first token, e.g. 200ms (default 0)\n"
+    "  --ttft DIST            time to first token: a duration (200ms) or a scenario\n"
+    "                         distribution, e.g. "
+    "'{\"lognormal\":{\"median\":\"200ms\",\"p99\":\"2s\"}}'\n"
+    "  --error-latency DIST   how long an error answer takes (same forms; default 0)\n"
     "  --per-token DUR        time per output token (default 0)\n"
     "  --completion-tokens N  cap on completion tokens (default 16)\n"
     "  --context-window N     prompts above N tokens get the context-length error\n"
-    "  --concurrency N        capacity: requests in flight (default unlimited)\n"
+    "  --concurrency N        capacity: attempts served at once (default unlimited)\n"
+    "  --queue N              at the concurrency limit, queue up to N attempts (FIFO) and\n"
+    "                         answer --overload-status beyond; without it: 429\n"
+    "  --overload-status S    the queue-full answer (default 503; Anthropic 529)\n"
     "  --rpm N                capacity: requests per minute\n"
     "  --tpm N                capacity: tokens per minute\n"
+    "  --max-connections N    concurrent connections (default 1024)\n"
+    "  --max-body BYTES       larger request bodies get 413 (default 4194304)\n"
+    "  --max-response BYTES   a larger answer is a 400 (default 67108864)\n"
+    "  --max-memory BYTES     bodies held at once; beyond: 503/529 (default 536870912)\n"
+    "  --header-timeout DUR   request line and headers must arrive within (default 10s)\n"
     "  --log-capacity N       attempt log entries kept (default 10000)\n"
     "  --quiet                no diagnostics on stderr\n"
     "\n"
     "Faults per request: header 'x-fusebox-fault: 429-retry-after-2' or model\n"
     "'fb-429-retry-after-2'. Control: /__fusebox/{faults,reset,log,stats}.\n"
     "See docs/mock.md.\n";
+
+#define FAULTS_FILE_MAX ((size_t)1 << 20)
 
 static void log_stderr(void *user, mock_log_level level, const char *msg) {
     static const char *const names[] = {"info", "warn", "error"};
@@ -56,33 +70,6 @@ static int bad(const char *fmt, const char *a, const char *b) {
     return CLI_BAD_INPUT;
 }
 
-static const char *const value_options[] = {
-    "--faults",
-    "--scenario",
-    "--provider",
-    "--bind",
-    "--port",
-    "--time-scale",
-    "--max-connections",
-    "--max-body",
-    "--seed",
-    "--threads",
-    "--ttft",
-    "--per-token",
-    "--completion-tokens",
-    "--context-window",
-    "--concurrency",
-    "--rpm",
-    "--tpm",
-    "--log-capacity",
-};
-
-static bool known_option(const char *name) {
-    for (size_t i = 0; i < sizeof value_options / sizeof value_options[0]; i++)
-        if (strcmp(name, value_options[i]) == 0) return true;
-    return false;
-}
-
 static bool parse_u64(const char *s, uint64_t max, uint64_t *out) {
     if (s == NULL || *s < '0' || *s > '9') return false;
     errno = 0;
@@ -93,30 +80,166 @@ static bool parse_u64(const char *s, uint64_t max, uint64_t *out) {
     return true;
 }
 
-static char *read_file(const char *path, size_t *len) {
+/* The count options and their ranges. */
+static const struct count_def {
+    const char *name;
+    uint64_t lo, hi;
+} counts[] = {
+    {"--port", 0, 65535},
+    {"--max-connections", 1, 1000000},
+    {"--max-body", 1, (uint64_t)1 << 40},
+    {"--max-response", 1024, (uint64_t)1 << 40},
+    {"--max-memory", (uint64_t)1 << 20, (uint64_t)1 << 44},
+    {"--seed", 0, UINT64_MAX},
+    {"--threads", 1, 64},
+    {"--completion-tokens", 1, (uint64_t)1 << 40},
+    {"--context-window", 0, (uint64_t)1 << 40},
+    {"--concurrency", 0, (uint64_t)1 << 40},
+    {"--queue", 0, (uint64_t)1 << 40},
+    {"--overload-status", 400, 599},
+    {"--rpm", 0, (uint64_t)1 << 40},
+    {"--tpm", 0, (uint64_t)1 << 40},
+    {"--log-capacity", 1, 10000000},
+};
+
+/* The count's field; the caller checked the range. */
+static void assign_count(mock_config *c, const char *name, uint64_t v) {
+    int64_t s = (int64_t)v;
+    if (strcmp(name, "--port") == 0)
+        c->port = (uint16_t)v;
+    else if (strcmp(name, "--max-connections") == 0)
+        c->max_connections = (unsigned)v;
+    else if (strcmp(name, "--max-body") == 0)
+        c->max_body_bytes = (size_t)v;
+    else if (strcmp(name, "--max-response") == 0)
+        c->max_response_bytes = (size_t)v;
+    else if (strcmp(name, "--max-memory") == 0)
+        c->max_memory_bytes = (size_t)v;
+    else if (strcmp(name, "--seed") == 0)
+        c->seed = v;
+    else if (strcmp(name, "--threads") == 0)
+        c->threads = (unsigned)v;
+    else if (strcmp(name, "--completion-tokens") == 0)
+        c->completion_tokens_max = s;
+    else if (strcmp(name, "--context-window") == 0)
+        c->context_window = s;
+    else if (strcmp(name, "--concurrency") == 0)
+        c->capacity.concurrency = s;
+    else if (strcmp(name, "--rpm") == 0)
+        c->capacity.requests_per_min = s;
+    else if (strcmp(name, "--tpm") == 0)
+        c->capacity.tokens_per_min = s;
+    else if (strcmp(name, "--log-capacity") == 0)
+        c->log_capacity = (size_t)v;
+    else if (strcmp(name, "--overload-status") == 0)
+        c->capacity.overload_status = (int)v;
+    else { /* --queue */
+        c->capacity.queue_at_limit = true;
+        c->capacity.queue = s;
+    }
+}
+
+static const struct count_def *count_of(const char *name) {
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        if (strcmp(name, counts[i].name) == 0) return &counts[i];
+    return NULL;
+}
+
+static int set_count(const struct count_def *d, const char *val, mock_config *cfg) {
+    uint64_t v = 0;
+    if (!parse_u64(val, d->hi, &v) || v < d->lo) {
+        char range[64];
+        snprintf(range, sizeof range, "%llu..%llu", (unsigned long long)d->lo,
+                 (unsigned long long)d->hi);
+        fprintf(stderr, "fusebox mock: %s: '%s' must be a count in %s\n", d->name, val, range);
+        fputs("(see 'fusebox mock --help')\n", stderr);
+        return CLI_BAD_INPUT;
+    }
+    assign_count(cfg, d->name, v);
+    return CLI_OK;
+}
+
+/* --ttft and --error-latency: a duration, or a scenario distribution in JSON. */
+static int set_latency(const char *name, const char *val, mock_config *cfg) {
+    bool ttft = strcmp(name, "--ttft") == 0;
+    sim_dist d = {SIM_DIST_CONSTANT, 0, 0};
+    fb_time_us us = 0;
+    if (val[0] != '{') {
+        if (mock_duration_parse(val, &us) != FB_OK)
+            return bad("%s: '%s' is not a duration (e.g. 250ms, 2s) or a distribution", name, val);
+    } else {
+        sim_error err;
+        if (sim_dist_parse(val, strlen(val), name, true, &d, &err) != FB_OK) {
+            char msg[1024];
+            sim_error_format(&err, msg, sizeof msg);
+            return bad("%s%s", msg, "");
+        }
+    }
+    if (ttft) {
+        cfg->ttft_us = us;
+        cfg->has_ttft_dist = val[0] == '{';
+        cfg->ttft_dist = d;
+    } else {
+        cfg->error_latency_us = us;
+        cfg->has_error_latency_dist = val[0] == '{';
+        cfg->error_latency_dist = d;
+    }
+    return CLI_OK;
+}
+
+/* One option that takes a value, by its name. */
+static int set_option(const char *name, const char *val, mock_config *cfg,
+                      const char **faults_file) {
+    const struct count_def *count = count_of(name);
+    fb_time_us us = 0;
+    if (count != NULL) return set_count(count, val, cfg);
+    if (strcmp(name, "--faults") == 0) {
+        *faults_file = val;
+    } else if (strcmp(name, "--scenario") == 0 || strcmp(name, "--provider") == 0) {
+        /* handled by apply_scenario */
+    } else if (strcmp(name, "--bind") == 0) {
+        cfg->bind_addr = val;
+    } else if (strcmp(name, "--time-scale") == 0) {
+        char *end;
+        double x = strtod(val, &end);
+        if (end == val || *end != '\0' || !(x >= 1e-3) || x > 1e6)
+            return bad("--time-scale: '%s' must be a number from 0.001 to 1000000%s", val, "");
+        cfg->time_scale = x;
+    } else if (strcmp(name, "--ttft") == 0 || strcmp(name, "--error-latency") == 0) {
+        return set_latency(name, val, cfg);
+    } else if (strcmp(name, "--per-token") == 0 || strcmp(name, "--header-timeout") == 0) {
+        if (mock_duration_parse(val, &us) != FB_OK)
+            return bad("%s: '%s' is not a duration (e.g. 250ms, 2s)", name, val);
+        if (strcmp(name, "--per-token") == 0)
+            cfg->per_token_us = us;
+        else
+            cfg->header_timeout_us = us > 0 ? us : 1;
+    } else {
+        return bad("unknown option '%s'%s", name, "");
+    }
+    return CLI_OK;
+}
+
+static bool known_option(const char *name) {
+    static const char *const others[] = {"--faults",        "--scenario",   "--provider",
+                                         "--bind",          "--time-scale", "--ttft",
+                                         "--error-latency", "--per-token",  "--header-timeout"};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
+        if (strcmp(name, others[i]) == 0) return true;
+    return count_of(name) != NULL;
+}
+
+/* The file, or NULL with errno set (EFBIG past max bytes). */
+static char *read_file(const char *path, size_t max, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (f == NULL) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    for (;;) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 4096;
-            char *p = realloc(buf, cap + 1);
-            if (p == NULL) {
-                free(buf);
-                fclose(f);
-                return NULL;
-            }
-            buf = p;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    bool err = ferror(f) != 0;
+    char *buf = malloc(max + 1);
+    size_t n = buf != NULL ? fread(buf, 1, max + 1, f) : 0;
+    bool err = buf == NULL || ferror(f) != 0;
     fclose(f);
-    if (err) {
+    if (err || n > max) {
         free(buf);
+        errno = err ? EIO : EFBIG;
         return NULL;
     }
     buf[n] = '\0';
@@ -173,88 +296,6 @@ static int apply_scenario(int argc, char **argv, mock_config *cfg, sim_fault *fa
     return CLI_OK;
 }
 
-static bool is_count_option(const char *name) {
-    static const char *const counts[] = {
-        "--completion-tokens", "--context-window", "--concurrency", "--rpm", "--tpm",
-        "--log-capacity"};
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        if (strcmp(name, counts[i]) == 0) return true;
-    return false;
-}
-
-/* The count options: completion tokens, context window, capacity, log capacity. */
-static int set_count(const char *name, const char *val, mock_config *cfg) {
-    uint64_t u = 0;
-    if (!parse_u64(val, (uint64_t)1 << 40, &u)) return bad("%s: '%s' must be a count", name, val);
-    int64_t v = (int64_t)u;
-    if (strcmp(name, "--completion-tokens") == 0) {
-        if (v == 0) return bad("%s: '%s' must be > 0", name, val);
-        cfg->completion_tokens_max = v;
-    } else if (strcmp(name, "--context-window") == 0) {
-        cfg->context_window = v;
-    } else if (strcmp(name, "--concurrency") == 0) {
-        cfg->capacity.concurrency = v;
-    } else if (strcmp(name, "--rpm") == 0) {
-        cfg->capacity.requests_per_min = v;
-    } else if (strcmp(name, "--tpm") == 0) {
-        cfg->capacity.tokens_per_min = v;
-    } else {
-        if (v == 0 || v > 10000000) return bad("%s: '%s' must be in 1..10000000", name, val);
-        cfg->log_capacity = (size_t)v;
-    }
-    return CLI_OK;
-}
-
-/* One option that takes a value, by its name. */
-static int set_option(const char *name, const char *val, mock_config *cfg,
-                      const char **faults_file) {
-    uint64_t u = 0;
-    fb_time_us us = 0;
-    if (strcmp(name, "--faults") == 0) {
-        *faults_file = val;
-    } else if (strcmp(name, "--scenario") == 0 || strcmp(name, "--provider") == 0) {
-        /* handled by apply_scenario */
-    } else if (strcmp(name, "--bind") == 0) {
-        cfg->bind_addr = val;
-    } else if (strcmp(name, "--port") == 0) {
-        if (!parse_u64(val, 65535, &u)) return bad("--port: '%s' is not a port%s", val, "");
-        cfg->port = (uint16_t)u;
-    } else if (strcmp(name, "--time-scale") == 0) {
-        char *end;
-        double x = strtod(val, &end);
-        if (end == val || *end != '\0' || !(x >= 1e-3) || x > 1e6)
-            return bad("--time-scale: '%s' must be a number from 0.001 to 1000000%s", val, "");
-        cfg->time_scale = x;
-    } else if (strcmp(name, "--max-connections") == 0) {
-        if (!parse_u64(val, 1000000, &u) || u == 0)
-            return bad("--max-connections: '%s' must be in 1..1000000%s", val, "");
-        cfg->max_connections = (unsigned)u;
-    } else if (strcmp(name, "--max-body") == 0) {
-        if (!parse_u64(val, (uint64_t)1 << 40, &u) || u == 0)
-            return bad("--max-body: '%s' must be a byte count > 0%s", val, "");
-        cfg->max_body_bytes = (size_t)u;
-    } else if (strcmp(name, "--seed") == 0) {
-        if (!parse_u64(val, UINT64_MAX, &u)) return bad("--seed: '%s' is not a number%s", val, "");
-        cfg->seed = u;
-    } else if (strcmp(name, "--threads") == 0) {
-        if (!parse_u64(val, 64, &u) || u == 0)
-            return bad("--threads: '%s' must be in 1..64%s", val, "");
-        cfg->threads = (unsigned)u;
-    } else if (strcmp(name, "--ttft") == 0 || strcmp(name, "--per-token") == 0) {
-        if (mock_duration_parse(val, &us) != FB_OK)
-            return bad("%s: '%s' is not a duration (e.g. 250ms, 2s)", name, val);
-        if (strcmp(name, "--ttft") == 0)
-            cfg->ttft_us = us;
-        else
-            cfg->per_token_us = us;
-    } else if (is_count_option(name)) {
-        return set_count(name, val, cfg);
-    } else {
-        return bad("unknown option '%s'%s", name, "");
-    }
-    return CLI_OK;
-}
-
 /* Every option but --scenario/--provider. Returns CLI_OK, an exit code, or -1 after --help. */
 static int parse_options(int argc, char **argv, mock_config *cfg, const char **faults_file) {
     for (int i = 1; i < argc; i++) {
@@ -294,7 +335,11 @@ static int parse_options(int argc, char **argv, mock_config *cfg, const char **f
 /* --faults FILE: the timeline, in place of a scenario's. */
 static int load_faults(const char *path, mock_config *cfg, sim_fault *faults) {
     size_t len = 0;
-    char *text = read_file(path, &len);
+    char *text = read_file(path, FAULTS_FILE_MAX, &len);
+    if (text == NULL && errno == EFBIG) {
+        fprintf(stderr, "fusebox mock: %s: larger than %zu MiB\n", path, FAULTS_FILE_MAX >> 20);
+        return CLI_BAD_INPUT;
+    }
     if (text == NULL) {
         fprintf(stderr, "fusebox mock: %s: %s\n", path, strerror(errno));
         return CLI_BAD_INPUT;

@@ -39,6 +39,9 @@ static int fail_at(imp_error *err, const imp_node *n, int rc, const char *fmt, c
 }
 
 static void note(imp_result *r, const char *path, const imp_node *at, const char *why) {
+    /* a config several instances inherit is one place in the file: noted once */
+    for (size_t i = 0; at && i < r->note_count; i++)
+        if (r->notes[i].line == at->line && r->notes[i].col == at->col) return;
     if (r->note_count == IMP_NOTES_MAX) {
         r->notes_dropped++;
         return;
@@ -136,12 +139,23 @@ static void r4j_section(const imp_node *sec, const char *secname, const char *in
     copy_params(own, p, layer, path, r4j_structural, r);
 }
 
+/*
+ * A section: resilience4j: {circuitbreaker: ...} or, as Spring Boot's own
+ * examples write it, a top-level "resilience4j.circuitbreaker:" key.
+ */
+static const imp_node *r4j_sec(const imp_node *root, const char *name) {
+    const imp_node *sec = imp_get(imp_get(root, "resilience4j"), name);
+    char dotted[64];
+    snprintf(dotted, sizeof dotted, "resilience4j.%s", name);
+    return sec ? sec : imp_get(root, dotted);
+}
+
 /* Every instance named in circuitbreaker or retry, once. */
-static size_t r4j_instances(const imp_node *r4j, const char **names, size_t cap) {
+static size_t r4j_instances(const imp_node *root, const char **names, size_t cap) {
     static const char *const secs[] = {"circuitbreaker", "retry"};
     size_t n = 0;
     for (size_t s = 0; s < 2; s++) {
-        const imp_node *inst = imp_get(imp_get(r4j, secs[s]), "instances");
+        const imp_node *inst = imp_get(r4j_sec(root, secs[s]), "instances");
         for (size_t i = 0; inst && inst->kind == IMP_MAP && i + 1 < inst->n; i += 2) {
             bool seen = false;
             for (size_t j = 0; j < n && !seen; j++) seen = !strcmp(names[j], inst->items[i]->value);
@@ -151,33 +165,41 @@ static size_t r4j_instances(const imp_node *r4j, const char **names, size_t cap)
     return n;
 }
 
-static void r4j_unknown_sections(const imp_node *r4j, imp_result *r) {
-    for (size_t i = 0; r4j && i + 1 < r4j->n; i += 2) {
-        const char *k = r4j->items[i]->value;
-        if (strcmp(k, "circuitbreaker") == 0 || strcmp(k, "retry") == 0) continue;
-        char path[256];
-        snprintf(path, sizeof path, "resilience4j.%s", k);
-        note(r, path, r4j->items[i], "not modelled (fusebox reads circuitbreaker and retry)");
+/* Sections other than circuitbreaker and retry, in either spelling: noted, not read. */
+static void r4j_unknown_sections(const imp_node *root, imp_result *r) {
+    const imp_node *nested = imp_get(root, "resilience4j");
+    for (int pass = 0; pass < 2; pass++) {
+        const imp_node *m = pass == 0 ? nested : root;
+        for (size_t i = 0; m && m->kind == IMP_MAP && i + 1 < m->n; i += 2) {
+            const char *k = m->items[i]->value;
+            if (pass == 1 && strncmp(k, "resilience4j.", 13) != 0) continue;
+            if (pass == 1) k += 13;
+            if (strcmp(k, "circuitbreaker") == 0 || strcmp(k, "retry") == 0) continue;
+            char path[256];
+            snprintf(path, sizeof path, "resilience4j.%s", k);
+            note(r, path, m->items[i], "not modelled (fusebox reads circuitbreaker and retry)");
+        }
     }
 }
 
 static int import_r4j(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err) {
     const sim_preset *p = sim_preset_find("resilience4j");
     if (p == NULL) return fail_at(err, NULL, FB_ENOTFOUND, "%s", "no resilience4j preset");
-    const imp_node *r4j = imp_get(root, "resilience4j");
-    if (r4j == NULL || r4j->kind != IMP_MAP)
-        return fail_at(err, root, FB_EINVAL, "%s", "no 'resilience4j' map at the top level");
+    const imp_node *cb = r4j_sec(root, "circuitbreaker"), *retry = r4j_sec(root, "retry");
+    if (cb == NULL && retry == NULL)
+        return fail_at(err, root, FB_EINVAL, "%s",
+                       "no resilience4j.circuitbreaker or resilience4j.retry section");
     const char *names[64];
-    size_t n = r4j_instances(r4j, names, 64);
+    size_t n = r4j_instances(root, names, 64);
     if (n == 0)
-        return fail_at(err, r4j, FB_EINVAL, "%s",
+        return fail_at(err, cb ? cb : retry, FB_EINVAL, "%s",
                        "no instances under resilience4j.circuitbreaker or resilience4j.retry");
-    r4j_unknown_sections(r4j, r);
+    r4j_unknown_sections(root, r);
     for (size_t i = 0; i < n; i++) {
         cJSON *layer = cJSON_CreateObject();
         cJSON_AddStringToObject(layer, "preset", "resilience4j");
-        r4j_section(imp_get(r4j, "circuitbreaker"), "circuitbreaker", names[i], p, layer, r);
-        r4j_section(imp_get(r4j, "retry"), "retry", names[i], p, layer, r);
+        r4j_section(cb, "circuitbreaker", names[i], p, layer, r);
+        r4j_section(retry, "retry", names[i], p, layer, r);
         cJSON_AddItemToObject(layers, names[i], layer);
     }
     return FB_OK;

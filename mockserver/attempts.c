@@ -26,6 +26,7 @@ mock_attempt *mock_attempts_add(mock_attempts *a) {
     memset(e, 0, sizeof *e);
     e->seq = a->total++;
     e->retry_count = -1;
+    e->latency_us = -1;
     return e;
 }
 
@@ -62,7 +63,12 @@ void mock_attempts_json(const mock_attempts *a, mock_buf *out) {
             mock_buf_puts(out, "null");
         else
             mock_buf_json_string(out, e->key);
-        mock_buf_printf(out, ",\"status\":%d,\"fault\":", e->status);
+        mock_buf_printf(out, ",\"status\":%d,\"latency_ms\":", e->status);
+        if (e->latency_us < 0)
+            mock_buf_puts(out, "null");
+        else
+            mock_buf_printf(out, "%.3f", (double)e->latency_us / 1e3);
+        mock_buf_puts(out, ",\"fault\":");
         if (e->fault[0] == '\0')
             mock_buf_puts(out, "null");
         else

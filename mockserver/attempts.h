@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "core/fb.h"
-#include "mockserver/wire.h"
+#include "mockserver/buf.h"
 
 typedef struct mock_attempt {
     uint64_t seq;
@@ -27,6 +27,8 @@ typedef struct mock_attempt {
     char fault[96];  /* what was applied; "" = none */
     int retry_count; /* x-stainless-retry-count; -1 = absent */
     int status;      /* status sent; 0 = none (hang, reset) */
+    fb_time_us
+        latency_us; /* timeline: the answer's first byte (ttft) or error latency; -1 = none */
     bool stream;
 } mock_attempt;
 

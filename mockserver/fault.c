@@ -23,7 +23,7 @@ bool mock_action_is_fault(const mock_action *a) {
     return a->status != 0 || a->hang || a->reset || a->refusal || a->ttft_us >= 0 ||
            a->slow != 1.0 || a->stall_after >= 0 || a->end != MOCK_END_NORMAL ||
            a->ra_kind != MOCK_RA_NONE || a->retry_after_ms >= 0 || a->should_retry >= 0 ||
-           a->tokens >= 0;
+           a->tokens >= 0 || a->no_retry_after;
 }
 
 int mock_duration_parse(const char *s, fb_time_us *out_us) {
@@ -80,7 +80,10 @@ double mock_draw(uint64_t seed, uint64_t a, uint64_t b) {
 }
 
 static void set_retry_after(mock_action *act, fb_time_us ra_us) {
-    if (ra_us == FB_TIME_NONE) return;
+    if (ra_us == FB_TIME_NONE) { /* the script says: no Retry-After, as in the simulation */
+        act->no_retry_after = true;
+        return;
+    }
     /* Whole seconds (rounded up) in retry-after, exact in retry-after-ms. */
     act->ra_kind = MOCK_RA_SECONDS;
     act->retry_after_s = (double)((ra_us + FB_US_PER_S - 1) / FB_US_PER_S);

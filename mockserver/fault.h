@@ -69,6 +69,7 @@ typedef struct mock_action {
     double retry_after_s;  /* value for ra_kind */
     double retry_after_ms; /* < 0: no retry-after-ms header */
     int should_retry;      /* -1: no header, 0: false, 1: true */
+    bool no_retry_after;   /* a 429 without the dialect's default retry-after */
     fb_time_us ttft_us;    /* < 0: configured latency */
     int64_t tokens;        /* < 0: min(max_tokens, configured cap) */
     double slow;           /* latency factor */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The median of a latency distribution, in microseconds. */
+/* The median of a latency distribution, in microseconds (the constant a draw replaces). */
 static fb_time_us median_us(const sim_dist *d) {
     double v;
     switch (d->kind) {
@@ -45,8 +45,16 @@ int mock_config_from_scenario(const sim_scenario *sc, const char *provider, mock
     cfg->capacity.concurrency = p->concurrency;
     cfg->capacity.requests_per_min = p->rpm;
     cfg->capacity.tokens_per_min = p->tpm;
+    cfg->capacity.queue_at_limit = true; /* as the simulator: queue, then the overload answer */
+    cfg->capacity.queue = p->queue;
+    cfg->capacity.overload_status = p->overload_status;
+    cfg->capacity.no_retry_after = !p->limit_retry_after;
+    cfg->capacity.cancel_on_disconnect = !p->keeps_working;
     cfg->ttft_us = median_us(&p->ttft_us);
     cfg->per_token_us = p->per_token_us;
     cfg->error_latency_us = median_us(&p->error_latency_us);
+    cfg->has_ttft_dist = cfg->has_error_latency_dist = true;
+    cfg->ttft_dist = p->ttft_us;
+    cfg->error_latency_dist = p->error_latency_us;
     return FB_OK;
 }

@@ -2,10 +2,10 @@
  * scenario.h - a scenario's provider as a mock configuration.
  *
  * `fusebox mock --scenario FILE --provider NAME` serves one provider of a
- * scenario: its fault timeline, capacity (concurrency, RPM, TPM), context
- * window and latency (time to first token, per token, error answers). The
- * mock's latency is a constant, so a latency distribution contributes its
- * median.
+ * scenario: its fault timeline, capacity (concurrency with its queue and
+ * overload status, RPM, TPM, Retry-After on capacity 429s, keeps_working),
+ * context window and latency (every answer draws its time to first token and
+ * error latency from the scenario's distributions; per token is constant).
  */
 #ifndef MOCK_SCENARIO_H
 #define MOCK_SCENARIO_H

@@ -7,8 +7,10 @@
 
 typedef struct entry {
     fb_time_us due_us;
-    uint64_t seq; /* ties resolve in arrival order */
-    struct MHD_Connection *conn;
+    uint64_t seq;                /* ties resolve in arrival order */
+    struct MHD_Connection *conn; /* NULL: a timed call */
+    void (*fn)(void *);
+    void *arg;
 } entry;
 
 struct mock_sched {
@@ -61,10 +63,17 @@ static void *run(void *arg) {
     for (;;) {
         fb_time_us now = mock_now_us();
         while (s->n > 0 && (s->stopping || s->heap[0].due_us <= now)) {
-            struct MHD_Connection *c = s->heap[0].conn;
+            entry e = s->heap[0];
             s->heap[0] = s->heap[--s->n];
             sift_down(s->heap, s->n, 0);
-            MHD_resume_connection(c);
+            if (e.conn != NULL) {
+                MHD_resume_connection(e.conn);
+            } else if (!s->stopping) {
+                pthread_mutex_unlock(&s->lock);
+                e.fn(e.arg);
+                pthread_mutex_lock(&s->lock);
+                now = mock_now_us();
+            }
         }
         if (s->stopping) break;
         if (s->n == 0) {
@@ -114,11 +123,37 @@ bool mock_sched_suspend(mock_sched *s, struct MHD_Connection *conn, fb_time_us d
     }
     /* Suspend under the lock so that the timer thread cannot resume it first. */
     MHD_suspend_connection(conn);
-    s->heap[s->n] = (entry){due_us, s->seq++, conn};
+    s->heap[s->n] = (entry){due_us, s->seq++, conn, NULL, NULL};
     sift_up(s->heap, s->n++);
     if (s->heap[0].conn == conn) pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&s->lock);
     return true;
+}
+
+bool mock_sched_call(mock_sched *s, fb_time_us due_us, void (*fn)(void *), void *arg) {
+    pthread_mutex_lock(&s->lock);
+    bool ok = !s->stopping && s->n < s->cap;
+    if (ok) {
+        s->heap[s->n] = (entry){due_us, s->seq++, NULL, fn, arg};
+        sift_up(s->heap, s->n++);
+        if (s->heap[0].fn == fn && s->heap[0].arg == arg) pthread_cond_signal(&s->wake);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
+bool mock_sched_wake(mock_sched *s, struct MHD_Connection *conn) {
+    pthread_mutex_lock(&s->lock);
+    size_t i = 0;
+    while (i < s->n && s->heap[i].conn != conn) i++;
+    bool found = i < s->n;
+    if (found) {
+        s->heap[i].due_us = 0;
+        sift_up(s->heap, i);
+        pthread_cond_signal(&s->wake);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return found;
 }
 
 void mock_sched_stop(mock_sched *s) {

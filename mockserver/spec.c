@@ -15,6 +15,7 @@
 #define MAX_TOKENS 32
 
 typedef enum term_id {
+    T_NO_RA,
     T_RA_DATE,
     T_RA_MS,
     T_RA,
@@ -43,6 +44,7 @@ static const struct term {
     term_id id;
 } terms[] = {
     /* Longest first where one term is a prefix of another. */
+    {"no-retry-after", T_NO_RA},
     {"retry-after-date", T_RA_DATE},
     {"retry-after-ms", T_RA_MS},
     {"retry-after", T_RA},
@@ -142,6 +144,9 @@ static void apply_flag(const struct term *t, const char *a1, mock_action *act, i
         break;
     case T_REFUSAL:
         act->refusal = true;
+        break;
+    case T_NO_RA:
+        act->no_retry_after = true;
         break;
     case T_CUT:
     case T_MALFORMED:

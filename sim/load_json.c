@@ -527,6 +527,18 @@ int ld_get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_d
     return rc;
 }
 
+int sim_dist_parse(const char *text, size_t len, const char *what, bool duration, sim_dist *out,
+                   sim_error *err) {
+    memset(err, 0, sizeof *err);
+    snprintf(err->file, sizeof err->file, "%s", what);
+    cJSON *v = ld_parse_json(text, len, err);
+    if (v == NULL) return FB_EPARSE;
+    pctx P = {err, "", 0, false, NULL, NULL};
+    int rc = parse_dist(&P, v, duration, out);
+    cJSON_Delete(v);
+    return rc;
+}
+
 sim_dist ld_dist_const(double a) {
     sim_dist d = {SIM_DIST_CONSTANT, a, 0};
     return d;

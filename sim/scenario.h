@@ -351,6 +351,12 @@ void sim_error_format(const sim_error *err, char *buf, size_t len);
 
 /* Parsers shared with the CLI and the mock: durations ("250ms", "1.5s", "5m", "2h"). */
 int sim_parse_duration(const char *s, fb_time_us *out);
+/*
+ * One distribution from JSON text, as a scenario writes it ("20ms", {"lognormal": {"median":
+ * "600ms", "p99": "3s"}}, ...); `what` names the source in errors (the mock's --ttft).
+ */
+int sim_dist_parse(const char *text, size_t len, const char *what, bool duration, sim_dist *out,
+                   sim_error *err);
 /* Rates: "40/s", "2400/m", "2400/min", "5/h", or a bare number per second. */
 int sim_parse_rate(const char *s, double *per_s);
 

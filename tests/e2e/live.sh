@@ -105,8 +105,10 @@ att=$(json "$T/m/report.json" "r['variants']['default']['summary']['attempts']")
 [ "$(json "$T/stats.json" "r['attempts']")" = "$att" ] && [ "$att" -eq 150 ]
 ok $? "the mock saw exactly the driver's attempts ($att)"
 curl -s -m 5 "$URL/__fusebox/log" >"$T/log.json"
-[ "$(json "$T/log.json" "sorted(set(e['path'] for e in r['entries']))")" = "['/v1/messages']" ]
+[ "$(json "$T/log.json" "sorted(set(e['path'] for e in r['entries'] if e['method'] == 'POST'))")" = "['/v1/messages']" ]
 ok $? "provider 'claude' spoke the Anthropic dialect"
+[ "$(json "$T/log.json" "sorted(set((e['method'], e['path']) for e in r['entries'] if e['method'] != 'POST'))")" = "[('GET', '/v1/models')]" ]
+ok $? "... after the probe before the clock started (GET /v1/models)"
 mock_stop
 
 # ---- targets that refuse, say nothing, reset or flood ----

@@ -4,7 +4,7 @@
 set -u
 D=$(logs_dir mock-curl)
 need curl "$D/apt.log" curl
-plan 14
+plan 22
 
 cat >"$D/faults.json" <<'JSON'
 [{"at": "0s", "for": "1h", "rate_limit": {"status": 429, "retry_after": "20s", "fraction": 0}}]
@@ -74,4 +74,38 @@ $C -o /dev/null -H "$J" -H 'x-fusebox-fault: ttft-6m' "$URL/v1/chat/completions"
 late=$($C -o /dev/null -w '%{http_code}' -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}')
 check "scenario provider: healthy before its outage, 503 during it ($early, $late)" \
     test "$early" = 200 -a "$late" = 503
+mock_stop
+
+# The other dialects and APIs, through curl.
+mock_start "$D/url3" "$FUSEBOX" mock --port 0 --quiet --time-scale 1000 \
+    --ttft '{"uniform":{"min":"1s","max":"2s"}}' --error-latency 5s
+URL=$MOCK_URL
+$C -N -H "$J" "$URL/v1/responses" -d '{"model":"gpt-4o","input":"hi","stream":true}' >"$D/responses.txt"
+check "Responses API stream ends with response.completed" \
+    sh -c 'grep "^event:" "$1" | tail -n 1 | grep -q "response.completed"' _ "$D/responses.txt"
+code=$($C -o "$D/azure.json" -w '%{http_code}' -H "$J" -H 'api-key: k' \
+    "$URL/openai/deployments/gpt4o/chat/completions?api-version=2024-10-21" -d '{"messages":[]}')
+check "Azure deployment path answers" test "$code" = 200
+$C -N -H "$J" -H 'x-goog-api-key: k' \
+    "$URL/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" \
+    -d '{"contents":[{"parts":[{"text":"hi"}]}]}' >"$D/gemini.txt"
+check "Gemini stream's last event has its finishReason" \
+    sh -c 'tail -c 400 "$1" | grep -q "finishReason"' _ "$D/gemini.txt"
+$C -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}' >/dev/null
+$C -H "$J" -H 'x-fusebox-fault: 500' "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}' >/dev/null
+$C "$URL/__fusebox/log" >"$D/log3.json"
+check "--ttft draws from its distribution, --error-latency times the errors" python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["entries"]
+ok = [x["latency_ms"] for x in e if x["status"] == 200 and x["path"] == "/v1/chat/completions"]
+bad = [x["latency_ms"] for x in e if x["status"] == 500]
+sys.exit(not (ok and 1000 <= ok[0] <= 2000 and bad == [5000]))' "$D/log3.json"
+mock_stop
+
+head -c 1100000 /dev/zero | tr '\0' ' ' >"$D/huge-faults.json"
+expect_exit 2 "--faults over 1 MiB exits 2" "$FUSEBOX" mock --faults "$D/huge-faults.json"
+contains "$ERR" "larger than 1 MiB" "and says why"
+expect_exit 2 "--ttft with a bad distribution exits 2" "$FUSEBOX" mock \
+    --ttft '{"lognormal":{"median":"2s","p99":"1s"}}'
+contains "$ERR" "--ttft: lognormal: p99 must be >= median" "naming the option and the rule"
 finish

@@ -7,7 +7,7 @@ D=$(logs_dir mock-load)
 N=100000
 C=200
 need ab "$D/apt.log" apache2-utils
-plan 9
+plan 12
 
 # Under AddressSanitizer freed memory sits in a quarantine and RSS grows without a leak:
 # turn the quarantine off so that "flat" still means something (LeakSanitizer checks at exit).
@@ -62,4 +62,51 @@ check "2000 concurrent 1 s requests all answered, together (${took} s)" sh -c \
 
 mock_stop
 check "clean shutdown" test "$MOCK_RC" = 0
+
+# The lock-outs of issue 12 at full size, against the default 1,024 connections: clients that
+# leave while their answer is delayed, then slow-header clients that stay.
+mock_start "$D/url2" "$FUSEBOX" mock --port 0 --quiet --header-timeout 2s
+URL=$MOCK_URL
+PORT=${URL##*:}
+cat >"$D/lockout.py" <<'PY'
+import socket, sys, time
+port, mode = int(sys.argv[1]), sys.argv[2]
+body = b'{"model":"m","messages":[]}'
+socks = []
+for i in range(1100):
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex(("127.0.0.1", port))
+    socks.append(s)
+time.sleep(1)
+for s in socks:
+    try:
+        if mode == "leave":
+            s.send(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nx-fusebox-fault: ttft-1h\r\n"
+                   b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        else:
+            s.send(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")
+    except OSError:
+        pass
+time.sleep(2)
+if mode == "leave":
+    for s in socks:
+        s.close()
+else:
+    time.sleep(30)  # the slow ones stay; the caller asks meanwhile
+PY
+python3 "$D/lockout.py" "$PORT" leave
+code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+    "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}')
+check "after 1,100 clients left their delayed answers, a request is answered ($code)" test "$code" = 200
+python3 "$D/lockout.py" "$PORT" stay &
+SLOW=$!
+sleep 4
+code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+    "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}')
+kill "$SLOW" 2>/dev/null
+wait "$SLOW" 2>/dev/null
+check "with 1,100 slow-header connections open, a request is answered ($code)" test "$code" = 200
+mock_stop
+check "and it shuts down cleanly" test "$MOCK_RC" = 0
 finish

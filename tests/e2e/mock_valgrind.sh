@@ -47,6 +47,22 @@ for spec in 429-retry-after-1 529 500-should-retry-false context-length content-
     c -H "x-fusebox-fault: $spec" "$URL/v1/chat/completions" -d "$OA,\"stream\":true}"
     c -H "x-fusebox-fault: $spec" "$URL/v1/messages" -d "$AN}"
 done
+TOOLS='"tools":[{"type":"function","function":{"name":"w","parameters":{"type":"object","properties":{"c":{"type":"string"}},"required":["c"]}}}],"tool_choice":"required"'
+c "$URL/v1/chat/completions" -d "$OA,\"stream\":true,$TOOLS}"
+c "$URL/v1/responses" -d '{"model":"m","input":"hi","stream":true}'
+c -H "x-fusebox-fault: error-2" "$URL/v1/responses" -d '{"model":"m","input":"hi","stream":true}'
+c "$URL/v1/responses" -d '{"model":"m","input":"hi","tools":[{"type":"function","name":"w","parameters":{"type":"object"}}],"tool_choice":"required"}'
+c "$URL/v1/embeddings" -d '{"model":"e","input":["a","b"]}'
+c "$URL/v1/completions" -d '{"model":"i","prompt":"x","stream":true}'
+c -X GET "$URL/v1/models/gpt-4o"
+c "$URL/v1/messages/count_tokens" -d "$AN}"
+c -H 'api-key: k' "$URL/openai/deployments/d/chat/completions?api-version=1" -d "$OA,\"stream\":true}"
+c -H 'x-goog-api-key: k' "$URL/v1beta/models/g:streamGenerateContent?alt=sse" -d '{"contents":[]}'
+c -H 'x-goog-api-key: k' "$URL/v1beta/models/fb-429:generateContent" -d '{"contents":[]}'
+c "$URL/v1/chat/completions?$(head -c 9000 /dev/zero | tr '\0' a)" -d "$OA}"
+c "$URL/v1/chat/completions" -d "$OA} trailing"
+c "$URL/v1/chat/completions" -d "$(printf '{"model":"m","messages":[{"role":"user","content":"\377"}]}')"
+c "$URL/v1/chat/completions" -d '{"model":"fb-tokens-1000000","messages":[],"n":128}'
 c -m 1 -H "x-fusebox-fault: hang" "$URL/v1/chat/completions" -d "$OA}"
 c "$URL/v1/chat/completions" -d '{"model":'
 c "$URL/v1/nowhere" -d '{}'

@@ -1,23 +1,11 @@
-// conformance.mjs - the official OpenAI and Anthropic Node SDKs against `fusebox mock`.
-// Usage: MOCK_URL=http://127.0.0.1:PORT node conformance.mjs   (run by tests/e2e/mock_sdk.sh)
-// Prints TAP. Every check names the SDK behaviour it pins down (docs/mock.md).
+// conformance.mjs - the official OpenAI and Anthropic Node SDKs against `fusebox mock`: the
+// behaviours each pins down beyond the fault matrix (clients.mjs): exception classes, retry
+// counts and waits, x-should-retry, in-band errors, and the endpoints beside chat and messages
+// (embeddings, models, legacy completions, count_tokens). Registered into lib.mjs; run.mjs runs.
 import OpenAI from 'openai';
 import Anthropic from '@anthropic-ai/sdk';
-import { readFileSync } from 'node:fs';
 
-const URL = process.env.MOCK_URL;
-const version = (pkg) => {
-  try {
-    return JSON.parse(readFileSync(new globalThis.URL(`./node_modules/${pkg}/package.json`, import.meta.url))).version;
-  } catch {
-    return 'unknown';
-  }
-};
-
-const tests = [];
-const test = (name, fn) => tests.push({ name, fn });
-let keySeq = 0;
-const newKey = () => `sdk-${process.pid}-${++keySeq}`;
+import { URL, test, newKey, attempts, assert, FOUR } from './lib.mjs';
 
 const openai = (opts = {}) =>
   new OpenAI({ baseURL: `${URL}/v1`, apiKey: 'sk-fusebox', timeout: 3000, maxRetries: 2, ...opts });
@@ -26,15 +14,6 @@ const anthropic = (opts = {}) =>
 const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], max_tokens: 4 };
 const msg = { model: 'claude-mock', max_tokens: 4, messages: [{ role: 'user', content: 'hello' }] };
 const fault = (spec, key) => ({ headers: { 'x-fusebox-fault': spec, 'x-fusebox-key': key } });
-
-async function attempts(key) {
-  const log = await (await fetch(`${URL}/__fusebox/log`)).json();
-  return log.entries.filter((e) => e.key === key);
-}
-
-function assert(cond, what) {
-  if (!cond) throw new Error(what);
-}
 
 async function rejects(promise, cls, what) {
   try {
@@ -222,19 +201,65 @@ test('anthropic: in-band overloaded_error raises APIError from iteration', async
   assert(JSON.stringify(err.error ?? err.message).includes('overloaded_error'), `error ${err.message}`);
 });
 
-// ---- runner -------------------------------------------------------------------------------------
+// ---- the other endpoints -----------------------------------------------------------------------
 
-console.log(`# openai ${version('openai')}, @anthropic-ai/sdk ${version('@anthropic-ai/sdk')}, node ${process.version}`);
-console.log(`1..${tests.length}`);
-let failed = 0;
-for (const [i, t] of tests.entries()) {
-  try {
-    await t.fn();
-    console.log(`ok ${i + 1} - ${t.name}`);
-  } catch (err) {
-    failed++;
-    console.log(`not ok ${i + 1} - ${t.name}`);
-    console.log(`# ${String(err?.stack ?? err).split('\n').slice(0, 3).join('\n# ')}`);
-  }
-}
-process.exit(failed ? 1 : 0);
+test('openai: embeddings (base64 by default) decode to unit vectors', async () => {
+  const r = await openai().embeddings.create({ model: 'text-embedding-3-small', input: ['hello', 'world'] });
+  assert(r.data.length === 2 && r.data[0].embedding.length === 1536, `shape ${r.data.length}`);
+  const norm = r.data[0].embedding.reduce((s, x) => s + x * x, 0);
+  assert(Math.abs(norm - 1) < 1e-5, `norm ${norm}`);
+});
+
+test('openai: embeddings honour dimensions and a 429 is retried', async () => {
+  const key = newKey();
+  const r = await openai().embeddings.create({ model: 'e', input: 'hi', dimensions: 8 }, fault('429-times-1', key));
+  assert(r.data[0].embedding.length === 8, `length ${r.data[0].embedding.length}`);
+  assert((await attempts(key)).map((e) => e.status).join(',') === '429,200', 'not retried');
+});
+
+test('openai: models.retrieve and models.list', async () => {
+  const m = await openai().models.retrieve('gpt-4o');
+  assert(m.id === 'gpt-4o' && m.object === 'model', JSON.stringify(m));
+  const list = [];
+  for await (const x of openai().models.list()) list.push(x.id);
+  assert(list.length >= 1, 'empty list');
+  await rejects(openai().models.retrieve('fb-404'), OpenAI.NotFoundError, 'fb-404');
+});
+
+test('openai: legacy completions, plain and streamed', async () => {
+  const r = await openai().completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say', max_tokens: 4 });
+  assert(r.choices[0].text === FOUR, `text '${r.choices[0].text}'`);
+  let text = '';
+  for await (const c of await openai().completions.create({ model: 'i', prompt: 'Say', max_tokens: 4, stream: true }))
+    text += c.choices[0]?.text ?? '';
+  assert(text === FOUR, `streamed '${text}'`);
+});
+
+test('anthropic: countTokens and models.retrieve', async () => {
+  const n = await anthropic().messages.countTokens({ model: 'c', messages: [{ role: 'user', content: '12345678' }] });
+  assert(n.input_tokens === 2, JSON.stringify(n));
+  const m = await anthropic().models.retrieve('claude-x');
+  assert(m.id === 'claude-x' && m.type === 'model', JSON.stringify(m));
+});
+
+test('anthropic: an overloaded_error right after message_start raises from iteration', async () => {
+  const stream = await anthropic().messages.create({ ...msg, stream: true }, fault('error-0', newKey()));
+  const types = [];
+  const err = await rejects(
+    (async () => {
+      for await (const e of stream) types.push(e.type);
+    })(),
+    Anthropic.APIError,
+    'in-band error',
+  );
+  assert(types.join(',') === 'message_start', `events before the error: ${types}`);
+  assert(JSON.stringify(err.error ?? err.message).includes('overloaded_error'), `error ${err.message}`);
+});
+
+test('anthropic: a bare 429 carries retry-after, so the SDK waits about 1 s', async () => {
+  const key = newKey();
+  await anthropic().messages.create(msg, fault('429-times-1', key));
+  const a = await attempts(key);
+  assert(a.length === 2 && a[1].real_ms - a[0].real_ms >= 900, `gap ${a[1]?.real_ms - a[0]?.real_ms} ms`);
+});
+

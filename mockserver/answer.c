@@ -1,0 +1,263 @@
+/*
+ * answer.c - carrying out the decided action: a reset, a hang, a provider error (after its
+ * latency), a whole body (after the time to first token and every token) or a stream (a
+ * content reader that suspends between events). Every 429 gets its dialect's Retry-After
+ * unless the fault said otherwise.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "mockserver/serverint.h"
+
+struct MHD_Response *mock_buf_response(mock_buf *b) {
+    size_t len;
+    char *p = mock_buf_take(b, &len);
+    if (p == NULL) return NULL;
+    struct MHD_Response *resp = MHD_create_response_from_buffer(len, p, MHD_RESPMEM_MUST_FREE);
+    if (resp == NULL) free(p);
+    return resp;
+}
+
+enum MHD_Result mock_queue(req *r, unsigned status, struct MHD_Response *resp) {
+    if (resp == NULL) return MHD_NO;
+    enum MHD_Result rc = MHD_queue_response(r->conn, status, resp);
+    MHD_destroy_response(resp);
+    r->phase = PH_QUEUED;
+    return rc;
+}
+
+static void count_status(mock_server *s, int status) {
+    if (status == 429) s->stats.status_429++;
+    if (status >= 200 && status < 300)
+        s->stats.status_2xx++;
+    else if (status >= 400 && status < 500)
+        s->stats.status_4xx++;
+    else if (status >= 500)
+        s->stats.status_5xx++;
+}
+
+void mock_note_sent(req *r, int status, const char *fault) {
+    mock_server *s = r->s;
+    pthread_mutex_lock(&s->lock);
+    count_status(s, status);
+    if (r->has_log) {
+        mock_attempt *e = mock_attempts_get(&s->log, r->log_seq);
+        if (e != NULL) {
+            e->status = status;
+            if (fault != NULL && fault[0] != '\0') mock_copy_str(e->fault, sizeof e->fault, fault);
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+enum MHD_Result mock_send_json(req *r, unsigned status, mock_buf *b) {
+    struct MHD_Response *resp = mock_buf_response(b);
+    if (resp != NULL) MHD_add_response_header(resp, "content-type", "application/json");
+    return mock_queue(r, status, resp);
+}
+
+enum MHD_Result mock_send_control_error(req *r, unsigned status, const char *path,
+                                        const char *msg) {
+    mock_buf b = {0};
+    char text[400];
+    if (path != NULL && path[0] != '\0')
+        snprintf(text, sizeof text, "%s: %s", path, msg);
+    else
+        snprintf(text, sizeof text, "%s", msg);
+    mock_buf_puts(&b, "{\"error\":");
+    mock_buf_json_string(&b, text);
+    if (path != NULL) {
+        mock_buf_puts(&b, ",\"path\":");
+        mock_buf_json_string(&b, path);
+    }
+    mock_buf_puts(&b, "}");
+    return mock_send_json(r, status, &b);
+}
+
+/* A prepared answer waits (suspended) until due, or goes now. */
+static enum MHD_Result send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due) {
+    r->done_us = due;
+    if (due <= mock_now_us()) return mock_queue(r, status, resp);
+    r->pending = resp;
+    r->pending_status = status;
+    r->due_us = due;
+    r->phase = PH_WAIT;
+    return mock_suspend_until(r, due) ? MHD_YES : MHD_NO;
+}
+
+/*
+ * The dialect's Retry-After on a 429 that has none: the wait of the limit hit (1 s for a
+ * scripted 429) in whole seconds, and exactly in retry-after-ms where Azure sends it. Gemini
+ * carries the wait in its body (RetryInfo), not in a header.
+ */
+static void default_retry_after(req *r, mock_action *a) {
+    mock_limit_hit *h = &r->rep.limit;
+    if (h->kind == MOCK_LIMIT_NONE && a->flavor != MOCK_FLAVOR_QUOTA) {
+        fb_time_us ra = a->retry_after_ms >= 0       ? (fb_time_us)(a->retry_after_ms * 1000)
+                        : a->ra_kind != MOCK_RA_NONE ? (fb_time_us)(a->retry_after_s * 1e6)
+                                                     : FB_US_PER_S;
+        *h = (mock_limit_hit){MOCK_LIMIT_REQUESTS, 0, 0, 1, ra};
+    }
+    bool set = a->ra_kind != MOCK_RA_NONE || a->retry_after_ms >= 0;
+    fb_time_us wait = h->wait_us > 0 ? h->wait_us : FB_US_PER_S;
+    r->rep.retry_hint_s =
+        set ? (a->retry_after_ms >= 0 ? a->retry_after_ms / 1000.0 : a->retry_after_s)
+            : (double)wait / 1e6;
+    if (set || a->no_retry_after || r->rep.dialect == MOCK_GEMINI || a->flavor == MOCK_FLAVOR_QUOTA)
+        return;
+    a->ra_kind = MOCK_RA_SECONDS;
+    a->retry_after_s = ceil((double)wait / 1e6);
+    if (r->rep.dialect == MOCK_AZURE) a->retry_after_ms = (double)wait / 1000.0;
+}
+
+enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const char *message,
+                                const mock_action *a, fb_time_us due_us) {
+    mock_action none;
+    mock_action_init(&none);
+    mock_action act = a != NULL ? *a : none;
+    act.flavor = flavor;
+    if (status == 429)
+        default_retry_after(r, &act);
+    else if (act.retry_after_ms >= 0 || act.ra_kind != MOCK_RA_NONE)
+        r->rep.retry_hint_s =
+            act.retry_after_ms >= 0 ? act.retry_after_ms / 1000.0 : act.retry_after_s;
+    mock_buf b = {0};
+    mock_wire_error(&b, &r->rep, status, flavor, message);
+    struct MHD_Response *resp = mock_buf_response(&b);
+    if (resp == NULL) return MHD_NO;
+    fb_time_us now = mock_now_us();
+    mock_add_common(r, resp, "application/json", 0, (due_us > now ? due_us : now) - r->arrival_us);
+    mock_add_fault_headers(resp, &act);
+    mock_note_sent(r, status, act.label);
+    return send_at(r, (unsigned)status, resp, due_us);
+}
+
+static enum MHD_Result start_hang(req *r) {
+    mock_server *s = r->s;
+    r->phase = PH_HANG;
+    r->hang_until_us = mock_now_us() + s->cfg.hang_max_us;
+    pthread_mutex_lock(&s->lock);
+    s->stats.hangs++;
+    pthread_mutex_unlock(&s->lock);
+    return mock_suspend_until(r, r->hang_until_us) ? MHD_YES : MHD_NO;
+}
+
+static enum MHD_Result do_reset(req *r) {
+    mock_server *s = r->s;
+    pthread_mutex_lock(&s->lock);
+    s->stats.resets++;
+    pthread_mutex_unlock(&s->lock);
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci != NULL) {
+        /* Linger 0: the close sends RST where the stack allows, like a crashed upstream. */
+        struct linger lg = {1, 0};
+        setsockopt(ci->connect_fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    }
+    return MHD_NO;
+}
+
+static const char *content_type(const req *r) {
+    return r->rep.stream ? "text/event-stream; charset=utf-8" : "application/json";
+}
+
+static enum MHD_Result answer_stream(req *r) {
+    mock_stream_init(&r->st, &r->rep, r->ep->ops, r->act.end, r->act.end_after);
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, mock_body_reader, r, NULL);
+    if (resp == NULL) return MHD_NO;
+    mock_add_common(r, resp, content_type(r), r->billed, 0);
+    MHD_add_response_header(resp, "cache-control", "no-cache");
+    mock_add_fault_headers(resp, &r->act);
+    mock_note_sent(r, 200, r->act.label);
+    return mock_queue(r, MHD_HTTP_OK, resp);
+}
+
+/* Non-streamed: the whole body after ttft + T x per_token (+ a stall). */
+static enum MHD_Result answer_plain(req *r, fb_time_us now, fb_time_us due) {
+    struct MHD_Response *resp;
+    const mock_action *a = &r->act;
+    mock_buf b = {.limit = r->s->cfg.max_response_bytes};
+    mock_buf_reserve(&b, r->memory_held < 4096 ? r->memory_held : 4096);
+    r->ep->ops->body(&b, &r->rep);
+    if (a->end == MOCK_END_CUT || a->end == MOCK_END_TRUNCATE || a->end == MOCK_END_MALFORMED) {
+        /* The body stops half way: abortively for cut, cleanly (chunked) otherwise. */
+        if (b.oom) return MHD_NO;
+        r->out = b;
+        r->out.len = b.len / 2;
+        r->st.step = MOCK_STEP_END;
+        r->st.cut = a->end == MOCK_END_CUT;
+        r->t0_us = due;
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, mock_body_reader, r,
+                                                 NULL);
+    } else {
+        resp = mock_buf_response(&b);
+    }
+    if (resp == NULL) return MHD_NO;
+    mock_add_common(r, resp, "application/json", r->billed, due - now);
+    mock_add_fault_headers(resp, a);
+    mock_note_sent(r, 200, a->label);
+    return send_at(r, MHD_HTTP_OK, resp, due);
+}
+
+/* The answer's latency (timeline time) in the attempt log. */
+static void log_latency(req *r, fb_time_us tl_us) {
+    mock_server *s = r->s;
+    pthread_mutex_lock(&s->lock);
+    mock_attempt *e = r->has_log ? mock_attempts_get(&s->log, r->log_seq) : NULL;
+    if (e != NULL) e->latency_us = tl_us;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* An error comes back after an explicit ttft, else after the error latency. */
+static fb_time_us error_due(req *r, fb_time_us now, fb_time_us ttft) {
+    if (r->act.ttft_us >= 0) {
+        log_latency(r, (fb_time_us)((double)r->act.ttft_us * r->act.slow));
+        return now + ttft;
+    }
+    log_latency(r, r->error_tl_us);
+    fb_time_us lat = mock_to_real(r->s, r->error_tl_us, 1.0);
+    return lat > 0 ? now + lat : 0;
+}
+
+enum MHD_Result mock_answer(req *r) {
+    mock_server *s = r->s;
+    mock_action *a = &r->act;
+    r->phase = PH_BODY;
+    if (mock_action_is_fault(a)) {
+        pthread_mutex_lock(&s->lock);
+        s->stats.faults++;
+        pthread_mutex_unlock(&s->lock);
+    }
+    if (a->reset || a->hang) {
+        mock_note_sent(r, 0, a->label);
+        return a->reset ? do_reset(r) : start_hang(r);
+    }
+    fb_time_us now = mock_now_us();
+    fb_time_us ttft = mock_to_real(s, a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us, a->slow);
+    if (a->status != 0)
+        return mock_send_error(r, a->status, a->flavor, NULL, a, error_due(r, now, ttft));
+    log_latency(r, (fb_time_us)((double)(a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us) * a->slow));
+    r->t0_us = now;
+    r->ttft_us = ttft;
+    r->per_token_us = mock_to_real(s, s->cfg.per_token_us, a->slow);
+    r->stall_after = a->stall_after;
+    r->stall_us = mock_to_real(s, a->stall_us, 1.0);
+    int64_t T = r->rep.refusal ? 0 : r->rep.tokens;
+    bool stall = a->stall_after >= 0 && a->stall_after <= T;
+    r->done_us = now + ttft + T * r->per_token_us + (stall ? r->stall_us : 0);
+    bool can_stream = r->ep->ops->pre != NULL;
+    if ((!r->rep.stream || !can_stream) && a->end == MOCK_END_ERROR) {
+        /* An in-band error has no stream to travel in: the provider's overload error. */
+        fb_time_us due = now + ttft + a->end_after * r->per_token_us;
+        int status = r->rep.dialect == MOCK_ANTHROPIC ? 529
+                     : r->rep.dialect == MOCK_GEMINI  ? 503
+                                                      : 500;
+        return mock_send_error(r, status, MOCK_FLAVOR_PLAIN, NULL, a, due);
+    }
+    if (r->rep.stream && can_stream) return answer_stream(r);
+    return answer_plain(r, now, r->done_us);
+}

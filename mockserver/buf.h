@@ -1,0 +1,37 @@
+/*
+ * buf.h - a growable byte buffer, the mock's one way to build bodies and events.
+ *
+ * Appends never fail loudly: on allocation failure (or past the buffer's
+ * limit) `oom` is set and further appends do nothing, so a caller checks
+ * once at the end. A limit of 0 means none.
+ */
+#ifndef MOCK_BUF_H
+#define MOCK_BUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct mock_buf {
+    char *p;
+    size_t len;
+    size_t cap;
+    size_t limit; /* 0 = no limit; a larger length sets oom */
+    bool oom;
+} mock_buf;
+
+void mock_buf_free(mock_buf *b);
+void mock_buf_append(mock_buf *b, const char *s, size_t n);
+void mock_buf_puts(mock_buf *b, const char *s);
+void mock_buf_printf(mock_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Room for `extra` more bytes now (fewer reallocations); false on oom or past the limit. */
+bool mock_buf_reserve(mock_buf *b, size_t extra);
+/* Append s as a JSON string literal, quotes included. */
+void mock_buf_json_string(mock_buf *b, const char *s);
+/* The same for n bytes that need not be NUL-terminated, without the quotes. */
+void mock_buf_json_escape(mock_buf *b, const char *s, size_t n);
+/* Append n bytes as base64 (RFC 4648, padded, no line breaks). */
+void mock_buf_base64(mock_buf *b, const unsigned char *s, size_t n);
+/* Detach the bytes (NUL-terminated); the buffer is left empty. NULL on oom. */
+char *mock_buf_take(mock_buf *b, size_t *len);
+
+#endif /* MOCK_BUF_H */

@@ -1,0 +1,198 @@
+/*
+ * chat.c - OpenAI chat completions (POST /v1/chat/completions, and Azure's
+ * /openai/deployments/{d}/chat/completions): the body, the chunk stream, tool calls. Shapes:
+ * openai-node 6.49.0 src/resources/chat/completions/completions.ts (ChatCompletion,
+ * ChatCompletionChunk) and src/lib/ChatCompletionStream.ts; Azure's prompt_filter_results as
+ * the Azure OpenAI API sends them (docs/mock.md).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mockserver/openai.h"
+#include "mockserver/tools.h"
+
+static const char *const cap_keys[] = {"max_completion_tokens", "max_tokens"};
+
+bool mock_oa_model(const cJSON *root, mock_reply *r, mock_store *st, char *msg, size_t msglen) {
+    return mock_parse_model(root, r, st, "you must provide a model parameter", msg, msglen);
+}
+
+bool mock_oa_common(const cJSON *root, mock_reply *r, const char *const *keys, size_t n_keys,
+                    char *msg, size_t msglen) {
+    if (!mock_parse_stream(root, r, msg, msglen)) return false;
+    const cJSON *so = cJSON_GetObjectItemCaseSensitive(root, "stream_options");
+    r->include_usage = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(so, "include_usage"));
+    if (!mock_parse_max_tokens(root, keys, n_keys, r, msg, msglen)) return false;
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(root, "n");
+    r->n = 1;
+    if (n != NULL && !cJSON_IsNull(n)) {
+        if (!cJSON_IsNumber(n) || n->valuedouble < 1 || n->valuedouble > 128 ||
+            n->valuedouble != floor(n->valuedouble))
+            return mock_bad(msg, msglen, "n: must be an integer in [1, 128]");
+        r->n = (int)n->valuedouble;
+    }
+    return true;
+}
+
+static bool parse(const cJSON *root, mock_reply *r, mock_store *st, char *msg, size_t msglen) {
+    if (!mock_oa_model(root, r, st, msg, msglen)) return false;
+    const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(root, "messages");
+    if (!cJSON_IsArray(msgs))
+        return mock_bad(msg, msglen, "Missing required parameter: 'messages'.");
+    int64_t chars = 0;
+    const cJSON *m;
+    cJSON_ArrayForEach(m, msgs) {
+        chars += mock_content_chars(cJSON_GetObjectItemCaseSensitive(m, "content"));
+    }
+    r->prompt_tokens = (chars + 3) / 4;
+    if (!mock_oa_common(root, r, cap_keys, 2, msg, msglen)) return false;
+    return mock_tools_chat(root, r, st, msg, msglen);
+}
+
+const char *mock_oa_finish(const mock_reply *r) {
+    if (r->refusal) return "content_filter";
+    if (r->output == MOCK_OUT_TOOL) return "tool_calls";
+    return mock_reply_hit_max(r) ? "length" : "stop";
+}
+
+void mock_oa_usage(mock_buf *b, const mock_reply *r) {
+    int64_t completion = (r->refusal ? 0 : r->tokens) * (r->n > 0 ? r->n : 1);
+    mock_buf_printf(b,
+                    "\"usage\":{\"prompt_tokens\":%lld,\"completion_tokens\":%lld,"
+                    "\"total_tokens\":%lld}",
+                    (long long)r->prompt_tokens, (long long)completion,
+                    (long long)(r->prompt_tokens + completion));
+}
+
+/* Azure's content-filter annotations (empty: nothing was filtered). */
+static void azure_prompt_filter(mock_buf *b, const mock_reply *r) {
+    if (r->dialect == MOCK_AZURE)
+        mock_buf_puts(b, "\"prompt_filter_results\":[{\"prompt_index\":0,"
+                         "\"content_filter_results\":{}}],");
+}
+
+static void tool_call(mock_buf *b, const mock_reply *r, bool whole) {
+    /* Only a stream's deltas carry the call's index. */
+    mock_buf_printf(b,
+                    "\"tool_calls\":[{%s\"id\":\"%s\",\"type\":\"function\","
+                    "\"function\":{\"name\":",
+                    whole ? "" : "\"index\":0,", r->call_id);
+    mock_buf_json_string(b, r->tool_name);
+    mock_buf_puts(b, ",\"arguments\":\"");
+    if (whole) mock_text_json(b, r);
+    mock_buf_puts(b, "\"}}]");
+}
+
+static void body(mock_buf *b, const mock_reply *r) {
+    mock_buf_printf(b, "{\"id\":\"%s\",\"object\":\"chat.completion\",\"created\":%lld,\"model\":",
+                    r->id, (long long)r->created_s);
+    mock_buf_json_string(b, r->model);
+    mock_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",");
+    azure_prompt_filter(b, r);
+    mock_buf_puts(b, "\"choices\":[");
+    for (int i = 0; i < (r->n > 0 ? r->n : 1); i++) {
+        mock_buf_printf(b, "%s{\"index\":%d,\"message\":{\"role\":\"assistant\",", i ? "," : "", i);
+        if (r->output == MOCK_OUT_TOOL) {
+            mock_buf_puts(b, "\"content\":null,");
+            tool_call(b, r, true);
+        } else {
+            mock_buf_puts(b, "\"content\":\"");
+            mock_text_json(b, r);
+            mock_buf_puts(b, "\"");
+        }
+        mock_buf_printf(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"%s\"%s}",
+                        mock_oa_finish(r),
+                        r->dialect == MOCK_AZURE ? ",\"content_filter_results\":{}" : "");
+    }
+    mock_buf_puts(b, "],");
+    mock_oa_usage(b, r);
+    mock_buf_puts(b, "}");
+}
+
+void mock_oa_chunk_head(mock_buf *b, const mock_stream *s, const char *object) {
+    mock_buf_printf(b,
+                    "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", s->r.id,
+                    object, (long long)s->r.created_s);
+    mock_buf_json_string(b, s->r.model);
+    mock_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",\"choices\":[");
+}
+
+void mock_oa_chunk_tail(mock_buf *b, const mock_stream *s) {
+    mock_buf_puts(b, s->r.include_usage ? "],\"usage\":null}\n\n" : "]}\n\n");
+}
+
+static bool pre(mock_stream *s, mock_buf *b) {
+    if (s->r.dialect == MOCK_AZURE) { /* Azure opens with the prompt's filter results */
+        mock_buf_puts(b, "data: {\"choices\":[],\"created\":0,\"id\":\"\",\"model\":\"\","
+                         "\"object\":\"\",");
+        azure_prompt_filter(b, &s->r);
+        b->len--; /* the trailing comma */
+        mock_buf_puts(b, "}\n\n");
+    }
+    for (int i = 0; i < s->r.n; i++) {
+        mock_oa_chunk_head(b, s, "chat.completion.chunk");
+        mock_buf_printf(b, "{\"index\":%d,\"delta\":{\"role\":\"assistant\",", i);
+        if (s->r.output == MOCK_OUT_TOOL) {
+            mock_buf_puts(b, "\"content\":null,");
+            tool_call(b, &s->r, false);
+        } else {
+            mock_buf_puts(b, "\"content\":\"\"");
+        }
+        mock_buf_puts(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":null}");
+        mock_oa_chunk_tail(b, s);
+    }
+    return false;
+}
+
+static void piece(mock_stream *s, mock_buf *b) {
+    for (int i = 0; i < s->r.n; i++) {
+        mock_oa_chunk_head(b, s, "chat.completion.chunk");
+        mock_buf_printf(b, "{\"index\":%d,\"delta\":{", i);
+        mock_buf_puts(b, s->r.output == MOCK_OUT_TOOL
+                             ? "\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\""
+                             : "\"content\":\"");
+        mock_piece_json(b, &s->r, s->k);
+        mock_buf_puts(b, s->r.output == MOCK_OUT_TOOL ? "\"}}]" : "\"");
+        mock_buf_puts(b, "},\"logprobs\":null,\"finish_reason\":null}");
+        mock_oa_chunk_tail(b, s);
+    }
+}
+
+void mock_oa_fault(mock_buf *b, const mock_stream *s, const char *object, const char *broken) {
+    if (s->end == MOCK_END_MALFORMED) { /* a chunk cut inside a string: not JSON */
+        mock_oa_chunk_head(b, s, object);
+        mock_buf_puts(b, broken);
+        mock_buf_puts(b, "\n\n");
+        return;
+    }
+    mock_buf_puts(b, "data: ");
+    mock_wire_stream_error(b, &s->r);
+    mock_buf_puts(b, "\n\n");
+}
+
+static void fault(mock_stream *s, mock_buf *b) {
+    mock_oa_fault(b, s, "chat.completion.chunk", "{\"index\":0,\"delta\":{\"content\":\"broken");
+}
+
+void mock_oa_stream_end(mock_buf *b, const mock_stream *s, const char *object) {
+    if (s->r.include_usage) {
+        mock_oa_chunk_head(b, s, object);
+        mock_buf_puts(b, "],");
+        mock_oa_usage(b, &s->r);
+        mock_buf_puts(b, "}\n\n");
+    }
+    if (s->end != MOCK_END_NOTERM) mock_buf_puts(b, "data: [DONE]\n\n");
+}
+
+static void post(mock_stream *s, mock_buf *b) {
+    for (int i = 0; i < s->r.n; i++) {
+        mock_oa_chunk_head(b, s, "chat.completion.chunk");
+        mock_buf_printf(b, "{\"index\":%d,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"%s\"}",
+                        i, mock_oa_finish(&s->r));
+        mock_oa_chunk_tail(b, s);
+    }
+    mock_oa_stream_end(b, s, "chat.completion.chunk");
+}
+
+const mock_api_ops mock_api_chat = {"chat.completions", true, parse, body, pre, piece, fault, post};

@@ -1,0 +1,240 @@
+/*
+ * serverint.h - the mock server's state and the functions its files share. Private to
+ * mockserver/.
+ *
+ * A request's life (the files in call order):
+ *   conn.c     libmicrohttpd's callbacks: a context per request, the body (within the size
+ *              and memory limits), suspension and resumption, the stream reader;
+ *   route.c    the path and method to an endpoint, or a 404 / 405 / 413 / 431;
+ *   attempt.c  an endpoint's request: ids, the attempt log, the body parsed by its API, the
+ *              fault decided (header > model > timeline), the answer's size checked;
+ *   capacity.c the provider's limits: context window, RPM/TPM buckets, concurrency with its
+ *              queue, brownouts; slots released when an answer ends;
+ *   answer.c   the decided action carried out: an error, a body, a stream, a hang, a reset,
+ *              each at its time (latency.c draws the times);
+ *   headers.c  each dialect's headers (ids, rate limits, Retry-After);
+ *   control.c  /__fusebox/ (faults, reset, log, stats);
+ *   server.c   creation, configuration and shutdown.
+ * Shared state sits behind one mutex; handlers hold it briefly.
+ */
+#ifndef MOCK_SERVERINT_H
+#define MOCK_SERVERINT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <microhttpd.h>
+
+#include "core/ratelimit.h"
+#include "mockserver/api.h"
+#include "mockserver/attempts.h"
+#include "mockserver/mock.h"
+#include "mockserver/sched.h"
+#include "mockserver/watch.h"
+
+#define HANG_POLL_US (500 * FB_US_PER_MS) /* how often a waiting connection checks its client */
+#define CONNECTION_TIMEOUT_S 60u
+/*
+ * A longer request URI gets 431. libmicrohttpd keeps a request's line, its headers and the
+ * answer's headers in one 32 KiB pool per connection (zeroed for every request, so a larger one
+ * costs every answer) and answers 414 itself when the line does not fit.
+ */
+#define URL_MAX 8192
+#define TIMES_CAP 4096
+
+/* Nominal rate-limit figures reported when no capacity is configured. */
+#define NOMINAL_RPM 10000
+#define NOMINAL_TPM 30000000
+
+typedef struct times_slot {
+    uint64_t hash;
+    int64_t count;
+} times_slot;
+
+typedef struct req req;
+
+struct mock_server {
+    mock_config cfg;
+    char bind_addr[64];
+    struct MHD_Daemon *daemon;
+    mock_sched *sched;
+    mock_watch *watch;
+    uint16_t port;
+
+    pthread_mutex_t lock; /* everything below */
+    bool stopping;
+    sim_fault faults[MOCK_FAULTS_MAX];
+    size_t n_faults;
+    fb_time_us t0_us; /* real monotonic time of the timeline's zero */
+    int64_t wall0_s;  /* wall clock at t0, for "created" */
+    uint64_t attempt; /* attempts since reset: keys the fraction draws */
+    uint64_t id_seq;  /* ids */
+    mock_attempts log;
+    times_slot *times; /* per-key counters: times-N, latency draws */
+    size_t times_used;
+    mock_stats stats;
+    fb_bucket rpm, tpm;
+    req *queue_head, *queue_tail; /* attempts waiting for a slot */
+    size_t memory_used;           /* bytes of bodies held (max_memory_bytes) */
+};
+
+typedef enum phase {
+    PH_BODY = 0, /* collecting the request body */
+    PH_QUEUE,    /* waiting for a capacity slot */
+    PH_WAIT,     /* response prepared, suspended until due_us */
+    PH_HANG,     /* never answering */
+    PH_QUEUED    /* response queued (maybe a stream) */
+} phase;
+
+typedef enum route {
+    RT_NONE = 0,
+    RT_API, /* a provider endpoint: ops and dialect below */
+    RT_C_FAULTS,
+    RT_C_RESET,
+    RT_C_LOG,
+    RT_C_STATS
+} route;
+
+/* One endpoint: a path pattern ({x} matches one segment, stored as the path argument). */
+typedef struct endpoint {
+    const char *method;
+    const char *pattern;
+    route id;
+    const mock_api_ops *ops;
+    mock_dialect dialect;
+    bool stream;           /* the path streams (Gemini's streamGenerateContent) */
+    const char *operation; /* Azure's operation name, for its 429 message */
+} endpoint;
+
+struct req {
+    mock_server *s;
+    struct MHD_Connection *conn;
+    const endpoint *ep;
+    phase phase;
+    bool suspended;
+    bool early;     /* resumed before due_us to look at the client */
+    bool too_large; /* body over max_body_bytes */
+    bool over_memory;
+    bool attempt;    /* an inference request: counted in in_flight */
+    bool holds_slot; /* counted in busy */
+    bool has_log;
+    uint64_t log_seq;
+    uint64_t id_seq;       /* its ids derive from it */
+    fb_time_us arrival_us; /* real monotonic */
+    fb_time_us due_us;
+    fb_time_us hang_until_us;
+    fb_time_us done_us; /* when the answer would have ended (a slot stays busy until then) */
+    size_t memory_held;
+    mock_buf body;
+    size_t body_bytes;
+    req *queue_next;
+    /* the decided answer */
+    mock_reply rep;
+    mock_action act;
+    mock_store store;
+    int64_t billed;                     /* prompt + completion tokens, for the rate-limit headers */
+    fb_time_us ttft_tl_us, error_tl_us; /* drawn latencies, timeline time */
+    struct MHD_Response *pending;
+    unsigned pending_status;
+    /* streaming */
+    mock_stream st;
+    mock_buf out;
+    size_t out_off;
+    fb_time_us t0_us, ttft_us, per_token_us, stall_us;
+    int64_t stall_after;
+    char id[64];
+    char request_id[64];
+    char item_id[64];
+    char call_id[64];
+    char api_version[64];
+};
+
+/* ---- server.c ---- */
+void mock_logf(mock_server *s, mock_log_level lvl, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int64_t mock_wall_now_s(void);
+void mock_copy_str(char *dst, size_t cap, const char *src);
+/* Timeline time now (caller holds the lock). */
+fb_time_us mock_timeline_locked(const mock_server *s, fb_time_us now_us);
+/* A timeline duration as real time, with the latency factor. */
+fb_time_us mock_to_real(const mock_server *s, fb_time_us d_us, double slow);
+const char *mock_header(struct MHD_Connection *c, const char *name);
+bool mock_stopping(mock_server *s);
+/* Bump and return the counter of a hash (times-N, latency draws per key). Caller holds the lock. */
+int64_t mock_count_locked(mock_server *s, uint64_t hash);
+uint64_t mock_fnv1a(uint64_t h, const char *s);
+/* Reserve n bytes of the memory budget (false: over max_memory_bytes); give them back. */
+bool mock_memory_take(mock_server *s, size_t n);
+void mock_memory_give(mock_server *s, size_t n);
+
+/* ---- conn.c ---- */
+/* Suspend until due_us, waking every HANG_POLL_US to see whether the client left. */
+bool mock_suspend_until(req *r, fb_time_us due_us);
+/* Has the client closed its side? */
+bool mock_peer_closed(struct MHD_Connection *c);
+enum MHD_Result mock_on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                               const char *method, const char *version, const char *upload,
+                               size_t *upload_size, void **req_cls);
+void mock_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+                       enum MHD_RequestTerminationCode toe);
+ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max);
+
+/* ---- route.c ---- */
+enum MHD_Result mock_dispatch(req *r, const char *url, const char *method);
+/* The 431 of an over-long URI, written on the raw socket (mock_watch_long_uri_fn; user: server). */
+void mock_long_uri(void *user, int fd, const char *uri, size_t len);
+/* Errors for routing and limits, in the dialect the path suggests. */
+enum MHD_Result mock_routing_error(req *r, const char *url, const char *method, int status,
+                                   const char *allow);
+
+/* ---- attempt.c ---- */
+enum MHD_Result mock_handle_api(req *r, const char *method, const char *url);
+void mock_new_ids(req *r, mock_dialect d, const mock_api_ops *ops);
+
+/* ---- capacity.c ---- */
+/*
+ * The provider's own limits on an attempt that would be served: the context window (400),
+ * the buckets (429), the concurrency limit (429, or the queue, or the overload answer), or a
+ * brownout's share rejected as overloaded. Returns false when the attempt now waits in the
+ * queue (a freed slot wakes it; conn.c then answers).
+ */
+bool mock_apply_limits(req *r, uint64_t attempt, fb_time_us t_us, double scale);
+/* A request ends: give back its slot (at once, or when its work would have ended). */
+void mock_release_slot(req *r, bool client_left);
+/* Take the request out of the queue (it is ending). */
+void mock_unqueue(req *r);
+
+typedef struct rl_view {
+    int64_t limit_req, remaining_req, limit_tok, remaining_tok;
+    fb_time_us reset_req_us, reset_tok_us;
+} rl_view;
+/* The rate-limit headers' figures now, with `tokens` billed; a 429's hit limit at zero. */
+rl_view mock_rate_view(mock_server *s, int64_t tokens, const mock_limit_hit *hit);
+
+/* ---- latency.c ---- */
+/* This attempt's time to first token and error latency (timeline time) into r. */
+void mock_draw_latency(req *r, uint64_t attempt, const char *key);
+
+/* ---- answer.c ---- */
+struct MHD_Response *mock_buf_response(mock_buf *b);
+enum MHD_Result mock_queue(req *r, unsigned status, struct MHD_Response *resp);
+void mock_note_sent(req *r, int status, const char *fault);
+enum MHD_Result mock_send_json(req *r, unsigned status, mock_buf *b);
+enum MHD_Result mock_send_control_error(req *r, unsigned status, const char *path, const char *msg);
+/* A provider-format error now (due_us <= now) or later. */
+enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const char *message,
+                                const mock_action *a, fb_time_us due_us);
+/* Carry out r->act for r->rep (after the limits): reset, hang, error, body or stream. */
+enum MHD_Result mock_answer(req *r);
+
+/* ---- headers.c ---- */
+void mock_add_common(req *r, struct MHD_Response *resp, const char *ctype, int64_t tokens,
+                     fb_time_us processing_us);
+void mock_add_fault_headers(struct MHD_Response *resp, const mock_action *a);
+
+/* ---- control.c ---- */
+enum MHD_Result mock_handle_control(req *r, route rt);
+
+#endif /* MOCK_SERVERINT_H */
