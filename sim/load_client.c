@@ -95,16 +95,7 @@ static int conclimit_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
 }
 
 static int parse_conclimits(pctx *P, const cJSON *v, void *out) {
-    sim_layer *L = out;
-    int rc = ld_need_object(P, v);
-    for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
-        size_t old = ld_push_key(P, e->string);
-        uint8_t idx = 0;
-        rc = ld_lookup_provider_name(P, e->string, &idx);
-        if (rc == FB_OK) rc = conclimit_part(P, e, &L->per_provider[idx]);
-        ld_pop(P, old);
-    }
-    return rc;
+    return ld_per_provider(P, v, conclimit_part, out);
 }
 
 /* ---- hedging ---- */

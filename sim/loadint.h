@@ -136,6 +136,10 @@ int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L);
 int ld_import_layer(pctx *P, const cJSON *e, sim_layer *L);
 /* One layer's policy from v, whose keys must be among `keys` (load_policy.c). */
 int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *L, const char *const *keys);
+/* {PROVIDER: {...}, ...}: each member read by `part` into that provider's share of L
+ * (load_policy.c). */
+typedef int (*ld_provider_part)(pctx *P, const cJSON *v, sim_provider_policy *pp);
+int ld_per_provider(pctx *P, const cJSON *v, ld_provider_part part, sim_layer *L);
 /* A layer's concurrency_limit, hedging and connections (load_client.c). */
 int ld_parse_client(pctx *P, const cJSON *v, sim_layer *L);
 /* Where those may be in a stack: hedging and connections innermost, and so on. */

@@ -161,8 +161,10 @@ void provider_arrive(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     req *r = R(s, a->req);
     const sim_provider *pv = &s->sc->providers[a->provider];
-    fb_time_us elat = sim_dist_draw_us(&r->rng, &pv->error_latency_us);
-    if (fault_answers(s, ai, &r->rng, elat)) return;
+    /* a hedge left running may arrive after its request ended (conn.c: the network) */
+    fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
+    fb_time_us elat = sim_dist_draw_us(rng, &pv->error_latency_us);
+    if (fault_answers(s, ai, rng, elat)) return;
     if (pv->context_window > 0 && (uint64_t)a->tokens_in + a->tokens_out > pv->context_window) {
         reply_now(s, ai, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
         return;

@@ -257,6 +257,34 @@ static void hedge_refused_by_a_full_limit(void **state) {
     sim_scenario_free(sc);
 }
 
+/*
+ * The request's timeout (1.5 s) ends a group whose calls both hang: both are
+ * abandoned and their concurrency permits come back: the limit of 2 admits
+ * the next request at 2 s and its hedge at 2.3 s, and it is answered at 3 s.
+ */
+static void hedge_group_ends_with_its_request(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        th_load("{\"name\":\"c\",\"duration\":\"10s\",\"tick\":\"250ms\","
+                "\"pods\":{\"request_timeout\":\"1500ms\"},"
+                "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"1/h\"},"
+                "\"bursts\":[{\"at\":\"2s\",\"count\":1}]}],"
+                "\"providers\":[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},"
+                "\"faults\":[{\"at\":\"0s\",\"for\":\"1500ms\",\"hang\":{}}]}],"
+                "\"policy\":{\"hedging\":{\"delay\":\"300ms\"},\"concurrency_limit\":"
+                "{\"api\":{\"algorithm\":\"fixed\",\"limit\":2}}}}");
+    th_rows c;
+    sim_summary *s = th_run_ends(sc, &c, "1500:1 3000:1");
+    assert_int_equal(s->ended[SIM_END_TIMEOUT], 1);
+    assert_int_equal(s->ended[SIM_END_SUCCESS], 1);
+    assert_int_equal(s->hedges, 2); /* one per request (the second's loses at 3 s) */
+    assert_int_equal(s->providers[0].limit_rejections, 0);
+    /* the first request's two calls and the second's losing hedge end without a sample */
+    assert_int_equal(s->providers[0].limit_ignored, 3);
+    free(s);
+    sim_scenario_free(sc);
+}
+
 /* ---- network ---- */
 
 /* 100 ms each way around a 1 s answer: 1.2 s. */
@@ -472,6 +500,7 @@ int main(void) {
         cmocka_unit_test(hedge_to_the_next_provider),
         cmocka_unit_test(hedge_all_failed_ends_exhausted),
         cmocka_unit_test(hedge_refused_by_a_full_limit),
+        cmocka_unit_test(hedge_group_ends_with_its_request),
         cmocka_unit_test(network_latency_each_way),
         cmocka_unit_test(network_return_trip_counts_against_the_timeout),
         cmocka_unit_test(pool_of_one_serves_in_turn_and_reuses),
