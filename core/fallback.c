@@ -191,6 +191,45 @@ static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permi
         fb_breaker_record(p->breaker, permit, &r, now_us);
 }
 
+/* Give a concurrency permit back with what its attempt was to the limit. */
+static void climit_end(const fb_fallback_provider *p, fb_conclimit_permit *permit,
+                       fb_conclimit_result r, fb_time_us now_us) {
+    if (p->conclimit != NULL) fb_conclimit_release(p->conclimit, permit, r, now_us);
+}
+
+/* An ATTEMPT's timeout: the provider's, else the policy's, bounded by the time left. */
+static fb_time_us attempt_timeout(const fb_fallback *fb, const fb_fallback_provider *p,
+                                  fb_time_us deadline_us, fb_time_us now_us) {
+    fb_time_us timeout_us = p->attempt_timeout_us;
+    if (timeout_us == 0 && fb->cfg.retry != NULL)
+        timeout_us = fb->cfg.retry->cfg.attempt_timeout_us;
+    if (deadline_us != FB_TIME_MAX && (timeout_us == 0 || timeout_us > deadline_us - now_us))
+        timeout_us = deadline_us - now_us;
+    return timeout_us;
+}
+
+/*
+ * The concurrency limit, then the breaker, for an attempt whose limiter
+ * tokens are taken: false (and the tokens and the concurrency permit given
+ * back) when either refuses, with the reason in *skip.
+ */
+static bool admit(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now_us,
+                  fb_conclimit_permit *climit, fb_breaker_permit *permit, uint8_t *skip) {
+    if (p->conclimit != NULL && !fb_conclimit_acquire(p->conclimit, now_us, climit)) {
+        if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, tokens, now_us);
+        *skip |= SKIP_RATE; /* a client-side limiter, as far as the chain's end is concerned */
+        return false;
+    }
+    if (!breaker_allow(p, now_us, permit)) {
+        /* not sent: what the limiters reserved for it goes back */
+        if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, tokens, now_us);
+        climit_end(p, climit, FB_CONCLIMIT_IGNORED, now_us);
+        *skip |= SKIP_BREAKER;
+        return false;
+    }
+    return true;
+}
+
 /*
  * The current provider's breaker refused the call. With the retry policy's
  * retry_rejected ON the refusal is a failed attempt the retry may repeat
@@ -217,8 +256,9 @@ static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_
 
 /*
  * One attempt at the current provider: limiter (unless its tokens are
- * already reserved), breaker, then ATTEMPT. Returns false when the provider
- * is skipped; otherwise *d is the decision (ATTEMPT, WAIT or DONE).
+ * already reserved), concurrency limit, breaker, then ATTEMPT. Returns false
+ * when the provider is skipped; otherwise *d is the decision (ATTEMPT, WAIT
+ * or DONE).
  */
 static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved, fb_time_us now_us,
                  fb_fallback_decision *d) {
@@ -249,19 +289,14 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
             return true;
         }
     }
-    if (!breaker_allow(p, now_us, &req->permit)) {
-        /* not sent: what the limiter reserved for it goes back */
-        if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
-        req->skipped |= SKIP_BREAKER;
-        return retry_rejection(fb, req, now_us, d);
+    uint8_t why = 0;
+    if (!admit(p, req->tokens_needed, now_us, &req->climit, &req->permit, &why)) {
+        req->skipped |= why;
+        /* a breaker's refusal may be a retried attempt (retry_rejected); a full limit is not */
+        return why == SKIP_BREAKER && retry_rejection(fb, req, now_us, d);
     }
 
-    fb_time_us timeout_us = p->attempt_timeout_us;
-    if (timeout_us == 0 && fb->cfg.retry != NULL)
-        timeout_us = fb->cfg.retry->cfg.attempt_timeout_us;
-    if (deadline_us != FB_TIME_MAX && (timeout_us == 0 || timeout_us > deadline_us - now_us))
-        timeout_us = deadline_us - now_us;
-
+    fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
     if (req->stats.attempts == 0)
         req->first_provider = provider;
     else if (grouped(fb) ? !req->fresh_group : (req->attempted & (1u << provider)) != 0)
@@ -276,6 +311,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
     /* The retry state is per provider, the deadline per request; fb_retry_next() counts. */
     req->retry.start_us = req->start_us;
     req->phase = PHASE_ATTEMPT;
+    req->detached = false;
 
     *d = decision_at(fb, req, FB_ACT_ATTEMPT, provider);
     d->timeout_us = timeout_us;
@@ -292,15 +328,20 @@ static void fresh_retries(fb_fallback_request *req, fb_time_us now_us) {
     req->retry.budget_held = held;
 }
 
+/* Provider order[i]'s window rules it out for this request (too small, or below the floor). */
+static bool window_skips(const fb_fallback *fb, const fb_fallback_request *req, uint32_t i) {
+    uint32_t window = fb->cfg.providers[req->order[i]].context_window;
+    return window != 0 &&
+           (window <= req->window_floor || (fb->cfg.context_check && req->tokens_needed > window));
+}
+
 /* Try the provider at pos and those after it, each one fresh, until a decision. */
 static fb_fallback_decision advance(const fb_fallback *fb, fb_fallback_request *req,
                                     fb_time_us now_us) {
     fb_fallback_decision d;
     for (; req->pos < req->order_len; req->pos++) {
         req->cur = req->pos;
-        uint32_t window = current(fb, req)->context_window;
-        if (window != 0 && (window <= req->window_floor ||
-                            (fb->cfg.context_check && req->tokens_needed > window))) {
+        if (window_skips(fb, req, req->pos)) {
             req->skipped |= SKIP_CONTEXT;
             continue;
         }
@@ -571,7 +612,12 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
         fb_budget_attempt(fb->cfg.budget, false);
         fb_budget_release(fb->cfg.budget, &req->retry);
     }
-    breaker_record(current(fb, req), &req->permit, c->effect, c, hint_us, now_us);
+    if (!req->detached) {
+        const fb_fallback_provider *p = current(fb, req);
+        breaker_record(p, &req->permit, c->effect, c, hint_us, now_us);
+        if (p->conclimit != NULL)
+            climit_end(p, &req->climit, fb_conclimit_result_of(p->conclimit, c->outcome), now_us);
+    }
 
     if (c->outcome == FB_OUT_SUCCESS) {
         if (fb->cfg.budget != NULL) fb_budget_on_success(fb->cfg.budget, &req->retry);
@@ -596,9 +642,11 @@ fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_reque
 void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us) {
     /* A cancelled attempt counts as its breaker's cancelled_as (default: nothing; frees a probe).
      */
-    if (req->phase == PHASE_ATTEMPT)
+    if (req->phase == PHASE_ATTEMPT && !req->detached) {
         breaker_record(current(fb, req), &req->permit, FB_EFFECT_CANCELLED, NULL, FB_TIME_NONE,
                        now_us);
+        climit_end(current(fb, req), &req->climit, FB_CONCLIMIT_IGNORED, now_us);
+    }
     if (req->phase == PHASE_WAIT_LIMIT && current(fb, req)->ratelimit != NULL)
         fb_ratelimit_release(current(fb, req)->ratelimit, req->tokens_needed, now_us);
     if (fb->cfg.budget != NULL) {
@@ -606,6 +654,64 @@ void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time
         fb_budget_release(fb->cfg.budget, &req->retry);
     }
     req->phase = PHASE_DONE;
+}
+
+/* ---- several attempts at once (hedging) ---- */
+
+void fb_fallback_detach(fb_fallback_request *req, fb_fallback_permits *out) {
+    *out = (fb_fallback_permits){0};
+    if (req->phase != PHASE_ATTEMPT || req->detached) return;
+    out->provider = req->last_provider;
+    out->breaker = req->permit;
+    out->climit = req->climit;
+    out->held = true;
+    req->detached = true;
+    req->climit.held = false;
+}
+
+/* The limiter (a wait refuses), the concurrency limit and the breaker for one more attempt. */
+static bool admit_extra(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now_us,
+                        fb_fallback_permits *out) {
+    uint8_t skip = 0;
+    if (p->ratelimit != NULL) {
+        fb_ratelimit_decision rl = fb_ratelimit_acquire(p->ratelimit, tokens, now_us);
+        if (rl.admitted && rl.wait_us > 0) fb_ratelimit_release(p->ratelimit, tokens, now_us);
+        if (!rl.admitted || rl.wait_us > 0) return false;
+    }
+    *out = (fb_fallback_permits){0};
+    return admit(p, tokens, now_us, &out->climit, &out->breaker, &skip);
+}
+
+bool fb_fallback_hedge(const fb_fallback *fb, const fb_fallback_request *req, bool next,
+                       fb_time_us now_us, fb_fallback_permits *out, fb_time_us *timeout_us) {
+    *out = (fb_fallback_permits){0};
+    fb_time_us deadline_us = deadline_at(fb, req);
+    if (req->phase != PHASE_ATTEMPT || now_us >= deadline_us) return false;
+    for (uint32_t i = req->pos + (next ? 1u : 0u); i < req->order_len; i++) {
+        const fb_fallback_provider *p = &fb->cfg.providers[req->order[i]];
+        if (next && window_skips(fb, req, i)) continue;
+        if (admit_extra(p, req->tokens_needed, now_us, out)) {
+            out->provider = req->order[i];
+            out->held = true;
+            *timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
+            return true;
+        }
+        if (!next) break;
+    }
+    return false;
+}
+
+void fb_fallback_end(const fb_fallback *fb, fb_fallback_permits *p, const fb_class *c,
+                     fb_time_us hint_us, fb_time_us now_us) {
+    if (p == NULL || !p->held) return;
+    const fb_fallback_provider *fp = &fb->cfg.providers[p->provider];
+    p->held = false;
+    breaker_record(fp, &p->breaker, c ? c->effect : FB_EFFECT_CANCELLED, c,
+                   c ? hint_us : FB_TIME_NONE, now_us);
+    if (fp->conclimit != NULL)
+        climit_end(fp, &p->climit,
+                   c ? fb_conclimit_result_of(fp->conclimit, c->outcome) : FB_CONCLIMIT_IGNORED,
+                   now_us);
 }
 
 const fb_fallback_request_stats *fb_fallback_request_stats_get(const fb_fallback_request *req) {

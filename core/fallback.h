@@ -7,6 +7,7 @@
  *   for each provider P in the request's order:
  *     context check   skip P if tokens_needed > P's window (context_check on)
  *     rate limit      P's client-side limiter: wait (WAIT) or skip P (rejected)
+ *     concurrency     P's concurrency limit is full: skip P (rejected, no wait)
  *     breaker         P's breaker rejects: skip P (no wait)
  *     attempt         ATTEMPT P (the breaker permit is held by the request)
  *     classify        the caller classifies the reply and calls _result()
@@ -30,6 +31,7 @@
 
 #include "breaker.h"
 #include "classify.h"
+#include "conclimit.h"
 #include "fb.h"
 #include "ratelimit.h"
 #include "retry.h"
@@ -52,10 +54,10 @@ typedef enum fb_stream_policy {
     XX(CONTEXT_LENGTH, "context_length") /* no provider's window is large enough */                \
     XX(EXHAUSTED, "exhausted")           /* every provider was tried and failed */                 \
     XX(BREAKER_OPEN, "breaker_open")     /* every remaining provider's breaker rejected */         \
-    XX(RATE_LIMITED, "rate_limited")   /* the client-side limiter rejected every remaining one */  \
-    XX(DEADLINE, "deadline")           /* the overall deadline passed */                           \
-    XX(STREAM_BROKEN, "stream_broken") /* failed after the first token under FB_STREAM_FAIL */     \
-    XX(CANCELLED, "cancelled")         /* the caller abandoned the request */
+    XX(RATE_LIMITED, "rate_limited")     /* a client-side limiter rejected every remaining one */  \
+    XX(DEADLINE, "deadline")             /* the overall deadline passed */                         \
+    XX(STREAM_BROKEN, "stream_broken")   /* failed after the first token under FB_STREAM_FAIL */   \
+    XX(CANCELLED, "cancelled")           /* the caller abandoned the request */
 
 typedef enum fb_stop {
 #define FB_STOP_ENUM(name, text) FB_STOP_##name,
@@ -107,6 +109,7 @@ typedef struct fb_fallback_provider {
     fb_breaker *breaker;           /* caller-owned; NULL = no breaker */
     fb_breaker_port port;          /* used instead of `breaker` when port.allow != NULL */
     fb_ratelimit *ratelimit;       /* caller-owned; NULL = no client-side limit */
+    fb_conclimit *conclimit;       /* caller-owned; NULL = no concurrency limit */
     uint32_t context_window;       /* tokens; 0 = unknown, never skipped */
     fb_time_us attempt_timeout_us; /* overrides the retry policy's; 0 = use it */
 } fb_fallback_provider;
@@ -170,9 +173,11 @@ typedef struct fb_fallback_request {
     fb_fallback_request_stats stats;
     bool retried;
     bool resume;
+    bool detached; /* the ATTEMPT's permits were handed to the caller (fb_fallback_detach) */
     fb_outcome last_outcome;
     fb_retry_state retry;
     fb_breaker_permit permit;
+    fb_conclimit_permit climit;
     fb_time_us start_us;
 } fb_fallback_request;
 
@@ -207,6 +212,34 @@ fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_reque
                                         fb_time_us now_us);
 /* The caller abandons the request (its own deadline); releases a held permit. */
 void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us);
+
+/*
+ * Several attempts at once (hedging, core/hedge.h): the caller holds each
+ * attempt's permits (breaker, concurrency limit) itself and ends each one
+ * with fb_fallback_end(); the request's result() then records nothing.
+ */
+typedef struct fb_fallback_permits {
+    uint8_t provider;
+    bool held;
+    fb_breaker_permit breaker;
+    fb_conclimit_permit climit;
+} fb_fallback_permits;
+
+/* Hand the outstanding ATTEMPT's permits to *out (nothing held: out->held is false). */
+void fb_fallback_detach(fb_fallback_request *req, fb_fallback_permits *out);
+/*
+ * Admit another attempt of the request beside the outstanding ATTEMPT: at
+ * its provider (next = false), or at the first later provider of the order
+ * that admits it, through the same checks (context window, rate limit -- a
+ * wait refuses it -- concurrency limit, breaker). Its permits go to *out and
+ * its attempt timeout (as an ATTEMPT's, bounded by the deadline) to
+ * *timeout_us. False when none admits it; nothing is counted in the stats.
+ */
+bool fb_fallback_hedge(const fb_fallback *fb, const fb_fallback_request *req, bool next,
+                       fb_time_us now_us, fb_fallback_permits *out, fb_time_us *timeout_us);
+/* An attempt whose permits the caller holds ended with class c (NULL: cancelled). */
+void fb_fallback_end(const fb_fallback *fb, fb_fallback_permits *p, const fb_class *c,
+                     fb_time_us hint_us, fb_time_us now_us);
 
 /* What the request has done so far; final once a DONE decision was returned. */
 const fb_fallback_request_stats *fb_fallback_request_stats_get(const fb_fallback_request *req);

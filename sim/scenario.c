@@ -317,6 +317,28 @@ void sim_error_format(const sim_error *err, char *buf, size_t len) {
 
 /* ---- lookups ---- */
 
+/* Does layer L ask for feature f? */
+static bool layer_uses(const sim_layer *L, sim_feature f) {
+    if (f == SIM_FEATURE_HEDGING) return L->has_hedge;
+    if (f == SIM_FEATURE_POOL) return L->has_pool;
+    for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
+        if (L->per_provider[p].has_conclimit) return true;
+    return false;
+}
+
+bool sim_scenario_uses(const sim_scenario *sc, sim_feature f) {
+    if (f == SIM_FEATURE_ALWAYS) return true;
+    if (f == SIM_FEATURE_NETWORK) {
+        for (uint32_t p = 0; p < sc->provider_count; p++)
+            if (sc->providers[p].has_network) return true;
+        return false;
+    }
+    for (uint32_t v = 0; v < sc->variant_count; v++)
+        for (uint32_t l = 0; l < sc->variants[v].layer_count; l++)
+            if (layer_uses(&sc->variants[v].layers[l], f)) return true;
+    return false;
+}
+
 int sim_scenario_provider(const sim_scenario *sc, const char *name) {
     for (uint32_t i = 0; i < sc->provider_count; i++)
         if (strcmp(sc->providers[i].name, name) == 0) return (int)i;

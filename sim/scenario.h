@@ -17,8 +17,10 @@
 
 #include "core/breaker.h"
 #include "core/classify.h"
+#include "core/conclimit.h"
 #include "core/fallback.h"
 #include "core/fb.h"
+#include "core/hedge.h"
 #include "core/ratelimit.h"
 #include "core/retry.h"
 #include "sim/fault.h"
@@ -141,6 +143,8 @@ typedef struct sim_provider {
     sim_discipline discipline;
     fb_time_us codel_target_us, codel_interval_us; /* SIM_QUEUE_CODEL */
     double price_in_per_mtok, price_out_per_mtok, price_per_call;
+    sim_dist net_latency_us; /* network.latency: each way between a pod and it; 0 = none */
+    bool has_network;
     sim_fault faults[SIM_FAULTS_MAX];
     uint32_t fault_count;
 } sim_provider;
@@ -159,7 +163,17 @@ typedef struct sim_provider_policy {
     fb_time_us timeout_us; /* attempt timeout override; 0 = the retry policy's */
     bool has_ratelimit;
     fb_ratelimit_config ratelimit; /* per pod */
+    bool has_conclimit;
+    fb_conclimit_config conclimit; /* per pod: concurrency_limit */
 } sim_provider_policy;
+
+/* A layer's HTTP connections per pod (docs/models.md, "Connections"): "connections". */
+typedef struct sim_pool {
+    uint32_t max;          /* open connections, all providers; 0 = no limit */
+    uint32_t per_provider; /* open connections to one provider; 0 = no limit */
+    uint32_t keepalive;    /* idle connections kept open; UINT32_MAX = every one */
+    sim_dist setup_us;     /* opening a connection */
+} sim_pool;
 
 /*
  * One layer of the stack a request passes through: an application's retry
@@ -243,6 +257,10 @@ typedef struct sim_layer {
     fb_fallback_chain on_context_length, on_policy;
     bool eject_limit;         /* the layer's breakers of a pod form an fb_eject_group */
     double eject_max_percent; /* ... of which under this % may be open */
+    bool has_hedge;           /* hedging (innermost layer) */
+    fb_hedge_config hedge;
+    bool has_pool; /* connections (innermost layer) */
+    sim_pool pool;
 } sim_layer;
 
 #define SIM_LAYERS_MAX 8 /* layers of one variant, all its stacks together */
@@ -389,6 +407,17 @@ int sim_dist_parse(const char *text, size_t len, const char *what, bool duration
                    sim_error *err);
 /* Rates: "40/s", "2400/m", "2400/min", "5/h", or a bare number per second. */
 int sim_parse_rate(const char *s, double *per_s);
+
+/* What a scenario uses that its outputs then show (metrics, columns): off unless asked for. */
+typedef enum sim_feature {
+    SIM_FEATURE_ALWAYS = 0,
+    SIM_FEATURE_CONCLIMIT, /* a layer of some variant has a concurrency_limit */
+    SIM_FEATURE_HEDGING,   /* ... hedging */
+    SIM_FEATURE_POOL,      /* ... connections */
+    SIM_FEATURE_NETWORK    /* a provider has network latency */
+} sim_feature;
+
+bool sim_scenario_uses(const sim_scenario *sc, sim_feature f);
 
 /* Index of a provider by name, or -1. */
 int sim_scenario_provider(const sim_scenario *sc, const char *name);

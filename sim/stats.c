@@ -145,12 +145,39 @@ void stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted) {
     ps->tokens_out += tokens_out;
     ps->cost_usd += c;
     s->sum->cost_usd += c;
+    if (s->att_x && a->x[0].hedge) s->sum->hedge_cost_usd += c;
     if (wasted) {
         ps->tokens_in_wasted += a->tokens_in;
         ps->tokens_out_wasted += tokens_out;
         ps->cost_wasted_usd += c;
         s->sum->cost_wasted_usd += c;
     }
+}
+
+/* A hedged attempt left for `provider` (the group's first is an ordinary attempt). */
+void stat_hedge_sent(sim *s, uint32_t provider) {
+    s->sum->hedges++;
+    s->sum->providers[provider].hedges++;
+}
+
+/* A hedge group's answer came from a hedged attempt, not from its first. */
+void stat_hedge_won(sim *s) {
+    s->sum->hedges_won++;
+}
+
+/* An attempt found no connection to `provider` and waits for one. */
+void stat_conn_wait(sim *s, uint32_t provider) {
+    s->sum->providers[provider].conn_waits++;
+}
+
+/* ... and got one after `wait_us`. */
+void stat_conn_waited(sim *s, uint32_t provider, fb_time_us wait_us) {
+    s->sum->providers[provider].conn_wait_s += (double)wait_us / 1e6;
+}
+
+/* A connection to `provider` was opened (and costs its setup). */
+void stat_conn_setup(sim *s, uint32_t provider) {
+    s->sum->providers[provider].conn_setups++;
 }
 
 void stat_tally(sim *s, uint32_t provider, tally what) {
@@ -266,11 +293,25 @@ static void close_open_periods(sim *s) {
     }
 }
 
+/* What layer l's concurrency limits for provider p counted, every pod. */
+static void add_conclimit_counts(sim *s, uint32_t l, uint32_t p) {
+    sim_provider_summary *ps = &s->sum->providers[p];
+    for (uint32_t k = 0; k < s->npods; k++) {
+        const fb_conclimit_stats *st = fb_conclimit_stats_get(&s->climits[slot(s, l, k, p)]);
+        ps->limit_rejections += st->rejected;
+        ps->limit_drops += st->drops;
+        ps->limit_ignored += st->ignored;
+        if (ps->limit_max == 0 || st->limit_min < ps->limit_min) ps->limit_min = st->limit_min;
+        if (st->limit_max > ps->limit_max) ps->limit_max = st->limit_max;
+    }
+}
+
 /* What the core's primitives counted in layer l for provider p: limiters, rejections. */
 static void add_core_counts(sim *s, uint32_t l, uint32_t p) {
     sim_provider_summary *ps = &s->sum->providers[p];
     const sim_layer *L = s->lays[l].cfg;
     const sim_provider_policy *pp = &L->per_provider[p];
+    if (pp->has_conclimit && L->role != SIM_ROLE_OUTER) add_conclimit_counts(s, l, p);
     if (pp->has_ratelimit) {
         for (uint32_t k = 0; k < s->npods; k++) {
             const fb_ratelimit_stats *st = fb_ratelimit_stats_get(&s->limiters[slot(s, l, k, p)]);

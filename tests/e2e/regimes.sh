@@ -28,22 +28,6 @@ GC=scenarios/gcp-2025-06-12.json
 AW=scenarios/aws-2025-10-20.json
 PUBLIC="scenarios/openai-2024-12-11.json scenarios/openai-2025-06-10.json $AN $GC $AW"
 
-# check_seeds NAME FILE ARGS...: `fusebox check FILE --seed N ARGS` passes for every seed
-check_seeds() {
-    name=$1 file=$2
-    shift 2
-    bad=""
-    for s in $SEEDS; do
-        "$FUSEBOX" check "$file" --seed "$s" "$@" >"$E2E_TMP/out" 2>&1
-        if [ $? -ne 0 ]; then
-            bad="$bad $s"
-            grep -E '^(FAIL|ERROR)' "$E2E_TMP/out" | head -n 3 | sed "s/^/# seed $s: /"
-        fi
-    done
-    [ -z "$bad" ]
-    ok $? "$name (seeds 1-20${bad:+; failed:$bad})"
-}
-
 for f in $CC $LS $TH $PUBLIC; do
     check_seeds "$(basename "$f" .json): every expectation holds" "$f"
 done

@@ -181,6 +181,21 @@ VALID = {
     "variant-without-top-level-policy": [(["variants", "c"], {
         "inherit_policy": False, "layers": [{"name": "sdk", "retry": {"attempts": 2}}]})],
     "one-layer-variant-without-top-level-policy": [(["variants", "b", "inherit_policy"], False)],
+    "concurrency-limits": [(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "aimd", "min": 5, "initial": 10, "max": 100,
+                    "backoff_ratio": 0.8, "timeout": "2s", "timeout_drops": True},
+        "backup": {"algorithm": "gradient2", "min": 1, "smoothing": 0.3, "queue_size": 2,
+                   "long_window": 100, "rtt_tolerance": 2},
+        "prices": {"algorithm": "fixed", "limit": 5}})],
+    "hedging": [(POL + ["hedging"], {"max_attempts": 3, "delay": "300ms", "target": "next",
+                                     "cancel": False})],
+    "hedging-percentile-at-once": [(POL + ["hedging"], {"percentile": 95, "window": 50,
+                                                        "delay": "0s"})],
+    "connections": [(POL + ["connections"], {"max": 20, "per_provider": 10, "keepalive": 5,
+                                             "setup": {"lognormal": {"median": "50ms",
+                                                                     "p99": "300ms"}}})],
+    "provider-network": [(P0 + ["network"], {"latency": {"uniform": {"min": "5ms",
+                                                                     "max": "20ms"}}})],
 }
 
 # name -> (changes, start of the loader's message after "FILE: ")
@@ -299,6 +314,35 @@ INVALID = {
                               "providers[0].capacity.efficiency.share: 0 is out of range"),
     "load-unknown-key": ([(P0 + ["latency", "load"], {"in_servce": 0.1})],
                          "providers[0].latency.load.in_servce: unknown key"),
+    "conclimit-unknown-algorithm": ([(POL + ["concurrency_limit"],
+                                      {"primary": {"algorithm": "vegas"}})],
+                                    "variants.a.concurrency_limit.primary.algorithm: unknown value"),
+    "conclimit-without-algorithm": ([(POL + ["concurrency_limit"], {"primary": {"limit": 5}})],
+                                    "variants.a.concurrency_limit.primary: missing required key "
+                                    "'algorithm'"),
+    "conclimit-fixed-without-limit": ([(POL + ["concurrency_limit"],
+                                        {"primary": {"algorithm": "fixed"}})],
+                                      "variants.a.concurrency_limit.primary: missing required key "
+                                      "'limit'"),
+    "conclimit-setting-of-another-algorithm": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "gradient2", "backoff_ratio": 0.9}})],
+        "variants.a.concurrency_limit.primary.backoff_ratio: \"backoff_ratio\" is a setting of "
+        "the aimd algorithm"),
+    "conclimit-backoff-ratio-low": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "aimd", "backoff_ratio": 0.3}})],
+        "variants.a.concurrency_limit.primary.backoff_ratio: 0.3 is out of range"),
+    "hedging-too-many-attempts": ([(POL + ["hedging"], {"max_attempts": 11})],
+                                  "variants.a.hedging.max_attempts: expected an integer in [2, 10]"),
+    "hedging-window-without-percentile": ([(POL + ["hedging"], {"window": 10})],
+                                          "variants.a.hedging: \"window\" is the percentile's"),
+    "hedging-unknown-target": ([(POL + ["hedging"], {"target": "other"})],
+                               "variants.a.hedging.target: unknown value \"other\""),
+    "connections-without-a-maximum": ([(POL + ["connections"], {"setup": "1s"})],
+                                      "variants.a.connections: a pool needs a maximum"),
+    "connections-unknown-key": ([(POL + ["connections"], {"max": 5, "idle_timeout": "1s"})],
+                                "variants.a.connections.idle_timeout: unknown key"),
+    "network-without-latency": ([(P0 + ["network"], {})],
+                                "providers[0].network: missing required key 'latency'"),
 }
 
 # name -> (changes, start of the loader's message): rules between values, which the schema
@@ -331,6 +375,32 @@ LOADER_ONLY = {
     "two-routing-layers": ([(POL, DELETE), (["variants", "b"], {
         "layers": [{"name": "x", "fallback": ["primary"]}, {"name": "y", "fallback": ["backup"]}]})],
                            "variants.b: layers 'x' and 'y' both declare a fallback chain"),
+    "conclimit-initial-above-max": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "aimd", "initial": 300}})],
+        "variants.a.concurrency_limit.primary.initial: 300 is outside [min, max] = [20, 200]"),
+    "conclimit-min-above-max": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "gradient2", "min": 50, "max": 10, "initial": 20}})],
+        "variants.a.concurrency_limit.primary: min (50) is above max (10)"),
+    "conclimit-unknown-provider": ([(POL + ["concurrency_limit"], {
+        "primry": {"algorithm": "fixed", "limit": 2}})], "variants.a.concurrency_limit.primry: "),
+    "conclimit-outside-the-router": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "concurrency_limit": {"primary": {"algorithm": "fixed", "limit": 2}}},
+        {"name": "gw", "fallback": ["primary", "backup"]}]})],
+        "variants.b: layer 'app' is outside the routing layer"),
+    "connections-per-provider-above-max": ([(POL + ["connections"], {"max": 2, "per_provider": 3})],
+                                           "variants.a.connections.per_provider: 3 is above"),
+    "hedging-not-innermost": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "hedging": {}}, {"name": "sdk"}]})],
+        "variants.b: layer 'app': hedging belongs to the innermost layer"),
+    "connections-not-innermost": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "connections": {"max": 4}}, {"name": "sdk"}]})],
+        "variants.b: layer 'app': connections belong to the innermost layer"),
+    "hedging-with-resumed-streams": ([(POL + ["hedging"], {}), (POL + ["stream"], "resume")],
+                                     "variants.a: layer 'policy': hedging and stream \"resume\""),
+    "hedging-next-inside-the-router": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "gw", "fallback": ["primary", "backup"]},
+        {"name": "sdk", "hedging": {"target": "next"}}]})],
+        "variants.b: layer 'sdk': hedging to the \"next\" provider needs the chain"),
 }
 
 
