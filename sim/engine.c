@@ -236,6 +236,29 @@ static void progress(sim *s) {
     s->next_progress_us = s->now + PROGRESS_EVERY_US;
 }
 
+/*
+ * The entities of the events about to be handled are fetched into the cache
+ * while this one is handled: an attempt two events ahead, and the request of
+ * the attempt one event ahead (fetched the round before). With tens of
+ * thousands of requests in flight (a retry storm), their first touch would
+ * otherwise wait for memory: 10% of the storm's time. Hints only: nothing
+ * here changes what happens. Always inlined: GCC takes a function that only
+ * prefetches for a pure one, and drops its calls.
+ */
+__attribute__((always_inline)) static inline void prefetch_upcoming(const sim *s) {
+    const sim_event *e = sim_queue_upcoming(&s->q, 1);
+    if (e != NULL && e->kind >= EV_REPLY && e->kind <= EV_ATTEMPT_TIMEOUT && e->id < s->atts.used)
+        __builtin_prefetch(A((sim *)s, e->id));
+    e = sim_queue_upcoming(&s->q, 0);
+    if (e == NULL) return;
+    uint32_t ri = e->id;
+    if (e->kind >= EV_REPLY && e->kind <= EV_ATTEMPT_TIMEOUT)
+        ri = e->id < s->atts.used ? A((sim *)s, e->id)->req : NONE32;
+    else if (e->kind < EV_WORK_DONE || e->kind > EV_FINISH)
+        return;
+    if (ri < s->reqs.used) __builtin_prefetch(R((sim *)s, ri));
+}
+
 /* The virtual clock: jump from event to event. */
 void run_model(sim *s) {
     sim_event ev;
@@ -250,6 +273,7 @@ void run_model(sim *s) {
         if (ev.t > s->sc->duration_us && s->live == 0) break;
         if (ev.t >= s->next_tick_us || ev.t >= s->sc->duration_us) emit_ticks(s, ev.t);
         s->now = ev.t;
+        prefetch_upcoming(s);
         step(s, &ev);
         progress(s);
     }

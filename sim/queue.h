@@ -101,6 +101,11 @@ static inline bool sim_queue_pop(sim_queue *q, sim_event *out) {
 /* Copy the earliest event without removing it; false when empty. */
 bool sim_queue_peek(sim_queue *q, sim_event *out);
 size_t sim_queue_len(const sim_queue *q);
+/* The k-th event after the run's head (0: the head), or NULL: a hint of what comes soon (a
+ * lane or the heap may come first). */
+static inline const sim_event *sim_queue_upcoming(const sim_queue *q, size_t k) {
+    return q->rpos + k < q->rlen ? &q->run[q->rpos + k] : NULL;
+}
 /* Events on one lane. */
 size_t sim_queue_lane_len(const sim_queue *q, unsigned lane);
 /*
