@@ -9,6 +9,8 @@
 #define SLOTS ((size_t)SIM_CAL_BUCKETS)
 #define MASK (SLOTS - 1)
 #define WORDS (SLOTS / 64)
+#define RUN_MIN 8   /* a refill takes buckets until the run holds this many events, */
+#define RUN_SPAN 32 /* or until they span this many buckets (8 ms) */
 #define FROM_RUN (-1)
 #define FROM_HEAP (-2)
 
@@ -172,9 +174,9 @@ static int64_t next_bucket(const sim_queue *q) {
 
 static void sort_run(sim_event *v, size_t n);
 
-/* Move bucket cur from the ring into the (empty) run, sorted. */
+/* Move bucket cur from the ring to the end of the run, sorted: its events follow the run's. */
 static void drain(sim_queue *q) {
-    size_t slot = (size_t)q->cur & MASK;
+    size_t slot = (size_t)q->cur & MASK, first = q->rlen;
     for (uint32_t n = q->bucket[slot]; n != NIL;) {
         uint32_t after = q->next[n];
         q->run[q->rlen++] = q->nodes[n];
@@ -182,10 +184,10 @@ static void drain(sim_queue *q) {
         q->free_node = n;
         n = after;
     }
-    q->ring_len -= q->rlen;
+    q->ring_len -= q->rlen - first;
     q->bucket[slot] = NIL;
     q->nonempty[slot / 64] &= ~(UINT64_C(1) << (slot % 64));
-    sort_run(q->run, q->rlen);
+    sort_run(q->run + first, q->rlen - first);
 }
 
 /* Events of the heap that are now within the horizon go to the run or the ring. */
@@ -233,10 +235,17 @@ static void sort_run(sim_event *v, size_t n) {
 static void refill(sim_queue *q, const sim_event *lane) {
     q->rpos = q->rlen = 0;
     if (q->ring_len > 0) {
-        int64_t b = next_bucket(q);
+        int64_t b = next_bucket(q), first = b;
         if (lane != NULL && (b << SIM_CAL_SHIFT) > lane->t) return;
-        q->cur = b;
-        drain(q);
+        /* sparse buckets: take several at once, as long as they are near (a push before the
+         * last one taken goes into the run by insertion) */
+        for (;;) {
+            q->cur = b;
+            drain(q);
+            if (q->rlen >= RUN_MIN || q->ring_len == 0) break;
+            b = next_bucket(q);
+            if (b - first >= RUN_SPAN || (lane != NULL && (b << SIM_CAL_SHIFT) > lane->t)) break;
+        }
         migrate(q);
     } else if (q->len > 0) {
         if (lane != NULL && before(lane, &q->heap[0])) return;
