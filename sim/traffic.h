@@ -24,10 +24,12 @@ typedef struct sim_traffic {
     const sim_class *c;
     fb_time_us end_us;
     fb_rng rng;
-    fb_time_us next_us;        /* next open-loop arrival; FB_TIME_MAX when none */
-    double carry_us;           /* the last arrival's fraction of a microsecond */
-    bool started;              /* constant arrivals: the first one is at the start */
-    uint32_t burst_i, burst_k; /* next burst arrival: burst index, arrival within it */
+    fb_time_us next_us;                  /* next open-loop arrival; FB_TIME_MAX when none */
+    double carry_us;                     /* the last arrival's fraction of a microsecond */
+    bool started;                        /* constant arrivals: the first one is at the start */
+    uint32_t burst_i, burst_k;           /* next burst arrival: burst index, arrival within it */
+    fb_time_us seg_start_us, seg_end_us; /* Poisson: a segment of constant rate... */
+    double seg_bound;                    /* ...and its rate */
 } sim_traffic;
 
 void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32_t class_index,
