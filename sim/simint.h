@@ -314,6 +314,7 @@ typedef struct sim {
     uint64_t pod_queue_total;
     uint64_t busy_total;
     uint64_t events_logged;
+    uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
     /* time series (series.c) */
     sim_row row;
