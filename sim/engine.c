@@ -161,8 +161,8 @@ static void next_burst(sim *s, uint32_t cls) {
     if (t != FB_TIME_MAX) push(s, t > s->now ? t : s->now, EV_BURST, cls, 0, 0);
 }
 
-/* long: one case per event kind, each a guard and a call */
 /* Hand one event to the model; false when it is stale (its entity moved on) and skipped. */
+/* long: one case per event kind, each a guard and a call */
 static bool handle(sim *s, const sim_event *ev) {
     switch (ev->kind) {
     case EV_ARRIVAL:
