@@ -468,7 +468,8 @@ void port_send(sim *s, uint32_t ai) {
                            (uint64_t)a->req << 32 | r->gen,
                            r->sent - 1,
                            r->arrival_us,
-                           a->timeout_at_us};
+                           a->timeout_at_us,
+                           s->now};
     char msg[256] = "";
     int rc = port->send(port->ctx, &pa, msg, sizeof msg);
     if (rc != FB_OK) {
@@ -488,6 +489,10 @@ void port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     sim_port_request pr = {
         (uint64_t)ri << 32 | r->gen, r->cls, r->arrival_us, s->now, end, via_fallback, r->sent};
     s->port->request_end(s->port->ctx, &pr);
+}
+
+fb_time_us sim_port_seen_at(const sim *s, fb_time_us at_us) {
+    return at_us > s->now ? at_us : s->now;
 }
 
 void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {

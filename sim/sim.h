@@ -200,6 +200,7 @@ typedef struct sim_port_attempt {
     uint32_t resend;          /* attempts of the request before this one (retries, fallbacks) */
     fb_time_us arrival_us;    /* when its request arrived */
     fb_time_us timeout_at_us; /* when the client gives up on it; FB_TIME_MAX = never */
+    fb_time_us sent_us;       /* when the policies sent it (the run's clock, not the wall's) */
 } sim_port_attempt;
 
 /* A request that called providers has ended (for the port's traces). */
@@ -240,6 +241,8 @@ typedef struct sim_port {
 
 /* The answer to attempt `id` (from collect()); stale ids are ignored. */
 void sim_port_deliver(struct sim *s, uint64_t id, const sim_port_answer *answer);
+/* When an answer at `at_us` reaches the policies: then, or the run's clock if it is past. */
+fb_time_us sim_port_seen_at(const struct sim *s, fb_time_us at_us);
 
 typedef void (*sim_row_fn)(void *ctx, const sim_row *row);
 typedef void (*sim_event_fn)(void *ctx, const sim_log_event *ev);
