@@ -332,6 +332,74 @@ static double tokens_wasted(const sim_scenario *sc, const sim_summary *s, uint32
     return sum_providers(sc, s, p_tokens_wasted);
 }
 
+/* ---- the fleet's dynamics ---- */
+
+static double resubmissions(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.resubmissions;
+}
+
+static double user_requests(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)(s->requests - s->fleet.resubmissions);
+}
+
+/* A user request ends with its last submission: the ends that were not submitted again. */
+static double user_success_rate(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return ratio((double)s->ended[SIM_END_SUCCESS], ended_total(s) - (double)s->fleet.resubmitted);
+}
+
+static double users_gave_up(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)(s->errors - s->fleet.resubmitted);
+}
+
+static double user_amplification(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return ratio((double)s->attempts,
+                 (double)(s->requests_calling - s->fleet.resubmissions_calling));
+}
+
+static double serial_lag(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.serial_lag_us;
+}
+
+static double serial_backlog(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.serial_backlog;
+}
+
+static double pod_requests_min(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pod_requests_min;
+}
+
+static double pod_requests_max(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pod_requests_max;
+}
+
+static double pods_peak(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pods_peak;
+}
+
+static double pods_mean(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return ratio(s->fleet.pod_seconds, (double)s->end_us / 1e6);
+}
+
+static double pods_added(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pods_added;
+}
+
+static double pods_removed(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pods_removed;
+}
+
+static double scale_events(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.scale_decisions;
+}
+
+static double store_unreachable(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.store_unreachable;
+}
+
+static double store_records_lost(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.store_records_lost;
+}
+
 /* ---- the table ---- */
 
 #define COUNT SIM_UNIT_COUNT
@@ -435,6 +503,42 @@ static const sim_metric table[] = {
     {"tokens_duplicated", COUNT, false, "output tokens the user saw twice", tokens_duplicated},
     {"tokens_wasted", COUNT, false, "billed tokens (in + out) not used for an answer",
      tokens_wasted},
+    {"resubmissions", COUNT, false, "requests that were a user's re-submission (in requests)",
+     resubmissions, NULL, false, sim_scenario_resubmits},
+    {"user_requests", COUNT, false, "requests - resubmissions: what users asked for",
+     user_requests, NULL, false, sim_scenario_resubmits},
+    {"user_success_rate", RATIO, false,
+     "user requests whose last submission succeeded / user requests ended", user_success_rate,
+     NULL, false, sim_scenario_resubmits},
+    {"users_gave_up", COUNT, false, "user requests whose last submission failed", users_gave_up,
+     NULL, false, sim_scenario_resubmits},
+    {"user_amplification", RATIO, false,
+     "provider attempts / user requests that call a provider (re-submissions included)",
+     user_amplification, NULL, false, sim_scenario_resubmits},
+    {"serial_lag", US, false, "the longest a serial client's call started after its schedule",
+     serial_lag, NULL, false, sim_scenario_serial},
+    {"serial_backlog", COUNT, false,
+     "serial calls scheduled before the end of traffic that never started", serial_backlog, NULL,
+     false, sim_scenario_serial},
+    {"pod_requests_min", COUNT, false, "fewest requests a pod received", pod_requests_min, NULL,
+     false, sim_scenario_per_pod},
+    {"pod_requests_max", COUNT, false, "most requests a pod received", pod_requests_max, NULL,
+     false, sim_scenario_per_pod},
+    {"pods_peak", COUNT, false, "most pods taking traffic at once", pods_peak, NULL, false,
+     sim_scenario_autoscales},
+    {"pods_mean", RATIO, false, "pods taking traffic, averaged over the run", pods_mean, NULL,
+     false, sim_scenario_autoscales},
+    {"pods_added", COUNT, false, "pods the autoscaler added", pods_added, NULL, false,
+     sim_scenario_autoscales},
+    {"pods_removed", COUNT, false, "pods the autoscaler removed", pods_removed, NULL, false,
+     sim_scenario_autoscales},
+    {"scale_events", COUNT, false, "times the autoscaler changed the pods it wants", scale_events,
+     NULL, false, sim_scenario_autoscales},
+    {"store_unreachable", COUNT, false,
+     "breaker checks made while the breaker store was unreachable", store_unreachable, NULL, false,
+     sim_scenario_store_outages},
+    {"store_records_lost", COUNT, false, "call results that never reached the breaker store",
+     store_records_lost, NULL, false, sim_scenario_store_outages},
     {"attempts[]", COUNT, true, "attempts sent to the provider", p_attempts},
     {"served[]", COUNT, true, "attempts the provider worked on (billed)", p_served},
     {"errors[]", COUNT, true, "attempts that did not succeed", p_errors},
@@ -463,7 +567,7 @@ static const sim_metric table[] = {
     {"layer_retries[]", COUNT, false, "the layer's retries", l_retries, NULL, true},
     {"layer_fallbacks[]", COUNT, false, "the layer's moves to another provider", l_fallbacks, NULL,
      true},
-    {NULL, COUNT, false, NULL, NULL, NULL, false},
+    {NULL, COUNT, false, NULL, NULL, NULL, false, NULL},
 };
 
 const sim_metric *sim_metrics(void) {

@@ -44,7 +44,15 @@ typedef struct sim_metric {
     sim_metric_fn value;
     const char *na; /* when the value is n/a ("no class ..."); NULL: never */
     bool per_layer; /* the brackets name a layer of the summary's variant */
+    /* NULL: always reported; else only for scenarios that use its mechanism (report.json's
+       summary, a sweep's columns); expectations may read it either way */
+    bool (*shown)(const sim_scenario *sc);
 } sim_metric;
+
+/* Is row m reported for scenario sc (its `shown`)? */
+static inline bool sim_metric_shown(const sim_metric *m, const sim_scenario *sc) {
+    return m->shown == NULL || m->shown(sc);
+}
 
 /*
  * A metric that has no meaning for a run (a collateral share where no class

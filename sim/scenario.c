@@ -53,7 +53,7 @@ static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
     static const char *const keys[] = {
         "$schema", "name",      "description", "incident",  "seed",   "duration",
         "tick",    "traffic",   "pods",        "providers", "policy", "variants",
-        "slo",     "spillover", "limits",      "expect",    NULL};
+        "slo",     "spillover", "limits",      "expect",    "breaker_store", NULL};
     static const char *const required[] = {"name", NULL};
     const cJSON *incident = ld_field(root, "incident");
     int rc = ld_check_object(P, root, keys, required);
@@ -196,7 +196,9 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     if (rc == FB_OK) rc = ld_key(P, root, "limits", parse_limits, &sc->limits);
     if (rc == FB_OK) rc = check_duration_limit(P, sc);
     if (rc == FB_OK) rc = ld_key(P, root, "expect", parse_expect, sc);
+    if (rc == FB_OK) rc = ld_key(P, root, "breaker_store", ld_parse_breaker_store, sc);
     if (rc == FB_OK) rc = ld_parse_variants(P, root, sc);
+    if (rc == FB_OK) rc = ld_check_fleet(P, sc);
     if (rc == FB_OK) rc = check_brownouts(P, sc);
     return rc;
 }

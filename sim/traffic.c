@@ -16,6 +16,7 @@ void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32
     tr->started = false;
     tr->burst_i = 0;
     tr->burst_k = 0;
+    tr->scale = 1.0;
 }
 
 static double base_rate(const sim_class *c, fb_time_us t) {
@@ -62,7 +63,7 @@ static fb_time_us next_poisson(sim_traffic *tr, fb_time_us t) {
     while (t < tr->end_us) {
         fb_time_us b = next_breakpoint(c, t, tr->end_us);
         double lo = base_rate(c, t), hi = base_rate(c, b - 1);
-        double bound = (lo > hi ? lo : hi) * (1.0 + c->diurnal_amplitude);
+        double bound = (lo > hi ? lo : hi) * (1.0 + c->diurnal_amplitude) * tr->scale;
         if (bound <= 0) {
             t = b;
             continue;
@@ -73,7 +74,7 @@ static fb_time_us next_poisson(sim_traffic *tr, fb_time_us t) {
             continue;
         }
         t += (fb_time_us)gap;
-        if (fb_rng_uniform(&tr->rng) * bound <= sim_traffic_rate(c, t)) return t;
+        if (fb_rng_uniform(&tr->rng) * bound <= sim_traffic_rate(c, t) * tr->scale) return t;
     }
     return FB_TIME_MAX;
 }

@@ -26,6 +26,7 @@ typedef struct sim_traffic {
     double carry_us;           /* constant arrivals: fractional part */
     bool started;              /* constant arrivals: the first one is at the start */
     uint32_t burst_i, burst_k; /* next burst arrival: burst index, arrival within it */
+    double scale;              /* x the class's rate: 1, or 1 / pods for a per-pod source */
 } sim_traffic;
 
 void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32_t class_index,

@@ -245,7 +245,7 @@ static int add_metrics(sweep *sw, char *msg, size_t msglen) {
     if (sw->metrics == NULL || sw->units == NULL)
         return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     for (const sim_metric *d = sim_metrics(); d->name; d++) {
-        if (d->per_provider || d->per_layer) continue;
+        if (d->per_provider || d->per_layer || !sim_metric_shown(d, sw->base)) continue;
         snprintf(sw->metrics[n], SWEEP_METRIC_MAX, "%s", d->name);
         sw->units[n++] = d->unit;
     }
