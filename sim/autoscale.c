@@ -13,7 +13,8 @@
  *
  * Every second the autoscaler samples its metric over the ready pods (the
  * requests a pod holds, running or queued, or the share of its workers that
- * are busy); every period it averages the window's samples and decides as
+ * are busy); every period (whole seconds), right after that second's sample,
+ * it averages the window's samples and decides as
  * the HPA does (hpa.c): the replica calculation with the tolerance, pods not
  * yet ready counted as missing metrics, the stabilization window, the
  * scaling policies, [min, max]. A scale down removes the pods not yet ready
@@ -68,7 +69,6 @@ int autoscale_setup(sim *s) {
     }
     s->sum->fleet.pods_peak = as->nready;
     push(s, SAMPLE_US, EV_SCALE_SAMPLE, 0, 0, 0);
-    push(s, a->period_us, EV_SCALE_SYNC, 0, 0, 0);
     return FB_OK;
 }
 
@@ -115,12 +115,16 @@ static double metric_now(const sim *s, const autoscaler *as) {
     return as->nready ? sum / (double)as->nready : 0;
 }
 
+static void decide(sim *s, autoscaler *as);
+
+/* Every second a sample; every period (whole seconds), a decision on the window just ended. */
 void on_scale_sample(sim *s) {
     autoscaler *as = s->fleet->as;
     as->samples[as->sample_pos] = metric_now(s, as);
     as->sample_pos = (as->sample_pos + 1) % as->nsamples;
     if (as->sample_fill < as->nsamples) as->sample_fill++;
     push(s, s->now + SAMPLE_US, EV_SCALE_SAMPLE, 0, 0, 0);
+    if (s->now % as->cfg->period_us == 0) decide(s, as);
 }
 
 /* The window's average (summed afresh: the same bits whatever came before). */
@@ -218,8 +222,7 @@ static void log_scale(sim *s, const autoscaler *as, uint32_t from, uint32_t to, 
     log_event(s, &le);
 }
 
-void on_scale_sync(sim *s) {
-    autoscaler *as = s->fleet->as;
+static void decide(sim *s, autoscaler *as) {
     const sim_autoscale *a = as->cfg;
     uint32_t current = as->nready + as->nwaiting;
     double value = window_average(s, as);
@@ -230,7 +233,6 @@ void on_scale_sync(sim *s) {
     uint32_t want = sim_hpa_replicas(value, a->target, a->tolerance, as->nready, as->nwaiting);
     want = sim_hpa_stabilize(&as->recs, a, current, want, s->now);
     want = sim_hpa_bound(&as->events, a, current, want, s->now);
-    push(s, s->now + a->period_us, EV_SCALE_SYNC, 0, 0, 0);
     if (want == current) return;
     sim_hpa_history_add(&as->events, s->now, (int32_t)want - (int32_t)current);
     stat_scale(s, current, want);

@@ -58,9 +58,6 @@ bool fleet_step(sim *s, const sim_event *ev) {
     case EV_SCALE_SAMPLE:
         on_scale_sample(s);
         return true;
-    case EV_SCALE_SYNC:
-        on_scale_sync(s);
-        return true;
     case EV_POD_START:
         if (s->fleet->as && s->fleet->as->gen[ev->id] == ev->gen) on_pod_start(s, ev->id);
         return true;

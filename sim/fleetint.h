@@ -84,7 +84,6 @@ int autoscale_setup(sim *s);
 void autoscale_free(sim *s);
 uint32_t autoscale_route(sim *s);
 void on_scale_sample(sim *s);
-void on_scale_sync(sim *s);
 void on_pod_start(sim *s, uint32_t podi);
 void on_pod_ready(sim *s, uint32_t podi);
 void autoscale_pod_freed(sim *s, uint32_t podi);

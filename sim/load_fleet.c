@@ -113,6 +113,8 @@ static int autoscale_keys(pctx *P, const cJSON *v, sim_autoscale *a) {
     if (rc == FB_OK)
         rc = duration_at_most(P, v, "period", &a->period_us, false, 3600 * FB_US_PER_S,
                               "at most 1h");
+    if (rc == FB_OK && a->period_us % FB_US_PER_S != 0)
+        rc = fail_key(P, "period", "a whole number of seconds (the metric is sampled every second)");
     a->window_us = a->period_us;
     if (rc == FB_OK)
         rc = duration_at_most(P, v, "window", &a->window_us, false, LD_SCALE_WINDOW_MAX_S * FB_US_PER_S,

@@ -48,8 +48,7 @@ enum {
     EV_POD_ARRIVAL, /* id = pod, arg = class: a per-pod source's arrival */
     EV_SERIAL,      /* id = class: a serial client's next call */
     EV_RESUBMIT,    /* id = pending re-submission: a user submits a failed request again */
-    EV_SCALE_SAMPLE, /* the autoscaler samples its metric (every second) */
-    EV_SCALE_SYNC,  /* the autoscaler decides (every period) */
+    EV_SCALE_SAMPLE, /* the autoscaler samples its metric (every second), decides every period */
     EV_POD_START,   /* id = pod, gen = its incarnation: a new pod's process starts */
     EV_POD_READY,   /* id = pod, gen = its incarnation: it takes traffic */
     EV_STORE_EDGE,  /* id = store outage, arg = is_end */
