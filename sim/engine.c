@@ -184,7 +184,8 @@ static void step(sim *s, const sim_event *ev) {
         if (req_is(s, ev, -1)) on_layer_timeout(s, ev->id, ev->arg);
         break;
     default:
-        if (!fleet_step(s, ev)) stop(s, FB_ESTATE, "internal error: unknown event kind %u", ev->kind);
+        if (!fleet_step(s, ev))
+            stop(s, FB_ESTATE, "internal error: unknown event kind %u", ev->kind);
         break;
     }
 }

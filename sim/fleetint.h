@@ -17,7 +17,7 @@
 #include "sim/hpa.h"
 #include "sim/simint.h"
 
-#define PURPOSE_POD_SOURCE 5u /* a per-pod source's arrivals: entity = class x pods + pod */
+#define PURPOSE_POD_SOURCE 5u  /* a per-pod source's arrivals: entity = class x pods + pod */
 #define PURPOSE_POD_RESTART 6u /* a pod started by the autoscaler: + incarnation << 8 */
 #define ENTITY_POD_SOURCE 0x80000000u
 
@@ -39,10 +39,10 @@ typedef struct serial_client {
 
 typedef struct autoscaler {
     const sim_autoscale *cfg;
-    uint8_t *phase;    /* per pod slot: POD_* */
-    uint32_t *gen;     /* per pod slot: its incarnation (names its start and ready events) */
-    bool *used;        /* per pod slot: has run before (its counters are banked when reused) */
-    uint32_t *ready;   /* pods taking traffic, in the order they became ready */
+    uint8_t *phase;  /* per pod slot: POD_* */
+    uint32_t *gen;   /* per pod slot: its incarnation (names its start and ready events) */
+    bool *used;      /* per pod slot: has run before (its counters are banked when reused) */
+    uint32_t *ready; /* pods taking traffic, in the order they became ready */
     uint32_t nready;
     uint32_t *waiting; /* pods decided but not ready (pending, then starting), oldest first */
     uint32_t nwaiting;
@@ -50,7 +50,7 @@ typedef struct autoscaler {
     uint32_t nsamples, sample_pos, sample_fill;
     double sample_sum;
     sim_hpa_history recs, events;
-    bool synced; /* the first decision recorded the initial recommendation */
+    bool synced;              /* the first decision recorded the initial recommendation */
     fb_time_us pods_since_us; /* when nready last changed (pod_seconds) */
     double open_pod_s[SIM_PROVIDERS_MAX]; /* per-pod breakers' open time, summed over pods */
 } autoscaler;

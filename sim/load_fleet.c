@@ -42,7 +42,8 @@ int ld_parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
     if (rc == FB_OK) rc = ld_key(P, v, "resubmit", parse_resubmit, &c->resubmit);
     if (rc != FB_OK) return rc;
     if (c->source == SIM_SOURCE_PER_POD && c->arrivals != SIM_ARR_POISSON)
-        return fail_key(P, "source", "per-pod sources are Poisson processes: use \"poisson\" arrivals");
+        return fail_key(P, "source",
+                        "per-pod sources are Poisson processes: use \"poisson\" arrivals");
     if (c->serial && c->arrivals == SIM_ARR_CLOSED)
         return fail_key(P, "serial",
                         "a serial client follows an open-loop schedule (\"poisson\" or "
@@ -64,16 +65,16 @@ static int duration_at_most(pctx *P, const cJSON *v, const char *key, fb_time_us
 }
 
 static int parse_rules(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"stabilization", "pods", "percent", "period", "select",
-                                       NULL};
+    static const char *const keys[] = {"stabilization", "pods",   "percent",
+                                       "period",        "select", NULL};
     static const char *const selects[] = {"max", "min", "disabled", NULL};
     sim_scale_rules *r = out;
     int rc = ld_check_object(P, v, keys, NULL);
     /* as HPA's "policies", the two given replace both defaults */
     if (ld_field(v, "pods") || ld_field(v, "percent")) r->pods = r->percent = 0;
     if (rc == FB_OK)
-        rc = duration_at_most(P, v, "stabilization", &r->stabilization_us, true,
-                              3600 * FB_US_PER_S, "at most 1h (as Kubernetes allows)");
+        rc = duration_at_most(P, v, "stabilization", &r->stabilization_us, true, 3600 * FB_US_PER_S,
+                              "at most 1h (as Kubernetes allows)");
     if (rc == FB_OK) rc = ld_get_u32(P, v, "pods", &r->pods, 0, SIM_PODS_MAX);
     if (rc == FB_OK) rc = ld_get_u32(P, v, "percent", &r->percent, 0, 100000);
     if (rc == FB_OK)
@@ -114,10 +115,12 @@ static int autoscale_keys(pctx *P, const cJSON *v, sim_autoscale *a) {
         rc = duration_at_most(P, v, "period", &a->period_us, false, 3600 * FB_US_PER_S,
                               "at most 1h");
     if (rc == FB_OK && a->period_us % FB_US_PER_S != 0)
-        rc = fail_key(P, "period", "a whole number of seconds (the metric is sampled every second)");
+        rc =
+            fail_key(P, "period", "a whole number of seconds (the metric is sampled every second)");
     a->window_us = a->period_us;
     if (rc == FB_OK)
-        rc = duration_at_most(P, v, "window", &a->window_us, false, LD_SCALE_WINDOW_MAX_S * FB_US_PER_S,
+        rc = duration_at_most(P, v, "window", &a->window_us, false,
+                              LD_SCALE_WINDOW_MAX_S * FB_US_PER_S,
                               "at most 1h (it is kept one sample a second)");
     if (rc == FB_OK) rc = ld_get_number(P, v, "tolerance", &a->tolerance, 0, 0.999);
     if (rc == FB_OK)
@@ -131,8 +134,8 @@ static int autoscale_keys(pctx *P, const cJSON *v, sim_autoscale *a) {
 }
 
 static int parse_autoscale(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"metric", "target",     "min",      "max",
-                                       "period", "window",     "tolerance", "delay",
+    static const char *const keys[] = {"metric",     "target",   "min",        "max",
+                                       "period",     "window",   "tolerance",  "delay",
                                        "cold_start", "scale_up", "scale_down", NULL};
     static const char *const required[] = {"metric", "target", "max", NULL};
     sim_autoscale *a = out;
@@ -146,8 +149,9 @@ static int parse_autoscale(pctx *P, const cJSON *v, void *out) {
     if (a->min > a->max) return fail_key(P, "min", "more than max pods");
     if (count < a->min || count > a->max) {
         char msg[160];
-        snprintf(msg, sizeof msg, "pods.count (%u, the pods at the start) must lie in [min, max] = [%u, %u]",
-                 count, a->min, a->max);
+        snprintf(msg, sizeof msg,
+                 "pods.count (%u, the pods at the start) must lie in [min, max] = [%u, %u]", count,
+                 a->min, a->max);
         return fail_key(P, count < a->min ? "min" : "max", msg);
     }
     return FB_OK;

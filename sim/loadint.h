@@ -126,7 +126,7 @@ int ld_parse_traffic(pctx *P, const cJSON *v, void *out);
 
 /* ---- the fleet's dynamics (load_fleet.c) ---- */
 
-#define LD_RESUBMIT_MAX 100       /* re-submissions per user request */
+#define LD_RESUBMIT_MAX 100        /* re-submissions per user request */
 #define LD_SCALE_WINDOW_MAX_S 3600 /* an autoscaler's window, one sample a second */
 /* A class's "source", "serial" and "resubmit" (after its arrivals and schedule). */
 int ld_parse_class_fleet(pctx *P, const cJSON *v, sim_class *c);

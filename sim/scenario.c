@@ -51,8 +51,8 @@ static int fail_at(pctx *P, const char *key, const char *msg) {
 /* The keys, the name, the seed and the run's length and resolution. */
 static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
     static const char *const keys[] = {
-        "$schema", "name",      "description", "incident",  "seed",   "duration",
-        "tick",    "traffic",   "pods",        "providers", "policy", "variants",
+        "$schema", "name",      "description", "incident",  "seed",          "duration",
+        "tick",    "traffic",   "pods",        "providers", "policy",        "variants",
         "slo",     "spillover", "limits",      "expect",    "breaker_store", NULL};
     static const char *const required[] = {"name", NULL};
     const cJSON *incident = ld_field(root, "incident");

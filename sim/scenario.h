@@ -232,13 +232,18 @@ typedef struct sim_stack {
 } sim_stack;
 
 /* Which way and how fast an autoscaler may move: HPA's behavior.scaleUp / scaleDown. */
-typedef enum sim_scale_select { SIM_SELECT_MAX = 0, SIM_SELECT_MIN, SIM_SELECT_DISABLED } sim_scale_select;
+typedef enum sim_scale_select {
+    SIM_SELECT_MAX = 0,
+    SIM_SELECT_MIN,
+    SIM_SELECT_DISABLED
+} sim_scale_select;
 
 typedef struct sim_scale_rules {
-    fb_time_us stabilization_us; /* recommendations considered (scale up: the lowest; down: highest) */
-    uint32_t pods;               /* Pods policy: at most this many per period; 0 = none */
-    uint32_t percent;            /* Percent policy: at most this share per period; 0 = none */
-    fb_time_us period_us;        /* both policies' periodSeconds */
+    fb_time_us
+        stabilization_us; /* recommendations considered (scale up: the lowest; down: highest) */
+    uint32_t pods;        /* Pods policy: at most this many per period; 0 = none */
+    uint32_t percent;     /* Percent policy: at most this share per period; 0 = none */
+    fb_time_us period_us; /* both policies' periodSeconds */
     sim_scale_select select;
 } sim_scale_rules;
 
@@ -247,13 +252,13 @@ typedef enum sim_scale_metric { SIM_SCALE_IN_FLIGHT = 0, SIM_SCALE_UTILIZATION }
 /* A variant's pod autoscaler, after Kubernetes' HPA (docs/models.md, "Autoscaling"). */
 typedef struct sim_autoscale {
     bool on;
-    sim_scale_metric metric; /* requests in a pod (running + queued), or busy workers / workers */
-    double target;           /* the metric's desired average over ready pods */
-    uint32_t min, max;       /* pods */
-    fb_time_us period_us;    /* how often it decides (the sync period) */
-    fb_time_us window_us;    /* the metric is averaged over this, sampled every second */
-    double tolerance;        /* no change while |ratio - 1| <= this */
-    fb_time_us delay_us;     /* a decision to the pod's start (scheduling, image pull) */
+    sim_scale_metric metric;  /* requests in a pod (running + queued), or busy workers / workers */
+    double target;            /* the metric's desired average over ready pods */
+    uint32_t min, max;        /* pods */
+    fb_time_us period_us;     /* how often it decides (the sync period) */
+    fb_time_us window_us;     /* the metric is averaged over this, sampled every second */
+    double tolerance;         /* no change while |ratio - 1| <= this */
+    fb_time_us delay_us;      /* a decision to the pod's start (scheduling, image pull) */
     fb_time_us cold_start_us; /* its start to its first request (readiness) */
     sim_scale_rules up, down;
 } sim_autoscale;
@@ -404,10 +409,10 @@ int sim_scenario_provider(const sim_scenario *sc, const char *name);
 int sim_scenario_variant(const sim_scenario *sc, const char *name);
 
 /* Does the scenario use a fleet mechanism (its metrics and columns appear only then)? */
-bool sim_scenario_autoscales(const sim_scenario *sc);   /* some variant autoscales */
-bool sim_scenario_resubmits(const sim_scenario *sc);    /* some class re-submits failures */
-bool sim_scenario_serial(const sim_scenario *sc);       /* some class is a serial client */
-bool sim_scenario_per_pod(const sim_scenario *sc);      /* some class has per-pod sources */
+bool sim_scenario_autoscales(const sim_scenario *sc);    /* some variant autoscales */
+bool sim_scenario_resubmits(const sim_scenario *sc);     /* some class re-submits failures */
+bool sim_scenario_serial(const sim_scenario *sc);        /* some class is a serial client */
+bool sim_scenario_per_pod(const sim_scenario *sc);       /* some class has per-pod sources */
 bool sim_scenario_store_outages(const sim_scenario *sc); /* the breaker store goes down */
 
 #endif /* SIM_SCENARIO_H */

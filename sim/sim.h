@@ -103,13 +103,13 @@ typedef struct sim_fleet_summary {
     uint64_t resubmissions_calling; /* ... of classes that call a provider */
     uint64_t resubmitted;           /* requests that failed and were submitted again */
     fb_time_us serial_lag_us;       /* the longest a serial call started after its schedule */
-    uint64_t serial_backlog;        /* serial calls scheduled in the traffic window, never started */
+    uint64_t serial_backlog; /* serial calls scheduled in the traffic window, never started */
     uint64_t pod_requests_min, pod_requests_max; /* requests a pod received (of pods.count) */
-    uint32_t pods_peak;             /* most pods taking traffic at once */
-    double pod_seconds;             /* pods taking traffic, integrated over the run */
+    uint32_t pods_peak;                          /* most pods taking traffic at once */
+    double pod_seconds;                          /* pods taking traffic, integrated over the run */
     uint64_t pods_added, pods_removed, scale_decisions;
-    uint64_t store_unreachable;     /* breaker checks made while the store was unreachable */
-    uint64_t store_records_lost;    /* results that never reached the store */
+    uint64_t store_unreachable;  /* breaker checks made while the store was unreachable */
+    uint64_t store_records_lost; /* results that never reached the store */
 } sim_fleet_summary;
 
 typedef struct sim_summary {
@@ -182,8 +182,8 @@ typedef struct sim_log_event {
     fb_time_us t_us;
     int pod; /* -1: the shared store */
     uint8_t provider;
-    uint8_t fault;            /* fault events: index in the provider's faults */
-    fb_breaker_event breaker; /* SIM_EV_BREAKER */
+    uint8_t fault;                           /* fault events: index in the provider's faults */
+    fb_breaker_event breaker;                /* SIM_EV_BREAKER */
     uint32_t pods_from, pods_to, pods_ready; /* SIM_EV_SCALE */
     double metric;                           /* SIM_EV_SCALE: the window's average */
 } sim_log_event;

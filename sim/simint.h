@@ -45,13 +45,13 @@ enum {
     EV_STORE_SYNC,      /* lane: the store's state reaches the pods */
     EV_LAYER_TIMEOUT,   /* id = request, arg = depth | serial << 3: an outer layer gives up */
     /* the fleet's dynamics (fleet.c): handled by fleet_step() */
-    EV_POD_ARRIVAL, /* id = pod, arg = class: a per-pod source's arrival */
-    EV_SERIAL,      /* id = class: a serial client's next call */
-    EV_RESUBMIT,    /* id = pending re-submission: a user submits a failed request again */
+    EV_POD_ARRIVAL,  /* id = pod, arg = class: a per-pod source's arrival */
+    EV_SERIAL,       /* id = class: a serial client's next call */
+    EV_RESUBMIT,     /* id = pending re-submission: a user submits a failed request again */
     EV_SCALE_SAMPLE, /* the autoscaler samples its metric (every second), decides every period */
-    EV_POD_START,   /* id = pod, gen = its incarnation: a new pod's process starts */
-    EV_POD_READY,   /* id = pod, gen = its incarnation: it takes traffic */
-    EV_STORE_EDGE,  /* id = store outage, arg = is_end */
+    EV_POD_START,    /* id = pod, gen = its incarnation: a new pod's process starts */
+    EV_POD_READY,    /* id = pod, gen = its incarnation: it takes traffic */
+    EV_STORE_EDGE,   /* id = store outage, arg = is_end */
 };
 
 /* A layer's pending timeout or resume: its depth and serial in one event argument. */
@@ -91,9 +91,9 @@ typedef struct req {
     uint8_t state;
     uint8_t cls;
     bool holds_worker;
-    bool exposed;      /* its class may call a faulted provider */
-    bool via_fallback; /* the routing layer answered from a later provider */
-    bool degraded;     /* the answer is the outermost layer's degraded one */
+    bool exposed;       /* its class may call a faulted provider */
+    bool via_fallback;  /* the routing layer answered from a later provider */
+    bool degraded;      /* the answer is the outermost layer's degraded one */
     uint16_t resubmits; /* re-submissions of its user request before it (fleet.c) */
     uint32_t pod;
     uint32_t user;
@@ -394,13 +394,13 @@ int setup_pod_policy(sim *s, uint32_t k); /* pod k's engines, breakers, limiters
 uint32_t autoscale_slots(const sim_policy *pol, uint32_t count); /* pod slots of a variant */
 int fleet_setup(sim *s);
 void fleet_teardown(sim *s);
-bool fleet_step(sim *s, const sim_event *ev);       /* false: not a fleet event */
-void fleet_arrive(sim *s, req *r);                  /* its pod, and a re-submission's tokens */
-bool fleet_end(sim *s, req *r, sim_end end);        /* true: its user submits it again */
-void fleet_pod_freed(sim *s, uint32_t podi);        /* a draining pod may be gone */
-bool fleet_pod_live(const sim *s, uint32_t podi);   /* started and not yet gone */
-bool fleet_store_down(const sim *s);                /* the shared breakers' store is unreachable */
-void fleet_row(sim *s, sim_row *row);               /* the fleet's columns of a row */
-void fleet_finalize(sim *s);                        /* its share of the summary */
+bool fleet_step(sim *s, const sim_event *ev);     /* false: not a fleet event */
+void fleet_arrive(sim *s, req *r);                /* its pod, and a re-submission's tokens */
+bool fleet_end(sim *s, req *r, sim_end end);      /* true: its user submits it again */
+void fleet_pod_freed(sim *s, uint32_t podi);      /* a draining pod may be gone */
+bool fleet_pod_live(const sim *s, uint32_t podi); /* started and not yet gone */
+bool fleet_store_down(const sim *s);              /* the shared breakers' store is unreachable */
+void fleet_row(sim *s, sim_row *row);             /* the fleet's columns of a row */
+void fleet_finalize(sim *s);                      /* its share of the summary */
 
 #endif /* SIM_SIMINT_H */

@@ -50,8 +50,10 @@ void stat_serial_backlog(sim *s, uint64_t calls) {
 void stat_scale(sim *s, uint32_t from, uint32_t to) {
     sim_fleet_summary *fs = &s->sum->fleet;
     fs->scale_decisions++;
-    if (to > from) fs->pods_added += to - from;
-    else fs->pods_removed += from - to;
+    if (to > from)
+        fs->pods_added += to - from;
+    else
+        fs->pods_removed += from - to;
 }
 
 void stat_store(sim *s, store_tally what) {
@@ -348,7 +350,8 @@ void stat_breaker_dropped(sim *s, const bctx *bc) {
     size_t at = breaker_slot(s, bc);
     if (s->open_since[at] == FB_TIME_NONE) return;
     fb_time_us end = s->now < s->open_end[at] ? s->now : s->open_end[at];
-    if (counts(s, bc->layer, bc->pod < 0)) add_open_time(s, bc, bc->pod < 0, s->open_since[at], end);
+    if (counts(s, bc->layer, bc->pod < 0))
+        add_open_time(s, bc, bc->pod < 0, s->open_since[at], end);
     s->open_since[at] = FB_TIME_NONE;
 }
 

@@ -72,7 +72,7 @@ static const sim_log_event *find_event(const collect *c, sim_event_type type, fb
 /* ---- per-pod sources ---- */
 
 #define PER_POD                                                                                    \
-    "{\"name\":\"pp\",\"duration\":\"10m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"           \
+    "{\"name\":\"pp\",\"duration\":\"10m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"            \
     "{\"poisson\":\"40/s\"},\"target\":\"none\",\"source\":\"%s\"}],\"pods\":{\"count\":4},"       \
     "\"providers\":[{\"name\":\"a\"}]}"
 
@@ -137,7 +137,7 @@ static void fleet_per_pod_sources_trip_per_pod_breakers_apart(void **state) {
 /* ---- a serial client ---- */
 
 #define SERIAL                                                                                     \
-    "{\"name\":\"sr\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"job\",\"arrivals\":"         \
+    "{\"name\":\"sr\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"job\",\"arrivals\":"          \
     "{\"constant\":\"1/s\"},\"serial\":true,\"completion_tokens\":0}],"                            \
     "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"%s\"}}]}"
 
@@ -202,12 +202,12 @@ static void fleet_resubmission_carries_the_same_tokens(void **state) {
     (void)state;
     /* 50 requests at 0 s, half of whose prompts do not fit the window: a 400 (not retried),
      * and its user submits the very same prompt again: it fails again, every time */
-    sim_scenario *sc = th_load(
-        "{\"name\":\"rt\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
-        "{\"constant\":0},\"bursts\":[{\"at\":\"0s\",\"count\":50}],\"prompt_tokens\":"
-        "{\"uniform\":{\"min\":500,\"max\":1500}},\"completion_tokens\":0,"
-        "\"resubmit\":{\"probability\":1,\"think\":\"1s\",\"max\":3}}],"
-        "\"providers\":[{\"name\":\"a\",\"context_window\":1000}]}");
+    sim_scenario *sc =
+        th_load("{\"name\":\"rt\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
+                "{\"constant\":0},\"bursts\":[{\"at\":\"0s\",\"count\":50}],\"prompt_tokens\":"
+                "{\"uniform\":{\"min\":500,\"max\":1500}},\"completion_tokens\":0,"
+                "\"resubmit\":{\"probability\":1,\"think\":\"1s\",\"max\":3}}],"
+                "\"providers\":[{\"name\":\"a\",\"context_window\":1000}]}");
     sim_summary *s = run(sc, NULL, NULL);
     double gave_up = th_metric(sc, s, "users_gave_up");
     assert_true(gave_up > 5 && gave_up < 45);
@@ -239,11 +239,11 @@ static void fleet_closed_loop_user_resubmits_instead_of_asking_anew(void **state
 
 static void fleet_degraded_answers_are_not_resubmitted(void **state) {
     (void)state;
-    sim_scenario *sc = th_load(
-        "{\"name\":\"dg\",\"duration\":\"20s\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
-        "{\"constant\":\"1/s\"},\"resubmit\":{\"probability\":1,\"think\":\"2s\"}}],"
-        "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"0s\",\"for\":\"1h\","
-        "\"outage\":{}}]}],\"policy\":{\"degraded\":true}}");
+    sim_scenario *sc =
+        th_load("{\"name\":\"dg\",\"duration\":\"20s\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
+                "{\"constant\":\"1/s\"},\"resubmit\":{\"probability\":1,\"think\":\"2s\"}}],"
+                "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"0s\",\"for\":\"1h\","
+                "\"outage\":{}}]}],\"policy\":{\"degraded\":true}}");
     sim_summary *s = run(sc, NULL, NULL);
     assert_int_equal(s->requests, 20);
     assert_int_equal(s->fleet.resubmissions, 0);
@@ -256,10 +256,10 @@ static void fleet_degraded_answers_are_not_resubmitted(void **state) {
 
 /* 2 requests/s of 10 s of local work on one pod; an HPA on requests in flight, target 5. */
 #define HPA_JSON                                                                                   \
-    "{\"name\":\"as\",\"duration\":\"2m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"            \
+    "{\"name\":\"as\",\"duration\":\"2m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"             \
     "{\"constant\":\"2/s\"},\"target\":\"none\",\"service\":\"10s\"}],"                            \
     "\"pods\":{\"count\":1,\"workers\":100},\"providers\":[{\"name\":\"a\"}],"                     \
-    "\"policy\":{\"autoscale\":{\"metric\":\"in_flight\",\"target\":5,\"max\":10,"                \
+    "\"policy\":{\"autoscale\":{\"metric\":\"in_flight\",\"target\":5,\"max\":10,"                 \
     "\"delay\":\"5s\",\"cold_start\":\"5s\"}}}"
 
 static void fleet_autoscaler_first_decision_is_exact(void **state) {
@@ -313,8 +313,7 @@ static void fleet_autoscaler_scale_down_waits_for_the_stabilization_window(void 
      * the 9 of 30 s holds the fleet up (at 60 s even up, from 7) until 330 s */
     const char *sets[] = {"traffic[0].ramp=[{\"at\":\"60s\",\"rate\":2},{\"at\":\"60.5s\","
                           "\"rate\":0}]",
-                          "policy.autoscale.scale_down={\"stabilization\":\"30s\"}",
-                          "duration=8m"};
+                          "policy.autoscale.scale_down={\"stabilization\":\"30s\"}", "duration=8m"};
     char got[512];
     sim_scenario *sc = th_load_with(HPA_JSON, sets, 3, NULL);
     collect *c = new_collect();
@@ -371,12 +370,12 @@ static void fleet_new_pods_bring_cold_breakers(void **state) {
 /* One pod, 1 request/s, one attempt, a shared breaker (3 failures, open 30 s, no sync delay);
  * the store is unreachable from 10 s to 20 s. */
 #define STORE_JSON                                                                                 \
-    "{\"name\":\"so\",\"duration\":\"30s\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"           \
+    "{\"name\":\"so\",\"duration\":\"30s\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"            \
     "{\"constant\":\"1/s\"}}],\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"100ms\","     \
     "\"error\":\"10ms\"}%s}],\"breaker_store\":{\"outages\":[{\"at\":\"10s\",\"for\":\"10s\"}]},"  \
-    "\"policy\":{\"breaker\":{\"scope\":\"shared\",\"consecutive_failures\":3,\"open\":\"30s\"}},"  \
-    "\"variants\":{\"open\":{\"breaker\":{\"store_outage\":\"fail_open\"}},"                      \
-    "\"closed\":{\"breaker\":{\"store_outage\":\"fail_closed\"}},"                                \
+    "\"policy\":{\"breaker\":{\"scope\":\"shared\",\"consecutive_failures\":3,\"open\":\"30s\"}}," \
+    "\"variants\":{\"open\":{\"breaker\":{\"store_outage\":\"fail_open\"}},"                       \
+    "\"closed\":{\"breaker\":{\"store_outage\":\"fail_closed\"}},"                                 \
     "\"local\":{\"breaker\":{\"store_outage\":\"local\"}}}}"
 
 static sim_scenario *store_scenario(bool provider_down) {

@@ -47,10 +47,10 @@ static void ring_init(ring *r) {
 static void hpa_ratio_scales_the_ready_pods(void **state) {
     (void)state;
     assert_int_equal(sim_hpa_replicas(90, 75, 0.1, 50, 0), 60);
-    assert_int_equal(sim_hpa_replicas(200, 100, 0.1, 4, 0), 8);  /* doubled */
-    assert_int_equal(sim_hpa_replicas(50, 100, 0.1, 4, 0), 2);   /* halved */
-    assert_int_equal(sim_hpa_replicas(130, 100, 0.1, 3, 0), 4);  /* ceil(3.9) */
-    assert_int_equal(sim_hpa_replicas(0, 100, 0.1, 6, 0), 0);    /* the caller bounds it by min */
+    assert_int_equal(sim_hpa_replicas(200, 100, 0.1, 4, 0), 8); /* doubled */
+    assert_int_equal(sim_hpa_replicas(50, 100, 0.1, 4, 0), 2);  /* halved */
+    assert_int_equal(sim_hpa_replicas(130, 100, 0.1, 3, 0), 4); /* ceil(3.9) */
+    assert_int_equal(sim_hpa_replicas(0, 100, 0.1, 6, 0), 0);   /* the caller bounds it by min */
 }
 
 static void hpa_within_the_tolerance_nothing_changes(void **state) {
