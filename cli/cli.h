@@ -17,5 +17,6 @@ int cmd_mock(int argc, char **argv);
 int cmd_live(int argc, char **argv);
 int cmd_presets(int argc, char **argv);
 int cmd_import_policy(int argc, char **argv);
+int cmd_import(int argc, char **argv);
 
 #endif

@@ -57,6 +57,28 @@ void rep_escape_markup(FILE *f, const char *s) {
     }
 }
 
+/* What the scenario's concurrency limits, hedging and connections did at this provider. */
+static void write_provider_client(rep_json *w, const sim_scenario *sc,
+                                  const sim_provider_summary *ps) {
+    if (sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT)) {
+        rep_json_open(w, "concurrency_limit", '{', REP_JSON_LINES);
+        rep_json_u64(w, "rejections", ps->limit_rejections);
+        rep_json_u64(w, "drops", ps->limit_drops);
+        rep_json_u64(w, "ignored", ps->limit_ignored);
+        rep_json_u64(w, "limit_min", ps->limit_min);
+        rep_json_u64(w, "limit_max", ps->limit_max);
+        rep_json_close(w);
+    }
+    if (sim_scenario_uses(sc, SIM_FEATURE_HEDGING)) rep_json_u64(w, "hedges", ps->hedges);
+    if (sim_scenario_uses(sc, SIM_FEATURE_POOL)) {
+        rep_json_open(w, "connections", '{', REP_JSON_LINES);
+        rep_json_u64(w, "waits", ps->conn_waits);
+        rep_json_fixed(w, "wait_s", ps->conn_wait_s, 6);
+        rep_json_u64(w, "setups", ps->conn_setups);
+        rep_json_close(w);
+    }
+}
+
 static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, const sim_summary *s) {
     const sim_provider_summary *ps = &s->providers[p];
     rep_json_open(w, sc->providers[p].name, '{', REP_JSON_LINES);
@@ -94,6 +116,7 @@ static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, cons
     rep_json_u64(w, "in_service", ps->in_service_peak);
     rep_json_u64(w, "queue", ps->queue_peak);
     rep_json_close(w);
+    write_provider_client(w, sc, ps);
     rep_json_close(w);
 }
 
@@ -199,7 +222,7 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     if (!s->complete) rep_json_str(w, "stopped", s->stop_reason);
     rep_json_open(w, "summary", '{', REP_JSON_LINES);
     for (const sim_metric *d = sim_metrics(); d->name; d++)
-        if (!d->per_provider && !d->per_layer && sim_metric_shown(d, sc))
+        if (!d->per_provider && !d->per_layer && sim_metric_shown(sc, d))
             json_metric(w, d->name, d->value(sc, s, 0), d->unit);
     rep_json_close(w);
     rep_json_open(w, "outcomes", '{', REP_JSON_LINES);
@@ -286,10 +309,17 @@ void rep_csv_header(FILE *f, const sim_scenario *sc) {
                 "%s_open,%s_half_open",
                 n, n, n, n, n, n, n, n);
     }
-    /* the fleet's columns, last, and only for scenarios that use them */
-    if (sim_scenario_autoscales(sc)) fputs(",pods,pods_starting", f);
-    if (sim_scenario_resubmits(sc)) fputs(",resubmissions", f);
-    if (sim_scenario_store_outages(sc)) fputs(",store_down", f);
+    /* the columns of what the scenario uses, after every provider's usual ones */
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        if (sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT))
+            fprintf(f, ",%s_limit", sc->providers[p].name);
+        if (sim_scenario_uses(sc, SIM_FEATURE_POOL))
+            fprintf(f, ",%s_conn_wait", sc->providers[p].name);
+    }
+    /* then the fleet's, last, and only for scenarios that use them */
+    if (sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE)) fputs(",pods,pods_starting", f);
+    if (sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT)) fputs(",resubmissions", f);
+    if (sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fputs(",store_down", f);
     fputc('\n', f);
 }
 
@@ -305,9 +335,20 @@ void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim
         fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%.4f,%.4f",
                 r->p[p].attempts, r->p[p].errors, r->p[p].rate_limited, r->p[p].timeouts,
                 r->p[p].in_service, r->p[p].queue, r->p[p].open_share, r->p[p].half_open_share);
-    if (sim_scenario_autoscales(sc)) fprintf(f, ",%u,%u", r->pods_ready, r->pods_starting);
-    if (sim_scenario_resubmits(sc)) fprintf(f, ",%" PRIu64, r->resubmissions);
-    if (sim_scenario_store_outages(sc)) fprintf(f, ",%d", r->store_down ? 1 : 0);
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        /* a variant without a limit for p leaves its cell empty */
+        if (sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT)) {
+            if (sim_metric_is_na(r->p[p].limit))
+                fputc(',', f);
+            else
+                fprintf(f, ",%.2f", r->p[p].limit);
+        }
+        if (sim_scenario_uses(sc, SIM_FEATURE_POOL)) fprintf(f, ",%u", r->p[p].conn_wait);
+    }
+    if (sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE))
+        fprintf(f, ",%u,%u", r->pods_ready, r->pods_starting);
+    if (sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT)) fprintf(f, ",%" PRIu64, r->resubmissions);
+    if (sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fprintf(f, ",%d", r->store_down ? 1 : 0);
     fputc('\n', f);
 }
 

@@ -8,7 +8,8 @@
  * arrivals are dealt round-robin to the ready pods), or draining (removed:
  * it takes no new request and finishes those it holds, then is off). A pod
  * that starts gets fresh policy state: its breakers closed with empty
- * windows, full limiters and budgets (setup_pod_policy), so every new pod
+ * windows, full limiters and budgets (setup_pod_policy), no connections
+ * (conns_pod_reset), so every new pod
  * pays its own way into an outage.
  *
  * Every second the autoscaler samples its metric over the ready pods (the
@@ -181,6 +182,7 @@ void on_pod_start(sim *s, uint32_t podi) {
     as->phase[podi] = POD_STARTING;
     fb_rng_derive(&s->pods[podi].rng, s->sc->seed, ENTITY_POD + podi,
                   PURPOSE_POD_RESTART + ((uint64_t)as->gen[podi] << 8));
+    conns_pod_reset(s, podi);
     int rc = setup_pod_policy(s, podi);
     if (rc != FB_OK) return; /* setup_pod_policy stopped the run */
     push(s, s->now + as->cfg->cold_start_us, EV_POD_READY, podi, as->gen[podi], 0);

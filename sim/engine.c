@@ -183,6 +183,18 @@ static void step(sim *s, const sim_event *ev) {
     case EV_LAYER_TIMEOUT:
         if (req_is(s, ev, -1)) on_layer_timeout(s, ev->id, ev->arg);
         break;
+    case EV_PUBLISH:
+        on_publish(s, ev->id);
+        break;
+    case EV_HEDGE:
+        if (req_is(s, ev, -1)) on_hedge(s, ev->id, ev->arg);
+        break;
+    case EV_AT_PROVIDER:
+        if (att_is(s, ev, A_TRAVEL)) on_at_provider(s, ev->id);
+        break;
+    case EV_AT_CLIENT:
+        if (att_is(s, ev, A_RETURNING)) on_at_client(s, ev->id);
+        break;
     default:
         if (!fleet_step(s, ev))
             stop(s, FB_ESTATE, "internal error: unknown event kind %u", ev->kind);

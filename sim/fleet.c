@@ -19,9 +19,10 @@
 
 int fleet_setup(sim *s) {
     const sim_scenario *sc = s->sc;
-    if (!sim_scenario_autoscales(sc) && !sim_scenario_resubmits(sc) && !sim_scenario_serial(sc) &&
-        !sim_scenario_per_pod(sc) && !sim_scenario_store_outages(sc))
-        return FB_OK;
+    bool used = false;
+    for (int f = SIM_FEATURE_AUTOSCALE; f <= SIM_FEATURE_STORE_OUTAGE; f++)
+        used |= sim_scenario_uses(sc, (sim_feature)f);
+    if (!used) return FB_OK;
     fleet *f = calloc(1, sizeof *f);
     if (f == NULL) return FB_ENOMEM;
     s->fleet = f;

@@ -46,8 +46,8 @@ int ld_parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
                         "per-pod sources are Poisson processes: use \"poisson\" arrivals");
     if (c->serial && c->arrivals == SIM_ARR_CLOSED)
         return fail_key(P, "serial",
-                        "a serial client follows an open-loop schedule (\"poisson\" or "
-                        "\"constant\"); closed-loop users already wait for their answers");
+                        "a serial client follows a schedule (\"poisson\", \"constant\" or "
+                        "\"replay\"); closed-loop users already wait for their answers");
     if (c->serial && c->burst_count > 0)
         return fail_key(P, "serial", "a serial client has one call in flight: it cannot burst");
     if (c->serial && c->source == SIM_SOURCE_PER_POD)
@@ -235,34 +235,4 @@ int ld_check_fleet(pctx *P, const sim_scenario *sc) {
         return rc;
     }
     return FB_OK;
-}
-
-/* ---- which mechanisms a scenario uses (their metrics and columns appear only then) ---- */
-
-bool sim_scenario_autoscales(const sim_scenario *sc) {
-    for (uint32_t v = 0; v < sc->variant_count; v++)
-        if (sc->variants[v].autoscale.on) return true;
-    return false;
-}
-
-bool sim_scenario_resubmits(const sim_scenario *sc) {
-    for (uint32_t c = 0; c < sc->class_count; c++)
-        if (sc->classes[c].resubmit.probability > 0) return true;
-    return false;
-}
-
-bool sim_scenario_serial(const sim_scenario *sc) {
-    for (uint32_t c = 0; c < sc->class_count; c++)
-        if (sc->classes[c].serial) return true;
-    return false;
-}
-
-bool sim_scenario_per_pod(const sim_scenario *sc) {
-    for (uint32_t c = 0; c < sc->class_count; c++)
-        if (sc->classes[c].source == SIM_SOURCE_PER_POD) return true;
-    return false;
-}
-
-bool sim_scenario_store_outages(const sim_scenario *sc) {
-    return sc->store_outage_count > 0;
 }

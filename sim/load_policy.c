@@ -387,10 +387,8 @@ static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
 
 /* ---- per provider ---- */
 
-typedef int (*provider_part)(pctx *P, const cJSON *v, sim_provider_policy *pp);
-
 /* {PROVIDER: {...}, ...}: each member read into that provider's share of the policy. */
-static int per_provider(pctx *P, const cJSON *v, provider_part part, sim_layer *pol) {
+int ld_per_provider(pctx *P, const cJSON *v, ld_provider_part part, sim_layer *pol) {
     int rc = ld_need_object(P, v);
     for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
         size_t old = ld_push_key(P, e->string);
@@ -434,11 +432,11 @@ static int override_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
 }
 
 static int parse_ratelimits(pctx *P, const cJSON *v, void *out) {
-    return per_provider(P, v, ratelimit_part, out);
+    return ld_per_provider(P, v, ratelimit_part, out);
 }
 
 static int parse_overrides(pctx *P, const cJSON *v, void *out) {
-    return per_provider(P, v, override_part, out);
+    return ld_per_provider(P, v, override_part, out);
 }
 
 /* ---- the rest of a policy ---- */
@@ -502,6 +500,7 @@ int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const char *const *k
     if (rc == FB_OK) rc = ld_key(P, v, "classify", parse_classify, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "rate_limit", parse_ratelimits, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "overrides", parse_overrides, pol);
+    if (rc == FB_OK) rc = ld_parse_client(P, v, pol);
     if (rc == FB_OK && pol->order_len == 0)
         rc = ld_fail(
             P, "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");

@@ -124,7 +124,8 @@ static int check_place(pctx *P, const sim_layer *L, uint32_t i, uint32_t depth) 
         return ld_fail(P, "layer '%s': only the innermost layer can resume a stream", L->name);
     if (L->context_check && L->role != SIM_ROLE_ROUTER)
         return ld_fail(P, "layer '%s': context_window_check belongs to the routing layer", L->name);
-    if (L->role != SIM_ROLE_OUTER) return FB_OK;
+    int rc = ld_check_client_place(P, L, i + 1 == depth);
+    if (rc != FB_OK || L->role != SIM_ROLE_OUTER) return rc;
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
         if (L->per_provider[p].has_ratelimit || L->per_provider[p].timeout_us > 0)
             return ld_fail(P,

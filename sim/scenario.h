@@ -17,8 +17,10 @@
 
 #include "core/breaker.h"
 #include "core/classify.h"
+#include "core/conclimit.h"
 #include "core/fallback.h"
 #include "core/fb.h"
+#include "core/hedge.h"
 #include "core/ratelimit.h"
 #include "core/retry.h"
 #include "sim/fault.h"
@@ -33,7 +35,7 @@
 #define SIM_EXPECT_LEN 256
 #define SIM_PODS_MAX 10000
 #define SIM_NOTES_MAX 64
-#define SIM_NOTE_LEN 320
+#define SIM_NOTE_LEN 640
 
 typedef struct sim_error {
     char file[256];
@@ -54,7 +56,14 @@ typedef struct sim_dist {
     double a, b;
 } sim_dist;
 
-typedef enum sim_arrivals { SIM_ARR_POISSON = 0, SIM_ARR_CONSTANT, SIM_ARR_CLOSED } sim_arrivals;
+typedef enum sim_arrivals {
+    SIM_ARR_POISSON = 0,
+    SIM_ARR_CONSTANT,
+    SIM_ARR_CLOSED,
+    SIM_ARR_REPLAY /* recorded arrival times, as given (fusebox import) */
+} sim_arrivals;
+
+#define SIM_REPLAY_MAX 1000000 /* replayed arrivals per class */
 
 typedef enum sim_target {
     SIM_TARGET_LLM = 0, /* the variant's fallback chain */
@@ -93,6 +102,8 @@ typedef struct sim_class {
     double rate; /* per second (open loop) */
     uint32_t users;
     sim_dist think_us;
+    fb_time_us *replay_us; /* SIM_ARR_REPLAY: the arrival times, in order (malloc) */
+    uint32_t replay_count;
     sim_rate_point ramp[SIM_SCHEDULE_MAX];
     uint32_t ramp_count;
     sim_spike spikes[SIM_SCHEDULE_MAX];
@@ -145,11 +156,19 @@ typedef struct sim_provider {
     sim_discipline discipline;
     fb_time_us codel_target_us, codel_interval_us; /* SIM_QUEUE_CODEL */
     double price_in_per_mtok, price_out_per_mtok, price_per_call;
+    sim_dist net_latency_us; /* network.latency: each way between a pod and it; 0 = none */
+    bool has_network;
     sim_fault faults[SIM_FAULTS_MAX];
     uint32_t fault_count;
 } sim_provider;
 
-typedef enum sim_breaker_scope { SIM_SCOPE_POD = 0, SIM_SCOPE_SHARED } sim_breaker_scope;
+typedef enum sim_breaker_scope {
+    SIM_SCOPE_POD = 0,
+    SIM_SCOPE_SHARED,
+    SIM_SCOPE_PUBLISHED /* each pod its own breakers; an opening reaches the other pods at
+                           their next read of the store, every sync_delay_us (LiteLLM's
+                           cooldowns in Redis); set by presets */
+} sim_breaker_scope;
 
 /* What a shared breaker's pods do while its store is unreachable (breaker.store_outage). */
 typedef enum sim_store_outage {
@@ -164,7 +183,17 @@ typedef struct sim_provider_policy {
     fb_time_us timeout_us; /* attempt timeout override; 0 = the retry policy's */
     bool has_ratelimit;
     fb_ratelimit_config ratelimit; /* per pod */
+    bool has_conclimit;
+    fb_conclimit_config conclimit; /* per pod: concurrency_limit */
 } sim_provider_policy;
+
+/* A layer's HTTP connections per pod (docs/models.md, "Connections"): "connections". */
+typedef struct sim_pool {
+    uint32_t max;          /* open connections, all providers; 0 = no limit */
+    uint32_t per_provider; /* open connections to one provider; 0 = no limit */
+    uint32_t keepalive;    /* idle connections kept open; UINT32_MAX = every one */
+    sim_dist setup_us;     /* opening a connection */
+} sim_pool;
 
 /*
  * One layer of the stack a request passes through: an application's retry
@@ -183,6 +212,26 @@ typedef enum sim_role {
 /* In retry_on_outcomes and fallback_on_outcomes: a connection failure (refused, reset, other
    transport errors; not timeouts or refusals by a layer inside). Presets only. */
 #define SIM_ON_CONNECTION (1u << 31)
+#define SIM_STATUS_RULES_MAX 48
+
+/*
+ * A library's own reading of a reply, over fusebox's classification: the
+ * first rule that matches a reply (every field it sets) replaces what it
+ * names. Presets write them (LiteLLM's exception classes, Portkey's and
+ * Envoy's status lists); scenarios have no key for them.
+ */
+typedef struct sim_status_rule {
+    int status;        /* 0: any */
+    int8_t outcome;    /* -1: any, else an fb_outcome */
+    int8_t transport;  /* -1: any, else an fb_transport */
+    uint8_t providers; /* bit set of provider indices; 0: every provider */
+    int8_t retry;      /* -1 keep, 0 no, 1 yes */
+    int8_t fallback;   /* -1 keep, 0 no, 1 yes */
+    int8_t effect;     /* -1 keep, else an fb_effect */
+    uint8_t trip;      /* fb_trip */
+    uint32_t failure_limit;
+    uint32_t attempts; /* fb_class.attempts */
+} sim_status_rule;
 
 typedef struct sim_layer {
     char name[SIM_NAME_MAX];
@@ -219,6 +268,20 @@ typedef struct sim_layer {
     bool degraded;
     sim_dist degraded_latency_us;
     fb_stream_policy stream;
+    /* Set by presets (sim/preset_*.c); zero: fusebox's own behaviour. */
+    sim_status_rule rules[SIM_STATUS_RULES_MAX];
+    uint32_t rule_count;
+    fb_pick pick;                       /* groups (core/fallback.h) */
+    uint8_t group[SIM_PROVIDERS_MAX];   /* by provider */
+    uint32_t weight[SIM_PROVIDERS_MAX]; /* by provider */
+    fb_switch healthy_gate, zero_wait_if_healthy;
+    fb_fallback_chain on_context_length, on_policy;
+    bool eject_limit;         /* the layer's breakers of a pod form an fb_eject_group */
+    double eject_max_percent; /* ... of which under this % may be open */
+    bool has_hedge;           /* hedging (innermost layer) */
+    fb_hedge_config hedge;
+    bool has_pool; /* connections (innermost layer) */
+    sim_pool pool;
 } sim_layer;
 
 #define SIM_LAYERS_MAX 8 /* layers of one variant, all its stacks together */
@@ -275,10 +338,13 @@ typedef struct sim_policy {
 } sim_policy;
 
 /*
- * A reply as layer L sees it: its classifier, then its retry_on list (which
- * decides alone), its no-retry statuses and its fallback_on list.
+ * A reply from provider `provider` (an outer layer's: its target, 0) as
+ * layer L reads it: the classifier `cl` built from L->classify, then the
+ * preset's rules (L->rules), then its retry_on list (which decides alone),
+ * its no-retry statuses and its fallback_on list.
  */
-fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep);
+fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
+                            uint32_t provider);
 
 /* The stack requests of class `cls` pass through. */
 const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls);
@@ -403,16 +469,26 @@ int sim_dist_parse(const char *text, size_t len, const char *what, bool duration
 /* Rates: "40/s", "2400/m", "2400/min", "5/h", or a bare number per second. */
 int sim_parse_rate(const char *s, double *per_s);
 
+/* What a scenario uses that its outputs then show (metrics, columns): off unless asked for. */
+typedef enum sim_feature {
+    SIM_FEATURE_ALWAYS = 0,
+    SIM_FEATURE_CONCLIMIT, /* a layer of some variant has a concurrency_limit */
+    SIM_FEATURE_HEDGING,   /* ... hedging */
+    SIM_FEATURE_POOL,      /* ... connections */
+    SIM_FEATURE_NETWORK,   /* a provider has network latency */
+    /* the fleet's dynamics (docs/models.md) */
+    SIM_FEATURE_AUTOSCALE,   /* some variant autoscales its pods */
+    SIM_FEATURE_RESUBMIT,    /* some class's users re-submit failures */
+    SIM_FEATURE_SERIAL,      /* some class is a serial client */
+    SIM_FEATURE_PER_POD,     /* some class has per-pod sources */
+    SIM_FEATURE_STORE_OUTAGE /* the breaker store goes down (breaker_store.outages) */
+} sim_feature;
+
+bool sim_scenario_uses(const sim_scenario *sc, sim_feature f);
+
 /* Index of a provider by name, or -1. */
 int sim_scenario_provider(const sim_scenario *sc, const char *name);
 /* Index of a variant by name, or -1. */
 int sim_scenario_variant(const sim_scenario *sc, const char *name);
-
-/* Does the scenario use a fleet mechanism (its metrics and columns appear only then)? */
-bool sim_scenario_autoscales(const sim_scenario *sc);    /* some variant autoscales */
-bool sim_scenario_resubmits(const sim_scenario *sc);     /* some class re-submits failures */
-bool sim_scenario_serial(const sim_scenario *sc);        /* some class is a serial client */
-bool sim_scenario_per_pod(const sim_scenario *sc);       /* some class has per-pod sources */
-bool sim_scenario_store_outages(const sim_scenario *sc); /* the breaker store goes down */
 
 #endif /* SIM_SCENARIO_H */

@@ -65,6 +65,13 @@ typedef struct sim_provider_summary {
     uint64_t overloaded;   /* queue-full answers */
     uint64_t shed;         /* queued attempts dropped unserved (expired at the head, CoDel) */
     uint32_t in_service_peak, queue_peak;
+    /* concurrency limits of the routing layer and inside it, every pod */
+    uint64_t limit_rejections, limit_drops, limit_ignored;
+    uint32_t limit_min, limit_max; /* the lowest and highest limit any pod had */
+    uint64_t hedges;               /* hedged attempts sent to it (not the group's first) */
+    uint64_t conn_waits;           /* attempts that waited for a connection */
+    uint64_t conn_setups;          /* connections opened (new, or after one was closed) */
+    double conn_wait_s;            /* time attempts waited for a connection, summed */
 } sim_provider_summary;
 
 /* One layer of the variant's stacks (the variant's layer of the same index). */
@@ -133,6 +140,8 @@ typedef struct sim_summary {
     uint64_t requests_in_fault, attempts_in_fault; /* calling requests / attempts in windows */
     uint64_t budget_refusals;
     uint64_t stream_failures, tokens_duplicated, stream_resumes;
+    uint64_t hedges, hedges_won; /* hedged attempts sent; hedge groups a hedged attempt won */
+    double hedge_cost_usd;       /* billed for hedged attempts */
     uint64_t in_flight_peak, pod_queue_peak;
     double cost_usd, cost_wasted_usd, fallback_extra_cost_usd;
     double baseline_error_rate;
@@ -160,6 +169,8 @@ typedef struct sim_row {
         uint32_t in_service, queue;
         double open_share;      /* pods whose breaker is open (or forced open) */
         double half_open_share; /* pods whose breaker is half-open */
+        double limit;           /* the concurrency limit, mean over pods; NaN: none */
+        uint32_t conn_wait;     /* attempts waiting for a connection */
     } p[SIM_PROVIDERS_MAX];
     bool fault_active; /* some scripted fault is active during the tick */
     /* the fleet (columns only when the scenario uses them) */

@@ -4,6 +4,8 @@
  *   engine.c    pools, the event loop (model and port clocks), caps, errors
  *   request.c   a user request: arrival, worker, policy decision, attempt, reply, end
  *   provider.c  a provider: admission, capacity, queue, service, replies, billing, the port
+ *   conn.c      an attempt's way to its provider and back: connections, network latency
+ *   hedging.c   hedged requests: a group of attempts, the first success wins
  *   store.c     breakers: per pod or shared through a store with a propagation delay
  *   series.c    the time series, the baseline and spillover
  *   stats.c     the summary counters, their final sums and the invariants
@@ -44,6 +46,10 @@ enum {
     EV_STORE_RECORD,    /* lane: a result reaches the shared store */
     EV_STORE_SYNC,      /* lane: the store's state reaches the pods */
     EV_LAYER_TIMEOUT,   /* id = request, arg = depth | serial << 3: an outer layer gives up */
+    EV_PUBLISH,         /* id = breaker slot: a pod reads an opening another pod published */
+    EV_HEDGE,           /* id = request, arg = the group's serial: the next hedge is due */
+    EV_AT_PROVIDER,     /* id = attempt: it reaches its provider (connection setup, network) */
+    EV_AT_CLIENT,       /* id = attempt: its reply reaches the client (network) */
     /* the fleet's dynamics (fleet.c): handled by fleet_step() */
     EV_POD_ARRIVAL,  /* id = pod, arg = class: a per-pod source's arrival */
     EV_SERIAL,       /* id = class: a serial client's next call */
@@ -62,7 +68,20 @@ enum {
 enum { LANE_DEADLINE = 0, LANE_STORE_RECORD = 1, LANE_STORE_SYNC = 2 };
 
 enum { R_FREE = 0, R_QUEUED, R_LOCAL, R_CALLING, R_WAITING, R_FINISHING };
-enum { A_FREE = 0, A_QUEUED, A_SERVICE, A_REPLYING, A_HANG, A_PORT /* at a real provider */ };
+enum {
+    A_FREE = 0,
+    A_QUEUED,
+    A_SERVICE,
+    A_REPLYING,
+    A_HANG,
+    A_PORT,      /* at a real provider */
+    A_CONNWAIT,  /* waiting for a connection of its pod's pool */
+    A_TRAVEL,    /* on its way to the provider: a connection's setup, the network */
+    A_RETURNING, /* its reply on its way back to the client */
+};
+
+/* An attempt's connection (conn.c). */
+enum { CONN_NONE = 0, CONN_WAIT, CONN_HELD };
 
 #define PURPOSE_REQUEST 2u
 #define PURPOSE_POD 3u
@@ -106,6 +125,23 @@ typedef struct req {
     hop hops[];             /* one per layer of the stack, outermost first */
 } req;
 
+/*
+ * What an attempt carries when the variant hedges or pools connections, or
+ * a provider has network latency (s->att_x): sized into the attempts' pool
+ * only then, so that other runs keep their memory and speed.
+ */
+typedef struct attx {
+    fb_fallback_permits perm; /* a hedge group's attempt holds its own permits */
+    bool grouped;             /* in its request's hedge group, at `slot` */
+    bool hedge;               /* not the group's first attempt */
+    bool left_running;        /* a loser the client lets finish (hedging.cancel: false) */
+    uint8_t slot;
+    uint8_t conn;  /* CONN_NONE, CONN_WAIT, CONN_HELD */
+    uint8_t layer; /* the innermost layer that sent it */
+    uint32_t pod;
+    fb_time_us wait_since_us; /* when it started waiting for a connection */
+} attx;
+
 typedef struct attempt {
     uint32_t gen; /* first field: survives reuse */
     uint8_t state;
@@ -121,7 +157,29 @@ typedef struct attempt {
     bool timer_armed;
     fb_reply reply;
     fb_time_us hint_us;
+    struct attx x[]; /* present when the run has hedging, connections or network latency */
 } attempt;
+
+/* A request's hedged call in progress (hedging.c): after its hops, when the variant hedges. */
+typedef struct hgroup {
+    fb_hedge_group g;
+    bool active;
+    uint8_t provider;                    /* the first attempt's */
+    uint32_t serial;                     /* names the pending hedge timer */
+    uint32_t att[FB_HEDGE_ATTEMPTS_MAX]; /* slot k's attempt index + 1; 0: answered or gone */
+    fb_reply first;                      /* the first attempt's failure (EXHAUSTED ends with it) */
+    fb_time_us first_hint_us;
+} hgroup;
+
+/* A layer's connections in one pod (conn.c). */
+typedef struct connpool {
+    uint32_t open; /* connections open, busy or idle, every provider */
+    uint32_t idle_total;
+    uint32_t busy[SIM_PROVIDERS_MAX], idle[SIM_PROVIDERS_MAX];
+    sim_fifo wait[SIM_PROVIDERS_MAX]; /* of waiter, per provider */
+    uint32_t wlive[SIM_PROVIDERS_MAX];
+    uint64_t seq; /* arrival order of waiters across providers: FIFO over the pool */
+} connpool;
 
 /* An entry of a queue of requests or attempts: stale when the generation moved on. */
 typedef struct ref {
@@ -184,6 +242,7 @@ typedef struct lay {
     const sim_layer *cfg;
     fb_retry_policy retry;
     fb_classifier classifier;
+    fb_hedge_policy hedge; /* cfg->has_hedge */
 } lay;
 
 /* RFC 8289's state for one provider's queue (provider.c). */
@@ -202,8 +261,10 @@ typedef struct prov {
     bool has_rpm, has_tpm;
     fb_bucket rpm, tpm;
     double capacity_factor;
-    bool disturbed;  /* has scripted faults, or a class with a spike calls it */
-    int share_layer; /* whose breaker the time series shows (-1: none) */
+    bool disturbed;        /* has scripted faults, or a class with a spike calls it */
+    int share_layer;       /* whose breaker the time series shows (-1: none) */
+    int limit_layer;       /* whose concurrency limit the time series shows (-1: none) */
+    uint32_t conn_waiting; /* attempts waiting for a connection to it, every pod */
     struct {
         uint64_t attempts, errors, rate_limited, timeouts;
     } tick;
@@ -236,15 +297,23 @@ typedef struct sim {
     fb_budget *budgets; /* npods * NL */
     prov provs[SIM_PROVIDERS_MAX];
     /* breakers (store.c), each slot (layer, pod, provider): see slot() */
-    fb_breaker *breakers;   /* per-pod scope */
-    fb_breaker *stores;     /* NL * P, shared scope */
-    bctx *bctxs;            /* slots, then stores */
-    fb_time_us *open_since; /* slots, then stores */
-    fb_time_us *open_end;   /* when each open period ends at the latest */
-    view *views;            /* slots, shared scope */
-    sim_fifo recs;          /* store_record: in the same order as their lane */
-    sim_fifo syncs;         /* store_sync: in the same order as their lane */
-    fb_ratelimit *limiters; /* slots */
+    fb_breaker *breakers;         /* per-pod scope */
+    fb_breaker *stores;           /* NL * P, shared scope */
+    bctx *bctxs;                  /* slots, then stores */
+    fb_time_us *open_since;       /* slots, then stores */
+    fb_time_us *open_end;         /* when each open period ends at the latest */
+    view *views;                  /* slots, shared scope */
+    sim_fifo recs;                /* store_record: in the same order as their lane */
+    sim_fifo syncs;               /* store_sync: in the same order as their lane */
+    fb_ratelimit *limiters;       /* slots */
+    fb_time_us *published;        /* slots, PUBLISHED scope: the latest deadline published to it */
+    uint32_t *rr_cursors;         /* npods * NL: each pod's round-robin rotation per layer */
+    fb_eject_group *eject_groups; /* npods * NL */
+    fb_conclimit *climits;        /* slots; NULL when no layer has a concurrency limit */
+    fb_hedge_window *hwins;       /* slots; NULL when no layer hedges after a percentile */
+    connpool *pools;              /* npods * NL; NULL when no layer has connections */
+    bool att_x;                   /* attempts carry an attx */
+    size_t hg_offset;             /* where a request's hgroup is (0: the variant does not hedge) */
     /* traffic */
     sim_traffic traffic[SIM_CLASSES_MAX];
     uint32_t users_total;
@@ -293,6 +362,16 @@ static inline attempt *A(sim *s, uint32_t i) {
     return (attempt *)pool_at(&s->atts, i);
 }
 
+/* An attempt's extension; only when s->att_x. */
+static inline attx *X(attempt *a) {
+    return &a->x[0];
+}
+
+/* A request's hedge group; only when s->hg_offset. */
+static inline hgroup *HG(const sim *s, req *r) {
+    return (hgroup *)((char *)r + s->hg_offset);
+}
+
 /* The breaker, view, limiter and open-period slot of (layer, pod, provider). */
 static inline size_t slot(const sim *s, uint32_t layer, uint32_t podi, uint32_t provider) {
     return ((size_t)layer * s->npods + podi) * s->P + provider;
@@ -330,6 +409,39 @@ void on_attempt_timeout(sim *s, uint32_t ai);
 void on_deadline(sim *s, uint32_t ri);
 void on_finish(sim *s, uint32_t ri);
 
+/* request.c: what hedging.c shares */
+fb_class classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi);
+/* A hedge group's answer (from provider pi, `out` tokens) to the innermost layer's engine. */
+void inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,
+                  uint32_t out);
+int new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
+                uint32_t *out);
+fb_reply sim_timeout_reply(void);
+
+/* hedging.c */
+void hedge_begin(sim *s, uint32_t ri, uint32_t ai);
+void on_hedge(sim *s, uint32_t ri, uint32_t arg);
+void hedge_delivered(sim *s, uint32_t ai);
+void hedge_timeout(sim *s, uint32_t ai);
+void hedge_abandon(sim *s, req *r);
+
+/* conn.c */
+void attempt_depart(sim *s, uint32_t ai);
+void on_at_provider(sim *s, uint32_t ai);
+bool attempt_return(sim *s, uint32_t ai);
+void on_at_client(sim *s, uint32_t ai);
+void conn_end(sim *s, uint32_t ai, bool close);
+int setup_conns(sim *s);
+void free_conns(sim *s);
+void conns_pod_reset(sim *s, uint32_t k);
+
+/* stats.c, for these */
+void stat_hedge_sent(sim *s, uint32_t provider);
+void stat_hedge_won(sim *s);
+void stat_conn_wait(sim *s, uint32_t provider);
+void stat_conn_waited(sim *s, uint32_t provider, fb_time_us wait_us);
+void stat_conn_setup(sim *s, uint32_t provider);
+
 /* provider.c */
 void provider_arrive(sim *s, uint32_t ai);
 void port_send(sim *s, uint32_t ai);
@@ -345,6 +457,7 @@ int pod_breaker(sim *s, uint32_t layer, uint32_t k, uint32_t p, fb_fallback_prov
 void on_breaker_event(void *ctx, const fb_breaker_event *ev);
 void on_store_record(sim *s);
 void on_store_sync(sim *s);
+void on_publish(sim *s, uint32_t slot_index);
 bool is_open(fb_breaker_state st);
 fb_breaker_state seen_state(const fb_breaker *b, fb_time_us now);
 

@@ -185,12 +185,39 @@ void stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted) {
     ps->tokens_out += tokens_out;
     ps->cost_usd += c;
     s->sum->cost_usd += c;
+    if (s->att_x && a->x[0].hedge) s->sum->hedge_cost_usd += c;
     if (wasted) {
         ps->tokens_in_wasted += a->tokens_in;
         ps->tokens_out_wasted += tokens_out;
         ps->cost_wasted_usd += c;
         s->sum->cost_wasted_usd += c;
     }
+}
+
+/* A hedged attempt left for `provider` (the group's first is an ordinary attempt). */
+void stat_hedge_sent(sim *s, uint32_t provider) {
+    s->sum->hedges++;
+    s->sum->providers[provider].hedges++;
+}
+
+/* A hedge group's answer came from a hedged attempt, not from its first. */
+void stat_hedge_won(sim *s) {
+    s->sum->hedges_won++;
+}
+
+/* An attempt found no connection to `provider` and waits for one. */
+void stat_conn_wait(sim *s, uint32_t provider) {
+    s->sum->providers[provider].conn_waits++;
+}
+
+/* ... and got one after `wait_us`. */
+void stat_conn_waited(sim *s, uint32_t provider, fb_time_us wait_us) {
+    s->sum->providers[provider].conn_wait_s += (double)wait_us / 1e6;
+}
+
+/* A connection to `provider` was opened (and costs its setup). */
+void stat_conn_setup(sim *s, uint32_t provider) {
+    s->sum->providers[provider].conn_setups++;
 }
 
 void stat_tally(sim *s, uint32_t provider, tally what) {
@@ -249,7 +276,7 @@ static size_t breaker_slot(const sim *s, const bctx *bc) {
 static bool counts(const sim *s, uint32_t l, bool store) {
     const sim_layer *L = s->lays[l].cfg;
     if (store) return L->breaker_scope == SIM_SCOPE_SHARED;
-    return L->breaker_scope == SIM_SCOPE_POD || L->store_outage == SIM_STORE_LOCAL;
+    return L->breaker_scope != SIM_SCOPE_SHARED || L->store_outage == SIM_STORE_LOCAL;
 }
 
 /* Provider totals hold the breakers of the routing layer and inside it (an outer one's
@@ -320,19 +347,31 @@ static void add_rejections(sim *s, uint32_t l, uint32_t p, uint64_t rejected) {
     if (per_provider(s, l)) s->sum->providers[p].breaker_rejections += rejected;
 }
 
-/* What pod k's primitives counted in layer l for provider p: its limiter, its breaker. */
+/* What pod k's concurrency limit in layer l for provider p counted. */
+static void add_conclimit_counts(sim *s, uint32_t l, uint32_t p, uint32_t k) {
+    sim_provider_summary *ps = &s->sum->providers[p];
+    const fb_conclimit_stats *st = fb_conclimit_stats_get(&s->climits[slot(s, l, k, p)]);
+    ps->limit_rejections += st->rejected;
+    ps->limit_drops += st->drops;
+    ps->limit_ignored += st->ignored;
+    if (ps->limit_max == 0 || st->limit_min < ps->limit_min) ps->limit_min = st->limit_min;
+    if (st->limit_max > ps->limit_max) ps->limit_max = st->limit_max;
+}
+
+/* What pod k's primitives counted in layer l for provider p: limits, limiter, breaker. */
 static void add_pod_counts(sim *s, uint32_t l, uint32_t p, uint32_t k) {
     sim_provider_summary *ps = &s->sum->providers[p];
     const sim_layer *L = s->lays[l].cfg;
     const sim_provider_policy *pp = &L->per_provider[p];
     size_t i = slot(s, l, k, p);
+    if (pp->has_conclimit && L->role != SIM_ROLE_OUTER) add_conclimit_counts(s, l, p, k);
     if (pp->has_ratelimit) {
         const fb_ratelimit_stats *st = fb_ratelimit_stats_get(&s->limiters[i]);
         ps->limiter_waits += st->delayed;
         ps->limiter_rejections += st->rejected;
     }
     if (!pp->has_breaker || (L->role == SIM_ROLE_OUTER && p > 0)) return;
-    if (L->breaker_scope == SIM_SCOPE_POD)
+    if (L->breaker_scope != SIM_SCOPE_SHARED) /* per pod, or published (LiteLLM's cooldowns) */
         add_rejections(s, l, p, fb_breaker_stats_get(&s->breakers[i])->rejected);
 }
 

@@ -45,13 +45,18 @@ fb_breaker_state seen_state(const fb_breaker *b, fb_time_us now) {
 
 /* ---- the pods' side of a shared breaker ---- */
 
+/* Does the pod's last view of the store say open? */
+static bool view_says_open(const view *v, fb_time_us now) {
+    return v->state == FB_BREAKER_FORCED_OPEN ||
+           (v->state == FB_BREAKER_OPEN && now < v->open_until_us);
+}
+
 /* The store cannot be reached: the layer's store_outage decides. */
 static bool allow_unreachable(view *v, fb_time_us now, fb_breaker_permit *permit) {
     sim *s = v->s;
     stat_store(s, STORE_UNREACHABLE);
     sim_store_outage mode = s->lays[v->layer].cfg->store_outage;
-    bool view_open = v->state == FB_BREAKER_FORCED_OPEN ||
-                     (v->state == FB_BREAKER_OPEN && now < v->open_until_us);
+    bool view_open = view_says_open(v, now);
     if (mode == SIM_STORE_FAIL_OPEN) {
         permit->admitted_us = now;
         permit->kind = FB_PERMIT_UNTRACKED; /* its result has nowhere to go */
@@ -100,6 +105,33 @@ static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
     }
     /* the open period is over in this pod's view: probes are granted by the store */
     return fb_breaker_allow(&s->stores[(size_t)v->layer * s->P + v->provider], now, permit);
+}
+
+/* Would allow_unreachable() admit now? (Nothing is counted: a peek.) */
+static bool admits_unreachable(const view *v, fb_time_us now) {
+    const sim *s = v->s;
+    sim_store_outage mode = s->lays[v->layer].cfg->store_outage;
+    if (mode == SIM_STORE_FAIL_OPEN) return true;
+    if (mode == SIM_STORE_FAIL_CLOSED || view_says_open(v, now)) return false;
+    return fb_breaker_admits(&s->breakers[(size_t)(v - s->views)], now);
+}
+
+/* Would view_allow() admit now? (The groups of the fallback engine peek.) */
+static bool view_admits(void *ctx, fb_time_us now) {
+    view *v = ctx;
+    if (fleet_store_down(v->s)) return admits_unreachable(v, now);
+    switch (v->state) {
+    case FB_BREAKER_FORCED_OPEN:
+        return false;
+    case FB_BREAKER_OPEN:
+        if (now < v->open_until_us) return false;
+        break;
+    case FB_BREAKER_HALF_OPEN:
+        break;
+    default:
+        return true;
+    }
+    return fb_breaker_admits(&v->s->stores[(size_t)v->layer * v->s->P + v->provider], now);
 }
 
 static void view_record(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
@@ -167,12 +199,52 @@ void on_store_sync(sim *s) {
     }
 }
 
+/* ---- published openings (LiteLLM's cooldowns in Redis) ---- */
+
+/*
+ * Pod k reads the store every sync_delay_us, at k * delay / npods + m * delay:
+ * the next read at or after t. An opening written at t is seen then, unless
+ * it ended before (each pod reads on its own cycle, as LiteLLM's
+ * DualCache throttles its Redis reads per key).
+ */
+static fb_time_us next_read(const sim *s, uint32_t layer, uint32_t k, fb_time_us t) {
+    fb_time_us every = s->lays[layer].cfg->sync_delay_us;
+    if (every <= 0) return t;
+    fb_time_us phase = every * (fb_time_us)k / (fb_time_us)s->npods;
+    if (t <= phase) return phase;
+    fb_time_us m = (t - phase + every - 1) / every;
+    return fb_time_add(phase, m * every);
+}
+
+/* An opening of pod `from`'s breaker, written to the store for the other pods to read. */
+static void publish(sim *s, const bctx *bc, const fb_breaker_event *ev) {
+    for (uint32_t k = 0; k < s->npods; k++) {
+        if ((int)k == bc->pod) continue;
+        fb_time_us at = next_read(s, bc->layer, k, ev->at_us);
+        if (at >= ev->open_until_us) continue; /* over before this pod reads it */
+        size_t i = slot(s, bc->layer, k, bc->provider);
+        if (ev->open_until_us > s->published[i]) s->published[i] = ev->open_until_us;
+        push(s, at, EV_PUBLISH, (uint32_t)i, 0, 0);
+    }
+}
+
+void on_publish(sim *s, uint32_t slot_index) {
+    fb_breaker *b = &s->breakers[slot_index];
+    fb_time_us until = s->published[slot_index];
+    if (until <= s->now) return;
+    if (fb_breaker_state_get(b) == FB_BREAKER_OPEN && fb_breaker_open_until(b) >= until) return;
+    fb_breaker_sync(b, FB_BREAKER_OPEN, until, s->now);
+}
+
 /* Every breaker's state changes come here: counted, logged, and the store's sent to the pods. */
 void on_breaker_event(void *ctx, const fb_breaker_event *ev) {
     bctx *bc = ctx;
     sim *s = bc->s;
     stat_breaker_transition(s, bc, ev);
     if (bc->pod < 0) store_sync_push(s, bc, ev);
+    if (bc->pod >= 0 && ev->to == FB_BREAKER_OPEN && ev->cause != FB_CAUSE_SYNC &&
+        s->lays[bc->layer].cfg->breaker_scope == SIM_SCOPE_PUBLISHED)
+        publish(s, bc, ev);
     sim_log_event le;
     memset(&le, 0, sizeof le);
     le.type = SIM_EV_BREAKER;
@@ -202,6 +274,8 @@ static int init_breaker(sim *s, fb_breaker *b, bctx *ctx, int podi, uint32_t l, 
     bc.on_event = on_breaker_event;
     bc.event_ctx = ctx;
     bc.rng = rng;
+    if (s->lays[l].cfg->eject_limit && podi >= 0)
+        bc.eject_group = &s->eject_groups[(size_t)podi * s->NL + l];
     int rc = fb_breaker_init(b, &bc, s->now); /* 0 at setup; a pod that starts later: then */
     if (rc != FB_OK)
         stop(s, FB_EINVAL, "invalid breaker for %s (%s)", s->sc->providers[p].name,
@@ -226,6 +300,7 @@ int pod_breaker(sim *s, uint32_t l, uint32_t k, uint32_t p, fb_fallback_provider
         v->generation = fb_breaker_generation(store);
         fp->port.allow = view_allow;
         fp->port.record = view_record;
+        fp->port.admits = view_admits;
         fp->port.ctx = v;
         return FB_OK;
     }

@@ -17,6 +17,7 @@ void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32
     tr->burst_i = 0;
     tr->burst_k = 0;
     tr->scale = 1.0;
+    tr->replay_i = 0;
 }
 
 static double base_rate(const sim_class *c, fb_time_us t) {
@@ -102,6 +103,13 @@ static fb_time_us next_constant(sim_traffic *tr, fb_time_us t) {
     return FB_TIME_MAX;
 }
 
+/* The next recorded time: a cursor, so that arrivals at the same instant all come. */
+static fb_time_us next_replay(sim_traffic *tr) {
+    if (tr->replay_i >= tr->c->replay_count) return FB_TIME_MAX;
+    fb_time_us t = tr->c->replay_us[tr->replay_i++];
+    return t < tr->end_us ? t : FB_TIME_MAX;
+}
+
 fb_time_us sim_traffic_next(sim_traffic *tr, fb_time_us from) {
     switch (tr->c->arrivals) {
     case SIM_ARR_POISSON:
@@ -109,6 +117,9 @@ fb_time_us sim_traffic_next(sim_traffic *tr, fb_time_us from) {
         break;
     case SIM_ARR_CONSTANT:
         tr->next_us = next_constant(tr, from);
+        break;
+    case SIM_ARR_REPLAY:
+        tr->next_us = next_replay(tr);
         break;
     default:
         tr->next_us = FB_TIME_MAX;

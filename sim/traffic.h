@@ -9,7 +9,8 @@
  * which the exponential's lack of memory makes exact. Constant arrivals are
  * spaced 1/rate(t) apart with the fractional microseconds carried over.
  * Bursts (many arrivals at one instant, or spread evenly over `over`) are
- * produced separately. Each class draws from its own stream, so the
+ * produced separately. Replayed arrivals are the class's recorded times, one
+ * after the other, with no randomness. Each class draws from its own stream, so the
  * arrivals are the same for every variant of a scenario.
  */
 #ifndef SIM_TRAFFIC_H
@@ -27,6 +28,7 @@ typedef struct sim_traffic {
     bool started;              /* constant arrivals: the first one is at the start */
     uint32_t burst_i, burst_k; /* next burst arrival: burst index, arrival within it */
     double scale;              /* x the class's rate: 1, or 1 / pods for a per-pod source */
+    uint32_t replay_i;         /* replayed arrivals: the next one */
 } sim_traffic;
 
 void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32_t class_index,

@@ -27,23 +27,6 @@ AS=scenarios/autoscale-storm.json
 RS=scenarios/resubmit-storm.json
 SO=scenarios/store-outage.json
 
-# check_seeds NAME FILE ARGS...: `fusebox check FILE --seed N ARGS` passes for every seed.
-# regimes.sh has the same loop; w3-client moves it into tests/tap.sh.
-check_seeds() {
-    name=$1 file=$2
-    shift 2
-    bad=""
-    for s in $SEEDS; do
-        "$FUSEBOX" check "$file" --seed "$s" "$@" >"$E2E_TMP/out" 2>&1
-        if [ $? -ne 0 ]; then
-            bad="$bad $s"
-            grep -E '^(FAIL|ERROR)' "$E2E_TMP/out" | head -n 3 | sed "s/^/# seed $s: /"
-        fi
-    done
-    [ -z "$bad" ]
-    ok $? "$name (seeds 1-20${bad:+; failed:$bad})"
-}
-
 for f in $AS $RS $SO; do
     check_seeds "$(basename "$f" .json): every expectation holds" "$f"
 done

@@ -132,6 +132,7 @@ VALID = {
                                                           "rate": "0.01/d"}]),
                              (["traffic", 0, "ramp"], [{"at": "0s", "rate": 5},
                                                        {"at": "30s", "rate": "10/s"}])],
+    "replayed-arrivals": [(["traffic", 0, "arrivals"], {"replay": {"at_ms": [0, 0, 12.5, 59999]}})],
     "closed-arrivals": [(["traffic", 0, "arrivals"],
                          {"closed": {"users": 20, "think": {"exponential": "2s"}}})],
     "bursts-and-diurnal": [(["traffic", 0, "bursts"], [{"at": "5s", "count": 100},
@@ -205,6 +206,21 @@ VALID = {
     "variant-without-top-level-policy": [(["variants", "c"], {
         "inherit_policy": False, "layers": [{"name": "sdk", "retry": {"attempts": 2}}]})],
     "one-layer-variant-without-top-level-policy": [(["variants", "b", "inherit_policy"], False)],
+    "concurrency-limits": [(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "aimd", "min": 5, "initial": 10, "max": 100,
+                    "backoff_ratio": 0.8, "timeout": "2s", "timeout_drops": True},
+        "backup": {"algorithm": "gradient2", "min": 1, "smoothing": 0.3, "queue_size": 2,
+                   "long_window": 100, "rtt_tolerance": 2},
+        "prices": {"algorithm": "fixed", "limit": 5}})],
+    "hedging": [(POL + ["hedging"], {"max_attempts": 3, "delay": "300ms", "target": "next",
+                                     "cancel": False})],
+    "hedging-percentile-at-once": [(POL + ["hedging"], {"percentile": 95, "window": 50,
+                                                        "delay": "0s"})],
+    "connections": [(POL + ["connections"], {"max": 20, "per_provider": 10, "keepalive": 5,
+                                             "setup": {"lognormal": {"median": "50ms",
+                                                                     "p99": "300ms"}}})],
+    "provider-network": [(P0 + ["network"], {"latency": {"uniform": {"min": "5ms",
+                                                                     "max": "20ms"}}})],
 }
 
 # name -> (changes, start of the loader's message after "FILE: ")
@@ -237,6 +253,14 @@ INVALID = {
                                "providers[1].name: \"llm\" is reserved"),
     "bad-rate": ([(["traffic", 0, "arrivals", "poisson"], "5 per second")],
                  "traffic[0].arrivals.poisson: expected a rate"),
+    "replay-negative-time": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [5, -1]}})],
+                             "traffic[0].arrivals.replay.at_ms[1]: -1 ms is before the start"),
+    "replay-time-as-string": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": ["5s"]}})],
+                              "traffic[0].arrivals.replay.at_ms[0]: expected a number"),
+    "replay-without-times": ([(["traffic", 0, "arrivals"], {"replay": {}})],
+                             "traffic[0].arrivals.replay: missing required key 'at_ms'"),
+    "replay-unknown-key": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [1], "at_s": [1]}})],
+                           "traffic[0].arrivals.replay.at_s: unknown key 'at_s' (did you mean 'at_ms'?)"),
     "two-arrival-kinds": ([(["traffic", 0, "arrivals", "constant"], 2)],
                           "traffic[0].arrivals: expected exactly one of"),
     "consecutive-breaker-with-window": ([(BRK, {"mode": "consecutive", "window": "10s"})],
@@ -371,12 +395,47 @@ INVALID = {
     "breaker-store-zero-for": ([(BRK + ["scope"], "shared"),
                                 (["breaker_store"], {"outages": [{"at": "1s", "for": "0s"}]})],
                                "breaker_store.outages[0].for: duration must be greater than zero"),
+    "conclimit-unknown-algorithm": ([(POL + ["concurrency_limit"],
+                                      {"primary": {"algorithm": "vegas"}})],
+                                    "variants.a.concurrency_limit.primary.algorithm: unknown value"),
+    "conclimit-without-algorithm": ([(POL + ["concurrency_limit"], {"primary": {"limit": 5}})],
+                                    "variants.a.concurrency_limit.primary: missing required key "
+                                    "'algorithm'"),
+    "conclimit-fixed-without-limit": ([(POL + ["concurrency_limit"],
+                                        {"primary": {"algorithm": "fixed"}})],
+                                      "variants.a.concurrency_limit.primary: missing required key "
+                                      "'limit'"),
+    "conclimit-setting-of-another-algorithm": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "gradient2", "backoff_ratio": 0.9}})],
+        "variants.a.concurrency_limit.primary.backoff_ratio: \"backoff_ratio\" is a setting of "
+        "the aimd algorithm"),
+    "conclimit-backoff-ratio-low": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "aimd", "backoff_ratio": 0.3}})],
+        "variants.a.concurrency_limit.primary.backoff_ratio: 0.3 is out of range"),
+    "hedging-too-many-attempts": ([(POL + ["hedging"], {"max_attempts": 11})],
+                                  "variants.a.hedging.max_attempts: expected an integer in [2, 10]"),
+    "hedging-window-without-percentile": ([(POL + ["hedging"], {"window": 10})],
+                                          "variants.a.hedging: \"window\" is the percentile's"),
+    "hedging-unknown-target": ([(POL + ["hedging"], {"target": "other"})],
+                               "variants.a.hedging.target: unknown value \"other\""),
+    "connections-without-a-maximum": ([(POL + ["connections"], {"setup": "1s"})],
+                                      "variants.a.connections: a pool needs a maximum"),
+    "connections-unknown-key": ([(POL + ["connections"], {"max": 5, "idle_timeout": "1s"})],
+                                "variants.a.connections.idle_timeout: unknown key"),
+    "network-without-latency": ([(P0 + ["network"], {})],
+                                "providers[0].network: missing required key 'latency'"),
 }
 
 # name -> (changes, start of the loader's message): rules between values, which the schema
 # cannot state (a time against the duration, a key against another section); the schema
 # accepts these files, the loader must not
 LOADER_ONLY = {
+    "replay-out-of-order": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [5, 4]}})],
+                            "traffic[0].arrivals.replay.at_ms[1]: replayed arrivals must be in "
+                            "time order"),
+    "replay-at-the-end": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [60000]}})],
+                          "traffic[0].arrivals.replay.at_ms[0]: an arrival at 60s is at or after "
+                          "the end of traffic"),
     "fault-after-the-end": ([(F0 + ["at"], "2m")],
                             "providers[0].faults[0].at: the fault starts at 120s, at or after the "
                             "end of traffic"),
@@ -412,7 +471,7 @@ LOADER_ONLY = {
     "per-pod-constant": ([(["traffic", 1, "source"], "per_pod")],
                          "traffic[1].source: per-pod sources are Poisson processes"),
     "serial-closed": ([(T0 + ["arrivals"], {"closed": {"users": 5}}), (T0 + ["serial"], True)],
-                      "traffic[0].serial: a serial client follows an open-loop schedule"),
+                      "traffic[0].serial: a serial client follows a schedule"),
     "serial-bursts": ([(T0 + ["bursts"], [{"at": "5s", "count": 10}]), (T0 + ["serial"], True)],
                       "traffic[0].serial: a serial client has one call in flight"),
     "serial-per-pod": ([(T0 + ["source"], "per_pod"), (T0 + ["serial"], True)],
@@ -428,6 +487,32 @@ LOADER_ONLY = {
                                (["breaker_store"], {"outages": [{"at": "5s", "for": "10s"},
                                                                 {"at": "10s", "for": "5s"}]})],
                               "breaker_store.outages[1]: store outages must be in time order"),
+    "conclimit-initial-above-max": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "aimd", "initial": 300}})],
+        "variants.a.concurrency_limit.primary.initial: 300 is outside [min, max] = [20, 200]"),
+    "conclimit-min-above-max": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "gradient2", "min": 50, "max": 10, "initial": 20}})],
+        "variants.a.concurrency_limit.primary: min (50) is above max (10)"),
+    "conclimit-unknown-provider": ([(POL + ["concurrency_limit"], {
+        "primry": {"algorithm": "fixed", "limit": 2}})], "variants.a.concurrency_limit.primry: "),
+    "conclimit-outside-the-router": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "concurrency_limit": {"primary": {"algorithm": "fixed", "limit": 2}}},
+        {"name": "gw", "fallback": ["primary", "backup"]}]})],
+        "variants.b: layer 'app' is outside the routing layer"),
+    "connections-per-provider-above-max": ([(POL + ["connections"], {"max": 2, "per_provider": 3})],
+                                           "variants.a.connections.per_provider: 3 is above"),
+    "hedging-not-innermost": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "hedging": {}}, {"name": "sdk"}]})],
+        "variants.b: layer 'app': hedging belongs to the innermost layer"),
+    "connections-not-innermost": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "connections": {"max": 4}}, {"name": "sdk"}]})],
+        "variants.b: layer 'app': connections belong to the innermost layer"),
+    "hedging-with-resumed-streams": ([(POL + ["hedging"], {}), (POL + ["stream"], "resume")],
+                                     "variants.a: layer 'policy': hedging and stream \"resume\""),
+    "hedging-next-inside-the-router": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "gw", "fallback": ["primary", "backup"]},
+        {"name": "sdk", "hedging": {"target": "next"}}]})],
+        "variants.b: layer 'sdk': hedging to the \"next\" provider needs the chain"),
 }
 
 

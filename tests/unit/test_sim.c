@@ -121,6 +121,41 @@ static void sim_constant_arrivals_are_exact(void **state) {
     sim_scenario_free(sc);
 }
 
+static void sim_replayed_arrivals_come_at_their_recorded_times(void **state) {
+    (void)state;
+    /* two at 0 (the same instant), one inside the first tick, then ticks 2 and 9 */
+    sim_scenario *sc = th_load("{\"name\":\"r\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"c\","
+                               "\"arrivals\":{\"replay\":{\"at_ms\":[0,0,999.999,2500,9999]}},"
+                               "\"target\":\"none\"}],\"providers\":[" PROVIDER("a", "") "]}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    assert_int_equal(s->requests, 5);
+    assert_int_equal(c->n, 10);
+    static const uint64_t want[10] = {3, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+    for (size_t i = 0; i < c->n; i++) assert_int_equal(c->rows[i].arrivals, want[i]);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_replayed_arrivals_ignore_the_seed(void **state) {
+    (void)state;
+    const char *json = "{\"name\":\"r\",\"duration\":\"5s\",\"traffic\":[{\"class\":\"c\","
+                       "\"arrivals\":{\"replay\":{\"at_ms\":[10,20,30,4000]}}}],"
+                       "\"providers\":[" PROVIDER("a", "") "]}";
+    uint64_t seeds[2] = {1, 99};
+    uint64_t requests[2];
+    for (int k = 0; k < 2; k++) {
+        sim_scenario *sc = th_load_with(json, NULL, 0, &seeds[k]);
+        sim_summary *s = run(sc, NULL, NULL);
+        requests[k] = s->requests;
+        free(s);
+        sim_scenario_free(sc);
+    }
+    assert_int_equal(requests[0], 4);
+    assert_int_equal(requests[1], 4);
+}
+
 static void sim_spikes_and_bursts_add_arrivals(void **state) {
     (void)state;
     sim_scenario *sc = th_load("{\"name\":\"s\",\"duration\":\"2m\",\"traffic\":[{\"class\":\"c\","
@@ -857,6 +892,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sim_poisson_arrivals_follow_the_rate),
         cmocka_unit_test(sim_constant_arrivals_are_exact),
+        cmocka_unit_test(sim_replayed_arrivals_come_at_their_recorded_times),
+        cmocka_unit_test(sim_replayed_arrivals_ignore_the_seed),
         cmocka_unit_test(sim_spikes_and_bursts_add_arrivals),
         cmocka_unit_test(sim_closed_loop_never_exceeds_its_users),
         cmocka_unit_test(sim_every_request_ends_exactly_once),
