@@ -44,32 +44,36 @@ void fleet_teardown(sim *s) {
     s->fleet = NULL;
 }
 
-bool fleet_step(sim *s, const sim_event *ev) {
-    if (s->fleet == NULL) return false;
+/* 1: handled; 0: stale (a pod's start or readiness after it was dropped); -1: not the fleet's. */
+int fleet_step(sim *s, const sim_event *ev) {
+    if (s->fleet == NULL) return -1;
+    const autoscaler *as = s->fleet->as;
     switch (ev->kind) {
     case EV_POD_ARRIVAL:
         on_pod_arrival(s, ev->id, ev->arg);
-        return true;
+        return 1;
     case EV_SERIAL:
         on_serial(s, ev->id);
-        return true;
+        return 1;
     case EV_RESUBMIT:
         on_resubmit(s, ev->id);
-        return true;
+        return 1;
     case EV_SCALE_SAMPLE:
         on_scale_sample(s);
-        return true;
+        return 1;
     case EV_POD_START:
-        if (s->fleet->as && s->fleet->as->gen[ev->id] == ev->gen) on_pod_start(s, ev->id);
-        return true;
+        if (as == NULL || as->gen[ev->id] != ev->gen) return 0;
+        on_pod_start(s, ev->id);
+        return 1;
     case EV_POD_READY:
-        if (s->fleet->as && s->fleet->as->gen[ev->id] == ev->gen) on_pod_ready(s, ev->id);
-        return true;
+        if (as == NULL || as->gen[ev->id] != ev->gen) return 0;
+        on_pod_ready(s, ev->id);
+        return 1;
     case EV_STORE_EDGE:
         on_store_edge(s, ev->id, ev->arg != 0);
-        return true;
+        return 1;
     default:
-        return false;
+        return -1;
     }
 }
 

@@ -54,6 +54,8 @@ typedef enum sim_dist_kind {
 typedef struct sim_dist {
     sim_dist_kind kind;
     double a, b;
+    bool prepared;      /* ln_a and sigma are set (sim_dist_prepare in dist.h) */
+    double ln_a, sigma; /* lognormal: log(a) and log(b / a) / z(0.99), computed once */
 } sim_dist;
 
 typedef enum sim_arrivals {

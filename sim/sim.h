@@ -123,8 +123,12 @@ typedef struct sim_summary {
     char variant[SIM_NAME_MAX];
     bool complete; /* false: a cap stopped the run early */
     char stop_reason[512];
-    fb_time_us end_us; /* simulated time when the last request ended */
-    uint64_t events;
+    fb_time_us end_us;         /* simulated time when the last request ended */
+    uint64_t events;           /* scheduled (report.json: simulated_events) */
+    uint64_t events_handled;   /* popped and handled: what docs/engine.md calls an event */
+    uint64_t events_stale;     /* popped and skipped: the entity they were for had moved on */
+    uint64_t events_cancelled; /* dropped unpopped: deadlines of requests that had ended */
+    uint64_t queue_peak;       /* events pending at once, at most */
     uint64_t requests;         /* arrived */
     uint64_t requests_calling; /* arrived, of classes that call a provider */
     uint64_t ended[SIM_END_COUNT];

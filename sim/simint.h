@@ -326,6 +326,7 @@ typedef struct sim {
     uint64_t pod_queue_total;
     uint64_t busy_total;
     uint64_t events_logged;
+    uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
     /* time series (series.c) */
     sim_row row;
@@ -507,7 +508,7 @@ int setup_pod_policy(sim *s, uint32_t k); /* pod k's engines, breakers, limiters
 uint32_t autoscale_slots(const sim_policy *pol, uint32_t count); /* pod slots of a variant */
 int fleet_setup(sim *s);
 void fleet_teardown(sim *s);
-bool fleet_step(sim *s, const sim_event *ev);     /* false: not a fleet event */
+int fleet_step(sim *s, const sim_event *ev);      /* 1 handled, 0 stale, -1 not a fleet event */
 void fleet_arrive(sim *s, req *r);                /* its pod, and a re-submission's tokens */
 bool fleet_end(sim *s, req *r, sim_end end);      /* true: its user submits it again */
 void fleet_pod_freed(sim *s, uint32_t podi);      /* a draining pod may be gone */

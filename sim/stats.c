@@ -433,6 +433,10 @@ void stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
     sum->end_us = s->now;
     sum->events = s->q.pushed;
+    sum->events_handled = s->events_handled;
+    sum->events_stale = s->events_stale;
+    sum->events_cancelled = s->q.cancelled;
+    sum->queue_peak = s->q.peak;
     close_open_periods(s);
     for (uint32_t p = 0; p < s->P; p++) {
         sum->providers[p].unfinished = s->provs[p].busy + s->provs[p].qlive;
