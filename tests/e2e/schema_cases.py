@@ -91,6 +91,8 @@ VALID = {
     "per-pod-source": [(T0 + ["source"], "per_pod")],
     "shared-source": [(T0 + ["source"], "shared")],
     "serial-client": [(["traffic", 1, "serial"], True)],
+    "serial-replay": [(T0 + ["arrivals"], {"replay": {"at_ms": [0, 100, 100, 2500]}}),
+                      (T0 + ["serial"], True)],
     "resubmit": [(T0 + ["resubmit"], {"probability": 0.5, "think": {"exponential": "2s"},
                                       "max": 2})],
     "resubmit-defaults": [(T0 + ["resubmit"], {"probability": 1})],
@@ -461,6 +463,9 @@ LOADER_ONLY = {
     "autoscale-count-below-min": ([(VB + ["autoscale"], dict(HPA, min=3))],
                                   "variants.b.autoscale.min: pods.count (2, the pods at the start) "
                                   "must lie in [min, max] = [3, 6]"),
+    "autoscale-period-not-whole-seconds": ([(VB + ["autoscale"], dict(HPA, period="1500ms"))],
+                                           "variants.b.autoscale.period: a whole number of "
+                                           "seconds"),
     "autoscale-window-above-an-hour": ([(VB + ["autoscale"], dict(HPA, window="2h"))],
                                        "variants.b.autoscale.window: at most 1h"),
     "scale-up-no-policy": ([(VB + ["autoscale"], dict(HPA, scale_up={"pods": 0, "percent": 0}))],

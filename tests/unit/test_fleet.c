@@ -173,6 +173,23 @@ static void fleet_serial_client_keeps_its_schedule_when_fast(void **state) {
     sim_scenario_free(sc);
 }
 
+static void fleet_serial_client_follows_a_replayed_schedule(void **state) {
+    (void)state;
+    /* recorded at 0, 0.1, 0.1 and 2.5 s; each call takes 1 s: they start at 0, 1, 2 and 3 s,
+     * the third 1.9 s after its time; nothing is left when traffic ends at 10 s */
+    sim_scenario *sc = th_load(
+        "{\"name\":\"srr\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"job\",\"arrivals\":"
+        "{\"replay\":{\"at_ms\":[0,100,100,2500]}},\"serial\":true,\"completion_tokens\":0}],"
+        "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"1s\"}}]}");
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_int_equal(s->requests, 4);
+    assert_int_equal(s->ended[SIM_END_SUCCESS], 4);
+    assert_int_equal(s->fleet.serial_lag_us, 1900 * MS);
+    assert_int_equal(s->fleet.serial_backlog, 0);
+    free(s);
+    sim_scenario_free(sc);
+}
+
 /* ---- users who re-submit ---- */
 
 static void fleet_resubmissions_follow_the_think_time_and_the_cap(void **state) {
@@ -476,6 +493,7 @@ int main(void) {
         cmocka_unit_test(fleet_per_pod_sources_trip_per_pod_breakers_apart),
         cmocka_unit_test(fleet_serial_client_waits_for_a_slow_provider),
         cmocka_unit_test(fleet_serial_client_keeps_its_schedule_when_fast),
+        cmocka_unit_test(fleet_serial_client_follows_a_replayed_schedule),
         cmocka_unit_test(fleet_resubmissions_follow_the_think_time_and_the_cap),
         cmocka_unit_test(fleet_resubmission_carries_the_same_tokens),
         cmocka_unit_test(fleet_closed_loop_user_resubmits_instead_of_asking_anew),
