@@ -23,7 +23,8 @@
 
 /* An attempt's start from the origin. */
 static inline fb_time_us fit_t(const imp_incident *inc, const imp_attempt *a) {
-    return a->start_us - inc->origin_us;
+    /* an attempt before the slice's start (its span's clock ahead of its request's) at the start */
+    return a->start_us > inc->origin_us ? a->start_us - inc->origin_us : 0;
 }
 
 /* The index of an attempt's error kind in pf->kinds, or -1 (a success, or cancelled). */

@@ -93,6 +93,9 @@ static bool hex_id(const cJSON *v, size_t digits, uint64_t *hi, uint64_t *lo) {
 /* A 64-bit integer written as a decimal string or a number; false when neither. */
 static bool int64_value(const cJSON *v, int64_t *out) {
     if (cJSON_IsNumber(v)) {
+        /* within int64's range (2^63 is a double exactly), not NaN */
+        if (!(v->valuedouble > -9223372036854775808.0 && v->valuedouble < 9223372036854775808.0))
+            return false;
         *out = (int64_t)v->valuedouble;
         return true;
     }
