@@ -154,9 +154,13 @@ static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary 
     rep_json_close(w);
 }
 
-/* What a disturbance is: "api fault 0 (outage)", "chat spike 1". */
+/* What a disturbance is: "api fault 0 (outage)", "chat spike 1", "breaker store outage 0". */
 static void disturbance_name(char *buf, size_t len, const sim_scenario *sc,
                              const sim_fault_summary *f) {
+    if (f->store) {
+        snprintf(buf, len, "breaker store outage %u", f->fault);
+        return;
+    }
     if (f->spike) {
         snprintf(buf, len, "%s spike %u", sc->classes[f->cls].name, f->fault);
         return;
@@ -184,7 +188,10 @@ void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
 /* A disturbance's spillover; recovered and spillover_s are null when it cannot be judged. */
 static void write_disturbance(rep_json *w, const sim_scenario *sc, const sim_fault_summary *f) {
     rep_json_open(w, NULL, '{', REP_JSON_LINES);
-    if (f->spike) {
+    if (f->store) {
+        rep_json_u64(w, "store_outage", f->fault);
+        rep_json_str(w, "kind", "store_outage");
+    } else if (f->spike) {
         rep_json_str(w, "class", sc->classes[f->cls].name);
         rep_json_u64(w, "spike", f->fault);
         rep_json_str(w, "kind", "spike");
@@ -309,6 +316,10 @@ void rep_csv_header(FILE *f, const sim_scenario *sc) {
         if (sim_scenario_uses(sc, SIM_FEATURE_POOL))
             fprintf(f, ",%s_conn_wait", sc->providers[p].name);
     }
+    /* then the fleet's, last, and only for scenarios that use them */
+    if (sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE)) fputs(",pods,pods_starting", f);
+    if (sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT)) fputs(",resubmissions", f);
+    if (sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fputs(",store_down", f);
     fputc('\n', f);
 }
 
@@ -334,7 +345,31 @@ void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim
         }
         if (sim_scenario_uses(sc, SIM_FEATURE_POOL)) fprintf(f, ",%u", r->p[p].conn_wait);
     }
+    if (sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE))
+        fprintf(f, ",%u,%u", r->pods_ready, r->pods_starting);
+    if (sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT)) fprintf(f, ",%" PRIu64, r->resubmissions);
+    if (sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fprintf(f, ",%d", r->store_down ? 1 : 0);
     fputc('\n', f);
+}
+
+/* The autoscaler's decisions and the breaker store's outages (docs/reports.md). */
+static bool fleet_event(rep_json *w, const sim_log_event *ev) {
+    switch (ev->type) {
+    case SIM_EV_SCALE:
+        rep_json_str(w, "type", "scale");
+        rep_json_u64(w, "from", ev->pods_from);
+        rep_json_u64(w, "to", ev->pods_to);
+        rep_json_u64(w, "ready", ev->pods_ready);
+        rep_json_fixed(w, "metric", ev->metric, 6);
+        return true;
+    case SIM_EV_STORE_DOWN:
+    case SIM_EV_STORE_UP:
+        rep_json_str(w, "type", ev->type == SIM_EV_STORE_DOWN ? "store_down" : "store_up");
+        rep_json_u64(w, "store_outage", ev->fault);
+        return true;
+    default:
+        return false;
+    }
 }
 
 void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev) {
@@ -343,6 +378,11 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
     rep_json_open(&w, NULL, '{', REP_JSON_COMPACT);
     rep_json_fixed(&w, "t_s", (double)ev->t_us / 1e6, 6);
     rep_json_str(&w, "variant", variant);
+    if (fleet_event(&w, ev)) {
+        rep_json_close(&w);
+        fputc('\n', f);
+        return;
+    }
     rep_json_str(&w, "provider", sc->providers[ev->provider].name);
     if (ev->type == SIM_EV_BREAKER) {
         const fb_breaker_event *b = &ev->breaker;

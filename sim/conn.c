@@ -237,6 +237,21 @@ int setup_conns(sim *s) {
     return FB_OK;
 }
 
+/*
+ * The autoscaler starts a pod in slot k again: the process before it held
+ * only idle connections (a pod is off once it holds no request), and a new
+ * process opens its own.
+ */
+void conns_pod_reset(sim *s, uint32_t k) {
+    if (s->pools == NULL) return;
+    for (uint32_t l = 0; l < s->NL; l++) {
+        connpool *cp = &s->pools[(size_t)k * s->NL + l];
+        cp->open -= cp->idle_total;
+        cp->idle_total = 0;
+        for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) cp->idle[p] = 0;
+    }
+}
+
 void free_conns(sim *s) {
     if (s->pools == NULL) return;
     for (size_t i = 0; i < (size_t)s->npods * s->NL; i++)

@@ -232,9 +232,12 @@ static bool handle(sim *s, const sim_event *ev) {
         if (!att_is(s, ev, A_RETURNING)) return false;
         on_at_client(s, ev->id);
         return true;
-    default:
+    default: {
+        int fleet = fleet_step(s, ev); /* the fleet's events: fleet.c */
+        if (fleet >= 0) return fleet == 1;
         stop(s, FB_ESTATE, "internal error: unknown event kind %u", ev->kind);
         return false;
+    }
     }
 }
 

@@ -194,7 +194,8 @@ static int class_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
         "class",       "arrivals", "ramp",          "spikes",
         "bursts",      "diurnal",  "prompt_tokens", "completion_tokens",
         "service",     "target",   "stream",        "order",
-        "description", NULL};
+        "description", "source",   "serial",        "resubmit",
+        NULL};
     static const char *const required[] = {"class", NULL};
     sim_scenario *sc = out;
     sim_class *c = &sc->classes[i];
@@ -221,6 +222,7 @@ static int class_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
     if (rc == FB_OK && c->arrivals == SIM_ARR_REPLAY && schedule)
         rc = ld_fail(P, "ramp, spikes, bursts and diurnal do not apply to replayed arrivals (the "
                         "recorded times are the whole schedule)");
+    if (rc == FB_OK) rc = ld_parse_class_fleet(P, v, c);
     for (uint32_t k = 0; rc == FB_OK && k < i; k++)
         if (strcmp(sc->classes[k].name, c->name) == 0)
             rc = ld_fail(P, "two classes are named \"%s\"", c->name);

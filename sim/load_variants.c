@@ -275,6 +275,7 @@ static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy 
     if (m == NULL) rc = ld_fail(P, "out of memory");
     if (rc == FB_OK) cJSON_DeleteItemFromObjectCaseSensitive(m, "inherit_policy");
     snprintf(pol->name, SIM_NAME_MAX, "%s", v->string);
+    if (rc == FB_OK) rc = ld_parse_variant_fleet(P, m, pol);
     if (rc == FB_OK) rc = parse_stacks(P, m, pol);
     cJSON_Delete(m);
     return rc;
@@ -317,7 +318,10 @@ int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
         /* no variants: the policy alone, named "default" */
         size_t old = ld_push_key(P, "policy");
         snprintf(sc->variants[0].name, SIM_NAME_MAX, "default");
-        rc = parse_stacks(P, base, &sc->variants[0]);
+        cJSON *m = cJSON_Duplicate(base, 1);
+        rc = m ? ld_parse_variant_fleet(P, m, &sc->variants[0]) : ld_fail(P, "out of memory");
+        if (rc == FB_OK) rc = parse_stacks(P, m, &sc->variants[0]);
+        cJSON_Delete(m);
         sc->variant_count = 1;
         ld_pop(P, old);
     } else {

@@ -9,6 +9,7 @@
  *
  *   load_json.c       errors and paths, did-you-mean, key checks, getters, distributions
  *   load_traffic.c    traffic classes: arrivals, schedules, targets
+ *   load_fleet.c      per-pod sources, serial clients, re-submissions, autoscaling, store outages
  *   load_providers.c  providers and their faults; references to providers by name
  *   load_policy.c     variants: retry, breaker, rate limits, overrides, merging
  *   load_client.c     a layer's concurrency limits, hedging and connections
@@ -123,6 +124,19 @@ int ld_lookup_provider_name(pctx *P, const char *name, uint8_t *out);
 int ld_parse_order(pctx *P, const cJSON *v, uint8_t *order, uint32_t *len);
 /* "traffic": an array of classes (out: sim_scenario). */
 int ld_parse_traffic(pctx *P, const cJSON *v, void *out);
+
+/* ---- the fleet's dynamics (load_fleet.c) ---- */
+
+#define LD_RESUBMIT_MAX 100        /* re-submissions per user request */
+#define LD_SCALE_WINDOW_MAX_S 3600 /* an autoscaler's window, one sample a second */
+/* A class's "source", "serial" and "resubmit" (after its arrivals and schedule). */
+int ld_parse_class_fleet(pctx *P, const cJSON *v, sim_class *c);
+/* A variant's "autoscale" (read from the merged policy m, and removed from it). */
+int ld_parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol);
+/* "breaker_store": {"outages": [...]} (out: sim_scenario). */
+int ld_parse_breaker_store(pctx *P, const cJSON *v, void *out);
+/* What holds across sections: store outages need a shared breaker, and so on. */
+int ld_check_fleet(pctx *P, const sim_scenario *sc);
 /* The keys of one layer's policy. */
 #define LD_LAYER_KEYS                                                                              \
     "retry", "breaker", "fallback", "context_window_check", "degraded", "stream", "classify",      \

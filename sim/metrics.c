@@ -385,6 +385,74 @@ static double tokens_wasted(const sim_scenario *sc, const sim_summary *s, uint32
     return sum_providers(sc, s, p_tokens_wasted);
 }
 
+/* ---- the fleet's dynamics ---- */
+
+static double resubmissions(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.resubmissions;
+}
+
+static double user_requests(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)(s->requests - s->fleet.resubmissions);
+}
+
+/* A user request ends with its last submission: the ends that were not submitted again. */
+static double user_success_rate(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return ratio((double)s->ended[SIM_END_SUCCESS], ended_total(s) - (double)s->fleet.resubmitted);
+}
+
+static double users_gave_up(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)(s->errors - s->fleet.resubmitted);
+}
+
+static double user_amplification(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return ratio((double)s->attempts,
+                 (double)(s->requests_calling - s->fleet.resubmissions_calling));
+}
+
+static double serial_lag(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.serial_lag_us;
+}
+
+static double serial_backlog(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.serial_backlog;
+}
+
+static double pod_requests_min(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pod_requests_min;
+}
+
+static double pod_requests_max(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pod_requests_max;
+}
+
+static double pods_peak(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pods_peak;
+}
+
+static double pods_mean(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return ratio(s->fleet.pod_seconds, (double)s->end_us / 1e6);
+}
+
+static double pods_added(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pods_added;
+}
+
+static double pods_removed(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pods_removed;
+}
+
+static double scale_events(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.scale_decisions;
+}
+
+static double store_unreachable(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.store_unreachable;
+}
+
+static double store_records_lost(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.store_records_lost;
+}
+
 /* ---- the table ---- */
 
 #define COUNT SIM_UNIT_COUNT
@@ -500,6 +568,42 @@ static const sim_metric table[] = {
      NULL, false, SIM_FEATURE_POOL},
     {"conn_setups", COUNT, false, "connections opened, all providers", conn_setups, NULL, false,
      SIM_FEATURE_POOL},
+    {"resubmissions", COUNT, false, "requests that were a user's re-submission (in requests)",
+     resubmissions, NULL, false, SIM_FEATURE_RESUBMIT},
+    {"user_requests", COUNT, false, "requests - resubmissions: what users asked for", user_requests,
+     NULL, false, SIM_FEATURE_RESUBMIT},
+    {"user_success_rate", RATIO, false,
+     "user requests whose last submission succeeded / user requests ended", user_success_rate, NULL,
+     false, SIM_FEATURE_RESUBMIT},
+    {"users_gave_up", COUNT, false, "user requests whose last submission failed", users_gave_up,
+     NULL, false, SIM_FEATURE_RESUBMIT},
+    {"user_amplification", RATIO, false,
+     "provider attempts / user requests that call a provider (re-submissions included)",
+     user_amplification, NULL, false, SIM_FEATURE_RESUBMIT},
+    {"serial_lag", US, false, "the longest a serial client's call started after its schedule",
+     serial_lag, NULL, false, SIM_FEATURE_SERIAL},
+    {"serial_backlog", COUNT, false,
+     "serial calls scheduled before the end of traffic that never started", serial_backlog, NULL,
+     false, SIM_FEATURE_SERIAL},
+    {"pod_requests_min", COUNT, false, "fewest requests a pod received", pod_requests_min, NULL,
+     false, SIM_FEATURE_PER_POD},
+    {"pod_requests_max", COUNT, false, "most requests a pod received", pod_requests_max, NULL,
+     false, SIM_FEATURE_PER_POD},
+    {"pods_peak", COUNT, false, "most pods taking traffic at once", pods_peak, NULL, false,
+     SIM_FEATURE_AUTOSCALE},
+    {"pods_mean", RATIO, false, "pods taking traffic, averaged over the run", pods_mean, NULL,
+     false, SIM_FEATURE_AUTOSCALE},
+    {"pods_added", COUNT, false, "pods the autoscaler added", pods_added, NULL, false,
+     SIM_FEATURE_AUTOSCALE},
+    {"pods_removed", COUNT, false, "pods the autoscaler removed", pods_removed, NULL, false,
+     SIM_FEATURE_AUTOSCALE},
+    {"scale_events", COUNT, false, "times the autoscaler changed the pods it wants", scale_events,
+     NULL, false, SIM_FEATURE_AUTOSCALE},
+    {"store_unreachable", COUNT, false,
+     "breaker checks made while the breaker store was unreachable", store_unreachable, NULL, false,
+     SIM_FEATURE_STORE_OUTAGE},
+    {"store_records_lost", COUNT, false, "call results that never reached the breaker store",
+     store_records_lost, NULL, false, SIM_FEATURE_STORE_OUTAGE},
     {"attempts[]", COUNT, true, "attempts sent to the provider", p_attempts},
     {"served[]", COUNT, true, "attempts the provider worked on (billed)", p_served},
     {"errors[]", COUNT, true, "attempts that did not succeed", p_errors},

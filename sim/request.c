@@ -71,7 +71,10 @@ void new_request(sim *s, uint32_t cls, uint32_t user) {
     r->prompt_tokens = sim_dist_draw_tokens(&r->rng, &c->prompt_tokens);
     r->completion_tokens = sim_dist_draw_tokens(&r->rng, &c->completion_tokens);
     r->tokens_left = r->completion_tokens;
-    r->pod = s->rr++ % s->npods;
+    if (s->fleet)
+        fleet_arrive(s, r); /* a per-pod source's pod, the ready pods, a re-submission */
+    else
+        r->pod = s->rr++ % s->npods;
     s->live++;
     stat_arrival(s, r);
     push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri, r->gen);
@@ -528,6 +531,7 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     req *r = R(s, ri);
     uint32_t podi = r->pod;
     stat_end(s, r, end, via_fallback);
+    bool again = s->fleet && fleet_end(s, r, end); /* its user submits it again */
     if (s->port) port_request_end(s, ri, end, via_fallback);
     if (r->state == R_QUEUED) {
         s->pods[podi].qlive--;
@@ -538,13 +542,14 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     r->state = R_FREE;
     pool_release(&s->reqs, ri);
     s->live--;
-    if (user != NONE32) {
+    if (user != NONE32 && !again) {
         /* a closed-loop user thinks, then asks again */
         const sim_class *c = &s->sc->classes[s->user_class[user]];
         fb_time_us think = sim_dist_draw_us(&s->user_rng[user], &c->think_us);
         if (s->now + think < s->sc->duration_us) push(s, s->now + think, EV_USER, user, 0, 0);
     }
     pod_pull(s, podi);
+    if (s->fleet) fleet_pod_freed(s, podi);
 }
 
 void on_deadline(sim *s, uint32_t ri) {

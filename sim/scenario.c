@@ -51,9 +51,9 @@ static int fail_at(pctx *P, const char *key, const char *msg) {
 /* The keys, the name, the seed and the run's length and resolution. */
 static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
     static const char *const keys[] = {
-        "$schema", "name",      "description", "incident",  "seed",   "duration",
-        "tick",    "traffic",   "pods",        "providers", "policy", "variants",
-        "slo",     "spillover", "limits",      "expect",    NULL};
+        "$schema", "name",      "description", "incident",  "seed",          "duration",
+        "tick",    "traffic",   "pods",        "providers", "policy",        "variants",
+        "slo",     "spillover", "limits",      "expect",    "breaker_store", NULL};
     static const char *const required[] = {"name", NULL};
     const cJSON *incident = ld_field(root, "incident");
     int rc = ld_check_object(P, root, keys, required);
@@ -196,7 +196,9 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     if (rc == FB_OK) rc = ld_key(P, root, "limits", parse_limits, &sc->limits);
     if (rc == FB_OK) rc = check_duration_limit(P, sc);
     if (rc == FB_OK) rc = ld_key(P, root, "expect", parse_expect, sc);
+    if (rc == FB_OK) rc = ld_key(P, root, "breaker_store", ld_parse_breaker_store, sc);
     if (rc == FB_OK) rc = ld_parse_variants(P, root, sc);
+    if (rc == FB_OK) rc = ld_check_fleet(P, sc);
     if (rc == FB_OK) rc = check_brownouts(P, sc);
     return rc;
 }
@@ -326,8 +328,29 @@ static bool layer_uses(const sim_layer *L, sim_feature f) {
     return false;
 }
 
+/* Does some traffic class ask for fleet feature f (re-submissions, serial, per-pod sources)? */
+static bool class_uses(const sim_class *c, sim_feature f) {
+    if (f == SIM_FEATURE_RESUBMIT) return c->resubmit.probability > 0;
+    if (f == SIM_FEATURE_SERIAL) return c->serial;
+    return c->source == SIM_SOURCE_PER_POD;
+}
+
+/* The fleet's dynamics: what the classes, the variants or breaker_store ask for. */
+static bool fleet_uses(const sim_scenario *sc, sim_feature f) {
+    if (f == SIM_FEATURE_STORE_OUTAGE) return sc->store_outage_count > 0;
+    if (f == SIM_FEATURE_AUTOSCALE) {
+        for (uint32_t v = 0; v < sc->variant_count; v++)
+            if (sc->variants[v].autoscale.on) return true;
+        return false;
+    }
+    for (uint32_t c = 0; c < sc->class_count; c++)
+        if (class_uses(&sc->classes[c], f)) return true;
+    return false;
+}
+
 bool sim_scenario_uses(const sim_scenario *sc, sim_feature f) {
     if (f == SIM_FEATURE_ALWAYS) return true;
+    if (f >= SIM_FEATURE_AUTOSCALE) return fleet_uses(sc, f);
     if (f == SIM_FEATURE_NETWORK) {
         for (uint32_t p = 0; p < sc->provider_count; p++)
             if (sc->providers[p].has_network) return true;

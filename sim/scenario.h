@@ -88,6 +88,16 @@ typedef struct sim_burst {
     uint32_t count;
 } sim_burst;
 
+/* traffic[].source: one arrival process dealt round-robin to pods, or one per pod. */
+typedef enum sim_source { SIM_SOURCE_SHARED = 0, SIM_SOURCE_PER_POD } sim_source;
+
+/* traffic[].resubmit: a user submits a failed request again (docs/models.md, "Users"). */
+typedef struct sim_resubmit {
+    double probability; /* per failed submission; 0 = off */
+    sim_dist think_us;  /* from the failure to the re-submission */
+    uint32_t max;       /* re-submissions per user request */
+} sim_resubmit;
+
 typedef struct sim_class {
     char name[SIM_NAME_MAX];
     sim_arrivals arrivals;
@@ -111,6 +121,9 @@ typedef struct sim_class {
     bool stream;
     uint8_t order[SIM_PROVIDERS_MAX]; /* per-class chain order override */
     uint32_t order_len;
+    sim_source source;
+    bool serial; /* one call in flight: the next at max(its scheduled time, the last one's end) */
+    sim_resubmit resubmit;
 } sim_class;
 
 typedef enum sim_provider_kind { SIM_PROVIDER_LLM = 0, SIM_PROVIDER_TOOL } sim_provider_kind;
@@ -158,6 +171,13 @@ typedef enum sim_breaker_scope {
                            their next read of the store, every sync_delay_us (LiteLLM's
                            cooldowns in Redis); set by presets */
 } sim_breaker_scope;
+
+/* What a shared breaker's pods do while its store is unreachable (breaker.store_outage). */
+typedef enum sim_store_outage {
+    SIM_STORE_FAIL_OPEN = 0, /* allow every call, results lost (pybreaker's fallback "closed") */
+    SIM_STORE_FAIL_CLOSED,   /* reject every call (pybreaker's fallback "open") */
+    SIM_STORE_LOCAL          /* the pod's last view, then a local breaker of its own */
+} sim_store_outage;
 
 typedef struct sim_provider_policy {
     bool has_breaker;
@@ -223,6 +243,7 @@ typedef struct sim_layer {
     fb_classify_config classify;
     sim_breaker_scope breaker_scope;
     fb_time_us sync_delay_us;
+    sim_store_outage store_outage;
     /* by provider; an outer layer's one target is entry 0 */
     sim_provider_policy per_provider[SIM_PROVIDERS_MAX];
     uint8_t order[SIM_PROVIDERS_MAX]; /* the router's chain */
@@ -275,6 +296,38 @@ typedef struct sim_stack {
     uint32_t router; /* the position of the routing layer */
 } sim_stack;
 
+/* Which way and how fast an autoscaler may move: HPA's behavior.scaleUp / scaleDown. */
+typedef enum sim_scale_select {
+    SIM_SELECT_MAX = 0,
+    SIM_SELECT_MIN,
+    SIM_SELECT_DISABLED
+} sim_scale_select;
+
+typedef struct sim_scale_rules {
+    fb_time_us
+        stabilization_us; /* recommendations considered (scale up: the lowest; down: highest) */
+    uint32_t pods;        /* Pods policy: at most this many per period; 0 = none */
+    uint32_t percent;     /* Percent policy: at most this share per period; 0 = none */
+    fb_time_us period_us; /* both policies' periodSeconds */
+    sim_scale_select select;
+} sim_scale_rules;
+
+typedef enum sim_scale_metric { SIM_SCALE_IN_FLIGHT = 0, SIM_SCALE_UTILIZATION } sim_scale_metric;
+
+/* A variant's pod autoscaler, after Kubernetes' HPA (docs/models.md, "Autoscaling"). */
+typedef struct sim_autoscale {
+    bool on;
+    sim_scale_metric metric;  /* requests in a pod (running + queued), or busy workers / workers */
+    double target;            /* the metric's desired average over ready pods */
+    uint32_t min, max;        /* pods */
+    fb_time_us period_us;     /* how often it decides (the sync period) */
+    fb_time_us window_us;     /* the metric is averaged over this, sampled every second */
+    double tolerance;         /* no change while |ratio - 1| <= this */
+    fb_time_us delay_us;      /* a decision to the pod's start (scheduling, image pull) */
+    fb_time_us cold_start_us; /* its start to its first request (readiness) */
+    sim_scale_rules up, down;
+} sim_autoscale;
+
 /* A variant: its layers and the stacks that use them. */
 typedef struct sim_policy {
     char name[SIM_NAME_MAX];
@@ -283,6 +336,7 @@ typedef struct sim_policy {
     uint32_t layer_count;
     sim_stack stack;                        /* every class's, unless... */
     sim_stack class_stack[SIM_CLASSES_MAX]; /* ... the class has its own (depth > 0) */
+    sim_autoscale autoscale;
 } sim_policy;
 
 /*
@@ -325,6 +379,11 @@ typedef struct sim_spillover {
     double latency_factor; /* p99 <= baseline p99 * factor */
 } sim_spillover;
 
+/* A window in which the shared breakers' store cannot be reached (breaker_store.outages). */
+typedef struct sim_store_window {
+    fb_time_us at_us, for_us;
+} sim_store_window;
+
 typedef struct sim_scenario {
     char name[SIM_NAME_MAX];
     char file[256];
@@ -341,6 +400,8 @@ typedef struct sim_scenario {
     fb_time_us slo_latency_us;
     sim_spillover spillover;
     sim_limits limits;
+    sim_store_window store_outages[SIM_SCHEDULE_MAX];
+    uint32_t store_outage_count;
     char expect[SIM_EXPECT_MAX][SIM_EXPECT_LEN];
     uint32_t expect_count;
     /* what the loader noticed and accepted, e.g. keys of an imported policy file that are
@@ -416,7 +477,13 @@ typedef enum sim_feature {
     SIM_FEATURE_CONCLIMIT, /* a layer of some variant has a concurrency_limit */
     SIM_FEATURE_HEDGING,   /* ... hedging */
     SIM_FEATURE_POOL,      /* ... connections */
-    SIM_FEATURE_NETWORK    /* a provider has network latency */
+    SIM_FEATURE_NETWORK,   /* a provider has network latency */
+    /* the fleet's dynamics (docs/models.md) */
+    SIM_FEATURE_AUTOSCALE,   /* some variant autoscales its pods */
+    SIM_FEATURE_RESUBMIT,    /* some class's users re-submit failures */
+    SIM_FEATURE_SERIAL,      /* some class is a serial client */
+    SIM_FEATURE_PER_POD,     /* some class has per-pod sources */
+    SIM_FEATURE_STORE_OUTAGE /* the breaker store goes down (breaker_store.outages) */
 } sim_feature;
 
 bool sim_scenario_uses(const sim_scenario *sc, sim_feature f);

@@ -95,6 +95,30 @@ static void setup_spikes(sim *s, uint32_t c) {
     }
 }
 
+/*
+ * The breaker store's outages are disturbances too; they disturb the providers
+ * the variant guards with a shared breaker (every provider, for a breaker
+ * outside the routing layer).
+ */
+static void setup_store_windows(sim *s) {
+    const sim_scenario *sc = s->sc;
+    for (uint32_t i = 0; i < sc->store_outage_count; i++) {
+        fb_time_us start = sc->store_outages[i].at_us;
+        sim_fault_summary *fs =
+            add_disturbance(s, start, fb_time_add(start, sc->store_outages[i].for_us));
+        fs->store = true;
+        fs->fault = (uint8_t)i;
+    }
+    for (uint32_t l = 0; sc->store_outage_count > 0 && l < s->pol->layer_count; l++) {
+        const sim_layer *L = &s->pol->layers[l];
+        if (L->breaker_scope != SIM_SCOPE_SHARED) continue;
+        for (uint32_t p = 0; p < s->P; p++)
+            if (L->role == SIM_ROLE_OUTER ? L->per_provider[0].has_breaker
+                                          : L->per_provider[p].has_breaker)
+                s->provs[p].disturbed = true;
+    }
+}
+
 /* The providers a request of class cl may call: its tool, or its fallback chain. */
 static uint32_t class_calls(const sim *s, const sim_class *cl, const uint8_t **order) {
     if (cl->target == SIM_TARGET_PROVIDER) {
@@ -195,7 +219,7 @@ static int pod_targets(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
             if (rc != FB_OK) return rc;
         }
         if (pp->has_ratelimit) {
-            int rc = fb_ratelimit_init(&s->limiters[i], &pp->ratelimit, 0);
+            int rc = fb_ratelimit_init(&s->limiters[i], &pp->ratelimit, s->now);
             if (rc != FB_OK) return invalid(s, rc, "rate limit", s->sc->providers[p].name);
             fp->ratelimit = &s->limiters[i];
         }
@@ -258,16 +282,21 @@ static int setup_pod_layer(sim *s, uint32_t k, uint32_t l) {
     return FB_OK;
 }
 
-/* Pod k: its stream, its queue, and its engine of every layer. */
-static int setup_pod(sim *s, uint32_t k) {
-    pod *pd = &s->pods[k];
-    fb_rng_derive(&pd->rng, s->sc->seed, ENTITY_POD + k, PURPOSE_POD);
-    sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+/* Pod k's engine of every layer (also when the autoscaler starts it again). */
+int setup_pod_policy(sim *s, uint32_t k) {
     for (uint32_t l = 0; l < s->NL; l++) {
         int rc = setup_pod_layer(s, k, l);
         if (rc != FB_OK) return rc;
     }
     return FB_OK;
+}
+
+/* Pod k: its stream, its queue, and its engine of every layer. */
+static int setup_pod(sim *s, uint32_t k) {
+    pod *pd = &s->pods[k];
+    fb_rng_derive(&pd->rng, s->sc->seed, ENTITY_POD + k, PURPOSE_POD);
+    sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+    return setup_pod_policy(s, k);
 }
 
 /* The variant's layers: retry policies and classifiers. */
@@ -366,7 +395,7 @@ static int setup_traffic(sim *s) {
         sim_traffic_init(tr, cl, sc->seed, c, sc->duration_us);
         if (cl->arrivals == SIM_ARR_CLOSED) {
             s->users_total += cl->users;
-        } else {
+        } else if (cl->source == SIM_SOURCE_SHARED && !cl->serial) { /* else sources.c */
             fb_time_us t = sim_traffic_next(tr, 0);
             if (t != FB_TIME_MAX) push(s, t, EV_ARRIVAL, c, 0, 0);
         }
@@ -379,7 +408,7 @@ static int setup_traffic(sim *s) {
 int setup(sim *s) {
     const sim_scenario *sc = s->sc;
     s->P = sc->provider_count;
-    s->npods = sc->pods.count;
+    s->npods = autoscale_slots(s->pol, sc->pods.count);
     int rc = sim_queue_init(&s->q, (size_t)sc->limits.events_max);
     if (rc != FB_OK) return rc;
     s->depth_max = deepest(s->pol);
@@ -403,6 +432,7 @@ int setup(sim *s) {
         setup_spikes(s, c);
         mark_spiked(s, &sc->classes[c]);
     }
+    setup_store_windows(s);
     for (uint32_t c = 0; c < sc->class_count; c++) {
         s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
         stat_class_exposure(s, s->class_exposed[c]);
@@ -410,12 +440,14 @@ int setup(sim *s) {
     rc = setup_spillover(s);
     if (rc == FB_OK) rc = setup_policy(s);
     if (rc == FB_OK) rc = setup_traffic(s);
+    if (rc == FB_OK) rc = fleet_setup(s);
     if (rc != FB_OK) return rc;
     s->next_tick_us = sc->tick_us;
     return s->rc;
 }
 
 void teardown(sim *s) {
+    fleet_teardown(s);
     sim_queue_free(&s->q);
     pool_free(&s->reqs);
     pool_free(&s->atts);

@@ -94,6 +94,7 @@ typedef enum sim_undetermined {
 /* A disturbance window: a provider's scripted fault, or a traffic spike. */
 typedef struct sim_fault_summary {
     bool spike;       /* a traffic class's spike (class `cls`), not a provider fault */
+    bool store;       /* the shared breakers' store was unreachable (outage `fault`) */
     uint8_t cls;      /* spike: the class */
     uint8_t provider; /* fault: the provider */
     uint8_t fault;    /* index in the provider's faults (or the class's spikes) */
@@ -102,6 +103,21 @@ typedef struct sim_fault_summary {
     bool recovered;                /* false: not back to baseline when the run ended */
     sim_undetermined undetermined; /* not DETERMINED: nobody can tell (recovered is false) */
 } sim_fault_summary;
+
+/* The fleet's dynamics (docs/metrics.md): zero unless the scenario uses them. */
+typedef struct sim_fleet_summary {
+    uint64_t resubmissions;         /* requests that were a user's re-submission */
+    uint64_t resubmissions_calling; /* ... of classes that call a provider */
+    uint64_t resubmitted;           /* requests that failed and were submitted again */
+    fb_time_us serial_lag_us;       /* the longest a serial call started after its schedule */
+    uint64_t serial_backlog; /* serial calls scheduled in the traffic window, never started */
+    uint64_t pod_requests_min, pod_requests_max; /* requests a pod received (of pods.count) */
+    uint32_t pods_peak;                          /* most pods taking traffic at once */
+    double pod_seconds;                          /* pods taking traffic, integrated over the run */
+    uint64_t pods_added, pods_removed, scale_decisions;
+    uint64_t store_unreachable;  /* breaker checks made while the store was unreachable */
+    uint64_t store_records_lost; /* results that never reached the store */
+} sim_fleet_summary;
 
 typedef struct sim_summary {
     char variant[SIM_NAME_MAX];
@@ -137,12 +153,13 @@ typedef struct sim_summary {
     fb_hist latency;    /* every request that ended, as the user waited */
     fb_hist latency_ok; /* successes only */
     sim_provider_summary providers[SIM_PROVIDERS_MAX];
-    sim_fault_summary
-        faults[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX + SIM_CLASSES_MAX * SIM_SCHEDULE_MAX];
+    sim_fault_summary faults[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX +
+                             SIM_CLASSES_MAX * SIM_SCHEDULE_MAX + SIM_SCHEDULE_MAX];
     uint32_t fault_count;
     uint64_t events_dropped; /* events not delivered because the log cap was reached */
     sim_layer_summary layers[SIM_LAYERS_MAX];
     uint32_t layer_count;
+    sim_fleet_summary fleet;
 } sim_summary;
 
 /* One time-series row (one tick of simulated time). */
@@ -160,12 +177,19 @@ typedef struct sim_row {
         uint32_t conn_wait;     /* attempts waiting for a connection */
     } p[SIM_PROVIDERS_MAX];
     bool fault_active; /* some scripted fault is active during the tick */
+    /* the fleet (columns only when the scenario uses them) */
+    uint32_t pods_ready, pods_starting; /* at the end of the tick (autoscaling) */
+    uint64_t resubmissions;             /* arrivals in the tick that were re-submissions */
+    bool store_down;                    /* the breaker store was unreachable during the tick */
 } sim_row;
 
 typedef enum sim_event_type {
     SIM_EV_BREAKER = 0,
     SIM_EV_FAULT_START,
-    SIM_EV_FAULT_END
+    SIM_EV_FAULT_END,
+    SIM_EV_SCALE,      /* the autoscaler changed the pods it wants: pods_from -> pods_to */
+    SIM_EV_STORE_DOWN, /* the breaker store became unreachable (outage `fault`) */
+    SIM_EV_STORE_UP
 } sim_event_type;
 
 typedef struct sim_log_event {
@@ -173,8 +197,10 @@ typedef struct sim_log_event {
     fb_time_us t_us;
     int pod; /* -1: the shared store */
     uint8_t provider;
-    uint8_t fault;            /* fault events: index in the provider's faults */
-    fb_breaker_event breaker; /* SIM_EV_BREAKER */
+    uint8_t fault;                           /* fault events: index in the provider's faults */
+    fb_breaker_event breaker;                /* SIM_EV_BREAKER */
+    uint32_t pods_from, pods_to, pods_ready; /* SIM_EV_SCALE */
+    double metric;                           /* SIM_EV_SCALE: the window's average */
 } sim_log_event;
 
 struct sim; /* a run in progress (opaque) */

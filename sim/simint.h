@@ -10,6 +10,8 @@
  *   series.c    the time series, the baseline and spillover
  *   stats.c     the summary counters, their final sums and the invariants
  *   setup.c     building a run from a scenario variant, and tearing it down
+ *   fleet.c     the fleet's dynamics: sources.c (per-pod, serial), users.c (re-submissions),
+ *               autoscale.c (pods), and the store's outages (store.c); fleetint.h
  *   sim.c       the public entry points
  *
  * Entities live in pools indexed by small integers (requests, attempts) with
@@ -48,6 +50,14 @@ enum {
     EV_HEDGE,           /* id = request, arg = the group's serial: the next hedge is due */
     EV_AT_PROVIDER,     /* id = attempt: it reaches its provider (connection setup, network) */
     EV_AT_CLIENT,       /* id = attempt: its reply reaches the client (network) */
+    /* the fleet's dynamics (fleet.c): handled by fleet_step() */
+    EV_POD_ARRIVAL,  /* id = pod, arg = class: a per-pod source's arrival */
+    EV_SERIAL,       /* id = class: a serial client's next call */
+    EV_RESUBMIT,     /* id = pending re-submission: a user submits a failed request again */
+    EV_SCALE_SAMPLE, /* the autoscaler samples its metric (every second), decides every period */
+    EV_POD_START,    /* id = pod, gen = its incarnation: a new pod's process starts */
+    EV_POD_READY,    /* id = pod, gen = its incarnation: it takes traffic */
+    EV_STORE_EDGE,   /* id = store outage, arg = is_end */
 };
 
 /* A layer's pending timeout or resume: its depth and serial in one event argument. */
@@ -100,9 +110,10 @@ typedef struct req {
     uint8_t state;
     uint8_t cls;
     bool holds_worker;
-    bool exposed;      /* its class may call a faulted provider */
-    bool via_fallback; /* the routing layer answered from a later provider */
-    bool degraded;     /* the answer is the outermost layer's degraded one */
+    bool exposed;       /* its class may call a faulted provider */
+    bool via_fallback;  /* the routing layer answered from a later provider */
+    bool degraded;      /* the answer is the outermost layer's degraded one */
+    uint16_t resubmits; /* re-submissions of its user request before it (fleet.c) */
     uint32_t pod;
     uint32_t user;
     uint32_t attempt; /* current provider attempt index + 1, 0 = none */
@@ -263,7 +274,8 @@ typedef struct window {
     fb_time_us start_us, end_us;
 } window;
 
-#define WINDOWS_MAX (SIM_PROVIDERS_MAX * SIM_FAULTS_MAX + SIM_CLASSES_MAX * SIM_SCHEDULE_MAX)
+#define WINDOWS_MAX                                                                                \
+    (SIM_PROVIDERS_MAX * SIM_FAULTS_MAX + SIM_CLASSES_MAX * SIM_SCHEDULE_MAX + SIM_SCHEDULE_MAX)
 
 typedef struct sim {
     const sim_scenario *sc;
@@ -335,6 +347,8 @@ typedef struct sim {
     window windows[WINDOWS_MAX];
     uint32_t window_count;
     bool judged[WINDOWS_MAX]; /* a full window starting after disturbance k's end was judged */
+    /* the fleet's dynamics (fleetint.h): NULL unless the scenario uses one */
+    struct fleet *fleet;
 } sim;
 
 static inline void *pool_at(const pool *p, uint32_t i) {
@@ -420,6 +434,7 @@ void on_at_client(sim *s, uint32_t ai);
 void conn_end(sim *s, uint32_t ai, bool close);
 int setup_conns(sim *s);
 void free_conns(sim *s);
+void conns_pod_reset(sim *s, uint32_t k);
 
 /* stats.c, for these */
 void stat_hedge_sent(sim *s, uint32_t provider);
@@ -473,11 +488,33 @@ void stat_pod_queued(sim *s);
 void stat_class_exposure(sim *s, bool exposed);
 void stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev);
 void stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider);
+typedef enum store_tally { STORE_UNREACHABLE, STORE_RECORD_LOST } store_tally;
+void stat_resubmitted(sim *s);
+void stat_serial_lag(sim *s, fb_time_us lag);
+void stat_serial_backlog(sim *s, uint64_t calls);
+void stat_scale(sim *s, uint32_t from, uint32_t to);
+void stat_store(sim *s, store_tally what);
+void stat_pod_retired(sim *s, uint32_t k);
+void stat_breaker_dropped(sim *s, const bctx *bc);
 void stat_finalize(sim *s);
 int stat_check_invariants(sim *s);
 
 /* setup.c */
 int setup(sim *s);
 void teardown(sim *s);
+int setup_pod_policy(sim *s, uint32_t k); /* pod k's engines, breakers, limiters, budgets */
+
+/* fleet.c: per-pod sources, serial clients, re-submissions, autoscaling, store outages */
+uint32_t autoscale_slots(const sim_policy *pol, uint32_t count); /* pod slots of a variant */
+int fleet_setup(sim *s);
+void fleet_teardown(sim *s);
+int fleet_step(sim *s, const sim_event *ev);      /* 1 handled, 0 stale, -1 not a fleet event */
+void fleet_arrive(sim *s, req *r);                /* its pod, and a re-submission's tokens */
+bool fleet_end(sim *s, req *r, sim_end end);      /* true: its user submits it again */
+void fleet_pod_freed(sim *s, uint32_t podi);      /* a draining pod may be gone */
+bool fleet_pod_live(const sim *s, uint32_t podi); /* started and not yet gone */
+bool fleet_store_down(const sim *s);              /* the shared breakers' store is unreachable */
+void fleet_row(sim *s, sim_row *row);             /* the fleet's columns of a row */
+void fleet_finalize(sim *s);                      /* its share of the summary */
 
 #endif /* SIM_SIMINT_H */

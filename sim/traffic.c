@@ -16,6 +16,7 @@ void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32
     tr->started = false;
     tr->burst_i = 0;
     tr->burst_k = 0;
+    tr->scale = 1.0;
     tr->replay_i = 0;
     tr->seg_start_us = tr->seg_end_us = 0; /* no segment known */
     tr->seg_bound = 0;
@@ -98,7 +99,7 @@ static fb_time_us next_poisson(sim_traffic *tr, fb_time_us t) {
     while (t < tr->end_us) {
         fb_time_us b;
         bool thinned;
-        double bound = segment(tr, t, &b, &thinned);
+        double bound = segment(tr, t, &b, &thinned) * tr->scale;
         if (bound <= 0) {
             t = b;
             frac = 0;
@@ -114,7 +115,7 @@ static fb_time_us next_poisson(sim_traffic *tr, fb_time_us t) {
         fb_time_us whole = (fb_time_us)gap;
         frac = gap - (double)whole;
         t += whole;
-        if (!thinned || fb_rng_uniform(&tr->rng) * bound <= sim_traffic_rate(c, t)) {
+        if (!thinned || fb_rng_uniform(&tr->rng) * bound <= sim_traffic_rate(c, t) * tr->scale) {
             tr->carry_us = frac;
             return t;
         }
