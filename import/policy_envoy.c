@@ -285,7 +285,7 @@ static void retry_on(envoy_file *F, const imp_node *k, const imp_node *v, const 
         s += strcspn(s, ",");
     }
     if (dropped[0]) {
-        char why[IMP_PATH_MAX];
+        char why[sizeof dropped + 64];
         snprintf(why, sizeof why, "gRPC conditions %s: not modelled (fusebox's replies are HTTP)",
                  dropped);
         imp_add_note(F->r, path, k, why);
