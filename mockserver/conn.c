@@ -71,6 +71,10 @@ static ssize_t stream_end(req *r) {
     pthread_mutex_lock(&r->s->lock);
     r->s->stats.cut_streams++;
     pthread_mutex_unlock(&r->s->lock);
+    /* The FIN now, after the bytes sent: MHD_USE_TURBO closes without a shutdown(). */
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (ci != NULL) shutdown(ci->connect_fd, SHUT_WR);
     return MHD_CONTENT_READER_END_WITH_ERROR;
 }
 

@@ -235,7 +235,7 @@ static int start_daemon(mock_server *s, char *err, size_t errlen) {
     struct sockaddr_in6 a6;
     struct sockaddr *sa = NULL;
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ERROR_LOG;
+                     MHD_USE_ERROR_LOG | MHD_USE_TURBO;
     if (address(s, &a4, &a6, &sa, &flags, err, errlen) != FB_OK) return FB_EINVAL;
     struct MHD_OptionItem opts[] = {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_logger, s},
