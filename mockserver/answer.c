@@ -77,8 +77,7 @@ enum MHD_Result mock_send_control_error(req *r, unsigned status, const char *pat
     return mock_send_json(r, status, &b);
 }
 
-/* A prepared answer waits (suspended) until due, or goes now. */
-static enum MHD_Result send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due) {
+enum MHD_Result mock_send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due) {
     r->done_us = due;
     if (due <= mock_now_us()) return mock_queue(r, status, resp);
     r->pending = resp;
@@ -132,7 +131,7 @@ enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const ch
     mock_add_common(r, resp, "application/json", 0, (due_us > now ? due_us : now) - r->arrival_us);
     mock_add_fault_headers(resp, &act);
     mock_note_sent(r, status, act.label);
-    return send_at(r, (unsigned)status, resp, due_us);
+    return mock_send_at(r, (unsigned)status, resp, due_us);
 }
 
 static enum MHD_Result start_hang(req *r) {
@@ -200,7 +199,7 @@ static enum MHD_Result answer_plain(req *r, fb_time_us now, fb_time_us due) {
     mock_add_common(r, resp, "application/json", r->billed, due - now);
     mock_add_fault_headers(resp, a);
     mock_note_sent(r, 200, a->label);
-    return send_at(r, MHD_HTTP_OK, resp, due);
+    return mock_send_at(r, MHD_HTTP_OK, resp, due);
 }
 
 /* The answer's latency (timeline time) in the attempt log. */
@@ -249,7 +248,7 @@ enum MHD_Result mock_answer(req *r) {
     int64_t T = r->rep.refusal ? 0 : r->rep.tokens;
     bool stall = a->stall_after >= 0 && a->stall_after <= T;
     r->done_us = now + ttft + T * r->per_token_us + (stall ? r->stall_us : 0);
-    bool can_stream = r->ep->ops->pre != NULL;
+    bool can_stream = r->ep->ops->pre != NULL || s->proxy != NULL;
     if ((!r->rep.stream || !can_stream) && a->end == MOCK_END_ERROR) {
         /* An in-band error has no stream to travel in: the provider's overload error. */
         fb_time_us due = now + ttft + a->end_after * r->per_token_us;
@@ -258,6 +257,7 @@ enum MHD_Result mock_answer(req *r) {
                                                       : 500;
         return mock_send_error(r, status, MOCK_FLAVOR_PLAIN, NULL, a, due);
     }
+    if (s->proxy != NULL) return mock_proxy_start(r);
     if (r->rep.stream && can_stream) return answer_stream(r);
     return answer_plain(r, now, r->done_us);
 }

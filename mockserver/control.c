@@ -34,7 +34,8 @@ static void stats_json(mock_server *s, mock_buf *b) {
         "\"status_4xx\":%llu,\"status_5xx\":%llu,\"status_429\":%llu,\"hangs\":%llu,"
         "\"resets\":%llu,\"cut_streams\":%llu,\"capacity_rejects\":%llu,\"queued\":%llu,"
         "\"left_early\":%llu,\"header_timeouts\":%llu,\"memory_rejects\":%llu,"
-        "\"log_dropped\":%llu,\"in_flight\":%lld,\"busy\":%lld,\"waiting\":%lld,"
+        "\"log_dropped\":%llu,\"proxied\":%llu,\"upstream_errors\":%llu,\"in_flight\":%lld,"
+        "\"busy\":%lld,\"waiting\":%lld,"
         "\"suspended\":%lld,\"connections\":%u,\"timeline_ms\":%.3f}",
         (unsigned long long)st.requests, (unsigned long long)st.attempts,
         (unsigned long long)st.faults, (unsigned long long)st.status_2xx,
@@ -44,6 +45,7 @@ static void stats_json(mock_server *s, mock_buf *b) {
         (unsigned long long)st.capacity_rejects, (unsigned long long)st.queued,
         (unsigned long long)st.left_early, (unsigned long long)st.header_timeouts,
         (unsigned long long)st.memory_rejects, (unsigned long long)st.log_dropped,
+        (unsigned long long)st.proxied, (unsigned long long)st.upstream_errors,
         (long long)st.in_flight, (long long)st.busy, (long long)st.waiting, (long long)st.suspended,
         di != NULL ? di->num_connections : 0u, (double)st.timeline_us / 1e3);
 }
