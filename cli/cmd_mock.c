@@ -53,7 +53,7 @@ static const char usage_text[] =
     "                         any compatible server) and apply the faults on top of its answers\n"
     "  --upstream-connect-timeout DUR   connecting to the upstream (default 10s; then 504)\n"
     "  --upstream-timeout DUR the upstream sends nothing for this long: 504, or a cut answer\n"
-    "                         (default 600s; whole seconds)\n"
+    "                         (default 600s)\n"
     "  --upstream-max N       upstream requests at once; beyond: 503/529 (default 256)\n"
     "  --quiet                no diagnostics on stderr\n"
     "\n"

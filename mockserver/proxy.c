@@ -51,6 +51,9 @@ struct mock_xfer {
     size_t off, cap;
     uint64_t received;
     fb_time_us start_us, headers_us;
+    /* the upstream's last byte (or a pause, or the start): the idle timeout runs from it */
+    fb_time_us active_us;
+    bool idle_out; /* it sent nothing for upstream_idle_timeout_us */
     char err[CURL_ERROR_SIZE];
     mock_xfer *next;
     /* the connection's side only */
@@ -85,7 +88,13 @@ static void wake_locked(mock_xfer *x) {
 }
 
 static void free_xfer(mock_xfer *x) {
-    if (x->added) curl_multi_remove_handle(x->p->multi, x->easy);
+    if (x->added) {
+        /* Removing a running transfer reports its progress once more: on_progress would take
+         * p->lock, which the sweep holds. */
+        curl_easy_setopt(x->easy, CURLOPT_NOPROGRESS, 1L);
+        curl_easy_setopt(x->easy, CURLOPT_XFERINFOFUNCTION, NULL);
+        curl_multi_remove_handle(x->p->multi, x->easy);
+    }
     if (x->easy != NULL) curl_easy_cleanup(x->easy);
     curl_slist_free_all(x->hl);
     mock_memory_give(x->p->s, x->data.len - x->off);
@@ -165,6 +174,7 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud) {
     mock_xfer *x = ud;
     size_t n = size * nmemb, rc = n;
     pthread_mutex_lock(&x->p->lock);
+    x->active_us = mock_now_us();
     if (x->r == NULL) {
         rc = 0;
     } else if (n >= 5 && memcmp(ptr, "HTTP/", 5) == 0) { /* a new answer: 1xx ones are skipped */
@@ -191,6 +201,7 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
     mock_server *s = x->p->s;
     size_t n = size * nmemb, rc = n;
     pthread_mutex_lock(&x->p->lock);
+    x->active_us = mock_now_us();
     if (x->r == NULL || x->p->stopping) {
         rc = 0;
     } else if (x->received + n > s->cfg.max_response_bytes) {
@@ -211,6 +222,21 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
     wake_locked(x);
     pthread_mutex_unlock(&x->p->lock);
     return rc;
+}
+
+/* Called about once a second and on every transfer step: an upstream silent past the idle
+ * timeout is given up (a transfer paused for a slow client is not the upstream's silence). */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow) {
+    mock_xfer *x = ud;
+    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    fb_time_us now = mock_now_us();
+    pthread_mutex_lock(&x->p->lock);
+    if (x->paused || x->active_us == 0) x->active_us = now;
+    x->idle_out = now - x->active_us > x->p->s->cfg.upstream_idle_timeout_us;
+    bool stop = x->idle_out || x->r == NULL;
+    pthread_mutex_unlock(&x->p->lock);
+    return stop ? 1 : 0;
 }
 
 /* ---- the request upstream ---- */
@@ -301,9 +327,9 @@ static bool setup_easy(mock_xfer *x, req *r, const char *method) {
     curl_easy_setopt(e, CURLOPT_NOPROXY, "localhost,127.0.0.1,::1");
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
                      (long)(s->cfg.upstream_connect_timeout_us / FB_US_PER_MS));
-    long idle_s = (long)((s->cfg.upstream_idle_timeout_us + FB_US_PER_S - 1) / FB_US_PER_S);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L); /* below 1 byte/s for idle_s: timed out */
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, idle_s > 0 ? idle_s : 1L);
+    curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
@@ -399,12 +425,11 @@ static int failure(const req *r, mock_xfer *x, char *msg, size_t len) {
                  r->s->upstream, (long long)(c->upstream_connect_timeout_us / FB_US_PER_MS));
         return 504;
     }
-    if (x->result == CURLE_OPERATION_TIMEDOUT) {
+    if (x->idle_out) {
         snprintf(msg, len,
-                 "fusebox mock: the upstream %.200s sent nothing for %lld s "
+                 "fusebox mock: the upstream %.200s sent nothing for %.15g s "
                  "(--upstream-timeout)",
-                 r->s->upstream,
-                 (long long)((c->upstream_idle_timeout_us + FB_US_PER_S - 1) / FB_US_PER_S));
+                 r->s->upstream, (double)c->upstream_idle_timeout_us / 1e6);
         return 504;
     }
     snprintf(msg, len, "fusebox mock: the upstream %.200s did not answer: %.300s", r->s->upstream,
@@ -416,6 +441,15 @@ static void count_upstream_error(mock_server *s) {
     pthread_mutex_lock(&s->lock);
     s->stats.upstream_errors++;
     pthread_mutex_unlock(&s->lock);
+}
+
+/* No answer from the upstream: the dialect's 502 or 504 saying why. */
+static enum MHD_Result upstream_failed(req *r, mock_xfer *x) {
+    char msg[700];
+    int status = failure(r, x, msg, sizeof msg);
+    count_upstream_error(r->s);
+    mock_logf(r->s, MOCK_LOG_WARN, "%s %s: %s", r->method, r->url, msg);
+    return mock_send_error(r, status, MOCK_FLAVOR_PLAIN, msg, NULL, 0);
 }
 
 /* One upstream header line onto the answer, unless it is hop-by-hop or Content-Length. */
@@ -486,6 +520,11 @@ static enum MHD_Result answer_upstream(req *r, mock_xfer *x) {
     x->half = !x->sse && (a->end == MOCK_END_CUT || a->end == MOCK_END_TRUNCATE ||
                           a->end == MOCK_END_MALFORMED);
     x->shape = x->sse && reads_body(a);
+    const char *cl = upstream_header(x, "content-length", clen, sizeof clen);
+    if (cl != NULL && strtoull(cl, NULL, 10) > r->s->cfg.max_response_bytes) {
+        x->too_big = true; /* said before a byte of it: refused whole, nothing buffered */
+        return upstream_failed(r, x);
+    }
     if (x->half && !x->done) {
         pthread_mutex_lock(&p->lock);
         x->cap = r->s->cfg.max_response_bytes;
@@ -498,7 +537,6 @@ static enum MHD_Result answer_upstream(req *r, mock_xfer *x) {
         return ok ? MHD_YES : MHD_NO;
     }
     uint64_t size = MHD_SIZE_UNKNOWN;
-    const char *cl = upstream_header(x, "content-length", clen, sizeof clen);
     if (cl != NULL && !x->shape && !x->half &&
         upstream_header(x, "transfer-encoding", ctype, sizeof ctype) == NULL)
         size = strtoull(cl, NULL, 10);
@@ -522,11 +560,7 @@ enum MHD_Result mock_proxy_resume(req *r) {
     pthread_mutex_unlock(&p->lock);
     if (!ready) return ok ? MHD_YES : MHD_NO;
     if (x->headers_done && !x->too_big) return answer_upstream(r, x);
-    char msg[700];
-    int status = failure(r, x, msg, sizeof msg);
-    count_upstream_error(r->s);
-    mock_logf(r->s, MOCK_LOG_WARN, "%s %s: %s", r->method, r->url, msg);
-    return mock_send_error(r, status, MOCK_FLAVOR_PLAIN, msg, NULL, 0);
+    return upstream_failed(r, x);
 }
 
 /* ---- the body ---- */

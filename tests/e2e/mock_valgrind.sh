@@ -5,11 +5,13 @@
 . tests/tap.sh
 set -u
 D=$(logs_dir mock-valgrind)
-plan 4
+plan 7
 if nm "$FUSEBOX" 2>/dev/null | grep -q __asan_init; then
     # Sanitizer builds cannot run under valgrind; LeakSanitizer covers them instead.
     for t in "starts under valgrind" "answered every request" \
-        "exits 0 after SIGTERM (valgrind error exit is 99)" "no errors and no leaks reported"; do
+        "exits 0 after SIGTERM (valgrind error exit is 99)" "no errors and no leaks reported" \
+        "proxy: answered every request" "proxy: exits 0 after SIGTERM" \
+        "proxy: no errors and no leaks reported"; do
         skip "$t" "ASan build (valgrind runs with the release build)"
     done
     finish
@@ -91,4 +93,52 @@ check "no errors and no leaks reported" \
     sh -c 'grep -q "ERROR SUMMARY: 0 errors" "$1" && ! grep -qE "(definitely|indirectly|possibly) lost: [1-9]" "$1"' \
     _ "$D/valgrind.log"
 grep -E 'ERROR SUMMARY|lost:|in use at exit' "$D/valgrind.log" | sed 's/^==[0-9]*== */# /'
+
+# Proxy mode under valgrind, in front of a second mock: answers passed through, every fault
+# on top of them, an upstream that hangs (its own fb-hang) past --upstream-timeout, an
+# upstream error passed through, a hung request at shutdown.
+mock_start "$D/up.url" "$FUSEBOX" mock --port 0 --quiet --per-token 1ms
+UP_PID=$MOCK_PID
+UP=$MOCK_URL
+MOCK_PID=
+MOCK_WAIT=400 mock_start "$D/px.url" valgrind --leak-check=full --error-exitcode=99 \
+    --log-file="$D/valgrind-proxy.log" "$FUSEBOX" mock --port 0 --quiet --upstream "$UP" \
+    --upstream-timeout 1s --faults "$D/faults.json"
+URL=$MOCK_URL
+sent=0
+: >"$D/codes.txt"
+for i in 1 2 3; do
+    c "$URL/v1/chat/completions" -d "$OA}"
+    c "$URL/v1/chat/completions" -d "$OA,\"stream\":true}"
+    c "$URL/v1/messages" -d "$AN,\"stream\":true}"
+    c "$URL/v1/messages" -d "$AN}"
+done
+for spec in 429-retry-after-1 529 context-length stall-1-50ms cut-2 error-1 malformed-1 \
+    truncate-2 truncate reset ttft-20ms slow-2 cut; do
+    c -H "x-fusebox-fault: $spec" "$URL/v1/chat/completions" -d "$OA,\"stream\":true}"
+    c -H "x-fusebox-fault: $spec" "$URL/v1/messages" -d "$AN}"
+done
+c "$URL/v1/chat/completions" -d '{"model":"fb-hang","messages":[]}'
+c "$URL/v1/chat/completions" -d '{"model":"fb-503","messages":[]}'
+c "$URL/v1/chat/completions" -d '{"model":"fb-cut-2","stream":true,"messages":[]}'
+c -m 1 -H "x-fusebox-fault: hang" "$URL/v1/chat/completions" -d "$OA}"
+c -X GET "$URL/v1/models"
+c "$URL/__fusebox/stats"
+curl -s -m 20 -H "$J" -d "$OA,\"stream\":true}" -H 'x-fusebox-fault: stall-1-30s' \
+    "$URL/v1/chat/completions" >/dev/null 2>&1 &
+HANG=$!
+sleep 1
+codes=$(grep -cE '^[0-9]{3}$' "$D/codes.txt")
+unanswered=$(grep -c '^000$' "$D/codes.txt")
+echo "# proxy: $codes codes for $sent requests, $unanswered unanswered"
+check "proxy: answered every request" test "$codes" -eq "$sent" -a "$sent" -gt 30 -a "$unanswered" -le 4
+mock_stop
+wait "$HANG" 2>/dev/null
+check "proxy: exits 0 after SIGTERM" test "$MOCK_RC" = 0
+kill "$UP_PID" 2>/dev/null
+wait "$UP_PID" 2>/dev/null
+check "proxy: no errors and no leaks reported" \
+    sh -c 'grep -q "ERROR SUMMARY: 0 errors" "$1" && ! grep -qE "(definitely|indirectly|possibly) lost: [1-9]" "$1"' \
+    _ "$D/valgrind-proxy.log"
+grep -E 'ERROR SUMMARY|lost:|in use at exit' "$D/valgrind-proxy.log" | sed 's/^==[0-9]*== */# /'
 finish
