@@ -260,24 +260,6 @@ static bool known_option(const char *name) {
     return count_of(name) != NULL;
 }
 
-/* The file, or NULL with errno set (EFBIG past max bytes). */
-static char *read_file(const char *path, size_t max, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    char *buf = malloc(max + 1);
-    size_t n = buf != NULL ? fread(buf, 1, max + 1, f) : 0;
-    bool err = buf == NULL || ferror(f) != 0;
-    fclose(f);
-    if (err || n > max) {
-        free(buf);
-        errno = err ? EIO : EFBIG;
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
-}
-
 /* Let the process hold as many sockets as connections were asked for. */
 static void raise_fd_limit(unsigned connections) {
     struct rlimit rl;
@@ -366,7 +348,7 @@ static int parse_options(int argc, char **argv, mock_config *cfg, const char **f
 /* --faults FILE: the timeline, in place of a scenario's. */
 static int load_faults(const char *path, mock_config *cfg, sim_fault *faults) {
     size_t len = 0;
-    char *text = read_file(path, FAULTS_FILE_MAX, &len);
+    char *text = cli_read_file(path, FAULTS_FILE_MAX, &len);
     if (text == NULL && errno == EFBIG) {
         fprintf(stderr, "fusebox mock: %s: larger than %zu MiB\n", path, FAULTS_FILE_MAX >> 20);
         return CLI_BAD_INPUT;

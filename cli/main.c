@@ -23,6 +23,8 @@ static const struct command commands[] = {
     {"presets", cmd_presets, "presets [NAME] [--markdown]                    library presets"},
     {"import-policy", cmd_import_policy,
      "import-policy KIND FILE                        a library's config as layers"},
+    {"verdict", cmd_verdict,
+     "verdict LOG [--json FILE] [--junit FILE]       judge a client from a mock log"},
 };
 
 static void usage(FILE *out) {
@@ -31,7 +33,7 @@ static void usage(FILE *out) {
         fprintf(out, "  %s\n", commands[i].synopsis);
     fputs("  version                                        print the version\n"
           "\n'fusebox <command> --help' describes a command. Exit codes: 0 ok,\n"
-          "1 expectations failed, 2 bad input or usage.\n",
+          "1 expectations failed, 2 bad input or usage, 3 inconclusive (live, verdict).\n",
           out);
 }
 

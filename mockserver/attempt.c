@@ -66,6 +66,7 @@ static void begin(req *r, const char *method, const char *url, const char *key, 
     r->has_log = true;
     r->log_seq = e->seq;
     if (r->ep->ops->inference) {
+        e->inference = true;
         s->stats.attempts++;
         s->stats.in_flight++;
         r->attempt = true;

@@ -215,6 +215,7 @@ void mock_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r == NULL) return;
     *req_cls = NULL;
     mock_unqueue(r);
+    mock_log_end(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
     mock_proxy_done(r);
     /* A cut stream ended at the provider too; any other early end is the client's. */
     mock_release_slot(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->st.cut);

@@ -766,6 +766,14 @@ void mock_proxy_read(req *r) {
     cJSON_Delete(root);
 }
 
+void mock_proxy_stream_end(const req *r, int64_t *tokens, bool *broken) {
+    const mock_xfer *x = r->px;
+    *tokens = x->shape ? x->k : -1;
+    bool short_end = x->fault_done && r->act.end != MOCK_END_NORMAL;
+    *broken =
+        *broken || short_end || x->cut || x->half || (x->shape && r->act.end == MOCK_END_NOTERM);
+}
+
 void mock_proxy_done(req *r) {
     mock_xfer *x = r->px;
     if (x == NULL) return;

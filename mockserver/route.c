@@ -40,6 +40,7 @@ static const endpoint endpoints[] = {
     {"POST", "/__fusebox/reset", RT_C_RESET, NULL, MOCK_OPENAI, false, NULL},
     {"GET", "/__fusebox/log", RT_C_LOG, NULL, MOCK_OPENAI, false, NULL},
     {"GET", "/__fusebox/stats", RT_C_STATS, NULL, MOCK_OPENAI, false, NULL},
+    {"GET", "/__fusebox/verdict", RT_C_VERDICT, NULL, MOCK_OPENAI, false, NULL},
 };
 
 /* Proxy mode: a path no endpoint has (or another method) is forwarded in its path's dialect. */

@@ -99,7 +99,8 @@ typedef enum route {
     RT_C_FAULTS,
     RT_C_RESET,
     RT_C_LOG,
-    RT_C_STATS
+    RT_C_STATS,
+    RT_C_VERDICT
 } route;
 
 /* One endpoint: a path pattern ({x} matches one segment, stored as the path argument). */
@@ -242,6 +243,9 @@ enum MHD_Result mock_answer(req *r);
 
 /* A prepared answer now, or suspended until due (0: now). */
 enum MHD_Result mock_send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due);
+/* The request ended (completed: libmicrohttpd sent all of it): a 200's content pieces and
+ * whether it ended short, into the log. */
+void mock_log_end(req *r, bool completed);
 
 /* ---- proxy.c ---- */
 extern const mock_api_ops mock_api_passthrough; /* a path the mock does not know, forwarded */
@@ -257,6 +261,9 @@ enum MHD_Result mock_proxy_start(req *r);
 enum MHD_Result mock_proxy_resume(req *r);
 /* The request ended: the transfer is let go (the thread aborts and frees it). */
 void mock_proxy_done(req *r);
+/* A proxied answer's content events sent (-1 when not counted: no fault read the stream) and
+ * whether a fault or the upstream ended it short (*broken may already be true). */
+void mock_proxy_stream_end(const req *r, int64_t *tokens, bool *broken);
 
 /* ---- headers.c ---- */
 void mock_add_common(req *r, struct MHD_Response *resp, const char *ctype, int64_t tokens,
