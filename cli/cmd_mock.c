@@ -59,7 +59,8 @@ static const char usage_text[] =
     "\n"
     "Faults per request: header 'x-fusebox-fault: 429-retry-after-2' or model\n"
     "'fb-429-retry-after-2' (header only with --upstream).\n"
-    "Control: /__fusebox/{faults,reset,log,stats,verdict}.\n"
+    "Control: /__fusebox/{faults,reset,log,stats,verdict}; 'fusebox verdict LOG' judges a\n"
+    "saved log the way /__fusebox/verdict judges the live one.\n"
     "See docs/mock.md.\n";
 
 #define FAULTS_FILE_MAX ((size_t)1 << 20)

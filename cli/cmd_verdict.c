@@ -85,9 +85,9 @@ static int write_out(const char *path, const mock_buf *b) {
 }
 
 static void summary(const mock_verdict *v) {
-    printf("verdict: %s (%zu requests, %llu attempts%s%s)\n", mock_verdict_result(v), v->nreq,
-           (unsigned long long)v->attempts, mock_verdict_reason(v)[0] ? "; " : "",
-           mock_verdict_reason(v));
+    printf("verdict: %s (%zu request%s, %llu attempt%s%s%s)\n", mock_verdict_result(v), v->nreq,
+           v->nreq == 1 ? "" : "s", (unsigned long long)v->attempts, v->attempts == 1 ? "" : "s",
+           mock_verdict_reason(v)[0] ? "; " : "", mock_verdict_reason(v));
     static const char *const word[] = {"n/a", "pass", "FAIL"};
     for (int r = 0; r < MOCK_RULES; r++) {
         printf("  %-21s %-4s  %u passed, %u failed\n", mock_rule_name((mock_rule)r),
