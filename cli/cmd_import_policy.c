@@ -16,10 +16,12 @@ static void usage(FILE *f) {
           "\"layers\", or let the scenario name the file:\n"
           "  {\"name\": \"cb\", \"import\": KIND, \"file\": FILE, \"instance\": NAME}\n"
           "A key the presets do not model is listed on stderr with its line and\n"
-          "column. KIND is one of:",
+          "column (never its value). KIND is one of:\n",
           f);
-    for (const char *const *k = imp_policy_kinds(); *k; k++) fprintf(f, " %s", *k);
+    for (const char *const *k = imp_policy_kinds(); *k; k++)
+        fprintf(f, "  %-13s %s\n", *k, imp_policy_kind_summary(*k));
     fputs("\n"
+          "docs/import-policy.md says what each kind reads and how.\n"
           "\n"
           "  -o, --out FILE  write the JSON there instead of stdout\n"
           "  -h, --help      this text\n"

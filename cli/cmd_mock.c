@@ -173,7 +173,7 @@ static int set_count(const struct count_def *d, const char *val, mock_config *cf
 /* --ttft and --error-latency: a duration, or a scenario distribution in JSON. */
 static int set_latency(const char *name, const char *val, mock_config *cfg) {
     bool ttft = strcmp(name, "--ttft") == 0;
-    sim_dist d = {SIM_DIST_CONSTANT, 0, 0};
+    sim_dist d = {.kind = SIM_DIST_CONSTANT};
     fb_time_us us = 0;
     if (val[0] != '{') {
         if (mock_duration_parse(val, &us) != FB_OK)

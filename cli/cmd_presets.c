@@ -47,6 +47,14 @@ static const char *unit_of(const sim_param *pa) {
         return "TimeSpan";
     case SIM_PK_GO_DURATION:
         return "Go duration";
+    case SIM_PK_OBJECT:
+        return "object";
+    case SIM_PK_CSV:
+        return "comma-separated";
+    case SIM_PK_PROTO_DURATION:
+        return "Duration";
+    case SIM_PK_PROTO_PERCENT:
+        return "Percent";
     }
     return "";
 }

@@ -91,11 +91,15 @@ static void print_stats(const char *variant, const sim_summary *s, const struct 
     double wall = (double)(t1->tv_sec - t0->tv_sec) + (double)(t1->tv_nsec - t0->tv_nsec) / 1e9;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
+    /* an event is one popped and handled; stale and cancelled ones are counted apart */
     fprintf(stderr,
             "stats: variant %s: %llu requests, %llu events in %.3f s wall "
-            "(%.2f M events/s), peak RSS %ld MiB\n",
-            variant, (unsigned long long)s->requests, (unsigned long long)s->events, wall,
-            (double)s->events / wall / 1e6, ru.ru_maxrss / 1024);
+            "(%.2f M events/s; %llu stale, %llu cancelled, %llu scheduled), "
+            "peak queue %llu, peak RSS %ld MiB\n",
+            variant, (unsigned long long)s->requests, (unsigned long long)s->events_handled, wall,
+            (double)s->events_handled / wall / 1e6, (unsigned long long)s->events_stale,
+            (unsigned long long)s->events_cancelled, (unsigned long long)s->events,
+            (unsigned long long)s->queue_peak, ru.ru_maxrss / 1024);
 }
 
 /* Simulate the selected variants into r, their rows and events through w. */

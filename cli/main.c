@@ -21,6 +21,8 @@ static const struct command commands[] = {
     {"mock", cmd_mock, "mock [--scenario FILE] [--port P] [...]        mock LLM provider"},
     {"live", cmd_live, "live SCENARIO [--target URL] [...]             scenario over real HTTP"},
     {"presets", cmd_presets, "presets [NAME] [--markdown]                    library presets"},
+    {"import", cmd_import,
+     "import FILE [-o SCENARIO] [...]                logs of a bad hour as a scenario"},
     {"import-policy", cmd_import_policy,
      "import-policy KIND FILE                        a library's config as layers"},
     {"verdict", cmd_verdict,

@@ -33,8 +33,11 @@
 
 /* Each enum field within its members. */
 static bool enums_valid(const fb_breaker_config *c) {
-    return (unsigned)c->mode <= FB_BREAKER_MODE_TIME_WINDOW &&
-           (unsigned)c->open_growth <= FB_OPEN_GROWTH_EXPONENTIAL &&
+    return (unsigned)c->mode <= FB_BREAKER_MODE_COOLDOWN &&
+           (unsigned)c->open_growth <= FB_OPEN_GROWTH_LINEAR_DECAY &&
+           (unsigned)c->recovery <= FB_RECOVER_CLOSE &&
+           (unsigned)c->cooldown_rule <= FB_COOLDOWN_COUNT &&
+           (unsigned)c->hint_mode <= FB_HINT_REPLACES &&
            (unsigned)c->initial < FB_BREAKER_STATE_COUNT && (unsigned)c->honor_hint <= FB_OFF &&
            (unsigned)c->late_results <= FB_LATE_COUNT &&
            (unsigned)c->probe_limit <= FB_PROBES_PER_PERIOD &&
@@ -58,8 +61,11 @@ static int normalise(fb_breaker_config *c) {
         c->half_open_permits > FB_BREAKER_PROBES_MAX)
         return FB_ERANGE;
     if (c->window_us < 0 || c->slow_us < 0 || c->probe_lease_us < 0 || c->open_us < 0 ||
-        c->open_us_max < 0 || c->half_open_max_us < 0 || c->closed_interval_us < 0)
+        c->open_us_max < 0 || c->half_open_max_us < 0 || c->closed_interval_us < 0 ||
+        c->decay_us < 0 || c->open_align_us < 0)
         return FB_ERANGE;
+    /* LiteLLM's cooldown has no half-open */
+    if (c->mode == FB_BREAKER_MODE_COOLDOWN && c->recovery != FB_RECOVER_CLOSE) return FB_EINVAL;
     if (!(c->open_jitter >= 0.0 && c->open_jitter < 1.0)) return FB_ERANGE;
     if (c->open_jitter > 0.0 && !c->rng) return FB_EINVAL;
 
@@ -74,6 +80,7 @@ static int normalise(fb_breaker_config *c) {
     if (!c->half_open_permits) c->half_open_permits = DEFAULT_PERMITS;
     if (!c->open_us) c->open_us = DEFAULT_OPEN_US;
     if (!c->probe_lease_us) c->probe_lease_us = c->open_us;
+    if (!c->decay_us) c->decay_us = c->open_us;
     if (!c->open_us_max)
         c->open_us_max = c->open_us > FB_TIME_MAX / DEFAULT_OPEN_MAX_FACTOR
                              ? FB_TIME_MAX
@@ -264,18 +271,38 @@ static int broken_rate(const fb_breaker *b, uint32_t minimum) {
     return NO_CAUSE;
 }
 
-/* The rule the window breaks now (a cause), or NO_CAUSE. */
-static int broken_rule(const fb_breaker *b) {
+/* The rule the window breaks now (a cause), or NO_CAUSE; limit > 0 replaces the run's. */
+static int broken_rule(const fb_breaker *b, uint32_t limit) {
     const fb_breaker_config *c = &b->cfg;
     if (c->mode == FB_BREAKER_MODE_CONSECUTIVE) {
-        uint32_t run = b->consecutive_failures, n = c->consecutive_failures;
+        uint32_t run = b->consecutive_failures, n = limit > 0 ? limit : c->consecutive_failures;
         bool broken = c->trip_compare == FB_CMP_PASS ? run > n : run >= n;
         return broken ? FB_CAUSE_CONSECUTIVE_FAILURES : NO_CAUSE;
     }
     return broken_rate(b, c->minimum_calls);
 }
 
-static fb_time_us open_duration(const fb_breaker *b, fb_time_us hint_us) {
+/*
+ * Envoy's ejection multiplier (outlier_detection_impl.cc): it lost one for
+ * every multiple of decay_us passed since the breaker closed (the interval
+ * sweeps that found the host healthy), and gains one per ejection while
+ * k * base < max + base. The duration is min(base * k, max).
+ */
+static fb_time_us decayed_growth(fb_breaker *b, fb_time_us now_us) {
+    const fb_breaker_config *c = &b->cfg;
+    fb_time_us sweeps = floor_div(now_us, c->decay_us) - floor_div(b->closed_at_us, c->decay_us);
+    if (sweeps < 0) sweeps = 0;
+    b->growth_k = (fb_time_us)b->growth_k > sweeps ? b->growth_k - (uint32_t)sweeps : 0;
+    fb_time_us max = c->open_us_max, base = c->open_us;
+    /* k * base < max + base, without overflow: k < (max + base) / base as reals */
+    fb_time_us limit = fb_time_add(max, base);
+    if ((fb_time_us)b->growth_k < limit / base ||
+        ((fb_time_us)b->growth_k == limit / base && limit % base != 0))
+        b->growth_k++;
+    return base > max / (fb_time_us)b->growth_k ? max : base * (fb_time_us)b->growth_k;
+}
+
+static fb_time_us open_duration(fb_breaker *b, fb_time_us hint_us, fb_time_us now_us) {
     const fb_breaker_config *c = &b->cfg;
     /* Growth saturates at the cap (open_us <= open_us_max), so nothing overflows. */
     fb_time_us max = c->open_us_max;
@@ -285,6 +312,8 @@ static fb_time_us open_duration(const fb_breaker *b, fb_time_us hint_us) {
         d = c->open_us > max / (fb_time_us)n ? max : c->open_us * (fb_time_us)n;
     else if (c->open_growth == FB_OPEN_GROWTH_EXPONENTIAL)
         for (uint32_t i = 1; i < n && d < max; i++) d = d > max / 2 ? max : d * 2;
+    else if (c->open_growth == FB_OPEN_GROWTH_LINEAR_DECAY)
+        d = decayed_growth(b, now_us);
     if (c->open_jitter > 0.0) {
         double f = c->open_jitter;
         double x = (double)d * (1.0 - f + 2.0 * f * fb_rng_uniform(c->rng));
@@ -292,9 +321,29 @@ static fb_time_us open_duration(const fb_breaker *b, fb_time_us hint_us) {
     }
     if (hint_us >= 0 && c->honor_hint == FB_ON) {
         fb_time_us h = hint_us < max ? hint_us : max;
-        if (h > d) d = h;
+        if (h > d || c->hint_mode == FB_HINT_REPLACES) d = h;
     }
     return d;
+}
+
+/* now + d, rounded up to a multiple of open_align_us (Envoy un-ejects only at its sweeps). */
+static fb_time_us deadline_after(const fb_breaker *b, fb_time_us now_us, fb_time_us d) {
+    fb_time_us t = fb_time_add(now_us, d);
+    fb_time_us a = b->cfg.open_align_us;
+    if (a <= 0 || t == FB_TIME_MAX) return t;
+    fb_time_us r = t % a;
+    return r == 0 ? t : fb_time_add(t, a - r);
+}
+
+/* The eject group counts this breaker open (or no longer). */
+static void group_count(fb_breaker *b, bool open) {
+    fb_eject_group *g = b->cfg.eject_group;
+    if (g == NULL || b->in_group == open) return;
+    b->in_group = open;
+    if (open)
+        g->open++;
+    else if (g->open > 0)
+        g->open--;
 }
 
 /*
@@ -303,15 +352,21 @@ static fb_time_us open_duration(const fb_breaker *b, fb_time_us hint_us) {
  */
 static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time_us hint_us,
                   fb_time_us until_us) {
+    fb_breaker_state from = b->state;
+    fb_time_us was_until = b->open_until_us;
     b->state = to;
     b->state_since_us = now_us;
     b->open_until_us = FB_TIME_NONE;
+    group_count(b, to == FB_BREAKER_OPEN);
     if (to == FB_BREAKER_OPEN) {
         b->trips += b->trips != UINT32_MAX;
         b->open_until_us =
-            until_us >= 0 ? until_us : fb_time_add(now_us, open_duration(b, hint_us));
+            until_us >= 0 ? until_us : deadline_after(b, now_us, open_duration(b, hint_us, now_us));
     } else if (to == FB_BREAKER_CLOSED) {
         b->trips = 0;
+        /* an open period that ran out closed the breaker at its deadline, however late noticed */
+        b->closed_at_us =
+            from == FB_BREAKER_OPEN && was_until >= 0 && was_until <= now_us ? was_until : now_us;
     } else if (to == FB_BREAKER_FORCED_OPEN) {
         b->open_until_us = FB_TIME_MAX;
     }
@@ -358,17 +413,30 @@ static void transition(fb_breaker *b, fb_breaker_state to, fb_breaker_cause caus
     b->cfg.on_event(b->cfg.event_ctx, &ev);
 }
 
+/* May this breaker open now (its eject group's limit)? A refused trip only clears the run. */
+static bool group_admits(fb_breaker *b) {
+    fb_eject_group *g = b->cfg.eject_group;
+    if (g == NULL || b->in_group || g->members == 0) return true;
+    /* Envoy ejectHost(): 100.0 * ejections_active / hosts < max_ejection_percent */
+    if (100.0 * (double)g->open / (double)g->members < g->max_percent) return true;
+    g->refused++;
+    b->stats.refused_opens++;
+    b->consecutive_failures = 0;
+    return false;
+}
+
 static void open_now(fb_breaker *b, fb_breaker_cause cause, fb_time_us now_us, fb_time_us hint_us) {
+    if (!group_admits(b)) return;
     transition(b, FB_BREAKER_OPEN, cause, now_us, hint_us, FB_TIME_NONE);
 }
 
 /* Act on the rules after the window changed: trip (CLOSED) or signal (METRICS_ONLY). */
-static void evaluate(fb_breaker *b, fb_time_us now_us, fb_time_us hint_us) {
+static void evaluate(fb_breaker *b, fb_time_us now_us, fb_time_us hint_us, uint32_t limit) {
     if (b->state == FB_BREAKER_CLOSED) {
-        int cause = broken_rule(b);
+        int cause = broken_rule(b, limit);
         if (cause != NO_CAUSE) open_now(b, (fb_breaker_cause)cause, now_us, hint_us);
     } else if (b->state == FB_BREAKER_METRICS_ONLY) {
-        bool exceeded = broken_rule(b) != NO_CAUSE;
+        bool exceeded = broken_rule(b, limit) != NO_CAUSE;
         if (exceeded && !b->threshold_signalled && b->cfg.on_event) {
             fb_breaker_event ev = snapshot(b, FB_CAUSE_THRESHOLD_EXCEEDED, now_us);
             b->cfg.on_event(b->cfg.event_ctx, &ev);
@@ -421,8 +489,9 @@ void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
     switch (b->state) {
     case FB_BREAKER_OPEN:
         if (open_elapsed(b, now_us))
-            transition(b, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, now_us, FB_TIME_NONE,
-                       FB_TIME_NONE);
+            transition(
+                b, b->cfg.recovery == FB_RECOVER_CLOSE ? FB_BREAKER_CLOSED : FB_BREAKER_HALF_OPEN,
+                FB_CAUSE_OPEN_ELAPSED, now_us, FB_TIME_NONE, FB_TIME_NONE);
         break;
     case FB_BREAKER_HALF_OPEN:
         half_open_due(b, now_us);
@@ -433,7 +502,7 @@ void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
         closed_interval_due(b, now_us);
         /* Expiring successes can raise the rate; only EVERY_RECORD looks at it then. */
         if (advance(b, now_us) && b->cfg.evaluate == FB_EVAL_EVERY_RECORD)
-            evaluate(b, now_us, FB_TIME_NONE);
+            evaluate(b, now_us, FB_TIME_NONE, 0);
         break;
     default:
         break;
@@ -469,7 +538,7 @@ static bool admit_probe(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *per
 
 static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
     fb_breaker_poll(b, now_us);
-    if (b->cfg.evaluate == FB_EVAL_AT_ADMISSION) evaluate(b, now_us, FB_TIME_NONE);
+    if (b->cfg.evaluate == FB_EVAL_AT_ADMISSION) evaluate(b, now_us, FB_TIME_NONE, 0);
     switch (b->state) {
     case FB_BREAKER_CLOSED:
     case FB_BREAKER_FORCED_CLOSED:
@@ -575,9 +644,69 @@ static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_br
     advance(b, now_us);
     if (b->cfg.window_scope != FB_WINDOW_FIRES) /* FIRES: the window counted it already */
         count_outcome(b, failed, is_slow(b, r->duration_us), p->admitted_us, now_us);
+    if (failed && r->trip == FB_TRIP_NOW && b->state == FB_BREAKER_CLOSED) {
+        open_now(b, FB_CAUSE_IMMEDIATE, now_us, r->hint_us);
+        return;
+    }
+    if (failed && r->trip == FB_TRIP_NEVER) return;
     fb_evaluate when = b->cfg.evaluate;
     if (when == FB_EVAL_EVERY_RECORD || (when == FB_EVAL_ON_FAILURE && failed))
-        evaluate(b, now_us, r->hint_us);
+        evaluate(b, now_us, r->hint_us, failed ? r->failure_limit : 0);
+}
+
+/* COOLDOWN: (re)start the cooldown, from CLOSED, or again while OPEN. */
+static void cooldown_open(fb_breaker *b, fb_breaker_cause cause, fb_time_us now_us,
+                          fb_time_us hint_us) {
+    if (b->state == FB_BREAKER_CLOSED)
+        open_now(b, cause, now_us, hint_us);
+    else if (b->state == FB_BREAKER_OPEN)
+        transition(b, FB_BREAKER_OPEN, cause, now_us, hint_us, FB_TIME_NONE);
+}
+
+/* A count raised now: restarted when it expired (now > its until), then + 1. */
+static uint32_t raised(uint32_t count, fb_time_us until_us, fb_time_us now_us) {
+    uint32_t n = now_us > until_us ? 0 : count;
+    return n + (n != UINT32_MAX);
+}
+
+/* COOLDOWN mode: LiteLLM's counters, whatever the state; then judge a failure. */
+static void record_cooldown(fb_breaker *b, const fb_breaker_result *r, fb_time_us now_us) {
+    const fb_breaker_config *c = &b->cfg;
+    fb_time_us until = fb_time_add(now_us, c->window_us);
+    if (r->effect == FB_EFFECT_SUCCESS) {
+        if (c->cooldown_rule == FB_COOLDOWN_COUNT) return; /* v1 counts failures only */
+        b->cd_successes = raised(b->cd_successes, b->cd_successes_until, now_us);
+        b->cd_successes_until = until;
+        return;
+    }
+    if (r->effect != FB_EFFECT_FAILURE) return;
+    uint32_t fails = now_us > b->cd_failures_until ? 0 : b->cd_failures;
+    if (c->cooldown_rule == FB_COOLDOWN_COUNT) {
+        /* should_cooldown_based_on_allowed_fails_policy: updated = current + 1 > allowed */
+        if (r->trip == FB_TRIP_NEVER) return;
+        uint32_t limit = r->failure_limit > 0 ? r->failure_limit : c->consecutive_failures;
+        if (r->trip == FB_TRIP_NOW || fails + 1 >= limit) {
+            b->cd_failures = fails; /* the failure that opens is not counted */
+            cooldown_open(b, r->trip == FB_TRIP_NOW ? FB_CAUSE_IMMEDIATE : FB_CAUSE_FAILURE_COUNT,
+                          now_us, r->hint_us);
+            return;
+        }
+        b->cd_failures = fails + 1;
+        b->cd_failures_until = until;
+        return;
+    }
+    b->cd_failures = raised(b->cd_failures, b->cd_failures_until, now_us);
+    b->cd_failures_until = until;
+    if (r->trip == FB_TRIP_NEVER) return;
+    if (r->trip == FB_TRIP_NOW) {
+        cooldown_open(b, FB_CAUSE_IMMEDIATE, now_us, r->hint_us);
+        return;
+    }
+    uint32_t succ = now_us > b->cd_successes_until ? 0 : b->cd_successes;
+    uint32_t total = b->cd_failures + succ;
+    if (total >= c->minimum_calls &&
+        rate_reached(b->cd_failures, total, c->failure_rate, c->trip_compare))
+        cooldown_open(b, FB_CAUSE_FAILURE_RATE, now_us, r->hint_us);
 }
 
 void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
@@ -585,6 +714,17 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
     if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
     fb_breaker_result result = *given;
     if (result.effect == FB_EFFECT_CANCELLED) result.effect = b->cfg.cancelled_as;
+    /* a hint of 0 as the open duration means the failure does not open (LiteLLM) */
+    if (b->cfg.honor_hint == FB_ON && b->cfg.hint_mode == FB_HINT_REPLACES && result.hint_us == 0)
+        result.trip = FB_TRIP_NEVER;
+    if (b->cfg.mode == FB_BREAKER_MODE_COOLDOWN) {
+        /* its counts are keyed by deployment, not by state or generation */
+        if (b->state != FB_BREAKER_DISABLED) {
+            fb_breaker_poll(b, now_us);
+            record_cooldown(b, &result, now_us);
+        }
+        return;
+    }
     if (b->state == FB_BREAKER_HALF_OPEN) half_open_due(b, now_us);
     closed_interval_due(b, now_us);
     bool late = permit->generation != b->generation;
@@ -644,6 +784,26 @@ fb_breaker_state fb_breaker_state_get(const fb_breaker *b) {
     return b->state;
 }
 
+bool fb_breaker_admits(const fb_breaker *b, fb_time_us now_us) {
+    const fb_breaker_config *c = &b->cfg;
+    switch (b->state) {
+    case FB_BREAKER_FORCED_OPEN:
+        return false;
+    case FB_BREAKER_OPEN:
+        return open_elapsed(b, now_us);
+    case FB_BREAKER_HALF_OPEN:
+        if (c->probe_limit == FB_PROBES_PER_PERIOD && b->probes_admitted >= c->half_open_permits)
+            return false;
+        return b->probes_in_use != (1u << c->half_open_permits) - 1u;
+    default:
+        return true;
+    }
+}
+
+void fb_eject_group_init(fb_eject_group *g, uint32_t members, double max_percent) {
+    *g = (fb_eject_group){.members = members, .max_percent = max_percent};
+}
+
 /* HALF_OPEN, every permit taken: until a lease ends or the period's limit, whichever is first. */
 static fb_time_us half_open_retry_in(const fb_breaker *b, fb_time_us now_us) {
     const fb_breaker_config *c = &b->cfg;
@@ -689,6 +849,11 @@ const fb_breaker_stats *fb_breaker_stats_get(const fb_breaker *b) {
 }
 
 double fb_breaker_failure_rate(const fb_breaker *b) {
+    if (b->cfg.mode == FB_BREAKER_MODE_COOLDOWN) {
+        uint32_t total = b->cd_failures + b->cd_successes;
+        return total < b->cfg.minimum_calls || total == 0 ? -1.0
+                                                          : (double)b->cd_failures / (double)total;
+    }
     if (b->cfg.mode == FB_BREAKER_MODE_CONSECUTIVE || !records_window(b->state) ||
         b->calls < b->cfg.minimum_calls)
         return -1.0;

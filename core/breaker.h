@@ -112,7 +112,9 @@ typedef enum fb_breaker_state {
     XX(MANUAL, "manual")                                                                           \
     XX(THRESHOLD_EXCEEDED, "threshold_exceeded") /* METRICS_ONLY: would have opened */             \
     XX(SYNC, "sync")                             /* state copied from a shared store */            \
-    XX(HALF_OPEN_MAX_WAIT, "half_open_max_wait") /* half_open_max_us ran out */
+    XX(HALF_OPEN_MAX_WAIT, "half_open_max_wait") /* half_open_max_us ran out */                    \
+    XX(IMMEDIATE, "immediate")                   /* a failure that opens at once (trip NOW) */     \
+    XX(FAILURE_COUNT, "failure_count")           /* COOLDOWN mode: the failure count rule */
 
 typedef enum fb_breaker_cause {
 #define FB_BC_ENUM(name, text) FB_CAUSE_##name,
@@ -124,14 +126,65 @@ typedef enum fb_breaker_cause {
 typedef enum fb_breaker_mode {
     FB_BREAKER_MODE_CONSECUTIVE = 0,
     FB_BREAKER_MODE_COUNT_WINDOW,
-    FB_BREAKER_MODE_TIME_WINDOW
+    FB_BREAKER_MODE_TIME_WINDOW,
+    FB_BREAKER_MODE_COOLDOWN /* LiteLLM's cooldown counters: see fb_cooldown_rule */
 } fb_breaker_mode;
 
+/*
+ * COOLDOWN mode (LiteLLM Router). Its counts live beside the state machine,
+ * as LiteLLM's cache keys do: every SUCCESS and FAILURE is counted whatever
+ * the state or generation, no transition clears them, and each count
+ * expires (back to 0) when it was last raised more than window_us ago
+ * (an in-memory TTL refreshed on every increment: now > last + window).
+ * A FAILURE is then judged (unless its trip is NEVER) and, breaking the
+ * rule, opens the breaker, or restarts the open period when already open.
+ * The mode needs recovery = FB_RECOVER_CLOSE: there is no half-open.
+ */
+typedef enum fb_cooldown_rule {
+    FB_COOLDOWN_RATE = 0, /* default (LiteLLM v2): successes and failures counted apart; opens
+                             when failures + successes >= minimum_calls and failures / (failures
+                             + successes) breaks failure_rate (trip_compare) */
+    FB_COOLDOWN_COUNT     /* LiteLLM v1 (allowed_fails): failures only; a failure that would
+                             bring the count to the limit (failure_limit, else
+                             consecutive_failures) opens and is not counted */
+} fb_cooldown_rule;
+
 typedef enum fb_open_growth {
-    FB_OPEN_GROWTH_NONE = 0,   /* always open_us */
-    FB_OPEN_GROWTH_LINEAR,     /* open_us * n for the n-th consecutive trip */
-    FB_OPEN_GROWTH_EXPONENTIAL /* open_us * 2^(n-1) */
+    FB_OPEN_GROWTH_NONE = 0,    /* always open_us */
+    FB_OPEN_GROWTH_LINEAR,      /* open_us * n for the n-th consecutive trip */
+    FB_OPEN_GROWTH_EXPONENTIAL, /* open_us * 2^(n-1) */
+    FB_OPEN_GROWTH_LINEAR_DECAY /* Envoy outlier ejection: a multiplier k, +1 per open (while
+                                   k * open_us < open_us_max + open_us), -1 per multiple of
+                                   decay_us passed while closed; open_us * k, capped */
 } fb_open_growth;
+
+/* How the open period ends. */
+typedef enum fb_recovery {
+    FB_RECOVER_HALF_OPEN = 0, /* default: probes decide */
+    FB_RECOVER_CLOSE          /* no half-open: the period's end closes the breaker (LiteLLM
+                                 cooldown expiry, Envoy un-ejection) */
+} fb_recovery;
+
+/* What honor_hint does with a hint. */
+typedef enum fb_hint_mode {
+    FB_HINT_AT_LEAST = 0, /* default: open at least until now + hint */
+    FB_HINT_REPLACES      /* the hint is the open duration (capped at open_us_max); a hint of 0
+                             keeps the failure from opening (LiteLLM: Retry-After as
+                             cooldown time) */
+} fb_hint_mode;
+
+/*
+ * Breakers that may not all open (Envoy max_ejection_percent across a
+ * cluster's hosts): a member may open while open * 100 / members <
+ * max_percent; a refused trip changes no state but clears the run. The
+ * caller owns it and points each member's config at it.
+ */
+typedef struct fb_eject_group {
+    uint32_t members;
+    double max_percent;
+    uint32_t open;    /* members open now; kept by the members */
+    uint64_t refused; /* trips refused */
+} fb_eject_group;
 
 /* A result admitted before the last transition (another generation). */
 typedef enum fb_late_result {
@@ -254,8 +307,17 @@ typedef struct fb_breaker_config {
                                       the last interval) began starts a new generation with
                                       fresh counts, without a transition; 0 = never (gobreaker
                                       Interval) */
-    fb_rng *rng;                   /* caller-owned; only used when open_jitter > 0 */
-    fb_breaker_event_fn on_event;  /* may be NULL */
+    /* Gateway forms (docs/breaker.md, "Library semantics"); zero keeps the behaviour above. */
+    fb_recovery recovery;           /* default HALF_OPEN */
+    fb_cooldown_rule cooldown_rule; /* COOLDOWN mode; default RATE */
+    fb_hint_mode hint_mode;         /* default AT_LEAST */
+    fb_time_us decay_us;            /* LINEAR_DECAY: the multiplier's decay period; default
+                                       open_us */
+    fb_time_us open_align_us;       /* open deadlines rounded up to a multiple of this (Envoy's
+                                       interval sweeps); 0 = not rounded */
+    fb_eject_group *eject_group;    /* caller-owned; NULL = none */
+    fb_rng *rng;                    /* caller-owned; only used when open_jitter > 0 */
+    fb_breaker_event_fn on_event;   /* may be NULL */
     void *event_ctx;
 } fb_breaker_config;
 
@@ -283,6 +345,8 @@ typedef struct fb_breaker_result {
     fb_effect effect;
     fb_time_us duration_us; /* how long the call took: decides slowness */
     fb_time_us hint_us;     /* the server's Retry-After, or FB_TIME_NONE */
+    fb_trip trip;           /* a FAILURE: the rules decide (default), opens at once, or never */
+    uint32_t failure_limit; /* COOLDOWN count rule: this failure's limit; 0 = the config's */
 } fb_breaker_result;
 
 typedef struct fb_breaker_stats {
@@ -292,6 +356,7 @@ typedef struct fb_breaker_stats {
     uint64_t late;  /* results of another generation counted (LATE_COUNT) */
     uint64_t opens;
     uint64_t transitions;
+    uint64_t refused_opens; /* trips the eject group refused */
 } fb_breaker_stats;
 
 typedef struct fb_breaker {
@@ -328,8 +393,18 @@ typedef struct fb_breaker {
     uint32_t probe_successes;
     uint32_t probes_admitted; /* this half-open period (PER_PERIOD) */
     uint64_t admissions;      /* permits handed out: the next permit's id - 1 */
+    /* COOLDOWN mode's counts and their expiry (now > until: expired) */
+    uint32_t cd_failures, cd_successes;
+    fb_time_us cd_failures_until, cd_successes_until;
+    /* LINEAR_DECAY */
+    uint32_t growth_k;
+    fb_time_us closed_at_us;
+    bool in_group; /* counted open in eject_group */
     fb_breaker_stats stats;
 } fb_breaker;
+
+/* An eject group of `members` breakers, of which under max_percent % may be open. */
+void fb_eject_group_init(fb_eject_group *g, uint32_t members, double max_percent);
 
 /* Validate cfg (NULL = all defaults), apply defaults, start in cfg->initial. */
 int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_us);
@@ -365,6 +440,8 @@ int fb_breaker_sync(fb_breaker *b, fb_breaker_state to, fb_time_us open_until_us
 
 /* State as of the last call (no lazy transition is performed). */
 fb_breaker_state fb_breaker_state_get(const fb_breaker *b);
+/* Would fb_breaker_allow() admit now? Changes nothing (an elapsed open period admits). */
+bool fb_breaker_admits(const fb_breaker *b, fb_time_us now_us);
 /*
  * When rejected now: how long until the breaker may admit again (0 if it would
  * now). OPEN: until open_until; FORCED_OPEN: FB_TIME_MAX; HALF_OPEN with every

@@ -49,8 +49,12 @@ int fb_budget_init(fb_budget *b, const fb_budget_config *cfg) {
     if (b == NULL) return FB_EINVAL;
     if (cfg == NULL) cfg = &defaults;
     fb_budget_config c = *cfg;
-    if ((unsigned)c.kind > FB_BUDGET_RETRY_BREAKER) return FB_EINVAL;
-    if (!valid_double(c.max_tokens) || !valid_double(c.ratio)) return FB_EINVAL;
+    if ((unsigned)c.kind > FB_BUDGET_CONCURRENCY) return FB_EINVAL;
+    if (!valid_double(c.max_tokens) || !valid_double(c.ratio) || !valid_double(c.budget_percent))
+        return FB_EINVAL;
+    if (c.budget_percent < 0.0 || c.budget_percent > 100.0) return FB_ERANGE;
+    if (c.budget_percent == 0.0) c.budget_percent = 20.0;
+    if (c.min_retry_concurrency == 0) c.min_retry_concurrency = 3;
     if (c.max_tokens == 0.0) c.max_tokens = 10.0;
     if (c.ratio == 0.0) c.ratio = 0.1;
     if (c.kind == FB_BUDGET_TOKEN_BUCKET) {
@@ -156,6 +160,15 @@ bool fb_budget_withdraw(fb_budget *b, fb_outcome o, fb_time_us now_us) {
         if (ok) b->available -= cost;
         break;
     }
+    case FB_BUDGET_CONCURRENCY: {
+        /* Envoy RetryBudgetImpl::max(): std::max<uint64_t>(percent / 100 * active, min) */
+        uint64_t by_load = (uint64_t)(b->cfg.budget_percent / 100.0 * (double)b->active_attempts);
+        uint64_t max =
+            by_load > b->cfg.min_retry_concurrency ? by_load : b->cfg.min_retry_concurrency;
+        ok = b->active_retries < max;
+        if (ok) b->active_retries++;
+        break;
+    }
     case FB_BUDGET_NONE:
     default:
         break;
@@ -202,6 +215,24 @@ void fb_budget_on_failure(fb_budget *b, fb_outcome o, fb_time_us now_us) {
     if (b->cfg.kind != FB_BUDGET_TOKEN_BUCKET) return;
     int64_t k = milli(b->tokens) - 1000;
     b->tokens = (double)(k > 0 ? k : 0) / 1000.0;
+}
+
+bool fb_budget_holds(const fb_budget *b) {
+    return b->cfg.kind == FB_BUDGET_CONCURRENCY;
+}
+
+void fb_budget_release(fb_budget *b, fb_retry_state *s) {
+    if (s == NULL || !s->budget_held) return;
+    s->budget_held = false;
+    if (b->active_retries > 0) b->active_retries--;
+}
+
+void fb_budget_attempt(fb_budget *b, bool started) {
+    if (b->cfg.kind != FB_BUDGET_CONCURRENCY) return;
+    if (started)
+        b->active_attempts++;
+    else if (b->active_attempts > 0)
+        b->active_attempts--;
 }
 
 const fb_budget_stats *fb_budget_stats_get(const fb_budget *b) {

@@ -25,10 +25,11 @@ struct fb_retry_state; /* retry.h: a request's retry state, read on success */
 
 typedef enum fb_budget_kind {
     FB_BUDGET_NONE = 0,
-    FB_BUDGET_TOKEN_BUCKET, /* gRPC A6 retry throttling */
-    FB_BUDGET_QUOTA,        /* AWS SDK standard-mode retry quota */
-    FB_BUDGET_DEPOSIT,      /* every request deposits, every retry costs */
-    FB_BUDGET_RETRY_BREAKER /* no retries while failures / requests is above a ratio */
+    FB_BUDGET_TOKEN_BUCKET,  /* gRPC A6 retry throttling */
+    FB_BUDGET_QUOTA,         /* AWS SDK standard-mode retry quota */
+    FB_BUDGET_DEPOSIT,       /* every request deposits, every retry costs */
+    FB_BUDGET_RETRY_BREAKER, /* no retries while failures / requests is above a ratio */
+    FB_BUDGET_CONCURRENCY    /* Envoy's retry budget: retries in progress at once */
 } fb_budget_kind;
 
 #define FB_BUDGET_BUCKETS_MAX 60
@@ -61,6 +62,12 @@ typedef struct fb_budget_config {
     uint32_t buckets;      /* default 10, at most FB_BUDGET_BUCKETS_MAX; must divide the window */
     double failure_ratio;  /* default 0.1 */
     uint32_t min_requests; /* default 20 */
+    /* CONCURRENCY (Envoy RetryBudget): a retry is allowed while the retries in
+     * progress are fewer than max(min_retry_concurrency, budget_percent% of the
+     * attempts in progress, truncated); a granted retry is in progress from its
+     * grant (through its wait) until its attempt's result, fb_budget_release(). */
+    double budget_percent;          /* default 20 */
+    uint32_t min_retry_concurrency; /* default 3 */
 } fb_budget_config;
 
 typedef struct fb_budget_stats {
@@ -71,8 +78,9 @@ typedef struct fb_budget_stats {
 typedef struct fb_budget {
     /* private: use the functions below */
     fb_budget_config cfg;
-    double tokens;     /* TOKEN_BUCKET, DEPOSIT */
-    int64_t available; /* QUOTA */
+    double tokens;                            /* TOKEN_BUCKET, DEPOSIT */
+    int64_t available;                        /* QUOTA */
+    uint64_t active_attempts, active_retries; /* CONCURRENCY */
     /* RETRY_BREAKER: a ring of slices of window_us / buckets, the newest at `head` */
     struct {
         uint32_t requests, failures;
@@ -93,6 +101,12 @@ uint32_t fb_budget_cost(const fb_budget *b, fb_outcome o);
 void fb_budget_on_success(fb_budget *b, const struct fb_retry_state *s);
 /* An attempt failed with a retryable outcome (TOKEN_BUCKET charges 1, RETRY_BREAKER counts it). */
 void fb_budget_on_failure(fb_budget *b, fb_outcome o, fb_time_us now_us);
+/* Does a granted retry hold the budget until released (CONCURRENCY)? */
+bool fb_budget_holds(const fb_budget *b);
+/* The retry granted for `s` is over (its attempt ended, or the request did). */
+void fb_budget_release(fb_budget *b, struct fb_retry_state *s);
+/* An attempt starts, or ends (CONCURRENCY counts them; the other kinds ignore it). */
+void fb_budget_attempt(fb_budget *b, bool started);
 
 /* Withdrawals granted and refused since init. */
 const fb_budget_stats *fb_budget_stats_get(const fb_budget *b);

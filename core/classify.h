@@ -75,12 +75,25 @@ typedef struct fb_outcome_rule {
     bool fallback;    /* may move to the next provider in the chain */
 } fb_outcome_rule;
 
+/* What a failure does to a breaker's trip rules (zero: the rules decide). */
+typedef enum fb_trip {
+    FB_TRIP_RULES = 0, /* default: the breaker's rules decide */
+    FB_TRIP_NOW,       /* opens the breaker at once (LiteLLM: a 429 in a group of several) */
+    FB_TRIP_NEVER      /* counted, but never opens the breaker by itself */
+} fb_trip;
+
 typedef struct fb_class {
     fb_outcome outcome;
     bool retryable;
     fb_effect effect;
     bool may_fallback;
     bool after_first_token;
+    /* Set by callers that map statuses to a library's rules; fb_classify() leaves them 0. */
+    fb_trip trip;           /* for the breaker (fb_breaker_result.trip) */
+    uint32_t failure_limit; /* for the breaker (fb_breaker_result.failure_limit); 0 = its own */
+    uint32_t attempts;      /* the first failure of a request sets its attempts (LiteLLM
+                               RetryPolicy: 1 + retries for its exception class); 0 = the
+                               policy's */
 } fb_class;
 
 typedef struct fb_classify_config {

@@ -63,6 +63,14 @@ int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
     if (cfg->order_len != 0 && !order_valid(cfg->order, cfg->order_len, cfg->provider_count))
         return FB_EINVAL;
     if ((unsigned)cfg->stream > FB_STREAM_RETRY) return FB_EINVAL;
+    if ((unsigned)cfg->pick > FB_PICK_ROUND_ROBIN || (unsigned)cfg->healthy_gate > FB_OFF ||
+        (unsigned)cfg->zero_wait_if_healthy > FB_OFF)
+        return FB_EINVAL;
+    const fb_fallback_chain *alt[] = {&cfg->on_context_length, &cfg->on_policy};
+    for (size_t i = 0; i < 2; i++)
+        if (alt[i]->set && alt[i]->len > 0 &&
+            !order_valid(alt[i]->order, alt[i]->len, cfg->provider_count))
+            return FB_EINVAL;
 
     fb->cfg = *cfg;
     if (fb->cfg.order_len == 0) {
@@ -73,7 +81,11 @@ int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
 }
 
 static const fb_fallback_provider *current(const fb_fallback *fb, const fb_fallback_request *req) {
-    return &fb->cfg.providers[req->order[req->pos]];
+    return &fb->cfg.providers[req->order[req->cur]];
+}
+
+static bool grouped(const fb_fallback *fb) {
+    return fb->cfg.pick != FB_PICK_ORDER;
 }
 
 /* When the request's overall deadline passes; FB_TIME_MAX when there is none. */
@@ -95,14 +107,25 @@ static fb_fallback_decision decision(const fb_fallback_request *req, fb_action a
     return d;
 }
 
-static fb_fallback_decision finish(fb_fallback_request *req, fb_stop stop, bool degraded) {
+/* Groups: via fallback = outside the group the request started in. */
+static fb_fallback_decision decision_at(const fb_fallback *fb, const fb_fallback_request *req,
+                                        fb_action action, uint8_t provider) {
+    fb_fallback_decision d = decision(req, action, provider);
+    if (grouped(fb))
+        d.via_fallback = action != FB_ACT_WAIT && req->stats.attempts > 0 &&
+                         fb->cfg.group[provider] != req->first_group;
+    return d;
+}
+
+static fb_fallback_decision finish(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop,
+                                   bool degraded) {
     uint8_t provider = 0;
     if (req->stats.attempts > 0)
         provider = req->last_provider;
     else if (req->order_len > 0)
         provider = req->order[req->pos < req->order_len ? req->pos : req->order_len - 1];
     req->phase = PHASE_DONE;
-    fb_fallback_decision d = decision(req, FB_ACT_DONE, provider);
+    fb_fallback_decision d = decision_at(fb, req, FB_ACT_DONE, provider);
     d.stop = stop;
     d.degraded = degraded;
     return d;
@@ -124,22 +147,22 @@ static fb_fallback_decision exhausted(const fb_fallback *fb, fb_fallback_request
         else if (req->skipped & SKIP_CONTEXT)
             stop = FB_STOP_CONTEXT_LENGTH;
     }
-    return finish(req, stop, fb->cfg.degraded);
+    return finish(fb, req, stop, fb->cfg.degraded);
 }
 
 /* A failure that may not go on ends the request with what it was. */
 static fb_fallback_decision stop_on(const fb_fallback *fb, fb_fallback_request *req, fb_outcome o) {
     switch (o) {
     case FB_OUT_PERMANENT:
-        return finish(req, FB_STOP_PERMANENT, false);
+        return finish(fb, req, FB_STOP_PERMANENT, false);
     case FB_OUT_POLICY:
-        return finish(req, FB_STOP_POLICY, false);
+        return finish(fb, req, FB_STOP_POLICY, false);
     case FB_OUT_CANCELLED:
-        return finish(req, FB_STOP_CANCELLED, false);
+        return finish(fb, req, FB_STOP_CANCELLED, false);
     case FB_OUT_CONTEXT_LENGTH:
-        return finish(req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded);
+        return finish(fb, req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded);
     default:
-        return finish(req, FB_STOP_EXHAUSTED, fb->cfg.degraded);
+        return finish(fb, req, FB_STOP_EXHAUSTED, fb->cfg.degraded);
     }
 }
 
@@ -152,15 +175,59 @@ static bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
     return true;
 }
 
+/* Report a result to the breaker; c (NULL for a cancelled call) carries its trip rules. */
 static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permit *permit,
-                           fb_effect effect, fb_time_us hint_us, fb_time_us now_us) {
+                           fb_effect effect, const fb_class *c, fb_time_us hint_us,
+                           fb_time_us now_us) {
     fb_time_us duration_us = now_us - permit->admitted_us;
-    fb_breaker_result r = {
-        .effect = effect, .duration_us = duration_us < 0 ? 0 : duration_us, .hint_us = hint_us};
+    fb_breaker_result r = {.effect = effect,
+                           .duration_us = duration_us < 0 ? 0 : duration_us,
+                           .hint_us = hint_us,
+                           .trip = c ? c->trip : FB_TRIP_RULES,
+                           .failure_limit = c ? c->failure_limit : 0};
     if (p->port.allow != NULL)
         p->port.record(p->port.ctx, permit, &r, now_us);
     else if (p->breaker != NULL)
         fb_breaker_record(p->breaker, permit, &r, now_us);
+}
+
+/* Give a concurrency permit back with what its attempt was to the limit. */
+static void climit_end(const fb_fallback_provider *p, fb_conclimit_permit *permit,
+                       fb_conclimit_result r, fb_time_us now_us) {
+    if (p->conclimit != NULL) fb_conclimit_release(p->conclimit, permit, r, now_us);
+}
+
+/* An ATTEMPT's timeout: the provider's, else the policy's, bounded by the time left. */
+static fb_time_us attempt_timeout(const fb_fallback *fb, const fb_fallback_provider *p,
+                                  fb_time_us deadline_us, fb_time_us now_us) {
+    fb_time_us timeout_us = p->attempt_timeout_us;
+    if (timeout_us == 0 && fb->cfg.retry != NULL)
+        timeout_us = fb->cfg.retry->cfg.attempt_timeout_us;
+    if (deadline_us != FB_TIME_MAX && (timeout_us == 0 || timeout_us > deadline_us - now_us))
+        timeout_us = deadline_us - now_us;
+    return timeout_us;
+}
+
+/*
+ * The concurrency limit, then the breaker, for an attempt whose limiter
+ * tokens are taken: false (and the tokens and the concurrency permit given
+ * back) when either refuses, with the reason in *skip.
+ */
+static bool admit(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now_us,
+                  fb_conclimit_permit *climit, fb_breaker_permit *permit, uint8_t *skip) {
+    if (p->conclimit != NULL && !fb_conclimit_acquire(p->conclimit, now_us, climit)) {
+        if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, tokens, now_us);
+        *skip |= SKIP_RATE; /* a client-side limiter, as far as the chain's end is concerned */
+        return false;
+    }
+    if (!breaker_allow(p, now_us, permit)) {
+        /* not sent: what the limiters reserved for it goes back */
+        if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, tokens, now_us);
+        climit_end(p, climit, FB_CONCLIMIT_IGNORED, now_us);
+        *skip |= SKIP_BREAKER;
+        return false;
+    }
+    return true;
 }
 
 /*
@@ -189,18 +256,19 @@ static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_
 
 /*
  * One attempt at the current provider: limiter (unless its tokens are
- * already reserved), breaker, then ATTEMPT. Returns false when the provider
- * is skipped; otherwise *d is the decision (ATTEMPT, WAIT or DONE).
+ * already reserved), concurrency limit, breaker, then ATTEMPT. Returns false
+ * when the provider is skipped; otherwise *d is the decision (ATTEMPT, WAIT
+ * or DONE).
  */
 static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved, fb_time_us now_us,
                  fb_fallback_decision *d) {
     const fb_fallback_provider *p = current(fb, req);
-    uint8_t provider = req->order[req->pos];
+    uint8_t provider = req->order[req->cur];
     fb_time_us deadline_us = deadline_at(fb, req);
 
     if (now_us >= deadline_us) {
         if (reserved) fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
-        *d = finish(req, FB_STOP_DEADLINE, false);
+        *d = finish(fb, req, FB_STOP_DEADLINE, false);
         return true;
     }
     if (!reserved && p->ratelimit != NULL) {
@@ -216,41 +284,55 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
         }
         if (rl.wait_us > 0) {
             req->phase = PHASE_WAIT_LIMIT;
-            *d = decision(req, FB_ACT_WAIT, provider);
+            *d = decision_at(fb, req, FB_ACT_WAIT, provider);
             d->delay_us = rl.wait_us;
             return true;
         }
     }
-    if (!breaker_allow(p, now_us, &req->permit)) {
-        /* not sent: what the limiter reserved for it goes back */
-        if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
-        req->skipped |= SKIP_BREAKER;
-        return retry_rejection(fb, req, now_us, d);
+    uint8_t why = 0;
+    if (!admit(p, req->tokens_needed, now_us, &req->climit, &req->permit, &why)) {
+        req->skipped |= why;
+        /* a breaker's refusal may be a retried attempt (retry_rejected); a full limit is not */
+        return why == SKIP_BREAKER && retry_rejection(fb, req, now_us, d);
     }
 
-    fb_time_us timeout_us = p->attempt_timeout_us;
-    if (timeout_us == 0 && fb->cfg.retry != NULL)
-        timeout_us = fb->cfg.retry->cfg.attempt_timeout_us;
-    if (deadline_us != FB_TIME_MAX && (timeout_us == 0 || timeout_us > deadline_us - now_us))
-        timeout_us = deadline_us - now_us;
-
+    fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
     if (req->stats.attempts == 0)
         req->first_provider = provider;
-    else if (req->attempted & (1u << provider))
+    else if (grouped(fb) ? !req->fresh_group : (req->attempted & (1u << provider)) != 0)
         req->stats.retries++;
     else
         req->stats.fallbacks++;
+    req->fresh_group = false;
+    if (fb->cfg.budget != NULL) fb_budget_attempt(fb->cfg.budget, true);
     req->attempted = (uint8_t)(req->attempted | (1u << provider));
     req->stats.attempts++;
     req->last_provider = provider;
     /* The retry state is per provider, the deadline per request; fb_retry_next() counts. */
     req->retry.start_us = req->start_us;
     req->phase = PHASE_ATTEMPT;
+    req->detached = false;
 
-    *d = decision(req, FB_ACT_ATTEMPT, provider);
+    *d = decision_at(fb, req, FB_ACT_ATTEMPT, provider);
     d->timeout_us = timeout_us;
     d->resume = req->resume;
     return true;
+}
+
+/* Fresh retries; the budget's refund still covers the request's last retry, a held slot stays. */
+static void fresh_retries(fb_fallback_request *req, fb_time_us now_us) {
+    uint32_t withdrawn = req->retry.budget_withdrawn;
+    bool held = req->retry.budget_held;
+    fb_retry_begin(&req->retry, now_us);
+    req->retry.budget_withdrawn = withdrawn;
+    req->retry.budget_held = held;
+}
+
+/* Provider order[i]'s window rules it out for this request (too small, or below the floor). */
+static bool window_skips(const fb_fallback *fb, const fb_fallback_request *req, uint32_t i) {
+    uint32_t window = fb->cfg.providers[req->order[i]].context_window;
+    return window != 0 &&
+           (window <= req->window_floor || (fb->cfg.context_check && req->tokens_needed > window));
 }
 
 /* Try the provider at pos and those after it, each one fresh, until a decision. */
@@ -258,16 +340,12 @@ static fb_fallback_decision advance(const fb_fallback *fb, fb_fallback_request *
                                     fb_time_us now_us) {
     fb_fallback_decision d;
     for (; req->pos < req->order_len; req->pos++) {
-        uint32_t window = current(fb, req)->context_window;
-        if (window != 0 && (window <= req->window_floor ||
-                            (fb->cfg.context_check && req->tokens_needed > window))) {
+        req->cur = req->pos;
+        if (window_skips(fb, req, req->pos)) {
             req->skipped |= SKIP_CONTEXT;
             continue;
         }
-        /* Fresh retries for P; the budget's refund still covers the request's last retry. */
-        uint32_t withdrawn = req->retry.budget_withdrawn;
-        fb_retry_begin(&req->retry, now_us);
-        req->retry.budget_withdrawn = withdrawn;
+        fresh_retries(req, now_us);
         if (send(fb, req, false, now_us, &d)) return d;
     }
     return exhausted(fb, req);
@@ -278,6 +356,7 @@ static fb_fallback_decision again(const fb_fallback *fb, fb_fallback_request *re
                                   fb_time_us now_us) {
     fb_fallback_decision d;
     req->phase = PHASE_IDLE;
+    req->cur = req->pos;
     if (send(fb, req, reserved, now_us, &d)) return d;
     req->pos++;
     return advance(fb, req, now_us);
@@ -286,7 +365,7 @@ static fb_fallback_decision again(const fb_fallback *fb, fb_fallback_request *re
 /* Leave the current provider after its failure `c`. */
 static fb_fallback_decision fall_back(const fb_fallback *fb, fb_fallback_request *req,
                                       const fb_class *c, fb_time_us now_us) {
-    if (now_us >= deadline_at(fb, req)) return finish(req, FB_STOP_DEADLINE, false);
+    if (now_us >= deadline_at(fb, req)) return finish(fb, req, FB_STOP_DEADLINE, false);
     uint32_t failed_window = current(fb, req)->context_window;
     req->pos++;
     if (c->outcome == FB_OUT_CONTEXT_LENGTH) {
@@ -296,17 +375,186 @@ static fb_fallback_decision fall_back(const fb_fallback *fb, fb_fallback_request
             uint32_t w = fb->cfg.providers[req->order[i]].context_window;
             any = w == 0 || w > failed_window;
         }
-        if (!any) return finish(req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded);
+        if (!any) return finish(fb, req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded);
         if (failed_window > req->window_floor) req->window_floor = failed_window;
     }
     return advance(fb, req, now_us);
+}
+
+/* ---- groups (FB_PICK_RANDOM, FB_PICK_ROUND_ROBIN) ---- */
+
+static fb_fallback_decision advance_group(const fb_fallback *fb, fb_fallback_request *req,
+                                          fb_time_us now_us);
+
+/* The end (exclusive) of the group that starts at position `from` of the order. */
+static uint8_t group_end(const fb_fallback *fb, const fb_fallback_request *req, uint32_t from) {
+    uint8_t g = fb->cfg.group[req->order[from]];
+    uint32_t i = from + 1;
+    while (i < req->order_len && fb->cfg.group[req->order[i]] == g) i++;
+    return (uint8_t)i;
+}
+
+/* Would the provider's breaker admit now? Peeks: changes nothing. */
+static bool admits(const fb_fallback_provider *p, fb_time_us now_us) {
+    if (p->port.allow != NULL) return p->port.admits == NULL || p->port.admits(p->port.ctx, now_us);
+    return p->breaker == NULL || fb_breaker_admits(p->breaker, now_us);
+}
+
+/* context_check: the provider's window takes the request. */
+static bool fits(const fb_fallback *fb, const fb_fallback_request *req, uint8_t provider) {
+    uint32_t w = fb->cfg.providers[provider].context_window;
+    return !(fb->cfg.context_check && w != 0 && req->tokens_needed > w);
+}
+
+static bool member_ready(const fb_fallback *fb, const fb_fallback_request *req, uint32_t i,
+                         fb_time_us now_us) {
+    uint8_t p = req->order[i];
+    return fits(fb, req, p) && admits(&fb->cfg.providers[p], now_us);
+}
+
+/* Does a member of the current group admit now (LiteLLM's healthy deployments)? */
+static bool any_admits(const fb_fallback *fb, const fb_fallback_request *req, fb_time_us now_us) {
+    for (uint32_t i = req->pos; i < req->gend; i++)
+        if (member_ready(fb, req, i, now_us)) return true;
+    return false;
+}
+
+static double weight_of(const fb_fallback *fb, uint8_t provider) {
+    uint32_t w = fb->cfg.weight[provider];
+    return w == 0 ? 1.0 : (double)w;
+}
+
+/* The position of the member to try, among those ready and not in `tried`; -1: none. */
+static int pick(const fb_fallback *fb, const fb_fallback_request *req, uint32_t tried,
+                fb_time_us now_us) {
+    uint8_t cand[FB_FALLBACK_PROVIDERS_MAX];
+    uint32_t n = 0;
+    double total = 0.0;
+    for (uint32_t i = req->pos; i < req->gend; i++) {
+        if ((tried & (1u << i)) || !member_ready(fb, req, i, now_us)) continue;
+        cand[n++] = (uint8_t)i;
+        total += weight_of(fb, req->order[i]);
+    }
+    if (n == 0) return -1;
+    if (fb->cfg.pick == FB_PICK_ROUND_ROBIN)
+        return fb->cfg.rr_cursor == NULL ? cand[0] : cand[(*fb->cfg.rr_cursor)++ % n];
+    if (n == 1 || fb->cfg.rng == NULL) return cand[0];
+    /* one draw, weighted (LiteLLM simple_shuffle: random.choices by weight) */
+    double x = fb_rng_uniform(fb->cfg.rng) * total;
+    for (uint32_t k = 0; k + 1 < n; k++) {
+        x -= weight_of(fb, req->order[cand[k]]);
+        if (x < 0.0) return cand[k];
+    }
+    return cand[n - 1];
+}
+
+/* One attempt in the current group: members picked until one is sent; false when none is. */
+static bool send_group(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
+                       fb_time_us now_us, fb_fallback_decision *d) {
+    uint32_t tried = 0;
+    if (reserved) { /* after a limiter wait: the member chosen then */
+        if (send(fb, req, true, now_us, d)) return true;
+        tried |= 1u << req->cur;
+    }
+    for (;;) {
+        int i = pick(fb, req, tried, now_us);
+        if (i < 0) {
+            req->skipped |= SKIP_BREAKER;
+            return false;
+        }
+        req->cur = (uint8_t)i;
+        if (send(fb, req, false, now_us, d)) return true;
+        tried |= 1u << (uint32_t)i;
+    }
+}
+
+/* A retry after `delay_us` (0: at once) of the current provider, or of the current group. */
+static fb_fallback_decision wait_retry(const fb_fallback *fb, fb_fallback_request *req,
+                                       fb_time_us delay_us, fb_time_us now_us);
+
+/*
+ * LiteLLM's loop when no deployment of the group admits: the attempt raises
+ * without a call, counts, and the loop sleeps its backoff (healthy_gate).
+ */
+static fb_fallback_decision none_admit(const fb_fallback *fb, fb_fallback_request *req,
+                                       fb_time_us now_us) {
+    if (fb->cfg.healthy_gate == FB_ON && fb->cfg.retry != NULL) {
+        fb_class c = {.outcome = FB_OUT_REJECTED, .retryable = true, .may_fallback = true};
+        fb_retry_decision r = fb_retry_next(fb->cfg.retry, &req->retry, &c, FB_TIME_NONE,
+                                            fb->cfg.budget, fb->cfg.rng, now_us);
+        if (r.retry) return wait_retry(fb, req, r.delay_us, now_us);
+        if (r.reason == FB_GIVEUP_DEADLINE) return finish(fb, req, FB_STOP_DEADLINE, false);
+    }
+    req->pos = req->gend;
+    return advance_group(fb, req, now_us);
+}
+
+/* A retry in the current group. */
+static fb_fallback_decision again_group(const fb_fallback *fb, fb_fallback_request *req,
+                                        bool reserved, fb_time_us now_us) {
+    fb_fallback_decision d;
+    req->phase = PHASE_IDLE;
+    if (send_group(fb, req, reserved, now_us, &d)) return d;
+    return none_admit(fb, req, now_us);
+}
+
+/* Each group from pos on, with fresh retries, until one sends an attempt. */
+static fb_fallback_decision advance_group(const fb_fallback *fb, fb_fallback_request *req,
+                                          fb_time_us now_us) {
+    fb_fallback_decision d;
+    while (req->pos < req->order_len) {
+        req->gend = group_end(fb, req, req->pos);
+        req->fresh_group = true;
+        fresh_retries(req, now_us);
+        if (send_group(fb, req, false, now_us, &d)) return d;
+        req->pos = req->gend;
+    }
+    return exhausted(fb, req);
+}
+
+/* Leave the current group after its failure `c`: the next group, or an alternative chain. */
+static fb_fallback_decision fall_back_group(const fb_fallback *fb, fb_fallback_request *req,
+                                            const fb_class *c, fb_time_us now_us) {
+    if (now_us >= deadline_at(fb, req)) return finish(fb, req, FB_STOP_DEADLINE, false);
+    const fb_fallback_chain *alt = c->outcome == FB_OUT_CONTEXT_LENGTH ? &fb->cfg.on_context_length
+                                   : c->outcome == FB_OUT_POLICY       ? &fb->cfg.on_policy
+                                                                       : NULL;
+    if (alt != NULL && alt->set && !req->switched) {
+        if (alt->len == 0) return stop_on(fb, req, c->outcome);
+        req->switched = true;
+        for (uint32_t i = 0; i < alt->len; i++) req->order[i] = alt->order[i];
+        req->order_len = (uint8_t)alt->len;
+        req->pos = 0;
+        return advance_group(fb, req, now_us);
+    }
+    req->pos = req->gend;
+    return advance_group(fb, req, now_us);
+}
+
+static fb_fallback_decision wait_retry(const fb_fallback *fb, fb_fallback_request *req,
+                                       fb_time_us delay_us, fb_time_us now_us) {
+    req->retried = true;
+    if (delay_us <= 0)
+        return grouped(fb) ? again_group(fb, req, false, now_us) : again(fb, req, false, now_us);
+    req->phase = PHASE_WAIT_RETRY;
+    fb_fallback_decision d = decision_at(fb, req, FB_ACT_WAIT, req->order[req->cur]);
+    d.delay_us = delay_us;
+    return d;
+}
+
+/* A request that ended gives back the retry slot it held (CONCURRENCY budgets). */
+static fb_fallback_decision settle(const fb_fallback *fb, fb_fallback_request *req,
+                                   fb_fallback_decision d) {
+    if (d.action == FB_ACT_DONE && fb->cfg.budget != NULL)
+        fb_budget_release(fb->cfg.budget, &req->retry);
+    return d;
 }
 
 /* result() or resume() out of turn: a programming error. End the request, keep no permit. */
 static fb_fallback_decision misuse(const fb_fallback *fb, fb_fallback_request *req,
                                    fb_time_us now_us) {
     fb_fallback_cancel(fb, req, now_us);
-    return finish(req, FB_STOP_EXHAUSTED, false);
+    return finish(fb, req, FB_STOP_EXHAUSTED, false);
 }
 
 fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_request *req,
@@ -322,11 +570,36 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
     }
     /* A bad override is a programming error: end at once, no degraded answer. */
     if (!order_valid(order, order_len, fb->cfg.provider_count))
-        return finish(req, FB_STOP_EXHAUSTED, false);
+        return finish(fb, req, FB_STOP_EXHAUSTED, false);
     for (uint32_t i = 0; i < order_len; i++) req->order[i] = order[i];
     req->order_len = (uint8_t)order_len;
     if (fb->cfg.budget != NULL) fb_budget_on_request(fb->cfg.budget, now_us);
-    return advance(fb, req, now_us);
+    if (!grouped(fb)) return advance(fb, req, now_us);
+    req->first_group = fb->cfg.group[req->order[0]];
+    return settle(fb, req, advance_group(fb, req, now_us));
+}
+
+/* The retry or fallback after failure `c`. */
+static fb_fallback_decision after_failure(const fb_fallback *fb, fb_fallback_request *req,
+                                          const fb_class *c, fb_time_us hint_us,
+                                          fb_time_us now_us) {
+    /* LiteLLM: a group's first failure is not retried when no deployment is healthy */
+    bool gated = grouped(fb) && fb->cfg.healthy_gate == FB_ON && req->retry.attempt == 0 &&
+                 !any_admits(fb, req, now_us);
+    if (c->retryable && fb->cfg.retry != NULL && !gated) {
+        fb_retry_decision r = fb_retry_next(fb->cfg.retry, &req->retry, c, hint_us, fb->cfg.budget,
+                                            fb->cfg.rng, now_us);
+        if (r.retry) {
+            fb_time_us delay = r.delay_us;
+            if (grouped(fb) && fb->cfg.zero_wait_if_healthy == FB_ON && req->gend - req->pos > 1 &&
+                any_admits(fb, req, now_us))
+                delay = 0;
+            return wait_retry(fb, req, delay, now_us);
+        }
+        if (r.reason == FB_GIVEUP_DEADLINE) return finish(fb, req, FB_STOP_DEADLINE, false);
+    }
+    if (!c->may_fallback) return stop_on(fb, req, c->outcome);
+    return grouped(fb) ? fall_back_group(fb, req, c, now_us) : fall_back(fb, req, c, now_us);
 }
 
 fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
@@ -334,54 +607,111 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
     if (req->phase != PHASE_ATTEMPT || c == NULL) return misuse(fb, req, now_us);
     req->phase = PHASE_IDLE;
     req->last_outcome = c->outcome;
-    breaker_record(current(fb, req), &req->permit, c->effect, hint_us, now_us);
+    if (fb->cfg.budget != NULL) {
+        /* Envoy resetRetry(): the retry that led here is over */
+        fb_budget_attempt(fb->cfg.budget, false);
+        fb_budget_release(fb->cfg.budget, &req->retry);
+    }
+    if (!req->detached) {
+        const fb_fallback_provider *p = current(fb, req);
+        breaker_record(p, &req->permit, c->effect, c, hint_us, now_us);
+        if (p->conclimit != NULL)
+            climit_end(p, &req->climit, fb_conclimit_result_of(p->conclimit, c->outcome), now_us);
+    }
 
     if (c->outcome == FB_OUT_SUCCESS) {
         if (fb->cfg.budget != NULL) fb_budget_on_success(fb->cfg.budget, &req->retry);
-        return finish(req, FB_STOP_SUCCESS, false);
+        return finish(fb, req, FB_STOP_SUCCESS, false);
     }
     if (c->after_first_token) {
-        if (fb->cfg.stream == FB_STREAM_FAIL) return finish(req, FB_STOP_STREAM_BROKEN, false);
+        if (fb->cfg.stream == FB_STREAM_FAIL) return finish(fb, req, FB_STOP_STREAM_BROKEN, false);
         /* The user has seen part of the answer: every later attempt continues it. */
         if (fb->cfg.stream == FB_STREAM_RESUME) req->resume = true;
     }
-    if (c->retryable && fb->cfg.retry != NULL) {
-        fb_retry_decision r = fb_retry_next(fb->cfg.retry, &req->retry, c, hint_us, fb->cfg.budget,
-                                            fb->cfg.rng, now_us);
-        if (r.retry) {
-            req->retried = true;
-            if (r.delay_us <= 0) return again(fb, req, false, now_us);
-            req->phase = PHASE_WAIT_RETRY;
-            fb_fallback_decision d = decision(req, FB_ACT_WAIT, req->order[req->pos]);
-            d.delay_us = r.delay_us;
-            return d;
-        }
-        if (r.reason == FB_GIVEUP_DEADLINE) return finish(req, FB_STOP_DEADLINE, false);
-    }
-    if (!c->may_fallback) return stop_on(fb, req, c->outcome);
-    return fall_back(fb, req, c, now_us);
+    return settle(fb, req, after_failure(fb, req, c, hint_us, now_us));
 }
 
 fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,
                                         fb_time_us now_us) {
-    switch (req->phase) {
-    case PHASE_WAIT_RETRY:
-        return again(fb, req, false, now_us);
-    case PHASE_WAIT_LIMIT:
-        return again(fb, req, true, now_us);
-    default:
-        return misuse(fb, req, now_us);
-    }
+    bool limit = req->phase == PHASE_WAIT_LIMIT;
+    if (req->phase != PHASE_WAIT_RETRY && !limit) return misuse(fb, req, now_us);
+    if (grouped(fb)) return settle(fb, req, again_group(fb, req, limit, now_us));
+    return settle(fb, req, again(fb, req, limit, now_us));
 }
 
 void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us) {
     /* A cancelled attempt counts as its breaker's cancelled_as (default: nothing; frees a probe).
      */
-    if (req->phase == PHASE_ATTEMPT)
-        breaker_record(current(fb, req), &req->permit, FB_EFFECT_CANCELLED, FB_TIME_NONE, now_us);
+    if (req->phase == PHASE_ATTEMPT && !req->detached) {
+        breaker_record(current(fb, req), &req->permit, FB_EFFECT_CANCELLED, NULL, FB_TIME_NONE,
+                       now_us);
+        climit_end(current(fb, req), &req->climit, FB_CONCLIMIT_IGNORED, now_us);
+    }
     if (req->phase == PHASE_WAIT_LIMIT && current(fb, req)->ratelimit != NULL)
         fb_ratelimit_release(current(fb, req)->ratelimit, req->tokens_needed, now_us);
+    if (fb->cfg.budget != NULL) {
+        if (req->phase == PHASE_ATTEMPT) fb_budget_attempt(fb->cfg.budget, false);
+        fb_budget_release(fb->cfg.budget, &req->retry);
+    }
     req->phase = PHASE_DONE;
+}
+
+/* ---- several attempts at once (hedging) ---- */
+
+void fb_fallback_detach(fb_fallback_request *req, fb_fallback_permits *out) {
+    *out = (fb_fallback_permits){0};
+    if (req->phase != PHASE_ATTEMPT || req->detached) return;
+    out->provider = req->last_provider;
+    out->breaker = req->permit;
+    out->climit = req->climit;
+    out->held = true;
+    req->detached = true;
+    req->climit.held = false;
+}
+
+/* The limiter (a wait refuses), the concurrency limit and the breaker for one more attempt. */
+static bool admit_extra(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now_us,
+                        fb_fallback_permits *out) {
+    uint8_t skip = 0;
+    if (p->ratelimit != NULL) {
+        fb_ratelimit_decision rl = fb_ratelimit_acquire(p->ratelimit, tokens, now_us);
+        if (rl.admitted && rl.wait_us > 0) fb_ratelimit_release(p->ratelimit, tokens, now_us);
+        if (!rl.admitted || rl.wait_us > 0) return false;
+    }
+    *out = (fb_fallback_permits){0};
+    return admit(p, tokens, now_us, &out->climit, &out->breaker, &skip);
+}
+
+bool fb_fallback_hedge(const fb_fallback *fb, const fb_fallback_request *req, bool next,
+                       fb_time_us now_us, fb_fallback_permits *out, fb_time_us *timeout_us) {
+    *out = (fb_fallback_permits){0};
+    fb_time_us deadline_us = deadline_at(fb, req);
+    if (req->phase != PHASE_ATTEMPT || now_us >= deadline_us) return false;
+    for (uint32_t i = req->pos + (next ? 1u : 0u); i < req->order_len; i++) {
+        const fb_fallback_provider *p = &fb->cfg.providers[req->order[i]];
+        if (next && window_skips(fb, req, i)) continue;
+        if (admit_extra(p, req->tokens_needed, now_us, out)) {
+            out->provider = req->order[i];
+            out->held = true;
+            *timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
+            return true;
+        }
+        if (!next) break;
+    }
+    return false;
+}
+
+void fb_fallback_end(const fb_fallback *fb, fb_fallback_permits *p, const fb_class *c,
+                     fb_time_us hint_us, fb_time_us now_us) {
+    if (p == NULL || !p->held) return;
+    const fb_fallback_provider *fp = &fb->cfg.providers[p->provider];
+    p->held = false;
+    breaker_record(fp, &p->breaker, c ? c->effect : FB_EFFECT_CANCELLED, c,
+                   c ? hint_us : FB_TIME_NONE, now_us);
+    if (fp->conclimit != NULL)
+        climit_end(fp, &p->climit,
+                   c ? fb_conclimit_result_of(fp->conclimit, c->outcome) : FB_CONCLIMIT_IGNORED,
+                   now_us);
 }
 
 const fb_fallback_request_stats *fb_fallback_request_stats_get(const fb_fallback_request *req) {

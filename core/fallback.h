@@ -7,6 +7,7 @@
  *   for each provider P in the request's order:
  *     context check   skip P if tokens_needed > P's window (context_check on)
  *     rate limit      P's client-side limiter: wait (WAIT) or skip P (rejected)
+ *     concurrency     P's concurrency limit is full: skip P (rejected, no wait)
  *     breaker         P's breaker rejects: skip P (no wait)
  *     attempt         ATTEMPT P (the breaker permit is held by the request)
  *     classify        the caller classifies the reply and calls _result()
@@ -30,6 +31,7 @@
 
 #include "breaker.h"
 #include "classify.h"
+#include "conclimit.h"
 #include "fb.h"
 #include "ratelimit.h"
 #include "retry.h"
@@ -52,10 +54,10 @@ typedef enum fb_stream_policy {
     XX(CONTEXT_LENGTH, "context_length") /* no provider's window is large enough */                \
     XX(EXHAUSTED, "exhausted")           /* every provider was tried and failed */                 \
     XX(BREAKER_OPEN, "breaker_open")     /* every remaining provider's breaker rejected */         \
-    XX(RATE_LIMITED, "rate_limited")   /* the client-side limiter rejected every remaining one */  \
-    XX(DEADLINE, "deadline")           /* the overall deadline passed */                           \
-    XX(STREAM_BROKEN, "stream_broken") /* failed after the first token under FB_STREAM_FAIL */     \
-    XX(CANCELLED, "cancelled")         /* the caller abandoned the request */
+    XX(RATE_LIMITED, "rate_limited")     /* a client-side limiter rejected every remaining one */  \
+    XX(DEADLINE, "deadline")             /* the overall deadline passed */                         \
+    XX(STREAM_BROKEN, "stream_broken")   /* failed after the first token under FB_STREAM_FAIL */   \
+    XX(CANCELLED, "cancelled")           /* the caller abandoned the request */
 
 typedef enum fb_stop {
 #define FB_STOP_ENUM(name, text) FB_STOP_##name,
@@ -76,12 +78,38 @@ typedef struct fb_breaker_port {
     void (*record)(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
                    fb_time_us now_us);
     void *ctx;
+    bool (*admits)(void *ctx, fb_time_us now_us); /* would allow() admit? NULL: yes */
 } fb_breaker_port;
+
+/*
+ * How a layer picks the provider of each attempt. ORDER walks the order one
+ * provider at a time, each with its own retries. The group modes read the
+ * order as a sequence of groups (consecutive providers with the same
+ * `group` id: a LiteLLM model group's deployments, an Envoy cluster's hosts):
+ * every attempt of a group, its retries too, picks one member the breaker
+ * admits, and the group's retries are counted together; when they run out
+ * the request falls back to the next group. docs/fallback.md, "Groups".
+ */
+typedef enum fb_pick {
+    FB_PICK_ORDER = 0,  /* default */
+    FB_PICK_RANDOM,     /* weighted at random among the members that admit (LiteLLM
+                           simple-shuffle, Envoy RANDOM): one draw per attempt */
+    FB_PICK_ROUND_ROBIN /* the next member that admits in a rotation shared by the
+                           engine's requests (Envoy ROUND_ROBIN) */
+} fb_pick;
+
+/* An alternative chain for one kind of failure (LiteLLM context_window_fallbacks). */
+typedef struct fb_fallback_chain {
+    bool set; /* a failure of this kind leaves its group for `order`, not the rest */
+    uint8_t order[FB_FALLBACK_PROVIDERS_MAX];
+    uint32_t len; /* 0 with set: such a failure ends the request */
+} fb_fallback_chain;
 
 typedef struct fb_fallback_provider {
     fb_breaker *breaker;           /* caller-owned; NULL = no breaker */
     fb_breaker_port port;          /* used instead of `breaker` when port.allow != NULL */
     fb_ratelimit *ratelimit;       /* caller-owned; NULL = no client-side limit */
+    fb_conclimit *conclimit;       /* caller-owned; NULL = no concurrency limit */
     uint32_t context_window;       /* tokens; 0 = unknown, never skipped */
     fb_time_us attempt_timeout_us; /* overrides the retry policy's; 0 = use it */
 } fb_fallback_provider;
@@ -97,6 +125,20 @@ typedef struct fb_fallback_config {
     bool context_check;           /* skip providers whose window is too small */
     bool degraded;                /* exhausted chain ends in a degraded answer */
     fb_stream_policy stream;
+    /* Groups (all zero: ORDER, today's behaviour). */
+    fb_pick pick;
+    uint8_t group[FB_FALLBACK_PROVIDERS_MAX];   /* by provider: its group id */
+    uint32_t weight[FB_FALLBACK_PROVIDERS_MAX]; /* RANDOM: relative weights; 0 = 1 */
+    uint32_t *rr_cursor;    /* ROUND_ROBIN: caller-owned rotation; NULL: rotation off (first) */
+    fb_switch healthy_gate; /* a group's first failure is retried only while a member
+                               admits; a retry that finds none counts as an attempt and waits
+                               its backoff (LiteLLM should_retry_this_error and its loop);
+                               default OFF: such a group is left at once */
+    fb_switch zero_wait_if_healthy;      /* a retry waits 0 when its group has several members and
+                                            one admits (LiteLLM _time_to_sleep_before_retry);
+                                            default OFF */
+    fb_fallback_chain on_context_length; /* groups: after a CONTEXT_LENGTH failure */
+    fb_fallback_chain on_policy;         /* groups: after a POLICY failure */
 } fb_fallback_config;
 
 typedef struct fb_fallback {
@@ -121,14 +163,21 @@ typedef struct fb_fallback_request {
     uint8_t last_provider; /* of the last attempt */
     uint8_t skipped;       /* why providers were skipped (bit set) */
     uint8_t attempted;     /* providers attempted (bit set of provider indices) */
+    uint8_t cur;           /* index into order of the provider being tried (groups: the member) */
+    uint8_t gend;          /* groups: the end of the current group in order */
+    uint8_t first_group;   /* groups: the group id the request started in */
+    bool fresh_group;      /* groups: no attempt yet in the current group */
+    bool switched;         /* groups: now on an alternative chain */
     uint32_t window_floor; /* after a context-length error: skip windows <= this */
     uint32_t tokens_needed;
     fb_fallback_request_stats stats;
     bool retried;
     bool resume;
+    bool detached; /* the ATTEMPT's permits were handed to the caller (fb_fallback_detach) */
     fb_outcome last_outcome;
     fb_retry_state retry;
     fb_breaker_permit permit;
+    fb_conclimit_permit climit;
     fb_time_us start_us;
 } fb_fallback_request;
 
@@ -163,6 +212,34 @@ fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_reque
                                         fb_time_us now_us);
 /* The caller abandons the request (its own deadline); releases a held permit. */
 void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us);
+
+/*
+ * Several attempts at once (hedging, core/hedge.h): the caller holds each
+ * attempt's permits (breaker, concurrency limit) itself and ends each one
+ * with fb_fallback_end(); the request's result() then records nothing.
+ */
+typedef struct fb_fallback_permits {
+    uint8_t provider;
+    bool held;
+    fb_breaker_permit breaker;
+    fb_conclimit_permit climit;
+} fb_fallback_permits;
+
+/* Hand the outstanding ATTEMPT's permits to *out (nothing held: out->held is false). */
+void fb_fallback_detach(fb_fallback_request *req, fb_fallback_permits *out);
+/*
+ * Admit another attempt of the request beside the outstanding ATTEMPT: at
+ * its provider (next = false), or at the first later provider of the order
+ * that admits it, through the same checks (context window, rate limit -- a
+ * wait refuses it -- concurrency limit, breaker). Its permits go to *out and
+ * its attempt timeout (as an ATTEMPT's, bounded by the deadline) to
+ * *timeout_us. False when none admits it; nothing is counted in the stats.
+ */
+bool fb_fallback_hedge(const fb_fallback *fb, const fb_fallback_request *req, bool next,
+                       fb_time_us now_us, fb_fallback_permits *out, fb_time_us *timeout_us);
+/* An attempt whose permits the caller holds ended with class c (NULL: cancelled). */
+void fb_fallback_end(const fb_fallback *fb, fb_fallback_permits *p, const fb_class *c,
+                     fb_time_us hint_us, fb_time_us now_us);
 
 /* What the request has done so far; final once a DONE decision was returned. */
 const fb_fallback_request_stats *fb_fallback_request_stats_get(const fb_fallback_request *req);

@@ -20,11 +20,12 @@ static bool valid_double(double x) {
 static bool enums_valid(const fb_retry_config *c) {
     return (unsigned)c->backoff <= FB_BACKOFF_NONE &&
            (unsigned)c->jitter <= FB_JITTER_DECORRELATED_V2 &&
-           (unsigned)c->cap_order <= FB_CAP_AFTER_JITTER &&
+           (unsigned)c->cap_order <= FB_CAP_BACKOFF_ONLY &&
            (unsigned)c->retry_after <= FB_RETRY_AFTER_AS_IS &&
            (unsigned)c->above_max <= FB_ABOVE_MAX_BACKOFF &&
            (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF &&
-           (unsigned)c->hint_rate_limited_only <= FB_OFF &&
+           (unsigned)c->hint_jitter <= FB_OFF && (unsigned)c->hint_rate_limited_only <= FB_OFF &&
+           (unsigned)c->hint_zeroes_backoff <= FB_OFF &&
            (unsigned)c->rate_limit_needs_hint <= FB_OFF && (unsigned)c->retry_rejected <= FB_OFF;
 }
 
@@ -49,7 +50,8 @@ static int normalise(fb_retry_config *c) {
     if (c->attempts > FB_RETRY_ATTEMPTS_MAX) return FB_ERANGE;
     if (!enums_valid(c)) return FB_EINVAL;
     if (c->base_us < 0 || c->delay_us_max < 0 || c->retry_after_us_max < 0 ||
-        c->attempt_timeout_us < 0 || c->deadline_us < 0 || c->jitter_us < 0 || c->resolution_us < 0)
+        c->attempt_timeout_us < 0 || c->deadline_us < 0 || c->jitter_us < 0 ||
+        c->resolution_us < 0 || c->delay_us_min < 0 || c->retry_after_total_us_max < 0)
         return FB_EINVAL;
     if (!valid_double(c->multiplier) || !valid_double(c->jitter_fraction) ||
         !valid_double(c->retry_after_jitter))
@@ -64,8 +66,11 @@ static int normalise(fb_retry_config *c) {
     if (c->jitter_us == 0) c->jitter_us = FB_US_PER_S;
     if (c->retry_after_us_max == 0) c->retry_after_us_max = 60 * FB_US_PER_S;
     if (c->ignore_zero_hint == FB_DEFAULT) c->ignore_zero_hint = FB_OFF;
+    if (c->hint_jitter == FB_DEFAULT) c->hint_jitter = FB_OFF;
     if (c->hint_rate_limited_only == FB_DEFAULT) c->hint_rate_limited_only = FB_OFF;
+    if (c->hint_zeroes_backoff == FB_DEFAULT) c->hint_zeroes_backoff = FB_OFF;
     if (c->rate_limit_needs_hint == FB_DEFAULT) c->rate_limit_needs_hint = FB_OFF;
+    if (c->backoff_hold >= FB_RETRY_ATTEMPTS_MAX) return FB_ERANGE;
     return FB_OK;
 }
 
@@ -106,14 +111,18 @@ static double grow(const fb_retry_config *c, uint32_t n, double limit) {
     return d;
 }
 
-fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n) {
-    const fb_retry_config *c = &p->cfg;
-    fb_time_us cap = c->delay_us_max;
+/* The retry number the formulas see: backoff_hold leading retries wait the base. */
+static uint32_t held(const fb_retry_config *c, uint32_t n) {
     if (n == 0) n = 1;
     if (n > FB_RETRY_ATTEMPTS_MAX) n = FB_RETRY_ATTEMPTS_MAX;
+    return n > c->backoff_hold ? n - c->backoff_hold : 1;
+}
+
+/* The formula's delay, uncapped below the cap: base, base * n, base * m^(n-1). */
+static fb_time_us formula(const fb_retry_policy *p, uint32_t n) {
+    const fb_retry_config *c = &p->cfg;
+    fb_time_us cap = c->delay_us_max;
     switch (c->backoff) {
-    case FB_BACKOFF_NONE:
-        return 0;
     case FB_BACKOFF_CONSTANT:
         return c->base_us < cap ? c->base_us : cap;
     case FB_BACKOFF_LINEAR:
@@ -126,6 +135,15 @@ fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n) {
     }
 }
 
+fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n) {
+    const fb_retry_config *c = &p->cfg;
+    if (c->backoff == FB_BACKOFF_NONE) return 0;
+    fb_time_us d = formula(p, held(c, n));
+    /* the floor first, then the cap: LiteLLM's min(max(d, retry_after), 8 s) */
+    if (d < c->delay_us_min) d = c->delay_us_min;
+    return d < c->delay_us_max ? d : c->delay_us_max;
+}
+
 /*
  * The uncapped backoff, for FB_CAP_AFTER_JITTER. It stops growing at
  * cap * 2^54: a uniform draw with 53 bits is either 0 or at least 2^-53, so
@@ -134,18 +152,23 @@ fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n) {
  */
 static double raw_backoff(const fb_retry_policy *p, uint32_t n) {
     const fb_retry_config *c = &p->cfg;
-    if (n > FB_RETRY_ATTEMPTS_MAX) n = FB_RETRY_ATTEMPTS_MAX;
+    n = held(c, n);
+    double d;
     switch (c->backoff) {
     case FB_BACKOFF_NONE:
         return 0.0;
     case FB_BACKOFF_CONSTANT:
-        return (double)c->base_us;
+        d = (double)c->base_us;
+        break;
     case FB_BACKOFF_LINEAR:
-        return (double)c->base_us * (double)n;
+        d = (double)c->base_us * (double)n;
+        break;
     case FB_BACKOFF_EXPONENTIAL:
     default:
-        return grow(c, n, (double)c->delay_us_max * JITTER_CEILING);
+        d = grow(c, n, (double)c->delay_us_max * JITTER_CEILING);
+        break;
     }
+    return d < (double)c->delay_us_min ? (double)c->delay_us_min : d;
 }
 
 static fb_time_us clamp_to(double v, fb_time_us cap) {
@@ -200,16 +223,21 @@ static double shaped(const fb_retry_config *c, fb_jitter j, double d, double u, 
     }
 }
 
-/* Backoff and jitter for retry number n; draws at most one uniform number. */
+/*
+ * Backoff and jitter for retry number n; draws at most one uniform number,
+ * left in *u (-1 when none was drawn).
+ */
 static fb_time_us jittered_delay(const fb_retry_policy *p, const fb_retry_state *s, uint32_t n,
-                                 fb_rng *rng, double *v2_state) {
+                                 fb_rng *rng, double *v2_state, double *u_out) {
     const fb_retry_config *c = &p->cfg;
     fb_time_us cap = c->delay_us_max;
+    *u_out = -1.0;
     if (c->backoff == FB_BACKOFF_NONE) return 0;
     fb_jitter j = rng != NULL ? c->jitter : FB_JITTER_NONE;
     if (j == FB_JITTER_NONE) return fb_retry_backoff(p, n);
 
     double u = fb_rng_uniform(rng);
+    *u_out = u;
     if (j == FB_JITTER_DECORRELATED) {
         /* Its own schedule: grows from the last returned delay, not from n. */
         double lo = (double)c->base_us;
@@ -221,8 +249,11 @@ static fb_time_us jittered_delay(const fb_retry_policy *p, const fb_retry_state 
         return clamp_to(quantise(c, decorrelated_v2(c, n, u, v2_state)), cap);
 
     bool before = c->cap_order == FB_CAP_BEFORE_JITTER;
-    double d = before ? (double)fb_retry_backoff(p, n) : raw_backoff(p, n);
-    return clamp_to(quantise(c, shaped(c, j, d, u, before)), cap);
+    double d =
+        c->cap_order == FB_CAP_AFTER_JITTER ? raw_backoff(p, n) : (double)fb_retry_backoff(p, n);
+    /* BACKOFF_ONLY: the jitter added to the capped backoff may pass the cap */
+    fb_time_us top = c->cap_order == FB_CAP_BACKOFF_ONLY ? FB_TIME_MAX : cap;
+    return clamp_to(quantise(c, shaped(c, j, d, u, before)), top);
 }
 
 static fb_retry_decision give_up(fb_giveup why) {
@@ -231,10 +262,13 @@ static fb_retry_decision give_up(fb_giveup why) {
 
 /*
  * The delay once the server's hint is applied to the backoff `delay`, or -1
- * to give up (a header above the cap under FB_ABOVE_MAX_GIVEUP).
+ * to give up (a header above the cap under FB_ABOVE_MAX_GIVEUP). *decided is
+ * set when the header, not the backoff, decided it; u is the backoff's draw
+ * (-1: none), which hint_jitter adds again.
  */
 static fb_time_us with_hint(const fb_retry_config *cfg, fb_time_us delay, fb_time_us hint_us,
-                            fb_rng *rng) {
+                            double u, fb_rng *rng, bool *decided) {
+    *decided = false;
     if (cfg->ignore_zero_hint == FB_ON && hint_us == 0) hint_us = FB_TIME_NONE;
     if (cfg->retry_after == FB_RETRY_AFTER_IGNORE || hint_us < 0) return delay;
     fb_time_us h = hint_us;
@@ -244,7 +278,10 @@ static fb_time_us with_hint(const fb_retry_config *cfg, fb_time_us delay, fb_tim
         if (cfg->above_max == FB_ABOVE_MAX_CLAMP) h = cfg->retry_after_us_max;
     }
     if (cfg->retry_after == FB_RETRY_AFTER_AS_IS || h > delay) {
+        *decided = true;
         delay = h;
+        if (cfg->hint_jitter == FB_ON && cfg->jitter == FB_JITTER_ADDITIVE && u >= 0.0)
+            return fb_time_add(h, (fb_time_us)(u * (double)cfg->jitter_us));
         /* upward only (Envoy): nobody comes back before the server asked, and
          * clients told the same Retry-After no longer return together */
         if (cfg->retry_after_jitter > 0.0 && rng != NULL)
@@ -254,25 +291,45 @@ static fb_time_us with_hint(const fb_retry_config *cfg, fb_time_us delay, fb_tim
     return delay;
 }
 
+/* The hint as this policy reads it after outcome o (FB_TIME_NONE: none). */
+static fb_time_us hint_for(const fb_retry_config *cfg, fb_outcome o, fb_time_us hint_us) {
+    if (cfg->hint_rate_limited_only == FB_ON && o != FB_OUT_RATE_LIMITED) return FB_TIME_NONE;
+    return hint_us;
+}
+
 fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
                                 fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
                                 fb_time_us now_us) {
     const fb_retry_config *cfg = &p->cfg;
     if (s->attempt < UINT32_MAX) s->attempt++; /* the attempt that just failed */
+    /* the request's first failure may set its own attempts (LiteLLM RetryPolicy) */
+    if (s->attempt == 1 && c != NULL && c->attempts > 0)
+        s->attempts_max = c->attempts < FB_RETRY_ATTEMPTS_MAX ? c->attempts : FB_RETRY_ATTEMPTS_MAX;
     if (c == NULL || !c->retryable) return give_up(FB_GIVEUP_NOT_RETRYABLE);
     bool limited = c->outcome == FB_OUT_RATE_LIMITED;
-    if (cfg->hint_rate_limited_only == FB_ON && !limited) hint_us = FB_TIME_NONE;
+    hint_us = hint_for(cfg, c->outcome, hint_us);
     bool no_hint = hint_us < 0 || (hint_us == 0 && cfg->ignore_zero_hint == FB_ON);
     if (cfg->rate_limit_needs_hint == FB_ON && limited && no_hint)
         return give_up(FB_GIVEUP_NOT_RETRYABLE);
     if (budget != NULL) fb_budget_on_failure(budget, c->outcome, now_us);
 
     uint32_t n = s->attempt; /* the retry about to be decided */
-    if (n >= cfg->attempts) return give_up(FB_GIVEUP_ATTEMPTS);
+    if (n >= (s->attempts_max ? s->attempts_max : cfg->attempts))
+        return give_up(FB_GIVEUP_ATTEMPTS);
 
-    double v2_state = s->jitter_state;
-    fb_time_us delay = with_hint(cfg, jittered_delay(p, s, n, rng, &v2_state), hint_us, rng);
+    double v2_state = s->jitter_state, u;
+    fb_time_us backoff = jittered_delay(p, s, n, rng, &v2_state, &u);
+    if (s->hint_honoured && cfg->hint_zeroes_backoff == FB_ON) backoff = 0;
+    bool decided;
+    fb_time_us delay = with_hint(cfg, backoff, hint_us, u, rng, &decided);
     if (delay < 0) return give_up(FB_GIVEUP_RETRY_AFTER_CAP);
+    /* Portkey: the headers of one request may add up to retry_after_total_us_max */
+    fb_time_us total = s->hint_total_us;
+    if (decided) {
+        total = fb_time_add(total, delay);
+        if (cfg->retry_after_total_us_max > 0 && total > cfg->retry_after_total_us_max)
+            return give_up(FB_GIVEUP_RETRY_AFTER_CAP);
+    }
 
     /* An attempt starting exactly at the deadline could not finish before it. */
     if (cfg->deadline_us > 0 &&
@@ -284,9 +341,12 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
         if (!fb_budget_withdraw(budget, c->outcome, now_us)) return give_up(FB_GIVEUP_BUDGET);
         uint32_t cost = fb_budget_cost(budget, c->outcome);
         if (cost > 0) s->budget_withdrawn = cost; /* QUOTA: what a success refunds */
+        if (fb_budget_holds(budget)) s->budget_held = true;
     }
     s->prev_delay_us = delay;
     s->jitter_state = v2_state;
+    s->hint_total_us = total;
+    s->hint_honoured = s->hint_honoured || decided;
     return (fb_retry_decision){.retry = true, .delay_us = delay, .reason = FB_GIVEUP_NONE};
 }
 

@@ -77,7 +77,9 @@ typedef enum fb_above_max {
 
 typedef enum fb_cap_order {
     FB_CAP_BEFORE_JITTER = 0, /* default: the result never exceeds the cap */
-    FB_CAP_AFTER_JITTER
+    FB_CAP_AFTER_JITTER,
+    FB_CAP_BACKOFF_ONLY /* the backoff is capped, the jitter then added on top may pass the cap
+                           (LiteLLM: min(0.5 * 2^k, 8) + U(0, 0.75) s) */
 } fb_cap_order;
 
 typedef enum fb_retry_after_policy {
@@ -118,7 +120,8 @@ typedef struct fb_retry_config {
                                          OFF: 0 means retry now */
     double retry_after_jitter;        /* when the header decides: header * U(1, 1 + f); default 0 */
     fb_switch hint_rate_limited_only; /* a hint counts only on a RATE_LIMITED failure (LangChain JS
-                                         reads Retry-After on 429s alone); default OFF: on any */
+                                         and Portkey read Retry-After on 429s alone); default OFF:
+                                         on any */
     fb_switch rate_limit_needs_hint;  /* a RATE_LIMITED failure without a hint is not retried
                                          (LangChain JS AsyncCaller); default OFF: it is */
     fb_switch retry_rejected;         /* a call the caller's own breaker rejects is a failed attempt
@@ -126,6 +129,19 @@ typedef struct fb_retry_config {
                                          exception, the breaker's too); default OFF: skipped */
     fb_time_us attempt_timeout_us; /* per-attempt timeout; 0 = none (informational for callers) */
     fb_time_us deadline_us;        /* overall, from the first attempt's start; 0 = none */
+    /* Gateway forms (docs/retry.md, "Library semantics"); zero keeps the behaviour above. */
+    fb_time_us delay_us_min; /* the backoff is at least this, before the cap (LiteLLM
+                                retry_after: min(max(d, min), cap)); 0 = no floor */
+    uint32_t backoff_hold;   /* retries 1..hold+1 all wait the base; retry n > hold uses
+                                n - hold in the formulas (LiteLLM's loop: 0.5, 0.5, 1, 2 s) */
+    fb_switch hint_jitter;   /* ADDITIVE: a header-decided delay gets the same u * jitter_us
+                                added (LiteLLM: retry_after + U(0, 0.75)); default OFF */
+    fb_time_us retry_after_total_us_max; /* the headers honoured in one request may add up to
+                                            this; a header that would pass it gives up
+                                            (Portkey: 60 s); 0 = no limit */
+    fb_switch hint_zeroes_backoff;       /* once a header decided a delay, later retries of the
+                                            request wait 0 unless a header says otherwise (Portkey
+                                            resets async-retry's timeouts); default OFF */
 } fb_retry_config;
 
 typedef struct fb_retry_policy {
@@ -141,6 +157,11 @@ typedef struct fb_retry_state {
     fb_time_us prev_delay_us;  /* for decorrelated jitter: the last delay returned */
     double jitter_state;       /* DECORRELATED_V2: the formula's previous value */
     uint32_t budget_withdrawn; /* QUOTA: what this request's last retry took; 0 = none */
+    uint32_t attempts_max;     /* 0: the policy's attempts; else this request's (set once, at its
+                                  first failure, from fb_class.attempts) */
+    fb_time_us hint_total_us;  /* headers honoured so far (retry_after_total_us_max) */
+    bool hint_honoured;        /* a header decided a delay (hint_zeroes_backoff) */
+    bool budget_held;          /* CONCURRENCY: a retry slot is held until fb_budget_release() */
 } fb_retry_state;
 
 typedef struct fb_retry_decision {

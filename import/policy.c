@@ -1,29 +1,46 @@
 /*
  * policy.c - configuration files to preset layers; see policy.h.
  *
- * Each kind walks its file's structure to the objects that hold the
- * library's settings and copies their keys, verbatim, as the parameters of
- * the library's preset: what the preset knows is copied, what it does not is
- * reported. The keys that give the structure (instance names, inheritance)
- * are consumed here.
+ * The common part: errors and notes, YAML to JSON, copying a map's keys as
+ * a preset's parameters, the dispatcher over the kinds and the loader's
+ * hook. Each kind walks its file's structure in its own file (policyint.h):
+ * what the preset knows is copied, what it does not is reported. The keys
+ * that give the structure (instance names, inheritance) are consumed there.
  */
 #include "import/policy.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
-
 #include "core/fb.h"
-#include "sim/preset.h"
+#include "import/policyint.h"
 
-static const char *const kinds[] = {"resilience4j", NULL};
+typedef int (*import_fn)(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err);
+
+static const struct {
+    const char *kind;
+    import_fn fn;
+    const char *summary;
+} importers[] = {
+    {"resilience4j", imp_import_r4j, "Spring Boot's application.yml (circuitbreaker, retry)"},
+    {"litellm", imp_import_litellm, "a LiteLLM proxy config.yaml, or Router arguments"},
+    {"envoy", imp_import_envoy, "an Envoy bootstrap, xDS resources, route config or cluster"},
+};
+
+#define NKINDS (sizeof importers / sizeof importers[0])
+
+static const char *const kinds[NKINDS + 1] = {"resilience4j", "litellm", "envoy", NULL};
 
 const char *const *imp_policy_kinds(void) {
     return kinds;
+}
+
+const char *imp_policy_kind_summary(const char *kind) {
+    for (size_t i = 0; i < NKINDS; i++)
+        if (strcmp(kind, importers[i].kind) == 0) return importers[i].summary;
+    return NULL;
 }
 
 void imp_result_free(imp_result *r) {
@@ -31,14 +48,14 @@ void imp_result_free(imp_result *r) {
     r->json = NULL;
 }
 
-static int fail_at(imp_error *err, const imp_node *n, int rc, const char *fmt, const char *arg) {
+int imp_fail_at(imp_error *err, const imp_node *n, int rc, const char *fmt, const char *arg) {
     err->line = n ? n->line : 0;
     err->col = n ? n->col : 0;
     snprintf(err->msg, sizeof err->msg, fmt, arg);
     return rc;
 }
 
-static void note(imp_result *r, const char *path, const imp_node *at, const char *why) {
+void imp_add_note(imp_result *r, const char *path, const imp_node *at, const char *why) {
     /* a config several instances inherit is one place in the file: noted once */
     for (size_t i = 0; at && i < r->note_count; i++)
         if (r->notes[i].line == at->line && r->notes[i].col == at->col) return;
@@ -53,54 +70,53 @@ static void note(imp_result *r, const char *path, const imp_node *at, const char
     snprintf(n->why, sizeof n->why, "%s", why);
 }
 
-/* A scalar as JSON: plain numbers and booleans as such, everything else a string. */
-static cJSON *scalar_json(const imp_node *n) {
-    const char *v = n->value;
-    if (!n->quoted) {
-        if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
-            return cJSON_CreateBool(strcmp(v, "true") == 0);
-        if (strcmp(v, "null") == 0 || strcmp(v, "~") == 0 || v[0] == '\0')
-            return cJSON_CreateNull();
-        char *end;
-        double d = strtod(v, &end);
-        if (end != v && *end == '\0' && isfinite(d)) return cJSON_CreateNumber(d);
-    }
-    return cJSON_CreateString(v);
+bool imp_one_of(const char *v, const char *const *words) {
+    for (size_t i = 0; words && words[i]; i++)
+        if (strcmp(v, words[i]) == 0) return true;
+    return false;
 }
 
-static cJSON *to_json(const imp_node *n) {
-    if (n->kind == IMP_SCALAR) return scalar_json(n);
+void imp_path_key(char *out, const char *path, const char *key) {
+    snprintf(out, IMP_PATH_MAX, "%s%s%s", path, path[0] ? "." : "", key);
+}
+
+void imp_path_index(char *out, const char *path, size_t i) {
+    snprintf(out, IMP_PATH_MAX, "%s[%zu]", path, i);
+}
+
+cJSON *imp_scalar_core(const char *v) {
+    if (strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
+        return cJSON_CreateBool(strcmp(v, "true") == 0);
+    if (strcmp(v, "null") == 0 || strcmp(v, "~") == 0 || v[0] == '\0') return cJSON_CreateNull();
+    char *end;
+    double d = strtod(v, &end);
+    if (end != v && *end == '\0' && isfinite(d)) return cJSON_CreateNumber(d);
+    return NULL;
+}
+
+/* A scalar as JSON: plain ones read by `scalar`, everything else a string. */
+static cJSON *scalar_json(const imp_node *n, imp_scalar_fn scalar) {
+    cJSON *v = n->quoted ? NULL : scalar(n->value);
+    return v ? v : cJSON_CreateString(n->value);
+}
+
+cJSON *imp_to_json(const imp_node *n, imp_scalar_fn scalar) {
+    if (scalar == NULL) scalar = imp_scalar_core;
+    if (n->kind == IMP_SCALAR) return scalar_json(n, scalar);
     cJSON *out = n->kind == IMP_SEQ ? cJSON_CreateArray() : cJSON_CreateObject();
     for (size_t i = 0; out && i < n->n; i += n->kind == IMP_SEQ ? 1 : 2) {
         if (n->kind == IMP_SEQ) {
-            cJSON_AddItemToArray(out, to_json(n->items[i]));
+            cJSON_AddItemToArray(out, imp_to_json(n->items[i], scalar));
         } else if (i + 1 < n->n) {
-            cJSON_AddItemToObject(out, n->items[i]->value, to_json(n->items[i + 1]));
+            cJSON_AddItemToObject(out, n->items[i]->value, imp_to_json(n->items[i + 1], scalar));
         }
     }
     return out;
 }
 
-/* Spring's relaxed binding: "failure-rate-threshold" is failureRateThreshold. */
-static void camel(const char *key, char *out, size_t len) {
-    size_t j = 0;
-    for (size_t i = 0; key[i] && j + 1 < len; i++) {
-        if ((key[i] == '-' || key[i] == '_') && key[i + 1]) {
-            out[j++] = (char)toupper((unsigned char)key[++i]);
-        } else {
-            out[j++] = key[i];
-        }
-    }
-    out[j] = '\0';
-}
-
-/*
- * The keys of `map` that are parameters of preset p go into `layer`
- * (replacing an inherited value); the others are reported under `path`.
- * `skip` lists the structural keys, which are neither.
- */
-static void copy_params(const imp_node *map, const sim_preset *p, cJSON *layer, const char *path,
-                        const char *const *skip, imp_result *r) {
+void imp_copy_params(const imp_node *map, const sim_preset *p, cJSON *layer, const char *path,
+                     const char *const *skip, imp_rename_fn rename, imp_scalar_fn scalar,
+                     imp_result *r) {
     for (size_t i = 0; map && map->kind == IMP_MAP && i + 1 < map->n; i += 2) {
         const imp_node *k = map->items[i];
         bool structural = false;
@@ -108,101 +124,36 @@ static void copy_params(const imp_node *map, const sim_preset *p, cJSON *layer, 
             structural = !strcmp(k->value, skip[s]);
         if (structural) continue;
         char name[128];
-        camel(k->value, name, sizeof name);
-        char where[256];
-        snprintf(where, sizeof where, "%s.%s", path, k->value);
+        if (rename)
+            rename(k->value, name, sizeof name);
+        else
+            snprintf(name, sizeof name, "%s", k->value);
+        char where[IMP_PATH_MAX];
+        imp_path_key(where, path, k->value);
         if (sim_preset_param(p, name) < 0) {
-            note(r, where, k, "not modelled by the preset");
+            imp_add_note(r, where, k, "not modelled by the preset");
             continue;
         }
         cJSON_DeleteItemFromObjectCaseSensitive(layer, name);
-        cJSON_AddItemToObject(layer, name, to_json(map->items[i + 1]));
+        cJSON_AddItemToObject(layer, name, imp_to_json(map->items[i + 1], scalar));
     }
 }
 
-/* ---- resilience4j (Spring Boot: resilience4j.circuitbreaker / .retry, configs and instances) */
-
-static const char *const r4j_structural[] = {"baseConfig", "base-config", NULL};
-
-/* An instance's settings: its base config (baseConfig, else "default") and then its own. */
-static void r4j_section(const imp_node *sec, const char *secname, const char *inst,
-                        const sim_preset *p, cJSON *layer, imp_result *r) {
-    const imp_node *own = imp_get(imp_get(sec, "instances"), inst);
-    const imp_node *basename = imp_get(own, "baseConfig");
-    if (basename == NULL) basename = imp_get(own, "base-config");
-    const char *base = basename && basename->kind == IMP_SCALAR ? basename->value : "default";
-    const imp_node *cfg = imp_get(imp_get(sec, "configs"), base);
-    char path[256];
-    snprintf(path, sizeof path, "resilience4j.%s.configs.%s", secname, base);
-    copy_params(cfg, p, layer, path, r4j_structural, r);
-    snprintf(path, sizeof path, "resilience4j.%s.instances.%s", secname, inst);
-    copy_params(own, p, layer, path, r4j_structural, r);
-}
-
-/*
- * A section: resilience4j: {circuitbreaker: ...} or, as Spring Boot's own
- * examples write it, a top-level "resilience4j.circuitbreaker:" key.
- */
-static const imp_node *r4j_sec(const imp_node *root, const char *name) {
-    const imp_node *sec = imp_get(imp_get(root, "resilience4j"), name);
-    char dotted[64];
-    snprintf(dotted, sizeof dotted, "resilience4j.%s", name);
-    return sec ? sec : imp_get(root, dotted);
-}
-
-/* Every instance named in circuitbreaker or retry, once. */
-static size_t r4j_instances(const imp_node *root, const char **names, size_t cap) {
-    static const char *const secs[] = {"circuitbreaker", "retry"};
-    size_t n = 0;
-    for (size_t s = 0; s < 2; s++) {
-        const imp_node *inst = imp_get(r4j_sec(root, secs[s]), "instances");
-        for (size_t i = 0; inst && inst->kind == IMP_MAP && i + 1 < inst->n; i += 2) {
-            bool seen = false;
-            for (size_t j = 0; j < n && !seen; j++) seen = !strcmp(names[j], inst->items[i]->value);
-            if (!seen && n < cap) names[n++] = inst->items[i]->value;
+cJSON *imp_copy_object(const imp_node *map, const sim_preset *p, const char *name, const char *path,
+                       imp_scalar_fn scalar, imp_result *r) {
+    cJSON *out = cJSON_CreateObject();
+    for (size_t i = 0; map && map->kind == IMP_MAP && i + 1 < map->n; i += 2) {
+        const imp_node *k = map->items[i];
+        char param[160], where[IMP_PATH_MAX];
+        snprintf(param, sizeof param, "%s.%s", name, k->value);
+        imp_path_key(where, path, k->value);
+        if (sim_preset_param(p, param) < 0) {
+            imp_add_note(r, where, k, "not modelled by the preset");
+            continue;
         }
+        cJSON_AddItemToObject(out, k->value, imp_to_json(map->items[i + 1], scalar));
     }
-    return n;
-}
-
-/* Sections other than circuitbreaker and retry, in either spelling: noted, not read. */
-static void r4j_unknown_sections(const imp_node *root, imp_result *r) {
-    const imp_node *nested = imp_get(root, "resilience4j");
-    for (int pass = 0; pass < 2; pass++) {
-        const imp_node *m = pass == 0 ? nested : root;
-        for (size_t i = 0; m && m->kind == IMP_MAP && i + 1 < m->n; i += 2) {
-            const char *k = m->items[i]->value;
-            if (pass == 1 && strncmp(k, "resilience4j.", 13) != 0) continue;
-            if (pass == 1) k += 13;
-            if (strcmp(k, "circuitbreaker") == 0 || strcmp(k, "retry") == 0) continue;
-            char path[256];
-            snprintf(path, sizeof path, "resilience4j.%s", k);
-            note(r, path, m->items[i], "not modelled (fusebox reads circuitbreaker and retry)");
-        }
-    }
-}
-
-static int import_r4j(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err) {
-    const sim_preset *p = sim_preset_find("resilience4j");
-    if (p == NULL) return fail_at(err, NULL, FB_ENOTFOUND, "%s", "no resilience4j preset");
-    const imp_node *cb = r4j_sec(root, "circuitbreaker"), *retry = r4j_sec(root, "retry");
-    if (cb == NULL && retry == NULL)
-        return fail_at(err, root, FB_EINVAL, "%s",
-                       "no resilience4j.circuitbreaker or resilience4j.retry section");
-    const char *names[64];
-    size_t n = r4j_instances(root, names, 64);
-    if (n == 0)
-        return fail_at(err, cb ? cb : retry, FB_EINVAL, "%s",
-                       "no instances under resilience4j.circuitbreaker or resilience4j.retry");
-    r4j_unknown_sections(root, r);
-    for (size_t i = 0; i < n; i++) {
-        cJSON *layer = cJSON_CreateObject();
-        cJSON_AddStringToObject(layer, "preset", "resilience4j");
-        r4j_section(cb, "circuitbreaker", names[i], p, layer, r);
-        r4j_section(retry, "retry", names[i], p, layer, r);
-        cJSON_AddItemToObject(layers, names[i], layer);
-    }
-    return FB_OK;
+    return out;
 }
 
 int imp_policy(const char *kind, const imp_node *root, const char *file, imp_result *out,
@@ -210,16 +161,18 @@ int imp_policy(const char *kind, const imp_node *root, const char *file, imp_res
     memset(out, 0, sizeof *out);
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", file);
+    import_fn fn = NULL;
+    for (size_t i = 0; i < NKINDS && fn == NULL; i++)
+        if (strcmp(kind, importers[i].kind) == 0) fn = importers[i].fn;
+    if (fn == NULL)
+        return imp_fail_at(err, NULL, FB_EINVAL,
+                           "unknown kind '%s' (one of: resilience4j, litellm, envoy)", kind);
     cJSON *doc = cJSON_CreateObject();
     cJSON *layers = cJSON_AddObjectToObject(doc, "layers");
-    int rc;
-    if (strcmp(kind, "resilience4j") == 0)
-        rc = import_r4j(root, layers, out, err);
-    else
-        rc = fail_at(err, NULL, FB_EINVAL, "unknown kind '%s' (one of: resilience4j)", kind);
+    int rc = fn(root, layers, out, err);
     if (rc == FB_OK) {
         out->json = cJSON_Print(doc);
-        if (out->json == NULL) rc = fail_at(err, NULL, FB_ENOMEM, "%s", "out of memory");
+        if (out->json == NULL) rc = imp_fail_at(err, NULL, FB_ENOMEM, "%s", "out of memory");
     }
     cJSON_Delete(doc);
     return rc;

@@ -32,12 +32,15 @@ typedef struct imp_result {
     size_t notes_dropped; /* beyond IMP_NOTES_MAX */
 } imp_result;
 
-/* The kinds imp_policy() reads, NULL-terminated: "resilience4j", ... */
+/* The kinds imp_policy() reads, NULL-terminated: "resilience4j", "litellm", "envoy". */
 const char *const *imp_policy_kinds(void);
+/* What a kind's file is, in one line (NULL for an unknown kind). */
+const char *imp_policy_kind_summary(const char *kind);
 
 /*
  * The layers a configuration describes, one per instance (resilience4j:
- * each named instance; LiteLLM and Envoy: one). FB_OK, or FB_EINVAL /
+ * each named instance; LiteLLM: one, "litellm"; Envoy: one per cluster a
+ * route sends to, named after it). FB_OK, or FB_EINVAL /
  * FB_ENOTFOUND with err filled (a position where there is one).
  */
 int imp_policy(const char *kind, const imp_node *root, const char *file, imp_result *out,

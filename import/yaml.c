@@ -241,8 +241,10 @@ const imp_node *imp_get(const imp_node *n, const char *key) {
 }
 
 void imp_error_format(const imp_error *err, char *buf, size_t len) {
-    if (err->line > 0)
+    if (err->line > 0 && err->col > 0)
         snprintf(buf, len, "%s:%d:%d: %s", err->file, err->line, err->col, err->msg);
+    else if (err->line > 0)
+        snprintf(buf, len, "%s:%d: %s", err->file, err->line, err->msg);
     else
         snprintf(buf, len, "%s: %s", err->file, err->msg);
 }

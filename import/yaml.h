@@ -46,7 +46,7 @@ void imp_node_free(imp_node *n);
 
 /* The value of `key` in a map, or NULL (also when n is not a map). */
 const imp_node *imp_get(const imp_node *n, const char *key);
-/* Format "file:line:col: msg" (or "file: msg") into buf. */
+/* Format "file:line:col: msg" (or "file:line: msg" without a column, "file: msg") into buf. */
 void imp_error_format(const imp_error *err, char *buf, size_t len);
 
 #endif /* IMP_YAML_H */

@@ -405,7 +405,7 @@ static xfer *xfer_take(live_client *c) {
 }
 
 /* Everything about attempt a that its transfer keeps, reset from the last one. */
-static void xfer_prepare(live_client *c, xfer *x, const sim_port_attempt *a) {
+static void xfer_prepare(xfer *x, const sim_port_attempt *a) {
     x->id = a->id;
     x->provider = a->provider;
     x->stream = a->stream;
@@ -414,7 +414,7 @@ static void xfer_prepare(live_client *c, xfer *x, const sim_port_attempt *a) {
     x->max_tokens = a->tokens_out;
     x->arrival_us = a->arrival_us;
     x->timeout_at_us = a->timeout_at_us;
-    x->start_us = sim_now(c);
+    x->start_us = a->sent_us; /* as the policies saw it, like its end (port_collect) */
     x->status = 0;
     x->error_type = NULL;
     x->has_usage = false;
@@ -456,7 +456,7 @@ static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msg
         snprintf(msg, msglen, "live: out of memory");
         return FB_ENOMEM;
     }
-    xfer_prepare(c, x, a);
+    xfer_prepare(x, a);
     live_wire_request(&x->req, ep->dialect, ep->model, a->tokens_in, a->tokens_out, a->stream);
     CURL *e = x->easy;
     curl_easy_setopt(e, CURLOPT_URL, ep->url);
@@ -663,7 +663,8 @@ static void port_collect(void *ctx, struct sim *s) {
         if (c->ready == NULL) c->ready_tail = NULL;
         sim_port_answer a = x->answer;
         uint64_t id = x->id;
-        trace_attempt(c, x, a.at_us, false, false);
+        /* its end as the policies saw it: delivered late, it counts when it is delivered */
+        trace_attempt(c, x, sim_port_seen_at(s, a.at_us), false, false);
         xfer_recycle(c, x);
         sim_port_deliver(s, id, &a);
     }

@@ -100,7 +100,8 @@ static val reference(parser *P) {
     if (P->err) return out;
     if (s == NULL) {
         /* validating: check the name only, against the variant it names (its layers) */
-        snprintf(P->blank->variant, sizeof P->blank->variant, "%s", variant);
+        snprintf(P->blank->variant, sizeof P->blank->variant, "%.*s",
+                 (int)sizeof P->blank->variant - 1, variant);
         s = P->blank;
     }
     sim_unit unit = SIM_UNIT_COUNT;

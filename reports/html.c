@@ -231,7 +231,8 @@ static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const 
 
 static const sim_fault_summary *find_fault(const sim_summary *s, uint32_t p, uint32_t k) {
     for (uint32_t i = 0; i < s->fault_count; i++)
-        if (!s->faults[i].spike && s->faults[i].provider == p && s->faults[i].fault == k)
+        if (!s->faults[i].spike && !s->faults[i].store && s->faults[i].provider == p &&
+            s->faults[i].fault == k)
             return &s->faults[i];
     return NULL;
 }

@@ -57,6 +57,28 @@ void rep_escape_markup(FILE *f, const char *s) {
     }
 }
 
+/* What the scenario's concurrency limits, hedging and connections did at this provider. */
+static void write_provider_client(rep_json *w, const sim_scenario *sc,
+                                  const sim_provider_summary *ps) {
+    if (sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT)) {
+        rep_json_open(w, "concurrency_limit", '{', REP_JSON_LINES);
+        rep_json_u64(w, "rejections", ps->limit_rejections);
+        rep_json_u64(w, "drops", ps->limit_drops);
+        rep_json_u64(w, "ignored", ps->limit_ignored);
+        rep_json_u64(w, "limit_min", ps->limit_min);
+        rep_json_u64(w, "limit_max", ps->limit_max);
+        rep_json_close(w);
+    }
+    if (sim_scenario_uses(sc, SIM_FEATURE_HEDGING)) rep_json_u64(w, "hedges", ps->hedges);
+    if (sim_scenario_uses(sc, SIM_FEATURE_POOL)) {
+        rep_json_open(w, "connections", '{', REP_JSON_LINES);
+        rep_json_u64(w, "waits", ps->conn_waits);
+        rep_json_fixed(w, "wait_s", ps->conn_wait_s, 6);
+        rep_json_u64(w, "setups", ps->conn_setups);
+        rep_json_close(w);
+    }
+}
+
 static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, const sim_summary *s) {
     const sim_provider_summary *ps = &s->providers[p];
     rep_json_open(w, sc->providers[p].name, '{', REP_JSON_LINES);
@@ -94,6 +116,7 @@ static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, cons
     rep_json_u64(w, "in_service", ps->in_service_peak);
     rep_json_u64(w, "queue", ps->queue_peak);
     rep_json_close(w);
+    write_provider_client(w, sc, ps);
     rep_json_close(w);
 }
 
@@ -131,9 +154,13 @@ static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary 
     rep_json_close(w);
 }
 
-/* What a disturbance is: "api fault 0 (outage)", "chat spike 1". */
+/* What a disturbance is: "api fault 0 (outage)", "chat spike 1", "breaker store outage 0". */
 static void disturbance_name(char *buf, size_t len, const sim_scenario *sc,
                              const sim_fault_summary *f) {
+    if (f->store) {
+        snprintf(buf, len, "breaker store outage %u", f->fault);
+        return;
+    }
     if (f->spike) {
         snprintf(buf, len, "%s spike %u", sc->classes[f->cls].name, f->fault);
         return;
@@ -161,7 +188,10 @@ void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
 /* A disturbance's spillover; recovered and spillover_s are null when it cannot be judged. */
 static void write_disturbance(rep_json *w, const sim_scenario *sc, const sim_fault_summary *f) {
     rep_json_open(w, NULL, '{', REP_JSON_LINES);
-    if (f->spike) {
+    if (f->store) {
+        rep_json_u64(w, "store_outage", f->fault);
+        rep_json_str(w, "kind", "store_outage");
+    } else if (f->spike) {
         rep_json_str(w, "class", sc->classes[f->cls].name);
         rep_json_u64(w, "spike", f->fault);
         rep_json_str(w, "kind", "spike");
@@ -192,7 +222,8 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     if (!s->complete) rep_json_str(w, "stopped", s->stop_reason);
     rep_json_open(w, "summary", '{', REP_JSON_LINES);
     for (const sim_metric *d = sim_metrics(); d->name; d++)
-        if (!d->per_provider && !d->per_layer) json_metric(w, d->name, d->value(sc, s, 0), d->unit);
+        if (!d->per_provider && !d->per_layer && sim_metric_shown(sc, d))
+            json_metric(w, d->name, d->value(sc, s, 0), d->unit);
     rep_json_close(w);
     rep_json_open(w, "outcomes", '{', REP_JSON_LINES);
     rep_json_u64(w, "success_primary", s->success_primary);
@@ -278,6 +309,17 @@ void rep_csv_header(FILE *f, const sim_scenario *sc) {
                 "%s_open,%s_half_open",
                 n, n, n, n, n, n, n, n);
     }
+    /* the columns of what the scenario uses, after every provider's usual ones */
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        if (sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT))
+            fprintf(f, ",%s_limit", sc->providers[p].name);
+        if (sim_scenario_uses(sc, SIM_FEATURE_POOL))
+            fprintf(f, ",%s_conn_wait", sc->providers[p].name);
+    }
+    /* then the fleet's, last, and only for scenarios that use them */
+    if (sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE)) fputs(",pods,pods_starting", f);
+    if (sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT)) fputs(",resubmissions", f);
+    if (sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fputs(",store_down", f);
     fputc('\n', f);
 }
 
@@ -293,7 +335,41 @@ void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim
         fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%.4f,%.4f",
                 r->p[p].attempts, r->p[p].errors, r->p[p].rate_limited, r->p[p].timeouts,
                 r->p[p].in_service, r->p[p].queue, r->p[p].open_share, r->p[p].half_open_share);
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        /* a variant without a limit for p leaves its cell empty */
+        if (sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT)) {
+            if (sim_metric_is_na(r->p[p].limit))
+                fputc(',', f);
+            else
+                fprintf(f, ",%.2f", r->p[p].limit);
+        }
+        if (sim_scenario_uses(sc, SIM_FEATURE_POOL)) fprintf(f, ",%u", r->p[p].conn_wait);
+    }
+    if (sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE))
+        fprintf(f, ",%u,%u", r->pods_ready, r->pods_starting);
+    if (sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT)) fprintf(f, ",%" PRIu64, r->resubmissions);
+    if (sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fprintf(f, ",%d", r->store_down ? 1 : 0);
     fputc('\n', f);
+}
+
+/* The autoscaler's decisions and the breaker store's outages (docs/reports.md). */
+static bool fleet_event(rep_json *w, const sim_log_event *ev) {
+    switch (ev->type) {
+    case SIM_EV_SCALE:
+        rep_json_str(w, "type", "scale");
+        rep_json_u64(w, "from", ev->pods_from);
+        rep_json_u64(w, "to", ev->pods_to);
+        rep_json_u64(w, "ready", ev->pods_ready);
+        rep_json_fixed(w, "metric", ev->metric, 6);
+        return true;
+    case SIM_EV_STORE_DOWN:
+    case SIM_EV_STORE_UP:
+        rep_json_str(w, "type", ev->type == SIM_EV_STORE_DOWN ? "store_down" : "store_up");
+        rep_json_u64(w, "store_outage", ev->fault);
+        return true;
+    default:
+        return false;
+    }
 }
 
 void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev) {
@@ -302,6 +378,11 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
     rep_json_open(&w, NULL, '{', REP_JSON_COMPACT);
     rep_json_fixed(&w, "t_s", (double)ev->t_us / 1e6, 6);
     rep_json_str(&w, "variant", variant);
+    if (fleet_event(&w, ev)) {
+        rep_json_close(&w);
+        fputc('\n', f);
+        return;
+    }
     rep_json_str(&w, "provider", sc->providers[ev->provider].name);
     if (ev->type == SIM_EV_BREAKER) {
         const fb_breaker_event *b = &ev->breaker;

@@ -15,6 +15,12 @@
 #include "core/rng.h"
 #include "sim/scenario.h"
 
+/*
+ * Compute once what every draw of d would compute again (a lognormal's two
+ * logarithms); the loader calls it. Draws from a distribution that was not
+ * prepared are the same numbers, only slower.
+ */
+void sim_dist_prepare(sim_dist *d);
 /* One draw, unbounded (negative and NaN are possible for a bad distribution). */
 double sim_dist_draw(fb_rng *rng, const sim_dist *d);
 /* A duration in microseconds, in [0, 1e15]. */

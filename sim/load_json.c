@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/dist.h"
+
 /* ---- errors and paths ---- */
 
 int ld_fail(pctx *P, const char *fmt, ...) {
@@ -499,6 +501,7 @@ static int dist_kind(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
         if (rc == FB_OK && out->a <= 0) rc = ld_fail(P, "median must be greater than zero");
         if (rc == FB_OK && out->b < out->a) rc = ld_fail(P, "p99 must be >= median");
     }
+    sim_dist_prepare(out);
     return rc;
 }
 
@@ -544,6 +547,6 @@ int sim_dist_parse(const char *text, size_t len, const char *what, bool duration
 }
 
 sim_dist ld_dist_const(double a) {
-    sim_dist d = {SIM_DIST_CONSTANT, a, 0};
+    sim_dist d = {.kind = SIM_DIST_CONSTANT, .a = a};
     return d;
 }

@@ -351,6 +351,7 @@ static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *ha
 /* The variant's breaker, for every provider; scope and sync_delay belong to the variant. */
 static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
     static const char *const scopes[] = {"per_pod", "shared", NULL};
+    static const char *const outages[] = {"fail_open", "fail_closed", "local", NULL};
     sim_layer *pol = out;
     bool has = false;
     fb_breaker_config bc;
@@ -358,14 +359,22 @@ static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
     cJSON *copy = NULL;
     int rc = FB_OK;
     if (cJSON_IsObject(v)) {
-        int scope = 0;
+        int scope = 0, outage = 0;
         rc = ld_get_enum(P, v, "scope", scopes, &scope);
         pol->breaker_scope = (sim_breaker_scope)scope;
         if (rc == FB_OK) rc = ld_get_duration(P, v, "sync_delay", &pol->sync_delay_us, true);
+        if (rc == FB_OK) rc = ld_get_enum(P, v, "store_outage", outages, &outage);
+        pol->store_outage = (sim_store_outage)outage;
+        if (rc == FB_OK && ld_field(v, "store_outage") && scope != SIM_SCOPE_SHARED) {
+            size_t old = ld_push_key(P, "store_outage");
+            rc = ld_fail(P, "only a shared breaker (\"scope\": \"shared\") has a store");
+            ld_pop(P, old);
+        }
         copy = cJSON_Duplicate(v, 1);
         if (copy == NULL) rc = ld_fail(P, "out of memory");
         cJSON_DeleteItemFromObjectCaseSensitive(copy, "scope");
         cJSON_DeleteItemFromObjectCaseSensitive(copy, "sync_delay");
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "store_outage");
     }
     if (rc == FB_OK) rc = parse_breaker(P, copy ? copy : v, &bc, &has);
     cJSON_Delete(copy);
@@ -378,10 +387,8 @@ static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
 
 /* ---- per provider ---- */
 
-typedef int (*provider_part)(pctx *P, const cJSON *v, sim_provider_policy *pp);
-
 /* {PROVIDER: {...}, ...}: each member read into that provider's share of the policy. */
-static int per_provider(pctx *P, const cJSON *v, provider_part part, sim_layer *pol) {
+int ld_per_provider(pctx *P, const cJSON *v, ld_provider_part part, sim_layer *pol) {
     int rc = ld_need_object(P, v);
     for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
         size_t old = ld_push_key(P, e->string);
@@ -425,11 +432,11 @@ static int override_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
 }
 
 static int parse_ratelimits(pctx *P, const cJSON *v, void *out) {
-    return per_provider(P, v, ratelimit_part, out);
+    return ld_per_provider(P, v, ratelimit_part, out);
 }
 
 static int parse_overrides(pctx *P, const cJSON *v, void *out) {
-    return per_provider(P, v, override_part, out);
+    return ld_per_provider(P, v, override_part, out);
 }
 
 /* ---- the rest of a policy ---- */
@@ -493,6 +500,7 @@ int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const char *const *k
     if (rc == FB_OK) rc = ld_key(P, v, "classify", parse_classify, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "rate_limit", parse_ratelimits, pol);
     if (rc == FB_OK) rc = ld_key(P, v, "overrides", parse_overrides, pol);
+    if (rc == FB_OK) rc = ld_parse_client(P, v, pol);
     if (rc == FB_OK && pol->order_len == 0)
         rc = ld_fail(
             P, "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");

@@ -206,9 +206,120 @@ static int list(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *
     return FB_OK;
 }
 
+/* "5xx,reset": names separated by commas (spaces around them ignored, as Envoy's splitToken). */
+static int csv_words(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
+                     sim_param_value *out) {
+    if (!cJSON_IsString(v))
+        return ld_fail(P, "%s: %s is a string of comma-separated names", p->name, pa->name);
+    const char *c = v->valuestring;
+    while (*c) {
+        while (*c == ' ' || *c == ',') c++;
+        const char *end = c;
+        while (*end && *end != ',') end++;
+        size_t n = (size_t)(end - c);
+        while (n > 0 && c[n - 1] == ' ') n--;
+        if (n > 0) {
+            char w[64];
+            if (n >= sizeof w || out->list_count == SIM_PRESET_LIST_MAX)
+                return ld_fail(P, "%s: %s: too long", p->name, pa->name);
+            memcpy(w, c, n);
+            w[n] = '\0';
+            int k = word_index(pa, w);
+            if (k < 0) return unknown_word(P, p, pa, w);
+            out->list[out->list_count++] = k;
+        }
+        c = end;
+    }
+    return FB_OK;
+}
+
+/* A protobuf Duration: "0.025s" (JSON's form), or {"seconds": ..., "nanos": ...}. */
+static int proto_duration(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
+                          sim_param_value *out) {
+    double secs = -1;
+    if (cJSON_IsString(v)) {
+        const char *t = v->valuestring;
+        char *end;
+        size_t n = strlen(t);
+        double d = n > 1 && t[n - 1] == 's' && t[0] != '+' ? strtod(t, &end) : -1;
+        if (d >= 0 && end == t + n - 1) secs = d;
+    } else if (cJSON_IsObject(v)) {
+        const cJSON *sec = cJSON_GetObjectItemCaseSensitive(v, "seconds");
+        const cJSON *ns = cJSON_GetObjectItemCaseSensitive(v, "nanos");
+        bool ok = (sec == NULL || cJSON_IsNumber(sec)) && (ns == NULL || cJSON_IsNumber(ns));
+        for (const cJSON *it = v->child; it && ok; it = it->next)
+            ok = strcmp(it->string, "seconds") == 0 || strcmp(it->string, "nanos") == 0;
+        if (ok) secs = (sec ? sec->valuedouble : 0) + (ns ? ns->valuedouble / 1e9 : 0);
+    }
+    if (!(secs >= 0))
+        return ld_fail(P,
+                       "%s: %s is a protobuf Duration: a string of seconds ending in 's' "
+                       "(\"0.025s\", \"30s\") or {\"seconds\": N, \"nanos\": N}",
+                       p->name, pa->name);
+    if (!(secs >= pa->min && secs <= pa->max))
+        return ld_fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
+                       pa->max);
+    out->us = (fb_time_us)llround(secs * 1e6);
+    out->num = secs;
+    return FB_OK;
+}
+
+/* A protobuf Percent: {"value": 20.0}, or the number itself. */
+static int proto_percent(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
+                         sim_param_value *out) {
+    const cJSON *n = v;
+    if (cJSON_IsObject(v)) {
+        n = cJSON_GetObjectItemCaseSensitive(v, "value");
+        if (n == NULL || v->child->next != NULL)
+            return ld_fail(P, "%s: %s is a Percent: {\"value\": N}", p->name, pa->name);
+    }
+    return number(P, p, pa, n, &out->num);
+}
+
+static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
+                       sim_param_value *values);
+
+/* SIM_PK_OBJECT: each key is the parameter "NAME.KEY", read in its own kind. */
+static int object_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
+                        sim_param_value *values) {
+    const sim_param *pa = &p->params[idx];
+    if (!cJSON_IsObject(v)) return ld_fail(P, "%s: %s is an object", p->name, pa->name);
+    const char *keys[SIM_PRESET_PARAMS_MAX + 1];
+    int ids[SIM_PRESET_PARAMS_MAX];
+    size_t n = 0, len = strlen(pa->name);
+    for (int j = 0; p->params[j].name && n < SIM_PRESET_PARAMS_MAX; j++) {
+        const char *name = p->params[j].name;
+        if (strncmp(name, pa->name, len) != 0 || name[len] != '.' || strchr(name + len + 1, '.'))
+            continue;
+        keys[n] = name + len + 1;
+        ids[n++] = j;
+    }
+    keys[n] = NULL;
+    for (const cJSON *it = v->child; it; it = it->next) {
+        size_t k = 0;
+        while (k < n && strcmp(keys[k], it->string) != 0) k++;
+        size_t old = ld_push_key(P, it->string);
+        int rc;
+        if (k == n) {
+            const char *sg = ld_suggest(it->string, keys);
+            rc = sg ? ld_fail(P, "%s (%s %s) has no parameter '%s.%s' (did you mean '%s'?)",
+                              p->name, p->library, p->version, pa->name, it->string, sg)
+                    : ld_fail(P, "%s (%s %s) has no parameter '%s.%s'", p->name, p->library,
+                              p->version, pa->name, it->string);
+        } else {
+            rc = param_value(P, p, ids[k], it, values);
+        }
+        ld_pop(P, old);
+        if (rc != FB_OK) return rc;
+    }
+    return FB_OK;
+}
+
 /* One parameter's value, read in the library's unit. */
-static int param_value(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
-                       sim_param_value *out) {
+static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
+                       sim_param_value *values) {
+    const sim_param *pa = &p->params[idx];
+    sim_param_value *out = &values[idx];
     out->set = true;
     out->json = v;
     switch (pa->kind) {
@@ -242,6 +353,14 @@ static int param_value(pctx *P, const sim_preset *p, const sim_param *pa, const 
     case SIM_PK_TIMESPAN:
     case SIM_PK_GO_DURATION:
         return library_duration(P, p, pa, v, out);
+    case SIM_PK_OBJECT:
+        return object_value(P, p, idx, v, values);
+    case SIM_PK_CSV:
+        return csv_words(P, p, pa, v, out);
+    case SIM_PK_PROTO_DURATION:
+        return proto_duration(P, p, pa, v, out);
+    case SIM_PK_PROTO_PERCENT:
+        return proto_percent(P, p, pa, v, out);
     }
     return FB_OK;
 }
@@ -251,7 +370,7 @@ static int check_preset_keys(pctx *P, const cJSON *e, const sim_preset *p) {
     const char *keys[SIM_PRESET_PARAMS_MAX + 4] = {"name", "description", "preset"};
     size_t n = 3;
     for (const sim_param *pa = p->params; pa->name && n + 1 < sizeof keys / sizeof keys[0]; pa++)
-        keys[n++] = pa->name;
+        if (!strchr(pa->name, '.')) keys[n++] = pa->name; /* NAME.KEY: inside NAME's object */
     keys[n] = NULL;
     for (const cJSON *it = e->child; it; it = it->next) {
         bool known = false;
@@ -295,21 +414,22 @@ int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
     if (rc != FB_OK) return rc;
     sim_param_value values[SIM_PRESET_PARAMS_MAX];
     memset(values, 0, sizeof values);
-    uint32_t i = 0;
+    int i = 0;
     for (const sim_param *pa = p->params; rc == FB_OK && pa->name; pa++, i++) {
+        if (strchr(pa->name, '.')) continue;
         const cJSON *v = ld_field(e, pa->name);
         if (v == NULL) continue;
         size_t old = ld_push_key(P, pa->name);
-        rc = param_value(P, p, pa, v, &values[i]);
+        rc = param_value(P, p, i, v, values);
         ld_pop(P, old);
     }
     if (rc != FB_OK) return rc;
     ld_layer_defaults(P->sc, L);
-    /* a library calls the one endpoint it is given; a preset that routes sets its chain */
-    if (L->order_len > 1) L->order_len = 1;
     char msg[400] = "";
     rc = p->apply(p, values, P->sc, L, msg, sizeof msg);
     if (rc != FB_OK) return ld_fail(P, "%s: %s", p->name, msg[0] ? msg : "invalid parameters");
+    /* a library that does not route calls the one endpoint it is given */
+    if (!L->routes && L->order_len > 1) L->order_len = 1;
     return FB_OK;
 }
 

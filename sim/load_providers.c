@@ -287,6 +287,16 @@ static int parse_price(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
+/* {"latency": DIST}: each way between a pod and the provider (docs/models.md, "Network"). */
+static int parse_network(pctx *P, const cJSON *v, void *out) {
+    static const char *const keys[] = {"latency", NULL};
+    sim_provider *p = out;
+    int rc = ld_check_object(P, v, keys, keys);
+    if (rc == FB_OK) rc = ld_get_dist(P, v, "latency", true, &p->net_latency_us);
+    p->has_network = true;
+    return rc;
+}
+
 static int fault_item(pctx *P, const cJSON *e, uint32_t i, void *out) {
     sim_fault *faults = out;
     return parse_fault(P, e, &faults[i]);
@@ -300,9 +310,9 @@ static int parse_faults(pctx *P, const cJSON *v, void *out) {
 
 /* "name": a valid name, and not one that "target" gives another meaning. */
 static int provider_name(pctx *P, const cJSON *v, sim_provider *p) {
-    static const char *const keys[] = {"name",        "kind",  "context_window", "latency",
-                                       "capacity",    "price", "faults",         "keeps_working",
-                                       "description", NULL};
+    static const char *const keys[] = {
+        "name",   "kind",          "context_window", "latency",     "capacity", "price",
+        "faults", "keeps_working", "network",        "description", NULL};
     static const char *const required[] = {"name", NULL};
     int rc = ld_check_object(P, v, keys, required);
     if (rc == FB_OK) rc = ld_get_string(P, v, "name", p->name, sizeof p->name);
@@ -337,6 +347,7 @@ static int provider_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
     if (rc == FB_OK) rc = ld_key(P, v, "latency", parse_latency, p);
     if (rc == FB_OK) rc = ld_key(P, v, "capacity", parse_capacity, p);
     if (rc == FB_OK) rc = ld_key(P, v, "price", parse_price, p);
+    if (rc == FB_OK) rc = ld_key(P, v, "network", parse_network, p);
     if (rc == FB_OK) rc = ld_key(P, v, "faults", parse_faults, p);
     if (rc == FB_OK) rc = capacity_consistent(P, v, p);
     for (uint32_t k = 0; rc == FB_OK && k < i; k++)

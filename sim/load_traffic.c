@@ -5,6 +5,8 @@
  */
 #include "sim/loadint.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- arrivals ---- */
@@ -20,19 +22,62 @@ static int parse_closed(pctx *P, const cJSON *a, sim_class *c) {
     return rc;
 }
 
+/* One recorded time: a number of milliseconds, in order, inside the traffic window. */
+static int replay_time(pctx *P, const cJSON *e, uint32_t i, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsNumber(e))
+        return ld_fail(P, "expected a number of milliseconds, got %s", ld_type_name(e));
+    if (!isfinite(e->valuedouble) || e->valuedouble < 0)
+        return ld_fail(P, "%g ms is before the start of traffic", e->valuedouble);
+    fb_time_us t = (fb_time_us)llround(e->valuedouble * 1000.0);
+    if (t >= P->sc->duration_us)
+        return ld_fail(P, "an arrival at %gs is at or after the end of traffic (duration %gs)",
+                       (double)t / 1e6, (double)P->sc->duration_us / 1e6);
+    if (i > 0 && t < c->replay_us[i - 1])
+        return ld_fail(P, "replayed arrivals must be in time order (%g ms comes after %g ms)",
+                       e->valuedouble, (double)c->replay_us[i - 1] / 1000.0);
+    c->replay_us[i] = t;
+    return FB_OK;
+}
+
+/* {"at_ms": [t0, t1, ...]}: the recorded arrival times (fusebox import writes them). */
+static int parse_replay(pctx *P, const cJSON *a, sim_class *c) {
+    static const char *const keys[] = {"at_ms", NULL};
+    c->arrivals = SIM_ARR_REPLAY;
+    int rc = ld_check_object(P, a, keys, keys);
+    const cJSON *at = rc == FB_OK ? ld_field(a, "at_ms") : NULL;
+    if (rc == FB_OK && !cJSON_IsArray(at)) {
+        size_t old = ld_push_key(P, "at_ms");
+        rc = ld_fail(P, "expected an array of times in milliseconds, got %s", ld_type_name(at));
+        ld_pop(P, old);
+    }
+    if (rc != FB_OK) return rc;
+    int n = cJSON_GetArraySize(at);
+    c->replay_us = malloc((n > 0 ? (size_t)n : 1) * sizeof *c->replay_us);
+    if (c->replay_us == NULL) return ld_fail(P, "out of memory");
+    size_t old = ld_push_key(P, "at_ms");
+    rc = ld_array(P, at, SIM_REPLAY_MAX, "replayed arrivals", replay_time, c, &c->replay_count);
+    ld_pop(P, old);
+    /* the mean rate, for the summaries that show one */
+    c->rate = (double)c->replay_count / ((double)P->sc->duration_us / 1e6);
+    return rc;
+}
+
 static int parse_arrivals(pctx *P, const cJSON *v, void *out) {
-    static const char *const kinds[] = {"poisson", "constant", "closed", NULL};
+    static const char *const kinds[] = {"poisson", "constant", "closed", "replay", NULL};
     sim_class *c = out;
     int rc = ld_need_object(P, v);
     if (rc != FB_OK) return rc;
     if (v->child == NULL || v->child->next != NULL)
-        return ld_fail(P, "expected exactly one of: poisson, constant, closed");
+        return ld_fail(P, "expected exactly one of: poisson, constant, closed, replay");
     rc = ld_check_keys(P, v, kinds);
     if (rc != FB_OK) return rc;
     const cJSON *a = v->child;
     size_t old = ld_push_key(P, a->string);
     if (strcmp(a->string, "closed") == 0) {
         rc = parse_closed(P, a, c);
+    } else if (strcmp(a->string, "replay") == 0) {
+        rc = parse_replay(P, a, c);
     } else {
         c->arrivals = strcmp(a->string, "poisson") == 0 ? SIM_ARR_POISSON : SIM_ARR_CONSTANT;
         rc = ld_get_rate_value(P, a, &c->rate);
@@ -149,7 +194,8 @@ static int class_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
         "class",       "arrivals", "ramp",          "spikes",
         "bursts",      "diurnal",  "prompt_tokens", "completion_tokens",
         "service",     "target",   "stream",        "order",
-        "description", NULL};
+        "description", "source",   "serial",        "resubmit",
+        NULL};
     static const char *const required[] = {"class", NULL};
     sim_scenario *sc = out;
     sim_class *c = &sc->classes[i];
@@ -170,9 +216,13 @@ static int class_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
     if (rc == FB_OK) rc = ld_get_dist(P, v, "service", true, &c->service_us);
     if (rc == FB_OK) rc = ld_get_bool(P, v, "stream", &c->stream);
     if (rc == FB_OK) rc = ld_key(P, v, "order", parse_class_order, c);
-    if (rc == FB_OK && c->arrivals == SIM_ARR_CLOSED &&
-        (c->ramp_count || c->spike_count || c->burst_count || c->diurnal_amplitude > 0))
+    bool schedule = c->ramp_count || c->spike_count || c->burst_count || c->diurnal_amplitude > 0;
+    if (rc == FB_OK && c->arrivals == SIM_ARR_CLOSED && schedule)
         rc = ld_fail(P, "ramp, spikes, bursts and diurnal apply to open-loop arrivals only");
+    if (rc == FB_OK && c->arrivals == SIM_ARR_REPLAY && schedule)
+        rc = ld_fail(P, "ramp, spikes, bursts and diurnal do not apply to replayed arrivals (the "
+                        "recorded times are the whole schedule)");
+    if (rc == FB_OK) rc = ld_parse_class_fleet(P, v, c);
     for (uint32_t k = 0; rc == FB_OK && k < i; k++)
         if (strcmp(sc->classes[k].name, c->name) == 0)
             rc = ld_fail(P, "two classes are named \"%s\"", c->name);

@@ -124,7 +124,8 @@ static int check_place(pctx *P, const sim_layer *L, uint32_t i, uint32_t depth) 
         return ld_fail(P, "layer '%s': only the innermost layer can resume a stream", L->name);
     if (L->context_check && L->role != SIM_ROLE_ROUTER)
         return ld_fail(P, "layer '%s': context_window_check belongs to the routing layer", L->name);
-    if (L->role != SIM_ROLE_OUTER) return FB_OK;
+    int rc = ld_check_client_place(P, L, i + 1 == depth);
+    if (rc != FB_OK || L->role != SIM_ROLE_OUTER) return rc;
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
         if (L->per_provider[p].has_ratelimit || L->per_provider[p].timeout_us > 0)
             return ld_fail(P,
@@ -274,6 +275,7 @@ static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy 
     if (m == NULL) rc = ld_fail(P, "out of memory");
     if (rc == FB_OK) cJSON_DeleteItemFromObjectCaseSensitive(m, "inherit_policy");
     snprintf(pol->name, SIM_NAME_MAX, "%s", v->string);
+    if (rc == FB_OK) rc = ld_parse_variant_fleet(P, m, pol);
     if (rc == FB_OK) rc = parse_stacks(P, m, pol);
     cJSON_Delete(m);
     return rc;
@@ -316,7 +318,10 @@ int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
         /* no variants: the policy alone, named "default" */
         size_t old = ld_push_key(P, "policy");
         snprintf(sc->variants[0].name, SIM_NAME_MAX, "default");
-        rc = parse_stacks(P, base, &sc->variants[0]);
+        cJSON *m = cJSON_Duplicate(base, 1);
+        rc = m ? ld_parse_variant_fleet(P, m, &sc->variants[0]) : ld_fail(P, "out of memory");
+        if (rc == FB_OK) rc = parse_stacks(P, m, &sc->variants[0]);
+        cJSON_Delete(m);
         sc->variant_count = 1;
         ld_pop(P, old);
     } else {

@@ -9,8 +9,10 @@
  *
  *   load_json.c       errors and paths, did-you-mean, key checks, getters, distributions
  *   load_traffic.c    traffic classes: arrivals, schedules, targets
+ *   load_fleet.c      per-pod sources, serial clients, re-submissions, autoscaling, store outages
  *   load_providers.c  providers and their faults; references to providers by name
  *   load_policy.c     variants: retry, breaker, rate limits, overrides, merging
+ *   load_client.c     a layer's concurrency limits, hedging and connections
  *   load_set.c        the --set overlay, applied to the tree before all of these
  *   scenario.c        the document, section by section
  *
@@ -122,10 +124,23 @@ int ld_lookup_provider_name(pctx *P, const char *name, uint8_t *out);
 int ld_parse_order(pctx *P, const cJSON *v, uint8_t *order, uint32_t *len);
 /* "traffic": an array of classes (out: sim_scenario). */
 int ld_parse_traffic(pctx *P, const cJSON *v, void *out);
+
+/* ---- the fleet's dynamics (load_fleet.c) ---- */
+
+#define LD_RESUBMIT_MAX 100        /* re-submissions per user request */
+#define LD_SCALE_WINDOW_MAX_S 3600 /* an autoscaler's window, one sample a second */
+/* A class's "source", "serial" and "resubmit" (after its arrivals and schedule). */
+int ld_parse_class_fleet(pctx *P, const cJSON *v, sim_class *c);
+/* A variant's "autoscale" (read from the merged policy m, and removed from it). */
+int ld_parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol);
+/* "breaker_store": {"outages": [...]} (out: sim_scenario). */
+int ld_parse_breaker_store(pctx *P, const cJSON *v, void *out);
+/* What holds across sections: store outages need a shared breaker, and so on. */
+int ld_check_fleet(pctx *P, const sim_scenario *sc);
 /* The keys of one layer's policy. */
 #define LD_LAYER_KEYS                                                                              \
     "retry", "breaker", "fallback", "context_window_check", "degraded", "stream", "classify",      \
-        "rate_limit", "overrides", "description"
+        "rate_limit", "overrides", "concurrency_limit", "hedging", "connections", "description"
 extern const char *const ld_layer_keys[]; /* LD_LAYER_KEYS, NULL */
 /* fusebox's defaults for a layer: one attempt, the default chain (load_policy.c). */
 void ld_layer_defaults(const sim_scenario *sc, sim_layer *L);
@@ -135,6 +150,14 @@ int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L);
 int ld_import_layer(pctx *P, const cJSON *e, sim_layer *L);
 /* One layer's policy from v, whose keys must be among `keys` (load_policy.c). */
 int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *L, const char *const *keys);
+/* {PROVIDER: {...}, ...}: each member read by `part` into that provider's share of L
+ * (load_policy.c). */
+typedef int (*ld_provider_part)(pctx *P, const cJSON *v, sim_provider_policy *pp);
+int ld_per_provider(pctx *P, const cJSON *v, ld_provider_part part, sim_layer *L);
+/* A layer's concurrency_limit, hedging and connections (load_client.c). */
+int ld_parse_client(pctx *P, const cJSON *v, sim_layer *L);
+/* Where those may be in a stack: hedging and connections innermost, and so on. */
+int ld_check_client_place(pctx *P, const sim_layer *L, bool innermost);
 /* "policy" and "variants": each variant is the policy with its own keys merged over. */
 int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc);
 /* One "path=value" of --set, applied to the tree; errors carry no path. */

@@ -296,6 +296,35 @@ static double p_queue_peak(const sim_scenario *sc, const sim_summary *s, uint32_
     return (double)s->providers[p].queue_peak;
 }
 
+static double p_limit_rejections(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->providers[p].limit_rejections;
+}
+
+static double p_limit_min(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->providers[p].limit_min;
+}
+
+static double p_limit_max(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->providers[p].limit_max;
+}
+
+static double p_hedges(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->providers[p].hedges;
+}
+
+static double p_conn_waits(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->providers[p].conn_waits;
+}
+
+static double p_conn_setups(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->providers[p].conn_setups;
+}
+
+static double p_conn_wait_mean(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    const sim_provider_summary *ps = &s->providers[p];
+    return ps->conn_waits ? ps->conn_wait_s * 1e6 / (double)ps->conn_waits : 0;
+}
+
 /* ---- totals over providers, summed in provider order ---- */
 
 static double sum_providers(const sim_scenario *sc, const sim_summary *s, sim_metric_fn f) {
@@ -316,6 +345,30 @@ static double breaker_open_time(const sim_scenario *sc, const sim_summary *s, ui
     return sum_providers(sc, s, p_breaker_open_time);
 }
 
+static double limit_rejections(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return sum_providers(sc, s, p_limit_rejections);
+}
+
+static double hedges(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->hedges;
+}
+
+static double hedges_won(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->hedges_won;
+}
+
+static double hedge_cost_usd(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return s->hedge_cost_usd;
+}
+
+static double conn_waits(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return sum_providers(sc, s, p_conn_waits);
+}
+
+static double conn_setups(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return sum_providers(sc, s, p_conn_setups);
+}
+
 static double budget_refusals(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
     return (double)s->budget_refusals;
 }
@@ -330,6 +383,74 @@ static double tokens_duplicated(const sim_scenario *sc, const sim_summary *s, ui
 
 static double tokens_wasted(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
     return sum_providers(sc, s, p_tokens_wasted);
+}
+
+/* ---- the fleet's dynamics ---- */
+
+static double resubmissions(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.resubmissions;
+}
+
+static double user_requests(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)(s->requests - s->fleet.resubmissions);
+}
+
+/* A user request ends with its last submission: the ends that were not submitted again. */
+static double user_success_rate(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return ratio((double)s->ended[SIM_END_SUCCESS], ended_total(s) - (double)s->fleet.resubmitted);
+}
+
+static double users_gave_up(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)(s->errors - s->fleet.resubmitted);
+}
+
+static double user_amplification(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return ratio((double)s->attempts,
+                 (double)(s->requests_calling - s->fleet.resubmissions_calling));
+}
+
+static double serial_lag(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.serial_lag_us;
+}
+
+static double serial_backlog(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.serial_backlog;
+}
+
+static double pod_requests_min(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pod_requests_min;
+}
+
+static double pod_requests_max(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pod_requests_max;
+}
+
+static double pods_peak(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pods_peak;
+}
+
+static double pods_mean(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return ratio(s->fleet.pod_seconds, (double)s->end_us / 1e6);
+}
+
+static double pods_added(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pods_added;
+}
+
+static double pods_removed(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.pods_removed;
+}
+
+static double scale_events(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.scale_decisions;
+}
+
+static double store_unreachable(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.store_unreachable;
+}
+
+static double store_records_lost(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+    return (double)s->fleet.store_records_lost;
 }
 
 /* ---- the table ---- */
@@ -435,6 +556,54 @@ static const sim_metric table[] = {
     {"tokens_duplicated", COUNT, false, "output tokens the user saw twice", tokens_duplicated},
     {"tokens_wasted", COUNT, false, "billed tokens (in + out) not used for an answer",
      tokens_wasted},
+    {"limit_rejections", COUNT, false, "calls the concurrency limits rejected, all providers",
+     limit_rejections, NULL, false, SIM_FEATURE_CONCLIMIT},
+    {"hedges", COUNT, false, "hedged attempts sent (beyond each group's first)", hedges, NULL,
+     false, SIM_FEATURE_HEDGING},
+    {"hedges_won", COUNT, false, "hedge groups whose answer came from a hedged attempt", hedges_won,
+     NULL, false, SIM_FEATURE_HEDGING},
+    {"hedge_cost_usd", USD, false, "billed for hedged attempts, winners and losers", hedge_cost_usd,
+     NULL, false, SIM_FEATURE_HEDGING},
+    {"conn_waits", COUNT, false, "attempts that waited for a connection, all providers", conn_waits,
+     NULL, false, SIM_FEATURE_POOL},
+    {"conn_setups", COUNT, false, "connections opened, all providers", conn_setups, NULL, false,
+     SIM_FEATURE_POOL},
+    {"resubmissions", COUNT, false, "requests that were a user's re-submission (in requests)",
+     resubmissions, NULL, false, SIM_FEATURE_RESUBMIT},
+    {"user_requests", COUNT, false, "requests - resubmissions: what users asked for", user_requests,
+     NULL, false, SIM_FEATURE_RESUBMIT},
+    {"user_success_rate", RATIO, false,
+     "user requests whose last submission succeeded / user requests ended", user_success_rate, NULL,
+     false, SIM_FEATURE_RESUBMIT},
+    {"users_gave_up", COUNT, false, "user requests whose last submission failed", users_gave_up,
+     NULL, false, SIM_FEATURE_RESUBMIT},
+    {"user_amplification", RATIO, false,
+     "provider attempts / user requests that call a provider (re-submissions included)",
+     user_amplification, NULL, false, SIM_FEATURE_RESUBMIT},
+    {"serial_lag", US, false, "the longest a serial client's call started after its schedule",
+     serial_lag, NULL, false, SIM_FEATURE_SERIAL},
+    {"serial_backlog", COUNT, false,
+     "serial calls scheduled before the end of traffic that never started", serial_backlog, NULL,
+     false, SIM_FEATURE_SERIAL},
+    {"pod_requests_min", COUNT, false, "fewest requests a pod received", pod_requests_min, NULL,
+     false, SIM_FEATURE_PER_POD},
+    {"pod_requests_max", COUNT, false, "most requests a pod received", pod_requests_max, NULL,
+     false, SIM_FEATURE_PER_POD},
+    {"pods_peak", COUNT, false, "most pods taking traffic at once", pods_peak, NULL, false,
+     SIM_FEATURE_AUTOSCALE},
+    {"pods_mean", RATIO, false, "pods taking traffic, averaged over the run", pods_mean, NULL,
+     false, SIM_FEATURE_AUTOSCALE},
+    {"pods_added", COUNT, false, "pods the autoscaler added", pods_added, NULL, false,
+     SIM_FEATURE_AUTOSCALE},
+    {"pods_removed", COUNT, false, "pods the autoscaler removed", pods_removed, NULL, false,
+     SIM_FEATURE_AUTOSCALE},
+    {"scale_events", COUNT, false, "times the autoscaler changed the pods it wants", scale_events,
+     NULL, false, SIM_FEATURE_AUTOSCALE},
+    {"store_unreachable", COUNT, false,
+     "breaker checks made while the breaker store was unreachable", store_unreachable, NULL, false,
+     SIM_FEATURE_STORE_OUTAGE},
+    {"store_records_lost", COUNT, false, "call results that never reached the breaker store",
+     store_records_lost, NULL, false, SIM_FEATURE_STORE_OUTAGE},
     {"attempts[]", COUNT, true, "attempts sent to the provider", p_attempts},
     {"served[]", COUNT, true, "attempts the provider worked on (billed)", p_served},
     {"errors[]", COUNT, true, "attempts that did not succeed", p_errors},
@@ -453,6 +622,20 @@ static const sim_metric table[] = {
     {"shed[]", COUNT, true, "queued attempts dropped unserved (expired at the head, or CoDel)",
      p_shed},
     {"queue_peak[]", COUNT, true, "longest provider queue", p_queue_peak},
+    {"limit_rejections[]", COUNT, true, "calls its concurrency limit rejected", p_limit_rejections,
+     NULL, false, SIM_FEATURE_CONCLIMIT},
+    {"limit_min[]", COUNT, true, "lowest concurrency limit a pod had", p_limit_min, NULL, false,
+     SIM_FEATURE_CONCLIMIT},
+    {"limit_max[]", COUNT, true, "highest concurrency limit a pod had", p_limit_max, NULL, false,
+     SIM_FEATURE_CONCLIMIT},
+    {"hedges[]", COUNT, true, "hedged attempts sent to the provider", p_hedges, NULL, false,
+     SIM_FEATURE_HEDGING},
+    {"conn_waits[]", COUNT, true, "attempts that waited for a connection to it", p_conn_waits, NULL,
+     false, SIM_FEATURE_POOL},
+    {"conn_setups[]", COUNT, true, "connections to it opened", p_conn_setups, NULL, false,
+     SIM_FEATURE_POOL},
+    {"conn_wait_mean[]", US, true, "mean wait of the attempts that waited for a connection",
+     p_conn_wait_mean, NULL, false, SIM_FEATURE_POOL},
     {"layer_calls[]", COUNT, false, "requests the layer received (from users or the layer outside)",
      l_calls, NULL, true},
     {"layer_attempts[]", COUNT, false,
@@ -468,6 +651,10 @@ static const sim_metric table[] = {
 
 const sim_metric *sim_metrics(void) {
     return table;
+}
+
+bool sim_metric_shown(const sim_scenario *sc, const sim_metric *m) {
+    return m->feature == SIM_FEATURE_ALWAYS || sim_scenario_uses(sc, m->feature);
 }
 
 const sim_metric *sim_metric_find(const char *name) {

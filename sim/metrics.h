@@ -44,6 +44,9 @@ typedef struct sim_metric {
     sim_metric_fn value;
     const char *na; /* when the value is n/a ("no class ..."); NULL: never */
     bool per_layer; /* the brackets name a layer of the summary's variant */
+    /* what the scenario must use for the row to be shown (report.json, sweeps); expectations
+       may read it anyway (it is then 0) */
+    sim_feature feature;
 } sim_metric;
 
 /*
@@ -58,6 +61,8 @@ static inline bool sim_metric_is_na(double v) {
 
 /* The table, in report.json's order, terminated by a NULL name. */
 const sim_metric *sim_metrics(void);
+/* Is the row shown for this scenario (its feature is used; most rows always are)? */
+bool sim_metric_shown(const sim_scenario *sc, const sim_metric *m);
 /* The row named exactly `name` ("latency_p99", "attempts[]"), or NULL. */
 const sim_metric *sim_metric_find(const char *name);
 

@@ -31,6 +31,8 @@ extern const sim_preset sim_preset_pybreaker;
 extern const sim_preset sim_preset_opossum;
 extern const sim_preset sim_preset_cockatiel;
 extern const sim_preset sim_preset_tenacity;
+/* preset_gateway.c */
+extern const sim_preset sim_preset_litellm, sim_preset_portkey, sim_preset_envoy;
 
 /* The value of parameter `name` if it was given, else NULL. */
 const sim_param_value *preset_given(const sim_preset *p, const sim_param_value *v,

@@ -161,8 +161,10 @@ void provider_arrive(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     req *r = R(s, a->req);
     const sim_provider *pv = &s->sc->providers[a->provider];
-    fb_time_us elat = sim_dist_draw_us(&r->rng, &pv->error_latency_us);
-    if (fault_answers(s, ai, &r->rng, elat)) return;
+    /* a hedge left running may arrive after its request ended (conn.c: the network) */
+    fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
+    fb_time_us elat = sim_dist_draw_us(rng, &pv->error_latency_us);
+    if (fault_answers(s, ai, rng, elat)) return;
     if (pv->context_window > 0 && (uint64_t)a->tokens_in + a->tokens_out > pv->context_window) {
         reply_now(s, ai, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
         return;
@@ -376,7 +378,7 @@ static void dispatch(sim *s, uint32_t p_i) {
 }
 
 void on_reply(sim *s, uint32_t ai) {
-    deliver(s, ai);
+    if (!attempt_return(s, ai)) deliver(s, ai);
 }
 
 void on_service_done(sim *s, uint32_t ai) {
@@ -386,7 +388,7 @@ void on_service_done(sim *s, uint32_t ai) {
     bool used = !a->abandoned && output_used(a);
     if (a->abandoned) stat_tally(s, pi, T_ABANDONED);
     stat_bill(s, a, a->tokens_out, !used);
-    deliver(s, ai);
+    if (!attempt_return(s, ai)) deliver(s, ai);
     dispatch(s, pi);
 }
 
@@ -415,6 +417,9 @@ void provider_cancel(sim *s, uint32_t ai) {
         break;
     case A_REPLYING:
     case A_HANG:
+    case A_CONNWAIT:  /* never sent */
+    case A_TRAVEL:    /* never arrives: docs/models.md, "Network and connections" */
+    case A_RETURNING: /* the answer is dropped on the way */
         a->state = A_FREE;
         pool_release(&s->atts, ai);
         break;
@@ -427,6 +432,8 @@ void provider_cancel(sim *s, uint32_t ai) {
     default:
         break;
     }
+    /* the client closes its connection (the attempt's fields outlive its release) */
+    if (s->att_x) conn_end(s, ai, true);
 }
 
 /* A fault starts or ends: brownouts change the capacity, and a larger one serves the queue. */
@@ -461,7 +468,8 @@ void port_send(sim *s, uint32_t ai) {
                            (uint64_t)a->req << 32 | r->gen,
                            r->sent - 1,
                            r->arrival_us,
-                           a->timeout_at_us};
+                           a->timeout_at_us,
+                           s->now};
     char msg[256] = "";
     int rc = port->send(port->ctx, &pa, msg, sizeof msg);
     if (rc != FB_OK) {
@@ -481,6 +489,10 @@ void port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     sim_port_request pr = {
         (uint64_t)ri << 32 | r->gen, r->cls, r->arrival_us, s->now, end, via_fallback, r->sent};
     s->port->request_end(s->port->ctx, &pr);
+}
+
+fb_time_us sim_port_seen_at(const sim *s, fb_time_us at_us) {
+    return at_us > s->now ? at_us : s->now;
 }
 
 void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {

@@ -1,27 +1,48 @@
-/* queue.c - 4-ary heap plus FIFO lanes; see queue.h. */
+/* queue.c - a calendar of buckets, a 4-ary heap beyond it, FIFO lanes; see queue.h. */
 #include "sim/queue.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define INITIAL_CAP 1024
+#define NIL UINT32_MAX
+#define SLOTS ((size_t)SIM_CAL_BUCKETS)
+#define MASK (SLOTS - 1)
+#define WORDS (SLOTS / 64)
+#define RUN_MIN 8   /* a refill takes buckets until the run holds this many events, */
+#define RUN_SPAN 32 /* or until they span this many buckets (8 ms) */
+#define FROM_RUN (-1)
+#define FROM_HEAP (-2)
 
 static inline bool before(const sim_event *a, const sim_event *b) {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static inline int64_t bucket_of(fb_time_us t) {
+    return t >> SIM_CAL_SHIFT;
 }
 
 int sim_queue_init(sim_queue *q, size_t cap_max) {
     memset(q, 0, sizeof *q);
     if (cap_max < 16) return FB_EINVAL;
     q->cap_max = cap_max;
-    q->cap = INITIAL_CAP < cap_max ? INITIAL_CAP : cap_max;
-    q->heap = malloc(q->cap * sizeof *q->heap);
+    q->free_node = NIL;
+    q->lanes_t = FB_TIME_MAX;
     for (unsigned i = 0; i < SIM_LANES_MAX; i++)
         sim_fifo_init(&q->lanes[i], sizeof(sim_event), cap_max);
-    return q->heap ? FB_OK : FB_ENOMEM;
+    q->bucket = malloc(SLOTS * sizeof *q->bucket);
+    q->nonempty = calloc(WORDS, sizeof *q->nonempty);
+    if (q->bucket == NULL || q->nonempty == NULL) return FB_ENOMEM;
+    memset(q->bucket, 0xff, SLOTS * sizeof *q->bucket); /* every slot NIL */
+    return FB_OK;
 }
 
 void sim_queue_free(sim_queue *q) {
+    free(q->run);
+    free(q->nodes);
+    free(q->next);
+    free(q->bucket);
+    free(q->nonempty);
     free(q->heap);
     for (unsigned i = 0; i < SIM_LANES_MAX; i++) sim_fifo_free(&q->lanes[i]);
     memset(q, 0, sizeof *q);
@@ -38,40 +59,21 @@ static int grow(void **buf, size_t *cap, size_t elem, size_t cap_max) {
     return FB_OK;
 }
 
-int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
-                   uint32_t arg) {
-    if (q->total_len >= q->cap_max) return FB_ECAP;
+/* ---- the heap beyond the horizon ---- */
+
+static int heap_push(sim_queue *q, const sim_event *ev) {
     if (q->len == q->cap) {
         int rc = grow((void **)&q->heap, &q->cap, sizeof *q->heap, q->cap_max);
         if (rc != FB_OK) return rc;
     }
-    sim_event ev = {t, q->seq++, id, gen, kind, arg};
     size_t i = q->len++;
     while (i > 0) {
         size_t parent = (i - 1) / 4;
-        if (!before(&ev, &q->heap[parent])) break;
+        if (!before(ev, &q->heap[parent])) break;
         q->heap[i] = q->heap[parent];
         i = parent;
     }
-    q->heap[i] = ev;
-    q->pushed++;
-    if (++q->total_len > q->peak) q->peak = q->total_len;
-    return FB_OK;
-}
-
-int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
-                        uint32_t gen, uint32_t arg) {
-    if (lane >= SIM_LANES_MAX) return FB_EINVAL;
-    if (q->total_len >= q->cap_max) return FB_ECAP;
-    sim_fifo *l = &q->lanes[lane];
-    const sim_event *last = sim_fifo_tail(l);
-    if (last != NULL && t < last->t) return FB_EINVAL;
-    sim_event ev = {t, q->seq, id, gen, kind, arg};
-    int rc = sim_fifo_push(l, &ev);
-    if (rc != FB_OK) return rc;
-    q->seq++;
-    q->pushed++;
-    if (++q->total_len > q->peak) q->peak = q->total_len;
+    q->heap[i] = *ev;
     return FB_OK;
 }
 
@@ -93,14 +95,212 @@ static void heap_pop(sim_queue *q, sim_event *out) {
     if (n > 0) q->heap[i] = last;
 }
 
-/* The earliest event and where it is: -1 = the heap, else a lane; NULL when empty. */
-static const sim_event *earliest(const sim_queue *q, int *from) {
-    const sim_event *best = q->len ? &q->heap[0] : NULL;
-    *from = -1;
-    for (unsigned i = 0; i < SIM_LANES_MAX; i++) {
+/* ---- the calendar: the run and the ring ---- */
+
+/* Place ev in the run at its position; it was pushed last, so it follows its equals in time. */
+static int run_insert(sim_queue *q, const sim_event *ev) {
+    if (q->rlen == q->rcap) {
+        if (q->rpos > 0) {
+            memmove(q->run, q->run + q->rpos, (q->rlen - q->rpos) * sizeof *q->run);
+            q->rlen -= q->rpos;
+            q->rpos = 0;
+        } else {
+            int rc = grow((void **)&q->run, &q->rcap, sizeof *q->run, q->cap_max);
+            if (rc != FB_OK) return rc;
+        }
+    }
+    size_t i = q->rlen;
+    while (i > q->rpos && q->run[i - 1].t > ev->t) {
+        q->run[i] = q->run[i - 1];
+        i--;
+    }
+    q->run[i] = *ev;
+    q->rlen++;
+    return FB_OK;
+}
+
+static int node_alloc(sim_queue *q, uint32_t *out) {
+    if (q->free_node != NIL) {
+        *out = q->free_node;
+        q->free_node = q->next[*out];
+        return FB_OK;
+    }
+    if (q->nodes_used == q->nodes_cap) {
+        size_t ncap = q->nodes_cap, xcap = q->nodes_cap;
+        int rc = grow((void **)&q->nodes, &ncap, sizeof *q->nodes, q->cap_max);
+        if (rc == FB_OK) rc = grow((void **)&q->next, &xcap, sizeof *q->next, q->cap_max);
+        if (rc != FB_OK) return rc;
+        q->nodes_cap = ncap;
+    }
+    *out = (uint32_t)q->nodes_used++;
+    return FB_OK;
+}
+
+/* Add ev to bucket b of the ring (cur < b < cur + SLOTS). */
+static int ring_push(sim_queue *q, int64_t b, const sim_event *ev) {
+    /* the run can always take a whole bucket: draining one never fails */
+    if (q->ring_len + q->rlen >= q->rcap) {
+        int rc = grow((void **)&q->run, &q->rcap, sizeof *q->run, q->cap_max);
+        if (rc != FB_OK) return rc;
+    }
+    uint32_t n;
+    int rc = node_alloc(q, &n);
+    if (rc != FB_OK) return rc;
+    size_t slot = (size_t)b & MASK;
+    q->nodes[n] = *ev;
+    q->next[n] = q->bucket[slot];
+    q->bucket[slot] = n;
+    q->nonempty[slot / 64] |= UINT64_C(1) << (slot % 64);
+    q->ring_len++;
+    return FB_OK;
+}
+
+/* The first bucket after cur that holds events (the ring is not empty). */
+static int64_t next_bucket(const sim_queue *q) {
+    size_t from = ((size_t)q->cur + 1) & MASK;
+    size_t w = from / 64;
+    uint64_t word = q->nonempty[w] & (~UINT64_C(0) << (from % 64));
+    /* WORDS + 1 words: the last look is the first word again, for the slots before `from` */
+    for (size_t k = 0; k <= WORDS; k++) {
+        if (word != 0) {
+            size_t slot = w * 64 + (size_t)__builtin_ctzll(word);
+            return q->cur + 1 + (int64_t)((slot - from) & MASK);
+        }
+        w = (w + 1) % WORDS;
+        word = q->nonempty[w];
+    }
+    return q->cur + 1; /* not reached */
+}
+
+static void sort_run(sim_event *v, size_t n);
+
+/* Move bucket cur from the ring to the end of the run, sorted: its events follow the run's. */
+static void drain(sim_queue *q) {
+    size_t slot = (size_t)q->cur & MASK, first = q->rlen;
+    for (uint32_t n = q->bucket[slot]; n != NIL;) {
+        uint32_t after = q->next[n];
+        q->run[q->rlen++] = q->nodes[n];
+        q->next[n] = q->free_node;
+        q->free_node = n;
+        n = after;
+    }
+    q->ring_len -= q->rlen - first;
+    q->bucket[slot] = NIL;
+    q->nonempty[slot / 64] &= ~(UINT64_C(1) << (slot % 64));
+    sort_run(q->run + first, q->rlen - first);
+}
+
+/* Events of the heap that are now within the horizon go to the run or the ring. */
+static void migrate(sim_queue *q) {
+    while (q->len > 0 && bucket_of(q->heap[0].t) - q->cur < (int64_t)SLOTS) {
+        sim_event ev;
+        heap_pop(q, &ev);
+        int64_t b = bucket_of(ev.t);
+        int rc = b <= q->cur ? run_insert(q, &ev) : ring_push(q, b, &ev);
+        if (rc != FB_OK) {
+            /* no memory: it stays in the heap, which pop compares too */
+            heap_push(q, &ev);
+            return;
+        }
+    }
+}
+
+static int cmp_events(const void *a, const void *b) {
+    return before(a, b) ? -1 : before(b, a) ? 1 : 0;
+}
+
+/* (time, sequence) keys are unique, so any correct sort gives the same order. */
+static void sort_run(sim_event *v, size_t n) {
+    if (n > 32) {
+        qsort(v, n, sizeof *v, cmp_events);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        sim_event x = v[i];
+        size_t j = i;
+        while (j > 0 && before(&x, &v[j - 1])) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+/*
+ * The run is empty: bring the next events of the ring (or, when it is empty,
+ * of the heap) into it, unless a lane's head `lane` comes first. Moving the
+ * calendar only up to the event about to pop keeps every later push at or
+ * after the run's bucket, so pushes into the run stay rare.
+ */
+static void refill(sim_queue *q, const sim_event *lane) {
+    q->rpos = q->rlen = 0;
+    if (q->ring_len > 0) {
+        int64_t b = next_bucket(q), first = b;
+        if (lane != NULL && (b << SIM_CAL_SHIFT) > lane->t) return;
+        /* sparse buckets: take several at once, as long as they are near (a push before the
+         * last one taken goes into the run by insertion) */
+        for (;;) {
+            q->cur = b;
+            drain(q);
+            if (q->rlen >= RUN_MIN || q->ring_len == 0) break;
+            b = next_bucket(q);
+            if (b - first >= RUN_SPAN || (lane != NULL && (b << SIM_CAL_SHIFT) > lane->t)) break;
+        }
+        migrate(q);
+    } else if (q->len > 0) {
+        if (lane != NULL && before(lane, &q->heap[0])) return;
+        q->cur = bucket_of(q->heap[0].t);
+        migrate(q);
+    }
+}
+
+/* ---- push and pop ---- */
+
+static void count_push(sim_queue *q) {
+    q->seq++;
+    q->pushed++;
+    if (++q->total_len > q->peak) q->peak = q->total_len;
+}
+
+int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
+                   uint32_t arg) {
+    if (q->total_len >= q->cap_max) return FB_ECAP;
+    sim_event ev = {t, q->seq, id, gen, kind, arg};
+    int64_t b = bucket_of(t);
+    int rc;
+    if (b <= q->cur)
+        rc = run_insert(q, &ev);
+    else if (b - q->cur < (int64_t)SLOTS)
+        rc = ring_push(q, b, &ev);
+    else
+        rc = heap_push(q, &ev);
+    if (rc != FB_OK) return rc;
+    count_push(q);
+    return FB_OK;
+}
+
+int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
+                        uint32_t gen, uint32_t arg) {
+    if (lane >= SIM_LANES_MAX) return FB_EINVAL;
+    if (q->total_len >= q->cap_max) return FB_ECAP;
+    sim_fifo *l = &q->lanes[lane];
+    const sim_event *last = sim_fifo_tail(l);
+    if (last != NULL && t < last->t) return FB_EINVAL;
+    sim_event ev = {t, q->seq, id, gen, kind, arg};
+    int rc = sim_fifo_push(l, &ev);
+    if (rc != FB_OK) return rc;
+    if (lane >= q->lanes_used) q->lanes_used = lane + 1;
+    if (t < q->lanes_t) q->lanes_t = t; /* it is the lane's head only if the lane was empty */
+    count_push(q);
+    return FB_OK;
+}
+
+/* The earliest head of the lanes and its lane; NULL when they are empty. */
+static const sim_event *lanes_head(const sim_queue *q, int *from) {
+    const sim_event *best = NULL;
+    for (unsigned i = 0; i < q->lanes_used; i++) {
         const sim_event *head = sim_fifo_head(&q->lanes[i]);
-        if (head == NULL) continue;
-        if (best == NULL || before(head, best)) {
+        if (head != NULL && (best == NULL || before(head, best))) {
             best = head;
             *from = (int)i;
         }
@@ -108,7 +308,29 @@ static const sim_event *earliest(const sim_queue *q, int *from) {
     return best;
 }
 
-bool sim_queue_peek(const sim_queue *q, sim_event *out) {
+static void lanes_changed(sim_queue *q) {
+    int from;
+    const sim_event *head = lanes_head(q, &from);
+    q->lanes_t = head ? head->t : FB_TIME_MAX;
+}
+
+/* The earliest event and where it is (a lane, FROM_RUN or FROM_HEAP); NULL when empty. */
+static const sim_event *earliest(sim_queue *q, int *from) {
+    *from = FROM_RUN;
+    const sim_event *best = lanes_head(q, from);
+    if (q->rpos == q->rlen) refill(q, best);
+    if (q->rpos < q->rlen && (best == NULL || before(&q->run[q->rpos], best))) {
+        best = &q->run[q->rpos];
+        *from = FROM_RUN;
+    }
+    if (q->len > 0 && (best == NULL || before(&q->heap[0], best))) {
+        best = &q->heap[0];
+        *from = FROM_HEAP;
+    }
+    return best;
+}
+
+bool sim_queue_peek(sim_queue *q, sim_event *out) {
     int from;
     const sim_event *best = earliest(q, &from);
     if (best == NULL) return false;
@@ -116,13 +338,17 @@ bool sim_queue_peek(const sim_queue *q, sim_event *out) {
     return true;
 }
 
-bool sim_queue_pop(sim_queue *q, sim_event *out) {
+bool sim_queue_pop_any(sim_queue *q, sim_event *out) {
     int from;
     if (earliest(q, &from) == NULL) return false;
-    if (from < 0) {
+    if (from == FROM_RUN) {
+        *out = q->run[q->rpos++];
+        if (q->rpos == q->rlen) q->rpos = q->rlen = 0;
+    } else if (from == FROM_HEAP) {
         heap_pop(q, out);
     } else {
         sim_fifo_pop(&q->lanes[from], out);
+        lanes_changed(q);
     }
     q->total_len--;
     return true;
@@ -130,4 +356,27 @@ bool sim_queue_pop(sim_queue *q, sim_event *out) {
 
 size_t sim_queue_len(const sim_queue *q) {
     return q->total_len;
+}
+
+size_t sim_queue_lane_len(const sim_queue *q, unsigned lane) {
+    return lane < SIM_LANES_MAX ? q->lanes[lane].len : 0;
+}
+
+size_t sim_queue_compact_lane(sim_queue *q, unsigned lane,
+                              bool (*keep)(void *ctx, const sim_event *ev), void *ctx) {
+    if (lane >= SIM_LANES_MAX) return 0;
+    sim_fifo *f = &q->lanes[lane];
+    sim_event *v = (sim_event *)(void *)f->v;
+    size_t kept = 0;
+    for (size_t i = 0; i < f->len; i++) {
+        const sim_event *ev = &v[sim_fifo_slot(f, i)];
+        /* kept <= i: an event moves towards the head, never over one not yet read */
+        if (keep(ctx, ev)) v[sim_fifo_slot(f, kept++)] = *ev;
+    }
+    size_t gone = f->len - kept;
+    f->len = kept;
+    q->total_len -= gone;
+    q->cancelled += gone;
+    lanes_changed(q);
+    return gone;
 }

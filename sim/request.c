@@ -71,7 +71,10 @@ void new_request(sim *s, uint32_t cls, uint32_t user) {
     r->prompt_tokens = sim_dist_draw_tokens(&r->rng, &c->prompt_tokens);
     r->completion_tokens = sim_dist_draw_tokens(&r->rng, &c->completion_tokens);
     r->tokens_left = r->completion_tokens;
-    r->pod = s->rr++ % s->npods;
+    if (s->fleet)
+        fleet_arrive(s, r); /* a per-pod source's pod, the ready pods, a re-submission */
+    else
+        r->pod = s->rr++ % s->npods;
     s->live++;
     stat_arrival(s, r);
     push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri, r->gen);
@@ -146,11 +149,6 @@ static const lay *layer_at(const sim *s, const req *r, uint32_t depth) {
     return &s->lays[r->stack->layer[depth]];
 }
 
-/* A result as layer L sees it: its classifier, then its lists (sim_layer_classify). */
-static fb_class classify_at(const lay *L, const fb_reply *rep) {
-    return sim_layer_classify(L->cfg, &L->classifier, rep);
-}
-
 /* Layer `depth` received a result: the last, and the first if it is. */
 static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end cause) {
     if (!h->has_last) {
@@ -162,6 +160,11 @@ static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end ca
     h->last_hint_us = hint;
     h->has_last = true;
     h->cause = cause;
+}
+
+/* A result from provider p (an outer layer's: its target) as layer L sees it. */
+static fb_class classify_at(const lay *L, const fb_reply *rep, uint32_t p) {
+    return sim_layer_classify(L->cfg, &L->classifier, rep, p);
 }
 
 /* What a layer may choose from: its target, the provider chosen outside, or the chain. */
@@ -220,32 +223,45 @@ void on_resume(sim *s, uint32_t ri, uint32_t arg) {
     handle_decision(s, ri, depth, fb_fallback_resume(pod_fb(s, r->pod, li), &h->fr, s->now));
 }
 
-static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
+/* A provider attempt of request ri, filled in but not sent: its index in *out. */
+int new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
+                uint32_t *out) {
     req *r = R(s, ri);
     uint32_t ai;
     int rc = pool_take(&s->atts, &ai);
     if (rc != FB_OK) {
         stop(s, rc, "attempt cap reached at t=%.3fs", (double)s->now / 1e6);
-        return;
+        return rc;
     }
     attempt *a = A(s, ai);
-    a->provider = d->provider;
+    a->provider = provider;
     a->req = ri;
     a->req_gen = r->gen;
     a->tokens_in = r->prompt_tokens;
-    a->tokens_out = d->resume ? r->tokens_left : r->completion_tokens;
+    a->tokens_out = resume ? r->tokens_left : r->completion_tokens;
     a->hint_us = FB_TIME_NONE;
     a->stream = s->sc->classes[r->cls].stream;
     a->keeps_partial = layer_at(s, r, r->stack->depth - 1)->cfg->stream == FB_STREAM_RESUME;
-    a->timeout_at_us = d->timeout_us > 0 ? s->now + d->timeout_us : FB_TIME_MAX;
-    r->attempt = ai + 1;
+    a->start_us = s->now;
+    a->timeout_at_us = timeout_us > 0 ? s->now + timeout_us : FB_TIME_MAX;
+    if (s->att_x) {
+        X(a)->layer = r->stack->layer[r->stack->depth - 1];
+        X(a)->pod = r->pod;
+    }
     r->sent++;
     r->state = R_CALLING;
-    stat_attempt(s, a);
-    if (s->port)
-        port_send(s, ai);
-    else
-        provider_arrive(s, ai);
+    *out = ai;
+    return FB_OK;
+}
+
+static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
+    req *r = R(s, ri);
+    uint32_t ai;
+    if (new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai) != FB_OK) return;
+    r->attempt = ai + 1;
+    stat_attempt(s, A(s, ai));
+    if (s->hg_offset && layer_at(s, r, r->stack->depth - 1)->cfg->has_hedge) hedge_begin(s, ri, ai);
+    attempt_depart(s, ai);
 }
 
 static sim_end end_of(fb_stop stop_reason) {
@@ -370,17 +386,56 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     h->serial++; /* its timeout, if any, is moot */
     keep_result(h, rep, hint, cause);
     r->state = R_CALLING;
-    fb_class c = classify_at(L, rep);
+    fb_class c = classify_at(L, rep, h->target);
     fb_fallback_decision d =
         fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[depth]), &h->fr, &c, hint, s->now);
     handle_decision(s, ri, depth, d);
 }
 
+/* How the innermost layer of r classifies provider pi's reply. */
+fb_class classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi) {
+    return classify_at(layer_at(s, r, r->stack->depth - 1), rep, pi);
+}
+
+/*
+ * The innermost layer's attempt ended with `rep` (class c) from provider pi,
+ * which generated `out` output tokens: its engine decides. A hedge group's
+ * answer (`hedged`) may come from another provider than the engine's.
+ */
+static void inner_answer(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, const fb_class *c,
+                         fb_time_us hint, uint32_t out, bool hedged) {
+    req *r = R(s, ri);
+    uint32_t inner = r->stack->depth - 1;
+    hop *h = &r->hops[inner];
+    keep_result(h, rep, hint, SIM_END_COUNT); /* a provider's answer, not a layer's */
+    fb_fallback_decision d =
+        fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[inner]), &h->fr, c, hint, s->now);
+    bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;
+    if (won && hedged && pi != d.provider) d.via_fallback = true;
+    if (inner == r->stack->router && won && d.via_fallback) stat_fallback_cost(s, r, pi, out);
+    handle_decision(s, ri, inner, d);
+}
+
+void inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,
+                  uint32_t out) {
+    req *r = R(s, ri);
+    fb_class c = classify_inner(s, r, rep, pi);
+    inner_answer(s, ri, pi, rep, &c, hint, out, true);
+}
+
 /* The reply of attempt ai reaches its client (if the client still waits). */
 void deliver(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
+    if (s->att_x) {
+        conn_end(s, ai, a->reply.transport != FB_TRANSPORT_NONE); /* a broken answer closes it */
+        if (X(a)->grouped) {
+            hedge_delivered(s, ai);
+            return;
+        }
+    }
     uint32_t pi = a->provider;
-    req *r = R(s, a->req);
+    uint32_t ri = a->req;
+    req *r = R(s, ri);
     bool waiting = !a->abandoned && r->gen == a->req_gen && r->attempt == ai + 1;
     fb_reply reply = a->reply;
     fb_time_us hint = a->hint_us;
@@ -389,26 +444,19 @@ void deliver(sim *s, uint32_t ai) {
     pool_release(&s->atts, ai);
     if (!waiting) return;
     r->attempt = 0;
-    uint32_t inner = r->stack->depth - 1;
-    hop *h = &r->hops[inner];
-    keep_result(h, &reply, hint, SIM_END_COUNT); /* a provider's answer, not a layer's */
-    fb_class c = classify_at(layer_at(s, r, inner), &reply);
+    fb_class c = classify_inner(s, r, &reply, pi);
     stat_outcome(s, pi, c.outcome);
     if (reply.after_first_token) {
         bool resumed = a->keeps_partial && out < r->tokens_left;
         stat_stream_failure(s, r, out, resumed);
         if (resumed) r->tokens_left -= out;
     }
-    fb_fallback_decision d =
-        fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[inner]), &h->fr, &c, hint, s->now);
-    if (inner == r->stack->router && d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS &&
-        d.via_fallback)
-        stat_fallback_cost(s, r, pi, out);
-    handle_decision(s, a->req, inner, d);
+    inner_answer(s, ri, pi, &reply, &c, hint, out, false);
 }
 
-/* The client stops waiting for its current attempt; the provider may keep working on it. */
+/* The client stops waiting for its current attempt(s); the provider may keep working on them. */
 static void abandon_attempt(sim *s, req *r) {
+    if (s->hg_offset) hedge_abandon(s, r);
     if (r->attempt == 0) return;
     uint32_t ai = r->attempt - 1;
     r->attempt = 0;
@@ -426,6 +474,10 @@ static fb_reply timeout_reply(void) {
 
 void on_attempt_timeout(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
+    if (s->att_x && X(a)->grouped) {
+        hedge_timeout(s, ai);
+        return;
+    }
     req *r = R(s, a->req);
     if (a->abandoned || r->gen != a->req_gen || r->attempt != ai + 1) return;
     /* the client gives up: a timeout outcome, the provider may keep working */
@@ -434,8 +486,12 @@ void on_attempt_timeout(sim *s, uint32_t ai) {
     abandon_attempt(s, r);
     fb_reply rep = timeout_reply();
     uint32_t inner = r->stack->depth - 1;
-    stat_outcome(s, pi, classify_at(layer_at(s, r, inner), &rep).outcome);
+    stat_outcome(s, pi, classify_at(layer_at(s, r, inner), &rep, pi).outcome);
     layer_result(s, ri, inner, &rep, FB_TIME_NONE, SIM_END_COUNT);
+}
+
+fb_reply sim_timeout_reply(void) {
+    return timeout_reply();
 }
 
 /* Layers from `from` inwards give up on the request (a timeout outside them, a deadline). */
@@ -475,6 +531,7 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     req *r = R(s, ri);
     uint32_t podi = r->pod;
     stat_end(s, r, end, via_fallback);
+    bool again = s->fleet && fleet_end(s, r, end); /* its user submits it again */
     if (s->port) port_request_end(s, ri, end, via_fallback);
     if (r->state == R_QUEUED) {
         s->pods[podi].qlive--;
@@ -485,13 +542,14 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     r->state = R_FREE;
     pool_release(&s->reqs, ri);
     s->live--;
-    if (user != NONE32) {
+    if (user != NONE32 && !again) {
         /* a closed-loop user thinks, then asks again */
         const sim_class *c = &s->sc->classes[s->user_class[user]];
         fb_time_us think = sim_dist_draw_us(&s->user_rng[user], &c->think_us);
         if (s->now + think < s->sc->duration_us) push(s, s->now + think, EV_USER, user, 0, 0);
     }
     pod_pull(s, podi);
+    if (s->fleet) fleet_pod_freed(s, podi);
 }
 
 void on_deadline(sim *s, uint32_t ri) {

@@ -51,9 +51,9 @@ static int fail_at(pctx *P, const char *key, const char *msg) {
 /* The keys, the name, the seed and the run's length and resolution. */
 static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
     static const char *const keys[] = {
-        "$schema", "name",      "description", "incident",  "seed",   "duration",
-        "tick",    "traffic",   "pods",        "providers", "policy", "variants",
-        "slo",     "spillover", "limits",      "expect",    NULL};
+        "$schema", "name",      "description", "incident",  "seed",          "duration",
+        "tick",    "traffic",   "pods",        "providers", "policy",        "variants",
+        "slo",     "spillover", "limits",      "expect",    "breaker_store", NULL};
     static const char *const required[] = {"name", NULL};
     const cJSON *incident = ld_field(root, "incident");
     int rc = ld_check_object(P, root, keys, required);
@@ -196,7 +196,9 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     if (rc == FB_OK) rc = ld_key(P, root, "limits", parse_limits, &sc->limits);
     if (rc == FB_OK) rc = check_duration_limit(P, sc);
     if (rc == FB_OK) rc = ld_key(P, root, "expect", parse_expect, sc);
+    if (rc == FB_OK) rc = ld_key(P, root, "breaker_store", ld_parse_breaker_store, sc);
     if (rc == FB_OK) rc = ld_parse_variants(P, root, sc);
+    if (rc == FB_OK) rc = ld_check_fleet(P, sc);
     if (rc == FB_OK) rc = check_brownouts(P, sc);
     return rc;
 }
@@ -210,6 +212,11 @@ static int apply_sets(cJSON *root, const char *const *sets, size_t set_count, si
         rc = ld_apply_set(root, sets[i], err);
     }
     return rc;
+}
+
+/* What the classes own (replayed arrival times); also after a failed parse. */
+static void free_classes(sim_scenario *sc) {
+    for (uint32_t i = 0; i < SIM_CLASSES_MAX; i++) free(sc->classes[i].replay_us);
 }
 
 int sim_scenario_parse(const char *text, size_t len, const char *file, const char *const *sets,
@@ -241,6 +248,7 @@ int sim_scenario_parse_import(const char *text, size_t len, const char *file,
     }
     if (rc != FB_OK) {
         cJSON_Delete(root);
+        if (sc) free_classes(sc);
         free(sc);
         return rc;
     }
@@ -298,6 +306,7 @@ int sim_scenario_load_import(const char *file, const char *const *sets, size_t s
 void sim_scenario_free(sim_scenario *sc) {
     if (sc == NULL) return;
     cJSON_Delete((cJSON *)sc->json);
+    free_classes(sc);
     free(sc);
 }
 
@@ -309,6 +318,49 @@ void sim_error_format(const sim_error *err, char *buf, size_t len) {
 }
 
 /* ---- lookups ---- */
+
+/* Does layer L ask for feature f? */
+static bool layer_uses(const sim_layer *L, sim_feature f) {
+    if (f == SIM_FEATURE_HEDGING) return L->has_hedge;
+    if (f == SIM_FEATURE_POOL) return L->has_pool;
+    for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
+        if (L->per_provider[p].has_conclimit) return true;
+    return false;
+}
+
+/* Does some traffic class ask for fleet feature f (re-submissions, serial, per-pod sources)? */
+static bool class_uses(const sim_class *c, sim_feature f) {
+    if (f == SIM_FEATURE_RESUBMIT) return c->resubmit.probability > 0;
+    if (f == SIM_FEATURE_SERIAL) return c->serial;
+    return c->source == SIM_SOURCE_PER_POD;
+}
+
+/* The fleet's dynamics: what the classes, the variants or breaker_store ask for. */
+static bool fleet_uses(const sim_scenario *sc, sim_feature f) {
+    if (f == SIM_FEATURE_STORE_OUTAGE) return sc->store_outage_count > 0;
+    if (f == SIM_FEATURE_AUTOSCALE) {
+        for (uint32_t v = 0; v < sc->variant_count; v++)
+            if (sc->variants[v].autoscale.on) return true;
+        return false;
+    }
+    for (uint32_t c = 0; c < sc->class_count; c++)
+        if (class_uses(&sc->classes[c], f)) return true;
+    return false;
+}
+
+bool sim_scenario_uses(const sim_scenario *sc, sim_feature f) {
+    if (f == SIM_FEATURE_ALWAYS) return true;
+    if (f >= SIM_FEATURE_AUTOSCALE) return fleet_uses(sc, f);
+    if (f == SIM_FEATURE_NETWORK) {
+        for (uint32_t p = 0; p < sc->provider_count; p++)
+            if (sc->providers[p].has_network) return true;
+        return false;
+    }
+    for (uint32_t v = 0; v < sc->variant_count; v++)
+        for (uint32_t l = 0; l < sc->variants[v].layer_count; l++)
+            if (layer_uses(&sc->variants[v].layers[l], f)) return true;
+    return false;
+}
 
 int sim_scenario_provider(const sim_scenario *sc, const char *name) {
     for (uint32_t i = 0; i < sc->provider_count; i++)
@@ -337,8 +389,34 @@ static bool listed(uint32_t outcomes, const int *statuses, uint32_t n, int from,
            status_in(statuses, n, rep->status) || (from > 0 && rep->status >= from);
 }
 
-fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep) {
+/* Does a preset's rule match the reply from provider p? */
+static bool rule_matches(const sim_status_rule *r, const fb_reply *rep, fb_outcome o, uint32_t p) {
+    return (r->status == 0 || r->status == rep->status) &&
+           (r->outcome < 0 || r->outcome == (int8_t)o) &&
+           (r->transport < 0 || r->transport == (int8_t)rep->transport) &&
+           (r->providers == 0 || (p < 8 && ((r->providers >> p) & 1u)));
+}
+
+/* The first of the layer's rules that matches replaces what it names (sim_status_rule). */
+static void apply_rules(const sim_layer *cfg, const fb_reply *rep, uint32_t p, fb_class *c) {
+    if (c->outcome == FB_OUT_SUCCESS) return; /* rules read failures */
+    for (uint32_t i = 0; i < cfg->rule_count; i++) {
+        const sim_status_rule *r = &cfg->rules[i];
+        if (!rule_matches(r, rep, c->outcome, p)) continue;
+        if (r->retry >= 0) c->retryable = r->retry > 0;
+        if (r->fallback >= 0) c->may_fallback = r->fallback > 0;
+        if (r->effect >= 0) c->effect = (fb_effect)r->effect;
+        c->trip = (fb_trip)r->trip;
+        c->failure_limit = r->failure_limit;
+        c->attempts = r->attempts;
+        return;
+    }
+}
+
+fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
+                            uint32_t provider) {
     fb_class c = fb_classify(cl, rep);
+    if (L->rule_count > 0) apply_rules(L, rep, provider, &c);
     bool failed = c.outcome != FB_OUT_SUCCESS;
     if (L->has_retry_on)
         c.retryable = failed && listed(L->retry_on_outcomes, L->retry_on_statuses,

@@ -17,8 +17,10 @@
 
 #include "core/breaker.h"
 #include "core/classify.h"
+#include "core/conclimit.h"
 #include "core/fallback.h"
 #include "core/fb.h"
+#include "core/hedge.h"
 #include "core/ratelimit.h"
 #include "core/retry.h"
 #include "sim/fault.h"
@@ -33,7 +35,7 @@
 #define SIM_EXPECT_LEN 256
 #define SIM_PODS_MAX 10000
 #define SIM_NOTES_MAX 64
-#define SIM_NOTE_LEN 320
+#define SIM_NOTE_LEN 640
 
 typedef struct sim_error {
     char file[256];
@@ -52,9 +54,18 @@ typedef enum sim_dist_kind {
 typedef struct sim_dist {
     sim_dist_kind kind;
     double a, b;
+    bool prepared;      /* ln_a and sigma are set (sim_dist_prepare in dist.h) */
+    double ln_a, sigma; /* lognormal: log(a) and log(b / a) / z(0.99), computed once */
 } sim_dist;
 
-typedef enum sim_arrivals { SIM_ARR_POISSON = 0, SIM_ARR_CONSTANT, SIM_ARR_CLOSED } sim_arrivals;
+typedef enum sim_arrivals {
+    SIM_ARR_POISSON = 0,
+    SIM_ARR_CONSTANT,
+    SIM_ARR_CLOSED,
+    SIM_ARR_REPLAY /* recorded arrival times, as given (fusebox import) */
+} sim_arrivals;
+
+#define SIM_REPLAY_MAX 1000000 /* replayed arrivals per class */
 
 typedef enum sim_target {
     SIM_TARGET_LLM = 0, /* the variant's fallback chain */
@@ -77,12 +88,24 @@ typedef struct sim_burst {
     uint32_t count;
 } sim_burst;
 
+/* traffic[].source: one arrival process dealt round-robin to pods, or one per pod. */
+typedef enum sim_source { SIM_SOURCE_SHARED = 0, SIM_SOURCE_PER_POD } sim_source;
+
+/* traffic[].resubmit: a user submits a failed request again (docs/models.md, "Users"). */
+typedef struct sim_resubmit {
+    double probability; /* per failed submission; 0 = off */
+    sim_dist think_us;  /* from the failure to the re-submission */
+    uint32_t max;       /* re-submissions per user request */
+} sim_resubmit;
+
 typedef struct sim_class {
     char name[SIM_NAME_MAX];
     sim_arrivals arrivals;
     double rate; /* per second (open loop) */
     uint32_t users;
     sim_dist think_us;
+    fb_time_us *replay_us; /* SIM_ARR_REPLAY: the arrival times, in order (malloc) */
+    uint32_t replay_count;
     sim_rate_point ramp[SIM_SCHEDULE_MAX];
     uint32_t ramp_count;
     sim_spike spikes[SIM_SCHEDULE_MAX];
@@ -98,6 +121,9 @@ typedef struct sim_class {
     bool stream;
     uint8_t order[SIM_PROVIDERS_MAX]; /* per-class chain order override */
     uint32_t order_len;
+    sim_source source;
+    bool serial; /* one call in flight: the next at max(its scheduled time, the last one's end) */
+    sim_resubmit resubmit;
 } sim_class;
 
 typedef enum sim_provider_kind { SIM_PROVIDER_LLM = 0, SIM_PROVIDER_TOOL } sim_provider_kind;
@@ -132,11 +158,26 @@ typedef struct sim_provider {
     sim_discipline discipline;
     fb_time_us codel_target_us, codel_interval_us; /* SIM_QUEUE_CODEL */
     double price_in_per_mtok, price_out_per_mtok, price_per_call;
+    sim_dist net_latency_us; /* network.latency: each way between a pod and it; 0 = none */
+    bool has_network;
     sim_fault faults[SIM_FAULTS_MAX];
     uint32_t fault_count;
 } sim_provider;
 
-typedef enum sim_breaker_scope { SIM_SCOPE_POD = 0, SIM_SCOPE_SHARED } sim_breaker_scope;
+typedef enum sim_breaker_scope {
+    SIM_SCOPE_POD = 0,
+    SIM_SCOPE_SHARED,
+    SIM_SCOPE_PUBLISHED /* each pod its own breakers; an opening reaches the other pods at
+                           their next read of the store, every sync_delay_us (LiteLLM's
+                           cooldowns in Redis); set by presets */
+} sim_breaker_scope;
+
+/* What a shared breaker's pods do while its store is unreachable (breaker.store_outage). */
+typedef enum sim_store_outage {
+    SIM_STORE_FAIL_OPEN = 0, /* allow every call, results lost (pybreaker's fallback "closed") */
+    SIM_STORE_FAIL_CLOSED,   /* reject every call (pybreaker's fallback "open") */
+    SIM_STORE_LOCAL          /* the pod's last view, then a local breaker of its own */
+} sim_store_outage;
 
 typedef struct sim_provider_policy {
     bool has_breaker;
@@ -144,7 +185,17 @@ typedef struct sim_provider_policy {
     fb_time_us timeout_us; /* attempt timeout override; 0 = the retry policy's */
     bool has_ratelimit;
     fb_ratelimit_config ratelimit; /* per pod */
+    bool has_conclimit;
+    fb_conclimit_config conclimit; /* per pod: concurrency_limit */
 } sim_provider_policy;
+
+/* A layer's HTTP connections per pod (docs/models.md, "Connections"): "connections". */
+typedef struct sim_pool {
+    uint32_t max;          /* open connections, all providers; 0 = no limit */
+    uint32_t per_provider; /* open connections to one provider; 0 = no limit */
+    uint32_t keepalive;    /* idle connections kept open; UINT32_MAX = every one */
+    sim_dist setup_us;     /* opening a connection */
+} sim_pool;
 
 /*
  * One layer of the stack a request passes through: an application's retry
@@ -163,6 +214,26 @@ typedef enum sim_role {
 /* In retry_on_outcomes and fallback_on_outcomes: a connection failure (refused, reset, other
    transport errors; not timeouts or refusals by a layer inside). Presets only. */
 #define SIM_ON_CONNECTION (1u << 31)
+#define SIM_STATUS_RULES_MAX 48
+
+/*
+ * A library's own reading of a reply, over fusebox's classification: the
+ * first rule that matches a reply (every field it sets) replaces what it
+ * names. Presets write them (LiteLLM's exception classes, Portkey's and
+ * Envoy's status lists); scenarios have no key for them.
+ */
+typedef struct sim_status_rule {
+    int status;        /* 0: any */
+    int8_t outcome;    /* -1: any, else an fb_outcome */
+    int8_t transport;  /* -1: any, else an fb_transport */
+    uint8_t providers; /* bit set of provider indices; 0: every provider */
+    int8_t retry;      /* -1 keep, 0 no, 1 yes */
+    int8_t fallback;   /* -1 keep, 0 no, 1 yes */
+    int8_t effect;     /* -1 keep, else an fb_effect */
+    uint8_t trip;      /* fb_trip */
+    uint32_t failure_limit;
+    uint32_t attempts; /* fb_class.attempts */
+} sim_status_rule;
 
 typedef struct sim_layer {
     char name[SIM_NAME_MAX];
@@ -172,6 +243,7 @@ typedef struct sim_layer {
     fb_classify_config classify;
     sim_breaker_scope breaker_scope;
     fb_time_us sync_delay_us;
+    sim_store_outage store_outage;
     /* by provider; an outer layer's one target is entry 0 */
     sim_provider_policy per_provider[SIM_PROVIDERS_MAX];
     uint8_t order[SIM_PROVIDERS_MAX]; /* the router's chain */
@@ -198,6 +270,20 @@ typedef struct sim_layer {
     bool degraded;
     sim_dist degraded_latency_us;
     fb_stream_policy stream;
+    /* Set by presets (sim/preset_*.c); zero: fusebox's own behaviour. */
+    sim_status_rule rules[SIM_STATUS_RULES_MAX];
+    uint32_t rule_count;
+    fb_pick pick;                       /* groups (core/fallback.h) */
+    uint8_t group[SIM_PROVIDERS_MAX];   /* by provider */
+    uint32_t weight[SIM_PROVIDERS_MAX]; /* by provider */
+    fb_switch healthy_gate, zero_wait_if_healthy;
+    fb_fallback_chain on_context_length, on_policy;
+    bool eject_limit;         /* the layer's breakers of a pod form an fb_eject_group */
+    double eject_max_percent; /* ... of which under this % may be open */
+    bool has_hedge;           /* hedging (innermost layer) */
+    fb_hedge_config hedge;
+    bool has_pool; /* connections (innermost layer) */
+    sim_pool pool;
 } sim_layer;
 
 #define SIM_LAYERS_MAX 8 /* layers of one variant, all its stacks together */
@@ -210,6 +296,38 @@ typedef struct sim_stack {
     uint32_t router; /* the position of the routing layer */
 } sim_stack;
 
+/* Which way and how fast an autoscaler may move: HPA's behavior.scaleUp / scaleDown. */
+typedef enum sim_scale_select {
+    SIM_SELECT_MAX = 0,
+    SIM_SELECT_MIN,
+    SIM_SELECT_DISABLED
+} sim_scale_select;
+
+typedef struct sim_scale_rules {
+    fb_time_us
+        stabilization_us; /* recommendations considered (scale up: the lowest; down: highest) */
+    uint32_t pods;        /* Pods policy: at most this many per period; 0 = none */
+    uint32_t percent;     /* Percent policy: at most this share per period; 0 = none */
+    fb_time_us period_us; /* both policies' periodSeconds */
+    sim_scale_select select;
+} sim_scale_rules;
+
+typedef enum sim_scale_metric { SIM_SCALE_IN_FLIGHT = 0, SIM_SCALE_UTILIZATION } sim_scale_metric;
+
+/* A variant's pod autoscaler, after Kubernetes' HPA (docs/models.md, "Autoscaling"). */
+typedef struct sim_autoscale {
+    bool on;
+    sim_scale_metric metric;  /* requests in a pod (running + queued), or busy workers / workers */
+    double target;            /* the metric's desired average over ready pods */
+    uint32_t min, max;        /* pods */
+    fb_time_us period_us;     /* how often it decides (the sync period) */
+    fb_time_us window_us;     /* the metric is averaged over this, sampled every second */
+    double tolerance;         /* no change while |ratio - 1| <= this */
+    fb_time_us delay_us;      /* a decision to the pod's start (scheduling, image pull) */
+    fb_time_us cold_start_us; /* its start to its first request (readiness) */
+    sim_scale_rules up, down;
+} sim_autoscale;
+
 /* A variant: its layers and the stacks that use them. */
 typedef struct sim_policy {
     char name[SIM_NAME_MAX];
@@ -218,13 +336,17 @@ typedef struct sim_policy {
     uint32_t layer_count;
     sim_stack stack;                        /* every class's, unless... */
     sim_stack class_stack[SIM_CLASSES_MAX]; /* ... the class has its own (depth > 0) */
+    sim_autoscale autoscale;
 } sim_policy;
 
 /*
- * A reply as layer L sees it: its classifier, then its retry_on list (which
- * decides alone), its no-retry statuses and its fallback_on list.
+ * A reply from provider `provider` (an outer layer's: its target, 0) as
+ * layer L reads it: the classifier `cl` built from L->classify, then the
+ * preset's rules (L->rules), then its retry_on list (which decides alone),
+ * its no-retry statuses and its fallback_on list.
  */
-fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep);
+fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
+                            uint32_t provider);
 
 /* The stack requests of class `cls` pass through. */
 const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls);
@@ -257,6 +379,11 @@ typedef struct sim_spillover {
     double latency_factor; /* p99 <= baseline p99 * factor */
 } sim_spillover;
 
+/* A window in which the shared breakers' store cannot be reached (breaker_store.outages). */
+typedef struct sim_store_window {
+    fb_time_us at_us, for_us;
+} sim_store_window;
+
 typedef struct sim_scenario {
     char name[SIM_NAME_MAX];
     char file[256];
@@ -273,6 +400,8 @@ typedef struct sim_scenario {
     fb_time_us slo_latency_us;
     sim_spillover spillover;
     sim_limits limits;
+    sim_store_window store_outages[SIM_SCHEDULE_MAX];
+    uint32_t store_outage_count;
     char expect[SIM_EXPECT_MAX][SIM_EXPECT_LEN];
     uint32_t expect_count;
     /* what the loader noticed and accepted, e.g. keys of an imported policy file that are
@@ -344,6 +473,23 @@ int sim_parse_rate(const char *s, double *per_s);
 /* The name in names (NULL-terminated) nearest to word, when near enough to suggest; NULL
  * otherwise. The loader's did-you-mean, for other readers of JSON. */
 const char *sim_suggest(const char *word, const char *const *names);
+
+/* What a scenario uses that its outputs then show (metrics, columns): off unless asked for. */
+typedef enum sim_feature {
+    SIM_FEATURE_ALWAYS = 0,
+    SIM_FEATURE_CONCLIMIT, /* a layer of some variant has a concurrency_limit */
+    SIM_FEATURE_HEDGING,   /* ... hedging */
+    SIM_FEATURE_POOL,      /* ... connections */
+    SIM_FEATURE_NETWORK,   /* a provider has network latency */
+    /* the fleet's dynamics (docs/models.md) */
+    SIM_FEATURE_AUTOSCALE,   /* some variant autoscales its pods */
+    SIM_FEATURE_RESUBMIT,    /* some class's users re-submit failures */
+    SIM_FEATURE_SERIAL,      /* some class is a serial client */
+    SIM_FEATURE_PER_POD,     /* some class has per-pod sources */
+    SIM_FEATURE_STORE_OUTAGE /* the breaker store goes down (breaker_store.outages) */
+} sim_feature;
+
+bool sim_scenario_uses(const sim_scenario *sc, sim_feature f);
 
 /* Index of a provider by name, or -1. */
 int sim_scenario_provider(const sim_scenario *sc, const char *name);

@@ -12,6 +12,7 @@
  * disturbance after whose end no full window fits in the traffic window is
  * undetermined (stat_finalize), not "not recovered".
  */
+#include <math.h>
 #include <string.h>
 
 #include "sim/simint.h"
@@ -96,21 +97,38 @@ static void spillover_step(sim *s, const sim_row *row) {
  * one for p (setup.c: share_layer).
  */
 static void breaker_shares(const sim *s, uint32_t p, double *open_share, double *half_share) {
-    uint32_t open = 0, half = 0;
+    uint32_t open = 0, half = 0, pods = s->npods;
     int l = s->provs[p].share_layer;
     if (l >= 0 && s->lays[l].cfg->breaker_scope == SIM_SCOPE_SHARED) {
         fb_breaker_state st = seen_state(&s->stores[(size_t)l * s->P + p], s->now);
         open = is_open(st) ? s->npods : 0;
         half = st == FB_BREAKER_HALF_OPEN ? s->npods : 0;
     } else if (l >= 0) {
+        pods = 0;
         for (uint32_t k = 0; k < s->npods; k++) {
+            if (s->fleet && !fleet_pod_live(s, k)) continue; /* an autoscaled fleet's slot */
             fb_breaker_state st = seen_state(&s->breakers[slot(s, (uint32_t)l, k, p)], s->now);
+            pods++;
             open += is_open(st);
             half += st == FB_BREAKER_HALF_OPEN;
         }
     }
-    *open_share = (double)open / s->npods;
-    *half_share = (double)half / s->npods;
+    *open_share = pods ? (double)open / pods : 0;
+    *half_share = pods ? (double)half / pods : 0;
+}
+
+/* The concurrency limit for provider p now, mean over pods (setup.c: limit_layer); NaN: none. */
+static double limit_mean(const sim *s, uint32_t p) {
+    int l = s->provs[p].limit_layer;
+    if (l < 0 || s->climits == NULL) return NAN;
+    double sum = 0;
+    uint32_t pods = 0;
+    for (uint32_t k = 0; k < s->npods; k++) {
+        if (s->fleet && !fleet_pod_live(s, k)) continue; /* an autoscaled fleet's slot */
+        sum += fb_conclimit_limit(&s->climits[slot(s, (uint32_t)l, k, p)]);
+        pods++;
+    }
+    return pods ? sum / pods : NAN;
 }
 
 static void fill_row(sim *s, sim_row *row, fb_time_us t) {
@@ -133,8 +151,11 @@ static void fill_row(sim *s, sim_row *row, fb_time_us t) {
         row->p[p].in_service = pr->busy;
         row->p[p].queue = pr->qlive;
         breaker_shares(s, p, &row->p[p].open_share, &row->p[p].half_open_share);
+        row->p[p].limit = limit_mean(s, p);
+        row->p[p].conn_wait = pr->conn_waiting;
         memset(&pr->tick, 0, sizeof pr->tick);
     }
+    if (s->fleet) fleet_row(s, row);
 }
 
 static void emit_row(sim *s, fb_time_us t) {

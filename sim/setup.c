@@ -22,6 +22,21 @@ static uint32_t deepest(const sim_policy *pol) {
     return d;
 }
 
+static bool hedges(const sim_policy *pol) {
+    for (uint32_t l = 0; l < pol->layer_count; l++)
+        if (pol->layers[l].has_hedge) return true;
+    return false;
+}
+
+/* Attempts carry an attx when the variant hedges or pools, or a provider has network latency. */
+static bool needs_attx(const sim *s) {
+    for (uint32_t l = 0; l < s->pol->layer_count; l++)
+        if (s->pol->layers[l].has_pool) return true;
+    for (uint32_t p = 0; p < s->sc->provider_count; p++)
+        if (s->sc->providers[p].has_network) return true;
+    return hedges(s->pol);
+}
+
 /* A disturbance window, and the baseline's end if it is the first. */
 static void add_window(sim *s, fb_time_us start, fb_time_us end) {
     s->windows[s->window_count].start_us = start;
@@ -80,6 +95,30 @@ static void setup_spikes(sim *s, uint32_t c) {
     }
 }
 
+/*
+ * The breaker store's outages are disturbances too; they disturb the providers
+ * the variant guards with a shared breaker (every provider, for a breaker
+ * outside the routing layer).
+ */
+static void setup_store_windows(sim *s) {
+    const sim_scenario *sc = s->sc;
+    for (uint32_t i = 0; i < sc->store_outage_count; i++) {
+        fb_time_us start = sc->store_outages[i].at_us;
+        sim_fault_summary *fs =
+            add_disturbance(s, start, fb_time_add(start, sc->store_outages[i].for_us));
+        fs->store = true;
+        fs->fault = (uint8_t)i;
+    }
+    for (uint32_t l = 0; sc->store_outage_count > 0 && l < s->pol->layer_count; l++) {
+        const sim_layer *L = &s->pol->layers[l];
+        if (L->breaker_scope != SIM_SCOPE_SHARED) continue;
+        for (uint32_t p = 0; p < s->P; p++)
+            if (L->role == SIM_ROLE_OUTER ? L->per_provider[0].has_breaker
+                                          : L->per_provider[p].has_breaker)
+                s->provs[p].disturbed = true;
+    }
+}
+
 /* The providers a request of class cl may call: its tool, or its fallback chain. */
 static uint32_t class_calls(const sim *s, const sim_class *cl, const uint8_t **order) {
     if (cl->target == SIM_TARGET_PROVIDER) {
@@ -133,11 +172,15 @@ static int alloc_policy_state(sim *s) {
     s->open_end = malloc((n + stores) * sizeof *s->open_end);
     s->views = calloc(n, sizeof *s->views);
     s->limiters = calloc(n, sizeof *s->limiters);
+    s->published = calloc(n, sizeof *s->published);
+    s->rr_cursors = calloc((size_t)s->npods * s->NL, sizeof *s->rr_cursors);
+    s->eject_groups = calloc((size_t)s->npods * s->NL, sizeof *s->eject_groups);
     s->fbs = calloc((size_t)s->npods * s->NL, sizeof *s->fbs);
     s->budgets = calloc((size_t)s->npods * s->NL, sizeof *s->budgets);
     s->pods = calloc(s->npods, sizeof *s->pods);
     if (!s->pods || !s->breakers || !s->stores || !s->bctxs || !s->open_since || !s->open_end ||
-        !s->views || !s->limiters || !s->fbs || !s->budgets) {
+        !s->views || !s->limiters || !s->fbs || !s->budgets || !s->published || !s->rr_cursors ||
+        !s->eject_groups) {
         stop(s, FB_ENOMEM, "out of memory for %u pods", s->npods);
         return FB_ENOMEM;
     }
@@ -176,14 +219,42 @@ static int pod_targets(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
             if (rc != FB_OK) return rc;
         }
         if (pp->has_ratelimit) {
-            int rc = fb_ratelimit_init(&s->limiters[i], &pp->ratelimit, 0);
+            int rc = fb_ratelimit_init(&s->limiters[i], &pp->ratelimit, s->now);
             if (rc != FB_OK) return invalid(s, rc, "rate limit", s->sc->providers[p].name);
             fp->ratelimit = &s->limiters[i];
         }
+        if (pp->has_conclimit) {
+            int rc = fb_conclimit_init(&s->climits[i], &pp->conclimit);
+            if (rc != FB_OK) return invalid(s, rc, "concurrency limit", s->sc->providers[p].name);
+            fp->conclimit = &s->climits[i];
+        }
+        if (s->hwins) fb_hedge_window_init(&s->hwins[i], &s->lays[l].hedge);
     }
     fc->order_len = outer ? 1 : L->order_len;
     if (!outer) memcpy(fc->order, L->order, L->order_len);
     return FB_OK;
+}
+
+/* A preset's groups (LiteLLM model groups, an Envoy cluster): core/fallback.h. */
+static void pod_groups(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
+    const sim_layer *L = s->lays[l].cfg;
+    fc->pick = L->pick;
+    memcpy(fc->group, L->group, sizeof fc->group);
+    memcpy(fc->weight, L->weight, sizeof fc->weight);
+    fc->rr_cursor = &s->rr_cursors[(size_t)k * s->NL + l];
+    fc->healthy_gate = L->healthy_gate;
+    fc->zero_wait_if_healthy = L->zero_wait_if_healthy;
+    fc->on_context_length = L->on_context_length;
+    fc->on_policy = L->on_policy;
+}
+
+/* Envoy's ejection limit: the layer's breakers of pod k, counted together. */
+static void pod_eject_group(sim *s, uint32_t l, uint32_t k) {
+    const sim_layer *L = s->lays[l].cfg;
+    if (!L->eject_limit) return;
+    uint32_t members = 0;
+    for (uint32_t p = 0; p < s->P; p++) members += L->per_provider[p].has_breaker;
+    fb_eject_group_init(&s->eject_groups[(size_t)k * s->NL + l], members, L->eject_max_percent);
 }
 
 /* Pod k's engine for layer l: its targets, retry policy, budget and stream handling. */
@@ -191,6 +262,8 @@ static int setup_pod_layer(sim *s, uint32_t k, uint32_t l) {
     const sim_layer *L = s->lays[l].cfg;
     fb_fallback_config fc;
     memset(&fc, 0, sizeof fc);
+    pod_eject_group(s, l, k);
+    if (L->role == SIM_ROLE_ROUTER) pod_groups(s, l, k, &fc);
     int rc = pod_targets(s, l, k, &fc);
     if (rc != FB_OK) return rc;
     fc.retry = &s->lays[l].retry;
@@ -209,16 +282,21 @@ static int setup_pod_layer(sim *s, uint32_t k, uint32_t l) {
     return FB_OK;
 }
 
-/* Pod k: its stream, its queue, and its engine of every layer. */
-static int setup_pod(sim *s, uint32_t k) {
-    pod *pd = &s->pods[k];
-    fb_rng_derive(&pd->rng, s->sc->seed, ENTITY_POD + k, PURPOSE_POD);
-    sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+/* Pod k's engine of every layer (also when the autoscaler starts it again). */
+int setup_pod_policy(sim *s, uint32_t k) {
     for (uint32_t l = 0; l < s->NL; l++) {
         int rc = setup_pod_layer(s, k, l);
         if (rc != FB_OK) return rc;
     }
     return FB_OK;
+}
+
+/* Pod k: its stream, its queue, and its engine of every layer. */
+static int setup_pod(sim *s, uint32_t k) {
+    pod *pd = &s->pods[k];
+    fb_rng_derive(&pd->rng, s->sc->seed, ENTITY_POD + k, PURPOSE_POD);
+    sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+    return setup_pod_policy(s, k);
 }
 
 /* The variant's layers: retry policies and classifiers. */
@@ -233,25 +311,49 @@ static int setup_layers(sim *s) {
         if (rc != FB_OK) return invalid(s, rc, "retry policy", NULL);
         rc = fb_classify_init(&L->classifier, &L->cfg->classify);
         if (rc != FB_OK) return rc;
+        if (L->cfg->has_hedge) {
+            rc = fb_hedge_policy_init(&L->hedge, &L->cfg->hedge);
+            if (rc != FB_OK) return invalid(s, rc, "hedging policy", NULL);
+        }
     }
     return FB_OK;
 }
 
-/* Which layer's breaker the time series shows for each provider: the outermost at or
- * inside the variant's routing layer that has one. */
+/* Which layer's breaker (and concurrency limit) the time series shows for each provider:
+ * the outermost at or inside the variant's routing layer that has one. */
 static void pick_share_layers(sim *s) {
     const sim_stack *st = &s->pol->stack;
     for (uint32_t p = 0; p < s->P; p++) {
         s->provs[p].share_layer = -1;
-        for (uint32_t i = st->router; i < st->depth && s->provs[p].share_layer < 0; i++)
-            if (s->pol->layers[st->layer[i]].per_provider[p].has_breaker)
+        s->provs[p].limit_layer = -1;
+        for (uint32_t i = st->router; i < st->depth; i++) {
+            const sim_provider_policy *pp = &s->pol->layers[st->layer[i]].per_provider[p];
+            if (pp->has_breaker && s->provs[p].share_layer < 0)
                 s->provs[p].share_layer = st->layer[i];
+            if (pp->has_conclimit && s->provs[p].limit_layer < 0)
+                s->provs[p].limit_layer = st->layer[i];
+        }
     }
+}
+
+/* The state only some variants need: concurrency limits, hedge windows, connections. */
+static int alloc_client_state(sim *s) {
+    size_t n = (size_t)s->NL * s->npods * s->P;
+    bool climits = false, windows = false;
+    for (uint32_t l = 0; l < s->NL; l++) {
+        const sim_layer *L = s->lays[l].cfg;
+        windows = windows || (L->has_hedge && L->hedge.percentile > 0);
+        for (uint32_t p = 0; p < s->P; p++) climits = climits || L->per_provider[p].has_conclimit;
+    }
+    if (climits && (s->climits = calloc(n, sizeof *s->climits)) == NULL) return FB_ENOMEM;
+    if (windows && (s->hwins = calloc(n, sizeof *s->hwins)) == NULL) return FB_ENOMEM;
+    return setup_conns(s);
 }
 
 static int setup_policy(sim *s) {
     int rc = setup_layers(s);
     if (rc == FB_OK) rc = alloc_policy_state(s);
+    if (rc == FB_OK) rc = alloc_client_state(s);
     for (uint32_t l = 0; l < s->NL && rc == FB_OK; l++) rc = setup_stores(s, l);
     for (uint32_t k = 0; k < s->npods && rc == FB_OK; k++) rc = setup_pod(s, k);
     if (rc == FB_OK) {
@@ -293,7 +395,7 @@ static int setup_traffic(sim *s) {
         sim_traffic_init(tr, cl, sc->seed, c, sc->duration_us);
         if (cl->arrivals == SIM_ARR_CLOSED) {
             s->users_total += cl->users;
-        } else {
+        } else if (cl->source == SIM_SOURCE_SHARED && !cl->serial) { /* else sources.c */
             fb_time_us t = sim_traffic_next(tr, 0);
             if (t != FB_TIME_MAX) push(s, t, EV_ARRIVAL, c, 0, 0);
         }
@@ -306,12 +408,19 @@ static int setup_traffic(sim *s) {
 int setup(sim *s) {
     const sim_scenario *sc = s->sc;
     s->P = sc->provider_count;
-    s->npods = sc->pods.count;
+    s->npods = autoscale_slots(s->pol, sc->pods.count);
     int rc = sim_queue_init(&s->q, (size_t)sc->limits.events_max);
     if (rc != FB_OK) return rc;
     s->depth_max = deepest(s->pol);
-    pool_init(&s->reqs, sizeof(req) + s->depth_max * sizeof(hop), (size_t)sc->limits.in_flight_max);
-    pool_init(&s->atts, sizeof(attempt), (size_t)sc->limits.in_flight_max * 4);
+    size_t req_size = sizeof(req) + s->depth_max * sizeof(hop);
+    s->att_x = needs_attx(s);
+    if (hedges(s->pol)) {
+        s->hg_offset = req_size;
+        req_size += sizeof(hgroup);
+    }
+    pool_init(&s->reqs, req_size, (size_t)sc->limits.in_flight_max);
+    pool_init(&s->atts, sizeof(attempt) + (s->att_x ? sizeof(attx) : 0),
+              (size_t)sc->limits.in_flight_max * 4);
     fb_hist_init(&s->tick_hist);
     fb_hist_init(&s->base_hist);
     fb_hist_init(&s->sum->latency);
@@ -323,6 +432,7 @@ int setup(sim *s) {
         setup_spikes(s, c);
         mark_spiked(s, &sc->classes[c]);
     }
+    setup_store_windows(s);
     for (uint32_t c = 0; c < sc->class_count; c++) {
         s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
         stat_class_exposure(s, s->class_exposed[c]);
@@ -330,12 +440,14 @@ int setup(sim *s) {
     rc = setup_spillover(s);
     if (rc == FB_OK) rc = setup_policy(s);
     if (rc == FB_OK) rc = setup_traffic(s);
+    if (rc == FB_OK) rc = fleet_setup(s);
     if (rc != FB_OK) return rc;
     s->next_tick_us = sc->tick_us;
     return s->rc;
 }
 
 void teardown(sim *s) {
+    fleet_teardown(s);
     sim_queue_free(&s->q);
     pool_free(&s->reqs);
     pool_free(&s->atts);
@@ -354,6 +466,12 @@ void teardown(sim *s) {
     free(s->open_end);
     free(s->views);
     free(s->limiters);
+    free(s->published);
+    free(s->rr_cursors);
+    free(s->eject_groups);
+    free(s->climits);
+    free(s->hwins);
+    free_conns(s);
     free(s->user_class);
     free(s->user_rng);
     free(s->win_hist);

@@ -65,6 +65,13 @@ typedef struct sim_provider_summary {
     uint64_t overloaded;   /* queue-full answers */
     uint64_t shed;         /* queued attempts dropped unserved (expired at the head, CoDel) */
     uint32_t in_service_peak, queue_peak;
+    /* concurrency limits of the routing layer and inside it, every pod */
+    uint64_t limit_rejections, limit_drops, limit_ignored;
+    uint32_t limit_min, limit_max; /* the lowest and highest limit any pod had */
+    uint64_t hedges;               /* hedged attempts sent to it (not the group's first) */
+    uint64_t conn_waits;           /* attempts that waited for a connection */
+    uint64_t conn_setups;          /* connections opened (new, or after one was closed) */
+    double conn_wait_s;            /* time attempts waited for a connection, summed */
 } sim_provider_summary;
 
 /* One layer of the variant's stacks (the variant's layer of the same index). */
@@ -87,6 +94,7 @@ typedef enum sim_undetermined {
 /* A disturbance window: a provider's scripted fault, or a traffic spike. */
 typedef struct sim_fault_summary {
     bool spike;       /* a traffic class's spike (class `cls`), not a provider fault */
+    bool store;       /* the shared breakers' store was unreachable (outage `fault`) */
     uint8_t cls;      /* spike: the class */
     uint8_t provider; /* fault: the provider */
     uint8_t fault;    /* index in the provider's faults (or the class's spikes) */
@@ -96,12 +104,31 @@ typedef struct sim_fault_summary {
     sim_undetermined undetermined; /* not DETERMINED: nobody can tell (recovered is false) */
 } sim_fault_summary;
 
+/* The fleet's dynamics (docs/metrics.md): zero unless the scenario uses them. */
+typedef struct sim_fleet_summary {
+    uint64_t resubmissions;         /* requests that were a user's re-submission */
+    uint64_t resubmissions_calling; /* ... of classes that call a provider */
+    uint64_t resubmitted;           /* requests that failed and were submitted again */
+    fb_time_us serial_lag_us;       /* the longest a serial call started after its schedule */
+    uint64_t serial_backlog; /* serial calls scheduled in the traffic window, never started */
+    uint64_t pod_requests_min, pod_requests_max; /* requests a pod received (of pods.count) */
+    uint32_t pods_peak;                          /* most pods taking traffic at once */
+    double pod_seconds;                          /* pods taking traffic, integrated over the run */
+    uint64_t pods_added, pods_removed, scale_decisions;
+    uint64_t store_unreachable;  /* breaker checks made while the store was unreachable */
+    uint64_t store_records_lost; /* results that never reached the store */
+} sim_fleet_summary;
+
 typedef struct sim_summary {
     char variant[SIM_NAME_MAX];
     bool complete; /* false: a cap stopped the run early */
     char stop_reason[512];
-    fb_time_us end_us; /* simulated time when the last request ended */
-    uint64_t events;
+    fb_time_us end_us;         /* simulated time when the last request ended */
+    uint64_t events;           /* scheduled (report.json: simulated_events) */
+    uint64_t events_handled;   /* popped and handled: what docs/engine.md calls an event */
+    uint64_t events_stale;     /* popped and skipped: the entity they were for had moved on */
+    uint64_t events_cancelled; /* dropped unpopped: deadlines of requests that had ended */
+    uint64_t queue_peak;       /* events pending at once, at most */
     uint64_t requests;         /* arrived */
     uint64_t requests_calling; /* arrived, of classes that call a provider */
     uint64_t ended[SIM_END_COUNT];
@@ -117,6 +144,8 @@ typedef struct sim_summary {
     uint64_t requests_in_fault, attempts_in_fault; /* calling requests / attempts in windows */
     uint64_t budget_refusals;
     uint64_t stream_failures, tokens_duplicated, stream_resumes;
+    uint64_t hedges, hedges_won; /* hedged attempts sent; hedge groups a hedged attempt won */
+    double hedge_cost_usd;       /* billed for hedged attempts */
     uint64_t in_flight_peak, pod_queue_peak;
     double cost_usd, cost_wasted_usd, fallback_extra_cost_usd;
     double baseline_error_rate;
@@ -124,12 +153,13 @@ typedef struct sim_summary {
     fb_hist latency;    /* every request that ended, as the user waited */
     fb_hist latency_ok; /* successes only */
     sim_provider_summary providers[SIM_PROVIDERS_MAX];
-    sim_fault_summary
-        faults[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX + SIM_CLASSES_MAX * SIM_SCHEDULE_MAX];
+    sim_fault_summary faults[SIM_PROVIDERS_MAX * SIM_FAULTS_MAX +
+                             SIM_CLASSES_MAX * SIM_SCHEDULE_MAX + SIM_SCHEDULE_MAX];
     uint32_t fault_count;
     uint64_t events_dropped; /* events not delivered because the log cap was reached */
     sim_layer_summary layers[SIM_LAYERS_MAX];
     uint32_t layer_count;
+    sim_fleet_summary fleet;
 } sim_summary;
 
 /* One time-series row (one tick of simulated time). */
@@ -143,14 +173,23 @@ typedef struct sim_row {
         uint32_t in_service, queue;
         double open_share;      /* pods whose breaker is open (or forced open) */
         double half_open_share; /* pods whose breaker is half-open */
+        double limit;           /* the concurrency limit, mean over pods; NaN: none */
+        uint32_t conn_wait;     /* attempts waiting for a connection */
     } p[SIM_PROVIDERS_MAX];
     bool fault_active; /* some scripted fault is active during the tick */
+    /* the fleet (columns only when the scenario uses them) */
+    uint32_t pods_ready, pods_starting; /* at the end of the tick (autoscaling) */
+    uint64_t resubmissions;             /* arrivals in the tick that were re-submissions */
+    bool store_down;                    /* the breaker store was unreachable during the tick */
 } sim_row;
 
 typedef enum sim_event_type {
     SIM_EV_BREAKER = 0,
     SIM_EV_FAULT_START,
-    SIM_EV_FAULT_END
+    SIM_EV_FAULT_END,
+    SIM_EV_SCALE,      /* the autoscaler changed the pods it wants: pods_from -> pods_to */
+    SIM_EV_STORE_DOWN, /* the breaker store became unreachable (outage `fault`) */
+    SIM_EV_STORE_UP
 } sim_event_type;
 
 typedef struct sim_log_event {
@@ -158,8 +197,10 @@ typedef struct sim_log_event {
     fb_time_us t_us;
     int pod; /* -1: the shared store */
     uint8_t provider;
-    uint8_t fault;            /* fault events: index in the provider's faults */
-    fb_breaker_event breaker; /* SIM_EV_BREAKER */
+    uint8_t fault;                           /* fault events: index in the provider's faults */
+    fb_breaker_event breaker;                /* SIM_EV_BREAKER */
+    uint32_t pods_from, pods_to, pods_ready; /* SIM_EV_SCALE */
+    double metric;                           /* SIM_EV_SCALE: the window's average */
 } sim_log_event;
 
 struct sim; /* a run in progress (opaque) */
@@ -185,6 +226,7 @@ typedef struct sim_port_attempt {
     uint32_t resend;          /* attempts of the request before this one (retries, fallbacks) */
     fb_time_us arrival_us;    /* when its request arrived */
     fb_time_us timeout_at_us; /* when the client gives up on it; FB_TIME_MAX = never */
+    fb_time_us sent_us;       /* when the policies sent it (the run's clock, not the wall's) */
 } sim_port_attempt;
 
 /* A request that called providers has ended (for the port's traces). */
@@ -225,6 +267,8 @@ typedef struct sim_port {
 
 /* The answer to attempt `id` (from collect()); stale ids are ignored. */
 void sim_port_deliver(struct sim *s, uint64_t id, const sim_port_answer *answer);
+/* When an answer at `at_us` reaches the policies: then, or the run's clock if it is past. */
+fb_time_us sim_port_seen_at(const struct sim *s, fb_time_us at_us);
 
 typedef void (*sim_row_fn)(void *ctx, const sim_row *row);
 typedef void (*sim_event_fn)(void *ctx, const sim_log_event *ev);

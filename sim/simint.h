@@ -4,10 +4,14 @@
  *   engine.c    pools, the event loop (model and port clocks), caps, errors
  *   request.c   a user request: arrival, worker, policy decision, attempt, reply, end
  *   provider.c  a provider: admission, capacity, queue, service, replies, billing, the port
+ *   conn.c      an attempt's way to its provider and back: connections, network latency
+ *   hedging.c   hedged requests: a group of attempts, the first success wins
  *   store.c     breakers: per pod or shared through a store with a propagation delay
  *   series.c    the time series, the baseline and spillover
  *   stats.c     the summary counters, their final sums and the invariants
  *   setup.c     building a run from a scenario variant, and tearing it down
+ *   fleet.c     the fleet's dynamics: sources.c (per-pod, serial), users.c (re-submissions),
+ *               autoscale.c (pods), and the store's outages (store.c); fleetint.h
  *   sim.c       the public entry points
  *
  * Entities live in pools indexed by small integers (requests, attempts) with
@@ -42,6 +46,18 @@ enum {
     EV_STORE_RECORD,    /* lane: a result reaches the shared store */
     EV_STORE_SYNC,      /* lane: the store's state reaches the pods */
     EV_LAYER_TIMEOUT,   /* id = request, arg = depth | serial << 3: an outer layer gives up */
+    EV_PUBLISH,         /* id = breaker slot: a pod reads an opening another pod published */
+    EV_HEDGE,           /* id = request, arg = the group's serial: the next hedge is due */
+    EV_AT_PROVIDER,     /* id = attempt: it reaches its provider (connection setup, network) */
+    EV_AT_CLIENT,       /* id = attempt: its reply reaches the client (network) */
+    /* the fleet's dynamics (fleet.c): handled by fleet_step() */
+    EV_POD_ARRIVAL,  /* id = pod, arg = class: a per-pod source's arrival */
+    EV_SERIAL,       /* id = class: a serial client's next call */
+    EV_RESUBMIT,     /* id = pending re-submission: a user submits a failed request again */
+    EV_SCALE_SAMPLE, /* the autoscaler samples its metric (every second), decides every period */
+    EV_POD_START,    /* id = pod, gen = its incarnation: a new pod's process starts */
+    EV_POD_READY,    /* id = pod, gen = its incarnation: it takes traffic */
+    EV_STORE_EDGE,   /* id = store outage, arg = is_end */
 };
 
 /* A layer's pending timeout or resume: its depth and serial in one event argument. */
@@ -52,7 +68,20 @@ enum {
 enum { LANE_DEADLINE = 0, LANE_STORE_RECORD = 1, LANE_STORE_SYNC = 2 };
 
 enum { R_FREE = 0, R_QUEUED, R_LOCAL, R_CALLING, R_WAITING, R_FINISHING };
-enum { A_FREE = 0, A_QUEUED, A_SERVICE, A_REPLYING, A_HANG, A_PORT /* at a real provider */ };
+enum {
+    A_FREE = 0,
+    A_QUEUED,
+    A_SERVICE,
+    A_REPLYING,
+    A_HANG,
+    A_PORT,      /* at a real provider */
+    A_CONNWAIT,  /* waiting for a connection of its pod's pool */
+    A_TRAVEL,    /* on its way to the provider: a connection's setup, the network */
+    A_RETURNING, /* its reply on its way back to the client */
+};
+
+/* An attempt's connection (conn.c). */
+enum { CONN_NONE = 0, CONN_WAIT, CONN_HELD };
 
 #define PURPOSE_REQUEST 2u
 #define PURPOSE_POD 3u
@@ -81,9 +110,10 @@ typedef struct req {
     uint8_t state;
     uint8_t cls;
     bool holds_worker;
-    bool exposed;      /* its class may call a faulted provider */
-    bool via_fallback; /* the routing layer answered from a later provider */
-    bool degraded;     /* the answer is the outermost layer's degraded one */
+    bool exposed;       /* its class may call a faulted provider */
+    bool via_fallback;  /* the routing layer answered from a later provider */
+    bool degraded;      /* the answer is the outermost layer's degraded one */
+    uint16_t resubmits; /* re-submissions of its user request before it (fleet.c) */
     uint32_t pod;
     uint32_t user;
     uint32_t attempt; /* current provider attempt index + 1, 0 = none */
@@ -94,6 +124,23 @@ typedef struct req {
     const sim_stack *stack; /* the layers it passes through */
     hop hops[];             /* one per layer of the stack, outermost first */
 } req;
+
+/*
+ * What an attempt carries when the variant hedges or pools connections, or
+ * a provider has network latency (s->att_x): sized into the attempts' pool
+ * only then, so that other runs keep their memory and speed.
+ */
+typedef struct attx {
+    fb_fallback_permits perm; /* a hedge group's attempt holds its own permits */
+    bool grouped;             /* in its request's hedge group, at `slot` */
+    bool hedge;               /* not the group's first attempt */
+    bool left_running;        /* a loser the client lets finish (hedging.cancel: false) */
+    uint8_t slot;
+    uint8_t conn;  /* CONN_NONE, CONN_WAIT, CONN_HELD */
+    uint8_t layer; /* the innermost layer that sent it */
+    uint32_t pod;
+    fb_time_us wait_since_us; /* when it started waiting for a connection */
+} attx;
 
 typedef struct attempt {
     uint32_t gen; /* first field: survives reuse */
@@ -110,7 +157,29 @@ typedef struct attempt {
     bool timer_armed;
     fb_reply reply;
     fb_time_us hint_us;
+    struct attx x[]; /* present when the run has hedging, connections or network latency */
 } attempt;
+
+/* A request's hedged call in progress (hedging.c): after its hops, when the variant hedges. */
+typedef struct hgroup {
+    fb_hedge_group g;
+    bool active;
+    uint8_t provider;                    /* the first attempt's */
+    uint32_t serial;                     /* names the pending hedge timer */
+    uint32_t att[FB_HEDGE_ATTEMPTS_MAX]; /* slot k's attempt index + 1; 0: answered or gone */
+    fb_reply first;                      /* the first attempt's failure (EXHAUSTED ends with it) */
+    fb_time_us first_hint_us;
+} hgroup;
+
+/* A layer's connections in one pod (conn.c). */
+typedef struct connpool {
+    uint32_t open; /* connections open, busy or idle, every provider */
+    uint32_t idle_total;
+    uint32_t busy[SIM_PROVIDERS_MAX], idle[SIM_PROVIDERS_MAX];
+    sim_fifo wait[SIM_PROVIDERS_MAX]; /* of waiter, per provider */
+    uint32_t wlive[SIM_PROVIDERS_MAX];
+    uint64_t seq; /* arrival order of waiters across providers: FIFO over the pool */
+} connpool;
 
 /* An entry of a queue of requests or attempts: stale when the generation moved on. */
 typedef struct ref {
@@ -173,6 +242,7 @@ typedef struct lay {
     const sim_layer *cfg;
     fb_retry_policy retry;
     fb_classifier classifier;
+    fb_hedge_policy hedge; /* cfg->has_hedge */
 } lay;
 
 /* RFC 8289's state for one provider's queue (provider.c). */
@@ -191,8 +261,10 @@ typedef struct prov {
     bool has_rpm, has_tpm;
     fb_bucket rpm, tpm;
     double capacity_factor;
-    bool disturbed;  /* has scripted faults, or a class with a spike calls it */
-    int share_layer; /* whose breaker the time series shows (-1: none) */
+    bool disturbed;        /* has scripted faults, or a class with a spike calls it */
+    int share_layer;       /* whose breaker the time series shows (-1: none) */
+    int limit_layer;       /* whose concurrency limit the time series shows (-1: none) */
+    uint32_t conn_waiting; /* attempts waiting for a connection to it, every pod */
     struct {
         uint64_t attempts, errors, rate_limited, timeouts;
     } tick;
@@ -202,7 +274,8 @@ typedef struct window {
     fb_time_us start_us, end_us;
 } window;
 
-#define WINDOWS_MAX (SIM_PROVIDERS_MAX * SIM_FAULTS_MAX + SIM_CLASSES_MAX * SIM_SCHEDULE_MAX)
+#define WINDOWS_MAX                                                                                \
+    (SIM_PROVIDERS_MAX * SIM_FAULTS_MAX + SIM_CLASSES_MAX * SIM_SCHEDULE_MAX + SIM_SCHEDULE_MAX)
 
 typedef struct sim {
     const sim_scenario *sc;
@@ -224,15 +297,23 @@ typedef struct sim {
     fb_budget *budgets; /* npods * NL */
     prov provs[SIM_PROVIDERS_MAX];
     /* breakers (store.c), each slot (layer, pod, provider): see slot() */
-    fb_breaker *breakers;   /* per-pod scope */
-    fb_breaker *stores;     /* NL * P, shared scope */
-    bctx *bctxs;            /* slots, then stores */
-    fb_time_us *open_since; /* slots, then stores */
-    fb_time_us *open_end;   /* when each open period ends at the latest */
-    view *views;            /* slots, shared scope */
-    sim_fifo recs;          /* store_record: in the same order as their lane */
-    sim_fifo syncs;         /* store_sync: in the same order as their lane */
-    fb_ratelimit *limiters; /* slots */
+    fb_breaker *breakers;         /* per-pod scope */
+    fb_breaker *stores;           /* NL * P, shared scope */
+    bctx *bctxs;                  /* slots, then stores */
+    fb_time_us *open_since;       /* slots, then stores */
+    fb_time_us *open_end;         /* when each open period ends at the latest */
+    view *views;                  /* slots, shared scope */
+    sim_fifo recs;                /* store_record: in the same order as their lane */
+    sim_fifo syncs;               /* store_sync: in the same order as their lane */
+    fb_ratelimit *limiters;       /* slots */
+    fb_time_us *published;        /* slots, PUBLISHED scope: the latest deadline published to it */
+    uint32_t *rr_cursors;         /* npods * NL: each pod's round-robin rotation per layer */
+    fb_eject_group *eject_groups; /* npods * NL */
+    fb_conclimit *climits;        /* slots; NULL when no layer has a concurrency limit */
+    fb_hedge_window *hwins;       /* slots; NULL when no layer hedges after a percentile */
+    connpool *pools;              /* npods * NL; NULL when no layer has connections */
+    bool att_x;                   /* attempts carry an attx */
+    size_t hg_offset;             /* where a request's hgroup is (0: the variant does not hedge) */
     /* traffic */
     sim_traffic traffic[SIM_CLASSES_MAX];
     uint32_t users_total;
@@ -245,6 +326,7 @@ typedef struct sim {
     uint64_t pod_queue_total;
     uint64_t busy_total;
     uint64_t events_logged;
+    uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
     /* time series (series.c) */
     sim_row row;
@@ -265,6 +347,8 @@ typedef struct sim {
     window windows[WINDOWS_MAX];
     uint32_t window_count;
     bool judged[WINDOWS_MAX]; /* a full window starting after disturbance k's end was judged */
+    /* the fleet's dynamics (fleetint.h): NULL unless the scenario uses one */
+    struct fleet *fleet;
 } sim;
 
 static inline void *pool_at(const pool *p, uint32_t i) {
@@ -277,6 +361,16 @@ static inline req *R(sim *s, uint32_t i) {
 
 static inline attempt *A(sim *s, uint32_t i) {
     return (attempt *)pool_at(&s->atts, i);
+}
+
+/* An attempt's extension; only when s->att_x. */
+static inline attx *X(attempt *a) {
+    return &a->x[0];
+}
+
+/* A request's hedge group; only when s->hg_offset. */
+static inline hgroup *HG(const sim *s, req *r) {
+    return (hgroup *)((char *)r + s->hg_offset);
 }
 
 /* The breaker, view, limiter and open-period slot of (layer, pod, provider). */
@@ -316,6 +410,39 @@ void on_attempt_timeout(sim *s, uint32_t ai);
 void on_deadline(sim *s, uint32_t ri);
 void on_finish(sim *s, uint32_t ri);
 
+/* request.c: what hedging.c shares */
+fb_class classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi);
+/* A hedge group's answer (from provider pi, `out` tokens) to the innermost layer's engine. */
+void inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,
+                  uint32_t out);
+int new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
+                uint32_t *out);
+fb_reply sim_timeout_reply(void);
+
+/* hedging.c */
+void hedge_begin(sim *s, uint32_t ri, uint32_t ai);
+void on_hedge(sim *s, uint32_t ri, uint32_t arg);
+void hedge_delivered(sim *s, uint32_t ai);
+void hedge_timeout(sim *s, uint32_t ai);
+void hedge_abandon(sim *s, req *r);
+
+/* conn.c */
+void attempt_depart(sim *s, uint32_t ai);
+void on_at_provider(sim *s, uint32_t ai);
+bool attempt_return(sim *s, uint32_t ai);
+void on_at_client(sim *s, uint32_t ai);
+void conn_end(sim *s, uint32_t ai, bool close);
+int setup_conns(sim *s);
+void free_conns(sim *s);
+void conns_pod_reset(sim *s, uint32_t k);
+
+/* stats.c, for these */
+void stat_hedge_sent(sim *s, uint32_t provider);
+void stat_hedge_won(sim *s);
+void stat_conn_wait(sim *s, uint32_t provider);
+void stat_conn_waited(sim *s, uint32_t provider, fb_time_us wait_us);
+void stat_conn_setup(sim *s, uint32_t provider);
+
 /* provider.c */
 void provider_arrive(sim *s, uint32_t ai);
 void port_send(sim *s, uint32_t ai);
@@ -331,6 +458,7 @@ int pod_breaker(sim *s, uint32_t layer, uint32_t k, uint32_t p, fb_fallback_prov
 void on_breaker_event(void *ctx, const fb_breaker_event *ev);
 void on_store_record(sim *s);
 void on_store_sync(sim *s);
+void on_publish(sim *s, uint32_t slot_index);
 bool is_open(fb_breaker_state st);
 fb_breaker_state seen_state(const fb_breaker *b, fb_time_us now);
 
@@ -360,11 +488,33 @@ void stat_pod_queued(sim *s);
 void stat_class_exposure(sim *s, bool exposed);
 void stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev);
 void stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider);
+typedef enum store_tally { STORE_UNREACHABLE, STORE_RECORD_LOST } store_tally;
+void stat_resubmitted(sim *s);
+void stat_serial_lag(sim *s, fb_time_us lag);
+void stat_serial_backlog(sim *s, uint64_t calls);
+void stat_scale(sim *s, uint32_t from, uint32_t to);
+void stat_store(sim *s, store_tally what);
+void stat_pod_retired(sim *s, uint32_t k);
+void stat_breaker_dropped(sim *s, const bctx *bc);
 void stat_finalize(sim *s);
 int stat_check_invariants(sim *s);
 
 /* setup.c */
 int setup(sim *s);
 void teardown(sim *s);
+int setup_pod_policy(sim *s, uint32_t k); /* pod k's engines, breakers, limiters, budgets */
+
+/* fleet.c: per-pod sources, serial clients, re-submissions, autoscaling, store outages */
+uint32_t autoscale_slots(const sim_policy *pol, uint32_t count); /* pod slots of a variant */
+int fleet_setup(sim *s);
+void fleet_teardown(sim *s);
+int fleet_step(sim *s, const sim_event *ev);      /* 1 handled, 0 stale, -1 not a fleet event */
+void fleet_arrive(sim *s, req *r);                /* its pod, and a re-submission's tokens */
+bool fleet_end(sim *s, req *r, sim_end end);      /* true: its user submits it again */
+void fleet_pod_freed(sim *s, uint32_t podi);      /* a draining pod may be gone */
+bool fleet_pod_live(const sim *s, uint32_t podi); /* started and not yet gone */
+bool fleet_store_down(const sim *s);              /* the shared breakers' store is unreachable */
+void fleet_row(sim *s, sim_row *row);             /* the fleet's columns of a row */
+void fleet_finalize(sim *s);                      /* its share of the summary */
 
 #endif /* SIM_SIMINT_H */

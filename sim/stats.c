@@ -10,17 +10,57 @@
  */
 #include <math.h>
 
-#include "sim/simint.h"
+#include "sim/fleetint.h"
 
 void stat_arrival(sim *s, const req *r) {
     sim_summary *sum = s->sum;
     sum->requests++;
     s->row.arrivals++;
-    if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) {
+    bool calls = s->sc->classes[r->cls].target != SIM_TARGET_NONE;
+    if (calls) {
         sum->requests_calling++;
         if (in_window(s, s->now)) sum->requests_in_fault++;
     }
     if (s->live > sum->in_flight_peak) sum->in_flight_peak = s->live;
+    if (r->resubmits > 0) {
+        sum->fleet.resubmissions++;
+        sum->fleet.resubmissions_calling += calls;
+        s->row.resubmissions++;
+    }
+}
+
+/* ---- the fleet's dynamics (fleet.c and its files) ---- */
+
+/* A request ended in an error and its user will submit it again. */
+void stat_resubmitted(sim *s) {
+    s->sum->fleet.resubmitted++;
+}
+
+/* A serial client's call started `lag` after its scheduled time. */
+void stat_serial_lag(sim *s, fb_time_us lag) {
+    if (lag > s->sum->fleet.serial_lag_us) s->sum->fleet.serial_lag_us = lag;
+}
+
+/* A serial client's calls scheduled before the end of traffic that will never start. */
+void stat_serial_backlog(sim *s, uint64_t calls) {
+    s->sum->fleet.serial_backlog += calls;
+}
+
+/* The autoscaler changed its pods from `from` to `to`. */
+void stat_scale(sim *s, uint32_t from, uint32_t to) {
+    sim_fleet_summary *fs = &s->sum->fleet;
+    fs->scale_decisions++;
+    if (to > from)
+        fs->pods_added += to - from;
+    else
+        fs->pods_removed += from - to;
+}
+
+void stat_store(sim *s, store_tally what) {
+    if (what == STORE_UNREACHABLE)
+        s->sum->fleet.store_unreachable++;
+    else
+        s->sum->fleet.store_records_lost++;
 }
 
 void stat_attempt(sim *s, const attempt *a) {
@@ -145,12 +185,39 @@ void stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted) {
     ps->tokens_out += tokens_out;
     ps->cost_usd += c;
     s->sum->cost_usd += c;
+    if (s->att_x && a->x[0].hedge) s->sum->hedge_cost_usd += c;
     if (wasted) {
         ps->tokens_in_wasted += a->tokens_in;
         ps->tokens_out_wasted += tokens_out;
         ps->cost_wasted_usd += c;
         s->sum->cost_wasted_usd += c;
     }
+}
+
+/* A hedged attempt left for `provider` (the group's first is an ordinary attempt). */
+void stat_hedge_sent(sim *s, uint32_t provider) {
+    s->sum->hedges++;
+    s->sum->providers[provider].hedges++;
+}
+
+/* A hedge group's answer came from a hedged attempt, not from its first. */
+void stat_hedge_won(sim *s) {
+    s->sum->hedges_won++;
+}
+
+/* An attempt found no connection to `provider` and waits for one. */
+void stat_conn_wait(sim *s, uint32_t provider) {
+    s->sum->providers[provider].conn_waits++;
+}
+
+/* ... and got one after `wait_us`. */
+void stat_conn_waited(sim *s, uint32_t provider, fb_time_us wait_us) {
+    s->sum->providers[provider].conn_wait_s += (double)wait_us / 1e6;
+}
+
+/* A connection to `provider` was opened (and costs its setup). */
+void stat_conn_setup(sim *s, uint32_t provider) {
+    s->sum->providers[provider].conn_setups++;
 }
 
 void stat_tally(sim *s, uint32_t provider, tally what) {
@@ -201,10 +268,15 @@ static size_t breaker_slot(const sim *s, const bctx *bc) {
                        : slot(s, bc->layer, (uint32_t)bc->pod, bc->provider);
 }
 
-/* Does layer l's breaker (per pod, or the store) count in the summary? Its scope says. */
+/*
+ * Does layer l's breaker (per pod, or the store) count in the summary? Its
+ * scope says; a shared breaker's pods run breakers of their own only while
+ * the store is unreachable and they fall back to local ones (store.c).
+ */
 static bool counts(const sim *s, uint32_t l, bool store) {
-    sim_breaker_scope scope = s->lays[l].cfg->breaker_scope;
-    return store ? scope == SIM_SCOPE_SHARED : scope == SIM_SCOPE_POD;
+    const sim_layer *L = s->lays[l].cfg;
+    if (store) return L->breaker_scope == SIM_SCOPE_SHARED;
+    return L->breaker_scope != SIM_SCOPE_SHARED || L->store_outage == SIM_STORE_LOCAL;
 }
 
 /* Provider totals hold the breakers of the routing layer and inside it (an outer one's
@@ -216,7 +288,10 @@ static bool per_provider(const sim *s, uint32_t l) {
 /* An open period ended at `end`: its share of the provider's open time. */
 static void add_open_time(sim *s, const bctx *bc, bool store, fb_time_us since, fb_time_us end) {
     double d = (double)(end - since) / 1e6;
-    if (per_provider(s, bc->layer))
+    if (!per_provider(s, bc->layer)) return;
+    if (!store && s->fleet && s->fleet->as)
+        s->fleet->as->open_pod_s[bc->provider] += d; /* per pod: over the mean pods, at the end */
+    else
         s->sum->providers[bc->provider].breaker_open_s += store ? d : d / s->npods;
 }
 
@@ -266,28 +341,75 @@ static void close_open_periods(sim *s) {
     }
 }
 
-/* What the core's primitives counted in layer l for provider p: limiters, rejections. */
-static void add_core_counts(sim *s, uint32_t l, uint32_t p) {
+/* Breaker rejections the core counted, into layer l's and provider p's totals. */
+static void add_rejections(sim *s, uint32_t l, uint32_t p, uint64_t rejected) {
+    s->sum->layers[l].breaker_rejections += rejected;
+    if (per_provider(s, l)) s->sum->providers[p].breaker_rejections += rejected;
+}
+
+/* What pod k's concurrency limit in layer l for provider p counted. */
+static void add_conclimit_counts(sim *s, uint32_t l, uint32_t p, uint32_t k) {
+    sim_provider_summary *ps = &s->sum->providers[p];
+    const fb_conclimit_stats *st = fb_conclimit_stats_get(&s->climits[slot(s, l, k, p)]);
+    ps->limit_rejections += st->rejected;
+    ps->limit_drops += st->drops;
+    ps->limit_ignored += st->ignored;
+    if (ps->limit_max == 0 || st->limit_min < ps->limit_min) ps->limit_min = st->limit_min;
+    if (st->limit_max > ps->limit_max) ps->limit_max = st->limit_max;
+}
+
+/* What pod k's primitives counted in layer l for provider p: limits, limiter, breaker. */
+static void add_pod_counts(sim *s, uint32_t l, uint32_t p, uint32_t k) {
     sim_provider_summary *ps = &s->sum->providers[p];
     const sim_layer *L = s->lays[l].cfg;
     const sim_provider_policy *pp = &L->per_provider[p];
+    size_t i = slot(s, l, k, p);
+    if (pp->has_conclimit && L->role != SIM_ROLE_OUTER) add_conclimit_counts(s, l, p, k);
     if (pp->has_ratelimit) {
-        for (uint32_t k = 0; k < s->npods; k++) {
-            const fb_ratelimit_stats *st = fb_ratelimit_stats_get(&s->limiters[slot(s, l, k, p)]);
-            ps->limiter_waits += st->delayed;
-            ps->limiter_rejections += st->rejected;
-        }
+        const fb_ratelimit_stats *st = fb_ratelimit_stats_get(&s->limiters[i]);
+        ps->limiter_waits += st->delayed;
+        ps->limiter_rejections += st->rejected;
     }
     if (!pp->has_breaker || (L->role == SIM_ROLE_OUTER && p > 0)) return;
-    uint64_t rejected = 0;
-    if (L->breaker_scope == SIM_SCOPE_SHARED) {
-        rejected = fb_breaker_stats_get(&s->stores[(size_t)l * s->P + p])->rejected;
-    } else {
-        for (uint32_t k = 0; k < s->npods; k++)
-            rejected += fb_breaker_stats_get(&s->breakers[slot(s, l, k, p)])->rejected;
+    if (L->breaker_scope != SIM_SCOPE_SHARED) /* per pod, or published (LiteLLM's cooldowns) */
+        add_rejections(s, l, p, fb_breaker_stats_get(&s->breakers[i])->rejected);
+}
+
+/* What the core's primitives counted in layer l for provider p: limiters, rejections. */
+static void add_core_counts(sim *s, uint32_t l, uint32_t p) {
+    const sim_layer *L = s->lays[l].cfg;
+    for (uint32_t k = 0; k < s->npods; k++) add_pod_counts(s, l, p, k);
+    if (!L->per_provider[p].has_breaker || (L->role == SIM_ROLE_OUTER && p > 0)) return;
+    if (L->breaker_scope == SIM_SCOPE_SHARED)
+        add_rejections(s, l, p, fb_breaker_stats_get(&s->stores[(size_t)l * s->P + p])->rejected);
+}
+
+/* A breaker goes away (a pod started anew, a local breaker after a store outage). */
+void stat_breaker_dropped(sim *s, const bctx *bc) {
+    size_t at = breaker_slot(s, bc);
+    if (s->open_since[at] == FB_TIME_NONE) return;
+    fb_time_us end = s->now < s->open_end[at] ? s->now : s->open_end[at];
+    if (counts(s, bc->layer, bc->pod < 0))
+        add_open_time(s, bc, bc->pod < 0, s->open_since[at], end);
+    s->open_since[at] = FB_TIME_NONE;
+}
+
+/*
+ * The autoscaler starts pod k again: what its last life counted (limiters,
+ * breaker rejections, budget refusals, open periods) joins the summary
+ * before its state is made anew.
+ */
+void stat_pod_retired(sim *s, uint32_t k) {
+    for (uint32_t l = 0; l < s->NL; l++) {
+        for (uint32_t p = 0; p < s->P; p++) {
+            add_pod_counts(s, l, p, k);
+            bctx bc = {s, (int)k, (uint8_t)l, (uint8_t)p};
+            stat_breaker_dropped(s, &bc);
+        }
+        if (s->lays[l].cfg->budget.kind != FB_BUDGET_NONE)
+            s->sum->budget_refusals +=
+                fb_budget_stats_get(&s->budgets[(size_t)k * s->NL + l])->refused;
     }
-    s->sum->layers[l].breaker_rejections += rejected;
-    if (per_provider(s, l)) ps->breaker_rejections += rejected;
 }
 
 /*
@@ -311,6 +433,10 @@ void stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
     sum->end_us = s->now;
     sum->events = s->q.pushed;
+    sum->events_handled = s->events_handled;
+    sum->events_stale = s->events_stale;
+    sum->events_cancelled = s->q.cancelled;
+    sum->queue_peak = s->q.peak;
     close_open_periods(s);
     for (uint32_t p = 0; p < s->P; p++) {
         sum->providers[p].unfinished = s->provs[p].busy + s->provs[p].qlive;
@@ -323,6 +449,7 @@ void stat_finalize(sim *s) {
                 fb_budget_stats_get(&s->budgets[(size_t)k * s->NL + l])->refused;
     }
     for (uint32_t i = 0; i < sum->fault_count; i++) finalize_spillover(s, i);
+    if (s->fleet) fleet_finalize(s);
 }
 
 /* ---- invariants (tests: sim_run_opts.check_invariants) ---- */

@@ -9,10 +9,23 @@
  * store's state changes reach the pods, after the policy's sync delay: two
  * FIFO lanes of the event queue, whose payloads wait in two FIFOs in the
  * same order.
+ *
+ * The store can be unreachable (breaker_store.outages). Then results sent to
+ * it, or on their way, are lost, its state changes do not reach the pods,
+ * and each pod does what the layer's store_outage says: fail_open admits
+ * every call (pybreaker's CircuitRedisStorage with fallback_circuit_state
+ * "closed": a RedisError reads as the fallback state, and counter writes are
+ * logged and lost), fail_closed rejects every call (fallback "open"), local
+ * keeps the pod's last view while it says open and otherwise asks a breaker
+ * of the pod's own, fresh at the outage's start and dropped at its end. When
+ * the store is back, the pods read its state again (after the sync delay).
  */
 #include <string.h>
 
-#include "sim/simint.h"
+#include "sim/fleetint.h"
+
+/* A permit of a pod's local breaker (store outage, "local"): its generation carries this bit. */
+#define LOCAL_PERMIT (1ull << 63)
 
 bool is_open(fb_breaker_state st) {
     return st == FB_BREAKER_OPEN || st == FB_BREAKER_FORCED_OPEN;
@@ -32,9 +45,39 @@ fb_breaker_state seen_state(const fb_breaker *b, fb_time_us now) {
 
 /* ---- the pods' side of a shared breaker ---- */
 
+/* Does the pod's last view of the store say open? */
+static bool view_says_open(const view *v, fb_time_us now) {
+    return v->state == FB_BREAKER_FORCED_OPEN ||
+           (v->state == FB_BREAKER_OPEN && now < v->open_until_us);
+}
+
+/* The store cannot be reached: the layer's store_outage decides. */
+static bool allow_unreachable(view *v, fb_time_us now, fb_breaker_permit *permit) {
+    sim *s = v->s;
+    stat_store(s, STORE_UNREACHABLE);
+    sim_store_outage mode = s->lays[v->layer].cfg->store_outage;
+    bool view_open = view_says_open(v, now);
+    if (mode == SIM_STORE_FAIL_OPEN) {
+        permit->admitted_us = now;
+        permit->kind = FB_PERMIT_UNTRACKED; /* its result has nowhere to go */
+        return true;
+    }
+    if (mode == SIM_STORE_LOCAL && !view_open) {
+        fb_breaker *local = &s->breakers[(size_t)(v - s->views)];
+        if (fb_breaker_allow(local, now, permit)) {
+            permit->generation |= LOCAL_PERMIT;
+            return true;
+        }
+    }
+    permit->kind = FB_PERMIT_REJECTED;
+    stat_breaker_rejection(s, v->layer, v->provider);
+    return false;
+}
+
 static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
     view *v = ctx;
     sim *s = v->s;
+    if (fleet_store_down(s)) return allow_unreachable(v, now, permit);
     switch (v->state) {
     case FB_BREAKER_CLOSED:
     case FB_BREAKER_FORCED_CLOSED:
@@ -64,11 +107,51 @@ static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
     return fb_breaker_allow(&s->stores[(size_t)v->layer * s->P + v->provider], now, permit);
 }
 
+/* Would allow_unreachable() admit now? (Nothing is counted: a peek.) */
+static bool admits_unreachable(const view *v, fb_time_us now) {
+    const sim *s = v->s;
+    sim_store_outage mode = s->lays[v->layer].cfg->store_outage;
+    if (mode == SIM_STORE_FAIL_OPEN) return true;
+    if (mode == SIM_STORE_FAIL_CLOSED || view_says_open(v, now)) return false;
+    return fb_breaker_admits(&s->breakers[(size_t)(v - s->views)], now);
+}
+
+/* Would view_allow() admit now? (The groups of the fallback engine peek.) */
+static bool view_admits(void *ctx, fb_time_us now) {
+    view *v = ctx;
+    if (fleet_store_down(v->s)) return admits_unreachable(v, now);
+    switch (v->state) {
+    case FB_BREAKER_FORCED_OPEN:
+        return false;
+    case FB_BREAKER_OPEN:
+        if (now < v->open_until_us) return false;
+        break;
+    case FB_BREAKER_HALF_OPEN:
+        break;
+    default:
+        return true;
+    }
+    return fb_breaker_admits(&v->s->stores[(size_t)v->layer * v->s->P + v->provider], now);
+}
+
 static void view_record(void *ctx, const fb_breaker_permit *permit, const fb_breaker_result *result,
                         fb_time_us now) {
     view *v = ctx;
     sim *s = v->s;
     if (permit->kind == FB_PERMIT_UNTRACKED) return;
+    if (permit->generation & LOCAL_PERMIT) {
+        fb_breaker_permit own = *permit;
+        own.generation &= ~LOCAL_PERMIT;
+        if (fleet_store_down(s))
+            fb_breaker_record(&s->breakers[(size_t)(v - s->views)], &own, result, now);
+        else
+            stat_store(s, STORE_RECORD_LOST); /* the local breaker went with the outage */
+        return;
+    }
+    if (fleet_store_down(s)) {
+        stat_store(s, STORE_RECORD_LOST);
+        return;
+    }
     store_record rec = {v->layer, v->provider, *permit, *result};
     if (sim_fifo_push(&s->recs, &rec) != FB_OK) {
         stop(s, FB_ECAP, "shared store messages cap reached (limits.events) at t=%.3fs",
@@ -84,6 +167,10 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, const fb_bre
 void on_store_record(sim *s) {
     store_record rec;
     sim_fifo_pop(&s->recs, &rec);
+    if (fleet_store_down(s)) {
+        stat_store(s, STORE_RECORD_LOST); /* it arrived while the store was unreachable */
+        return;
+    }
     fb_breaker_record(&s->stores[(size_t)rec.layer * s->P + rec.provider], &rec.permit, &rec.result,
                       s->now);
 }
@@ -102,6 +189,7 @@ static void store_sync_push(sim *s, const bctx *bc, const fb_breaker_event *ev) 
 void on_store_sync(sim *s) {
     store_sync sy;
     sim_fifo_pop(&s->syncs, &sy);
+    if (fleet_store_down(s)) return; /* the pods cannot hear the store */
     for (uint32_t k = 0; k < s->npods; k++) {
         view *v = &s->views[slot(s, sy.layer, k, sy.provider)];
         if (sy.generation < v->generation) continue;
@@ -111,12 +199,52 @@ void on_store_sync(sim *s) {
     }
 }
 
+/* ---- published openings (LiteLLM's cooldowns in Redis) ---- */
+
+/*
+ * Pod k reads the store every sync_delay_us, at k * delay / npods + m * delay:
+ * the next read at or after t. An opening written at t is seen then, unless
+ * it ended before (each pod reads on its own cycle, as LiteLLM's
+ * DualCache throttles its Redis reads per key).
+ */
+static fb_time_us next_read(const sim *s, uint32_t layer, uint32_t k, fb_time_us t) {
+    fb_time_us every = s->lays[layer].cfg->sync_delay_us;
+    if (every <= 0) return t;
+    fb_time_us phase = every * (fb_time_us)k / (fb_time_us)s->npods;
+    if (t <= phase) return phase;
+    fb_time_us m = (t - phase + every - 1) / every;
+    return fb_time_add(phase, m * every);
+}
+
+/* An opening of pod `from`'s breaker, written to the store for the other pods to read. */
+static void publish(sim *s, const bctx *bc, const fb_breaker_event *ev) {
+    for (uint32_t k = 0; k < s->npods; k++) {
+        if ((int)k == bc->pod) continue;
+        fb_time_us at = next_read(s, bc->layer, k, ev->at_us);
+        if (at >= ev->open_until_us) continue; /* over before this pod reads it */
+        size_t i = slot(s, bc->layer, k, bc->provider);
+        if (ev->open_until_us > s->published[i]) s->published[i] = ev->open_until_us;
+        push(s, at, EV_PUBLISH, (uint32_t)i, 0, 0);
+    }
+}
+
+void on_publish(sim *s, uint32_t slot_index) {
+    fb_breaker *b = &s->breakers[slot_index];
+    fb_time_us until = s->published[slot_index];
+    if (until <= s->now) return;
+    if (fb_breaker_state_get(b) == FB_BREAKER_OPEN && fb_breaker_open_until(b) >= until) return;
+    fb_breaker_sync(b, FB_BREAKER_OPEN, until, s->now);
+}
+
 /* Every breaker's state changes come here: counted, logged, and the store's sent to the pods. */
 void on_breaker_event(void *ctx, const fb_breaker_event *ev) {
     bctx *bc = ctx;
     sim *s = bc->s;
     stat_breaker_transition(s, bc, ev);
     if (bc->pod < 0) store_sync_push(s, bc, ev);
+    if (bc->pod >= 0 && ev->to == FB_BREAKER_OPEN && ev->cause != FB_CAUSE_SYNC &&
+        s->lays[bc->layer].cfg->breaker_scope == SIM_SCOPE_PUBLISHED)
+        publish(s, bc, ev);
     sim_log_event le;
     memset(&le, 0, sizeof le);
     le.type = SIM_EV_BREAKER;
@@ -129,10 +257,10 @@ void on_breaker_event(void *ctx, const fb_breaker_event *ev) {
 
 /* ---- setup ---- */
 
-/* A breaker that starts open (forced open) is open from time 0. */
+/* A breaker that starts open (forced open) is open from its start (time 0, or its pod's). */
 static void note_initial_state(sim *s, size_t slot, const fb_breaker *b) {
     if (!is_open(fb_breaker_state_get(b))) return;
-    s->open_since[slot] = 0;
+    s->open_since[slot] = s->now;
     s->open_end[slot] = fb_breaker_open_until(b);
 }
 
@@ -146,7 +274,9 @@ static int init_breaker(sim *s, fb_breaker *b, bctx *ctx, int podi, uint32_t l, 
     bc.on_event = on_breaker_event;
     bc.event_ctx = ctx;
     bc.rng = rng;
-    int rc = fb_breaker_init(b, &bc, 0);
+    if (s->lays[l].cfg->eject_limit && podi >= 0)
+        bc.eject_group = &s->eject_groups[(size_t)podi * s->NL + l];
+    int rc = fb_breaker_init(b, &bc, s->now); /* 0 at setup; a pod that starts later: then */
     if (rc != FB_OK)
         stop(s, FB_EINVAL, "invalid breaker for %s (%s)", s->sc->providers[p].name,
              fb_strerror(rc));
@@ -170,6 +300,7 @@ int pod_breaker(sim *s, uint32_t l, uint32_t k, uint32_t p, fb_fallback_provider
         v->generation = fb_breaker_generation(store);
         fp->port.allow = view_allow;
         fp->port.record = view_record;
+        fp->port.admits = view_admits;
         fp->port.ctx = v;
         return FB_OK;
     }
@@ -195,4 +326,70 @@ int setup_stores(sim *s, uint32_t l) {
         note_initial_state(s, i, b);
     }
     return FB_OK;
+}
+
+/* ---- the store's outages ---- */
+
+int store_outages_setup(sim *s) {
+    for (uint32_t i = 0; i < s->sc->store_outage_count; i++) {
+        const sim_store_window *w = &s->sc->store_outages[i];
+        push(s, w->at_us, EV_STORE_EDGE, i, 0, 0);
+        push(s, fb_time_add(w->at_us, w->for_us), EV_STORE_EDGE, i, 0, 1);
+    }
+    return FB_OK;
+}
+
+/* Each (layer, provider) of a shared breaker whose pods fall back to local breakers. */
+static bool local_fallback(const sim *s, uint32_t l, uint32_t p) {
+    const sim_layer *L = s->lays[l].cfg;
+    return L->breaker_scope == SIM_SCOPE_SHARED && L->store_outage == SIM_STORE_LOCAL &&
+           L->per_provider[p].has_breaker && (L->role != SIM_ROLE_OUTER || p == 0);
+}
+
+/* The outage starts: fresh local breakers; it ends: they go, and the pods read the store. */
+static void local_breakers(sim *s, bool start) {
+    for (uint32_t l = 0; l < s->NL; l++) {
+        for (uint32_t p = 0; p < s->P; p++) {
+            if (!local_fallback(s, l, p)) continue;
+            for (uint32_t k = 0; k < s->npods && s->rc == FB_OK; k++) {
+                size_t i = slot(s, l, k, p);
+                if (start)
+                    init_breaker(s, &s->breakers[i], &s->bctxs[i], (int)k, l, p, &s->pods[k].rng);
+                else
+                    stat_breaker_dropped(s, &s->bctxs[i]);
+            }
+        }
+    }
+}
+
+/* Every shared store's state, sent to the pods as they reconnect. */
+static void resync(sim *s) {
+    for (uint32_t l = 0; l < s->NL; l++) {
+        const sim_layer *L = s->lays[l].cfg;
+        if (L->breaker_scope != SIM_SCOPE_SHARED) continue;
+        for (uint32_t p = 0; p < s->P; p++) {
+            if (!L->per_provider[p].has_breaker || (L->role == SIM_ROLE_OUTER && p > 0)) continue;
+            const fb_breaker *b = &s->stores[(size_t)l * s->P + p];
+            fb_breaker_event ev;
+            memset(&ev, 0, sizeof ev);
+            ev.to = fb_breaker_state_get(b);
+            ev.open_until_us = fb_breaker_open_until(b);
+            ev.generation = fb_breaker_generation(b);
+            ev.at_us = s->now;
+            store_sync_push(s, &s->bctxs[store_slot(s, l, p)], &ev);
+        }
+    }
+}
+
+void on_store_edge(sim *s, uint32_t outage, bool end) {
+    s->fleet->store_down = !end;
+    local_breakers(s, !end);
+    if (end) resync(s);
+    sim_log_event le;
+    memset(&le, 0, sizeof le);
+    le.type = end ? SIM_EV_STORE_UP : SIM_EV_STORE_DOWN;
+    le.t_us = s->now;
+    le.pod = -1;
+    le.fault = (uint8_t)outage;
+    log_event(s, &le);
 }

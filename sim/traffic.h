@@ -7,9 +7,12 @@
  * arrivals are drawn by thinning against a bound that holds until the next
  * breakpoint (ramp point, spike edge); at a breakpoint the draw restarts,
  * which the exponential's lack of memory makes exact. Constant arrivals are
- * spaced 1/rate(t) apart with the fractional microseconds carried over.
+ * spaced 1/rate(t) apart. Either way an arrival at real time x is scheduled
+ * at floor(x) us and the fraction is carried into the next gap, so the
+ * realised rate is unbiased at any rate.
  * Bursts (many arrivals at one instant, or spread evenly over `over`) are
- * produced separately. Each class draws from its own stream, so the
+ * produced separately. Replayed arrivals are the class's recorded times, one
+ * after the other, with no randomness. Each class draws from its own stream, so the
  * arrivals are the same for every variant of a scenario.
  */
 #ifndef SIM_TRAFFIC_H
@@ -22,10 +25,14 @@ typedef struct sim_traffic {
     const sim_class *c;
     fb_time_us end_us;
     fb_rng rng;
-    fb_time_us next_us;        /* next open-loop arrival; FB_TIME_MAX when none */
-    double carry_us;           /* constant arrivals: fractional part */
-    bool started;              /* constant arrivals: the first one is at the start */
-    uint32_t burst_i, burst_k; /* next burst arrival: burst index, arrival within it */
+    fb_time_us next_us;                  /* next open-loop arrival; FB_TIME_MAX when none */
+    double carry_us;                     /* the last arrival's fraction of a microsecond */
+    bool started;                        /* constant arrivals: the first one is at the start */
+    uint32_t burst_i, burst_k;           /* next burst arrival: burst index, arrival within it */
+    fb_time_us seg_start_us, seg_end_us; /* Poisson: a segment of constant rate... */
+    double seg_bound;                    /* ...and its rate */
+    double scale;                        /* x the class's rate: 1, or 1 / pods (a per-pod source) */
+    uint32_t replay_i;                   /* replayed arrivals: the next one */
 } sim_traffic;
 
 void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32_t class_index,

@@ -237,20 +237,21 @@ static int add_metrics(sweep *sw, char *msg, size_t msglen) {
     size_t n = 0, cap = 0;
     const sim_policy *lv = layered_variant(sw);
     for (const sim_metric *d = sim_metrics(); d->name; d++)
-        cap += d->per_provider ? sw->base->provider_count
-               : d->per_layer  ? (lv ? lv->layer_count : 0)
-                               : 1;
+        cap += !sim_metric_shown(sw->base, d) ? 0
+               : d->per_provider              ? sw->base->provider_count
+               : d->per_layer                 ? (lv ? lv->layer_count : 0)
+                                              : 1;
     sw->metrics = calloc(cap, sizeof *sw->metrics);
     sw->units = calloc(cap, sizeof *sw->units);
     if (sw->metrics == NULL || sw->units == NULL)
         return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     for (const sim_metric *d = sim_metrics(); d->name; d++) {
-        if (d->per_provider || d->per_layer) continue;
+        if (d->per_provider || d->per_layer || !sim_metric_shown(sw->base, d)) continue;
         snprintf(sw->metrics[n], SWEEP_METRIC_MAX, "%s", d->name);
         sw->units[n++] = d->unit;
     }
     for (const sim_metric *d = sim_metrics(); lv && d->name; d++) {
-        if (!d->per_layer) continue;
+        if (!d->per_layer || !sim_metric_shown(sw->base, d)) continue;
         int blen = (int)(strlen(d->name) - 2); /* without "[]" */
         for (uint32_t l = 0; l < lv->layer_count; l++) {
             snprintf(sw->metrics[n], SWEEP_METRIC_MAX, "%.*s[%s]", blen, d->name,
@@ -259,7 +260,7 @@ static int add_metrics(sweep *sw, char *msg, size_t msglen) {
         }
     }
     for (const sim_metric *d = sim_metrics(); d->name; d++) {
-        if (!d->per_provider) continue;
+        if (!d->per_provider || !sim_metric_shown(sw->base, d)) continue;
         int blen = (int)(strlen(d->name) - 2); /* without "[]" */
         for (uint32_t p = 0; p < sw->base->provider_count; p++) {
             snprintf(sw->metrics[n], SWEEP_METRIC_MAX, "%.*s[%s]", blen, d->name,

@@ -25,6 +25,9 @@
 #                               in FILE, stderr in FILE.err; sets $MOCK_PID and $MOCK_URL (the
 #                               URL it prints, empty after $MOCK_WAIT x 50 ms, default 100)
 #   mock_stop                   SIGTERM the mock and wait for it; $MOCK_RC is its exit code
+#   check_seeds NAME FILE ARGS...  one test: `fusebox check FILE --seed N ARGS` passes for
+#                               every N in $SEEDS (1 to 20 unless set); the first failures of
+#                               each seed that fails are shown as TAP comments
 #   finish                      print the plan unless `plan` did; exit 1 if anything failed
 #
 # $E2E_TMP is a scratch folder, removed at exit (also on SIGINT or SIGTERM); a mock still
@@ -195,6 +198,23 @@ mock_stop() {
     wait "$MOCK_PID"
     MOCK_RC=$?
     MOCK_PID=
+}
+
+check_seeds() {
+    _name=$1 _file=$2
+    shift 2
+    _seeds=${SEEDS:-$(seq 1 20)}
+    _range="$(echo $_seeds | cut -d' ' -f1)-$(echo $_seeds | awk '{print $NF}')"
+    _bad=""
+    for _s in $_seeds; do
+        "$FUSEBOX" check "$_file" --seed "$_s" "$@" >"$E2E_TMP/check_seeds.out" 2>&1
+        if [ $? -ne 0 ]; then
+            _bad="$_bad $_s"
+            grep -E '^(FAIL|ERROR)' "$E2E_TMP/check_seeds.out" | head -n 3 | sed "s/^/# seed $_s: /"
+        fi
+    done
+    [ -z "$_bad" ]
+    ok $? "$_name (seeds $_range${_bad:+; failed:$_bad})"
 }
 
 finish() {

@@ -59,5 +59,13 @@ contains "$ERR" "(did you mean 'failureRateThreshold'?)" "... suggesting resilie
 sed 's/"preset": "polly"/"preset": "polly", "BreakDuration": "30s"/' "$T/polly.json" >"$T/bad5.json"
 expect_exit 2 "a Polly TimeSpan written as a Spring duration exits 2" "$FUSEBOX" validate "$T/bad5.json"
 contains "$ERR" "variants.v.layers[0].BreakDuration: polly: BreakDuration is a TimeSpan" "... saying what Polly takes"
+# a gateway preset: a nested key of the library's, and a provider its config names
+sed 's/"preset": "openai-python"/"preset": "envoy", "outlier_detection": {"consecutive5xx": 3}/' "$T/openai-python.json" >"$T/bad4.json"
+expect_exit 2 "a bad nested gateway key exits 2" "$FUSEBOX" validate "$T/bad4.json"
+contains "$ERR" "variants.v.layers[0].outlier_detection.consecutive5xx: envoy" "... naming the nested path and the preset"
+contains "$ERR" "has no parameter 'outlier_detection.consecutive5xx' (did you mean 'consecutive_5xx'?)" "... with Envoy's field name as the suggestion"
+sed 's/"preset": "openai-python"/"preset": "litellm", "model_list": [{"model_name": "gpt-4o", "provider": "b"}]/' "$T/openai-python.json" >"$T/bad5.json"
+expect_exit 2 "a LiteLLM deployment naming no provider exits 2" "$FUSEBOX" validate "$T/bad5.json"
+contains "$ERR" "variants.v.layers[0]: litellm: model_list[0]: no provider named 'b' in the scenario (did you mean 'a'?)" "... naming the entry and the providers"
 expect_exit 2 "fusebox presets NAME for an unknown name exits 2" "$FUSEBOX" presets nope
 finish

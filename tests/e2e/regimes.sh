@@ -12,31 +12,23 @@
 #     bistable); at 85/s backoff with jitter collapses too (an open system stays
 #     metastable) while a retry budget recovers;
 #   load-shedding: without the spike nobody fails and only CoDel sheds (a few, in bursts);
-#   thrashing: without the spike the thrashing server is healthy.
+#   thrashing: without the spike the thrashing server is healthy;
+#   the public incidents (docs/incidents.md): anthropic-529's agent loop recovers under
+#     the SDK's 600 s timeout (the collapse needs the short one); gcp-2025-06-12 is healthy
+#     without the crash loop, and exponential backoff without jitter recovers too;
+#     aws-2025-10-20 is healthy without the trigger (the collapse is a state, not a load).
 set -u
 . tests/tap.sh
 SEEDS=$(seq 1 20)
 CC=scenarios/congestive-collapse.json
 LS=scenarios/load-shedding.json
 TH=scenarios/thrashing.json
+AN=scenarios/anthropic-529.json
+GC=scenarios/gcp-2025-06-12.json
+AW=scenarios/aws-2025-10-20.json
+PUBLIC="scenarios/openai-2024-12-11.json scenarios/openai-2025-06-10.json $AN $GC $AW"
 
-# check_seeds NAME FILE ARGS...: `fusebox check FILE --seed N ARGS` passes for every seed
-check_seeds() {
-    name=$1 file=$2
-    shift 2
-    bad=""
-    for s in $SEEDS; do
-        "$FUSEBOX" check "$file" --seed "$s" "$@" >"$E2E_TMP/out" 2>&1
-        if [ $? -ne 0 ]; then
-            bad="$bad $s"
-            grep -E '^(FAIL|ERROR)' "$E2E_TMP/out" | head -n 3 | sed "s/^/# seed $s: /"
-        fi
-    done
-    [ -z "$bad" ]
-    ok $? "$name (seeds 1-20${bad:+; failed:$bad})"
-}
-
-for f in $CC $LS $TH; do
+for f in $CC $LS $TH $PUBLIC; do
     check_seeds "$(basename "$f" .json): every expectation holds" "$f"
 done
 
@@ -66,5 +58,23 @@ check_seeds "load-shedding without the spike: every request succeeds, CoDel shed
 check_seeds "thrashing without the spike: the thrashing server is healthy" $TH \
     --set 'traffic[0].spikes=[]' \
     --set 'expect=["long-queue.success_rate == 1", "short-queue.success_rate == 1"]'
+
+check_seeds "anthropic-529: the agent's eleven attempts under the SDK's 600 s timeout recover" $AN \
+    --set 'variants.agent-retries.retry.attempt_timeout=600s' \
+    --set 'expect=["agent-retries.recovered == 1", "agent-retries.cost_wasted_usd == 0"]'
+
+check_seeds "gcp-2025-06-12 without the crash loop: every variant is healthy" $GC \
+    --set 'providers.policy-db.faults=[]' \
+    --set 'expect=["fixed-retry.success_rate == 1", "randomized-backoff.success_rate == 1",
+                   "backoff-budget.success_rate == 1", "fixed-retry.amplification < 1.01"]'
+check_seeds "gcp-2025-06-12: exponential backoff without jitter recovers too" $GC \
+    --set 'variants.fixed-retry.retry={"backoff":{"exponential":{"base":"1s","max":"60s"}},"jitter":"none"}' \
+    --set 'expect=["fixed-retry.recovered == 1", "fixed-retry.spillover <= 5m"]'
+
+check_seeds "aws-2025-10-20 without the trigger: every variant is healthy" $AW \
+    --set 'providers.dwfm.faults=[]' --set 'providers.dwfm-fixed.faults=[]' \
+    --set 'expect=["retry-until-done.success_rate == 1", "throttled.success_rate == 1",
+                   "retry-budget.success_rate == 1", "fixed-latency.success_rate == 1",
+                   "retry-until-done.amplification < 1.01"]'
 
 finish

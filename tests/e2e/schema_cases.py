@@ -68,6 +68,9 @@ def mutate(changes):
 
 
 P0 = ["providers", 0]
+T0 = ["traffic", 0]
+VB = ["variants", "b"]
+HPA = {"metric": "in_flight", "target": 8, "max": 6}
 F0 = ["providers", 0, "faults", 0]
 POL = ["policy"]
 BRK = ["policy", "breaker"]
@@ -85,6 +88,30 @@ VALID = {
                                           "probe_lease": "10s", "honor_retry_after": False,
                                           "state": "closed"})],
     "breaker-shared": [(BRK + ["scope"], "shared"), (BRK + ["sync_delay"], "250ms")],
+    "per-pod-source": [(T0 + ["source"], "per_pod")],
+    "shared-source": [(T0 + ["source"], "shared")],
+    "serial-client": [(["traffic", 1, "serial"], True)],
+    "serial-replay": [(T0 + ["arrivals"], {"replay": {"at_ms": [0, 100, 100, 2500]}}),
+                      (T0 + ["serial"], True)],
+    "resubmit": [(T0 + ["resubmit"], {"probability": 0.5, "think": {"exponential": "2s"},
+                                      "max": 2})],
+    "resubmit-defaults": [(T0 + ["resubmit"], {"probability": 1})],
+    "autoscale-variant": [(VB + ["autoscale"], {
+        "metric": "in_flight", "target": 8, "min": 2, "max": 6, "period": "30s", "window": "1m",
+        "tolerance": 0.05, "delay": "10s", "cold_start": "20s",
+        "scale_up": {"pods": 1, "period": "1m", "stabilization": "30s", "select": "min"},
+        "scale_down": {"percent": 50, "stabilization": "2m"}})],
+    "autoscale-policy-utilization": [(POL + ["autoscale"],
+                                      {"metric": "utilization", "target": 0.7, "max": 4}),
+                                     (["variants", "a", "autoscale"], False)],
+    "autoscale-layered": [(POL, DELETE), (VB, {"layers": [{"name": "app"}], "autoscale": HPA})],
+    "autoscale-scale-down-disabled": [(VB + ["autoscale"], dict(HPA, scale_down={"select":
+                                                                                 "disabled"}))],
+    "store-outages": [(BRK + ["scope"], "shared"), (BRK + ["store_outage"], "local"),
+                      (["breaker_store"], {"outages": [{"at": "10s", "for": "5s"},
+                                                       {"at": "30s", "for": "10s"}]})],
+    "store-outage-fail-closed": [(BRK + ["scope"], "shared"),
+                                 (BRK + ["store_outage"], "fail_closed")],
     "jitter-proportional": [(POL + ["retry", "jitter"], {"proportional": 0.2})],
     "jitter-decorrelated": [(POL + ["retry", "jitter"], "decorrelated")],
     "backoff-constant": [(POL + ["retry", "backoff"], {"constant": "2s"})],
@@ -107,6 +134,7 @@ VALID = {
                                                           "rate": "0.01/d"}]),
                              (["traffic", 0, "ramp"], [{"at": "0s", "rate": 5},
                                                        {"at": "30s", "rate": "10/s"}])],
+    "replayed-arrivals": [(["traffic", 0, "arrivals"], {"replay": {"at_ms": [0, 0, 12.5, 59999]}})],
     "closed-arrivals": [(["traffic", 0, "arrivals"],
                          {"closed": {"users": 20, "think": {"exponential": "2s"}}})],
     "bursts-and-diurnal": [(["traffic", 0, "bursts"], [{"at": "5s", "count": 100},
@@ -180,6 +208,21 @@ VALID = {
     "variant-without-top-level-policy": [(["variants", "c"], {
         "inherit_policy": False, "layers": [{"name": "sdk", "retry": {"attempts": 2}}]})],
     "one-layer-variant-without-top-level-policy": [(["variants", "b", "inherit_policy"], False)],
+    "concurrency-limits": [(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "aimd", "min": 5, "initial": 10, "max": 100,
+                    "backoff_ratio": 0.8, "timeout": "2s", "timeout_drops": True},
+        "backup": {"algorithm": "gradient2", "min": 1, "smoothing": 0.3, "queue_size": 2,
+                   "long_window": 100, "rtt_tolerance": 2},
+        "prices": {"algorithm": "fixed", "limit": 5}})],
+    "hedging": [(POL + ["hedging"], {"max_attempts": 3, "delay": "300ms", "target": "next",
+                                     "cancel": False})],
+    "hedging-percentile-at-once": [(POL + ["hedging"], {"percentile": 95, "window": 50,
+                                                        "delay": "0s"})],
+    "connections": [(POL + ["connections"], {"max": 20, "per_provider": 10, "keepalive": 5,
+                                             "setup": {"lognormal": {"median": "50ms",
+                                                                     "p99": "300ms"}}})],
+    "provider-network": [(P0 + ["network"], {"latency": {"uniform": {"min": "5ms",
+                                                                     "max": "20ms"}}})],
 }
 
 # name -> (changes, start of the loader's message after "FILE: ")
@@ -212,6 +255,14 @@ INVALID = {
                                "providers[1].name: \"llm\" is reserved"),
     "bad-rate": ([(["traffic", 0, "arrivals", "poisson"], "5 per second")],
                  "traffic[0].arrivals.poisson: expected a rate"),
+    "replay-negative-time": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [5, -1]}})],
+                             "traffic[0].arrivals.replay.at_ms[1]: -1 ms is before the start"),
+    "replay-time-as-string": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": ["5s"]}})],
+                              "traffic[0].arrivals.replay.at_ms[0]: expected a number"),
+    "replay-without-times": ([(["traffic", 0, "arrivals"], {"replay": {}})],
+                             "traffic[0].arrivals.replay: missing required key 'at_ms'"),
+    "replay-unknown-key": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [1], "at_s": [1]}})],
+                           "traffic[0].arrivals.replay.at_s: unknown key 'at_s' (did you mean 'at_ms'?)"),
     "two-arrival-kinds": ([(["traffic", 0, "arrivals", "constant"], 2)],
                           "traffic[0].arrivals: expected exactly one of"),
     "consecutive-breaker-with-window": ([(BRK, {"mode": "consecutive", "window": "10s"})],
@@ -290,12 +341,103 @@ INVALID = {
                               "providers[0].capacity.efficiency.share: 0 is out of range"),
     "load-unknown-key": ([(P0 + ["latency", "load"], {"in_servce": 0.1})],
                          "providers[0].latency.load.in_servce: unknown key"),
+    "resubmit-probability-above-one": ([(T0 + ["resubmit"], {"probability": 1.5})],
+                                       "traffic[0].resubmit.probability: 1.5 is out of range"),
+    "resubmit-negative-probability": ([(T0 + ["resubmit"], {"probability": -0.1})],
+                                      "traffic[0].resubmit.probability: -0.1 is out of range"),
+    "resubmit-max-zero": ([(T0 + ["resubmit"], {"probability": 0.5, "max": 0})],
+                          "traffic[0].resubmit.max: expected an integer in [1, 100], got 0"),
+    "resubmit-max-above-cap": ([(T0 + ["resubmit"], {"probability": 0.5, "max": 101})],
+                               "traffic[0].resubmit.max: expected an integer in [1, 100], got 101"),
+    "resubmit-negative-think": ([(T0 + ["resubmit"], {"probability": 0.5, "think": "-2s"})],
+                                "traffic[0].resubmit.think: duration \"-2s\" is negative"),
+    "resubmit-no-probability": ([(T0 + ["resubmit"], {"think": "2s"})],
+                                "traffic[0].resubmit: missing required key 'probability'"),
+    "resubmit-typo": ([(T0 + ["resubmit"], {"probabilty": 0.5, "probability": 0.5})],
+                      "traffic[0].resubmit.probabilty: unknown key 'probabilty' (did you mean "
+                      "'probability'?)"),
+    "source-unknown": ([(T0 + ["source"], "per-pod")],
+                       "traffic[0].source: unknown value \"per-pod\" (did you mean \"per_pod\"?)"),
+    "serial-not-boolean": ([(["traffic", 1, "serial"], "yes")],
+                           "traffic[1].serial: expected true or false"),
+    "autoscale-no-target": ([(VB + ["autoscale"], {"metric": "in_flight", "max": 4})],
+                            "variants.b.autoscale: missing required key 'target'"),
+    "autoscale-min-zero": ([(VB + ["autoscale"], dict(HPA, min=0))],
+                           "variants.b.autoscale.min: expected an integer in [1, 5000], got 0"),
+    "autoscale-max-above-cap": ([(VB + ["autoscale"], dict(HPA, max=5001))],
+                                "variants.b.autoscale.max: expected an integer in [1, 5000], got 5001"),
+    "autoscale-negative-delay": ([(VB + ["autoscale"], dict(HPA, delay="-5s"))],
+                                 "variants.b.autoscale.delay: duration \"-5s\" is negative"),
+    "autoscale-negative-cold-start": ([(VB + ["autoscale"], dict(HPA, cold_start="-1s"))],
+                                      "variants.b.autoscale.cold_start: duration \"-1s\" is "
+                                      "negative"),
+    "autoscale-zero-period": ([(VB + ["autoscale"], dict(HPA, period="0s"))],
+                              "variants.b.autoscale.period: duration must be greater than zero"),
+    "autoscale-metric-unknown": ([(VB + ["autoscale"], dict(HPA, metric="cpu"))],
+                                 "variants.b.autoscale.metric: unknown value \"cpu\""),
+    "autoscale-utilization-above-one": ([(VB + ["autoscale"], dict(HPA, metric="utilization",
+                                                                   target=1.5))],
+                                        "variants.b.autoscale.target: 1.5 is out of range"),
+    "autoscale-tolerance-one": ([(VB + ["autoscale"], dict(HPA, tolerance=1))],
+                                "variants.b.autoscale.tolerance: 1 is out of range"),
+    "autoscale-true": ([(VB + ["autoscale"], True)], "variants.b.autoscale: expected an object"),
+    "autoscale-in-a-layer": ([(POL, DELETE), (VB, {"layers": [{"name": "app", "autoscale": HPA}]})],
+                             "variants.b.layers[0].autoscale: unknown key 'autoscale'"),
+    "scale-up-select-unknown": ([(VB + ["autoscale"], dict(HPA, scale_up={"select": "fastest"}))],
+                                "variants.b.autoscale.scale_up.select: unknown value \"fastest\""),
+    "scale-up-negative-pods": ([(VB + ["autoscale"], dict(HPA, scale_up={"pods": -1}))],
+                               "variants.b.autoscale.scale_up.pods: expected an integer in [0, 10000], got -1"),
+    "store-outage-unknown": ([(BRK + ["scope"], "shared"), (BRK + ["store_outage"], "open")],
+                             "variants.a.breaker.store_outage: unknown value \"open\""),
+    "breaker-store-no-outages": ([(BRK + ["scope"], "shared"), (["breaker_store"], {})],
+                                 "breaker_store: missing required key 'outages'"),
+    "breaker-store-negative-at": ([(BRK + ["scope"], "shared"),
+                                   (["breaker_store"], {"outages": [{"at": "-1s", "for": "5s"}]})],
+                                  "breaker_store.outages[0].at: duration \"-1s\" is negative"),
+    "breaker-store-zero-for": ([(BRK + ["scope"], "shared"),
+                                (["breaker_store"], {"outages": [{"at": "1s", "for": "0s"}]})],
+                               "breaker_store.outages[0].for: duration must be greater than zero"),
+    "conclimit-unknown-algorithm": ([(POL + ["concurrency_limit"],
+                                      {"primary": {"algorithm": "vegas"}})],
+                                    "variants.a.concurrency_limit.primary.algorithm: unknown value"),
+    "conclimit-without-algorithm": ([(POL + ["concurrency_limit"], {"primary": {"limit": 5}})],
+                                    "variants.a.concurrency_limit.primary: missing required key "
+                                    "'algorithm'"),
+    "conclimit-fixed-without-limit": ([(POL + ["concurrency_limit"],
+                                        {"primary": {"algorithm": "fixed"}})],
+                                      "variants.a.concurrency_limit.primary: missing required key "
+                                      "'limit'"),
+    "conclimit-setting-of-another-algorithm": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "gradient2", "backoff_ratio": 0.9}})],
+        "variants.a.concurrency_limit.primary.backoff_ratio: \"backoff_ratio\" is a setting of "
+        "the aimd algorithm"),
+    "conclimit-backoff-ratio-low": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "aimd", "backoff_ratio": 0.3}})],
+        "variants.a.concurrency_limit.primary.backoff_ratio: 0.3 is out of range"),
+    "hedging-too-many-attempts": ([(POL + ["hedging"], {"max_attempts": 11})],
+                                  "variants.a.hedging.max_attempts: expected an integer in [2, 10]"),
+    "hedging-window-without-percentile": ([(POL + ["hedging"], {"window": 10})],
+                                          "variants.a.hedging: \"window\" is the percentile's"),
+    "hedging-unknown-target": ([(POL + ["hedging"], {"target": "other"})],
+                               "variants.a.hedging.target: unknown value \"other\""),
+    "connections-without-a-maximum": ([(POL + ["connections"], {"setup": "1s"})],
+                                      "variants.a.connections: a pool needs a maximum"),
+    "connections-unknown-key": ([(POL + ["connections"], {"max": 5, "idle_timeout": "1s"})],
+                                "variants.a.connections.idle_timeout: unknown key"),
+    "network-without-latency": ([(P0 + ["network"], {})],
+                                "providers[0].network: missing required key 'latency'"),
 }
 
 # name -> (changes, start of the loader's message): rules between values, which the schema
 # cannot state (a time against the duration, a key against another section); the schema
 # accepts these files, the loader must not
 LOADER_ONLY = {
+    "replay-out-of-order": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [5, 4]}})],
+                            "traffic[0].arrivals.replay.at_ms[1]: replayed arrivals must be in "
+                            "time order"),
+    "replay-at-the-end": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [60000]}})],
+                          "traffic[0].arrivals.replay.at_ms[0]: an arrival at 60s is at or after "
+                          "the end of traffic"),
     "fault-after-the-end": ([(F0 + ["at"], "2m")],
                             "providers[0].faults[0].at: the fault starts at 120s, at or after the "
                             "end of traffic"),
@@ -316,6 +458,66 @@ LOADER_ONLY = {
     "two-routing-layers": ([(POL, DELETE), (["variants", "b"], {
         "layers": [{"name": "x", "fallback": ["primary"]}, {"name": "y", "fallback": ["backup"]}]})],
                            "variants.b: layers 'x' and 'y' both declare a fallback chain"),
+    "autoscale-min-above-max": ([(VB + ["autoscale"], dict(HPA, min=5, max=3))],
+                                "variants.b.autoscale.min: more than max pods"),
+    "autoscale-count-below-min": ([(VB + ["autoscale"], dict(HPA, min=3))],
+                                  "variants.b.autoscale.min: pods.count (2, the pods at the start) "
+                                  "must lie in [min, max] = [3, 6]"),
+    "autoscale-period-not-whole-seconds": ([(VB + ["autoscale"], dict(HPA, period="1500ms"))],
+                                           "variants.b.autoscale.period: a whole number of "
+                                           "seconds"),
+    "autoscale-window-above-an-hour": ([(VB + ["autoscale"], dict(HPA, window="2h"))],
+                                       "variants.b.autoscale.window: at most 1h"),
+    "scale-up-no-policy": ([(VB + ["autoscale"], dict(HPA, scale_up={"pods": 0, "percent": 0}))],
+                           "variants.b.autoscale.scale_up: give \"pods\", \"percent\" or both"),
+    "per-pod-with-autoscale": ([(T0 + ["source"], "per_pod"), (VB + ["autoscale"], HPA)],
+                               "traffic[0].source: per-pod sources model a fixed fleet of clients, "
+                               "and variant b autoscales"),
+    "per-pod-constant": ([(["traffic", 1, "source"], "per_pod")],
+                         "traffic[1].source: per-pod sources are Poisson processes"),
+    "serial-closed": ([(T0 + ["arrivals"], {"closed": {"users": 5}}), (T0 + ["serial"], True)],
+                      "traffic[0].serial: a serial client follows a schedule"),
+    "serial-bursts": ([(T0 + ["bursts"], [{"at": "5s", "count": 10}]), (T0 + ["serial"], True)],
+                      "traffic[0].serial: a serial client has one call in flight"),
+    "serial-per-pod": ([(T0 + ["source"], "per_pod"), (T0 + ["serial"], True)],
+                       "traffic[0].serial: a serial client is one source"),
+    "store-outage-without-shared": ([(["breaker_store"], {"outages": [{"at": "5s", "for": "5s"}]})],
+                                    "breaker_store: no variant has a shared breaker"),
+    "store-outage-per-pod-breaker": ([(BRK + ["store_outage"], "local")],
+                                     "variants.a.breaker.store_outage: only a shared breaker"),
+    "store-outage-after-the-end": ([(BRK + ["scope"], "shared"),
+                                    (["breaker_store"], {"outages": [{"at": "2m", "for": "5s"}]})],
+                                   "breaker_store.outages[0].at: the store outage starts at 120s"),
+    "store-outages-overlap": ([(BRK + ["scope"], "shared"),
+                               (["breaker_store"], {"outages": [{"at": "5s", "for": "10s"},
+                                                                {"at": "10s", "for": "5s"}]})],
+                              "breaker_store.outages[1]: store outages must be in time order"),
+    "conclimit-initial-above-max": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "aimd", "initial": 300}})],
+        "variants.a.concurrency_limit.primary.initial: 300 is outside [min, max] = [20, 200]"),
+    "conclimit-min-above-max": ([(POL + ["concurrency_limit"], {
+        "primary": {"algorithm": "gradient2", "min": 50, "max": 10, "initial": 20}})],
+        "variants.a.concurrency_limit.primary: min (50) is above max (10)"),
+    "conclimit-unknown-provider": ([(POL + ["concurrency_limit"], {
+        "primry": {"algorithm": "fixed", "limit": 2}})], "variants.a.concurrency_limit.primry: "),
+    "conclimit-outside-the-router": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "concurrency_limit": {"primary": {"algorithm": "fixed", "limit": 2}}},
+        {"name": "gw", "fallback": ["primary", "backup"]}]})],
+        "variants.b: layer 'app' is outside the routing layer"),
+    "connections-per-provider-above-max": ([(POL + ["connections"], {"max": 2, "per_provider": 3})],
+                                           "variants.a.connections.per_provider: 3 is above"),
+    "hedging-not-innermost": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "hedging": {}}, {"name": "sdk"}]})],
+        "variants.b: layer 'app': hedging belongs to the innermost layer"),
+    "connections-not-innermost": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "app", "connections": {"max": 4}}, {"name": "sdk"}]})],
+        "variants.b: layer 'app': connections belong to the innermost layer"),
+    "hedging-with-resumed-streams": ([(POL + ["hedging"], {}), (POL + ["stream"], "resume")],
+                                     "variants.a: layer 'policy': hedging and stream \"resume\""),
+    "hedging-next-inside-the-router": ([(POL, DELETE), (["variants", "b"], {"layers": [
+        {"name": "gw", "fallback": ["primary", "backup"]},
+        {"name": "sdk", "hedging": {"target": "next"}}]})],
+        "variants.b: layer 'sdk': hedging to the \"next\" provider needs the chain"),
 }
 
 

@@ -44,6 +44,30 @@ sim_summary *th_run(const sim_scenario *sc, uint32_t v, sim_row_fn on_row, void 
     return s;
 }
 
+void th_keep_row(void *ctx, const sim_row *row) {
+    th_rows *c = ctx;
+    if (c->n < TH_ROWS_MAX) c->r[c->n++] = *row;
+}
+
+void th_ends(const th_rows *rows, char *buf, size_t len) {
+    size_t o = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < rows->n && o < len; i++)
+        if (rows->r[i].ended)
+            o += (size_t)snprintf(buf + o, len - o, "%s%lld:%llu", o ? " " : "",
+                                  (long long)(rows->r[i].t_us / FB_US_PER_MS),
+                                  (unsigned long long)rows->r[i].ended);
+}
+
+sim_summary *th_run_ends(const sim_scenario *sc, th_rows *rows, const char *want) {
+    memset(rows, 0, sizeof *rows);
+    sim_summary *s = th_run(sc, 0, th_keep_row, rows);
+    char got[256];
+    th_ends(rows, got, sizeof got);
+    assert_string_equal(got, want);
+    return s;
+}
+
 double th_metric(const sim_scenario *sc, const sim_summary *s, const char *name) {
     double v = 0;
     char msg[200];

@@ -30,6 +30,19 @@ sim_scenario *th_load_with(const char *json, const char *const *sets, size_t set
  * the test fails unless the run completes. free() the summary.
  */
 sim_summary *th_run(const sim_scenario *sc, uint32_t v, sim_row_fn on_row, void *ctx);
+/* The rows of a run, up to TH_ROWS_MAX (ticks beyond are dropped). */
+#define TH_ROWS_MAX 200
+typedef struct th_rows {
+    sim_row r[TH_ROWS_MAX];
+    size_t n;
+} th_rows;
+/* A sim_row_fn keeping rows in a th_rows (ctx). */
+void th_keep_row(void *ctx, const sim_row *row);
+/* The rows in which requests ended, as "t_ms:count" pairs ("1000:1 1750:2"), into buf. */
+void th_ends(const th_rows *rows, char *buf, size_t len);
+/* Run variant 0 of sc, its rows into *rows, and check th_ends() against `want`. */
+sim_summary *th_run_ends(const sim_scenario *sc, th_rows *rows, const char *want);
+
 /* A metric of the table by name (NaN when n/a); the test fails on an unknown name. */
 double th_metric(const sim_scenario *sc, const sim_summary *s, const char *name);
 

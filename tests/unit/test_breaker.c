@@ -167,8 +167,8 @@ static void breaker_init_rejects_invalid_config(void **state) {
         {{.open_jitter = 0.2}, FB_EINVAL},
         {{.window_us = 10 * S, .window_buckets = 7}, FB_EINVAL},
         {{.window_buckets = 7}, FB_EINVAL}, /* default 60 s is not a multiple of 7 us */
-        {{.mode = (fb_breaker_mode)3}, FB_EINVAL},
-        {{.open_growth = (fb_open_growth)3}, FB_EINVAL},
+        {{.mode = (fb_breaker_mode)4}, FB_EINVAL},
+        {{.open_growth = (fb_open_growth)4}, FB_EINVAL},
         {{.initial = FB_BREAKER_STATE_COUNT}, FB_EINVAL},
         {{.honor_hint = (fb_switch)3}, FB_EINVAL},
     };

@@ -39,7 +39,7 @@ static void budget_init_rejects_impossible_config(void **state) {
     assert_int_equal(fb_budget_init(&b, &c), FB_ERANGE);
     c = (fb_budget_config){.kind = FB_BUDGET_TOKEN_BUCKET, .ratio = 0.0001};
     assert_int_equal(fb_budget_init(&b, &c), FB_ERANGE);
-    c = (fb_budget_config){.kind = (fb_budget_kind)5};
+    c = (fb_budget_config){.kind = (fb_budget_kind)(FB_BUDGET_CONCURRENCY + 1)};
     assert_int_equal(fb_budget_init(&b, &c), FB_EINVAL);
     c = (fb_budget_config){.kind = FB_BUDGET_QUOTA};
     assert_int_equal(fb_budget_init(&b, &c), FB_OK);

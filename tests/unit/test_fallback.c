@@ -493,7 +493,7 @@ static void fallback_breaker_port_used_instead_of_breaker(void **state) {
     chain ch;
     chain_setup(&ch, 2);
     fake_port port = {.admit = true};
-    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port};
+    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port, NULL};
     chain_init(&ch);
     fb_fallback_request req;
 
@@ -546,7 +546,7 @@ static void fallback_cancel_reports_cancelled_to_port(void **state) {
     chain ch;
     chain_setup(&ch, 1);
     fake_port port = {.admit = true};
-    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port};
+    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port, NULL};
     chain_init(&ch);
     fb_fallback_request req;
 
@@ -1254,7 +1254,7 @@ static void fallback_resume_during_attempt_releases_permit(void **state) {
     chain ch;
     chain_setup(&ch, 1);
     fake_port port = {.admit = true};
-    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port};
+    ch.cfg.providers[0].port = (fb_breaker_port){fake_allow, fake_record, &port, NULL};
     chain_init(&ch);
     fb_fallback_request req;
 
@@ -1367,6 +1367,158 @@ static void fallback_cancel_during_limiter_wait_returns_the_reservation(void **s
     assert_int_equal(fb_ratelimit_acquire(&ch.rl[0], 1000, 60 * S).wait_us, 0);
 }
 
+/* ---- the concurrency limit ---- */
+
+/*
+ * A full concurrency limit skips the provider like a rejecting limiter:
+ * the second request goes to provider 1 at once, and a chain where every
+ * limit is full ends RATE_LIMITED without any attempt or breaker call.
+ */
+static void fallback_full_concurrency_limit_skips_the_provider(void **state) {
+    (void)state;
+    fb_fallback_decision d;
+    chain ch;
+    chain_setup(&ch, 2);
+    fb_conclimit cl[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(fb_conclimit_init(&cl[i], &(fb_conclimit_config){.initial_limit = 1}),
+                         FB_OK);
+        ch.cfg.providers[i].conclimit = &cl[i];
+    }
+    chain_init(&ch);
+    fb_fallback_request a, b, c;
+    d = fb_fallback_begin(&ch.fb, &a, 10, NULL, 0, 0);
+    assert_attempt(d, 0);
+    d = fb_fallback_begin(&ch.fb, &b, 10, NULL, 0, 1 * MS);
+    assert_attempt(d, 1);
+    assert_true(d.via_fallback);
+    uint64_t asked = breaker_asked(&ch.br[0]) + breaker_asked(&ch.br[1]);
+    d = fb_fallback_begin(&ch.fb, &c, 10, NULL, 0, 2 * MS);
+    assert_done(d, FB_STOP_RATE_LIMITED);
+    assert_int_equal(breaker_asked(&ch.br[0]) + breaker_asked(&ch.br[1]), asked);
+    assert_int_equal(fb_conclimit_stats_get(&cl[0])->rejected, 2);
+    assert_int_equal(fb_conclimit_stats_get(&cl[1])->rejected, 1);
+    /* a's success frees provider 0's slot */
+    d = fb_fallback_result(&ch.fb, &a, &OK, FB_TIME_NONE, 3 * MS);
+    assert_done(d, FB_STOP_SUCCESS);
+    d = fb_fallback_begin(&ch.fb, &c, 10, NULL, 0, 4 * MS);
+    assert_attempt(d, 0);
+}
+
+/*
+ * The result goes to the limit as the gRPC interceptor says: a 503 is a
+ * drop (AIMD 20 -> 18 with min 1), a success a sample, a cancel nothing;
+ * a breaker that rejects gives the permit back without a sample.
+ */
+static void fallback_results_reach_the_concurrency_limit(void **state) {
+    (void)state;
+    fb_fallback_decision d;
+    chain ch;
+    chain_setup(&ch, 1);
+    fb_conclimit cl;
+    assert_int_equal(
+        fb_conclimit_init(&cl, &(fb_conclimit_config){.algo = FB_CONCLIMIT_AIMD, .min_limit = 1}),
+        FB_OK);
+    ch.cfg.providers[0].conclimit = &cl;
+    chain_init(&ch);
+    fb_fallback_request a;
+    d = fb_fallback_begin(&ch.fb, &a, 10, NULL, 0, 0);
+    assert_attempt(d, 0);
+    assert_int_equal(fb_conclimit_inflight(&cl), 1);
+    d = fb_fallback_result(&ch.fb, &a, &E503, FB_TIME_NONE, 10 * MS);
+    assert_done(d, FB_STOP_EXHAUSTED);
+    assert_int_equal(fb_conclimit_limit(&cl), 18);
+    assert_int_equal(fb_conclimit_inflight(&cl), 0);
+    d = fb_fallback_begin(&ch.fb, &a, 10, NULL, 0, 20 * MS);
+    assert_attempt(d, 0);
+    fb_fallback_cancel(&ch.fb, &a, 30 * MS);
+    assert_int_equal(fb_conclimit_stats_get(&cl)->ignored, 1);
+    assert_int_equal(fb_conclimit_limit(&cl), 18);
+    trip(&ch.br[0], 40 * MS);
+    d = fb_fallback_begin(&ch.fb, &a, 10, NULL, 0, 40 * MS);
+    assert_done(d, FB_STOP_BREAKER_OPEN);
+    assert_int_equal(fb_conclimit_inflight(&cl), 0);
+    assert_int_equal(fb_conclimit_stats_get(&cl)->ignored, 2);
+}
+
+/* ---- several attempts at once ---- */
+
+/*
+ * A hedge to the same provider takes its own permits (a second breaker
+ * admission, a second concurrency slot); to the next one it skips a full
+ * provider. Detached, the request's result records nothing: each attempt
+ * ends on its own permits.
+ */
+static void fallback_hedge_takes_its_own_permits(void **state) {
+    (void)state;
+    fb_fallback_decision d;
+    chain ch;
+    chain_setup(&ch, 3);
+    chain_retry(&ch, (fb_retry_config){.attempts = 1, .attempt_timeout_us = 2 * S});
+    fb_conclimit cl[3];
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(fb_conclimit_init(&cl[i], &(fb_conclimit_config){.initial_limit = 2}),
+                         FB_OK);
+        ch.cfg.providers[i].conclimit = &cl[i];
+    }
+    chain_init(&ch);
+    fb_conclimit_permit full;
+    assert_true(fb_conclimit_acquire(&cl[1], 0, &full));
+    assert_true(fb_conclimit_acquire(&cl[1], 0, &full)); /* provider 1 is full */
+    fb_fallback_request a;
+    d = fb_fallback_begin(&ch.fb, &a, 10, NULL, 0, 0);
+    assert_attempt(d, 0);
+    fb_fallback_permits h0, h1, h2, none;
+    fb_fallback_detach(&a, &h0);
+    assert_true(h0.held);
+    assert_int_equal(h0.provider, 0);
+    fb_time_us t = 0;
+    assert_true(fb_fallback_hedge(&ch.fb, &a, false, 500 * MS, &h1, &t));
+    assert_int_equal(h1.provider, 0);
+    assert_int_equal(t, 2 * S);
+    assert_int_equal(fb_conclimit_inflight(&cl[0]), 2);
+    assert_false(fb_fallback_hedge(&ch.fb, &a, false, 600 * MS, &none, &t)); /* 0 is full now */
+    assert_true(fb_fallback_hedge(&ch.fb, &a, true, 700 * MS, &h2, &t));
+    assert_int_equal(h2.provider, 2); /* 1 is full: skipped */
+    /* the hedge on 0 wins: it ends with its success, the others are cancelled */
+    fb_fallback_end(&ch.fb, &h1, &OK, FB_TIME_NONE, 800 * MS);
+    fb_fallback_end(&ch.fb, &h0, NULL, FB_TIME_NONE, 800 * MS);
+    fb_fallback_end(&ch.fb, &h2, NULL, FB_TIME_NONE, 800 * MS);
+    fb_fallback_end(&ch.fb, &h2, &E503, FB_TIME_NONE, 900 * MS); /* ended already: nothing */
+    d = fb_fallback_result(&ch.fb, &a, &OK, FB_TIME_NONE, 800 * MS);
+    assert_done(d, FB_STOP_SUCCESS);
+    assert_int_equal(fb_conclimit_inflight(&cl[0]), 0);
+    assert_int_equal(fb_conclimit_inflight(&cl[2]), 0);
+    const fb_breaker_stats *b0 = fb_breaker_stats_get(&ch.br[0]);
+    assert_int_equal(b0->admitted, 2);
+    assert_int_equal(fb_conclimit_stats_get(&cl[0])->successes, 1);
+    assert_int_equal(fb_conclimit_stats_get(&cl[0])->ignored, 1);
+    assert_int_equal(fb_fallback_request_stats_get(&a)->attempts, 1); /* hedges are not counted */
+}
+
+/* No hedge past the deadline, nor once the request has no attempt out. */
+static void fallback_hedge_refused_after_the_deadline(void **state) {
+    (void)state;
+    fb_fallback_decision d;
+    chain ch;
+    chain_setup(&ch, 1);
+    chain_retry(&ch, (fb_retry_config){.attempts = 1, .deadline_us = 1 * S});
+    chain_init(&ch);
+    fb_fallback_request a;
+    fb_fallback_permits h;
+    fb_time_us t = 0;
+    d = fb_fallback_begin(&ch.fb, &a, 10, NULL, 0, 0);
+    assert_attempt(d, 0);
+    assert_true(fb_fallback_hedge(&ch.fb, &a, false, 400 * MS, &h, &t));
+    assert_int_equal(t, 600 * MS); /* the time left */
+    fb_fallback_end(&ch.fb, &h, NULL, FB_TIME_NONE, 500 * MS);
+    assert_false(fb_fallback_hedge(&ch.fb, &a, false, 1 * S, &h, &t));
+    assert_false(h.held);
+    d = fb_fallback_result(&ch.fb, &a, &OK, FB_TIME_NONE, 1 * S);
+    assert_done(d, FB_STOP_SUCCESS);
+    assert_false(fb_fallback_hedge(&ch.fb, &a, false, 1 * S, &h, &t));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fallback_ratelimit_reservation_returned_when_breaker_rejects),
@@ -1424,6 +1576,10 @@ int main(void) {
         cmocka_unit_test(fallback_cancelled_attempt_outcome_ends_request),
         cmocka_unit_test(fallback_init_rejects_bad_config),
         cmocka_unit_test(fallback_stop_names),
+        cmocka_unit_test(fallback_full_concurrency_limit_skips_the_provider),
+        cmocka_unit_test(fallback_results_reach_the_concurrency_limit),
+        cmocka_unit_test(fallback_hedge_takes_its_own_permits),
+        cmocka_unit_test(fallback_hedge_refused_after_the_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

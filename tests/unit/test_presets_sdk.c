@@ -64,7 +64,7 @@ static fb_class class_of(const sim_layer *L, int status, int8_t should_retry) {
     assert_int_equal(fb_classify_init(&cl, &L->classify), FB_OK);
     fb_reply rep = {.status = status, .should_retry = should_retry};
     if (status == 0) rep.transport = FB_TRANSPORT_RESET;
-    return sim_layer_classify(L, &cl, &rep);
+    return sim_layer_classify(L, &cl, &rep, 0);
 }
 
 /* The decision after `failed` failed attempts, each a `status` with `hint`. */

@@ -19,22 +19,10 @@
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
-#define ROWS_MAX 200
-
-typedef struct rows {
-    sim_row r[ROWS_MAX];
-    size_t n;
-} rows;
-
-static void on_row(void *ctx, const sim_row *row) {
-    rows *c = ctx;
-    if (c->n < ROWS_MAX) c->r[c->n++] = *row;
-}
-
 /* Run the only variant, its rows into *c; the caller frees the summary. */
-static sim_summary *run(const sim_scenario *sc, rows *c) {
+static sim_summary *run(const sim_scenario *sc, th_rows *c) {
     memset(c, 0, sizeof *c);
-    return th_run(sc, 0, on_row, c);
+    return th_run(sc, 0, th_keep_row, c);
 }
 
 /*
@@ -55,22 +43,10 @@ static sim_scenario *four_requests(const char *capacity, const char *latency, co
     return th_load(json);
 }
 
-/*
- * Run sc and check the rows in which requests ended, written as "t_ms:count"
- * pairs ("1000:1 1750:1"); the caller frees the summary.
- */
+/* Run sc and check the rows in which requests ended ("1000:1 1750:1"); the caller frees it. */
 static sim_summary *run_ends(const sim_scenario *sc, const char *want) {
-    rows c;
-    sim_summary *s = run(sc, &c);
-    char got[256];
-    size_t o = 0;
-    got[0] = '\0';
-    for (size_t i = 0; i < c.n && o < sizeof got; i++)
-        if (c.r[i].ended)
-            o += (size_t)snprintf(got + o, sizeof got - o, "%s%lld:%llu", o ? " " : "",
-                                  (long long)(c.r[i].t_us / MS), (unsigned long long)c.r[i].ended);
-    assert_string_equal(got, want);
-    return s;
+    th_rows c;
+    return th_run_ends(sc, &c, want);
 }
 
 #define ONE_ATTEMPT "{\"attempts\":1}"
@@ -174,7 +150,7 @@ static void fifo_serves_the_oldest_first(void **state) {
     (void)state;
     sim_scenario *sc =
         four_requests("{\"concurrency\":1,\"queue\":10}", "{\"ttft\":\"1s\"}", ONE_ATTEMPT);
-    rows c;
+    th_rows c;
     sim_summary *s = run(sc, &c);
     assert_int_equal(fb_hist_max(&s->latency), 3250 * MS);
     assert_int_equal(fb_hist_min(&s->latency), 1 * S);
@@ -197,7 +173,7 @@ static void lifo_does_not_pile_up_cancelled_attempts(void **state) {
         "\"providers\":[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},\"keeps_working\":false,"
         "\"capacity\":{\"concurrency\":1,\"queue\":50,\"discipline\":\"lifo\"}}],"
         "\"policy\":{\"retry\":{\"attempts\":1,\"attempt_timeout\":\"2s\"}}}");
-    rows c;
+    th_rows c;
     sim_summary *s = run(sc, &c); /* fails unless the run completes */
     assert_int_equal(s->requests, 600);
     assert_true(s->providers[0].outcomes[FB_OUT_TIMEOUT] > 400);
@@ -219,7 +195,7 @@ static void drop_expired_skips_abandoned_attempts_at_the_head(void **state) {
     sim_scenario *sc =
         four_requests("{\"concurrency\":1,\"queue\":10,\"discipline\":\"drop_expired\"}",
                       "{\"ttft\":\"1s\"}", TIMEOUT_1200MS);
-    rows c;
+    th_rows c;
     sim_summary *s = run(sc, &c);
     const sim_provider_summary *p = &s->providers[0];
     assert_int_equal(p->served, 2);
@@ -235,7 +211,7 @@ static void fifo_serves_abandoned_attempts_to_the_end(void **state) {
     (void)state;
     sim_scenario *sc =
         four_requests("{\"concurrency\":1,\"queue\":10}", "{\"ttft\":\"1s\"}", TIMEOUT_1200MS);
-    rows c;
+    th_rows c;
     sim_summary *s = run(sc, &c);
     const sim_provider_summary *p = &s->providers[0];
     assert_int_equal(p->served, 4);
@@ -264,7 +240,7 @@ static void codel_drops_on_its_control_law(void **state) {
                 "\"providers\":[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},"
                 "\"capacity\":{\"concurrency\":1,\"queue\":100,\"discipline\":\"codel\","
                 "\"codel\":{\"target\":\"500ms\",\"interval\":\"2s\"}}}]}");
-    rows c;
+    th_rows c;
     sim_summary *s = run(sc, &c);
     const sim_provider_summary *p = &s->providers[0];
     assert_int_equal(s->requests, 20);
@@ -295,7 +271,7 @@ static void codel_below_target_never_drops(void **state) {
                 "\"providers\":[{\"name\":\"api\",\"latency\":{\"ttft\":\"1s\"},"
                 "\"capacity\":{\"concurrency\":1,\"queue\":100,\"discipline\":\"codel\","
                 "\"codel\":{\"target\":\"20s\",\"interval\":\"2s\"}}}]}");
-    rows c;
+    th_rows c;
     sim_summary *s = run(sc, &c);
     assert_int_equal(s->providers[0].shed, 0);
     assert_int_equal(s->providers[0].served, 20);
@@ -311,7 +287,7 @@ static void full_queue_answers_the_overload_status(const char *status, fb_outcom
     char cap[256];
     snprintf(cap, sizeof cap, "{\"concurrency\":1,\"queue\":1,\"overload_status\":%s}", status);
     sim_scenario *sc = herd(3, cap);
-    rows c;
+    th_rows c;
     sim_summary *s = run(sc, &c);
     const sim_provider_summary *p = &s->providers[0];
     assert_int_equal(p->overloaded, 1);

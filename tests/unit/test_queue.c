@@ -1,12 +1,15 @@
-/* test_queue.c - the event queue: order, ties, lanes, caps. */
+/* test_queue.c - the event queue: order, ties, lanes, the calendar against a reference, caps. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <stdlib.h>
+
 #include "core/rng.h"
 #include "sim/queue.h"
+#include "tests/unit/helpers.h"
 
 static void queue_pops_in_time_order(void **state) {
     (void)state;
@@ -112,6 +115,171 @@ static void queue_cap_is_a_reported_error(void **state) {
     assert_int_equal(sim_queue_init(&q, 3), FB_EINVAL);
 }
 
+/* ---- the calendar against a reference: a plain list scanned for its (time, sequence) minimum ----
+ */
+
+#define REF_MAX 4096
+
+typedef struct ref_q {
+    sim_event v[REF_MAX];
+    size_t n;
+    uint64_t seq;
+} ref_q;
+
+static void ref_push(ref_q *r, fb_time_us t, uint32_t id) {
+    assert_true(r->n < REF_MAX);
+    r->v[r->n++] = (sim_event){t, r->seq++, id, 0, 1, 0};
+}
+
+static bool ref_pop(ref_q *r, sim_event *out) {
+    if (r->n == 0) return false;
+    size_t best = 0;
+    for (size_t i = 1; i < r->n; i++)
+        if (r->v[i].t < r->v[best].t || (r->v[i].t == r->v[best].t && r->v[i].seq < r->v[best].seq))
+            best = i;
+    *out = r->v[best];
+    r->v[best] = r->v[--r->n];
+    return true;
+}
+
+/* A delay from each range the calendar treats apart: ties, within a bucket, within the
+ * horizon, around its edge, beyond it (the heap) and far beyond (a jump). */
+static fb_time_us some_delay(fb_rng *rng) {
+    switch (fb_rng_below(rng, 6)) {
+    case 0:
+        return 0;
+    case 1:
+        return (fb_time_us)fb_rng_below(rng, 1u << SIM_CAL_SHIFT);
+    case 2:
+        return (fb_time_us)fb_rng_below(rng, 3000000);
+    case 3:
+        return ((fb_time_us)SIM_CAL_BUCKETS << SIM_CAL_SHIFT) - 2000000 +
+               (fb_time_us)fb_rng_below(rng, 4000000);
+    case 4:
+        return (fb_time_us)fb_rng_below(rng, 40000000);
+    default:
+        return (fb_time_us)fb_rng_below(rng, 1u << 31); /* up to 36 minutes */
+    }
+}
+
+/* Push a few events at now + some delays, and now and then one on a lane of fixed delay. */
+static void push_some(sim_queue *q, ref_q *r, fb_rng *rng, fb_time_us now, uint32_t *id) {
+    uint32_t pushes = r->n < 50 ? 3 : r->n > 3000 ? 0 : (uint32_t)fb_rng_below(rng, 3);
+    for (uint32_t k = 0; k < pushes; k++, (*id)++) {
+        fb_time_us t = now + 5 * S;
+        if (fb_rng_below(rng, 8) == 0) {
+            assert_int_equal(sim_queue_push_lane(q, 1, t, 1, *id, 0, 0), FB_OK);
+        } else {
+            t = now + some_delay(rng);
+            assert_int_equal(sim_queue_push(q, t, 1, *id, 0, 0), FB_OK);
+        }
+        ref_push(r, t, *id);
+    }
+}
+
+static void queue_calendar_pops_exactly_as_a_reference(void **state) {
+    (void)state;
+    sim_queue q;
+    ref_q *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(sim_queue_init(&q, 100000), FB_OK);
+    fb_rng rng;
+    fb_rng_seed(&rng, 11, 3);
+    fb_time_us now = 0;
+    uint32_t id = 0;
+    sim_event got, want;
+    for (int op = 0; op < 200000; op++) {
+        push_some(&q, r, &rng, now, &id);
+        if (op % 7 == 0) {
+            /* a peek (the port's clock) and then a push before what it saw */
+            if (!sim_queue_peek(&q, &got)) continue;
+            fb_time_us t = now + (got.t - now) / 2;
+            assert_int_equal(sim_queue_push(&q, t, 1, id, 0, 0), FB_OK);
+            ref_push(r, t, id++);
+        }
+        assert_true(sim_queue_pop(&q, &got));
+        assert_true(ref_pop(r, &want));
+        assert_int_equal(got.t, want.t);
+        assert_int_equal(got.id, want.id);
+        assert_int_equal(got.seq, want.seq);
+        now = got.t;
+    }
+    while (ref_pop(r, &want)) {
+        assert_true(sim_queue_pop(&q, &got));
+        assert_int_equal(got.id, want.id);
+    }
+    assert_false(sim_queue_pop(&q, &got));
+    assert_int_equal(sim_queue_len(&q), 0);
+    sim_queue_free(&q);
+    free(r);
+}
+
+/* Ties at one microsecond resolve in push order whichever structure each event went to. */
+static void queue_ties_across_run_ring_and_heap(void **state) {
+    (void)state;
+    sim_queue q;
+    assert_int_equal(sim_queue_init(&q, 1000), FB_OK);
+    fb_time_us far = 3600 * S; /* beyond the horizon: the heap */
+    assert_int_equal(sim_queue_push(&q, far, 1, 0, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push_lane(&q, 0, far, 1, 1, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push(&q, far, 1, 2, 0, 0), FB_OK);
+    sim_event ev;
+    assert_true(sim_queue_pop(&q, &ev)); /* the clock jumps to the hour */
+    assert_int_equal(ev.id, 0);
+    /* now at the hour: a push at the same time goes into the run, after the ones before it */
+    assert_int_equal(sim_queue_push(&q, far, 1, 3, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push(&q, far + 1, 1, 4, 0, 0), FB_OK);      /* same bucket */
+    assert_int_equal(sim_queue_push(&q, far + 10 * S, 1, 5, 0, 0), FB_OK); /* the ring */
+    assert_int_equal(sim_queue_push(&q, far, 1, 6, 0, 0), FB_OK);
+    /* a bucket of the ring that starts exactly at a lane's head: the ring's event was first */
+    fb_time_us edge = far + ((fb_time_us)3 << SIM_CAL_SHIFT);
+    assert_int_equal(sim_queue_push(&q, edge, 1, 7, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push_lane(&q, 0, edge, 1, 8, 0, 0), FB_OK);
+    uint32_t want[] = {1, 2, 3, 6, 4, 7, 8, 5};
+    for (size_t i = 0; i < 8; i++) {
+        assert_true(sim_queue_pop(&q, &ev));
+        assert_int_equal(ev.id, want[i]);
+    }
+    assert_false(sim_queue_pop(&q, &ev));
+    sim_queue_free(&q);
+}
+
+static bool keep_even(void *ctx, const sim_event *ev) {
+    (void)ctx;
+    return ev->id % 2 == 0;
+}
+
+/* Compaction drops what keep() refuses, keeps the rest in order, and counts it. */
+static void queue_lane_compaction_keeps_order(void **state) {
+    (void)state;
+    sim_queue q;
+    assert_int_equal(sim_queue_init(&q, 1000), FB_OK);
+    sim_event ev;
+    /* wrap the ring first: 40 pushed, 30 popped, then 40 more */
+    for (uint32_t i = 0; i < 40; i++)
+        assert_int_equal(sim_queue_push_lane(&q, 0, 100 + i, 1, i, 0, 0), FB_OK);
+    for (uint32_t i = 0; i < 30; i++) assert_true(sim_queue_pop(&q, &ev));
+    for (uint32_t i = 40; i < 80; i++)
+        assert_int_equal(sim_queue_push_lane(&q, 0, 100 + i, 1, i, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push(&q, 150, 1, 1001, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_lane_len(&q, 0), 50);
+    assert_int_equal(sim_queue_compact_lane(&q, 0, keep_even, NULL), 25);
+    assert_int_equal(q.cancelled, 25);
+    assert_int_equal(sim_queue_len(&q), 26);
+    /* 30, 32, ..., 48, then 1001 at t=150 (pushed after 50 at t=150), then 52, ..., 78 */
+    for (uint32_t i = 30; i <= 78; i += 2) {
+        assert_true(sim_queue_pop(&q, &ev));
+        assert_int_equal(ev.id, i);
+        if (i == 50) {
+            assert_true(sim_queue_pop(&q, &ev));
+            assert_int_equal(ev.id, 1001);
+        }
+    }
+    assert_false(sim_queue_pop(&q, &ev));
+    assert_int_equal(q.pushed, 81);
+    sim_queue_free(&q);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(queue_pops_in_time_order),
@@ -120,6 +288,9 @@ int main(void) {
         cmocka_unit_test(queue_lane_rejects_out_of_order_push),
         cmocka_unit_test(queue_lane_ring_survives_wraparound_and_growth),
         cmocka_unit_test(queue_cap_is_a_reported_error),
+        cmocka_unit_test(queue_calendar_pops_exactly_as_a_reference),
+        cmocka_unit_test(queue_ties_across_run_ring_and_heap),
+        cmocka_unit_test(queue_lane_compaction_keeps_order),
     };
     return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
 }

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "sim/scenario.h"
@@ -185,6 +186,82 @@ static void scenario_misspelt_jitter_gets_a_suggestion(void **state) {
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
               ",\"policy\":{\"retry\":{\"jitter\":\"fulll\"}}}",
               "policy.retry.jitter", "did you mean \"full\"");
+}
+
+#define REPLAY(at) "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"replay\":" at "}}]"
+#define REPLAY_DOC(at) "{\"name\":\"m\",\"duration\":\"10s\"," REPLAY(at) "," MINIMAL_PROVIDERS "}"
+
+static void scenario_replayed_arrivals_load_in_microseconds(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(REPLAY_DOC("{\"at_ms\":[0,1.5,1.5,9999.999]}"));
+    const sim_class *c = &sc->classes[0];
+    assert_int_equal(c->arrivals, SIM_ARR_REPLAY);
+    assert_int_equal(c->replay_count, 4);
+    assert_int_equal(c->replay_us[0], 0);
+    assert_int_equal(c->replay_us[1], 1500);
+    assert_int_equal(c->replay_us[2], 1500);
+    assert_int_equal(c->replay_us[3], 9999999);
+    sim_scenario_free(sc);
+}
+
+static void scenario_replayed_arrivals_out_of_order_are_rejected(void **state) {
+    (void)state;
+    parse_bad(REPLAY_DOC("{\"at_ms\":[5,4]}"), "traffic[0].arrivals.replay.at_ms[1]",
+              "in time order");
+}
+
+static void scenario_replayed_arrival_past_the_end_is_rejected(void **state) {
+    (void)state;
+    parse_bad(REPLAY_DOC("{\"at_ms\":[10000]}"), "traffic[0].arrivals.replay.at_ms[0]",
+              "at or after the end of traffic");
+}
+
+static void scenario_replayed_arrival_before_the_start_is_rejected(void **state) {
+    (void)state;
+    parse_bad(REPLAY_DOC("{\"at_ms\":[-1]}"), "traffic[0].arrivals.replay.at_ms[0]",
+              "before the start");
+}
+
+static void scenario_replayed_arrival_that_is_no_number_is_rejected(void **state) {
+    (void)state;
+    parse_bad(REPLAY_DOC("{\"at_ms\":[\"1s\"]}"), "traffic[0].arrivals.replay.at_ms[0]",
+              "expected a number of milliseconds");
+}
+
+static void scenario_replay_without_times_is_rejected(void **state) {
+    (void)state;
+    parse_bad(REPLAY_DOC("{}"), "traffic[0].arrivals.replay", "missing required key 'at_ms'");
+    parse_bad(REPLAY_DOC("{\"at_ms\":5}"), "traffic[0].arrivals.replay.at_ms", "expected an array");
+}
+
+static void scenario_replay_with_a_ramp_is_rejected(void **state) {
+    (void)state;
+    parse_bad("{\"name\":\"m\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"chat\","
+              "\"arrivals\":{\"replay\":{\"at_ms\":[1]}},\"ramp\":[{\"at\":\"1s\",\"rate\":1}]}]"
+              "," MINIMAL_PROVIDERS "}",
+              "traffic[0]", "do not apply to replayed arrivals");
+}
+
+static void scenario_replay_over_its_cap_is_rejected(void **state) {
+    (void)state;
+    /* SIM_REPLAY_MAX + 1 arrivals at 0 ms: the cap is an error, not a silent cut */
+    size_t n = SIM_REPLAY_MAX + 1, len = 0;
+    char *doc = malloc(2 * n + 256);
+    assert_non_null(doc);
+    len +=
+        (size_t)sprintf(doc, "{\"name\":\"m\",\"duration\":\"10s\",%s",
+                        "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"replay\":{\"at_ms\":[");
+    for (size_t i = 0; i < n; i++) {
+        doc[len++] = '0';
+        doc[len++] = i + 1 < n ? ',' : ']';
+    }
+    len += (size_t)sprintf(doc + len, "}}}],%s}", MINIMAL_PROVIDERS);
+    sim_scenario *sc = NULL;
+    sim_error err;
+    assert_int_not_equal(sim_scenario_parse(doc, len, "big.json", NULL, 0, NULL, &sc, &err), FB_OK);
+    assert_string_equal(err.path, "traffic[0].arrivals.replay.at_ms[1000000]");
+    assert_non_null(strstr(err.msg, "at most 1000000 replayed arrivals"));
+    free(doc);
 }
 
 static void scenario_name_with_a_space_is_rejected(void **state) {
@@ -534,6 +611,14 @@ int main(void) {
         cmocka_unit_test(scenario_rates_parse_per_unit),
         cmocka_unit_test(scenario_minimal_gets_documented_defaults),
         cmocka_unit_test(scenario_flagship_file_loads),
+        cmocka_unit_test(scenario_replayed_arrivals_load_in_microseconds),
+        cmocka_unit_test(scenario_replayed_arrivals_out_of_order_are_rejected),
+        cmocka_unit_test(scenario_replayed_arrival_past_the_end_is_rejected),
+        cmocka_unit_test(scenario_replayed_arrival_before_the_start_is_rejected),
+        cmocka_unit_test(scenario_replayed_arrival_that_is_no_number_is_rejected),
+        cmocka_unit_test(scenario_replay_without_times_is_rejected),
+        cmocka_unit_test(scenario_replay_with_a_ramp_is_rejected),
+        cmocka_unit_test(scenario_replay_over_its_cap_is_rejected),
         cmocka_unit_test(scenario_unknown_key_suggests_the_closest),
         cmocka_unit_test(scenario_negative_duration_is_rejected_with_its_path),
         cmocka_unit_test(scenario_wrong_types_name_what_was_expected),

@@ -121,6 +121,41 @@ static void sim_constant_arrivals_are_exact(void **state) {
     sim_scenario_free(sc);
 }
 
+static void sim_replayed_arrivals_come_at_their_recorded_times(void **state) {
+    (void)state;
+    /* two at 0 (the same instant), one inside the first tick, then ticks 2 and 9 */
+    sim_scenario *sc = th_load("{\"name\":\"r\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"c\","
+                               "\"arrivals\":{\"replay\":{\"at_ms\":[0,0,999.999,2500,9999]}},"
+                               "\"target\":\"none\"}],\"providers\":[" PROVIDER("a", "") "]}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    assert_int_equal(s->requests, 5);
+    assert_int_equal(c->n, 10);
+    static const uint64_t want[10] = {3, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+    for (size_t i = 0; i < c->n; i++) assert_int_equal(c->rows[i].arrivals, want[i]);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
+static void sim_replayed_arrivals_ignore_the_seed(void **state) {
+    (void)state;
+    const char *json = "{\"name\":\"r\",\"duration\":\"5s\",\"traffic\":[{\"class\":\"c\","
+                       "\"arrivals\":{\"replay\":{\"at_ms\":[10,20,30,4000]}}}],"
+                       "\"providers\":[" PROVIDER("a", "") "]}";
+    uint64_t seeds[2] = {1, 99};
+    uint64_t requests[2];
+    for (int k = 0; k < 2; k++) {
+        sim_scenario *sc = th_load_with(json, NULL, 0, &seeds[k]);
+        sim_summary *s = run(sc, NULL, NULL);
+        requests[k] = s->requests;
+        free(s);
+        sim_scenario_free(sc);
+    }
+    assert_int_equal(requests[0], 4);
+    assert_int_equal(requests[1], 4);
+}
+
 static void sim_spikes_and_bursts_add_arrivals(void **state) {
     (void)state;
     sim_scenario *sc = th_load("{\"name\":\"s\",\"duration\":\"2m\",\"traffic\":[{\"class\":\"c\","
@@ -853,10 +888,63 @@ static void sim_metric_table_rows_resolve_by_name(void **state) {
     sim_scenario_free(sc);
 }
 
+/* ---- the engine: what the queue holds, what an event is ---- */
+
+/* Issue 11: deadlines of requests that had ended stayed queued until their time came. At
+ * 100,000 requests/s with a 60 s timeout that is 6 million timers for one request in flight:
+ * the run hit the event cap (here 1,000,000, reached at 10 s) and used 146 MiB. */
+static void sim_ended_requests_leave_no_deadlines_behind(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load("{\"name\":\"d\",\"duration\":\"12s\",\"traffic\":[{\"class\":\"c\","
+                               "\"arrivals\":{\"poisson\":\"100000/s\"},\"target\":\"none\"}],"
+                               "\"pods\":{\"request_timeout\":\"60s\"},"
+                               "\"limits\":{\"events\":1000000,\"requests\":2000000},"
+                               "\"providers\":[" PROVIDER("a", "") "]}");
+    sim_summary *s = run(sc, NULL, NULL);
+    /* 1.2 M requests (within 5 sd), more deadlines than the cap could hold */
+    assert_in_range(s->requests, 1194500, 1205500);
+    assert_int_equal(s->in_flight_peak, 1); /* each request ends as it arrives */
+    /* an arrival and a deadline per request; every arrival handled, no deadline due */
+    assert_int_equal(s->events, 2 * s->requests);
+    assert_int_equal(s->events_handled, s->requests);
+    assert_int_equal(s->events_stale, 0);
+    /* the deadlines were dropped in batches of at most 256 (engine.c, COMPACT_MIN) */
+    assert_in_range(s->events_cancelled, s->requests - 256, s->requests);
+    assert_in_range(s->queue_peak, 2, 258);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+/* The queue holds what is in flight: a deadline per live request (at most 4 per live request
+ * with the stale ones, engine.c COMPACT_RATIO), its next event, and the next arrival. */
+static void sim_queue_peak_follows_what_is_in_flight(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        th_load("{\"name\":\"f\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"c\","
+                "\"arrivals\":{\"constant\":\"20000/s\"},\"target\":\"none\","
+                "\"service\":\"500ms\"}],"
+                "\"pods\":{\"count\":10,\"workers\":2000,\"request_timeout\":\"60s\"},"
+                "\"providers\":[" PROVIDER("a", "") "]}");
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_int_equal(s->requests, 200000);
+    assert_int_equal(s->in_flight_peak, 10000); /* 20,000/s for 0.5 s each */
+    assert_int_equal(s->ended[SIM_END_SUCCESS], 200000);
+    assert_int_equal(s->events, 3 * s->requests); /* arrival, work done, deadline */
+    assert_int_equal(s->events_handled, 2 * s->requests);
+    assert_int_equal(s->events_stale, 0);
+    assert_true(s->queue_peak <= 5 * s->in_flight_peak + 257);
+    /* without dropping them, the 200,000 deadlines would all still be queued at the end */
+    assert_true(s->events_cancelled >= s->requests - 4 * s->in_flight_peak - 256);
+    free(s);
+    sim_scenario_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sim_poisson_arrivals_follow_the_rate),
         cmocka_unit_test(sim_constant_arrivals_are_exact),
+        cmocka_unit_test(sim_replayed_arrivals_come_at_their_recorded_times),
+        cmocka_unit_test(sim_replayed_arrivals_ignore_the_seed),
         cmocka_unit_test(sim_spikes_and_bursts_add_arrivals),
         cmocka_unit_test(sim_closed_loop_never_exceeds_its_users),
         cmocka_unit_test(sim_every_request_ends_exactly_once),
@@ -888,6 +976,8 @@ int main(void) {
         cmocka_unit_test(sim_fault_active_marks_every_tick_a_fault_overlaps),
         cmocka_unit_test(sim_huge_service_times_do_not_overflow),
         cmocka_unit_test(sim_metric_table_rows_resolve_by_name),
+        cmocka_unit_test(sim_ended_requests_leave_no_deadlines_behind),
+        cmocka_unit_test(sim_queue_peak_follows_what_is_in_flight),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }

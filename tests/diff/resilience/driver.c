@@ -53,15 +53,9 @@ static fb_reply reply_of(const char *outcome) {
     return r;
 }
 
-/* The class of a reply as the layer sees it: its classifier, then its retry_on (as the sim). */
+/* The class of a reply as the layer sees it (one provider: index 0). */
 static fb_class classify_at(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep) {
-    fb_class c = fb_classify(cl, rep);
-    if (!L->has_retry_on) return c;
-    bool listed = (L->retry_on_outcomes >> c.outcome) & 1u;
-    for (uint32_t i = 0; i < L->retry_on_count && !listed; i++)
-        listed = rep->status == L->retry_on_statuses[i];
-    c.retryable = listed && c.outcome != FB_OUT_SUCCESS;
-    return c;
+    return sim_layer_classify(L, cl, rep, 0);
 }
 
 typedef struct run {

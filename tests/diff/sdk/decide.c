@@ -88,7 +88,7 @@ static int one_run(const sim_layer *L, const scripted *sc, int n, uint64_t seed,
         }
         const scripted *s = &sc[out->attempts < (uint32_t)n ? out->attempts : (uint32_t)n - 1];
         out->statuses[out->attempts++] = s->rep.status;
-        fb_class c = sim_layer_classify(L, &cl, &s->rep);
+        fb_class c = sim_layer_classify(L, &cl, &s->rep, d.provider);
         /* dates are not used by the tests: the wall clock is the epoch */
         fb_time_us hint = fb_retry_after_hint(s->ms[0] ? s->ms : NULL, s->ra[0] ? s->ra : NULL, 0);
         d = fb_fallback_result(&fb, &req, &c, hint, now);

@@ -25,7 +25,7 @@ await kase('langchain-js: a 429 with Retry-After 2.5 s waits max(2.5 s, the back
 await kase('langchain-js: a 429 asking for 61 s is not retried', P, ['429,retry-after=61'],
   ask((k) => gpt('429-retry-after-61', k)));
 await kase('langchain-js: a 429 without Retry-After (Anthropic) is not retried', P, ['429'],
-  ask((k) => claude('429', k)));
+  ask((k) => claude('429-no-retry-after', k)));
 for (const s of [400, 401, 404, 409])
   await kase(`langchain-js: ${s} is not retried (STATUS_NO_RETRY)`, P, [`${s}`], ask((k) => gpt(`${s}`, k)));
 await kase('langchain-js: 422 is retried (not in STATUS_NO_RETRY)', `${P.replace('2', '1')}`, ['422', '422'],

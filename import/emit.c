@@ -1,0 +1,264 @@
+/*
+ * emit.c - the fitted incident as a scenario (docs/scenario-format.md), with cJSON, as
+ * the loader and the reports use it. Durations are written in whole microseconds or
+ * milliseconds, so the loader reads back exactly what was fitted.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "import/fitint.h"
+
+static void add_duration(cJSON *o, const char *key, fb_time_us us) {
+    char b[32];
+    imp_duration(b, sizeof b, us);
+    cJSON_AddStringToObject(o, key, b);
+}
+
+static cJSON *duration_value(double us) {
+    char b[32];
+    imp_duration(b, sizeof b, (fb_time_us)llround(us));
+    return cJSON_CreateString(b);
+}
+
+static cJSON *scalar(double v, bool duration) {
+    return duration ? duration_value(v) : cJSON_CreateNumber(round(v));
+}
+
+/* A distribution: a constant, {"lognormal": {"median", "p99"}} or {"uniform": {"min", "max"}}. */
+static cJSON *dist(const imp_dist *d, bool duration) {
+    double med = duration ? d->median : round(d->median), p99 = duration ? d->p99 : round(d->p99);
+    if (d->kind == IMP_UNIFORM && d->max > d->min) {
+        cJSON *o = cJSON_CreateObject(), *u = cJSON_AddObjectToObject(o, "uniform");
+        cJSON_AddItemToObject(u, "min", scalar(d->min, duration));
+        cJSON_AddItemToObject(u, "max", scalar(d->max, duration));
+        return o;
+    }
+    if (d->kind != IMP_LOGNORMAL || med <= 0 || p99 <= med) return scalar(med, duration);
+    cJSON *o = cJSON_CreateObject(), *l = cJSON_AddObjectToObject(o, "lognormal");
+    cJSON_AddItemToObject(l, "median", scalar(med, duration));
+    cJSON_AddItemToObject(l, "p99", scalar(p99, duration));
+    return o;
+}
+
+/* ---- traffic ---- */
+
+static cJSON *arrivals(const imp_incident *inc, const imp_cfit *cf, cJSON *cls) {
+    cJSON *a = cJSON_CreateObject();
+    if (inc->opts.rate) {
+        cJSON_AddNumberToObject(a, "poisson",
+                                (double)cf->requests / ((double)inc->duration_us / 1e6));
+        cJSON *ramp = cJSON_AddArrayToObject(cls, "ramp");
+        for (uint32_t k = 0; k < cf->nramp; k++) {
+            cJSON *pt = cJSON_CreateObject();
+            add_duration(pt, "at", cf->ramp[k].at_us);
+            cJSON_AddNumberToObject(pt, "rate", round(cf->ramp[k].rate * 1e6) / 1e6);
+            cJSON_AddItemToArray(ramp, pt);
+        }
+        return a;
+    }
+    cJSON *at = cJSON_AddArrayToObject(cJSON_AddObjectToObject(a, "replay"), "at_ms");
+    for (uint32_t k = 0; k < cf->requests; k++)
+        cJSON_AddItemToArray(at, cJSON_CreateNumber((double)cf->at_us[k] / 1000.0));
+    return a;
+}
+
+static cJSON *traffic(const imp_incident *inc) {
+    cJSON *arr = cJSON_CreateArray();
+    for (uint32_t c = 0; c < inc->log->ncls; c++) {
+        const imp_cfit *cf = &inc->cls[c];
+        if (cf->requests == 0) continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "class", inc->log->cls[c]);
+        char d[200];
+        snprintf(d, sizeof d, "%u requests in the log, %u answered", cf->requests, cf->ok);
+        cJSON_AddStringToObject(o, "description", d);
+        cJSON_AddItemToObject(o, "arrivals", arrivals(inc, cf, o));
+        if (cf->prompt.known) cJSON_AddItemToObject(o, "prompt_tokens", dist(&cf->prompt, false));
+        if (cf->completion.known)
+            cJSON_AddItemToObject(o, "completion_tokens", dist(&cf->completion, false));
+        if (cf->stream) cJSON_AddBoolToObject(o, "stream", true);
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+/* ---- providers ---- */
+
+static cJSON *fault(const imp_fault *f) {
+    static const char *const names[] = {"outage",    "rate_limit", "hang",   "slow", "brownout",
+                                        "midstream", "reset",      "policy", "flap"};
+    cJSON *o = cJSON_CreateObject();
+    add_duration(o, "at", f->at_us);
+    add_duration(o, "for", f->for_us);
+    cJSON *k = cJSON_AddObjectToObject(o, names[f->kind]);
+    if (f->kind == SIM_FAULT_SLOW) {
+        cJSON_AddNumberToObject(k, "factor", f->factor);
+        return o;
+    }
+    if (f->kind == SIM_FAULT_OUTAGE) cJSON_AddNumberToObject(k, "status", f->status);
+    if (f->kind == SIM_FAULT_MIDSTREAM) {
+        cJSON_AddNumberToObject(k, "after_tokens", 1);
+        cJSON_AddStringToObject(k, "mode", "cut");
+    }
+    cJSON_AddNumberToObject(k, "fraction", f->fraction);
+    if (f->retry_after_us != FB_TIME_NONE &&
+        (f->kind == SIM_FAULT_OUTAGE || f->kind == SIM_FAULT_RATE_LIMIT))
+        add_duration(k, "retry_after", f->retry_after_us);
+    return o;
+}
+
+static cJSON *latency(const imp_pfit *pf) {
+    cJSON *l = cJSON_CreateObject();
+    if (pf->ttft.known) cJSON_AddItemToObject(l, "ttft", dist(&pf->ttft, true));
+    if (pf->per_token_us > 0) add_duration(l, "per_output_token", pf->per_token_us);
+    if (pf->error.known) cJSON_AddItemToObject(l, "error", dist(&pf->error, true));
+    return l;
+}
+
+static void provider_description(const imp_incident *inc, uint32_t p, char *buf, size_t len) {
+    const imp_provider *pv = &inc->log->prov[p];
+    const imp_pfit *pf = &inc->prov[p];
+    char w[24];
+    imp_human(w, sizeof w, pf->window_us);
+    int n = snprintf(buf, len,
+                     "%s in the log (%s%s%s): %u attempts, %u errors, %u answers; faults fitted "
+                     "in windows of %s",
+                     pv->system[0] ? pv->system : "a provider", pv->address,
+                     pv->model[0] ? ", model " : "", pv->model, pf->attempts, pf->errors,
+                     pf->successes, w);
+    if (n > 0 && (size_t)n < len && !pf->ttft.known)
+        snprintf(buf + n, len - (size_t)n, "; no answer: its latency is fusebox's default");
+    else if (n > 0 && (size_t)n < len)
+        snprintf(buf + n, len - (size_t)n, "; time to first token %s",
+                 pf->ttft_measured ? "as recorded" : "from a line through duration and tokens");
+}
+
+static cJSON *providers(const imp_incident *inc) {
+    cJSON *arr = cJSON_CreateArray();
+    for (uint32_t p = 0; p < inc->log->nprov; p++) {
+        const imp_provider *pv = &inc->log->prov[p];
+        const imp_pfit *pf = &inc->prov[p];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", pv->name);
+        char d[600];
+        provider_description(inc, p, d, sizeof d);
+        cJSON_AddStringToObject(o, "description", d);
+        if (pv->context_window) cJSON_AddNumberToObject(o, "context_window", pv->context_window);
+        cJSON_AddItemToObject(o, "latency", latency(pf));
+        if (pv->price_in >= 0 || pv->price_out >= 0) {
+            cJSON *pr = cJSON_AddObjectToObject(o, "price");
+            cJSON_AddNumberToObject(pr, "input_per_mtok", fmax(0, pv->price_in));
+            cJSON_AddNumberToObject(pr, "output_per_mtok", fmax(0, pv->price_out));
+        }
+        cJSON *f = cJSON_AddArrayToObject(o, "faults");
+        for (uint32_t i = 0; i < pf->nfaults; i++) cJSON_AddItemToArray(f, fault(&pf->faults[i]));
+        for (uint32_t i = 0; i < pf->nslow; i++) cJSON_AddItemToArray(f, fault(&pf->slow[i]));
+        cJSON_AddItemToArray(arr, o);
+    }
+    return arr;
+}
+
+/* ---- the policy ---- */
+
+static void backoff(const imp_inferred *P, cJSON *retry) {
+    if (P->backoff == FB_BACKOFF_NONE) {
+        cJSON_AddStringToObject(retry, "backoff", "none");
+    } else if (P->backoff == FB_BACKOFF_CONSTANT) {
+        add_duration(cJSON_AddObjectToObject(retry, "backoff"), "constant", P->base_us);
+    } else {
+        cJSON *e =
+            cJSON_AddObjectToObject(cJSON_AddObjectToObject(retry, "backoff"), "exponential");
+        add_duration(e, "base", P->base_us > 0 ? P->base_us : FB_US_PER_MS);
+        if (P->max_us > P->base_us) add_duration(e, "max", P->max_us);
+        cJSON_AddNumberToObject(e, "multiplier", P->multiplier >= 1 ? P->multiplier : 1);
+    }
+    if (P->jitter == FB_JITTER_PROPORTIONAL)
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(retry, "jitter"), "proportional",
+                                fmin(1, fmax(0.001, P->jitter_f)));
+    else
+        cJSON_AddStringToObject(retry, "jitter", P->jitter == FB_JITTER_FULL ? "full" : "none");
+}
+
+static cJSON *retry(const imp_inferred *P) {
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddNumberToObject(r, "attempts", P->attempts);
+    if (P->attempts > 1) backoff(P, r);
+    if (P->attempts > 1 && P->retry_after)
+        cJSON_AddStringToObject(r, "retry_after", P->retry_after);
+    if (P->attempt_timeout_us > 0) add_duration(r, "attempt_timeout", P->attempt_timeout_us);
+    if (P->attempts > 1 && P->retry_on) {
+        cJSON *on = cJSON_AddArrayToObject(r, "retry_on");
+        for (uint32_t i = 0; i < P->nretry_statuses; i++)
+            cJSON_AddItemToArray(on, cJSON_CreateNumber(P->retry_statuses[i]));
+        if (P->retry_timeout) cJSON_AddItemToArray(on, cJSON_CreateString("timeout"));
+        if (P->retry_transient) cJSON_AddItemToArray(on, cJSON_CreateString("transient"));
+    }
+    return r;
+}
+
+static cJSON *policy(const imp_incident *inc, const char *description) {
+    const imp_inferred *P = &inc->pol;
+    cJSON *v = cJSON_CreateObject();
+    cJSON_AddStringToObject(v, "description", description);
+    cJSON_AddItemToObject(v, "retry", retry(P));
+    if (P->breaker) {
+        cJSON *b = cJSON_AddObjectToObject(v, "breaker");
+        cJSON_AddNumberToObject(b, "consecutive_failures", P->consecutive ? P->consecutive : 1);
+        add_duration(b, "open", P->open_us > 0 ? P->open_us : 10 * FB_US_PER_MS);
+    }
+    cJSON *f = cJSON_AddArrayToObject(v, "fallback");
+    for (uint32_t i = 0; i < P->norder; i++)
+        cJSON_AddItemToArray(f, cJSON_CreateString(inc->log->prov[P->order[i]].name));
+    return v;
+}
+
+/* ---- expectations ---- */
+
+static void bound(cJSON *arr, const imp_check *c, const char *op, double v) {
+    char line[SIM_EXPECT_LEN];
+    if (c->duration)
+        snprintf(line, sizeof line, "%s.%s %s %.3fms", IMP_AS_WAS, c->metric, op, v / 1000.0);
+    else
+        snprintf(line, sizeof line, "%s.%s %s %.6g", IMP_AS_WAS, c->metric, op, v);
+    cJSON_AddItemToArray(arr, cJSON_CreateString(line));
+}
+
+static cJSON *expect(const imp_incident *inc) {
+    cJSON *arr = cJSON_CreateArray();
+    for (uint32_t i = 0; i < inc->nchecks; i++) {
+        const imp_check *c = &inc->checks[i];
+        if (c->lo > 0) bound(arr, c, ">=", c->lo);
+        if (!(strcmp(c->metric, "success_rate") == 0 && c->hi >= 1)) bound(arr, c, "<=", c->hi);
+    }
+    return arr;
+}
+
+char *imp_incident_json(const imp_incident *inc) {
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "name", inc->opts.name ? inc->opts.name : "imported");
+    cJSON_AddStringToObject(doc, "description", inc->notes.s ? inc->notes.s : "");
+    char src[400];
+    snprintf(src, sizeof src, "the logs in %s", inc->log->file);
+    cJSON_AddStringToObject(doc, "incident", src);
+    cJSON_AddNumberToObject(doc, "seed", (double)(inc->opts.seed ? inc->opts.seed : 1));
+    add_duration(doc, "duration", inc->duration_us);
+    cJSON_AddItemToObject(doc, "traffic", traffic(inc));
+    cJSON *pods = cJSON_AddObjectToObject(doc, "pods");
+    cJSON_AddNumberToObject(pods, "workers", inc->pol.workers);
+    add_duration(pods, "request_timeout", inc->pol.request_timeout_us);
+    cJSON_AddItemToObject(doc, "providers", providers(inc));
+    cJSON *variants = cJSON_AddObjectToObject(doc, "variants");
+    cJSON_AddItemToObject(variants, IMP_AS_WAS,
+                          policy(inc, inc->evidence.s ? inc->evidence.s : ""));
+    cJSON_AddItemToObject(variants, "yours",
+                          policy(inc, "A copy of as-was for you to edit: change its retry, "
+                                      "breaker or fallback and compare the two with fusebox run."));
+    cJSON_AddItemToObject(doc, "expect", expect(inc));
+    char *text = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    return text;
+}

@@ -1,0 +1,343 @@
+/*
+ * faults.c - a provider's fault timeline, fitted from what its attempts saw; see
+ * incident.h and docs/import.md ("Fitting").
+ *
+ * Attempts are counted per cell (a fifth of the fitting window) by what they got: an
+ * answer, or one of the provider's error kinds (a status, a timeout, a reset). Adjacent
+ * cells are merged bottom-up, the
+ * most alike first, while the merge is not rejected by a likelihood-ratio test (G-test,
+ * p < 0.001 for "these differ") or while there are more faults than a provider may have.
+ * Each boundary left is then moved to the split, between two attempts inside the cells
+ * on either side, that the two segments' shares explain best. Each segment's share of
+ * each error kind becomes a fault; as the fault model lets the first matching fault
+ * answer (sim/fault.h), the k-th fault's fraction is its share over what the earlier
+ * ones left. A segment that merging joined but that differs inside is split again at
+ * its best cell boundary (split_one).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/fitint.h"
+
+#define CATS (IMP_KINDS_MAX + 1) /* the error kinds, then the answers */
+
+typedef struct seg {
+    fb_time_us start, end;
+    uint32_t n, c[CATS];
+} seg;
+
+typedef struct obs {
+    fb_time_us t;
+    int8_t cat; /* error kind, or nkinds for an answer */
+    fb_time_us retry_after_us;
+} obs;
+
+typedef struct fitter {
+    imp_incident *inc;
+    imp_pfit *pf;
+    obs *o;
+    size_t n;
+    seg *s;
+    size_t ns;
+    uint32_t cats;
+    fb_time_us cell_us;
+} fitter;
+
+#define CELLS_PER_WINDOW 5
+
+static int by_time(const void *a, const void *b) {
+    const obs *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+static size_t observations(fitter *F, uint32_t p) {
+    const imp_incident *inc = F->inc;
+    size_t n = 0;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        for (uint32_t i = q->first; i < q->first + q->count; i++) {
+            const imp_attempt *a = &inc->log->att[i];
+            if (a->provider != p || a->outcome == IMP_CANCELLED) continue;
+            int k = fit_kind(F->pf, a);
+            F->o[n++] =
+                (obs){fit_t(inc, a), (int8_t)(k < 0 ? (int)F->pf->nkinds : k), a->retry_after_us};
+        }
+    }
+    qsort(F->o, n, sizeof *F->o, by_time);
+    return n;
+}
+
+/* ---- merging ---- */
+
+/* Chi-square at p = 0.001 for 1..8 degrees of freedom. */
+static double critical(int df) {
+    static const double chi2[] = {0, 10.83, 13.82, 16.27, 18.47, 20.52, 22.46, 24.32, 26.12};
+    return df <= 0 ? INFINITY : chi2[df < 8 ? df : 8];
+}
+
+/* The G statistic of "a and b have the same shares", and its degrees of freedom. */
+static double g_test(const seg *a, const seg *b, uint32_t cats, int *df) {
+    double g = 0, n = (double)a->n + (double)b->n;
+    *df = -1;
+    for (uint32_t j = 0; j < cats && n > 0; j++) {
+        double x = a->c[j], y = b->c[j], p = (x + y) / n;
+        if (x + y == 0) continue;
+        ++*df;
+        if (x > 0) g += x * log(x / ((double)a->n * p));
+        if (y > 0) g += y * log(y / ((double)b->n * p));
+    }
+    return 2 * g;
+}
+
+static uint32_t faults_of(const seg *s, uint32_t kinds) {
+    uint32_t f = 0;
+    for (uint32_t j = 0; j < kinds; j++) f += s->c[j] > 0;
+    return f;
+}
+
+static void merge(fitter *F, size_t i) {
+    seg *a = &F->s[i], *b = &F->s[i + 1];
+    a->end = b->end;
+    a->n += b->n;
+    for (uint32_t j = 0; j < CATS; j++) a->c[j] += b->c[j];
+    memmove(b, b + 1, (F->ns - i - 2) * sizeof *b);
+    F->ns--;
+}
+
+/*
+ * Merge the most alike neighbours while they do not differ, or while faults are too many.
+ * "Alike" is how far the G statistic stays below its critical value; when faults must go,
+ * the pair with the smallest G goes first, whatever the test says.
+ */
+static void merge_segments(fitter *F, uint32_t cap) {
+    while (F->ns > 1) {
+        uint32_t total = 0;
+        for (size_t i = 0; i < F->ns; i++) total += faults_of(&F->s[i], F->pf->nkinds);
+        size_t by_test = 0, by_g = 0;
+        double low_excess = INFINITY, low_g = INFINITY;
+        for (size_t i = 0; i + 1 < F->ns; i++) {
+            int df = 0;
+            double g = g_test(&F->s[i], &F->s[i + 1], F->cats, &df);
+            double excess = g - critical(df); /* below 0: the two do not differ */
+            if (excess < low_excess) {
+                low_excess = excess;
+                by_test = i;
+            }
+            if (g < low_g) {
+                low_g = g;
+                by_g = i;
+            }
+        }
+        if (low_excess < 0)
+            merge(F, by_test);
+        else if (total > cap)
+            merge(F, by_g);
+        else
+            break;
+    }
+}
+
+/* ---- splitting what merging joined ---- */
+
+static void count_range(const fitter *F, fb_time_us a, fb_time_us b, seg *out);
+static size_t first_at(const fitter *F, fb_time_us t);
+
+/*
+ * Merging cell by cell can chain: each small step is not significant, and a stretch that
+ * differs is absorbed. Each segment is therefore tried at its best cell boundary, as in
+ * binary segmentation, and split when the G statistic there passes the critical value
+ * plus 2 ln(cells), the price of having looked at every boundary.
+ */
+static bool split_one(fitter *F, size_t i, size_t cap) {
+    const seg *s = &F->s[i];
+    size_t cells = (size_t)((s->end - s->start) / F->cell_us);
+    if (cells < 2 || F->ns >= cap) return false;
+    seg left = {s->start, s->start, 0, {0}}, right, best_l = left;
+    double best = -INFINITY;
+    size_t k = first_at(F, s->start);
+    for (size_t c = 1; c < cells; c++) {
+        fb_time_us at = s->start + (fb_time_us)c * F->cell_us;
+        for (; k < F->n && F->o[k].t < at; k++) {
+            left.n++;
+            left.c[F->o[k].cat]++;
+        }
+        left.end = at;
+        right = (seg){at, s->end, s->n - left.n, {0}};
+        for (uint32_t j = 0; j < CATS; j++) right.c[j] = s->c[j] - left.c[j];
+        int df = 0;
+        double g = g_test(&left, &right, F->cats, &df),
+               excess = g - critical(df) - 2 * log((double)cells);
+        if (excess > best) {
+            best = excess;
+            best_l = left;
+        }
+    }
+    if (best <= 0) return false;
+    memmove(&F->s[i + 1], &F->s[i], (F->ns - i) * sizeof *F->s);
+    F->ns++;
+    F->s[i] = best_l;
+    count_range(F, best_l.end, F->s[i + 1].end, &F->s[i + 1]);
+    return true;
+}
+
+static void split_segments(fitter *F, size_t cap) {
+    for (size_t i = 0; i < F->ns;)
+        if (!split_one(F, i, cap)) i++;
+}
+
+/* ---- edges ---- */
+
+static size_t first_at(const fitter *F, fb_time_us t) {
+    size_t lo = 0, hi = F->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (F->o[mid].t < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static double share_log(const seg *s, uint32_t cat, uint32_t cats) {
+    return log((s->c[cat] + 0.5) / (s->n + 0.5 * cats));
+}
+
+/* The split of [lo, hi) between a (left) and b (right) that their shares explain best. */
+static fb_time_us best_split(const fitter *F, const seg *a, const seg *b, fb_time_us lo,
+                             fb_time_us hi) {
+    size_t i0 = first_at(F, lo), i1 = first_at(F, hi), best = i0;
+    double sum = 0, top = 0;
+    for (size_t i = i0; i < i1; i++) {
+        uint32_t c = (uint32_t)F->o[i].cat;
+        sum += share_log(a, c, F->cats) - share_log(b, c, F->cats);
+        if (sum > top) {
+            top = sum;
+            best = i + 1;
+        }
+    }
+    if (best == i0) return i0 < i1 ? F->o[i0].t : lo;
+    if (best == i1) return i1 < F->n ? F->o[i1 - 1].t + 1 : hi;
+    return (F->o[best - 1].t + F->o[best].t + 1) / 2;
+}
+
+static void count_range(const fitter *F, fb_time_us a, fb_time_us b, seg *out) {
+    *out = (seg){a, b, 0, {0}};
+    for (size_t k = first_at(F, a); k < F->n && F->o[k].t < b; k++) {
+        out->n++;
+        out->c[F->o[k].cat]++;
+    }
+}
+
+static void recount(fitter *F) {
+    for (size_t i = 0; i < F->ns; i++) count_range(F, F->s[i].start, F->s[i].end, &F->s[i]);
+}
+
+static void place_edges(fitter *F) {
+    fb_time_us w = F->cell_us, floor_t = 0;
+    for (size_t i = 0; i + 1 < F->ns; i++) {
+        seg *a = &F->s[i], *b = &F->s[i + 1];
+        fb_time_us lo = b->start - w > a->start ? b->start - w : a->start;
+        fb_time_us hi = b->start + w < b->end ? b->start + w : b->end;
+        if (lo <= floor_t) lo = floor_t + 1;
+        fb_time_us t = lo < hi ? best_split(F, a, b, lo, hi) : b->start;
+        t = (t + 500) / FB_US_PER_MS * FB_US_PER_MS; /* to the millisecond */
+        if (t <= floor_t) t = floor_t + FB_US_PER_MS;
+        a->end = b->start = t;
+        floor_t = t;
+    }
+    recount(F);
+    /* a fault must start inside the traffic window: later segments join the one before */
+    while (F->ns > 1 && F->s[F->ns - 1].start >= F->inc->duration_us) merge(F, F->ns - 2);
+}
+
+/* ---- faults ---- */
+
+static fb_time_us median_retry_after(const fitter *F, const seg *s, uint32_t cat) {
+    int64_t v[256];
+    size_t k = 0;
+    for (size_t i = first_at(F, s->start); i < F->n && F->o[i].t < s->end && k < 256; i++)
+        if (F->o[i].cat == (int8_t)cat && F->o[i].retry_after_us >= 0)
+            v[k++] = F->o[i].retry_after_us;
+    imp_sort(v, k);
+    return k ? (fb_time_us)llround(imp_quantile(v, k, 0.5) / 1000) * FB_US_PER_MS : FB_TIME_NONE;
+}
+
+static sim_fault_kind kind_of(const imp_errkind *k) {
+    switch (k->outcome) {
+    case IMP_TIMEOUT:
+        return SIM_FAULT_HANG;
+    case IMP_RESET:
+        return SIM_FAULT_RESET;
+    case IMP_BROKEN:
+        return SIM_FAULT_MIDSTREAM;
+    default:
+        return k->status == 429 ? SIM_FAULT_RATE_LIMIT : SIM_FAULT_OUTAGE;
+    }
+}
+
+/* The segment's kinds, most attempts first (a broken answer last: it needs an answer). */
+static void order_kinds(const fitter *F, const seg *s, uint32_t *order, uint32_t *n) {
+    *n = 0;
+    for (uint32_t j = 0; j < F->pf->nkinds; j++)
+        if (s->c[j] > 0) order[(*n)++] = j;
+    for (uint32_t i = 1; i < *n; i++)
+        for (uint32_t k = i; k > 0; k--) {
+            uint32_t x = order[k - 1], y = order[k];
+            bool xb = F->pf->kinds[x].outcome == IMP_BROKEN,
+                 yb = F->pf->kinds[y].outcome == IMP_BROKEN;
+            if (xb > yb || (xb == yb && s->c[x] < s->c[y])) {
+                order[k - 1] = y;
+                order[k] = x;
+            }
+        }
+}
+
+static void emit_segment(fitter *F, const seg *s) {
+    imp_pfit *pf = F->pf;
+    uint32_t order[IMP_KINDS_MAX], n = 0;
+    order_kinds(F, s, order, &n);
+    double left = 1;
+    for (uint32_t i = 0; i < n && pf->nfaults + pf->nslow < SIM_FAULTS_MAX; i++) {
+        const imp_errkind *k = &pf->kinds[order[i]];
+        double share = (double)s->c[order[i]] / (double)s->n;
+        double f = left > 1e-12 ? share / left : 1;
+        left -= share;
+        imp_fault *out = &pf->faults[pf->nfaults++];
+        *out = (imp_fault){.kind = kind_of(k),
+                           .at_us = s->start,
+                           .for_us = s->end - s->start > 0 ? s->end - s->start : FB_US_PER_MS,
+                           .fraction = f > 1 ? 1 : round(f * 1e6) / 1e6,
+                           .status = k->status,
+                           .retry_after_us = median_retry_after(F, s, order[i]),
+                           .hits = s->c[order[i]],
+                           .attempts = s->n};
+    }
+}
+
+void fit_faults(imp_incident *inc, uint32_t p) {
+    imp_pfit *pf = &inc->prov[p];
+    fb_time_us cell = pf->window_us / CELLS_PER_WINDOW;
+    fitter F = {inc, pf, NULL, 0, NULL, 0, pf->nkinds + 1, cell > 0 ? cell : 1};
+    if (pf->errors == 0) return;
+    F.o = malloc((pf->attempts + 1) * sizeof *F.o);
+    if (F.o) F.n = observations(&F, p);
+    size_t nw = F.n ? (size_t)(F.o[F.n - 1].t / F.cell_us) + 1 : 0;
+    F.s = calloc(nw + 1, sizeof *F.s);
+    for (size_t w = 0; F.s && w < nw; w++)
+        F.s[w] = (seg){(fb_time_us)w * F.cell_us, (fb_time_us)(w + 1) * F.cell_us, 0, {0}};
+    F.ns = F.s ? nw : 0;
+    if (F.ns > 0) {
+        recount(&F);
+        merge_segments(&F, SIM_FAULTS_MAX - pf->nslow);
+        split_segments(&F, nw);
+        merge_segments(&F, SIM_FAULTS_MAX - pf->nslow); /* a split may leave too many faults */
+        place_edges(&F);
+        merge_segments(&F, SIM_FAULTS_MAX - pf->nslow); /* edges moved: alike again? */
+    }
+    for (size_t i = 0; i < F.ns; i++)
+        if (F.s[i].n > 0) emit_segment(&F, &F.s[i]);
+    free(F.o);
+    free(F.s);
+}

@@ -1,0 +1,102 @@
+/*
+ * fidelity.c - what the logs measured, and the band the as-was simulation must fall in;
+ * see incident.h and docs/import.md ("Fidelity").
+ *
+ * The simulation draws its own attempts from the fitted shares, so even a perfect model
+ * differs from the log by sampling noise; each band is that noise (three standard
+ * deviations) plus a model margin:
+ *   success_rate       3 sd of a proportion over the requests, + 1/n (at p = 1, sd = 1/n)
+ *   amplification      3 sd of the mean attempts per request, + 5%
+ *   attempts[P]        3 sd of the sum of attempts per request on P, + 5%, at least 3
+ *   latency_p50, _p99  the order statistics 3 sd of the rank (sqrt(n q (1-q))) + 1 on
+ *                      either side (a distribution-free interval), widened by 5% and
+ *                      at least 5 ms
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/fitint.h"
+
+static imp_check *add(imp_incident *inc, const char *metric, bool duration, double logs) {
+    if (inc->nchecks == IMP_CHECKS_MAX) return NULL;
+    imp_check *c = &inc->checks[inc->nchecks++];
+    memset(c, 0, sizeof *c);
+    snprintf(c->metric, sizeof c->metric, "%s", metric);
+    c->duration = duration;
+    c->logs = logs;
+    return c;
+}
+
+static void success_rate(imp_incident *inc) {
+    double n = (double)(inc->r1 - inc->r0), ok = 0;
+    for (FOR_SLICE(inc, r)) ok += inc->log->req[r].ok;
+    double p = ok / n, sd = sqrt(fmax(p * (1 - p), 1 / n) / n);
+    imp_check *c = add(inc, "success_rate", false, p);
+    if (c == NULL) return;
+    c->lo = fmax(0, p - 3 * sd - 1 / n);
+    c->hi = fmin(1, p + 3 * sd + 1 / n);
+    snprintf(c->why, sizeof c->why, "3 sd of a proportion over %.0f requests, + 1/n", n);
+}
+
+/* Mean and sd of the attempts per request on provider p (all providers: p < 0). */
+static void per_request(const imp_incident *inc, int p, double *sum, double *sd) {
+    double n = (double)(inc->r1 - inc->r0), s = 0, ss = 0;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        double x = 0;
+        for (uint32_t i = q->first; i < q->first + q->count; i++)
+            x += p < 0 || inc->log->att[i].provider == p;
+        s += x;
+        ss += x * x;
+    }
+    *sum = s;
+    *sd = n > 1 ? sqrt(fmax(0, (ss - s * s / n) / (n - 1))) : 0;
+}
+
+static void amplification(imp_incident *inc) {
+    double n = (double)(inc->r1 - inc->r0), sum = 0, sd = 0;
+    per_request(inc, -1, &sum, &sd);
+    double a = sum / n, tol = 3 * sd / sqrt(n) + 0.05 * a;
+    imp_check *c = add(inc, "amplification", false, a);
+    if (c == NULL) return;
+    c->lo = fmax(0, a - tol);
+    c->hi = a + tol;
+    snprintf(c->why, sizeof c->why, "3 sd of the mean attempts per request, + 5%%");
+    for (uint32_t p = 0; p < inc->log->nprov; p++) {
+        per_request(inc, (int)p, &sum, &sd);
+        char m[80];
+        snprintf(m, sizeof m, "attempts[%s]", inc->log->prov[p].name);
+        double t = fmax(3, 3 * sd * sqrt(n) + 0.05 * sum);
+        if ((c = add(inc, m, false, sum)) == NULL) return;
+        c->lo = fmax(0, floor(sum - t));
+        c->hi = ceil(sum + t);
+        snprintf(c->why, sizeof c->why, "3 sd of the sum of attempts per request, + 5%%, >= 3");
+    }
+}
+
+static void latency(imp_incident *inc, const char *metric, double q, const int64_t *v, size_t n) {
+    double k = q * (double)(n - 1), sd = sqrt((double)n * q * (1 - q)) + 1;
+    double lo_rank = fmax(0, k - 3 * sd), hi_rank = fmin((double)(n - 1), k + 3 * sd);
+    double value = imp_quantile(v, n, q);
+    imp_check *c = add(inc, metric, true, value);
+    if (c == NULL) return;
+    c->lo = fmax(0, fmin((double)v[(size_t)floor(lo_rank)] * 0.95, value - 5000));
+    c->hi = fmax((double)v[(size_t)ceil(hi_rank)] * 1.05, value + 5000);
+    snprintf(c->why, sizeof c->why,
+             "order statistics 3 sd of the rank away, + 5%%, >= 5 ms (%zu requests)", n);
+}
+
+void fit_checks(imp_incident *inc) {
+    size_t n = inc->r1 - inc->r0, k = 0;
+    int64_t *v = malloc(n * sizeof *v);
+    if (v == NULL) return;
+    for (FOR_SLICE(inc, r)) v[k++] = inc->log->req[r].end_us - inc->log->req[r].start_us;
+    imp_sort(v, n);
+    success_rate(inc);
+    amplification(inc);
+    latency(inc, "latency_p50", 0.5, v, n);
+    latency(inc, "latency_p99", 0.99, v, n);
+    free(v);
+}

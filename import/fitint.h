@@ -1,0 +1,39 @@
+/*
+ * fitint.h - what the files of the fitting share (private to import/): one function per
+ * step, in the order incident.c calls them, each filling its part of the incident.
+ *
+ *   incident.c  the slice of time, the windows, the order of the steps, the notes
+ *   latency.c   latency per provider: first token, per token, errors, slow periods
+ *   faults.c    the fault timeline per provider: segments of windows, edges, fractions
+ *   classes.c   arrivals and tokens per class
+ *   infer.c     the policy as it was, and its evidence
+ *   fidelity.c  what the logs measured, and the bands the simulation must meet
+ *   emit.c      the scenario as JSON
+ */
+#ifndef IMP_FITINT_H
+#define IMP_FITINT_H
+
+#include "import/incident.h"
+
+/* The requests of the slice: for (FOR_SLICE(inc, r)) { ... inc->log->req[r] ... }. */
+#define FOR_SLICE(inc, r)                                                                          \
+    size_t r = (inc)->r0;                                                                          \
+    r < (inc)->r1;                                                                                 \
+    r++
+
+/* An attempt's start from the origin. */
+static inline fb_time_us fit_t(const imp_incident *inc, const imp_attempt *a) {
+    /* an attempt before the slice's start (its span's clock ahead of its request's) at the start */
+    return a->start_us > inc->origin_us ? a->start_us - inc->origin_us : 0;
+}
+
+/* The index of an attempt's error kind in pf->kinds, or -1 (a success, or cancelled). */
+int fit_kind(const imp_pfit *pf, const imp_attempt *a);
+
+void fit_latency(imp_incident *inc, uint32_t p);
+void fit_faults(imp_incident *inc, uint32_t p);
+int fit_classes(imp_incident *inc, imp_error *err);
+void fit_policy(imp_incident *inc);
+void fit_checks(imp_incident *inc);
+
+#endif /* IMP_FITINT_H */

@@ -1,0 +1,256 @@
+/*
+ * incident.c - from a log to a fitted incident: the slice of time, each provider's error
+ * kinds and fitting window, the steps in order, and what the scenario must say it does
+ * not know; see incident.h.
+ */
+#include "import/incident.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "import/fitint.h"
+#include "import/source.h"
+
+/* ---- the slice ---- */
+
+static void iso(char *buf, size_t len, int64_t unix_us) {
+    time_t t = (time_t)(unix_us / 1000000);
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(buf, len, "%lld us", (long long)unix_us);
+}
+
+static int too_long(const imp_incident *inc, const char *what, fb_time_us asked, imp_error *err) {
+    char a[32], b[32], c[40], d[40];
+    imp_human(a, sizeof a, asked);
+    imp_human(b, sizeof b, inc->span_us);
+    iso(c, sizeof c, inc->log->req[0].start_us);
+    iso(d, sizeof d, inc->log->req[inc->log->nreq - 1].start_us);
+    return imp_fail(err, FB_EINVAL, 0,
+                    "%s %s asks for more than the log holds: its requests arrive over %s (from %s "
+                    "to %s)",
+                    what, a, b, c, d);
+}
+
+static int slice(imp_incident *inc, imp_error *err) {
+    const imp_log *log = inc->log;
+    const imp_build_opts *o = &inc->opts;
+    int64_t first = log->req[0].start_us;
+    inc->span_us = log->req[log->nreq - 1].start_us - first;
+    if (o->start_us > inc->span_us) return too_long(inc, "--start", o->start_us, err);
+    if (o->duration_us > 0 && o->start_us + o->duration_us > inc->span_us + FB_US_PER_S)
+        return too_long(inc, o->start_us ? "--start + --duration" : "--duration",
+                        o->start_us + o->duration_us, err);
+    inc->origin_us = first + o->start_us;
+    fb_time_us d = o->duration_us;
+    if (d == 0) { /* to the last arrival, in whole seconds */
+        d = inc->span_us - o->start_us + FB_US_PER_MS;
+        d = (d + FB_US_PER_S - 1) / FB_US_PER_S * FB_US_PER_S;
+    }
+    if (d > IMP_DURATION_MAX)
+        return imp_fail(err, FB_EINVAL, 0,
+                        "the slice spans %.1f days, more than the 7 a scenario simulates "
+                        "(limits.duration): import a part of it with --start and --duration",
+                        (double)d / 86400e6);
+    inc->duration_us = d;
+    while (inc->r0 < log->nreq && log->req[inc->r0].start_us < inc->origin_us) inc->r0++;
+    inc->r1 = inc->r0;
+    while (inc->r1 < log->nreq && log->req[inc->r1].start_us < inc->origin_us + d) inc->r1++;
+    if (inc->r1 - inc->r0 < 2)
+        return imp_fail(err, FB_EINVAL, 0,
+                        "%zu request(s) in the slice: at least 2 are needed to fit anything",
+                        inc->r1 - inc->r0);
+    if (o->window_us > d) return too_long(inc, "--window", o->window_us, err);
+    return FB_OK;
+}
+
+/* ---- error kinds ---- */
+
+int fit_kind(const imp_pfit *pf, const imp_attempt *a) {
+    if (a->outcome == IMP_OK || a->outcome == IMP_CANCELLED) return -1;
+    int near = -1;
+    for (uint32_t k = 0; k < pf->nkinds; k++) {
+        const imp_errkind *x = &pf->kinds[k];
+        if (x->outcome != a->outcome) continue;
+        if (x->status == a->status) return (int)k;
+        if (near < 0 && x->status / 100 == a->status / 100) near = (int)k;
+    }
+    return near >= 0 ? near : 0; /* a rare kind, folded into the closest (else the first) */
+}
+
+static int by_count(const void *a, const void *b) {
+    const imp_errkind *x = a, *y = b;
+    if (x->count != y->count) return x->count > y->count ? -1 : 1;
+    if (x->outcome != y->outcome) return x->outcome < y->outcome ? -1 : 1;
+    return x->status < y->status ? -1 : x->status > y->status;
+}
+
+/* The provider's error kinds, the most common first (at most IMP_KINDS_MAX kept). */
+static void collect_kinds(imp_incident *inc, uint32_t p) {
+    imp_errkind all[64];
+    uint32_t n = 0, other = 0;
+    imp_pfit *pf = &inc->prov[p];
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        for (uint32_t i = q->first; i < q->first + q->count; i++) {
+            const imp_attempt *a = &inc->log->att[i];
+            if (a->provider != p) continue;
+            pf->attempts++;
+            if (a->outcome == IMP_OK || a->outcome == IMP_CANCELLED) continue;
+            pf->errors++;
+            uint32_t k = 0;
+            while (k < n && (all[k].outcome != a->outcome || all[k].status != a->status)) k++;
+            if (k == n && n == 64) {
+                other++;
+                continue;
+            }
+            if (k == n) all[n++] = (imp_errkind){a->outcome, a->status, 0};
+            all[k].count++;
+        }
+    }
+    qsort(all, n, sizeof *all, by_count);
+    pf->nkinds = n < IMP_KINDS_MAX ? n : IMP_KINDS_MAX;
+    memcpy(pf->kinds, all, pf->nkinds * sizeof *all);
+    pf->folded = other;
+    for (uint32_t k = pf->nkinds; k < n; k++) pf->folded += all[k].count;
+}
+
+/* The smallest window of the ladder that holds 30 attempts on average (at most 4,000). */
+static fb_time_us choose_window(const imp_incident *inc, const imp_pfit *pf) {
+    static const int64_t ladder_s[] = {1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600};
+    if (inc->opts.window_us > 0) return inc->opts.window_us;
+    double per_s = (double)pf->attempts / ((double)inc->duration_us / 1e6);
+    for (size_t i = 0; i < sizeof ladder_s / sizeof ladder_s[0]; i++) {
+        fb_time_us w = ladder_s[i] * FB_US_PER_S;
+        if (w > inc->duration_us) break;
+        if (per_s * (double)ladder_s[i] >= 30 && inc->duration_us / w <= 4000) return w;
+    }
+    return inc->duration_us;
+}
+
+/* ---- what the scenario must say ---- */
+
+static void describe_source(imp_incident *inc) {
+    const imp_log *log = inc->log;
+    char a[40], b[40], d[32];
+    iso(a, sizeof a, inc->origin_us);
+    iso(b, sizeof b, log->req[inc->r1 - 1].start_us);
+    imp_human(d, sizeof d, inc->duration_us);
+    imp_text_add(&inc->notes,
+                 "Imported by fusebox import from %s (%s): %zu requests and %u attempts "
+                 "arriving from %s to %s, a traffic window of %s",
+                 log->file, imp_format_name(log->format), inc->r1 - inc->r0, inc->attempts, a, b,
+                 d);
+    if (inc->r0 > 0 || inc->r1 < log->nreq)
+        imp_text_add(&inc->notes, " (a slice: the log holds %zu requests)", log->nreq);
+    imp_text_add(&inc->notes, ". Arrivals are the log's logical requests; the old policy's "
+                              "retries and fallbacks are not re-sent, the variants make their "
+                              "own.");
+}
+
+static void describe_reading(imp_incident *inc) {
+    const imp_log *log = inc->log;
+    imp_text *t = &inc->notes;
+    if (log->hidden_attempts)
+        imp_text_add(t,
+                     " %zu requests have no HTTP span of their own (the trace has one span per "
+                     "logical request): the client's retries, if it made any, are invisible, "
+                     "so their faults are fitted per request, after the retries, and as-was "
+                     "makes one attempt for them.",
+                     log->hidden_attempts);
+    if (log->no_call)
+        imp_text_add(t,
+                     " %zu requests made no call (no HTTP span below their GenAI span, where "
+                     "the others have them): refused before any attempt left.",
+                     log->no_call);
+    if (log->aborted)
+        imp_text_add(t,
+                     " %zu attempts ended with no status and no error (aborted by the "
+                     "client): counted as timeouts.",
+                     log->aborted);
+    if (log->assumed_status)
+        imp_text_add(t,
+                     " %zu errors had no status, only a class name (e.g. "
+                     "InternalServerError): a status was assumed (500 for server errors).",
+                     log->assumed_status);
+    if (log->ignored)
+        imp_text_add(t, " %zu HTTP spans outside any GenAI span were ignored.", log->ignored);
+    if (log->orphans)
+        imp_text_add(t, " %zu spans name a parent that is not in the file: read as roots.",
+                     log->orphans);
+    if (log->ungrouped)
+        imp_text_add(t, " %zu records have no trace_id: each is counted as its own request.",
+                     log->ungrouped);
+}
+
+static void describe_unknowns(imp_incident *inc) {
+    imp_text *t = &inc->notes;
+    bool prices = false, windows = false;
+    for (uint32_t p = 0; p < inc->log->nprov; p++) {
+        prices |= inc->log->prov[p].price_in >= 0;
+        windows |= inc->log->prov[p].context_window > 0;
+    }
+    imp_text_add(t,
+                 " Unknown from the log, and not invented: the providers' capacity "
+                 "(concurrency, RPM, TPM) - the errors seen are scripted as faults, so a "
+                 "policy that sends fewer retries does not relieve them here; what the "
+                 "clients never sent (requests refused before any call left are missing); "
+                 "the application's pods and workers (%u workers, twice the peak of requests "
+                 "in flight, so that none waits for one) and its request timeout (%llds, twice "
+                 "the longest request)",
+                 inc->pol.workers, (long long)(inc->pol.request_timeout_us / FB_US_PER_S));
+    if (!prices) imp_text_add(t, "; prices (cost_usd is 0)");
+    if (!windows) imp_text_add(t, "; context windows (unlimited)");
+    if (inc->log->retry_after_seen == 0) imp_text_add(t, "; Retry-After (no answer recorded one)");
+    imp_text_add(t, ". The as-was variant is the policy the attempts show (its description "
+                    "gives the evidence); yours is a copy to edit. The expect lines check that "
+                    "as-was reproduces the log within the stated bands: fusebox check fails if "
+                    "the reproduction drifts.");
+}
+
+/* ---- the steps ---- */
+
+void imp_incident_free(imp_incident *inc) {
+    if (inc == NULL) return;
+    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) free(inc->cls[c].at_us);
+    imp_text_free(&inc->notes);
+    imp_text_free(&inc->evidence);
+    free(inc);
+}
+
+int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident **out,
+                       imp_error *err) {
+    *out = NULL;
+    imp_incident *inc = calloc(1, sizeof *inc);
+    if (inc == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    inc->log = log;
+    inc->opts = *o;
+    imp_text_init(&inc->notes, IMP_TEXT_MAX);
+    imp_text_init(&inc->evidence, IMP_TEXT_MAX);
+    int rc = slice(inc, err);
+    for (uint32_t p = 0; rc == FB_OK && p < log->nprov; p++) {
+        collect_kinds(inc, p);
+        inc->attempts += inc->prov[p].attempts;
+        inc->prov[p].window_us = choose_window(inc, &inc->prov[p]);
+        fit_latency(inc, p);
+        fit_faults(inc, p);
+    }
+    if (rc == FB_OK) rc = fit_classes(inc, err);
+    if (rc == FB_OK) {
+        fit_policy(inc);
+        fit_checks(inc);
+        describe_source(inc);
+        describe_reading(inc);
+        describe_unknowns(inc);
+    }
+    if (rc == FB_OK && (inc->notes.oom || inc->evidence.oom))
+        rc = imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    if (rc != FB_OK) {
+        imp_incident_free(inc);
+        return rc;
+    }
+    *out = inc;
+    return FB_OK;
+}

@@ -1,0 +1,158 @@
+/*
+ * incident.h - a log of a bad hour, fitted into a scenario that replays it.
+ *
+ * imp_incident_build() takes a log (log.h) and fits, over a slice of its time:
+ *   - arrivals per class: the recorded times (a `replay` source), or a rate curve;
+ *   - per provider: a fault timeline from what the attempts saw (error shares by status,
+ *     timeouts as hangs, resets; segments of windows merged while they do not differ,
+ *     edges placed between attempts), Retry-After where recorded, latency (time to first
+ *     token and per output token, slow periods as `slow` faults), error latency, context
+ *     window and prices where the log has them;
+ *   - token distributions per class;
+ *   - the policy as it was, with its evidence (attempts, gaps, fallback order, statuses
+ *     retried, timeouts, a breaker), as the variant `as-was`, and its copy `yours`;
+ *   - the fidelity checks: what the logs measured (success rate, amplification, attempts
+ *     per provider, p50 and p99 latency) with tolerances, as `expect` lines.
+ * imp_incident_json() writes the scenario. Nothing here prints or reads a clock;
+ * docs/import.md explains every step.
+ */
+#ifndef IMP_INCIDENT_H
+#define IMP_INCIDENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/retry.h"
+#include "import/log.h"
+#include "import/stats.h"
+#include "sim/fault.h"
+#include "sim/scenario.h"
+
+#define IMP_KINDS_MAX 8 /* distinct error kinds per provider */
+#define IMP_SLOW_MAX 8  /* slow periods per provider */
+#define IMP_CHECKS_MAX 40
+#define IMP_RAMP_MAX SIM_SCHEDULE_MAX
+#define IMP_TEXT_MAX 60000 /* bytes of description and evidence */
+#define IMP_DURATION_MAX ((fb_time_us)7 * 24 * 3600 * 1000000) /* a scenario's limits.duration */
+
+typedef struct imp_build_opts {
+    fb_time_us start_us;    /* from the first request; 0 */
+    fb_time_us duration_us; /* 0: to the last request */
+    fb_time_us window_us;   /* fitting window; 0: chosen per provider */
+    bool rate;              /* arrivals as a rate curve instead of replayed times */
+    uint64_t seed;          /* 0: 1 */
+    const char *name;       /* scenario name; NULL: "imported" */
+} imp_build_opts;
+
+/* One error kind of a provider: an outcome (IMP_STATUS with its status, or another). */
+typedef struct imp_errkind {
+    uint8_t outcome;
+    int16_t status;
+    uint32_t count;
+} imp_errkind;
+
+/* One fault to write. */
+typedef struct imp_fault {
+    sim_fault_kind kind;
+    fb_time_us at_us, for_us;
+    double fraction;
+    int status;
+    fb_time_us retry_after_us; /* FB_TIME_NONE: none */
+    double factor;             /* SLOW */
+    uint32_t hits, attempts;   /* the evidence: attempts it applied to, of those in its span */
+} imp_fault;
+
+typedef struct imp_pfit {
+    uint32_t attempts, errors;
+    fb_time_us window_us;
+    imp_errkind kinds[IMP_KINDS_MAX];
+    uint32_t nkinds, folded;          /* attempts of rarer kinds counted in the closest kind */
+    imp_fault faults[SIM_FAULTS_MAX]; /* answering faults (outage, rate_limit, hang, reset) */
+    uint32_t nfaults;
+    imp_fault slow[IMP_SLOW_MAX]; /* slow periods */
+    uint32_t nslow;
+    imp_dist ttft, error; /* microseconds */
+    fb_time_us per_token_us;
+    bool ttft_measured; /* from recorded first-token times, not a regression */
+    uint32_t successes;
+} imp_pfit;
+
+typedef struct imp_cfit {
+    uint32_t requests, ok;
+    fb_time_us *at_us;                 /* arrivals from the origin (replay) */
+    sim_rate_point ramp[IMP_RAMP_MAX]; /* rate curve (opts.rate) */
+    uint32_t nramp;
+    imp_dist prompt, completion; /* tokens */
+    bool stream;
+} imp_cfit;
+
+/* The policy as it was. */
+typedef struct imp_inferred {
+    uint32_t attempts; /* per provider, the first included */
+    fb_backoff backoff;
+    fb_time_us base_us, max_us; /* max_us 0: the default cap */
+    double multiplier;
+    fb_jitter jitter; /* NONE, FULL or PROPORTIONAL */
+    double jitter_f;
+    const char *retry_after;       /* NULL (the default), "as_is", "ignore" */
+    fb_time_us attempt_timeout_us; /* 0: none seen */
+    uint8_t order[SIM_PROVIDERS_MAX];
+    uint32_t norder;
+    bool retry_on; /* the statuses retried differ from the default table */
+    int retry_statuses[SIM_RETRY_ON_MAX];
+    uint32_t nretry_statuses;
+    bool retry_timeout, retry_transient;
+    bool breaker;
+    uint32_t consecutive;
+    fb_time_us open_us;
+    fb_time_us request_timeout_us;
+    uint32_t workers;
+} imp_inferred;
+
+/* One fidelity check: the logs' value and the band the as-was simulation must fall in. */
+typedef struct imp_check {
+    char metric[80]; /* "success_rate", "attempts[openai]" */
+    bool duration;   /* microseconds */
+    double logs, lo, hi;
+    char why[120]; /* how the band was set */
+} imp_check;
+
+typedef struct imp_incident {
+    const imp_log *log;
+    imp_build_opts opts;
+    int64_t origin_us;      /* unix time of the slice's first arrival */
+    fb_time_us duration_us; /* the traffic window */
+    fb_time_us span_us;     /* first to last arrival of the whole log */
+    size_t r0, r1;          /* the slice: requests [r0, r1) */
+    uint32_t attempts;
+    imp_pfit prov[SIM_PROVIDERS_MAX];
+    imp_cfit cls[SIM_CLASSES_MAX];
+    imp_inferred pol;
+    imp_check checks[IMP_CHECKS_MAX];
+    uint32_t nchecks;
+    imp_text notes;    /* the scenario's description: what was read, what is unknown */
+    imp_text evidence; /* the as-was variant's description */
+} imp_incident;
+
+/* Fit the log; FB_OK, or an error in err (a slice the log does not hold, too little data). */
+int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident **out,
+                       imp_error *err);
+/* The scenario as JSON text (malloc), or NULL when out of memory. */
+char *imp_incident_json(const imp_incident *inc);
+
+/*
+ * Widen each check's band to the noise of one simulated run, measured: sc (the scenario
+ * imp_incident_json wrote, loaded) is simulated `seeds` times, as-was at seeds
+ * sc->seed, sc->seed + 1, ..., and a band's half-width becomes at least 3 x sqrt(2) x
+ * the standard deviation of the metric over those runs (the log is one run of the same
+ * noise). The seed is restored. FB_OK, or an error from a run in err.
+ */
+int imp_incident_calibrate(imp_incident *inc, sim_scenario *sc, uint32_t seeds, imp_error *err);
+#define IMP_CALIBRATE_SEEDS 10
+void imp_incident_free(imp_incident *inc);
+
+/* The variant the checks are about. */
+#define IMP_AS_WAS "as-was"
+
+#endif /* IMP_INCIDENT_H */

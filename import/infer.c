@@ -1,0 +1,630 @@
+/*
+ * infer.c - the policy as it was, read from what the attempts of each request did, and
+ * the evidence for every setting; see incident.h and docs/import.md ("The policy as it
+ * was").
+ *
+ *   attempts    the most consecutive attempts one request made on one provider
+ *   backoff     the gaps between a failure's end and the next attempt on the same
+ *               provider, by retry number: each level's range (the extremes widened by
+ *               one spacing, the unbiased estimate for a uniform's ends) gives the delay
+ *               and the jitter (a range from ~0: full; tight: none; else proportional)
+ *   Retry-After gaps after an answer that recorded one: waited as is, or ignored
+ *   timeout     attempts that timed out after the same time: the attempt timeout
+ *   retry_on    each error kind retried or not, where attempts were left, against the
+ *               default table (core/classify.h); written only where they differ
+ *   fallback    which provider each request tried before which
+ *   breaker     runs of requests that skipped the first provider (or made no call) while
+ *               it was failing: the failures before each run, and the time to the probe
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/classify.h"
+#include "import/fitint.h"
+
+#define LEVELS 8
+
+typedef struct gap {
+    uint32_t n;    /* retry number: 1 for the first retry on the provider */
+    uint8_t kind;  /* the failure's kind: index in scan.t */
+    bool excluded; /* waited for a Retry-After, not for the backoff */
+    fb_time_us gap, retry_after_us;
+} gap;
+
+typedef struct tally {
+    uint8_t outcome;
+    int16_t status;
+    uint32_t retried, given_up;
+} tally;
+
+#define TALLIES 32
+
+typedef struct scan {
+    gap *g;
+    size_t ng;
+    tally t[TALLIES];
+    fb_time_us ra[TALLIES]; /* a Retry-After inferred from the gaps after kind k; -1 none */
+    uint32_t nt;
+    uint32_t per_request[LEVELS + 2]; /* requests by attempts made (last: more) */
+    uint32_t max_run;
+} scan;
+
+static fb_time_us ms(double us) {
+    return (fb_time_us)llround(us / 1000) * FB_US_PER_MS;
+}
+
+static bool failed(const imp_attempt *a) {
+    return a->outcome != IMP_OK && a->outcome != IMP_CANCELLED;
+}
+
+static const char *kind_name(const tally *t, char *buf, size_t len) {
+    static const char *const names[] = {"ok", "", "timeout", "reset", "broken", "cancelled"};
+    if (t->outcome == IMP_STATUS)
+        snprintf(buf, len, "%d", t->status);
+    else
+        snprintf(buf, len, "%s", names[t->outcome]);
+    return buf;
+}
+
+/* ---- the chain ---- */
+
+static void chain_order(imp_incident *inc) {
+    const imp_log *log = inc->log;
+    uint32_t before[SIM_PROVIDERS_MAX][SIM_PROVIDERS_MAX] = {{0}}, first[SIM_PROVIDERS_MAX] = {0};
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &log->req[r];
+        bool seen[SIM_PROVIDERS_MAX] = {false};
+        for (uint32_t i = q->first; i < q->first + q->count; i++) {
+            uint8_t p = log->att[i].provider;
+            if (i == q->first) first[p]++;
+            for (uint32_t o = 0; o < log->nprov && !seen[p]; o++) before[o][p] += seen[o];
+            seen[p] = true;
+        }
+    }
+    imp_inferred *P = &inc->pol;
+    P->norder = log->nprov;
+    for (uint32_t i = 0; i < log->nprov; i++) P->order[i] = (uint8_t)i;
+    for (uint32_t i = 1; i < P->norder; i++)
+        for (uint32_t k = i; k > 0; k--) {
+            uint8_t a = P->order[k - 1], b = P->order[k];
+            bool swap = before[b][a] > before[a][b] ||
+                        (before[b][a] == before[a][b] &&
+                         (first[b] > first[a] ||
+                          (first[b] == first[a] && inc->prov[b].attempts > inc->prov[a].attempts)));
+            if (!swap) break;
+            P->order[k - 1] = b;
+            P->order[k] = a;
+        }
+}
+
+/* ---- what each request's attempts did ---- */
+
+static tally *tally_of(scan *S, const imp_attempt *a) {
+    for (uint32_t i = 0; i < S->nt; i++)
+        if (S->t[i].outcome == a->outcome && S->t[i].status == a->status) return &S->t[i];
+    if (S->nt == TALLIES) return NULL;
+    S->t[S->nt] = (tally){a->outcome, a->status, 0, 0};
+    return &S->t[S->nt++];
+}
+
+/* The longest run of attempts on one provider, and requests by attempts made. */
+static void runs(const imp_incident *inc, scan *S) {
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        S->per_request[q->count <= LEVELS ? q->count : LEVELS + 1]++;
+        uint32_t run = 0;
+        for (uint32_t i = q->first; i < q->first + q->count; i++) {
+            bool same = i > q->first && inc->log->att[i].provider == inc->log->att[i - 1].provider;
+            run = same ? run + 1 : 1;
+            if (run > S->max_run) S->max_run = run;
+        }
+    }
+}
+
+/* Gaps before retries, and per error kind: retried, or not while attempts were left. */
+static void retries(const imp_incident *inc, scan *S) {
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        uint32_t run = 0;
+        for (uint32_t i = q->first; i < q->first + q->count; i++) {
+            const imp_attempt *a = &inc->log->att[i];
+            bool same = i > q->first && a->provider == inc->log->att[i - 1].provider;
+            run = same ? run + 1 : 1;
+            if (!failed(a)) continue;
+            const imp_attempt *next = i + 1 < q->first + q->count ? a + 1 : NULL;
+            tally *t = tally_of(S, a);
+            if (next && next->provider == a->provider && t) {
+                t->retried++;
+                S->g[S->ng++] = (gap){run, (uint8_t)(t - S->t), false, next->start_us - a->end_us,
+                                      a->retry_after_us};
+            } else if (run < S->max_run && t) {
+                t->given_up++;
+            }
+        }
+    }
+}
+
+/* ---- backoff ---- */
+
+typedef struct level {
+    size_t k;
+    double lo, hi;
+} level;
+
+/* The range of the gaps before retry n that waited for the backoff. */
+static level level_of(const gap *g, size_t ng, uint32_t n, int64_t *tmp) {
+    level L = {0, 0, 0};
+    for (size_t i = 0; i < ng; i++)
+        if (g[i].n == n && !g[i].excluded) tmp[L.k++] = g[i].gap;
+    if (L.k == 0) return L;
+    imp_sort(tmp, L.k);
+    double lo = (double)tmp[0], hi = (double)tmp[L.k - 1];
+    double spacing = L.k > 1 ? (hi - lo) / (double)(L.k - 1) : 0;
+    L.lo = lo - spacing > 0 ? lo - spacing : 0;
+    L.hi = hi + spacing;
+    return L;
+}
+
+static void describe_levels(imp_incident *inc, const level *L) {
+    imp_text_add(&inc->evidence, " Gaps from a failure to the retry on the same provider:");
+    for (uint32_t n = 1; n <= LEVELS; n++) {
+        if (L[n].k == 0) continue;
+        char a[24], b[24];
+        imp_human(a, sizeof a, (int64_t)L[n].lo);
+        imp_human(b, sizeof b, (int64_t)L[n].hi);
+        imp_text_add(&inc->evidence, " retry %u: %s to %s (%zu gaps, ends widened by one spacing);",
+                     n, a, b, L[n].k);
+    }
+}
+
+/* The delay before each retry and its jitter, from the gaps' ranges. */
+static void backoff(imp_incident *inc, const scan *S, int64_t *tmp) {
+    imp_inferred *P = &inc->pol;
+    level L[LEVELS + 1];
+    for (uint32_t n = 1; n <= LEVELS; n++) L[n] = level_of(S->g, S->ng, n, tmp);
+    P->backoff = FB_BACKOFF_EXPONENTIAL;
+    P->multiplier = 2;
+    if (L[1].k == 0) {
+        imp_text_add(&inc->evidence, " No retry waited for a backoff of its own: the backoff is "
+                                     "unknown (fusebox's default).");
+        P->base_us = 500 * FB_US_PER_MS;
+        return;
+    }
+    describe_levels(inc, L);
+    double f = (L[1].hi - L[1].lo) / (L[1].hi + L[1].lo);
+    bool full = L[1].k >= 5 && L[1].lo < 0.1 * L[1].hi;
+    P->jitter = L[1].hi < 2000 ? FB_JITTER_NONE
+                : full         ? FB_JITTER_FULL
+                : f < 0.03     ? FB_JITTER_NONE
+                               : FB_JITTER_PROPORTIONAL;
+    P->jitter_f = round(f * 1000) / 1000;
+    double d[LEVELS + 1];
+    for (uint32_t n = 1; n <= LEVELS; n++) d[n] = full ? L[n].hi : (L[n].lo + L[n].hi) / 2;
+    P->base_us = ms(d[1]);
+    if (L[1].hi < 2000) {
+        P->backoff = FB_BACKOFF_NONE;
+        imp_text_add(&inc->evidence, " The retries came at once: no backoff.");
+    } else if (S->max_run <= 2 || (L[2].k >= 2 && d[2] / d[1] < 1.15)) {
+        P->backoff = FB_BACKOFF_CONSTANT;
+        imp_text_add(&inc->evidence, " %s: a constant delay.",
+                     S->max_run <= 2 ? "One retry at most"
+                                     : "The second retry waited as the first");
+    } else if (L[2].k >= 2) {
+        P->multiplier = round(d[2] / d[1] * 100) / 100;
+        if (L[3].k >= 2 && d[3] < 0.85 * d[2] * P->multiplier) P->max_us = ms(d[3]);
+        imp_text_add(&inc->evidence, " Exponential: each retry waited %.2f times the one before%s.",
+                     P->multiplier, P->max_us ? ", up to a cap" : "");
+    } else {
+        imp_text_add(&inc->evidence, " Only first retries waited for a backoff: exponential with "
+                                     "the multiplier 2 assumed.");
+    }
+}
+
+/* Did the retries after a recorded Retry-After wait it? "as_is", "ignore" or NULL. */
+static const char *retry_after(imp_incident *inc, scan *S) {
+    size_t n = 0, waited = 0;
+    for (size_t i = 0; i < S->ng; i++) {
+        const gap *g = &S->g[i];
+        if (g->retry_after_us < 0) continue;
+        n++;
+        waited += llabs(g->gap - g->retry_after_us) <= g->retry_after_us / 10 + 50 * FB_US_PER_MS;
+    }
+    if (n == 0) return NULL;
+    imp_text_add(&inc->evidence,
+                 " Retry-After: recorded on %zu failed attempts that were retried; %zu retries "
+                 "waited it (within 10%% + 50 ms)",
+                 n, waited);
+    bool as_is = waited * 10 >= n * 6;
+    imp_text_add(&inc->evidence, as_is ? ": retry_after as_is." : ": not honoured, ignore.");
+    for (size_t i = 0; as_is && i < S->ng; i++) S->g[i].excluded |= S->g[i].retry_after_us >= 0;
+    return as_is ? "as_is" : "ignore";
+}
+
+/* The median gap before retry n after kind k (Retry-After not recorded); false when < 2. */
+static bool kind_level(const scan *S, uint32_t k, uint32_t n, int64_t *tmp, double *med) {
+    size_t c = 0;
+    for (size_t i = 0; i < S->ng; i++)
+        if (S->g[i].kind == k && S->g[i].n == n && S->g[i].retry_after_us < 0)
+            tmp[c++] = S->g[i].gap;
+    imp_sort(tmp, c);
+    *med = imp_quantile(tmp, c, 0.5);
+    return c >= 2;
+}
+
+/* How kind k's gaps change with the retry number: 1 grows, 0 flat, -1 cannot tell. */
+static int kind_shape(const scan *S, uint32_t k, int64_t *tmp, double *flat) {
+    double lo = INFINITY, hi = 0, m = 0, first = -1, second = -1;
+    int levels = 0;
+    for (uint32_t n = 1; n <= LEVELS; n++) {
+        if (!kind_level(S, k, n, tmp, &m)) continue;
+        levels++;
+        lo = fmin(lo, m);
+        hi = fmax(hi, m);
+        if (first < 0)
+            first = m;
+        else if (second < 0)
+            second = m;
+    }
+    *flat = (lo + hi) / 2;
+    if (levels < 2) return -1;
+    if (hi <= lo * 1.12) return 0;
+    return second >= first * 1.15 ? 1 : -1;
+}
+
+/*
+ * A Retry-After the log does not record, seen in the gaps: after one kind of failure the
+ * retries waited the same whatever their number, while after another they grew (the
+ * backoff), or the first retry waited another time. Those gaps then say nothing of the
+ * backoff. With one kind alone a constant backoff and a Retry-After look alike: nothing
+ * is inferred.
+ */
+static void inferred_retry_after(imp_incident *inc, scan *S, int64_t *tmp) {
+    int shape[TALLIES];
+    double flat[TALLIES], first[TALLIES];
+    bool growing = false;
+    for (uint32_t k = 0; k < S->nt; k++) {
+        S->ra[k] = -1;
+        shape[k] = kind_shape(S, k, tmp, &flat[k]);
+        growing |= shape[k] == 1;
+        if (!kind_level(S, k, 1, tmp, &first[k])) first[k] = -1;
+    }
+    for (uint32_t k = 0; k < S->nt; k++) {
+        bool other = growing; /* or another kind's first retry waited another time */
+        for (uint32_t j = 0; j < S->nt; j++)
+            other |= j != k && first[j] > 0 && fabs(first[j] - flat[k]) > 0.25 * flat[k];
+        if (shape[k] != 0 || !other) continue;
+        S->ra[k] = ms(flat[k]);
+        for (size_t i = 0; i < S->ng; i++) S->g[i].excluded |= S->g[i].kind == k;
+        char a[24], b[16];
+        imp_human(a, sizeof a, S->ra[k]);
+        imp_text_add(
+            &inc->evidence,
+            " After %s the retries waited %s whatever their number (within 12%%), "
+            "while after others the wait grew or differed: a Retry-After of %s that the log does "
+            "not record, inferred and written on those faults.",
+            kind_name(&S->t[k], b, sizeof b), a, a);
+    }
+}
+
+/* The inferred Retry-After onto the faults of that kind that have none recorded. */
+static void patch_faults(imp_incident *inc, const scan *S) {
+    for (uint32_t k = 0; k < S->nt; k++) {
+        if (S->ra[k] < 0) continue;
+        for (uint32_t p = 0; p < inc->log->nprov; p++)
+            for (uint32_t f = 0; f < inc->prov[p].nfaults; f++) {
+                imp_fault *x = &inc->prov[p].faults[f];
+                bool status = x->kind == SIM_FAULT_OUTAGE || x->kind == SIM_FAULT_RATE_LIMIT;
+                if (status && x->status == S->t[k].status && x->retry_after_us == FB_TIME_NONE)
+                    x->retry_after_us = S->ra[k];
+            }
+    }
+}
+
+/* ---- timeouts, statuses retried ---- */
+
+static void attempt_timeout(imp_incident *inc, int64_t *tmp) {
+    size_t k = 0;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        for (uint32_t i = q->first; i < q->first + q->count; i++)
+            if (inc->log->att[i].outcome == IMP_TIMEOUT)
+                tmp[k++] = inc->log->att[i].end_us - inc->log->att[i].start_us;
+    }
+    if (k == 0) return;
+    imp_sort(tmp, k);
+    double med = imp_quantile(tmp, k, 0.5),
+           spread = imp_quantile(tmp, k, 0.9) - imp_quantile(tmp, k, 0.1);
+    char a[24];
+    imp_human(a, sizeof a, (int64_t)med);
+    if (k >= 2 && spread <= med / 10 + 20000) {
+        inc->pol.attempt_timeout_us = ms(med);
+        imp_text_add(&inc->evidence,
+                     " %zu attempts timed out after %s (p10 to p90 within %.0f ms): "
+                     "attempt_timeout.",
+                     k, a, spread / 1000);
+    } else {
+        imp_text_add(&inc->evidence,
+                     " %zu attempts timed out after varying times (median %s): no "
+                     "fixed attempt timeout; the request timeout bounds them.",
+                     k, a);
+    }
+}
+
+static bool default_retries(const tally *t) {
+    fb_classifier c;
+    fb_classify_init(&c, NULL);
+    fb_reply rep = {.status = t->status, .should_retry = -1};
+    if (t->outcome == IMP_TIMEOUT) rep.transport = FB_TRANSPORT_TIMEOUT;
+    if (t->outcome == IMP_RESET) rep.transport = FB_TRANSPORT_RESET;
+    if (t->outcome == IMP_BROKEN) rep.status = 200, rep.transport = FB_TRANSPORT_RESET;
+    return fb_classify(&c, &rep).retryable;
+}
+
+static void retry_on(imp_incident *inc, const scan *S) {
+    imp_inferred *P = &inc->pol;
+    char b[16];
+    for (uint32_t i = 0; i < S->nt; i++) {
+        const tally *t = &S->t[i];
+        /* retried once is retryable: a failure not retried with attempts left is then the
+           work of something else (a breaker that opened, a budget, a deadline) */
+        bool retried = t->retried > 0;
+        imp_text_add(&inc->evidence,
+                     " %s: retried %u times, not retried %u times with attempts left%s;",
+                     kind_name(t, b, sizeof b), t->retried, t->given_up,
+                     retried != default_retries(t) ? " (unlike the default table)" : "");
+        P->retry_on |= retried != default_retries(t) && t->retried + t->given_up > 0;
+        if (!retried) continue;
+        if (t->outcome == IMP_STATUS && P->nretry_statuses < SIM_RETRY_ON_MAX)
+            P->retry_statuses[P->nretry_statuses++] = t->status;
+        P->retry_timeout |= t->outcome == IMP_TIMEOUT;
+        P->retry_transient |= t->outcome == IMP_RESET || t->outcome == IMP_BROKEN;
+    }
+    if (P->retry_on)
+        imp_text_add(&inc->evidence, " retry_on lists what was retried (a status never seen is "
+                                     "then not retried).");
+}
+
+/* ---- the breaker ---- */
+
+typedef struct prim {
+    fb_time_us start, end;
+    bool failed;
+} prim;
+
+static int by_end(const void *a, const void *b) {
+    const prim *x = a, *y = b;
+    return x->end < y->end ? -1 : x->end > y->end;
+}
+
+/* Does request r skip the first provider (try another first, or make no call at all)? */
+static bool skips(const imp_incident *inc, size_t r, uint8_t primary) {
+    const imp_request *q = &inc->log->req[r];
+    for (uint32_t i = q->first; i < q->first + q->count; i++)
+        if (inc->log->att[i].provider == primary) return false;
+    return true;
+}
+
+static size_t primary_attempts(const imp_incident *inc, uint8_t primary, prim *out) {
+    size_t n = 0;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        for (uint32_t i = q->first; i < q->first + q->count; i++) {
+            const imp_attempt *a = &inc->log->att[i];
+            if (a->provider == primary) out[n++] = (prim){a->start_us, a->end_us, failed(a)};
+        }
+    }
+    qsort(out, n, sizeof *out, by_end);
+    return n;
+}
+
+/*
+ * The run of failures that tripped the breaker before a run of skipping requests that
+ * starts at t: the longest run of consecutive failures among the results that came in
+ * the `look` before t (results of attempts still in flight when it tripped come in after
+ * it, failures or not, so the run that tripped it is at least as long as its threshold).
+ * Returns its length; *first is the index of its first result (in end order). *closed is
+ * the run of failures that had come in when the breaker last let an attempt through
+ * before t: shorter than the threshold, since it was still closed then.
+ */
+static size_t tripping_run(const prim *pa, size_t n, int64_t t, int64_t look, size_t *first,
+                           size_t *closed) {
+    size_t best = 0, run = 0;
+    int64_t admitted = -1;
+    for (size_t i = 0; i < n; i++)
+        if (pa[i].start < t && pa[i].start > admitted) admitted = pa[i].start;
+    *closed = 0;
+    for (size_t i = 0; i < n && pa[i].end <= t; i++) {
+        run = pa[i].failed ? run + 1 : 0;
+        if (pa[i].end <= admitted) *closed = run;
+        if (run > best && pa[i].end >= t - look) {
+            best = run;
+            *first = i + 1 - run;
+        }
+    }
+    return best;
+}
+
+/* The first attempt on the primary that started at or after t; -1 when none. */
+static int64_t probe_after(const prim *pa, size_t n, int64_t t) {
+    int64_t first = -1;
+    for (size_t i = 0; i < n; i++)
+        if (pa[i].start >= t && (first < 0 || pa[i].start < first)) first = pa[i].start;
+    return first;
+}
+
+/* The starts of the runs of requests that skipped the primary; their count in *skipped. */
+static size_t skip_runs(const imp_incident *inc, uint8_t primary, int64_t *starts, size_t cap,
+                        size_t *skipped) {
+    size_t runs = 0;
+    *skipped = 0;
+    for (size_t r = inc->r0; r < inc->r1; r++) {
+        if (!skips(inc, r, primary)) continue;
+        ++*skipped;
+        if ((r == inc->r0 || !skips(inc, r - 1, primary)) && runs < cap)
+            starts[runs++] = inc->log->req[r].start_us;
+    }
+    return runs;
+}
+
+/*
+ * Is run k a breaker that opened afresh? Yes when an attempt on the primary that started
+ * since the previous run (a probe, or a later call) was answered: the breaker had closed.
+ * Otherwise it is the same opening going on (its probes failed); *probe gets the last
+ * failed probe's end, when it opened again.
+ */
+static bool fresh(const prim *pa, size_t n, const int64_t *starts, size_t k, int64_t *probe) {
+    *probe = -1;
+    if (k == 0) return true;
+    bool answered = false;
+    for (size_t i = 0; i < n; i++) {
+        if (pa[i].start < starts[k - 1] || pa[i].start >= starts[k]) continue;
+        answered |= !pa[i].failed;
+        if (pa[i].failed && pa[i].end > *probe) *probe = pa[i].end;
+    }
+    return answered;
+}
+
+/*
+ * The threshold: at least one more than the failures in a row when the breaker last let an
+ * attempt through before a fresh opening, at most the run of failures before it (the
+ * lowest value both allow, over every fresh opening). The open period: the
+ * shortest wait from an opening (the threshold-th failure, or a failed probe) to the next
+ * attempt on the primary (which also waits for the next request after it).
+ */
+static void breaker_fit(const prim *pa, size_t n, const int64_t *starts, size_t runs,
+                        uint32_t *threshold, int64_t *open) {
+    int64_t look = FB_US_PER_S, probe = -1;
+    for (size_t i = 0; i < n; i++)
+        if (pa[i].end - pa[i].start + FB_US_PER_S > look)
+            look = pa[i].end - pa[i].start + FB_US_PER_S;
+    *threshold = 0;
+    *open = -1;
+    size_t lower = 0, upper = SIZE_MAX, closed = 0, first = 0;
+    for (size_t k = 0; k < runs; k++) {
+        size_t len = tripping_run(pa, n, starts[k], look, &first, &closed);
+        if (!fresh(pa, n, starts, k, &probe) || len == 0) continue;
+        if (len < upper) upper = len;
+        if (closed + 1 > lower) lower = closed + 1;
+    }
+    if (upper != SIZE_MAX) *threshold = (uint32_t)(lower <= upper ? lower : upper);
+    for (size_t k = 0; *threshold > 0 && k < runs; k++) {
+        size_t len = tripping_run(pa, n, starts[k], look, &first, &closed);
+        int64_t trip = -1;
+        if (fresh(pa, n, starts, k, &probe)) {
+            if (len >= *threshold) trip = pa[first + *threshold - 1].end;
+        } else {
+            trip = probe;
+        }
+        int64_t next = probe_after(pa, n, starts[k]);
+        if (trip > 0 && next > trip && (*open < 0 || next - trip < *open)) *open = next - trip;
+    }
+}
+
+static void breaker(imp_incident *inc, int64_t *tmp) {
+    imp_inferred *P = &inc->pol;
+    uint8_t primary = P->order[0];
+    prim *pa = malloc((inc->prov[primary].attempts + 1) * sizeof *pa);
+    if (pa == NULL) return;
+    size_t n = primary_attempts(inc, primary, pa), skipped = 0;
+    size_t runs = skip_runs(inc, primary, tmp, inc->r1 - inc->r0, &skipped);
+    uint32_t threshold = 0;
+    int64_t open = -1;
+    breaker_fit(pa, n, tmp, runs, &threshold, &open);
+    free(pa);
+    const char *name = inc->log->prov[primary].name;
+    if (skipped < 3 || threshold == 0) {
+        if (skipped)
+            imp_text_add(&inc->evidence,
+                         " %zu requests skipped %s, none after a run of failures "
+                         "there: no breaker.",
+                         skipped, name);
+        return;
+    }
+    P->breaker = true;
+    P->consecutive = threshold;
+    P->open_us = open > 0 ? (fb_time_us)llround((double)open / 10000) * 10000 : 60 * FB_US_PER_S;
+    char o[48];
+    imp_human(o, sizeof o, P->open_us);
+    imp_text_add(&inc->evidence,
+                 " Breaker: %zu requests skipped %s (tried another first, or made no call) in "
+                 "%zu runs; the shortest run of consecutive failures there just before one is %u "
+                 "(consecutive_failures), and the shortest time from the failure that tripped "
+                 "it to the next attempt there is %s (open%s; one pod and one probe assumed).",
+                 skipped, name, runs, threshold, open > 0 ? o : "never",
+                 open > 0 ? "" : ": 60s assumed");
+}
+
+/* ---- the rest of the application ---- */
+
+static int by_value(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Workers: twice the peak of requests in flight; request timeout: twice the longest. */
+static void application(imp_incident *inc, int64_t *ev) {
+    size_t n = 0;
+    int64_t longest = 0;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        ev[n++] = q->start_us * 2 + 1; /* an end sorts before a start at the same time */
+        ev[n++] = q->end_us * 2;
+        if (q->end_us - q->start_us > longest) longest = q->end_us - q->start_us;
+    }
+    qsort(ev, n, sizeof *ev, by_value);
+    int64_t now = 0, peak = 0;
+    for (size_t i = 0; i < n; i++) {
+        now += (ev[i] & 1) ? 1 : -1;
+        if (now > peak) peak = now;
+    }
+    inc->pol.workers = (uint32_t)(peak * 2 > 64 ? peak * 2 : 64);
+    fb_time_us t = (2 * longest + FB_US_PER_S - 1) / FB_US_PER_S * FB_US_PER_S;
+    inc->pol.request_timeout_us = t > 60 * FB_US_PER_S ? t : 60 * FB_US_PER_S;
+}
+
+static void describe(imp_incident *inc, const scan *S) {
+    imp_text_add(&inc->evidence,
+                 "Inferred from %zu requests and %u attempts. Requests by attempts:",
+                 inc->r1 - inc->r0, inc->attempts);
+    for (uint32_t k = 0; k <= LEVELS + 1; k++)
+        if (S->per_request[k])
+            imp_text_add(&inc->evidence, " %s%u: %u,", k > LEVELS ? ">" : "",
+                         k > LEVELS ? LEVELS : k, S->per_request[k]);
+    imp_text_add(&inc->evidence,
+                 " at most %u on one provider (retry.attempts). Fallback order:", S->max_run);
+    for (uint32_t i = 0; i < inc->pol.norder; i++)
+        imp_text_add(&inc->evidence, "%s %s", i ? "," : "", inc->log->prov[inc->pol.order[i]].name);
+    imp_text_add(&inc->evidence, " (which provider the requests tried before which).");
+}
+
+void fit_policy(imp_incident *inc) {
+    scan S = {0};
+    size_t cap = inc->attempts + 2 * (inc->r1 - inc->r0) + 1;
+    S.g = malloc(cap * sizeof *S.g);
+    int64_t *tmp = malloc(cap * sizeof *tmp);
+    if (S.g == NULL || tmp == NULL) {
+        free(S.g);
+        free(tmp);
+        return;
+    }
+    chain_order(inc);
+    runs(inc, &S);
+    inc->pol.attempts = S.max_run ? S.max_run : 1;
+    retries(inc, &S);
+    describe(inc, &S);
+    if (inc->pol.attempts > 1) {
+        inc->pol.retry_after = retry_after(inc, &S);
+        inferred_retry_after(inc, &S, tmp);
+        backoff(inc, &S, tmp);
+        retry_on(inc, &S);
+        patch_faults(inc, &S);
+    }
+    attempt_timeout(inc, tmp);
+    breaker(inc, tmp);
+    application(inc, tmp);
+    free(S.g);
+    free(tmp);
+}

@@ -1,0 +1,208 @@
+/* source.c - a log file to a log: size cap, format, documents one at a time; see source.h. */
+#include "import/source.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "import/litellm.h"
+#include "import/otlp.h"
+
+const char *imp_format_name(imp_format f) {
+    return f == IMP_FORMAT_OTLP ? "otlp" : f == IMP_FORMAT_LITELLM ? "litellm" : "auto";
+}
+
+typedef struct reader {
+    imp_log *log;
+    imp_otlp *otlp;
+    imp_litellm *ll;
+    int records; /* LiteLLM records so far, for records without an id */
+} reader;
+
+static int detect(reader *r, const cJSON *doc, int line, imp_error *err) {
+    const cJSON *probe = cJSON_IsArray(doc) ? doc->child : doc;
+    if (r->log->format == IMP_FORMAT_AUTO) {
+        if (imp_otlp_looks(probe))
+            r->log->format = IMP_FORMAT_OTLP;
+        else if (imp_litellm_looks(probe))
+            r->log->format = IMP_FORMAT_LITELLM;
+        else
+            return imp_fail(err, FB_EINVAL, line, "%s",
+                            "neither OTLP/JSON traces (no \"resourceSpans\") nor LiteLLM "
+                            "StandardLoggingPayload records (no \"startTime\" with \"trace_id\"): "
+                            "name the format with --format otlp|litellm");
+    }
+    if (r->log->format == IMP_FORMAT_OTLP)
+        r->otlp = imp_otlp_begin(r->log);
+    else
+        r->ll = imp_litellm_begin(r->log);
+    return r->otlp || r->ll ? FB_OK : imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+}
+
+/* One parsed document. */
+static int feed(reader *r, const cJSON *doc, int line, imp_error *err) {
+    int rc = r->otlp || r->ll ? FB_OK : detect(r, doc, line, err);
+    if (rc != FB_OK) return rc;
+    if (r->otlp) return imp_otlp_add(r->otlp, doc, line, err);
+    if (!cJSON_IsArray(doc)) return imp_litellm_add(r->ll, doc, line, r->records++, err);
+    for (const cJSON *e = doc->child; e && rc == FB_OK; e = e->next)
+        rc = imp_litellm_add(r->ll, e, line, r->records++, err);
+    return rc;
+}
+
+/* Line and column of byte `at` of text, 1-based. */
+static void position(const char *text, size_t at, int *line, int *col) {
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < at; i++) {
+        if (text[i] == '\n') {
+            ++*line;
+            *col = 1;
+        } else {
+            ++*col;
+        }
+    }
+}
+
+/* Does text[from, to) open more objects and arrays than it closes (strings skipped)? */
+static bool unclosed(const char *text, size_t from, size_t to) {
+    long depth = 0;
+    bool str = false;
+    for (size_t i = from; i < to; i++) {
+        char c = text[i];
+        if (str && c == '\\')
+            i++;
+        else if (c == '"')
+            str = !str;
+        else if (!str && (c == '{' || c == '['))
+            depth++;
+        else if (!str && (c == '}' || c == ']'))
+            depth--;
+    }
+    return depth > 0 || str;
+}
+
+/* Parse text[from, to): a document, or NULL with the error's position in err. */
+static cJSON *parse_at(const char *text, size_t from, size_t to, imp_error *err) {
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(text + from, to - from, &end, 0);
+    size_t stop = end ? (size_t)(end - text) : to;
+    if (doc) {
+        while (stop < to && strchr(" \t\r\n", text[stop])) stop++;
+        if (stop == to) return doc;
+        cJSON_Delete(doc);
+    } else {
+        const char *e = cJSON_GetErrorPtr();
+        stop = e && e >= text + from && e <= text + to ? (size_t)(e - text) : to;
+    }
+    position(text, stop, &err->line, &err->col);
+    snprintf(err->msg, sizeof err->msg, "%s",
+             stop >= to || unclosed(text, from, to)
+                 ? "invalid JSON: the document ends before it closes (a truncated file?)"
+                 : "invalid JSON");
+    return NULL;
+}
+
+static size_t skip_space(const char *text, size_t i, size_t len) {
+    while (i < len && strchr(" \t\r\n", text[i])) i++;
+    return i;
+}
+
+/* JSON lines: each non-empty line a document. */
+static int read_lines(reader *r, const char *text, size_t len, imp_error *err) {
+    int rc = FB_OK;
+    for (size_t i = 0; rc == FB_OK && i < len;) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - text) : len;
+        if (skip_space(text, i, end) < end) {
+            cJSON *doc = parse_at(text, i, end, err);
+            int line = 0, col = 0;
+            position(text, i, &line, &col);
+            rc = doc ? feed(r, doc, line, err) : FB_EPARSE;
+            cJSON_Delete(doc);
+        }
+        i = end + 1;
+    }
+    return rc;
+}
+
+static int read_all(reader *r, const char *text, size_t len, imp_error *err) {
+    size_t start = skip_space(text, 0, len);
+    if (start == len) return imp_fail(err, FB_EINVAL, 0, "%s", "the file is empty");
+    const char *nl = memchr(text + start, '\n', len - start);
+    size_t first_end = nl ? (size_t)(nl - text) : len;
+    /* the first line a whole document: JSON lines; else one document over many lines */
+    imp_error scratch = *err;
+    cJSON *first = parse_at(text, start, first_end, &scratch);
+    if (first) {
+        cJSON_Delete(first);
+        return read_lines(r, text, len, err);
+    }
+    cJSON *doc = parse_at(text, start, len, err);
+    if (doc == NULL) return FB_EPARSE;
+    int rc = feed(r, doc, 0, err);
+    cJSON_Delete(doc);
+    return rc;
+}
+
+int imp_read_text(const char *text, size_t len, const char *file, const imp_read_opts *o,
+                  imp_log **out, imp_error *err) {
+    memset(err, 0, sizeof *err);
+    snprintf(err->file, sizeof err->file, "%s", file);
+    *out = NULL;
+    reader r = {imp_log_new(file, o->format, o->max_records), NULL, NULL, 0};
+    if (r.log == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    int rc = read_all(&r, text, len, err);
+    if (rc == FB_OK && r.otlp) rc = imp_otlp_end(r.otlp, err);
+    if (rc == FB_OK && r.ll) rc = imp_litellm_end(r.ll, err);
+    if (rc == FB_OK) rc = imp_log_finish(r.log, err);
+    imp_otlp_free(r.otlp);
+    imp_litellm_free(r.ll);
+    if (rc != FB_OK) {
+        imp_log_free(r.log);
+        return rc;
+    }
+    *out = r.log;
+    return FB_OK;
+}
+
+int imp_read_file(const char *file, const imp_read_opts *o, imp_log **out, imp_error *err) {
+    memset(err, 0, sizeof *err);
+    snprintf(err->file, sizeof err->file, "%s", file);
+    size_t cap = o->max_bytes ? o->max_bytes : IMP_BYTES_MAX;
+    FILE *f = fopen(file, "rb");
+    if (f == NULL) return imp_fail(err, FB_EIO, 0, "cannot open: %s", strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && (uint64_t)st.st_size > cap) {
+        fclose(f);
+        return imp_fail(err, FB_ECAP, 0,
+                        "%.1f MiB, more than the cap on the file's size (%zu bytes): raise it "
+                        "with --max-bytes, or cut the log",
+                        (double)st.st_size / 1048576.0, cap);
+    }
+    size_t want =
+        fstat(fileno(f), &st) == 0 && (uint64_t)st.st_size < cap ? (size_t)st.st_size : cap;
+    char *buf = malloc(want + 2);
+    if (buf == NULL) {
+        fclose(f);
+        return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    }
+    size_t n = fread(buf, 1, want + 1, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || n > want) {
+        free(buf);
+        if (bad) return imp_fail(err, FB_EIO, 0, "%s", "read error");
+        return want == cap ? imp_fail(err, FB_ECAP, 0, "more than %zu bytes (--max-bytes)", cap)
+                           : imp_fail(err, FB_EIO, 0, "%s", "the file grew while it was read");
+    }
+    buf[n] = '\0';
+    int rc = imp_read_text(buf, n, file, o, out, err);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,147 @@
+/* stats.c - order statistics, fitted distributions, a line, a growing text; see stats.h. */
+#include "import/stats.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void imp_sort(int64_t *v, size_t n) {
+    if (n > 1) qsort(v, n, sizeof *v, cmp_i64);
+}
+
+double imp_quantile(const int64_t *v, size_t n, double q) {
+    if (n == 0) return 0;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    if (i + 1 >= n) return (double)v[n - 1];
+    double f = pos - (double)i;
+    return (double)v[i] + f * (double)(v[i + 1] - v[i]);
+}
+
+static const double probs[] = {0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.95, 0.99};
+static const double z[] = {-1.6448536, -1.2815516, -0.6744898, 0,
+                           0.6744898,  1.2815516,  1.6448536,  2.3263479};
+#define NQ (sizeof probs / sizeof probs[0])
+
+/* How far a model's quantiles miss the data's, relative to the median. */
+static double miss(const imp_dist *d, const double *q) {
+    double e = 0;
+    for (size_t i = 0; i < NQ; i++) {
+        double m = d->kind == IMP_UNIFORM
+                       ? d->min + probs[i] * (d->max - d->min)
+                       : d->median * exp(log(d->p99 / d->median) / z[NQ - 1] * z[i]);
+        e += fabs(m - q[i]);
+    }
+    return e / fmax(q[3], 1e-9);
+}
+
+imp_dist imp_fit_dist(const int64_t *v, size_t n) {
+    imp_dist d = {0};
+    if (n == 0) return d;
+    d.known = true;
+    d.n = n;
+    double q[NQ];
+    for (size_t i = 0; i < NQ; i++) q[i] = imp_quantile(v, n, probs[i]);
+    d.median = d.p99 = q[3];
+    double lo = imp_quantile(v, n, 0.01), hi = q[NQ - 1];
+    if (n < 5 || d.median <= 0 || hi - lo <= 0.04 * d.median) return d;
+    double num = 0, den = 0; /* least squares of ln(q / median) = sigma z */
+    for (size_t i = 0; i < NQ; i++)
+        if (q[i] > 0) {
+            num += z[i] * log(q[i] / d.median);
+            den += z[i] * z[i];
+        }
+    double sigma = den > 0 ? fmax(num / den, 0.005) : 0.005;
+    imp_dist ln = d, un = d;
+    ln.kind = IMP_LOGNORMAL;
+    ln.p99 = d.median * exp(sigma * z[NQ - 1]);
+    double spacing = ((double)v[n - 1] - (double)v[0]) / (double)(n - 1);
+    un.kind = IMP_UNIFORM;
+    un.min = fmax(0, (double)v[0] - spacing);
+    un.max = (double)v[n - 1] + spacing;
+    return miss(&un, q) < miss(&ln, q) ? un : ln;
+}
+
+bool imp_line(const double *x, const double *y, size_t n, double *a, double *b) {
+    double sx = 0, sy = 0;
+    for (size_t i = 0; i < n; i++) {
+        sx += x[i];
+        sy += y[i];
+    }
+    if (n < 2) return false;
+    double mx = sx / (double)n, my = sy / (double)n, sxx = 0, sxy = 0;
+    for (size_t i = 0; i < n; i++) {
+        sxx += (x[i] - mx) * (x[i] - mx);
+        sxy += (x[i] - mx) * (y[i] - my);
+    }
+    if (sxx < 1e-9 * (double)n) return false;
+    *b = sxy / sxx;
+    *a = my - *b * mx;
+    return true;
+}
+
+void imp_text_init(imp_text *t, size_t cap) {
+    memset(t, 0, sizeof *t);
+    t->cap = cap;
+}
+
+void imp_text_add(imp_text *t, const char *fmt, ...) {
+    if (t->cut || t->oom) return;
+    va_list ap;
+    va_start(ap, fmt);
+    char line[1024];
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    size_t add = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    if (t->len + add > t->cap) {
+        t->cut = true;
+        return;
+    }
+    if (t->len + add + 1 > t->size) {
+        size_t want = (t->len + add + 1) * 2;
+        char *p = realloc(t->s, want);
+        if (p == NULL) {
+            t->oom = true;
+            return;
+        }
+        t->s = p;
+        t->size = want;
+    }
+    memcpy(t->s + t->len, line, add);
+    t->len += add;
+    t->s[t->len] = '\0';
+}
+
+void imp_text_free(imp_text *t) {
+    free(t->s);
+    memset(t, 0, sizeof *t);
+}
+
+void imp_human(char *buf, size_t len, int64_t us) {
+    double s = (double)us / 1e6;
+    if (us < 1000)
+        snprintf(buf, len, "%lldus", (long long)us);
+    else if (us < 1000000)
+        snprintf(buf, len, "%.4gms", (double)us / 1e3);
+    else if (s < 60)
+        snprintf(buf, len, "%.4gs", s);
+    else if (s < 3600)
+        snprintf(buf, len, "%dm %02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(buf, len, "%dh %02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+}
+
+void imp_duration(char *buf, size_t len, int64_t us) {
+    if (us % 1000 == 0)
+        snprintf(buf, len, "%lldms", (long long)(us / 1000));
+    else
+        snprintf(buf, len, "%lldus", (long long)us);
+}

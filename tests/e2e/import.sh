@@ -1,0 +1,265 @@
+#!/bin/sh
+# tests/e2e/import.sh - `fusebox import` on logs nobody here wrote by hand:
+#   (a) OTLP/JSON traces of the real `openai` Node client (pinned) against `fusebox mock`
+#       playing a fault timeline, traced by the pinned @opentelemetry/instrumentation-openai
+#       (and instrumentation-undici for the HTTP attempts, or without it: one span per
+#       request), serialised by @opentelemetry/otlp-transformer (tests/e2e/import/
+#       openai_trace.cjs);
+#   (b) the trace of a `fusebox live --otlp` run;
+#   (c) LiteLLM StandardLoggingPayload records generated from a known timeline
+#       (tests/e2e/import/litellm_gen.py).
+# Each is imported; the fitted fault timeline is compared with the one that ran
+# (tests/e2e/import/check_fit.py), the policy inferred with the one that ran, the log's
+# counts with what the run counted, and the as-was simulation with the log (the import's
+# exit code and `fusebox check`). Then bad input. Real-time runs on a busy machine are
+# inconclusive, with the reason, for what depends on their timing. TAP output.
+. tests/tap.sh
+T=$E2E_TMP
+D=tests/e2e/import
+NPM=$ROOT/out/import-otel
+# the OpenTelemetry JS release of 2026-10 (sdk-node 0.223.0): the instrumentations, the SDK
+# and the OTLP serializer of one line; instrumentation-openai 0.21.0 patches openai >=4.19 <7
+PKGS="openai@6.49.0 @opentelemetry/instrumentation-openai@0.21.0
+@opentelemetry/instrumentation-undici@0.33.0 @opentelemetry/instrumentation@0.223.0
+@opentelemetry/sdk-trace-node@2.12.0 @opentelemetry/sdk-trace-base@2.12.0
+@opentelemetry/resources@2.12.0 @opentelemetry/api@1.9.0 @opentelemetry/otlp-transformer@0.223.0"
+mkdir -p "$NPM"
+M1_PID= M2_PID=
+trap 'kill $M1_PID $M2_PID 2>/dev/null; mock_stop; rm -rf "$E2E_TMP"' EXIT
+
+# timed CODE NAME: a result that depends on a real-time run's timing: a failure while the
+# run did not keep its timing ($BUSY says why) is inconclusive, a skip with the reason
+timed() {
+    if [ "$1" -ne 0 ] && [ -n "$BUSY" ]; then
+        skip "$2" "inconclusive: $BUSY"
+    else
+        ok "$1" "$2"
+    fi
+}
+
+pyjson() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# the as-was variant's policy, for comparisons
+policy() { pyjson "$1" "json.dumps(d['variants']['as-was']['$2'], sort_keys=True)"; }
+
+# ---- (a) the openai Node client, traced ----
+
+need node "$NPM/apt.log" nodejs npm
+need npm "$NPM/apt.log" nodejs npm
+# shellcheck disable=SC2086
+if npm_pinned "$NPM" $PKGS; then
+    ok 0 "npm install of openai and the OpenTelemetry packages"
+    cp "$D/openai_trace.cjs" "$NPM/"
+    MOCK_PID=
+    mock_start "$T/mock1.url" "$FUSEBOX" mock --scenario "$D/openai-truth.json" --provider openai \
+        --port 0 --quiet
+    M1_PID=$MOCK_PID M1_URL=$MOCK_URL
+    MOCK_PID=
+    mock_start "$T/mock2.url" "$FUSEBOX" mock --scenario "$D/openai-truth.json" --provider openai \
+        --port 0 --quiet
+    M2_PID=$MOCK_PID M2_URL=$MOCK_URL
+    MOCK_PID=
+    # two runs at once: with the HTTP instrumentation (attempts visible), and without
+    (cd "$NPM" && MOCK_URL=$M2_URL TRACE=$T/plain.json META=$T/plain-meta.json NO_HTTP=1 \
+        RATE=10 SECONDS=32 TIMEOUT_MS=1500 timeout 120 node openai_trace.cjs) \
+        >"$T/plain.log" 2>&1 &
+    PLAIN=$!
+    (cd "$NPM" && MOCK_URL=$M1_URL TRACE=$T/trace.json META=$T/meta.json RATE=10 SECONDS=32 \
+        TIMEOUT_MS=1500 timeout 120 node openai_trace.cjs) >"$T/node.log" 2>&1
+    r=$?
+    wait $PLAIN
+    r2=$?
+    kill "$M1_PID" "$M2_PID" 2>/dev/null
+    wait "$M1_PID" "$M2_PID" 2>/dev/null
+    [ $r -ne 0 ] && sed 's/^/# /' "$T/node.log"
+    ok $r "the openai client's traced run against fusebox mock"
+    ok $r2 "the same without the HTTP instrumentation"
+else
+    ok 1 "npm install of openai and the OpenTelemetry packages (see $NPM/npm.log)"
+fi
+
+if [ -s "$T/trace.json" ]; then
+    # a loaded machine runs the client late: its timing, not the import, is then in doubt
+    BUSY=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1]))
+print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 200 and m['late_max_ms'] < 150 else
+      'the machine was busy: the Node event loop ran late (p99 %.0f ms, max %.0f ms; a request started %.0f ms late), so the traced run did not keep its timing' % (m['lag_p99_ms'], m['lag_max_ms'], m['late_max_ms']))" "$T/meta.json")
+    run_kept "$FUSEBOX" import "$T/trace.json" -o "$T/incident.json"
+    echo "$OUT" | sed 's/^/# /'
+    [ "$got" -le 1 ] && [ -s "$T/incident.json" ]
+    ok $? "fusebox import of the openai trace writes a scenario"
+    timed "$got" "... and as-was reproduces the traced run within its bands (exit 0)"
+    contains "$OUT" "as-was vs the logs" "the import prints logs and simulation side by side"
+    "$FUSEBOX" check "$T/incident.json" >"$T/check.out" 2>&1
+    r=$?
+    [ $r -ne 0 ] && sed 's/^/# /' "$T/check.out"
+    timed $r "fusebox check incident.json passes (the done-when line)"
+    [ "$(pyjson "$T/meta.json" "d['requests']")" = "$(pyjson "$T/incident.json" "len(d['traffic'][0]['arrivals']['replay']['at_ms'])")" ]
+    ok $? "the arrivals are the client's requests, not its attempts (one per chat.completions.create)"
+    python3 - "$T/meta.json" "$T/incident.json" <<'PY'
+import json, re, sys
+m, d = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+n, ok = map(int, re.match(r"(\d+) requests in the log, (\d+) answered", d["traffic"][0]["description"]).groups())
+print("# client: %d requests, %d answered; log: %d, %d" % (m["requests"], m["ok"], n, ok))
+sys.exit(0 if (n, ok) == (m["requests"], m["ok"]) else 1)
+PY
+    ok $? "the log's success rate is the client's (its answers over its requests)"
+    OFFSET=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1])); d=json.load(open(sys.argv[2]))
+s=[int(x['startTimeUnixNano']) for r in d['resourceSpans'] for ss in r['scopeSpans'] for x in ss['spans'] if x['name'].startswith('chat')]
+print(min(s) / 1e6 - m['t0_unix_ms'])" "$T/meta.json" "$T/trace.json")
+    python3 "$D/check_fit.py" "$T/incident.json" "$D/openai-truth.json" openai=openai \
+        --offset-ms="$OFFSET" --edge-ms=600 --attempts-per-s=13 >"$T/fit.out"
+    r=$?
+    sed 's/^/# /' "$T/fit.out"
+    timed $r "the fitted timeline matches the mock's (edges 600 ms, fractions 3 sd)"
+    # openai-node v6.49.0 src/client.ts: maxRetries 2, 0.5 s x 2^n x (1 - 0.25 U), Retry-After
+    # (retry-after-ms) waited as is; the client's timeout was 1.5 s
+    pyjson "$T/incident.json" "d['variants']['as-was']['retry']" >"$T/retry.txt"
+    python3 - "$T/incident.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["variants"]["as-was"]["retry"]
+e = r["backoff"]["exponential"]
+checks = [r["attempts"] == 3, 400 <= int(e["base"][:-2]) <= 475, 1.8 <= e["multiplier"] <= 2.2,
+          0.08 <= r["jitter"]["proportional"] <= 0.2, r.get("retry_after") == "as_is",
+          r.get("attempt_timeout") in ("1500ms", "1501ms", "1502ms", "1503ms", "1499ms")]
+print("# inferred retry:", json.dumps(r))
+sys.exit(0 if all(checks) else 1)
+PY
+    timed $? "as-was is openai-node's policy: 3 attempts, 0.5 s x 2^n less up to 25%, Retry-After as is, the 1.5 s timeout"
+    run_kept "$FUSEBOX" import "$T/trace.jsonl" -o "$T/incident-lines.json" -q
+    [ "$got" -le 1 ] && [ -s "$T/incident-lines.json" ]
+    ok $? "the one-request-per-line form imports too"
+    [ "$(pyjson "$T/incident.json" "json.dumps([d['providers'], d['variants'], d['traffic']])")" = \
+        "$(pyjson "$T/incident-lines.json" "json.dumps([d['providers'], d['variants'], d['traffic']])")" ]
+    ok $? "... into the same scenario"
+    "$FUSEBOX" import "$T/trace.json" -o "$T/incident2.json" -q
+    cmp -s "$T/incident.json" "$T/incident2.json"
+    ok $? "importing twice writes the same bytes"
+else
+    skip "fusebox import of the openai trace" "no trace (see above)"
+fi
+
+if [ -s "$T/plain.json" ]; then
+    BUSY=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1]))
+print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 200 and m['late_max_ms'] < 150 else 'the machine was busy: the Node event loop ran late (max %.0f ms)' % m['lag_max_ms'])" "$T/plain-meta.json")
+    run_kept "$FUSEBOX" import "$T/plain.json" -o "$T/plain-incident.json"
+    [ "$got" -le 1 ] && [ -s "$T/plain-incident.json" ]
+    ok $? "a trace with one span per request (no HTTP instrumentation) imports"
+    timed "$got" "... and as-was reproduces it"
+    contains "$(pyjson "$T/plain-incident.json" "d['description']")" "the client's retries, if it made any, are invisible" \
+        "... and the scenario says that the retries are invisible"
+    [ "$(pyjson "$T/plain-incident.json" "d['variants']['as-was']['retry']['attempts']")" = 1 ]
+    ok $? "... and as-was makes one attempt (the faults are per request, after the retries)"
+    "$FUSEBOX" check "$T/plain-incident.json" >"$T/check.out" 2>&1
+    timed $? "... fusebox check passes"
+fi
+
+# ---- (b) fusebox live --otlp ----
+
+S=$D/live-outage.json
+live_exit "$T/live" "fusebox live --otlp of an outage with retries, a breaker and a fallback" \
+    "$FUSEBOX" live "$S" --time-scale 2 --no-charts -q -o "$T/live" --otlp "$T/live.json"
+if [ -s "$T/live.json" ]; then
+    LIVE_BUSY=$INCONCLUSIVE
+    run_kept "$FUSEBOX" import "$T/live.json" -o "$T/live-incident.json"
+    echo "$OUT" | sed 's/^/# /'
+    BUSY=$LIVE_BUSY
+    timed "$got" "as-was reproduces the live run (the import exits 0)"
+    echo "$OUT" >"$T/live-table.txt"
+    python3 - "$T/live-incident.json" "$T/live/report.json" "$T/live-table.txt" <<'PY'
+import json, sys
+inc, rep = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+s = rep["variants"]["default"]["summary"]
+n = sum(len(c["arrivals"]["replay"]["at_ms"]) for c in inc["traffic"])
+rows = {l.split()[0]: l.split()[1] for l in open(sys.argv[3]) if len(l.split()) >= 3}
+want = {"success_rate": "%.2f%%" % (100 * s["success_rate"]), "amplification": "%.3fx" % s["amplification"]}
+print("# run: %d requests, %s; the log as imported: %d requests, %s" % (s["requests"], want, n,
+      {k: rows.get(k) for k in want}))
+sys.exit(0 if n == s["requests"] and all(rows.get(k) == v for k, v in want.items()) else 1)
+PY
+    ok $? "the trace's requests, success rate and amplification are the run's (report.json)"
+    python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['variants']['as-was']['retry']
+e=r['backoff'].get('exponential', {}); print('# retry:', r)
+sys.exit(0 if r['attempts'] == 3 and 98 <= float(e.get('base', '0ms')[:-2]) <= 103 and 1.9 <= e.get('multiplier', 0) <= 2.1 and r['jitter'] == 'none' else 1)" "$T/live-incident.json"
+    r=$?
+    BUSY=$LIVE_BUSY
+    timed $r "as-was retries as the run did: 3 attempts, 100 ms x 2 (the wire adds a millisecond or two), no jitter"
+    [ "$(policy "$T/live-incident.json" fallback)" = '["openai", "anthropic"]' ]
+    ok $? "as-was falls back as the run did: openai, then anthropic"
+    python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['variants']['as-was'].get('breaker', {})
+print('# breaker:', b); sys.exit(0 if b.get('consecutive_failures') == 8 and 1000 <= float(b['open'][:-2]) <= 1200 else 1)" \
+        "$T/live-incident.json"
+    timed $? "as-was has the run's breaker: 8 consecutive failures, open 1 s (plus the wait for a request)"
+    python3 "$D/check_fit.py" "$T/live-incident.json" "$S" openai=openai anthropic=anthropic \
+        --edge-ms=450 --attempts-per-s=40 >"$T/lfit.out"
+    r=$?
+    sed 's/^/# /' "$T/lfit.out"
+    timed $r "the fitted timeline matches the scenario's (edges 450 ms, fractions 3 sd)"
+    "$FUSEBOX" check "$T/live-incident.json" >"$T/check.out" 2>&1
+    timed $? "fusebox check on the imported live run"
+    BUSY=
+fi
+
+# ---- (c) LiteLLM StandardLoggingPayload records ----
+
+python3 "$D/litellm_gen.py" "$T/litellm.jsonl" "$T/litellm-truth.json"
+ok $? "litellm_gen.py writes the records of a known bad hour"
+expect_exit 0 "fusebox import of LiteLLM records: as-was reproduces them" "$FUSEBOX" import \
+    "$T/litellm.jsonl" -o "$T/ll-incident.json"
+echo "$OUT" | sed 's/^/# /'
+check "fusebox check on the imported LiteLLM log" "$FUSEBOX" check "$T/ll-incident.json"
+python3 "$D/check_fit.py" "$T/ll-incident.json" "$T/litellm-truth.json" openai=openai-primary \
+    azure=azure-backup --edge-ms=3000 --attempts-per-s=4 >"$T/llfit.out"
+r=$?
+sed 's/^/# /' "$T/llfit.out"
+ok $r "the fitted timelines match the generator's (edges 3 s, fractions 3 sd)"
+[ "$(policy "$T/ll-incident.json" retry)" = '{"attempt_timeout": "10000ms", "attempts": 3, "backoff": {"exponential": {"base": "1000ms", "multiplier": 2}}, "jitter": "none"}' ]
+ok $? "as-was is the generator's policy: 3 attempts, 1 s x 2, the 10 s timeout (got $(policy "$T/ll-incident.json" retry))"
+python3 -c "import json,sys; d=json.load(open(sys.argv[1])); p={x['name']: x for x in d['providers']}
+o=p['openai']; print('# openai:', o['price'], o['context_window'], o['latency'])
+sys.exit(0 if o['price'] == {'input_per_mtok': 2.5, 'output_per_mtok': 10} and o['context_window'] == 128000
+         and abs(int(o['latency']['per_output_token'][:-2]) - 12000) < 600 else 1)" "$T/ll-incident.json"
+ok $? "prices and the context window from model_map_information, the time per token from the answers"
+expect_exit 0 "the rate-curve form (--arrivals rate) imports too" "$FUSEBOX" import "$T/litellm.jsonl" \
+    -o "$T/ll-rate.json" --arrivals rate -q
+[ "$(pyjson "$T/ll-rate.json" "len(d['traffic'][0]['ramp'])")" = 32 ]
+ok $? "... as a ramp of 32 points (the most a ramp has: one per 19 s of the 600 s)"
+expect_exit 0 "a slice of it (--start 5m --duration 2m)" "$FUSEBOX" import "$T/litellm.jsonl" \
+    -o "$T/ll-slice.json" --start 5m --duration 2m -q
+[ "$(pyjson "$T/ll-slice.json" "d['duration']")" = 120000ms ]
+ok $? "... is two minutes long"
+
+# ---- bad input: exit 2, saying what is missing and where ----
+
+bad() { # bad NAME FRAGMENT FILE [OPTIONS...]
+    _name=$1 _frag=$2
+    shift 2
+    expect_exit 2 "$_name: exit 2" "$FUSEBOX" import "$@" -o "$T/never.json"
+    contains "$ERR" "$_frag" "$_name: the error says '$_frag'"
+}
+printf '%s\n' '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0000000000000000000000000000000a","spanId":"00000000000000ab","name":"POST","startTimeUnixNano":"1796000000000000000","endTimeUnixNano":"1796000000100000000","attributes":[{"key":"http.request.method","value":{"stringValue":"POST"}}]}]}]}]}' >"$T/nogenai.json"
+bad "a trace with no GenAI span" "$T/nogenai.json: no GenAI span" "$T/nogenai.json"
+printf '%s\n' '{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0000000000000000000000000000000a","spanId":"00000000000000ab","name":"chat","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},{"key":"gen_ai.provider.name","value":{"stringValue":"openai"}}]}]}]}]}' >"$T/notimes.json"
+bad "a span without times" "$T/notimes.json:1: span 00000000000000ab (chat): no startTimeUnixNano" "$T/notimes.json"
+sed 's/"gen_ai.provider.name","value":{"stringValue":"openai"}/"gen_ai.request.model","value":{"stringValue":"m"}/; s/"name":"chat","attributes"/"name":"chat","startTimeUnixNano":"1796000000000000000","endTimeUnixNano":"1796000000100000000","attributes"/' \
+    "$T/notimes.json" >"$T/noprovider.json"
+bad "an unknown provider" "span 00000000000000ab (chat): unknown provider" "$T/noprovider.json"
+if [ -s "$T/trace.json" ]; then SRC=$T/trace.json; else SRC=$T/live.json; fi
+if [ -s "$SRC" ]; then
+    head -c 20000 "$SRC" >"$T/truncated.json"
+    bad "truncated JSON" "invalid JSON: the document ends before it closes (a truncated file?)" "$T/truncated.json"
+    bad "a log of about 30 s asked to fit an hour" "--duration 1h 00m asks for more than the log holds" "$SRC" --duration 1h
+    bad "the cap on records" "more than 50 spans: the cap on records; raise it with --max-records" "$SRC" --max-records 50
+    bad "the cap on the file's size" "more than the cap on the file's size (1000 bytes)" "$SRC" --max-bytes 1000
+fi
+head -n 3 "$T/litellm.jsonl" >"$T/ll-bad.jsonl"
+echo '{"id": "call-4", "trace_id": "t-4", "model_group": "g", "model": "m", "status": "success", "endTime": 1796000001.0}' >>"$T/ll-bad.jsonl"
+bad "a LiteLLM record without startTime" "$T/ll-bad.jsonl:4: record call-4: no startTime (unix seconds)" "$T/ll-bad.jsonl"
+echo '{"hello": "world"}' >"$T/other.json"
+bad "a file in neither format" "name the format with --format otlp|litellm" "$T/other.json"
+bad "an unknown --format" "--format is otlp, litellm or auto" "$T/other.json" --format har
+bad "a file that is not there" "cannot open" "$T/nope.json"
+expect_exit 0 "fusebox import --help" "$FUSEBOX" import --help
+contains "$OUT" "usage: fusebox import FILE" "... prints the usage"
+# what was imported, kept for a look after a failure
+L=$(logs_dir import)
+cp "$T"/*.json "$T"/*.jsonl "$T"/*.out "$L/" 2>/dev/null
+finish

@@ -1,0 +1,621 @@
+/*
+ * test_import.c - fusebox import: traces and LiteLLM records into requests and attempts,
+ * and what is fitted from them (faults, policy, arrivals, bands), on small inputs whose
+ * times are data.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "import/incident.h"
+#include "import/source.h"
+#include "tests/unit/helpers.h"
+
+#define T0_MS 1796000000000LL /* unix milliseconds of the traces' time zero */
+
+/* ---- building inputs ---- */
+
+typedef struct doc {
+    char s[65536];
+    size_t n;
+} doc;
+
+static void add(doc *d, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(d->s + d->n, sizeof d->s - d->n, fmt, ap);
+    va_end(ap);
+    assert_true(k >= 0 && (size_t)k < sizeof d->s - d->n);
+    d->n += (size_t)k;
+}
+
+/* One span: ids as small numbers, times in ms from T0, attributes as a JSON fragment. */
+static void span(doc *d, int trace, int id, int parent, long start_ms, long end_ms,
+                 const char *attrs) {
+    char par[64] = "";
+    if (parent) snprintf(par, sizeof par, "\"parentSpanId\":\"%016x\",", parent);
+    add(d,
+        "%s{\"traceId\":\"%032x\",\"spanId\":\"%016x\",%s\"name\":\"s%d\",\"kind\":3,"
+        "\"startTimeUnixNano\":\"%lld000000\",\"endTimeUnixNano\":\"%lld000000\","
+        "\"attributes\":[%s]}",
+        d->s[d->n - 1] == '[' ? "" : ",", trace, id, par, id, (long long)(T0_MS + start_ms),
+        (long long)(T0_MS + end_ms), attrs);
+}
+
+static void begin(doc *d) {
+    d->n = 0;
+    d->s[0] = '\0';
+    add(d, "{\"resourceSpans\":[{\"resource\":{},\"scopeSpans\":[{\"scope\":{},\"spans\":[");
+}
+
+static void end(doc *d) {
+    add(d, "]}]}]}");
+}
+
+#define S_ATTR(k, v) "{\"key\":\"" k "\",\"value\":{\"stringValue\":\"" v "\"}}"
+#define I_ATTR(k, v) "{\"key\":\"" k "\",\"value\":{\"intValue\":\"" #v "\"}}"
+#define GENAI S_ATTR("gen_ai.operation.name", "chat") "," S_ATTR("gen_ai.provider.name", "openai")
+#define HTTP(status)                                                                               \
+    S_ATTR("http.request.method", "POST") "," I_ATTR("http.response.status_code", status)
+
+static imp_log *read_ok(const char *text, imp_format f) {
+    imp_read_opts o = {f, 0, 0};
+    imp_log *log = NULL;
+    imp_error err;
+    int rc = imp_read_text(text, strlen(text), "t.json", &o, &log, &err);
+    if (rc != FB_OK) fail_msg("read failed: %d: %s (line %d)", err.line, err.msg, err.line);
+    return log;
+}
+
+/* Read text that must fail; check a fragment of the message and the line (0: any). */
+static void read_bad(const char *text, size_t max_records, const char *fragment, int line) {
+    imp_read_opts o = {IMP_FORMAT_AUTO, max_records, 0};
+    imp_log *log = NULL;
+    imp_error err;
+    if (imp_read_text(text, strlen(text), "bad.json", &o, &log, &err) == FB_OK)
+        fail_msg("accepted: %.200s", text);
+    assert_null(log);
+    assert_string_equal(err.file, "bad.json");
+    if (strstr(err.msg, fragment) == NULL) fail_msg("message '%s' lacks '%s'", err.msg, fragment);
+    if (line > 0 && err.line != line)
+        fail_msg("line %d, expected %d (%s)", err.line, line, err.msg);
+}
+
+/* A request with a 503, a 503 and a 200, each an HTTP span below the GenAI span. */
+static void three_attempts(doc *d) {
+    begin(d);
+    span(d, 1, 1, 0, 0, 900, GENAI "," S_ATTR("gen_ai.request.model", "gpt-x"));
+    span(d, 1, 4, 1, 700, 890, HTTP(200));
+    span(d, 1, 2, 1, 10, 40,
+         HTTP(503) ",{\"key\":\"http.response.header.retry-after-ms\",\"value\":{\"arrayValue\":"
+                   "{\"values\":[{\"stringValue\":\"250\"}]}}}");
+    span(d, 1, 3, 1, 300, 330, HTTP(503));
+    end(d);
+}
+
+/* ---- OTLP ---- */
+
+static void otlp_attempts_are_the_http_spans_below_a_genai_span(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    three_attempts(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_AUTO);
+    assert_int_equal(log->format, IMP_FORMAT_OTLP);
+    assert_int_equal(log->nreq, 1);
+    assert_int_equal(log->natt, 3);
+    assert_int_equal(log->nprov, 1);
+    assert_string_equal(log->prov[0].name, "openai");
+    assert_string_equal(log->cls[log->req[0].cls], "gpt-x");
+    assert_true(log->req[0].ok);
+    /* in start order, whatever the file's order */
+    assert_int_equal(log->att[0].status, 503);
+    assert_int_equal(log->att[0].retry_after_us, 250 * MS);
+    assert_int_equal(log->att[1].status, 503);
+    assert_int_equal(log->att[1].start_us, (T0_MS + 300) * 1000);
+    assert_int_equal(log->att[2].outcome, IMP_OK);
+    assert_int_equal(log->hidden_attempts, 0);
+    imp_log_free(log);
+    free(d);
+}
+
+static void otlp_older_gen_ai_system_and_numbers_for_ints_are_read(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(
+        d, 1, 1, 0, 0, 100,
+        S_ATTR(
+            "gen_ai.system",
+            "anthropic") ","
+                         "{\"key\":\"gen_ai.usage.prompt_tokens\",\"value\":{\"intValue\":120}},"
+                         "{\"key\":\"gen_ai.usage.completion_tokens\",\"value\":{\"intValue\":7}}");
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+    assert_string_equal(log->prov[0].name, "anthropic");
+    assert_int_equal(log->req[0].tokens_in, 120);
+    assert_int_equal(log->req[0].tokens_out, 7);
+    assert_int_equal(log->att[0].tokens_out, 7); /* its own attempt: no HTTP span */
+    assert_int_equal(log->hidden_attempts, 1);
+    imp_log_free(log);
+    free(d);
+}
+
+static void otlp_genai_span_alone_is_its_attempt_with_its_error_class(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 100, GENAI "," S_ATTR("error.type", "RateLimitError"));
+    span(d, 2, 2, 0, 50, 2050, GENAI "," S_ATTR("error.type", "APIConnectionTimeoutError"));
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+    assert_int_equal(log->nreq, 2);
+    assert_false(log->req[0].ok);
+    assert_int_equal(log->att[0].outcome, IMP_STATUS);
+    assert_int_equal(log->att[0].status, 429);
+    assert_int_equal(log->att[1].outcome, IMP_TIMEOUT);
+    assert_int_equal(log->hidden_attempts, 2);
+    imp_log_free(log);
+    free(d);
+}
+
+static void otlp_http_span_outside_any_genai_span_is_ignored(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 9, 9, 0, 0, 5, HTTP(200)); /* a control call: POST /__fusebox/reset */
+    span(d, 1, 1, 0, 10, 100, GENAI);
+    span(d, 1, 2, 1, 11, 99, HTTP(200));
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+    assert_int_equal(log->nreq, 1);
+    assert_int_equal(log->natt, 1);
+    assert_int_equal(log->ignored, 1);
+    imp_log_free(log);
+    free(d);
+}
+
+static void otlp_request_without_an_attempt_made_no_call(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 100, GENAI);
+    span(d, 1, 2, 1, 1, 99, HTTP(200));
+    span(d, 2, 3, 0, 200, 201, GENAI "," S_ATTR("error.type", "breaker_open"));
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+    assert_int_equal(log->nreq, 2);
+    assert_int_equal(log->natt, 1);
+    assert_int_equal(log->req[1].count, 0);
+    assert_int_equal(log->no_call, 1);
+    imp_log_free(log);
+    free(d);
+}
+
+static void otlp_json_lines_read_as_one_document(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d), *l = malloc(sizeof *l);
+    three_attempts(d);
+    /* the same spans as two requests on two lines */
+    begin(l);
+    span(l, 1, 1, 0, 0, 900, GENAI "," S_ATTR("gen_ai.request.model", "gpt-x"));
+    span(l, 1, 4, 1, 700, 890, HTTP(200));
+    end(l);
+    add(l, "\n");
+    size_t mark = l->n;
+    add(l, "{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[");
+    span(l, 1, 3, 1, 300, 330, HTTP(503));
+    span(l, 1, 2, 1, 10, 40, HTTP(503));
+    end(l);
+    (void)mark;
+    imp_log *a = read_ok(d->s, IMP_FORMAT_AUTO), *b = read_ok(l->s, IMP_FORMAT_AUTO);
+    assert_int_equal(a->natt, b->natt);
+    for (size_t i = 0; i < a->natt; i++) {
+        assert_int_equal(a->att[i].start_us, b->att[i].start_us);
+        assert_int_equal(a->att[i].status, b->att[i].status);
+    }
+    imp_log_free(a);
+    imp_log_free(b);
+    free(d);
+    free(l);
+}
+
+static void otlp_span_without_start_time_names_the_span(void **state) {
+    (void)state;
+    const char *text =
+        "{\"resourceSpans\":[\n{\"scopeSpans\":[{\"spans\":[{\"traceId\":"
+        "\"0000000000000000000000000000000a\",\"spanId\":\"00000000000000ab\",\"name\":\"chat\","
+        "\"endTimeUnixNano\":\"1796000000000000000\",\"attributes\":[" GENAI "]}]}]}]}";
+    read_bad(text, 0,
+             "resourceSpans[0].scopeSpans[0].spans[0] (span 00000000000000ab, chat): "
+             "no startTimeUnixNano",
+             0);
+}
+
+static void otlp_span_without_time_on_a_line_names_the_line(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 100, GENAI);
+    end(d);
+    add(d, "\n\n{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"traceId\":"
+           "\"0000000000000000000000000000000a\",\"spanId\":\"00000000000000ab\",\"name\":\"x\","
+           "\"startTimeUnixNano\":\"0\",\"endTimeUnixNano\":\"5\"}]}]}]}\n");
+    read_bad(d->s, 0, "span 00000000000000ab (x): no startTimeUnixNano", 3);
+    free(d);
+}
+
+static void otlp_truncated_file_names_line_and_column(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    three_attempts(d);
+    d->s[d->n - 40] = '\0'; /* cut mid-span */
+    read_bad(d->s, 0, "the document ends before it closes (a truncated file?)", 1);
+    free(d);
+}
+
+static void otlp_trace_without_genai_span_is_an_error(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 5, HTTP(200));
+    end(d);
+    read_bad(d->s, 0, "no GenAI span", 0);
+    free(d);
+}
+
+static void otlp_unknown_provider_is_an_error(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 100, S_ATTR("gen_ai.operation.name", "chat"));
+    end(d);
+    read_bad(d->s, 0, "unknown provider: neither it nor its GenAI span has gen_ai.provider.name",
+             0);
+    free(d);
+}
+
+static void otlp_records_over_the_cap_are_an_error(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    three_attempts(d);
+    read_bad(d->s, 3, "more than 3 spans: the cap on records", 0);
+    free(d);
+}
+
+static void otlp_cycle_of_parents_is_an_error_not_a_hang(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 2, 0, 100, GENAI);
+    span(d, 1, 2, 1, 0, 100, HTTP(200));
+    end(d);
+    read_bad(d->s, 0, "ancestors (a cycle of parentSpanId?)", 0);
+    free(d);
+}
+
+/* ---- LiteLLM ---- */
+
+#define LL_REC(id, trace, start, endt, status, extra)                                              \
+    "{\"id\":\"" id "\",\"trace_id\":\"" trace "\",\"model_group\":\"gpt-4o\",\"model\":"          \
+    "\"gpt-4o\",\"model_id\":\"dep-1\",\"custom_llm_provider\":\"openai\",\"api_base\":"           \
+    "\"https://api.openai.com/v1\",\"startTime\":" start ",\"endTime\":" endt                      \
+    ",\"status\":\"" status "\",\"prompt_tokens\":100,\"completion_tokens\":20" extra "}\n"
+
+static void litellm_calls_of_one_trace_are_one_request(void **state) {
+    (void)state;
+    const char *text =
+        LL_REC("c1", "t1", "1796000000.0", "1796000000.05", "failure",
+               ",\"error_information\":{\"error_code\":\"429\",\"error_class\":\"RateLimitError\"}")
+            LL_REC("c2", "t2", "1796000000.5", "1796000001.5", "success",
+                   ",\"stream\":true,\"completionStartTime\":1796000000.8,\"response_cost\":0.001,"
+                   "\"model_map_information\":{\"model_map_key\":\"gpt-4o\",\"model_map_value\":{"
+                   "\"max_input_tokens\":128000,\"input_cost_per_token\":2.5e-06,"
+                   "\"output_cost_per_token\":1e-05}}")
+                LL_REC("c3", "t1", "1796000002.05", "1796000003.0", "success", "");
+    imp_log *log = read_ok(text, IMP_FORMAT_AUTO);
+    assert_int_equal(log->format, IMP_FORMAT_LITELLM);
+    assert_int_equal(log->nreq, 2);
+    assert_int_equal(log->natt, 3);
+    const imp_request *t1 = &log->req[0];
+    assert_int_equal(t1->count, 2);
+    assert_true(t1->ok);
+    assert_int_equal(t1->start_us, 1796000000000000LL);
+    assert_int_equal(t1->end_us, 1796000003000000LL);
+    assert_int_equal(log->att[t1->first].status, 429);
+    assert_int_equal(log->att[t1->first + 1].outcome, IMP_OK);
+    const imp_attempt *c2 = &log->att[log->req[1].first];
+    assert_int_equal(c2->ttft_us, 300000); /* streamed: completionStartTime - startTime */
+    assert_int_equal(log->prov[0].context_window, 128000);
+    assert_true(fabs(log->prov[0].price_in - 2.5) < 1e-9);
+    assert_true(fabs(log->prov[0].price_out - 10) < 1e-9);
+    assert_string_equal(log->prov[0].name, "openai");
+    assert_string_equal(log->cls[0], "gpt-4o");
+    imp_log_free(log);
+}
+
+static void litellm_timeout_class_is_a_timeout_not_a_408(void **state) {
+    (void)state;
+    const char *text =
+        LL_REC("c1", "t1", "1796000000.0", "1796000010.0", "failure",
+               ",\"error_information\":{\"error_code\":\"408\",\"error_class\":"
+               "\"Timeout\"}") LL_REC("c2", "t2", "1796000001", "1796000002", "success", "");
+    imp_log *log = read_ok(text, IMP_FORMAT_LITELLM);
+    assert_int_equal(log->att[0].outcome, IMP_TIMEOUT);
+    imp_log_free(log);
+}
+
+static void litellm_record_without_start_time_names_its_line(void **state) {
+    (void)state;
+    const char *text = LL_REC("c1", "t1", "1796000000.0", "1796000000.5", "success",
+                              "") "{\"id\":\"c2\",\"trace_id\":\"t2\",\"model_group\":\"g\","
+                                  "\"model\":\"m\",\"startTime\":null,"
+                                  "\"endTime\":1796000001.0,\"status\":\"success\"}\n";
+    read_bad(text, 0, "record c2: no startTime (unix seconds)", 2);
+}
+
+static void litellm_status_that_is_neither_is_an_error(void **state) {
+    (void)state;
+    read_bad(LL_REC("c9", "t1", "1796000000.0", "1796000000.5", "ok", ""), 0,
+             "record c9: status \"ok\" is neither \"success\" nor \"failure\"", 1);
+}
+
+static void litellm_record_without_provider_is_an_error(void **state) {
+    (void)state;
+    read_bad("{\"id\":\"c1\",\"trace_id\":\"t1\",\"startTime\":1796000000.0,\"endTime\":"
+             "1796000001.0,\"status\":\"success\"}\n",
+             0, "record c1: unknown provider", 1);
+}
+
+static void neither_format_is_an_error_that_names_the_option(void **state) {
+    (void)state;
+    read_bad("{\"hello\": 1}\n", 0, "--format otlp|litellm", 1);
+    read_bad("   \n", 0, "the file is empty", 0);
+}
+
+/* ---- fitting, on logs built here ---- */
+
+/* n requests every gap_ms from 0, one attempt each; status_of(i) gives attempt i's status (0 ok).
+ */
+static imp_log *synthetic(size_t n, long gap_ms, int (*status_of)(size_t)) {
+    imp_log *log = imp_log_new("synthetic", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    assert_int_equal(imp_log_provider(log, "p", "openai", &err), 0);
+    assert_int_equal(imp_log_class(log, "chat", &err), 0);
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = (T0_MS + (long)i * gap_ms) * 1000;
+        imp_request *q = imp_log_request(log, &err);
+        int status = status_of(i);
+        q->start_us = t;
+        q->end_us = t + 100 * MS;
+        q->ok = status == 0;
+        q->tokens_in = 100;
+        q->tokens_out = 10;
+        imp_attempt *a = imp_log_attempt(log, &err);
+        a->request = (uint32_t)i;
+        a->start_us = t;
+        a->end_us = t + (status ? 20 : 100) * MS;
+        a->outcome = status ? IMP_STATUS : IMP_OK;
+        a->status = (int16_t)status;
+        a->tokens_out = 10;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+/* Every other attempt 503 in [20s, 40s): requests every 100 ms. */
+static int half_503(size_t i) {
+    return i >= 200 && i < 400 && i % 2 ? 503 : 0;
+}
+
+static imp_incident *build(const imp_log *log, fb_time_us window) {
+    imp_build_opts o = {0, 0, window, false, 1, "t"};
+    imp_incident *inc = NULL;
+    imp_error err;
+    if (imp_incident_build(log, &o, &inc, &err) != FB_OK) fail_msg("build: %s", err.msg);
+    return inc;
+}
+
+static void fit_an_outage_at_its_edges_and_share(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, half_503);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->nfaults, 1);
+    const imp_fault *f = &pf->faults[0];
+    assert_int_equal(f->kind, SIM_FAULT_OUTAGE);
+    assert_int_equal(f->status, 503);
+    /* the first 503 is at 20.1 s, the last at 39.9 s: edges between attempts */
+    assert_in_range(f->at_us, 20000 * MS, 20100 * MS);
+    assert_in_range(f->at_us + f->for_us, 39900 * MS, 40000 * MS);
+    assert_true(fabs(f->fraction - 0.5) < 0.01);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* In [10s, 20s), of every 10 attempts 3 get 503 and 2 get 429. */
+static int two_kinds(size_t i) {
+    if (i < 100 || i >= 200) return 0;
+    int k = (int)(i % 10);
+    return k < 3 ? 503 : k < 5 ? 429 : 0;
+}
+
+static void fit_two_kinds_as_fractions_of_what_is_left(void **state) {
+    (void)state;
+    imp_log *log = synthetic(300, 100, two_kinds);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->nfaults, 2);
+    const imp_fault *a = &pf->faults[0], *b = &pf->faults[1];
+    assert_int_equal(a->kind, SIM_FAULT_OUTAGE); /* the most attempts first */
+    assert_int_equal(b->kind, SIM_FAULT_RATE_LIMIT);
+    assert_int_equal(a->at_us, b->at_us);
+    /* blocks of 5 errors and 5 answers: an edge may fall anywhere in the last block */
+    assert_in_range(a->at_us, 9500 * MS, 10000 * MS);
+    assert_in_range(a->at_us + a->for_us, 19400 * MS, 20000 * MS);
+    assert_in_range(a->hits * 100 / a->attempts, 29, 32); /* about 3 in 10 */
+    assert_true(fabs(a->fraction - (double)a->hits / a->attempts) < 1e-6);
+    /* the fault model lets the first answer: the second's share of what the first leaves */
+    assert_true(fabs(b->fraction - (double)b->hits / (a->attempts - a->hits)) < 1e-6);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+static int none(size_t i) {
+    (void)i;
+    return 0;
+}
+
+static void fit_no_fault_where_nothing_failed(void **state) {
+    (void)state;
+    imp_log *log = synthetic(300, 100, none);
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->prov[0].nfaults, 0);
+    assert_int_equal(inc->pol.attempts, 1);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+static void replayed_arrivals_are_the_requests_offsets(void **state) {
+    (void)state;
+    imp_log *log = synthetic(50, 37, none);
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->cls[0].requests, 50);
+    for (uint32_t i = 0; i < 50; i++) assert_int_equal(inc->cls[0].at_us[i], (int64_t)i * 37 * MS);
+    assert_int_equal(inc->duration_us, 2 * S); /* 1.813 s of arrivals, in whole seconds */
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* Requests every second; in [10s, 30s) each fails twice with 503 (gaps 100 ms, 200 ms). */
+static imp_log *retried(void) {
+    imp_log *log = imp_log_new("retried", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (uint32_t i = 0; i < 40; i++) {
+        int64_t t = (T0_MS + (int64_t)i * 1000) * 1000;
+        imp_request *q = imp_log_request(log, &err);
+        q->start_us = t;
+        q->ok = true;
+        bool bad = i >= 10 && i < 30;
+        int64_t at = t;
+        for (int k = 0; k < (bad ? 3 : 1); k++) {
+            imp_attempt *a = imp_log_attempt(log, &err);
+            bool fails = bad && k < 2;
+            a->request = i;
+            a->start_us = at;
+            a->end_us = at + (fails ? 20 : 300) * MS;
+            a->outcome = fails ? IMP_STATUS : IMP_OK;
+            a->status = fails ? 503 : 0;
+            at = a->end_us + (k == 0 ? 100 : 200) * MS;
+            q->end_us = a->end_us;
+        }
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+static void policy_backoff_read_from_the_gaps(void **state) {
+    (void)state;
+    imp_log *log = retried();
+    imp_incident *inc = build(log, 0);
+    const imp_inferred *P = &inc->pol;
+    assert_int_equal(P->attempts, 3);
+    assert_int_equal(P->backoff, FB_BACKOFF_EXPONENTIAL);
+    assert_int_equal(P->base_us, 100 * MS);
+    assert_true(fabs(P->multiplier - 2) < 1e-9);
+    assert_int_equal(P->jitter, FB_JITTER_NONE);
+    assert_false(P->retry_on); /* 503 retried, as the default table does */
+    assert_false(P->breaker);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+static void slice_longer_than_the_log_is_an_error(void **state) {
+    (void)state;
+    imp_log *log = synthetic(60, 1000, none); /* a log of one minute */
+    imp_build_opts o = {0, 3600 * S, 0, false, 1, "t"};
+    imp_incident *inc = NULL;
+    imp_error err;
+    assert_int_equal(imp_incident_build(log, &o, &inc, &err), FB_EINVAL);
+    assert_null(inc);
+    if (strstr(err.msg, "--duration 1h 00m asks for more than the log holds: its requests "
+                        "arrive over 59s") == NULL)
+        fail_msg("%s", err.msg);
+    imp_log_free(log);
+}
+
+static void success_band_is_three_sd_and_one_over_n(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, half_503); /* 100 of 600 fail: p = 5/6 */
+    imp_incident *inc = build(log, 0);
+    const imp_check *c = &inc->checks[0];
+    assert_string_equal(c->metric, "success_rate");
+    double p = 500.0 / 600, sd = sqrt(p * (1 - p) / 600);
+    assert_true(fabs(c->logs - p) < 1e-12);
+    assert_true(fabs(c->lo - (p - 3 * sd - 1.0 / 600)) < 1e-12);
+    assert_true(fabs(c->hi - (p + 3 * sd + 1.0 / 600)) < 1e-12);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+static void scenario_loads_and_is_the_same_twice(void **state) {
+    (void)state;
+    imp_log *log = retried();
+    imp_incident *a = build(log, 0), *b = build(log, 0);
+    char *ta = imp_incident_json(a), *tb = imp_incident_json(b);
+    assert_string_equal(ta, tb);
+    sim_scenario *sc = th_load(ta);
+    assert_true(sim_scenario_variant(sc, "as-was") >= 0);
+    assert_true(sim_scenario_variant(sc, "yours") >= 0);
+    assert_int_equal(sc->classes[0].arrivals, SIM_ARR_REPLAY);
+    assert_int_equal(sc->classes[0].replay_count, 40);
+    assert_int_equal(sc->providers[0].fault_count, 1);
+    assert_true(sc->expect_count >= 6);
+    sim_scenario_free(sc);
+    free(ta);
+    free(tb);
+    imp_incident_free(a);
+    imp_incident_free(b);
+    imp_log_free(log);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(otlp_attempts_are_the_http_spans_below_a_genai_span),
+        cmocka_unit_test(otlp_older_gen_ai_system_and_numbers_for_ints_are_read),
+        cmocka_unit_test(otlp_genai_span_alone_is_its_attempt_with_its_error_class),
+        cmocka_unit_test(otlp_http_span_outside_any_genai_span_is_ignored),
+        cmocka_unit_test(otlp_request_without_an_attempt_made_no_call),
+        cmocka_unit_test(otlp_json_lines_read_as_one_document),
+        cmocka_unit_test(otlp_span_without_start_time_names_the_span),
+        cmocka_unit_test(otlp_span_without_time_on_a_line_names_the_line),
+        cmocka_unit_test(otlp_truncated_file_names_line_and_column),
+        cmocka_unit_test(otlp_trace_without_genai_span_is_an_error),
+        cmocka_unit_test(otlp_unknown_provider_is_an_error),
+        cmocka_unit_test(otlp_records_over_the_cap_are_an_error),
+        cmocka_unit_test(otlp_cycle_of_parents_is_an_error_not_a_hang),
+        cmocka_unit_test(litellm_calls_of_one_trace_are_one_request),
+        cmocka_unit_test(litellm_timeout_class_is_a_timeout_not_a_408),
+        cmocka_unit_test(litellm_record_without_start_time_names_its_line),
+        cmocka_unit_test(litellm_status_that_is_neither_is_an_error),
+        cmocka_unit_test(litellm_record_without_provider_is_an_error),
+        cmocka_unit_test(neither_format_is_an_error_that_names_the_option),
+        cmocka_unit_test(fit_an_outage_at_its_edges_and_share),
+        cmocka_unit_test(fit_two_kinds_as_fractions_of_what_is_left),
+        cmocka_unit_test(fit_no_fault_where_nothing_failed),
+        cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
+        cmocka_unit_test(policy_backoff_read_from_the_gaps),
+        cmocka_unit_test(slice_longer_than_the_log_is_an_error),
+        cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
+        cmocka_unit_test(scenario_loads_and_is_the_same_twice),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

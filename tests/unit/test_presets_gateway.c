@@ -1,0 +1,872 @@
+/*
+ * test_presets_gateway.c - the gateway presets against their sources' rules,
+ * each test naming the file (and function) the rule was read from: the
+ * LiteLLM Router (BerriAI/litellm), the Portkey AI Gateway (Portkey-AI/gateway
+ * v1.15.2) and Envoy (envoyproxy/envoy). Decisions are fusebox's own: the
+ * preset's layer read through sim_layer_classify() and the core it
+ * configures; times are exact. Portkey is also run for real against the
+ * mock in tests/diff/gateway/.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "core/classify.h"
+#include "core/retry.h"
+#include "core/rng.h"
+#include "sim/metrics.h"
+#include "sim/preset.h"
+#include "sim/scenario.h"
+#include "sim/sim.h"
+#include "tests/unit/helpers.h"
+
+/* Three providers (a, b, c) and one layer {"name": "gw", PRESET...}. */
+static const char head[] = "{\"name\":\"p\",\"duration\":\"5s\",\"traffic\":[{\"class\":\"chat\","
+                           "\"arrivals\":{\"constant\":\"2/s\"},\"prompt_tokens\":10,"
+                           "\"completion_tokens\":5}],"
+                           "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"10ms\"}},"
+                           "{\"name\":\"b\",\"latency\":{\"ttft\":\"10ms\"}},"
+                           "{\"name\":\"c\",\"latency\":{\"ttft\":\"10ms\"}}],"
+                           "\"variants\":{\"v\":{\"layers\":[{\"name\":\"gw\",";
+
+static sim_scenario *gw(const char *params) {
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s}]}}}", head, params);
+    return th_load(text);
+}
+
+/* The message of a scenario that must not load. */
+static void gw_fails(const char *params, const char *want) {
+    char text[4096];
+    snprintf(text, sizeof text, "%s%s}]}}}", head, params);
+    sim_scenario *sc = NULL;
+    sim_error err;
+    int rc = sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err);
+    if (rc == FB_OK) {
+        sim_scenario_free(sc);
+        fail_msg("loaded, wanted an error with '%s'", want);
+    }
+    char msg[1024];
+    sim_error_format(&err, msg, sizeof msg);
+    if (!strstr(msg, want)) fail_msg("'%s' not in: %s", want, msg);
+}
+
+static const sim_layer *L0(const sim_scenario *sc) {
+    return &sc->variants[0].layers[0];
+}
+
+/* A reply: a status, or a transport failure (status 0). */
+static fb_reply reply(int status, fb_transport t, fb_error_kind k) {
+    return (fb_reply){.status = status, .transport = t, .error_kind = k, .should_retry = -1};
+}
+
+/* The layer's reading of a reply from provider p. */
+static fb_class klass(const sim_layer *L, fb_reply r, uint32_t p) {
+    fb_classifier cl;
+    assert_int_equal(fb_classify_init(&cl, &L->classify), FB_OK);
+    return sim_layer_classify(L, &cl, &r, p);
+}
+
+static fb_class status_class(const sim_layer *L, int status, uint32_t p) {
+    return klass(L, reply(status, FB_TRANSPORT_NONE, FB_ERRKIND_NONE), p);
+}
+
+/* The retry decisions after `n` failures of class c with hint h (FB_TIME_NONE: none). */
+static void decisions(const sim_layer *L, const fb_class *c, fb_time_us h, uint32_t n,
+                      uint64_t seed, fb_retry_decision *out) {
+    fb_retry_policy pol;
+    assert_int_equal(fb_retry_policy_init(&pol, &L->retry), FB_OK);
+    fb_rng rng;
+    fb_rng_seed(&rng, seed, 1);
+    fb_retry_state st;
+    fb_retry_begin(&st, 0);
+    for (uint32_t k = 0; k < n; k++) out[k] = fb_retry_next(&pol, &st, c, h, NULL, &rng, 0);
+}
+
+/* The u draws the decisions above make, one per retry. */
+static double draw(uint64_t seed, uint32_t k) {
+    fb_rng rng;
+    fb_rng_seed(&rng, seed, 1);
+    double u = 0;
+    for (uint32_t i = 0; i <= k; i++) u = fb_rng_uniform(&rng);
+    return u;
+}
+
+static sim_summary *run(const sim_scenario *sc, sim_event_fn on_event, void *ctx) {
+    sim_summary *s = malloc(sizeof *s);
+    assert_non_null(s);
+    sim_run_opts opts = {NULL, on_event, NULL, ctx, 0, true};
+    sim_error err;
+    if (sim_run(sc, 0, &opts, s, &err) != FB_OK) fail_msg("run: %s", err.msg);
+    return s;
+}
+
+/* Breaker events of a run: (time, pod, provider, to, open_until). */
+typedef struct bev {
+    fb_time_us t, until;
+    int pod;
+    uint8_t provider;
+    fb_breaker_state to;
+    fb_breaker_cause cause;
+} bev;
+
+typedef struct bevs {
+    bev e[256];
+    uint32_t n;
+} bevs;
+
+static void on_breaker(void *ctx, const sim_log_event *ev) {
+    bevs *b = ctx;
+    if (ev->type != SIM_EV_BREAKER || b->n == 256) return;
+    b->e[b->n++] = (bev){ev->t_us,       ev->breaker.open_until_us, ev->pod, ev->provider,
+                         ev->breaker.to, ev->breaker.cause};
+}
+
+/* ===================================================================== */
+/* LiteLLM                                                               */
+/* ===================================================================== */
+
+#define LL_LIST                                                                                    \
+    "\"preset\":\"litellm\",\"model_list\":["                                                      \
+    "{\"model_name\":\"gpt-4o\",\"provider\":\"a\",\"litellm_params\":{\"model\":\"azure/x\"}},"   \
+    "{\"model_name\":\"gpt-4o\",\"model_info\":{\"id\":\"b\"}},"                                   \
+    "{\"model_name\":\"claude\",\"litellm_params\":{\"model\":\"c\"}}]"
+
+/* model_list: a model group's deployments are one group; provider, model_info.id or model. */
+static void litellm_model_groups_are_groups(void **state) {
+    (void)state;
+    sim_scenario *sc = gw(LL_LIST ",\"fallbacks\":[{\"gpt-4o\":[\"claude\"]}]");
+    const sim_layer *L = L0(sc);
+    assert_true(L->routes);
+    assert_int_equal(L->pick, FB_PICK_RANDOM);
+    assert_int_equal(L->order_len, 3);
+    assert_int_equal(L->order[0], 0);
+    assert_int_equal(L->order[1], 1);
+    assert_int_equal(L->order[2], 2);
+    assert_int_equal(L->group[0], L->group[1]);
+    assert_true(L->group[2] != L->group[0]);
+    assert_int_equal(L->healthy_gate, FB_ON);         /* should_retry_this_error */
+    assert_int_equal(L->zero_wait_if_healthy, FB_ON); /* _time_to_sleep_before_retry */
+    sim_scenario_free(sc);
+    /* no fallbacks: the requested group only; "model" picks it */
+    sc = gw(LL_LIST ",\"model\":\"claude\"");
+    assert_int_equal(L0(sc)->order_len, 1);
+    assert_int_equal(L0(sc)->order[0], 2);
+    sim_scenario_free(sc);
+    /* without model_list every LLM provider is a deployment of one group */
+    sc = gw("\"preset\":\"litellm\"");
+    assert_int_equal(L0(sc)->order_len, 3);
+    assert_int_equal(L0(sc)->group[2], L0(sc)->group[0]);
+    sim_scenario_free(sc);
+}
+
+/* async_function_with_fallbacks_common_utils: fallbacks[model], else "*"; default_fallbacks. */
+static void litellm_fallbacks_and_wildcard(void **state) {
+    (void)state;
+    sim_scenario *sc = gw(LL_LIST ",\"model\":\"claude\",\"fallbacks\":[{\"*\":[\"gpt-4o\"]}]");
+    const sim_layer *L = L0(sc);
+    assert_int_equal(L->order_len, 3);
+    assert_int_equal(L->order[0], 2);
+    assert_int_equal(L->group[L->order[1]], L->group[L->order[2]]);
+    sim_scenario_free(sc);
+    sc = gw(LL_LIST ",\"default_fallbacks\":[\"claude\"]");
+    assert_int_equal(L0(sc)->order_len, 3);
+    assert_int_equal(L0(sc)->order[2], 2);
+    sim_scenario_free(sc);
+    /* context_window_fallbacks: set means not retried and its own chain (or the end) */
+    sc = gw(LL_LIST ",\"context_window_fallbacks\":[{\"gpt-4o\":[\"claude\"]}],"
+                    "\"content_policy_fallbacks\":[{\"claude\":[\"gpt-4o\"]}]");
+    L = L0(sc);
+    assert_true(L->on_context_length.set);
+    assert_int_equal(L->on_context_length.len, 1);
+    assert_int_equal(L->on_context_length.order[0], 2);
+    assert_true(L->on_policy.set);
+    assert_int_equal(L->on_policy.len, 0); /* gpt-4o has none: the error is raised */
+    fb_class ctx = klass(L, reply(400, FB_TRANSPORT_NONE, FB_ERRKIND_CONTEXT_LENGTH), 0);
+    assert_false(ctx.retryable);
+    assert_true(ctx.may_fallback);
+    sim_scenario_free(sc);
+    /* `x or litellm.x`: an empty list is no list, the error is retried */
+    sc = gw(LL_LIST ",\"context_window_fallbacks\":[]");
+    assert_false(L0(sc)->on_context_length.set);
+    assert_true(
+        klass(L0(sc), reply(400, FB_TRANSPORT_NONE, FB_ERRKIND_CONTEXT_LENGTH), 0).retryable);
+    sim_scenario_free(sc);
+}
+
+/*
+ * utils._calculate_retry_after (2be93d92) with router.py f292d1ae's exponents:
+ * min(max(0.5 * 2^k, retry_after), 8) + 0.75 * random(), k = 0, 0, 1, 2, 3, 4.
+ */
+static void litellm_backoff_is_calculate_retry_after(void **state) {
+    (void)state;
+    sim_scenario *sc = gw(LL_LIST ",\"num_retries\":6");
+    fb_class c = status_class(L0(sc), 503, 0);
+    fb_retry_decision d[7];
+    decisions(L0(sc), &c, FB_TIME_NONE, 7, 5, d);
+    const fb_time_us base[] = {500 * MS, 500 * MS, 1 * S, 2 * S, 4 * S, 8 * S};
+    for (uint32_t k = 0; k < 6; k++) {
+        assert_true(d[k].retry);
+        assert_int_equal(d[k].delay_us, base[k] + (fb_time_us)(draw(5, k) * 750e3));
+    }
+    assert_false(d[6].retry); /* 1 + num_retries attempts */
+    sim_scenario_free(sc);
+    /* retry_after: a floor under the backoff, itself under the 8 s cap */
+    sc = gw(LL_LIST ",\"num_retries\":2,\"retry_after\":3");
+    decisions(L0(sc), &c, FB_TIME_NONE, 2, 5, d);
+    assert_int_equal(d[0].delay_us, 3 * S + (fb_time_us)(draw(5, 0) * 750e3));
+    sim_scenario_free(sc);
+    sc = gw(LL_LIST ",\"retry_after\":20");
+    decisions(L0(sc), &c, FB_TIME_NONE, 1, 5, d);
+    assert_int_equal(d[0].delay_us, 8 * S + (fb_time_us)(draw(5, 0) * 750e3));
+    sim_scenario_free(sc);
+}
+
+/* _calculate_retry_after: 0 < retry-after <= 60 s is waited as is, plus the jitter. */
+static void litellm_retry_after_up_to_60_seconds(void **state) {
+    (void)state;
+    sim_scenario *sc = gw(LL_LIST);
+    fb_class c = status_class(L0(sc), 429, 0);
+    fb_retry_decision d;
+    decisions(L0(sc), &c, 60 * S, 1, 9, &d);
+    assert_int_equal(d.delay_us, 60 * S + (fb_time_us)(draw(9, 0) * 750e3));
+    decisions(L0(sc), &c, 61 * S, 1, 9, &d); /* above 60 s: the backoff */
+    assert_int_equal(d.delay_us, 500 * MS + (fb_time_us)(draw(9, 0) * 750e3));
+    decisions(L0(sc), &c, 0, 1, 9, &d); /* 0: the backoff */
+    assert_int_equal(d.delay_us, 500 * MS + (fb_time_us)(draw(9, 0) * 750e3));
+    assert_int_equal(L0(sc)->retry.attempt_timeout_us, 6000 * S); /* litellm.request_timeout */
+    sim_scenario_free(sc);
+}
+
+/* get_retry_from_policy.py: the class of the first failure sets the group's retries. */
+static void litellm_retry_policy_per_class(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        gw(LL_LIST ",\"num_retries\":2,\"retry_policy\":{\"RateLimitErrorRetries\":0,"
+                   "\"TimeoutErrorRetries\":5,\"BadRequestErrorRetries\":1,"
+                   "\"InternalServerErrorRetries\":3}");
+    const sim_layer *L = L0(sc);
+    assert_int_equal(status_class(L, 429, 0).attempts, 1);
+    assert_int_equal(status_class(L, 408, 0).attempts, 6);
+    assert_int_equal(klass(L, reply(0, FB_TRANSPORT_TIMEOUT, FB_ERRKIND_NONE), 0).attempts, 6);
+    assert_int_equal(status_class(L, 400, 0).attempts, 2);
+    /* a ContentPolicyViolationError is a BadRequestError: BadRequestErrorRetries applies */
+    assert_int_equal(klass(L, reply(400, FB_TRANSPORT_NONE, FB_ERRKIND_CONTENT_POLICY), 0).attempts,
+                     2);
+    assert_int_equal(status_class(L, 500, 0).attempts, 4);
+    assert_int_equal(status_class(L, 503, 0).attempts, 0); /* no field: num_retries */
+    fb_class c = status_class(L, 429, 0);
+    fb_retry_decision d;
+    decisions(L, &c, FB_TIME_NONE, 1, 1, &d);
+    assert_false(d.retry);
+    sim_scenario_free(sc);
+    gw_fails(LL_LIST ",\"retry_policy\":{\"RateLimitErrorRetry\":0}",
+             "has no parameter 'retry_policy.RateLimitErrorRetry' (did you mean "
+             "'RateLimitErrorRetries'?)");
+}
+
+/* should_retry_this_error: what a group's first failure may not retry; everything falls back. */
+static void litellm_should_retry_this_error(void **state) {
+    (void)state;
+    sim_scenario *sc = gw(LL_LIST ",\"fallbacks\":[{\"gpt-4o\":[\"claude\"]}]");
+    const sim_layer *L = L0(sc);
+    assert_false(status_class(L, 404, 0).retryable); /* NotFoundError */
+    assert_true(status_class(L, 401, 0).retryable);  /* other deployments in the group */
+    assert_false(status_class(L, 401, 2).retryable); /* claude is alone in its group */
+    assert_true(status_class(L, 400, 0).retryable);  /* LiteLLM retries bad requests */
+    assert_true(status_class(L, 422, 0).retryable);
+    assert_true(klass(L, reply(0, FB_TRANSPORT_RESET, FB_ERRKIND_NONE), 0).retryable);
+    const int all[] = {400, 401, 404, 408, 409, 422, 429, 500, 503};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        assert_true(status_class(L, all[i], 0).may_fallback);
+    sim_scenario_free(sc);
+}
+
+/*
+ * cooldown_handlers.py, v2: _is_cooldown_required (429, 401, 408, 404, >= 500;
+ * not other 4xx, not APIConnectionError) then _should_cooldown_deployment.
+ */
+static void litellm_cooldown_v2_by_status(void **state) {
+    (void)state;
+    sim_scenario *sc = gw(LL_LIST);
+    const sim_layer *L = L0(sc);
+    assert_int_equal(status_class(L, 429, 0).trip, FB_TRIP_NOW);   /* a group of two */
+    assert_int_equal(status_class(L, 429, 2).trip, FB_TRIP_RULES); /* alone: not at once */
+    assert_int_equal(status_class(L, 401, 2).trip, FB_TRIP_NOW);   /* not retryable */
+    assert_int_equal(status_class(L, 404, 0).trip, FB_TRIP_NOW);
+    assert_int_equal(status_class(L, 408, 0).trip, FB_TRIP_RULES);
+    assert_int_equal(status_class(L, 503, 0).trip, FB_TRIP_RULES);
+    assert_int_equal(status_class(L, 400, 0).trip, FB_TRIP_NEVER);
+    assert_int_equal(status_class(L, 422, 0).trip, FB_TRIP_NEVER);
+    assert_int_equal(klass(L, reply(0, FB_TRANSPORT_CONNECT, FB_ERRKIND_NONE), 0).trip,
+                     FB_TRIP_NEVER);
+    /* every error counts (increment_deployment_failures_for_current_minute) */
+    assert_int_equal(status_class(L, 400, 0).effect, FB_EFFECT_FAILURE);
+    assert_int_equal(status_class(L, 429, 0).effect, FB_EFFECT_FAILURE);
+    const fb_breaker_config *b = &L->per_provider[0].breaker;
+    assert_true(L->per_provider[0].has_breaker);
+    assert_int_equal(b->mode, FB_BREAKER_MODE_COOLDOWN);
+    assert_int_equal(b->recovery, FB_RECOVER_CLOSE);
+    assert_int_equal(b->window_us, 60 * S);
+    assert_int_equal(b->minimum_calls, 5); /* DEFAULT_FAILURE_THRESHOLD_MINIMUM_REQUESTS */
+    assert_true(b->failure_rate == 0.5);
+    assert_int_equal(b->trip_compare, FB_CMP_PASS); /* percent_fails > 0.5 */
+    assert_int_equal(b->open_us, 5 * S);            /* DEFAULT_COOLDOWN_TIME_SECONDS */
+    assert_int_equal(b->open_deadline, FB_CMP_PASS);
+    assert_int_equal(b->hint_mode, FB_HINT_REPLACES);
+    /* a group of one: only 100% of >= 1000 requests (SINGLE_DEPLOYMENT_TRAFFIC_...) */
+    b = &L->per_provider[2].breaker;
+    assert_true(b->failure_rate == 1.0);
+    assert_int_equal(b->trip_compare, FB_CMP_REACH);
+    assert_int_equal(b->minimum_calls, 1000);
+    sim_scenario_free(sc);
+    sc = gw(LL_LIST ",\"cooldown_time\":0"); /* `cooldown_time or 5` */
+    assert_int_equal(L0(sc)->per_provider[0].breaker.open_us, 5 * S);
+    sim_scenario_free(sc);
+}
+
+/* _is_allowed_fails_set_on_router: allowed_fails 3 is litellm.allowed_fails, i.e. not set. */
+static void litellm_allowed_fails_three_is_not_set(void **state) {
+    (void)state;
+    sim_scenario *sc = gw(LL_LIST ",\"allowed_fails\":3");
+    assert_int_equal(L0(sc)->per_provider[0].breaker.cooldown_rule, FB_COOLDOWN_RATE);
+    sim_scenario_free(sc);
+    /* should_cooldown_based_on_allowed_fails_policy: updated_fails > allowed_fails */
+    sc = gw(LL_LIST ",\"allowed_fails\":1,\"cooldown_time\":30");
+    const sim_layer *L = L0(sc);
+    const fb_breaker_config *b = &L->per_provider[0].breaker;
+    assert_int_equal(b->cooldown_rule, FB_COOLDOWN_COUNT);
+    assert_int_equal(b->consecutive_failures, 2);
+    assert_int_equal(b->window_us, 30 * S); /* failed_calls ttl = cooldown_time */
+    assert_int_equal(b->open_us, 30 * S);
+    assert_int_equal(status_class(L, 429, 0).trip, FB_TRIP_RULES); /* v1: counted, not at once */
+    assert_int_equal(status_class(L, 400, 0).trip, FB_TRIP_NEVER); /* never counted */
+    sim_scenario_free(sc);
+    /* allowed_fails_policy: the class's own limit, allowed + 1 */
+    sc = gw(LL_LIST ",\"allowed_fails_policy\":{\"RateLimitErrorAllowedFails\":0,"
+                    "\"TimeoutErrorAllowedFails\":4}");
+    L = L0(sc);
+    assert_int_equal(L->per_provider[0].breaker.cooldown_rule, FB_COOLDOWN_COUNT);
+    assert_int_equal(L->per_provider[0].breaker.consecutive_failures, 4); /* allowed_fails 3 */
+    assert_int_equal(status_class(L, 429, 0).failure_limit, 1);
+    assert_int_equal(status_class(L, 408, 0).failure_limit, 5);
+    assert_int_equal(status_class(L, 503, 0).failure_limit, 0);
+    sim_scenario_free(sc);
+}
+
+/* deployment_callback_on_failure: deployment cooldown_time > Retry-After > router cooldown_time. */
+static void litellm_cooldown_time_precedence(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        gw("\"preset\":\"litellm\",\"disable_cooldowns\":false,\"model_list\":["
+           "{\"model_name\":\"g\",\"provider\":\"a\",\"litellm_params\":{\"cooldown_time\":12}},"
+           "{\"model_name\":\"g\",\"provider\":\"b\",\"litellm_params\":{\"cooldown_time\":0}},"
+           "{\"model_name\":\"g\",\"provider\":\"c\"}],\"cooldown_time\":7");
+    const sim_layer *L = L0(sc);
+    assert_int_equal(L->per_provider[0].breaker.open_us, 12 * S);
+    assert_int_equal(L->per_provider[0].breaker.honor_hint, FB_OFF);
+    assert_false(L->per_provider[1].has_breaker); /* 0: no cooldown logic */
+    assert_int_equal(L->per_provider[2].breaker.open_us, 7 * S);
+    assert_int_equal(L->per_provider[2].breaker.honor_hint, FB_ON);
+    sim_scenario_free(sc);
+    sc = gw(LL_LIST ",\"disable_cooldowns\":true");
+    assert_false(L0(sc)->per_provider[0].has_breaker);
+    sim_scenario_free(sc);
+}
+
+/* simple_shuffle: weight, else rpm, else tpm, when every deployment of the group sets it. */
+static void litellm_weights(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"litellm\",\"model_list\":["
+                          "{\"model_name\":\"g\",\"provider\":\"a\",\"litellm_params\":{\"rpm\":"
+                          "600}},{\"model_name\":\"g\",\"provider\":\"b\",\"litellm_params\":{"
+                          "\"rpm\":200}}]");
+    assert_int_equal(L0(sc)->weight[0], 600);
+    assert_int_equal(L0(sc)->weight[1], 200);
+    sim_scenario_free(sc);
+    gw_fails("\"preset\":\"litellm\",\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\","
+             "\"litellm_params\":{\"weight\":2}},{\"model_name\":\"g\",\"provider\":\"b\"}]",
+             "give every deployment a weight or none");
+}
+
+/* Bad input names the key, the library's name and a did-you-mean. */
+static void litellm_bad_input(void **state) {
+    (void)state;
+    gw_fails("\"preset\":\"litellm\",\"model_list\":[{\"model_name\":\"g\",\"provider\":\"aa\"}]",
+             "model_list[0]: no provider named 'aa' in the scenario (did you mean 'a'?)");
+    gw_fails(LL_LIST ",\"routing_strategy\":\"least-busy\"",
+             "routing_strategy least-busy is not modelled");
+    gw_fails(LL_LIST ",\"fallbacks\":[{\"gpt-4o\":[\"gemini\"]}]",
+             "fallbacks[0].gpt-4o: no model group named 'gemini'");
+    gw_fails(LL_LIST ",\"num_retry\":1", "(did you mean 'num_retries'?)");
+    gw_fails("\"preset\":\"litellm\",\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\","
+             "\"litellm_params\":{\"api_base\":\"x\"}}]",
+             "model_list[0].litellm_params.api_base: not modelled by this preset");
+}
+
+/* Providers named after vendors (openai, anthropic, azure) and one litellm layer. */
+static sim_scenario *vendors(const char *params, sim_error *err) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"name\":\"p\",\"duration\":\"5s\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
+             "{\"constant\":\"2/s\"},\"prompt_tokens\":10,\"completion_tokens\":5}],\"providers\":"
+             "[{\"name\":\"openai\"},{\"name\":\"anthropic\"},{\"name\":\"azure\"}],\"variants\":"
+             "{\"v\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"litellm\",\"model_list\":[%s]}]}}}",
+             params);
+    sim_scenario *sc = NULL;
+    return sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, err) == FB_OK
+               ? sc
+               : NULL;
+}
+
+/*
+ * A deployment without "provider" is the first of model_info.id,
+ * litellm_params.model and LiteLLM's provider of the model (get_llm_provider:
+ * the prefix before "/", else the model families) that names a provider.
+ */
+static void litellm_deployment_provider_rule(void **state) {
+    (void)state;
+    sim_error err;
+    sim_scenario *sc = vendors("{\"model_name\":\"g\",\"litellm_params\":{\"model\":\"gpt-4o\"}},"
+                               "{\"model_name\":\"g\",\"litellm_params\":{\"model\":"
+                               "\"azure/chatgpt-v-2\"}},"
+                               "{\"model_name\":\"c\",\"model_info\":{\"id\":\"x\"},"
+                               "\"litellm_params\":{\"model\":\"claude-3-opus-20240229\"}}",
+                               &err);
+    assert_non_null(sc);
+    const sim_layer *L = L0(sc);
+    assert_int_equal(L->order_len, 2); /* group g: openai and azure; c is no fallback */
+    assert_int_equal(L->order[0], 0);
+    assert_int_equal(L->order[1], 2);
+    assert_int_equal(L->group[0], L->group[2]);
+    sim_scenario_free(sc);
+    /* model_info.id names a provider first; "openai/..." is openai's */
+    sc = vendors("{\"model_name\":\"g\",\"model_info\":{\"id\":\"anthropic\"},"
+                 "\"litellm_params\":{\"model\":\"openai/gpt-4\"}},"
+                 "{\"model_name\":\"g\",\"litellm_params\":{\"model\":\"openai/gpt-4\"}}",
+                 &err);
+    assert_non_null(sc);
+    assert_int_equal(L0(sc)->order[0], 0);
+    assert_int_equal(L0(sc)->order[1], 1);
+    sim_scenario_free(sc);
+}
+
+/* No provider for a deployment, or two deployments on one: the entry, the providers. */
+static void litellm_deployment_provider_errors(void **state) {
+    (void)state;
+    sim_error err;
+    char msg[1024];
+    assert_null(vendors("{\"model_name\":\"z\",\"litellm_params\":{\"model\":"
+                        "\"huggingface/zephyr\"}}",
+                        &err));
+    sim_error_format(&err, msg, sizeof msg);
+    assert_non_null(strstr(msg, "model_list[0] (model_name 'z'): no scenario provider for this "
+                                "deployment (model_info.id none, litellm_params.model "
+                                "'huggingface/zephyr', LiteLLM's provider 'huggingface'); the "
+                                "scenario's providers: openai, anthropic, azure"));
+    assert_null(
+        vendors("{\"model_name\":\"z\",\"litellm_params\":{\"model\":\"azur/gpt\"}}", &err));
+    sim_error_format(&err, msg, sizeof msg);
+    assert_non_null(strstr(msg, "(did you mean 'azure'?)"));
+    assert_null(vendors("{\"model_name\":\"a\",\"litellm_params\":{\"model\":\"gpt-4o\"}},"
+                        "{\"model_name\":\"b\",\"litellm_params\":{\"model\":\"o3-mini\"}}",
+                        &err));
+    sim_error_format(&err, msg, sizeof msg);
+    assert_non_null(strstr(msg, "model_list[1] (model_name 'b'): deploys provider 'openai' like "
+                                "model_list[0]"));
+}
+
+/* Two instances, Redis: the other one learns a cooldown at its next read (every 10 s). */
+static const char ll_redis[] =
+    "{\"name\":\"r\",\"seed\":1,\"duration\":\"30s\",\"traffic\":[{\"class\":\"chat\","
+    "\"arrivals\":{\"constant\":\"4/s\"},\"prompt_tokens\":10,\"completion_tokens\":5}],"
+    "\"pods\":{\"count\":2,\"workers\":100,\"queue\":10,\"request_timeout\":\"60s\"},"
+    "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"10ms\",\"error\":\"10ms\"},"
+    "\"faults\":[{\"at\":\"3.4s\",\"for\":\"200ms\",\"rate_limit\":{\"retry_after\":\"14s\"}}]},"
+    "{\"name\":\"b\",\"latency\":{\"ttft\":\"10ms\"}}],"
+    "\"variants\":{\"v\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"litellm\","
+    "\"redis_host\":\"redis\"}]}}}";
+
+/* cooldown_cache.py + DualCache (PR #34836): a 429 cools its instance's deployment at once. */
+static void litellm_redis_read_cycle(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(ll_redis);
+    assert_int_equal(L0(sc)->breaker_scope, SIM_SCOPE_PUBLISHED);
+    assert_int_equal(L0(sc)->sync_delay_us, 10 * S);
+    bevs ev = {.n = 0};
+    sim_summary *s = run(sc, on_breaker, &ev);
+    /* the one 429 (the request of 3.5 s, on pod 0, answered at 3.51 s) cools a there at once,
+     * for the Retry-After, 14 s */
+    assert_true(ev.n >= 2);
+    assert_int_equal(ev.e[0].pod, 0);
+    assert_int_equal(ev.e[0].to, FB_BREAKER_OPEN);
+    assert_int_equal(ev.e[0].cause, FB_CAUSE_IMMEDIATE);
+    assert_int_equal(ev.e[0].t, 3510 * MS);
+    assert_int_equal(ev.e[0].until, 17510 * MS);
+    /* pod 1 of 2 reads Redis at 5 s + 10 s m: it learns the cooldown at 5 s, to the same end */
+    assert_int_equal(ev.e[1].pod, 1);
+    assert_int_equal(ev.e[1].cause, FB_CAUSE_SYNC);
+    assert_int_equal(ev.e[1].t, 5 * S);
+    assert_int_equal(ev.e[1].until, 17510 * MS);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+/*
+ * The percentage rule in a run (track_deployment_metrics.py, in_memory_cache.py): 200 s
+ * of successes, then a down. The successes outnumber the failures until their count
+ * expires, 60 s after the last one; the next failure then cools a (100% of >= 5); after
+ * each cooldown (5 s, strictly after: a TTL) the next failure cools it again.
+ */
+static const char ll_outage[] =
+    "{\"name\":\"o\",\"seed\":1,\"duration\":\"300s\",\"traffic\":[{\"class\":\"chat\","
+    "\"arrivals\":{\"constant\":\"1/s\"},\"prompt_tokens\":10,\"completion_tokens\":5}],"
+    "\"pods\":{\"count\":1,\"workers\":100,\"queue\":10,\"request_timeout\":\"60s\"},"
+    "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"10ms\",\"error\":\"10ms\"},"
+    "\"faults\":[{\"at\":\"200s\",\"for\":\"200s\",\"outage\":{\"status\":503}}]},"
+    "{\"name\":\"b\",\"latency\":{\"ttft\":\"10ms\"}}],"
+    "\"variants\":{\"v\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"litellm\"}]}}}";
+
+static void litellm_percentage_rule_waits_for_old_successes(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(ll_outage);
+    bevs ev = {.n = 0};
+    sim_summary *s = run(sc, on_breaker, &ev);
+    assert_true(ev.n >= 4);
+    assert_int_equal(ev.e[0].provider, 0);
+    assert_int_equal(ev.e[0].cause, FB_CAUSE_FAILURE_RATE);
+    /* once a's last success, a few seconds before 200 s, is 60 s old: the next failure */
+    assert_true(ev.e[0].t > 255 * S && ev.e[0].t < 261 * S);
+    assert_int_equal(ev.e[0].until, ev.e[0].t + 5 * S);
+    /* closed by the next request after the deadline; the failure after cools a again */
+    assert_int_equal(ev.e[1].to, FB_BREAKER_CLOSED);
+    assert_true(ev.e[1].t > ev.e[0].until);
+    assert_int_equal(ev.e[2].to, FB_BREAKER_OPEN);
+    assert_true(ev.e[2].t - ev.e[1].t < 100 * MS);
+    /* before the first cooldown a retry picks a or b at random, at once: about one request in
+     * eight of those ~57 s meets a three times and fails; after it, b answers everything */
+    uint64_t failed = s->requests - s->ended[SIM_END_SUCCESS];
+    assert_true(failed >= 2 && failed <= 16);
+    assert_int_equal(failed, s->ended[SIM_END_EXHAUSTED]);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+/* ===================================================================== */
+/* Portkey                                                               */
+/* ===================================================================== */
+
+/* retryHandler.ts: async-retry retries = attempts; 1 s * 2^(n-1), randomize false, no cap. */
+static void portkey_attempts_and_backoff(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"portkey\",\"retry\":{\"attempts\":5}");
+    const sim_layer *L = L0(sc);
+    assert_int_equal(L->order_len, 1);
+    fb_class c = status_class(L, 503, 0);
+    fb_retry_decision d[6];
+    decisions(L, &c, FB_TIME_NONE, 6, 1, d);
+    for (uint32_t k = 0; k < 5; k++) {
+        assert_true(d[k].retry);
+        assert_int_equal(d[k].delay_us, (fb_time_us)(1u << k) * S);
+    }
+    assert_false(d[5].retry);
+    sim_scenario_free(sc);
+    sc = gw("\"preset\":\"portkey\"");
+    c = status_class(L0(sc), 503, 0);
+    decisions(L0(sc), &c, FB_TIME_NONE, 1, 1, d);
+    assert_false(d[0].retry); /* no retry: attempts 0 */
+    sim_scenario_free(sc);
+}
+
+/* requestContext.ts normalizeRetryConfig: on_status_codes default [429, 500, 502, 503, 504]. */
+static void portkey_on_status_codes(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"portkey\",\"retry\":{\"attempts\":2}");
+    const sim_layer *L = L0(sc);
+    const int yes[] = {429, 500, 502, 503, 504}, no[] = {400, 401, 408, 409, 529};
+    for (int i = 0; i < 5; i++) assert_true(status_class(L, yes[i], 0).retryable);
+    for (int i = 0; i < 5; i++) assert_false(status_class(L, no[i], 0).retryable);
+    /* fetch threw: retried whatever the list */
+    assert_true(klass(L, reply(0, FB_TRANSPORT_RESET, FB_ERRKIND_NONE), 0).retryable);
+    /* a timeout is the 408 fetchWithTimeout makes: not in the default list */
+    assert_false(klass(L, reply(0, FB_TRANSPORT_TIMEOUT, FB_ERRKIND_NONE), 0).retryable);
+    sim_scenario_free(sc);
+    sc = gw("\"preset\":\"portkey\",\"retry\":{\"attempts\":2,\"on_status_codes\":[408,529]},"
+            "\"request_timeout\":1500");
+    L = L0(sc);
+    assert_true(status_class(L, 529, 0).retryable);
+    assert_false(status_class(L, 503, 0).retryable);
+    assert_true(klass(L, reply(0, FB_TRANSPORT_TIMEOUT, FB_ERRKIND_NONE), 0).retryable);
+    assert_int_equal(L->retry.attempt_timeout_us, 1500 * MS);
+    sim_scenario_free(sc);
+}
+
+/* retryHandler.ts: a 429's header (ms), < 60 s, at most 60 s in all; then backoffs are 0. */
+static void portkey_retry_after_rules(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        gw("\"preset\":\"portkey\",\"retry\":{\"attempts\":4,\"use_retry_after_header\":true}");
+    const sim_layer *L = L0(sc);
+    fb_retry_policy pol;
+    assert_int_equal(fb_retry_policy_init(&pol, &L->retry), FB_OK);
+    fb_class e429 = status_class(L, 429, 0), e503 = status_class(L, 503, 0);
+    fb_retry_state st;
+    fb_retry_begin(&st, 0);
+    assert_int_equal(fb_retry_next(&pol, &st, &e503, 5 * S, NULL, NULL, 0).delay_us, 1 * S);
+    assert_int_equal(fb_retry_next(&pol, &st, &e429, 50 * MS, NULL, NULL, 0).delay_us, 50 * MS);
+    assert_int_equal(fb_retry_next(&pol, &st, &e503, FB_TIME_NONE, NULL, NULL, 0).delay_us, 0);
+    fb_retry_decision d = fb_retry_next(&pol, &st, &e429, 59999 * MS + 999, NULL, NULL, 0);
+    assert_false(d.retry); /* more than what is left of 60 s */
+    fb_retry_begin(&st, 0);
+    d = fb_retry_next(&pol, &st, &e429, 60 * S, NULL, NULL, 0);
+    assert_false(d.retry); /* retryAfter >= MAX_RETRY_LIMIT_MS */
+    assert_int_equal(d.reason, FB_GIVEUP_RETRY_AFTER_CAP);
+    sim_scenario_free(sc);
+    sc = gw("\"preset\":\"portkey\",\"retry\":{\"attempts\":1}"); /* headers ignored */
+    e429 = status_class(L0(sc), 429, 0);
+    fb_retry_decision one;
+    decisions(L0(sc), &e429, 50 * MS, 1, 1, &one);
+    assert_int_equal(one.delay_us, 1 * S);
+    sim_scenario_free(sc);
+}
+
+/* handlerUtils.ts tryTargetsRecursively: fallback moves on per strategy.on_status_codes. */
+static void portkey_fallback_strategy(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"portkey\",\"strategy\":{\"mode\":\"fallback\"},"
+                          "\"targets\":[{\"provider\":\"c\",\"request_timeout\":2000},"
+                          "{\"virtual_key\":\"a\"}]");
+    const sim_layer *L = L0(sc);
+    assert_int_equal(L->order_len, 2);
+    assert_int_equal(L->order[0], 2);
+    assert_int_equal(L->order[1], 0);
+    assert_int_equal(L->per_provider[2].timeout_us, 2 * S);
+    /* without on_status_codes: anything but 2xx moves on, 400s included */
+    assert_true(status_class(L, 400, 0).may_fallback);
+    assert_true(status_class(L, 503, 0).may_fallback);
+    assert_true(klass(L, reply(0, FB_TRANSPORT_TIMEOUT, FB_ERRKIND_NONE), 0).may_fallback);
+    sim_scenario_free(sc);
+    sc = gw("\"preset\":\"portkey\",\"strategy\":{\"mode\":\"fallback\","
+            "\"on_status_codes\":[429,503]},\"targets\":[{\"provider\":\"a\"},{\"provider\":"
+            "\"b\"}]");
+    L = L0(sc);
+    assert_true(status_class(L, 429, 0).may_fallback);
+    assert_false(status_class(L, 500, 0).may_fallback);
+    assert_false(status_class(L, 400, 0).may_fallback);
+    sim_scenario_free(sc);
+    /* single: the first target only */
+    sc = gw("\"preset\":\"portkey\",\"targets\":[{\"provider\":\"b\"},{\"provider\":\"a\"}]");
+    assert_int_equal(L0(sc)->order_len, 1);
+    assert_int_equal(L0(sc)->order[0], 1);
+    sim_scenario_free(sc);
+    gw_fails("\"preset\":\"portkey\",\"strategy\":{\"mode\":\"loadbalance\"},\"targets\":[{"
+             "\"provider\":\"a\"}]",
+             "strategy.mode loadbalance is not modelled");
+    gw_fails("\"preset\":\"portkey\",\"targets\":[{\"provider\":\"a\",\"retry\":{\"attempts\":1}}"
+             "]",
+             "targets[0].retry: a target's own retry is not modelled");
+    gw_fails("\"preset\":\"portkey\",\"retry\":{\"atempts\":1}", "(did you mean 'attempts'?)");
+}
+
+/* ===================================================================== */
+/* Envoy                                                                 */
+/* ===================================================================== */
+
+/* retry_state_impl.cc wouldRetryFromHeaders / wouldRetryFromReset, per retry_on. */
+static void envoy_retry_on_conditions(void **state) {
+    (void)state;
+    struct {
+        const char *on;
+        int status;
+        fb_transport t;
+        bool retried;
+    } cases[] = {
+        {"5xx", 503, FB_TRANSPORT_NONE, true},
+        {"5xx", 500, FB_TRANSPORT_NONE, true},
+        {"5xx", 429, FB_TRANSPORT_NONE, false},
+        {"5xx", 0, FB_TRANSPORT_RESET, true},   /* a reset counts as a 5xx */
+        {"5xx", 0, FB_TRANSPORT_TIMEOUT, true}, /* per-try timeout */
+        {"5xx", 408, FB_TRANSPORT_NONE, false},
+        {"gateway-error", 502, FB_TRANSPORT_NONE, true},
+        {"gateway-error", 500, FB_TRANSPORT_NONE, false},
+        {"gateway-error", 0, FB_TRANSPORT_CONNECT, true},
+        {"reset", 0, FB_TRANSPORT_RESET, true},
+        {"reset", 503, FB_TRANSPORT_NONE, false},
+        {"reset", 0, FB_TRANSPORT_TIMEOUT, false},
+        {"connect-failure", 0, FB_TRANSPORT_CONNECT, true},
+        {"connect-failure", 0, FB_TRANSPORT_RESET, false},
+        {"retriable-4xx", 409, FB_TRANSPORT_NONE, true},
+        {"retriable-4xx", 429, FB_TRANSPORT_NONE, false},
+        {"retriable-status-codes", 429, FB_TRANSPORT_NONE, true},
+        {"retriable-status-codes", 503, FB_TRANSPORT_NONE, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char p[256];
+        snprintf(p, sizeof p,
+                 "\"preset\":\"envoy\",\"retry_on\":\"%s\",\"retriable_status_codes\":[429]",
+                 cases[i].on);
+        sim_scenario *sc = gw(p);
+        bool got = klass(L0(sc), reply(cases[i].status, cases[i].t, FB_ERRKIND_NONE), 0).retryable;
+        if (got != cases[i].retried)
+            fail_msg("retry_on %s, status %d, transport %d: %d", cases[i].on, cases[i].status,
+                     cases[i].t, got);
+        sim_scenario_free(sc);
+    }
+    sim_scenario *sc = gw("\"preset\":\"envoy\"");
+    fb_class c = status_class(L0(sc), 503, 0);
+    fb_retry_decision d;
+    decisions(L0(sc), &c, FB_TIME_NONE, 1, 1, &d);
+    assert_false(d.retry); /* no retry_on: no RetryState at all */
+    sim_scenario_free(sc);
+}
+
+/* backoff_strategy.cc: random() % interval, whole ms, interval B, 2B, ... capped at 10 B. */
+static void envoy_jittered_backoff(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx\",\"num_retries\":6");
+    fb_class c = status_class(L0(sc), 503, 0);
+    fb_retry_decision d[6];
+    const fb_time_us top[] = {25, 50, 100, 200, 250, 250};
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        decisions(L0(sc), &c, FB_TIME_NONE, 6, seed, d);
+        for (uint32_t k = 0; k < 6; k++) {
+            assert_true(d[k].retry);
+            assert_int_equal(d[k].delay_us % MS, 0);
+            assert_int_equal(d[k].delay_us, (fb_time_us)(draw(seed, k) * (double)top[k]) * MS);
+        }
+    }
+    assert_int_equal(L0(sc)->retry.deadline_us, 15 * S); /* the route timeout */
+    sim_scenario_free(sc);
+    sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx\",\"timeout\":\"0s\",\"per_try_timeout\":"
+            "\"2.5s\",\"retry_back_off\":{\"base_interval\":\"0.1s\",\"max_interval\":{"
+            "\"seconds\":1,\"nanos\":500000000}}");
+    assert_int_equal(L0(sc)->retry.deadline_us, 0);
+    assert_int_equal(L0(sc)->retry.attempt_timeout_us, 2500 * MS);
+    assert_int_equal(L0(sc)->retry.base_us, 100 * MS);
+    assert_int_equal(L0(sc)->retry.delay_us_max, 1500 * MS);
+    sim_scenario_free(sc);
+    gw_fails("\"preset\":\"envoy\",\"per_try_timeout\":\"25ms\"", "is a protobuf Duration");
+    gw_fails("\"preset\":\"envoy\",\"retry_on\":\"5xx,gateway-eror\"",
+             "retry_on has no 'gateway-eror' (did you mean 'gateway-error'?)");
+}
+
+/* resource_manager_impl.h: max_retries (3) in progress, or the retry budget. */
+static void envoy_retry_budget(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx\"");
+    const fb_budget_config *b = &L0(sc)->budget;
+    assert_int_equal(b->kind, FB_BUDGET_CONCURRENCY);
+    assert_int_equal(b->min_retry_concurrency, 3);
+    assert_true(b->budget_percent < 1e-6);
+    sim_scenario_free(sc);
+    sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx\",\"retry_budget\":{\"budget_percent\":{"
+            "\"value\":25},\"min_retry_concurrency\":2}");
+    b = &L0(sc)->budget;
+    assert_true(b->budget_percent == 25.0);
+    assert_int_equal(b->min_retry_concurrency, 2);
+    sim_scenario_free(sc);
+}
+
+/* outlier_detection_impl.cc: consecutive 5xx eject; 4xx end the run; the limit; sweeps. */
+static void envoy_outlier_detection_config(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"envoy\",\"outlier_detection\":{}");
+    const sim_layer *L = L0(sc);
+    const fb_breaker_config *b = &L->per_provider[0].breaker;
+    assert_true(L->per_provider[0].has_breaker);
+    assert_int_equal(b->consecutive_failures, 5);
+    assert_int_equal(b->open_us, 30 * S);
+    assert_int_equal(b->open_us_max, 300 * S);
+    assert_int_equal(b->decay_us, 10 * S);
+    assert_int_equal(b->open_align_us, 10 * S);
+    assert_int_equal(b->open_growth, FB_OPEN_GROWTH_LINEAR_DECAY);
+    assert_int_equal(b->recovery, FB_RECOVER_CLOSE);
+    assert_true(L->eject_limit);
+    assert_true(L->eject_max_percent == 10.0);
+    assert_int_equal(L->pick, FB_PICK_ROUND_ROBIN);
+    assert_int_equal(status_class(L, 503, 0).effect, FB_EFFECT_FAILURE);
+    assert_int_equal(klass(L, reply(0, FB_TRANSPORT_TIMEOUT, FB_ERRKIND_NONE), 0).effect,
+                     FB_EFFECT_FAILURE);
+    assert_int_equal(status_class(L, 429, 0).effect, FB_EFFECT_SUCCESS); /* resets the run */
+    assert_int_equal(status_class(L, 400, 0).effect, FB_EFFECT_SUCCESS);
+    assert_false(status_class(L, 503, 0).may_fallback); /* one cluster */
+    sim_scenario_free(sc);
+    gw_fails("\"preset\":\"envoy\",\"outlier_detection\":{\"base_ejection_time\":\"60s\","
+             "\"max_ejection_time\":\"30s\"}",
+             "max_ejection_time cannot be smaller than base_ejection_time");
+    gw_fails("\"preset\":\"envoy\",\"outlier_detection\":{\"consecutive5xx\":3}",
+             "(did you mean 'consecutive_5xx'?)");
+}
+
+/* Three hosts, one failing: ejected at its 5th 5xx, back at the first sweep 30 s later. */
+static const char envoy_run[] =
+    "{\"name\":\"e\",\"seed\":1,\"duration\":\"60s\",\"traffic\":[{\"class\":\"chat\","
+    "\"arrivals\":{\"constant\":\"3/s\"},\"prompt_tokens\":10,\"completion_tokens\":5}],"
+    "\"pods\":{\"count\":1,\"workers\":100,\"queue\":10,\"request_timeout\":\"60s\"},"
+    "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"10ms\",\"error\":\"10ms\"},"
+    "\"faults\":[{\"at\":\"0s\",\"for\":\"60s\",\"outage\":{\"status\":503}}]},"
+    "{\"name\":\"b\",\"latency\":{\"ttft\":\"10ms\"},"
+    "\"faults\":[{\"at\":\"0s\",\"for\":\"60s\",\"outage\":{\"status\":503}}]},"
+    "{\"name\":\"c\",\"latency\":{\"ttft\":\"10ms\"}}],"
+    "\"variants\":{\"v\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"envoy\","
+    "\"outlier_detection\":{}}]}}}";
+
+static void envoy_ejection_in_a_run(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(envoy_run);
+    bevs ev = {.n = 0};
+    sim_summary *s = run(sc, on_breaker, &ev);
+    /* round robin over a, b, c: a's 5th 5xx is its 5th request, at 1/3 s steps */
+    assert_true(ev.n >= 2);
+    assert_int_equal(ev.e[0].provider, 0);
+    assert_int_equal(ev.e[0].to, FB_BREAKER_OPEN);
+    fb_time_us t = ev.e[0].t;
+    /* 30 s later, at the first sweep (a multiple of 10 s) at or after it */
+    fb_time_us back = ((t + 30 * S + 10 * S - 1) / (10 * S)) * (10 * S);
+    assert_int_equal(ev.e[0].until, back);
+    /* b is not ejected while a is: 10% of 3 hosts is one host at a time */
+    assert_int_equal(ev.e[1].provider, 0);
+    assert_int_equal(ev.e[1].to, FB_BREAKER_CLOSED);
+    assert_true(ev.e[1].t >= back);
+    assert_int_equal(ev.e[2].provider, 1);
+    assert_int_equal(ev.e[2].to, FB_BREAKER_OPEN);
+    assert_true(ev.e[2].t > ev.e[1].t);
+    free(s);
+    sim_scenario_free(sc);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(litellm_model_groups_are_groups),
+        cmocka_unit_test(litellm_fallbacks_and_wildcard),
+        cmocka_unit_test(litellm_backoff_is_calculate_retry_after),
+        cmocka_unit_test(litellm_retry_after_up_to_60_seconds),
+        cmocka_unit_test(litellm_retry_policy_per_class),
+        cmocka_unit_test(litellm_should_retry_this_error),
+        cmocka_unit_test(litellm_cooldown_v2_by_status),
+        cmocka_unit_test(litellm_allowed_fails_three_is_not_set),
+        cmocka_unit_test(litellm_cooldown_time_precedence),
+        cmocka_unit_test(litellm_weights),
+        cmocka_unit_test(litellm_bad_input),
+        cmocka_unit_test(litellm_deployment_provider_rule),
+        cmocka_unit_test(litellm_deployment_provider_errors),
+        cmocka_unit_test(litellm_redis_read_cycle),
+        cmocka_unit_test(litellm_percentage_rule_waits_for_old_successes),
+        cmocka_unit_test(portkey_attempts_and_backoff),
+        cmocka_unit_test(portkey_on_status_codes),
+        cmocka_unit_test(portkey_retry_after_rules),
+        cmocka_unit_test(portkey_fallback_strategy),
+        cmocka_unit_test(envoy_retry_on_conditions),
+        cmocka_unit_test(envoy_jittered_backoff),
+        cmocka_unit_test(envoy_retry_budget),
+        cmocka_unit_test(envoy_outlier_detection_config),
+        cmocka_unit_test(envoy_ejection_in_a_run),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
