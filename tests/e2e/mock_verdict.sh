@@ -11,7 +11,7 @@ set -u
 SDK=$ROOT/out/sdk
 D=$(logs_dir mock-verdict)
 mkdir -p "$SDK"
-plan 41
+plan 43
 
 need node "$SDK/apt.log" nodejs npm
 need npm "$SDK/apt.log" nodejs npm
@@ -136,6 +136,14 @@ expect_exit 3 "an empty log is inconclusive (exit 3)" "$FUSEBOX" verdict "$D/emp
 sed 's/"broken":false/"broken":0/' "$D/bad.log.json" >"$D/broken.log.json"
 expect_exit 2 "a bad log is bad input (exit 2)" "$FUSEBOX" verdict "$D/broken.log.json"
 contains "$ERR" "broken.log.json: entries[0].broken: expected a boolean" "naming the file and JSON path"
+# The endpoint's parameters: a bad one is a 400 naming it; max_attempts judges as it says.
+(cd "$SDK" && MOCK_URL=$URL node verdict.mjs retry-400) >/dev/null 2>&1
+code=$($C -o "$D/badq.json" -w '%{http_code}' "$URL/__fusebox/verdict?max_attempts=0")
+check "?max_attempts=0 is a 400 naming it" \
+    sh -c '[ "$1" = 400 ] && grep -q "\"path\":\"max_attempts\"" "$2"' _ "$code" "$D/badq.json"
+$C "$URL/__fusebox/verdict?max_attempts=2" >"$D/max2.json"
+check "?max_attempts=2: 3 attempts break bounded_attempts" \
+    test "$(json "$D/max2.json" "r['rules']['bounded_attempts']['result']")" = fail
 mock_stop
 check "the mock exits 0 on SIGTERM" test "$MOCK_RC" = 0
 finish
