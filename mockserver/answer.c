@@ -89,6 +89,7 @@ static void log_retry_hints(req *r, const mock_action *a, int status) {
 
 void mock_log_end(req *r, bool completed) {
     mock_server *s = r->s;
+    if (!r->has_log) return; /* the control plane, a request refused before its log entry */
     int64_t tokens = -1;
     bool broken = !completed;
     if (r->px != NULL) {
