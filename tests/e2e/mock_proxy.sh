@@ -10,7 +10,7 @@
 set -u
 D=$(logs_dir mock-proxy)
 need curl "$D/apt.log" curl
-plan 27
+plan 29
 UP_PID=
 # The upstream is stopped at exit as well as the proxy (tap.sh's trap knows only $MOCK_PID).
 trap 'mock_stop; [ -n "$UP_PID" ] && kill "$UP_PID" 2>/dev/null; rm -rf "$E2E_TMP"' EXIT
@@ -101,6 +101,20 @@ check "after exactly 3 of the upstream's content chunks" \
 check "which are the upstream's own bytes" \
     sh -c 'n=$(wc -c <"$1"); [ "$n" -gt 0 ] && head -c "$n" "$2" | cmp -s - "$1"' _ "$D/cut.sse" "$D/whole.sse"
 check "and no [DONE]" sh -c '! grep -q "\[DONE\]" "$1"' _ "$D/cut.sse"
+$C "$PX/__fusebox/log" >"$D/px.log.json"
+check "the proxy's log: the cut stream broke after 3 tokens" \
+    python3 -c 'import json,sys; e=json.load(open(sys.argv[1]))["entries"][-1]
+assert e["fault"] == "cut-3" and e["tokens"] == 3 and e["broken"] is True, e' "$D/px.log.json"
+# A client that starts the cut stream again: the verdict on the proxy catches it.
+$C -N -H "$J" -H 'x-fusebox-key: again' -H 'x-fusebox-fault: cut-3-times-1' \
+    "$PX/v1/chat/completions" -d "$OA,\"stream\":true}" >/dev/null
+$C -N -H "$J" -H 'x-fusebox-key: again' -H 'x-fusebox-fault: cut-3-times-1' \
+    "$PX/v1/chat/completions" -d "$OA,\"stream\":true}" >/dev/null
+$C "$PX/__fusebox/verdict" >"$D/px.verdict.json"
+check "the proxy's verdict: no_stream_restart fails for that client" \
+    python3 -c 'import json,sys; v=json.load(open(sys.argv[1]))
+q = [q for q in v["per_request"] if q["key"] == "again"][0]
+assert q["rules"]["no_stream_restart"]["result"] == "fail", q' "$D/px.verdict.json"
 
 # Added latency: 600 ms before the upstream's answer (the upstream itself is quick to answer).
 t=$($C -o /dev/null -w '%{time_starttransfer}' -H "$J" -H 'x-fusebox-fault: ttft-600ms' \
