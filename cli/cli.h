@@ -6,7 +6,8 @@
 #define CLI_OK 0
 #define CLI_EXPECT_FAILED 1
 #define CLI_BAD_INPUT 2
-#define CLI_INCONCLUSIVE 3 /* live: a run that could not be driven faithfully */
+/* live: a run that could not be driven faithfully; verdict: a log that cannot be judged */
+#define CLI_INCONCLUSIVE 3
 
 int cmd_run(int argc, char **argv);
 int cmd_check(int argc, char **argv);
@@ -18,5 +19,6 @@ int cmd_live(int argc, char **argv);
 int cmd_presets(int argc, char **argv);
 int cmd_import_policy(int argc, char **argv);
 int cmd_import(int argc, char **argv);
+int cmd_verdict(int argc, char **argv);
 
 #endif

@@ -49,10 +49,18 @@ static const char usage_text[] =
     "  --max-memory BYTES     bodies held at once; beyond: 503/529 (default 536870912)\n"
     "  --header-timeout DUR   request line and headers must arrive within (default 10s)\n"
     "  --log-capacity N       attempt log entries kept (default 10000)\n"
+    "  --upstream URL         proxy mode: forward every request to URL (a real provider or\n"
+    "                         any compatible server) and apply the faults on top of its answers\n"
+    "  --upstream-connect-timeout DUR   connecting to the upstream (default 10s; then 504)\n"
+    "  --upstream-timeout DUR the upstream sends nothing for this long: 504, or a cut answer\n"
+    "                         (default 600s)\n"
+    "  --upstream-max N       upstream requests at once; beyond: 503/529 (default 256)\n"
     "  --quiet                no diagnostics on stderr\n"
     "\n"
     "Faults per request: header 'x-fusebox-fault: 429-retry-after-2' or model\n"
-    "'fb-429-retry-after-2'. Control: /__fusebox/{faults,reset,log,stats}.\n"
+    "'fb-429-retry-after-2' (header only with --upstream).\n"
+    "Control: /__fusebox/{faults,reset,log,stats,verdict}; 'fusebox verdict LOG' judges a\n"
+    "saved log the way /__fusebox/verdict judges the live one.\n"
     "See docs/mock.md.\n";
 
 #define FAULTS_FILE_MAX ((size_t)1 << 20)
@@ -100,6 +108,7 @@ static const struct count_def {
     {"--rpm", 0, (uint64_t)1 << 40},
     {"--tpm", 0, (uint64_t)1 << 40},
     {"--log-capacity", 1, 10000000},
+    {"--upstream-max", 1, 100000},
 };
 
 /* The count's field; the caller checked the range. */
@@ -131,6 +140,8 @@ static void assign_count(mock_config *c, const char *name, uint64_t v) {
         c->capacity.tokens_per_min = s;
     else if (strcmp(name, "--log-capacity") == 0)
         c->log_capacity = (size_t)v;
+    else if (strcmp(name, "--upstream-max") == 0)
+        c->upstream_max = (unsigned)v;
     else if (strcmp(name, "--overload-status") == 0)
         c->capacity.overload_status = (int)v;
     else { /* --queue */
@@ -199,6 +210,18 @@ static int set_option(const char *name, const char *val, mock_config *cfg,
         /* handled by apply_scenario */
     } else if (strcmp(name, "--bind") == 0) {
         cfg->bind_addr = val;
+    } else if (strcmp(name, "--upstream") == 0) {
+        if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
+            return bad("--upstream: '%s' must be an http:// or https:// URL%s", val, "");
+        cfg->upstream_url = val;
+    } else if (strcmp(name, "--upstream-connect-timeout") == 0 ||
+               strcmp(name, "--upstream-timeout") == 0) {
+        if (mock_duration_parse(val, &us) != FB_OK || us <= 0)
+            return bad("%s: '%s' is not a duration above 0 (e.g. 250ms, 2s)", name, val);
+        if (strcmp(name, "--upstream-timeout") == 0)
+            cfg->upstream_idle_timeout_us = us;
+        else
+            cfg->upstream_connect_timeout_us = us;
     } else if (strcmp(name, "--time-scale") == 0) {
         char *end;
         double x = strtod(val, &end);
@@ -221,30 +244,21 @@ static int set_option(const char *name, const char *val, mock_config *cfg,
 }
 
 static bool known_option(const char *name) {
-    static const char *const others[] = {"--faults",        "--scenario",   "--provider",
-                                         "--bind",          "--time-scale", "--ttft",
-                                         "--error-latency", "--per-token",  "--header-timeout"};
+    static const char *const others[] = {"--faults",
+                                         "--scenario",
+                                         "--provider",
+                                         "--bind",
+                                         "--time-scale",
+                                         "--ttft",
+                                         "--error-latency",
+                                         "--per-token",
+                                         "--header-timeout",
+                                         "--upstream",
+                                         "--upstream-connect-timeout",
+                                         "--upstream-timeout"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         if (strcmp(name, others[i]) == 0) return true;
     return count_of(name) != NULL;
-}
-
-/* The file, or NULL with errno set (EFBIG past max bytes). */
-static char *read_file(const char *path, size_t max, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    char *buf = malloc(max + 1);
-    size_t n = buf != NULL ? fread(buf, 1, max + 1, f) : 0;
-    bool err = buf == NULL || ferror(f) != 0;
-    fclose(f);
-    if (err || n > max) {
-        free(buf);
-        errno = err ? EIO : EFBIG;
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
 }
 
 /* Let the process hold as many sockets as connections were asked for. */
@@ -335,7 +349,7 @@ static int parse_options(int argc, char **argv, mock_config *cfg, const char **f
 /* --faults FILE: the timeline, in place of a scenario's. */
 static int load_faults(const char *path, mock_config *cfg, sim_fault *faults) {
     size_t len = 0;
-    char *text = read_file(path, FAULTS_FILE_MAX, &len);
+    char *text = cli_read_file(path, FAULTS_FILE_MAX, &len);
     if (text == NULL && errno == EFBIG) {
         fprintf(stderr, "fusebox mock: %s: larger than %zu MiB\n", path, FAULTS_FILE_MAX >> 20);
         return CLI_BAD_INPUT;

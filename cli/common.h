@@ -27,6 +27,9 @@ extern const sim_import cli_importer;
 /* Print a scenario error (file: path: message) and return CLI_BAD_INPUT. */
 int cli_scenario_error(const sim_error *err);
 int cli_parse_u64(const char *s, uint64_t *out);
+/* The whole file ("-": standard input), NUL-terminated, or NULL with errno set (EFBIG past
+ * max bytes). free() it. */
+char *cli_read_file(const char *path, size_t max, size_t *len);
 /* mkdir -p */
 int cli_mkdirs(const char *dir);
 /* fopen(dir/name, "w"), printing an error on failure. */

@@ -25,6 +25,8 @@ static const struct command commands[] = {
      "import FILE [-o SCENARIO] [...]                logs of a bad hour as a scenario"},
     {"import-policy", cmd_import_policy,
      "import-policy KIND FILE                        a library's config as layers"},
+    {"verdict", cmd_verdict,
+     "verdict LOG [--json FILE] [--junit FILE]       judge a client from a mock log"},
 };
 
 static void usage(FILE *out) {
@@ -33,7 +35,7 @@ static void usage(FILE *out) {
         fprintf(out, "  %s\n", commands[i].synopsis);
     fputs("  version                                        print the version\n"
           "\n'fusebox <command> --help' describes a command. Exit codes: 0 ok,\n"
-          "1 expectations failed, 2 bad input or usage.\n",
+          "1 expectations failed, 2 bad input or usage, 3 inconclusive (live, verdict).\n",
           out);
 }
 

@@ -41,14 +41,71 @@ static void count_status(mock_server *s, int status) {
 
 void mock_note_sent(req *r, int status, const char *fault) {
     mock_server *s = r->s;
+    fb_time_us now = mock_now_us();
     pthread_mutex_lock(&s->lock);
     count_status(s, status);
     if (r->has_log) {
         mock_attempt *e = mock_attempts_get(&s->log, r->log_seq);
         if (e != NULL) {
             e->status = status;
+            e->sent_us = now > s->t0_us ? now - s->t0_us : 0;
             if (fault != NULL && fault[0] != '\0') mock_copy_str(e->fault, sizeof e->fault, fault);
         }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* An answer that waits until due goes then: the log's sent time moves with it. */
+static void log_sent_at(req *r, fb_time_us due) {
+    mock_server *s = r->s;
+    pthread_mutex_lock(&s->lock);
+    mock_attempt *e = r->has_log ? mock_attempts_get(&s->log, r->log_seq) : NULL;
+    if (e != NULL) e->sent_us = due > s->t0_us ? due - s->t0_us : 0;
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* What an error answer told the client about retrying, for the verdict: the least wait a
+ * client can read from it (retry-after-ms first, as the SDKs read it; an HTTP-date has whole
+ * seconds, so one less; Gemini's RetryInfo in whole seconds) and x-should-retry. */
+static void log_retry_hints(req *r, const mock_action *a, int status) {
+    fb_time_us ra = -1;
+    if (a->retry_after_ms >= 0)
+        ra = (fb_time_us)(a->retry_after_ms * 1e3);
+    else if (a->ra_kind == MOCK_RA_SECONDS)
+        ra = (fb_time_us)(a->retry_after_s * 1e6);
+    else if (a->ra_kind == MOCK_RA_DATE)
+        ra = (fb_time_us)((ceil(a->retry_after_s) - 1) * 1e6);
+    else if (r->rep.dialect == MOCK_GEMINI && status == 429 && a->flavor != MOCK_FLAVOR_QUOTA)
+        ra = (fb_time_us)(ceil(r->rep.retry_hint_s > 0 ? r->rep.retry_hint_s : 1.0) * 1e6);
+    mock_server *s = r->s;
+    pthread_mutex_lock(&s->lock);
+    mock_attempt *e = r->has_log ? mock_attempts_get(&s->log, r->log_seq) : NULL;
+    if (e != NULL) {
+        e->retry_after_us = ra < 0 ? -1 : ra;
+        e->should_retry = a->should_retry;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+void mock_log_end(req *r, bool completed) {
+    mock_server *s = r->s;
+    if (!r->has_log) return; /* the control plane, a request refused before its log entry */
+    int64_t tokens = -1;
+    bool broken = !completed;
+    if (r->px != NULL) {
+        mock_proxy_stream_end(r, &tokens, &broken);
+    } else if (r->rep.stream && r->st.ops != NULL) {
+        tokens = r->st.k;
+        broken = broken || r->st.end != MOCK_END_NORMAL;
+    } else {
+        broken = broken || r->act.end == MOCK_END_CUT || r->act.end == MOCK_END_TRUNCATE ||
+                 r->act.end == MOCK_END_MALFORMED;
+    }
+    pthread_mutex_lock(&s->lock);
+    mock_attempt *e = r->has_log ? mock_attempts_get(&s->log, r->log_seq) : NULL;
+    if (e != NULL && e->status >= 200 && e->status < 300) {
+        e->tokens = e->stream ? tokens : -1;
+        e->broken = broken;
     }
     pthread_mutex_unlock(&s->lock);
 }
@@ -77,10 +134,10 @@ enum MHD_Result mock_send_control_error(req *r, unsigned status, const char *pat
     return mock_send_json(r, status, &b);
 }
 
-/* A prepared answer waits (suspended) until due, or goes now. */
-static enum MHD_Result send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due) {
+enum MHD_Result mock_send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due) {
     r->done_us = due;
     if (due <= mock_now_us()) return mock_queue(r, status, resp);
+    log_sent_at(r, due);
     r->pending = resp;
     r->pending_status = status;
     r->due_us = due;
@@ -132,7 +189,8 @@ enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const ch
     mock_add_common(r, resp, "application/json", 0, (due_us > now ? due_us : now) - r->arrival_us);
     mock_add_fault_headers(resp, &act);
     mock_note_sent(r, status, act.label);
-    return send_at(r, (unsigned)status, resp, due_us);
+    log_retry_hints(r, &act, status);
+    return mock_send_at(r, (unsigned)status, resp, due_us);
 }
 
 static enum MHD_Result start_hang(req *r) {
@@ -200,7 +258,7 @@ static enum MHD_Result answer_plain(req *r, fb_time_us now, fb_time_us due) {
     mock_add_common(r, resp, "application/json", r->billed, due - now);
     mock_add_fault_headers(resp, a);
     mock_note_sent(r, 200, a->label);
-    return send_at(r, MHD_HTTP_OK, resp, due);
+    return mock_send_at(r, MHD_HTTP_OK, resp, due);
 }
 
 /* The answer's latency (timeline time) in the attempt log. */
@@ -249,7 +307,7 @@ enum MHD_Result mock_answer(req *r) {
     int64_t T = r->rep.refusal ? 0 : r->rep.tokens;
     bool stall = a->stall_after >= 0 && a->stall_after <= T;
     r->done_us = now + ttft + T * r->per_token_us + (stall ? r->stall_us : 0);
-    bool can_stream = r->ep->ops->pre != NULL;
+    bool can_stream = r->ep->ops->pre != NULL || s->proxy != NULL;
     if ((!r->rep.stream || !can_stream) && a->end == MOCK_END_ERROR) {
         /* An in-band error has no stream to travel in: the provider's overload error. */
         fb_time_us due = now + ttft + a->end_after * r->per_token_us;
@@ -258,6 +316,7 @@ enum MHD_Result mock_answer(req *r) {
                                                       : 500;
         return mock_send_error(r, status, MOCK_FLAVOR_PLAIN, NULL, a, due);
     }
+    if (s->proxy != NULL) return mock_proxy_start(r);
     if (r->rep.stream && can_stream) return answer_stream(r);
     return answer_plain(r, now, r->done_us);
 }

@@ -66,6 +66,7 @@ static void begin(req *r, const char *method, const char *url, const char *key, 
     r->has_log = true;
     r->log_seq = e->seq;
     if (r->ep->ops->inference) {
+        e->inference = true;
         s->stats.attempts++;
         s->stats.in_flight++;
         r->attempt = true;
@@ -171,14 +172,9 @@ static cJSON *parse_body(const req *r, char *msg, size_t msglen) {
     return root;
 }
 
-/* The body through the API's parser; the model and stream flag go to the log. */
-static bool read_request(req *r, char *msg, size_t msglen) {
+/* The model and stream flag to the log. */
+static void log_request(req *r) {
     mock_server *s = r->s;
-    bool get = strcmp(r->ep->method, "GET") == 0;
-    cJSON *root = get ? NULL : parse_body(r, msg, msglen);
-    if (!get && root == NULL) return false;
-    bool ok = r->ep->ops->parse(root, &r->rep, &r->store, msg, msglen);
-    cJSON_Delete(root);
     if (r->rep.model == NULL) r->rep.model = r->store.model;
     pthread_mutex_lock(&s->lock);
     mock_attempt *e = mock_attempts_get(&s->log, r->log_seq);
@@ -187,6 +183,16 @@ static bool read_request(req *r, char *msg, size_t msglen) {
         e->stream = r->rep.stream;
     }
     pthread_mutex_unlock(&s->lock);
+}
+
+/* The body through the API's parser. */
+static bool read_request(req *r, char *msg, size_t msglen) {
+    bool get = strcmp(r->ep->method, "GET") == 0;
+    cJSON *root = get ? NULL : parse_body(r, msg, msglen);
+    if (!get && root == NULL) return false;
+    bool ok = r->ep->ops->parse(root, &r->rep, &r->store, msg, msglen);
+    cJSON_Delete(root);
+    log_request(r);
     return ok;
 }
 
@@ -202,13 +208,21 @@ static int decide(req *r, const char *key, uint64_t attempt, fb_time_us t_us, do
     *scale = 1.0;
     const char *spec = mock_header(r->conn, "x-fusebox-fault");
     const char *origin = "x-fusebox-fault";
-    if (spec == NULL && strncmp(r->store.model, "fb-", 3) == 0) {
+    /* Proxied, the model goes upstream as it is: a spec comes from the header alone. */
+    if (spec == NULL && s->proxy == NULL && strncmp(r->store.model, "fb-", 3) == 0) {
         spec = r->store.model + 3;
         origin = "model";
     }
     mock_parse_error perr;
     if (spec != NULL && mock_spec_parse(spec, a, &perr) != FB_OK) {
         snprintf(msg, msglen, "%s: '%s': %s (fusebox fault spec)", origin, perr.path, perr.msg);
+        return FB_EPARSE;
+    }
+    if (spec != NULL && s->proxy != NULL && (a->tokens >= 0 || a->refusal)) {
+        snprintf(msg, msglen,
+                 "%s: '%s': tokens-N and refusal shape the mock's own answer; in proxy mode the "
+                 "upstream writes it (fusebox fault spec)",
+                 origin, spec);
         return FB_EPARSE;
     }
     uint64_t pair = mock_fnv1a(mock_fnv1a(mock_fnv1a(0xcbf29ce484222325ull, key ? key : ""), "\n"),
@@ -294,6 +308,22 @@ static void init_reply(req *r) {
     r->rep.item_id = r->item_id;
 }
 
+/* Proxy mode: the upstream checks credentials and the body and writes the answer; the fault,
+ * the limits and the answer's delays are the mock's. */
+static enum MHD_Result proxied(req *r, const char *key, uint64_t attempt, fb_time_us t_us) {
+    char msg[900];
+    double scale = 1.0;
+    mock_proxy_read(r);
+    r->rep.model = r->store.model;
+    log_request(r);
+    if (decide(r, key, attempt, t_us, &scale, msg, sizeof msg) != FB_OK)
+        return mock_send_error(r, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
+    mock_draw_latency(r, attempt, key);
+    r->ttft_tl_us = 0; /* the upstream's own time to first token; only a scripted one adds */
+    if (r->ep->ops->inference && !mock_apply_limits(r, attempt, t_us, scale)) return MHD_YES;
+    return mock_answer(r);
+}
+
 /* An endpoint's request: read, decided, limited, answered. */
 enum MHD_Result mock_handle_api(req *r, const char *method, const char *url) {
     const char *key = mock_header(r->conn, "x-fusebox-key");
@@ -314,6 +344,7 @@ enum MHD_Result mock_handle_api(req *r, const char *method, const char *url) {
         return mock_send_error(r, r->rep.dialect == MOCK_ANTHROPIC ? 529 : 503,
                                MOCK_FLAVOR_OVERLOADED, msg, NULL, 0);
     }
+    if (r->s->proxy != NULL) return proxied(r, key, attempt, t_us);
     int refused = credentials(r);
     if (refused == 400) {
         snprintf(msg, sizeof msg,

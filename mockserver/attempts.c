@@ -26,7 +26,9 @@ mock_attempt *mock_attempts_add(mock_attempts *a) {
     memset(e, 0, sizeof *e);
     e->seq = a->total++;
     e->retry_count = -1;
-    e->latency_us = -1;
+    e->latency_us = e->sent_us = e->retry_after_us = -1;
+    e->should_retry = -1;
+    e->tokens = -1;
     return e;
 }
 
@@ -39,41 +41,61 @@ uint64_t mock_attempts_dropped(const mock_attempts *a) {
     return a->total > a->cap ? a->total - a->cap : 0;
 }
 
-void mock_attempts_json(const mock_attempts *a, mock_buf *out) {
+/* A time in milliseconds, or null. */
+static void ms_or_null(mock_buf *out, const char *name, fb_time_us us) {
+    if (us < 0)
+        mock_buf_printf(out, ",\"%s\":null", name);
+    else
+        mock_buf_printf(out, ",\"%s\":%.3f", name, (double)us / 1e3);
+}
+
+static void string_or_null(mock_buf *out, const char *name, const char *v) {
+    mock_buf_printf(out, ",\"%s\":", name);
+    if (v[0] == '\0')
+        mock_buf_puts(out, "null");
+    else
+        mock_buf_json_string(out, v);
+}
+
+static void entry_json(const mock_attempt *e, mock_buf *out) {
+    mock_buf_printf(out, "{\"seq\":%llu,\"t_ms\":%.3f,\"real_ms\":%.3f,\"method\":",
+                    (unsigned long long)e->seq, (double)e->t_us / 1e3, (double)e->real_us / 1e3);
+    mock_buf_json_string(out, e->method);
+    mock_buf_puts(out, ",\"path\":");
+    mock_buf_json_string(out, e->path);
+    mock_buf_puts(out, ",\"model\":");
+    mock_buf_json_string(out, e->model);
+    mock_buf_printf(out,
+                    ",\"stream\":%s,\"attempt\":%s,\"retry_count\":", e->stream ? "true" : "false",
+                    e->inference ? "true" : "false");
+    if (e->retry_count < 0)
+        mock_buf_puts(out, "null");
+    else
+        mock_buf_printf(out, "%d", e->retry_count);
+    string_or_null(out, "key", e->key);
+    mock_buf_printf(out, ",\"status\":%d", e->status);
+    ms_or_null(out, "latency_ms", e->latency_us);
+    string_or_null(out, "fault", e->fault);
+    ms_or_null(out, "sent_ms", e->sent_us);
+    ms_or_null(out, "retry_after_ms", e->retry_after_us);
+    mock_buf_printf(out, ",\"should_retry\":%s",
+                    e->should_retry < 0 ? "null"
+                    : e->should_retry   ? "true"
+                                        : "false");
+    if (e->tokens < 0)
+        mock_buf_puts(out, ",\"tokens\":null");
+    else
+        mock_buf_printf(out, ",\"tokens\":%lld", (long long)e->tokens);
+    mock_buf_printf(out, ",\"broken\":%s}", e->broken ? "true" : "false");
+}
+
+void mock_attempts_json(const mock_attempts *a, double time_scale, mock_buf *out) {
     uint64_t first = mock_attempts_dropped(a);
-    mock_buf_printf(out, "{\"total\":%llu,\"dropped\":%llu,\"entries\":[",
-                    (unsigned long long)a->total, (unsigned long long)first);
+    mock_buf_printf(out, "{\"total\":%llu,\"dropped\":%llu,\"time_scale\":%.15g,\"entries\":[",
+                    (unsigned long long)a->total, (unsigned long long)first, time_scale);
     for (uint64_t s = first; s < a->total; s++) {
-        const mock_attempt *e = &a->ring[s % a->cap];
-        mock_buf_printf(
-            out, "%s{\"seq\":%llu,\"t_ms\":%.3f,\"real_ms\":%.3f,\"method\":", s > first ? "," : "",
-            (unsigned long long)e->seq, (double)e->t_us / 1e3, (double)e->real_us / 1e3);
-        mock_buf_json_string(out, e->method);
-        mock_buf_puts(out, ",\"path\":");
-        mock_buf_json_string(out, e->path);
-        mock_buf_puts(out, ",\"model\":");
-        mock_buf_json_string(out, e->model);
-        mock_buf_printf(out, ",\"stream\":%s,\"retry_count\":", e->stream ? "true" : "false");
-        if (e->retry_count < 0)
-            mock_buf_puts(out, "null");
-        else
-            mock_buf_printf(out, "%d", e->retry_count);
-        mock_buf_puts(out, ",\"key\":");
-        if (e->key[0] == '\0')
-            mock_buf_puts(out, "null");
-        else
-            mock_buf_json_string(out, e->key);
-        mock_buf_printf(out, ",\"status\":%d,\"latency_ms\":", e->status);
-        if (e->latency_us < 0)
-            mock_buf_puts(out, "null");
-        else
-            mock_buf_printf(out, "%.3f", (double)e->latency_us / 1e3);
-        mock_buf_puts(out, ",\"fault\":");
-        if (e->fault[0] == '\0')
-            mock_buf_puts(out, "null");
-        else
-            mock_buf_json_string(out, e->fault);
-        mock_buf_puts(out, "}");
+        if (s > first) mock_buf_puts(out, ",");
+        entry_json(&a->ring[s % a->cap], out);
     }
     mock_buf_puts(out, "]}");
 }

@@ -27,9 +27,17 @@ typedef struct mock_attempt {
     char fault[96];  /* what was applied; "" = none */
     int retry_count; /* x-stainless-retry-count; -1 = absent */
     int status;      /* status sent; 0 = none (hang, reset) */
-    fb_time_us
-        latency_us; /* timeline: the answer's first byte (ttft) or error latency; -1 = none */
+    /* timeline: the answer's first byte (ttft) or error latency; -1 = none */
+    fb_time_us latency_us;
+    fb_time_us sent_us;        /* real time since the last reset the answer went; -1 = none */
+    fb_time_us retry_after_us; /* timeline: the least wait the answer told (headers, Gemini's
+                                  RetryInfo); -1 = none */
+    int should_retry;          /* x-should-retry sent: 1, 0; -1 = none */
+    int64_t tokens;            /* content pieces a streamed answer sent; -1 = not known */
     bool stream;
+    bool inference; /* an attempt (not models, token counting, a passthrough) */
+    bool broken;    /* a 200 that ended short: cut, truncated, an in-band error, malformed, no
+                       terminator, or the client left before its end */
 } mock_attempt;
 
 typedef struct mock_attempts {
@@ -46,7 +54,7 @@ mock_attempt *mock_attempts_add(mock_attempts *a);
 /* The entry with this seq, or NULL once overwritten. */
 mock_attempt *mock_attempts_get(mock_attempts *a, uint64_t seq);
 uint64_t mock_attempts_dropped(const mock_attempts *a);
-/* {"total":N,"dropped":D,"entries":[...]} oldest first. */
-void mock_attempts_json(const mock_attempts *a, mock_buf *out);
+/* {"total":N,"dropped":D,"time_scale":X,"entries":[...]} oldest first. */
+void mock_attempts_json(const mock_attempts *a, double time_scale, mock_buf *out);
 
 #endif /* MOCK_ATTEMPTS_H */

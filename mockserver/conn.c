@@ -39,7 +39,7 @@ bool mock_suspend_until(req *r, fb_time_us due_us) {
     return false;
 }
 
-static void note_resumed(req *r) {
+void mock_note_resumed(req *r) {
     if (!r->suspended) return;
     r->suspended = false;
     pthread_mutex_lock(&r->s->lock);
@@ -47,8 +47,7 @@ static void note_resumed(req *r) {
     pthread_mutex_unlock(&r->s->lock);
 }
 
-/* Woken before its time: is the client still there? Counts one that left. */
-static bool client_left(req *r) {
+bool mock_client_left(req *r) {
     if (!r->early || !mock_peer_closed(r->conn)) return false;
     pthread_mutex_lock(&r->s->lock);
     r->s->stats.left_early++;
@@ -81,7 +80,7 @@ static ssize_t stream_end(req *r) {
 ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max) {
     req *r = cls;
     (void)pos;
-    note_resumed(r);
+    mock_note_resumed(r);
     size_t done = 0;
     for (;;) {
         if (r->out_off < r->out.len) {
@@ -99,7 +98,7 @@ ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max) {
         fb_time_us due = step_due(r);
         if (due > mock_now_us()) {
             if (done > 0) return (ssize_t)done;
-            if (client_left(r) || !mock_suspend_until(r, due))
+            if (mock_client_left(r) || !mock_suspend_until(r, due))
                 return MHD_CONTENT_READER_END_WITH_ERROR;
             return 0;
         }
@@ -156,7 +155,7 @@ static void body_piece(req *r, const char *upload, size_t n) {
 
 /* Resumed in a wait: send the prepared answer when due, else look at the client again. */
 static enum MHD_Result resume_wait(req *r) {
-    if (mock_stopping(r->s) || client_left(r)) return MHD_NO;
+    if (mock_stopping(r->s) || mock_client_left(r)) return MHD_NO;
     if (mock_now_us() < r->due_us) return mock_suspend_until(r, r->due_us) ? MHD_YES : MHD_NO;
     struct MHD_Response *resp = r->pending;
     r->pending = NULL;
@@ -176,7 +175,7 @@ static enum MHD_Result resume_queue(req *r) {
     pthread_mutex_unlock(&r->s->lock);
     if (held) return mock_answer(r);
     r->early = true;
-    if (mock_stopping(r->s) || client_left(r) || mock_now_us() >= r->hang_until_us) {
+    if (mock_stopping(r->s) || mock_client_left(r) || mock_now_us() >= r->hang_until_us) {
         mock_unqueue(r);
         return MHD_NO;
     }
@@ -189,7 +188,7 @@ enum MHD_Result mock_on_access(void *cls, struct MHD_Connection *conn, const cha
     req *r = *req_cls;
     (void)version;
     if (r == NULL) return first_call(cls, conn, url, method, req_cls);
-    note_resumed(r);
+    mock_note_resumed(r);
     switch (r->phase) {
     case PH_BODY:
         if (*upload_size > 0) {
@@ -205,6 +204,8 @@ enum MHD_Result mock_on_access(void *cls, struct MHD_Connection *conn, const cha
         return resume_wait(r);
     case PH_HANG:
         return resume_hang(r);
+    case PH_PROXY:
+        return mock_proxy_resume(r);
     case PH_QUEUED:
         return MHD_YES;
     }
@@ -218,6 +219,8 @@ void mock_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r == NULL) return;
     *req_cls = NULL;
     mock_unqueue(r);
+    mock_log_end(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+    mock_proxy_done(r);
     /* A cut stream ended at the provider too; any other early end is the client's. */
     mock_release_slot(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->st.cut);
     pthread_mutex_lock(&s->lock);

@@ -1,10 +1,13 @@
 /*
  * control.c - the control plane under /__fusebox/: load a fault timeline, reset, the attempt
- * log, the counters. Its answers are plain JSON, outside every provider dialect.
+ * log, the counters, the verdict on the client. Its answers are plain JSON, outside every provider
+ * dialect.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "mockserver/serverint.h"
+#include "mockserver/verdict.h"
 
 static enum MHD_Result load_faults(req *r) {
     mock_server *s = r->s;
@@ -34,7 +37,8 @@ static void stats_json(mock_server *s, mock_buf *b) {
         "\"status_4xx\":%llu,\"status_5xx\":%llu,\"status_429\":%llu,\"hangs\":%llu,"
         "\"resets\":%llu,\"cut_streams\":%llu,\"capacity_rejects\":%llu,\"queued\":%llu,"
         "\"left_early\":%llu,\"header_timeouts\":%llu,\"memory_rejects\":%llu,"
-        "\"log_dropped\":%llu,\"in_flight\":%lld,\"busy\":%lld,\"waiting\":%lld,"
+        "\"log_dropped\":%llu,\"proxied\":%llu,\"upstream_errors\":%llu,\"in_flight\":%lld,"
+        "\"busy\":%lld,\"waiting\":%lld,"
         "\"suspended\":%lld,\"connections\":%u,\"timeline_ms\":%.3f}",
         (unsigned long long)st.requests, (unsigned long long)st.attempts,
         (unsigned long long)st.faults, (unsigned long long)st.status_2xx,
@@ -44,8 +48,58 @@ static void stats_json(mock_server *s, mock_buf *b) {
         (unsigned long long)st.capacity_rejects, (unsigned long long)st.queued,
         (unsigned long long)st.left_early, (unsigned long long)st.header_timeouts,
         (unsigned long long)st.memory_rejects, (unsigned long long)st.log_dropped,
+        (unsigned long long)st.proxied, (unsigned long long)st.upstream_errors,
         (long long)st.in_flight, (long long)st.busy, (long long)st.waiting, (long long)st.suspended,
         di != NULL ? di->num_connections : 0u, (double)st.timeline_us / 1e3);
+}
+
+/* A query parameter as a whole number in [lo, hi] (absent: *out stays); false when bad. */
+static bool query_count(req *r, const char *name, unsigned lo, unsigned hi, unsigned *out) {
+    const char *v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+    if (v == NULL) return true;
+    char *end;
+    unsigned long n = strtoul(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end != '\0' || n < lo || n > hi) return false;
+    *out = (unsigned)n;
+    return true;
+}
+
+/* GET /__fusebox/verdict[?max_attempts=N&expect_fallback=1&format=junit]: the log judged. */
+static enum MHD_Result verdict(req *r) {
+    mock_server *s = r->s;
+    mock_verdict_config c = {.time_scale = s->cfg.time_scale};
+    unsigned fb = 0;
+    const char *format = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, "format");
+    bool junit = format != NULL && strcmp(format, "junit") == 0;
+    if (format != NULL && !junit && strcmp(format, "json") != 0)
+        return mock_send_control_error(r, 400, "format", "'json' or 'junit'");
+    if (!query_count(r, "max_attempts", 1, 1000000, &c.max_attempts))
+        return mock_send_control_error(r, 400, "max_attempts", "a whole number in [1, 1000000]");
+    if (!query_count(r, "expect_fallback", 0, 1, &fb))
+        return mock_send_control_error(r, 400, "expect_fallback", "0 or 1");
+    c.expect_fallback = fb == 1;
+    pthread_mutex_lock(&s->lock);
+    uint64_t first = mock_attempts_dropped(&s->log);
+    size_t n = (size_t)(s->log.total - first);
+    mock_attempt *copy = malloc((n ? n : 1) * sizeof *copy);
+    for (uint64_t q = first; copy != NULL && q < s->log.total; q++)
+        copy[q - first] = s->log.ring[q % s->log.cap];
+    pthread_mutex_unlock(&s->lock);
+    mock_verdict v;
+    int rc = copy != NULL ? mock_verdict_judge(copy, n, first, &c, &v) : FB_ENOMEM;
+    free(copy);
+    if (rc != FB_OK) return MHD_NO;
+    mock_buf b = {0};
+    if (junit)
+        mock_verdict_junit(&v, &b);
+    else
+        mock_verdict_json(&v, &b);
+    mock_verdict_free(&v);
+    struct MHD_Response *resp = mock_buf_response(&b);
+    if (resp != NULL)
+        MHD_add_response_header(resp, "content-type",
+                                junit ? "application/xml" : "application/json");
+    return mock_queue(r, 200, resp);
 }
 
 enum MHD_Result mock_handle_control(req *r, route rt) {
@@ -60,12 +114,14 @@ enum MHD_Result mock_handle_control(req *r, route rt) {
         return mock_send_json(r, 200, &b);
     case RT_C_LOG:
         pthread_mutex_lock(&s->lock);
-        mock_attempts_json(&s->log, &b);
+        mock_attempts_json(&s->log, s->cfg.time_scale, &b);
         pthread_mutex_unlock(&s->lock);
         return mock_send_json(r, 200, &b);
     case RT_C_STATS:
         stats_json(s, &b);
         return mock_send_json(r, 200, &b);
+    case RT_C_VERDICT:
+        return verdict(r);
     default:
         return MHD_NO;
     }

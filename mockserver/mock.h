@@ -59,9 +59,15 @@ typedef struct mock_config {
     int64_t completion_tokens_max; /* cap on completion tokens; 0 = 16 */
     int64_t context_window;        /* prompt tokens above this get the context error; 0 = off */
     mock_capacity capacity;
-    size_t log_capacity;     /* attempt log ring entries; 0 = 10000 */
-    fb_time_us hang_max_us;  /* a hung request is dropped after this real time; 0 = 10 min */
-    const sim_fault *faults; /* initial timeline, copied; may be NULL */
+    size_t log_capacity;    /* attempt log ring entries; 0 = 10000 */
+    fb_time_us hang_max_us; /* a hung request is dropped after this real time; 0 = 10 min */
+    /* Proxy mode: every request but /__fusebox/ goes to this base URL ("http://host:port" or
+     * with a path prefix; NULL: the mock answers itself), the faults applied on top. */
+    const char *upstream_url;
+    fb_time_us upstream_connect_timeout_us; /* 0 = 10 s */
+    fb_time_us upstream_idle_timeout_us; /* the upstream sends nothing for this long; 0 = 600 s */
+    unsigned upstream_max;               /* upstream transfers at once; 0 = 256 */
+    const sim_fault *faults;             /* initial timeline, copied; may be NULL */
     size_t n_faults;
     mock_log_fn log; /* may be NULL */
     void *log_user;
@@ -82,10 +88,12 @@ typedef struct mock_stats {
     uint64_t header_timeouts; /* connections cut for slow headers */
     uint64_t memory_rejects;  /* answers refused for --max-memory or --max-response */
     uint64_t log_dropped;
-    int64_t in_flight; /* inference requests not finished */
-    int64_t busy;      /* capacity slots held (served attempts, and those still working) */
-    int64_t waiting;   /* attempts in the capacity queue */
-    int64_t suspended; /* connections waiting on the timer */
+    uint64_t proxied;         /* requests forwarded to the upstream (proxy mode) */
+    uint64_t upstream_errors; /* of those: the upstream failed (refused, timed out, too large) */
+    int64_t in_flight;        /* inference requests not finished */
+    int64_t busy;             /* capacity slots held (served attempts, and those still working) */
+    int64_t waiting;          /* attempts in the capacity queue */
+    int64_t suspended;        /* connections waiting on the timer */
     fb_time_us timeline_us;
 } mock_stats;
 

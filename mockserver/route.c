@@ -40,6 +40,15 @@ static const endpoint endpoints[] = {
     {"POST", "/__fusebox/reset", RT_C_RESET, NULL, MOCK_OPENAI, false, NULL},
     {"GET", "/__fusebox/log", RT_C_LOG, NULL, MOCK_OPENAI, false, NULL},
     {"GET", "/__fusebox/stats", RT_C_STATS, NULL, MOCK_OPENAI, false, NULL},
+    {"GET", "/__fusebox/verdict", RT_C_VERDICT, NULL, MOCK_OPENAI, false, NULL},
+};
+
+/* Proxy mode: a path no endpoint has (or another method) is forwarded in its path's dialect. */
+static const endpoint passthrough[] = {
+    {"*", "*", RT_API, &mock_api_passthrough, MOCK_OPENAI, false, NULL},
+    {"*", "*", RT_API, &mock_api_passthrough, MOCK_ANTHROPIC, false, NULL},
+    {"*", "*", RT_API, &mock_api_passthrough, MOCK_AZURE, false, NULL},
+    {"*", "*", RT_API, &mock_api_passthrough, MOCK_GEMINI, false, NULL},
 };
 
 /*
@@ -140,6 +149,8 @@ static const endpoint *find(const char *url, const char *method, char *arg, size
 enum MHD_Result mock_dispatch(req *r, const char *url, const char *method) {
     mock_server *s = r->s;
     bool control = strncmp(url, "/__fusebox/", 11) == 0;
+    r->method = method;
+    r->url = url;
     if (!control) {
         pthread_mutex_lock(&s->lock);
         s->stats.requests++;
@@ -148,6 +159,7 @@ enum MHD_Result mock_dispatch(req *r, const char *url, const char *method) {
     if (r->too_large) return mock_routing_error(r, url, method, 413, NULL);
     const endpoint *path_match;
     const endpoint *ep = find(url, method, r->store.model, sizeof r->store.model, &path_match);
+    if (ep == NULL && !control && s->proxy != NULL) ep = &passthrough[dialect_of(r->conn, url)];
     if (ep != NULL) {
         r->ep = ep;
         return ep->id == RT_API ? mock_handle_api(r, method, url) : mock_handle_control(r, ep->id);

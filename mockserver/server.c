@@ -279,6 +279,7 @@ static int start_parts(mock_server *s) {
 }
 
 static void free_parts(mock_server *s) {
+    mock_proxy_destroy(s->proxy);
     mock_watch_destroy(s->watch);
     mock_sched_destroy(s->sched);
     free(s->times);
@@ -301,6 +302,10 @@ int mock_server_create(const mock_config *cfg, mock_server **out, char *err, siz
         free(s);
         return FB_ENOMEM;
     }
+    if (cfg->upstream_url != NULL && (rc = mock_proxy_create(s, &s->proxy, err, errlen)) != FB_OK) {
+        free_parts(s);
+        return rc;
+    }
     rc = start_daemon(s, err, errlen);
     if (rc != FB_OK) {
         free_parts(s);
@@ -316,7 +321,9 @@ void mock_server_destroy(mock_server *s) {
     pthread_mutex_lock(&s->lock);
     s->stopping = true;
     pthread_mutex_unlock(&s->lock);
-    /* Resume every waiting connection; their handlers see `stopping` and end them. */
+    /* End the upstream transfers, then resume every waiting connection; their handlers see
+     * `stopping` and end them. */
+    mock_proxy_stop(s->proxy);
     mock_sched_stop(s->sched);
     for (int i = 0; i < 2000; i++) {
         pthread_mutex_lock(&s->lock);

@@ -54,6 +54,8 @@ typedef struct times_slot {
 } times_slot;
 
 typedef struct req req;
+typedef struct mock_proxy mock_proxy;
+typedef struct mock_xfer mock_xfer;
 
 struct mock_server {
     mock_config cfg;
@@ -61,6 +63,8 @@ struct mock_server {
     struct MHD_Daemon *daemon;
     mock_sched *sched;
     mock_watch *watch;
+    mock_proxy *proxy; /* proxy mode; NULL otherwise */
+    char upstream[1024];
     uint16_t port;
 
     pthread_mutex_t lock; /* everything below */
@@ -85,6 +89,7 @@ typedef enum phase {
     PH_QUEUE,    /* waiting for a capacity slot */
     PH_WAIT,     /* response prepared, suspended until due_us */
     PH_HANG,     /* never answering */
+    PH_PROXY,    /* waiting for the upstream's status and headers (proxy mode) */
     PH_QUEUED    /* response queued (maybe a stream) */
 } phase;
 
@@ -94,7 +99,8 @@ typedef enum route {
     RT_C_FAULTS,
     RT_C_RESET,
     RT_C_LOG,
-    RT_C_STATS
+    RT_C_STATS,
+    RT_C_VERDICT
 } route;
 
 /* One endpoint: a path pattern ({x} matches one segment, stored as the path argument). */
@@ -130,6 +136,8 @@ struct req {
     mock_buf body;
     size_t body_bytes;
     req *queue_next;
+    mock_xfer *px;            /* its upstream transfer (proxy mode) */
+    const char *method, *url; /* libmicrohttpd's, valid until the request ends */
     /* the decided answer */
     mock_reply rep;
     mock_action act;
@@ -172,6 +180,10 @@ void mock_memory_give(mock_server *s, size_t n);
 /* ---- conn.c ---- */
 /* Suspend until due_us, waking every HANG_POLL_US to see whether the client left. */
 bool mock_suspend_until(req *r, fb_time_us due_us);
+/* Resumed: the suspension is over (counted once). */
+void mock_note_resumed(req *r);
+/* Woken before its time to look at the client: has it left? Counts one that did. */
+bool mock_client_left(req *r);
 /* Has the client closed its side? */
 bool mock_peer_closed(struct MHD_Connection *c);
 enum MHD_Result mock_on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -228,6 +240,30 @@ enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const ch
                                 const mock_action *a, fb_time_us due_us);
 /* Carry out r->act for r->rep (after the limits): reset, hang, error, body or stream. */
 enum MHD_Result mock_answer(req *r);
+
+/* A prepared answer now, or suspended until due (0: now). */
+enum MHD_Result mock_send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due);
+/* The request ended (completed: libmicrohttpd sent all of it): a 200's content pieces and
+ * whether it ended short, into the log. */
+void mock_log_end(req *r, bool completed);
+
+/* ---- proxy.c ---- */
+extern const mock_api_ops mock_api_passthrough; /* a path the mock does not know, forwarded */
+int mock_proxy_create(mock_server *s, mock_proxy **out, char *err, size_t errlen);
+/* Shutdown: end every transfer and stop the transfer thread. */
+void mock_proxy_stop(mock_proxy *p);
+void mock_proxy_destroy(mock_proxy *p);
+/* The request's model and stream flag for the log, read leniently (the upstream judges). */
+void mock_proxy_read(req *r);
+/* Forward the request (no fault answered it); the connection waits for the upstream. */
+enum MHD_Result mock_proxy_start(req *r);
+/* Resumed while waiting for the upstream's headers. */
+enum MHD_Result mock_proxy_resume(req *r);
+/* The request ended: the transfer is let go (the thread aborts and frees it). */
+void mock_proxy_done(req *r);
+/* A proxied answer's content events sent (-1 when not counted: no fault read the stream) and
+ * whether a fault or the upstream ended it short (*broken may already be true). */
+void mock_proxy_stream_end(const req *r, int64_t *tokens, bool *broken);
 
 /* ---- headers.c ---- */
 void mock_add_common(req *r, struct MHD_Response *resp, const char *ctype, int64_t tokens,

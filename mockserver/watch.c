@@ -20,6 +20,7 @@ typedef struct node {
     fb_time_us deadline_us; /* 0: none (a request is being answered) */
     bool idle;              /* between requests: the next request line resets the deadline */
     bool answered;          /* its over-long URI was answered on the socket */
+    char *uri;              /* the request's URI as sent (keep_uri only) */
 } node;
 
 struct mock_watch {
@@ -32,6 +33,7 @@ struct mock_watch {
     mock_watch_long_uri_fn on_long_uri;
     void *user;
     uint64_t cut;
+    bool keep_uri;
     fb_time_us wake_us; /* when the thread wakes next; 0: it waits for a signal */
     bool stopping;
 };
@@ -104,6 +106,7 @@ void mock_watch_destroy(mock_watch *w) {
     while (w->head != NULL) { /* connections the daemon never reported closed */
         node *n = w->head;
         w->head = n->next;
+        free(n->uri);
         free(n);
     }
     pthread_cond_destroy(&w->wake);
@@ -155,6 +158,7 @@ void mock_watch_notify(void *cls, struct MHD_Connection *c, void **socket_contex
         w->head = n->next;
     if (n->next != NULL) n->next->prev = n->prev;
     pthread_mutex_unlock(&w->lock);
+    free(n->uri);
     free(n);
     *socket_context = NULL;
 }
@@ -173,6 +177,10 @@ void *mock_watch_uri(void *cls, const char *uri, struct MHD_Connection *c) {
     bool too_long = len > w->uri_max && n->fd >= 0;
     /* Called on the connection's own thread, before any answer to this request. */
     if (too_long) w->on_long_uri(w->user, n->fd, uri, len);
+    if (w->keep_uri && !too_long) { /* read on this connection's thread only */
+        free(n->uri);
+        n->uri = strdup(uri);
+    }
     pthread_mutex_lock(&w->lock);
     n->answered = too_long;
     /* After an idle wait the headers get a fresh header timeout; the first request keeps the
@@ -203,6 +211,16 @@ void mock_watch_request_done(mock_watch *w, struct MHD_Connection *c) {
     arm(w, n, w->idle_us);
     n->idle = true;
     pthread_mutex_unlock(&w->lock);
+}
+
+void mock_watch_keep_uri(mock_watch *w) {
+    w->keep_uri = true;
+}
+
+const char *mock_watch_raw_uri(mock_watch *w, struct MHD_Connection *c) {
+    (void)w;
+    node *n = node_of(c);
+    return n != NULL ? n->uri : NULL;
 }
 
 uint64_t mock_watch_cut(mock_watch *w) {

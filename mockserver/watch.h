@@ -37,6 +37,10 @@ void *mock_watch_uri(void *cls, const char *uri, struct MHD_Connection *c);
 bool mock_watch_headers_done(mock_watch *w, struct MHD_Connection *c);
 /* The request is answered: the next one on this connection must start within the idle timeout. */
 void mock_watch_request_done(mock_watch *w, struct MHD_Connection *c);
+/* Keep each request's URI as sent (before any decoding), for the proxy. Call before serving. */
+void mock_watch_keep_uri(mock_watch *w);
+/* The current request's URI as sent (query included); NULL when not kept. */
+const char *mock_watch_raw_uri(mock_watch *w, struct MHD_Connection *c);
 /* Connections shut down for missing a deadline. */
 uint64_t mock_watch_cut(mock_watch *w);
 

@@ -108,6 +108,10 @@ const char *ld_suggest(const char *word, const char *const *names) {
     return best_d <= limit ? best : NULL;
 }
 
+const char *sim_suggest(const char *word, const char *const *names) {
+    return ld_suggest(word, names);
+}
+
 const char *ld_type_name(const cJSON *v) {
     if (cJSON_IsString(v)) return "a string";
     if (cJSON_IsNumber(v)) return "a number";

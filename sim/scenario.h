@@ -470,6 +470,9 @@ int sim_dist_parse(const char *text, size_t len, const char *what, bool duration
                    sim_error *err);
 /* Rates: "40/s", "2400/m", "2400/min", "5/h", or a bare number per second. */
 int sim_parse_rate(const char *s, double *per_s);
+/* The name in names (NULL-terminated) nearest to word, when near enough to suggest; NULL
+ * otherwise. The loader's did-you-mean, for other readers of JSON. */
+const char *sim_suggest(const char *word, const char *const *names);
 
 /* What a scenario uses that its outputs then show (metrics, columns): off unless asked for. */
 typedef enum sim_feature {

@@ -10,7 +10,7 @@ contains "$OUT" "fusebox 0." "version prints the version"
 expect_exit 2 "an unknown command exits 2" "$FUSEBOX" frobnicate
 contains "$ERR" "unknown command 'frobnicate'" "an unknown command is named"
 expect_exit 2 "run without a scenario exits 2" "$FUSEBOX" run
-for c in run check validate sweep merge mock live; do
+for c in run check validate sweep merge mock live verdict; do
     expect_exit 0 "$c --help exits 0" "$FUSEBOX" $c --help
 done
 

@@ -5,17 +5,23 @@
 . tests/tap.sh
 set -u
 D=$(logs_dir mock-valgrind)
-plan 4
+plan 7
 if nm "$FUSEBOX" 2>/dev/null | grep -q __asan_init; then
     # Sanitizer builds cannot run under valgrind; LeakSanitizer covers them instead.
     for t in "starts under valgrind" "answered every request" \
-        "exits 0 after SIGTERM (valgrind error exit is 99)" "no errors and no leaks reported"; do
+        "exits 0 after SIGTERM (valgrind error exit is 99)" "no errors and no leaks reported" \
+        "proxy: answered every request" \
+        "proxy: exits 0 after SIGTERM (valgrind error exit is 99)" \
+        "proxy: no errors and no leaks reported"; do
         skip "$t" "ASan build (valgrind runs with the release build)"
     done
     finish
     exit
 fi
 need valgrind "$D/apt.log" valgrind
+UP_PID=
+# The proxy part's upstream is stopped at exit too (tap.sh's trap knows only $MOCK_PID).
+trap 'mock_stop; [ -n "$UP_PID" ] && kill "$UP_PID" 2>/dev/null; rm -rf "$E2E_TMP"' EXIT
 
 echo '[{"at":"0s","for":"1h","rate_limit":{"fraction":0.3,"retry_after":"2s"}},
        {"midstream":{"after_tokens":3,"mode":"cut","fraction":0.2}},{"slow":{"factor":2}}]' \
@@ -34,6 +40,23 @@ sent=0
 c() {
     sent=$((sent + 1))
     curl -s -m 10 -o /dev/null -w '%{http_code}\n' -H "$J" "$@" >>"$D/codes.txt" 2>&1
+}
+# ends PREFIX LOG MIN: every request of codes.txt has its code (at least MIN; only the resets
+# and the hang, at most 4, unanswered), the mock under valgrind exits 0 on SIGTERM (valgrind's
+# error exit is 99) and its LOG reports no errors and no leaks.
+ends() {
+    codes=$(grep -cE '^[0-9]{3}$' "$D/codes.txt")
+    unanswered=$(grep -c '^000$' "$D/codes.txt")
+    echo "# $1$codes codes for $sent requests, $unanswered unanswered"
+    check "${1}answered every request" test "$codes" -eq "$sent" -a "$sent" -gt "$3" \
+        -a "$unanswered" -le 4
+    mock_stop
+    wait "$HANG" 2>/dev/null
+    check "${1}exits 0 after SIGTERM (valgrind error exit is 99)" test "$MOCK_RC" = 0
+    check "${1}no errors and no leaks reported" \
+        sh -c 'grep -q "ERROR SUMMARY: 0 errors" "$1" && ! grep -qE "(definitely|indirectly|possibly) lost: [1-9]" "$1"' \
+        _ "$2"
+    grep -E 'ERROR SUMMARY|lost:|in use at exit' "$2" | sed 's/^==[0-9]*== */# /'
 }
 : >"$D/codes.txt"
 for i in 1 2 3 4 5; do
@@ -72,23 +95,54 @@ c "$URL/__fusebox/faults" -d '[{"outage":{"status":503}}]'
 c "$URL/v1/chat/completions" -d "$OA}"
 c "$URL/__fusebox/log"
 c "$URL/__fusebox/stats"
+c "$URL/__fusebox/verdict"
+c "$URL/__fusebox/verdict?format=junit&expect_fallback=1"
+c "$URL/__fusebox/verdict?max_attempts=x"
 c "$URL/__fusebox/reset" -d ''
 # A hung request still waiting at shutdown must be released cleanly.
 curl -s -m 20 -H "$J" -H "x-fusebox-fault: hang" "$URL/v1/chat/completions" -d "$OA}" \
     >/dev/null 2>&1 &
 HANG=$!
 sleep 1
-# every request has its code, and only the resets and the hang (at most 4) went unanswered
-codes=$(grep -cE '^[0-9]{3}$' "$D/codes.txt")
-unanswered=$(grep -c '^000$' "$D/codes.txt")
-echo "# $codes codes for $sent requests, $unanswered unanswered"
-check "answered every request" test "$codes" -eq "$sent" -a "$sent" -gt 50 -a "$unanswered" -le 4
+ends "" "$D/valgrind.log" 50
 
-mock_stop
-wait "$HANG" 2>/dev/null
-check "exits 0 after SIGTERM (valgrind error exit is 99)" test "$MOCK_RC" = 0
-check "no errors and no leaks reported" \
-    sh -c 'grep -q "ERROR SUMMARY: 0 errors" "$1" && ! grep -qE "(definitely|indirectly|possibly) lost: [1-9]" "$1"' \
-    _ "$D/valgrind.log"
-grep -E 'ERROR SUMMARY|lost:|in use at exit' "$D/valgrind.log" | sed 's/^==[0-9]*== */# /'
+# Proxy mode under valgrind, in front of a second mock: answers passed through, every fault
+# on top of them, an upstream that hangs (its own fb-hang) past --upstream-timeout, an
+# upstream error passed through, a hung request at shutdown.
+mock_start "$D/up.url" "$FUSEBOX" mock --port 0 --quiet --per-token 1ms
+UP_PID=$MOCK_PID
+UP=$MOCK_URL
+MOCK_PID=
+MOCK_WAIT=400 mock_start "$D/px.url" valgrind --leak-check=full --error-exitcode=99 \
+    --log-file="$D/valgrind-proxy.log" "$FUSEBOX" mock --port 0 --quiet --upstream "$UP" \
+    --upstream-timeout 1s --faults "$D/faults.json"
+URL=$MOCK_URL
+sent=0
+: >"$D/codes.txt"
+for i in 1 2 3; do
+    c "$URL/v1/chat/completions" -d "$OA}"
+    c "$URL/v1/chat/completions" -d "$OA,\"stream\":true}"
+    c "$URL/v1/messages" -d "$AN,\"stream\":true}"
+    c "$URL/v1/messages" -d "$AN}"
+done
+for spec in 429-retry-after-1 529 context-length stall-1-50ms cut-2 error-1 malformed-1 \
+    truncate-2 truncate reset ttft-20ms slow-2 cut; do
+    c -H "x-fusebox-fault: $spec" "$URL/v1/chat/completions" -d "$OA,\"stream\":true}"
+    c -H "x-fusebox-fault: $spec" "$URL/v1/messages" -d "$AN}"
+done
+c "$URL/v1/chat/completions" -d '{"model":"fb-hang","messages":[]}'
+c "$URL/v1/chat/completions" -d '{"model":"fb-503","messages":[]}'
+c "$URL/v1/chat/completions" -d '{"model":"fb-cut-2","stream":true,"messages":[]}'
+c -m 1 -H "x-fusebox-fault: hang" "$URL/v1/chat/completions" -d "$OA}"
+c -X GET "$URL/v1/models"
+c "$URL/__fusebox/stats"
+c "$URL/__fusebox/verdict"
+curl -s -m 20 -H "$J" -d "$OA,\"stream\":true}" -H 'x-fusebox-fault: stall-1-30s' \
+    "$URL/v1/chat/completions" >/dev/null 2>&1 &
+HANG=$!
+sleep 1
+ends "proxy: " "$D/valgrind-proxy.log" 30
+kill "$UP_PID" 2>/dev/null
+wait "$UP_PID" 2>/dev/null
+UP_PID=
 finish

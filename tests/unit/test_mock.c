@@ -1080,6 +1080,50 @@ static void control_log_records_attempts_and_reset_clears_it(void **state) {
     th_resp_free(&r);
 }
 
+/* The entries' fields the verdict reads: what the answer told (Retry-After, x-should-retry),
+ * when it went, and how far a stream got. */
+static void control_log_records_what_the_verdict_reads(void **state) {
+    fixture *f = *state;
+    resp r;
+    const char *const specs[] = {"x-fusebox-fault: 429-retry-after-2",
+                                 "x-fusebox-fault: 503-retry-after-ms-1500-should-retry-false",
+                                 "x-fusebox-fault: ttft-200ms-500", "x-fusebox-fault: cut-3",
+                                 "x-fusebox-fault: 200"};
+    for (int i = 0; i < 5; i++) {
+        const char *h[] = {specs[i], NULL};
+        th_post(&r, f->base, CHAT, i >= 3 ? OA_BODY ",\"stream\":true}" : OA_BODY "}", h);
+        th_resp_free(&r);
+    }
+    th_req_full(&r, f->base, "GET", "/__fusebox/models", NULL, TIMEOUT_MS, NULL);
+    th_resp_free(&r);
+    th_req_full(&r, f->base, "GET", "/v1/models", NULL, TIMEOUT_MS, NULL);
+    th_resp_free(&r);
+    th_req_full(&r, f->base, "GET", "/__fusebox/log", NULL, TIMEOUT_MS, NULL);
+    cJSON *j = th_json_body(&r);
+    assert_true(th_jnum(j, "time_scale", NULL) == 1);
+    const cJSON *e = cJSON_GetObjectItem(j, "entries");
+    assert_int_equal(cJSON_GetArraySize(e), 6);
+    const cJSON *ra = cJSON_GetArrayItem(e, 0), *sr = cJSON_GetArrayItem(e, 1),
+                *late = cJSON_GetArrayItem(e, 2), *cut = cJSON_GetArrayItem(e, 3),
+                *whole = cJSON_GetArrayItem(e, 4), *models = cJSON_GetArrayItem(e, 5);
+    assert_true(th_jnum(ra, "retry_after_ms", NULL) == 2000);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(ra, "should_retry")));
+    assert_true(th_jnum(sr, "retry_after_ms", NULL) == 1500); /* retry-after-ms wins */
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(sr, "should_retry")));
+    /* an error delayed 200 ms went 200 ms after it arrived */
+    assert_true(th_jnum(late, "sent_ms", NULL) - th_jnum(late, "real_ms", NULL) >= 199.9);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(late, "retry_after_ms")));
+    assert_int_equal((int)th_jnum(cut, "tokens", NULL), 3);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cut, "broken")));
+    assert_int_equal((int)th_jnum(whole, "tokens", NULL), 16);
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(whole, "broken")));
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(whole, "attempt")));
+    assert_true(cJSON_IsFalse(cJSON_GetObjectItem(models, "attempt")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(models, "tokens")));
+    cJSON_Delete(j);
+    th_resp_free(&r);
+}
+
 static void control_log_ring_reports_dropped_entries(void **state) {
     (void)state;
     mock_config cfg = {.log_capacity = 3};
@@ -1390,6 +1434,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(control_faults_rejects_bad_scripts_with_the_path, th_setup,
                                         th_teardown),
         cmocka_unit_test_setup_teardown(control_log_records_attempts_and_reset_clears_it, th_setup,
+                                        th_teardown),
+        cmocka_unit_test_setup_teardown(control_log_records_what_the_verdict_reads, th_setup,
                                         th_teardown),
         cmocka_unit_test(control_log_ring_reports_dropped_entries),
         cmocka_unit_test(timeline_runs_on_scaled_time),

@@ -1,0 +1,204 @@
+/*
+ * verdict_log.c - a saved attempt log (the JSON of GET /__fusebox/log) read back into entries
+ * for the verdict. Strict, as every input is: an unknown key (with a did-you-mean), a missing
+ * field or a wrong type is an error naming its JSON path, never a silent default.
+ */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mockserver/verdict.h"
+#include "sim/scenario.h"
+
+static const char *const top_keys[] = {"total", "dropped", "time_scale", "entries", NULL};
+static const char *const entry_keys[] = {
+    "seq",          "t_ms",       "real_ms", "method",      "path",
+    "model",        "stream",     "attempt", "retry_count", "key",
+    "status",       "latency_ms", "fault",   "sent_ms",     "retry_after_ms",
+    "should_retry", "tokens",     "broken",  NULL};
+
+typedef struct rd {
+    mock_parse_error *err;
+    char path[64];
+} rd;
+
+static int fail(rd *R, const char *fmt, ...) {
+    mock_parse_error *e = R->err;
+    snprintf(e->path, sizeof e->path, "%s", R->path);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    return FB_EINVAL;
+}
+
+/* The field k onto the path; returns the length to cut it back to. */
+static size_t push(rd *R, const char *k) {
+    size_t n = strlen(R->path);
+    snprintf(R->path + n, sizeof R->path - n, "%s%s", n > 0 ? "." : "", k);
+    return n;
+}
+
+static int known_keys(rd *R, const cJSON *obj, const char *const *keys) {
+    for (const cJSON *it = obj->child; it != NULL; it = it->next) {
+        size_t i = 0;
+        while (keys[i] != NULL && strcmp(keys[i], it->string) != 0) i++;
+        if (keys[i] != NULL) continue;
+        const char *s = sim_suggest(it->string, keys);
+        return s ? fail(R, "unknown key '%s' (did you mean '%s'?)", it->string, s)
+                 : fail(R, "unknown key '%s'", it->string);
+    }
+    return FB_OK;
+}
+
+/* A number field, in [lo, hi]; null allowed (then *out = null_value) when nullable. */
+static int number(rd *R, const cJSON *o, const char *k, bool nullable, double lo, double hi,
+                  double null_value, double *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    size_t n = push(R, k);
+    int rc = FB_OK;
+    if (v == NULL)
+        rc = fail(R, "missing");
+    else if (cJSON_IsNull(v) && nullable)
+        *out = null_value;
+    else if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        rc = fail(R, "expected a number%s", nullable ? " or null" : "");
+    else if (v->valuedouble < lo || v->valuedouble > hi)
+        rc = fail(R, "%.15g is out of range [%.15g, %.15g]", v->valuedouble, lo, hi);
+    else
+        *out = v->valuedouble;
+    if (rc == FB_OK) R->path[n] = '\0';
+    return rc;
+}
+
+/* A string field into out (at most cap - 1 bytes); null as "" when nullable. */
+static int string(rd *R, const cJSON *o, const char *k, bool nullable, char *out, size_t cap) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    size_t n = push(R, k);
+    if (v == NULL) return fail(R, "missing");
+    if (cJSON_IsNull(v) && nullable) {
+        out[0] = '\0';
+    } else if (!cJSON_IsString(v)) {
+        return fail(R, "expected a string%s", nullable ? " or null" : "");
+    } else if (strlen(v->valuestring) >= cap) {
+        return fail(R, "longer than %zu bytes (the log never writes one)", cap - 1);
+    } else {
+        memcpy(out, v->valuestring, strlen(v->valuestring) + 1);
+    }
+    R->path[n] = '\0';
+    return FB_OK;
+}
+
+/* A boolean field; -1 for null when nullable. */
+static int boolean(rd *R, const cJSON *o, const char *k, bool nullable, int *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    size_t n = push(R, k);
+    if (v == NULL) return fail(R, "missing");
+    if (cJSON_IsNull(v) && nullable)
+        *out = -1;
+    else if (cJSON_IsBool(v))
+        *out = cJSON_IsTrue(v);
+    else
+        return fail(R, "expected a boolean%s", nullable ? " or null" : "");
+    R->path[n] = '\0';
+    return FB_OK;
+}
+
+#define US(ms) ((ms) < 0 ? -1 : (fb_time_us)llround((ms)*1e3))
+
+/* long: one field after the other, as the log writes them */
+static int entry(rd *R, const cJSON *o, mock_attempt *e) {
+    if (!cJSON_IsObject(o)) return fail(R, "expected an object");
+    int rc = known_keys(R, o, entry_keys);
+    double seq = 0, t = 0, real = 0, rcount = 0, status = 0, lat = 0, sent = 0, ra = 0, tok = 0;
+    int stream = 0, attempt = 0, sr = 0, broken = 0;
+    const double big = 9e15;
+    if (rc == FB_OK) rc = number(R, o, "seq", false, 0, big, 0, &seq);
+    if (rc == FB_OK) rc = number(R, o, "t_ms", false, -big, big, 0, &t);
+    if (rc == FB_OK) rc = number(R, o, "real_ms", false, 0, big, 0, &real);
+    if (rc == FB_OK) rc = string(R, o, "method", false, e->method, sizeof e->method);
+    if (rc == FB_OK) rc = string(R, o, "path", false, e->path, sizeof e->path);
+    if (rc == FB_OK) rc = string(R, o, "model", false, e->model, sizeof e->model);
+    if (rc == FB_OK) rc = boolean(R, o, "stream", false, &stream);
+    if (rc == FB_OK) rc = boolean(R, o, "attempt", false, &attempt);
+    if (rc == FB_OK) rc = number(R, o, "retry_count", true, 0, 1e9, -1, &rcount);
+    if (rc == FB_OK) rc = string(R, o, "key", true, e->key, sizeof e->key);
+    if (rc == FB_OK) rc = number(R, o, "status", false, 0, 999, 0, &status);
+    if (rc == FB_OK) rc = number(R, o, "latency_ms", true, 0, big, -1, &lat);
+    if (rc == FB_OK) rc = string(R, o, "fault", true, e->fault, sizeof e->fault);
+    if (rc == FB_OK) rc = number(R, o, "sent_ms", true, 0, big, -1, &sent);
+    if (rc == FB_OK) rc = number(R, o, "retry_after_ms", true, 0, big, -1, &ra);
+    if (rc == FB_OK) rc = boolean(R, o, "should_retry", true, &sr);
+    if (rc == FB_OK) rc = number(R, o, "tokens", true, 0, big, -1, &tok);
+    if (rc == FB_OK) rc = boolean(R, o, "broken", false, &broken);
+    if (rc != FB_OK) return rc;
+    e->seq = (uint64_t)seq;
+    e->t_us = (fb_time_us)llround(t * 1e3);
+    e->real_us = US(real);
+    e->stream = stream;
+    e->inference = attempt;
+    e->retry_count = (int)rcount;
+    e->status = (int)status;
+    e->latency_us = US(lat);
+    e->sent_us = US(sent);
+    e->retry_after_us = US(ra);
+    e->should_retry = sr;
+    e->tokens = tok < 0 ? -1 : (int64_t)tok;
+    e->broken = broken;
+    return FB_OK;
+}
+
+static int entries(rd *R, const cJSON *arr, size_t max, mock_attempt **out, size_t *n) {
+    snprintf(R->path, sizeof R->path, "entries");
+    if (arr == NULL) return fail(R, "missing");
+    if (!cJSON_IsArray(arr)) return fail(R, "expected an array");
+    size_t count = (size_t)cJSON_GetArraySize(arr);
+    if (count > max) return fail(R, "%zu entries, more than the %zu a log holds", count, max);
+    mock_attempt *e = calloc(count ? count : 1, sizeof *e);
+    if (e == NULL) return FB_ENOMEM;
+    size_t i = 0;
+    for (const cJSON *it = arr->child; it != NULL; it = it->next, i++) {
+        snprintf(R->path, sizeof R->path, "entries[%zu]", i);
+        int rc = entry(R, it, &e[i]);
+        if (rc == FB_OK && i > 0 && e[i].seq <= e[i - 1].seq)
+            rc = fail(R, "seq %llu after %llu: entries are oldest first",
+                      (unsigned long long)e[i].seq, (unsigned long long)e[i - 1].seq);
+        if (rc != FB_OK) {
+            free(e);
+            return rc;
+        }
+    }
+    *out = e;
+    *n = count;
+    return FB_OK;
+}
+
+int mock_verdict_read_log(const char *json, size_t len, size_t max_entries, mock_attempt **out,
+                          size_t *n, uint64_t *dropped, double *time_scale, mock_parse_error *err) {
+    rd R = {err, ""};
+    *out = NULL;
+    *n = 0;
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, false);
+    int rc;
+    if (root == NULL) {
+        rc = fail(&R, "not valid JSON (at byte %zu)", end != NULL ? (size_t)(end - json) : 0);
+    } else if (!cJSON_IsObject(root)) {
+        rc = fail(&R, "expected an object (the answer of GET /__fusebox/log)");
+    } else {
+        double total = 0, drop = 0;
+        rc = known_keys(&R, root, top_keys);
+        if (rc == FB_OK) rc = number(&R, root, "total", false, 0, 9e15, 0, &total);
+        if (rc == FB_OK) rc = number(&R, root, "dropped", false, 0, 9e15, 0, &drop);
+        if (rc == FB_OK) rc = number(&R, root, "time_scale", false, 1e-9, 1e9, 1, time_scale);
+        if (rc == FB_OK)
+            rc =
+                entries(&R, cJSON_GetObjectItemCaseSensitive(root, "entries"), max_entries, out, n);
+        *dropped = (uint64_t)drop;
+    }
+    cJSON_Delete(root);
+    return rc;
+}
