@@ -66,7 +66,10 @@ static fb_time_us step_due(const req *r) {
 
 /* The end of the bytes: a clean end, or an abortive one for a cut. */
 static ssize_t stream_end(req *r) {
-    if (!r->st.cut) return MHD_CONTENT_READER_END_OF_STREAM;
+    return r->st.cut ? mock_cut_end(r) : MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+ssize_t mock_cut_end(req *r) {
     pthread_mutex_lock(&r->s->lock);
     r->s->stats.cut_streams++;
     pthread_mutex_unlock(&r->s->lock);

@@ -186,6 +186,8 @@ void mock_note_resumed(req *r);
 bool mock_client_left(req *r);
 /* Has the client closed its side? */
 bool mock_peer_closed(struct MHD_Connection *c);
+/* A body that ends midway (a cut): counted, the FIN sent; returns END_WITH_ERROR for MHD. */
+ssize_t mock_cut_end(req *r);
 enum MHD_Result mock_on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **req_cls);
