@@ -255,7 +255,8 @@ static bool parse_line(char *line, size_t nvals, double *v, char **variant) {
     for (size_t k = 0; k < nvals; k++) {
         char *end;
         v[k] = strtod(p, &end);
-        if (end == p || *end != (k + 1 < nvals ? ',' : '\0')) return false;
+        /* the columns of the features a scenario uses follow; the charts do not read them */
+        if (end == p || (*end != ',' && (k + 1 < nvals || *end != '\0'))) return false;
         p = end + 1;
     }
     return true;

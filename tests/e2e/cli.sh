@@ -35,6 +35,16 @@ ok $? "events.jsonl is one JSON object per line"
 contains "$OUT" "tuned.success_rate >= 0.99" "run prints the expectations"
 contains "$OUT" "report.html" "run points at report.html"
 
+# every library scenario runs with its charts (the columns of the features it uses come last)
+for s in scenarios/*.json; do
+    n=$(basename "$s" .json)
+    "$FUSEBOX" run "$s" -q -o "$T/lib-$n" >/dev/null 2>"$T/lib-$n.err"
+    r=$?
+    [ $r -ne 0 ] && sed 's/^/# /' "$T/lib-$n.err"
+    [ $r -eq 0 ] && [ -s "$T/lib-$n/charts/outcomes.svg" ] && [ -s "$T/lib-$n/report.html" ]
+    ok $? "$n runs with its charts and page (exit 0)"
+done
+
 # determinism: same scenario and seed, byte-identical files
 SHORT="--set duration=10m"
 "$FUSEBOX" run scenarios/retry-storm.json $SHORT -q -o "$T/b" 2>/dev/null
