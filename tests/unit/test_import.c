@@ -538,6 +538,95 @@ static void policy_backoff_read_from_the_gaps(void **state) {
     imp_log_free(log);
 }
 
+/* One request of a log built from explicit times: its attempts {provider, start, end, status}
+   (status 0 an answer, -1 a timeout), in ms from T0. */
+typedef struct att_ms {
+    int provider;
+    long start, end;
+    int status;
+} att_ms;
+
+static void request_ms(imp_log *log, const att_ms *a, size_t n) {
+    imp_error err;
+    imp_request *q = imp_log_request(log, &err);
+    uint32_t r = (uint32_t)(log->nreq - 1);
+    q->start_us = (T0_MS + a[0].start) * 1000;
+    q->end_us = (T0_MS + a[n - 1].end) * 1000;
+    q->ok = a[n - 1].status == 0;
+    q->tokens_in = 100;
+    q->tokens_out = 10;
+    for (size_t i = 0; i < n; i++) {
+        imp_attempt *x = imp_log_attempt(log, &err);
+        x->request = r;
+        x->provider = (uint8_t)a[i].provider;
+        x->start_us = (T0_MS + a[i].start) * 1000;
+        x->end_us = (T0_MS + a[i].end) * 1000;
+        x->outcome = a[i].status == 0 ? IMP_OK : a[i].status < 0 ? IMP_TIMEOUT : IMP_STATUS;
+        x->status = (int16_t)(a[i].status > 0 ? a[i].status : 0);
+        x->tokens_out = 10;
+    }
+}
+
+/* A request at t that skips the primary (0): straight to the fallback (1). */
+static void skip_ms(imp_log *log, long t) {
+    att_ms b = {1, t, t + 100, 0};
+    request_ms(log, &b, 1);
+}
+
+/* A request at t on the primary (its answer or error at end), then the fallback on an error. */
+static void call_ms(imp_log *log, long t, long end, int status) {
+    att_ms a[2] = {{0, t, end, status}, {1, end + 1, end + 101, 0}};
+    request_ms(log, a, status ? 2 : 1);
+}
+
+/*
+ * A breaker of 3 consecutive failures, open 1 s, as its results came in (ms):
+ *   1150 503, 1200 429 (the breaker ignores it), 1250 503; at 1300 an attempt is admitted
+ *   and, in the same instant (one poll), a 503 comes in: the third, it trips; the attempt
+ *   admitted then fails at 1360, after the trip (stale). Requests skip from 1400.
+ *   2300 the probe (half-open); it is out until 2600 (success, closes), so the requests at
+ *   2400 and 2500 skip too: that is no new opening.
+ *   2800 a success; 2950, 3040 503; 3050 the timeout of an attempt admitted at 1050,
+ *   before the first opening (another generation: dropped); 3150 503 trips again, and the
+ *   attempt admitted at 3100 fails at 3180, before the requests skip from 3200.
+ * Read naively (by the results' order alone) it says 4, 5 or 6 failures.
+ */
+static void breaker_counted_as_the_breaker_counts(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("breaker", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    assert_int_equal(imp_log_provider(log, "a", "openai", &err), 0);
+    assert_int_equal(imp_log_provider(log, "b", "anthropic", &err), 1);
+    imp_log_class(log, "chat", &err);
+    for (long t = 0; t <= 1000; t += 200) call_ms(log, t, t + 100, 0);
+    call_ms(log, 1050, 3050, -1);
+    call_ms(log, 1100, 1150, 503);
+    call_ms(log, 1120, 1200, 429);
+    call_ms(log, 1200, 1250, 503);
+    call_ms(log, 1280, 1300, 503);
+    call_ms(log, 1300, 1360, 503);
+    for (long t = 1400; t <= 2200; t += 100) skip_ms(log, t);
+    call_ms(log, 2300, 2600, 0);
+    skip_ms(log, 2400);
+    skip_ms(log, 2500);
+    call_ms(log, 2700, 2800, 0);
+    call_ms(log, 2900, 2950, 503);
+    call_ms(log, 3000, 3040, 503);
+    call_ms(log, 3060, 3150, 503);
+    call_ms(log, 3100, 3180, 503);
+    for (long t = 3200; t <= 4100; t += 100) skip_ms(log, t);
+    call_ms(log, 4200, 4300, 0);
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    const imp_inferred *P = &inc->pol;
+    assert_int_equal(P->order[0], 0);
+    assert_true(P->breaker);
+    assert_int_equal(P->consecutive, 3);
+    assert_int_equal(P->open_us, 1000 * MS); /* from the trip at 1300 to the probe at 2300 */
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void slice_longer_than_the_log_is_an_error(void **state) {
     (void)state;
     imp_log *log = synthetic(60, 1000, none); /* a log of one minute */
@@ -613,6 +702,7 @@ int main(void) {
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
+        cmocka_unit_test(breaker_counted_as_the_breaker_counts),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
         cmocka_unit_test(scenario_loads_and_is_the_same_twice),
