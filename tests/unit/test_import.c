@@ -627,6 +627,100 @@ static void breaker_counted_as_the_breaker_counts(void **state) {
     imp_log_free(log);
 }
 
+/* n answers every 100 ms from 0, 10 tokens each (per token: 0), attempt i lasting dur_of(i) ms. */
+static imp_log *answered(size_t n, long (*dur_of)(size_t)) {
+    imp_log *log = imp_log_new("answered", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (size_t i = 0; i < n; i++) {
+        att_ms a = {0, (long)i * 100, (long)i * 100 + dur_of(i), 0};
+        request_ms(log, &a, 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+/* 200 to 240 ms; in [10 s, 20 s) 11 of every 20 answers 1 s longer (they waited for retries). */
+static long hidden_retries(size_t i) {
+    return 200 + (long)(i % 5) * 10 + (i >= 100 && i < 200 && i % 20 < 11 ? 1000 : 0);
+}
+
+/* 200 to 240 ms; in [10 s, 20 s) every answer three times that. */
+static long slowed(size_t i) {
+    return (200 + (long)(i % 5) * 10) * (i >= 100 && i < 200 ? 3 : 1);
+}
+
+/*
+ * One span per request, the SDK's retries inside: in the window 10-15 s 32 of the 50
+ * answers are 1 s longer, in 15-20 s 23. Its median is among the long ones (the median
+ * test made the whole window slow, 5x, over every answer); the quartile is not: no slow
+ * window, but slow faults over the share of the answers that were long, by their mean
+ * duration over the others' median (220 ms).
+ */
+static void hidden_retries_are_slow_on_their_share(void **state) {
+    (void)state;
+    imp_log *log = answered(300, hidden_retries);
+    log->hidden_attempts = 300; /* as the reader counts requests with no HTTP span */
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->window_us, 5 * S);
+    assert_int_equal(pf->nslow, 2);
+    const imp_fault *a = &pf->slow[0], *b = &pf->slow[1];
+    assert_int_equal(a->kind, SIM_FAULT_SLOW);
+    assert_int_equal(a->at_us, 10 * S);
+    assert_int_equal(a->for_us, 5 * S);
+    assert_true(fabs(a->fraction - 0.64) < 1e-9); /* 32 of 50 */
+    assert_true(fabs(a->factor - 5.54) < 1e-9);   /* 1218.75 ms / 220 ms */
+    assert_int_equal(b->at_us, 15 * S);
+    assert_true(fabs(b->fraction - 0.46) < 1e-9);      /* 23 of 50 */
+    assert_true(fabs(b->factor - 5.53) < 1e-9);        /* 1217.39 ms / 220 ms */
+    assert_true(fabs(pf->ttft.median - 220 * MS) < 1); /* the long ones left out */
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/*
+ * Answers of 2 to 16 tokens, 150 ms + 10 ms a token; 43 of the 300 are 1.5 s longer (they
+ * waited for retries the span hides), more of them among the answers with many tokens, as
+ * a few dozen can be. Least squares over the answers tilted the line to 20 ms a token; the
+ * line through the medians of groups by tokens keeps the provider's 10 ms.
+ */
+static void per_token_line_is_not_tilted_by_long_answers(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("tokens", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 300; i++) {
+        long tok = 2 + (i * 7) % 15, waited = (i % 6 == 0 && tok >= 9) || i % 13 == 0;
+        att_ms a = {0, i * 100, i * 100 + 150 + 10 * tok + (waited ? 1500 : 0), 0};
+        request_ms(log, &a, 1);
+        log->att[log->natt - 1].tokens_out = (int32_t)tok;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    assert_in_range(inc->prov[0].per_token_us, 9500, 10500);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* A provider slow as a whole over 10-20 s: one slow fault over every answer, 3x. */
+static void slow_provider_is_one_slow_fault(void **state) {
+    (void)state;
+    imp_log *log = answered(300, slowed);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->nslow, 1);
+    const imp_fault *f = &pf->slow[0];
+    assert_int_equal(f->at_us, 10 * S);
+    assert_int_equal(f->for_us, 10 * S);
+    assert_true(fabs(f->fraction - 1) < 1e-9);
+    assert_true(fabs(f->factor - 3) < 1e-9);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void slice_longer_than_the_log_is_an_error(void **state) {
     (void)state;
     imp_log *log = synthetic(60, 1000, none); /* a log of one minute */
@@ -703,6 +797,9 @@ int main(void) {
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
         cmocka_unit_test(breaker_counted_as_the_breaker_counts),
+        cmocka_unit_test(hidden_retries_are_slow_on_their_share),
+        cmocka_unit_test(slow_provider_is_one_slow_fault),
+        cmocka_unit_test(per_token_line_is_not_tilted_by_long_answers),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
         cmocka_unit_test(scenario_loads_and_is_the_same_twice),
