@@ -218,15 +218,20 @@ static void mark_long(const imp_pfit *pf, const answer *a, size_t n, const bool 
     }
 }
 
-/* The windows with long answers, merged down to the slow faults left (IMP_SLOW_MAX). */
+/*
+ * The windows with long answers, merged down to the slow faults left (IMP_SLOW_MAX);
+ * before[w] is the number of answers outside slow windows before window w.
+ */
 static size_t mixed_windows(const imp_pfit *pf, const answer *a, size_t n, const bool *slow,
-                            size_t nw, const bool *lng, mix *m) {
+                            size_t nw, const bool *lng, mix *m, size_t *before) {
     size_t nm = 0;
+    before[0] = 0;
     for (size_t w = 0, i = 0; w < nw; w++) {
         size_t lo = i, nlong = 0;
         double sum = 0;
         for (; i < n && a[i].t / pf->window_us == (fb_time_us)w; i++)
             if (lng[i]) nlong++, sum += (double)a[i].d;
+        before[w + 1] = before[w] + (slow[w] ? 0 : i - lo);
         if (nlong > 0) m[nm++] = (mix){w, w + 1, i - lo, nlong, sum};
     }
     size_t cap = IMP_SLOW_MAX - pf->nslow;
@@ -239,11 +244,7 @@ static size_t mixed_windows(const imp_pfit *pf, const answer *a, size_t n, const
             if (x < d) d = x, best = j;
         }
         mix *x = &m[best], *y = &m[best + 1];
-        size_t gap = 0; /* the answers of the windows between them */
-        for (size_t i = 0; i < n; i++) {
-            size_t w = (size_t)(a[i].t / pf->window_us);
-            gap += w >= x->w1 && w < y->w0 && !slow[w];
-        }
+        size_t gap = before[y->w0] - before[x->w1]; /* the answers of the windows between */
         *x = (mix){x->w0, y->w1, x->k + gap + y->k, x->nlong + y->nlong, x->long_us + y->long_us};
         memmove(y, y + 1, (nm - best - 2) * sizeof *y);
         nm--;
@@ -254,7 +255,8 @@ static size_t mixed_windows(const imp_pfit *pf, const answer *a, size_t n, const
 static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
                          const bool *slow, size_t nw, const bool *lng, int64_t *tmp) {
     mix *m = malloc((nw + 1) * sizeof *m);
-    size_t nm = m ? mixed_windows(pf, a, n, slow, nw, lng, m) : 0, k = 0;
+    size_t *before = malloc((nw + 1) * sizeof *before);
+    size_t nm = m && before ? mixed_windows(pf, a, n, slow, nw, lng, m, before) : 0, k = 0;
     for (size_t i = 0; i < n; i++)
         if (!lng[i] && !slow[a[i].t / pf->window_us]) tmp[k++] = a[i].d;
     double fast_us = k ? median_of(tmp, k) : 0;
@@ -273,6 +275,7 @@ static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_
                             .attempts = (uint32_t)m[j].k};
     }
     free(m);
+    free(before);
 }
 
 /* The first-token distribution from the answers that neither a slow window nor hidden

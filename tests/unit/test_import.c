@@ -705,6 +705,36 @@ static void per_token_line_is_not_tilted_by_long_answers(void **state) {
     imp_log_free(log);
 }
 
+/* 200 ms; in every other 5 s window (10 of them), 1 in (4 + window) answers 1 s longer. */
+static long hidden_here_and_there(size_t i) {
+    size_t w = i / 50;
+    return 200 + (w % 2 == 0 && i % (4 + w) == 0 ? 1000 : 0);
+}
+
+/* Ten windows with long answers, one slow fault each, are over the cap of 8: the adjacent
+   ones most alike in share are merged, and every long answer stays in a fault. */
+static void hidden_retries_over_the_cap_are_merged(void **state) {
+    (void)state;
+    imp_log *log = answered(1000, hidden_here_and_there);
+    log->hidden_attempts = 1000;
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->window_us, 5 * S);
+    assert_int_equal(pf->nslow, 8);
+    uint32_t hits = 0, answers = 0, longs = 0;
+    for (uint32_t i = 0; i < pf->nslow; i++) {
+        hits += pf->slow[i].hits;
+        answers += pf->slow[i].attempts;
+        assert_int_equal(pf->slow[i].at_us % (10 * S), 0); /* from a window with long ones */
+        assert_true(pf->slow[i].fraction < 0.3);
+    }
+    for (size_t i = 0; i < 1000; i++) longs += hidden_here_and_there(i) > 1000;
+    assert_int_equal(hits, longs);
+    assert_int_equal(answers, 50 * 10 + 50 * 2); /* two merges, each over a window between */
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 /* A provider slow as a whole over 10-20 s: one slow fault over every answer, 3x. */
 static void slow_provider_is_one_slow_fault(void **state) {
     (void)state;
@@ -798,6 +828,7 @@ int main(void) {
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
         cmocka_unit_test(breaker_counted_as_the_breaker_counts),
         cmocka_unit_test(hidden_retries_are_slow_on_their_share),
+        cmocka_unit_test(hidden_retries_over_the_cap_are_merged),
         cmocka_unit_test(slow_provider_is_one_slow_fault),
         cmocka_unit_test(per_token_line_is_not_tilted_by_long_answers),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
