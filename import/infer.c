@@ -551,7 +551,7 @@ static opening read_run(const prim *pa, size_t n, const int64_t *starts, size_t 
  * attempt on the primary (which also waits for the next request after it).
  */
 static void breaker_fit(const prim *pa, size_t n, const int64_t *starts, size_t runs,
-                        uint32_t *threshold, int64_t *open) {
+                        uint32_t *threshold, size_t bounds[2], int64_t *open) {
     int64_t look = FB_US_PER_S, episode = INT64_MIN;
     for (size_t i = 0; i < n; i++)
         if (pa[i].end - pa[i].start + FB_US_PER_S > look)
@@ -566,6 +566,8 @@ static void breaker_fit(const prim *pa, size_t n, const int64_t *starts, size_t 
         if (o.closed + 1 > lower) lower = o.closed + 1;
     }
     if (upper != SIZE_MAX) *threshold = (uint32_t)(lower <= upper ? lower : upper);
+    bounds[0] = lower;
+    bounds[1] = upper;
     episode = INT64_MIN;
     for (size_t k = 0; *threshold > 0 && k < runs; k++) {
         opening o = read_run(pa, n, starts, k, look, &episode);
@@ -585,8 +587,9 @@ static void breaker(imp_incident *inc, int64_t *tmp) {
     size_t n = primary_attempts(inc, primary, pa), skipped = 0;
     size_t runs = skip_runs(inc, primary, tmp, inc->r1 - inc->r0, &skipped);
     uint32_t threshold = 0;
+    size_t bounds[2] = {0, 0};
     int64_t open = -1;
-    breaker_fit(pa, n, tmp, runs, &threshold, &open);
+    breaker_fit(pa, n, tmp, runs, &threshold, bounds, &open);
     free(pa);
     const char *name = inc->log->prov[primary].name;
     if (skipped < 3 || threshold == 0) {
@@ -604,14 +607,15 @@ static void breaker(imp_incident *inc, int64_t *tmp) {
     imp_human(o, sizeof o, P->open_us);
     imp_text_add(&inc->evidence,
                  " Breaker: %zu requests skipped %s (tried another first, or made no call) in "
-                 "%zu runs; counted as the breaker counts them (a 429 or a cancelled attempt "
-                 "nowhere, a 4xx as a success, the answer to an attempt admitted before it last "
-                 "closed not at all), one more than the failures in a row there when it last "
-                 "let an attempt through before opening, at most the run of failures before the "
-                 "skips: %u (consecutive_failures), and the shortest time from the failure that "
-                 "tripped "
-                 "it to the next attempt there is %s (open%s; one pod and one probe assumed).",
-                 skipped, name, runs, threshold, open > 0 ? o : "never",
+                 "%zu runs. Its failures counted as the breaker counts them (a 429 or a "
+                 "cancelled attempt nowhere, a 4xx as a success, the answer to an attempt "
+                 "admitted before it last closed not at all), the log allows %zu to %zu "
+                 "consecutive failures (at least one more than the failures in a row there when "
+                 "it last let an attempt through before opening, at most the run before the "
+                 "skips): %u (consecutive_failures), the least. The shortest time from the "
+                 "failure that tripped it to the next attempt there is %s (open%s; one pod and "
+                 "one probe assumed).",
+                 skipped, name, runs, bounds[0], bounds[1], threshold, open > 0 ? o : "never",
                  open > 0 ? "" : ": 60s assumed");
 }
 
