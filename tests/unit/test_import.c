@@ -598,24 +598,21 @@ static void breaker_counted_as_the_breaker_counts(void **state) {
     assert_int_equal(imp_log_provider(log, "a", "openai", &err), 0);
     assert_int_equal(imp_log_provider(log, "b", "anthropic", &err), 1);
     imp_log_class(log, "chat", &err);
+    /* {start, end, status} on the primary; end 0: the request skips it */
+    static const long calls[][3] = {{1050, 3050, -1},  {1100, 1150, 503}, {1120, 1200, 429},
+                                    {1200, 1250, 503}, {1280, 1300, 503}, {1300, 1360, 503},
+                                    {2300, 2600, 0},   {2400, 0, 0},      {2500, 0, 0},
+                                    {2700, 2800, 0},   {2900, 2950, 503}, {3000, 3040, 503},
+                                    {3060, 3150, 503}, {3100, 3180, 503}, {4200, 4300, 0}};
     for (long t = 0; t <= 1000; t += 200) call_ms(log, t, t + 100, 0);
-    call_ms(log, 1050, 3050, -1);
-    call_ms(log, 1100, 1150, 503);
-    call_ms(log, 1120, 1200, 429);
-    call_ms(log, 1200, 1250, 503);
-    call_ms(log, 1280, 1300, 503);
-    call_ms(log, 1300, 1360, 503);
     for (long t = 1400; t <= 2200; t += 100) skip_ms(log, t);
-    call_ms(log, 2300, 2600, 0);
-    skip_ms(log, 2400);
-    skip_ms(log, 2500);
-    call_ms(log, 2700, 2800, 0);
-    call_ms(log, 2900, 2950, 503);
-    call_ms(log, 3000, 3040, 503);
-    call_ms(log, 3060, 3150, 503);
-    call_ms(log, 3100, 3180, 503);
     for (long t = 3200; t <= 4100; t += 100) skip_ms(log, t);
-    call_ms(log, 4200, 4300, 0);
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        if (calls[i][1] == 0)
+            skip_ms(log, calls[i][0]);
+        else
+            call_ms(log, calls[i][0], calls[i][1], (int)calls[i][2]);
+    }
     assert_int_equal(imp_log_finish(log, &err), FB_OK);
     imp_incident *inc = build(log, 0);
     const imp_inferred *P = &inc->pol;
