@@ -97,6 +97,7 @@ static cJSON *fault(const imp_fault *f) {
     cJSON *k = cJSON_AddObjectToObject(o, names[f->kind]);
     if (f->kind == SIM_FAULT_SLOW) {
         cJSON_AddNumberToObject(k, "factor", f->factor);
+        if (f->fraction < 1) cJSON_AddNumberToObject(k, "fraction", f->fraction);
         return o;
     }
     if (f->kind == SIM_FAULT_OUTAGE) cJSON_AddNumberToObject(k, "status", f->status);

@@ -158,7 +158,9 @@ static void describe_reading(imp_incident *inc) {
                      " %zu requests have no HTTP span of their own (the trace has one span per "
                      "logical request): the client's retries, if it made any, are invisible, "
                      "so their faults are fitted per request, after the retries, and as-was "
-                     "makes one attempt for them.",
+                     "makes one attempt for them. The time the retries took is in the answers: "
+                     "where some were long (a first token at least twice the median), a slow "
+                     "fault over that share of them.",
                      log->hidden_attempts);
     if (log->no_call)
         imp_text_add(t,

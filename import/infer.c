@@ -353,14 +353,19 @@ static void attempt_timeout(imp_incident *inc, int64_t *tmp) {
     }
 }
 
-static bool default_retries(const tally *t) {
+/* An outcome as the default table (core/classify.h) reads it: what as-was's policies do. */
+static fb_class classified(uint8_t outcome, int16_t status) {
     fb_classifier c;
     fb_classify_init(&c, NULL);
-    fb_reply rep = {.status = t->status, .should_retry = -1};
-    if (t->outcome == IMP_TIMEOUT) rep.transport = FB_TRANSPORT_TIMEOUT;
-    if (t->outcome == IMP_RESET) rep.transport = FB_TRANSPORT_RESET;
-    if (t->outcome == IMP_BROKEN) rep.status = 200, rep.transport = FB_TRANSPORT_RESET;
-    return fb_classify(&c, &rep).retryable;
+    fb_reply rep = {.status = outcome == IMP_OK ? 200 : status, .should_retry = -1};
+    if (outcome == IMP_TIMEOUT) rep.transport = FB_TRANSPORT_TIMEOUT;
+    if (outcome == IMP_RESET) rep.transport = FB_TRANSPORT_RESET;
+    if (outcome == IMP_BROKEN) rep.status = 200, rep.transport = FB_TRANSPORT_RESET;
+    return fb_classify(&c, &rep);
+}
+
+static bool default_retries(const tally *t) {
+    return classified(t->outcome, t->status).retryable;
 }
 
 static void retry_on(imp_incident *inc, const scan *S) {
@@ -389,14 +394,29 @@ static void retry_on(imp_incident *inc, const scan *S) {
 
 /* ---- the breaker ---- */
 
+/*
+ * A result on the primary as as-was's breaker counts it (the default table, as the
+ * scenario's breaker is written): a 429 and a cancelled attempt count nowhere (IGNORE), a
+ * 4xx is a success, a 5xx, a timeout or a reset a failure.
+ */
 typedef struct prim {
     fb_time_us start, end;
-    bool failed;
+    fb_effect effect;
 } prim;
 
+/* In end order; answers seen at the same instant (one poll) failures first. */
 static int by_end(const void *a, const void *b) {
     const prim *x = a, *y = b;
-    return x->end < y->end ? -1 : x->end > y->end;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    bool fx = x->effect == FB_EFFECT_FAILURE, fy = y->effect == FB_EFFECT_FAILURE;
+    if (fx != fy) return fx ? -1 : 1;
+    return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static fb_effect effect_of(const imp_attempt *a) {
+    if (a->outcome == IMP_CANCELLED) return FB_EFFECT_IGNORE; /* the breaker's cancelled_as */
+    fb_effect e = classified(a->outcome, a->status).effect;
+    return e == FB_EFFECT_CANCELLED ? FB_EFFECT_IGNORE : e;
 }
 
 /* Does request r skip the first provider (try another first, or make no call at all)? */
@@ -413,38 +433,65 @@ static size_t primary_attempts(const imp_incident *inc, uint8_t primary, prim *o
         const imp_request *q = &inc->log->req[r];
         for (uint32_t i = q->first; i < q->first + q->count; i++) {
             const imp_attempt *a = &inc->log->att[i];
-            if (a->provider == primary) out[n++] = (prim){a->start_us, a->end_us, failed(a)};
+            if (a->provider == primary) out[n++] = (prim){a->start_us, a->end_us, effect_of(a)};
         }
     }
     qsort(out, n, sizeof *out, by_end);
     return n;
 }
 
+/* What a run of skipping requests says of the breaker. */
+typedef struct opening {
+    bool fresh;    /* it had closed since the previous run: this is a new opening */
+    int64_t since; /* fresh: when it closed (INT64_MIN: never opened before) */
+    int64_t probe; /* not fresh: the end of the last failed probe; -1 none */
+    size_t len;    /* fresh: the longest run of failures in the look before the run */
+    size_t first;  /* ... the index of its first result */
+    size_t closed; /* fresh: the failures in a row when it last admitted an attempt */
+} opening;
+
 /*
  * The run of failures that tripped the breaker before a run of skipping requests that
- * starts at t: the longest run of consecutive failures among the results that came in
- * the `look` before t (results of attempts still in flight when it tripped come in after
- * it, failures or not, so the run that tripped it is at least as long as its threshold).
- * Returns its length; *first is the index of its first result (in end order). *closed is
- * the run of failures that had come in when the breaker last let an attempt through
- * before t: shorter than the threshold, since it was still closed then.
+ * starts at t, counted as the breaker counted them since it closed: results of attempts
+ * admitted before that are another generation's, which it drops. o->len is the longest run
+ * among the results that came in the `look` before t (results of attempts still in flight
+ * when it tripped come in after it, so that run is at least its threshold); o->closed is
+ * the run when the breaker last let an attempt through before t, shorter than the
+ * threshold since it was still closed then. Answers seen at one instant (delivered in one
+ * poll) came in an order the trace does not keep: o->closed reads their failures first
+ * and an admission at that instant before them (each event due then ran before them), the
+ * least the run can have been; o->len the most.
  */
-static size_t tripping_run(const prim *pa, size_t n, int64_t t, int64_t look, size_t *first,
-                           size_t *closed) {
-    size_t best = 0, run = 0;
-    int64_t admitted = -1;
+static void tripping_run(const prim *pa, size_t n, int64_t t, int64_t look, opening *o) {
+    int64_t admitted = INT64_MIN;
     for (size_t i = 0; i < n; i++)
-        if (pa[i].start < t && pa[i].start > admitted) admitted = pa[i].start;
-    *closed = 0;
-    for (size_t i = 0; i < n && pa[i].end <= t; i++) {
-        run = pa[i].failed ? run + 1 : 0;
-        if (pa[i].end <= admitted) *closed = run;
-        if (run > best && pa[i].end >= t - look) {
-            best = run;
-            *first = i + 1 - run;
+        if (pa[i].start >= o->since && pa[i].start < t && pa[i].start > admitted)
+            admitted = pa[i].start;
+    size_t least = 0, most = 0, from = 0;
+    for (size_t i = 0, j; i < n && pa[i].end < t; i = j) {
+        size_t nf = 0, ns = 0;
+        for (j = i; j < n && pa[j].end == pa[i].end; j++) {
+            if (pa[j].start < o->since) continue;
+            nf += pa[j].effect == FB_EFFECT_FAILURE;
+            ns += pa[j].effect == FB_EFFECT_SUCCESS;
         }
+        least = ns ? 0 : least + nf;
+        if (pa[i].end < admitted) o->closed = least;
+        if (most == 0) from = i;
+        if (most + nf > o->len && pa[i].end >= t - look) {
+            o->len = most + nf;
+            o->first = from;
+        }
+        most = ns ? nf : most + nf; /* the successes read first, the failures after them */
+        if (ns) from = i;
     }
-    return best;
+}
+
+/* The end of the k-th failure counted from index first; -1 when there are fewer. */
+static int64_t nth_failure(const prim *pa, size_t n, size_t first, int64_t since, size_t k) {
+    for (size_t i = first; i < n && k > 0; i++)
+        if (pa[i].start >= since && pa[i].effect == FB_EFFECT_FAILURE && --k == 0) return pa[i].end;
+    return -1;
 }
 
 /* The first attempt on the primary that started at or after t; -1 when none. */
@@ -470,21 +517,30 @@ static size_t skip_runs(const imp_incident *inc, uint8_t primary, int64_t *start
 }
 
 /*
- * Is run k a breaker that opened afresh? Yes when an attempt on the primary that started
- * since the previous run (a probe, or a later call) was answered: the breaker had closed.
- * Otherwise it is the same opening going on (its probes failed); *probe gets the last
- * failed probe's end, when it opened again.
+ * Run k of skipping requests, *episode the start of the run that opened the breaker last.
+ * The run is a fresh opening when an attempt admitted since then (a probe, or a call
+ * after it) was answered before the run began: the breaker had closed. A probe still out
+ * when requests skip (half-open admits one) is no close: its answer came later. Otherwise
+ * it is the same opening going on (its probes failed); o->probe gets the last failed
+ * probe's end, when it opened again.
  */
-static bool fresh(const prim *pa, size_t n, const int64_t *starts, size_t k, int64_t *probe) {
-    *probe = -1;
-    if (k == 0) return true;
-    bool answered = false;
-    for (size_t i = 0; i < n; i++) {
-        if (pa[i].start < starts[k - 1] || pa[i].start >= starts[k]) continue;
-        answered |= !pa[i].failed;
-        if (pa[i].failed && pa[i].end > *probe) *probe = pa[i].end;
+static opening read_run(const prim *pa, size_t n, const int64_t *starts, size_t k, int64_t look,
+                        int64_t *episode) {
+    opening o = {k == 0, INT64_MIN, -1, 0, 0, 0};
+    for (size_t i = 0; k > 0 && i < n; i++) {
+        if (pa[i].start >= *episode && pa[i].end < starts[k] && pa[i].effect == FB_EFFECT_SUCCESS &&
+            (!o.fresh || pa[i].end < o.since)) {
+            o.fresh = true;
+            o.since = pa[i].end;
+        }
+        bool since_last = pa[i].start >= starts[k - 1] && pa[i].start < starts[k];
+        if (since_last && pa[i].effect == FB_EFFECT_FAILURE && pa[i].end > o.probe)
+            o.probe = pa[i].end;
     }
-    return answered;
+    if (!o.fresh) return o;
+    *episode = starts[k];
+    tripping_run(pa, n, starts[k], look, &o);
+    return o;
 }
 
 /*
@@ -495,29 +551,29 @@ static bool fresh(const prim *pa, size_t n, const int64_t *starts, size_t k, int
  * attempt on the primary (which also waits for the next request after it).
  */
 static void breaker_fit(const prim *pa, size_t n, const int64_t *starts, size_t runs,
-                        uint32_t *threshold, int64_t *open) {
-    int64_t look = FB_US_PER_S, probe = -1;
+                        uint32_t *threshold, size_t bounds[2], int64_t *open) {
+    int64_t look = FB_US_PER_S, episode = INT64_MIN;
     for (size_t i = 0; i < n; i++)
         if (pa[i].end - pa[i].start + FB_US_PER_S > look)
             look = pa[i].end - pa[i].start + FB_US_PER_S;
     *threshold = 0;
     *open = -1;
-    size_t lower = 0, upper = SIZE_MAX, closed = 0, first = 0;
+    size_t lower = 0, upper = SIZE_MAX;
     for (size_t k = 0; k < runs; k++) {
-        size_t len = tripping_run(pa, n, starts[k], look, &first, &closed);
-        if (!fresh(pa, n, starts, k, &probe) || len == 0) continue;
-        if (len < upper) upper = len;
-        if (closed + 1 > lower) lower = closed + 1;
+        opening o = read_run(pa, n, starts, k, look, &episode);
+        if (!o.fresh || o.len == 0) continue;
+        if (o.len < upper) upper = o.len;
+        if (o.closed + 1 > lower) lower = o.closed + 1;
     }
     if (upper != SIZE_MAX) *threshold = (uint32_t)(lower <= upper ? lower : upper);
+    bounds[0] = lower;
+    bounds[1] = upper;
+    episode = INT64_MIN;
     for (size_t k = 0; *threshold > 0 && k < runs; k++) {
-        size_t len = tripping_run(pa, n, starts[k], look, &first, &closed);
-        int64_t trip = -1;
-        if (fresh(pa, n, starts, k, &probe)) {
-            if (len >= *threshold) trip = pa[first + *threshold - 1].end;
-        } else {
-            trip = probe;
-        }
+        opening o = read_run(pa, n, starts, k, look, &episode);
+        int64_t trip = o.probe;
+        if (o.fresh)
+            trip = o.len >= *threshold ? nth_failure(pa, n, o.first, o.since, *threshold) : -1;
         int64_t next = probe_after(pa, n, starts[k]);
         if (trip > 0 && next > trip && (*open < 0 || next - trip < *open)) *open = next - trip;
     }
@@ -531,8 +587,9 @@ static void breaker(imp_incident *inc, int64_t *tmp) {
     size_t n = primary_attempts(inc, primary, pa), skipped = 0;
     size_t runs = skip_runs(inc, primary, tmp, inc->r1 - inc->r0, &skipped);
     uint32_t threshold = 0;
+    size_t bounds[2] = {0, 0};
     int64_t open = -1;
-    breaker_fit(pa, n, tmp, runs, &threshold, &open);
+    breaker_fit(pa, n, tmp, runs, &threshold, bounds, &open);
     free(pa);
     const char *name = inc->log->prov[primary].name;
     if (skipped < 3 || threshold == 0) {
@@ -550,10 +607,15 @@ static void breaker(imp_incident *inc, int64_t *tmp) {
     imp_human(o, sizeof o, P->open_us);
     imp_text_add(&inc->evidence,
                  " Breaker: %zu requests skipped %s (tried another first, or made no call) in "
-                 "%zu runs; the shortest run of consecutive failures there just before one is %u "
-                 "(consecutive_failures), and the shortest time from the failure that tripped "
-                 "it to the next attempt there is %s (open%s; one pod and one probe assumed).",
-                 skipped, name, runs, threshold, open > 0 ? o : "never",
+                 "%zu runs. Its failures counted as the breaker counts them (a 429 or a "
+                 "cancelled attempt nowhere, a 4xx as a success, the answer to an attempt "
+                 "admitted before it last closed not at all), the log allows %zu to %zu "
+                 "consecutive failures (at least one more than the failures in a row there when "
+                 "it last let an attempt through before opening, at most the run before the "
+                 "skips): %u (consecutive_failures), the least. The shortest time from the "
+                 "failure that tripped it to the next attempt there is %s (open%s; one pod and "
+                 "one probe assumed).",
+                 skipped, name, runs, bounds[0], bounds[1], threshold, open > 0 ? o : "never",
                  open > 0 ? "" : ": 60s assumed");
 }
 

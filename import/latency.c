@@ -5,11 +5,23 @@
  * Where the log records first tokens (LiteLLM's completionStartTime of a stream) they
  * are the time to first token, and the rest of each answer over its output tokens is the
  * time per token. Otherwise an answer's duration is a line in its output tokens,
- * duration = ttft + per_token x tokens, fitted by least squares (a slope below zero, or
- * tokens that never vary, leave per_token at 0 and everything in the first token). A
- * window whose median first-token time is at least 1.5 times the whole log's (with 5
- * answers or more) is slow; runs of slow windows become `slow` faults with the factor
- * they show, and the first-token distribution is fitted to the other windows.
+ * duration = ttft + per_token x tokens, through the medians of groups of answers by
+ * tokens (tokens_line; a slope below zero, or tokens that never vary, leave per_token at
+ * 0 and everything in the first token). A
+ * window whose lower quartile of first-token times is at least 1.5 times the whole log's
+ * (with 5 answers or more) is slow; runs of slow windows become `slow` faults with the
+ * factor they show (their quartile over the other windows'), and the first-token
+ * distribution is fitted to the other windows.
+ *
+ * The quartile, not the median: a slow provider slows every answer, so the whole window's
+ * distribution moves, its fast end too. Retries that a request's span hides (one span per
+ * request, the SDK's retries inside) lengthen only the requests that met a fault, by the
+ * backoff, a Retry-After or a timeout: a window where half of them did has its median among
+ * the long ones, or not, by the luck of a few requests, while its answers at the first
+ * attempt keep the fast end where it was. With 3 attempts those are at least a third of
+ * the answers whatever the fault's share (1 - p over 1 - p^3), so the quartile stays
+ * among them. Those hidden retries are placed as slow faults over the share of the answers
+ * they lengthened (mixed_faults, below).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -46,31 +58,69 @@ static size_t answers(const imp_incident *inc, uint32_t p, answer *out, int64_t 
     return n;
 }
 
-/* Time per output token: from first tokens where recorded, else the least-squares slope. */
+typedef struct point {
+    int64_t tokens, d;
+} point;
+
+static int by_tokens(const void *a, const void *b) {
+    const point *x = a, *y = b;
+    if (x->tokens != y->tokens) return x->tokens < y->tokens ? -1 : 1;
+    return x->d < y->d ? -1 : x->d > y->d;
+}
+
+#define LINE_GROUPS 10 /* groups of answers by tokens, for the line through their medians */
+
+/*
+ * duration = c + b x tokens through the answers' (tokens, duration): least squares over
+ * the medians of LINE_GROUPS groups of at least 5 answers by tokens (fewer answers: each
+ * its own). Not over the answers themselves: with retries hidden in a request's span, a
+ * fifth of the answers can be seconds long for reasons that have nothing to do with their
+ * tokens, and they tilted the line (12 to 20 ms per token where the provider took 10 ms);
+ * a group's median is its answers' at the first attempt. False when tokens do not vary.
+ */
+static bool tokens_line(point *pt, size_t m, double *c, double *b) {
+    size_t groups = m >= 2 * 5 ? m / 5 : m; /* below 10 answers, fewer than 10 groups */
+    if (groups > LINE_GROUPS) groups = LINE_GROUPS;
+    double x[LINE_GROUPS], y[LINE_GROUPS];
+    int64_t *v = malloc((m + 1) * sizeof *v);
+    bool ok = false;
+    if (v) {
+        qsort(pt, m, sizeof *pt, by_tokens);
+        for (size_t g = 0; g < groups; g++) {
+            size_t lo = g * m / groups, hi = (g + 1) * m / groups, k = 0;
+            x[g] = (double)pt[(lo + hi) / 2].tokens;
+            for (size_t i = lo; i < hi; i++) v[k++] = pt[i].d;
+            imp_sort(v, k);
+            y[g] = imp_quantile(v, k, 0.5);
+        }
+        ok = imp_line(x, y, groups, c, b);
+    }
+    free(v);
+    return ok;
+}
+
+/* Time per output token: from first tokens where recorded, else the line's slope. */
 static fb_time_us per_token(imp_pfit *pf, const answer *a, size_t n) {
     size_t with_ttft = 0, m = 0;
     for (size_t i = 0; i < n; i++) with_ttft += a[i].ttft >= 0;
     pf->ttft_measured = with_ttft >= 5 && with_ttft * 2 >= n;
-    double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y);
+    point *pt = malloc((n + 1) * sizeof *pt);
     fb_time_us out = 0;
-    for (size_t i = 0; x && y && i < n; i++) {
+    for (size_t i = 0; pt && i < n; i++) {
         if (a[i].tokens <= 0 || (pf->ttft_measured && a[i].ttft < 0)) continue;
-        x[m] = (double)a[i].tokens;
-        y[m++] =
-            pf->ttft_measured ? (double)(a[i].d - a[i].ttft) / (double)a[i].tokens : (double)a[i].d;
+        pt[m++] = (point){a[i].tokens, pf->ttft_measured ? a[i].d - a[i].ttft : a[i].d};
     }
     if (pf->ttft_measured && m > 0) {
         int64_t *v = malloc(m * sizeof *v);
-        for (size_t i = 0; v && i < m; i++) v[i] = llround(y[i]);
+        for (size_t i = 0; v && i < m; i++) v[i] = llround((double)pt[i].d / (double)pt[i].tokens);
         if (v) imp_sort(v, m);
         out = v ? llround(imp_quantile(v, m, 0.5)) : 0;
         free(v);
     } else {
         double c = 0, b = 0;
-        if (m >= 5 && imp_line(x, y, m, &c, &b) && b > 0 && c >= 0) out = llround(b);
+        if (m >= 5 && tokens_line(pt, m, &c, &b) && b > 0 && c >= 0) out = llround(b);
     }
-    free(x);
-    free(y);
+    free(pt);
     return out;
 }
 
@@ -81,29 +131,36 @@ static int64_t first_token(const imp_pfit *pf, const answer *a) {
     return v > 0 ? v : 0;
 }
 
+#define SLOW_Q 0.25 /* the quantile that tells a slow window (above) */
+
 static double median_of(int64_t *v, size_t n) {
     imp_sort(v, n);
     return imp_quantile(v, n, 0.5);
 }
 
-/* Mark the slow windows (slow[w]); returns the whole log's median first-token time. */
+static double quartile_of(int64_t *v, size_t n) {
+    imp_sort(v, n);
+    return imp_quantile(v, n, SLOW_Q);
+}
+
+/* Mark the slow windows (slow[w]); returns the whole log's first-token quartile. */
 static double mark_slow(const imp_pfit *pf, const answer *a, size_t n, size_t nw, bool *slow,
                         int64_t *tmp) {
     for (size_t i = 0; i < n; i++) tmp[i] = first_token(pf, &a[i]);
-    double base = median_of(tmp, n);
+    double base = quartile_of(tmp, n);
     for (size_t w = 0, i = 0; w < nw; w++) {
         size_t k = 0;
         for (; i < n && a[i].t / pf->window_us == (fb_time_us)w; i++)
             tmp[k++] = first_token(pf, &a[i]);
-        slow[w] = k >= 5 && median_of(tmp, k) >= 1.5 * base && base > 0;
+        slow[w] = k >= 5 && quartile_of(tmp, k) >= 1.5 * base && base > 0;
     }
     return base;
 }
 
-/* Runs of slow windows into slow faults, the factor against the other windows' median. */
+/* Runs of slow windows into slow faults, the factor against the other windows' quartile
+   (base; a slowdown moves every quantile by it). */
 static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
-                        const bool *slow, size_t nw, int64_t *tmp) {
-    double base = pf->ttft.median;
+                        const bool *slow, size_t nw, double base, int64_t *tmp) {
     for (size_t w = 0; w < nw && base > 0;) {
         if (!slow[w]) {
             w++;
@@ -116,7 +173,7 @@ static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t
             if (a[i].t / pf->window_us >= (fb_time_us)w && a[i].t / pf->window_us < (fb_time_us)end)
                 tmp[k++] = first_token(pf, &a[i]);
         fb_time_us at = (fb_time_us)w * pf->window_us;
-        double factor = median_of(tmp, k) / base;
+        double factor = quartile_of(tmp, k) / base;
         if (pf->nslow < IMP_SLOW_MAX && at < inc->duration_us && factor >= 1.2)
             pf->slow[pf->nslow++] = (imp_fault){.kind = SIM_FAULT_SLOW,
                                                 .at_us = at,
@@ -130,6 +187,113 @@ static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t
     }
 }
 
+/* ---- retries hidden in a request's span ---- */
+
+/* Windows [w0, w1) where some answers waited for retries the log does not show. */
+typedef struct mix {
+    size_t w0, w1, k, nlong; /* answers in them, long ones */
+    double long_us;          /* the long ones' durations, summed */
+} mix;
+
+/*
+ * With one span per request the SDK's retries are inside the answers' durations: where a
+ * fault hit, a share of the answers took a backoff, a Retry-After or a timeout longer.
+ * An answer is long when its first-token time is at least twice the log's median; the
+ * windows that have some (5 answers or more, not slow as a whole) become `slow` faults
+ * over that share of the answers (`fraction`), by the factor that keeps the time they took
+ * (their mean duration over the other answers' median: the time hidden retries add is
+ * what the log's tail is made of). Over IMP_SLOW_MAX, the adjacent ones most alike in
+ * share are merged. mark_long marks the long answers in lng[], before the first-token
+ * distribution is fitted to the others.
+ */
+static void mark_long(const imp_pfit *pf, const answer *a, size_t n, const bool *slow, size_t nw,
+                      bool *lng, int64_t *tmp) {
+    for (size_t i = 0; i < n; i++) tmp[i] = first_token(pf, &a[i]);
+    double cut = 2 * median_of(tmp, n);
+    for (size_t w = 0, i = 0; w < nw && cut > 0; w++) {
+        size_t lo = i;
+        for (; i < n && a[i].t / pf->window_us == (fb_time_us)w; i++) continue;
+        for (size_t j = lo; j < i && !slow[w] && i - lo >= 5; j++)
+            lng[j] = first_token(pf, &a[j]) >= cut;
+    }
+}
+
+/*
+ * The windows with long answers, merged down to the slow faults left (IMP_SLOW_MAX);
+ * before[w] is the number of answers outside slow windows before window w.
+ */
+static size_t mixed_windows(const imp_pfit *pf, const answer *a, size_t n, const bool *slow,
+                            size_t nw, const bool *lng, mix *m, size_t *before) {
+    size_t nm = 0;
+    before[0] = 0;
+    for (size_t w = 0, i = 0; w < nw; w++) {
+        size_t lo = i, nlong = 0;
+        double sum = 0;
+        for (; i < n && a[i].t / pf->window_us == (fb_time_us)w; i++)
+            if (lng[i]) nlong++, sum += (double)a[i].d;
+        before[w + 1] = before[w] + (slow[w] ? 0 : i - lo);
+        if (nlong > 0) m[nm++] = (mix){w, w + 1, i - lo, nlong, sum};
+    }
+    size_t cap = IMP_SLOW_MAX - pf->nslow;
+    while (nm > cap && nm > 1) {
+        size_t best = 0;
+        double d = INFINITY;
+        for (size_t j = 0; j + 1 < nm; j++) {
+            double x = fabs((double)m[j].nlong / (double)m[j].k -
+                            (double)m[j + 1].nlong / (double)m[j + 1].k);
+            if (x < d) d = x, best = j;
+        }
+        mix *x = &m[best], *y = &m[best + 1];
+        size_t gap = before[y->w0] - before[x->w1]; /* the answers of the windows between */
+        *x = (mix){x->w0, y->w1, x->k + gap + y->k, x->nlong + y->nlong, x->long_us + y->long_us};
+        memmove(y, y + 1, (nm - best - 2) * sizeof *y);
+        nm--;
+    }
+    return nm;
+}
+
+static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
+                         const bool *slow, size_t nw, const bool *lng, int64_t *tmp) {
+    mix *m = malloc((nw + 1) * sizeof *m);
+    size_t *before = malloc((nw + 1) * sizeof *before);
+    size_t nm = m && before ? mixed_windows(pf, a, n, slow, nw, lng, m, before) : 0, k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!lng[i] && !slow[a[i].t / pf->window_us]) tmp[k++] = a[i].d;
+    double fast_us = k ? median_of(tmp, k) : 0;
+    for (size_t j = 0; j < nm && fast_us > 0; j++) {
+        double factor = m[j].long_us / (double)m[j].nlong / fast_us;
+        fb_time_us at = (fb_time_us)m[j].w0 * pf->window_us;
+        if (pf->nslow < IMP_SLOW_MAX && at < inc->duration_us && factor >= 1.2)
+            pf->slow[pf->nslow++] =
+                (imp_fault){.kind = SIM_FAULT_SLOW,
+                            .at_us = at,
+                            .for_us = (fb_time_us)(m[j].w1 - m[j].w0) * pf->window_us,
+                            .fraction = round((double)m[j].nlong / (double)m[j].k * 1e4) / 1e4,
+                            .factor = round(factor * 100) / 100,
+                            .retry_after_us = FB_TIME_NONE,
+                            .hits = (uint32_t)m[j].nlong,
+                            .attempts = (uint32_t)m[j].k};
+    }
+    free(m);
+    free(before);
+}
+
+/* The first-token distribution from the answers that neither a slow window nor hidden
+   retries lengthened; returns the quartile of those outside the slow windows. */
+static double fit_ttft(imp_pfit *pf, const answer *a, size_t n, const bool *slow, const bool *lng,
+                       int64_t *tmp) {
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!slow[a[i].t / pf->window_us]) tmp[k++] = first_token(pf, &a[i]);
+    double base = quartile_of(tmp, k);
+    k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!slow[a[i].t / pf->window_us] && !lng[i]) tmp[k++] = first_token(pf, &a[i]);
+    imp_sort(tmp, k);
+    pf->ttft = imp_fit_dist(tmp, k);
+    return base;
+}
+
 void fit_latency(imp_incident *inc, uint32_t p) {
     imp_pfit *pf = &inc->prov[p];
     size_t cap = pf->attempts + 1, n = 0, nerr = 0;
@@ -140,18 +304,18 @@ void fit_latency(imp_incident *inc, uint32_t p) {
     imp_sort(errs ? errs : tmp, errs ? nerr : 0);
     if (errs) pf->error = imp_fit_dist(errs, nerr);
     size_t nw = n ? (size_t)(a[n - 1].t / pf->window_us) + 1 : 0;
-    bool *slow = calloc(nw + 1, sizeof *slow);
-    if (n > 0 && slow && tmp) {
+    bool *slow = calloc(nw + 1, sizeof *slow), *lng = calloc(n + 1, sizeof *lng);
+    if (n > 0 && slow && lng && tmp) {
         pf->per_token_us = per_token(pf, a, n);
         mark_slow(pf, a, n, nw, slow, tmp);
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (!slow[a[i].t / pf->window_us]) tmp[k++] = first_token(pf, &a[i]);
-        imp_sort(tmp, k);
-        pf->ttft = imp_fit_dist(tmp, k);
-        slow_faults(inc, pf, a, n, slow, nw, tmp);
+        bool hidden = inc->log->hidden_attempts > 0;
+        if (hidden) mark_long(pf, a, n, slow, nw, lng, tmp);
+        double base = fit_ttft(pf, a, n, slow, lng, tmp);
+        slow_faults(inc, pf, a, n, slow, nw, base, tmp);
+        if (hidden) mixed_faults(inc, pf, a, n, slow, nw, lng, tmp);
     }
     free(slow);
+    free(lng);
     free(a);
     free(errs);
     free(tmp);

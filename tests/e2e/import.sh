@@ -106,10 +106,10 @@ PY
 s=[int(x['startTimeUnixNano']) for r in d['resourceSpans'] for ss in r['scopeSpans'] for x in ss['spans'] if x['name'].startswith('chat')]
 print(min(s) / 1e6 - m['t0_unix_ms'])" "$T/meta.json" "$T/trace.json")
     python3 "$D/check_fit.py" "$T/incident.json" "$D/openai-truth.json" openai=openai \
-        --offset-ms="$OFFSET" --edge-ms=600 --attempts-per-s=13 >"$T/fit.out"
+        --offset-ms="$OFFSET" --edge-ms=600 --attempts-per-s=13 --log="$T/trace.json" >"$T/fit.out"
     r=$?
     sed 's/^/# /' "$T/fit.out"
-    timed $r "the fitted timeline matches the mock's (edges 600 ms, fractions 3 sd)"
+    timed $r "the fitted timeline matches the mock's (edges 600 ms or 4 hits' worth of attempts, fractions 3 sd)"
     # openai-node v6.49.0 src/client.ts: maxRetries 2, 0.5 s x 2^n x (1 - 0.25 U), Retry-After
     # (retry-after-ms) waited as is; the client's timeout was 1.5 s
     pyjson "$T/incident.json" "d['variants']['as-was']['retry']" >"$T/retry.txt"
@@ -184,15 +184,32 @@ sys.exit(0 if r['attempts'] == 3 and 98 <= float(e.get('base', '0ms')[:-2]) <= 1
     timed $r "as-was retries as the run did: 3 attempts, 100 ms x 2 (the wire adds a millisecond or two), no jitter"
     [ "$(policy "$T/live-incident.json" fallback)" = '["openai", "anthropic"]' ]
     ok $? "as-was falls back as the run did: openai, then anthropic"
+    # the trace shows the threshold only where the breaker let an attempt through after the
+    # 7th failure in a row and before the 8th; answers that came in together (the driver
+    # late) leave 7 as likely as 8, and the import says what the log allows
+    UNSHOWN=$(python3 - "$T/live-incident.json" <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))["variants"]["as-was"]["description"]
+m = re.search(r"the log allows (\d+) to (\d+) consecutive failures", d)
+lo, hi = map(int, m.groups()) if m else (0, 0)
+if lo < 8 <= hi:
+    print("the trace allows %d to %d consecutive failures: no attempt was let through between "
+          "the %dth failure in a row and the opening (their answers came in together), so it "
+          "cannot tell %d from 8" % (lo, hi, lo, lo))
+PY
+)
     python3 -c "import json,sys; b=json.load(open(sys.argv[1]))['variants']['as-was'].get('breaker', {})
 print('# breaker:', b); sys.exit(0 if b.get('consecutive_failures') == 8 and 1000 <= float(b['open'][:-2]) <= 1200 else 1)" \
         "$T/live-incident.json"
-    timed $? "as-was has the run's breaker: 8 consecutive failures, open 1 s (plus the wait for a request)"
+    r=$?
+    BUSY=${LIVE_BUSY:-$UNSHOWN}
+    timed $r "as-was has the run's breaker: 8 consecutive failures, open 1 s (plus the wait for a request)"
+    BUSY=$LIVE_BUSY
     python3 "$D/check_fit.py" "$T/live-incident.json" "$S" openai=openai anthropic=anthropic \
-        --edge-ms=450 --attempts-per-s=40 >"$T/lfit.out"
+        --edge-ms=450 --attempts-per-s=40 --log="$T/live.json" >"$T/lfit.out"
     r=$?
     sed 's/^/# /' "$T/lfit.out"
-    timed $r "the fitted timeline matches the scenario's (edges 450 ms, fractions 3 sd)"
+    timed $r "the fitted timeline matches the scenario's (edges 450 ms or 4 hits' worth of attempts, fractions 3 sd)"
     "$FUSEBOX" check "$T/live-incident.json" >"$T/check.out" 2>&1
     timed $? "fusebox check on the imported live run"
     BUSY=

@@ -538,6 +538,218 @@ static void policy_backoff_read_from_the_gaps(void **state) {
     imp_log_free(log);
 }
 
+/* One request of a log built from explicit times: its attempts {provider, start, end, status}
+   (status 0 an answer, -1 a timeout), in ms from T0. */
+typedef struct att_ms {
+    int provider;
+    long start, end;
+    int status;
+} att_ms;
+
+static void request_ms(imp_log *log, const att_ms *a, size_t n) {
+    imp_error err;
+    imp_request *q = imp_log_request(log, &err);
+    uint32_t r = (uint32_t)(log->nreq - 1);
+    q->start_us = (T0_MS + a[0].start) * 1000;
+    q->end_us = (T0_MS + a[n - 1].end) * 1000;
+    q->ok = a[n - 1].status == 0;
+    q->tokens_in = 100;
+    q->tokens_out = 10;
+    for (size_t i = 0; i < n; i++) {
+        imp_attempt *x = imp_log_attempt(log, &err);
+        x->request = r;
+        x->provider = (uint8_t)a[i].provider;
+        x->start_us = (T0_MS + a[i].start) * 1000;
+        x->end_us = (T0_MS + a[i].end) * 1000;
+        x->outcome = a[i].status == 0 ? IMP_OK : a[i].status < 0 ? IMP_TIMEOUT : IMP_STATUS;
+        x->status = (int16_t)(a[i].status > 0 ? a[i].status : 0);
+        x->tokens_out = 10;
+    }
+}
+
+/* A request at t that skips the primary (0): straight to the fallback (1). */
+static void skip_ms(imp_log *log, long t) {
+    att_ms b = {1, t, t + 100, 0};
+    request_ms(log, &b, 1);
+}
+
+/* A request at t on the primary (its answer or error at end), then the fallback on an error. */
+static void call_ms(imp_log *log, long t, long end, int status) {
+    att_ms a[2] = {{0, t, end, status}, {1, end + 1, end + 101, 0}};
+    request_ms(log, a, status ? 2 : 1);
+}
+
+/*
+ * A breaker of 3 consecutive failures, open 1 s, as its results came in (ms):
+ *   1150 503, 1200 429 (the breaker ignores it), 1250 503; at 1300 an attempt is admitted
+ *   and, in the same instant (one poll), a 503 comes in: the third, it trips; the attempt
+ *   admitted then fails at 1360, after the trip (stale). Requests skip from 1400.
+ *   2300 the probe (half-open); it is out until 2600 (success, closes), so the requests at
+ *   2400 and 2500 skip too: that is no new opening.
+ *   2800 a success; 2950, 3040 503; 3050 the timeout of an attempt admitted at 1050,
+ *   before the first opening (another generation: dropped); 3150 503 trips again, and the
+ *   attempt admitted at 3100 fails at 3180, before the requests skip from 3200.
+ * Read naively (by the results' order alone) it says 4, 5 or 6 failures.
+ */
+static void breaker_counted_as_the_breaker_counts(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("breaker", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    assert_int_equal(imp_log_provider(log, "a", "openai", &err), 0);
+    assert_int_equal(imp_log_provider(log, "b", "anthropic", &err), 1);
+    imp_log_class(log, "chat", &err);
+    /* {start, end, status} on the primary; end 0: the request skips it */
+    static const long calls[][3] = {{1050, 3050, -1},  {1100, 1150, 503}, {1120, 1200, 429},
+                                    {1200, 1250, 503}, {1280, 1300, 503}, {1300, 1360, 503},
+                                    {2300, 2600, 0},   {2400, 0, 0},      {2500, 0, 0},
+                                    {2700, 2800, 0},   {2900, 2950, 503}, {3000, 3040, 503},
+                                    {3060, 3150, 503}, {3100, 3180, 503}, {4200, 4300, 0}};
+    for (long t = 0; t <= 1000; t += 200) call_ms(log, t, t + 100, 0);
+    for (long t = 1400; t <= 2200; t += 100) skip_ms(log, t);
+    for (long t = 3200; t <= 4100; t += 100) skip_ms(log, t);
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+        if (calls[i][1] == 0)
+            skip_ms(log, calls[i][0]);
+        else
+            call_ms(log, calls[i][0], calls[i][1], (int)calls[i][2]);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    const imp_inferred *P = &inc->pol;
+    assert_int_equal(P->order[0], 0);
+    assert_true(P->breaker);
+    assert_int_equal(P->consecutive, 3);
+    assert_int_equal(P->open_us, 1000 * MS); /* from the trip at 1300 to the probe at 2300 */
+    /* at most the runs before the skips: 1150, 1250, 1300 and 1360; 2950 to 3180 */
+    assert_non_null(strstr(inc->evidence.s, "the log allows 3 to 4 consecutive failures"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* n answers every 100 ms from 0, 10 tokens each (per token: 0), attempt i lasting dur_of(i) ms. */
+static imp_log *answered(size_t n, long (*dur_of)(size_t)) {
+    imp_log *log = imp_log_new("answered", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (size_t i = 0; i < n; i++) {
+        att_ms a = {0, (long)i * 100, (long)i * 100 + dur_of(i), 0};
+        request_ms(log, &a, 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+/* 200 to 240 ms; in [10 s, 20 s) 11 of every 20 answers 1 s longer (they waited for retries). */
+static long hidden_retries(size_t i) {
+    return 200 + (long)(i % 5) * 10 + (i >= 100 && i < 200 && i % 20 < 11 ? 1000 : 0);
+}
+
+/* 200 to 240 ms; in [10 s, 20 s) every answer three times that. */
+static long slowed(size_t i) {
+    return (200 + (long)(i % 5) * 10) * (i >= 100 && i < 200 ? 3 : 1);
+}
+
+/*
+ * One span per request, the SDK's retries inside: in the window 10-15 s 32 of the 50
+ * answers are 1 s longer, in 15-20 s 23. Its median is among the long ones (the median
+ * test made the whole window slow, 5x, over every answer); the quartile is not: no slow
+ * window, but slow faults over the share of the answers that were long, by their mean
+ * duration over the others' median (220 ms).
+ */
+static void hidden_retries_are_slow_on_their_share(void **state) {
+    (void)state;
+    imp_log *log = answered(300, hidden_retries);
+    log->hidden_attempts = 300; /* as the reader counts requests with no HTTP span */
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->window_us, 5 * S);
+    assert_int_equal(pf->nslow, 2);
+    const imp_fault *a = &pf->slow[0], *b = &pf->slow[1];
+    assert_int_equal(a->kind, SIM_FAULT_SLOW);
+    assert_int_equal(a->at_us, 10 * S);
+    assert_int_equal(a->for_us, 5 * S);
+    assert_true(fabs(a->fraction - 0.64) < 1e-9); /* 32 of 50 */
+    assert_true(fabs(a->factor - 5.54) < 1e-9);   /* 1218.75 ms / 220 ms */
+    assert_int_equal(b->at_us, 15 * S);
+    assert_true(fabs(b->fraction - 0.46) < 1e-9);      /* 23 of 50 */
+    assert_true(fabs(b->factor - 5.53) < 1e-9);        /* 1217.39 ms / 220 ms */
+    assert_true(fabs(pf->ttft.median - 220 * MS) < 1); /* the long ones left out */
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/*
+ * Answers of 2 to 16 tokens, 150 ms + 10 ms a token; 43 of the 300 are 1.5 s longer (they
+ * waited for retries the span hides), more of them among the answers with many tokens, as
+ * a few dozen can be. Least squares over the answers tilted the line to 20 ms a token; the
+ * line through the medians of groups by tokens keeps the provider's 10 ms.
+ */
+static void per_token_line_is_not_tilted_by_long_answers(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("tokens", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 300; i++) {
+        long tok = 2 + (i * 7) % 15, waited = (i % 6 == 0 && tok >= 9) || i % 13 == 0;
+        att_ms a = {0, i * 100, i * 100 + 150 + 10 * tok + (waited ? 1500 : 0), 0};
+        request_ms(log, &a, 1);
+        log->att[log->natt - 1].tokens_out = (int32_t)tok;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    assert_in_range(inc->prov[0].per_token_us, 9500, 10500);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* 200 ms; in every other 5 s window (10 of them), 1 in (4 + window) answers 1 s longer. */
+static long hidden_here_and_there(size_t i) {
+    size_t w = i / 50;
+    return 200 + (w % 2 == 0 && i % (4 + w) == 0 ? 1000 : 0);
+}
+
+/* Ten windows with long answers, one slow fault each, are over the cap of 8: the adjacent
+   ones most alike in share are merged, and every long answer stays in a fault. */
+static void hidden_retries_over_the_cap_are_merged(void **state) {
+    (void)state;
+    imp_log *log = answered(1000, hidden_here_and_there);
+    log->hidden_attempts = 1000;
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->window_us, 5 * S);
+    assert_int_equal(pf->nslow, 8);
+    uint32_t hits = 0, answers = 0, longs = 0;
+    for (uint32_t i = 0; i < pf->nslow; i++) {
+        hits += pf->slow[i].hits;
+        answers += pf->slow[i].attempts;
+        assert_int_equal(pf->slow[i].at_us % (10 * S), 0); /* from a window with long ones */
+        assert_true(pf->slow[i].fraction < 0.3);
+    }
+    for (size_t i = 0; i < 1000; i++) longs += hidden_here_and_there(i) > 1000;
+    assert_int_equal(hits, longs);
+    assert_int_equal(answers, 50 * 10 + 50 * 2); /* two merges, each over a window between */
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* A provider slow as a whole over 10-20 s: one slow fault over every answer, 3x. */
+static void slow_provider_is_one_slow_fault(void **state) {
+    (void)state;
+    imp_log *log = answered(300, slowed);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->nslow, 1);
+    const imp_fault *f = &pf->slow[0];
+    assert_int_equal(f->at_us, 10 * S);
+    assert_int_equal(f->for_us, 10 * S);
+    assert_true(fabs(f->fraction - 1) < 1e-9);
+    assert_true(fabs(f->factor - 3) < 1e-9);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void slice_longer_than_the_log_is_an_error(void **state) {
     (void)state;
     imp_log *log = synthetic(60, 1000, none); /* a log of one minute */
@@ -613,6 +825,11 @@ int main(void) {
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
+        cmocka_unit_test(breaker_counted_as_the_breaker_counts),
+        cmocka_unit_test(hidden_retries_are_slow_on_their_share),
+        cmocka_unit_test(hidden_retries_over_the_cap_are_merged),
+        cmocka_unit_test(slow_provider_is_one_slow_fault),
+        cmocka_unit_test(per_token_line_is_not_tilted_by_long_answers),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
         cmocka_unit_test(scenario_loads_and_is_the_same_twice),

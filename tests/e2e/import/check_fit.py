@@ -2,6 +2,7 @@
 """check_fit.py - does an imported scenario's fault timeline match the one that ran?
 
   check_fit.py SCENARIO TRUTH PROVIDER=TRUTH_PROVIDER... [--offset-ms X] [--edge-ms E]
+               [--attempts-per-s R] [--log TRACE]
 
 SCENARIO is what `fusebox import` wrote; TRUTH a scenario (or {"providers": [...]}) whose
 providers' faults ran (the mock's timeline, the live run's scenario, litellm_gen.py's
@@ -11,7 +12,11 @@ moment the log's first request arrived, on the truth's clock) before comparing.
 For every answering fault that ran (outage, rate_limit, hang, reset): a fitted fault of
 the same kind (and status) must overlap it, with both edges within E ms (or within four
 times the mean gap between the attempts it hits, 4 / (rate x fraction), when that is
-longer: an edge is known only as well as the attempts around it show it) and its fraction
+longer: an edge is known only as well as the attempts around it show it; with --log, the
+OTLP trace that was imported, the attempts themselves: an edge is off by chance when the
+attempts on that provider between the fitted edge and the true one would have met fewer
+than 4 hits on average, attempts x fraction <= 4, the same four hits the rate assumes,
+counted where the arrivals actually were: a Poisson stream leaves gaps) and its fraction
 within 3 standard deviations of a proportion over the attempts it covers (its length x
 --attempts-per-s, the log's rate of attempts on that provider) plus 0.05; a Retry-After
 that ran must be fitted
@@ -51,6 +56,44 @@ def kinds(faults, offset=0.0):
     return out
 
 
+def log_attempts(path):
+    """The attempts of an OTLP/JSON trace (HTTP spans, else GenAI spans standing for their
+    attempt), as {provider: [start ms from the first request]}: the import's clock."""
+    d = json.load(open(path))
+    spans = [x for r in d["resourceSpans"] for ss in r.get("scopeSpans", []) for x in ss["spans"]]
+    attrs = {x["spanId"]: {a["key"]: list(a["value"].values())[0] for a in x.get("attributes", [])}
+             for x in spans}
+    by_id = {x["spanId"]: x for x in spans}
+    genai = [x for x in spans if {"gen_ai.operation.name", "gen_ai.provider.name",
+                                  "gen_ai.system"} & set(attrs[x["spanId"]])]
+    http = [x for x in spans if "http.request.method" in attrs[x["spanId"]]] or genai
+    origin = min(int(x["startTimeUnixNano"]) for x in genai)
+
+    def provider(x):
+        while x is not None:
+            a = attrs[x["spanId"]]
+            for k in ("fusebox.provider", "gen_ai.provider.name", "gen_ai.system"):
+                if k in a:
+                    return a[k]
+            x = by_id.get(x.get("parentSpanId"))
+        return None
+
+    out = {}
+    for x in http:
+        out.setdefault(provider(x), []).append((int(x["startTimeUnixNano"]) - origin) / 1e6)
+    return out
+
+
+def edge_ok(fitted, true, fraction, e, starts):
+    """Is a fitted edge as close to the true one as the attempts around it allow?"""
+    if abs(fitted - true) <= e[0]:
+        return True
+    if starts is None:
+        return abs(fitted - true) <= e[1]
+    lo, hi = min(fitted, true), max(fitted, true)
+    return sum(lo < t < hi for t in starts) * fraction <= 4
+
+
 def truth_faults(truth, name):
     if "deployments" in truth:  # litellm_gen.py: seconds, "status" or "timeout"
         out = []
@@ -72,6 +115,7 @@ def main():
     offset, edge = float(opts.get("offset-ms", 0)), float(opts.get("edge-ms", 1000))
     scenario, truth = json.load(open(args[0])), json.load(open(args[1]))
     bad = 0
+    attempts = log_attempts(opts["log"]) if "log" in opts else None
     for pair in args[2:]:
         fitted_name, truth_name = pair.split("=")
         prov = next(p for p in scenario["providers"] if p["name"] == fitted_name)
@@ -91,19 +135,22 @@ def main():
             used.add(i)
             n = max(1.0, (f["end"] - f["at"]) / 1e3 * float(opts.get("attempts-per-s", 10)))
             tol = 3 * math.sqrt(max(t["fraction"] * (1 - t["fraction"]), 0.01) / n) + 0.05
-            e = max(edge, 4e3 / (float(opts.get("attempts-per-s", 10)) * t["fraction"]))
-            ok = (abs(f["at"] - t["at"]) <= e and abs(f["end"] - t["end"]) <= e and
+            e = (edge, max(edge, 4e3 / (float(opts.get("attempts-per-s", 10)) * t["fraction"])))
+            starts = attempts.get(fitted_name, []) if attempts is not None else None
+            ok = (edge_ok(f["at"], t["at"], t["fraction"], e, starts) and
+                  edge_ok(f["end"], t["end"], t["fraction"], e, starts) and
                   abs(f["fraction"] - t["fraction"]) <= tol)
             if t["retry_after"] is not None:
                 ok &= f["retry_after"] is not None and abs(f["retry_after"] - t["retry_after"]) <= 0.1 * t["retry_after"]
             print("%s  %s: %s %s ran %.0f-%.0f ms at %.2f%s, fitted %.0f-%.0f ms at %.3f%s "
-                  "(edges within %.0f ms, fraction within %.3f)" %
+                  "(edges within %.0f ms%s, fraction within %.3f)" %
                   ("ok  " if ok else "BAD ", fitted_name, t["kind"], t["status"] or "", t["at"],
                    t["end"], t["fraction"],
                    " ra %.0f ms" % t["retry_after"] if t["retry_after"] is not None else "",
                    f["at"], f["end"], f["fraction"],
                    " ra %.0f ms" % f["retry_after"] if f["retry_after"] is not None else "",
-                   e, tol))
+                   e[1] if starts is None else e[0],
+                   "" if starts is None else " or 4 hits' worth of the log's attempts", tol))
             bad += not ok
         for i, f in enumerate(fitted):
             n = (f["end"] - f["at"]) / 1e3 * float(opts.get("attempts-per-s", 10))
