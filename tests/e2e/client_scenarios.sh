@@ -13,7 +13,7 @@
 #     cancelled calls (keeps_working false) both hedges are harmless.
 set -u
 . tests/tap.sh
-SEEDS=$(seq 1 20)
+SEEDS=$(all_seeds)
 AC=scenarios/adaptive-concurrency.json
 HD=scenarios/hedging.json
 CP=scenarios/connection-pool.json

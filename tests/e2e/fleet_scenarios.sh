@@ -22,7 +22,7 @@
 #     failing closed refuses every call the store's two outages cover.
 set -u
 . tests/tap.sh
-SEEDS=$(seq 1 20)
+SEEDS=$(all_seeds)
 AS=scenarios/autoscale-storm.json
 RS=scenarios/resubmit-storm.json
 SO=scenarios/store-outage.json

@@ -19,7 +19,7 @@
 #     aws-2025-10-20 is healthy without the trigger (the collapse is a state, not a load).
 set -u
 . tests/tap.sh
-SEEDS=$(seq 1 20)
+SEEDS=$(all_seeds)
 CC=scenarios/congestive-collapse.json
 LS=scenarios/load-shedding.json
 TH=scenarios/thrashing.json

@@ -5,7 +5,7 @@
 # models and the public incidents), client_scenarios.sh and fleet_scenarios.sh.
 set -u
 . tests/tap.sh
-SEEDS=$(seq 1 20)
+SEEDS=$(all_seeds)
 OWNED="congestive-collapse load-shedding thrashing openai-2024-12-11 openai-2025-06-10
 anthropic-529 gcp-2025-06-12 aws-2025-10-20 adaptive-concurrency hedging connection-pool
 autoscale-storm resubmit-storm store-outage"
