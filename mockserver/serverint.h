@@ -126,6 +126,7 @@ struct req {
     bool attempt;    /* an inference request: counted in in_flight */
     bool holds_slot; /* counted in busy */
     bool has_log;
+    bool cork; /* corked when queued: everything goes at once, then the cut's FIN */
     uint64_t log_seq;
     uint64_t id_seq;       /* its ids derive from it */
     fb_time_us arrival_us; /* real monotonic */
