@@ -222,14 +222,9 @@ void mock_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r == NULL) return;
     *req_cls = NULL;
     mock_unqueue(r);
-    mock_log_end(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
-    mock_proxy_done(r);
+    mock_request_end(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
     /* A cut stream ended at the provider too; any other early end is the client's. */
     mock_release_slot(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->st.cut);
-    pthread_mutex_lock(&s->lock);
-    if (r->attempt) s->stats.in_flight--;
-    if (r->suspended) s->stats.suspended--;
-    pthread_mutex_unlock(&s->lock);
     mock_memory_give(s, r->memory_held);
     mock_watch_request_done(s->watch, conn);
     if (r->pending != NULL) MHD_destroy_response(r->pending);

@@ -127,6 +127,11 @@ struct req {
     bool holds_slot; /* counted in busy */
     bool has_log;
     bool cork; /* corked when queued: everything goes at once, then the cut's FIN */
+    /* decided before the answer goes, logged with its status (one lock): a fault to count,
+     * the latency, the retry hints */
+    bool pend_fault, pend_latency, pend_hints;
+    fb_time_us pend_latency_us, pend_ra_us;
+    int pend_should_retry;
     uint64_t log_seq;
     uint64_t id_seq;       /* its ids derive from it */
     fb_time_us arrival_us; /* real monotonic */
@@ -247,8 +252,9 @@ enum MHD_Result mock_answer(req *r);
 /* A prepared answer now, or suspended until due (0: now). */
 enum MHD_Result mock_send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due);
 /* The request ended (completed: libmicrohttpd sent all of it): a 200's content pieces and
- * whether it ended short, into the log. */
-void mock_log_end(req *r, bool completed);
+ * whether it ended short into the log, its upstream transfer let go (proxy mode), the gauges
+ * (in flight, suspended) down. */
+void mock_request_end(req *r, bool completed);
 
 /* ---- proxy.c ---- */
 extern const mock_api_ops mock_api_passthrough; /* a path the mock does not know, forwarded */

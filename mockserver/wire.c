@@ -9,11 +9,38 @@
 
 /* ---- header values ------------------------------------------------------------------------- */
 
+size_t mock_wire_decimal(uint64_t v, char out[20]) {
+    char d[20], *p = d + sizeof d;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    size_t n = (size_t)(d + sizeof d - p);
+    memcpy(out, p, n);
+    return n;
+}
+
+/* n in decimal then the unit, when it fits (the common resets: "0s", "6ms", "12s"). */
+static bool whole_unit(int64_t n, const char *unit, char *out, size_t len) {
+    char d[20];
+    size_t nd = mock_wire_decimal((uint64_t)n, d), nu = strlen(unit);
+    if (nd + nu + 1 > len) return false;
+    memcpy(out, d, nd);
+    memcpy(out + nd, unit, nu + 1);
+    return true;
+}
+
 void mock_wire_go_duration(fb_time_us d_us, char *out, size_t len) {
     if (d_us <= 0) {
         snprintf(out, len, "0s");
         return;
     }
+    /* Every answer carries two of these: whole milliseconds and whole seconds under a minute
+     * without stdio, the same text as below. */
+    if (d_us < FB_US_PER_S && d_us % 1000 == 0 && whole_unit(d_us / 1000, "ms", out, len)) return;
+    if (d_us < FB_US_PER_MIN && d_us % FB_US_PER_S == 0 &&
+        whole_unit(d_us / FB_US_PER_S, "s", out, len))
+        return;
     if (d_us < FB_US_PER_S) {
         /* Sub-second: milliseconds, fractional when needed ("12ms", "1.5ms"). */
         if (d_us % 1000 == 0)
