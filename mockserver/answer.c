@@ -281,7 +281,9 @@ static enum MHD_Result answer_plain(req *r, fb_time_us now, fb_time_us due) {
     struct MHD_Response *resp;
     const mock_action *a = &r->act;
     mock_buf b = {.limit = r->s->cfg.max_response_bytes};
-    mock_buf_reserve(&b, r->memory_held < 4096 ? r->memory_held : 4096);
+    /* A first block within malloc's small-size caches (the usual body fits in 512 bytes); a
+     * larger one grows by doubling. */
+    mock_buf_reserve(&b, r->memory_held < 480 ? r->memory_held : 480);
     r->ep->ops->body(&b, &r->rep);
     if (a->end == MOCK_END_CUT || a->end == MOCK_END_TRUNCATE || a->end == MOCK_END_MALFORMED) {
         /* The body stops half way: abortively for cut, cleanly (chunked) otherwise. */

@@ -116,7 +116,7 @@ ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max) {
 /* A new request: its context; an over-long URI or Content-Length is answered at once. */
 static enum MHD_Result first_call(mock_server *s, struct MHD_Connection *conn, const char *url,
                                   const char *method, void **req_cls) {
-    req *r = calloc(1, sizeof *r);
+    req *r = mock_req_new(s);
     if (r == NULL) return MHD_NO;
     r->s = s;
     r->conn = conn;
@@ -231,5 +231,5 @@ void mock_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     mock_buf_free(&r->body);
     mock_buf_free(&r->out);
     mock_buf_free(&r->store.json);
-    free(r);
+    mock_req_free(s, r);
 }
