@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mockserver/jsonmem.h"
 #include "mockserver/serverint.h"
 #include "mockserver/wire.h"
 
@@ -200,11 +201,15 @@ static void log_request(req *r) {
  * fault, in decide(), or alone when the parser refused it). */
 static bool read_request(req *r, char *msg, size_t msglen, bool *read) {
     bool get = strcmp(r->ep->method, "GET") == 0;
+    _Alignas(16) char mem[4096];
+    mock_jsonmem jm;
+    mock_jsonmem_begin(&jm, mem, sizeof mem); /* the tree is gone before mem is */
     cJSON *root = get ? NULL : parse_body(r, msg, msglen);
     *read = get || root != NULL;
-    if (!*read) return false;
-    bool ok = r->ep->ops->parse(root, &r->rep, &r->store, msg, msglen);
+    bool ok = *read && r->ep->ops->parse(root, &r->rep, &r->store, msg, msglen);
     cJSON_Delete(root);
+    mock_jsonmem_end();
+    if (!*read) return false;
     if (r->rep.model == NULL) r->rep.model = r->store.model;
     return ok;
 }
