@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include "mockserver/serverint.h"
@@ -21,8 +23,21 @@ struct MHD_Response *mock_buf_response(mock_buf *b) {
     return resp;
 }
 
+/*
+ * A body that is all there at once and ends in a cut (half a plain answer): corked, so that the
+ * headers, the half body and the FIN (mock_cut_end's shutdown flushes the cork) leave in one
+ * segment rather than three. The bytes and their order are the same; the client just wakes once.
+ */
+static void cork(const req *r) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int on = 1;
+    if (ci != NULL) setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
+}
+
 enum MHD_Result mock_queue(req *r, unsigned status, struct MHD_Response *resp) {
     if (resp == NULL) return MHD_NO;
+    if (r->cork) cork(r);
     enum MHD_Result rc = MHD_queue_response(r->conn, status, resp);
     MHD_destroy_response(resp);
     r->phase = PH_QUEUED;
@@ -39,34 +54,55 @@ static void count_status(mock_server *s, int status) {
         s->stats.status_5xx++;
 }
 
-void mock_note_sent(req *r, int status, const char *fault) {
+/* What was decided before the answer went, written with its status (caller holds the lock). */
+static void flush_pending_locked(req *r, mock_attempt *e) {
+    if (r->pend_fault) r->s->stats.faults++;
+    r->pend_fault = false;
+    if (e != NULL && r->pend_latency) e->latency_us = r->pend_latency_us;
+    if (e != NULL && r->pend_hints) {
+        e->retry_after_us = r->pend_ra_us;
+        e->should_retry = r->pend_should_retry;
+    }
+    r->pend_latency = r->pend_hints = false;
+}
+
+static mock_attempt *entry_locked(req *r) {
+    return r->has_log ? mock_attempts_get(&r->s->log, r->log_seq) : NULL;
+}
+
+/* The answer's status, when it goes (due, or now), the fault and what was pending: one lock. */
+static void note_sent_at(req *r, int status, const char *fault, fb_time_us due, fb_time_us now) {
     mock_server *s = r->s;
-    fb_time_us now = mock_now_us();
+    fb_time_us at = due > now ? due : now;
     pthread_mutex_lock(&s->lock);
     count_status(s, status);
-    if (r->has_log) {
-        mock_attempt *e = mock_attempts_get(&s->log, r->log_seq);
-        if (e != NULL) {
-            e->status = status;
-            e->sent_us = now > s->t0_us ? now - s->t0_us : 0;
-            if (fault != NULL && fault[0] != '\0') mock_copy_str(e->fault, sizeof e->fault, fault);
-        }
+    mock_attempt *e = entry_locked(r);
+    if (e != NULL) {
+        e->status = status;
+        e->sent_us = at > s->t0_us ? at - s->t0_us : 0;
+        if (fault != NULL && fault[0] != '\0') mock_copy_str(e->fault, sizeof e->fault, fault);
     }
+    flush_pending_locked(r, e);
     pthread_mutex_unlock(&s->lock);
+}
+
+void mock_note_sent(req *r, int status, const char *fault) {
+    note_sent_at(r, status, fault, 0, mock_now_us());
 }
 
 /* An answer that waits until due goes then: the log's sent time moves with it. */
 static void log_sent_at(req *r, fb_time_us due) {
     mock_server *s = r->s;
     pthread_mutex_lock(&s->lock);
-    mock_attempt *e = r->has_log ? mock_attempts_get(&s->log, r->log_seq) : NULL;
+    mock_attempt *e = entry_locked(r);
     if (e != NULL) e->sent_us = due > s->t0_us ? due - s->t0_us : 0;
     pthread_mutex_unlock(&s->lock);
 }
 
 /* What an error answer told the client about retrying, for the verdict: the least wait a
  * client can read from it (retry-after-ms first, as the SDKs read it; an HTTP-date has whole
- * seconds, so one less; Gemini's RetryInfo in whole seconds) and x-should-retry. */
+ * seconds, so one less; Gemini's RetryInfo in whole seconds) and x-should-retry. Logged with
+ * the status. */
 static void log_retry_hints(req *r, const mock_action *a, int status) {
     fb_time_us ra = -1;
     if (a->retry_after_ms >= 0)
@@ -77,19 +113,13 @@ static void log_retry_hints(req *r, const mock_action *a, int status) {
         ra = (fb_time_us)((ceil(a->retry_after_s) - 1) * 1e6);
     else if (r->rep.dialect == MOCK_GEMINI && status == 429 && a->flavor != MOCK_FLAVOR_QUOTA)
         ra = (fb_time_us)(ceil(r->rep.retry_hint_s > 0 ? r->rep.retry_hint_s : 1.0) * 1e6);
-    mock_server *s = r->s;
-    pthread_mutex_lock(&s->lock);
-    mock_attempt *e = r->has_log ? mock_attempts_get(&s->log, r->log_seq) : NULL;
-    if (e != NULL) {
-        e->retry_after_us = ra < 0 ? -1 : ra;
-        e->should_retry = a->should_retry;
-    }
-    pthread_mutex_unlock(&s->lock);
+    r->pend_hints = true;
+    r->pend_ra_us = ra < 0 ? -1 : ra;
+    r->pend_should_retry = a->should_retry;
 }
 
-void mock_log_end(req *r, bool completed) {
+void mock_request_end(req *r, bool completed) {
     mock_server *s = r->s;
-    if (!r->has_log) return; /* the control plane, a request refused before its log entry */
     int64_t tokens = -1;
     bool broken = !completed;
     if (r->px != NULL) {
@@ -101,12 +131,17 @@ void mock_log_end(req *r, bool completed) {
         broken = broken || r->act.end == MOCK_END_CUT || r->act.end == MOCK_END_TRUNCATE ||
                  r->act.end == MOCK_END_MALFORMED;
     }
+    mock_proxy_done(r);
     pthread_mutex_lock(&s->lock);
-    mock_attempt *e = r->has_log ? mock_attempts_get(&s->log, r->log_seq) : NULL;
+    /* The control plane, and a request refused before its log entry, have none. */
+    mock_attempt *e = entry_locked(r);
     if (e != NULL && e->status >= 200 && e->status < 300) {
         e->tokens = e->stream ? tokens : -1;
         e->broken = broken;
     }
+    flush_pending_locked(r, e); /* an answer that could not be built */
+    if (r->attempt) s->stats.in_flight--;
+    if (r->suspended) s->stats.suspended--;
     pthread_mutex_unlock(&s->lock);
 }
 
@@ -134,15 +169,22 @@ enum MHD_Result mock_send_control_error(req *r, unsigned status, const char *pat
     return mock_send_json(r, status, &b);
 }
 
-enum MHD_Result mock_send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due) {
+/* A prepared answer now, or suspended until due; `now` read by the caller. */
+static enum MHD_Result send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due,
+                               fb_time_us now) {
     r->done_us = due;
-    if (due <= mock_now_us()) return mock_queue(r, status, resp);
-    log_sent_at(r, due);
+    if (due <= now) return mock_queue(r, status, resp);
     r->pending = resp;
     r->pending_status = status;
     r->due_us = due;
     r->phase = PH_WAIT;
     return mock_suspend_until(r, due) ? MHD_YES : MHD_NO;
+}
+
+enum MHD_Result mock_send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due) {
+    fb_time_us now = mock_now_us();
+    if (due > now) log_sent_at(r, due);
+    return send_at(r, status, resp, due, now);
 }
 
 /*
@@ -188,9 +230,9 @@ enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const ch
     fb_time_us now = mock_now_us();
     mock_add_common(r, resp, "application/json", 0, (due_us > now ? due_us : now) - r->arrival_us);
     mock_add_fault_headers(resp, &act);
-    mock_note_sent(r, status, act.label);
     log_retry_hints(r, &act, status);
-    return mock_send_at(r, (unsigned)status, resp, due_us);
+    note_sent_at(r, status, act.label, due_us, now);
+    return send_at(r, (unsigned)status, resp, due_us, now);
 }
 
 static enum MHD_Result start_hang(req *r) {
@@ -239,7 +281,9 @@ static enum MHD_Result answer_plain(req *r, fb_time_us now, fb_time_us due) {
     struct MHD_Response *resp;
     const mock_action *a = &r->act;
     mock_buf b = {.limit = r->s->cfg.max_response_bytes};
-    mock_buf_reserve(&b, r->memory_held < 4096 ? r->memory_held : 4096);
+    /* A first block within malloc's small-size caches (the usual body fits in 512 bytes); a
+     * larger one grows by doubling. */
+    mock_buf_reserve(&b, r->memory_held < 480 ? r->memory_held : 480);
     r->ep->ops->body(&b, &r->rep);
     if (a->end == MOCK_END_CUT || a->end == MOCK_END_TRUNCATE || a->end == MOCK_END_MALFORMED) {
         /* The body stops half way: abortively for cut, cleanly (chunked) otherwise. */
@@ -248,26 +292,27 @@ static enum MHD_Result answer_plain(req *r, fb_time_us now, fb_time_us due) {
         r->out.len = b.len / 2;
         r->st.step = MOCK_STEP_END;
         r->st.cut = a->end == MOCK_END_CUT;
+        r->cork = r->st.cut;
         r->t0_us = due;
-        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, mock_body_reader, r,
-                                                 NULL);
+        /* The block is only used without chunking (HTTP/1.0: one read per block); the half body
+         * fits in one as before, without zeroing 16 KiB for every cut. */
+        size_t block = r->out.len < 16 * 1024 ? r->out.len + 1 : 16 * 1024;
+        resp =
+            MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, block, mock_body_reader, r, NULL);
     } else {
         resp = mock_buf_response(&b);
     }
     if (resp == NULL) return MHD_NO;
     mock_add_common(r, resp, "application/json", r->billed, due - now);
     mock_add_fault_headers(resp, a);
-    mock_note_sent(r, 200, a->label);
-    return mock_send_at(r, MHD_HTTP_OK, resp, due);
+    note_sent_at(r, 200, a->label, due, now);
+    return send_at(r, MHD_HTTP_OK, resp, due, now);
 }
 
-/* The answer's latency (timeline time) in the attempt log. */
+/* The answer's latency (timeline time) for the attempt log, written with its status. */
 static void log_latency(req *r, fb_time_us tl_us) {
-    mock_server *s = r->s;
-    pthread_mutex_lock(&s->lock);
-    mock_attempt *e = r->has_log ? mock_attempts_get(&s->log, r->log_seq) : NULL;
-    if (e != NULL) e->latency_us = tl_us;
-    pthread_mutex_unlock(&s->lock);
+    r->pend_latency = true;
+    r->pend_latency_us = tl_us;
 }
 
 /* An error comes back after an explicit ttft, else after the error latency. */
@@ -285,11 +330,7 @@ enum MHD_Result mock_answer(req *r) {
     mock_server *s = r->s;
     mock_action *a = &r->act;
     r->phase = PH_BODY;
-    if (mock_action_is_fault(a)) {
-        pthread_mutex_lock(&s->lock);
-        s->stats.faults++;
-        pthread_mutex_unlock(&s->lock);
-    }
+    r->pend_fault = mock_action_is_fault(a); /* counted when the answer goes */
     if (a->reset || a->hang) {
         mock_note_sent(r, 0, a->label);
         return a->reset ? do_reset(r) : start_hang(r);
@@ -316,7 +357,12 @@ enum MHD_Result mock_answer(req *r) {
                                                       : 500;
         return mock_send_error(r, status, MOCK_FLAVOR_PLAIN, NULL, a, due);
     }
-    if (s->proxy != NULL) return mock_proxy_start(r);
+    if (s->proxy != NULL) {
+        pthread_mutex_lock(&s->lock); /* the upstream answers later: the log gets it now */
+        flush_pending_locked(r, entry_locked(r));
+        pthread_mutex_unlock(&s->lock);
+        return mock_proxy_start(r);
+    }
     if (r->rep.stream && can_stream) return answer_stream(r);
     return answer_plain(r, now, r->done_us);
 }

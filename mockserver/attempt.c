@@ -8,32 +8,38 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mockserver/jsonmem.h"
 #include "mockserver/serverint.h"
 #include "mockserver/wire.h"
 
-void mock_new_ids(req *r, mock_dialect d, const mock_api_ops *ops) {
-    mock_server *s = r->s;
-    pthread_mutex_lock(&s->lock);
-    r->id_seq = s->id_seq++;
-    pthread_mutex_unlock(&s->lock);
-    uint64_t seq = r->id_seq;
-    char x[40];
+/* The ids from r->id_seq: the prefix, then the deterministic characters. */
+static void format_ids(req *r, mock_dialect d, const mock_api_ops *ops) {
+    uint64_t seed = r->s->cfg.seed, seq = r->id_seq;
     const char *prefix = d == MOCK_GEMINI ? "" : "chatcmpl-";
     if (ops == &mock_api_responses)
         prefix = "resp_";
     else if (ops == &mock_api_completions)
         prefix = "cmpl-";
     if (d == MOCK_ANTHROPIC) {
-        mock_wire_id(s->cfg.seed, seq * 4, true, x, 20);
-        snprintf(r->request_id, sizeof r->request_id, "req_011C%s", x);
-        mock_wire_id(s->cfg.seed, seq * 4 + 1, true, x, 22);
-        snprintf(r->id, sizeof r->id, "msg_01%s", x);
+        memcpy(r->request_id, "req_011C", 8);
+        mock_wire_id(seed, seq * 4, true, r->request_id + 8, 20);
+        memcpy(r->id, "msg_01", 6);
+        mock_wire_id(seed, seq * 4 + 1, true, r->id + 6, 22);
         return;
     }
-    mock_wire_id(s->cfg.seed, seq * 4, false, x, 32);
-    snprintf(r->request_id, sizeof r->request_id, "req_%s", x);
-    mock_wire_id(s->cfg.seed, seq * 4 + 1, true, x, 29);
-    snprintf(r->id, sizeof r->id, "%s%s", prefix, x);
+    memcpy(r->request_id, "req_", 4);
+    mock_wire_id(seed, seq * 4, false, r->request_id + 4, 32);
+    size_t n = strlen(prefix);
+    memcpy(r->id, prefix, n);
+    mock_wire_id(seed, seq * 4 + 1, true, r->id + n, 29);
+}
+
+void mock_new_ids(req *r, mock_dialect d, const mock_api_ops *ops) {
+    mock_server *s = r->s;
+    pthread_mutex_lock(&s->lock);
+    r->id_seq = s->id_seq++;
+    pthread_mutex_unlock(&s->lock);
+    format_ids(r, d, ops);
 }
 
 /* The ids only some answers carry: a tool call's, and a Responses output item's. */
@@ -49,19 +55,22 @@ static void item_ids(req *r) {
     snprintf(r->item_id, sizeof r->item_id, "%s_%s", p->output == MOCK_OUT_TOOL ? "fc" : "msg", x);
 }
 
-/* Logged (every endpoint); an inference request is also counted and numbered. */
+/* Counted, numbered (its ids) and logged (every endpoint), under one lock; an inference request
+ * is also counted as an attempt and numbered among them. */
 static void begin(req *r, const char *method, const char *url, const char *key, uint64_t *attempt,
                   fb_time_us *t_us) {
     mock_server *s = r->s;
-    pthread_mutex_lock(&s->lock);
-    mock_attempt *e = mock_attempts_add(&s->log);
+    const char *rc = mock_header(r->conn, "x-stainless-retry-count");
     fb_time_us now = mock_now_us();
+    pthread_mutex_lock(&s->lock);
+    s->stats.requests++;
+    r->id_seq = s->id_seq++;
+    mock_attempt *e = mock_attempts_add(&s->log);
     e->t_us = mock_timeline_locked(s, r->arrival_us < s->t0_us ? now : r->arrival_us);
     e->real_us = (r->arrival_us > s->t0_us ? r->arrival_us : now) - s->t0_us;
     mock_copy_str(e->method, sizeof e->method, method);
     mock_copy_str(e->path, sizeof e->path, url);
     mock_copy_str(e->key, sizeof e->key, key);
-    const char *rc = mock_header(r->conn, "x-stainless-retry-count");
     if (rc != NULL) e->retry_count = atoi(rc);
     r->has_log = true;
     r->log_seq = e->seq;
@@ -75,6 +84,7 @@ static void begin(req *r, const char *method, const char *url, const char *key, 
     *t_us = mock_timeline_locked(s, now);
     r->rep.created_s = s->wall0_s + *t_us / FB_US_PER_S;
     pthread_mutex_unlock(&s->lock);
+    format_ids(r, r->rep.dialect, r->ep->ops);
 }
 
 /* Azure wants its api-version and a key; Gemini a key. 0, or the status of the refusal. */
@@ -172,27 +182,35 @@ static cJSON *parse_body(const req *r, char *msg, size_t msglen) {
     return root;
 }
 
-/* The model and stream flag to the log. */
-static void log_request(req *r) {
-    mock_server *s = r->s;
-    if (r->rep.model == NULL) r->rep.model = r->store.model;
-    pthread_mutex_lock(&s->lock);
-    mock_attempt *e = mock_attempts_get(&s->log, r->log_seq);
+/* The model and stream flag to the log entry (caller holds the lock). */
+static void log_request_locked(req *r) {
+    mock_attempt *e = mock_attempts_get(&r->s->log, r->log_seq);
     if (e != NULL) {
         mock_copy_str(e->model, sizeof e->model, r->store.model);
         e->stream = r->rep.stream;
     }
-    pthread_mutex_unlock(&s->lock);
 }
 
-/* The body through the API's parser. */
-static bool read_request(req *r, char *msg, size_t msglen) {
+static void log_request(req *r) {
+    pthread_mutex_lock(&r->s->lock);
+    log_request_locked(r);
+    pthread_mutex_unlock(&r->s->lock);
+}
+
+/* The body through the API's parser. *read: it was JSON, so the log gets its model (with the
+ * fault, in decide(), or alone when the parser refused it). */
+static bool read_request(req *r, char *msg, size_t msglen, bool *read) {
     bool get = strcmp(r->ep->method, "GET") == 0;
+    _Alignas(16) char mem[4096];
+    mock_jsonmem jm;
+    mock_jsonmem_begin(&jm, mem, sizeof mem); /* the tree is gone before mem is */
     cJSON *root = get ? NULL : parse_body(r, msg, msglen);
-    if (!get && root == NULL) return false;
-    bool ok = r->ep->ops->parse(root, &r->rep, &r->store, msg, msglen);
+    *read = get || root != NULL;
+    bool ok = *read && r->ep->ops->parse(root, &r->rep, &r->store, msg, msglen);
     cJSON_Delete(root);
-    log_request(r);
+    mock_jsonmem_end();
+    if (!*read) return false;
+    if (r->rep.model == NULL) r->rep.model = r->store.model;
     return ok;
 }
 
@@ -215,10 +233,12 @@ static int decide(req *r, const char *key, uint64_t attempt, fb_time_us t_us, do
     }
     mock_parse_error perr;
     if (spec != NULL && mock_spec_parse(spec, a, &perr) != FB_OK) {
+        log_request(r);
         snprintf(msg, msglen, "%s: '%s': %s (fusebox fault spec)", origin, perr.path, perr.msg);
         return FB_EPARSE;
     }
     if (spec != NULL && s->proxy != NULL && (a->tokens >= 0 || a->refusal)) {
+        log_request(r);
         snprintf(msg, msglen,
                  "%s: '%s': tokens-N and refusal shape the mock's own answer; in proxy mode the "
                  "upstream writes it (fusebox fault spec)",
@@ -228,6 +248,7 @@ static int decide(req *r, const char *key, uint64_t attempt, fb_time_us t_us, do
     uint64_t pair = mock_fnv1a(mock_fnv1a(mock_fnv1a(0xcbf29ce484222325ull, key ? key : ""), "\n"),
                                spec ? spec : "");
     pthread_mutex_lock(&s->lock);
+    log_request_locked(r);
     if (spec == NULL && r->ep->ops->inference)
         mock_timeline_decide(s->faults, s->n_faults, t_us, s->cfg.seed, attempt, a, scale);
     else if (spec != NULL && a->times > 0 && mock_count_locked(s, pair) > a->times)
@@ -301,8 +322,7 @@ static void init_reply(req *r) {
                           .context_window = r->s->cfg.context_window,
                           .api_version = r->api_version,
                           .operation = ep->operation};
-    mock_new_ids(r, d, ep->ops);
-    r->rep.id = r->id;
+    r->rep.id = r->id; /* begin() numbers and writes them */
     r->rep.request_id = r->request_id;
     r->rep.call_id = r->call_id;
     r->rep.item_id = r->item_id;
@@ -315,7 +335,6 @@ static enum MHD_Result proxied(req *r, const char *key, uint64_t attempt, fb_tim
     double scale = 1.0;
     mock_proxy_read(r);
     r->rep.model = r->store.model;
-    log_request(r);
     if (decide(r, key, attempt, t_us, &scale, msg, sizeof msg) != FB_OK)
         return mock_send_error(r, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
     mock_draw_latency(r, attempt, key);
@@ -352,8 +371,12 @@ enum MHD_Result mock_handle_api(req *r, const char *method, const char *url) {
         return mock_send_error(r, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
     }
     if (refused != 0) return mock_send_error(r, refused, MOCK_FLAVOR_ROUTING, NULL, NULL, 0);
-    if (!read_request(r, msg, sizeof msg) ||
-        decide(r, key, attempt, t_us, &scale, msg, sizeof msg) != FB_OK)
+    bool read;
+    if (!read_request(r, msg, sizeof msg, &read)) {
+        if (read) log_request(r);
+        return mock_send_error(r, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
+    }
+    if (decide(r, key, attempt, t_us, &scale, msg, sizeof msg) != FB_OK)
         return mock_send_error(r, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
     item_ids(r);
     set_tokens(r);

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mockserver/wire.h"
+
 void mock_buf_free(mock_buf *b) {
     size_t limit = b->limit;
     free(b->p);
@@ -64,6 +66,14 @@ void mock_buf_printf(mock_buf *b, const char *fmt, ...) {
         return;
     }
     b->len += (size_t)n;
+}
+
+void mock_buf_int(mock_buf *b, int64_t v) {
+    char d[24];
+    size_t n = v < 0 ? 1 : 0;
+    d[0] = '-';
+    n += mock_wire_decimal(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, d + n);
+    mock_buf_append(b, d, n);
 }
 
 bool mock_buf_reserve(mock_buf *b, size_t extra) {

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct mock_buf {
     char *p;
@@ -23,6 +24,8 @@ void mock_buf_free(mock_buf *b);
 void mock_buf_append(mock_buf *b, const char *s, size_t n);
 void mock_buf_puts(mock_buf *b, const char *s);
 void mock_buf_printf(mock_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append v in decimal (as printf's %lld; every body has a few, formatted without stdio). */
+void mock_buf_int(mock_buf *b, int64_t v);
 /* Room for `extra` more bytes now (fewer reallocations); false on oom or past the limit. */
 bool mock_buf_reserve(mock_buf *b, size_t extra);
 /* Append s as a JSON string literal, quotes included. */

@@ -99,6 +99,7 @@ static void slot_done(void *arg) {
 
 void mock_release_slot(req *r, bool client_left) {
     mock_server *s = r->s;
+    if (s->cfg.capacity.concurrency <= 0) return; /* no slots: none was taken */
     pthread_mutex_lock(&s->lock); /* a slot may be given on another connection's thread */
     bool held = r->holds_slot;
     r->holds_slot = false;
@@ -157,19 +158,23 @@ bool mock_apply_limits(req *r, uint64_t attempt, fb_time_us t_us, double scale) 
     if (!served(a)) return true;
     bool limited = c->concurrency > 0 || c->requests_per_min > 0 || c->tokens_per_min > 0;
     bool go = true;
+    if (!limited) { /* nothing shared to look at: a brownout's share alone */
+        if (scale < 1.0 && mock_draw(s->cfg.seed, attempt, 0xB0) >= scale) {
+            a->status = r->rep.dialect == MOCK_ANTHROPIC ? 529 : 503;
+            a->flavor = MOCK_FLAVOR_OVERLOADED;
+        }
+        return true;
+    }
     pthread_mutex_lock(&s->lock);
-    if (limited && scale <= 0) /* a total brownout: nothing fits */
+    if (scale <= 0) /* a total brownout: nothing fits */
         r->rep.limit = (mock_limit_hit){MOCK_LIMIT_CONCURRENCY, c->concurrency, 0, 1, FB_US_PER_S};
-    if (limited && (scale <= 0 || !take_buckets(s, r->billed, scale, t_us, &r->rep.limit))) {
+    if (scale <= 0 || !take_buckets(s, r->billed, scale, t_us, &r->rep.limit)) {
         s->stats.capacity_rejects++;
         a->status = 429;
         a->flavor = MOCK_FLAVOR_RATE_LIMIT;
         mock_copy_str(a->label, sizeof a->label, "capacity");
-    } else if (limited) {
+    } else {
         go = admit_locked(r, scale);
-    } else if (scale < 1.0 && mock_draw(s->cfg.seed, attempt, 0xB0) >= scale) {
-        a->status = r->rep.dialect == MOCK_ANTHROPIC ? 529 : 503;
-        a->flavor = MOCK_FLAVOR_OVERLOADED;
     }
     if (a->status == 429 && c->no_retry_after) a->no_retry_after = true;
     pthread_mutex_unlock(&s->lock);
@@ -189,8 +194,9 @@ static fb_time_us bucket_full_in(fb_bucket *b, fb_time_us now_us) {
 
 rl_view mock_rate_view(mock_server *s, int64_t tokens, const mock_limit_hit *hit) {
     rl_view v = {NOMINAL_RPM, NOMINAL_RPM - 1, NOMINAL_TPM, NOMINAL_TPM - tokens, 6000, 0};
-    pthread_mutex_lock(&s->lock);
-    fb_time_us t = mock_timeline_locked(s, mock_now_us());
+    bool buckets = s->cfg.capacity.requests_per_min > 0 || s->cfg.capacity.tokens_per_min > 0;
+    if (buckets) pthread_mutex_lock(&s->lock);
+    fb_time_us t = buckets ? mock_timeline_locked(s, mock_now_us()) : 0;
     if (s->cfg.capacity.requests_per_min > 0) {
         v.limit_req = s->cfg.capacity.requests_per_min;
         v.remaining_req = fb_bucket_available(&s->rpm, t);
@@ -201,7 +207,7 @@ rl_view mock_rate_view(mock_server *s, int64_t tokens, const mock_limit_hit *hit
         v.remaining_tok = fb_bucket_available(&s->tpm, t);
         v.reset_tok_us = bucket_full_in(&s->tpm, t);
     }
-    pthread_mutex_unlock(&s->lock);
+    if (buckets) pthread_mutex_unlock(&s->lock);
     if (hit != NULL && hit->kind == MOCK_LIMIT_TOKENS) {
         v.remaining_tok = 0; /* the limit that was hit shows empty, reset when it fits */
         if (v.reset_tok_us < hit->wait_us) v.reset_tok_us = hit->wait_us;

@@ -58,11 +58,13 @@ const char *mock_oa_finish(const mock_reply *r) {
 
 void mock_oa_usage(mock_buf *b, const mock_reply *r) {
     int64_t completion = (r->refusal ? 0 : r->tokens) * (r->n > 0 ? r->n : 1);
-    mock_buf_printf(b,
-                    "\"usage\":{\"prompt_tokens\":%lld,\"completion_tokens\":%lld,"
-                    "\"total_tokens\":%lld}",
-                    (long long)r->prompt_tokens, (long long)completion,
-                    (long long)(r->prompt_tokens + completion));
+    mock_buf_puts(b, "\"usage\":{\"prompt_tokens\":");
+    mock_buf_int(b, r->prompt_tokens);
+    mock_buf_puts(b, ",\"completion_tokens\":");
+    mock_buf_int(b, completion);
+    mock_buf_puts(b, ",\"total_tokens\":");
+    mock_buf_int(b, r->prompt_tokens + completion);
+    mock_buf_puts(b, "}");
 }
 
 /* Azure's content-filter annotations (empty: nothing was filtered). */
@@ -85,14 +87,19 @@ static void tool_call(mock_buf *b, const mock_reply *r, bool whole) {
 }
 
 static void body(mock_buf *b, const mock_reply *r) {
-    mock_buf_printf(b, "{\"id\":\"%s\",\"object\":\"chat.completion\",\"created\":%lld,\"model\":",
-                    r->id, (long long)r->created_s);
+    mock_buf_puts(b, "{\"id\":\"");
+    mock_buf_puts(b, r->id);
+    mock_buf_puts(b, "\",\"object\":\"chat.completion\",\"created\":");
+    mock_buf_int(b, r->created_s);
+    mock_buf_puts(b, ",\"model\":");
     mock_buf_json_string(b, r->model);
     mock_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",");
     azure_prompt_filter(b, r);
     mock_buf_puts(b, "\"choices\":[");
     for (int i = 0; i < (r->n > 0 ? r->n : 1); i++) {
-        mock_buf_printf(b, "%s{\"index\":%d,\"message\":{\"role\":\"assistant\",", i ? "," : "", i);
+        mock_buf_puts(b, i ? ",{\"index\":" : "{\"index\":");
+        mock_buf_int(b, i);
+        mock_buf_puts(b, ",\"message\":{\"role\":\"assistant\",");
         if (r->output == MOCK_OUT_TOOL) {
             mock_buf_puts(b, "\"content\":null,");
             tool_call(b, r, true);
@@ -101,9 +108,9 @@ static void body(mock_buf *b, const mock_reply *r) {
             mock_text_json(b, r);
             mock_buf_puts(b, "\"");
         }
-        mock_buf_printf(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"%s\"%s}",
-                        mock_oa_finish(r),
-                        r->dialect == MOCK_AZURE ? ",\"content_filter_results\":{}" : "");
+        mock_buf_puts(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"");
+        mock_buf_puts(b, mock_oa_finish(r));
+        mock_buf_puts(b, r->dialect == MOCK_AZURE ? "\",\"content_filter_results\":{}}" : "\"}");
     }
     mock_buf_puts(b, "],");
     mock_oa_usage(b, r);
@@ -111,9 +118,13 @@ static void body(mock_buf *b, const mock_reply *r) {
 }
 
 void mock_oa_chunk_head(mock_buf *b, const mock_stream *s, const char *object) {
-    mock_buf_printf(b,
-                    "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":", s->r.id,
-                    object, (long long)s->r.created_s);
+    mock_buf_puts(b, "data: {\"id\":\"");
+    mock_buf_puts(b, s->r.id);
+    mock_buf_puts(b, "\",\"object\":\"");
+    mock_buf_puts(b, object);
+    mock_buf_puts(b, "\",\"created\":");
+    mock_buf_int(b, s->r.created_s);
+    mock_buf_puts(b, ",\"model\":");
     mock_buf_json_string(b, s->r.model);
     mock_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",\"choices\":[");
 }
@@ -148,7 +159,9 @@ static bool pre(mock_stream *s, mock_buf *b) {
 static void piece(mock_stream *s, mock_buf *b) {
     for (int i = 0; i < s->r.n; i++) {
         mock_oa_chunk_head(b, s, "chat.completion.chunk");
-        mock_buf_printf(b, "{\"index\":%d,\"delta\":{", i);
+        mock_buf_puts(b, "{\"index\":");
+        mock_buf_int(b, i);
+        mock_buf_puts(b, ",\"delta\":{");
         mock_buf_puts(b, s->r.output == MOCK_OUT_TOOL
                              ? "\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\""
                              : "\"content\":\"");

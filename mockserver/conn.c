@@ -116,7 +116,7 @@ ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max) {
 /* A new request: its context; an over-long URI or Content-Length is answered at once. */
 static enum MHD_Result first_call(mock_server *s, struct MHD_Connection *conn, const char *url,
                                   const char *method, void **req_cls) {
-    req *r = calloc(1, sizeof *r);
+    req *r = mock_req_new(s);
     if (r == NULL) return MHD_NO;
     r->s = s;
     r->conn = conn;
@@ -222,19 +222,14 @@ void mock_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     if (r == NULL) return;
     *req_cls = NULL;
     mock_unqueue(r);
-    mock_log_end(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
-    mock_proxy_done(r);
+    mock_request_end(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
     /* A cut stream ended at the provider too; any other early end is the client's. */
     mock_release_slot(r, toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !r->st.cut);
-    pthread_mutex_lock(&s->lock);
-    if (r->attempt) s->stats.in_flight--;
-    if (r->suspended) s->stats.suspended--;
-    pthread_mutex_unlock(&s->lock);
     mock_memory_give(s, r->memory_held);
     mock_watch_request_done(s->watch, conn);
     if (r->pending != NULL) MHD_destroy_response(r->pending);
     mock_buf_free(&r->body);
     mock_buf_free(&r->out);
     mock_buf_free(&r->store.json);
-    free(r);
+    mock_req_free(s, r);
 }

@@ -53,7 +53,13 @@ void mock_text_json(mock_buf *b, const mock_reply *r) {
         mock_buf_json_escape(b, r->json, boundary(r, (size_t)tokens * MOCK_JSON_PIECE));
         return;
     }
-    for (int64_t k = 0; k < tokens; k++) mock_piece_json(b, r, k);
+    /* The filler's words need no escaping: appended as they are. */
+    for (int64_t k = 0; k < tokens; k++) {
+        bool sp;
+        const char *w = mock_wire_word(k, &sp);
+        if (sp) mock_buf_append(b, " ", 1);
+        mock_buf_puts(b, w);
+    }
 }
 
 int64_t mock_json_tokens(size_t len) {

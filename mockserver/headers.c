@@ -15,15 +15,12 @@
 
 /* A header with a decimal value (formatted by hand: every answer sends several). */
 static void add_num(struct MHD_Response *resp, const char *name, int64_t v) {
-    char buf[24], *p = buf + sizeof buf;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    *--p = '\0';
-    do {
-        *--p = (char)('0' + u % 10);
-        u /= 10;
-    } while (u > 0);
-    if (v < 0) *--p = '-';
-    MHD_add_response_header(resp, name, p);
+    char buf[24];
+    size_t n = v < 0 ? 1 : 0;
+    buf[0] = '-';
+    n += mock_wire_decimal(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, buf + n);
+    buf[n] = '\0';
+    MHD_add_response_header(resp, name, buf);
 }
 
 static void add_go(struct MHD_Response *resp, const char *name, fb_time_us d_us) {
@@ -99,19 +96,26 @@ void mock_add_common(req *r, struct MHD_Response *resp, const char *ctype, int64
         openai_headers(r, resp, &v, processing_us);
 }
 
+/* A number as "%.15g" writes it; whole numbers (the usual Retry-After) by hand. */
+static void add_g(struct MHD_Response *resp, const char *name, double v) {
+    if (v >= 0 && v < 1e15 && v == floor(v)) {
+        add_num(resp, name, (int64_t)v);
+        return;
+    }
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.15g", v);
+    MHD_add_response_header(resp, name, buf);
+}
+
 void mock_add_fault_headers(struct MHD_Response *resp, const mock_action *a) {
     char buf[64];
     if (a->ra_kind == MOCK_RA_SECONDS) {
-        snprintf(buf, sizeof buf, "%.15g", a->retry_after_s);
-        MHD_add_response_header(resp, "retry-after", buf);
+        add_g(resp, "retry-after", a->retry_after_s);
     } else if (a->ra_kind == MOCK_RA_DATE) {
         mock_wire_http_date(mock_wall_now_s() + (int64_t)ceil(a->retry_after_s), buf, sizeof buf);
         MHD_add_response_header(resp, "retry-after", buf);
     }
-    if (a->retry_after_ms >= 0) {
-        snprintf(buf, sizeof buf, "%.15g", a->retry_after_ms);
-        MHD_add_response_header(resp, "retry-after-ms", buf);
-    }
+    if (a->retry_after_ms >= 0) add_g(resp, "retry-after-ms", a->retry_after_ms);
     if (a->should_retry >= 0)
         MHD_add_response_header(resp, "x-should-retry", a->should_retry ? "true" : "false");
 }

@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "mockserver/api.h"
 
@@ -19,7 +20,10 @@ bool mock_parse_model(const cJSON *root, mock_reply *r, mock_store *st, const ch
     bool named = cJSON_IsString(model) && model->valuestring[0] != '\0';
     if (st->model[0] == '\0') { /* not named by the path (an Azure deployment) */
         if (!named) return mock_bad(msg, msglen, "%s", missing);
-        snprintf(st->model, sizeof st->model, "%s", model->valuestring);
+        size_t n = strlen(model->valuestring); /* cut to the room there is, as snprintf */
+        if (n >= sizeof st->model) n = sizeof st->model - 1;
+        memcpy(st->model, model->valuestring, n);
+        st->model[n] = '\0';
     }
     r->model = st->model;
     return true;

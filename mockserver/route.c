@@ -151,19 +151,21 @@ enum MHD_Result mock_dispatch(req *r, const char *url, const char *method) {
     bool control = strncmp(url, "/__fusebox/", 11) == 0;
     r->method = method;
     r->url = url;
+    const endpoint *path_match = NULL;
+    const endpoint *ep =
+        r->too_large ? NULL : find(url, method, r->store.model, sizeof r->store.model, &path_match);
+    if (ep == NULL && !r->too_large && !control && s->proxy != NULL)
+        ep = &passthrough[dialect_of(r->conn, url)];
+    if (ep != NULL) {
+        r->ep = ep; /* an endpoint's request is counted with its log entry (attempt.c) */
+        return ep->id == RT_API ? mock_handle_api(r, method, url) : mock_handle_control(r, ep->id);
+    }
     if (!control) {
         pthread_mutex_lock(&s->lock);
         s->stats.requests++;
         pthread_mutex_unlock(&s->lock);
     }
     if (r->too_large) return mock_routing_error(r, url, method, 413, NULL);
-    const endpoint *path_match;
-    const endpoint *ep = find(url, method, r->store.model, sizeof r->store.model, &path_match);
-    if (ep == NULL && !control && s->proxy != NULL) ep = &passthrough[dialect_of(r->conn, url)];
-    if (ep != NULL) {
-        r->ep = ep;
-        return ep->id == RT_API ? mock_handle_api(r, method, url) : mock_handle_control(r, ep->id);
-    }
     if (path_match != NULL) {
         if (control) return mock_send_control_error(r, 405, NULL, "method not allowed");
         return mock_routing_error(r, url, method, 405, path_match->method);

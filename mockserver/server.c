@@ -98,6 +98,23 @@ int64_t mock_count_locked(mock_server *s, uint64_t hash) {
     return ++s->times[i].count;
 }
 
+req *mock_req_new(mock_server *s) {
+    pthread_mutex_lock(&s->spare_lock);
+    req *r = s->n_spare > 0 ? s->spare[--s->n_spare] : NULL;
+    pthread_mutex_unlock(&s->spare_lock);
+    if (r == NULL) return calloc(1, sizeof *r);
+    memset(r, 0, sizeof *r);
+    return r;
+}
+
+void mock_req_free(mock_server *s, req *r) {
+    pthread_mutex_lock(&s->spare_lock);
+    bool kept = s->n_spare < REQ_SPARE;
+    if (kept) s->spare[s->n_spare++] = r;
+    pthread_mutex_unlock(&s->spare_lock);
+    if (!kept) free(r);
+}
+
 bool mock_memory_take(mock_server *s, size_t n) {
     size_t now = __atomic_add_fetch(&s->memory_used, n, __ATOMIC_RELAXED);
     if (now <= s->cfg.max_memory_bytes) return true;
@@ -284,6 +301,8 @@ static void free_parts(mock_server *s) {
     mock_sched_destroy(s->sched);
     free(s->times);
     mock_attempts_free(&s->log);
+    for (size_t i = 0; i < s->n_spare; i++) free(s->spare[i]);
+    pthread_mutex_destroy(&s->spare_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -295,9 +314,11 @@ int mock_server_create(const mock_config *cfg, mock_server **out, char *err, siz
     if (s == NULL) return FB_ENOMEM;
     configure(s, cfg);
     pthread_mutex_init(&s->lock, NULL);
+    pthread_mutex_init(&s->spare_lock, NULL);
     restart_clock_locked(s);
     if (start_parts(s) != FB_OK) {
         snprintf(err, errlen, "out of memory");
+        pthread_mutex_destroy(&s->spare_lock);
         pthread_mutex_destroy(&s->lock);
         free(s);
         return FB_ENOMEM;

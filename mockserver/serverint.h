@@ -43,6 +43,7 @@
  */
 #define URL_MAX 8192
 #define TIMES_CAP 4096
+#define REQ_SPARE 64
 
 /* Nominal rate-limit figures reported when no capacity is configured. */
 #define NOMINAL_RPM 10000
@@ -82,6 +83,12 @@ struct mock_server {
     fb_bucket rpm, tpm;
     req *queue_head, *queue_tail; /* attempts waiting for a slot */
     size_t memory_used;           /* bytes of bodies held (max_memory_bytes) */
+
+    /* Finished requests kept for the next ones (a request is 1.7 KiB: past malloc's small-size
+     * caches, every allocation would sort its free lists); own lock, held for a push or pop. */
+    pthread_mutex_t spare_lock;
+    req *spare[REQ_SPARE];
+    size_t n_spare;
 };
 
 typedef enum phase {
@@ -126,6 +133,12 @@ struct req {
     bool attempt;    /* an inference request: counted in in_flight */
     bool holds_slot; /* counted in busy */
     bool has_log;
+    bool cork; /* corked when queued: everything goes at once, then the cut's FIN */
+    /* decided before the answer goes, logged with its status (one lock): a fault to count,
+     * the latency, the retry hints */
+    bool pend_fault, pend_latency, pend_hints;
+    fb_time_us pend_latency_us, pend_ra_us;
+    int pend_should_retry;
     uint64_t log_seq;
     uint64_t id_seq;       /* its ids derive from it */
     fb_time_us arrival_us; /* real monotonic */
@@ -173,6 +186,9 @@ bool mock_stopping(mock_server *s);
 /* Bump and return the counter of a hash (times-N, latency draws per key). Caller holds the lock. */
 int64_t mock_count_locked(mock_server *s, uint64_t hash);
 uint64_t mock_fnv1a(uint64_t h, const char *s);
+/* A zeroed request context, and its return when the request ends. */
+req *mock_req_new(mock_server *s);
+void mock_req_free(mock_server *s, req *r);
 /* Reserve n bytes of the memory budget (false: over max_memory_bytes); give them back. */
 bool mock_memory_take(mock_server *s, size_t n);
 void mock_memory_give(mock_server *s, size_t n);
@@ -246,8 +262,9 @@ enum MHD_Result mock_answer(req *r);
 /* A prepared answer now, or suspended until due (0: now). */
 enum MHD_Result mock_send_at(req *r, unsigned status, struct MHD_Response *resp, fb_time_us due);
 /* The request ended (completed: libmicrohttpd sent all of it): a 200's content pieces and
- * whether it ended short, into the log. */
-void mock_log_end(req *r, bool completed);
+ * whether it ended short into the log, its upstream transfer let go (proxy mode), the gauges
+ * (in flight, suspended) down. */
+void mock_request_end(req *r, bool completed);
 
 /* ---- proxy.c ---- */
 extern const mock_api_ops mock_api_passthrough; /* a path the mock does not know, forwarded */

@@ -242,7 +242,7 @@ static void json_value(gen *g, const cJSON *v) {
         return;
     }
     mock_buf_puts(g->out, text);
-    free(text);
+    cJSON_free(text);
 }
 
 static bool value(gen *g, const cJSON *s, int depth) {

@@ -9,11 +9,38 @@
 
 /* ---- header values ------------------------------------------------------------------------- */
 
+size_t mock_wire_decimal(uint64_t v, char out[20]) {
+    char d[20], *p = d + sizeof d;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    size_t n = (size_t)(d + sizeof d - p);
+    memcpy(out, p, n);
+    return n;
+}
+
+/* n in decimal then the unit, when it fits (the common resets: "0s", "6ms", "12s"). */
+static bool whole_unit(int64_t n, const char *unit, char *out, size_t len) {
+    char d[20];
+    size_t nd = mock_wire_decimal((uint64_t)n, d), nu = strlen(unit);
+    if (nd + nu + 1 > len) return false;
+    memcpy(out, d, nd);
+    memcpy(out + nd, unit, nu + 1);
+    return true;
+}
+
 void mock_wire_go_duration(fb_time_us d_us, char *out, size_t len) {
     if (d_us <= 0) {
         snprintf(out, len, "0s");
         return;
     }
+    /* Every answer carries two of these: whole milliseconds and whole seconds under a minute
+     * without stdio, the same text as below. */
+    if (d_us < FB_US_PER_S && d_us % 1000 == 0 && whole_unit(d_us / 1000, "ms", out, len)) return;
+    if (d_us < FB_US_PER_MIN && d_us % FB_US_PER_S == 0 &&
+        whole_unit(d_us / FB_US_PER_S, "s", out, len))
+        return;
     if (d_us < FB_US_PER_S) {
         /* Sub-second: milliseconds, fractional when needed ("12ms", "1.5ms"). */
         if (d_us % 1000 == 0)
@@ -65,9 +92,10 @@ void mock_wire_http_date(int64_t epoch_s, char *out, size_t len) {
              months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
 }
 
-void mock_wire_id(uint64_t seed, uint64_t seq, bool base62, char *out, size_t nchars) {
+/* Inlined with a constant radix, the division per character is a multiply. */
+static inline __attribute__((always_inline)) void id_chars(uint64_t seed, uint64_t seq, char *out,
+                                                           size_t nchars, uint64_t radix) {
     static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    const uint64_t radix = base62 ? 62 : 16;
     uint64_t x = 0;
     for (size_t i = 0; i < nchars; i++) {
         if (i % 8 == 0) x = (uint64_t)(mock_draw(seed, seq, i) * 0x1.0p53);
@@ -75,6 +103,13 @@ void mock_wire_id(uint64_t seed, uint64_t seq, bool base62, char *out, size_t nc
         x /= radix;
     }
     out[nchars] = '\0';
+}
+
+void mock_wire_id(uint64_t seed, uint64_t seq, bool base62, char *out, size_t nchars) {
+    if (base62)
+        id_chars(seed, seq, out, nchars, 62);
+    else
+        id_chars(seed, seq, out, nchars, 16);
 }
 
 void mock_wire_uuid(uint64_t seed, uint64_t seq, char out[37]) {

@@ -11,6 +11,8 @@
 
 #include "core/fb.h"
 
+/* v in decimal into out (no NUL); its length. Without stdio: every answer has several. */
+size_t mock_wire_decimal(uint64_t v, char out[20]);
 /* Go duration string ("0s", "12ms", "1.5s", "6m0s", "1h2m3s") for x-ratelimit-reset-*. */
 void mock_wire_go_duration(fb_time_us d_us, char *out, size_t len);
 /* RFC 3339 UTC "2025-08-21T12:40:59Z" for anthropic-ratelimit-*-reset. */
