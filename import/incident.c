@@ -189,6 +189,13 @@ static void describe_reading(imp_incident *inc) {
 
 static void describe_unknowns(imp_incident *inc) {
     imp_text *t = &inc->notes;
+    for (uint32_t p = 0; p < inc->log->nprov; p++)
+        if (inc->prov[p].slow_capped)
+            imp_text_add(t,
+                         " %s: %u slow periods were more than %dx slower than the rest: written "
+                         "as %dx, the scenario format's limit.",
+                         inc->log->prov[p].name, inc->prov[p].slow_capped, IMP_SLOW_FACTOR_MAX,
+                         IMP_SLOW_FACTOR_MAX);
     bool prices = false, windows = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
         prices |= inc->log->prov[p].price_in >= 0;

@@ -29,8 +29,9 @@
 #include "sim/fault.h"
 #include "sim/scenario.h"
 
-#define IMP_KINDS_MAX 8 /* distinct error kinds per provider */
-#define IMP_SLOW_MAX 8  /* slow periods per provider */
+#define IMP_KINDS_MAX 8          /* distinct error kinds per provider */
+#define IMP_SLOW_MAX 8           /* slow periods per provider */
+#define IMP_SLOW_FACTOR_MAX 1000 /* a slow fault's factor: the scenario format's limit */
 #define IMP_CHECKS_MAX 40
 #define IMP_RAMP_MAX SIM_SCHEDULE_MAX
 #define IMP_TEXT_MAX 60000 /* bytes of description and evidence */
@@ -71,8 +72,8 @@ typedef struct imp_pfit {
     imp_fault faults[SIM_FAULTS_MAX]; /* answering faults (outage, rate_limit, hang, reset) */
     uint32_t nfaults;
     imp_fault slow[IMP_SLOW_MAX]; /* slow periods */
-    uint32_t nslow;
-    imp_dist ttft, error; /* microseconds */
+    uint32_t nslow, slow_capped;  /* slow_capped: factors cut to IMP_SLOW_FACTOR_MAX */
+    imp_dist ttft, error;         /* microseconds */
     fb_time_us per_token_us;
     bool ttft_measured; /* from recorded first-token times, not a regression */
     uint32_t successes;

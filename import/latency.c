@@ -157,6 +157,13 @@ static double mark_slow(const imp_pfit *pf, const answer *a, size_t n, size_t nw
     return base;
 }
 
+/* A slow fault's factor to two decimals, within the format's limit (a cut is counted). */
+static double slow_factor(imp_pfit *pf, double factor) {
+    if (factor <= IMP_SLOW_FACTOR_MAX) return round(factor * 100) / 100;
+    pf->slow_capped++;
+    return IMP_SLOW_FACTOR_MAX;
+}
+
 /* Runs of slow windows into slow faults, the factor against the other windows' quartile
    (base; a slowdown moves every quantile by it). */
 static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
@@ -179,7 +186,7 @@ static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t
                                                 .at_us = at,
                                                 .for_us = (fb_time_us)(end - w) * pf->window_us,
                                                 .fraction = 1,
-                                                .factor = round(factor * 100) / 100,
+                                                .factor = slow_factor(pf, factor),
                                                 .retry_after_us = FB_TIME_NONE,
                                                 .hits = (uint32_t)k,
                                                 .attempts = (uint32_t)k};
@@ -269,7 +276,7 @@ static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_
                             .at_us = at,
                             .for_us = (fb_time_us)(m[j].w1 - m[j].w0) * pf->window_us,
                             .fraction = round((double)m[j].nlong / (double)m[j].k * 1e4) / 1e4,
-                            .factor = round(factor * 100) / 100,
+                            .factor = slow_factor(pf, factor),
                             .retry_after_us = FB_TIME_NONE,
                             .hits = (uint32_t)m[j].nlong,
                             .attempts = (uint32_t)m[j].k};
