@@ -3,8 +3,11 @@
 # built with clang -fsanitize=fuzzer,address,undefined from the sources of core/, sim/ and
 # import/ into out/fuzz-import/ (rebuilt when a source changes), then run from the seeds in
 # tests/fuzz/corpus/import/ for FUZZ_RUNS inputs (default 30000) or FUZZ_SECONDS (default
-# 60), whichever comes first. A crash, a leak, undefined behaviour or a scenario the loader
-# rejects fails the suite; libFuzzer's report and the input are kept in out/e2e-fuzz_import/.
+# 60), whichever comes first, with libFuzzer's seed FUZZ_SEED (default 1: the same inputs
+# every run, so CI does not fail on a new find; FUZZ_SEED=0 explores, e.g. with
+# FUZZ_SECONDS=600 FUZZ_RUNS=100000000). A crash, a leak, undefined behaviour or a scenario
+# the loader rejects fails the suite; libFuzzer's report and the input are kept in
+# out/e2e-fuzz_import/.
 . tests/tap.sh
 T=$E2E_TMP
 OUTD=$ROOT/out/fuzz-import
@@ -50,8 +53,8 @@ fi
 mkdir -p "$T/corpus"
 cp tests/fuzz/corpus/import/* "$T/corpus/"
 (cd "$L" && ASAN_OPTIONS=detect_leaks=1 "$BIN" "$T/corpus" -runs="${FUZZ_RUNS:-30000}" \
-    -max_total_time="${FUZZ_SECONDS:-60}" -max_len=16384 -timeout=10 -rss_limit_mb=1024 \
-    -print_final_stats=1) >"$L/fuzz.log" 2>&1
+    -seed="${FUZZ_SEED:-1}" -max_total_time="${FUZZ_SECONDS:-60}" -max_len=16384 -timeout=10 \
+    -rss_limit_mb=1024 -print_final_stats=1) >"$L/fuzz.log" 2>&1
 r=$?
 [ $r -ne 0 ] && tail -n 30 "$L/fuzz.log" | sed 's/^/# /'
 ok $r "libFuzzer finds no crash, leak or undefined behaviour in the readers and the fitting"
