@@ -192,9 +192,10 @@ static void describe_unknowns(imp_incident *inc) {
     for (uint32_t p = 0; p < inc->log->nprov; p++)
         if (inc->prov[p].slow_capped)
             imp_text_add(t,
-                         " %s: %u slow periods were more than %dx slower than the rest: written "
+                         " %s: %u slow period%s more than %dx slower than the rest: written "
                          "as %dx, the scenario format's limit.",
-                         inc->log->prov[p].name, inc->prov[p].slow_capped, IMP_SLOW_FACTOR_MAX,
+                         inc->log->prov[p].name, inc->prov[p].slow_capped,
+                         inc->prov[p].slow_capped == 1 ? " was" : "s were", IMP_SLOW_FACTOR_MAX,
                          IMP_SLOW_FACTOR_MAX);
     bool prices = false, windows = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
