@@ -34,6 +34,17 @@ PY
 ok $? "events.jsonl is one JSON object per line"
 contains "$OUT" "tuned.success_rate >= 0.99" "run prints the expectations"
 contains "$OUT" "report.html" "run points at report.html"
+# the README's excerpt of that run is what the run prints (a changed output makes it stale)
+FLAGSHIP_OUT=$OUT
+sed -n '/^    retry-storm: 1h 00m simulated/,/^    \.\.\.$/p' README.md | sed '$d' | sed 's/^    //' \
+    >"$T/readme-excerpt.txt"
+missing=$(while IFS= read -r line; do
+    printf '%s\n' "$FLAGSHIP_OUT" | grep -qxF -- "$line" || echo "# not in the run's output: $line"
+done <"$T/readme-excerpt.txt")
+[ -s "$T/readme-excerpt.txt" ] && [ -z "$missing" ]
+r=$?
+[ -n "$missing" ] && echo "$missing"
+ok $r "README's excerpt of the flagship run is in its output ($(wc -l <"$T/readme-excerpt.txt") lines)"
 
 # every library scenario runs with its charts (the columns of the features it uses come last)
 for s in scenarios/*.json; do
