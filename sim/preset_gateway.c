@@ -1112,7 +1112,8 @@ static const char *const envoy_rules[] = {
     "per_try_timeout with 5xx or gateway-error (retry_state_impl.cc wouldRetryFromHeaders, "
     "wouldRetryFromReset)",
     "retry n waits a whole number of ms uniform in [0, min(B * 2^(n-1), max_interval)) "
-    "(JitteredExponentialBackOffStrategy: random() % interval), B = base_interval (25 ms), "
+    "(JitteredExponentialBackOffStrategy: a uniform 64-bit draw % interval), B = base_interval (25 "
+    "ms), "
     "max_interval 10 B by default",
     "timeout (15 s) bounds the whole request from its start, back-offs included; "
     "per_try_timeout each attempt; Retry-After is not read",
@@ -1218,7 +1219,7 @@ static int envoy_retry(const sim_preset *p, const sim_param_value *v, sim_layer 
         snprintf(msg, msglen, "retry_back_off.max_interval must be >= base_interval");
         return FB_EINVAL;
     }
-    r->jitter = FB_JITTER_FULL; /* random() % interval: whole ms in [0, interval) */
+    r->jitter = FB_JITTER_FULL; /* a uniform draw % interval: whole ms in [0, interval) */
     r->resolution_us = FB_US_PER_MS;
     r->retry_after = FB_RETRY_AFTER_IGNORE;
     r->attempt_timeout_us = per_try ? per_try->us : 0;

@@ -697,10 +697,11 @@ static const char *const cockatiel_rules[] = {
     "handleAll: every error answer is retried and is a breaker failure, and a call the breaker "
     "rejects (BrokenCircuitError) is retried too",
     "ConstantBackoff(interval) waits interval ms (retry's default: 0); ExponentialBackoff's "
-    "decorrelatedJitterGenerator: t = attempt + random(), next = exponent^t * tanh(sqrt(4 t)), "
+    "decorrelatedJitterGenerator: t = attempt + U (U uniform in [0, 1), Math.random), "
+    "next = exponent^t * tanh(sqrt(4 t)), "
     "delay min(max(0, next - prev) / 1.4 * initialDelay, maxDelay); noJitterGenerator "
-    "min(maxDelay, initialDelay * 2^attempt); fullJitterGenerator floor(random() * that); "
-    "halfJitterGenerator floor((that + random() * that) / 2)",
+    "min(maxDelay, initialDelay * 2^attempt); fullJitterGenerator floor(U * that); "
+    "halfJitterGenerator floor((that + U * that) / 2)",
     "ConsecutiveBreaker(n): open on the n-th failure in a row (++state >= threshold)",
     "halfOpenAfter: half-open at the first call with Date.now() - openedAt >= halfOpenAfter; "
     "one trial call (halfOpenSampling {calls: 1, threshold: 0}); its success closes, its "

@@ -53,7 +53,8 @@ static const char *const openai_python_rules[] = {
     "max_retries retries after the first call: the default 2 makes 3 calls",
     "retried: x-should-retry: true, 408, 409, 429, every status >= 500, connection errors and "
     "timeouts; not retried: x-should-retry: false and every other status",
-    "the wait before retry k + 1 (k = 0, 1, ...) is min(0.5 * 2^k, 8) * (1 - 0.25 * random()) s",
+    "the wait before retry k + 1 (k = 0, 1, ...) is min(0.5 * 2^k, 8) * (1 - 0.25 * U) s, U "
+    "uniform in [0, 1)",
     "retry-after-ms, else retry-after (seconds or an HTTP-date) is waited as is when it is more "
     "than 0 and at most 120 s; above 120 s the response is not retried, even with x-should-retry: "
     "true (MAX_RETRY_AFTER_DELAY, since 2.52.0: PR #3555; 60 s and the backoff before); 0, "
@@ -182,7 +183,8 @@ static const sim_param anthropic_python_params[] = {
 static const char *const anthropic_python_rules[] = {
     "max_retries retries after the first call: the default 2 makes 3 calls",
     stainless_retried,
-    "the wait before retry k + 1 (k = 0, 1, ...) is min(0.5 * 2^k, 8) * (1 - 0.25 * random()) s",
+    "the wait before retry k + 1 (k = 0, 1, ...) is min(0.5 * 2^k, 8) * (1 - 0.25 * U) s, U "
+    "uniform in [0, 1)",
     "retry-after-ms, else retry-after (seconds or an HTTP-date) is waited as is when it is more "
     "than 0 and at most 60 s; above 60 s, 0, negative or none: the backoff",
     "timeout bounds each attempt; the request has no overall deadline",
