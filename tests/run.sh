@@ -7,7 +7,7 @@
 # / "not ok N - name" and a "1..N" plan); a test with a "# SKIP" directive is
 # counted as skipped, whether cmocka prints it as "ok" or (1.1.x) "not ok". A
 # suite that crashes or stops short of its plan has the missing tests counted
-# as failed. The last line is "N passed, N failed, N skipped".
+# as failed. Each suite's line ends with its wall time in seconds. The last line is "N passed, N failed, N skipped".
 set -u
 BUILD=${1:?usage: tests/run.sh BUILD_DIR [SUITE...]}
 shift
@@ -59,8 +59,8 @@ count() {
     passed=$((passed + ok))
     failed=$((failed + bad + missing))
     skipped=$((skipped + skip))
-    printf '%-28s %4d passed, %d failed, %d skipped%s\n' "$name" "$ok" $((bad + missing)) \
-        "$skip" "$([ "$missing" -gt 0 ] && echo " (exit $rc, $missing missing)")"
+    printf '%-28s %4d passed, %d failed, %d skipped  %ds%s\n' "$name" "$ok" $((bad + missing)) \
+        "$skip" $(($(date +%s) - t0)) "$([ "$missing" -gt 0 ] && echo " (exit $rc, $missing missing)")"
     if [ $((bad + missing)) -gt 0 ]; then
         failures="$failures
 $(grep '^not ok ' "$log" | grep -viE "$SKIP_RE" | sed "s|^|  $name: |")"
@@ -74,6 +74,7 @@ for bin in "$BUILD"/tests/test_*; do
     name=$(basename "$bin")
     want unit "$@" || want "$name" "$@" || continue
     log="$LOGDIR/$name.tap"
+    t0=$(date +%s)
     CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$log" 2>&1
     count "unit/$name" "$log" $?
 done
@@ -83,6 +84,7 @@ for script in tests/e2e/*.sh; do
     name=$(basename "$script" .sh)
     want e2e "$@" || want "$name" "$@" || continue
     log="$LOGDIR/$name.tap"
+    t0=$(date +%s)
     sh "$script" >"$log" 2>&1
     count "e2e/$name" "$log" $?
 done
