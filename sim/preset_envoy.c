@@ -1,0 +1,306 @@
+/*
+ * preset_envoy.c - Envoy: the route's retry policy (retry_on, num_retries,
+ * the jittered exponential back-off, the route timeout) and its cluster's
+ * retry circuit breaker and outlier detection. The rules were read from the
+ * files cited, at the commits named (docs/presets.md).
+ */
+#include "sim/presetint.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "sim/loadint.h"
+
+enum {
+    ON_5XX,
+    ON_GATEWAY,
+    ON_RESET,
+    ON_CONNECT,
+    ON_RATELIMITED,
+    ON_4XX,
+    ON_REFUSED,
+    ON_CODES,
+    ON_HEADERS,
+    ON_H3,
+    ON_N
+};
+
+static const char *const envoy_retry_on[] = {"5xx",
+                                             "gateway-error",
+                                             "reset",
+                                             "connect-failure",
+                                             "envoy-ratelimited",
+                                             "retriable-4xx",
+                                             "refused-stream",
+                                             "retriable-status-codes",
+                                             "retriable-headers",
+                                             "http3-post-connect-failure",
+                                             NULL};
+static const char *const envoy_lb[] = {"ROUND_ROBIN", "RANDOM", "LEAST_REQUEST",
+                                       "RING_HASH",   "MAGLEV", NULL};
+
+static const sim_param envoy_params[] = {
+    {"retry_on", SIM_PK_CSV, 0, 0, "none (no retries)",
+     "the retry conditions (RetryPolicy.retry_on, comma-separated)", envoy_retry_on},
+    {"num_retries", SIM_PK_COUNT, 0, 1000, "1", "retries after the first attempt", NULL},
+    {"per_try_timeout", SIM_PK_PROTO_DURATION, 0.001, 1e6, "none (the route timeout)",
+     "each attempt's timeout", NULL},
+    {"timeout", SIM_PK_PROTO_DURATION, 0, 1e6, "15s",
+     "the route timeout: the whole request, retries and back-off included; 0s: none", NULL},
+    {"retry_back_off", SIM_PK_OBJECT, 0, 0, "{base_interval: 0.025s}", "the back-off", NULL},
+    {"retry_back_off.base_interval", SIM_PK_PROTO_DURATION, 0.001, 1e6, "0.025s",
+     "B: retry n waits U[0, B * 2^(n-1)) ms", NULL},
+    {"retry_back_off.max_interval", SIM_PK_PROTO_DURATION, 0.001, 1e6, "10 * base_interval",
+     "the cap of the interval", NULL},
+    {"retriable_status_codes", SIM_PK_STATUSES, 0, 0, "none", "retried with retriable-status-codes",
+     NULL},
+    {"max_retries", SIM_PK_COUNT, 0, 1000000, "3",
+     "circuit_breakers.thresholds[].max_retries: retries in progress at once per instance, "
+     "when there is no retry_budget",
+     NULL},
+    {"retry_budget", SIM_PK_OBJECT, 0, 0, "none",
+     "circuit_breakers.thresholds[].retry_budget: replaces max_retries", NULL},
+    {"retry_budget.budget_percent", SIM_PK_PROTO_PERCENT, 0, 100, "20",
+     "retries in progress may be this % of the requests in progress", NULL},
+    {"retry_budget.min_retry_concurrency", SIM_PK_COUNT, 1, 1000000, "3",
+     "... but always at least this many", NULL},
+    {"outlier_detection", SIM_PK_OBJECT, 0, 0, "none (no ejection)",
+     "the cluster's outlier detection (consecutive 5xx)", NULL},
+    {"outlier_detection.consecutive_5xx", SIM_PK_COUNT, 1, 1000000, "5",
+     "5xx (and local errors) in a row that eject a host", NULL},
+    {"outlier_detection.interval", SIM_PK_PROTO_DURATION, 0.001, 1e6, "10s",
+     "the sweep period: hosts come back, and the multiplier decays, at sweeps", NULL},
+    {"outlier_detection.base_ejection_time", SIM_PK_PROTO_DURATION, 0.001, 1e6, "30s",
+     "ejection time = base * multiplier", NULL},
+    {"outlier_detection.max_ejection_time", SIM_PK_PROTO_DURATION, 0.001, 1e7,
+     "max(300s, base_ejection_time)", "the ejection time's cap", NULL},
+    {"outlier_detection.max_ejection_percent", SIM_PK_COUNT, 0, 100, "10",
+     "hosts ejected at once stay under this % of the cluster's", NULL},
+    {"outlier_detection.enforcing_consecutive_5xx", SIM_PK_COUNT, 0, 100, "100",
+     "% of detections enforced (0 and 100 modelled)", NULL},
+    {"lb_policy", SIM_PK_WORD, 0, 0, "ROUND_ROBIN", "how each attempt picks a host", envoy_lb},
+    {"hosts", SIM_PK_WORDS, 0, 0, "every LLM provider", "the cluster's hosts: scenario providers",
+     NULL},
+    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+};
+
+static const char *const envoy_rules[] = {
+    "the cluster's hosts are the scenario's providers (hosts): every attempt, retries too, is "
+    "sent to the host the load balancer picks among those not ejected: ROUND_ROBIN rotates per "
+    "instance (pod), RANDOM draws; a retry may land on the same host",
+    "no retry_on, no retries; else up to num_retries retries of: 5xx any 5xx; gateway-error 502, "
+    "503, 504; reset, 5xx and gateway-error a reset or refused connection; connect-failure a "
+    "refused connection; retriable-4xx 409; retriable-status-codes the listed statuses; a "
+    "per_try_timeout with 5xx or gateway-error (retry_state_impl.cc wouldRetryFromHeaders, "
+    "wouldRetryFromReset)",
+    "retry n waits a whole number of ms uniform in [0, min(B * 2^(n-1), max_interval)) "
+    "(JitteredExponentialBackOffStrategy: a uniform 64-bit draw % interval), B = base_interval (25 "
+    "ms), "
+    "max_interval 10 B by default",
+    "timeout (15 s) bounds the whole request from its start, back-offs included; "
+    "per_try_timeout each attempt; Retry-After is not read",
+    "a retry is made only while the instance's retries in progress are fewer than max_retries "
+    "(3), or with a retry_budget than max(min_retry_concurrency, budget_percent % of the "
+    "attempts in progress, truncated); a retry is in progress from its grant until its "
+    "attempt ends (RetryBudgetImpl::max, RetryStateImpl::resetRetry)",
+    "outlier detection, per instance: consecutive_5xx 5xx responses, resets, refused "
+    "connections or timeouts in a row (any other response resets the run, 4xx included) eject "
+    "the host, unless the hosts ejected are already max_ejection_percent % or more of the "
+    "cluster's (then the run restarts); an ejected host is not picked and comes back, healthy, "
+    "at the first interval sweep at least base_ejection_time * k after its ejection, capped at "
+    "max_ejection_time; k grows by one per ejection and shrinks by one per sweep the host spends "
+    "healthy (outlier_detection_impl.cc ejectHost, checkHostForUneject)",
+    NULL,
+};
+
+static const char *const envoy_not_modelled[] = {
+    "the panic threshold (healthy_panic_threshold: with too few healthy hosts Envoy routes to "
+    "ejected ones); fusebox ends such a request unanswered",
+    "success-rate and failure-percentage ejection, consecutive_gateway_failure, local-origin "
+    "splitting, max_ejection_time_jitter, enforcing percentages other than 0 and 100",
+    "retry_host_predicate (previous_hosts), host weights, priorities, lb_policy other than "
+    "ROUND_ROBIN and RANDOM, hedging",
+    "rate_limited_retry_back_off (reset headers); envoy-ratelimited, retriable-headers and "
+    "refused-stream conditions (fusebox has no such replies)",
+    NULL,
+};
+
+/* The hosts: the listed providers, else every LLM provider; one group. */
+static int envoy_hosts(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
+                       sim_layer *L, char *msg, size_t msglen) {
+    const cJSON *hosts = preset_json_of(preset_given(p, v, "hosts"));
+    if (hosts) {
+        L->order_len = 0;
+        size_t i = 0;
+        for (const cJSON *h = hosts->child; h; h = h->next, i++) {
+            char where[32];
+            snprintf(where, sizeof where, "hosts[%zu]", i);
+            int q = preset_provider_index(sc, h->valuestring, where, msg, msglen);
+            if (q < 0) return FB_EINVAL;
+            for (uint32_t k = 0; k < L->order_len; k++)
+                if (L->order[k] == q) {
+                    snprintf(msg, msglen, "%s: '%s' is listed twice", where, h->valuestring);
+                    return FB_EINVAL;
+                }
+            L->order[L->order_len++] = (uint8_t)q;
+        }
+    }
+    const sim_param_value *lb = preset_given(p, v, "lb_policy");
+    if (lb && lb->word >= 2) {
+        snprintf(msg, msglen, "lb_policy %s is not modelled (ROUND_ROBIN or RANDOM)",
+                 envoy_lb[lb->word]);
+        return FB_EINVAL;
+    }
+    L->pick = lb && lb->word == 1 ? FB_PICK_RANDOM : FB_PICK_ROUND_ROBIN;
+    memset(L->group, 0, sizeof L->group);
+    L->routes = true;
+    return FB_OK;
+}
+
+/* A rule and what the outlier detector makes of it (5xx and local errors: failures). */
+static void envoy_rule(sim_status_rule *r, bool failure) {
+    r->effect = (int8_t)(failure ? FB_EFFECT_FAILURE : FB_EFFECT_SUCCESS);
+}
+
+/* retry_on as rules: which failures are retried; nothing falls back (one cluster). */
+static void envoy_rules_for(const sim_param_value *on, const sim_param_value *codes, sim_layer *L) {
+    bool c[ON_N] = {false};
+    for (uint32_t i = 0; on && i < on->list_count; i++) c[on->list[i]] = true;
+    bool any5 = c[ON_5XX], gw = c[ON_GATEWAY], reset = any5 || gw || c[ON_RESET];
+    for (uint32_t i = 0; c[ON_CODES] && codes && i < codes->list_count; i++)
+        envoy_rule(preset_status_rule(L, codes->list[i], 1, 0), codes->list[i] >= 500);
+    envoy_rule(preset_status_rule(L, 409, c[ON_4XX], 0), false);
+    envoy_rule(preset_status_rule(L, 408, 0, 0), false);
+    for (int st = 502; st <= 504; st++) envoy_rule(preset_status_rule(L, st, any5 || gw, 0), true);
+    envoy_rule(preset_transport_rule(L, FB_TRANSPORT_CONNECT, reset || c[ON_CONNECT], 0), true);
+    envoy_rule(preset_transport_rule(L, FB_TRANSPORT_RESET, reset, 0), true);
+    envoy_rule(preset_transport_rule(L, FB_TRANSPORT_OTHER, reset, 0), true);
+    envoy_rule(preset_outcome_rule(L, FB_OUT_TIMEOUT, any5 || gw, 0), true); /* a per-try timeout */
+    envoy_rule(preset_outcome_rule(L, FB_OUT_TRANSIENT, any5, 0), true);     /* the other 5xx */
+    preset_outcome_rule(L, FB_OUT_REJECTED, 0, 0)->effect = FB_EFFECT_IGNORE;
+    envoy_rule(preset_rule(L), false); /* 4xx and the rest: returned, and they end a 5xx run */
+    L->rules[L->rule_count - 1].retry = 0;
+    L->rules[L->rule_count - 1].fallback = 0;
+}
+
+/* RetryStateImpl: num_retries, JitteredExponentialBackOffStrategy, the route timeout. */
+static int envoy_retry(const sim_preset *p, const sim_param_value *v, sim_layer *L, char *msg,
+                       size_t msglen) {
+    const sim_param_value *on = preset_given(p, v, "retry_on");
+    const sim_param_value *n = preset_given(p, v, "num_retries");
+    const sim_param_value *base = preset_given(p, v, "retry_back_off.base_interval");
+    const sim_param_value *max = preset_given(p, v, "retry_back_off.max_interval");
+    const sim_param_value *per_try = preset_given(p, v, "per_try_timeout");
+    const sim_param_value *timeout = preset_given(p, v, "timeout");
+    uint32_t retries = on && on->list_count > 0 ? (n ? (uint32_t)n->num : 1) : 0;
+    /* a base below 1 ms is rounded up to 1 ms (route_components.proto) */
+    fb_time_us base_us = base ? base->us : 25 * FB_US_PER_MS;
+    if (base_us < FB_US_PER_MS) base_us = FB_US_PER_MS;
+    fb_retry_config *r = preset_gateway_retry(L, retries, base_us, max ? max->us : base_us * 10);
+    if (r->delay_us_max < r->base_us) {
+        snprintf(msg, msglen, "retry_back_off.max_interval must be >= base_interval");
+        return FB_EINVAL;
+    }
+    r->jitter = FB_JITTER_FULL; /* a uniform draw % interval: whole ms in [0, interval) */
+    r->resolution_us = FB_US_PER_MS;
+    r->retry_after = FB_RETRY_AFTER_IGNORE;
+    r->attempt_timeout_us = per_try ? per_try->us : 0;
+    r->deadline_us = timeout ? timeout->us : 15 * FB_US_PER_S;
+    envoy_rules_for(on, preset_given(p, v, "retriable_status_codes"), L);
+    return FB_OK;
+}
+
+/* The cluster's retry circuit breaker: max_retries, or the retry budget. */
+static void envoy_budget(const sim_preset *p, const sim_param_value *v, sim_layer *L) {
+    const sim_param_value *mr = preset_given(p, v, "max_retries");
+    const sim_param_value *pct = preset_given(p, v, "retry_budget.budget_percent");
+    const sim_param_value *min = preset_given(p, v, "retry_budget.min_retry_concurrency");
+    L->budget = (fb_budget_config){.kind = FB_BUDGET_CONCURRENCY};
+    if (preset_given(p, v, "retry_budget")) {
+        L->budget.budget_percent = pct ? pct->num : 20.0;
+        L->budget.min_retry_concurrency = min ? (uint32_t)min->num : 3;
+    } else {
+        /* max_retries alone: a percentage that always truncates to 0 leaves the minimum */
+        L->budget.budget_percent = 1e-12;
+        L->budget.min_retry_concurrency = mr ? (uint32_t)mr->num : 3;
+    }
+}
+
+/* DetectorImpl: consecutive 5xx, ejection time, sweeps, the ejection limit. */
+static int envoy_outliers(const sim_preset *p, const sim_param_value *v, sim_layer *L, char *msg,
+                          size_t msglen) {
+    if (!preset_given(p, v, "outlier_detection")) return FB_OK;
+    const sim_param_value *c5 = preset_given(p, v, "outlier_detection.consecutive_5xx");
+    const sim_param_value *iv = preset_given(p, v, "outlier_detection.interval");
+    const sim_param_value *base = preset_given(p, v, "outlier_detection.base_ejection_time");
+    const sim_param_value *max = preset_given(p, v, "outlier_detection.max_ejection_time");
+    const sim_param_value *pct = preset_given(p, v, "outlier_detection.max_ejection_percent");
+    const sim_param_value *enf = preset_given(p, v, "outlier_detection.enforcing_consecutive_5xx");
+    if (enf && enf->num != 0 && enf->num != 100) {
+        snprintf(msg, msglen,
+                 "outlier_detection.enforcing_consecutive_5xx: 0 or 100 (a "
+                 "probability in between is not modelled)");
+        return FB_EINVAL;
+    }
+    if (enf && enf->num == 0) return FB_OK;
+    fb_breaker_config b = {
+        .mode = FB_BREAKER_MODE_CONSECUTIVE,
+        .consecutive_failures = c5 ? (uint32_t)c5->num : 5, /* ++run == threshold */
+        .open_us = base ? base->us : 30 * FB_US_PER_S,
+        .open_growth = FB_OPEN_GROWTH_LINEAR_DECAY,
+        .recovery = FB_RECOVER_CLOSE,
+        .late_results = FB_LATE_COUNT, /* the monitor counts every response */
+        .honor_hint = FB_OFF,
+    };
+    b.decay_us = b.open_align_us = iv ? iv->us : 10 * FB_US_PER_S;
+    fb_time_us dflt_max = b.open_us > 300 * FB_US_PER_S ? b.open_us : 300 * FB_US_PER_S;
+    b.open_us_max = max ? max->us : dflt_max;
+    if (b.open_us_max < b.open_us) {
+        snprintf(msg, msglen,
+                 "outlier_detection: max_ejection_time cannot be smaller than "
+                 "base_ejection_time");
+        return FB_EINVAL;
+    }
+    for (uint32_t i = 0; i < L->order_len; i++) {
+        L->per_provider[L->order[i]].has_breaker = true;
+        L->per_provider[L->order[i]].breaker = b;
+    }
+    L->eject_limit = true;
+    L->eject_max_percent = pct ? pct->num : 10.0;
+    return FB_OK;
+}
+
+static int envoy_apply(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
+                       sim_layer *L, char *msg, size_t msglen) {
+    if (envoy_hosts(p, v, sc, L, msg, msglen) != FB_OK ||
+        envoy_retry(p, v, L, msg, msglen) != FB_OK || envoy_outliers(p, v, L, msg, msglen) != FB_OK)
+        return FB_EINVAL;
+    envoy_budget(p, v, L);
+    const sim_param_value *mr = preset_given(p, v, "max_retries");
+    if (mr && mr->num == 0 && !preset_given(p, v, "retry_budget")) {
+        /* no retry may ever be in progress: no retries */
+        L->budget = (fb_budget_config){0};
+        L->retry.retries = 0;
+        L->retry.attempts = 1;
+    }
+    return FB_OK;
+}
+
+const sim_preset sim_preset_envoy = {
+    "envoy",
+    "Envoy proxy: route retry_policy, cluster outlier_detection",
+    "v1.30: keys and defaults from the v1.30.4 API docs; behaviour from the source files at "
+    "the blobs named (read from envoyproxy/envoy's history, not at the v1.30 tag)",
+    "source/common/router/retry_state_impl.cc (e78906c5: wouldRetryFromHeaders, "
+    "wouldRetryFromReset, shouldRetry), source/common/common/backoff_strategy.cc "
+    "(JitteredExponentialBackOffStrategy::nextBackOffMs), "
+    "source/common/upstream/outlier_detection_impl.cc (ejectHost, checkHostForUneject, "
+    "putHttpResponseCode), source/common/upstream/resource_manager_impl.h (RetryBudgetImpl::max); "
+    "api/envoy/config/route/v3/route_components.proto, "
+    "api/envoy/config/cluster/v3/outlier_detection.proto and circuit_breaker.proto (defaults)",
+    "Envoy's retries, retry budget and outlier ejection across a cluster's hosts",
+    envoy_params,
+    envoy_rules,
+    envoy_not_modelled,
+    envoy_apply,
+};

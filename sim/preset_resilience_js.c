@@ -1,0 +1,246 @@
+/*
+ * preset_resilience_js.c - the Node resilience libraries: opossum and
+ * cockatiel. Like every library in preset_resilience.c they wrap a call that
+ * rejects on an error answer, so by default every error answer is a failure
+ * and is retried.
+ */
+#include "sim/presetint.h"
+
+#include "sim/loadint.h" /* ld_suggest, for did-you-mean in keyword arguments */
+
+#include <math.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* ---- opossum ---- */
+
+static const sim_param opossum_params[] = {
+    {"timeout", SIM_PK_JSON, 0, 0, "10000",
+     "milliseconds a call may take before it is a failure (false or 0: no timeout)", NULL},
+    {"errorThresholdPercentage", SIM_PK_PERCENT, 0, 100, "50",
+     "open when, after a failure, more than this percentage of the window's calls failed", NULL},
+    {"resetTimeout", SIM_PK_MILLIS, 1, 1e12, "30000", "milliseconds it stays open", NULL},
+    {"rollingCountTimeout", SIM_PK_MILLIS, 1, 1e12, "10000",
+     "milliseconds of the statistical window", NULL},
+    {"rollingCountBuckets", SIM_PK_COUNT, 1, FB_BREAKER_BUCKETS_MAX, "10",
+     "buckets of the window, rotated by a timer", NULL},
+    {"volumeThreshold", SIM_PK_COUNT, 0, 100000000, "0", "calls in the window before it can open",
+     NULL},
+    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+};
+
+static const char *const opossum_rules[] = {
+    "timeout (10000 ms): a call that takes longer is rejected with ETIMEDOUT and counted as a "
+    "failure",
+    "every rejected promise is a failure (errorFilter returns false): in HTTP terms every error "
+    "answer",
+    "after each failure: open when fires >= volumeThreshold and failures / fires * 100 > "
+    "errorThresholdPercentage (strictly more); fires are every call made or rejected, counted "
+    "when fired (so a rejected call and one still in flight count), failures when they fail, "
+    "in whatever state",
+    "the window is rollingCountBuckets buckets of Math.floor(rollingCountTimeout / "
+    "rollingCountBuckets) ms rotated by a timer from the breaker's creation (time 0); it is "
+    "never cleared, not even when the breaker opens or closes",
+    "resetTimeout: half-open by a timer at the deadline; the first call then is the trial, the "
+    "rest are rejected; any success closes it, any failure opens it, whichever call it comes "
+    "from",
+    "no retries (pair it with an SDK layer or a retry layer)",
+    NULL,
+};
+
+static const char *const opossum_not_modelled[] = {
+    "allowWarmUp, capacity (the semaphore), errorFilter, fallbacks, caches, coalescing",
+    "a timed-out call's action keeps running in opossum (it is not cancelled unless an "
+    "AbortController is given)",
+    NULL,
+};
+
+/* opossum's timeout: a number of milliseconds, or false (or 0) for none. */
+static int opossum_timeout(const sim_param_value *t, fb_time_us *out, char *msg, size_t msglen) {
+    const cJSON *j = t ? t->json : NULL;
+    *out = 10 * FB_US_PER_S;
+    if (j == NULL) return FB_OK;
+    if (cJSON_IsFalse(j)) {
+        *out = 0;
+        return FB_OK;
+    }
+    if (!cJSON_IsNumber(j) || !(j->valuedouble >= 0) || j->valuedouble > 1e12) {
+        snprintf(msg, msglen, "timeout is a number of milliseconds or false");
+        return FB_EINVAL;
+    }
+    *out = (fb_time_us)llround(j->valuedouble * 1e3);
+    return FB_OK;
+}
+
+static int opossum_apply(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
+                         sim_layer *L, char *msg, size_t msglen) {
+    (void)sc;
+    fb_time_us timeout_us;
+    int rc = opossum_timeout(preset_given(p, v, "timeout"), &timeout_us, msg, msglen);
+    if (rc != FB_OK) return rc;
+    fb_breaker_config b;
+    memset(&b, 0, sizeof b);
+    b.mode = FB_BREAKER_MODE_TIME_WINDOW;
+    /* Status rotates a bucket every Math.floor(rollingCountTimeout / rollingCountBuckets) ms. */
+    b.window_buckets = (uint32_t)preset_num_or(p, v, "rollingCountBuckets", 10);
+    fb_time_us bucket_ms = preset_us_or(p, v, "rollingCountTimeout", 10 * FB_US_PER_S) /
+                           FB_US_PER_MS / b.window_buckets;
+    if (bucket_ms < 1) {
+        snprintf(msg, msglen, "rollingCountTimeout / rollingCountBuckets is under 1 ms");
+        return FB_EINVAL;
+    }
+    b.window_us = bucket_ms * FB_US_PER_MS * b.window_buckets;
+    b.bucket_anchor = FB_BUCKETS_EPOCH;
+    b.window_scope = FB_WINDOW_FIRES; /* fires, rejections included; never cleared */
+    b.failure_rate = preset_rate_of_percent(preset_num_or(p, v, "errorThresholdPercentage", 50));
+    b.trip_compare = FB_CMP_PASS;
+    b.minimum_calls = (uint32_t)preset_num_or(p, v, "volumeThreshold", 0);
+    b.evaluate = FB_EVAL_ON_FAILURE;
+    preset_trial_calls(&b, preset_us_or(p, v, "resetTimeout", 30 * FB_US_PER_S), FB_CMP_REACH, 1,
+                       FB_PROBES_PER_PERIOD);
+    b.late_results = FB_LATE_COUNT;
+    b.cancelled_as = FB_EFFECT_FAILURE;
+    preset_breaker_layer(L, &b, false);
+    L->retry.attempt_timeout_us = timeout_us;
+    return FB_OK;
+}
+
+const sim_preset sim_preset_opossum = {
+    "opossum",
+    "opossum (npm)",
+    "10.0.0",
+    "lib/circuit.js (constructor defaults, call, handleError, fail, _halfOpen), lib/status.js "
+    "(buckets rotated by setInterval)",
+    "opossum's CircuitBreaker, option names as in its constructor",
+    opossum_params,
+    opossum_rules,
+    opossum_not_modelled,
+    opossum_apply,
+};
+
+/* ---- cockatiel ---- */
+
+static const char *const cockatiel_backoffs[] = {"ExponentialBackoff", "ConstantBackoff", NULL};
+static const char *const cockatiel_generators[] = {"decorrelatedJitterGenerator",
+                                                   "noJitterGenerator", "fullJitterGenerator",
+                                                   "halfJitterGenerator", NULL};
+
+static const sim_param cockatiel_params[] = {
+    {"maxAttempts", SIM_PK_COUNT, 0, FB_RETRY_ATTEMPTS_MAX - 1, "Infinity",
+     "retry: retries after the first call", NULL},
+    {"backoff", SIM_PK_WORD, 0, 0, "ConstantBackoff",
+     "retry: the backoff's class (retry's default is new ConstantBackoff(0))", cockatiel_backoffs},
+    {"interval", SIM_PK_MILLIS, 0, 1e12, "0", "retry: ConstantBackoff(interval), milliseconds",
+     NULL},
+    {"initialDelay", SIM_PK_MILLIS, 0.001, 1e12, "128", "retry: ExponentialBackoff's first delay",
+     NULL},
+    {"maxDelay", SIM_PK_MILLIS, 0.001, 1e12, "30000", "retry: ExponentialBackoff's cap", NULL},
+    {"exponent", SIM_PK_NUMBER, 1, 100, "2", "retry: ExponentialBackoff's growth", NULL},
+    {"generator", SIM_PK_WORD, 0, 0, "decorrelatedJitterGenerator",
+     "retry: ExponentialBackoff's jitter", cockatiel_generators},
+    {"halfOpenAfter", SIM_PK_MILLIS, 1, 1e12, "10000",
+     "circuitBreaker: milliseconds open before half-open (required by cockatiel: the README's "
+     "10 * 1000 here)",
+     NULL},
+    {"consecutive", SIM_PK_COUNT, 1, 1000000, "5",
+     "circuitBreaker: breaker new ConsecutiveBreaker(consecutive)", NULL},
+    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+};
+
+static const char *const cockatiel_rules[] = {
+    "wrap(retry(handleAll, {maxAttempts, backoff}), circuitBreaker(handleAll, {halfOpenAfter, "
+    "breaker})): the retry outside, every attempt asks the breaker; keys of nested objects "
+    "are flat: backoff: new ExponentialBackoff({initialDelay, maxDelay, exponent, generator}) is "
+    "\"backoff\": \"ExponentialBackoff\" with those keys beside it, breaker: new "
+    "ConsecutiveBreaker(n) is \"consecutive\": n",
+    "maxAttempts counts retries (retries < maxAttempts), default Infinity",
+    "handleAll: every error answer is retried and is a breaker failure, and a call the breaker "
+    "rejects (BrokenCircuitError) is retried too",
+    "ConstantBackoff(interval) waits interval ms (retry's default: 0); ExponentialBackoff's "
+    "decorrelatedJitterGenerator: t = attempt + U (U uniform in [0, 1), Math.random), "
+    "next = exponent^t * tanh(sqrt(4 t)), "
+    "delay min(max(0, next - prev) / 1.4 * initialDelay, maxDelay); noJitterGenerator "
+    "min(maxDelay, initialDelay * 2^attempt); fullJitterGenerator floor(U * that); "
+    "halfJitterGenerator floor((that + U * that) / 2)",
+    "ConsecutiveBreaker(n): open on the n-th failure in a row (++state >= threshold)",
+    "halfOpenAfter: half-open at the first call with Date.now() - openedAt >= halfOpenAfter; "
+    "one trial call (halfOpenSampling {calls: 1, threshold: 0}); its success closes, its "
+    "failure opens",
+    NULL,
+};
+
+static const char *const cockatiel_not_modelled[] = {
+    "calls during the half-open trial wait for its verdict in cockatiel; fusebox rejects them",
+    "a late result: cockatiel counts it with the state it was admitted in (a late failure can "
+    "re-open a half-open breaker, a late success never closes it); fusebox counts it with the "
+    "state it arrives in",
+    "SamplingBreaker and CountBreaker, halfOpenAfter as a backoff, halfOpenSampling, "
+    "handleType/handleWhen filters, timeout and bulkhead policies",
+    NULL,
+};
+
+static void cockatiel_backoff(const sim_preset *p, const sim_param_value *v, fb_retry_config *r) {
+    const sim_param_value *b = preset_given(p, v, "backoff");
+    const sim_param_value *g = preset_given(p, v, "generator");
+    r->cap_order = FB_CAP_BEFORE_JITTER;
+    if (b == NULL || b->word == 1) { /* ConstantBackoff(interval) */
+        r->base_us = preset_us_or(p, v, "interval", 0);
+        r->backoff = r->base_us > 0 ? FB_BACKOFF_CONSTANT : FB_BACKOFF_NONE;
+        r->delay_us_max = FB_TIME_MAX;
+        return;
+    }
+    r->backoff = FB_BACKOFF_EXPONENTIAL;
+    r->base_us = preset_us_or(p, v, "initialDelay", 128 * FB_US_PER_MS);
+    r->delay_us_max = preset_us_or(p, v, "maxDelay", 30 * FB_US_PER_S);
+    r->multiplier = 2; /* the generators other than the decorrelated one ignore exponent */
+    int gen = g ? g->word : 0;
+    if (gen == 0) {
+        r->jitter = FB_JITTER_DECORRELATED_V2;
+        r->multiplier = preset_num_or(p, v, "exponent", 2);
+    } else if (gen == 2 || gen == 3) {
+        r->jitter = gen == 2 ? FB_JITTER_FULL : FB_JITTER_EQUAL;
+        r->resolution_us = FB_US_PER_MS; /* Math.floor of milliseconds */
+    }
+}
+
+static int cockatiel_apply(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
+                           sim_layer *L, char *msg, size_t msglen) {
+    (void)sc;
+    (void)msg;
+    (void)msglen;
+    fb_retry_config *r = &L->retry;
+    const sim_param_value *n = preset_given(p, v, "maxAttempts");
+    uint32_t retries = n ? (uint32_t)n->num : FB_RETRY_ATTEMPTS_MAX - 1;
+    r->attempts = retries == 0 ? 1 : 0;
+    r->retries = retries;
+    cockatiel_backoff(p, v, r);
+    preset_no_retry_after(r);
+    r->retry_rejected = FB_ON; /* handleAll handles BrokenCircuitError too */
+    fb_breaker_config b;
+    memset(&b, 0, sizeof b);
+    b.mode = FB_BREAKER_MODE_CONSECUTIVE;
+    b.consecutive_failures = (uint32_t)preset_num_or(p, v, "consecutive", 5);
+    b.trip_compare = FB_CMP_REACH;
+    b.evaluate = FB_EVAL_ON_FAILURE;
+    preset_trial_calls(&b, preset_us_or(p, v, "halfOpenAfter", 10 * FB_US_PER_S), FB_CMP_REACH, 1,
+                       FB_PROBES_PER_PERIOD);
+    b.late_results = FB_LATE_COUNT;
+    b.cancelled_as = FB_EFFECT_FAILURE;
+    preset_breaker_layer(L, &b, true);
+    return FB_OK;
+}
+
+const sim_preset sim_preset_cockatiel = {
+    "cockatiel",
+    "cockatiel (npm)",
+    "4.0.0",
+    "src/Policy.ts (retry, circuitBreaker, handleAll), src/RetryPolicy.ts, "
+    "src/CircuitBreakerPolicy.ts, src/breaker/ConsecutiveBreaker.ts, "
+    "src/backoff/ConstantBackoff.ts, ExponentialBackoff.ts, ExponentialBackoffGenerators.ts",
+    "cockatiel's retry wrapped around its circuitBreaker, option names as in its calls",
+    cockatiel_params,
+    cockatiel_rules,
+    cockatiel_not_modelled,
+    cockatiel_apply,
+};

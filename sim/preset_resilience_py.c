@@ -1,0 +1,254 @@
+/*
+ * preset_resilience_py.c - the Python resilience libraries: pybreaker (a
+ * breaker) and tenacity (a retry). Like every library in preset_resilience.c
+ * they wrap a call that raises on an error answer (raise_for_status), so by
+ * default every error answer is a failure and is retried.
+ */
+#include "sim/presetint.h"
+
+#include "sim/loadint.h" /* ld_suggest, for did-you-mean in keyword arguments */
+
+#include <math.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+/* ---- pybreaker ---- */
+
+static const sim_param pybreaker_params[] = {
+    {"fail_max", SIM_PK_COUNT, 1, 1000000, "5", "open when the failure counter reaches this", NULL},
+    {"reset_timeout", SIM_PK_SECONDS, 0.000001, 1e9, "60", "seconds it stays open", NULL},
+    {"success_threshold", SIM_PK_COUNT, 1, FB_BREAKER_PROBES_MAX, "1",
+     "half-open successes that close it", NULL},
+    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+};
+
+static const char *const pybreaker_rules[] = {
+    "counter >= fail_max opens: the default 5 opens on the 5th failure in a row (a success "
+    "resets the counter)",
+    "every exception is a failure (is_system_error, no exclude list): in HTTP terms every error "
+    "answer, and a cancellation (a BaseException)",
+    "reset_timeout: a call at now >= opened_at + reset_timeout goes half-open and is made",
+    "half-open: any failure opens again; success_threshold successes close",
+    "no retries (pair it with an SDK layer or a retry layer)",
+    NULL,
+};
+
+static const char *const pybreaker_not_modelled[] = {
+    "the lock that serialises every call through one breaker (fusebox lets success_threshold "
+    "probes run at once in half-open, and any number of calls in closed)",
+    "exclude (an excluded exception counts as a success), listeners, state storages (Redis)",
+    NULL,
+};
+
+static int pybreaker_apply(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
+                           sim_layer *L, char *msg, size_t msglen) {
+    (void)sc;
+    (void)msg;
+    (void)msglen;
+    fb_breaker_config b;
+    memset(&b, 0, sizeof b);
+    b.mode = FB_BREAKER_MODE_CONSECUTIVE;
+    b.consecutive_failures = (uint32_t)preset_num_or(p, v, "fail_max", 5);
+    b.trip_compare = FB_CMP_REACH;
+    b.evaluate = FB_EVAL_ON_FAILURE;
+    preset_trial_calls(&b, preset_us_or(p, v, "reset_timeout", 60 * FB_US_PER_S), FB_CMP_REACH,
+                       (uint32_t)preset_num_or(p, v, "success_threshold", 1), FB_PROBES_CONCURRENT);
+    b.late_results = FB_LATE_COUNT;
+    b.cancelled_as = FB_EFFECT_FAILURE;
+    preset_breaker_layer(L, &b, false);
+    return FB_OK;
+}
+
+const sim_preset sim_preset_pybreaker = {
+    "pybreaker",
+    "pybreaker (PyPI)",
+    "1.4.1 (commit faf54de6)",
+    "src/pybreaker/__init__.py (CircuitBreaker.__init__, CircuitBreakerState._handle_error, "
+    "CircuitClosedState.on_failure, CircuitOpenState.before_call, CircuitHalfOpenState)",
+    "pybreaker's CircuitBreaker, keyword arguments as in its constructor",
+    pybreaker_params,
+    pybreaker_rules,
+    pybreaker_not_modelled,
+    pybreaker_apply,
+};
+
+/* ---- tenacity ---- */
+
+static const char *const tenacity_exceptions[] = {"Exception",
+                                                  "openai.APIError",
+                                                  "openai.RateLimitError",
+                                                  "openai.APITimeoutError",
+                                                  "openai.InternalServerError",
+                                                  NULL};
+
+static const sim_param tenacity_params[] = {
+    {"stop_after_attempt", SIM_PK_COUNT, 1, FB_RETRY_ATTEMPTS_MAX, "none",
+     "stop=stop_after_attempt(n): calls including the first (none: stop_never)", NULL},
+    {"wait_fixed", SIM_PK_SECONDS, 0, 1e9, "none", "wait=wait_fixed(wait): seconds", NULL},
+    {"wait_exponential", SIM_PK_JSON, 0, 0, "none",
+     "wait=wait_exponential(...): {\"multiplier\": 1, \"max\": none, \"exp_base\": 2}", NULL},
+    {"wait_exponential_jitter", SIM_PK_JSON, 0, 0, "none",
+     "wait=wait_exponential_jitter(...): {\"initial\": 1, \"max\": none, \"exp_base\": 2, "
+     "\"jitter\": 1}",
+     NULL},
+    {"wait_random_exponential", SIM_PK_JSON, 0, 0, "none",
+     "wait=wait_random_exponential(...): {\"multiplier\": 1, \"max\": none, \"exp_base\": 2}",
+     NULL},
+    {"retry_if_exception_type", SIM_PK_WORDS, 0, 0, "[\"Exception\"]",
+     "retry=retry_if_exception_type(...): the exception classes retried, in HTTP terms",
+     tenacity_exceptions},
+    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+};
+
+static const char *const tenacity_rules[] = {
+    "@retry(stop=..., wait=..., retry=...) around a call that raises on an error answer; the "
+    "wait is a key named after the wait function, whose value is its keyword arguments (seconds)",
+    "stop_after_attempt(n) counts the first call: n calls at most; without it tenacity never "
+    "stops (stop_never)",
+    "wait_none (the default) retries at once; wait_fixed(w) waits w s",
+    "wait_exponential: max(min, min(multiplier * exp_base^(n-1), max)) s before retry n",
+    "wait_exponential_jitter: min(initial * exp_base^(n-1) + uniform(0, jitter), max) s",
+    "wait_random_exponential: uniform(0, min(multiplier * exp_base^(n-1), max)) s",
+    "retry_if_exception_type() retries every exception: every error answer; "
+    "openai.APIError is every error, openai.RateLimitError a 429, openai.APITimeoutError a "
+    "timeout, openai.InternalServerError a status >= 500",
+    "Retry-After is not read",
+    NULL,
+};
+
+static const char *const tenacity_not_modelled[] = {
+    "wait_exponential's and wait_random_exponential's min; sums and chains of waits "
+    "(wait_fixed(3) + wait_random(0, 2)), wait_random, wait_incrementing",
+    "stop_after_delay and other stop conditions, retry_if_result and other retry conditions, "
+    "before/after hooks",
+    NULL,
+};
+
+/* tenacity's keyword arguments of one wait function: each a number, named as in wait.py. */
+static int kwargs(const cJSON *o, const char *fn, const char *const *names, double *vals, char *msg,
+                  size_t msglen) {
+    if (!cJSON_IsObject(o)) {
+        snprintf(msg, msglen, "%s takes an object of its keyword arguments", fn);
+        return FB_EINVAL;
+    }
+    for (const cJSON *it = o->child; it; it = it->next) {
+        int k = -1;
+        for (int i = 0; names[i] && k < 0; i++)
+            if (strcmp(names[i], it->string) == 0) k = i;
+        if (k < 0 && strcmp(it->string, "min") == 0 && strcmp(fn, "wait_exponential_jitter")) {
+            snprintf(msg, msglen, "%s(min=...) is not modelled (fusebox presets tenacity)", fn);
+            return FB_EINVAL;
+        }
+        if (k < 0) {
+            const char *near = ld_suggest(it->string, names);
+            snprintf(msg, msglen, "%s has no keyword argument '%s'%s%s%s", fn, it->string,
+                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+            return FB_EINVAL;
+        }
+        if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0) || it->valuedouble > 1e9) {
+            snprintf(msg, msglen, "%s(%s=...) is a number >= 0", fn, it->string);
+            return FB_EINVAL;
+        }
+        vals[k] = it->valuedouble;
+    }
+    return FB_OK;
+}
+
+/* The wait= given (at most one) into r. */
+static int tenacity_wait(const sim_preset *p, const sim_param_value *v, fb_retry_config *r,
+                         char *msg, size_t msglen) {
+    static const char *const expo[] = {"multiplier", "max", "exp_base", NULL};
+    static const char *const jit[] = {"initial", "max", "exp_base", "jitter", NULL};
+    const char *fns[] = {"wait_fixed", "wait_exponential", "wait_exponential_jitter",
+                         "wait_random_exponential"};
+    int which = -1;
+    for (int i = 0; i < 4; i++) {
+        if (!preset_given(p, v, fns[i])) continue;
+        if (which >= 0) {
+            snprintf(msg, msglen, "give one wait: %s or %s", fns[which], fns[i]);
+            return FB_EINVAL;
+        }
+        which = i;
+    }
+    r->backoff = FB_BACKOFF_NONE;
+    r->delay_us_max = FB_TIME_MAX;
+    if (which == 0) {
+        r->base_us = preset_us_or(p, v, "wait_fixed", 0);
+        r->backoff = r->base_us > 0 ? FB_BACKOFF_CONSTANT : FB_BACKOFF_NONE;
+    }
+    if (which <= 0) return FB_OK;
+    double a[4] = {1, 1e9, 2, 1}; /* multiplier/initial, max (MAX_WAIT), exp_base, jitter */
+    const cJSON *o = preset_given(p, v, fns[which])->json;
+    int rc = kwargs(o, fns[which], which == 2 ? jit : expo, a, msg, msglen);
+    if (rc != FB_OK) return rc;
+    if (a[2] < 1) {
+        snprintf(msg, msglen, "%s(exp_base=%g): fusebox models exp_base >= 1", fns[which], a[2]);
+        return FB_EINVAL;
+    }
+    r->backoff = FB_BACKOFF_EXPONENTIAL;
+    r->base_us = (fb_time_us)llround(a[0] * 1e6);
+    r->multiplier = a[2];
+    r->delay_us_max = a[1] >= 1e9 ? FB_TIME_MAX : (fb_time_us)llround(a[1] * 1e6);
+    if (r->base_us == 0 || r->delay_us_max == 0) r->backoff = FB_BACKOFF_NONE;
+    if (which == 2) {
+        r->jitter = a[3] > 0 ? FB_JITTER_ADDITIVE : FB_JITTER_NONE;
+        r->jitter_us = (fb_time_us)llround(a[3] * 1e6);
+        r->cap_order = FB_CAP_AFTER_JITTER;
+    } else if (which == 3) {
+        r->jitter = FB_JITTER_FULL;
+        r->cap_order = FB_CAP_BEFORE_JITTER;
+    }
+    return FB_OK;
+}
+
+/* retry_if_exception_type(...) in HTTP terms: the outcomes and statuses it retries. */
+static void tenacity_retry_on(const sim_param_value *given, sim_layer *L) {
+    L->has_retry_on = true;
+    L->retry_on_outcomes = 0;
+    L->retry_on_count = 0;
+    if (given == NULL) {
+        L->retry_on_outcomes = PRESET_EVERY_FAILURE;
+        return;
+    }
+    for (uint32_t i = 0; i < given->list_count; i++) {
+        int w = given->list[i];
+        if (w <= 1) L->retry_on_outcomes |= PRESET_EVERY_FAILURE;
+        if (w == 2) L->retry_on_outcomes |= 1u << FB_OUT_RATE_LIMITED;
+        if (w == 3) L->retry_on_outcomes |= 1u << FB_OUT_TIMEOUT;
+        if (w != 4) continue;
+        static const int server[] = {500, 501, 502, 503, 504, 505, 506, 507, 508, 510, 511, 529};
+        for (size_t k = 0; k < sizeof server / sizeof server[0]; k++) {
+            bool seen = false;
+            for (uint32_t j = 0; j < L->retry_on_count; j++)
+                seen |= L->retry_on_statuses[j] == server[k];
+            if (!seen && L->retry_on_count < SIM_RETRY_ON_MAX)
+                L->retry_on_statuses[L->retry_on_count++] = server[k];
+        }
+    }
+}
+
+static int tenacity_apply(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
+                          sim_layer *L, char *msg, size_t msglen) {
+    (void)sc;
+    fb_retry_config *r = &L->retry;
+    r->attempts = (uint32_t)preset_num_or(p, v, "stop_after_attempt", FB_RETRY_ATTEMPTS_MAX);
+    int rc = tenacity_wait(p, v, r, msg, msglen);
+    if (rc != FB_OK) return rc;
+    preset_no_retry_after(r);
+    tenacity_retry_on(preset_given(p, v, "retry_if_exception_type"), L);
+    return FB_OK;
+}
+
+const sim_preset sim_preset_tenacity = {
+    "tenacity",
+    "tenacity (PyPI, Debian)",
+    "8.2.1",
+    "tenacity/__init__.py (Retrying, BaseRetrying defaults), tenacity/stop.py, tenacity/wait.py, "
+    "tenacity/retry.py",
+    "tenacity's @retry, its stop, wait and retry arguments",
+    tenacity_params,
+    tenacity_rules,
+    tenacity_not_modelled,
+    tenacity_apply,
+};
