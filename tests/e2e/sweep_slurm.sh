@@ -1,0 +1,171 @@
+#!/bin/sh
+# sweep_slurm.sh - the Slurm recipe of docs/sweeps.md (contrib/sweep/slurm.sh, sweep.sbatch,
+# merge.sbatch) run as documented on a single-node Slurm (Debian slurm-wlm 22.05 and munge)
+# that this suite starts on 127.0.0.1 with its own ports, state and munge key under
+# out/e2e-sweep_slurm/, and stops on exit, also when a test fails. The merged outputs must be
+# byte-identical to a single-process sweep, and a failing shard must fail the whole job
+# (slurm.sh exits non-zero, nothing merged). Orchestration, not memory: skipped under asan.
+. tests/tap.sh
+T=$E2E_TMP
+L=$(logs_dir sweep_slurm)
+case "${BUILD:-}" in
+*asan*)
+    skip "the Slurm sweep" "it tests the batch-engine recipe, not memory: the release run runs it"
+    finish
+    exit 0
+    ;;
+esac
+need slurmctld "$L/apt.log" slurm-wlm munge
+if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
+    skip "the Slurm sweep" "slurm-wlm and munge are not installed and could not be (see $L/apt.log)"
+    finish
+    exit 0
+fi
+
+S=$L/slurm
+MUNGE_PID= CTLD_PID= SLURMD_PID=
+# stop_slurm: every daemon this suite started, by its pid, then the state.
+stop_slurm() {
+    for _p in $SLURMD_PID $CTLD_PID $MUNGE_PID; do
+        kill "$_p" 2>/dev/null
+        _i=0
+        while kill -0 "$_p" 2>/dev/null && [ $_i -lt 50 ]; do
+            sleep 0.1
+            _i=$((_i + 1))
+        done
+        kill -9 "$_p" 2>/dev/null
+    done
+    SLURMD_PID= CTLD_PID= MUNGE_PID=
+}
+trap 'stop_slurm; rm -rf "$E2E_TMP"' EXIT
+
+# free_port: a TCP port nobody listens on now.
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# pid_of FILE: the pid a daemon wrote, after up to 5 s.
+pid_of() {
+    _i=0
+    while [ ! -s "$1" ] && [ $_i -lt 50 ]; do
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    cat "$1" 2>/dev/null
+}
+
+start_slurm() {
+    rm -rf "$S"
+    mkdir -p "$S/munge" "$S/ctld" "$S/spool"
+    chmod 700 "$S/munge"
+    mungekey -c -k "$S/munge/munge.key" >"$S/mungekey.log" 2>&1 || return 1
+    munged --force --socket="$S/munge/munge.socket" --key-file="$S/munge/munge.key" \
+        --pid-file="$S/munge/munged.pid" --log-file="$S/munge/munged.log" \
+        --seed-file="$S/munge/munged.seed" >"$S/munged.out" 2>&1 || return 1
+    MUNGE_PID=$(pid_of "$S/munge/munged.pid")
+    cat >"$S/slurm.conf" <<CONF
+ClusterName=fusebox-test
+SlurmctldHost=$(hostname -s)(127.0.0.1)
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+CommunicationParameters=NoInAddrAny,NoCtldInAddrAny
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$S/munge/munge.socket
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$S/ctld
+SlurmdSpoolDir=$S/spool
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd.pid
+SlurmctldLogFile=$S/slurmctld.log
+SlurmdLogFile=$S/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SchedulerType=sched/builtin
+MpiDefault=none
+SwitchType=switch/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+ReturnToService=2
+# Test speed only: schedule pending jobs within 0.1 s, not 2 s; and sbatch --wait polls every
+# 2 s while a job's record is kept less than 8 s (MinJobAge), instead of backing off to 32 s.
+SchedulerParameters=sched_min_interval=100000
+MinJobAge=5
+PlugStackConfig=$S/plugstack.conf
+NodeName=fbnode NodeAddr=127.0.0.1 CPUs=$(nproc) State=UNKNOWN
+PartitionName=fbtest Nodes=fbnode Default=YES MaxTime=INFINITE State=UP
+CONF
+    : >"$S/plugstack.conf"
+    SLURM_CONF=$S/slurm.conf
+    export SLURM_CONF
+    slurmctld -i -f "$SLURM_CONF" >"$S/slurmctld.out" 2>&1 || return 1
+    CTLD_PID=$(pid_of "$S/slurmctld.pid")
+    slurmd -N fbnode -f "$SLURM_CONF" >"$S/slurmd.out" 2>&1 || return 1
+    SLURMD_PID=$(pid_of "$S/slurmd.pid")
+    # the node is up when sinfo says idle
+    _i=0
+    while [ $_i -lt 100 ]; do
+        sinfo -h -N -o %t 2>/dev/null | grep -q idle && return 0
+        sleep 0.1
+        _i=$((_i + 1))
+    done
+    return 1
+}
+
+# The reference: the same sweep in one process, unsharded.
+ARGS=tests/e2e/sweep-small.args
+single_sweep() {
+    _a=$(grep -v '^#' "$ARGS" | grep -v '^$' | tr '\n' '\001')
+    IFS=$(printf '\001') && set -f
+    # shellcheck disable=SC2086
+    "$FUSEBOX" sweep $_a --jobs 1 -q -o "$1"
+    _r=$?
+    unset IFS && set +f
+    return $_r
+}
+single_sweep "$T/single"
+ok $? "the single-process sweep of $ARGS runs"
+
+if ! start_slurm; then
+    skip "the Slurm sweep" "slurmctld/slurmd did not come up on 127.0.0.1 (logs in $S)"
+    finish
+    exit 0
+fi
+ok 0 "a single-node Slurm runs on 127.0.0.1 (state in $S)"
+
+# Run as documented: the recipe from the checkout, fusebox on PATH (not $FUSEBOX).
+mkdir -p "$T/bin"
+ln -s "$FUSEBOX" "$T/bin/fusebox"
+expect_exit 0 "slurm.sh 3 runs the array job and the merge, exit 0" \
+    env -u FUSEBOX PATH="$T/bin:$PATH" SWEEP=$ARGS OUT="$T/slurm" sh contrib/sweep/slurm.sh 3
+contains "$OUT" "3 shards on $(($(nproc) < 4 ? $(nproc) : 4)) CPUs each" \
+    "slurm.sh asks for no more CPUs than the node has"
+same_files "$T/single" "$T/slurm" sweep.csv sweep-points.csv sweep.json sweep.html
+ok $? "the Slurm sweep's merged outputs == the single-process sweep, byte for byte"
+
+expect_exit 2 "slurm.sh refuses more CPUs per shard than the node has" \
+    env SWEEP=$ARGS OUT="$T/big" sh contrib/sweep/slurm.sh 3 $(($(nproc) + 1))
+contains "$ERR" "but the smallest node has $(nproc)" "slurm.sh says why"
+
+# A shard that fails (a stand-in fusebox that fails shard 2 of 3) fails the whole job. One CPU
+# per shard here, so that the elements run side by side (and the suite takes less time).
+cat >"$T/bin/fusebox-failing" <<FAIL
+#!/bin/sh
+case " \$* " in *" 2/3 "*) echo "stand-in: shard 2 fails" >&2; exit 1 ;; esac
+exec "$FUSEBOX" "\$@"
+FAIL
+chmod +x "$T/bin/fusebox-failing"
+expect_exit 1 "slurm.sh exits 1 when a shard fails" \
+    env FUSEBOX="$T/bin/fusebox-failing" SWEEP=$ARGS OUT="$T/failing" sh contrib/sweep/slurm.sh 3 1
+[ ! -e "$T/failing/sweep.csv" ]
+ok $? "nothing is merged when a shard fails"
+contains "$(cat "$T"/failing/slurm-merge-*.out 2>/dev/null)" "shard(s) 2 of 3" \
+    "the merge job names the failed shard"
+echo "# squeue after the runs: $(squeue -h 2>&1 | wc -l) jobs left"
+[ "$(squeue -h | wc -l)" -eq 0 ]
+ok $? "no job is left pending"
+finish
