@@ -8,16 +8,10 @@
 # with a single-process sweep; and it checks that the Containerfile installs the package of
 # every library fusebox links. Orchestration, not memory: skipped under asan.
 . tests/tap.sh
+. tests/e2e/sweep_engines.subr
 T=$E2E_TMP
 L=$(logs_dir sweep_k8s)
-ARGS=tests/e2e/sweep-small.args
-case "${BUILD:-}" in
-*asan*)
-    skip "the Kubernetes recipe" "it tests the batch-engine recipe, not memory: the release run runs it"
-    finish
-    exit 0
-    ;;
-esac
+engines_asan "the Kubernetes recipe"
 # python3-yaml has no command of its own for need to look for: a name that is never there
 python3 -c "import yaml" 2>/dev/null || need python3-yaml-module "$L/apt.log" python3-yaml
 if ! python3 -c 'import yaml' 2>/dev/null; then
@@ -26,18 +20,10 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
     exit 0
 fi
 
-set -f
-# shellcheck disable=SC2046
-IFS='
-' && set -- $(grep -v -e '^#' -e '^$' "$ARGS") && unset IFS
-set +f
-"$FUSEBOX" sweep "$@" --jobs 1 -q -o "$T/single"
-ok $? "the single-process sweep of $ARGS runs"
+check "docs/sweeps.md quotes k8s/job.yaml verbatim" python3 tests/e2e/doc_files.py docs/sweeps.md \
+    contrib/sweep/k8s/job.yaml
 
-mkdir -p "$T/bin"
-ln -s "$FUSEBOX" "$T/bin/fusebox"
-cp contrib/sweep/shard.sh "$T/bin/fusebox-shard"
-chmod +x "$T/bin/fusebox-shard"
+engines_setup
 
 # The checks and the runs, in Python (yaml). Prints TAP-like "RESULT 0|1 NAME" lines.
 cat >"$T/k8s.py" <<'PY'
@@ -103,7 +89,7 @@ while IFS= read -r line; do
     *) echo "$line" ;;
     esac
 done <"$T/k8s.out"
-same_files "$T/single" "$T/k8s" sweep.csv sweep-points.csv sweep.json sweep.html
+same_single "$T/k8s"
 ok $? "the Indexed Job's shards merged == the single-process sweep, byte for byte"
 
 # The image: every library fusebox links comes from a package the Containerfile installs.

@@ -6,16 +6,10 @@
 # byte-identical to a single-process sweep, and a failing shard must fail the run unmerged.
 # Orchestration, not memory: skipped under asan.
 . tests/tap.sh
+. tests/e2e/sweep_engines.subr
 T=$E2E_TMP
 L=$(logs_dir sweep_parallel)
-ARGS=tests/e2e/sweep-small.args
-case "${BUILD:-}" in
-*asan*)
-    skip "the GNU parallel sweep" "it tests the batch-engine recipe, not memory: the release run runs it"
-    finish
-    exit 0
-    ;;
-esac
+engines_asan "the GNU parallel sweep"
 need parallel "$L/apt.log" parallel
 need rsync "$L/apt-rsync.log" rsync
 if ! command -v parallel >/dev/null 2>&1; then
@@ -24,24 +18,20 @@ if ! command -v parallel >/dev/null 2>&1; then
     exit 0
 fi
 
-# The reference: the same sweep in one process, unsharded.
-set -f
-# shellcheck disable=SC2046
-IFS='
-' && set -- $(grep -v -e '^#' -e '^$' "$ARGS") && unset IFS
-set +f
-"$FUSEBOX" sweep "$@" --jobs 1 -q -o "$T/single"
-ok $? "the single-process sweep of $ARGS runs"
-same() { same_files "$T/single" "$1" sweep.csv sweep-points.csv sweep.json sweep.html; }
+engines_setup
+
+check "docs/sweeps.md quotes retry-storm.args verbatim" python3 tests/e2e/doc_files.py docs/sweeps.md \
+    contrib/sweep/retry-storm.args
+# The documented sweep is valid: its shard 1 of 125 (one task, one simulated hour) runs.
+check "contrib/sweep/retry-storm.args is a valid sweep (shard 1 of 125 runs)" \
+    env SWEEP=contrib/sweep/retry-storm.args OUT="$T/rs" sh contrib/sweep/shard.sh 1 125 --jobs 1
 
 # fusebox on PATH, as the recipe assumes (not $FUSEBOX)
-mkdir -p "$T/bin"
-ln -s "$FUSEBOX" "$T/bin/fusebox"
 P=$T/bin:$PATH
 
 expect_exit 0 "parallel.sh 4 exits 0" env -u FUSEBOX PATH="$P" SWEEP=$ARGS OUT="$T/local" \
     sh contrib/sweep/parallel.sh 4
-same "$T/local"
+same_single "$T/local"
 ok $? "parallel.sh 4 merged == the single-process sweep, byte for byte"
 
 # The stand-in ssh: "ssh [options] HOST COMMAND" runs COMMAND here, in HOST's own HOME under
@@ -69,7 +59,7 @@ chmod +x "$T/bin/ssh-standin"
 expect_exit 0 "parallel.sh 4 over two hosts sharing the folder exits 0" \
     env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin SWEEP=$ARGS OUT="$T/shared" \
     sh contrib/sweep/parallel.sh 4 2/host1,2/host2
-same "$T/shared"
+same_single "$T/shared"
 ok $? "two hosts, shared folder: merged == the single-process sweep, byte for byte"
 
 if command -v rsync >/dev/null 2>&1; then
@@ -77,7 +67,7 @@ if command -v rsync >/dev/null 2>&1; then
     expect_exit 0 "parallel.sh 4 over two hosts without a shared folder exits 0" \
         env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin SWEEP=$ARGS OUT="out/e2e-sweep_parallel/copy" \
         sh contrib/sweep/parallel.sh 4 2/host1,2/host2 copy
-        same "$L/copy"
+        same_single "$L/copy"
     ok $? "two hosts, files copied: merged == the single-process sweep, byte for byte"
     grep -q '^host1: rsync --server' "$T/ssh.log" && grep -q '^host2: rsync --server' "$T/ssh.log"
     ok $? "the files went to both hosts and back through rsync over the stand-in ssh"
@@ -89,13 +79,7 @@ else
 fi
 
 # A shard that fails (a stand-in fusebox that fails shard 2 of 4) fails the run, unmerged.
-cat >"$T/fusebox-failing" <<FAIL
-#!/bin/sh
-case " \$* " in *" 2/4 "*) echo "stand-in: shard 2 fails" >&2; exit 1 ;; esac
-exec "$FUSEBOX" "\$@"
-FAIL
-chmod +x "$T/fusebox-failing"
-run_kept env FUSEBOX="$T/fusebox-failing" SWEEP=$ARGS OUT="$T/failing" sh contrib/sweep/parallel.sh 4
+run_kept env FUSEBOX="$(failing_fusebox 2/4)" SWEEP=$ARGS OUT="$T/failing" sh contrib/sweep/parallel.sh 4
 [ "$got" -ne 0 ] && [ ! -e "$T/failing/sweep.csv" ]
 ok $? "a failing shard fails parallel.sh (exit $got) and nothing is merged"
 cp "$T/ssh.log" "$L/ssh.log" 2>/dev/null

@@ -6,15 +6,10 @@
 # byte-identical to a single-process sweep, and a failing shard must fail the whole job
 # (slurm.sh exits non-zero, nothing merged). Orchestration, not memory: skipped under asan.
 . tests/tap.sh
+. tests/e2e/sweep_engines.subr
 T=$E2E_TMP
 L=$(logs_dir sweep_slurm)
-case "${BUILD:-}" in
-*asan*)
-    skip "the Slurm sweep" "it tests the batch-engine recipe, not memory: the release run runs it"
-    finish
-    exit 0
-    ;;
-esac
+engines_asan "the Slurm sweep"
 need slurmctld "$L/apt.log" slurm-wlm munge
 if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1; then
     skip "the Slurm sweep" "slurm-wlm and munge are not installed and could not be (see $L/apt.log)"
@@ -23,7 +18,7 @@ if ! command -v slurmctld >/dev/null 2>&1 || ! command -v munged >/dev/null 2>&1
 fi
 
 S=$L/slurm
-MUNGE_PID= CTLD_PID= SLURMD_PID=
+MUNGE_PID='' CTLD_PID='' SLURMD_PID=''
 # stop_slurm: every daemon this suite started, by its pid, then the state.
 stop_slurm() {
     for _p in $SLURMD_PID $CTLD_PID $MUNGE_PID; do
@@ -35,7 +30,7 @@ stop_slurm() {
         done
         kill -9 "$_p" 2>/dev/null
     done
-    SLURMD_PID= CTLD_PID= MUNGE_PID=
+    SLURMD_PID='' CTLD_PID='' MUNGE_PID=''
 }
 trap 'stop_slurm; rm -rf "$E2E_TMP"' EXIT
 
@@ -116,19 +111,10 @@ CONF
     return 1
 }
 
-# The reference: the same sweep in one process, unsharded.
-ARGS=tests/e2e/sweep-small.args
-single_sweep() {
-    _a=$(grep -v '^#' "$ARGS" | grep -v '^$' | tr '\n' '\001')
-    IFS=$(printf '\001') && set -f
-    # shellcheck disable=SC2086
-    "$FUSEBOX" sweep $_a --jobs 1 -q -o "$1"
-    _r=$?
-    unset IFS && set +f
-    return $_r
-}
-single_sweep "$T/single"
-ok $? "the single-process sweep of $ARGS runs"
+check "docs/sweeps.md quotes sweep.sbatch and merge.sbatch verbatim" python3 tests/e2e/doc_files.py \
+    docs/sweeps.md contrib/sweep/sweep.sbatch contrib/sweep/merge.sbatch
+
+engines_setup
 
 if ! start_slurm; then
     skip "the Slurm sweep" "slurmctld/slurmd did not come up on 127.0.0.1 (logs in $S)"
@@ -138,13 +124,11 @@ fi
 ok 0 "a single-node Slurm runs on 127.0.0.1 (state in $S)"
 
 # Run as documented: the recipe from the checkout, fusebox on PATH (not $FUSEBOX).
-mkdir -p "$T/bin"
-ln -s "$FUSEBOX" "$T/bin/fusebox"
 expect_exit 0 "slurm.sh 3 runs the array job and the merge, exit 0" \
     env -u FUSEBOX PATH="$T/bin:$PATH" SWEEP=$ARGS OUT="$T/slurm" sh contrib/sweep/slurm.sh 3
 contains "$OUT" "3 shards on $(($(nproc) < 4 ? $(nproc) : 4)) CPUs each" \
     "slurm.sh asks for no more CPUs than the node has"
-same_files "$T/single" "$T/slurm" sweep.csv sweep-points.csv sweep.json sweep.html
+same_single "$T/slurm"
 ok $? "the Slurm sweep's merged outputs == the single-process sweep, byte for byte"
 
 expect_exit 2 "slurm.sh refuses more CPUs per shard than the node has" \
@@ -153,14 +137,8 @@ contains "$ERR" "but the smallest node has $(nproc)" "slurm.sh says why"
 
 # A shard that fails (a stand-in fusebox that fails shard 2 of 3) fails the whole job. One CPU
 # per shard here, so that the elements run side by side (and the suite takes less time).
-cat >"$T/bin/fusebox-failing" <<FAIL
-#!/bin/sh
-case " \$* " in *" 2/3 "*) echo "stand-in: shard 2 fails" >&2; exit 1 ;; esac
-exec "$FUSEBOX" "\$@"
-FAIL
-chmod +x "$T/bin/fusebox-failing"
 expect_exit 1 "slurm.sh exits 1 when a shard fails" \
-    env FUSEBOX="$T/bin/fusebox-failing" SWEEP=$ARGS OUT="$T/failing" sh contrib/sweep/slurm.sh 3 1
+    env FUSEBOX="$(failing_fusebox 2/3)" SWEEP=$ARGS OUT="$T/failing" sh contrib/sweep/slurm.sh 3 1
 [ ! -e "$T/failing/sweep.csv" ]
 ok $? "nothing is merged when a shard fails"
 contains "$(cat "$T"/failing/slurm-merge-*.out 2>/dev/null)" "shard(s) 2 of 3" \
