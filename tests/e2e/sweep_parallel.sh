@@ -29,7 +29,7 @@ check "contrib/sweep/retry-storm.args is a valid sweep (shard 1 of 125 runs)" \
 # fusebox on PATH, as the recipe assumes (not $FUSEBOX)
 P=$T/bin:$PATH
 
-expect_exit 0 "parallel.sh 4 exits 0" env -u FUSEBOX PATH="$P" SWEEP=$ARGS OUT="$T/local" \
+expect_exit 0 "parallel.sh 4 exits 0" env -u FUSEBOX PATH="$P" SWEEP="$ARGS" OUT="$T/local" \
     sh contrib/sweep/parallel.sh 4
 same_single "$T/local"
 ok $? "parallel.sh 4 merged == the single-process sweep, byte for byte"
@@ -57,7 +57,7 @@ SSH
 chmod +x "$T/bin/ssh-standin"
 
 expect_exit 0 "parallel.sh 4 over two hosts sharing the folder exits 0" \
-    env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin SWEEP=$ARGS OUT="$T/shared" \
+    env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin SWEEP="$ARGS" OUT="$T/shared" \
     sh contrib/sweep/parallel.sh 4 2/host1,2/host2
 same_single "$T/shared"
 ok $? "two hosts, shared folder: merged == the single-process sweep, byte for byte"
@@ -65,7 +65,7 @@ ok $? "two hosts, shared folder: merged == the single-process sweep, byte for by
 if command -v rsync >/dev/null 2>&1; then
     rm -rf "$T/hosts" "$L/copy"
     expect_exit 0 "parallel.sh 4 over two hosts without a shared folder exits 0" \
-        env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin SWEEP=$ARGS OUT="out/e2e-sweep_parallel/copy" \
+        env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin SWEEP="$ARGS" OUT="out/e2e-sweep_parallel/copy" \
         sh contrib/sweep/parallel.sh 4 2/host1,2/host2 copy
         same_single "$L/copy"
     ok $? "two hosts, files copied: merged == the single-process sweep, byte for byte"
@@ -79,7 +79,7 @@ else
 fi
 
 # A shard that fails (a stand-in fusebox that fails shard 2 of 4) fails the run, unmerged.
-run_kept env FUSEBOX="$(failing_fusebox 2/4)" SWEEP=$ARGS OUT="$T/failing" sh contrib/sweep/parallel.sh 4
+run_kept env FUSEBOX="$(failing_fusebox 2/4)" SWEEP="$ARGS" OUT="$T/failing" sh contrib/sweep/parallel.sh 4
 [ "$got" -ne 0 ] && [ ! -e "$T/failing/sweep.csv" ]
 ok $? "a failing shard fails parallel.sh (exit $got) and nothing is merged"
 cp "$T/ssh.log" "$L/ssh.log" 2>/dev/null

@@ -123,22 +123,23 @@ if ! start_slurm; then
 fi
 ok 0 "a single-node Slurm runs on 127.0.0.1 (state in $S)"
 
-# Run as documented: the recipe from the checkout, fusebox on PATH (not $FUSEBOX).
+# Run as documented: the recipe from the checkout, fusebox on PATH (not $FUSEBOX). Under
+# `timeout`, so that a job that never runs fails the test (exit 124) instead of hanging it.
 expect_exit 0 "slurm.sh 3 runs the array job and the merge, exit 0" \
-    env -u FUSEBOX PATH="$T/bin:$PATH" SWEEP=$ARGS OUT="$T/slurm" sh contrib/sweep/slurm.sh 3
+    timeout 180 env -u FUSEBOX PATH="$T/bin:$PATH" SWEEP="$ARGS" OUT="$T/slurm" sh contrib/sweep/slurm.sh 3
 contains "$OUT" "3 shards on $(($(nproc) < 4 ? $(nproc) : 4)) CPUs each" \
     "slurm.sh asks for no more CPUs than the node has"
 same_single "$T/slurm"
 ok $? "the Slurm sweep's merged outputs == the single-process sweep, byte for byte"
 
 expect_exit 2 "slurm.sh refuses more CPUs per shard than the node has" \
-    env SWEEP=$ARGS OUT="$T/big" sh contrib/sweep/slurm.sh 3 $(($(nproc) + 1))
+    timeout 180 env SWEEP="$ARGS" OUT="$T/big" sh contrib/sweep/slurm.sh 3 $(($(nproc) + 1))
 contains "$ERR" "but the smallest node has $(nproc)" "slurm.sh says why"
 
 # A shard that fails (a stand-in fusebox that fails shard 2 of 3) fails the whole job. One CPU
 # per shard here, so that the elements run side by side (and the suite takes less time).
 expect_exit 1 "slurm.sh exits 1 when a shard fails" \
-    env FUSEBOX="$(failing_fusebox 2/3)" SWEEP=$ARGS OUT="$T/failing" sh contrib/sweep/slurm.sh 3 1
+    timeout 180 env FUSEBOX="$(failing_fusebox 2/3)" SWEEP="$ARGS" OUT="$T/failing" sh contrib/sweep/slurm.sh 3 1
 [ ! -e "$T/failing/sweep.csv" ]
 ok $? "nothing is merged when a shard fails"
 contains "$(cat "$T"/failing/slurm-merge-*.out 2>/dev/null)" "shard(s) 2 of 3" \
