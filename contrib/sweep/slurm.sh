@@ -11,7 +11,16 @@
 set -eu
 n=${1:?usage: slurm.sh N [CPUS]}
 node_cpus=$(sinfo -h -N ${SBATCH_PARTITION:+-p "$SBATCH_PARTITION"} -o %c | sort -n | head -n 1)
+if [ -z "$node_cpus" ]; then
+    echo "slurm.sh: sinfo lists no node${SBATCH_PARTITION:+ in partition $SBATCH_PARTITION}" >&2
+    exit 2
+fi
 cpus=${2:-$((node_cpus < 4 ? node_cpus : 4))}
+case $cpus in '' | *[!0-9]* | 0)
+    echo "slurm.sh: CPUS must be a positive integer, got '$cpus'" >&2
+    exit 2
+    ;;
+esac
 if [ "$cpus" -gt "$node_cpus" ]; then
     echo "slurm.sh: $cpus CPUs per shard, but the smallest node has $node_cpus" >&2
     exit 2

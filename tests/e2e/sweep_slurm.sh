@@ -111,8 +111,9 @@ CONF
     return 1
 }
 
-check "docs/sweeps.md quotes sweep.sbatch and merge.sbatch verbatim" python3 tests/e2e/doc_files.py \
-    docs/sweeps.md contrib/sweep/sweep.sbatch contrib/sweep/merge.sbatch
+check "docs/sweeps.md quotes slurm.sh, sweep.sbatch and merge.sbatch verbatim" \
+    python3 tests/e2e/doc_files.py docs/sweeps.md contrib/sweep/slurm.sh contrib/sweep/sweep.sbatch \
+    contrib/sweep/merge.sbatch
 
 engines_setup
 
