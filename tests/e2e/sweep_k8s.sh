@@ -6,7 +6,8 @@
 # with JOB_COMPLETION_INDEX and the manifest's environment set (fusebox and fusebox-shard on
 # PATH, as in the image), then the merge Job's command, and compares the result byte for byte
 # with a single-process sweep; and it checks that the Containerfile installs the package of
-# every library fusebox links. Orchestration, not memory: skipped under asan.
+# every library fusebox links, and drives k8s.sh against a stand-in kubectl (the order of its
+# steps, its exit codes). Orchestration, not memory: skipped under asan.
 . tests/tap.sh
 . tests/e2e/sweep_engines.subr
 T=$E2E_TMP
@@ -91,6 +92,37 @@ while IFS= read -r line; do
 done <"$T/k8s.out"
 same_single "$T/k8s"
 ok $? "the Indexed Job's shards merged == the single-process sweep, byte for byte"
+
+# k8s.sh against a stand-in kubectl that logs its calls and answers what the test sets:
+# $NODES (allocatable CPUs), $STATE (the Job's true conditions).
+mkdir -p "$T/kube"
+cat >"$T/kube/kubectl" <<KUBE
+#!/bin/sh
+echo "\$*" >>"$T/kube/calls"
+case "\$*" in
+"get nodes"*) echo "\$NODES" ;;
+*failedIndexes*) printf 1 ;;
+"get job rs-sweep"*) echo "\$STATE " ;;
+"get job rs-merge"*) echo "Complete " ;;
+"apply -f -") cat >/dev/null ;;
+esac
+KUBE
+chmod +x "$T/kube/kubectl"
+kube() { rm -f "$T/kube/calls"; run_kept env PATH="$T/kube:$PATH" NODES="$1" STATE="$2" sh contrib/sweep/k8s.sh; }
+kube "4 1500m" Complete
+calls=$(cut -d' ' -f1-3 "$T/kube/calls" | tr '\n' ';')
+[ "$got" -eq 0 ] && [ "$calls" = "get nodes -o;create configmap fusebox-sweep;apply -f -;\
+apply -f contrib/sweep/k8s/volume.yaml;delete job rs-sweep;apply -f contrib/sweep/k8s/job.yaml;\
+get job rs-sweep;apply -f contrib/sweep/k8s/merge.yaml;get job rs-merge;" ] ||
+    { echo "# exit $got; calls: $calls" && false; }
+ok $? "k8s.sh (stand-in kubectl): ConfigMap, claim, Job, wait, merge, in that order, exit 0"
+kube 4 "FailureTarget Failed"
+[ "$got" -eq 1 ] && ! grep -q merge.yaml "$T/kube/calls"
+ok $? "k8s.sh exits 1 and does not merge when the Job failed (exit $got)"
+contains "$ERR" "failed indexes: 1" "k8s.sh names the failed indexes"
+kube "1 1500m" Complete
+[ "$got" -eq 2 ] && ! grep -q apply "$T/kube/calls"
+ok $? "k8s.sh exits 2 before applying anything when no node has a shard's CPUs (exit $got)"
 
 # The image: every library fusebox links comes from a package the Containerfile installs.
 # (the packages named in the runtime stage: after the second FROM)
