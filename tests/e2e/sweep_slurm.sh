@@ -19,8 +19,13 @@ fi
 
 S=$L/slurm
 MUNGE_PID='' CTLD_PID='' SLURMD_PID=''
-# stop_slurm: every daemon this suite started, by its pid, then the state.
+# stop_slurm: the jobs left (so that no slurmstepd outlives the test), then every daemon this
+# suite started, by its pid.
 stop_slurm() {
+    if [ -n "$CTLD_PID" ]; then
+        scancel --quiet --user="$(id -un)" 2>/dev/null
+        wait_for 50 no_jobs
+    fi
     for _p in $SLURMD_PID $CTLD_PID $MUNGE_PID; do
         kill "$_p" 2>/dev/null
         _i=0
@@ -39,25 +44,33 @@ free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
-# pid_of FILE: the pid a daemon wrote, after up to 5 s.
-pid_of() {
-    _i=0
-    while [ ! -s "$1" ] && [ $_i -lt 50 ]; do
+# wait_for N TEST...: until TEST succeeds, for up to N tenths of a second.
+wait_for() {
+    _n=$1 _i=0
+    shift
+    until "$@"; do
+        [ $_i -ge "$_n" ] && return 1
         sleep 0.1
         _i=$((_i + 1))
     done
-    cat "$1" 2>/dev/null
 }
 
+# node_idle: the node is up and free; no_jobs: none is queued or running.
+node_idle() { sinfo -h -N -o %t 2>/dev/null | grep -q idle; }
+no_jobs() { [ -z "$(squeue -h 2>/dev/null)" ]; }
+
+# start_slurm: munged, slurmctld and slurmd in the foreground (-F, -D), in the background of
+# this shell, so that their pids are $! whatever happens to their pid files.
 start_slurm() {
     rm -rf "$S"
     mkdir -p "$S/munge" "$S/ctld" "$S/spool"
     chmod 700 "$S/munge"
     mungekey -c -k "$S/munge/munge.key" >"$S/mungekey.log" 2>&1 || return 1
-    munged --force --socket="$S/munge/munge.socket" --key-file="$S/munge/munge.key" \
+    munged -F --force --socket="$S/munge/munge.socket" --key-file="$S/munge/munge.key" \
         --pid-file="$S/munge/munged.pid" --log-file="$S/munge/munged.log" \
-        --seed-file="$S/munge/munged.seed" >"$S/munged.out" 2>&1 || return 1
-    MUNGE_PID=$(pid_of "$S/munge/munged.pid")
+        --seed-file="$S/munge/munged.seed" >"$S/munged.out" 2>&1 &
+    MUNGE_PID=$!
+    wait_for 100 test -S "$S/munge/munge.socket" || return 1
     cat >"$S/slurm.conf" <<CONF
 ClusterName=fusebox-test
 SlurmctldHost=$(hostname -s)(127.0.0.1)
@@ -97,18 +110,11 @@ CONF
     : >"$S/plugstack.conf"
     SLURM_CONF=$S/slurm.conf
     export SLURM_CONF
-    slurmctld -i -f "$SLURM_CONF" >"$S/slurmctld.out" 2>&1 || return 1
-    CTLD_PID=$(pid_of "$S/slurmctld.pid")
-    slurmd -N fbnode -f "$SLURM_CONF" >"$S/slurmd.out" 2>&1 || return 1
-    SLURMD_PID=$(pid_of "$S/slurmd.pid")
-    # the node is up when sinfo says idle
-    _i=0
-    while [ $_i -lt 100 ]; do
-        sinfo -h -N -o %t 2>/dev/null | grep -q idle && return 0
-        sleep 0.1
-        _i=$((_i + 1))
-    done
-    return 1
+    slurmctld -D -i -f "$SLURM_CONF" >"$S/slurmctld.out" 2>&1 &
+    CTLD_PID=$!
+    slurmd -D -N fbnode -f "$SLURM_CONF" >"$S/slurmd.out" 2>&1 &
+    SLURMD_PID=$!
+    wait_for 300 node_idle
 }
 
 check "docs/sweeps.md quotes slurm.sh, sweep.sbatch and merge.sbatch verbatim" \
