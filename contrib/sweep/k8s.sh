@@ -1,0 +1,50 @@
+#!/bin/sh
+# k8s.sh: run the sweep on Kubernetes (contrib/sweep/k8s/): the ConfigMap with the sweep file
+# and its scenario, the ReadWriteMany claim, the Indexed Job (job.yaml), and once every index
+# has succeeded, the merge (merge.yaml). Exits 0 when the merge has written the outputs into the
+# claim, 1 when the Job or the merge failed (naming the failed indexes).
+#
+# Assumes: kubectl talks to the cluster, in the namespace to use; the image of job.yaml and
+# merge.yaml was built from contrib/sweep/Containerfile and pushed where the cluster pulls
+# from; the claim's storage class offers ReadWriteMany (k8s/volume.yaml); a node has the CPUs
+# a shard requests. Run it from the checkout's root. Re-running replaces both Jobs (a Job's
+# template cannot be changed in place).
+set -eu
+D=contrib/sweep/k8s
+# job_wait NAME: until the Job is Complete (0) or Failed (1).
+job_wait() {
+    while :; do
+        state=$(kubectl get job "$1" -o jsonpath='{range .status.conditions[?(@.status=="True")]}{.type} {end}')
+        case " $state " in
+        *" Complete "*) return 0 ;;
+        *" Failed "*)
+            echo "k8s.sh: job $1 failed; failed indexes: $(kubectl get job "$1" -o jsonpath='{.status.failedIndexes}')" >&2
+            return 1
+            ;;
+        esac
+        sleep 10
+    done
+}
+# The CPUs a shard requests, against the largest node's allocatable CPUs (when this user may
+# list nodes: many may not, and then the check is left to the scheduler).
+need=$(sed -n 's/.*limits: {cpu: "\([0-9]*\)"}.*/\1/p' "$D/job.yaml")
+if nodes=$(kubectl get nodes -o jsonpath='{.items[*].status.allocatable.cpu}' 2>/dev/null); then
+    most=0
+    for c in $nodes; do
+        case $c in *m) c=$((${c%m} / 1000)) ;; esac
+        [ "$c" -gt "$most" ] && most=$c
+    done
+    if [ "$most" -lt "${need:-1}" ]; then
+        echo "k8s.sh: a shard requests ${need:-1} CPUs, the largest node offers $most: its pods would pend" >&2
+        exit 2
+    fi
+fi
+kubectl create configmap fusebox-sweep --from-file=contrib/sweep/retry-storm.args \
+    --from-file=scenarios/retry-storm.json --dry-run=client -o yaml | kubectl apply -f -
+kubectl apply -f "$D/volume.yaml"
+kubectl delete job rs-sweep rs-merge --ignore-not-found
+kubectl apply -f "$D/job.yaml"
+job_wait rs-sweep
+kubectl apply -f "$D/merge.yaml"
+job_wait rs-merge
+echo "k8s.sh: merged into the claim sweep-results, folder rs (kubectl cp from a pod that mounts it)"

@@ -1,0 +1,36 @@
+#!/bin/sh
+# slurm.sh N [CPUS]: run the sweep on Slurm as an array job of N shards (sweep.sbatch), each on
+# CPUS CPUs (default: 4, or fewer when the partition's smallest node has fewer: a request
+# above a node's CPUs pends forever), then merge them (merge.sbatch). Waits for the merge and
+# exits with its status: 0 only when every shard succeeded and the merge wrote $OUT.
+#
+# Assumes: it runs from a fusebox checkout (contrib/ and the sweep's scenario) in a folder
+# that every node sees at the same path, as $OUT (default out/rs) is; fusebox is on the
+# nodes' PATH or $FUSEBOX names it; $SWEEP as in shard.sh. sbatch options such as the
+# partition come from the SBATCH_* variables (SBATCH_PARTITION=...).
+set -eu
+n=${1:?usage: slurm.sh N [CPUS]}
+node_cpus=$(sinfo -h -N ${SBATCH_PARTITION:+-p "$SBATCH_PARTITION"} -o %c | sort -n | head -n 1)
+if [ -z "$node_cpus" ]; then
+    echo "slurm.sh: sinfo lists no node${SBATCH_PARTITION:+ in partition $SBATCH_PARTITION}" >&2
+    exit 2
+fi
+cpus=${2:-$((node_cpus < 4 ? node_cpus : 4))}
+case $cpus in '' | *[!0-9]* | 0)
+    echo "slurm.sh: CPUS must be a positive integer, got '$cpus'" >&2
+    exit 2
+    ;;
+esac
+if [ "$cpus" -gt "$node_cpus" ]; then
+    echo "slurm.sh: $cpus CPUs per shard, but the smallest node has $node_cpus" >&2
+    exit 2
+fi
+OUT=${OUT:-out/rs}
+export OUT
+mkdir -p "$OUT"
+jid=$(sbatch --parsable --array=1-"$n" --cpus-per-task="$cpus" -o "$OUT/slurm-%A_%a.out" \
+    contrib/sweep/sweep.sbatch)
+jid=${jid%%;*}
+echo "slurm.sh: array job $jid: $n shards on $cpus CPUs each; then the merge"
+sbatch --wait --parsable --dependency=afterany:"$jid" -o "$OUT/slurm-merge-%j.out" \
+    contrib/sweep/merge.sbatch "$jid" "$n"

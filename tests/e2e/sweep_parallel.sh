@@ -1,0 +1,86 @@
+#!/bin/sh
+# sweep_parallel.sh - the GNU parallel recipe of docs/sweeps.md (contrib/sweep/parallel.sh) run
+# as documented, on this machine and in its multi-host forms over a stand-in ssh (each "host"
+# a folder with its own HOME and a clean environment, fusebox on its PATH): with a shared
+# working directory, and without one (files copied with rsync). Each merged result must be
+# byte-identical to a single-process sweep, and a failing shard must fail the run unmerged.
+# Orchestration, not memory: skipped under asan.
+. tests/tap.sh
+. tests/e2e/sweep_engines.subr
+T=$E2E_TMP
+L=$(logs_dir sweep_parallel)
+engines_asan "the GNU parallel sweep"
+need parallel "$L/apt.log" parallel
+need rsync "$L/apt-rsync.log" rsync
+if ! command -v parallel >/dev/null 2>&1; then
+    skip "the GNU parallel sweep" "parallel is not installed and could not be (see $L/apt.log)"
+    finish
+    exit 0
+fi
+
+engines_setup
+
+check "docs/sweeps.md quotes retry-storm.args verbatim" python3 tests/e2e/doc_files.py docs/sweeps.md \
+    contrib/sweep/retry-storm.args
+# The documented sweep is valid: its shard 1 of 125 (one task, one simulated hour) runs.
+check "contrib/sweep/retry-storm.args is a valid sweep (shard 1 of 125 runs)" \
+    env SWEEP=contrib/sweep/retry-storm.args OUT="$T/rs" sh contrib/sweep/shard.sh 1 125 --jobs 1
+
+# fusebox on PATH, as the recipe assumes (not $FUSEBOX)
+P=$T/bin:$PATH
+
+expect_exit 0 "parallel.sh 4 exits 0" env -u FUSEBOX PATH="$P" SWEEP="$ARGS" OUT="$T/local" \
+    sh contrib/sweep/parallel.sh 4
+same_single "$T/local"
+ok $? "parallel.sh 4 merged == the single-process sweep, byte for byte"
+
+# The stand-in ssh: "ssh [options] HOST COMMAND" runs COMMAND here, in HOST's own HOME under
+# $T/hosts, with a clean environment whose PATH has fusebox (as a real host's would).
+cat >"$T/bin/ssh-standin" <<SSH
+#!/bin/sh
+while [ \$# -gt 0 ]; do
+    case \$1 in
+    --) shift; break ;;
+    -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;;
+    -*) shift ;;
+    *) break ;;
+    esac
+done
+host=\$1
+shift
+[ "\$1" = -- ] && shift
+echo "\$host: \$*" >>"$T/ssh.log"
+mkdir -p "$T/hosts/\$host"
+cd "$T/hosts/\$host" && exec env -i HOME="$T/hosts/\$host" SHELL=/bin/sh PATH="$T/bin:/usr/bin:/bin" \
+    sh -c -- "\$*"
+SSH
+chmod +x "$T/bin/ssh-standin"
+
+expect_exit 0 "parallel.sh 4 over two hosts sharing the folder exits 0" \
+    env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin SWEEP="$ARGS" OUT="$T/shared" \
+    sh contrib/sweep/parallel.sh 4 2/host1,2/host2
+same_single "$T/shared"
+ok $? "two hosts, shared folder: merged == the single-process sweep, byte for byte"
+
+if command -v rsync >/dev/null 2>&1; then
+    rm -rf "$T/hosts" "$L/copy"
+    expect_exit 0 "parallel.sh 4 over two hosts without a shared folder exits 0" \
+        env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin SWEEP="$ARGS" OUT="out/e2e-sweep_parallel/copy" \
+        sh contrib/sweep/parallel.sh 4 2/host1,2/host2 copy
+        same_single "$L/copy"
+    ok $? "two hosts, files copied: merged == the single-process sweep, byte for byte"
+    grep -q '^host1: rsync --server' "$T/ssh.log" && grep -q '^host2: rsync --server' "$T/ssh.log"
+    ok $? "the files went to both hosts and back through rsync over the stand-in ssh"
+    [ -d "$T/hosts/host1" ] && [ -d "$T/hosts/host2" ] &&
+        [ -z "$(find "$T/hosts" -type f ! -path '*/.parallel/*' 2>/dev/null)" ]
+    ok $? "the hosts' copies were removed afterwards (--cleanup)"
+else
+    skip "parallel.sh without a shared folder" "rsync is not installed and could not be (see $L/apt-rsync.log)"
+fi
+
+# A shard that fails (a stand-in fusebox that fails shard 2 of 4) fails the run, unmerged.
+run_kept env FUSEBOX="$(failing_fusebox 2/4)" SWEEP="$ARGS" OUT="$T/failing" sh contrib/sweep/parallel.sh 4
+[ "$got" -ne 0 ] && [ ! -e "$T/failing/sweep.csv" ]
+ok $? "a failing shard fails parallel.sh (exit $got) and nothing is merged"
+cp "$T/ssh.log" "$L/ssh.log" 2>/dev/null
+finish
