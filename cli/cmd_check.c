@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -113,32 +114,49 @@ typedef struct check_opts {
     const char *outdir;
 } check_opts;
 
+/* Wall seconds since an arbitrary start, for the JUnit time attributes (never for results). */
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * One <testcase>; kind NULL: it passed. `measured` goes to <system-out> of every case, so a
+ * CI system shows the value behind a pass too.
+ */
 static void junit_case(FILE *x, const char *suite, const char *name, const char *kind,
-                       const char *message) {
+                       const char *message, const char *measured, double time_s) {
     fputs("    <testcase classname=\"", x);
     xml_escape(x, suite);
     fputs("\" name=\"", x);
     xml_escape(x, name);
-    if (kind == NULL) {
-        fputs("\"/>\n", x);
-        return;
+    fprintf(x, "\" time=\"%.3f\">\n", time_s);
+    if (kind != NULL) {
+        fprintf(x, "      <%s message=\"", kind);
+        xml_escape(x, message);
+        fputs("\">", x);
+        xml_escape(x, message);
+        fprintf(x, "</%s>\n", kind);
     }
-    fprintf(x, "\">\n      <%s message=\"", kind);
-    xml_escape(x, message);
-    fputs("\">", x);
-    xml_escape(x, message);
-    fprintf(x, "</%s>\n    </testcase>\n", kind);
+    if (measured != NULL) {
+        fputs("      <system-out>", x);
+        xml_escape(x, measured);
+        fputs("</system-out>\n", x);
+    }
+    fputs("    </testcase>\n", x);
 }
 
 /* A scenario that does not load: one error line, one errored <testsuite>. */
-static void load_error(const char *file, const sim_error *err, FILE *out, FILE *x, counts *c) {
+static void load_error(const char *file, const sim_error *err, FILE *out, FILE *x, counts *c,
+                       double time_s) {
     char msg[1200];
     sim_error_format(err, msg, sizeof msg);
     fprintf(out, "ERROR %s\n", msg);
     fprintf(x, "  <testsuite name=\"");
     xml_escape(x, file);
-    fprintf(x, "\" tests=\"1\" failures=\"0\" errors=\"1\">\n");
-    junit_case(x, file, "load", "error", msg);
+    fprintf(x, "\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"%.3f\">\n", time_s);
+    junit_case(x, file, "load", "error", msg, NULL, time_s);
     fputs("  </testsuite>\n", x);
     c->errors++;
 }
@@ -193,37 +211,53 @@ static void evaluate(const sim_scenario *sc, sim_summary *const *sums, size_t n,
                      bool print_why, FILE *out, FILE *x, counts *c) {
     for (uint32_t i = 0; i < sc->expect_count; i++) {
         const char *e = sc->expect[i];
-        char m[300];
+        char m[300], measured[320];
         rep_expect_result r;
+        double t0 = now_s();
         if (why != NULL) {
             if (print_why) fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, why);
-            junit_case(x, sc->name, e, "error", why);
+            junit_case(x, sc->name, e, "error", why, NULL, now_s() - t0);
             c->errors++;
         } else if (rep_expect_eval(sc, sums, n, e, &r, m, sizeof m) != FB_OK) {
             fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, m);
-            junit_case(x, sc->name, e, "error", m);
+            junit_case(x, sc->name, e, "error", m, NULL, now_s() - t0);
             c->errors++;
         } else if (r.passed) {
             fprintf(out, "PASS  %s: %s  [%s]\n", sc->name, e, r.detail);
-            junit_case(x, sc->name, e, NULL, NULL);
+            snprintf(measured, sizeof measured, "measured: %s", r.detail);
+            junit_case(x, sc->name, e, NULL, NULL, measured, now_s() - t0);
             c->passed++;
         } else {
             fprintf(out, "FAIL  %s: %s  [measured: %s]\n", sc->name, e, r.detail);
-            snprintf(m, sizeof m, "measured: %s", r.detail);
-            junit_case(x, sc->name, e, "failure", m);
+            snprintf(measured, sizeof measured, "measured: %s", r.detail);
+            junit_case(x, sc->name, e, "failure", measured, measured, now_s() - t0);
             c->failed++;
         }
     }
+}
+
+/* The <testsuite> of a scenario that loaded: its counts and time, then its cases. */
+static void junit_suite(FILE *x, const sim_scenario *sc, const char *file, const counts *c,
+                        double time_s, const char *cases, size_t len) {
+    fprintf(x, "  <testsuite name=\"");
+    xml_escape(x, sc->name);
+    fputs("\" file=\"", x);
+    xml_escape(x, file);
+    fprintf(x, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\" time=\"%.3f\">\n",
+            c->passed + c->failed + c->errors, c->failed, c->errors, time_s);
+    fwrite(cases, 1, len, x);
+    fputs("  </testsuite>\n", x);
 }
 
 /* Check one scenario: lines on `out`, a <testsuite> on `x`, counts in *c. */
 static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x, counts *c) {
     sim_scenario *sc = NULL;
     sim_error err;
+    double t0 = now_s();
     c->scenarios++;
     if (sim_scenario_load_import(file, o->sets, o->nsets, o->seed, &cli_importer, &sc, &err) !=
         FB_OK) {
-        load_error(file, &err, out, x, c);
+        load_error(file, &err, out, x, c, now_s() - t0);
         return;
     }
     bool readable = expectations_readable(file, sc, out);
@@ -232,17 +266,28 @@ static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     char run_error[1400] = "";
     if (readable && sc->expect_count > 0) run_variants(sc, sums, &n, run_error, sizeof run_error);
     if (o->outdir && n > 0) write_report(o->outdir, sc, sums, n);
-    fprintf(x, "  <testsuite name=\"");
-    xml_escape(x, sc->name);
-    fputs("\" file=\"", x);
-    xml_escape(x, file);
-    fputs("\">\n", x);
     if (sc->expect_count == 0) fprintf(out, "NOTE  %s: no expectations\n", sc->name);
     const char *why = run_error[0] ? run_error
                       : !readable  ? "the scenario has unreadable expectations"
                                    : NULL;
-    evaluate(sc, sums, n, why, run_error[0] != '\0', out, x, c);
-    fputs("  </testsuite>\n", x);
+    /* The cases go to memory first: the suite's tag, written before them, carries their counts
+     * and the time they took. */
+    char *cases = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&cases, &len);
+    counts mine = {0, 0, 0, 0};
+    if (mem != NULL) {
+        evaluate(sc, sums, n, why, run_error[0] != '\0', out, mem, &mine);
+        fclose(mem);
+        junit_suite(x, sc, file, &mine, now_s() - t0, cases, len);
+    } else {
+        fprintf(out, "ERROR %s: out of memory\n", file);
+        mine.errors++;
+    }
+    free(cases);
+    c->passed += mine.passed;
+    c->failed += mine.failed;
+    c->errors += mine.errors;
     for (size_t i = 0; i < n; i++) free(sums[i]);
     sim_scenario_free(sc);
 }
@@ -386,9 +431,30 @@ static int check_all(char **files, size_t nfiles, const args *a, FILE *body, cou
     return CLI_OK;
 }
 
-static int write_junit(const char *path, FILE *body, const counts *total) {
+/*
+ * --junit PATH: its folders created and the file opened before anything runs, so that a path
+ * that cannot be written stops the command at once rather than after every scenario ran.
+ */
+static FILE *open_junit(const char *path) {
+    char dir[1024];
+    const char *slash = strrchr(path, '/');
+    size_t len = slash ? (size_t)(slash - path) : 0;
+    if (len >= sizeof dir) {
+        cli_bad("check", "cannot write %s: %s", path, strerror(ENAMETOOLONG));
+        return NULL;
+    }
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+    if (len > 0 && cli_mkdirs(dir) != 0) {
+        cli_bad("check", "cannot create %s (for %s): %s", dir, path, strerror(errno));
+        return NULL;
+    }
     FILE *x = fopen(path, "w");
-    if (x == NULL) return cli_bad("check", "cannot write %s: %s", path, strerror(errno));
+    if (x == NULL) cli_bad("check", "cannot write %s: %s", path, strerror(errno));
+    return x;
+}
+
+static int write_junit(FILE *x, const char *path, FILE *body, const counts *total) {
     fprintf(x,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<testsuites name=\"fusebox check\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
@@ -398,7 +464,14 @@ static int write_junit(const char *path, FILE *body, const counts *total) {
     size_t k;
     while ((k = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, k, x);
     fputs("</testsuites>\n", x);
-    if (fclose(x) != 0) return cli_bad("check", "cannot write %s", path);
+    /* A full disk shows only here: the write error is what fflush/fclose report. */
+    int failed = fflush(x) != 0 || ferror(x);
+    int saved = errno;
+    if (fclose(x) != 0 && !failed) {
+        failed = 1;
+        saved = errno;
+    }
+    if (failed) return cli_bad("check", "cannot write %s: %s", path, strerror(saved));
     return CLI_OK;
 }
 
@@ -406,8 +479,13 @@ static int write_junit(const char *path, FILE *body, const counts *total) {
 static int check_files(char **files, size_t nfiles, const args *a) {
     if (a->outdir && cli_mkdirs(a->outdir) != 0)
         return cli_bad("check", "cannot create %s: %s", a->outdir, strerror(errno));
+    FILE *junit = a->junit ? open_junit(a->junit) : NULL;
+    if (a->junit && junit == NULL) return CLI_BAD_INPUT;
     FILE *body = tmpfile();
-    if (body == NULL) return cli_bad("check", "cannot create a temporary file");
+    if (body == NULL) {
+        if (junit) fclose(junit);
+        return cli_bad("check", "cannot create a temporary file: %s", strerror(errno));
+    }
     counts total = {0, 0, 0, 0};
     int status = check_all(files, nfiles, a, body, &total);
     if (status == CLI_OK) {
@@ -416,7 +494,11 @@ static int check_files(char **files, size_t nfiles, const args *a) {
                total.scenarios, total.scenarios == 1 ? "" : "s", expectations,
                expectations == 1 ? "" : "s", total.passed, total.failed, total.errors,
                total.errors == 1 ? "" : "s");
-        if (a->junit) status = write_junit(a->junit, body, &total);
+        /* Piped, stdout is buffered: flushed now, a write error below is a line of its own. */
+        fflush(stdout);
+        if (junit) status = write_junit(junit, a->junit, body, &total);
+    } else if (junit) {
+        fclose(junit);
     }
     if (status == CLI_OK)
         status = total.errors ? CLI_BAD_INPUT : total.failed ? CLI_EXPECT_FAILED : CLI_OK;
