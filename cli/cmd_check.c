@@ -64,7 +64,8 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 /* Expand FILE|DIR arguments into a list of files (directories: *.json, sorted). */
-static int collect_files(int argc, char **argv, const int *is_arg, char **files, size_t *n) {
+static int collect_files(const char *cmd, int argc, char **argv, const int *is_arg, char **files,
+                         size_t *n) {
     for (int i = 1; i < argc; i++) {
         if (!is_arg[i]) continue;
         struct stat st;
@@ -73,8 +74,7 @@ static int collect_files(int argc, char **argv, const int *is_arg, char **files,
             return CLI_BAD_INPUT;
         }
         if (!S_ISDIR(st.st_mode)) {
-            if (*n == CHECK_FILES_MAX)
-                return cli_bad("check", "more than %d files", CHECK_FILES_MAX);
+            if (*n == CHECK_FILES_MAX) return cli_bad(cmd, "more than %d files", CHECK_FILES_MAX);
             files[(*n)++] = strdup(argv[i]);
             continue;
         }
@@ -89,20 +89,20 @@ static int collect_files(int argc, char **argv, const int *is_arg, char **files,
             if (e->d_name[0] == '.' || !ends_with(e->d_name, ".json")) continue;
             if (*n == CHECK_FILES_MAX) {
                 closedir(d);
-                return cli_bad("check", "more than %d files", CHECK_FILES_MAX);
+                return cli_bad(cmd, "more than %d files", CHECK_FILES_MAX);
             }
             size_t len = strlen(argv[i]) + strlen(e->d_name) + 2;
             char *path = malloc(len);
             if (path == NULL) {
                 closedir(d);
-                return cli_bad("check", "out of memory");
+                return cli_bad(cmd, "out of memory");
             }
             snprintf(path, len, "%s%s%s", argv[i], ends_with(argv[i], "/") ? "" : "/", e->d_name);
             files[(*n)++] = path;
         }
         closedir(d);
         qsort(files + first, *n - first, sizeof *files, cmp_str);
-        if (*n == first) return cli_bad("check", "%s holds no .json scenario", argv[i]);
+        if (*n == first) return cli_bad(cmd, "%s holds no .json scenario", argv[i]);
     }
     return CLI_OK;
 }
@@ -513,54 +513,87 @@ int cmd_check(int argc, char **argv) {
     char **files = calloc(CHECK_FILES_MAX, sizeof *files);
     if (files == NULL) return cli_bad("check", "out of memory");
     size_t nfiles = 0;
-    status = collect_files(argc, argv, a.is_arg, files, &nfiles);
+    status = collect_files("check", argc, argv, a.is_arg, files, &nfiles);
     if (status == CLI_OK) status = check_files(files, nfiles, &a);
     for (size_t i = 0; i < nfiles; i++) free(files[i]);
     free(files);
     return status;
 }
 
-int cmd_validate(int argc, char **argv) {
-    int status = CLI_OK, nargs = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs("usage: fusebox validate FILE...\n\n"
-                  "Check scenario files (keys, types, values, expectations) without\n"
-                  "running them. Exit codes: 0 all valid, 2 something is not.\n"
-                  "docs/scenario.schema.json is the same format as a JSON Schema for editors.\n",
-                  stdout);
-            return CLI_OK;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_bad("validate", "unknown option '%s'", argv[i]);
-        nargs++;
-        sim_scenario *sc = NULL;
-        sim_error err;
-        if (sim_scenario_load_import(argv[i], NULL, 0, NULL, &cli_importer, &sc, &err) != FB_OK) {
-            cli_scenario_error(&err);
-            status = CLI_BAD_INPUT;
-            continue;
-        }
-        cli_print_notes("validate", sc);
-        bool ok = true;
-        for (uint32_t k = 0; k < sc->expect_count; k++) {
-            char m[300];
-            if (rep_expect_validate(sc, sc->expect[k], m, sizeof m) != FB_OK) {
-                fprintf(stderr, "fusebox: %s: expect[%u]: %s\n", argv[i], k, m);
-                ok = false;
-            }
-        }
-        if (ok)
-            printf("ok %s (%u variant%s, %u expectation%s)\n", argv[i], sc->variant_count,
-                   sc->variant_count == 1 ? "" : "s", sc->expect_count,
-                   sc->expect_count == 1 ? "" : "s");
-        else
-            status = CLI_BAD_INPUT;
-        sim_scenario_free(sc);
+static void validate_usage(FILE *f) {
+    fputs("usage: fusebox validate FILE|DIR... [--set KEY=VALUE]...\n\n"
+          "Check scenario files (keys, types, values, expectations) without\n"
+          "running them; a DIR means every .json file in it, sorted. --set applies\n"
+          "an override to every scenario first, as in 'fusebox run --set'.\n"
+          "Exit codes: 0 all valid, 2 something is not.\n"
+          "docs/scenario.schema.json is the same format as a JSON Schema for editors.\n",
+          f);
+}
+
+/* One scenario file: "ok FILE (...)" on stdout, or its errors on stderr and false. */
+static bool validate_one(const char *file, const char *const *sets, size_t nsets) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    if (sim_scenario_load_import(file, sets, nsets, NULL, &cli_importer, &sc, &err) != FB_OK) {
+        fflush(stdout);
+        cli_scenario_error(&err);
+        return false;
     }
-    if (nargs == 0) {
-        fputs("usage: fusebox validate FILE...\n", stderr);
+    cli_print_notes("validate", sc);
+    bool ok = true;
+    for (uint32_t k = 0; k < sc->expect_count; k++) {
+        char m[300];
+        if (rep_expect_validate(sc, sc->expect[k], m, sizeof m) != FB_OK) {
+            fflush(stdout);
+            fprintf(stderr, "fusebox: %s: expect[%u]: %s\n", file, k, m);
+            ok = false;
+        }
+    }
+    if (ok)
+        printf("ok %s (%u variant%s, %u expectation%s)\n", file, sc->variant_count,
+               sc->variant_count == 1 ? "" : "s", sc->expect_count,
+               sc->expect_count == 1 ? "" : "s");
+    sim_scenario_free(sc);
+    return ok;
+}
+
+int cmd_validate(int argc, char **argv) {
+    /* The same arguments as check's, of which validate takes FILE|DIR and --set. */
+    args a;
+    memset(&a, 0, sizeof a);
+    if (argc > 1024) return cli_bad("validate", "too many arguments");
+    for (int i = 1; i < argc; i++) {
+        const char *val = NULL;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            validate_usage(stdout);
+            return CLI_OK;
+        } else if (cli_opt(argc, argv, &i, NULL, "--set", &val)) {
+            if (val == NULL) return cli_missing("validate", "--set");
+            if (a.nsets == sizeof a.sets / sizeof a.sets[0])
+                return cli_bad("validate", "too many --set");
+            a.sets[a.nsets++] = val;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_bad("validate", "unknown option '%s' (see fusebox validate --help)",
+                           argv[i]);
+        } else {
+            a.is_arg[i] = 1;
+            a.nargs++;
+        }
+    }
+    if (a.nargs == 0) {
+        validate_usage(stderr);
         return CLI_BAD_INPUT;
     }
+    char **files = calloc(CHECK_FILES_MAX, sizeof *files);
+    if (files == NULL) return cli_bad("validate", "out of memory");
+    size_t nfiles = 0;
+    int status = collect_files("validate", argc, argv, a.is_arg, files, &nfiles);
+    /* Every file is validated, also after one that is not valid. */
+    bool all_ok = true;
+    for (size_t i = 0; status == CLI_OK && i < nfiles; i++)
+        all_ok &= validate_one(files[i], a.sets, a.nsets);
+    if (status == CLI_OK && !all_ok) status = CLI_BAD_INPUT;
+    for (size_t i = 0; i < nfiles; i++) free(files[i]);
+    free(files);
     return status;
 }
