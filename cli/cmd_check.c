@@ -523,8 +523,13 @@ int cmd_check(int argc, char **argv) {
 static void validate_usage(FILE *f) {
     fputs("usage: fusebox validate FILE|DIR... [--set KEY=VALUE]...\n\n"
           "Check scenario files (keys, types, values, expectations) without\n"
-          "running them; a DIR means every .json file in it, sorted. --set applies\n"
-          "an override to every scenario first, as in 'fusebox run --set'.\n"
+          "running them; a DIR means every .json file in it, sorted.\n"
+          "\n"
+          "options:\n"
+          "      --set KEY=VALUE  override a value in every scenario first, as\n"
+          "                       'fusebox run --set' does (repeatable)\n"
+          "  -h, --help           this text\n"
+          "\n"
           "Exit codes: 0 all valid, 2 something is not.\n"
           "docs/scenario.schema.json is the same format as a JSON Schema for editors.\n",
           f);
