@@ -29,6 +29,7 @@
 
 typedef struct counts {
     unsigned passed, failed, errors, scenarios;
+    unsigned unwritten; /* -o report.json files not written, among the errors */
 } counts;
 
 static void usage(FILE *f) {
@@ -194,16 +195,26 @@ static void run_variants(const sim_scenario *sc, sim_summary **sums, size_t *n, 
     }
 }
 
-/* --out: DIR/<scenario>/report.json */
-static void write_report(const char *outdir, const sim_scenario *sc, sim_summary *const *sums,
-                         size_t n) {
-    char dir[1100];
+/* --out: DIR/<scenario>/report.json; false with the reason in msg when it cannot be written. */
+static bool write_report(const char *outdir, const sim_scenario *sc, sim_summary *const *sums,
+                         size_t n, char *msg, size_t len) {
+    char dir[1100], path[1200];
     snprintf(dir, sizeof dir, "%s/%s", outdir, sc->name);
-    FILE *j = cli_mkdirs(dir) == 0 ? cli_fopen(dir, "report.json") : NULL;
-    if (j) {
-        rep_write_json(j, sc, sums, n);
-        fclose(j);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    FILE *j = cli_mkdirs(dir) == 0 ? fopen(path, "w") : NULL;
+    if (j == NULL) {
+        snprintf(msg, len, "cannot write %s: %s", path, strerror(errno));
+        return false;
     }
+    rep_write_json(j, sc, sums, n);
+    bool ok = fflush(j) == 0 && !ferror(j);
+    int saved = errno;
+    if (fclose(j) != 0 && ok) {
+        ok = false;
+        saved = errno;
+    }
+    if (!ok) snprintf(msg, len, "cannot write %s: %s", path, strerror(saved));
+    return ok;
 }
 
 /* One line and one <testcase> per expectation; `why`: the reason none can be evaluated. */
@@ -265,7 +276,8 @@ static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     size_t n = 0;
     char run_error[1400] = "";
     if (readable && sc->expect_count > 0) run_variants(sc, sums, &n, run_error, sizeof run_error);
-    if (o->outdir && n > 0) write_report(o->outdir, sc, sums, n);
+    char report_error[1300] = "";
+    if (o->outdir && n > 0) write_report(o->outdir, sc, sums, n, report_error, sizeof report_error);
     if (sc->expect_count == 0) fprintf(out, "NOTE  %s: no expectations\n", sc->name);
     const char *why = run_error[0] ? run_error
                       : !readable  ? "the scenario has unreadable expectations"
@@ -275,9 +287,15 @@ static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     char *cases = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&cases, &len);
-    counts mine = {0, 0, 0, 0};
+    counts mine = {0, 0, 0, 0, 0};
     if (mem != NULL) {
         evaluate(sc, sums, n, why, run_error[0] != '\0', out, mem, &mine);
+        if (report_error[0]) {
+            fprintf(out, "ERROR %s: %s\n", sc->name, report_error);
+            junit_case(mem, sc->name, "report.json", "error", report_error, NULL, 0);
+            mine.errors++;
+            c->unwritten++;
+        }
         fclose(mem);
         junit_suite(x, sc, file, &mine, now_s() - t0, cases, len);
     } else {
@@ -322,9 +340,10 @@ static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_
                 snprintf(p3, sizeof p3, "%s/%zu.cnt", dir, i);
                 FILE *out = fopen(p1, "w"), *x = fopen(p2, "w"), *cf = fopen(p3, "w");
                 if (!out || !x || !cf) _exit(3);
-                counts c = {0, 0, 0, 0};
+                counts c = {0, 0, 0, 0, 0};
                 check_one(files[i], o, out, x, &c);
-                fprintf(cf, "%u %u %u %u\n", c.passed, c.failed, c.errors, c.scenarios);
+                fprintf(cf, "%u %u %u %u %u\n", c.passed, c.failed, c.errors, c.scenarios,
+                        c.unwritten);
                 if (fclose(out) || fclose(x) || fclose(cf)) _exit(3);
             }
             _exit(0);
@@ -336,9 +355,9 @@ static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_
         char p[1100];
         snprintf(p, sizeof p, "%s/%zu.cnt", dir, i);
         FILE *cf = fopen(p, "r");
-        counts c = {0, 0, 0, 0};
-        if (cf == NULL ||
-            fscanf(cf, "%u %u %u %u", &c.passed, &c.failed, &c.errors, &c.scenarios) != 4) {
+        counts c = {0, 0, 0, 0, 0};
+        if (cf == NULL || fscanf(cf, "%u %u %u %u %u", &c.passed, &c.failed, &c.errors,
+                                 &c.scenarios, &c.unwritten) != 5) {
             printf("ERROR %s: the worker checking it stopped unexpectedly\n", files[i]);
             total->errors++;
             total->scenarios++;
@@ -351,6 +370,7 @@ static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_
             total->failed += c.failed;
             total->errors += c.errors;
             total->scenarios += c.scenarios;
+            total->unwritten += c.unwritten;
         }
         if (cf) fclose(cf);
         const char *ext[] = {"out", "xml", "cnt"};
@@ -486,14 +506,17 @@ static int check_files(char **files, size_t nfiles, const args *a) {
         if (junit) fclose(junit);
         return cli_bad("check", "cannot create a temporary file: %s", strerror(errno));
     }
-    counts total = {0, 0, 0, 0};
+    counts total = {0, 0, 0, 0, 0};
     int status = check_all(files, nfiles, a, body, &total);
     if (status == CLI_OK) {
-        unsigned expectations = total.passed + total.failed + total.errors;
-        printf("check: %u scenario%s, %u expectation%s: %u passed, %u failed, %u error%s\n",
+        unsigned errors = total.errors - total.unwritten;
+        unsigned expectations = total.passed + total.failed + errors;
+        printf("check: %u scenario%s, %u expectation%s: %u passed, %u failed, %u error%s",
                total.scenarios, total.scenarios == 1 ? "" : "s", expectations,
-               expectations == 1 ? "" : "s", total.passed, total.failed, total.errors,
-               total.errors == 1 ? "" : "s");
+               expectations == 1 ? "" : "s", total.passed, total.failed, errors,
+               errors == 1 ? "" : "s");
+        if (total.unwritten > 0) printf(", %u report.json not written", total.unwritten);
+        putchar('\n');
         /* Piped, stdout is buffered: flushed now, a write error below is a line of its own. */
         fflush(stdout);
         if (junit) status = write_junit(junit, a->junit, body, &total);

@@ -127,6 +127,16 @@ expect_exit 2 "--junit under a plain file exits 2 before running anything" \
     "$FUSEBOX" check scenarios/bad-deploy.json --junit "$T/afile/check.xml"
 [ -z "$OUT" ] && [ "$ERR" = "fusebox check: cannot write $T/afile/check.xml: Not a directory" ]
 ok $? "it says why on stderr and prints no results (got: $ERR)"
+# -o DIR where a scenario's folder cannot be made: an error, counted apart from expectations
+mkdir -p "$T/o" && touch "$T/o/bad-deploy"
+expect_exit 2 "check -o DIR where DIR/<scenario>/report.json cannot be written exits 2" \
+    "$FUSEBOX" check scenarios/bad-deploy.json -o "$T/o" --junit "$T/o.xml"
+contains "$OUT" "ERROR bad-deploy: cannot write $T/o/bad-deploy/report.json: Not a directory" \
+    "the report that was not written is named with the reason"
+contains "$OUT" "0 failed, 0 errors, 1 report.json not written" \
+    "the summary counts it apart from the expectations"
+grep -q '<testcase classname="bad-deploy" name="report.json"' "$T/o.xml"
+ok $? "the JUnit file has it as an errored case"
 # piped as in CI: stdout and stderr into one pipe, the error is a line of its own
 "$FUSEBOX" check scenarios/bad-deploy.json --junit /dev/full 2>&1 | cat >"$T/piped"
 grep -qx "fusebox check: cannot write /dev/full: No space left on device" "$T/piped" &&
