@@ -567,6 +567,7 @@ static bool validate_one(const char *file, const char *const *sets, size_t nsets
         cli_scenario_error(&err);
         return false;
     }
+    fflush(stdout); /* the notes after the ok lines before them, also when piped */
     cli_print_notes("validate", sc);
     bool ok = true;
     for (uint32_t k = 0; k < sc->expect_count; k++) {

@@ -166,11 +166,7 @@ need() {
         $_sudo apt-get install -y -qq --no-install-recommends "$@"; } >"$_log" 2>&1
 }
 
-# npm_pinned DIR SPEC...: false when npm fails. A package is there when its package.json
-# has the pinned version. When the install fails, what is missing and the tail of npm's own
-# output (also in DIR/npm.log) are printed as TAP comments; npm's timeouts are cut from
-# minutes to one retry of 60 s (unless npm_config_fetch_* say otherwise), so that an offline
-# machine fails quickly.
+# npm_missing DIR SPEC...: prints " SPEC" for each one not installed in DIR.
 npm_missing() {
     _dir=$1
     shift
@@ -180,6 +176,11 @@ npm_missing() {
     done
 }
 
+# npm_pinned DIR SPEC...: false when npm fails. A package is there when its package.json
+# has the pinned version. When the install fails, what is missing and the tail of npm's own
+# output (also in DIR/npm.log) are printed as TAP comments; npm's timeouts are cut from
+# minutes to one retry of 60 s (unless npm_config_fetch_* say otherwise), so that an offline
+# machine fails quickly.
 npm_pinned() {
     _dir=$1
     shift

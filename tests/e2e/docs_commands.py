@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""docs_commands.py CLONE FUSEBOX ROOT V - run the shell commands of README.md and docs/*.md.
+"""docs_commands.py CLONE FUSEBOX ROOT V [N] - run the shell commands of README.md and docs/*.md.
 
 Every command line of their code blocks (fenced blocks without a language or marked sh,
 bash, console or shell; indented blocks), a `$ ` prompt removed and `\\` continuations
@@ -17,7 +17,7 @@ joined, is one TAP test:
   them moves nothing); an entry of SKIP, EXIT, BLOCKS or IN_ROOT that matches no command
   any more fails, so the lists cannot go stale.
 
-Prints TAP; exits 1 when a test failed.
+Prints TAP, numbered after the N tests the calling suite printed; exits 1 when a test failed.
 """
 import os
 import re
@@ -27,6 +27,7 @@ import sys
 import time
 
 CLONE, FUSEBOX, ROOT, V = sys.argv[1:5]
+BEFORE = int(sys.argv[5]) if len(sys.argv) > 5 else 0
 DOCS = ["README.md"] + sorted(
     "docs/" + f for f in os.listdir(os.path.join(CLONE, "docs")) if f.endswith(".md"))
 FIRST_WORDS = ("fusebox", "make", "curl", "kubectl", "seq", "sbatch", "export")
@@ -190,7 +191,7 @@ def commands(path):
     return found
 
 
-TAP = {"n": 0, "failed": 0}
+TAP = {"n": BEFORE, "failed": 0}
 
 
 def ok(passed, name, comment=None):
@@ -214,7 +215,8 @@ def synopsis(where, cmd):
     """A usage line: the command exists and names only options its --help has."""
     words = cmd.split()
     if words[0] != "fusebox":
-        return ok(True, "%s: %s (a synopsis)" % (where, cmd))
+        return ok(False, "%s: %s has placeholders but is no fusebox synopsis: make it runnable "
+                  "or list it in SKIP" % (where, cmd))
     sub = words[1]
     if sub not in HELP:
         p = subprocess.run([FUSEBOX, sub, "--help"], capture_output=True, text=True)
