@@ -11,6 +11,9 @@
 #   make checksrc   banned calls and header rules (tests/checksrc.sh)
 #   make fmt-check  clang-format conformance
 #   make run        the flagship scenario (README's main job)
+#   make install    the binary, fusebox(1), bash completion, scenarios/ and docs/ under
+#                   $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall removes them
+#   make man        build/<V>/fusebox.1, the man page made of the --help texts
 #   make deps       install the Debian packages, only those missing (deps-test: the
 #                   tools the end-to-end suites use)
 #
@@ -65,7 +68,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUSEBOX := $(BUILD)/fusebox
 
 .PHONY: all build deps deps-test install-pkgs test unit e2e golden asan bench checksrc fmt fmt-check \
-        run clean
+        run clean install uninstall man
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -153,6 +156,41 @@ run: $(FUSEBOX)
 
 checksrc:
 	@tests/checksrc.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=staging]: what a user of the binary needs, at the
+# usual places; scenario.schema.json also next to the scenarios, where their "$$schema" points.
+PREFIX ?= /usr/local
+BINDIR = $(DESTDIR)$(PREFIX)/bin
+MAN1DIR = $(DESTDIR)$(PREFIX)/share/man/man1
+DATADIR = $(DESTDIR)$(PREFIX)/share/fusebox
+DOCDIR = $(DESTDIR)$(PREFIX)/share/doc/fusebox
+COMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+INSTALL_DOCS = $(sort $(wildcard docs/*.md)) docs/scenario.schema.json
+INSTALL_SCENARIOS = $(sort $(wildcard scenarios/*.json))
+
+man: $(BUILD)/fusebox.1
+$(BUILD)/fusebox.1: $(FUSEBOX) contrib/man.sh
+	$(Q)sh contrib/man.sh $(FUSEBOX) $(PREFIX)/share >$@.tmp && mv $@.tmp $@
+
+install: $(FUSEBOX)
+	@rm -f $(BUILD)/fusebox.1
+	@$(MAKE) --no-print-directory $(BUILD)/fusebox.1
+	install -d $(BINDIR) $(MAN1DIR) $(DATADIR)/scenarios $(DATADIR)/docs $(DOCDIR)/docs $(COMPDIR)
+	install -m 755 $(FUSEBOX) $(BINDIR)/fusebox
+	install -m 644 $(BUILD)/fusebox.1 $(MAN1DIR)/fusebox.1
+	install -m 644 contrib/fusebox.bash $(COMPDIR)/fusebox
+	install -m 644 $(INSTALL_SCENARIOS) $(DATADIR)/scenarios/
+	install -m 644 docs/scenario.schema.json $(DATADIR)/docs/
+	install -m 644 README.md $(DOCDIR)/
+	install -m 644 $(INSTALL_DOCS) $(DOCDIR)/docs/
+
+# Removes what install put there, by name (scenarios or docs added since included), and the
+# fusebox folders; shared folders such as bin/ stay.
+uninstall:
+	rm -f $(BINDIR)/fusebox $(MAN1DIR)/fusebox.1 $(COMPDIR)/fusebox
+	rm -f $(DATADIR)/scenarios/*.json $(DATADIR)/docs/scenario.schema.json
+	rm -f $(DOCDIR)/README.md $(DOCDIR)/docs/*.md $(DOCDIR)/docs/scenario.schema.json
+	rmdir $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR) $(DOCDIR)/docs $(DOCDIR) 2>/dev/null || true
 
 FMT_FILES = $(sort $(wildcard core/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
                    mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch]))

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -28,6 +29,7 @@
 
 typedef struct counts {
     unsigned passed, failed, errors, scenarios;
+    unsigned unwritten; /* -o report.json files not written, among the errors */
 } counts;
 
 static void usage(FILE *f) {
@@ -63,7 +65,8 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 /* Expand FILE|DIR arguments into a list of files (directories: *.json, sorted). */
-static int collect_files(int argc, char **argv, const int *is_arg, char **files, size_t *n) {
+static int collect_files(const char *cmd, int argc, char **argv, const int *is_arg, char **files,
+                         size_t *n) {
     for (int i = 1; i < argc; i++) {
         if (!is_arg[i]) continue;
         struct stat st;
@@ -72,8 +75,7 @@ static int collect_files(int argc, char **argv, const int *is_arg, char **files,
             return CLI_BAD_INPUT;
         }
         if (!S_ISDIR(st.st_mode)) {
-            if (*n == CHECK_FILES_MAX)
-                return cli_bad("check", "more than %d files", CHECK_FILES_MAX);
+            if (*n == CHECK_FILES_MAX) return cli_bad(cmd, "more than %d files", CHECK_FILES_MAX);
             files[(*n)++] = strdup(argv[i]);
             continue;
         }
@@ -88,20 +90,20 @@ static int collect_files(int argc, char **argv, const int *is_arg, char **files,
             if (e->d_name[0] == '.' || !ends_with(e->d_name, ".json")) continue;
             if (*n == CHECK_FILES_MAX) {
                 closedir(d);
-                return cli_bad("check", "more than %d files", CHECK_FILES_MAX);
+                return cli_bad(cmd, "more than %d files", CHECK_FILES_MAX);
             }
             size_t len = strlen(argv[i]) + strlen(e->d_name) + 2;
             char *path = malloc(len);
             if (path == NULL) {
                 closedir(d);
-                return cli_bad("check", "out of memory");
+                return cli_bad(cmd, "out of memory");
             }
             snprintf(path, len, "%s%s%s", argv[i], ends_with(argv[i], "/") ? "" : "/", e->d_name);
             files[(*n)++] = path;
         }
         closedir(d);
         qsort(files + first, *n - first, sizeof *files, cmp_str);
-        if (*n == first) return cli_bad("check", "%s holds no .json scenario", argv[i]);
+        if (*n == first) return cli_bad(cmd, "%s holds no .json scenario", argv[i]);
     }
     return CLI_OK;
 }
@@ -113,32 +115,49 @@ typedef struct check_opts {
     const char *outdir;
 } check_opts;
 
+/* Wall seconds since an arbitrary start, for the JUnit time attributes (never for results). */
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * One <testcase>; kind NULL: it passed. `measured` goes to <system-out> of every case, so a
+ * CI system shows the value behind a pass too.
+ */
 static void junit_case(FILE *x, const char *suite, const char *name, const char *kind,
-                       const char *message) {
+                       const char *message, const char *measured, double time_s) {
     fputs("    <testcase classname=\"", x);
     xml_escape(x, suite);
     fputs("\" name=\"", x);
     xml_escape(x, name);
-    if (kind == NULL) {
-        fputs("\"/>\n", x);
-        return;
+    fprintf(x, "\" time=\"%.3f\">\n", time_s);
+    if (kind != NULL) {
+        fprintf(x, "      <%s message=\"", kind);
+        xml_escape(x, message);
+        fputs("\">", x);
+        xml_escape(x, message);
+        fprintf(x, "</%s>\n", kind);
     }
-    fprintf(x, "\">\n      <%s message=\"", kind);
-    xml_escape(x, message);
-    fputs("\">", x);
-    xml_escape(x, message);
-    fprintf(x, "</%s>\n    </testcase>\n", kind);
+    if (measured != NULL) {
+        fputs("      <system-out>", x);
+        xml_escape(x, measured);
+        fputs("</system-out>\n", x);
+    }
+    fputs("    </testcase>\n", x);
 }
 
 /* A scenario that does not load: one error line, one errored <testsuite>. */
-static void load_error(const char *file, const sim_error *err, FILE *out, FILE *x, counts *c) {
+static void load_error(const char *file, const sim_error *err, FILE *out, FILE *x, counts *c,
+                       double time_s) {
     char msg[1200];
     sim_error_format(err, msg, sizeof msg);
     fprintf(out, "ERROR %s\n", msg);
     fprintf(x, "  <testsuite name=\"");
     xml_escape(x, file);
-    fprintf(x, "\" tests=\"1\" failures=\"0\" errors=\"1\">\n");
-    junit_case(x, file, "load", "error", msg);
+    fprintf(x, "\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"%.3f\">\n", time_s);
+    junit_case(x, file, "load", "error", msg, NULL, time_s);
     fputs("  </testsuite>\n", x);
     c->errors++;
 }
@@ -176,16 +195,26 @@ static void run_variants(const sim_scenario *sc, sim_summary **sums, size_t *n, 
     }
 }
 
-/* --out: DIR/<scenario>/report.json */
-static void write_report(const char *outdir, const sim_scenario *sc, sim_summary *const *sums,
-                         size_t n) {
-    char dir[1100];
+/* --out: DIR/<scenario>/report.json; false with the reason in msg when it cannot be written. */
+static bool write_report(const char *outdir, const sim_scenario *sc, sim_summary *const *sums,
+                         size_t n, char *msg, size_t len) {
+    char dir[1100], path[1200];
     snprintf(dir, sizeof dir, "%s/%s", outdir, sc->name);
-    FILE *j = cli_mkdirs(dir) == 0 ? cli_fopen(dir, "report.json") : NULL;
-    if (j) {
-        rep_write_json(j, sc, sums, n);
-        fclose(j);
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    FILE *j = cli_mkdirs(dir) == 0 ? fopen(path, "w") : NULL;
+    if (j == NULL) {
+        snprintf(msg, len, "cannot write %s: %s", path, strerror(errno));
+        return false;
     }
+    rep_write_json(j, sc, sums, n);
+    bool ok = fflush(j) == 0 && !ferror(j);
+    int saved = errno;
+    if (fclose(j) != 0 && ok) {
+        ok = false;
+        saved = errno;
+    }
+    if (!ok) snprintf(msg, len, "cannot write %s: %s", path, strerror(saved));
+    return ok;
 }
 
 /* One line and one <testcase> per expectation; `why`: the reason none can be evaluated. */
@@ -193,37 +222,53 @@ static void evaluate(const sim_scenario *sc, sim_summary *const *sums, size_t n,
                      bool print_why, FILE *out, FILE *x, counts *c) {
     for (uint32_t i = 0; i < sc->expect_count; i++) {
         const char *e = sc->expect[i];
-        char m[300];
+        char m[300], measured[320];
         rep_expect_result r;
+        double t0 = now_s();
         if (why != NULL) {
             if (print_why) fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, why);
-            junit_case(x, sc->name, e, "error", why);
+            junit_case(x, sc->name, e, "error", why, NULL, now_s() - t0);
             c->errors++;
         } else if (rep_expect_eval(sc, sums, n, e, &r, m, sizeof m) != FB_OK) {
             fprintf(out, "ERROR %s: %s: %s\n", sc->name, e, m);
-            junit_case(x, sc->name, e, "error", m);
+            junit_case(x, sc->name, e, "error", m, NULL, now_s() - t0);
             c->errors++;
         } else if (r.passed) {
             fprintf(out, "PASS  %s: %s  [%s]\n", sc->name, e, r.detail);
-            junit_case(x, sc->name, e, NULL, NULL);
+            snprintf(measured, sizeof measured, "measured: %s", r.detail);
+            junit_case(x, sc->name, e, NULL, NULL, measured, now_s() - t0);
             c->passed++;
         } else {
             fprintf(out, "FAIL  %s: %s  [measured: %s]\n", sc->name, e, r.detail);
-            snprintf(m, sizeof m, "measured: %s", r.detail);
-            junit_case(x, sc->name, e, "failure", m);
+            snprintf(measured, sizeof measured, "measured: %s", r.detail);
+            junit_case(x, sc->name, e, "failure", measured, measured, now_s() - t0);
             c->failed++;
         }
     }
+}
+
+/* The <testsuite> of a scenario that loaded: its counts and time, then its cases. */
+static void junit_suite(FILE *x, const sim_scenario *sc, const char *file, const counts *c,
+                        double time_s, const char *cases, size_t len) {
+    fprintf(x, "  <testsuite name=\"");
+    xml_escape(x, sc->name);
+    fputs("\" file=\"", x);
+    xml_escape(x, file);
+    fprintf(x, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\" time=\"%.3f\">\n",
+            c->passed + c->failed + c->errors, c->failed, c->errors, time_s);
+    fwrite(cases, 1, len, x);
+    fputs("  </testsuite>\n", x);
 }
 
 /* Check one scenario: lines on `out`, a <testsuite> on `x`, counts in *c. */
 static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x, counts *c) {
     sim_scenario *sc = NULL;
     sim_error err;
+    double t0 = now_s();
     c->scenarios++;
     if (sim_scenario_load_import(file, o->sets, o->nsets, o->seed, &cli_importer, &sc, &err) !=
         FB_OK) {
-        load_error(file, &err, out, x, c);
+        load_error(file, &err, out, x, c, now_s() - t0);
         return;
     }
     bool readable = expectations_readable(file, sc, out);
@@ -231,18 +276,36 @@ static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     size_t n = 0;
     char run_error[1400] = "";
     if (readable && sc->expect_count > 0) run_variants(sc, sums, &n, run_error, sizeof run_error);
-    if (o->outdir && n > 0) write_report(o->outdir, sc, sums, n);
-    fprintf(x, "  <testsuite name=\"");
-    xml_escape(x, sc->name);
-    fputs("\" file=\"", x);
-    xml_escape(x, file);
-    fputs("\">\n", x);
+    char report_error[1300] = "";
+    if (o->outdir && n > 0) write_report(o->outdir, sc, sums, n, report_error, sizeof report_error);
     if (sc->expect_count == 0) fprintf(out, "NOTE  %s: no expectations\n", sc->name);
     const char *why = run_error[0] ? run_error
                       : !readable  ? "the scenario has unreadable expectations"
                                    : NULL;
-    evaluate(sc, sums, n, why, run_error[0] != '\0', out, x, c);
-    fputs("  </testsuite>\n", x);
+    /* The cases go to memory first: the suite's tag, written before them, carries their counts
+     * and the time they took. */
+    char *cases = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&cases, &len);
+    counts mine = {0, 0, 0, 0, 0};
+    if (mem != NULL) {
+        evaluate(sc, sums, n, why, run_error[0] != '\0', out, mem, &mine);
+        if (report_error[0]) {
+            fprintf(out, "ERROR %s: %s\n", sc->name, report_error);
+            junit_case(mem, sc->name, "report.json", "error", report_error, NULL, 0);
+            mine.errors++;
+            c->unwritten++;
+        }
+        fclose(mem);
+        junit_suite(x, sc, file, &mine, now_s() - t0, cases, len);
+    } else {
+        fprintf(out, "ERROR %s: out of memory\n", file);
+        mine.errors++;
+    }
+    free(cases);
+    c->passed += mine.passed;
+    c->failed += mine.failed;
+    c->errors += mine.errors;
     for (size_t i = 0; i < n; i++) free(sums[i]);
     sim_scenario_free(sc);
 }
@@ -277,9 +340,10 @@ static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_
                 snprintf(p3, sizeof p3, "%s/%zu.cnt", dir, i);
                 FILE *out = fopen(p1, "w"), *x = fopen(p2, "w"), *cf = fopen(p3, "w");
                 if (!out || !x || !cf) _exit(3);
-                counts c = {0, 0, 0, 0};
+                counts c = {0, 0, 0, 0, 0};
                 check_one(files[i], o, out, x, &c);
-                fprintf(cf, "%u %u %u %u\n", c.passed, c.failed, c.errors, c.scenarios);
+                fprintf(cf, "%u %u %u %u %u\n", c.passed, c.failed, c.errors, c.scenarios,
+                        c.unwritten);
                 if (fclose(out) || fclose(x) || fclose(cf)) _exit(3);
             }
             _exit(0);
@@ -291,9 +355,9 @@ static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_
         char p[1100];
         snprintf(p, sizeof p, "%s/%zu.cnt", dir, i);
         FILE *cf = fopen(p, "r");
-        counts c = {0, 0, 0, 0};
-        if (cf == NULL ||
-            fscanf(cf, "%u %u %u %u", &c.passed, &c.failed, &c.errors, &c.scenarios) != 4) {
+        counts c = {0, 0, 0, 0, 0};
+        if (cf == NULL || fscanf(cf, "%u %u %u %u %u", &c.passed, &c.failed, &c.errors,
+                                 &c.scenarios, &c.unwritten) != 5) {
             printf("ERROR %s: the worker checking it stopped unexpectedly\n", files[i]);
             total->errors++;
             total->scenarios++;
@@ -306,6 +370,7 @@ static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_
             total->failed += c.failed;
             total->errors += c.errors;
             total->scenarios += c.scenarios;
+            total->unwritten += c.unwritten;
         }
         if (cf) fclose(cf);
         const char *ext[] = {"out", "xml", "cnt"};
@@ -386,9 +451,30 @@ static int check_all(char **files, size_t nfiles, const args *a, FILE *body, cou
     return CLI_OK;
 }
 
-static int write_junit(const char *path, FILE *body, const counts *total) {
+/*
+ * --junit PATH: its folders created and the file opened before anything runs, so that a path
+ * that cannot be written stops the command at once rather than after every scenario ran.
+ */
+static FILE *open_junit(const char *path) {
+    char dir[1024];
+    const char *slash = strrchr(path, '/');
+    size_t len = slash ? (size_t)(slash - path) : 0;
+    if (len >= sizeof dir) {
+        cli_bad("check", "cannot write %s: %s", path, strerror(ENAMETOOLONG));
+        return NULL;
+    }
+    memcpy(dir, path, len);
+    dir[len] = '\0';
+    if (len > 0 && cli_mkdirs(dir) != 0) {
+        cli_bad("check", "cannot create %s (for %s): %s", dir, path, strerror(errno));
+        return NULL;
+    }
     FILE *x = fopen(path, "w");
-    if (x == NULL) return cli_bad("check", "cannot write %s: %s", path, strerror(errno));
+    if (x == NULL) cli_bad("check", "cannot write %s: %s", path, strerror(errno));
+    return x;
+}
+
+static int write_junit(FILE *x, const char *path, FILE *body, const counts *total) {
     fprintf(x,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<testsuites name=\"fusebox check\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
@@ -398,7 +484,14 @@ static int write_junit(const char *path, FILE *body, const counts *total) {
     size_t k;
     while ((k = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, k, x);
     fputs("</testsuites>\n", x);
-    if (fclose(x) != 0) return cli_bad("check", "cannot write %s", path);
+    /* A full disk shows only here: the write error is what fflush/fclose report. */
+    int failed = fflush(x) != 0 || ferror(x);
+    int saved = errno;
+    if (fclose(x) != 0 && !failed) {
+        failed = 1;
+        saved = errno;
+    }
+    if (failed) return cli_bad("check", "cannot write %s: %s", path, strerror(saved));
     return CLI_OK;
 }
 
@@ -406,17 +499,29 @@ static int write_junit(const char *path, FILE *body, const counts *total) {
 static int check_files(char **files, size_t nfiles, const args *a) {
     if (a->outdir && cli_mkdirs(a->outdir) != 0)
         return cli_bad("check", "cannot create %s: %s", a->outdir, strerror(errno));
+    FILE *junit = a->junit ? open_junit(a->junit) : NULL;
+    if (a->junit && junit == NULL) return CLI_BAD_INPUT;
     FILE *body = tmpfile();
-    if (body == NULL) return cli_bad("check", "cannot create a temporary file");
-    counts total = {0, 0, 0, 0};
+    if (body == NULL) {
+        if (junit) fclose(junit);
+        return cli_bad("check", "cannot create a temporary file: %s", strerror(errno));
+    }
+    counts total = {0, 0, 0, 0, 0};
     int status = check_all(files, nfiles, a, body, &total);
     if (status == CLI_OK) {
-        unsigned expectations = total.passed + total.failed + total.errors;
-        printf("check: %u scenario%s, %u expectation%s: %u passed, %u failed, %u error%s\n",
+        unsigned errors = total.errors - total.unwritten;
+        unsigned expectations = total.passed + total.failed + errors;
+        printf("check: %u scenario%s, %u expectation%s: %u passed, %u failed, %u error%s",
                total.scenarios, total.scenarios == 1 ? "" : "s", expectations,
-               expectations == 1 ? "" : "s", total.passed, total.failed, total.errors,
-               total.errors == 1 ? "" : "s");
-        if (a->junit) status = write_junit(a->junit, body, &total);
+               expectations == 1 ? "" : "s", total.passed, total.failed, errors,
+               errors == 1 ? "" : "s");
+        if (total.unwritten > 0) printf(", %u report.json not written", total.unwritten);
+        putchar('\n');
+        /* Piped, stdout is buffered: flushed now, a write error below is a line of its own. */
+        fflush(stdout);
+        if (junit) status = write_junit(junit, a->junit, body, &total);
+    } else if (junit) {
+        fclose(junit);
     }
     if (status == CLI_OK)
         status = total.errors ? CLI_BAD_INPUT : total.failed ? CLI_EXPECT_FAILED : CLI_OK;
@@ -431,54 +536,93 @@ int cmd_check(int argc, char **argv) {
     char **files = calloc(CHECK_FILES_MAX, sizeof *files);
     if (files == NULL) return cli_bad("check", "out of memory");
     size_t nfiles = 0;
-    status = collect_files(argc, argv, a.is_arg, files, &nfiles);
+    status = collect_files("check", argc, argv, a.is_arg, files, &nfiles);
     if (status == CLI_OK) status = check_files(files, nfiles, &a);
     for (size_t i = 0; i < nfiles; i++) free(files[i]);
     free(files);
     return status;
 }
 
-int cmd_validate(int argc, char **argv) {
-    int status = CLI_OK, nargs = 0;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-            fputs("usage: fusebox validate FILE...\n\n"
-                  "Check scenario files (keys, types, values, expectations) without\n"
-                  "running them. Exit codes: 0 all valid, 2 something is not.\n"
-                  "docs/scenario.schema.json is the same format as a JSON Schema for editors.\n",
-                  stdout);
-            return CLI_OK;
-        }
-        if (argv[i][0] == '-' && argv[i][1] != '\0')
-            return cli_bad("validate", "unknown option '%s'", argv[i]);
-        nargs++;
-        sim_scenario *sc = NULL;
-        sim_error err;
-        if (sim_scenario_load_import(argv[i], NULL, 0, NULL, &cli_importer, &sc, &err) != FB_OK) {
-            cli_scenario_error(&err);
-            status = CLI_BAD_INPUT;
-            continue;
-        }
-        cli_print_notes("validate", sc);
-        bool ok = true;
-        for (uint32_t k = 0; k < sc->expect_count; k++) {
-            char m[300];
-            if (rep_expect_validate(sc, sc->expect[k], m, sizeof m) != FB_OK) {
-                fprintf(stderr, "fusebox: %s: expect[%u]: %s\n", argv[i], k, m);
-                ok = false;
-            }
-        }
-        if (ok)
-            printf("ok %s (%u variant%s, %u expectation%s)\n", argv[i], sc->variant_count,
-                   sc->variant_count == 1 ? "" : "s", sc->expect_count,
-                   sc->expect_count == 1 ? "" : "s");
-        else
-            status = CLI_BAD_INPUT;
-        sim_scenario_free(sc);
+static void validate_usage(FILE *f) {
+    fputs("usage: fusebox validate FILE|DIR... [--set KEY=VALUE]...\n\n"
+          "Check scenario files (keys, types, values, expectations) without\n"
+          "running them; a DIR means every .json file in it, sorted.\n"
+          "\n"
+          "options:\n"
+          "      --set KEY=VALUE  override a value in every scenario first, as\n"
+          "                       'fusebox run --set' does (repeatable)\n"
+          "  -h, --help           this text\n"
+          "\n"
+          "Exit codes: 0 all valid, 2 something is not.\n"
+          "docs/scenario.schema.json is the same format as a JSON Schema for editors.\n",
+          f);
+}
+
+/* One scenario file: "ok FILE (...)" on stdout, or its errors on stderr and false. */
+static bool validate_one(const char *file, const char *const *sets, size_t nsets) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    if (sim_scenario_load_import(file, sets, nsets, NULL, &cli_importer, &sc, &err) != FB_OK) {
+        fflush(stdout);
+        cli_scenario_error(&err);
+        return false;
     }
-    if (nargs == 0) {
-        fputs("usage: fusebox validate FILE...\n", stderr);
+    fflush(stdout); /* the notes after the ok lines before them, also when piped */
+    cli_print_notes("validate", sc);
+    bool ok = true;
+    for (uint32_t k = 0; k < sc->expect_count; k++) {
+        char m[300];
+        if (rep_expect_validate(sc, sc->expect[k], m, sizeof m) != FB_OK) {
+            fflush(stdout);
+            fprintf(stderr, "fusebox: %s: expect[%u]: %s\n", file, k, m);
+            ok = false;
+        }
+    }
+    if (ok)
+        printf("ok %s (%u variant%s, %u expectation%s)\n", file, sc->variant_count,
+               sc->variant_count == 1 ? "" : "s", sc->expect_count,
+               sc->expect_count == 1 ? "" : "s");
+    sim_scenario_free(sc);
+    return ok;
+}
+
+int cmd_validate(int argc, char **argv) {
+    /* The same arguments as check's, of which validate takes FILE|DIR and --set. */
+    args a;
+    memset(&a, 0, sizeof a);
+    if (argc > 1024) return cli_bad("validate", "too many arguments");
+    for (int i = 1; i < argc; i++) {
+        const char *val = NULL;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            validate_usage(stdout);
+            return CLI_OK;
+        } else if (cli_opt(argc, argv, &i, NULL, "--set", &val)) {
+            if (val == NULL) return cli_missing("validate", "--set");
+            if (a.nsets == sizeof a.sets / sizeof a.sets[0])
+                return cli_bad("validate", "too many --set");
+            a.sets[a.nsets++] = val;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            return cli_bad("validate", "unknown option '%s' (see fusebox validate --help)",
+                           argv[i]);
+        } else {
+            a.is_arg[i] = 1;
+            a.nargs++;
+        }
+    }
+    if (a.nargs == 0) {
+        validate_usage(stderr);
         return CLI_BAD_INPUT;
     }
+    char **files = calloc(CHECK_FILES_MAX, sizeof *files);
+    if (files == NULL) return cli_bad("validate", "out of memory");
+    size_t nfiles = 0;
+    int status = collect_files("validate", argc, argv, a.is_arg, files, &nfiles);
+    /* Every file is validated, also after one that is not valid. */
+    bool all_ok = true;
+    for (size_t i = 0; status == CLI_OK && i < nfiles; i++)
+        all_ok &= validate_one(files[i], a.sets, a.nsets);
+    if (status == CLI_OK && !all_ok) status = CLI_BAD_INPUT;
+    for (size_t i = 0; i < nfiles; i++) free(files[i]);
+    free(files);
     return status;
 }

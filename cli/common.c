@@ -31,6 +31,8 @@ bool cli_opt(int argc, char **argv, int *i, const char *shortname, const char *l
 
 int cli_bad(const char *cmd, const char *fmt, ...) {
     va_list ap;
+    /* What stdout holds goes out first: piped (buffered), the error would land inside a line. */
+    fflush(stdout);
     fprintf(stderr, "fusebox %s: ", cmd);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);

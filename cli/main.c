@@ -15,7 +15,7 @@ static const struct command commands[] = {
     {"run", cmd_run, "run SCENARIO [-o DIR] [--seed N] [--set key=value]...  simulate a scenario"},
     {"check", cmd_check, "check FILE|DIR... [--junit FILE] [--jobs N]      evaluate expectations"},
     {"validate", cmd_validate,
-     "validate FILE...                               check scenario files"},
+     "validate FILE|DIR... [--set key=value]...      check scenario files"},
     {"sweep", cmd_sweep, "sweep SCENARIO --grid key=v1,v2 [...]          tune over a grid"},
     {"merge", cmd_merge, "merge PARTIAL... -o DIR                         combine sweep shards"},
     {"mock", cmd_mock, "mock [--scenario FILE] [--port P] [...]        mock LLM provider"},
@@ -34,8 +34,9 @@ static void usage(FILE *out) {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %s\n", commands[i].synopsis);
     fputs("  version                                        print the version\n"
-          "\n'fusebox <command> --help' describes a command. Exit codes: 0 ok,\n"
-          "1 expectations failed, 2 bad input or usage, 3 inconclusive (live, verdict).\n",
+          "\n'fusebox <command> --help' or 'fusebox help <command>' describes a command.\n"
+          "Exit codes: 0 ok, 1 expectations failed, 2 bad input or usage, 3 inconclusive\n"
+          "(live, verdict).\n",
           out);
 }
 
@@ -45,6 +46,20 @@ int main(int argc, char **argv) {
         return CLI_BAD_INPUT;
     }
     const char *name = argv[1];
+    if (strcmp(name, "help") == 0 && argc > 2) {
+        /* 'fusebox help CMD' is 'fusebox CMD --help' */
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (strcmp(argv[2], commands[i].name) == 0) {
+                static char help_opt[] = "--help";
+                char *args[] = {argv[2], help_opt, NULL};
+                return commands[i].fn(2, args);
+            }
+        if (strcmp(argv[2], "version") != 0) {
+            fprintf(stderr, "fusebox: no help for unknown command '%s'\n", argv[2]);
+            usage(stderr);
+            return CLI_BAD_INPUT;
+        }
+    }
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
         usage(stdout);
         return CLI_OK;

@@ -20,7 +20,8 @@
 #   logs_dir NAME               print out/e2e-NAME (created), for logs worth keeping after
 #                               the run
 #   need CMD LOG PACKAGE...     install the Debian PACKAGEs when CMD is missing (log in LOG)
-#   npm_pinned DIR SPEC...      install npm packages (name@version) into DIR once (DIR/npm.log)
+#   npm_pinned DIR SPEC...      install npm packages (name@version) into DIR once (DIR/npm.log;
+#                               on failure, what is missing and npm's output as TAP comments)
 #   mock_start FILE CMD...      start CMD (a `fusebox mock --port 0`) in the background, stdout
 #                               in FILE, stderr in FILE.err; sets $MOCK_PID and $MOCK_URL (the
 #                               URL it prints, empty after $MOCK_WAIT x 50 ms, default 100)
@@ -165,20 +166,43 @@ need() {
         $_sudo apt-get install -y -qq --no-install-recommends "$@"; } >"$_log" 2>&1
 }
 
+# npm_missing DIR SPEC...: prints " SPEC" for each one not installed in DIR.
+npm_missing() {
+    _dir=$1
+    shift
+    for _spec in "$@"; do
+        grep -q "\"version\": \"${_spec##*@}\"" "$_dir/node_modules/${_spec%@*}/package.json" \
+            2>/dev/null || printf ' %s' "$_spec"
+    done
+}
+
 # npm_pinned DIR SPEC...: false when npm fails. A package is there when its package.json
-# has the pinned version.
+# has the pinned version. When the install fails, what is missing and the tail of npm's own
+# output (also in DIR/npm.log) are printed as TAP comments; npm's timeouts are cut from
+# minutes to one retry of 60 s (unless npm_config_fetch_* say otherwise), so that an offline
+# machine fails quickly.
 npm_pinned() {
     _dir=$1
     shift
-    _missing=
-    for _spec in "$@"; do
-        grep -q "\"version\": \"${_spec##*@}\"" "$_dir/node_modules/${_spec%@*}/package.json" \
-            2>/dev/null || _missing=1
-    done
+    _missing=$(npm_missing "$_dir" "$@")
     [ -z "$_missing" ] && return 0
     mkdir -p "$_dir"
+    if ! command -v npm >/dev/null 2>&1; then
+        echo "npm is not installed (Debian: npm)" >"$_dir/npm.log"
+        echo "# npm_pinned: npm is not installed (Debian: npm); missing:$_missing"
+        return 1
+    fi
     [ -f "$_dir/package.json" ] || echo '{"name":"fusebox-e2e","private":true}' >"$_dir/package.json"
-    (cd "$_dir" && npm install --no-audit --no-fund --silent "$@") >"$_dir/npm.log" 2>&1
+    (cd "$_dir" && export npm_config_fetch_retries="${npm_config_fetch_retries:-1}" \
+        npm_config_fetch_timeout="${npm_config_fetch_timeout:-60000}" &&
+        npm install --no-audit --no-fund --loglevel=error "$@") >"$_dir/npm.log" 2>&1
+    _rc=$?
+    _missing=$(npm_missing "$_dir" "$@")
+    [ "$_rc" -eq 0 ] && [ -z "$_missing" ] && return 0
+    echo "# npm_pinned: npm install in $_dir failed (exit $_rc); missing:$_missing"
+    echo "# npm's output (all of it in $_dir/npm.log):"
+    tail -n 30 "$_dir/npm.log" | sed 's/^/#   /'
+    return 1
 }
 
 mock_start() {

@@ -7,16 +7,20 @@
 # --jobs 2 prints and writes exactly what --jobs 1 does, a policy changed with
 # --set so that a lesson no longer holds exits 1 with a readable FAIL line, an
 # expectation on an n/a metric fails saying so, an unreadable expectation and
-# a scenario with a bad key exit 2 and say where.
+# a scenario with a bad key exit 2 and say where. The library runs as docs/check.md shows it,
+# in a fresh clone's layout (no out/ folder yet); the JUnit file is then copied to out/junit/.
 set -u
 . tests/tap.sh
 T=$E2E_TMP
-JUNIT=$ROOT/out/junit/check.xml
-mkdir -p "$ROOT/out/junit"
+FRESH=$T/clone
+JUNIT=$FRESH/out/junit/check.xml
+mkdir -p "$FRESH"
+cp -R scenarios docs "$FRESH/"
 
 # ---- the library ----
-"$FUSEBOX" check scenarios/ --junit "$JUNIT" >"$T/check1" 2>"$T/check1.err"
+(cd "$FRESH" && "$FUSEBOX" check scenarios/ --junit out/junit/check.xml) >"$T/check1" 2>"$T/check1.err"
 rc=$?
+mkdir -p "$ROOT/out/junit" && cp "$JUNIT" "$ROOT/out/junit/check.xml" 2>/dev/null
 while IFS= read -r line; do
     case "$line" in
     "PASS  "*) ok 0 "${line#PASS  }" ;;
@@ -55,6 +59,30 @@ PY
 r=$?
 [ $r -ne 0 ] && sed 's/^/# /' "$T/junit.log"
 ok $r "the JUnit file is well-formed XML with one testsuite per scenario, one testcase per expectation"
+[ -s "$JUNIT" ] && [ -z "$(cat "$T/check1.err")" ]
+ok $? "--junit out/junit/check.xml creates the missing folders in a fresh clone, nothing on stderr"
+python3 - "$JUNIT" "$T/check1" >"$T/junit2.log" 2>&1 <<'PY'
+import re, sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+num = re.compile(r"^[0-9]+\.[0-9]{3}$")
+for s in root.findall("testsuite"):
+    assert num.match(s.get("time", "")), ("suite time", s.get("name"), s.get("time"))
+    cases = s.findall("testcase")
+    assert s.get("tests") == str(len(cases)), (s.get("name"), s.get("tests"), len(cases))
+    for c in cases:
+        assert num.match(c.get("time", "")), ("case time", c.get("name"), c.get("time"))
+# every PASS line's measured value is in its case's <system-out>
+lines = [l for l in open(sys.argv[2]).read().splitlines() if l.startswith("PASS  ")]
+outs = [c.findtext("system-out") for c in root.findall("testsuite/testcase")]
+assert len(lines) == len(outs), (len(lines), len(outs))
+for l, o in zip(lines, outs):
+    want = "measured: " + l[l.rindex("  [") + 3:-1]
+    assert o == want, (l, o)
+PY
+r=$?
+[ $r -ne 0 ] && sed 's/^/# /' "$T/junit2.log"
+ok $r "JUnit: a time on every testsuite and testcase, the measured value of every passing case"
 if command -v xmllint >/dev/null 2>&1; then
     xmllint --noout "$JUNIT" 2>"$T/xmllint.log"
     r=$?
@@ -69,8 +97,11 @@ fi
 ok $? "fusebox check --jobs 2 exits 0"
 cmp -s "$T/check1" "$T/check2"
 ok $? "--jobs 2 prints exactly what --jobs 1 prints"
-cmp -s "$JUNIT" "$T/check2.xml"
-ok $? "--jobs 2 writes exactly the JUnit file --jobs 1 writes"
+# wall times are the only difference allowed
+sed 's/ time="[0-9.]*"//' "$JUNIT" >"$T/j1.xml"
+sed 's/ time="[0-9.]*"//' "$T/check2.xml" >"$T/j2.xml"
+cmp -s "$T/j1.xml" "$T/j2.xml"
+ok $? "--jobs 2 writes exactly the JUnit file --jobs 1 writes (times aside)"
 
 # ---- a lesson that no longer holds: the flagship's tuned variant gets the naive retry loop ----
 NAIVE='variants.tuned.retry={"attempts":1000,"backoff":"none","retry_after":"ignore","attempt_timeout":"10s"}'
@@ -84,6 +115,33 @@ ok $? "the comparison between variants fails too"
 contains "$OUT" "failed, 0 errors" "the summary counts the failures"
 grep -q '<failure message="measured: ' "$T/fail.xml"
 ok $? "the JUnit file records the failure with the measured value"
+
+# ---- --junit that cannot be written: exit 2, the file and the reason on a line of stderr ----
+expect_exit 2 "--junit /dev/full (a write error) exits 2" \
+    "$FUSEBOX" check scenarios/bad-deploy.json --junit /dev/full
+[ "$ERR" = "fusebox check: cannot write /dev/full: No space left on device" ]
+ok $? "the write error names the file and the reason, alone on stderr (got: $ERR)"
+contains "$OUT" "check: 1 scenario, " "the results are still printed on stdout"
+touch "$T/afile"
+expect_exit 2 "--junit under a plain file exits 2 before running anything" \
+    "$FUSEBOX" check scenarios/bad-deploy.json --junit "$T/afile/check.xml"
+[ -z "$OUT" ] && [ "$ERR" = "fusebox check: cannot write $T/afile/check.xml: Not a directory" ]
+ok $? "it says why on stderr and prints no results (got: $ERR)"
+# -o DIR where a scenario's folder cannot be made: an error, counted apart from expectations
+mkdir -p "$T/o" && touch "$T/o/bad-deploy"
+expect_exit 2 "check -o DIR where DIR/<scenario>/report.json cannot be written exits 2" \
+    "$FUSEBOX" check scenarios/bad-deploy.json -o "$T/o" --junit "$T/o.xml"
+contains "$OUT" "ERROR bad-deploy: cannot write $T/o/bad-deploy/report.json: Not a directory" \
+    "the report that was not written is named with the reason"
+contains "$OUT" "0 failed, 0 errors, 1 report.json not written" \
+    "the summary counts it apart from the expectations"
+grep -q '<testcase classname="bad-deploy" name="report.json"' "$T/o.xml"
+ok $? "the JUnit file has it as an errored case"
+# piped as in CI: stdout and stderr into one pipe, the error is a line of its own
+"$FUSEBOX" check scenarios/bad-deploy.json --junit /dev/full 2>&1 | cat >"$T/piped"
+grep -qx "fusebox check: cannot write /dev/full: No space left on device" "$T/piped" &&
+    [ "$(grep -c '^PASS  bad-deploy' "$T/piped")" -eq "$(grep -c '^PASS' "$T/piped")" ]
+ok $? "piped, the error line does not land inside a PASS line"
 
 # a second lesson: the tool's breaker removed from dependency-hang
 expect_exit 1 "dependency-hang without the tool's breaker exits 1" \

@@ -133,6 +133,37 @@ contains "$ERR" "--time-scale" "the bad --time-scale is named"
 # validate
 expect_exit 0 "validate accepts the flagship" "$FUSEBOX" validate scenarios/retry-storm.json
 expect_exit 2 "validate rejects a typo" "$FUSEBOX" validate "$T/typo.json"
+expect_exit 0 "validate accepts a folder, as check does" "$FUSEBOX" validate scenarios/
+[ "$(printf '%s\n' "$OUT" | grep -c '^ok scenarios/')" -eq "$(ls scenarios/*.json | wc -l)" ]
+ok $? "validate DIR says ok for every .json file in it"
+mkdir -p "$T/vdir" && cp scenarios/retry-storm.json "$T/typo.json" "$T/vdir/"
+expect_exit 2 "validate DIR with one bad file exits 2" "$FUSEBOX" validate "$T/vdir"
+contains "$OUT" "ok $T/vdir/retry-storm.json" "the good file of the folder is still validated"
+contains "$ERR" "$T/vdir/typo.json" "the bad file is named"
+expect_exit 0 "validate FILE --set applies the override" \
+    "$FUSEBOX" validate scenarios/retry-storm.json --set duration=10m
+[ -z "$ERR" ] && [ "$OUT" = "ok scenarios/retry-storm.json (2 variants, 5 expectations)" ]
+ok $? "validate --set prints only its ok line (got: $OUT / $ERR)"
+expect_exit 2 "validate --set with an unknown key exits 2" \
+    "$FUSEBOX" validate scenarios/retry-storm.json --set durtion=10m
+contains "$ERR" "unknown key 'durtion' (did you mean 'duration'?)" "the bad --set key is named"
+[ -z "$OUT" ]
+ok $? "validate prints no ok line for a file its --set makes invalid"
+expect_exit 2 "validate with an unknown option exits 2 before validating" \
+    "$FUSEBOX" validate scenarios/retry-storm.json --sed 1
+[ -z "$OUT" ]
+ok $? "no ok line before the unknown option error"
+
+# help CMD is CMD --help
+for c in run check validate sweep merge mock live presets import import-policy verdict; do
+    "$FUSEBOX" $c --help >"$T/h1" 2>&1
+    "$FUSEBOX" help $c >"$T/h2" 2>&1
+    r=$?
+    cmp -s "$T/h1" "$T/h2" && [ $r -eq 0 ]
+    ok $? "fusebox help $c prints what fusebox $c --help prints"
+done
+expect_exit 2 "help for an unknown command exits 2" "$FUSEBOX" help frobnicate
+contains "$ERR" "unknown command 'frobnicate'" "help names the unknown command"
 
 # docs stay true to the code: every metric is documented (the fault moved inside the shorter run)
 documented=0
