@@ -12,6 +12,8 @@ joined, is one TAP test:
   a later command finds what an earlier one wrote. It must exit with the code the docs
   imply (EXIT), and the lines the docs print under a `$ ` command must be in its output,
   in order (`...` stands for lines left out);
+- a block that follows `<!-- file: F -->` is the text of the file F (docs/sweeps.md quotes
+  the batch-engine scripts), not commands: tests/e2e/doc_files.py checks it is F verbatim;
 - anything else is in SKIP with the reason: the e2e suite that covers it, or the live
   service it needs. The lists name commands by their text (not by line, so an edit above
   them moves nothing); an entry of SKIP, EXIT, BLOCKS or IN_ROOT that matches no command
@@ -91,18 +93,6 @@ SKIP = {
                        "--subject-to \"success_rate>=99.9%\""):
         "625 runs of retry-storm (minutes of CPU): e2e/sweep.sh runs grids, seeds, --minimize "
         "and --subject-to on a small scenario",
-    ("docs/sweeps.md", "seq 1 8 | parallel -j 4 sh sweep-rs.sh {} 8 --jobs 1"):
-        "GNU parallel over 8 shards of that sweep: e2e/sweep.sh runs --shard K/N and merge",
-    ("docs/sweeps.md", "fusebox merge out/rs/sweep.part-*-of-8.json -o out/rs"):
-        "merges the shards of the parallel run above",
-    ("docs/sweeps.md", "jid=$(sbatch --parsable sweep.sbatch)"): "Slurm",
-    ("docs/sweeps.md", "sbatch --dependency=afterok:$jid --wrap \"fusebox merge "
-                       "$HOME/sweeps/rs/sweep.part-*-of-8.json -o $HOME/sweeps/rs -q\""): "Slurm",
-    ("docs/sweeps.md", "kubectl apply -f rs-sweep.yaml"): "Kubernetes",
-    ("docs/sweeps.md", "kubectl wait --for=condition=complete job/rs-sweep --timeout=1h"):
-        "Kubernetes",
-    ("docs/sweeps.md", "fusebox merge /results/rs/sweep.part-*-of-8.json -o /results/rs"):
-        "the shards of the Kubernetes job",
 }
 # (file, command) -> the exit code the docs say it has (0 unless listed)
 EXIT = {
@@ -134,16 +124,18 @@ USED = set()
 def blocks(path):
     """(line number, text) of each code line, grouped by block."""
     lines = open(os.path.join(CLONE, path), encoding="utf-8").read().split("\n")
-    out, cur, fence, lang = [], [], False, ""
+    out, cur, fence, lang, quoted = [], [], False, "", False
     for n, l in enumerate(lines, 1):
         m = re.match(r"^\s*```(\S*)", l)
         if m:
             if fence and cur:
                 out.append(cur)
+            # a block after <!-- file: F --> is F's text, not commands: doc_files.py checks it
+            quoted = not fence and n > 1 and lines[n - 2].startswith("<!-- file: ")
             cur, fence, lang = [], not fence, m.group(1)
             continue
         if fence:
-            if lang in ("", "sh", "bash", "console", "shell"):
+            if lang in ("", "sh", "bash", "console", "shell") and not quoted:
                 cur.append((n, l))
         elif l.startswith("    ") or (l.strip() == "" and cur):
             cur.append((n, l[4:] if l.startswith("    ") else ""))
