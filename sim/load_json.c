@@ -60,13 +60,23 @@ static void line_col(const char *text, size_t off, int *line, int *col) {
     }
 }
 
+/* The strict reading first (load_strict.c); a plain syntax error keeps cJSON's words. */
 cJSON *ld_parse_json(const char *text, size_t len, sim_error *err) {
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (root == NULL) {
+    sim_error strict = {{0}, {0}, {0}};
+    int kind = ld_strict_json(text, len, &strict);
+    cJSON *root = kind == LD_STRICT_OK || kind == LD_STRICT_SYNTAX
+                      ? cJSON_ParseWithLengthOpts(text, len, &end, 0)
+                      : NULL;
+    if (root == NULL && (kind == LD_STRICT_OK || kind == LD_STRICT_SYNTAX)) {
         int line, col;
         line_col(text, end && end >= text ? (size_t)(end - text) : 0, &line, &col);
         snprintf(err->msg, sizeof err->msg, "invalid JSON at line %d, column %d", line, col);
+    } else if (kind != LD_STRICT_OK) {
+        cJSON_Delete(root); /* what cJSON accepted and the strict reading did not */
+        root = NULL;
+        snprintf(err->path, sizeof err->path, "%s", strict.path);
+        snprintf(err->msg, sizeof err->msg, "%s", strict.msg);
     }
     return root;
 }
@@ -221,13 +231,40 @@ int ld_array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn
 
 /* ---- units ---- */
 
+/*
+ * The number of a duration or a rate, in the documented grammar (the
+ * schema's): digits with an optional point, at least one digit in all
+ * ("250", "1.5", ".5", "5."), then an optional exponent ("1e4"). strtod alone
+ * would also read hex ("0x10"), "inf", "nan" and a sign.
+ */
+static int decimal(const char *s, double *v, char **end) {
+    const char *d = "0123456789";
+    size_t k = strspn(s, d), digits = k;
+    if (s[k] == '.') {
+        size_t f = strspn(s + k + 1, d);
+        digits += f;
+        k += 1 + f;
+    }
+    if (digits == 0) return FB_EPARSE;
+    if (s[k] == 'e' || s[k] == 'E') {
+        size_t e = k + 1 + (s[k + 1] == '+' || s[k + 1] == '-');
+        size_t x = strspn(s + e, d);
+        if (x == 0) return FB_EPARSE;
+        k = e + x;
+    }
+    errno = 0;
+    *v = strtod(s, end);
+    if (*end != s + k) return FB_EPARSE; /* strtod read more than the grammar */
+    if (errno != 0 || !isfinite(*v)) return FB_ERANGE;
+    return FB_OK;
+}
+
 int sim_parse_duration(const char *s, fb_time_us *out) {
     char *end;
-    if (s == NULL || *s == '\0') return FB_EPARSE;
-    if (*s == '-' || *s == '+' || *s == ' ') return FB_EPARSE;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno != 0 || !isfinite(v)) return FB_EPARSE;
+    double v;
+    if (s == NULL) return FB_EPARSE;
+    int rc = decimal(s, &v, &end);
+    if (rc != FB_OK) return rc;
     double mul;
     if (strcmp(end, "us") == 0)
         mul = 1;
@@ -252,10 +289,8 @@ int sim_parse_duration(const char *s, fb_time_us *out) {
 
 int sim_parse_rate(const char *s, double *per_s) {
     char *end;
-    if (s == NULL || *s == '\0' || *s == '-' || *s == ' ') return FB_EPARSE;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno != 0 || !isfinite(v) || v < 0) return FB_EPARSE;
+    double v;
+    if (s == NULL || decimal(s, &v, &end) != FB_OK) return FB_EPARSE;
     double div;
     if (*end == '\0' || strcmp(end, "/s") == 0)
         div = 1;
@@ -284,7 +319,8 @@ int ld_get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_z
         if (v->valuestring[0] == '-')
             return ld_fail(P, "duration \"%s\" is negative", v->valuestring);
         return ld_fail(P,
-                       "cannot read duration \"%s\" (use a number and a unit: us, ms, s, m, h, d)",
+                       "cannot read duration \"%s\" (use a decimal number and a unit: us, ms, s, "
+                       "m, h, d, as in \"250ms\" or \"1.5s\")",
                        v->valuestring);
     }
     if (!allow_zero && d == 0) return ld_fail(P, "duration must be greater than zero");

@@ -48,6 +48,16 @@ static int fail_at(pctx *P, const char *key, const char *msg) {
     return rc;
 }
 
+/*
+ * [A-Za-z0-9][A-Za-z0-9._-]* without "..": never empty, ".", "..", a path
+ * with '/', or a hidden folder, whatever folder the output goes to.
+ */
+static bool safe_name(const char *name) {
+    unsigned char c = (unsigned char)name[0];
+    bool first = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    return first && strspn(name, LD_NAME_CHARS) == strlen(name) && strstr(name, "..") == NULL;
+}
+
 /* The keys, the name, the seed and the run's length and resolution. */
 static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
     static const char *const keys[] = {
@@ -58,9 +68,15 @@ static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
     const cJSON *incident = ld_field(root, "incident");
     int rc = ld_check_object(P, root, keys, required);
     if (rc == FB_OK) rc = ld_get_string(P, root, "name", sc->name, sizeof sc->name);
-    if (rc == FB_OK && strspn(sc->name, LD_NAME_CHARS) != strlen(sc->name))
-        rc = fail_at(P, "name",
-                     "use letters, digits, '-', '_' and '.' only (it names the output folder)");
+    if (rc == FB_OK && !safe_name(sc->name)) {
+        size_t old = ld_push_key(P, "name");
+        rc = ld_fail(P,
+                     "\"%s\": a scenario name starts with a letter or digit, continues with "
+                     "letters, digits, '-', '_' and '.', and has no \"..\" (it names the output "
+                     "folder out/<name>/, which must never be '.', '..' or another place)",
+                     sc->name);
+        ld_pop(P, old);
+    }
     if (rc == FB_OK && incident && !cJSON_IsString(incident))
         rc = fail_at(P, "incident", "expected a string");
     if (rc == FB_OK) rc = ld_get_uint(P, root, "seed", &sc->seed, 0, 9007199254740991ULL);
