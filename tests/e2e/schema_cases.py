@@ -445,6 +445,13 @@ INVALID = {
                                          "slo.latency: cannot read duration"),
     "rate-hex": ([(["traffic", 0, "arrivals", "poisson"], "0x10/s")],
                  "traffic[0].arrivals.poisson: expected a rate"),
+    # habits from other tools get a hint (issue 15)
+    "failure-rate-as-percent": ([(BRK + ["failure_rate"], 50)],
+                                "variants.a.breaker.failure_rate: 50 is out of range [1e-06, 1] "
+                                "(rates and shares are fractions: 50% is 0.5)"),
+    "max-retries-for-attempts": ([(POL + ["retry", "max_retries"], 3)],
+                                 "variants.a.retry.max_retries: unknown key 'max_retries' (fusebox "
+                                 "counts attempts, the first call included: \"attempts\": 4)"),
 }
 
 # name -> (changes, start of the loader's message): rules between values, which the schema

@@ -3,7 +3,8 @@
  * differently is an error with its place. Duplicate keys, text after the
  * document, invalid UTF-8 and \u0000, the nesting limit, the scenario name's
  * rule, the documented forms of durations and rates, empty --set steps, and
- * limits named in the messages that enforce them.
+ * limits named in the messages that enforce them. Then the hints for habits
+ * from other tools (issue 15): percents, bare seconds, retries for attempts.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -319,6 +320,45 @@ static void strict_mock_spec_limits_are_named(void **state) {
     assert_int_equal(a.tokens, 1000000);
 }
 
+/* ---- hints for habits from other tools (issue 15) ---- */
+
+static void hint_percent_where_a_fraction_is_expected(void **state) {
+    (void)state;
+    bad(NAMED("m", ",\"policy\":{\"breaker\":{\"failure_rate\":50,\"window\":\"10s\"}}"),
+        "policy.breaker.failure_rate",
+        "50 is out of range [1e-06, 1] (rates and shares are fractions: 50% is 0.5)");
+    bad(NAMED("m", ",\"spillover\":{\"error_margin\":1.5}"), "spillover.error_margin",
+        "1.5% is 0.015");
+    /* beyond 100 it cannot be a percent: the range alone */
+    bad(NAMED("m", ",\"spillover\":{\"error_margin\":150}"), "spillover.error_margin",
+        "150 is out of range [0, 1]");
+}
+
+static void hint_bare_seconds_where_a_duration_is_expected(void **state) {
+    (void)state;
+    bad(NAMED("m", ",\"pods\":{\"request_timeout\":30}"), "pods.request_timeout",
+        "got a number (durations are strings with a unit: \"30s\" for 30 seconds, \"30ms\" for "
+        "30 milliseconds)");
+    bad(NAMED("m", ",\"slo\":{\"latency\":\"5\"}"), "slo.latency",
+        "cannot read duration \"5\": a duration needs a unit (\"5s\" for seconds");
+}
+
+static void hint_retries_are_attempts(void **state) {
+    (void)state;
+    bad(NAMED("m", ",\"policy\":{\"retry\":{\"max_retries\":3}}"), "policy.retry.max_retries",
+        "unknown key 'max_retries' (fusebox counts attempts, the first call included: "
+        "\"attempts\": 4)");
+    bad(NAMED("m", ",\"policy\":{\"retry\":{\"max_attempts\":3}}"), "policy.retry.max_attempts",
+        "the key is \"attempts\" here");
+    bad(NAMED("m", ",\"policy\":{\"retries\":2}"), "policy.retries",
+        "\"retry\": {\"attempts\": 3}");
+    /* a hedge's max_attempts is its own key */
+    sim_error err;
+    static const char hedge[] = NAMED("m", ",\"policy\":{\"hedging\":{\"max_attempts\":2}}");
+    if (parse_sets(hedge, strlen(hedge), NULL, 0, &err) != FB_OK)
+        assert_null(strstr(err.msg, "the key is \"attempts\""));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strict_duplicate_key_names_both_places),
@@ -343,6 +383,9 @@ int main(void) {
         cmocka_unit_test(strict_set_values_are_read_as_strictly),
         cmocka_unit_test(strict_fault_scripts_and_distributions_are_strict),
         cmocka_unit_test(strict_mock_spec_limits_are_named),
+        cmocka_unit_test(hint_percent_where_a_fraction_is_expected),
+        cmocka_unit_test(hint_bare_seconds_where_a_duration_is_expected),
+        cmocka_unit_test(hint_retries_are_attempts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
