@@ -359,6 +359,107 @@ static void hint_retries_are_attempts(void **state) {
         assert_null(strstr(err.msg, "the key is \"attempts\""));
 }
 
+/* ---- every error in one pass (issue 15) ---- */
+
+static void all_errors_lists_every_unknown_key_then_the_first_other(void **state) {
+    (void)state;
+    static const char text[] =
+        "{\"name\":\"m\",\"durration\":\"1m\",\"duration\":\"1m\"," TRAFFIC
+        ",\"providers\":[{\"name\":\"openai\",\"capacity\":{\"concurency\":5}}],"
+        "\"pods\":{\"count\":2,\"wokers\":3,\"queue\":\"10\"},\"slo\":{\"latency\":5}}";
+    sim_errors all;
+    sim_error one;
+    sim_scenario *sc = NULL;
+    int rc = sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all);
+    assert_int_equal(rc,
+                     sim_scenario_parse(text, strlen(text), "bad.json", NULL, 0, NULL, &sc, &one));
+    assert_null(sc);
+    assert_int_equal(all.count, 4);
+    assert_false(all.more);
+    /* the first is the loader's error, word for word */
+    assert_string_equal(all.e[0].file, one.file);
+    assert_string_equal(all.e[0].path, one.path);
+    assert_string_equal(all.e[0].msg, one.msg);
+    assert_string_equal(all.e[0].path, "durration");
+    assert_string_equal(all.e[1].path, "providers[0].capacity.concurency");
+    assert_non_null(strstr(all.e[1].msg, "did you mean 'concurrency'?"));
+    assert_string_equal(all.e[2].path, "pods.wokers");
+    /* the first error of another kind ends the list: slo.latency is not read over a default */
+    assert_string_equal(all.e[3].path, "pods.queue");
+    assert_non_null(strstr(all.e[3].msg, "expected an integer"));
+    assert_string_equal(all.e[3].file, "bad.json");
+}
+
+static void all_errors_of_a_good_file_are_none(void **state) {
+    (void)state;
+    static const char text[] = NAMED("m", "");
+    sim_errors all;
+    assert_int_equal(sim_scenario_check_all(text, strlen(text), "ok.json", NULL, 0, &all), FB_OK);
+    assert_int_equal(all.count, 0);
+}
+
+static void all_errors_stop_at_their_cap(void **state) {
+    (void)state;
+    char text[4096];
+    int n = snprintf(text, sizeof text, "{\"name\":\"m\",\"pods\":{");
+    for (int i = 0; i < SIM_ERRORS_MAX + 5; i++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "\"x%d\":1,", i);
+    snprintf(text + n, sizeof text - (size_t)n, "\"count\":1}," DOC(""));
+    sim_errors all;
+    assert_int_not_equal(sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all),
+                         FB_OK);
+    assert_int_equal(all.count, SIM_ERRORS_MAX);
+    assert_true(all.more);
+    assert_string_equal(all.e[SIM_ERRORS_MAX - 1].path, "pods.x19");
+}
+
+static void all_errors_of_unreadable_text_are_one(void **state) {
+    (void)state;
+    static const char text[] = "{\"name\":\"m\",\"name\":\"n\",\"x\":1}";
+    sim_errors all;
+    assert_int_equal(sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all),
+                     FB_EPARSE);
+    assert_int_equal(all.count, 1);
+    assert_non_null(strstr(all.e[0].msg, "duplicate key 'name'"));
+    /* a --set that fails is the one error too */
+    static const char good[] = NAMED("m", "");
+    const char *sets[] = {"pods..count=1"};
+    assert_int_not_equal(sim_scenario_check_all(good, strlen(good), "ok.json", sets, 1, &all),
+                         FB_OK);
+    assert_int_equal(all.count, 1);
+    assert_non_null(strstr(all.e[0].msg, "an empty step"));
+}
+
+static void all_errors_follow_keys_with_dots_in_provider_names(void **state) {
+    (void)state;
+    static const char text[] =
+        "{\"name\":\"m\",\"duration\":\"1m\"," TRAFFIC
+        ",\"providers\":[{\"name\":\"api.openai\"},{\"name\":\"openai\"}],\"variants\":{"
+        "\"a\":{\"concurrency_limit\":{\"api.openai\":{\"algorithm\":\"fixed\",\"limit\":2,"
+        "\"bogus\":1}}},\"b\":{\"retry\":{\"atempts\":2}}}}";
+    sim_errors all;
+    assert_int_not_equal(sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all),
+                         FB_OK);
+    assert_int_equal(all.count, 2);
+    assert_string_equal(all.e[0].path, "variants.a.concurrency_limit.api.openai.bogus");
+    assert_string_equal(all.e[1].path, "variants.b.retry.atempts");
+}
+
+static void all_errors_in_the_policy_are_its_own(void **state) {
+    (void)state;
+    /* the policy is merged into each variant: its unknown keys are named as the loader names
+     * them (in the first variant), once each */
+    static const char text[] = NAMED(
+        "m",
+        ",\"policy\":{\"retry\":{\"atempts\":2},\"breakr\":{}},\"variants\":{\"a\":{},\"b\":{}}");
+    sim_errors all;
+    assert_int_not_equal(sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all),
+                         FB_OK);
+    assert_int_equal(all.count, 2);
+    assert_string_equal(all.e[0].path, "variants.a.breakr");
+    assert_string_equal(all.e[1].path, "variants.a.retry.atempts");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(strict_duplicate_key_names_both_places),
@@ -386,6 +487,12 @@ int main(void) {
         cmocka_unit_test(hint_percent_where_a_fraction_is_expected),
         cmocka_unit_test(hint_bare_seconds_where_a_duration_is_expected),
         cmocka_unit_test(hint_retries_are_attempts),
+        cmocka_unit_test(all_errors_lists_every_unknown_key_then_the_first_other),
+        cmocka_unit_test(all_errors_of_a_good_file_are_none),
+        cmocka_unit_test(all_errors_stop_at_their_cap),
+        cmocka_unit_test(all_errors_of_unreadable_text_are_one),
+        cmocka_unit_test(all_errors_follow_keys_with_dots_in_provider_names),
+        cmocka_unit_test(all_errors_in_the_policy_are_its_own),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
