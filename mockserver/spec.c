@@ -100,8 +100,9 @@ static bool parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) {
     return true;
 }
 
+/* Decimal only, as documented: strtod alone would also read "0x10", "1e3" and "inf". */
 static bool parse_num(const char *s, double lo, double hi, double *out) {
-    if (s == NULL || *s == '\0' || *s == '+' || *s == '-') return false;
+    if (s == NULL || *s < '0' || *s > '9' || strspn(s, "0123456789.") != strlen(s)) return false;
     char *end;
     double v = strtod(s, &end);
     if (*end != '\0' || !(v >= lo && v <= hi)) return false;
@@ -183,13 +184,14 @@ static int apply_valued(const struct term *t, const char *a1, const char *a2, mo
     case T_RA:
     case T_RA_DATE:
         if (!parse_num(a1, 0, 1e9, &dv))
-            return fail(err, t->words, "needs a number of seconds, e.g. retry-after-2");
+            return fail(err, t->words,
+                        "needs a number of seconds in [0, 1000000000], e.g. retry-after-2");
         act->ra_kind = t->id == T_RA ? MOCK_RA_SECONDS : MOCK_RA_DATE;
         act->retry_after_s = dv;
         return FB_OK;
     case T_RA_MS:
         if (!parse_num(a1, 0, 1e12, &dv))
-            return fail(err, t->words, "needs a number of milliseconds");
+            return fail(err, t->words, "needs a number of milliseconds in [0, 1000000000000]");
         act->retry_after_ms = dv;
         return FB_OK;
     case T_SHOULD_RETRY:
@@ -210,7 +212,7 @@ static int apply_valued(const struct term *t, const char *a1, const char *a2, mo
         return FB_OK;
     case T_TOKENS:
         if (!parse_int(a1, 0, 1000000, &iv))
-            return fail(err, t->words, "needs a token count, e.g. tokens-50");
+            return fail(err, t->words, "needs a token count in [0, 1000000], e.g. tokens-50");
         act->tokens = iv;
         return FB_OK;
     case T_TIMES:
@@ -219,7 +221,8 @@ static int apply_valued(const struct term *t, const char *a1, const char *a2, mo
         act->times = iv;
         return FB_OK;
     case T_SLOW:
-        if (!parse_num(a1, 1e-6, 1e6, &dv)) return fail(err, t->words, "needs a factor > 0");
+        if (!parse_num(a1, 1e-6, 1e6, &dv))
+            return fail(err, t->words, "needs a factor in [0.000001, 1000000]");
         act->slow = dv;
         return FB_OK;
     default:

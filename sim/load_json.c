@@ -60,13 +60,23 @@ static void line_col(const char *text, size_t off, int *line, int *col) {
     }
 }
 
+/* The strict reading first (load_strict.c); a plain syntax error keeps cJSON's words. */
 cJSON *ld_parse_json(const char *text, size_t len, sim_error *err) {
     const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (root == NULL) {
+    sim_error strict = {{0}, {0}, {0}};
+    int kind = ld_strict_json(text, len, &strict);
+    cJSON *root = kind == LD_STRICT_OK || kind == LD_STRICT_SYNTAX
+                      ? cJSON_ParseWithLengthOpts(text, len, &end, 0)
+                      : NULL;
+    if (root == NULL && (kind == LD_STRICT_OK || kind == LD_STRICT_SYNTAX)) {
         int line, col;
         line_col(text, end && end >= text ? (size_t)(end - text) : 0, &line, &col);
         snprintf(err->msg, sizeof err->msg, "invalid JSON at line %d, column %d", line, col);
+    } else if (kind != LD_STRICT_OK) {
+        cJSON_Delete(root); /* what cJSON accepted and the strict reading did not */
+        root = NULL;
+        snprintf(err->path, sizeof err->path, "%s", strict.path);
+        snprintf(err->msg, sizeof err->msg, "%s", strict.msg);
     }
     return root;
 }
@@ -136,16 +146,52 @@ static int check_description(pctx *P, const cJSON *obj) {
     return rc;
 }
 
+static bool allows(const char *const *allowed, const char *key) {
+    for (size_t i = 0; allowed[i]; i++)
+        if (strcmp(key, allowed[i]) == 0) return true;
+    return false;
+}
+
+/*
+ * A habit from other tools: retry libraries count retries after the first
+ * call (max_retries: 3), fusebox counts attempts, the first included
+ * (attempts: 4). Said where "attempts" (or "retry") is a key; NULL elsewhere.
+ */
+static const char *retry_habit(const cJSON *it, const char *const *allowed, char *buf, size_t len) {
+    static const char *const retries[] = {"max_retries", "retries", "num_retries", "retry_count",
+                                          NULL};
+    bool count = cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble < 1000 &&
+                 it->valuedouble == floor(it->valuedouble);
+    char attempts[32];
+    if (count)
+        snprintf(attempts, sizeof attempts, "%g", it->valuedouble + 1);
+    else
+        snprintf(attempts, sizeof attempts, "%s + 1", it->string);
+    if (allows(retries, it->string) && allows(allowed, "attempts"))
+        snprintf(buf, len, "fusebox counts attempts, the first call included: \"attempts\": %s",
+                 attempts);
+    else if (allows(retries, it->string) && allows(allowed, "retry"))
+        snprintf(buf, len,
+                 "retries are set in \"retry\", as attempts with the first call included: "
+                 "\"retry\": {\"attempts\": %s}",
+                 attempts);
+    else if (strcmp(it->string, "max_attempts") == 0 && allows(allowed, "attempts"))
+        snprintf(buf, len, "the key is \"attempts\" here, the first call included");
+    else
+        return NULL;
+    return buf;
+}
+
 int ld_check_keys(pctx *P, const cJSON *obj, const char *const *allowed) {
     for (const cJSON *it = obj->child; it; it = it->next) {
-        bool known = false;
-        for (size_t i = 0; allowed[i]; i++)
-            if (strcmp(it->string, allowed[i]) == 0) known = true;
-        if (known) continue;
+        if (allows(allowed, it->string)) continue;
         size_t old = ld_push_key(P, it->string);
+        char buf[160];
+        const char *habit = retry_habit(it, allowed, buf, sizeof buf);
         const char *s = ld_suggest(it->string, allowed);
-        int rc = s ? ld_fail(P, "unknown key '%s' (did you mean '%s'?)", it->string, s)
-                   : ld_fail(P, "unknown key '%s'", it->string);
+        int rc = habit ? ld_fail(P, "unknown key '%s' (%s)", it->string, habit)
+                 : s   ? ld_fail(P, "unknown key '%s' (did you mean '%s'?)", it->string, s)
+                       : ld_fail(P, "unknown key '%s'", it->string);
         ld_pop(P, old);
         return rc;
     }
@@ -221,13 +267,40 @@ int ld_array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn
 
 /* ---- units ---- */
 
+/*
+ * The number of a duration or a rate, in the documented grammar (the
+ * schema's): digits with an optional point, at least one digit in all
+ * ("250", "1.5", ".5", "5."), then an optional exponent ("1e4"). strtod alone
+ * would also read hex ("0x10"), "inf", "nan" and a sign.
+ */
+static int decimal(const char *s, double *v, char **end) {
+    const char *d = "0123456789";
+    size_t k = strspn(s, d), digits = k;
+    if (s[k] == '.') {
+        size_t f = strspn(s + k + 1, d);
+        digits += f;
+        k += 1 + f;
+    }
+    if (digits == 0) return FB_EPARSE;
+    if (s[k] == 'e' || s[k] == 'E') {
+        size_t e = k + 1 + (s[k + 1] == '+' || s[k + 1] == '-');
+        size_t x = strspn(s + e, d);
+        if (x == 0) return FB_EPARSE;
+        k = e + x;
+    }
+    errno = 0;
+    *v = strtod(s, end);
+    if (*end != s + k) return FB_EPARSE; /* strtod read more than the grammar */
+    if (errno != 0 || !isfinite(*v)) return FB_ERANGE;
+    return FB_OK;
+}
+
 int sim_parse_duration(const char *s, fb_time_us *out) {
     char *end;
-    if (s == NULL || *s == '\0') return FB_EPARSE;
-    if (*s == '-' || *s == '+' || *s == ' ') return FB_EPARSE;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno != 0 || !isfinite(v)) return FB_EPARSE;
+    double v;
+    if (s == NULL) return FB_EPARSE;
+    int rc = decimal(s, &v, &end);
+    if (rc != FB_OK) return rc;
     double mul;
     if (strcmp(end, "us") == 0)
         mul = 1;
@@ -252,10 +325,8 @@ int sim_parse_duration(const char *s, fb_time_us *out) {
 
 int sim_parse_rate(const char *s, double *per_s) {
     char *end;
-    if (s == NULL || *s == '\0' || *s == '-' || *s == ' ') return FB_EPARSE;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (end == s || errno != 0 || !isfinite(v) || v < 0) return FB_EPARSE;
+    double v;
+    if (s == NULL || decimal(s, &v, &end) != FB_OK) return FB_EPARSE;
     double div;
     if (*end == '\0' || strcmp(end, "/s") == 0)
         div = 1;
@@ -274,6 +345,13 @@ int sim_parse_rate(const char *s, double *per_s) {
 /* ---- typed getters ---- */
 
 int ld_get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero) {
+    if (cJSON_IsNumber(v) && v->valuedouble >= 0 && isfinite(v->valuedouble))
+        return ld_fail(
+            P,
+            "expected a duration string such as \"250ms\", \"30s\", \"5m\", got a "
+            "number (durations are strings with a unit: \"%gs\" for %g seconds, \"%gms\" "
+            "for %g milliseconds)",
+            v->valuedouble, v->valuedouble, v->valuedouble, v->valuedouble);
     if (!cJSON_IsString(v))
         return ld_fail(P, "expected a duration string such as \"250ms\", \"30s\", \"5m\", got %s",
                        ld_type_name(v));
@@ -283,8 +361,14 @@ int ld_get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_z
     if (rc != FB_OK) {
         if (v->valuestring[0] == '-')
             return ld_fail(P, "duration \"%s\" is negative", v->valuestring);
+        if (v->valuestring[strspn(v->valuestring, "0123456789.")] == '\0')
+            return ld_fail(P,
+                           "cannot read duration \"%s\": a duration needs a unit (\"%ss\" for "
+                           "seconds, \"%sms\" for milliseconds)",
+                           v->valuestring, v->valuestring, v->valuestring);
         return ld_fail(P,
-                       "cannot read duration \"%s\" (use a number and a unit: us, ms, s, m, h, d)",
+                       "cannot read duration \"%s\" (use a decimal number and a unit: us, ms, s, "
+                       "m, h, d, as in \"250ms\" or \"1.5s\")",
                        v->valuestring);
     }
     if (!allow_zero && d == 0) return ld_fail(P, "duration must be greater than zero");
@@ -308,6 +392,10 @@ int ld_get_number(pctx *P, const cJSON *obj, const char *key, double *out, doubl
     int rc = FB_OK;
     if (!cJSON_IsNumber(v))
         rc = ld_fail(P, "expected a number, got %s", ld_type_name(v));
+    else if (!(v->valuedouble >= lo && v->valuedouble <= hi) && hi == 1 && lo >= 0 &&
+             v->valuedouble > 1 && v->valuedouble <= 100)
+        rc = ld_fail(P, "%g is out of range [%g, %g] (rates and shares are fractions: %g%% is %g)",
+                     v->valuedouble, lo, hi, v->valuedouble, v->valuedouble / 100);
     else if (!(v->valuedouble >= lo && v->valuedouble <= hi))
         rc = ld_fail(P, "%g is out of range [%g, %g]", v->valuedouble, lo, hi);
     else

@@ -35,15 +35,39 @@ static int out_of_memory(sim_error *err) {
     return FB_ENOMEM;
 }
 
-/* The value as JSON when it reads as JSON, else as a string ("10s", "openai"). */
-static cJSON *set_value(const char *text) {
-    cJSON *val = cJSON_ParseWithOpts(text, NULL, 1);
-    if (val == NULL || (!cJSON_IsObject(val) && !cJSON_IsArray(val) && !cJSON_IsNumber(val) &&
-                        !cJSON_IsBool(val) && !cJSON_IsNull(val) && !cJSON_IsString(val))) {
-        cJSON_Delete(val);
-        val = cJSON_CreateString(text);
-    }
-    return val;
+/*
+ * The value as JSON when it reads as JSON, else as a string ("10s", "openai").
+ * JSON is read as strictly as a file; a value that opens an object or an
+ * array and is not JSON is an error, not a string that would fail later.
+ */
+static int set_value(const char *set, const char *text, cJSON **val, sim_error *err) {
+    sim_error strict = {{0}, {0}, {0}};
+    size_t bad;
+    *val = NULL;
+    if (!ld_utf8_valid(text, strlen(text), &bad))
+        return set_error(err, "--set %s: invalid UTF-8 at byte %zu of the value", set, bad);
+    int kind = ld_strict_json(text, strlen(text), &strict);
+    bool opens = text[strspn(text, " \t")] == '{' || text[strspn(text, " \t")] == '[';
+    if (kind == LD_STRICT_OK) *val = cJSON_ParseWithOpts(text, NULL, 1);
+    if (kind == LD_STRICT_MEMORY) return out_of_memory(err);
+    if ((kind == LD_STRICT_SYNTAX || kind == LD_STRICT_TRAILING) && opens)
+        return set_error(err, "--set %s: the value opens an object or an array but is not JSON: %s",
+                         set, strict.msg);
+    if (kind == LD_STRICT_TEXT || kind == LD_STRICT_DUPLICATE || kind == LD_STRICT_DEPTH)
+        return set_error(err, "--set %s: the value: %s%s%s", set, strict.path,
+                         strict.path[0] ? ": " : "", strict.msg);
+    if (*val == NULL) *val = cJSON_CreateString(text);
+    return *val ? FB_OK : out_of_memory(err);
+}
+
+/* "a..b", ".a", "a.": a step left out is an error, not skipped (strtok would skip it). */
+static int empty_segment(const char *set, const char *key, sim_error *err) {
+    size_t n = strlen(key);
+    if (n > 0 && key[0] != '.' && key[n - 1] != '.' && strstr(key, "..") == NULL) return FB_OK;
+    return set_error(err,
+                     "--set %s: an empty step in the path '%s' (steps are keys or names joined "
+                     "by single dots, as in pods.count)",
+                     set, key);
 }
 
 /* Cut a trailing "[N]" off tok into *index (-1 when there is none). */
@@ -157,10 +181,15 @@ int ld_apply_set(cJSON *root, const char *set, sim_error *err) {
     if (klen >= sizeof key) return set_error(err, "--set: key too long");
     memcpy(key, set, klen);
     key[klen] = '\0';
-    cJSON *val = set_value(eq + 1);
-    if (val == NULL) return out_of_memory(err);
+    size_t bad;
+    if (!ld_utf8_valid(key, klen, &bad))
+        return set_error(err, "--set %s: invalid UTF-8 at byte %zu of the key", set, bad);
+    int rc = empty_segment(set, key[0] == '+' ? key + 1 : key, err);
+    cJSON *val = NULL;
+    if (rc == FB_OK) rc = set_value(set, eq + 1, &val, err);
+    if (rc != FB_OK) return rc;
     set_walk W = {set, cJSON_GetObjectItemCaseSensitive(root, "variants"), err};
-    int rc = key[0] == '+' ? add_variant(root, set, key, val, err) : walk(&W, root, key, val);
+    rc = key[0] == '+' ? add_variant(root, set, key, val, err) : walk(&W, root, key, val);
     if (rc != FB_OK) cJSON_Delete(val); /* else the tree has it */
     return rc;
 }

@@ -14,6 +14,7 @@
  *   load_policy.c     variants: retry, breaker, rate limits, overrides, merging
  *   load_client.c     a layer's concurrency limits, hedging and connections
  *   load_set.c        the --set overlay, applied to the tree before all of these
+ *   load_strict.c     the strict reading of JSON text: duplicate keys, trailing text, UTF-8, depth
  *   scenario.c        the document, section by section
  *
  * The ld_ prefix keeps these names out of the rest of libfbsim's way.
@@ -54,8 +55,35 @@ void ld_pop(pctx *P, size_t old);
 /* At KEY: "WHAT starts at ..., at or after the end of traffic" (a silent no-op otherwise). */
 int ld_fail_past_end(pctx *P, const char *key, const char *what, fb_time_us at_us,
                      fb_time_us end_us);
-/* Parse JSON text; NULL with "invalid JSON at line L, column C" in err->msg. */
+/*
+ * Parse JSON text strictly (ld_strict_json); NULL with the error in err->path
+ * and err->msg ("invalid JSON at line L, column C" for a plain syntax error).
+ */
 cJSON *ld_parse_json(const char *text, size_t len, sim_error *err);
+
+/* ---- strict JSON (load_strict.c) ---- */
+
+/* cJSON's CJSON_NESTING_LIMIT: the levels of arrays and objects a document may have. */
+#define LD_JSON_DEPTH_MAX 1000
+enum {
+    LD_STRICT_OK = 0,
+    LD_STRICT_SYNTAX,    /* not JSON at all (cJSON's message is kept when it fails too) */
+    LD_STRICT_TEXT,      /* invalid UTF-8, \u0000, a lone surrogate, a raw control character */
+    LD_STRICT_DUPLICATE, /* a key twice in one object */
+    LD_STRICT_DEPTH,     /* deeper than LD_JSON_DEPTH_MAX */
+    LD_STRICT_TRAILING,  /* text after the document */
+    LD_STRICT_MEMORY,
+};
+/*
+ * Check text as RFC 8259 JSON in UTF-8 with each key once per object and
+ * nothing after the document; LD_STRICT_OK, or the kind with err->path (the
+ * JSON path where it happened) and err->msg (with line and column or byte offset).
+ */
+int ld_strict_json(const char *text, size_t len, sim_error *err);
+/* The length of the valid UTF-8 character at s (n bytes left), 0 when invalid. */
+size_t ld_utf8_char(const unsigned char *s, size_t n);
+/* Is s[0..n) valid UTF-8? Else *bad is the offset of the first invalid byte. */
+bool ld_utf8_valid(const char *s, size_t n, size_t *bad);
 
 /* ---- names and keys ---- */
 

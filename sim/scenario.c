@@ -7,7 +7,8 @@
  * traffic and policies refer to them by name, then traffic, the small
  * sections read here, and the variants, each merged over the `policy`
  * block. Every error carries the JSON path being read; unknown keys get a
- * did-you-mean suggestion (load_json.c).
+ * did-you-mean suggestion (load_json.c). sim_scenario_check_all runs the
+ * same passes again after each unknown key, without it, to list them all.
  */
 #include "sim/scenario.h"
 
@@ -48,6 +49,16 @@ static int fail_at(pctx *P, const char *key, const char *msg) {
     return rc;
 }
 
+/*
+ * [A-Za-z0-9][A-Za-z0-9._-]* without "..": never empty, ".", "..", a path
+ * with '/', or a hidden folder, whatever folder the output goes to.
+ */
+static bool safe_name(const char *name) {
+    unsigned char c = (unsigned char)name[0];
+    bool first = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    return first && strspn(name, LD_NAME_CHARS) == strlen(name) && strstr(name, "..") == NULL;
+}
+
 /* The keys, the name, the seed and the run's length and resolution. */
 static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
     static const char *const keys[] = {
@@ -58,9 +69,15 @@ static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
     const cJSON *incident = ld_field(root, "incident");
     int rc = ld_check_object(P, root, keys, required);
     if (rc == FB_OK) rc = ld_get_string(P, root, "name", sc->name, sizeof sc->name);
-    if (rc == FB_OK && strspn(sc->name, LD_NAME_CHARS) != strlen(sc->name))
-        rc = fail_at(P, "name",
-                     "use letters, digits, '-', '_' and '.' only (it names the output folder)");
+    if (rc == FB_OK && !safe_name(sc->name)) {
+        size_t old = ld_push_key(P, "name");
+        rc = ld_fail(P,
+                     "\"%s\": a scenario name starts with a letter or digit, continues with "
+                     "letters, digits, '-', '_' and '.', and has no \"..\" (it names the output "
+                     "folder out/<name>/, which must never be '.', '..' or another place)",
+                     sc->name);
+        ld_pop(P, old);
+    }
     if (rc == FB_OK && incident && !cJSON_IsString(incident))
         rc = fail_at(P, "incident", "expected a string");
     if (rc == FB_OK) rc = ld_get_uint(P, root, "seed", &sc->seed, 0, 9007199254740991ULL);
@@ -260,6 +277,99 @@ int sim_scenario_parse_import(const char *text, size_t len, const char *file,
     sc->json = root; /* echoed in the report, --set overrides included */
     *out = sc;
     return FB_OK;
+}
+
+/* ---- every error in one pass ---- */
+
+/*
+ * The node a loader path names in the tree ("a.b[2].c"; keys may hold dots,
+ * as variant names do), and in *parent the container holding it.
+ */
+static cJSON *at_path(cJSON *cur, const char *path, cJSON **parent) {
+    if (*path == '\0') return cur;
+    *parent = cur;
+    if (*path == '[') {
+        char *end;
+        long i = strtol(path + 1, &end, 10);
+        if (!cJSON_IsArray(cur) || end == path + 1 || *end != ']' || i < 0) return NULL;
+        cJSON *e = cJSON_GetArrayItem(cur, (int)i);
+        return e ? at_path(e, end + 1, parent) : NULL;
+    }
+    if (*path == '.') path++;
+    if (!cJSON_IsObject(cur)) return NULL;
+    for (cJSON *it = cur->child; it; it = it->next) {
+        size_t k = strlen(it->string);
+        if (strncmp(path, it->string, k) != 0 || (path[k] && path[k] != '.' && path[k] != '['))
+            continue;
+        *parent = cur;
+        cJSON *found = at_path(it, path + k, parent);
+        if (found) return found;
+    }
+    return NULL;
+}
+
+/* One pass of the loader over root; FB_OK, or the error in *err. */
+static int check_once(const cJSON *root, const char *file, sim_error *err) {
+    memset(err, 0, sizeof *err);
+    snprintf(err->file, sizeof err->file, "%s", file);
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    if (sc == NULL) {
+        snprintf(err->msg, sizeof err->msg, "out of memory");
+        return FB_ENOMEM;
+    }
+    pctx P = {err, "", 0, false, sc, NULL};
+    int rc = parse_top(&P, root, sc);
+    free_classes(sc);
+    free(sc);
+    return rc;
+}
+
+/* After an unknown key, take it out of the tree; false when the error is of another kind. */
+static bool drop_unknown_key(cJSON *root, const sim_error *err) {
+    if (strncmp(err->msg, "unknown key '", strlen("unknown key '")) != 0) return false;
+    cJSON *parent = NULL;
+    cJSON *node = at_path(root, err->path, &parent);
+    /* variants.NAME.KEY that the variant does not have came from the policy merged under it */
+    const char *rest = strncmp(err->path, "variants.", 9) == 0 ? strchr(err->path + 9, '.') : NULL;
+    if (node == NULL && rest) {
+        char policy[sizeof err->path];
+        snprintf(policy, sizeof policy, "policy%s", rest);
+        node = at_path(root, policy, &parent);
+    }
+    /* else the path names what is not in the document: stop there */
+    if (node == NULL || node == root || !cJSON_IsObject(parent)) return false;
+    cJSON_Delete(cJSON_DetachItemViaPointer(parent, node));
+    return true;
+}
+
+int sim_scenario_check_all(const char *text, size_t len, const char *file, const char *const *sets,
+                           size_t set_count, sim_errors *out) {
+    memset(out, 0, sizeof *out);
+    const char *name = file ? file : "<scenario>";
+    sim_error *first = &out->e[0];
+    snprintf(first->file, sizeof first->file, "%s", name);
+    cJSON *root = ld_parse_json(text, len, first);
+    int rc = root == NULL ? FB_EPARSE : apply_sets(root, sets, set_count, first);
+    if (rc != FB_OK) {
+        out->count = 1;
+        cJSON_Delete(root);
+        return rc;
+    }
+    int first_rc = FB_OK;
+    for (;;) {
+        sim_error err;
+        int r = check_once(root, name, &err);
+        if (r == FB_OK) break;
+        if (out->count == SIM_ERRORS_MAX) {
+            out->more = true;
+            break;
+        }
+        if (out->count == 0) first_rc = r;
+        out->e[out->count++] = err;
+        if (!drop_unknown_key(root, &err)) break;
+    }
+    cJSON_Delete(root);
+    return first_rc;
 }
 
 int sim_scenario_load(const char *file, const char *const *sets, size_t set_count,

@@ -449,6 +449,24 @@ int sim_scenario_parse_import(const char *text, size_t len, const char *file,
 void sim_scenario_free(sim_scenario *sc);
 
 /*
+ * Every error of a scenario in one pass, for `validate`-like readers. The
+ * first is exactly the error sim_scenario_parse gives. After an unknown key
+ * the loader goes on as if the key were not there, so every unknown key is
+ * listed with what follows from the file without them; any other error ends
+ * the list, because what came after it would be read over a default standing
+ * in for the bad value, and could be about values the file does not have.
+ */
+#define SIM_ERRORS_MAX 20
+typedef struct sim_errors {
+    uint32_t count;
+    bool more; /* stopped at SIM_ERRORS_MAX with errors left */
+    sim_error e[SIM_ERRORS_MAX];
+} sim_errors;
+/* FB_OK when the scenario loads; else the first error's code, with out->count >= 1. */
+int sim_scenario_check_all(const char *text, size_t len, const char *file, const char *const *sets,
+                           size_t set_count, sim_errors *out);
+
+/*
  * Parse a fault timeline alone: a JSON array in the shape of a provider's
  * "faults" (or {"faults": [...]}), validated exactly as in a scenario, except
  * that "at" and "for" may be left out (from the start, for ever). The mock

@@ -126,6 +126,8 @@ VALID = {
                              "refund": 1}}})],
     "retry-budget-token-bucket": [(POL + ["retry", "budget"],
                                    {"token_bucket": {"max": 10, "ratio": 0.1}})],
+    "names-of-the-rule": [(["name"], "v1.2_b-c")],
+    "name-starting-with-a-digit": [(["name"], "9lives")],
     "durations-in-other-units": [(["duration"], "1.5min"), (["tick"], "500ms"),
                                  (["slo", "latency"], ".5s"), (F0 + ["at"], "20000ms"),
                                  (F0 + ["for"], "1e4ms")],
@@ -426,6 +428,30 @@ INVALID = {
                                 "variants.a.connections.idle_timeout: unknown key"),
     "network-without-latency": ([(P0 + ["network"], {})],
                                 "providers[0].network: missing required key 'latency'"),
+    # the scenario name never forms a path component (issue 14)
+    "name-dot-dot": ([(["name"], "..")], "name: \"..\": a scenario name starts with a letter"),
+    "name-dot": ([(["name"], ".")], "name: \".\": a scenario name starts with a letter"),
+    "name-empty": ([(["name"], "")], "name: \"\": a scenario name starts with a letter"),
+    "name-with-a-slash": ([(["name"], "a/b")], "name: \"a/b\": a scenario name"),
+    "name-hidden": ([(["name"], ".x")], "name: \".x\": a scenario name"),
+    "name-leading-dash": ([(["name"], "-x")], "name: \"-x\": a scenario name"),
+    "name-with-dot-dot-inside": ([(["name"], "a..b")], "name: \"a..b\": a scenario name"),
+    # only the documented forms of numbers in durations and rates
+    "duration-hex": ([(["slo", "latency"], "0x10s")],
+                     "slo.latency: cannot read duration \"0x10s\""),
+    "duration-inf": ([(["slo", "latency"], "infs")], "slo.latency: cannot read duration"),
+    "duration-signed": ([(["slo", "latency"], "+5s")], "slo.latency: cannot read duration"),
+    "duration-exponent-without-digits": ([(["slo", "latency"], "1e+s")],
+                                         "slo.latency: cannot read duration"),
+    "rate-hex": ([(["traffic", 0, "arrivals", "poisson"], "0x10/s")],
+                 "traffic[0].arrivals.poisson: expected a rate"),
+    # habits from other tools get a hint (issue 15)
+    "failure-rate-as-percent": ([(BRK + ["failure_rate"], 50)],
+                                "variants.a.breaker.failure_rate: 50 is out of range [1e-06, 1] "
+                                "(rates and shares are fractions: 50% is 0.5)"),
+    "max-retries-for-attempts": ([(POL + ["retry", "max_retries"], 3)],
+                                 "variants.a.retry.max_retries: unknown key 'max_retries' (fusebox "
+                                 "counts attempts, the first call included: \"attempts\": 4)"),
 }
 
 # name -> (changes, start of the loader's message): rules between values, which the schema

@@ -133,7 +133,8 @@ static void timeline_parse_errors_name_the_json_path(void **state) {
         "{\"at\":\"30m\",\"for\":\"5m\",\"rate_limit\":{\"status\":429,\"fraction\":1.5}}]";
     assert_int_equal(mock_faults_parse(bad, strlen(bad), f, 8, &n, &e), FB_EPARSE);
     assert_string_equal(e.path, "faults[2].rate_limit.fraction");
-    assert_string_equal(e.msg, "1.5 is out of range [0, 1]");
+    assert_string_equal(
+        e.msg, "1.5 is out of range [0, 1] (rates and shares are fractions: 1.5% is 0.015)");
 
     const char *unknown = "[{\"outage\":{\"stauts\":503}}]";
     assert_int_equal(mock_faults_parse(unknown, strlen(unknown), f, 8, &n, &e), FB_EPARSE);
@@ -977,7 +978,8 @@ static void control_faults_rejects_bad_scripts_with_the_path(void **state) {
     assert_int_equal(r.status, 400);
     cJSON *j = th_json_body(&r);
     assert_string_equal(th_jstr(j, "error", NULL),
-                        "faults[1].rate_limit.fraction: 2 is out of range [0, 1]");
+                        "faults[1].rate_limit.fraction: 2 is out of range [0, 1] (rates and "
+                        "shares are fractions: 2% is 0.02)");
     assert_string_equal(th_jstr(j, "path", NULL), "faults[1].rate_limit.fraction");
     cJSON_Delete(j);
     th_resp_free(&r);
