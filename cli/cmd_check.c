@@ -558,13 +558,35 @@ static void validate_usage(FILE *f) {
           f);
 }
 
+/*
+ * A file that does not load: its first error, then the others the loader finds in one pass
+ * (sim_scenario_check_all: every unknown key, capped). The list is printed only when it
+ * starts with the same error as the load, which read policy files too.
+ */
+static void every_error(const char *file, const char *const *sets, size_t nsets,
+                        const sim_error *err) {
+    cli_scenario_error(err);
+    size_t len = 0;
+    char *text = cli_read_file(file, 16u << 20, &len);
+    sim_errors *all = text ? malloc(sizeof *all) : NULL;
+    if (all && sim_scenario_check_all(text, len, file, sets, nsets, all) != FB_OK &&
+        strcmp(all->e[0].path, err->path) == 0 && strcmp(all->e[0].msg, err->msg) == 0) {
+        for (uint32_t k = 1; k < all->count; k++) cli_scenario_error(&all->e[k]);
+        if (all->more)
+            fprintf(stderr, "fusebox: %s: more errors after these %d (the cap)\n", file,
+                    SIM_ERRORS_MAX);
+    }
+    free(all);
+    free(text);
+}
+
 /* One scenario file: "ok FILE (...)" on stdout, or its errors on stderr and false. */
 static bool validate_one(const char *file, const char *const *sets, size_t nsets) {
     sim_scenario *sc = NULL;
     sim_error err;
     if (sim_scenario_load_import(file, sets, nsets, NULL, &cli_importer, &sc, &err) != FB_OK) {
         fflush(stdout);
-        cli_scenario_error(&err);
+        every_error(file, sets, nsets, &err);
         return false;
     }
     fflush(stdout); /* the notes after the ok lines before them, also when piped */

@@ -153,6 +153,16 @@ expect_exit 2 "validate with an unknown option exits 2 before validating" \
     "$FUSEBOX" validate scenarios/retry-storm.json --sed 1
 [ -z "$OUT" ]
 ok $? "no ok line before the unknown option error"
+cat >"$T/multi.json" <<'EOF'
+{"name": "m", "duration": "10s", "bogus1": 1,
+ "providers": [{"name": "openai", "capacity": 10, "typo_key": 2}], "bogus2": true}
+EOF
+expect_exit 2 "validate rejects a file with three unknown keys" "$FUSEBOX" validate "$T/multi.json"
+contains "$ERR" "bogus1: unknown key 'bogus1'" "validate names the first unknown key"
+contains "$ERR" "bogus2: unknown key 'bogus2'" "validate names the second, in the same pass"
+contains "$ERR" "providers[0].typo_key: unknown key 'typo_key'" "and the third, with its JSON path"
+[ "$(printf '%s\n' "$ERR" | grep -c 'unknown key')" -eq 3 ]
+ok $? "each unknown key is named once"
 
 # help CMD is CMD --help
 for c in run check validate sweep merge mock live presets import import-policy verdict; do
