@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck disable=SC2086,SC2016,SC2154  # word-split option lists; sh -c scripts; tap.sh sets $got
 # sweep_interrupt.sh - a sweep stopped at any moment (SIGINT, SIGTERM, SIGKILL) leaves its
 # folder holding either the previous sweep, untouched, or the new one, complete, never a mix;
 # --resume continues from the partial file to the same bytes as an uninterrupted sweep; a
