@@ -239,8 +239,7 @@ static int write_part(const sweep *sw, const sweep_opts *o, const char *dir, uin
     return CLI_OK;
 }
 
-/* SIGINT/SIGTERM: the finished runs into the interrupted sweep's partial file, one line, 130/143.
- */
+/* SIGINT/SIGTERM: the finished runs into the partial file, one line, exit 130/143. */
 static int interrupted(const sweep *sw, const sweep_opts *o, const char *dir) {
     int sig = cli_sweep_signal;
     const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
