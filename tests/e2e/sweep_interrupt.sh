@@ -83,7 +83,7 @@ after_signal() {
 # resume_to_end NAME: --resume when there is a partial file; the folder then holds the new sweep.
 resume_to_end() {
     if [ ! -e "$T/$1/sweep.partial.json" ]; then
-        skip "$1: --resume gives the uninterrupted bytes" "the sweep had finished or not begun"
+        skip "$1: --resume gives the uninterrupted bytes" "no partial file: the signal came after the last run (the outputs are complete)"
         return
     fi
     # shellcheck disable=SC2086
