@@ -43,12 +43,14 @@ measure() {
     w1=$(min "$a1" "$b1")
     w2=$(min "$a2" "$b2")
     echo "  $1"
-    echo "    --jobs 1  $w1 s  (best of $a1, $b1; $(echo "$w1" | awk '{ printf "%.1f", $1 * 1000 / 300 }') ms per run)"
+    per=$(echo "$w1" | awk '{ printf "%.1f", $1 * 1000 / 300 }')
+    echo "    --jobs 1  $w1 s  (best of $a1, $b1; $per ms per run)"
     echo "    --jobs 2  $w2 s  (best of $a2, $b2)"
     echo "$w1 $w2" | awk '{ printf "    speedup   %.2fx\n", ($2 > 0 ? $1 / $2 : 0) }'
 }
 
-echo "sweep: 100 points x 3 seeds = 300 runs of retry-storm, 10 min at 200 req/s ($(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null))"
+echo "sweep: 100 points x 3 seeds = 300 runs of retry-storm, 10 min at 200 req/s"
+echo "  $(nproc) CPUs, $(date -u '+%Y-%m-%d %H:%M UTC'), load $(cut -d' ' -f1-3 /proc/loadavg)"
 min() { echo "$1 $2" | awk '{ printf "%.2f", ($1 < $2 ? $1 : $2) }'; }
 measure "the machine as it is"
 sh -c 'while :; do :; done' &

@@ -1,5 +1,6 @@
 #!/bin/sh
-# shellcheck disable=SC2086,SC2016,SC2154  # word-split option lists; sh -c scripts; tap.sh sets $got
+# word-split option lists, sh -c scripts, $got set by tap.sh:
+# shellcheck disable=SC2086,SC2016,SC2154
 # sweep_interrupt.sh - a sweep stopped at any moment (SIGINT, SIGTERM, SIGKILL) leaves its
 # folder holding either the previous sweep, untouched, or the new one, complete, never a mix;
 # --resume continues from the partial file to the same bytes as an uninterrupted sweep; a
@@ -69,7 +70,9 @@ after_signal() {
     _n=$1 _code=$2
     case "$RC/$ST" in
     0/new) r=0 ;;
-    "$_code/previous") [ -s "$T/$_n/sweep.partial.json" ] && grep -q "interrupted by" "$T/$_n.err" ;;
+    "$_code/previous")
+        [ -s "$T/$_n/sweep.partial.json" ] && grep -q "interrupted by" "$T/$_n.err"
+        ;;
     "$_code/new") grep -q "came while the outputs were written" "$T/$_n.err" ;;
     *) false ;;
     esac
@@ -83,7 +86,8 @@ after_signal() {
 # resume_to_end NAME: --resume when there is a partial file; the folder then holds the new sweep.
 resume_to_end() {
     if [ ! -e "$T/$1/sweep.partial.json" ]; then
-        skip "$1: --resume gives the uninterrupted bytes" "no partial file: the signal came after the last run (the outputs are complete)"
+        skip "$1: --resume gives the uninterrupted bytes" \
+            "no partial file: the signal came after the last run (the outputs are complete)"
         return
     fi
     # shellcheck disable=SC2086
@@ -106,6 +110,7 @@ after_signal int95 130
 resume_to_end int95
 interrupt int0 INT 0
 after_signal int0 130
+resume_to_end int0
 
 # Interrupted twice: the second attempt's partial file holds the first one's runs too.
 interrupt twice INT 0.25
@@ -143,7 +148,8 @@ if [ -e "$T/checks/sweep.partial.json" ]; then
         -o "$T/checks" --resume
     contains "$ERR" "is from a different sweep ('grid' differs)" "--resume names what differs"
     cp "$T/checks/sweep.partial.json" "$T/keep.json"
-    sed 's/"fusebox": "[^"]*"/"fusebox": "0.0.0-old"/' "$T/keep.json" >"$T/checks/sweep.partial.json"
+    sed 's/"fusebox": "[^"]*"/"fusebox": "0.0.0-old"/' "$T/keep.json" \
+        >"$T/checks/sweep.partial.json"
     # shellcheck disable=SC2086
     expect_exit 2 "--resume of another version's file exits 2" "$FUSEBOX" sweep $SC $GRID \
         --seeds "$SEEDS" -q -o "$T/checks" --resume
@@ -260,7 +266,8 @@ name=$(json "$SC" "r['name']")
 (cd "$T/cwd" && "$FUSEBOX" merge "$T"/p2/sweep.part-*-of-2.json -q) &&
     [ -s "$T/cwd/out/$name-sweep/merge.json" ]
 ok $? "merge without -o writes out/$name-sweep and its merge.json"
-run_kept sh -c 'cd "$1" && shift && "$@"' sh "$T/cwd" "$FUSEBOX" merge "$T"/p2/sweep.part-*-of-2.json
+in_cwd() { run_kept sh -c 'cd "$1" && shift && "$@"' sh "$T/cwd" "$@"; }
+in_cwd "$FUSEBOX" merge "$T"/p2/sweep.part-*-of-2.json
 [ "$got" -eq 0 ]
 ok $? "merge again from the same parts writes over its own folder"
 contains "$OUT" "(replacing the sweep that was there)" "merge says which folder it replaces"
@@ -268,7 +275,7 @@ contains "$OUT" "(replacing the sweep that was there)" "merge says which folder 
 "$FUSEBOX" sweep $SC $GRID --seeds 3 --shard 1/2 -q -o "$T/p3" &&
     "$FUSEBOX" sweep $SC $GRID --seeds 3 --shard 2/2 -q -o "$T/p3"
 cp -r "$T/cwd/out/$name-sweep" "$T/merged-before"
-run_kept sh -c 'cd "$1" && shift && "$@"' sh "$T/cwd" "$FUSEBOX" merge "$T"/p3/sweep.part-*-of-2.json
+in_cwd "$FUSEBOX" merge "$T"/p3/sweep.part-*-of-2.json
 [ "$got" -eq 2 ] && same_files "$T/cwd/out/$name-sweep" "$T/merged-before" sweep.csv sweep.json \
     merge.json
 ok $? "merge of other parts without -o exits 2 and leaves the merged sweep there"
@@ -278,7 +285,7 @@ contains "$ERR" "out/$name-sweep holds a sweep that was not merged from these pa
 "$FUSEBOX" sweep $SC $GRID --seeds 2 -q -o "$T/cwd/out/$name-sweep" &&
     [ ! -e "$T/cwd/out/$name-sweep/merge.json" ]
 ok $? "a sweep into a merged folder removes its merge.json"
-run_kept sh -c 'cd "$1" && shift && "$@"' sh "$T/cwd" "$FUSEBOX" merge "$T"/p2/sweep.part-*-of-2.json
+in_cwd "$FUSEBOX" merge "$T"/p2/sweep.part-*-of-2.json
 [ "$got" -eq 2 ]
 ok $? "merge without -o keeps off a sweep it did not merge, even from the same definition"
 expect_exit 0 "merge -o writes over any sweep" "$FUSEBOX" merge "$T"/p3/sweep.part-*-of-2.json \
