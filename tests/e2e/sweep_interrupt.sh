@@ -292,6 +292,15 @@ expect_exit 0 "merge -o writes over any sweep" "$FUSEBOX" merge "$T"/p3/sweep.pa
     -o "$T/cwd/out/$name-sweep"
 contains "$OUT" "(replacing the sweep that was there)" "merge -o says it replaces a sweep"
 
+# A folder never mixes two sweeps: --no-charts over a sweep with charts removes its page
+# and charts, and the wrote line says it replaced a sweep.
+cp -r "$T/prev" "$T/nocharts"
+expect_exit 0 "--no-charts over a sweep with charts exits 0" "$FUSEBOX" sweep $SC $GRID --seeds 2 \
+    --no-charts -o "$T/nocharts"
+[ ! -e "$T/nocharts/sweep.html" ] && [ ! -e "$T/nocharts/charts" ] && [ -s "$T/nocharts/sweep.json" ]
+ok $? "--no-charts over a sweep with charts leaves no sweep.html or charts/ of the earlier one"
+contains "$OUT" "sweep.json (replacing the sweep that was there)" "sweep says it replaced a sweep"
+
 # --jobs never changes the bytes (e2e/sweep.sh compares 1, 2, 3 on a smaller sweep).
 # shellcheck disable=SC2086
 "$FUSEBOX" sweep $SC $GRID --seeds "$SEEDS" --minimize cost_usd -q --jobs 3 -o "$T/jobs3"
