@@ -16,7 +16,9 @@ static void usage(FILE *f) {
           "sweep.csv, sweep-points.csv, sweep.json, charts and sweep.html, byte for\n"
           "byte. The analysis options replace those the shards were run with.\n"
           "\n"
-          "  -o, --out DIR          output folder (default out/<scenario name>-sweep)\n",
+          "  -o, --out DIR          output folder (default out/<scenario name>-sweep; without\n"
+          "                         -o, a sweep already there is written over only when it\n"
+          "                         was merged from the same parts: DIR/merge.json)\n",
           f);
     fputs(cli_sweep_analysis_help, f);
     fputs("      --no-charts        skip the gnuplot charts and sweep.html\n"
@@ -79,7 +81,17 @@ int cmd_merge(int argc, char **argv) {
         snprintf(dir, sizeof dir, "%s", out);
     else
         snprintf(dir, sizeof dir, "out/%s-sweep", sweep_scenario_name(sw));
-    status = cli_sweep_finish("merge", sw, dir, charts, quiet);
+    /* without -o, a folder holding some other sweep is not ours to write over */
+    if (!out && sweep_folder_kind(sw, dir) == SWEEP_FOLDER_OTHER) {
+        sweep_destroy(sw);
+        return cli_bad("merge",
+                       "%s holds a sweep that was not merged from these parts (its merge.json "
+                       "differs or is missing); write over it with -o %s, or choose another "
+                       "folder",
+                       dir, dir);
+    }
+    bool written = false;
+    status = cli_sweep_finish("merge", sw, dir, charts, quiet, &written);
     sweep_destroy(sw);
     return status;
 }

@@ -2,27 +2,26 @@
  * cmd_sweep.c - 'fusebox sweep': parse the options, run the sweep's tasks in
  * worker processes, write the outputs (or a shard's partial file).
  *
- * Worker w of N runs tasks w, w + N, w + 2N, ... of the list and writes one
- * fixed-size record per task to its pipe; the parent files each result under
- * its task number, so the outputs do not depend on N or on timing.
+ * The runs go to worker processes (cli/sweep_pool.c); SIGINT and SIGTERM
+ * stop them and keep the finished runs in a partial file that --resume
+ * continues from; the outputs are staged and renamed (sweep/save.c).
  */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/sweep_opts.h"
+#include "cli/sweep_pool.h"
 #include "reports/report.h"
 #include "sweep/sweep.h"
 
-#define JOBS_MAX 256
+#define JOBS_MAX CLI_SWEEP_JOBS_MAX
 
 static void usage(FILE *f) {
     fputs("usage: fusebox sweep SCENARIO --grid KEY=VALUES [--grid ...] [options]\n"
@@ -52,12 +51,17 @@ static void usage(FILE *f) {
           "      --shard K/N        run only shard K of N (runs whose number % N == K-1)\n"
           "                         and write DIR/sweep.part-K-of-N.json for fusebox merge\n"
           "  -o, --out DIR          output folder (default out/<scenario name>-sweep)\n"
+          "      --resume           continue the interrupted sweep in DIR (its partial file\n"
+          "                         DIR/sweep.partial.json, or sweep.part-K-of-N.partial.json)\n"
           "      --no-charts        skip the gnuplot charts and sweep.html\n"
           "  -q, --quiet            no answer on stdout, no progress on stderr\n"
           "  -h, --help             this text\n"
           "\n"
-          "Exit codes: 0 ok, 1 no point satisfies --subject-to, 2 bad input or a run\n"
-          "stopped by a cap.\n",
+          "SIGINT or SIGTERM stops the sweep: the finished runs go to the partial file,\n"
+          "the outputs already in DIR stay as they were (exit 130 or 143).\n"
+          "\n"
+          "Exit codes: 0 ok, 1 no point satisfies --subject-to, 2 bad input, a file that\n"
+          "could not be written, or a run stopped by a cap.\n",
           f);
 }
 
@@ -99,143 +103,6 @@ static void progress_end(progress *pg) {
     if (pg->on) fputs("\r\033[K", stderr);
 }
 
-/* ---- workers ---- */
-
-typedef struct record {
-    uint64_t task;
-    int32_t status;
-    char msg[SWEEP_MSG_MAX];
-} record;
-
-static int write_full(int fd, const void *buf, size_t len) {
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* 1: a whole record; 0: end of file before any byte; -1: error or a torn record. */
-static int read_full(int fd, void *buf, size_t len) {
-    char *p = buf;
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = read(fd, p + got, len - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return -1;
-        if (n == 0) return got == 0 ? 0 : -1;
-        got += (size_t)n;
-    }
-    return 1;
-}
-
-_Noreturn static void worker(const sweep *sw, const uint64_t *tasks, size_t ntasks, size_t w,
-                             size_t jobs, int fd) {
-    size_t m = sweep_metric_count(sw), size = sizeof(record) + m * sizeof(double);
-    char *buf = malloc(size);
-    if (buf == NULL) _exit(3);
-    for (size_t i = w; i < ntasks; i += jobs) {
-        record rec;
-        memset(&rec, 0, sizeof rec);
-        rec.task = tasks[i];
-        rec.status =
-            sweep_run_task(sw, tasks[i], (double *)(buf + sizeof rec), rec.msg, sizeof rec.msg);
-        memcpy(buf, &rec, sizeof rec);
-        if (write_full(fd, buf, size) != 0) _exit(3);
-    }
-    free(buf);
-    /* exit, not _exit: stdio was flushed before the fork, and LeakSanitizer checks workers too */
-    exit(0);
-}
-
-static int collect(sweep *sw, struct pollfd *pfd, size_t jobs, progress *pg) {
-    size_t m = sweep_metric_count(sw), size = sizeof(record) + m * sizeof(double);
-    char *buf = malloc(size);
-    if (buf == NULL) return cli_bad("sweep", "out of memory");
-    size_t open = jobs;
-    int status = CLI_OK;
-    while (open > 0) {
-        if (poll(pfd, (nfds_t)jobs, -1) < 0) {
-            if (errno == EINTR) continue;
-            status = cli_bad("sweep", "poll: %s", strerror(errno));
-            break;
-        }
-        for (size_t w = 0; w < jobs; w++) {
-            if (pfd[w].fd < 0 || pfd[w].revents == 0) continue;
-            int r = read_full(pfd[w].fd, buf, size);
-            if (r <= 0) {
-                close(pfd[w].fd);
-                pfd[w].fd = -1;
-                open--;
-                continue;
-            }
-            record rec;
-            memcpy(&rec, buf, sizeof rec);
-            rec.msg[sizeof rec.msg - 1] = '\0';
-            sweep_set_result(sw, rec.task, rec.status, (const double *)(buf + sizeof rec), rec.msg);
-            pg->done++;
-            progress_show(pg, false);
-        }
-    }
-    free(buf);
-    return status;
-}
-
-static int run_tasks(sweep *sw, const uint64_t *tasks, size_t ntasks, size_t jobs, progress *pg) {
-    if (ntasks == 0) return CLI_OK;
-    if (jobs > ntasks) jobs = ntasks;
-    struct pollfd pfd[JOBS_MAX];
-    pid_t pid[JOBS_MAX];
-    size_t started = 0;
-    int status = CLI_OK;
-    fflush(stdout);
-    fflush(stderr);
-    for (size_t w = 0; w < jobs; w++) {
-        int fd[2];
-        if (pipe(fd) != 0) {
-            status = cli_bad("sweep", "pipe: %s", strerror(errno));
-            break;
-        }
-        pid[w] = fork();
-        if (pid[w] < 0) {
-            status = cli_bad("sweep", "fork: %s", strerror(errno));
-            close(fd[0]);
-            close(fd[1]);
-            break;
-        }
-        if (pid[w] == 0) {
-            for (size_t k = 0; k < w; k++) close(pfd[k].fd);
-            close(fd[0]);
-            worker(sw, tasks, ntasks, w, jobs, fd[1]);
-        }
-        close(fd[1]);
-        pfd[w].fd = fd[0];
-        pfd[w].events = POLLIN;
-        started++;
-    }
-    if (status != CLI_OK) {
-        for (size_t w = 0; w < started; w++) kill(pid[w], SIGTERM);
-        started = started > 0 ? started : 0;
-    }
-    int cs = collect(sw, pfd, started, pg);
-    if (status == CLI_OK) status = cs;
-    for (size_t w = 0; w < started; w++) {
-        int ws = 0;
-        while (waitpid(pid[w], &ws, 0) < 0 && errno == EINTR) continue;
-        if (status == CLI_OK && !(WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
-            if (WIFSIGNALED(ws))
-                status = cli_bad("sweep", "worker %zu was killed by signal %d", w, WTERMSIG(ws));
-            else
-                status = cli_bad("sweep", "worker %zu exited with status %d", w, WEXITSTATUS(ws));
-        }
-    }
-    return status;
-}
-
 /* ---- options ---- */
 
 typedef struct sweep_opts {
@@ -246,7 +113,7 @@ typedef struct sweep_opts {
     const char *out;
     uint64_t jobs;
     uint32_t shard_k, shard_n;
-    bool charts, quiet;
+    bool charts, quiet, resume;
 } sweep_opts;
 
 static int parse_u32(const char *opt, const char *val, uint64_t max, uint32_t *out) {
@@ -322,6 +189,8 @@ static int parse_args(int argc, char **argv, sweep_opts *o) {
             o->out = val;
         } else if (strcmp(a, "--no-charts") == 0) {
             o->charts = false;
+        } else if (strcmp(a, "--resume") == 0) {
+            o->resume = true;
         } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
             o->quiet = true;
         } else if (a[0] == '-' && a[1] != '\0') {
@@ -340,16 +209,24 @@ static int parse_args(int argc, char **argv, sweep_opts *o) {
     return -1;
 }
 
-static int write_part(const sweep *sw, const char *dir, uint32_t k, uint32_t n, bool quiet,
-                      uint64_t runs) {
+/* The partial file's name: DIR/sweep.part-K-of-N.json, or an interrupted sweep's. */
+static void part_name(const sweep_opts *o, bool interrupted, char *buf, size_t len) {
+    if (o->shard_n == 0)
+        snprintf(buf, len, "sweep.partial.json");
+    else
+        snprintf(buf, len, "sweep.part-%u-of-%u%s.json", o->shard_k, o->shard_n,
+                 interrupted ? ".partial" : "");
+}
+
+static int write_part(const sweep *sw, const sweep_opts *o, const char *dir, uint64_t runs,
+                      bool *written) {
     if (cli_mkdirs(dir) != 0) return cli_bad("sweep", "cannot create %s: %s", dir, strerror(errno));
-    char name[64];
-    snprintf(name, sizeof name, "sweep.part-%u-of-%u.json", k, n);
-    FILE *f = cli_fopen(dir, name);
-    if (f == NULL) return CLI_BAD_INPUT;
-    int rc = sweep_write_part(f, sw, k, n);
-    if (fclose(f) != 0 || rc != FB_OK) return cli_bad("sweep", "cannot write %s/%s", dir, name);
-    if (!quiet)
+    char name[64], msg[1400];
+    part_name(o, false, name, sizeof name);
+    if (sweep_save_part(sw, dir, name, o->shard_k, o->shard_n, false, msg, sizeof msg) != FB_OK)
+        return cli_bad("sweep", "%s", msg);
+    *written = true;
+    if (!o->quiet)
         printf("wrote %s/%s (%llu of %llu runs); combine the shards with fusebox merge\n", dir,
                name, (unsigned long long)runs, (unsigned long long)sweep_task_count(sw));
     const char *first = NULL;
@@ -360,6 +237,100 @@ static int write_part(const sweep *sw, const char *dir, uint32_t k, uint32_t n, 
         return CLI_BAD_INPUT;
     }
     return CLI_OK;
+}
+
+/* SIGINT/SIGTERM: the finished runs into the partial file, one line, exit 130/143. */
+static int interrupted(const sweep *sw, const sweep_opts *o, const char *dir) {
+    int sig = cli_sweep_signal;
+    const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
+    char file[64], msg[1400];
+    part_name(o, true, file, sizeof file);
+    uint64_t k = o->shard_n ? o->shard_k : 1, n = o->shard_n ? o->shard_n : 1;
+    uint64_t done = sweep_result_count(sw, o->shard_k, o->shard_n), total = 0;
+    for (uint64_t t = 0; t < sweep_task_count(sw); t++)
+        total += o->shard_n == 0 || sweep_in_shard(t, o->shard_k, o->shard_n);
+    int rc = FB_OK;
+    if (cli_mkdirs(dir) != 0) {
+        snprintf(msg, sizeof msg, "cannot create %s: %s", dir, strerror(errno));
+        rc = FB_EIO;
+    }
+    if (rc == FB_OK)
+        rc = sweep_save_part(sw, dir, file, (uint32_t)k, (uint32_t)n, true, msg, sizeof msg);
+    if (rc != FB_OK) {
+        fprintf(stderr, "fusebox sweep: interrupted by %s; its %llu finished runs are lost: %s\n",
+                name, (unsigned long long)done, msg);
+        return 128 + sig;
+    }
+    fprintf(stderr,
+            "fusebox sweep: interrupted by %s: %llu of %llu runs kept in %s/%s (the outputs in %s "
+            "are untouched); the same command with --resume continues\n",
+            name, (unsigned long long)done, (unsigned long long)total, dir, file, dir);
+    return 128 + sig;
+}
+
+/* --resume: the finished runs of the interrupted sweep's partial file in dir. */
+static int resume(sweep *sw, const sweep_opts *o, const char *dir) {
+    char file[64], path[1200], msg[2048];
+    part_name(o, true, file, sizeof file);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    uint64_t loaded = 0;
+    if (access(path, F_OK) != 0)
+        return cli_bad("sweep", "--resume: no interrupted sweep to continue (%s: %s)", path,
+                       strerror(errno));
+    if (sweep_resume(sw, path, o->shard_n ? o->shard_k : 1, o->shard_n ? o->shard_n : 1, &loaded,
+                     msg, sizeof msg) != FB_OK)
+        return cli_bad("sweep", "--resume: %s", msg);
+    if (!o->quiet)
+        fprintf(stderr, "fusebox sweep: resuming from %s (%llu runs done)\n", path,
+                (unsigned long long)loaded);
+    return CLI_OK;
+}
+
+static void progress_tick(void *ctx) {
+    progress *pg = ctx;
+    pg->done++;
+    progress_show(pg, false);
+}
+
+/* Run what has no result yet, then write the outputs or the shard's file; the exit code. */
+static int run_and_write(sweep *sw, const sweep_opts *o, const char *dir) {
+    uint64_t total = sweep_task_count(sw), n = 0;
+    uint64_t *tasks = malloc((total ? total : 1) * sizeof *tasks);
+    if (tasks == NULL) return cli_bad("sweep", "out of memory");
+    uint64_t runs = 0;
+    for (uint64_t t = 0; t < total; t++) {
+        if (o->shard_n != 0 && !sweep_in_shard(t, o->shard_k, o->shard_n)) continue;
+        runs++;
+        if (!sweep_has_result(sw, t)) tasks[n++] = t;
+    }
+    progress pg = {!o->quiet && isatty(STDERR_FILENO), runs, runs - n, now_s(), 0};
+    progress_show(&pg, true);
+    int status = cli_sweep_pool_run(sw, tasks, n, o->jobs, progress_tick, &pg);
+    progress_end(&pg);
+    free(tasks);
+    if (cli_sweep_signal) return interrupted(sw, o, dir);
+    if (status != CLI_OK) return status;
+    bool written = false;
+    if (o->shard_n > 0) {
+        status = write_part(sw, o, dir, runs, &written);
+    } else {
+        status = cli_sweep_finish("sweep", sw, dir, o->charts, o->quiet, &written);
+    }
+    /* a signal while the outputs were written (gnuplot killed by Ctrl-C): they were not */
+    if (!written && cli_sweep_signal) return interrupted(sw, o, dir);
+    if (written) {
+        char file[64], path[1200];
+        part_name(o, true, file, sizeof file);
+        snprintf(path, sizeof path, "%s/%s", dir, file);
+        remove(path); /* finished: an earlier interrupted attempt's file is spent */
+    }
+    if (written && cli_sweep_signal) {
+        fprintf(stderr,
+                "fusebox sweep: %s came while the outputs were written; they are complete\n",
+                cli_sweep_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        return 128 + cli_sweep_signal;
+    }
+    return status;
 }
 
 int cmd_sweep(int argc, char **argv) {
@@ -374,6 +345,7 @@ int cmd_sweep(int argc, char **argv) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         o.jobs = n < 1 ? 1 : n > JOBS_MAX ? JOBS_MAX : (uint64_t)n;
     }
+    cli_sweep_catch_signals();
     sweep *sw = NULL;
     char msg[2048];
     if (sweep_create(&o.a, &sw, msg, sizeof msg) != FB_OK) return cli_bad("sweep", "%s", msg);
@@ -382,25 +354,8 @@ int cmd_sweep(int argc, char **argv) {
         snprintf(dir, sizeof dir, "%s", o.out);
     else
         snprintf(dir, sizeof dir, "out/%s-sweep", sweep_scenario_name(sw));
-    uint64_t total = sweep_task_count(sw), n = 0;
-    uint64_t *tasks = malloc(total * sizeof *tasks);
-    if (tasks == NULL) {
-        sweep_destroy(sw);
-        return cli_bad("sweep", "out of memory");
-    }
-    for (uint64_t t = 0; t < total; t++)
-        if (o.shard_n == 0 || sweep_in_shard(t, o.shard_k, o.shard_n)) tasks[n++] = t;
-    progress pg = {!o.quiet && isatty(STDERR_FILENO), n, 0, now_s(), 0};
-    progress_show(&pg, true);
-    int status = run_tasks(sw, tasks, n, o.jobs, &pg);
-    progress_end(&pg);
-    free(tasks);
-    if (status == CLI_OK) {
-        if (o.shard_n > 0)
-            status = write_part(sw, dir, o.shard_k, o.shard_n, o.quiet, n);
-        else
-            status = cli_sweep_finish("sweep", sw, dir, o.charts, o.quiet);
-    }
+    int status = o.resume ? resume(sw, &o, dir) : CLI_OK;
+    if (status == CLI_OK) status = run_and_write(sw, &o, dir);
     sweep_destroy(sw);
     return status;
 }

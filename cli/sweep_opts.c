@@ -52,17 +52,23 @@ int cli_sweep_analysis_opt(const char *cmd, int argc, char **argv, int *i, sweep
     return 0;
 }
 
-int cli_sweep_finish(const char *cmd, sweep *sw, const char *dir, bool charts, bool quiet) {
+int cli_sweep_finish(const char *cmd, sweep *sw, const char *dir, bool charts, bool quiet,
+                     bool *written) {
     char msg[1024];
+    *written = false;
     if (sweep_analyse(sw) != FB_OK) return cli_bad(cmd, "some runs have no result");
     if (cli_mkdirs(dir) != 0) return cli_bad(cmd, "cannot create %s: %s", dir, strerror(errno));
-    int status = CLI_OK;
-    if (sweep_write_outputs(sw, dir, charts, msg, sizeof msg) != FB_OK)
-        status = cli_bad(cmd, "%s", msg);
+    bool replaced = false;
+    int rc = sweep_save_outputs(sw, dir, charts, &replaced, msg, sizeof msg);
+    /* FB_ENOTFOUND: no gnuplot; the files are written and the page says why it has no charts */
+    if (rc != FB_OK && rc != FB_ENOTFOUND) return cli_bad(cmd, "%s", msg);
+    *written = true;
+    int status = rc == FB_OK ? CLI_OK : cli_bad(cmd, "%s", msg);
     if (!quiet) {
         sweep_write_answer(stdout, sw);
-        printf("\nwrote %s/sweep.csv, sweep-points.csv, sweep.json%s\n", dir,
-               charts ? ", charts/, sweep.html" : "");
+        printf("\nwrote %s/sweep.csv, sweep-points.csv, sweep.json%s%s\n", dir,
+               charts ? ", charts/, sweep.html" : "",
+               replaced ? " (replacing the sweep that was there)" : "");
     }
     const char *first = NULL;
     uint64_t failed = sweep_failed(sw, &first);

@@ -17,10 +17,12 @@ int cli_sweep_analysis_opt(const char *cmd, int argc, char **argv, int *i, sweep
 extern const char cli_sweep_analysis_help[];
 
 /*
- * Analyse, write the outputs in dir, print the answer (unless quiet) and
- * return the exit code: 2 when runs failed or files could not be written,
- * 1 when an objective was given and no point satisfies the constraints.
+ * Analyse, write the outputs in dir (staged, then renamed: sweep_save_outputs),
+ * print the answer (unless quiet) and return the exit code: 2 when runs
+ * failed or files could not be written, 1 when an objective was given and no
+ * point satisfies the constraints. *written: the outputs are in dir.
  */
-int cli_sweep_finish(const char *cmd, sweep *sw, const char *dir, bool charts, bool quiet);
+int cli_sweep_finish(const char *cmd, sweep *sw, const char *dir, bool charts, bool quiet,
+                     bool *written);
 
 #endif

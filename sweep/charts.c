@@ -355,10 +355,10 @@ static int write_chart(const sweep *sw, const char *charts, chart_kind kind, con
         else
             write_scatter_heatmap(gp, dat, sw, m);
     }
-    bool bad = ferror(gp) || ferror(dat);
-    if (fclose(gp) != 0) bad = true;
-    if (fclose(dat) != 0) bad = true;
-    if (bad) return fail(msg, msglen, "cannot write", gpath);
+    int rc = sweep_close_checked(gp, gpath, msg, msglen);
+    int drc = sweep_close_checked(dat, dpath, rc == FB_OK ? msg : NULL, rc == FB_OK ? msglen : 0);
+    if (rc == FB_OK) rc = drc;
+    if (rc != FB_OK) return rc;
     return gnuplot ? rep_gnuplot_run(gnuplot, charts, script, msg, msglen) : FB_OK;
 }
 

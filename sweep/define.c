@@ -434,6 +434,7 @@ void sweep_destroy(sweep *sw) {
     free(sw->runs_ok);
     free(sw->feasible);
     free(sw->pareto);
+    free(sw->manifest);
     free(sw);
 }
 

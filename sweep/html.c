@@ -188,11 +188,8 @@ int sweep_write_html(const sweep *sw, const char *dir, const char *answer, const
     fputs("<p>Data: sweep.csv (one row per run), sweep-points.csv (per point), sweep.json."
           "</p>\n</body></html>\n",
           f);
-    bool bad = ferror(f);
-    if (fclose(f) != 0 || bad) {
-        if (rc == FB_OK)
-            rc = sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", path, strerror(errno));
-    }
+    int crc = sweep_close_checked(f, path, msg, msglen);
+    if (rc == FB_OK) rc = crc;
     if (rc == FB_ENOMEM) snprintf(msg, msglen, "out of memory");
     return rc;
 }

@@ -273,14 +273,6 @@ static FILE *open_in(const char *dir, const char *name, char *msg, size_t msglen
     return f;
 }
 
-static int close_checked(FILE *f, const char *dir, const char *name, char *msg, size_t msglen) {
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad)
-        return sweep_fail(msg, msglen, FB_EIO, "cannot write %s/%s: %s", dir, name,
-                          strerror(errno));
-    return FB_OK;
-}
-
 int sweep_write_outputs(sweep *sw, const char *dir, bool charts, char *msg, size_t msglen) {
     if (!sw->analysed) {
         int rc = sweep_analyse(sw);
@@ -296,7 +288,9 @@ int sweep_write_outputs(sweep *sw, const char *dir, bool charts, char *msg, size
             write_points_csv(f, sw);
         else
             write_json(f, sw);
-        int rc = close_checked(f, dir, names[i], msg, msglen);
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        int rc = sweep_close_checked(f, path, msg, msglen);
         if (rc != FB_OK) return rc;
     }
     if (!charts) return FB_OK;

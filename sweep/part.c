@@ -73,6 +73,10 @@ static void write_task(rep_json *w, const sweep *sw, uint64_t t) {
 }
 
 int sweep_write_part(FILE *f, const sweep *sw, uint32_t k, uint32_t n) {
+    return sweep_part_write(f, sw, k, n, false);
+}
+
+int sweep_part_write(FILE *f, const sweep *sw, uint32_t k, uint32_t n, bool interrupted) {
     rep_json w;
     rep_json_init(&w, f);
     rep_json_open(&w, NULL, '{', REP_JSON_LINES);
@@ -80,6 +84,8 @@ int sweep_write_part(FILE *f, const sweep *sw, uint32_t k, uint32_t n) {
     rep_json_str(&w, "fusebox", FB_VERSION);
     rep_json_u64(&w, "shard", k);
     rep_json_u64(&w, "shards", n);
+    /* only in an interrupted sweep's file: a finished shard's file stays as it was */
+    if (interrupted) rep_json_bool(&w, "interrupted", true);
     write_definition(&w, sw);
     rep_json_open(&w, "metrics", '[', REP_JSON_INLINE);
     for (size_t m = 0; m < sw->metric_count; m++) rep_json_str(&w, NULL, sw->metrics[m]);
@@ -110,6 +116,8 @@ typedef struct part {
     cJSON *root;
     const cJSON *sweep;
     uint32_t shard, shards;
+    bool interrupted;
+    uint64_t digest; /* FNV-1a 64 of the file's bytes, for merge.json */
 } part;
 
 static const char *json_string_or_null(const cJSON *o, const char *key) {
@@ -125,6 +133,7 @@ static int read_part(const char *file, part *pt, char *msg, size_t msglen) {
     int rc = sweep_read_file(file, PART_TEXT_MAX, &text, &len, msg, msglen);
     if (rc != FB_OK) return rc;
     pt->root = cJSON_ParseWithLength(text, len);
+    pt->digest = sweep_hash(text, len);
     free(text);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(pt->root, "fusebox_sweep_part");
     if (pt->root == NULL || !cJSON_IsNumber(fmt))
@@ -142,6 +151,7 @@ static int read_part(const char *file, part *pt, char *msg, size_t msglen) {
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: damaged sweep partial file", file);
     pt->shard = (uint32_t)k->valueint;
     pt->shards = (uint32_t)n->valueint;
+    pt->interrupted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pt->root, "interrupted"));
     return FB_OK;
 }
 
@@ -233,7 +243,9 @@ static int args_from_part(const part *pt, const sweep_args *over, sweep_args *a,
     return FB_OK;
 }
 
-static int load_tasks(sweep *sw, const part *pt, char *msg, size_t msglen) {
+/* whole: the part must hold every run of its shard (merge); else as many as it has (resume). */
+static int load_tasks(sweep *sw, const part *pt, bool whole, uint64_t *loaded, char *msg,
+                      size_t msglen) {
     const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(pt->root, "metrics");
     if ((size_t)cJSON_GetArraySize(metrics) != sw->metric_count)
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: written by another version (metrics differ)",
@@ -275,14 +287,49 @@ static int load_tasks(sweep *sw, const part *pt, char *msg, size_t msglen) {
         count++;
     }
     free(v);
+    if (loaded) *loaded = count;
     uint64_t expected = 0;
     for (uint64_t t = 0; t < sw->tasks; t++) expected += sweep_in_shard(t, pt->shard, pt->shards);
-    if (rc == FB_OK && count != expected)
+    if (rc == FB_OK && whole && pt->interrupted)
+        rc = sweep_fail(msg, msglen, FB_EINVAL,
+                        "%s: an interrupted sweep's partial file (%" PRIu64 " of %" PRIu64
+                        " runs); finish it with the same fusebox sweep command and --resume",
+                        pt->file, count, expected);
+    else if (rc == FB_OK && whole && count != expected)
         rc =
             sweep_fail(msg, msglen, FB_EINVAL,
                        "%s: shard %u/%u holds %" PRIu64 " of its %" PRIu64 " runs (did it finish?)",
                        pt->file, pt->shard, pt->shards, count, expected);
     return rc;
+}
+
+/* merge.json: what the merged folder was produced from, the parts' digests in shard order. */
+static int make_manifest(sweep *sw, const part *parts, size_t n, char *msg, size_t msglen) {
+    size_t len = 0;
+    FILE *f = open_memstream(&sw->manifest, &len);
+    if (f == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    rep_json w;
+    rep_json_init(&w, f);
+    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
+    rep_json_u64(&w, "fusebox_merge", PART_FORMAT);
+    rep_json_open(&w, "parts", '[', REP_JSON_LINES);
+    for (uint32_t k = 1; k <= parts[0].shards; k++)
+        for (size_t i = 0; i < n; i++) {
+            if (parts[i].shard != k) continue;
+            char digest[17];
+            snprintf(digest, sizeof digest, "%016" PRIx64, parts[i].digest);
+            rep_json_open(&w, NULL, '{', REP_JSON_INLINE);
+            rep_json_u64(&w, "shard", k);
+            rep_json_u64(&w, "shards", parts[i].shards);
+            rep_json_str(&w, "fnv1a64", digest);
+            rep_json_close(&w);
+        }
+    rep_json_close(&w);
+    rep_json_close(&w);
+    fputc('\n', f);
+    if (fclose(f) != 0 || sw->manifest == NULL)
+        return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    return FB_OK;
 }
 
 int sweep_merge(const char *const *files, size_t n, const sweep_args *analysis, sweep **out,
@@ -321,7 +368,9 @@ int sweep_merge(const char *const *files, size_t n, const sweep_args *analysis, 
         rc = args_from_part(&parts[first], analysis, &a, sets, grids, &seed, msg, msglen);
         if (rc == FB_OK) rc = sweep_create(&a, &sw, msg, msglen);
     }
-    for (size_t i = 0; i < n && rc == FB_OK; i++) rc = load_tasks(sw, &parts[i], msg, msglen);
+    for (size_t i = 0; i < n && rc == FB_OK; i++)
+        rc = load_tasks(sw, &parts[i], true, NULL, msg, msglen);
+    if (rc == FB_OK) rc = make_manifest(sw, parts, n, msg, msglen);
     for (size_t i = 0; i < n; i++) cJSON_Delete(parts[i].root);
     free(parts);
     if (rc != FB_OK) {
@@ -330,4 +379,86 @@ int sweep_merge(const char *const *files, size_t n, const sweep_args *analysis, 
     }
     *out = sw;
     return FB_OK;
+}
+
+uint64_t sweep_result_count(const sweep *sw, uint32_t k, uint32_t n) {
+    uint64_t c = 0;
+    for (uint64_t t = 0; t < sw->tasks; t++)
+        c += sw->state[t] != 0 && (n == 0 || sweep_in_shard(t, k, n));
+    return c;
+}
+
+bool sweep_has_result(const sweep *sw, uint64_t task) {
+    return task < sw->tasks && sw->state[task] != 0;
+}
+
+/* The partial file's definition against this sweep's: the first field that differs. */
+static int check_definition(const sweep *sw, const part *pt, char *msg, size_t msglen) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (f == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    rep_json w;
+    rep_json_init(&w, f);
+    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
+    write_definition(&w, sw);
+    rep_json_close(&w);
+    fclose(f);
+    cJSON *mine = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    const cJSON *def = cJSON_GetObjectItemCaseSensitive(mine, "sweep");
+    int rc = def ? FB_OK : sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    for (const cJSON *x = def ? def->child : NULL; x && rc == FB_OK; x = x->next) {
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive(pt->sweep, x->string);
+        if (y == NULL || !cJSON_Compare(x, y, true))
+            rc = sweep_fail(
+                msg, msglen, FB_EINVAL,
+                "%s is from a different sweep ('%s' differs%s); run it without "
+                "--resume to start again",
+                pt->file, x->string,
+                strcmp(x->string, "scenario_fnv1a64") == 0 ? ": the scenario file changed" : "");
+    }
+    cJSON_Delete(mine);
+    return rc;
+}
+
+int sweep_resume(sweep *sw, const char *file, uint32_t k, uint32_t n, uint64_t *loaded, char *msg,
+                 size_t msglen) {
+    part pt;
+    *loaded = 0;
+    int rc = read_part(file, &pt, msg, msglen);
+    const char *version = rc == FB_OK ? json_string_or_null(pt.root, "fusebox") : NULL;
+    if (rc == FB_OK && (version == NULL || strcmp(version, FB_VERSION) != 0))
+        rc = sweep_fail(msg, msglen, FB_EINVAL,
+                        "%s was written by fusebox %s, this is %s: run the sweep without "
+                        "--resume",
+                        file, version ? version : "?", FB_VERSION);
+    if (rc == FB_OK && (pt.shard != k || pt.shards != n))
+        rc = sweep_fail(msg, msglen, FB_EINVAL, "%s is shard %u of %u, not %u of %u", file,
+                        pt.shard, pt.shards, k, n);
+    if (rc == FB_OK && !pt.interrupted)
+        rc =
+            sweep_fail(msg, msglen, FB_EINVAL,
+                       "%s is a finished shard, not an interrupted sweep: nothing to resume", file);
+    if (rc == FB_OK) rc = check_definition(sw, &pt, msg, msglen);
+    if (rc == FB_OK) rc = load_tasks(sw, &pt, false, loaded, msg, msglen);
+    cJSON_Delete(pt.root);
+    return rc;
+}
+
+sweep_folder sweep_folder_kind(const sweep *sw, const char *dir) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/sweep.json", dir);
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return SWEEP_FOLDER_EMPTY;
+    fclose(f);
+    if (sw->manifest == NULL) return SWEEP_FOLDER_OTHER;
+    snprintf(path, sizeof path, "%s/merge.json", dir);
+    char *text = NULL, m[256];
+    size_t len = 0;
+    if (sweep_read_file(path, 1 << 20, &text, &len, m, sizeof m) != FB_OK)
+        return SWEEP_FOLDER_OTHER;
+    bool same = len == strlen(sw->manifest) && memcmp(text, sw->manifest, len) == 0;
+    free(text);
+    return same ? SWEEP_FOLDER_SAME : SWEEP_FOLDER_OTHER;
 }

@@ -209,6 +209,48 @@ int sweep_write_part(FILE *f, const sweep *sw, uint32_t k, uint32_t n);
 int sweep_merge(const char *const *files, size_t n, const sweep_args *analysis, sweep **out,
                 char *msg, size_t msglen);
 
+/* ---- saving: a folder never mixes the files of two runs (save.c) ---- */
+
+/*
+ * The outputs of sweep_write_outputs, written into DIR/.sweep-staging (every
+ * write checked, fflush and fclose included) and then renamed into DIR; the
+ * files of an earlier sweep that this one does not write (sweep.html and
+ * charts/ after --no-charts, merge.json) are removed. A merged sweep also
+ * writes DIR/merge.json, the digests of its parts. *replaced: DIR held a
+ * sweep.json before. On failure DIR is as it was and msg names the file and
+ * the system's reason (FB_EIO). FB_ENOTFOUND as sweep_write_outputs.
+ */
+int sweep_save_outputs(sweep *sw, const char *dir, bool charts, bool *replaced, char *msg,
+                       size_t msglen);
+/*
+ * The partial file of shard k of n written to DIR/NAME.tmp, checked, then
+ * renamed to DIR/NAME. `interrupted`: an interrupted sweep's file (it says
+ * so; merge refuses it, sweep --resume continues it).
+ */
+int sweep_save_part(const sweep *sw, const char *dir, const char *name, uint32_t k, uint32_t n,
+                    bool interrupted, char *msg, size_t msglen);
+
+/* Tasks of shard k of n (n 0: all) that have a result. */
+uint64_t sweep_result_count(const sweep *sw, uint32_t k, uint32_t n);
+bool sweep_has_result(const sweep *sw, uint64_t task);
+
+/*
+ * --resume: record the results of an interrupted sweep's partial file.
+ * It must be shard k of n (1 of 1 unsharded) of this very sweep, written by
+ * this fusebox version: else FB_EINVAL with the reason (the field that
+ * differs). *loaded: the runs it held.
+ */
+int sweep_resume(sweep *sw, const char *file, uint32_t k, uint32_t n, uint64_t *loaded, char *msg,
+                 size_t msglen);
+
+typedef enum sweep_folder {
+    SWEEP_FOLDER_EMPTY = 0, /* no sweep.json */
+    SWEEP_FOLDER_SAME,      /* a sweep merged from the same parts as sw (merge.json agrees) */
+    SWEEP_FOLDER_OTHER      /* any other sweep */
+} sweep_folder;
+/* What DIR holds, compared with sw (a merged sweep: its parts' digests). */
+sweep_folder sweep_folder_kind(const sweep *sw, const char *dir);
+
 /* FNV-1a 64 of a byte string: identifies the scenario text in partial files. */
 uint64_t sweep_hash(const void *data, size_t len);
 

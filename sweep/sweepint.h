@@ -10,6 +10,7 @@
  *   answer.c      the answer for people
  *   output.c      sweep.csv, sweep-points.csv, sweep.json
  *   charts.c      the gnuplot charts; html.c: sweep.html
+ *   save.c        the files staged, checked and renamed into place
  */
 #ifndef SWEEP_SWEEPINT_H
 #define SWEEP_SWEEPINT_H
@@ -68,6 +69,9 @@ struct sweep {
     bool *feasible, *pareto;
     int64_t best, runner_up, closest; /* -1 when none */
     uint64_t feasible_count, pareto_count, failed;
+
+    /* a merged sweep: merge.json, its parts' digests (NULL otherwise) */
+    char *manifest;
 };
 
 /* ---- define.c ---- */
@@ -116,6 +120,16 @@ bool sweep_higher_is_better(const sweep *sw, const char *metric);
 
 /* A metric value for people: "8.2s", "$2222.19", "0.999021", "781". */
 void sweep_format_human(char *buf, size_t len, double v, sim_unit unit);
+
+/* ---- save.c ---- */
+
+/* fflush, ferror and fclose of path's stream: FB_EIO with "cannot write PATH: REASON". */
+int sweep_close_checked(FILE *f, const char *path, char *msg, size_t msglen);
+
+/* ---- part.c ---- */
+
+/* A partial file (sweep_write_part), marked interrupted when it is. */
+int sweep_part_write(FILE *f, const sweep *sw, uint32_t k, uint32_t n, bool interrupted);
 
 /* ---- charts.c, html.c ---- */
 

@@ -1,4 +1,7 @@
-/* test_sweep.c - the pure parts of a sweep: grid syntax, LHS, CI math, Pareto, constraints. */
+/*
+ * test_sweep.c - the pure parts of a sweep: grid syntax, LHS, CI math, Pareto, constraints;
+ * an interrupted sweep's partial file read back by --resume.
+ */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/rng.h"
 #include "sweep/sweep.h"
@@ -313,6 +317,69 @@ static void hash_is_fnv1a_64(void **state) {
     assert_true(sweep_hash("foobar", 6) == UINT64_C(0x85944171f73967e8));
 }
 
+/* A sweep of tests/e2e/sweep-small.json: 2 points x `seeds` seeds. */
+static sweep *small_sweep(uint32_t seeds) {
+    static const char *const grids[1] = {"breaker.open=5s,20s"};
+    sweep_args a;
+    memset(&a, 0, sizeof a);
+    a.scenario_file = "tests/e2e/sweep-small.json";
+    a.grids = grids;
+    a.grid_count = 1;
+    a.seeds = seeds;
+    sweep *sw = NULL;
+    char msg[1024];
+    if (sweep_create(&a, &sw, msg, sizeof msg) != FB_OK) fail_msg("sweep_create: %s", msg);
+    return sw;
+}
+
+static void resume_reads_back_exactly_the_finished_runs(void **state) {
+    (void)state;
+    char dir[] = "/tmp/fusebox-test-sweep.XXXXXX", msg[2048], path[64];
+    assert_non_null(mkdtemp(dir));
+    sweep *a = small_sweep(2);
+    double *v = calloc(sweep_metric_count(a), sizeof *v);
+    assert_non_null(v);
+    v[0] = 123.25;
+    sweep_set_result(a, 0, FB_OK, v, NULL);
+    sweep_set_result(a, 2, FB_ECAP, v, "in-flight cap reached");
+    assert_int_equal(sweep_result_count(a, 0, 0), 2);
+    assert_int_equal(sweep_save_part(a, dir, "p.json", 1, 1, true, msg, sizeof msg), FB_OK);
+    assert_int_equal(sweep_save_part(a, dir, "done.json", 1, 1, false, msg, sizeof msg), FB_OK);
+    snprintf(path, sizeof path, "%s/p.json", dir);
+
+    sweep *b = small_sweep(2);
+    uint64_t loaded = 0;
+    assert_int_equal(sweep_resume(b, path, 1, 1, &loaded, msg, sizeof msg), FB_OK);
+    assert_int_equal(loaded, 2);
+    assert_true(sweep_has_result(b, 0) && sweep_has_result(b, 2));
+    assert_false(sweep_has_result(b, 1) || sweep_has_result(b, 3));
+    const char *first = NULL;
+    assert_int_equal(sweep_failed(b, &first), 1);
+    assert_string_equal(first, "in-flight cap reached");
+
+    sweep *c = small_sweep(3); /* another definition */
+    assert_int_equal(sweep_resume(c, path, 1, 1, &loaded, msg, sizeof msg), FB_EINVAL);
+    assert_non_null(strstr(msg, "is from a different sweep ('seeds' differs)"));
+    sweep *d = small_sweep(2);
+    assert_int_equal(sweep_resume(d, path, 1, 2, &loaded, msg, sizeof msg), FB_EINVAL);
+    assert_non_null(strstr(msg, "is shard 1 of 1, not 1 of 2"));
+    snprintf(path, sizeof path, "%s/done.json", dir);
+    assert_int_equal(sweep_resume(d, path, 1, 1, &loaded, msg, sizeof msg), FB_EINVAL);
+    assert_non_null(strstr(msg, "a finished shard"));
+
+    /* a write that cannot be done names the file and the reason, and leaves no .tmp */
+    assert_int_equal(sweep_save_part(a, "/dev/null", "p.json", 1, 1, true, msg, sizeof msg),
+                     FB_EIO);
+    assert_string_equal(msg, "cannot write /dev/null/p.json: Not a directory");
+    free(v);
+    sweep_destroy(a), sweep_destroy(b), sweep_destroy(c), sweep_destroy(d);
+    snprintf(path, sizeof path, "%s/p.json", dir);
+    remove(path);
+    snprintf(path, sizeof path, "%s/done.json", dir);
+    remove(path);
+    rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(grid_lists_values_in_order_trimmed),
@@ -329,6 +396,7 @@ int main(void) {
         cmocka_unit_test(constraints_reject_typos_and_unitless_durations),
         cmocka_unit_test(shards_partition_the_tasks),
         cmocka_unit_test(hash_is_fnv1a_64),
+        cmocka_unit_test(resume_reads_back_exactly_the_finished_runs),
     };
     return cmocka_run_group_tests_name("sweep", tests, NULL, NULL);
 }
