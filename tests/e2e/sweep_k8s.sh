@@ -110,7 +110,10 @@ KUBE
 chmod +x "$T/kube/kubectl"
 kube() { rm -f "$T/kube/calls"; run_kept env PATH="$T/kube:$PATH" NODES="$1" STATE="$2" sh contrib/sweep/k8s.sh; }
 kube "4 1500m" Complete
-calls=$(cut -d' ' -f1-3 "$T/kube/calls" | tr '\n' ';')
+# the ConfigMap is `create --dry-run -o yaml | apply -f -`: the two ends of the pipe run at once
+# and may log in either order
+calls=$(cut -d' ' -f1-3 "$T/kube/calls" | tr '\n' ';' |
+    sed 's/;apply -f -;create configmap fusebox-sweep;/;create configmap fusebox-sweep;apply -f -;/')
 [ "$got" -eq 0 ] && [ "$calls" = "get nodes -o;create configmap fusebox-sweep;apply -f -;\
 apply -f contrib/sweep/k8s/volume.yaml;delete job rs-sweep;apply -f contrib/sweep/k8s/job.yaml;\
 get job rs-sweep;apply -f contrib/sweep/k8s/merge.yaml;get job rs-merge;" ] ||
