@@ -37,12 +37,12 @@ static void usage(FILE *f) {
           "  -q, --quiet          no summary on stdout, no progress on stderr\n"
           "  -h, --help           this text\n"
           "\n"
-          "The files are written into OUT/.fusebox-new and replace an earlier run's\n"
-          "files in OUT only when all of them are written (other files in OUT are\n"
+          "The files are written into DIR/.fusebox-new and replace an earlier run's\n"
+          "files in DIR only when all of them are written (other files in DIR are\n"
           "kept). SIGINT or SIGTERM stops the run at its next event and writes what\n"
           "was simulated (report.json: \"complete\": false, \"interrupted\": true).\n"
           "\n"
-          "Exit codes: 0 ok, 2 bad input, a file that could not be written (OUT is\n"
+          "Exit codes: 0 ok, 2 bad input, a file that could not be written (DIR is\n"
           "left as it was) or a run stopped by a cap (the files hold what was\n"
           "simulated up to then), 130/143 after SIGINT/SIGTERM.\n",
           f);
