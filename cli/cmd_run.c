@@ -1,4 +1,5 @@
 /* cmd_run.c - 'fusebox run': simulate a scenario's variants and write the report. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,14 @@ static void usage(FILE *f) {
           "  -q, --quiet          no summary on stdout, no progress on stderr\n"
           "  -h, --help           this text\n"
           "\n"
-          "Exit codes: 0 ok, 2 bad input or a run stopped by a cap (the files\n"
-          "hold what was simulated up to then).\n",
+          "The files are written into DIR/.fusebox-new and replace an earlier run's\n"
+          "files in DIR only when all of them are written (other files in DIR are\n"
+          "kept). SIGINT or SIGTERM stops the run at its next event and writes what\n"
+          "was simulated (report.json: \"complete\": false, \"interrupted\": true).\n"
+          "\n"
+          "Exit codes: 0 ok, 2 bad input, a file that could not be written (DIR is\n"
+          "left as it was) or a run stopped by a cap (the files hold what was\n"
+          "simulated up to then), 130/143 after SIGINT/SIGTERM.\n",
           f);
 }
 
@@ -79,6 +86,24 @@ static int parse_args(int argc, char **argv, args *o) {
     return CLI_OK;
 }
 
+/* The signal that stopped the run (SIGINT, SIGTERM), or 0. */
+static volatile sig_atomic_t stop_sig;
+
+static void on_signal(int sig) {
+    if (stop_sig == 0) stop_sig = sig;
+}
+
+/* SA_RESTART: a signal must not fail a write in progress, only stop the run at its next event. */
+static void take_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 /* The variants that run: every one, or those named by --variant. */
 typedef struct runs {
     bool selected[SIM_VARIANTS_MAX];
@@ -105,7 +130,7 @@ static void print_stats(const char *variant, const sim_summary *s, const struct 
 /* Simulate the selected variants into r, their rows and events through w. */
 static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, runs *r) {
     int status = CLI_OK;
-    for (uint32_t v = 0; v < sc->variant_count; v++) {
+    for (uint32_t v = 0; v < sc->variant_count && stop_sig == 0; v++) {
         if (o->run.nonly > 0 && !r->selected[v]) continue;
         sim_summary *s = malloc(sizeof *s);
         if (s == NULL) {
@@ -122,7 +147,7 @@ static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, ru
         clock_gettime(CLOCK_MONOTONIC, &t1);
         if (o->stats) print_stats(sc->variants[v].name, s, &t0, &t1);
         if (w->progress) fputs("\r\033[K", stderr);
-        if (rc != FB_OK) {
+        if (rc != FB_OK && rc != FB_EINTR) { /* an interruption is said once, at the end */
             char msg[1024];
             sim_error_format(&err, msg, sizeof msg);
             fprintf(stderr, "fusebox run: variant %s: %s\n", sc->variants[v].name, msg);
@@ -132,16 +157,33 @@ static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, ru
     return status;
 }
 
-/* Run into dir: timeseries.csv and events.jsonl while running, then report.json and charts. */
-static int run_into(const char *dir, const args *o, const sim_scenario *sc, runs *r) {
-    cli_writer w;
-    int status = cli_writer_open(&w, "run", dir, sc, !o->quiet && isatty(STDERR_FILENO));
-    if (status == CLI_OK) status = run_variants(o, sc, &w, r);
-    return cli_writer_close(&w, "run", dir, r->sums, r->n, o->charts, status);
+/* Run into dir: timeseries.csv and events.jsonl while running, then the charts and report.json. */
+static int run_into(const char *dir, const args *o, const sim_scenario *sc, runs *r,
+                    cli_writer *w) {
+    int status = cli_writer_open(w, "run", dir, sc, !o->quiet && isatty(STDERR_FILENO));
+    w->stop = &stop_sig;
+    if (status == CLI_OK) status = run_variants(o, sc, w, r);
+    return cli_writer_close(w, "run", dir, r->sums, r->n, o->charts, status);
+}
+
+/* The one line after a signal; the exit code 128 + the signal's number. */
+static int say_interrupted(const char *dir, const cli_writer *w) {
+    const char *name = stop_sig == SIGINT ? "SIGINT" : "SIGTERM";
+    if (!w->committed)
+        fprintf(stderr, "fusebox run: interrupted (%s); nothing written\n", name);
+    else if (w->interrupted)
+        fprintf(stderr,
+                "fusebox run: interrupted (%s); %s/ holds what was simulated "
+                "(report.json: \"complete\": false, \"interrupted\": true)\n",
+                name, dir);
+    else
+        fprintf(stderr, "fusebox run: interrupted (%s) after %s/ was written whole\n", name, dir);
+    return w->committed ? 128 + stop_sig : CLI_BAD_INPUT;
 }
 
 /* The summary, the expectations and what was written, on stdout. */
-static void print_summary(const char *dir, const args *o, const sim_scenario *sc, const runs *r) {
+static void print_summary(const char *dir, const args *o, const sim_scenario *sc, const runs *r,
+                          const char *replaced) {
     rep_text_summary(stdout, sc, r->sums, r->n);
     if (sc->expect_count > 0)
         fputs("\nexpectations (fusebox check exits 1 when one fails):\n", stdout);
@@ -153,7 +195,9 @@ static void print_summary(const char *dir, const args *o, const sim_scenario *sc
         else
             printf("  %s  %s  [%s]\n", res.passed ? "pass" : "FAIL", sc->expect[i], res.detail);
     }
-    printf("\nwrote %s/report.json, timeseries.csv, events.jsonl%s\n", dir,
+    putchar('\n');
+    if (replaced[0]) printf("replaced %s/ (%s)\n", dir, replaced);
+    printf("wrote %s/report.json, timeseries.csv, events.jsonl%s\n", dir,
            o->charts ? ", charts, report.html" : "");
     if (o->charts) printf("open %s/report.html\n", dir);
 }
@@ -172,8 +216,13 @@ int cmd_run(int argc, char **argv) {
         snprintf(dir, sizeof dir, "%s", o.run.out);
     else
         snprintf(dir, sizeof dir, "out/%s", sc->name);
-    int status = run_into(dir, &o, sc, &r);
-    if (!o.quiet && r.n > 0) print_summary(dir, &o, sc, &r);
+    take_signals();
+    cli_writer w;
+    int status = run_into(dir, &o, sc, &r, &w);
+    if (stop_sig != 0)
+        status = say_interrupted(dir, &w);
+    else if (!o.quiet && w.committed && r.n > 0)
+        print_summary(dir, &o, sc, &r, w.out.replaced);
     for (size_t i = 0; i < r.n; i++) free(r.sums[i]);
     sim_scenario_free(sc);
     return status;

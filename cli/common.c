@@ -148,8 +148,27 @@ static void writer_progress(void *ctx, fb_time_us now, fb_time_us end) {
 }
 
 sim_run_opts cli_writer_opts(cli_writer *w) {
-    sim_run_opts o = {writer_row, writer_event, writer_progress, w, 0, false};
+    sim_run_opts o = {writer_row, writer_event, writer_progress, w, 0, false, w->stop};
     return o;
+}
+
+/* Open the staged NAME for writing; the error names dir/NAME, the file the user will look for. */
+static FILE *open_staged(cli_writer *w, const char *cmd, const char *name) {
+    char path[1300];
+    cli_outdir_path(&w->out, name, path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) {
+        int err = errno;
+        snprintf(path, sizeof path, "%s/%s", w->out.dir, name);
+        cli_write_error(cmd, path, err);
+    }
+    return f;
+}
+
+static int close_staged(cli_writer *w, const char *cmd, FILE *f, const char *name) {
+    char path[1300];
+    snprintf(path, sizeof path, "%s/%s", w->out.dir, name);
+    return cli_close_checked(f, cmd, path);
 }
 
 int cli_writer_open(cli_writer *w, const char *cmd, const char *dir, const sim_scenario *sc,
@@ -157,12 +176,9 @@ int cli_writer_open(cli_writer *w, const char *cmd, const char *dir, const sim_s
     memset(w, 0, sizeof *w);
     w->sc = sc;
     w->progress = progress;
-    if (cli_mkdirs(dir) != 0) {
-        fprintf(stderr, "fusebox %s: cannot create %s: %s\n", cmd, dir, strerror(errno));
-        return CLI_BAD_INPUT;
-    }
-    w->csv = cli_fopen(dir, "timeseries.csv");
-    w->events = cli_fopen(dir, "events.jsonl");
+    if (cli_outdir_begin(&w->out, cmd, dir) != 0) return CLI_BAD_INPUT;
+    w->csv = open_staged(w, cmd, "timeseries.csv");
+    w->events = open_staged(w, cmd, "events.jsonl");
     if (w->csv == NULL || w->events == NULL) return CLI_BAD_INPUT;
     rep_csv_header(w->csv, sc);
     return CLI_OK;
@@ -173,28 +189,59 @@ int cli_writer_close(cli_writer *w, const char *cmd, const char *dir, sim_summar
     return cli_writer_close_extra(w, cmd, dir, sums, n, charts, status, NULL, 0);
 }
 
+static bool stopped(const cli_writer *w) {
+    return w->stop != NULL && *w->stop != 0;
+}
+
+/* The staged charts and report.html: false when a file could not be written. */
+static bool write_charts(cli_writer *w, const char *cmd, sim_summary *const *sums, size_t n,
+                         int *status) {
+    char msg[512];
+    int rc = rep_charts(w->out.stage, w->sc, sums, n, msg, sizeof msg);
+    if (rc == FB_OK || stopped(w)) return true; /* interrupted: the charts are dropped */
+    /* the messages name the files where they will be, not where they are staged */
+    char *st = strstr(msg, "/" CLI_STAGE_NAME);
+    if (st != NULL) {
+        const char *rest = st + strlen("/" CLI_STAGE_NAME);
+        memmove(st, rest, strlen(rest) + 1);
+    }
+    fprintf(stderr, "fusebox %s: charts: %s\n", cmd, msg);
+    *status = CLI_BAD_INPUT;
+    /* without gnuplot the page still stands (it says why it has no charts) */
+    return rc == FB_ENOTFOUND;
+}
+
+static bool write_report(cli_writer *w, const char *cmd, sim_summary *const *sums, size_t n,
+                         bool interrupted, const rep_extra *extra, size_t nextra) {
+    FILE *json = open_staged(w, cmd, "report.json");
+    if (json == NULL) return false;
+    rep_write_json_run(json, w->sc, sums, n, interrupted, extra, nextra);
+    return close_staged(w, cmd, json, "report.json") == 0;
+}
+
 int cli_writer_close_extra(cli_writer *w, const char *cmd, const char *dir,
                            sim_summary *const *sums, size_t n, bool charts, int status,
                            const rep_extra *extra, size_t nextra) {
-    if (w->csv != NULL && w->events != NULL) {
-        FILE *json = cli_fopen(dir, "report.json");
-        if (json == NULL) {
-            status = CLI_BAD_INPUT;
-        } else {
-            rep_write_json_extra(json, w->sc, sums, n, extra, nextra);
-            if (fclose(json) != 0) status = CLI_BAD_INPUT;
-        }
-    }
-    if (w->csv && fclose(w->csv) != 0) status = CLI_BAD_INPUT;
-    if (w->events && fclose(w->events) != 0) status = CLI_BAD_INPUT;
+    bool ok = w->csv != NULL && w->events != NULL;
+    /* one message: after a first failure (a full disk) the others are closed unchecked */
+    if (w->csv) ok = close_staged(w, cmd, w->csv, "timeseries.csv") == 0 && ok;
+    if (w->events && ok)
+        ok = close_staged(w, cmd, w->events, "events.jsonl") == 0;
+    else if (w->events)
+        fclose(w->events);
     w->csv = w->events = NULL;
-    if (n > 0 && charts) {
-        char msg[512];
-        if (rep_charts(dir, w->sc, sums, n, msg, sizeof msg) != FB_OK) {
-            fprintf(stderr, "fusebox %s: charts: %s\n", cmd, msg);
-            status = CLI_BAD_INPUT;
-        }
+    if (ok && n > 0 && charts && !stopped(w)) ok = write_charts(w, cmd, sums, n, &status);
+    /* the last moment a signal counts: from here on the run is written whole */
+    bool interrupted = w->interrupted = stopped(w);
+    if (ok && interrupted) cli_outdir_drop_charts(&w->out);
+    if (ok) ok = write_report(w, cmd, sums, n, interrupted, extra, nextra);
+    if (ok) ok = cli_outdir_commit(&w->out, cmd) == 0;
+    if (!ok) {
+        cli_outdir_discard(&w->out);
+        return CLI_BAD_INPUT;
     }
+    w->committed = true;
+    (void)dir;
     return status;
 }
 

@@ -2,10 +2,12 @@
 #ifndef CLI_COMMON_H
 #define CLI_COMMON_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "cli/outdir.h"
 #include "reports/report.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
@@ -38,29 +40,38 @@ FILE *cli_fopen(const char *dir, const char *name);
 /*
  * Where a run's rows and events go while it runs: timeseries.csv and
  * events.jsonl rows for `variant`, and a progress line on stderr when
- * `progress` is set (a terminal).
+ * `progress` is set (a terminal). Every file is written into the folder's
+ * staging folder and swapped in whole when closed (cli/outdir.h).
  */
 typedef struct cli_writer {
     const sim_scenario *sc;
     const char *variant;
     FILE *csv, *events;
     bool progress;
+    /* the command's signal flag (set after cli_writer_open), or NULL: the runs stop at their next
+     * event once it is set, and then report.json says "interrupted" and no charts are drawn */
+    volatile sig_atomic_t *stop;
+    cli_outdir out;
+    bool committed;   /* after closing: the new files are in place (out.replaced says of what) */
+    bool interrupted; /* after closing: report.json says "interrupted" */
 } cli_writer;
 
 /* Run options whose callbacks write through w (events_log_max: the default). */
 sim_run_opts cli_writer_opts(cli_writer *w);
 
 /*
- * Create dir and open w on its timeseries.csv (header written) and
- * events.jsonl. Returns CLI_OK, or CLI_BAD_INPUT with the error printed
- * ("fusebox CMD: ..."); cli_writer_close() is due either way.
+ * Create dir and its staging folder and open w on the staged timeseries.csv
+ * (header written) and events.jsonl. Returns CLI_OK, or CLI_BAD_INPUT with
+ * the error printed ("fusebox CMD: ..."); cli_writer_close() is due either way.
  */
 int cli_writer_open(cli_writer *w, const char *cmd, const char *dir, const sim_scenario *sc,
                     bool progress);
 /*
- * After the runs: dir/report.json of sums[n] (when both files opened), the
- * files closed, then the charts unless !charts. Returns `status`, or
- * CLI_BAD_INPUT when any of it failed.
+ * After the runs: the files closed, the charts unless !charts, report.json
+ * of sums[n], each checked; then, when all of it was written, the staged
+ * files replace the earlier run's in dir (w->committed), else dir is left as
+ * it was. Returns `status`, or CLI_BAD_INPUT when any of it failed (the
+ * error printed naming the file and the reason).
  */
 int cli_writer_close(cli_writer *w, const char *cmd, const char *dir, sim_summary *const *sums,
                      size_t n, bool charts, int status);

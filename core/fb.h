@@ -51,7 +51,8 @@ typedef enum fb_switch { FB_DEFAULT = 0, FB_ON = 1, FB_OFF = 2 } fb_switch;
     XX(NOMEM, -5, "out of memory")                                                                 \
     XX(IO, -6, "input/output error")                                                               \
     XX(STATE, -7, "operation not valid in this state")                                             \
-    XX(NOTFOUND, -8, "not found")
+    XX(NOTFOUND, -8, "not found")                                                                  \
+    XX(INTR, -9, "interrupted")
 
 typedef enum fb_err {
     FB_OK = 0,

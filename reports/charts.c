@@ -340,6 +340,12 @@ static double point_t(const charts *c, size_t b, const point *pt) {
     return (start + (double)pt->ticks * tick_s(c) / 2) / c->tdiv;
 }
 
+/* Close a file written, checking its error flag, the flush and the close: a full disk is named. */
+static int close_checked(charts *c, FILE *f, const char *path) {
+    int err = rep_fclose_checked(f);
+    return err == 0 ? FB_OK : fail(c, FB_EIO, "cannot write %s: %s", path, strerror(err));
+}
+
 static void put_num(FILE *f, double v) {
     if (isfinite(v))
         fprintf(f, " %.4f", v);
@@ -384,8 +390,7 @@ static int write_data(charts *c, const series *s) {
         }
         fputc('\n', f);
     }
-    if (fclose(f) != 0) return fail(c, FB_EIO, "cannot write %s", path);
-    return FB_OK;
+    return close_checked(c, f, path);
 }
 
 /* ---- fault and spike windows ---- */
@@ -882,8 +887,7 @@ static int write_compare_data(charts *c, double *maxes, double *divs) {
         }
         fputc('\n', f);
     }
-    if (fclose(f) != 0) return fail(c, FB_EIO, "cannot write %s", path);
-    return FB_OK;
+    return close_checked(c, f, path);
 }
 
 static int chart_compare(charts *c, FILE *f) {
@@ -955,7 +959,10 @@ static int write_chart(charts *c, const char *gnuplot, size_t k) {
     else
         chart_latency(c, f);
     if (rc == FB_OK) gp_end(f);
-    if (fclose(f) != 0 && rc == FB_OK) rc = fail(c, FB_EIO, "cannot write %s", path);
+    if (rc == FB_OK)
+        rc = close_checked(c, f, path);
+    else
+        fclose(f);
     /* no stale chart from an earlier run may stand in for this one */
     for (int e = 0; e < 2; e++) {
         chart_path(c, path, name, e ? ".svg" : ".png");

@@ -426,8 +426,9 @@ int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, 
         "scenario, seed, fusebox and gnuplot versions give the same page, byte for byte.</footer>\n"
         "</body>\n</html>\n",
         f);
-    if (ferror(f) | (fclose(f) != 0)) {
-        snprintf(msg, msglen, "cannot write %s", path);
+    int err = rep_fclose_checked(f);
+    if (err != 0) {
+        snprintf(msg, msglen, "cannot write %s: %s", path, strerror(err));
         return FB_EIO;
     }
     return FB_OK;

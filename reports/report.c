@@ -3,6 +3,7 @@
 
 #include <cjson/cJSON.h>
 #include <inttypes.h>
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -259,12 +260,24 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     rep_json_close(w);
 }
 
+int rep_fclose_checked(FILE *f) {
+    int err = ferror(f) ? EIO : 0;
+    if (fflush(f) != 0) err = errno;
+    if (fclose(f) != 0 && err == 0) err = errno;
+    return err;
+}
+
 int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     return rep_write_json_extra(f, sc, sums, n, NULL, 0);
 }
 
 int rep_write_json_extra(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n,
                          const rep_extra *extra, size_t nextra) {
+    return rep_write_json_run(f, sc, sums, n, false, extra, nextra);
+}
+
+int rep_write_json_run(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n,
+                       bool interrupted, const rep_extra *extra, size_t nextra) {
     rep_json w;
     rep_json_init(&w, f);
     rep_json_open(&w, NULL, '{', REP_JSON_LINES);
@@ -274,9 +287,11 @@ int rep_write_json_extra(FILE *f, const sim_scenario *sc, sim_summary *const *su
     rep_json_u64(&w, "seed", sc->seed);
     rep_json_fixed(&w, "duration_s", (double)sc->duration_us / 1e6, 6);
     rep_json_fixed(&w, "slo_latency_s", (double)sc->slo_latency_us / 1e6, 6);
-    bool complete = true;
+    bool complete = !interrupted;
     for (size_t i = 0; i < n; i++) complete = complete && sums[i]->complete;
     rep_json_bool(&w, "complete", complete);
+    /* only when true, so that a whole run's report.json keeps its bytes */
+    if (interrupted) rep_json_bool(&w, "interrupted", true);
     for (size_t i = 0; i < nextra; i++) rep_json_raw(&w, extra[i].key, extra[i].json);
     rep_json_open(&w, "variants", '{', REP_JSON_LINES);
     for (size_t i = 0; i < n; i++) write_variant(&w, sc, sums[i]);

@@ -29,6 +29,12 @@ typedef struct rep_extra {
 } rep_extra;
 int rep_write_json_extra(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n,
                          const rep_extra *extra, size_t nextra);
+/*
+ * The same for a run a signal stopped when `interrupted`: "complete": false
+ * and "interrupted": true after it (the variants not run are absent).
+ */
+int rep_write_json_run(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n,
+                       bool interrupted, const rep_extra *extra, size_t nextra);
 /* timeseries.csv: the header line, then one line per row. */
 void rep_csv_header(FILE *f, const sim_scenario *sc);
 void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim_row *row);
@@ -66,6 +72,13 @@ void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
  * a spillover still running at the end gets a "+". */
 void rep_summary_cell(char *buf, size_t len, const sim_scenario *sc, const sim_summary *s,
                       const rep_summary_row *row, bool grouped);
+
+/*
+ * Flush and close f, checking the stream's error flag, the flush and the
+ * close (a full disk shows at any of them). Returns 0, or the errno of the
+ * first failure (EIO when only the flag tells).
+ */
+int rep_fclose_checked(FILE *f);
 
 /* Write text escaped for HTML or XML content and attribute values. */
 void rep_escape_markup(FILE *f, const char *s);

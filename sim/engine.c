@@ -285,8 +285,14 @@ __attribute__((always_inline)) static inline void prefetch_upcoming(const sim *s
 /* The virtual clock: jump from event to event. */
 void run_model(sim *s) {
     sim_event ev;
+    volatile sig_atomic_t *halt = s->opts->stop;
     s->next_progress_us = PROGRESS_EVERY_US;
     while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
+        /* one load a event: a signal stops the run between two events, never inside one */
+        if (halt != NULL && *halt) {
+            stop(s, FB_EINTR, "interrupted by a signal at t=%.3fs", (double)s->now / 1e6);
+            break;
+        }
         if (ev.t < s->now) {
             stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld", (long long)s->now,
                  (long long)ev.t);

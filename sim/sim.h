@@ -14,6 +14,7 @@
 #ifndef SIM_SIM_H
 #define SIM_SIM_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -282,6 +283,9 @@ typedef struct sim_run_opts {
     void *ctx;
     uint64_t events_log_max; /* 0 = 1,000,000 */
     bool check_invariants;   /* verify model invariants while running (tests) */
+    /* when not NULL and nonzero (a signal handler sets it), the run stops before its next event:
+     * FB_EINTR, *out holds what was simulated (complete == false) */
+    volatile sig_atomic_t *stop;
 } sim_run_opts;
 
 /*

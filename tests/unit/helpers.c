@@ -37,7 +37,7 @@ sim_scenario *th_load_with(const char *json, const char *const *sets, size_t set
 sim_summary *th_run(const sim_scenario *sc, uint32_t v, sim_row_fn on_row, void *ctx) {
     sim_summary *s = malloc(sizeof *s);
     assert_non_null(s);
-    sim_run_opts opts = {on_row, NULL, NULL, ctx, 0, true};
+    sim_run_opts opts = {on_row, NULL, NULL, ctx, 0, true, NULL};
     sim_error err;
     if (sim_run(sc, v, &opts, s, &err) != FB_OK) fail_msg("run: %s", err.msg);
     assert_true(s->complete);

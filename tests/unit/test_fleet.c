@@ -49,7 +49,7 @@ static sim_summary *run(const sim_scenario *sc, const char *variant, collect *c)
     int v = variant ? sim_scenario_variant(sc, variant) : 0;
     assert_true(v >= 0);
     if (c) memset(c, 0, sizeof *c);
-    sim_run_opts opts = {on_row, on_event, NULL, c, 0, true};
+    sim_run_opts opts = {on_row, on_event, NULL, c, 0, true, NULL};
     sim_error err;
     if (sim_run(sc, (uint32_t)v, c ? &opts : NULL, s, &err) != FB_OK) fail_msg("run: %s", err.msg);
     assert_true(s->complete);

@@ -19,7 +19,7 @@ static sim_summary *run(const sim_scenario *sc, const char *variant) {
     assert_non_null(s);
     int v = sim_scenario_variant(sc, variant);
     assert_true(v >= 0);
-    sim_run_opts opts = {NULL, NULL, NULL, NULL, 0, true};
+    sim_run_opts opts = {NULL, NULL, NULL, NULL, 0, true, NULL};
     sim_error err;
     if (sim_run(sc, (uint32_t)v, &opts, s, &err) != FB_OK) fail_msg("run %s: %s", variant, err.msg);
     assert_true(s->complete);

@@ -101,7 +101,7 @@ static double draw(uint64_t seed, uint32_t k) {
 static sim_summary *run(const sim_scenario *sc, sim_event_fn on_event, void *ctx) {
     sim_summary *s = malloc(sizeof *s);
     assert_non_null(s);
-    sim_run_opts opts = {NULL, on_event, NULL, ctx, 0, true};
+    sim_run_opts opts = {NULL, on_event, NULL, ctx, 0, true, NULL};
     sim_error err;
     if (sim_run(sc, 0, &opts, s, &err) != FB_OK) fail_msg("run: %s", err.msg);
     return s;

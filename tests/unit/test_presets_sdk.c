@@ -351,7 +351,7 @@ static void langchain_fallbacks_raise_the_first_error(void **state) {
     sim_scenario *sc = th_load(text);
     sim_summary *s = malloc(sizeof *s);
     assert_non_null(s);
-    sim_run_opts opts = {NULL, NULL, NULL, NULL, 0, true};
+    sim_run_opts opts = {NULL, NULL, NULL, NULL, 0, true, NULL};
     sim_error err;
     if (sim_run(sc, 0, &opts, s, &err) != FB_OK) fail_msg("run: %s", err.msg);
     /* 100 requests x 3 app attempts x (a, then b): the app retried the first error, a 503 */

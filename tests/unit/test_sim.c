@@ -50,7 +50,7 @@ static sim_summary *run(const sim_scenario *sc, const char *variant, collect *c)
     int v = variant ? sim_scenario_variant(sc, variant) : 0;
     assert_true(v >= 0);
     if (c) memset(c, 0, sizeof *c);
-    sim_run_opts opts = {on_row, on_event, NULL, c, 0, true};
+    sim_run_opts opts = {on_row, on_event, NULL, c, 0, true, NULL};
     sim_error err;
     int rc = sim_run(sc, (uint32_t)v, c ? &opts : NULL, s, &err);
     if (rc != FB_OK) fail_msg("run %s: %s", variant ? variant : "-", err.msg);
@@ -640,7 +640,7 @@ static void sim_caps_stop_the_run_with_a_reason(void **state) {
     sim_summary *s = malloc(sizeof *s);
     sim_error err;
     collect *c = new_collect();
-    sim_run_opts opts = {on_row, on_event, NULL, c, 0, true};
+    sim_run_opts opts = {on_row, on_event, NULL, c, 0, true, NULL};
     assert_int_equal(sim_run(sc, 0, &opts, s, &err), FB_ECAP);
     assert_false(s->complete);
     assert_non_null(strstr(err.msg, "in-flight cap"));
@@ -663,7 +663,7 @@ static void sim_event_log_cap_counts_what_it_drops(void **state) {
     collect *c = new_collect();
     sim_summary *s = malloc(sizeof *s);
     sim_error err;
-    sim_run_opts opts = {on_row, on_event, NULL, c, 3, true};
+    sim_run_opts opts = {on_row, on_event, NULL, c, 3, true, NULL};
     assert_int_equal(sim_run(sc, 0, &opts, s, &err), FB_OK);
     assert_int_equal(c->breaker_events + c->fault_events, 3);
     /* two fault edges and at least 10 transitions happened: the rest is counted */

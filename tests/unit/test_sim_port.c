@@ -161,7 +161,7 @@ static fake *new_fake(const sim_scenario *sc) {
 
 static int run_port(fake *f, sim_summary *out, sim_error *err) {
     sim_port port = {fake_send, fake_cancel, fake_wait, fake_collect, f, NULL};
-    sim_run_opts opts = {on_row, NULL, NULL, f, 0, true};
+    sim_run_opts opts = {on_row, NULL, NULL, f, 0, true, NULL};
     return sim_run_port(f->sc, 0, &opts, &port, out, err);
 }
 
@@ -173,7 +173,7 @@ static void port_answering_like_the_model_gives_the_model_numbers(void **state) 
     assert_non_null(a);
     assert_non_null(b);
     sim_error err;
-    sim_run_opts opts = {on_row, NULL, NULL, model, 0, true};
+    sim_run_opts opts = {on_row, NULL, NULL, model, 0, true, NULL};
     assert_int_equal(sim_run(sc, 0, &opts, a, &err), FB_OK);
     assert_int_equal(run_port(f, b, &err), FB_OK);
     assert_true(b->complete);
