@@ -86,24 +86,6 @@ static int parse_args(int argc, char **argv, args *o) {
     return CLI_OK;
 }
 
-/* The signal that stopped the run (SIGINT, SIGTERM), or 0. */
-static volatile sig_atomic_t stop_sig;
-
-static void on_signal(int sig) {
-    if (stop_sig == 0) stop_sig = sig;
-}
-
-/* SA_RESTART: a signal must not fail a write in progress, only stop the run at its next event. */
-static void take_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-}
-
 /* The variants that run: every one, or those named by --variant. */
 typedef struct runs {
     bool selected[SIM_VARIANTS_MAX];
@@ -130,7 +112,7 @@ static void print_stats(const char *variant, const sim_summary *s, const struct 
 /* Simulate the selected variants into r, their rows and events through w. */
 static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, runs *r) {
     int status = CLI_OK;
-    for (uint32_t v = 0; v < sc->variant_count && stop_sig == 0; v++) {
+    for (uint32_t v = 0; v < sc->variant_count && cli_stop_signal == 0; v++) {
         if (o->run.nonly > 0 && !r->selected[v]) continue;
         sim_summary *s = malloc(sizeof *s);
         if (s == NULL) {
@@ -161,14 +143,14 @@ static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, ru
 static int run_into(const char *dir, const args *o, const sim_scenario *sc, runs *r,
                     cli_writer *w) {
     int status = cli_writer_open(w, "run", dir, sc, !o->quiet && isatty(STDERR_FILENO));
-    w->stop = &stop_sig;
+    w->stop = &cli_stop_signal;
     if (status == CLI_OK) status = run_variants(o, sc, w, r);
     return cli_writer_close(w, "run", dir, r->sums, r->n, o->charts, status);
 }
 
 /* The one line after a signal; the exit code 128 + the signal's number. */
 static int say_interrupted(const char *dir, const cli_writer *w) {
-    const char *name = stop_sig == SIGINT ? "SIGINT" : "SIGTERM";
+    const char *name = cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
     if (!w->committed)
         fprintf(stderr, "fusebox run: interrupted (%s); nothing written\n", name);
     else if (w->interrupted)
@@ -178,7 +160,7 @@ static int say_interrupted(const char *dir, const cli_writer *w) {
                 name, dir);
     else
         fprintf(stderr, "fusebox run: interrupted (%s) after %s/ was written whole\n", name, dir);
-    return w->committed ? 128 + stop_sig : CLI_BAD_INPUT;
+    return w->committed ? 128 + cli_stop_signal : CLI_BAD_INPUT;
 }
 
 /* The summary, the expectations and what was written, on stdout. */
@@ -216,10 +198,10 @@ int cmd_run(int argc, char **argv) {
         snprintf(dir, sizeof dir, "%s", o.run.out);
     else
         snprintf(dir, sizeof dir, "out/%s", sc->name);
-    take_signals();
+    cli_catch_stop_signals(true); /* a write in progress must not fail */
     cli_writer w;
     int status = run_into(dir, &o, sc, &r, &w);
-    if (stop_sig != 0)
+    if (cli_stop_signal != 0)
         status = say_interrupted(dir, &w);
     else if (!o.quiet && w.committed && r.n > 0)
         print_summary(dir, &o, sc, &r, w.out.replaced);

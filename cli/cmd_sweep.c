@@ -241,7 +241,7 @@ static int write_part(const sweep *sw, const sweep_opts *o, const char *dir, uin
 
 /* SIGINT/SIGTERM: the finished runs into the partial file, one line, exit 130/143. */
 static int interrupted(const sweep *sw, const sweep_opts *o, const char *dir) {
-    int sig = cli_sweep_signal;
+    int sig = cli_stop_signal;
     const char *name = sig == SIGINT ? "SIGINT" : "SIGTERM";
     char file[64], msg[1400];
     part_name(o, true, file, sizeof file);
@@ -308,7 +308,7 @@ static int run_and_write(sweep *sw, const sweep_opts *o, const char *dir) {
     int status = cli_sweep_pool_run(sw, tasks, n, o->jobs, progress_tick, &pg);
     progress_end(&pg);
     free(tasks);
-    if (cli_sweep_signal) return interrupted(sw, o, dir);
+    if (cli_stop_signal) return interrupted(sw, o, dir);
     if (status != CLI_OK) return status;
     bool written = false;
     if (o->shard_n > 0) {
@@ -317,18 +317,18 @@ static int run_and_write(sweep *sw, const sweep_opts *o, const char *dir) {
         status = cli_sweep_finish("sweep", sw, dir, o->charts, o->quiet, &written);
     }
     /* a signal while the outputs were written (gnuplot killed by Ctrl-C): they were not */
-    if (!written && cli_sweep_signal) return interrupted(sw, o, dir);
+    if (!written && cli_stop_signal) return interrupted(sw, o, dir);
     if (written) {
         char file[64], path[1200];
         part_name(o, true, file, sizeof file);
         snprintf(path, sizeof path, "%s/%s", dir, file);
         remove(path); /* finished: an earlier interrupted attempt's file is spent */
     }
-    if (written && cli_sweep_signal) {
+    if (written && cli_stop_signal) {
         fprintf(stderr,
                 "fusebox sweep: %s came while the outputs were written; they are complete\n",
-                cli_sweep_signal == SIGINT ? "SIGINT" : "SIGTERM");
-        return 128 + cli_sweep_signal;
+                cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        return 128 + cli_stop_signal;
     }
     return status;
 }

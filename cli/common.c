@@ -348,3 +348,19 @@ int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, boo
 }
 
 const sim_import cli_importer = {imp_policy_layer, NULL};
+
+volatile sig_atomic_t cli_stop_signal;
+
+static void on_stop_signal(int sig) {
+    if (cli_stop_signal == 0) cli_stop_signal = sig;
+}
+
+void cli_catch_stop_signals(bool restart) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = restart ? SA_RESTART : 0;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}

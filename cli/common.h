@@ -108,4 +108,10 @@ bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a
  */
 int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, bool *selected);
 
+/* The first SIGINT or SIGTERM since cli_catch_stop_signals(), or 0. */
+extern volatile sig_atomic_t cli_stop_signal;
+/* From now on SIGINT and SIGTERM only set cli_stop_signal. `restart`: with SA_RESTART, so that a
+   write in progress is not failed (run); without, so that poll returns at once (sweep). */
+void cli_catch_stop_signals(bool restart);
+
 #endif

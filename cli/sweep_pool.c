@@ -20,20 +20,8 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 
-volatile sig_atomic_t cli_sweep_signal;
-
-static void on_signal(int sig) {
-    cli_sweep_signal = sig;
-}
-
 void cli_sweep_catch_signals(void) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    /* no SA_RESTART: poll returns at once with EINTR */
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    cli_catch_stop_signals(false); /* poll returns at once with EINTR */
     /* a dead worker's task pipe gives EPIPE, not a dead parent */
     signal(SIGPIPE, SIG_IGN);
 }
@@ -88,7 +76,7 @@ _Noreturn static void worker(const sweep *sw, int in, int out) {
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    if (cli_sweep_signal) _exit(3); /* the signal came between fork and here */
+    if (cli_stop_signal) _exit(3); /* the signal came between fork and here */
     size_t size = sizeof(record) + sweep_metric_count(sw) * sizeof(double);
     char *buf = malloc(size);
     if (buf == NULL) _exit(3);
@@ -187,7 +175,7 @@ static int collect(pool *p) {
     if (buf == NULL) return cli_bad("sweep", "out of memory");
     int status = CLI_OK;
     while (p->open > 0) {
-        if (cli_sweep_signal && !p->stopping) stop(p);
+        if (cli_stop_signal && !p->stopping) stop(p);
         /* the timeout bounds how late a signal that came just before poll is seen */
         int n = poll(p->from, (nfds_t)p->started, 200);
         if (n < 0 && errno == EINTR) continue;
@@ -220,7 +208,7 @@ static int reap(pool *p, int status) {
 
 int cli_sweep_pool_run(sweep *sw, const uint64_t *tasks, size_t ntasks, size_t jobs,
                        void (*done)(void *ctx), void *ctx) {
-    if (ntasks == 0 || cli_sweep_signal) return CLI_OK;
+    if (ntasks == 0 || cli_stop_signal) return CLI_OK;
     if (jobs > ntasks) jobs = ntasks;
     if (jobs > CLI_SWEEP_JOBS_MAX) jobs = CLI_SWEEP_JOBS_MAX;
     pool *p = calloc(1, sizeof *p);

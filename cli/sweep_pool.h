@@ -14,15 +14,12 @@
 
 #define CLI_SWEEP_JOBS_MAX 256
 
-/* The signal (SIGINT, SIGTERM) that asked the sweep to stop; 0 while none did. */
-extern volatile sig_atomic_t cli_sweep_signal;
-
-/* From now on SIGINT and SIGTERM only set cli_sweep_signal; SIGPIPE is ignored. */
+/* From now on SIGINT and SIGTERM only set cli_stop_signal (cli/common.h); SIGPIPE is ignored. */
 void cli_sweep_catch_signals(void);
 
 /*
  * Run tasks[0..ntasks) in `jobs` worker processes and record each result in
- * sw. `done(ctx)` is called after each recorded result. When cli_sweep_signal
+ * sw. `done(ctx)` is called after each recorded result. When cli_stop_signal
  * is set the workers are stopped and the results they had sent are kept.
  * Returns CLI_OK, or CLI_BAD_INPUT after printing why (a worker failed).
  */

@@ -7,6 +7,8 @@
  */
 #include "sweep/sweepint.h"
 
+#include "reports/report.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -28,9 +30,7 @@ static const char *const outputs[] = {
 #define OUTPUT_COUNT (sizeof outputs / sizeof outputs[0])
 
 int sweep_close_checked(FILE *f, const char *path, char *msg, size_t msglen) {
-    int err = 0;
-    if (fflush(f) != 0 || ferror(f)) err = errno ? errno : EIO;
-    if (fclose(f) != 0 && err == 0) err = errno ? errno : EIO;
+    int err = rep_fclose_checked(f);
     if (err != 0)
         return sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", path, strerror(err));
     return FB_OK;
