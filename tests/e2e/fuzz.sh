@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/e2e/fuzz.sh - every libFuzzer target of tests/fuzz/ (fuzz_NAME.c, seeds in
-# tests/fuzz/corpus/NAME/): built with `make V=fuzz CC=clang fuzz-build` (clang,
-# -fsanitize=fuzzer,address,undefined, into build/fuzz/; make rebuilds what changed).
+# tests/fuzz/corpus/NAME/, a dictionary tests/fuzz/NAME.dict when there is one): built with
+# `make V=fuzz CC=clang fuzz-build` (clang, -fsanitize=fuzzer,address,undefined, into
+# build/fuzz/; make rebuilds what changed).
 #
 # The release run fuzzes each target from its seeds for FUZZ_RUNS inputs (default 20000) or
 # FUZZ_SECONDS (default 8), whichever comes first, with libFuzzer's seed FUZZ_SEED (default 1:
@@ -18,7 +19,8 @@ case "${BUILD:-}" in
 *asan*) MODE=replay ;;
 *) MODE=fuzz ;;
 esac
-TARGETS=$(cd tests/fuzz && ls fuzz_*.c | sed 's/^fuzz_//; s/\.c$//')
+TARGETS=$(for f in tests/fuzz/fuzz_*.c; do f=${f##*/fuzz_}; echo "${f%.c}"; done)
+TARGETS=$(echo $TARGETS) # one line
 
 need clang "$L/apt.log" clang
 if ! command -v clang >/dev/null 2>&1; then
@@ -29,7 +31,7 @@ fi
 make --no-print-directory V=fuzz CC=clang -j2 fuzz-build >"$L/build.log" 2>&1
 r=$?
 [ $r -ne 0 ] && grep -E 'error|Error' "$L/build.log" | head -n 20 | sed 's/^/# /'
-ok $r "build the fuzz targets (clang, libFuzzer, ASan, UBSan): $(echo $TARGETS)"
+ok $r "build the fuzz targets (clang, libFuzzer, ASan, UBSan): $TARGETS"
 if [ $r -ne 0 ]; then
     finish
     exit 1
@@ -38,7 +40,7 @@ fi
 for t in $TARGETS; do
     BIN=$ROOT/build/fuzz/fuzz/fuzz_$t
     SEEDS=$ROOT/tests/fuzz/corpus/$t
-    n=$(ls "$SEEDS" | wc -l)
+    n=$(find "$SEEDS" -type f | wc -l)
     rm -f "$L/$t"-crash-* "$L/$t"-leak-* "$L/$t"-timeout-* "$L/$t"-oom-*
     if [ "$MODE" = replay ]; then
         # every seed once, as files: libFuzzer runs them and adds nothing
@@ -50,9 +52,12 @@ for t in $TARGETS; do
         continue
     fi
     # the seeds are copied: libFuzzer writes what it finds new into the corpus folder
-    rm -rf "$E2E_TMP/$t"
+    rm -rf "${E2E_TMP:?}/$t"
     cp -r "$SEEDS" "$E2E_TMP/$t"
-    (cd "$L" && ASAN_OPTIONS=detect_leaks=1 "$BIN" "$E2E_TMP/$t" -artifact_prefix="$L/$t-" \
+    DICT=
+    [ -f "tests/fuzz/$t.dict" ] && DICT=-dict=$ROOT/tests/fuzz/$t.dict
+    # shellcheck disable=SC2086
+    (cd "$L" && ASAN_OPTIONS=detect_leaks=1 "$BIN" "$E2E_TMP/$t" -artifact_prefix="$L/$t-" $DICT \
         -runs="${FUZZ_RUNS:-20000}" -seed="${FUZZ_SEED:-1}" -max_total_time="${FUZZ_SECONDS:-8}" \
         -max_len=16384 -timeout=20 -rss_limit_mb=2048 -print_final_stats=1) >"$L/$t.log" 2>&1
     r=$?

@@ -5,6 +5,8 @@ Run from the repository root: python3 tests/fuzz/seeds.py. The scenario and sim 
 from scenarios/ (minified, descriptions dropped; the sim's shortened to fit its harness); the
 mock's and live's are written here, from the formats in docs/mock.md and the official SDKs'
 streams. Files a fuzzer found (regress-*) are not touched: they are regression tests.
+It also writes tests/fuzz/scenario.dict (sim.dict links to it): libFuzzer's dictionary of the
+scenario's keys and names, from docs/scenario.schema.json, so mutations spell real keys.
 """
 import glob
 import json
@@ -137,7 +139,32 @@ def live():
         write("live", name, text)
 
 
+def walk(v, keys, names):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if k == "properties" and isinstance(x, dict):
+                keys.update(x)
+            if k == "enum" and isinstance(x, list):
+                names.update(e for e in x if isinstance(e, str))
+            walk(x, keys, names)
+    elif isinstance(v, list):
+        for x in v:
+            walk(x, keys, names)
+
+
+def dictionary():
+    keys, names = set(), set()
+    walk(json.load(open("docs/scenario.schema.json")), keys, names)
+    words = {f'"{k}":' for k in keys} | {f'"{n}"' for n in names}
+    words |= {'"250ms"', '"30s"', '"5m"', '"2h"', '"40/s"', '"600/m"', "1e308", "-1", "0.5"}
+    with open("tests/fuzz/scenario.dict", "w") as f:
+        f.write("# written by tests/fuzz/seeds.py from docs/scenario.schema.json\n")
+        for w in sorted(words):
+            f.write('"' + w.replace("\\", "\\\\").replace('"', '\\"') + '"\n')
+
+
 if __name__ == "__main__":
+    dictionary()
     scenarios()
     mock()
     live()
