@@ -20,6 +20,7 @@ case "${BUILD:-}" in
 *) MODE=fuzz ;;
 esac
 TARGETS=$(for f in tests/fuzz/fuzz_*.c; do f=${f##*/fuzz_}; echo "${f%.c}"; done)
+# shellcheck disable=SC2086,SC2116
 TARGETS=$(echo $TARGETS) # one line
 
 need clang "$L/apt.log" clang
