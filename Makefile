@@ -8,6 +8,7 @@
 #   make golden     rewrite tests/golden/ from this build (tests/README.md says when)
 #   make asan       the tests under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make bench      benchmarks: prints figures, never pass/fail
+#   make fuzz       every libFuzzer target (tests/fuzz/) for FUZZ_SECONDS each (docs/testing.md)
 #   make checksrc   banned calls and header rules (tests/checksrc.sh)
 #   make fmt-check  clang-format conformance
 #   make run        the flagship scenario (README's main job)
@@ -17,7 +18,8 @@
 #   make deps       install the Debian packages, only those missing (deps-test: the
 #                   tools the end-to-end suites use)
 #
-# Variants build into build/<variant>/: V=release (default), V=debug, V=asan.
+# Variants build into build/<variant>/: V=release (default), V=debug, V=asan; V=fuzz (clang,
+# libFuzzer's coverage with ASan and UBSan: the fuzz targets, tests/e2e/fuzz.sh builds it).
 
 V ?= release
 BUILD := build/$(V)
@@ -28,6 +30,10 @@ CFLAGS_release := -O2 -g
 CFLAGS_debug := -O0 -g
 CFLAGS_asan := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS_asan := -fsanitize=address,undefined
+# clang only; -Wno-error: clang warns where gcc does not, and the targets are tests, not the build.
+CFLAGS_fuzz := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined \
+               -fno-omit-frame-pointer -Wno-error
+LDFLAGS_fuzz := -fsanitize=fuzzer,address,undefined
 # FP contraction off: the same sequence of double operations on every compiler and -O level.
 BASE_CFLAGS := -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -ffp-contract=off -I. -MMD -MP
 ALL_CFLAGS = $(BASE_CFLAGS) $(WARN) $(CFLAGS_$(V)) $(CFLAGS)
@@ -63,12 +69,15 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRC))
 # build/<V>/tests/diff/FAMILY/NAME (run by tests/e2e/diff_FAMILY.sh).
 DIFF_SRC := $(sort $(wildcard tests/diff/*/*.c))
 DIFF_BIN := $(patsubst tests/diff/%.c,$(BUILD)/tests/diff/%,$(DIFF_SRC))
+# libFuzzer targets: tests/fuzz/fuzz_NAME.c, each built to build/fuzz/fuzz/fuzz_NAME (V=fuzz).
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUSEBOX := $(BUILD)/fusebox
 
 .PHONY: all build deps deps-test install-pkgs test unit e2e golden asan bench checksrc fmt fmt-check \
-        run clean install uninstall man
+        run clean install uninstall man fuzz fuzz-build
 .DEFAULT_GOAL := all
 .SECONDARY:
 
@@ -128,6 +137,21 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(VERBOSE),,echo "  LD  $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
+
+# The targets need no sweep/: not built, CI's time.
+FUZZ_LIBS := $(foreach m,live mockserver reports import sim core,$(call lib_of,$(m)))
+$(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_LIBS)
+	@mkdir -p $(dir $@)
+	@$(if $(VERBOSE),,echo "  LD  $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(FUZZ_LIBS) $(EXT_LIBS)
+
+# The targets alone (V=fuzz CC=clang); `make fuzz` builds and runs them through
+# tests/e2e/fuzz.sh: FUZZ_SECONDS each (default 10), FUZZ_SEED (default 1; 0 explores).
+fuzz-build: $(FUZZ_BIN)
+
+fuzz: $(FUSEBOX) deps-test
+	@FUZZ_SECONDS=$(or $(FUZZ_SECONDS),10) FUZZ_RUNS=$(or $(FUZZ_RUNS),1000000000) \
+	  tests/run.sh $(BUILD) fuzz
 
 test: build deps-test
 	@tests/run.sh $(BUILD)
@@ -193,7 +217,8 @@ uninstall:
 	rmdir $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR) $(DOCDIR)/docs $(DOCDIR) 2>/dev/null || true
 
 FMT_FILES = $(sort $(wildcard core/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
-                   mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch]))
+                   mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch] \
+                   tests/fuzz/*.[ch]))
 fmt:
 	clang-format -i $(FMT_FILES)
 

@@ -428,7 +428,13 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
 
 void rep_format_duration(char *buf, size_t len, double us) {
     double s = us / 1e6;
-    if (s < 1)
+    /* found by tests/fuzz/fuzz_sim.c: an n/a duration (NaN), or one past INT_MAX hours,
+       reached the (int) casts below, which is undefined behaviour */
+    if (isnan(s))
+        snprintf(buf, len, "n/a");
+    else if (s >= 3600.0 * 1e9)
+        snprintf(buf, len, "%.3gh", s / 3600);
+    else if (s < 1)
         snprintf(buf, len, "%.0fms", us / 1e3);
     else if (s < 60)
         snprintf(buf, len, "%.1fs", s);

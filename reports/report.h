@@ -83,7 +83,8 @@ int rep_fclose_checked(FILE *f);
 /* Write text escaped for HTML or XML content and attribute values. */
 void rep_escape_markup(FILE *f, const char *s);
 
-/* Format a duration for people: "850ms", "12.5s", "41m 10s", "2h 05m". */
+/* Format a duration for people: "850ms", "12.5s", "41m 10s", "2h 05m"; "n/a" for NaN; past a
+ * billion hours in hours, e.g. "2.56e+09h" (FB_TIME_MAX), "infh". */
 void rep_format_duration(char *buf, size_t len, double us);
 
 #endif /* REP_REPORT_H */

@@ -5,10 +5,8 @@
  * (import/incident.c and the rest). Whatever the bytes, the readers must return a log or
  * an error, never crash, read out of bounds or leak; every fitted scenario must load.
  *
- * Built and run by tests/e2e/fuzz_import.sh (clang -fsanitize=fuzzer,address,undefined),
- * from the seeds in tests/fuzz/corpus/import/. By hand:
- *   clang -fsanitize=fuzzer,address,undefined -I. tests/fuzz/fuzz_import.c core/... -o f
- *   ./f tests/fuzz/corpus/import -max_total_time=60
+ * Built and run by tests/e2e/fuzz.sh (make V=fuzz CC=clang fuzz-build), from the seeds in
+ * tests/fuzz/corpus/import/; by hand see docs/testing.md.
  */
 #include <stdint.h>
 #include <stdlib.h>

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,20 @@ static void report_json_keeps_judged_faults_as_they_were(void **state) {
     free(j);
 }
 
+/* Regression (tests/fuzz/fuzz_sim.c): NaN and huge durations reached (int) casts. */
+static void format_duration_of_na_and_huge_values(void **state) {
+    (void)state;
+    char buf[32];
+    rep_format_duration(buf, sizeof buf, NAN);
+    assert_string_equal(buf, "n/a");
+    rep_format_duration(buf, sizeof buf, (double)INT64_MAX);
+    assert_string_equal(buf, "2.56e+09h");
+    rep_format_duration(buf, sizeof buf, INFINITY);
+    assert_string_equal(buf, "infh");
+    rep_format_duration(buf, sizeof buf, 7500e6);
+    assert_string_equal(buf, "2h 05m");
+}
+
 static void text_summary_prints_na_and_the_reason(void **state) {
     fixture *f = *state;
     char *t = text_of(f);
@@ -137,6 +152,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(report_json_keeps_judged_faults_as_they_were, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(text_summary_prints_na_and_the_reason, setup, teardown),
+        cmocka_unit_test(format_duration_of_na_and_huge_values),
         cmocka_unit_test_setup_teardown(text_summary_marks_an_unrecovered_spillover_with_a_plus,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(reason_for_a_fault_active_at_the_end, setup, teardown),

@@ -28,6 +28,19 @@ static void parse_bad(const char *text, const char *path, const char *fragment) 
     if (strstr(err.msg, fragment) == NULL) fail_msg("message '%s' lacks '%s'", err.msg, fragment);
 }
 
+/* Regression (tests/e2e/stress.sh): the durations were printed in whole hours, "0h ... (0h)". */
+static void scenario_duration_limit_names_both_durations(void **state) {
+    (void)state;
+    parse_bad(
+        "{\"name\":\"m\",\"duration\":\"1m\",\"limits\":{\"duration\":\"30s\"}," MINIMAL_TRAFFIC
+        "," MINIMAL_PROVIDERS "}",
+        "duration", "1m of simulated traffic exceeds limits.duration (30s)");
+    parse_bad(
+        "{\"name\":\"m\",\"duration\":\"2h\",\"limits\":{\"duration\":\"90m\"}," MINIMAL_TRAFFIC
+        "," MINIMAL_PROVIDERS "}",
+        "duration", "2h of simulated traffic exceeds limits.duration (90m)");
+}
+
 static void scenario_durations_parse_with_units(void **state) {
     (void)state;
     fb_time_us d;
@@ -608,6 +621,7 @@ static void scenario_efficiency_share_of_zero_is_rejected(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scenario_durations_parse_with_units),
+        cmocka_unit_test(scenario_duration_limit_names_both_durations),
         cmocka_unit_test(scenario_rates_parse_per_unit),
         cmocka_unit_test(scenario_minimal_gets_documented_defaults),
         cmocka_unit_test(scenario_flagship_file_loads),

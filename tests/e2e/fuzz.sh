@@ -1,0 +1,69 @@
+#!/bin/sh
+# tests/e2e/fuzz.sh - every libFuzzer target of tests/fuzz/ (fuzz_NAME.c, seeds in
+# tests/fuzz/corpus/NAME/, a dictionary tests/fuzz/NAME.dict when there is one): built with
+# `make V=fuzz CC=clang fuzz-build` (clang, -fsanitize=fuzzer,address,undefined, into
+# build/fuzz/; make rebuilds what changed).
+#
+# The release run fuzzes each target from its seeds for FUZZ_RUNS inputs (default 20000) or
+# FUZZ_SECONDS (default 8), whichever comes first, with libFuzzer's seed FUZZ_SEED (default 1:
+# the same inputs every run, so CI does not fail on a new find; FUZZ_SEED=0 explores). `make
+# fuzz FUZZ_SECONDS=N` runs this suite with N seconds a target and no cap on the inputs. The
+# sanitizer run (BUILD=build/asan) replays the checked-in corpora through the same targets
+# instead: every seed, under ASan and UBSan, nothing new. A crash, a leak, undefined behaviour
+# or a broken invariant fails the suite; libFuzzer's report and the input are kept in
+# out/e2e-fuzz/ (NAME.log, NAME-crash-...). docs/testing.md: running them longer, and how a
+# find becomes a regression test.
+. tests/tap.sh
+L=$(logs_dir fuzz)
+case "${BUILD:-}" in
+*asan*) MODE=replay ;;
+*) MODE=fuzz ;;
+esac
+TARGETS=$(for f in tests/fuzz/fuzz_*.c; do f=${f##*/fuzz_}; echo "${f%.c}"; done)
+# shellcheck disable=SC2086,SC2116
+TARGETS=$(echo $TARGETS) # one line
+
+need clang "$L/apt.log" clang
+if ! command -v clang >/dev/null 2>&1; then
+    for t in $TARGETS; do skip "fuzz target $t" "clang is not installed and could not be (see $L/apt.log)"; done
+    finish
+    exit 0
+fi
+make --no-print-directory V=fuzz CC=clang -j2 fuzz-build >"$L/build.log" 2>&1
+r=$?
+[ $r -ne 0 ] && grep -E 'error|Error' "$L/build.log" | head -n 20 | sed 's/^/# /'
+ok $r "build the fuzz targets (clang, libFuzzer, ASan, UBSan): $TARGETS"
+if [ $r -ne 0 ]; then
+    finish
+    exit 1
+fi
+
+for t in $TARGETS; do
+    BIN=$ROOT/build/fuzz/fuzz/fuzz_$t
+    SEEDS=$ROOT/tests/fuzz/corpus/$t
+    n=$(find "$SEEDS" -type f | wc -l)
+    rm -f "$L/$t"-crash-* "$L/$t"-leak-* "$L/$t"-timeout-* "$L/$t"-oom-*
+    if [ "$MODE" = replay ]; then
+        # every seed once, as files: libFuzzer runs them and adds nothing
+        (cd "$L" && ASAN_OPTIONS=detect_leaks=1 "$BIN" -artifact_prefix="$L/$t-" -timeout=30 \
+            -rss_limit_mb=2048 "$SEEDS"/*) >"$L/$t.log" 2>&1
+        r=$?
+        [ $r -ne 0 ] && tail -n 30 "$L/$t.log" | sed 's/^/# /'
+        ok $r "$t: the $n seeds replay under ASan and UBSan without a crash, a leak or a broken invariant"
+        continue
+    fi
+    # the seeds are copied: libFuzzer writes what it finds new into the corpus folder
+    rm -rf "${E2E_TMP:?}/$t"
+    cp -r "$SEEDS" "$E2E_TMP/$t"
+    DICT=
+    [ -f "tests/fuzz/$t.dict" ] && DICT=-dict=$ROOT/tests/fuzz/$t.dict
+    # shellcheck disable=SC2086
+    (cd "$L" && ASAN_OPTIONS=detect_leaks=1 "$BIN" "$E2E_TMP/$t" -artifact_prefix="$L/$t-" $DICT \
+        -runs="${FUZZ_RUNS:-20000}" -seed="${FUZZ_SEED:-1}" -max_total_time="${FUZZ_SECONDS:-8}" \
+        -max_len=16384 -timeout=20 -rss_limit_mb=2048 -print_final_stats=1) >"$L/$t.log" 2>&1
+    r=$?
+    [ $r -ne 0 ] && tail -n 30 "$L/$t.log" | sed 's/^/# /'
+    done_=$(grep -o 'Done [0-9]* runs in [0-9]* second(s)' "$L/$t.log")
+    ok $r "$t: libFuzzer from $n seeds finds no crash, leak or broken invariant (${done_:-did not finish})"
+done
+finish
