@@ -261,5 +261,8 @@ char *imp_incident_json(const imp_incident *inc) {
     cJSON_AddItemToObject(doc, "expect", expect(inc));
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
+    /* names, models and addresses come from the log as they are, and a description cut to
+       its buffer may end inside a character; the loader takes valid UTF-8 only */
+    if (text) sim_utf8_fix(text);
     return text;
 }

@@ -127,6 +127,18 @@ size_t ld_utf8_char(const unsigned char *s, size_t n) {
     return need;
 }
 
+void sim_utf8_fix(char *s) {
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t k = ld_utf8_char((const unsigned char *)s + i, n - i);
+        if (k == 0) {
+            s[i++] = '?';
+            continue;
+        }
+        i += k;
+    }
+}
+
 bool ld_utf8_valid(const char *s, size_t n, size_t *bad) {
     for (size_t i = 0; i < n;) {
         size_t k = ld_utf8_char((const unsigned char *)s + i, n - i);
@@ -167,6 +179,11 @@ static int hex4(const char *p, unsigned *out) {
         *out = *out * 16 + d;
     }
     return FB_OK;
+}
+
+/* The arena from off; "" while it is unallocated (only empty keys so far): never NULL + 0. */
+static const char *arena_at(const scan *S, size_t off) {
+    return S->arena ? S->arena + off : "";
 }
 
 /* The code point as UTF-8 into the arena (keys only). */
@@ -270,7 +287,7 @@ static uint32_t key_hash(uint32_t obj, const char *k, size_t len) {
 static void slot_insert(scan *S, size_t e) {
     const key_ent *k = &S->keys[e];
     size_t m = S->nslots - 1;
-    for (size_t s = key_hash(k->obj, S->arena + k->off, k->len) & m;; s = (s + 1) & m)
+    for (size_t s = key_hash(k->obj, arena_at(S, k->off), k->len) & m;; s = (s + 1) & m)
         if (S->slots[s] == 0) {
             S->slots[s] = (uint32_t)e + 1;
             return;
@@ -302,10 +319,10 @@ static int key_new(scan *S, uint32_t obj, size_t off, size_t at) {
     int rc = keys_room(S);
     if (rc != FB_OK) return rc;
     size_t len = S->arena_len - off, m = S->nslots - 1;
-    const char *k = S->arena + off;
+    const char *k = arena_at(S, off);
     for (size_t s = key_hash(obj, k, len) & m; S->slots[s]; s = (s + 1) & m) {
         const key_ent *e = &S->keys[S->slots[s] - 1];
-        if (e->obj != obj || e->len != len || memcmp(S->arena + e->off, k, len) != 0) continue;
+        if (e->obj != obj || e->len != len || memcmp(arena_at(S, e->off), k, len) != 0) continue;
         int l1, c1, l2, c2;
         line_col(S->t, e->at, &l1, &c1);
         line_col(S->t, at, &l2, &c2);
@@ -375,7 +392,7 @@ static int member_key(scan *S, frame *f) {
     path_to(S, f->path_len);
     int rc = string(S, true);
     if (rc != FB_OK) return rc;
-    path_add(S, "%s%.*s", f->path_len ? "." : "", (int)(S->arena_len - off), S->arena + off);
+    path_add(S, "%s%.*s", f->path_len ? "." : "", (int)(S->arena_len - off), arena_at(S, off));
     rc = key_new(S, f->id, off, at);
     if (rc != FB_OK) return rc;
     skip_ws(S);

@@ -448,6 +448,10 @@ int sim_scenario_parse_import(const char *text, size_t len, const char *file,
                               sim_scenario **out, sim_error *err);
 void sim_scenario_free(sim_scenario *sc);
 
+/* Replace every byte of s that is not part of valid UTF-8 (RFC 3629) by '?', in place: for text
+   copied from elsewhere (a log's model names) into a scenario, which the loader reads strictly. */
+void sim_utf8_fix(char *s);
+
 /*
  * Every error of a scenario in one pass, for `validate`-like readers. The
  * first is exactly the error sim_scenario_parse gives. After an unknown key

@@ -38,6 +38,8 @@ PLACEHOLDER = re.compile(r"\b(SCENARIO|FILE|DIR|LOG|LOGS|KIND|PARTIAL|NAME|URL|K
 # (file, command[, n]) -> why the command is not run here. The command is as the docs give
 # it, prompt and `# comment` removed, runs of spaces as one; n: only its n-th occurrence.
 R_MAKE_TEST = "the test run this suite is part of (.ci/run)"
+R_FUZZ = ("minutes of fuzzing: e2e/fuzz.sh builds every target, fuzzes each for a few seconds "
+          "from the checked-in seeds, and replays the corpora under asan")
 SKIP = {
     ("README.md", "make run"): "e2e/cli.sh runs the flagship as the README shows it and checks "
                                "the README's excerpt of its summary",
@@ -47,6 +49,10 @@ SKIP = {
                                      "as this suite is run",
     ("README.md", "make asan"): ".ci/run runs it",
     ("README.md", "make bench"): "minutes of CPU, prints figures and never fails",
+    ("README.md", "make fuzz FUZZ_SECONDS=60"): R_FUZZ,
+    ("docs/testing.md", "make fuzz"): R_FUZZ,
+    ("docs/testing.md", "make fuzz FUZZ_SECONDS=600"): R_FUZZ,
+    ("docs/testing.md", "make fuzz FUZZ_SECONDS=600 FUZZ_SEED=0"): R_FUZZ,
     ("docs/check.md", "fusebox check scenarios/ --junit out/junit/check.xml"):
         "the whole library (20 s of CPU): e2e/check.sh runs exactly this command in a fresh "
         "clone's layout and checks its JUnit file",

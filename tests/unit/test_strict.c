@@ -74,6 +74,20 @@ static void good_set(const char *set) {
 
 /* ---- duplicate keys ---- */
 
+/* Found by tests/fuzz/fuzz_scenario.c: an empty first key, then no ':' (the path was built from
+   a NULL arena: undefined behaviour under UBSan). */
+static void strict_empty_first_key_without_colon_is_invalid_json(void **state) {
+    (void)state;
+    bad("{\"\",\"a\":1}", "", "invalid JSON at line 1, column 4");
+}
+
+static void utf8_fix_replaces_invalid_bytes_only(void **state) {
+    (void)state;
+    char s[] = "ok \xc3\xa9 \xff\xfe cut \xe2\x82";
+    sim_utf8_fix(s);
+    assert_string_equal(s, "ok \xc3\xa9 ?? cut ??");
+}
+
 static void strict_duplicate_key_names_both_places(void **state) {
     (void)state;
     /* cJSON reads the first duration (10s), Python's json the last (1000d) */
@@ -462,6 +476,8 @@ static void all_errors_in_the_policy_are_its_own(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(strict_empty_first_key_without_colon_is_invalid_json),
+        cmocka_unit_test(utf8_fix_replaces_invalid_bytes_only),
         cmocka_unit_test(strict_duplicate_key_names_both_places),
         cmocka_unit_test(strict_duplicate_key_deep_inside_names_its_path),
         cmocka_unit_test(strict_duplicate_key_written_with_an_escape_is_found),
