@@ -43,7 +43,8 @@ static const rep_chart_info chart_infos[] = {
      "arrivals is the amplification. Attempts far above arrivals are retries: a retry storm."},
     {"breakers", "Circuit breakers",
      "Share of pods whose breaker for each provider is open (filled) or half-open (dashed). "
-     "With a shared breaker every pod sees the same state."},
+     "With a shared breaker every pod sees the same state. Variants without a breaker have no "
+     "panel (and a run where no variant has one, no chart)."},
     {"load", "Requests in flight and queued",
      "Requests inside the pods (working or waiting) and the part of them waiting in pod "
      "queues, one line per variant. A queue that keeps growing after a fault has ended is "
@@ -133,6 +134,7 @@ typedef struct charts {
     const char *dir;
     char cdir[PATH_LEN - 100]; /* DIR/charts, short enough for any file name in it */
     const sim_scenario *sc;
+    sim_summary *const *sums;
     size_t n;
     series *ser;
     fb_time_us bucket_us;
@@ -645,59 +647,79 @@ static void chart_attempts(const charts *c, FILE *f) {
     }
 }
 
+/* A variant with no breaker has no panel: an empty panel says nothing the table does not. */
+static bool variant_has_breaker(const sim_scenario *sc, int variant) {
+    for (uint32_t p = 0; p < sc->provider_count; p++)
+        if (sim_policy_breaker(&sc->variants[variant], p) != NULL) return true;
+    return false;
+}
+
+bool rep_chart_applies(const sim_scenario *sc, sim_summary *const *sums, size_t n,
+                       const char *name) {
+    if (strcmp(name, "breakers") != 0) return true;
+    for (size_t i = 0; i < n; i++) {
+        int v = sim_scenario_variant(sc, sums[i]->variant);
+        if (v >= 0 && variant_has_breaker(sc, v)) return true;
+    }
+    return false;
+}
+
+/* One variant's breaker lines, per provider that has one. */
+static void breaker_lines(const charts *c, FILE *f, const series *s) {
+    const sim_policy *pol = &c->sc->variants[s->variant];
+    gp_data(f, s);
+    bool first = true;
+    for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+        if (sim_policy_breaker(pol, p) == NULL) continue;
+        const char *color = provider_colors[p % NCOLORS];
+        char t[SIM_NAME_MAX + 32];
+        fputs(first ? " using 't':" : ", \\\n  '' using 't':", f);
+        first = false;
+        gp_pcol(f, c, p, "open_pct");
+        fprintf(f, " with filledcurves x1 fc rgb '%s' fs transparent solid 0.35 notitle", color);
+        fputs(", \\\n  '' using 't':", f);
+        gp_pcol(f, c, p, "open_pct");
+        fprintf(f, " with lines lc rgb '%s' lw 1.5 title ", color);
+        snprintf(t, sizeof t, "%s open", c->sc->providers[p].name);
+        rep_gnuplot_quote(f, t);
+        fputs(", \\\n  '' using 't':", f);
+        gp_pcol(f, c, p, "half_open_pct");
+        fprintf(f, " with lines lc rgb '%s' dt 2 lw 1.5 title ", color);
+        snprintf(t, sizeof t, "%s half-open", c->sc->providers[p].name);
+        rep_gnuplot_quote(f, t);
+    }
+    fputc('\n', f);
+}
+
 static void chart_breakers(const charts *c, FILE *f) {
-    int h = height_px(c->n);
+    size_t panels = 0, last = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (variant_has_breaker(c->sc, c->ser[i].variant)) {
+            panels++;
+            last = i;
+        }
+    int h = height_px(panels);
     gp_begin(c, f, "breakers", h);
     gp_windows(c, f, true);
-    gp_multiplot(c, f, c->n, h, "circuit breaker state, share of pods");
+    gp_multiplot(c, f, panels, h, "circuit breaker state, share of pods");
     fputs("set ylabel '% of pods'\nset yrange [0:105]\nset ytics 0,25,100\n", f);
+    bool first_panel = true;
     for (size_t i = 0; i < c->n; i++) {
         const series *s = &c->ser[i];
-        const sim_policy *pol = &c->sc->variants[s->variant];
-        uint32_t with = 0;
+        if (!variant_has_breaker(c->sc, s->variant)) continue;
         const sim_layer *first_layer = NULL;
-        for (uint32_t p = 0; p < c->sc->provider_count; p++) {
-            const sim_layer *L = sim_policy_breaker(pol, p);
-            with += L != NULL;
-            if (first_layer == NULL) first_layer = L;
-        }
-        gp_xaxis(c, f, i + 1 == c->n);
+        for (uint32_t p = 0; p < c->sc->provider_count && first_layer == NULL; p++)
+            first_layer = sim_policy_breaker(&c->sc->variants[s->variant], p);
+        gp_xaxis(c, f, i == last);
         char what[96];
-        if (with == 0)
-            snprintf(what, sizeof what, ": no circuit breaker");
-        else if (first_layer->breaker_scope == SIM_SCOPE_SHARED)
+        if (first_layer->breaker_scope == SIM_SCOPE_SHARED)
             snprintf(what, sizeof what, ": shared breakers (%u pods)", c->sc->pods.count);
         else
             snprintf(what, sizeof what, ": one breaker per pod (%u pods)", c->sc->pods.count);
         gp_panel_title(f, s->sum->variant, what);
-        if (with == 0) {
-            fputs("plot 0 with lines lc rgb '#BBBBBB' title 'no breaker'\n", f);
-        } else {
-            gp_data(f, s);
-            bool first = true;
-            for (uint32_t p = 0; p < c->sc->provider_count; p++) {
-                if (sim_policy_breaker(pol, p) == NULL) continue;
-                const char *color = provider_colors[p % NCOLORS];
-                char t[SIM_NAME_MAX + 32];
-                fputs(first ? " using 't':" : ", \\\n  '' using 't':", f);
-                first = false;
-                gp_pcol(f, c, p, "open_pct");
-                fprintf(f, " with filledcurves x1 fc rgb '%s' fs transparent solid 0.35 notitle",
-                        color);
-                fputs(", \\\n  '' using 't':", f);
-                gp_pcol(f, c, p, "open_pct");
-                fprintf(f, " with lines lc rgb '%s' lw 1.5 title ", color);
-                snprintf(t, sizeof t, "%s open", c->sc->providers[p].name);
-                rep_gnuplot_quote(f, t);
-                fputs(", \\\n  '' using 't':", f);
-                gp_pcol(f, c, p, "half_open_pct");
-                fprintf(f, " with lines lc rgb '%s' dt 2 lw 1.5 title ", color);
-                snprintf(t, sizeof t, "%s half-open", c->sc->providers[p].name);
-                rep_gnuplot_quote(f, t);
-            }
-            fputc('\n', f);
-        }
-        if (i == 0) fputs("unset label\n", f);
+        breaker_lines(c, f, s);
+        if (first_panel) fputs("unset label\n", f);
+        first_panel = false;
     }
 }
 
@@ -939,6 +961,15 @@ static int write_chart(charts *c, const char *gnuplot, size_t k) {
     char path[PATH_LEN], script[64];
     snprintf(script, sizeof script, "%s.gp", name);
     chart_path(c, path, script, "");
+    if (!rep_chart_applies(c->sc, c->sums, c->n, name)) {
+        /* not drawn: no stale chart from an earlier run may stand in for it */
+        unlink(path);
+        for (int e = 0; e < 2; e++) {
+            chart_path(c, path, name, e ? ".svg" : ".png");
+            unlink(path);
+        }
+        return FB_OK;
+    }
     FILE *f = fopen(path, "w");
     if (f == NULL) return fail(c, FB_EIO, "cannot write %s: %s", path, strerror(errno));
     int rc = FB_OK;
@@ -986,6 +1017,7 @@ int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums
     memset(&c, 0, sizeof c);
     c.dir = dir;
     c.sc = sc;
+    c.sums = sums;
     c.n = n;
     c.msg = msg;
     c.msglen = msglen;
