@@ -133,23 +133,30 @@ static void winner_sentence(text *t, const sim_scenario *sc, sim_summary *const 
     (void)n;
 }
 
-/* The aspects on which the best and the next are level. */
+/* The aspects of one kind (shares or not) on which the best and the next are level. */
 static void level_sentence(text *t, const sim_scenario *sc, sim_summary *const *sums,
-                           const int *win, const int *best, const int *next) {
+                           const int *win, const int *best, const int *next, bool binomial) {
+    size_t count = 0, said = 0;
+    for (size_t k = 0; k < ASPECTS; k++)
+        count += win[k] == -1 && best[k] >= 0 && next[k] >= 0 && aspects[k].binomial == binomial;
+    if (count == 0) return;
+    if (binomial)
+        put(t, "Within the 95%% binomial interval, ");
+    else
+        put(t, "Within %.0f%%, the variants are level on ", REP_VERDICT_LEVEL * 100);
     for (size_t k = 0; k < ASPECTS; k++) {
-        if (win[k] != -1 || best[k] < 0 || next[k] < 0) continue;
+        if (win[k] != -1 || best[k] < 0 || next[k] < 0 || aspects[k].binomial != binomial) continue;
         char x[64], y[64];
         shown(x, sizeof x, sc, sums[best[k]], &aspects[k]);
         shown(y, sizeof y, sc, sums[next[k]], &aspects[k]);
-        if (aspects[k].binomial)
-            put(t,
-                "On %s %s and %s are not distinguishable (%s and %s, within the 95%% "
-                "binomial interval). ",
-                aspects[k].label, sums[best[k]]->variant, sums[next[k]]->variant, x, y);
-        else
-            put(t, "On %s %s and %s are level (%s and %s, within %.0f%%). ", aspects[k].label,
-                sums[best[k]]->variant, sums[next[k]]->variant, x, y, REP_VERDICT_LEVEL * 100);
+        said++;
+        put(t, "%s%s (%s %s, %s %s)",
+            said == 1       ? ""
+            : said == count ? " and "
+                            : ", ",
+            aspects[k].label, sums[best[k]]->variant, x, sums[next[k]]->variant, y);
     }
+    put(t, binomial ? " %s not tell the best variants apart. " : ". ", count == 1 ? "does" : "do");
 }
 
 static void comparison(text *t, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
@@ -162,7 +169,8 @@ static void comparison(text *t, const sim_scenario *sc, sim_summary *const *sums
                                                                         : -1;
     }
     for (size_t i = 0; i < n; i++) winner_sentence(t, sc, sums, n, (int)i, win, next);
-    level_sentence(t, sc, sums, win, best, next);
+    level_sentence(t, sc, sums, win, best, next, true);
+    level_sentence(t, sc, sums, win, best, next, false);
 }
 
 /* "openai outage 503 from 5m 00s to 23m 00s", "chat spike to 400/s from ...". */
