@@ -590,6 +590,23 @@ static void chart_outcomes(const charts *c, FILE *f) {
     }
 }
 
+/* A plot clause of provider p's column COL: "using 't':COL with STYLE title 'P SUFFIX'"
+ * (notitle without a suffix), after ", '' " unless it is the plot's first. */
+static void gp_pclause(FILE *f, const charts *c, uint32_t p, bool first, const char *col,
+                       const char *style, const char *suffix) {
+    fputs(first ? " using 't':" : ", \\\n  '' using 't':", f);
+    gp_pcol(f, c, p, col);
+    fprintf(f, " with %s", style);
+    if (suffix == NULL) {
+        fputs(" notitle", f);
+        return;
+    }
+    char t[SIM_NAME_MAX + 32];
+    snprintf(t, sizeof t, "%s %s", c->sc->providers[p].name, suffix);
+    fputs(" title ", f);
+    rep_gnuplot_quote(f, t);
+}
+
 static void chart_attempts(const charts *c, FILE *f) {
     double ymax = 0, ymin = INFINITY;
     for (size_t i = 0; i < c->n; i++)
@@ -628,17 +645,11 @@ static void chart_attempts(const charts *c, FILE *f) {
         gp_data(f, s);
         for (uint32_t p = 0; p < c->sc->provider_count; p++) {
             const char *color = provider_colors[p % NCOLORS];
-            char t[SIM_NAME_MAX + 32];
-            fputs(p == 0 ? " using 't':" : ", \\\n  '' using 't':", f);
-            gp_pcol(f, c, p, "errors_ps");
-            fprintf(f, " with filledcurves x1 fc rgb '%s' fs transparent solid 0.3 title ", color);
-            snprintf(t, sizeof t, "%s failed", c->sc->providers[p].name);
-            rep_gnuplot_quote(f, t);
-            fputs(", \\\n  '' using 't':", f);
-            gp_pcol(f, c, p, "attempts_ps");
-            fprintf(f, " with lines lc rgb '%s' lw 2 title ", color);
-            snprintf(t, sizeof t, "%s attempts", c->sc->providers[p].name);
-            rep_gnuplot_quote(f, t);
+            char st[96];
+            snprintf(st, sizeof st, "filledcurves x1 fc rgb '%s' fs transparent solid 0.3", color);
+            gp_pclause(f, c, p, p == 0, "errors_ps", st, "failed");
+            snprintf(st, sizeof st, "lines lc rgb '%s' lw 2", color);
+            gp_pclause(f, c, p, false, "attempts_ps", st, "attempts");
         }
         fputs(", \\\n  '' using 't':'arrivals_ps' with lines lc rgb 'black' dt 2 lw 1.2 "
               "title 'user arrivals (all classes)'\n",
@@ -672,21 +683,14 @@ static void breaker_lines(const charts *c, FILE *f, const series *s) {
     for (uint32_t p = 0; p < c->sc->provider_count; p++) {
         if (sim_policy_breaker(pol, p) == NULL) continue;
         const char *color = provider_colors[p % NCOLORS];
-        char t[SIM_NAME_MAX + 32];
-        fputs(first ? " using 't':" : ", \\\n  '' using 't':", f);
+        char st[96];
+        snprintf(st, sizeof st, "filledcurves x1 fc rgb '%s' fs transparent solid 0.35", color);
+        gp_pclause(f, c, p, first, "open_pct", st, NULL);
         first = false;
-        gp_pcol(f, c, p, "open_pct");
-        fprintf(f, " with filledcurves x1 fc rgb '%s' fs transparent solid 0.35 notitle", color);
-        fputs(", \\\n  '' using 't':", f);
-        gp_pcol(f, c, p, "open_pct");
-        fprintf(f, " with lines lc rgb '%s' lw 1.5 title ", color);
-        snprintf(t, sizeof t, "%s open", c->sc->providers[p].name);
-        rep_gnuplot_quote(f, t);
-        fputs(", \\\n  '' using 't':", f);
-        gp_pcol(f, c, p, "half_open_pct");
-        fprintf(f, " with lines lc rgb '%s' dt 2 lw 1.5 title ", color);
-        snprintf(t, sizeof t, "%s half-open", c->sc->providers[p].name);
-        rep_gnuplot_quote(f, t);
+        snprintf(st, sizeof st, "lines lc rgb '%s' lw 1.5", color);
+        gp_pclause(f, c, p, false, "open_pct", st, "open");
+        snprintf(st, sizeof st, "lines lc rgb '%s' dt 2 lw 1.5", color);
+        gp_pclause(f, c, p, false, "half_open_pct", st, "half-open");
     }
     fputc('\n', f);
 }
