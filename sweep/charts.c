@@ -107,13 +107,24 @@ static double spread_half(const spread *sp) {
     return sp->halves ? sp->half_sum / (double)sp->halves : NAN;
 }
 
-/* "set cbrange [...]" when the means spread less than the intervals allow; else autoscale. */
+/*
+ * "set cbrange [...]" when the means spread less than the intervals allow; else autoscale.
+ * The range keeps to what the metric can be: not below 0 when no mean is, not above 1 for
+ * a share whose means are all at most 1.
+ */
 static void gp_cbrange(FILE *f, const spread *sp, sim_unit unit) {
     double need = SPREAD_CI_WIDTHS * spread_half(sp);
     if (!(sp->hi >= sp->lo) || isnan(need) || sp->hi - sp->lo >= need) return;
-    double mid = (sp->lo + sp->hi) / 2;
-    fprintf(f, "set cbrange [%.9g:%.9g]\n", chart_value(mid - need / 2, unit),
-            chart_value(mid + need / 2, unit));
+    double lo = (sp->lo + sp->hi) / 2 - need / 2, hi = lo + need;
+    if (unit == SIM_UNIT_RATIO && sp->hi <= 1 && hi > 1) {
+        lo -= hi - 1;
+        hi = 1;
+    }
+    if (sp->lo >= 0 && lo < 0) {
+        hi = fmin(hi - lo, unit == SIM_UNIT_RATIO && sp->hi <= 1 ? 1 : INFINITY);
+        lo = 0;
+    }
+    fprintf(f, "set cbrange [%.9g:%.9g]\n", chart_value(lo, unit), chart_value(hi, unit));
 }
 
 /* Do two cells' 95% intervals overlap (neither can be told apart from the other)? */

@@ -58,6 +58,23 @@ check "a run where no variant has a breaker has no breakers chart" \
 "$FUSEBOX" sweep tests/e2e/sweep-small.json --grid breaker.open=5s,20s \
     --grid breaker.failure_rate=0.3,0.6 --seeds 3 -o "$T/sw" >"$L/sweep.log" 2>&1
 ok $? "fusebox sweep writes a sweep page"
+# the heatmap's colours span at least 4 CI half-widths of its cells (here every point; the
+# CSV's 3 decimals round them)
+check "the sweep heatmap's colour scale is no narrower than the seeds' intervals" python3 -c "
+import csv, re, sys
+rows = list(csv.DictReader(open('$T/sw/sweep-points.csv')))
+m = [float(r['blast_radius']) for r in rows]
+half = sum((float(r['blast_radius_ci_high']) - float(r['blast_radius_ci_low'])) / 2
+           for r in rows) / len(rows)
+need = 4 * half
+cb = re.search(r'set cbrange \[([-0-9.e+]+):([-0-9.e+]+)\]', open('$T/sw/charts/heatmap.gp').read())
+if max(m) - min(m) >= need:
+    sys.exit(1 if cb else 0)
+lo, hi = float(cb.group(1)), float(cb.group(2))
+print('means', min(m), max(m), 'need', need, 'range', lo, hi)
+sys.exit(0 if abs((hi - lo) - need) <= 1e-3 * need and lo >= 0 and lo <= min(m) and hi >= max(m) else 1)"
+contains "$(cat "$T/sw/charts/heatmap.gp")" "~ = not distinguishable from the best feasible cell" \
+    "the heatmap marks the cells level with the best"
 
 # ---- in the browser ----
 
