@@ -33,6 +33,10 @@ static const rep_chart_info chart_infos[] = {
     {"compare", "Variants side by side",
      "One panel per headline metric, one bar per variant. Spillover marked + had not returned to "
      "baseline when the run ended, so the bar is a lower bound."},
+    {"classes", "Traffic classes",
+     "Per traffic class, one bar per variant: the share of the class's requests that failed or "
+     "answered later than the SLO, and its p99 latency. A class that calls no LLM has bars "
+     "only when the variant lets the LLM's trouble reach it: collateral damage."},
     {"outcomes", "What users got, per second",
      "Stacked: how requests ended each second (success, success via a fallback provider, "
      "degraded answer, error); the black line is arrivals. Shaded bands are scripted faults "
@@ -953,6 +957,73 @@ static int chart_compare(charts *c, FILE *f) {
     return FB_OK;
 }
 
+/* A per-class metric of one variant ("class_bad_rate", class c). */
+static double class_metric(const charts *c, const sim_summary *s, const char *base, uint32_t k) {
+    char name[SIM_NAME_MAX + 48];
+    snprintf(name, sizeof name, "%s[%s]", base, c->sc->classes[k].name);
+    return sim_metric_get(c->sc, s, name);
+}
+
+/* classes.dat: a row per class, then per variant its failed-or-late % and p99 (in `div`). */
+static int write_classes_data(charts *c, double *bad_max, double *p99_max, double *div) {
+    char path[PATH_LEN];
+    chart_path(c, path, "classes.dat", "");
+    *bad_max = *p99_max = 0;
+    for (size_t i = 0; i < c->n; i++)
+        for (uint32_t k = 0; k < c->sc->class_count; k++) {
+            *bad_max = fmax(*bad_max, 100 * class_metric(c, c->ser[i].sum, "class_bad_rate", k));
+            *p99_max = fmax(*p99_max, class_metric(c, c->ser[i].sum, "class_latency_p99", k));
+        }
+    *div = duration_div(*p99_max);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return fail(c, FB_EIO, "cannot write %s: %s", path, strerror(errno));
+    fputs("# class, then per variant (in the scenario's order): failed or late (%), p99\n", f);
+    for (uint32_t k = 0; k < c->sc->class_count; k++) {
+        rep_gnuplot_datum(f, c->sc->classes[k].name);
+        for (size_t i = 0; i < c->n; i++)
+            fprintf(f, " %.6f %.6f", 100 * class_metric(c, c->ser[i].sum, "class_bad_rate", k),
+                    class_metric(c, c->ser[i].sum, "class_latency_p99", k) / *div);
+        fputc('\n', f);
+    }
+    return fclose(f) == 0 ? FB_OK : fail(c, FB_EIO, "cannot write %s", path);
+}
+
+/* One panel of clustered bars: column 2 + 2i + col of classes.dat for variant i. */
+static void classes_panel(const charts *c, FILE *f, const char *title, double top, int col) {
+    fputs("set title ", f);
+    rep_gnuplot_quote(f, title);
+    fprintf(f, "\nset yrange [0:%g]\nplot", nice_ceil(top) * 1.1);
+    for (size_t i = 0; i < c->n; i++) {
+        fprintf(f, "%s'classes.dat' using %d%s lc rgb '%s' title ", i ? ", \\\n  " : " ",
+                2 + 2 * (int)i + col, i == 0 ? ":xtic(1)" : "",
+                rep_chart_variant_color(c->sc, c->ser[i].sum->variant));
+        rep_gnuplot_quote(f, c->ser[i].sum->variant);
+    }
+    fputc('\n', f);
+}
+
+static int chart_classes(charts *c, FILE *f) {
+    double bad_max, p99_max, div;
+    int rc = write_classes_data(c, &bad_max, &p99_max, &div);
+    if (rc != FB_OK) return rc;
+    int h = height_px(1);
+    gp_begin(c, f, "classes", h);
+    fprintf(f, "set multiplot layout 1,2 margins 0.07,0.98,%.4f,%.4f spacing 0.08,0 title ",
+            110.0 / h, 1 - 80.0 / h);
+    char full[160];
+    snprintf(full, sizeof full, "%s: traffic classes", c->sc->name);
+    rep_gnuplot_quote(f, full);
+    fputs(" font tfont\nset style data histogram\nset style histogram cluster gap 1\n"
+          "set style fill solid 0.9 border -1\nset boxwidth 0.9\nset xtics scale 0\n"
+          "set grid ytics\nset key inside top right vertical\nset format y '%g'\n",
+          f);
+    classes_panel(c, f, "failed or later than the SLO (% of the class)", fmax(bad_max, 1), 0);
+    fputs("unset key\n", f); /* one key for both panels */
+    classes_panel(c, f, div > 1e6 ? "p99 latency (min)" : "p99 latency (s)",
+                  fmax(p99_max / div, 0.001), 1);
+    return FB_OK;
+}
+
 /* Run `gnuplot -d NAME.gp` in DIR/charts; its stderr becomes the message on failure. */
 static int run_gnuplot(charts *c, const char *gnuplot, const char *script) {
     char msg[1024];
@@ -979,6 +1050,8 @@ static int write_chart(charts *c, const char *gnuplot, size_t k) {
     int rc = FB_OK;
     if (strcmp(name, "compare") == 0)
         rc = chart_compare(c, f);
+    else if (strcmp(name, "classes") == 0)
+        rc = chart_classes(c, f);
     else if (strcmp(name, "outcomes") == 0)
         chart_outcomes(c, f);
     else if (strcmp(name, "attempts") == 0)

@@ -484,7 +484,10 @@ static void write_files(FILE *f, const sim_scenario *sc, sim_summary *const *sum
         esc(f, href);
         tag(f, "\">", href, "</a>");
     }
-    fputs(" <a href=\"charts/compare.dat\">compare.dat</a></li>\n</ul>\n", f);
+    fputs(" <a href=\"charts/compare.dat\">compare.dat</a> <a "
+          "href=\"charts/classes.dat\">classes.dat</a>"
+          "</li>\n</ul>\n",
+          f);
 }
 
 int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,

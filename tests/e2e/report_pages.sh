@@ -41,6 +41,9 @@ contains "$PAGE" "openai: breaker opens at 50% failed within 30.0s (at least 20 
     "a breaker's settings are shown with the scenario's values"
 contains "$PAGE" "retry budget: token bucket of 10 tokens" "the retry budget is shown"
 contains "$PAGE" "<td>account</td>" "the per-class table lists the class that calls no LLM"
+contains "$PAGE" "id=\"chart-classes\"" "report.html has the per-class chart"
+check "the per-class chart's data has the flagship's classes" \
+    grep -q '^"account" 22.737975 34.603007 0.000000 0.200703$' "$T/rs/charts/classes.dat"
 contains "$(cat "$L/run.log")" "tuned does best on success rate (99.90% against 62.73% for naive)" \
     "fusebox run prints the verdict below its table"
 
