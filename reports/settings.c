@@ -32,15 +32,21 @@ static void retry_item(FILE *f, const fb_retry_config *given) {
         return;
     }
     char a[32], b[32], c[32];
-    fprintf(f, "<li>retry: %u attempts (%u retries)", r.attempts, r.attempts - 1);
-    if (r.attempts > 1) {
-        fprintf(f, "; backoff %s", name_of(backoffs, 4, (unsigned)r.backoff));
-        if (r.backoff != FB_BACKOFF_NONE) fprintf(f, " from %s", dur(a, sizeof a, r.base_us));
-        if (r.backoff == FB_BACKOFF_EXPONENTIAL) fprintf(f, " &times;%g", r.multiplier);
-        if (r.backoff != FB_BACKOFF_NONE)
-            fprintf(f, " up to %s, jitter %s", dur(b, sizeof b, r.delay_us_max),
-                    name_of(jitters, 10, (unsigned)r.jitter));
-    }
+    if (r.attempts == 1)
+        fputs("<li>retry: 1 attempt (no retries)", f);
+    else
+        fprintf(f, "<li>retry: %u attempts (%u retries); backoff %s", r.attempts, r.attempts - 1,
+                name_of(backoffs, 4, (unsigned)r.backoff));
+    if (r.attempts > 1 && r.backoff == FB_BACKOFF_CONSTANT)
+        fprintf(f, " %s", dur(a, sizeof a, r.base_us));
+    else if (r.attempts > 1 && r.backoff == FB_BACKOFF_EXPONENTIAL)
+        fprintf(f, " from %s &times;%g up to %s", dur(a, sizeof a, r.base_us), r.multiplier,
+                dur(b, sizeof b, r.delay_us_max));
+    else if (r.attempts > 1 && r.backoff == FB_BACKOFF_LINEAR)
+        fprintf(f, " %s &times; the retry's number, up to %s", dur(a, sizeof a, r.base_us),
+                dur(b, sizeof b, r.delay_us_max));
+    if (r.attempts > 1 && r.backoff != FB_BACKOFF_NONE)
+        fprintf(f, ", jitter %s", name_of(jitters, 10, (unsigned)r.jitter));
     fprintf(f, "; attempt timeout %s; deadline %s</li>\n", dur(a, sizeof a, r.attempt_timeout_us),
             dur(c, sizeof c, r.deadline_us));
 }
@@ -144,11 +150,11 @@ void rep_settings_html(FILE *f, const sim_scenario *sc, const sim_policy *pol) {
         fputs("<ul class=\"settings\">\n", f);
         retry_item(f, &l->retry);
         budget_item(f, &l->budget);
-        /* the router's chain in its order; a layer inside it sees every provider */
-        if (l->role == SIM_ROLE_ROUTER)
-            for (uint32_t i = 0; i < l->order_len; i++) breaker_item(f, sc, l, l->order[i]);
-        else if (l->role == SIM_ROLE_INNER)
-            for (uint32_t p = 0; p < sc->provider_count; p++) breaker_item(f, sc, l, p);
+        /* the router's chain in its order, for it and the layers inside it */
+        const sim_layer *router = sim_policy_router(pol);
+        if (l->role != SIM_ROLE_OUTER)
+            for (uint32_t i = 0; i < router->order_len; i++)
+                breaker_item(f, sc, l, router->order[i]);
         if (l->role == SIM_ROLE_OUTER && l->per_provider[0].has_breaker)
             fputs("<li>a breaker on the layer inside</li>\n", f);
         fputs("</ul>\n", f);

@@ -209,7 +209,8 @@ static void windows(text *t, const sim_scenario *sc, const sim_summary *s) {
 /* One variant through the incident: attempts per request inside it, recovery, fallback. */
 static void incident_of(text *t, const sim_scenario *sc, const sim_summary *s, bool several) {
     char amp[32], spill[32], fb[32];
-    snprintf(amp, sizeof amp, "%.1f", metric(sc, s, "amplification_fault"));
+    double a = metric(sc, s, "amplification_fault");
+    snprintf(amp, sizeof amp, "%.*f", a < 10 ? 2 : 1, a); /* 0.04 when breakers fail fast */
     rep_format_duration(spill, sizeof spill, metric(sc, s, "spillover"));
     put(t, "%s sent %s attempts per request inside %s and ", s->variant, amp,
         several ? "them" : "it");

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "reports/settings.h"
 #include "reports/verdict.h"
 #include "tests/unit/helpers.h"
 
@@ -186,7 +187,7 @@ static void verdict_names_the_winner_and_the_incident(void **state) {
            "spillover (0ms against 50.0s+ for naive) and cost ($3.50 against $9.25 for naive). "
            "The disturbance: api outage 503 from 30.0s to 1m 10s. naive sent 40.0 attempts per "
            "request inside it and was still not back to its baseline 50.0s after it ended, when "
-           "the run did. tuned sent 1.1 attempts per request inside it and was back to its "
+           "the run did. tuned sent 1.10 attempts per request inside it and was back to its "
            "baseline as soon as it ended; its fallback served 3.90% of requests. account never "
            "calls an LLM; the share of its requests that failed or missed the SLO was 0.00% under "
            "naive (p99 20ms) and 0.00% under tuned (p99 20ms).");
@@ -233,6 +234,42 @@ static void verdict_calls_a_difference_inside_the_noise_level(void **state) {
     sim_scenario_free(sc);
 }
 
+/* ---- the settings in effect ---- */
+
+/* A variant that names only its attempts and a breaker: the other numbers shown are defaults,
+ * filled in by core/ (a variant without "retry" makes one attempt and full jitter is the scenario
+ * format's default: the loader's, docs/scenario-format.md). */
+static void settings_show_the_defaults_in_effect(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        "{\"name\":\"s\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
+        "{\"poisson\":\"1/s\"}}],\"providers\":[{\"name\":\"api\"},{\"name\":\"backup\"}],"
+        "\"variants\":{\"plain\":{\"fallback\":[\"api\",\"backup\"],\"retry\":{\"attempts\":3},"
+        "\"breaker\":{}},"
+        "\"once\":{\"retry\":{\"attempts\":1,\"budget\":{\"token_bucket\":{}}}}}}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    assert_non_null(m);
+    rep_settings_html(m, sc, &sc->variants[sim_scenario_variant(sc, "plain")]);
+    fclose(m);
+    assert_non_null(strstr(buf, "<li>retry: 3 attempts (2 retries); backoff exponential from "
+                                "500ms &times;2 up to 1m 00s, jitter full;"));
+    assert_non_null(strstr(buf, "<li>api: breaker opens after 5 failures in a row, open 1m 00s, "
+                                "1 half-open probe, one per pod</li>"));
+    assert_non_null(strstr(buf, "<li>backup: breaker opens after 5 failures"));
+    assert_non_null(strstr(buf, "<li>retry budget: none</li>"));
+    free(buf);
+    m = open_memstream(&buf, &len);
+    rep_settings_html(m, sc, &sc->variants[sim_scenario_variant(sc, "once")]);
+    fclose(m);
+    assert_non_null(strstr(buf, "<li>retry: 1 attempt (no retries); attempt timeout"));
+    assert_non_null(strstr(buf, "<li>retry budget: token bucket of 10 tokens, +0.1 per success"));
+    assert_non_null(strstr(buf, "<li>api: no circuit breaker</li>"));
+    free(buf);
+    sim_scenario_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(report_json_writes_na_metrics_as_null, setup, teardown),
@@ -246,6 +283,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(reason_for_a_fault_active_at_the_end, setup, teardown),
         cmocka_unit_test(verdict_names_the_winner_and_the_incident),
         cmocka_unit_test(verdict_calls_a_difference_inside_the_noise_level),
+        cmocka_unit_test(settings_show_the_defaults_in_effect),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
