@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "reports/expect.h"
 #include "reports/report.h"
+#include "reports/verdict.h"
 #include "sim/scenario.h"
 #include "sim/sim.h"
 
@@ -167,6 +168,8 @@ static int say_interrupted(const char *dir, const cli_writer *w) {
 static void print_summary(const char *dir, const args *o, const sim_scenario *sc, const runs *r,
                           const char *replaced) {
     rep_text_summary(stdout, sc, r->sums, r->n);
+    char verdict[REP_VERDICT_MAX];
+    printf("\n%s", rep_verdict(verdict, sizeof verdict, sc, r->sums, r->n, 78));
     if (sc->expect_count > 0)
         fputs("\nexpectations (fusebox check exits 1 when one fails):\n", stdout);
     for (uint32_t i = 0; i < sc->expect_count; i++) {

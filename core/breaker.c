@@ -743,6 +743,10 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
         record_window(b, permit, &result, now_us);
 }
 
+int fb_breaker_config_effective(fb_breaker_config *cfg) {
+    return cfg ? normalise(cfg) : FB_EINVAL;
+}
+
 int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_us) {
     fb_breaker_config c = {0};
     if (!b) return FB_EINVAL;

@@ -408,6 +408,9 @@ void fb_eject_group_init(fb_eject_group *g, uint32_t members, double max_percent
 
 /* Validate cfg (NULL = all defaults), apply defaults, start in cfg->initial. */
 int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_us);
+/* cfg with the defaults fb_breaker_init() applies filled in (reports show the settings in
+ * effect). Returns FB_OK, or what fb_breaker_init() would. */
+int fb_breaker_config_effective(fb_breaker_config *cfg);
 
 /*
  * Ask to make a call. Returns true and fills *permit when admitted; returns

@@ -78,6 +78,13 @@ int fb_budget_init(fb_budget *b, const fb_budget_config *cfg) {
     return FB_OK;
 }
 
+int fb_budget_config_effective(fb_budget_config *cfg) {
+    fb_budget b;
+    int rc = cfg ? fb_budget_init(&b, cfg) : FB_EINVAL;
+    if (rc == FB_OK) *cfg = b.cfg;
+    return rc;
+}
+
 static uint32_t quota_cost(const fb_budget *b, fb_outcome o) {
     return o == FB_OUT_TIMEOUT ? b->cfg.timeout_cost : b->cfg.retry_cost;
 }

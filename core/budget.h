@@ -91,6 +91,9 @@ typedef struct fb_budget {
 } fb_budget;
 
 int fb_budget_init(fb_budget *b, const fb_budget_config *cfg);
+/* cfg with the defaults fb_budget_init() applies filled in (reports show the settings in
+ * effect). Returns FB_OK, or what fb_budget_init() would. */
+int fb_budget_config_effective(fb_budget_config *cfg);
 /* A request starts (its first try; DEPOSIT deposits, RETRY_BREAKER counts it). */
 void fb_budget_on_request(fb_budget *b, fb_time_us now_us);
 /* May a retry after an outcome `o` be made, at now_us? Charges the budget when yes. */

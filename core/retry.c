@@ -74,6 +74,10 @@ static int normalise(fb_retry_config *c) {
     return FB_OK;
 }
 
+int fb_retry_config_effective(fb_retry_config *cfg) {
+    return cfg ? normalise(cfg) : FB_EINVAL;
+}
+
 int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg) {
     static const fb_retry_config defaults = {0};
     if (p == NULL) return FB_EINVAL;

@@ -33,6 +33,10 @@ static const rep_chart_info chart_infos[] = {
     {"compare", "Variants side by side",
      "One panel per headline metric, one bar per variant. Spillover marked + had not returned to "
      "baseline when the run ended, so the bar is a lower bound."},
+    {"classes", "Traffic classes",
+     "Per traffic class, one bar per variant: the share of the class's requests that failed or "
+     "answered later than the SLO, and its p99 latency. A class that calls no LLM has bars "
+     "only when the variant lets the LLM's trouble reach it: collateral damage."},
     {"outcomes", "What users got, per second",
      "Stacked: how requests ended each second (success, success via a fallback provider, "
      "degraded answer, error); the black line is arrivals. Shaded bands are scripted faults "
@@ -43,7 +47,8 @@ static const rep_chart_info chart_infos[] = {
      "arrivals is the amplification. Attempts far above arrivals are retries: a retry storm."},
     {"breakers", "Circuit breakers",
      "Share of pods whose breaker for each provider is open (filled) or half-open (dashed). "
-     "With a shared breaker every pod sees the same state."},
+     "With a shared breaker every pod sees the same state. Variants without a breaker have no "
+     "panel (and a run where no variant has one, no chart)."},
     {"load", "Requests in flight and queued",
      "Requests inside the pods (working or waiting) and the part of them waiting in pod "
      "queues, one line per variant. A queue that keeps growing after a fault has ended is "
@@ -133,6 +138,7 @@ typedef struct charts {
     const char *dir;
     char cdir[PATH_LEN - 100]; /* DIR/charts, short enough for any file name in it */
     const sim_scenario *sc;
+    sim_summary *const *sums;
     size_t n;
     series *ser;
     fb_time_us bucket_us;
@@ -593,6 +599,23 @@ static void chart_outcomes(const charts *c, FILE *f) {
     }
 }
 
+/* A plot clause of provider p's column COL: "using 't':COL with STYLE title 'P SUFFIX'"
+ * (notitle without a suffix), after ", '' " unless it is the plot's first. */
+static void gp_pclause(FILE *f, const charts *c, uint32_t p, bool first, const char *col,
+                       const char *style, const char *suffix) {
+    fputs(first ? " using 't':" : ", \\\n  '' using 't':", f);
+    gp_pcol(f, c, p, col);
+    fprintf(f, " with %s", style);
+    if (suffix == NULL) {
+        fputs(" notitle", f);
+        return;
+    }
+    char t[SIM_NAME_MAX + 32];
+    snprintf(t, sizeof t, "%s %s", c->sc->providers[p].name, suffix);
+    fputs(" title ", f);
+    rep_gnuplot_quote(f, t);
+}
+
 static void chart_attempts(const charts *c, FILE *f) {
     double ymax = 0, ymin = INFINITY;
     for (size_t i = 0; i < c->n; i++)
@@ -631,17 +654,11 @@ static void chart_attempts(const charts *c, FILE *f) {
         gp_data(f, s);
         for (uint32_t p = 0; p < c->sc->provider_count; p++) {
             const char *color = provider_colors[p % NCOLORS];
-            char t[SIM_NAME_MAX + 32];
-            fputs(p == 0 ? " using 't':" : ", \\\n  '' using 't':", f);
-            gp_pcol(f, c, p, "errors_ps");
-            fprintf(f, " with filledcurves x1 fc rgb '%s' fs transparent solid 0.3 title ", color);
-            snprintf(t, sizeof t, "%s failed", c->sc->providers[p].name);
-            rep_gnuplot_quote(f, t);
-            fputs(", \\\n  '' using 't':", f);
-            gp_pcol(f, c, p, "attempts_ps");
-            fprintf(f, " with lines lc rgb '%s' lw 2 title ", color);
-            snprintf(t, sizeof t, "%s attempts", c->sc->providers[p].name);
-            rep_gnuplot_quote(f, t);
+            char st[96];
+            snprintf(st, sizeof st, "filledcurves x1 fc rgb '%s' fs transparent solid 0.3", color);
+            gp_pclause(f, c, p, p == 0, "errors_ps", st, "failed");
+            snprintf(st, sizeof st, "lines lc rgb '%s' lw 2", color);
+            gp_pclause(f, c, p, false, "attempts_ps", st, "attempts");
         }
         fputs(", \\\n  '' using 't':'arrivals_ps' with lines lc rgb 'black' dt 2 lw 1.2 "
               "title 'user arrivals (all classes)'\n",
@@ -650,59 +667,72 @@ static void chart_attempts(const charts *c, FILE *f) {
     }
 }
 
+/* A variant with no breaker has no panel: an empty panel says nothing the table does not. */
+static bool variant_has_breaker(const sim_scenario *sc, int variant) {
+    for (uint32_t p = 0; p < sc->provider_count; p++)
+        if (sim_policy_breaker(&sc->variants[variant], p) != NULL) return true;
+    return false;
+}
+
+bool rep_chart_applies(const sim_scenario *sc, sim_summary *const *sums, size_t n,
+                       const char *name) {
+    if (strcmp(name, "breakers") != 0) return true;
+    for (size_t i = 0; i < n; i++) {
+        int v = sim_scenario_variant(sc, sums[i]->variant);
+        if (v >= 0 && variant_has_breaker(sc, v)) return true;
+    }
+    return false;
+}
+
+/* One variant's breaker lines, per provider that has one. */
+static void breaker_lines(const charts *c, FILE *f, const series *s) {
+    const sim_policy *pol = &c->sc->variants[s->variant];
+    gp_data(f, s);
+    bool first = true;
+    for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+        if (sim_policy_breaker(pol, p) == NULL) continue;
+        const char *color = provider_colors[p % NCOLORS];
+        char st[96];
+        snprintf(st, sizeof st, "filledcurves x1 fc rgb '%s' fs transparent solid 0.35", color);
+        gp_pclause(f, c, p, first, "open_pct", st, NULL);
+        first = false;
+        snprintf(st, sizeof st, "lines lc rgb '%s' lw 1.5", color);
+        gp_pclause(f, c, p, false, "open_pct", st, "open");
+        snprintf(st, sizeof st, "lines lc rgb '%s' dt 2 lw 1.5", color);
+        gp_pclause(f, c, p, false, "half_open_pct", st, "half-open");
+    }
+    fputc('\n', f);
+}
+
 static void chart_breakers(const charts *c, FILE *f) {
-    int h = height_px(c->n);
+    size_t panels = 0, last = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (variant_has_breaker(c->sc, c->ser[i].variant)) {
+            panels++;
+            last = i;
+        }
+    int h = height_px(panels);
     gp_begin(c, f, "breakers", h);
     gp_windows(c, f, true);
-    gp_multiplot(c, f, c->n, h, "circuit breaker state, share of pods");
+    gp_multiplot(c, f, panels, h, "circuit breaker state, share of pods");
     fputs("set ylabel '% of pods'\nset yrange [0:105]\nset ytics 0,25,100\n", f);
+    bool first_panel = true;
     for (size_t i = 0; i < c->n; i++) {
         const series *s = &c->ser[i];
-        const sim_policy *pol = &c->sc->variants[s->variant];
-        uint32_t with = 0;
+        if (!variant_has_breaker(c->sc, s->variant)) continue;
         const sim_layer *first_layer = NULL;
-        for (uint32_t p = 0; p < c->sc->provider_count; p++) {
-            const sim_layer *L = sim_policy_breaker(pol, p);
-            with += L != NULL;
-            if (first_layer == NULL) first_layer = L;
-        }
-        gp_xaxis(c, f, i + 1 == c->n);
+        for (uint32_t p = 0; p < c->sc->provider_count && first_layer == NULL; p++)
+            first_layer = sim_policy_breaker(&c->sc->variants[s->variant], p);
+        gp_xaxis(c, f, i == last);
         char what[96];
-        if (with == 0)
-            snprintf(what, sizeof what, ": no circuit breaker");
-        else if (first_layer->breaker_scope == SIM_SCOPE_SHARED)
+        if (first_layer->breaker_scope == SIM_SCOPE_SHARED)
             snprintf(what, sizeof what, ": shared breakers (%u pods)", c->sc->pods.count);
         else
             snprintf(what, sizeof what, ": one breaker per pod (%u pods)", c->sc->pods.count);
         gp_panel_title(f, s->sum->variant, what);
-        if (with == 0) {
-            fputs("plot 0 with lines lc rgb '#BBBBBB' title 'no breaker'\n", f);
-        } else {
-            gp_data(f, s);
-            bool first = true;
-            for (uint32_t p = 0; p < c->sc->provider_count; p++) {
-                if (sim_policy_breaker(pol, p) == NULL) continue;
-                const char *color = provider_colors[p % NCOLORS];
-                char t[SIM_NAME_MAX + 32];
-                fputs(first ? " using 't':" : ", \\\n  '' using 't':", f);
-                first = false;
-                gp_pcol(f, c, p, "open_pct");
-                fprintf(f, " with filledcurves x1 fc rgb '%s' fs transparent solid 0.35 notitle",
-                        color);
-                fputs(", \\\n  '' using 't':", f);
-                gp_pcol(f, c, p, "open_pct");
-                fprintf(f, " with lines lc rgb '%s' lw 1.5 title ", color);
-                snprintf(t, sizeof t, "%s open", c->sc->providers[p].name);
-                rep_gnuplot_quote(f, t);
-                fputs(", \\\n  '' using 't':", f);
-                gp_pcol(f, c, p, "half_open_pct");
-                fprintf(f, " with lines lc rgb '%s' dt 2 lw 1.5 title ", color);
-                snprintf(t, sizeof t, "%s half-open", c->sc->providers[p].name);
-                rep_gnuplot_quote(f, t);
-            }
-            fputc('\n', f);
-        }
-        if (i == 0) fputs("unset label\n", f);
+        breaker_lines(c, f, s);
+        if (first_panel) fputs("unset label\n", f);
+        first_panel = false;
     }
 }
 
@@ -931,6 +961,73 @@ static int chart_compare(charts *c, FILE *f) {
     return FB_OK;
 }
 
+/* A per-class metric of one variant ("class_bad_rate", class c). */
+static double class_metric(const charts *c, const sim_summary *s, const char *base, uint32_t k) {
+    char name[SIM_NAME_MAX + 48];
+    snprintf(name, sizeof name, "%s[%s]", base, c->sc->classes[k].name);
+    return sim_metric_get(c->sc, s, name);
+}
+
+/* classes.dat: a row per class, then per variant its failed-or-late % and p99 (in `div`). */
+static int write_classes_data(charts *c, double *bad_max, double *p99_max, double *div) {
+    char path[PATH_LEN];
+    chart_path(c, path, "classes.dat", "");
+    *bad_max = *p99_max = 0;
+    for (size_t i = 0; i < c->n; i++)
+        for (uint32_t k = 0; k < c->sc->class_count; k++) {
+            *bad_max = fmax(*bad_max, 100 * class_metric(c, c->ser[i].sum, "class_bad_rate", k));
+            *p99_max = fmax(*p99_max, class_metric(c, c->ser[i].sum, "class_latency_p99", k));
+        }
+    *div = duration_div(*p99_max);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return fail(c, FB_EIO, "cannot write %s: %s", path, strerror(errno));
+    fputs("# class, then per variant (in the scenario's order): failed or late (%), p99\n", f);
+    for (uint32_t k = 0; k < c->sc->class_count; k++) {
+        rep_gnuplot_datum(f, c->sc->classes[k].name);
+        for (size_t i = 0; i < c->n; i++)
+            fprintf(f, " %.6f %.6f", 100 * class_metric(c, c->ser[i].sum, "class_bad_rate", k),
+                    class_metric(c, c->ser[i].sum, "class_latency_p99", k) / *div);
+        fputc('\n', f);
+    }
+    return fclose(f) == 0 ? FB_OK : fail(c, FB_EIO, "cannot write %s", path);
+}
+
+/* One panel of clustered bars: column 2 + 2i + col of classes.dat for variant i. */
+static void classes_panel(const charts *c, FILE *f, const char *title, double top, int col) {
+    fputs("set title ", f);
+    rep_gnuplot_quote(f, title);
+    fprintf(f, "\nset yrange [0:%g]\nplot", nice_ceil(top) * 1.1);
+    for (size_t i = 0; i < c->n; i++) {
+        fprintf(f, "%s'classes.dat' using %d%s lc rgb '%s' title ", i ? ", \\\n  " : " ",
+                2 + 2 * (int)i + col, i == 0 ? ":xtic(1)" : "",
+                rep_chart_variant_color(c->sc, c->ser[i].sum->variant));
+        rep_gnuplot_quote(f, c->ser[i].sum->variant);
+    }
+    fputc('\n', f);
+}
+
+static int chart_classes(charts *c, FILE *f) {
+    double bad_max, p99_max, div;
+    int rc = write_classes_data(c, &bad_max, &p99_max, &div);
+    if (rc != FB_OK) return rc;
+    int h = height_px(1);
+    gp_begin(c, f, "classes", h);
+    fprintf(f, "set multiplot layout 1,2 margins 0.07,0.98,%.4f,%.4f spacing 0.08,0 title ",
+            110.0 / h, 1 - 80.0 / h);
+    char full[160];
+    snprintf(full, sizeof full, "%s: traffic classes", c->sc->name);
+    rep_gnuplot_quote(f, full);
+    fputs(" font tfont\nset style data histogram\nset style histogram cluster gap 1\n"
+          "set style fill solid 0.9 border -1\nset boxwidth 0.9\nset xtics scale 0\n"
+          "set grid ytics\nset key inside top right vertical\nset format y '%g'\n",
+          f);
+    classes_panel(c, f, "failed or later than the SLO (% of the class)", fmax(bad_max, 1), 0);
+    fputs("unset key\n", f); /* one key for both panels */
+    classes_panel(c, f, div > 1e6 ? "p99 latency (min)" : "p99 latency (s)",
+                  fmax(p99_max / div, 0.001), 1);
+    return FB_OK;
+}
+
 /* Run `gnuplot -d NAME.gp` in DIR/charts; its stderr becomes the message on failure. */
 static int run_gnuplot(charts *c, const char *gnuplot, const char *script) {
     char msg[1024];
@@ -943,11 +1040,22 @@ static int write_chart(charts *c, const char *gnuplot, size_t k) {
     char path[PATH_LEN], script[64];
     snprintf(script, sizeof script, "%s.gp", name);
     chart_path(c, path, script, "");
+    if (!rep_chart_applies(c->sc, c->sums, c->n, name)) {
+        /* not drawn: no stale chart from an earlier run may stand in for it */
+        unlink(path);
+        for (int e = 0; e < 2; e++) {
+            chart_path(c, path, name, e ? ".svg" : ".png");
+            unlink(path);
+        }
+        return FB_OK;
+    }
     FILE *f = fopen(path, "w");
     if (f == NULL) return fail(c, FB_EIO, "cannot write %s: %s", path, strerror(errno));
     int rc = FB_OK;
     if (strcmp(name, "compare") == 0)
         rc = chart_compare(c, f);
+    else if (strcmp(name, "classes") == 0)
+        rc = chart_classes(c, f);
     else if (strcmp(name, "outcomes") == 0)
         chart_outcomes(c, f);
     else if (strcmp(name, "attempts") == 0)
@@ -993,6 +1101,7 @@ int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums
     memset(&c, 0, sizeof c);
     c.dir = dir;
     c.sc = sc;
+    c.sums = sums;
     c.n = n;
     c.msg = msg;
     c.msglen = msglen;

@@ -9,6 +9,7 @@
 #ifndef REP_CHARTS_H
 #define REP_CHARTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sim/scenario.h"
@@ -26,6 +27,9 @@ typedef struct rep_chart_info {
 } rep_chart_info;
 
 const rep_chart_info *rep_chart_list(size_t *count);
+/* Does the run draw chart `name`? The breakers chart needs a variant with a breaker. */
+bool rep_chart_applies(const sim_scenario *sc, sim_summary *const *sums, size_t n,
+                       const char *name);
 /* A variant's colour in every chart and table, "#RRGGBB" (by its place in the scenario). */
 const char *rep_chart_variant_color(const sim_scenario *sc, const char *variant);
 /* A variant's chart data file in DIR/charts: "data_NAME.dat". */

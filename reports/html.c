@@ -16,6 +16,8 @@
 #include "reports/base64.h"
 #include "reports/charts.h"
 #include "reports/report.h"
+#include "reports/settings.h"
+#include "reports/verdict.h"
 #include "sim/metrics.h"
 
 static const char css[] =
@@ -27,11 +29,21 @@ static const char css[] =
     "p.incident{color:#555;font-style:italic;max-width:60em}\n"
     "dl.facts{display:grid;grid-template-columns:max-content auto;gap:.1em 1.2em}\n"
     "dl.facts dt{color:#666}\n"
-    "dl.facts dd{margin:0}\n"
+    "dl.facts dd{margin:0;overflow-wrap:anywhere}\n"
+    /* a wide table scrolls inside its box: the page itself never grows past the window */
+    "div.scroll{overflow-x:auto;max-width:100%}\n"
+    "p.verdict{font-size:1.08em;max-width:60em;background:#f3f7fb;border-left:4px solid #0072b2;"
+    "padding:.6em 1em}\n"
+    "ul.settings{margin:.1em 0 .4em;padding-left:1.2em}\n"
+    "div.vdesc{color:#666;font-size:.9em;max-width:22em}\n"
+    "span.bar{display:inline-block;height:.7em;margin-left:.4em;vertical-align:0;"
+    "border-radius:2px}\n"
+    "td.bar{white-space:nowrap;min-width:9em}\n"
     "table{border-collapse:collapse;margin:.5em 0 1em;font-variant-numeric:tabular-nums}\n"
     "th,td{padding:.25em .7em;border-bottom:1px solid #e6e6e6;vertical-align:top}\n"
     "th{text-align:left;background:#f4f4f4;font-weight:600}\n"
-    "td.n,th.n{text-align:right;white-space:nowrap}\n"
+    "td.n,th.n{text-align:right}\n"
+    "td.n{white-space:nowrap}\n"
     "tr.sub td:first-child{padding-left:1.8em;color:#555}\n"
     "tr.first td{border-top:2px solid #ccc}\n"
     "span.sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;"
@@ -111,8 +123,9 @@ static const char *json_str(const cJSON *obj, const char *key) {
 
 static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     const cJSON *variants = cJSON_GetObjectItemCaseSensitive((const cJSON *)sc->json, "variants");
-    fputs("<h2 id=\"variants\">Variants</h2>\n<table>\n<tr><th>variant</th><th>policy</th>"
-          "<th>fallback chain</th><th>circuit breakers</th></tr>\n",
+    fputs("<h2 id=\"variants\">Variants</h2>\n<p>The settings in effect, with every default "
+          "filled in as the run used it.</p>\n<div class=\"scroll\"><table>\n<tr>"
+          "<th>variant</th><th>fallback chain</th><th>settings in effect</th></tr>\n",
           f);
     for (size_t i = 0; i < n; i++) {
         int v = sim_scenario_variant(sc, sums[i]->variant);
@@ -121,30 +134,89 @@ static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *
         fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>",
                 rep_chart_variant_color(sc, sums[i]->variant));
         esc(f, sums[i]->variant);
-        tag(f, "</td><td>", desc ? desc : "", "</td><td>");
+        if (desc && desc[0]) tag(f, "<div class=\"vdesc\">", desc, "</div>");
+        fputs("</td><td>", f);
         if (v >= 0) {
             const sim_policy *pol = &sc->variants[v];
-            const sim_layer *router = sim_policy_router(pol), *with = NULL;
+            const sim_layer *router = sim_policy_router(pol);
             for (uint32_t k = 0; k < router->order_len; k++) {
                 if (k) fputs(" &rarr; ", f);
                 esc(f, sc->providers[router->order[k]].name);
             }
-            for (uint32_t p = 0; p < sc->provider_count && with == NULL; p++)
-                with = sim_policy_breaker(pol, p);
-            fprintf(f, "</td><td>%s",
-                    with == NULL                              ? "none"
-                    : with->breaker_scope == SIM_SCOPE_SHARED ? "shared by all pods"
-                                                              : "one per pod");
+            fputs("</td><td>", f);
+            rep_settings_html(f, sc, pol);
         } else {
             fputs("</td><td>", f);
         }
         fputs("</td></tr>\n", f);
     }
-    fputs("</table>\n", f);
+    fputs("</table></div>\n", f);
+}
+
+static void write_verdict(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    char verdict[REP_VERDICT_MAX];
+    fputs("<h2 id=\"verdict\">Verdict</h2>\n", f);
+    tag(f, "<p class=\"verdict\">", rep_verdict(verdict, sizeof verdict, sc, sums, n, 0), "</p>\n");
+}
+
+/* A cell with its value and a bar of `share` (0..1) in the variant's colour. */
+static void bar_cell(FILE *f, const char *text, double share, const char *color) {
+    if (!(share >= 0)) share = 0;
+    fputs("<td class=\"n bar\">", f);
+    esc(f, text);
+    fprintf(f, "<span class=\"bar\" style=\"width:%.1fem;background:%s\"></span></td>",
+            fmin(share, 1) * 6, color);
+}
+
+static void class_row(FILE *f, const sim_scenario *sc, const sim_summary *s, uint32_t c,
+                      bool first) {
+    static const struct {
+        const char *metric;
+        rep_show show;
+        bool bar;
+    } cols[] = {{"class_requests", REP_SHOW_COUNT, false},
+                {"class_success_rate", REP_SHOW_PERCENT, false},
+                {"class_errors", REP_SHOW_COUNT, false},
+                {"class_slo_missed", REP_SHOW_COUNT, false},
+                {"class_bad_rate", REP_SHOW_PERCENT, true},
+                {"class_latency_p50", REP_SHOW_DURATION, false},
+                {"class_latency_p99", REP_SHOW_DURATION, false}};
+    const char *color = rep_chart_variant_color(sc, s->variant);
+    fputs(first ? "<tr class=\"first\">" : "<tr>", f);
+    tag(f, "<td>", first ? sc->classes[c].name : "", "</td>");
+    fprintf(f, "<td><span class=\"sw\" style=\"background:%s\"></span>", color);
+    tag(f, "", s->variant, "</td>");
+    for (size_t k = 0; k < sizeof cols / sizeof cols[0]; k++) {
+        char name[SIM_NAME_MAX + 48], buf[64];
+        snprintf(name, sizeof name, "%s[%s]", cols[k].metric, sc->classes[c].name);
+        double v = sim_metric_get(sc, s, name);
+        rep_format_show(buf, sizeof buf, cols[k].show, v, true);
+        if (cols[k].bar)
+            bar_cell(f, buf, v, color);
+        else
+            tag(f, "<td class=\"n\">", buf, "</td>");
+    }
+    fputs("</tr>\n", f);
+}
+
+static void write_classes(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    fputs("<h2 id=\"classes\">Traffic classes</h2>\n<p>Each class's requests under each "
+          "variant. A class that calls no LLM shares the pods' workers and queues with those "
+          "that do: what it suffers is collateral damage. The bar is the share of the class's "
+          "requests that failed or answered later than the SLO (full width: all of them).</p>\n"
+          "<div class=\"scroll\"><table>\n<tr><th>class</th><th>variant</th>"
+          "<th class=\"n\">requests</th><th class=\"n\">success rate</th>"
+          "<th class=\"n\">errors</th><th class=\"n\">later than SLO</th>"
+          "<th class=\"n\">failed or late</th><th class=\"n\">p50</th>"
+          "<th class=\"n\">p99</th></tr>\n",
+          f);
+    for (uint32_t c = 0; c < sc->class_count; c++)
+        for (size_t i = 0; i < n; i++) class_row(f, sc, sums[i], c, i == 0);
+    fputs("</table></div>\n", f);
 }
 
 static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
-    fputs("<h2 id=\"summary\">Summary</h2>\n<table>\n<tr><th>metric</th>", f);
+    fputs("<h2 id=\"summary\">Summary</h2>\n<div class=\"scroll\"><table>\n<tr><th>metric</th>", f);
     for (size_t i = 0; i < n; i++) variant_head(f, sc, sums[i]->variant);
     fputs("</tr>\n", f);
     size_t nrows;
@@ -163,7 +235,7 @@ static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *s
         }
         fputs("</tr>\n", f);
     }
-    fputs("</table>\n<p>Hover a metric for its definition (docs/metrics.md has them all). "
+    fputs("</table></div>\n<p>Hover a metric for its definition (docs/metrics.md has them all). "
           "Spillover marked + had not returned to baseline when the run ended.</p>\n",
           f);
     for (size_t i = 0; i < n; i++) {
@@ -183,23 +255,18 @@ static void cell_metric(FILE *f, const sim_scenario *sc, const sim_summary *s, c
     tag(f, "<td class=\"n\">", buf, "</td>");
 }
 
-static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
-    /* outcomes no attempt had are left out: the table stays narrow */
-    bool shown[FB_OUT_COUNT] = {[FB_OUT_SUCCESS] = true};
-    for (size_t i = 0; i < n; i++)
-        for (uint32_t p = 0; p < sc->provider_count; p++)
-            for (int o = 0; o < FB_OUT_COUNT; o++)
-                shown[o] |= sums[i]->providers[p].outcomes[o] > 0;
-    fputs("<h2 id=\"providers\">Providers</h2>\n<p>Attempts each provider received and how the "
-          "client classified them; cost includes the tokens of failed and abandoned attempts "
-          "(wasted).</p>\n<table>\n<tr><th>variant</th><th>provider</th><th class=\"n\">"
-          "attempts</th>",
-          f);
-    for (int o = 0; o < FB_OUT_COUNT; o++)
-        if (shown[o]) tag(f, "<th class=\"n\">", fb_outcome_name((fb_outcome)o), "</th>");
-    fputs("<th class=\"n\">cost</th><th class=\"n\">wasted</th><th class=\"n\">breaker opens"
-          "</th><th class=\"n\">open time</th><th class=\"n\">rejected by breaker</th></tr>\n",
-          f);
+/* An outcome's column head, "rate limited" for rate_limited: heads may wrap, names do not. */
+static void outcome_head(FILE *f, fb_outcome o) {
+    char name[64];
+    snprintf(name, sizeof name, "%s", fb_outcome_name(o));
+    for (char *p = name; *p; p++)
+        if (*p == '_') *p = ' ';
+    tag(f, "<th class=\"n\">", name, "</th>");
+}
+
+/* One table's rows, per variant and provider: attempts by outcome, or cost and breakers. */
+static void provider_rows(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n,
+                          const bool *shown, bool money) {
     for (size_t i = 0; i < n; i++) {
         const sim_summary *s = sums[i];
         for (uint32_t p = 0; p < sc->provider_count; p++) {
@@ -208,25 +275,53 @@ static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const 
             fputs(p == 0 ? "<tr class=\"first\">" : "<tr>", f);
             tag(f, "<td>", p == 0 ? s->variant : "", "</td>");
             tag(f, "<td>", pn, "</td>");
-            cell_metric(f, sc, s, "attempts", pn, REP_SHOW_COUNT);
-            for (int o = 0; o < FB_OUT_COUNT; o++)
-                if (shown[o]) {
-                    char buf[32];
-                    rep_format_show(buf, sizeof buf, REP_SHOW_COUNT, (double)ps->outcomes[o], true);
-                    tag(f, "<td class=\"n\">", buf, "</td>");
-                }
-            cell_metric(f, sc, s, "cost_usd", pn, REP_SHOW_USD);
-            fprintf(f, "<td class=\"n\">$%.2f</td>", ps->cost_wasted_usd);
-            cell_metric(f, sc, s, "breaker_opens", pn, REP_SHOW_COUNT);
-            cell_metric(f, sc, s, "breaker_open_time", pn, REP_SHOW_DURATION);
-            cell_metric(f, sc, s, "breaker_rejections", pn, REP_SHOW_COUNT);
+            if (money) {
+                cell_metric(f, sc, s, "cost_usd", pn, REP_SHOW_USD);
+                fprintf(f, "<td class=\"n\">$%.2f</td>", ps->cost_wasted_usd);
+                cell_metric(f, sc, s, "breaker_opens", pn, REP_SHOW_COUNT);
+                cell_metric(f, sc, s, "breaker_open_time", pn, REP_SHOW_DURATION);
+                cell_metric(f, sc, s, "breaker_rejections", pn, REP_SHOW_COUNT);
+            } else {
+                cell_metric(f, sc, s, "attempts", pn, REP_SHOW_COUNT);
+                for (int o = 0; o < FB_OUT_COUNT; o++)
+                    if (shown[o]) {
+                        char buf[32];
+                        rep_format_show(buf, sizeof buf, REP_SHOW_COUNT, (double)ps->outcomes[o],
+                                        true);
+                        tag(f, "<td class=\"n\">", buf, "</td>");
+                    }
+            }
             fputs("</tr>\n", f);
         }
     }
-    fputs("</table>\n<p>Outcomes are as the client classified each attempt; outcomes no "
-          "attempt had are left out. Breaker open time is per pod (averaged over pods), or the "
-          "shared store's.</p>\n",
+}
+
+/* Two tables, so that each fits a narrow window: attempts by outcome; cost and breakers. */
+static void write_providers(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    /* outcomes no attempt had are left out: the table stays narrow */
+    bool shown[FB_OUT_COUNT] = {[FB_OUT_SUCCESS] = true};
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t p = 0; p < sc->provider_count; p++)
+            for (int o = 0; o < FB_OUT_COUNT; o++)
+                shown[o] |= sums[i]->providers[p].outcomes[o] > 0;
+    fputs("<h2 id=\"providers\">Providers</h2>\n<p>Attempts each provider received and how the "
+          "client classified them (outcomes no attempt had are left out):</p>\n"
+          "<div class=\"scroll\"><table>\n<tr><th>variant</th><th>provider</th>"
+          "<th class=\"n\">attempts</th>",
           f);
+    for (int o = 0; o < FB_OUT_COUNT; o++)
+        if (shown[o]) outcome_head(f, (fb_outcome)o);
+    fputs("</tr>\n", f);
+    provider_rows(f, sc, sums, n, shown, false);
+    fputs("</table></div>\n<p>What each provider billed, including the tokens of failed and "
+          "abandoned attempts (wasted), and its breakers. Breaker open time is per pod "
+          "(averaged over pods), or the shared store's.</p>\n<div class=\"scroll\"><table>\n"
+          "<tr><th>variant</th><th>provider</th><th class=\"n\">cost</th>"
+          "<th class=\"n\">wasted</th><th class=\"n\">breaker opens</th>"
+          "<th class=\"n\">open time</th><th class=\"n\">rejected by breaker</th></tr>\n",
+          f);
+    provider_rows(f, sc, sums, n, shown, true);
+    fputs("</table></div>\n", f);
 }
 
 static const sim_fault_summary *find_fault(const sim_summary *s, uint32_t p, uint32_t k) {
@@ -263,7 +358,8 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
           "get back to their baseline (from before the first disturbance) and stay there. "
           "&ldquo;not recovered&rdquo; means they had not by the end of the run; the time "
           "shown is until then. &ldquo;undetermined&rdquo; means no full spillover.hold "
-          "window fitted after it before traffic ended (hover for why).</p>\n<table>\n"
+          "window fitted after it before traffic ended (hover for why).</p>\n<div "
+          "class=\"scroll\"><table>\n"
           "<tr><th>provider</th><th>fault</th>"
           "<th class=\"n\">from</th><th class=\"n\">to</th>",
           f);
@@ -310,7 +406,7 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
         }
         fputs("</tr>\n", f);
     }
-    fputs("</table>\n", f);
+    fputs("</table></div>\n", f);
 }
 
 /* The file as a base64 data URI. Returns false when it cannot be read. */
@@ -322,13 +418,15 @@ static bool data_uri(FILE *out, const char *path, const char *mime) {
     return ok;
 }
 
-static void write_charts(FILE *f, const char *dir, const char *note) {
+static void write_charts(FILE *f, const char *dir, const sim_scenario *sc, sim_summary *const *sums,
+                         size_t n, const char *note) {
     size_t count;
     const rep_chart_info *infos = rep_chart_list(&count);
     fputs("<h2 id=\"charts\">Charts</h2>\n", f);
     if (note) tag(f, "<p class=\"note\">", note, "</p>\n");
     for (size_t k = 0; k < count; k++) {
         char path[1200];
+        if (!rep_chart_applies(sc, sums, n, infos[k].name)) continue;
         snprintf(path, sizeof path, "%s/charts/%s.svg", dir, infos[k].name);
         struct stat st;
         if (note && stat(path, &st) != 0) continue;
@@ -365,6 +463,7 @@ static void write_files(FILE *f, const sim_scenario *sc, sim_summary *const *sum
     file_link(f, "events.jsonl", "breaker transitions and fault starts and ends, one per line");
     for (size_t k = 0; k < count; k++) {
         char href[96];
+        if (!rep_chart_applies(sc, sums, n, infos[k].name)) continue;
         fprintf(f, "<li>");
         esc(f, infos[k].title);
         fputs(":", f);
@@ -385,8 +484,10 @@ static void write_files(FILE *f, const sim_scenario *sc, sim_summary *const *sum
         esc(f, href);
         tag(f, "\">", href, "</a>");
     }
-    fputs(" <a href=\"charts/compare.dat\">compare.dat</a></li>\n</ul>\n", f);
-    (void)sc;
+    fputs(" <a href=\"charts/compare.dat\">compare.dat</a> <a "
+          "href=\"charts/classes.dat\">classes.dat</a>"
+          "</li>\n</ul>\n",
+          f);
 }
 
 int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
@@ -409,17 +510,20 @@ int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, 
         tag(f, "<p class=\"desc\">", desc->valuestring, "</p>\n");
     const char *incident = json_str((const cJSON *)sc->json, "incident");
     if (incident && incident[0]) tag(f, "<p class=\"incident\">Reproduces: ", incident, "</p>\n");
+    write_verdict(f, sc, sums, n);
     write_facts(f, sc);
-    fputs("<p><a href=\"#variants\">Variants</a> &middot; <a href=\"#summary\">Summary</a> "
-          "&middot; <a href=\"#providers\">Providers</a> "
+    fputs("<p><a href=\"#verdict\">Verdict</a> &middot; <a href=\"#variants\">Variants</a> "
+          "&middot; <a href=\"#summary\">Summary</a> &middot; <a href=\"#classes\">Traffic "
+          "classes</a> &middot; <a href=\"#providers\">Providers</a> "
           "&middot; <a href=\"#spillover\">Faults and spillover</a> &middot; "
           "<a href=\"#charts\">Charts</a> &middot; <a href=\"#files\">Files</a></p>\n",
           f);
     write_variants(f, sc, sums, n);
     write_summary(f, sc, sums, n);
+    write_classes(f, sc, sums, n);
     write_providers(f, sc, sums, n);
     write_faults(f, sc, sums, n);
-    write_charts(f, dir, note);
+    write_charts(f, dir, sc, sums, n, note);
     write_files(f, sc, sums, n);
     fputs(
         "<footer>Written by fusebox " FB_VERSION " from the run's own outputs: the same "

@@ -217,13 +217,29 @@ static void write_disturbance(rep_json *w, const sim_scenario *sc, const sim_fau
     rep_json_close(w);
 }
 
+/* Per traffic class, the per-class rows of the metric table, named without "class_" and "[]". */
+static void write_classes(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
+    rep_json_open(w, "classes", '{', REP_JSON_LINES);
+    for (uint32_t c = 0; c < sc->class_count; c++) {
+        rep_json_open(w, sc->classes[c].name, '{', REP_JSON_LINES);
+        for (const sim_metric *d = sim_metrics(); d->name; d++) {
+            if (!d->per_class) continue;
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int)strlen(d->name) - 8, d->name + 6);
+            json_metric(w, key, d->value(sc, s, c), d->unit);
+        }
+        rep_json_close(w);
+    }
+    rep_json_close(w);
+}
+
 static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
     rep_json_open(w, s->variant, '{', REP_JSON_LINES);
     rep_json_bool(w, "complete", s->complete);
     if (!s->complete) rep_json_str(w, "stopped", s->stop_reason);
     rep_json_open(w, "summary", '{', REP_JSON_LINES);
     for (const sim_metric *d = sim_metrics(); d->name; d++)
-        if (!d->per_provider && !d->per_layer && sim_metric_shown(sc, d))
+        if (!d->per_provider && !d->per_layer && !d->per_class && sim_metric_shown(sc, d))
             json_metric(w, d->name, d->value(sc, s, 0), d->unit);
     rep_json_close(w);
     rep_json_open(w, "outcomes", '{', REP_JSON_LINES);
@@ -254,6 +270,7 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     for (uint32_t p = 0; p < sc->provider_count; p++) write_provider(w, sc, p, s);
     rep_json_close(w);
     write_layers(w, sc, s);
+    write_classes(w, sc, s);
     rep_json_u64(w, "simulated_events", s->events);
     rep_json_fixed(w, "end_s", (double)s->end_us / 1e6, 6);
     rep_json_u64(w, "events_dropped", s->events_dropped);

@@ -482,6 +482,51 @@ static double l_fallbacks(const sim_scenario *sc, const sim_summary *s, uint32_t
     return (double)s->layers[l].fallbacks;
 }
 
+/* ---- per traffic class (index: the class) ---- */
+
+static double c_requests(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    return (double)s->classes[c].requests;
+}
+
+static double c_ended(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    return (double)s->classes[c].ended;
+}
+
+static double c_success_rate(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    return ratio((double)s->classes[c].success, (double)s->classes[c].ended);
+}
+
+static double c_fallback_rate(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    return ratio((double)s->classes[c].success_fallback, (double)s->classes[c].ended);
+}
+
+static double c_errors(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    return (double)s->classes[c].errors;
+}
+
+static double c_error_rate(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    return ratio((double)s->classes[c].errors, (double)s->classes[c].ended);
+}
+
+static double c_slo_missed(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    return (double)s->classes[c].slo_missed;
+}
+
+static double c_bad_rate(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    const sim_class_summary *k = &s->classes[c];
+    return ratio((double)(k->errors + k->slo_missed), (double)k->ended);
+}
+
+static double c_latency_p50(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    return (double)fb_hist_percentile(&s->classes[c].latency, 50);
+}
+
+static double c_latency_p99(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+    return (double)fb_hist_percentile(&s->classes[c].latency, 99);
+}
+
+#define PER_CLASS NULL, false, SIM_FEATURE_ALWAYS, true
+
 /* Kept under 110 characters: expectations quote it (reports/expect.c). */
 #define SPILL_NA                                                                                   \
     "n/a when there is no disturbance, or one could not be judged and none was judged unrecovered"
@@ -646,6 +691,26 @@ static const sim_metric table[] = {
     {"layer_retries[]", COUNT, false, "the layer's retries", l_retries, NULL, true},
     {"layer_fallbacks[]", COUNT, false, "the layer's moves to another provider", l_fallbacks, NULL,
      true},
+    {"class_requests[]", COUNT, false, "requests of the class that arrived", c_requests, PER_CLASS},
+    {"class_ended[]", COUNT, false, "requests of the class that ended", c_ended, PER_CLASS},
+    {"class_success_rate[]", RATIO, false, "the class's successes / its requests ended",
+     c_success_rate, PER_CLASS},
+    {"class_fallback_rate[]", RATIO, false,
+     "the class's successes from a later provider / its requests ended", c_fallback_rate,
+     PER_CLASS},
+    {"class_errors[]", COUNT, false, "the class's requests that ended in an error", c_errors,
+     PER_CLASS},
+    {"class_error_rate[]", RATIO, false, "the class's errors / its requests ended", c_error_rate,
+     PER_CLASS},
+    {"class_slo_missed[]", COUNT, false, "the class's answers later than the SLO", c_slo_missed,
+     PER_CLASS},
+    {"class_bad_rate[]", RATIO, false,
+     "the class's errors and SLO misses / its requests ended (its blast radius rate)", c_bad_rate,
+     PER_CLASS},
+    {"class_latency_p50[]", US, false, "median latency of the class's requests that ended",
+     c_latency_p50, PER_CLASS},
+    {"class_latency_p99[]", US, false, "99th percentile latency of the class's requests",
+     c_latency_p99, PER_CLASS},
     {NULL, COUNT, false, NULL, NULL, NULL, false},
 };
 
@@ -670,6 +735,13 @@ static int layer_index(const sim_scenario *sc, const sim_summary *sum, const cha
     const sim_policy *pol = &sc->variants[v];
     for (uint32_t l = 0; l < pol->layer_count; l++)
         if (strcmp(pol->layers[l].name, name) == 0) return (int)l;
+    return -1;
+}
+
+/* The traffic class named `name`, or -1. */
+static int class_index(const sim_scenario *sc, const char *name) {
+    for (uint32_t c = 0; c < sc->class_count; c++)
+        if (strcmp(sc->classes[c].name, name) == 0) return (int)c;
     return -1;
 }
 
@@ -701,6 +773,14 @@ static int indexed_metric(const sim_scenario *sc, const sim_summary *sum, const 
     }
     memcpy(prov, br + 1, plen);
     prov[plen] = '\0';
+    if ((*row)->per_class) {
+        *provider = class_index(sc, prov);
+        if (*provider < 0) {
+            snprintf(msg, msglen, "metric '%s': no traffic class named '%s'", name, prov);
+            return FB_ENOTFOUND;
+        }
+        return FB_OK;
+    }
     if ((*row)->per_layer) {
         *provider = layer_index(sc, sum, prov);
         if (*provider < 0) {
@@ -747,7 +827,7 @@ int sim_metric_value(const sim_scenario *sc, const sim_summary *sum, const char 
         if (rc != FB_OK) return rc;
     } else {
         row = sim_metric_find(name);
-        if (row == NULL || row->per_provider || row->per_layer)
+        if (row == NULL || row->per_provider || row->per_layer || row->per_class)
             return unknown_metric(name, msg, msglen);
     }
     if (unit) *unit = row->unit;

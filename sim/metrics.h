@@ -11,6 +11,7 @@
  *   latency_p99         (a duration) ...
  *   attempts[openai]    per-provider metrics take the provider in brackets
  *   layer_attempts[sdk] per-layer metrics take the layer in brackets
+ *   class_success_rate[chat]  per-class metrics take the traffic class in brackets
  */
 #ifndef SIM_METRICS_H
 #define SIM_METRICS_H
@@ -32,7 +33,7 @@ typedef enum sim_unit {
 
 /*
  * A row's value; `index` is the provider's index for per-provider rows, the
- * layer's (in the variant) for per-layer rows, else 0.
+ * layer's (in the variant) for per-layer rows, the class's for per-class rows, else 0.
  */
 typedef double (*sim_metric_fn)(const sim_scenario *sc, const sim_summary *sum, uint32_t index);
 
@@ -47,6 +48,7 @@ typedef struct sim_metric {
     /* what the scenario must use for the row to be shown (report.json, sweeps); expectations
        may read it anyway (it is then 0) */
     sim_feature feature;
+    bool per_class; /* the brackets name a traffic class (index: the class's) */
 } sim_metric;
 
 /*

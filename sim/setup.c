@@ -425,6 +425,7 @@ int setup(sim *s) {
     fb_hist_init(&s->base_hist);
     fb_hist_init(&s->sum->latency);
     fb_hist_init(&s->sum->latency_ok);
+    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) fb_hist_init(&s->sum->classes[c].latency);
     s->first_window_us = FB_TIME_MAX;
     rc = setup_providers(s);
     if (rc != FB_OK) return rc;

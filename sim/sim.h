@@ -120,6 +120,15 @@ typedef struct sim_fleet_summary {
     uint64_t store_records_lost; /* results that never reached the store */
 } sim_fleet_summary;
 
+/* One traffic class's requests (the per-class rows of sim/metrics.c): collateral damage shows
+ * here, on a class that never calls the faulted provider. */
+typedef struct sim_class_summary {
+    uint64_t requests, ended;
+    uint64_t success, success_fallback, degraded, errors;
+    uint64_t slo_missed; /* answered (or degraded) later than the SLO */
+    fb_hist latency;     /* every request of the class that ended */
+} sim_class_summary;
+
 typedef struct sim_summary {
     char variant[SIM_NAME_MAX];
     bool complete; /* false: a cap stopped the run early */
@@ -161,6 +170,7 @@ typedef struct sim_summary {
     sim_layer_summary layers[SIM_LAYERS_MAX];
     uint32_t layer_count;
     sim_fleet_summary fleet;
+    sim_class_summary classes[SIM_CLASSES_MAX]; /* by the scenario's class index */
 } sim_summary;
 
 /* One time-series row (one tick of simulated time). */

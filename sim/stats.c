@@ -15,6 +15,7 @@
 void stat_arrival(sim *s, const req *r) {
     sim_summary *sum = s->sum;
     sum->requests++;
+    sum->classes[r->cls].requests++;
     s->row.arrivals++;
     bool calls = s->sc->classes[r->cls].target != SIM_TARGET_NONE;
     if (calls) {
@@ -80,9 +81,28 @@ void stat_outcome(sim *s, uint32_t provider, fb_outcome outcome) {
 }
 
 /* A request ended: outcome, latency, the SLO, blast radius, and the baseline before faults. */
+/* A request's end in its class's counters. */
+static void class_end(sim_class_summary *c, sim_end end, bool via_fallback, bool late,
+                      fb_time_us lat) {
+    c->ended++;
+    fb_hist_record(&c->latency, lat);
+    if (end == SIM_END_SUCCESS) {
+        c->success++;
+        c->success_fallback += via_fallback;
+    } else if (end == SIM_END_DEGRADED) {
+        c->degraded++;
+    } else {
+        c->errors++;
+    }
+    c->slo_missed += late;
+}
+
 void stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
     sim_summary *sum = s->sum;
     fb_time_us lat = s->now - r->arrival_us;
+    bool answered = end == SIM_END_SUCCESS || end == SIM_END_DEGRADED;
+    class_end(&sum->classes[r->cls], end, via_fallback, answered && lat > s->sc->slo_latency_us,
+              lat);
     sum->ended[end]++;
     s->row.ended++;
     fb_hist_record(&sum->latency, lat);

@@ -77,6 +77,62 @@ static void gp_palette(FILE *f, bool higher_better) {
         fputs("set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')\n", f);
 }
 
+/*
+ * The colour scale spans at least SPREAD_CI_WIDTHS half-widths of the cells' mean 95%
+ * interval, centred on the data: differences the seeds cannot tell apart then get nearby
+ * colours instead of the palette's two ends (issue 15: a $4 spread inside a $20 interval was
+ * red against green).
+ */
+#define SPREAD_CI_WIDTHS 4
+
+/* The values of the cells a chart colours, and their intervals. */
+typedef struct spread {
+    double lo, hi;   /* the means */
+    double half_sum; /* summed CI half-widths, over `halves` cells that have one */
+    size_t halves;
+} spread;
+
+static void spread_add(spread *sp, const sweep_stat *st) {
+    if (isnan(st->mean)) return;
+    sp->lo = fmin(sp->lo, st->mean);
+    sp->hi = fmax(sp->hi, st->mean);
+    if (!isnan(st->ci_low) && !isnan(st->ci_high)) {
+        sp->half_sum += (st->ci_high - st->ci_low) / 2;
+        sp->halves++;
+    }
+}
+
+/* Mean CI half-width, or NaN with fewer than two seeds. */
+static double spread_half(const spread *sp) {
+    return sp->halves ? sp->half_sum / (double)sp->halves : NAN;
+}
+
+/*
+ * "set cbrange [...]" when the means spread less than the intervals allow; else autoscale.
+ * The range keeps to what the metric can be: not below 0 when no mean is, not above 1 for
+ * a share whose means are all at most 1.
+ */
+static void gp_cbrange(FILE *f, const spread *sp, sim_unit unit) {
+    double need = SPREAD_CI_WIDTHS * spread_half(sp);
+    if (!(sp->hi >= sp->lo) || isnan(need) || sp->hi - sp->lo >= need) return;
+    double lo = (sp->lo + sp->hi) / 2 - need / 2, hi = lo + need;
+    if (unit == SIM_UNIT_RATIO && sp->hi <= 1 && hi > 1) {
+        lo -= hi - 1;
+        hi = 1;
+    }
+    if (sp->lo >= 0 && lo < 0) {
+        hi = fmin(hi - lo, unit == SIM_UNIT_RATIO && sp->hi <= 1 ? 1 : INFINITY);
+        lo = 0;
+    }
+    fprintf(f, "set cbrange [%.9g:%.9g]\n", chart_value(lo, unit), chart_value(hi, unit));
+}
+
+/* Do two cells' 95% intervals overlap (neither can be told apart from the other)? */
+static bool overlaps(const sweep_stat *a, const sweep_stat *b) {
+    if (isnan(a->ci_low) || isnan(b->ci_low)) return false;
+    return a->ci_low <= b->ci_high && b->ci_low <= a->ci_high;
+}
+
 /* xtics/ytics naming each listed value at its index. */
 static void gp_list_tics(FILE *f, const char *axis, const sweep_dim *dim) {
     fprintf(f, "set %stics (", axis);
@@ -154,20 +210,36 @@ static void gp_metric_label(FILE *f, const char *axis, const sweep *sw, int m) {
     rep_gnuplot_quote(f, label);
 }
 
-/* The cells around `ref`: x, y, value and its label. True when some cell is infeasible. */
-static bool write_grid_data(FILE *dat, const sweep *sw, int m, uint64_t ref) {
+/* What the grid's cells were: some violate the constraints; some match the best's interval. */
+typedef struct grid_marks {
+    bool infeasible, level;
+} grid_marks;
+
+/* The best feasible cell of the slice around `ref`, by the metric's direction. */
+static void grid_best(const sweep *sw, int m, uint64_t ref, sweep_stat *best, spread *sp) {
+    int x = sw->heat_x, y = sw->heat_y;
+    bool higher = sweep_higher_is_better(sw, sw->metrics[m]);
+    *best = (sweep_stat){.mean = NAN, .ci_low = NAN, .ci_high = NAN};
+    for (uint32_t i = 0; i < sw->dims[x].value_count; i++)
+        for (uint32_t j = 0; j < sw->dims[y].value_count; j++) {
+            uint64_t p = grid_point(sw, ref, x, i, y, j);
+            sweep_stat st;
+            sweep_point_stat(sw, p, m, &st);
+            spread_add(sp, &st);
+            if (isnan(st.mean) || (sw->con_count > 0 && !sw->feasible[p])) continue;
+            if (isnan(best->mean) || (higher ? st.mean > best->mean : st.mean < best->mean))
+                *best = st;
+        }
+}
+
+/* The cells around `ref`: x, y, value and its label ("*" infeasible, "~" level with the best). */
+static grid_marks write_grid_data(FILE *dat, const sweep *sw, int m, uint64_t ref, spread *sp) {
     int x = sw->heat_x, y = sw->heat_y;
     const sweep_dim *dx = &sw->dims[x], *dy = &sw->dims[y];
-    bool any_infeasible = false;
-    double lo = INFINITY, hi = -INFINITY;
-    for (uint32_t i = 0; i < dx->value_count; i++)
-        for (uint32_t j = 0; j < dy->value_count; j++) {
-            sweep_stat st;
-            sweep_point_stat(sw, grid_point(sw, ref, x, i, y, j), m, &st);
-            if (isnan(st.mean)) continue;
-            lo = st.mean < lo ? st.mean : lo;
-            hi = st.mean > hi ? st.mean : hi;
-        }
+    grid_marks marks = {false, false};
+    sweep_stat best;
+    grid_best(sw, m, ref, &best, sp);
+    double lo = sp->lo, hi = sp->hi;
     int decimals = label_decimals(hi - lo, fabs(hi) > fabs(lo) ? hi : lo, sw->units[m]);
     for (uint32_t i = 0; i < dx->value_count; i++) {
         for (uint32_t j = 0; j < dy->value_count; j++) {
@@ -176,9 +248,13 @@ static bool write_grid_data(FILE *dat, const sweep *sw, int m, uint64_t ref) {
             sweep_point_stat(sw, p, m, &st);
             char label[64];
             cell_label(label, sizeof label, st.mean, sw->units[m], decimals);
+            if (!isnan(st.mean) && overlaps(&st, &best)) {
+                strcat(label, " ~");
+                marks.level = true;
+            }
             if (sw->con_count > 0 && !sw->feasible[p]) {
                 strcat(label, "*");
-                any_infeasible = true;
+                marks.infeasible = true;
             }
             fprintf(dat, "%u %u %.9g ", i, j, chart_value(st.mean, sw->units[m]));
             rep_gnuplot_datum(dat, label);
@@ -186,14 +262,15 @@ static bool write_grid_data(FILE *dat, const sweep *sw, int m, uint64_t ref) {
         }
         fputc('\n', dat);
     }
-    return any_infeasible;
+    return marks;
 }
 
 static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
     int x = sw->heat_x, y = sw->heat_y;
     uint64_t ref = reference_point(sw);
     bool labels = (uint64_t)sw->dims[x].value_count * sw->dims[y].value_count <= LABELS_MAX_CELLS;
-    bool any_infeasible = write_grid_data(dat, sw, m, ref);
+    spread sp = {INFINITY, -INFINITY, 0, 0};
+    grid_marks marks = write_grid_data(dat, sw, m, ref, &sp);
     char others[1024] = "";
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         if ((int)d == x || (int)d == y) continue;
@@ -203,10 +280,14 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
                  others[0] ? ", " : "", sw->dims[d].key, v);
     }
     title_line(gp, sw, sw->metrics[m], sw->units[m]);
-    char sub[1200];
-    snprintf(sub, sizeof sub, "%s%s%s%s", others[0] ? "held at the best point: " : "", others,
-             others[0] && any_infeasible ? "; " : "",
-             any_infeasible ? "* = violates the constraints" : "");
+    char sub[1400];
+    snprintf(sub, sizeof sub, "%s%s%s%s%s%s", others[0] ? "held at the best point: " : "", others,
+             others[0] && marks.infeasible ? "; " : "",
+             marks.infeasible ? "* = violates the constraints" : "",
+             (others[0] || marks.infeasible) && marks.level ? "; " : "",
+             marks.level
+                 ? "~ = not distinguishable from the best feasible cell (95% intervals overlap)"
+                 : "");
     if (sub[0]) {
         fputs(" . \"\\n\" . ", gp);
         rep_gnuplot_quote(gp, sub);
@@ -216,6 +297,7 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
     gp_axis(gp, sw, (uint32_t)y, "y");
     gp_metric_label(gp, "cb", sw, m);
     fputc('\n', gp);
+    gp_cbrange(gp, &sp, sw->units[m]);
     if (sw->best >= 0) {
         double bx = axis_pos(sw, ref, (uint32_t)x), by = axis_pos(sw, ref, (uint32_t)y);
         fprintf(gp,
@@ -230,9 +312,11 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
 
 static void write_scatter_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
     int x = sw->heat_x, y = sw->heat_y;
+    spread sp = {INFINITY, -INFINITY, 0, 0};
     for (uint64_t p = 0; p < sw->points; p++) {
         sweep_stat st;
         sweep_point_stat(sw, p, m, &st);
+        spread_add(&sp, &st);
         fprintf(dat, "%.9g %.9g %.9g %d\n", axis_pos(sw, p, (uint32_t)x),
                 axis_pos(sw, p, (uint32_t)y), chart_value(st.mean, sw->units[m]),
                 sw->con_count == 0 || sw->feasible[p]);
@@ -243,6 +327,8 @@ static void write_scatter_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
     gp_axis(gp, sw, (uint32_t)x, "x");
     gp_axis(gp, sw, (uint32_t)y, "y");
     gp_metric_label(gp, "cb", sw, m);
+    fputc('\n', gp);
+    gp_cbrange(gp, &sp, sw->units[m]);
     /* key samples in grey: the palette colours belong to the colour box */
     if (sw->con_count == 0 && sw->best < 0) fputs("\nunset key", gp);
     fputs("\nset key below\nplot 'heatmap.dat' using 1:2:($4==1?$3:1/0) with points pt 7 ps 1.6 "
@@ -293,11 +379,13 @@ static void write_pareto(FILE *gp, FILE *dat, const sweep *sw) {
     int mb = sweep_metric_index(sw, "blast_radius"), mc = sweep_metric_index(sw, "cost_usd");
     int ml = sweep_metric_index(sw, "latency_p99");
     double ymin = INFINITY, ymax = 0;
+    spread sp = {INFINITY, -INFINITY, 0, 0}; /* the colour: p99 of the points on the front */
     for (uint64_t p = 0; p < sw->points; p++) {
         sweep_stat b, c, l;
         sweep_point_stat(sw, p, mb, &b);
         sweep_point_stat(sw, p, mc, &c);
         sweep_point_stat(sw, p, ml, &l);
+        if (sw->pareto[p]) spread_add(&sp, &l);
         fprintf(dat, "%.9g %.9g %.9g %d %d\n", c.mean, b.mean, l.mean / 1e6, sw->pareto[p],
                 (int64_t)p == sw->best);
         if (b.mean > 0 && b.mean < ymin) ymin = b.mean;
@@ -311,6 +399,7 @@ static void write_pareto(FILE *gp, FILE *dat, const sweep *sw) {
             "set palette defined (0 '#1a9850', 0.5 '#fee08b', 1 '#d73027')\n",
             sw->pareto_count, sw->points, sw->variant);
     if (ymin < INFINITY && ymax / ymin > 100) fputs("set logscale y\n", gp);
+    gp_cbrange(gp, &sp, SIM_UNIT_US);
     fputs("plot 'pareto.dat' using 1:($4==0?$2:1/0) with points pt 6 ps 1 lc rgb '#999999' "
           "title 'dominated', '' using 1:($4==1?$2:1/0):3 with points pt 7 ps 1.8 lc palette "
           "title 'Pareto front (colour: p99)'",

@@ -246,7 +246,8 @@ static int add_metrics(sweep *sw, char *msg, size_t msglen) {
     if (sw->metrics == NULL || sw->units == NULL)
         return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     for (const sim_metric *d = sim_metrics(); d->name; d++) {
-        if (d->per_provider || d->per_layer || !sim_metric_shown(sw->base, d)) continue;
+        if (d->per_provider || d->per_layer || d->per_class || !sim_metric_shown(sw->base, d))
+            continue;
         snprintf(sw->metrics[n], SWEEP_METRIC_MAX, "%s", d->name);
         sw->units[n++] = d->unit;
     }

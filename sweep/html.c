@@ -113,7 +113,8 @@ static void html_head(FILE *f, const sweep *sw) {
     rep_escape_markup(f, sw->base->name);
     fputs("</title>\n<style>\n"
           "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\n"
-          "pre{background:#f6f6f6;padding:1em;overflow-x:auto}\n"
+          /* long lines wrap: a screenshot of the answer shows all of it */
+          "pre{background:#f6f6f6;padding:1em;white-space:pre-wrap;overflow-wrap:anywhere}\n"
           "table{border-collapse:collapse;font-size:0.9em}\n"
           "td,th{border:1px solid #ccc;padding:0.25em 0.5em;text-align:right}\n"
           "th{background:#eee}tr.best td{background:#e3f4e1;font-weight:bold}\n"

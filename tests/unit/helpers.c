@@ -81,6 +81,7 @@ sim_summary *th_summary(const char *variant) {
     snprintf(s->variant, sizeof s->variant, "%s", variant);
     fb_hist_init(&s->latency);
     fb_hist_init(&s->latency_ok);
+    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) fb_hist_init(&s->classes[c].latency);
     return s;
 }
 

@@ -1,7 +1,8 @@
 /*
  * test_report.c - report.json and the text summary (reports/report.c) for
  * what has no value: an n/a metric is null in report.json and "n/a" in the
- * summary, and a disturbance whose recovery nobody can judge says why.
+ * summary, and a disturbance whose recovery nobody can judge says why; the
+ * verdict (reports/verdict.c) for a run with a winner and for a tie.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "reports/settings.h"
+#include "reports/verdict.h"
 #include "tests/unit/helpers.h"
 
 typedef struct fixture {
@@ -144,6 +147,144 @@ static void reason_for_a_fault_active_at_the_end(void **state) {
     assert_string_equal(why, "still active when traffic ended (at 1m 00s)");
 }
 
+/* ---- the verdict ---- */
+
+#define VERDICT_SCENARIO                                                                           \
+    "{\"name\":\"v\",\"duration\":\"2m\",\"traffic\":["                                            \
+    "{\"class\":\"chat\",\"arrivals\":{\"poisson\":\"10/s\"}},"                                    \
+    "{\"class\":\"account\",\"arrivals\":{\"poisson\":\"10/s\"},\"target\":\"none\","              \
+    "\"service\":\"20ms\"}],"                                                                      \
+    "\"providers\":[{\"name\":\"api\",\"faults\":[{\"at\":\"30s\",\"for\":\"40s\","                \
+    "\"outage\":{\"status\":503}}]},{\"name\":\"backup\"}],"                                       \
+    "\"variants\":{\"naive\":{\"retry\":{\"attempts\":5}},"                                        \
+    "\"tuned\":{\"fallback\":[\"api\",\"backup\"]}}}"
+
+/*
+ * A variant's run: `ok` of 10,000 requests succeeded (5,000 of each class), the rest failed
+ * in the chat class; latencies, cost, attempts and the recovery are given.
+ */
+static sim_summary *verdict_run(const char *variant, uint64_t ok, fb_time_us p99_us, double cost,
+                                uint64_t attempts, fb_time_us spill_us, bool recovered) {
+    sim_summary *s = th_summary(variant);
+    s->complete = true;
+    s->requests = s->requests_calling = 10000;
+    s->ended[SIM_END_SUCCESS] = ok;
+    s->ended[SIM_END_EXHAUSTED] = s->errors = s->bad = 10000 - ok;
+    s->requests_in_fault = 1000;
+    s->attempts_in_fault = attempts;
+    s->cost_usd = cost;
+    fb_hist_record_n(&s->latency, 500 * MS, 9800);
+    fb_hist_record_n(&s->latency, p99_us, 200);
+    for (uint32_t c = 0; c < 2; c++) {
+        sim_class_summary *k = &s->classes[c];
+        k->requests = k->ended = 5000;
+        k->success = c == 0 ? ok - 5000 : 5000;
+        k->errors = 5000 - k->success;
+        fb_hist_record_n(&k->latency, c == 0 ? 500 * MS : 20 * MS, 5000);
+    }
+    s->fault_count = 1;
+    s->faults[0] = (sim_fault_summary){
+        .start_us = 30 * S, .end_us = 70 * S, .spillover_us = spill_us, .recovered = recovered};
+    return s;
+}
+
+static void verdict_names_the_winner_and_the_incident(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(VERDICT_SCENARIO);
+    sim_summary *sums[2] = {verdict_run("naive", 6000, 30 * S, 9.25, 40000, 50 * S, false),
+                            verdict_run("tuned", 9990, 2 * S, 3.5, 1100, 0, true)};
+    sums[1]->success_fallback = 390;
+    char v[REP_VERDICT_MAX];
+    rep_verdict(v, sizeof v, sc, sums, 2, 0);
+    assert_string_equal(
+        v, "tuned does best on success rate (99.90% against 60.00% for naive), requests failed "
+           "or late (0.10% against 40.00% for naive), p99 latency (2.0s against 30.0s for naive), "
+           "spillover (0ms against 50.0s+ for naive) and cost ($3.50 against $9.25 for naive). "
+           "The disturbance: api outage 503 from 30.0s to 1m 10s. naive sent 40.0 attempts per "
+           "request inside it and was still not back to its baseline 50.0s after it ended, when "
+           "the run did. tuned sent 1.10 attempts per request inside it and was back to its "
+           "baseline as soon as it ended; its fallback served 3.90% of requests. account never "
+           "calls an LLM; the share of its requests that failed or missed the SLO was 0.00% under "
+           "naive (p99 20ms) and 0.00% under tuned (p99 20ms).");
+    rep_verdict(v, sizeof v, sc, sums, 2, 40); /* wrapped for a terminal: no line beyond 40 */
+    for (char *line = v, *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1)
+        assert_true(nl - line <= 40 || memchr(line, ' ', (size_t)(nl - line)) == NULL);
+    free(sums[0]);
+    free(sums[1]);
+    sim_scenario_free(sc);
+}
+
+/* Within noise no variant wins: 99.90% and 99.85% of 10,000, costs 1% apart. */
+static void verdict_calls_a_difference_inside_the_noise_level(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(VERDICT_SCENARIO);
+    sim_summary *sums[2] = {verdict_run("naive", 9985, 2 * S, 3.535, 1200, 0, true),
+                            verdict_run("tuned", 9990, 2 * S, 3.5, 1100, 0, true)};
+    sums[0]->classes[1].errors = 5; /* collateral damage under naive */
+    sums[0]->classes[1].success = 4995;
+    char v[REP_VERDICT_MAX];
+    rep_verdict(v, sizeof v, sc, sums, 2, 0);
+    assert_null(strstr(v, "does best on success rate"));
+    assert_null(strstr(v, "does best on cost"));
+    assert_non_null(strstr(v, "Within the 95% binomial interval, success rate (tuned 99.90%, "
+                              "naive 99.85%) and requests failed or late (tuned 0.10%, naive "
+                              "0.15%) do not tell the best variants apart. Within 2%, the "
+                              "variants are level on p99 latency (naive 2.0s, tuned 2.0s), "
+                              "spillover (naive 0ms, tuned 0ms) and cost (tuned $3.50, naive "
+                              "$3.54). The disturbance"));
+    assert_non_null(strstr(v, "was 0.10% under naive (p99 20ms) and 0.00% under tuned"));
+    sums[0]->complete = false;
+    snprintf(sums[0]->stop_reason, sizeof sums[0]->stop_reason, "in-flight cap reached at 50s");
+    rep_verdict(v, sizeof v, sc, sums, 2, 0);
+    assert_true(strncmp(v,
+                        "naive stopped early (in-flight cap reached at 50s): its figures "
+                        "cover the simulated time up to then. ",
+                        strlen("naive stopped early")) == 0);
+    char small[200];
+    rep_verdict(small, sizeof small, sc, sums, 2, 0); /* the cap: cut, and said so */
+    assert_non_null(strstr(small, "(The verdict is cut here: see the tables.)"));
+    assert_true(strlen(small) < sizeof small);
+    free(sums[0]);
+    free(sums[1]);
+    sim_scenario_free(sc);
+}
+
+/* ---- the settings in effect ---- */
+
+/* A variant that names only its attempts and a breaker: the other numbers shown are defaults,
+ * filled in by core/ (a variant without "retry" makes one attempt and full jitter is the scenario
+ * format's default: the loader's, docs/scenario-format.md). */
+static void settings_show_the_defaults_in_effect(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        "{\"name\":\"s\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
+        "{\"poisson\":\"1/s\"}}],\"providers\":[{\"name\":\"api\"},{\"name\":\"backup\"}],"
+        "\"variants\":{\"plain\":{\"fallback\":[\"api\",\"backup\"],\"retry\":{\"attempts\":3},"
+        "\"breaker\":{}},"
+        "\"once\":{\"retry\":{\"attempts\":1,\"budget\":{\"token_bucket\":{}}}}}}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    assert_non_null(m);
+    rep_settings_html(m, sc, &sc->variants[sim_scenario_variant(sc, "plain")]);
+    fclose(m);
+    assert_non_null(strstr(buf, "<li>retry: 3 attempts (2 retries); backoff exponential from "
+                                "500ms &times;2 up to 1m 00s, jitter full;"));
+    assert_non_null(strstr(buf, "<li>api: breaker opens after 5 failures in a row, open 1m 00s, "
+                                "1 half-open probe, one per pod</li>"));
+    assert_non_null(strstr(buf, "<li>backup: breaker opens after 5 failures"));
+    assert_non_null(strstr(buf, "<li>retry budget: none</li>"));
+    free(buf);
+    m = open_memstream(&buf, &len);
+    rep_settings_html(m, sc, &sc->variants[sim_scenario_variant(sc, "once")]);
+    fclose(m);
+    assert_non_null(strstr(buf, "<li>retry: 1 attempt (no retries); attempt timeout"));
+    assert_non_null(strstr(buf, "<li>retry budget: token bucket of 10 tokens, +0.1 per success"));
+    assert_non_null(strstr(buf, "<li>api: no circuit breaker</li>"));
+    free(buf);
+    sim_scenario_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(report_json_writes_na_metrics_as_null, setup, teardown),
@@ -156,6 +297,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(text_summary_marks_an_unrecovered_spillover_with_a_plus,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(reason_for_a_fault_active_at_the_end, setup, teardown),
+        cmocka_unit_test(verdict_names_the_winner_and_the_incident),
+        cmocka_unit_test(verdict_calls_a_difference_inside_the_noise_level),
+        cmocka_unit_test(settings_show_the_defaults_in_effect),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

@@ -845,11 +845,16 @@ static void sim_metric_table_rows_resolve_by_name(void **state) {
         assert_ptr_equal(sim_metric_find(m->name), m);
         assert_non_null(m->definition);
         const sim_policy *pol = &sc->variants[sim_scenario_variant(sc, "tuned")];
-        uint32_t n = m->per_provider ? sc->provider_count : m->per_layer ? pol->layer_count : 1;
+        uint32_t n = m->per_provider ? sc->provider_count
+                     : m->per_layer  ? pol->layer_count
+                     : m->per_class  ? sc->class_count
+                                     : 1;
         for (uint32_t p = 0; p < n; p++) {
-            if (m->per_provider || m->per_layer)
+            if (m->per_provider || m->per_layer || m->per_class)
                 snprintf(name, sizeof name, "%.*s[%s]", (int)strlen(m->name) - 2, m->name,
-                         m->per_layer ? pol->layers[p].name : sc->providers[p].name);
+                         m->per_layer   ? pol->layers[p].name
+                         : m->per_class ? sc->classes[p].name
+                                        : sc->providers[p].name);
             else
                 snprintf(name, sizeof name, "%s", m->name);
             double v = -1;
@@ -883,6 +888,19 @@ static void sim_metric_table_rows_resolve_by_name(void **state) {
     assert_int_equal(sim_metric_value(sc, s, "queue_peak[nobody]", &v, NULL, msg, sizeof msg),
                      FB_ENOTFOUND);
     assert_string_equal(msg, "metric 'queue_peak[nobody]': no provider named 'nobody'");
+    /* the per-class counters partition the run's: collateral damage is read off them */
+    double req = 0, err = 0, late = 0;
+    for (uint32_t k = 0; k < sc->class_count; k++) {
+        req += (double)s->classes[k].requests;
+        err += (double)s->classes[k].errors;
+        late += (double)s->classes[k].slo_missed;
+    }
+    assert_true(req == metric(sc, s, "requests") && req > 0);
+    assert_true(err == metric(sc, s, "errors"));
+    assert_true(late == metric(sc, s, "slo_missed"));
+    assert_int_equal(sim_metric_value(sc, s, "class_errors[nobody]", &v, NULL, msg, sizeof msg),
+                     FB_ENOTFOUND);
+    assert_string_equal(msg, "metric 'class_errors[nobody]': no traffic class named 'nobody'");
     assert_int_equal(sim_metric_get(sc, s, "no_such_metric"), 0);
     free(s);
     sim_scenario_free(sc);
