@@ -35,15 +35,11 @@ static bool reserve(mock_buf *b, size_t extra) {
     return true;
 }
 
-void mock_buf_append(mock_buf *b, const char *s, size_t n) {
+void mock_buf_append_grow(mock_buf *b, const char *s, size_t n) {
     if (!reserve(b, n)) return;
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = '\0';
-}
-
-void mock_buf_puts(mock_buf *b, const char *s) {
-    mock_buf_append(b, s, strlen(s));
 }
 
 void mock_buf_printf(mock_buf *b, const char *fmt, ...) {
