@@ -212,7 +212,7 @@ static bool read_request(req *r, char *msg, size_t msglen, bool *read) {
     cJSON *root = get ? NULL : parse_body(r, msg, msglen);
     *read = get || root != NULL;
     bool ok = *read && r->ep->ops->parse(root, &r->rep, &r->store, msg, msglen);
-    cJSON_Delete(root);
+    if (jm.spilled > 0) cJSON_Delete(root); /* else the whole tree is in mem */
     mock_jsonmem_end();
     if (!*read) return false;
     if (r->rep.model == NULL) r->rep.model = r->store.model;
