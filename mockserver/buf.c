@@ -76,8 +76,10 @@ bool mock_buf_reserve(mock_buf *b, size_t extra) {
     return reserve(b, extra);
 }
 
-/* Whether any of the eight bytes is '"', '\\' or below 0x20 (the classic has-zero-byte test,
- * which is exact for "any"; bytes from 0x80 up never match). */
+/* Whether any of the eight bytes is '"', '\\' or below 0x20: the has-zero-byte and has-less
+ * tests of Sean Anderson's Bit Twiddling Hacks (graphics.stanford.edu/~seander/bithacks.html,
+ * "Determine if a word has a byte less than n"), exact for "any"; bytes from 0x80 up never
+ * match. */
 static bool needs_escape8(uint64_t w) {
     const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
     uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
