@@ -58,6 +58,7 @@ run() {
 }
 
 start_mock() {
+    rm -f "$TMP/url" # else a slow start lets wait_url read the last mock's (closed) address
     "$FUSEBOX" mock --port 0 --quiet "$@" >"$TMP/url" 2>/dev/null &
     MOCK=$!
     URL=$(wait_url "$TMP/url")

@@ -35,15 +35,11 @@ static bool reserve(mock_buf *b, size_t extra) {
     return true;
 }
 
-void mock_buf_append(mock_buf *b, const char *s, size_t n) {
+void mock_buf_append_grow(mock_buf *b, const char *s, size_t n) {
     if (!reserve(b, n)) return;
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = '\0';
-}
-
-void mock_buf_puts(mock_buf *b, const char *s) {
-    mock_buf_append(b, s, strlen(s));
 }
 
 void mock_buf_printf(mock_buf *b, const char *fmt, ...) {
@@ -80,10 +76,26 @@ bool mock_buf_reserve(mock_buf *b, size_t extra) {
     return reserve(b, extra);
 }
 
+/* Whether any of the eight bytes is '"', '\\' or below 0x20: the has-zero-byte and has-less
+ * tests of Sean Anderson's Bit Twiddling Hacks (graphics.stanford.edu/~seander/bithacks.html,
+ * "Determine if a word has a byte less than n"), exact for "any"; bytes from 0x80 up never
+ * match. */
+static bool needs_escape8(uint64_t w) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
+    return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & highs;
+}
+
 void mock_buf_json_escape(mock_buf *b, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef";
     size_t run = 0; /* bytes that need no escape, appended together */
     for (size_t i = 0; i < n; i++) {
+        uint64_t w; /* eight plain bytes at a time: most text has nothing to escape */
+        while (i + 8 <= n && (memcpy(&w, s + i, 8), !needs_escape8(w))) {
+            run += 8;
+            i += 8;
+        }
+        if (i >= n) break;
         const unsigned char c = (unsigned char)s[i];
         if (c != '"' && c != '\\' && c >= 0x20) {
             run++;

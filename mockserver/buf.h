@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct mock_buf {
     char *p;
@@ -21,8 +22,25 @@ typedef struct mock_buf {
 } mock_buf;
 
 void mock_buf_free(mock_buf *b);
-void mock_buf_append(mock_buf *b, const char *s, size_t n);
-void mock_buf_puts(mock_buf *b, const char *s);
+/* mock_buf_append when the bytes do not fit the room there is: growth, limit and oom. */
+void mock_buf_append_grow(mock_buf *b, const char *s, size_t n);
+
+/* Inline when the bytes fit (every answer makes dozens of appends, and a literal's strlen
+ * then folds away); the same result as mock_buf_append_grow. */
+static inline void mock_buf_append(mock_buf *b, const char *s, size_t n) {
+    if (!b->oom && b->len + n + 1 <= b->cap && (b->limit == 0 || b->len + n <= b->limit)) {
+        memcpy(b->p + b->len, s, n);
+        b->len += n;
+        b->p[b->len] = '\0';
+        return;
+    }
+    mock_buf_append_grow(b, s, n);
+}
+
+static inline void mock_buf_puts(mock_buf *b, const char *s) {
+    mock_buf_append(b, s, strlen(s));
+}
+
 void mock_buf_printf(mock_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Append v in decimal (as printf's %lld; every body has a few, formatted without stdio). */
 void mock_buf_int(mock_buf *b, int64_t v);

@@ -7,13 +7,27 @@
 
 #include "mockserver/api.h"
 
-static const char *const words[] = {
-    "The",     "mock",  "provider", "answers", "with",  "deterministic", "filler", "text",
-    "so",      "that",  "every",    "run",     "sends", "the",           "same",   "tokens",
-    "through", "every", "client",   "under",   "test",  "and",           "no",     "model",
-    "is",      "ever",  "called",   "at",      "all",   "here",          "today",  "again",
-};
+/* The filler's words, listed once: as an array, and as one text of a whole cycle. */
+/* clang-format off */
+#define WORDS                                                                                    \
+    W("The") W("mock") W("provider") W("answers") W("with") W("deterministic") W("filler")      \
+    W("text") W("so") W("that") W("every") W("run") W("sends") W("the") W("same") W("tokens")   \
+    W("through") W("every") W("client") W("under") W("test") W("and") W("no") W("model")        \
+    W("is") W("ever") W("called") W("at") W("all") W("here") W("today") W("again")
+/* clang-format on */
+#define W(w) w,
+static const char *const words[] = {WORDS};
+#undef W
 #define N_WORDS ((int64_t)(sizeof words / sizeof words[0]))
+/* Each word after a space: a text of T words is T words of this (repeated), less the first
+ * space. */
+#define W(w) " " w
+static const char cycle[] = WORDS;
+#undef W
+/* Each word's length with its space. */
+#define W(w) sizeof(" " w) - 1,
+static const unsigned char spaced_len[] = {WORDS};
+#undef W
 
 const char *mock_wire_word(int64_t k, bool *leading_space) {
     *leading_space = k > 0;
@@ -53,12 +67,14 @@ void mock_text_json(mock_buf *b, const mock_reply *r) {
         mock_buf_json_escape(b, r->json, boundary(r, (size_t)tokens * MOCK_JSON_PIECE));
         return;
     }
-    /* The filler's words need no escaping: appended as they are. */
-    for (int64_t k = 0; k < tokens; k++) {
-        bool sp;
-        const char *w = mock_wire_word(k, &sp);
-        if (sp) mock_buf_append(b, " ", 1);
-        mock_buf_puts(b, w);
+    /* The filler's words need no escaping: whole cycles of them at once, then the rest. */
+    if (tokens <= 0) return;
+    size_t left = (size_t)(tokens / N_WORDS) * (sizeof cycle - 1);
+    for (int64_t k = 0; k < tokens % N_WORDS; k++) left += spaced_len[k];
+    for (size_t skip = 1; left > skip; skip = 0) { /* the text's first space is not sent */
+        size_t n = sizeof cycle - 1 < left ? sizeof cycle - 1 : left;
+        mock_buf_append(b, cycle + skip, n - skip);
+        left -= n;
     }
 }
 

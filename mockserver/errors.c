@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mockserver/api.h"
+#include "mockserver/wire.h"
 
 typedef struct err_info {
     const char *type;
@@ -152,6 +153,43 @@ static int64_t used_of(const mock_reply *r) {
     return r->prompt_tokens > w ? r->prompt_tokens : w + 1;
 }
 
+/* A message in a fixed array, cut where the array ends as snprintf cuts it (len >= 1). */
+typedef struct text {
+    char *p;
+    size_t len, cap;
+} text;
+
+static void text_add(text *t, const char *s, size_t n) {
+    size_t room = t->cap - 1 - t->len;
+    if (n > room) n = room;
+    memcpy(t->p + t->len, s, n);
+    t->len += n;
+    t->p[t->len] = '\0';
+}
+
+static void text_put(text *t, const char *s) {
+    text_add(t, s, strlen(s));
+}
+
+static void text_int(text *t, int64_t v) {
+    char d[24];
+    size_t n = v < 0 ? 1 : 0;
+    d[0] = '-';
+    n += mock_wire_decimal(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, d + n);
+    text_add(t, d, n);
+}
+
+/* v as "%g" writes it: whole values under a million (the usual wait) are their digits. */
+static void text_g(text *t, double v) {
+    if (v >= 0 && v < 1e6 && v == floor(v)) {
+        text_int(t, (int64_t)v);
+        return;
+    }
+    char g[32];
+    snprintf(g, sizeof g, "%g", v);
+    text_put(t, g);
+}
+
 static double hint_s(const mock_reply *r) {
     return r->retry_hint_s > 0 ? r->retry_hint_s : 1.0;
 }
@@ -182,13 +220,22 @@ static void openai_rate_message(const mock_reply *r, char *out, size_t len) {
                  model, (long long)h.limit, hint_s(r));
         return;
     }
+    /* Every scripted 429 writes this one: put together without stdio, the same text. */
     bool tpm = h.kind == MOCK_LIMIT_TOKENS;
-    snprintf(out, len,
-             "Rate limit reached for %.100s in organization org-fusebox on %s: Limit %lld, Used "
-             "%lld, Requested %lld. Please try again in %gs. Visit "
-             "https://platform.openai.com/account/rate-limits to learn more.",
-             model, tpm ? "tokens per min (TPM)" : "requests per min (RPM)", (long long)h.limit,
-             (long long)h.used, (long long)h.requested, hint_s(r));
+    text t = {out, 0, len};
+    text_put(&t, "Rate limit reached for ");
+    text_add(&t, model, strnlen(model, 100));
+    text_put(&t, " in organization org-fusebox on ");
+    text_put(&t, tpm ? "tokens per min (TPM)" : "requests per min (RPM)");
+    text_put(&t, ": Limit ");
+    text_int(&t, h.limit);
+    text_put(&t, ", Used ");
+    text_int(&t, h.used);
+    text_put(&t, ", Requested ");
+    text_int(&t, h.requested);
+    text_put(&t, ". Please try again in ");
+    text_g(&t, hint_s(r));
+    text_put(&t, "s. Visit https://platform.openai.com/account/rate-limits to learn more.");
 }
 
 static void openai_body(mock_buf *b, const mock_reply *r, int status, mock_flavor flavor,

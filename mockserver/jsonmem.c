@@ -12,7 +12,10 @@ static _Thread_local mock_jsonmem *current;
 static void *block_malloc(size_t n) {
     mock_jsonmem *m = current;
     size_t at = m != NULL ? (m->used + 15) & ~(size_t)15 : 0;
-    if (m == NULL || n > m->cap || at > m->cap - n) return malloc(n);
+    if (m == NULL || n > m->cap || at > m->cap - n) {
+        if (m != NULL) m->spilled++;
+        return malloc(n);
+    }
     m->used = at + n;
     return m->p + at;
 }
@@ -36,6 +39,7 @@ void mock_jsonmem_begin(mock_jsonmem *m, char *mem, size_t cap) {
     m->p = mem;
     m->cap = cap;
     m->used = 0;
+    m->spilled = 0;
     current = m;
 }
 

@@ -6,7 +6,8 @@
  * The hooks are process-wide (cJSON_InitHooks, installed once); outside a block, on any thread,
  * they are malloc and free, so every other cJSON user is served as before. Inside one, what does
  * not fit goes to malloc; freeing a pointer of the block does nothing. Whatever cJSON allocates
- * inside must be freed with cJSON_free (or cJSON_Delete) before mock_jsonmem_end.
+ * inside must be freed with cJSON_free (or cJSON_Delete) before mock_jsonmem_end, unless nothing
+ * spilled: then all of it is in the block, and goes with it.
  */
 #ifndef MOCK_JSONMEM_H
 #define MOCK_JSONMEM_H
@@ -16,6 +17,7 @@
 typedef struct mock_jsonmem {
     char *p;
     size_t cap, used;
+    size_t spilled; /* allocations that did not fit (malloc'd) */
 } mock_jsonmem;
 
 /* From now until mock_jsonmem_end, cJSON on this thread allocates from mem (16-byte aligned). */

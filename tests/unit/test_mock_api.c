@@ -1,7 +1,8 @@
 /*
  * test_mock_api.c - the mock's endpoints beyond chat and messages, and their dialects: the
  * Responses API, embeddings, legacy completions, models, count_tokens, Azure OpenAI, Gemini;
- * tools and structured output (the schema's minimal instance); every dialect's 429.
+ * tools and structured output (the schema's minimal instance); every dialect's 429; the filler
+ * and JSON escaping against the plain way of writing them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -32,6 +33,65 @@
 
 static const char *const azure_key[] = {"api-key: k", NULL};
 static const char *const gemini_key[] = {"x-goog-api-key: k", NULL};
+
+/* ---- the text builders, against the plain way of writing them ------------------------------ */
+
+/* The filler of T tokens is its words in turn, space-separated, whatever T is against the
+ * 32-word cycle the builder copies whole. */
+static void filler_text_is_its_words_in_turn(void **state) {
+    (void)state;
+    for (int64_t t = 0; t <= 100; t++) {
+        mock_reply r = {.output = MOCK_OUT_TEXT, .tokens = t};
+        mock_buf got = {0}, want = {0};
+        mock_text_json(&got, &r);
+        for (int64_t k = 0; k < t; k++) {
+            bool sp;
+            const char *w = mock_wire_word(k, &sp);
+            if (sp) mock_buf_puts(&want, " ");
+            mock_buf_puts(&want, w);
+        }
+        assert_int_equal(got.len, want.len);
+        if (t > 0) assert_memory_equal(got.p, want.p, want.len);
+        mock_buf_free(&got);
+        mock_buf_free(&want);
+    }
+    mock_reply r = {.output = MOCK_OUT_TEXT, .tokens = 40};
+    mock_buf small = {.limit = 100}; /* 40 words are 200-odd bytes: over the limit */
+    mock_text_json(&small, &r);
+    assert_true(small.oom);
+    mock_buf_free(&small);
+}
+
+/* JSON escaping, eight plain bytes at a time, is the same as byte by byte: every byte value at
+ * every place of texts of 1 to 19 bytes. */
+static void json_escape_matches_the_byte_by_byte_rule(void **state) {
+    (void)state;
+    char text[19], e[8];
+    for (size_t n = 1; n <= sizeof text; n++) {
+        for (size_t at = 0; at < n; at++) {
+            for (int c = 0; c < 256; c++) {
+                memset(text, 'a', n);
+                text[at] = (char)c;
+                mock_buf got = {0}, want = {0};
+                mock_buf_json_escape(&got, text, n);
+                for (size_t i = 0; i < n; i++) {
+                    unsigned char x = (unsigned char)text[i];
+                    if (x == '"' || x == '\\')
+                        snprintf(e, sizeof e, "\\%c", x);
+                    else if (x < 0x20)
+                        snprintf(e, sizeof e, "\\u%04x", x);
+                    else
+                        snprintf(e, sizeof e, "%c", x);
+                    mock_buf_puts(&want, e);
+                }
+                assert_int_equal(got.len, want.len);
+                assert_memory_equal(got.p, want.p, want.len);
+                mock_buf_free(&got);
+                mock_buf_free(&want);
+            }
+        }
+    }
+}
 
 /* ---- the schema's minimal instance ---------------------------------------------------------- */
 
@@ -827,6 +887,8 @@ static void retry_after_is_left_out_where_the_script_says(void **state) {
 int main(void) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(filler_text_is_its_words_in_turn),
+        cmocka_unit_test(json_escape_matches_the_byte_by_byte_rule),
         cmocka_unit_test(schema_object_has_its_required_properties_in_order),
         cmocka_unit_test(schema_refs_enums_alternatives_and_merges),
         cmocka_unit_test(schema_numbers_move_into_their_range),
