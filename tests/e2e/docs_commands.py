@@ -23,6 +23,7 @@ Prints TAP, numbered after the N tests the calling suite printed; exits 1 when a
 """
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -249,14 +250,23 @@ def in_order(expected, got):
 ENV = dict(os.environ, PATH=os.path.join(CLONE, ".bin") + os.pathsep + os.environ["PATH"])
 
 
+def sh(cmd, cwd, timeout):
+    """(exit code or "timeout (N s)", output) of `sh -c cmd`; on a timeout the command's whole
+    process group is killed, so nothing it started (a fuzzer, a server) outlives the suite."""
+    p = subprocess.Popen(["sh", "-c", cmd], cwd=cwd, env=ENV, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        return "timeout (%d s)" % timeout, out
+
+
 def run(where, cmd, expected, want, cwd=CLONE, shown=None):
     t0 = time.monotonic()
-    try:
-        p = subprocess.run(["sh", "-c", cmd], cwd=cwd, env=ENV, capture_output=True, text=True,
-                           timeout=120)
-        rc, out = p.returncode, p.stdout + p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, out = "timeout (120 s)", str(e.stdout or "") + str(e.stderr or "")
+    rc, out = sh(cmd, cwd, 120)
     took = time.monotonic() - t0
     name = "%s: %s (exit %s, %.1fs)" % (where, shown or cmd, rc, took)
     if rc == 3 and cmd.startswith(REAL_TIME):
@@ -287,10 +297,8 @@ def block(where, lines):
               "i=0; until curl -s -o /dev/null http://127.0.0.1:%s/__fusebox/log; do\n"
               "  i=$((i+1)); [ $i -gt 100 ] && exit 9; sleep 0.05; done\n%s\n" % (first, port, rest))
     expected = ["exit 1", "verdict: fail (1 request, 2 attempts)"]
-    p = subprocess.run(["sh", "-c", script], cwd=CLONE, env=ENV, capture_output=True, text=True,
-                       timeout=60)
-    out = p.stdout + p.stderr
-    fine = p.returncode == 0 and all(e in out for e in expected)
+    rc, out = sh(script, CLONE, 60)
+    fine = rc == 0 and all(e in out for e in expected)
     ok(fine, "%s: the session of %d commands from '%s' (port %s for 8080) ends with 'exit 1' "
        "and the verdict line the docs show" % (where, len(lines), lines[0], port), out)
 
