@@ -21,7 +21,8 @@ static void join(char *buf, size_t len, const char *dir, const char *name) {
     snprintf(buf, len, "%s/%s", dir, name);
 }
 
-/* A name in charts/ that fusebox writes: a chart's NAME.gp/.png/.svg, compare.dat, data_*.dat. */
+/* A name in charts/ that fusebox writes: a chart's NAME.gp/.png/.svg and its NAME.dat (compare.dat,
+   classes.dat), data_*.dat. */
 static bool own_chart_file(const char *name) {
     size_t len = strlen(name);
     if (strcmp(name, "compare.dat") == 0) return true;
@@ -33,7 +34,8 @@ static bool own_chart_file(const char *name) {
         size_t n = strlen(infos[k].name);
         if (strncmp(name, infos[k].name, n) != 0) continue;
         const char *ext = name + n;
-        if (strcmp(ext, ".gp") == 0 || strcmp(ext, ".png") == 0 || strcmp(ext, ".svg") == 0)
+        if (strcmp(ext, ".gp") == 0 || strcmp(ext, ".png") == 0 || strcmp(ext, ".svg") == 0 ||
+            strcmp(ext, ".dat") == 0)
             return true;
     }
     return false;
