@@ -8,6 +8,17 @@
 . tests/tap.sh
 T=$E2E_TMP
 
+case "${BUILD:-}" in
+*asan*)
+    # the claim is about timing on a starved machine, which the release run tests; under asan
+    # the live path's memory is covered by e2e/live and e2e/live_compare (and CI's 25 minutes
+    # have no room for 90 s of busy loops that find no memory error)
+    skip "live runs under two busy loops" "release build only: timing, not memory (e2e/live and live_compare run under asan)"
+    finish
+    exit 0
+    ;;
+esac
+
 timeout 600 sh -c 'while :; do :; done' &
 LOOP1=$!
 timeout 600 sh -c 'while :; do :; done' &
