@@ -135,8 +135,8 @@ static const sim_param openai_node_params[] = {
 static const char *const openai_node_rules[] = {
     "maxRetries retries after the first call: the default 2 makes 3 calls",
     stainless_retried,
-    "the wait before retry k + 1 (k = 0, 1, ...) is Math.min(0.5 * 2^k, 8) * (1 - Math.random() "
-    "* 0.25) s",
+    "the wait before retry k + 1 (k = 0, 1, ...) is Math.min(0.5 * 2^k, 8) * (1 - U * 0.25) s, U "
+    "uniform in [0, 1) (Math.random)",
     "retry-after-ms, else retry-after (seconds or an HTTP-date) is waited as is when it is at "
     "least 0 and at most 60 s (0: at once); above 60 s, negative or none: the backoff",
     "timeout (milliseconds) bounds each attempt: fetch until the headers, then the body of a "
@@ -226,8 +226,8 @@ const sim_preset sim_preset_anthropic_python = {
 static const char *const anthropic_node_rules[] = {
     "maxRetries retries after the first call: the default 2 makes 3 calls",
     stainless_retried,
-    "the wait before retry k + 1 (k = 0, 1, ...) is Math.min(0.5 * 2^k, 8) * (1 - Math.random() "
-    "* 0.25) s",
+    "the wait before retry k + 1 (k = 0, 1, ...) is Math.min(0.5 * 2^k, 8) * (1 - U * 0.25) s, U "
+    "uniform in [0, 1) (Math.random)",
     "retry-after-ms (unless 0), else retry-after (seconds or an HTTP-date) is waited as is, "
     "however long: there is no cap; none: the backoff",
     "timeout (milliseconds) bounds each attempt; the request has no overall deadline",
@@ -657,8 +657,8 @@ static const char *const lc_js_rules[] = {
     "not retried: 400, 401, 402, 403, 404, 405, 406, 407, 409 (STATUS_NO_RETRY), aborts, and a "
     "429 that is a quota (insufficient_quota), has no Retry-After, or asks for more than 60 s; "
     "every other error is retried, 408, 413, 422 and every status >= 500 included",
-    "the wait before retry n (n = 1, 2, ...) is Math.round((Math.random() + 1) * 1000 * 2^(n - "
-    "1)) ms: 1-2 s, 2-4 s, 4-8 s ..., no cap (p-retry randomize: true)",
+    "the wait before retry n (n = 1, 2, ...) is Math.round((U + 1) * 1000 * 2^(n - 1)) ms, U "
+    "uniform in [0, 1) (Math.random): 1-2 s, 2-4 s, 4-8 s ..., no cap (p-retry randomize: true)",
     "a 429's Retry-After (seconds or an HTTP-date; 0 included), when at most 60 s, waits "
     "max(that, the backoff); Retry-After on any other status is not read",
     "x-should-retry is not read",
