@@ -1,6 +1,6 @@
 /*
- * sweep_pool.h - a sweep's worker processes: tasks handed out one at a time
- * to whichever worker is free, results filed under their task number; and
+ * sweep_pool.h - a sweep's worker processes: tasks handed out as the workers
+ * free up (two ahead each), results filed under their task number; and
  * the SIGINT/SIGTERM flag that stops a sweep between tasks.
  */
 #ifndef CLI_SWEEP_POOL_H
