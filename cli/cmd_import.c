@@ -160,6 +160,8 @@ static void cell(char *buf, size_t len, const imp_check *c, double v) {
         snprintf(buf, len, "%.0f", v);
     else if (strcmp(c->metric, "success_rate") == 0)
         snprintf(buf, len, "%.2f%%", v * 100);
+    else if (strcmp(c->metric, "cost_usd") == 0)
+        snprintf(buf, len, "$%.4f", v);
     else
         snprintf(buf, len, "%.3fx", v);
 }

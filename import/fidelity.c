@@ -11,6 +11,10 @@
  *   latency_p50, _p99  the order statistics 3 sd of the rank (sqrt(n q (1-q))) + 1 on
  *                      either side (a distribution-free interval), widened by 5% and
  *                      at least 5 ms
+ *   cost_usd           3 sd of the sum of the cost per request, + 5%; only when every
+ *                      attempt that used tokens carries its cost (LiteLLM's
+ *                      response_cost) and the scenario has prices: the bill the
+ *                      replay must reproduce
  */
 #include <math.h>
 #include <stdio.h>
@@ -88,6 +92,39 @@ static void latency(imp_incident *inc, const char *metric, double q, const int64
              "order statistics 3 sd of the rank away, + 5%%, >= 5 ms (%zu requests)", n);
 }
 
+/*
+ * The log's bill: the sum of the attempts' recorded costs. Checked only when it is whole
+ * (no attempt with tokens lacks its cost) and the providers have prices (else the
+ * simulation bills nothing and the check would only say so).
+ */
+static void cost(imp_incident *inc) {
+    bool prices = false;
+    for (uint32_t p = 0; p < inc->log->nprov; p++)
+        prices |= inc->log->prov[p].price_in > 0 || inc->log->prov[p].price_out > 0;
+    double n = (double)(inc->r1 - inc->r0), s = 0, ss = 0;
+    bool any = false;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        double x = 0;
+        for (uint32_t i = q->first; i < q->first + q->count; i++) {
+            const imp_attempt *a = &inc->log->att[i];
+            if (a->cost < 0 && (a->tokens_in > 0 || a->tokens_out > 0)) return;
+            any |= a->cost >= 0;
+            x += fmax(0, a->cost);
+        }
+        s += x;
+        ss += x * x;
+    }
+    if (!any || !prices || s <= 0) return;
+    double sd = n > 1 ? sqrt(fmax(0, (ss - s * s / n) / (n - 1))) : 0;
+    double t = 3 * sd * sqrt(n) + 0.05 * s;
+    imp_check *c = add(inc, "cost_usd", false, s);
+    if (c == NULL) return;
+    c->lo = fmax(0, s - t);
+    c->hi = s + t;
+    snprintf(c->why, sizeof c->why, "3 sd of the sum of the cost per request, + 5%%");
+}
+
 void fit_checks(imp_incident *inc) {
     size_t n = inc->r1 - inc->r0, k = 0;
     int64_t *v = malloc(n * sizeof *v);
@@ -98,5 +135,6 @@ void fit_checks(imp_incident *inc) {
     amplification(inc);
     latency(inc, "latency_p50", 0.5, v, n);
     latency(inc, "latency_p99", 0.99, v, n);
+    cost(inc);
     free(v);
 }

@@ -235,6 +235,17 @@ o=p['openai']; print('# openai:', o['price'], o['context_window'], o['latency'])
 sys.exit(0 if o['price'] == {'input_per_mtok': 2.5, 'output_per_mtok': 10} and o['context_window'] == 128000
          and abs(int(o['latency']['per_output_token'][:-2]) - 12000) < 600 else 1)" "$T/ll-incident.json"
 ok $? "prices and the context window from model_map_information, the time per token from the answers"
+contains "$OUT" "cost_usd " "the import's table has the bill (the records' response_cost)"
+[ "$(pyjson "$T/ll-incident.json" "len([e for e in d['expect'] if e.startswith('as-was.cost_usd ')])")" = 2 ]
+ok $? "... and the scenario expects as-was.cost_usd within its band (two lines)"
+python3 -c "import json,sys
+with open(sys.argv[1]) as f, open(sys.argv[2], 'w') as g:
+    for line in f:
+        r = json.loads(line); r['response_cost'] = 2 * r['response_cost']; g.write(json.dumps(r) + '\n')" \
+    "$T/litellm.jsonl" "$T/ll-double.jsonl"
+expect_exit 1 "a bill twice what the prices give: as-was does not reproduce it" "$FUSEBOX" import \
+    "$T/ll-double.jsonl" -o "$T/ll-double.json"
+contains "$(echo "$OUT" | grep '^cost_usd ')" "OUTSIDE" "... and the cost_usd row says so"
 expect_exit 0 "the rate-curve form (--arrivals rate) imports too" "$FUSEBOX" import "$T/litellm.jsonl" \
     -o "$T/ll-rate.json" --arrivals rate -q
 [ "$(pyjson "$T/ll-rate.json" "len(d['traffic'][0]['ramp'])")" = 32 ]

@@ -778,6 +778,55 @@ static void success_band_is_three_sd_and_one_over_n(void **state) {
     imp_log_free(log);
 }
 
+/* The check of cost_usd, or NULL when the import made none. */
+static const imp_check *cost_check(const imp_incident *inc) {
+    for (uint32_t i = 0; i < inc->nchecks; i++)
+        if (strcmp(inc->checks[i].metric, "cost_usd") == 0) return &inc->checks[i];
+    return NULL;
+}
+
+/* The half_503 log with prices, and a recorded cost of $0.001 on every answer (0 on errors). */
+static imp_log *billed(void) {
+    imp_log *log = synthetic(600, 100, half_503);
+    log->prov[0].price_in = 2.5;
+    log->prov[0].price_out = 10;
+    for (uint32_t i = 0; i < log->natt; i++)
+        log->att[i].cost = log->att[i].outcome == IMP_OK ? 0.001 : 0;
+    return log;
+}
+
+static void cost_band_is_three_sd_of_the_bill_and_five_percent(void **state) {
+    (void)state;
+    imp_log *log = billed();
+    imp_incident *inc = build(log, 0);
+    const imp_check *c = cost_check(inc);
+    assert_non_null(c);
+    /* 500 answers at $0.001: mean 1/1200 per request, sd of a 0/0.001 draw with p = 5/6 */
+    double s = 0.5, n = 600, m = s / n, ss = 500 * 1e-6;
+    double sd = sqrt((ss - n * m * m) / (n - 1)), t = 3 * sd * sqrt(n) + 0.05 * s;
+    assert_true(fabs(c->logs - s) < 1e-12);
+    assert_true(fabs(c->lo - (s - t)) < 1e-12);
+    assert_true(fabs(c->hi - (s + t)) < 1e-12);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+static void no_cost_check_without_a_whole_bill_or_prices(void **state) {
+    (void)state;
+    imp_log *log = billed();
+    log->att[7].cost = -1; /* an answer with tokens and no recorded cost: the bill is not whole */
+    imp_incident *inc = build(log, 0);
+    assert_null(cost_check(inc));
+    imp_incident_free(inc);
+    imp_log_free(log);
+    log = billed();
+    log->prov[0].price_in = log->prov[0].price_out = -1; /* no prices: the replay bills nothing */
+    inc = build(log, 0);
+    assert_null(cost_check(inc));
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void scenario_loads_and_is_the_same_twice(void **state) {
     (void)state;
     imp_log *log = retried();
@@ -832,6 +881,8 @@ int main(void) {
         cmocka_unit_test(per_token_line_is_not_tilted_by_long_answers),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
+        cmocka_unit_test(cost_band_is_three_sd_of_the_bill_and_five_percent),
+        cmocka_unit_test(no_cost_check_without_a_whole_bill_or_prices),
         cmocka_unit_test(scenario_loads_and_is_the_same_twice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
