@@ -242,6 +242,10 @@ static void pod_groups(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
     memcpy(fc->group, L->group, sizeof fc->group);
     memcpy(fc->weight, L->weight, sizeof fc->weight);
     fc->rr_cursor = &s->rr_cursors[(size_t)k * s->NL + l];
+    /* a pod the autoscaler starts again is a new process: its rotation starts over, at the
+     * first host, as every pod's did at time 0 (Envoy keeps its index only over the host set
+     * changes of one load balancer: round_robin_lb.h refreshHostSource) */
+    *fc->rr_cursor = 0;
     fc->healthy_gate = L->healthy_gate;
     fc->zero_wait_if_healthy = L->zero_wait_if_healthy;
     fc->on_context_length = L->on_context_length;
