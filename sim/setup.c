@@ -97,8 +97,8 @@ static void setup_spikes(sim *s, uint32_t c) {
 
 /*
  * The breaker store's outages are disturbances too; they disturb the providers
- * the variant guards with a shared breaker (every provider, for a breaker
- * outside the routing layer).
+ * the variant guards with a breaker the store holds, shared or published
+ * (every provider, for a breaker outside the routing layer).
  */
 static void setup_store_windows(sim *s) {
     const sim_scenario *sc = s->sc;
@@ -111,7 +111,7 @@ static void setup_store_windows(sim *s) {
     }
     for (uint32_t l = 0; sc->store_outage_count > 0 && l < s->pol->layer_count; l++) {
         const sim_layer *L = &s->pol->layers[l];
-        if (L->breaker_scope != SIM_SCOPE_SHARED) continue;
+        if (L->breaker_scope == SIM_SCOPE_POD) continue;
         for (uint32_t p = 0; p < s->P; p++)
             if (L->role == SIM_ROLE_OUTER ? L->per_provider[0].has_breaker
                                           : L->per_provider[p].has_breaker)
