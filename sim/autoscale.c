@@ -8,9 +8,11 @@
  * arrivals are dealt round-robin to the ready pods), or draining (removed:
  * it takes no new request and finishes those it holds, then is off). A pod
  * that starts gets fresh policy state: its breakers closed with empty
- * windows, full limiters and budgets (setup_pod_policy), no connections
- * (conns_pod_reset), so every new pod
- * pays its own way into an outage.
+ * windows, full limiters and budgets, its round robin over hosts back at
+ * the first (setup_pod_policy), no connections (conns_pod_reset), so every
+ * new pod pays its own way into an outage. The arrivals' own round robin
+ * (autoscale_route) keeps its counter over the changing ready set, as
+ * Envoy's keeps its index over a changing host set (docs/models.md).
  *
  * Every second the autoscaler samples its metric over the ready pods (the
  * requests a pod holds, running or queued, or the share of its workers that

@@ -196,28 +196,31 @@ int ld_parse_breaker_store(pctx *P, const cJSON *v, void *out) {
 
 /* ---- what holds across sections ---- */
 
-static bool has_shared_breaker(const sim_policy *pol) {
+/* Does a layer keep breakers in the store: shared ones, or published cooldowns (LiteLLM)? */
+static bool has_store(const sim_policy *pol) {
     for (uint32_t l = 0; l < pol->layer_count; l++) {
         const sim_layer *L = &pol->layers[l];
-        if (L->breaker_scope != SIM_SCOPE_SHARED) continue;
+        if (L->breaker_scope == SIM_SCOPE_POD) continue;
         for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
             if (L->per_provider[p].has_breaker) return true;
     }
     return false;
 }
 
-/* Store outages need a shared breaker; per-pod sources need a fixed fleet. */
+/* Store outages need a store (a shared breaker, published cooldowns); per-pod sources need a
+ * fixed fleet. */
 int ld_check_fleet(pctx *P, const sim_scenario *sc) {
     bool shared = false;
     int autoscaled = -1;
     for (uint32_t v = 0; v < sc->variant_count; v++) {
-        shared |= has_shared_breaker(&sc->variants[v]);
+        shared |= has_store(&sc->variants[v]);
         if (autoscaled < 0 && sc->variants[v].autoscale.on) autoscaled = (int)v;
     }
     if (sc->store_outage_count > 0 && !shared) {
         size_t old = ld_push_key(P, "breaker_store");
-        int rc = ld_fail(P, "no variant has a shared breaker (breaker.scope \"shared\"): a store "
-                            "outage would change nothing");
+        int rc = ld_fail(P, "no variant has a shared breaker (breaker.scope \"shared\") or "
+                            "cooldowns shared through Redis (the litellm preset with redis_host "
+                            "or redis_url): a store outage would change nothing");
         ld_pop(P, old);
         return rc;
     }

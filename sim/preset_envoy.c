@@ -87,7 +87,8 @@ static const sim_param envoy_params[] = {
 static const char *const envoy_rules[] = {
     "the cluster's hosts are the scenario's providers (hosts): every attempt, retries too, is "
     "sent to the host the load balancer picks among those not ejected: ROUND_ROBIN rotates per "
-    "instance (pod), RANDOM draws; a retry may land on the same host",
+    "instance (pod), from the first host (a pod the autoscaler starts again starts over), "
+    "RANDOM draws; a retry may land on the same host",
     "no retry_on, no retries; else up to num_retries retries of: 5xx any 5xx; gateway-error 502, "
     "503, 504; reset, 5xx and gateway-error a reset or refused connection; connect-failure a "
     "refused connection; retriable-4xx 409; retriable-status-codes the listed statuses; a "
@@ -120,6 +121,9 @@ static const char *const envoy_not_modelled[] = {
     "splitting, max_ejection_time_jitter, enforcing percentages other than 0 and 100",
     "retry_host_predicate (previous_hosts), host weights, priorities, lb_policy other than "
     "ROUND_ROBIN and RANDOM, hedging",
+    "ROUND_ROBIN's first pick at a random index (EdfLoadBalancerBase's seed_, "
+    "load_balancing_policies/common/load_balancer_impl.cc e01a970a, taken by "
+    "round_robin/round_robin_lb.h 964dd462): every instance starts at the first host",
     "rate_limited_retry_back_off (reset headers); envoy-ratelimited, retriable-headers and "
     "refused-stream conditions (fusebox has no such replies)",
     NULL,

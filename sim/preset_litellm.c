@@ -154,6 +154,13 @@ static const char *const litellm_rules[] = {
     "of Redis, every 10 s (DualCache redis_batch_cache_expiry, BerriAI/litellm PR #34836; PR "
     "#40025 later made it 1 s): pod k reads at k * 10 s / pods + m * 10 s; the counts stay "
     "per instance",
+    "while Redis is unreachable (breaker_store.outages) an instance keeps its own cooldowns "
+    "(DualCache.set_cache writes memory before Redis) and learns none of the others': a cooldown "
+    "written then never reaches Redis (RedisCache.set_cache logs the error), a read then finds "
+    "nothing new (RedisCache.async_batch_get_cache returns {}, DualCache keeps what memory had), "
+    "so a cooldown written before the outage is learnt at the first read after it, if it still "
+    "lasts (cooldown_cache.py 565caa59 add_deployment_to_cooldown, async_get_active_cooldowns; "
+    "caching/dual_cache.py 015b9454; caching/redis_cache.py 0226cd83)",
     "timeout bounds each attempt; a stream that breaks after its first chunk is raised",
     NULL,
 };
@@ -686,7 +693,9 @@ const sim_preset sim_preset_litellm = {
     "_should_cooldown_deployment, should_cooldown_based_on_allowed_fails_policy) after PR "
     "#17464; router_utils/cooldown_cache.py 565caa59; "
     "router_utils/router_callbacks/track_deployment_metrics.py; caching/in_memory_cache.py "
-    "f5c6c4a9 (a TTL refreshed on every increment); utils.py 2be93d92 (_calculate_retry_after, "
+    "f5c6c4a9 (a TTL refreshed on every increment); caching/dual_cache.py 015b9454 and "
+    "caching/redis_cache.py 0226cd83 (Redis unreachable); utils.py 2be93d92 "
+    "(_calculate_retry_after, "
     "_should_retry); constants.py; router_utils/get_retry_from_policy.py",
     "the LiteLLM Router: model groups, retries, cooldowns and fallbacks",
     litellm_params,

@@ -440,47 +440,92 @@ void sim_error_format(const sim_error *err, char *buf, size_t len) {
 
 /* ---- lookups ---- */
 
-/* Does layer L ask for feature f? */
-static bool layer_uses(const sim_layer *L, sim_feature f) {
-    if (f == SIM_FEATURE_HEDGING) return L->has_hedge;
-    if (f == SIM_FEATURE_POOL) return L->has_pool;
+/* A layer with a concurrency_limit for some provider. */
+static bool has_conclimit(const sim_layer *L) {
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
         if (L->per_provider[p].has_conclimit) return true;
     return false;
 }
 
-/* Does some traffic class ask for fleet feature f (re-submissions, serial, per-pod sources)? */
-static bool class_uses(const sim_class *c, sim_feature f) {
-    if (f == SIM_FEATURE_RESUBMIT) return c->resubmit.probability > 0;
-    if (f == SIM_FEATURE_SERIAL) return c->serial;
-    return c->source == SIM_SOURCE_PER_POD;
+/* Does layer L ask for feature f? Every kind is named: a new one is a -Wswitch warning here. */
+static bool layer_uses(const sim_layer *L, sim_feature f) {
+    switch (f) {
+    case SIM_FEATURE_CONCLIMIT:
+        return has_conclimit(L);
+    case SIM_FEATURE_HEDGING:
+        return L->has_hedge;
+    case SIM_FEATURE_POOL:
+        return L->has_pool;
+    case SIM_FEATURE_ALWAYS:
+    case SIM_FEATURE_NETWORK:
+    case SIM_FEATURE_AUTOSCALE:
+    case SIM_FEATURE_RESUBMIT:
+    case SIM_FEATURE_SERIAL:
+    case SIM_FEATURE_PER_POD:
+    case SIM_FEATURE_STORE_OUTAGE:
+        return false; /* not a layer's: the providers, the classes or the fleet say */
+    }
+    return false; /* not a sim_feature */
 }
 
-/* The fleet's dynamics: what the classes, the variants or breaker_store ask for. */
-static bool fleet_uses(const sim_scenario *sc, sim_feature f) {
-    if (f == SIM_FEATURE_STORE_OUTAGE) return sc->store_outage_count > 0;
-    if (f == SIM_FEATURE_AUTOSCALE) {
-        for (uint32_t v = 0; v < sc->variant_count; v++)
-            if (sc->variants[v].autoscale.on) return true;
-        return false;
+/* Does traffic class c ask for fleet feature f (re-submissions, serial, per-pod sources)? */
+static bool class_uses(const sim_class *c, sim_feature f) {
+    switch (f) {
+    case SIM_FEATURE_RESUBMIT:
+        return c->resubmit.probability > 0;
+    case SIM_FEATURE_SERIAL:
+        return c->serial;
+    case SIM_FEATURE_PER_POD:
+        return c->source == SIM_SOURCE_PER_POD;
+    case SIM_FEATURE_ALWAYS:
+    case SIM_FEATURE_CONCLIMIT:
+    case SIM_FEATURE_HEDGING:
+    case SIM_FEATURE_POOL:
+    case SIM_FEATURE_NETWORK:
+    case SIM_FEATURE_AUTOSCALE:
+    case SIM_FEATURE_STORE_OUTAGE:
+        return false; /* not a class's: the layers, the providers or the fleet say */
     }
+    return false; /* not a sim_feature */
+}
+
+static bool any_layer_uses(const sim_scenario *sc, sim_feature f) {
+    for (uint32_t v = 0; v < sc->variant_count; v++)
+        for (uint32_t l = 0; l < sc->variants[v].layer_count; l++)
+            if (layer_uses(&sc->variants[v].layers[l], f)) return true;
+    return false;
+}
+
+static bool any_class_uses(const sim_scenario *sc, sim_feature f) {
     for (uint32_t c = 0; c < sc->class_count; c++)
         if (class_uses(&sc->classes[c], f)) return true;
     return false;
 }
 
 bool sim_scenario_uses(const sim_scenario *sc, sim_feature f) {
-    if (f == SIM_FEATURE_ALWAYS) return true;
-    if (f >= SIM_FEATURE_AUTOSCALE) return fleet_uses(sc, f);
-    if (f == SIM_FEATURE_NETWORK) {
+    switch (f) {
+    case SIM_FEATURE_ALWAYS:
+        return true;
+    case SIM_FEATURE_CONCLIMIT:
+    case SIM_FEATURE_HEDGING:
+    case SIM_FEATURE_POOL:
+        return any_layer_uses(sc, f);
+    case SIM_FEATURE_NETWORK:
         for (uint32_t p = 0; p < sc->provider_count; p++)
             if (sc->providers[p].has_network) return true;
         return false;
+    case SIM_FEATURE_AUTOSCALE:
+        for (uint32_t v = 0; v < sc->variant_count; v++)
+            if (sc->variants[v].autoscale.on) return true;
+        return false;
+    case SIM_FEATURE_RESUBMIT:
+    case SIM_FEATURE_SERIAL:
+    case SIM_FEATURE_PER_POD:
+        return any_class_uses(sc, f);
+    case SIM_FEATURE_STORE_OUTAGE:
+        return sc->store_outage_count > 0;
     }
-    for (uint32_t v = 0; v < sc->variant_count; v++)
-        for (uint32_t l = 0; l < sc->variants[v].layer_count; l++)
-            if (layer_uses(&sc->variants[v].layers[l], f)) return true;
-    return false;
+    return false; /* not a sim_feature */
 }
 
 int sim_scenario_provider(const sim_scenario *sc, const char *name) {

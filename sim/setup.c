@@ -97,8 +97,8 @@ static void setup_spikes(sim *s, uint32_t c) {
 
 /*
  * The breaker store's outages are disturbances too; they disturb the providers
- * the variant guards with a shared breaker (every provider, for a breaker
- * outside the routing layer).
+ * the variant guards with a breaker the store holds, shared or published
+ * (every provider, for a breaker outside the routing layer).
  */
 static void setup_store_windows(sim *s) {
     const sim_scenario *sc = s->sc;
@@ -111,7 +111,7 @@ static void setup_store_windows(sim *s) {
     }
     for (uint32_t l = 0; sc->store_outage_count > 0 && l < s->pol->layer_count; l++) {
         const sim_layer *L = &s->pol->layers[l];
-        if (L->breaker_scope != SIM_SCOPE_SHARED) continue;
+        if (L->breaker_scope == SIM_SCOPE_POD) continue;
         for (uint32_t p = 0; p < s->P; p++)
             if (L->role == SIM_ROLE_OUTER ? L->per_provider[0].has_breaker
                                           : L->per_provider[p].has_breaker)
@@ -242,6 +242,10 @@ static void pod_groups(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
     memcpy(fc->group, L->group, sizeof fc->group);
     memcpy(fc->weight, L->weight, sizeof fc->weight);
     fc->rr_cursor = &s->rr_cursors[(size_t)k * s->NL + l];
+    /* a pod the autoscaler starts again is a new process: its rotation starts over, at the
+     * first host, as every pod's did at time 0 (Envoy keeps its index only over the host set
+     * changes of one load balancer: round_robin_lb.h refreshHostSource) */
+    *fc->rr_cursor = 0;
     fc->healthy_gate = L->healthy_gate;
     fc->zero_wait_if_healthy = L->zero_wait_if_healthy;
     fc->on_context_length = L->on_context_length;

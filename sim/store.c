@@ -19,6 +19,14 @@
  * keeps the pod's last view while it says open and otherwise asks a breaker
  * of the pod's own, fresh at the outage's start and dropped at its end. When
  * the store is back, the pods read its state again (after the sync delay).
+ *
+ * Published openings (LiteLLM's cooldowns, a DualCache of memory and Redis)
+ * are each pod's own breakers: an outage keeps a pod's own cooldowns (its
+ * memory has them) and hides the others'. A cooldown written during the
+ * outage never reaches Redis (RedisCache.set_cache logs the error); a read
+ * during it finds nothing new (async_batch_get_cache returns {}, and
+ * DualCache keeps what memory had), so the pod learns a cooldown written
+ * before the outage at its first read after it, if the cooldown lasts.
  */
 #include <string.h>
 
@@ -218,6 +226,10 @@ static fb_time_us next_read(const sim *s, uint32_t layer, uint32_t k, fb_time_us
 
 /* An opening of pod `from`'s breaker, written to the store for the other pods to read. */
 static void publish(sim *s, const bctx *bc, const fb_breaker_event *ev) {
+    if (fleet_store_down(s)) {
+        stat_store(s, STORE_RECORD_LOST); /* the write fails: only this pod's memory has it */
+        return;
+    }
     for (uint32_t k = 0; k < s->npods; k++) {
         if ((int)k == bc->pod) continue;
         fb_time_us at = next_read(s, bc->layer, k, ev->at_us);
@@ -228,10 +240,34 @@ static void publish(sim *s, const bctx *bc, const fb_breaker_event *ev) {
     }
 }
 
+/* The end of the store outage under way (the windows are in time order and do not overlap). */
+static fb_time_us outage_end(const sim *s) {
+    for (uint32_t i = 0; i < s->sc->store_outage_count; i++) {
+        const sim_store_window *w = &s->sc->store_outages[i];
+        fb_time_us end = fb_time_add(w->at_us, w->for_us);
+        if (w->at_us <= s->now && s->now < end) return end;
+    }
+    return FB_TIME_MAX;
+}
+
+/* A pod's read of slot i failed (the store is down): its first read after the outage. */
+static void read_after_outage(sim *s, uint32_t i, fb_time_us until) {
+    uint32_t k = (uint32_t)((i / s->P) % s->npods);
+    uint32_t layer = (uint32_t)(i / ((size_t)s->P * s->npods));
+    fb_time_us end = outage_end(s);
+    if (end >= until) return; /* over before the store is back */
+    fb_time_us at = next_read(s, layer, k, end);
+    if (at < until) push(s, at, EV_PUBLISH, i, 0, 0);
+}
+
 void on_publish(sim *s, uint32_t slot_index) {
     fb_breaker *b = &s->breakers[slot_index];
     fb_time_us until = s->published[slot_index];
     if (until <= s->now) return;
+    if (fleet_store_down(s)) {
+        read_after_outage(s, slot_index, until);
+        return;
+    }
     if (fb_breaker_state_get(b) == FB_BREAKER_OPEN && fb_breaker_open_until(b) >= until) return;
     fb_breaker_sync(b, FB_BREAKER_OPEN, until, s->now);
 }
@@ -381,10 +417,37 @@ static void resync(sim *s) {
     }
 }
 
+/* Pod k's reads of layer l's published openings in [from, to): one every sync_delay_us. */
+static uint64_t reads_in(const sim *s, uint32_t l, uint32_t k, fb_time_us from, fb_time_us to) {
+    fb_time_us every = s->lays[l].cfg->sync_delay_us;
+    if (every <= 0) return 0;
+    fb_time_us phase = every * (fb_time_us)k / (fb_time_us)s->npods;
+    fb_time_us a = from <= phase ? 0 : (from - phase + every - 1) / every;
+    fb_time_us b = to <= phase ? 0 : (to - phase + every - 1) / every;
+    return (uint64_t)(b - a);
+}
+
+/* The outage is over: each live pod's reads of published openings during it failed. */
+static void count_failed_reads(sim *s, uint32_t outage) {
+    const sim_store_window *w = &s->sc->store_outages[outage];
+    for (uint32_t l = 0; l < s->NL; l++) {
+        const sim_layer *L = s->lays[l].cfg;
+        bool any = false;
+        for (uint32_t p = 0; p < s->P; p++) any = any || L->per_provider[p].has_breaker;
+        if (L->breaker_scope != SIM_SCOPE_PUBLISHED || !any) continue;
+        for (uint32_t k = 0; k < s->npods; k++) {
+            if (!fleet_pod_live(s, k)) continue;
+            uint64_t n = reads_in(s, l, k, w->at_us, s->now);
+            for (uint64_t i = 0; i < n; i++) stat_store(s, STORE_UNREACHABLE);
+        }
+    }
+}
+
 void on_store_edge(sim *s, uint32_t outage, bool end) {
     s->fleet->store_down = !end;
     local_breakers(s, !end);
     if (end) resync(s);
+    if (end) count_failed_reads(s, outage);
     sim_log_event le;
     memset(&le, 0, sizeof le);
     le.type = end ? SIM_EV_STORE_UP : SIM_EV_STORE_DOWN;

@@ -382,6 +382,41 @@ static void fleet_new_pods_bring_cold_breakers(void **state) {
     sim_scenario_free(sc);
 }
 
+/*
+ * A pod the autoscaler starts again is a new Envoy process: its round robin starts at the first
+ * host, as every pod's did at time 0. Two pods, hosts a and b (1 s each), 100 ms ticks. Requests
+ * at 0 s, then 2 at each of 0.5, 0.6, 0.7 s, dealt 0 1 0 1 0 1 0: pod 0 sends a b a b, pod 1
+ * a b a (its rotation at 3). No load: at 2 s the fleet goes to 1 pod (pod 1 leaves). 4 at 10.5 s
+ * on pod 0 (a b a b, its rotation at 8 again a multiple of 2); at 11 s the fleet wants 2: pod 1
+ * starts again. At 11.2 s two requests, one per pod: both go to a. A rotation kept from pod 1's
+ * first life (3) would have sent its request to b.
+ */
+static void fleet_restarted_pod_starts_its_round_robin_afresh(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        "{\"name\":\"rr\",\"duration\":\"14s\",\"tick\":\"100ms\",\"traffic\":[{\"class\":\"c\","
+        "\"arrivals\":{\"constant\":\"1/h\"},\"bursts\":[{\"at\":\"500ms\",\"count\":2},"
+        "{\"at\":\"600ms\",\"count\":2},{\"at\":\"700ms\",\"count\":2},{\"at\":\"10.5s\","
+        "\"count\":4},{\"at\":\"11.2s\",\"count\":2}]}],\"pods\":{\"count\":2,\"workers\":100},"
+        "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"1s\"}},{\"name\":\"b\","
+        "\"latency\":{\"ttft\":\"1s\"}}],\"variants\":{\"v\":{\"layers\":[{\"name\":\"gw\","
+        "\"preset\":\"envoy\"}],\"autoscale\":{\"metric\":\"in_flight\",\"target\":1,\"min\":1,"
+        "\"max\":2,\"period\":\"1s\",\"scale_down\":{\"stabilization\":\"0s\"}}}}}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    char got[256];
+    scale_events(c, got, sizeof got);
+    assert_string_equal(got, "2:2>1 11:1>2 13:2>1");
+    const sim_row *r = &c->rows[112];
+    assert_int_equal(r->t_us, 11200 * MS);
+    assert_int_equal(r->arrivals, 2);
+    assert_int_equal(r->p[0].attempts, 2);
+    assert_int_equal(r->p[1].attempts, 0);
+    free(s);
+    free(c);
+    sim_scenario_free(sc);
+}
+
 /* ---- the breaker store's outages ---- */
 
 /* One pod, 1 request/s, one attempt, a shared breaker (3 failures, open 30 s, no sync delay);
@@ -499,6 +534,7 @@ int main(void) {
         cmocka_unit_test(fleet_closed_loop_user_resubmits_instead_of_asking_anew),
         cmocka_unit_test(fleet_degraded_answers_are_not_resubmitted),
         cmocka_unit_test(fleet_autoscaler_first_decision_is_exact),
+        cmocka_unit_test(fleet_restarted_pod_starts_its_round_robin_afresh),
         cmocka_unit_test(fleet_autoscaler_scale_down_waits_for_the_stabilization_window),
         cmocka_unit_test(fleet_new_pods_bring_cold_breakers),
         cmocka_unit_test(fleet_store_outage_healthy_provider),

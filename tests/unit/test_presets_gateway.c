@@ -518,6 +518,64 @@ static void litellm_redis_read_cycle(void **state) {
     sim_scenario_free(sc);
 }
 
+/* The first breaker event of pod `pod` caused `cause`, or NULL. */
+static const bev *first_of(const bevs *ev, int pod, fb_breaker_cause cause) {
+    for (uint32_t i = 0; i < ev->n; i++)
+        if (ev->e[i].pod == pod && ev->e[i].cause == cause) return &ev->e[i];
+    return NULL;
+}
+
+/* ll_redis with Redis unreachable over [at, at + for). */
+static sim_scenario *ll_redis_down(const char *at, const char *for_) {
+    char set[128];
+    snprintf(set, sizeof set, "breaker_store={\"outages\":[{\"at\":\"%s\",\"for\":\"%s\"}]}", at,
+             for_);
+    const char *sets[] = {set};
+    return th_load_with(ll_redis, sets, 1, NULL);
+}
+
+/*
+ * Redis down (cooldown_handlers.py and cooldown_cache.py 565caa59, caching/dual_cache.py and
+ * redis_cache.py): a pod keeps its own cooldowns (DualCache writes memory first) and does not
+ * learn the others'. Pod 0 cools a at 3.51 s until 17.51 s; pod 1 reads Redis at 5, 15, 25 s.
+ */
+static void litellm_redis_outage_hides_the_other_pods_cooldowns(void **state) {
+    (void)state;
+    bevs ev = {.n = 0};
+    /* down [3 s, 4 s): the write at 3.51 s is lost; pod 1 never learns the cooldown */
+    sim_scenario *sc = ll_redis_down("3s", "1s");
+    sim_summary *s = run(sc, on_breaker, &ev);
+    const bev *own = first_of(&ev, 0, FB_CAUSE_IMMEDIATE);
+    assert_non_null(own);
+    assert_int_equal(own->t, 3510 * MS);
+    assert_int_equal(own->until, 17510 * MS);
+    assert_null(first_of(&ev, 1, FB_CAUSE_SYNC));
+    assert_int_equal(s->fleet.store_records_lost, 1);
+    assert_int_equal(s->fleet.store_unreachable, 0); /* no read falls in [3 s, 4 s) */
+    free(s);
+    sim_scenario_free(sc);
+    /* down [4 s, 6 s): pod 1's read at 5 s fails; it learns the cooldown at 15 s */
+    ev.n = 0;
+    sc = ll_redis_down("4s", "2s");
+    s = run(sc, on_breaker, &ev);
+    const bev *learnt = first_of(&ev, 1, FB_CAUSE_SYNC);
+    assert_non_null(learnt);
+    assert_int_equal(learnt->t, 15 * S);
+    assert_int_equal(learnt->until, 17510 * MS);
+    assert_int_equal(s->fleet.store_records_lost, 0);
+    assert_int_equal(s->fleet.store_unreachable, 1);
+    free(s);
+    sim_scenario_free(sc);
+    /* down [4 s, 20 s): the reads at 5 and 15 s fail, the one at 25 s comes after its end */
+    ev.n = 0;
+    sc = ll_redis_down("4s", "16s");
+    s = run(sc, on_breaker, &ev);
+    assert_null(first_of(&ev, 1, FB_CAUSE_SYNC));
+    assert_int_equal(s->fleet.store_unreachable, 3); /* pod 0's at 10 s, pod 1's at 5 and 15 s */
+    free(s);
+    sim_scenario_free(sc);
+}
+
 /*
  * The percentage rule in a run (track_deployment_metrics.py, in_memory_cache.py): 200 s
  * of successes, then a down. The successes outnumber the failures until their count
@@ -857,6 +915,7 @@ int main(void) {
         cmocka_unit_test(litellm_deployment_provider_rule),
         cmocka_unit_test(litellm_deployment_provider_errors),
         cmocka_unit_test(litellm_redis_read_cycle),
+        cmocka_unit_test(litellm_redis_outage_hides_the_other_pods_cooldowns),
         cmocka_unit_test(litellm_percentage_rule_waits_for_old_successes),
         cmocka_unit_test(portkey_attempts_and_backoff),
         cmocka_unit_test(portkey_on_status_codes),

@@ -618,8 +618,29 @@ static void scenario_efficiency_share_of_zero_is_rejected(void **state) {
               "providers[0].capacity.efficiency.share", "out of range");
 }
 
+/* Each feature is answered by what asks for it; a scenario asking for one asks for no other. */
+static void scenario_uses_answers_each_feature_from_its_owner(void **state) {
+    (void)state;
+    sim_scenario *plain = th_load("{\"name\":\"u\",\"duration\":\"10s\",\"traffic\":[{\"class\":"
+                                  "\"c\",\"arrivals\":{\"constant\":\"1/s\"}}],"
+                                  "\"providers\":[{\"name\":\"a\"}]}");
+    sim_scenario *net = th_load(
+        "{\"name\":\"u\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
+        "{\"constant\":\"1/s\"},\"serial\":true}],\"providers\":[{\"name\":\"a\",\"network\":"
+        "{\"latency\":\"100ms\"}}],\"policy\":{\"connections\":{\"max\":1}}}");
+    assert_true(sim_scenario_uses(plain, SIM_FEATURE_ALWAYS));
+    for (int f = SIM_FEATURE_CONCLIMIT; f <= SIM_FEATURE_STORE_OUTAGE; f++) {
+        assert_false(sim_scenario_uses(plain, (sim_feature)f));
+        bool want = f == SIM_FEATURE_NETWORK || f == SIM_FEATURE_POOL || f == SIM_FEATURE_SERIAL;
+        if (sim_scenario_uses(net, (sim_feature)f) != want) fail_msg("feature %d", f);
+    }
+    sim_scenario_free(plain);
+    sim_scenario_free(net);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(scenario_uses_answers_each_feature_from_its_owner),
         cmocka_unit_test(scenario_durations_parse_with_units),
         cmocka_unit_test(scenario_duration_limit_names_both_durations),
         cmocka_unit_test(scenario_rates_parse_per_unit),
