@@ -10,7 +10,8 @@
 # Two sweeps:
 #   even:   100 points (10 failure rates x 10 open durations) x 3 seeds = 300 runs of
 #           the flagship cut to 10 minutes at 200 req/s; every run costs about the same.
-#   uneven: 40 points (20 open durations x 2 traffic levels, 20/s and 400/s) x 1 seed;
+#   uneven: 40 points (20 open durations x 2 traffic levels, 20/s and 400/s) x 1 seed
+#           of the flagship cut to 20 minutes;
 #           the traffic level is the last axis, so every other run is ~5x heavier.
 #
 # Under load the speedup has a ceiling that no assignment can pass: with L outside
@@ -43,7 +44,7 @@ sweep() { # sweep KIND OUT ARGS...: one sweep of KIND (even|uneven) into OUT
             --seeds 3 --minimize cost_usd --subject-to "success_rate>=0.999" \
             --no-charts -q -o "$out" "$@"
     else
-        "$FUSEBOX" sweep scenarios/retry-storm.json --set duration=10m \
+        "$FUSEBOX" sweep scenarios/retry-storm.json --set duration=20m \
             --grid breaker.open=2s,4s,6s,8s,10s,12s,14s,16s,18s,20s,22s,24s,26s,28s,30s,32s,34s,36s,38s,40s \
             --grid traffic.chat.arrivals.poisson=20/s,400/s \
             --seeds 1 --minimize cost_usd --no-charts -q -o "$out" "$@"
@@ -108,7 +109,7 @@ unbusy
 busy 2
 measure even 2 "with two outside busy loops"
 unbusy
-echo " uneven runs: 40 points x 1 seed, every other run at 400 req/s instead of 20"
+echo " uneven runs: 40 points x 1 seed of retry-storm, 20 min, every other run at 400 req/s instead of 20"
 measure uneven 0 "the machine as it is"
 busy 1
 measure uneven 1 "with an outside busy loop"
