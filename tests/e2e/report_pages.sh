@@ -31,7 +31,7 @@ PAGE=$(cat "$T/rs/report.html" 2>/dev/null)
 for id in verdict variants summary classes providers spillover charts files; do
     contains "$PAGE" "id=\"$id\"" "report.html has the section #$id"
 done
-contains "$PAGE" "tuned does best on success rate (99.90% against 62.73% for naive)" \
+contains "$PAGE" "tuned does best against naive on success rate (99.90% against 62.73%)" \
     "the verdict names the winner with the run's figures"
 contains "$PAGE" "its fallback served 12.17% of requests" "the verdict says what the fallback served"
 contains "$PAGE" "account never calls an LLM" "the verdict names the collateral damage"
@@ -44,7 +44,7 @@ contains "$PAGE" "<td>account</td>" "the per-class table lists the class that ca
 contains "$PAGE" "id=\"chart-classes\"" "report.html has the per-class chart"
 check "the per-class chart's data has the flagship's classes" \
     grep -q '^"account" 22.737975 34.603007 0.000000 0.200703$' "$T/rs/charts/classes.dat"
-contains "$(cat "$L/run.log")" "tuned does best on success rate (99.90% against 62.73% for naive)" \
+contains "$(cat "$L/run.log")" "tuned does best against naive on success rate (99.90% against 62.73%)" \
     "fusebox run prints the verdict below its table"
 
 "$FUSEBOX" run tests/e2e/sweep-small.json -o "$T/a" -q >/dev/null 2>&1 &&
