@@ -137,7 +137,10 @@ static void winner_sentence(text *t, const sim_scenario *sc, sim_summary *const 
         shown(x, sizeof x, sc, sums[w], &aspects[k]);
         shown(y, sizeof y, sc, sums[next[k]], &aspects[k]);
         said++;
-        put(t, "%s%s (%s against %s", said == 1 ? "" : said == count ? " and " : ", ",
+        put(t, "%s%s (%s against %s",
+            said == 1       ? ""
+            : said == count ? " and "
+                            : ", ",
             aspects[k].label, x, y);
         if (other < 0) put(t, " for %s%s", nb, sums[next[k]]->variant);
         put(t, ")");
