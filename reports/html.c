@@ -222,6 +222,7 @@ static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *s
     size_t nrows;
     const rep_summary_row *rows = rep_summary_rows(&nrows);
     for (size_t r = 0; r < nrows; r++) {
+        if (!rep_summary_row_shown(sc, &rows[r])) continue;
         const sim_metric *d = sim_metric_find(rows[r].metric);
         fputs(rows[r].sub ? "<tr class=\"sub\"><td" : "<tr><td", f);
         if (d) tag(f, " title=\"", d->definition, "\"");
