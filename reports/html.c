@@ -433,7 +433,7 @@ static void write_charts(FILE *f, const char *dir, const sim_scenario *sc, sim_s
         if (note && stat(path, &st) != 0) continue;
         fprintf(f, "<section class=\"chart\" id=\"chart-%s\">\n", infos[k].name);
         tag(f, "<h3>", infos[k].title, "</h3>\n");
-        tag(f, "<p class=\"caption\">", infos[k].caption, "</p>\n");
+        tag(f, "<p class=\"caption\">", rep_chart_caption(sc, &infos[k]), "</p>\n");
         fputs("<img alt=\"", f);
         esc(f, infos[k].title);
         fputs("\" src=\"", f);
