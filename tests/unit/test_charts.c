@@ -524,30 +524,28 @@ static void charts_feature_lines_are_the_variants_that_use_it(void **state) {
     char msg[1024] = "";
     int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, msg, sizeof msg);
     assert_true(rc == FB_OK || rc == FB_ENOTFOUND);
-    char *gp = slurp2(fx->dir, "charts/limits.gp", NULL);
-    assert_non_null(gp);
-    assert_non_null(strstr(gp, "plot 'data_tuned.dat' using 't':'openai_limit' with lines "
-                               "lc rgb '#D55E00' dt 1 lw 2 title 'tuned openai'\n"));
-    assert_null(strstr(gp, "data_naive.dat"));
-    assert_non_null(strstr(gp, "set yrange [0:25]")); /* 20 x 1.05, rounded up */
-    free(gp);
-    gp = slurp2(fx->dir, "charts/connections.gp", NULL);
-    assert_non_null(gp);
-    assert_non_null(strstr(gp, "'tuned openai'"));
-    assert_non_null(strstr(gp, "'tuned anthropic'"));
-    assert_null(strstr(gp, "data_naive.dat"));
-    free(gp);
-    gp = slurp2(fx->dir, "charts/pods.gp", NULL);
-    assert_non_null(gp);
-    assert_non_null(strstr(gp, "title 'naive'"));
-    assert_non_null(strstr(gp, "title 'tuned starting'"));
-    assert_null(strstr(gp, "naive starting"));
-    free(gp);
-    gp = slurp2(fx->dir, "charts/resubmissions.gp", NULL);
-    assert_non_null(gp);
-    assert_non_null(strstr(gp, "title 'naive'"));
-    assert_non_null(strstr(gp, "title 'tuned'"));
-    free(gp);
+    static const struct {
+        const char *script, *has[2], *lacks;
+    } want[] = {
+        {"charts/limits.gp",
+         {"plot 'data_tuned.dat' using 't':'openai_limit' with lines lc rgb '#D55E00' dt 1 lw 2 "
+          "title 'tuned openai'\n",
+          "set yrange [0:25]"}, /* 20 x 1.05, rounded up */
+         "data_naive.dat"},
+        {"charts/connections.gp", {"'tuned openai'", "'tuned anthropic'"}, "data_naive.dat"},
+        {"charts/pods.gp", {"title 'naive'", "title 'tuned starting'"}, "naive starting"},
+        {"charts/resubmissions.gp", {"title 'naive'", "title 'tuned'"}, "anthropic"},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        char *gp = slurp2(fx->dir, want[k].script, NULL);
+        assert_non_null(gp);
+        for (int i = 0; i < 2; i++) {
+            if (strstr(gp, want[k].has[i]) == NULL) print_message("%s\n", want[k].has[i]);
+            assert_non_null(strstr(gp, want[k].has[i]));
+        }
+        assert_null(strstr(gp, want[k].lacks));
+        free(gp);
+    }
     /* the data: tuned's limit 10 and 8 pods in the fault (t = 40 s), the store down at 85 s;
        naive's empty limit cells are NaN */
     char *data = slurp2(fx->dir, "charts/data_tuned.dat", NULL);
