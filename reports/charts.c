@@ -53,6 +53,24 @@ static const rep_chart_info chart_infos[] = {
      "Requests inside the pods (working or waiting) and the part of them waiting in pod "
      "queues, one line per variant. A queue that keeps growing after a fault has ended is "
      "the signature of a metastable failure."},
+    {"limits", "Concurrency limits",
+     "The concurrency limit of each variant's pods at each provider it limits, the mean over "
+     "the pods: a fixed limit is a flat line, an adaptive one (AIMD, Vegas, Gradient) falls when "
+     "it sees drops or slow calls and climbs back after them. A variant without a limit has no "
+     "line."},
+    {"connections", "Waiting for a connection",
+     "Attempts waiting for a connection from the pods' pools, all pods together, per variant "
+     "with a pool and provider. Waits that climb while a provider is slow are the pool holding "
+     "calls back; the calls to the other providers that share the pool wait with them."},
+    {"pods", "Pods (autoscaler)",
+     "Pods taking traffic (solid) and pods started but not yet ready (dashed), per variant; a "
+     "variant without an autoscaler keeps its fixed pods. The lag between the load rising and "
+     "the solid line following it is the autoscaler's delay plus the cold start; pods added "
+     "during a fault send more calls into it."},
+    {"resubmissions", "Users re-submitting",
+     "Requests per second that were users re-submitting a request that failed, per variant "
+     "(the other charts count them among the arrivals). A rise that outlasts the fault is the "
+     "users' own retry storm."},
     {"latency", "Latency",
      "End-to-end latency of requests that ended in each interval, p99 (solid) and p50 "
      "(dashed), log scale; the grey line is the latency SLO."},
@@ -61,6 +79,19 @@ static const rep_chart_info chart_infos[] = {
 const rep_chart_info *rep_chart_list(size_t *count) {
     *count = sizeof chart_infos / sizeof chart_infos[0];
     return chart_infos;
+}
+
+/* The breakers chart of a scenario whose breaker store goes down also shades the outages. */
+static const char breakers_store_caption[] =
+    "Share of pods whose breaker for each provider is open (filled) or half-open (dashed). "
+    "With a shared breaker every pod sees the same state. Variants without a breaker have no "
+    "panel. Hatched bands are the times the breaker store was unreachable (breaker_store.outages): "
+    "what the pods' breakers do then is the variant's store_outage.";
+
+const char *rep_chart_caption(const sim_scenario *sc, const rep_chart_info *info) {
+    if (strcmp(info->name, "breakers") == 0 && sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE))
+        return breakers_store_caption;
+    return info->caption;
 }
 
 /* Okabe-Ito, for variants; Paul Tol's muted set, for providers. */
@@ -105,7 +136,16 @@ enum {
     CP_HALF_OPEN,
     CP_COUNT
 };
-#define CSV_VALUES_MAX (C_COUNT + CP_COUNT * SIM_PROVIDERS_MAX)
+/* then per provider its limit and connection waits, then the fleet's four (rep_csv_header) */
+#define CSV_VALUES_MAX (C_COUNT + (CP_COUNT + 2) * SIM_PROVIDERS_MAX + 4)
+
+/* Where the columns of the features a scenario uses are among a row's numbers; -1: absent. */
+typedef struct feature_cols {
+    int limit[SIM_PROVIDERS_MAX], conn_wait[SIM_PROVIDERS_MAX];
+    int pods, pods_starting, resubmissions, store_down;
+    size_t count;                  /* numbers per row, these included */
+    bool empty_ok[CSV_VALUES_MAX]; /* a variant without a limit leaves its limit cell empty */
+} feature_cols;
 
 /* Some ticks folded together: counts and gauges summed, latency as noted. */
 typedef struct point {
@@ -117,7 +157,10 @@ typedef struct point {
     double p50_weighted, p99_weighted, ended;
     struct {
         double attempts, errors, open, half_open;
+        double limit, conn_wait;
+        uint32_t limit_ticks; /* ticks that had a limit (a variant without one has none) */
     } p[SIM_PROVIDERS_MAX];
+    double pods, pods_starting, resubmissions, store_down; /* the fleet's, when used */
 } point;
 
 typedef struct series {
@@ -147,6 +190,7 @@ typedef struct charts {
     double xmax;
     window *win;
     size_t nwin;
+    feature_cols cols;
     char *msg;
     size_t msglen;
 } charts;
@@ -212,6 +256,39 @@ static series *find_series(charts *c, const char *variant) {
     return NULL;
 }
 
+/* The columns of the features the scenario uses, in rep_csv_header's order. */
+static void feature_layout(feature_cols *fc, const sim_scenario *sc) {
+    memset(fc, 0, sizeof *fc);
+    size_t k = C_COUNT + CP_COUNT * (size_t)sc->provider_count;
+    bool limit = sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT);
+    bool pool = sim_scenario_uses(sc, SIM_FEATURE_POOL);
+    for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) {
+        fc->limit[p] = limit && p < sc->provider_count ? (int)k++ : -1;
+        if (fc->limit[p] >= 0) fc->empty_ok[fc->limit[p]] = true;
+        fc->conn_wait[p] = pool && p < sc->provider_count ? (int)k++ : -1;
+    }
+    bool scale = sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE);
+    fc->pods = scale ? (int)k++ : -1;
+    fc->pods_starting = scale ? (int)k++ : -1;
+    fc->resubmissions = sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT) ? (int)k++ : -1;
+    fc->store_down = sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE) ? (int)k++ : -1;
+    fc->count = k;
+}
+
+static void fold_features(const feature_cols *fc, uint32_t providers, point *pt, const double *v) {
+    for (uint32_t p = 0; p < providers; p++) {
+        if (fc->limit[p] >= 0 && !isnan(v[fc->limit[p]])) {
+            pt->p[p].limit += v[fc->limit[p]];
+            pt->p[p].limit_ticks++;
+        }
+        if (fc->conn_wait[p] >= 0) pt->p[p].conn_wait += v[fc->conn_wait[p]];
+    }
+    if (fc->pods >= 0) pt->pods += v[fc->pods];
+    if (fc->pods_starting >= 0) pt->pods_starting += v[fc->pods_starting];
+    if (fc->resubmissions >= 0) pt->resubmissions += v[fc->resubmissions];
+    if (fc->store_down >= 0) pt->store_down += v[fc->store_down];
+}
+
 static int fold_row(charts *c, series *s, const double *v) {
     if (!(v[C_T] >= 0) || v[C_T] > 1e12) return FB_ERANGE;
     fb_time_us t_us = (fb_time_us)llround(v[C_T] * 1e6);
@@ -248,21 +325,27 @@ static int fold_row(charts *c, series *s, const double *v) {
         pt->p[p].open += pv[CP_OPEN];
         pt->p[p].half_open += pv[CP_HALF_OPEN];
     }
+    fold_features(&c->cols, c->sc->provider_count, pt, v);
     return FB_OK;
 }
 
-/* Split one CSV line (without its newline) into the variant and the numbers. */
-static bool parse_line(char *line, size_t nvals, double *v, char **variant) {
+/* Split one CSV line (without its newline) into the variant and the numbers (an empty cell,
+ * where `fc` allows one, is NaN). */
+static bool parse_line(char *line, const feature_cols *fc, double *v, char **variant) {
     char *comma = strchr(line, ',');
     if (comma == NULL) return false;
     *comma = '\0';
     *variant = line;
-    const char *p = comma + 1;
-    for (size_t k = 0; k < nvals; k++) {
-        char *end;
-        v[k] = strtod(p, &end);
-        /* the columns of the features a scenario uses follow; the charts do not read them */
-        if (end == p || (*end != ',' && (k + 1 < nvals || *end != '\0'))) return false;
+    char *p = comma + 1;
+    for (size_t k = 0; k < fc->count; k++) {
+        char *end = p;
+        if (fc->empty_ok[k] && (*p == ',' || *p == '\0')) {
+            v[k] = NAN;
+        } else {
+            v[k] = strtod(p, &end);
+            if (end == p) return false;
+        }
+        if (*end != (k + 1 < fc->count ? ',' : '\0')) return false;
         p = end + 1;
     }
     return true;
@@ -291,7 +374,7 @@ static int read_timeseries(charts *c) {
                   c->sc->name);
         goto free_lines;
     }
-    size_t nvals = C_COUNT + CP_COUNT * (size_t)c->sc->provider_count;
+    feature_layout(&c->cols, c->sc);
     double v[CSV_VALUES_MAX];
     unsigned long lineno = 1;
     ssize_t len;
@@ -299,9 +382,9 @@ static int read_timeseries(charts *c) {
         lineno++;
         if (line[len - 1] == '\n') line[len - 1] = '\0';
         char *variant;
-        if (!parse_line(line, nvals, v, &variant)) {
+        if (!parse_line(line, &c->cols, v, &variant)) {
             rc = fail(c, FB_EPARSE, "%s:%lu: expected %zu numbers after the variant", path, lineno,
-                      nvals);
+                      c->cols.count);
             goto free_lines;
         }
         series *s = find_series(c, variant);
@@ -359,6 +442,36 @@ static void put_num(FILE *f, double v) {
         fputs(" NaN", f);
 }
 
+/* The data files' columns of the features the scenario uses (none for one that uses none). */
+static void feature_heads(const charts *c, FILE *f) {
+    const feature_cols *fc = &c->cols;
+    for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+        char name[SIM_NAME_MAX];
+        safe_name(name, sizeof name, c->sc->providers[p].name);
+        if (fc->limit[p] >= 0) fprintf(f, " %s_limit", name);
+        if (fc->conn_wait[p] >= 0) fprintf(f, " %s_conn_wait", name);
+    }
+    if (fc->pods >= 0) fputs(" pods pods_starting", f);
+    if (fc->resubmissions >= 0) fputs(" resubmissions_ps", f);
+    if (fc->store_down >= 0) fputs(" store_down_pct", f);
+}
+
+/* Limits and waits and pods as means over the point's ticks, re-submissions per second. */
+static void feature_values(const charts *c, FILE *f, const point *pt) {
+    const feature_cols *fc = &c->cols;
+    for (uint32_t p = 0; p < c->sc->provider_count; p++) {
+        if (fc->limit[p] >= 0)
+            put_num(f, pt->p[p].limit_ticks ? pt->p[p].limit / pt->p[p].limit_ticks : NAN);
+        if (fc->conn_wait[p] >= 0) put_num(f, mean(pt, pt->p[p].conn_wait));
+    }
+    if (fc->pods >= 0) {
+        put_num(f, mean(pt, pt->pods));
+        put_num(f, mean(pt, pt->pods_starting));
+    }
+    if (fc->resubmissions >= 0) put_num(f, per_s(c, pt, pt->resubmissions));
+    if (fc->store_down >= 0) put_num(f, 100 * mean(pt, pt->store_down));
+}
+
 static int write_data(charts *c, const series *s) {
     char path[PATH_LEN];
     chart_path(c, path, s->file, "");
@@ -372,6 +485,7 @@ static int write_data(charts *c, const series *s) {
         fprintf(f, " %s_attempts_ps %s_errors_ps %s_open_pct %s_half_open_pct", name, name, name,
                 name);
     }
+    feature_heads(c, f);
     fputc('\n', f);
     for (size_t b = 0; b < s->npts; b++) {
         const point *pt = &s->pts[b];
@@ -394,6 +508,7 @@ static int write_data(charts *c, const series *s) {
             put_num(f, 100 * mean(pt, pt->p[p].open));
             put_num(f, 100 * mean(pt, pt->p[p].half_open));
         }
+        feature_values(c, f, pt);
         fputc('\n', f);
     }
     return close_checked(c, f, path);
@@ -674,8 +789,69 @@ static bool variant_has_breaker(const sim_scenario *sc, int variant) {
     return false;
 }
 
+/* The charts of the features a scenario may use: one panel of lines, per variant and "sub"
+ * (a provider, or the pods ready and starting). */
+typedef enum feature_chart { FC_LIMITS, FC_CONNECTIONS, FC_PODS, FC_RESUBMISSIONS, FC_NONE } fchart;
+
+static fchart feature_chart(const char *name) {
+    static const char *const names[] = {"limits", "connections", "pods", "resubmissions"};
+    for (int k = 0; k < FC_NONE; k++)
+        if (strcmp(name, names[k]) == 0) return (fchart)k;
+    return FC_NONE;
+}
+
+/* Does variant v limit its calls to provider p (in some layer)? */
+static bool variant_limits(const sim_scenario *sc, int v, uint32_t p) {
+    for (uint32_t l = 0; l < sc->variants[v].layer_count; l++)
+        if (sc->variants[v].layers[l].per_provider[p].has_conclimit) return true;
+    return false;
+}
+
+static bool variant_pools(const sim_scenario *sc, int v) {
+    for (uint32_t l = 0; l < sc->variants[v].layer_count; l++)
+        if (sc->variants[v].layers[l].has_pool) return true;
+    return false;
+}
+
+/* Lines per variant: one per provider, two for the pods (ready, starting), one otherwise. */
+static uint32_t feature_subs(const sim_scenario *sc, fchart k) {
+    return k == FC_PODS ? 2 : k == FC_RESUBMISSIONS ? 1 : sc->provider_count;
+}
+
+/* Does variant v draw line `sub` of chart k? (A variant without the feature has no line,
+ * except a fixed fleet among autoscaled ones: its pods are the comparison.) */
+static bool feature_draws(const sim_scenario *sc, fchart k, int v, uint32_t sub) {
+    switch (k) {
+    case FC_LIMITS:
+        return variant_limits(sc, v, sub);
+    case FC_CONNECTIONS:
+        return variant_pools(sc, v);
+    case FC_PODS: /* a fixed fleet starts no pods */
+        return sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE) &&
+               (sub == 0 || sc->variants[v].autoscale.on);
+    case FC_RESUBMISSIONS:
+        return sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT);
+    default:
+        return false;
+    }
+}
+
+/* Chart k applies when some variant of the run uses its feature: no empty chart. */
+static bool feature_applies(const sim_scenario *sc, sim_summary *const *sums, size_t n, fchart k) {
+    for (size_t i = 0; i < n; i++) {
+        int v = sim_scenario_variant(sc, sums[i]->variant);
+        if (v < 0) continue;
+        if (k == FC_PODS && sc->variants[v].autoscale.on) return true;
+        for (uint32_t sub = 0; k != FC_PODS && sub < feature_subs(sc, k); sub++)
+            if (feature_draws(sc, k, v, sub)) return true;
+    }
+    return false;
+}
+
 bool rep_chart_applies(const sim_scenario *sc, sim_summary *const *sums, size_t n,
                        const char *name) {
+    fchart k = feature_chart(name);
+    if (k != FC_NONE) return feature_applies(sc, sums, n, k);
     if (strcmp(name, "breakers") != 0) return true;
     for (size_t i = 0; i < n; i++) {
         int v = sim_scenario_variant(sc, sums[i]->variant);
@@ -701,6 +877,10 @@ static void breaker_lines(const charts *c, FILE *f, const series *s) {
         snprintf(st, sizeof st, "lines lc rgb '%s' dt 2 lw 1.5", color);
         gp_pclause(f, c, p, false, "half_open_pct", st, "half-open");
     }
+    if (c->cols.store_down >= 0)
+        fputs(", \\\n  '' using 't':'store_down_pct' with filledcurves x1 fc rgb '#333333' "
+              "fs transparent pattern 4 title 'breaker store unreachable'",
+              f);
     fputc('\n', f);
 }
 
@@ -794,6 +974,78 @@ static void chart_load(const charts *c, FILE *f) {
     queue = gp_capacity(f, queue, qcap, "queue capacity");
     fprintf(f, "set yrange [0:%g]\n", nice_ceil(fmax(queue, 4)));
     gp_variant_lines(c, f, "pod_queue", "", "lw 2");
+    fputc('\n', f);
+}
+
+/* A point's value of line `sub` of chart k, as the data file has it. */
+static double feature_value(const charts *c, fchart k, const point *pt, uint32_t sub) {
+    switch (k) {
+    case FC_LIMITS:
+        return pt->p[sub].limit_ticks ? pt->p[sub].limit / pt->p[sub].limit_ticks : NAN;
+    case FC_CONNECTIONS:
+        return mean(pt, pt->p[sub].conn_wait);
+    case FC_PODS:
+        return mean(pt, sub ? pt->pods_starting : pt->pods);
+    default:
+        return per_s(c, pt, pt->resubmissions);
+    }
+}
+
+/* Line `sub`'s column in the data files and its name in the key after the variant's. */
+static void feature_line(const charts *c, fchart k, uint32_t sub, char *col, size_t len,
+                         char *suffix, size_t slen) {
+    char name[SIM_NAME_MAX];
+    safe_name(name, sizeof name, c->sc->providers[k <= FC_CONNECTIONS ? sub : 0].name);
+    suffix[0] = '\0';
+    if (k <= FC_CONNECTIONS) {
+        snprintf(col, len, "%s_%s", name, k == FC_LIMITS ? "limit" : "conn_wait");
+        if (c->sc->provider_count > 1) snprintf(suffix, slen, " %s", c->sc->providers[sub].name);
+    } else if (k == FC_PODS) {
+        snprintf(col, len, "%s", sub ? "pods_starting" : "pods");
+        if (sub) snprintf(suffix, slen, " starting");
+    } else {
+        snprintf(col, len, "resubmissions_ps");
+    }
+}
+
+static void chart_feature(const charts *c, FILE *f, const char *name) {
+    fchart k = feature_chart(name);
+    static const char *const heads[] = {
+        "concurrency limit per pod (mean over pods)", "attempts waiting for a connection",
+        "pods taking traffic (solid) and starting (dashed)", "users' re-submissions per second"};
+    static const char *const ylabels[] = {"calls in flight", "attempts", "pods", "requests / s"};
+    double ymax = 0;
+    for (size_t i = 0; i < c->n; i++)
+        for (uint32_t sub = 0; sub < feature_subs(c->sc, k); sub++)
+            for (size_t b = 0;
+                 b < c->ser[i].npts && feature_draws(c->sc, k, c->ser[i].variant, sub); b++)
+                if (c->ser[i].pts[b].ticks > 0)
+                    ymax = fmax(ymax, feature_value(c, k, &c->ser[i].pts[b], sub));
+    int h = height_px(1);
+    gp_begin(c, f, name, h);
+    gp_windows(c, f, true);
+    gp_multiplot(c, f, 1, h, heads[k]);
+    gp_xaxis(c, f, true);
+    /* counts: no 0.2 ticks; re-submissions per second may be fractions */
+    fprintf(f, "unset title\nset ylabel '%s'\nset yrange [0:%g]\n", ylabels[k],
+            nice_ceil(fmax(ymax, k == FC_RESUBMISSIONS ? 1 : 4)));
+    bool first = true;
+    for (size_t i = 0; i < c->n; i++)
+        for (uint32_t sub = 0; sub < feature_subs(c->sc, k); sub++) {
+            if (!feature_draws(c->sc, k, c->ser[i].variant, sub)) continue;
+            char col[SIM_NAME_MAX + 16], suffix[SIM_NAME_MAX + 16], t[2 * SIM_NAME_MAX + 32];
+            feature_line(c, k, sub, col, sizeof col, suffix, sizeof suffix);
+            fputs(first ? "plot " : ", \\\n  ", f);
+            first = false;
+            rep_gnuplot_quote(f, c->ser[i].file);
+            fputs(" using 't':", f);
+            rep_gnuplot_quote(f, col);
+            fprintf(f, " with lines lc rgb '%s' dt %u lw %s title ",
+                    rep_chart_variant_color(c->sc, c->ser[i].sum->variant), 1 + sub % 4,
+                    sub ? "1.5" : "2");
+            snprintf(t, sizeof t, "%s%s", c->ser[i].sum->variant, suffix);
+            rep_gnuplot_quote(f, t);
+        }
     fputc('\n', f);
 }
 
@@ -1064,6 +1316,8 @@ static int write_chart(charts *c, const char *gnuplot, size_t k) {
         chart_breakers(c, f);
     else if (strcmp(name, "load") == 0)
         chart_load(c, f);
+    else if (feature_chart(name) != FC_NONE)
+        chart_feature(c, f, name);
     else
         chart_latency(c, f);
     if (rc == FB_OK) gp_end(f);

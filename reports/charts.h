@@ -27,7 +27,12 @@ typedef struct rep_chart_info {
 } rep_chart_info;
 
 const rep_chart_info *rep_chart_list(size_t *count);
-/* Does the run draw chart `name`? The breakers chart needs a variant with a breaker. */
+/* The caption of a chart as the run draws it (the breakers chart of a scenario whose breaker
+ * store goes down also shades the outages). */
+const char *rep_chart_caption(const sim_scenario *sc, const rep_chart_info *info);
+/* Does the run draw chart `name`? The breakers chart needs a variant with a breaker; limits,
+ * connections and pods a variant with a concurrency limit, a pool, an autoscaler; re-submissions
+ * a class whose users re-submit. */
 bool rep_chart_applies(const sim_scenario *sc, sim_summary *const *sums, size_t n,
                        const char *name);
 /* A variant's colour in every chart and table, "#RRGGBB" (by its place in the scenario). */

@@ -222,6 +222,7 @@ static void write_summary(FILE *f, const sim_scenario *sc, sim_summary *const *s
     size_t nrows;
     const rep_summary_row *rows = rep_summary_rows(&nrows);
     for (size_t r = 0; r < nrows; r++) {
+        if (!rep_summary_row_shown(sc, &rows[r])) continue;
         const sim_metric *d = sim_metric_find(rows[r].metric);
         fputs(rows[r].sub ? "<tr class=\"sub\"><td" : "<tr><td", f);
         if (d) tag(f, " title=\"", d->definition, "\"");
@@ -432,7 +433,7 @@ static void write_charts(FILE *f, const char *dir, const sim_scenario *sc, sim_s
         if (note && stat(path, &st) != 0) continue;
         fprintf(f, "<section class=\"chart\" id=\"chart-%s\">\n", infos[k].name);
         tag(f, "<h3>", infos[k].title, "</h3>\n");
-        tag(f, "<p class=\"caption\">", infos[k].caption, "</p>\n");
+        tag(f, "<p class=\"caption\">", rep_chart_caption(sc, &infos[k]), "</p>\n");
         fputs("<img alt=\"", f);
         esc(f, infos[k].title);
         fputs("\" src=\"", f);

@@ -462,29 +462,55 @@ void rep_format_duration(char *buf, size_t len, double us) {
 }
 
 static const rep_summary_row summary_rows[] = {
-    {"requests", "requests", REP_SHOW_COUNT, false},
-    {"success rate", "success_rate", REP_SHOW_PERCENT, false},
-    {"via fallback", "fallback_rate", REP_SHOW_PERCENT, true},
-    {"degraded answers", "degraded", REP_SHOW_COUNT, true},
-    {"errors", "errors", REP_SHOW_COUNT, false},
-    {"pod timeouts", "errors_timeout", REP_SHOW_COUNT, true},
-    {"pod queue full", "errors_queue_full", REP_SHOW_COUNT, true},
-    {"latency p50", "latency_p50", REP_SHOW_DURATION, false},
-    {"latency p99", "latency_p99", REP_SHOW_DURATION, false},
-    {"amplification", "amplification", REP_SHOW_MULTIPLIER, false},
-    {"inside faults", "amplification_fault", REP_SHOW_MULTIPLIER, true},
-    {"blast radius", "blast_radius", REP_SHOW_COUNT, false},
-    {"collateral share", "collateral_share", REP_SHOW_PERCENT, true},
-    {"spillover", "spillover", REP_SHOW_DURATION, false},
-    {"peak in flight", "in_flight_peak", REP_SHOW_COUNT, false},
-    {"cost", "cost_usd", REP_SHOW_USD, false},
-    {"wasted", "cost_wasted_usd", REP_SHOW_USD, true},
-    {"breaker opens", "breaker_opens", REP_SHOW_COUNT, false},
+    {"requests", "requests", REP_SHOW_COUNT, false, SIM_FEATURE_ALWAYS},
+    {"success rate", "success_rate", REP_SHOW_PERCENT, false, SIM_FEATURE_ALWAYS},
+    {"via fallback", "fallback_rate", REP_SHOW_PERCENT, true, SIM_FEATURE_ALWAYS},
+    {"degraded answers", "degraded", REP_SHOW_COUNT, true, SIM_FEATURE_ALWAYS},
+    {"errors", "errors", REP_SHOW_COUNT, false, SIM_FEATURE_ALWAYS},
+    {"pod timeouts", "errors_timeout", REP_SHOW_COUNT, true, SIM_FEATURE_ALWAYS},
+    {"pod queue full", "errors_queue_full", REP_SHOW_COUNT, true, SIM_FEATURE_ALWAYS},
+    {"latency p50", "latency_p50", REP_SHOW_DURATION, false, SIM_FEATURE_ALWAYS},
+    {"latency p99", "latency_p99", REP_SHOW_DURATION, false, SIM_FEATURE_ALWAYS},
+    {"amplification", "amplification", REP_SHOW_MULTIPLIER, false, SIM_FEATURE_ALWAYS},
+    {"inside faults", "amplification_fault", REP_SHOW_MULTIPLIER, true, SIM_FEATURE_ALWAYS},
+    {"blast radius", "blast_radius", REP_SHOW_COUNT, false, SIM_FEATURE_ALWAYS},
+    {"collateral share", "collateral_share", REP_SHOW_PERCENT, true, SIM_FEATURE_ALWAYS},
+    {"spillover", "spillover", REP_SHOW_DURATION, false, SIM_FEATURE_ALWAYS},
+    {"peak in flight", "in_flight_peak", REP_SHOW_COUNT, false, SIM_FEATURE_ALWAYS},
+    {"cost", "cost_usd", REP_SHOW_USD, false, SIM_FEATURE_ALWAYS},
+    {"wasted", "cost_wasted_usd", REP_SHOW_USD, true, SIM_FEATURE_ALWAYS},
+    {"breaker opens", "breaker_opens", REP_SHOW_COUNT, false, SIM_FEATURE_ALWAYS},
+    /* the features a scenario may use, each only when it does */
+    {"limit rejections", "limit_rejections", REP_SHOW_COUNT, false, SIM_FEATURE_CONCLIMIT},
+    {"hedges", "hedges", REP_SHOW_COUNT, false, SIM_FEATURE_HEDGING},
+    {"won by a hedge", "hedges_won", REP_SHOW_COUNT, true, SIM_FEATURE_HEDGING},
+    {"connection waits", "conn_waits", REP_SHOW_COUNT, false, SIM_FEATURE_POOL},
+    {"connections opened", "conn_setups", REP_SHOW_COUNT, true, SIM_FEATURE_POOL},
+    {"pods peak", "pods_peak", REP_SHOW_COUNT, false, SIM_FEATURE_AUTOSCALE},
+    {"pods mean", "pods_mean", REP_SHOW_DECIMAL, true, SIM_FEATURE_AUTOSCALE},
+    {"pods added", "pods_added", REP_SHOW_COUNT, true, SIM_FEATURE_AUTOSCALE},
+    {"pods removed", "pods_removed", REP_SHOW_COUNT, true, SIM_FEATURE_AUTOSCALE},
+    {"scale events", "scale_events", REP_SHOW_COUNT, true, SIM_FEATURE_AUTOSCALE},
+    {"re-submissions", "resubmissions", REP_SHOW_COUNT, false, SIM_FEATURE_RESUBMIT},
+    {"user requests", "user_requests", REP_SHOW_COUNT, true, SIM_FEATURE_RESUBMIT},
+    {"user success rate", "user_success_rate", REP_SHOW_PERCENT, true, SIM_FEATURE_RESUBMIT},
+    {"users gave up", "users_gave_up", REP_SHOW_COUNT, true, SIM_FEATURE_RESUBMIT},
+    {"user amplification", "user_amplification", REP_SHOW_MULTIPLIER, true, SIM_FEATURE_RESUBMIT},
+    {"serial lag", "serial_lag", REP_SHOW_DURATION, false, SIM_FEATURE_SERIAL},
+    {"serial backlog", "serial_backlog", REP_SHOW_COUNT, true, SIM_FEATURE_SERIAL},
+    {"pod requests min", "pod_requests_min", REP_SHOW_COUNT, false, SIM_FEATURE_PER_POD},
+    {"pod requests max", "pod_requests_max", REP_SHOW_COUNT, true, SIM_FEATURE_PER_POD},
+    {"store unreachable", "store_unreachable", REP_SHOW_COUNT, false, SIM_FEATURE_STORE_OUTAGE},
+    {"store records lost", "store_records_lost", REP_SHOW_COUNT, true, SIM_FEATURE_STORE_OUTAGE},
 };
 
 const rep_summary_row *rep_summary_rows(size_t *count) {
     *count = sizeof summary_rows / sizeof summary_rows[0];
     return summary_rows;
+}
+
+bool rep_summary_row_shown(const sim_scenario *sc, const rep_summary_row *row) {
+    return sim_scenario_uses(sc, row->feature);
 }
 
 /* 13265045 -> "13,265,045": long counts are read at a glance. */
@@ -522,6 +548,9 @@ void rep_format_show(char *buf, size_t len, rep_show show, double v, bool groupe
         break;
     case REP_SHOW_MULTIPLIER:
         snprintf(buf, len, "%.2fx", v);
+        break;
+    case REP_SHOW_DECIMAL:
+        snprintf(buf, len, "%.1f", v);
         break;
     }
 }
@@ -561,6 +590,7 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
     fputc('\n', f);
     for (size_t r = 0; r < sizeof summary_rows / sizeof summary_rows[0]; r++) {
         const rep_summary_row *row = &summary_rows[r];
+        if (!rep_summary_row_shown(sc, row)) continue;
         snprintf(buf, sizeof buf, "%s%s", row->sub ? "  " : "", row->label);
         fprintf(f, "%-24s", buf);
         for (size_t i = 0; i < n; i++) {

@@ -49,7 +49,8 @@ typedef enum rep_show {
     REP_SHOW_PERCENT,
     REP_SHOW_DURATION,
     REP_SHOW_USD,
-    REP_SHOW_MULTIPLIER
+    REP_SHOW_MULTIPLIER,
+    REP_SHOW_DECIMAL /* a mean of counts: "12.4" */
 } rep_show;
 
 /* A row of the text summary and of report.html's summary table (the same rows, in order). */
@@ -58,9 +59,13 @@ typedef struct rep_summary_row {
     const char *metric; /* "success_rate" (sim/metrics.h) */
     rep_show show;
     bool sub; /* a detail of the row above: indented */
+    /* shown only when the scenario uses it (the fleet's, the client's limits); 0: always */
+    sim_feature feature;
 } rep_summary_row;
 
 const rep_summary_row *rep_summary_rows(size_t *count);
+/* Does the run's summary show the row (its feature is used, or it is always shown)? */
+bool rep_summary_row_shown(const sim_scenario *sc, const rep_summary_row *row);
 /* A value as the summaries show it ("n/a" for NaN); `grouped`: counts with thousands
  * separators (13,265,045). */
 void rep_format_show(char *buf, size_t len, rep_show show, double v, bool grouped);

@@ -1,8 +1,10 @@
 #!/bin/sh
 # tests/e2e/report_pages.sh - report.html and sweep.html as a reader gets them (issue 15): the
 # sections exist (verdict, per-class view, settings in effect), the page is byte-identical
-# for the same scenario and seed, the breakers chart has no empty panel, and in headless
-# Chromium (Debian's chromium) at 1,000 and 1,600 px wide nothing is cut off.
+# for the same scenario and seed, the breakers chart has no empty panel, a feature's chart
+# (limits, connections, pods, re-submissions, the breaker store's outages) and its summary rows
+# appear exactly when the scenario uses it, and in headless Chromium (Debian's chromium) at
+# 1,000 and 1,600 px wide nothing is cut off (the flagship's page, a fleet scenario's, the sweep's).
 #
 # "Cut off" is measured, not eyeballed: a copy of each page gets a small script that writes,
 # into the DOM, the window's width, the document's scrollWidth, and every table box
@@ -79,6 +81,41 @@ sys.exit(0 if abs((hi - lo) - need) <= 1e-3 * need and lo >= 0 and lo <= min(m) 
 contains "$(cat "$T/sw/charts/heatmap.gp")" "~ = not distinguishable from the best feasible cell" \
     "the heatmap marks the cells level with the best"
 
+# ---- the features' charts and summary rows: exactly when a scenario uses the feature ----
+
+# feature_run SCENARIO CHART ROW: the run draws CHART (and no other feature's chart), its page
+# shows it with its caption, and its text summary has ROW
+feature_run() {
+    "$FUSEBOX" run "scenarios/$1.json" -o "$T/$1" >"$L/$1.log" 2>&1
+    ok $? "fusebox run $1"
+    have=$(cd "$T/$1/charts" && ls limits.gp connections.gp pods.gp resubmissions.gp 2>/dev/null |
+        tr '\n' ' ')
+    check "$1 draws the $2 chart and no other feature's" [ "$have" = "$2.gp " ]
+    contains "$(cat "$T/$1/report.html")" "id=\"chart-$2\"" "$1's page shows the $2 chart"
+    contains "$(cat "$L/$1.log")" "$3" "$1's text summary has its '$3' row"
+}
+# (tests/unit/test_charts.c checks every feature on a synthetic run; here two real ones, a
+# variant without a limit leaving its CSV cells empty, at a few seconds of CI)
+feature_run adaptive-concurrency limits "limit rejections"
+feature_run autoscale-storm pods "pods peak"
+"$FUSEBOX" run scenarios/store-outage.json -o "$T/so" >"$L/store-outage.log" 2>&1
+ok $? "fusebox run store-outage"
+# store-outage's feature is an overlay; the flagship uses none: no feature chart, no feature row
+check "store-outage draws no feature's chart" \
+    sh -c "! ls '$T/so/charts' | grep -qE '^(limits|connections|pods|resubmissions)\\.'"
+check "the flagship draws no feature's chart" \
+    sh -c "! ls '$T/rs/charts' | grep -qE '^(limits|connections|pods|resubmissions)\\.'"
+check "the flagship's summary has no feature row" \
+    sh -c "! grep -qE '^(limit rejections|connection waits|pods peak|re-submissions|store unreachable) ' '$L/run.log'"
+check "store-outage's breakers chart hatches the store's outages" \
+    grep -q "'store_down_pct' with filledcurves" "$T/so/charts/breakers.gp"
+check "the flagship's breakers chart has no store band" \
+    sh -c "! grep -q store_down_pct '$T/rs/charts/breakers.gp'"
+contains "$(cat "$T/so/report.html")" "Hatched bands are the times the breaker store was" \
+    "store-outage's breakers caption says what the bands are"
+contains "$(cat "$L/store-outage.log")" "store unreachable" \
+    "store-outage's text summary has its 'store unreachable' row"
+
 # ---- in the browser ----
 
 need chromium "$L/apt.log" chromium
@@ -121,14 +158,15 @@ open(sys.argv[2], 'w').write(s.replace('</body>', open(sys.argv[3]).read() + '</
         python3 -c "import re,sys
 m = re.search(r'<pre id=\"fusebox-measure\">(.*?)</pre>', sys.stdin.read(), re.S)
 print(m.group(1) if m else 'no measurement')"
+    [ -n "${4:-}" ] && return # measured only: a screenshot is another browser start
     timeout 90 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome-$1-$3" \
         --hide-scrollbars --window-size="$3,4000" --screenshot="$L/$1-$3.png" "file://$2" \
         >/dev/null 2>&1
 }
 
-# fits NAME HTML WIDTH: one test
+# fits NAME HTML WIDTH [noshot]: one test
 fits() {
-    M=$(measure "$1" "$2" "$3")
+    M=$(measure "$1" "$2" "$3" "${4:-}")
     echo "$M" >"$L/$1-$3.txt"
     case $M in
     "no measurement")
@@ -148,5 +186,6 @@ sys.exit(0 if page <= v and len(lines) == 1 else 1)"
 for w in 1000 1600; do
     fits report "$T/rs/report.html" $w
     fits sweep "$T/sw/sweep.html" $w
+    fits autoscale "$T/autoscale-storm/report.html" $w noshot
 done
 finish

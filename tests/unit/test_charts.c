@@ -7,6 +7,7 @@
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,34 @@ static sim_scenario *make_scenario(fb_time_us duration_us, fb_time_us tick_us) {
     cJSON_AddStringToObject(j, "description", hostile);
     sc->json = j;
     return sc;
+}
+
+/* The features that have charts of their own (or, the store's outages, an overlay), each used
+ * by tuned alone where a variant can use it: naive is the variant without. */
+enum { F_LIMIT, F_POOL, F_AUTOSCALE, F_RESUBMIT, F_STORE, F_COUNT };
+
+static void use_feature(sim_scenario *sc, int feature) {
+    switch (feature) {
+    case F_LIMIT:
+        sc->variants[1].layers[0].per_provider[0].has_conclimit = true;
+        break;
+    case F_POOL:
+        sc->variants[1].layers[0].has_pool = true;
+        break;
+    case F_AUTOSCALE:
+        sc->variants[1].autoscale.on = true;
+        break;
+    case F_RESUBMIT:
+        sc->classes[0].resubmit.probability = 0.5;
+        break;
+    default:
+        sc->store_outage_count = 1;
+        sc->store_outages[0] = (sim_store_window){.at_us = 80 * S, .for_us = 10 * S};
+    }
+}
+
+static void use_every_feature(sim_scenario *sc) {
+    for (int k = 0; k < F_COUNT; k++) use_feature(sc, k);
 }
 
 static void free_scenario(sim_scenario *sc) {
@@ -137,6 +166,16 @@ static void write_run(const char *dir, const sim_scenario *sc, sim_summary *cons
             r.latency_p50_ms = r.ended ? 800 : 0;
             r.latency_p99_ms = r.ended ? (fault && !tuned ? 30000 : 2500) : 0;
             r.fault_active = fault;
+            /* the features' columns (written only when the scenario uses them): tuned's limit
+               halves and its pods double in the fault; naive has no limit (an empty cell) */
+            bool limited = sc->variants[v].layers[0].per_provider[0].has_conclimit;
+            r.p[0].limit = limited ? (fault ? 10 : 20) : NAN;
+            r.p[1].limit = NAN;
+            r.p[0].conn_wait = fault ? 6 : 0;
+            r.pods_ready = fault && tuned ? 8 : 4;
+            r.pods_starting = t == 30 * S && tuned ? 4 : 0;
+            r.resubmissions = fault && !tuned ? 3 : 0;
+            r.store_down = t >= 80 * S && t < 90 * S;
             rep_csv_row(f, sc, sums[v]->variant, &r);
         }
     }
@@ -227,6 +266,8 @@ static void run_charts(fixture *fx) {
 static void charts_draws_every_chart_as_png_svg_and_script(void **state) {
     fixture *fx = *state;
     need_gnuplot();
+    use_every_feature(fx->sc);
+    write_run(fx->dir, fx->sc, fx->sums, 2);
     run_charts(fx);
     size_t count;
     const rep_chart_info *infos = rep_chart_list(&count);
@@ -283,6 +324,8 @@ static void charts_html_names_variants_and_escapes_description(void **state) {
 static void charts_same_inputs_give_identical_html_and_svg(void **state) {
     fixture *fx = *state;
     need_gnuplot();
+    use_every_feature(fx->sc);
+    write_run(fx->dir, fx->sc, fx->sums, 2);
     run_charts(fx);
     size_t count;
     const rep_chart_info *infos = rep_chart_list(&count);
@@ -430,17 +473,112 @@ static void charts_draw_a_variant_without_rows(void **state) {
     free(html);
 }
 
-static void charts_without_gnuplot_name_the_package_and_still_write_the_page(void **state) {
-    fixture *fx = *state;
+/* rep_charts with a PATH where gnuplot is not: the scripts and the page, no drawing. */
+static int charts_without_gnuplot(fixture *fx, char *msg, size_t len) {
     const char *old = getenv("PATH");
     char *saved = old ? strdup(old) : NULL;
     setenv("PATH", fx->dir, 1);
-    char msg[1024] = "";
-    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, msg, sizeof msg);
+    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, msg, len);
     if (saved) {
         setenv("PATH", saved, 1);
         free(saved);
     }
+    return rc;
+}
+
+/* Does DIR/charts/NAME exist? */
+static bool chart_file(const fixture *fx, const char *name) {
+    char path[160];
+    snprintf(path, sizeof path, "%s/charts/%s", fx->dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Issue 15: no empty panels. Each feature's chart exists exactly when the scenario uses the
+ * feature, in charts/ and on the page, and draws only the variants that use it. */
+static void charts_draw_a_feature_chart_exactly_when_it_is_used(void **state) {
+    fixture *fx = *state;
+    static const char *const charts[F_COUNT] = {"limits", "connections", "pods", "resubmissions",
+                                                NULL};
+    for (int used = -1; used < F_COUNT; used++) {
+        sim_scenario *sc = make_scenario(120 * S, 1 * S);
+        if (used >= 0) use_feature(sc, used);
+        free_scenario(fx->sc);
+        fx->sc = sc;
+        write_run(fx->dir, sc, fx->sums, 2);
+        char msg[1024] = "";
+        /* the scripts are written without gnuplot (six runs drawn would take seconds); the page
+           without a note lists every chart the run has, drawn or not */
+        assert_int_equal(charts_without_gnuplot(fx, msg, sizeof msg), FB_ENOTFOUND);
+        assert_int_equal(rep_html(fx->dir, sc, fx->sums, 2, NULL, msg, sizeof msg), FB_OK);
+        char *html = slurp2(fx->dir, "report.html", NULL);
+        assert_non_null(html);
+        for (int k = 0; k < F_STORE; k++) {
+            char gp[64], id[64];
+            snprintf(gp, sizeof gp, "%s.gp", charts[k]);
+            snprintf(id, sizeof id, "id=\"chart-%s\"", charts[k]);
+            if (chart_file(fx, gp) != (k == used)) print_message("%s with %d\n", gp, used);
+            assert_int_equal(chart_file(fx, gp), k == used);
+            assert_int_equal(strstr(html, id) != NULL, k == used);
+        }
+        char *breakers = slurp2(fx->dir, "charts/breakers.gp", NULL);
+        assert_non_null(breakers);
+        assert_int_equal(strstr(breakers, "'store_down_pct'") != NULL, used == F_STORE);
+        assert_int_equal(strstr(html, "breaker store was unreachable") != NULL, used == F_STORE);
+        free(breakers);
+        free(html);
+    }
+}
+
+/* The lines of the variants that use the feature, and only those (naive has no limit, no
+ * pool, no autoscaler: its pods are drawn, as the comparison, but it starts none). */
+static void charts_feature_lines_are_the_variants_that_use_it(void **state) {
+    fixture *fx = *state;
+    use_every_feature(fx->sc);
+    write_run(fx->dir, fx->sc, fx->sums, 2);
+    char msg[1024] = "";
+    assert_int_equal(charts_without_gnuplot(fx, msg, sizeof msg), FB_ENOTFOUND);
+    static const struct {
+        const char *script, *has[2], *lacks;
+    } want[] = {
+        {"charts/limits.gp",
+         {"plot 'data_tuned.dat' using 't':'openai_limit' with lines lc rgb '#D55E00' dt 1 lw 2 "
+          "title 'tuned openai'\n",
+          "set yrange [0:25]"}, /* 20 x 1.05, rounded up */
+         "data_naive.dat"},
+        {"charts/connections.gp", {"'tuned openai'", "'tuned anthropic'"}, "data_naive.dat"},
+        {"charts/pods.gp", {"title 'naive'", "title 'tuned starting'"}, "naive starting"},
+        {"charts/resubmissions.gp", {"title 'naive'", "title 'tuned'"}, "anthropic"},
+    };
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        char *gp = slurp2(fx->dir, want[k].script, NULL);
+        assert_non_null(gp);
+        for (int i = 0; i < 2; i++) {
+            if (strstr(gp, want[k].has[i]) == NULL) print_message("%s\n", want[k].has[i]);
+            assert_non_null(strstr(gp, want[k].has[i]));
+        }
+        assert_null(strstr(gp, want[k].lacks));
+        free(gp);
+    }
+    /* the data: tuned's limit 10 and 8 pods in the fault (t = 40 s), the store down at 85 s;
+       naive's empty limit cells are NaN */
+    char *data = slurp2(fx->dir, "charts/data_tuned.dat", NULL);
+    assert_non_null(data);
+    assert_non_null(strstr(data, " openai_limit openai_conn_wait anthropic_limit "
+                                 "anthropic_conn_wait pods pods_starting resubmissions_ps "
+                                 "store_down_pct\n"));
+    assert_non_null(strstr(data, " 10.0000 6.0000 NaN 0.0000 8.0000 0.0000 0.0000 0.0000\n"));
+    assert_non_null(strstr(data, " 20.0000 0.0000 NaN 0.0000 4.0000 0.0000 0.0000 100.0000\n"));
+    free(data);
+    data = slurp2(fx->dir, "charts/data_naive.dat", NULL);
+    assert_non_null(data);
+    assert_non_null(strstr(data, " NaN 6.0000 NaN 0.0000 4.0000 0.0000 3.0000 0.0000\n"));
+    free(data);
+}
+
+static void charts_without_gnuplot_name_the_package_and_still_write_the_page(void **state) {
+    fixture *fx = *state;
+    char msg[1024] = "";
+    int rc = charts_without_gnuplot(fx, msg, sizeof msg);
     assert_int_equal(rc, FB_ENOTFOUND);
     assert_non_null(strstr(msg, "gnuplot-nox"));
     char *html = slurp2(fx->dir, "report.html", NULL);
@@ -468,6 +606,10 @@ int main(void) {
         cmocka_unit_test(charts_fold_long_runs_into_per_second_points),
         cmocka_unit_test_setup_teardown(charts_quote_hostile_names_for_gnuplot, setup, teardown),
         cmocka_unit_test_setup_teardown(charts_draw_a_variant_without_rows, setup, teardown),
+        cmocka_unit_test_setup_teardown(charts_draw_a_feature_chart_exactly_when_it_is_used, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(charts_feature_lines_are_the_variants_that_use_it, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(
             charts_without_gnuplot_name_the_package_and_still_write_the_page, setup, teardown),
     };

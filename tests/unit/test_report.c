@@ -305,6 +305,39 @@ static void settings_show_the_defaults_in_effect(void **state) {
     sim_scenario_free(sc);
 }
 
+/* The fleet's and the client limits' rows: absent from a run that uses none of them, and each
+ * feature's rows (with their values) exactly when the scenario uses that feature. */
+static void text_summary_shows_a_feature_rows_only_when_it_is_used(void **state) {
+    fixture *f = *state;
+    static const char *const labels[] = {"limit rejections", "hedges",           "connection waits",
+                                         "pods peak",        "re-submissions",   "serial lag",
+                                         "pod requests min", "store unreachable"};
+    char *t = text_of(f);
+    for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) assert_null(strstr(t, labels[i]));
+    free(t);
+    f->sc->variants[0].autoscale.on = true;
+    f->sc->classes[0].resubmit.probability = 0.5;
+    f->sc->store_outage_count = 1;
+    f->sum->fleet.pods_peak = 12;
+    f->sum->fleet.pod_seconds = 6.5 * 60; /* 6.5 pods over the 60 s run */
+    f->sum->fleet.pods_added = 9;
+    f->sum->fleet.resubmissions = 1234;
+    f->sum->fleet.store_unreachable = 77;
+    f->sum->end_us = 60 * S;
+    t = text_of(f);
+    assert_non_null(strstr(t, "\npods peak                             12\n"));
+    assert_non_null(strstr(t, "\n  pods mean                          6.5\n"));
+    assert_non_null(strstr(t, "\n  pods added                           9\n"));
+    assert_non_null(strstr(t, "\nre-submissions                      1234\n"));
+    assert_non_null(strstr(t, "\nstore unreachable                     77\n"));
+    assert_non_null(strstr(t, "\n  store records lost                   0\n"));
+    /* the features the scenario does not use stay out */
+    assert_null(strstr(t, "limit rejections"));
+    assert_null(strstr(t, "connection waits"));
+    assert_null(strstr(t, "serial lag"));
+    free(t);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(report_json_writes_na_metrics_as_null, setup, teardown),
@@ -317,6 +350,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(text_summary_marks_an_unrecovered_spillover_with_a_plus,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(reason_for_a_fault_active_at_the_end, setup, teardown),
+        cmocka_unit_test_setup_teardown(text_summary_shows_a_feature_rows_only_when_it_is_used,
+                                        setup, teardown),
         cmocka_unit_test(verdict_names_the_winner_and_the_incident),
         cmocka_unit_test(verdict_names_the_next_best_of_each_aspect),
         cmocka_unit_test(verdict_calls_a_difference_inside_the_noise_level),
