@@ -86,6 +86,8 @@ struct mock_server {
     req *queue_head, *queue_tail; /* attempts waiting for a slot */
     size_t memory_used;           /* bytes of bodies held (max_memory_bytes) */
 
+    pthread_mutex_t snap_lock; /* one snapshot of the log at a time (control.c) */
+
     /* Finished requests kept for the next ones (a request is 1.7 KiB: past malloc's small-size
      * caches, every allocation would sort its free lists); own lock, held for a push or pop. */
     pthread_mutex_t spare_lock;
