@@ -263,9 +263,10 @@ static int find_fd(mock_xfer *x) {
         return -1; /* not connected yet */
     mock_proxy *p = x->p;
     size_t n = p->n_opened < PROXY_FDS ? p->n_opened : PROXY_FDS;
-    for (size_t i = 0; i < n; i++)
-        if (port_of(p->fds[i], false) == local && port_of(p->fds[i], true) == remote)
-            return p->fds[i];
+    for (size_t i = 1; i <= n; i++) { /* newest first: a new connection's is the last */
+        int fd = p->fds[(p->n_opened - i) % PROXY_FDS];
+        if (port_of(fd, false) == local && port_of(fd, true) == remote) return fd;
+    }
     return -2;
 }
 
