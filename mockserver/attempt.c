@@ -87,25 +87,19 @@ static void begin(req *r, const char *method, const char *url, const char *key, 
     format_ids(r, r->rep.dialect, r->ep->ops);
 }
 
-/* Azure wants its api-version and a key; Gemini a key. 0, or the status of the refusal. */
+/* Azure wants its api-version and a key; Gemini a key (route.c decides). 0, or the refusal. */
 static int credentials(req *r) {
     struct MHD_Connection *c = r->conn;
-    if (r->rep.dialect == MOCK_AZURE) {
-        const char *v = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "api-version");
-        if (v == NULL || v[0] == '\0') return 404;
-        mock_copy_str(r->api_version, sizeof r->api_version, v);
-        if (mock_header(c, "api-key") == NULL && mock_header(c, "authorization") == NULL)
-            return 401;
-    } else if (r->rep.dialect == MOCK_GEMINI) {
-        if (mock_header(c, "x-goog-api-key") == NULL && mock_header(c, "authorization") == NULL &&
-            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key") == NULL)
-            return 403;
-        if (r->ep->stream) {
-            const char *alt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "alt");
-            if (alt == NULL || strcmp(alt, "sse") != 0) return 400;
-        }
-    }
-    return 0;
+    mock_route_creds q = {.api_version =
+                              MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "api-version"),
+                          .key = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "key"),
+                          .alt = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "alt"),
+                          .api_key = mock_header(c, "api-key") != NULL,
+                          .authorization = mock_header(c, "authorization") != NULL,
+                          .x_goog_api_key = mock_header(c, "x-goog-api-key") != NULL};
+    if (r->rep.dialect == MOCK_AZURE && q.api_version != NULL)
+        mock_copy_str(r->api_version, sizeof r->api_version, q.api_version);
+    return mock_route_refusal(r->rep.dialect, r->ep->stream, &q);
 }
 
 /* Strict UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF); the bad offset. */

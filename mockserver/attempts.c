@@ -17,11 +17,24 @@ void mock_attempts_free(mock_attempts *a) {
     memset(a, 0, sizeof *a);
 }
 
+/* The snapshot's copy of entry seq, if it has none yet: done before the entry changes. */
+static void keep(mock_attempts *a, uint64_t seq) {
+    mock_attempts_snap *s = a->snap;
+    if (s == NULL || seq < s->first || seq - s->first >= s->n) return;
+    size_t i = (size_t)(seq - s->first);
+    if (s->done[i]) return;
+    s->e[i] = a->ring[seq % a->cap];
+    s->done[i] = 1;
+}
+
 void mock_attempts_clear(mock_attempts *a) {
+    /* the seqs start again and reach the old ones' slots: the snapshot takes the rest now */
+    if (a->snap != NULL) mock_attempts_snap_step(a, a->snap->n);
     a->total = 0;
 }
 
 mock_attempt *mock_attempts_add(mock_attempts *a) {
+    if (a->total >= a->cap) keep(a, a->total - a->cap); /* the oldest, overwritten */
     mock_attempt *e = &a->ring[a->total % a->cap];
     memset(e, 0, sizeof *e);
     e->seq = a->total++;
@@ -34,6 +47,7 @@ mock_attempt *mock_attempts_add(mock_attempts *a) {
 
 mock_attempt *mock_attempts_get(mock_attempts *a, uint64_t seq) {
     if (seq >= a->total || a->total - seq > a->cap) return NULL;
+    keep(a, seq); /* the caller changes it */
     return &a->ring[seq % a->cap];
 }
 
@@ -89,13 +103,65 @@ static void entry_json(const mock_attempt *e, mock_buf *out) {
     mock_buf_printf(out, ",\"broken\":%s}", e->broken ? "true" : "false");
 }
 
+static void json_head(mock_buf *out, uint64_t total, uint64_t dropped, double time_scale) {
+    mock_buf_printf(out, "{\"total\":%llu,\"dropped\":%llu,\"time_scale\":%.15g,\"entries\":[",
+                    (unsigned long long)total, (unsigned long long)dropped, time_scale);
+}
+
 void mock_attempts_json(const mock_attempts *a, double time_scale, mock_buf *out) {
     uint64_t first = mock_attempts_dropped(a);
-    mock_buf_printf(out, "{\"total\":%llu,\"dropped\":%llu,\"time_scale\":%.15g,\"entries\":[",
-                    (unsigned long long)a->total, (unsigned long long)first, time_scale);
+    json_head(out, a->total, first, time_scale);
     for (uint64_t s = first; s < a->total; s++) {
         if (s > first) mock_buf_puts(out, ",");
         entry_json(&a->ring[s % a->cap], out);
+    }
+    mock_buf_puts(out, "]}");
+}
+
+/* ---- snapshots ---- */
+
+int mock_attempts_snap_alloc(const mock_attempts *a, mock_attempts_snap *s) {
+    memset(s, 0, sizeof *s);
+    /* malloc: pages past the entries a snapshot fills are never touched */
+    s->e = malloc(a->cap * sizeof *s->e);
+    s->done = calloc(a->cap, 1);
+    if (s->e != NULL && s->done != NULL) return FB_OK;
+    mock_attempts_snap_free(s);
+    return FB_ENOMEM;
+}
+
+void mock_attempts_snap_free(mock_attempts_snap *s) {
+    free(s->e);
+    free(s->done);
+    memset(s, 0, sizeof *s);
+}
+
+void mock_attempts_snap_begin(mock_attempts *a, mock_attempts_snap *s) {
+    s->first = mock_attempts_dropped(a);
+    s->total = a->total;
+    s->n = (size_t)(a->total - s->first);
+    s->next = 0;
+    memset(s->done, 0, s->n);
+    a->snap = s->n > 0 ? s : NULL;
+}
+
+bool mock_attempts_snap_step(mock_attempts *a, size_t k) {
+    mock_attempts_snap *s = a->snap;
+    if (s == NULL) return true;
+    /* Not copied yet means not changed since the snapshot began (keep() copies first), and
+     * not overwritten either: the ring slot still holds that entry as it was. */
+    for (; k > 0 && s->next < s->n; s->next++, k--)
+        if (!s->done[s->next]) keep(a, s->first + s->next);
+    if (s->next < s->n) return false;
+    a->snap = NULL;
+    return true;
+}
+
+void mock_attempts_snap_json(const mock_attempts_snap *s, double time_scale, mock_buf *out) {
+    json_head(out, s->total, s->first, time_scale);
+    for (size_t i = 0; i < s->n; i++) {
+        if (i > 0) mock_buf_puts(out, ",");
+        entry_json(&s->e[i], out);
     }
     mock_buf_puts(out, "]}");
 }

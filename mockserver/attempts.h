@@ -40,11 +40,22 @@ typedef struct mock_attempt {
                        terminator, or the client left before its end */
 } mock_attempt;
 
+typedef struct mock_attempts_snap mock_attempts_snap;
+
 typedef struct mock_attempts {
     mock_attempt *ring;
     size_t cap;
-    uint64_t total; /* added since the last clear */
+    uint64_t total;           /* added since the last clear */
+    mock_attempts_snap *snap; /* the snapshot being taken, or NULL */
 } mock_attempts;
+
+/* The entries [first, first + n) as they were when the snapshot began, oldest first. */
+struct mock_attempts_snap {
+    mock_attempt *e;     /* room for the log's cap entries */
+    unsigned char *done; /* per entry: copied already */
+    uint64_t first, total;
+    size_t n, next; /* next: the first entry the chunks have not reached */
+};
 
 int mock_attempts_init(mock_attempts *a, size_t cap);
 void mock_attempts_free(mock_attempts *a);
@@ -56,5 +67,15 @@ mock_attempt *mock_attempts_get(mock_attempts *a, uint64_t seq);
 uint64_t mock_attempts_dropped(const mock_attempts *a);
 /* {"total":N,"dropped":D,"time_scale":X,"entries":[...]} oldest first. */
 void mock_attempts_json(const mock_attempts *a, double time_scale, mock_buf *out);
+
+/* Buffers for a snapshot of a (outside the lock: a's cap never changes); FB_ENOMEM. */
+int mock_attempts_snap_alloc(const mock_attempts *a, mock_attempts_snap *s);
+void mock_attempts_snap_free(mock_attempts_snap *s);
+/* Under the lock: the snapshot is of now (one at a time: a->snap must be NULL). */
+void mock_attempts_snap_begin(mock_attempts *a, mock_attempts_snap *s);
+/* Under the lock: up to k more entries copied; true once all are (a->snap is then NULL). */
+bool mock_attempts_snap_step(mock_attempts *a, size_t k);
+/* The snapshot's JSON, as mock_attempts_json wrote the log then. */
+void mock_attempts_snap_json(const mock_attempts_snap *s, double time_scale, mock_buf *out);
 
 #endif /* MOCK_ATTEMPTS_H */

@@ -9,6 +9,8 @@
 #include "mockserver/serverint.h"
 #include "mockserver/verdict.h"
 
+#define SNAP_CHUNK 256 /* log entries copied per hold of the server's lock (about 120 KB) */
+
 static enum MHD_Result load_faults(req *r) {
     mock_server *s = r->s;
     mock_buf b = {0};
@@ -64,6 +66,28 @@ static bool query_count(req *r, const char *name, unsigned lo, unsigned hi, unsi
     return true;
 }
 
+/*
+ * The log as it is now, copied SNAP_CHUNK entries per hold of the lock: a request thread waits
+ * for one chunk at most, not for the whole ring. It is still the log of one instant (the one
+ * mock_attempts_snap_begin saw): an entry that changes before its chunk is copied gives the
+ * snapshot its earlier state first (attempts.h). One snapshot at a time (snap_lock).
+ */
+static int snapshot(mock_server *s, mock_attempts_snap *snap) {
+    if (mock_attempts_snap_alloc(&s->log, snap) != FB_OK) return FB_ENOMEM;
+    pthread_mutex_lock(&s->snap_lock);
+    pthread_mutex_lock(&s->lock);
+    mock_attempts_snap_begin(&s->log, snap);
+    bool done = mock_attempts_snap_step(&s->log, SNAP_CHUNK);
+    pthread_mutex_unlock(&s->lock);
+    while (!done) {
+        pthread_mutex_lock(&s->lock);
+        done = mock_attempts_snap_step(&s->log, SNAP_CHUNK);
+        pthread_mutex_unlock(&s->lock);
+    }
+    pthread_mutex_unlock(&s->snap_lock);
+    return FB_OK;
+}
+
 /* GET /__fusebox/verdict[?max_attempts=N&expect_fallback=1&format=junit]: the log judged. */
 static enum MHD_Result verdict(req *r) {
     mock_server *s = r->s;
@@ -78,16 +102,11 @@ static enum MHD_Result verdict(req *r) {
     if (!query_count(r, "expect_fallback", 0, 1, &fb))
         return mock_send_control_error(r, 400, "expect_fallback", "0 or 1");
     c.expect_fallback = fb == 1;
-    pthread_mutex_lock(&s->lock);
-    uint64_t first = mock_attempts_dropped(&s->log);
-    size_t n = (size_t)(s->log.total - first);
-    mock_attempt *copy = malloc((n ? n : 1) * sizeof *copy);
-    for (uint64_t q = first; copy != NULL && q < s->log.total; q++)
-        copy[q - first] = s->log.ring[q % s->log.cap];
-    pthread_mutex_unlock(&s->lock);
+    mock_attempts_snap snap;
+    if (snapshot(s, &snap) != FB_OK) return MHD_NO;
     mock_verdict v;
-    int rc = copy != NULL ? mock_verdict_judge(copy, n, first, &c, &v) : FB_ENOMEM;
-    free(copy);
+    int rc = mock_verdict_judge(snap.e, snap.n, snap.first, &c, &v);
+    mock_attempts_snap_free(&snap);
     if (rc != FB_OK) return MHD_NO;
     mock_buf b = {0};
     if (junit)
@@ -112,11 +131,13 @@ enum MHD_Result mock_handle_control(req *r, route rt) {
         mock_server_reset(s);
         mock_buf_puts(&b, "{\"ok\":true}");
         return mock_send_json(r, 200, &b);
-    case RT_C_LOG:
-        pthread_mutex_lock(&s->lock);
-        mock_attempts_json(&s->log, s->cfg.time_scale, &b);
-        pthread_mutex_unlock(&s->lock);
+    case RT_C_LOG: {
+        mock_attempts_snap snap; /* written out after the lock, not during */
+        if (snapshot(s, &snap) != FB_OK) return MHD_NO;
+        mock_attempts_snap_json(&snap, s->cfg.time_scale, &b);
+        mock_attempts_snap_free(&snap);
         return mock_send_json(r, 200, &b);
+    }
     case RT_C_STATS:
         stats_json(s, &b);
         return mock_send_json(r, 200, &b);

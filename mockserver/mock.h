@@ -65,9 +65,9 @@ typedef struct mock_config {
      * with a path prefix; NULL: the mock answers itself), the faults applied on top. */
     const char *upstream_url;
     fb_time_us upstream_connect_timeout_us; /* 0 = 10 s */
-    fb_time_us upstream_idle_timeout_us; /* the upstream sends nothing for this long; 0 = 600 s */
-    unsigned upstream_max;               /* upstream transfers at once; 0 = 256 */
-    const sim_fault *faults;             /* initial timeline, copied; may be NULL */
+    fb_time_us upstream_idle_timeout_us;    /* no byte either way with the upstream; 0 = 600 s */
+    unsigned upstream_max;                  /* upstream transfers at once; 0 = 256 */
+    const sim_fault *faults;                /* initial timeline, copied; may be NULL */
     size_t n_faults;
     mock_log_fn log; /* may be NULL */
     void *log_user;

@@ -23,12 +23,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 
 #include "mockserver/serverint.h"
 #include "mockserver/sse.h"
 
 #define PROXY_BUF_MAX ((size_t)256 * 1024) /* unread answer bytes before the upstream pauses */
 #define PROXY_HEADERS_MAX ((size_t)64 * 1024)
+/* Sockets remembered; a reused connection opened longer ago has its send queue not looked at. */
+#define PROXY_FDS 256
 #define DEFAULT_CONNECT_TIMEOUT_US (10 * FB_US_PER_S)
 #define DEFAULT_IDLE_TIMEOUT_US (600 * FB_US_PER_S)
 #define DEFAULT_UPSTREAM_MAX 256u
@@ -51,9 +56,13 @@ struct mock_xfer {
     size_t off, cap;
     uint64_t received;
     fb_time_us start_us, headers_us;
-    /* the upstream's last byte (or a pause, or the start): the idle timeout runs from it */
+    /* the last byte either way on the upstream's connection (or a pause, or the start): the
+     * idle timeout runs from it */
     fb_time_us active_us;
-    bool idle_out; /* it sent nothing for upstream_idle_timeout_us */
+    curl_off_t sent; /* request bytes libcurl had written at the last progress call */
+    int queued;      /* of those, still in the socket's send queue then (-1: not known) */
+    int fd;          /* the upstream connection's socket; -1 not looked up, -2 not found */
+    bool idle_out;   /* no byte either way for upstream_idle_timeout_us */
     char err[CURL_ERROR_SIZE];
     mock_xfer *next;
     /* the connection's side only */
@@ -71,6 +80,10 @@ struct mock_proxy {
     CURLM *multi;
     mock_xfer *head;
     unsigned active; /* transfers not done */
+    /* the sockets libcurl opened, newest last (the thread's only): a transfer finds its own by
+     * its ports, for its send queue (unsent) */
+    int fds[PROXY_FDS];
+    size_t n_opened;
     bool stopping;
 };
 
@@ -224,15 +237,68 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
     return rc;
 }
 
-/* Called about once a second and on every transfer step: an upstream silent past the idle
- * timeout is given up (a transfer paused for a slow client is not the upstream's silence). */
+static int on_sockopt(void *ud, curl_socket_t fd, curlsocktype purpose) {
+    mock_proxy *p = ud;
+    (void)purpose;
+    p->fds[p->n_opened++ % PROXY_FDS] = (int)fd;
+    return CURL_SOCKOPT_OK;
+}
+
+static long port_of(int fd, bool peer) {
+    struct sockaddr_storage a;
+    socklen_t n = sizeof a;
+    if ((peer ? getpeername(fd, (struct sockaddr *)&a, &n)
+              : getsockname(fd, (struct sockaddr *)&a, &n)) != 0)
+        return -1;
+    if (a.ss_family == AF_INET) return ntohs(((struct sockaddr_in *)&a)->sin_port);
+    if (a.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
+    return -1;
+}
+
+/* The transfer's socket: one libcurl opened with its local and remote ports; -1 not yet. */
+static int find_fd(mock_xfer *x) {
+    long local = 0, remote = 0;
+    if (curl_easy_getinfo(x->easy, CURLINFO_LOCAL_PORT, &local) != CURLE_OK || local <= 0 ||
+        curl_easy_getinfo(x->easy, CURLINFO_PRIMARY_PORT, &remote) != CURLE_OK)
+        return -1; /* not connected yet */
+    mock_proxy *p = x->p;
+    size_t n = p->n_opened < PROXY_FDS ? p->n_opened : PROXY_FDS;
+    for (size_t i = 1; i <= n; i++) { /* newest first: a new connection's is the last */
+        int fd = p->fds[(p->n_opened - i) % PROXY_FDS];
+        if (port_of(fd, false) == local && port_of(fd, true) == remote) return fd;
+    }
+    return -2;
+}
+
+/*
+ * The bytes written to the upstream's socket that it has not taken yet (Linux's TIOCOUTQ), or -1.
+ * libcurl's upload count stops when the last byte is handed to the kernel, but the send queue
+ * can hold megabytes: an upstream still draining it is reading, not idle.
+ */
+static int unsent(mock_xfer *x) {
+    if (x->fd == -1) x->fd = find_fd(x);
+    int n = 0;
+    if (x->fd < 0 || ioctl(x->fd, TIOCOUTQ, &n) != 0) return -1;
+    return n;
+}
+
+/*
+ * Called about once a second and on every transfer step: a connection idle past the timeout is
+ * given up. Idle means no byte either way: the request body still going up to an upstream that
+ * reads it slowly is progress (the answer's bytes coming down are counted as they arrive, in
+ * on_header and on_data), and a transfer paused for a slow client is not the upstream's silence.
+ */
 static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                        curl_off_t ulnow) {
     mock_xfer *x = ud;
-    (void)dltotal, (void)dlnow, (void)ultotal, (void)ulnow;
+    (void)dltotal, (void)dlnow, (void)ultotal;
     fb_time_us now = mock_now_us();
+    int queued = unsent(x);
     pthread_mutex_lock(&x->p->lock);
-    if (x->paused || x->active_us == 0) x->active_us = now;
+    bool moved = ulnow != x->sent || (queued >= 0 && queued != x->queued);
+    if (x->paused || x->active_us == 0 || moved) x->active_us = now;
+    x->sent = ulnow;
+    x->queued = queued;
     x->idle_out = now - x->active_us > x->p->s->cfg.upstream_idle_timeout_us;
     bool stop = x->idle_out || x->r == NULL;
     pthread_mutex_unlock(&x->p->lock);
@@ -330,6 +396,8 @@ static bool setup_easy(mock_xfer *x, req *r, const char *method) {
     curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(e, CURLOPT_XFERINFODATA, x);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, x->p);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_data);
@@ -354,6 +422,7 @@ static mock_xfer *new_xfer(req *r, const char *method, const char *url) {
     x->conn = r->conn;
     x->cap = PROXY_BUF_MAX;
     x->start_us = mock_now_us();
+    x->queued = x->fd = -1;
     const char *raw = mock_watch_raw_uri(s->watch, r->conn);
     mock_buf u = {0};
     mock_buf_puts(&u, s->upstream);

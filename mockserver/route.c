@@ -1,14 +1,13 @@
 /*
  * route.c - the endpoints: a path pattern and a method to an API and its dialect, or to the
- * control plane; unknown paths get 404, known paths with another method 405 (with Allow),
- * and the limits' answers (413, and 431 for an over-long URI) come out in the dialect the path
- * suggests.
+ * control plane; unknown paths are 404, known paths with another method 405 (with Allow), an
+ * over-long body 413, each in the dialect the path suggests; and the refusals of an API's
+ * credentials and query. Pure (route.h): dispatch.c answers what it decides.
  */
+#include "mockserver/route.h"
+
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-
-#include "mockserver/serverint.h"
 
 static const endpoint endpoints[] = {
     {"POST", "/v1/chat/completions", RT_API, &mock_api_chat, MOCK_OPENAI, false, NULL},
@@ -53,7 +52,7 @@ static const endpoint passthrough[] = {
 
 /*
  * Does url match pattern? A "{x}" matches a non-empty run of characters up to the pattern's
- * next character (or the end, without '/'); it is copied into arg.
+ * next character (or the end, without '/'); it is copied into arg (cut to argcap - 1 bytes).
  */
 static bool match(const char *pattern, const char *url, char *arg, size_t argcap) {
     while (*pattern != '\0') {
@@ -67,109 +66,67 @@ static bool match(const char *pattern, const char *url, char *arg, size_t argcap
         size_t n = 0;
         while (url[n] != '\0' && url[n] != stop && url[n] != '/') n++;
         if (n == 0 || (stop != '\0' && url[n] != stop)) return false;
-        mock_copy_str(arg, argcap, url);
-        if (n < argcap) arg[n] = '\0';
+        snprintf(arg, argcap, "%.*s", n < argcap ? (int)n : (int)argcap - 1, url);
         url += n;
     }
     return *url == '\0';
 }
 
-/* The dialect of an error outside any endpoint, chosen by the path (and anthropic-version). */
-static mock_dialect dialect_of(struct MHD_Connection *c, const char *url) {
-    if (strncmp(url, "/openai/", 8) == 0) return MOCK_AZURE;
-    if (strncmp(url, "/v1beta/", 8) == 0) return MOCK_GEMINI;
-    if (strncmp(url, "/v1/messages", 12) == 0 || (c != NULL && mock_header(c, "anthropic-version")))
-        return MOCK_ANTHROPIC;
+mock_dialect mock_route_dialect(const char *path, const char *anthropic_version) {
+    if (strncmp(path, "/openai/", 8) == 0) return MOCK_AZURE;
+    if (strncmp(path, "/v1beta/", 8) == 0) return MOCK_GEMINI;
+    if (strncmp(path, "/v1/messages", 12) == 0 || anthropic_version != NULL) return MOCK_ANTHROPIC;
     return MOCK_OPENAI;
 }
 
-void mock_long_uri(void *user, int fd, const char *uri, size_t len) {
-    mock_server *s = user;
-    char msg[200];
-    snprintf(msg, sizeof msg,
-             "Request header fields too large: the URL is %zu bytes (the mock "
-             "takes %d)",
-             len, URL_MAX);
-    mock_reply rep = {.dialect = dialect_of(NULL, uri), .model = "", .request_id = ""};
-    mock_buf body = {0}, b = {0};
-    mock_wire_error(&body, &rep, 431, MOCK_FLAVOR_ROUTING, msg);
-    mock_buf_printf(&b,
-                    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json"
-                    "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-                    body.len);
-    mock_buf_append(&b, body.p, body.len);
-    if (!b.oom) send(fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    mock_buf_free(&body);
-    mock_buf_free(&b);
-    pthread_mutex_lock(&s->lock);
-    s->stats.requests++;
-    s->stats.status_4xx++;
-    pthread_mutex_unlock(&s->lock);
-}
-
-enum MHD_Result mock_routing_error(req *r, const char *url, const char *method, int status,
-                                   const char *allow) {
-    mock_dialect d = dialect_of(r->conn, url);
-    mock_new_ids(r, d, NULL);
-    char msg[300];
-    const char *m = NULL;
-    if (status == 404 && d != MOCK_AZURE && d != MOCK_GEMINI) {
-        snprintf(msg, sizeof msg, "Invalid URL (%.16s %.200s)", method, url);
-        m = msg;
-    } else if (status == 405) {
-        snprintf(msg, sizeof msg, "Method %.16s not allowed for %.200s", method, url);
-        m = msg;
-    }
-    r->rep = (mock_reply){.dialect = d, .model = "", .request_id = r->request_id};
-    mock_buf b = {0};
-    mock_wire_error(&b, &r->rep, status, MOCK_FLAVOR_ROUTING, m);
-    struct MHD_Response *resp = mock_buf_response(&b);
-    if (resp == NULL) return MHD_NO;
-    mock_add_common(r, resp, "application/json", 0, 0);
-    if (allow != NULL) MHD_add_response_header(resp, "allow", allow);
-    mock_note_sent(r, status, NULL);
-    return mock_queue(r, (unsigned)status, resp);
-}
-
-/* The endpoint for url and method; *path_match the one whose path matched (for 405). */
-static const endpoint *find(const char *url, const char *method, char *arg, size_t argcap,
+/* The endpoint for path and method; *path_match the first whose path matched (for 405). */
+static const endpoint *find(const char *path, const char *method, char *arg, size_t argcap,
                             const endpoint **path_match) {
     *path_match = NULL;
     for (size_t i = 0; i < sizeof endpoints / sizeof endpoints[0]; i++) {
-        char a[256] = "";
-        if (!match(endpoints[i].pattern, url, a, sizeof a)) continue;
+        char a[MOCK_ROUTE_ARG_MAX] = "";
+        if (!match(endpoints[i].pattern, path, a, sizeof a)) continue;
         if (*path_match == NULL) *path_match = &endpoints[i];
         if (strcmp(method, endpoints[i].method) != 0) continue;
-        mock_copy_str(arg, argcap, a);
+        snprintf(arg, argcap, "%s", a);
         return &endpoints[i];
     }
     return NULL;
 }
 
-enum MHD_Result mock_dispatch(req *r, const char *url, const char *method) {
-    mock_server *s = r->s;
-    bool control = strncmp(url, "/__fusebox/", 11) == 0;
-    r->method = method;
-    r->url = url;
+/* The error's message: the control plane's own, or the provider's where it names the URL. */
+static void message(mock_route *o, const char *method, const char *path) {
+    if (o->control && o->status != 413)
+        snprintf(o->msg, sizeof o->msg, "%s",
+                 o->status == 405 ? "method not allowed" : "unknown control endpoint");
+    else if (o->status == 404 && o->dialect != MOCK_AZURE && o->dialect != MOCK_GEMINI)
+        snprintf(o->msg, sizeof o->msg, "Invalid URL (%.16s %.200s)", method, path);
+    else if (o->status == 405)
+        snprintf(o->msg, sizeof o->msg, "Method %.16s not allowed for %.200s", method, path);
+}
+
+void mock_route_decide(const mock_route_in *in, mock_route *out) {
+    memset(out, 0, sizeof *out);
+    out->control = strncmp(in->path, "/__fusebox/", 11) == 0;
+    out->dialect = mock_route_dialect(in->path, in->anthropic_version);
     const endpoint *path_match = NULL;
-    const endpoint *ep =
-        r->too_large ? NULL : find(url, method, r->store.model, sizeof r->store.model, &path_match);
-    if (ep == NULL && !r->too_large && !control && s->proxy != NULL)
-        ep = &passthrough[dialect_of(r->conn, url)];
-    if (ep != NULL) {
-        r->ep = ep; /* an endpoint's request is counted with its log entry (attempt.c) */
-        return ep->id == RT_API ? mock_handle_api(r, method, url) : mock_handle_control(r, ep->id);
+    if (!in->too_large)
+        out->ep = find(in->path, in->method, out->arg, sizeof out->arg, &path_match);
+    if (out->ep == NULL && !in->too_large && !out->control && in->proxy)
+        out->ep = &passthrough[out->dialect];
+    if (out->ep != NULL) return;
+    out->status = in->too_large ? 413 : path_match != NULL ? 405 : 404;
+    if (out->status == 405 && !out->control) out->allow = path_match->method;
+    message(out, in->method, in->path);
+}
+
+int mock_route_refusal(mock_dialect d, bool stream, const mock_route_creds *c) {
+    if (d == MOCK_AZURE) {
+        if (c->api_version == NULL || c->api_version[0] == '\0') return 404;
+        if (!c->api_key && !c->authorization) return 401;
+    } else if (d == MOCK_GEMINI) {
+        if (!c->x_goog_api_key && !c->authorization && c->key == NULL) return 403;
+        if (stream && (c->alt == NULL || strcmp(c->alt, "sse") != 0)) return 400;
     }
-    if (!control) {
-        pthread_mutex_lock(&s->lock);
-        s->stats.requests++;
-        pthread_mutex_unlock(&s->lock);
-    }
-    if (r->too_large) return mock_routing_error(r, url, method, 413, NULL);
-    if (path_match != NULL) {
-        if (control) return mock_send_control_error(r, 405, NULL, "method not allowed");
-        return mock_routing_error(r, url, method, 405, path_match->method);
-    }
-    if (control) return mock_send_control_error(r, 404, NULL, "unknown control endpoint");
-    return mock_routing_error(r, url, method, 404, NULL);
+    return 0;
 }

@@ -303,6 +303,7 @@ static void free_parts(mock_server *s) {
     mock_attempts_free(&s->log);
     for (size_t i = 0; i < s->n_spare; i++) free(s->spare[i]);
     pthread_mutex_destroy(&s->spare_lock);
+    pthread_mutex_destroy(&s->snap_lock);
     pthread_mutex_destroy(&s->lock);
     free(s);
 }
@@ -315,10 +316,12 @@ int mock_server_create(const mock_config *cfg, mock_server **out, char *err, siz
     configure(s, cfg);
     pthread_mutex_init(&s->lock, NULL);
     pthread_mutex_init(&s->spare_lock, NULL);
+    pthread_mutex_init(&s->snap_lock, NULL);
     restart_clock_locked(s);
     if (start_parts(s) != FB_OK) {
         snprintf(err, errlen, "out of memory");
         pthread_mutex_destroy(&s->spare_lock);
+        pthread_mutex_destroy(&s->snap_lock);
         pthread_mutex_destroy(&s->lock);
         free(s);
         return FB_ENOMEM;

@@ -5,7 +5,8 @@
  * A request's life (the files in call order):
  *   conn.c     libmicrohttpd's callbacks: a context per request, the body (within the size
  *              and memory limits), suspension and resumption, the stream reader;
- *   route.c    the path and method to an endpoint, or a 404 / 405 / 413 / 431;
+ *   route.c    the path and method to an endpoint, or a 404 / 405 / 413 (pure, route.h);
+ *   dispatch.c its answer: the endpoint's handler, or the error; the 431 of a long URI;
  *   attempt.c  an endpoint's request: ids, the attempt log, the body parsed by its API, the
  *              fault decided (header > model > timeline), the answer's size checked;
  *   capacity.c the provider's limits: context window, RPM/TPM buckets, concurrency with its
@@ -31,6 +32,7 @@
 #include "mockserver/api.h"
 #include "mockserver/attempts.h"
 #include "mockserver/mock.h"
+#include "mockserver/route.h"
 #include "mockserver/sched.h"
 #include "mockserver/watch.h"
 
@@ -84,6 +86,8 @@ struct mock_server {
     req *queue_head, *queue_tail; /* attempts waiting for a slot */
     size_t memory_used;           /* bytes of bodies held (max_memory_bytes) */
 
+    pthread_mutex_t snap_lock; /* one snapshot of the log at a time (control.c) */
+
     /* Finished requests kept for the next ones (a request is 1.7 KiB: past malloc's small-size
      * caches, every allocation would sort its free lists); own lock, held for a push or pop. */
     pthread_mutex_t spare_lock;
@@ -99,27 +103,6 @@ typedef enum phase {
     PH_PROXY,    /* waiting for the upstream's status and headers (proxy mode) */
     PH_QUEUED    /* response queued (maybe a stream) */
 } phase;
-
-typedef enum route {
-    RT_NONE = 0,
-    RT_API, /* a provider endpoint: ops and dialect below */
-    RT_C_FAULTS,
-    RT_C_RESET,
-    RT_C_LOG,
-    RT_C_STATS,
-    RT_C_VERDICT
-} route;
-
-/* One endpoint: a path pattern ({x} matches one segment, stored as the path argument). */
-typedef struct endpoint {
-    const char *method;
-    const char *pattern;
-    route id;
-    const mock_api_ops *ops;
-    mock_dialect dialect;
-    bool stream;           /* the path streams (Gemini's streamGenerateContent) */
-    const char *operation; /* Azure's operation name, for its 429 message */
-} endpoint;
 
 struct req {
     mock_server *s;
@@ -211,13 +194,10 @@ void mock_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
                        enum MHD_RequestTerminationCode toe);
 ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max);
 
-/* ---- route.c ---- */
+/* ---- dispatch.c (what route.c decided) ---- */
 enum MHD_Result mock_dispatch(req *r, const char *url, const char *method);
 /* The 431 of an over-long URI, written on the raw socket (mock_watch_long_uri_fn; user: server). */
 void mock_long_uri(void *user, int fd, const char *uri, size_t len);
-/* Errors for routing and limits, in the dialect the path suggests. */
-enum MHD_Result mock_routing_error(req *r, const char *url, const char *method, int status,
-                                   const char *allow);
 
 /* ---- attempt.c ---- */
 enum MHD_Result mock_handle_api(req *r, const char *method, const char *url);
@@ -267,7 +247,6 @@ enum MHD_Result mock_send_at(req *r, unsigned status, struct MHD_Response *resp,
 void mock_request_end(req *r, bool completed);
 
 /* ---- proxy.c ---- */
-extern const mock_api_ops mock_api_passthrough; /* a path the mock does not know, forwarded */
 int mock_proxy_create(mock_server *s, mock_proxy **out, char *err, size_t errlen);
 /* Shutdown: end every transfer and stop the transfer thread. */
 void mock_proxy_stop(mock_proxy *p);

@@ -4,7 +4,8 @@
 Run from the repository root: python3 tests/fuzz/seeds.py. The scenario and sim seeds come
 from scenarios/ (minified, descriptions dropped; the sim's shortened to fit its harness); the
 mock's and live's are written here, from the formats in docs/mock.md and the official SDKs'
-streams. Files a fuzzer found (regress-*) are not touched: they are regression tests.
+streams (the mock's route-*: a request line and headers for its routing, every endpoint and
+error). Files a fuzzer found (regress-*) are not touched: they are regression tests.
 It also writes tests/fuzz/scenario.dict (sim.dict links to it): libFuzzer's dictionary of the
 scenario's keys and names, from docs/scenario.schema.json, so mutations spell real keys.
 """
@@ -102,6 +103,56 @@ def mock():
         write("mock", f"timeline-{i}", "\n" + mini(tl))
 
 
+# The routing's seeds: every endpoint of mockserver/route.c with what its clients send, then
+# each error (404 per dialect, 405, 413, the control plane's), proxy mode and the refusals.
+AZ = "api-version=2024-10-21"
+ROUTES = [
+    ("POST", "/v1/chat/completions", ["authorization: Bearer sk"]),
+    ("POST", "/v1/completions", []),
+    ("POST", "/v1/responses", []),
+    ("POST", "/v1/embeddings", []),
+    ("POST", "/v1/messages", ["anthropic-version: 2023-06-01", "x-api-key: k"]),
+    ("POST", "/v1/messages/count_tokens", ["anthropic-version: 2023-06-01"]),
+    ("GET", "/v1/models", []),
+    ("GET", "/v1/models/gpt-4o", ["anthropic-version: 2023-06-01"]),
+    ("POST", "/openai/deployments/gpt4o/chat/completions?" + AZ, ["api-key: k"]),
+    ("POST", "/openai/deployments/d%2D1/completions?" + AZ + "&x=1", ["authorization: Bearer t"]),
+    ("POST", "/openai/deployments/e/embeddings?" + AZ, ["api-key: k"]),
+    ("POST", "/openai/responses?api-version=preview", ["api-key: k"]),
+    ("POST", "/v1beta/models/gemini-2.5-flash:generateContent?key=k", []),
+    ("POST", "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse", ["x-goog-api-key: k"]),
+    ("POST", "/v1beta/models/g:countTokens", ["x-goog-api-key: k"]),
+    ("GET", "/v1beta/models?key=k&pageSize=2", []),
+    ("GET", "/v1beta/models/gemini-pro?key=k", []),
+    ("POST", "/__fusebox/faults", []),
+    ("POST", "/__fusebox/reset", []),
+    ("GET", "/__fusebox/log", []),
+    ("GET", "/__fusebox/stats", []),
+    ("GET", "/__fusebox/verdict?max_attempts=3&format=junit", []),
+    ("GET", "/nope", []),
+    ("GET", "/v1/nope", ["anthropic-version: 2023-06-01"]),
+    ("DELETE", "/openai/nope", []),
+    ("GET", "/v1beta/nope", []),
+    ("GET", "/v1/chat/completions", []),
+    ("POST", "/v1/models/a%2Fb", []),
+    ("POST", "/__fusebox/log", []),
+    ("GET", "/__fusebox/nope", ["x-fuzz-proxy: 1"]),
+    ("POST", "/v1/chat/completions", ["x-fuzz-too-large: 1"]),
+    ("GET", "/v1/files?purpose=batch", ["x-fuzz-proxy: 1"]),
+    ("PUT", "/v1beta/cachedContents", ["x-fuzz-proxy: 1"]),
+    ("POST", "/openai/deployments/d/chat/completions", []),
+    ("POST", "/openai/deployments/d/chat/completions?api-version=", ["api-key: k"]),
+    ("POST", "/v1beta/models/g:streamGenerateContent?alt=json&key=k", []),
+    ("POST", "/v1beta/models/g:generateContent", []),
+]
+
+
+def routes():
+    for i, (method, target, headers) in enumerate(ROUTES):
+        text = f"{method} {target} HTTP/1.1\n" + "".join(h + "\n" for h in headers) + "\n"
+        write("mock", f"route-{i:02d}", text + SPECS[i % len(SPECS)] + "\n")
+
+
 OPENAI_SSE = (
     'data: {"id":"chatcmpl-1","object":"chat.completion.chunk","model":"gpt-4o-mini",'
     '"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}\n\n'
@@ -167,4 +218,5 @@ if __name__ == "__main__":
     dictionary()
     scenarios()
     mock()
+    routes()
     live()

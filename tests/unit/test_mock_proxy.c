@@ -560,6 +560,107 @@ static void an_upstream_that_hangs_is_a_504_after_the_timeout(void **state) {
     raw_stop(&u);
 }
 
+/* ---- idle means no byte either way: an upstream that reads the body slowly ---------------- */
+
+#define SLOW_IDLE_US (300 * FB_US_PER_MS)
+#define SLOW_BODY (512u << 10)
+#define SLOW_PIECE 16384
+#define SLOW_PAUSE_US (10 * FB_US_PER_MS)
+
+typedef struct slow {
+    raw u;
+    size_t body;         /* body bytes read */
+    fb_time_us first_us; /* its first and last piece */
+    fb_time_us last_us;
+    fb_time_us max_gap_us; /* the longest wait between two pieces (this thread's scheduling) */
+} slow;
+
+/* Read the request a piece at a time with a pause between pieces, then answer 200. */
+static void *slow_run(void *arg) {
+    slow *w = arg;
+    int c = accept(w->u.fd, NULL, NULL);
+    if (c < 0) return NULL;
+    static char buf[SLOW_PIECE];
+    size_t got = 0, want = 0;
+    for (;;) {
+        struct pollfd pf = {.fd = c, .events = POLLIN};
+        if (poll(&pf, 1, 5000) <= 0) break;
+        ssize_t n = recv(c, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        fb_time_us now = mock_now_us();
+        if (w->last_us != 0 && now - w->last_us > w->max_gap_us) w->max_gap_us = now - w->last_us;
+        if (w->first_us == 0) w->first_us = now;
+        w->last_us = now;
+        if (want == 0) { /* the head comes first and whole: the body's length is in it */
+            size_t k = (size_t)n < sizeof w->u.got - 1 ? (size_t)n : sizeof w->u.got - 1;
+            memcpy(w->u.got, buf, k);
+            w->u.got[k] = '\0';
+            const char *end = strstr(w->u.got, "\r\n\r\n");
+            const char *cl = strcasestr(w->u.got, "content-length: ");
+            if (end == NULL || cl == NULL) break;
+            want = strtoul(cl + 16, NULL, 10);
+            got = (size_t)n - (size_t)(end + 4 - w->u.got);
+        } else {
+            got += (size_t)n;
+        }
+        w->body = got;
+        if (got >= want) {
+            send(c, w->u.answer, strlen(w->u.answer), MSG_NOSIGNAL);
+            break;
+        }
+        struct timespec ts = {0, SLOW_PAUSE_US * 1000};
+        nanosleep(&ts, NULL);
+    }
+    close(c);
+    return NULL;
+}
+
+static void an_upstream_reading_the_body_slowly_is_not_idle(void **state) {
+    (void)state;
+    static slow w;
+    memset(&w, 0, sizeof w);
+    w.u.answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+    w.u.fd = socket(AF_INET, SOCK_STREAM, 0);
+    int small = 4096; /* set before listen: the accepted socket has it, so the body trickles */
+    setsockopt(w.u.fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    assert_int_equal(bind(w.u.fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    getsockname(w.u.fd, (struct sockaddr *)&a, &len);
+    assert_int_equal(listen(w.u.fd, 4), 0);
+    assert_int_equal(pthread_create(&w.u.thread, NULL, slow_run, &w), 0);
+    fixture *f = proxy_to(ntohs(a.sin_port), SLOW_IDLE_US);
+    mock_buf body = {0};
+    mock_buf_puts(&body, "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"");
+    while (body.len < SLOW_BODY) mock_buf_puts(&body, "abcdefghijklmnopqrstuvwxyz012345");
+    mock_buf_puts(&body, "\"}]}");
+    resp r;
+    th_req_full(&r, f->base, "POST", CHAT, body.p, 20000, NULL);
+    raw_stop(&w.u);
+    /* Starved past the timeout between two pieces, the upstream was idle in fact: no verdict. */
+    if (w.max_gap_us > SLOW_IDLE_US / 2) {
+        th_resp_free(&r);
+        mock_buf_free(&body);
+        th_stop(f);
+        print_message("inconclusive: the machine is busy (the upstream's thread waited %lld ms "
+                      "between two reads, the timeout is %lld ms)\n",
+                      (long long)(w.max_gap_us / FB_US_PER_MS),
+                      (long long)(SLOW_IDLE_US / FB_US_PER_MS));
+        skip();
+    }
+    /* the upload lasted several timeouts, so only its progress kept the transfer alive */
+    assert_true(w.last_us - w.first_us > 2 * SLOW_IDLE_US);
+    if (r.status != 200)
+        fail_msg("%ld %s (read %zu in %lld ms)", r.status, r.body.p, w.body,
+                 (long long)((w.last_us - w.first_us) / FB_US_PER_MS));
+    assert_string_equal(r.body.p, "{}");
+    assert_int_equal(w.body, body.len);
+    th_resp_free(&r);
+    mock_buf_free(&body);
+    th_stop(f);
+}
+
 static void an_upstream_answer_over_the_limit_is_refused(void **state) {
     (void)state;
     mock_config pc = {.max_response_bytes = 2048};
@@ -624,6 +725,7 @@ int main(void) {
         cmocka_unit_test(hop_by_hop_headers_stay_on_their_hop),
         cmocka_unit_test(an_upstream_that_refuses_is_a_502_naming_it),
         cmocka_unit_test(an_upstream_that_hangs_is_a_504_after_the_timeout),
+        cmocka_unit_test(an_upstream_reading_the_body_slowly_is_not_idle),
         cmocka_unit_test(an_upstream_answer_over_the_limit_is_refused),
         PAIRED(the_log_counts_proxied_attempts),
     };

@@ -15,8 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curl/curl.h>
+
 #include "mockserver/verdict.h"
 #include "tests/unit/helpers.h"
+#include "tests/unit/mockhttp.h"
 
 #define MAXLOG 64
 
@@ -470,8 +473,135 @@ static void verdict_refuses_a_bad_log_naming_the_place(void **state) {
             "entries[1]", "seq 0 after 0: entries are oldest first");
 }
 
+/* ---- the log's snapshot (what the verdict and the log endpoints judge and write) ---- */
+
+static void add_status(mock_attempts *a, int status) {
+    mock_attempt *e = mock_attempts_add(a);
+    e->status = status;
+    e->real_us = (fb_time_us)e->seq * 1000;
+    snprintf(e->key, sizeof e->key, "k%llu", (unsigned long long)e->seq);
+}
+
+static void a_snapshot_is_the_log_of_the_instant_it_began(void **state) {
+    (void)state;
+    mock_attempts a;
+    assert_int_equal(mock_attempts_init(&a, 8), FB_OK);
+    for (int i = 0; i < 10; i++) add_status(&a, 200 + i); /* wrapped: seqs 2..9 kept */
+    mock_buf then = {0};
+    mock_attempts_json(&a, 1, &then);
+    mock_attempts_snap snap;
+    assert_int_equal(mock_attempts_snap_alloc(&a, &snap), FB_OK);
+    mock_attempts_snap_begin(&a, &snap);
+    assert_int_equal(snap.first, 2);
+    assert_int_equal(snap.n, 8);
+    assert_false(mock_attempts_snap_step(&a, 3)); /* seqs 2..4 copied */
+    /* between the chunks: an entry copied and one not yet completed, the ring wrapping over
+     * copied and uncopied ones, then a reset and a new log over the old slots */
+    mock_attempts_get(&a, 3)->status = 500;
+    mock_attempts_get(&a, 6)->status = 503;
+    strcpy(mock_attempts_get(&a, 7)->fault, "faults[0].outage");
+    for (int i = 0; i < 4; i++) add_status(&a, 429); /* overwrites seqs 2..5 */
+    assert_false(mock_attempts_snap_step(&a, 1));
+    mock_attempts_get(&a, 9)->status = 504;
+    mock_attempts_clear(&a); /* the snapshot takes the rest first */
+    assert_null(a.snap);
+    for (int i = 0; i < 9; i++) add_status(&a, 418);
+    assert_true(mock_attempts_snap_step(&a, 100));
+    mock_buf got = {0};
+    mock_attempts_snap_json(&snap, 1, &got);
+    assert_string_equal(got.p, then.p); /* byte for byte the log when it began */
+    /* the next one sees the new log */
+    mock_attempts_snap_begin(&a, &snap);
+    assert_true(mock_attempts_snap_step(&a, 100));
+    assert_int_equal(snap.first, 1);
+    assert_int_equal(snap.n, 8);
+    assert_int_equal(snap.e[0].status, 418);
+    mock_buf now = {0};
+    mock_attempts_json(&a, 1, &now);
+    mock_buf_free(&got);
+    mock_attempts_snap_json(&snap, 1, &got);
+    assert_string_equal(got.p, now.p);
+    /* an empty log: nothing to take, nothing held */
+    mock_attempts_clear(&a);
+    mock_attempts_snap_begin(&a, &snap);
+    assert_null(a.snap);
+    assert_true(mock_attempts_snap_step(&a, 1));
+    assert_int_equal(snap.n, 0);
+    mock_buf_free(&then);
+    mock_buf_free(&got);
+    mock_buf_free(&now);
+    mock_attempts_snap_free(&snap);
+    mock_attempts_free(&a);
+}
+
+/* The verdict the endpoint gives against the one of the log it serves, judged whole. */
+static void endpoint_verdict_as_the_saved_log_says(const fixture *f) {
+    resp lg, vd;
+    th_req_full(&lg, f->base, "GET", "/__fusebox/log", NULL, TIMEOUT_MS, NULL);
+    th_req_full(&vd, f->base, "GET", "/__fusebox/verdict", NULL, TIMEOUT_MS, NULL);
+    assert_int_equal(lg.status, 200);
+    assert_int_equal(vd.status, 200);
+    mock_attempt *e;
+    size_t n;
+    uint64_t dropped;
+    double scale;
+    mock_parse_error err;
+    assert_int_equal(
+        mock_verdict_read_log(lg.body.p, lg.body.len, 100000, &e, &n, &dropped, &scale, &err),
+        FB_OK);
+    mock_verdict_config c = {.time_scale = scale};
+    mock_verdict v;
+    assert_int_equal(mock_verdict_judge(e, n, dropped, &c, &v), FB_OK);
+    mock_buf want = {0};
+    mock_verdict_json(&v, &want);
+    assert_string_equal(vd.body.p, want.p);
+    mock_buf_free(&want);
+    mock_verdict_free(&v);
+    free(e);
+    th_resp_free(&lg);
+    th_resp_free(&vd);
+}
+
+static void the_verdict_endpoint_judges_a_scripted_run_as_before(void **state) {
+    (void)state;
+    /* 300 entries, more than one chunk of the snapshot: in a log of 10000, then of 200 */
+    const size_t caps[] = {0, 200};
+    for (size_t k = 0; k < 2; k++) {
+        mock_config cfg = {.log_capacity = caps[k]};
+        fixture *f = th_start(&cfg);
+        for (int i = 0; i < 180; i++) {
+            char key[64], fault[64];
+            snprintf(key, sizeof key, "x-fusebox-key: k%d", i);
+            snprintf(fault, sizeof fault, "x-fusebox-fault: %s",
+                     i % 3 == 0   ? "429-retry-after-ms-1"
+                     : i % 3 == 1 ? "503"
+                                  : "400");
+            const char *h1[] = {key, fault, NULL}, *h2[] = {key, NULL};
+            resp r;
+            th_post(&r, f->base, CHAT, OA_BODY "}", h1);
+            th_resp_free(&r);
+            if (i % 3 == 2) continue; /* a 400 left alone */
+            th_post(&r, f->base, CHAT, OA_BODY "}", h2);
+            assert_int_equal(r.status, 200);
+            th_resp_free(&r);
+        }
+        endpoint_verdict_as_the_saved_log_says(f);
+        resp vd;
+        th_req_full(&vd, f->base, "GET", "/__fusebox/verdict", NULL, TIMEOUT_MS, NULL);
+        /* 180 requests, 300 attempts: all of them, or the 200 the small log kept */
+        const char *want = caps[k] == 0 ? "\"complete\":true,\"attempts\":300,\"dropped\":0,"
+                                        : "\"complete\":false,\"attempts\":200,\"dropped\":100,";
+        if (strstr(vd.body.p, want) == NULL) fail_msg("%s", vd.body.p);
+        th_resp_free(&vd);
+        th_stop(f);
+    }
+}
+
 int main(void) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_snapshot_is_the_log_of_the_instant_it_began),
+        cmocka_unit_test(the_verdict_endpoint_judges_a_scripted_run_as_before),
         cmocka_unit_test(verdict_groups_attempts_by_key_then_by_sdk_retry_count),
         cmocka_unit_test(verdict_skips_what_is_not_an_attempt_and_is_inconclusive_without_any),
         cmocka_unit_test(verdict_is_inconclusive_when_the_log_lost_entries),
@@ -493,5 +623,7 @@ int main(void) {
         cmocka_unit_test(verdict_reads_back_the_log_the_mock_writes),
         cmocka_unit_test(verdict_refuses_a_bad_log_naming_the_place),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    curl_global_cleanup();
+    return rc;
 }
