@@ -193,17 +193,21 @@ FILE *cli_file_begin(const char *cmd, const char *path, char *tmp, size_t len) {
                 strerror(errno));
         return NULL;
     }
-    FILE *f = fopen(tmp, "w");
+    /* a device, a pipe, a symbolic link (/dev/full, /dev/stdout) is written as it is: renaming over
+       it would replace it with a file */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) tmp[0] = '\0';
+    FILE *f = fopen(tmp[0] ? tmp : path, "w");
     if (f == NULL) cli_write_error(cmd, path, errno);
     return f;
 }
 
 int cli_file_commit(FILE *f, const char *cmd, const char *path, const char *tmp) {
     if (cli_close_checked(f, cmd, path) != 0) {
-        unlink(tmp);
+        if (tmp[0]) unlink(tmp);
         return -1;
     }
-    if (rename(tmp, path) == 0) return 0;
+    if (tmp[0] == '\0' || rename(tmp, path) == 0) return 0;
     fprintf(stderr, "fusebox %s: cannot move %s to %s: %s\n", cmd, tmp, path, strerror(errno));
     unlink(tmp);
     return -1;
@@ -211,7 +215,7 @@ int cli_file_commit(FILE *f, const char *cmd, const char *path, const char *tmp)
 
 void cli_file_discard(FILE *f, const char *tmp) {
     if (f != NULL) fclose(f);
-    unlink(tmp);
+    if (tmp[0]) unlink(tmp);
 }
 
 int cli_write_error(const char *cmd, const char *path, int err) {

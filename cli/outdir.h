@@ -45,7 +45,9 @@ void cli_outdir_drop_charts(cli_outdir *o);
 /*
  * One file replaced whole: written to PATH.fusebox-new beside it (the
  * missing folders of PATH created), then renamed over PATH, so that a
- * failed or killed command leaves an earlier PATH as it was. Begin returns
+ * failed or killed command leaves an earlier PATH as it was (a PATH that
+ * is not a regular file, /dev/full, a pipe or a link, is written in place, tmp
+ * then ""). Begin returns
  * the open file and its temporary name in tmp, or NULL with the error
  * printed ("fusebox CMD: cannot ...").
  */
