@@ -195,8 +195,9 @@ ok $? "no request succeeded"
 ok $? "every transfer was a transport error"
 
 # ---- Ctrl-C stops cleanly and keeps what was measured ----
+echo '{"an earlier": "trace"}' >"$T/int.otlp"
 "$FUSEBOX" live tests/e2e/live/outage-fallback.json --variant breaker --time-scale 2 --no-charts \
-    -q -o "$T/int" 2>"$T/int.err" &
+    -q -o "$T/int" --otlp "$T/int.otlp" 2>"$T/int.err" &
 LPID=$!
 for _ in $(seq 1 200); do
     _ts=$T/int/.fusebox-new/timeseries.csv
@@ -212,6 +213,8 @@ contains "$(cat "$T/int.err")" "fusebox live: interrupted (SIGINT); $T/int/ hold
     "Ctrl-C: one line says the folder holds what was measured"
 [ ! -d "$T/int/.fusebox-new" ] && [ -f "$T/int/live.json" ]
 ok $? "Ctrl-C: the staged files are moved in, live.json among them"
+[ "$(json "$T/int.otlp" "len(r['resourceSpans']) > 0")" = True ] && [ ! -e "$T/int.otlp.fusebox-new" ]
+ok $? "Ctrl-C: the OTLP file holds the spans of what was driven, renamed over the earlier one"
 [ "$(json "$T/int/report.json" "r['variants']['breaker']['complete']")" = False ]
 ok $? "report.json is written and says the run is incomplete"
 grep -q '"stopped": "interrupted at t=' "$T/int/report.json" &&
