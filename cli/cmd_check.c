@@ -610,7 +610,7 @@ static int check_files(char **files, size_t nfiles, const args *a, bool *checked
         return cli_bad("check", "cannot create %s: %s", a->outdir, strerror(errno));
     /* opened before anything runs: a path that cannot be written stops the command at once */
     char tmp[1100];
-    FILE *junit = a->junit ? cli_file_begin("check", a->junit, tmp, sizeof tmp) : NULL;
+    FILE *junit = a->junit ? cli_file_begin("check", a->junit, true, tmp, sizeof tmp) : NULL;
     if (a->junit && junit == NULL) return CLI_BAD_INPUT;
     FILE *body = tmpfile();
     if (body == NULL) {

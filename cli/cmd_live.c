@@ -543,7 +543,7 @@ int cmd_live(int argc, char **argv) {
     FILE *otlp = NULL;
     char otlp_tmp[1100];
     if (status == CLI_OK && a.otlp != NULL) {
-        otlp = cli_file_begin("live", a.otlp, otlp_tmp, sizeof otlp_tmp);
+        otlp = cli_file_begin("live: --otlp", a.otlp, false, otlp_tmp, sizeof otlp_tmp);
         if (otlp != NULL && live_otlp_open(otlp, a.otlp_max, &p.cfg.otlp) != FB_OK) {
             cli_file_discard(otlp, otlp_tmp);
             otlp = NULL;
@@ -556,7 +556,7 @@ int cmd_live(int argc, char **argv) {
         uint64_t spans = live_otlp_spans(p.cfg.otlp);
         /* a write error shows in the stream's error flag, which the checked close reports */
         live_otlp_close(p.cfg.otlp);
-        if (cli_file_commit(otlp, "live", a.otlp, otlp_tmp) != 0)
+        if (cli_file_commit(otlp, "live: --otlp", a.otlp, otlp_tmp) != 0)
             status = CLI_BAD_INPUT;
         else if (!a.quiet)
             printf("wrote %s: %llu spans\n", a.otlp, (unsigned long long)spans);

@@ -178,7 +178,7 @@ void cli_outdir_drop_charts(cli_outdir *o) {
     remove_own(o->stage, false, true);
 }
 
-FILE *cli_file_begin(const char *cmd, const char *path, char *tmp, size_t len) {
+FILE *cli_file_begin(const char *cmd, const char *path, bool mkdirs, char *tmp, size_t len) {
     char dir[1024];
     const char *slash = strrchr(path, '/');
     size_t dlen = slash ? (size_t)(slash - path) : 0;
@@ -188,7 +188,7 @@ FILE *cli_file_begin(const char *cmd, const char *path, char *tmp, size_t len) {
     }
     memcpy(dir, path, dlen);
     dir[dlen] = '\0';
-    if (dlen > 0 && cli_mkdirs(dir) != 0) {
+    if (mkdirs && dlen > 0 && cli_mkdirs(dir) != 0) {
         fprintf(stderr, "fusebox %s: cannot create %s (for %s): %s\n", cmd, dir, path,
                 strerror(errno));
         return NULL;
