@@ -196,7 +196,8 @@ expect_exit 2 "bad input wins over passing scenarios" "$FUSEBOX" check scenarios
 contains "$OUT" "PASS  bad-deploy: " "the good scenario is still checked"
 
 # ---- signals: the JUnit file is replaced whole, or holds what was checked marked interrupted ----
-# a.json checks in 0.05 s; b.json (a day of traffic) runs for seconds, and is signalled
+# a.json checks in 0.05 s; b.json (a day of traffic) runs for seconds (more under asan), and is
+# signalled
 mkdir -p "$T/sig"
 cp scenarios/bad-deploy.json "$T/sig/a.json"
 python3 - "$T/sig/b.json" <<'PY'
@@ -207,11 +208,19 @@ json.dump(d, open(sys.argv[1], "w"))
 PY
 "$FUSEBOX" check "$T/sig/a.json" --junit "$T/sig.xml" >/dev/null
 cp "$T/sig.xml" "$T/sig-earlier.xml"
-# check_signal SIG JOBS: check $T/sig with --jobs JOBS, send SIG to fusebox alone after 0.5 s
+# check_signal SIG JOBS: check $T/sig with --jobs JOBS, send SIG to fusebox alone once a.json is
+# checked (its -o report.json is written after that)
 check_signal() {
-    "$FUSEBOX" check "$T/sig" -j "$2" --junit "$T/sig.xml" >"$T/sig.out" 2>"$T/sig.err" &
+    rm -rf "$T/sig-o"
+    "$FUSEBOX" check "$T/sig" -j "$2" --junit "$T/sig.xml" -o "$T/sig-o" >"$T/sig.out" \
+        2>"$T/sig.err" &
     _pid=$!
-    sleep 0.5
+    _i=0
+    while [ ! -f "$T/sig-o/bad-deploy/report.json" ] && [ $_i -lt 400 ]; do
+        sleep 0.05
+        _i=$((_i + 1))
+    done
+    sleep 0.2
     kill -s "$1" "$_pid"
     wait "$_pid" 2>/dev/null # no "Killed" from the shell in the TAP output
     got=$?
