@@ -36,10 +36,13 @@ void cli_live_judge(const sim_scenario *sc, double scale, cli_live_runs *rs,
         const sim_summary *l = rs->sums[i];
         int v = sim_scenario_variant(sc, l->variant);
         if (v < 0) continue;
-        const sim_summary *simulated = cli_live_find(sim, l->variant);
+        /* a run cut by a signal made fewer attempts than the whole simulation for that reason
+           alone: judged on its timekeeping only, never "short of work" */
+        bool cut = rs->interrupted && !l->complete;
+        const sim_summary *simulated = cut ? NULL : cli_live_find(sim, l->variant);
         live_fidelity *f = &rs->fid[i];
         live_fidelity_judge(sc, (uint32_t)v, scale, &rs->stats[i], l, simulated, f);
-        if (f->ok || simulated != NULL) continue;
+        if (f->ok || simulated != NULL || cut) continue;
         /* how much work the scenario asks for: the cause, and the time scale that would work */
         sim_summary *s = simulate(sc, (uint32_t)v);
         if (s != NULL) live_fidelity_judge(sc, (uint32_t)v, scale, &rs->stats[i], l, s, f);

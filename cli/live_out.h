@@ -35,7 +35,8 @@ const sim_summary *cli_live_find(const cli_live_runs *rs, const char *name);
 /*
  * Judge every live run of rs at time scale `scale` (live_fidelity_judge),
  * with the simulated runs of `sim` (may be NULL) for the work each variant
- * asks for; an inconclusive run without one is simulated here for that.
+ * asks for; an inconclusive run without one is simulated here for that. A
+ * run a signal cut short is judged on its timekeeping alone.
  */
 void cli_live_judge(const sim_scenario *sc, double scale, cli_live_runs *rs,
                     const cli_live_runs *sim);

@@ -215,6 +215,8 @@ contains "$(cat "$T/int.err")" "fusebox live: interrupted (SIGINT); $T/int/ hold
 ok $? "Ctrl-C: the staged files are moved in, live.json among them"
 [ "$(json "$T/int.otlp" "len(r['resourceSpans']) > 0")" = True ] && [ ! -e "$T/int.otlp.fusebox-new" ]
 ok $? "Ctrl-C: the OTLP file holds the spans of what was driven, renamed over the earlier one"
+[ "$(json "$T/int/live.json" "'The simulation makes' in r['variants']['breaker']['fidelity']['reason']")" = False ]
+ok $? "Ctrl-C: the cut run is not judged against the whole simulation's attempts"
 [ "$(json "$T/int/report.json" "r['variants']['breaker']['complete']")" = False ]
 ok $? "report.json is written and says the run is incomplete"
 grep -q '"stopped": "interrupted at t=' "$T/int/report.json" &&
