@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +47,13 @@ static void usage(FILE *f) {
           "      --set KEY=VALUE  override a value in every scenario (repeatable)\n"
           "  -h, --help           this text\n"
           "\n"
+          "The JUnit file is written beside FILE and renamed over it at the end.\n"
+          "SIGINT or SIGTERM stops the check: the scenarios checked are printed and\n"
+          "written, with an \"interrupted\" error case in the JUnit file.\n"
+          "\n"
           "Exit codes: 0 every expectation holds, 1 some failed, 2 bad input\n"
-          "(a scenario or an expectation that cannot be read).\n",
+          "(a scenario or an expectation that cannot be read, a file that cannot be\n"
+          "written), 130/143 after SIGINT/SIGTERM.\n",
           f);
 }
 
@@ -162,23 +168,29 @@ static void load_error(const char *file, const sim_error *err, FILE *out, FILE *
     c->errors++;
 }
 
-/* Every expectation must be readable before anything runs. */
+/* Every expectation must be readable before anything runs; each error on `out` (may be NULL). */
 static bool expectations_readable(const char *file, const sim_scenario *sc, FILE *out) {
     bool ok = true;
     for (uint32_t i = 0; i < sc->expect_count; i++) {
         char m[300];
         if (rep_expect_validate(sc, sc->expect[i], m, sizeof m) != FB_OK) {
-            fprintf(out, "ERROR %s: expect[%u]: %s: %s\n", file, i, sc->expect[i], m);
+            if (out) fprintf(out, "ERROR %s: expect[%u]: %s: %s\n", file, i, sc->expect[i], m);
             ok = false;
         }
     }
     return ok;
 }
 
-/* Simulate every variant into sums[*n]; the first failure goes to run_error. */
+/*
+ * Simulate every variant into sums[*n]; the first failure goes to run_error.
+ * SIGINT/SIGTERM stop a run at its next event (the scenario is then not checked).
+ */
 static void run_variants(const sim_scenario *sc, sim_summary **sums, size_t *n, char *run_error,
                          size_t len) {
-    for (uint32_t v = 0; v < sc->variant_count; v++) {
+    sim_run_opts opts;
+    memset(&opts, 0, sizeof opts);
+    opts.stop = &cli_stop_signal;
+    for (uint32_t v = 0; v < sc->variant_count && cli_stop_signal == 0; v++) {
         sim_summary *s = malloc(sizeof *s);
         if (s == NULL) {
             snprintf(run_error, len, "out of memory");
@@ -186,7 +198,7 @@ static void run_variants(const sim_scenario *sc, sim_summary **sums, size_t *n, 
         }
         sums[(*n)++] = s;
         sim_error err;
-        if (sim_run(sc, v, NULL, s, &err) != FB_OK) {
+        if (sim_run(sc, v, &opts, s, &err) != FB_OK) {
             char msg[1200];
             sim_error_format(&err, msg, sizeof msg);
             snprintf(run_error, len, "variant %s: %s", sc->variants[v].name, msg);
@@ -260,22 +272,33 @@ static void junit_suite(FILE *x, const sim_scenario *sc, const char *file, const
     fputs("  </testsuite>\n", x);
 }
 
-/* Check one scenario: lines on `out`, a <testsuite> on `x`, counts in *c. */
-static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x, counts *c) {
+/*
+ * Check one scenario: lines on `out`, a <testsuite> on `x`, counts in *c.
+ * Returns false, with nothing written or counted, when a signal stopped it.
+ */
+static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x, counts *c) {
     sim_scenario *sc = NULL;
     sim_error err;
     double t0 = now_s();
-    c->scenarios++;
     if (sim_scenario_load_import(file, o->sets, o->nsets, o->seed, &cli_importer, &sc, &err) !=
         FB_OK) {
+        c->scenarios++;
         load_error(file, &err, out, x, c, now_s() - t0);
-        return;
+        return true;
     }
-    bool readable = expectations_readable(file, sc, out);
     sim_summary *sums[SIM_VARIANTS_MAX] = {NULL};
     size_t n = 0;
     char run_error[1400] = "";
+    /* the errors are printed once the scenario is known to be checked (a signal may come first) */
+    bool readable = expectations_readable(file, sc, NULL);
     if (readable && sc->expect_count > 0) run_variants(sc, sums, &n, run_error, sizeof run_error);
+    if (cli_stop_signal != 0) {
+        for (size_t i = 0; i < n; i++) free(sums[i]);
+        sim_scenario_free(sc);
+        return false;
+    }
+    c->scenarios++;
+    expectations_readable(file, sc, out);
     char report_error[1300] = "";
     if (o->outdir && n > 0) write_report(o->outdir, sc, sums, n, report_error, sizeof report_error);
     if (sc->expect_count == 0) fprintf(out, "NOTE  %s: no expectations\n", sc->name);
@@ -308,6 +331,7 @@ static void check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     c->errors += mine.errors;
     for (size_t i = 0; i < n; i++) free(sums[i]);
     sim_scenario_free(sc);
+    return true;
 }
 
 /* Read a whole file into `to` (stdout or the JUnit file). */
@@ -320,8 +344,81 @@ static void copy_file(const char *path, FILE *to) {
     fclose(f);
 }
 
+/* A worker: scenarios k, k + jobs, ... into dir/I.out, .xml, .cnt, up to the first one a signal
+   stops (that one leaves no files: the parent counts it as not checked). */
+static void work(char **files, size_t nfiles, unsigned k, unsigned jobs, const check_opts *o,
+                 const char *dir) {
+    for (size_t i = k; i < nfiles && cli_stop_signal == 0; i += jobs) {
+        char p1[1100], p2[1100], p3[1100];
+        snprintf(p1, sizeof p1, "%s/%zu.out", dir, i);
+        snprintf(p2, sizeof p2, "%s/%zu.xml", dir, i);
+        snprintf(p3, sizeof p3, "%s/%zu.cnt", dir, i);
+        FILE *out = fopen(p1, "w"), *x = fopen(p2, "w");
+        if (!out || !x) _exit(3);
+        counts c = {0, 0, 0, 0, 0};
+        bool done = check_one(files[i], o, out, x, &c);
+        if (fclose(out) || fclose(x)) _exit(3);
+        if (!done) break;
+        FILE *cf = fopen(p3, "w");
+        if (cf == NULL) _exit(3);
+        fprintf(cf, "%u %u %u %u %u\n", c.passed, c.failed, c.errors, c.scenarios, c.unwritten);
+        if (fclose(cf)) _exit(3);
+    }
+    _exit(0);
+}
+
+/* Wait for the workers, passing on a signal that reached only this process (kill PID). */
+static void wait_workers(const pid_t *pids, unsigned jobs) {
+    unsigned left = jobs;
+    bool passed_on = false;
+    while (left > 0) {
+        if (cli_stop_signal != 0 && !passed_on) {
+            for (unsigned k = 0; k < jobs; k++) kill(pids[k], cli_stop_signal);
+            passed_on = true;
+        }
+        pid_t pid = waitpid(-1, NULL, WNOHANG);
+        if (pid > 0) {
+            left--;
+        } else if (pid == 0) {
+            struct timespec tick = {0, 10 * 1000 * 1000}; /* a signal cuts it short */
+            nanosleep(&tick, NULL);
+        } else if (errno != EINTR) {
+            return;
+        }
+    }
+}
+
+/* Scenario i's results from dir into stdout, junit_body and *total; false when it has none. */
+static bool collect(const char *dir, size_t i, const char *file, FILE *junit_body, counts *total) {
+    char p[1100];
+    snprintf(p, sizeof p, "%s/%zu.cnt", dir, i);
+    FILE *cf = fopen(p, "r");
+    counts c = {0, 0, 0, 0, 0};
+    bool got = cf != NULL && fscanf(cf, "%u %u %u %u %u", &c.passed, &c.failed, &c.errors,
+                                    &c.scenarios, &c.unwritten) == 5;
+    if (cf) fclose(cf);
+    if (!got && cli_stop_signal != 0) return false; /* stopped by the signal: not checked */
+    if (!got) {
+        printf("ERROR %s: the worker checking it stopped unexpectedly\n", file);
+        total->errors++;
+        total->scenarios++;
+        return true;
+    }
+    snprintf(p, sizeof p, "%s/%zu.out", dir, i);
+    copy_file(p, stdout);
+    snprintf(p, sizeof p, "%s/%zu.xml", dir, i);
+    copy_file(p, junit_body);
+    total->passed += c.passed;
+    total->failed += c.failed;
+    total->errors += c.errors;
+    total->scenarios += c.scenarios;
+    total->unwritten += c.unwritten;
+    return true;
+}
+
+/* The scenarios in `jobs` processes; checked[i] says which ones a signal did not stop. */
 static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_opts *o,
-                        FILE *junit_body, counts *total) {
+                        FILE *junit_body, counts *total, bool *checked) {
     char tmpl[] = "/tmp/fusebox-check-XXXXXX";
     char *dir = mkdtemp(tmpl);
     if (dir == NULL)
@@ -332,49 +429,15 @@ static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_
         fflush(stderr);
         pid_t pid = fork();
         if (pid < 0) return cli_bad("check", "fork: %s", strerror(errno));
-        if (pid == 0) {
-            for (size_t i = k; i < nfiles; i += jobs) {
-                char p1[1100], p2[1100], p3[1100];
-                snprintf(p1, sizeof p1, "%s/%zu.out", dir, i);
-                snprintf(p2, sizeof p2, "%s/%zu.xml", dir, i);
-                snprintf(p3, sizeof p3, "%s/%zu.cnt", dir, i);
-                FILE *out = fopen(p1, "w"), *x = fopen(p2, "w"), *cf = fopen(p3, "w");
-                if (!out || !x || !cf) _exit(3);
-                counts c = {0, 0, 0, 0, 0};
-                check_one(files[i], o, out, x, &c);
-                fprintf(cf, "%u %u %u %u %u\n", c.passed, c.failed, c.errors, c.scenarios,
-                        c.unwritten);
-                if (fclose(out) || fclose(x) || fclose(cf)) _exit(3);
-            }
-            _exit(0);
-        }
+        if (pid == 0) work(files, nfiles, k, jobs, o, dir);
         pids[k] = pid;
     }
-    for (unsigned k = 0; k < jobs; k++) waitpid(pids[k], NULL, 0);
+    wait_workers(pids, jobs);
     for (size_t i = 0; i < nfiles; i++) {
-        char p[1100];
-        snprintf(p, sizeof p, "%s/%zu.cnt", dir, i);
-        FILE *cf = fopen(p, "r");
-        counts c = {0, 0, 0, 0, 0};
-        if (cf == NULL || fscanf(cf, "%u %u %u %u %u", &c.passed, &c.failed, &c.errors,
-                                 &c.scenarios, &c.unwritten) != 5) {
-            printf("ERROR %s: the worker checking it stopped unexpectedly\n", files[i]);
-            total->errors++;
-            total->scenarios++;
-        } else {
-            snprintf(p, sizeof p, "%s/%zu.out", dir, i);
-            copy_file(p, stdout);
-            snprintf(p, sizeof p, "%s/%zu.xml", dir, i);
-            copy_file(p, junit_body);
-            total->passed += c.passed;
-            total->failed += c.failed;
-            total->errors += c.errors;
-            total->scenarios += c.scenarios;
-            total->unwritten += c.unwritten;
-        }
-        if (cf) fclose(cf);
+        checked[i] = collect(dir, i, files[i], junit_body, total);
         const char *ext[] = {"out", "xml", "cnt"};
         for (int e = 0; e < 3; e++) {
+            char p[1100];
             snprintf(p, sizeof p, "%s/%zu.%s", dir, i, ext[e]);
             unlink(p);
         }
@@ -441,90 +504,132 @@ static int parse_args(int argc, char **argv, args *o) {
     return CLI_OK;
 }
 
-/* The scenarios, one after the other or in `jobs` processes; their <testsuite>s go to body. */
-static int check_all(char **files, size_t nfiles, const args *a, FILE *body, counts *total) {
+/*
+ * The scenarios, one after the other or in `jobs` processes; their <testsuite>s go to body;
+ * checked[i]: scenario i was checked (a signal stops the others).
+ */
+static int check_all(char **files, size_t nfiles, const args *a, FILE *body, counts *total,
+                     bool *checked) {
     check_opts o = {a->sets, a->nsets, a->has_seed ? &a->seed : NULL, a->outdir};
     unsigned jobs = a->jobs;
     if (jobs > nfiles) jobs = (unsigned)nfiles;
-    if (jobs > 1) return run_parallel(files, nfiles, jobs, &o, body, total);
-    for (size_t i = 0; i < nfiles; i++) check_one(files[i], &o, stdout, body, total);
+    if (jobs > 1) return run_parallel(files, nfiles, jobs, &o, body, total, checked);
+    for (size_t i = 0; i < nfiles && cli_stop_signal == 0; i++)
+        checked[i] = check_one(files[i], &o, stdout, body, total);
     return CLI_OK;
 }
 
-/*
- * --junit PATH: its folders created and the file opened before anything runs, so that a path
- * that cannot be written stops the command at once rather than after every scenario ran.
- */
-static FILE *open_junit(const char *path) {
-    char dir[1024];
-    const char *slash = strrchr(path, '/');
-    size_t len = slash ? (size_t)(slash - path) : 0;
-    if (len >= sizeof dir) {
-        cli_bad("check", "cannot write %s: %s", path, strerror(ENAMETOOLONG));
-        return NULL;
-    }
-    memcpy(dir, path, len);
-    dir[len] = '\0';
-    if (len > 0 && cli_mkdirs(dir) != 0) {
-        cli_bad("check", "cannot create %s (for %s): %s", dir, path, strerror(errno));
-        return NULL;
-    }
-    FILE *x = fopen(path, "w");
-    if (x == NULL) cli_bad("check", "cannot write %s: %s", path, strerror(errno));
-    return x;
+static const char *signal_name(void) {
+    return cli_stop_signal == SIGTERM ? "SIGTERM" : "SIGINT";
 }
 
-static int write_junit(FILE *x, const char *path, FILE *body, const counts *total) {
+/*
+ * An interrupted check's last <testsuite>: one <testcase> "interrupted" in error, the
+ * scenarios not checked in its <system-out>.
+ */
+static void junit_interrupted(FILE *x, char **files, size_t nfiles, const bool *checked,
+                              unsigned missing) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "interrupted by %s: %u of %zu scenarios not checked", signal_name(),
+             missing, nfiles);
+    fputs("  <testsuite name=\"fusebox check\" tests=\"1\" failures=\"0\" errors=\"1\" "
+          "time=\"0.000\">\n"
+          "    <testcase classname=\"fusebox check\" name=\"interrupted\" time=\"0.000\">\n"
+          "      <error message=\"",
+          x);
+    xml_escape(x, msg);
+    fputs("\">", x);
+    xml_escape(x, msg);
+    fputs("</error>\n      <system-out>not checked:", x);
+    for (size_t i = 0; i < nfiles; i++) {
+        if (checked[i]) continue;
+        fputc(' ', x);
+        xml_escape(x, files[i]);
+    }
+    fputs("</system-out>\n    </testcase>\n  </testsuite>\n", x);
+}
+
+/* The JUnit file, written beside PATH and renamed over it: a failed check leaves PATH as it was. */
+static int write_junit(FILE *x, const char *path, const char *tmp, FILE *body, const counts *total,
+                       unsigned missing) {
+    unsigned errors = total->errors + (missing > 0);
     fprintf(x,
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
             "<testsuites name=\"fusebox check\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
-            total->passed + total->failed + total->errors, total->failed, total->errors);
+            total->passed + total->failed + errors, total->failed, errors);
     rewind(body);
     char buf[8192];
     size_t k;
     while ((k = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, k, x);
     fputs("</testsuites>\n", x);
     /* A full disk shows only here: the write error is what fflush/fclose report. */
-    int failed = fflush(x) != 0 || ferror(x);
-    int saved = errno;
-    if (fclose(x) != 0 && !failed) {
-        failed = 1;
-        saved = errno;
-    }
-    if (failed) return cli_bad("check", "cannot write %s: %s", path, strerror(saved));
-    return CLI_OK;
+    return cli_file_commit(x, "check", path, tmp) == 0 ? CLI_OK : CLI_BAD_INPUT;
+}
+
+/* The totals on stdout; an interrupted check says so first. */
+static void print_totals(const counts *total, size_t nfiles, unsigned missing) {
+    unsigned errors = total->errors - total->unwritten;
+    unsigned expectations = total->passed + total->failed + errors;
+    if (missing > 0)
+        printf("check: interrupted (%s) with %u of %zu scenarios not checked; ", signal_name(),
+               missing, nfiles);
+    else
+        fputs("check: ", stdout);
+    printf("%u scenario%s, %u expectation%s: %u passed, %u failed, %u error%s", total->scenarios,
+           total->scenarios == 1 ? "" : "s", expectations, expectations == 1 ? "" : "s",
+           total->passed, total->failed, errors, errors == 1 ? "" : "s");
+    if (total->unwritten > 0) printf(", %u report.json not written", total->unwritten);
+    putchar('\n');
+    /* Piped, stdout is buffered: flushed now, a write error below is a line of its own. */
+    fflush(stdout);
+}
+
+/* The exit code of a check that ran: a signal (128 + its number) above the results. */
+static int check_status(const counts *total) {
+    if (cli_stop_signal != 0) return 128 + cli_stop_signal;
+    return total->errors ? CLI_BAD_INPUT : total->failed ? CLI_EXPECT_FAILED : CLI_OK;
+}
+
+/* The one line on stderr after a signal. */
+static void say_interrupted(const char *junit, unsigned missing) {
+    if (missing == 0)
+        fprintf(stderr, "fusebox check: interrupted (%s) after every scenario was checked\n",
+                signal_name());
+    else if (junit != NULL)
+        fprintf(stderr,
+                "fusebox check: interrupted (%s); %s holds the scenarios checked and an "
+                "\"interrupted\" error\n",
+                signal_name(), junit);
+    else
+        fprintf(stderr, "fusebox check: interrupted (%s)\n", signal_name());
 }
 
 /* Check the files, print the totals, write the JUnit file. */
-static int check_files(char **files, size_t nfiles, const args *a) {
+static int check_files(char **files, size_t nfiles, const args *a, bool *checked) {
     if (a->outdir && cli_mkdirs(a->outdir) != 0)
         return cli_bad("check", "cannot create %s: %s", a->outdir, strerror(errno));
-    FILE *junit = a->junit ? open_junit(a->junit) : NULL;
+    /* opened before anything runs: a path that cannot be written stops the command at once */
+    char tmp[1100];
+    FILE *junit = a->junit ? cli_file_begin("check", a->junit, true, tmp, sizeof tmp) : NULL;
     if (a->junit && junit == NULL) return CLI_BAD_INPUT;
     FILE *body = tmpfile();
     if (body == NULL) {
-        if (junit) fclose(junit);
+        if (junit) cli_file_discard(junit, tmp);
         return cli_bad("check", "cannot create a temporary file: %s", strerror(errno));
     }
     counts total = {0, 0, 0, 0, 0};
-    int status = check_all(files, nfiles, a, body, &total);
+    int status = check_all(files, nfiles, a, body, &total, checked);
+    unsigned missing = 0;
+    for (size_t i = 0; i < nfiles; i++) missing += !checked[i];
     if (status == CLI_OK) {
-        unsigned errors = total.errors - total.unwritten;
-        unsigned expectations = total.passed + total.failed + errors;
-        printf("check: %u scenario%s, %u expectation%s: %u passed, %u failed, %u error%s",
-               total.scenarios, total.scenarios == 1 ? "" : "s", expectations,
-               expectations == 1 ? "" : "s", total.passed, total.failed, errors,
-               errors == 1 ? "" : "s");
-        if (total.unwritten > 0) printf(", %u report.json not written", total.unwritten);
-        putchar('\n');
-        /* Piped, stdout is buffered: flushed now, a write error below is a line of its own. */
-        fflush(stdout);
-        if (junit) status = write_junit(junit, a->junit, body, &total);
+        print_totals(&total, nfiles, missing);
+        if (junit && missing > 0) junit_interrupted(body, files, nfiles, checked, missing);
+        if (junit) status = write_junit(junit, a->junit, tmp, body, &total, missing);
+        if (status == CLI_OK) status = check_status(&total);
     } else if (junit) {
-        fclose(junit);
+        cli_file_discard(junit, tmp);
     }
-    if (status == CLI_OK)
-        status = total.errors ? CLI_BAD_INPUT : total.failed ? CLI_EXPECT_FAILED : CLI_OK;
+    if (cli_stop_signal != 0 && status != CLI_BAD_INPUT) say_interrupted(a->junit, missing);
     fclose(body);
     return status;
 }
@@ -537,7 +642,11 @@ int cmd_check(int argc, char **argv) {
     if (files == NULL) return cli_bad("check", "out of memory");
     size_t nfiles = 0;
     status = collect_files("check", argc, argv, a.is_arg, files, &nfiles);
-    if (status == CLI_OK) status = check_files(files, nfiles, &a);
+    bool *checked = calloc(nfiles ? nfiles : 1, sizeof *checked);
+    if (status == CLI_OK && checked == NULL) status = cli_bad("check", "out of memory");
+    cli_catch_stop_signals(true); /* a write in progress must not fail */
+    if (status == CLI_OK) status = check_files(files, nfiles, &a, checked);
+    free(checked);
     for (size_t i = 0; i < nfiles; i++) free(files[i]);
     free(files);
     return status;

@@ -59,14 +59,19 @@ static void usage(FILE *f) {
           "  -h, --help              this text\n"
           "\n"
           "Real providers cost money: every attempt against a real API is billed.\n"
-          "Ctrl-C stops the run and writes what was measured (report.json: interrupted).\n"
+          "The files are written into DIR/.fusebox-new (and DIR/sim/.fusebox-new) and\n"
+          "replace an earlier run's files only when all of them are written (other files\n"
+          "in DIR are kept); the OTLP file is written beside FILE and renamed.\n"
+          "SIGINT or SIGTERM stops the run and writes what was measured, without charts\n"
+          "or comparison (report.json: \"complete\": false, \"interrupted\": true).\n"
           "A run that cannot keep the scenario's timing (the driver or the machine too slow\n"
           "for the time scale) is inconclusive: it names the cause and a time scale that\n"
           "would work, and is neither a pass nor a failure.\n"
           "\n"
           "Exit codes: 0 ok, 1 a compared metric outside its tolerance, 2 bad input, a target\n"
-          "that refuses connections or does not answer, or a run stopped early (a cap, Ctrl-C),\n"
-          "3 inconclusive. See docs/live.md.\n",
+          "that refuses connections or does not answer, a file that could not be written (DIR\n"
+          "is left as it was) or a run stopped by a cap, 3 inconclusive, 130/143 after\n"
+          "SIGINT/SIGTERM. See docs/live.md.\n",
           f);
 }
 
@@ -90,11 +95,10 @@ typedef struct args {
     live_tolerances tol;
 } args;
 
-static volatile sig_atomic_t stop_flag;
+static volatile sig_atomic_t stop_flag; /* the first SIGINT or SIGTERM */
 
 static void on_signal(int sig) {
-    (void)sig;
-    stop_flag = 1;
+    if (stop_flag == 0) stop_flag = sig;
 }
 
 /* "NAME=VALUE" into a pair list. */
@@ -266,7 +270,7 @@ static int run_variants(cli_writer *w, const args *a, const sim_scenario *sc, co
             rs->n++;
         else
             free(s);
-        if (rc != FB_OK) {
+        if (rc != FB_OK && !(ran && stop_flag)) { /* an interruption is said once, at the end */
             char msg[1100];
             sim_error_format(&err, msg, sizeof msg);
             fprintf(stderr, "fusebox live: variant %s: %s\n", sc->variants[v].name, msg);
@@ -278,61 +282,82 @@ static int run_variants(cli_writer *w, const args *a, const sim_scenario *sc, co
 }
 
 /*
- * Run the selected variants (live or simulated) and write the report files
- * into dir; live runs are judged (with the simulated ones of `sim`, may be
- * NULL) and report.json says whether they were interrupted or inconclusive.
+ * Run the selected variants (live or simulated) into rs and stage the report
+ * files of dir through w (held: run_plan commits); live runs are judged
+ * (with the simulated ones of `sim`, may be NULL) and report.json says
+ * whether they were interrupted or inconclusive.
  */
-static int run_into(const char *dir, const args *a, const sim_scenario *sc, const bool *selected,
-                    const live_config *cfg, bool live, cli_live_runs *rs,
+static int run_into(cli_writer *w, const char *dir, const args *a, const sim_scenario *sc,
+                    const bool *selected, const live_config *cfg, bool live, cli_live_runs *rs,
                     const cli_live_runs *sim) {
-    cli_writer w;
-    int status = cli_writer_open(&w, "live", dir, sc, !a->quiet && isatty(STDERR_FILENO));
+    int status = cli_writer_open(w, "live", dir, sc, !a->quiet && isatty(STDERR_FILENO));
+    w->stop = &stop_flag;
+    w->hold = true;
     if (status == CLI_OK) {
-        status = run_variants(&w, a, sc, selected, cfg, live, rs);
+        status = run_variants(w, a, sc, selected, cfg, live, rs);
         rs->interrupted = stop_flag != 0;
     }
-    if (!live) return cli_writer_close(&w, "live", dir, rs->sums, rs->n, a->charts, status);
+    if (!live) return cli_writer_close(w, "live", dir, rs->sums, rs->n, a->charts, status);
     cli_live_judge(sc, a->time_scale, rs, sim);
     rep_extra extra[2];
     char *text[2];
     size_t nextra = cli_live_extras(rs, extra, text);
     status =
-        cli_writer_close_extra(&w, "live", dir, rs->sums, rs->n, a->charts, status, extra, nextra);
+        cli_writer_close_extra(w, "live", dir, rs->sums, rs->n, a->charts, status, extra, nextra);
     cli_live_extras_free(text);
     return status;
 }
 
-static int compare(const char *dir, const args *a, const sim_scenario *sc, const cli_live_runs *sim,
-                   const cli_live_runs *live) {
-    live_cmp c;
-    memset(&c, 0, sizeof c);
+/* Stage DIR/NAME through w's folder with `put`; false when it could not be written (printed). */
+static bool stage_file(const cli_writer *w, const char *name, int (*put)(FILE *, const void *),
+                       const void *ctx) {
+    char path[1300], shown[1300];
+    cli_outdir_path(&w->out, name, path, sizeof path);
+    snprintf(shown, sizeof shown, "%s/%s", w->out.dir, name);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) return cli_write_error("live", shown, errno) == 0;
+    int rc = put(f, ctx);
+    return cli_close_checked(f, "live", shown) == 0 && rc == FB_OK;
+}
+
+typedef struct cmp_out {
+    const sim_scenario *sc;
+    const live_cmp *c;
+    const live_tolerances *tol;
+} cmp_out;
+
+static int put_markdown(FILE *f, const void *ctx) {
+    const cmp_out *o = ctx;
+    live_compare_markdown(f, o->sc, o->c);
+    return FB_OK;
+}
+
+static int put_json(FILE *f, const void *ctx) {
+    const cmp_out *o = ctx;
+    return live_compare_json(f, o->sc, o->c, o->tol);
+}
+
+/* Compare the live runs with the simulated ones into c and stage compare.md and compare.json. */
+static int compare(const cli_writer *w, const args *a, const sim_scenario *sc,
+                   const cli_live_runs *sim, const cli_live_runs *live, live_cmp *c, bool *staged,
+                   bool *write_failed) {
     int status = CLI_OK;
     for (size_t i = 0; i < live->n && i < sim->n; i++) {
-        if (live_compare_variant(&c, sc, sim->sums[i], live->sums[i], &a->tol, a->time_scale) !=
+        if (live_compare_variant(c, sc, sim->sums[i], live->sums[i], &a->tol, a->time_scale) !=
             FB_OK)
             status = CLI_BAD_INPUT;
         const live_fidelity *f = &live->fid[i];
         if (!f->ok)
-            live_compare_inconclusive(&c, live->sums[i]->variant, f->reason, f->time_scale_ok);
+            live_compare_inconclusive(c, live->sums[i]->variant, f->reason, f->time_scale_ok);
     }
-    FILE *md = cli_fopen(dir, "compare.md"), *json = cli_fopen(dir, "compare.json");
-    if (md == NULL || json == NULL || status != CLI_OK) {
-        status = CLI_BAD_INPUT;
-    } else {
-        live_compare_markdown(md, sc, &c);
-        if (live_compare_json(json, sc, &c, &a->tol) != FB_OK) status = CLI_BAD_INPUT;
-        if (!a->quiet) {
-            fputc('\n', stdout);
-            live_compare_markdown(stdout, sc, &c);
-        }
-        live_verdict v = live_compare_verdict(&c);
-        if (status == CLI_OK && v != LIVE_PASS)
-            status = v == LIVE_INCONCLUSIVE ? CLI_INCONCLUSIVE : CLI_EXPECT_FAILED;
-    }
-    if (md && fclose(md) != 0) status = CLI_BAD_INPUT;
-    if (json && fclose(json) != 0) status = CLI_BAD_INPUT;
-    live_compare_free(&c);
-    return status;
+    if (status != CLI_OK) return status;
+    cmp_out o = {sc, c, &a->tol};
+    *write_failed = !stage_file(w, "compare.md", put_markdown, &o) ||
+                    !stage_file(w, "compare.json", put_json, &o);
+    if (*write_failed) return CLI_BAD_INPUT;
+    *staged = true;
+    live_verdict v = live_compare_verdict(c);
+    return v == LIVE_PASS ? CLI_OK : v == LIVE_INCONCLUSIVE ? CLI_INCONCLUSIVE : CLI_EXPECT_FAILED;
 }
 
 /* Let the process hold a socket per transfer and per mock connection. */
@@ -417,43 +442,91 @@ static int make_plan(const args *a, const sim_scenario *sc, plan *p) {
     return CLI_OK;
 }
 
-/* The runs (simulated first with --compare), their files, the summary, the comparison. */
-static int run_plan(const args *a, const sim_scenario *sc, const plan *p) {
-    static cli_live_runs live, sim;
-    memset(&live, 0, sizeof live);
-    memset(&sim, 0, sizeof sim);
+/* What a live command ran and staged, until it is committed and told. */
+typedef struct outcome {
+    cli_live_runs live, sim;
+    cli_writer wlive, wsim;
+    live_cmp cmp;
+    bool compared;     /* compare.md and compare.json staged */
+    bool write_failed; /* a file could not be written: nothing is committed */
+} outcome;
+
+/* The runs (simulated first with --compare) and their files, staged. */
+static int run_staged(const args *a, const sim_scenario *sc, const plan *p, outcome *r) {
     int status = CLI_OK;
     if (a->compare) {
         char simdir[1100];
         snprintf(simdir, sizeof simdir, "%s/sim", p->dir);
-        status = run_into(simdir, a, sc, p->selected, &p->cfg, false, &sim, NULL);
+        status = run_into(&r->wsim, simdir, a, sc, p->selected, &p->cfg, false, &r->sim, NULL);
+        r->write_failed = !r->wsim.hold;
     }
-    if (status == CLI_OK)
-        status =
-            run_into(p->dir, a, sc, p->selected, &p->cfg, true, &live, a->compare ? &sim : NULL);
-    if (live.n > 0) status = worst(status, cli_live_json(p->dir, sc, &live, &p->cfg));
-    if (!a->quiet && live.n > 0) {
-        rep_text_summary(stdout, sc, live.sums, live.n);
-        cli_live_print(stdout, &live, a->time_scale);
+    if (status != CLI_OK) return status;
+    const cli_live_runs *sim = a->compare ? &r->sim : NULL;
+    status = run_into(&r->wlive, p->dir, a, sc, p->selected, &p->cfg, true, &r->live, sim);
+    if (!r->wlive.hold) r->write_failed = true;
+    if (r->write_failed || r->live.n == 0) return status;
+    if (cli_live_json(&r->wlive.out, sc, &r->live, &p->cfg) != CLI_OK) {
+        r->write_failed = true;
+        return CLI_BAD_INPUT;
     }
-    if (live.interrupted) {
-        fprintf(stderr, "fusebox live: interrupted; %s holds what was measured\n", p->dir);
-        status = CLI_BAD_INPUT;
-    } else if (a->compare && live.n > 0) {
-        status = worst(status, compare(p->dir, a, sc, &sim, &live));
-    } else if (cli_live_inconclusive(&live)) {
+    /* an interrupted run is not compared: its rows would read as a failure */
+    if (a->compare && !r->live.interrupted)
+        status = worst(status, compare(&r->wlive, a, sc, &r->sim, &r->live, &r->cmp, &r->compared,
+                                       &r->write_failed));
+    else if (cli_live_inconclusive(&r->live))
         status = worst(status, CLI_INCONCLUSIVE);
+    return status;
+}
+
+/* Commit the staged folders, DIR/sim first, all or none. Returns CLI_OK or CLI_BAD_INPUT. */
+static int commit(const args *a, outcome *r) {
+    bool ok = !r->write_failed;
+    int rc = CLI_OK;
+    if (a->compare && r->wsim.hold) rc = cli_writer_commit(&r->wsim, "live", ok);
+    if (r->wlive.hold) rc = worst(rc, cli_writer_commit(&r->wlive, "live", ok && rc == CLI_OK));
+    return rc;
+}
+
+/* The summary, the verdict, the comparison and what was written, once it is in place. */
+static void tell(const args *a, const sim_scenario *sc, const plan *p, const outcome *r) {
+    const cli_live_runs *live = &r->live;
+    rep_text_summary(stdout, sc, live->sums, live->n);
+    cli_live_print(stdout, live, a->time_scale);
+    cli_live_print_verdict(stdout, sc, live);
+    if (r->compared) {
+        fputc('\n', stdout);
+        live_compare_markdown(stdout, sc, &r->cmp);
     }
-    if (!a->quiet && live.n > 0) {
-        printf("\nwrote %s/report.json, timeseries.csv, events.jsonl, live.json%s%s\n", p->dir,
-               a->charts ? ", charts, report.html" : "",
-               a->compare ? ", compare.md, compare.json" : "");
-        if (p->cfg.otlp)
-            printf("wrote %s: %llu spans\n", a->otlp,
-                   (unsigned long long)live_otlp_spans(p->cfg.otlp));
+    putchar('\n');
+    if (r->wlive.out.replaced[0]) printf("replaced %s/ (%s)\n", p->dir, r->wlive.out.replaced);
+    printf("wrote %s/report.json, timeseries.csv, events.jsonl, live.json%s%s\n", p->dir,
+           a->charts && !live->interrupted ? ", charts, report.html" : "",
+           r->compared ? ", compare.md, compare.json" : "");
+}
+
+/* The runs, their files committed whole, the summary; the exit code. */
+static int run_plan(const args *a, const sim_scenario *sc, const plan *p) {
+    static outcome r;
+    memset(&r, 0, sizeof r);
+    int status = run_staged(a, sc, p, &r);
+    status = worst(status, commit(a, &r));
+    if (!a->quiet && r.wlive.committed && r.live.n > 0) tell(a, sc, p, &r);
+    if (r.live.interrupted) {
+        const char *name = stop_flag == SIGTERM ? "SIGTERM" : "SIGINT";
+        if (r.wlive.committed) {
+            fprintf(stderr,
+                    "fusebox live: interrupted (%s); %s/ holds what was measured "
+                    "(report.json: \"complete\": false, \"interrupted\": true)\n",
+                    name, p->dir);
+            status = status == CLI_BAD_INPUT ? status : 128 + (int)stop_flag;
+        } else {
+            fprintf(stderr, "fusebox live: interrupted (%s); nothing written\n", name);
+            status = CLI_BAD_INPUT;
+        }
     }
-    for (size_t i = 0; i < live.n; i++) free(live.sums[i]);
-    for (size_t i = 0; i < sim.n; i++) free(sim.sums[i]);
+    live_compare_free(&r.cmp);
+    for (size_t i = 0; i < r.live.n; i++) free(r.live.sums[i]);
+    for (size_t i = 0; i < r.sim.n; i++) free(r.sim.sums[i]);
     return status;
 }
 
@@ -468,16 +541,26 @@ int cmd_live(int argc, char **argv) {
     if (rc != CLI_OK) return rc;
     int status = make_plan(&a, sc, &p);
     FILE *otlp = NULL;
+    char otlp_tmp[1100];
     if (status == CLI_OK && a.otlp != NULL) {
-        otlp = fopen(a.otlp, "w");
-        if (otlp == NULL || live_otlp_open(otlp, a.otlp_max, &p.cfg.otlp) != FB_OK)
-            status = cli_bad("live", "--otlp: cannot write %s: %s", a.otlp, strerror(errno));
+        otlp = cli_file_begin("live: --otlp", a.otlp, false, otlp_tmp, sizeof otlp_tmp);
+        if (otlp != NULL && live_otlp_open(otlp, a.otlp_max, &p.cfg.otlp) != FB_OK) {
+            cli_file_discard(otlp, otlp_tmp);
+            otlp = NULL;
+            fprintf(stderr, "fusebox live: out of memory\n");
+        }
+        if (otlp == NULL) status = CLI_BAD_INPUT;
     }
     if (status == CLI_OK) status = run_plan(&a, sc, &p);
-    if (p.cfg.otlp != NULL && live_otlp_close(p.cfg.otlp) != FB_OK)
-        status = cli_bad("live", "--otlp: writing %s failed", a.otlp);
-    if (otlp != NULL && fclose(otlp) != 0)
-        status = cli_bad("live", "--otlp: writing %s failed: %s", a.otlp, strerror(errno));
+    if (otlp != NULL) {
+        uint64_t spans = live_otlp_spans(p.cfg.otlp);
+        /* a write error shows in the stream's error flag, which the checked close reports */
+        live_otlp_close(p.cfg.otlp);
+        if (cli_file_commit(otlp, "live: --otlp", a.otlp, otlp_tmp) != 0)
+            status = CLI_BAD_INPUT;
+        else if (!a.quiet)
+            printf("wrote %s: %llu spans\n", a.otlp, (unsigned long long)spans);
+    }
     sim_scenario_free(sc);
     return status;
 }

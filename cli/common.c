@@ -235,14 +235,20 @@ int cli_writer_close_extra(cli_writer *w, const char *cmd, const char *dir,
     bool interrupted = w->interrupted = stopped(w);
     if (ok && interrupted) cli_outdir_drop_charts(&w->out);
     if (ok) ok = write_report(w, cmd, sums, n, interrupted, extra, nextra);
+    (void)dir;
+    if (ok && w->hold) return status;
+    return cli_writer_commit(w, cmd, ok) == CLI_OK ? status : CLI_BAD_INPUT;
+}
+
+int cli_writer_commit(cli_writer *w, const char *cmd, bool ok) {
+    w->hold = false;
     if (ok) ok = cli_outdir_commit(&w->out, cmd) == 0;
     if (!ok) {
         cli_outdir_discard(&w->out);
         return CLI_BAD_INPUT;
     }
     w->committed = true;
-    (void)dir;
-    return status;
+    return CLI_OK;
 }
 
 /*

@@ -52,6 +52,10 @@ typedef struct cli_writer {
      * event once it is set, and then report.json says "interrupted" and no charts are drawn */
     volatile sig_atomic_t *stop;
     cli_outdir out;
+    /* set before closing: the close stops short of the commit, so that the caller can stage files
+     * of its own (cli_outdir_path(&w->out, ...)) and commit with cli_writer_commit; still set
+     * after the close when the files wait for it, cleared by the commit or a failed close */
+    bool hold;
     bool committed;   /* after closing: the new files are in place (out.replaced says of what) */
     bool interrupted; /* after closing: report.json says "interrupted" */
 } cli_writer;
@@ -79,6 +83,13 @@ int cli_writer_close(cli_writer *w, const char *cmd, const char *dir, sim_summar
 int cli_writer_close_extra(cli_writer *w, const char *cmd, const char *dir,
                            sim_summary *const *sums, size_t n, bool charts, int status,
                            const rep_extra *extra, size_t nextra);
+
+/*
+ * After a close with w->hold: when `ok`, the staged files replace the
+ * earlier run's in the folder (w->committed), else they are discarded.
+ * Returns CLI_OK, or CLI_BAD_INPUT (not ok, or the commit failed, printed).
+ */
+int cli_writer_commit(cli_writer *w, const char *cmd, bool ok);
 
 #define CLI_POLICIES_MAX 4 /* --policy options of one command */
 

@@ -1,6 +1,7 @@
 /* live_out.c - live.json, the live runs' verdicts, the mocks' counted messages; see live_out.h. */
 #include "cli/live_out.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "reports/verdict.h"
 
 const sim_summary *cli_live_find(const cli_live_runs *rs, const char *name) {
     for (size_t i = 0; rs != NULL && i < rs->n; i++)
@@ -34,10 +36,13 @@ void cli_live_judge(const sim_scenario *sc, double scale, cli_live_runs *rs,
         const sim_summary *l = rs->sums[i];
         int v = sim_scenario_variant(sc, l->variant);
         if (v < 0) continue;
-        const sim_summary *simulated = cli_live_find(sim, l->variant);
+        /* a run cut by a signal made fewer attempts than the whole simulation for that reason
+           alone: judged on its timekeeping only, never "short of work" */
+        bool cut = rs->interrupted && !l->complete;
+        const sim_summary *simulated = cut ? NULL : cli_live_find(sim, l->variant);
         live_fidelity *f = &rs->fid[i];
         live_fidelity_judge(sc, (uint32_t)v, scale, &rs->stats[i], l, simulated, f);
-        if (f->ok || simulated != NULL) continue;
+        if (f->ok || simulated != NULL || cut) continue;
         /* how much work the scenario asks for: the cause, and the time scale that would work */
         sim_summary *s = simulate(sc, (uint32_t)v);
         if (s != NULL) live_fidelity_judge(sc, (uint32_t)v, scale, &rs->stats[i], l, s, f);
@@ -61,7 +66,7 @@ static cJSON *verdict_json(const live_fidelity *f) {
 }
 
 size_t cli_live_extras(const cli_live_runs *rs, rep_extra extra[2], char *text[2]) {
-    text[0] = strdup(rs->interrupted ? "true" : "false");
+    text[0] = strdup("false");
     cJSON *live = cJSON_CreateObject();
     cJSON_AddStringToObject(live, "verdict", cli_live_inconclusive(rs) ? "inconclusive" : "ok");
     cJSON *vars = cJSON_AddObjectToObject(live, "variants");
@@ -70,6 +75,10 @@ size_t cli_live_extras(const cli_live_runs *rs, rep_extra extra[2], char *text[2
     text[1] = cJSON_PrintUnformatted(live);
     cJSON_Delete(live);
     if (text[0] == NULL || text[1] == NULL) return 0;
+    if (rs->interrupted) {
+        extra[0] = (rep_extra){"live", text[1]};
+        return 1;
+    }
     extra[0] = (rep_extra){"interrupted", text[0]};
     extra[1] = (rep_extra){"live", text[1]};
     return 2;
@@ -134,7 +143,7 @@ static void add_mocks(cJSON *o, const sim_scenario *sc, const cli_mock_log *log)
     if (log->other > 0) cJSON_AddNumberToObject(o, "mock_messages_other", (double)log->other);
 }
 
-int cli_live_json(const char *dir, const sim_scenario *sc, const cli_live_runs *rs,
+int cli_live_json(const cli_outdir *out, const sim_scenario *sc, const cli_live_runs *rs,
                   const live_config *cfg) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "scenario", sc->name);
@@ -163,11 +172,18 @@ int cli_live_json(const char *dir, const sim_scenario *sc, const cli_live_runs *
     }
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
-    FILE *f = cli_fopen(dir, "live.json");
-    int status = text && f ? CLI_OK : CLI_BAD_INPUT;
-    if (f) {
-        if (text) fprintf(f, "%s\n", text);
-        if (fclose(f) != 0) status = CLI_BAD_INPUT;
+    char path[1300], shown[1300];
+    cli_outdir_path(out, "live.json", path, sizeof path);
+    snprintf(shown, sizeof shown, "%s/live.json", out->dir);
+    int status = CLI_BAD_INPUT;
+    FILE *f = text ? fopen(path, "w") : NULL;
+    if (text == NULL) {
+        fprintf(stderr, "fusebox live: out of memory\n");
+    } else if (f == NULL) {
+        cli_write_error("live", shown, errno);
+    } else {
+        fprintf(f, "%s\n", text);
+        if (cli_close_checked(f, "live", shown) == 0) status = CLI_OK;
     }
     cJSON_free(text);
     return status;
@@ -183,9 +199,18 @@ void cli_live_print(FILE *f, const cli_live_runs *rs, double scale) {
                 st->wire.in_flight_peak, (unsigned long long)st->wire.transport_errors,
                 (unsigned long long)st->wire.cancelled, rs->fid[i].lag_us / 1e6);
     }
+}
+
+void cli_live_print_verdict(FILE *f, const sim_scenario *sc, const cli_live_runs *rs) {
+    fputc('\n', f);
     for (size_t i = 0; i < rs->n; i++)
         if (!rs->fid[i].ok)
             fprintf(f, "%s: INCONCLUSIVE, %s\n", rs->sums[i]->variant, rs->fid[i].reason);
+    if (cli_live_inconclusive(rs))
+        fputs("The verdict below is of the run as driven, not of the scenario:\n", f);
+    /* an interrupted variant says so in the verdict: "stopped early (interrupted at t=...)" */
+    char verdict[REP_VERDICT_MAX];
+    fputs(rep_verdict(verdict, sizeof verdict, sc, (sim_summary *const *)rs->sums, rs->n, 78), f);
 }
 
 void cli_live_print_mocks(FILE *f, const sim_scenario *sc, const char *variant,

@@ -178,6 +178,46 @@ void cli_outdir_drop_charts(cli_outdir *o) {
     remove_own(o->stage, false, true);
 }
 
+FILE *cli_file_begin(const char *cmd, const char *path, bool mkdirs, char *tmp, size_t len) {
+    char dir[1024];
+    const char *slash = strrchr(path, '/');
+    size_t dlen = slash ? (size_t)(slash - path) : 0;
+    if (dlen >= sizeof dir || (size_t)snprintf(tmp, len, "%s" CLI_STAGE_NAME, path) >= len) {
+        fprintf(stderr, "fusebox %s: cannot write %s: %s\n", cmd, path, strerror(ENAMETOOLONG));
+        return NULL;
+    }
+    memcpy(dir, path, dlen);
+    dir[dlen] = '\0';
+    if (mkdirs && dlen > 0 && cli_mkdirs(dir) != 0) {
+        fprintf(stderr, "fusebox %s: cannot create %s (for %s): %s\n", cmd, dir, path,
+                strerror(errno));
+        return NULL;
+    }
+    /* a device, a pipe, a symbolic link (/dev/full, /dev/stdout) is written as it is: renaming over
+       it would replace it with a file */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) tmp[0] = '\0';
+    FILE *f = fopen(tmp[0] ? tmp : path, "w");
+    if (f == NULL) cli_write_error(cmd, path, errno);
+    return f;
+}
+
+int cli_file_commit(FILE *f, const char *cmd, const char *path, const char *tmp) {
+    if (cli_close_checked(f, cmd, path) != 0) {
+        if (tmp[0]) unlink(tmp);
+        return -1;
+    }
+    if (tmp[0] == '\0' || rename(tmp, path) == 0) return 0;
+    fprintf(stderr, "fusebox %s: cannot move %s to %s: %s\n", cmd, tmp, path, strerror(errno));
+    unlink(tmp);
+    return -1;
+}
+
+void cli_file_discard(FILE *f, const char *tmp) {
+    if (f != NULL) fclose(f);
+    if (tmp[0]) unlink(tmp);
+}
+
 int cli_write_error(const char *cmd, const char *path, int err) {
     fprintf(stderr, "fusebox %s: cannot write %s: %s\n", cmd, path, strerror(err));
     return -1;

@@ -43,6 +43,22 @@ void cli_outdir_discard(cli_outdir *o);
 void cli_outdir_drop_charts(cli_outdir *o);
 
 /*
+ * One file replaced whole: written to PATH.fusebox-new beside it (with
+ * `mkdirs`, the missing folders of PATH created first), then renamed over PATH, so that a
+ * failed or killed command leaves an earlier PATH as it was (a PATH that
+ * is not a regular file, /dev/full, a pipe or a link, is written in place, tmp
+ * then ""). Begin returns
+ * the open file and its temporary name in tmp, or NULL with the error
+ * printed ("fusebox CMD: cannot ...").
+ */
+FILE *cli_file_begin(const char *cmd, const char *path, bool mkdirs, char *tmp, size_t len);
+/* Close f checked and rename tmp over path. Returns 0, or -1 with the error printed and tmp
+   removed. */
+int cli_file_commit(FILE *f, const char *cmd, const char *path, const char *tmp);
+/* Close f unchecked and remove tmp (path stays as it was). */
+void cli_file_discard(FILE *f, const char *tmp);
+
+/*
  * Flush and close f, checking both and the stream's error flag. Returns 0,
  * or -1 with "fusebox CMD: cannot write PATH: REASON" printed.
  */

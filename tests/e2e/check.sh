@@ -195,4 +195,63 @@ contains "$OUT" "FAIL  metastable: retry-budget.collateral_share < 0.5  [measure
 expect_exit 2 "bad input wins over passing scenarios" "$FUSEBOX" check scenarios/bad-deploy.json "$T/bad-key.json"
 contains "$OUT" "PASS  bad-deploy: " "the good scenario is still checked"
 
+# ---- signals: the JUnit file is replaced whole, or holds what was checked marked interrupted ----
+# a.json checks in 0.05 s; b.json (a day of traffic) runs for seconds (more under asan), and is
+# signalled
+mkdir -p "$T/sig"
+cp scenarios/bad-deploy.json "$T/sig/a.json"
+python3 - "$T/sig/b.json" <<'PY'
+import json, sys
+d = json.load(open("scenarios/bad-deploy.json"))
+d["name"], d["duration"] = "bad-deploy-day", "24h"
+json.dump(d, open(sys.argv[1], "w"))
+PY
+"$FUSEBOX" check "$T/sig/a.json" --junit "$T/sig.xml" >/dev/null
+cp "$T/sig.xml" "$T/sig-earlier.xml"
+# check_signal SIG JOBS: check $T/sig with --jobs JOBS, send SIG to fusebox alone once a.json is
+# checked (its -o report.json is written after that)
+check_signal() {
+    rm -rf "$T/sig-o"
+    "$FUSEBOX" check "$T/sig" -j "$2" --junit "$T/sig.xml" -o "$T/sig-o" >"$T/sig.out" \
+        2>"$T/sig.err" &
+    _pid=$!
+    _i=0
+    while [ ! -f "$T/sig-o/bad-deploy/report.json" ] && [ $_i -lt 400 ]; do
+        sleep 0.05
+        _i=$((_i + 1))
+    done
+    sleep 0.2
+    kill -s "$1" "$_pid"
+    wait "$_pid" 2>/dev/null # no "Killed" from the shell in the TAP output
+    got=$?
+}
+check_signal KILL 1
+cmp -s "$T/sig.xml" "$T/sig-earlier.xml"
+ok $? "SIGKILL mid-check: the earlier JUnit file is left as it was (exit $got)"
+for how in INT:1:130 TERM:2:143; do
+    sig=${how%%:*} jobs=${how#*:} want=${how##*:}
+    jobs=${jobs%:*}
+    check_signal "$sig" "$jobs"
+    [ "$got" -eq "$want" ]
+    ok $? "SIG$sig, --jobs $jobs: exit $want (got $got; stderr: $(cat "$T/sig.err"))"
+    contains "$(cat "$T/sig.out")" \
+        "check: interrupted (SIG$sig) with 1 of 2 scenarios not checked; 1 scenario, 11 expectations: 11 passed" \
+        "SIG$sig, --jobs $jobs: the totals say the check was interrupted"
+    r=$(python3 - "$T/sig.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+suites = [s.get("name") for s in root]
+cases = root.findall("./testsuite/testcase")
+stop = [c for c in cases if c.get("name") == "interrupted"]
+err = stop[0].find("error").get("message") if stop else ""
+out = stop[0].find("system-out").text if stop else ""
+print(suites, root.get("tests"), root.get("errors"), err, out.endswith("/b.json"))
+PY
+)
+    [ "$r" = "['bad-deploy', 'fusebox check'] 12 1 interrupted by SIG$sig: 1 of 2 scenarios not checked True" ]
+    ok $? "SIG$sig, --jobs $jobs: the JUnit file holds the scenario checked and an \"interrupted\" error naming the other (got $r)"
+    [ ! -e "$T/sig.xml.fusebox-new" ]
+    ok $? "SIG$sig, --jobs $jobs: no temporary file left beside it"
+done
+
 finish

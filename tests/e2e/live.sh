@@ -20,6 +20,8 @@ ok $? "report.json says the run is complete"
 ok $? "every request succeeded, streamed ones included (terminators read)"
 [ "$(json "$T/a/report.json" "r['variants']['default']['outcomes']['success_fallback'] > 50")" = True ]
 ok $? "the outage sent requests to the fallback"
+contains "$OUT" "The disturbance: openai outage 503 from 3.0s to 7.0s." \
+    "live prints the run's verdict, as fusebox run does"
 rows=$(($(wc -l <"$T/a/timeseries.csv") - 1))
 [ "$rows" -eq 10 ]
 ok $? "timeseries.csv has a row per simulated second ($rows)"
@@ -34,6 +36,17 @@ ok $? "live.json: the fidelity verdict with its numbers"
 ok $? "the shortest time that matters is the error latency (20 ms)"
 [ "$(json "$T/a/report.json" "(r['interrupted'], r['live']['verdict'] in ('ok', 'inconclusive'))")" = "(False, True)" ]
 ok $? "report.json says the run was not interrupted, and gives the verdict"
+
+# ---- a run that cannot keep the timing says so before its verdict ----
+run_kept "$FUSEBOX" live "$S" --time-scale 1000 --no-charts -o "$T/fast"
+if [ "$got" -eq 3 ]; then
+    printf '%s\n' "$OUT" | awk '/^default: INCONCLUSIVE, / && !i { i = NR }
+        /^The verdict below is of the run as driven/ && i && !b { b = NR }
+        /^The disturbance: / && b { v = NR } END { exit !(i && b && v > b) }'
+    ok $? "inconclusive at x1000: the reason, then that the verdict is of the run, then the verdict"
+else
+    skip "inconclusive at x1000: the reason before the verdict" "the run kept its timing (exit $got)"
+fi
 
 # ---- stream failures, read off the wire, in both dialects ----
 cat >"$T/mid.json" <<'JSON'
@@ -182,17 +195,28 @@ ok $? "no request succeeded"
 ok $? "every transfer was a transport error"
 
 # ---- Ctrl-C stops cleanly and keeps what was measured ----
+echo '{"an earlier": "trace"}' >"$T/int.otlp"
 "$FUSEBOX" live tests/e2e/live/outage-fallback.json --variant breaker --time-scale 2 --no-charts \
-    -q -o "$T/int" 2>"$T/int.err" &
+    -q -o "$T/int" --otlp "$T/int.otlp" 2>"$T/int.err" &
 LPID=$!
 for _ in $(seq 1 200); do
-    [ -f "$T/int/timeseries.csv" ] && [ "$(wc -l <"$T/int/timeseries.csv")" -ge 3 ] && break
+    _ts=$T/int/.fusebox-new/timeseries.csv
+    [ -f "$_ts" ] && [ "$(wc -l <"$_ts")" -ge 3 ] && break
     sleep 0.05
 done
 kill -INT "$LPID"
 wait "$LPID"
-[ $? -eq 2 ]
-ok $? "Ctrl-C exits 2"
+rc=$?
+[ $rc -eq 130 ]
+ok $? "Ctrl-C exits 130, as fusebox run (got $rc)"
+contains "$(cat "$T/int.err")" "fusebox live: interrupted (SIGINT); $T/int/ holds what was measured" \
+    "Ctrl-C: one line says the folder holds what was measured"
+[ ! -d "$T/int/.fusebox-new" ] && [ -f "$T/int/live.json" ]
+ok $? "Ctrl-C: the staged files are moved in, live.json among them"
+[ "$(json "$T/int.otlp" "len(r['resourceSpans']) > 0")" = True ] && [ ! -e "$T/int.otlp.fusebox-new" ]
+ok $? "Ctrl-C: the OTLP file holds the spans of what was driven, renamed over the earlier one"
+[ "$(json "$T/int/live.json" "'The simulation makes' in r['variants']['breaker']['fidelity']['reason']")" = False ]
+ok $? "Ctrl-C: the cut run is not judged against the whole simulation's attempts"
 [ "$(json "$T/int/report.json" "r['variants']['breaker']['complete']")" = False ]
 ok $? "report.json is written and says the run is incomplete"
 grep -q '"stopped": "interrupted at t=' "$T/int/report.json" &&
@@ -213,9 +237,27 @@ wait "$LPID"
 rc=$?
 took=$(($(date +%s) - start))
 flood_stop
-[ $rc -eq 2 ] && [ "$took" -le 5 ]
-ok $? "Ctrl-C during a flood exits 2 within 5 s (exit $rc after ${took}s)"
+[ $rc -eq 130 ] && [ "$took" -le 5 ]
+ok $? "Ctrl-C during a flood exits 130 within 5 s (exit $rc after ${took}s)"
 [ "$(json "$T/int2/report.json" "(r['interrupted'], r['complete'])")" = "(True, False)" ]
 ok $? "report.json says interrupted: true, complete: false"
+
+# ---- a write that fails leaves the earlier run, prints no summary and no wrote line ----
+cp -R "$T/a" "$T/full"
+(
+    trap '' XFSZ
+    ulimit -f 10 # 5 KiB a file: report.json (7 KiB) is larger, the data files and live.json not
+    exec "$FUSEBOX" live "$S" --time-scale 5 --no-charts -o "$T/full" >"$T/full.out" 2>"$T/full.err"
+)
+rc=$?
+[ $rc -eq 2 ]
+ok $? "a file too large: exit 2 (got $rc)"
+contains "$(cat "$T/full.err")" "fusebox live: cannot write $T/full/report.json: File too large" \
+    "a file too large: the message names report.json and the reason"
+grep -q -e wrote -e 'success rate' -e 'live over HTTP' "$T/full.out"
+ok $((!$?)) "a file too large: no summary, no wrote line (stdout: $(head -c 200 "$T/full.out"))"
+same_files "$T/a" "$T/full" report.json live.json timeseries.csv events.jsonl report.html &&
+    [ ! -d "$T/full/.fusebox-new" ]
+ok $? "a file too large: the earlier run is left whole, live.json included"
 
 finish

@@ -65,4 +65,25 @@ else
 fi
 [ "$(json "$T/tight/compare.json" "r['ok'] is not True and r['verdict'] != 'pass'")" = True ]
 ok $? "compare.json does not say it passed"
+
+# ---- Ctrl-C during the live run: what was driven, no comparison, the simulated run whole ----
+cp -R "$T/tight" "$T/int"
+"$FUSEBOX" live --compare "$S" --variant breaker --set duration=60s --no-charts -q -o "$T/int" \
+    2>"$T/int.err" &
+LPID=$!
+for _ in $(seq 1 200); do
+    [ -f "$T/int/.fusebox-new/timeseries.csv" ] && break
+    sleep 0.05
+done
+sleep 0.5
+kill -INT "$LPID"
+wait "$LPID"
+rc=$?
+[ $rc -eq 130 ]
+ok $? "Ctrl-C during --compare exits 130 (got $rc; stderr: $(head -c 300 "$T/int.err"))"
+[ "$(json "$T/int/report.json" "(r['complete'], r['interrupted'])")" = "(False, True)" ] &&
+    [ "$(json "$T/int/sim/report.json" "(r['complete'], r['input']['duration'])")" = "(True, '60s')" ]
+ok $? "Ctrl-C during --compare: the live run marked interrupted, DIR/sim this run's, whole"
+[ ! -e "$T/int/compare.md" ] && [ ! -e "$T/int/compare.json" ] && [ ! -d "$T/int/.fusebox-new" ]
+ok $? "Ctrl-C during --compare: no comparison, the earlier one removed with the earlier run"
 finish
