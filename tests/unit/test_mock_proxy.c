@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -143,13 +144,22 @@ static void headers_without_date(const resp *r, mock_buf *out) {
 }
 
 /* The same request straight to the upstream and through the proxy, each after a reset of the
- * upstream (so that its ids and times start the same): the same bytes back. */
-static void same_answer(pair *p, const char *path, const char *body, const char *const *hdrs) {
+ * upstream (so that its ids and times start the same): the same bytes back. The answers carry
+ * the wall clock's second (a body's "created", Anthropic's RFC 3339 resets), so a pair that
+ * straddles a second is asked again; one within a second must match byte for byte. */
+static int same_answer(pair *p, const char *path, const char *body, const char *const *hdrs) {
     resp direct, proxied;
-    mock_server_reset(p->up->srv);
-    th_post(&direct, p->up->base, path, body, hdrs);
-    mock_server_reset(p->up->srv);
-    th_post(&proxied, p->px->base, path, body, hdrs);
+    int tries = 0;
+    for (;; tries++) {
+        time_t t0 = time(NULL);
+        mock_server_reset(p->up->srv);
+        th_post(&direct, p->up->base, path, body, hdrs);
+        mock_server_reset(p->up->srv);
+        th_post(&proxied, p->px->base, path, body, hdrs);
+        if (time(NULL) == t0 || tries == 10) break;
+        th_resp_free(&direct);
+        th_resp_free(&proxied);
+    }
     assert_int_equal(direct.rc, CURLE_OK);
     assert_int_equal(proxied.rc, CURLE_OK);
     assert_int_equal(proxied.status, direct.status);
@@ -163,25 +173,31 @@ static void same_answer(pair *p, const char *path, const char *body, const char 
     mock_buf_free(&b);
     th_resp_free(&direct);
     th_resp_free(&proxied);
+    return tries + 1; /* requests through the proxy */
 }
 
 static void an_answer_without_a_fault_is_the_upstreams_byte_for_byte(void **state) {
     pair *p = *state;
     static const char *const an[] = {"anthropic-version: 2023-06-01", NULL};
     static const char *const az[] = {"api-key: k", NULL};
-    same_answer(p, CHAT, OA_PLAIN, NULL);
-    same_answer(p, CHAT, OA_STREAM, NULL);
-    same_answer(p, MSGS, AN_PLAIN, an);
-    same_answer(p, MSGS, AN_STREAM, an);
-    same_answer(p, "/v1/responses", "{\"model\":\"m\",\"input\":\"hi\",\"stream\":true}", NULL);
-    same_answer(p, "/openai/deployments/d/chat/completions?api-version=2024-10-21", OA_PLAIN, az);
+    int sent = 0;
+    sent += same_answer(p, CHAT, OA_PLAIN, NULL);
+    sent += same_answer(p, CHAT, OA_STREAM, NULL);
+    sent += same_answer(p, MSGS, AN_PLAIN, an);
+    sent += same_answer(p, MSGS, AN_STREAM, an);
+    sent +=
+        same_answer(p, "/v1/responses", "{\"model\":\"m\",\"input\":\"hi\",\"stream\":true}", NULL);
+    sent += same_answer(p, "/openai/deployments/d/chat/completions?api-version=2024-10-21",
+                        OA_PLAIN, az);
     /* the upstream's errors pass through as they are */
-    same_answer(p, CHAT, "{\"model\":\"fb-503\",\"messages\":[]}", NULL);
-    same_answer(p, MSGS, "{\"model\":\"fb-529\",\"messages\":[]}", an);
-    same_answer(p, CHAT, "{\"model\":\"m\"", NULL); /* the upstream's 400, not the proxy's */
+    sent += same_answer(p, CHAT, "{\"model\":\"fb-503\",\"messages\":[]}", NULL);
+    sent += same_answer(p, MSGS, "{\"model\":\"fb-529\",\"messages\":[]}", an);
+    sent +=
+        same_answer(p, CHAT, "{\"model\":\"m\"", NULL); /* the upstream's 400, not the proxy's */
     mock_stats st;
     mock_server_stats(p->px->srv, &st);
-    assert_int_equal(st.proxied, 9);
+    assert_int_equal(st.proxied, (uint64_t)sent); /* 9, and any pair asked again */
+    assert_true(sent >= 9);
     assert_int_equal(st.upstream_errors, 0);
 }
 
