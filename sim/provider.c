@@ -390,6 +390,8 @@ static bool next_queued(sim *s, uint32_t pi, uint32_t *ai) {
 static void dispatch(sim *s, uint32_t p_i) {
     prov *p = &s->provs[p_i];
     uint32_t ai;
+    /* most slots free up with nobody waiting; only CoDel's dequeue acts on an empty queue */
+    if (p->queue.len == 0 && s->sc->providers[p_i].discipline != SIM_QUEUE_CODEL) return;
     while (p->busy < effective_concurrency(s, p_i) && next_queued(s, p_i, &ai))
         start_service(s, ai);
 }
