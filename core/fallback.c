@@ -166,8 +166,9 @@ static fb_fallback_decision stop_on(const fb_fallback *fb, fb_fallback_request *
     }
 }
 
-static bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
-                          fb_breaker_permit *permit) {
+/* Asked per attempt (inline: most of a storm's providers have no breaker to ask). */
+static inline bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
+                                 fb_breaker_permit *permit) {
     *permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_CALL};
     if (p->port.allow != NULL) return p->port.allow(p->port.ctx, now_us, permit);
     if (p->breaker != NULL) return fb_breaker_allow(p->breaker, now_us, permit);
@@ -179,6 +180,7 @@ static bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
 static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permit *permit,
                            fb_effect effect, const fb_class *c, fb_time_us hint_us,
                            fb_time_us now_us) {
+    if (p->port.allow == NULL && p->breaker == NULL) return; /* nobody to tell */
     fb_time_us duration_us = now_us - permit->admitted_us;
     fb_breaker_result r = {.effect = effect,
                            .duration_us = duration_us < 0 ? 0 : duration_us,
