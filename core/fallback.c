@@ -166,8 +166,9 @@ static fb_fallback_decision stop_on(const fb_fallback *fb, fb_fallback_request *
     }
 }
 
-static bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
-                          fb_breaker_permit *permit) {
+/* Asked per attempt (inline: most of a storm's providers have no breaker to ask). */
+static inline bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
+                                 fb_breaker_permit *permit) {
     *permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_CALL};
     if (p->port.allow != NULL) return p->port.allow(p->port.ctx, now_us, permit);
     if (p->breaker != NULL) return fb_breaker_allow(p->breaker, now_us, permit);
@@ -179,6 +180,7 @@ static bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
 static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permit *permit,
                            fb_effect effect, const fb_class *c, fb_time_us hint_us,
                            fb_time_us now_us) {
+    if (p->port.allow == NULL && p->breaker == NULL) return; /* nobody to tell */
     fb_time_us duration_us = now_us - permit->admitted_us;
     fb_breaker_result r = {.effect = effect,
                            .duration_us = duration_us < 0 ? 0 : duration_us,
@@ -209,21 +211,37 @@ static fb_time_us attempt_timeout(const fb_fallback *fb, const fb_fallback_provi
 }
 
 /*
+ * The client's concurrency limit has room; else what the rate limiter
+ * reserved goes back. Only asked when the provider has a limit (most have
+ * none, and send asks per attempt).
+ */
+static bool climit_admits(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now_us,
+                          fb_conclimit_permit *climit) {
+    if (fb_conclimit_acquire(p->conclimit, now_us, climit)) return true;
+    if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, tokens, now_us);
+    return false;
+}
+
+/* The breaker refused the call, not sent: what the limiters reserved for it goes back. */
+static void breaker_refused(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now_us,
+                            fb_conclimit_permit *climit) {
+    if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, tokens, now_us);
+    climit_end(p, climit, FB_CONCLIMIT_IGNORED, now_us);
+}
+
+/*
  * The concurrency limit, then the breaker, for an attempt whose limiter
  * tokens are taken: false (and the tokens and the concurrency permit given
  * back) when either refuses, with the reason in *skip.
  */
 static bool admit(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now_us,
                   fb_conclimit_permit *climit, fb_breaker_permit *permit, uint8_t *skip) {
-    if (p->conclimit != NULL && !fb_conclimit_acquire(p->conclimit, now_us, climit)) {
-        if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, tokens, now_us);
+    if (p->conclimit != NULL && !climit_admits(p, tokens, now_us, climit)) {
         *skip |= SKIP_RATE; /* a client-side limiter, as far as the chain's end is concerned */
         return false;
     }
     if (!breaker_allow(p, now_us, permit)) {
-        /* not sent: what the limiters reserved for it goes back */
-        if (p->ratelimit != NULL) fb_ratelimit_release(p->ratelimit, tokens, now_us);
-        climit_end(p, climit, FB_CONCLIMIT_IGNORED, now_us);
+        breaker_refused(p, tokens, now_us, climit);
         *skip |= SKIP_BREAKER;
         return false;
     }
@@ -289,11 +307,15 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
             return true;
         }
     }
-    uint8_t why = 0;
-    if (!admit(p, req->tokens_needed, now_us, &req->climit, &req->permit, &why)) {
-        req->skipped |= why;
-        /* a breaker's refusal may be a retried attempt (retry_rejected); a full limit is not */
-        return why == SKIP_BREAKER && retry_rejection(fb, req, now_us, d);
+    /* admit()'s steps, inline: the common attempt has no concurrency limit to ask */
+    if (p->conclimit != NULL && !climit_admits(p, req->tokens_needed, now_us, &req->climit)) {
+        req->skipped |= SKIP_RATE; /* a full limit is not retried */
+        return false;
+    }
+    if (!breaker_allow(p, now_us, &req->permit)) {
+        breaker_refused(p, req->tokens_needed, now_us, &req->climit);
+        req->skipped |= SKIP_BREAKER;
+        return retry_rejection(fb, req, now_us, d); /* may be a retried attempt (retry_rejected) */
     }
 
     fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);

@@ -145,15 +145,9 @@ static void pump(sim *s, connpool *cp, const sim_pool *c) {
     }
 }
 
-void attempt_depart(sim *s, uint32_t ai) {
+/* attempt_depart (simint.h), with connections or a network (s->att_x). */
+void conn_depart(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
-    if (!s->att_x) {
-        if (s->port)
-            port_send(s, ai);
-        else
-            provider_arrive(s, ai);
-        return;
-    }
     attx *x = X(a);
     connpool *cp = pool_for(s, x);
     if (cp != NULL || s->sc->providers[a->provider].has_network) arm_now(s, ai);
@@ -183,8 +177,8 @@ void on_at_provider(sim *s, uint32_t ai) {
     provider_arrive(s, ai);
 }
 
-bool attempt_return(sim *s, uint32_t ai) {
-    if (!s->att_x || s->port) return false;
+/* attempt_return (simint.h), with connections or a network and no port. */
+bool conn_return(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     const sim_provider *pv = &s->sc->providers[a->provider];
     if (!pv->has_network || (a->abandoned && !X(a)->left_running)) return false;

@@ -21,17 +21,34 @@
 
 static void start_service(sim *s, uint32_t ai);
 
+/*
+ * The slots at a capacity factor, computed when the factor changes
+ * (provider_set_capacity), not per admission: most providers never thrash.
+ */
+static uint32_t slots_at(const sim_provider *pv, double factor) {
+    if (pv->concurrency == 0) return UINT32_MAX;
+    return (uint32_t)floor((double)pv->concurrency * factor);
+}
+
+void provider_set_capacity(sim *s, uint32_t p, double factor) {
+    const sim_provider *pv = &s->sc->providers[p];
+    prov *pr = &s->provs[p];
+    pr->capacity_factor = factor;
+    pr->slots = slots_at(pv, factor);
+    pr->thrashes = pv->concurrency > 0 && pv->efficiency_share < 1;
+}
+
 /* The slots serving now: concurrency x the brownout share, x the efficiency share when overloaded.
  */
 static uint32_t effective_concurrency(const sim *s, uint32_t p) {
+    const prov *pr = &s->provs[p];
     const sim_provider *pv = &s->sc->providers[p];
-    if (pv->concurrency == 0) return UINT32_MAX;
-    double c = (double)pv->concurrency * s->provs[p].capacity_factor;
-    if (pv->efficiency_share < 1 && s->provs[p].qlive > pv->efficiency_queue_above) {
+    if (pr->thrashes && pr->qlive > pv->efficiency_queue_above) {
+        double c = (double)pv->concurrency * pr->capacity_factor;
         double e = floor(c * pv->efficiency_share);
         return e < 1 && c >= 1 ? 1 : (uint32_t)e; /* a thrashing provider still serves */
     }
-    return (uint32_t)floor(c);
+    return pr->slots;
 }
 
 /* Did a served attempt's output go to the user (else its tokens were wasted)? */
@@ -373,6 +390,8 @@ static bool next_queued(sim *s, uint32_t pi, uint32_t *ai) {
 static void dispatch(sim *s, uint32_t p_i) {
     prov *p = &s->provs[p_i];
     uint32_t ai;
+    /* most slots free up with nobody waiting; only CoDel's dequeue acts on an empty queue */
+    if (p->queue.len == 0 && s->sc->providers[p_i].discipline != SIM_QUEUE_CODEL) return;
     while (p->busy < effective_concurrency(s, p_i) && next_queued(s, p_i, &ai))
         start_service(s, ai);
 }
@@ -439,7 +458,7 @@ void provider_cancel(sim *s, uint32_t ai) {
 /* A fault starts or ends: brownouts change the capacity, and a larger one serves the queue. */
 void on_fault_edge(sim *s, uint32_t p, uint32_t f, bool end) {
     const sim_provider *pv = &s->sc->providers[p];
-    s->provs[p].capacity_factor = sim_fault_capacity(pv->faults, pv->fault_count, s->now);
+    provider_set_capacity(s, p, sim_fault_capacity(pv->faults, pv->fault_count, s->now));
     if (!end && !s->baseline_ready && s->now >= s->first_window_us) close_baseline(s);
     dispatch(s, p);
     sim_log_event le;

@@ -63,7 +63,7 @@ void new_request(sim *s, uint32_t cls, uint32_t user) {
     req *r = R(s, ri);
     const sim_class *c = &s->sc->classes[cls];
     r->cls = (uint8_t)cls;
-    r->stack = sim_policy_stack(s->pol, cls);
+    r->stack = s->class_stack[cls];
     r->user = user;
     r->exposed = s->class_exposed[cls];
     r->arrival_us = s->now;
@@ -164,6 +164,7 @@ static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end ca
 
 /* A result from provider p (an outer layer's: its target) as layer L sees it. */
 static fb_class classify_at(const lay *L, const fb_reply *rep, uint32_t p) {
+    if (L->classifier_only) return fb_classify(&L->classifier, rep); /* what the rest would keep */
     return sim_layer_classify(L->cfg, &L->classifier, rep, p);
 }
 

@@ -595,6 +595,10 @@ fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const f
     return c;
 }
 
+bool sim_layer_classifier_only(const sim_layer *L) {
+    return L->rule_count == 0 && !L->has_retry_on && L->no_retry_count == 0 && !L->has_fallback_on;
+}
+
 const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls) {
     return cls < SIM_CLASSES_MAX && pol->class_stack[cls].depth > 0 ? &pol->class_stack[cls]
                                                                     : &pol->stack;

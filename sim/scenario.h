@@ -348,6 +348,9 @@ typedef struct sim_policy {
 fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
                             uint32_t provider);
 
+/* Does sim_layer_classify read L's classifier alone (no rules, lists or no-retry statuses)? */
+bool sim_layer_classifier_only(const sim_layer *L);
+
 /* The stack requests of class `cls` pass through. */
 const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls);
 /* The routing layer of the variant's own stack (its chain). */

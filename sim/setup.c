@@ -58,7 +58,7 @@ static int setup_providers(sim *s) {
     for (uint32_t p = 0; p < s->P; p++) {
         const sim_provider *pv = &s->sc->providers[p];
         prov *pr = &s->provs[p];
-        pr->capacity_factor = 1.0;
+        provider_set_capacity(s, p, 1.0);
         pr->codel.first_above_us = FB_TIME_NONE;
         sim_fifo_init(&pr->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
         if (pv->rpm > 0) {
@@ -315,6 +315,7 @@ static int setup_layers(sim *s) {
         if (rc != FB_OK) return invalid(s, rc, "retry policy", NULL);
         rc = fb_classify_init(&L->classifier, &L->cfg->classify);
         if (rc != FB_OK) return rc;
+        L->classifier_only = sim_layer_classifier_only(L->cfg);
         if (L->cfg->has_hedge) {
             rc = fb_hedge_policy_init(&L->hedge, &L->cfg->hedge);
             if (rc != FB_OK) return invalid(s, rc, "hedging policy", NULL);
@@ -440,6 +441,7 @@ int setup(sim *s) {
     setup_store_windows(s);
     for (uint32_t c = 0; c < sc->class_count; c++) {
         s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
+        s->class_stack[c] = sim_policy_stack(s->pol, c);
         stat_class_exposure(s, s->class_exposed[c]);
     }
     rc = setup_spillover(s);

@@ -242,6 +242,7 @@ typedef struct lay {
     const sim_layer *cfg;
     fb_retry_policy retry;
     fb_classifier classifier;
+    bool classifier_only;  /* sim_layer_classifier_only: fb_classify alone, per reply */
     fb_hedge_policy hedge; /* cfg->has_hedge */
 } lay;
 
@@ -261,6 +262,8 @@ typedef struct prov {
     bool has_rpm, has_tpm;
     fb_bucket rpm, tpm;
     double capacity_factor;
+    uint32_t slots;        /* concurrency x capacity_factor (UINT32_MAX: none) */
+    bool thrashes;         /* an efficiency share below 1: fewer slots when queued */
     bool disturbed;        /* has scripted faults, or a class with a spike calls it */
     int share_layer;       /* whose breaker the time series shows (-1: none) */
     int limit_layer;       /* whose concurrency limit the time series shows (-1: none) */
@@ -328,6 +331,7 @@ typedef struct sim {
     uint64_t events_logged;
     uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
+    const sim_stack *class_stack[SIM_CLASSES_MAX]; /* sim_policy_stack, once per class */
     /* time series (series.c) */
     sim_row row;
     fb_hist tick_hist;
@@ -427,9 +431,9 @@ void hedge_timeout(sim *s, uint32_t ai);
 void hedge_abandon(sim *s, req *r);
 
 /* conn.c */
-void attempt_depart(sim *s, uint32_t ai);
+void conn_depart(sim *s, uint32_t ai);
 void on_at_provider(sim *s, uint32_t ai);
-bool attempt_return(sim *s, uint32_t ai);
+bool conn_return(sim *s, uint32_t ai);
 void on_at_client(sim *s, uint32_t ai);
 void conn_end(sim *s, uint32_t ai, bool close);
 int setup_conns(sim *s);
@@ -450,7 +454,27 @@ void port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback);
 void on_reply(sim *s, uint32_t ai);
 void on_service_done(sim *s, uint32_t ai);
 void on_fault_edge(sim *s, uint32_t provider, uint32_t fault, bool end);
+void provider_set_capacity(sim *s, uint32_t provider, double factor);
 void provider_cancel(sim *s, uint32_t ai);
+
+/*
+ * An attempt leaves for its provider: through its pool and the network
+ * (conn.c) when the scenario has either (s->att_x), else straight there.
+ * Decided here, inline, for the attempts of scenarios that have neither.
+ */
+static inline void attempt_depart(sim *s, uint32_t ai) {
+    if (s->att_x)
+        conn_depart(s, ai);
+    else if (s->port)
+        port_send(s, ai);
+    else
+        provider_arrive(s, ai);
+}
+
+/* The answer travels back over the network (true: it arrives later, conn.c). */
+static inline bool attempt_return(sim *s, uint32_t ai) {
+    return s->att_x && !s->port && conn_return(s, ai);
+}
 
 /* store.c */
 int setup_stores(sim *s, uint32_t layer);

@@ -417,6 +417,42 @@ static void langchain_js_fallbacks_route(void **state) {
                  "variants.v.layers[0].exceptions_to_handle", "has no parameter");
 }
 
+/*
+ * The simulator reads a layer that has no rules, retry_on/fallback_on lists
+ * or no-retry statuses with fb_classify alone (sim_layer_classifier_only,
+ * decided at setup): for such a layer the two agree on every reply, and a
+ * preset with any of them is not such a layer.
+ */
+static void classifier_only_layers_read_the_classifier_alone(void **state) {
+    (void)state;
+    sim_scenario *sc = preset_scenario("\"retry\":{\"attempts\":3}");
+    const sim_layer *L = layer0(sc);
+    assert_true(sim_layer_classifier_only(L));
+    fb_classifier cl;
+    assert_int_equal(fb_classify_init(&cl, &L->classify), FB_OK);
+    const int statuses[] = {200, 400, 401, 408, 409, 429, 500, 503, 529, 0};
+    for (size_t i = 0; i < N_OF(statuses); i++) {
+        for (int8_t sr = -1; sr <= 1; sr++) {
+            fb_reply rep = {.status = statuses[i], .should_retry = sr};
+            if (statuses[i] == 0) rep.transport = FB_TRANSPORT_RESET;
+            fb_class a = fb_classify(&cl, &rep), b = sim_layer_classify(L, &cl, &rep, 1);
+            assert_int_equal(a.outcome, b.outcome);
+            assert_int_equal(a.retryable, b.retryable);
+            assert_int_equal(a.may_fallback, b.may_fallback);
+            assert_int_equal(a.effect, b.effect);
+            assert_int_equal(a.trip, b.trip);
+        }
+    }
+    sim_scenario_free(sc);
+    sc = preset_scenario("\"preset\":\"langchain-python-retry\","
+                         "\"retry_if_exception_type\":[\"RateLimitError\"]");
+    assert_false(sim_layer_classifier_only(layer0(sc))); /* its retry_on list decides */
+    sim_scenario_free(sc);
+    sc = preset_scenario("\"preset\":\"langchain-js-fallbacks\",\"fallbacks\":[\"b\"]");
+    assert_false(sim_layer_classifier_only(layer0(sc))); /* its fallback_on list */
+    sim_scenario_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(core_hint_counts_on_rate_limits_only),
@@ -433,6 +469,7 @@ int main(void) {
         cmocka_unit_test(langchain_js_what_it_retries),
         cmocka_unit_test(langchain_js_backoff_and_hint),
         cmocka_unit_test(langchain_js_fallbacks_route),
+        cmocka_unit_test(classifier_only_layers_read_the_classifier_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
