@@ -17,7 +17,8 @@
 # Under load the speedup has a ceiling that no assignment can pass: with L outside
 # busy loops on C CPUs each of R runnable processes gets min(1, C/R) of a CPU, so
 # --jobs 1 gets min(1, C/(L+1)) and --jobs 2 gets 2 min(1, C/(L+2)). The bench prints
-# that ceiling next to each speedup. Each setting runs twice, alternating, and the
+# that ceiling next to each speedup, and, under load, how many CPUs' worth of work
+# --jobs 2 got done (the quiet --jobs 1 time over its time) against that fair share. Each setting runs twice, alternating, and the
 # faster time counts. Prints figures, never pass/fail; also says whether --jobs 1 and
 # --jobs 2 wrote identical files, which they must.
 set -u
@@ -78,11 +79,16 @@ measure() {
     echo "    --jobs 1      $w1 s  (best of $a1, $b1)"
     echo "    --jobs 2      $w2 s  (best of $a2, $b2)"
     echo "    fixed halves  $wf s  (best of $af, $bf)"
-    echo "$w1 $w2 $wf $loops $CPUS" | awk '{
+    [ "$loops" = 0 ] && eval "QUIET_$kind=$w1"
+    eval "q=\$QUIET_$kind"
+    echo "$w1 $w2 $wf $loops $CPUS $q" | awk '{
         s1 = ($4 + 1 > $5) ? $5 / ($4 + 1) : 1
         s2 = ($4 + 2 > $5) ? 2 * $5 / ($4 + 2) : 2
         printf "    speedup       %.2fx with --jobs 2, %.2fx with fixed halves", $1 / $2, $1 / $3
         printf " (CPU-share ceiling %.2fx)\n", s2 / s1
+        if ($4 > 0)
+            printf "    CPUs of work  %.2f with --jobs 2, %.2f with fixed halves, of a fair share of %.2f\n", \
+                $6 / $2, $6 / $3, s2
     }'
 }
 
