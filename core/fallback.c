@@ -232,10 +232,11 @@ static void breaker_refused(const fb_fallback_provider *p, uint32_t tokens, fb_t
 /*
  * The concurrency limit, then the breaker, for an attempt whose limiter
  * tokens are taken: false (and the tokens and the concurrency permit given
- * back) when either refuses, with the reason in *skip.
+ * back) when either refuses, with the reason in *skip. Inline: asked per
+ * attempt, and the common one has no concurrency limit to ask.
  */
-static bool admit(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now_us,
-                  fb_conclimit_permit *climit, fb_breaker_permit *permit, uint8_t *skip) {
+static inline bool admit(const fb_fallback_provider *p, uint32_t tokens, fb_time_us now_us,
+                         fb_conclimit_permit *climit, fb_breaker_permit *permit, uint8_t *skip) {
     if (p->conclimit != NULL && !climit_admits(p, tokens, now_us, climit)) {
         *skip |= SKIP_RATE; /* a client-side limiter, as far as the chain's end is concerned */
         return false;
@@ -307,15 +308,11 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
             return true;
         }
     }
-    /* admit()'s steps, inline: the common attempt has no concurrency limit to ask */
-    if (p->conclimit != NULL && !climit_admits(p, req->tokens_needed, now_us, &req->climit)) {
-        req->skipped |= SKIP_RATE; /* a full limit is not retried */
-        return false;
-    }
-    if (!breaker_allow(p, now_us, &req->permit)) {
-        breaker_refused(p, req->tokens_needed, now_us, &req->climit);
-        req->skipped |= SKIP_BREAKER;
-        return retry_rejection(fb, req, now_us, d); /* may be a retried attempt (retry_rejected) */
+    uint8_t why = 0;
+    if (!admit(p, req->tokens_needed, now_us, &req->climit, &req->permit, &why)) {
+        req->skipped |= why;
+        /* a breaker's refusal may be a retried attempt (retry_rejected); a full limit is not */
+        return why == SKIP_BREAKER && retry_rejection(fb, req, now_us, d);
     }
 
     fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
