@@ -108,6 +108,12 @@ static void add_wire(cJSON *o, const live_stats *st) {
     cJSON_AddNumberToObject(t, "lag_max_ms", (double)w->lag_max_us / 1e3);
     cJSON_AddNumberToObject(t, "gap_p99_ms", (double)w->gap_p99_us / 1e3);
     cJSON_AddNumberToObject(t, "gap_max_ms", (double)w->gap_max_us / 1e3);
+    cJSON_AddNumberToObject(t, "planned_answers", (double)w->late_samples);
+    if (w->late_samples > 0) {
+        cJSON_AddNumberToObject(t, "answer_late_p50_ms", (double)w->late_p50_us / 1e3);
+        cJSON_AddNumberToObject(t, "answer_late_p99_ms", (double)w->late_p99_us / 1e3);
+        cJSON_AddNumberToObject(t, "answer_late_max_ms", (double)w->late_max_us / 1e3);
+    }
     cJSON_AddNumberToObject(t, "cpu_s", w->cpu_s);
     if (w->sched.known) {
         cJSON_AddNumberToObject(t, "process_cpu_s", (double)w->sched.run_ns / 1e9);
@@ -120,6 +126,10 @@ static void add_fidelity(cJSON *o, const live_fidelity *f) {
     cJSON *v = verdict_json(f);
     cJSON_AddNumberToObject(v, "lag_ms", f->lag_us / 1e3);
     cJSON_AddNumberToObject(v, "lag_real_ms", f->lag_real_us / 1e3);
+    if (f->answers > 0) {
+        cJSON_AddNumberToObject(v, "answer_late_real_ms", f->answer_late_real_us / 1e3);
+        cJSON_AddNumberToObject(v, "answer_excess_ms", f->answer_excess_us / 1e3);
+    }
     cJSON_AddNumberToObject(v, "budget_ms", f->budget_us / 1e3);
     cJSON_AddNumberToObject(v, "shortest_ms", (double)f->shortest_us / 1e3);
     cJSON_AddStringToObject(v, "shortest", f->shortest);

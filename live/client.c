@@ -52,6 +52,8 @@ typedef struct xfer {
     live_stream st;
     char retry_after[64], retry_after_ms[64];
     int8_t should_retry;
+    int64_t sent_ns; /* when the transfer started (monotonic) */
+    int64_t plan_us; /* x-fusebox-plan-us, the target's planned answer time; -1 = none */
     sim_port_answer answer;
     /* for traces */
     uint64_t request;
@@ -82,6 +84,7 @@ struct live_client {
     /* timekeeping (real microseconds) */
     fb_hist lag_us;    /* per due time: how late the loop got to it */
     fb_hist gap_us;    /* between two looks at the sockets */
+    fb_hist late_us;   /* per planned answer: how much later than planned it ended */
     int64_t polled_ns; /* when the loop last looked at the sockets; 0 = not yet */
     int64_t cpu0_ns;   /* the thread's CPU time at the start */
     struct sched_thread {
@@ -196,20 +199,30 @@ static size_t on_body(char *p, size_t size, size_t n, void *userp) {
     return len;
 }
 
-/* Keep a header's value (trimmed) when it is one the retry logic reads. */
+/* x-fusebox-plan-us's value: whole microseconds, or -1 when it is not one. */
+static int64_t plan_of(const char *v) {
+    char *end;
+    errno = 0;
+    long long n = strtoll(v, &end, 10);
+    return end != v && *end == '\0' && errno == 0 && n >= 0 ? (int64_t)n : -1;
+}
+
+/* Keep a header's value (trimmed) when it is one the retry logic or the timekeeping reads. */
 static size_t on_header(char *p, size_t size, size_t n, void *userp) {
     xfer *x = userp;
     size_t len = size * n;
     if (len >= 5 && strncmp(p, "HTTP/", 5) == 0) { /* a new response (after a 100, a redirect) */
         x->retry_after[0] = x->retry_after_ms[0] = '\0';
         x->should_retry = -1;
+        x->plan_us = -1;
         return len;
     }
-    static const char *const names[] = {"retry-after", "retry-after-ms", "x-should-retry"};
+    static const char *const names[] = {"retry-after", "retry-after-ms", "x-should-retry",
+                                        "x-fusebox-plan-us"};
     const char *colon = memchr(p, ':', len);
     if (colon == NULL) return len;
     size_t nl = (size_t)(colon - p);
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         if (nl != strlen(names[i]) || strncasecmp(p, names[i], nl) != 0) continue;
         const char *v = colon + 1, *end = p + len;
         while (v < end && (*v == ' ' || *v == '\t')) v++;
@@ -223,6 +236,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *userp) {
             memcpy(x->retry_after, val, vl + 1);
         else if (i == 1)
             memcpy(x->retry_after_ms, val, vl + 1);
+        else if (i == 3)
+            x->plan_us = plan_of(val);
         else
             x->should_retry = strcmp(val, "true") == 0 ? 1 : strcmp(val, "false") == 0 ? 0 : -1;
     }
@@ -362,7 +377,12 @@ static void drain_done(live_client *c) {
         curl_multi_remove_handle(c->multi, x->easy);
         c->in_flight--;
         read_answer(x, rc);
-        x->answer.at_us = sim_now(c);
+        int64_t now = mono_ns();
+        x->answer.at_us = sim_at(c, now);
+        if (rc == CURLE_OK && x->plan_us >= 0) {
+            int64_t late = (now - x->sent_ns) / 1000 - x->plan_us;
+            fb_hist_record(&c->late_us, late > 0 ? late : 0);
+        }
         curl_off_t up = 0;
         curl_easy_getinfo(x->easy, CURLINFO_SIZE_UPLOAD_T, &up);
         c->stats.bytes_sent += (uint64_t)up;
@@ -424,6 +444,7 @@ static void xfer_prepare(xfer *x, const sim_port_attempt *a) {
     x->received_max = LIVE_RESPONSE_MAX + (uint64_t)LIVE_RESPONSE_PER_TOKEN * a->tokens_out;
     x->retry_after[0] = x->retry_after_ms[0] = '\0';
     x->should_retry = -1;
+    x->plan_us = -1;
     x->next = NULL;
 }
 
@@ -471,6 +492,7 @@ static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msg
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
+    x->sent_ns = mono_ns();
     if (x->req.oom || curl_multi_add_handle(c->multi, e) != CURLM_OK) {
         x->next = c->free_list;
         c->free_list = x;
@@ -686,6 +708,7 @@ int live_client_create(const live_client_config *cfg, live_client **out, char *e
     c->epfd = c->tfd = -1;
     fb_hist_init(&c->lag_us);
     fb_hist_init(&c->gap_us);
+    fb_hist_init(&c->late_us);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         snprintf(err, errlen, "cannot initialise libcurl");
         free(c);
@@ -856,6 +879,7 @@ static void sched_read(live_client *c, live_sched *out) {
 void live_client_start(live_client *c) {
     fb_hist_init(&c->lag_us);
     fb_hist_init(&c->gap_us);
+    fb_hist_init(&c->late_us);
     c->polled_ns = 0;
     c->nsched0 = 0;
     sched_read(c, NULL);
@@ -890,6 +914,10 @@ void live_client_stats_get(live_client *c, live_client_stats *out) {
     out->lag_max_us = fb_hist_max(&c->lag_us);
     out->gap_p99_us = fb_hist_percentile(&c->gap_us, 99);
     out->gap_max_us = fb_hist_max(&c->gap_us);
+    out->late_samples = fb_hist_count(&c->late_us);
+    out->late_p50_us = fb_hist_percentile(&c->late_us, 50);
+    out->late_p99_us = fb_hist_percentile(&c->late_us, 99);
+    out->late_max_us = fb_hist_max(&c->late_us);
     out->cpu_s = (double)(thread_cpu_ns() - c->cpu0_ns) / 1e9;
     sched_read(c, &out->sched);
 }

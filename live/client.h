@@ -80,8 +80,12 @@ typedef struct live_client_stats {
     uint64_t lag_samples;                       /* due times reached */
     int64_t lag_p50_us, lag_p99_us, lag_max_us; /* how late the loop got to a due time */
     int64_t gap_p99_us, gap_max_us;             /* how long the sockets went unread */
-    double cpu_s;                               /* CPU time of the driver's thread */
-    live_sched sched;                           /* the process's threads */
+    /* answers that said when they were planned to end (x-fusebox-plan-us, fusebox's mock):
+     * how much later than that the last byte was read, wire and queues included */
+    uint64_t late_samples;
+    int64_t late_p50_us, late_p99_us, late_max_us;
+    double cpu_s;     /* CPU time of the driver's thread */
+    live_sched sched; /* the process's threads */
 } live_client_stats;
 
 int live_client_create(const live_client_config *cfg, live_client **out, char *err, size_t errlen);

@@ -7,8 +7,8 @@
 #include <string.h>
 
 const char *live_cause_name(live_cause c) {
-    static const char *const names[] = {"none", "saturated", "machine_busy", "lag"};
-    return c <= LIVE_CAUSE_LAG ? names[c] : "lag";
+    static const char *const names[] = {"none", "saturated", "machine_busy", "lag", "answers_late"};
+    return c <= LIVE_CAUSE_ANSWERS ? names[c] : "lag";
 }
 
 /* ---- the shortest time that matters ---- */
@@ -136,6 +136,12 @@ static double by_demand(const live_fidelity *f, const live_stats *st,
 static double scale_that_works(const live_fidelity *f, double scale, const live_stats *st,
                                const sim_summary *simulated) {
     double demand = by_demand(f, st, simulated);
+    if (f->cause == LIVE_CAUSE_ANSWERS) {
+        /* Queues at the target grow with the load, so a lower scale shrinks them faster than
+         * in proportion: half the scale, or what the work would allow. */
+        double half = scale / 2;
+        return round_down(demand > 0 ? fmin(demand, half) : half);
+    }
     if (f->cause == LIVE_CAUSE_SATURATED) {
         double by_cpu = scale * LIVE_TARGET_CPU / fmax(f->busiest_share, 1e-9);
         return round_down(demand > 0 ? fmin(demand, by_cpu) : by_cpu);
@@ -154,17 +160,35 @@ static const char *dur(char *buf, size_t len, double us) {
 }
 
 static void why(live_fidelity *f, double scale, const live_stats *st, const sim_summary *live) {
-    char late[400], extra[200] = "", d[4][32];
-    snprintf(late, sizeof late,
-             "the driver was %s late (p99, real time), %s of simulated time at x%g, where the "
-             "scenario's shortest time, %s = %s, allows %s",
-             dur(d[0], sizeof d[0], f->lag_real_us), dur(d[1], sizeof d[1], f->lag_us), scale,
-             f->shortest, dur(d[2], sizeof d[2], (double)f->shortest_us),
-             dur(d[3], sizeof d[3], f->budget_us));
+    char late[600], extra[400] = "", d[7][32];
+    if (f->cause == LIVE_CAUSE_ANSWERS)
+        snprintf(
+            late, sizeof late,
+            "the driver kept time (%s late, p99, real time) but the answers ended %s later "
+            "than the target planned (p99 of %.0f answers, real time), %s beyond the %s the "
+            "wire may take, %s of simulated time at x%g, where the scenario's shortest "
+            "time, %s = %s, allows %s",
+            dur(d[0], sizeof d[0], f->lag_real_us), dur(d[1], sizeof d[1], f->answer_late_real_us),
+            f->answers, dur(d[2], sizeof d[2], f->answer_excess_us / scale),
+            dur(d[3], sizeof d[3], LIVE_ANSWER_ALLOW_US),
+            dur(d[4], sizeof d[4], f->answer_excess_us), scale, f->shortest,
+            dur(d[5], sizeof d[5], (double)f->shortest_us), dur(d[6], sizeof d[6], f->budget_us));
+    else
+        snprintf(late, sizeof late,
+                 "the driver was %s late (p99, real time), %s of simulated time at x%g, where "
+                 "the scenario's shortest time, %s = %s, allows %s",
+                 dur(d[0], sizeof d[0], f->lag_real_us), dur(d[1], sizeof d[1], f->lag_us), scale,
+                 f->shortest, dur(d[2], sizeof d[2], (double)f->shortest_us),
+                 dur(d[3], sizeof d[3], f->budget_us));
+    size_t n = 0;
     if (f->attempts_simulated > 0)
-        snprintf(extra, sizeof extra,
-                 " The simulation makes %.0f attempts where the live run made %llu.",
-                 f->attempts_simulated, (unsigned long long)live->attempts);
+        n = (size_t)snprintf(extra, sizeof extra,
+                             " The simulation makes %.0f attempts where the live run made %llu.",
+                             f->attempts_simulated, (unsigned long long)live->attempts);
+    if (f->cause != LIVE_CAUSE_ANSWERS && f->answer_excess_us > f->budget_us && n < sizeof extra)
+        snprintf(extra + n, sizeof extra - n,
+                 " The answers also ended %s later than the target planned (p99, real time).",
+                 dur(d[0], sizeof d[0], f->answer_late_real_us));
     char cause[200] = "";
     if (f->cause == LIVE_CAUSE_SATURATED && f->busiest_share >= LIVE_SATURATED_CPU)
         snprintf(cause, sizeof cause,
@@ -176,6 +200,10 @@ static void why(live_fidelity *f, double scale, const live_stats *st, const sim_
                  "the driver could not keep up with the scenario's work (%.0f%% of the "
                  "simulation's attempts); ",
                  100 * f->work_share);
+    else if (f->cause == LIVE_CAUSE_ANSWERS)
+        snprintf(cause, sizeof cause,
+                 "the target answered later than it planned (a queue: a mock's thread or the "
+                 "machine could not keep up, or a slow hop on the way); ");
     else if (f->cause == LIVE_CAUSE_BUSY)
         snprintf(cause, sizeof cause,
                  "the machine is busy: the process's threads waited %.2f s for a CPU per second on "
@@ -208,20 +236,33 @@ void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
     out->work_share = simulated && simulated->attempts > 0
                           ? (double)live->attempts / (double)simulated->attempts
                           : 1;
-    out->ok = out->shortest_us == 0 || out->lag_us <= out->budget_us;
+    out->answers = (double)w->late_samples;
+    out->answer_late_real_us = w->late_samples > 0 ? (double)w->late_p99_us : 0;
+    double excess = out->answer_late_real_us - LIVE_ANSWER_ALLOW_US;
+    out->answer_excess_us = excess > 0 ? excess * scale : 0;
+    bool driver_ok = out->shortest_us == 0 || out->lag_us <= out->budget_us;
+    bool answers_ok = out->shortest_us == 0 || out->answer_excess_us <= out->budget_us;
+    out->ok = driver_ok && answers_ok;
     if (out->ok) {
-        char d[3][32];
-        snprintf(out->reason, sizeof out->reason,
-                 "kept the timing: %s late (p99, simulated time) within %s, %g of %s (%s)",
-                 dur(d[0], sizeof d[0], out->lag_us), dur(d[1], sizeof d[1], out->budget_us),
-                 LIVE_LAG_FRACTION, out->shortest,
-                 dur(d[2], sizeof d[2], (double)out->shortest_us));
+        char d[4][32];
+        int n = snprintf(out->reason, sizeof out->reason,
+                         "kept the timing: %s late (p99, simulated time) within %s, %g of %s (%s)",
+                         dur(d[0], sizeof d[0], out->lag_us),
+                         dur(d[1], sizeof d[1], out->budget_us), LIVE_LAG_FRACTION, out->shortest,
+                         dur(d[2], sizeof d[2], (double)out->shortest_us));
+        if (out->answers > 0 && n > 0 && (size_t)n < sizeof out->reason)
+            snprintf(out->reason + n, sizeof out->reason - (size_t)n,
+                     "; the answers ended %s later than planned (p99 of %.0f, real time), "
+                     "within the %s the wire may take",
+                     dur(d[3], sizeof d[3], out->answer_late_real_us), out->answers,
+                     dur(d[0], sizeof d[0], LIVE_ANSWER_ALLOW_US));
         return;
     }
     bool short_of_work = out->work_share < LIVE_WORK_SHARE_MIN;
-    out->cause = out->busiest_share >= LIVE_SATURATED_CPU || short_of_work ? LIVE_CAUSE_SATURATED
-                 : out->wait_ratio >= LIVE_BUSY_WAIT                       ? LIVE_CAUSE_BUSY
-                                                                           : LIVE_CAUSE_LAG;
+    out->cause = driver_ok                                                   ? LIVE_CAUSE_ANSWERS
+                 : out->busiest_share >= LIVE_SATURATED_CPU || short_of_work ? LIVE_CAUSE_SATURATED
+                 : out->wait_ratio >= LIVE_BUSY_WAIT                         ? LIVE_CAUSE_BUSY
+                                                                             : LIVE_CAUSE_LAG;
     out->time_scale_ok = scale_that_works(out, scale, st, simulated);
     why(out, scale, st, live);
 }

@@ -12,9 +12,16 @@
  * lag x scale), must stay within LIVE_LAG_FRACTION of the shortest time that
  * matters in the scenario (live_shortest_time: the smallest provider
  * latency, local service or think time, retry delay, timeout, breaker
- * period, Retry-After). Otherwise the run is inconclusive; the verdict names
- * the cause (the driver saturated, the machine busy, or the lag alone), the
- * numbers, and a time scale that would keep the lag within the budget.
+ * period, Retry-After). So must the answers' lateness: a target that says
+ * when it planned to end an answer (fusebox's mock, x-fusebox-plan-us) and
+ * ended it later, at the 99th percentile by more than LIVE_ANSWER_ALLOW_US
+ * of real time (the wire's cost and a few wake-ups, which the comparison's
+ * latency floor also allows), made every attempt slower than the scenario
+ * says: a mock thread or the machine could not keep up, and queues formed
+ * where the simulation has none. Otherwise the run is inconclusive; the
+ * verdict names the cause (the driver saturated, the machine busy, the
+ * answers late, or the lag alone), the numbers, and a time scale that would
+ * keep the lag within the budget.
  * docs/live.md explains the numbers.
  */
 #ifndef LIVE_FIDELITY_H
@@ -35,12 +42,15 @@
                                  simulation's attempts: saturated */
 #define LIVE_TARGET_CPU 0.5   /* a suggested time scale keeps the busiest thread this busy */
 #define LIVE_SCALE_MARGIN 0.5 /* ... and the lag this share of the budget (the load varies) */
+#define LIVE_ANSWER_ALLOW_US                                                                       \
+    5000 /* real: answers may end this much later than planned (p99) before the excess counts */
 
 typedef enum live_cause {
     LIVE_CAUSE_NONE = 0,  /* kept the timing */
     LIVE_CAUSE_SATURATED, /* the work took a whole thread, or the run fell short of it */
     LIVE_CAUSE_BUSY,      /* the machine: the process's threads waited for a CPU */
-    LIVE_CAUSE_LAG        /* late, for no reason the counters name (timer precision, I/O) */
+    LIVE_CAUSE_LAG,       /* late, for no reason the counters name (timer precision, I/O) */
+    LIVE_CAUSE_ANSWERS    /* the driver kept time, the targets' answers came later than planned */
 } live_cause;
 
 const char *live_cause_name(live_cause c);
@@ -57,19 +67,22 @@ fb_time_us live_shortest_time(const sim_scenario *sc, uint32_t variant, char *wh
 typedef struct live_fidelity {
     bool ok;
     live_cause cause;
-    fb_time_us shortest_us;    /* simulated */
-    char shortest[128];        /* where it is */
-    double budget_us;          /* lag allowed, simulated */
-    double lag_us;             /* measured, simulated: max(lag p99, gap p99) x scale */
-    double lag_real_us;        /* the same in real time */
-    double cpu_share;          /* the driver's thread: CPU time / wall time */
-    double busiest_share;      /* the process's busiest thread: CPU time / wall time */
-    double wait_ratio;         /* the process: time waiting for a CPU / time on one; <0 unknown */
-    double cancelled_share;    /* transfers given up by the simulator / transfers */
-    double attempts_simulated; /* with a simulated run at hand; 0 = none */
-    double work_share;         /* live attempts / simulated attempts; 1 without a simulation */
-    double time_scale_ok;      /* a time scale that keeps the lag within the budget; 0 = any */
-    char reason[1024];         /* one paragraph: what, why, and what would work */
+    fb_time_us shortest_us;     /* simulated */
+    char shortest[128];         /* where it is */
+    double budget_us;           /* lag allowed, simulated */
+    double lag_us;              /* measured, simulated: max(lag p99, gap p99) x scale */
+    double lag_real_us;         /* the same in real time */
+    double answers;             /* answers that said when they were planned to end */
+    double answer_late_real_us; /* their lateness, p99, real time (0 without any) */
+    double answer_excess_us;    /* beyond LIVE_ANSWER_ALLOW_US, simulated: x scale */
+    double cpu_share;           /* the driver's thread: CPU time / wall time */
+    double busiest_share;       /* the process's busiest thread: CPU time / wall time */
+    double wait_ratio;          /* the process: time waiting for a CPU / time on one; <0 unknown */
+    double cancelled_share;     /* transfers given up by the simulator / transfers */
+    double attempts_simulated;  /* with a simulated run at hand; 0 = none */
+    double work_share;          /* live attempts / simulated attempts; 1 without a simulation */
+    double time_scale_ok;       /* a time scale that keeps the lag within the budget; 0 = any */
+    char reason[1600];          /* one paragraph: what, why, and what would work */
 } live_fidelity;
 
 /*

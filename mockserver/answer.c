@@ -229,6 +229,7 @@ enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const ch
     if (resp == NULL) return MHD_NO;
     fb_time_us now = mock_now_us();
     mock_add_common(r, resp, "application/json", 0, (due_us > now ? due_us : now) - r->arrival_us);
+    mock_add_plan(r, resp, due_us > now ? due_us : now);
     mock_add_fault_headers(resp, &act);
     log_retry_hints(r, &act, status);
     note_sent_at(r, status, act.label, due_us, now);
@@ -270,6 +271,7 @@ static enum MHD_Result answer_stream(req *r) {
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, mock_body_reader, r, NULL);
     if (resp == NULL) return MHD_NO;
     mock_add_common(r, resp, content_type(r), r->billed, 0);
+    mock_add_plan(r, resp, r->done_us);
     MHD_add_response_header(resp, "cache-control", "no-cache");
     mock_add_fault_headers(resp, &r->act);
     mock_note_sent(r, 200, r->act.label);
@@ -304,6 +306,7 @@ static enum MHD_Result answer_plain(req *r, fb_time_us now, fb_time_us due) {
     }
     if (resp == NULL) return MHD_NO;
     mock_add_common(r, resp, "application/json", r->billed, due - now);
+    mock_add_plan(r, resp, due);
     mock_add_fault_headers(resp, a);
     note_sent_at(r, 200, a->label, due, now);
     return send_at(r, MHD_HTTP_OK, resp, due, now);

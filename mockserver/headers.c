@@ -107,6 +107,10 @@ static void add_g(struct MHD_Response *resp, const char *name, double v) {
     MHD_add_response_header(resp, name, buf);
 }
 
+void mock_add_plan(const req *r, struct MHD_Response *resp, fb_time_us end_us) {
+    add_num(resp, "x-fusebox-plan-us", end_us > r->arrival_us ? end_us - r->arrival_us : 0);
+}
+
 void mock_add_fault_headers(struct MHD_Response *resp, const mock_action *a) {
     char buf[64];
     if (a->ra_kind == MOCK_RA_SECONDS) {

@@ -521,7 +521,10 @@ static enum MHD_Result upstream_failed(req *r, mock_xfer *x) {
     return mock_send_error(r, status, MOCK_FLAVOR_PLAIN, msg, NULL, 0);
 }
 
-/* One upstream header line onto the answer, unless it is hop-by-hop or Content-Length. */
+/*
+ * One upstream header line onto the answer, unless it is hop-by-hop, Content-Length, or an
+ * upstream fusebox mock's x-fusebox-plan-us (its plan, not this answer's: the hop adds time).
+ */
 static void copy_header(struct MHD_Response *resp, char *line, const char *connection) {
     char *colon = strchr(line, ':');
     if (colon == NULL) return;
@@ -530,7 +533,8 @@ static void copy_header(struct MHD_Response *resp, char *line, const char *conne
     while (*v == ' ' || *v == '\t') v++;
     size_t n = strlen(v);
     while (n > 0 && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' ')) v[--n] = '\0';
-    if (!hop_by_hop(line, connection) && strcasecmp(line, "content-length") != 0)
+    if (!hop_by_hop(line, connection) && strcasecmp(line, "content-length") != 0 &&
+        strcasecmp(line, "x-fusebox-plan-us") != 0)
         MHD_add_response_header(resp, line, v);
 }
 

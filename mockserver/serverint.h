@@ -267,6 +267,12 @@ void mock_proxy_stream_end(const req *r, int64_t *tokens, bool *broken);
 void mock_add_common(req *r, struct MHD_Response *resp, const char *ctype, int64_t tokens,
                      fb_time_us processing_us);
 void mock_add_fault_headers(struct MHD_Response *resp, const mock_action *a);
+/*
+ * x-fusebox-plan-us: the real microseconds from the request's arrival (its headers read) to
+ * the answer's last byte as planned (end_us, monotonic), so that a client can tell how much
+ * later than planned it came (live's fidelity check, docs/live.md).
+ */
+void mock_add_plan(const req *r, struct MHD_Response *resp, fb_time_us end_us);
 
 /* ---- control.c ---- */
 enum MHD_Result mock_handle_control(req *r, route rt);

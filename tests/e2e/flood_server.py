@@ -11,6 +11,9 @@ POST gets depends on MODE:
   trickle  200 text/event-stream, one byte every 10 ms, forever
   reset    the connection is reset (RST) without an answer
   silent   nothing, not even to the probe: the connection stays open
+  late     a chat completion after 60 ms that says it was planned to take 10 ms
+           (x-fusebox-plan-us: 10000, as fusebox's mock says it): 50 ms late
+  ontime   the same after 10 ms: on time
 """
 import socket
 import struct
@@ -58,6 +61,17 @@ def flood(c, deadline):
             c.sendall(CHUNK)
 
 
+ANSWER = (b'{"id":"chatcmpl-1","object":"chat.completion","model":"m","choices":[{"index":0,'
+          b'"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],'
+          b'"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}')
+
+
+def answer(c):
+    time.sleep(0.06 if MODE == "late" else 0.01)
+    c.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+              b"x-fusebox-plan-us: 10000\r\ncontent-length: %d\r\n\r\n" % len(ANSWER) + ANSWER)
+
+
 def serve(c, deadline):
     try:
         while time.monotonic() < deadline:
@@ -70,6 +84,8 @@ def serve(c, deadline):
             elif MODE == "reset":
                 c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 return
+            elif MODE in ("late", "ontime"):
+                answer(c)
             else:
                 flood(c, deadline)
                 return

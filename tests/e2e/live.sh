@@ -194,6 +194,28 @@ ok $? "no request succeeded"
 [ "$(json "$T/reset/live.json" "r['variants']['default']['transport_errors'] == r['variants']['default']['transfers'] > 0")" = True ]
 ok $? "every transfer was a transport error"
 
+# ---- answers later than the target planned (x-fusebox-plan-us) make the run inconclusive ----
+cat >"$T/late.json" <<'JSON'
+{"name": "live-late", "seed": 5, "duration": "2s",
+ "traffic": [{"class": "c", "arrivals": {"constant": "20/s"}, "completion_tokens": 1}],
+ "providers": [{"name": "openai", "latency": {"ttft": "10ms"}}],
+ "policy": {"retry": {"attempts": 1}}}
+JSON
+flood_start late 30
+run_kept "$FUSEBOX" live "$T/late.json" --target "$FLOOD_URL" --no-charts -q -o "$T/late"
+flood_stop
+[ "$got" -eq 3 ]
+ok $? "a target that answers 50 ms later than it planned: inconclusive, exit 3 (got $got)"
+[ "$(json "$T/late/live.json" "(lambda v: v['timekeeping']['planned_answers'] == v['transfers'] == 40 and v['fidelity']['answer_late_real_ms'] > 40)(r['variants']['default'])")" = True ]
+ok $? "live.json counts the 40 planned answers and their lateness (p99 over 40 ms)"
+contains "$(live_reason "$T/late")" "ms later than the target planned" "the reason names the late answers"
+flood_start ontime 30
+live_exit "$T/ontime" "a target that answers as planned keeps the run conclusive" \
+    "$FUSEBOX" live "$T/late.json" --target "$FLOOD_URL" --no-charts -q -o "$T/ontime"
+flood_stop
+[ "$(json "$T/ontime/live.json" "(lambda v: v['timekeeping']['planned_answers'] == v['transfers'] == 40 and v['timekeeping']['answer_late_p50_ms'] < 40)(r['variants']['default'])")" = True ]
+ok $? "the on-time answers are counted, 10 ms each as planned (median late under 40 ms)"
+
 # ---- Ctrl-C stops cleanly and keeps what was measured ----
 echo '{"an earlier": "trace"}' >"$T/int.otlp"
 "$FUSEBOX" live tests/e2e/live/outage-fallback.json --variant breaker --time-scale 2 --no-charts \

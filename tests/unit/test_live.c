@@ -595,6 +595,50 @@ static void fidelity_short_of_the_simulated_work_is_saturated(void **state) {
     sim_scenario_free(sc);
 }
 
+/* The driver kept time but the target's answers came later than it planned (queued). */
+static void fidelity_names_late_answers(void **state) {
+    (void)state;
+    /* at x40 the budget is 20 ms simulated (half the 40 ms error latency); the driver 0.1 ms late
+     */
+    live_stats st = fid_stats(100, 1, 0);
+    st.wire.late_samples = 900;
+    /* 5.5 ms late: 0.5 ms beyond the wire's 5 ms, 20 ms simulated at x40, exactly the budget */
+    st.wire.late_p99_us = LIVE_ANSWER_ALLOW_US + 500;
+    live_fidelity f = judged(st, 40);
+    assert_true(f.ok);
+    assert_true(fabs(f.answer_excess_us - 20000) < 1e-6);
+    assert_non_null(strstr(f.reason, "the answers ended 5.5 ms later than planned (p99 of 900"));
+    /* a microsecond more is inconclusive, and the cause is the answers, not the driver */
+    st.wire.late_p99_us = LIVE_ANSWER_ALLOW_US + 501;
+    f = judged(st, 40);
+    assert_false(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_ANSWERS);
+    assert_string_equal(live_cause_name(f.cause), "answers_late");
+    assert_true(fabs(f.time_scale_ok - 20) < 1e-9); /* half the scale */
+    assert_non_null(strstr(f.reason, "the target answered later than it planned"));
+    assert_non_null(strstr(f.reason, "Try --time-scale 20 or lower"));
+    /* 150 ms late, as a queued in-process mock under a sanitizer: still the answers */
+    st.wire.late_p99_us = 150000;
+    f = judged(st, 20);
+    assert_false(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_ANSWERS);
+    assert_non_null(strstr(f.reason, "ended 150 ms later than the target planned"));
+    /* the driver late as well: its cause, and the answers in a sentence of their own */
+    st = fid_stats(4000, 1, 2);
+    st.wire.late_samples = 900;
+    st.wire.late_p99_us = 150000;
+    f = judged(st, 20);
+    assert_int_equal(f.cause, LIVE_CAUSE_BUSY);
+    assert_non_null(
+        strstr(f.reason, "The answers also ended 150 ms later than the target planned"));
+    /* without a plan (a target that is not fusebox's mock) the lateness is not judged */
+    st = fid_stats(100, 1, 0);
+    st.wire.late_p99_us = 150000;
+    f = judged(st, 40);
+    assert_true(f.ok);
+    assert_null(strstr(f.reason, "answers"));
+}
+
 static void compare_tolerances_parse(void **state) {
     (void)state;
     live_tolerances t;
@@ -857,6 +901,7 @@ int main(void) {
         cmocka_unit_test(fidelity_names_a_busy_machine),
         cmocka_unit_test(fidelity_saturated_scale_follows_the_simulated_work),
         cmocka_unit_test(fidelity_short_of_the_simulated_work_is_saturated),
+        cmocka_unit_test(fidelity_names_late_answers),
         cmocka_unit_test(otlp_spans_nest_and_say_what_happened),
         cmocka_unit_test(mock_error_answers_take_the_error_latency),
         cmocka_unit_test(live_run_needs_urls_and_calls_on_start),
