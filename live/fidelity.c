@@ -252,8 +252,8 @@ void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
                          dur(d[2], sizeof d[2], (double)out->shortest_us));
         if (out->answers > 0 && n > 0 && (size_t)n < sizeof out->reason)
             snprintf(out->reason + n, sizeof out->reason - (size_t)n,
-                     "; the answers ended %s later than planned (p99 of %.0f, real time), "
-                     "within the %s the wire may take",
+                     "; the answers ended %s later than planned (p99 of %.0f, real time; the "
+                     "wire may take %s, the rest counts against the same budget)",
                      dur(d[3], sizeof d[3], out->answer_late_real_us), out->answers,
                      dur(d[0], sizeof d[0], LIVE_ANSWER_ALLOW_US));
         return;
