@@ -302,8 +302,12 @@ static int run_into(cli_writer *w, const char *dir, const args *a, const sim_sce
     rep_extra extra[2];
     char *text[2];
     size_t nextra = cli_live_extras(rs, extra, text);
+    char *warning = cli_live_warning(rs);
+    w->warning = warning;
     status =
         cli_writer_close_extra(w, "live", dir, rs->sums, rs->n, a->charts, status, extra, nextra);
+    w->warning = NULL;
+    free(warning);
     cli_live_extras_free(text);
     return status;
 }

@@ -58,6 +58,8 @@ typedef struct cli_writer {
     bool hold;
     bool committed;   /* after closing: the new files are in place (out.replaced says of what) */
     bool interrupted; /* after closing: report.json says "interrupted" */
+    /* set before closing, or NULL: heads report.html (its first line the title, then items) */
+    const char *warning;
 } cli_writer;
 
 /* Run options whose callbacks write through w (events_log_max: the default). */

@@ -56,6 +56,24 @@ bool cli_live_inconclusive(const cli_live_runs *rs) {
     return false;
 }
 
+char *cli_live_warning(const cli_live_runs *rs) {
+    if (!cli_live_inconclusive(rs)) return NULL;
+    static const char title[] =
+        "Inconclusive: this live run could not keep the scenario's timing, so its numbers are "
+        "for diagnosis, not a result (docs/live.md, \"Inconclusive runs\").\n";
+    size_t len = sizeof title;
+    for (size_t i = 0; i < rs->n; i++)
+        if (!rs->fid[i].ok) len += strlen(rs->sums[i]->variant) + strlen(rs->fid[i].reason) + 3;
+    char *w = malloc(len);
+    if (w == NULL) return NULL;
+    size_t at = (size_t)snprintf(w, len, "%s", title);
+    for (size_t i = 0; i < rs->n && at < len; i++)
+        if (!rs->fid[i].ok)
+            at += (size_t)snprintf(w + at, len - at, "%s: %s\n", rs->sums[i]->variant,
+                                   rs->fid[i].reason);
+    return w;
+}
+
 static cJSON *verdict_json(const live_fidelity *f) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "verdict", f->ok ? "ok" : "inconclusive");

@@ -42,6 +42,12 @@ void cli_live_judge(const sim_scenario *sc, double scale, cli_live_runs *rs,
                     const cli_live_runs *sim);
 /* Any live run of rs inconclusive? */
 bool cli_live_inconclusive(const cli_live_runs *rs);
+/*
+ * report.html's warning for an inconclusive live run (first line the title, then a line per
+ * inconclusive variant with its reason), malloc'd; NULL when every run kept its timing (or
+ * out of memory: the page then goes without, report.json still says it).
+ */
+char *cli_live_warning(const cli_live_runs *rs);
 
 /*
  * report.json's members for a live run: "interrupted": false (an

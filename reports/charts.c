@@ -1350,7 +1350,7 @@ static void time_axis(charts *c) {
 }
 
 int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
-               char *msg, size_t msglen) {
+               const char *warning, char *msg, size_t msglen) {
     charts c;
     memset(&c, 0, sizeof c);
     c.dir = dir;
@@ -1394,7 +1394,7 @@ int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums
         rc = write_chart(&c, have_gnuplot ? gnuplot : NULL, k);
     if (rc == FB_OK) {
         /* the page is useful without charts: write it, then report what is missing */
-        rc = rep_html(dir, sc, sums, n, have_gnuplot ? NULL : note, msg, msglen);
+        rc = rep_html(dir, sc, sums, n, warning, have_gnuplot ? NULL : note, msg, msglen);
         if (rc == FB_OK && !have_gnuplot) rc = fail(&c, FB_ENOTFOUND, "%s", gnuplot);
     }
 free_series:

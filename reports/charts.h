@@ -15,9 +15,12 @@
 #include "sim/scenario.h"
 #include "sim/sim.h"
 
-/* Returns FB_OK, or an error with a message (gnuplot missing or failing, I/O). */
+/*
+ * Returns FB_OK, or an error with a message (gnuplot missing or failing, I/O). `warning`,
+ * when not NULL, heads report.html (rep_html).
+ */
 int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
-               char *msg, size_t msglen);
+               const char *warning, char *msg, size_t msglen);
 
 /* The charts a report has, in the order the page shows them. */
 typedef struct rep_chart_info {
@@ -42,10 +45,13 @@ void rep_chart_data_file(char *buf, size_t len, const char *variant);
 
 /*
  * DIR/report.html alone, with whatever charts DIR/charts/ holds as SVG (a
- * chart that is missing is named as such). `note`, when not NULL, is shown
- * above the charts (e.g. why they are missing). rep_charts() calls this.
+ * chart that is missing is named as such). `warning`, when not NULL, is shown
+ * under the title, before the verdict (a live run that could not keep the
+ * scenario's timing: its lines are "Title" then one item per line). `note`,
+ * when not NULL, is shown above the charts (e.g. why they are missing).
+ * rep_charts() calls this.
  */
 int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
-             const char *note, char *msg, size_t msglen);
+             const char *warning, const char *note, char *msg, size_t msglen);
 
 #endif /* REP_CHARTS_H */

@@ -49,6 +49,7 @@ static const char css[] =
     "span.sw{display:inline-block;width:.8em;height:.8em;margin-right:.35em;"
     "vertical-align:-.05em;border-radius:2px}\n"
     ".note{background:#fff4e0;border-left:4px solid #e69f00;padding:.5em 1em}\n"
+    ".warn{background:#fdecea;border-left:6px solid #c0392b;padding:.3em 1em;margin:1em 0}\n"
     "section.chart{margin:1.2em 0 2.2em}\n"
     "section.chart img{max-width:100%;height:auto;border:1px solid #eee}\n"
     "p.caption{color:#444;margin:.2em 0 .6em;max-width:60em}\n"
@@ -64,6 +65,27 @@ static void tag(FILE *f, const char *open, const char *text, const char *close) 
     fputs(open, f);
     esc(f, text);
     fputs(close, f);
+}
+
+/* The page's warning: its first line in bold, each further line an item. */
+static void write_warning(FILE *f, const char *warning) {
+    fputs("<div class=\"warn\" id=\"warning\">\n<p><b>", f);
+    char line[2048];
+    bool first = true;
+    for (const char *p = warning; *p != '\0';) {
+        const char *eol = strchr(p, '\n');
+        size_t len = eol != NULL ? (size_t)(eol - p) : strlen(p);
+        snprintf(line, sizeof line, "%.*s", (int)len, p);
+        if (first) {
+            esc(f, line);
+            fputs("</b></p>\n<ul>\n", f);
+            first = false;
+        } else if (line[0] != '\0') {
+            tag(f, "<li>", line, "</li>\n");
+        }
+        p += len + (eol != NULL ? 1 : 0);
+    }
+    fputs(first ? "</b></p>\n</div>\n" : "</ul>\n</div>\n", f);
 }
 
 static void variant_head(FILE *f, const sim_scenario *sc, const char *variant) {
@@ -492,7 +514,7 @@ static void write_files(FILE *f, const sim_scenario *sc, sim_summary *const *sum
 }
 
 int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, size_t n,
-             const char *note, char *msg, size_t msglen) {
+             const char *warning, const char *note, char *msg, size_t msglen) {
     char path[1200];
     snprintf(path, sizeof path, "%s/report.html", dir);
     FILE *f = fopen(path, "w");
@@ -511,6 +533,7 @@ int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, 
         tag(f, "<p class=\"desc\">", desc->valuestring, "</p>\n");
     const char *incident = json_str((const cJSON *)sc->json, "incident");
     if (incident && incident[0]) tag(f, "<p class=\"incident\">Reproduces: ", incident, "</p>\n");
+    if (warning != NULL && warning[0] != '\0') write_warning(f, warning);
     write_verdict(f, sc, sums, n);
     write_facts(f, sc);
     fputs("<p><a href=\"#verdict\">Verdict</a> &middot; <a href=\"#variants\">Variants</a> "

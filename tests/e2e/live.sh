@@ -202,17 +202,26 @@ cat >"$T/late.json" <<'JSON'
  "policy": {"retry": {"attempts": 1}}}
 JSON
 flood_start late 30
-run_kept "$FUSEBOX" live "$T/late.json" --target "$FLOOD_URL" --no-charts -q -o "$T/late"
+run_kept "$FUSEBOX" live "$T/late.json" --target "$FLOOD_URL" -q -o "$T/late"
 flood_stop
 [ "$got" -eq 3 ]
 ok $? "a target that answers 50 ms later than it planned: inconclusive, exit 3 (got $got)"
 [ "$(json "$T/late/live.json" "(lambda v: v['timekeeping']['planned_answers'] == v['transfers'] == 40 and v['fidelity']['answer_late_real_ms'] > 40)(r['variants']['default'])")" = True ]
 ok $? "live.json counts the 40 planned answers and their lateness (p99 over 40 ms)"
 contains "$(live_reason "$T/late")" "ms later than the target planned" "the reason names the late answers"
+contains "$(cat "$T/late/report.html")" '<div class="warn" id="warning">
+<p><b>Inconclusive: this live run could not keep' "report.html says first that the run is inconclusive"
+contains "$(cat "$T/late/report.html")" "<li>default: " "... and why, per variant"
 flood_start ontime 30
 live_exit "$T/ontime" "a target that answers as planned keeps the run conclusive" \
-    "$FUSEBOX" live "$T/late.json" --target "$FLOOD_URL" --no-charts -q -o "$T/ontime"
+    "$FUSEBOX" live "$T/late.json" --target "$FLOOD_URL" -q -o "$T/ontime"
 flood_stop
+if [ -z "$INCONCLUSIVE" ]; then
+    ! grep -q 'id="warning"' "$T/ontime/report.html"
+    ok $? "a conclusive run's report.html has no warning"
+else
+    skip "a conclusive run's report.html has no warning" "inconclusive: $INCONCLUSIVE"
+fi
 [ "$(json "$T/ontime/live.json" "(lambda v: v['timekeeping']['planned_answers'] == v['transfers'] == 40 and v['timekeeping']['answer_late_p50_ms'] < 40)(r['variants']['default'])")" = True ]
 ok $? "the on-time answers are counted, 10 ms each as planned (median late under 40 ms)"
 

@@ -258,7 +258,7 @@ static int teardown(void **state) {
 
 static void run_charts(fixture *fx) {
     char msg[1024] = "";
-    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, msg, sizeof msg);
+    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, msg, sizeof msg);
     if (rc != FB_OK) print_message("rep_charts: %s\n", msg);
     assert_int_equal(rc, FB_OK);
 }
@@ -366,7 +366,7 @@ static void charts_html_has_every_row_of_the_text_summary(void **state) {
     fixture *fx = *state;
     char msg[1024];
     /* no gnuplot needed: the page alone */
-    assert_int_equal(rep_html(fx->dir, fx->sc, fx->sums, 2, NULL, msg, sizeof msg), FB_OK);
+    assert_int_equal(rep_html(fx->dir, fx->sc, fx->sums, 2, NULL, NULL, msg, sizeof msg), FB_OK);
     char *html = slurp2(fx->dir, "report.html", NULL);
     assert_non_null(html);
     char *text = NULL;
@@ -396,11 +396,36 @@ static void charts_html_has_every_row_of_the_text_summary(void **state) {
     free(html);
 }
 
+/* A warning heads the page, before the verdict: its title in bold, a line per item, escaped. */
+static void charts_html_warning_heads_the_page(void **state) {
+    fixture *fx = *state;
+    char msg[1024];
+    assert_int_equal(rep_html(fx->dir, fx->sc, fx->sums, 2, NULL, NULL, msg, sizeof msg), FB_OK);
+    char *html = slurp2(fx->dir, "report.html", NULL);
+    assert_non_null(html);
+    assert_null(strstr(html, "id=\"warning\""));
+    free(html);
+    assert_int_equal(rep_html(fx->dir, fx->sc, fx->sums, 2,
+                              "Inconclusive: <not> a result\na: late\n\nb: 5 < 10\n", NULL, msg,
+                              sizeof msg),
+                     FB_OK);
+    html = slurp2(fx->dir, "report.html", NULL);
+    assert_non_null(html);
+    const char *w = strstr(html, "<div class=\"warn\" id=\"warning\">\n<p><b>Inconclusive: "
+                                 "&lt;not&gt; a result</b></p>\n<ul>\n<li>a: late</li>\n"
+                                 "<li>b: 5 &lt; 10</li>\n</ul>\n</div>\n");
+    const char *v = strstr(html, "id=\"verdict\"");
+    assert_non_null(w);
+    assert_non_null(v);
+    assert_true(w < v);
+    free(html);
+}
+
 static void charts_reject_timeseries_of_another_scenario(void **state) {
     fixture *fx = *state;
     snprintf(fx->sc->providers[1].name, SIM_NAME_MAX, "mistral");
     char msg[1024] = "";
-    assert_int_equal(rep_charts(fx->dir, fx->sc, fx->sums, 2, msg, sizeof msg), FB_EPARSE);
+    assert_int_equal(rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, msg, sizeof msg), FB_EPARSE);
     assert_non_null(strstr(msg, "timeseries.csv"));
     assert_non_null(strstr(msg, "header"));
 }
@@ -415,7 +440,7 @@ static void charts_fold_long_runs_into_per_second_points(void **state) {
     sim_summary *sums[1] = {make_summary("naive", false)};
     write_run(dir, sc, sums, 1);
     char msg[1024] = "";
-    int rc = rep_charts(dir, sc, sums, 1, msg, sizeof msg);
+    int rc = rep_charts(dir, sc, sums, 1, NULL, msg, sizeof msg);
     assert_true(rc == FB_OK || rc == FB_ENOTFOUND); /* the data files do not need gnuplot */
     char *data = slurp2(dir, "charts/data_naive.dat", NULL);
     assert_non_null(data);
@@ -478,7 +503,7 @@ static int charts_without_gnuplot(fixture *fx, char *msg, size_t len) {
     const char *old = getenv("PATH");
     char *saved = old ? strdup(old) : NULL;
     setenv("PATH", fx->dir, 1);
-    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, msg, len);
+    int rc = rep_charts(fx->dir, fx->sc, fx->sums, 2, NULL, msg, len);
     if (saved) {
         setenv("PATH", saved, 1);
         free(saved);
@@ -509,7 +534,7 @@ static void charts_draw_a_feature_chart_exactly_when_it_is_used(void **state) {
         /* the scripts are written without gnuplot (six runs drawn would take seconds); the page
            without a note lists every chart the run has, drawn or not */
         assert_int_equal(charts_without_gnuplot(fx, msg, sizeof msg), FB_ENOTFOUND);
-        assert_int_equal(rep_html(fx->dir, sc, fx->sums, 2, NULL, msg, sizeof msg), FB_OK);
+        assert_int_equal(rep_html(fx->dir, sc, fx->sums, 2, NULL, NULL, msg, sizeof msg), FB_OK);
         char *html = slurp2(fx->dir, "report.html", NULL);
         assert_non_null(html);
         for (int k = 0; k < F_STORE; k++) {
@@ -601,6 +626,7 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(charts_html_has_every_row_of_the_text_summary, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(charts_html_warning_heads_the_page, setup, teardown),
         cmocka_unit_test_setup_teardown(charts_reject_timeseries_of_another_scenario, setup,
                                         teardown),
         cmocka_unit_test(charts_fold_long_runs_into_per_second_points),
