@@ -9,16 +9,16 @@
 /* live: a run that could not be driven faithfully; verdict: a log that cannot be judged */
 #define CLI_INCONCLUSIVE 3
 
-int cmd_run(int argc, char **argv);
-int cmd_check(int argc, char **argv);
-int cmd_validate(int argc, char **argv);
-int cmd_sweep(int argc, char **argv);
-int cmd_merge(int argc, char **argv);
-int cmd_mock(int argc, char **argv);
-int cmd_live(int argc, char **argv);
-int cmd_presets(int argc, char **argv);
-int cmd_import_policy(int argc, char **argv);
-int cmd_import(int argc, char **argv);
-int cmd_verdict(int argc, char **argv);
+int cli_cmd_run(int argc, char **argv);
+int cli_cmd_check(int argc, char **argv);
+int cli_cmd_validate(int argc, char **argv);
+int cli_cmd_sweep(int argc, char **argv);
+int cli_cmd_merge(int argc, char **argv);
+int cli_cmd_mock(int argc, char **argv);
+int cli_cmd_live(int argc, char **argv);
+int cli_cmd_presets(int argc, char **argv);
+int cli_cmd_import_policy(int argc, char **argv);
+int cli_cmd_import(int argc, char **argv);
+int cli_cmd_verdict(int argc, char **argv);
 
 #endif

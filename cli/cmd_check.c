@@ -22,7 +22,7 @@
 #include "cli/common.h"
 #include "reports/expect.h"
 #include "reports/report.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 #define CHECK_FILES_MAX 4096
@@ -158,7 +158,7 @@ static void junit_case(FILE *x, const char *suite, const char *name, const char 
 static void load_error(const char *file, const sim_error *err, FILE *out, FILE *x, counts *c,
                        double time_s) {
     char msg[1200];
-    sim_error_format(err, msg, sizeof msg);
+    scn_error_format(err, msg, sizeof msg);
     fprintf(out, "ERROR %s\n", msg);
     fprintf(x, "  <testsuite name=\"");
     xml_escape(x, file);
@@ -200,7 +200,7 @@ static void run_variants(const sim_scenario *sc, sim_summary **sums, size_t *n, 
         sim_error err;
         if (sim_run(sc, v, &opts, s, &err) != FB_OK) {
             char msg[1200];
-            sim_error_format(&err, msg, sizeof msg);
+            scn_error_format(&err, msg, sizeof msg);
             snprintf(run_error, len, "variant %s: %s", sc->variants[v].name, msg);
             return;
         }
@@ -280,8 +280,7 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     sim_scenario *sc = NULL;
     sim_error err;
     double t0 = now_s();
-    if (sim_scenario_load_import(file, o->sets, o->nsets, o->seed, &cli_importer, &sc, &err) !=
-        FB_OK) {
+    if (scn_load_import(file, o->sets, o->nsets, o->seed, &cli_importer, &sc, &err) != FB_OK) {
         c->scenarios++;
         load_error(file, &err, out, x, c, now_s() - t0);
         return true;
@@ -294,7 +293,7 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     if (readable && sc->expect_count > 0) run_variants(sc, sums, &n, run_error, sizeof run_error);
     if (cli_stop_signal != 0) {
         for (size_t i = 0; i < n; i++) free(sums[i]);
-        sim_scenario_free(sc);
+        scn_free(sc);
         return false;
     }
     c->scenarios++;
@@ -330,7 +329,7 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     c->failed += mine.failed;
     c->errors += mine.errors;
     for (size_t i = 0; i < n; i++) free(sums[i]);
-    sim_scenario_free(sc);
+    scn_free(sc);
     return true;
 }
 
@@ -634,7 +633,7 @@ static int check_files(char **files, size_t nfiles, const args *a, bool *checked
     return status;
 }
 
-int cmd_check(int argc, char **argv) {
+int cli_cmd_check(int argc, char **argv) {
     args a;
     int status = parse_args(argc, argv, &a);
     if (status != CLI_OK) return status < 0 ? CLI_OK : status;
@@ -669,7 +668,7 @@ static void validate_usage(FILE *f) {
 
 /*
  * A file that does not load: its first error, then the others the loader finds in one pass
- * (sim_scenario_check_all: every unknown key, capped). The list is printed only when it
+ * (scn_check_all: every unknown key, capped). The list is printed only when it
  * starts with the same error as the load, which read policy files too.
  */
 static void every_error(const char *file, const char *const *sets, size_t nsets,
@@ -678,7 +677,7 @@ static void every_error(const char *file, const char *const *sets, size_t nsets,
     size_t len = 0;
     char *text = cli_read_file(file, 16u << 20, &len);
     sim_errors *all = text ? malloc(sizeof *all) : NULL;
-    if (all && sim_scenario_check_all(text, len, file, sets, nsets, all) != FB_OK &&
+    if (all && scn_check_all(text, len, file, sets, nsets, all) != FB_OK &&
         strcmp(all->e[0].path, err->path) == 0 && strcmp(all->e[0].msg, err->msg) == 0) {
         for (uint32_t k = 1; k < all->count; k++) cli_scenario_error(&all->e[k]);
         if (all->more)
@@ -693,7 +692,7 @@ static void every_error(const char *file, const char *const *sets, size_t nsets,
 static bool validate_one(const char *file, const char *const *sets, size_t nsets) {
     sim_scenario *sc = NULL;
     sim_error err;
-    if (sim_scenario_load_import(file, sets, nsets, NULL, &cli_importer, &sc, &err) != FB_OK) {
+    if (scn_load_import(file, sets, nsets, NULL, &cli_importer, &sc, &err) != FB_OK) {
         fflush(stdout);
         every_error(file, sets, nsets, &err);
         return false;
@@ -713,11 +712,11 @@ static bool validate_one(const char *file, const char *const *sets, size_t nsets
         printf("ok %s (%u variant%s, %u expectation%s)\n", file, sc->variant_count,
                sc->variant_count == 1 ? "" : "s", sc->expect_count,
                sc->expect_count == 1 ? "" : "s");
-    sim_scenario_free(sc);
+    scn_free(sc);
     return ok;
 }
 
-int cmd_validate(int argc, char **argv) {
+int cli_cmd_validate(int argc, char **argv) {
     /* The same arguments as check's, of which validate takes FILE|DIR and --set. */
     args a;
     memset(&a, 0, sizeof a);

@@ -13,7 +13,7 @@
 #include "import/source.h"
 #include "reports/report.h"
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 static const char usage_text[] =
@@ -58,7 +58,7 @@ typedef struct args {
 
 static int duration_opt(const char *opt, const char *v, fb_time_us *out) {
     if (v == NULL) return cli_missing("import", opt);
-    if (sim_parse_duration(v, out) != FB_OK)
+    if (scn_parse_duration(v, out) != FB_OK)
         return cli_bad("import", "%s needs a duration such as 90s or 10m, got '%s'", opt, v);
     return CLI_OK;
 }
@@ -203,36 +203,57 @@ static int write_text(const char *out, const char *text) {
 /* Load the scenario written (the loader's own checks) and simulate as-was. */
 static int simulate(const char *text, const char *file, sim_scenario **sc, sim_summary *s) {
     sim_error err;
-    if (sim_scenario_parse(text, strlen(text), file, NULL, 0, NULL, sc, &err) != FB_OK) {
+    if (scn_parse(text, strlen(text), file, NULL, 0, NULL, sc, &err) != FB_OK) {
         char msg[1024];
-        sim_error_format(&err, msg, sizeof msg);
+        scn_error_format(&err, msg, sizeof msg);
         return cli_bad("import", "the scenario written does not load (a bug): %s", msg);
     }
     sim_run_opts opts;
     memset(&opts, 0, sizeof opts);
-    int v = sim_scenario_variant(*sc, IMP_AS_WAS);
+    int v = scn_variant(*sc, IMP_AS_WAS);
     if (v < 0 || sim_run(*sc, (uint32_t)v, &opts, s, &err) != FB_OK) {
         char msg[1024];
-        sim_error_format(&err, msg, sizeof msg);
+        scn_error_format(&err, msg, sizeof msg);
         return cli_bad("import", "simulating as-was: %s", v < 0 ? "no as-was variant" : msg);
     }
     return CLI_OK;
+}
+
+/* imp_measure_fn: one as-was run, its metrics by name. */
+static int measure(void *ctx, sim_scenario *sc, const char *const *metrics, uint32_t n, double *out,
+                   char *msg, size_t msg_len) {
+    sim_summary *s = ctx;
+    sim_run_opts opts;
+    sim_error e;
+    memset(&opts, 0, sizeof opts);
+    if (sim_run(sc, (uint32_t)scn_variant(sc, IMP_AS_WAS), &opts, s, &e) != FB_OK) {
+        snprintf(msg, msg_len, "%s: %s", e.path, e.msg);
+        return FB_ESTATE;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        double x = sim_metric_get(sc, s, metrics[i]);
+        out[i] = sim_metric_is_na(x) ? 0 : x;
+    }
+    return FB_OK;
 }
 
 /* Measure the bands against the simulation's noise, and write the scenario again. */
 static int calibrate(const args *a, imp_incident *inc, char **text) {
     sim_scenario *sc = NULL;
     sim_error err;
-    if (sim_scenario_parse(*text, strlen(*text), a->out ? a->out : "<stdout>", NULL, 0, NULL, &sc,
-                           &err) != FB_OK) {
+    if (scn_parse(*text, strlen(*text), a->out ? a->out : "<stdout>", NULL, 0, NULL, &sc, &err) !=
+        FB_OK) {
         char msg[1024];
-        sim_error_format(&err, msg, sizeof msg);
+        scn_error_format(&err, msg, sizeof msg);
         return cli_bad("import", "the scenario written does not load (a bug): %s", msg);
     }
     imp_error ie;
     memset(&ie, 0, sizeof ie);
-    int rc = imp_incident_calibrate(inc, sc, IMP_CALIBRATE_SEEDS, &ie);
-    sim_scenario_free(sc);
+    sim_summary *s = malloc(sizeof *s);
+    int rc = s ? imp_incident_calibrate(inc, sc, IMP_CALIBRATE_SEEDS, measure, s, &ie)
+               : imp_fail(&ie, FB_ENOMEM, 0, "%s", "out of memory");
+    free(s);
+    scn_free(sc);
     if (rc != FB_OK) return cli_bad("import", "%s", ie.msg);
     free(*text);
     *text = imp_incident_json(inc);
@@ -258,12 +279,12 @@ static int report(const args *a, const imp_incident *inc, const char *text) {
                 outside);
         rc = CLI_EXPECT_FAILED;
     }
-    sim_scenario_free(sc);
+    scn_free(sc);
     free(s);
     return rc;
 }
 
-int cmd_import(int argc, char **argv) {
+int cli_cmd_import(int argc, char **argv) {
     args a;
     int rc = parse_args(argc, argv, &a);
     if (rc < 0) return fputs(usage_text, stdout), CLI_OK;

@@ -51,7 +51,7 @@ static void print_notes(const imp_result *r, const char *file) {
         fprintf(stderr, "%s: and %zu more keys not modelled\n", file, r->notes_dropped);
 }
 
-int cmd_import_policy(int argc, char **argv) {
+int cli_cmd_import_policy(int argc, char **argv) {
     const char *pos[2] = {NULL, NULL}, *out = NULL;
     int npos = 0;
     for (int i = 1; i < argc; i++) {

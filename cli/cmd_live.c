@@ -16,7 +16,7 @@
 #include "live/live.h"
 #include "live/otlp.h"
 #include "reports/report.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 #define HEADERS_MAX 32
@@ -220,7 +220,7 @@ static int resolve_targets(const args *a, const sim_scenario *sc, live_config *c
     const char *opts[] = {"--target", "--dialect", "--model"};
     for (size_t l = 0; l < 3; l++)
         for (size_t k = 0; k < counts[l]; k++)
-            if (sim_scenario_provider(sc, lists[l][k].name) < 0)
+            if (scn_provider(sc, lists[l][k].name) < 0)
                 return cli_bad("live", "%s: %s has no provider named '%s'", opts[l], sc->file,
                                lists[l][k].name);
     for (uint32_t p = 0; p < sc->provider_count; p++) {
@@ -272,7 +272,7 @@ static int run_variants(cli_writer *w, const args *a, const sim_scenario *sc, co
             free(s);
         if (rc != FB_OK && !(ran && stop_flag)) { /* an interruption is said once, at the end */
             char msg[1100];
-            sim_error_format(&err, msg, sizeof msg);
+            scn_error_format(&err, msg, sizeof msg);
             fprintf(stderr, "fusebox live: variant %s: %s\n", sc->variants[v].name, msg);
             status = CLI_BAD_INPUT;
             if (!ran) break;
@@ -534,7 +534,7 @@ static int run_plan(const args *a, const sim_scenario *sc, const plan *p) {
     return status;
 }
 
-int cmd_live(int argc, char **argv) {
+int cli_cmd_live(int argc, char **argv) {
     static args a; /* large: the pair lists */
     int rc = parse_args(argc, argv, &a);
     if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
@@ -565,6 +565,6 @@ int cmd_live(int argc, char **argv) {
         else if (!a.quiet)
             printf("wrote %s: %llu spans\n", a.otlp, (unsigned long long)spans);
     }
-    sim_scenario_free(sc);
+    scn_free(sc);
     return status;
 }

@@ -30,7 +30,7 @@ static void usage(FILE *f) {
           f);
 }
 
-int cmd_merge(int argc, char **argv) {
+int cli_cmd_merge(int argc, char **argv) {
     const char *out = NULL;
     bool charts = true, quiet = false;
     sweep_args analysis;

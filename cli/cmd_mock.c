@@ -11,7 +11,7 @@
 #include "cli/common.h"
 #include "mockserver/mock.h"
 #include "mockserver/scenario.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 static const char usage_text[] =
     "usage: fusebox mock [options]\n"
@@ -180,9 +180,9 @@ static int set_latency(const char *name, const char *val, mock_config *cfg) {
             return bad("%s: '%s' is not a duration (e.g. 250ms, 2s) or a distribution", name, val);
     } else {
         sim_error err;
-        if (sim_dist_parse(val, strlen(val), name, true, &d, &err) != FB_OK) {
+        if (scn_dist_parse(val, strlen(val), name, true, &d, &err) != FB_OK) {
             char msg[1024];
-            sim_error_format(&err, msg, sizeof msg);
+            scn_error_format(&err, msg, sizeof msg);
             return bad("%s%s", msg, "");
         }
     }
@@ -294,15 +294,15 @@ static int apply_scenario(int argc, char **argv, mock_config *cfg, sim_fault *fa
     sim_scenario *sc = NULL;
     sim_error serr;
     memset(&serr, 0, sizeof serr);
-    if (sim_scenario_load_import(scenario, NULL, 0, NULL, &cli_importer, &sc, &serr) != FB_OK) {
+    if (scn_load_import(scenario, NULL, 0, NULL, &cli_importer, &sc, &serr) != FB_OK) {
         char msg[1024];
-        sim_error_format(&serr, msg, sizeof msg);
+        scn_error_format(&serr, msg, sizeof msg);
         fprintf(stderr, "fusebox mock: %s\n", msg);
         return CLI_BAD_INPUT;
     }
     char err[512];
     int rc = mock_config_from_scenario(sc, provider, cfg, faults, MOCK_FAULTS_MAX, err, sizeof err);
-    sim_scenario_free(sc);
+    scn_free(sc);
     if (rc != FB_OK) {
         fprintf(stderr, "fusebox mock: %s\n", err);
         return CLI_BAD_INPUT;
@@ -399,7 +399,7 @@ static int serve(const mock_config *cfg) {
     return CLI_OK;
 }
 
-int cmd_mock(int argc, char **argv) {
+int cli_cmd_mock(int argc, char **argv) {
     mock_config cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.seed = 1;

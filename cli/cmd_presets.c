@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "sim/preset.h"
+#include "scenario/preset.h"
 
 static void usage(FILE *f) {
     fputs("usage: fusebox presets [NAME] [--markdown]\n"
@@ -94,7 +94,7 @@ static void print_markdown(FILE *f, const sim_preset *p) {
     fputc('\n', f);
 }
 
-int cmd_presets(int argc, char **argv) {
+int cli_cmd_presets(int argc, char **argv) {
     const char *name = NULL;
     bool markdown = false;
     for (int i = 1; i < argc; i++) {
@@ -111,9 +111,9 @@ int cmd_presets(int argc, char **argv) {
             name = argv[i];
         }
     }
-    const sim_preset *const *all = sim_presets();
+    const sim_preset *const *all = scn_presets();
     if (name) {
-        const sim_preset *p = sim_preset_find(name);
+        const sim_preset *p = scn_preset_find(name);
         if (p == NULL) {
             fprintf(stderr, "fusebox presets: no preset named '%s' (fusebox presets lists them)\n",
                     name);

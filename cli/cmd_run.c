@@ -12,7 +12,7 @@
 #include "reports/expect.h"
 #include "reports/report.h"
 #include "reports/verdict.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 static void usage(FILE *f) {
@@ -132,7 +132,7 @@ static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, ru
         if (w->progress) fputs("\r\033[K", stderr);
         if (rc != FB_OK && rc != FB_EINTR) { /* an interruption is said once, at the end */
             char msg[1024];
-            sim_error_format(&err, msg, sizeof msg);
+            scn_error_format(&err, msg, sizeof msg);
             fprintf(stderr, "fusebox run: variant %s: %s\n", sc->variants[v].name, msg);
             status = CLI_BAD_INPUT;
         }
@@ -187,7 +187,7 @@ static void print_summary(const char *dir, const args *o, const sim_scenario *sc
     if (o->charts) printf("open %s/report.html\n", dir);
 }
 
-int cmd_run(int argc, char **argv) {
+int cli_cmd_run(int argc, char **argv) {
     args o;
     int rc = parse_args(argc, argv, &o);
     if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
@@ -209,6 +209,6 @@ int cmd_run(int argc, char **argv) {
     else if (!o.quiet && w.committed && r.n > 0)
         print_summary(dir, &o, sc, &r, w.out.replaced);
     for (size_t i = 0; i < r.n; i++) free(r.sums[i]);
-    sim_scenario_free(sc);
+    scn_free(sc);
     return status;
 }

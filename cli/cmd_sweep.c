@@ -333,7 +333,7 @@ static int run_and_write(sweep *sw, const sweep_opts *o, const char *dir) {
     return status;
 }
 
-int cmd_sweep(int argc, char **argv) {
+int cli_cmd_sweep(int argc, char **argv) {
     sweep_opts o;
     memset(&o, 0, sizeof o);
     o.charts = true;

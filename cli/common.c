@@ -47,7 +47,7 @@ int cli_missing(const char *cmd, const char *opt) {
 
 int cli_scenario_error(const sim_error *err) {
     char msg[1100];
-    sim_error_format(err, msg, sizeof msg);
+    scn_error_format(err, msg, sizeof msg);
     fprintf(stderr, "fusebox: %s\n", msg);
     return CLI_BAD_INPUT;
 }
@@ -337,14 +337,14 @@ void cli_print_notes(const char *cmd, const sim_scenario *sc) {
 int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, bool *selected) {
     sim_error err;
     *out = NULL;
-    if (sim_scenario_load_import(a->file, a->sets, a->nsets, a->has_seed ? &a->seed : NULL,
-                                 &cli_importer, out, &err) != FB_OK)
+    if (scn_load_import(a->file, a->sets, a->nsets, a->has_seed ? &a->seed : NULL, &cli_importer,
+                        out, &err) != FB_OK)
         return cli_scenario_error(&err);
     cli_print_notes(cmd, *out);
     for (size_t k = 0; k < a->nonly; k++) {
-        int v = sim_scenario_variant(*out, a->only[k]);
+        int v = scn_variant(*out, a->only[k]);
         if (v < 0) {
-            sim_scenario_free(*out);
+            scn_free(*out);
             *out = NULL;
             return cli_bad(cmd, "%s has no variant named '%s'", a->file, a->only[k]);
         }

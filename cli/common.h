@@ -9,7 +9,7 @@
 
 #include "cli/outdir.h"
 #include "reports/report.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 /*

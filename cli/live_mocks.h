@@ -17,7 +17,7 @@
 
 #include "live/live.h"
 #include "mockserver/mock.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 #define CLI_MOCK_NOTES_MAX 16

@@ -34,7 +34,7 @@ void cli_live_judge(const sim_scenario *sc, double scale, cli_live_runs *rs,
                     const cli_live_runs *sim) {
     for (size_t i = 0; i < rs->n; i++) {
         const sim_summary *l = rs->sums[i];
-        int v = sim_scenario_variant(sc, l->variant);
+        int v = scn_variant(sc, l->variant);
         if (v < 0) continue;
         /* a run cut by a signal made fewer attempts than the whole simulation for that reason
            alone: judged on its timekeeping only, never "short of work" */

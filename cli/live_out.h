@@ -16,7 +16,7 @@
 #include "live/fidelity.h"
 #include "live/live.h"
 #include "reports/report.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 /* The variants run (live, or simulated for --compare), in the scenario's order. */

@@ -3,46 +3,36 @@
  * incident.h. A breaker that trips on a run of failures drawn at random, a retry storm
  * that feeds on itself: some metrics vary from run to run far more than the analytic
  * bands of fidelity.c assume (the requests independent). Running as-was at several seeds
- * measures it.
+ * measures it; the caller runs the simulation (import/ does not include sim/).
  */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "import/fitint.h"
-#include "sim/metrics.h"
-#include "sim/sim.h"
 
-int imp_incident_calibrate(imp_incident *inc, sim_scenario *sc, uint32_t seeds, imp_error *err) {
-    int v = sim_scenario_variant(sc, IMP_AS_WAS);
-    sim_summary *s = malloc(sizeof *s);
-    double sum[IMP_CHECKS_MAX] = {0}, sq[IMP_CHECKS_MAX] = {0};
-    if (v < 0 || s == NULL) {
-        free(s);
-        return imp_fail(err, v < 0 ? FB_EINVAL : FB_ENOMEM, 0, "%s",
-                        v < 0 ? "no as-was variant" : "out of memory");
-    }
+int imp_incident_calibrate(imp_incident *inc, sim_scenario *sc, uint32_t seeds,
+                           imp_measure_fn measure, void *ctx, imp_error *err) {
+    if (scn_variant(sc, IMP_AS_WAS) < 0)
+        return imp_fail(err, FB_EINVAL, 0, "%s", "no as-was variant");
+    const char *names[IMP_CHECKS_MAX];
+    double sum[IMP_CHECKS_MAX] = {0}, sq[IMP_CHECKS_MAX] = {0}, x[IMP_CHECKS_MAX];
+    for (uint32_t i = 0; i < inc->nchecks; i++) names[i] = inc->checks[i].metric;
     uint64_t seed = sc->seed;
     int rc = FB_OK;
-    sim_run_opts opts;
-    memset(&opts, 0, sizeof opts);
     for (uint32_t k = 0; rc == FB_OK && k < seeds; k++) {
-        sim_error e;
+        char msg[sizeof err->msg] = "";
         sc->seed = seed + k;
-        if (sim_run(sc, (uint32_t)v, &opts, s, &e) != FB_OK) {
-            rc = imp_fail(err, FB_ESTATE, 0, "simulating as-was at seed %llu: %s: %s",
-                          (unsigned long long)sc->seed, e.path, e.msg);
+        if (measure(ctx, sc, names, inc->nchecks, x, msg, sizeof msg) != FB_OK) {
+            rc = imp_fail(err, FB_ESTATE, 0, "simulating as-was at seed %llu: %s",
+                          (unsigned long long)sc->seed, msg);
             break;
         }
         for (uint32_t i = 0; i < inc->nchecks; i++) {
-            double x = sim_metric_get(sc, s, inc->checks[i].metric);
-            x = sim_metric_is_na(x) ? 0 : x;
-            sum[i] += x;
-            sq[i] += x * x;
+            sum[i] += x[i];
+            sq[i] += x[i] * x[i];
         }
     }
     sc->seed = seed;
-    free(s);
     for (uint32_t i = 0; rc == FB_OK && seeds > 1 && i < inc->nchecks; i++) {
         imp_check *c = &inc->checks[i];
         double mean = sum[i] / seeds,

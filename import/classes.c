@@ -52,7 +52,7 @@ static void tokens(imp_incident *inc, uint32_t c, int64_t *tmp) {
     cf->stream = streams * 2 > cf->requests;
 }
 
-int fit_classes(imp_incident *inc, imp_error *err) {
+int imp__fit_classes(imp_incident *inc, imp_error *err) {
     size_t total = inc->r1 - inc->r0;
     if (!inc->opts.rate && total > SIM_REPLAY_MAX)
         return imp_fail(err, FB_ECAP, 0,

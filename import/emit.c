@@ -263,6 +263,6 @@ char *imp_incident_json(const imp_incident *inc) {
     cJSON_Delete(doc);
     /* names, models and addresses come from the log as they are, and a description cut to
        its buffer may end inside a character; the loader takes valid UTF-8 only */
-    if (text) sim_utf8_fix(text);
+    if (text) scn_utf8_fix(text);
     return text;
 }

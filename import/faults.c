@@ -10,7 +10,7 @@
  * Each boundary left is then moved to the split, between two attempts inside the cells
  * on either side, that the two segments' shares explain best. Each segment's share of
  * each error kind becomes a fault; as the fault model lets the first matching fault
- * answer (sim/fault.h), the k-th fault's fraction is its share over what the earlier
+ * answer (scenario/fault.h), the k-th fault's fraction is its share over what the earlier
  * ones left. A segment that merging joined but that differs inside is split again at
  * its best cell boundary (split_one).
  */
@@ -59,7 +59,7 @@ static size_t observations(fitter *F, uint32_t p) {
         for (uint32_t i = q->first; i < q->first + q->count; i++) {
             const imp_attempt *a = &inc->log->att[i];
             if (a->provider != p || a->outcome == IMP_CANCELLED) continue;
-            int k = fit_kind(F->pf, a);
+            int k = imp__fit_kind(F->pf, a);
             F->o[n++] =
                 (obs){fit_t(inc, a), (int8_t)(k < 0 ? (int)F->pf->nkinds : k), a->retry_after_us};
         }
@@ -316,7 +316,7 @@ static void emit_segment(fitter *F, const seg *s) {
     }
 }
 
-void fit_faults(imp_incident *inc, uint32_t p) {
+void imp__fit_faults(imp_incident *inc, uint32_t p) {
     imp_pfit *pf = &inc->prov[p];
     fb_time_us cell = pf->window_us / CELLS_PER_WINDOW;
     fitter F = {inc, pf, NULL, 0, NULL, 0, pf->nkinds + 1, cell > 0 ? cell : 1};

@@ -125,7 +125,7 @@ static void cost(imp_incident *inc) {
     snprintf(c->why, sizeof c->why, "3 sd of the sum of the cost per request, + 5%%");
 }
 
-void fit_checks(imp_incident *inc) {
+void imp__fit_checks(imp_incident *inc) {
     size_t n = inc->r1 - inc->r0, k = 0;
     int64_t *v = malloc(n * sizeof *v);
     if (v == NULL) return;

@@ -28,12 +28,12 @@ static inline fb_time_us fit_t(const imp_incident *inc, const imp_attempt *a) {
 }
 
 /* The index of an attempt's error kind in pf->kinds, or -1 (a success, or cancelled). */
-int fit_kind(const imp_pfit *pf, const imp_attempt *a);
+int imp__fit_kind(const imp_pfit *pf, const imp_attempt *a);
 
-void fit_latency(imp_incident *inc, uint32_t p);
-void fit_faults(imp_incident *inc, uint32_t p);
-int fit_classes(imp_incident *inc, imp_error *err);
-void fit_policy(imp_incident *inc);
-void fit_checks(imp_incident *inc);
+void imp__fit_latency(imp_incident *inc, uint32_t p);
+void imp__fit_faults(imp_incident *inc, uint32_t p);
+int imp__fit_classes(imp_incident *inc, imp_error *err);
+void imp__fit_policy(imp_incident *inc);
+void imp__fit_checks(imp_incident *inc);
 
 #endif /* IMP_FITINT_H */

@@ -68,7 +68,7 @@ static int slice(imp_incident *inc, imp_error *err) {
 
 /* ---- error kinds ---- */
 
-int fit_kind(const imp_pfit *pf, const imp_attempt *a) {
+int imp__fit_kind(const imp_pfit *pf, const imp_attempt *a) {
     if (a->outcome == IMP_OK || a->outcome == IMP_CANCELLED) return -1;
     int near = -1;
     for (uint32_t k = 0; k < pf->nkinds; k++) {
@@ -244,13 +244,13 @@ int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident
         collect_kinds(inc, p);
         inc->attempts += inc->prov[p].attempts;
         inc->prov[p].window_us = choose_window(inc, &inc->prov[p]);
-        fit_latency(inc, p);
-        fit_faults(inc, p);
+        imp__fit_latency(inc, p);
+        imp__fit_faults(inc, p);
     }
-    if (rc == FB_OK) rc = fit_classes(inc, err);
+    if (rc == FB_OK) rc = imp__fit_classes(inc, err);
     if (rc == FB_OK) {
-        fit_policy(inc);
-        fit_checks(inc);
+        imp__fit_policy(inc);
+        imp__fit_checks(inc);
         describe_source(inc);
         describe_reading(inc);
         describe_unknowns(inc);

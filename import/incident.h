@@ -26,8 +26,8 @@
 #include "core/retry.h"
 #include "import/log.h"
 #include "import/stats.h"
-#include "sim/fault.h"
-#include "sim/scenario.h"
+#include "scenario/fault.h"
+#include "scenario/scenario.h"
 
 #define IMP_KINDS_MAX 8          /* distinct error kinds per provider */
 #define IMP_SLOW_MAX 8           /* slow periods per provider */
@@ -143,13 +143,22 @@ int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident
 char *imp_incident_json(const imp_incident *inc);
 
 /*
+ * One simulated run of sc's as-was variant at sc->seed: the value of each of the n
+ * metrics named (0 where a metric is not applicable) in out. FB_OK, or an error with
+ * its message in msg.
+ */
+typedef int (*imp_measure_fn)(void *ctx, sim_scenario *sc, const char *const *metrics, uint32_t n,
+                              double *out, char *msg, size_t msg_len);
+
+/*
  * Widen each check's band to the noise of one simulated run, measured: sc (the scenario
- * imp_incident_json wrote, loaded) is simulated `seeds` times, as-was at seeds
+ * imp_incident_json wrote, loaded) is run by `measure` `seeds` times, as-was at seeds
  * sc->seed, sc->seed + 1, ..., and a band's half-width becomes at least 3 x sqrt(2) x
  * the standard deviation of the metric over those runs (the log is one run of the same
  * noise). The seed is restored. FB_OK, or an error from a run in err.
  */
-int imp_incident_calibrate(imp_incident *inc, sim_scenario *sc, uint32_t seeds, imp_error *err);
+int imp_incident_calibrate(imp_incident *inc, sim_scenario *sc, uint32_t seeds,
+                           imp_measure_fn measure, void *ctx, imp_error *err);
 #define IMP_CALIBRATE_SEEDS 10
 void imp_incident_free(imp_incident *inc);
 

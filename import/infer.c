@@ -662,7 +662,7 @@ static void describe(imp_incident *inc, const scan *S) {
     imp_text_add(&inc->evidence, " (which provider the requests tried before which).");
 }
 
-void fit_policy(imp_incident *inc) {
+void imp__fit_policy(imp_incident *inc) {
     scan S = {0};
     size_t cap = inc->attempts + 2 * (inc->r1 - inc->r0) + 1;
     S.g = malloc(cap * sizeof *S.g);

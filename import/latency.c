@@ -301,7 +301,7 @@ static double fit_ttft(imp_pfit *pf, const answer *a, size_t n, const bool *slow
     return base;
 }
 
-void fit_latency(imp_incident *inc, uint32_t p) {
+void imp__fit_latency(imp_incident *inc, uint32_t p) {
     imp_pfit *pf = &inc->prov[p];
     size_t cap = pf->attempts + 1, n = 0, nerr = 0;
     answer *a = malloc(cap * sizeof *a);

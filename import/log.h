@@ -20,7 +20,7 @@
 
 #include "core/fb.h"
 #include "import/yaml.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 #define IMP_RECORDS_MAX 1000000           /* default cap on records (--max-records) */
 #define IMP_BYTES_MAX ((size_t)256 << 20) /* default cap on the file (--max-bytes) */

@@ -43,7 +43,7 @@ int imp_otlp_looks(const cJSON *doc) {
            cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(doc, "resourceSpans"));
 }
 
-int ot_intern(imp_otlp *o, const char *s) {
+int imp__ot_intern(imp_otlp *o, const char *s) {
     if (s == NULL || s[0] == '\0') return 0;
     uint32_t h = 2166136261u;
     for (const char *p = s; *p; p++) h = (h ^ (unsigned char)*p) * 16777619u;
@@ -60,7 +60,7 @@ int ot_intern(imp_otlp *o, const char *s) {
     return -1;
 }
 
-void ot_where(const imp_otlp *o, const ospan *s, char *buf, size_t len) {
+void imp__ot_where(const imp_otlp *o, const ospan *s, char *buf, size_t len) {
     char id[17];
     snprintf(id, sizeof id, "%016llx", (unsigned long long)s->id);
     const char *name = o->str[s->name];
@@ -138,7 +138,7 @@ typedef struct attrs {
 } attrs;
 
 static void set_str(imp_otlp *o, uint16_t *slot, const char *s, bool *full) {
-    int id = ot_intern(o, s);
+    int id = imp__ot_intern(o, s);
     if (id < 0)
         *full = true;
     else if (id > 0)
@@ -218,7 +218,7 @@ static int read_attributes(imp_otlp *o, const cJSON *span, ospan *s, attrs *a) {
 
 static int span_fail(imp_otlp *o, const ospan *s, imp_error *err, int rc, const char *what) {
     char where[200];
-    ot_where(o, s, where, sizeof where);
+    imp__ot_where(o, s, where, sizeof where);
     return imp_fail(err, rc, (int)s->line, "%s: %s", where, what);
 }
 
@@ -262,8 +262,8 @@ static int new_span(imp_otlp *o, ospan **out, imp_error *err) {
 static int read_span(imp_otlp *o, const cJSON *span, ospan *s, imp_error *err) {
     uint64_t hi = 0;
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(span, "name");
-    if (cJSON_IsString(name) && ot_intern(o, name->valuestring) > 0)
-        s->name = (uint16_t)ot_intern(o, name->valuestring);
+    if (cJSON_IsString(name) && imp__ot_intern(o, name->valuestring) > 0)
+        s->name = (uint16_t)imp__ot_intern(o, name->valuestring);
     if (!hex_id(cJSON_GetObjectItemCaseSensitive(span, "spanId"), 16, &hi, &s->id) || s->id == 0)
         return span_fail(o, s, err, FB_EINVAL, "no spanId (16 hex digits)");
     if (!hex_id(cJSON_GetObjectItemCaseSensitive(span, "traceId"), 32, &s->tr_hi, &s->tr_lo))

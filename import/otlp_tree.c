@@ -51,7 +51,7 @@ static int compute_top(imp_otlp *o, long *top, size_t i, imp_error *err) {
     while (j >= 0 && top[j] == TOP_UNKNOWN) {
         if (depth == OT_DEPTH_MAX) {
             char where[200];
-            ot_where(o, &o->sp[i], where, sizeof where);
+            imp__ot_where(o, &o->sp[i], where, sizeof where);
             return imp_fail(err, FB_EINVAL, (int)o->sp[i].line,
                             "%s: more than %d ancestors (a cycle of parentSpanId?)", where,
                             OT_DEPTH_MAX);
@@ -160,7 +160,7 @@ static int attempt_provider(imp_otlp *o, const ospan *s, const ospan *r, imp_err
     const char *name = fprov[0] ? fprov : system[0] ? system : address;
     if (name[0] == '\0') {
         char where[200];
-        ot_where(o, s, where, sizeof where);
+        imp__ot_where(o, s, where, sizeof where);
         return imp_fail(err, FB_EINVAL, (int)s->line,
                         "%s: unknown provider: neither it nor its GenAI span has "
                         "gen_ai.provider.name, gen_ai.system or server.address",
@@ -180,7 +180,7 @@ static int attempt_provider(imp_otlp *o, const ospan *s, const ospan *r, imp_err
 static int too_long(const imp_otlp *o, const ospan *s, imp_error *err) {
     if (s->end_us - s->start_us <= IMP_CALL_MAX_US) return FB_OK;
     char where[200];
-    ot_where(o, s, where, sizeof where);
+    imp__ot_where(o, s, where, sizeof where);
     return imp_fail(err, FB_EINVAL, (int)s->line,
                     "%s: lasts %.1f days, more than a day: its times cannot be right", where,
                     (double)(s->end_us - s->start_us) / 86400e6);

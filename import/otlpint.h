@@ -41,8 +41,8 @@ struct imp_otlp {
 };
 
 /* The id of s in the table (added when new); 0 for NULL or "", -1 when the table is full. */
-int ot_intern(imp_otlp *o, const char *s);
+int imp__ot_intern(imp_otlp *o, const char *s);
 /* "FILE:LINE: span ID (NAME)" or "FILE: resourceSpans[..]...: span ID (NAME)" into buf. */
-void ot_where(const imp_otlp *o, const ospan *s, char *buf, size_t len);
+void imp__ot_where(const imp_otlp *o, const ospan *s, char *buf, size_t len);
 
 #endif /* IMP_OTLPINT_H */

@@ -130,7 +130,7 @@ void imp_copy_params(const imp_node *map, const sim_preset *p, cJSON *layer, con
             snprintf(name, sizeof name, "%s", k->value);
         char where[IMP_PATH_MAX];
         imp_path_key(where, path, k->value);
-        if (sim_preset_param(p, name) < 0) {
+        if (scn_preset_param(p, name) < 0) {
             imp_add_note(r, where, k, "not modelled by the preset");
             continue;
         }
@@ -147,7 +147,7 @@ cJSON *imp_copy_object(const imp_node *map, const sim_preset *p, const char *nam
         char param[160], where[IMP_PATH_MAX];
         snprintf(param, sizeof param, "%s.%s", name, k->value);
         imp_path_key(where, path, k->value);
-        if (sim_preset_param(p, param) < 0) {
+        if (scn_preset_param(p, param) < 0) {
             imp_add_note(r, where, k, "not modelled by the preset");
             continue;
         }

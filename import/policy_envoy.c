@@ -417,7 +417,7 @@ static void layers_of(envoy_file *F, const sim_preset *p, cJSON *layers) {
 }
 
 int imp_import_envoy(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err) {
-    const sim_preset *p = sim_preset_find("envoy");
+    const sim_preset *p = scn_preset_find("envoy");
     if (p == NULL) return imp_fail_at(err, NULL, FB_ENOTFOUND, "%s", "no envoy preset");
     static envoy_file F; /* 64 routes and clusters with their paths: off the stack */
     memset(&F, 0, sizeof F);

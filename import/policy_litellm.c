@@ -287,7 +287,7 @@ static void add_value(cJSON *layer, const sim_preset *p, const setting *s, const
         imp_add_note(r, where, k, "not a port number: not copied (the preset only accepts it)");
     } else if (j) {
         cJSON_AddItemToObject(layer, s->param, j);
-    } else if (p->params[sim_preset_param(p, s->param)].kind == SIM_PK_OBJECT) {
+    } else if (p->params[scn_preset_param(p, s->param)].kind == SIM_PK_OBJECT) {
         cJSON_AddItemToObject(layer, s->param,
                               imp_copy_object(v, p, s->param, where, py_scalar, r));
     } else {
@@ -409,7 +409,7 @@ static void other_sections(const imp_node *root, imp_result *r) {
 }
 
 int imp_import_litellm(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err) {
-    const sim_preset *p = sim_preset_find("litellm");
+    const sim_preset *p = scn_preset_find("litellm");
     if (p == NULL) return imp_fail_at(err, NULL, FB_ENOTFOUND, "%s", "no litellm preset");
     if (root->kind != IMP_MAP)
         return imp_fail_at(err, root, FB_EINVAL, "%s", "a LiteLLM config is a map");

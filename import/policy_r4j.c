@@ -88,7 +88,7 @@ static void r4j_unknown_sections(const imp_node *root, imp_result *r) {
 }
 
 int imp_import_r4j(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err) {
-    const sim_preset *p = sim_preset_find("resilience4j");
+    const sim_preset *p = scn_preset_find("resilience4j");
     if (p == NULL) return imp_fail_at(err, NULL, FB_ENOTFOUND, "%s", "no resilience4j preset");
     const imp_node *cb = r4j_sec(root, "circuitbreaker"), *retry = r4j_sec(root, "retry");
     if (cb == NULL && retry == NULL)

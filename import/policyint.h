@@ -17,7 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "import/policy.h"
-#include "sim/preset.h"
+#include "scenario/preset.h"
 
 /* err at n's position (or none), msg formatted with one string argument; returns rc. */
 int imp_fail_at(imp_error *err, const imp_node *n, int rc, const char *fmt, const char *arg);

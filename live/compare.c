@@ -116,7 +116,7 @@ int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary 
     if (c->n == 0) c->ok = true;
     c->time_scale = time_scale;
     char rule[48], metric[96];
-    int v = sim_scenario_variant(sc, sim->variant);
+    int v = scn_variant(sc, sim->variant);
     const sim_policy *pol = &sc->variants[v >= 0 ? v : 0];
     int rc = FB_OK;
     snprintf(rule, sizeof rule, "%g points", t->success_rate * 100);
@@ -129,7 +129,7 @@ int live_compare_variant(live_cmp *c, const sim_scenario *sc, const sim_summary 
         rc |= add_count(c, sc, sim, live, t, metric);
     }
     for (uint32_t p = 0; p < sc->provider_count; p++) {
-        const sim_layer *L = sim_policy_breaker(pol, p);
+        const sim_layer *L = scn_policy_breaker(pol, p);
         if (L == NULL) continue;
         bool shared = L->breaker_scope == SIM_SCOPE_SHARED;
         const char *name = sc->providers[p].name;

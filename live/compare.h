@@ -21,7 +21,7 @@
 #include <stdio.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 typedef struct live_tolerances {

@@ -31,7 +31,7 @@
 #include <stddef.h>
 
 #include "live/live.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 #define LIVE_LAG_FRACTION 0.5  /* lag allowed: this share of the shortest time that matters */

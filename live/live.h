@@ -26,7 +26,7 @@
 
 #include "live/client.h"
 #include "live/wire.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 typedef struct live_target {

@@ -251,7 +251,7 @@ void live_otlp_attempt(live_otlp *o, const live_span_attempt *at) {
 static uint8_t first_provider(const live_otlp *o, uint8_t cls) {
     const sim_class *c = &o->sc->classes[cls];
     const sim_policy *pol = &o->sc->variants[o->variant];
-    const sim_stack *st = sim_policy_stack(pol, cls);
+    const sim_stack *st = scn_policy_stack(pol, cls);
     const sim_layer *router = &pol->layers[st->layer[st->router]];
     if (c->target == SIM_TARGET_PROVIDER) return c->provider;
     if (c->order_len > 0) return c->order[0];

@@ -29,7 +29,7 @@
 #include <stdio.h>
 
 #include "live/wire.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 #define LIVE_OTLP_SPANS_MAX 1000000u /* default cap */

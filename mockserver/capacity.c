@@ -60,7 +60,7 @@ static void enqueue_locked(mock_server *s, req *r) {
 
 /* Give free slots to the queue's oldest attempts and wake them. */
 static void serve_queue_locked(mock_server *s) {
-    double scale = sim_fault_capacity(s->faults, (uint32_t)s->n_faults,
+    double scale = scn_fault_capacity(s->faults, (uint32_t)s->n_faults,
                                       mock_timeline_locked(s, mock_now_us()));
     while (s->queue_head != NULL && s->stats.busy < slots_locked(s, scale > 0 ? scale : 0)) {
         req *r = s->queue_head;

@@ -32,7 +32,7 @@ int mock_duration_parse(const char *s, fb_time_us *out_us) {
         *out_us = 0; /* a bare "0" needs no unit */
         return FB_OK;
     }
-    return sim_parse_duration(s, out_us);
+    return scn_parse_duration(s, out_us);
 }
 
 /* ---- the timeline: parsed by the scenario loader, decided by the fault model ---- */
@@ -65,7 +65,7 @@ int mock_faults_parse(const char *text, size_t len, sim_fault *out, size_t cap, 
     *n_out = 0;
     uint32_t n = 0, c = cap > MOCK_FAULTS_MAX ? MOCK_FAULTS_MAX : (uint32_t)cap;
     sim_error se;
-    if (sim_faults_parse(text, len, "faults", out, c, &n, &se) != FB_OK)
+    if (scn_faults_parse(text, len, "faults", out, c, &n, &se) != FB_OK)
         return fail(err, se.path[0] ? se.path : "faults", se.msg);
     *n_out = n;
     return FB_OK;
@@ -106,7 +106,7 @@ static void label(mock_action *act, const sim_fault *faults, const sim_fault_eff
     for (uint32_t h = 0; h < e->hit_count; h++) {
         size_t len = strlen(act->label);
         if (len + 24 >= sizeof act->label) break;
-        const char *kind = sim_fault_kind_name(faults[e->hits[h]].kind);
+        const char *kind = scn_fault_kind_name(faults[e->hits[h]].kind);
         char one[128], *p = one;
         if (len > 0) *p++ = ',';
         memcpy(p, "faults[", 7);
@@ -129,9 +129,9 @@ void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, ui
     uint32_t count = n > MOCK_FAULTS_MAX ? MOCK_FAULTS_MAX : (uint32_t)n;
     draw_key key = {seed, attempt};
     sim_fault_effect e;
-    sim_fault_decide(faults, count, t_us, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, keyed_draw, &key,
+    scn_fault_decide(faults, count, t_us, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, keyed_draw, &key,
                      &e);
-    *capacity_scale = sim_fault_capacity(faults, count, t_us);
+    *capacity_scale = scn_fault_capacity(faults, count, t_us);
     label(act, faults, &e);
     if (e.answer >= 0) {
         switch (e.kind) {

@@ -6,7 +6,7 @@
  *     name), parsed by mock_spec_parse() in spec.c;
  *   - the fault timeline: the scenario format's provider "faults" (an array
  *     of sim_fault, parsed by the scenario loader), decided by the
- *     simulator's own fault model (sim/fault.h), so the mock and the
+ *     simulator's own fault model (scenario/fault.h), so the mock and the
  *     simulator read a script and apply it the same way.
  * Both produce a mock_action, which the server executes.
  * See docs/mock.md.
@@ -21,8 +21,8 @@
 #include <cjson/cJSON.h>
 
 #include "core/fb.h"
-#include "sim/fault.h"
-#include "sim/scenario.h"
+#include "scenario/fault.h"
+#include "scenario/scenario.h"
 
 #define MOCK_FAULTS_MAX 256
 
@@ -90,7 +90,7 @@ int mock_duration_parse(const char *s, fb_time_us *out_us);
 
 /*
  * Parse a fault timeline from JSON text (an array, or {"faults": [...]}) with
- * the scenario loader (sim_faults_parse); "at"/"for" may be left out (always
+ * the scenario loader (scn_faults_parse); "at"/"for" may be left out (always
  * active). Fills at most `cap` entries; returns FB_OK or FB_EPARSE with *err.
  */
 int mock_faults_parse(const char *text, size_t len, sim_fault *out, size_t cap, size_t *n_out,
@@ -98,10 +98,10 @@ int mock_faults_parse(const char *text, size_t len, sim_fault *out, size_t cap, 
 
 /*
  * What the timeline does to one attempt at timeline time t_us: both phases
- * of sim_fault_decide() at once, as a mock_action. A fault's fraction draws
+ * of scn_fault_decide() at once, as a mock_action. A fault's fraction draws
  * from a PRNG keyed by (seed, attempt, fault index), so the same request
  * order gives the same faults. *capacity_scale gets the share of capacity
- * the active brownouts leave (sim_fault_capacity; 1 when none).
+ * the active brownouts leave (scn_fault_capacity; 1 when none).
  */
 void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
                           uint64_t attempt, mock_action *act, double *capacity_scale);

@@ -18,7 +18,7 @@
 
 #include "core/fb.h"
 #include "mockserver/fault.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 typedef enum mock_log_level { MOCK_LOG_INFO = 0, MOCK_LOG_WARN, MOCK_LOG_ERROR } mock_log_level;
 
@@ -52,7 +52,7 @@ typedef struct mock_config {
     fb_time_us ttft_us;           /* baseline time to first token (timeline time) */
     fb_time_us per_token_us;      /* baseline time per output token */
     fb_time_us error_latency_us;  /* how long an error answer takes (timeline time); 0 = at once */
-    /* Latency distributions (sim/dist.h); each replaces its constant above when set: every
+    /* Latency distributions (scenario/dist.h); each replaces its constant above when set: every
      * answer draws its own, from (seed, x-fusebox-key and its attempt count) or (seed, attempt). */
     bool has_ttft_dist, has_error_latency_dist;
     sim_dist ttft_dist, error_latency_dist;

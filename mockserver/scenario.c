@@ -26,7 +26,7 @@ static fb_time_us median_us(const sim_dist *d) {
 
 int mock_config_from_scenario(const sim_scenario *sc, const char *provider, mock_config *cfg,
                               sim_fault *faults, size_t cap, char *err, size_t errlen) {
-    int i = sim_scenario_provider(sc, provider);
+    int i = scn_provider(sc, provider);
     if (i < 0) {
         snprintf(err, errlen, "%s: no provider named '%s'", sc->file, provider);
         return FB_ENOTFOUND;

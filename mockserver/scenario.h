@@ -14,7 +14,7 @@
 
 #include "mockserver/fault.h"
 #include "mockserver/mock.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /*
  * Fill cfg (whose other fields are kept) and faults[cap] from the named

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "mockserver/verdict.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 static const char *const top_keys[] = {"total", "dropped", "time_scale", "entries", NULL};
 static const char *const entry_keys[] = {
@@ -47,7 +47,7 @@ static int known_keys(rd *R, const cJSON *obj, const char *const *keys) {
         size_t i = 0;
         while (keys[i] != NULL && strcmp(keys[i], it->string) != 0) i++;
         if (keys[i] != NULL) continue;
-        const char *s = sim_suggest(it->string, keys);
+        const char *s = scn_suggest(it->string, keys);
         return s ? fail(R, "unknown key '%s' (did you mean '%s'?)", it->string, s)
                  : fail(R, "unknown key '%s'", it->string);
     }

@@ -89,7 +89,7 @@ static const char breakers_store_caption[] =
     "what the pods' breakers do then is the variant's store_outage.";
 
 const char *rep_chart_caption(const sim_scenario *sc, const rep_chart_info *info) {
-    if (strcmp(info->name, "breakers") == 0 && sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE))
+    if (strcmp(info->name, "breakers") == 0 && scn_uses(sc, SIM_FEATURE_STORE_OUTAGE))
         return breakers_store_caption;
     return info->caption;
 }
@@ -102,7 +102,7 @@ static const char *const provider_colors[] = {"#332288", "#117733", "#AA4499", "
 #define NCOLORS 8
 
 const char *rep_chart_variant_color(const sim_scenario *sc, const char *variant) {
-    int v = sim_scenario_variant(sc, variant);
+    int v = scn_variant(sc, variant);
     return variant_colors[(v < 0 ? 0 : (size_t)v) % NCOLORS];
 }
 
@@ -260,18 +260,18 @@ static series *find_series(charts *c, const char *variant) {
 static void feature_layout(feature_cols *fc, const sim_scenario *sc) {
     memset(fc, 0, sizeof *fc);
     size_t k = C_COUNT + CP_COUNT * (size_t)sc->provider_count;
-    bool limit = sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT);
-    bool pool = sim_scenario_uses(sc, SIM_FEATURE_POOL);
+    bool limit = scn_uses(sc, SIM_FEATURE_CONCLIMIT);
+    bool pool = scn_uses(sc, SIM_FEATURE_POOL);
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) {
         fc->limit[p] = limit && p < sc->provider_count ? (int)k++ : -1;
         if (fc->limit[p] >= 0) fc->empty_ok[fc->limit[p]] = true;
         fc->conn_wait[p] = pool && p < sc->provider_count ? (int)k++ : -1;
     }
-    bool scale = sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE);
+    bool scale = scn_uses(sc, SIM_FEATURE_AUTOSCALE);
     fc->pods = scale ? (int)k++ : -1;
     fc->pods_starting = scale ? (int)k++ : -1;
-    fc->resubmissions = sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT) ? (int)k++ : -1;
-    fc->store_down = sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE) ? (int)k++ : -1;
+    fc->resubmissions = scn_uses(sc, SIM_FEATURE_RESUBMIT) ? (int)k++ : -1;
+    fc->store_down = scn_uses(sc, SIM_FEATURE_STORE_OUTAGE) ? (int)k++ : -1;
     fc->count = k;
 }
 
@@ -537,7 +537,7 @@ static int collect_windows(charts *c) {
         for (uint32_t k = 0; k < sc->providers[p].fault_count && rc == FB_OK; k++) {
             const sim_fault *fa = &sc->providers[p].faults[k];
             int len = snprintf(label, sizeof label, "%s %s", sc->providers[p].name,
-                               sim_fault_kind_name(fa->kind));
+                               scn_fault_kind_name(fa->kind));
             if (fa->status > 0 && len > 0 && (size_t)len < sizeof label)
                 len += snprintf(label + len, sizeof label - (size_t)len, " %d", fa->status);
             if (fa->fraction > 0 && fa->fraction < 1 && len > 0 && (size_t)len < sizeof label)
@@ -785,7 +785,7 @@ static void chart_attempts(const charts *c, FILE *f) {
 /* A variant with no breaker has no panel: an empty panel says nothing the table does not. */
 static bool variant_has_breaker(const sim_scenario *sc, int variant) {
     for (uint32_t p = 0; p < sc->provider_count; p++)
-        if (sim_policy_breaker(&sc->variants[variant], p) != NULL) return true;
+        if (scn_policy_breaker(&sc->variants[variant], p) != NULL) return true;
     return false;
 }
 
@@ -827,10 +827,9 @@ static bool feature_draws(const sim_scenario *sc, fchart k, int v, uint32_t sub)
     case FC_CONNECTIONS:
         return variant_pools(sc, v);
     case FC_PODS: /* a fixed fleet starts no pods */
-        return sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE) &&
-               (sub == 0 || sc->variants[v].autoscale.on);
+        return scn_uses(sc, SIM_FEATURE_AUTOSCALE) && (sub == 0 || sc->variants[v].autoscale.on);
     case FC_RESUBMISSIONS:
-        return sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT);
+        return scn_uses(sc, SIM_FEATURE_RESUBMIT);
     default:
         return false;
     }
@@ -839,7 +838,7 @@ static bool feature_draws(const sim_scenario *sc, fchart k, int v, uint32_t sub)
 /* Chart k applies when some variant of the run uses its feature: no empty chart. */
 static bool feature_applies(const sim_scenario *sc, sim_summary *const *sums, size_t n, fchart k) {
     for (size_t i = 0; i < n; i++) {
-        int v = sim_scenario_variant(sc, sums[i]->variant);
+        int v = scn_variant(sc, sums[i]->variant);
         if (v < 0) continue;
         if (k == FC_PODS && sc->variants[v].autoscale.on) return true;
         for (uint32_t sub = 0; k != FC_PODS && sub < feature_subs(sc, k); sub++)
@@ -854,7 +853,7 @@ bool rep_chart_applies(const sim_scenario *sc, sim_summary *const *sums, size_t 
     if (k != FC_NONE) return feature_applies(sc, sums, n, k);
     if (strcmp(name, "breakers") != 0) return true;
     for (size_t i = 0; i < n; i++) {
-        int v = sim_scenario_variant(sc, sums[i]->variant);
+        int v = scn_variant(sc, sums[i]->variant);
         if (v >= 0 && variant_has_breaker(sc, v)) return true;
     }
     return false;
@@ -866,7 +865,7 @@ static void breaker_lines(const charts *c, FILE *f, const series *s) {
     gp_data(f, s);
     bool first = true;
     for (uint32_t p = 0; p < c->sc->provider_count; p++) {
-        if (sim_policy_breaker(pol, p) == NULL) continue;
+        if (scn_policy_breaker(pol, p) == NULL) continue;
         const char *color = provider_colors[p % NCOLORS];
         char st[96];
         snprintf(st, sizeof st, "filledcurves x1 fc rgb '%s' fs transparent solid 0.35", color);
@@ -902,7 +901,7 @@ static void chart_breakers(const charts *c, FILE *f) {
         if (!variant_has_breaker(c->sc, s->variant)) continue;
         const sim_layer *first_layer = NULL;
         for (uint32_t p = 0; p < c->sc->provider_count && first_layer == NULL; p++)
-            first_layer = sim_policy_breaker(&c->sc->variants[s->variant], p);
+            first_layer = scn_policy_breaker(&c->sc->variants[s->variant], p);
         gp_xaxis(c, f, i == last);
         char what[96];
         if (first_layer->breaker_scope == SIM_SCOPE_SHARED)
@@ -1376,7 +1375,7 @@ int rep_charts(const char *dir, const sim_scenario *sc, sim_summary *const *sums
     for (size_t i = 0; i < n; i++) {
         series *s = &c.ser[i];
         s->sum = sums[i];
-        s->variant = sim_scenario_variant(sc, sums[i]->variant);
+        s->variant = scn_variant(sc, sums[i]->variant);
         if (s->variant < 0) {
             rc = fail(&c, FB_EINVAL, "summary for unknown variant '%s'", sums[i]->variant);
             goto free_series;

@@ -43,7 +43,7 @@ static void skip(parser *P) {
 static val side(parser *P);
 
 static const sim_summary *summary_for(parser *P, const char *variant) {
-    int v = sim_scenario_variant(P->sc, variant);
+    int v = scn_variant(P->sc, variant);
     if (v < 0) {
         perr(P, "no variant named '%s'", variant);
         return NULL;
@@ -144,7 +144,7 @@ static val number(parser *P) {
         char buf[64];
         snprintf(buf, sizeof buf, "%.17g%s", v, unit);
         fb_time_us d;
-        if (sim_parse_duration(buf, &d) != FB_OK) {
+        if (scn_parse_duration(buf, &d) != FB_OK) {
             perr(P, "unknown unit '%s' (durations use us, ms, s, m, h, d)", unit);
             return out;
         }

@@ -22,7 +22,7 @@
 #include <stddef.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 typedef struct rep_expect_result {

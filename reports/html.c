@@ -150,7 +150,7 @@ static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *
           "<th>variant</th><th>fallback chain</th><th>settings in effect</th></tr>\n",
           f);
     for (size_t i = 0; i < n; i++) {
-        int v = sim_scenario_variant(sc, sums[i]->variant);
+        int v = scn_variant(sc, sums[i]->variant);
         const char *desc =
             json_str(cJSON_GetObjectItemCaseSensitive(variants, sums[i]->variant), "description");
         fprintf(f, "<tr><td><span class=\"sw\" style=\"background:%s\"></span>",
@@ -160,7 +160,7 @@ static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *
         fputs("</td><td>", f);
         if (v >= 0) {
             const sim_policy *pol = &sc->variants[v];
-            const sim_layer *router = sim_policy_router(pol);
+            const sim_layer *router = scn_policy_router(pol);
             for (uint32_t k = 0; k < router->order_len; k++) {
                 if (k) fputs(" &rarr; ", f);
                 esc(f, sc->providers[router->order[k]].name);
@@ -393,7 +393,7 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
             const sim_fault *fa = &sc->providers[p].faults[k];
             char buf[96];
             tag(f, "<tr><td>", sc->providers[p].name, "</td><td>");
-            esc(f, sim_fault_kind_name(fa->kind));
+            esc(f, scn_fault_kind_name(fa->kind));
             if (fa->status > 0) fprintf(f, " %d", fa->status);
             if (fa->fraction > 0 && fa->fraction < 1)
                 fprintf(f, " (%.0f%% of attempts)", fa->fraction * 100);

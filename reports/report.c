@@ -61,7 +61,7 @@ void rep_escape_markup(FILE *f, const char *s) {
 /* What the scenario's concurrency limits, hedging and connections did at this provider. */
 static void write_provider_client(rep_json *w, const sim_scenario *sc,
                                   const sim_provider_summary *ps) {
-    if (sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT)) {
+    if (scn_uses(sc, SIM_FEATURE_CONCLIMIT)) {
         rep_json_open(w, "concurrency_limit", '{', REP_JSON_LINES);
         rep_json_u64(w, "rejections", ps->limit_rejections);
         rep_json_u64(w, "drops", ps->limit_drops);
@@ -70,8 +70,8 @@ static void write_provider_client(rep_json *w, const sim_scenario *sc,
         rep_json_u64(w, "limit_max", ps->limit_max);
         rep_json_close(w);
     }
-    if (sim_scenario_uses(sc, SIM_FEATURE_HEDGING)) rep_json_u64(w, "hedges", ps->hedges);
-    if (sim_scenario_uses(sc, SIM_FEATURE_POOL)) {
+    if (scn_uses(sc, SIM_FEATURE_HEDGING)) rep_json_u64(w, "hedges", ps->hedges);
+    if (scn_uses(sc, SIM_FEATURE_POOL)) {
         rep_json_open(w, "connections", '{', REP_JSON_LINES);
         rep_json_u64(w, "waits", ps->conn_waits);
         rep_json_fixed(w, "wait_s", ps->conn_wait_s, 6);
@@ -124,7 +124,7 @@ static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, cons
 /* A layered variant's layers, outermost first as declared: what each received and made. */
 static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
     static const char *const roles[] = {"router", "outside the router", "inside the router"};
-    int v = sim_scenario_variant(sc, s->variant);
+    int v = scn_variant(sc, s->variant);
     if (v < 0 || !sc->variants[v].layered) return;
     const sim_policy *pol = &sc->variants[v];
     rep_json_open(w, "layers", '[', REP_JSON_LINES);
@@ -168,7 +168,7 @@ static void disturbance_name(char *buf, size_t len, const sim_scenario *sc,
     }
     const sim_fault *fa = &sc->providers[f->provider].faults[f->fault];
     snprintf(buf, len, "%s fault %u (%s)", sc->providers[f->provider].name, f->fault,
-             sim_fault_kind_name(fa->kind));
+             scn_fault_kind_name(fa->kind));
 }
 
 void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
@@ -200,7 +200,7 @@ static void write_disturbance(rep_json *w, const sim_scenario *sc, const sim_fau
         const sim_fault *fa = &sc->providers[f->provider].faults[f->fault];
         rep_json_str(w, "provider", sc->providers[f->provider].name);
         rep_json_u64(w, "fault", f->fault);
-        rep_json_str(w, "kind", sim_fault_kind_name(fa->kind));
+        rep_json_str(w, "kind", scn_fault_kind_name(fa->kind));
     }
     rep_json_fixed(w, "start_s", (double)f->start_us / 1e6, 6);
     rep_json_fixed(w, "end_s", (double)f->end_us / 1e6, 6);
@@ -343,15 +343,13 @@ void rep_csv_header(FILE *f, const sim_scenario *sc) {
     }
     /* the columns of what the scenario uses, after every provider's usual ones */
     for (uint32_t p = 0; p < sc->provider_count; p++) {
-        if (sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT))
-            fprintf(f, ",%s_limit", sc->providers[p].name);
-        if (sim_scenario_uses(sc, SIM_FEATURE_POOL))
-            fprintf(f, ",%s_conn_wait", sc->providers[p].name);
+        if (scn_uses(sc, SIM_FEATURE_CONCLIMIT)) fprintf(f, ",%s_limit", sc->providers[p].name);
+        if (scn_uses(sc, SIM_FEATURE_POOL)) fprintf(f, ",%s_conn_wait", sc->providers[p].name);
     }
     /* then the fleet's, last, and only for scenarios that use them */
-    if (sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE)) fputs(",pods,pods_starting", f);
-    if (sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT)) fputs(",resubmissions", f);
-    if (sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fputs(",store_down", f);
+    if (scn_uses(sc, SIM_FEATURE_AUTOSCALE)) fputs(",pods,pods_starting", f);
+    if (scn_uses(sc, SIM_FEATURE_RESUBMIT)) fputs(",resubmissions", f);
+    if (scn_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fputs(",store_down", f);
     fputc('\n', f);
 }
 
@@ -369,18 +367,17 @@ void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim
                 r->p[p].in_service, r->p[p].queue, r->p[p].open_share, r->p[p].half_open_share);
     for (uint32_t p = 0; p < sc->provider_count; p++) {
         /* a variant without a limit for p leaves its cell empty */
-        if (sim_scenario_uses(sc, SIM_FEATURE_CONCLIMIT)) {
+        if (scn_uses(sc, SIM_FEATURE_CONCLIMIT)) {
             if (sim_metric_is_na(r->p[p].limit))
                 fputc(',', f);
             else
                 fprintf(f, ",%.2f", r->p[p].limit);
         }
-        if (sim_scenario_uses(sc, SIM_FEATURE_POOL)) fprintf(f, ",%u", r->p[p].conn_wait);
+        if (scn_uses(sc, SIM_FEATURE_POOL)) fprintf(f, ",%u", r->p[p].conn_wait);
     }
-    if (sim_scenario_uses(sc, SIM_FEATURE_AUTOSCALE))
-        fprintf(f, ",%u,%u", r->pods_ready, r->pods_starting);
-    if (sim_scenario_uses(sc, SIM_FEATURE_RESUBMIT)) fprintf(f, ",%" PRIu64, r->resubmissions);
-    if (sim_scenario_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fprintf(f, ",%d", r->store_down ? 1 : 0);
+    if (scn_uses(sc, SIM_FEATURE_AUTOSCALE)) fprintf(f, ",%u,%u", r->pods_ready, r->pods_starting);
+    if (scn_uses(sc, SIM_FEATURE_RESUBMIT)) fprintf(f, ",%" PRIu64, r->resubmissions);
+    if (scn_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fprintf(f, ",%d", r->store_down ? 1 : 0);
     fputc('\n', f);
 }
 
@@ -437,7 +434,7 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
         const sim_fault *fa = &sc->providers[ev->provider].faults[ev->fault];
         rep_json_str(&w, "type", ev->type == SIM_EV_FAULT_START ? "fault_start" : "fault_end");
         rep_json_u64(&w, "fault", ev->fault);
-        rep_json_str(&w, "kind", sim_fault_kind_name(fa->kind));
+        rep_json_str(&w, "kind", scn_fault_kind_name(fa->kind));
     }
     rep_json_close(&w);
     fputc('\n', f);
@@ -510,7 +507,7 @@ const rep_summary_row *rep_summary_rows(size_t *count) {
 }
 
 bool rep_summary_row_shown(const sim_scenario *sc, const rep_summary_row *row) {
-    return sim_scenario_uses(sc, row->feature);
+    return scn_uses(sc, row->feature);
 }
 
 /* 13265045 -> "13,265,045": long counts are read at a glance. */

@@ -151,7 +151,7 @@ void rep_settings_html(FILE *f, const sim_scenario *sc, const sim_policy *pol) {
         retry_item(f, &l->retry);
         budget_item(f, &l->budget);
         /* the router's chain in its order, for it and the layers inside it */
-        const sim_layer *router = sim_policy_router(pol);
+        const sim_layer *router = scn_policy_router(pol);
         if (l->role != SIM_ROLE_OUTER)
             for (uint32_t i = 0; i < router->order_len; i++)
                 breaker_item(f, sc, l, router->order[i]);

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* The variant's layers (one, "policy", for a plain variant) as HTML lists, escaped. */
 void rep_settings_html(FILE *f, const sim_scenario *sc, const sim_policy *pol);

@@ -200,7 +200,7 @@ static void window_name(text *t, const sim_scenario *sc, const sim_fault_summary
             sc->classes[f->cls].spikes[f->fault].rate);
     } else {
         const sim_fault *fa = &sc->providers[f->provider].faults[f->fault];
-        put(t, "%s %s", sc->providers[f->provider].name, sim_fault_kind_name(fa->kind));
+        put(t, "%s %s", sc->providers[f->provider].name, scn_fault_kind_name(fa->kind));
         if (fa->status > 0) put(t, " %d", fa->status);
         if (fa->fraction > 0 && fa->fraction < 1)
             put(t, " on %.0f%% of attempts", fa->fraction * 100);

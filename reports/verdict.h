@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 /* What rep_verdict() writes at most; a longer verdict is cut and says so. */

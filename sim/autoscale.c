@@ -9,9 +9,9 @@
  * it takes no new request and finishes those it holds, then is off). A pod
  * that starts gets fresh policy state: its breakers closed with empty
  * windows, full limiters and budgets, its round robin over hosts back at
- * the first (setup_pod_policy), no connections (conns_pod_reset), so every
+ * the first (sim__setup_pod_policy), no connections (sim__conns_pod_reset), so every
  * new pod pays its own way into an outage. The arrivals' own round robin
- * (autoscale_route) keeps its counter over the changing ready set, as
+ * (sim__autoscale_route) keeps its counter over the changing ready set, as
  * Envoy's keeps its index over a changing host set (docs/models.md).
  *
  * Every second the autoscaler samples its metric over the ready pods (the
@@ -56,7 +56,7 @@ static int alloc_state(autoscaler *as, uint32_t n, const sim_autoscale *a) {
     return FB_OK;
 }
 
-int autoscale_setup(sim *s) {
+int sim__autoscale_setup(sim *s) {
     const sim_autoscale *a = &s->pol->autoscale;
     if (!a->on) return FB_OK;
     autoscaler *as = calloc(1, sizeof *as);
@@ -71,11 +71,11 @@ int autoscale_setup(sim *s) {
         as->ready[as->nready++] = k;
     }
     s->sum->fleet.pods_peak = as->nready;
-    push(s, SAMPLE_US, EV_SCALE_SAMPLE, 0, 0, 0);
+    sim__push(s, SAMPLE_US, EV_SCALE_SAMPLE, 0, 0, 0);
     return FB_OK;
 }
 
-void autoscale_free(sim *s) {
+void sim__autoscale_free(sim *s) {
     autoscaler *as = s->fleet->as;
     if (as == NULL) return;
     free(as->phase);
@@ -90,16 +90,16 @@ void autoscale_free(sim *s) {
 }
 
 /* Slots: twice max, so that pods draining after a scale down never block a scale up. */
-uint32_t autoscale_slots(const sim_policy *pol, uint32_t count) {
+uint32_t sim__autoscale_slots(const sim_policy *pol, uint32_t count) {
     return pol->autoscale.on ? slots_for(&pol->autoscale) : count;
 }
 
-uint32_t autoscale_route(sim *s) {
+uint32_t sim__autoscale_route(sim *s) {
     const autoscaler *as = s->fleet->as;
     return as->ready[s->rr++ % as->nready];
 }
 
-bool autoscale_pod_live(const autoscaler *as, uint32_t podi) {
+bool sim__autoscale_pod_live(const autoscaler *as, uint32_t podi) {
     return as->phase[podi] == POD_STARTING || as->phase[podi] == POD_READY ||
            as->phase[podi] == POD_DRAINING;
 }
@@ -121,12 +121,12 @@ static double metric_now(const sim *s, const autoscaler *as) {
 static void decide(sim *s, autoscaler *as);
 
 /* Every second a sample; every period (whole seconds), a decision on the window just ended. */
-void on_scale_sample(sim *s) {
+void sim__on_scale_sample(sim *s) {
     autoscaler *as = s->fleet->as;
     as->samples[as->sample_pos] = metric_now(s, as);
     as->sample_pos = (as->sample_pos + 1) % as->nsamples;
     if (as->sample_fill < as->nsamples) as->sample_fill++;
-    push(s, s->now + SAMPLE_US, EV_SCALE_SAMPLE, 0, 0, 0);
+    sim__push(s, s->now + SAMPLE_US, EV_SCALE_SAMPLE, 0, 0, 0);
     if (s->now % as->cfg->period_us == 0) decide(s, as);
 }
 
@@ -154,13 +154,13 @@ static uint32_t free_slot(const sim *s, const autoscaler *as) {
 static void add_pod(sim *s, autoscaler *as) {
     uint32_t k = free_slot(s, as);
     if (k == NONE32) {
-        stop(s, FB_ESTATE, "internal error: no pod slot free for a scale up");
+        sim__stop(s, FB_ESTATE, "internal error: no pod slot free for a scale up");
         return;
     }
     as->gen[k]++;
     as->phase[k] = POD_PENDING;
     as->waiting[as->nwaiting++] = k;
-    push(s, s->now + as->cfg->delay_us, EV_POD_START, k, as->gen[k], 0);
+    sim__push(s, s->now + as->cfg->delay_us, EV_POD_START, k, as->gen[k], 0);
 }
 
 /* The newest pod not yet ready is dropped; else the ready pod that became ready last drains. */
@@ -174,23 +174,23 @@ static void remove_pod(sim *s, autoscaler *as) {
     ready_changes(s, as);
     uint32_t k = as->ready[--as->nready];
     as->phase[k] = POD_DRAINING;
-    autoscale_pod_freed(s, k);
+    sim__autoscale_pod_freed(s, k);
 }
 
-void on_pod_start(sim *s, uint32_t podi) {
+void sim__on_pod_start(sim *s, uint32_t podi) {
     autoscaler *as = s->fleet->as;
-    if (as->used[podi]) stat_pod_retired(s, podi);
+    if (as->used[podi]) sim__stat_pod_retired(s, podi);
     as->used[podi] = true;
     as->phase[podi] = POD_STARTING;
     fb_rng_derive(&s->pods[podi].rng, s->sc->seed, ENTITY_POD + podi,
                   PURPOSE_POD_RESTART + ((uint64_t)as->gen[podi] << 8));
-    conns_pod_reset(s, podi);
-    int rc = setup_pod_policy(s, podi);
+    sim__conns_pod_reset(s, podi);
+    int rc = sim__setup_pod_policy(s, podi);
     if (rc != FB_OK) return; /* setup_pod_policy stopped the run */
-    push(s, s->now + as->cfg->cold_start_us, EV_POD_READY, podi, as->gen[podi], 0);
+    sim__push(s, s->now + as->cfg->cold_start_us, EV_POD_READY, podi, as->gen[podi], 0);
 }
 
-void on_pod_ready(sim *s, uint32_t podi) {
+void sim__on_pod_ready(sim *s, uint32_t podi) {
     autoscaler *as = s->fleet->as;
     for (uint32_t i = 0; i < as->nwaiting; i++) {
         if (as->waiting[i] != podi) continue;
@@ -204,7 +204,7 @@ void on_pod_ready(sim *s, uint32_t podi) {
     if (as->nready > s->sum->fleet.pods_peak) s->sum->fleet.pods_peak = as->nready;
 }
 
-void autoscale_pod_freed(sim *s, uint32_t podi) {
+void sim__autoscale_pod_freed(sim *s, uint32_t podi) {
     autoscaler *as = s->fleet->as;
     const pod *pd = &s->pods[podi];
     if (as->phase[podi] == POD_DRAINING && pd->busy == 0 && pd->qlive == 0)
@@ -223,7 +223,7 @@ static void log_scale(sim *s, const autoscaler *as, uint32_t from, uint32_t to, 
     le.pods_to = to;
     le.pods_ready = as->nready;
     le.metric = value;
-    log_event(s, &le);
+    sim__log_event(s, &le);
 }
 
 static void decide(sim *s, autoscaler *as) {
@@ -239,14 +239,14 @@ static void decide(sim *s, autoscaler *as) {
     want = sim_hpa_bound(&as->events, a, current, want, s->now);
     if (want == current) return;
     sim_hpa_history_add(&as->events, s->now, (int32_t)want - (int32_t)current);
-    stat_scale(s, current, want);
+    sim__stat_scale(s, current, want);
     log_scale(s, as, current, want, value);
     for (uint32_t n = current; n < want && s->rc == FB_OK; n++) add_pod(s, as);
     for (uint32_t n = want; n < current; n++) remove_pod(s, as);
 }
 
 /* The last stretch of pod-seconds, and per-pod open time over the mean pods. */
-void autoscale_finish(sim *s) {
+void sim__autoscale_finish(sim *s) {
     autoscaler *as = s->fleet->as;
     ready_changes(s, as);
     double end_s = (double)s->now / 1e6;

@@ -41,7 +41,7 @@ static void arm_now(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     if (a->timer_armed || a->timeout_at_us == FB_TIME_MAX) return;
     a->timer_armed = true;
-    push(s, a->timeout_at_us, EV_ATTEMPT_TIMEOUT, ai, a->gen, 0);
+    sim__push(s, a->timeout_at_us, EV_ATTEMPT_TIMEOUT, ai, a->gen, 0);
 }
 
 static fb_rng *rng_of(sim *s, const attempt *a) {
@@ -82,18 +82,18 @@ static bool take(const sim_pool *c, connpool *cp, uint32_t p, uint32_t providers
 static void travel(sim *s, uint32_t ai, fb_time_us setup_us) {
     attempt *a = A(s, ai);
     if (s->port) {
-        port_send(s, ai); /* a real network: its own setup and latency */
+        sim__port_send(s, ai); /* a real network: its own setup and latency */
         return;
     }
     const sim_provider *pv = &s->sc->providers[a->provider];
     fb_time_us t = setup_us;
-    if (pv->has_network) t += sim_dist_draw_us(rng_of(s, a), &pv->net_latency_us);
+    if (pv->has_network) t += scn_dist_draw_us(rng_of(s, a), &pv->net_latency_us);
     if (t <= 0) {
-        provider_arrive(s, ai);
+        sim__provider_arrive(s, ai);
         return;
     }
     a->state = A_TRAVEL;
-    push(s, s->now + t, EV_AT_PROVIDER, ai, a->gen, 0);
+    sim__push(s, s->now + t, EV_AT_PROVIDER, ai, a->gen, 0);
 }
 
 /* Attempt ai gets a connection of its pool: reused, or new (its setup drawn). */
@@ -104,8 +104,8 @@ static void attach(sim *s, uint32_t ai, connpool *cp) {
     x->conn = CONN_HELD;
     fb_time_us setup = 0;
     if (take(c, cp, a->provider, s->P)) {
-        stat_conn_setup(s, a->provider);
-        setup = sim_dist_draw_us(rng_of(s, a), &c->setup_us);
+        sim__stat_conn_setup(s, a->provider);
+        setup = scn_dist_draw_us(rng_of(s, a), &c->setup_us);
     }
     travel(s, ai, setup);
 }
@@ -140,13 +140,13 @@ static void pump(sim *s, connpool *cp, const sim_pool *c) {
     uint32_t ai;
     while (s->rc == FB_OK && next_waiter(s, cp, c, &ai)) {
         attempt *a = A(s, ai);
-        stat_conn_waited(s, a->provider, s->now - X(a)->wait_since_us);
+        sim__stat_conn_waited(s, a->provider, s->now - X(a)->wait_since_us);
         attach(s, ai, cp);
     }
 }
 
 /* attempt_depart (simint.h), with connections or a network (s->att_x). */
-void conn_depart(sim *s, uint32_t ai) {
+void sim__conn_depart(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     attx *x = X(a);
     connpool *cp = pool_for(s, x);
@@ -162,7 +162,7 @@ void conn_depart(sim *s, uint32_t ai) {
     }
     waiter w = {ai, a->gen, cp->seq++};
     if (sim_fifo_push(&cp->wait[p], &w) != FB_OK) {
-        stop(s, FB_ECAP, "connection queue cannot grow at t=%.3fs", (double)s->now / 1e6);
+        sim__stop(s, FB_ECAP, "connection queue cannot grow at t=%.3fs", (double)s->now / 1e6);
         return;
     }
     cp->wlive[p]++;
@@ -170,30 +170,30 @@ void conn_depart(sim *s, uint32_t ai) {
     x->conn = CONN_WAIT;
     x->wait_since_us = s->now;
     a->state = A_CONNWAIT;
-    stat_conn_wait(s, p);
+    sim__stat_conn_wait(s, p);
 }
 
-void on_at_provider(sim *s, uint32_t ai) {
-    provider_arrive(s, ai);
+void sim__on_at_provider(sim *s, uint32_t ai) {
+    sim__provider_arrive(s, ai);
 }
 
 /* attempt_return (simint.h), with connections or a network and no port. */
-bool conn_return(sim *s, uint32_t ai) {
+bool sim__conn_return(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     const sim_provider *pv = &s->sc->providers[a->provider];
     if (!pv->has_network || (a->abandoned && !X(a)->left_running)) return false;
-    fb_time_us t = sim_dist_draw_us(rng_of(s, a), &pv->net_latency_us);
+    fb_time_us t = scn_dist_draw_us(rng_of(s, a), &pv->net_latency_us);
     if (t <= 0) return false;
     a->state = A_RETURNING;
-    push(s, s->now + t, EV_AT_CLIENT, ai, a->gen, 0);
+    sim__push(s, s->now + t, EV_AT_CLIENT, ai, a->gen, 0);
     return true;
 }
 
-void on_at_client(sim *s, uint32_t ai) {
-    deliver(s, ai);
+void sim__on_at_client(sim *s, uint32_t ai) {
+    sim__deliver(s, ai);
 }
 
-void conn_end(sim *s, uint32_t ai, bool close) {
+void sim__conn_end(sim *s, uint32_t ai, bool close) {
     attempt *a = A(s, ai);
     attx *x = X(a);
     connpool *cp = pool_for(s, x);
@@ -218,7 +218,7 @@ void conn_end(sim *s, uint32_t ai, bool close) {
     pump(s, cp, c);
 }
 
-int setup_conns(sim *s) {
+int sim__setup_conns(sim *s) {
     bool any = false;
     for (uint32_t l = 0; l < s->NL; l++) any = any || s->lays[l].cfg->has_pool;
     if (!any) return FB_OK;
@@ -236,7 +236,7 @@ int setup_conns(sim *s) {
  * only idle connections (a pod is off once it holds no request), and a new
  * process opens its own.
  */
-void conns_pod_reset(sim *s, uint32_t k) {
+void sim__conns_pod_reset(sim *s, uint32_t k) {
     if (s->pools == NULL) return;
     for (uint32_t l = 0; l < s->NL; l++) {
         connpool *cp = &s->pools[(size_t)k * s->NL + l];
@@ -246,7 +246,7 @@ void conns_pod_reset(sim *s, uint32_t k) {
     }
 }
 
-void free_conns(sim *s) {
+void sim__free_conns(sim *s) {
     if (s->pools == NULL) return;
     for (size_t i = 0; i < (size_t)s->npods * s->NL; i++)
         for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) sim_fifo_free(&s->pools[i].wait[p]);

@@ -2,9 +2,9 @@
  * engine.c - the discrete-event engine: pools, scheduling, the loop.
  *
  * Two clocks drive a run. The model's clock jumps from event to event
- * (run_model). A port's clock follows real providers (run_port): it waits
+ * (sim__run_model). A port's clock follows real providers (sim__run_port): it waits
  * for real time to reach the next event or tick, takes the answers that
- * arrived, and runs what was due, in time order (catch_up). Either way an
+ * arrived, and runs what was due, in time order (sim__catch_up). Either way an
  * event is handled by step(), which hands it to the model's files.
  */
 #include <stdarg.h>
@@ -16,13 +16,13 @@
 
 /* ---- pools ---- */
 
-void pool_init(pool *p, size_t size, size_t cap_max) {
+void sim__pool_init(pool *p, size_t size, size_t cap_max) {
     memset(p, 0, sizeof *p);
     p->size = size;
     p->cap_max = cap_max;
 }
 
-void pool_free(pool *p) {
+void sim__pool_free(pool *p) {
     free(p->items);
     free(p->free_list);
 }
@@ -54,7 +54,7 @@ static int pool_alloc(pool *p, uint32_t *out) {
 }
 
 /* A zeroed entry whose generation is kept, so that events of its last use are stale. */
-int pool_take(pool *p, uint32_t *out) {
+int sim__pool_take(pool *p, uint32_t *out) {
     int rc = pool_alloc(p, out);
     if (rc != FB_OK) return rc;
     char *e = pool_at(p, *out);
@@ -62,7 +62,7 @@ int pool_take(pool *p, uint32_t *out) {
     return FB_OK;
 }
 
-void pool_release(pool *p, uint32_t i) {
+void sim__pool_release(pool *p, uint32_t i) {
     uint32_t *gen = pool_at(p, i);
     (*gen)++;
     p->free_list[p->free_len++] = i;
@@ -70,7 +70,7 @@ void pool_release(pool *p, uint32_t i) {
 
 /* ---- errors, scheduling, the event log ---- */
 
-void stop(sim *s, int rc, const char *fmt, ...) {
+void sim__stop(sim *s, int rc, const char *fmt, ...) {
     if (s->rc != FB_OK) return;
     s->rc = rc;
     va_list ap;
@@ -82,17 +82,17 @@ void stop(sim *s, int rc, const char *fmt, ...) {
 
 static bool in_past(sim *s, fb_time_us t) {
     if (t >= s->now) return false;
-    stop(s, FB_ESTATE, "internal error: an event scheduled in the past (%lld < %lld)", (long long)t,
-         (long long)s->now);
+    sim__stop(s, FB_ESTATE, "internal error: an event scheduled in the past (%lld < %lld)",
+              (long long)t, (long long)s->now);
     return true;
 }
 
 static void queue_full(sim *s) {
-    stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs", s->q.cap_max,
-         (double)s->now / 1e6);
+    sim__stop(s, FB_ECAP, "event queue cap reached (limits.events = %zu) at t=%.3fs", s->q.cap_max,
+              (double)s->now / 1e6);
 }
 
-void push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg) {
+void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg) {
     if (in_past(s, t)) return;
     if (sim_queue_push(&s->q, t, kind, id, gen, arg) != FB_OK) queue_full(s);
 }
@@ -121,14 +121,14 @@ static void drop_ended_deadlines(sim *s) {
         sim_queue_compact_lane(&s->q, LANE_DEADLINE, deadline_live, s);
 }
 
-void push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen) {
+void sim__push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen) {
     if (in_past(s, t)) return;
     if (lane == LANE_DEADLINE) drop_ended_deadlines(s);
     if (sim_queue_push_lane(&s->q, lane, t, kind, id, gen, 0) != FB_OK) queue_full(s);
 }
 
 /* Deliver a log event, up to the log cap; past it, count what was dropped. */
-void log_event(sim *s, const sim_log_event *ev) {
+void sim__log_event(sim *s, const sim_log_event *ev) {
     uint64_t cap = s->opts->events_log_max ? s->opts->events_log_max : 1000000;
     if (s->opts->on_event == NULL) return;
     if (s->events_logged >= cap) {
@@ -153,12 +153,12 @@ static bool att_is(sim *s, const sim_event *ev, int state) {
 
 static void next_arrival(sim *s, uint32_t cls) {
     fb_time_us t = sim_traffic_next(&s->traffic[cls], s->now);
-    if (t != FB_TIME_MAX) push(s, t, EV_ARRIVAL, cls, 0, 0);
+    if (t != FB_TIME_MAX) sim__push(s, t, EV_ARRIVAL, cls, 0, 0);
 }
 
 static void next_burst(sim *s, uint32_t cls) {
     fb_time_us t = sim_traffic_next_burst(&s->traffic[cls]);
-    if (t != FB_TIME_MAX) push(s, t > s->now ? t : s->now, EV_BURST, cls, 0, 0);
+    if (t != FB_TIME_MAX) sim__push(s, t > s->now ? t : s->now, EV_BURST, cls, 0, 0);
 }
 
 /* Hand one event to the model; false when it is stale (its entity moved on) and skipped. */
@@ -166,76 +166,76 @@ static void next_burst(sim *s, uint32_t cls) {
 static bool handle(sim *s, const sim_event *ev) {
     switch (ev->kind) {
     case EV_ARRIVAL:
-        new_request(s, ev->id, NONE32);
+        sim__new_request(s, ev->id, NONE32);
         next_arrival(s, ev->id);
         return true;
     case EV_BURST:
-        new_request(s, ev->id, NONE32);
+        sim__new_request(s, ev->id, NONE32);
         next_burst(s, ev->id);
         return true;
     case EV_USER:
-        new_request(s, s->user_class[ev->id], ev->id);
+        sim__new_request(s, s->user_class[ev->id], ev->id);
         return true;
     case EV_WORK_DONE:
         if (!req_is(s, ev, R_LOCAL)) return false;
-        on_work_done(s, ev->id);
+        sim__on_work_done(s, ev->id);
         return true;
     case EV_RESUME:
         if (!req_is(s, ev, R_WAITING)) return false;
-        on_resume(s, ev->id, ev->arg);
+        sim__on_resume(s, ev->id, ev->arg);
         return true;
     case EV_REPLY:
         if (!att_is(s, ev, A_REPLYING)) return false;
-        on_reply(s, ev->id);
+        sim__on_reply(s, ev->id);
         return true;
     case EV_SERVICE_DONE:
         if (!att_is(s, ev, A_SERVICE)) return false;
-        on_service_done(s, ev->id);
+        sim__on_service_done(s, ev->id);
         return true;
     case EV_ATTEMPT_TIMEOUT:
         if (!att_is(s, ev, -1)) return false;
-        on_attempt_timeout(s, ev->id);
+        sim__on_attempt_timeout(s, ev->id);
         return true;
     case EV_DEADLINE:
         if (!req_is(s, ev, -1)) return false;
-        on_deadline(s, ev->id);
+        sim__on_deadline(s, ev->id);
         return true;
     case EV_FINISH:
         if (!req_is(s, ev, R_FINISHING)) return false;
-        on_finish(s, ev->id);
+        sim__on_finish(s, ev->id);
         return true;
     case EV_FAULT_EDGE:
-        on_fault_edge(s, ev->id, ev->arg >> 1, ev->arg & 1);
+        sim__on_fault_edge(s, ev->id, ev->arg >> 1, ev->arg & 1);
         return true;
     case EV_STORE_RECORD:
-        on_store_record(s);
+        sim__on_store_record(s);
         return true;
     case EV_STORE_SYNC:
-        on_store_sync(s);
+        sim__on_store_sync(s);
         return true;
     case EV_LAYER_TIMEOUT:
         if (!req_is(s, ev, -1)) return false;
-        on_layer_timeout(s, ev->id, ev->arg);
+        sim__on_layer_timeout(s, ev->id, ev->arg);
         return true;
     case EV_PUBLISH:
-        on_publish(s, ev->id);
+        sim__on_publish(s, ev->id);
         return true;
     case EV_HEDGE:
         if (!req_is(s, ev, -1)) return false;
-        on_hedge(s, ev->id, ev->arg);
+        sim__on_hedge(s, ev->id, ev->arg);
         return true;
     case EV_AT_PROVIDER:
         if (!att_is(s, ev, A_TRAVEL)) return false;
-        on_at_provider(s, ev->id);
+        sim__on_at_provider(s, ev->id);
         return true;
     case EV_AT_CLIENT:
         if (!att_is(s, ev, A_RETURNING)) return false;
-        on_at_client(s, ev->id);
+        sim__on_at_client(s, ev->id);
         return true;
     default: {
-        int fleet = fleet_step(s, ev); /* the fleet's events: fleet.c */
+        int fleet = sim__fleet_step(s, ev); /* the fleet's events: fleet.c */
         if (fleet >= 0) return fleet == 1;
-        stop(s, FB_ESTATE, "internal error: unknown event kind %u", ev->kind);
+        sim__stop(s, FB_ESTATE, "internal error: unknown event kind %u", ev->kind);
         return false;
     }
     }
@@ -283,24 +283,24 @@ __attribute__((always_inline)) static inline void prefetch_upcoming(const sim *s
 }
 
 /* The virtual clock: jump from event to event. */
-void run_model(sim *s) {
+void sim__run_model(sim *s) {
     sim_event ev;
     volatile sig_atomic_t *halt = s->opts->stop;
     s->next_progress_us = PROGRESS_EVERY_US;
     while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
         /* one load a event: a signal stops the run between two events, never inside one */
         if (halt != NULL && *halt) {
-            stop(s, FB_EINTR, "interrupted by a signal at t=%.3fs", (double)s->now / 1e6);
+            sim__stop(s, FB_EINTR, "interrupted by a signal at t=%.3fs", (double)s->now / 1e6);
             break;
         }
         if (ev.t < s->now) {
-            stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld", (long long)s->now,
-                 (long long)ev.t);
+            sim__stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld",
+                      (long long)s->now, (long long)ev.t);
             break;
         }
         /* after the traffic window, stop once every request has ended */
         if (ev.t > s->sc->duration_us && s->live == 0) break;
-        if (ev.t >= s->next_tick_us || ev.t >= s->sc->duration_us) emit_ticks(s, ev.t);
+        if (ev.t >= s->next_tick_us || ev.t >= s->sc->duration_us) sim__emit_ticks(s, ev.t);
         s->now = ev.t;
         prefetch_upcoming(s);
         step(s, &ev);
@@ -309,19 +309,19 @@ void run_model(sim *s) {
 }
 
 /* Run the events due at or before t, each at its own time (or now, when now is later). */
-void catch_up(sim *s, fb_time_us t) {
+void sim__catch_up(sim *s, fb_time_us t) {
     sim_event ev;
     while (s->rc == FB_OK && sim_queue_peek(&s->q, &ev) && ev.t <= t) {
         sim_queue_pop(&s->q, &ev);
-        emit_ticks(s, ev.t);
+        sim__emit_ticks(s, ev.t);
         if (ev.t > s->now) s->now = ev.t;
         step(s, &ev);
     }
-    emit_ticks(s, t);
+    sim__emit_ticks(s, t);
 }
 
 /* The port's clock: wait for real time to reach the next event, take the answers, catch up. */
-void run_port(sim *s) {
+void sim__run_port(sim *s) {
     const sim_port *port = s->port;
     sim_event ev;
     s->next_progress_us = PROGRESS_EVERY_US;
@@ -330,18 +330,18 @@ void run_port(sim *s) {
         /* as in run_model: nothing in flight and nothing left before the end of traffic */
         if (s->live == 0 && (!have || ev.t > s->sc->duration_us)) break;
         fb_time_us until = have ? ev.t : FB_TIME_MAX;
-        if (rows_left(s) && tick_end(s) < until) until = tick_end(s);
+        if (sim__rows_left(s) && sim__tick_end(s) < until) until = sim__tick_end(s);
         fb_time_us now = s->now;
         char msg[256] = "";
         int rc = port->wait(port->ctx, until, &now, msg, sizeof msg);
         if (rc != FB_OK) {
-            emit_ticks(s, now);
+            sim__emit_ticks(s, now);
             if (now > s->now) s->now = now;
-            stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
+            sim__stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
             break;
         }
         port->collect(port->ctx, s);
-        catch_up(s, now);
+        sim__catch_up(s, now);
         if (now > s->now) s->now = now;
         progress(s);
     }

@@ -6,7 +6,7 @@
  *   sources.c    per-pod sources (one Poisson process per pod) and serial clients
  *   users.c      users who submit a failed request again
  *   autoscale.c  the pods of an autoscaled fleet and the HPA that sizes it (hpa.c)
- *   store.c      the shared breakers' store, reachable or not (fleet_store_down)
+ *   store.c      the shared breakers' store, reachable or not (sim__fleet_store_down)
  *
  * struct sim has one pointer to this state, NULL when the scenario uses none
  * of it, so that every hook is skipped and a run is what it always was.
@@ -26,7 +26,7 @@ enum { POD_OFF = 0, POD_PENDING, POD_STARTING, POD_READY, POD_DRAINING };
 
 /* A user's failed request waiting to be submitted again. */
 typedef struct resub {
-    uint32_t gen; /* first field: survives reuse (pool_release) */
+    uint32_t gen; /* first field: survives reuse (sim__pool_release) */
     uint8_t cls;
     uint16_t count; /* the re-submission it will be: 1, 2, ... */
     uint32_t user;  /* a closed-loop user, or NONE32 */
@@ -69,29 +69,29 @@ typedef struct fleet {
 } fleet;
 
 /* sources.c */
-int sources_setup(sim *s);
-void sources_free(sim *s);
-void on_pod_arrival(sim *s, uint32_t podi, uint32_t cls);
-void on_serial(sim *s, uint32_t cls);
-void serial_end(sim *s, uint32_t cls);
+int sim__sources_setup(sim *s);
+void sim__sources_free(sim *s);
+void sim__on_pod_arrival(sim *s, uint32_t podi, uint32_t cls);
+void sim__on_serial(sim *s, uint32_t cls);
+void sim__serial_end(sim *s, uint32_t cls);
 
 /* users.c */
-bool users_resubmit(sim *s, req *r, sim_end end);
-void on_resubmit(sim *s, uint32_t id);
+bool sim__users_resubmit(sim *s, req *r, sim_end end);
+void sim__on_resubmit(sim *s, uint32_t id);
 
 /* autoscale.c */
-int autoscale_setup(sim *s);
-void autoscale_free(sim *s);
-uint32_t autoscale_route(sim *s);
-void on_scale_sample(sim *s);
-void on_pod_start(sim *s, uint32_t podi);
-void on_pod_ready(sim *s, uint32_t podi);
-void autoscale_pod_freed(sim *s, uint32_t podi);
-bool autoscale_pod_live(const autoscaler *as, uint32_t podi);
-void autoscale_finish(sim *s);
+int sim__autoscale_setup(sim *s);
+void sim__autoscale_free(sim *s);
+uint32_t sim__autoscale_route(sim *s);
+void sim__on_scale_sample(sim *s);
+void sim__on_pod_start(sim *s, uint32_t podi);
+void sim__on_pod_ready(sim *s, uint32_t podi);
+void sim__autoscale_pod_freed(sim *s, uint32_t podi);
+bool sim__autoscale_pod_live(const autoscaler *as, uint32_t podi);
+void sim__autoscale_finish(sim *s);
 
 /* store.c */
-int store_outages_setup(sim *s);
-void on_store_edge(sim *s, uint32_t outage, bool end);
+int sim__store_outages_setup(sim *s);
+void sim__on_store_edge(sim *s, uint32_t outage, bool end);
 
 #endif /* SIM_FLEETINT_H */

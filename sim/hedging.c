@@ -3,16 +3,16 @@
  * provider calls, the first success wins (core/hedge.h decides).
  *
  * When the innermost layer of a request's stack hedges, its engine's
- * ATTEMPT becomes the group's first call (hedge_begin): the engine's
+ * ATTEMPT becomes the group's first call (sim__hedge_begin): the engine's
  * permits are detached into that call, and every later call of the group
  * takes its own (fb_fallback_hedge: the same provider or the next of the
  * chain, through its limiter, concurrency limit and breaker). A timer sends
- * the next call after the delay (on_hedge); a call that answers, or times
+ * the next call after the delay (sim__on_hedge); a call that answers, or times
  * out, ends its own permits with its outcome and tells the group
  * (member_done): a success wins, a failure that may be retried sends the
  * next call at once, any other failure ends the group, and when every call
  * has failed the group ends with the first one's failure. The group's end
- * is one result for the engine (inner_result), which retries, falls back
+ * is one result for the engine (sim__inner_result), which retries, falls back
  * or ends as usual. The losers are cancelled (provider_cancel: the provider
  * drops them only if it does not keep working) or left running
  * (hedging.cancel false: they hold their permits and connection until they
@@ -55,10 +55,10 @@ static void arm(sim *s, uint32_t ri) {
     g->serial++;
     if (g->g.next_at_us == FB_TIME_MAX) return;
     fb_time_us t = g->g.next_at_us > s->now ? g->g.next_at_us : s->now;
-    push(s, t, EV_HEDGE, ri, r->gen, g->serial);
+    sim__push(s, t, EV_HEDGE, ri, r->gen, g->serial);
 }
 
-void hedge_begin(sim *s, uint32_t ri, uint32_t ai) {
+void sim__hedge_begin(sim *s, uint32_t ri, uint32_t ai) {
     req *r = R(s, ri);
     hgroup *g = HG(s, r);
     attempt *a = A(s, ai);
@@ -89,7 +89,7 @@ static void lose(sim *s, uint32_t ai, bool cancel) {
         return;
     }
     fb_fallback_end(pod_fb(s, x->pod, x->layer), &x->perm, NULL, FB_TIME_NONE, s->now);
-    provider_cancel(s, ai);
+    sim__provider_cancel(s, ai);
 }
 
 /* The group is over: every call still out loses. */
@@ -106,7 +106,7 @@ static void close_group(sim *s, req *r, const lay *L) {
     }
 }
 
-void hedge_abandon(sim *s, req *r) {
+void sim__hedge_abandon(sim *s, req *r) {
     if (!HG(s, r)->active) return;
     close_group(s, r, &s->lays[r->stack->layer[r->stack->depth - 1]]);
 }
@@ -116,7 +116,7 @@ static void end_group(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_
                       uint32_t out) {
     req *r = R(s, ri);
     close_group(s, r, &s->lays[r->stack->layer[r->stack->depth - 1]]);
-    inner_result(s, ri, pi, rep, hint, out);
+    sim__inner_result(s, ri, pi, rep, hint, out);
 }
 
 /* Send the next call of the group, or stop hedging when nothing admits it. */
@@ -135,7 +135,7 @@ static fb_hedge_verdict send_next(sim *s, uint32_t ri) {
         return v;
     }
     uint32_t ai;
-    if (new_attempt(s, ri, perm.provider, timeout_us, false, &ai) != FB_OK) {
+    if (sim__new_attempt(s, ri, perm.provider, timeout_us, false, &ai) != FB_OK) {
         fb_fallback_end(fb, &perm, NULL, FB_TIME_NONE, s->now);
         return FB_HEDGE_WAIT;
     }
@@ -146,9 +146,9 @@ static fb_hedge_verdict send_next(sim *s, uint32_t ri) {
     x->hedge = true;
     x->slot = g->g.launched;
     g->att[x->slot] = ai + 1;
-    stat_attempt(s, a);
-    stat_layer_attempt(s, li, perm.provider);
-    stat_hedge_sent(s, perm.provider);
+    sim__stat_attempt(s, a);
+    sim__stat_layer_attempt(s, li, perm.provider);
+    sim__stat_hedge_sent(s, perm.provider);
     fb_time_us delay = fb_hedge_delay(&L->hedge, window_of(s, li, r->pod, g->provider));
     fb_hedge_sent(&L->hedge, &g->g, delay, s->now);
     arm(s, ri);
@@ -156,7 +156,7 @@ static fb_hedge_verdict send_next(sim *s, uint32_t ri) {
     return FB_HEDGE_WAIT;
 }
 
-void on_hedge(sim *s, uint32_t ri, uint32_t arg) {
+void sim__on_hedge(sim *s, uint32_t ri, uint32_t arg) {
     req *r = R(s, ri);
     hgroup *g = HG(s, r);
     const lay *L = &s->lays[r->stack->layer[r->stack->depth - 1]];
@@ -172,15 +172,15 @@ void on_hedge(sim *s, uint32_t ri, uint32_t arg) {
  */
 static void member_done(sim *s, const member *m, const fb_reply *rep, fb_time_us hint) {
     const lay *L = layer_of(s, m);
-    fb_class c = sim_layer_classify(L->cfg, &L->classifier, rep, m->pi);
+    fb_class c = scn_layer_classify(L->cfg, &L->classifier, rep, m->pi);
     fb_fallback_permits perm = m->perm;
     fb_fallback_end(pod_fb(s, m->pod, m->layer), &perm, &c, hint, s->now);
     if (!m->alive) return;
     req *r = R(s, m->ri);
     hgroup *g = HG(s, r);
     g->att[m->slot] = 0;
-    stat_outcome(s, m->pi, c.outcome);
-    if (rep->after_first_token) stat_stream_failure(s, r, m->out, false);
+    sim__stat_outcome(s, m->pi, c.outcome);
+    if (rep->after_first_token) sim__stat_stream_failure(s, r, m->out, false);
     bool ok = c.outcome == FB_OUT_SUCCESS;
     fb_hedge_window *w = window_of(s, m->layer, m->pod, m->pi);
     if (ok && w) fb_hedge_window_add(w, s->now - m->start_us);
@@ -190,31 +190,31 @@ static void member_done(sim *s, const member *m, const fb_reply *rep, fb_time_us
     }
     fb_hedge_verdict v = fb_hedge_result(&L->hedge, &g->g, ok, c.retryable, s->now);
     if (v == FB_HEDGE_SEND_NOW) v = send_next(s, m->ri);
-    if (v == FB_HEDGE_WON && m->slot > 0) stat_hedge_won(s);
+    if (v == FB_HEDGE_WON && m->slot > 0) sim__stat_hedge_won(s);
     if (v == FB_HEDGE_WON || v == FB_HEDGE_FAILED)
         end_group(s, m->ri, m->pi, rep, hint, m->out);
     else if (v == FB_HEDGE_EXHAUSTED)
         end_group(s, m->ri, g->provider, &g->first, g->first_hint_us, 0);
 }
 
-void hedge_delivered(sim *s, uint32_t ai) {
+void sim__hedge_delivered(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     member m = snapshot(s, ai);
     fb_reply rep = a->reply;
     fb_time_us hint = a->hint_us;
     a->state = A_FREE;
-    pool_release(&s->atts, ai);
+    sim__pool_release(&s->atts, ai);
     member_done(s, &m, &rep, hint);
 }
 
 /* A call's own timeout: the client gives up on it (a loser left running too). */
-void hedge_timeout(sim *s, uint32_t ai) {
+void sim__hedge_timeout(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     if (a->abandoned && !X(a)->left_running) return;
     member m = snapshot(s, ai);
     a->abandoned = true;
     X(a)->left_running = false;
-    provider_cancel(s, ai);
+    sim__provider_cancel(s, ai);
     fb_reply rep = sim_timeout_reply();
     member_done(s, &m, &rep, FB_TIME_NONE);
 }

@@ -21,7 +21,7 @@
 #include <stdint.h>
 
 #include "core/fb.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /*
  * The replica calculation for one metric. `ready` pods report metrics whose

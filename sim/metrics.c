@@ -719,7 +719,7 @@ const sim_metric *sim_metrics(void) {
 }
 
 bool sim_metric_shown(const sim_scenario *sc, const sim_metric *m) {
-    return m->feature == SIM_FEATURE_ALWAYS || sim_scenario_uses(sc, m->feature);
+    return m->feature == SIM_FEATURE_ALWAYS || scn_uses(sc, m->feature);
 }
 
 const sim_metric *sim_metric_find(const char *name) {
@@ -730,7 +730,7 @@ const sim_metric *sim_metric_find(const char *name) {
 
 /* The layer named `name` in the summary's variant, or -1. */
 static int layer_index(const sim_scenario *sc, const sim_summary *sum, const char *name) {
-    int v = sim_scenario_variant(sc, sum->variant);
+    int v = scn_variant(sc, sum->variant);
     if (v < 0) return -1;
     const sim_policy *pol = &sc->variants[v];
     for (uint32_t l = 0; l < pol->layer_count; l++)
@@ -790,7 +790,7 @@ static int indexed_metric(const sim_scenario *sc, const sim_summary *sum, const 
         }
         return FB_OK;
     }
-    *provider = sim_scenario_provider(sc, prov);
+    *provider = scn_provider(sc, prov);
     if (*provider < 0) {
         snprintf(msg, msglen, "metric '%s': no provider named '%s'", name, prov);
         return FB_ENOTFOUND;

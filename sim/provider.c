@@ -1,13 +1,13 @@
 /*
  * provider.c - a provider: admission, capacity, queueing, service, replies, billing.
  *
- * An attempt arrives (provider_arrive) and is admitted or answered at once:
- * the fault timeline may answer it (sim_fault_decide, phase ANSWER), then
+ * An attempt arrives (sim__provider_arrive) and is admitted or answered at once:
+ * the fault timeline may answer it (scn_fault_decide, phase ANSWER), then
  * the context window, the RPM/TPM buckets (429) and the concurrency limit
  * with its queue (or the overload answer when the queue is full). A served
  * attempt takes a slot (start_service), where the timeline may slow or
  * break it (phase SERVICE) and the load may lengthen it (latency.load), and
- * is billed when it ends (on_service_done) whether or not its client still
+ * is billed when it ends (sim__on_service_done) whether or not its client still
  * waits. A freed slot takes the next queued attempt in the queue's
  * discipline (dispatch): FIFO, LIFO, dropping expired attempts at the head,
  * or CoDel (RFC 8289). With a port (the live driver) the attempt goes to a
@@ -23,14 +23,14 @@ static void start_service(sim *s, uint32_t ai);
 
 /*
  * The slots at a capacity factor, computed when the factor changes
- * (provider_set_capacity), not per admission: most providers never thrash.
+ * (sim__provider_set_capacity), not per admission: most providers never thrash.
  */
 static uint32_t slots_at(const sim_provider *pv, double factor) {
     if (pv->concurrency == 0) return UINT32_MAX;
     return (uint32_t)floor((double)pv->concurrency * factor);
 }
 
-void provider_set_capacity(sim *s, uint32_t p, double factor) {
+void sim__provider_set_capacity(sim *s, uint32_t p, double factor) {
     const sim_provider *pv = &s->sc->providers[p];
     prov *pr = &s->provs[p];
     pr->capacity_factor = factor;
@@ -70,7 +70,7 @@ static void arm_timeout(sim *s, uint32_t ai, fb_time_us done_at) {
     attempt *a = A(s, ai);
     if (a->timer_armed || a->timeout_at_us == FB_TIME_MAX || done_at <= a->timeout_at_us) return;
     a->timer_armed = true;
-    push(s, a->timeout_at_us, EV_ATTEMPT_TIMEOUT, ai, a->gen, 0);
+    sim__push(s, a->timeout_at_us, EV_ATTEMPT_TIMEOUT, ai, a->gen, 0);
 }
 
 /* The fault model's draws come from the request's stream, in the order it asks. */
@@ -91,7 +91,7 @@ static void reply_now(sim *s, uint32_t ai, int status, fb_error_kind kind, fb_tr
     a->reply.should_retry = -1;
     a->hint_us = hint;
     a->state = A_REPLYING;
-    push(s, s->now + delay, EV_REPLY, ai, a->gen, 0);
+    sim__push(s, s->now + delay, EV_REPLY, ai, a->gen, 0);
     arm_timeout(s, ai, s->now + delay);
 }
 
@@ -105,7 +105,7 @@ static fb_error_kind kind_for_status(int status) {
 static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng, fb_time_us elat) {
     const sim_provider *pv = &s->sc->providers[A(s, ai)->provider];
     sim_fault_effect e;
-    sim_fault_decide(pv->faults, pv->fault_count, s->now, SIM_FAULT_ANSWER, draw_uniform, rng, &e);
+    scn_fault_decide(pv->faults, pv->fault_count, s->now, SIM_FAULT_ANSWER, draw_uniform, rng, &e);
     if (e.answer < 0) return false;
     switch (e.kind) {
     case SIM_FAULT_HANG:
@@ -138,7 +138,7 @@ static bool buckets_refuse(sim *s, uint32_t ai, fb_time_us elat) {
         fb_time_us hint = FB_TIME_NONE;
         if (s->sc->providers[pi].limit_retry_after && w != FB_TIME_MAX)
             hint = (w + FB_US_PER_S - 1) / FB_US_PER_S * FB_US_PER_S; /* whole seconds */
-        stat_tally(s, pi, T_CAPACITY_429);
+        sim__stat_tally(s, pi, T_CAPACITY_429);
         reply_now(s, ai, 429, FB_ERRKIND_RATE_LIMIT, FB_TRANSPORT_NONE, hint, elat);
         return true;
     }
@@ -158,29 +158,29 @@ static void admit(sim *s, uint32_t ai, fb_time_us elat) {
     } else if (p->qlive < pv->queue) {
         ref e = {ai, a->gen};
         if (sim_fifo_push(&p->queue, &e) != FB_OK) {
-            stop(s, FB_ECAP, "provider queue cannot grow at t=%.3fs", (double)s->now / 1e6);
+            sim__stop(s, FB_ECAP, "provider queue cannot grow at t=%.3fs", (double)s->now / 1e6);
             return;
         }
         a->state = A_QUEUED;
         a->queued_us = s->now;
         arm_timeout(s, ai, FB_TIME_MAX);
         p->qlive++;
-        stat_provider_queued(s, pi);
+        sim__stat_provider_queued(s, pi);
     } else {
-        stat_tally(s, pi, T_OVERLOADED);
+        sim__stat_tally(s, pi, T_OVERLOADED);
         reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status),
                   FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
     }
 }
 
 /* An attempt reaches its provider. */
-void provider_arrive(sim *s, uint32_t ai) {
+void sim__provider_arrive(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     req *r = R(s, a->req);
     const sim_provider *pv = &s->sc->providers[a->provider];
     /* a hedge left running may arrive after its request ended (conn.c: the network) */
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
-    fb_time_us elat = sim_dist_draw_us(rng, &pv->error_latency_us);
+    fb_time_us elat = scn_dist_draw_us(rng, &pv->error_latency_us);
     if (fault_answers(s, ai, rng, elat)) return;
     if (pv->context_window > 0 && (uint64_t)a->tokens_in + a->tokens_out > pv->context_window) {
         reply_now(s, ai, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
@@ -228,15 +228,15 @@ static void start_service(sim *s, uint32_t ai) {
     req *r = R(s, a->req);
     const sim_provider *pv = &s->sc->providers[a->provider];
     s->provs[a->provider].busy++;
-    stat_provider_busy(s, a->provider);
+    sim__stat_provider_busy(s, a->provider);
     a->state = A_SERVICE;
     /* latency draws come from the request's stream: the same request sees the
      * same latency under every variant as long as it makes the same attempts */
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
     sim_fault_effect e;
-    sim_fault_decide(pv->faults, pv->fault_count, s->now, SIM_FAULT_SERVICE, draw_uniform, rng, &e);
+    scn_fault_decide(pv->faults, pv->fault_count, s->now, SIM_FAULT_SERVICE, draw_uniform, rng, &e);
     double load = load_factor(s, a->provider);
-    double ttft = (double)sim_dist_draw_us(rng, &pv->ttft_us) * e.slow * load;
+    double ttft = (double)scn_dist_draw_us(rng, &pv->ttft_us) * e.slow * load;
     double per = (double)pv->per_token_us * e.slow * load;
     fb_time_us dur = service_us(ttft + per * (double)a->tokens_out);
     memset(&a->reply, 0, sizeof a->reply);
@@ -246,7 +246,7 @@ static void start_service(sim *s, uint32_t ai) {
         dur = service_us(ttft + per * (double)e.after_tokens);
         break_answer(a, &e);
     }
-    push(s, s->now + dur, EV_SERVICE_DONE, ai, a->gen, 0);
+    sim__push(s, s->now + dur, EV_SERVICE_DONE, ai, a->gen, 0);
     arm_timeout(s, ai, s->now + dur);
 }
 
@@ -274,13 +274,13 @@ static bool pop_live(sim *s, uint32_t pi, uint32_t *ai) {
 static void shed(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     const sim_provider *pv = &s->sc->providers[a->provider];
-    stat_tally(s, a->provider, T_SHED);
+    sim__stat_tally(s, a->provider, T_SHED);
     if (a->abandoned) {
         a->state = A_FREE; /* nobody waits for an answer, and nothing was served */
-        pool_release(&s->atts, ai);
+        sim__pool_release(&s->atts, ai);
         return;
     }
-    fb_time_us elat = sim_dist_draw_us(&R(s, a->req)->rng, &pv->error_latency_us);
+    fb_time_us elat = scn_dist_draw_us(&R(s, a->req)->rng, &pv->error_latency_us);
     reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status), FB_TRANSPORT_NONE,
               FB_TIME_NONE, elat);
 }
@@ -396,23 +396,23 @@ static void dispatch(sim *s, uint32_t p_i) {
         start_service(s, ai);
 }
 
-void on_reply(sim *s, uint32_t ai) {
-    if (!attempt_return(s, ai)) deliver(s, ai);
+void sim__on_reply(sim *s, uint32_t ai) {
+    if (!attempt_return(s, ai)) sim__deliver(s, ai);
 }
 
-void on_service_done(sim *s, uint32_t ai) {
+void sim__on_service_done(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     uint32_t pi = a->provider;
     s->provs[pi].busy--;
     bool used = !a->abandoned && output_used(a);
-    if (a->abandoned) stat_tally(s, pi, T_ABANDONED);
-    stat_bill(s, a, a->tokens_out, !used);
-    if (!attempt_return(s, ai)) deliver(s, ai);
+    if (a->abandoned) sim__stat_tally(s, pi, T_ABANDONED);
+    sim__stat_bill(s, a, a->tokens_out, !used);
+    if (!attempt_return(s, ai)) sim__deliver(s, ai);
     dispatch(s, pi);
 }
 
 /* The client gave up on attempt ai (already marked abandoned). */
-void provider_cancel(sim *s, uint32_t ai) {
+void sim__provider_cancel(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     const sim_provider *pv = &s->sc->providers[a->provider];
     prov *p = &s->provs[a->provider];
@@ -422,16 +422,16 @@ void provider_cancel(sim *s, uint32_t ai) {
         /* cancelled: the provider drops it from its queue */
         p->qlive--;
         a->state = A_FREE;
-        pool_release(&s->atts, ai);
+        sim__pool_release(&s->atts, ai);
         if (pv->discipline == SIM_QUEUE_LIFO) drop_stale(s, a->provider);
         if (pv->efficiency_share < 1) dispatch(s, a->provider); /* fewer waiting: more slots */
         break;
     case A_SERVICE:
         if (pv->keeps_working) break;
-        stat_bill(s, a, 0, true);
+        sim__stat_bill(s, a, 0, true);
         p->busy--;
         a->state = A_FREE;
-        pool_release(&s->atts, ai);
+        sim__pool_release(&s->atts, ai);
         dispatch(s, a->provider); /* the freed slot serves the next queued attempt */
         break;
     case A_REPLYING:
@@ -440,26 +440,26 @@ void provider_cancel(sim *s, uint32_t ai) {
     case A_TRAVEL:    /* never arrives: docs/models.md, "Network and connections" */
     case A_RETURNING: /* the answer is dropped on the way */
         a->state = A_FREE;
-        pool_release(&s->atts, ai);
+        sim__pool_release(&s->atts, ai);
         break;
     case A_PORT:
         s->port->cancel(s->port->ctx, (uint64_t)ai << 32 | a->gen);
         p->busy--;
         a->state = A_FREE;
-        pool_release(&s->atts, ai);
+        sim__pool_release(&s->atts, ai);
         break;
     default:
         break;
     }
     /* the client closes its connection (the attempt's fields outlive its release) */
-    if (s->att_x) conn_end(s, ai, true);
+    if (s->att_x) sim__conn_end(s, ai, true);
 }
 
 /* A fault starts or ends: brownouts change the capacity, and a larger one serves the queue. */
-void on_fault_edge(sim *s, uint32_t p, uint32_t f, bool end) {
+void sim__on_fault_edge(sim *s, uint32_t p, uint32_t f, bool end) {
     const sim_provider *pv = &s->sc->providers[p];
-    provider_set_capacity(s, p, sim_fault_capacity(pv->faults, pv->fault_count, s->now));
-    if (!end && !s->baseline_ready && s->now >= s->first_window_us) close_baseline(s);
+    sim__provider_set_capacity(s, p, scn_fault_capacity(pv->faults, pv->fault_count, s->now));
+    if (!end && !s->baseline_ready && s->now >= s->first_window_us) sim__close_baseline(s);
     dispatch(s, p);
     sim_log_event le;
     memset(&le, 0, sizeof le);
@@ -468,13 +468,13 @@ void on_fault_edge(sim *s, uint32_t p, uint32_t f, bool end) {
     le.pod = -1;
     le.provider = (uint8_t)p;
     le.fault = (uint8_t)f;
-    log_event(s, &le);
+    sim__log_event(s, &le);
 }
 
 /* ---- real providers through the port ---- */
 
 /* The attempt leaves for a real provider; its timeout is the simulator's timer. */
-void port_send(sim *s, uint32_t ai) {
+void sim__port_send(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     const req *r = R(s, a->req);
     const sim_port *port = s->port;
@@ -492,17 +492,17 @@ void port_send(sim *s, uint32_t ai) {
     char msg[256] = "";
     int rc = port->send(port->ctx, &pa, msg, sizeof msg);
     if (rc != FB_OK) {
-        stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
+        sim__stop(s, rc, "%s at t=%.3fs", msg, (double)s->now / 1e6);
         return;
     }
     a->state = A_PORT;
     s->provs[a->provider].busy++;
-    stat_provider_busy(s, a->provider);
+    sim__stat_provider_busy(s, a->provider);
     arm_timeout(s, ai, FB_TIME_MAX);
 }
 
 /* Request ri ends with `end`: the port hears of it when it traces requests. */
-void port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
+void sim__port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     const req *r = R(s, ri);
     if (s->port->request_end == NULL || s->sc->classes[r->cls].target == SIM_TARGET_NONE) return;
     sim_port_request pr = {
@@ -516,7 +516,7 @@ fb_time_us sim_port_seen_at(const sim *s, fb_time_us at_us) {
 
 void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {
     /* what was due before the answer came happens first (a timeout may make it stale) */
-    catch_up(s, answer->at_us);
+    sim__catch_up(s, answer->at_us);
     if (s->rc != FB_OK) return;
     if (answer->at_us > s->now) s->now = answer->at_us;
     uint32_t ai = (uint32_t)(id >> 32);
@@ -527,6 +527,6 @@ void sim_port_deliver(sim *s, uint64_t id, const sim_port_answer *answer) {
     a->reply = answer->reply;
     a->hint_us = answer->hint_us;
     a->tokens_out = answer->tokens_out;
-    if (answer->served) stat_bill(s, a, a->tokens_out, !output_used(a));
-    deliver(s, ai);
+    if (answer->served) sim__stat_bill(s, a, a->tokens_out, !output_used(a));
+    sim__deliver(s, ai);
 }

@@ -1,13 +1,13 @@
 /*
  * request.c - one user request, from arrival to its end.
  *
- * A request arrives at a pod (new_request), waits in the pod's queue for a
+ * A request arrives at a pod (sim__new_request), waits in the pod's queue for a
  * worker or takes one (start_request), does its local work, then asks the
  * variant's policy what to do (begin_call: the fallback chain composes the
  * breaker, retry, budget and limiter; see core/fallback.h). The policy
  * answers with an attempt at a provider (send_attempt, then provider.c), a
  * wait (a retry delay: on_resume asks again), or the end. An attempt's reply
- * comes back through deliver(), is classified and fed to the policy, which
+ * comes back through sim__deliver(), is classified and fed to the policy, which
  * decides again. The request ends in finish(), which frees its worker and
  * pulls the next queued request. A request's deadline or an attempt's
  * timeout can cut this short (on_deadline, on_attempt_timeout).
@@ -28,36 +28,36 @@ static void queue_request(sim *s, uint32_t ri) {
     pod *pd = &s->pods[r->pod];
     ref e = {ri, r->gen};
     if (sim_fifo_push(&pd->queue, &e) != FB_OK) {
-        stop(s, FB_ECAP, "pod queue cannot grow at t=%.3fs", (double)s->now / 1e6);
+        sim__stop(s, FB_ECAP, "pod queue cannot grow at t=%.3fs", (double)s->now / 1e6);
         return;
     }
     r->state = R_QUEUED;
     pd->qlive++;
     s->pod_queue_total++;
-    stat_pod_queued(s);
+    sim__stat_pod_queued(s);
 }
 
 static bool under_caps(sim *s) {
     if (s->sum->requests >= s->sc->limits.requests_max) {
-        stop(s, FB_ECAP, "request cap reached (limits.requests = %llu) at t=%.3fs",
-             (unsigned long long)s->sc->limits.requests_max, (double)s->now / 1e6);
+        sim__stop(s, FB_ECAP, "request cap reached (limits.requests = %llu) at t=%.3fs",
+                  (unsigned long long)s->sc->limits.requests_max, (double)s->now / 1e6);
         return false;
     }
     if (s->live >= s->sc->limits.in_flight_max) {
-        stop(s, FB_ECAP, "in-flight cap reached (limits.in_flight = %llu) at t=%.3fs",
-             (unsigned long long)s->sc->limits.in_flight_max, (double)s->now / 1e6);
+        sim__stop(s, FB_ECAP, "in-flight cap reached (limits.in_flight = %llu) at t=%.3fs",
+                  (unsigned long long)s->sc->limits.in_flight_max, (double)s->now / 1e6);
         return false;
     }
     return true;
 }
 
 /* A request of class `cls` arrives (from closed-loop user `user`, or NONE32). */
-void new_request(sim *s, uint32_t cls, uint32_t user) {
+void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
     if (!under_caps(s)) return;
     uint32_t ri;
-    int rc = pool_take(&s->reqs, &ri);
+    int rc = sim__pool_take(&s->reqs, &ri);
     if (rc != FB_OK) {
-        stop(s, rc, "cannot hold more requests in flight at t=%.3fs", (double)s->now / 1e6);
+        sim__stop(s, rc, "cannot hold more requests in flight at t=%.3fs", (double)s->now / 1e6);
         return;
     }
     req *r = R(s, ri);
@@ -68,16 +68,17 @@ void new_request(sim *s, uint32_t cls, uint32_t user) {
     r->exposed = s->class_exposed[cls];
     r->arrival_us = s->now;
     fb_rng_derive(&r->rng, s->sc->seed, s->serial++, PURPOSE_REQUEST);
-    r->prompt_tokens = sim_dist_draw_tokens(&r->rng, &c->prompt_tokens);
-    r->completion_tokens = sim_dist_draw_tokens(&r->rng, &c->completion_tokens);
+    r->prompt_tokens = scn_dist_draw_tokens(&r->rng, &c->prompt_tokens);
+    r->completion_tokens = scn_dist_draw_tokens(&r->rng, &c->completion_tokens);
     r->tokens_left = r->completion_tokens;
     if (s->fleet)
-        fleet_arrive(s, r); /* a per-pod source's pod, the ready pods, a re-submission */
+        sim__fleet_arrive(s, r); /* a per-pod source's pod, the ready pods, a re-submission */
     else
         r->pod = s->rr++ % s->npods;
     s->live++;
-    stat_arrival(s, r);
-    push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri, r->gen);
+    sim__stat_arrival(s, r);
+    sim__push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri,
+                   r->gen);
     pod *pd = &s->pods[r->pod];
     if (pd->busy < s->sc->pods.workers) {
         start_request(s, ri);
@@ -96,9 +97,9 @@ static void start_request(sim *s, uint32_t ri) {
     s->pods[r->pod].busy++;
     s->busy_total++;
     const sim_class *c = &s->sc->classes[r->cls];
-    fb_time_us work = sim_dist_draw_us(&r->rng, &c->service_us);
+    fb_time_us work = scn_dist_draw_us(&r->rng, &c->service_us);
     if (work > 0) {
-        push(s, s->now + work, EV_WORK_DONE, ri, r->gen, 0);
+        sim__push(s, s->now + work, EV_WORK_DONE, ri, r->gen, 0);
         return;
     }
     begin_call(s, ri);
@@ -125,7 +126,7 @@ static void pod_pull(sim *s, uint32_t podi) {
     pd->pulling = false;
 }
 
-void on_work_done(sim *s, uint32_t ri) {
+void sim__on_work_done(sim *s, uint32_t ri) {
     begin_call(s, ri);
 }
 
@@ -165,7 +166,7 @@ static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end ca
 /* A result from provider p (an outer layer's: its target) as layer L sees it. */
 static fb_class classify_at(const lay *L, const fb_reply *rep, uint32_t p) {
     if (L->classifier_only) return fb_classify(&L->classifier, rep); /* what the rest would keep */
-    return sim_layer_classify(L->cfg, &L->classifier, rep, p);
+    return scn_layer_classify(L->cfg, &L->classifier, rep, p);
 }
 
 /* What a layer may choose from: its target, the provider chosen outside, or the chain. */
@@ -205,7 +206,7 @@ static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     h->active = true;
     h->has_last = false;
     h->serial++;
-    stat_layer_call(s, li);
+    sim__stat_layer_call(s, li);
     uint32_t len;
     const uint8_t *order = choices(s, r, depth, &chosen, &len);
     fb_fallback_decision d =
@@ -214,7 +215,7 @@ static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     handle_decision(s, ri, depth, d);
 }
 
-void on_resume(sim *s, uint32_t ri, uint32_t arg) {
+void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
     req *r = R(s, ri);
     uint32_t depth = HOP_DEPTH(arg);
     hop *h = &r->hops[depth];
@@ -225,13 +226,13 @@ void on_resume(sim *s, uint32_t ri, uint32_t arg) {
 }
 
 /* A provider attempt of request ri, filled in but not sent: its index in *out. */
-int new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
-                uint32_t *out) {
+int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
+                     uint32_t *out) {
     req *r = R(s, ri);
     uint32_t ai;
-    int rc = pool_take(&s->atts, &ai);
+    int rc = sim__pool_take(&s->atts, &ai);
     if (rc != FB_OK) {
-        stop(s, rc, "attempt cap reached at t=%.3fs", (double)s->now / 1e6);
+        sim__stop(s, rc, "attempt cap reached at t=%.3fs", (double)s->now / 1e6);
         return rc;
     }
     attempt *a = A(s, ai);
@@ -258,10 +259,11 @@ int new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bo
 static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     req *r = R(s, ri);
     uint32_t ai;
-    if (new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai) != FB_OK) return;
+    if (sim__new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai) != FB_OK) return;
     r->attempt = ai + 1;
-    stat_attempt(s, A(s, ai));
-    if (s->hg_offset && layer_at(s, r, r->stack->depth - 1)->cfg->has_hedge) hedge_begin(s, ri, ai);
+    sim__stat_attempt(s, A(s, ai));
+    if (s->hg_offset && layer_at(s, r, r->stack->depth - 1)->cfg->has_hedge)
+        sim__hedge_begin(s, ri, ai);
     attempt_depart(s, ai);
 }
 
@@ -295,7 +297,8 @@ static void inner_request(sim *s, uint32_t ri, uint32_t depth, const fb_fallback
     h->target = d->provider;
     h->serial++;
     if (d->timeout_us > 0)
-        push(s, s->now + d->timeout_us, EV_LAYER_TIMEOUT, ri, r->gen, HOP_ARG(depth, h->serial));
+        sim__push(s, s->now + d->timeout_us, EV_LAYER_TIMEOUT, ri, r->gen,
+                  HOP_ARG(depth, h->serial));
     /* an outer layer's target is the layer inside, which makes its own choice */
     layer_begin(s, ri, depth + 1, d->provider);
 }
@@ -334,17 +337,17 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision
     if (end == SIM_END_EXHAUSTED && h->has_last && cause < SIM_END_COUNT) end = cause;
     h->active = false;
     h->serial++;
-    stat_policy(s, r, depth);
+    sim__stat_policy(s, r, depth);
     if (depth == r->stack->router && d.stop == FB_STOP_SUCCESS) r->via_fallback = d.via_fallback;
     if (depth > 0) {
         raise_outside(s, ri, depth, &d, end);
         return;
     }
     if (d.degraded) {
-        fb_time_us lat = sim_dist_draw_us(&r->rng, &layer_at(s, r, 0)->cfg->degraded_latency_us);
+        fb_time_us lat = scn_dist_draw_us(&r->rng, &layer_at(s, r, 0)->cfg->degraded_latency_us);
         if (lat > 0) {
             r->state = R_FINISHING;
-            push(s, s->now + lat, EV_FINISH, ri, r->gen, 0);
+            sim__push(s, s->now + lat, EV_FINISH, ri, r->gen, 0);
             return;
         }
         finish(s, ri, SIM_END_DEGRADED, false);
@@ -359,7 +362,7 @@ static void handle_decision(sim *s, uint32_t ri, uint32_t depth, fb_fallback_dec
     hop *h = &r->hops[depth];
     switch (d.action) {
     case FB_ACT_ATTEMPT:
-        stat_layer_attempt(s, r->stack->layer[depth], d.provider);
+        sim__stat_layer_attempt(s, r->stack->layer[depth], d.provider);
         if (depth + 1 == r->stack->depth)
             send_attempt(s, ri, &d);
         else
@@ -368,7 +371,7 @@ static void handle_decision(sim *s, uint32_t ri, uint32_t depth, fb_fallback_dec
     case FB_ACT_WAIT:
         r->state = R_WAITING;
         h->serial++;
-        push(s, s->now + d.delay_us, EV_RESUME, ri, r->gen, HOP_ARG(depth, h->serial));
+        sim__push(s, s->now + d.delay_us, EV_RESUME, ri, r->gen, HOP_ARG(depth, h->serial));
         return;
     case FB_ACT_DONE:
         layer_done(s, ri, depth, d);
@@ -394,7 +397,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
 }
 
 /* How the innermost layer of r classifies provider pi's reply. */
-fb_class classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi) {
+fb_class sim__classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi) {
     return classify_at(layer_at(s, r, r->stack->depth - 1), rep, pi);
 }
 
@@ -413,24 +416,25 @@ static void inner_answer(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, 
         fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[inner]), &h->fr, c, hint, s->now);
     bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;
     if (won && hedged && pi != d.provider) d.via_fallback = true;
-    if (inner == r->stack->router && won && d.via_fallback) stat_fallback_cost(s, r, pi, out);
+    if (inner == r->stack->router && won && d.via_fallback) sim__stat_fallback_cost(s, r, pi, out);
     handle_decision(s, ri, inner, d);
 }
 
-void inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,
-                  uint32_t out) {
+void sim__inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,
+                       uint32_t out) {
     req *r = R(s, ri);
-    fb_class c = classify_inner(s, r, rep, pi);
+    fb_class c = sim__classify_inner(s, r, rep, pi);
     inner_answer(s, ri, pi, rep, &c, hint, out, true);
 }
 
 /* The reply of attempt ai reaches its client (if the client still waits). */
-void deliver(sim *s, uint32_t ai) {
+void sim__deliver(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     if (s->att_x) {
-        conn_end(s, ai, a->reply.transport != FB_TRANSPORT_NONE); /* a broken answer closes it */
+        sim__conn_end(s, ai,
+                      a->reply.transport != FB_TRANSPORT_NONE); /* a broken answer closes it */
         if (X(a)->grouped) {
-            hedge_delivered(s, ai);
+            sim__hedge_delivered(s, ai);
             return;
         }
     }
@@ -442,14 +446,14 @@ void deliver(sim *s, uint32_t ai) {
     fb_time_us hint = a->hint_us;
     uint32_t out = a->tokens_out;
     a->state = A_FREE;
-    pool_release(&s->atts, ai);
+    sim__pool_release(&s->atts, ai);
     if (!waiting) return;
     r->attempt = 0;
-    fb_class c = classify_inner(s, r, &reply, pi);
-    stat_outcome(s, pi, c.outcome);
+    fb_class c = sim__classify_inner(s, r, &reply, pi);
+    sim__stat_outcome(s, pi, c.outcome);
     if (reply.after_first_token) {
         bool resumed = a->keeps_partial && out < r->tokens_left;
-        stat_stream_failure(s, r, out, resumed);
+        sim__stat_stream_failure(s, r, out, resumed);
         if (resumed) r->tokens_left -= out;
     }
     inner_answer(s, ri, pi, &reply, &c, hint, out, false);
@@ -457,12 +461,12 @@ void deliver(sim *s, uint32_t ai) {
 
 /* The client stops waiting for its current attempt(s); the provider may keep working on them. */
 static void abandon_attempt(sim *s, req *r) {
-    if (s->hg_offset) hedge_abandon(s, r);
+    if (s->hg_offset) sim__hedge_abandon(s, r);
     if (r->attempt == 0) return;
     uint32_t ai = r->attempt - 1;
     r->attempt = 0;
     A(s, ai)->abandoned = true;
-    provider_cancel(s, ai);
+    sim__provider_cancel(s, ai);
 }
 
 static fb_reply timeout_reply(void) {
@@ -473,10 +477,10 @@ static fb_reply timeout_reply(void) {
     return rep;
 }
 
-void on_attempt_timeout(sim *s, uint32_t ai) {
+void sim__on_attempt_timeout(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
     if (s->att_x && X(a)->grouped) {
-        hedge_timeout(s, ai);
+        sim__hedge_timeout(s, ai);
         return;
     }
     req *r = R(s, a->req);
@@ -487,7 +491,7 @@ void on_attempt_timeout(sim *s, uint32_t ai) {
     abandon_attempt(s, r);
     fb_reply rep = timeout_reply();
     uint32_t inner = r->stack->depth - 1;
-    stat_outcome(s, pi, classify_at(layer_at(s, r, inner), &rep, pi).outcome);
+    sim__stat_outcome(s, pi, classify_at(layer_at(s, r, inner), &rep, pi).outcome);
     layer_result(s, ri, inner, &rep, FB_TIME_NONE, SIM_END_COUNT);
 }
 
@@ -501,7 +505,7 @@ static void cancel_inside(sim *s, req *r, uint32_t from) {
         hop *h = &r->hops[k];
         if (!h->active) continue;
         fb_fallback_cancel(pod_fb(s, r->pod, r->stack->layer[k]), &h->fr, s->now);
-        stat_policy(s, r, k);
+        sim__stat_policy(s, r, k);
         h->active = false;
         h->serial++;
     }
@@ -509,7 +513,7 @@ static void cancel_inside(sim *s, req *r, uint32_t from) {
 }
 
 /* An outer layer's attempt timeout: the whole request inside it is given up. */
-void on_layer_timeout(sim *s, uint32_t ri, uint32_t arg) {
+void sim__on_layer_timeout(sim *s, uint32_t ri, uint32_t arg) {
     req *r = R(s, ri);
     uint32_t depth = HOP_DEPTH(arg);
     if (r->state != R_CALLING && r->state != R_WAITING) return;
@@ -531,9 +535,9 @@ static void release_worker(sim *s, req *r) {
 static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     req *r = R(s, ri);
     uint32_t podi = r->pod;
-    stat_end(s, r, end, via_fallback);
-    bool again = s->fleet && fleet_end(s, r, end); /* its user submits it again */
-    if (s->port) port_request_end(s, ri, end, via_fallback);
+    sim__stat_end(s, r, end, via_fallback);
+    bool again = s->fleet && sim__fleet_end(s, r, end); /* its user submits it again */
+    if (s->port) sim__port_request_end(s, ri, end, via_fallback);
     if (r->state == R_QUEUED) {
         s->pods[podi].qlive--;
         s->pod_queue_total--;
@@ -541,25 +545,25 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     release_worker(s, r);
     uint32_t user = r->user;
     r->state = R_FREE;
-    pool_release(&s->reqs, ri);
+    sim__pool_release(&s->reqs, ri);
     s->live--;
     if (user != NONE32 && !again) {
         /* a closed-loop user thinks, then asks again */
         const sim_class *c = &s->sc->classes[s->user_class[user]];
-        fb_time_us think = sim_dist_draw_us(&s->user_rng[user], &c->think_us);
-        if (s->now + think < s->sc->duration_us) push(s, s->now + think, EV_USER, user, 0, 0);
+        fb_time_us think = scn_dist_draw_us(&s->user_rng[user], &c->think_us);
+        if (s->now + think < s->sc->duration_us) sim__push(s, s->now + think, EV_USER, user, 0, 0);
     }
     pod_pull(s, podi);
-    if (s->fleet) fleet_pod_freed(s, podi);
+    if (s->fleet) sim__fleet_pod_freed(s, podi);
 }
 
-void on_deadline(sim *s, uint32_t ri) {
+void sim__on_deadline(sim *s, uint32_t ri) {
     req *r = R(s, ri);
     if (r->state == R_FREE) return;
     if (r->state == R_CALLING || r->state == R_WAITING) cancel_inside(s, r, 0);
     finish(s, ri, SIM_END_TIMEOUT, false);
 }
 
-void on_finish(sim *s, uint32_t ri) {
+void sim__on_finish(sim *s, uint32_t ri) {
     finish(s, ri, SIM_END_DEGRADED, false);
 }

@@ -10,30 +10,30 @@
  * disturbance (a fault or a spike); a disturbance's spillover ends at the
  * first sliding window of `hold` that is back to the baseline. A
  * disturbance after whose end no full window fits in the traffic window is
- * undetermined (stat_finalize), not "not recovered".
+ * undetermined (sim__stat_finalize), not "not recovered".
  */
 #include <math.h>
 #include <string.h>
 
 #include "sim/simint.h"
 
-bool in_window(const sim *s, fb_time_us t) {
+bool sim__in_window(const sim *s, fb_time_us t) {
     for (uint32_t i = 0; i < s->window_count; i++)
         if (t >= s->windows[i].start_us && t < s->windows[i].end_us) return true;
     return false;
 }
 
 /* When the next row is due: its tick's end, or the end of traffic for the last one. */
-fb_time_us tick_end(const sim *s) {
+fb_time_us sim__tick_end(const sim *s) {
     return s->next_tick_us < s->sc->duration_us ? s->next_tick_us : s->sc->duration_us;
 }
 
 /* True while a row is left to write (rows cover the traffic window only). */
-bool rows_left(const sim *s) {
+bool sim__rows_left(const sim *s) {
     return s->next_tick_us - s->sc->tick_us < s->sc->duration_us;
 }
 
-void close_baseline(sim *s) {
+void sim__close_baseline(sim *s) {
     if (s->baseline_ready) return;
     s->baseline_ready = true;
     if (s->base_ended >= 100) {
@@ -100,16 +100,16 @@ static void breaker_shares(const sim *s, uint32_t p, double *open_share, double 
     uint32_t open = 0, half = 0, pods = s->npods;
     int l = s->provs[p].share_layer;
     if (l >= 0 && s->lays[l].cfg->breaker_scope == SIM_SCOPE_SHARED) {
-        fb_breaker_state st = seen_state(&s->stores[(size_t)l * s->P + p], s->now);
-        open = is_open(st) ? s->npods : 0;
+        fb_breaker_state st = sim__seen_state(&s->stores[(size_t)l * s->P + p], s->now);
+        open = sim__is_open(st) ? s->npods : 0;
         half = st == FB_BREAKER_HALF_OPEN ? s->npods : 0;
     } else if (l >= 0) {
         pods = 0;
         for (uint32_t k = 0; k < s->npods; k++) {
-            if (s->fleet && !fleet_pod_live(s, k)) continue; /* an autoscaled fleet's slot */
-            fb_breaker_state st = seen_state(&s->breakers[slot(s, (uint32_t)l, k, p)], s->now);
+            if (s->fleet && !sim__fleet_pod_live(s, k)) continue; /* an autoscaled fleet's slot */
+            fb_breaker_state st = sim__seen_state(&s->breakers[slot(s, (uint32_t)l, k, p)], s->now);
             pods++;
-            open += is_open(st);
+            open += sim__is_open(st);
             half += st == FB_BREAKER_HALF_OPEN;
         }
     }
@@ -124,7 +124,7 @@ static double limit_mean(const sim *s, uint32_t p) {
     double sum = 0;
     uint32_t pods = 0;
     for (uint32_t k = 0; k < s->npods; k++) {
-        if (s->fleet && !fleet_pod_live(s, k)) continue; /* an autoscaled fleet's slot */
+        if (s->fleet && !sim__fleet_pod_live(s, k)) continue; /* an autoscaled fleet's slot */
         sum += fb_conclimit_limit(&s->climits[slot(s, (uint32_t)l, k, p)]);
         pods++;
     }
@@ -155,7 +155,7 @@ static void fill_row(sim *s, sim_row *row, fb_time_us t) {
         row->p[p].conn_wait = pr->conn_waiting;
         memset(&pr->tick, 0, sizeof pr->tick);
     }
-    if (s->fleet) fleet_row(s, row);
+    if (s->fleet) sim__fleet_row(s, row);
 }
 
 static void emit_row(sim *s, fb_time_us t) {
@@ -163,7 +163,7 @@ static void emit_row(sim *s, fb_time_us t) {
     fill_row(s, row, t);
     if (s->opts->on_row) s->opts->on_row(s->opts->ctx, row);
     /* the baseline ends where the first fault or spike begins */
-    if (!s->baseline_ready && t + s->sc->tick_us > s->first_window_us) close_baseline(s);
+    if (!s->baseline_ready && t + s->sc->tick_us > s->first_window_us) sim__close_baseline(s);
     if (s->baseline_ready) spillover_step(s, row);
     memset(row, 0, sizeof *row);
     fb_hist_init(&s->tick_hist);
@@ -175,9 +175,9 @@ static void emit_row(sim *s, fb_time_us t) {
  * written before any event at or after its end. The clock only moves forward
  * (the port's clock may already be later).
  */
-void emit_ticks(sim *s, fb_time_us t) {
-    while (s->rc == FB_OK && rows_left(s) && tick_end(s) <= t) {
-        if (s->now < tick_end(s)) s->now = tick_end(s);
+void sim__emit_ticks(sim *s, fb_time_us t) {
+    while (s->rc == FB_OK && sim__rows_left(s) && sim__tick_end(s) <= t) {
+        if (s->now < sim__tick_end(s)) s->now = sim__tick_end(s);
         emit_row(s, s->next_tick_us - s->sc->tick_us);
         s->next_tick_us += s->sc->tick_us;
     }

@@ -58,7 +58,7 @@ static int setup_providers(sim *s) {
     for (uint32_t p = 0; p < s->P; p++) {
         const sim_provider *pv = &s->sc->providers[p];
         prov *pr = &s->provs[p];
-        provider_set_capacity(s, p, 1.0);
+        sim__provider_set_capacity(s, p, 1.0);
         pr->codel.first_above_us = FB_TIME_NONE;
         sim_fifo_init(&pr->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
         if (pv->rpm > 0) {
@@ -76,8 +76,8 @@ static int setup_providers(sim *s) {
             sim_fault_summary *fs = add_disturbance(s, fa->at_us, end);
             fs->provider = (uint8_t)p;
             fs->fault = (uint8_t)f;
-            push(s, fa->at_us, EV_FAULT_EDGE, p, 0, f << 1);
-            push(s, end, EV_FAULT_EDGE, p, 0, f << 1 | 1);
+            sim__push(s, fa->at_us, EV_FAULT_EDGE, p, 0, f << 1);
+            sim__push(s, end, EV_FAULT_EDGE, p, 0, f << 1 | 1);
         }
     }
     return FB_OK;
@@ -126,7 +126,7 @@ static uint32_t class_calls(const sim *s, const sim_class *cl, const uint8_t **o
         return 1;
     }
     if (cl->target == SIM_TARGET_NONE) return 0;
-    const sim_stack *st = sim_policy_stack(s->pol, (uint32_t)(cl - s->sc->classes));
+    const sim_stack *st = scn_policy_stack(s->pol, (uint32_t)(cl - s->sc->classes));
     const sim_layer *router = &s->pol->layers[st->layer[st->router]];
     *order = cl->order_len ? cl->order : router->order;
     return cl->order_len ? cl->order_len : router->order_len;
@@ -181,7 +181,7 @@ static int alloc_policy_state(sim *s) {
     if (!s->pods || !s->breakers || !s->stores || !s->bctxs || !s->open_since || !s->open_end ||
         !s->views || !s->limiters || !s->fbs || !s->budgets || !s->published || !s->rr_cursors ||
         !s->eject_groups) {
-        stop(s, FB_ENOMEM, "out of memory for %u pods", s->npods);
+        sim__stop(s, FB_ENOMEM, "out of memory for %u pods", s->npods);
         return FB_ENOMEM;
     }
     for (size_t i = 0; i < n + stores; i++) {
@@ -193,9 +193,9 @@ static int alloc_policy_state(sim *s) {
 
 static int invalid(sim *s, int rc, const char *what, const char *provider) {
     if (provider)
-        stop(s, FB_EINVAL, "invalid %s for %s (%s)", what, provider, fb_strerror(rc));
+        sim__stop(s, FB_EINVAL, "invalid %s for %s (%s)", what, provider, fb_strerror(rc));
     else
-        stop(s, FB_EINVAL, "invalid %s (%s)", what, fb_strerror(rc));
+        sim__stop(s, FB_EINVAL, "invalid %s (%s)", what, fb_strerror(rc));
     return rc;
 }
 
@@ -215,7 +215,7 @@ static int pod_targets(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
         fp->context_window = outer ? 0 : s->sc->providers[p].context_window;
         fp->attempt_timeout_us = pp->timeout_us;
         if (pp->has_breaker) {
-            int rc = pod_breaker(s, l, k, p, fp);
+            int rc = sim__pod_breaker(s, l, k, p, fp);
             if (rc != FB_OK) return rc;
         }
         if (pp->has_ratelimit) {
@@ -287,7 +287,7 @@ static int setup_pod_layer(sim *s, uint32_t k, uint32_t l) {
 }
 
 /* Pod k's engine of every layer (also when the autoscaler starts it again). */
-int setup_pod_policy(sim *s, uint32_t k) {
+int sim__setup_pod_policy(sim *s, uint32_t k) {
     for (uint32_t l = 0; l < s->NL; l++) {
         int rc = setup_pod_layer(s, k, l);
         if (rc != FB_OK) return rc;
@@ -300,7 +300,7 @@ static int setup_pod(sim *s, uint32_t k) {
     pod *pd = &s->pods[k];
     fb_rng_derive(&pd->rng, s->sc->seed, ENTITY_POD + k, PURPOSE_POD);
     sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
-    return setup_pod_policy(s, k);
+    return sim__setup_pod_policy(s, k);
 }
 
 /* The variant's layers: retry policies and classifiers. */
@@ -315,7 +315,7 @@ static int setup_layers(sim *s) {
         if (rc != FB_OK) return invalid(s, rc, "retry policy", NULL);
         rc = fb_classify_init(&L->classifier, &L->cfg->classify);
         if (rc != FB_OK) return rc;
-        L->classifier_only = sim_layer_classifier_only(L->cfg);
+        L->classifier_only = scn_layer_classifier_only(L->cfg);
         if (L->cfg->has_hedge) {
             rc = fb_hedge_policy_init(&L->hedge, &L->cfg->hedge);
             if (rc != FB_OK) return invalid(s, rc, "hedging policy", NULL);
@@ -352,14 +352,14 @@ static int alloc_client_state(sim *s) {
     }
     if (climits && (s->climits = calloc(n, sizeof *s->climits)) == NULL) return FB_ENOMEM;
     if (windows && (s->hwins = calloc(n, sizeof *s->hwins)) == NULL) return FB_ENOMEM;
-    return setup_conns(s);
+    return sim__setup_conns(s);
 }
 
 static int setup_policy(sim *s) {
     int rc = setup_layers(s);
     if (rc == FB_OK) rc = alloc_policy_state(s);
     if (rc == FB_OK) rc = alloc_client_state(s);
-    for (uint32_t l = 0; l < s->NL && rc == FB_OK; l++) rc = setup_stores(s, l);
+    for (uint32_t l = 0; l < s->NL && rc == FB_OK; l++) rc = sim__setup_stores(s, l);
     for (uint32_t k = 0; k < s->npods && rc == FB_OK; k++) rc = setup_pod(s, k);
     if (rc == FB_OK) {
         pick_share_layers(s);
@@ -384,8 +384,8 @@ static int setup_users(sim *s) {
         for (uint32_t k = 0; k < cl->users; k++, u++) {
             s->user_class[u] = c;
             fb_rng_derive(&s->user_rng[u], sc->seed, ENTITY_USER + u, PURPOSE_USER);
-            fb_time_us t = sim_dist_draw_us(&s->user_rng[u], &cl->think_us);
-            if (t < sc->duration_us) push(s, t, EV_USER, u, 0, 0);
+            fb_time_us t = scn_dist_draw_us(&s->user_rng[u], &cl->think_us);
+            if (t < sc->duration_us) sim__push(s, t, EV_USER, u, 0, 0);
         }
     }
     return FB_OK;
@@ -402,18 +402,18 @@ static int setup_traffic(sim *s) {
             s->users_total += cl->users;
         } else if (cl->source == SIM_SOURCE_SHARED && !cl->serial) { /* else sources.c */
             fb_time_us t = sim_traffic_next(tr, 0);
-            if (t != FB_TIME_MAX) push(s, t, EV_ARRIVAL, c, 0, 0);
+            if (t != FB_TIME_MAX) sim__push(s, t, EV_ARRIVAL, c, 0, 0);
         }
         fb_time_us b = sim_traffic_next_burst(tr);
-        if (b != FB_TIME_MAX) push(s, b, EV_BURST, c, 0, 0);
+        if (b != FB_TIME_MAX) sim__push(s, b, EV_BURST, c, 0, 0);
     }
     return setup_users(s);
 }
 
-int setup(sim *s) {
+int sim__setup(sim *s) {
     const sim_scenario *sc = s->sc;
     s->P = sc->provider_count;
-    s->npods = autoscale_slots(s->pol, sc->pods.count);
+    s->npods = sim__autoscale_slots(s->pol, sc->pods.count);
     int rc = sim_queue_init(&s->q, (size_t)sc->limits.events_max);
     if (rc != FB_OK) return rc;
     s->depth_max = deepest(s->pol);
@@ -423,9 +423,9 @@ int setup(sim *s) {
         s->hg_offset = req_size;
         req_size += sizeof(hgroup);
     }
-    pool_init(&s->reqs, req_size, (size_t)sc->limits.in_flight_max);
-    pool_init(&s->atts, sizeof(attempt) + (s->att_x ? sizeof(attx) : 0),
-              (size_t)sc->limits.in_flight_max * 4);
+    sim__pool_init(&s->reqs, req_size, (size_t)sc->limits.in_flight_max);
+    sim__pool_init(&s->atts, sizeof(attempt) + (s->att_x ? sizeof(attx) : 0),
+                   (size_t)sc->limits.in_flight_max * 4);
     fb_hist_init(&s->tick_hist);
     fb_hist_init(&s->base_hist);
     fb_hist_init(&s->sum->latency);
@@ -441,23 +441,23 @@ int setup(sim *s) {
     setup_store_windows(s);
     for (uint32_t c = 0; c < sc->class_count; c++) {
         s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
-        s->class_stack[c] = sim_policy_stack(s->pol, c);
-        stat_class_exposure(s, s->class_exposed[c]);
+        s->class_stack[c] = scn_policy_stack(s->pol, c);
+        sim__stat_class_exposure(s, s->class_exposed[c]);
     }
     rc = setup_spillover(s);
     if (rc == FB_OK) rc = setup_policy(s);
     if (rc == FB_OK) rc = setup_traffic(s);
-    if (rc == FB_OK) rc = fleet_setup(s);
+    if (rc == FB_OK) rc = sim__fleet_setup(s);
     if (rc != FB_OK) return rc;
     s->next_tick_us = sc->tick_us;
     return s->rc;
 }
 
-void teardown(sim *s) {
-    fleet_teardown(s);
+void sim__teardown(sim *s) {
+    sim__fleet_teardown(s);
     sim_queue_free(&s->q);
-    pool_free(&s->reqs);
-    pool_free(&s->atts);
+    sim__pool_free(&s->reqs);
+    sim__pool_free(&s->atts);
     if (s->pods)
         for (uint32_t k = 0; k < s->npods; k++) sim_fifo_free(&s->pods[k].queue);
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) sim_fifo_free(&s->provs[p].queue);
@@ -478,7 +478,7 @@ void teardown(sim *s) {
     free(s->eject_groups);
     free(s->climits);
     free(s->hwins);
-    free_conns(s);
+    sim__free_conns(s);
     free(s->user_class);
     free(s->user_rng);
     free(s->win_hist);

@@ -48,20 +48,21 @@ int sim_run_port(const sim_scenario *sc, uint32_t variant, const sim_run_opts *o
     s->sum = out;
     s->err = err;
     snprintf(out->variant, sizeof out->variant, "%s", s->pol->name);
-    int rc = setup(s);
-    if (rc != FB_OK && s->rc == FB_OK) stop(s, rc, "cannot set up the run: %s", fb_strerror(rc));
+    int rc = sim__setup(s);
+    if (rc != FB_OK && s->rc == FB_OK)
+        sim__stop(s, rc, "cannot set up the run: %s", fb_strerror(rc));
     if (s->port)
-        run_port(s);
+        sim__run_port(s);
     else
-        run_model(s);
+        sim__run_model(s);
     /* quiet ticks at the end (no event left before the end of traffic) */
-    if (s->rc == FB_OK) emit_ticks(s, s->sc->duration_us);
-    if (!s->baseline_ready) close_baseline(s);
-    stat_finalize(s);
+    if (s->rc == FB_OK) sim__emit_ticks(s, s->sc->duration_us);
+    if (!s->baseline_ready) sim__close_baseline(s);
+    sim__stat_finalize(s);
     out->complete = s->rc == FB_OK;
-    if (s->rc == FB_OK && s->opts->check_invariants) stat_check_invariants(s);
+    if (s->rc == FB_OK && s->opts->check_invariants) sim__stat_check_invariants(s);
     rc = s->rc;
-    teardown(s);
+    sim__teardown(s);
     free(s);
     return rc;
 }

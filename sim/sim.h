@@ -23,7 +23,7 @@
 #include "core/classify.h"
 #include "core/fallback.h"
 #include "core/hist.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* How a user request ended, beyond success. */
 #define SIM_END_MAP(XX)                                                                            \

@@ -24,8 +24,8 @@
 #define SIM_SIMINT_H
 
 #include "core/rng.h"
-#include "sim/dist.h"
-#include "sim/fault.h"
+#include "scenario/dist.h"
+#include "scenario/fault.h"
 #include "sim/fifo.h"
 #include "sim/queue.h"
 #include "sim/sim.h"
@@ -50,7 +50,7 @@ enum {
     EV_HEDGE,           /* id = request, arg = the group's serial: the next hedge is due */
     EV_AT_PROVIDER,     /* id = attempt: it reaches its provider (connection setup, network) */
     EV_AT_CLIENT,       /* id = attempt: its reply reaches the client (network) */
-    /* the fleet's dynamics (fleet.c): handled by fleet_step() */
+    /* the fleet's dynamics (fleet.c): handled by sim__fleet_step() */
     EV_POD_ARRIVAL,  /* id = pod, arg = class: a per-pod source's arrival */
     EV_SERIAL,       /* id = class: a serial client's next call */
     EV_RESUBMIT,     /* id = pending re-submission: a user submits a failed request again */
@@ -106,7 +106,7 @@ typedef struct hop {
 } hop;
 
 typedef struct req {
-    uint32_t gen; /* first field: survives reuse (pool_release) */
+    uint32_t gen; /* first field: survives reuse (sim__pool_release) */
     uint8_t state;
     uint8_t cls;
     bool holds_worker;
@@ -242,7 +242,7 @@ typedef struct lay {
     const sim_layer *cfg;
     fb_retry_policy retry;
     fb_classifier classifier;
-    bool classifier_only;  /* sim_layer_classifier_only: fb_classify alone, per reply */
+    bool classifier_only;  /* scn_layer_classifier_only: fb_classify alone, per reply */
     fb_hedge_policy hedge; /* cfg->has_hedge */
 } lay;
 
@@ -331,7 +331,7 @@ typedef struct sim {
     uint64_t events_logged;
     uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
-    const sim_stack *class_stack[SIM_CLASSES_MAX]; /* sim_policy_stack, once per class */
+    const sim_stack *class_stack[SIM_CLASSES_MAX]; /* scn_policy_stack, once per class */
     /* time series (series.c) */
     sim_row row;
     fb_hist tick_hist;
@@ -392,70 +392,70 @@ static inline fb_fallback *pod_fb(sim *s, uint32_t podi, uint32_t layer) {
 }
 
 /* engine.c */
-void pool_init(pool *p, size_t size, size_t cap_max);
-void pool_free(pool *p);
-int pool_take(pool *p, uint32_t *out);
-void pool_release(pool *p, uint32_t i);
-void stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg);
-void push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen);
-void log_event(sim *s, const sim_log_event *ev);
-void catch_up(sim *s, fb_time_us t);
-void run_model(sim *s);
-void run_port(sim *s);
+void sim__pool_init(pool *p, size_t size, size_t cap_max);
+void sim__pool_free(pool *p);
+int sim__pool_take(pool *p, uint32_t *out);
+void sim__pool_release(pool *p, uint32_t i);
+void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg);
+void sim__push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen);
+void sim__log_event(sim *s, const sim_log_event *ev);
+void sim__catch_up(sim *s, fb_time_us t);
+void sim__run_model(sim *s);
+void sim__run_port(sim *s);
 
 /* request.c */
-void new_request(sim *s, uint32_t cls, uint32_t user);
-void on_work_done(sim *s, uint32_t ri);
-void on_resume(sim *s, uint32_t ri, uint32_t arg);
-void on_layer_timeout(sim *s, uint32_t ri, uint32_t arg);
-void deliver(sim *s, uint32_t ai);
-void on_attempt_timeout(sim *s, uint32_t ai);
-void on_deadline(sim *s, uint32_t ri);
-void on_finish(sim *s, uint32_t ri);
+void sim__new_request(sim *s, uint32_t cls, uint32_t user);
+void sim__on_work_done(sim *s, uint32_t ri);
+void sim__on_resume(sim *s, uint32_t ri, uint32_t arg);
+void sim__on_layer_timeout(sim *s, uint32_t ri, uint32_t arg);
+void sim__deliver(sim *s, uint32_t ai);
+void sim__on_attempt_timeout(sim *s, uint32_t ai);
+void sim__on_deadline(sim *s, uint32_t ri);
+void sim__on_finish(sim *s, uint32_t ri);
 
 /* request.c: what hedging.c shares */
-fb_class classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi);
+fb_class sim__classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi);
 /* A hedge group's answer (from provider pi, `out` tokens) to the innermost layer's engine. */
-void inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,
-                  uint32_t out);
-int new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
-                uint32_t *out);
+void sim__inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,
+                       uint32_t out);
+int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
+                     uint32_t *out);
 fb_reply sim_timeout_reply(void);
 
 /* hedging.c */
-void hedge_begin(sim *s, uint32_t ri, uint32_t ai);
-void on_hedge(sim *s, uint32_t ri, uint32_t arg);
-void hedge_delivered(sim *s, uint32_t ai);
-void hedge_timeout(sim *s, uint32_t ai);
-void hedge_abandon(sim *s, req *r);
+void sim__hedge_begin(sim *s, uint32_t ri, uint32_t ai);
+void sim__on_hedge(sim *s, uint32_t ri, uint32_t arg);
+void sim__hedge_delivered(sim *s, uint32_t ai);
+void sim__hedge_timeout(sim *s, uint32_t ai);
+void sim__hedge_abandon(sim *s, req *r);
 
 /* conn.c */
-void conn_depart(sim *s, uint32_t ai);
-void on_at_provider(sim *s, uint32_t ai);
-bool conn_return(sim *s, uint32_t ai);
-void on_at_client(sim *s, uint32_t ai);
-void conn_end(sim *s, uint32_t ai, bool close);
-int setup_conns(sim *s);
-void free_conns(sim *s);
-void conns_pod_reset(sim *s, uint32_t k);
+void sim__conn_depart(sim *s, uint32_t ai);
+void sim__on_at_provider(sim *s, uint32_t ai);
+bool sim__conn_return(sim *s, uint32_t ai);
+void sim__on_at_client(sim *s, uint32_t ai);
+void sim__conn_end(sim *s, uint32_t ai, bool close);
+int sim__setup_conns(sim *s);
+void sim__free_conns(sim *s);
+void sim__conns_pod_reset(sim *s, uint32_t k);
 
 /* stats.c, for these */
-void stat_hedge_sent(sim *s, uint32_t provider);
-void stat_hedge_won(sim *s);
-void stat_conn_wait(sim *s, uint32_t provider);
-void stat_conn_waited(sim *s, uint32_t provider, fb_time_us wait_us);
-void stat_conn_setup(sim *s, uint32_t provider);
+void sim__stat_hedge_sent(sim *s, uint32_t provider);
+void sim__stat_hedge_won(sim *s);
+void sim__stat_conn_wait(sim *s, uint32_t provider);
+void sim__stat_conn_waited(sim *s, uint32_t provider, fb_time_us wait_us);
+void sim__stat_conn_setup(sim *s, uint32_t provider);
 
 /* provider.c */
-void provider_arrive(sim *s, uint32_t ai);
-void port_send(sim *s, uint32_t ai);
-void port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback);
-void on_reply(sim *s, uint32_t ai);
-void on_service_done(sim *s, uint32_t ai);
-void on_fault_edge(sim *s, uint32_t provider, uint32_t fault, bool end);
-void provider_set_capacity(sim *s, uint32_t provider, double factor);
-void provider_cancel(sim *s, uint32_t ai);
+void sim__provider_arrive(sim *s, uint32_t ai);
+void sim__port_send(sim *s, uint32_t ai);
+void sim__port_request_end(sim *s, uint32_t ri, sim_end end, bool via_fallback);
+void sim__on_reply(sim *s, uint32_t ai);
+void sim__on_service_done(sim *s, uint32_t ai);
+void sim__on_fault_edge(sim *s, uint32_t provider, uint32_t fault, bool end);
+void sim__provider_set_capacity(sim *s, uint32_t provider, double factor);
+void sim__provider_cancel(sim *s, uint32_t ai);
 
 /*
  * An attempt leaves for its provider: through its pool and the network
@@ -464,81 +464,81 @@ void provider_cancel(sim *s, uint32_t ai);
  */
 static inline void attempt_depart(sim *s, uint32_t ai) {
     if (s->att_x)
-        conn_depart(s, ai);
+        sim__conn_depart(s, ai);
     else if (s->port)
-        port_send(s, ai);
+        sim__port_send(s, ai);
     else
-        provider_arrive(s, ai);
+        sim__provider_arrive(s, ai);
 }
 
 /* The answer travels back over the network (true: it arrives later, conn.c). */
 static inline bool attempt_return(sim *s, uint32_t ai) {
-    return s->att_x && !s->port && conn_return(s, ai);
+    return s->att_x && !s->port && sim__conn_return(s, ai);
 }
 
 /* store.c */
-int setup_stores(sim *s, uint32_t layer);
-int pod_breaker(sim *s, uint32_t layer, uint32_t k, uint32_t p, fb_fallback_provider *fp);
-void on_breaker_event(void *ctx, const fb_breaker_event *ev);
-void on_store_record(sim *s);
-void on_store_sync(sim *s);
-void on_publish(sim *s, uint32_t slot_index);
-bool is_open(fb_breaker_state st);
-fb_breaker_state seen_state(const fb_breaker *b, fb_time_us now);
+int sim__setup_stores(sim *s, uint32_t layer);
+int sim__pod_breaker(sim *s, uint32_t layer, uint32_t k, uint32_t p, fb_fallback_provider *fp);
+void sim__on_breaker_event(void *ctx, const fb_breaker_event *ev);
+void sim__on_store_record(sim *s);
+void sim__on_store_sync(sim *s);
+void sim__on_publish(sim *s, uint32_t slot_index);
+bool sim__is_open(fb_breaker_state st);
+fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now);
 
 /* series.c */
-bool in_window(const sim *s, fb_time_us t);
-bool rows_left(const sim *s);
-fb_time_us tick_end(const sim *s);
-void emit_ticks(sim *s, fb_time_us t);
-void close_baseline(sim *s);
+bool sim__in_window(const sim *s, fb_time_us t);
+bool sim__rows_left(const sim *s);
+fb_time_us sim__tick_end(const sim *s);
+void sim__emit_ticks(sim *s, fb_time_us t);
+void sim__close_baseline(sim *s);
 
 /* stats.c: every summary and time-series counter moves here */
-void stat_arrival(sim *s, const req *r);
-void stat_attempt(sim *s, const attempt *a);
-void stat_outcome(sim *s, uint32_t provider, fb_outcome outcome);
-void stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
-void stat_layer_call(sim *s, uint32_t layer);
-void stat_layer_attempt(sim *s, uint32_t layer, uint32_t target);
-void stat_policy(sim *s, const req *r, uint32_t depth);
-void stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed);
-void stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out);
-void stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted);
+void sim__stat_arrival(sim *s, const req *r);
+void sim__stat_attempt(sim *s, const attempt *a);
+void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome);
+void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
+void sim__stat_layer_call(sim *s, uint32_t layer);
+void sim__stat_layer_attempt(sim *s, uint32_t layer, uint32_t target);
+void sim__stat_policy(sim *s, const req *r, uint32_t depth);
+void sim__stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed);
+void sim__stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out);
+void sim__stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted);
 typedef enum tally { T_CAPACITY_429, T_OVERLOADED, T_SHED, T_ABANDONED } tally;
-void stat_tally(sim *s, uint32_t provider, tally what);
-void stat_provider_busy(sim *s, uint32_t provider);
-void stat_provider_queued(sim *s, uint32_t provider);
-void stat_pod_queued(sim *s);
-void stat_class_exposure(sim *s, bool exposed);
-void stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev);
-void stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider);
+void sim__stat_tally(sim *s, uint32_t provider, tally what);
+void sim__stat_provider_busy(sim *s, uint32_t provider);
+void sim__stat_provider_queued(sim *s, uint32_t provider);
+void sim__stat_pod_queued(sim *s);
+void sim__stat_class_exposure(sim *s, bool exposed);
+void sim__stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev);
+void sim__stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider);
 typedef enum store_tally { STORE_UNREACHABLE, STORE_RECORD_LOST } store_tally;
-void stat_resubmitted(sim *s);
-void stat_serial_lag(sim *s, fb_time_us lag);
-void stat_serial_backlog(sim *s, uint64_t calls);
-void stat_scale(sim *s, uint32_t from, uint32_t to);
-void stat_store(sim *s, store_tally what);
-void stat_pod_retired(sim *s, uint32_t k);
-void stat_breaker_dropped(sim *s, const bctx *bc);
-void stat_finalize(sim *s);
-int stat_check_invariants(sim *s);
+void sim__stat_resubmitted(sim *s);
+void sim__stat_serial_lag(sim *s, fb_time_us lag);
+void sim__stat_serial_backlog(sim *s, uint64_t calls);
+void sim__stat_scale(sim *s, uint32_t from, uint32_t to);
+void sim__stat_store(sim *s, store_tally what);
+void sim__stat_pod_retired(sim *s, uint32_t k);
+void sim__stat_breaker_dropped(sim *s, const bctx *bc);
+void sim__stat_finalize(sim *s);
+int sim__stat_check_invariants(sim *s);
 
 /* setup.c */
-int setup(sim *s);
-void teardown(sim *s);
-int setup_pod_policy(sim *s, uint32_t k); /* pod k's engines, breakers, limiters, budgets */
+int sim__setup(sim *s);
+void sim__teardown(sim *s);
+int sim__setup_pod_policy(sim *s, uint32_t k); /* pod k's engines, breakers, limiters, budgets */
 
 /* fleet.c: per-pod sources, serial clients, re-submissions, autoscaling, store outages */
-uint32_t autoscale_slots(const sim_policy *pol, uint32_t count); /* pod slots of a variant */
-int fleet_setup(sim *s);
-void fleet_teardown(sim *s);
-int fleet_step(sim *s, const sim_event *ev);      /* 1 handled, 0 stale, -1 not a fleet event */
-void fleet_arrive(sim *s, req *r);                /* its pod, and a re-submission's tokens */
-bool fleet_end(sim *s, req *r, sim_end end);      /* true: its user submits it again */
-void fleet_pod_freed(sim *s, uint32_t podi);      /* a draining pod may be gone */
-bool fleet_pod_live(const sim *s, uint32_t podi); /* started and not yet gone */
-bool fleet_store_down(const sim *s);              /* the shared breakers' store is unreachable */
-void fleet_row(sim *s, sim_row *row);             /* the fleet's columns of a row */
-void fleet_finalize(sim *s);                      /* its share of the summary */
+uint32_t sim__autoscale_slots(const sim_policy *pol, uint32_t count); /* pod slots of a variant */
+int sim__fleet_setup(sim *s);
+void sim__fleet_teardown(sim *s);
+int sim__fleet_step(sim *s, const sim_event *ev); /* 1 handled, 0 stale, -1 not a fleet event */
+void sim__fleet_arrive(sim *s, req *r);           /* its pod, and a re-submission's tokens */
+bool sim__fleet_end(sim *s, req *r, sim_end end); /* true: its user submits it again */
+void sim__fleet_pod_freed(sim *s, uint32_t podi); /* a draining pod may be gone */
+bool sim__fleet_pod_live(const sim *s, uint32_t podi); /* started and not yet gone */
+bool sim__fleet_store_down(const sim *s);  /* the shared breakers' store is unreachable */
+void sim__fleet_row(sim *s, sim_row *row); /* the fleet's columns of a row */
+void sim__fleet_finalize(sim *s);          /* its share of the summary */
 
 #endif /* SIM_SIMINT_H */

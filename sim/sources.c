@@ -33,13 +33,13 @@ static int per_pod_setup(sim *s, uint32_t n) {
                           PURPOSE_POD_SOURCE);
             tr->scale = 1.0 / (double)s->npods;
             fb_time_us t = sim_traffic_next(tr, 0);
-            if (t != FB_TIME_MAX) push(s, t, EV_POD_ARRIVAL, k, 0, c);
+            if (t != FB_TIME_MAX) sim__push(s, t, EV_POD_ARRIVAL, k, 0, c);
         }
     }
     return FB_OK;
 }
 
-int sources_setup(sim *s) {
+int sim__sources_setup(sim *s) {
     fleet *f = s->fleet;
     const sim_scenario *sc = s->sc;
     uint32_t n = 0;
@@ -53,28 +53,28 @@ int sources_setup(sim *s) {
         if (!sc->classes[c].serial) continue;
         fb_time_us t = sim_traffic_next(&s->traffic[c], 0);
         f->serial[c].sched_us = t;
-        if (t != FB_TIME_MAX) push(s, t, EV_SERIAL, c, 0, 0);
+        if (t != FB_TIME_MAX) sim__push(s, t, EV_SERIAL, c, 0, 0);
     }
     return rc;
 }
 
-void sources_free(sim *s) {
+void sim__sources_free(sim *s) {
     free(s->fleet->sources);
     free(s->fleet->pod_requests);
 }
 
-void on_pod_arrival(sim *s, uint32_t podi, uint32_t cls) {
+void sim__on_pod_arrival(sim *s, uint32_t podi, uint32_t cls) {
     fleet *f = s->fleet;
     f->arriving_pod = podi;
-    new_request(s, cls, NONE32);
+    sim__new_request(s, cls, NONE32);
     f->arriving_pod = NONE32;
     fb_time_us t = sim_traffic_next(pod_source(s, cls, podi), s->now);
-    if (t != FB_TIME_MAX) push(s, t, EV_POD_ARRIVAL, podi, 0, cls);
+    if (t != FB_TIME_MAX) sim__push(s, t, EV_POD_ARRIVAL, podi, 0, cls);
 }
 
-void on_serial(sim *s, uint32_t cls) {
-    stat_serial_lag(s, s->now - s->fleet->serial[cls].sched_us);
-    new_request(s, cls, NONE32);
+void sim__on_serial(sim *s, uint32_t cls) {
+    sim__stat_serial_lag(s, s->now - s->fleet->serial[cls].sched_us);
+    sim__new_request(s, cls, NONE32);
 }
 
 /* The calls scheduled from `t` to the end of traffic, none of which will start. */
@@ -82,16 +82,16 @@ static void count_backlog(sim *s, sim_traffic *tr, fb_time_us t) {
     uint64_t n = 0, room = s->sc->limits.requests_max;
     for (; t != FB_TIME_MAX; t = sim_traffic_next(tr, t)) {
         if (++n > room) {
-            stop(s, FB_ECAP, "a serial client's backlog exceeds limits.requests (%llu)",
-                 (unsigned long long)room);
+            sim__stop(s, FB_ECAP, "a serial client's backlog exceeds limits.requests (%llu)",
+                      (unsigned long long)room);
             return;
         }
     }
-    stat_serial_backlog(s, n);
+    sim__stat_serial_backlog(s, n);
 }
 
 /* The serial client's call ended: the next at the later of its schedule and now. */
-void serial_end(sim *s, uint32_t cls) {
+void sim__serial_end(sim *s, uint32_t cls) {
     serial_client *sc = &s->fleet->serial[cls];
     sim_traffic *tr = &s->traffic[cls];
     fb_time_us t = sim_traffic_next(tr, sc->sched_us);
@@ -102,5 +102,5 @@ void serial_end(sim *s, uint32_t cls) {
         count_backlog(s, tr, t);
         return;
     }
-    push(s, start, EV_SERIAL, cls, 0, 0);
+    sim__push(s, start, EV_SERIAL, cls, 0, 0);
 }

@@ -6,13 +6,13 @@
  * a breaker changed state); each helper updates the run's summary and the
  * current time-series row together, so the two always agree. What the
  * counters mean is defined once, in sim/metrics.c (docs/metrics.md).
- * stat_finalize() adds what the core's primitives counted themselves.
+ * sim__stat_finalize() adds what the core's primitives counted themselves.
  */
 #include <math.h>
 
 #include "sim/fleetint.h"
 
-void stat_arrival(sim *s, const req *r) {
+void sim__stat_arrival(sim *s, const req *r) {
     sim_summary *sum = s->sum;
     sum->requests++;
     sum->classes[r->cls].requests++;
@@ -20,7 +20,7 @@ void stat_arrival(sim *s, const req *r) {
     bool calls = s->sc->classes[r->cls].target != SIM_TARGET_NONE;
     if (calls) {
         sum->requests_calling++;
-        if (in_window(s, s->now)) sum->requests_in_fault++;
+        if (sim__in_window(s, s->now)) sum->requests_in_fault++;
     }
     if (s->live > sum->in_flight_peak) sum->in_flight_peak = s->live;
     if (r->resubmits > 0) {
@@ -33,22 +33,22 @@ void stat_arrival(sim *s, const req *r) {
 /* ---- the fleet's dynamics (fleet.c and its files) ---- */
 
 /* A request ended in an error and its user will submit it again. */
-void stat_resubmitted(sim *s) {
+void sim__stat_resubmitted(sim *s) {
     s->sum->fleet.resubmitted++;
 }
 
 /* A serial client's call started `lag` after its scheduled time. */
-void stat_serial_lag(sim *s, fb_time_us lag) {
+void sim__stat_serial_lag(sim *s, fb_time_us lag) {
     if (lag > s->sum->fleet.serial_lag_us) s->sum->fleet.serial_lag_us = lag;
 }
 
 /* A serial client's calls scheduled before the end of traffic that will never start. */
-void stat_serial_backlog(sim *s, uint64_t calls) {
+void sim__stat_serial_backlog(sim *s, uint64_t calls) {
     s->sum->fleet.serial_backlog += calls;
 }
 
 /* The autoscaler changed its pods from `from` to `to`. */
-void stat_scale(sim *s, uint32_t from, uint32_t to) {
+void sim__stat_scale(sim *s, uint32_t from, uint32_t to) {
     sim_fleet_summary *fs = &s->sum->fleet;
     fs->scale_decisions++;
     if (to > from)
@@ -57,22 +57,22 @@ void stat_scale(sim *s, uint32_t from, uint32_t to) {
         fs->pods_removed += from - to;
 }
 
-void stat_store(sim *s, store_tally what) {
+void sim__stat_store(sim *s, store_tally what) {
     if (what == STORE_UNREACHABLE)
         s->sum->fleet.store_unreachable++;
     else
         s->sum->fleet.store_records_lost++;
 }
 
-void stat_attempt(sim *s, const attempt *a) {
+void sim__stat_attempt(sim *s, const attempt *a) {
     s->sum->attempts++;
     s->sum->providers[a->provider].attempts++;
     s->provs[a->provider].tick.attempts++;
-    if (in_window(s, s->now)) s->sum->attempts_in_fault++;
+    if (sim__in_window(s, s->now)) s->sum->attempts_in_fault++;
 }
 
 /* An attempt's outcome, as the client classified it. */
-void stat_outcome(sim *s, uint32_t provider, fb_outcome outcome) {
+void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome) {
     prov *p = &s->provs[provider];
     s->sum->providers[provider].outcomes[outcome]++;
     if (outcome != FB_OUT_SUCCESS) p->tick.errors++;
@@ -97,7 +97,7 @@ static void class_end(sim_class_summary *c, sim_end end, bool via_fallback, bool
     c->slo_missed += late;
 }
 
-void stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
+void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
     sim_summary *sum = s->sum;
     fb_time_us lat = s->now - r->arrival_us;
     bool answered = end == SIM_END_SUCCESS || end == SIM_END_DEGRADED;
@@ -141,19 +141,19 @@ void stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
 }
 
 /* A layer received a request (from users, or from the layer outside it). */
-void stat_layer_call(sim *s, uint32_t layer) {
+void sim__stat_layer_call(sim *s, uint32_t layer) {
     s->sum->layers[layer].calls++;
 }
 
 /* A layer made an attempt: to `target`, a provider (or the layer inside, for an outer one). */
-void stat_layer_attempt(sim *s, uint32_t layer, uint32_t target) {
+void sim__stat_layer_attempt(sim *s, uint32_t layer, uint32_t target) {
     sim_layer_summary *ls = &s->sum->layers[layer];
     ls->attempts++;
     if (s->lays[layer].cfg->role != SIM_ROLE_OUTER) ls->attempts_to[target]++;
 }
 
 /* Layer `depth` of the request's stack is done with it: its retries and fallbacks. */
-void stat_policy(sim *s, const req *r, uint32_t depth) {
+void sim__stat_policy(sim *s, const req *r, uint32_t depth) {
     const fb_fallback_request_stats *st = fb_fallback_request_stats_get(&r->hops[depth].fr);
     sim_layer_summary *ls = &s->sum->layers[r->stack->layer[depth]];
     s->sum->retries += st->retries;
@@ -164,7 +164,7 @@ void stat_policy(sim *s, const req *r, uint32_t depth) {
 
 /* An answer failed after its first token reached the user. */
 /* An answer broke after its first token; the innermost layer decides what happens next. */
-void stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed) {
+void sim__stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed) {
     const sim_layer *inner = s->lays[r->stack->layer[r->stack->depth - 1]].cfg;
     s->sum->stream_failures++;
     if (inner->stream == FB_STREAM_RETRY) s->sum->tokens_duplicated += tokens_out;
@@ -188,7 +188,7 @@ static uint32_t primary_of(const sim *s, const req *r) {
  * A success via fallback (the engine's sense: not the chain's primary,
  * failed or skipped): what the answer cost beyond the same tokens there.
  */
-void stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out) {
+void sim__stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out) {
     const sim_provider *pp = &s->sc->providers[primary_of(s, r)];
     const sim_provider *pf = &s->sc->providers[provider];
     s->sum->fallback_extra_cost_usd +=
@@ -196,7 +196,7 @@ void stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens
 }
 
 /* A provider worked on an attempt: bill its input and `tokens_out` output tokens. */
-void stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted) {
+void sim__stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted) {
     const sim_provider *pv = &s->sc->providers[a->provider];
     sim_provider_summary *ps = &s->sum->providers[a->provider];
     double c = cost_of(pv, a->tokens_in, tokens_out);
@@ -215,32 +215,32 @@ void stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted) {
 }
 
 /* A hedged attempt left for `provider` (the group's first is an ordinary attempt). */
-void stat_hedge_sent(sim *s, uint32_t provider) {
+void sim__stat_hedge_sent(sim *s, uint32_t provider) {
     s->sum->hedges++;
     s->sum->providers[provider].hedges++;
 }
 
 /* A hedge group's answer came from a hedged attempt, not from its first. */
-void stat_hedge_won(sim *s) {
+void sim__stat_hedge_won(sim *s) {
     s->sum->hedges_won++;
 }
 
 /* An attempt found no connection to `provider` and waits for one. */
-void stat_conn_wait(sim *s, uint32_t provider) {
+void sim__stat_conn_wait(sim *s, uint32_t provider) {
     s->sum->providers[provider].conn_waits++;
 }
 
 /* ... and got one after `wait_us`. */
-void stat_conn_waited(sim *s, uint32_t provider, fb_time_us wait_us) {
+void sim__stat_conn_waited(sim *s, uint32_t provider, fb_time_us wait_us) {
     s->sum->providers[provider].conn_wait_s += (double)wait_us / 1e6;
 }
 
 /* A connection to `provider` was opened (and costs its setup). */
-void stat_conn_setup(sim *s, uint32_t provider) {
+void sim__stat_conn_setup(sim *s, uint32_t provider) {
     s->sum->providers[provider].conn_setups++;
 }
 
-void stat_tally(sim *s, uint32_t provider, tally what) {
+void sim__stat_tally(sim *s, uint32_t provider, tally what) {
     sim_provider_summary *ps = &s->sum->providers[provider];
     switch (what) {
     case T_CAPACITY_429:
@@ -259,26 +259,26 @@ void stat_tally(sim *s, uint32_t provider, tally what) {
 }
 
 /* Peaks: attempts in service at a provider, its queue, the pods' queues. */
-void stat_provider_busy(sim *s, uint32_t provider) {
+void sim__stat_provider_busy(sim *s, uint32_t provider) {
     sim_provider_summary *ps = &s->sum->providers[provider];
     if (s->provs[provider].busy > ps->in_service_peak)
         ps->in_service_peak = s->provs[provider].busy;
 }
 
-void stat_provider_queued(sim *s, uint32_t provider) {
+void sim__stat_provider_queued(sim *s, uint32_t provider) {
     sim_provider_summary *ps = &s->sum->providers[provider];
     if (s->provs[provider].qlive > ps->queue_peak) ps->queue_peak = s->provs[provider].qlive;
 }
 
 /* A traffic class calls a disturbed provider (exposed) or not (its failures are collateral). */
-void stat_class_exposure(sim *s, bool exposed) {
+void sim__stat_class_exposure(sim *s, bool exposed) {
     if (exposed)
         s->sum->classes_exposed++;
     else
         s->sum->classes_unexposed++;
 }
 
-void stat_pod_queued(sim *s) {
+void sim__stat_pod_queued(sim *s) {
     if (s->pod_queue_total > s->sum->pod_queue_peak) s->sum->pod_queue_peak = s->pod_queue_total;
 }
 
@@ -315,7 +315,7 @@ static void add_open_time(sim *s, const bctx *bc, bool store, fb_time_us since, 
         s->sum->providers[bc->provider].breaker_open_s += store ? d : d / s->npods;
 }
 
-void stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider) {
+void sim__stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider) {
     s->sum->layers[layer].breaker_rejections++;
     if (per_provider(s, layer)) s->sum->providers[provider].breaker_rejections++;
 }
@@ -324,10 +324,10 @@ void stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider) {
  * A breaker changed state. Transitions count for the breakers of the
  * layer's scope (per pod, or the store); open time is averaged over pods.
  */
-void stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev) {
+void sim__stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev) {
     size_t at = breaker_slot(s, bc);
     if (!counts(s, bc->layer, bc->pod < 0) || ev->from == ev->to) return;
-    bool opens = is_open(ev->to) && !is_open(ev->from);
+    bool opens = sim__is_open(ev->to) && !sim__is_open(ev->from);
     sim_layer_summary *ls = &s->sum->layers[bc->layer];
     ls->breaker_transitions++;
     ls->breaker_opens += opens;
@@ -338,7 +338,7 @@ void stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event *ev)
     if (opens) s->open_since[at] = ev->at_us;
     if (ev->to == FB_BREAKER_OPEN) s->open_end[at] = ev->open_until_us;
     if (ev->to == FB_BREAKER_FORCED_OPEN) s->open_end[at] = FB_TIME_MAX;
-    if (!is_open(ev->to) && is_open(ev->from) && s->open_since[at] != FB_TIME_NONE) {
+    if (!sim__is_open(ev->to) && sim__is_open(ev->from) && s->open_since[at] != FB_TIME_NONE) {
         /* the breaker stopped rejecting at its deadline, even if nobody asked then */
         fb_time_us end = ev->at_us < s->open_end[at] ? ev->at_us : s->open_end[at];
         add_open_time(s, bc, bc->pod < 0, s->open_since[at], end);
@@ -405,7 +405,7 @@ static void add_core_counts(sim *s, uint32_t l, uint32_t p) {
 }
 
 /* A breaker goes away (a pod started anew, a local breaker after a store outage). */
-void stat_breaker_dropped(sim *s, const bctx *bc) {
+void sim__stat_breaker_dropped(sim *s, const bctx *bc) {
     size_t at = breaker_slot(s, bc);
     if (s->open_since[at] == FB_TIME_NONE) return;
     fb_time_us end = s->now < s->open_end[at] ? s->now : s->open_end[at];
@@ -419,12 +419,12 @@ void stat_breaker_dropped(sim *s, const bctx *bc) {
  * breaker rejections, budget refusals, open periods) joins the summary
  * before its state is made anew.
  */
-void stat_pod_retired(sim *s, uint32_t k) {
+void sim__stat_pod_retired(sim *s, uint32_t k) {
     for (uint32_t l = 0; l < s->NL; l++) {
         for (uint32_t p = 0; p < s->P; p++) {
             add_pod_counts(s, l, p, k);
             bctx bc = {s, (int)k, (uint8_t)l, (uint8_t)p};
-            stat_breaker_dropped(s, &bc);
+            sim__stat_breaker_dropped(s, &bc);
         }
         if (s->lays[l].cfg->budget.kind != FB_BUDGET_NONE)
             s->sum->budget_refusals +=
@@ -449,7 +449,7 @@ static void finalize_spillover(sim *s, uint32_t i) {
         f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;
 }
 
-void stat_finalize(sim *s) {
+void sim__stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
     sum->end_us = s->now;
     sum->events = s->q.pushed;
@@ -469,13 +469,13 @@ void stat_finalize(sim *s) {
                 fb_budget_stats_get(&s->budgets[(size_t)k * s->NL + l])->refused;
     }
     for (uint32_t i = 0; i < sum->fault_count; i++) finalize_spillover(s, i);
-    if (s->fleet) fleet_finalize(s);
+    if (s->fleet) sim__fleet_finalize(s);
 }
 
 /* ---- invariants (tests: sim_run_opts.check_invariants) ---- */
 
 static int broken(sim *s, const char *what) {
-    stop(s, FB_ESTATE, "invariant: %s", what);
+    sim__stop(s, FB_ESTATE, "invariant: %s", what);
     return FB_ESTATE;
 }
 
@@ -484,28 +484,28 @@ static int check_requests(sim *s) {
     uint64_t ended = 0;
     for (int e = 0; e < SIM_END_COUNT; e++) ended += sum->ended[e];
     if (ended + s->live != sum->requests) {
-        stop(s, FB_ESTATE, "invariant: %llu requests arrived but %llu ended and %llu are live",
-             (unsigned long long)sum->requests, (unsigned long long)ended,
-             (unsigned long long)s->live);
+        sim__stop(s, FB_ESTATE, "invariant: %llu requests arrived but %llu ended and %llu are live",
+                  (unsigned long long)sum->requests, (unsigned long long)ended,
+                  (unsigned long long)s->live);
         return FB_ESTATE;
     }
     if (s->live == 0 && (s->pod_queue_total != 0 || s->busy_total != 0)) {
-        stop(s, FB_ESTATE,
-             "invariant: no request is live but %llu are queued and %llu workers busy",
-             (unsigned long long)s->pod_queue_total, (unsigned long long)s->busy_total);
+        sim__stop(s, FB_ESTATE,
+                  "invariant: no request is live but %llu are queued and %llu workers busy",
+                  (unsigned long long)s->pod_queue_total, (unsigned long long)s->busy_total);
         return FB_ESTATE;
     }
     for (uint32_t k = 0; k < s->npods; k++) {
         if (s->live == 0 && (s->pods[k].qlive != 0 || s->pods[k].busy != 0)) {
-            stop(s, FB_ESTATE, "invariant: pod %u still counts %u queued, %u busy", k,
-                 s->pods[k].qlive, s->pods[k].busy);
+            sim__stop(s, FB_ESTATE, "invariant: pod %u still counts %u queued, %u busy", k,
+                      s->pods[k].qlive, s->pods[k].busy);
             return FB_ESTATE;
         }
     }
     return FB_OK;
 }
 
-int stat_check_invariants(sim *s) {
+int sim__stat_check_invariants(sim *s) {
     sim_summary *sum = s->sum;
     int rc = check_requests(s);
     if (rc != FB_OK) return rc;
@@ -517,8 +517,8 @@ int stat_check_invariants(sim *s) {
         uint64_t outc = 0;
         for (int o = 0; o < FB_OUT_COUNT; o++) outc += sum->providers[p].outcomes[o];
         if (outc > sum->providers[p].attempts) {
-            stop(s, FB_ESTATE, "invariant: provider %s has more outcomes than attempts",
-                 s->sc->providers[p].name);
+            sim__stop(s, FB_ESTATE, "invariant: provider %s has more outcomes than attempts",
+                      s->sc->providers[p].name);
             return FB_ESTATE;
         }
     }

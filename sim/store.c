@@ -35,7 +35,7 @@
 /* A permit of a pod's local breaker (store outage, "local"): its generation carries this bit. */
 #define LOCAL_PERMIT (1ull << 63)
 
-bool is_open(fb_breaker_state st) {
+bool sim__is_open(fb_breaker_state st) {
     return st == FB_BREAKER_OPEN || st == FB_BREAKER_FORCED_OPEN;
 }
 
@@ -45,7 +45,7 @@ bool is_open(fb_breaker_state st) {
  * half-open. Writing rows must never move the model (rows would otherwise
  * depend on the tick).
  */
-fb_breaker_state seen_state(const fb_breaker *b, fb_time_us now) {
+fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now) {
     fb_breaker_state st = fb_breaker_state_get(b);
     if (st == FB_BREAKER_OPEN && now >= fb_breaker_open_until(b)) return FB_BREAKER_HALF_OPEN;
     return st;
@@ -62,7 +62,7 @@ static bool view_says_open(const view *v, fb_time_us now) {
 /* The store cannot be reached: the layer's store_outage decides. */
 static bool allow_unreachable(view *v, fb_time_us now, fb_breaker_permit *permit) {
     sim *s = v->s;
-    stat_store(s, STORE_UNREACHABLE);
+    sim__stat_store(s, STORE_UNREACHABLE);
     sim_store_outage mode = s->lays[v->layer].cfg->store_outage;
     bool view_open = view_says_open(v, now);
     if (mode == SIM_STORE_FAIL_OPEN) {
@@ -78,14 +78,14 @@ static bool allow_unreachable(view *v, fb_time_us now, fb_breaker_permit *permit
         }
     }
     permit->kind = FB_PERMIT_REJECTED;
-    stat_breaker_rejection(s, v->layer, v->provider);
+    sim__stat_breaker_rejection(s, v->layer, v->provider);
     return false;
 }
 
 static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
     view *v = ctx;
     sim *s = v->s;
-    if (fleet_store_down(s)) return allow_unreachable(v, now, permit);
+    if (sim__fleet_store_down(s)) return allow_unreachable(v, now, permit);
     switch (v->state) {
     case FB_BREAKER_CLOSED:
     case FB_BREAKER_FORCED_CLOSED:
@@ -98,13 +98,13 @@ static bool view_allow(void *ctx, fb_time_us now, fb_breaker_permit *permit) {
         return true;
     case FB_BREAKER_FORCED_OPEN:
         permit->kind = FB_PERMIT_REJECTED;
-        stat_breaker_rejection(s, v->layer, v->provider);
+        sim__stat_breaker_rejection(s, v->layer, v->provider);
         return false;
     case FB_BREAKER_OPEN:
         if (now < v->open_until_us) {
             /* rejected by the pod's own view: the store never hears of it */
             permit->kind = FB_PERMIT_REJECTED;
-            stat_breaker_rejection(s, v->layer, v->provider);
+            sim__stat_breaker_rejection(s, v->layer, v->provider);
             return false;
         }
         break;
@@ -127,7 +127,7 @@ static bool admits_unreachable(const view *v, fb_time_us now) {
 /* Would view_allow() admit now? (The groups of the fallback engine peek.) */
 static bool view_admits(void *ctx, fb_time_us now) {
     view *v = ctx;
-    if (fleet_store_down(v->s)) return admits_unreachable(v, now);
+    if (sim__fleet_store_down(v->s)) return admits_unreachable(v, now);
     switch (v->state) {
     case FB_BREAKER_FORCED_OPEN:
         return false;
@@ -150,33 +150,33 @@ static void view_record(void *ctx, const fb_breaker_permit *permit, const fb_bre
     if (permit->generation & LOCAL_PERMIT) {
         fb_breaker_permit own = *permit;
         own.generation &= ~LOCAL_PERMIT;
-        if (fleet_store_down(s))
+        if (sim__fleet_store_down(s))
             fb_breaker_record(&s->breakers[(size_t)(v - s->views)], &own, result, now);
         else
-            stat_store(s, STORE_RECORD_LOST); /* the local breaker went with the outage */
+            sim__stat_store(s, STORE_RECORD_LOST); /* the local breaker went with the outage */
         return;
     }
-    if (fleet_store_down(s)) {
-        stat_store(s, STORE_RECORD_LOST);
+    if (sim__fleet_store_down(s)) {
+        sim__stat_store(s, STORE_RECORD_LOST);
         return;
     }
     store_record rec = {v->layer, v->provider, *permit, *result};
     if (sim_fifo_push(&s->recs, &rec) != FB_OK) {
-        stop(s, FB_ECAP, "shared store messages cap reached (limits.events) at t=%.3fs",
-             (double)s->now / 1e6);
+        sim__stop(s, FB_ECAP, "shared store messages cap reached (limits.events) at t=%.3fs",
+                  (double)s->now / 1e6);
         return;
     }
-    push_lane(s, LANE_STORE_RECORD, now + s->lays[v->layer].cfg->sync_delay_us, EV_STORE_RECORD, 0,
-              0);
+    sim__push_lane(s, LANE_STORE_RECORD, now + s->lays[v->layer].cfg->sync_delay_us,
+                   EV_STORE_RECORD, 0, 0);
 }
 
 /* ---- the store's side ---- */
 
-void on_store_record(sim *s) {
+void sim__on_store_record(sim *s) {
     store_record rec;
     sim_fifo_pop(&s->recs, &rec);
-    if (fleet_store_down(s)) {
-        stat_store(s, STORE_RECORD_LOST); /* it arrived while the store was unreachable */
+    if (sim__fleet_store_down(s)) {
+        sim__stat_store(s, STORE_RECORD_LOST); /* it arrived while the store was unreachable */
         return;
     }
     fb_breaker_record(&s->stores[(size_t)rec.layer * s->P + rec.provider], &rec.permit, &rec.result,
@@ -186,18 +186,18 @@ void on_store_record(sim *s) {
 static void store_sync_push(sim *s, const bctx *bc, const fb_breaker_event *ev) {
     store_sync sy = {bc->layer, bc->provider, ev->to, ev->open_until_us, ev->generation};
     if (sim_fifo_push(&s->syncs, &sy) != FB_OK) {
-        stop(s, FB_ECAP, "shared store messages cap reached (limits.events) at t=%.3fs",
-             (double)s->now / 1e6);
+        sim__stop(s, FB_ECAP, "shared store messages cap reached (limits.events) at t=%.3fs",
+                  (double)s->now / 1e6);
         return;
     }
-    push_lane(s, LANE_STORE_SYNC, ev->at_us + s->lays[bc->layer].cfg->sync_delay_us, EV_STORE_SYNC,
-              0, 0);
+    sim__push_lane(s, LANE_STORE_SYNC, ev->at_us + s->lays[bc->layer].cfg->sync_delay_us,
+                   EV_STORE_SYNC, 0, 0);
 }
 
-void on_store_sync(sim *s) {
+void sim__on_store_sync(sim *s) {
     store_sync sy;
     sim_fifo_pop(&s->syncs, &sy);
-    if (fleet_store_down(s)) return; /* the pods cannot hear the store */
+    if (sim__fleet_store_down(s)) return; /* the pods cannot hear the store */
     for (uint32_t k = 0; k < s->npods; k++) {
         view *v = &s->views[slot(s, sy.layer, k, sy.provider)];
         if (sy.generation < v->generation) continue;
@@ -226,8 +226,8 @@ static fb_time_us next_read(const sim *s, uint32_t layer, uint32_t k, fb_time_us
 
 /* An opening of pod `from`'s breaker, written to the store for the other pods to read. */
 static void publish(sim *s, const bctx *bc, const fb_breaker_event *ev) {
-    if (fleet_store_down(s)) {
-        stat_store(s, STORE_RECORD_LOST); /* the write fails: only this pod's memory has it */
+    if (sim__fleet_store_down(s)) {
+        sim__stat_store(s, STORE_RECORD_LOST); /* the write fails: only this pod's memory has it */
         return;
     }
     for (uint32_t k = 0; k < s->npods; k++) {
@@ -236,7 +236,7 @@ static void publish(sim *s, const bctx *bc, const fb_breaker_event *ev) {
         if (at >= ev->open_until_us) continue; /* over before this pod reads it */
         size_t i = slot(s, bc->layer, k, bc->provider);
         if (ev->open_until_us > s->published[i]) s->published[i] = ev->open_until_us;
-        push(s, at, EV_PUBLISH, (uint32_t)i, 0, 0);
+        sim__push(s, at, EV_PUBLISH, (uint32_t)i, 0, 0);
     }
 }
 
@@ -257,14 +257,14 @@ static void read_after_outage(sim *s, uint32_t i, fb_time_us until) {
     fb_time_us end = outage_end(s);
     if (end >= until) return; /* over before the store is back */
     fb_time_us at = next_read(s, layer, k, end);
-    if (at < until) push(s, at, EV_PUBLISH, i, 0, 0);
+    if (at < until) sim__push(s, at, EV_PUBLISH, i, 0, 0);
 }
 
-void on_publish(sim *s, uint32_t slot_index) {
+void sim__on_publish(sim *s, uint32_t slot_index) {
     fb_breaker *b = &s->breakers[slot_index];
     fb_time_us until = s->published[slot_index];
     if (until <= s->now) return;
-    if (fleet_store_down(s)) {
+    if (sim__fleet_store_down(s)) {
         read_after_outage(s, slot_index, until);
         return;
     }
@@ -273,10 +273,10 @@ void on_publish(sim *s, uint32_t slot_index) {
 }
 
 /* Every breaker's state changes come here: counted, logged, and the store's sent to the pods. */
-void on_breaker_event(void *ctx, const fb_breaker_event *ev) {
+void sim__on_breaker_event(void *ctx, const fb_breaker_event *ev) {
     bctx *bc = ctx;
     sim *s = bc->s;
-    stat_breaker_transition(s, bc, ev);
+    sim__stat_breaker_transition(s, bc, ev);
     if (bc->pod < 0) store_sync_push(s, bc, ev);
     if (bc->pod >= 0 && ev->to == FB_BREAKER_OPEN && ev->cause != FB_CAUSE_SYNC &&
         s->lays[bc->layer].cfg->breaker_scope == SIM_SCOPE_PUBLISHED)
@@ -288,14 +288,14 @@ void on_breaker_event(void *ctx, const fb_breaker_event *ev) {
     le.pod = bc->pod;
     le.provider = bc->provider;
     le.breaker = *ev;
-    log_event(s, &le);
+    sim__log_event(s, &le);
 }
 
 /* ---- setup ---- */
 
 /* A breaker that starts open (forced open) is open from its start (time 0, or its pod's). */
 static void note_initial_state(sim *s, size_t slot, const fb_breaker *b) {
-    if (!is_open(fb_breaker_state_get(b))) return;
+    if (!sim__is_open(fb_breaker_state_get(b))) return;
     s->open_since[slot] = s->now;
     s->open_end[slot] = fb_breaker_open_until(b);
 }
@@ -307,15 +307,15 @@ static int init_breaker(sim *s, fb_breaker *b, bctx *ctx, int podi, uint32_t l, 
     ctx->pod = podi;
     ctx->layer = (uint8_t)l;
     ctx->provider = (uint8_t)p;
-    bc.on_event = on_breaker_event;
+    bc.on_event = sim__on_breaker_event;
     bc.event_ctx = ctx;
     bc.rng = rng;
     if (s->lays[l].cfg->eject_limit && podi >= 0)
         bc.eject_group = &s->eject_groups[(size_t)podi * s->NL + l];
     int rc = fb_breaker_init(b, &bc, s->now); /* 0 at setup; a pod that starts later: then */
     if (rc != FB_OK)
-        stop(s, FB_EINVAL, "invalid breaker for %s (%s)", s->sc->providers[p].name,
-             fb_strerror(rc));
+        sim__stop(s, FB_EINVAL, "invalid breaker for %s (%s)", s->sc->providers[p].name,
+                  fb_strerror(rc));
     return rc;
 }
 
@@ -323,7 +323,7 @@ static int init_breaker(sim *s, fb_breaker *b, bctx *ctx, int podi, uint32_t l, 
  * Layer l's breaker of pod k for provider p (an outer layer's: for its one
  * target, p = 0), or its view of the shared one, into its fallback config.
  */
-int pod_breaker(sim *s, uint32_t l, uint32_t k, uint32_t p, fb_fallback_provider *fp) {
+int sim__pod_breaker(sim *s, uint32_t l, uint32_t k, uint32_t p, fb_fallback_provider *fp) {
     size_t i = slot(s, l, k, p);
     if (s->lays[l].cfg->breaker_scope == SIM_SCOPE_SHARED) {
         const fb_breaker *store = &s->stores[(size_t)l * s->P + p];
@@ -348,7 +348,7 @@ int pod_breaker(sim *s, uint32_t l, uint32_t k, uint32_t p, fb_fallback_provider
 }
 
 /* Layer l's shared stores, one per provider with a breaker (its one target, when outer). */
-int setup_stores(sim *s, uint32_t l) {
+int sim__setup_stores(sim *s, uint32_t l) {
     const sim_layer *L = s->lays[l].cfg;
     if (L->breaker_scope != SIM_SCOPE_SHARED) return FB_OK;
     uint32_t targets = L->role == SIM_ROLE_OUTER ? 1 : s->P;
@@ -366,11 +366,11 @@ int setup_stores(sim *s, uint32_t l) {
 
 /* ---- the store's outages ---- */
 
-int store_outages_setup(sim *s) {
+int sim__store_outages_setup(sim *s) {
     for (uint32_t i = 0; i < s->sc->store_outage_count; i++) {
         const sim_store_window *w = &s->sc->store_outages[i];
-        push(s, w->at_us, EV_STORE_EDGE, i, 0, 0);
-        push(s, fb_time_add(w->at_us, w->for_us), EV_STORE_EDGE, i, 0, 1);
+        sim__push(s, w->at_us, EV_STORE_EDGE, i, 0, 0);
+        sim__push(s, fb_time_add(w->at_us, w->for_us), EV_STORE_EDGE, i, 0, 1);
     }
     return FB_OK;
 }
@@ -392,7 +392,7 @@ static void local_breakers(sim *s, bool start) {
                 if (start)
                     init_breaker(s, &s->breakers[i], &s->bctxs[i], (int)k, l, p, &s->pods[k].rng);
                 else
-                    stat_breaker_dropped(s, &s->bctxs[i]);
+                    sim__stat_breaker_dropped(s, &s->bctxs[i]);
             }
         }
     }
@@ -436,14 +436,14 @@ static void count_failed_reads(sim *s, uint32_t outage) {
         for (uint32_t p = 0; p < s->P; p++) any = any || L->per_provider[p].has_breaker;
         if (L->breaker_scope != SIM_SCOPE_PUBLISHED || !any) continue;
         for (uint32_t k = 0; k < s->npods; k++) {
-            if (!fleet_pod_live(s, k)) continue;
+            if (!sim__fleet_pod_live(s, k)) continue;
             uint64_t n = reads_in(s, l, k, w->at_us, s->now);
-            for (uint64_t i = 0; i < n; i++) stat_store(s, STORE_UNREACHABLE);
+            for (uint64_t i = 0; i < n; i++) sim__stat_store(s, STORE_UNREACHABLE);
         }
     }
 }
 
-void on_store_edge(sim *s, uint32_t outage, bool end) {
+void sim__on_store_edge(sim *s, uint32_t outage, bool end) {
     s->fleet->store_down = !end;
     local_breakers(s, !end);
     if (end) resync(s);
@@ -454,5 +454,5 @@ void on_store_edge(sim *s, uint32_t outage, bool end) {
     le.t_us = s->now;
     le.pod = -1;
     le.fault = (uint8_t)outage;
-    log_event(s, &le);
+    sim__log_event(s, &le);
 }

@@ -19,7 +19,7 @@
 #define SIM_TRAFFIC_H
 
 #include "core/rng.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 typedef struct sim_traffic {
     const sim_class *c;

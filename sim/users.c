@@ -14,18 +14,18 @@
  */
 #include "sim/fleetint.h"
 
-bool users_resubmit(sim *s, req *r, sim_end end) {
+bool sim__users_resubmit(sim *s, req *r, sim_end end) {
     const sim_resubmit *rs = &s->sc->classes[r->cls].resubmit;
     if (rs->probability <= 0 || end == SIM_END_SUCCESS || end == SIM_END_DEGRADED) return false;
     if (r->resubmits >= rs->max) return false;
     if (fb_rng_uniform(&r->rng) >= rs->probability) return false;
-    fb_time_us at = s->now + sim_dist_draw_us(&r->rng, &rs->think_us);
+    fb_time_us at = s->now + scn_dist_draw_us(&r->rng, &rs->think_us);
     if (at >= s->sc->duration_us) return false;
     uint32_t id;
-    int rc = pool_take(&s->fleet->resubs, &id);
+    int rc = sim__pool_take(&s->fleet->resubs, &id);
     if (rc != FB_OK) {
-        stop(s, rc, "re-submissions waiting cap reached (limits.in_flight) at t=%.3fs",
-             (double)s->now / 1e6);
+        sim__stop(s, rc, "re-submissions waiting cap reached (limits.in_flight) at t=%.3fs",
+                  (double)s->now / 1e6);
         return false;
     }
     resub *e = pool_at(&s->fleet->resubs, id);
@@ -34,17 +34,17 @@ bool users_resubmit(sim *s, req *r, sim_end end) {
     e->user = r->user;
     e->prompt_tokens = r->prompt_tokens;
     e->completion_tokens = r->completion_tokens;
-    push(s, at, EV_RESUBMIT, id, e->gen, 0);
-    stat_resubmitted(s);
+    sim__push(s, at, EV_RESUBMIT, id, e->gen, 0);
+    sim__stat_resubmitted(s);
     return true;
 }
 
-void on_resubmit(sim *s, uint32_t id) {
+void sim__on_resubmit(sim *s, uint32_t id) {
     fleet *f = s->fleet;
     /* a copy: the request may fail at once and its own re-submission grow the pool */
     resub e = *(const resub *)pool_at(&f->resubs, id);
-    pool_release(&f->resubs, id);
+    sim__pool_release(&f->resubs, id);
     f->arriving = &e;
-    new_request(s, e.cls, e.user);
+    sim__new_request(s, e.cls, e.user);
     f->arriving = NULL;
 }

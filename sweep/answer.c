@@ -140,7 +140,7 @@ static void answer_policy(FILE *f, const sweep *sw, uint64_t p) {
     cJSON_free(pretty);
     cJSON_free(line);
     cJSON_Delete(empty);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void answer_runner_up(FILE *f, const sweep *sw) {

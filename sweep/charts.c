@@ -156,7 +156,7 @@ static double axis_pos(const sweep *sw, uint64_t p, uint32_t d) {
         return NAN;
     }
     fb_time_us us;
-    if (dim->type == SWEEP_DURATION && sim_parse_duration(v, &us) == FB_OK) return (double)us / 1e6;
+    if (dim->type == SWEEP_DURATION && scn_parse_duration(v, &us) == FB_OK) return (double)us / 1e6;
     return strtod(v, NULL);
 }
 

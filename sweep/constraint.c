@@ -28,7 +28,7 @@ static int parse_bound(const char *item, const char *metric, sim_unit unit, cons
     switch (unit) {
     case SIM_UNIT_US: {
         fb_time_us d;
-        if (sim_parse_duration(v, &d) == FB_OK) {
+        if (scn_parse_duration(v, &d) == FB_OK) {
             *out = (double)d;
             return FB_OK;
         }

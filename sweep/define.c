@@ -100,13 +100,13 @@ int sweep_load_point(const sweep *sw, uint64_t p, const uint64_t *seed, sim_scen
         snprintf(err->msg, sizeof err->msg, "out of memory");
         return FB_ENOMEM;
     }
-    int rc = sim_scenario_parse_import(sw->text, sw->text_len, sw->file, ps.v, ps.n, seed,
-                                       sw->import, sc, err);
+    int rc =
+        scn_parse_import(sw->text, sw->text_len, sw->file, ps.v, ps.n, seed, sw->import, sc, err);
     point_sets_free(&ps);
-    if (rc == FB_OK && sim_scenario_variant(*sc, sw->variant) < 0) {
+    if (rc == FB_OK && scn_variant(*sc, sw->variant) < 0) {
         snprintf(err->path, sizeof err->path, "variants");
         snprintf(err->msg, sizeof err->msg, "no variant named '%s' any more", sw->variant);
-        sim_scenario_free(*sc);
+        scn_free(*sc);
         *sc = NULL;
         rc = FB_EINVAL;
     }
@@ -130,10 +130,10 @@ static int validate_points(sweep *sw, char *msg, size_t msglen) {
         sim_scenario *sc = NULL;
         sim_error err;
         int rc = sweep_load_point(sw, p, NULL, &sc, &err);
-        sim_scenario_free(sc);
+        scn_free(sc);
         if (rc == FB_OK) continue;
         char where[1100], label[1024];
-        sim_error_format(&err, where, sizeof where);
+        scn_error_format(&err, where, sizeof where);
         sweep_point_label(sw, p, label, sizeof label);
         int d = blame_dim(sw, &err);
         if (d >= 0) {
@@ -228,7 +228,7 @@ static int size_sweep(sweep *sw, const sweep_args *a, char *msg, size_t msglen) 
 
 /* The swept variant's layers, when it declares them (its metrics then have columns). */
 static const sim_policy *layered_variant(const sweep *sw) {
-    int v = sim_scenario_variant(sw->base, sw->variant);
+    int v = scn_variant(sw->base, sw->variant);
     return v >= 0 && sw->base->variants[v].layered ? &sw->base->variants[v] : NULL;
 }
 
@@ -325,7 +325,7 @@ static int set_analysis(sweep *sw, const sweep_args *a, char *msg, size_t msglen
 
 static int resolve_variant(sweep *sw, const char *variant, char *msg, size_t msglen) {
     const sim_scenario *b = sw->base;
-    int v = variant ? sim_scenario_variant(b, variant) : (int)b->variant_count - 1;
+    int v = variant ? scn_variant(b, variant) : (int)b->variant_count - 1;
     if (v < 0) {
         char names[SIM_VARIANTS_MAX * (SIM_NAME_MAX + 2)] = "";
         for (uint32_t i = 0; i < b->variant_count; i++) {
@@ -372,12 +372,11 @@ static int take_inputs(sweep *sw, const sweep_args *a, char *msg, size_t msglen)
 /* The scenario with the sweep's --set applied: what the points start from. */
 static int load_base(sweep *sw, const uint64_t *seed, char *msg, size_t msglen) {
     sim_error err;
-    int rc =
-        sim_scenario_parse_import(sw->text, sw->text_len, sw->file, (const char *const *)sw->sets,
-                                  sw->set_count, seed, sw->import, &sw->base, &err);
+    int rc = scn_parse_import(sw->text, sw->text_len, sw->file, (const char *const *)sw->sets,
+                              sw->set_count, seed, sw->import, &sw->base, &err);
     if (rc != FB_OK) {
         char where[1100];
-        sim_error_format(&err, where, sizeof where);
+        scn_error_format(&err, where, sizeof where);
         return sweep_fail(msg, msglen, rc, "%s", where);
     }
     sw->seed = sw->base->seed;
@@ -416,7 +415,7 @@ int sweep_create(const sweep_args *a, sweep **out, char *msg, size_t msglen) {
 void sweep_destroy(sweep *sw) {
     if (sw == NULL) return;
     free(sw->text);
-    sim_scenario_free(sw->base);
+    scn_free(sw->base);
     for (size_t i = 0; i < sw->set_count; i++) free(sw->sets[i]);
     free(sw->sets);
     for (uint32_t d = 0; d < sw->dim_count; d++) {

@@ -49,7 +49,7 @@ static int parse_range(const char *arg, char *spec, sweep_dim *dim, char *msg, s
     *dots = '\0';
     const char *lo = sweep_trim(spec), *hi = sweep_trim(dots + 2);
     fb_time_us dlo, dhi;
-    if (sim_parse_duration(lo, &dlo) == FB_OK && sim_parse_duration(hi, &dhi) == FB_OK) {
+    if (scn_parse_duration(lo, &dlo) == FB_OK && scn_parse_duration(hi, &dhi) == FB_OK) {
         dim->type = SWEEP_DURATION;
         dim->lo = (double)dlo;
         dim->hi = (double)dhi;

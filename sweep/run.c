@@ -16,25 +16,25 @@ int sweep_run_task(const sweep *sw, uint64_t task, double *values, char *msg, si
     sim_error err;
     int rc = sweep_load_point(sw, p, &seed, &sc, &err);
     if (rc != FB_OK) {
-        sim_error_format(&err, msg, msglen);
+        scn_error_format(&err, msg, msglen);
         return rc;
     }
     sim_summary *sum = calloc(1, sizeof *sum);
     if (sum == NULL) {
-        sim_scenario_free(sc);
+        scn_free(sc);
         return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     }
     sim_run_opts opts;
     memset(&opts, 0, sizeof opts);
-    rc = sim_run(sc, (uint32_t)sim_scenario_variant(sc, sw->variant), &opts, sum, &err);
-    if (rc != FB_OK) sim_error_format(&err, msg, msglen);
+    rc = sim_run(sc, (uint32_t)scn_variant(sc, sw->variant), &opts, sum, &err);
+    if (rc != FB_OK) scn_error_format(&err, msg, msglen);
     for (size_t m = 0; m < sw->metric_count; m++) {
         char mm[256];
         if (sim_metric_value(sc, sum, sw->metrics[m], &values[m], NULL, mm, sizeof mm) != FB_OK)
             values[m] = NAN;
     }
     free(sum);
-    sim_scenario_free(sc);
+    scn_free(sc);
     return rc;
 }
 

@@ -23,7 +23,7 @@
 #include <stdio.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 #define SWEEP_DIMS_MAX 16
 #define SWEEP_VALUES_MAX 1000 /* listed values per dimension */

@@ -10,7 +10,13 @@
 #      <stdbool.h>, <stddef.h> (and other core headers).
 #   5. No function over 70 lines, unless the line just above its first line
 #      is a comment starting "/* long:" that says why.
+#   6. Every symbol a module's objects export carries the module's prefix
+#      (fb_, scn_, sim_, imp_, live_, mock_, rep_, sweep_, cli_; a private
+#      cross-file function its double-underscore form, libuv's uv__). Read with
+#      nm from the objects under $BUILD (default build/release; `make checksrc`
+#      builds first); a tree without objects says so and is not checked.
 cd "${1:-$(dirname "$0")/..}" || exit 2
+BUILD=${BUILD:-build/release}
 LIMIT=70
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
@@ -20,17 +26,30 @@ trap 'rm -f "$out"' EXIT
 allowed() {
     case $1 in
     core) echo "core" ;;
-    sim) echo "core sim" ;;
-    import) echo "core sim import" ;;
-    live) echo "core sim live" ;;
-    mockserver) echo "core mockserver sim/scenario.h sim/fault.h sim/dist.h" ;;
-    reports) echo "core sim reports" ;;
-    sweep) echo "core sim reports sweep" ;;
+    scenario) echo "core scenario" ;;
+    sim) echo "core scenario sim" ;;
+    import) echo "core scenario import" ;;
+    live) echo "core scenario sim live" ;;
+    mockserver) echo "core scenario mockserver" ;;
+    reports) echo "core scenario sim reports" ;;
+    sweep) echo "core scenario sim reports sweep" ;;
     cli) echo "*" ;;
     esac
 }
 
-MODULES="core sim import live mockserver reports sweep cli"
+MODULES="core scenario sim import live mockserver reports sweep cli"
+
+# The symbol prefix of each module (rule 6).
+prefix() {
+    case $1 in
+    core) echo fb_ ;;
+    scenario) echo scn_ ;;
+    import) echo imp_ ;;
+    mockserver) echo mock_ ;;
+    reports) echo rep_ ;;
+    *) echo "$1_" ;;
+    esac
+}
 
 # Source without comments and string literals (line numbers kept), for the greps.
 strip() {
@@ -64,7 +83,7 @@ for dir in $MODULES; do
                 sed "s|^\([0-9]*\):.*|$f:\1: prints to the terminal (only cli/ may)|" >>"$out"
         fi
         # 3. clocks, sleeps, randomness
-        case $dir in core | sim | import | reports | sweep)
+        case $dir in core | scenario | sim | import | reports | sweep)
             strip "$f" | grep -nE '\b(clock_gettime|gettimeofday|time|clock|sleep|usleep|nanosleep|rand|srand|random|srandom|drand48|lrand48|rand_r|arc4random|getrandom)[[:space:]]*\(' |
                 sed "s|^\([0-9]*\):.*|$f:\1: reads the OS clock, sleeps or uses libc random|" >>"$out"
             ;;
@@ -97,6 +116,22 @@ for dir in $MODULES; do
         esac
     done
 done
+
+# 6. exported symbols
+if ls "$BUILD"/*/*.o >/dev/null 2>&1; then
+    for dir in $MODULES; do
+        p=$(prefix "$dir")
+        for o in "$BUILD/$dir"/*.o; do
+            [ -f "$o" ] || continue
+            [ -f "$dir/$(basename "$o" .o).c" ] || continue # an object whose source is gone
+            nm -g --defined-only "$o" | awk -v o="$o" -v p="$p" -v d="$dir" '
+                NF == 3 && index($3, p) != 1 && !(d == "cli" && $3 == "main") {
+                    printf "%s: exports %s without the module prefix %s (a private function: %s_ form, or static)\n", o, $3, p, p }'
+        done
+    done >>"$out"
+else
+    echo "checksrc: symbols not checked: no objects under $BUILD (run make first)"
+fi
 
 if [ -s "$out" ]; then
     sed 's/^/checksrc: /' "$out"

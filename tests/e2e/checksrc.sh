@@ -13,7 +13,7 @@ mkdir -p "$T/core" "$T/sim" "$T/live" "$T/mockserver" "$T/cli"
 long_body() { i=0; while [ $i -lt "$1" ]; do echo "    x++;"; i=$((i + 1)); done; }
 {
     echo '#include "reports/report.h"'
-    echo '#include "sim/fault.h"'
+    echo '#include "scenario/fault.h"'
     echo 'static int f(int x) {'
     long_body 70
     echo '    return (int)time(NULL);'
@@ -29,10 +29,16 @@ long_body() { i=0; while [ $i -lt "$1" ]; do echo "    x++;"; i=$((i + 1)); done
     echo 'void h(void) { printf("x"); }'
     echo 'void k(char *b) { snprintf(b, 4, "printf(%d)", 1); /* puts( in a comment */ }'
 } >"$T/live/b.c"
-printf '%s\n' '#include "sim/scenario.h"' '#include "sim/simint.h"' >"$T/mockserver/c.c"
+printf '%s\n' '#include "scenario/scenario.h"' '#include "sim/simint.h"' >"$T/mockserver/c.c"
 printf '%s\n' '#include <stdlib.h>' '#include <stdint.h>' >"$T/core/d.h"
 printf '%s\n' 'void *m(void) { return malloc(4); }' >"$T/core/e.c"
 printf '%s\n' '#include "mockserver/mock.h"' 'void p(void) { puts("fine here"); }' >"$T/cli/f.c"
+
+# rule 6: an object exporting a symbol without its module's prefix (and one with it)
+B=${BUILD:-build/release}
+mkdir -p "$T/$B/sim"
+printf '%s\n' 'int stray(void) { return 1; }' 'int sim__fine(void) { return 2; }' >"$T/sim/g.c"
+${CC:-cc} -c "$T/sim/g.c" -o "$T/$B/sim/g.o"
 
 sh tests/checksrc.sh "$T" >"$T.out" 2>&1
 rc=$?
@@ -46,7 +52,8 @@ contains "$OUT" "live/b.c:2: prints to the terminal" "printing outside cli/"
 contains "$OUT" "mockserver/c.c:2: mockserver/ may not include sim/simint.h" "the mock may use the loader, not the simulator"
 contains "$OUT" "core/d.h:1: core headers include only" "a core header including libc"
 contains "$OUT" "core/e.c:1: allocates" "allocation in core/"
-contains "$OUT" "checksrc: 8 violation(s)" "exactly the eight violations, nothing allowed is flagged"
+contains "$OUT" "$B/sim/g.o: exports stray without the module prefix sim_" "an unprefixed exported symbol, from nm"
+contains "$OUT" "checksrc: 9 violation(s)" "exactly the nine violations, nothing allowed is flagged"
 sh tests/checksrc.sh >"$T.real" 2>&1
 ok $? "the repository itself passes: $(tail -n 1 "$T.real")"
 finish

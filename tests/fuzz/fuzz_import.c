@@ -14,7 +14,7 @@
 
 #include "import/incident.h"
 #include "import/source.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,9 +28,8 @@ static void fit(const imp_log *log) {
         sim_scenario *sc = NULL;
         sim_error serr;
         /* what the import writes, the loader takes: anything else is a bug */
-        if (sim_scenario_parse(text, strlen(text), "fuzz.json", NULL, 0, NULL, &sc, &serr) != FB_OK)
-            abort();
-        sim_scenario_free(sc);
+        if (scn_parse(text, strlen(text), "fuzz.json", NULL, 0, NULL, &sc, &serr) != FB_OK) abort();
+        scn_free(sc);
     }
     free(text);
     imp_incident_free(inc);

@@ -1,7 +1,7 @@
 /*
  * fuzz_mock.c - a libFuzzer target for the mock provider's readers: the per-request fault spec
  * (mockserver/spec.c, the x-fusebox-fault header and fb- models), fault timelines
- * (mock_faults_parse, through the scenario loader's sim_faults_parse), and each API's request
+ * (mock_faults_parse, through the scenario loader's scn_faults_parse), and each API's request
  * parser with the answer it then writes, whole and streamed (chat.c, messages.c, gemini.c, ...).
  *
  * Input: a first line, the fault spec; the rest, a request body. The body's first byte picks
@@ -33,7 +33,7 @@
 #include "mockserver/buf.h"
 #include "mockserver/fault.h"
 #include "mockserver/route.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

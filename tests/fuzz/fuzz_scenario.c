@@ -1,6 +1,6 @@
 /*
- * fuzz_scenario.c - a libFuzzer target for the scenario loader (sim/scenario.c, load_*.c),
- * its --set overlay (sim/load_set.c) and the expectations (reports/expect.c).
+ * fuzz_scenario.c - a libFuzzer target for the scenario loader (scenario/scenario.c, load_*.c),
+ * its --set overlay (scenario/load_set.c) and the expectations (reports/expect.c).
  *
  * Input: a scenario's JSON text, then optionally a NUL byte and lines, each a --set override
  * ("path=value") when it has an '=', and every one also an expectation to validate. Whatever
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "reports/expect.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -65,9 +65,9 @@ static int load(const uint8_t *data, size_t size, const char *const *sets, size_
     size_t len = nul ? (size_t)(nul - data) : size;
     sim_error err;
     memset(&err, 0, sizeof err);
-    int rc = sim_scenario_parse((const char *)data, len, "fuzz.json", sets, nsets, NULL, sc, &err);
+    int rc = scn_parse((const char *)data, len, "fuzz.json", sets, nsets, NULL, sc, &err);
     msg[0] = '\0';
-    if (rc != FB_OK) sim_error_format(&err, msg, msglen);
+    if (rc != FB_OK) scn_error_format(&err, msg, msglen);
     return rc;
 }
 
@@ -86,8 +86,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ra != rb || strcmp(ma, mb) != 0) abort();
     if (ra != FB_OK && (strncmp(ma, "fuzz.json", 9) != 0 || strlen(ma) < 12)) abort();
     if (ra == FB_OK) expectations(a, lines, n);
-    sim_scenario_free(a);
-    sim_scenario_free(b);
+    scn_free(a);
+    scn_free(b);
     free(buf);
     return 0;
 }

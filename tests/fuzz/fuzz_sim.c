@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "reports/expect.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -110,12 +110,11 @@ static void runs(sim_scenario *sc) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     sim_scenario *sc = NULL;
     sim_error err;
-    if (sim_scenario_parse((const char *)data, size, "fuzz.json", NULL, 0, NULL, &sc, &err) ==
-        FB_OK) {
+    if (scn_parse((const char *)data, size, "fuzz.json", NULL, 0, NULL, &sc, &err) == FB_OK) {
         bool small = sc->duration_us <= 20 * 60 * FB_US_PER_S && sc->tick_us > 0 &&
                      sc->duration_us / sc->tick_us <= 5000 && sc->pods.count <= 64;
         if (small) runs(sc);
     }
-    sim_scenario_free(sc);
+    scn_free(sc);
     return 0;
 }

@@ -28,7 +28,7 @@ sim_scenario *th_load_with(const char *json, const char *const *sets, size_t set
                            const uint64_t *seed) {
     sim_scenario *sc = NULL;
     sim_error err;
-    int rc = sim_scenario_parse(json, strlen(json), "test.json", sets, set_count, seed, &sc, &err);
+    int rc = scn_parse(json, strlen(json), "test.json", sets, set_count, seed, &sc, &err);
     if (rc != FB_OK) fail_msg("scenario: %s: %s", err.path, err.msg);
     assert_non_null(sc);
     return sc;

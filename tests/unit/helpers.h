@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 /* Times are data: tests write them as 30 * S or 250 * MS. */

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
@@ -73,7 +73,7 @@ static void conclimit_full_rejects_at_once(void **state) {
     assert_true(th_metric(sc, s, "limit_rejections[api]") == 2);
     assert_true(c.r[0].p[0].limit == 2.0); /* the limit over time */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* A full limit skips its provider: the rejected requests fall back to the next one. */
@@ -90,7 +90,7 @@ static void conclimit_full_falls_back(void **state) {
     assert_int_equal(s->providers[1].attempts, 2);
     assert_true(isnan(c.r[0].p[1].limit)); /* alt has no limit */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -114,7 +114,7 @@ static void conclimit_aimd_backs_off_on_drops(void **state) {
     assert_int_equal(s->providers[0].limit_min, 14);
     assert_int_equal(s->providers[0].limit_max, 20);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- hedging ---- */
@@ -142,7 +142,7 @@ static void hedge_wins_against_a_slow_first_attempt(void **state) {
     assert_int_equal(s->providers[0].unfinished, 0);
     assert_true(th_metric(sc, s, "hedges[api]") == 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -166,7 +166,7 @@ static void hedge_loser_left_running_is_billed(void **state) {
     assert_true(fabs(s->cost_wasted_usd - 1.0) < 1e-9);
     assert_true(fabs(s->hedge_cost_usd - 1.0) < 1e-9);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -186,7 +186,7 @@ static void hedge_handled_failure_hedges_at_once(void **state) {
     assert_int_equal(s->hedges_won, 1);
     assert_int_equal(s->retries, 0); /* not a retry of the engine's */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* A 400 is fatal: no hedge, the request ends permanent at 50 ms. */
@@ -202,7 +202,7 @@ static void hedge_fatal_failure_ends_the_group(void **state) {
     assert_int_equal(s->ended[SIM_END_PERMANENT], 1);
     assert_int_equal(s->hedges, 0);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -222,7 +222,7 @@ static void hedge_to_the_next_provider(void **state) {
     assert_int_equal(s->providers[1].hedges, 1);
     assert_int_equal(s->providers[0].served, 1); /* keeps_working: the loser runs to 1 s */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Every attempt failed: max_attempts 3, each a 503 at 50 ms; the group ends exhausted. */
@@ -239,7 +239,7 @@ static void hedge_all_failed_ends_exhausted(void **state) {
     assert_int_equal(s->hedges, 2);
     assert_int_equal(s->providers[0].outcomes[FB_OUT_TRANSIENT], 3);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* A hedge the concurrency limit does not admit is not sent: the first answers at 1 s. */
@@ -254,7 +254,7 @@ static void hedge_refused_by_a_full_limit(void **state) {
     assert_int_equal(s->hedges, 0);
     assert_int_equal(s->providers[0].limit_rejections, 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -282,7 +282,7 @@ static void hedge_group_ends_with_its_request(void **state) {
     /* the first request's two calls and the second's losing hedge end without a sample */
     assert_int_equal(s->providers[0].limit_ignored, 3);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- network ---- */
@@ -297,7 +297,7 @@ static void network_latency_each_way(void **state) {
     sim_summary *s = th_run_ends(sc, &c, "1000:1");
     assert_int_equal(fb_hist_max(&s->latency), 1200 * MS);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -315,7 +315,7 @@ static void network_return_trip_counts_against_the_timeout(void **state) {
     assert_int_equal(s->providers[0].outcomes[FB_OUT_TIMEOUT], 1);
     assert_int_equal(s->providers[0].served, 1); /* the provider did the work */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- connections ---- */
@@ -338,7 +338,7 @@ static void pool_of_one_serves_in_turn_and_reuses(void **state) {
     assert_int_equal(c.r[1].p[0].conn_wait, 1); /* row [250, 500): one waiting */
     assert_int_equal(c.r[3].p[0].conn_wait, 3);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* keepalive 0: no idle connection is kept, every attempt opens its own. */
@@ -350,7 +350,7 @@ static void pool_without_keepalive_opens_each_time(void **state) {
     sim_summary *s = th_run_ends(sc, &c, "1000:1 2000:1 3250:1 4250:1");
     assert_int_equal(s->providers[0].conn_setups, 4);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* A reset closes the connection: the next request opens a new one. */
@@ -365,7 +365,7 @@ static void pool_reset_closes_the_connection(void **state) {
     assert_int_equal(s->providers[0].conn_setups, 2);
     assert_int_equal(fb_hist_max(&s->latency), 1100 * MS); /* 250 ms -> 1.35 s */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -383,7 +383,7 @@ static void pool_wait_counts_against_the_timeout(void **state) {
     assert_int_equal(s->providers[0].outcomes[FB_OUT_TIMEOUT], 1);
     assert_int_equal(fb_hist_max(&s->latency), 1500 * MS);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -400,7 +400,7 @@ static void pool_timeout_closes_the_connection(void **state) {
     assert_int_equal(s->providers[0].conn_setups, 2);
     assert_int_equal(s->providers[0].outcomes[FB_OUT_TIMEOUT], 2);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -442,14 +442,14 @@ static void pool_shared_slow_provider_makes_the_other_wait(void **state) {
     assert_int_equal(s->providers[1].conn_waits, 0);
     assert_int_equal(s->providers[1].conn_setups, 2);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = shared_pool("{\"max\":2,\"per_provider\":1}");
     s = th_run_ends(sc, &c, "0:1 500:1 5000:1 9250:1");
     assert_int_equal(s->providers[0].conn_waits, 0);
     assert_int_equal(s->providers[1].conn_waits, 1);
     assert_int_equal(s->ended[SIM_END_TIMEOUT], 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The loader: misplaced keys and settings of another algorithm are errors. */
@@ -481,7 +481,7 @@ static void client_keys_are_checked(void **state) {
         sim_scenario *sc = NULL;
         sim_error err;
         memset(&err, 0, sizeof err);
-        int rc = sim_scenario_parse(json, strlen(json), "x.json", NULL, 0, NULL, &sc, &err);
+        int rc = scn_parse(json, strlen(json), "x.json", NULL, 0, NULL, &sc, &err);
         if (rc == FB_OK) fail_msg("case %zu loaded: %s", i, bad[i][0]);
         if (strstr(err.msg, bad[i][1]) == NULL)
             fail_msg("case %zu: %s: %s (wanted \"%s\")", i, err.path, err.msg, bad[i][1]);

@@ -1,4 +1,4 @@
-/* test_dist.c - drawing from the scenario's distributions (sim/dist.h). */
+/* test_dist.c - drawing from the scenario's distributions (scenario/dist.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "sim/dist.h"
+#include "scenario/dist.h"
 #include "tests/unit/helpers.h"
 
 /* A prepared lognormal draws fb_rng_lognormal's numbers bit for bit, and leaves the stream
@@ -21,14 +21,14 @@ static void dist_prepared_lognormal_is_fb_rng_lognormal(void **state) {
                                        {150e3, 150e3}, {42, 41},      {1e-3, 1e9}};
     for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
         sim_dist d = {SIM_DIST_LOGNORMAL, params[k][0], params[k][1], false, 0, 0};
-        sim_dist_prepare(&d);
+        scn_dist_prepare(&d);
         assert_int_equal(d.prepared, params[k][1] > params[k][0]);
         fb_rng a, b;
         fb_rng_seed(&a, 5, k);
         fb_rng_seed(&b, 5, k);
         for (int i = 0; i < 20000; i++) {
             double want = fb_rng_lognormal(&a, params[k][0], params[k][1]);
-            double got = sim_dist_draw(&b, &d);
+            double got = scn_dist_draw(&b, &d);
             assert_memory_equal(&got, &want, sizeof got);
         }
         assert_int_equal(fb_rng_u32(&a), fb_rng_u32(&b));
@@ -44,7 +44,7 @@ static void dist_unprepared_lognormal_still_draws(void **state) {
     fb_rng_seed(&b, 9, 1);
     for (int i = 0; i < 1000; i++) {
         double want = fb_rng_lognormal(&a, 200, 800);
-        double got = sim_dist_draw(&b, &d);
+        double got = scn_dist_draw(&b, &d);
         assert_memory_equal(&got, &want, sizeof got);
     }
 }
@@ -59,17 +59,17 @@ static void dist_rounding_is_llround(void **state) {
         sim_dist d = {SIM_DIST_CONSTANT, values[i], 0, false, 0, 0};
         fb_rng r;
         fb_rng_seed(&r, 1, 1);
-        assert_int_equal(sim_dist_draw_us(&r, &d), llround(values[i]));
-        if (values[i] <= 1e8) assert_int_equal(sim_dist_draw_tokens(&r, &d), llround(values[i]));
+        assert_int_equal(scn_dist_draw_us(&r, &d), llround(values[i]));
+        if (values[i] <= 1e8) assert_int_equal(scn_dist_draw_tokens(&r, &d), llround(values[i]));
     }
     /* and on many draws of a lognormal */
     sim_dist d = {SIM_DIST_LOGNORMAL, 300, 900, false, 0, 0};
-    sim_dist_prepare(&d);
+    scn_dist_prepare(&d);
     fb_rng a, b;
     fb_rng_seed(&a, 3, 3);
     fb_rng_seed(&b, 3, 3);
     for (int i = 0; i < 100000; i++)
-        assert_int_equal(sim_dist_draw_tokens(&a, &d), llround(sim_dist_draw(&b, &d)));
+        assert_int_equal(scn_dist_draw_tokens(&a, &d), llround(scn_dist_draw(&b, &d)));
 }
 
 int main(void) {

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
@@ -54,7 +54,7 @@ static void collateral_is_na_when_every_class_calls_the_spiked_provider(void **s
     assert_true(sim_metric_is_na(metric(sc, s, "collateral")));
     assert_true(sim_metric_is_na(metric(sc, s, "collateral_share")));
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -86,7 +86,7 @@ static void collateral_counts_classes_that_avoid_the_spiked_provider(void **stat
     assert_true(metric(sc, s, "collateral") == 2);
     assert_true(metric(sc, s, "collateral_share") == 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The same with a scripted fault instead of the spike: the faulted provider is disturbed. */
@@ -99,7 +99,7 @@ static void collateral_counts_classes_that_avoid_the_faulted_provider(void **sta
     assert_int_equal(s->classes_unexposed, 1);
     assert_true(metric(sc, s, "collateral") == 2);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Nothing disturbs anything: collateral of what? n/a, although two requests failed. */
@@ -112,7 +112,7 @@ static void collateral_is_na_without_a_disturbance(void **state) {
     assert_true(sim_metric_is_na(metric(sc, s, "collateral")));
     assert_true(sim_metric_is_na(metric(sc, s, "collateral_share")));
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* A blast radius of 0 has no shares: the share is n/a, the count 0. */
@@ -129,7 +129,7 @@ static void collateral_share_is_na_without_a_blast_radius(void **state) {
     assert_true(metric(sc, s, "collateral") == 0);
     assert_true(sim_metric_is_na(metric(sc, s, "collateral_share")));
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* A spike disturbs only what its class calls: a class on another provider is not exposed. */
@@ -146,7 +146,7 @@ static void spike_disturbs_only_the_providers_its_class_calls(void **state) {
     assert_int_equal(s->classes_exposed, 2); /* x, and z whose fallback is a */
     assert_int_equal(s->classes_unexposed, 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- spillover: recovered, not recovered, undetermined ---- */
@@ -179,7 +179,7 @@ static void spillover_is_judged_when_a_window_fits_after_the_end(void **state) {
     assert_true(metric(sc, s, "recovered") == 1);
     assert_true(metric(sc, s, "spillover") == 0);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Ending at 50 s, exactly one hold before the end: the last window [50 s, 60 s) judges it. */
@@ -191,7 +191,7 @@ static void spillover_is_judged_by_the_last_window(void **state) {
     assert_int_equal(s->faults[0].spillover_us, 0);
     assert_true(metric(sc, s, "recovered") == 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -207,7 +207,7 @@ static void spillover_is_undetermined_without_a_full_window(void **state) {
     assert_true(sim_metric_is_na(metric(sc, s, "recovered")));
     assert_true(sim_metric_is_na(metric(sc, s, "spillover")));
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Still active when traffic ends (to 70 s): undetermined, for that reason. */
@@ -218,7 +218,7 @@ static void spillover_is_undetermined_for_a_fault_active_at_the_end(void **state
     assert_int_equal(s->faults[0].undetermined, SIM_UNDETERMINED_ACTIVE);
     assert_true(sim_metric_is_na(metric(sc, s, "recovered")));
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -241,7 +241,7 @@ static void not_recovered_wins_over_undetermined(void **state) {
     assert_true(metric(sc, s, "recovered") == 0);
     assert_true(metric(sc, s, "spillover") == 45e6);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* No disturbance at all: nothing to recover from, n/a rather than a vacuous 1. */
@@ -253,7 +253,7 @@ static void recovered_is_na_without_a_disturbance(void **state) {
     assert_true(sim_metric_is_na(metric(sc, s, "recovered")));
     assert_true(sim_metric_is_na(metric(sc, s, "spillover")));
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 int main(void) {

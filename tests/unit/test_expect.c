@@ -51,7 +51,7 @@ static int teardown(void **state) {
     fixture *f = *state;
     free(f->sums[0]);
     free(f->sums[1]);
-    sim_scenario_free(f->sc);
+    scn_free(f->sc);
     free(f);
     return 0;
 }

@@ -1,4 +1,4 @@
-/* test_fault.c - the fault model (sim/fault.h): one rule for the simulator and the mock. */
+/* test_fault.c - the fault model (scenario/fault.h): one rule for the simulator and the mock. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 #include <cmocka.h>
 
 #include "mockserver/fault.h"
-#include "sim/fault.h"
+#include "scenario/fault.h"
 
 /* Scripted draws: hands out values in order and records which fault asked. */
 typedef struct script {
@@ -42,7 +42,7 @@ static void fault_first_answering_fault_wins_and_later_ones_are_not_asked(void *
     f[1].retry_after_us = 20 * FB_US_PER_S;
     script sc = {.values = {0.7, 0.1, 0.1}};
     sim_fault_effect e;
-    sim_fault_decide(f, 3, 0, SIM_FAULT_ANSWER, scripted, &sc, &e);
+    scn_fault_decide(f, 3, 0, SIM_FAULT_ANSWER, scripted, &sc, &e);
     /* 0.7 misses the outage's 50%, the rate limit hits, the reset is never asked */
     assert_int_equal(sc.n, 2);
     assert_int_equal(sc.asked[0], 0);
@@ -64,17 +64,17 @@ static void fault_only_active_faults_are_asked(void **state) {
     script sc = {.values = {0.0, 0.0, 0.0}};
     sim_fault_effect e;
     /* [10 s, 15 s): 15 s itself is after the window */
-    sim_fault_decide(f, 2, 15 * FB_US_PER_S, SIM_FAULT_ANSWER, scripted, &sc, &e);
+    scn_fault_decide(f, 2, 15 * FB_US_PER_S, SIM_FAULT_ANSWER, scripted, &sc, &e);
     assert_int_equal(sc.n, 1);
     assert_int_equal(e.answer, 1);
     assert_int_equal(e.kind, SIM_FAULT_HANG);
     assert_int_equal(e.status, 0);
     sc.n = 0;
-    sim_fault_decide(f, 2, 10 * FB_US_PER_S, SIM_FAULT_ANSWER, scripted, &sc, &e);
+    scn_fault_decide(f, 2, 10 * FB_US_PER_S, SIM_FAULT_ANSWER, scripted, &sc, &e);
     assert_int_equal(e.answer, 0);
     assert_int_equal(e.status, 503);
-    assert_false(sim_fault_active(&f[0], 10 * FB_US_PER_S - 1));
-    assert_true(sim_fault_active(&f[0], 15 * FB_US_PER_S - 1));
+    assert_false(scn_fault_active(&f[0], 10 * FB_US_PER_S - 1));
+    assert_true(scn_fault_active(&f[0], 15 * FB_US_PER_S - 1));
 }
 
 static void fault_flap_is_down_in_the_first_half_without_a_draw(void **state) {
@@ -88,7 +88,7 @@ static void fault_flap_is_down_in_the_first_half_without_a_draw(void **state) {
     for (size_t i = 0; i < 5; i++) {
         script sc = {.values = {0.99}};
         sim_fault_effect e;
-        sim_fault_decide(&f, 1, probes[i], SIM_FAULT_ANSWER, scripted, &sc, &e);
+        scn_fault_decide(&f, 1, probes[i], SIM_FAULT_ANSWER, scripted, &sc, &e);
         assert_int_equal(sc.n, 0);
         assert_int_equal(e.answer, want[i]);
         if (want[i] == 0) assert_int_equal(e.status, 502);
@@ -100,7 +100,7 @@ static void fault_policy_answers_400_content_policy(void **state) {
     sim_fault f = fault(SIM_FAULT_POLICY, 1);
     script sc = {.values = {0.5}};
     sim_fault_effect e;
-    sim_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER, scripted, &sc, &e);
+    scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER, scripted, &sc, &e);
     assert_int_equal(e.status, 400);
     assert_int_equal(e.error_kind, FB_ERRKIND_CONTENT_POLICY);
     assert_int_equal(e.retry_after_us, FB_TIME_NONE);
@@ -120,7 +120,7 @@ static void fault_slows_multiply_and_the_first_midstream_breaks(void **state) {
     /* slow 0 hits, midstream 1 misses (0.6), slow 2 hits (0.2), midstream 3 hits, 4 not asked */
     script sc = {.values = {0.0, 0.6, 0.2, 0.0, 0.0}};
     sim_fault_effect e;
-    sim_fault_decide(f, 5, 0, SIM_FAULT_SERVICE, scripted, &sc, &e);
+    scn_fault_decide(f, 5, 0, SIM_FAULT_SERVICE, scripted, &sc, &e);
     assert_int_equal(sc.n, 4);
     assert_true(e.slow == 6.0);
     assert_int_equal(e.midstream, 3);
@@ -138,9 +138,9 @@ static void fault_phases_ask_only_their_own_faults(void **state) {
     f[1].status = 500;
     script a = {.values = {0.0, 0.0}}, b = {.values = {0.0, 0.0}}, both = {.values = {0, 0}};
     sim_fault_effect ea, eb, e2;
-    sim_fault_decide(f, 3, 0, SIM_FAULT_ANSWER, scripted, &a, &ea);
-    sim_fault_decide(f, 3, 0, SIM_FAULT_SERVICE, scripted, &b, &eb);
-    sim_fault_decide(f, 3, 0, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, scripted, &both, &e2);
+    scn_fault_decide(f, 3, 0, SIM_FAULT_ANSWER, scripted, &a, &ea);
+    scn_fault_decide(f, 3, 0, SIM_FAULT_SERVICE, scripted, &b, &eb);
+    scn_fault_decide(f, 3, 0, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, scripted, &both, &e2);
     assert_int_equal(a.n, 1);
     assert_int_equal(a.asked[0], 1);
     assert_true(ea.slow == 1.0);
@@ -164,10 +164,10 @@ static void fault_capacity_is_the_smallest_active_brownout(void **state) {
     f[1].capacity = 0.3;
     f[1].at_us = 60 * FB_US_PER_S;
     f[1].for_us = 60 * FB_US_PER_S;
-    assert_true(sim_fault_capacity(f, 3, 0) == 0.5);
-    assert_true(sim_fault_capacity(f, 3, 90 * FB_US_PER_S) == 0.3);
-    assert_true(sim_fault_capacity(f, 3, 120 * FB_US_PER_S) == 0.5);
-    assert_true(sim_fault_capacity(&f[2], 1, 0) == 1.0);
+    assert_true(scn_fault_capacity(f, 3, 0) == 0.5);
+    assert_true(scn_fault_capacity(f, 3, 90 * FB_US_PER_S) == 0.3);
+    assert_true(scn_fault_capacity(f, 3, 120 * FB_US_PER_S) == 0.5);
+    assert_true(scn_fault_capacity(&f[2], 1, 0) == 1.0);
 }
 
 /* The mock's action is the fault model's effect, with its keyed draws. */

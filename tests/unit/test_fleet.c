@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
@@ -46,7 +46,7 @@ static void on_event(void *ctx, const sim_log_event *ev) {
 static sim_summary *run(const sim_scenario *sc, const char *variant, collect *c) {
     sim_summary *s = malloc(sizeof *s);
     assert_non_null(s);
-    int v = variant ? sim_scenario_variant(sc, variant) : 0;
+    int v = variant ? scn_variant(sc, variant) : 0;
     assert_true(v >= 0);
     if (c) memset(c, 0, sizeof *c);
     sim_run_opts opts = {on_row, on_event, NULL, c, 0, true, NULL};
@@ -94,7 +94,7 @@ static void fleet_per_pod_sources_give_pods_different_counts(void **state) {
     assert_true(s->fleet.pod_requests_max > s->fleet.pod_requests_min);
     assert_true(sim_metric_shown(sc, sim_metric_find("pod_requests_max")));
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fleet_shared_source_deals_pods_the_same_count(void **state) {
@@ -105,7 +105,7 @@ static void fleet_shared_source_deals_pods_the_same_count(void **state) {
     assert_false(sim_metric_shown(sc, sim_metric_find("pod_requests_max")));
     assert_int_equal(s->fleet.pod_requests_max, 0);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Each pod's breaker learns the outage from its own calls: they open at different times. */
@@ -131,7 +131,7 @@ static void fleet_per_pod_sources_trip_per_pod_breakers_apart(void **state) {
     assert_int_equal(s->providers[0].breaker_opens, 4);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- a serial client ---- */
@@ -159,7 +159,7 @@ static void fleet_serial_client_waits_for_a_slow_provider(void **state) {
     assert_int_equal(s->fleet.serial_backlog, 6);
     assert_int_equal(s->ended[SIM_END_SUCCESS], 4);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fleet_serial_client_keeps_its_schedule_when_fast(void **state) {
@@ -170,7 +170,7 @@ static void fleet_serial_client_keeps_its_schedule_when_fast(void **state) {
     assert_int_equal(s->fleet.serial_lag_us, 0);
     assert_int_equal(s->fleet.serial_backlog, 0);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fleet_serial_client_follows_a_replayed_schedule(void **state) {
@@ -187,7 +187,7 @@ static void fleet_serial_client_follows_a_replayed_schedule(void **state) {
     assert_int_equal(s->fleet.serial_lag_us, 1900 * MS);
     assert_int_equal(s->fleet.serial_backlog, 0);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- users who re-submit ---- */
@@ -212,7 +212,7 @@ static void fleet_resubmissions_follow_the_think_time_and_the_cap(void **state) 
     assert_true(th_metric(sc, s, "user_amplification") == 68.0 / 20.0);
     assert_true(th_metric(sc, s, "amplification") == 1.0);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fleet_resubmission_carries_the_same_tokens(void **state) {
@@ -232,7 +232,7 @@ static void fleet_resubmission_carries_the_same_tokens(void **state) {
     assert_true(th_metric(sc, s, "successes") == 50 - gave_up);
     assert_true(th_metric(sc, s, "user_success_rate") == (50 - gave_up) / 50);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fleet_closed_loop_user_resubmits_instead_of_asking_anew(void **state) {
@@ -251,7 +251,7 @@ static void fleet_closed_loop_user_resubmits_instead_of_asking_anew(void **state
     assert_int_equal(s->fleet.resubmissions, 7);
     assert_int_equal(th_metric(sc, s, "user_requests"), 4);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fleet_degraded_answers_are_not_resubmitted(void **state) {
@@ -266,7 +266,7 @@ static void fleet_degraded_answers_are_not_resubmitted(void **state) {
     assert_int_equal(s->fleet.resubmissions, 0);
     assert_int_equal(s->ended[SIM_END_DEGRADED], 20);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- the autoscaler ---- */
@@ -307,7 +307,7 @@ static void fleet_autoscaler_first_decision_is_exact(void **state) {
     assert_true(s->fleet.pods_peak >= 3);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The scale events of a run, "t from to" each, for exact comparisons. */
@@ -340,7 +340,7 @@ static void fleet_autoscaler_scale_down_waits_for_the_stabilization_window(void 
     assert_int_equal(c->rows[c->n - 1].pods_ready, 1);
     assert_true(s->fleet.pods_removed == s->fleet.pods_added);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
     const char *longer[] = {sets[0], sets[2]};
     sc = th_load_with(HPA_JSON, longer, 2, NULL);
     s = run(sc, NULL, c);
@@ -348,7 +348,7 @@ static void fleet_autoscaler_scale_down_waits_for_the_stabilization_window(void 
     assert_string_equal(got, "15:1>3 30:3>7 60:7>9 330:9>7 345:7>4 360:4>2 375:2>1");
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fleet_new_pods_bring_cold_breakers(void **state) {
@@ -379,7 +379,7 @@ static void fleet_new_pods_bring_cold_breakers(void **state) {
     assert_int_equal(s->providers[0].breaker_opens, 4);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -414,7 +414,7 @@ static void fleet_restarted_pod_starts_its_round_robin_afresh(void **state) {
     assert_int_equal(r->p[1].attempts, 0);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- the breaker store's outages ---- */
@@ -452,7 +452,7 @@ static void fleet_store_outage_healthy_provider(void **state) {
     free(open);
     free(closed);
     free(local);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fleet_store_outage_during_a_provider_outage(void **state) {
@@ -476,7 +476,7 @@ static void fleet_store_outage_during_a_provider_outage(void **state) {
     free(open);
     free(closed);
     free(local);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- determinism, and what stays off ---- */
@@ -504,7 +504,7 @@ static void fleet_runs_are_deterministic(void **state) {
     free(s2);
     free(a);
     free(b);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fleet_metrics_are_reported_only_where_used(void **state) {
@@ -518,7 +518,7 @@ static void fleet_metrics_are_reported_only_where_used(void **state) {
         assert_false(sim_metric_shown(sc, m));
     }
     assert_true(sim_metric_shown(sc, sim_metric_find("success_rate")));
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 int main(void) {

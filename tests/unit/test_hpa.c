@@ -17,7 +17,7 @@
 #include "sim/hpa.h"
 #include "tests/unit/helpers.h"
 
-/* HPA's defaults (sim/load_fleet.c), between min and max pods. */
+/* HPA's defaults (scenario/load_fleet.c), between min and max pods. */
 static sim_autoscale defaults(uint32_t min, uint32_t max) {
     sim_autoscale a;
     memset(&a, 0, sizeof a);

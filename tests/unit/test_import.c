@@ -834,13 +834,13 @@ static void scenario_loads_and_is_the_same_twice(void **state) {
     char *ta = imp_incident_json(a), *tb = imp_incident_json(b);
     assert_string_equal(ta, tb);
     sim_scenario *sc = th_load(ta);
-    assert_true(sim_scenario_variant(sc, "as-was") >= 0);
-    assert_true(sim_scenario_variant(sc, "yours") >= 0);
+    assert_true(scn_variant(sc, "as-was") >= 0);
+    assert_true(scn_variant(sc, "yours") >= 0);
     assert_int_equal(sc->classes[0].arrivals, SIM_ARR_REPLAY);
     assert_int_equal(sc->classes[0].replay_count, 40);
     assert_int_equal(sc->providers[0].fault_count, 1);
     assert_true(sc->expect_count >= 6);
-    sim_scenario_free(sc);
+    scn_free(sc);
     free(ta);
     free(tb);
     imp_incident_free(a);

@@ -10,14 +10,14 @@
 #include <cmocka.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
 static sim_summary *run(const sim_scenario *sc, const char *variant) {
     sim_summary *s = malloc(sizeof *s);
     assert_non_null(s);
-    int v = sim_scenario_variant(sc, variant);
+    int v = scn_variant(sc, variant);
     assert_true(v >= 0);
     sim_run_opts opts = {NULL, NULL, NULL, NULL, 0, true, NULL};
     sim_error err;
@@ -76,7 +76,7 @@ static void layers_multiply_attempts_on_an_outage(void **state) {
     assert_int_equal(three->providers[0].attempts, 2700);
     free(one);
     free(three);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* One layer written as a stack is the same run as the policy written plainly. */
@@ -96,7 +96,7 @@ static void a_stack_of_one_is_the_plain_policy(void **state) {
     assert_true(sc->variants[1].layered);
     free(a);
     free(b);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* An application retrying a gateway that falls back between SDK clients. */
@@ -126,7 +126,7 @@ static void the_router_chooses_and_the_layers_inside_pass_it_through(void **stat
     assert_int_equal(s->layers[2].attempts_to[1], 100);
     assert_true(metric(sc, s, "layer_fallbacks[gateway]") == 100);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The application gives up on each whole inner request after 50 ms: the SDK's attempts go with it.
@@ -154,7 +154,7 @@ static void an_outer_timeout_cancels_the_request_inside(void **state) {
     assert_int_equal(fb_hist_min(&s->latency), 110 * MS);
     assert_int_equal(fb_hist_max(&s->latency), 110 * MS);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -186,7 +186,7 @@ static void classes_share_a_named_layer_and_its_breaker(void **state) {
     assert_int_equal(pol->layer_count, 3);
     assert_int_equal(pol->class_stack[1].depth, 3);
     assert_int_equal(pol->class_stack[0].depth, 0);
-    assert_int_equal(sim_policy_stack(pol, 0)->depth, 2);
+    assert_int_equal(scn_policy_stack(pol, 0)->depth, 2);
     assert_int_equal(pol->layers[2].role, SIM_ROLE_OUTER);
     sim_summary *s = run(sc, "v");
     /*
@@ -203,7 +203,7 @@ static void classes_share_a_named_layer_and_its_breaker(void **state) {
     assert_int_equal(s->ended[SIM_END_EXHAUSTED], 4);
     assert_int_equal(s->ended[SIM_END_BREAKER_OPEN], 496);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void expect_error(const char *variants, const char *path, const char *fragment) {
@@ -211,7 +211,7 @@ static void expect_error(const char *variants, const char *path, const char *fra
     snprintf(text, sizeof text, "%s\"variants\":{%s}}", OUTAGE_HEAD, variants);
     sim_scenario *sc = NULL;
     sim_error err;
-    int rc = sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err);
+    int rc = scn_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err);
     if (rc == FB_OK) fail_msg("accepted: %s", variants);
     if (strcmp(err.path, path) != 0)
         fail_msg("path '%s', wanted '%s' (%s)", err.path, path, err.msg);
@@ -242,7 +242,7 @@ static void retry_on_lists_what_retries(void **state) {
     free(b);
     free(c);
     free(d);
-    sim_scenario_free(sc);
+    scn_free(sc);
     expect_error("\"v\":{\"retry\":{\"retry_on\":[429,\"sucess\"]}}",
                  "variants.v.retry.retry_on[1]", "an HTTP status or an outcome");
     expect_error("\"v\":{\"retry\":{\"retry_on\":[42]}}", "variants.v.retry.retry_on[0]",
@@ -278,7 +278,7 @@ static void retry_controls_bound_amplification_in_an_outage(void **state) {
     free(p);
     free(d);
     free(b);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- the loader's rules for stacks ---- */

@@ -418,7 +418,7 @@ static void compare_rows_hold_their_tolerances(void **state) {
     live_compare_free(&c);
     free(s);
     free(l);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void compare_inconclusive_is_neither_pass_nor_fail(void **state) {
@@ -450,7 +450,7 @@ static void compare_inconclusive_is_neither_pass_nor_fail(void **state) {
     live_compare_free(&c);
     free(s);
     free(l);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- fidelity: was the run driven faithfully? ---- */
@@ -470,17 +470,17 @@ static void shortest_time_is_the_smallest_median_delay_or_timeout(void **state) 
     /* the error latency's median, not the per-token time (it counts only through an answer) */
     assert_int_equal(live_shortest_time(sc, 0, what, sizeof what), 40 * MS);
     assert_string_equal(what, "providers.openai.latency.error (median)");
-    sim_scenario_free(sc);
+    scn_free(sc);
     const char *sets[] = {"variants.default.retry.backoff.exponential.base=10ms"};
     sc = th_load_with(FID_SCENARIO, sets, 1, NULL);
     assert_int_equal(live_shortest_time(sc, 0, what, sizeof what), 10 * MS);
     assert_string_equal(what, "variants.default.retry.backoff (base)");
-    sim_scenario_free(sc);
+    scn_free(sc);
     const char *local[] = {"traffic[0].service=5ms"};
     sc = th_load_with(FID_SCENARIO, local, 1, NULL);
     assert_int_equal(live_shortest_time(sc, 0, what, sizeof what), 5 * MS);
     assert_string_equal(what, "traffic.x.service (median)");
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Stats of a run of 10 s wall with a given lag p99 (real us), driver CPU and process waits. */
@@ -507,7 +507,7 @@ static live_fidelity judged(live_stats st, double scale) {
     live_fidelity f;
     live_fidelity_judge(sc, 0, scale, &st, l, NULL, &f);
     free(l);
-    sim_scenario_free(sc);
+    scn_free(sc);
     return f;
 }
 
@@ -564,7 +564,7 @@ static void fidelity_saturated_scale_follows_the_simulated_work(void **state) {
         strstr(f.reason, "The simulation makes 100000 attempts where the live run made 1000"));
     free(l);
     free(sim);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* A late run that made far fewer attempts than the simulation fell short of the work. */
@@ -592,7 +592,7 @@ static void fidelity_short_of_the_simulated_work_is_saturated(void **state) {
     assert_true(fabs(f.time_scale_ok - 0.04) < 1e-9); /* 0.5 x 20 ms / 250 ms */
     free(l);
     free(sim);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The driver kept time but the target's answers came later than it planned (queued). */
@@ -772,7 +772,7 @@ static void otlp_spans_nest_and_say_what_happened(void **state) {
     assert_string_equal(attr_str(alone, "error.type", "stringValue"), "breaker_open");
     cJSON_Delete(root);
     free(buf);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- the mock's error latency, over loopback ---- */
@@ -841,8 +841,7 @@ static void live_run_needs_urls_and_calls_on_start(void **state) {
         "[{\"name\": \"openai\", \"latency\": {\"ttft\": \"10ms\"}}]}";
     sim_scenario *sc = NULL;
     sim_error err;
-    assert_int_equal(sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err),
-                     FB_OK);
+    assert_int_equal(scn_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err), FB_OK);
     int starts = 0;
     live_config cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -876,7 +875,7 @@ static void live_run_needs_urls_and_calls_on_start(void **state) {
     assert_string_equal(st.urls[0], url);
     mock_server_destroy(srv);
     free(out);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 int main(void) {

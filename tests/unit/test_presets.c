@@ -17,8 +17,8 @@
 #include "core/classify.h"
 #include "core/retry.h"
 #include "core/rng.h"
-#include "sim/preset.h"
-#include "sim/scenario.h"
+#include "scenario/preset.h"
+#include "scenario/scenario.h"
 #include "tests/unit/helpers.h"
 
 /* A scenario whose only variant is one layer: {"name": "x", "preset": ..., PARAMS}. */
@@ -65,11 +65,11 @@ static void openai_python_makes_max_retries_plus_one_calls(void **state) {
     assert_false(decide(L, 3, 503, FB_TIME_NONE, 1).retry); /* ... so 3 calls */
     assert_int_equal(L->retry.attempt_timeout_us, 600 * S);
     assert_int_equal(L->stream, FB_STREAM_FAIL);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = preset_scenario("\"preset\":\"openai-python\",\"max_retries\":0,\"timeout\":2.5");
     assert_false(decide(layer0(sc), 1, 503, FB_TIME_NONE, 1).retry);
     assert_int_equal(layer0(sc)->retry.attempt_timeout_us, 2500 * MS);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* min(0.5 * 2^k, 8) * (1 - 0.25 u): retry 1 in (375, 500] ms, 2 in (750, 1000], ... (6, 8] s. */
@@ -90,7 +90,7 @@ static void openai_python_backoff_is_the_stainless_formula(void **state) {
         /* the spread covers most of the quarter */
         assert_true(top - bottom > (hi[k] - lo) * 8 / 10);
     }
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* 408, 409, 429 and >= 500 retry; other statuses do not. */
@@ -103,7 +103,7 @@ static void openai_python_retries_what_the_sdk_retries(void **state) {
         assert_true(decide(layer0(sc), 1, yes[i], FB_TIME_NONE, 1).retry);
     for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
         assert_false(decide(layer0(sc), 1, no[i], FB_TIME_NONE, 1).retry);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Retry-After: as is when 0 < d <= 120 s; above 120 s, no retry; 0: the backoff. */
@@ -119,14 +119,14 @@ static void openai_python_retry_after_up_to_120_seconds(void **state) {
     d = decide(layer0(sc), 1, 429, 0, 1);
     assert_true(d.retry);
     assert_true(d.delay_us > 375 * MS && d.delay_us <= 500 * MS);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Every preset: documented parameters, defaults and limits; loads with no parameters. */
 static void every_preset_is_documented_and_loads(void **state) {
     (void)state;
     size_t n = 0;
-    for (const sim_preset *const *p = sim_presets(); *p; p++, n++) {
+    for (const sim_preset *const *p = scn_presets(); *p; p++, n++) {
         assert_non_null((*p)->version);
         assert_non_null((*p)->source);
         assert_non_null((*p)->rules[0]);
@@ -134,15 +134,15 @@ static void every_preset_is_documented_and_loads(void **state) {
         for (const sim_param *pa = (*p)->params; pa->name; pa++) {
             assert_non_null(pa->deflt);
             assert_non_null(pa->doc);
-            assert_int_equal(sim_preset_param(*p, pa->name), (int)(pa - (*p)->params));
+            assert_int_equal(scn_preset_param(*p, pa->name), (int)(pa - (*p)->params));
         }
         char spec[128];
         snprintf(spec, sizeof spec, "\"preset\":\"%s\"", (*p)->name);
-        sim_scenario_free(preset_scenario(spec));
-        assert_ptr_equal(sim_preset_find((*p)->name), *p);
+        scn_free(preset_scenario(spec));
+        assert_ptr_equal(scn_preset_find((*p)->name), *p);
     }
     assert_true(n >= 1);
-    assert_null(sim_preset_find("nope"));
+    assert_null(scn_preset_find("nope"));
 }
 
 int main(void) {

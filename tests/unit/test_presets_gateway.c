@@ -3,7 +3,7 @@
  * each test naming the file (and function) the rule was read from: the
  * LiteLLM Router (BerriAI/litellm), the Portkey AI Gateway (Portkey-AI/gateway
  * v1.15.2) and Envoy (envoyproxy/envoy). Decisions are fusebox's own: the
- * preset's layer read through sim_layer_classify() and the core it
+ * preset's layer read through scn_layer_classify() and the core it
  * configures; times are exact. Portkey is also run for real against the
  * mock in tests/diff/gateway/.
  */
@@ -21,8 +21,8 @@
 #include "core/retry.h"
 #include "core/rng.h"
 #include "sim/metrics.h"
-#include "sim/preset.h"
-#include "sim/scenario.h"
+#include "scenario/preset.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
@@ -47,13 +47,13 @@ static void gw_fails(const char *params, const char *want) {
     snprintf(text, sizeof text, "%s%s}]}}}", head, params);
     sim_scenario *sc = NULL;
     sim_error err;
-    int rc = sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err);
+    int rc = scn_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err);
     if (rc == FB_OK) {
-        sim_scenario_free(sc);
+        scn_free(sc);
         fail_msg("loaded, wanted an error with '%s'", want);
     }
     char msg[1024];
-    sim_error_format(&err, msg, sizeof msg);
+    scn_error_format(&err, msg, sizeof msg);
     if (!strstr(msg, want)) fail_msg("'%s' not in: %s", want, msg);
 }
 
@@ -70,7 +70,7 @@ static fb_reply reply(int status, fb_transport t, fb_error_kind k) {
 static fb_class klass(const sim_layer *L, fb_reply r, uint32_t p) {
     fb_classifier cl;
     assert_int_equal(fb_classify_init(&cl, &L->classify), FB_OK);
-    return sim_layer_classify(L, &cl, &r, p);
+    return scn_layer_classify(L, &cl, &r, p);
 }
 
 static fb_class status_class(const sim_layer *L, int status, uint32_t p) {
@@ -153,17 +153,17 @@ static void litellm_model_groups_are_groups(void **state) {
     assert_true(L->group[2] != L->group[0]);
     assert_int_equal(L->healthy_gate, FB_ON);         /* should_retry_this_error */
     assert_int_equal(L->zero_wait_if_healthy, FB_ON); /* _time_to_sleep_before_retry */
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* no fallbacks: the requested group only; "model" picks it */
     sc = gw(LL_LIST ",\"model\":\"claude\"");
     assert_int_equal(L0(sc)->order_len, 1);
     assert_int_equal(L0(sc)->order[0], 2);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* without model_list every LLM provider is a deployment of one group */
     sc = gw("\"preset\":\"litellm\"");
     assert_int_equal(L0(sc)->order_len, 3);
     assert_int_equal(L0(sc)->group[2], L0(sc)->group[0]);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* async_function_with_fallbacks_common_utils: fallbacks[model], else "*"; default_fallbacks. */
@@ -174,11 +174,11 @@ static void litellm_fallbacks_and_wildcard(void **state) {
     assert_int_equal(L->order_len, 3);
     assert_int_equal(L->order[0], 2);
     assert_int_equal(L->group[L->order[1]], L->group[L->order[2]]);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw(LL_LIST ",\"default_fallbacks\":[\"claude\"]");
     assert_int_equal(L0(sc)->order_len, 3);
     assert_int_equal(L0(sc)->order[2], 2);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* context_window_fallbacks: set means not retried and its own chain (or the end) */
     sc = gw(LL_LIST ",\"context_window_fallbacks\":[{\"gpt-4o\":[\"claude\"]}],"
                     "\"content_policy_fallbacks\":[{\"claude\":[\"gpt-4o\"]}]");
@@ -191,13 +191,13 @@ static void litellm_fallbacks_and_wildcard(void **state) {
     fb_class ctx = klass(L, reply(400, FB_TRANSPORT_NONE, FB_ERRKIND_CONTEXT_LENGTH), 0);
     assert_false(ctx.retryable);
     assert_true(ctx.may_fallback);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* `x or litellm.x`: an empty list is no list, the error is retried */
     sc = gw(LL_LIST ",\"context_window_fallbacks\":[]");
     assert_false(L0(sc)->on_context_length.set);
     assert_true(
         klass(L0(sc), reply(400, FB_TRANSPORT_NONE, FB_ERRKIND_CONTEXT_LENGTH), 0).retryable);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -216,16 +216,16 @@ static void litellm_backoff_is_calculate_retry_after(void **state) {
         assert_int_equal(d[k].delay_us, base[k] + (fb_time_us)(draw(5, k) * 750e3));
     }
     assert_false(d[6].retry); /* 1 + num_retries attempts */
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* retry_after: a floor under the backoff, itself under the 8 s cap */
     sc = gw(LL_LIST ",\"num_retries\":2,\"retry_after\":3");
     decisions(L0(sc), &c, FB_TIME_NONE, 2, 5, d);
     assert_int_equal(d[0].delay_us, 3 * S + (fb_time_us)(draw(5, 0) * 750e3));
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw(LL_LIST ",\"retry_after\":20");
     decisions(L0(sc), &c, FB_TIME_NONE, 1, 5, d);
     assert_int_equal(d[0].delay_us, 8 * S + (fb_time_us)(draw(5, 0) * 750e3));
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* _calculate_retry_after: 0 < retry-after <= 60 s is waited as is, plus the jitter. */
@@ -241,7 +241,7 @@ static void litellm_retry_after_up_to_60_seconds(void **state) {
     decisions(L0(sc), &c, 0, 1, 9, &d); /* 0: the backoff */
     assert_int_equal(d.delay_us, 500 * MS + (fb_time_us)(draw(9, 0) * 750e3));
     assert_int_equal(L0(sc)->retry.attempt_timeout_us, 6000 * S); /* litellm.request_timeout */
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* get_retry_from_policy.py: the class of the first failure sets the group's retries. */
@@ -265,7 +265,7 @@ static void litellm_retry_policy_per_class(void **state) {
     fb_retry_decision d;
     decisions(L, &c, FB_TIME_NONE, 1, 1, &d);
     assert_false(d.retry);
-    sim_scenario_free(sc);
+    scn_free(sc);
     gw_fails(LL_LIST ",\"retry_policy\":{\"RateLimitErrorRetry\":0}",
              "has no parameter 'retry_policy.RateLimitErrorRetry' (did you mean "
              "'RateLimitErrorRetries'?)");
@@ -285,7 +285,7 @@ static void litellm_should_retry_this_error(void **state) {
     const int all[] = {400, 401, 404, 408, 409, 422, 429, 500, 503};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         assert_true(status_class(L, all[i], 0).may_fallback);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -325,10 +325,10 @@ static void litellm_cooldown_v2_by_status(void **state) {
     assert_true(b->failure_rate == 1.0);
     assert_int_equal(b->trip_compare, FB_CMP_REACH);
     assert_int_equal(b->minimum_calls, 1000);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw(LL_LIST ",\"cooldown_time\":0"); /* `cooldown_time or 5` */
     assert_int_equal(L0(sc)->per_provider[0].breaker.open_us, 5 * S);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* _is_allowed_fails_set_on_router: allowed_fails 3 is litellm.allowed_fails, i.e. not set. */
@@ -336,7 +336,7 @@ static void litellm_allowed_fails_three_is_not_set(void **state) {
     (void)state;
     sim_scenario *sc = gw(LL_LIST ",\"allowed_fails\":3");
     assert_int_equal(L0(sc)->per_provider[0].breaker.cooldown_rule, FB_COOLDOWN_RATE);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* should_cooldown_based_on_allowed_fails_policy: updated_fails > allowed_fails */
     sc = gw(LL_LIST ",\"allowed_fails\":1,\"cooldown_time\":30");
     const sim_layer *L = L0(sc);
@@ -347,7 +347,7 @@ static void litellm_allowed_fails_three_is_not_set(void **state) {
     assert_int_equal(b->open_us, 30 * S);
     assert_int_equal(status_class(L, 429, 0).trip, FB_TRIP_RULES); /* v1: counted, not at once */
     assert_int_equal(status_class(L, 400, 0).trip, FB_TRIP_NEVER); /* never counted */
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* allowed_fails_policy: the class's own limit, allowed + 1 */
     sc = gw(LL_LIST ",\"allowed_fails_policy\":{\"RateLimitErrorAllowedFails\":0,"
                     "\"TimeoutErrorAllowedFails\":4}");
@@ -357,7 +357,7 @@ static void litellm_allowed_fails_three_is_not_set(void **state) {
     assert_int_equal(status_class(L, 429, 0).failure_limit, 1);
     assert_int_equal(status_class(L, 408, 0).failure_limit, 5);
     assert_int_equal(status_class(L, 503, 0).failure_limit, 0);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* deployment_callback_on_failure: deployment cooldown_time > Retry-After > router cooldown_time. */
@@ -374,10 +374,10 @@ static void litellm_cooldown_time_precedence(void **state) {
     assert_false(L->per_provider[1].has_breaker); /* 0: no cooldown logic */
     assert_int_equal(L->per_provider[2].breaker.open_us, 7 * S);
     assert_int_equal(L->per_provider[2].breaker.honor_hint, FB_ON);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw(LL_LIST ",\"disable_cooldowns\":true");
     assert_false(L0(sc)->per_provider[0].has_breaker);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* simple_shuffle: weight, else rpm, else tpm, when every deployment of the group sets it. */
@@ -389,7 +389,7 @@ static void litellm_weights(void **state) {
                           "\"rpm\":200}}]");
     assert_int_equal(L0(sc)->weight[0], 600);
     assert_int_equal(L0(sc)->weight[1], 200);
-    sim_scenario_free(sc);
+    scn_free(sc);
     gw_fails("\"preset\":\"litellm\",\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\","
              "\"litellm_params\":{\"weight\":2}},{\"model_name\":\"g\",\"provider\":\"b\"}]",
              "give every deployment a weight or none");
@@ -420,9 +420,7 @@ static sim_scenario *vendors(const char *params, sim_error *err) {
              "{\"v\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"litellm\",\"model_list\":[%s]}]}}}",
              params);
     sim_scenario *sc = NULL;
-    return sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, err) == FB_OK
-               ? sc
-               : NULL;
+    return scn_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, err) == FB_OK ? sc : NULL;
 }
 
 /*
@@ -445,7 +443,7 @@ static void litellm_deployment_provider_rule(void **state) {
     assert_int_equal(L->order[0], 0);
     assert_int_equal(L->order[1], 2);
     assert_int_equal(L->group[0], L->group[2]);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* model_info.id names a provider first; "openai/..." is openai's */
     sc = vendors("{\"model_name\":\"g\",\"model_info\":{\"id\":\"anthropic\"},"
                  "\"litellm_params\":{\"model\":\"openai/gpt-4\"}},"
@@ -454,7 +452,7 @@ static void litellm_deployment_provider_rule(void **state) {
     assert_non_null(sc);
     assert_int_equal(L0(sc)->order[0], 0);
     assert_int_equal(L0(sc)->order[1], 1);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* No provider for a deployment, or two deployments on one: the entry, the providers. */
@@ -465,19 +463,19 @@ static void litellm_deployment_provider_errors(void **state) {
     assert_null(vendors("{\"model_name\":\"z\",\"litellm_params\":{\"model\":"
                         "\"huggingface/zephyr\"}}",
                         &err));
-    sim_error_format(&err, msg, sizeof msg);
+    scn_error_format(&err, msg, sizeof msg);
     assert_non_null(strstr(msg, "model_list[0] (model_name 'z'): no scenario provider for this "
                                 "deployment (model_info.id none, litellm_params.model "
                                 "'huggingface/zephyr', LiteLLM's provider 'huggingface'); the "
                                 "scenario's providers: openai, anthropic, azure"));
     assert_null(
         vendors("{\"model_name\":\"z\",\"litellm_params\":{\"model\":\"azur/gpt\"}}", &err));
-    sim_error_format(&err, msg, sizeof msg);
+    scn_error_format(&err, msg, sizeof msg);
     assert_non_null(strstr(msg, "(did you mean 'azure'?)"));
     assert_null(vendors("{\"model_name\":\"a\",\"litellm_params\":{\"model\":\"gpt-4o\"}},"
                         "{\"model_name\":\"b\",\"litellm_params\":{\"model\":\"o3-mini\"}}",
                         &err));
-    sim_error_format(&err, msg, sizeof msg);
+    scn_error_format(&err, msg, sizeof msg);
     assert_non_null(strstr(msg, "model_list[1] (model_name 'b'): deploys provider 'openai' like "
                                 "model_list[0]"));
 }
@@ -515,7 +513,7 @@ static void litellm_redis_read_cycle(void **state) {
     assert_int_equal(ev.e[1].t, 5 * S);
     assert_int_equal(ev.e[1].until, 17510 * MS);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The first breaker event of pod `pod` caused `cause`, or NULL. */
@@ -553,7 +551,7 @@ static void litellm_redis_outage_hides_the_other_pods_cooldowns(void **state) {
     assert_int_equal(s->fleet.store_records_lost, 1);
     assert_int_equal(s->fleet.store_unreachable, 0); /* no read falls in [3 s, 4 s) */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* down [4 s, 6 s): pod 1's read at 5 s fails; it learns the cooldown at 15 s */
     ev.n = 0;
     sc = ll_redis_down("4s", "2s");
@@ -565,7 +563,7 @@ static void litellm_redis_outage_hides_the_other_pods_cooldowns(void **state) {
     assert_int_equal(s->fleet.store_records_lost, 0);
     assert_int_equal(s->fleet.store_unreachable, 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* down [4 s, 20 s): the reads at 5 and 15 s fail, the one at 25 s comes after its end */
     ev.n = 0;
     sc = ll_redis_down("4s", "16s");
@@ -573,7 +571,7 @@ static void litellm_redis_outage_hides_the_other_pods_cooldowns(void **state) {
     assert_null(first_of(&ev, 1, FB_CAUSE_SYNC));
     assert_int_equal(s->fleet.store_unreachable, 3); /* pod 0's at 10 s, pod 1's at 5 and 15 s */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -613,7 +611,7 @@ static void litellm_percentage_rule_waits_for_old_successes(void **state) {
     assert_true(failed >= 2 && failed <= 16);
     assert_int_equal(failed, s->ended[SIM_END_EXHAUSTED]);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ===================================================================== */
@@ -634,12 +632,12 @@ static void portkey_attempts_and_backoff(void **state) {
         assert_int_equal(d[k].delay_us, (fb_time_us)(1u << k) * S);
     }
     assert_false(d[5].retry);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw("\"preset\":\"portkey\"");
     c = status_class(L0(sc), 503, 0);
     decisions(L0(sc), &c, FB_TIME_NONE, 1, 1, d);
     assert_false(d[0].retry); /* no retry: attempts 0 */
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* requestContext.ts normalizeRetryConfig: on_status_codes default [429, 500, 502, 503, 504]. */
@@ -654,7 +652,7 @@ static void portkey_on_status_codes(void **state) {
     assert_true(klass(L, reply(0, FB_TRANSPORT_RESET, FB_ERRKIND_NONE), 0).retryable);
     /* a timeout is the 408 fetchWithTimeout makes: not in the default list */
     assert_false(klass(L, reply(0, FB_TRANSPORT_TIMEOUT, FB_ERRKIND_NONE), 0).retryable);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw("\"preset\":\"portkey\",\"retry\":{\"attempts\":2,\"on_status_codes\":[408,529]},"
             "\"request_timeout\":1500");
     L = L0(sc);
@@ -662,7 +660,7 @@ static void portkey_on_status_codes(void **state) {
     assert_false(status_class(L, 503, 0).retryable);
     assert_true(klass(L, reply(0, FB_TRANSPORT_TIMEOUT, FB_ERRKIND_NONE), 0).retryable);
     assert_int_equal(L->retry.attempt_timeout_us, 1500 * MS);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* retryHandler.ts: a 429's header (ms), < 60 s, at most 60 s in all; then backoffs are 0. */
@@ -685,13 +683,13 @@ static void portkey_retry_after_rules(void **state) {
     d = fb_retry_next(&pol, &st, &e429, 60 * S, NULL, NULL, 0);
     assert_false(d.retry); /* retryAfter >= MAX_RETRY_LIMIT_MS */
     assert_int_equal(d.reason, FB_GIVEUP_RETRY_AFTER_CAP);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw("\"preset\":\"portkey\",\"retry\":{\"attempts\":1}"); /* headers ignored */
     e429 = status_class(L0(sc), 429, 0);
     fb_retry_decision one;
     decisions(L0(sc), &e429, 50 * MS, 1, 1, &one);
     assert_int_equal(one.delay_us, 1 * S);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* handlerUtils.ts tryTargetsRecursively: fallback moves on per strategy.on_status_codes. */
@@ -709,7 +707,7 @@ static void portkey_fallback_strategy(void **state) {
     assert_true(status_class(L, 400, 0).may_fallback);
     assert_true(status_class(L, 503, 0).may_fallback);
     assert_true(klass(L, reply(0, FB_TRANSPORT_TIMEOUT, FB_ERRKIND_NONE), 0).may_fallback);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw("\"preset\":\"portkey\",\"strategy\":{\"mode\":\"fallback\","
             "\"on_status_codes\":[429,503]},\"targets\":[{\"provider\":\"a\"},{\"provider\":"
             "\"b\"}]");
@@ -717,12 +715,12 @@ static void portkey_fallback_strategy(void **state) {
     assert_true(status_class(L, 429, 0).may_fallback);
     assert_false(status_class(L, 500, 0).may_fallback);
     assert_false(status_class(L, 400, 0).may_fallback);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* single: the first target only */
     sc = gw("\"preset\":\"portkey\",\"targets\":[{\"provider\":\"b\"},{\"provider\":\"a\"}]");
     assert_int_equal(L0(sc)->order_len, 1);
     assert_int_equal(L0(sc)->order[0], 1);
-    sim_scenario_free(sc);
+    scn_free(sc);
     gw_fails("\"preset\":\"portkey\",\"strategy\":{\"mode\":\"loadbalance\"},\"targets\":[{"
              "\"provider\":\"a\"}]",
              "strategy.mode loadbalance is not modelled");
@@ -774,14 +772,14 @@ static void envoy_retry_on_conditions(void **state) {
         if (got != cases[i].retried)
             fail_msg("retry_on %s, status %d, transport %d: %d", cases[i].on, cases[i].status,
                      cases[i].t, got);
-        sim_scenario_free(sc);
+        scn_free(sc);
     }
     sim_scenario *sc = gw("\"preset\":\"envoy\"");
     fb_class c = status_class(L0(sc), 503, 0);
     fb_retry_decision d;
     decisions(L0(sc), &c, FB_TIME_NONE, 1, 1, &d);
     assert_false(d.retry); /* no retry_on: no RetryState at all */
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* backoff_strategy.cc: random() % interval, whole ms, interval B, 2B, ... capped at 10 B. */
@@ -800,7 +798,7 @@ static void envoy_jittered_backoff(void **state) {
         }
     }
     assert_int_equal(L0(sc)->retry.deadline_us, 15 * S); /* the route timeout */
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx\",\"timeout\":\"0s\",\"per_try_timeout\":"
             "\"2.5s\",\"retry_back_off\":{\"base_interval\":\"0.1s\",\"max_interval\":{"
             "\"seconds\":1,\"nanos\":500000000}}");
@@ -808,7 +806,7 @@ static void envoy_jittered_backoff(void **state) {
     assert_int_equal(L0(sc)->retry.attempt_timeout_us, 2500 * MS);
     assert_int_equal(L0(sc)->retry.base_us, 100 * MS);
     assert_int_equal(L0(sc)->retry.delay_us_max, 1500 * MS);
-    sim_scenario_free(sc);
+    scn_free(sc);
     gw_fails("\"preset\":\"envoy\",\"per_try_timeout\":\"25ms\"", "is a protobuf Duration");
     gw_fails("\"preset\":\"envoy\",\"retry_on\":\"5xx,gateway-eror\"",
              "retry_on has no 'gateway-eror' (did you mean 'gateway-error'?)");
@@ -822,13 +820,13 @@ static void envoy_retry_budget(void **state) {
     assert_int_equal(b->kind, FB_BUDGET_CONCURRENCY);
     assert_int_equal(b->min_retry_concurrency, 3);
     assert_true(b->budget_percent < 1e-6);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx\",\"retry_budget\":{\"budget_percent\":{"
             "\"value\":25},\"min_retry_concurrency\":2}");
     b = &L0(sc)->budget;
     assert_true(b->budget_percent == 25.0);
     assert_int_equal(b->min_retry_concurrency, 2);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* outlier_detection_impl.cc: consecutive 5xx eject; 4xx end the run; the limit; sweeps. */
@@ -854,7 +852,7 @@ static void envoy_outlier_detection_config(void **state) {
     assert_int_equal(status_class(L, 429, 0).effect, FB_EFFECT_SUCCESS); /* resets the run */
     assert_int_equal(status_class(L, 400, 0).effect, FB_EFFECT_SUCCESS);
     assert_false(status_class(L, 503, 0).may_fallback); /* one cluster */
-    sim_scenario_free(sc);
+    scn_free(sc);
     gw_fails("\"preset\":\"envoy\",\"outlier_detection\":{\"base_ejection_time\":\"60s\","
              "\"max_ejection_time\":\"30s\"}",
              "max_ejection_time cannot be smaller than base_ejection_time");
@@ -896,7 +894,7 @@ static void envoy_ejection_in_a_run(void **state) {
     assert_int_equal(ev.e[2].to, FB_BREAKER_OPEN);
     assert_true(ev.e[2].t > ev.e[1].t);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 int main(void) {

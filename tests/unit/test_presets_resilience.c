@@ -22,7 +22,7 @@
 #include "core/fallback.h"
 #include "core/retry.h"
 #include "core/rng.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "tests/unit/helpers.h"
 
 /* The layer a preset builds from `keys` ("\"preset\": \"polly\", ..."), in a one-provider scenario.
@@ -56,7 +56,7 @@ static void preset_error(const char *keys, const char *fragment) {
     scenario_json(json, sizeof json, keys);
     sim_scenario *sc = NULL;
     sim_error err;
-    int rc = sim_scenario_parse(json, strlen(json), "t.json", NULL, 0, NULL, &sc, &err);
+    int rc = scn_parse(json, strlen(json), "t.json", NULL, 0, NULL, &sc, &err);
     assert_int_not_equal(rc, FB_OK);
     if (strstr(err.msg, fragment) == NULL) fail_msg("'%s' not in '%s'", fragment, err.msg);
 }
@@ -150,10 +150,10 @@ static void r4j_max_attempts_counts_the_first_call(void **state) {
     (void)state;
     layer_case lc = preset_layer("\"preset\": \"resilience4j\"");
     assert_int_equal(calls_made(lc.L, 503, 1, NULL, 100), 3);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
     lc = preset_layer("\"preset\": \"resilience4j\", \"maxAttempts\": 1");
     assert_int_equal(calls_made(lc.L, 503, 1, NULL, 100), 1);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* RetryConfig DEFAULT_WAIT_DURATION 500 ms, IntervalFunction.of(500): constant. */
@@ -163,7 +163,7 @@ static void r4j_wait_duration_is_constant_500ms(void **state) {
     fb_time_us d[3];
     assert_int_equal(calls_made(lc.L, 503, 1, d, 100), 4);
     for (int i = 0; i < 3; i++) assert_int_equal(d[i], 500 * MS);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /*
@@ -179,7 +179,7 @@ static void r4j_exponential_backoff_truncates_each_step(void **state) {
     assert_int_equal(calls_made(lc.L, 503, 1, d, 100), 7);
     const fb_time_us want[] = {500 * MS, 750 * MS, 1125 * MS, 1687 * MS, 2530 * MS, 3 * S};
     for (int i = 0; i < 6; i++) assert_int_equal(d[i], want[i]);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /*
@@ -194,7 +194,7 @@ static void r4j_exponential_needs_wait_duration_in_spring(void **state) {
     fb_time_us d[3];
     calls_made(lc.L, 503, 1, d, 100);
     for (int i = 0; i < 3; i++) assert_int_equal(d[i], 500 * MS);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* IntervalFunction.randomize: (d - f d) + random * (2 f d + 1), (long): [500, 1500] ms whole. */
@@ -212,7 +212,7 @@ static void r4j_randomized_wait_in_whole_milliseconds(void **state) {
     }
     assert_true(lo >= 500 * MS && lo < 520 * MS);
     assert_true(hi <= 1500 * MS && hi > 1480 * MS);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* recordExceptions / retryExceptions empty: every exception, so a 404 and a 429 too. */
@@ -228,7 +228,7 @@ static void r4j_every_error_answer_is_recorded_and_retried(void **state) {
         assert_int_equal(
             fb_classify(&cl, &(fb_reply){.status = statuses[i], .should_retry = -1}).effect,
             FB_EFFECT_FAILURE);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /*
@@ -245,7 +245,7 @@ static void r4j_trips_at_half_of_100_calls(void **state) {
     state_is(&b, FB_BREAKER_CLOSED); /* 99 calls: below the minimum */
     calls_at(&b, 1, FB_EFFECT_FAILURE, 2 * S);
     state_is(&b, FB_BREAKER_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /*
@@ -272,7 +272,7 @@ static void r4j_half_open_admits_10_calls_then_judges_the_rate(void **state) {
     state_is(&b, FB_BREAKER_HALF_OPEN);
     result(&b, &probes[3], FB_EFFECT_SUCCESS, 0, 61 * S);
     state_is(&b, FB_BREAKER_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 
     lc = preset_layer("\"preset\": \"resilience4j\", \"minimumNumberOfCalls\": 4, "
                       "\"slidingWindowSize\": 4, \"permittedNumberOfCallsInHalfOpenState\": 4");
@@ -281,7 +281,7 @@ static void r4j_half_open_admits_10_calls_then_judges_the_rate(void **state) {
     calls_at(&b, 3, FB_EFFECT_SUCCESS, 60 * S + 1);
     calls_at(&b, 1, FB_EFFECT_FAILURE, 60 * S + 1); /* 1 of 4: 25 % < 50 % closes */
     state_is(&b, FB_BREAKER_CLOSED);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* automaticTransitionFromOpenToHalfOpenEnabled: a timer at waitDurationInOpenState. */
@@ -297,7 +297,7 @@ static void r4j_automatic_transition_at_the_deadline(void **state) {
     rejected(&b, 10 * S - 1);
     (void)admitted(&b, 10 * S);
     state_is(&b, FB_BREAKER_HALF_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* maxWaitDurationInHalfOpenState: HalfOpenState's scheduled toOpenState after that long. */
@@ -314,7 +314,7 @@ static void r4j_max_wait_in_half_open(void **state) {
     state_is(&b, FB_BREAKER_HALF_OPEN);
     fb_breaker_poll(&b, 7 * S);
     state_is(&b, FB_BREAKER_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /*
@@ -340,7 +340,7 @@ static void r4j_time_based_window_and_slow_calls(void **state) {
     state_is(&b, FB_BREAKER_CLOSED);
     result(&b, &p[3], FB_EFFECT_SUCCESS, 3 * S, 3 * S); /* 2 slow of 4 = 50 % */
     state_is(&b, FB_BREAKER_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
     preset_error("\"preset\": \"resilience4j\", \"slidingWindowType\": \"TIME_BASED\", "
                  "\"slidingWindowSize\": 300",
                  "at most 128 seconds");
@@ -365,7 +365,7 @@ static void r4j_rejected_calls_are_attempts_of_the_retry(void **state) {
     /* at 4.5 s: rejected, then 5 s (still open: isAfter), then 5.5 s: half-open, through */
     assert_int_equal(tries_while_open(&lc, &b, 4500 * MS, &end), -3);
     assert_int_equal(end, 5500 * MS);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* ---- Polly 8.7.0 ---- */
@@ -377,7 +377,7 @@ static void polly_max_retry_attempts_counts_retries(void **state) {
     fb_time_us d[3];
     assert_int_equal(calls_made(lc.L, 503, 1, d, 100), 4);
     for (int i = 0; i < 3; i++) assert_int_equal(d[i], 2 * S); /* DefaultBaseDelay, Constant */
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* RetryHelper.GetRetryDelayCore: Linear (k + 1) d, Exponential 2^k d; then MaxDelay caps it. */
@@ -388,14 +388,14 @@ static void polly_backoff_types_and_max_delay(void **state) {
     fb_time_us d[4];
     calls_made(lc.L, 503, 1, d, 100);
     for (int i = 0; i < 4; i++) assert_int_equal(d[i], (i + 1) * 500 * MS);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
     lc = preset_layer("\"preset\": \"polly\", \"MaxRetryAttempts\": 5, \"Delay\": \"00:00:01\", "
                       "\"BackoffType\": \"Exponential\", \"MaxDelay\": \"00:00:05\"");
     fb_time_us e[5];
     calls_made(lc.L, 503, 1, e, 100);
     const fb_time_us want[] = {1 * S, 2 * S, 4 * S, 5 * S, 5 * S};
     for (int i = 0; i < 5; i++) assert_int_equal(e[i], want[i]);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
     preset_error("\"preset\": \"polly\", \"Delay\": \"2s\"", "is a TimeSpan");
 }
 
@@ -413,7 +413,7 @@ static void polly_jitter_on_constant_is_a_quarter_either_way(void **state) {
     }
     assert_true(lo >= 1500 * MS && lo < 1520 * MS);
     assert_true(hi < 2500 * MS && hi > 2480 * MS);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /*
@@ -430,7 +430,7 @@ static void polly_opens_at_a_tenth_of_100_after_a_failure(void **state) {
     state_is(&b, FB_BREAKER_CLOSED); /* 99 calls: below the throughput */
     calls_at(&b, 1, FB_EFFECT_FAILURE, 2 * S);
     state_is(&b, FB_BREAKER_OPEN); /* 10 of 100 = FailureRatio: >= opens */
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /*
@@ -451,7 +451,7 @@ static void polly_half_open_at_break_duration_one_trial(void **state) {
     rejected(&b, 600 * S);                               /* no lease: the trial holds half-open */
     result(&b, &trial, FB_EFFECT_CANCELLED, 0, 601 * S); /* unhandled: a success, closes */
     state_is(&b, FB_BREAKER_CLOSED);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* The retry's default ShouldHandle handles BrokenCircuitException: 4 tries, 2 s apart. */
@@ -465,10 +465,10 @@ static void polly_retry_handles_broken_circuit_exceptions(void **state) {
     fb_time_us end;
     assert_int_equal(tries_while_open(&lc, &b, 0, &end), -4); /* 0, 2 s, 4 s rejected; 6 s */
     assert_int_equal(end, 6 * S);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
     lc = preset_layer("\"preset\": \"gobreaker\"");
     assert_int_not_equal(lc.L->retry.retry_rejected, FB_ON); /* no retry to retry with */
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* ---- gobreaker v2.4.0 ---- */
@@ -486,7 +486,7 @@ static void gobreaker_trips_on_the_6th_consecutive_failure(void **state) {
     calls_at(&b, 1, FB_EFFECT_FAILURE, 3);
     state_is(&b, FB_BREAKER_OPEN);
     assert_int_equal(calls_made(lc.L, 503, 1, NULL, 100), 1); /* no retries */
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* currentState: cb.expiry.Before(now) -- open at exactly Timeout, half-open just after. */
@@ -500,7 +500,7 @@ static void gobreaker_timeout_passes_the_deadline(void **state) {
     rejected(&b, 90 * S);
     (void)admitted(&b, 90 * S + 1);
     state_is(&b, FB_BREAKER_HALF_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /*
@@ -523,10 +523,10 @@ static void gobreaker_max_requests_in_half_open(void **state) {
     state_is(&b, FB_BREAKER_HALF_OPEN);
     result(&b, &p[2], FB_EFFECT_SUCCESS, 0, 12 * S);
     state_is(&b, FB_BREAKER_CLOSED);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
     lc = preset_layer("\"preset\": \"gobreaker\"");
     assert_int_equal(lc.L->per_provider[0].breaker.half_open_permits, 1);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* afterRequest: `if generation != previous { return }` -- a result from before a trip is dropped.
@@ -542,7 +542,7 @@ static void gobreaker_drops_results_of_another_generation(void **state) {
     (void)admitted(&b, 11 * S + 2); /* half-open, its trial in flight */
     result(&b, &before, FB_EFFECT_FAILURE, 0, 11 * S + 3);
     state_is(&b, FB_BREAKER_HALF_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
     preset_error("\"preset\": \"gobreaker\", \"Interval\": \"30s\", \"BucketPeriod\": \"5s\"",
                  "not modelled");
     preset_error("\"preset\": \"gobreaker\", \"Timeout\": 60", "is a Go duration");
@@ -559,7 +559,7 @@ static void gobreaker_interval_clears_the_consecutive_failures(void **state) {
     state_is(&b, FB_BREAKER_CLOSED);
     calls_at(&b, 1, FB_EFFECT_FAILURE, 20 * S); /* 20 s is not after 10 s + 1 + 10 s */
     state_is(&b, FB_BREAKER_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* ---- pybreaker 1.4.1 ---- */
@@ -574,7 +574,7 @@ static void pybreaker_trips_on_the_5th_failure(void **state) {
     state_is(&b, FB_BREAKER_CLOSED);
     calls_at(&b, 1, FB_EFFECT_FAILURE, 1);
     state_is(&b, FB_BREAKER_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /*
@@ -595,7 +595,7 @@ static void pybreaker_reset_timeout_and_success_threshold(void **state) {
     state_is(&b, FB_BREAKER_CLOSED);
     calls_at(&b, 1, FB_EFFECT_FAILURE, 2700 * MS);
     state_is(&b, FB_BREAKER_OPEN);
-    sim_scenario_free(lc.sc);
+    scn_free(lc.sc);
 }
 
 /* tenacity's waits take keyword arguments; a misspelt one is an error with a did-you-mean. */

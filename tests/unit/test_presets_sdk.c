@@ -1,5 +1,5 @@
 /*
- * test_presets_sdk.c - the SDK and framework presets (sim/preset_sdk.c)
+ * test_presets_sdk.c - the SDK and framework presets (scenario/preset_sdk.c)
  * against their libraries' rules as the sources state them: calls per
  * request, the wait before each retry, what a Retry-After does, what is
  * retried and what falls back; and the core and layer options they added
@@ -21,8 +21,8 @@
 #include "core/retry.h"
 #include "core/rng.h"
 #include "sim/metrics.h"
-#include "sim/preset.h"
-#include "sim/scenario.h"
+#include "scenario/preset.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
@@ -47,7 +47,7 @@ static void expect_error(const char *preset_and_params, const char *path, const 
              preset_and_params);
     sim_scenario *sc = NULL;
     sim_error err;
-    if (sim_scenario_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err) == FB_OK)
+    if (scn_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, &err) == FB_OK)
         fail_msg("accepted: %s", preset_and_params);
     if (strcmp(err.path, path) != 0)
         fail_msg("path '%s', wanted '%s' (%s)", err.path, path, err.msg);
@@ -64,7 +64,7 @@ static fb_class class_of(const sim_layer *L, int status, int8_t should_retry) {
     assert_int_equal(fb_classify_init(&cl, &L->classify), FB_OK);
     fb_reply rep = {.status = status, .should_retry = should_retry};
     if (status == 0) rep.transport = FB_TRANSPORT_RESET;
-    return sim_layer_classify(L, &cl, &rep, 0);
+    return scn_layer_classify(L, &cl, &rep, 0);
 }
 
 /* The decision after `failed` failed attempts, each a `status` with `hint`. */
@@ -189,7 +189,7 @@ static void openai_node_retry_after_up_to_60_seconds(void **state) {
     assert_false(decide(L, 1, 400, FB_TIME_NONE, 1).retry);
     assert_true(decide(L, 1, 409, FB_TIME_NONE, 1).retry);
     assert_true(decide(L, 1, 0, FB_TIME_NONE, 1).retry); /* a reset */
-    sim_scenario_free(sc);
+    scn_free(sc);
     expect_error("\"preset\":\"openai-node\",\"max_retries\":1", "variants.v.layers[0].max_retries",
                  "did you mean 'maxRetries'?");
 }
@@ -208,7 +208,7 @@ static void anthropic_python_retry_after_up_to_60_seconds(void **state) {
     assert_true(lo >= 375 * MS && hi <= 500 * MS);
     delay_range(L, 1, 429, 0, &lo, &hi);
     assert_true(lo >= 375 * MS && hi <= 500 * MS);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* anthropic-node: any Retry-After, however long; 0 is at once. */
@@ -219,7 +219,7 @@ static void anthropic_node_retry_after_has_no_cap(void **state) {
     assert_int_equal(decide(L, 1, 429, 3600 * S, 1).delay_us, 3600 * S);
     assert_int_equal(decide(L, 1, 529, 0, 1).delay_us, 0);
     assert_int_equal(L->retry.attempt_timeout_us, 600 * S);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- the Vercel AI SDK ---- */
@@ -242,10 +242,10 @@ static void vercel_ai_backoff_and_retry_after(void **state) {
     assert_false(decide_sr(L, 1, 400, 1, FB_TIME_NONE, 1).retry);
     assert_true(decide(L, 1, 409, FB_TIME_NONE, 1).retry);
     assert_int_equal(L->retry.deadline_us, 0);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = preset_scenario("\"preset\":\"vercel-ai\",\"timeout\":5000");
     assert_int_equal(layer0(sc)->retry.deadline_us, 5 * S);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- LangChain Python ---- */
@@ -265,7 +265,7 @@ static void langchain_python_retry_defaults(void **state) {
     assert_true(lo >= 1 * S && hi < 2 * S && hi - lo > 900 * MS);
     delay_range(L, 2, 503, FB_TIME_NONE, &lo, &hi);
     assert_true(lo >= 2 * S && hi < 3 * S && hi - lo > 900 * MS);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* exponential_jitter_params in seconds; max caps after the jitter; jitter 0 draws nothing. */
@@ -277,10 +277,10 @@ static void langchain_python_retry_params(void **state) {
     const fb_time_us want[] = {500 * MS, 1 * S, 2 * S, 3 * S, 3 * S};
     for (uint32_t n = 1; n <= 5; n++)
         assert_int_equal(decide(layer0(sc), n, 503, FB_TIME_NONE, n).delay_us, want[n - 1]);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = preset_scenario("\"preset\":\"langchain-python-retry\",\"wait_exponential_jitter\":false");
     assert_int_equal(decide(layer0(sc), 1, 503, FB_TIME_NONE, 1).delay_us, 0);
-    sim_scenario_free(sc);
+    scn_free(sc);
     expect_error(
         "\"preset\":\"langchain-python-retry\",\"exponential_jitter_params\":{\"intial\":1}",
         "variants.v.layers[0]", "did you mean 'initial'?");
@@ -296,13 +296,13 @@ static void langchain_python_retry_exception_types(void **state) {
                                        "\"retry_if_exception_type\":[\"RateLimitError\"]");
     assert_true(decide(layer0(sc), 1, 429, FB_TIME_NONE, 1).retry);
     assert_false(decide(layer0(sc), 1, 503, FB_TIME_NONE, 1).retry);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = preset_scenario(
         "\"preset\":\"langchain-python-retry\","
         "\"retry_if_exception_type\":[\"InternalServerError\",\"APIConnectionError\"]");
     const int yes[] = {500, 503, 529, 599, 0}, no[] = {429, 400, 408, 409};
     retries_only(layer0(sc), 1, yes, N_OF(yes), no, N_OF(no));
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* with_fallbacks: routes runnable then fallbacks, once each, on exceptions_to_handle. */
@@ -320,7 +320,7 @@ static void langchain_python_fallbacks_route(void **state) {
     assert_true(class_of(L, 400, -1).may_fallback); /* Exception: 4xx too */
     assert_true(class_of(L, 503, -1).may_fallback);
     assert_false(class_of(L, 200, -1).may_fallback);
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = preset_scenario("\"preset\":\"langchain-python-fallbacks\",\"fallbacks\":[\"b\"],"
                          "\"exceptions_to_handle\":[\"RateLimitError\"]");
     L = layer0(sc);
@@ -328,7 +328,7 @@ static void langchain_python_fallbacks_route(void **state) {
     assert_int_equal(L->order[1], 1);
     assert_true(class_of(L, 429, -1).may_fallback);
     assert_false(class_of(L, 503, -1).may_fallback);
-    sim_scenario_free(sc);
+    scn_free(sc);
     expect_error("\"preset\":\"langchain-python-fallbacks\",\"fallbacks\":[\"c\"]",
                  "variants.v.layers[0]", "fallbacks: no LLM provider named 'c'");
 }
@@ -357,7 +357,7 @@ static void langchain_fallbacks_raise_the_first_error(void **state) {
     /* 100 requests x 3 app attempts x (a, then b): the app retried the first error, a 503 */
     assert_int_equal(s->attempts, 600);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- LangChain JS ---- */
@@ -376,7 +376,7 @@ static void langchain_js_what_it_retries(void **state) {
     assert_false(decide(L, 1, 429, 60 * S + 1, 1).retry);
     assert_true(decide(L, 1, 429, 60 * S, 1).retry);
     assert_true(decide_sr(L, 1, 503, 0, FB_TIME_NONE, 1).retry); /* x-should-retry not read */
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* round((u + 1) * 1000 * 2^(n-1)) ms, no cap; a 429's hint waits max(hint, backoff). */
@@ -399,7 +399,7 @@ static void langchain_js_backoff_and_hint(void **state) {
     delay_range(L, 1, 503, 30 * S, &lo, &hi); /* a 503's Retry-After is not read */
     assert_true(lo >= 1 * S && hi <= 2 * S);
     assert_int_equal(L->retry.attempt_timeout_us, 600 * S);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* withFallbacks: every error moves on, including 4xx. */
@@ -412,14 +412,14 @@ static void langchain_js_fallbacks_route(void **state) {
     assert_int_equal(L->order_len, 2);
     assert_true(class_of(L, 400, -1).may_fallback);
     assert_true(class_of(L, 0, -1).may_fallback);
-    sim_scenario_free(sc);
+    scn_free(sc);
     expect_error("\"preset\":\"langchain-js-fallbacks\",\"exceptions_to_handle\":[]",
                  "variants.v.layers[0].exceptions_to_handle", "has no parameter");
 }
 
 /*
  * The simulator reads a layer that has no rules, retry_on/fallback_on lists
- * or no-retry statuses with fb_classify alone (sim_layer_classifier_only,
+ * or no-retry statuses with fb_classify alone (scn_layer_classifier_only,
  * decided at setup): for such a layer the two agree on every reply, and a
  * preset with any of them is not such a layer.
  */
@@ -427,7 +427,7 @@ static void classifier_only_layers_read_the_classifier_alone(void **state) {
     (void)state;
     sim_scenario *sc = preset_scenario("\"retry\":{\"attempts\":3}");
     const sim_layer *L = layer0(sc);
-    assert_true(sim_layer_classifier_only(L));
+    assert_true(scn_layer_classifier_only(L));
     fb_classifier cl;
     assert_int_equal(fb_classify_init(&cl, &L->classify), FB_OK);
     const int statuses[] = {200, 400, 401, 408, 409, 429, 500, 503, 529, 0};
@@ -435,7 +435,7 @@ static void classifier_only_layers_read_the_classifier_alone(void **state) {
         for (int8_t sr = -1; sr <= 1; sr++) {
             fb_reply rep = {.status = statuses[i], .should_retry = sr};
             if (statuses[i] == 0) rep.transport = FB_TRANSPORT_RESET;
-            fb_class a = fb_classify(&cl, &rep), b = sim_layer_classify(L, &cl, &rep, 1);
+            fb_class a = fb_classify(&cl, &rep), b = scn_layer_classify(L, &cl, &rep, 1);
             assert_int_equal(a.outcome, b.outcome);
             assert_int_equal(a.retryable, b.retryable);
             assert_int_equal(a.may_fallback, b.may_fallback);
@@ -443,14 +443,14 @@ static void classifier_only_layers_read_the_classifier_alone(void **state) {
             assert_int_equal(a.trip, b.trip);
         }
     }
-    sim_scenario_free(sc);
+    scn_free(sc);
     sc = preset_scenario("\"preset\":\"langchain-python-retry\","
                          "\"retry_if_exception_type\":[\"RateLimitError\"]");
-    assert_false(sim_layer_classifier_only(layer0(sc))); /* its retry_on list decides */
-    sim_scenario_free(sc);
+    assert_false(scn_layer_classifier_only(layer0(sc))); /* its retry_on list decides */
+    scn_free(sc);
     sc = preset_scenario("\"preset\":\"langchain-js-fallbacks\",\"fallbacks\":[\"b\"]");
-    assert_false(sim_layer_classifier_only(layer0(sc))); /* its fallback_on list */
-    sim_scenario_free(sc);
+    assert_false(scn_layer_classifier_only(layer0(sc))); /* its fallback_on list */
+    scn_free(sc);
 }
 
 int main(void) {

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
@@ -66,7 +66,7 @@ static void load_in_service_lengthens_each_attempt_by_the_others_in_service(void
     assert_int_equal(fb_hist_max(&s->latency), 2500 * MS);
     assert_int_equal(s->ended[SIM_END_SUCCESS], 4);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Without load the same four take 1 s each: the control for the test above. */
@@ -76,7 +76,7 @@ static void load_absent_keeps_the_base_latency(void **state) {
     sim_summary *s = run_ends(sc, "1000:1 1250:1 1500:1 1750:1");
     assert_int_equal(fb_hist_max(&s->latency), 1 * S);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -93,7 +93,7 @@ static void load_queued_lengthens_by_the_attempts_waiting(void **state) {
     assert_int_equal(fb_hist_max(&s->latency), 4750 * MS); /* 750 ms -> 5.5 s */
     assert_int_equal(s->providers[0].queue_peak, 3);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- capacity.efficiency ---- */
@@ -121,7 +121,7 @@ static void efficiency_halves_the_slots_while_the_queue_is_long(void **state) {
     sim_summary *s = run_ends(sc, "1000:4 2000:2 3000:2 4000:4");
     assert_int_equal(s->ended[SIM_END_SUCCESS], 12);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void efficiency_absent_serves_four_at_a_time(void **state) {
@@ -129,7 +129,7 @@ static void efficiency_absent_serves_four_at_a_time(void **state) {
     sim_scenario *sc = herd(12, "{\"concurrency\":4,\"queue\":100}");
     sim_summary *s = run_ends(sc, "1000:4 2000:4 3000:4");
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- disciplines ---- */
@@ -143,7 +143,7 @@ static void lifo_serves_the_newest_first(void **state) {
     /* the 750 ms request waits 1.25 s, the 250 ms one 3.75 s (FIFO: 1.75 s and 3.25 s) */
     assert_int_equal(fb_hist_max(&s->latency), 3750 * MS);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fifo_serves_the_oldest_first(void **state) {
@@ -155,7 +155,7 @@ static void fifo_serves_the_oldest_first(void **state) {
     assert_int_equal(fb_hist_max(&s->latency), 3250 * MS);
     assert_int_equal(fb_hist_min(&s->latency), 1 * S);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -178,7 +178,7 @@ static void lifo_does_not_pile_up_cancelled_attempts(void **state) {
     assert_int_equal(s->requests, 600);
     assert_true(s->providers[0].outcomes[FB_OUT_TIMEOUT] > 400);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 #define TIMEOUT_1200MS "{\"attempts\":1,\"attempt_timeout\":\"1.2s\"}"
@@ -204,7 +204,7 @@ static void drop_expired_skips_abandoned_attempts_at_the_head(void **state) {
     assert_int_equal(p->unfinished, 0);
     assert_int_equal(s->ended[SIM_END_SUCCESS], 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void fifo_serves_abandoned_attempts_to_the_end(void **state) {
@@ -219,7 +219,7 @@ static void fifo_serves_abandoned_attempts_to_the_end(void **state) {
     assert_int_equal(p->abandoned, 3);
     assert_int_equal(s->ended[SIM_END_SUCCESS], 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -259,7 +259,7 @@ static void codel_drops_on_its_control_law(void **state) {
     assert_int_equal(c.n, 10);
     assert_int_equal(s->end_us, 14 * S); /* 14 served back to back */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The same feed with a target the sojourn never reaches: nothing is dropped. */
@@ -277,7 +277,7 @@ static void codel_below_target_never_drops(void **state) {
     assert_int_equal(s->providers[0].served, 20);
     assert_int_equal(s->end_us, 20 * S);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- the bounded queue's answer ---- */
@@ -295,7 +295,7 @@ static void full_queue_answers_the_overload_status(const char *status, fb_outcom
     assert_int_equal(p->served, 2);
     assert_int_equal(s->errors, 1);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void full_queue_answers_529_overloaded(void **state) {

@@ -47,7 +47,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     fixture *f = *state;
     free(f->sum);
-    sim_scenario_free(f->sc);
+    scn_free(f->sc);
     free(f);
     return 0;
 }
@@ -211,7 +211,7 @@ static void verdict_names_the_winner_and_the_incident(void **state) {
         assert_true(nl - line <= 40 || memchr(line, ' ', (size_t)(nl - line)) == NULL);
     free(sums[0]);
     free(sums[1]);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Three variants: each aspect names its own next best when they differ, once when they agree. */
@@ -232,7 +232,7 @@ static void verdict_names_the_next_best_of_each_aspect(void **state) {
                               "(99.90% against 90.00%), "));
     assert_non_null(strstr(v, " and cost ($3.50 against $12.00). "));
     for (int i = 0; i < 3; i++) free(sums[i]);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Within noise no variant wins: 99.90% and 99.85% of 10,000, costs 1% apart. */
@@ -266,7 +266,7 @@ static void verdict_calls_a_difference_inside_the_noise_level(void **state) {
     assert_true(strlen(small) < sizeof small);
     free(sums[0]);
     free(sums[1]);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- the settings in effect ---- */
@@ -286,7 +286,7 @@ static void settings_show_the_defaults_in_effect(void **state) {
     size_t len = 0;
     FILE *m = open_memstream(&buf, &len);
     assert_non_null(m);
-    rep_settings_html(m, sc, &sc->variants[sim_scenario_variant(sc, "plain")]);
+    rep_settings_html(m, sc, &sc->variants[scn_variant(sc, "plain")]);
     fclose(m);
     assert_non_null(strstr(buf, "<li>retry: 3 attempts (2 retries); backoff exponential from "
                                 "500ms &times;2 up to 1m 00s, jitter full;"));
@@ -296,13 +296,13 @@ static void settings_show_the_defaults_in_effect(void **state) {
     assert_non_null(strstr(buf, "<li>retry budget: none</li>"));
     free(buf);
     m = open_memstream(&buf, &len);
-    rep_settings_html(m, sc, &sc->variants[sim_scenario_variant(sc, "once")]);
+    rep_settings_html(m, sc, &sc->variants[scn_variant(sc, "once")]);
     fclose(m);
     assert_non_null(strstr(buf, "<li>retry: 1 attempt (no retries); attempt timeout"));
     assert_non_null(strstr(buf, "<li>retry budget: token bucket of 10 tokens, +0.1 per success"));
     assert_non_null(strstr(buf, "<li>api: no circuit breaker</li>"));
     free(buf);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The fleet's and the client limits' rows: absent from a run that uses none of them, and each

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "tests/unit/helpers.h"
 
 #define MINIMAL_PROVIDERS "\"providers\":[{\"name\":\"openai\"},{\"name\":\"anthropic\"}]"
@@ -19,7 +19,7 @@
 static void parse_bad(const char *text, const char *path, const char *fragment) {
     sim_scenario *sc = NULL;
     sim_error err;
-    int rc = sim_scenario_parse(text, strlen(text), "bad.json", NULL, 0, NULL, &sc, &err);
+    int rc = scn_parse(text, strlen(text), "bad.json", NULL, 0, NULL, &sc, &err);
     if (rc == FB_OK) fail_msg("accepted: %s", text);
     assert_null(sc);
     assert_string_equal(err.file, "bad.json");
@@ -44,39 +44,39 @@ static void scenario_duration_limit_names_both_durations(void **state) {
 static void scenario_durations_parse_with_units(void **state) {
     (void)state;
     fb_time_us d;
-    assert_int_equal(sim_parse_duration("250ms", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("250ms", &d), FB_OK);
     assert_int_equal(d, 250000);
-    assert_int_equal(sim_parse_duration("1.5s", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("1.5s", &d), FB_OK);
     assert_int_equal(d, 1500000);
-    assert_int_equal(sim_parse_duration("5m", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("5m", &d), FB_OK);
     assert_int_equal(d, 300000000);
-    assert_int_equal(sim_parse_duration("2h", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("2h", &d), FB_OK);
     assert_int_equal(d, 7200000000LL);
-    assert_int_equal(sim_parse_duration("100us", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("100us", &d), FB_OK);
     assert_int_equal(d, 100);
-    assert_int_equal(sim_parse_duration("0s", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("0s", &d), FB_OK);
     assert_int_equal(d, 0);
-    assert_int_equal(sim_parse_duration("30", &d), FB_EPARSE);
-    assert_int_equal(sim_parse_duration("-5s", &d), FB_EPARSE);
-    assert_int_equal(sim_parse_duration("5 s", &d), FB_EPARSE);
-    assert_int_equal(sim_parse_duration("s", &d), FB_EPARSE);
-    assert_int_equal(sim_parse_duration("", &d), FB_EPARSE);
-    assert_int_equal(sim_parse_duration("99999999999999999999h", &d), FB_ERANGE);
+    assert_int_equal(scn_parse_duration("30", &d), FB_EPARSE);
+    assert_int_equal(scn_parse_duration("-5s", &d), FB_EPARSE);
+    assert_int_equal(scn_parse_duration("5 s", &d), FB_EPARSE);
+    assert_int_equal(scn_parse_duration("s", &d), FB_EPARSE);
+    assert_int_equal(scn_parse_duration("", &d), FB_EPARSE);
+    assert_int_equal(scn_parse_duration("99999999999999999999h", &d), FB_ERANGE);
 }
 
 static void scenario_rates_parse_per_unit(void **state) {
     (void)state;
     double r;
-    assert_int_equal(sim_parse_rate("40/s", &r), FB_OK);
+    assert_int_equal(scn_parse_rate("40/s", &r), FB_OK);
     assert_true(r == 40.0);
-    assert_int_equal(sim_parse_rate("2400/m", &r), FB_OK);
+    assert_int_equal(scn_parse_rate("2400/m", &r), FB_OK);
     assert_true(r == 40.0);
-    assert_int_equal(sim_parse_rate("7200/h", &r), FB_OK);
+    assert_int_equal(scn_parse_rate("7200/h", &r), FB_OK);
     assert_true(r == 2.0);
-    assert_int_equal(sim_parse_rate("3", &r), FB_OK);
+    assert_int_equal(scn_parse_rate("3", &r), FB_OK);
     assert_true(r == 3.0);
-    assert_int_equal(sim_parse_rate("-3/s", &r), FB_EPARSE);
-    assert_int_equal(sim_parse_rate("3/week", &r), FB_EPARSE);
+    assert_int_equal(scn_parse_rate("-3/s", &r), FB_EPARSE);
+    assert_int_equal(scn_parse_rate("3/week", &r), FB_EPARSE);
 }
 
 static void scenario_minimal_gets_documented_defaults(void **state) {
@@ -102,14 +102,14 @@ static void scenario_minimal_gets_documented_defaults(void **state) {
     assert_int_equal(sc->providers[0].queue, 1000);
     assert_true(sc->providers[0].keeps_working);
     assert_int_equal(sc->slo_latency_us, 10 * FB_US_PER_S);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void scenario_flagship_file_loads(void **state) {
     (void)state;
     sim_scenario *sc = NULL;
     sim_error err;
-    int rc = sim_scenario_load("scenarios/retry-storm.json", NULL, 0, NULL, &sc, &err);
+    int rc = scn_load("scenarios/retry-storm.json", NULL, 0, NULL, &sc, &err);
     if (rc != FB_OK) fail_msg("%s: %s: %s", err.file, err.path, err.msg);
     assert_int_equal(sc->variant_count, 2);
     assert_string_equal(sc->variants[0].name, "naive");
@@ -126,7 +126,7 @@ static void scenario_flagship_file_loads(void **state) {
     assert_int_equal(sc->providers[0].faults[0].at_us, 5 * FB_US_PER_MIN);
     assert_int_equal(sc->providers[0].faults[0].for_us, 18 * FB_US_PER_MIN);
     assert_int_equal(sc->providers[0].faults[0].status, 503);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void scenario_unknown_key_suggests_the_closest(void **state) {
@@ -214,7 +214,7 @@ static void scenario_replayed_arrivals_load_in_microseconds(void **state) {
     assert_int_equal(c->replay_us[1], 1500);
     assert_int_equal(c->replay_us[2], 1500);
     assert_int_equal(c->replay_us[3], 9999999);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void scenario_replayed_arrivals_out_of_order_are_rejected(void **state) {
@@ -271,7 +271,7 @@ static void scenario_replay_over_its_cap_is_rejected(void **state) {
     len += (size_t)sprintf(doc + len, "}}}],%s}", MINIMAL_PROVIDERS);
     sim_scenario *sc = NULL;
     sim_error err;
-    assert_int_not_equal(sim_scenario_parse(doc, len, "big.json", NULL, 0, NULL, &sc, &err), FB_OK);
+    assert_int_not_equal(scn_parse(doc, len, "big.json", NULL, 0, NULL, &sc, &err), FB_OK);
     assert_string_equal(err.path, "traffic[0].arrivals.replay.at_ms[1000000]");
     assert_non_null(strstr(err.msg, "at most 1000000 replayed arrivals"));
     free(doc);
@@ -318,15 +318,15 @@ static void scenario_set_overrides_by_path_and_by_name(void **state) {
     assert_int_equal(sc->variants[1].layers[0].per_provider[0].breaker.open_us, 10 * FB_US_PER_S);
     assert_true(sc->classes[0].rate == 5.0);
     assert_int_equal(sc->duration_us, 2 * FB_US_PER_MIN);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* overrides are validated like the file: an unknown key is still an error */
     const char *bad[] = {"providers.openai.capacity.rmp=600"};
     sim_error err;
-    int rc = sim_scenario_parse(text, strlen(text), "t.json", bad, 1, NULL, &sc, &err);
+    int rc = scn_parse(text, strlen(text), "t.json", bad, 1, NULL, &sc, &err);
     assert_int_equal(rc, FB_EINVAL);
     assert_string_equal(err.path, "providers[0].capacity.rmp");
     const char *noelem[] = {"providers.nope.capacity.rpm=1"};
-    rc = sim_scenario_parse(text, strlen(text), "t.json", noelem, 1, NULL, &sc, &err);
+    rc = scn_parse(text, strlen(text), "t.json", noelem, 1, NULL, &sc, &err);
     assert_int_equal(rc, FB_EINVAL);
     assert_non_null(strstr(err.msg, "no element named 'nope'"));
 }
@@ -338,7 +338,7 @@ static void scenario_seed_override_replaces_the_file_seed(void **state) {
     uint64_t seed = 99;
     sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
     assert_int_equal(sc->seed, 99);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void scenario_caps_are_enforced(void **state) {
@@ -356,7 +356,7 @@ static void scenario_missing_file_is_an_io_error(void **state) {
     (void)state;
     sim_scenario *sc = NULL;
     sim_error err;
-    assert_int_equal(sim_scenario_load("/nonexistent/x.json", NULL, 0, NULL, &sc, &err), FB_EIO);
+    assert_int_equal(scn_load("/nonexistent/x.json", NULL, 0, NULL, &sc, &err), FB_EIO);
     assert_string_equal(err.file, "/nonexistent/x.json");
     assert_non_null(strstr(err.msg, "cannot open"));
 }
@@ -437,8 +437,7 @@ static void scenario_set_of_a_misspelt_variant_is_rejected(void **state) {
     const char *sets[] = {"variants.tunde.retry.attempts=5"};
     sim_scenario *sc = NULL;
     sim_error err;
-    assert_int_equal(sim_scenario_parse(text, strlen(text), "t", sets, 1, NULL, &sc, &err),
-                     FB_EINVAL);
+    assert_int_equal(scn_parse(text, strlen(text), "t", sets, 1, NULL, &sc, &err), FB_EINVAL);
     assert_null(sc);
     assert_non_null(strstr(err.msg, "no variant named 'tunde'"));
 }
@@ -466,7 +465,7 @@ static void scenario_fault_starting_just_before_the_end_loads(void **state) {
     sim_scenario *sc =
         th_load(M1 ONE_PROVIDER(",\"faults\":[{\"at\":\"59.999s\",\"for\":\"5s\",\"hang\":{}}]"));
     assert_int_equal(sc->providers[0].faults[0].at_us, 59999 * MS);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void scenario_outage_with_a_success_status_is_rejected(void **state) {
@@ -509,7 +508,7 @@ static void scenario_fault_script_with_a_success_status_is_rejected(void **state
     sim_fault f[4];
     uint32_t n = 9;
     sim_error err;
-    assert_int_equal(sim_faults_parse(text, strlen(text), "s.json", f, 4, &n, &err), FB_EINVAL);
+    assert_int_equal(scn_faults_parse(text, strlen(text), "s.json", f, 4, &n, &err), FB_EINVAL);
     assert_string_equal(err.path, "faults[0].outage.status");
     assert_int_equal(n, 0);
 }
@@ -547,7 +546,7 @@ static void scenario_provider_load_and_queue_settings_parse(void **state) {
     assert_int_equal(p->codel_interval_us, 1 * S);
     assert_int_equal(p->efficiency_queue_above, 20);
     assert_true(p->efficiency_share == 0.6);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void scenario_provider_queue_defaults_to_fifo_without_loss(void **state) {
@@ -557,7 +556,7 @@ static void scenario_provider_queue_defaults_to_fifo_without_loss(void **state) 
     assert_int_equal(p->discipline, SIM_QUEUE_FIFO);
     assert_true(p->load_in_service == 0 && p->load_queued == 0);
     assert_true(p->efficiency_share == 1);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void scenario_unknown_discipline_gets_a_suggestion(void **state) {
@@ -628,14 +627,14 @@ static void scenario_uses_answers_each_feature_from_its_owner(void **state) {
         "{\"name\":\"u\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
         "{\"constant\":\"1/s\"},\"serial\":true}],\"providers\":[{\"name\":\"a\",\"network\":"
         "{\"latency\":\"100ms\"}}],\"policy\":{\"connections\":{\"max\":1}}}");
-    assert_true(sim_scenario_uses(plain, SIM_FEATURE_ALWAYS));
+    assert_true(scn_uses(plain, SIM_FEATURE_ALWAYS));
     for (int f = SIM_FEATURE_CONCLIMIT; f <= SIM_FEATURE_STORE_OUTAGE; f++) {
-        assert_false(sim_scenario_uses(plain, (sim_feature)f));
+        assert_false(scn_uses(plain, (sim_feature)f));
         bool want = f == SIM_FEATURE_NETWORK || f == SIM_FEATURE_POOL || f == SIM_FEATURE_SERIAL;
-        if (sim_scenario_uses(net, (sim_feature)f) != want) fail_msg("feature %d", f);
+        if (scn_uses(net, (sim_feature)f) != want) fail_msg("feature %d", f);
     }
-    sim_scenario_free(plain);
-    sim_scenario_free(net);
+    scn_free(plain);
+    scn_free(net);
 }
 
 int main(void) {

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "sim/metrics.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
@@ -47,7 +47,7 @@ static void on_event(void *ctx, const sim_log_event *ev) {
 static sim_summary *run(const sim_scenario *sc, const char *variant, collect *c) {
     sim_summary *s = malloc(sizeof *s);
     assert_non_null(s);
-    int v = variant ? sim_scenario_variant(sc, variant) : 0;
+    int v = variant ? scn_variant(sc, variant) : 0;
     assert_true(v >= 0);
     if (c) memset(c, 0, sizeof *c);
     sim_run_opts opts = {on_row, on_event, NULL, c, 0, true, NULL};
@@ -103,7 +103,7 @@ static void sim_poisson_arrivals_follow_the_rate(void **state) {
     assert_int_equal(ended(s), s->requests);
     assert_int_equal(s->ended[SIM_END_SUCCESS], s->requests);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_constant_arrivals_are_exact(void **state) {
@@ -118,7 +118,7 @@ static void sim_constant_arrivals_are_exact(void **state) {
     for (size_t i = 0; i < c->n; i++) assert_int_equal(c->rows[i].arrivals, 10);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_replayed_arrivals_come_at_their_recorded_times(void **state) {
@@ -135,7 +135,7 @@ static void sim_replayed_arrivals_come_at_their_recorded_times(void **state) {
     for (size_t i = 0; i < c->n; i++) assert_int_equal(c->rows[i].arrivals, want[i]);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_replayed_arrivals_ignore_the_seed(void **state) {
@@ -150,7 +150,7 @@ static void sim_replayed_arrivals_ignore_the_seed(void **state) {
         sim_summary *s = run(sc, NULL, NULL);
         requests[k] = s->requests;
         free(s);
-        sim_scenario_free(sc);
+        scn_free(sc);
     }
     assert_int_equal(requests[0], 4);
     assert_int_equal(requests[1], 4);
@@ -171,7 +171,7 @@ static void sim_spikes_and_bursts_add_arrivals(void **state) {
     assert_int_equal(s->requests, 300 + 6000 + 600 + 500);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_closed_loop_never_exceeds_its_users(void **state) {
@@ -185,7 +185,7 @@ static void sim_closed_loop_never_exceeds_its_users(void **state) {
     /* each user loops over ~1 s of think and 1 s of call: ~25 requests/s */
     assert_in_range(s->requests, 6500, 8500);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- invariants and determinism ---- */
@@ -229,7 +229,7 @@ static void sim_every_request_ends_exactly_once(void **state) {
         assert_true(cost > 0.999 * s->cost_usd && cost < 1.001 * s->cost_usd);
         free(s);
     }
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_same_seed_gives_identical_runs(void **state) {
@@ -242,7 +242,7 @@ static void sim_same_seed_gives_identical_runs(void **state) {
     assert_true(c1->hash == c2->hash);
     assert_int_equal(c1->n, c2->n);
     free(b);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* another seed changes the run */
     uint64_t seed = 12;
     sim_scenario *sc2 = th_load_with(FLEET_SCENARIO, NULL, 0, &seed);
@@ -252,7 +252,7 @@ static void sim_same_seed_gives_identical_runs(void **state) {
     free(d);
     free(c1);
     free(c2);
-    sim_scenario_free(sc2);
+    scn_free(sc2);
 }
 
 static void sim_variants_share_arrivals(void **state) {
@@ -270,7 +270,7 @@ static void sim_variants_share_arrivals(void **state) {
     free(b);
     free(c1);
     free(c2);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- providers and faults ---- */
@@ -296,7 +296,7 @@ static void sim_outage_without_fallback_fails_the_window(void **state) {
     assert_int_equal(s->providers[0].served, 1200);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_fallback_serves_during_an_outage(void **state) {
@@ -312,7 +312,7 @@ static void sim_fallback_serves_during_an_outage(void **state) {
     assert_int_equal(s->providers[1].attempts, 600);
     assert_true(metric(sc, s, "amplification") > 1.3);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_breaker_stops_attempts_into_an_outage(void **state) {
@@ -338,7 +338,7 @@ static void sim_breaker_stops_attempts_into_an_outage(void **state) {
     free(plain);
     free(br);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_retry_after_decides_whether_the_retry_lands(void **state) {
@@ -363,7 +363,7 @@ static void sim_retry_after_decides_whether_the_retry_lands(void **state) {
     assert_true(fb_hist_max(&ig->latency) < FB_US_PER_S);
     free(ig);
     free(ho);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_hang_ends_at_the_attempt_timeout(void **state) {
@@ -378,7 +378,7 @@ static void sim_hang_ends_at_the_attempt_timeout(void **state) {
     assert_int_equal(s->ended[SIM_END_EXHAUSTED], 50);
     assert_int_equal(fb_hist_max(&s->latency), 2 * FB_US_PER_S);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_pod_timeout_frees_workers_from_a_hang(void **state) {
@@ -405,7 +405,7 @@ static void sim_pod_timeout_frees_workers_from_a_hang(void **state) {
     assert_int_equal(ROW_SUM(c, success, 80, 120), 400);
     free(c);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_context_window_check_skips_small_windows(void **state) {
@@ -426,7 +426,7 @@ static void sim_context_window_check_skips_small_windows(void **state) {
     assert_int_equal(checked->success_fallback, 60);
     free(blind);
     free(checked);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_policy_rejections_neither_trip_nor_fall_back(void **state) {
@@ -443,7 +443,7 @@ static void sim_policy_rejections_neither_trip_nor_fall_back(void **state) {
     assert_int_equal(s->providers[0].attempts, 1200); /* never retried */
     assert_in_range(s->ended[SIM_END_POLICY], 650, 790);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_brownout_builds_a_queue(void **state) {
@@ -467,8 +467,8 @@ static void sim_brownout_builds_a_queue(void **state) {
     assert_true(b->providers[0].in_service_peak <= 60);
     free(a);
     free(b);
-    sim_scenario_free(calm);
-    sim_scenario_free(brown);
+    scn_free(calm);
+    scn_free(brown);
 }
 
 static void sim_midstream_failures_follow_the_stream_policy(void **state) {
@@ -500,7 +500,7 @@ static void sim_midstream_failures_follow_the_stream_policy(void **state) {
     free(retry);
     free(buffer);
     free(resume);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_capacity_rate_limit_answers_429_with_retry_after(void **state) {
@@ -519,7 +519,7 @@ static void sim_capacity_rate_limit_answers_429_with_retry_after(void **state) {
     assert_true(s->ended[SIM_END_SUCCESS] >= 850);
     assert_int_equal(s->providers[0].outcomes[FB_OUT_SUCCESS], s->ended[SIM_END_SUCCESS]);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_shared_breaker_protects_the_fleet_sooner(void **state) {
@@ -544,7 +544,7 @@ static void sim_shared_breaker_protects_the_fleet_sooner(void **state) {
     free(pod);
     free(shared);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- the metastable regime ---- */
@@ -585,7 +585,7 @@ static double late_success_rate_with(const char *json, const char *set) {
     double rate = late_success_rate(c);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
     return rate;
 }
 
@@ -600,7 +600,7 @@ static void sim_metastable_retries_keep_the_provider_down(void **state) {
     assert_true(metric(sc, s, "amplification") > 2.0);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
     /* it takes both: without the spike, or without the retries, the provider is up at the end */
     assert_true(late_success_rate_with(metastable("30/s", ""), "traffic[0].spikes=[]") > 0.99);
     assert_true(late_success_rate_with(metastable("30/s", ""), "policy.retry.attempts=1") > 0.99);
@@ -615,7 +615,7 @@ static void sim_metastable_light_load_recovers(void **state) {
     assert_true(late_success_rate(c) > 0.99);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_metastable_retry_budget_recovers(void **state) {
@@ -628,7 +628,7 @@ static void sim_metastable_retry_budget_recovers(void **state) {
     assert_true(s->budget_refusals > 0);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_caps_stop_the_run_with_a_reason(void **state) {
@@ -650,7 +650,7 @@ static void sim_caps_stop_the_run_with_a_reason(void **state) {
     assert_true(c->n >= 4);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_event_log_cap_counts_what_it_drops(void **state) {
@@ -670,7 +670,7 @@ static void sim_event_log_cap_counts_what_it_drops(void **state) {
     assert_true(s->events_dropped >= 9);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void sim_full_pod_queue_fails_at_once(void **state) {
@@ -685,7 +685,7 @@ static void sim_full_pod_queue_fails_at_once(void **state) {
     assert_true(s->pod_queue_peak == 20);
     assert_int_equal(fb_hist_min(&s->latency), 0); /* rejected at arrival */
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Review finding: with a shared breaker and no sync delay, writing a row used
@@ -701,7 +701,7 @@ static void sim_shared_breaker_without_sync_delay_runs(void **state) {
     sim_summary *s = run(sc, NULL, NULL);
     assert_true(s->providers[0].breaker_opens >= 5);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Results must not depend on how often rows are written. */
@@ -730,7 +730,7 @@ static void sim_tick_does_not_change_the_results(void **state) {
                              fb_hist_percentile(&first->latency, 99));
             free(s);
         }
-        sim_scenario_free(sc);
+        scn_free(sc);
     }
     free(first);
 }
@@ -750,7 +750,7 @@ static void sim_a_long_queue_of_quick_requests_does_not_recurse(void **state) {
     assert_int_equal(s->ended[SIM_END_SUCCESS], s->requests);
     assert_true(s->pod_queue_peak >= 300000);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Review finding: a slot freed by a cancelled attempt waited for an unrelated event. */
@@ -773,7 +773,7 @@ static void sim_cancelled_attempt_hands_its_slot_to_the_queue(void **state) {
     assert_true(queued > 10); /* the check above ran: requests did queue for the one slot */
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* A midstream fault breaks a streamed answer after tokens were shown; a plain
@@ -799,8 +799,8 @@ static void sim_midstream_on_a_class_that_does_not_stream_is_a_plain_failure(voi
     assert_int_equal(b->ended[SIM_END_EXHAUSTED], 150);
     free(a);
     free(b);
-    sim_scenario_free(streamed);
-    sim_scenario_free(plain);
+    scn_free(streamed);
+    scn_free(plain);
 }
 
 /* A fault that starts and ends inside one tick still marks that tick. */
@@ -816,7 +816,7 @@ static void sim_fault_active_marks_every_tick_a_fault_overlaps(void **state) {
     for (size_t i = 0; i < c->n; i++) assert_int_equal(c->rows[i].fault_active, i == 2);
     free(s);
     free(c);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Absurd service times are bounded, not overflowed (UBSan checks this under make asan). */
@@ -831,7 +831,7 @@ static void sim_huge_service_times_do_not_overflow(void **state) {
     sim_summary *s = run(sc, NULL, NULL);
     assert_int_equal(s->ended[SIM_END_TIMEOUT], s->requests);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Every row of the metric table answers by name, per provider where it is per provider. */
@@ -844,7 +844,7 @@ static void sim_metric_table_rows_resolve_by_name(void **state) {
     for (const sim_metric *m = sim_metrics(); m->name; m++, rows++) {
         assert_ptr_equal(sim_metric_find(m->name), m);
         assert_non_null(m->definition);
-        const sim_policy *pol = &sc->variants[sim_scenario_variant(sc, "tuned")];
+        const sim_policy *pol = &sc->variants[scn_variant(sc, "tuned")];
         uint32_t n = m->per_provider ? sc->provider_count
                      : m->per_layer  ? pol->layer_count
                      : m->per_class  ? sc->class_count
@@ -903,7 +903,7 @@ static void sim_metric_table_rows_resolve_by_name(void **state) {
     assert_string_equal(msg, "metric 'class_errors[nobody]': no traffic class named 'nobody'");
     assert_int_equal(sim_metric_get(sc, s, "no_such_metric"), 0);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* ---- the engine: what the queue holds, what an event is ---- */
@@ -930,7 +930,7 @@ static void sim_ended_requests_leave_no_deadlines_behind(void **state) {
     assert_in_range(s->events_cancelled, s->requests - 256, s->requests);
     assert_in_range(s->queue_peak, 2, 258);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The queue holds what is in flight: a deadline per live request (at most 4 per live request
@@ -954,7 +954,7 @@ static void sim_queue_peak_follows_what_is_in_flight(void **state) {
     /* without dropping them, the 200,000 deadlines would all still be queued at the end */
     assert_true(s->events_cancelled >= s->requests - 4 * s->in_flight_peak - 256);
     free(s);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 int main(void) {

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
@@ -203,7 +203,7 @@ static void port_answering_like_the_model_gives_the_model_numbers(void **state) 
     free(b);
     free(model);
     free(f);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void port_stale_answers_are_ignored(void **state) {
@@ -225,7 +225,7 @@ static void port_stale_answers_are_ignored(void **state) {
     free(b);
     free(once);
     free(f);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void port_attempt_timeout_cancels_the_attempt(void **state) {
@@ -252,7 +252,7 @@ static void port_attempt_timeout_cancels_the_attempt(void **state) {
     assert_int_equal(s->end_us, 11500 * FB_US_PER_MS);
     free(s);
     free(f);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void port_request_deadline_cancels_the_attempt(void **state) {
@@ -274,7 +274,7 @@ static void port_request_deadline_cancels_the_attempt(void **state) {
     assert_int_equal(s->providers[0].unfinished, 0);
     free(s);
     free(f);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void port_send_error_stops_the_run_with_its_reason(void **state) {
@@ -292,7 +292,7 @@ static void port_send_error_stops_the_run_with_its_reason(void **state) {
     assert_int_equal(s->attempts, 11);
     free(s);
     free(f);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void port_wait_error_keeps_what_was_measured(void **state) {
@@ -314,7 +314,7 @@ static void port_wait_error_keeps_what_was_measured(void **state) {
     assert_int_equal(s->providers[0].unfinished, f->n);
     free(s);
     free(f);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 int main(void) {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "tests/unit/helpers.h"
 
@@ -54,7 +54,7 @@ static void a_raised_flag_stops_the_run_where_it_was(void **state) {
     /* what was simulated is what the whole run simulated up to then */
     assert_memory_equal(cut.rows.r, whole.rows.r, 10 * sizeof cut.rows.r[0]);
     assert_in_range(sc_.requests, 100, 101);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void a_flag_raised_before_the_run_stops_it_at_once(void **state) {
@@ -69,7 +69,7 @@ static void a_flag_raised_before_the_run_stops_it_at_once(void **state) {
     assert_int_equal(st.rows.n, 0);
     assert_int_equal(s.requests, 0);
     assert_string_equal(s.stop_reason, "interrupted by a signal at t=0.000s");
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 int main(void) {

@@ -54,7 +54,7 @@ static rig *rig_new(sim_store_outage mode) {
     assert_int_equal(fb_breaker_init(&r->stores[0], &bc, 0), FB_OK);
     for (uint32_t k = 0; k < 2; k++) {
         assert_int_equal(fb_breaker_init(&r->breakers[k], &bc, 0), FB_OK);
-        assert_int_equal(pod_breaker(s, 0, k, 0, &r->fp[k]), FB_OK);
+        assert_int_equal(sim__pod_breaker(s, 0, k, 0, &r->fp[k]), FB_OK);
     }
     return r;
 }
@@ -128,13 +128,13 @@ static void local_keeps_an_open_view_then_asks_its_own_breaker(void **state) {
     free(r);
 }
 
-/* ---- a restarted pod's connections (conns_pod_reset) ---- */
+/* ---- a restarted pod's connections (sim__conns_pod_reset) ---- */
 
 static void restart_drops_only_that_pods_idle_connections(void **state) {
     (void)state;
     rig *r = rig_new(SIM_STORE_FAIL_OPEN);
     sim *s = &r->s;
-    conns_pod_reset(s, 1); /* no layer has connections: nothing to do */
+    sim__conns_pod_reset(s, 1); /* no layer has connections: nothing to do */
     s->pools = r->pools;
     /* pod 1 (slot 1): 5 open, 3 idle (2 to provider 0, 1 to provider 1), 2 busy */
     connpool *cp = &r->pools[1];
@@ -144,7 +144,7 @@ static void restart_drops_only_that_pods_idle_connections(void **state) {
     cp->idle_total = 3;
     cp->busy[0] = 2;
     r->pools[0] = *cp;
-    conns_pod_reset(s, 1);
+    sim__conns_pod_reset(s, 1);
     assert_int_equal(cp->open, 2);
     assert_int_equal(cp->idle_total, 0);
     assert_int_equal(cp->idle[0], 0);

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "mockserver/fault.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "tests/unit/helpers.h"
 
 #define TRAFFIC "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"poisson\":\"10/s\"}}]"
@@ -30,8 +30,8 @@
 static int parse_sets(const char *text, size_t len, const char *const *sets, size_t n,
                       sim_error *err) {
     sim_scenario *sc = NULL;
-    int rc = sim_scenario_parse(text, len, "bad.json", sets, n, NULL, &sc, err);
-    if (rc == FB_OK) sim_scenario_free(sc);
+    int rc = scn_parse(text, len, "bad.json", sets, n, NULL, &sc, err);
+    if (rc == FB_OK) scn_free(sc);
     return rc;
 }
 
@@ -84,7 +84,7 @@ static void strict_empty_first_key_without_colon_is_invalid_json(void **state) {
 static void utf8_fix_replaces_invalid_bytes_only(void **state) {
     (void)state;
     char s[] = "ok \xc3\xa9 \xff\xfe cut \xe2\x82";
-    sim_utf8_fix(s);
+    scn_utf8_fix(s);
     assert_string_equal(s, "ok \xc3\xa9 ?? cut ??");
 }
 
@@ -248,21 +248,21 @@ static void strict_durations_are_decimal_with_a_unit(void **state) {
     static const char *const wrong[] = {"0x10s", "0X1p4s", "infs", "nans", "+5s", ".s",    "e3s",
                                         "1e",    "1e+s",   "5",    " 5s",  "5s ", "1.5.2s"};
     for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++)
-        if (sim_parse_duration(wrong[i], &d) != FB_EPARSE) fail_msg("accepted \"%s\"", wrong[i]);
-    assert_int_equal(sim_parse_duration("0.25s", &d), FB_OK);
+        if (scn_parse_duration(wrong[i], &d) != FB_EPARSE) fail_msg("accepted \"%s\"", wrong[i]);
+    assert_int_equal(scn_parse_duration("0.25s", &d), FB_OK);
     assert_int_equal(d, 250 * MS);
-    assert_int_equal(sim_parse_duration("007ms", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("007ms", &d), FB_OK);
     assert_int_equal(d, 7 * MS);
     /* the schema's forms: a bare point on either side, an exponent */
-    assert_int_equal(sim_parse_duration(".5s", &d), FB_OK);
+    assert_int_equal(scn_parse_duration(".5s", &d), FB_OK);
     assert_int_equal(d, 500 * MS);
-    assert_int_equal(sim_parse_duration("5.s", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("5.s", &d), FB_OK);
     assert_int_equal(d, 5 * S);
-    assert_int_equal(sim_parse_duration("1e4ms", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("1e4ms", &d), FB_OK);
     assert_int_equal(d, 10 * S);
-    assert_int_equal(sim_parse_duration("2.5E-1s", &d), FB_OK);
+    assert_int_equal(scn_parse_duration("2.5E-1s", &d), FB_OK);
     assert_int_equal(d, 250 * MS);
-    assert_int_equal(sim_parse_duration("99999999999999999999h", &d), FB_ERANGE);
+    assert_int_equal(scn_parse_duration("99999999999999999999h", &d), FB_ERANGE);
     bad(NAMED("m", ",\"slo\":{\"latency\":\"0x10s\"}"), "slo.latency",
         "cannot read duration \"0x10s\"");
 }
@@ -270,11 +270,11 @@ static void strict_durations_are_decimal_with_a_unit(void **state) {
 static void strict_rates_are_decimal(void **state) {
     (void)state;
     double r;
-    assert_int_equal(sim_parse_rate("0x10/s", &r), FB_EPARSE);
-    assert_int_equal(sim_parse_rate("0x1p4/s", &r), FB_EPARSE);
-    assert_int_equal(sim_parse_rate("nan/s", &r), FB_EPARSE);
-    assert_int_equal(sim_parse_rate("inf", &r), FB_EPARSE);
-    assert_int_equal(sim_parse_rate("1.5/s", &r), FB_OK);
+    assert_int_equal(scn_parse_rate("0x10/s", &r), FB_EPARSE);
+    assert_int_equal(scn_parse_rate("0x1p4/s", &r), FB_EPARSE);
+    assert_int_equal(scn_parse_rate("nan/s", &r), FB_EPARSE);
+    assert_int_equal(scn_parse_rate("inf", &r), FB_EPARSE);
+    assert_int_equal(scn_parse_rate("1.5/s", &r), FB_OK);
     assert_true(r == 1.5);
 }
 
@@ -308,12 +308,12 @@ static void strict_fault_scripts_and_distributions_are_strict(void **state) {
     uint32_t n;
     sim_error err;
     static const char script[] = "{\"faults\":[{\"at\":\"1s\",\"at\":\"2s\",\"outage\":{}}]}";
-    assert_int_not_equal(sim_faults_parse(script, strlen(script), "f.json", f, 4, &n, &err), FB_OK);
+    assert_int_not_equal(scn_faults_parse(script, strlen(script), "f.json", f, 4, &n, &err), FB_OK);
     assert_string_equal(err.path, "faults[0].at");
     assert_non_null(strstr(err.msg, "duplicate key 'at'"));
     sim_dist d;
     static const char dist[] = "{\"constant\": 3} 4";
-    assert_int_not_equal(sim_dist_parse(dist, strlen(dist), "tokens", false, &d, &err), FB_OK);
+    assert_int_not_equal(scn_dist_parse(dist, strlen(dist), "tokens", false, &d, &err), FB_OK);
     assert_non_null(strstr(err.msg, "unexpected text after the JSON document"));
 }
 
@@ -384,9 +384,8 @@ static void all_errors_lists_every_unknown_key_then_the_first_other(void **state
     sim_errors all;
     sim_error one;
     sim_scenario *sc = NULL;
-    int rc = sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all);
-    assert_int_equal(rc,
-                     sim_scenario_parse(text, strlen(text), "bad.json", NULL, 0, NULL, &sc, &one));
+    int rc = scn_check_all(text, strlen(text), "bad.json", NULL, 0, &all);
+    assert_int_equal(rc, scn_parse(text, strlen(text), "bad.json", NULL, 0, NULL, &sc, &one));
     assert_null(sc);
     assert_int_equal(all.count, 4);
     assert_false(all.more);
@@ -408,7 +407,7 @@ static void all_errors_of_a_good_file_are_none(void **state) {
     (void)state;
     static const char text[] = NAMED("m", "");
     sim_errors all;
-    assert_int_equal(sim_scenario_check_all(text, strlen(text), "ok.json", NULL, 0, &all), FB_OK);
+    assert_int_equal(scn_check_all(text, strlen(text), "ok.json", NULL, 0, &all), FB_OK);
     assert_int_equal(all.count, 0);
 }
 
@@ -420,8 +419,7 @@ static void all_errors_stop_at_their_cap(void **state) {
         n += snprintf(text + n, sizeof text - (size_t)n, "\"x%d\":1,", i);
     snprintf(text + n, sizeof text - (size_t)n, "\"count\":1}," DOC(""));
     sim_errors all;
-    assert_int_not_equal(sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all),
-                         FB_OK);
+    assert_int_not_equal(scn_check_all(text, strlen(text), "bad.json", NULL, 0, &all), FB_OK);
     assert_int_equal(all.count, SIM_ERRORS_MAX);
     assert_true(all.more);
     assert_string_equal(all.e[SIM_ERRORS_MAX - 1].path, "pods.x19");
@@ -431,15 +429,13 @@ static void all_errors_of_unreadable_text_are_one(void **state) {
     (void)state;
     static const char text[] = "{\"name\":\"m\",\"name\":\"n\",\"x\":1}";
     sim_errors all;
-    assert_int_equal(sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all),
-                     FB_EPARSE);
+    assert_int_equal(scn_check_all(text, strlen(text), "bad.json", NULL, 0, &all), FB_EPARSE);
     assert_int_equal(all.count, 1);
     assert_non_null(strstr(all.e[0].msg, "duplicate key 'name'"));
     /* a --set that fails is the one error too */
     static const char good[] = NAMED("m", "");
     const char *sets[] = {"pods..count=1"};
-    assert_int_not_equal(sim_scenario_check_all(good, strlen(good), "ok.json", sets, 1, &all),
-                         FB_OK);
+    assert_int_not_equal(scn_check_all(good, strlen(good), "ok.json", sets, 1, &all), FB_OK);
     assert_int_equal(all.count, 1);
     assert_non_null(strstr(all.e[0].msg, "an empty step"));
 }
@@ -452,8 +448,7 @@ static void all_errors_follow_keys_with_dots_in_provider_names(void **state) {
         "\"a\":{\"concurrency_limit\":{\"api.openai\":{\"algorithm\":\"fixed\",\"limit\":2,"
         "\"bogus\":1}}},\"b\":{\"retry\":{\"atempts\":2}}}}";
     sim_errors all;
-    assert_int_not_equal(sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all),
-                         FB_OK);
+    assert_int_not_equal(scn_check_all(text, strlen(text), "bad.json", NULL, 0, &all), FB_OK);
     assert_int_equal(all.count, 2);
     assert_string_equal(all.e[0].path, "variants.a.concurrency_limit.api.openai.bogus");
     assert_string_equal(all.e[1].path, "variants.b.retry.atempts");
@@ -467,8 +462,7 @@ static void all_errors_in_the_policy_are_its_own(void **state) {
         "m",
         ",\"policy\":{\"retry\":{\"atempts\":2},\"breakr\":{}},\"variants\":{\"a\":{},\"b\":{}}");
     sim_errors all;
-    assert_int_not_equal(sim_scenario_check_all(text, strlen(text), "bad.json", NULL, 0, &all),
-                         FB_OK);
+    assert_int_not_equal(scn_check_all(text, strlen(text), "bad.json", NULL, 0, &all), FB_OK);
     assert_int_equal(all.count, 2);
     assert_string_equal(all.e[0].path, "variants.a.breakr");
     assert_string_equal(all.e[1].path, "variants.a.retry.atempts");

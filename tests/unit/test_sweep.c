@@ -274,7 +274,7 @@ static void constraints_read_units_and_percentages(void **state) {
     assert_true(sweep_constraint_holds(&c[1], 10e6));
     assert_false(sweep_constraint_holds(&c[2], 0.995));
     assert_false(sweep_constraint_holds(&c[3], 12.5));
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void constraint_error(const sim_scenario *sc, const char *text, const char *fragment) {
@@ -296,7 +296,7 @@ static void constraints_reject_typos_and_unitless_durations(void **state) {
     constraint_error(sc, "success_rate>=high", "cannot read the bound 'high'");
     constraint_error(sc, "attempts[gemini]>=1", "no provider named 'gemini'");
     constraint_error(sc, " , ", "no constraint");
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 static void shards_partition_the_tasks(void **state) {

@@ -10,7 +10,7 @@
 #include <stdio.h>
 
 #include "core/rng.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/traffic.h"
 #include "tests/unit/helpers.h"
 
@@ -45,7 +45,7 @@ static void traffic_poisson_rate_is_unbiased_at_high_rates(void **state) {
         double expected = per_s[i] * 20;
         double n = (double)count_arrivals(&tr);
         assert_true(fabs(n - expected) <= 5 * sqrt(expected));
-        sim_scenario_free(sc);
+        scn_free(sc);
     }
 }
 
@@ -59,7 +59,7 @@ static void traffic_poisson_ramp_is_unbiased(void **state) {
     sim_traffic_init(&tr, &sc->classes[0], 3, 0, 10 * S);
     double n = (double)count_arrivals(&tr);
     assert_true(fabs(n - 1e6) <= 5 * sqrt(1e6));
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /*
@@ -85,7 +85,7 @@ static void traffic_poisson_carries_the_fraction(void **state) {
     }
     /* what truncating would have given by then: some 10,000 us earlier */
     assert_in_range(t - truncated, 9000, 11000);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* The first arrivals at 500,000/s, seed 1: the stream's gaps are 0.867, 0.976, 1.697, 0.808,
@@ -106,7 +106,7 @@ static void traffic_poisson_first_arrivals_at_explicit_times(void **state) {
         t = sim_traffic_next(&tr, t);
         assert_int_equal(t, want[i]);
     }
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 /* Constant arrivals carried their fraction already: one every 1/3 us, exactly. */
@@ -116,7 +116,7 @@ static void traffic_constant_rate_is_exact(void **state) {
     sim_traffic tr;
     sim_traffic_init(&tr, &sc->classes[0], 1, 0, 10 * S);
     assert_int_equal(count_arrivals(&tr), 3000000);
-    sim_scenario_free(sc);
+    scn_free(sc);
 }
 
 int main(void) {

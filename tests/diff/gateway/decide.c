@@ -2,7 +2,7 @@
  * decide.c - fusebox's side of the gateway differential tests: what a
  * gateway preset's routing layer decides on scripted replies from its
  * targets, computed by fusebox's own code (the scenario loader and the
- * preset's apply(), sim_layer_classify with the preset's status rules, the
+ * preset's apply(), scn_layer_classify with the preset's status rules, the
  * core's fb_fallback and fb_retry, fb_retry_after_hint for the headers).
  *
  *   decide LAYER REPLY... [@N REPLY...]...
@@ -28,7 +28,7 @@
 
 #include "core/fallback.h"
 #include "core/retry_after.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 #include "sim/sim.h"
 
 #define PROVIDERS 4
@@ -150,7 +150,7 @@ static int one_run(const sim_layer *L, const script *sc, uint64_t seed, run *out
             }
             now += d.timeout_us;
         }
-        fb_class c = sim_layer_classify(L, &cl, &s->rep, d.provider);
+        fb_class c = scn_layer_classify(L, &cl, &s->rep, d.provider);
         fb_time_us hint = fb_retry_after_hint(s->ms[0] ? s->ms : NULL, s->ra[0] ? s->ra : NULL, 0);
         d = fb_fallback_result(&fb, &req, &c, hint, now);
     }
@@ -175,9 +175,9 @@ static int load_layer(const char *keys, sim_scenario **sc) {
         return -1;
     }
     sim_error err;
-    if (sim_scenario_parse(text, strlen(text), "layer", NULL, 0, NULL, sc, &err) != FB_OK) {
+    if (scn_parse(text, strlen(text), "layer", NULL, 0, NULL, sc, &err) != FB_OK) {
         char msg[1200];
-        sim_error_format(&err, msg, sizeof msg);
+        scn_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "decide: %s\n", msg);
         return -1;
     }
@@ -231,6 +231,6 @@ int main(int argc, char **argv) {
     for (uint32_t i = 0; i + 1 < first.attempts; i++)
         printf("%s[%lld,%lld]", i ? "," : "", (long long)lo[i], (long long)hi[i]);
     printf("],\"samples\":%d}\n", SAMPLES);
-    sim_scenario_free(sc);
+    scn_free(sc);
     return 0;
 }

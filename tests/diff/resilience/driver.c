@@ -6,7 +6,7 @@
  *
  * PRESET_KEYS is the inside of a preset layer ("preset": "opossum",
  * "resetTimeout": 5000). The driver loads it as a scenario layer through
- * the loader (sim/load_preset.c and the preset's apply()), then feeds the
+ * the loader (scenario/load_preset.c and the preset's apply()), then feeds the
  * layer's own breaker and retry configuration to core/, one line of the
  * script at a time, and prints each decision as a JSON line:
  *
@@ -35,7 +35,7 @@
 #include "core/fallback.h"
 #include "core/retry.h"
 #include "core/rng.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 static void on_event(void *ctx, const fb_breaker_event *ev) {
     (void)ctx;
@@ -55,7 +55,7 @@ static fb_reply reply_of(const char *outcome) {
 
 /* The class of a reply as the layer sees it (one provider: index 0). */
 static fb_class classify_at(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep) {
-    return sim_layer_classify(L, cl, rep, 0);
+    return scn_layer_classify(L, cl, rep, 0);
 }
 
 typedef struct run {
@@ -161,10 +161,10 @@ static int load(const char *keys, sim_scenario **sc) {
              "\"variants\":{\"v\":{\"layers\":[{\"name\":\"x\",%s}]}}}",
              keys);
     sim_error err;
-    int rc = sim_scenario_parse(text, strlen(text), "driver", NULL, 0, NULL, sc, &err);
+    int rc = scn_parse(text, strlen(text), "driver", NULL, 0, NULL, sc, &err);
     if (rc != FB_OK) {
         char buf[1200];
-        sim_error_format(&err, buf, sizeof buf);
+        scn_error_format(&err, buf, sizeof buf);
         fprintf(stderr, "driver: %s\n", buf);
     }
     return rc;
@@ -210,10 +210,10 @@ int main(int argc, char **argv) {
             do_retry(&R, outcome, (long)a);
         } else if (line[0] != '#' && line[0] != '\n') {
             fprintf(stderr, "driver: bad line: %s", line);
-            sim_scenario_free(sc);
+            scn_free(sc);
             return 2;
         }
     }
-    sim_scenario_free(sc);
+    scn_free(sc);
     return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * decide.c - fusebox's side of the SDK differential tests: what a preset
  * layer decides on a scripted sequence of replies, computed by fusebox's own
- * code (the scenario loader and the preset's apply(), sim_layer_classify,
+ * code (the scenario loader and the preset's apply(), scn_layer_classify,
  * the core's fb_fallback and fb_retry, fb_retry_after_hint for the headers).
  *
  *   decide LAYER REPLY...
@@ -21,7 +21,7 @@
 
 #include "core/fallback.h"
 #include "core/retry_after.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 #define REPLIES_MAX 64
 #define SAMPLES 4000
@@ -88,7 +88,7 @@ static int one_run(const sim_layer *L, const scripted *sc, int n, uint64_t seed,
         }
         const scripted *s = &sc[out->attempts < (uint32_t)n ? out->attempts : (uint32_t)n - 1];
         out->statuses[out->attempts++] = s->rep.status;
-        fb_class c = sim_layer_classify(L, &cl, &s->rep, d.provider);
+        fb_class c = scn_layer_classify(L, &cl, &s->rep, d.provider);
         /* dates are not used by the tests: the wall clock is the epoch */
         fb_time_us hint = fb_retry_after_hint(s->ms[0] ? s->ms : NULL, s->ra[0] ? s->ra : NULL, 0);
         d = fb_fallback_result(&fb, &req, &c, hint, now);
@@ -106,9 +106,9 @@ static int load_layer(const char *keys, sim_scenario **sc) {
              "\"variants\":{\"v\":{\"layers\":[{\"name\":\"x\",%s}]}}}",
              keys);
     sim_error err;
-    if (sim_scenario_parse(text, strlen(text), "layer", NULL, 0, NULL, sc, &err) != FB_OK) {
+    if (scn_parse(text, strlen(text), "layer", NULL, 0, NULL, sc, &err) != FB_OK) {
         char msg[1200];
-        sim_error_format(&err, msg, sizeof msg);
+        scn_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "decide: %s\n", msg);
         return -1;
     }
@@ -152,6 +152,6 @@ int main(int argc, char **argv) {
     for (uint32_t i = 0; i + 1 < first.attempts; i++)
         printf("%s[%lld,%lld]", i ? "," : "", (long long)lo[i], (long long)hi[i]);
     printf("],\"samples\":%d}\n", SAMPLES);
-    sim_scenario_free(sc);
+    scn_free(sc);
     return 0;
 }

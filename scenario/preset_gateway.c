@@ -1,7 +1,7 @@
 /*
  * preset_gateway.c - what the gateway presets share: the status rules they
- * append to a layer, the scenario's provider by name, the JSON members of
- * their parameters, and the exponential retry the gateways use.
+ * append to a layer, the scenario's provider by name, and
+ * the exponential retry the gateways use.
  *
  * A gateway is a routing layer: it chooses the provider of every attempt.
  * LiteLLM picks a deployment of the requested model group for each attempt,
@@ -12,14 +12,14 @@
  * the deployments, hosts and targets, named in each preset's own keys
  * (docs/presets.md says how).
  */
-#include "sim/presetint.h"
+#include "scenario/presetint.h"
 
 #include <string.h>
 
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 /* A rule that matches everything and changes nothing, appended to the layer's (sim_status_rule). */
-sim_status_rule *preset_rule(sim_layer *L) {
+sim_status_rule *scn__preset_rule(sim_layer *L) {
     if (L->rule_count == SIM_STATUS_RULES_MAX) return &L->rules[SIM_STATUS_RULES_MAX - 1];
     sim_status_rule *r = &L->rules[L->rule_count++];
     *r = (sim_status_rule){
@@ -27,69 +27,44 @@ sim_status_rule *preset_rule(sim_layer *L) {
     return r;
 }
 
-sim_status_rule *preset_status_rule(sim_layer *L, int status, int retry, int fallback) {
-    sim_status_rule *r = preset_rule(L);
+sim_status_rule *scn__preset_status_rule(sim_layer *L, int status, int retry, int fallback) {
+    sim_status_rule *r = scn__preset_rule(L);
     r->status = status;
     r->retry = (int8_t)retry;
     r->fallback = (int8_t)fallback;
     return r;
 }
 
-sim_status_rule *preset_outcome_rule(sim_layer *L, fb_outcome o, int retry, int fallback) {
-    sim_status_rule *r = preset_status_rule(L, 0, retry, fallback);
+sim_status_rule *scn__preset_outcome_rule(sim_layer *L, fb_outcome o, int retry, int fallback) {
+    sim_status_rule *r = scn__preset_status_rule(L, 0, retry, fallback);
     r->outcome = (int8_t)o;
     return r;
 }
 
-sim_status_rule *preset_transport_rule(sim_layer *L, fb_transport t, int retry, int fallback) {
-    sim_status_rule *r = preset_status_rule(L, 0, retry, fallback);
+sim_status_rule *scn__preset_transport_rule(sim_layer *L, fb_transport t, int retry, int fallback) {
+    sim_status_rule *r = scn__preset_status_rule(L, 0, retry, fallback);
     r->transport = (int8_t)t;
     return r;
 }
 
 /* The scenario's provider named `name`, or -1 with a message (and a did-you-mean). */
-int preset_provider_index(const sim_scenario *sc, const char *name, const char *where, char *msg,
-                          size_t msglen) {
-    int i = sim_scenario_provider(sc, name);
+int scn__preset_provider_index(const sim_scenario *sc, const char *name, const char *where,
+                               char *msg, size_t msglen) {
+    int i = scn_provider(sc, name);
     if (i >= 0) return i;
     const char *names[SIM_PROVIDERS_MAX + 1];
     for (uint32_t k = 0; k < sc->provider_count; k++) names[k] = sc->providers[k].name;
     names[sc->provider_count] = NULL;
-    const char *s = ld_suggest(name, names);
+    const char *s = scn__suggest(name, names);
     snprintf(msg, msglen, "%s: no provider named '%s' in the scenario%s%s%s", where, name,
              s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
     return -1;
 }
 
-const cJSON *preset_json_of(const sim_param_value *v) {
-    return v ? (const cJSON *)v->json : NULL;
-}
-
-/* A string member, or NULL. */
-const char *preset_string_at(const cJSON *o, const char *key) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-/* Every key of object o is one of keys; else a message naming the first that is not. */
-int preset_known_keys(const cJSON *o, const char *const *keys, const char *where, char *msg,
-                      size_t msglen) {
-    for (const cJSON *it = o->child; it; it = it->next) {
-        bool ok = false;
-        for (size_t i = 0; keys[i] && !ok; i++) ok = strcmp(it->string, keys[i]) == 0;
-        if (ok) continue;
-        const char *s = ld_suggest(it->string, keys);
-        snprintf(msg, msglen, "%s.%s: not modelled by this preset%s%s%s", where, it->string,
-                 s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
-        return FB_EINVAL;
-    }
-    return FB_OK;
-}
-
 /* The gateways' retries: `retries` after the first call, base * 2^(n-1) capped at `cap`; a
    stream that breaks after its first chunk is raised. */
-fb_retry_config *preset_gateway_retry(sim_layer *L, uint32_t retries, fb_time_us base_us,
-                                      fb_time_us cap_us) {
+fb_retry_config *scn__preset_gateway_retry(sim_layer *L, uint32_t retries, fb_time_us base_us,
+                                           fb_time_us cap_us) {
     fb_retry_config *r = &L->retry;
     *r = (fb_retry_config){0};
     r->retries = retries;

@@ -12,9 +12,9 @@
  * so by default every error answer, 4xx and 429 included, is a failure to
  * the breaker and retried by the retry; a timeout is a failure too.
  */
-#include "sim/presetint.h"
+#include "scenario/presetint.h"
 
-#include "sim/loadint.h" /* ld_suggest, for did-you-mean in keyword arguments */
+#include "scenario/loadint.h" /* scn__suggest, for did-you-mean in keyword arguments */
 
 #include <math.h>
 #include <string.h>
@@ -50,8 +50,8 @@ static void breaker_everywhere(sim_layer *L, const fb_breaker_config *bc) {
  * `permits` trial calls (per half-open period, or at once), any failure re-opens, no lease
  * (a trial that never reports holds half-open), Retry-After not read.
  */
-void preset_trial_calls(fb_breaker_config *b, fb_time_us open_us, fb_compare deadline,
-                        uint32_t permits, fb_probe_limit limit) {
+void scn__preset_trial_calls(fb_breaker_config *b, fb_time_us open_us, fb_compare deadline,
+                             uint32_t permits, fb_probe_limit limit) {
     b->open_us = open_us;
     b->open_us_max = open_us;
     b->open_deadline = deadline;
@@ -63,7 +63,7 @@ void preset_trial_calls(fb_breaker_config *b, fb_time_us open_us, fb_compare dea
 }
 
 /* The layer: breaker b on every provider; every error answer trips it (and is retried). */
-void preset_breaker_layer(sim_layer *L, const fb_breaker_config *b, bool retried) {
+void scn__preset_breaker_layer(sim_layer *L, const fb_breaker_config *b, bool retried) {
     breaker_everywhere(L, b);
     every_error_trips(L);
     if (retried)
@@ -73,27 +73,28 @@ void preset_breaker_layer(sim_layer *L, const fb_breaker_config *b, bool retried
 }
 
 /* A library that does not read Retry-After, and waits as its backoff says. */
-void preset_no_retry_after(fb_retry_config *r) {
+void scn__preset_no_retry_after(fb_retry_config *r) {
     r->retry_after = FB_RETRY_AFTER_IGNORE;
 }
 
-double preset_num_or(const sim_preset *p, const sim_param_value *v, const char *name, double d) {
-    const sim_param_value *g = preset_given(p, v, name);
+double scn__preset_num_or(const sim_preset *p, const sim_param_value *v, const char *name,
+                          double d) {
+    const sim_param_value *g = scn__preset_given(p, v, name);
     return g ? g->num : d;
 }
 
-fb_time_us preset_us_or(const sim_preset *p, const sim_param_value *v, const char *name,
-                        fb_time_us d) {
-    const sim_param_value *g = preset_given(p, v, name);
+fb_time_us scn__preset_us_or(const sim_preset *p, const sim_param_value *v, const char *name,
+                             fb_time_us d) {
+    const sim_param_value *g = scn__preset_given(p, v, name);
     return g ? g->us : d;
 }
 
 static bool flag(const sim_preset *p, const sim_param_value *v, const char *name) {
-    return preset_num_or(p, v, name, 0) != 0;
+    return scn__preset_num_or(p, v, name, 0) != 0;
 }
 
 /* A threshold given in percent as the breaker's rate in (0, 1]; 0 % trips on any failure. */
-double preset_rate_of_percent(double pct) {
+double scn__preset_rate_of_percent(double pct) {
     return pct <= 0 ? 1e-12 : pct / 100.0;
 }
 
@@ -195,12 +196,12 @@ static const char *const r4j_not_modelled[] = {
 
 /* resilience4j's Spring Boot Retry: the interval function configureRetryIntervalFunction picks. */
 static void r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_config *r) {
-    const sim_param_value *wait = preset_given(p, v, "waitDuration");
+    const sim_param_value *wait = scn__preset_given(p, v, "waitDuration");
     fb_time_us base = wait ? wait->us : 500 * FB_US_PER_MS;
     bool expo = wait && flag(p, v, "enableExponentialBackoff");
     bool random = wait && flag(p, v, "enableRandomizedWait");
-    double f = preset_num_or(p, v, "randomizedWaitFactor", 0.5);
-    r->attempts = (uint32_t)preset_num_or(p, v, "maxAttempts", 3);
+    double f = scn__preset_num_or(p, v, "randomizedWaitFactor", 0.5);
+    r->attempts = (uint32_t)scn__preset_num_or(p, v, "maxAttempts", 3);
     r->retry_rejected = FB_ON;       /* CallNotPermittedException is an exception like any other */
     r->resolution_us = FB_US_PER_MS; /* IntervalFunction works in whole milliseconds */
     r->rounding = FB_ROUND_DOWN;
@@ -209,21 +210,21 @@ static void r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_co
     r->backoff = base < FB_US_PER_MS ? FB_BACKOFF_NONE : FB_BACKOFF_CONSTANT;
     if (expo && base >= FB_US_PER_MS) {
         r->backoff = FB_BACKOFF_EXPONENTIAL;
-        r->multiplier = preset_num_or(p, v, "exponentialBackoffMultiplier", 1.5);
-        r->delay_us_max = preset_us_or(p, v, "exponentialMaxWaitDuration", FB_TIME_MAX);
+        r->multiplier = scn__preset_num_or(p, v, "exponentialBackoffMultiplier", 1.5);
+        r->delay_us_max = scn__preset_us_or(p, v, "exponentialMaxWaitDuration", FB_TIME_MAX);
         r->cap_order = FB_CAP_AFTER_JITTER; /* randomized first, then min(..., max) */
     }
     if (random && f > 0 && base >= FB_US_PER_MS) {
         r->jitter = FB_JITTER_RANDOMIZED;
         r->jitter_fraction = f;
     }
-    preset_no_retry_after(r);
+    scn__preset_no_retry_after(r);
 }
 
 static int r4j_breaker(const sim_preset *p, const sim_param_value *v, fb_breaker_config *b,
                        char *msg, size_t msglen) {
-    const sim_param_value *type = preset_given(p, v, "slidingWindowType");
-    uint32_t size = (uint32_t)preset_num_or(p, v, "slidingWindowSize", 100);
+    const sim_param_value *type = scn__preset_given(p, v, "slidingWindowType");
+    uint32_t size = (uint32_t)scn__preset_num_or(p, v, "slidingWindowSize", 100);
     memset(b, 0, sizeof *b);
     if (type && type->word == 1) {
         if (size > FB_BREAKER_BUCKETS_MAX) {
@@ -240,17 +241,17 @@ static int r4j_breaker(const sim_preset *p, const sim_param_value *v, fb_breaker
         b->mode = FB_BREAKER_MODE_COUNT_WINDOW;
         b->window_calls = size;
     }
-    b->minimum_calls = (uint32_t)preset_num_or(p, v, "minimumNumberOfCalls", 100);
-    b->failure_rate = preset_num_or(p, v, "failureRateThreshold", 50) / 100.0;
-    b->slow_rate = preset_num_or(p, v, "slowCallRateThreshold", 100) / 100.0;
-    b->slow_us = preset_us_or(p, v, "slowCallDurationThreshold", 60 * FB_US_PER_S);
+    b->minimum_calls = (uint32_t)scn__preset_num_or(p, v, "minimumNumberOfCalls", 100);
+    b->failure_rate = scn__preset_num_or(p, v, "failureRateThreshold", 50) / 100.0;
+    b->slow_rate = scn__preset_num_or(p, v, "slowCallRateThreshold", 100) / 100.0;
+    b->slow_us = scn__preset_us_or(p, v, "slowCallDurationThreshold", 60 * FB_US_PER_S);
     b->half_open_permits =
-        (uint32_t)preset_num_or(p, v, "permittedNumberOfCallsInHalfOpenState", 10);
+        (uint32_t)scn__preset_num_or(p, v, "permittedNumberOfCallsInHalfOpenState", 10);
     b->probe_limit = FB_PROBES_PER_PERIOD;
     b->probe_verdict = FB_VERDICT_RATE;
     b->probe_lease_us = FB_TIME_MAX; /* a probe that never reports holds its permit */
-    b->half_open_max_us = preset_us_or(p, v, "maxWaitDurationInHalfOpenState", 0);
-    b->open_us = preset_us_or(p, v, "waitDurationInOpenState", 60 * FB_US_PER_S);
+    b->half_open_max_us = scn__preset_us_or(p, v, "maxWaitDurationInHalfOpenState", 0);
+    b->open_us = scn__preset_us_or(p, v, "waitDurationInOpenState", 60 * FB_US_PER_S);
     b->open_us_max = b->open_us;
     b->honor_hint = FB_OFF;
     b->open_deadline =
@@ -269,11 +270,11 @@ static int r4j_apply(const sim_preset *p, const sim_param_value *v, const sim_sc
     int rc = r4j_breaker(p, v, &b, msg, msglen);
     if (rc != FB_OK) return rc;
     r4j_retry(p, v, &L->retry);
-    preset_breaker_layer(L, &b, true);
+    scn__preset_breaker_layer(L, &b, true);
     return FB_OK;
 }
 
-const sim_preset sim_preset_resilience4j = {
+const sim_preset scn_preset_resilience4j = {
     "resilience4j",
     "resilience4j (Maven)",
     "2.4.0 (commit f1c3be8e)",
@@ -344,22 +345,22 @@ static const char *const polly_not_modelled[] = {
 };
 
 static fb_time_us polly_retry(const sim_preset *p, const sim_param_value *v, fb_retry_config *r) {
-    const sim_param_value *kind = preset_given(p, v, "BackoffType");
+    const sim_param_value *kind = scn__preset_given(p, v, "BackoffType");
     int k = kind ? kind->word : 0;
     r->attempts = 0;
-    r->retries = (uint32_t)preset_num_or(p, v, "MaxRetryAttempts", 3);
+    r->retries = (uint32_t)scn__preset_num_or(p, v, "MaxRetryAttempts", 3);
     r->retry_rejected = FB_ON; /* BrokenCircuitException is handled like any exception */
-    r->base_us = preset_us_or(p, v, "Delay", 2 * FB_US_PER_S);
+    r->base_us = scn__preset_us_or(p, v, "Delay", 2 * FB_US_PER_S);
     r->backoff = k == 0 ? FB_BACKOFF_CONSTANT : k == 1 ? FB_BACKOFF_LINEAR : FB_BACKOFF_EXPONENTIAL;
     if (r->base_us == 0) r->backoff = FB_BACKOFF_NONE;
     r->multiplier = 2;
     r->cap_order = FB_CAP_AFTER_JITTER;
-    r->delay_us_max = preset_us_or(p, v, "MaxDelay", FB_TIME_MAX);
+    r->delay_us_max = scn__preset_us_or(p, v, "MaxDelay", FB_TIME_MAX);
     if (r->delay_us_max == 0) r->backoff = FB_BACKOFF_NONE; /* MaxDelay zero caps all at zero */
     if (flag(p, v, "UseJitter"))
         r->jitter = k == 2 ? FB_JITTER_DECORRELATED_V2 : FB_JITTER_PROPORTIONAL;
     r->jitter_fraction = 0.25;
-    preset_no_retry_after(r);
+    scn__preset_no_retry_after(r);
     return r->base_us;
 }
 
@@ -370,27 +371,27 @@ static int polly_apply(const sim_preset *p, const sim_param_value *v, const sim_
     fb_breaker_config b;
     memset(&b, 0, sizeof b);
     b.mode = FB_BREAKER_MODE_TIME_WINDOW;
-    b.window_us = preset_us_or(p, v, "SamplingDuration", 30 * FB_US_PER_S);
+    b.window_us = scn__preset_us_or(p, v, "SamplingDuration", 30 * FB_US_PER_S);
     b.window_buckets = 10; /* RollingHealthMetrics: 10 windows */
     if (b.window_us % 10 != 0) {
         snprintf(msg, msglen, "SamplingDuration must be a whole number of 10 microseconds");
         return FB_EINVAL;
     }
     b.bucket_anchor = FB_BUCKETS_FIRST_EVENT;
-    double ratio = preset_num_or(p, v, "FailureRatio", 0.1);
+    double ratio = scn__preset_num_or(p, v, "FailureRatio", 0.1);
     b.failure_rate = ratio <= 0 ? 1e-12 : ratio;
-    b.minimum_calls = (uint32_t)preset_num_or(p, v, "MinimumThroughput", 100);
+    b.minimum_calls = (uint32_t)scn__preset_num_or(p, v, "MinimumThroughput", 100);
     b.evaluate = FB_EVAL_ON_FAILURE;
     b.trip_compare = FB_CMP_REACH;
-    preset_trial_calls(&b, preset_us_or(p, v, "BreakDuration", 5 * FB_US_PER_S), FB_CMP_REACH, 1,
-                       FB_PROBES_PER_PERIOD);
+    scn__preset_trial_calls(&b, scn__preset_us_or(p, v, "BreakDuration", 5 * FB_US_PER_S),
+                            FB_CMP_REACH, 1, FB_PROBES_PER_PERIOD);
     b.late_results = FB_LATE_COUNT;
     b.cancelled_as = FB_EFFECT_SUCCESS;
-    preset_breaker_layer(L, &b, true);
+    scn__preset_breaker_layer(L, &b, true);
     return FB_OK;
 }
 
-const sim_preset sim_preset_polly = {
+const sim_preset scn_preset_polly = {
     "polly",
     "Polly.Core (NuGet)",
     "8.7.0 (commit a824c6b9)",
@@ -448,7 +449,8 @@ static const char *const gobreaker_not_modelled[] = {
 static int gobreaker_apply(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
                            sim_layer *L, char *msg, size_t msglen) {
     (void)sc;
-    if (preset_us_or(p, v, "BucketPeriod", 0) > 0 && preset_us_or(p, v, "Interval", 0) > 0) {
+    if (scn__preset_us_or(p, v, "BucketPeriod", 0) > 0 &&
+        scn__preset_us_or(p, v, "Interval", 0) > 0) {
         snprintf(msg, msglen,
                  "BucketPeriod (a rolling window) is not modelled; Interval alone is (fusebox "
                  "presets gobreaker)");
@@ -457,7 +459,7 @@ static int gobreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     fb_breaker_config b;
     memset(&b, 0, sizeof b);
     b.mode = FB_BREAKER_MODE_CONSECUTIVE;
-    uint32_t n = (uint32_t)preset_num_or(p, v, "ConsecutiveFailures", 5);
+    uint32_t n = (uint32_t)scn__preset_num_or(p, v, "ConsecutiveFailures", 5);
     b.consecutive_failures = n;
     b.trip_compare = FB_CMP_PASS; /* > n; n = 0 trips on the first failure */
     if (n == 0) {
@@ -466,18 +468,18 @@ static int gobreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     }
     b.evaluate = FB_EVAL_ON_FAILURE;
     b.closed_interval_us =
-        preset_us_or(p, v, "Interval", 0); /* a fixed window: cleared, new generation */
-    fb_time_us t = preset_us_or(p, v, "Timeout", 60 * FB_US_PER_S);
-    uint32_t m = (uint32_t)preset_num_or(p, v, "MaxRequests", 0);
-    preset_trial_calls(&b, t > 0 ? t : 60 * FB_US_PER_S, FB_CMP_PASS, m ? m : 1,
-                       FB_PROBES_PER_PERIOD);
+        scn__preset_us_or(p, v, "Interval", 0); /* a fixed window: cleared, new generation */
+    fb_time_us t = scn__preset_us_or(p, v, "Timeout", 60 * FB_US_PER_S);
+    uint32_t m = (uint32_t)scn__preset_num_or(p, v, "MaxRequests", 0);
+    scn__preset_trial_calls(&b, t > 0 ? t : 60 * FB_US_PER_S, FB_CMP_PASS, m ? m : 1,
+                            FB_PROBES_PER_PERIOD);
     b.late_results = FB_LATE_DROP;
     b.cancelled_as = FB_EFFECT_FAILURE;
-    preset_breaker_layer(L, &b, false);
+    scn__preset_breaker_layer(L, &b, false);
     return FB_OK;
 }
 
-const sim_preset sim_preset_gobreaker = {
+const sim_preset scn_preset_gobreaker = {
     "gobreaker",
     "sony/gobreaker v2 (Go)",
     "v2.4.0 (commit 0ae90251)",

@@ -10,17 +10,11 @@
  * stream that breaks after its response started is raised, not retried.
  * The frameworks have their own loops: each preset names its files.
  */
-#include "sim/presetint.h"
+#include "scenario/presetint.h"
 
 #include <string.h>
 
-#include "sim/loadint.h"
-
-const sim_param_value *preset_given(const sim_preset *p, const sim_param_value *v,
-                                    const char *name) {
-    int i = sim_preset_param(p, name);
-    return i >= 0 && v[i].set ? &v[i] : NULL;
-}
+#include "scenario/loadint.h"
 
 /* The Stainless backoff: min(0.5 * 2^k, 8) * (1 - 0.25 u) seconds before retry k + 1. */
 static void stainless_backoff(fb_retry_config *r) {
@@ -82,13 +76,13 @@ typedef struct stainless_hint {
 static int stainless_apply(const sim_preset *p, const sim_param_value *v, sim_layer *L,
                            const char *retries_key, stainless_hint h) {
     fb_retry_config *r = &L->retry;
-    sdk_retries(r, preset_given(p, v, retries_key), 2);
+    sdk_retries(r, scn__preset_given(p, v, retries_key), 2);
     stainless_backoff(r);
     r->retry_after = FB_RETRY_AFTER_AS_IS;
     r->retry_after_us_max = h.max_us;
     r->above_max = h.above_max;
     r->ignore_zero_hint = h.ignore_zero;
-    const sim_param_value *t = preset_given(p, v, "timeout");
+    const sim_param_value *t = scn__preset_given(p, v, "timeout");
     r->attempt_timeout_us = t ? t->us : 600 * FB_US_PER_S; /* 10 minutes in all four */
     L->stream = FB_STREAM_FAIL;
     return FB_OK;
@@ -103,7 +97,7 @@ static int openai_python_apply(const sim_preset *p, const sim_param_value *v,
                            (stainless_hint){120 * FB_US_PER_S, FB_ABOVE_MAX_GIVEUP, FB_ON});
 }
 
-const sim_preset sim_preset_openai_python = {
+const sim_preset scn_preset_openai_python = {
     "openai-python",
     "openai (PyPI)",
     "3.3.1 (commit e43b4224)",
@@ -160,7 +154,7 @@ static int openai_node_apply(const sim_preset *p, const sim_param_value *v, cons
                            (stainless_hint){60 * FB_US_PER_S, FB_ABOVE_MAX_BACKOFF, FB_OFF});
 }
 
-const sim_preset sim_preset_openai_node = {
+const sim_preset scn_preset_openai_node = {
     "openai-node",
     "openai (npm)",
     "7.5.0 (commit 7b7d6ca7)",
@@ -210,7 +204,7 @@ static int anthropic_python_apply(const sim_preset *p, const sim_param_value *v,
                            (stainless_hint){60 * FB_US_PER_S, FB_ABOVE_MAX_BACKOFF, FB_ON});
 }
 
-const sim_preset sim_preset_anthropic_python = {
+const sim_preset scn_preset_anthropic_python = {
     "anthropic-python",
     "anthropic (PyPI)",
     "0.121.0 (commit 009b0353)",
@@ -255,7 +249,7 @@ static int anthropic_node_apply(const sim_preset *p, const sim_param_value *v,
                            (stainless_hint){FB_TIME_MAX, FB_ABOVE_MAX_CLAMP, FB_OFF});
 }
 
-const sim_preset sim_preset_anthropic_node = {
+const sim_preset scn_preset_anthropic_node = {
     "anthropic-node",
     "@anthropic-ai/sdk (npm)",
     "0.120.0 (commit bfa9197f)",
@@ -305,7 +299,7 @@ static int vercel_ai_apply(const sim_preset *p, const sim_param_value *v, const 
     (void)msg;
     (void)msglen;
     fb_retry_config *r = &L->retry;
-    sdk_retries(r, preset_given(p, v, "maxRetries"), 2);
+    sdk_retries(r, scn__preset_given(p, v, "maxRetries"), 2);
     r->backoff = FB_BACKOFF_EXPONENTIAL;
     r->base_us = 2 * FB_US_PER_S;
     r->multiplier = 2;
@@ -315,14 +309,14 @@ static int vercel_ai_apply(const sim_preset *p, const sim_param_value *v, const 
     r->retry_after_us_max = 60 * FB_US_PER_S - 1; /* d < 60 s */
     r->above_max = FB_ABOVE_MAX_BACKOFF;
     r->ignore_zero_hint = FB_OFF;
-    const sim_param_value *t = preset_given(p, v, "timeout");
+    const sim_param_value *t = scn__preset_given(p, v, "timeout");
     r->deadline_us = t ? t->us : 0;
     L->classify.honor_should_retry = FB_OFF;
     L->stream = FB_STREAM_FAIL;
     return FB_OK;
 }
 
-const sim_preset sim_preset_vercel_ai = {
+const sim_preset scn_preset_vercel_ai = {
     "vercel-ai",
     "ai (npm)",
     "7.0.77 (vercel/ai commit ed857f50)",
@@ -407,7 +401,7 @@ static void catch_one(catches *c, const char *name) {
 /* A WORDS value of exception names (default: Exception). */
 static catches catches_of(const sim_preset *p, const sim_param_value *v, const char *key) {
     catches c = {0};
-    const sim_param_value *given = preset_given(p, v, key);
+    const sim_param_value *given = scn__preset_given(p, v, key);
     if (given == NULL) {
         catch_one(&c, "Exception");
         return c;
@@ -470,7 +464,7 @@ static int jitter_params(const void *json, double out[4], char *msg, size_t msgl
         for (int i = 0; jitter_keys[i]; i++)
             if (strcmp(it->string, jitter_keys[i]) == 0) k = i;
         if (k < 0) {
-            const char *s = ld_suggest(it->string, jitter_keys);
+            const char *s = scn__suggest(it->string, jitter_keys);
             snprintf(msg, msglen, "exponential_jitter_params has no '%s'%s%s%s", it->string,
                      s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
             return FB_EINVAL;
@@ -510,12 +504,12 @@ static int lc_py_retry_apply(const sim_preset *p, const sim_param_value *v, cons
                              sim_layer *L, char *msg, size_t msglen) {
     (void)sc;
     fb_retry_config *r = &L->retry;
-    const sim_param_value *n = preset_given(p, v, "stop_after_attempt");
+    const sim_param_value *n = scn__preset_given(p, v, "stop_after_attempt");
     r->attempts = n ? (uint32_t)n->num : 3;
-    const sim_param_value *w = preset_given(p, v, "wait_exponential_jitter");
+    const sim_param_value *w = scn__preset_given(p, v, "wait_exponential_jitter");
     if (w && w->num == 0)
         r->backoff = FB_BACKOFF_NONE; /* tenacity's wait_none() */
-    else if (tenacity_wait(preset_given(p, v, "exponential_jitter_params"), r, msg, msglen) !=
+    else if (tenacity_wait(scn__preset_given(p, v, "exponential_jitter_params"), r, msg, msglen) !=
              FB_OK)
         return FB_EINVAL;
     r->retry_after = FB_RETRY_AFTER_IGNORE;
@@ -529,7 +523,7 @@ static int lc_py_retry_apply(const sim_preset *p, const sim_param_value *v, cons
     return FB_OK;
 }
 
-const sim_preset sim_preset_langchain_python_retry = {
+const sim_preset scn_preset_langchain_python_retry = {
     "langchain-python-retry",
     "langchain-core (PyPI)",
     "commit 258a7dc3; tenacity 9.1.4",
@@ -548,7 +542,7 @@ const sim_preset sim_preset_langchain_python_retry = {
 static int fallback_chain(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
                           sim_layer *L, char *msg, size_t msglen) {
     uint8_t first = L->order_len > 0 ? L->order[0] : 0;
-    const sim_param_value *run = preset_given(p, v, "runnable");
+    const sim_param_value *run = scn__preset_given(p, v, "runnable");
     const char *names[SIM_PRESET_LIST_MAX + 1];
     uint32_t n = 0;
     if (run) {
@@ -559,14 +553,14 @@ static int fallback_chain(const sim_preset *p, const sim_param_value *v, const s
         }
         names[n++] = j->valuestring;
     }
-    const sim_param_value *fb = preset_given(p, v, "fallbacks");
+    const sim_param_value *fb = scn__preset_given(p, v, "fallbacks");
     const cJSON *list = fb ? fb->json : NULL;
     for (const cJSON *e = list ? list->child : NULL; e && n < SIM_PRESET_LIST_MAX; e = e->next)
         names[n++] = e->valuestring;
     L->order_len = run ? 0 : 1;
     L->order[0] = first;
     for (uint32_t i = 0; i < n; i++) {
-        int k = sim_scenario_provider(sc, names[i]);
+        int k = scn_provider(sc, names[i]);
         if (k < 0 || sc->providers[k].kind != SIM_PROVIDER_LLM) {
             snprintf(msg, msglen, "%s: no LLM provider named '%s'",
                      i == 0 && run ? "runnable" : "fallbacks", names[i]);
@@ -625,7 +619,7 @@ static int lc_py_fallbacks_apply(const sim_preset *p, const sim_param_value *v,
     return FB_OK;
 }
 
-const sim_preset sim_preset_langchain_python_fallbacks = {
+const sim_preset scn_preset_langchain_python_fallbacks = {
     "langchain-python-fallbacks",
     "langchain-core (PyPI)",
     "commit 06da7da5",
@@ -684,7 +678,7 @@ static int lc_js_apply(const sim_preset *p, const sim_param_value *v, const sim_
     (void)msglen;
     static const int no_retry[] = {400, 401, 402, 403, 404, 405, 406, 407, 409};
     fb_retry_config *r = &L->retry;
-    sdk_retries(r, preset_given(p, v, "maxRetries"), 6);
+    sdk_retries(r, scn__preset_given(p, v, "maxRetries"), 6);
     r->backoff = FB_BACKOFF_EXPONENTIAL;
     r->base_us = FB_US_PER_S;
     r->multiplier = 2;
@@ -700,7 +694,7 @@ static int lc_js_apply(const sim_preset *p, const sim_param_value *v, const sim_
     r->ignore_zero_hint = FB_OFF;
     r->hint_rate_limited_only = FB_ON;
     r->rate_limit_needs_hint = FB_ON;
-    const sim_param_value *t = preset_given(p, v, "timeout");
+    const sim_param_value *t = scn__preset_given(p, v, "timeout");
     r->attempt_timeout_us = t ? t->us : 600 * FB_US_PER_S;
     L->classify.honor_should_retry = FB_OFF;
     L->has_retry_on = true;
@@ -711,7 +705,7 @@ static int lc_js_apply(const sim_preset *p, const sim_param_value *v, const sim_
     return FB_OK;
 }
 
-const sim_preset sim_preset_langchain_js = {
+const sim_preset scn_preset_langchain_js = {
     "langchain-js",
     "@langchain/core (npm)",
     "1.2.5 (langchainjs commit 62fc484b)",
@@ -759,7 +753,7 @@ static int lc_js_fallbacks_apply(const sim_preset *p, const sim_param_value *v,
     return FB_OK;
 }
 
-const sim_preset sim_preset_langchain_js_fallbacks = {
+const sim_preset scn_preset_langchain_js_fallbacks = {
     "langchain-js-fallbacks",
     "@langchain/core (npm)",
     "1.2.5 (langchainjs commit 62fc484b)",

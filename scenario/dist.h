@@ -13,19 +13,19 @@
 
 #include "core/fb.h"
 #include "core/rng.h"
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /*
  * Compute once what every draw of d would compute again (a lognormal's two
  * logarithms); the loader calls it. Draws from a distribution that was not
  * prepared are the same numbers, only slower.
  */
-void sim_dist_prepare(sim_dist *d);
+void scn_dist_prepare(sim_dist *d);
 /* One draw, unbounded (negative and NaN are possible for a bad distribution). */
-double sim_dist_draw(fb_rng *rng, const sim_dist *d);
+double scn_dist_draw(fb_rng *rng, const sim_dist *d);
 /* A duration in microseconds, in [0, 1e15]. */
-fb_time_us sim_dist_draw_us(fb_rng *rng, const sim_dist *d);
+fb_time_us scn_dist_draw_us(fb_rng *rng, const sim_dist *d);
 /* A token count, in [0, 1e8]. */
-uint32_t sim_dist_draw_tokens(fb_rng *rng, const sim_dist *d);
+uint32_t scn_dist_draw_tokens(fb_rng *rng, const sim_dist *d);
 
 #endif /* SIM_DIST_H */

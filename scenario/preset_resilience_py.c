@@ -4,9 +4,9 @@
  * they wrap a call that raises on an error answer (raise_for_status), so by
  * default every error answer is a failure and is retried.
  */
-#include "sim/presetint.h"
+#include "scenario/presetint.h"
 
-#include "sim/loadint.h" /* ld_suggest, for did-you-mean in keyword arguments */
+#include "scenario/loadint.h" /* scn__suggest, for did-you-mean in keyword arguments */
 
 #include <math.h>
 #include <string.h>
@@ -49,18 +49,19 @@ static int pybreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     fb_breaker_config b;
     memset(&b, 0, sizeof b);
     b.mode = FB_BREAKER_MODE_CONSECUTIVE;
-    b.consecutive_failures = (uint32_t)preset_num_or(p, v, "fail_max", 5);
+    b.consecutive_failures = (uint32_t)scn__preset_num_or(p, v, "fail_max", 5);
     b.trip_compare = FB_CMP_REACH;
     b.evaluate = FB_EVAL_ON_FAILURE;
-    preset_trial_calls(&b, preset_us_or(p, v, "reset_timeout", 60 * FB_US_PER_S), FB_CMP_REACH,
-                       (uint32_t)preset_num_or(p, v, "success_threshold", 1), FB_PROBES_CONCURRENT);
+    scn__preset_trial_calls(
+        &b, scn__preset_us_or(p, v, "reset_timeout", 60 * FB_US_PER_S), FB_CMP_REACH,
+        (uint32_t)scn__preset_num_or(p, v, "success_threshold", 1), FB_PROBES_CONCURRENT);
     b.late_results = FB_LATE_COUNT;
     b.cancelled_as = FB_EFFECT_FAILURE;
-    preset_breaker_layer(L, &b, false);
+    scn__preset_breaker_layer(L, &b, false);
     return FB_OK;
 }
 
-const sim_preset sim_preset_pybreaker = {
+const sim_preset scn_preset_pybreaker = {
     "pybreaker",
     "pybreaker (PyPI)",
     "1.4.1 (commit faf54de6)",
@@ -141,7 +142,7 @@ static int kwargs(const cJSON *o, const char *fn, const char *const *names, doub
             return FB_EINVAL;
         }
         if (k < 0) {
-            const char *near = ld_suggest(it->string, names);
+            const char *near = scn__suggest(it->string, names);
             snprintf(msg, msglen, "%s has no keyword argument '%s'%s%s%s", fn, it->string,
                      near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             return FB_EINVAL;
@@ -164,7 +165,7 @@ static int tenacity_wait(const sim_preset *p, const sim_param_value *v, fb_retry
                          "wait_random_exponential"};
     int which = -1;
     for (int i = 0; i < 4; i++) {
-        if (!preset_given(p, v, fns[i])) continue;
+        if (!scn__preset_given(p, v, fns[i])) continue;
         if (which >= 0) {
             snprintf(msg, msglen, "give one wait: %s or %s", fns[which], fns[i]);
             return FB_EINVAL;
@@ -174,12 +175,12 @@ static int tenacity_wait(const sim_preset *p, const sim_param_value *v, fb_retry
     r->backoff = FB_BACKOFF_NONE;
     r->delay_us_max = FB_TIME_MAX;
     if (which == 0) {
-        r->base_us = preset_us_or(p, v, "wait_fixed", 0);
+        r->base_us = scn__preset_us_or(p, v, "wait_fixed", 0);
         r->backoff = r->base_us > 0 ? FB_BACKOFF_CONSTANT : FB_BACKOFF_NONE;
     }
     if (which <= 0) return FB_OK;
     double a[4] = {1, 1e9, 2, 1}; /* multiplier/initial, max (MAX_WAIT), exp_base, jitter */
-    const cJSON *o = preset_given(p, v, fns[which])->json;
+    const cJSON *o = scn__preset_given(p, v, fns[which])->json;
     int rc = kwargs(o, fns[which], which == 2 ? jit : expo, a, msg, msglen);
     if (rc != FB_OK) return rc;
     if (a[2] < 1) {
@@ -232,15 +233,15 @@ static int tenacity_apply(const sim_preset *p, const sim_param_value *v, const s
                           sim_layer *L, char *msg, size_t msglen) {
     (void)sc;
     fb_retry_config *r = &L->retry;
-    r->attempts = (uint32_t)preset_num_or(p, v, "stop_after_attempt", FB_RETRY_ATTEMPTS_MAX);
+    r->attempts = (uint32_t)scn__preset_num_or(p, v, "stop_after_attempt", FB_RETRY_ATTEMPTS_MAX);
     int rc = tenacity_wait(p, v, r, msg, msglen);
     if (rc != FB_OK) return rc;
-    preset_no_retry_after(r);
-    tenacity_retry_on(preset_given(p, v, "retry_if_exception_type"), L);
+    scn__preset_no_retry_after(r);
+    tenacity_retry_on(scn__preset_given(p, v, "retry_if_exception_type"), L);
     return FB_OK;
 }
 
-const sim_preset sim_preset_tenacity = {
+const sim_preset scn_preset_tenacity = {
     "tenacity",
     "tenacity (PyPI, Debian)",
     "8.2.1",

@@ -4,12 +4,12 @@
  * the status lists that retry or move on. The rules were read from the files
  * cited, at the commits named (docs/presets.md).
  */
-#include "sim/presetint.h"
+#include "scenario/presetint.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 static const char *const portkey_modes[] = {"single", "fallback", "loadbalance", "conditional",
                                             NULL};
@@ -81,7 +81,7 @@ static int portkey_target(const cJSON *t, size_t i, const sim_scenario *sc, sim_
                                        "retry",    "api_key",     NULL};
     char where[64];
     snprintf(where, sizeof where, "targets[%zu]", i);
-    if (!cJSON_IsObject(t) || preset_known_keys(t, keys, where, msg, msglen) != FB_OK) {
+    if (!cJSON_IsObject(t) || scn__preset_known_keys(t, keys, where, msg, msglen) != FB_OK) {
         if (!msg[0]) snprintf(msg, msglen, "%s: an object", where);
         return -1;
     }
@@ -92,13 +92,13 @@ static int portkey_target(const cJSON *t, size_t i, const sim_scenario *sc, sim_
                  where);
         return -1;
     }
-    const char *name = preset_string_at(t, "virtual_key");
-    if (!name) name = preset_string_at(t, "provider");
+    const char *name = scn__preset_string_at(t, "virtual_key");
+    if (!name) name = scn__preset_string_at(t, "provider");
     if (!name) {
         snprintf(msg, msglen, "%s: name its provider (\"provider\": NAME)", where);
         return -1;
     }
-    int q = preset_provider_index(sc, name, where, msg, msglen);
+    int q = scn__preset_provider_index(sc, name, where, msg, msglen);
     const cJSON *rt = cJSON_GetObjectItemCaseSensitive(t, "request_timeout");
     if (q >= 0 && rt) {
         if (!cJSON_IsNumber(rt) || !(rt->valuedouble >= 1) || rt->valuedouble > 1e9) {
@@ -113,8 +113,8 @@ static int portkey_target(const cJSON *t, size_t i, const sim_scenario *sc, sim_
 /* The chain: the targets in order (fallback), or the single target. */
 static int portkey_chain(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
                          sim_layer *L, char *msg, size_t msglen) {
-    const sim_param_value *mode = preset_given(p, v, "strategy.mode");
-    const cJSON *targets = preset_json_of(preset_given(p, v, "targets"));
+    const sim_param_value *mode = scn__preset_given(p, v, "strategy.mode");
+    const cJSON *targets = scn__preset_json_of(scn__preset_given(p, v, "targets"));
     if (mode && mode->word >= 2) {
         snprintf(msg, msglen, "strategy.mode %s is not modelled (single or fallback)",
                  portkey_modes[mode->word]);
@@ -142,14 +142,14 @@ static int portkey_chain(const sim_preset *p, const sim_param_value *v, const si
         }
         return FB_OK;
     }
-    const cJSON *name = preset_json_of(preset_given(p, v, "virtual_key"));
-    if (!name) name = preset_json_of(preset_given(p, v, "provider"));
+    const cJSON *name = scn__preset_json_of(scn__preset_given(p, v, "virtual_key"));
+    if (!name) name = scn__preset_json_of(scn__preset_given(p, v, "provider"));
     if (!name) {
         L->order_len = L->order_len > 0 ? 1 : 0;
         return FB_OK;
     }
     int q = cJSON_IsString(name)
-                ? preset_provider_index(sc, name->valuestring, "provider", msg, msglen)
+                ? scn__preset_provider_index(sc, name->valuestring, "provider", msg, msglen)
                 : -1;
     if (q < 0) {
         if (!msg[0]) snprintf(msg, msglen, "provider: a provider's name");
@@ -162,11 +162,11 @@ static int portkey_chain(const sim_preset *p, const sim_param_value *v, const si
 
 /* retryRequest with async-retry: retries, 1 s * 2^(n-1), the 429 header rules. */
 static void portkey_retry(const sim_preset *p, const sim_param_value *v, sim_layer *L) {
-    const sim_param_value *n = preset_given(p, v, "retry.attempts");
-    const sim_param_value *hdr = preset_given(p, v, "retry.use_retry_after_header");
-    const sim_param_value *t = preset_given(p, v, "request_timeout");
+    const sim_param_value *n = scn__preset_given(p, v, "retry.attempts");
+    const sim_param_value *hdr = scn__preset_given(p, v, "retry.use_retry_after_header");
+    const sim_param_value *t = scn__preset_given(p, v, "request_timeout");
     fb_retry_config *r =
-        preset_gateway_retry(L, n ? (uint32_t)n->num : 0, FB_US_PER_S, FB_TIME_MAX);
+        scn__preset_gateway_retry(L, n ? (uint32_t)n->num : 0, FB_US_PER_S, FB_TIME_MAX);
     r->retry_after = FB_RETRY_AFTER_IGNORE;
     if (hdr && hdr->num) {
         r->retry_after = FB_RETRY_AFTER_AS_IS;
@@ -190,10 +190,10 @@ static bool listed(const sim_param_value *list, int status) {
 static void portkey_rules_for(const sim_preset *p, const sim_param_value *v, sim_layer *L) {
     static const sim_param_value dflt = {
         .set = true, .list = {429, 500, 502, 503, 504}, .list_count = 5};
-    const sim_param_value *n = preset_given(p, v, "retry.attempts");
-    const sim_param_value *rl = preset_given(p, v, "retry.on_status_codes");
-    const sim_param_value *fl = preset_given(p, v, "strategy.on_status_codes");
-    const sim_param_value *mode = preset_given(p, v, "strategy.mode");
+    const sim_param_value *n = scn__preset_given(p, v, "retry.attempts");
+    const sim_param_value *rl = scn__preset_given(p, v, "retry.on_status_codes");
+    const sim_param_value *fl = scn__preset_given(p, v, "strategy.on_status_codes");
+    const sim_param_value *mode = scn__preset_given(p, v, "strategy.mode");
     bool fallback = mode && mode->word == 1;
     if (!rl) rl = n && n->num > 0 ? &dflt : NULL; /* normalizeRetryConfig */
     int seen[2 * SIM_PRESET_LIST_MAX], k = 0;
@@ -205,16 +205,17 @@ static void portkey_rules_for(const sim_preset *p, const sim_param_value *v, sim
             for (int m = 0; m < k && !dup; m++) dup = seen[m] == st;
             if (dup) continue;
             seen[k++] = st;
-            preset_status_rule(L, st, listed(rl, st), fallback && (!fl || listed(fl, st)));
+            scn__preset_status_rule(L, st, listed(rl, st), fallback && (!fl || listed(fl, st)));
         }
     }
     /* a timeout answers 408; a call without a response ends as 500 */
-    preset_outcome_rule(L, FB_OUT_TIMEOUT, listed(rl, 408), fallback && (!fl || listed(fl, 408)));
-    preset_transport_rule(L, FB_TRANSPORT_CONNECT, 1, fallback && (!fl || listed(fl, 500)));
-    preset_transport_rule(L, FB_TRANSPORT_RESET, 1, fallback && (!fl || listed(fl, 500)));
-    preset_transport_rule(L, FB_TRANSPORT_OTHER, 1, fallback && (!fl || listed(fl, 500)));
+    scn__preset_outcome_rule(L, FB_OUT_TIMEOUT, listed(rl, 408),
+                             fallback && (!fl || listed(fl, 408)));
+    scn__preset_transport_rule(L, FB_TRANSPORT_CONNECT, 1, fallback && (!fl || listed(fl, 500)));
+    scn__preset_transport_rule(L, FB_TRANSPORT_RESET, 1, fallback && (!fl || listed(fl, 500)));
+    scn__preset_transport_rule(L, FB_TRANSPORT_OTHER, 1, fallback && (!fl || listed(fl, 500)));
     /* every other failure: returned at once; moves on unless a list says otherwise */
-    preset_rule(L)->retry = 0;
+    scn__preset_rule(L)->retry = 0;
     L->rules[L->rule_count - 1].fallback = (int8_t)(fallback && !fl);
 }
 
@@ -230,7 +231,7 @@ static int portkey_apply(const sim_preset *p, const sim_param_value *v, const si
     return FB_OK;
 }
 
-const sim_preset sim_preset_portkey = {
+const sim_preset scn_preset_portkey = {
     "portkey",
     "@portkey-ai/gateway (npm), open source",
     "1.15.2 (tag v1.15.2, commit ca771294)",

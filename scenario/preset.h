@@ -92,9 +92,9 @@ typedef struct sim_preset {
 } sim_preset;
 
 /* The catalog, NULL-terminated, in the order `fusebox presets` lists it. */
-const sim_preset *const *sim_presets(void);
-const sim_preset *sim_preset_find(const char *name);
+const sim_preset *const *scn_presets(void);
+const sim_preset *scn_preset_find(const char *name);
 /* The index of the parameter named `name`, or -1. */
-int sim_preset_param(const sim_preset *p, const char *name);
+int scn_preset_param(const sim_preset *p, const char *name);
 
 #endif /* SIM_PRESET_H */

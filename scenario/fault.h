@@ -3,7 +3,7 @@
  * attempt at one time.
  *
  * A fault timeline is an array of sim_fault (a scenario provider's "faults",
- * parsed by the loader, docs/scenario-format.md). sim_fault_decide() is the
+ * parsed by the loader, docs/scenario-format.md). scn_fault_decide() is the
  * one rule for what the active faults do to an attempt; the simulator's
  * provider model and the mock provider (mockserver/) both call it, so a
  * script means the same thing to both. It is pure: the random draws that
@@ -20,7 +20,7 @@
  *     hits breaks its answer after `after_tokens` tokens.
  * The simulator asks the two phases at the two moments (an attempt may wait
  * in the provider's queue in between); the mock asks both at once.
- * Brownouts act on capacity, not on one attempt: sim_fault_capacity().
+ * Brownouts act on capacity, not on one attempt: scn_fault_capacity().
  */
 #ifndef SIM_FAULT_H
 #define SIM_FAULT_H
@@ -69,7 +69,7 @@ typedef struct sim_fault {
     fb_time_us period_us;      /* FLAP: down for the first half of each period */
 } sim_fault;
 
-/* The phases of sim_fault_decide(), as a mask. */
+/* The phases of scn_fault_decide(), as a mask. */
 #define SIM_FAULT_ANSWER 1u
 #define SIM_FAULT_SERVICE 2u
 
@@ -96,9 +96,9 @@ typedef struct sim_fault_effect {
 /* A uniform draw in [0, 1) deciding whether fault `fault` hits this attempt. */
 typedef double (*sim_fault_draw_fn)(void *ctx, uint32_t fault);
 
-const char *sim_fault_kind_name(sim_fault_kind k);
+const char *scn_fault_kind_name(sim_fault_kind k);
 /* True when f is active at time t. */
-bool sim_fault_active(const sim_fault *f, fb_time_us t);
+bool scn_fault_active(const sim_fault *f, fb_time_us t);
 /*
  * Decide what faults[0..n) do to an attempt at time t, for the phases in
  * `phases` (SIM_FAULT_ANSWER, SIM_FAULT_SERVICE or both). A fault with a
@@ -106,9 +106,9 @@ bool sim_fault_active(const sim_fault *f, fb_time_us t);
  * half); in each phase the draws come in index order, and stop where the
  * header above says later faults are not asked.
  */
-void sim_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
+void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
                       sim_fault_draw_fn draw, void *ctx, sim_fault_effect *out);
 /* The share of capacity left at time t: the smallest active brownout's (1 when none). */
-double sim_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t);
+double scn_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t);
 
 #endif /* SIM_FAULT_H */

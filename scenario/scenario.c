@@ -7,17 +7,17 @@
  * traffic and policies refer to them by name, then traffic, the small
  * sections read here, and the variants, each merged over the `policy`
  * block. Every error carries the JSON path being read; unknown keys get a
- * did-you-mean suggestion (load_json.c). sim_scenario_check_all runs the
+ * did-you-mean suggestion (load_json.c). scn_check_all runs the
  * same passes again after each unknown key, without it, to list them all.
  */
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 #define SCENARIO_FILE_MAX (16 * 1024 * 1024)
 
@@ -43,9 +43,9 @@ static void defaults(sim_scenario *sc) {
 
 /* A failure at root.key. */
 static int fail_at(pctx *P, const char *key, const char *msg) {
-    size_t old = ld_push_key(P, key);
-    int rc = ld_fail(P, "%s", msg);
-    ld_pop(P, old);
+    size_t old = scn__push_key(P, key);
+    int rc = scn__fail(P, "%s", msg);
+    scn__pop(P, old);
     return rc;
 }
 
@@ -66,24 +66,24 @@ static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
         "tick",    "traffic",   "pods",        "providers", "policy",        "variants",
         "slo",     "spillover", "limits",      "expect",    "breaker_store", NULL};
     static const char *const required[] = {"name", NULL};
-    const cJSON *incident = ld_field(root, "incident");
-    int rc = ld_check_object(P, root, keys, required);
-    if (rc == FB_OK) rc = ld_get_string(P, root, "name", sc->name, sizeof sc->name);
+    const cJSON *incident = scn__field(root, "incident");
+    int rc = scn__check_object(P, root, keys, required);
+    if (rc == FB_OK) rc = scn__get_string(P, root, "name", sc->name, sizeof sc->name);
     if (rc == FB_OK && !safe_name(sc->name)) {
-        size_t old = ld_push_key(P, "name");
-        rc = ld_fail(P,
-                     "\"%s\": a scenario name starts with a letter or digit, continues with "
-                     "letters, digits, '-', '_' and '.', and has no \"..\" (it names the output "
-                     "folder out/<name>/, which must never be '.', '..' or another place)",
-                     sc->name);
-        ld_pop(P, old);
+        size_t old = scn__push_key(P, "name");
+        rc = scn__fail(P,
+                       "\"%s\": a scenario name starts with a letter or digit, continues with "
+                       "letters, digits, '-', '_' and '.', and has no \"..\" (it names the output "
+                       "folder out/<name>/, which must never be '.', '..' or another place)",
+                       sc->name);
+        scn__pop(P, old);
     }
     if (rc == FB_OK && incident && !cJSON_IsString(incident))
         rc = fail_at(P, "incident", "expected a string");
-    if (rc == FB_OK) rc = ld_get_uint(P, root, "seed", &sc->seed, 0, 9007199254740991ULL);
-    if (rc == FB_OK) rc = ld_need_key(P, root, "duration");
-    if (rc == FB_OK) rc = ld_get_duration(P, root, "duration", &sc->duration_us, false);
-    if (rc == FB_OK) rc = ld_get_duration(P, root, "tick", &sc->tick_us, false);
+    if (rc == FB_OK) rc = scn__get_uint(P, root, "seed", &sc->seed, 0, 9007199254740991ULL);
+    if (rc == FB_OK) rc = scn__need_key(P, root, "duration");
+    if (rc == FB_OK) rc = scn__get_duration(P, root, "duration", &sc->duration_us, false);
+    if (rc == FB_OK) rc = scn__get_duration(P, root, "tick", &sc->tick_us, false);
     if (rc == FB_OK && sc->tick_us > sc->duration_us)
         rc = fail_at(P, "tick", "longer than the duration: the run would have no time series");
     if (rc == FB_OK && sc->duration_us / sc->tick_us > 10000000)
@@ -94,29 +94,29 @@ static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
 static int parse_pods(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"count", "workers", "queue", "request_timeout", NULL};
     sim_pods *pods = out;
-    int rc = ld_check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = ld_get_u32(P, v, "count", &pods->count, 1, SIM_PODS_MAX);
-    if (rc == FB_OK) rc = ld_get_u32(P, v, "workers", &pods->workers, 1, 1000000);
-    if (rc == FB_OK) rc = ld_get_u32(P, v, "queue", &pods->queue, 0, 10000000);
+    int rc = scn__check_object(P, v, keys, NULL);
+    if (rc == FB_OK) rc = scn__get_u32(P, v, "count", &pods->count, 1, SIM_PODS_MAX);
+    if (rc == FB_OK) rc = scn__get_u32(P, v, "workers", &pods->workers, 1, 1000000);
+    if (rc == FB_OK) rc = scn__get_u32(P, v, "queue", &pods->queue, 0, 10000000);
     if (rc == FB_OK)
-        rc = ld_get_duration(P, v, "request_timeout", &pods->request_timeout_us, false);
+        rc = scn__get_duration(P, v, "request_timeout", &pods->request_timeout_us, false);
     return rc;
 }
 
 static int parse_slo(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"latency", NULL};
-    int rc = ld_check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = ld_get_duration(P, v, "latency", out, false);
+    int rc = scn__check_object(P, v, keys, NULL);
+    if (rc == FB_OK) rc = scn__get_duration(P, v, "latency", out, false);
     return rc;
 }
 
 static int parse_spillover(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"hold", "error_margin", "latency_factor", NULL};
     sim_spillover *sp = out;
-    int rc = ld_check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = ld_get_duration(P, v, "hold", &sp->hold_us, false);
-    if (rc == FB_OK) rc = ld_get_number(P, v, "error_margin", &sp->error_margin, 0, 1);
-    if (rc == FB_OK) rc = ld_get_number(P, v, "latency_factor", &sp->latency_factor, 1, 1000);
+    int rc = scn__check_object(P, v, keys, NULL);
+    if (rc == FB_OK) rc = scn__get_duration(P, v, "hold", &sp->hold_us, false);
+    if (rc == FB_OK) rc = scn__get_number(P, v, "error_margin", &sp->error_margin, 0, 1);
+    if (rc == FB_OK) rc = scn__get_number(P, v, "latency_factor", &sp->latency_factor, 1, 1000);
     return rc;
 }
 
@@ -126,25 +126,25 @@ static int check_spillover_hold(pctx *P, const cJSON *root, const sim_scenario *
     for (uint32_t i = 0; i < sc->provider_count; i++) windows |= sc->providers[i].fault_count > 0;
     for (uint32_t i = 0; i < sc->class_count; i++) windows |= sc->classes[i].spike_count > 0;
     if (!windows || sc->spillover.hold_us <= 120 * sc->tick_us) return FB_OK;
-    size_t o1 = ld_push_key(P, "spillover");
-    size_t o2 = ld_push_key(P, "hold");
-    int rc = ld_fail(P,
-                     "%s is more than 120 ticks (the window is kept tick by tick): shorten it or "
-                     "lengthen the tick",
-                     ld_field(root, "spillover") ? "the hold" : "the default hold (30s)");
-    ld_pop(P, o2);
-    ld_pop(P, o1);
+    size_t o1 = scn__push_key(P, "spillover");
+    size_t o2 = scn__push_key(P, "hold");
+    int rc = scn__fail(P,
+                       "%s is more than 120 ticks (the window is kept tick by tick): shorten it or "
+                       "lengthen the tick",
+                       scn__field(root, "spillover") ? "the hold" : "the default hold (30s)");
+    scn__pop(P, o2);
+    scn__pop(P, o1);
     return rc;
 }
 
 static int parse_limits(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"in_flight", "events", "requests", "duration", NULL};
     sim_limits *lim = out;
-    int rc = ld_check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = ld_get_uint(P, v, "in_flight", &lim->in_flight_max, 1, 100000000);
-    if (rc == FB_OK) rc = ld_get_uint(P, v, "events", &lim->events_max, 16, 1000000000);
-    if (rc == FB_OK) rc = ld_get_uint(P, v, "requests", &lim->requests_max, 1, 100000000000ULL);
-    if (rc == FB_OK) rc = ld_get_duration(P, v, "duration", &lim->duration_max_us, false);
+    int rc = scn__check_object(P, v, keys, NULL);
+    if (rc == FB_OK) rc = scn__get_uint(P, v, "in_flight", &lim->in_flight_max, 1, 100000000);
+    if (rc == FB_OK) rc = scn__get_uint(P, v, "events", &lim->events_max, 16, 1000000000);
+    if (rc == FB_OK) rc = scn__get_uint(P, v, "requests", &lim->requests_max, 1, 100000000000ULL);
+    if (rc == FB_OK) rc = scn__get_duration(P, v, "duration", &lim->duration_max_us, false);
     return rc;
 }
 
@@ -161,32 +161,32 @@ static void whole_units(char *buf, size_t len, fb_time_us us) {
 
 static int check_duration_limit(pctx *P, const sim_scenario *sc) {
     if (sc->duration_us <= sc->limits.duration_max_us) return FB_OK;
-    size_t old = ld_push_key(P, "duration");
+    size_t old = scn__push_key(P, "duration");
     char a[32], b[32];
     whole_units(a, sizeof a, sc->duration_us);
     whole_units(b, sizeof b, sc->limits.duration_max_us);
-    int rc = ld_fail(P,
-                     "%s of simulated traffic exceeds limits.duration (%s); raise the limit to "
-                     "run longer",
-                     a, b);
-    ld_pop(P, old);
+    int rc = scn__fail(P,
+                       "%s of simulated traffic exceeds limits.duration (%s); raise the limit to "
+                       "run longer",
+                       a, b);
+    scn__pop(P, old);
     return rc;
 }
 
 static int expectation(pctx *P, const cJSON *e, uint32_t i, void *out) {
     sim_scenario *sc = out;
     if (!cJSON_IsString(e))
-        return ld_fail(P, "expected a string such as "
-                          "\"tuned.success_rate >= 0.99\"");
+        return scn__fail(P, "expected a string such as "
+                            "\"tuned.success_rate >= 0.99\"");
     if (strlen(e->valuestring) >= SIM_EXPECT_LEN)
-        return ld_fail(P, "longer than %d characters", SIM_EXPECT_LEN - 1);
+        return scn__fail(P, "longer than %d characters", SIM_EXPECT_LEN - 1);
     snprintf(sc->expect[i], SIM_EXPECT_LEN, "%s", e->valuestring);
     return FB_OK;
 }
 
 static int parse_expect(pctx *P, const cJSON *v, void *out) {
     sim_scenario *sc = out;
-    return ld_array(P, v, SIM_EXPECT_MAX, "expectations", expectation, sc, &sc->expect_count);
+    return scn__array(P, v, SIM_EXPECT_MAX, "expectations", expectation, sc, &sc->expect_count);
 }
 
 /* A brownout cuts the concurrency limit: without one it would do nothing. */
@@ -195,15 +195,15 @@ static int check_brownouts(pctx *P, const sim_scenario *sc) {
         const sim_provider *pv = &sc->providers[p];
         for (uint32_t f = 0; f < pv->fault_count; f++) {
             if (pv->faults[f].kind != SIM_FAULT_BROWNOUT || pv->concurrency > 0) continue;
-            size_t old = ld_push_key(P, "providers");
-            ld_push_index(P, p);
-            ld_push_key(P, "faults");
-            ld_push_index(P, f);
-            int rc = ld_fail(P,
-                             "a brownout cuts capacity.concurrency, which provider \"%s\" does "
-                             "not set",
-                             pv->name);
-            ld_pop(P, old);
+            size_t old = scn__push_key(P, "providers");
+            scn__push_index(P, p);
+            scn__push_key(P, "faults");
+            scn__push_index(P, f);
+            int rc = scn__fail(P,
+                               "a brownout cuts capacity.concurrency, which provider \"%s\" does "
+                               "not set",
+                               pv->name);
+            scn__pop(P, old);
             return rc;
         }
     }
@@ -213,20 +213,20 @@ static int check_brownouts(pctx *P, const sim_scenario *sc) {
 static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     defaults(sc);
     int rc = parse_header(P, root, sc);
-    if (rc == FB_OK) rc = ld_need_key(P, root, "providers");
-    if (rc == FB_OK) rc = ld_key(P, root, "providers", ld_parse_providers, sc);
-    if (rc == FB_OK) rc = ld_need_key(P, root, "traffic");
-    if (rc == FB_OK) rc = ld_key(P, root, "traffic", ld_parse_traffic, sc);
-    if (rc == FB_OK) rc = ld_key(P, root, "pods", parse_pods, &sc->pods);
-    if (rc == FB_OK) rc = ld_key(P, root, "slo", parse_slo, &sc->slo_latency_us);
-    if (rc == FB_OK) rc = ld_key(P, root, "spillover", parse_spillover, &sc->spillover);
+    if (rc == FB_OK) rc = scn__need_key(P, root, "providers");
+    if (rc == FB_OK) rc = scn__key(P, root, "providers", scn__parse_providers, sc);
+    if (rc == FB_OK) rc = scn__need_key(P, root, "traffic");
+    if (rc == FB_OK) rc = scn__key(P, root, "traffic", scn__parse_traffic, sc);
+    if (rc == FB_OK) rc = scn__key(P, root, "pods", parse_pods, &sc->pods);
+    if (rc == FB_OK) rc = scn__key(P, root, "slo", parse_slo, &sc->slo_latency_us);
+    if (rc == FB_OK) rc = scn__key(P, root, "spillover", parse_spillover, &sc->spillover);
     if (rc == FB_OK) rc = check_spillover_hold(P, root, sc);
-    if (rc == FB_OK) rc = ld_key(P, root, "limits", parse_limits, &sc->limits);
+    if (rc == FB_OK) rc = scn__key(P, root, "limits", parse_limits, &sc->limits);
     if (rc == FB_OK) rc = check_duration_limit(P, sc);
-    if (rc == FB_OK) rc = ld_key(P, root, "expect", parse_expect, sc);
-    if (rc == FB_OK) rc = ld_key(P, root, "breaker_store", ld_parse_breaker_store, sc);
-    if (rc == FB_OK) rc = ld_parse_variants(P, root, sc);
-    if (rc == FB_OK) rc = ld_check_fleet(P, sc);
+    if (rc == FB_OK) rc = scn__key(P, root, "expect", parse_expect, sc);
+    if (rc == FB_OK) rc = scn__key(P, root, "breaker_store", scn__parse_breaker_store, sc);
+    if (rc == FB_OK) rc = scn__parse_variants(P, root, sc);
+    if (rc == FB_OK) rc = scn__check_fleet(P, sc);
     if (rc == FB_OK) rc = check_brownouts(P, sc);
     return rc;
 }
@@ -237,7 +237,7 @@ static int apply_sets(cJSON *root, const char *const *sets, size_t set_count, si
     int rc = FB_OK;
     for (size_t i = 0; i < set_count && rc == FB_OK; i++) {
         if (!cJSON_IsObject(root)) break; /* parse_top says what it is */
-        rc = ld_apply_set(root, sets[i], err);
+        rc = scn__apply_set(root, sets[i], err);
     }
     return rc;
 }
@@ -247,21 +247,18 @@ static void free_classes(sim_scenario *sc) {
     for (uint32_t i = 0; i < SIM_CLASSES_MAX; i++) free(sc->classes[i].replay_us);
 }
 
-int sim_scenario_parse(const char *text, size_t len, const char *file, const char *const *sets,
-                       size_t set_count, const uint64_t *seed_override, sim_scenario **out,
-                       sim_error *err) {
-    return sim_scenario_parse_import(text, len, file, sets, set_count, seed_override, NULL, out,
-                                     err);
+int scn_parse(const char *text, size_t len, const char *file, const char *const *sets,
+              size_t set_count, const uint64_t *seed_override, sim_scenario **out, sim_error *err) {
+    return scn_parse_import(text, len, file, sets, set_count, seed_override, NULL, out, err);
 }
 
-int sim_scenario_parse_import(const char *text, size_t len, const char *file,
-                              const char *const *sets, size_t set_count,
-                              const uint64_t *seed_override, const sim_import *imp,
-                              sim_scenario **out, sim_error *err) {
+int scn_parse_import(const char *text, size_t len, const char *file, const char *const *sets,
+                     size_t set_count, const uint64_t *seed_override, const sim_import *imp,
+                     sim_scenario **out, sim_error *err) {
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", file ? file : "<scenario>");
     *out = NULL;
-    cJSON *root = ld_parse_json(text, len, err);
+    cJSON *root = scn__parse_json(text, len, err);
     if (root == NULL) return FB_EPARSE;
     int rc = apply_sets(root, sets, set_count, err);
     sim_scenario *sc = rc == FB_OK ? calloc(1, sizeof *sc) : NULL;
@@ -353,13 +350,13 @@ static bool drop_unknown_key(cJSON *root, const sim_error *err) {
     return true;
 }
 
-int sim_scenario_check_all(const char *text, size_t len, const char *file, const char *const *sets,
-                           size_t set_count, sim_errors *out) {
+int scn_check_all(const char *text, size_t len, const char *file, const char *const *sets,
+                  size_t set_count, sim_errors *out) {
     memset(out, 0, sizeof *out);
     const char *name = file ? file : "<scenario>";
     sim_error *first = &out->e[0];
     snprintf(first->file, sizeof first->file, "%s", name);
-    cJSON *root = ld_parse_json(text, len, first);
+    cJSON *root = scn__parse_json(text, len, first);
     int rc = root == NULL ? FB_EPARSE : apply_sets(root, sets, set_count, first);
     if (rc != FB_OK) {
         out->count = 1;
@@ -383,14 +380,14 @@ int sim_scenario_check_all(const char *text, size_t len, const char *file, const
     return first_rc;
 }
 
-int sim_scenario_load(const char *file, const char *const *sets, size_t set_count,
-                      const uint64_t *seed_override, sim_scenario **out, sim_error *err) {
-    return sim_scenario_load_import(file, sets, set_count, seed_override, NULL, out, err);
+int scn_load(const char *file, const char *const *sets, size_t set_count,
+             const uint64_t *seed_override, sim_scenario **out, sim_error *err) {
+    return scn_load_import(file, sets, set_count, seed_override, NULL, out, err);
 }
 
-int sim_scenario_load_import(const char *file, const char *const *sets, size_t set_count,
-                             const uint64_t *seed_override, const sim_import *imp,
-                             sim_scenario **out, sim_error *err) {
+int scn_load_import(const char *file, const char *const *sets, size_t set_count,
+                    const uint64_t *seed_override, const sim_import *imp, sim_scenario **out,
+                    sim_error *err) {
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", file);
     *out = NULL;
@@ -419,19 +416,19 @@ int sim_scenario_load_import(const char *file, const char *const *sets, size_t s
         return FB_ECAP;
     }
     buf[n] = '\0';
-    int rc = sim_scenario_parse_import(buf, n, file, sets, set_count, seed_override, imp, out, err);
+    int rc = scn_parse_import(buf, n, file, sets, set_count, seed_override, imp, out, err);
     free(buf);
     return rc;
 }
 
-void sim_scenario_free(sim_scenario *sc) {
+void scn_free(sim_scenario *sc) {
     if (sc == NULL) return;
     cJSON_Delete((cJSON *)sc->json);
     free_classes(sc);
     free(sc);
 }
 
-void sim_error_format(const sim_error *err, char *buf, size_t len) {
+void scn_error_format(const sim_error *err, char *buf, size_t len) {
     if (err->path[0])
         snprintf(buf, len, "%s: %s: %s", err->file, err->path, err->msg);
     else
@@ -502,7 +499,7 @@ static bool any_class_uses(const sim_scenario *sc, sim_feature f) {
     return false;
 }
 
-bool sim_scenario_uses(const sim_scenario *sc, sim_feature f) {
+bool scn_uses(const sim_scenario *sc, sim_feature f) {
     switch (f) {
     case SIM_FEATURE_ALWAYS:
         return true;
@@ -528,13 +525,13 @@ bool sim_scenario_uses(const sim_scenario *sc, sim_feature f) {
     return false; /* not a sim_feature */
 }
 
-int sim_scenario_provider(const sim_scenario *sc, const char *name) {
+int scn_provider(const sim_scenario *sc, const char *name) {
     for (uint32_t i = 0; i < sc->provider_count; i++)
         if (strcmp(sc->providers[i].name, name) == 0) return (int)i;
     return -1;
 }
 
-int sim_scenario_variant(const sim_scenario *sc, const char *name) {
+int scn_variant(const sim_scenario *sc, const char *name) {
     for (uint32_t i = 0; i < sc->variant_count; i++)
         if (strcmp(sc->variants[i].name, name) == 0) return (int)i;
     return -1;
@@ -579,7 +576,7 @@ static void apply_rules(const sim_layer *cfg, const fb_reply *rep, uint32_t p, f
     }
 }
 
-fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
+fb_class scn_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
                             uint32_t provider) {
     fb_class c = fb_classify(cl, rep);
     if (L->rule_count > 0) apply_rules(L, rep, provider, &c);
@@ -595,20 +592,20 @@ fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const f
     return c;
 }
 
-bool sim_layer_classifier_only(const sim_layer *L) {
+bool scn_layer_classifier_only(const sim_layer *L) {
     return L->rule_count == 0 && !L->has_retry_on && L->no_retry_count == 0 && !L->has_fallback_on;
 }
 
-const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls) {
+const sim_stack *scn_policy_stack(const sim_policy *pol, uint32_t cls) {
     return cls < SIM_CLASSES_MAX && pol->class_stack[cls].depth > 0 ? &pol->class_stack[cls]
                                                                     : &pol->stack;
 }
 
-const sim_layer *sim_policy_router(const sim_policy *pol) {
+const sim_layer *scn_policy_router(const sim_policy *pol) {
     return &pol->layers[pol->stack.layer[pol->stack.router]];
 }
 
-const sim_layer *sim_policy_breaker(const sim_policy *pol, uint32_t provider) {
+const sim_layer *scn_policy_breaker(const sim_policy *pol, uint32_t provider) {
     const sim_stack *st = &pol->stack;
     for (uint32_t i = st->router; i < st->depth; i++) {
         const sim_layer *L = &pol->layers[st->layer[i]];

@@ -4,12 +4,12 @@
  * retry circuit breaker and outlier detection. The rules were read from the
  * files cited, at the commits named (docs/presets.md).
  */
-#include "sim/presetint.h"
+#include "scenario/presetint.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 enum {
     ON_5XX,
@@ -132,14 +132,14 @@ static const char *const envoy_not_modelled[] = {
 /* The hosts: the listed providers, else every LLM provider; one group. */
 static int envoy_hosts(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
                        sim_layer *L, char *msg, size_t msglen) {
-    const cJSON *hosts = preset_json_of(preset_given(p, v, "hosts"));
+    const cJSON *hosts = scn__preset_json_of(scn__preset_given(p, v, "hosts"));
     if (hosts) {
         L->order_len = 0;
         size_t i = 0;
         for (const cJSON *h = hosts->child; h; h = h->next, i++) {
             char where[32];
             snprintf(where, sizeof where, "hosts[%zu]", i);
-            int q = preset_provider_index(sc, h->valuestring, where, msg, msglen);
+            int q = scn__preset_provider_index(sc, h->valuestring, where, msg, msglen);
             if (q < 0) return FB_EINVAL;
             for (uint32_t k = 0; k < L->order_len; k++)
                 if (L->order[k] == q) {
@@ -149,7 +149,7 @@ static int envoy_hosts(const sim_preset *p, const sim_param_value *v, const sim_
             L->order[L->order_len++] = (uint8_t)q;
         }
     }
-    const sim_param_value *lb = preset_given(p, v, "lb_policy");
+    const sim_param_value *lb = scn__preset_given(p, v, "lb_policy");
     if (lb && lb->word >= 2) {
         snprintf(msg, msglen, "lb_policy %s is not modelled (ROUND_ROBIN or RANDOM)",
                  envoy_lb[lb->word]);
@@ -172,17 +172,20 @@ static void envoy_rules_for(const sim_param_value *on, const sim_param_value *co
     for (uint32_t i = 0; on && i < on->list_count; i++) c[on->list[i]] = true;
     bool any5 = c[ON_5XX], gw = c[ON_GATEWAY], reset = any5 || gw || c[ON_RESET];
     for (uint32_t i = 0; c[ON_CODES] && codes && i < codes->list_count; i++)
-        envoy_rule(preset_status_rule(L, codes->list[i], 1, 0), codes->list[i] >= 500);
-    envoy_rule(preset_status_rule(L, 409, c[ON_4XX], 0), false);
-    envoy_rule(preset_status_rule(L, 408, 0, 0), false);
-    for (int st = 502; st <= 504; st++) envoy_rule(preset_status_rule(L, st, any5 || gw, 0), true);
-    envoy_rule(preset_transport_rule(L, FB_TRANSPORT_CONNECT, reset || c[ON_CONNECT], 0), true);
-    envoy_rule(preset_transport_rule(L, FB_TRANSPORT_RESET, reset, 0), true);
-    envoy_rule(preset_transport_rule(L, FB_TRANSPORT_OTHER, reset, 0), true);
-    envoy_rule(preset_outcome_rule(L, FB_OUT_TIMEOUT, any5 || gw, 0), true); /* a per-try timeout */
-    envoy_rule(preset_outcome_rule(L, FB_OUT_TRANSIENT, any5, 0), true);     /* the other 5xx */
-    preset_outcome_rule(L, FB_OUT_REJECTED, 0, 0)->effect = FB_EFFECT_IGNORE;
-    envoy_rule(preset_rule(L), false); /* 4xx and the rest: returned, and they end a 5xx run */
+        envoy_rule(scn__preset_status_rule(L, codes->list[i], 1, 0), codes->list[i] >= 500);
+    envoy_rule(scn__preset_status_rule(L, 409, c[ON_4XX], 0), false);
+    envoy_rule(scn__preset_status_rule(L, 408, 0, 0), false);
+    for (int st = 502; st <= 504; st++)
+        envoy_rule(scn__preset_status_rule(L, st, any5 || gw, 0), true);
+    envoy_rule(scn__preset_transport_rule(L, FB_TRANSPORT_CONNECT, reset || c[ON_CONNECT], 0),
+               true);
+    envoy_rule(scn__preset_transport_rule(L, FB_TRANSPORT_RESET, reset, 0), true);
+    envoy_rule(scn__preset_transport_rule(L, FB_TRANSPORT_OTHER, reset, 0), true);
+    envoy_rule(scn__preset_outcome_rule(L, FB_OUT_TIMEOUT, any5 || gw, 0),
+               true); /* a per-try timeout */
+    envoy_rule(scn__preset_outcome_rule(L, FB_OUT_TRANSIENT, any5, 0), true); /* the other 5xx */
+    scn__preset_outcome_rule(L, FB_OUT_REJECTED, 0, 0)->effect = FB_EFFECT_IGNORE;
+    envoy_rule(scn__preset_rule(L), false); /* 4xx and the rest: returned, and they end a 5xx run */
     L->rules[L->rule_count - 1].retry = 0;
     L->rules[L->rule_count - 1].fallback = 0;
 }
@@ -190,17 +193,18 @@ static void envoy_rules_for(const sim_param_value *on, const sim_param_value *co
 /* RetryStateImpl: num_retries, JitteredExponentialBackOffStrategy, the route timeout. */
 static int envoy_retry(const sim_preset *p, const sim_param_value *v, sim_layer *L, char *msg,
                        size_t msglen) {
-    const sim_param_value *on = preset_given(p, v, "retry_on");
-    const sim_param_value *n = preset_given(p, v, "num_retries");
-    const sim_param_value *base = preset_given(p, v, "retry_back_off.base_interval");
-    const sim_param_value *max = preset_given(p, v, "retry_back_off.max_interval");
-    const sim_param_value *per_try = preset_given(p, v, "per_try_timeout");
-    const sim_param_value *timeout = preset_given(p, v, "timeout");
+    const sim_param_value *on = scn__preset_given(p, v, "retry_on");
+    const sim_param_value *n = scn__preset_given(p, v, "num_retries");
+    const sim_param_value *base = scn__preset_given(p, v, "retry_back_off.base_interval");
+    const sim_param_value *max = scn__preset_given(p, v, "retry_back_off.max_interval");
+    const sim_param_value *per_try = scn__preset_given(p, v, "per_try_timeout");
+    const sim_param_value *timeout = scn__preset_given(p, v, "timeout");
     uint32_t retries = on && on->list_count > 0 ? (n ? (uint32_t)n->num : 1) : 0;
     /* a base below 1 ms is rounded up to 1 ms (route_components.proto) */
     fb_time_us base_us = base ? base->us : 25 * FB_US_PER_MS;
     if (base_us < FB_US_PER_MS) base_us = FB_US_PER_MS;
-    fb_retry_config *r = preset_gateway_retry(L, retries, base_us, max ? max->us : base_us * 10);
+    fb_retry_config *r =
+        scn__preset_gateway_retry(L, retries, base_us, max ? max->us : base_us * 10);
     if (r->delay_us_max < r->base_us) {
         snprintf(msg, msglen, "retry_back_off.max_interval must be >= base_interval");
         return FB_EINVAL;
@@ -210,17 +214,17 @@ static int envoy_retry(const sim_preset *p, const sim_param_value *v, sim_layer 
     r->retry_after = FB_RETRY_AFTER_IGNORE;
     r->attempt_timeout_us = per_try ? per_try->us : 0;
     r->deadline_us = timeout ? timeout->us : 15 * FB_US_PER_S;
-    envoy_rules_for(on, preset_given(p, v, "retriable_status_codes"), L);
+    envoy_rules_for(on, scn__preset_given(p, v, "retriable_status_codes"), L);
     return FB_OK;
 }
 
 /* The cluster's retry circuit breaker: max_retries, or the retry budget. */
 static void envoy_budget(const sim_preset *p, const sim_param_value *v, sim_layer *L) {
-    const sim_param_value *mr = preset_given(p, v, "max_retries");
-    const sim_param_value *pct = preset_given(p, v, "retry_budget.budget_percent");
-    const sim_param_value *min = preset_given(p, v, "retry_budget.min_retry_concurrency");
+    const sim_param_value *mr = scn__preset_given(p, v, "max_retries");
+    const sim_param_value *pct = scn__preset_given(p, v, "retry_budget.budget_percent");
+    const sim_param_value *min = scn__preset_given(p, v, "retry_budget.min_retry_concurrency");
     L->budget = (fb_budget_config){.kind = FB_BUDGET_CONCURRENCY};
-    if (preset_given(p, v, "retry_budget")) {
+    if (scn__preset_given(p, v, "retry_budget")) {
         L->budget.budget_percent = pct ? pct->num : 20.0;
         L->budget.min_retry_concurrency = min ? (uint32_t)min->num : 3;
     } else {
@@ -233,13 +237,14 @@ static void envoy_budget(const sim_preset *p, const sim_param_value *v, sim_laye
 /* DetectorImpl: consecutive 5xx, ejection time, sweeps, the ejection limit. */
 static int envoy_outliers(const sim_preset *p, const sim_param_value *v, sim_layer *L, char *msg,
                           size_t msglen) {
-    if (!preset_given(p, v, "outlier_detection")) return FB_OK;
-    const sim_param_value *c5 = preset_given(p, v, "outlier_detection.consecutive_5xx");
-    const sim_param_value *iv = preset_given(p, v, "outlier_detection.interval");
-    const sim_param_value *base = preset_given(p, v, "outlier_detection.base_ejection_time");
-    const sim_param_value *max = preset_given(p, v, "outlier_detection.max_ejection_time");
-    const sim_param_value *pct = preset_given(p, v, "outlier_detection.max_ejection_percent");
-    const sim_param_value *enf = preset_given(p, v, "outlier_detection.enforcing_consecutive_5xx");
+    if (!scn__preset_given(p, v, "outlier_detection")) return FB_OK;
+    const sim_param_value *c5 = scn__preset_given(p, v, "outlier_detection.consecutive_5xx");
+    const sim_param_value *iv = scn__preset_given(p, v, "outlier_detection.interval");
+    const sim_param_value *base = scn__preset_given(p, v, "outlier_detection.base_ejection_time");
+    const sim_param_value *max = scn__preset_given(p, v, "outlier_detection.max_ejection_time");
+    const sim_param_value *pct = scn__preset_given(p, v, "outlier_detection.max_ejection_percent");
+    const sim_param_value *enf =
+        scn__preset_given(p, v, "outlier_detection.enforcing_consecutive_5xx");
     if (enf && enf->num != 0 && enf->num != 100) {
         snprintf(msg, msglen,
                  "outlier_detection.enforcing_consecutive_5xx: 0 or 100 (a "
@@ -280,8 +285,8 @@ static int envoy_apply(const sim_preset *p, const sim_param_value *v, const sim_
         envoy_retry(p, v, L, msg, msglen) != FB_OK || envoy_outliers(p, v, L, msg, msglen) != FB_OK)
         return FB_EINVAL;
     envoy_budget(p, v, L);
-    const sim_param_value *mr = preset_given(p, v, "max_retries");
-    if (mr && mr->num == 0 && !preset_given(p, v, "retry_budget")) {
+    const sim_param_value *mr = scn__preset_given(p, v, "max_retries");
+    if (mr && mr->num == 0 && !scn__preset_given(p, v, "retry_budget")) {
         /* no retry may ever be in progress: no retries */
         L->budget = (fb_budget_config){0};
         L->retry.retries = 0;
@@ -290,7 +295,7 @@ static int envoy_apply(const sim_preset *p, const sim_param_value *v, const sim_
     return FB_OK;
 }
 
-const sim_preset sim_preset_envoy = {
+const sim_preset scn_preset_envoy = {
     "envoy",
     "Envoy proxy: route retry_policy, cluster outlier_detection",
     "v1.30: keys and defaults from the v1.30.4 API docs; behaviour from the source files at "

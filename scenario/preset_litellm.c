@@ -4,12 +4,12 @@
  * fallbacks to other groups. The rules were read from the files cited, at the
  * commits named (docs/presets.md).
  */
-#include "sim/presetint.h"
+#include "scenario/presetint.h"
 
 #include <math.h>
 #include <string.h>
 
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 /*
  * LiteLLM's exception classes (litellm/exceptions.py), and the fields of
@@ -234,7 +234,7 @@ static int no_deployment_provider(const sim_scenario *sc, const char *where, con
     const char *names[SIM_PROVIDERS_MAX + 1];
     for (uint32_t k = 0; k < sc->provider_count; k++) names[k] = sc->providers[k].name;
     names[sc->provider_count] = NULL;
-    const char *s = ld_suggest(prov ? prov : model ? model : id, names);
+    const char *s = scn__suggest(prov ? prov : model ? model : id, names);
     char list[SIM_PROVIDERS_MAX * (SIM_NAME_MAX + 2)];
     provider_names(sc, list, sizeof list);
     snprintf(
@@ -257,11 +257,11 @@ static int no_deployment_provider(const sim_scenario *sc, const char *where, con
  */
 static int deployment_provider(const cJSON *e, const sim_scenario *sc, const char *where,
                                const char *group, char *msg, size_t msglen) {
-    const char *name = preset_string_at(e, "provider");
-    if (name) return preset_provider_index(sc, name, where, msg, msglen);
-    const char *id = preset_string_at(cJSON_GetObjectItemCaseSensitive(e, "model_info"), "id");
+    const char *name = scn__preset_string_at(e, "provider");
+    if (name) return scn__preset_provider_index(sc, name, where, msg, msglen);
+    const char *id = scn__preset_string_at(cJSON_GetObjectItemCaseSensitive(e, "model_info"), "id");
     const char *model =
-        preset_string_at(cJSON_GetObjectItemCaseSensitive(e, "litellm_params"), "model");
+        scn__preset_string_at(cJSON_GetObjectItemCaseSensitive(e, "litellm_params"), "model");
     if (!id && !model) {
         snprintf(msg, msglen, "%s: name its provider (\"provider\": NAME)", where);
         return -1;
@@ -270,7 +270,7 @@ static int deployment_provider(const cJSON *e, const sim_scenario *sc, const cha
     const char *prov = model ? litellm_provider_of(model, buf, sizeof buf) : NULL;
     const char *tries[] = {id, model, prov};
     for (size_t t = 0; t < 3; t++) {
-        int i = tries[t] ? sim_scenario_provider(sc, tries[t]) : -1;
+        int i = tries[t] ? scn_provider(sc, tries[t]) : -1;
         if (i >= 0) return i;
     }
     return no_deployment_provider(sc, where, group, id, model, prov, msg, msglen);
@@ -282,7 +282,7 @@ static int deployment_params(const cJSON *lp, lgroups *g, int p, const char *whe
     static const char *const keys[] = {"model", "weight", "rpm", "tpm", "cooldown_time", NULL};
     static const char *const weights[] = {"weight", "rpm", "tpm"};
     if (lp == NULL) return FB_OK;
-    if (!cJSON_IsObject(lp) || preset_known_keys(lp, keys, where, msg, msglen) != FB_OK) {
+    if (!cJSON_IsObject(lp) || scn__preset_known_keys(lp, keys, where, msg, msglen) != FB_OK) {
         if (!msg[0]) snprintf(msg, msglen, "%s: litellm_params is an object", where);
         return FB_EINVAL;
     }
@@ -311,12 +311,12 @@ static int model_entry(const cJSON *e, size_t i, const sim_scenario *sc, lgroups
                                        NULL};
     char where[96];
     snprintf(where, sizeof where, "model_list[%zu]", i);
-    const char *group = preset_string_at(e, "model_name");
+    const char *group = scn__preset_string_at(e, "model_name");
     if (!cJSON_IsObject(e) || group == NULL || strlen(group) >= SIM_NAME_MAX) {
         snprintf(msg, msglen, "%s: an object with a model_name", where);
         return FB_EINVAL;
     }
-    if (preset_known_keys(e, keys, where, msg, msglen) != FB_OK) return FB_EINVAL;
+    if (scn__preset_known_keys(e, keys, where, msg, msglen) != FB_OK) return FB_EINVAL;
     int p = deployment_provider(e, sc, where, group, msg, msglen);
     if (p < 0) return FB_EINVAL;
     if (g->group_of[p] >= 0) {
@@ -469,11 +469,11 @@ static void alt_chain(const lgroups *g, const cJSON *map, const char *group,
 /* The requested group's chain, its fallbacks, and the alternative chains. */
 static int litellm_chain(const sim_preset *p, const sim_param_value *v, const lgroups *g,
                          sim_layer *L, char *msg, size_t msglen) {
-    const cJSON *model = preset_json_of(preset_given(p, v, "model"));
-    const cJSON *fb = preset_json_of(preset_given(p, v, "fallbacks"));
-    const cJSON *dflt = preset_json_of(preset_given(p, v, "default_fallbacks"));
-    const cJSON *cw = preset_json_of(preset_given(p, v, "context_window_fallbacks"));
-    const cJSON *cp = preset_json_of(preset_given(p, v, "content_policy_fallbacks"));
+    const cJSON *model = scn__preset_json_of(scn__preset_given(p, v, "model"));
+    const cJSON *fb = scn__preset_json_of(scn__preset_given(p, v, "fallbacks"));
+    const cJSON *dflt = scn__preset_json_of(scn__preset_given(p, v, "default_fallbacks"));
+    const cJSON *cw = scn__preset_json_of(scn__preset_given(p, v, "context_window_fallbacks"));
+    const cJSON *cp = scn__preset_json_of(scn__preset_given(p, v, "content_policy_fallbacks"));
     if (check_map(fb, "fallbacks", g, msg, msglen) != FB_OK ||
         check_map(cw, "context_window_fallbacks", g, msg, msglen) != FB_OK ||
         check_map(cp, "content_policy_fallbacks", g, msg, msglen) != FB_OK)
@@ -517,11 +517,11 @@ static int litellm_chain(const sim_preset *p, const sim_param_value *v, const lg
  * MAX_RETRY_DELAY 8 s, JITTER 0.75 s added after the cap, retry_after as a floor.
  */
 static void litellm_retry(const sim_preset *p, const sim_param_value *v, sim_layer *L) {
-    const sim_param_value *n = preset_given(p, v, "num_retries");
-    const sim_param_value *floor_s = preset_given(p, v, "retry_after");
-    const sim_param_value *t = preset_given(p, v, "timeout");
+    const sim_param_value *n = scn__preset_given(p, v, "num_retries");
+    const sim_param_value *floor_s = scn__preset_given(p, v, "retry_after");
+    const sim_param_value *t = scn__preset_given(p, v, "timeout");
     fb_retry_config *r =
-        preset_gateway_retry(L, n ? (uint32_t)n->num : 2, 500 * FB_US_PER_MS, 8 * FB_US_PER_S);
+        scn__preset_gateway_retry(L, n ? (uint32_t)n->num : 2, 500 * FB_US_PER_MS, 8 * FB_US_PER_S);
     r->backoff_hold = 1;
     r->delay_us_min = floor_s ? floor_s->us : 0;
     r->jitter = FB_JITTER_ADDITIVE;
@@ -540,7 +540,7 @@ static uint32_t policy_count(const sim_preset *p, const sim_param_value *v, cons
                              const char *const *fields, enum lclass c) {
     char key[96];
     snprintf(key, sizeof key, "%s.%s", obj, fields[c]);
-    const sim_param_value *x = preset_given(p, v, key);
+    const sim_param_value *x = scn__preset_given(p, v, key);
     return x ? (uint32_t)x->num + 1 : 0;
 }
 
@@ -567,31 +567,34 @@ static sim_status_rule *class_rule(sim_layer *L, sim_status_rule *r, const lmode
 /* litellm exceptions and their cooldown: _is_cooldown_required, _should_cooldown_deployment. */
 static void litellm_rules_for(sim_layer *L, const lmode *m, uint8_t multi) {
     /* 429: at once in a group of several (v2), the rate rule in a group of one */
-    class_rule(L, preset_status_rule(L, 429, 1, 1), m, LC_RATE_LIMIT, FB_TRIP_NOW)->providers =
+    class_rule(L, scn__preset_status_rule(L, 429, 1, 1), m, LC_RATE_LIMIT, FB_TRIP_NOW)->providers =
         multi;
-    class_rule(L, preset_status_rule(L, 429, 1, 1), m, LC_RATE_LIMIT, FB_TRIP_RULES);
+    class_rule(L, scn__preset_status_rule(L, 429, 1, 1), m, LC_RATE_LIMIT, FB_TRIP_RULES);
     /* 401: not retried in a group of one (should_retry_this_error); not retryable: at once */
-    class_rule(L, preset_status_rule(L, 401, 0, 1), m, LC_AUTH, FB_TRIP_NOW)->providers = m->single;
-    class_rule(L, preset_status_rule(L, 401, 1, 1), m, LC_AUTH, FB_TRIP_NOW);
-    class_rule(L, preset_status_rule(L, 404, 0, 1), m, LC_NONE, FB_TRIP_NOW);
-    class_rule(L, preset_status_rule(L, 408, 1, 1), m, LC_TIMEOUT, FB_TRIP_RULES);
-    class_rule(L, preset_outcome_rule(L, FB_OUT_TIMEOUT, 1, 1), m, LC_TIMEOUT, FB_TRIP_RULES);
+    class_rule(L, scn__preset_status_rule(L, 401, 0, 1), m, LC_AUTH, FB_TRIP_NOW)->providers =
+        m->single;
+    class_rule(L, scn__preset_status_rule(L, 401, 1, 1), m, LC_AUTH, FB_TRIP_NOW);
+    class_rule(L, scn__preset_status_rule(L, 404, 0, 1), m, LC_NONE, FB_TRIP_NOW);
+    class_rule(L, scn__preset_status_rule(L, 408, 1, 1), m, LC_TIMEOUT, FB_TRIP_RULES);
+    class_rule(L, scn__preset_outcome_rule(L, FB_OUT_TIMEOUT, 1, 1), m, LC_TIMEOUT, FB_TRIP_RULES);
     /* 400s are retried and fall back; counted, never cooled */
-    class_rule(L, preset_outcome_rule(L, FB_OUT_CONTEXT_LENGTH, !m->cw_set, 1), m, LC_BAD_REQUEST,
-               FB_TRIP_NEVER);
-    sim_status_rule *r = class_rule(L, preset_outcome_rule(L, FB_OUT_POLICY, !m->cp_set, 1), m,
+    class_rule(L, scn__preset_outcome_rule(L, FB_OUT_CONTEXT_LENGTH, !m->cw_set, 1), m,
+               LC_BAD_REQUEST, FB_TRIP_NEVER);
+    sim_status_rule *r = class_rule(L, scn__preset_outcome_rule(L, FB_OUT_POLICY, !m->cp_set, 1), m,
                                     LC_CONTENT_POLICY, FB_TRIP_NEVER);
     if (r->attempts == 0) r->attempts = m->attempts[LC_BAD_REQUEST]; /* a BadRequestError too */
-    class_rule(L, preset_status_rule(L, 400, 1, 1), m, LC_BAD_REQUEST, FB_TRIP_NEVER);
-    class_rule(L, preset_status_rule(L, 409, 1, 1), m, LC_NONE, FB_TRIP_NEVER);
-    class_rule(L, preset_status_rule(L, 500, 1, 1), m, LC_ISE, FB_TRIP_RULES);
+    class_rule(L, scn__preset_status_rule(L, 400, 1, 1), m, LC_BAD_REQUEST, FB_TRIP_NEVER);
+    class_rule(L, scn__preset_status_rule(L, 409, 1, 1), m, LC_NONE, FB_TRIP_NEVER);
+    class_rule(L, scn__preset_status_rule(L, 500, 1, 1), m, LC_ISE, FB_TRIP_RULES);
     /* APIConnectionError: counted, never cooled */
-    class_rule(L, preset_transport_rule(L, FB_TRANSPORT_CONNECT, 1, 1), m, LC_NONE, FB_TRIP_NEVER);
-    class_rule(L, preset_transport_rule(L, FB_TRANSPORT_RESET, 1, 1), m, LC_NONE, FB_TRIP_NEVER);
+    class_rule(L, scn__preset_transport_rule(L, FB_TRANSPORT_CONNECT, 1, 1), m, LC_NONE,
+               FB_TRIP_NEVER);
+    class_rule(L, scn__preset_transport_rule(L, FB_TRANSPORT_RESET, 1, 1), m, LC_NONE,
+               FB_TRIP_NEVER);
     /* every other 5xx (502, 503, 529...): the rules; other 4xx: retried, never cooled */
-    class_rule(L, preset_outcome_rule(L, FB_OUT_TRANSIENT, 1, 1), m, LC_NONE, FB_TRIP_RULES);
-    class_rule(L, preset_outcome_rule(L, FB_OUT_PERMANENT, 1, 1), m, LC_NONE, FB_TRIP_NEVER);
-    class_rule(L, preset_outcome_rule(L, FB_OUT_REJECTED, 1, 1), m, LC_NONE, FB_TRIP_NEVER)
+    class_rule(L, scn__preset_outcome_rule(L, FB_OUT_TRANSIENT, 1, 1), m, LC_NONE, FB_TRIP_RULES);
+    class_rule(L, scn__preset_outcome_rule(L, FB_OUT_PERMANENT, 1, 1), m, LC_NONE, FB_TRIP_NEVER);
+    class_rule(L, scn__preset_outcome_rule(L, FB_OUT_REJECTED, 1, 1), m, LC_NONE, FB_TRIP_NEVER)
         ->effect = FB_EFFECT_IGNORE;
 }
 
@@ -599,8 +602,8 @@ static void litellm_rules_for(sim_layer *L, const lmode *m, uint8_t multi) {
 static void litellm_mode(const sim_preset *p, const sim_param_value *v, const lgroups *g,
                          lmode *m) {
     memset(m, 0, sizeof *m);
-    const sim_param_value *af = preset_given(p, v, "allowed_fails");
-    bool policy = preset_given(p, v, "allowed_fails_policy") != NULL;
+    const sim_param_value *af = scn__preset_given(p, v, "allowed_fails");
+    bool policy = scn__preset_given(p, v, "allowed_fails_policy") != NULL;
     /* _is_allowed_fails_set_on_router: set and not litellm.allowed_fails (3) */
     m->v1 = policy || (af && (uint32_t)af->num != 3);
     for (int c = 0; c < LC_N; c++) {
@@ -609,17 +612,17 @@ static void litellm_mode(const sim_preset *p, const sim_param_value *v, const lg
     }
     for (uint32_t q = 0; q < SIM_PROVIDERS_MAX; q++)
         if (g->group_of[q] >= 0 && g->size[g->group_of[q]] == 1) m->single |= (uint8_t)(1u << q);
-    m->cw_set =
-        cJSON_GetArraySize(preset_json_of(preset_given(p, v, "context_window_fallbacks"))) > 0;
-    m->cp_set =
-        cJSON_GetArraySize(preset_json_of(preset_given(p, v, "content_policy_fallbacks"))) > 0;
+    m->cw_set = cJSON_GetArraySize(
+                    scn__preset_json_of(scn__preset_given(p, v, "context_window_fallbacks"))) > 0;
+    m->cp_set = cJSON_GetArraySize(
+                    scn__preset_json_of(scn__preset_given(p, v, "content_policy_fallbacks"))) > 0;
 }
 
 /* A deployment's cooldown as an fb_breaker (COOLDOWN mode, no half-open). */
 static fb_breaker_config litellm_breaker(const sim_preset *p, const sim_param_value *v,
                                          const lgroups *g, const lmode *m, uint32_t q) {
-    const sim_param_value *ct = preset_given(p, v, "cooldown_time");
-    const sim_param_value *af = preset_given(p, v, "allowed_fails");
+    const sim_param_value *ct = scn__preset_given(p, v, "cooldown_time");
+    const sim_param_value *af = scn__preset_given(p, v, "allowed_fails");
     /* `cooldown_time or DEFAULT_COOLDOWN_TIME_SECONDS` */
     fb_time_us router_us = ct && ct->us > 0 ? ct->us : 5 * FB_US_PER_S;
     bool single = (m->single >> q) & 1u;
@@ -652,14 +655,14 @@ static fb_breaker_config litellm_breaker(const sim_preset *p, const sim_param_va
 static int litellm_apply(const sim_preset *p, const sim_param_value *v, const sim_scenario *sc,
                          sim_layer *L, char *msg, size_t msglen) {
     lgroups g;
-    const sim_param_value *rs = preset_given(p, v, "routing_strategy");
+    const sim_param_value *rs = scn__preset_given(p, v, "routing_strategy");
     if (rs && rs->word != 0) {
         snprintf(msg, msglen, "routing_strategy %s is not modelled (simple-shuffle only)",
                  litellm_strategies[rs->word]);
         return FB_EINVAL;
     }
-    if (litellm_groups(preset_json_of(preset_given(p, v, "model_list")), sc, &g, msg, msglen) !=
-            FB_OK ||
+    if (litellm_groups(scn__preset_json_of(scn__preset_given(p, v, "model_list")), sc, &g, msg,
+                       msglen) != FB_OK ||
         litellm_weights(&g, L, msg, msglen) != FB_OK ||
         litellm_chain(p, v, &g, L, msg, msglen) != FB_OK)
         return FB_EINVAL;
@@ -670,20 +673,20 @@ static int litellm_apply(const sim_preset *p, const sim_param_value *v, const si
     for (uint32_t q = 0; q < SIM_PROVIDERS_MAX; q++)
         if (g.group_of[q] >= 0 && !(((unsigned)m.single >> q) & 1u)) multi |= (uint8_t)(1u << q);
     litellm_rules_for(L, &m, multi);
-    const sim_param_value *off = preset_given(p, v, "disable_cooldowns");
+    const sim_param_value *off = scn__preset_given(p, v, "disable_cooldowns");
     for (uint32_t q = 0; q < sc->provider_count; q++) {
         sim_provider_policy *pp = &L->per_provider[q];
         pp->has_breaker = g.group_of[q] >= 0 && !(off && off->num) && g.cooldown_s[q] != 0;
         if (pp->has_breaker) pp->breaker = litellm_breaker(p, v, &g, &m, q);
     }
-    if (preset_given(p, v, "redis_host") || preset_given(p, v, "redis_url")) {
+    if (scn__preset_given(p, v, "redis_host") || scn__preset_given(p, v, "redis_url")) {
         L->breaker_scope = SIM_SCOPE_PUBLISHED;
         L->sync_delay_us = 10 * FB_US_PER_S;
     }
     return FB_OK;
 }
 
-const sim_preset sim_preset_litellm = {
+const sim_preset scn_preset_litellm = {
     "litellm",
     "litellm (PyPI), the Router",
     "main, 2025-12 to 2026-07 (router.py f292d1ae, cooldown_handlers.py after PR #17464)",

@@ -5,7 +5,7 @@
  * which the shared breakers' store cannot be reached. Each is off unless a
  * scenario asks for it (docs/scenario-format.md, docs/models.md).
  */
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -16,30 +16,30 @@ static int parse_resubmit(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"probability", "think", "max", NULL};
     static const char *const required[] = {"probability", NULL};
     sim_resubmit *r = out;
-    r->think_us = ld_dist_const(5e6);
+    r->think_us = scn__dist_const(5e6);
     r->max = 3;
-    int rc = ld_check_object(P, v, keys, required);
-    if (rc == FB_OK) rc = ld_get_number(P, v, "probability", &r->probability, 0, 1);
-    if (rc == FB_OK) rc = ld_get_dist(P, v, "think", true, &r->think_us);
-    if (rc == FB_OK) rc = ld_get_u32(P, v, "max", &r->max, 1, LD_RESUBMIT_MAX);
+    int rc = scn__check_object(P, v, keys, required);
+    if (rc == FB_OK) rc = scn__get_number(P, v, "probability", &r->probability, 0, 1);
+    if (rc == FB_OK) rc = scn__get_dist(P, v, "think", true, &r->think_us);
+    if (rc == FB_OK) rc = scn__get_u32(P, v, "max", &r->max, 1, LD_RESUBMIT_MAX);
     return rc;
 }
 
 /* A failure at KEY of the class being read. */
 static int fail_key(pctx *P, const char *key, const char *msg) {
-    size_t old = ld_push_key(P, key);
-    int rc = ld_fail(P, "%s", msg);
-    ld_pop(P, old);
+    size_t old = scn__push_key(P, key);
+    int rc = scn__fail(P, "%s", msg);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
+int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
     static const char *const sources[] = {"shared", "per_pod", NULL};
     int src = 0;
-    int rc = ld_get_enum(P, v, "source", sources, &src);
+    int rc = scn__get_enum(P, v, "source", sources, &src);
     c->source = (sim_source)src;
-    if (rc == FB_OK) rc = ld_get_bool(P, v, "serial", &c->serial);
-    if (rc == FB_OK) rc = ld_key(P, v, "resubmit", parse_resubmit, &c->resubmit);
+    if (rc == FB_OK) rc = scn__get_bool(P, v, "serial", &c->serial);
+    if (rc == FB_OK) rc = scn__key(P, v, "resubmit", parse_resubmit, &c->resubmit);
     if (rc != FB_OK) return rc;
     if (c->source == SIM_SOURCE_PER_POD && c->arrivals != SIM_ARR_POISSON)
         return fail_key(P, "source",
@@ -59,7 +59,7 @@ int ld_parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
 
 static int duration_at_most(pctx *P, const cJSON *v, const char *key, fb_time_us *out,
                             bool allow_zero, fb_time_us max_us, const char *max_text) {
-    int rc = ld_get_duration(P, v, key, out, allow_zero);
+    int rc = scn__get_duration(P, v, key, out, allow_zero);
     if (rc == FB_OK && *out > max_us) rc = fail_key(P, key, max_text);
     return rc;
 }
@@ -69,22 +69,22 @@ static int parse_rules(pctx *P, const cJSON *v, void *out) {
                                        "period",        "select", NULL};
     static const char *const selects[] = {"max", "min", "disabled", NULL};
     sim_scale_rules *r = out;
-    int rc = ld_check_object(P, v, keys, NULL);
+    int rc = scn__check_object(P, v, keys, NULL);
     /* as HPA's "policies", the two given replace both defaults */
-    if (ld_field(v, "pods") || ld_field(v, "percent")) r->pods = r->percent = 0;
+    if (scn__field(v, "pods") || scn__field(v, "percent")) r->pods = r->percent = 0;
     if (rc == FB_OK)
         rc = duration_at_most(P, v, "stabilization", &r->stabilization_us, true, 3600 * FB_US_PER_S,
                               "at most 1h (as Kubernetes allows)");
-    if (rc == FB_OK) rc = ld_get_u32(P, v, "pods", &r->pods, 0, SIM_PODS_MAX);
-    if (rc == FB_OK) rc = ld_get_u32(P, v, "percent", &r->percent, 0, 100000);
+    if (rc == FB_OK) rc = scn__get_u32(P, v, "pods", &r->pods, 0, SIM_PODS_MAX);
+    if (rc == FB_OK) rc = scn__get_u32(P, v, "percent", &r->percent, 0, 100000);
     if (rc == FB_OK)
         rc = duration_at_most(P, v, "period", &r->period_us, false, 1800 * FB_US_PER_S,
                               "at most 30m (as Kubernetes allows)");
     int sel = (int)r->select;
-    if (rc == FB_OK) rc = ld_get_enum(P, v, "select", selects, &sel);
+    if (rc == FB_OK) rc = scn__get_enum(P, v, "select", selects, &sel);
     r->select = (sim_scale_select)sel;
     if (rc == FB_OK && r->pods == 0 && r->percent == 0 && r->select != SIM_SELECT_DISABLED)
-        rc = ld_fail(P, "give \"pods\", \"percent\" or both (or \"select\": \"disabled\")");
+        rc = scn__fail(P, "give \"pods\", \"percent\" or both (or \"select\": \"disabled\")");
     return rc;
 }
 
@@ -105,12 +105,12 @@ static void autoscale_defaults(sim_autoscale *a) {
 static int autoscale_keys(pctx *P, const cJSON *v, sim_autoscale *a) {
     static const char *const metrics[] = {"in_flight", "utilization", NULL};
     int m = 0;
-    int rc = ld_get_enum(P, v, "metric", metrics, &m);
+    int rc = scn__get_enum(P, v, "metric", metrics, &m);
     a->metric = (sim_scale_metric)m;
     double hi = a->metric == SIM_SCALE_UTILIZATION ? 1 : 1e6;
-    if (rc == FB_OK) rc = ld_get_number(P, v, "target", &a->target, 1e-6, hi);
-    if (rc == FB_OK) rc = ld_get_u32(P, v, "min", &a->min, 1, SIM_PODS_MAX / 2);
-    if (rc == FB_OK) rc = ld_get_u32(P, v, "max", &a->max, 1, SIM_PODS_MAX / 2);
+    if (rc == FB_OK) rc = scn__get_number(P, v, "target", &a->target, 1e-6, hi);
+    if (rc == FB_OK) rc = scn__get_u32(P, v, "min", &a->min, 1, SIM_PODS_MAX / 2);
+    if (rc == FB_OK) rc = scn__get_u32(P, v, "max", &a->max, 1, SIM_PODS_MAX / 2);
     if (rc == FB_OK)
         rc = duration_at_most(P, v, "period", &a->period_us, false, 3600 * FB_US_PER_S,
                               "at most 1h");
@@ -122,14 +122,14 @@ static int autoscale_keys(pctx *P, const cJSON *v, sim_autoscale *a) {
         rc = duration_at_most(P, v, "window", &a->window_us, false,
                               LD_SCALE_WINDOW_MAX_S * FB_US_PER_S,
                               "at most 1h (it is kept one sample a second)");
-    if (rc == FB_OK) rc = ld_get_number(P, v, "tolerance", &a->tolerance, 0, 0.999);
+    if (rc == FB_OK) rc = scn__get_number(P, v, "tolerance", &a->tolerance, 0, 0.999);
     if (rc == FB_OK)
         rc = duration_at_most(P, v, "delay", &a->delay_us, true, 3600 * FB_US_PER_S, "at most 1h");
     if (rc == FB_OK)
         rc = duration_at_most(P, v, "cold_start", &a->cold_start_us, true, 3600 * FB_US_PER_S,
                               "at most 1h");
-    if (rc == FB_OK) rc = ld_key(P, v, "scale_up", parse_rules, &a->up);
-    if (rc == FB_OK) rc = ld_key(P, v, "scale_down", parse_rules, &a->down);
+    if (rc == FB_OK) rc = scn__key(P, v, "scale_up", parse_rules, &a->up);
+    if (rc == FB_OK) rc = scn__key(P, v, "scale_down", parse_rules, &a->down);
     return rc;
 }
 
@@ -141,7 +141,7 @@ static int parse_autoscale(pctx *P, const cJSON *v, void *out) {
     sim_autoscale *a = out;
     autoscale_defaults(a);
     if (cJSON_IsFalse(v)) return FB_OK;
-    int rc = ld_check_object(P, v, keys, required);
+    int rc = scn__check_object(P, v, keys, required);
     if (rc == FB_OK) rc = autoscale_keys(P, v, a);
     if (rc != FB_OK) return rc;
     a->on = true;
@@ -157,9 +157,9 @@ static int parse_autoscale(pctx *P, const cJSON *v, void *out) {
     return FB_OK;
 }
 
-int ld_parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol) {
+int scn__parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol) {
     autoscale_defaults(&pol->autoscale);
-    int rc = ld_key(P, m, "autoscale", parse_autoscale, &pol->autoscale);
+    int rc = scn__key(P, m, "autoscale", parse_autoscale, &pol->autoscale);
     cJSON_DeleteItemFromObjectCaseSensitive(m, "autoscale");
     return rc;
 }
@@ -170,27 +170,27 @@ static int store_window(pctx *P, const cJSON *e, uint32_t i, void *out) {
     static const char *const keys[] = {"at", "for", NULL};
     sim_scenario *sc = out;
     sim_store_window *w = &sc->store_outages[i];
-    int rc = ld_check_object(P, e, keys, keys);
-    if (rc == FB_OK) rc = ld_get_duration(P, e, "at", &w->at_us, true);
-    if (rc == FB_OK) rc = ld_get_duration(P, e, "for", &w->for_us, false);
+    int rc = scn__check_object(P, e, keys, keys);
+    if (rc == FB_OK) rc = scn__get_duration(P, e, "at", &w->at_us, true);
+    if (rc == FB_OK) rc = scn__get_duration(P, e, "for", &w->for_us, false);
     if (rc == FB_OK && w->at_us >= sc->duration_us)
-        rc = ld_fail_past_end(P, "at", "the store outage", w->at_us, sc->duration_us);
+        rc = scn__fail_past_end(P, "at", "the store outage", w->at_us, sc->duration_us);
     if (rc == FB_OK && i > 0 &&
         w->at_us < fb_time_add(sc->store_outages[i - 1].at_us, sc->store_outages[i - 1].for_us))
-        rc = ld_fail(P, "store outages must be in time order and must not overlap");
+        rc = scn__fail(P, "store outages must be in time order and must not overlap");
     return rc;
 }
 
 static int parse_outages(pctx *P, const cJSON *v, void *out) {
     sim_scenario *sc = out;
-    return ld_array(P, v, SIM_SCHEDULE_MAX, "store outages", store_window, sc,
-                    &sc->store_outage_count);
+    return scn__array(P, v, SIM_SCHEDULE_MAX, "store outages", store_window, sc,
+                      &sc->store_outage_count);
 }
 
-int ld_parse_breaker_store(pctx *P, const cJSON *v, void *out) {
+int scn__parse_breaker_store(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"outages", NULL};
-    int rc = ld_check_object(P, v, keys, keys);
-    if (rc == FB_OK) rc = ld_key(P, v, "outages", parse_outages, out);
+    int rc = scn__check_object(P, v, keys, keys);
+    if (rc == FB_OK) rc = scn__key(P, v, "outages", parse_outages, out);
     return rc;
 }
 
@@ -209,7 +209,7 @@ static bool has_store(const sim_policy *pol) {
 
 /* Store outages need a store (a shared breaker, published cooldowns); per-pod sources need a
  * fixed fleet. */
-int ld_check_fleet(pctx *P, const sim_scenario *sc) {
+int scn__check_fleet(pctx *P, const sim_scenario *sc) {
     bool shared = false;
     int autoscaled = -1;
     for (uint32_t v = 0; v < sc->variant_count; v++) {
@@ -217,24 +217,24 @@ int ld_check_fleet(pctx *P, const sim_scenario *sc) {
         if (autoscaled < 0 && sc->variants[v].autoscale.on) autoscaled = (int)v;
     }
     if (sc->store_outage_count > 0 && !shared) {
-        size_t old = ld_push_key(P, "breaker_store");
-        int rc = ld_fail(P, "no variant has a shared breaker (breaker.scope \"shared\") or "
-                            "cooldowns shared through Redis (the litellm preset with redis_host "
-                            "or redis_url): a store outage would change nothing");
-        ld_pop(P, old);
+        size_t old = scn__push_key(P, "breaker_store");
+        int rc = scn__fail(P, "no variant has a shared breaker (breaker.scope \"shared\") or "
+                              "cooldowns shared through Redis (the litellm preset with redis_host "
+                              "or redis_url): a store outage would change nothing");
+        scn__pop(P, old);
         return rc;
     }
     for (uint32_t c = 0; autoscaled >= 0 && c < sc->class_count; c++) {
         if (sc->classes[c].source != SIM_SOURCE_PER_POD) continue;
-        size_t old = ld_push_key(P, "traffic");
-        ld_push_index(P, c);
-        ld_push_key(P, "source");
-        int rc = ld_fail(P,
-                         "per-pod sources model a fixed fleet of clients, and variant %s "
-                         "autoscales its pods: use \"shared\" (the load balancer deals arrivals "
-                         "to the pods that are ready)",
-                         sc->variants[autoscaled].name);
-        ld_pop(P, old);
+        size_t old = scn__push_key(P, "traffic");
+        scn__push_index(P, c);
+        scn__push_key(P, "source");
+        int rc = scn__fail(P,
+                           "per-pod sources model a fixed fleet of clients, and variant %s "
+                           "autoscales its pods: use \"shared\" (the load balancer deals arrivals "
+                           "to the pods that are ready)",
+                           sc->variants[autoscaled].name);
+        scn__pop(P, old);
         return rc;
     }
     return FB_OK;

@@ -28,7 +28,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "sim/scenario.h"
+#include "scenario/scenario.h"
 
 /* Token buckets keep capacity x one minute in microseconds in an int64. */
 #define LD_RATE_PER_MIN_MAX 100000000000ULL
@@ -47,19 +47,19 @@ typedef struct pctx {
 /* ---- errors and paths (load_json.c) ---- */
 
 /* Record msg at the current path, unless an error is already recorded; FB_EINVAL. */
-int ld_fail(pctx *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Extend the path by .key or [i]; each returns what ld_pop restores. */
-size_t ld_push_key(pctx *P, const char *key);
-size_t ld_push_index(pctx *P, size_t i);
-void ld_pop(pctx *P, size_t old);
+int scn__fail(pctx *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Extend the path by .key or [i]; each returns what scn__pop restores. */
+size_t scn__push_key(pctx *P, const char *key);
+size_t scn__push_index(pctx *P, size_t i);
+void scn__pop(pctx *P, size_t old);
 /* At KEY: "WHAT starts at ..., at or after the end of traffic" (a silent no-op otherwise). */
-int ld_fail_past_end(pctx *P, const char *key, const char *what, fb_time_us at_us,
-                     fb_time_us end_us);
+int scn__fail_past_end(pctx *P, const char *key, const char *what, fb_time_us at_us,
+                       fb_time_us end_us);
 /*
- * Parse JSON text strictly (ld_strict_json); NULL with the error in err->path
+ * Parse JSON text strictly (scn__strict_json); NULL with the error in err->path
  * and err->msg ("invalid JSON at line L, column C" for a plain syntax error).
  */
-cJSON *ld_parse_json(const char *text, size_t len, sim_error *err);
+cJSON *scn__parse_json(const char *text, size_t len, sim_error *err);
 
 /* ---- strict JSON (load_strict.c) ---- */
 
@@ -79,27 +79,28 @@ enum {
  * nothing after the document; LD_STRICT_OK, or the kind with err->path (the
  * JSON path where it happened) and err->msg (with line and column or byte offset).
  */
-int ld_strict_json(const char *text, size_t len, sim_error *err);
+int scn__strict_json(const char *text, size_t len, sim_error *err);
 /* The length of the valid UTF-8 character at s (n bytes left), 0 when invalid. */
-size_t ld_utf8_char(const unsigned char *s, size_t n);
+size_t scn__utf8_char(const unsigned char *s, size_t n);
 /* Is s[0..n) valid UTF-8? Else *bad is the offset of the first invalid byte. */
-bool ld_utf8_valid(const char *s, size_t n, size_t *bad);
+bool scn__utf8_valid(const char *s, size_t n, size_t *bad);
 
 /* ---- names and keys ---- */
 
 /* The closest of `names` (NULL-terminated) to `word`, or NULL when nothing is close. */
-const char *ld_suggest(const char *word, const char *const *names);
+const char *scn__suggest(const char *word, const char *const *names);
 /* "a string", "an object", ... for messages. */
-const char *ld_type_name(const cJSON *v);
-const cJSON *ld_field(const cJSON *obj, const char *key);
+const char *scn__type_name(const cJSON *v);
+const cJSON *scn__field(const cJSON *obj, const char *key);
 /* Every key of obj is in `allowed` (else did-you-mean); a "description" is a string. */
-int ld_check_keys(pctx *P, const cJSON *obj, const char *const *allowed);
-int ld_need_object(pctx *P, const cJSON *v);
-int ld_need_key(pctx *P, const cJSON *obj, const char *key);
+int scn__check_keys(pctx *P, const cJSON *obj, const char *const *allowed);
+int scn__need_object(pctx *P, const cJSON *v);
+int scn__need_key(pctx *P, const cJSON *obj, const char *key);
 /* An object whose keys are among `keys` and which has every key of `required` (or NULL). */
-int ld_check_object(pctx *P, const cJSON *v, const char *const *keys, const char *const *required);
+int scn__check_object(pctx *P, const cJSON *v, const char *const *keys,
+                      const char *const *required);
 /* obj[key] (already read into `name`) is a valid name: non-empty, LD_NAME_CHARS only. */
-int ld_check_name(pctx *P, const char *key, const char *name);
+int scn__check_name(pctx *P, const char *key, const char *name);
 
 /* ---- walking ---- */
 
@@ -109,86 +110,87 @@ typedef int (*ld_parse_fn)(pctx *P, const cJSON *v, void *out);
 typedef int (*ld_item_fn)(pctx *P, const cJSON *e, uint32_t i, void *out);
 
 /* When obj has `key`, parse its value with the path on it; absent is FB_OK. */
-int ld_key(pctx *P, const cJSON *obj, const char *key, ld_parse_fn parse, void *out);
+int scn__key(pctx *P, const cJSON *obj, const char *key, ld_parse_fn parse, void *out);
 /*
  * An array of at most `cap` items ("at most CAP WHAT" beyond), each parsed
  * with the path on its index; *count follows the items parsed so far.
  */
-int ld_array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn item, void *out,
-             uint32_t *count);
+int scn__array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn item, void *out,
+               uint32_t *count);
 
 /* ---- typed getters: each reads obj[key]; absent keeps *out ---- */
 
-int ld_get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero);
-int ld_get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *out, bool allow_zero);
-int ld_get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi);
-int ld_get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
-                uint64_t hi);
-int ld_get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo, uint32_t hi);
+int scn__get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero);
+int scn__get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *out, bool allow_zero);
+int scn__get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi);
+int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
+                  uint64_t hi);
+int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
+                 uint32_t hi);
 /* An HTTP status, 100..599. */
-int ld_get_status(pctx *P, const cJSON *obj, const char *key, int *out);
-int ld_get_bool(pctx *P, const cJSON *obj, const char *key, bool *out);
-int ld_get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out);
-int ld_get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap);
+int scn__get_status(pctx *P, const cJSON *obj, const char *key, int *out);
+int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out);
+int scn__get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out);
+int scn__get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap);
 /* One of `names` (NULL-terminated); *out is the index. */
-int ld_get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *names, int *out);
+int scn__get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *names, int *out);
 /* A rate: a number per second or a string such as "40/s", "2400/m". */
-int ld_get_rate_value(pctx *P, const cJSON *v, double *out);
-int ld_get_rate(pctx *P, const cJSON *obj, const char *key, double *out);
+int scn__get_rate_value(pctx *P, const cJSON *v, double *out);
+int scn__get_rate(pctx *P, const cJSON *obj, const char *key, double *out);
 
 /* ---- distributions: of durations (microseconds) or of counts ---- */
 
-int ld_get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out);
-sim_dist ld_dist_const(double a);
+int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out);
+sim_dist scn__dist_const(double a);
 
 /* ---- the sections (their own files) ---- */
 
 /* "providers": an array of providers (out: sim_scenario). */
-int ld_parse_providers(pctx *P, const cJSON *v, void *out);
+int scn__parse_providers(pctx *P, const cJSON *v, void *out);
 /* The provider that v (or a key) names. */
-int ld_lookup_provider(pctx *P, const cJSON *v, uint8_t *out);
-int ld_lookup_provider_name(pctx *P, const char *name, uint8_t *out);
+int scn__lookup_provider(pctx *P, const cJSON *v, uint8_t *out);
+int scn__lookup_provider_name(pctx *P, const char *name, uint8_t *out);
 /* A chain of distinct LLM providers, at least one. */
-int ld_parse_order(pctx *P, const cJSON *v, uint8_t *order, uint32_t *len);
+int scn__parse_order(pctx *P, const cJSON *v, uint8_t *order, uint32_t *len);
 /* "traffic": an array of classes (out: sim_scenario). */
-int ld_parse_traffic(pctx *P, const cJSON *v, void *out);
+int scn__parse_traffic(pctx *P, const cJSON *v, void *out);
 
 /* ---- the fleet's dynamics (load_fleet.c) ---- */
 
 #define LD_RESUBMIT_MAX 100        /* re-submissions per user request */
 #define LD_SCALE_WINDOW_MAX_S 3600 /* an autoscaler's window, one sample a second */
 /* A class's "source", "serial" and "resubmit" (after its arrivals and schedule). */
-int ld_parse_class_fleet(pctx *P, const cJSON *v, sim_class *c);
+int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c);
 /* A variant's "autoscale" (read from the merged policy m, and removed from it). */
-int ld_parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol);
+int scn__parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol);
 /* "breaker_store": {"outages": [...]} (out: sim_scenario). */
-int ld_parse_breaker_store(pctx *P, const cJSON *v, void *out);
+int scn__parse_breaker_store(pctx *P, const cJSON *v, void *out);
 /* What holds across sections: store outages need a shared breaker, and so on. */
-int ld_check_fleet(pctx *P, const sim_scenario *sc);
+int scn__check_fleet(pctx *P, const sim_scenario *sc);
 /* The keys of one layer's policy. */
 #define LD_LAYER_KEYS                                                                              \
     "retry", "breaker", "fallback", "context_window_check", "degraded", "stream", "classify",      \
         "rate_limit", "overrides", "concurrency_limit", "hedging", "connections", "description"
-extern const char *const ld_layer_keys[]; /* LD_LAYER_KEYS, NULL */
+extern const char *const scn__layer_keys[]; /* LD_LAYER_KEYS, NULL */
 /* fusebox's defaults for a layer: one attempt, the default chain (load_policy.c). */
-void ld_layer_defaults(const sim_scenario *sc, sim_layer *L);
+void scn__layer_defaults(const sim_scenario *sc, sim_layer *L);
 /* A layer given as {"preset": NAME, ...the library's keys} (load_preset.c). */
-int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L);
+int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L);
 /* A layer that names a policy file: {"import": KIND, "file": F, "instance": I} (load_preset.c). */
-int ld_import_layer(pctx *P, const cJSON *e, sim_layer *L);
+int scn__import_layer(pctx *P, const cJSON *e, sim_layer *L);
 /* One layer's policy from v, whose keys must be among `keys` (load_policy.c). */
-int ld_parse_layer(pctx *P, const cJSON *v, sim_layer *L, const char *const *keys);
+int scn__parse_layer(pctx *P, const cJSON *v, sim_layer *L, const char *const *keys);
 /* {PROVIDER: {...}, ...}: each member read by `part` into that provider's share of L
  * (load_policy.c). */
 typedef int (*ld_provider_part)(pctx *P, const cJSON *v, sim_provider_policy *pp);
-int ld_per_provider(pctx *P, const cJSON *v, ld_provider_part part, sim_layer *L);
+int scn__per_provider(pctx *P, const cJSON *v, ld_provider_part part, sim_layer *L);
 /* A layer's concurrency_limit, hedging and connections (load_client.c). */
-int ld_parse_client(pctx *P, const cJSON *v, sim_layer *L);
+int scn__parse_client(pctx *P, const cJSON *v, sim_layer *L);
 /* Where those may be in a stack: hedging and connections innermost, and so on. */
-int ld_check_client_place(pctx *P, const sim_layer *L, bool innermost);
+int scn__check_client_place(pctx *P, const sim_layer *L, bool innermost);
 /* "policy" and "variants": each variant is the policy with its own keys merged over. */
-int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc);
+int scn__parse_variants(pctx *P, const cJSON *root, sim_scenario *sc);
 /* One "path=value" of --set, applied to the tree; errors carry no path. */
-int ld_apply_set(cJSON *root, const char *set, sim_error *err);
+int scn__apply_set(cJSON *root, const char *set, sim_error *err);
 
 #endif /* SIM_LOADINT_H */

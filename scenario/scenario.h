@@ -23,7 +23,7 @@
 #include "core/hedge.h"
 #include "core/ratelimit.h"
 #include "core/retry.h"
-#include "sim/fault.h"
+#include "scenario/fault.h"
 
 #define SIM_NAME_MAX 64
 #define SIM_CLASSES_MAX 16
@@ -54,7 +54,7 @@ typedef enum sim_dist_kind {
 typedef struct sim_dist {
     sim_dist_kind kind;
     double a, b;
-    bool prepared;      /* ln_a and sigma are set (sim_dist_prepare in dist.h) */
+    bool prepared;      /* ln_a and sigma are set (scn_dist_prepare in dist.h) */
     double ln_a, sigma; /* lognormal: log(a) and log(b / a) / z(0.99), computed once */
 } sim_dist;
 
@@ -345,22 +345,22 @@ typedef struct sim_policy {
  * preset's rules (L->rules), then its retry_on list (which decides alone),
  * its no-retry statuses and its fallback_on list.
  */
-fb_class sim_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
+fb_class scn_layer_classify(const sim_layer *L, const fb_classifier *cl, const fb_reply *rep,
                             uint32_t provider);
 
-/* Does sim_layer_classify read L's classifier alone (no rules, lists or no-retry statuses)? */
-bool sim_layer_classifier_only(const sim_layer *L);
+/* Does scn_layer_classify read L's classifier alone (no rules, lists or no-retry statuses)? */
+bool scn_layer_classifier_only(const sim_layer *L);
 
 /* The stack requests of class `cls` pass through. */
-const sim_stack *sim_policy_stack(const sim_policy *pol, uint32_t cls);
+const sim_stack *scn_policy_stack(const sim_policy *pol, uint32_t cls);
 /* The routing layer of the variant's own stack (its chain). */
-const sim_layer *sim_policy_router(const sim_policy *pol);
+const sim_layer *scn_policy_router(const sim_policy *pol);
 /*
  * The layer whose breaker for provider p the reports show: the outermost at
  * or inside the routing layer of the variant's stack that has one; NULL when
  * none has.
  */
-const sim_layer *sim_policy_breaker(const sim_policy *pol, uint32_t provider);
+const sim_layer *scn_policy_breaker(const sim_policy *pol, uint32_t provider);
 
 typedef struct sim_pods {
     uint32_t count;
@@ -420,12 +420,11 @@ typedef struct sim_scenario {
  * and validate. On error returns FB_EPARSE/FB_EINVAL/FB_EIO and fills *err.
  * `seed_override` replaces the file's seed when non-NULL.
  */
-int sim_scenario_load(const char *file, const char *const *sets, size_t set_count,
-                      const uint64_t *seed_override, sim_scenario **out, sim_error *err);
+int scn_load(const char *file, const char *const *sets, size_t set_count,
+             const uint64_t *seed_override, sim_scenario **out, sim_error *err);
 /* The same from text; `file` names the source in errors. */
-int sim_scenario_parse(const char *text, size_t len, const char *file, const char *const *sets,
-                       size_t set_count, const uint64_t *seed_override, sim_scenario **out,
-                       sim_error *err);
+int scn_parse(const char *text, size_t len, const char *file, const char *const *sets,
+              size_t set_count, const uint64_t *seed_override, sim_scenario **out, sim_error *err);
 
 /*
  * A layer may name a library's configuration file instead of spelling out
@@ -442,22 +441,21 @@ typedef struct sim_import {
     void *ctx;
 } sim_import;
 
-int sim_scenario_load_import(const char *file, const char *const *sets, size_t set_count,
-                             const uint64_t *seed_override, const sim_import *imp,
-                             sim_scenario **out, sim_error *err);
-int sim_scenario_parse_import(const char *text, size_t len, const char *file,
-                              const char *const *sets, size_t set_count,
-                              const uint64_t *seed_override, const sim_import *imp,
-                              sim_scenario **out, sim_error *err);
-void sim_scenario_free(sim_scenario *sc);
+int scn_load_import(const char *file, const char *const *sets, size_t set_count,
+                    const uint64_t *seed_override, const sim_import *imp, sim_scenario **out,
+                    sim_error *err);
+int scn_parse_import(const char *text, size_t len, const char *file, const char *const *sets,
+                     size_t set_count, const uint64_t *seed_override, const sim_import *imp,
+                     sim_scenario **out, sim_error *err);
+void scn_free(sim_scenario *sc);
 
 /* Replace every byte of s that is not part of valid UTF-8 (RFC 3629) by '?', in place: for text
    copied from elsewhere (a log's model names) into a scenario, which the loader reads strictly. */
-void sim_utf8_fix(char *s);
+void scn_utf8_fix(char *s);
 
 /*
  * Every error of a scenario in one pass, for `validate`-like readers. The
- * first is exactly the error sim_scenario_parse gives. After an unknown key
+ * first is exactly the error scn_parse gives. After an unknown key
  * the loader goes on as if the key were not there, so every unknown key is
  * listed with what follows from the file without them; any other error ends
  * the list, because what came after it would be read over a default standing
@@ -470,8 +468,8 @@ typedef struct sim_errors {
     sim_error e[SIM_ERRORS_MAX];
 } sim_errors;
 /* FB_OK when the scenario loads; else the first error's code, with out->count >= 1. */
-int sim_scenario_check_all(const char *text, size_t len, const char *file, const char *const *sets,
-                           size_t set_count, sim_errors *out);
+int scn_check_all(const char *text, size_t len, const char *file, const char *const *sets,
+                  size_t set_count, sim_errors *out);
 
 /*
  * Parse a fault timeline alone: a JSON array in the shape of a provider's
@@ -479,25 +477,25 @@ int sim_scenario_check_all(const char *text, size_t len, const char *file, const
  * that "at" and "for" may be left out (from the start, for ever). The mock
  * provider loads its scripts with it. Errors name paths like faults[2].at.
  */
-int sim_faults_parse(const char *text, size_t len, const char *file, sim_fault *out, uint32_t cap,
+int scn_faults_parse(const char *text, size_t len, const char *file, sim_fault *out, uint32_t cap,
                      uint32_t *count, sim_error *err);
 
 /* Format "file: path: msg" (or "file: msg") into buf. */
-void sim_error_format(const sim_error *err, char *buf, size_t len);
+void scn_error_format(const sim_error *err, char *buf, size_t len);
 
 /* Parsers shared with the CLI and the mock: durations ("250ms", "1.5s", "5m", "2h"). */
-int sim_parse_duration(const char *s, fb_time_us *out);
+int scn_parse_duration(const char *s, fb_time_us *out);
 /*
  * One distribution from JSON text, as a scenario writes it ("20ms", {"lognormal": {"median":
  * "600ms", "p99": "3s"}}, ...); `what` names the source in errors (the mock's --ttft).
  */
-int sim_dist_parse(const char *text, size_t len, const char *what, bool duration, sim_dist *out,
+int scn_dist_parse(const char *text, size_t len, const char *what, bool duration, sim_dist *out,
                    sim_error *err);
 /* Rates: "40/s", "2400/m", "2400/min", "5/h", or a bare number per second. */
-int sim_parse_rate(const char *s, double *per_s);
+int scn_parse_rate(const char *s, double *per_s);
 /* The name in names (NULL-terminated) nearest to word, when near enough to suggest; NULL
  * otherwise. The loader's did-you-mean, for other readers of JSON. */
-const char *sim_suggest(const char *word, const char *const *names);
+const char *scn_suggest(const char *word, const char *const *names);
 
 /* What a scenario uses that its outputs then show (metrics, columns): off unless asked for. */
 typedef enum sim_feature {
@@ -514,11 +512,11 @@ typedef enum sim_feature {
     SIM_FEATURE_STORE_OUTAGE /* the breaker store goes down (breaker_store.outages) */
 } sim_feature;
 
-bool sim_scenario_uses(const sim_scenario *sc, sim_feature f);
+bool scn_uses(const sim_scenario *sc, sim_feature f);
 
 /* Index of a provider by name, or -1. */
-int sim_scenario_provider(const sim_scenario *sc, const char *name);
+int scn_provider(const sim_scenario *sc, const char *name);
 /* Index of a variant by name, or -1. */
-int sim_scenario_variant(const sim_scenario *sc, const char *name);
+int scn_variant(const sim_scenario *sc, const char *name);
 
 #endif /* SIM_SCENARIO_H */

@@ -4,9 +4,9 @@
  * rejects on an error answer, so by default every error answer is a failure
  * and is retried.
  */
-#include "sim/presetint.h"
+#include "scenario/presetint.h"
 
-#include "sim/loadint.h" /* ld_suggest, for did-you-mean in keyword arguments */
+#include "scenario/loadint.h" /* scn__suggest, for did-you-mean in keyword arguments */
 
 #include <math.h>
 #include <string.h>
@@ -77,14 +77,14 @@ static int opossum_apply(const sim_preset *p, const sim_param_value *v, const si
                          sim_layer *L, char *msg, size_t msglen) {
     (void)sc;
     fb_time_us timeout_us;
-    int rc = opossum_timeout(preset_given(p, v, "timeout"), &timeout_us, msg, msglen);
+    int rc = opossum_timeout(scn__preset_given(p, v, "timeout"), &timeout_us, msg, msglen);
     if (rc != FB_OK) return rc;
     fb_breaker_config b;
     memset(&b, 0, sizeof b);
     b.mode = FB_BREAKER_MODE_TIME_WINDOW;
     /* Status rotates a bucket every Math.floor(rollingCountTimeout / rollingCountBuckets) ms. */
-    b.window_buckets = (uint32_t)preset_num_or(p, v, "rollingCountBuckets", 10);
-    fb_time_us bucket_ms = preset_us_or(p, v, "rollingCountTimeout", 10 * FB_US_PER_S) /
+    b.window_buckets = (uint32_t)scn__preset_num_or(p, v, "rollingCountBuckets", 10);
+    fb_time_us bucket_ms = scn__preset_us_or(p, v, "rollingCountTimeout", 10 * FB_US_PER_S) /
                            FB_US_PER_MS / b.window_buckets;
     if (bucket_ms < 1) {
         snprintf(msg, msglen, "rollingCountTimeout / rollingCountBuckets is under 1 ms");
@@ -93,20 +93,21 @@ static int opossum_apply(const sim_preset *p, const sim_param_value *v, const si
     b.window_us = bucket_ms * FB_US_PER_MS * b.window_buckets;
     b.bucket_anchor = FB_BUCKETS_EPOCH;
     b.window_scope = FB_WINDOW_FIRES; /* fires, rejections included; never cleared */
-    b.failure_rate = preset_rate_of_percent(preset_num_or(p, v, "errorThresholdPercentage", 50));
+    b.failure_rate =
+        scn__preset_rate_of_percent(scn__preset_num_or(p, v, "errorThresholdPercentage", 50));
     b.trip_compare = FB_CMP_PASS;
-    b.minimum_calls = (uint32_t)preset_num_or(p, v, "volumeThreshold", 0);
+    b.minimum_calls = (uint32_t)scn__preset_num_or(p, v, "volumeThreshold", 0);
     b.evaluate = FB_EVAL_ON_FAILURE;
-    preset_trial_calls(&b, preset_us_or(p, v, "resetTimeout", 30 * FB_US_PER_S), FB_CMP_REACH, 1,
-                       FB_PROBES_PER_PERIOD);
+    scn__preset_trial_calls(&b, scn__preset_us_or(p, v, "resetTimeout", 30 * FB_US_PER_S),
+                            FB_CMP_REACH, 1, FB_PROBES_PER_PERIOD);
     b.late_results = FB_LATE_COUNT;
     b.cancelled_as = FB_EFFECT_FAILURE;
-    preset_breaker_layer(L, &b, false);
+    scn__preset_breaker_layer(L, &b, false);
     L->retry.attempt_timeout_us = timeout_us;
     return FB_OK;
 }
 
-const sim_preset sim_preset_opossum = {
+const sim_preset scn_preset_opossum = {
     "opossum",
     "opossum (npm)",
     "10.0.0",
@@ -181,23 +182,23 @@ static const char *const cockatiel_not_modelled[] = {
 };
 
 static void cockatiel_backoff(const sim_preset *p, const sim_param_value *v, fb_retry_config *r) {
-    const sim_param_value *b = preset_given(p, v, "backoff");
-    const sim_param_value *g = preset_given(p, v, "generator");
+    const sim_param_value *b = scn__preset_given(p, v, "backoff");
+    const sim_param_value *g = scn__preset_given(p, v, "generator");
     r->cap_order = FB_CAP_BEFORE_JITTER;
     if (b == NULL || b->word == 1) { /* ConstantBackoff(interval) */
-        r->base_us = preset_us_or(p, v, "interval", 0);
+        r->base_us = scn__preset_us_or(p, v, "interval", 0);
         r->backoff = r->base_us > 0 ? FB_BACKOFF_CONSTANT : FB_BACKOFF_NONE;
         r->delay_us_max = FB_TIME_MAX;
         return;
     }
     r->backoff = FB_BACKOFF_EXPONENTIAL;
-    r->base_us = preset_us_or(p, v, "initialDelay", 128 * FB_US_PER_MS);
-    r->delay_us_max = preset_us_or(p, v, "maxDelay", 30 * FB_US_PER_S);
+    r->base_us = scn__preset_us_or(p, v, "initialDelay", 128 * FB_US_PER_MS);
+    r->delay_us_max = scn__preset_us_or(p, v, "maxDelay", 30 * FB_US_PER_S);
     r->multiplier = 2; /* the generators other than the decorrelated one ignore exponent */
     int gen = g ? g->word : 0;
     if (gen == 0) {
         r->jitter = FB_JITTER_DECORRELATED_V2;
-        r->multiplier = preset_num_or(p, v, "exponent", 2);
+        r->multiplier = scn__preset_num_or(p, v, "exponent", 2);
     } else if (gen == 2 || gen == 3) {
         r->jitter = gen == 2 ? FB_JITTER_FULL : FB_JITTER_EQUAL;
         r->resolution_us = FB_US_PER_MS; /* Math.floor of milliseconds */
@@ -210,28 +211,28 @@ static int cockatiel_apply(const sim_preset *p, const sim_param_value *v, const 
     (void)msg;
     (void)msglen;
     fb_retry_config *r = &L->retry;
-    const sim_param_value *n = preset_given(p, v, "maxAttempts");
+    const sim_param_value *n = scn__preset_given(p, v, "maxAttempts");
     uint32_t retries = n ? (uint32_t)n->num : FB_RETRY_ATTEMPTS_MAX - 1;
     r->attempts = retries == 0 ? 1 : 0;
     r->retries = retries;
     cockatiel_backoff(p, v, r);
-    preset_no_retry_after(r);
+    scn__preset_no_retry_after(r);
     r->retry_rejected = FB_ON; /* handleAll handles BrokenCircuitError too */
     fb_breaker_config b;
     memset(&b, 0, sizeof b);
     b.mode = FB_BREAKER_MODE_CONSECUTIVE;
-    b.consecutive_failures = (uint32_t)preset_num_or(p, v, "consecutive", 5);
+    b.consecutive_failures = (uint32_t)scn__preset_num_or(p, v, "consecutive", 5);
     b.trip_compare = FB_CMP_REACH;
     b.evaluate = FB_EVAL_ON_FAILURE;
-    preset_trial_calls(&b, preset_us_or(p, v, "halfOpenAfter", 10 * FB_US_PER_S), FB_CMP_REACH, 1,
-                       FB_PROBES_PER_PERIOD);
+    scn__preset_trial_calls(&b, scn__preset_us_or(p, v, "halfOpenAfter", 10 * FB_US_PER_S),
+                            FB_CMP_REACH, 1, FB_PROBES_PER_PERIOD);
     b.late_results = FB_LATE_COUNT;
     b.cancelled_as = FB_EFFECT_FAILURE;
-    preset_breaker_layer(L, &b, true);
+    scn__preset_breaker_layer(L, &b, true);
     return FB_OK;
 }
 
-const sim_preset sim_preset_cockatiel = {
+const sim_preset scn_preset_cockatiel = {
     "cockatiel",
     "cockatiel (npm)",
     "4.0.0",

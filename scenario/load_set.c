@@ -7,7 +7,7 @@
  * created, except under "variants", where that would hide a typo; a new
  * variant is added on purpose, with a leading '+' ("+variants.mine={...}").
  */
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,9 +44,9 @@ static int set_value(const char *set, const char *text, cJSON **val, sim_error *
     sim_error strict = {{0}, {0}, {0}};
     size_t bad;
     *val = NULL;
-    if (!ld_utf8_valid(text, strlen(text), &bad))
+    if (!scn__utf8_valid(text, strlen(text), &bad))
         return set_error(err, "--set %s: invalid UTF-8 at byte %zu of the value", set, bad);
-    int kind = ld_strict_json(text, strlen(text), &strict);
+    int kind = scn__strict_json(text, strlen(text), &strict);
     bool opens = text[strspn(text, " \t")] == '{' || text[strspn(text, " \t")] == '[';
     if (kind == LD_STRICT_OK) *val = cJSON_ParseWithOpts(text, NULL, 1);
     if (kind == LD_STRICT_MEMORY) return out_of_memory(err);
@@ -173,7 +173,7 @@ static int add_variant(cJSON *root, const char *set, const char *key, cJSON *val
     return cJSON_AddItemToObject(variants, name, val) ? FB_OK : out_of_memory(err);
 }
 
-int ld_apply_set(cJSON *root, const char *set, sim_error *err) {
+int scn__apply_set(cJSON *root, const char *set, sim_error *err) {
     char key[512];
     const char *eq = strchr(set, '=');
     if (eq == NULL || eq == set) return set_error(err, "--set %s: expected key=value", set);
@@ -182,7 +182,7 @@ int ld_apply_set(cJSON *root, const char *set, sim_error *err) {
     memcpy(key, set, klen);
     key[klen] = '\0';
     size_t bad;
-    if (!ld_utf8_valid(key, klen, &bad))
+    if (!scn__utf8_valid(key, klen, &bad))
         return set_error(err, "--set %s: invalid UTF-8 at byte %zu of the key", set, bad);
     int rc = empty_segment(set, key[0] == '+' ? key + 1 : key, err);
     cJSON *val = NULL;

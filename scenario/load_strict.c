@@ -12,7 +12,7 @@
  * whatever the size of an object. A plain syntax error is left to cJSON,
  * whose message the loader has always given.
  */
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -108,7 +108,7 @@ static void path_add(scan *S, const char *fmt, ...) {
 
 /* ---- UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF) ---- */
 
-size_t ld_utf8_char(const unsigned char *s, size_t n) {
+size_t scn__utf8_char(const unsigned char *s, size_t n) {
     unsigned c = s[0];
     if (c < 0x80) return 1;
     size_t need = c >= 0xC2 && c <= 0xDF   ? 2
@@ -127,10 +127,10 @@ size_t ld_utf8_char(const unsigned char *s, size_t n) {
     return need;
 }
 
-void sim_utf8_fix(char *s) {
+void scn_utf8_fix(char *s) {
     size_t n = strlen(s);
     for (size_t i = 0; i < n;) {
-        size_t k = ld_utf8_char((const unsigned char *)s + i, n - i);
+        size_t k = scn__utf8_char((const unsigned char *)s + i, n - i);
         if (k == 0) {
             s[i++] = '?';
             continue;
@@ -139,9 +139,9 @@ void sim_utf8_fix(char *s) {
     }
 }
 
-bool ld_utf8_valid(const char *s, size_t n, size_t *bad) {
+bool scn__utf8_valid(const char *s, size_t n, size_t *bad) {
     for (size_t i = 0; i < n;) {
-        size_t k = ld_utf8_char((const unsigned char *)s + i, n - i);
+        size_t k = scn__utf8_char((const unsigned char *)s + i, n - i);
         if (k == 0) {
             *bad = i;
             return false;
@@ -266,7 +266,7 @@ static int string(scan *S, bool key) {
                         "escape such as \\n)",
                         c, S->i);
         } else {
-            size_t k = ld_utf8_char((const unsigned char *)S->t + S->i, S->n - S->i);
+            size_t k = scn__utf8_char((const unsigned char *)S->t + S->i, S->n - S->i);
             if (k == 0) return fail(S, LD_STRICT_TEXT, "invalid UTF-8 at byte %zu", S->i);
             if (key) rc = arena_put(S, S->t + S->i, k);
             S->i += k;
@@ -495,7 +495,7 @@ static int trailing(scan *S) {
                 line, col);
 }
 
-int ld_strict_json(const char *text, size_t len, sim_error *err) {
+int scn__strict_json(const char *text, size_t len, sim_error *err) {
     scan *S = calloc(1, sizeof *S);
     if (S == NULL) {
         snprintf(err->msg, sizeof err->msg, "out of memory");

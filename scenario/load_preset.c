@@ -2,16 +2,16 @@
  * load_preset.c - a layer given as a library preset: {"preset": NAME, ...the
  * library's own keys}. Every key is checked against the preset's parameters
  * (with a did-you-mean), every value read in the library's unit and range,
- * and the preset's apply() builds the layer (sim/preset.h).
+ * and the preset's apply() builds the layer (scenario/preset.h).
  */
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/preset.h"
+#include "scenario/preset.h"
 
 /* "PT10S", "PT1M30S", "PT0.5S", "PT2H": Spring's ISO-8601 durations (no days or dates). */
 static bool iso_duration(const char *s, fb_time_us *out) {
@@ -34,25 +34,25 @@ static bool iso_duration(const char *s, fb_time_us *out) {
 /* A number in the parameter's range (in its unit). */
 static int number(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v, double *out) {
     if (!cJSON_IsNumber(v))
-        return ld_fail(P, "%s: %s is a number, got %s", p->name, pa->name, ld_type_name(v));
+        return scn__fail(P, "%s: %s is a number, got %s", p->name, pa->name, scn__type_name(v));
     double d = v->valuedouble;
     if (pa->kind == SIM_PK_COUNT && d != floor(d))
-        return ld_fail(P, "%s: %s is an integer, got %g", p->name, pa->name, d);
+        return scn__fail(P, "%s: %s is an integer, got %g", p->name, pa->name, d);
     if (d >= pa->min && d <= pa->max) {
         *out = d;
         return FB_OK;
     }
     if (pa->kind == SIM_PK_PERCENT && d > 0 && d < 1 && d * 100 >= pa->min)
-        return ld_fail(P, "%s: %s is a percentage in [%g, %g], got %g (did you mean %g?)", p->name,
-                       pa->name, pa->min, pa->max, d, d * 100);
-    return ld_fail(P, "%s: %s is %s in [%g, %g], got %g", p->name, pa->name,
-                   pa->kind == SIM_PK_COUNT      ? "an integer"
-                   : pa->kind == SIM_PK_PERCENT  ? "a percentage"
-                   : pa->kind == SIM_PK_SECONDS  ? "a number of seconds"
-                   : pa->kind == SIM_PK_MILLIS   ? "a number of milliseconds"
-                   : pa->kind == SIM_PK_FRACTION ? "a fraction"
-                                                 : "a number",
-                   pa->min, pa->max, d);
+        return scn__fail(P, "%s: %s is a percentage in [%g, %g], got %g (did you mean %g?)",
+                         p->name, pa->name, pa->min, pa->max, d, d * 100);
+    return scn__fail(P, "%s: %s is %s in [%g, %g], got %g", p->name, pa->name,
+                     pa->kind == SIM_PK_COUNT      ? "an integer"
+                     : pa->kind == SIM_PK_PERCENT  ? "a percentage"
+                     : pa->kind == SIM_PK_SECONDS  ? "a number of seconds"
+                     : pa->kind == SIM_PK_MILLIS   ? "a number of milliseconds"
+                     : pa->kind == SIM_PK_FRACTION ? "a fraction"
+                                                   : "a number",
+                     pa->min, pa->max, d);
 }
 
 /* A duration within the parameter's range (given in seconds) into *out. */
@@ -60,8 +60,8 @@ static int duration_in_range(pctx *P, const sim_preset *p, const sim_param *pa, 
                              sim_param_value *out) {
     double s = (double)us / 1e6;
     if (!(s >= pa->min && s <= pa->max))
-        return ld_fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
-                       pa->max);
+        return scn__fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
+                         pa->max);
     out->us = us;
     out->num = s;
     return FB_OK;
@@ -74,11 +74,11 @@ static int duration(pctx *P, const sim_preset *p, const sim_param *pa, const cJS
     if (cJSON_IsNumber(v) && v->valuedouble >= 0 && v->valuedouble <= 1e12)
         us = (fb_time_us)llround(v->valuedouble * 1e3);
     else if (!cJSON_IsString(v) || (!iso_duration(v->valuestring, &us) &&
-                                    sim_parse_duration(v->valuestring, &us) != FB_OK))
-        return ld_fail(P,
-                       "%s: %s is a duration (\"10s\", \"500ms\", \"PT10S\", or a number of "
-                       "milliseconds)",
-                       p->name, pa->name);
+                                    scn_parse_duration(v->valuestring, &us) != FB_OK))
+        return scn__fail(P,
+                         "%s: %s is a duration (\"10s\", \"500ms\", \"PT10S\", or a number of "
+                         "milliseconds)",
+                         p->name, pa->name);
     return duration_in_range(P, p, pa, us, out);
 }
 
@@ -159,9 +159,9 @@ static int library_duration(pctx *P, const sim_preset *p, const sim_param *pa, c
     fb_time_us us = 0;
     if (!cJSON_IsString(v) ||
         !(dotnet ? timespan(v->valuestring, &us) : go_duration(v->valuestring, &us)))
-        return ld_fail(P, "%s: %s is %s", p->name, pa->name,
-                       dotnet ? "a TimeSpan (\"00:00:05\", \"00:00:00.500\", \"1.00:00:00\")"
-                              : "a Go duration (\"60s\", \"1m30s\", \"500ms\", \"0\")");
+        return scn__fail(P, "%s: %s is %s", p->name, pa->name,
+                         dotnet ? "a TimeSpan (\"00:00:05\", \"00:00:00.500\", \"1.00:00:00\")"
+                                : "a Go duration (\"60s\", \"1m30s\", \"500ms\", \"0\")");
     return duration_in_range(P, p, pa, us, out);
 }
 
@@ -172,34 +172,34 @@ static int word_index(const sim_param *pa, const char *w) {
 }
 
 static int unknown_word(pctx *P, const sim_preset *p, const sim_param *pa, const char *w) {
-    const char *s = ld_suggest(w, pa->choices);
-    if (s) return ld_fail(P, "%s: %s has no '%s' (did you mean '%s'?)", p->name, pa->name, w, s);
-    return ld_fail(P, "%s: %s has no '%s'", p->name, pa->name, w);
+    const char *s = scn__suggest(w, pa->choices);
+    if (s) return scn__fail(P, "%s: %s has no '%s' (did you mean '%s'?)", p->name, pa->name, w, s);
+    return scn__fail(P, "%s: %s has no '%s'", p->name, pa->name, w);
 }
 
 /* STATUSES and WORDS: a list of at most SIM_PRESET_LIST_MAX entries. */
 static int list(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
                 sim_param_value *out) {
-    if (!cJSON_IsArray(v)) return ld_fail(P, "%s: %s is a list", p->name, pa->name);
+    if (!cJSON_IsArray(v)) return scn__fail(P, "%s: %s is a list", p->name, pa->name);
     for (const cJSON *e = v->child; e; e = e->next) {
         if (out->list_count == SIM_PRESET_LIST_MAX)
-            return ld_fail(P, "at most %d entries in %s", SIM_PRESET_LIST_MAX, pa->name);
-        size_t old = ld_push_index(P, out->list_count);
+            return scn__fail(P, "at most %d entries in %s", SIM_PRESET_LIST_MAX, pa->name);
+        size_t old = scn__push_index(P, out->list_count);
         int rc = FB_OK;
         if (pa->kind == SIM_PK_STATUSES) {
             if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) ||
                 e->valuedouble < 100 || e->valuedouble > 599)
-                rc = ld_fail(P, "an HTTP status is an integer in 100..599");
+                rc = scn__fail(P, "an HTTP status is an integer in 100..599");
             else
                 out->list[out->list_count] = (int)e->valuedouble;
         } else if (!cJSON_IsString(e)) {
-            rc = ld_fail(P, "expected a name, got %s", ld_type_name(e));
+            rc = scn__fail(P, "expected a name, got %s", scn__type_name(e));
         } else if (pa->choices) {
             int k = word_index(pa, e->valuestring);
             rc = k < 0 ? unknown_word(P, p, pa, e->valuestring) : FB_OK;
             out->list[out->list_count] = k;
         }
-        ld_pop(P, old);
+        scn__pop(P, old);
         if (rc != FB_OK) return rc;
         out->list_count++;
     }
@@ -210,7 +210,7 @@ static int list(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *
 static int csv_words(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
                      sim_param_value *out) {
     if (!cJSON_IsString(v))
-        return ld_fail(P, "%s: %s is a string of comma-separated names", p->name, pa->name);
+        return scn__fail(P, "%s: %s is a string of comma-separated names", p->name, pa->name);
     const char *c = v->valuestring;
     while (*c) {
         while (*c == ' ' || *c == ',') c++;
@@ -221,7 +221,7 @@ static int csv_words(pctx *P, const sim_preset *p, const sim_param *pa, const cJ
         if (n > 0) {
             char w[64];
             if (n >= sizeof w || out->list_count == SIM_PRESET_LIST_MAX)
-                return ld_fail(P, "%s: %s: too long", p->name, pa->name);
+                return scn__fail(P, "%s: %s: too long", p->name, pa->name);
             memcpy(w, c, n);
             w[n] = '\0';
             int k = word_index(pa, w);
@@ -252,13 +252,13 @@ static int proto_duration(pctx *P, const sim_preset *p, const sim_param *pa, con
         if (ok) secs = (sec ? sec->valuedouble : 0) + (ns ? ns->valuedouble / 1e9 : 0);
     }
     if (!(secs >= 0))
-        return ld_fail(P,
-                       "%s: %s is a protobuf Duration: a string of seconds ending in 's' "
-                       "(\"0.025s\", \"30s\") or {\"seconds\": N, \"nanos\": N}",
-                       p->name, pa->name);
+        return scn__fail(P,
+                         "%s: %s is a protobuf Duration: a string of seconds ending in 's' "
+                         "(\"0.025s\", \"30s\") or {\"seconds\": N, \"nanos\": N}",
+                         p->name, pa->name);
     if (!(secs >= pa->min && secs <= pa->max))
-        return ld_fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
-                       pa->max);
+        return scn__fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
+                         pa->max);
     out->us = (fb_time_us)llround(secs * 1e6);
     out->num = secs;
     return FB_OK;
@@ -271,7 +271,7 @@ static int proto_percent(pctx *P, const sim_preset *p, const sim_param *pa, cons
     if (cJSON_IsObject(v)) {
         n = cJSON_GetObjectItemCaseSensitive(v, "value");
         if (n == NULL || v->child->next != NULL)
-            return ld_fail(P, "%s: %s is a Percent: {\"value\": N}", p->name, pa->name);
+            return scn__fail(P, "%s: %s is a Percent: {\"value\": N}", p->name, pa->name);
     }
     return number(P, p, pa, n, &out->num);
 }
@@ -283,7 +283,7 @@ static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
 static int object_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
                         sim_param_value *values) {
     const sim_param *pa = &p->params[idx];
-    if (!cJSON_IsObject(v)) return ld_fail(P, "%s: %s is an object", p->name, pa->name);
+    if (!cJSON_IsObject(v)) return scn__fail(P, "%s: %s is an object", p->name, pa->name);
     const char *keys[SIM_PRESET_PARAMS_MAX + 1];
     int ids[SIM_PRESET_PARAMS_MAX];
     size_t n = 0, len = strlen(pa->name);
@@ -298,18 +298,18 @@ static int object_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
     for (const cJSON *it = v->child; it; it = it->next) {
         size_t k = 0;
         while (k < n && strcmp(keys[k], it->string) != 0) k++;
-        size_t old = ld_push_key(P, it->string);
+        size_t old = scn__push_key(P, it->string);
         int rc;
         if (k == n) {
-            const char *sg = ld_suggest(it->string, keys);
-            rc = sg ? ld_fail(P, "%s (%s %s) has no parameter '%s.%s' (did you mean '%s'?)",
-                              p->name, p->library, p->version, pa->name, it->string, sg)
-                    : ld_fail(P, "%s (%s %s) has no parameter '%s.%s'", p->name, p->library,
-                              p->version, pa->name, it->string);
+            const char *sg = scn__suggest(it->string, keys);
+            rc = sg ? scn__fail(P, "%s (%s %s) has no parameter '%s.%s' (did you mean '%s'?)",
+                                p->name, p->library, p->version, pa->name, it->string, sg)
+                    : scn__fail(P, "%s (%s %s) has no parameter '%s.%s'", p->name, p->library,
+                                p->version, pa->name, it->string);
         } else {
             rc = param_value(P, p, ids[k], it, values);
         }
-        ld_pop(P, old);
+        scn__pop(P, old);
         if (rc != FB_OK) return rc;
     }
     return FB_OK;
@@ -338,11 +338,11 @@ static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
     case SIM_PK_DURATION:
         return duration(P, p, pa, v, out);
     case SIM_PK_BOOL:
-        if (!cJSON_IsBool(v)) return ld_fail(P, "%s: %s is true or false", p->name, pa->name);
+        if (!cJSON_IsBool(v)) return scn__fail(P, "%s: %s is true or false", p->name, pa->name);
         out->num = cJSON_IsTrue(v);
         return FB_OK;
     case SIM_PK_WORD:
-        if (!cJSON_IsString(v)) return ld_fail(P, "%s: %s is a name", p->name, pa->name);
+        if (!cJSON_IsString(v)) return scn__fail(P, "%s: %s is a name", p->name, pa->name);
         out->word = word_index(pa, v->valuestring);
         return out->word < 0 ? unknown_word(P, p, pa, v->valuestring) : FB_OK;
     case SIM_PK_STATUSES:
@@ -376,13 +376,13 @@ static int check_preset_keys(pctx *P, const cJSON *e, const sim_preset *p) {
         bool known = false;
         for (size_t i = 0; i < n && !known; i++) known = strcmp(it->string, keys[i]) == 0;
         if (known) continue;
-        size_t old = ld_push_key(P, it->string);
-        const char *s = ld_suggest(it->string, keys);
-        int rc = s ? ld_fail(P, "%s (%s %s) has no parameter '%s' (did you mean '%s'?)", p->name,
-                             p->library, p->version, it->string, s)
-                   : ld_fail(P, "%s (%s %s) has no parameter '%s'", p->name, p->library, p->version,
-                             it->string);
-        ld_pop(P, old);
+        size_t old = scn__push_key(P, it->string);
+        const char *s = scn__suggest(it->string, keys);
+        int rc = s ? scn__fail(P, "%s (%s %s) has no parameter '%s' (did you mean '%s'?)", p->name,
+                               p->library, p->version, it->string, s)
+                   : scn__fail(P, "%s (%s %s) has no parameter '%s'", p->name, p->library,
+                               p->version, it->string);
+        scn__pop(P, old);
         return rc;
     }
     return FB_OK;
@@ -390,24 +390,24 @@ static int check_preset_keys(pctx *P, const cJSON *e, const sim_preset *p) {
 
 static int find_preset(pctx *P, const cJSON *e, const sim_preset **out) {
     char name[SIM_NAME_MAX] = "";
-    int rc = ld_get_string(P, e, "preset", name, sizeof name);
+    int rc = scn__get_string(P, e, "preset", name, sizeof name);
     if (rc != FB_OK) return rc;
-    *out = sim_preset_find(name);
+    *out = scn_preset_find(name);
     if (*out) return FB_OK;
     const char *names[64];
     size_t n = 0;
-    for (const sim_preset *const *p = sim_presets(); *p && n + 1 < 64; p++) names[n++] = (*p)->name;
+    for (const sim_preset *const *p = scn_presets(); *p && n + 1 < 64; p++) names[n++] = (*p)->name;
     names[n] = NULL;
-    size_t old = ld_push_key(P, "preset");
-    const char *s = ld_suggest(name, names);
-    rc = s ? ld_fail(P, "no preset named '%s' (did you mean '%s'? fusebox presets lists them)",
-                     name, s)
-           : ld_fail(P, "no preset named '%s' (fusebox presets lists them)", name);
-    ld_pop(P, old);
+    size_t old = scn__push_key(P, "preset");
+    const char *s = scn__suggest(name, names);
+    rc = s ? scn__fail(P, "no preset named '%s' (did you mean '%s'? fusebox presets lists them)",
+                       name, s)
+           : scn__fail(P, "no preset named '%s' (fusebox presets lists them)", name);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
+int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
     const sim_preset *p = NULL;
     int rc = find_preset(P, e, &p);
     if (rc == FB_OK) rc = check_preset_keys(P, e, p);
@@ -417,17 +417,17 @@ int ld_parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
     int i = 0;
     for (const sim_param *pa = p->params; rc == FB_OK && pa->name; pa++, i++) {
         if (strchr(pa->name, '.')) continue;
-        const cJSON *v = ld_field(e, pa->name);
+        const cJSON *v = scn__field(e, pa->name);
         if (v == NULL) continue;
-        size_t old = ld_push_key(P, pa->name);
+        size_t old = scn__push_key(P, pa->name);
         rc = param_value(P, p, i, v, values);
-        ld_pop(P, old);
+        scn__pop(P, old);
     }
     if (rc != FB_OK) return rc;
-    ld_layer_defaults(P->sc, L);
+    scn__layer_defaults(P->sc, L);
     char msg[400] = "";
     rc = p->apply(p, values, P->sc, L, msg, sizeof msg);
-    if (rc != FB_OK) return ld_fail(P, "%s: %s", p->name, msg[0] ? msg : "invalid parameters");
+    if (rc != FB_OK) return scn__fail(P, "%s: %s", p->name, msg[0] ? msg : "invalid parameters");
     /* a library that does not route calls the one endpoint it is given */
     if (!L->routes && L->order_len > 1) L->order_len = 1;
     return FB_OK;
@@ -457,9 +457,9 @@ static int parse_imported(pctx *P, const char *json, const char *file, sim_layer
     cJSON *obj = cJSON_Parse(json);
     if (obj == NULL || !cJSON_IsObject(obj)) {
         cJSON_Delete(obj);
-        return ld_fail(P, "the import of %s did not give a layer", file);
+        return scn__fail(P, "the import of %s did not give a layer", file);
     }
-    int rc = ld_parse_preset(P, obj, L);
+    int rc = scn__parse_preset(P, obj, L);
     if (rc != FB_OK) {
         size_t n = strlen(P->err->msg);
         snprintf(P->err->msg + n, sizeof P->err->msg - n, " (imported from %s)", file);
@@ -468,22 +468,22 @@ static int parse_imported(pctx *P, const char *json, const char *file, sim_layer
     return rc;
 }
 
-int ld_import_layer(pctx *P, const cJSON *e, sim_layer *L) {
+int scn__import_layer(pctx *P, const cJSON *e, sim_layer *L) {
     static const char *const keys[] = {"name", "description", "import", "file", "instance", NULL};
     char kind[SIM_NAME_MAX] = "", file[256] = "", instance[SIM_NAME_MAX] = "", path[512];
-    int rc = ld_check_object(P, e, keys, (const char *const[]){"import", "file", NULL});
-    if (rc == FB_OK) rc = ld_get_string(P, e, "import", kind, sizeof kind);
-    if (rc == FB_OK) rc = ld_get_string(P, e, "file", file, sizeof file);
-    if (rc == FB_OK) rc = ld_get_string(P, e, "instance", instance, sizeof instance);
+    int rc = scn__check_object(P, e, keys, (const char *const[]){"import", "file", NULL});
+    if (rc == FB_OK) rc = scn__get_string(P, e, "import", kind, sizeof kind);
+    if (rc == FB_OK) rc = scn__get_string(P, e, "file", file, sizeof file);
+    if (rc == FB_OK) rc = scn__get_string(P, e, "instance", instance, sizeof instance);
     if (rc != FB_OK) return rc;
     if (P->imp == NULL || P->imp->layer == NULL)
-        return ld_fail(P, "this program cannot import policy files (fusebox run can)");
+        return scn__fail(P, "this program cannot import policy files (fusebox run can)");
     resolve(P, file, path, sizeof path);
     char *json = NULL, *notes = NULL, msg[512] = "";
     rc = P->imp->layer(P->imp->ctx, kind, path, instance[0] ? instance : NULL, &json, &notes, msg,
                        sizeof msg);
     if (rc != FB_OK) {
-        rc = ld_fail(P, "%s", msg);
+        rc = scn__fail(P, "%s", msg);
     } else {
         rc = parse_imported(P, json, path, L);
         for (char *line = notes ? strtok(notes, "\n") : NULL; rc == FB_OK && line;

@@ -5,7 +5,7 @@
  * Every getter pushes its key onto the path before it complains, so that a
  * message always reads "file: providers[0].latency.ttft: ...".
  */
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 #include <errno.h>
 #include <math.h>
@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/dist.h"
+#include "scenario/dist.h"
 
 /* ---- errors and paths ---- */
 
-int ld_fail(pctx *P, const char *fmt, ...) {
+int scn__fail(pctx *P, const char *fmt, ...) {
     va_list ap;
     if (P->err->msg[0] != '\0') return FB_EINVAL; /* keep the first error */
     snprintf(P->err->path, sizeof P->err->path, "%s", P->path);
@@ -28,21 +28,21 @@ int ld_fail(pctx *P, const char *fmt, ...) {
     return FB_EINVAL;
 }
 
-size_t ld_push_key(pctx *P, const char *key) {
+size_t scn__push_key(pctx *P, const char *key) {
     size_t old = P->len;
     int n = snprintf(P->path + P->len, sizeof P->path - P->len, "%s%s", P->len ? "." : "", key);
     if (n > 0) P->len = P->len + (size_t)n < sizeof P->path ? P->len + (size_t)n : P->len;
     return old;
 }
 
-size_t ld_push_index(pctx *P, size_t i) {
+size_t scn__push_index(pctx *P, size_t i) {
     size_t old = P->len;
     int n = snprintf(P->path + P->len, sizeof P->path - P->len, "[%zu]", i);
     if (n > 0) P->len = P->len + (size_t)n < sizeof P->path ? P->len + (size_t)n : P->len;
     return old;
 }
 
-void ld_pop(pctx *P, size_t old) {
+void scn__pop(pctx *P, size_t old) {
     P->len = old;
     P->path[old] = '\0';
 }
@@ -61,10 +61,10 @@ static void line_col(const char *text, size_t off, int *line, int *col) {
 }
 
 /* The strict reading first (load_strict.c); a plain syntax error keeps cJSON's words. */
-cJSON *ld_parse_json(const char *text, size_t len, sim_error *err) {
+cJSON *scn__parse_json(const char *text, size_t len, sim_error *err) {
     const char *end = NULL;
     sim_error strict = {{0}, {0}, {0}};
-    int kind = ld_strict_json(text, len, &strict);
+    int kind = scn__strict_json(text, len, &strict);
     cJSON *root = kind == LD_STRICT_OK || kind == LD_STRICT_SYNTAX
                       ? cJSON_ParseWithLengthOpts(text, len, &end, 0)
                       : NULL;
@@ -104,7 +104,7 @@ static size_t edit_distance(const char *a, const char *b) {
     return row[lb];
 }
 
-const char *ld_suggest(const char *word, const char *const *names) {
+const char *scn__suggest(const char *word, const char *const *names) {
     const char *best = NULL;
     size_t best_d = 99;
     for (size_t i = 0; names[i]; i++) {
@@ -118,11 +118,11 @@ const char *ld_suggest(const char *word, const char *const *names) {
     return best_d <= limit ? best : NULL;
 }
 
-const char *sim_suggest(const char *word, const char *const *names) {
-    return ld_suggest(word, names);
+const char *scn_suggest(const char *word, const char *const *names) {
+    return scn__suggest(word, names);
 }
 
-const char *ld_type_name(const cJSON *v) {
+const char *scn__type_name(const cJSON *v) {
     if (cJSON_IsString(v)) return "a string";
     if (cJSON_IsNumber(v)) return "a number";
     if (cJSON_IsBool(v)) return "a boolean";
@@ -132,17 +132,17 @@ const char *ld_type_name(const cJSON *v) {
     return "invalid";
 }
 
-const cJSON *ld_field(const cJSON *obj, const char *key) {
+const cJSON *scn__field(const cJSON *obj, const char *key) {
     return cJSON_GetObjectItemCaseSensitive(obj, key);
 }
 
 /* A "description" (allowed on most objects) is always a string. */
 static int check_description(pctx *P, const cJSON *obj) {
-    const cJSON *d = ld_field(obj, "description");
+    const cJSON *d = scn__field(obj, "description");
     if (d == NULL || cJSON_IsString(d)) return FB_OK;
-    size_t old = ld_push_key(P, "description");
-    int rc = ld_fail(P, "expected a string, got %s", ld_type_name(d));
-    ld_pop(P, old);
+    size_t old = scn__push_key(P, "description");
+    int rc = scn__fail(P, "expected a string, got %s", scn__type_name(d));
+    scn__pop(P, old);
     return rc;
 }
 
@@ -182,85 +182,87 @@ static const char *retry_habit(const cJSON *it, const char *const *allowed, char
     return buf;
 }
 
-int ld_check_keys(pctx *P, const cJSON *obj, const char *const *allowed) {
+int scn__check_keys(pctx *P, const cJSON *obj, const char *const *allowed) {
     for (const cJSON *it = obj->child; it; it = it->next) {
         if (allows(allowed, it->string)) continue;
-        size_t old = ld_push_key(P, it->string);
+        size_t old = scn__push_key(P, it->string);
         char buf[160];
         const char *habit = retry_habit(it, allowed, buf, sizeof buf);
-        const char *s = ld_suggest(it->string, allowed);
-        int rc = habit ? ld_fail(P, "unknown key '%s' (%s)", it->string, habit)
-                 : s   ? ld_fail(P, "unknown key '%s' (did you mean '%s'?)", it->string, s)
-                       : ld_fail(P, "unknown key '%s'", it->string);
-        ld_pop(P, old);
+        const char *s = scn__suggest(it->string, allowed);
+        int rc = habit ? scn__fail(P, "unknown key '%s' (%s)", it->string, habit)
+                 : s   ? scn__fail(P, "unknown key '%s' (did you mean '%s'?)", it->string, s)
+                       : scn__fail(P, "unknown key '%s'", it->string);
+        scn__pop(P, old);
         return rc;
     }
     return check_description(P, obj);
 }
 
-int ld_need_object(pctx *P, const cJSON *v) {
-    return cJSON_IsObject(v) ? FB_OK : ld_fail(P, "expected an object, got %s", ld_type_name(v));
+int scn__need_object(pctx *P, const cJSON *v) {
+    return cJSON_IsObject(v) ? FB_OK
+                             : scn__fail(P, "expected an object, got %s", scn__type_name(v));
 }
 
-int ld_fail_past_end(pctx *P, const char *key, const char *what, fb_time_us at_us,
-                     fb_time_us end_us) {
-    size_t old = ld_push_key(P, key);
-    int rc = ld_fail(P,
-                     "%s starts at %gs, at or after the end of traffic (duration %gs): it would "
-                     "never apply",
-                     what, (double)at_us / 1e6, (double)end_us / 1e6);
-    ld_pop(P, old);
+int scn__fail_past_end(pctx *P, const char *key, const char *what, fb_time_us at_us,
+                       fb_time_us end_us) {
+    size_t old = scn__push_key(P, key);
+    int rc = scn__fail(P,
+                       "%s starts at %gs, at or after the end of traffic (duration %gs): it would "
+                       "never apply",
+                       what, (double)at_us / 1e6, (double)end_us / 1e6);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_need_key(pctx *P, const cJSON *obj, const char *key) {
-    if (ld_field(obj, key)) return FB_OK;
-    return ld_fail(P, "missing required key '%s'", key);
+int scn__need_key(pctx *P, const cJSON *obj, const char *key) {
+    if (scn__field(obj, key)) return FB_OK;
+    return scn__fail(P, "missing required key '%s'", key);
 }
 
-int ld_check_object(pctx *P, const cJSON *v, const char *const *keys, const char *const *required) {
-    int rc = ld_need_object(P, v);
-    if (rc == FB_OK) rc = ld_check_keys(P, v, keys);
+int scn__check_object(pctx *P, const cJSON *v, const char *const *keys,
+                      const char *const *required) {
+    int rc = scn__need_object(P, v);
+    if (rc == FB_OK) rc = scn__check_keys(P, v, keys);
     for (size_t i = 0; rc == FB_OK && required && required[i]; i++)
-        rc = ld_need_key(P, v, required[i]);
+        rc = scn__need_key(P, v, required[i]);
     return rc;
 }
 
-int ld_check_name(pctx *P, const char *key, const char *name) {
+int scn__check_name(pctx *P, const char *key, const char *name) {
     if (name[0] != '\0' && strspn(name, LD_NAME_CHARS) == strlen(name)) return FB_OK;
-    size_t old = ld_push_key(P, key);
-    int rc = ld_fail(P,
-                     "\"%s\": use letters, digits, '-', '_' and '.' only (names appear in file "
-                     "names, CSV headers and metric names)",
-                     name);
-    ld_pop(P, old);
+    size_t old = scn__push_key(P, key);
+    int rc = scn__fail(P,
+                       "\"%s\": use letters, digits, '-', '_' and '.' only (names appear in file "
+                       "names, CSV headers and metric names)",
+                       name);
+    scn__pop(P, old);
     return rc;
 }
 
 /* ---- walking ---- */
 
 static int need_array(pctx *P, const cJSON *v) {
-    return cJSON_IsArray(v) ? FB_OK : ld_fail(P, "expected an array, got %s", ld_type_name(v));
+    return cJSON_IsArray(v) ? FB_OK : scn__fail(P, "expected an array, got %s", scn__type_name(v));
 }
 
-int ld_key(pctx *P, const cJSON *obj, const char *key, ld_parse_fn parse, void *out) {
-    const cJSON *v = ld_field(obj, key);
+int scn__key(pctx *P, const cJSON *obj, const char *key, ld_parse_fn parse, void *out) {
+    const cJSON *v = scn__field(obj, key);
     if (v == NULL) return FB_OK;
-    size_t old = ld_push_key(P, key);
+    size_t old = scn__push_key(P, key);
     int rc = parse(P, v, out);
-    ld_pop(P, old);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn item, void *out,
-             uint32_t *count) {
+int scn__array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn item, void *out,
+               uint32_t *count) {
     int rc = need_array(P, v);
     uint32_t i = 0;
     for (const cJSON *e = rc == FB_OK ? v->child : NULL; rc == FB_OK && e; e = e->next, i++) {
-        size_t old = ld_push_index(P, i);
-        rc = i < cap ? item(P, e, i, out) : ld_fail(P, "at most %u %s", cap, what);
+        size_t old = scn__push_index(P, i);
+        rc = i < cap ? item(P, e, i, out) : scn__fail(P, "at most %u %s", cap, what);
         if (rc == FB_OK) *count = i + 1;
-        ld_pop(P, old);
+        scn__pop(P, old);
     }
     return rc;
 }
@@ -295,7 +297,7 @@ static int decimal(const char *s, double *v, char **end) {
     return FB_OK;
 }
 
-int sim_parse_duration(const char *s, fb_time_us *out) {
+int scn_parse_duration(const char *s, fb_time_us *out) {
     char *end;
     double v;
     if (s == NULL) return FB_EPARSE;
@@ -323,7 +325,7 @@ int sim_parse_duration(const char *s, fb_time_us *out) {
     return FB_OK;
 }
 
-int sim_parse_rate(const char *s, double *per_s) {
+int scn_parse_rate(const char *s, double *per_s) {
     char *end;
     double v;
     if (s == NULL || decimal(s, &v, &end) != FB_OK) return FB_EPARSE;
@@ -344,133 +346,135 @@ int sim_parse_rate(const char *s, double *per_s) {
 
 /* ---- typed getters ---- */
 
-int ld_get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero) {
+int scn__get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero) {
     if (cJSON_IsNumber(v) && v->valuedouble >= 0 && isfinite(v->valuedouble))
-        return ld_fail(
+        return scn__fail(
             P,
             "expected a duration string such as \"250ms\", \"30s\", \"5m\", got a "
             "number (durations are strings with a unit: \"%gs\" for %g seconds, \"%gms\" "
             "for %g milliseconds)",
             v->valuedouble, v->valuedouble, v->valuedouble, v->valuedouble);
     if (!cJSON_IsString(v))
-        return ld_fail(P, "expected a duration string such as \"250ms\", \"30s\", \"5m\", got %s",
-                       ld_type_name(v));
+        return scn__fail(P, "expected a duration string such as \"250ms\", \"30s\", \"5m\", got %s",
+                         scn__type_name(v));
     fb_time_us d;
-    int rc = sim_parse_duration(v->valuestring, &d);
-    if (rc == FB_ERANGE) return ld_fail(P, "duration \"%s\" is out of range", v->valuestring);
+    int rc = scn_parse_duration(v->valuestring, &d);
+    if (rc == FB_ERANGE) return scn__fail(P, "duration \"%s\" is out of range", v->valuestring);
     if (rc != FB_OK) {
         if (v->valuestring[0] == '-')
-            return ld_fail(P, "duration \"%s\" is negative", v->valuestring);
+            return scn__fail(P, "duration \"%s\" is negative", v->valuestring);
         if (v->valuestring[strspn(v->valuestring, "0123456789.")] == '\0')
-            return ld_fail(P,
-                           "cannot read duration \"%s\": a duration needs a unit (\"%ss\" for "
-                           "seconds, \"%sms\" for milliseconds)",
-                           v->valuestring, v->valuestring, v->valuestring);
-        return ld_fail(P,
-                       "cannot read duration \"%s\" (use a decimal number and a unit: us, ms, s, "
-                       "m, h, d, as in \"250ms\" or \"1.5s\")",
-                       v->valuestring);
+            return scn__fail(P,
+                             "cannot read duration \"%s\": a duration needs a unit (\"%ss\" for "
+                             "seconds, \"%sms\" for milliseconds)",
+                             v->valuestring, v->valuestring, v->valuestring);
+        return scn__fail(P,
+                         "cannot read duration \"%s\" (use a decimal number and a unit: us, ms, s, "
+                         "m, h, d, as in \"250ms\" or \"1.5s\")",
+                         v->valuestring);
     }
-    if (!allow_zero && d == 0) return ld_fail(P, "duration must be greater than zero");
+    if (!allow_zero && d == 0) return scn__fail(P, "duration must be greater than zero");
     *out = d;
     return FB_OK;
 }
 
-int ld_get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *out, bool allow_zero) {
-    const cJSON *v = ld_field(obj, key);
+int scn__get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *out,
+                      bool allow_zero) {
+    const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
-    size_t old = ld_push_key(P, key);
-    int rc = ld_get_duration_value(P, v, out, allow_zero);
-    ld_pop(P, old);
+    size_t old = scn__push_key(P, key);
+    int rc = scn__get_duration_value(P, v, out, allow_zero);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi) {
-    const cJSON *v = ld_field(obj, key);
+int scn__get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi) {
+    const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
-    size_t old = ld_push_key(P, key);
+    size_t old = scn__push_key(P, key);
     int rc = FB_OK;
     if (!cJSON_IsNumber(v))
-        rc = ld_fail(P, "expected a number, got %s", ld_type_name(v));
+        rc = scn__fail(P, "expected a number, got %s", scn__type_name(v));
     else if (!(v->valuedouble >= lo && v->valuedouble <= hi) && hi == 1 && lo >= 0 &&
              v->valuedouble > 1 && v->valuedouble <= 100)
-        rc = ld_fail(P, "%g is out of range [%g, %g] (rates and shares are fractions: %g%% is %g)",
-                     v->valuedouble, lo, hi, v->valuedouble, v->valuedouble / 100);
+        rc =
+            scn__fail(P, "%g is out of range [%g, %g] (rates and shares are fractions: %g%% is %g)",
+                      v->valuedouble, lo, hi, v->valuedouble, v->valuedouble / 100);
     else if (!(v->valuedouble >= lo && v->valuedouble <= hi))
-        rc = ld_fail(P, "%g is out of range [%g, %g]", v->valuedouble, lo, hi);
+        rc = scn__fail(P, "%g is out of range [%g, %g]", v->valuedouble, lo, hi);
     else
         *out = v->valuedouble;
-    ld_pop(P, old);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
-                uint64_t hi) {
-    const cJSON *v = ld_field(obj, key);
+int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
+                  uint64_t hi) {
+    const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
-    size_t old = ld_push_key(P, key);
+    size_t old = scn__push_key(P, key);
     int rc = FB_OK;
     if (!cJSON_IsNumber(v))
-        rc = ld_fail(P, "expected an integer, got %s", ld_type_name(v));
+        rc = scn__fail(P, "expected an integer, got %s", scn__type_name(v));
     else if (v->valuedouble != floor(v->valuedouble) || v->valuedouble < (double)lo ||
              v->valuedouble > (double)hi)
-        rc = ld_fail(P, "expected an integer in [%llu, %llu], got %g", (unsigned long long)lo,
-                     (unsigned long long)hi, v->valuedouble);
+        rc = scn__fail(P, "expected an integer in [%llu, %llu], got %g", (unsigned long long)lo,
+                       (unsigned long long)hi, v->valuedouble);
     else
         *out = (uint64_t)v->valuedouble;
-    ld_pop(P, old);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
-               uint32_t hi) {
+int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
+                 uint32_t hi) {
     uint64_t v = *out;
-    int rc = ld_get_uint(P, obj, key, &v, lo, hi);
+    int rc = scn__get_uint(P, obj, key, &v, lo, hi);
     if (rc == FB_OK) *out = (uint32_t)v;
     return rc;
 }
 
-int ld_get_status(pctx *P, const cJSON *obj, const char *key, int *out) {
+int scn__get_status(pctx *P, const cJSON *obj, const char *key, int *out) {
     uint64_t s = (uint64_t)*out;
-    int rc = ld_get_uint(P, obj, key, &s, 100, 599);
+    int rc = scn__get_uint(P, obj, key, &s, 100, 599);
     if (rc == FB_OK) *out = (int)s;
     return rc;
 }
 
-int ld_get_bool(pctx *P, const cJSON *obj, const char *key, bool *out) {
-    const cJSON *v = ld_field(obj, key);
+int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out) {
+    const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
-    size_t old = ld_push_key(P, key);
+    size_t old = scn__push_key(P, key);
     int rc = FB_OK;
     if (!cJSON_IsBool(v))
-        rc = ld_fail(P, "expected true or false, got %s", ld_type_name(v));
+        rc = scn__fail(P, "expected true or false, got %s", scn__type_name(v));
     else
         *out = cJSON_IsTrue(v);
-    ld_pop(P, old);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out) {
-    const cJSON *v = ld_field(obj, key);
+int scn__get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out) {
+    const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
     bool b = false;
-    int rc = ld_get_bool(P, obj, key, &b);
+    int rc = scn__get_bool(P, obj, key, &b);
     if (rc == FB_OK) *out = b ? FB_ON : FB_OFF;
     return rc;
 }
 
-int ld_get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap) {
-    const cJSON *v = ld_field(obj, key);
+int scn__get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap) {
+    const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
-    size_t old = ld_push_key(P, key);
+    size_t old = scn__push_key(P, key);
     int rc = FB_OK;
     if (!cJSON_IsString(v))
-        rc = ld_fail(P, "expected a string, got %s", ld_type_name(v));
+        rc = scn__fail(P, "expected a string, got %s", scn__type_name(v));
     else if (strlen(v->valuestring) >= cap)
-        rc = ld_fail(P, "longer than %zu characters", cap - 1);
+        rc = scn__fail(P, "longer than %zu characters", cap - 1);
     else
         snprintf(out, cap, "%s", v->valuestring);
-    ld_pop(P, old);
+    scn__pop(P, old);
     return rc;
 }
 
@@ -481,18 +485,19 @@ static int unknown_value(pctx *P, const char *value, const char *const *names) {
         strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
         strncat(list, names[i], sizeof list - strlen(list) - 1);
     }
-    const char *s = ld_suggest(value, names);
-    return s ? ld_fail(P, "unknown value \"%s\" (did you mean \"%s\"?); one of: %s", value, s, list)
-             : ld_fail(P, "unknown value \"%s\"; one of: %s", value, list);
+    const char *s = scn__suggest(value, names);
+    return s ? scn__fail(P, "unknown value \"%s\" (did you mean \"%s\"?); one of: %s", value, s,
+                         list)
+             : scn__fail(P, "unknown value \"%s\"; one of: %s", value, list);
 }
 
-int ld_get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *names, int *out) {
-    const cJSON *v = ld_field(obj, key);
+int scn__get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *names, int *out) {
+    const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
-    size_t old = ld_push_key(P, key);
+    size_t old = scn__push_key(P, key);
     int rc = FB_OK;
     if (!cJSON_IsString(v)) {
-        rc = ld_fail(P, "expected a string, got %s", ld_type_name(v));
+        rc = scn__fail(P, "expected a string, got %s", scn__type_name(v));
     } else {
         int found = -1;
         for (int i = 0; names[i]; i++)
@@ -502,28 +507,28 @@ int ld_get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *n
         else
             rc = unknown_value(P, v->valuestring, names);
     }
-    ld_pop(P, old);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_get_rate_value(pctx *P, const cJSON *v, double *out) {
+int scn__get_rate_value(pctx *P, const cJSON *v, double *out) {
     if (cJSON_IsNumber(v)) {
         if (!(v->valuedouble >= 0) || !isfinite(v->valuedouble))
-            return ld_fail(P, "rate must be a non-negative number");
+            return scn__fail(P, "rate must be a non-negative number");
         *out = v->valuedouble;
         return FB_OK;
     }
-    if (!cJSON_IsString(v) || sim_parse_rate(v->valuestring, out) != FB_OK)
-        return ld_fail(P, "expected a rate such as \"40/s\", \"2400/m\" or \"5/h\"");
+    if (!cJSON_IsString(v) || scn_parse_rate(v->valuestring, out) != FB_OK)
+        return scn__fail(P, "expected a rate such as \"40/s\", \"2400/m\" or \"5/h\"");
     return FB_OK;
 }
 
-int ld_get_rate(pctx *P, const cJSON *obj, const char *key, double *out) {
-    const cJSON *v = ld_field(obj, key);
+int scn__get_rate(pctx *P, const cJSON *obj, const char *key, double *out) {
+    const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
-    size_t old = ld_push_key(P, key);
-    int rc = ld_get_rate_value(P, v, out);
-    ld_pop(P, old);
+    size_t old = scn__push_key(P, key);
+    int rc = scn__get_rate_value(P, v, out);
+    scn__pop(P, old);
     return rc;
 }
 
@@ -533,29 +538,29 @@ int ld_get_rate(pctx *P, const cJSON *obj, const char *key, double *out) {
 static int dist_scalar(pctx *P, const cJSON *v, bool duration, double *out) {
     if (duration) {
         fb_time_us d = 0;
-        int rc = ld_get_duration_value(P, v, &d, true);
+        int rc = scn__get_duration_value(P, v, &d, true);
         *out = (double)d;
         return rc;
     }
-    if (!cJSON_IsNumber(v)) return ld_fail(P, "expected a number, got %s", ld_type_name(v));
+    if (!cJSON_IsNumber(v)) return scn__fail(P, "expected a number, got %s", scn__type_name(v));
     if (!(v->valuedouble >= 0) || !isfinite(v->valuedouble))
-        return ld_fail(P, "must be a non-negative number");
+        return scn__fail(P, "must be a non-negative number");
     *out = v->valuedouble;
     return FB_OK;
 }
 
 /* obj[key], which must be there, as a scalar. */
 static int dist_key(pctx *P, const cJSON *obj, const char *key, bool duration, double *out) {
-    size_t old = ld_push_key(P, key);
-    int rc = dist_scalar(P, ld_field(obj, key), duration, out);
-    ld_pop(P, old);
+    size_t old = scn__push_key(P, key);
+    int rc = dist_scalar(P, scn__field(obj, key), duration, out);
+    scn__pop(P, old);
     return rc;
 }
 
 static int dist_pair(pctx *P, const cJSON *obj, const char *k1, const char *k2, bool duration,
                      double *a, double *b) {
     const char *keys[] = {k1, k2, NULL};
-    int rc = ld_check_object(P, obj, keys, keys);
+    int rc = scn__check_object(P, obj, keys, keys);
     if (rc == FB_OK) rc = dist_key(P, obj, k1, duration, a);
     if (rc == FB_OK) rc = dist_key(P, obj, k2, duration, b);
     return rc;
@@ -565,7 +570,7 @@ static int dist_pair(pctx *P, const cJSON *obj, const char *k1, const char *k2, 
 static int dist_mean(pctx *P, const cJSON *d, bool duration, double *mean) {
     static const char *const keys[] = {"mean", NULL};
     if (!cJSON_IsObject(d)) return dist_scalar(P, d, duration, mean);
-    int rc = ld_check_object(P, d, keys, keys);
+    int rc = scn__check_object(P, d, keys, keys);
     if (rc == FB_OK) rc = dist_key(P, d, "mean", duration, mean);
     return rc;
 }
@@ -579,17 +584,17 @@ static int dist_kind(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
     } else if (strcmp(d->string, "uniform") == 0) {
         out->kind = SIM_DIST_UNIFORM;
         rc = dist_pair(P, d, "min", "max", duration, &out->a, &out->b);
-        if (rc == FB_OK && out->b < out->a) rc = ld_fail(P, "max must be >= min");
+        if (rc == FB_OK && out->b < out->a) rc = scn__fail(P, "max must be >= min");
     } else if (strcmp(d->string, "exponential") == 0) {
         out->kind = SIM_DIST_EXPONENTIAL;
         rc = dist_mean(P, d, duration, &out->a);
     } else {
         out->kind = SIM_DIST_LOGNORMAL;
         rc = dist_pair(P, d, "median", "p99", duration, &out->a, &out->b);
-        if (rc == FB_OK && out->a <= 0) rc = ld_fail(P, "median must be greater than zero");
-        if (rc == FB_OK && out->b < out->a) rc = ld_fail(P, "p99 must be >= median");
+        if (rc == FB_OK && out->a <= 0) rc = scn__fail(P, "median must be greater than zero");
+        if (rc == FB_OK && out->b < out->a) rc = scn__fail(P, "p99 must be >= median");
     }
-    sim_dist_prepare(out);
+    scn_dist_prepare(out);
     return rc;
 }
 
@@ -601,32 +606,32 @@ static int parse_dist(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
         return dist_scalar(P, v, duration, &out->a);
     }
     if (!cJSON_IsObject(v) || v->child == NULL || v->child->next != NULL)
-        return ld_fail(P,
-                       "expected %s or an object with one of: constant, uniform, exponential, "
-                       "lognormal",
-                       duration ? "a duration" : "a number");
-    int rc = ld_check_keys(P, v, kinds);
+        return scn__fail(P,
+                         "expected %s or an object with one of: constant, uniform, exponential, "
+                         "lognormal",
+                         duration ? "a duration" : "a number");
+    int rc = scn__check_keys(P, v, kinds);
     if (rc != FB_OK) return rc;
-    size_t old = ld_push_key(P, v->child->string);
+    size_t old = scn__push_key(P, v->child->string);
     rc = dist_kind(P, v->child, duration, out);
-    ld_pop(P, old);
+    scn__pop(P, old);
     return rc;
 }
 
-int ld_get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out) {
-    const cJSON *v = ld_field(obj, key);
+int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out) {
+    const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
-    size_t old = ld_push_key(P, key);
+    size_t old = scn__push_key(P, key);
     int rc = parse_dist(P, v, duration, out);
-    ld_pop(P, old);
+    scn__pop(P, old);
     return rc;
 }
 
-int sim_dist_parse(const char *text, size_t len, const char *what, bool duration, sim_dist *out,
+int scn_dist_parse(const char *text, size_t len, const char *what, bool duration, sim_dist *out,
                    sim_error *err) {
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", what);
-    cJSON *v = ld_parse_json(text, len, err);
+    cJSON *v = scn__parse_json(text, len, err);
     if (v == NULL) return FB_EPARSE;
     pctx P = {err, "", 0, false, NULL, NULL};
     int rc = parse_dist(&P, v, duration, out);
@@ -634,7 +639,7 @@ int sim_dist_parse(const char *text, size_t len, const char *what, bool duration
     return rc;
 }
 
-sim_dist ld_dist_const(double a) {
+sim_dist scn__dist_const(double a) {
     sim_dist d = {.kind = SIM_DIST_CONSTANT, .a = a};
     return d;
 }

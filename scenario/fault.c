@@ -1,5 +1,5 @@
 /* fault.c - the fault model: one rule for what active faults do to an attempt; see fault.h. */
-#include "sim/fault.h"
+#include "scenario/fault.h"
 
 #include <string.h>
 
@@ -9,11 +9,11 @@ static const char *const kind_names[] = {
 #undef SIM_FK_NAME
 };
 
-const char *sim_fault_kind_name(sim_fault_kind k) {
+const char *scn_fault_kind_name(sim_fault_kind k) {
     return (unsigned)k < SIM_FAULT_KIND_COUNT ? kind_names[k] : "unknown";
 }
 
-bool sim_fault_active(const sim_fault *f, fb_time_us t) {
+bool scn_fault_active(const sim_fault *f, fb_time_us t) {
     return t >= f->at_us && t - f->at_us < f->for_us;
 }
 
@@ -52,7 +52,7 @@ static void answer_with(sim_fault_effect *e, const sim_fault *f, uint32_t i) {
     }
 }
 
-void sim_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
+void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
                       sim_fault_draw_fn draw, void *ctx, sim_fault_effect *out) {
     memset(out, 0, sizeof *out);
     out->answer = -1;
@@ -61,7 +61,7 @@ void sim_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
     out->retry_after_us = FB_TIME_NONE;
     for (uint32_t i = 0; i < n; i++) {
         const sim_fault *f = &faults[i];
-        if (!(phases & phase_of(f->kind)) || !sim_fault_active(f, t)) continue;
+        if (!(phases & phase_of(f->kind)) || !scn_fault_active(f, t)) continue;
         if (answers(f->kind) && out->answer >= 0) continue;
         if (f->kind == SIM_FAULT_MIDSTREAM && out->midstream >= 0) continue;
         if (!hits(f, i, t, draw, ctx)) continue;
@@ -78,10 +78,10 @@ void sim_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
     }
 }
 
-double sim_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t) {
+double scn_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t) {
     double c = 1.0;
     for (uint32_t i = 0; i < n; i++)
-        if (faults[i].kind == SIM_FAULT_BROWNOUT && sim_fault_active(&faults[i], t) &&
+        if (faults[i].kind == SIM_FAULT_BROWNOUT && scn_fault_active(&faults[i], t) &&
             faults[i].capacity < c)
             c = faults[i].capacity;
     return c;

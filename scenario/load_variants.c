@@ -8,7 +8,7 @@
  * share keeps one state). Then every stack is checked: one routing layer, roles that agree where a
  * layer is shared, degraded answers only outermost, resumed streams only innermost.
  */
-#include "sim/loadint.h"
+#include "scenario/loadint.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -52,11 +52,11 @@ static int find_layer(const sim_policy *pol, const char *name) {
 /* A new layer of the variant, named `name`: its index, or -1 after an error. */
 static int new_layer(pctx *P, sim_policy *pol, const char *name) {
     if (pol->layer_count == SIM_LAYERS_MAX) {
-        ld_fail(P, "at most %d layers in a variant (all its stacks together)", SIM_LAYERS_MAX);
+        scn__fail(P, "at most %d layers in a variant (all its stacks together)", SIM_LAYERS_MAX);
         return -1;
     }
     if (find_layer(pol, name) >= 0) {
-        ld_fail(P, "the variant already has a layer named '%s'", name);
+        scn__fail(P, "the variant already has a layer named '%s'", name);
         return -1;
     }
     sim_layer *L = &pol->layers[pol->layer_count];
@@ -68,17 +68,17 @@ static int new_layer(pctx *P, sim_policy *pol, const char *name) {
 static int layer_object(pctx *P, const cJSON *e, sim_policy *pol, uint8_t *idx) {
     static const char *const keys[] = {"name", LD_LAYER_KEYS, NULL};
     char name[SIM_NAME_MAX] = "";
-    int rc = ld_need_object(P, e);
-    if (rc == FB_OK) rc = ld_need_key(P, e, "name");
-    if (rc == FB_OK) rc = ld_get_string(P, e, "name", name, sizeof name);
-    if (rc == FB_OK) rc = ld_check_name(P, "name", name);
+    int rc = scn__need_object(P, e);
+    if (rc == FB_OK) rc = scn__need_key(P, e, "name");
+    if (rc == FB_OK) rc = scn__get_string(P, e, "name", name, sizeof name);
+    if (rc == FB_OK) rc = scn__check_name(P, "name", name);
     if (rc != FB_OK) return rc;
     int i = new_layer(P, pol, name);
     if (i < 0) return FB_EINVAL;
     *idx = (uint8_t)i;
-    if (ld_field(e, "preset")) return ld_parse_preset(P, e, &pol->layers[i]);
-    if (ld_field(e, "import")) return ld_import_layer(P, e, &pol->layers[i]);
-    return ld_parse_layer(P, e, &pol->layers[i], keys);
+    if (scn__field(e, "preset")) return scn__parse_preset(P, e, &pol->layers[i]);
+    if (scn__field(e, "import")) return scn__import_layer(P, e, &pol->layers[i]);
+    return scn__parse_layer(P, e, &pol->layers[i], keys);
 }
 
 typedef struct stack_ctx {
@@ -93,7 +93,7 @@ static int stack_item(pctx *P, const cJSON *e, uint32_t i, void *out) {
     uint8_t idx = 0;
     if (cJSON_IsString(e) && c->refs) {
         int k = find_layer(c->pol, e->valuestring);
-        if (k < 0) return ld_fail(P, "no layer named '%s' in this variant", e->valuestring);
+        if (k < 0) return scn__fail(P, "no layer named '%s' in this variant", e->valuestring);
         idx = (uint8_t)k;
     } else {
         int rc = layer_object(P, e, c->pol, &idx);
@@ -101,15 +101,15 @@ static int stack_item(pctx *P, const cJSON *e, uint32_t i, void *out) {
     }
     for (uint32_t j = 0; j < i; j++)
         if (c->st->layer[j] == idx)
-            return ld_fail(P, "layer '%s' is already in this stack", c->pol->layers[idx].name);
+            return scn__fail(P, "layer '%s' is already in this stack", c->pol->layers[idx].name);
     c->st->layer[i] = idx;
     return FB_OK;
 }
 
 static int parse_stack(pctx *P, const cJSON *v, sim_policy *pol, sim_stack *st, bool refs) {
     stack_ctx c = {pol, st, refs};
-    int rc = ld_array(P, v, SIM_DEPTH_MAX, "layers in a stack", stack_item, &c, &st->depth);
-    if (rc == FB_OK && st->depth == 0) rc = ld_fail(P, "a stack needs at least one layer");
+    int rc = scn__array(P, v, SIM_DEPTH_MAX, "layers in a stack", stack_item, &c, &st->depth);
+    if (rc == FB_OK && st->depth == 0) rc = scn__fail(P, "a stack needs at least one layer");
     return rc;
 }
 
@@ -118,20 +118,21 @@ static int parse_stack(pctx *P, const cJSON *v, sim_policy *pol, sim_stack *st, 
 /* A layer's keys that make sense only at a place in the stack. */
 static int check_place(pctx *P, const sim_layer *L, uint32_t i, uint32_t depth) {
     if (L->degraded && i != 0)
-        return ld_fail(P, "layer '%s': only the outermost layer answers with a degraded response",
-                       L->name);
+        return scn__fail(P, "layer '%s': only the outermost layer answers with a degraded response",
+                         L->name);
     if (L->stream == FB_STREAM_RESUME && i + 1 != depth)
-        return ld_fail(P, "layer '%s': only the innermost layer can resume a stream", L->name);
+        return scn__fail(P, "layer '%s': only the innermost layer can resume a stream", L->name);
     if (L->context_check && L->role != SIM_ROLE_ROUTER)
-        return ld_fail(P, "layer '%s': context_window_check belongs to the routing layer", L->name);
-    int rc = ld_check_client_place(P, L, i + 1 == depth);
+        return scn__fail(P, "layer '%s': context_window_check belongs to the routing layer",
+                         L->name);
+    int rc = scn__check_client_place(P, L, i + 1 == depth);
     if (rc != FB_OK || L->role != SIM_ROLE_OUTER) return rc;
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
         if (L->per_provider[p].has_ratelimit || L->per_provider[p].timeout_us > 0)
-            return ld_fail(P,
-                           "layer '%s' is outside the routing layer: it calls the layer inside, "
-                           "not providers, so it has no per-provider rate_limit or overrides",
-                           L->name);
+            return scn__fail(P,
+                             "layer '%s' is outside the routing layer: it calls the layer inside, "
+                             "not providers, so it has no per-provider rate_limit or overrides",
+                             L->name);
     return FB_OK;
 }
 
@@ -142,10 +143,10 @@ static int assign_roles(pctx *P, sim_policy *pol, sim_stack *st, uint32_t *assig
         const sim_layer *L = &pol->layers[st->layer[i]];
         if (!L->routes) continue;
         if (router >= 0)
-            return ld_fail(P,
-                           "layers '%s' and '%s' both declare a fallback chain: fusebox models "
-                           "one routing layer per stack",
-                           pol->layers[st->layer[router]].name, L->name);
+            return scn__fail(P,
+                             "layers '%s' and '%s' both declare a fallback chain: fusebox models "
+                             "one routing layer per stack",
+                             pol->layers[st->layer[router]].name, L->name);
         router = (int)i;
     }
     st->router = router < 0 ? 0 : (uint32_t)router;
@@ -155,11 +156,12 @@ static int assign_roles(pctx *P, sim_policy *pol, sim_stack *st, uint32_t *assig
                         : i == st->router ? SIM_ROLE_ROUTER
                                           : SIM_ROLE_INNER;
         if (*assigned & (1u << st->layer[i]) && L->role != role)
-            return ld_fail(P,
-                           "layer '%s' has a different place (router, outside or inside it) in "
-                           "two stacks (without a \"fallback\", a stack's outermost layer routes: "
-                           "declare \"fallback\" on the routing layer)",
-                           L->name);
+            return scn__fail(
+                P,
+                "layer '%s' has a different place (router, outside or inside it) in "
+                "two stacks (without a \"fallback\", a stack's outermost layer routes: "
+                "declare \"fallback\" on the routing layer)",
+                L->name);
         L->role = role;
         *assigned |= 1u << st->layer[i];
         int rc = check_place(P, L, i, st->depth);
@@ -174,19 +176,20 @@ static int assign_roles(pctx *P, sim_policy *pol, sim_stack *st, uint32_t *assig
 static int check_layered_keys(pctx *P, const cJSON *m) {
     static const char *const keys[] = {"layers", "classes", "description", NULL};
     for (const cJSON *it = m->child; it; it = it->next) {
-        for (size_t i = 0; ld_layer_keys[i]; i++) {
-            if (strcmp(it->string, ld_layer_keys[i]) != 0 || strcmp(it->string, "description") == 0)
+        for (size_t i = 0; scn__layer_keys[i]; i++) {
+            if (strcmp(it->string, scn__layer_keys[i]) != 0 ||
+                strcmp(it->string, "description") == 0)
                 continue;
-            size_t old = ld_push_key(P, it->string);
-            int rc = ld_fail(P,
-                             "with \"layers\", \"%s\" belongs inside a layer (the top-level "
-                             "\"policy\" is merged into every variant)",
-                             it->string);
-            ld_pop(P, old);
+            size_t old = scn__push_key(P, it->string);
+            int rc = scn__fail(P,
+                               "with \"layers\", \"%s\" belongs inside a layer (the top-level "
+                               "\"policy\" is merged into every variant)",
+                               it->string);
+            scn__pop(P, old);
             return rc;
         }
     }
-    return ld_check_keys(P, m, keys);
+    return scn__check_keys(P, m, keys);
 }
 
 /* The variant's policy keys as its one layer (the form without "layers"). */
@@ -196,7 +199,7 @@ static int parse_single(pctx *P, const cJSON *m, sim_policy *pol) {
     if (i < 0) return FB_EINVAL;
     pol->stack.layer[0] = (uint8_t)i;
     pol->stack.depth = 1;
-    return ld_parse_layer(P, m, &pol->layers[i], keys);
+    return scn__parse_layer(P, m, &pol->layers[i], keys);
 }
 
 static int class_index(pctx *P, const char *name, uint32_t *out) {
@@ -205,52 +208,52 @@ static int class_index(pctx *P, const char *name, uint32_t *out) {
             *out = c;
             return FB_OK;
         }
-    return ld_fail(P, "no traffic class named '%s'", name);
+    return scn__fail(P, "no traffic class named '%s'", name);
 }
 
 /* "classes": {CLASS: {"layers": [...]}} or {CLASS: policy keys} (one layer named CLASS). */
 static int parse_classes(pctx *P, const cJSON *v, void *out) {
     static const char *const keys[] = {"layers", "description", NULL};
     sim_policy *pol = out;
-    int rc = ld_need_object(P, v);
+    int rc = scn__need_object(P, v);
     for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
-        size_t old = ld_push_key(P, e->string);
+        size_t old = scn__push_key(P, e->string);
         uint32_t c = 0;
         rc = class_index(P, e->string, &c);
-        if (rc == FB_OK) rc = ld_need_object(P, e);
+        if (rc == FB_OK) rc = scn__need_object(P, e);
         sim_stack *st = &pol->class_stack[c];
-        if (rc == FB_OK && ld_field(e, "layers")) {
-            rc = ld_check_keys(P, e, keys);
-            size_t o2 = ld_push_key(P, "layers");
-            if (rc == FB_OK) rc = parse_stack(P, ld_field(e, "layers"), pol, st, true);
-            ld_pop(P, o2);
+        if (rc == FB_OK && scn__field(e, "layers")) {
+            rc = scn__check_keys(P, e, keys);
+            size_t o2 = scn__push_key(P, "layers");
+            if (rc == FB_OK) rc = parse_stack(P, scn__field(e, "layers"), pol, st, true);
+            scn__pop(P, o2);
         } else if (rc == FB_OK) {
             int i = new_layer(P, pol, e->string);
             if (i < 0) rc = FB_EINVAL;
-            if (rc == FB_OK && ld_field(e, "preset"))
-                rc = ld_parse_preset(P, e, &pol->layers[i]);
+            if (rc == FB_OK && scn__field(e, "preset"))
+                rc = scn__parse_preset(P, e, &pol->layers[i]);
             else if (rc == FB_OK)
-                rc = ld_parse_layer(P, e, &pol->layers[i], ld_layer_keys);
+                rc = scn__parse_layer(P, e, &pol->layers[i], scn__layer_keys);
             st->layer[0] = (uint8_t)i;
             st->depth = 1;
         }
-        ld_pop(P, old);
+        scn__pop(P, old);
     }
     return rc;
 }
 
 static int parse_stacks(pctx *P, const cJSON *m, sim_policy *pol) {
     int rc;
-    if (ld_field(m, "layers")) {
+    if (scn__field(m, "layers")) {
         pol->layered = true;
         rc = check_layered_keys(P, m);
-        size_t old = ld_push_key(P, "layers");
-        if (rc == FB_OK) rc = parse_stack(P, ld_field(m, "layers"), pol, &pol->stack, false);
-        ld_pop(P, old);
+        size_t old = scn__push_key(P, "layers");
+        if (rc == FB_OK) rc = parse_stack(P, scn__field(m, "layers"), pol, &pol->stack, false);
+        scn__pop(P, old);
     } else {
         rc = parse_single(P, m, pol);
     }
-    if (rc == FB_OK) rc = ld_key(P, m, "classes", parse_classes, pol);
+    if (rc == FB_OK) rc = scn__key(P, m, "classes", parse_classes, pol);
     uint32_t assigned = 0;
     if (rc == FB_OK) rc = assign_roles(P, pol, &pol->stack, &assigned);
     for (uint32_t c = 0; rc == FB_OK && c < SIM_CLASSES_MAX; c++)
@@ -261,73 +264,74 @@ static int parse_stacks(pctx *P, const cJSON *m, sim_policy *pol) {
 
 static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy *pol) {
     if (!variant_name_ok(v->string))
-        return ld_fail(P, "variant names start with a letter and use letters, digits, '_' and "
-                          "'-' (expectations refer to them)");
-    int rc = ld_need_object(P, v);
+        return scn__fail(P, "variant names start with a letter and use letters, digits, '_' and "
+                            "'-' (expectations refer to them)");
+    int rc = scn__need_object(P, v);
     if (rc != FB_OK) return rc;
     /* "inherit_policy": false, a stack of its own (fusebox run --policy adds one) */
     bool inherit = true;
-    rc = ld_get_bool(P, v, "inherit_policy", &inherit);
+    rc = scn__get_bool(P, v, "inherit_policy", &inherit);
     if (rc != FB_OK) return rc;
     cJSON *none = inherit ? NULL : cJSON_CreateObject();
     cJSON *m = merge(inherit ? base : none, v);
     cJSON_Delete(none);
-    if (m == NULL) rc = ld_fail(P, "out of memory");
+    if (m == NULL) rc = scn__fail(P, "out of memory");
     if (rc == FB_OK) cJSON_DeleteItemFromObjectCaseSensitive(m, "inherit_policy");
     snprintf(pol->name, SIM_NAME_MAX, "%s", v->string);
-    if (rc == FB_OK) rc = ld_parse_variant_fleet(P, m, pol);
+    if (rc == FB_OK) rc = scn__parse_variant_fleet(P, m, pol);
     if (rc == FB_OK) rc = parse_stacks(P, m, pol);
     cJSON_Delete(m);
     return rc;
 }
 
 static int parse_variant_list(pctx *P, const cJSON *base, const cJSON *vars, sim_scenario *sc) {
-    int rc = ld_need_object(P, vars);
+    int rc = scn__need_object(P, vars);
     uint32_t i = 0;
     for (const cJSON *e = vars->child; rc == FB_OK && e; e = e->next, i++) {
-        size_t old = ld_push_key(P, e->string);
+        size_t old = scn__push_key(P, e->string);
         rc = i < SIM_VARIANTS_MAX ? parse_variant(P, base, e, &sc->variants[i])
-                                  : ld_fail(P, "at most %d variants", SIM_VARIANTS_MAX);
+                                  : scn__fail(P, "at most %d variants", SIM_VARIANTS_MAX);
         if (rc == FB_OK) sc->variant_count = i + 1;
-        ld_pop(P, old);
+        scn__pop(P, old);
     }
-    if (rc == FB_OK && i == 0) rc = ld_fail(P, "at least one variant is needed");
+    if (rc == FB_OK && i == 0) rc = scn__fail(P, "at least one variant is needed");
     return rc;
 }
 
-int ld_parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
-    const cJSON *base = ld_field(root, "policy");
-    const cJSON *vars = ld_field(root, "variants");
+int scn__parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
+    const cJSON *base = scn__field(root, "policy");
+    const cJSON *vars = scn__field(root, "variants");
     int rc = FB_OK;
     if (base && !cJSON_IsObject(base)) {
-        size_t old = ld_push_key(P, "policy");
-        rc = ld_need_object(P, base);
-        ld_pop(P, old);
+        size_t old = scn__push_key(P, "policy");
+        rc = scn__need_object(P, base);
+        scn__pop(P, old);
         return rc;
     }
-    if (base && ld_field(base, "inherit_policy")) {
-        size_t old = ld_push_key(P, "policy");
-        ld_push_key(P, "inherit_policy");
-        rc = ld_fail(P, "unknown key 'inherit_policy' (a variant's key: it keeps this policy out)");
-        ld_pop(P, old);
+    if (base && scn__field(base, "inherit_policy")) {
+        size_t old = scn__push_key(P, "policy");
+        scn__push_key(P, "inherit_policy");
+        rc = scn__fail(P,
+                       "unknown key 'inherit_policy' (a variant's key: it keeps this policy out)");
+        scn__pop(P, old);
         return rc;
     }
     cJSON *empty = NULL;
     if (base == NULL) base = empty = cJSON_CreateObject();
     if (vars == NULL) {
         /* no variants: the policy alone, named "default" */
-        size_t old = ld_push_key(P, "policy");
+        size_t old = scn__push_key(P, "policy");
         snprintf(sc->variants[0].name, SIM_NAME_MAX, "default");
         cJSON *m = cJSON_Duplicate(base, 1);
-        rc = m ? ld_parse_variant_fleet(P, m, &sc->variants[0]) : ld_fail(P, "out of memory");
+        rc = m ? scn__parse_variant_fleet(P, m, &sc->variants[0]) : scn__fail(P, "out of memory");
         if (rc == FB_OK) rc = parse_stacks(P, m, &sc->variants[0]);
         cJSON_Delete(m);
         sc->variant_count = 1;
-        ld_pop(P, old);
+        scn__pop(P, old);
     } else {
-        size_t old = ld_push_key(P, "variants");
+        size_t old = scn__push_key(P, "variants");
         rc = parse_variant_list(P, base, vars, sc);
-        ld_pop(P, old);
+        scn__pop(P, old);
     }
     cJSON_Delete(empty);
     return rc;

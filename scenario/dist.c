@@ -1,12 +1,12 @@
 /* dist.c - sampling the scenario's distributions; see dist.h. */
-#include "sim/dist.h"
+#include "scenario/dist.h"
 
 #include <math.h>
 
 /* The standard normal's 0.99 quantile, as fb_rng_lognormal (core/rng.c) uses it. */
 #define Z_P99 2.3263478740408408
 
-void sim_dist_prepare(sim_dist *d) {
+void scn_dist_prepare(sim_dist *d) {
     d->prepared = false;
     if (d->kind != SIM_DIST_LOGNORMAL || !(d->a > 0.0) || !(d->b > d->a)) return;
     d->ln_a = log(d->a);
@@ -22,7 +22,7 @@ static double lognormal(fb_rng *rng, const sim_dist *d) {
     return exp(d->ln_a + d->sigma * z);
 }
 
-double sim_dist_draw(fb_rng *rng, const sim_dist *d) {
+double scn_dist_draw(fb_rng *rng, const sim_dist *d) {
     switch (d->kind) {
     case SIM_DIST_CONSTANT:
         return d->a;
@@ -43,15 +43,15 @@ static int64_t round_positive(double v) {
     return v - (double)i >= 0.5 ? i + 1 : i;
 }
 
-fb_time_us sim_dist_draw_us(fb_rng *rng, const sim_dist *d) {
-    double v = sim_dist_draw(rng, d);
+fb_time_us scn_dist_draw_us(fb_rng *rng, const sim_dist *d) {
+    double v = scn_dist_draw(rng, d);
     if (!(v > 0)) return 0;
     if (v > 1e15) return (fb_time_us)1e15;
     return round_positive(v);
 }
 
-uint32_t sim_dist_draw_tokens(fb_rng *rng, const sim_dist *d) {
-    double v = sim_dist_draw(rng, d);
+uint32_t scn_dist_draw_tokens(fb_rng *rng, const sim_dist *d) {
+    double v = scn_dist_draw(rng, d);
     if (!(v > 0)) return 0;
     if (v > 1e8) return 100000000u;
     return (uint32_t)round_positive(v);
