@@ -1,4 +1,6 @@
 /* cmd_run.c - 'fusebox run': simulate a scenario's variants and write the report. */
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,8 @@ static void usage(FILE *f) {
           "                       configuration, imported as fusebox import-policy does\n"
           "                       (KIND: resilience4j, ...), e.g. --policy\n"
           "                       resilience4j:application.yml#backendA (at most 4)\n"
+          "  -j, --jobs N         simulate up to N variants at once, in threads (default:\n"
+          "                       the CPUs; the files are the same bytes for any N)\n"
           "      --no-charts      skip the gnuplot charts and report.html\n"
           "      --stats          print simulator speed and memory on stderr\n"
           "  -q, --quiet          no summary on stdout, no progress on stderr\n"
@@ -49,9 +53,12 @@ static void usage(FILE *f) {
           f);
 }
 
+#define RUN_JOBS_MAX 64
+
 typedef struct args {
     cli_run_args run;
     bool charts, quiet, stats;
+    unsigned jobs; /* 0: the CPUs */
 } args;
 
 /* Returns CLI_OK, an exit code, or -1 after --help. */
@@ -60,12 +67,20 @@ static int parse_args(int argc, char **argv, args *o) {
     o->charts = true;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        const char *val;
         int rc = CLI_OK;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return -1;
         } else if (cli_run_opt(argc, argv, &i, "run", &o->run, &rc)) {
             if (rc != CLI_OK) return rc;
+        } else if (cli_opt(argc, argv, &i, "-j", "--jobs", &val)) {
+            uint64_t j;
+            if (val == NULL) return cli_missing("run", a);
+            if (cli_parse_u64(val, &j) != 0 || j < 1 || j > RUN_JOBS_MAX)
+                return cli_bad("run", "--jobs needs a number from 1 to %d, got '%s'", RUN_JOBS_MAX,
+                               val);
+            o->jobs = (unsigned)j;
         } else if (strcmp(a, "--no-charts") == 0) {
             o->charts = false;
         } else if (strcmp(a, "--stats") == 0) {
@@ -110,30 +125,141 @@ static void print_stats(const char *variant, const sim_summary *s, const struct 
             (unsigned long long)s->queue_peak, ru.ru_maxrss / 1024);
 }
 
+/*
+ * One variant's run. With several at once, each writes its rows and events to
+ * its own temporary files, appended to the staged timeseries.csv and
+ * events.jsonl in the variants' order when all have ended: the same bytes as
+ * one after the other.
+ */
+typedef struct job {
+    const sim_scenario *sc;
+    uint32_t v;
+    cli_writer w; /* a copy of the command's, on the job's files when run in a thread */
+    sim_summary *s;
+    int rc;
+    sim_error err;
+    struct timespec t0, t1;
+    bool ran;
+} job;
+
+static void run_job(job *j) {
+    sim_run_opts opts = cli_writer_opts(&j->w);
+    clock_gettime(CLOCK_MONOTONIC, &j->t0);
+    j->rc = sim_run(j->sc, j->v, &opts, j->s, &j->err);
+    j->ran = true;
+    clock_gettime(CLOCK_MONOTONIC, &j->t1);
+}
+
+/* Threads take the next job until none is left. */
+typedef struct pool {
+    job *jobs;
+    size_t n, next;
+    pthread_mutex_t lock;
+} pool;
+
+static void *worker(void *arg) {
+    pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->lock);
+        size_t k = p->next < p->n && cli_stop_signal == 0 ? p->next++ : p->n;
+        pthread_mutex_unlock(&p->lock);
+        if (k == p->n) return NULL;
+        run_job(&p->jobs[k]);
+    }
+}
+
+/*
+ * Append f (a job's temporary file) to out, unless out failed before
+ * (*out_errno set: the close of out reports that failure with its reason).
+ * False when reading f failed.
+ */
+static bool append(FILE *out, int *out_errno, FILE *f) {
+    char buf[65536];
+    size_t got;
+    bool ok = f != NULL && !ferror(f) && fflush(f) == 0 && fseek(f, 0, SEEK_SET) == 0;
+    while (ok && *out_errno == 0 && (got = fread(buf, 1, sizeof buf, f)) > 0) {
+        errno = 0;
+        if (fwrite(buf, 1, got, out) != got) *out_errno = errno ? errno : EIO;
+    }
+    ok = ok && !ferror(f);
+    if (f) fclose(f);
+    return ok;
+}
+
+/* Run jobs[0..n) on `threads` threads, their files appended to w's in order. */
+static int run_threads(job *jobs, size_t n, unsigned threads, cli_writer *w) {
+    pool p = {jobs, n, 0, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t tid[RUN_JOBS_MAX];
+    unsigned started = 0;
+    for (size_t k = 0; k < n; k++) {
+        jobs[k].w.csv = tmpfile();
+        jobs[k].w.events = tmpfile();
+        jobs[k].w.progress = false;
+        if (jobs[k].w.csv == NULL || jobs[k].w.events == NULL) threads = 0; /* nothing runs */
+    }
+    for (; started < threads; started++)
+        if (pthread_create(&tid[started], NULL, worker, &p) != 0) break;
+    if (started == 0 && threads > 0) worker(&p); /* no thread could start: run them here */
+    for (unsigned t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    bool ok = threads > 0;
+    for (size_t k = 0; k < n; k++) {
+        ok = append(w->csv, &w->csv_errno, jobs[k].w.csv) && ok;
+        ok = append(w->events, &w->events_errno, jobs[k].w.events) && ok;
+    }
+    if (ok) return CLI_OK; /* a failed write to w's files is reported by their close */
+    fprintf(stderr, "fusebox run: a temporary file for a variant's rows and events: %s\n",
+            strerror(errno ? errno : EIO));
+    return CLI_BAD_INPUT;
+}
+
+static unsigned jobs_of(const args *o, size_t n) {
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned j = o->jobs ? o->jobs : (cpus > 0 ? (unsigned)cpus : 1);
+    if (j > RUN_JOBS_MAX) j = RUN_JOBS_MAX;
+    return n < j ? (unsigned)n : j;
+}
+
 /* Simulate the selected variants into r, their rows and events through w. */
 static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, runs *r) {
-    int status = CLI_OK;
-    for (uint32_t v = 0; v < sc->variant_count && cli_stop_signal == 0; v++) {
+    job jobs[SIM_VARIANTS_MAX];
+    size_t n = 0;
+    for (uint32_t v = 0; v < sc->variant_count; v++) {
         if (o->run.nonly > 0 && !r->selected[v]) continue;
-        sim_summary *s = malloc(sizeof *s);
-        if (s == NULL) {
+        job *j = &jobs[n];
+        memset(j, 0, sizeof *j);
+        j->sc = sc;
+        j->v = v;
+        j->w = *w;
+        j->w.variant = sc->variants[v].name;
+        j->s = malloc(sizeof *j->s);
+        if (j->s == NULL) {
             fprintf(stderr, "fusebox run: out of memory\n");
+            while (n > 0) free(jobs[--n].s);
             return CLI_BAD_INPUT;
         }
-        r->sums[r->n++] = s;
-        w->variant = sc->variants[v].name;
-        sim_run_opts opts = cli_writer_opts(w);
-        sim_error err;
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        int rc = sim_run(sc, v, &opts, s, &err);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        if (o->stats) print_stats(sc->variants[v].name, s, &t0, &t1);
-        if (w->progress) fputs("\r\033[K", stderr);
-        if (rc != FB_OK && rc != FB_EINTR) { /* an interruption is said once, at the end */
+        n++;
+    }
+    unsigned threads = jobs_of(o, n);
+    int status = CLI_OK;
+    if (threads > 1)
+        status = run_threads(jobs, n, threads, w);
+    else
+        for (size_t k = 0; k < n && cli_stop_signal == 0; k++) {
+            run_job(&jobs[k]);
+            if (w->progress) fputs("\r\033[K", stderr);
+        }
+    for (size_t k = 0; k < n; k++) {
+        job *j = &jobs[k];
+        if (!j->ran) { /* a signal came first */
+            free(j->s);
+            continue;
+        }
+        r->sums[r->n++] = j->s;
+        if (o->stats) print_stats(sc->variants[j->v].name, j->s, &j->t0, &j->t1);
+        if (j->rc != FB_OK && j->rc != FB_EINTR) { /* an interruption is said once, at the end */
             char msg[1024];
-            scn_error_format(&err, msg, sizeof msg);
-            fprintf(stderr, "fusebox run: variant %s: %s\n", sc->variants[v].name, msg);
+            scn_error_format(&j->err, msg, sizeof msg);
+            fprintf(stderr, "fusebox run: variant %s: %s\n", sc->variants[j->v].name, msg);
             status = CLI_BAD_INPUT;
         }
     }

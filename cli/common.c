@@ -168,7 +168,10 @@ static FILE *open_staged(cli_writer *w, const char *cmd, const char *name) {
 static int close_staged(cli_writer *w, const char *cmd, FILE *f, const char *name) {
     char path[1300];
     snprintf(path, sizeof path, "%s/%s", w->out.dir, name);
-    return cli_close_checked(f, cmd, path);
+    int saved = f == w->csv ? w->csv_errno : f == w->events ? w->events_errno : 0;
+    int err = rep_fclose_checked(f);
+    if (err == EIO && saved != 0) err = saved;
+    return err == 0 ? 0 : cli_write_error(cmd, path, err);
 }
 
 int cli_writer_open(cli_writer *w, const char *cmd, const char *dir, const sim_scenario *sc,
