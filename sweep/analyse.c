@@ -225,3 +225,31 @@ bool sweep_higher_is_better(const sweep *sw, const char *metric) {
         if (strcmp(*h, metric) == 0) return true;
     return false;
 }
+
+/* The values of tasks a and b are the same, metric for metric (NaN equal to NaN). */
+static bool same_values(const sweep *sw, uint64_t a, uint64_t b) {
+    const double *x = &sw->values[a * sw->metric_count], *y = &sw->values[b * sw->metric_count];
+    for (size_t m = 0; m < sw->metric_count; m++)
+        if (!(x[m] == y[m] || (isnan(x[m]) && isnan(y[m])))) return false;
+    return true;
+}
+
+bool sweep_dim_no_effect(const sweep *sw, uint32_t d) {
+    uint32_t n = sw->dims[d].value_count;
+    if (sw->sample > 0 || n < 2) return false;
+    uint64_t stride = 1, pairs = 0;
+    for (uint32_t e = sw->dim_count; e-- > d + 1;) stride *= sw->dims[e].value_count;
+    for (uint64_t p = 0; p < sw->points; p++) {
+        if ((p / stride) % n != 0) continue; /* p: d at its first value */
+        for (uint32_t k = 1; k < n; k++) {
+            uint64_t q = p + k * stride;
+            for (uint32_t s = 0; s < sw->seeds; s++) {
+                uint64_t a = p * sw->seeds + s, b = q * sw->seeds + s;
+                if (sw->state[a] != 1 || sw->state[b] != 1) continue;
+                if (!same_values(sw, a, b)) return false;
+                pairs++;
+            }
+        }
+    }
+    return pairs > 0;
+}

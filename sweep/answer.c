@@ -143,6 +143,31 @@ static void answer_policy(FILE *f, const sweep *sw, uint64_t p) {
     scn_free(sc);
 }
 
+/* "KEY has no effect" for each such dimension; how many there are. */
+static uint32_t answer_no_effect(FILE *f, const sweep *sw, bool *none) {
+    uint32_t n = 0;
+    for (uint32_t d = 0; d < sw->dim_count; d++) {
+        none[d] = sweep_dim_no_effect(sw, d);
+        if (!none[d]) continue;
+        fprintf(f,
+                "%s%s has no effect in this scenario: each of its %u values gave the same "
+                "results, seed for seed, whatever the other settings\n",
+                n++ ? "" : "\n", sw->dims[d].key, sw->dims[d].value_count);
+    }
+    return n;
+}
+
+/* The runner-up differs from the best only in dimensions that change nothing. */
+static bool differs_only_in(const sweep *sw, const bool *none) {
+    for (uint32_t d = 0; d < sw->dim_count; d++) {
+        char a[SWEEP_VALUE_MAX], b[SWEEP_VALUE_MAX];
+        sweep_point_value(sw, (uint64_t)sw->best, d, a, sizeof a);
+        sweep_point_value(sw, (uint64_t)sw->runner_up, d, b, sizeof b);
+        if (strcmp(a, b) != 0 && !none[d]) return false;
+    }
+    return true;
+}
+
 static void answer_runner_up(FILE *f, const sweep *sw) {
     char label[1024], a[64], b[64], c[64], d[64];
     int m = sweep_metric_index(sw, sw->objective);
@@ -224,11 +249,18 @@ void sweep_write_answer(FILE *f, const sweep *sw) {
         }
         return;
     }
+    bool none[SWEEP_DIMS_MAX];
+    uint32_t no_effect = answer_no_effect(f, sw, none);
     sweep_point_label(sw, (uint64_t)sw->best, label, sizeof label);
     fprintf(f, "\nbest: point %" PRId64 "  %s\n", sw->best, label);
     answer_metrics(f, sw, (uint64_t)sw->best);
     answer_policy(f, sw, (uint64_t)sw->best);
-    if (sw->runner_up >= 0)
+    if (sw->runner_up >= 0 && no_effect > 0 && differs_only_in(sw, none))
+        fprintf(f,
+                "\nrunner-up: point %" PRId64 " differs from the best only in settings that have "
+                "no effect (above): the same results; more seeds would not separate them\n",
+                sw->runner_up);
+    else if (sw->runner_up >= 0)
         answer_runner_up(f, sw);
     else
         fputs("\nrunner-up: none (only one point is feasible)\n", f);

@@ -109,6 +109,14 @@ extern const char *const sweep_pareto_metrics[3];
 int sweep_metric_index(const sweep *sw, const char *name);
 /* Statistics of metric column m over point p's completed seeds. */
 void sweep_point_stat(const sweep *sw, uint64_t p, int m, sweep_stat *st);
+/*
+ * Does dimension d change nothing? True when the sweep is a full grid, d has
+ * two values or more, and every point gave the same value of every metric as
+ * the point that differs from it only in d, seed for seed (the runs compared
+ * are those that ended well on both sides; at least one pair). A sample
+ * (Latin hypercube) never pairs its points this way: false.
+ */
+bool sweep_dim_no_effect(const sweep *sw, uint32_t d);
 /* The mean of a metric (by name) over point p's completed seeds. */
 double sweep_point_mean(const sweep *sw, uint64_t p, const char *metric);
 /* What a constraint is judged on: the mean, or with --strict the CI's far end. */

@@ -104,4 +104,20 @@ contains "$ERR" "in-flight cap reached" "the first failed run's reason is shown"
 [ "$(cut -d, -f4 "$T/capped/sweep.csv" | sed 1d | sort -u)" = "0" ]
 ok $? "failed runs are written with complete=0"
 
+# a knob with no effect: said so, and the runner-up that differs only in it is not "try more seeds"
+NOEFF=$("$FUSEBOX" sweep tests/e2e/sweep-small.json --grid breaker.open=5s,20s \
+    --grid providers.anthropic.capacity.concurrency=500,1000 --seeds 2 --minimize cost_usd \
+    -o "$T/noeff" --no-charts 2>&1)
+contains "$NOEFF" "providers.anthropic.capacity.concurrency has no effect in this scenario" \
+    "a dimension that changes no result is said to have no effect"
+ok $(echo "$NOEFF" | grep -q "breaker.open has no effect" && echo 1 || echo 0) \
+    "a dimension that changes results is not said to have no effect"
+contains "$NOEFF" "differs from the best only in settings that have no effect" \
+    "the runner-up that differs only in it is the same, not 'try more seeds'"
+ok $(echo "$NOEFF" | grep -q "try more --seeds" && echo 1 || echo 0) "no 'try more --seeds' then"
+SAMPLE=$("$FUSEBOX" sweep tests/e2e/sweep-small.json --grid breaker.open=5s..20s \
+    --grid providers.anthropic.capacity.concurrency=500..1000 --sample 4 --seeds 1 \
+    --minimize cost_usd -o "$T/noeff-sample" --no-charts 2>&1)
+ok $(echo "$SAMPLE" | grep -q "has no effect" && echo 1 || echo 0) "a sample makes no such claim"
+
 finish
