@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "scenario/scenario.h"
 #include "core/version.h"
 
 struct command {
@@ -44,6 +45,19 @@ static void usage(FILE *out) {
           out);
 }
 
+/* An unknown command: named, the nearest command when one is near, and where the list is. */
+static void unknown(const char *name, const char *what) {
+    const char *names[sizeof commands / sizeof commands[0] + 2];
+    size_t n = 0;
+    for (; n < sizeof commands / sizeof commands[0]; n++) names[n] = commands[n].name;
+    names[n++] = "version";
+    names[n] = NULL;
+    const char *near = scn_suggest(name, names);
+    fprintf(stderr, "fusebox: %sunknown command '%s'", what, name);
+    if (near) fprintf(stderr, " (did you mean '%s'?)", near);
+    fputs("; the commands: fusebox --help\n", stderr);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         usage(stderr);
@@ -59,8 +73,7 @@ int main(int argc, char **argv) {
                 return commands[i].fn(2, args);
             }
         if (strcmp(argv[2], "version") != 0) {
-            fprintf(stderr, "fusebox: no help for unknown command '%s'\n", argv[2]);
-            usage(stderr);
+            unknown(argv[2], "no help for ");
             return CLI_BAD_INPUT;
         }
     }
@@ -74,7 +87,6 @@ int main(int argc, char **argv) {
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (strcmp(name, commands[i].name) == 0) return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "fusebox: unknown command '%s'\n", name);
-    usage(stderr);
+    unknown(name, "");
     return CLI_BAD_INPUT;
 }

@@ -8,7 +8,11 @@ contains "$OUT" "run SCENARIO" "--help lists run"
 expect_exit 0 "version" "$FUSEBOX" version
 contains "$OUT" "fusebox 0." "version prints the version"
 expect_exit 2 "an unknown command exits 2" "$FUSEBOX" frobnicate
-contains "$ERR" "unknown command 'frobnicate'" "an unknown command is named"
+contains "$ERR" "unknown command 'frobnicate'; the commands: fusebox --help" "an unknown command is named, with where the list is"
+expect_exit 2 "a mistyped command exits 2" "$FUSEBOX" runn
+contains "$ERR" "unknown command 'runn' (did you mean 'run'?)" "a mistyped command gets a did-you-mean"
+expect_exit 2 "a mistyped long command exits 2" "$FUSEBOX" import-polcy
+contains "$ERR" "unknown command 'import-polcy' (did you mean 'import-policy'?)" "even a long one"
 expect_exit 2 "run without a scenario exits 2" "$FUSEBOX" run
 for c in run check validate sweep merge mock live verdict; do
     expect_exit 0 "$c --help exits 0" "$FUSEBOX" $c --help
