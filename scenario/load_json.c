@@ -297,28 +297,47 @@ static int decimal(const char *s, double *v, char **end) {
     return FB_OK;
 }
 
+/* The unit at the start of s (the longest that matches: "ms" before "m"), or -1. */
+static int duration_unit(const char *s, size_t *len) {
+    static const struct {
+        const char *name;
+        double us;
+    } units[] = {{"d", 86400e6}, {"h", 3600e6}, {"min", 60e6}, {"m", 60e6},
+                 {"s", 1e6},     {"ms", 1e3},   {"us", 1}};
+    int best = -1;
+    size_t best_len = 0;
+    for (int i = 0; i < (int)(sizeof units / sizeof units[0]); i++) {
+        size_t n = strlen(units[i].name);
+        if (n > best_len && strncmp(s, units[i].name, n) == 0) {
+            best = i;
+            best_len = n;
+        }
+    }
+    *len = best_len;
+    return best;
+}
+
+/*
+ * A decimal number and a unit, or several, each unit smaller than the one
+ * before ("20m15s", "1h30m", "1m0.5s"; Go's time.ParseDuration form).
+ */
 int scn_parse_duration(const char *s, fb_time_us *out) {
-    char *end;
-    double v;
+    static const double unit_us[] = {86400e6, 3600e6, 60e6, 60e6, 1e6, 1e3, 1};
     if (s == NULL) return FB_EPARSE;
-    int rc = decimal(s, &v, &end);
-    if (rc != FB_OK) return rc;
-    double mul;
-    if (strcmp(end, "us") == 0)
-        mul = 1;
-    else if (strcmp(end, "ms") == 0)
-        mul = 1e3;
-    else if (strcmp(end, "s") == 0)
-        mul = 1e6;
-    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
-        mul = 60e6;
-    else if (strcmp(end, "h") == 0)
-        mul = 3600e6;
-    else if (strcmp(end, "d") == 0)
-        mul = 86400e6;
-    else
-        return FB_EPARSE;
-    double us = v * mul;
+    double us = 0, last = INFINITY;
+    const char *p = s;
+    do {
+        char *end;
+        double v;
+        int rc = decimal(p, &v, &end);
+        if (rc != FB_OK) return rc;
+        size_t n;
+        int u = duration_unit(end, &n);
+        if (u < 0 || !(unit_us[u] < last)) return FB_EPARSE;
+        last = unit_us[u];
+        us += v * unit_us[u];
+        p = end + n;
+    } while (*p != '\0');
     /* at most ~31 years: sums of times stay far from int64 overflow */
     if (us < 0 || us > 1e15) return FB_ERANGE;
     *out = (fb_time_us)llround(us);
@@ -370,7 +389,8 @@ int scn__get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow
                              v->valuestring, v->valuestring, v->valuestring);
         return scn__fail(P,
                          "cannot read duration \"%s\" (use a decimal number and a unit: us, ms, s, "
-                         "m, h, d, as in \"250ms\" or \"1.5s\")",
+                         "m, h, d, as in \"250ms\" or \"1.5s\"; or several, largest first, as in "
+                         "\"20m15s\")",
                          v->valuestring);
     }
     if (!allow_zero && d == 0) return scn__fail(P, "duration must be greater than zero");

@@ -64,6 +64,27 @@ static void scenario_durations_parse_with_units(void **state) {
     assert_int_equal(scn_parse_duration("99999999999999999999h", &d), FB_ERANGE);
 }
 
+/* Go's form: several number-unit pairs, largest unit first, each unit once. */
+static void scenario_durations_compound(void **state) {
+    (void)state;
+    fb_time_us d;
+    assert_int_equal(scn_parse_duration("20m15s", &d), FB_OK);
+    assert_int_equal(d, 1215000000LL);
+    assert_int_equal(scn_parse_duration("1h30m", &d), FB_OK);
+    assert_int_equal(d, 5400000000LL);
+    assert_int_equal(scn_parse_duration("1m0.5s", &d), FB_OK);
+    assert_int_equal(d, 60500000);
+    assert_int_equal(scn_parse_duration("1d2h3min4s5ms6us", &d), FB_OK);
+    assert_int_equal(d, 93784005006LL);
+    assert_int_equal(scn_parse_duration("5ms", &d), FB_OK); /* "ms", not "m" then "s" */
+    assert_int_equal(d, 5000);
+    assert_int_equal(scn_parse_duration("15s20m", &d), FB_EPARSE); /* smaller unit first */
+    assert_int_equal(scn_parse_duration("1h1h", &d), FB_EPARSE);   /* a unit twice */
+    assert_int_equal(scn_parse_duration("1m5", &d), FB_EPARSE);    /* the last needs a unit */
+    assert_int_equal(scn_parse_duration("1m-5s", &d), FB_EPARSE);
+    assert_int_equal(scn_parse_duration("1m 5s", &d), FB_EPARSE);
+}
+
 static void scenario_rates_parse_per_unit(void **state) {
     (void)state;
     double r;
@@ -641,6 +662,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(scenario_uses_answers_each_feature_from_its_owner),
         cmocka_unit_test(scenario_durations_parse_with_units),
+        cmocka_unit_test(scenario_durations_compound),
         cmocka_unit_test(scenario_duration_limit_names_both_durations),
         cmocka_unit_test(scenario_rates_parse_per_unit),
         cmocka_unit_test(scenario_minimal_gets_documented_defaults),
