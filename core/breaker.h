@@ -32,7 +32,7 @@
  * window is never cleared).
  *
  * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() with
- * now >= open_until. HALF_OPEN admits `half_open_permits` concurrent probes,
+ * now >= open_until (and record(), with open_elapses_on_result ON). HALF_OPEN admits `half_open_permits` concurrent probes,
  * each leased until admitted + `probe_lease_us`; every other call is rejected.
  * Any probe FAILURE re-opens (PROBE_FAILED), and so does a slow probe when
  * slow_us > 0; `half_open_permits` probe SUCCESSes close (PROBES_SUCCEEDED).
@@ -41,7 +41,9 @@
  * allow()/record()/poll() then re-opens (PROBE_LEASE_EXPIRED), before looking
  * at the result being recorded, so a probe reporting at or after its lease end
  * is stale. Lazy transitions are stamped with the now_us of the call that
- * performs them.
+ * performs them. With late_results AS_ADMITTED (pybreaker's calling()) the
+ * rules above give way to those of fb_late_result's comment, and probe_limit
+ * NONE admits every call in HALF_OPEN.
  *
  * Open duration on the n-th consecutive entry to OPEN (`trips`; reset to 0
  * when CLOSED is entered): open_us grown by open_growth (n, 2^(n-1)), capped at
