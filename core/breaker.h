@@ -31,9 +31,10 @@
  * (window_scope FIRES, opossum's rule: every allow() is a call, and the
  * window is never cleared).
  *
- * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() with
- * now >= open_until (and record(), with open_elapses_on_result ON). HALF_OPEN admits `half_open_permits` concurrent probes,
- * each leased until admitted + `probe_lease_us`; every other call is rejected.
+ * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() (and record(),
+ * with open_elapses_on_result ON) with now >= open_until. HALF_OPEN admits
+ * `half_open_permits` concurrent probes, each leased until admitted +
+ * `probe_lease_us`; every other call is rejected.
  * Any probe FAILURE re-opens (PROBE_FAILED), and so does a slow probe when
  * slow_us > 0; `half_open_permits` probe SUCCESSes close (PROBES_SUCCEEDED).
  * A probe's result frees its slot for another probe; an IGNORE result frees it
