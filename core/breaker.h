@@ -31,9 +31,10 @@
  * (window_scope FIRES, opossum's rule: every allow() is a call, and the
  * window is never cleared).
  *
- * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() with
- * now >= open_until. HALF_OPEN admits `half_open_permits` concurrent probes,
- * each leased until admitted + `probe_lease_us`; every other call is rejected.
+ * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() (and record(),
+ * with open_elapses_on_result ON) with now >= open_until. HALF_OPEN admits
+ * `half_open_permits` concurrent probes, each leased until admitted +
+ * `probe_lease_us`; every other call is rejected.
  * Any probe FAILURE re-opens (PROBE_FAILED), and so does a slow probe when
  * slow_us > 0; `half_open_permits` probe SUCCESSes close (PROBES_SUCCEEDED).
  * A probe's result frees its slot for another probe; an IGNORE result frees it
@@ -41,7 +42,9 @@
  * allow()/record()/poll() then re-opens (PROBE_LEASE_EXPIRED), before looking
  * at the result being recorded, so a probe reporting at or after its lease end
  * is stale. Lazy transitions are stamped with the now_us of the call that
- * performs them.
+ * performs them. With late_results AS_ADMITTED (pybreaker's calling()) the
+ * rules above give way to those of fb_late_result's comment, and probe_limit
+ * NONE admits every call in HALF_OPEN.
  *
  * Open duration on the n-th consecutive entry to OPEN (`trips`; reset to 0
  * when CLOSED is entered): open_us grown by open_growth (n, 2^(n-1)), capped at
@@ -189,13 +192,23 @@ typedef struct fb_eject_group {
 /* A result admitted before the last transition (another generation). */
 typedef enum fb_late_result {
     FB_LATE_DROP = 0, /* default: counted only in stats.stale (gobreaker) */
-    FB_LATE_COUNT     /* counted by the current state, which may transition (resilience4j, Polly) */
+    FB_LATE_COUNT,    /* counted by the current state, which may transition (resilience4j, Polly) */
+    FB_LATE_AS_ADMITTED /* every result is judged by the rules of the state its call was admitted
+                           in, whatever the state now, on two counts: failures in a row (cleared
+                           by any success and on entering CLOSED) and half-open successes
+                           (cleared on entering any state). A CLOSED call's failure opens when
+                           the run reaches consecutive_failures (trip_compare), a probe's failure
+                           opens; either re-opens an OPEN breaker from now. half_open_permits
+                           probe successes close, from any state. CONSECUTIVE mode only
+                           (pybreaker's calling(): the block runs outside the lock) */
 } fb_late_result;
 
 /* What half_open_permits limits. */
 typedef enum fb_probe_limit {
     FB_PROBES_CONCURRENT = 0, /* default: probes in flight; a report frees its slot */
-    FB_PROBES_PER_PERIOD      /* probes admitted per half-open period; only IGNORE gives one back */
+    FB_PROBES_PER_PERIOD,     /* probes admitted per half-open period; only IGNORE gives one back */
+    FB_PROBES_NONE /* HALF_OPEN admits every call, no lease (pybreaker's calling()); needs
+                      late_results AS_ADMITTED, which judges them */
 } fb_probe_limit;
 
 /* How half-open decides. */
@@ -307,6 +320,12 @@ typedef struct fb_breaker_config {
                                       the last interval) began starts a new generation with
                                       fresh counts, without a transition; 0 = never (gobreaker
                                       Interval) */
+
+    fb_switch open_elapses_on_result; /* ON: a result reported once the open period is over
+                                         first moves OPEN to HALF_OPEN, stamped at its time (and
+                                         is then another generation's); default OFF: only
+                                         allow()/poll() do (gobreaker's afterRequest reads
+                                         currentState, which makes the move) */
     /* Gateway forms (docs/breaker.md, "Library semantics"); zero keeps the behaviour above. */
     fb_recovery recovery;           /* default HALF_OPEN */
     fb_cooldown_rule cooldown_rule; /* COOLDOWN mode; default RATE */
@@ -393,6 +412,8 @@ typedef struct fb_breaker {
     uint32_t probe_successes;
     uint32_t probes_admitted; /* this half-open period (PER_PERIOD) */
     uint64_t admissions;      /* permits handed out: the next permit's id - 1 */
+    /* late_results AS_ADMITTED: pybreaker's counter and success_counter */
+    uint32_t adm_failures, adm_successes;
     /* COOLDOWN mode's counts and their expiry (now > until: expired) */
     uint32_t cd_failures, cd_successes;
     fb_time_us cd_failures_until, cd_successes_until;

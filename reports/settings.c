@@ -130,7 +130,12 @@ static void breaker_item(FILE *f, const sim_scenario *sc, const sim_layer *l, ui
     fprintf(f, ", open %s", dur(a, sizeof a, b.open_us));
     if (b.open_growth != FB_OPEN_GROWTH_NONE) fputs(" (growing)", f);
     if (pp->breaker.open_jitter > 0) fprintf(f, " &plusmn;%g%%", pp->breaker.open_jitter * 100);
-    fprintf(f, ", %u half-open probe%s", b.half_open_permits, b.half_open_permits == 1 ? "" : "s");
+    if (b.probe_limit == FB_PROBES_NONE) /* pybreaker calling(): no limit in half-open */
+        fprintf(f, ", half-open admits every call, %u success%s close%s", b.half_open_permits,
+                b.half_open_permits == 1 ? "" : "es", b.half_open_permits == 1 ? "s" : "");
+    else
+        fprintf(f, ", %u half-open probe%s", b.half_open_permits,
+                b.half_open_permits == 1 ? "" : "s");
     fputs(l->breaker_scope == SIM_SCOPE_SHARED      ? ", shared by all pods"
           : l->breaker_scope == SIM_SCOPE_PUBLISHED ? ", per pod, openings published"
                                                     : ", one per pod",

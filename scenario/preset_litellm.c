@@ -705,4 +705,5 @@ const sim_preset scn_preset_litellm = {
     litellm_rules,
     litellm_not_modelled,
     litellm_apply,
+    "rules read from LiteLLM's Router source at the commits named (not run here)",
 };

@@ -492,8 +492,9 @@ static void gobreaker_trips_on_the_6th_consecutive_failure(void **state) {
 /* currentState: cb.expiry.Before(now) -- open at exactly Timeout, half-open just after. */
 static void gobreaker_timeout_passes_the_deadline(void **state) {
     (void)state;
-    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"ConsecutiveFailures\": 0, "
-                                 "\"Timeout\": \"1m30s\"");
+    layer_case lc =
+        preset_layer("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, "
+                     "\"Timeout\": \"1m30s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
     calls_at(&b, 1, FB_EFFECT_FAILURE, 0); /* > 0: the first failure */
@@ -504,13 +505,53 @@ static void gobreaker_timeout_passes_the_deadline(void **state) {
 }
 
 /*
+ * ConsecutiveFailures is a field of Counts, read by the default ReadyToTrip, not a Settings
+ * field: the preset takes it inside ReadyToTrip, and a Settings-level key is an error.
+ */
+static void gobreaker_ready_to_trip_takes_the_counts_field(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"gobreaker\", "
+                                 "\"ReadyToTrip\": {\"ConsecutiveFailures\": 2}");
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 2, FB_EFFECT_FAILURE, 0);
+    state_is(&b, FB_BREAKER_CLOSED);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 1); /* > 2 */
+    state_is(&b, FB_BREAKER_OPEN);
+    scn_free(lc.sc);
+    preset_error("\"preset\": \"gobreaker\", \"ConsecutiveFailures\": 2",
+                 "has no parameter 'ConsecutiveFailures'");
+    preset_error("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"TotalFailures\": 2}",
+                 "has no parameter 'ReadyToTrip.TotalFailures'");
+}
+
+/*
+ * afterRequest reads currentState first: a late result after Timeout moves the breaker to
+ * half-open at its time (tests/conformance/gobreaker-2.4.0).
+ */
+static void gobreaker_late_result_after_timeout_enters_half_open(void **state) {
+    (void)state;
+    layer_case lc =
+        preset_layer("\"preset\": \"gobreaker\", "
+                     "\"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, \"Timeout\": \"1s\"");
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    fb_breaker_permit p = admitted(&b, 0);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    result(&b, &p, FB_EFFECT_FAILURE, 0, 1 * S + 1);
+    state_is(&b, FB_BREAKER_HALF_OPEN);
+    scn_free(lc.sc);
+}
+
+/*
  * beforeRequest: half-open rejects once counts.validRequests() >= maxRequests; onSuccess closes
  * at ConsecutiveSuccesses >= maxRequests; MaxRequests 0 means 1.
  */
 static void gobreaker_max_requests_in_half_open(void **state) {
     (void)state;
-    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"MaxRequests\": 3, "
-                                 "\"ConsecutiveFailures\": 0, \"Timeout\": \"10s\"");
+    layer_case lc =
+        preset_layer("\"preset\": \"gobreaker\", \"MaxRequests\": 3, "
+                     "\"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, \"Timeout\": \"10s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
     calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
@@ -533,8 +574,9 @@ static void gobreaker_max_requests_in_half_open(void **state) {
  */
 static void gobreaker_drops_results_of_another_generation(void **state) {
     (void)state;
-    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"ConsecutiveFailures\": 0, "
-                                 "\"Timeout\": \"10s\"");
+    layer_case lc =
+        preset_layer("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, "
+                     "\"Timeout\": \"10s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
     fb_breaker_permit before = admitted(&b, 0);
@@ -598,6 +640,36 @@ static void pybreaker_reset_timeout_and_success_threshold(void **state) {
     scn_free(lc.sc);
 }
 
+/*
+ * with breaker.calling(): the block runs outside the lock (generator_call), so half-open admits
+ * every caller and a result is judged by its admission's state: a half-open call's late failure
+ * opens the breaker another probe closed. Mode "call" keeps the permits and the current state's
+ * judgement.
+ */
+static void pybreaker_calling_mode_judges_by_admission(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"pybreaker\", \"fail_max\": 1, "
+                                 "\"reset_timeout\": 1, \"mode\": \"calling\"");
+    assert_int_equal(lc.L->per_provider[0].breaker.late_results, FB_LATE_AS_ADMITTED);
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit a = admitted(&b, 1 * S), c = admitted(&b, 1 * S);
+    result(&b, &a, FB_EFFECT_SUCCESS, 0, 1 * S + 1);
+    state_is(&b, FB_BREAKER_CLOSED);
+    result(&b, &c, FB_EFFECT_FAILURE, 0, 1 * S + 2);
+    state_is(&b, FB_BREAKER_OPEN);
+    scn_free(lc.sc);
+    lc = preset_layer("\"preset\": \"pybreaker\", \"fail_max\": 1, \"reset_timeout\": 1");
+    assert_int_equal(lc.L->per_provider[0].breaker.late_results, FB_LATE_COUNT);
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    (void)admitted(&b, 1 * S);
+    rejected(&b, 1 * S); /* success_threshold 1: one at a time */
+    scn_free(lc.sc);
+    preset_error("\"preset\": \"pybreaker\", \"mode\": \"with\"", "mode");
+}
+
 /* tenacity's waits take keyword arguments; a misspelt one is an error with a did-you-mean. */
 static void tenacity_keyword_typo_gets_a_did_you_mean(void **state) {
     (void)state;
@@ -631,10 +703,13 @@ int main(void) {
         cmocka_unit_test(gobreaker_trips_on_the_6th_consecutive_failure),
         cmocka_unit_test(gobreaker_timeout_passes_the_deadline),
         cmocka_unit_test(gobreaker_max_requests_in_half_open),
+        cmocka_unit_test(gobreaker_ready_to_trip_takes_the_counts_field),
+        cmocka_unit_test(gobreaker_late_result_after_timeout_enters_half_open),
         cmocka_unit_test(gobreaker_drops_results_of_another_generation),
         cmocka_unit_test(gobreaker_interval_clears_the_consecutive_failures),
         cmocka_unit_test(pybreaker_trips_on_the_5th_failure),
         cmocka_unit_test(pybreaker_reset_timeout_and_success_threshold),
+        cmocka_unit_test(pybreaker_calling_mode_judges_by_admission),
         cmocka_unit_test(tenacity_keyword_typo_gets_a_did_you_mean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

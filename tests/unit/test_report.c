@@ -305,6 +305,31 @@ static void settings_show_the_defaults_in_effect(void **state) {
     scn_free(sc);
 }
 
+/* pybreaker's calling() has no half-open limit: the settings say so instead of "N probes". */
+static void settings_of_a_breaker_without_a_half_open_limit(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        "{\"name\":\"s\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
+        "{\"poisson\":\"1/s\"}}],\"providers\":[{\"name\":\"api\"}],\"variants\":{"
+        "\"calling\":{\"layers\":[{\"name\":\"b\",\"preset\":\"pybreaker\",\"mode\":\"calling\","
+        "\"success_threshold\":2}]},"
+        "\"call\":{\"layers\":[{\"name\":\"b\",\"preset\":\"pybreaker\"}]}}}");
+    const char *want[] = {", half-open admits every call, 2 successes close, ",
+                          ", 1 half-open probe, "};
+    const char *names[] = {"calling", "call"};
+    for (int i = 0; i < 2; i++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        assert_non_null(m);
+        rep_settings_html(m, sc, &sc->variants[scn_variant(sc, names[i])]);
+        fclose(m);
+        if (strstr(buf, want[i]) == NULL) fail_msg("'%s' not in '%s'", want[i], buf);
+        free(buf);
+    }
+    scn_free(sc);
+}
+
 /* The fleet's and the client limits' rows: absent from a run that uses none of them, and each
  * feature's rows (with their values) exactly when the scenario uses that feature. */
 static void text_summary_shows_a_feature_rows_only_when_it_is_used(void **state) {
@@ -356,6 +381,7 @@ int main(void) {
         cmocka_unit_test(verdict_names_the_next_best_of_each_aspect),
         cmocka_unit_test(verdict_calls_a_difference_inside_the_noise_level),
         cmocka_unit_test(settings_show_the_defaults_in_effect),
+        cmocka_unit_test(settings_of_a_breaker_without_a_half_open_limit),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
