@@ -31,10 +31,31 @@ static bool iso_duration(const char *s, fb_time_us *out) {
     return true;
 }
 
+/* What a number parameter is, in its unit's words. */
+static const char *kind_phrase(const sim_param *pa) {
+    return pa->kind == SIM_PK_COUNT      ? "an integer"
+           : pa->kind == SIM_PK_PERCENT  ? "a percentage"
+           : pa->kind == SIM_PK_SECONDS  ? "a number of seconds"
+           : pa->kind == SIM_PK_MILLIS   ? "a number of milliseconds"
+           : pa->kind == SIM_PK_FRACTION ? "a fraction"
+                                         : "a number";
+}
+
+/* Not a number: say what it is in the library's unit, with the number a duration string meant. */
+static int not_a_number(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v) {
+    fb_time_us us;
+    bool timed = pa->kind == SIM_PK_SECONDS || pa->kind == SIM_PK_MILLIS;
+    if (timed && cJSON_IsString(v) && scn_parse_duration(v->valuestring, &us) == FB_OK)
+        return scn__fail(P, "%s: %s is %s (a number, not a string), got \"%s\" (did you mean %g?)",
+                         p->name, pa->name, kind_phrase(pa), v->valuestring,
+                         (double)us / (pa->kind == SIM_PK_SECONDS ? 1e6 : 1e3));
+    return scn__fail(P, "%s: %s is %s, got %s", p->name, pa->name, kind_phrase(pa),
+                     scn__type_name(v));
+}
+
 /* A number in the parameter's range (in its unit). */
 static int number(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v, double *out) {
-    if (!cJSON_IsNumber(v))
-        return scn__fail(P, "%s: %s is a number, got %s", p->name, pa->name, scn__type_name(v));
+    if (!cJSON_IsNumber(v)) return not_a_number(P, p, pa, v);
     double d = v->valuedouble;
     if (pa->kind == SIM_PK_COUNT && d != floor(d))
         return scn__fail(P, "%s: %s is an integer, got %g", p->name, pa->name, d);
@@ -45,13 +66,7 @@ static int number(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON
     if (pa->kind == SIM_PK_PERCENT && d > 0 && d < 1 && d * 100 >= pa->min)
         return scn__fail(P, "%s: %s is a percentage in [%g, %g], got %g (did you mean %g?)",
                          p->name, pa->name, pa->min, pa->max, d, d * 100);
-    return scn__fail(P, "%s: %s is %s in [%g, %g], got %g", p->name, pa->name,
-                     pa->kind == SIM_PK_COUNT      ? "an integer"
-                     : pa->kind == SIM_PK_PERCENT  ? "a percentage"
-                     : pa->kind == SIM_PK_SECONDS  ? "a number of seconds"
-                     : pa->kind == SIM_PK_MILLIS   ? "a number of milliseconds"
-                     : pa->kind == SIM_PK_FRACTION ? "a fraction"
-                                                   : "a number",
+    return scn__fail(P, "%s: %s is %s in [%g, %g], got %g", p->name, pa->name, kind_phrase(pa),
                      pa->min, pa->max, d);
 }
 

@@ -39,7 +39,7 @@ contains "$ERR" "variants.v.layers[0].max_retry: openai-python" "... naming the 
 contains "$ERR" "(did you mean 'max_retries'?)" "... with the library's key as the suggestion"
 sed 's/"preset": "openai-python"/"preset": "openai-python", "timeout": "30s"/' "$T/openai-python.json" >"$T/bad3.json"
 expect_exit 2 "a value in the wrong unit exits 2" "$FUSEBOX" validate "$T/bad3.json"
-contains "$ERR" "variants.v.layers[0].timeout: openai-python: timeout is a number" "... saying what the library takes"
+contains "$ERR" "variants.v.layers[0].timeout: openai-python: timeout is a number of seconds (a number, not a string), got \"30s\" (did you mean 30?)" "... saying what the library takes, in its unit, with the number meant"
 # the SDK family: the library's camelCase key, and its unit (milliseconds in Node)
 sed 's/"preset": "openai-python"/"preset": "langchain-js", "max_retries": 2/' "$T/openai-python.json" >"$T/bad-js.json"
 expect_exit 2 "langchain-js: a snake_case key exits 2" "$FUSEBOX" validate "$T/bad-js.json"
@@ -47,7 +47,7 @@ contains "$ERR" "variants.v.layers[0].max_retries: langchain-js (@langchain/core
 contains "$ERR" "(did you mean 'maxRetries'?)" "... suggesting the library's camelCase key"
 sed 's/"preset": "openai-python"/"preset": "openai-node", "timeout": "30s"/' "$T/openai-python.json" >"$T/bad-node.json"
 expect_exit 2 "openai-node: a timeout that is not a number exits 2" "$FUSEBOX" validate "$T/bad-node.json"
-contains "$ERR" "variants.v.layers[0].timeout: openai-node: timeout is a number" "... in the library's unit"
+contains "$ERR" "variants.v.layers[0].timeout: openai-node: timeout is a number of milliseconds (a number, not a string), got \"30s\" (did you mean 30000?)" "... in the library's unit: milliseconds, with the number meant"
 sed 's/"preset": "openai-python"/"preset": "langchain-python-retry", "exponential_jitter_params": {"intial": 2}/' "$T/openai-python.json" >"$T/bad-lc.json"
 expect_exit 2 "langchain-python-retry: a bad ExponentialJitterParams key exits 2" "$FUSEBOX" validate "$T/bad-lc.json"
 contains "$ERR" "exponential_jitter_params has no 'intial' (did you mean 'initial'?)" "... with a did-you-mean"
