@@ -468,25 +468,82 @@ static void resolve(const pctx *P, const char *file, char *out, size_t len) {
 }
 
 /* The preset layer the hook made of the file, parsed as if written here. */
-static int parse_imported(pctx *P, const char *json, const char *file, sim_layer *L) {
-    cJSON *obj = cJSON_Parse(json);
-    if (obj == NULL || !cJSON_IsObject(obj)) {
+/* The keys of an import layer that are fusebox's own; any other key overrides the import. */
+static const char *const import_keys[] = {"name", "description", "import",
+                                          "file", "instance",    NULL};
+
+static bool import_key(const char *k) {
+    for (size_t i = 0; import_keys[i]; i++)
+        if (strcmp(k, import_keys[i]) == 0) return true;
+    return false;
+}
+
+/* Put src's members into dst: an object into an object member-wise, anything else replaces. */
+static bool merge_into(cJSON *dst, const cJSON *src) {
+    for (const cJSON *it = src->child; it; it = it->next) {
+        cJSON *have = cJSON_GetObjectItemCaseSensitive(dst, it->string);
+        if (cJSON_IsObject(have) && cJSON_IsObject(it)) {
+            if (!merge_into(have, it)) return false;
+            continue;
+        }
+        cJSON *copy = cJSON_Duplicate(it, true);
+        if (copy == NULL) return false;
+        if (have)
+            cJSON_ReplaceItemInObjectCaseSensitive(dst, it->string, copy);
+        else
+            cJSON_AddItemToObject(dst, it->string, copy);
+    }
+    return true;
+}
+
+/*
+ * The imported layer (JSON text), with the layer's other keys on top: the
+ * preset's parameters in the library's names ("cooldown_time": 30, as --set
+ * layers.NAME.cooldown_time=30 or a sweep's --grid writes them).
+ */
+static int parse_imported(pctx *P, const char *json, const char *file, const cJSON *e,
+                          sim_layer *L) {
+    cJSON *obj = cJSON_Parse(json), *over = cJSON_CreateObject();
+    if (obj == NULL || !cJSON_IsObject(obj) || over == NULL) {
         cJSON_Delete(obj);
+        cJSON_Delete(over);
         return scn__fail(P, "the import of %s did not give a layer", file);
     }
+    size_t n_over = 0;
+    for (const cJSON *it = e->child; it; it = it->next)
+        if (!import_key(it->string)) {
+            cJSON_AddItemReferenceToObject(over, it->string, (cJSON *)it);
+            n_over++;
+        }
+    if (!merge_into(obj, over)) {
+        cJSON_Delete(obj);
+        cJSON_Delete(over);
+        return scn__fail(P, "%s", "out of memory");
+    }
+    cJSON_Delete(over);
     int rc = scn__parse_preset(P, obj, L);
     if (rc != FB_OK) {
+        /* an error at one of this layer's own keys says what they are */
+        bool own = false;
+        for (const cJSON *it = e->child; it && n_over; it = it->next) {
+            const char *at = strstr(P->err->path, it->string);
+            own = own || (!import_key(it->string) && at && (at == P->err->path || at[-1] == '.'));
+        }
         size_t n = strlen(P->err->msg);
-        snprintf(P->err->msg + n, sizeof P->err->msg - n, " (imported from %s)", file);
+        snprintf(P->err->msg + n, sizeof P->err->msg - n, " (imported from %s%s)", file,
+                 own ? "; this layer's own keys override the file's: each is one of the "
+                       "preset's parameters, in the library's names (fusebox presets NAME)"
+                     : "");
     }
     cJSON_Delete(obj);
     return rc;
 }
 
 int scn__import_layer(pctx *P, const cJSON *e, sim_layer *L) {
-    static const char *const keys[] = {"name", "description", "import", "file", "instance", NULL};
     char kind[SIM_NAME_MAX] = "", file[256] = "", instance[SIM_NAME_MAX] = "", path[512];
-    int rc = scn__check_object(P, e, keys, (const char *const[]){"import", "file", NULL});
+    int rc = scn__need_object(P, e);
+    if (rc == FB_OK) rc = scn__need_key(P, e, "import");
+    if (rc == FB_OK) rc = scn__need_key(P, e, "file");
     if (rc == FB_OK) rc = scn__get_string(P, e, "import", kind, sizeof kind);
     if (rc == FB_OK) rc = scn__get_string(P, e, "file", file, sizeof file);
     if (rc == FB_OK) rc = scn__get_string(P, e, "instance", instance, sizeof instance);
@@ -500,7 +557,7 @@ int scn__import_layer(pctx *P, const cJSON *e, sim_layer *L) {
     if (rc != FB_OK) {
         rc = scn__fail(P, "%s", msg);
     } else {
-        rc = parse_imported(P, json, path, L);
+        rc = parse_imported(P, json, path, e, L);
         for (char *line = notes ? strtok(notes, "\n") : NULL; rc == FB_OK && line;
              line = strtok(NULL, "\n"))
             add_note(P, line);

@@ -62,6 +62,11 @@ SKIP = {
          "runs this command after it",
     ("docs/live.md", "fusebox live --compare tests/e2e/live/outage-fallback.json --time-scale 20"):
         "e2e/live_compare.sh runs this comparison (with --no-charts) and checks its agreement",
+    ("docs/import-policy.md", "fusebox run my.json --set variants.proxied.layers.proxy.cooldown_time=5"):
+        "my.json is the reader's: e2e/import_policy.sh runs the same --set on such a scenario",
+    ("docs/import-policy.md", "fusebox sweep my.json --variant proxied --grid "
+                              "layers.proxy.cooldown_time=5,30,60"):
+        "my.json is the reader's: e2e/import_policy.sh runs such a --grid on such a scenario",
     ("docs/live.md", "fusebox live my.json --target openai=http://127.0.0.1:4000 "
                      "--model openai=gpt-4o-mini"): "my.json and a gateway on 127.0.0.1:4000 are "
                                                     "the reader's",

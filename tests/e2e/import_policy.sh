@@ -259,4 +259,43 @@ contains "$ERR" "model_list[1] (model_name 'b'): deploys provider 'openai' like 
 expect_exit 2 "--policy envoy naming a cluster the file lacks exits 2" "$FUSEBOX" run \
     scenarios/retry-storm.json -q --no-charts -o "$T/gwpol4" --policy "envoy:$EDEMO#nope"
 contains "$ERR" "no instance named 'nope'" "... naming it"
+
+# ---- an imported layer's own keys: the preset's parameters on top of the file (--set, --grid) ----
+mkdir -p "$T/over"
+cat >"$T/over/config.yaml" <<'YAML'
+model_list:
+  - model_name: gpt-4o
+    litellm_params: {model: openai/gpt-4o}
+  - model_name: claude-sonnet
+    litellm_params: {model: anthropic/claude-sonnet-4}
+router_settings:
+  num_retries: 2
+  cooldown_time: 60
+  fallbacks: [{"gpt-4o": ["claude-sonnet"]}]
+YAML
+cat >"$T/over/s.json" <<'JSON'
+{"name": "over", "duration": "2m", "seed": 3,
+ "traffic": [{"class": "chat", "arrivals": {"poisson": "5/s"}}],
+ "providers": [{"name": "openai", "faults": [{"at": "20s", "for": "40s", "outage": {"status": 503}}]},
+               {"name": "anthropic"}],
+ "variants": {"proxied": {"layers": [{"name": "proxy", "import": "litellm", "file": "config.yaml"}]}}}
+JSON
+"$FUSEBOX" validate "$T/over/s.json" >/dev/null 2>"$T/over/err"
+ok $? "a scenario whose layer names a LiteLLM file loads ($(head -c 200 "$T/over/err"))"
+"$FUSEBOX" validate "$T/over/s.json" --set variants.proxied.layers.proxy.cooldown_time=5 >/dev/null 2>&1
+ok $? "--set layers.NAME.KEY sets an imported layer's key by the library's name"
+expect_exit 2 "an imported layer's key that is no parameter exits 2" "$FUSEBOX" validate "$T/over/s.json" \
+    --set variants.proxied.layers.proxy.cooldown_tim=5
+contains "$ERR" "variants.proxied.layers[0].cooldown_tim: litellm" "... naming the path"
+contains "$ERR" "(did you mean 'cooldown_time'?)" "... with the preset's parameter as the suggestion"
+contains "$ERR" "this layer's own keys override the file's" "... and what such a key is"
+expect_exit 2 "an imported layer's key in the wrong unit exits 2" "$FUSEBOX" validate "$T/over/s.json" \
+    --set variants.proxied.layers.proxy.cooldown_time=30s
+contains "$ERR" "cooldown_time is a number of seconds (a number, not a string), got \"30s\" (did you mean 30?)" \
+    "... saying the library's unit"
+"$FUSEBOX" sweep "$T/over/s.json" --grid layers.proxy.num_retries=0,3 --seeds 1 \
+    --minimize cost_usd -o "$T/over/sw" --no-charts >"$T/over/sw.out" 2>&1
+ok $? "sweep --grid layers.NAME.KEY on a layer that names its file runs"
+[ "$(json "$T/over/sw/sweep.json" "len(r['results'])")" = "2" ]
+ok $? "... one point per value"
 finish
