@@ -24,6 +24,7 @@
 #include "reports/report.h"
 #include "scenario/scenario.h"
 #include "sim/sim.h"
+#include "util/file.h"
 
 #define CHECK_FILES_MAX 4096
 #define CHECK_JOBS_MAX 64
@@ -219,14 +220,9 @@ static bool write_report(const char *outdir, const sim_scenario *sc, sim_summary
         return false;
     }
     rep_write_json(j, sc, sums, n);
-    bool ok = fflush(j) == 0 && !ferror(j);
-    int saved = errno;
-    if (fclose(j) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (!ok) snprintf(msg, len, "cannot write %s: %s", path, strerror(saved));
-    return ok;
+    int err = util_fclose_checked(j);
+    if (err != 0) snprintf(msg, len, "cannot write %s: %s", path, strerror(err));
+    return err == 0;
 }
 
 /* One line and one <testcase> per expectation; `why`: the reason none can be evaluated. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mockserver/verdict.h"
+#include "util/xml.h"
 
 #define JUNIT_FAILURES_LISTED 20
 
@@ -106,27 +107,8 @@ void mock_verdict_json(const mock_verdict *v, mock_buf *out) {
 /* ---- JUnit ---- */
 
 static void xml_escape(mock_buf *out, const char *s) {
-    for (; *s != '\0'; s++) {
-        switch (*s) {
-        case '&':
-            mock_buf_puts(out, "&amp;");
-            break;
-        case '<':
-            mock_buf_puts(out, "&lt;");
-            break;
-        case '>':
-            mock_buf_puts(out, "&gt;");
-            break;
-        case '"':
-            mock_buf_puts(out, "&quot;");
-            break;
-        default:
-            if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-                mock_buf_puts(out, " ");
-            else
-                mock_buf_append(out, s, 1);
-        }
-    }
+    util_out o = mock_buf_out(out);
+    util_xml_escape(&o, s, 0);
 }
 
 static void request_name(const mock_verdict_request *q, char *out, size_t cap) {
