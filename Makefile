@@ -216,7 +216,7 @@ uninstall:
 	rm -f $(DOCDIR)/README.md $(DOCDIR)/docs/*.md $(DOCDIR)/docs/scenario.schema.json
 	rmdir $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR) $(DOCDIR)/docs $(DOCDIR) 2>/dev/null || true
 
-FMT_FILES = $(sort $(wildcard core/*.[ch] scenario/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
+FMT_FILES = $(sort $(wildcard util/*.[ch] core/*.[ch] scenario/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
                    mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch] \
                    tests/fuzz/*.[ch]))
 fmt:

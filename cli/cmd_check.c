@@ -25,6 +25,8 @@
 #include "scenario/scenario.h"
 #include "sim/sim.h"
 #include "util/file.h"
+#include "util/junit.h"
+#include "util/xml.h"
 
 #define CHECK_FILES_MAX 4096
 #define CHECK_JOBS_MAX 64
@@ -56,10 +58,6 @@ static void usage(FILE *f) {
           "(a scenario or an expectation that cannot be read, a file that cannot be\n"
           "written), 130/143 after SIGINT/SIGTERM.\n",
           f);
-}
-
-static void xml_escape(FILE *f, const char *s) {
-    rep_escape_markup(f, s);
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -135,24 +133,16 @@ static double now_s(void) {
  */
 static void junit_case(FILE *x, const char *suite, const char *name, const char *kind,
                        const char *message, const char *measured, double time_s) {
-    fputs("    <testcase classname=\"", x);
-    xml_escape(x, suite);
-    fputs("\" name=\"", x);
-    xml_escape(x, name);
-    fprintf(x, "\" time=\"%.3f\">\n", time_s);
-    if (kind != NULL) {
-        fprintf(x, "      <%s message=\"", kind);
-        xml_escape(x, message);
-        fputs("\">", x);
-        xml_escape(x, message);
-        fprintf(x, "</%s>\n", kind);
-    }
-    if (measured != NULL) {
-        fputs("      <system-out>", x);
-        xml_escape(x, measured);
-        fputs("</system-out>\n", x);
-    }
-    fputs("    </testcase>\n", x);
+    util_out o = util_out_file(x);
+    util_junit_testcase(&o,
+                        &(util_junit_case){.classname = suite,
+                                           .name = name,
+                                           .time_s = time_s,
+                                           .kind = kind,
+                                           .message = message,
+                                           .text = message,
+                                           .output = measured},
+                        UTIL_XML_APOS);
 }
 
 /* A scenario that does not load: one error line, one errored <testsuite>. */
@@ -161,11 +151,13 @@ static void load_error(const char *file, const sim_error *err, FILE *out, FILE *
     char msg[1200];
     scn_error_format(err, msg, sizeof msg);
     fprintf(out, "ERROR %s\n", msg);
-    fprintf(x, "  <testsuite name=\"");
-    xml_escape(x, file);
-    fprintf(x, "\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"%.3f\">\n", time_s);
+    util_out o = util_out_file(x);
+    util_junit_suite_open(
+        &o,
+        &(util_junit_suite){.name = file, .tests = 1, .errors = 1, .skipped = -1, .time_s = time_s},
+        UTIL_XML_APOS);
     junit_case(x, file, "load", "error", msg, NULL, time_s);
-    fputs("  </testsuite>\n", x);
+    util_junit_suite_close(&o);
     c->errors++;
 }
 
@@ -258,14 +250,18 @@ static void evaluate(const sim_scenario *sc, sim_summary *const *sums, size_t n,
 /* The <testsuite> of a scenario that loaded: its counts and time, then its cases. */
 static void junit_suite(FILE *x, const sim_scenario *sc, const char *file, const counts *c,
                         double time_s, const char *cases, size_t len) {
-    fprintf(x, "  <testsuite name=\"");
-    xml_escape(x, sc->name);
-    fputs("\" file=\"", x);
-    xml_escape(x, file);
-    fprintf(x, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\" time=\"%.3f\">\n",
-            c->passed + c->failed + c->errors, c->failed, c->errors, time_s);
+    util_out o = util_out_file(x);
+    util_junit_suite_open(&o,
+                          &(util_junit_suite){.name = sc->name,
+                                              .file = file,
+                                              .tests = c->passed + c->failed + c->errors,
+                                              .failures = c->failed,
+                                              .errors = (int)c->errors,
+                                              .skipped = -1,
+                                              .time_s = time_s},
+                          UTIL_XML_APOS);
     fwrite(cases, 1, len, x);
-    fputs("  </testsuite>\n", x);
+    util_junit_suite_close(&o);
 }
 
 /*
@@ -527,36 +523,41 @@ static void junit_interrupted(FILE *x, char **files, size_t nfiles, const bool *
     char msg[200];
     snprintf(msg, sizeof msg, "interrupted by %s: %u of %zu scenarios not checked", signal_name(),
              missing, nfiles);
-    fputs("  <testsuite name=\"fusebox check\" tests=\"1\" failures=\"0\" errors=\"1\" "
-          "time=\"0.000\">\n"
-          "    <testcase classname=\"fusebox check\" name=\"interrupted\" time=\"0.000\">\n"
-          "      <error message=\"",
-          x);
-    xml_escape(x, msg);
-    fputs("\">", x);
-    xml_escape(x, msg);
-    fputs("</error>\n      <system-out>not checked:", x);
-    for (size_t i = 0; i < nfiles; i++) {
-        if (checked[i]) continue;
-        fputc(' ', x);
-        xml_escape(x, files[i]);
-    }
-    fputs("</system-out>\n    </testcase>\n  </testsuite>\n", x);
+    char *list = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&list, &len);
+    if (mem == NULL) return;
+    fputs("not checked:", mem);
+    for (size_t i = 0; i < nfiles; i++)
+        if (!checked[i]) fprintf(mem, " %s", files[i]);
+    fclose(mem);
+    util_out o = util_out_file(x);
+    util_junit_suite_open(
+        &o, &(util_junit_suite){.name = "fusebox check", .tests = 1, .errors = 1, .skipped = -1},
+        UTIL_XML_APOS);
+    junit_case(x, "fusebox check", "interrupted", "error", msg, list, 0);
+    util_junit_suite_close(&o);
+    free(list);
 }
 
 /* The JUnit file, written beside PATH and renamed over it: a failed check leaves PATH as it was. */
 static int write_junit(FILE *x, const char *path, const char *tmp, FILE *body, const counts *total,
                        unsigned missing) {
     unsigned errors = total->errors + (missing > 0);
-    fprintf(x,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<testsuites name=\"fusebox check\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
-            total->passed + total->failed + errors, total->failed, errors);
+    util_out o = util_out_file(x);
+    util_junit_open(&o,
+                    &(util_junit_suite){.name = "fusebox check",
+                                        .tests = total->passed + total->failed + errors,
+                                        .failures = total->failed,
+                                        .errors = (int)errors,
+                                        .skipped = -1,
+                                        .time_s = -1},
+                    UTIL_XML_APOS);
     rewind(body);
     char buf[8192];
     size_t k;
     while ((k = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, k, x);
-    fputs("</testsuites>\n", x);
+    util_junit_close(&o);
     /* A full disk shows only here: the write error is what fflush/fclose report. */
     return cli_file_commit(x, "check", path, tmp) == 0 ? CLI_OK : CLI_BAD_INPUT;
 }
