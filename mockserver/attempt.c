@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mockserver/jsonmem.h"
 #include "mockserver/serverint.h"
 #include "mockserver/wire.h"
 #include "util/utf8.h"
@@ -169,14 +168,11 @@ static void log_request(req *r) {
  * fault, in decide(), or alone when the parser refused it). */
 static bool read_request(req *r, char *msg, size_t msglen, bool *read) {
     bool get = strcmp(r->ep->method, "GET") == 0;
-    _Alignas(16) char mem[4096];
-    mock_jsonmem jm;
-    mock_jsonmem_begin(&jm, mem, sizeof mem); /* the tree is gone before mem is */
+    /* cJSON's default allocator: the tree is freed here (the parser copied what it keeps) */
     cJSON *root = get ? NULL : parse_body(r, msg, msglen);
     *read = get || root != NULL;
     bool ok = *read && r->ep->ops->parse(root, &r->rep, &r->store, msg, msglen);
-    if (jm.spilled > 0) cJSON_Delete(root); /* else the whole tree is in mem */
-    mock_jsonmem_end();
+    cJSON_Delete(root);
     if (!*read) return false;
     if (r->rep.model == NULL) r->rep.model = r->store.model;
     return ok;
