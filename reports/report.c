@@ -208,7 +208,7 @@ static void write_classes(rep_json *w, const sim_scenario *sc, const sim_summary
             if (!d->per_class) continue;
             char key[64];
             snprintf(key, sizeof key, "%.*s", (int)strlen(d->name) - 8, d->name + 6);
-            json_metric(w, key, d->value(sc, s, c), d->unit);
+            json_metric(w, key, sim_metric_row(d, sc, s, c), d->unit);
         }
         rep_json_close(w);
     }
@@ -222,7 +222,7 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     rep_json_open(w, "summary", '{', REP_JSON_LINES);
     for (const sim_metric *d = sim_metrics(); d->name; d++)
         if (!d->per_provider && !d->per_layer && !d->per_class && sim_metric_shown(sc, d))
-            json_metric(w, d->name, d->value(sc, s, 0), d->unit);
+            json_metric(w, d->name, sim_metric_row(d, sc, s, 0), d->unit);
     rep_json_close(w);
     rep_json_open(w, "outcomes", '{', REP_JSON_LINES);
     rep_json_u64(w, "success_primary", s->success_primary);
