@@ -2,10 +2,9 @@
  * cmd_check.c - 'fusebox check': run scenarios and evaluate their `expect`
  * lines; 'fusebox validate': check scenario files without running them.
  *
- * With --jobs N the scenarios are spread over N worker processes; each
- * writes its scenarios' lines and JUnit fragments to files named by the
- * scenario's position, and the parent prints them in input order, so the
- * output does not depend on N.
+ * With --jobs N the scenarios are spread over N worker processes (util/pool.h);
+ * each sends its scenario's lines and JUnit fragment back, and the parent
+ * prints them in input order, so the output does not depend on N.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +24,7 @@
 #include "sim/sim.h"
 #include "util/file.h"
 #include "util/junit.h"
+#include "util/pool.h"
 #include "util/xml.h"
 
 #define CHECK_FILES_MAX 4096
@@ -325,116 +324,106 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     return true;
 }
 
-/* Read a whole file into `to` (stdout or the JUnit file). */
-static void copy_file(const char *path, FILE *to) {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return;
-    char buf[8192];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, k, to);
-    fclose(f);
-}
+/* A scenario's results as a worker sends them: its counts, then its lines and its <testsuite>. */
+typedef struct result_head {
+    counts c;
+    size_t out_len; /* the lines' bytes; the <testsuite>'s follow */
+} result_head;
 
-/* A worker: scenarios k, k + jobs, ... into dir/I.out, .xml, .cnt, up to the first one a signal
-   stops (that one leaves no files: the parent counts it as not checked). */
-static void work(char **files, size_t nfiles, unsigned k, unsigned jobs, const check_opts *o,
-                 const char *dir) {
-    for (size_t i = k; i < nfiles && cli_stop_signal == 0; i += jobs) {
-        char p1[1100], p2[1100], p3[1100];
-        snprintf(p1, sizeof p1, "%s/%zu.out", dir, i);
-        snprintf(p2, sizeof p2, "%s/%zu.xml", dir, i);
-        snprintf(p3, sizeof p3, "%s/%zu.cnt", dir, i);
-        FILE *out = fopen(p1, "w"), *x = fopen(p2, "w");
-        if (!out || !x) _exit(3);
-        counts c = {0, 0, 0, 0, 0};
-        bool done = check_one(files[i], o, out, x, &c);
-        if (fclose(out) || fclose(x)) _exit(3);
-        if (!done) break;
-        FILE *cf = fopen(p3, "w");
-        if (cf == NULL) _exit(3);
-        fprintf(cf, "%u %u %u %u %u\n", c.passed, c.failed, c.errors, c.scenarios, c.unwritten);
-        if (fclose(cf)) _exit(3);
+typedef struct parallel {
+    char **files;
+    const check_opts *o;
+    char **got; /* by scenario: its result (NULL: none came) */
+    size_t *got_len;
+} parallel;
+
+/* In a worker: scenario `task` checked into memory. false when a signal stopped it (no result). */
+static bool work(void *ctx, uint64_t task, char **data, size_t *len) {
+    const parallel *P = ctx;
+    char *lines = NULL, *xml = NULL;
+    size_t nlines = 0, nxml = 0;
+    FILE *out = open_memstream(&lines, &nlines), *x = open_memstream(&xml, &nxml);
+    if (!out || !x) exit(3);
+    result_head h = {{0, 0, 0, 0, 0}, 0};
+    bool done = check_one(P->files[task], P->o, out, x, &h.c);
+    if (fclose(out) || fclose(x)) exit(3);
+    char *buf = done ? malloc(sizeof h + nlines + nxml) : NULL;
+    if (done && buf == NULL) exit(3);
+    if (done) {
+        h.out_len = nlines;
+        memcpy(buf, &h, sizeof h);
+        memcpy(buf + sizeof h, lines, nlines);
+        memcpy(buf + sizeof h + nlines, xml, nxml);
+        *data = buf;
+        *len = sizeof h + nlines + nxml;
     }
-    _exit(0);
+    free(lines);
+    free(xml);
+    return done;
 }
 
-/* Wait for the workers, passing on a signal that reached only this process (kill PID). */
-static void wait_workers(const pid_t *pids, unsigned jobs) {
-    unsigned left = jobs;
-    bool passed_on = false;
-    while (left > 0) {
-        if (cli_stop_signal != 0 && !passed_on) {
-            for (unsigned k = 0; k < jobs; k++) kill(pids[k], cli_stop_signal);
-            passed_on = true;
-        }
-        pid_t pid = waitpid(-1, NULL, WNOHANG);
-        if (pid > 0) {
-            left--;
-        } else if (pid == 0) {
-            struct timespec tick = {0, 10 * 1000 * 1000}; /* a signal cuts it short */
-            nanosleep(&tick, NULL);
-        } else if (errno != EINTR) {
-            return;
-        }
+/* In the parent: a scenario's result, kept until the ones before it are printed. */
+static void result(void *ctx, uint64_t task, const char *data, size_t len) {
+    parallel *P = ctx;
+    char *copy = malloc(len);
+    if (copy == NULL || P->got[task] != NULL || len < sizeof(result_head)) {
+        free(copy);
+        return;
     }
+    memcpy(copy, data, len);
+    P->got[task] = copy;
+    P->got_len[task] = len;
 }
 
-/* Scenario i's results from dir into stdout, junit_body and *total; false when it has none. */
-static bool collect(const char *dir, size_t i, const char *file, FILE *junit_body, counts *total) {
-    char p[1100];
-    snprintf(p, sizeof p, "%s/%zu.cnt", dir, i);
-    FILE *cf = fopen(p, "r");
-    counts c = {0, 0, 0, 0, 0};
-    bool got = cf != NULL && fscanf(cf, "%u %u %u %u %u", &c.passed, &c.failed, &c.errors,
-                                    &c.scenarios, &c.unwritten) == 5;
-    if (cf) fclose(cf);
-    if (!got && cli_stop_signal != 0) return false; /* stopped by the signal: not checked */
-    if (!got) {
-        printf("ERROR %s: the worker checking it stopped unexpectedly\n", file);
+/* Scenario i's result into stdout, junit_body and *total; false when it has none. */
+static bool collect(const parallel *P, size_t i, FILE *junit_body, counts *total) {
+    if (P->got[i] == NULL && cli_stop_signal != 0) return false; /* stopped: not checked */
+    if (P->got[i] == NULL) {
+        printf("ERROR %s: the worker checking it stopped unexpectedly\n", P->files[i]);
         total->errors++;
         total->scenarios++;
         return true;
     }
-    snprintf(p, sizeof p, "%s/%zu.out", dir, i);
-    copy_file(p, stdout);
-    snprintf(p, sizeof p, "%s/%zu.xml", dir, i);
-    copy_file(p, junit_body);
-    total->passed += c.passed;
-    total->failed += c.failed;
-    total->errors += c.errors;
-    total->scenarios += c.scenarios;
-    total->unwritten += c.unwritten;
+    result_head h;
+    memcpy(&h, P->got[i], sizeof h);
+    const char *lines = P->got[i] + sizeof h;
+    size_t nxml = P->got_len[i] - sizeof h - h.out_len;
+    fwrite(lines, 1, h.out_len, stdout);
+    fwrite(lines + h.out_len, 1, nxml, junit_body);
+    total->passed += h.c.passed;
+    total->failed += h.c.failed;
+    total->errors += h.c.errors;
+    total->scenarios += h.c.scenarios;
+    total->unwritten += h.c.unwritten;
     return true;
 }
 
-/* The scenarios in `jobs` processes; checked[i] says which ones a signal did not stop. */
+/* The scenarios in `jobs` processes (util/pool.h); checked[i] says which ones a signal did not
+ * stop. Printed in input order, so the output does not depend on `jobs`. */
 static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_opts *o,
                         FILE *junit_body, counts *total, bool *checked) {
-    char tmpl[] = "/tmp/fusebox-check-XXXXXX";
-    char *dir = mkdtemp(tmpl);
-    if (dir == NULL)
-        return cli_bad("check", "cannot create a temporary folder: %s", strerror(errno));
-    pid_t pids[CHECK_JOBS_MAX];
-    for (unsigned k = 0; k < jobs; k++) {
-        fflush(stdout);
-        fflush(stderr);
-        pid_t pid = fork();
-        if (pid < 0) return cli_bad("check", "fork: %s", strerror(errno));
-        if (pid == 0) work(files, nfiles, k, jobs, o, dir);
-        pids[k] = pid;
+    parallel P = {files, o, calloc(nfiles, sizeof(char *)), calloc(nfiles, sizeof(size_t))};
+    uint64_t *tasks = malloc(nfiles * sizeof *tasks);
+    if (P.got == NULL || P.got_len == NULL || tasks == NULL) {
+        free(P.got);
+        free(P.got_len);
+        free(tasks);
+        return cli_bad("check", "out of memory");
     }
-    wait_workers(pids, jobs);
-    for (size_t i = 0; i < nfiles; i++) {
-        checked[i] = collect(dir, i, files[i], junit_body, total);
-        const char *ext[] = {"out", "xml", "cnt"};
-        for (int e = 0; e < 3; e++) {
-            char p[1100];
-            snprintf(p, sizeof p, "%s/%zu.%s", dir, i, ext[e]);
-            unlink(p);
-        }
-    }
-    rmdir(dir);
-    return CLI_OK;
+    for (size_t i = 0; i < nfiles; i++) tasks[i] = i;
+    util_pool_job job = {NULL, work, result, &P, &cli_stop_signal};
+    char msg[200];
+    /* a worker that ended early (1) leaves its scenarios without results: each an error below */
+    int rc = util_pool_run(&job, tasks, nfiles, jobs, msg, sizeof msg) < 0
+                 ? cli_bad("check", "%s", msg)
+                 : CLI_OK;
+    for (size_t i = 0; rc == CLI_OK && i < nfiles; i++)
+        checked[i] = collect(&P, i, junit_body, total);
+    for (size_t i = 0; i < nfiles; i++) free(P.got[i]);
+    free(P.got);
+    free(P.got_len);
+    free(tasks);
+    return rc;
 }
 
 typedef struct args {
