@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,10 +30,11 @@ typedef struct pool {
     size_t msglen;
 } pool;
 
+/* send, not write: a dead reader is an error here (EPIPE), not a SIGPIPE for the process */
 static int write_full(int fd, const void *buf, size_t len) {
     const char *p = buf;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        ssize_t n = send(fd, p, len, MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return -1;
         p += n;
@@ -95,13 +97,13 @@ static int fail(pool *p, int rc, const char *what, int err) {
 
 static int start(pool *p, size_t jobs) {
     for (size_t w = 0; w < jobs; w++) {
-        int in[2], out[2];
-        if (pipe(in) != 0) return fail(p, -1, "pipe", errno);
-        if (pipe(out) != 0) {
+        int in[2], out[2]; /* [0] is read, [1] written, as pipes (sockets for MSG_NOSIGNAL) */
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, in) != 0) return fail(p, -1, "socketpair", errno);
+        if (socketpair(AF_UNIX, SOCK_STREAM, 0, out) != 0) {
             int e = errno;
             close(in[0]);
             close(in[1]);
-            return fail(p, -1, "pipe", e);
+            return fail(p, -1, "socketpair", e);
         }
         p->pid[w] = fork();
         if (p->pid[w] < 0) {

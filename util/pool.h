@@ -2,15 +2,15 @@
  * pool.h - worker processes for independent tasks (`fusebox sweep`'s runs,
  * `fusebox check --jobs`'s scenarios).
  *
- * Each worker has two pipes: task numbers in, results out (a task number,
- * a length, the bytes). The parent hands each worker two tasks, and one more
- * whenever a result arrives, so a worker slowed down by the machine takes
- * fewer tasks instead of holding up the end. Two, not one: the next task
- * already waits in the pipe when a worker finishes, so it never sleeps
- * until the parent is scheduled (on a loaded machine that wait cost about 7%
- * of a sweep); the price is at most one task of imbalance at the end. The
- * caller files each result under its task number, so what it writes does
- * not depend on the number of workers or on timing.
+ * Each worker has two channels (Unix stream sockets, written with
+ * MSG_NOSIGNAL: a worker that dies is an error, never a SIGPIPE): task
+ * numbers in, results out (a task number, a length, the bytes). The parent hands each worker two
+ * tasks, and one more whenever a result arrives, so a worker slowed down by the machine takes fewer
+ * tasks instead of holding up the end. Two, not one: the next task already waits in the pipe when a
+ * worker finishes, so it never sleeps until the parent is scheduled (on a loaded machine that wait
+ * cost about 7% of a sweep); the price is at most one task of imbalance at the end. The caller
+ * files each result under its task number, so what it writes does not depend on the number of
+ * workers or on timing.
  */
 #ifndef UTIL_POOL_H
 #define UTIL_POOL_H
