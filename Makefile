@@ -57,12 +57,12 @@ DEPS_PKGS := libcurl4-openssl-dev libmicrohttpd-dev libcjson-dev libyaml-dev lib
 TEST_PKGS := python3 curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-MODULES := core scenario sim import reports sweep live mockserver
+MODULES := util core scenario sim import reports sweep live mockserver
 src_of = $(sort $(wildcard $(1)/*.c))
 obj_of = $(patsubst %.c,$(BUILD)/%.o,$(call src_of,$(1)))
 lib_of = $(if $(call src_of,$(1)),$(BUILD)/lib/libfb$(1).a)
 # Link order: dependants before dependencies.
-LIBS := $(foreach m,live mockserver sweep reports import sim scenario core,$(call lib_of,$(m)))
+LIBS := $(foreach m,live mockserver sweep reports import sim scenario core util,$(call lib_of,$(m)))
 
 CLI_OBJ := $(call obj_of,cli)
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
@@ -142,7 +142,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
 
 # The targets need no sweep/: not built, CI's time.
-FUZZ_LIBS := $(foreach m,live mockserver reports import sim scenario core,$(call lib_of,$(m)))
+FUZZ_LIBS := $(foreach m,live mockserver reports import sim scenario core util,$(call lib_of,$(m)))
 $(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(VERBOSE),,echo "  LD  $@")
@@ -226,7 +226,7 @@ uninstall:
 	rm -f $(DOCDIR)/README.md $(DOCDIR)/docs/*.md $(DOCDIR)/docs/scenario.schema.json
 	rmdir $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR) $(DOCDIR)/docs $(DOCDIR) 2>/dev/null || true
 
-FMT_FILES = $(sort $(wildcard core/*.[ch] scenario/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
+FMT_FILES = $(sort $(wildcard util/*.[ch] core/*.[ch] scenario/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
                    mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch] \
                    tests/fuzz/*.[ch]))
 fmt:

@@ -2,10 +2,9 @@
  * cmd_check.c - 'fusebox check': run scenarios and evaluate their `expect`
  * lines; 'fusebox validate': check scenario files without running them.
  *
- * With --jobs N the scenarios are spread over N worker processes; each
- * writes its scenarios' lines and JUnit fragments to files named by the
- * scenario's position, and the parent prints them in input order, so the
- * output does not depend on N.
+ * With --jobs N the scenarios are spread over N worker processes (util/pool.h);
+ * each sends its scenario's lines and JUnit fragment back, and the parent
+ * prints them in input order, so the output does not depend on N.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +22,10 @@
 #include "reports/report.h"
 #include "scenario/scenario.h"
 #include "sim/sim.h"
+#include "util/file.h"
+#include "util/junit.h"
+#include "util/pool.h"
+#include "util/xml.h"
 
 #define CHECK_FILES_MAX 4096
 #define CHECK_JOBS_MAX 64
@@ -55,10 +57,6 @@ static void usage(FILE *f) {
           "(a scenario or an expectation that cannot be read, a file that cannot be\n"
           "written), 130/143 after SIGINT/SIGTERM.\n",
           f);
-}
-
-static void xml_escape(FILE *f, const char *s) {
-    rep_escape_markup(f, s);
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -134,24 +132,16 @@ static double now_s(void) {
  */
 static void junit_case(FILE *x, const char *suite, const char *name, const char *kind,
                        const char *message, const char *measured, double time_s) {
-    fputs("    <testcase classname=\"", x);
-    xml_escape(x, suite);
-    fputs("\" name=\"", x);
-    xml_escape(x, name);
-    fprintf(x, "\" time=\"%.3f\">\n", time_s);
-    if (kind != NULL) {
-        fprintf(x, "      <%s message=\"", kind);
-        xml_escape(x, message);
-        fputs("\">", x);
-        xml_escape(x, message);
-        fprintf(x, "</%s>\n", kind);
-    }
-    if (measured != NULL) {
-        fputs("      <system-out>", x);
-        xml_escape(x, measured);
-        fputs("</system-out>\n", x);
-    }
-    fputs("    </testcase>\n", x);
+    util_out o = util_out_file(x);
+    util_junit_testcase(&o,
+                        &(util_junit_case){.classname = suite,
+                                           .name = name,
+                                           .time_s = time_s,
+                                           .kind = kind,
+                                           .message = message,
+                                           .text = message,
+                                           .output = measured},
+                        UTIL_XML_APOS);
 }
 
 /* A scenario that does not load: one error line, one errored <testsuite>. */
@@ -160,11 +150,13 @@ static void load_error(const char *file, const sim_error *err, FILE *out, FILE *
     char msg[1200];
     scn_error_format(err, msg, sizeof msg);
     fprintf(out, "ERROR %s\n", msg);
-    fprintf(x, "  <testsuite name=\"");
-    xml_escape(x, file);
-    fprintf(x, "\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"%.3f\">\n", time_s);
+    util_out o = util_out_file(x);
+    util_junit_suite_open(
+        &o,
+        &(util_junit_suite){.name = file, .tests = 1, .errors = 1, .skipped = -1, .time_s = time_s},
+        UTIL_XML_APOS);
     junit_case(x, file, "load", "error", msg, NULL, time_s);
-    fputs("  </testsuite>\n", x);
+    util_junit_suite_close(&o);
     c->errors++;
 }
 
@@ -219,14 +211,9 @@ static bool write_report(const char *outdir, const sim_scenario *sc, sim_summary
         return false;
     }
     rep_write_json(j, sc, sums, n);
-    bool ok = fflush(j) == 0 && !ferror(j);
-    int saved = errno;
-    if (fclose(j) != 0 && ok) {
-        ok = false;
-        saved = errno;
-    }
-    if (!ok) snprintf(msg, len, "cannot write %s: %s", path, strerror(saved));
-    return ok;
+    int err = util_fclose_checked(j);
+    if (err != 0) snprintf(msg, len, "cannot write %s: %s", path, strerror(err));
+    return err == 0;
 }
 
 /* One line and one <testcase> per expectation; `why`: the reason none can be evaluated. */
@@ -262,14 +249,18 @@ static void evaluate(const sim_scenario *sc, sim_summary *const *sums, size_t n,
 /* The <testsuite> of a scenario that loaded: its counts and time, then its cases. */
 static void junit_suite(FILE *x, const sim_scenario *sc, const char *file, const counts *c,
                         double time_s, const char *cases, size_t len) {
-    fprintf(x, "  <testsuite name=\"");
-    xml_escape(x, sc->name);
-    fputs("\" file=\"", x);
-    xml_escape(x, file);
-    fprintf(x, "\" tests=\"%u\" failures=\"%u\" errors=\"%u\" time=\"%.3f\">\n",
-            c->passed + c->failed + c->errors, c->failed, c->errors, time_s);
+    util_out o = util_out_file(x);
+    util_junit_suite_open(&o,
+                          &(util_junit_suite){.name = sc->name,
+                                              .file = file,
+                                              .tests = c->passed + c->failed + c->errors,
+                                              .failures = c->failed,
+                                              .errors = (int)c->errors,
+                                              .skipped = -1,
+                                              .time_s = time_s},
+                          UTIL_XML_APOS);
     fwrite(cases, 1, len, x);
-    fputs("  </testsuite>\n", x);
+    util_junit_suite_close(&o);
 }
 
 /*
@@ -333,116 +324,106 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     return true;
 }
 
-/* Read a whole file into `to` (stdout or the JUnit file). */
-static void copy_file(const char *path, FILE *to) {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return;
-    char buf[8192];
-    size_t k;
-    while ((k = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, k, to);
-    fclose(f);
-}
+/* A scenario's results as a worker sends them: its counts, then its lines and its <testsuite>. */
+typedef struct result_head {
+    counts c;
+    size_t out_len; /* the lines' bytes; the <testsuite>'s follow */
+} result_head;
 
-/* A worker: scenarios k, k + jobs, ... into dir/I.out, .xml, .cnt, up to the first one a signal
-   stops (that one leaves no files: the parent counts it as not checked). */
-static void work(char **files, size_t nfiles, unsigned k, unsigned jobs, const check_opts *o,
-                 const char *dir) {
-    for (size_t i = k; i < nfiles && cli_stop_signal == 0; i += jobs) {
-        char p1[1100], p2[1100], p3[1100];
-        snprintf(p1, sizeof p1, "%s/%zu.out", dir, i);
-        snprintf(p2, sizeof p2, "%s/%zu.xml", dir, i);
-        snprintf(p3, sizeof p3, "%s/%zu.cnt", dir, i);
-        FILE *out = fopen(p1, "w"), *x = fopen(p2, "w");
-        if (!out || !x) _exit(3);
-        counts c = {0, 0, 0, 0, 0};
-        bool done = check_one(files[i], o, out, x, &c);
-        if (fclose(out) || fclose(x)) _exit(3);
-        if (!done) break;
-        FILE *cf = fopen(p3, "w");
-        if (cf == NULL) _exit(3);
-        fprintf(cf, "%u %u %u %u %u\n", c.passed, c.failed, c.errors, c.scenarios, c.unwritten);
-        if (fclose(cf)) _exit(3);
+typedef struct parallel {
+    char **files;
+    const check_opts *o;
+    char **got; /* by scenario: its result (NULL: none came) */
+    size_t *got_len;
+} parallel;
+
+/* In a worker: scenario `task` checked into memory. false when a signal stopped it (no result). */
+static bool work(void *ctx, uint64_t task, char **data, size_t *len) {
+    const parallel *P = ctx;
+    char *lines = NULL, *xml = NULL;
+    size_t nlines = 0, nxml = 0;
+    FILE *out = open_memstream(&lines, &nlines), *x = open_memstream(&xml, &nxml);
+    if (!out || !x) exit(3);
+    result_head h = {{0, 0, 0, 0, 0}, 0};
+    bool done = check_one(P->files[task], P->o, out, x, &h.c);
+    if (fclose(out) || fclose(x)) exit(3);
+    char *buf = done ? malloc(sizeof h + nlines + nxml) : NULL;
+    if (done && buf == NULL) exit(3);
+    if (done) {
+        h.out_len = nlines;
+        memcpy(buf, &h, sizeof h);
+        memcpy(buf + sizeof h, lines, nlines);
+        memcpy(buf + sizeof h + nlines, xml, nxml);
+        *data = buf;
+        *len = sizeof h + nlines + nxml;
     }
-    _exit(0);
+    free(lines);
+    free(xml);
+    return done;
 }
 
-/* Wait for the workers, passing on a signal that reached only this process (kill PID). */
-static void wait_workers(const pid_t *pids, unsigned jobs) {
-    unsigned left = jobs;
-    bool passed_on = false;
-    while (left > 0) {
-        if (cli_stop_signal != 0 && !passed_on) {
-            for (unsigned k = 0; k < jobs; k++) kill(pids[k], cli_stop_signal);
-            passed_on = true;
-        }
-        pid_t pid = waitpid(-1, NULL, WNOHANG);
-        if (pid > 0) {
-            left--;
-        } else if (pid == 0) {
-            struct timespec tick = {0, 10 * 1000 * 1000}; /* a signal cuts it short */
-            nanosleep(&tick, NULL);
-        } else if (errno != EINTR) {
-            return;
-        }
+/* In the parent: a scenario's result, kept until the ones before it are printed. */
+static void result(void *ctx, uint64_t task, const char *data, size_t len) {
+    parallel *P = ctx;
+    char *copy = malloc(len);
+    if (copy == NULL || P->got[task] != NULL || len < sizeof(result_head)) {
+        free(copy);
+        return;
     }
+    memcpy(copy, data, len);
+    P->got[task] = copy;
+    P->got_len[task] = len;
 }
 
-/* Scenario i's results from dir into stdout, junit_body and *total; false when it has none. */
-static bool collect(const char *dir, size_t i, const char *file, FILE *junit_body, counts *total) {
-    char p[1100];
-    snprintf(p, sizeof p, "%s/%zu.cnt", dir, i);
-    FILE *cf = fopen(p, "r");
-    counts c = {0, 0, 0, 0, 0};
-    bool got = cf != NULL && fscanf(cf, "%u %u %u %u %u", &c.passed, &c.failed, &c.errors,
-                                    &c.scenarios, &c.unwritten) == 5;
-    if (cf) fclose(cf);
-    if (!got && cli_stop_signal != 0) return false; /* stopped by the signal: not checked */
-    if (!got) {
-        printf("ERROR %s: the worker checking it stopped unexpectedly\n", file);
+/* Scenario i's result into stdout, junit_body and *total; false when it has none. */
+static bool collect(const parallel *P, size_t i, FILE *junit_body, counts *total) {
+    if (P->got[i] == NULL && cli_stop_signal != 0) return false; /* stopped: not checked */
+    if (P->got[i] == NULL) {
+        printf("ERROR %s: the worker checking it stopped unexpectedly\n", P->files[i]);
         total->errors++;
         total->scenarios++;
         return true;
     }
-    snprintf(p, sizeof p, "%s/%zu.out", dir, i);
-    copy_file(p, stdout);
-    snprintf(p, sizeof p, "%s/%zu.xml", dir, i);
-    copy_file(p, junit_body);
-    total->passed += c.passed;
-    total->failed += c.failed;
-    total->errors += c.errors;
-    total->scenarios += c.scenarios;
-    total->unwritten += c.unwritten;
+    result_head h;
+    memcpy(&h, P->got[i], sizeof h);
+    const char *lines = P->got[i] + sizeof h;
+    size_t nxml = P->got_len[i] - sizeof h - h.out_len;
+    fwrite(lines, 1, h.out_len, stdout);
+    fwrite(lines + h.out_len, 1, nxml, junit_body);
+    total->passed += h.c.passed;
+    total->failed += h.c.failed;
+    total->errors += h.c.errors;
+    total->scenarios += h.c.scenarios;
+    total->unwritten += h.c.unwritten;
     return true;
 }
 
-/* The scenarios in `jobs` processes; checked[i] says which ones a signal did not stop. */
+/* The scenarios in `jobs` processes (util/pool.h); checked[i] says which ones a signal did not
+ * stop. Printed in input order, so the output does not depend on `jobs`. */
 static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_opts *o,
                         FILE *junit_body, counts *total, bool *checked) {
-    char tmpl[] = "/tmp/fusebox-check-XXXXXX";
-    char *dir = mkdtemp(tmpl);
-    if (dir == NULL)
-        return cli_bad("check", "cannot create a temporary folder: %s", strerror(errno));
-    pid_t pids[CHECK_JOBS_MAX];
-    for (unsigned k = 0; k < jobs; k++) {
-        fflush(stdout);
-        fflush(stderr);
-        pid_t pid = fork();
-        if (pid < 0) return cli_bad("check", "fork: %s", strerror(errno));
-        if (pid == 0) work(files, nfiles, k, jobs, o, dir);
-        pids[k] = pid;
+    parallel P = {files, o, calloc(nfiles, sizeof(char *)), calloc(nfiles, sizeof(size_t))};
+    uint64_t *tasks = malloc(nfiles * sizeof *tasks);
+    if (P.got == NULL || P.got_len == NULL || tasks == NULL) {
+        free(P.got);
+        free(P.got_len);
+        free(tasks);
+        return cli_bad("check", "out of memory");
     }
-    wait_workers(pids, jobs);
-    for (size_t i = 0; i < nfiles; i++) {
-        checked[i] = collect(dir, i, files[i], junit_body, total);
-        const char *ext[] = {"out", "xml", "cnt"};
-        for (int e = 0; e < 3; e++) {
-            char p[1100];
-            snprintf(p, sizeof p, "%s/%zu.%s", dir, i, ext[e]);
-            unlink(p);
-        }
-    }
-    rmdir(dir);
-    return CLI_OK;
+    for (size_t i = 0; i < nfiles; i++) tasks[i] = i;
+    util_pool_job job = {NULL, work, result, &P, &cli_stop_signal};
+    char msg[200];
+    /* a worker that ended early (1) leaves its scenarios without results: each an error below */
+    int rc = util_pool_run(&job, tasks, nfiles, jobs, msg, sizeof msg) < 0
+                 ? cli_bad("check", "%s", msg)
+                 : CLI_OK;
+    for (size_t i = 0; rc == CLI_OK && i < nfiles; i++)
+        checked[i] = collect(&P, i, junit_body, total);
+    for (size_t i = 0; i < nfiles; i++) free(P.got[i]);
+    free(P.got);
+    free(P.got_len);
+    free(tasks);
+    return rc;
 }
 
 typedef struct args {
@@ -531,36 +512,41 @@ static void junit_interrupted(FILE *x, char **files, size_t nfiles, const bool *
     char msg[200];
     snprintf(msg, sizeof msg, "interrupted by %s: %u of %zu scenarios not checked", signal_name(),
              missing, nfiles);
-    fputs("  <testsuite name=\"fusebox check\" tests=\"1\" failures=\"0\" errors=\"1\" "
-          "time=\"0.000\">\n"
-          "    <testcase classname=\"fusebox check\" name=\"interrupted\" time=\"0.000\">\n"
-          "      <error message=\"",
-          x);
-    xml_escape(x, msg);
-    fputs("\">", x);
-    xml_escape(x, msg);
-    fputs("</error>\n      <system-out>not checked:", x);
-    for (size_t i = 0; i < nfiles; i++) {
-        if (checked[i]) continue;
-        fputc(' ', x);
-        xml_escape(x, files[i]);
-    }
-    fputs("</system-out>\n    </testcase>\n  </testsuite>\n", x);
+    char *list = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&list, &len);
+    if (mem == NULL) return;
+    fputs("not checked:", mem);
+    for (size_t i = 0; i < nfiles; i++)
+        if (!checked[i]) fprintf(mem, " %s", files[i]);
+    fclose(mem);
+    util_out o = util_out_file(x);
+    util_junit_suite_open(
+        &o, &(util_junit_suite){.name = "fusebox check", .tests = 1, .errors = 1, .skipped = -1},
+        UTIL_XML_APOS);
+    junit_case(x, "fusebox check", "interrupted", "error", msg, list, 0);
+    util_junit_suite_close(&o);
+    free(list);
 }
 
 /* The JUnit file, written beside PATH and renamed over it: a failed check leaves PATH as it was. */
 static int write_junit(FILE *x, const char *path, const char *tmp, FILE *body, const counts *total,
                        unsigned missing) {
     unsigned errors = total->errors + (missing > 0);
-    fprintf(x,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<testsuites name=\"fusebox check\" tests=\"%u\" failures=\"%u\" errors=\"%u\">\n",
-            total->passed + total->failed + errors, total->failed, errors);
+    util_out o = util_out_file(x);
+    util_junit_open(&o,
+                    &(util_junit_suite){.name = "fusebox check",
+                                        .tests = total->passed + total->failed + errors,
+                                        .failures = total->failed,
+                                        .errors = (int)errors,
+                                        .skipped = -1,
+                                        .time_s = -1},
+                    UTIL_XML_APOS);
     rewind(body);
     char buf[8192];
     size_t k;
     while ((k = fread(buf, 1, sizeof buf, body)) > 0) fwrite(buf, 1, k, x);
-    fputs("</testsuites>\n", x);
+    util_junit_close(&o);
     /* A full disk shows only here: the write error is what fflush/fclose report. */
     return cli_file_commit(x, "check", path, tmp) == 0 ? CLI_OK : CLI_BAD_INPUT;
 }

@@ -11,6 +11,7 @@
 #include "cli/common.h"
 #include "reports/charts.h"
 #include "reports/report.h"
+#include "util/file.h"
 
 /* The files of a run in its folder, besides charts/ (live.json and compare.*: `fusebox live`). */
 static const char *const top_files[] = {"report.json", "timeseries.csv", "events.jsonl",
@@ -224,6 +225,6 @@ int cli_write_error(const char *cmd, const char *path, int err) {
 }
 
 int cli_close_checked(FILE *f, const char *cmd, const char *path) {
-    int err = rep_fclose_checked(f);
+    int err = util_fclose_checked(f);
     return err == 0 ? 0 : cli_write_error(cmd, path, err);
 }

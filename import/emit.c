@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "import/fitint.h"
+#include "util/utf8.h"
 
 static void add_duration(cJSON *o, const char *key, fb_time_us us) {
     char b[32];
@@ -263,6 +264,6 @@ char *imp_incident_json(const imp_incident *inc) {
     cJSON_Delete(doc);
     /* names, models and addresses come from the log as they are, and a description cut to
        its buffer may end inside a character; the loader takes valid UTF-8 only */
-    if (text) scn_utf8_fix(text);
+    if (text) util_utf8_fix(text);
     return text;
 }

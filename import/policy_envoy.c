@@ -16,6 +16,7 @@
  * Keys are v3's (api/envoy/config/{route,cluster}/v3), as the preset's.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/fb.h"
@@ -419,15 +420,16 @@ static void layers_of(envoy_file *F, const sim_preset *p, cJSON *layers) {
 int imp_import_envoy(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err) {
     const sim_preset *p = scn_preset_find("envoy");
     if (p == NULL) return imp_fail_at(err, NULL, FB_ENOTFOUND, "%s", "no envoy preset");
-    static envoy_file F; /* 64 routes and clusters with their paths: off the stack */
-    memset(&F, 0, sizeof F);
-    F.r = r;
-    F.err = err;
-    int rc = read_file(&F, root);
-    if (rc != FB_OK) return rc;
-    if (F.nroutes == 0 && F.nclusters == 0)
-        return imp_fail_at(err, root, FB_EINVAL, "%s",
-                           "no route to a cluster and no cluster in the file");
-    layers_of(&F, p, layers);
-    return FB_OK;
+    /* 64 routes and clusters with their paths: off the stack, one per call (reentrant) */
+    envoy_file *F = calloc(1, sizeof *F);
+    if (F == NULL) return imp_fail_at(err, NULL, FB_ENOMEM, "%s", "out of memory");
+    F->r = r;
+    F->err = err;
+    int rc = read_file(F, root);
+    if (rc == FB_OK && F->nroutes == 0 && F->nclusters == 0)
+        rc = imp_fail_at(err, root, FB_EINVAL, "%s",
+                         "no route to a cluster and no cluster in the file");
+    if (rc == FB_OK) layers_of(F, p, layers);
+    free(F);
+    return rc;
 }

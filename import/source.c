@@ -96,9 +96,8 @@ static cJSON *parse_at(const char *text, size_t from, size_t to, imp_error *err)
         while (stop < to && strchr(" \t\r\n", text[stop])) stop++;
         if (stop == to) return doc;
         cJSON_Delete(doc);
-    } else {
-        const char *e = cJSON_GetErrorPtr();
-        stop = e && e >= text + from && e <= text + to ? (size_t)(e - text) : to;
+    } else { /* on failure, cJSON sets end to where it stopped (no global error state) */
+        stop = end && end >= text + from && end <= text + to ? (size_t)(end - text) : to;
     }
     position(text, stop, &err->line, &err->col);
     snprintf(err->msg, sizeof err->msg, "%s",

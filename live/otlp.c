@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/version.h"
+#include "util/json.h"
 
 #define KIND_CLIENT 3  /* opentelemetry.proto.trace.v1.Span.SpanKind.SPAN_KIND_CLIENT */
 #define STATUS_ERROR 2 /* opentelemetry.proto.trace.v1.Status.StatusCode.STATUS_CODE_ERROR */
@@ -61,16 +62,8 @@ static ids ids_of(const live_otlp *o, uint64_t request) {
 /* ---- JSON ---- */
 
 static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    util_out o = util_out_file(f);
+    util_json_string(&o, s, 0);
 }
 
 typedef struct attrs {

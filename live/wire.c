@@ -8,6 +8,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "util/json.h"
+
 void live_buf_put(live_buf *b, const char *s, size_t n) {
     if (b->oom) return;
     if (b->len + n + 1 > b->cap) {
@@ -71,22 +73,12 @@ const char *live_dialect_path(live_dialect d) {
     return d == LIVE_ANTHROPIC ? "/v1/messages" : "/v1/chat/completions";
 }
 
+static void put_bytes(void *b, const char *s, size_t n) {
+    live_buf_put(b, s, n);
+}
+
 static void put_json_string(live_buf *b, const char *s) {
-    live_buf_put(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        if (*p == '"' || *p == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)*p;
-            live_buf_put(b, esc, 2);
-        } else if (*p < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", *p);
-            live_buf_put(b, esc, 6);
-        } else {
-            live_buf_put(b, (const char *)p, 1);
-        }
-    }
-    live_buf_put(b, "\"", 1);
+    util_json_string(&(util_out){.put = put_bytes, .sink = b}, s, 0);
 }
 
 /* Filler: words of three letters and a space, four characters per token. */

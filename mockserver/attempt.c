@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mockserver/jsonmem.h"
 #include "mockserver/serverint.h"
 #include "mockserver/wire.h"
+#include "util/utf8.h"
 
 /* The ids from r->id_seq: the prefix, then the deterministic characters. */
 static void format_ids(req *r, mock_dialect d, const mock_api_ops *ops) {
@@ -102,38 +102,6 @@ static int credentials(req *r) {
     return mock_route_refusal(r->rep.dialect, r->ep->stream, &q);
 }
 
-/* Strict UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF); the bad offset. */
-static bool valid_utf8(const unsigned char *p, size_t n, size_t *bad) {
-    for (size_t i = 0; i < n;) {
-        uint64_t w; /* ASCII, which most bodies are throughout, eight bytes at a time */
-        if (i + 8 <= n && (memcpy(&w, p + i, 8), (w & 0x8080808080808080ull) == 0)) {
-            i += 8;
-            continue;
-        }
-        unsigned c = p[i];
-        size_t len = c < 0x80             ? 1
-                     : (c & 0xE0) == 0xC0 ? 2
-                     : (c & 0xF0) == 0xE0 ? 3
-                     : (c & 0xF8) == 0xF0 ? 4
-                                          : 0;
-        uint32_t cp = len == 2 ? c & 0x1F : len == 3 ? c & 0x0F : c & 0x07;
-        bool ok = len > 0 && i + len <= n;
-        for (size_t k = 1; ok && k < len; k++) {
-            ok = (p[i + k] & 0xC0) == 0x80;
-            cp = cp << 6 | (p[i + k] & 0x3F);
-        }
-        if (ok && len > 1)
-            ok = !(len == 2 && cp < 0x80) && !(len == 3 && cp < 0x800) &&
-                 !(len == 4 && (cp < 0x10000 || cp > 0x10FFFF)) && !(cp >= 0xD800 && cp <= 0xDFFF);
-        if (!ok) {
-            *bad = i;
-            return false;
-        }
-        i += len;
-    }
-    return true;
-}
-
 /* The dialect's words for a body it cannot read, with what was wrong. */
 static void unreadable(const req *r, const char *what, char *msg, size_t msglen) {
     switch (r->rep.dialect) {
@@ -158,7 +126,7 @@ static cJSON *parse_body(const req *r, char *msg, size_t msglen) {
     const char *p = r->body.p ? r->body.p : "";
     size_t bad, n = r->body.len;
     char what[128];
-    if (!valid_utf8((const unsigned char *)p, n, &bad)) {
+    if (!util_utf8_valid(p, n, &bad)) {
         snprintf(what, sizeof what, "invalid UTF-8 at byte %zu", bad);
         unreadable(r, what, msg, msglen);
         return NULL;
@@ -200,14 +168,11 @@ static void log_request(req *r) {
  * fault, in decide(), or alone when the parser refused it). */
 static bool read_request(req *r, char *msg, size_t msglen, bool *read) {
     bool get = strcmp(r->ep->method, "GET") == 0;
-    _Alignas(16) char mem[4096];
-    mock_jsonmem jm;
-    mock_jsonmem_begin(&jm, mem, sizeof mem); /* the tree is gone before mem is */
+    /* cJSON's default allocator: the tree is freed here (the parser copied what it keeps) */
     cJSON *root = get ? NULL : parse_body(r, msg, msglen);
     *read = get || root != NULL;
     bool ok = *read && r->ep->ops->parse(root, &r->rep, &r->store, msg, msglen);
-    if (jm.spilled > 0) cJSON_Delete(root); /* else the whole tree is in mem */
-    mock_jsonmem_end();
+    cJSON_Delete(root);
     if (!*read) return false;
     if (r->rep.model == NULL) r->rep.model = r->store.model;
     return ok;

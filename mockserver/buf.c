@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "mockserver/wire.h"
+#include "util/base64.h"
+#include "util/json.h"
 
 void mock_buf_free(mock_buf *b) {
     size_t limit = b->limit;
@@ -76,67 +78,25 @@ bool mock_buf_reserve(mock_buf *b, size_t extra) {
     return reserve(b, extra);
 }
 
-/* Whether any of the eight bytes is '"', '\\' or below 0x20: the has-zero-byte and has-less
- * tests of Sean Anderson's Bit Twiddling Hacks (graphics.stanford.edu/~seander/bithacks.html,
- * "Determine if a word has a byte less than n"), exact for "any"; bytes from 0x80 up never
- * match. */
-static bool needs_escape8(uint64_t w) {
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    uint64_t q = w ^ (ones * '"'), bs = w ^ (ones * '\\');
-    return (((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & highs;
+static void put_bytes(void *b, const char *s, size_t n) {
+    mock_buf_append(b, s, n);
+}
+
+util_out mock_buf_out(mock_buf *b) {
+    return (util_out){.put = put_bytes, .sink = b};
 }
 
 void mock_buf_json_escape(mock_buf *b, const char *s, size_t n) {
-    static const char hex[] = "0123456789abcdef";
-    size_t run = 0; /* bytes that need no escape, appended together */
-    for (size_t i = 0; i < n; i++) {
-        uint64_t w; /* eight plain bytes at a time: most text has nothing to escape */
-        while (i + 8 <= n && (memcpy(&w, s + i, 8), !needs_escape8(w))) {
-            run += 8;
-            i += 8;
-        }
-        if (i >= n) break;
-        const unsigned char c = (unsigned char)s[i];
-        if (c != '"' && c != '\\' && c >= 0x20) {
-            run++;
-            continue;
-        }
-        mock_buf_append(b, s + i - run, run);
-        run = 0;
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            mock_buf_append(b, e, 2);
-        } else {
-            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-            mock_buf_append(b, e, 6);
-        }
-    }
-    mock_buf_append(b, s + n - run, run);
+    util_json_escape(&(util_out){put_bytes, b}, s, n, 0);
 }
 
 void mock_buf_json_string(mock_buf *b, const char *s) {
-    if (s == NULL) s = "";
-    mock_buf_append(b, "\"", 1);
-    mock_buf_json_escape(b, s, strlen(s));
-    mock_buf_append(b, "\"", 1);
+    util_json_string(&(util_out){put_bytes, b}, s, 0);
 }
 
 void mock_buf_base64(mock_buf *b, const unsigned char *s, size_t n) {
-    static const char alphabet[] =
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    if (!reserve(b, (n + 2) / 3 * 4)) return;
-    char *o = b->p + b->len;
-    for (size_t i = 0; i < n; i += 3) {
-        size_t left = n - i;
-        uint32_t w = (uint32_t)s[i] << 16;
-        if (left > 1) w |= (uint32_t)s[i + 1] << 8;
-        if (left > 2) w |= s[i + 2];
-        *o++ = alphabet[(w >> 18) & 63];
-        *o++ = alphabet[(w >> 12) & 63];
-        *o++ = left > 1 ? alphabet[(w >> 6) & 63] : '=';
-        *o++ = left > 2 ? alphabet[w & 63] : '=';
-    }
-    b->len = (size_t)(o - b->p);
+    if (!reserve(b, UTIL_BASE64_LEN(n))) return;
+    b->len += util_base64(b->p + b->len, s, n);
     b->p[b->len] = '\0';
 }
 

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "util/out.h"
+
 typedef struct mock_buf {
     char *p;
     size_t len;
@@ -52,6 +54,8 @@ void mock_buf_json_string(mock_buf *b, const char *s);
 void mock_buf_json_escape(mock_buf *b, const char *s, size_t n);
 /* Append n bytes as base64 (RFC 4648, padded, no line breaks). */
 void mock_buf_base64(mock_buf *b, const unsigned char *s, size_t n);
+/* The buffer as a util_out (util/out.h), for util/'s writers. */
+util_out mock_buf_out(mock_buf *b);
 /* Detach the bytes (NUL-terminated); the buffer is left empty. NULL on oom. */
 char *mock_buf_take(mock_buf *b, size_t *len);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mockserver/verdict.h"
+#include "util/junit.h"
 
 #define JUNIT_FAILURES_LISTED 20
 
@@ -105,30 +106,6 @@ void mock_verdict_json(const mock_verdict *v, mock_buf *out) {
 
 /* ---- JUnit ---- */
 
-static void xml_escape(mock_buf *out, const char *s) {
-    for (; *s != '\0'; s++) {
-        switch (*s) {
-        case '&':
-            mock_buf_puts(out, "&amp;");
-            break;
-        case '<':
-            mock_buf_puts(out, "&lt;");
-            break;
-        case '>':
-            mock_buf_puts(out, "&gt;");
-            break;
-        case '"':
-            mock_buf_puts(out, "&quot;");
-            break;
-        default:
-            if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-                mock_buf_puts(out, " ");
-            else
-                mock_buf_append(out, s, 1);
-        }
-    }
-}
-
 static void request_name(const mock_verdict_request *q, char *out, size_t cap) {
     if (q->key[0] != '\0')
         snprintf(out, cap, "key %s", q->key);
@@ -137,28 +114,29 @@ static void request_name(const mock_verdict_request *q, char *out, size_t cap) {
 }
 
 static void rule_case(const mock_verdict *v, mock_rule r, mock_buf *out) {
-    mock_buf_printf(out, "    <testcase classname=\"fusebox verdict\" name=\"%s\">\n",
-                    mock_rule_name(r));
+    util_junit_case c = {.classname = "fusebox verdict", .name = mock_rule_name(r), .time_s = -1};
+    mock_buf message = {0}, text = {0};
     if (v->rule[r] == MOCK_NA) {
-        mock_buf_puts(out, "      <skipped message=\"no request exercised it\"/>\n");
+        c.kind = "skipped";
+        c.message = "no request exercised it";
     } else if (v->rule[r] == MOCK_FAIL) {
-        mock_buf_printf(out, "      <failure message=\"%u of %u requests broke it: ", v->failed[r],
-                        v->failed[r] + v->passed[r]);
-        xml_escape(out, mock_rule_text(r));
-        mock_buf_puts(out, "\">");
+        mock_buf_printf(&message, "%u of %u requests broke it: %s", v->failed[r],
+                        v->failed[r] + v->passed[r], mock_rule_text(r));
+        c.kind = "failure";
+        c.message = message.p != NULL ? message.p : "";
         char name[96];
         for (size_t i = 0, n = 0; i < v->nreq && n < JUNIT_FAILURES_LISTED; i++) {
             if (v->req[i].rule[r] != MOCK_FAIL) continue;
             n++;
             request_name(&v->req[i], name, sizeof name);
-            xml_escape(out, name);
-            mock_buf_puts(out, ": ");
-            xml_escape(out, v->req[i].why[r]);
-            mock_buf_puts(out, "\n");
+            mock_buf_printf(&text, "%s: %s\n", name, v->req[i].why[r]);
         }
-        mock_buf_puts(out, "</failure>\n");
+        c.text = text.p != NULL ? text.p : "";
     }
-    mock_buf_puts(out, "    </testcase>\n");
+    util_out o = mock_buf_out(out);
+    util_junit_testcase(&o, &c, 0);
+    mock_buf_free(&message);
+    mock_buf_free(&text);
 }
 
 void mock_verdict_junit(const mock_verdict *v, mock_buf *out) {
@@ -168,25 +146,32 @@ void mock_verdict_junit(const mock_verdict *v, mock_buf *out) {
         skipped += v->rule[r] == MOCK_NA;
     }
     bool log_bad = v->attempts == 0 || v->dropped > 0;
-    mock_buf_printf(out,
-                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                    "<testsuites name=\"fusebox verdict\" tests=\"%d\" failures=\"%u\">\n"
-                    "  <testsuite name=\"fusebox verdict\" tests=\"%d\" failures=\"%u\" "
-                    "skipped=\"%u\">\n",
-                    MOCK_RULES + 1, failures + log_bad, MOCK_RULES + 1, failures + log_bad,
-                    skipped);
-    mock_buf_printf(out,
-                    "    <testcase classname=\"fusebox verdict\" name=\"attempt_log\">\n"
-                    "      <system-out>%llu attempts, %zu requests, %llu entries lost"
-                    "</system-out>\n",
-                    (unsigned long long)v->attempts, v->nreq, (unsigned long long)v->dropped);
-    if (log_bad) {
-        mock_buf_puts(out, "      <failure message=\"inconclusive: ");
-        xml_escape(out, v->attempts == 0 ? "no attempts in the log"
-                                         : "the log lost its oldest entries (--log-capacity)");
-        mock_buf_puts(out, "\"/>\n");
-    }
-    mock_buf_puts(out, "    </testcase>\n");
+    util_out o = mock_buf_out(out);
+    util_junit_suite all = {.name = "fusebox verdict",
+                            .tests = MOCK_RULES + 1,
+                            .failures = failures + log_bad,
+                            .errors = -1,
+                            .skipped = -1,
+                            .time_s = -1};
+    util_junit_open(&o, &all, 0);
+    all.skipped = (int)skipped;
+    util_junit_suite_open(&o, &all, 0);
+    char summary[160];
+    snprintf(summary, sizeof summary, "%llu attempts, %zu requests, %llu entries lost",
+             (unsigned long long)v->attempts, v->nreq, (unsigned long long)v->dropped);
+    util_junit_testcase(&o,
+                        &(util_junit_case){.classname = "fusebox verdict",
+                                           .name = "attempt_log",
+                                           .time_s = -1,
+                                           .kind = log_bad ? "failure" : NULL,
+                                           .message = v->attempts == 0
+                                                          ? "inconclusive: no attempts in the log"
+                                                          : "inconclusive: the log lost its oldest "
+                                                            "entries (--log-capacity)",
+                                           .output = summary,
+                                           .output_first = true},
+                        0);
     for (int r = 0; r < MOCK_RULES; r++) rule_case(v, (mock_rule)r, out);
-    mock_buf_puts(out, "  </testsuite>\n</testsuites>\n");
+    util_junit_suite_close(&o);
+    util_junit_close(&o);
 }

@@ -23,6 +23,7 @@
 #include "reports/gnuplot.h"
 #include "reports/report.h"
 #include "sim/metrics.h"
+#include "util/file.h"
 
 #define POINTS_MAX 600 /* about two pixels per point on a 1100-pixel chart */
 #define WIDTH_PX 1100
@@ -431,7 +432,7 @@ static double point_t(const charts *c, size_t b, const point *pt) {
 
 /* Close a file written, checking its error flag, the flush and the close: a full disk is named. */
 static int close_checked(charts *c, FILE *f, const char *path) {
-    int err = rep_fclose_checked(f);
+    int err = util_fclose_checked(f);
     return err == 0 ? FB_OK : fail(c, FB_EIO, "cannot write %s: %s", path, strerror(err));
 }
 

@@ -13,12 +13,13 @@
 #include <sys/stat.h>
 
 #include "core/version.h"
-#include "reports/base64.h"
 #include "reports/charts.h"
 #include "reports/report.h"
 #include "reports/settings.h"
 #include "reports/verdict.h"
 #include "sim/metrics.h"
+#include "util/base64.h"
+#include "util/file.h"
 
 static const char css[] =
     "body{font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif;"
@@ -436,7 +437,7 @@ static void write_faults(FILE *f, const sim_scenario *sc, sim_summary *const *su
 static bool data_uri(FILE *out, const char *path, const char *mime) {
     FILE *f = fopen(path, "rb");
     if (f == NULL) return false;
-    bool ok = rep_data_uri(out, f, mime) == FB_OK;
+    bool ok = util_data_uri(out, f, mime) == 0;
     fclose(f);
     return ok;
 }
@@ -554,7 +555,7 @@ int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, 
         "scenario, seed, fusebox and gnuplot versions give the same page, byte for byte.</footer>\n"
         "</body>\n</html>\n",
         f);
-    int err = rep_fclose_checked(f);
+    int err = util_fclose_checked(f);
     if (err != 0) {
         snprintf(msg, msglen, "cannot write %s: %s", path, strerror(err));
         return FB_EIO;

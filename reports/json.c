@@ -4,6 +4,8 @@
 #include <inttypes.h>
 #include <math.h>
 
+#include "util/json.h"
+
 void rep_json_init(rep_json *w, FILE *f) {
     w->f = f;
     w->depth = 0;
@@ -119,16 +121,6 @@ void rep_json_raw(rep_json *w, const char *key, const char *json) {
 }
 
 void rep_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(f, "\\%c", *p);
-        else if (*p == '\n')
-            fputs("\\n", f);
-        else if (*p < 0x20)
-            fprintf(f, "\\u%04x", *p);
-        else
-            fputc(*p, f);
-    }
-    fputc('"', f);
+    util_out o = util_out_file(f);
+    util_json_string(&o, s, UTIL_JSON_SHORT_NEWLINE);
 }

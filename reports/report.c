@@ -10,6 +10,7 @@
 #include "core/version.h"
 #include "reports/json.h"
 #include "sim/metrics.h"
+#include "util/xml.h"
 
 /* A metric in its natural unit: counts as integers, durations in seconds; null when n/a. */
 static void json_metric(rep_json *w, const char *k, double v, sim_unit unit) {
@@ -35,27 +36,8 @@ static void json_metric(rep_json *w, const char *k, double v, sim_unit unit) {
 }
 
 void rep_escape_markup(FILE *f, const char *s) {
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        case '\'':
-            fputs("&#39;", f);
-            break;
-        default:
-            fputc(*p < 0x20 && *p != '\n' && *p != '\t' ? ' ' : *p, f);
-        }
-    }
+    util_out o = util_out_file(f);
+    util_xml_escape(&o, s, UTIL_XML_APOS);
 }
 
 /* What the scenario's concurrency limits, hedging and connections did at this provider. */
@@ -226,7 +208,7 @@ static void write_classes(rep_json *w, const sim_scenario *sc, const sim_summary
             if (!d->per_class) continue;
             char key[64];
             snprintf(key, sizeof key, "%.*s", (int)strlen(d->name) - 8, d->name + 6);
-            json_metric(w, key, d->value(sc, s, c), d->unit);
+            json_metric(w, key, sim_metric_row(d, sc, s, c), d->unit);
         }
         rep_json_close(w);
     }
@@ -240,7 +222,7 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     rep_json_open(w, "summary", '{', REP_JSON_LINES);
     for (const sim_metric *d = sim_metrics(); d->name; d++)
         if (!d->per_provider && !d->per_layer && !d->per_class && sim_metric_shown(sc, d))
-            json_metric(w, d->name, d->value(sc, s, 0), d->unit);
+            json_metric(w, d->name, sim_metric_row(d, sc, s, 0), d->unit);
     rep_json_close(w);
     rep_json_open(w, "outcomes", '{', REP_JSON_LINES);
     rep_json_u64(w, "success_primary", s->success_primary);
@@ -275,13 +257,6 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     rep_json_fixed(w, "end_s", (double)s->end_us / 1e6, 6);
     rep_json_u64(w, "events_dropped", s->events_dropped);
     rep_json_close(w);
-}
-
-int rep_fclose_checked(FILE *f) {
-    int err = ferror(f) ? EIO : 0;
-    if (fflush(f) != 0) err = errno;
-    if (fclose(f) != 0 && err == 0) err = errno;
-    return err;
 }
 
 int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {

@@ -78,13 +78,6 @@ void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
 void rep_summary_cell(char *buf, size_t len, const sim_scenario *sc, const sim_summary *s,
                       const rep_summary_row *row, bool grouped);
 
-/*
- * Flush and close f, checking the stream's error flag, the flush and the
- * close (a full disk shows at any of them). Returns 0, or the errno of the
- * first failure (EIO when only the flag tells).
- */
-int rep_fclose_checked(FILE *f);
-
 /* Write text escaped for HTML or XML content and attribute values. */
 void rep_escape_markup(FILE *f, const char *s);
 

@@ -8,6 +8,7 @@
  * variant is added on purpose, with a leading '+' ("+variants.mine={...}").
  */
 #include "scenario/loadint.h"
+#include "util/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,7 +45,7 @@ static int set_value(const char *set, const char *text, cJSON **val, sim_error *
     sim_error strict = {{0}, {0}, {0}};
     size_t bad;
     *val = NULL;
-    if (!scn__utf8_valid(text, strlen(text), &bad))
+    if (!util_utf8_valid(text, strlen(text), &bad))
         return set_error(err, "--set %s: invalid UTF-8 at byte %zu of the value", set, bad);
     int kind = scn__strict_json(text, strlen(text), &strict);
     bool opens = text[strspn(text, " \t")] == '{' || text[strspn(text, " \t")] == '[';
@@ -182,7 +183,7 @@ int scn__apply_set(cJSON *root, const char *set, sim_error *err) {
     memcpy(key, set, klen);
     key[klen] = '\0';
     size_t bad;
-    if (!scn__utf8_valid(key, klen, &bad))
+    if (!util_utf8_valid(key, klen, &bad))
         return set_error(err, "--set %s: invalid UTF-8 at byte %zu of the key", set, bad);
     int rc = empty_segment(set, key[0] == '+' ? key + 1 : key, err);
     cJSON *val = NULL;

@@ -13,6 +13,7 @@
  * whose message the loader has always given.
  */
 #include "scenario/loadint.h"
+#include "util/utf8.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -104,51 +105,6 @@ static void path_add(scan *S, const char *fmt, ...) {
         S->plen += (size_t)n;
     else
         S->path[S->plen] = '\0';
-}
-
-/* ---- UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF) ---- */
-
-size_t scn__utf8_char(const unsigned char *s, size_t n) {
-    unsigned c = s[0];
-    if (c < 0x80) return 1;
-    size_t need = c >= 0xC2 && c <= 0xDF   ? 2
-                  : c >= 0xE0 && c <= 0xEF ? 3
-                  : c >= 0xF0 && c <= 0xF4 ? 4
-                                           : 0;
-    if (need == 0 || n < need) return 0;
-    unsigned lo = 0x80, hi = 0xBF; /* the second byte's range */
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (size_t k = 2; k < need; k++)
-        if (s[k] < 0x80 || s[k] > 0xBF) return 0;
-    return need;
-}
-
-void scn_utf8_fix(char *s) {
-    size_t n = strlen(s);
-    for (size_t i = 0; i < n;) {
-        size_t k = scn__utf8_char((const unsigned char *)s + i, n - i);
-        if (k == 0) {
-            s[i++] = '?';
-            continue;
-        }
-        i += k;
-    }
-}
-
-bool scn__utf8_valid(const char *s, size_t n, size_t *bad) {
-    for (size_t i = 0; i < n;) {
-        size_t k = scn__utf8_char((const unsigned char *)s + i, n - i);
-        if (k == 0) {
-            *bad = i;
-            return false;
-        }
-        i += k;
-    }
-    return true;
 }
 
 /* ---- strings ---- */
@@ -266,7 +222,7 @@ static int string(scan *S, bool key) {
                         "escape such as \\n)",
                         c, S->i);
         } else {
-            size_t k = scn__utf8_char((const unsigned char *)S->t + S->i, S->n - S->i);
+            size_t k = util_utf8_char((const unsigned char *)S->t + S->i, S->n - S->i);
             if (k == 0) return fail(S, LD_STRICT_TEXT, "invalid UTF-8 at byte %zu", S->i);
             if (key) rc = arena_put(S, S->t + S->i, k);
             S->i += k;

@@ -80,10 +80,6 @@ enum {
  * JSON path where it happened) and err->msg (with line and column or byte offset).
  */
 int scn__strict_json(const char *text, size_t len, sim_error *err);
-/* The length of the valid UTF-8 character at s (n bytes left), 0 when invalid. */
-size_t scn__utf8_char(const unsigned char *s, size_t n);
-/* Is s[0..n) valid UTF-8? Else *bad is the offset of the first invalid byte. */
-bool scn__utf8_valid(const char *s, size_t n, size_t *bad);
 
 /* ---- names and keys ---- */
 

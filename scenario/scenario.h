@@ -449,10 +449,6 @@ int scn_parse_import(const char *text, size_t len, const char *file, const char 
                      sim_scenario **out, sim_error *err);
 void scn_free(sim_scenario *sc);
 
-/* Replace every byte of s that is not part of valid UTF-8 (RFC 3629) by '?', in place: for text
-   copied from elsewhere (a log's model names) into a scenario, which the loader reads strictly. */
-void scn_utf8_fix(char *s);
-
 /*
  * Every error of a scenario in one pass, for `validate`-like readers. The
  * first is exactly the error scn_parse gives. After an unknown key

@@ -5,10 +5,53 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Every row's function has the one signature; most rows read only the summary. */
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-/* Rows that are never n/a leave `na` out, and only the per-layer rows name `per_layer`. */
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+/* Every computed row's function has the one signature (sim_metric_fn; `index` named p, l or c
+ * for a provider, layer or class); most read only the summary. */
+#define UNUSED __attribute__((unused))
+#define ROW(name, index)                                                                           \
+    static double name(const sim_scenario *sc UNUSED, const sim_summary *s, uint32_t index UNUSED)
+
+/* A row that reads field `f` of a T (sim_summary, or the summary of the row's provider, layer or
+ * class): its offset and its type. */
+/* clang-format off */
+#define FIELD_TYPE(T, f)                                                                           \
+    _Generic(((T *)0)->f,                                                                          \
+             uint64_t: SIM_FIELD_U64,                                                              \
+             uint32_t: SIM_FIELD_U32,                                                              \
+             int64_t: SIM_FIELD_I64,                                                               \
+             double: SIM_FIELD_F64)
+/* clang-format on */
+#define FIELD(T, f) .field = FIELD_TYPE(T, f), .offset = offsetof(T, f)
+
+/* The field of type `type` at base + offset, as a double (as the accessors cast it). */
+static double read_field(const void *base, sim_field type, size_t offset) {
+    const char *at = (const char *)base + offset;
+    switch (type) {
+    case SIM_FIELD_U64: {
+        uint64_t v;
+        memcpy(&v, at, sizeof v);
+        return (double)v;
+    }
+    case SIM_FIELD_U32: {
+        uint32_t v;
+        memcpy(&v, at, sizeof v);
+        return (double)v;
+    }
+    case SIM_FIELD_I64: {
+        int64_t v;
+        memcpy(&v, at, sizeof v);
+        return (double)v;
+    }
+    case SIM_FIELD_F64: {
+        double v;
+        memcpy(&v, at, sizeof v);
+        return v;
+    }
+    case SIM_FIELD_NONE:
+        break;
+    }
+    return NAN;
+}
 
 static double ratio(double a, double b) {
     return b > 0 ? a / b : 0;
@@ -22,170 +65,86 @@ static double ended_total(const sim_summary *s) {
 
 /* ---- requests and how they ended ---- */
 
-static double requests(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->requests;
-}
-
-static double ended(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(ended, p) {
     return ended_total(s);
 }
 
-static double success_rate(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(success_rate, p) {
     return ratio((double)s->ended[SIM_END_SUCCESS], ended_total(s));
 }
 
-static double availability(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(availability, p) {
     return ratio((double)(s->ended[SIM_END_SUCCESS] + s->ended[SIM_END_DEGRADED]), ended_total(s));
 }
 
-static double error_rate(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(error_rate, p) {
     return ratio((double)s->errors, ended_total(s));
 }
 
-static double successes(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_SUCCESS];
-}
-
-static double success_primary(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->success_primary;
-}
-
-static double success_fallback(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->success_fallback;
-}
-
-static double fallback_rate(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(fallback_rate, p) {
     return ratio((double)s->success_fallback, ended_total(s));
-}
-
-static double degraded(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_DEGRADED];
-}
-
-static double errors(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->errors;
-}
-
-static double errors_timeout(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_TIMEOUT];
-}
-
-static double errors_queue_full(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_QUEUE_FULL];
-}
-
-static double errors_exhausted(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_EXHAUSTED];
-}
-
-static double errors_breaker_open(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_BREAKER_OPEN];
-}
-
-static double errors_permanent(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_PERMANENT];
-}
-
-static double errors_policy(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_POLICY];
-}
-
-static double errors_context_length(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_CONTEXT_LENGTH];
-}
-
-static double errors_rate_limited(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_RATE_LIMITED];
-}
-
-static double errors_deadline(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_DEADLINE];
-}
-
-static double errors_stream_broken(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->ended[SIM_END_STREAM_BROKEN];
 }
 
 /* ---- latency ---- */
 
-static double latency_p50(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(latency_p50, p) {
     return (double)fb_hist_percentile(&s->latency, 50);
 }
 
-static double latency_p90(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(latency_p90, p) {
     return (double)fb_hist_percentile(&s->latency, 90);
 }
 
-static double latency_p99(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(latency_p99, p) {
     return (double)fb_hist_percentile(&s->latency, 99);
 }
 
-static double latency_p999(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(latency_p999, p) {
     return (double)fb_hist_percentile(&s->latency, 99.9);
 }
 
-static double latency_max(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(latency_max, p) {
     return (double)fb_hist_max(&s->latency);
 }
 
-static double latency_mean(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(latency_mean, p) {
     return fb_hist_mean(&s->latency);
 }
 
-static double success_latency_p99(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(success_latency_p99, p) {
     return (double)fb_hist_percentile(&s->latency_ok, 99);
 }
 
 /* ---- attempts, blast radius, spillover ---- */
 
-static double attempts(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->attempts;
-}
-
-static double retries(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->retries;
-}
-
-static double fallbacks(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fallbacks;
-}
-
-static double amplification(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(amplification, p) {
     return ratio((double)s->attempts, (double)s->requests_calling);
 }
 
-static double amplification_fault(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(amplification_fault, p) {
     return ratio((double)s->attempts_in_fault, (double)s->requests_in_fault);
 }
 
-static double blast_radius(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->bad;
-}
-
-static double blast_radius_rate(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(blast_radius_rate, p) {
     return ratio((double)s->bad, ended_total(s));
 }
 
 /* Collateral needs classes on both sides: some that call a disturbed provider, some not. */
-static double collateral(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(collateral, p) {
     if (s->classes_exposed == 0 || s->classes_unexposed == 0) return NAN;
     return (double)s->bad_collateral;
 }
 
-static double collateral_share(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(collateral_share, p) {
     if (sim_metric_is_na(collateral(sc, s, p)) || s->bad == 0) return NAN;
     return (double)s->bad_collateral / (double)s->bad;
-}
-
-static double slo_missed(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->slo_missed;
 }
 
 /*
  * 0 when some disturbance was judged and never got back to baseline; else
  * n/a when some could not be judged (or there was none); else 1.
  */
-static double recovered(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(recovered, p) {
     bool all = true, unknown = s->fault_count == 0;
     for (uint32_t i = 0; i < s->fault_count; i++) {
         if (s->faults[i].undetermined != SIM_DETERMINED)
@@ -198,7 +157,7 @@ static double recovered(const sim_scenario *sc, const sim_summary *s, uint32_t p
 }
 
 /* The longest judged spillover; n/a exactly when `recovered` is. */
-static double spillover(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(spillover, p) {
     if (sim_metric_is_na(recovered(sc, s, p))) return NAN;
     fb_time_us m = 0;
     for (uint32_t i = 0; i < s->fault_count; i++)
@@ -207,512 +166,666 @@ static double spillover(const sim_scenario *sc, const sim_summary *s, uint32_t p
     return (double)m;
 }
 
-static double in_flight_peak(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->in_flight_peak;
-}
-
-static double pod_queue_peak(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->pod_queue_peak;
-}
-
 /* ---- cost ---- */
-
-static double cost_usd(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return s->cost_usd;
-}
-
-static double cost_wasted_usd(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return s->cost_wasted_usd;
-}
-
-static double fallback_extra_cost_usd(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return s->fallback_extra_cost_usd;
-}
 
 /* ---- per provider ---- */
 
-static double p_attempts(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].attempts;
-}
-
-static double p_served(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].served;
-}
-
-static double p_errors(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(p_errors, p) {
     const sim_provider_summary *ps = &s->providers[p];
     return (double)(ps->attempts - ps->outcomes[FB_OUT_SUCCESS]);
 }
 
-static double p_rate_limited(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].outcomes[FB_OUT_RATE_LIMITED];
-}
-
-static double p_timeouts(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].outcomes[FB_OUT_TIMEOUT];
-}
-
-static double p_cost_usd(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return s->providers[p].cost_usd;
-}
-
-static double p_tokens_in(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].tokens_in;
-}
-
-static double p_tokens_out(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].tokens_out;
-}
-
-static double p_tokens_wasted(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(p_tokens_wasted, p) {
     return (double)(s->providers[p].tokens_in_wasted + s->providers[p].tokens_out_wasted);
 }
 
-static double p_breaker_opens(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].breaker_opens;
-}
-
-static double p_breaker_transitions(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].breaker_transitions;
-}
-
-static double p_breaker_open_time(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(p_breaker_open_time, p) {
     return s->providers[p].breaker_open_s * 1e6;
 }
 
-static double p_breaker_rejections(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].breaker_rejections;
-}
-
-static double p_overloaded(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].overloaded;
-}
-
-static double p_shed(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].shed;
-}
-
-static double p_queue_peak(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].queue_peak;
-}
-
-static double p_limit_rejections(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].limit_rejections;
-}
-
-static double p_limit_min(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].limit_min;
-}
-
-static double p_limit_max(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].limit_max;
-}
-
-static double p_hedges(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].hedges;
-}
-
-static double p_conn_waits(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].conn_waits;
-}
-
-static double p_conn_setups(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->providers[p].conn_setups;
-}
-
-static double p_conn_wait_mean(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(p_conn_wait_mean, p) {
     const sim_provider_summary *ps = &s->providers[p];
     return ps->conn_waits ? ps->conn_wait_s * 1e6 / (double)ps->conn_waits : 0;
 }
 
 /* ---- totals over providers, summed in provider order ---- */
 
-static double sum_providers(const sim_scenario *sc, const sim_summary *s, sim_metric_fn f) {
+static double sum_providers(const sim_scenario *sc, const sim_summary *s, sim_field type,
+                            size_t offset) {
     double sum = 0;
-    for (uint32_t p = 0; p < sc->provider_count; p++) sum += f(sc, s, p);
+    for (uint32_t p = 0; p < sc->provider_count; p++)
+        sum += read_field(&s->providers[p], type, offset);
     return sum;
 }
 
-static double breaker_opens(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return sum_providers(sc, s, p_breaker_opens);
+#define SUM_PROVIDERS(f)                                                                           \
+    sum_providers(sc, s, FIELD_TYPE(sim_provider_summary, f), offsetof(sim_provider_summary, f))
+
+ROW(breaker_opens, p) {
+    return SUM_PROVIDERS(breaker_opens);
 }
 
-static double breaker_transitions(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return sum_providers(sc, s, p_breaker_transitions);
+ROW(breaker_transitions, p) {
+    return SUM_PROVIDERS(breaker_transitions);
 }
 
-static double breaker_open_time(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return sum_providers(sc, s, p_breaker_open_time);
+ROW(breaker_open_time, p) {
+    double sum = 0;
+    for (uint32_t i = 0; i < sc->provider_count; i++) sum += p_breaker_open_time(sc, s, i);
+    return sum;
 }
 
-static double limit_rejections(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return sum_providers(sc, s, p_limit_rejections);
+ROW(limit_rejections, p) {
+    return SUM_PROVIDERS(limit_rejections);
 }
 
-static double hedges(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->hedges;
+ROW(conn_waits, p) {
+    return SUM_PROVIDERS(conn_waits);
 }
 
-static double hedges_won(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->hedges_won;
+ROW(conn_setups, p) {
+    return SUM_PROVIDERS(conn_setups);
 }
 
-static double hedge_cost_usd(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return s->hedge_cost_usd;
-}
-
-static double conn_waits(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return sum_providers(sc, s, p_conn_waits);
-}
-
-static double conn_setups(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return sum_providers(sc, s, p_conn_setups);
-}
-
-static double budget_refusals(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->budget_refusals;
-}
-
-static double stream_failures(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->stream_failures;
-}
-
-static double tokens_duplicated(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->tokens_duplicated;
-}
-
-static double tokens_wasted(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return sum_providers(sc, s, p_tokens_wasted);
+ROW(tokens_wasted, p) {
+    double sum = 0;
+    for (uint32_t i = 0; i < sc->provider_count; i++) sum += p_tokens_wasted(sc, s, i);
+    return sum;
 }
 
 /* ---- the fleet's dynamics ---- */
 
-static double resubmissions(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.resubmissions;
-}
-
-static double user_requests(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(user_requests, p) {
     return (double)(s->requests - s->fleet.resubmissions);
 }
 
 /* A user request ends with its last submission: the ends that were not submitted again. */
-static double user_success_rate(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(user_success_rate, p) {
     return ratio((double)s->ended[SIM_END_SUCCESS], ended_total(s) - (double)s->fleet.resubmitted);
 }
 
-static double users_gave_up(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(users_gave_up, p) {
     return (double)(s->errors - s->fleet.resubmitted);
 }
 
-static double user_amplification(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(user_amplification, p) {
     return ratio((double)s->attempts,
                  (double)(s->requests_calling - s->fleet.resubmissions_calling));
 }
 
-static double serial_lag(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.serial_lag_us;
-}
-
-static double serial_backlog(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.serial_backlog;
-}
-
-static double pod_requests_min(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.pod_requests_min;
-}
-
-static double pod_requests_max(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.pod_requests_max;
-}
-
-static double pods_peak(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.pods_peak;
-}
-
-static double pods_mean(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
+ROW(pods_mean, p) {
     return ratio(s->fleet.pod_seconds, (double)s->end_us / 1e6);
-}
-
-static double pods_added(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.pods_added;
-}
-
-static double pods_removed(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.pods_removed;
-}
-
-static double scale_events(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.scale_decisions;
-}
-
-static double store_unreachable(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.store_unreachable;
-}
-
-static double store_records_lost(const sim_scenario *sc, const sim_summary *s, uint32_t p) {
-    return (double)s->fleet.store_records_lost;
 }
 
 /* ---- the table ---- */
 
-#define COUNT SIM_UNIT_COUNT
-#define RATIO SIM_UNIT_RATIO
-#define US SIM_UNIT_US
-#define USD SIM_UNIT_USD
-
 /* ---- per layer (index: the layer in the variant) ---- */
 
-static double l_calls(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
-    return (double)s->layers[l].calls;
-}
-
-static double l_attempts(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
-    return (double)s->layers[l].attempts;
-}
-
-static double l_amplification(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
+ROW(l_amplification, l) {
     return ratio((double)s->layers[l].attempts, (double)s->layers[l].calls);
-}
-
-static double l_retries(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
-    return (double)s->layers[l].retries;
-}
-
-static double l_fallbacks(const sim_scenario *sc, const sim_summary *s, uint32_t l) {
-    return (double)s->layers[l].fallbacks;
 }
 
 /* ---- per traffic class (index: the class) ---- */
 
-static double c_requests(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
-    return (double)s->classes[c].requests;
-}
-
-static double c_ended(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
-    return (double)s->classes[c].ended;
-}
-
-static double c_success_rate(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+ROW(c_success_rate, c) {
     return ratio((double)s->classes[c].success, (double)s->classes[c].ended);
 }
 
-static double c_fallback_rate(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+ROW(c_fallback_rate, c) {
     return ratio((double)s->classes[c].success_fallback, (double)s->classes[c].ended);
 }
 
-static double c_errors(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
-    return (double)s->classes[c].errors;
-}
-
-static double c_error_rate(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+ROW(c_error_rate, c) {
     return ratio((double)s->classes[c].errors, (double)s->classes[c].ended);
 }
 
-static double c_slo_missed(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
-    return (double)s->classes[c].slo_missed;
-}
-
-static double c_bad_rate(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+ROW(c_bad_rate, c) {
     const sim_class_summary *k = &s->classes[c];
     return ratio((double)(k->errors + k->slo_missed), (double)k->ended);
 }
 
-static double c_latency_p50(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+ROW(c_latency_p50, c) {
     return (double)fb_hist_percentile(&s->classes[c].latency, 50);
 }
 
-static double c_latency_p99(const sim_scenario *sc, const sim_summary *s, uint32_t c) {
+ROW(c_latency_p99, c) {
     return (double)fb_hist_percentile(&s->classes[c].latency, 99);
 }
-
-#define PER_CLASS NULL, false, SIM_FEATURE_ALWAYS, true
 
 /* Kept under 110 characters: expectations quote it (reports/expect.c). */
 #define SPILL_NA                                                                                   \
     "n/a when there is no disturbance, or one could not be judged and none was judged unrecovered"
 
 static const sim_metric table[] = {
-    {"requests", COUNT, false, "user requests that arrived", requests},
-    {"ended", COUNT, false, "user requests that ended (all of them once the run drains)", ended},
-    {"success_rate", RATIO, false, "successes (primary or fallback) / requests ended",
-     success_rate},
-    {"availability", RATIO, false, "(successes + degraded answers) / requests ended", availability},
-    {"error_rate", RATIO, false, "errors / requests ended", error_rate},
-    {"successes", COUNT, false, "requests answered by a provider", successes},
-    {"success_primary", COUNT, false, "answered by the first provider tried", success_primary},
-    {"success_fallback", COUNT, false, "answered by a later provider in the chain",
-     success_fallback},
-    {"fallback_rate", RATIO, false, "success_fallback / requests ended", fallback_rate},
-    {"degraded", COUNT, false, "answered by the degraded/cached path", degraded},
-    {"errors", COUNT, false, "requests that ended in an error", errors},
-    {"errors_timeout", COUNT, false, "errors: the pod's request timeout fired", errors_timeout},
-    {"errors_queue_full", COUNT, false, "errors: the pod's queue was full", errors_queue_full},
-    {"errors_exhausted", COUNT, false, "errors: every provider tried failed", errors_exhausted},
-    {"errors_breaker_open", COUNT, false, "errors: every breaker rejected", errors_breaker_open},
-    {"errors_permanent", COUNT, false, "errors: permanent 4xx", errors_permanent},
-    {"errors_policy", COUNT, false, "errors: content-policy rejections", errors_policy},
-    {"errors_context_length", COUNT, false, "errors: no window large enough",
-     errors_context_length},
-    {"errors_rate_limited", COUNT, false, "errors: client-side limiter rejected",
-     errors_rate_limited},
-    {"errors_deadline", COUNT, false, "errors: the retry deadline passed", errors_deadline},
-    {"errors_stream_broken", COUNT, false, "errors: failed after output was shown",
-     errors_stream_broken},
-    {"latency_p50", US, false, "median end-to-end latency of requests that ended", latency_p50},
-    {"latency_p90", US, false, "90th percentile latency", latency_p90},
-    {"latency_p99", US, false, "99th percentile latency", latency_p99},
-    {"latency_p999", US, false, "99.9th percentile latency", latency_p999},
-    {"latency_max", US, false, "maximum latency", latency_max},
-    {"latency_mean", US, false, "mean latency", latency_mean},
-    {"success_latency_p99", US, false, "99th percentile latency of successes", success_latency_p99},
-    {"attempts", COUNT, false, "provider attempts, all providers", attempts},
-    {"retries", COUNT, false, "retries of the same provider", retries},
-    {"fallbacks", COUNT, false, "moves to another provider after a failure", fallbacks},
-    {"amplification", RATIO, false, "provider attempts / user requests that call a provider",
-     amplification},
-    {"amplification_fault", RATIO, false,
-     "attempts / requests, both counted inside fault and spike windows", amplification_fault},
-    {"blast_radius", COUNT, false, "requests that failed or missed the latency SLO", blast_radius},
-    {"blast_radius_rate", RATIO, false, "blast_radius / requests ended", blast_radius_rate},
-    {"collateral", COUNT, false,
-     "blast radius among requests whose class calls no disturbed provider", collateral,
-     "n/a when no class calls a disturbed provider, or every class does"},
-    {"collateral_share", RATIO, false, "collateral / blast_radius", collateral_share,
-     "n/a when collateral is, or when the blast radius is 0"},
-    {"slo_missed", COUNT, false, "answered, but later than the SLO", slo_missed},
-    {"spillover", US, false,
-     "longest time from the end of a fault (or spike) until back to baseline", spillover, SPILL_NA},
-    {"recovered", SIM_UNIT_BOOL, false,
-     "1 when every disturbance got back to baseline, 0 when one was judged and did not", recovered,
-     SPILL_NA},
-    {"in_flight_peak", COUNT, false, "most requests in the system at once", in_flight_peak},
-    {"pod_queue_peak", COUNT, false, "most requests waiting in pod queues at once", pod_queue_peak},
-    {"cost_usd", USD, false, "tokens billed x price, all providers", cost_usd},
-    {"cost_wasted_usd", USD, false, "billed for attempts whose output was not used",
-     cost_wasted_usd},
-    {"fallback_extra_cost_usd", USD, false,
-     "what fallback answers cost beyond the same tokens on the primary", fallback_extra_cost_usd},
-    {"breaker_opens", COUNT, false, "transitions into open, all providers and pods", breaker_opens},
-    {"breaker_transitions", COUNT, false, "breaker state changes", breaker_transitions},
-    {"breaker_open_time", US, false, "time open per pod, summed over providers", breaker_open_time},
-    {"budget_refusals", COUNT, false, "retries refused by the retry budget", budget_refusals},
-    {"stream_failures", COUNT, false, "attempts that failed after the first token",
-     stream_failures},
-    {"tokens_duplicated", COUNT, false, "output tokens the user saw twice", tokens_duplicated},
-    {"tokens_wasted", COUNT, false, "billed tokens (in + out) not used for an answer",
-     tokens_wasted},
-    {"limit_rejections", COUNT, false, "calls the concurrency limits rejected, all providers",
-     limit_rejections, NULL, false, SIM_FEATURE_CONCLIMIT},
-    {"hedges", COUNT, false, "hedged attempts sent (beyond each group's first)", hedges, NULL,
-     false, SIM_FEATURE_HEDGING},
-    {"hedges_won", COUNT, false, "hedge groups whose answer came from a hedged attempt", hedges_won,
-     NULL, false, SIM_FEATURE_HEDGING},
-    {"hedge_cost_usd", USD, false, "billed for hedged attempts, winners and losers", hedge_cost_usd,
-     NULL, false, SIM_FEATURE_HEDGING},
-    {"conn_waits", COUNT, false, "attempts that waited for a connection, all providers", conn_waits,
-     NULL, false, SIM_FEATURE_POOL},
-    {"conn_setups", COUNT, false, "connections opened, all providers", conn_setups, NULL, false,
-     SIM_FEATURE_POOL},
-    {"resubmissions", COUNT, false, "requests that were a user's re-submission (in requests)",
-     resubmissions, NULL, false, SIM_FEATURE_RESUBMIT},
-    {"user_requests", COUNT, false, "requests - resubmissions: what users asked for", user_requests,
-     NULL, false, SIM_FEATURE_RESUBMIT},
-    {"user_success_rate", RATIO, false,
-     "user requests whose last submission succeeded / user requests ended", user_success_rate, NULL,
-     false, SIM_FEATURE_RESUBMIT},
-    {"users_gave_up", COUNT, false, "user requests whose last submission failed", users_gave_up,
-     NULL, false, SIM_FEATURE_RESUBMIT},
-    {"user_amplification", RATIO, false,
-     "provider attempts / user requests that call a provider (re-submissions included)",
-     user_amplification, NULL, false, SIM_FEATURE_RESUBMIT},
-    {"serial_lag", US, false, "the longest a serial client's call started after its schedule",
-     serial_lag, NULL, false, SIM_FEATURE_SERIAL},
-    {"serial_backlog", COUNT, false,
-     "serial calls scheduled before the end of traffic that never started", serial_backlog, NULL,
-     false, SIM_FEATURE_SERIAL},
-    {"pod_requests_min", COUNT, false, "fewest requests a pod received", pod_requests_min, NULL,
-     false, SIM_FEATURE_PER_POD},
-    {"pod_requests_max", COUNT, false, "most requests a pod received", pod_requests_max, NULL,
-     false, SIM_FEATURE_PER_POD},
-    {"pods_peak", COUNT, false, "most pods taking traffic at once", pods_peak, NULL, false,
-     SIM_FEATURE_AUTOSCALE},
-    {"pods_mean", RATIO, false, "pods taking traffic, averaged over the run", pods_mean, NULL,
-     false, SIM_FEATURE_AUTOSCALE},
-    {"pods_added", COUNT, false, "pods the autoscaler added", pods_added, NULL, false,
-     SIM_FEATURE_AUTOSCALE},
-    {"pods_removed", COUNT, false, "pods the autoscaler removed", pods_removed, NULL, false,
-     SIM_FEATURE_AUTOSCALE},
-    {"scale_events", COUNT, false, "times the autoscaler changed the pods it wants", scale_events,
-     NULL, false, SIM_FEATURE_AUTOSCALE},
-    {"store_unreachable", COUNT, false,
-     "breaker checks made while the breaker store was unreachable", store_unreachable, NULL, false,
-     SIM_FEATURE_STORE_OUTAGE},
-    {"store_records_lost", COUNT, false, "call results that never reached the breaker store",
-     store_records_lost, NULL, false, SIM_FEATURE_STORE_OUTAGE},
-    {"attempts[]", COUNT, true, "attempts sent to the provider", p_attempts},
-    {"served[]", COUNT, true, "attempts the provider worked on (billed)", p_served},
-    {"errors[]", COUNT, true, "attempts that did not succeed", p_errors},
-    {"rate_limited[]", COUNT, true, "attempts answered 429", p_rate_limited},
-    {"timeouts[]", COUNT, true, "attempts the client timed out", p_timeouts},
-    {"cost_usd[]", USD, true, "cost billed by the provider", p_cost_usd},
-    {"tokens_in[]", COUNT, true, "input tokens billed", p_tokens_in},
-    {"tokens_out[]", COUNT, true, "output tokens billed", p_tokens_out},
-    {"breaker_opens[]", COUNT, true, "transitions into open", p_breaker_opens},
-    {"breaker_transitions[]", COUNT, true, "breaker state changes", p_breaker_transitions},
-    {"breaker_open_time[]", US, true, "time open (per pod, or the shared store's)",
-     p_breaker_open_time},
-    {"breaker_rejections[]", COUNT, true, "calls the breaker rejected", p_breaker_rejections},
-    {"overloaded[]", COUNT, true, "attempts answered the overload status: the queue was full",
-     p_overloaded},
-    {"shed[]", COUNT, true, "queued attempts dropped unserved (expired at the head, or CoDel)",
-     p_shed},
-    {"queue_peak[]", COUNT, true, "longest provider queue", p_queue_peak},
-    {"limit_rejections[]", COUNT, true, "calls its concurrency limit rejected", p_limit_rejections,
-     NULL, false, SIM_FEATURE_CONCLIMIT},
-    {"limit_min[]", COUNT, true, "lowest concurrency limit a pod had", p_limit_min, NULL, false,
-     SIM_FEATURE_CONCLIMIT},
-    {"limit_max[]", COUNT, true, "highest concurrency limit a pod had", p_limit_max, NULL, false,
-     SIM_FEATURE_CONCLIMIT},
-    {"hedges[]", COUNT, true, "hedged attempts sent to the provider", p_hedges, NULL, false,
-     SIM_FEATURE_HEDGING},
-    {"conn_waits[]", COUNT, true, "attempts that waited for a connection to it", p_conn_waits, NULL,
-     false, SIM_FEATURE_POOL},
-    {"conn_setups[]", COUNT, true, "connections to it opened", p_conn_setups, NULL, false,
-     SIM_FEATURE_POOL},
-    {"conn_wait_mean[]", US, true, "mean wait of the attempts that waited for a connection",
-     p_conn_wait_mean, NULL, false, SIM_FEATURE_POOL},
-    {"layer_calls[]", COUNT, false, "requests the layer received (from users or the layer outside)",
-     l_calls, NULL, true},
-    {"layer_attempts[]", COUNT, false,
-     "attempts the layer made (whole requests to the layer inside, or provider calls)", l_attempts,
-     NULL, true},
-    {"layer_amplification[]", RATIO, false, "layer_attempts / layer_calls: the layer's own factor",
-     l_amplification, NULL, true},
-    {"layer_retries[]", COUNT, false, "the layer's retries", l_retries, NULL, true},
-    {"layer_fallbacks[]", COUNT, false, "the layer's moves to another provider", l_fallbacks, NULL,
-     true},
-    {"class_requests[]", COUNT, false, "requests of the class that arrived", c_requests, PER_CLASS},
-    {"class_ended[]", COUNT, false, "requests of the class that ended", c_ended, PER_CLASS},
-    {"class_success_rate[]", RATIO, false, "the class's successes / its requests ended",
-     c_success_rate, PER_CLASS},
-    {"class_fallback_rate[]", RATIO, false,
-     "the class's successes from a later provider / its requests ended", c_fallback_rate,
-     PER_CLASS},
-    {"class_errors[]", COUNT, false, "the class's requests that ended in an error", c_errors,
-     PER_CLASS},
-    {"class_error_rate[]", RATIO, false, "the class's errors / its requests ended", c_error_rate,
-     PER_CLASS},
-    {"class_slo_missed[]", COUNT, false, "the class's answers later than the SLO", c_slo_missed,
-     PER_CLASS},
-    {"class_bad_rate[]", RATIO, false,
-     "the class's errors and SLO misses / its requests ended (its blast radius rate)", c_bad_rate,
-     PER_CLASS},
-    {"class_latency_p50[]", US, false, "median latency of the class's requests that ended",
-     c_latency_p50, PER_CLASS},
-    {"class_latency_p99[]", US, false, "99th percentile latency of the class's requests",
-     c_latency_p99, PER_CLASS},
-    {NULL, COUNT, false, NULL, NULL, NULL, false},
+    {.name = "requests",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "user requests that arrived",
+     FIELD(sim_summary, requests)},
+    {.name = "ended",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "user requests that ended (all of them once the run drains)",
+     .value = ended},
+    {.name = "success_rate",
+     .unit = SIM_UNIT_RATIO,
+     .definition = "successes (primary or fallback) / requests ended",
+     .value = success_rate},
+    {.name = "availability",
+     .unit = SIM_UNIT_RATIO,
+     .definition = "(successes + degraded answers) / requests ended",
+     .value = availability},
+    {.name = "error_rate",
+     .unit = SIM_UNIT_RATIO,
+     .definition = "errors / requests ended",
+     .value = error_rate},
+    {.name = "successes",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "requests answered by a provider",
+     FIELD(sim_summary, ended[SIM_END_SUCCESS])},
+    {.name = "success_primary",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "answered by the first provider tried",
+     FIELD(sim_summary, success_primary)},
+    {.name = "success_fallback",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "answered by a later provider in the chain",
+     FIELD(sim_summary, success_fallback)},
+    {.name = "fallback_rate",
+     .unit = SIM_UNIT_RATIO,
+     .definition = "success_fallback / requests ended",
+     .value = fallback_rate},
+    {.name = "degraded",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "answered by the degraded/cached path",
+     FIELD(sim_summary, ended[SIM_END_DEGRADED])},
+    {.name = "errors",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "requests that ended in an error",
+     FIELD(sim_summary, errors)},
+    {.name = "errors_timeout",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: the pod's request timeout fired",
+     FIELD(sim_summary, ended[SIM_END_TIMEOUT])},
+    {.name = "errors_queue_full",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: the pod's queue was full",
+     FIELD(sim_summary, ended[SIM_END_QUEUE_FULL])},
+    {.name = "errors_exhausted",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: every provider tried failed",
+     FIELD(sim_summary, ended[SIM_END_EXHAUSTED])},
+    {.name = "errors_breaker_open",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: every breaker rejected",
+     FIELD(sim_summary, ended[SIM_END_BREAKER_OPEN])},
+    {.name = "errors_permanent",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: permanent 4xx",
+     FIELD(sim_summary, ended[SIM_END_PERMANENT])},
+    {.name = "errors_policy",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: content-policy rejections",
+     FIELD(sim_summary, ended[SIM_END_POLICY])},
+    {.name = "errors_context_length",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: no window large enough",
+     FIELD(sim_summary, ended[SIM_END_CONTEXT_LENGTH])},
+    {.name = "errors_rate_limited",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: client-side limiter rejected",
+     FIELD(sim_summary, ended[SIM_END_RATE_LIMITED])},
+    {.name = "errors_deadline",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: the retry deadline passed",
+     FIELD(sim_summary, ended[SIM_END_DEADLINE])},
+    {.name = "errors_stream_broken",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "errors: failed after output was shown",
+     FIELD(sim_summary, ended[SIM_END_STREAM_BROKEN])},
+    {.name = "latency_p50",
+     .unit = SIM_UNIT_US,
+     .definition = "median end-to-end latency of requests that ended",
+     .value = latency_p50},
+    {.name = "latency_p90",
+     .unit = SIM_UNIT_US,
+     .definition = "90th percentile latency",
+     .value = latency_p90},
+    {.name = "latency_p99",
+     .unit = SIM_UNIT_US,
+     .definition = "99th percentile latency",
+     .value = latency_p99},
+    {.name = "latency_p999",
+     .unit = SIM_UNIT_US,
+     .definition = "99.9th percentile latency",
+     .value = latency_p999},
+    {.name = "latency_max",
+     .unit = SIM_UNIT_US,
+     .definition = "maximum latency",
+     .value = latency_max},
+    {.name = "latency_mean",
+     .unit = SIM_UNIT_US,
+     .definition = "mean latency",
+     .value = latency_mean},
+    {.name = "success_latency_p99",
+     .unit = SIM_UNIT_US,
+     .definition = "99th percentile latency of successes",
+     .value = success_latency_p99},
+    {.name = "attempts",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "provider attempts, all providers",
+     FIELD(sim_summary, attempts)},
+    {.name = "retries",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "retries of the same provider",
+     FIELD(sim_summary, retries)},
+    {.name = "fallbacks",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "moves to another provider after a failure",
+     FIELD(sim_summary, fallbacks)},
+    {.name = "amplification",
+     .unit = SIM_UNIT_RATIO,
+     .definition = "provider attempts / user requests that call a provider",
+     .value = amplification},
+    {.name = "amplification_fault",
+     .unit = SIM_UNIT_RATIO,
+     .definition = "attempts / requests, both counted inside fault and spike windows",
+     .value = amplification_fault},
+    {.name = "blast_radius",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "requests that failed or missed the latency SLO",
+     FIELD(sim_summary, bad)},
+    {.name = "blast_radius_rate",
+     .unit = SIM_UNIT_RATIO,
+     .definition = "blast_radius / requests ended",
+     .value = blast_radius_rate},
+    {.name = "collateral",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "blast radius among requests whose class calls no disturbed provider",
+     .value = collateral,
+     .na = "n/a when no class calls a disturbed provider, or every class does"},
+    {.name = "collateral_share",
+     .unit = SIM_UNIT_RATIO,
+     .definition = "collateral / blast_radius",
+     .value = collateral_share,
+     .na = "n/a when collateral is, or when the blast radius is 0"},
+    {.name = "slo_missed",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "answered, but later than the SLO",
+     FIELD(sim_summary, slo_missed)},
+    {.name = "spillover",
+     .unit = SIM_UNIT_US,
+     .definition = "longest time from the end of a fault (or spike) until back to baseline",
+     .value = spillover,
+     .na = SPILL_NA},
+    {.name = "recovered",
+     .unit = SIM_UNIT_BOOL,
+     .definition =
+         "1 when every disturbance got back to baseline, 0 when one was judged and did not",
+     .value = recovered,
+     .na = SPILL_NA},
+    {.name = "in_flight_peak",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "most requests in the system at once",
+     FIELD(sim_summary, in_flight_peak)},
+    {.name = "pod_queue_peak",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "most requests waiting in pod queues at once",
+     FIELD(sim_summary, pod_queue_peak)},
+    {.name = "cost_usd",
+     .unit = SIM_UNIT_USD,
+     .definition = "tokens billed x price, all providers",
+     FIELD(sim_summary, cost_usd)},
+    {.name = "cost_wasted_usd",
+     .unit = SIM_UNIT_USD,
+     .definition = "billed for attempts whose output was not used",
+     FIELD(sim_summary, cost_wasted_usd)},
+    {.name = "fallback_extra_cost_usd",
+     .unit = SIM_UNIT_USD,
+     .definition = "what fallback answers cost beyond the same tokens on the primary",
+     FIELD(sim_summary, fallback_extra_cost_usd)},
+    {.name = "breaker_opens",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "transitions into open, all providers and pods",
+     .value = breaker_opens},
+    {.name = "breaker_transitions",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "breaker state changes",
+     .value = breaker_transitions},
+    {.name = "breaker_open_time",
+     .unit = SIM_UNIT_US,
+     .definition = "time open per pod, summed over providers",
+     .value = breaker_open_time},
+    {.name = "budget_refusals",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "retries refused by the retry budget",
+     FIELD(sim_summary, budget_refusals)},
+    {.name = "stream_failures",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "attempts that failed after the first token",
+     FIELD(sim_summary, stream_failures)},
+    {.name = "tokens_duplicated",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "output tokens the user saw twice",
+     FIELD(sim_summary, tokens_duplicated)},
+    {.name = "tokens_wasted",
+     .unit = SIM_UNIT_COUNT,
+     .definition = "billed tokens (in + out) not used for an answer",
+     .value = tokens_wasted},
+    {.name = "limit_rejections",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_CONCLIMIT,
+     .definition = "calls the concurrency limits rejected, all providers",
+     .value = limit_rejections},
+    {.name = "hedges",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_HEDGING,
+     .definition = "hedged attempts sent (beyond each group's first)",
+     FIELD(sim_summary, hedges)},
+    {.name = "hedges_won",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_HEDGING,
+     .definition = "hedge groups whose answer came from a hedged attempt",
+     FIELD(sim_summary, hedges_won)},
+    {.name = "hedge_cost_usd",
+     .unit = SIM_UNIT_USD,
+     .feature = SIM_FEATURE_HEDGING,
+     .definition = "billed for hedged attempts, winners and losers",
+     FIELD(sim_summary, hedge_cost_usd)},
+    {.name = "conn_waits",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_POOL,
+     .definition = "attempts that waited for a connection, all providers",
+     .value = conn_waits},
+    {.name = "conn_setups",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_POOL,
+     .definition = "connections opened, all providers",
+     .value = conn_setups},
+    {.name = "resubmissions",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_RESUBMIT,
+     .definition = "requests that were a user's re-submission (in requests)",
+     FIELD(sim_summary, fleet.resubmissions)},
+    {.name = "user_requests",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_RESUBMIT,
+     .definition = "requests - resubmissions: what users asked for",
+     .value = user_requests},
+    {.name = "user_success_rate",
+     .unit = SIM_UNIT_RATIO,
+     .feature = SIM_FEATURE_RESUBMIT,
+     .definition = "user requests whose last submission succeeded / user requests ended",
+     .value = user_success_rate},
+    {.name = "users_gave_up",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_RESUBMIT,
+     .definition = "user requests whose last submission failed",
+     .value = users_gave_up},
+    {.name = "user_amplification",
+     .unit = SIM_UNIT_RATIO,
+     .feature = SIM_FEATURE_RESUBMIT,
+     .definition =
+         "provider attempts / user requests that call a provider (re-submissions included)",
+     .value = user_amplification},
+    {.name = "serial_lag",
+     .unit = SIM_UNIT_US,
+     .feature = SIM_FEATURE_SERIAL,
+     .definition = "the longest a serial client's call started after its schedule",
+     FIELD(sim_summary, fleet.serial_lag_us)},
+    {.name = "serial_backlog",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_SERIAL,
+     .definition = "serial calls scheduled before the end of traffic that never started",
+     FIELD(sim_summary, fleet.serial_backlog)},
+    {.name = "pod_requests_min",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_PER_POD,
+     .definition = "fewest requests a pod received",
+     FIELD(sim_summary, fleet.pod_requests_min)},
+    {.name = "pod_requests_max",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_PER_POD,
+     .definition = "most requests a pod received",
+     FIELD(sim_summary, fleet.pod_requests_max)},
+    {.name = "pods_peak",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_AUTOSCALE,
+     .definition = "most pods taking traffic at once",
+     FIELD(sim_summary, fleet.pods_peak)},
+    {.name = "pods_mean",
+     .unit = SIM_UNIT_RATIO,
+     .feature = SIM_FEATURE_AUTOSCALE,
+     .definition = "pods taking traffic, averaged over the run",
+     .value = pods_mean},
+    {.name = "pods_added",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_AUTOSCALE,
+     .definition = "pods the autoscaler added",
+     FIELD(sim_summary, fleet.pods_added)},
+    {.name = "pods_removed",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_AUTOSCALE,
+     .definition = "pods the autoscaler removed",
+     FIELD(sim_summary, fleet.pods_removed)},
+    {.name = "scale_events",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_AUTOSCALE,
+     .definition = "times the autoscaler changed the pods it wants",
+     FIELD(sim_summary, fleet.scale_decisions)},
+    {.name = "store_unreachable",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_STORE_OUTAGE,
+     .definition = "breaker checks made while the breaker store was unreachable",
+     FIELD(sim_summary, fleet.store_unreachable)},
+    {.name = "store_records_lost",
+     .unit = SIM_UNIT_COUNT,
+     .feature = SIM_FEATURE_STORE_OUTAGE,
+     .definition = "call results that never reached the breaker store",
+     FIELD(sim_summary, fleet.store_records_lost)},
+    {.name = "attempts[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "attempts sent to the provider",
+     FIELD(sim_provider_summary, attempts)},
+    {.name = "served[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "attempts the provider worked on (billed)",
+     FIELD(sim_provider_summary, served)},
+    {.name = "errors[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "attempts that did not succeed",
+     .value = p_errors},
+    {.name = "rate_limited[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "attempts answered 429",
+     FIELD(sim_provider_summary, outcomes[FB_OUT_RATE_LIMITED])},
+    {.name = "timeouts[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "attempts the client timed out",
+     FIELD(sim_provider_summary, outcomes[FB_OUT_TIMEOUT])},
+    {.name = "cost_usd[]",
+     .unit = SIM_UNIT_USD,
+     .per_provider = true,
+     .definition = "cost billed by the provider",
+     FIELD(sim_provider_summary, cost_usd)},
+    {.name = "tokens_in[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "input tokens billed",
+     FIELD(sim_provider_summary, tokens_in)},
+    {.name = "tokens_out[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "output tokens billed",
+     FIELD(sim_provider_summary, tokens_out)},
+    {.name = "breaker_opens[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "transitions into open",
+     FIELD(sim_provider_summary, breaker_opens)},
+    {.name = "breaker_transitions[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "breaker state changes",
+     FIELD(sim_provider_summary, breaker_transitions)},
+    {.name = "breaker_open_time[]",
+     .unit = SIM_UNIT_US,
+     .per_provider = true,
+     .definition = "time open (per pod, or the shared store's)",
+     .value = p_breaker_open_time},
+    {.name = "breaker_rejections[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "calls the breaker rejected",
+     FIELD(sim_provider_summary, breaker_rejections)},
+    {.name = "overloaded[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "attempts answered the overload status: the queue was full",
+     FIELD(sim_provider_summary, overloaded)},
+    {.name = "shed[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "queued attempts dropped unserved (expired at the head, or CoDel)",
+     FIELD(sim_provider_summary, shed)},
+    {.name = "queue_peak[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .definition = "longest provider queue",
+     FIELD(sim_provider_summary, queue_peak)},
+    {.name = "limit_rejections[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .feature = SIM_FEATURE_CONCLIMIT,
+     .definition = "calls its concurrency limit rejected",
+     FIELD(sim_provider_summary, limit_rejections)},
+    {.name = "limit_min[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .feature = SIM_FEATURE_CONCLIMIT,
+     .definition = "lowest concurrency limit a pod had",
+     FIELD(sim_provider_summary, limit_min)},
+    {.name = "limit_max[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .feature = SIM_FEATURE_CONCLIMIT,
+     .definition = "highest concurrency limit a pod had",
+     FIELD(sim_provider_summary, limit_max)},
+    {.name = "hedges[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .feature = SIM_FEATURE_HEDGING,
+     .definition = "hedged attempts sent to the provider",
+     FIELD(sim_provider_summary, hedges)},
+    {.name = "conn_waits[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .feature = SIM_FEATURE_POOL,
+     .definition = "attempts that waited for a connection to it",
+     FIELD(sim_provider_summary, conn_waits)},
+    {.name = "conn_setups[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_provider = true,
+     .feature = SIM_FEATURE_POOL,
+     .definition = "connections to it opened",
+     FIELD(sim_provider_summary, conn_setups)},
+    {.name = "conn_wait_mean[]",
+     .unit = SIM_UNIT_US,
+     .per_provider = true,
+     .feature = SIM_FEATURE_POOL,
+     .definition = "mean wait of the attempts that waited for a connection",
+     .value = p_conn_wait_mean},
+    {.name = "layer_calls[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_layer = true,
+     .definition = "requests the layer received (from users or the layer outside)",
+     FIELD(sim_layer_summary, calls)},
+    {.name = "layer_attempts[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_layer = true,
+     .definition =
+         "attempts the layer made (whole requests to the layer inside, or provider calls)",
+     FIELD(sim_layer_summary, attempts)},
+    {.name = "layer_amplification[]",
+     .unit = SIM_UNIT_RATIO,
+     .per_layer = true,
+     .definition = "layer_attempts / layer_calls: the layer's own factor",
+     .value = l_amplification},
+    {.name = "layer_retries[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_layer = true,
+     .definition = "the layer's retries",
+     FIELD(sim_layer_summary, retries)},
+    {.name = "layer_fallbacks[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_layer = true,
+     .definition = "the layer's moves to another provider",
+     FIELD(sim_layer_summary, fallbacks)},
+    {.name = "class_requests[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_class = true,
+     .definition = "requests of the class that arrived",
+     FIELD(sim_class_summary, requests)},
+    {.name = "class_ended[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_class = true,
+     .definition = "requests of the class that ended",
+     FIELD(sim_class_summary, ended)},
+    {.name = "class_success_rate[]",
+     .unit = SIM_UNIT_RATIO,
+     .per_class = true,
+     .definition = "the class's successes / its requests ended",
+     .value = c_success_rate},
+    {.name = "class_fallback_rate[]",
+     .unit = SIM_UNIT_RATIO,
+     .per_class = true,
+     .definition = "the class's successes from a later provider / its requests ended",
+     .value = c_fallback_rate},
+    {.name = "class_errors[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_class = true,
+     .definition = "the class's requests that ended in an error",
+     FIELD(sim_class_summary, errors)},
+    {.name = "class_error_rate[]",
+     .unit = SIM_UNIT_RATIO,
+     .per_class = true,
+     .definition = "the class's errors / its requests ended",
+     .value = c_error_rate},
+    {.name = "class_slo_missed[]",
+     .unit = SIM_UNIT_COUNT,
+     .per_class = true,
+     .definition = "the class's answers later than the SLO",
+     FIELD(sim_class_summary, slo_missed)},
+    {.name = "class_bad_rate[]",
+     .unit = SIM_UNIT_RATIO,
+     .per_class = true,
+     .definition = "the class's errors and SLO misses / its requests ended (its blast radius rate)",
+     .value = c_bad_rate},
+    {.name = "class_latency_p50[]",
+     .unit = SIM_UNIT_US,
+     .per_class = true,
+     .definition = "median latency of the class's requests that ended",
+     .value = c_latency_p50},
+    {.name = "class_latency_p99[]",
+     .unit = SIM_UNIT_US,
+     .per_class = true,
+     .definition = "99th percentile latency of the class's requests",
+     .value = c_latency_p99},
+    {.name = NULL},
 };
+
+double sim_metric_row(const sim_metric *m, const sim_scenario *sc, const sim_summary *sum,
+                      uint32_t index) {
+    if (m->value != NULL) return m->value(sc, sum, index);
+    const void *base = m->per_provider ? (const void *)&sum->providers[index]
+                       : m->per_layer  ? (const void *)&sum->layers[index]
+                       : m->per_class  ? (const void *)&sum->classes[index]
+                                       : (const void *)sum;
+    return read_field(base, m->field, m->offset);
+}
 
 const sim_metric *sim_metrics(void) {
     return table;
@@ -831,7 +944,7 @@ int sim_metric_value(const sim_scenario *sc, const sim_summary *sum, const char 
             return unknown_metric(name, msg, msglen);
     }
     if (unit) *unit = row->unit;
-    double v = row->value(sc, sum, (uint32_t)provider);
+    double v = sim_metric_row(row, sc, sum, (uint32_t)provider);
     if (value) *value = v;
     return FB_OK;
 }

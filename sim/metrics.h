@@ -4,7 +4,8 @@
  * Every number that report.json prints per variant, that an `expect` line
  * can assert, that a sweep can optimise and that `live --compare` checks is
  * a row of one table (sim/metrics.c): its name, unit, definition and the
- * function that computes it from a run's summary. Names are documented in
+ * field of the run's summary it reads (its offset) or the function that
+ * computes it from the summary. Names are documented in
  * docs/metrics.md.
  *
  *   success_rate        successes / requests ended
@@ -37,12 +38,24 @@ typedef enum sim_unit {
  */
 typedef double (*sim_metric_fn)(const sim_scenario *sc, const sim_summary *sum, uint32_t index);
 
+/* The type of the one field a row reads (SIM_FIELD_NONE: the row computes, `value`). */
+typedef enum sim_field {
+    SIM_FIELD_NONE = 0,
+    SIM_FIELD_U64,
+    SIM_FIELD_U32,
+    SIM_FIELD_I64,
+    SIM_FIELD_F64
+} sim_field;
+
 typedef struct sim_metric {
     const char *name; /* per-provider and per-layer rows end in "[]": "attempts[]" */
     sim_unit unit;
     bool per_provider;
     const char *definition; /* one line, as docs/metrics.md has it */
-    sim_metric_fn value;
+    sim_metric_fn value;    /* NULL for a row that reads one field: */
+    sim_field field;        /* its type, */
+    size_t offset;  /* its offset in sim_summary (in the provider's, layer's or class's summary for
+                       the rows per provider, layer or class) */
     const char *na; /* when the value is n/a ("no class ..."); NULL: never */
     bool per_layer; /* the brackets name a layer of the summary's variant */
     /* what the scenario must use for the row to be shown (report.json, sweeps); expectations
@@ -60,6 +73,10 @@ typedef struct sim_metric {
 static inline bool sim_metric_is_na(double v) {
     return v != v; /* NaN */
 }
+
+/* Row m's value (its field, or its function); index as for sim_metric_fn. */
+double sim_metric_row(const sim_metric *m, const sim_scenario *sc, const sim_summary *sum,
+                      uint32_t index);
 
 /* The table, in report.json's order, terminated by a NULL name. */
 const sim_metric *sim_metrics(void);

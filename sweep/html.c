@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "core/version.h"
-#include "reports/base64.h"
 #include "reports/report.h"
+#include "util/base64.h"
 
 static int html_png(FILE *f, const char *path, const char *alt) {
     FILE *in = fopen(path, "rb");
@@ -20,7 +20,7 @@ static int html_png(FILE *f, const char *path, const char *alt) {
     fputs("<img alt=\"", f);
     rep_escape_markup(f, alt);
     fputs("\" src=\"", f);
-    int rc = rep_data_uri(f, in, "image/png");
+    int rc = util_data_uri(f, in, "image/png") == 0 ? FB_OK : FB_EIO;
     fclose(in);
     fputs("\">\n", f);
     return rc;

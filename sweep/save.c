@@ -8,6 +8,7 @@
 #include "sweep/sweepint.h"
 
 #include "reports/report.h"
+#include "util/file.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,7 +31,7 @@ static const char *const outputs[] = {
 #define OUTPUT_COUNT (sizeof outputs / sizeof outputs[0])
 
 int sweep_close_checked(FILE *f, const char *path, char *msg, size_t msglen) {
-    int err = rep_fclose_checked(f);
+    int err = util_fclose_checked(f);
     if (err != 0)
         return sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", path, strerror(err));
     return FB_OK;

@@ -2,16 +2,17 @@
 # tests/checksrc.sh [ROOT] - the house rules a compiler does not enforce. Each
 # violation prints as FILE:LINE: what; the exit status is 1 when there is one.
 #
-#   1. Layering (docs/architecture.md): which folder may include which.
+#   1. Layering (docs/architecture.md): which folder may include which (util/,
+#      the leaf, includes nothing of the project; core/ only itself).
 #   2. Only cli/ talks to the terminal: no stdout, stderr, printf, puts, perror
 #      elsewhere (libraries return messages or take a log callback).
-#   3. Determinism: no OS clock, sleep or libc random in core/, sim/, reports/, sweep/.
+#   3. Determinism: no OS clock, sleep or libc random in util/, core/, sim/, reports/, sweep/.
 #   4. core/ allocates nothing, and its headers include only <stdint.h>,
 #      <stdbool.h>, <stddef.h> (and other core headers).
 #   5. No function over 70 lines, unless the line just above its first line
 #      is a comment starting "/* long:" that says why.
 #   6. Every symbol a module's objects export carries the module's prefix
-#      (fb_, scn_, sim_, imp_, live_, mock_, rep_, sweep_, cli_; a private
+#      (util_, fb_, scn_, sim_, imp_, live_, mock_, rep_, sweep_, cli_; a private
 #      cross-file function its double-underscore form, libuv's uv__). Read with
 #      nm from the objects under $BUILD (default build/release; `make checksrc`
 #      builds first); a tree without objects says so and is not checked.
@@ -25,24 +26,26 @@ trap 'rm -f "$out"' EXIT
 # (a folder name allows the whole folder; a path allows one header).
 allowed() {
     case $1 in
+    util) echo "util" ;;
     core) echo "core" ;;
-    scenario) echo "core scenario" ;;
-    sim) echo "core scenario sim" ;;
-    import) echo "core scenario import" ;;
-    live) echo "core scenario sim live" ;;
-    mockserver) echo "core scenario mockserver" ;;
-    reports) echo "core scenario sim reports" ;;
-    sweep) echo "core scenario sim reports sweep" ;;
+    scenario) echo "util core scenario" ;;
+    sim) echo "util core scenario sim" ;;
+    import) echo "util core scenario import" ;;
+    live) echo "util core scenario sim live" ;;
+    mockserver) echo "util core scenario mockserver" ;;
+    reports) echo "util core scenario sim reports" ;;
+    sweep) echo "util core scenario sim reports sweep" ;;
     cli) echo "*" ;;
     esac
 }
 
-MODULES="core scenario sim import live mockserver reports sweep cli"
+MODULES="util core scenario sim import live mockserver reports sweep cli"
 
 # The symbol prefix of each module (rule 6).
 prefix() {
     case $1 in
     core) echo fb_ ;;
+    util) echo util_ ;;
     scenario) echo scn_ ;;
     import) echo imp_ ;;
     mockserver) echo mock_ ;;
@@ -83,7 +86,7 @@ for dir in $MODULES; do
                 sed "s|^\([0-9]*\):.*|$f:\1: prints to the terminal (only cli/ may)|" >>"$out"
         fi
         # 3. clocks, sleeps, randomness
-        case $dir in core | scenario | sim | import | reports | sweep)
+        case $dir in util | core | scenario | sim | import | reports | sweep)
             strip "$f" | grep -nE '\b(clock_gettime|gettimeofday|time|clock|sleep|usleep|nanosleep|rand|srand|random|srandom|drand48|lrand48|rand_r|arc4random|getrandom)[[:space:]]*\(' |
                 sed "s|^\([0-9]*\):.*|$f:\1: reads the OS clock, sleeps or uses libc random|" >>"$out"
             ;;

@@ -19,6 +19,7 @@
 #include "mockserver/fault.h"
 #include "scenario/scenario.h"
 #include "tests/unit/helpers.h"
+#include "util/utf8.h"
 
 #define TRAFFIC "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"poisson\":\"10/s\"}}]"
 #define PROVIDERS "\"providers\":[{\"name\":\"openai\"},{\"name\":\"anthropic\"}]"
@@ -84,7 +85,7 @@ static void strict_empty_first_key_without_colon_is_invalid_json(void **state) {
 static void utf8_fix_replaces_invalid_bytes_only(void **state) {
     (void)state;
     char s[] = "ok \xc3\xa9 \xff\xfe cut \xe2\x82";
-    scn_utf8_fix(s);
+    util_utf8_fix(s);
     assert_string_equal(s, "ok \xc3\xa9 ?? cut ??");
 }
 

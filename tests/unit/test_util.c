@@ -1,0 +1,192 @@
+/* test_util.c - util/: the escapes, the JUnit writer, base64 (RFC 4648's vectors), strict UTF-8
+ * (RFC 3629), the checked close and the worker pool (results by task, whatever the workers). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/base64.h"
+#include "util/file.h"
+#include "util/json.h"
+#include "util/junit.h"
+#include "util/pool.h"
+#include "util/utf8.h"
+#include "util/xml.h"
+
+/* A util_out into memory: the text written, NUL-terminated. */
+typedef struct text {
+    char s[4096];
+    size_t n;
+} text;
+
+static void put(void *sink, const char *s, size_t n) {
+    text *t = sink;
+    assert_true(t->n + n < sizeof t->s);
+    memcpy(t->s + t->n, s, n);
+    t->n += n;
+    t->s[t->n] = '\0';
+}
+
+static void util_json_escapes_quotes_backslashes_and_controls(void **state) {
+    (void)state;
+    text t = {.n = 0};
+    util_out o = {put, &t};
+    /* long enough that the eight-bytes-at-a-time path runs before and after the escapes */
+    util_json_string(&o, "plain text here \"q\" back\\slash\nline\x01 end of the text, é", 0);
+    assert_string_equal(t.s, "\"plain text here \\\"q\\\" back\\\\slash\\u000aline\\u0001 end of "
+                             "the text, é\"");
+    t.n = 0;
+    util_json_string(&o, "a\nb", UTIL_JSON_SHORT_NEWLINE);
+    assert_string_equal(t.s, "\"a\\nb\"");
+    t.n = 0;
+    util_json_escape(&o, "ab\0c", 4, 0); /* a length, not a NUL, ends it */
+    assert_string_equal(t.s, "ab\\u0000c");
+}
+
+static void util_xml_escapes_markup_and_blanks_controls(void **state) {
+    (void)state;
+    text t = {.n = 0};
+    util_out o = {put, &t};
+    util_xml_escape(&o, "a<b>&\"c\" it's\x02\n\t", 0);
+    assert_string_equal(t.s, "a&lt;b&gt;&amp;&quot;c&quot; it's \n\t");
+    t.n = 0;
+    util_xml_escape(&o, "it's", UTIL_XML_APOS);
+    assert_string_equal(t.s, "it&#39;s");
+}
+
+static void util_junit_case_puts_output_where_asked(void **state) {
+    (void)state;
+    text t = {.n = 0};
+    util_out o = {put, &t};
+    util_junit_testcase(&o,
+                        &(util_junit_case){.classname = "c",
+                                           .name = "a<b",
+                                           .time_s = 1.5,
+                                           .kind = "failure",
+                                           .message = "m",
+                                           .text = "x",
+                                           .output = "out"},
+                        0);
+    assert_string_equal(t.s, "    <testcase classname=\"c\" name=\"a&lt;b\" time=\"1.500\">\n"
+                             "      <failure message=\"m\">x</failure>\n"
+                             "      <system-out>out</system-out>\n"
+                             "    </testcase>\n");
+    t.n = 0;
+    util_junit_testcase(&o,
+                        &(util_junit_case){.classname = "c",
+                                           .name = "n",
+                                           .time_s = -1,
+                                           .kind = "skipped",
+                                           .message = "none",
+                                           .output = "out",
+                                           .output_first = true},
+                        0);
+    assert_string_equal(t.s, "    <testcase classname=\"c\" name=\"n\">\n"
+                             "      <system-out>out</system-out>\n"
+                             "      <skipped message=\"none\"/>\n"
+                             "    </testcase>\n");
+}
+
+static void util_base64_matches_rfc4648_vectors(void **state) {
+    (void)state;
+    /* RFC 4648, section 10 */
+    static const char *const in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
+    static const char *const want[] = {"",         "Zg==",     "Zm8=",    "Zm9v",
+                                       "Zm9vYg==", "Zm9vYmE=", "Zm9vYmFy"};
+    for (size_t i = 0; i < 7; i++) {
+        char out[16];
+        size_t n = util_base64(out, (const unsigned char *)in[i], strlen(in[i]));
+        assert_int_equal(n, UTIL_BASE64_LEN(strlen(in[i])));
+        out[n] = '\0';
+        assert_string_equal(out, want[i]);
+    }
+}
+
+static void util_utf8_rejects_overlongs_surrogates_and_truncation(void **state) {
+    (void)state;
+    size_t bad = 99;
+    assert_true(util_utf8_valid("plain ascii text, é, 😀", strlen("plain ascii text, é, 😀"), &bad));
+    const char *cases[] = {"12345678\xC0\xAF", "12345678\xED\xA0\x80", "12345678\xF4\x90\x80\x80",
+                           "12345678\xE2\x82"};
+    for (size_t i = 0; i < 4; i++) {
+        bad = 99;
+        assert_false(util_utf8_valid(cases[i], strlen(cases[i]), &bad));
+        assert_int_equal(bad, 8);
+    }
+    char s[] = "ok\xFFok";
+    util_utf8_fix(s);
+    assert_string_equal(s, "ok?ok");
+}
+
+static void util_fclose_checked_reports_a_full_disk(void **state) {
+    (void)state;
+    FILE *f = fopen("/dev/full", "w");
+    if (f == NULL) skip();
+    fputs("x", f);
+    assert_int_equal(util_fclose_checked(f), ENOSPC);
+}
+
+/* The pool: each task's result is its square, as text; the parent files it by task. */
+static bool square(void *ctx, uint64_t task, char **data, size_t *len) {
+    (void)ctx;
+    char *s = malloc(32);
+    if (s == NULL) return false;
+    *len = (size_t)snprintf(s, 32, "%llu", (unsigned long long)(task * task));
+    *data = s;
+    return true;
+}
+
+static void file_result(void *ctx, uint64_t task, const char *data, size_t len) {
+    uint64_t *got = ctx;
+    assert_int_equal(strlen(data), len);
+    got[task] = strtoull(data, NULL, 10) + 1; /* + 1: 0 is "none" */
+}
+
+static void util_pool_files_every_result_under_its_task(void **state) {
+    (void)state;
+    uint64_t tasks[50], got[50] = {0};
+    for (uint64_t i = 0; i < 50; i++) tasks[i] = i;
+    util_pool_job job = {NULL, square, file_result, got, NULL};
+    char msg[200];
+    for (size_t jobs = 1; jobs <= 4; jobs += 3) {
+        memset(got, 0, sizeof got);
+        assert_int_equal(util_pool_run(&job, tasks, 50, jobs, msg, sizeof msg), 0);
+        for (uint64_t i = 0; i < 50; i++) assert_int_equal(got[i], i * i + 1);
+    }
+}
+
+static bool die_on_seven(void *ctx, uint64_t task, char **data, size_t *len) {
+    if (task == 7) _Exit(5);
+    return square(ctx, task, data, len);
+}
+
+static void util_pool_names_a_worker_that_died(void **state) {
+    (void)state;
+    uint64_t tasks[10], got[10] = {0};
+    for (uint64_t i = 0; i < 10; i++) tasks[i] = i;
+    util_pool_job job = {NULL, die_on_seven, file_result, got, NULL};
+    char msg[200];
+    assert_int_equal(util_pool_run(&job, tasks, 10, 2, msg, sizeof msg), 1);
+    assert_non_null(strstr(msg, "exited with status 5"));
+    assert_int_equal(got[7], 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(util_json_escapes_quotes_backslashes_and_controls),
+        cmocka_unit_test(util_xml_escapes_markup_and_blanks_controls),
+        cmocka_unit_test(util_junit_case_puts_output_where_asked),
+        cmocka_unit_test(util_base64_matches_rfc4648_vectors),
+        cmocka_unit_test(util_utf8_rejects_overlongs_surrogates_and_truncation),
+        cmocka_unit_test(util_fclose_checked_reports_a_full_disk),
+        cmocka_unit_test(util_pool_files_every_result_under_its_task),
+        cmocka_unit_test(util_pool_names_a_worker_that_died),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
