@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "util/json.h"
 
 void sweep_format_human(char *buf, size_t len, double v, sim_unit unit) {
     if (isnan(v)) {
@@ -108,13 +109,8 @@ static void answer_policy(FILE *f, const sweep *sw, uint64_t p) {
     else
         snprintf(where, sizeof where, "policy");
     fprintf(f, "\npolicy (the %s entry of %s, with the best point's values):\n", where, sw->file);
-    /* cJSON indents with tabs and puts one after each colon; strings hold no raw tabs */
-    for (const char *c = pretty ? pretty : "{}"; *c; c++) {
-        if (*c == '\t')
-            fputs(c > pretty && c[-1] == ':' ? " " : "  ", f);
-        else
-            fputc(*c, f);
-    }
+    util_out o = util_out_file(f);
+    util_json_spaced(&o, pretty ? pretty : "{}");
     fputs("\nor run it: fusebox run ", f);
     fputs(sw->file, f);
     for (size_t i = 0; i < sw->set_count; i++) {

@@ -51,3 +51,12 @@ void util_json_string(const util_out *o, const char *s, unsigned flags) {
     util_json_escape(o, s, strlen(s), flags);
     util_put(o, "\"", 1);
 }
+
+void util_json_spaced(const util_out *o, const char *pretty) {
+    for (const char *c = pretty; *c; c++) {
+        if (*c == '\t')
+            util_put(o, "  ", c > pretty && c[-1] == ':' ? 1 : 2);
+        else
+            util_put(o, c, 1);
+    }
+}

@@ -22,4 +22,10 @@ void util_json_escape(const util_out *o, const char *s, size_t n, unsigned flags
 /* s (NUL-terminated; NULL is "") as a JSON string literal, quotes included. */
 void util_json_string(const util_out *o, const char *s, unsigned flags);
 
+/*
+ * cJSON_Print's text with two-space indents: a tab that follows a colon as one
+ * space, every other tab as two (strings printed by cJSON hold no raw tab).
+ */
+void util_json_spaced(const util_out *o, const char *pretty);
+
 #endif /* UTIL_JSON_H */

@@ -4,6 +4,11 @@
 # ship (tests/fixtures/import/, each citing where it comes from).
 set -u
 . tests/tap.sh
+# lay FILE EXPR: json, with import-policy's layer list ({"layers": [{"name": N, ...}]}) as
+# r['layers'][N] (the name taken out), so that a layer is looked up by its name
+lay() {
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); r={'layers': {l.pop('name'): l for l in d['layers']}}; print($2)" "$1"
+}
 T=$E2E_TMP
 FX=tests/fixtures/import
 R4J=$FX/resilience4j-demo.yml
@@ -17,11 +22,11 @@ ECDS=$FX/envoy-dynamic-cds-demo.yaml
 # the Spring Boot demo's application.yml: two instances, configs inherited
 expect_exit 0 "import-policy reads resilience4j's Spring Boot demo" "$FUSEBOX" import-policy \
     resilience4j "$R4J" -o "$T/r4j.json"
-[ "$(json "$T/r4j.json" "' '.join(sorted(r['layers']))")" = "backendA backendB" ]
+[ "$(lay "$T/r4j.json" "' '.join(sorted(r['layers']))")" = "backendA backendB" ]
 ok $? "one layer per instance"
-[ "$(json "$T/r4j.json" "r['layers']['backendA']['failureRateThreshold'], r['layers']['backendA']['waitDurationInOpenState'], r['layers']['backendA']['maxAttempts']")" = "50 5s 3" ]
+[ "$(lay "$T/r4j.json" "r['layers']['backendA']['failureRateThreshold'], r['layers']['backendA']['waitDurationInOpenState'], r['layers']['backendA']['maxAttempts']")" = "50 5s 3" ]
 ok $? "backendA takes configs.default (baseConfig: default) in resilience4j's own keys"
-[ "$(json "$T/r4j.json" "r['layers']['backendB']['minimumNumberOfCalls'], r['layers']['backendB']['automaticTransitionFromOpenToHalfOpenEnabled']")" = "10 True" ]
+[ "$(lay "$T/r4j.json" "r['layers']['backendB']['minimumNumberOfCalls'], r['layers']['backendB']['automaticTransitionFromOpenToHalfOpenEnabled']")" = "10 True" ]
 ok $? "backendB's own minimumNumberOfCalls wins over the default config it inherits"
 contains "$ERR" "resilience4j-demo.yml:57:1: resilience4j.bulkhead: not modelled" \
     "a section fusebox does not read is named with its line and column"
@@ -51,13 +56,13 @@ contains "$OUT" "  envoy         an Envoy bootstrap" "... envoy"
 expect_exit 0 "import-policy reads LiteLLM's proxy_server_config.yaml" "$FUSEBOX" import-policy \
     litellm "$LPROXY" -o "$T/lproxy.json"
 L="r['layers']['litellm']"
-[ "$(json "$T/lproxy.json" "' '.join(r['layers'])")" = "litellm" ]
+[ "$(lay "$T/lproxy.json" "' '.join(r['layers'])")" = "litellm" ]
 ok $? "one layer, named litellm"
-[ "$(json "$T/lproxy.json" "$L['num_retries'], $L['timeout'], $L['context_window_fallbacks'], $L['routing_strategy']")" = "5 600 [{'gpt-3.5-turbo': ['gpt-3.5-turbo-large']}] usage-based-routing-v2" ]
+[ "$(lay "$T/lproxy.json" "$L['num_retries'], $L['timeout'], $L['context_window_fallbacks'], $L['routing_strategy']")" = "5 600 [{'gpt-3.5-turbo': ['gpt-3.5-turbo-large']}] usage-based-routing-v2" ]
 ok $? "num_retries and request_timeout from litellm_settings; routing_strategy from router_settings"
-[ "$(json "$T/lproxy.json" "len($L['model_list']), $L['model_list'][1], $L['model_list'][3]['litellm_params']")" = "19 {'model_name': 'gpt-3.5-turbo-end-user-test', 'litellm_params': {'model': 'azure/chatgpt-v-2'}} {'model': 'gpt-3.5-turbo-1106', 'rpm': 480}" ]
+[ "$(lay "$T/lproxy.json" "len($L['model_list']), $L['model_list'][1], $L['model_list'][3]['litellm_params']")" = "19 {'model_name': 'gpt-3.5-turbo-end-user-test', 'litellm_params': {'model': 'azure/chatgpt-v-2'}} {'model': 'gpt-3.5-turbo-1106', 'rpm': 480}" ]
 ok $? "every deployment, with its routing keys only (model, rpm)"
-[ "$(json "$T/lproxy.json" "$L['model_list'][0]['model_info'], $L['redis_host'], $L['redis_password'], 'redis_port' in $L")" = "{'id': '1'} os.environ/REDIS_HOST <secret: not copied> False" ]
+[ "$(lay "$T/lproxy.json" "$L['model_list'][0]['model_info'], $L['redis_host'], $L['redis_password'], 'redis_port' in $L")" = "{'id': '1'} os.environ/REDIS_HOST <secret: not copied> False" ]
 ok $? "model_info.id kept; redis_password replaced by a placeholder; redis_port from the environment left out"
 contains "$ERR" "litellm-proxy-server-config.yaml:15:7: model_list[1].litellm_params.api_key: not modelled (a credential: its value is not copied)" \
     "a deployment's api_key is named with its line and column"
@@ -77,7 +82,7 @@ done
 # the docs' load-balancing config: router_settings over litellm_settings, as Router.__init__
 expect_exit 0 "import-policy reads the docs' load-balancing config" "$FUSEBOX" import-policy \
     litellm "$LLB" -o "$T/llb.json"
-[ "$(json "$T/llb.json" "$L['num_retries'], $L['timeout'], $L['fallbacks'], $L['redis_port'], $L['redis_password']")" = "2 30 [{'zephyr-beta': ['gpt-4o']}] 1992 <secret: not copied>" ]
+[ "$(lay "$T/llb.json" "$L['num_retries'], $L['timeout'], $L['fallbacks'], $L['redis_port'], $L['redis_password']")" = "2 30 [{'zephyr-beta': ['gpt-4o']}] 1992 <secret: not copied>" ]
 ok $? "router_settings' num_retries and timeout win; litellm_settings' fallbacks fill in"
 contains "$ERR" "litellm-load-balancing.yaml:33:3: litellm_settings.num_retries: superseded by router_settings.num_retries at line 42" \
     "the superseded value is named, with the one that wins"
@@ -89,7 +94,7 @@ ok $? "redis_password's value is not copied"
 # the docs' reliability config: what its comments promise and LiteLLM does not do
 expect_exit 0 "import-policy reads the docs' reliability config" "$FUSEBOX" import-policy \
     litellm "$LREL" -o "$T/lrel.json"
-[ "$(json "$T/lrel.json" "$L['num_retries'], $L['timeout'], 'allowed_fails' in $L, 'cooldown_time' in $L")" = "3 10 False False" ]
+[ "$(lay "$T/lrel.json" "$L['num_retries'], $L['timeout'], 'allowed_fails' in $L, 'cooldown_time' in $L")" = "3 10 False False" ]
 ok $? "allowed_fails 3 and litellm_settings.cooldown_time do not reach the layer"
 contains "$ERR" "litellm-reliability.yaml:31:3: litellm_settings.cooldown_time: the Router takes cooldown_time from router_settings only" \
     "litellm_settings.cooldown_time is named as unread by the Router"
@@ -110,14 +115,14 @@ litellm_settings:
 EOF
 expect_exit 0 "allowed_fails, retry_policy and YAML 1.1 scalars" "$FUSEBOX" import-policy litellm \
     "$T/af.yaml" -o "$T/af.json"
-[ "$(json "$T/af.json" "$L['allowed_fails'], $L['allowed_fails_policy'], $L['disable_cooldowns'], $L['model_list'][0]['litellm_params']['tpm'], $L['retry_policy']")" = "3 {} True 20000 {'RateLimitErrorRetries': 4}" ]
+[ "$(lay "$T/af.json" "$L['allowed_fails'], $L['allowed_fails_policy'], $L['disable_cooldowns'], $L['model_list'][0]['litellm_params']['tpm'], $L['retry_policy']")" = "3 {} True 20000 {'RateLimitErrorRetries': 4}" ]
 ok $? "router 3 against litellm 5 is the allowed-fails rule (an empty policy turns it on); True, 20_000"
 contains "$ERR" "router_settings.retry_policy.NotAField: not modelled" "a retry_policy field the preset lacks is named"
 
 # a file of Router keyword arguments: Router(**yaml.safe_load(f))
 printf 'model_list:\n  - model_name: g\n    litellm_params: {model: gpt-4o}\nnum_retries: 4\nallowed_fails: 1\nhealth_check: x\n' >"$T/router.yaml"
 expect_exit 0 "a file of Router arguments" "$FUSEBOX" import-policy litellm "$T/router.yaml" -o "$T/router.json"
-[ "$(json "$T/router.json" "$L['num_retries'], $L['allowed_fails']")" = "4 1" ]
+[ "$(lay "$T/router.json" "$L['num_retries'], $L['allowed_fails']")" = "4 1" ]
 ok $? "its top-level keys are the Router's"
 contains "$ERR" "router.yaml:6:1: health_check: not modelled" "... and the others are named"
 
@@ -136,9 +141,9 @@ contains "$ERR" "no model_list, router_settings or litellm_settings" "... saying
 expect_exit 0 "import-policy reads Envoy's demo with the FAQ's settings" "$FUSEBOX" import-policy \
     envoy "$EDEMO" -o "$T/edemo.json"
 E="r['layers']['service_envoyproxy_io']"
-[ "$(json "$T/edemo.json" "' '.join(r['layers'])")" = "service_envoyproxy_io" ]
+[ "$(lay "$T/edemo.json" "' '.join(r['layers'])")" = "service_envoyproxy_io" ]
 ok $? "one layer per routed cluster, named after it"
-[ "$(json "$T/edemo.json" "$E['retry_on'], $E['num_retries'], $E['max_retries'], $E['outlier_detection']")" = "connect-failure,gateway-error,refused-stream,reset 1 10 {'consecutive_5xx': 5, 'base_ejection_time': '30s', 'max_ejection_percent': 50}" ]
+[ "$(lay "$T/edemo.json" "$E['retry_on'], $E['num_retries'], $E['max_retries'], $E['outlier_detection']")" = "connect-failure,gateway-error,refused-stream,reset 1 10 {'consecutive_5xx': 5, 'base_ejection_time': '30s', 'max_ejection_percent': 50}" ]
 ok $? "the route's retry policy, the cluster's DEFAULT threshold and outlier detection, flat"
 contains "$ERR" "retry_policy.retry_on: gRPC conditions cancelled,resource-exhausted,unavailable: not modelled" \
     "gRPC retry conditions are named"
@@ -149,7 +154,7 @@ contains "$ERR" "static_resources.clusters[0].load_assignment: the cluster's end
 contains "$ERR" "route.retry_policy.retry_host_predicate: not modelled" "a retry plugin is named"
 expect_exit 0 "import-policy reads Envoy's quick-start CDS file" "$FUSEBOX" import-policy envoy "$ECDS" \
     -o "$T/ecds.json"
-[ "$(json "$T/ecds.json" "r['layers']")" = "{'example_proxy_cluster': {'preset': 'envoy'}}" ]
+[ "$(lay "$T/ecds.json" "r['layers']")" = "{'example_proxy_cluster': {'preset': 'envoy'}}" ]
 ok $? "a cluster alone: its layer, with the preset's defaults"
 contains "$ERR" "resources[0].typed_extension_protocol_options: not modelled" "... and its keys named"
 cat >"$T/rds.yaml" <<'EOF'
@@ -167,7 +172,7 @@ virtual_hosts:
       retry_policy: {retry_on: "reset, connect-failure", retry_back_off: {base_interval: 0.1s, jitter: x}}
 EOF
 expect_exit 0 "a route configuration alone" "$FUSEBOX" import-policy envoy "$T/rds.yaml" -o "$T/rds.json"
-[ "$(json "$T/rds.json" "r['layers']")" = "{'primary': {'preset': 'envoy', 'timeout': '30s', 'retry_on': '5xx', 'num_retries': 3}, 'secondary': {'preset': 'envoy', 'retry_on': 'reset,connect-failure', 'retry_back_off': {'base_interval': '0.1s'}}}" ]
+[ "$(lay "$T/rds.json" "r['layers']")" = "{'primary': {'preset': 'envoy', 'timeout': '30s', 'retry_on': '5xx', 'num_retries': 3}, 'secondary': {'preset': 'envoy', 'retry_on': 'reset,connect-failure', 'retry_back_off': {'base_interval': '0.1s'}}}" ]
 ok $? "the virtual host's retry policy for a route without one; a route's own inherits nothing"
 contains "$ERR" "virtual_hosts[0].routes[0].route.cluster: the cluster is not in the file" \
     "a cluster the file lacks is named"
@@ -298,4 +303,24 @@ contains "$ERR" "cooldown_time is a number of seconds (a number, not a string), 
 ok $? "sweep --grid layers.NAME.KEY on a layer that names its file runs"
 [ "$(json "$T/over/sw/sweep.json" "len(r['results'])")" = "2" ]
 ok $? "... one point per value"
+
+# ---- the output pastes: a variant's "layers", or a whole variant with --as-variant ----
+"$FUSEBOX" import-policy litellm "$T/over/config.yaml" -o "$T/over/layers.json" 2>/dev/null
+[ "$(json "$T/over/layers.json" "type(r['layers']).__name__, r['layers'][0]['name'], r['layers'][0]['preset']")" = "list litellm litellm" ]
+ok $? "import-policy prints {\"layers\": [{\"name\": ..., \"preset\": ...}]}, what a variant takes"
+[ "$(tail -c 1 "$T/over/layers.json" | od -An -c | tr -d ' ')" = '\n' ]
+ok $? "... ending with a newline"
+"$FUSEBOX" import-policy litellm "$T/over/config.yaml" --as-variant pasted >"$T/over/variant.json" 2>/dev/null
+python3 - "$T/over/s.json" "$T/over/variant.json" "$T/over/pasted.json" <<'PY'
+import json, sys
+sc = json.load(open(sys.argv[1]))
+sc["variants"].update(json.load(open(sys.argv[2])))
+json.dump(sc, open(sys.argv[3], "w"))
+PY
+(cd "$T/over" && "$FUSEBOX" run pasted.json -q --no-charts -o out-pasted >/dev/null 2>"$T/over/pasted.err")
+ok $? "--as-variant's output pasted into a scenario's variants runs ($(head -c 200 "$T/over/pasted.err"))"
+[ "$(json "$T/over/out-pasted/report.json" "' '.join(r['variants'])")" = "proxied pasted" ]
+ok $? "... as a variant of its own beside the one that names the file"
+[ "$(json "$T/over/out-pasted/report.json" "r['variants']['proxied']['summary']['success_rate'] == r['variants']['pasted']['summary']['success_rate']")" = "True" ]
+ok $? "... with the same results as the layer that imports the file"
 finish
