@@ -295,6 +295,7 @@ static void print_summary(const char *dir, const args *o, const sim_scenario *sc
                           const char *replaced) {
     rep_text_summary(stdout, sc, r->sums, r->n);
     char verdict[REP_VERDICT_MAX];
+    printf("\n%s", rep_verdict_table(verdict, sizeof verdict, sc, r->sums, r->n));
     printf("\n%s", rep_verdict(verdict, sizeof verdict, sc, r->sums, r->n, 78));
     if (sc->expect_count > 0)
         fputs("\nexpectations (fusebox check exits 1 when one fails):\n", stdout);

@@ -238,6 +238,7 @@ void cli_live_print_verdict(FILE *f, const sim_scenario *sc, const cli_live_runs
         fputs("The verdict below is of the run as driven, not of the scenario:\n", f);
     /* an interrupted variant says so in the verdict: "stopped early (interrupted at t=...)" */
     char verdict[REP_VERDICT_MAX];
+    fputs(rep_verdict_table(verdict, sizeof verdict, sc, (sim_summary *const *)rs->sums, rs->n), f);
     fputs(rep_verdict(verdict, sizeof verdict, sc, (sim_summary *const *)rs->sums, rs->n, 78), f);
 }
 

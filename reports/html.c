@@ -176,9 +176,40 @@ static void write_variants(FILE *f, const sim_scenario *sc, sim_summary *const *
     fputs("</table></div>\n", f);
 }
 
+/* More than two variants: one row each, a column per headline figure, the best marked. */
+static void write_verdict_table(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
+                                size_t n) {
+    if (n < REP_VERDICT_TABLE_FROM) return;
+    fputs("<div class=\"scroll\"><table class=\"verdict\">\n<tr><th>variant</th>", f);
+    for (size_t k = 0; k < rep_verdict_columns(); k++)
+        tag(f, "<th>", rep_verdict_column(k), "</th>");
+    fputs("</tr>\n", f);
+    for (size_t i = 0; i < n; i++) {
+        tag(f, "<tr><td>", sums[i]->variant, "</td>");
+        for (size_t k = 0; k < rep_verdict_columns(); k++) {
+            char cell[64];
+            rep_verdict_mark m = rep_verdict_cell(cell, sizeof cell, sc, sums, n, i, k);
+            tag(f,
+                m == REP_MARK_BEST    ? "<td class=\"n best\" title=\"the best\"><b>"
+                : m == REP_MARK_LEVEL ? "<td class=\"n level\" title=\"level with the best "
+                                        "within noise\">"
+                                      : "<td class=\"n\">",
+                cell,
+                m == REP_MARK_BEST    ? " *</b></td>"
+                : m == REP_MARK_LEVEL ? " =</td>"
+                                      : "</td>");
+        }
+        fputs("</tr>\n", f);
+    }
+    fputs("</table></div>\n<p class=\"note\">* the best of its column; = level with the best "
+          "within noise (shares: the 95% binomial interval; others: 2%).</p>\n",
+          f);
+}
+
 static void write_verdict(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     char verdict[REP_VERDICT_MAX];
     fputs("<h2 id=\"verdict\">Verdict</h2>\n", f);
+    write_verdict_table(f, sc, sums, n);
     tag(f, "<p class=\"verdict\">", rep_verdict(verdict, sizeof verdict, sc, sums, n, 0), "</p>\n");
 }
 

@@ -299,7 +299,7 @@ char *rep_verdict(char *buf, size_t len, const sim_scenario *sc, sim_summary *co
     if (len == 0) return buf;
     buf[0] = '\0';
     stopped_early(&t, sums, n);
-    if (n > 1) comparison(&t, sc, sums, n);
+    if (n > 1 && n < REP_VERDICT_TABLE_FROM) comparison(&t, sc, sums, n);
     incident(&t, sc, sums, n);
     collateral(&t, sc, sums, n);
     if (t.cut) {
@@ -314,5 +314,70 @@ char *rep_verdict(char *buf, size_t len, const sim_scenario *sc, sim_summary *co
             buf[t.used] = '\0';
         }
     }
+    return buf;
+}
+
+/* ---- the table, for more than two variants ---- */
+
+/* The line so far without its trailing spaces, then a newline. */
+static void end_line(text *t) {
+    while (!t->cut && t->used > 0 && t->buf[t->used - 1] == ' ') t->buf[--t->used] = '\0';
+    put(t, "\n");
+}
+
+size_t rep_verdict_columns(void) {
+    return ASPECTS;
+}
+
+const char *rep_verdict_column(size_t k) {
+    return k < ASPECTS ? aspects[k].label : "";
+}
+
+rep_verdict_mark rep_verdict_cell(char *buf, size_t len, const sim_scenario *sc,
+                                  sim_summary *const *sums, size_t n, size_t i, size_t k) {
+    const aspect *a = &aspects[k];
+    shown(buf, len, sc, sums[i], a);
+    int best = best_of(sc, sums, n, a, -1);
+    if (best < 0 || sim_metric_is_na(metric(sc, sums[i], a->metric))) return REP_MARK_NONE;
+    int next = best_of(sc, sums, n, a, best);
+    bool alone = next < 0 || apart(sc, sums[best], sums[next], a);
+    if ((int)i == best) return alone ? REP_MARK_BEST : REP_MARK_LEVEL;
+    return !alone && !apart(sc, sums[best], sums[i], a) ? REP_MARK_LEVEL : REP_MARK_NONE;
+}
+
+char *rep_verdict_table(char *buf, size_t len, const sim_scenario *sc, sim_summary *const *sums,
+                        size_t n) {
+    text t = {buf, len, 0, false};
+    if (len == 0) return buf;
+    buf[0] = '\0';
+    if (n < REP_VERDICT_TABLE_FROM) return buf;
+    int w = 8, cw[ASPECTS];
+    for (size_t i = 0; i < n; i++)
+        if ((int)strlen(sums[i]->variant) > w) w = (int)strlen(sums[i]->variant);
+    for (size_t k = 0; k < ASPECTS; k++) {
+        cw[k] = (int)strlen(aspects[k].label);
+        for (size_t i = 0; i < n; i++) {
+            char cell[64];
+            rep_verdict_cell(cell, sizeof cell, sc, sums, n, i, k);
+            if ((int)strlen(cell) > cw[k]) cw[k] = (int)strlen(cell);
+        }
+    }
+    put(&t, "%-*s", w, "");
+    for (size_t k = 0; k < ASPECTS; k++) put(&t, "  %*s ", cw[k], aspects[k].label);
+    end_line(&t);
+    for (size_t i = 0; i < n; i++) {
+        put(&t, "%-*s", w, sums[i]->variant);
+        for (size_t k = 0; k < ASPECTS; k++) {
+            char cell[64];
+            rep_verdict_mark m = rep_verdict_cell(cell, sizeof cell, sc, sums, n, i, k);
+            put(&t, "  %*s%c", cw[k], cell,
+                m == REP_MARK_BEST    ? '*'
+                : m == REP_MARK_LEVEL ? '='
+                                      : ' ');
+        }
+        end_line(&t);
+    }
+    put(&t, "* the best; = level with the best (shares: 95%% binomial interval; others: %.0f%%)\n",
+        REP_VERDICT_LEVEL * 100);
     return buf;
 }

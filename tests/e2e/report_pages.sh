@@ -48,6 +48,14 @@ check "the per-class chart's data has the flagship's classes" \
     grep -q '^"account" 22.737975 34.603007 0.000000 0.200703$' "$T/rs/charts/classes.dat"
 contains "$(cat "$L/run.log")" "tuned does best against naive on success rate (99.90% against 62.73%)" \
     "fusebox run prints the verdict below its table"
+# more than two variants: the comparison is a table, the best of each column marked
+"$FUSEBOX" run scenarios/thundering-herd.json -o "$T/th" >"$L/th.log" 2>&1
+ok $? "fusebox run writes a five-variant report"
+contains "$(cat "$T/th/report.html")" '<table class="verdict">' "report.html's verdict is a table with five variants"
+contains "$(cat "$T/th/report.html")" '<td class="n best" title="the best"><b>100.00% *</b></td>' \
+    "... the best of a column marked"
+ok $(grep -q "does best" "$T/th/report.html" && echo 1 || echo 0) "... and no 'does best' sentences"
+contains "$(cat "$L/th.log")" "decorrelated             100.00%*" "fusebox run prints the table, the best marked"
 
 "$FUSEBOX" run tests/e2e/sweep-small.json -o "$T/a" -q >/dev/null 2>&1 &&
     "$FUSEBOX" run tests/e2e/sweep-small.json -o "$T/b" -q >/dev/null 2>&1

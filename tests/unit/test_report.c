@@ -214,8 +214,8 @@ static void verdict_names_the_winner_and_the_incident(void **state) {
     scn_free(sc);
 }
 
-/* Three variants: each aspect names its own next best when they differ, once when they agree. */
-static void verdict_names_the_next_best_of_each_aspect(void **state) {
+/* Three variants: the comparison is a table, the best of each column marked, not sentences. */
+static void verdict_of_three_variants_is_a_table(void **state) {
     (void)state;
     sim_scenario *sc = th_load(VERDICT_SCENARIO);
     sim_summary *sums[3] = {verdict_run("naive", 6000, 30 * S, 9.25, 40000, 50 * S, false),
@@ -223,14 +223,22 @@ static void verdict_names_the_next_best_of_each_aspect(void **state) {
                             verdict_run("tuned", 9990, 2 * S, 3.5, 1100, 0, true)};
     char v[REP_VERDICT_MAX];
     rep_verdict(v, sizeof v, sc, sums, 3, 0);
-    assert_non_null(strstr(v, "tuned does best on success rate (99.90% against 90.00% for the "
-                              "next best, mid), "));
-    assert_non_null(strstr(v, " and cost ($3.50 against $9.25 for the next best, naive). "));
-    sums[0]->cost_usd = 13.0; /* now mid is the next best on cost too */
-    rep_verdict(v, sizeof v, sc, sums, 3, 0);
-    assert_non_null(strstr(v, "tuned does best against the next best, mid, on success rate "
-                              "(99.90% against 90.00%), "));
-    assert_non_null(strstr(v, " and cost ($3.50 against $12.00). "));
+    assert_null(strstr(v, "does best")); /* the table says it */
+    assert_non_null(strstr(v, "The disturbance"));
+    rep_verdict_table(v, sizeof v, sc, sums, 3);
+    assert_non_null(strstr(v, "success rate"));
+    const char *row = strstr(v, "\ntuned ");
+    assert_non_null(row);
+    assert_non_null(strstr(row, "99.90%*"));             /* apart from mid's 90.00% */
+    assert_non_null(strstr(row, "$3.50*"));              /* cost: the best */
+    assert_null(strstr(strstr(v, "\nmid "), "90.00%*")); /* the next best is not marked */
+    assert_non_null(strstr(v, "* the best; = level with the best"));
+    for (const char *p = v; *p; p++) assert_false(*p == ' ' && (p[1] == '\n' || p[1] == '\0'));
+    sums[0]->cost_usd = 3.51; /* within 2% of tuned's cost: both level */
+    rep_verdict_table(v, sizeof v, sc, sums, 3);
+    assert_non_null(strstr(strstr(v, "\nnaive "), "$3.51="));
+    assert_non_null(strstr(strstr(v, "\ntuned "), "$3.50="));
+    assert_int_equal(strlen(rep_verdict_table(v, sizeof v, sc, sums, 2)), 0); /* two: sentences */
     for (int i = 0; i < 3; i++) free(sums[i]);
     scn_free(sc);
 }
@@ -378,7 +386,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(text_summary_shows_a_feature_rows_only_when_it_is_used,
                                         setup, teardown),
         cmocka_unit_test(verdict_names_the_winner_and_the_incident),
-        cmocka_unit_test(verdict_names_the_next_best_of_each_aspect),
+        cmocka_unit_test(verdict_of_three_variants_is_a_table),
         cmocka_unit_test(verdict_calls_a_difference_inside_the_noise_level),
         cmocka_unit_test(settings_show_the_defaults_in_effect),
         cmocka_unit_test(settings_of_a_breaker_without_a_half_open_limit),
