@@ -396,7 +396,12 @@ static int litellm_weights(const lgroups *g, sim_layer *L, char *msg, size_t msg
     return FB_OK;
 }
 
-/* The fallback groups of `group` in a [{GROUP: [GROUP...]}] list (NULL when none). */
+/*
+ * The fallback groups of `group` in a [{GROUP: [GROUP...]}] list (NULL when
+ * none): its own entry, else the last "*" entry (get_fallback_model_group,
+ * router_utils/fallback_event_handlers.py: generic_fallback_idx = idx keeps
+ * the last one).
+ */
 static const cJSON *fallback_list(const cJSON *map, const char *group, bool wildcard) {
     if (!cJSON_IsArray(map)) return NULL;
     const cJSON *star = NULL;
@@ -489,7 +494,8 @@ static int litellm_chain(const sim_preset *p, const sim_param_value *v, const lg
     }
     const char *name = g->name[first];
     const cJSON *list = fallback_list(fb, name, true);
-    if (list == NULL && cJSON_IsArray(dflt)) list = dflt; /* Router: {"*": default_fallbacks} */
+    /* Router.__init__ appends {"*": default_fallbacks} after fallbacks: the last "*" wins */
+    if ((list == NULL || strcmp(list->string, "*") == 0) && cJSON_IsArray(dflt)) list = dflt;
     for (const cJSON *t = dflt && list == dflt ? dflt->child : NULL; t; t = t->next)
         if (!cJSON_IsString(t) || group_index(g, t->valuestring) < 0) {
             snprintf(msg, msglen, "default_fallbacks: %s is no model group",
@@ -535,12 +541,18 @@ static void litellm_retry(const sim_preset *p, const sim_param_value *v, sim_lay
     r->attempt_timeout_us = t ? t->us : 6000 * FB_US_PER_S;
 }
 
-/* What a RetryPolicy field (or an allowed-fails field) says for class c: count + 1, 0 unset. */
+/*
+ * What a RetryPolicy field (or an allowed-fails field) says for class c:
+ * count + 1, 0 unset. An AllowedFailsPolicy field of 0 is unset too:
+ * should_cooldown_based_on_allowed_fails_policy reads
+ * `get_allowed_fails_from_policy(...) or allowed_fails`.
+ */
 static uint32_t policy_count(const sim_preset *p, const sim_param_value *v, const char *obj,
                              const char *const *fields, enum lclass c) {
     char key[96];
     snprintf(key, sizeof key, "%s.%s", obj, fields[c]);
     const sim_param_value *x = scn__preset_given(p, v, key);
+    if (x && x->num == 0 && fields == fails_fields) return 0;
     return x ? (uint32_t)x->num + 1 : 0;
 }
 
@@ -564,15 +576,24 @@ static sim_status_rule *class_rule(sim_layer *L, sim_status_rule *r, const lmode
     return r;
 }
 
+/*
+ * A rule for the providers in `set` only. A rule's empty set means every
+ * provider (sim_status_rule.providers), so an empty set adds no rule: the
+ * rule after it, for every provider, decides.
+ */
+static void masked_rule(sim_layer *L, const lmode *m, int status, int retry, enum lclass c,
+                        fb_trip trip, uint8_t set) {
+    if (set == 0) return;
+    class_rule(L, scn__preset_status_rule(L, status, retry, 1), m, c, trip)->providers = set;
+}
+
 /* litellm exceptions and their cooldown: _is_cooldown_required, _should_cooldown_deployment. */
 static void litellm_rules_for(sim_layer *L, const lmode *m, uint8_t multi) {
     /* 429: at once in a group of several (v2), the rate rule in a group of one */
-    class_rule(L, scn__preset_status_rule(L, 429, 1, 1), m, LC_RATE_LIMIT, FB_TRIP_NOW)->providers =
-        multi;
+    masked_rule(L, m, 429, 1, LC_RATE_LIMIT, FB_TRIP_NOW, multi);
     class_rule(L, scn__preset_status_rule(L, 429, 1, 1), m, LC_RATE_LIMIT, FB_TRIP_RULES);
     /* 401: not retried in a group of one (should_retry_this_error); not retryable: at once */
-    class_rule(L, scn__preset_status_rule(L, 401, 0, 1), m, LC_AUTH, FB_TRIP_NOW)->providers =
-        m->single;
+    masked_rule(L, m, 401, 0, LC_AUTH, FB_TRIP_NOW, m->single);
     class_rule(L, scn__preset_status_rule(L, 401, 1, 1), m, LC_AUTH, FB_TRIP_NOW);
     class_rule(L, scn__preset_status_rule(L, 404, 0, 1), m, LC_NONE, FB_TRIP_NOW);
     class_rule(L, scn__preset_status_rule(L, 408, 1, 1), m, LC_TIMEOUT, FB_TRIP_RULES);
@@ -634,6 +655,10 @@ static fb_breaker_config litellm_breaker(const sim_preset *p, const sim_param_va
         .open_us_max = 365 * 24 * 3600 * FB_US_PER_S,
         .honor_hint = FB_ON,
         .hint_mode = FB_HINT_REPLACES, /* Retry-After is the cooldown time */
+        /* InMemoryCache.set_cache: an unexpired TTL is kept (allow_ttl_override), so a
+           count expires after its first increment and a cooldown is not restarted */
+        .ttl_from_first = FB_ON,
+        .keep_open = FB_ON,
     };
     if (g->cooldown_s[q] >= 0) { /* litellm_params.cooldown_time beats the header */
         b.open_us = (fb_time_us)llround(g->cooldown_s[q] * 1e6);

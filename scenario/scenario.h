@@ -226,7 +226,8 @@ typedef struct sim_status_rule {
     int status;        /* 0: any */
     int8_t outcome;    /* -1: any, else an fb_outcome */
     int8_t transport;  /* -1: any, else an fb_transport */
-    uint8_t providers; /* bit set of provider indices; 0: every provider */
+    uint8_t providers; /* bit set of provider indices; 0: every provider (a rule for
+                          an empty set is not added) */
     int8_t retry;      /* -1 keep, 0 no, 1 yes */
     int8_t fallback;   /* -1 keep, 0 no, 1 yes */
     int8_t effect;     /* -1 keep, else an fb_effect */
