@@ -78,18 +78,23 @@ static const sim_param litellm_params[] = {
     {"allowed_fails_policy.ContentPolicyViolationErrorAllowedFails", SIM_PK_COUNT, 0, 1000000,
      "none", "content-policy 400s", NULL},
     {"allowed_fails_policy.InternalServerErrorAllowedFails", SIM_PK_COUNT, 0, 1000000, "none",
-     "500s", NULL},
+     "no effect: get_allowed_fails_from_policy has no InternalServerError branch (BerriAI/litellm"
+     "#29283, #37805); 500s take allowed_fails",
+     NULL},
     {"retry_policy", SIM_PK_OBJECT, 0, 0, "none",
      "num_retries per exception class of a group's first failure", NULL},
     {"retry_policy.BadRequestErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries",
-     "400s (context-length ones too)", NULL},
+     "400s (context-length and content-policy ones too: checked first)", NULL},
     {"retry_policy.AuthenticationErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "401s", NULL},
     {"retry_policy.TimeoutErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "timeouts, 408s",
      NULL},
     {"retry_policy.RateLimitErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "429s", NULL},
     {"retry_policy.ContentPolicyViolationErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries",
-     "content-policy 400s", NULL},
-    {"retry_policy.InternalServerErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "500s", NULL},
+     "content-policy 400s when BadRequestErrorRetries is not set", NULL},
+    {"retry_policy.InternalServerErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries",
+     "no effect: get_num_retries_from_retry_policy has no InternalServerError branch "
+     "(BerriAI/litellm#29283, #37805); 500s take num_retries",
+     NULL},
     {"cooldown_time", SIM_PK_SECONDS, 0, 86400, "5",
      "seconds a deployment cools down (0 means the default 5: `cooldown_time or 5`)", NULL},
     {"disable_cooldowns", SIM_PK_BOOL, 0, 0, "false", "no deployment is ever cooled down", NULL},
@@ -603,7 +608,8 @@ static void litellm_rules_for(sim_layer *L, const lmode *m, uint8_t multi) {
                LC_BAD_REQUEST, FB_TRIP_NEVER);
     sim_status_rule *r = class_rule(L, scn__preset_outcome_rule(L, FB_OUT_POLICY, !m->cp_set, 1), m,
                                     LC_CONTENT_POLICY, FB_TRIP_NEVER);
-    if (r->attempts == 0) r->attempts = m->attempts[LC_BAD_REQUEST]; /* a BadRequestError too */
+    /* a BadRequestError too, and get_retry_from_policy.py asks BadRequestErrorRetries first */
+    if (m->attempts[LC_BAD_REQUEST] > 0) r->attempts = m->attempts[LC_BAD_REQUEST];
     class_rule(L, scn__preset_status_rule(L, 400, 1, 1), m, LC_BAD_REQUEST, FB_TRIP_NEVER);
     class_rule(L, scn__preset_status_rule(L, 409, 1, 1), m, LC_NONE, FB_TRIP_NEVER);
     class_rule(L, scn__preset_status_rule(L, 500, 1, 1), m, LC_ISE, FB_TRIP_RULES);
@@ -627,7 +633,8 @@ static void litellm_mode(const sim_preset *p, const sim_param_value *v, const lg
     bool policy = scn__preset_given(p, v, "allowed_fails_policy") != NULL;
     /* _is_allowed_fails_set_on_router: set and not litellm.allowed_fails (3) */
     m->v1 = policy || (af && (uint32_t)af->num != 3);
-    for (int c = 0; c < LC_N; c++) {
+    /* LC_ISE: no branch reads the InternalServerError fields at the cited commit */
+    for (int c = 0; c < LC_ISE; c++) {
         m->attempts[c] = policy_count(p, v, "retry_policy", retry_fields, (enum lclass)c);
         m->limit[c] = policy_count(p, v, "allowed_fails_policy", fails_fields, (enum lclass)c);
     }

@@ -286,12 +286,24 @@ static void litellm_retry_policy_per_class(void **state) {
     /* a ContentPolicyViolationError is a BadRequestError: BadRequestErrorRetries applies */
     assert_int_equal(klass(L, reply(400, FB_TRANSPORT_NONE, FB_ERRKIND_CONTENT_POLICY), 0).attempts,
                      2);
-    assert_int_equal(status_class(L, 500, 0).attempts, 4);
+    /* no InternalServerError branch (BerriAI/litellm#29283): num_retries */
+    assert_int_equal(status_class(L, 500, 0).attempts, 0);
     assert_int_equal(status_class(L, 503, 0).attempts, 0); /* no field: num_retries */
     fb_class c = status_class(L, 429, 0);
     fb_retry_decision d;
     decisions(L, &c, FB_TIME_NONE, 1, 1, &d);
     assert_false(d.retry);
+    scn_free(sc);
+    /* get_retry_from_policy.py at the cited commit: BadRequestErrorRetries before
+       ContentPolicyViolationErrorRetries (BerriAI/litellm#19878 later swapped them) */
+    sc = gw(LL_LIST ",\"retry_policy\":{\"ContentPolicyViolationErrorRetries\":4}");
+    assert_int_equal(
+        klass(L0(sc), reply(400, FB_TRANSPORT_NONE, FB_ERRKIND_CONTENT_POLICY), 0).attempts, 5);
+    scn_free(sc);
+    sc = gw(LL_LIST ",\"retry_policy\":{\"ContentPolicyViolationErrorRetries\":4,"
+                    "\"BadRequestErrorRetries\":1}");
+    assert_int_equal(
+        klass(L0(sc), reply(400, FB_TRANSPORT_NONE, FB_ERRKIND_CONTENT_POLICY), 0).attempts, 2);
     scn_free(sc);
     gw_fails(LL_LIST ",\"retry_policy\":{\"RateLimitErrorRetry\":0}",
              "has no parameter 'retry_policy.RateLimitErrorRetry' (did you mean "
@@ -437,12 +449,15 @@ static void litellm_allowed_fails_three_is_not_set(void **state) {
     /* allowed_fails_policy: the class's own limit, allowed + 1; a field of 0 is
        allowed_fails (`get_allowed_fails_from_policy(...) or allowed_fails`) */
     sc = gw(LL_LIST ",\"allowed_fails_policy\":{\"RateLimitErrorAllowedFails\":0,"
-                    "\"TimeoutErrorAllowedFails\":4,\"AuthenticationErrorAllowedFails\":1}");
+                    "\"TimeoutErrorAllowedFails\":4,\"AuthenticationErrorAllowedFails\":1,"
+                    "\"InternalServerErrorAllowedFails\":7}");
     L = L0(sc);
     assert_int_equal(L->per_provider[0].breaker.cooldown_rule, FB_COOLDOWN_COUNT);
     assert_int_equal(L->per_provider[0].breaker.consecutive_failures, 4); /* allowed_fails 3 */
     assert_int_equal(status_class(L, 429, 0).failure_limit, 0); /* 0 or allowed_fails */
     assert_int_equal(status_class(L, 401, 0).failure_limit, 2);
+    /* no InternalServerError branch (BerriAI/litellm#29283, #37805): allowed_fails */
+    assert_int_equal(status_class(L, 500, 0).failure_limit, 0);
     assert_int_equal(status_class(L, 408, 0).failure_limit, 5);
     assert_int_equal(status_class(L, 503, 0).failure_limit, 0);
     scn_free(sc);
