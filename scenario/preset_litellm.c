@@ -56,7 +56,10 @@ static const sim_param litellm_params[] = {
     {"model", SIM_PK_JSON, 0, 0, "the first model_name",
      "the model group the requests ask for (the request's model)", NULL},
     {"num_retries", SIM_PK_COUNT, 0, 100, "2",
-     "retries of a model group after its first failure (openai.DEFAULT_MAX_RETRIES)", NULL},
+     "retries of a model group after its first failure (openai.DEFAULT_MAX_RETRIES); a set "
+     "litellm.num_retries (litellm_settings) is the one that counts: it rides on every exception "
+     "and async_function_with_retries prefers it",
+     NULL},
     {"retry_after", SIM_PK_SECONDS, 0, 3600, "0",
      "the least a retry backoff waits (capped at 8 s like the backoff)", NULL},
     {"timeout", SIM_PK_SECONDS, 0.001, 1e6, "6000",
@@ -122,17 +125,25 @@ static const char *const litellm_rules[] = {
     "attempt, retries too, picks one of its deployments not in cooldown at random (simple-shuffle; "
     "weighted by weight, else rpm, else tpm, when the deployments set it)",
     "a group is tried 1 + num_retries times; a RetryPolicy field for the class of the group's "
-    "first failure replaces num_retries; then the fallback groups of fallbacks[model] "
-    "(else fallbacks[\"*\"], default_fallbacks) in order, each with its own retries",
+    "first failure replaces num_retries, asked in get_retry_from_policy.py's order at the cited "
+    "commit: BadRequestErrorRetries first (a content-policy or context-window error is a "
+    "BadRequestError), then Authentication, Timeout, RateLimit, ContentPolicyViolation "
+    "(BerriAI/litellm#19878 later moved BadRequest last); no InternalServerError field is read "
+    "(#29283, #37805): a 500 takes num_retries",
+    "then the fallback groups of fallbacks[model], else of the last fallbacks[\"*\"] entry "
+    "(get_fallback_model_group keeps the last \"*\"; Router.__init__ appends default_fallbacks "
+    "as one, so default_fallbacks beat a \"*\" of fallbacks), in order, each with its own "
+    "retries",
     "not retried (should_retry_this_error, at a group's first failure): a 404; a 401 in a group of "
     "one deployment; a context-window or content-policy error when context_window_fallbacks or "
     "content_policy_fallbacks is set; any error once no deployment of the group is out of "
     "cooldown. Every other error is retried, 400s included",
     "the wait before a retry is 0 when the group has more than one deployment and one of them is "
     "out of cooldown (the one that failed too); else a Retry-After of 0 < d <= 60 s waits d + "
-    "U(0, 0.75) s, and otherwise min(max(0.5 * 2^k, retry_after), 8) + U(0, 0.75) s with k = 0 "
-    "for the first two retries and k = n - 1 from the n-th on (router.py f292d1ae: exponent "
-    "max_retries - remaining_retries)",
+    "U(0, 0.75) s, and otherwise min(max(0.5 * 2^k, retry_after), 8) + U(0, 0.75) s with k = "
+    "max_retries - remaining_retries: 0 before the first and the second retry, n - 2 before "
+    "the n-th (router.py f292d1ae async_function_with_retries: remaining_retries is num_retries "
+    "at the first sleep and num_retries - j after the loop's j-th failed retry, j from 0)",
     "a retry that finds every deployment of the group cooling down counts as an attempt "
     "(RouterRateLimitError) and waits its backoff",
     "errors fall back (to the groups above), except: a context-window error goes to "
@@ -140,7 +151,8 @@ static const char *const litellm_rules[] = {
     "the request ends); a content-policy error likewise to content_policy_fallbacks",
     "cooldown (no allowed_fails or allowed_fails = 3, no allowed_fails_policy): every error and "
     "every success is counted per deployment and instance, each count expiring 60 s after its "
-    "last increment; on an error with status 429, 401, 408, 404 or >= 500 (not a 4xx otherwise, "
+    "first increment (InMemoryCache.set_cache keeps an unexpired TTL: allow_ttl_override), then "
+    "starting again at 0; on an error with status 429, 401, 408, 404 or >= 500 (not a 4xx otherwise, "
     "not a connection error: APIConnectionError), the deployment cools down when: it is a 429 "
     "and the group has more deployments; or failures / (failures + successes) > 0.5 with at "
     "least 5 requests in a group of several (DEFAULT_FAILURE_THRESHOLD_MINIMUM_REQUESTS, PR "
@@ -148,13 +160,13 @@ static const char *const litellm_rules[] = {
     "retryable (401, 404)",
     "cooldown with allowed_fails set (to another value than 3) or allowed_fails_policy: a "
     "deployment cools down at the failure that makes more than allowed_fails (the policy's field "
-    "for its class, else allowed_fails) failures in a row less than cooldown_time apart "
-    "(the counter's TTL, renewed by each failure it counts); the failure that cools is not "
-    "counted, so the counter expires cooldown_time after the failure before it",
+    "for its class when set and not 0: `... or allowed_fails`; no InternalServerError field is "
+    "read) failures counted since the counter started, which is cooldown_time after its first "
+    "failure (the TTL is set once, not renewed); the failure that cools is not counted",
     "a cooldown lasts the deployment's litellm_params.cooldown_time, else the response's "
     "Retry-After (seconds; 0 cools nothing), else cooldown_time (5 s); it ends by itself "
-    "(strictly after, a cache TTL): no probes, no half-open; an error while cooling down that "
-    "breaks the rule starts it again",
+    "(strictly after, a cache TTL): no probes, no half-open; an error while cooling down does not "
+    "restart it (add_deployment_to_cooldown's set_cache keeps the unexpired TTL)",
     "with redis_host or redis_url the other instances (pods) learn a cooldown at their next read "
     "of Redis, every 10 s (DualCache redis_batch_cache_expiry, BerriAI/litellm PR #34836; PR "
     "#40025 later made it 1 s): pod k reads at k * 10 s / pods + m * 10 s; the counts stay "
@@ -173,10 +185,19 @@ static const char *const litellm_rules[] = {
 static const char *const litellm_not_modelled[] = {
     "routing strategies other than simple-shuffle; rpm/tpm limits (only their weights); "
     "enable_pre_call_checks",
-    "the loop's sleeps reading the first failure's Retry-After instead of the latest; the sleep "
-    "after the last retry before raising (router.py f292d1ae)",
+    "LiteLLM judges only a group's first failure: should_retry_this_error and the fallback "
+    "routing read it, the retry loop retries every later error without asking (a 404 or a "
+    "content-policy error too) and the first exception is raised (router.py f292d1ae "
+    "async_function_with_retries: `raise original_exception`); fusebox reads each failure, so a "
+    "later 404 or content-policy error ends the group's retries and the last failure picks the "
+    "fallback chain",
+    "the loop's sleeps reading the first failure's Retry-After instead of the latest "
+    "(_time_to_sleep_before_retry(e=original_exception), router.py f292d1ae; BerriAI/litellm"
+    "#20725 later made them read the latest); the sleep after the last retry before raising",
     "fallbacks of fallback groups (one level: the requested group's), max_fallbacks",
-    "Retry-After read in whole seconds (int()): fusebox uses the hint as the provider sent it",
+    "a fractional Retry-After (\"2.5\"): LiteLLM reads the header with int(), which raises, so "
+    "it ignores the header (the backoff; cooldown_time for the cooldown); fusebox uses the hint "
+    "as the provider sent it",
     "deployment-level allowed_fails / allowed_fails_policy in model_info (PR #34416)",
     "the in-memory copy of a Redis cooldown expiring before the next read (PR #34836's gap on "
     "one instance)",
@@ -721,17 +742,19 @@ static int litellm_apply(const sim_preset *p, const sim_param_value *v, const si
 const sim_preset scn_preset_litellm = {
     "litellm",
     "litellm (PyPI), the Router",
-    "main, 2025-12 to 2026-07 (router.py f292d1ae, cooldown_handlers.py after PR #17464)",
+    "main at router.py f292d1ae (cooldown_handlers.py after PR #17464): rules read from LiteLLM "
+    "source (not run here)",
     "litellm/router.py (async_function_with_retries, should_retry_this_error, "
     "_time_to_sleep_before_retry, deployment_callback_on_failure) at blob f292d1ae; "
     "litellm/router_utils/cooldown_handlers.py (_is_cooldown_required, "
     "_should_cooldown_deployment, should_cooldown_based_on_allowed_fails_policy) after PR "
     "#17464; router_utils/cooldown_cache.py 565caa59; "
     "router_utils/router_callbacks/track_deployment_metrics.py; caching/in_memory_cache.py "
-    "f5c6c4a9 (a TTL refreshed on every increment); caching/dual_cache.py 015b9454 and "
+    "(set_cache keeps an unexpired TTL: allow_ttl_override, as stored at 0002b538); caching/dual_cache.py 015b9454 and "
     "caching/redis_cache.py 0226cd83 (Redis unreachable); utils.py 2be93d92 "
     "(_calculate_retry_after, "
-    "_should_retry); constants.py; router_utils/get_retry_from_policy.py",
+    "_should_retry); constants.py; router_utils/get_retry_from_policy.py (BadRequestErrorRetries "
+    "first, before #19878); router_utils/fallback_event_handlers.py (get_fallback_model_group)",
     "the LiteLLM Router: model groups, retries, cooldowns and fallbacks",
     litellm_params,
     litellm_rules,
