@@ -146,6 +146,12 @@ static const char *const litellm_rules[] = {
     "at the first sleep and num_retries - j after the loop's j-th failed retry, j from 0)",
     "a retry that finds every deployment of the group cooling down counts as an attempt "
     "(RouterRateLimitError) and waits its backoff",
+    "only a group's first failure is judged (async_function_with_retries, router.py f292d1ae): "
+    "it decides whether the group is retried and how often; the loop then retries whatever "
+    "fails (a 404 or a content-policy error too), every sleep reads the first failure's "
+    "Retry-After (_time_to_sleep_before_retry(e=original_exception); BerriAI/litellm#20725 later "
+    "made it the latest), and `raise original_exception` sends the first failure to the "
+    "fallbacks (its class picks context_window_fallbacks or content_policy_fallbacks)",
     "errors fall back (to the groups above), except: a context-window error goes to "
     "context_window_fallbacks[model] when context_window_fallbacks is set (none for the group: "
     "the request ends); a content-policy error likewise to content_policy_fallbacks",
@@ -185,15 +191,10 @@ static const char *const litellm_rules[] = {
 static const char *const litellm_not_modelled[] = {
     "routing strategies other than simple-shuffle; rpm/tpm limits (only their weights); "
     "enable_pre_call_checks",
-    "LiteLLM judges only a group's first failure: should_retry_this_error and the fallback "
-    "routing read it, the retry loop retries every later error without asking (a 404 or a "
-    "content-policy error too) and the first exception is raised (router.py f292d1ae "
-    "async_function_with_retries: `raise original_exception`); fusebox reads each failure, so a "
-    "later 404 or content-policy error ends the group's retries and the last failure picks the "
-    "fallback chain",
-    "the loop's sleeps reading the first failure's Retry-After instead of the latest "
-    "(_time_to_sleep_before_retry(e=original_exception), router.py f292d1ae; BerriAI/litellm"
-    "#20725 later made them read the latest); the sleep after the last retry before raising",
+    "the error a request ends with: LiteLLM raises the requested group's first exception when "
+    "no fallback answers after it; fusebox reports the last attempt's outcome",
+    "the sleep after the last retry before raising (router.py f292d1ae "
+    "async_function_with_retries)",
     "fallbacks of fallback groups (one level: the requested group's), max_fallbacks",
     "a fractional Retry-After (\"2.5\"): LiteLLM reads the header with int(), which raises, so "
     "it ignores the header (the backoff; cooldown_time for the cooldown); fusebox uses the hint "
@@ -541,6 +542,7 @@ static int litellm_chain(const sim_preset *p, const sim_param_value *v, const lg
     L->pick = FB_PICK_RANDOM;
     L->healthy_gate = FB_ON;
     L->zero_wait_if_healthy = FB_ON;
+    L->judge_first = FB_ON; /* async_function_with_retries: original_exception decides */
     return FB_OK;
 }
 

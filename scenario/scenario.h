@@ -277,7 +277,7 @@ typedef struct sim_layer {
     fb_pick pick;                       /* groups (core/fallback.h) */
     uint8_t group[SIM_PROVIDERS_MAX];   /* by provider */
     uint32_t weight[SIM_PROVIDERS_MAX]; /* by provider */
-    fb_switch healthy_gate, zero_wait_if_healthy;
+    fb_switch healthy_gate, zero_wait_if_healthy, judge_first;
     fb_fallback_chain on_context_length, on_policy;
     bool eject_limit;         /* the layer's breakers of a pod form an fb_eject_group */
     double eject_max_percent; /* ... of which under this % may be open */

@@ -463,6 +463,50 @@ static void litellm_allowed_fails_three_is_not_set(void **state) {
     scn_free(sc);
 }
 
+/*
+ * async_function_with_retries (router.py f292d1ae) judges a group's first failure only:
+ * should_retry_this_error and the retry count read it, the loop retries whatever fails
+ * after it (a 404 too), sleeping by its Retry-After, and `raise original_exception` sends
+ * the first one to the fallbacks. One request: a 503 from a (alone in g), then 404s: a
+ * is tried 1 + num_retries = 3 times, then h's b answers. A 404 as the first failure is
+ * not retried (the request after it). Cooldowns are off: a 404 would cool a, and the retry
+ * after it would find no deployment (RouterRateLimitError, no call).
+ */
+static const char ll_first[] =
+    "{\"name\":\"f\",\"seed\":1,\"duration\":\"%s\",\"traffic\":[{\"class\":\"chat\","
+    "\"arrivals\":{\"constant\":\"1/s\"},\"prompt_tokens\":10,\"completion_tokens\":5}],"
+    "\"pods\":{\"count\":1,\"workers\":10,\"queue\":10,\"request_timeout\":\"60s\"},"
+    "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"10ms\",\"error\":\"10ms\"},"
+    "\"faults\":[{\"at\":\"0s\",\"for\":\"100ms\",\"outage\":{\"status\":503}},"
+    "{\"at\":\"100ms\",\"for\":\"1h\",\"outage\":{\"status\":404}}]},"
+    "{\"name\":\"b\",\"latency\":{\"ttft\":\"10ms\"}}],"
+    "\"variants\":{\"v\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"litellm\",\"model_list\":["
+    "{\"model_name\":\"g\",\"provider\":\"a\"},{\"model_name\":\"h\",\"provider\":\"b\"}],"
+    "\"num_retries\":2,\"disable_cooldowns\":true,\"fallbacks\":[{\"g\":[\"h\"]}]}]}}}";
+
+static void litellm_first_failure_decides(void **state) {
+    (void)state;
+    char text[2048];
+    snprintf(text, sizeof text, ll_first, "1s");
+    sim_scenario *sc = th_load(text);
+    assert_int_equal(L0(sc)->judge_first, FB_ON);
+    sim_summary *s = run(sc, NULL, NULL);
+    assert_int_equal(s->requests, 1);
+    assert_int_equal(s->providers[0].attempts, 3); /* 503, 404, 404 */
+    assert_int_equal(s->providers[1].attempts, 1);
+    assert_int_equal(s->ended[SIM_END_SUCCESS], 1);
+    free(s);
+    scn_free(sc);
+    snprintf(text, sizeof text, ll_first, "2s"); /* the second request meets a 404 first */
+    sc = th_load(text);
+    s = run(sc, NULL, NULL);
+    assert_int_equal(s->requests, 2);
+    assert_int_equal(s->providers[0].attempts, 4);
+    assert_int_equal(s->providers[1].attempts, 2);
+    free(s);
+    scn_free(sc);
+}
+
 /* A deployment's cooldown breaker as the preset configures it (provider p), started at 0. */
 static void ll_breaker(const char *params, uint32_t p, fb_breaker *b, fb_class *c429) {
     sim_scenario *sc = gw(params);
@@ -1114,6 +1158,7 @@ int main(void) {
         cmocka_unit_test(litellm_rate_counts_expire_after_first_increment),
         cmocka_unit_test(litellm_allowed_fails_counter_expires_after_first_failure),
         cmocka_unit_test(litellm_failure_in_cooldown_keeps_its_end),
+        cmocka_unit_test(litellm_first_failure_decides),
         cmocka_unit_test(litellm_cooldown_time_precedence),
         cmocka_unit_test(litellm_weights),
         cmocka_unit_test(litellm_bad_input),
