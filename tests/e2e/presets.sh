@@ -107,6 +107,9 @@ check "litellm: ... but at the first failure after the successes' count expired 
     awk -v t="${1:-0}" 'BEGIN { exit !(t > 60.2 && t <= 61) }'
 check "litellm: ... for the Retry-After, 30 s (open until ${3:-none})" \
     awk -v t="${1:-0}" -v u="${3:-0}" 'BEGIN { d = u - t; exit !(d > 29.999 && d < 30.001) }'
+grep '"variant":"alone","provider":"openai","type":"breaker"' "$T/ll-storm/events.jsonl" | head -1 >"$T/ll-first"
+contains "$(cat "$T/ll-first")" '"litellm":"LiteLLM cools openai for 30.0s (the error'"'"'s Retry-After): every one of at least 1000 requests it counted in a minute failed"' \
+    "litellm: events.jsonl tells the cooldown in LiteLLM's words"
 grep -q '"cause":"immediate"' "$T/ll-storm/events.jsonl"
 ok $((!$?)) "litellm: no cooldown at once in either variant"
 expect_exit 2 "fusebox presets NAME for an unknown name exits 2" "$FUSEBOX" presets nope
