@@ -505,9 +505,9 @@ static fb_fallback_decision none_admit(const fb_fallback *fb, fb_fallback_reques
     bool first = fb->cfg.judge_first == FB_ON && req->retry.attempt > 0;
     if (fb->cfg.healthy_gate == FB_ON && fb->cfg.retry != NULL) {
         fb_class c = {.outcome = FB_OUT_REJECTED, .retryable = true, .may_fallback = true};
-        fb_retry_decision r =
-            fb_retry_next(fb->cfg.retry, &req->retry, &c, first ? req->group_first_hint : FB_TIME_NONE,
-                          fb->cfg.budget, fb->cfg.rng, now_us);
+        fb_retry_decision r = fb_retry_next(fb->cfg.retry, &req->retry, &c,
+                                            first ? req->group_first_hint : FB_TIME_NONE,
+                                            fb->cfg.budget, fb->cfg.rng, now_us);
         if (r.retry) return wait_retry(fb, req, r.delay_us, now_us);
         if (r.reason == FB_GIVEUP_DEADLINE) return finish(fb, req, FB_STOP_DEADLINE, false);
     }

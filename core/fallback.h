@@ -180,8 +180,8 @@ typedef struct fb_fallback_request {
     bool resume;
     bool detached; /* the ATTEMPT's permits were handed to the caller (fb_fallback_detach) */
     fb_outcome last_outcome;
-    fb_class group_first;         /* groups, judge_first: the current group's first failure */
-    fb_time_us group_first_hint;  /* ... and its hint */
+    fb_class group_first;        /* groups, judge_first: the current group's first failure */
+    fb_time_us group_first_hint; /* ... and its hint */
     fb_retry_state retry;
     fb_breaker_permit permit;
     fb_conclimit_permit climit;

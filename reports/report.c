@@ -418,8 +418,8 @@ static const fb_breaker_config *litellm_cooldown(const sim_scenario *sc, const c
  * A LiteLLM cooldown's transition as LiteLLM would tell it ("litellm" in events.jsonl): who
  * cools, how long and why, or that the cooldown ended by itself. NULL for other breakers.
  */
-static const char *litellm_words(char *buf, size_t len, const sim_scenario *sc,
-                                 const char *variant, const sim_log_event *ev) {
+static const char *litellm_words(char *buf, size_t len, const sim_scenario *sc, const char *variant,
+                                 const sim_log_event *ev) {
     const fb_breaker_config *c = litellm_cooldown(sc, variant, ev->provider);
     const fb_breaker_event *b = &ev->breaker;
     const char *name = sc->providers[ev->provider].name;
@@ -457,8 +457,7 @@ static const char *litellm_words(char *buf, size_t len, const sim_scenario *sc,
         why = "";
         break;
     }
-    snprintf(buf, len, "LiteLLM cools %s for %s (%s)%s%s", name, dd, whose, *why ? ": " : "",
-             why);
+    snprintf(buf, len, "LiteLLM cools %s for %s (%s)%s%s", name, dd, whose, *why ? ": " : "", why);
     return buf;
 }
 
@@ -492,8 +491,7 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
         if (b->to == FB_BREAKER_OPEN)
             rep_json_fixed(&w, "open_until_s", (double)b->open_until_us / 1e6, 6);
         char words[256];
-        if (litellm_words(words, sizeof words, sc, variant, ev))
-            rep_json_str(&w, "litellm", words);
+        if (litellm_words(words, sizeof words, sc, variant, ev)) rep_json_str(&w, "litellm", words);
     } else {
         const sim_fault *fa = &sc->providers[ev->provider].faults[ev->fault];
         rep_json_str(&w, "type", ev->type == SIM_EV_FAULT_START ? "fault_start" : "fault_end");

@@ -130,8 +130,9 @@ static void cooldown_rule(FILE *f, const sim_layer *l, const fb_breaker_config *
     fprintf(f, "%sLiteLLM cooldown ", sep);
     if (opens_at_once(l, 429, p)) fputs("at the first 429; otherwise ", f);
     if (b->cooldown_rule == FB_COOLDOWN_COUNT)
-        fprintf(f, "at more than %u failures (allowed_fails, or its exception class's) counted "
-                   "within %s of the first",
+        fprintf(f,
+                "at more than %u failures (allowed_fails, or its exception class's) counted "
+                "within %s of the first",
                 b->consecutive_failures - 1, dur(a, sizeof a, b->window_us));
     else if (b->failure_rate >= 1.0)
         fprintf(f, "when all of at least %u requests counted within %s failed", b->minimum_calls,

@@ -72,7 +72,7 @@ static void litellm_router_settings_over_litellm_settings(void **state) {
                                        "  fallbacks: []\nlitellm_settings:\n  num_retries: 5\n"
                                        "  request_timeout: 600\n  fallbacks: [{g: [h]}]\n");
     assert_string_equal(param(&im, "litellm", "num_retries"), "5"); /* litellm's, when set */
-    assert_string_equal(param(&im, "litellm", "timeout"), "600");    /* 0 is falsy */
+    assert_string_equal(param(&im, "litellm", "timeout"), "600");   /* 0 is falsy */
     assert_string_equal(param(&im, "litellm", "fallbacks"), "[{\"g\":[\"h\"]}]");
     const imp_note *n = note_at(&im, "router_settings.num_retries");
     assert_non_null(n);
@@ -118,10 +118,10 @@ static void litellm_settings_num_retries_wins(void **state) {
  */
 static void litellm_internal_server_error_keys_have_no_effect(void **state) {
     (void)state;
-    imported im = import("litellm",
-                         ML "router_settings:\n  retry_policy: {InternalServerErrorRetries: 4, "
-                            "RateLimitErrorRetries: 1}\n  allowed_fails_policy: "
-                            "{InternalServerErrorAllowedFails: 9}\n");
+    imported im =
+        import("litellm", ML "router_settings:\n  retry_policy: {InternalServerErrorRetries: 4, "
+                             "RateLimitErrorRetries: 1}\n  allowed_fails_policy: "
+                             "{InternalServerErrorAllowedFails: 9}\n");
     assert_string_equal(param(&im, "litellm", "retry_policy"), "{\"RateLimitErrorRetries\":1}");
     assert_string_equal(param(&im, "litellm", "allowed_fails_policy"), "{}");
     const imp_note *n = note_at(&im, "router_settings.retry_policy.InternalServerErrorRetries");

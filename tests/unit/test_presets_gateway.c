@@ -201,8 +201,7 @@ static void litellm_fallbacks_and_wildcard(void **state) {
     assert_int_equal(L0(sc)->order_len, 2);
     assert_int_equal(L0(sc)->order[1], 1); /* g1's own: g2 */
     scn_free(sc);
-    snprintf(params, sizeof params, "%s,\"fallbacks\":[{\"*\":[\"g2\"]},{\"*\":[\"g3\"]}]",
-             three);
+    snprintf(params, sizeof params, "%s,\"fallbacks\":[{\"*\":[\"g2\"]},{\"*\":[\"g3\"]}]", three);
     sc = gw(params);
     assert_int_equal(L0(sc)->order[1], 2); /* the last "*" */
     scn_free(sc);
@@ -391,7 +390,8 @@ static void litellm_group_size_rules_every_mix(void **state) {
          "{\"model_name\":\"claude\",\"provider\":\"c\"}",
          {0, -1, 0}},
         /* every group of one, b in a third group */
-        {"{\"model_name\":\"gpt-4o\",\"provider\":\"a\"},{\"model_name\":\"o3\",\"provider\":\"b\"},"
+        {"{\"model_name\":\"gpt-4o\",\"provider\":\"a\"},{\"model_name\":\"o3\",\"provider\":\"b\"}"
+         ","
          "{\"model_name\":\"claude\",\"provider\":\"c\"}",
          {0, 0, 0}},
         /* the requested group alone, the other of two */
@@ -411,7 +411,8 @@ static void litellm_group_size_rules_every_mix(void **state) {
     };
     for (size_t i = 0; i < sizeof mixes / sizeof mixes[0]; i++) {
         char params[1024];
-        snprintf(params, sizeof params, "\"preset\":\"litellm\",\"model_list\":[%s]", mixes[i].list);
+        snprintf(params, sizeof params, "\"preset\":\"litellm\",\"model_list\":[%s]",
+                 mixes[i].list);
         sim_scenario *sc = gw(params);
         const sim_layer *L = L0(sc);
         for (uint32_t p = 0; p < 3; p++) {
@@ -454,7 +455,7 @@ static void litellm_allowed_fails_three_is_not_set(void **state) {
     L = L0(sc);
     assert_int_equal(L->per_provider[0].breaker.cooldown_rule, FB_COOLDOWN_COUNT);
     assert_int_equal(L->per_provider[0].breaker.consecutive_failures, 4); /* allowed_fails 3 */
-    assert_int_equal(status_class(L, 429, 0).failure_limit, 0); /* 0 or allowed_fails */
+    assert_int_equal(status_class(L, 429, 0).failure_limit, 0);           /* 0 or allowed_fails */
     assert_int_equal(status_class(L, 401, 0).failure_limit, 2);
     /* no InternalServerError branch (BerriAI/litellm#29283, #37805): allowed_fails */
     assert_int_equal(status_class(L, 500, 0).failure_limit, 0);
@@ -540,17 +541,19 @@ static void litellm_rate_counts_expire_after_first_increment(void **state) {
     (void)state;
     fb_breaker b;
     ll_breaker(LL_LIST, 0, &b, NULL);
-    for (int k = 0; k < 10; k++) assert_true(ll_call(&b, false, FB_TRIP_RULES, FB_TIME_NONE, k * S));
+    for (int k = 0; k < 10; k++)
+        assert_true(ll_call(&b, false, FB_TRIP_RULES, FB_TIME_NONE, k * S));
     for (int k = 50; k <= 54; k++)
         assert_true(ll_call(&b, true, FB_TRIP_RULES, FB_TIME_NONE, k * S)); /* 5 of 15 */
-    assert_true(ll_call(&b, true, FB_TRIP_RULES, FB_TIME_NONE, 60 * S)); /* 60 s: not yet */
+    assert_true(ll_call(&b, true, FB_TRIP_RULES, FB_TIME_NONE, 60 * S));    /* 60 s: not yet */
     assert_int_equal(fb_breaker_state_get(&b), FB_BREAKER_CLOSED);
     assert_true(ll_call(&b, true, FB_TRIP_RULES, FB_TIME_NONE, 61 * S));
     assert_int_equal(fb_breaker_state_get(&b), FB_BREAKER_OPEN);
     assert_int_equal(b.open_until_us, 66 * S); /* cooldown_time 5 */
     /* the failures' key, first raised at 50 s, expires after 110 s: 0 failures then */
     assert_true(ll_call(&b, false, FB_TRIP_RULES, FB_TIME_NONE, 67 * S));
-    for (int k = 0; k < 4; k++) assert_true(ll_call(&b, false, FB_TRIP_RULES, FB_TIME_NONE, 100 * S));
+    for (int k = 0; k < 4; k++)
+        assert_true(ll_call(&b, false, FB_TRIP_RULES, FB_TIME_NONE, 100 * S));
     assert_true(ll_call(&b, true, FB_TRIP_RULES, FB_TIME_NONE, 111 * S)); /* 1 of 6 */
     assert_int_equal(fb_breaker_state_get(&b), FB_BREAKER_CLOSED);
 }

@@ -311,7 +311,8 @@ static void settings_say_a_litellm_cooldown_in_its_words(void **state) {
     (void)state;
     sim_scenario *sc = th_load(
         "{\"name\":\"s\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
-        "{\"poisson\":\"1/s\"}}],\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}],"
+        "{\"poisson\":\"1/"
+        "s\"}}],\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}],"
         "\"variants\":{\"ll\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"litellm\",\"model_list\":["
         "{\"model_name\":\"g\",\"provider\":\"a\"},{\"model_name\":\"g\",\"provider\":\"b\"},"
         "{\"model_name\":\"h\",\"provider\":\"c\"}],\"fallbacks\":[{\"g\":[\"h\"]}]}]},"
