@@ -38,6 +38,7 @@ static bool enums_valid(const fb_breaker_config *c) {
            (unsigned)c->recovery <= FB_RECOVER_CLOSE &&
            (unsigned)c->cooldown_rule <= FB_COOLDOWN_COUNT &&
            (unsigned)c->ttl_from_first <= FB_OFF && (unsigned)c->keep_open <= FB_OFF &&
+           (unsigned)c->hint_whole_seconds <= FB_OFF &&
            (unsigned)c->hint_mode <= FB_HINT_REPLACES &&
            (unsigned)c->initial < FB_BREAKER_STATE_COUNT && (unsigned)c->honor_hint <= FB_OFF &&
            (unsigned)c->late_results <= FB_LATE_COUNT &&
@@ -723,6 +724,9 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
     if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
     fb_breaker_result result = *given;
     if (result.effect == FB_EFFECT_CANCELLED) result.effect = b->cfg.cancelled_as;
+    if (b->cfg.hint_whole_seconds == FB_ON && result.hint_us > 0 &&
+        result.hint_us % FB_US_PER_S != 0)
+        result.hint_us = FB_TIME_NONE; /* LiteLLM: int("2.5") raises, the header is ignored */
     /* a hint of 0 as the open duration means the failure does not open (LiteLLM) */
     if (b->cfg.honor_hint == FB_ON && b->cfg.hint_mode == FB_HINT_REPLACES && result.hint_us == 0)
         result.trip = FB_TRIP_NEVER;

@@ -293,6 +293,8 @@ typedef struct fb_breaker_config {
     fb_time_us open_us_max; /* cap on the grown open duration and on hints; default open_us * 10 */
     double open_jitter;     /* open duration * U(1 - f, 1 + f); default 0; needs rng */
     fb_switch honor_hint;   /* open at least until now + hint (Retry-After); default OFF */
+    fb_switch hint_whole_seconds;   /* a hint that is not a whole number of seconds is none
+                                       (LiteLLM's int() of the header); default OFF */
     fb_breaker_state initial;       /* default CLOSED */
     fb_late_result late_results;    /* default DROP */
     fb_probe_limit probe_limit;     /* default CONCURRENT */

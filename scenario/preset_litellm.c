@@ -171,7 +171,10 @@ static const char *const litellm_rules[] = {
     "read) failures counted since the counter started, which is cooldown_time after its first "
     "failure (the TTL is set once, not renewed); the failure that cools is not counted",
     "a cooldown lasts the deployment's litellm_params.cooldown_time, else the response's "
-    "Retry-After (seconds; 0 cools nothing), else cooldown_time (5 s); it ends by itself "
+    "Retry-After (seconds; 0 cools nothing), else cooldown_time (5 s); a Retry-After that is not "
+    "a whole number of seconds (\"2.5\") is no Retry-After, for the cooldown and the retry's "
+    "wait alike: LiteLLM reads it with int(), which raises (utils.py _calculate_retry_after, "
+    "_get_retry_after_from_exception_header); it ends by itself "
     "(strictly after, a cache TTL): no probes, no half-open; an error while cooling down does not "
     "restart it (add_deployment_to_cooldown's set_cache keeps the unexpired TTL)",
     "with redis_host or redis_url the other instances (pods) learn a cooldown at their next read "
@@ -197,9 +200,6 @@ static const char *const litellm_not_modelled[] = {
     "the sleep after the last retry before raising (router.py f292d1ae "
     "async_function_with_retries)",
     "fallbacks of fallback groups (one level: the requested group's), max_fallbacks",
-    "a fractional Retry-After (\"2.5\"): LiteLLM reads the header with int(), which raises, so "
-    "it ignores the header (the backoff; cooldown_time for the cooldown); fusebox uses the hint "
-    "as the provider sent it",
     "deployment-level allowed_fails / allowed_fails_policy in model_info (PR #34416)",
     "the in-memory copy of a Redis cooldown expiring before the next read (PR #34836's gap on "
     "one instance)",
@@ -566,6 +566,7 @@ static void litellm_retry(const sim_preset *p, const sim_param_value *v, sim_lay
     r->retry_after_us_max = 60 * FB_US_PER_S;
     r->above_max = FB_ABOVE_MAX_BACKOFF;
     r->ignore_zero_hint = FB_ON;
+    r->hint_whole_seconds = FB_ON; /* int(retry_after): "2.5" raises, the header is ignored */
     r->hint_jitter = FB_ON;
     r->attempt_timeout_us = t ? t->us : 6000 * FB_US_PER_S;
 }
@@ -686,6 +687,7 @@ static fb_breaker_config litellm_breaker(const sim_preset *p, const sim_param_va
         .open_us_max = 365 * 24 * 3600 * FB_US_PER_S,
         .honor_hint = FB_ON,
         .hint_mode = FB_HINT_REPLACES, /* Retry-After is the cooldown time */
+        .hint_whole_seconds = FB_ON,   /* _get_retry_after_from_exception_header: int() */
         /* InMemoryCache.set_cache: an unexpired TTL is kept (allow_ttl_override), so a
            count expires after its first increment and a cooldown is not restarted */
         .ttl_from_first = FB_ON,

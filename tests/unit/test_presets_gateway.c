@@ -266,6 +266,11 @@ static void litellm_retry_after_up_to_60_seconds(void **state) {
     assert_int_equal(d.delay_us, 500 * MS + (fb_time_us)(draw(9, 0) * 750e3));
     decisions(L0(sc), &c, 0, 1, 9, &d); /* 0: the backoff */
     assert_int_equal(d.delay_us, 500 * MS + (fb_time_us)(draw(9, 0) * 750e3));
+    /* int("2.5") raises: a fractional header is no header, the backoff */
+    decisions(L0(sc), &c, 2500 * MS, 1, 9, &d);
+    assert_int_equal(d.delay_us, 500 * MS + (fb_time_us)(draw(9, 0) * 750e3));
+    decisions(L0(sc), &c, 3 * S, 1, 9, &d);
+    assert_int_equal(d.delay_us, 3 * S + (fb_time_us)(draw(9, 0) * 750e3));
     assert_int_equal(L0(sc)->retry.attempt_timeout_us, 6000 * S); /* litellm.request_timeout */
     scn_free(sc);
 }
@@ -605,6 +610,32 @@ static void litellm_failure_in_cooldown_keeps_its_end(void **state) {
     assert_int_equal(b.open_until_us, 31 * S);
     assert_false(fb_breaker_admits(&b, 31 * S)); /* a TTL: expired strictly after */
     assert_true(fb_breaker_admits(&b, 31 * S + 1));
+}
+
+/*
+ * deployment_callback_on_failure reads the header with
+ * _get_retry_after_from_exception_header (utils.py): int("2.5") raises, so a
+ * fractional Retry-After is none and the cooldown is cooldown_time (5 s).
+ */
+static void litellm_fractional_retry_after_is_no_header(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_class c;
+    ll_breaker(LL_LIST, 0, &b, &c);
+    fb_breaker_permit pm;
+    assert_true(fb_breaker_allow(&b, 0, &pm));
+    fb_breaker_record(
+        &b, &pm,
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .hint_us = 2500 * MS, .trip = c.trip},
+        1 * S);
+    assert_int_equal(fb_breaker_state_get(&b), FB_BREAKER_OPEN);
+    assert_int_equal(b.open_until_us, 6 * S);
+    ll_breaker(LL_LIST, 0, &b, &c);
+    assert_true(fb_breaker_allow(&b, 0, &pm));
+    fb_breaker_record(
+        &b, &pm,
+        &(fb_breaker_result){.effect = FB_EFFECT_FAILURE, .hint_us = 3 * S, .trip = c.trip}, 1 * S);
+    assert_int_equal(b.open_until_us, 4 * S); /* a whole 3 s is the cooldown */
 }
 
 /* deployment_callback_on_failure: deployment cooldown_time > Retry-After > router cooldown_time. */
@@ -1162,6 +1193,7 @@ int main(void) {
         cmocka_unit_test(litellm_allowed_fails_counter_expires_after_first_failure),
         cmocka_unit_test(litellm_failure_in_cooldown_keeps_its_end),
         cmocka_unit_test(litellm_first_failure_decides),
+        cmocka_unit_test(litellm_fractional_retry_after_is_no_header),
         cmocka_unit_test(litellm_cooldown_time_precedence),
         cmocka_unit_test(litellm_weights),
         cmocka_unit_test(litellm_bad_input),
