@@ -37,6 +37,8 @@ static bool enums_valid(const fb_breaker_config *c) {
            (unsigned)c->open_growth <= FB_OPEN_GROWTH_LINEAR_DECAY &&
            (unsigned)c->recovery <= FB_RECOVER_CLOSE &&
            (unsigned)c->cooldown_rule <= FB_COOLDOWN_COUNT &&
+           (unsigned)c->ttl_from_first <= FB_OFF && (unsigned)c->keep_open <= FB_OFF &&
+           (unsigned)c->hint_whole_seconds <= FB_OFF &&
            (unsigned)c->hint_mode <= FB_HINT_REPLACES &&
            (unsigned)c->initial < FB_BREAKER_STATE_COUNT && (unsigned)c->honor_hint <= FB_OFF &&
            (unsigned)c->open_elapses_on_result <= FB_OFF &&
@@ -673,7 +675,7 @@ static void cooldown_open(fb_breaker *b, fb_breaker_cause cause, fb_time_us now_
                           fb_time_us hint_us) {
     if (b->state == FB_BREAKER_CLOSED)
         open_now(b, cause, now_us, hint_us);
-    else if (b->state == FB_BREAKER_OPEN)
+    else if (b->state == FB_BREAKER_OPEN && b->cfg.keep_open != FB_ON)
         transition(b, FB_BREAKER_OPEN, cause, now_us, hint_us, FB_TIME_NONE);
 }
 
@@ -683,16 +685,24 @@ static uint32_t raised(uint32_t count, fb_time_us until_us, fb_time_us now_us) {
     return n + (n != UINT32_MAX);
 }
 
+/* The expiry of a count raised now: renewed, or (ttl_from_first) kept while it lasts. */
+static fb_time_us raised_until(const fb_breaker_config *c, uint32_t count, fb_time_us until_us,
+                               fb_time_us now_us) {
+    bool fresh = count == 0 || now_us > until_us;
+    return c->ttl_from_first == FB_ON && !fresh ? until_us : fb_time_add(now_us, c->window_us);
+}
+
 /* COOLDOWN mode: LiteLLM's counters, whatever the state; then judge a failure. */
 static void record_cooldown(fb_breaker *b, const fb_breaker_result *r, fb_time_us now_us) {
     const fb_breaker_config *c = &b->cfg;
-    fb_time_us until = fb_time_add(now_us, c->window_us);
     if (r->effect == FB_EFFECT_SUCCESS) {
         if (c->cooldown_rule == FB_COOLDOWN_COUNT) return; /* v1 counts failures only */
+        fb_time_us su = raised_until(c, b->cd_successes, b->cd_successes_until, now_us);
         b->cd_successes = raised(b->cd_successes, b->cd_successes_until, now_us);
-        b->cd_successes_until = until;
+        b->cd_successes_until = su;
         return;
     }
+    fb_time_us until = raised_until(c, b->cd_failures, b->cd_failures_until, now_us);
     if (r->effect != FB_EFFECT_FAILURE) return;
     uint32_t fails = now_us > b->cd_failures_until ? 0 : b->cd_failures;
     if (c->cooldown_rule == FB_COOLDOWN_COUNT) {
@@ -759,6 +769,9 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
     if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
     fb_breaker_result result = *given;
     if (result.effect == FB_EFFECT_CANCELLED) result.effect = b->cfg.cancelled_as;
+    if (b->cfg.hint_whole_seconds == FB_ON && result.hint_us > 0 &&
+        result.hint_us % FB_US_PER_S != 0)
+        result.hint_us = FB_TIME_NONE; /* LiteLLM: int("2.5") raises, the header is ignored */
     /* a hint of 0 as the open duration means the failure does not open (LiteLLM) */
     if (b->cfg.honor_hint == FB_ON && b->cfg.hint_mode == FB_HINT_REPLACES && result.hint_us == 0)
         result.trip = FB_TRIP_NEVER;

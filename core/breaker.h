@@ -138,9 +138,11 @@ typedef enum fb_breaker_mode {
  * as LiteLLM's cache keys do: every SUCCESS and FAILURE is counted whatever
  * the state or generation, no transition clears them, and each count
  * expires (back to 0) when it was last raised more than window_us ago
- * (an in-memory TTL refreshed on every increment: now > last + window).
+ * (an in-memory TTL refreshed on every increment: now > last + window), or,
+ * with ttl_from_first, when it was first raised more than window_us ago.
  * A FAILURE is then judged (unless its trip is NEVER) and, breaking the
- * rule, opens the breaker, or restarts the open period when already open.
+ * rule, opens the breaker, or restarts the open period when already open
+ * (unless keep_open).
  * The mode needs recovery = FB_RECOVER_CLOSE: there is no half-open.
  */
 typedef enum fb_cooldown_rule {
@@ -304,6 +306,8 @@ typedef struct fb_breaker_config {
     fb_time_us open_us_max; /* cap on the grown open duration and on hints; default open_us * 10 */
     double open_jitter;     /* open duration * U(1 - f, 1 + f); default 0; needs rng */
     fb_switch honor_hint;   /* open at least until now + hint (Retry-After); default OFF */
+    fb_switch hint_whole_seconds;   /* a hint that is not a whole number of seconds is none
+                                       (LiteLLM's int() of the header); default OFF */
     fb_breaker_state initial;       /* default CLOSED */
     fb_late_result late_results;    /* default DROP */
     fb_probe_limit probe_limit;     /* default CONCURRENT */
@@ -329,6 +333,13 @@ typedef struct fb_breaker_config {
     /* Gateway forms (docs/breaker.md, "Library semantics"); zero keeps the behaviour above. */
     fb_recovery recovery;           /* default HALF_OPEN */
     fb_cooldown_rule cooldown_rule; /* COOLDOWN mode; default RATE */
+    fb_switch ttl_from_first;       /* COOLDOWN mode: a count expires window_us after its first
+                                       increment, not its last (a TTL set once, as LiteLLM's
+                                       InMemoryCache.set_cache keeps an unexpired one); default
+                                       OFF */
+    fb_switch keep_open;            /* COOLDOWN mode: a failure that breaks the rule while open
+                                       leaves the open deadline as it is (the cooldown's TTL is
+                                       kept); default OFF: the open period restarts */
     fb_hint_mode hint_mode;         /* default AT_LEAST */
     fb_time_us decay_us;            /* LINEAR_DECAY: the multiplier's decay period; default
                                        open_us */

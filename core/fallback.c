@@ -64,7 +64,7 @@ int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
         return FB_EINVAL;
     if ((unsigned)cfg->stream > FB_STREAM_RETRY) return FB_EINVAL;
     if ((unsigned)cfg->pick > FB_PICK_ROUND_ROBIN || (unsigned)cfg->healthy_gate > FB_OFF ||
-        (unsigned)cfg->zero_wait_if_healthy > FB_OFF)
+        (unsigned)cfg->zero_wait_if_healthy > FB_OFF || (unsigned)cfg->judge_first > FB_OFF)
         return FB_EINVAL;
     const fb_fallback_chain *alt[] = {&cfg->on_context_length, &cfg->on_policy};
     for (size_t i = 0; i < 2; i++)
@@ -491,18 +491,29 @@ static bool send_group(const fb_fallback *fb, fb_fallback_request *req, bool res
 static fb_fallback_decision wait_retry(const fb_fallback *fb, fb_fallback_request *req,
                                        fb_time_us delay_us, fb_time_us now_us);
 
+static fb_fallback_decision fall_back_group(const fb_fallback *fb, fb_fallback_request *req,
+                                            const fb_class *c, fb_time_us now_us);
+
 /*
  * LiteLLM's loop when no deployment of the group admits: the attempt raises
- * without a call, counts, and the loop sleeps its backoff (healthy_gate).
+ * without a call, counts, and the loop sleeps its backoff (healthy_gate);
+ * with judge_first the sleep reads the group's first failure, and so does the
+ * fallback once the retries are spent.
  */
 static fb_fallback_decision none_admit(const fb_fallback *fb, fb_fallback_request *req,
                                        fb_time_us now_us) {
+    bool first = fb->cfg.judge_first == FB_ON && req->retry.attempt > 0;
     if (fb->cfg.healthy_gate == FB_ON && fb->cfg.retry != NULL) {
         fb_class c = {.outcome = FB_OUT_REJECTED, .retryable = true, .may_fallback = true};
-        fb_retry_decision r = fb_retry_next(fb->cfg.retry, &req->retry, &c, FB_TIME_NONE,
+        fb_retry_decision r = fb_retry_next(fb->cfg.retry, &req->retry, &c,
+                                            first ? req->group_first_hint : FB_TIME_NONE,
                                             fb->cfg.budget, fb->cfg.rng, now_us);
         if (r.retry) return wait_retry(fb, req, r.delay_us, now_us);
         if (r.reason == FB_GIVEUP_DEADLINE) return finish(fb, req, FB_STOP_DEADLINE, false);
+    }
+    if (first) {
+        if (!req->group_first.may_fallback) return stop_on(fb, req, req->group_first.outcome);
+        return fall_back_group(fb, req, &req->group_first, now_us);
     }
     req->pos = req->gend;
     return advance_group(fb, req, now_us);
@@ -602,6 +613,19 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
 static fb_fallback_decision after_failure(const fb_fallback *fb, fb_fallback_request *req,
                                           const fb_class *c, fb_time_us hint_us,
                                           fb_time_us now_us) {
+    /* LiteLLM: a group's first failure decides; the loop retries whatever fails after it */
+    fb_class first;
+    if (grouped(fb) && fb->cfg.judge_first == FB_ON) {
+        if (req->retry.attempt == 0) {
+            req->group_first = *c;
+            req->group_first_hint = hint_us;
+        } else {
+            first = req->group_first;
+            first.retryable = true;
+            hint_us = req->group_first_hint;
+            c = &first;
+        }
+    }
     /* LiteLLM: a group's first failure is not retried when no deployment is healthy */
     bool gated = grouped(fb) && fb->cfg.healthy_gate == FB_ON && req->retry.attempt == 0 &&
                  !any_admits(fb, req, now_us);

@@ -137,6 +137,11 @@ typedef struct fb_fallback_config {
     fb_switch zero_wait_if_healthy;      /* a retry waits 0 when its group has several members and
                                             one admits (LiteLLM _time_to_sleep_before_retry);
                                             default OFF */
+    fb_switch judge_first;               /* groups: a group's later failures are read as its first:
+                                            retried while attempts remain, whatever their class,
+                                            waiting by the first one's hint, and the first one
+                                            picks the fallback (LiteLLM async_function_with_
+                                            retries); default OFF: each failure is read */
     fb_fallback_chain on_context_length; /* groups: after a CONTEXT_LENGTH failure */
     fb_fallback_chain on_policy;         /* groups: after a POLICY failure */
 } fb_fallback_config;
@@ -152,7 +157,7 @@ typedef struct fb_fallback_request_stats {
     uint32_t fallbacks; /* moves to another provider after an attempt failed */
 } fb_fallback_request_stats;
 
-/* Per-request state, owned by the caller; about 100 bytes. */
+/* Per-request state, owned by the caller; about 200 bytes. */
 typedef struct fb_fallback_request {
     /* private: use the functions below */
     uint8_t order[FB_FALLBACK_PROVIDERS_MAX];
@@ -175,6 +180,8 @@ typedef struct fb_fallback_request {
     bool resume;
     bool detached; /* the ATTEMPT's permits were handed to the caller (fb_fallback_detach) */
     fb_outcome last_outcome;
+    fb_class group_first;        /* groups, judge_first: the current group's first failure */
+    fb_time_us group_first_hint; /* ... and its hint */
     fb_retry_state retry;
     fb_breaker_permit permit;
     fb_conclimit_permit climit;

@@ -24,7 +24,8 @@ static bool enums_valid(const fb_retry_config *c) {
            (unsigned)c->retry_after <= FB_RETRY_AFTER_AS_IS &&
            (unsigned)c->above_max <= FB_ABOVE_MAX_BACKOFF &&
            (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF &&
-           (unsigned)c->hint_jitter <= FB_OFF && (unsigned)c->hint_rate_limited_only <= FB_OFF &&
+           (unsigned)c->hint_whole_seconds <= FB_OFF && (unsigned)c->hint_jitter <= FB_OFF &&
+           (unsigned)c->hint_rate_limited_only <= FB_OFF &&
            (unsigned)c->hint_zeroes_backoff <= FB_OFF &&
            (unsigned)c->rate_limit_needs_hint <= FB_OFF && (unsigned)c->retry_rejected <= FB_OFF;
 }
@@ -66,6 +67,7 @@ static int normalise(fb_retry_config *c) {
     if (c->jitter_us == 0) c->jitter_us = FB_US_PER_S;
     if (c->retry_after_us_max == 0) c->retry_after_us_max = 60 * FB_US_PER_S;
     if (c->ignore_zero_hint == FB_DEFAULT) c->ignore_zero_hint = FB_OFF;
+    if (c->hint_whole_seconds == FB_DEFAULT) c->hint_whole_seconds = FB_OFF;
     if (c->hint_jitter == FB_DEFAULT) c->hint_jitter = FB_OFF;
     if (c->hint_rate_limited_only == FB_DEFAULT) c->hint_rate_limited_only = FB_OFF;
     if (c->hint_zeroes_backoff == FB_DEFAULT) c->hint_zeroes_backoff = FB_OFF;
@@ -312,6 +314,8 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
     if (c == NULL || !c->retryable) return give_up(FB_GIVEUP_NOT_RETRYABLE);
     bool limited = c->outcome == FB_OUT_RATE_LIMITED;
     hint_us = hint_for(cfg, c->outcome, hint_us);
+    if (cfg->hint_whole_seconds == FB_ON && hint_us > 0 && hint_us % FB_US_PER_S != 0)
+        hint_us = FB_TIME_NONE;
     bool no_hint = hint_us < 0 || (hint_us == 0 && cfg->ignore_zero_hint == FB_ON);
     if (cfg->rate_limit_needs_hint == FB_ON && limited && no_hint)
         return give_up(FB_GIVEUP_NOT_RETRYABLE);

@@ -118,6 +118,9 @@ typedef struct fb_retry_config {
     fb_above_max above_max;            /* a header above the cap; default CLAMP */
     fb_switch ignore_zero_hint;       /* a header of 0 counts as none (openai-python 0 < d); default
                                          OFF: 0 means retry now */
+    fb_switch hint_whole_seconds;     /* a header that is not a whole number of seconds counts as
+                                         none (LiteLLM reads it with int(), which raises on "2.5");
+                                         default OFF */
     double retry_after_jitter;        /* when the header decides: header * U(1, 1 + f); default 0 */
     fb_switch hint_rate_limited_only; /* a hint counts only on a RATE_LIMITED failure (LangChain JS
                                          and Portkey read Retry-After on 429s alone); default OFF:

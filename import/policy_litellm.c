@@ -7,7 +7,10 @@
  * (setattr(litellm, key, value)) and passes the router_settings keys that
  * are Router.__init__ arguments to the Router. Router.__init__ (router.py
  * f292d1ae) then combines the two per key: `num_retries` if not None, else
- * litellm.num_retries; `timeout or litellm.request_timeout`; `fallbacks or
+ * litellm.num_retries (but a set litellm.num_retries wins at run time: the
+ * call's wrapper in utils.py puts it on the exception as num_retries, and
+ * async_function_with_retries takes an exception's int num_retries over the
+ * Router's); `timeout or litellm.request_timeout`; `fallbacks or
  * litellm.fallbacks` (and default_fallbacks, context_window_fallbacks,
  * content_policy_fallbacks alike); `allowed_fails` if not None, else
  * litellm.allowed_fails. The other Router settings (retry_after,
@@ -218,6 +221,7 @@ enum how {
     ROUTER_ONLY, /* a Router argument: litellm_settings does not reach it */
     NOT_NONE,    /* `x if x is not None else litellm.y` */
     TRUTHY,      /* `x or litellm.y` */
+    MODULE_WINS, /* litellm.y if not None, else x (num_retries: see the top of the file) */
 };
 
 typedef struct setting {
@@ -227,7 +231,7 @@ typedef struct setting {
 } setting;
 
 static const setting settings[] = {
-    {"num_retries", "num_retries", NOT_NONE},
+    {"num_retries", "num_retries", MODULE_WINS},
     {"timeout", "request_timeout", TRUTHY},
     {"retry_after", NULL, ROUTER_ONLY},
     {"retry_policy", NULL, ROUTER_ONLY},
@@ -270,6 +274,32 @@ static const imp_node *key_node(const imp_node *map, const char *key) {
     return NULL;
 }
 
+/*
+ * RetryPolicy and AllowedFailsPolicy fields the Router at f292d1ae never
+ * reads: get_num_retries_from_retry_policy (router_utils/
+ * get_retry_from_policy.py) and get_allowed_fails_from_policy have no
+ * InternalServerError branch (BerriAI/litellm#29283, #37805), so a 500 takes
+ * num_retries / allowed_fails. Noted and left out of the layer.
+ */
+static void unread_class_keys(cJSON *obj, const imp_node *map, const char *where, imp_result *r) {
+    static const char *const keys[] = {"InternalServerErrorRetries",
+                                       "InternalServerErrorAllowedFails", NULL};
+    static const char *const instead[] = {"num_retries", "allowed_fails"};
+    for (size_t i = 0; map && map->kind == IMP_MAP && i + 1 < map->n; i += 2) {
+        for (size_t k = 0; keys[k]; k++) {
+            if (strcmp(map->items[i]->value, keys[k]) != 0) continue;
+            char path[IMP_PATH_MAX], why[160];
+            imp_path_key(path, where, keys[k]);
+            snprintf(why, sizeof why,
+                     "no effect: the Router (f292d1ae) reads no InternalServerError field "
+                     "(BerriAI/litellm#29283, #37805); a 500 takes %s",
+                     instead[k]);
+            imp_add_note(r, path, map->items[i], why);
+            cJSON_DeleteItemFromObjectCaseSensitive(obj, keys[k]);
+        }
+    }
+}
+
 /* The value the Router runs with (v, under key k of section sec), as the layer's parameter. */
 static void add_value(cJSON *layer, const sim_preset *p, const setting *s, const imp_node *k,
                       const imp_node *v, const char *sec, imp_result *r) {
@@ -288,8 +318,9 @@ static void add_value(cJSON *layer, const sim_preset *p, const setting *s, const
     } else if (j) {
         cJSON_AddItemToObject(layer, s->param, j);
     } else if (p->params[scn_preset_param(p, s->param)].kind == SIM_PK_OBJECT) {
-        cJSON_AddItemToObject(layer, s->param,
-                              imp_copy_object(v, p, s->param, where, py_scalar, r));
+        cJSON *obj = imp_copy_object(v, p, s->param, where, py_scalar, r);
+        unread_class_keys(obj, v, where, r);
+        cJSON_AddItemToObject(layer, s->param, obj);
     } else {
         cJSON_AddItemToObject(layer, s->param, imp_to_json(v, py_scalar));
     }
@@ -309,8 +340,17 @@ static void one_setting(const setting *s, const sections *S, const sim_preset *p
         if (!py_none(rv)) add_value(layer, p, s, key_node(S->router, s->param), rv, S->rpath, r);
         return;
     }
-    bool router_wins = s->how == NOT_NONE ? !py_none(rv) : py_truthy(rv);
-    const char *rule = s->how == NOT_NONE ? "%s if not None, else litellm.%s" : "%s or litellm.%s";
+    if (s->how == MODULE_WINS && !py_none(lv)) {
+        add_value(layer, p, s, key_node(S->module, s->lkey), lv, S->lpath, r);
+        snprintf(why, sizeof why,
+                 "superseded by litellm_settings.%s at line %d (utils.py puts litellm.%s on "
+                 "every exception; async_function_with_retries prefers it)",
+                 s->lkey, lv->line, s->lkey);
+        note_key(r, S->rpath, S->router, s->param, why);
+        return;
+    }
+    bool router_wins = s->how == TRUTHY ? py_truthy(rv) : !py_none(rv);
+    const char *rule = s->how == TRUTHY ? "%s or litellm.%s" : "%s if not None, else litellm.%s";
     char code[96];
     snprintf(code, sizeof code, rule, s->param, s->lkey);
     if (router_wins) {

@@ -376,6 +376,66 @@ static bool fleet_event(rep_json *w, const sim_log_event *ev) {
     }
 }
 
+/* The LiteLLM cooldown (a COOLDOWN-mode breaker) of provider p in the variant, or NULL. */
+static const fb_breaker_config *litellm_cooldown(const sim_scenario *sc, const char *variant,
+                                                 uint32_t p) {
+    int vi = scn_variant(sc, variant);
+    if (vi < 0 || p >= SIM_PROVIDERS_MAX) return NULL;
+    const sim_policy *pol = &sc->variants[vi];
+    for (uint32_t k = 0; k < pol->layer_count; k++) {
+        const sim_provider_policy *pp = &pol->layers[k].per_provider[p];
+        if (pp->has_breaker && pp->breaker.mode == FB_BREAKER_MODE_COOLDOWN) return &pp->breaker;
+    }
+    return NULL;
+}
+
+/*
+ * A LiteLLM cooldown's transition as LiteLLM would tell it ("litellm" in events.jsonl): who
+ * cools, how long and why, or that the cooldown ended by itself. NULL for other breakers.
+ */
+static const char *litellm_words(char *buf, size_t len, const sim_scenario *sc, const char *variant,
+                                 const sim_log_event *ev) {
+    const fb_breaker_config *c = litellm_cooldown(sc, variant, ev->provider);
+    const fb_breaker_event *b = &ev->breaker;
+    const char *name = sc->providers[ev->provider].name;
+    if (c == NULL) return NULL;
+    if (b->to == FB_BREAKER_CLOSED) {
+        snprintf(buf, len, "the cooldown of %s ends by itself (a TTL; no half-open)", name);
+        return buf;
+    }
+    if (b->to != FB_BREAKER_OPEN) return NULL;
+    fb_time_us d = b->open_until_us - ev->t_us;
+    char dd[32];
+    rep_format_duration(dd, sizeof dd, (double)d);
+    const char *whose = c->honor_hint != FB_ON ? "its cooldown_time"
+                        : d != c->open_us      ? "the error's Retry-After"
+                                               : "cooldown_time, or a Retry-After as long";
+    const char *why = "";
+    switch (b->cause) {
+    case FB_CAUSE_IMMEDIATE:
+        why = "at once: a 429 in a group of several deployments, or a status LiteLLM does not "
+              "retry (401, 404)";
+        break;
+    case FB_CAUSE_FAILURE_RATE:
+        why = c->failure_rate >= 1.0
+                  ? "every one of at least 1000 requests it counted in a minute failed"
+                  : "more than half of the requests it counted in a minute failed (at least 5)";
+        break;
+    case FB_CAUSE_FAILURE_COUNT:
+        why = "more failures than allowed_fails (or its exception class's) counted within "
+              "cooldown_time of the first";
+        break;
+    case FB_CAUSE_SYNC:
+        why = "read from Redis (another instance cooled it)";
+        break;
+    default:
+        why = "";
+        break;
+    }
+    snprintf(buf, len, "LiteLLM cools %s for %s (%s)%s%s", name, dd, whose, *why ? ": " : "", why);
+    return buf;
+}
+
 void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev) {
     rep_json w;
     rep_json_init(&w, f);
@@ -405,6 +465,8 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
         rep_json_u64(&w, "trips", b->trips);
         if (b->to == FB_BREAKER_OPEN)
             rep_json_fixed(&w, "open_until_s", (double)b->open_until_us / 1e6, 6);
+        char words[256];
+        if (litellm_words(words, sizeof words, sc, variant, ev)) rep_json_str(&w, "litellm", words);
     } else {
         const sim_fault *fa = &sc->providers[ev->provider].faults[ev->fault];
         rep_json_str(&w, "type", ev->type == SIM_EV_FAULT_START ? "fault_start" : "fault_end");

@@ -108,6 +108,46 @@ static void trip_rule(FILE *f, const fb_breaker_config *b) {
     }
 }
 
+/* Does the layer's first rule for status `st` from provider p open at once (trip NOW)? */
+static bool opens_at_once(const sim_layer *l, int st, uint32_t p) {
+    for (uint32_t i = 0; i < l->rule_count; i++) {
+        const sim_status_rule *r = &l->rules[i];
+        if (r->status != st || r->outcome >= 0 || r->transport >= 0) continue;
+        if (r->providers != 0 && !(p < 8 && ((r->providers >> p) & 1u))) continue;
+        return r->trip == FB_TRIP_NOW;
+    }
+    return false;
+}
+
+/*
+ * COOLDOWN mode is LiteLLM's deployment cooldown: said as LiteLLM does it (a
+ * cooldown that ends by itself, for the Retry-After or cooldown_time), not as a
+ * breaker with a half-open state it does not have.
+ */
+static void cooldown_rule(FILE *f, const sim_layer *l, const fb_breaker_config *b, uint32_t p,
+                          const char *sep) {
+    char a[32], c[32];
+    fprintf(f, "%sLiteLLM cooldown ", sep);
+    if (opens_at_once(l, 429, p)) fputs("at the first 429; otherwise ", f);
+    if (b->cooldown_rule == FB_COOLDOWN_COUNT)
+        fprintf(f,
+                "at more than %u failures (allowed_fails, or its exception class's) counted "
+                "within %s of the first",
+                b->consecutive_failures - 1, dur(a, sizeof a, b->window_us));
+    else if (b->failure_rate >= 1.0)
+        fprintf(f, "when all of at least %u requests counted within %s failed", b->minimum_calls,
+                dur(a, sizeof a, b->window_us));
+    else
+        fprintf(f, "when %s %g%% of at least %u requests counted within %s failed",
+                b->trip_compare == FB_CMP_PASS ? "more than" : "at least", b->failure_rate * 100,
+                b->minimum_calls, dur(a, sizeof a, b->window_us));
+    if (b->honor_hint == FB_ON && b->hint_mode == FB_HINT_REPLACES)
+        fprintf(f, "; it lasts the error's Retry-After, else %s", dur(c, sizeof c, b->open_us));
+    else
+        fprintf(f, "; it lasts %s", dur(c, sizeof c, b->open_us));
+    fputs(" and ends by itself (no half-open)", f);
+}
+
 static void breaker_item(FILE *f, const sim_scenario *sc, const sim_layer *l, uint32_t p) {
     const sim_provider_policy *pp = &l->per_provider[p];
     char a[32];
@@ -125,17 +165,21 @@ static void breaker_item(FILE *f, const sim_scenario *sc, const sim_layer *l, ui
         fputs(": breaker (invalid)</li>\n", f);
         return;
     }
-    fputs(pp->timeout_us > 0 ? "; breaker " : ": breaker ", f);
-    trip_rule(f, &b);
-    fprintf(f, ", open %s", dur(a, sizeof a, b.open_us));
-    if (b.open_growth != FB_OPEN_GROWTH_NONE) fputs(" (growing)", f);
-    if (pp->breaker.open_jitter > 0) fprintf(f, " &plusmn;%g%%", pp->breaker.open_jitter * 100);
-    if (b.probe_limit == FB_PROBES_NONE) /* pybreaker calling(): no limit in half-open */
-        fprintf(f, ", half-open admits every call, %u success%s close%s", b.half_open_permits,
-                b.half_open_permits == 1 ? "" : "es", b.half_open_permits == 1 ? "s" : "");
-    else
-        fprintf(f, ", %u half-open probe%s", b.half_open_permits,
-                b.half_open_permits == 1 ? "" : "s");
+    if (b.mode == FB_BREAKER_MODE_COOLDOWN) {
+        cooldown_rule(f, l, &b, p, pp->timeout_us > 0 ? "; " : ": ");
+    } else {
+        fputs(pp->timeout_us > 0 ? "; breaker " : ": breaker ", f);
+        trip_rule(f, &b);
+        fprintf(f, ", open %s", dur(a, sizeof a, b.open_us));
+        if (b.open_growth != FB_OPEN_GROWTH_NONE) fputs(" (growing)", f);
+        if (pp->breaker.open_jitter > 0) fprintf(f, " &plusmn;%g%%", pp->breaker.open_jitter * 100);
+        if (b.probe_limit == FB_PROBES_NONE) /* pybreaker calling(): no limit in half-open */
+            fprintf(f, ", half-open admits every call, %u success%s close%s", b.half_open_permits,
+                    b.half_open_permits == 1 ? "" : "es", b.half_open_permits == 1 ? "s" : "");
+        else
+            fprintf(f, ", %u half-open probe%s", b.half_open_permits,
+                    b.half_open_permits == 1 ? "" : "s");
+    }
     fputs(l->breaker_scope == SIM_SCOPE_SHARED      ? ", shared by all pods"
           : l->breaker_scope == SIM_SCOPE_PUBLISHED ? ", per pod, openings published"
                                                     : ", one per pod",

@@ -56,7 +56,10 @@ static const sim_param litellm_params[] = {
     {"model", SIM_PK_JSON, 0, 0, "the first model_name",
      "the model group the requests ask for (the request's model)", NULL},
     {"num_retries", SIM_PK_COUNT, 0, 100, "2",
-     "retries of a model group after its first failure (openai.DEFAULT_MAX_RETRIES)", NULL},
+     "retries of a model group after its first failure (openai.DEFAULT_MAX_RETRIES); a set "
+     "litellm.num_retries (litellm_settings) is the one that counts: it rides on every exception "
+     "and async_function_with_retries prefers it",
+     NULL},
     {"retry_after", SIM_PK_SECONDS, 0, 3600, "0",
      "the least a retry backoff waits (capped at 8 s like the backoff)", NULL},
     {"timeout", SIM_PK_SECONDS, 0.001, 1e6, "6000",
@@ -78,18 +81,23 @@ static const sim_param litellm_params[] = {
     {"allowed_fails_policy.ContentPolicyViolationErrorAllowedFails", SIM_PK_COUNT, 0, 1000000,
      "none", "content-policy 400s", NULL},
     {"allowed_fails_policy.InternalServerErrorAllowedFails", SIM_PK_COUNT, 0, 1000000, "none",
-     "500s", NULL},
+     "no effect: get_allowed_fails_from_policy has no InternalServerError branch (BerriAI/litellm"
+     "#29283, #37805); 500s take allowed_fails",
+     NULL},
     {"retry_policy", SIM_PK_OBJECT, 0, 0, "none",
      "num_retries per exception class of a group's first failure", NULL},
     {"retry_policy.BadRequestErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries",
-     "400s (context-length ones too)", NULL},
+     "400s (context-length and content-policy ones too: checked first)", NULL},
     {"retry_policy.AuthenticationErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "401s", NULL},
     {"retry_policy.TimeoutErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "timeouts, 408s",
      NULL},
     {"retry_policy.RateLimitErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "429s", NULL},
     {"retry_policy.ContentPolicyViolationErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries",
-     "content-policy 400s", NULL},
-    {"retry_policy.InternalServerErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "500s", NULL},
+     "content-policy 400s when BadRequestErrorRetries is not set", NULL},
+    {"retry_policy.InternalServerErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries",
+     "no effect: get_num_retries_from_retry_policy has no InternalServerError branch "
+     "(BerriAI/litellm#29283, #37805); 500s take num_retries",
+     NULL},
     {"cooldown_time", SIM_PK_SECONDS, 0, 86400, "5",
      "seconds a deployment cools down (0 means the default 5: `cooldown_time or 5`)", NULL},
     {"disable_cooldowns", SIM_PK_BOOL, 0, 0, "false", "no deployment is ever cooled down", NULL},
@@ -117,25 +125,41 @@ static const char *const litellm_rules[] = {
     "attempt, retries too, picks one of its deployments not in cooldown at random (simple-shuffle; "
     "weighted by weight, else rpm, else tpm, when the deployments set it)",
     "a group is tried 1 + num_retries times; a RetryPolicy field for the class of the group's "
-    "first failure replaces num_retries; then the fallback groups of fallbacks[model] "
-    "(else fallbacks[\"*\"], default_fallbacks) in order, each with its own retries",
+    "first failure replaces num_retries, asked in get_retry_from_policy.py's order at the cited "
+    "commit: BadRequestErrorRetries first (a content-policy or context-window error is a "
+    "BadRequestError), then Authentication, Timeout, RateLimit, ContentPolicyViolation "
+    "(BerriAI/litellm#19878 later moved BadRequest last); no InternalServerError field is read "
+    "(#29283, #37805): a 500 takes num_retries",
+    "then the fallback groups of fallbacks[model], else of the last fallbacks[\"*\"] entry "
+    "(get_fallback_model_group keeps the last \"*\"; Router.__init__ appends default_fallbacks "
+    "as one, so default_fallbacks beat a \"*\" of fallbacks), in order, each with its own "
+    "retries",
     "not retried (should_retry_this_error, at a group's first failure): a 404; a 401 in a group of "
     "one deployment; a context-window or content-policy error when context_window_fallbacks or "
     "content_policy_fallbacks is set; any error once no deployment of the group is out of "
     "cooldown. Every other error is retried, 400s included",
     "the wait before a retry is 0 when the group has more than one deployment and one of them is "
     "out of cooldown (the one that failed too); else a Retry-After of 0 < d <= 60 s waits d + "
-    "U(0, 0.75) s, and otherwise min(max(0.5 * 2^k, retry_after), 8) + U(0, 0.75) s with k = 0 "
-    "for the first two retries and k = n - 1 from the n-th on (router.py f292d1ae: exponent "
-    "max_retries - remaining_retries)",
+    "U(0, 0.75) s, and otherwise min(max(0.5 * 2^k, retry_after), 8) + U(0, 0.75) s with k = "
+    "max_retries - remaining_retries: 0 before the first and the second retry, n - 2 before "
+    "the n-th (router.py f292d1ae async_function_with_retries: remaining_retries is num_retries "
+    "at the first sleep and num_retries - j after the loop's j-th failed retry, j from 0)",
     "a retry that finds every deployment of the group cooling down counts as an attempt "
     "(RouterRateLimitError) and waits its backoff",
+    "only a group's first failure is judged (async_function_with_retries, router.py f292d1ae): "
+    "it decides whether the group is retried and how often; the loop then retries whatever "
+    "fails (a 404 or a content-policy error too), every sleep reads the first failure's "
+    "Retry-After (_time_to_sleep_before_retry(e=original_exception); BerriAI/litellm#20725 later "
+    "made it the latest), and `raise original_exception` sends the first failure to the "
+    "fallbacks (its class picks context_window_fallbacks or content_policy_fallbacks)",
     "errors fall back (to the groups above), except: a context-window error goes to "
     "context_window_fallbacks[model] when context_window_fallbacks is set (none for the group: "
     "the request ends); a content-policy error likewise to content_policy_fallbacks",
     "cooldown (no allowed_fails or allowed_fails = 3, no allowed_fails_policy): every error and "
     "every success is counted per deployment and instance, each count expiring 60 s after its "
-    "last increment; on an error with status 429, 401, 408, 404 or >= 500 (not a 4xx otherwise, "
+    "first increment (InMemoryCache.set_cache keeps an unexpired TTL: allow_ttl_override), then "
+    "starting again at 0; on an error with status 429, 401, 408, 404 or >= 500 (not a 4xx "
+    "otherwise, "
     "not a connection error: APIConnectionError), the deployment cools down when: it is a 429 "
     "and the group has more deployments; or failures / (failures + successes) > 0.5 with at "
     "least 5 requests in a group of several (DEFAULT_FAILURE_THRESHOLD_MINIMUM_REQUESTS, PR "
@@ -143,13 +167,16 @@ static const char *const litellm_rules[] = {
     "retryable (401, 404)",
     "cooldown with allowed_fails set (to another value than 3) or allowed_fails_policy: a "
     "deployment cools down at the failure that makes more than allowed_fails (the policy's field "
-    "for its class, else allowed_fails) failures in a row less than cooldown_time apart "
-    "(the counter's TTL, renewed by each failure it counts); the failure that cools is not "
-    "counted, so the counter expires cooldown_time after the failure before it",
+    "for its class when set and not 0: `... or allowed_fails`; no InternalServerError field is "
+    "read) failures counted since the counter started, which is cooldown_time after its first "
+    "failure (the TTL is set once, not renewed); the failure that cools is not counted",
     "a cooldown lasts the deployment's litellm_params.cooldown_time, else the response's "
-    "Retry-After (seconds; 0 cools nothing), else cooldown_time (5 s); it ends by itself "
-    "(strictly after, a cache TTL): no probes, no half-open; an error while cooling down that "
-    "breaks the rule starts it again",
+    "Retry-After (seconds; 0 cools nothing), else cooldown_time (5 s); a Retry-After that is not "
+    "a whole number of seconds (\"2.5\") is no Retry-After, for the cooldown and the retry's "
+    "wait alike: LiteLLM reads it with int(), which raises (utils.py _calculate_retry_after, "
+    "_get_retry_after_from_exception_header); it ends by itself "
+    "(strictly after, a cache TTL): no probes, no half-open; an error while cooling down does not "
+    "restart it (add_deployment_to_cooldown's set_cache keeps the unexpired TTL)",
     "with redis_host or redis_url the other instances (pods) learn a cooldown at their next read "
     "of Redis, every 10 s (DualCache redis_batch_cache_expiry, BerriAI/litellm PR #34836; PR "
     "#40025 later made it 1 s): pod k reads at k * 10 s / pods + m * 10 s; the counts stay "
@@ -168,10 +195,11 @@ static const char *const litellm_rules[] = {
 static const char *const litellm_not_modelled[] = {
     "routing strategies other than simple-shuffle; rpm/tpm limits (only their weights); "
     "enable_pre_call_checks",
-    "the loop's sleeps reading the first failure's Retry-After instead of the latest; the sleep "
-    "after the last retry before raising (router.py f292d1ae)",
+    "the error a request ends with: LiteLLM raises the requested group's first exception when "
+    "no fallback answers after it; fusebox reports the last attempt's outcome",
+    "the sleep after the last retry before raising (router.py f292d1ae "
+    "async_function_with_retries)",
     "fallbacks of fallback groups (one level: the requested group's), max_fallbacks",
-    "Retry-After read in whole seconds (int()): fusebox uses the hint as the provider sent it",
     "deployment-level allowed_fails / allowed_fails_policy in model_info (PR #34416)",
     "the in-memory copy of a Redis cooldown expiring before the next read (PR #34836's gap on "
     "one instance)",
@@ -396,7 +424,12 @@ static int litellm_weights(const lgroups *g, sim_layer *L, char *msg, size_t msg
     return FB_OK;
 }
 
-/* The fallback groups of `group` in a [{GROUP: [GROUP...]}] list (NULL when none). */
+/*
+ * The fallback groups of `group` in a [{GROUP: [GROUP...]}] list (NULL when
+ * none): its own entry, else the last "*" entry (get_fallback_model_group,
+ * router_utils/fallback_event_handlers.py: generic_fallback_idx = idx keeps
+ * the last one).
+ */
 static const cJSON *fallback_list(const cJSON *map, const char *group, bool wildcard) {
     if (!cJSON_IsArray(map)) return NULL;
     const cJSON *star = NULL;
@@ -489,7 +522,8 @@ static int litellm_chain(const sim_preset *p, const sim_param_value *v, const lg
     }
     const char *name = g->name[first];
     const cJSON *list = fallback_list(fb, name, true);
-    if (list == NULL && cJSON_IsArray(dflt)) list = dflt; /* Router: {"*": default_fallbacks} */
+    /* Router.__init__ appends {"*": default_fallbacks} after fallbacks: the last "*" wins */
+    if ((list == NULL || strcmp(list->string, "*") == 0) && cJSON_IsArray(dflt)) list = dflt;
     for (const cJSON *t = dflt && list == dflt ? dflt->child : NULL; t; t = t->next)
         if (!cJSON_IsString(t) || group_index(g, t->valuestring) < 0) {
             snprintf(msg, msglen, "default_fallbacks: %s is no model group",
@@ -509,6 +543,7 @@ static int litellm_chain(const sim_preset *p, const sim_param_value *v, const lg
     L->pick = FB_PICK_RANDOM;
     L->healthy_gate = FB_ON;
     L->zero_wait_if_healthy = FB_ON;
+    L->judge_first = FB_ON; /* async_function_with_retries: original_exception decides */
     return FB_OK;
 }
 
@@ -531,16 +566,23 @@ static void litellm_retry(const sim_preset *p, const sim_param_value *v, sim_lay
     r->retry_after_us_max = 60 * FB_US_PER_S;
     r->above_max = FB_ABOVE_MAX_BACKOFF;
     r->ignore_zero_hint = FB_ON;
+    r->hint_whole_seconds = FB_ON; /* int(retry_after): "2.5" raises, the header is ignored */
     r->hint_jitter = FB_ON;
     r->attempt_timeout_us = t ? t->us : 6000 * FB_US_PER_S;
 }
 
-/* What a RetryPolicy field (or an allowed-fails field) says for class c: count + 1, 0 unset. */
+/*
+ * What a RetryPolicy field (or an allowed-fails field) says for class c:
+ * count + 1, 0 unset. An AllowedFailsPolicy field of 0 is unset too:
+ * should_cooldown_based_on_allowed_fails_policy reads
+ * `get_allowed_fails_from_policy(...) or allowed_fails`.
+ */
 static uint32_t policy_count(const sim_preset *p, const sim_param_value *v, const char *obj,
                              const char *const *fields, enum lclass c) {
     char key[96];
     snprintf(key, sizeof key, "%s.%s", obj, fields[c]);
     const sim_param_value *x = scn__preset_given(p, v, key);
+    if (x && x->num == 0 && fields == fails_fields) return 0;
     return x ? (uint32_t)x->num + 1 : 0;
 }
 
@@ -564,15 +606,24 @@ static sim_status_rule *class_rule(sim_layer *L, sim_status_rule *r, const lmode
     return r;
 }
 
+/*
+ * A rule for the providers in `set` only. A rule's empty set means every
+ * provider (sim_status_rule.providers), so an empty set adds no rule: the
+ * rule after it, for every provider, decides.
+ */
+static void masked_rule(sim_layer *L, const lmode *m, int status, int retry, enum lclass c,
+                        fb_trip trip, uint8_t set) {
+    if (set == 0) return;
+    class_rule(L, scn__preset_status_rule(L, status, retry, 1), m, c, trip)->providers = set;
+}
+
 /* litellm exceptions and their cooldown: _is_cooldown_required, _should_cooldown_deployment. */
 static void litellm_rules_for(sim_layer *L, const lmode *m, uint8_t multi) {
     /* 429: at once in a group of several (v2), the rate rule in a group of one */
-    class_rule(L, scn__preset_status_rule(L, 429, 1, 1), m, LC_RATE_LIMIT, FB_TRIP_NOW)->providers =
-        multi;
+    masked_rule(L, m, 429, 1, LC_RATE_LIMIT, FB_TRIP_NOW, multi);
     class_rule(L, scn__preset_status_rule(L, 429, 1, 1), m, LC_RATE_LIMIT, FB_TRIP_RULES);
     /* 401: not retried in a group of one (should_retry_this_error); not retryable: at once */
-    class_rule(L, scn__preset_status_rule(L, 401, 0, 1), m, LC_AUTH, FB_TRIP_NOW)->providers =
-        m->single;
+    masked_rule(L, m, 401, 0, LC_AUTH, FB_TRIP_NOW, m->single);
     class_rule(L, scn__preset_status_rule(L, 401, 1, 1), m, LC_AUTH, FB_TRIP_NOW);
     class_rule(L, scn__preset_status_rule(L, 404, 0, 1), m, LC_NONE, FB_TRIP_NOW);
     class_rule(L, scn__preset_status_rule(L, 408, 1, 1), m, LC_TIMEOUT, FB_TRIP_RULES);
@@ -582,7 +633,8 @@ static void litellm_rules_for(sim_layer *L, const lmode *m, uint8_t multi) {
                LC_BAD_REQUEST, FB_TRIP_NEVER);
     sim_status_rule *r = class_rule(L, scn__preset_outcome_rule(L, FB_OUT_POLICY, !m->cp_set, 1), m,
                                     LC_CONTENT_POLICY, FB_TRIP_NEVER);
-    if (r->attempts == 0) r->attempts = m->attempts[LC_BAD_REQUEST]; /* a BadRequestError too */
+    /* a BadRequestError too, and get_retry_from_policy.py asks BadRequestErrorRetries first */
+    if (m->attempts[LC_BAD_REQUEST] > 0) r->attempts = m->attempts[LC_BAD_REQUEST];
     class_rule(L, scn__preset_status_rule(L, 400, 1, 1), m, LC_BAD_REQUEST, FB_TRIP_NEVER);
     class_rule(L, scn__preset_status_rule(L, 409, 1, 1), m, LC_NONE, FB_TRIP_NEVER);
     class_rule(L, scn__preset_status_rule(L, 500, 1, 1), m, LC_ISE, FB_TRIP_RULES);
@@ -606,7 +658,8 @@ static void litellm_mode(const sim_preset *p, const sim_param_value *v, const lg
     bool policy = scn__preset_given(p, v, "allowed_fails_policy") != NULL;
     /* _is_allowed_fails_set_on_router: set and not litellm.allowed_fails (3) */
     m->v1 = policy || (af && (uint32_t)af->num != 3);
-    for (int c = 0; c < LC_N; c++) {
+    /* LC_ISE: no branch reads the InternalServerError fields at the cited commit */
+    for (int c = 0; c < LC_ISE; c++) {
         m->attempts[c] = policy_count(p, v, "retry_policy", retry_fields, (enum lclass)c);
         m->limit[c] = policy_count(p, v, "allowed_fails_policy", fails_fields, (enum lclass)c);
     }
@@ -634,6 +687,11 @@ static fb_breaker_config litellm_breaker(const sim_preset *p, const sim_param_va
         .open_us_max = 365 * 24 * 3600 * FB_US_PER_S,
         .honor_hint = FB_ON,
         .hint_mode = FB_HINT_REPLACES, /* Retry-After is the cooldown time */
+        .hint_whole_seconds = FB_ON,   /* _get_retry_after_from_exception_header: int() */
+        /* InMemoryCache.set_cache: an unexpired TTL is kept (allow_ttl_override), so a
+           count expires after its first increment and a cooldown is not restarted */
+        .ttl_from_first = FB_ON,
+        .keep_open = FB_ON,
     };
     if (g->cooldown_s[q] >= 0) { /* litellm_params.cooldown_time beats the header */
         b.open_us = (fb_time_us)llround(g->cooldown_s[q] * 1e6);
@@ -689,17 +747,20 @@ static int litellm_apply(const sim_preset *p, const sim_param_value *v, const si
 const sim_preset scn_preset_litellm = {
     "litellm",
     "litellm (PyPI), the Router",
-    "main, 2025-12 to 2026-07 (router.py f292d1ae, cooldown_handlers.py after PR #17464)",
+    "main at router.py f292d1ae (cooldown_handlers.py after PR #17464): rules read from LiteLLM "
+    "source (not run here)",
     "litellm/router.py (async_function_with_retries, should_retry_this_error, "
     "_time_to_sleep_before_retry, deployment_callback_on_failure) at blob f292d1ae; "
     "litellm/router_utils/cooldown_handlers.py (_is_cooldown_required, "
     "_should_cooldown_deployment, should_cooldown_based_on_allowed_fails_policy) after PR "
     "#17464; router_utils/cooldown_cache.py 565caa59; "
     "router_utils/router_callbacks/track_deployment_metrics.py; caching/in_memory_cache.py "
-    "f5c6c4a9 (a TTL refreshed on every increment); caching/dual_cache.py 015b9454 and "
+    "(set_cache keeps an unexpired TTL: allow_ttl_override, as stored at 0002b538); "
+    "caching/dual_cache.py 015b9454 and "
     "caching/redis_cache.py 0226cd83 (Redis unreachable); utils.py 2be93d92 "
     "(_calculate_retry_after, "
-    "_should_retry); constants.py; router_utils/get_retry_from_policy.py",
+    "_should_retry); constants.py; router_utils/get_retry_from_policy.py (BadRequestErrorRetries "
+    "first, before #19878); router_utils/fallback_event_handlers.py (get_fallback_model_group)",
     "the LiteLLM Router: model groups, retries, cooldowns and fallbacks",
     litellm_params,
     litellm_rules,

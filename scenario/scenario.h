@@ -226,7 +226,8 @@ typedef struct sim_status_rule {
     int status;        /* 0: any */
     int8_t outcome;    /* -1: any, else an fb_outcome */
     int8_t transport;  /* -1: any, else an fb_transport */
-    uint8_t providers; /* bit set of provider indices; 0: every provider */
+    uint8_t providers; /* bit set of provider indices; 0: every provider (a rule for
+                          an empty set is not added) */
     int8_t retry;      /* -1 keep, 0 no, 1 yes */
     int8_t fallback;   /* -1 keep, 0 no, 1 yes */
     int8_t effect;     /* -1 keep, else an fb_effect */
@@ -276,7 +277,7 @@ typedef struct sim_layer {
     fb_pick pick;                       /* groups (core/fallback.h) */
     uint8_t group[SIM_PROVIDERS_MAX];   /* by provider */
     uint32_t weight[SIM_PROVIDERS_MAX]; /* by provider */
-    fb_switch healthy_gate, zero_wait_if_healthy;
+    fb_switch healthy_gate, zero_wait_if_healthy, judge_first;
     fb_fallback_chain on_context_length, on_policy;
     bool eject_limit;         /* the layer's breakers of a pod form an fb_eject_group */
     double eject_max_percent; /* ... of which under this % may be open */

@@ -248,6 +248,7 @@ static void pod_groups(sim *s, uint32_t l, uint32_t k, fb_fallback_config *fc) {
     *fc->rr_cursor = 0;
     fc->healthy_gate = L->healthy_gate;
     fc->zero_wait_if_healthy = L->zero_wait_if_healthy;
+    fc->judge_first = L->judge_first;
     fc->on_context_length = L->on_context_length;
     fc->on_policy = L->on_policy;
 }

@@ -50,7 +50,7 @@ BUILD=$(dirname "$FUSEBOX")
 DECIDE=$E2E_TMP/decide
 # shellcheck disable=SC2046
 if ! ${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$ROOT" -O1 \
-    "$ROOT/tests/diff/gateway/decide.c" "$BUILD/lib/libfbsim.a" "$BUILD/lib/libfbcore.a" \
+    "$ROOT/tests/diff/gateway/decide.c" "$BUILD/lib/libfbsim.a" "$BUILD/lib/libfbscenario.a" "$BUILD/lib/libfbcore.a" "$BUILD/lib/libfbutil.a" \
     $(pkg-config --libs libcjson 2>/dev/null || echo -lcjson) -lm \
     $(case "$BUILD" in *asan*) echo -fsanitize=address,undefined ;; esac) \
     -o "$DECIDE" 2>"$E2E_TMP/cc.log"; then

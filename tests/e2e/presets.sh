@@ -67,5 +67,50 @@ contains "$ERR" "has no parameter 'outlier_detection.consecutive5xx' (did you me
 sed 's/"preset": "openai-python"/"preset": "litellm", "model_list": [{"model_name": "gpt-4o", "provider": "b"}]/' "$T/openai-python.json" >"$T/bad5.json"
 expect_exit 2 "a LiteLLM deployment naming no provider exits 2" "$FUSEBOX" validate "$T/bad5.json"
 contains "$ERR" "variants.v.layers[0]: litellm: model_list[0]: no provider named 'b' in the scenario (did you mean 'a'?)" "... naming the entry and the providers"
+# LiteLLM, one deployment per model group (gpt-4o -> openai, claude-sonnet -> anthropic) in an
+# OpenAI 429 storm with Retry-After 30 s from 30 s on. docs/presets.md's rule: a 429 cools at once
+# only in a group of several; a group of one cools at 100% failures of >= 1000 counted requests,
+# and the successes' count expires 60 s after its first increment (the pod's first success, at
+# 0.2 s): so at the first failure after 60.2 s (>= 1000 failures by then: 50 requests/s a pod),
+# for the Retry-After, 30 s. A second deployment in the unrelated claude-sonnet group changes
+# nothing (the "429 at once" rule was once for every provider when no group had several).
+ll_variant() {
+    printf '"%s": {"layers": [{"name": "litellm", "preset": "litellm", "num_retries": 2,
+      "fallbacks": [{"gpt-4o": ["claude-sonnet"]}], "model_list": [
+      {"model_name": "gpt-4o", "provider": "openai", "litellm_params": {"model": "gpt-4o"}},
+      {"model_name": "claude-sonnet", "provider": "anthropic", "litellm_params": {"model": "anthropic/claude-sonnet-4-5"}}%s]}]}' \
+        "$1" "$2"
+}
+cat >"$T/ll-storm.json" <<JSON
+{"name": "ll-storm", "seed": 1, "duration": "100s",
+ "traffic": [{"class": "chat", "arrivals": {"constant": "100/s"}, "prompt_tokens": 100, "completion_tokens": 10}],
+ "pods": {"count": 2, "workers": 4096, "queue": 64, "request_timeout": "120s"},
+ "providers": [
+  {"name": "openai", "latency": {"ttft": "200ms"},
+   "faults": [{"at": "30s", "for": "20m", "rate_limit": {"fraction": 1.0, "retry_after": "30s"}}]},
+  {"name": "anthropic", "latency": {"ttft": "200ms"}},
+  {"name": "bedrock", "latency": {"ttft": "200ms"}}],
+ "variants": {$(ll_variant alone ''),
+  $(ll_variant claude-two ', {"model_name": "claude-sonnet", "provider": "bedrock", "litellm_params": {"model": "bedrock/claude-sonnet"}}')}}
+JSON
+expect_exit 0 "litellm: the one-deployment-per-group 429 storm runs" "$FUSEBOX" run "$T/ll-storm.json" -o "$T/ll-storm" --no-charts -q
+first_cool() {
+    grep '"type":"breaker"' "$T/ll-storm/events.jsonl" | grep "\"variant\":\"$1\",\"provider\":\"openai\"" |
+        grep '"to":"open"' | head -1 | sed 's/.*"t_s":\([0-9.]*\).*"cause":"\([a-z_]*\)".*"open_until_s":\([0-9.]*\).*/\1 \2 \3/'
+}
+a=$(first_cool alone)
+b=$(first_cool claude-two)
+check "litellm: openai's first cooldown is the same with or without claude-sonnet's second deployment ($a / $b)" test -n "$a" -a "$a" = "$b"
+set -- $a
+check "litellm: a group of one is not cooled at its first 429 (cause ${2:-none}, not immediate)" test "${2:-}" = failure_rate
+check "litellm: ... but at the first failure after the successes' count expired (60.2 s < ${1:-none} <= 61 s)" \
+    awk -v t="${1:-0}" 'BEGIN { exit !(t > 60.2 && t <= 61) }'
+check "litellm: ... for the Retry-After, 30 s (open until ${3:-none})" \
+    awk -v t="${1:-0}" -v u="${3:-0}" 'BEGIN { d = u - t; exit !(d > 29.999 && d < 30.001) }'
+grep '"variant":"alone","provider":"openai","type":"breaker"' "$T/ll-storm/events.jsonl" | head -1 >"$T/ll-first"
+contains "$(cat "$T/ll-first")" '"litellm":"LiteLLM cools openai for 30.0s (the error'"'"'s Retry-After): every one of at least 1000 requests it counted in a minute failed"' \
+    "litellm: events.jsonl tells the cooldown in LiteLLM's words"
+grep -q '"cause":"immediate"' "$T/ll-storm/events.jsonl"
+ok $((!$?)) "litellm: no cooldown at once in either variant"
 expect_exit 2 "fusebox presets NAME for an unknown name exits 2" "$FUSEBOX" presets nope
 finish

@@ -65,25 +65,72 @@ static const imp_note *note_at(const imported *im, const char *path) {
 
 #define ML "model_list:\n  - model_name: g\n    litellm_params: {model: gpt-4o}\n"
 
-/* Router.__init__: num_retries if not None; timeout or request_timeout; fallbacks or fallbacks. */
+/* Router.__init__: timeout or request_timeout; fallbacks or fallbacks (num_retries: below). */
 static void litellm_router_settings_over_litellm_settings(void **state) {
     (void)state;
     imported im = import("litellm", ML "router_settings:\n  num_retries: 0\n  timeout: 0\n"
                                        "  fallbacks: []\nlitellm_settings:\n  num_retries: 5\n"
                                        "  request_timeout: 600\n  fallbacks: [{g: [h]}]\n");
-    assert_string_equal(param(&im, "litellm", "num_retries"), "0"); /* 0 is not None */
+    assert_string_equal(param(&im, "litellm", "num_retries"), "5"); /* litellm's, when set */
     assert_string_equal(param(&im, "litellm", "timeout"), "600");   /* 0 is falsy */
     assert_string_equal(param(&im, "litellm", "fallbacks"), "[{\"g\":[\"h\"]}]");
-    const imp_note *n = note_at(&im, "litellm_settings.num_retries");
+    const imp_note *n = note_at(&im, "router_settings.num_retries");
     assert_non_null(n);
-    assert_int_equal(n->line, 9);
-    assert_non_null(strstr(n->why, "superseded by router_settings.num_retries at line 5"));
+    assert_int_equal(n->line, 5);
+    assert_non_null(strstr(n->why, "superseded by litellm_settings.num_retries at line 9"));
     assert_non_null(strstr(note_at(&im, "router_settings.timeout")->why, "falsy"));
     done(&im);
     /* None in router_settings: litellm_settings' value */
     im = import("litellm", ML "router_settings:\n  num_retries: ~\nlitellm_settings:\n"
                               "  num_retries: 5\n");
     assert_string_equal(param(&im, "litellm", "num_retries"), "5");
+    done(&im);
+}
+
+/*
+ * num_retries: a set litellm.num_retries wins over the Router's (utils.py
+ * puts it on the exception; async_function_with_retries takes an exception's
+ * int num_retries): 4 and 1 are 5 calls. 0 is set too.
+ */
+static void litellm_settings_num_retries_wins(void **state) {
+    (void)state;
+    imported im = import("litellm", ML "router_settings:\n  num_retries: 1\n"
+                                       "litellm_settings:\n  num_retries: 4\n");
+    assert_string_equal(param(&im, "litellm", "num_retries"), "4");
+    const imp_note *n = note_at(&im, "router_settings.num_retries");
+    assert_non_null(n);
+    assert_non_null(strstr(n->why, "superseded by litellm_settings.num_retries at line 7"));
+    assert_null(note_at(&im, "litellm_settings.num_retries"));
+    done(&im);
+    im = import("litellm", ML "router_settings:\n  num_retries: 3\nlitellm_settings:\n"
+                              "  num_retries: 0\n");
+    assert_string_equal(param(&im, "litellm", "num_retries"), "0");
+    done(&im);
+    im = import("litellm", ML "router_settings:\n  num_retries: 3\nlitellm_settings:\n"
+                              "  num_retries: ~\n");
+    assert_string_equal(param(&im, "litellm", "num_retries"), "3");
+    done(&im);
+}
+
+/*
+ * InternalServerErrorRetries / InternalServerErrorAllowedFails: no branch in
+ * the Router at f292d1ae (BerriAI/litellm#29283, #37805): noted, not applied.
+ */
+static void litellm_internal_server_error_keys_have_no_effect(void **state) {
+    (void)state;
+    imported im =
+        import("litellm", ML "router_settings:\n  retry_policy: {InternalServerErrorRetries: 4, "
+                             "RateLimitErrorRetries: 1}\n  allowed_fails_policy: "
+                             "{InternalServerErrorAllowedFails: 9}\n");
+    assert_string_equal(param(&im, "litellm", "retry_policy"), "{\"RateLimitErrorRetries\":1}");
+    assert_string_equal(param(&im, "litellm", "allowed_fails_policy"), "{}");
+    const imp_note *n = note_at(&im, "router_settings.retry_policy.InternalServerErrorRetries");
+    assert_non_null(n);
+    assert_non_null(strstr(n->why, "no effect"));
+    assert_non_null(strstr(n->why, "a 500 takes num_retries"));
+    n = note_at(&im, "router_settings.allowed_fails_policy.InternalServerErrorAllowedFails");
+    assert_non_null(n);
+    assert_non_null(strstr(n->why, "a 500 takes allowed_fails"));
     done(&im);
 }
 
@@ -201,6 +248,8 @@ static void envoy_thresholds_by_priority(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(litellm_router_settings_over_litellm_settings),
+        cmocka_unit_test(litellm_settings_num_retries_wins),
+        cmocka_unit_test(litellm_internal_server_error_keys_have_no_effect),
         cmocka_unit_test(litellm_router_only_settings),
         cmocka_unit_test(litellm_allowed_fails_rule),
         cmocka_unit_test(litellm_reads_pyyaml_scalars),

@@ -338,6 +338,44 @@ static void settings_of_a_breaker_without_a_half_open_limit(void **state) {
     scn_free(sc);
 }
 
+/* LiteLLM's deployment cooldown is said as LiteLLM does it: at the first 429 in a group of several,
+ * for the Retry-After, ending by itself; never a breaker with half-open probes it does not have. */
+static void settings_say_a_litellm_cooldown_in_its_words(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        "{\"name\":\"s\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
+        "{\"poisson\":\"1/"
+        "s\"}}],\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"},{\"name\":\"c\"}],"
+        "\"variants\":{\"ll\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"litellm\",\"model_list\":["
+        "{\"model_name\":\"g\",\"provider\":\"a\"},{\"model_name\":\"g\",\"provider\":\"b\"},"
+        "{\"model_name\":\"h\",\"provider\":\"c\"}],\"fallbacks\":[{\"g\":[\"h\"]}]}]},"
+        "\"v1\":{\"layers\":[{\"name\":\"gw\",\"preset\":\"litellm\",\"allowed_fails\":2,"
+        "\"cooldown_time\":30}]}}}");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    assert_non_null(m);
+    rep_settings_html(m, sc, &sc->variants[scn_variant(sc, "ll")]);
+    fclose(m);
+    if (!strstr(buf, "<li>a: LiteLLM cooldown at the first 429; otherwise when more than 50% of at "
+                     "least 5 requests counted within 1m 00s failed; it lasts the error's "
+                     "Retry-After, else 5.0s and ends by itself (no half-open)"))
+        fail_msg("%s", buf);
+    assert_non_null(strstr(buf, "<li>c: LiteLLM cooldown when all of at least 1000 requests"));
+    assert_null(strstr(buf, "c: LiteLLM cooldown at the first 429")); /* c is alone in h */
+    assert_null(strstr(buf, "half-open probe"));
+    free(buf);
+    m = open_memstream(&buf, &len);
+    rep_settings_html(m, sc, &sc->variants[scn_variant(sc, "v1")]);
+    fclose(m);
+    if (!strstr(buf, "<li>a: LiteLLM cooldown at more than 2 failures (allowed_fails, or its "
+                     "exception class's) counted within 30.0s of the first; it lasts the error's "
+                     "Retry-After, else 30.0s"))
+        fail_msg("%s", buf);
+    free(buf);
+    scn_free(sc);
+}
+
 /* The fleet's and the client limits' rows: absent from a run that uses none of them, and each
  * feature's rows (with their values) exactly when the scenario uses that feature. */
 static void text_summary_shows_a_feature_rows_only_when_it_is_used(void **state) {
@@ -390,6 +428,7 @@ int main(void) {
         cmocka_unit_test(verdict_calls_a_difference_inside_the_noise_level),
         cmocka_unit_test(settings_show_the_defaults_in_effect),
         cmocka_unit_test(settings_of_a_breaker_without_a_half_open_limit),
+        cmocka_unit_test(settings_say_a_litellm_cooldown_in_its_words),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
