@@ -216,8 +216,10 @@ typedef enum fb_compare {
 typedef enum fb_evaluate {
     FB_EVAL_EVERY_RECORD = 0, /* default: after every SUCCESS/FAILURE, and when buckets expire */
     FB_EVAL_ON_FAILURE,       /* only after a FAILURE is recorded (gobreaker, Polly, opossum) */
-    FB_EVAL_AT_ADMISSION      /* only in allow(), before admitting: a broken rule trips and the
+    FB_EVAL_AT_ADMISSION,     /* only in allow(), before admitting: a broken rule trips and the
                                  call is rejected */
+    FB_EVAL_RECORD_ONLY       /* after every SUCCESS/FAILURE only: buckets that expire change
+                                 nothing until the next result (resilience4j) */
 } fb_evaluate;
 
 /* TIME_WINDOW: where buckets start and which bucket a result lands in. */
@@ -303,6 +305,21 @@ typedef struct fb_breaker_config {
     fb_time_us half_open_max_us; /* longest stay in HALF_OPEN; 0 = no limit */
     fb_half_open_expiry half_open_expiry; /* where it then goes; default OPEN */
     fb_window_scope window_scope;         /* default PER_STATE */
+    uint32_t half_open_minimum; /* FB_VERDICT_RATE: HALF_OPEN decides after min(this,
+                                   half_open_permits) results; 0 = minimum_calls (after its cap at
+                                   window_calls). resilience4j: minimumNumberOfCalls as given */
+    fb_switch open_timer;       /* ON: OPEN -> HALF_OPEN is a timer due at open_until (open_deadline
+                                   REACH; + 1 us with PASS): the transition is stamped at its due
+                                   time however late it is noticed (resilience4j
+                                   automaticTransitionFromOpenToHalfOpenEnabled); default OFF */
+    fb_switch half_open_timer;  /* ON: half_open_max_us is a timer from entering HALF_OPEN: the
+                                   transition is stamped at entry + max and an OPEN it enters counts
+                                   from then (resilience4j maxWaitDurationInHalfOpenState); default
+                                   OFF: at the call that finds it expired */
+    fb_switch release_any;      /* ON: in HALF_OPEN an IGNORE (or ignored CANCELLED) result gives a
+                                   permit back whatever state its call was admitted in (resilience4j
+                                   releasePermission()); half-open then has FB_BREAKER_PROBES_MAX
+                                   slots; needs probe_limit PER_PERIOD; default OFF */
     fb_time_us closed_interval_us; /* CLOSED: the first call more than this after the state (or
                                       the last interval) began starts a new generation with
                                       fresh counts, without a transition; 0 = never (gobreaker
@@ -392,6 +409,7 @@ typedef struct fb_breaker {
     uint32_t probes_in_use;                   /* bitmask of leased slots */
     uint32_t probe_successes;
     uint32_t probes_admitted; /* this half-open period (PER_PERIOD) */
+    uint32_t probes_released; /* release_any: permits given back by calls of another state */
     uint64_t admissions;      /* permits handed out: the next permit's id - 1 */
     /* COOLDOWN mode's counts and their expiry (now > until: expired) */
     uint32_t cd_failures, cd_successes;
@@ -430,6 +448,13 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
 
 /* Perform due lazy transitions without asking for a permit. */
 void fb_breaker_poll(fb_breaker *b, fb_time_us now_us);
+/*
+ * When the next timed transition is due (open_timer, half_open_timer), or
+ * FB_TIME_NONE: a caller with a clock polls the breaker then, so that the
+ * transition happens (and its event fires) on time. Without the poll it still
+ * happens, stamped at its due time, at the next allow()/record()/poll().
+ */
+fb_time_us fb_breaker_next_timer(const fb_breaker *b);
 
 /* Manual transition to any state (cause MANUAL). CLOSED/HALF_OPEN start a fresh window. */
 int fb_breaker_set_state(fb_breaker *b, fb_breaker_state to, fb_time_us now_us);

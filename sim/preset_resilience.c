@@ -194,12 +194,29 @@ static const char *const r4j_not_modelled[] = {
 };
 
 /* resilience4j's Spring Boot Retry: the interval function configureRetryIntervalFunction picks. */
-static void r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_config *r) {
+static int r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_config *r, char *msg,
+                     size_t msglen) {
     const sim_param_value *wait = preset_given(p, v, "waitDuration");
     fb_time_us base = wait ? wait->us : 500 * FB_US_PER_MS;
     bool expo = wait && flag(p, v, "enableExponentialBackoff");
     bool random = wait && flag(p, v, "enableRandomizedWait");
-    double f = preset_num_or(p, v, "randomizedWaitFactor", 0.5);
+    /* configureExponentialBackoff*: a key is read only with the ones before it given
+     * (multiplier, then factor, then the cap); the others take IntervalFunction's defaults */
+    if ((expo || random) && base < FB_US_PER_MS) {
+        /* IntervalFunction.checkInterval: at startup, or at the first retry with a cap */
+        snprintf(msg, msglen,
+                 "waitDuration under 1 ms with %s: resilience4j's IntervalFunction refuses it "
+                 "(IllegalArgumentException at startup, or at the first retry with "
+                 "exponentialMaxWaitDuration)",
+                 expo ? "enableExponentialBackoff" : "enableRandomizedWait");
+        return FB_EINVAL;
+    }
+    bool has_mult = preset_given(p, v, "exponentialBackoffMultiplier") != NULL;
+    bool has_factor = preset_given(p, v, "randomizedWaitFactor") != NULL;
+    bool has_max = preset_given(p, v, "exponentialMaxWaitDuration") != NULL;
+    bool use_factor = !expo || has_mult;
+    bool use_max = has_mult && (!random || has_factor);
+    double f = use_factor ? preset_num_or(p, v, "randomizedWaitFactor", 0.5) : 0.5;
     r->attempts = (uint32_t)preset_num_or(p, v, "maxAttempts", 3);
     r->retry_rejected = FB_ON;       /* CallNotPermittedException is an exception like any other */
     r->resolution_us = FB_US_PER_MS; /* IntervalFunction works in whole milliseconds */
@@ -210,7 +227,8 @@ static void r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_co
     if (expo && base >= FB_US_PER_MS) {
         r->backoff = FB_BACKOFF_EXPONENTIAL;
         r->multiplier = preset_num_or(p, v, "exponentialBackoffMultiplier", 1.5);
-        r->delay_us_max = preset_us_or(p, v, "exponentialMaxWaitDuration", FB_TIME_MAX);
+        r->delay_us_max =
+            use_max && has_max ? preset_us_or(p, v, "exponentialMaxWaitDuration", 0) : FB_TIME_MAX;
         r->cap_order = FB_CAP_AFTER_JITTER; /* randomized first, then min(..., max) */
     }
     if (random && f > 0 && base >= FB_US_PER_MS) {
@@ -218,6 +236,7 @@ static void r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_co
         r->jitter_fraction = f;
     }
     preset_no_retry_after(r);
+    return FB_OK;
 }
 
 static int r4j_breaker(const sim_preset *p, const sim_param_value *v, fb_breaker_config *b,
@@ -253,12 +272,21 @@ static int r4j_breaker(const sim_preset *p, const sim_param_value *v, fb_breaker
     b->open_us = preset_us_or(p, v, "waitDurationInOpenState", 60 * FB_US_PER_S);
     b->open_us_max = b->open_us;
     b->honor_hint = FB_OFF;
-    b->open_deadline =
-        flag(p, v, "automaticTransitionFromOpenToHalfOpenEnabled") ? FB_CMP_REACH : FB_CMP_PASS;
+    /* the half-open metrics' own minimum: min(minimumNumberOfCalls, permits), never capped at
+     * slidingWindowSize (CircuitBreakerMetrics.forHalfOpen) */
+    b->half_open_minimum = (uint32_t)preset_num_or(p, v, "minimumNumberOfCalls", 100);
+    /* maxWaitDurationInHalfOpenState is a scheduled task from entering HALF_OPEN */
+    b->half_open_timer = FB_ON;
+    /* automaticTransitionFromOpenToHalfOpenEnabled: a task at the deadline; else the first call
+     * after it (clock.instant().isAfter(retryAfterWaitDuration)) */
+    bool automatic = flag(p, v, "automaticTransitionFromOpenToHalfOpenEnabled");
+    b->open_deadline = automatic ? FB_CMP_REACH : FB_CMP_PASS;
+    b->open_timer = automatic ? FB_ON : FB_OFF;
     b->trip_compare = FB_CMP_REACH;
-    b->evaluate = FB_EVAL_EVERY_RECORD;
+    b->evaluate = FB_EVAL_RECORD_ONLY; /* ClosedState.tryAcquirePermission looks at nothing */
     b->late_results = FB_LATE_COUNT;
     b->cancelled_as = FB_EFFECT_IGNORE;
+    b->release_any = FB_ON; /* HalfOpenState.releasePermission: permits + 1, whoever calls */
     return FB_OK;
 }
 
@@ -268,7 +296,8 @@ static int r4j_apply(const sim_preset *p, const sim_param_value *v, const sim_sc
     fb_breaker_config b;
     int rc = r4j_breaker(p, v, &b, msg, msglen);
     if (rc != FB_OK) return rc;
-    r4j_retry(p, v, &L->retry);
+    rc = r4j_retry(p, v, &L->retry, msg, msglen);
+    if (rc != FB_OK) return rc;
     preset_breaker_layer(L, &b, true);
     return FB_OK;
 }

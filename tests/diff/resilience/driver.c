@@ -16,6 +16,14 @@
  *   retry OUTCOME K        one request whose first K attempts end with OUTCOME (K = -1: all):
  *                          {"retry": n, "delay_us": d, "u": [draws]} per retry, then
  *                          {"attempts": n, "end": "success"|GIVEUP}
+ *   admit T ID             a call at T ms held open as ID (a word): {"t": T, "call": ...}
+ *   result T ID OUTCOME    the held call ID ends at T ms with OUTCOME (its duration: T - its
+ *                          admission; a rejected ID is skipped)
+ *   cancel T ID            the held call ID is cancelled at T ms (FB_EFFECT_CANCELLED)
+ *   wait T                 time passes to T ms
+ *   retryrange OUTCOME K   as retry, for a jittered retry: {"retry": n, "delay_us_min": lo,
+ *                          "delay_us_max": hi} per retry, the delays at the smallest and largest
+ *                          draw (fb_retry_delay_at), then the end
  *   request T OUTCOME K    one request at T ms through the layer's retry and breaker together
  *                          (core/fallback.c): its first K calls made end with OUTCOME, at once;
  *                          each try prints {"t": ms, "call": "admitted"|"rejected"}, the end
@@ -24,7 +32,9 @@
  * Every breaker transition prints {"t": ms, "from": S, "to": S}. With
  * --timers the breaker is polled every millisecond between calls, for
  * libraries whose transitions run on timers (opossum), so that a transition
- * is stamped when fusebox's own breaker makes it.
+ * is stamped when fusebox's own breaker makes it. Whatever the flag, the
+ * breaker is polled at each of its timed transitions (fb_breaker_next_timer:
+ * resilience4j's scheduled ones) that falls due before the next line's time.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +68,8 @@ static fb_class classify_at(const sim_layer *L, const fb_classifier *cl, const f
     return sim_layer_classify(L, cl, rep, 0);
 }
 
+#define HELD_MAX 256 /* calls held open at once by admit */
+
 typedef struct run {
     const sim_layer *L;
     fb_classifier cl;
@@ -66,10 +78,20 @@ typedef struct run {
     fb_time_us last_us;
     fb_retry_policy pol;
     fb_rng rng;
+    struct held {
+        char id[16];
+        fb_breaker_permit permit;
+        bool admitted;
+    } held[HELD_MAX];
+    int nheld;
 } run;
 
 /* Poll every millisecond from the last call to t (timer-driven libraries). */
 static void advance_to(run *R, fb_time_us t_us) {
+    if (R->has_breaker)
+        for (fb_time_us due = fb_breaker_next_timer(&R->b); due >= 0 && due <= t_us;
+             due = fb_breaker_next_timer(&R->b))
+            fb_breaker_poll(&R->b, due);
     if (R->timers)
         for (fb_time_us t = R->last_us + 1000; t <= t_us; t += 1000) fb_breaker_poll(&R->b, t);
     R->last_us = t_us;
@@ -93,7 +115,45 @@ static void do_call(run *R, long long t_ms, const char *outcome, long long dur_m
         t + dur);
 }
 
-static void do_retry(run *R, const char *outcome, long k) {
+/* admit T ID: a call admitted (or rejected) now, its result to come. */
+static int do_admit(run *R, long long t_ms, const char *id) {
+    if (R->nheld == HELD_MAX) {
+        fprintf(stderr, "driver: more than %d calls held open\n", HELD_MAX);
+        return 2;
+    }
+    fb_time_us t = (fb_time_us)t_ms * 1000;
+    advance_to(R, t);
+    struct held *h = &R->held[R->nheld++];
+    snprintf(h->id, sizeof h->id, "%s", id);
+    h->admitted = fb_breaker_allow(&R->b, t, &h->permit);
+    printf("{\"t\": %lld, \"call\": \"%s\"}\n", t_ms, h->admitted ? "admitted" : "rejected");
+    return 0;
+}
+
+/* result T ID OUTCOME / cancel T ID (outcome NULL): the held call ends. */
+static int do_end(run *R, long long t_ms, const char *id, const char *outcome) {
+    int i = 0;
+    while (i < R->nheld && strcmp(R->held[i].id, id) != 0) i++;
+    if (i == R->nheld) {
+        fprintf(stderr, "driver: no call held as %s\n", id);
+        return 2;
+    }
+    struct held h = R->held[i];
+    R->held[i] = R->held[--R->nheld];
+    fb_time_us t = (fb_time_us)t_ms * 1000;
+    advance_to(R, t);
+    if (!h.admitted) return 0;
+    fb_breaker_result res = {.effect = FB_EFFECT_CANCELLED, .hint_us = FB_TIME_NONE};
+    if (outcome) {
+        fb_reply rep = reply_of(outcome);
+        res.effect = classify_at(R->L, &R->cl, &rep).effect;
+    }
+    res.duration_us = t - h.permit.admitted_us;
+    fb_breaker_record(&R->b, &h.permit, &res, t);
+    return 0;
+}
+
+static void do_retry(run *R, const char *outcome, long k, bool range) {
     fb_retry_state st;
     fb_retry_begin(&st, 0);
     fb_reply rep = reply_of(outcome);
@@ -109,6 +169,13 @@ static void do_retry(run *R, const char *outcome, long k) {
         if (!d.retry) {
             printf("{\"attempts\": %ld, \"end\": \"%s\"}\n", n, fb_giveup_name(d.reason));
             return;
+        }
+        if (range) {
+            printf("{\"retry\": %ld, \"delay_us_min\": %lld, \"delay_us_max\": %lld}\n", n,
+                   (long long)fb_retry_delay_at(&R->pol, &st, (uint32_t)n, 0.0),
+                   (long long)fb_retry_delay_at(&R->pol, &st, (uint32_t)n, 1.0 - 0x1.0p-53));
+            now += d.delay_us;
+            continue;
         }
         printf("{\"retry\": %ld, \"delay_us\": %lld, \"u\": [", n, (long long)d.delay_us);
         for (int i = 0; memcmp(&before, &R->rng, sizeof before) != 0 && i < 4; i++)
@@ -197,17 +264,27 @@ int main(int argc, char **argv) {
         return 2;
     }
     char line[256];
-    while (fgets(line, sizeof line, stdin)) {
-        char what[16] = "", outcome[16] = "";
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, stdin)) {
+        char what[16] = "", outcome[16] = "", word[16] = "";
         long long a = 0, b = 0;
         int n = sscanf(line, "%15s %lld %15s %lld", what, &a, outcome, &b);
-        if (n >= 3 && strcmp(what, "call") == 0 && R.has_breaker) {
+        int nw = sscanf(line, "%15s %lld %15s %15s", what, &a, outcome, word);
+        if (n == 3 && strcmp(what, "admit") == 0 && R.has_breaker) {
+            rc = do_admit(&R, a, outcome);
+        } else if (nw == 4 && strcmp(what, "result") == 0 && R.has_breaker) {
+            rc = do_end(&R, a, outcome, word);
+        } else if (n == 3 && strcmp(what, "cancel") == 0 && R.has_breaker) {
+            rc = do_end(&R, a, outcome, NULL);
+        } else if (n == 2 && strcmp(what, "wait") == 0) {
+            advance_to(&R, (fb_time_us)a * 1000);
+        } else if (n >= 3 && strcmp(what, "call") == 0 && R.has_breaker) {
             do_call(&R, a, outcome, n == 4 ? b : 0);
         } else if (n == 4 && strcmp(what, "request") == 0 && R.has_breaker) {
             do_request(&R, a, outcome, (long)b);
         } else if (sscanf(line, "%15s %15s %lld", what, outcome, &a) == 3 &&
-                   strcmp(what, "retry") == 0) {
-            do_retry(&R, outcome, (long)a);
+                   (strcmp(what, "retry") == 0 || strcmp(what, "retryrange") == 0)) {
+            do_retry(&R, outcome, (long)a, strcmp(what, "retryrange") == 0);
         } else if (line[0] != '#' && line[0] != '\n') {
             fprintf(stderr, "driver: bad line: %s", line);
             sim_scenario_free(sc);
@@ -215,5 +292,5 @@ int main(int argc, char **argv) {
         }
     }
     sim_scenario_free(sc);
-    return 0;
+    return rc;
 }
