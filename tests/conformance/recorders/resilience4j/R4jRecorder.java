@@ -15,11 +15,11 @@
  *
  * The script language is the one of tests/diff/resilience/driver.c:
  *   call T ok|fail [DUR]   a call at T ms that ends at T + DUR ms
- *   admit T ID             a call at T ms held open as ID (prints admitted/rejected)
- *   result T ID ok|fail    the held call ID ends at T ms (its duration: T - its admission)
- *   cancel T ID            the held call ID is cancelled at T ms (releasePermission())
- *   wait T                 time passes to T ms (timers run)
+ *   admit T ID             call ID (0..63) asks at T ms (prints admitted/rejected)
+ *   result T ID ok|fail    call ID ends at T ms (its duration: T - its admission)
+ *   result T ID cancel     call ID is cancelled at T ms (releasePermission())
  *   retry fail K           one Retry call whose first K attempts fail (K = -1: all)
+ *   retryrange fail K      the same for a randomized wait: each wait's range
  * and the expected lines are the JSON lines the driver prints.
  */
 import io.github.resilience4j.circuitbreaker.CircuitBreaker;
@@ -355,16 +355,20 @@ public final class R4jRecorder {
                 }
                 case "result": {
                     Held h = held.remove(w[2]);
-                    if (h != null && h.admitted) finish(cb, w[3], t - h.at);
+                    if (h == null || !h.admitted) break;
+                    if (w[3].equals("cancel"))
+                        cb.releasePermission();
+                    else
+                        finish(cb, w[3], t - h.at);
                     break;
                 }
-                case "cancel": {
-                    Held h = held.remove(w[2]);
-                    if (h != null && h.admitted) cb.releasePermission();
+                case "state": {
+                    Map<String, Object> m = new LinkedHashMap<>();
+                    m.put("t", t);
+                    m.put("state", stateName(cb.getState()));
+                    out.add(obj(m));
                     break;
                 }
-                case "wait":
-                    break;
                 default:
                     throw new IllegalArgumentException("line " + line);
             }
@@ -499,7 +503,7 @@ public final class R4jRecorder {
         }
     }
 
-    static void emit(PrintStream out, Case c, boolean breaker) {
+    static void emit(PrintStream out, Case c, boolean breaker, int random) {
         if (!breaker && Boolean.TRUE.equals(c.keys.get("enableRandomizedWait")) && c.keys.containsKey("waitDuration"))
             c.script.replaceAll(l -> l.startsWith("retry ") ? "retryrange " + l.substring(6) : l);
         List<String> expect = breaker ? runBreaker(c.keys, c.script) : runRetry(c.keys, c.script);
@@ -509,6 +513,7 @@ public final class R4jRecorder {
         if (!breaker) fb.put("slidingWindowSize", 1024); /* the breaker stays out of the way */
         StringBuilder b = new StringBuilder();
         b.append("{\"name\": ").append(q(c.name));
+        if (random >= 0) b.append(", \"random\": ").append(random);
         b.append(", \"fusebox\": ").append(obj(fb));
         b.append(", \"lib\": ").append(obj(c.keys));
         b.append(", \"script\": [");
@@ -538,7 +543,7 @@ public final class R4jRecorder {
         l.add(new Case("automaticTransitionFromOpenToHalfOpenEnabled: half-open at the deadline by the timer")
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("waitDurationInOpenState", "1s")
                   .k("automaticTransitionFromOpenToHalfOpenEnabled", true).k("permittedNumberOfCallsInHalfOpenState", 1)
-                  .s("call 0 fail", "call 999 ok", "wait 5000", "call 5000 ok"));
+                  .s("call 0 fail", "call 999 ok", "state 5000", "call 5000 ok"));
         l.add(new Case("automaticTransition: a call exactly at the deadline is a half-open trial")
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("waitDurationInOpenState", "1s")
                   .k("automaticTransitionFromOpenToHalfOpenEnabled", true).k("permittedNumberOfCallsInHalfOpenState", 1)
@@ -550,8 +555,8 @@ public final class R4jRecorder {
         l.add(new Case("half-open: permitted calls then rejections until they report; the rate decides")
                   .k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2).k("permittedNumberOfCallsInHalfOpenState", 3)
                   .k("waitDurationInOpenState", "100ms")
-                  .s("call 0 fail", "call 10 fail", "admit 200 a", "admit 201 b", "admit 202 c", "admit 203 d",
-                     "result 210 a fail", "result 220 b ok", "result 230 c ok", "call 240 ok"));
+                  .s("call 0 fail", "call 10 fail", "admit 200 0", "admit 201 1", "admit 202 2", "admit 203 3",
+                     "result 210 0 fail", "result 220 1 ok", "result 230 2 ok", "call 240 ok"));
         l.add(new Case("half-open: a failed rate re-opens for waitDurationInOpenState")
                   .k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2).k("permittedNumberOfCallsInHalfOpenState", 2)
                   .k("waitDurationInOpenState", "100ms")
@@ -559,16 +564,16 @@ public final class R4jRecorder {
         l.add(new Case("maxWaitDurationInHalfOpenState: a timer from entering half-open; open counts from it")
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("permittedNumberOfCallsInHalfOpenState", 2)
                   .k("waitDurationInOpenState", "1s").k("maxWaitDurationInHalfOpenState", "500ms")
-                  .s("call 0 fail", "admit 1001 a", "call 1900 ok", "call 2501 ok", "call 2502 ok", "result 2600 a ok"));
+                  .s("call 0 fail", "admit 1001 0", "call 1900 ok", "call 2501 ok", "call 2502 ok", "result 2600 0 ok"));
         l.add(new Case("maxWaitDurationInHalfOpenState with the automatic transition: a loop of timers")
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("permittedNumberOfCallsInHalfOpenState", 1)
                   .k("waitDurationInOpenState", "1s").k("maxWaitDurationInHalfOpenState", "300ms")
                   .k("automaticTransitionFromOpenToHalfOpenEnabled", true)
-                  .s("call 0 fail", "admit 1000 a", "wait 4000", "result 4100 a ok", "call 4100 ok", "call 4500 ok"));
+                  .s("call 0 fail", "admit 1000 0", "state 4000", "result 4100 0 ok", "call 4100 ok", "call 4500 ok"));
         l.add(new Case("maxWaitDurationInHalfOpenState: a result exactly at the deadline comes after the timer")
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("permittedNumberOfCallsInHalfOpenState", 1)
                   .k("waitDurationInOpenState", "1s").k("maxWaitDurationInHalfOpenState", "200ms")
-                  .s("call 0 fail", "admit 1001 a", "result 1201 a ok", "call 1202 ok", "call 2202 ok"));
+                  .s("call 0 fail", "admit 1001 0", "result 1201 0 ok", "call 1202 ok", "call 2202 ok"));
         l.add(new Case("TIME_BASED: no evaluation at admission; expired buckets count at the next result")
                   .k("slidingWindowType", "TIME_BASED").k("slidingWindowSize", 2).k("minimumNumberOfCalls", 1)
                   .k("failureRateThreshold", 60)
@@ -593,23 +598,23 @@ public final class R4jRecorder {
         l.add(new Case("a result of a call admitted while closed counts in half-open")
                   .k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2).k("permittedNumberOfCallsInHalfOpenState", 2)
                   .k("waitDurationInOpenState", "100ms")
-                  .s("admit 0 a", "call 10 fail", "call 20 fail", "call 200 ok", "result 210 a ok"));
+                  .s("admit 0 0", "call 10 fail", "call 20 fail", "call 200 ok", "result 210 0 ok"));
         l.add(new Case("a result arriving while open is lost")
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("permittedNumberOfCallsInHalfOpenState", 1)
                   .k("waitDurationInOpenState", "100ms")
-                  .s("admit 0 a", "call 10 fail", "result 50 a ok", "call 200 ok"));
+                  .s("admit 0 0", "call 10 fail", "result 50 0 ok", "call 200 ok"));
         l.add(new Case("cancel of a call admitted before the transition frees a half-open permit")
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("permittedNumberOfCallsInHalfOpenState", 1)
                   .k("waitDurationInOpenState", "100ms").k("minimumNumberOfCalls", 2).k("slidingWindowSize", 2)
-                  .s("admit 0 a", "call 10 fail", "call 20 fail", "admit 200 b", "admit 201 c", "cancel 205 a",
-                     "admit 206 d", "admit 207 e"));
+                  .s("admit 0 0", "call 10 fail", "call 20 fail", "admit 200 1", "admit 201 2", "result 205 0 cancel",
+                     "admit 206 3", "admit 207 4"));
         l.add(new Case("cancel of a half-open trial gives its permit back")
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("permittedNumberOfCallsInHalfOpenState", 1)
                   .k("waitDurationInOpenState", "100ms")
-                  .s("call 0 fail", "admit 200 a", "admit 201 b", "cancel 202 a", "admit 203 c", "result 210 c ok"));
+                  .s("call 0 fail", "admit 200 0", "admit 201 1", "result 202 0 cancel", "admit 203 2", "result 210 2 ok"));
         l.add(new Case("cancel in closed changes nothing")
                   .k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2)
-                  .s("admit 0 a", "cancel 5 a", "call 10 fail", "call 20 ok"));
+                  .s("admit 0 0", "result 5 0 cancel", "call 10 fail", "call 20 ok"));
         return l;
     }
 
@@ -636,7 +641,7 @@ public final class R4jRecorder {
         long t = r.nextInt(50);
         int ops = 10 + r.nextInt(40);
         List<String> open_ids = new ArrayList<>();
-        int next = 0;
+        boolean automatic = c.keys.containsKey("automaticTransitionFromOpenToHalfOpenEnabled");
         for (int j = 0; j < ops; j++) {
             int kind = r.nextInt(10);
             String out = r.nextInt(100) < 45 ? "fail" : "ok";
@@ -644,15 +649,20 @@ public final class R4jRecorder {
                 long d = r.nextInt(4) == 0 ? r.nextInt(250) : 0;
                 c.s("call " + t + " " + out + (d > 0 ? " " + d : ""));
                 t += d;
-            } else if (kind < 7) {
-                String id = "c" + next++;
+            } else if (kind < 7 && open_ids.size() < 64) {
+                String id = null;
+                for (int k = 0; id == null; k++)
+                    if (!open_ids.contains(String.valueOf(k))) id = String.valueOf(k);
                 c.s("admit " + t + " " + id);
                 open_ids.add(id);
             } else if (kind < 9 && !open_ids.isEmpty()) {
                 String id = open_ids.remove(r.nextInt(open_ids.size()));
-                c.s((r.nextInt(5) == 0 ? "cancel " + t + " " + id : "result " + t + " " + id + " " + out));
+                c.s("result " + t + " " + id + " " + (r.nextInt(5) == 0 ? "cancel" : out));
+            } else if (automatic) {
+                /* getState() makes no lazy transition; with the timers there is none to make */
+                c.s("state " + t);
             } else {
-                c.s("wait " + t);
+                c.s("call " + t + " " + out);
             }
             t += (long) (int) pick(r, 0, 1, 7, 40, 99, 100, 101, 250, 400, 999, 1000);
         }
@@ -674,9 +684,9 @@ public final class R4jRecorder {
                   .k("enableExponentialBackoff", true).k("exponentialBackoffMultiplier", 1.3).s("retry fail -1"));
         l.add(new Case("enableExponentialBackoff without waitDuration: the default constant 500 ms").k("maxAttempts", 4)
                   .k("enableExponentialBackoff", true).k("exponentialBackoffMultiplier", 2).s("retry fail -1"));
-        l.add(new Case("randomized wait: the default factor 0.5").k("maxAttempts", 4).k("waitDuration", "1s")
+        l.add(new Case("enableRandomizedWait: the default factor 0.5").k("maxAttempts", 4).k("waitDuration", "1s")
                   .k("enableRandomizedWait", true).s("retry fail -1"));
-        l.add(new Case("randomized wait with a factor").k("maxAttempts", 3).k("waitDuration", "200ms")
+        l.add(new Case("enableRandomizedWait with randomizedWaitFactor").k("maxAttempts", 3).k("waitDuration", "200ms")
                   .k("enableRandomizedWait", true).k("randomizedWaitFactor", 0.2).s("retry fail -1"));
         l.add(new Case("exponential randomized backoff with a cap").k("maxAttempts", 8).k("waitDuration", "100ms")
                   .k("enableExponentialBackoff", true).k("enableRandomizedWait", true).k("exponentialBackoffMultiplier", 2)
@@ -721,12 +731,12 @@ public final class R4jRecorder {
         installScheduler();
         installRandom();
         PrintStream out = new PrintStream(System.out, false, "UTF-8");
-        for (Case c : breaker ? breakerEdges() : retryEdges()) emit(out, c, breaker);
+        for (Case c : breaker ? breakerEdges() : retryEdges()) emit(out, c, breaker, -1);
         Random r = new Random(seed);
         for (int i = 0; i < n; i++) {
             Case c = breaker ? randomBreaker(r, i) : randomRetry(r, i);
             while (!breaker && !builds(c)) c = randomRetry(r, i);
-            emit(out, c, breaker);
+            emit(out, c, breaker, i);
         }
         out.flush();
     }
