@@ -168,12 +168,14 @@ static void r4j_wait_duration_is_constant_500ms(void **state) {
 
 /*
  * IntervalFunction.ofExponentialBackoff: LongStream.iterate(i, x -> (long)(x * m)):
- * 500, 750, 1125, 1687, 2530 ms with m = 1.5 (each step truncated), then min(.., max).
+ * 500, 750, 1125, 1687, 2530 ms with m = 1.5 (each step truncated), then min(.., max) (Spring
+ * reads the max only with the multiplier given).
  */
 static void r4j_exponential_backoff_truncates_each_step(void **state) {
     (void)state;
     layer_case lc = preset_layer("\"preset\": \"resilience4j\", \"maxAttempts\": 7, "
                                  "\"waitDuration\": \"500ms\", \"enableExponentialBackoff\": true, "
+                                 "\"exponentialBackoffMultiplier\": 1.5, "
                                  "\"exponentialMaxWaitDuration\": \"PT3S\"");
     fb_time_us d[6];
     assert_int_equal(calls_made(lc.L, 503, 1, d, 100), 7);
@@ -315,6 +317,96 @@ static void r4j_max_wait_in_half_open(void **state) {
     fb_breaker_poll(&b, 7 * S);
     state_is(&b, FB_BREAKER_OPEN);
     sim_scenario_free(lc.sc);
+}
+
+/*
+ * The breaker as resilience4j 2.4.0 runs it (recorded: tests/conformance/resilience4j-2.4.0-
+ * circuitbreaker): half-open's minimum as given (CircuitBreakerMetrics.forHalfOpen), the
+ * half-open and (automatic) open periods as scheduled tasks, no evaluation at admission
+ * (ClosedState.tryAcquirePermission), releasePermission() from any call.
+ */
+static void r4j_breaker_semantics_as_recorded(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"resilience4j\", \"slidingWindowSize\": 1, "
+                                 "\"minimumNumberOfCalls\": 6, "
+                                 "\"permittedNumberOfCallsInHalfOpenState\": 2, "
+                                 "\"waitDurationInOpenState\": \"50ms\"");
+    const fb_breaker_config *bc = &lc.L->per_provider[0].breaker;
+    assert_int_equal(bc->half_open_minimum, 6);
+    assert_int_equal(bc->half_open_timer, FB_ON);
+    assert_int_equal(bc->open_timer, FB_OFF);
+    assert_int_equal(bc->evaluate, FB_EVAL_RECORD_ONLY);
+    assert_int_equal(bc->release_any, FB_ON);
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    calls_at(&b, 1, FB_EFFECT_SUCCESS, 100 * MS);
+    state_is(&b, FB_BREAKER_HALF_OPEN); /* one success of min(6, 2) */
+    calls_at(&b, 1, FB_EFFECT_SUCCESS, 200 * MS);
+    state_is(&b, FB_BREAKER_CLOSED);
+    sim_scenario_free(lc.sc);
+
+    lc = preset_layer("\"preset\": \"resilience4j\", \"slidingWindowType\": \"TIME_BASED\", "
+                      "\"slidingWindowSize\": 2, \"failureRateThreshold\": 60, "
+                      "\"minimumNumberOfCalls\": 1");
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_SUCCESS, 0);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 1400 * MS);
+    (void)admitted(&b, 2 * S); /* the case: admitted by resilience4j */
+    sim_scenario_free(lc.sc);
+
+    lc = preset_layer("\"preset\": \"resilience4j\", \"minimumNumberOfCalls\": 1, "
+                      "\"waitDurationInOpenState\": \"1s\", "
+                      "\"automaticTransitionFromOpenToHalfOpenEnabled\": true");
+    assert_int_equal(lc.L->per_provider[0].breaker.open_timer, FB_ON);
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    assert_int_equal(fb_breaker_next_timer(&b), 1 * S);
+    sim_scenario_free(lc.sc);
+}
+
+/*
+ * configureRetryIntervalFunction (resilience4j-framework-common 2.4.0): with
+ * enableExponentialBackoff, exponentialMaxWaitDuration is read only with
+ * exponentialBackoffMultiplier given (and, randomized, randomizedWaitFactor too), and
+ * randomizedWaitFactor only with the multiplier given; IntervalFunction refuses a wait
+ * under 1 ms (recorded: tests/conformance/resilience4j-2.4.0-retry).
+ */
+static void r4j_retry_keys_read_as_spring_reads_them(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+                                 "\"enableExponentialBackoff\": true, "
+                                 "\"exponentialMaxWaitDuration\": \"300ms\"");
+    assert_int_equal(lc.L->retry.delay_us_max, FB_TIME_MAX); /* no multiplier: no cap */
+    sim_scenario_free(lc.sc);
+    lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+                      "\"enableExponentialBackoff\": true, \"exponentialBackoffMultiplier\": 2, "
+                      "\"exponentialMaxWaitDuration\": \"300ms\"");
+    assert_int_equal(lc.L->retry.delay_us_max, 300 * MS);
+    sim_scenario_free(lc.sc);
+    lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+                      "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
+                      "\"exponentialBackoffMultiplier\": 2, \"exponentialMaxWaitDuration\": \"300ms\", "
+                      "\"randomizedWaitFactor\": 0.1");
+    assert_int_equal(lc.L->retry.delay_us_max, 300 * MS);
+    assert_true(lc.L->retry.jitter_fraction == 0.1);
+    sim_scenario_free(lc.sc);
+    lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+                      "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
+                      "\"exponentialBackoffMultiplier\": 2, \"exponentialMaxWaitDuration\": \"300ms\"");
+    assert_int_equal(lc.L->retry.delay_us_max, FB_TIME_MAX); /* no factor: no cap */
+    sim_scenario_free(lc.sc);
+    lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+                      "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
+                      "\"randomizedWaitFactor\": 0.1");
+    assert_true(lc.L->retry.jitter_fraction == 0.5); /* no multiplier: the default factor */
+    sim_scenario_free(lc.sc);
+    preset_error("\"preset\": \"resilience4j\", \"waitDuration\": \"0ms\", "
+                 "\"enableExponentialBackoff\": true",
+                 "waitDuration under 1 ms with enableExponentialBackoff");
+    preset_error("\"preset\": \"resilience4j\", \"waitDuration\": \"0ms\", "
+                 "\"enableRandomizedWait\": true",
+                 "waitDuration under 1 ms with enableRandomizedWait");
 }
 
 /*
@@ -622,6 +714,8 @@ int main(void) {
         cmocka_unit_test(r4j_max_wait_in_half_open),
         cmocka_unit_test(r4j_time_based_window_and_slow_calls),
         cmocka_unit_test(r4j_rejected_calls_are_attempts_of_the_retry),
+        cmocka_unit_test(r4j_breaker_semantics_as_recorded),
+        cmocka_unit_test(r4j_retry_keys_read_as_spring_reads_them),
         cmocka_unit_test(polly_max_retry_attempts_counts_retries),
         cmocka_unit_test(polly_backoff_types_and_max_delay),
         cmocka_unit_test(polly_jitter_on_constant_is_a_quarter_either_way),
