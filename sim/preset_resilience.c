@@ -135,6 +135,15 @@ static const sim_param r4j_params[] = {
      "Retry: the exponential's growth", NULL},
     {"exponentialMaxWaitDuration", SIM_PK_DURATION, 0.001, 1e9, "none",
      "Retry: cap on the exponential wait", NULL},
+    {"recordExceptions", SIM_PK_WORDS, 0, 0, "every exception",
+     "CircuitBreaker: only these (and their subclasses) are failures, any other is a success",
+     NULL},
+    {"ignoreExceptions", SIM_PK_WORDS, 0, 0, "none",
+     "CircuitBreaker: these count as neither (the call's permit is released)", NULL},
+    {"retryExceptions", SIM_PK_WORDS, 0, 0, "every exception",
+     "Retry: only these are retried", NULL},
+    {"retryIgnoreExceptions", SIM_PK_WORDS, 0, 0, "none",
+     "Retry: these are not retried (the Retry's ignoreExceptions)", NULL},
     {"enableRandomizedWait", SIM_PK_BOOL, 0, 0, "false",
      "Retry: each wait drawn from [d - f d, d + f d] (only with waitDuration set)", NULL},
     {"randomizedWaitFactor", SIM_PK_NUMBER, 0, 0.999999, "0.5", "Retry: f of the randomized wait",
@@ -178,11 +187,22 @@ static const char *const r4j_rules[] = {
 };
 
 static const char *const r4j_not_modelled[] = {
-    "recordExceptions and ignoreExceptions (CircuitBreaker), retryExceptions and "
-    "ignoreExceptions (Retry): every error answer counts and is retried",
-    "with automaticTransitionFromOpenToHalfOpenEnabled, resilience4j's timer goes half-open at "
-    "the deadline; fusebox goes half-open at the first call at or after it and stamps the "
-    "transition then, so maxWaitDurationInHalfOpenState runs from that call",
+    "exception classes other than those listed under recordExceptions (an error names the ones "
+    "fusebox knows); the classes are matched as a RestTemplate call throws them: a 4xx answer "
+    "HttpClientErrorException (TooManyRequests for 429), a 5xx HttpServerErrorException, a "
+    "timeout or a connection error ResourceAccessException; IOException and its subclasses, "
+    "and TimeoutException, as a client that throws them itself (java.net.http.HttpClient, "
+    "OkHttp; RestTemplate wraps them, so there they match nothing)",
+    "recordFailurePredicate, ignoreExceptionPredicate, retryExceptionPredicate, "
+    "resultPredicate, recordResultPredicate: code, not configuration",
+    "the CircuitBreaker's own exponential and randomized open period "
+    "(enableExponentialBackoff, exponentialBackoffMultiplier, "
+    "exponentialMaxWaitDurationInOpenState, enableRandomizedWait, randomizedWaitFactor under "
+    "resilience4j.circuitbreaker): waitDurationInOpenState stays constant",
+    "getState() makes no lazy transition in resilience4j; fusebox's state read (the driver's "
+    "state line) makes OPEN -> HALF_OPEN at the first read after the deadline",
+    "releasePermission() from more than 16 calls at once in half-open (fusebox's most "
+    "half-open slots)",
     "TIME_BASED windows longer than 128 s (fusebox's most buckets), COUNT_BASED windows above "
     "1024 calls and more than 16 half-open calls",
     "TimeLimiter, Bulkhead and RateLimiter; the aspect orders (circuitBreakerAspectOrder, "
@@ -192,6 +212,171 @@ static const char *const r4j_not_modelled[] = {
     "the float arithmetic of the failure rate (failedCalls * 100.0f / totalCalls)",
     NULL,
 };
+
+/*
+ * The exceptions fusebox can place, as a call through RestTemplate (or a client that throws
+ * them itself) raises them for each kind of failure. A class matches its subclasses too
+ * (resilience4j's isAssignableFrom), so a class is the kinds of all of its subclasses.
+ */
+enum {
+    R4J_4XX = 1,      /* a 4xx answer other than 429 (408 and 409 included) */
+    R4J_429 = 2,      /* 429 */
+    R4J_5XX = 4,      /* a 5xx answer */
+    R4J_TIMEOUT = 8,  /* the attempt timed out */
+    R4J_CONNECT = 16, /* connection refused, reset, or another transport error */
+    R4J_REJECTED = 32 /* the breaker refused the call (CallNotPermittedException) */
+};
+#define R4J_HTTP (R4J_4XX | R4J_429 | R4J_5XX)
+#define R4J_TRANSPORT (R4J_TIMEOUT | R4J_CONNECT)
+
+static const struct {
+    const char *name;
+    int kinds;
+} r4j_exceptions[] = {
+    {"java.lang.Throwable", R4J_HTTP | R4J_TRANSPORT | R4J_REJECTED},
+    {"java.lang.Exception", R4J_HTTP | R4J_TRANSPORT | R4J_REJECTED},
+    {"java.lang.RuntimeException", R4J_HTTP | R4J_TRANSPORT | R4J_REJECTED},
+    {"org.springframework.web.client.RestClientException", R4J_HTTP | R4J_TRANSPORT},
+    {"org.springframework.web.client.RestClientResponseException", R4J_HTTP},
+    {"org.springframework.web.client.HttpStatusCodeException", R4J_HTTP},
+    {"org.springframework.web.client.HttpClientErrorException", R4J_4XX | R4J_429},
+    {"org.springframework.web.client.HttpClientErrorException$TooManyRequests", R4J_429},
+    {"org.springframework.web.client.HttpServerErrorException", R4J_5XX},
+    {"org.springframework.web.client.ResourceAccessException", R4J_TRANSPORT},
+    {"org.springframework.web.reactive.function.client.WebClientResponseException", R4J_HTTP},
+    {"org.springframework.web.reactive.function.client.WebClientRequestException", R4J_TRANSPORT},
+    {"java.io.IOException", R4J_TRANSPORT},
+    {"java.net.SocketTimeoutException", R4J_TIMEOUT},
+    {"java.net.http.HttpTimeoutException", R4J_TIMEOUT},
+    {"java.util.concurrent.TimeoutException", R4J_TIMEOUT},
+    {"java.net.ConnectException", R4J_CONNECT},
+    {"io.github.resilience4j.circuitbreaker.CallNotPermittedException", R4J_REJECTED},
+};
+#define R4J_EXCEPTIONS (sizeof r4j_exceptions / sizeof r4j_exceptions[0])
+
+/* The part after the last '.' or '$' of a class name. */
+static const char *simple_name(const char *s) {
+    const char *b = s;
+    for (const char *c = s; *c; c++)
+        if (*c == '.' || *c == '$') b = c + 1;
+    return b;
+}
+
+/* name is the class: its binary name (A$B), its canonical name (A.B) or its simple name. */
+static bool names_class(const char *name, const char *full) {
+    if (strcmp(name, simple_name(full)) == 0) return true;
+    size_t k = 0;
+    while (full[k] && (full[k] == name[k] || (full[k] == '$' && name[k] == '.'))) k++;
+    return full[k] == '\0' && name[k] == '\0';
+}
+
+int sim_r4j_exception_kinds(const char *name) {
+    for (size_t i = 0; i < R4J_EXCEPTIONS; i++)
+        if (names_class(name, r4j_exceptions[i].name)) return r4j_exceptions[i].kinds;
+    return -1;
+}
+
+size_t sim_r4j_exception_names(char *buf, size_t len) {
+    size_t n = 0;
+    if (len) buf[0] = '\0';
+    for (size_t i = 0; i < R4J_EXCEPTIONS && n < len; i++) {
+        /* the class's own name, a nested one after its outer class's (A.B) */
+        const char *full = r4j_exceptions[i].name, *s = full, *dollar = strchr(full, '$');
+        for (const char *c = full; *c && c != dollar; c++)
+            if (*c == '.') s = c + 1;
+        char name[96];
+        snprintf(name, sizeof name, "%s", s);
+        char *d = strchr(name, '$');
+        if (d) *d = '.';
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", name);
+    }
+    return n;
+}
+
+/* The kinds the classes of list `name` cover (-1: a class fusebox cannot place, named in msg). */
+static int r4j_kinds_of(const sim_preset *p, const sim_param_value *v, const char *name,
+                        char *msg, size_t msglen) {
+    const sim_param_value *g = preset_given(p, v, name);
+    const cJSON *list = g ? g->json : NULL;
+    int kinds = 0;
+    for (const cJSON *e = list ? list->child : NULL; e; e = e->next) {
+        int k = cJSON_IsString(e) ? sim_r4j_exception_kinds(e->valuestring) : -1;
+        if (k < 0) {
+            char known[1024];
+            sim_r4j_exception_names(known, sizeof known);
+            snprintf(msg, msglen, "%s: fusebox cannot place '%s'; it knows %s",
+                     name, cJSON_IsString(e) ? e->valuestring : "?", known);
+            return -1;
+        }
+        kinds |= k;
+    }
+    return kinds;
+}
+
+/*
+ * recordExceptions / ignoreExceptions and retryExceptions / retryIgnoreExceptions as the
+ * layer's rules, one per kind of failure (CircuitBreakerStateMachine.handleThrowable: ignored
+ * first, then recorded as a failure, else a success; RetryConfig: retried when listed (or
+ * none listed) and not ignored).
+ */
+static int r4j_exception_rules(const sim_preset *p, const sim_param_value *v, sim_layer *L,
+                               char *msg, size_t msglen) {
+    bool rec_set = preset_given(p, v, "recordExceptions") != NULL;
+    bool ret_set = preset_given(p, v, "retryExceptions") != NULL;
+    bool ign_set = preset_given(p, v, "ignoreExceptions") != NULL;
+    bool rig_set = preset_given(p, v, "retryIgnoreExceptions") != NULL;
+    if (!rec_set && !ret_set && !ign_set && !rig_set) return FB_OK;
+    int rec = r4j_kinds_of(p, v, "recordExceptions", msg, msglen);
+    int ign = rec < 0 ? -1 : r4j_kinds_of(p, v, "ignoreExceptions", msg, msglen);
+    int ret = ign < 0 ? -1 : r4j_kinds_of(p, v, "retryExceptions", msg, msglen);
+    int rig = ret < 0 ? -1 : r4j_kinds_of(p, v, "retryIgnoreExceptions", msg, msglen);
+    if (rig < 0) return FB_EINVAL;
+    if (!rec_set) rec = ~0;
+    if (!ret_set) ret = ~0;
+    /* first match wins: transport errors, then the statuses Spring files apart, then outcomes */
+    static const struct {
+        int status, outcome, transport, kind;
+    } plan[] = {
+        {0, -1, FB_TRANSPORT_TIMEOUT, R4J_TIMEOUT},
+        {0, -1, FB_TRANSPORT_CONNECT, R4J_CONNECT},
+        {0, -1, FB_TRANSPORT_RESET, R4J_CONNECT},
+        {0, -1, FB_TRANSPORT_OTHER, R4J_CONNECT},
+        {0, FB_OUT_TIMEOUT, -1, R4J_TIMEOUT},
+        {429, -1, -1, R4J_429},
+        {408, -1, -1, R4J_4XX},
+        {409, -1, -1, R4J_4XX},
+        {0, FB_OUT_RATE_LIMITED, -1, R4J_429},
+        {0, FB_OUT_TRANSIENT, -1, R4J_5XX},
+        {0, FB_OUT_PERMANENT, -1, R4J_4XX},
+        {0, FB_OUT_POLICY, -1, R4J_4XX},
+        {0, FB_OUT_CONTEXT_LENGTH, -1, R4J_4XX},
+    };
+    bool breaker = rec_set || ign_set, retry = ret_set || rig_set;
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+        if (L->rule_count == SIM_STATUS_RULES_MAX) {
+            snprintf(msg, msglen, "the layer has no room for the exception rules");
+            return FB_ERANGE;
+        }
+        int k = plan[i].kind;
+        sim_status_rule *r = &L->rules[L->rule_count++];
+        *r = (sim_status_rule){.status = plan[i].status,
+                               .outcome = (int8_t)plan[i].outcome,
+                               .transport = (int8_t)plan[i].transport,
+                               .retry = -1,
+                               .fallback = -1,
+                               .effect = -1};
+        if (breaker)
+            r->effect = (int8_t)((ign & k)   ? FB_EFFECT_IGNORE
+                                 : (rec & k) ? FB_EFFECT_FAILURE
+                                             : FB_EFFECT_SUCCESS);
+        if (retry) r->retry = (int8_t)((ret & k) && !(rig & k));
+    }
+    if (retry) {
+        L->has_retry_on = false; /* the rules say what is retried */
+        if (!(ret & R4J_REJECTED) || (rig & R4J_REJECTED)) L->retry.retry_rejected = FB_OFF;
+    }
+    return FB_OK;
+}
 
 /* resilience4j's Spring Boot Retry: the interval function configureRetryIntervalFunction picks. */
 static int r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_config *r, char *msg,
@@ -299,7 +484,7 @@ static int r4j_apply(const sim_preset *p, const sim_param_value *v, const sim_sc
     rc = r4j_retry(p, v, &L->retry, msg, msglen);
     if (rc != FB_OK) return rc;
     preset_breaker_layer(L, &b, true);
-    return FB_OK;
+    return r4j_exception_rules(p, v, L, msg, msglen);
 }
 
 const sim_preset sim_preset_resilience4j = {
