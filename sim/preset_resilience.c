@@ -254,20 +254,18 @@ static const struct {
 };
 #define R4J_EXCEPTIONS (sizeof r4j_exceptions / sizeof r4j_exceptions[0])
 
-/* The part after the last '.' or '$' of a class name. */
-static const char *simple_name(const char *s) {
-    const char *b = s;
-    for (const char *c = s; *c; c++)
-        if (*c == '.' || *c == '$') b = c + 1;
-    return b;
-}
-
-/* name is the class: its binary name (A$B), its canonical name (A.B) or its simple name. */
+/*
+ * name is the class: its binary name (A$B), its canonical name (a.b.A.B), or the end of that
+ * after a dot (A.B, B).
+ */
 static bool names_class(const char *name, const char *full) {
-    if (strcmp(name, simple_name(full)) == 0) return true;
-    size_t k = 0;
-    while (full[k] && (full[k] == name[k] || (full[k] == '$' && name[k] == '.'))) k++;
-    return full[k] == '\0' && name[k] == '\0';
+    char canon[160];
+    snprintf(canon, sizeof canon, "%s", full);
+    for (char *c = canon; *c; c++)
+        if (*c == '$') *c = '.';
+    if (strcmp(name, full) == 0 || strcmp(name, canon) == 0) return true;
+    size_t n = strlen(name), m = strlen(canon);
+    return n > 0 && n < m && canon[m - n - 1] == '.' && strcmp(canon + m - n, name) == 0;
 }
 
 int sim_r4j_exception_kinds(const char *name) {

@@ -22,6 +22,7 @@
 #include "core/fallback.h"
 #include "core/retry.h"
 #include "core/rng.h"
+#include "sim/preset.h"
 #include "sim/scenario.h"
 #include "tests/unit/helpers.h"
 
@@ -409,6 +410,61 @@ static void r4j_retry_keys_read_as_spring_reads_them(void **state) {
                  "waitDuration under 1 ms with enableRandomizedWait");
 }
 
+/* How the layer classifies an answer: the breaker's effect and whether the Retry retries it. */
+static fb_class classified(const layer_case *lc, int status, fb_transport transport) {
+    fb_classifier cl;
+    assert_int_equal(fb_classify_init(&cl, &lc->L->classify), FB_OK);
+    fb_reply rep = {.status = status, .transport = transport, .should_retry = -1};
+    return sim_layer_classify(lc->L, &cl, &rep, 0);
+}
+
+/*
+ * CircuitBreakerStateMachine.handleThrowable: ignoreExceptions first (the permit released,
+ * nothing counted), then recordExceptions (a failure), else a success; RetryConfig: retried when
+ * in retryExceptions (or none given) and not in ignoreExceptions. A class covers its subclasses:
+ * HttpClientErrorException every 4xx answer, 429 and 408 included.
+ */
+static void r4j_exception_lists_as_failures(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"resilience4j\", \"ignoreExceptions\": "
+                                 "[\"org.springframework.web.client.HttpClientErrorException\"]");
+    assert_int_equal(classified(&lc, 429, FB_TRANSPORT_NONE).effect, FB_EFFECT_IGNORE);
+    assert_int_equal(classified(&lc, 408, FB_TRANSPORT_NONE).effect, FB_EFFECT_IGNORE);
+    assert_int_equal(classified(&lc, 404, FB_TRANSPORT_NONE).effect, FB_EFFECT_IGNORE);
+    assert_int_equal(classified(&lc, 503, FB_TRANSPORT_NONE).effect, FB_EFFECT_FAILURE);
+    assert_int_equal(classified(&lc, 0, FB_TRANSPORT_TIMEOUT).effect, FB_EFFECT_FAILURE);
+    assert_true(classified(&lc, 429, FB_TRANSPORT_NONE).retryable); /* the Retry's lists: none */
+    sim_scenario_free(lc.sc);
+
+    lc = preset_layer("\"preset\": \"resilience4j\", \"recordExceptions\": "
+                      "[\"HttpServerErrorException\", \"java.io.IOException\"], "
+                      "\"retryExceptions\": [\"HttpClientErrorException.TooManyRequests\"], "
+                      "\"retryIgnoreExceptions\": [\"java.net.ConnectException\"]");
+    assert_int_equal(classified(&lc, 404, FB_TRANSPORT_NONE).effect, FB_EFFECT_SUCCESS);
+    assert_int_equal(classified(&lc, 500, FB_TRANSPORT_NONE).effect, FB_EFFECT_FAILURE);
+    assert_int_equal(classified(&lc, 0, FB_TRANSPORT_RESET).effect, FB_EFFECT_FAILURE);
+    assert_true(classified(&lc, 429, FB_TRANSPORT_NONE).retryable);
+    assert_false(classified(&lc, 503, FB_TRANSPORT_NONE).retryable);
+    assert_false(classified(&lc, 0, FB_TRANSPORT_CONNECT).retryable);
+    assert_int_equal(lc.L->retry.retry_rejected, FB_OFF); /* CallNotPermittedException not listed */
+    sim_scenario_free(lc.sc);
+
+    lc = preset_layer("\"preset\": \"resilience4j\", \"retryExceptions\": [\"Exception\"]");
+    assert_int_equal(lc.L->retry.retry_rejected, FB_ON);
+    assert_true(classified(&lc, 400, FB_TRANSPORT_NONE).retryable);
+    sim_scenario_free(lc.sc);
+
+    preset_error("\"preset\": \"resilience4j\", \"ignoreExceptions\": [\"com.acme.BusinessException\"]",
+                 "ignoreExceptions: fusebox cannot place 'com.acme.BusinessException'; it knows "
+                 "Throwable");
+    char known[800];
+    sim_r4j_exception_names(known, sizeof known);
+    assert_non_null(strstr(known, "HttpClientErrorException.TooManyRequests"));
+    assert_int_equal(sim_r4j_exception_kinds("org.springframework.web.client.HttpClientErrorException$TooManyRequests"),
+                     sim_r4j_exception_kinds("HttpClientErrorException.TooManyRequests"));
+    assert_int_equal(sim_r4j_exception_kinds("HttpClientErrorException.TooMany"), -1);
+}
+
 /*
  * TIME_BASED: SlidingTimeWindowMetrics, slidingWindowSize epoch-second buckets; a slow call is
  * durationInNanos > slowCallDurationThreshold, judged against slowCallRateThreshold.
@@ -716,6 +772,7 @@ int main(void) {
         cmocka_unit_test(r4j_rejected_calls_are_attempts_of_the_retry),
         cmocka_unit_test(r4j_breaker_semantics_as_recorded),
         cmocka_unit_test(r4j_retry_keys_read_as_spring_reads_them),
+        cmocka_unit_test(r4j_exception_lists_as_failures),
         cmocka_unit_test(polly_max_retry_attempts_counts_retries),
         cmocka_unit_test(polly_backoff_types_and_max_delay),
         cmocka_unit_test(polly_jitter_on_constant_is_a_quarter_either_way),
