@@ -152,6 +152,10 @@ static const sim_param r4j_params[] = {
 };
 
 static const char *const r4j_rules[] = {
+    "verified: recorded from resilience4j 2.4.0, its own code run here (CircuitBreaker 23 edge "
+    "cases and 2000 random sequences, Retry 11 and 2000, each randomized wait as the range it "
+    "draws from): 4034 sequences, 0 differences (tests/conformance/resilience4j-2.4.0-"
+    "circuitbreaker, tests/conformance/resilience4j-2.4.0-retry)",
     "decorated Retry(CircuitBreaker(call)), Spring Boot's default aspect order: every attempt "
     "asks the breaker",
     "maxAttempts counts the first call: the default 3 makes 3 calls (RetryImpl: "
@@ -163,22 +167,40 @@ static const char *const r4j_rules[] = {
     "a rate counts (COUNT_BASED: at most slidingWindowSize)",
     "opens when failures >= failureRateThreshold % or calls slower than "
     "slowCallDurationThreshold (duration > threshold) >= slowCallRateThreshold %, judged after "
-    "every recorded call",
-    "waitDurationInOpenState: half-open at the first call after the deadline (isAfter: > ), or "
-    "at the deadline with automaticTransitionFromOpenToHalfOpenEnabled",
+    "every recorded call and only then: a call is never refused in the closed state, even when "
+    "buckets that expired since would raise the rate (ClosedState.tryAcquirePermission)",
+    "waitDurationInOpenState: half-open at the first call after the deadline (isAfter: > ); "
+    "with automaticTransitionFromOpenToHalfOpenEnabled a scheduled task makes it at the "
+    "deadline itself, calls or not",
     "half-open admits permittedNumberOfCallsInHalfOpenState calls in all (default 10), then "
-    "judges their rate with minimum min(minimumNumberOfCalls, permitted): closes or opens; the "
-    "rest are rejected",
-    "maxWaitDurationInHalfOpenState > 0: half-open that long at most, then open again",
-    "a result that arrives after a transition is counted by the state it arrives in; a "
-    "cancelled call releases its permit and counts nothing",
+    "judges their rate once min(minimumNumberOfCalls, permitted) results are in, "
+    "minimumNumberOfCalls as given even above slidingWindowSize "
+    "(CircuitBreakerMetrics.forHalfOpen): closes or opens; the rest are rejected",
+    "maxWaitDurationInHalfOpenState >= 1 ms: a scheduled task opens the breaker that long after "
+    "it entered half-open, and waitDurationInOpenState counts from then",
+    "a result that arrives after a transition is counted by the state it arrives in (in the "
+    "open state it is lost); a cancelled call (releasePermission()) counts nothing and, in "
+    "half-open, gives a permit back, whichever state admitted it",
+    "recordExceptions / ignoreExceptions (CircuitBreaker) and retryExceptions / ignoreExceptions "
+    "(Retry, here retryIgnoreExceptions), Java class names as RestTemplate throws them: "
+    "HttpClientErrorException every 4xx answer (429, 408, 409 included; TooManyRequests only "
+    "429), HttpServerErrorException every 5xx, ResourceAccessException (and IOException, "
+    "SocketTimeoutException, TimeoutException, ConnectException) a timeout or connection error, "
+    "CallNotPermittedException a call the breaker refused; a class covers its subclasses. The "
+    "breaker ignores what ignoreExceptions names, records as a failure what recordExceptions "
+    "names (all, when not given), and counts anything else as a success; the Retry retries what "
+    "retryExceptions names (all, when not given) unless its ignoreExceptions names it",
     "waitDuration 500 ms constant; enableExponentialBackoff: waitDuration * m^(n-1) in whole "
     "milliseconds, each step truncated ((long)(x * m)), capped at exponentialMaxWaitDuration; "
     "enableRandomizedWait: (d - f d) + random * (2 f d + 1) ms, truncated, at least 1 ms; both: "
     "the exponential randomized, then capped",
     "Spring Boot applies enableExponentialBackoff and enableRandomizedWait only when "
     "waitDuration is given (CommonRetryConfigurationProperties.configureRetryIntervalFunction); "
-    "without it the wait is 500 ms constant",
+    "without it the wait is 500 ms constant. With enableExponentialBackoff it reads "
+    "exponentialMaxWaitDuration only with exponentialBackoffMultiplier given (and, randomized, "
+    "randomizedWaitFactor too), and randomizedWaitFactor only with the multiplier given; the "
+    "others take IntervalFunction's defaults (1.5, 0.5, no cap). A waitDuration under 1 ms "
+    "with either is an error (IntervalFunction refuses it)",
     "Retry-After is not read",
     "a call the breaker rejects (CallNotPermittedException) is an exception like any other: "
     "Retry counts it as an attempt and retries it after the wait, so a request can wait "
@@ -209,7 +231,13 @@ static const char *const r4j_not_modelled[] = {
     "retryAspectOrder): the preset is Retry outside CircuitBreaker",
     "an instance with only one of Retry and CircuitBreaker: the preset has both (maxAttempts: 1 "
     "leaves the breaker alone)",
-    "the float arithmetic of the failure rate (failedCalls * 100.0f / totalCalls)",
+    "the float arithmetic of the failure rate (failedCalls * 100.0f / totalCalls): the same "
+    "decisions for whole-number thresholds, maybe not for fractional ones",
+    "the randomized wait's draws themselves (Math.random()): fusebox draws its own, from the "
+    "same range",
+    "transitionToStateAfterWaitDuration CLOSED, initialState, the slow-call and failure rates "
+    "of the metrics-only and disabled states, slidingWindowSynchronizationStrategy LOCK_FREE "
+    "(its TIME_BASED window reads the system clock)",
     NULL,
 };
 
