@@ -8,10 +8,8 @@ T=$E2E_TMP
 FX=tests/fixtures/import
 R4J_DEMO=$FX/resilience4j-demo.yml
 # the demo's application exception (io.github.robwin.exception.BusinessException) is no class
-# fusebox can place; the copy the tests read ignores 4xx answers in its place, line for line
-R4J=$T/resilience4j-demo.yml
-sed 's/io\.github\.robwin\.exception\.BusinessException/org.springframework.web.client.HttpClientErrorException/' \
-    "$R4J_DEMO" >"$R4J"
+# fusebox can place; this copy ignores 4xx answers in its place (4 lines of comment first)
+R4J=$FX/resilience4j-demo-http.yml
 LPROXY=$FX/litellm-proxy-server-config.yaml
 LLB=$FX/litellm-load-balancing.yaml
 LREL=$FX/litellm-reliability.yaml
@@ -28,7 +26,7 @@ ok $? "one layer per instance"
 ok $? "backendA takes configs.default (baseConfig: default) in resilience4j's own keys"
 [ "$(json "$T/r4j.json" "r['layers']['backendB']['minimumNumberOfCalls'], r['layers']['backendB']['automaticTransitionFromOpenToHalfOpenEnabled']")" = "10 True" ]
 ok $? "backendB's own minimumNumberOfCalls wins over the default config it inherits"
-contains "$ERR" "resilience4j-demo.yml:57:1: resilience4j.bulkhead: not modelled" \
+contains "$ERR" "resilience4j-demo-http.yml:61:1: resilience4j.bulkhead: not modelled" \
     "a section fusebox does not read is named with its line and column"
 contains "$ERR" "resilience4j.circuitbreaker.instances.backendB.recordFailurePredicate: not modelled" \
     "a key the preset does not model is named"
