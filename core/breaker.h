@@ -25,14 +25,16 @@
  * checked first, so it names the cause when both rules break.
  * Rules are evaluated after every recorded SUCCESS or FAILURE, and in
  * allow()/poll() whenever the time window drops buckets (expiring successes
- * can raise the rate). record() drops expired buckets, adds its outcome, then
- * evaluates once. The window (and the consecutive run) is cleared on every
+ * can raise the rate; not with evaluate RECORD_ONLY). record() drops expired
+ * buckets, adds its outcome, then evaluates once. The window (and the consecutive run) is cleared on every
  * state change. IGNORE results and rejected calls are counted nowhere
  * (window_scope FIRES, opossum's rule: every allow() is a call, and the
  * window is never cleared).
  *
  * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() with
- * now >= open_until. HALF_OPEN admits `half_open_permits` concurrent probes,
+ * now >= open_until (open_timer, half_open_timer: timed transitions, stamped at
+ * their due time however late noticed; fb_breaker_next_timer() tells a caller
+ * with a clock when to poll). HALF_OPEN admits `half_open_permits` concurrent probes,
  * each leased until admitted + `probe_lease_us`; every other call is rejected.
  * Any probe FAILURE re-opens (PROBE_FAILED), and so does a slow probe when
  * slow_us > 0; `half_open_permits` probe SUCCESSes close (PROBES_SUCCEEDED).
