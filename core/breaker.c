@@ -43,9 +43,8 @@ static bool enums_valid(const fb_breaker_config *c) {
            (unsigned)c->probe_limit <= FB_PROBES_PER_PERIOD &&
            (unsigned)c->probe_verdict <= FB_VERDICT_RATE &&
            (unsigned)c->open_deadline <= FB_CMP_PASS && (unsigned)c->trip_compare <= FB_CMP_PASS &&
-           (unsigned)c->evaluate <= FB_EVAL_RECORD_ONLY &&
-           (unsigned)c->open_timer <= FB_OFF && (unsigned)c->half_open_timer <= FB_OFF &&
-           (unsigned)c->release_any <= FB_OFF &&
+           (unsigned)c->evaluate <= FB_EVAL_RECORD_ONLY && (unsigned)c->open_timer <= FB_OFF &&
+           (unsigned)c->half_open_timer <= FB_OFF && (unsigned)c->release_any <= FB_OFF &&
            (unsigned)c->bucket_anchor <= FB_BUCKETS_STATE_START &&
            (unsigned)c->cancelled_as <= FB_EFFECT_FAILURE &&
            (unsigned)c->half_open_expiry <= FB_EXPIRE_TO_CLOSED &&
@@ -512,7 +511,7 @@ static void run_timers(fb_breaker *b, fb_time_us now_us) {
         else
             transition(b,
                        b->cfg.half_open_expiry == FB_EXPIRE_TO_CLOSED ? FB_BREAKER_CLOSED
-                                                                     : FB_BREAKER_OPEN,
+                                                                      : FB_BREAKER_OPEN,
                        FB_CAUSE_HALF_OPEN_MAX_WAIT, t, FB_TIME_NONE, FB_TIME_NONE);
     }
 }

@@ -26,10 +26,9 @@
  * Rules are evaluated after every recorded SUCCESS or FAILURE, and in
  * allow()/poll() whenever the time window drops buckets (expiring successes
  * can raise the rate; not with evaluate RECORD_ONLY). record() drops expired
- * buckets, adds its outcome, then evaluates once. The window (and the consecutive run) is cleared on every
- * state change. IGNORE results and rejected calls are counted nowhere
- * (window_scope FIRES, opossum's rule: every allow() is a call, and the
- * window is never cleared).
+ * buckets, adds its outcome, then evaluates once. The window (and the consecutive run) is cleared
+ * on every state change. IGNORE results and rejected calls are counted nowhere (window_scope FIRES,
+ * opossum's rule: every allow() is a call, and the window is never cleared).
  *
  * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() with
  * now >= open_until (open_timer, half_open_timer: timed transitions, stamped at
@@ -307,21 +306,21 @@ typedef struct fb_breaker_config {
     fb_time_us half_open_max_us; /* longest stay in HALF_OPEN; 0 = no limit */
     fb_half_open_expiry half_open_expiry; /* where it then goes; default OPEN */
     fb_window_scope window_scope;         /* default PER_STATE */
-    uint32_t half_open_minimum; /* FB_VERDICT_RATE: HALF_OPEN decides after min(this,
-                                   half_open_permits) results; 0 = minimum_calls (after its cap at
-                                   window_calls). resilience4j: minimumNumberOfCalls as given */
-    fb_switch open_timer;       /* ON: OPEN -> HALF_OPEN is a timer due at open_until (open_deadline
-                                   REACH; + 1 us with PASS): the transition is stamped at its due
-                                   time however late it is noticed (resilience4j
-                                   automaticTransitionFromOpenToHalfOpenEnabled); default OFF */
-    fb_switch half_open_timer;  /* ON: half_open_max_us is a timer from entering HALF_OPEN: the
-                                   transition is stamped at entry + max and an OPEN it enters counts
-                                   from then (resilience4j maxWaitDurationInHalfOpenState); default
-                                   OFF: at the call that finds it expired */
-    fb_switch release_any;      /* ON: in HALF_OPEN an IGNORE (or ignored CANCELLED) result gives a
-                                   permit back whatever state its call was admitted in (resilience4j
-                                   releasePermission()); half-open then has FB_BREAKER_PROBES_MAX
-                                   slots; needs probe_limit PER_PERIOD; default OFF */
+    /* FB_VERDICT_RATE: HALF_OPEN decides after min(this, half_open_permits) results; 0 =
+     * minimum_calls (after its cap at window_calls). resilience4j: minimumNumberOfCalls as given */
+    uint32_t half_open_minimum;
+    /* ON: OPEN -> HALF_OPEN is a timer due at open_until (open_deadline REACH; + 1 us with PASS):
+     * the transition is stamped at its due time however late it is noticed (resilience4j
+     * automaticTransitionFromOpenToHalfOpenEnabled); default OFF */
+    fb_switch open_timer;
+    /* ON: half_open_max_us is a timer from entering HALF_OPEN: the transition is stamped at
+     * entry + max and an OPEN it enters counts from then (resilience4j
+     * maxWaitDurationInHalfOpenState); default OFF: at the call that finds it expired */
+    fb_switch half_open_timer;
+    /* ON: in HALF_OPEN an IGNORE (or ignored CANCELLED) result gives a permit back whatever state
+     * its call was admitted in (resilience4j releasePermission()); half-open then has
+     * FB_BREAKER_PROBES_MAX slots; needs probe_limit PER_PERIOD; default OFF */
+    fb_switch release_any;
     fb_time_us closed_interval_us; /* CLOSED: the first call more than this after the state (or
                                       the last interval) began starts a new generation with
                                       fresh counts, without a transition; 0 = never (gobreaker

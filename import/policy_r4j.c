@@ -77,8 +77,8 @@ static int exception_list(const imp_node *v, const char *where, cJSON **out, imp
             if (sim_r4j_exception_kinds(name) < 0) {
                 char known[600], msg[1400];
                 sim_r4j_exception_names(known, sizeof known);
-                snprintf(msg, sizeof msg, "%s: fusebox cannot place '%s'; it knows %s", where,
-                         name, known);
+                snprintf(msg, sizeof msg, "%s: fusebox cannot place '%s'; it knows %s", where, name,
+                         known);
                 cJSON_Delete(*out);
                 return imp_fail_at(err, e, FB_EINVAL, "%s", msg);
             }

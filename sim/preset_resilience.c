@@ -140,8 +140,8 @@ static const sim_param r4j_params[] = {
      NULL},
     {"ignoreExceptions", SIM_PK_WORDS, 0, 0, "none",
      "CircuitBreaker: these count as neither (the call's permit is released)", NULL},
-    {"retryExceptions", SIM_PK_WORDS, 0, 0, "every exception",
-     "Retry: only these are retried", NULL},
+    {"retryExceptions", SIM_PK_WORDS, 0, 0, "every exception", "Retry: only these are retried",
+     NULL},
     {"retryIgnoreExceptions", SIM_PK_WORDS, 0, 0, "none",
      "Retry: these are not retried (the Retry's ignoreExceptions)", NULL},
     {"enableRandomizedWait", SIM_PK_BOOL, 0, 0, "false",
@@ -320,8 +320,8 @@ size_t sim_r4j_exception_names(char *buf, size_t len) {
 }
 
 /* The kinds the classes of list `name` cover (-1: a class fusebox cannot place, named in msg). */
-static int r4j_kinds_of(const sim_preset *p, const sim_param_value *v, const char *name,
-                        char *msg, size_t msglen) {
+static int r4j_kinds_of(const sim_preset *p, const sim_param_value *v, const char *name, char *msg,
+                        size_t msglen) {
     const sim_param_value *g = preset_given(p, v, name);
     const cJSON *list = g ? g->json : NULL;
     int kinds = 0;
@@ -330,8 +330,8 @@ static int r4j_kinds_of(const sim_preset *p, const sim_param_value *v, const cha
         if (k < 0) {
             char known[1024];
             sim_r4j_exception_names(known, sizeof known);
-            snprintf(msg, msglen, "%s: fusebox cannot place '%s'; it knows %s",
-                     name, cJSON_IsString(e) ? e->valuestring : "?", known);
+            snprintf(msg, msglen, "%s: fusebox cannot place '%s'; it knows %s", name,
+                     cJSON_IsString(e) ? e->valuestring : "?", known);
             return -1;
         }
         kinds |= k;

@@ -1700,8 +1700,8 @@ static void breaker_half_open_timer_counts_from_its_due_time(void **state) {
     (void)state;
     fb_breaker b;
     ev_log log;
-    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .half_open_max_us = 5,
-                             .half_open_timer = FB_ON};
+    fb_breaker_config cfg = {
+        .consecutive_failures = 1, .open_us = 10, .half_open_max_us = 5, .half_open_timer = FB_ON};
     open_at_zero(&b, &cfg, &log);
     assert_int_equal(fb_breaker_next_timer(&b), FB_TIME_NONE); /* open: no open_timer */
     (void)admit(&b, 12);                                       /* half-open at 12 */

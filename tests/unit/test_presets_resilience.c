@@ -385,16 +385,18 @@ static void r4j_retry_keys_read_as_spring_reads_them(void **state) {
                       "\"exponentialMaxWaitDuration\": \"300ms\"");
     assert_int_equal(lc.L->retry.delay_us_max, 300 * MS);
     sim_scenario_free(lc.sc);
-    lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
-                      "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
-                      "\"exponentialBackoffMultiplier\": 2, \"exponentialMaxWaitDuration\": \"300ms\", "
-                      "\"randomizedWaitFactor\": 0.1");
+    lc = preset_layer(
+        "\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+        "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
+        "\"exponentialBackoffMultiplier\": 2, \"exponentialMaxWaitDuration\": \"300ms\", "
+        "\"randomizedWaitFactor\": 0.1");
     assert_int_equal(lc.L->retry.delay_us_max, 300 * MS);
     assert_true(lc.L->retry.jitter_fraction == 0.1);
     sim_scenario_free(lc.sc);
-    lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
-                      "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
-                      "\"exponentialBackoffMultiplier\": 2, \"exponentialMaxWaitDuration\": \"300ms\"");
+    lc = preset_layer(
+        "\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+        "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
+        "\"exponentialBackoffMultiplier\": 2, \"exponentialMaxWaitDuration\": \"300ms\"");
     assert_int_equal(lc.L->retry.delay_us_max, FB_TIME_MAX); /* no factor: no cap */
     sim_scenario_free(lc.sc);
     lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
@@ -454,13 +456,15 @@ static void r4j_exception_lists_as_failures(void **state) {
     assert_true(classified(&lc, 400, FB_TRANSPORT_NONE).retryable);
     sim_scenario_free(lc.sc);
 
-    preset_error("\"preset\": \"resilience4j\", \"ignoreExceptions\": [\"com.acme.BusinessException\"]",
-                 "ignoreExceptions: fusebox cannot place 'com.acme.BusinessException'; it knows "
-                 "Throwable");
+    preset_error(
+        "\"preset\": \"resilience4j\", \"ignoreExceptions\": [\"com.acme.BusinessException\"]",
+        "ignoreExceptions: fusebox cannot place 'com.acme.BusinessException'; it knows "
+        "Throwable");
     char known[800];
     sim_r4j_exception_names(known, sizeof known);
     assert_non_null(strstr(known, "HttpClientErrorException.TooManyRequests"));
-    assert_int_equal(sim_r4j_exception_kinds("org.springframework.web.client.HttpClientErrorException$TooManyRequests"),
+    assert_int_equal(sim_r4j_exception_kinds(
+                         "org.springframework.web.client.HttpClientErrorException$TooManyRequests"),
                      sim_r4j_exception_kinds("HttpClientErrorException.TooManyRequests"));
     assert_int_equal(sim_r4j_exception_kinds("HttpClientErrorException.TooMany"), -1);
 }
