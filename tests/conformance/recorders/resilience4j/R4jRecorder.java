@@ -30,7 +30,6 @@ import io.github.resilience4j.retry.Retry;
 import io.github.resilience4j.retry.RetryConfig;
 import io.github.resilience4j.retry.internal.RetryImpl;
 
-import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.reflect.Field;
 import java.time.Clock;
@@ -247,7 +246,44 @@ public final class R4jRecorder {
 
     static String val(Object v) {
         if (v instanceof String) return q((String) v);
+        if (v instanceof List) {
+            StringBuilder b = new StringBuilder("[");
+            for (Object o : (List<?>) v) b.append(b.length() > 1 ? ", " : "").append(val(o));
+            return b.append("]").toString();
+        }
         return String.valueOf(v);
+    }
+
+    /*
+     * What a call through RestTemplate throws for each outcome (Spring's classes, as the
+     * stand-ins in stubs/ declare them): 5xx HttpServerErrorException, 429
+     * HttpClientErrorException.TooManyRequests, a timeout ResourceAccessException.
+     */
+    static RuntimeException thrown(String outcome) {
+        switch (outcome) {
+            case "fail": return new org.springframework.web.client.HttpServerErrorException("503");
+            case "ratelimit":
+                return new org.springframework.web.client.HttpClientErrorException.TooManyRequests("429");
+            case "timeout": return new org.springframework.web.client.ResourceAccessException("timeout");
+            default: throw new IllegalArgumentException("outcome " + outcome);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    static Class<? extends Throwable>[] classes(Object names) {
+        List<?> l = (List<?>) names;
+        Class<? extends Throwable>[] out = new Class[l.size()];
+        try {
+            for (int i = 0; i < out.length; i++)
+                out[i] = (Class<? extends Throwable>) Class.forName((String) l.get(i));
+        } catch (ClassNotFoundException e) {
+            throw new IllegalArgumentException(e);
+        }
+        return out;
+    }
+
+    static List<String> names(String... xs) {
+        return java.util.Arrays.asList(xs);
     }
 
     static String obj(Map<String, Object> m) {
@@ -302,6 +338,8 @@ public final class R4jRecorder {
                 case "waitDurationInOpenState": b.waitDurationInOpenState(dur(v)); break;
                 case "automaticTransitionFromOpenToHalfOpenEnabled":
                     b.automaticTransitionFromOpenToHalfOpenEnabled((Boolean) v); break;
+                case "recordExceptions": b.recordExceptions(classes(v)); break;
+                case "ignoreExceptions": b.ignoreExceptions(classes(v)); break;
                 default: throw new IllegalArgumentException("key " + e.getKey());
             }
         }
@@ -380,7 +418,7 @@ public final class R4jRecorder {
         if (outcome.equals("ok"))
             cb.onSuccess(d, TimeUnit.MILLISECONDS);
         else
-            cb.onError(d, TimeUnit.MILLISECONDS, new IOException("503"));
+            cb.onError(d, TimeUnit.MILLISECONDS, thrown(outcome));
     }
 
     /* ---- Retry ---- */
@@ -422,11 +460,14 @@ public final class R4jRecorder {
         }
         if (f != null) b.intervalBiFunction(IntervalBiFunction.ofIntervalFunction(f));
         if (k.containsKey("maxAttempts")) b.maxAttempts((Integer) k.get("maxAttempts"));
+        if (k.containsKey("retryExceptions")) b.retryExceptions(classes(k.get("retryExceptions")));
+        /* the Retry's ignoreExceptions, named retryIgnoreExceptions in the preset */
+        if (k.containsKey("retryIgnoreExceptions")) b.ignoreExceptions(classes(k.get("retryIgnoreExceptions")));
         return b.build();
     }
 
     /* One Retry call whose first k attempts throw; the sleeps it asks for, in ms. */
-    static List<Long> retryOnce(RetryConfig cfg, int k, int[] attempts, boolean[] success) {
+    static List<Long> retryOnce(RetryConfig cfg, String outcome, int k, int[] attempts, boolean[] success) {
         List<Long> sleeps = new ArrayList<>();
         RetryImpl.setSleepFunction(sleeps::add);
         Retry r = Retry.of("conformance", cfg);
@@ -434,7 +475,7 @@ public final class R4jRecorder {
         try {
             Retry.decorateCheckedSupplier(r, () -> {
                 n[0]++;
-                if (k < 0 || n[0] <= k) throw new IOException("503");
+                if (k < 0 || n[0] <= k) throw thrown(outcome);
                 return "ok";
             }).get();
             success[0] = true;
@@ -457,9 +498,9 @@ public final class R4jRecorder {
             int[] attempts = {0};
             boolean[] success = {false};
             PINNED.value = 0.0;
-            List<Long> lo = retryOnce(cfg, k, attempts, success);
+            List<Long> lo = retryOnce(cfg, w[1], k, attempts, success);
             PINNED.value = BELOW_ONE;
-            List<Long> hi = retryOnce(cfg, k, attempts, success);
+            List<Long> hi = retryOnce(cfg, w[1], k, attempts, success);
             for (int i = 0; i < lo.size(); i++) {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("retry", i + 1);
@@ -475,7 +516,9 @@ public final class R4jRecorder {
             }
             Map<String, Object> m = new LinkedHashMap<>();
             m.put("attempts", attempts[0]);
-            m.put("end", success[0] ? "success" : "attempts");
+            /* RetryImpl.ContextImpl.onError tests the exception predicate first */
+            m.put("end", success[0] ? "success"
+                                    : !cfg.getExceptionPredicate().test(thrown(w[1])) ? "not_retryable" : "attempts");
             out.add(obj(m));
         }
         return out;
@@ -515,7 +558,10 @@ public final class R4jRecorder {
         b.append("{\"name\": ").append(q(c.name));
         if (random >= 0) b.append(", \"random\": ").append(random);
         b.append(", \"fusebox\": ").append(obj(fb));
-        b.append(", \"lib\": ").append(obj(c.keys));
+        Map<String, Object> lib = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> e : c.keys.entrySet())
+            lib.put(e.getKey().equals("retryIgnoreExceptions") ? "ignoreExceptions" : e.getKey(), e.getValue());
+        b.append(", \"lib\": ").append(obj(lib));
         b.append(", \"script\": [");
         for (int i = 0; i < c.script.size(); i++) b.append(i > 0 ? ", " : "").append(q(c.script.get(i)));
         b.append("], \"expect\": [").append(String.join(", ", expect)).append("]}");
@@ -612,6 +658,27 @@ public final class R4jRecorder {
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("permittedNumberOfCallsInHalfOpenState", 1)
                   .k("waitDurationInOpenState", "100ms")
                   .s("call 0 fail", "admit 200 0", "admit 201 1", "result 202 0 cancel", "admit 203 2", "result 210 2 ok"));
+        String web = "org.springframework.web.client.";
+        l.add(new Case("ignoreExceptions HttpClientErrorException: 429s count nowhere, 5xx still open it")
+                  .k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2)
+                  .k("ignoreExceptions", names(web + "HttpClientErrorException"))
+                  .s("call 0 ratelimit", "call 10 ratelimit", "call 20 ratelimit", "call 30 fail", "call 40 fail",
+                     "call 50 ok"));
+        l.add(new Case("recordExceptions HttpServerErrorException: a 429 counts as a success")
+                  .k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2)
+                  .k("recordExceptions", names(web + "HttpServerErrorException"))
+                  .s("call 0 ratelimit", "call 10 ratelimit", "call 20 fail", "call 30 ok"));
+        l.add(new Case("an ignored result in half-open gives its permit back")
+                  .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("permittedNumberOfCallsInHalfOpenState", 1)
+                  .k("waitDurationInOpenState", "100ms")
+                  .k("ignoreExceptions", names(web + "HttpClientErrorException$TooManyRequests"))
+                  .s("call 0 fail", "admit 200 0", "admit 201 1", "result 210 0 ratelimit", "admit 220 2",
+                     "result 230 2 ok", "call 240 ratelimit"));
+        l.add(new Case("recordExceptions RestClientException, ignoreExceptions TooManyRequests: ignore wins")
+                  .k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2)
+                  .k("recordExceptions", names(web + "RestClientException"))
+                  .k("ignoreExceptions", names(web + "HttpClientErrorException$TooManyRequests"))
+                  .s("call 0 ratelimit", "call 10 ratelimit", "call 20 fail", "call 30 ratelimit", "call 40 fail"));
         l.add(new Case("cancel in closed changes nothing")
                   .k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2)
                   .s("admit 0 0", "result 5 0 cancel", "call 10 fail", "call 20 ok"));
@@ -638,13 +705,21 @@ public final class R4jRecorder {
         c.k("waitDurationInOpenState", ms(open));
         if (r.nextInt(3) == 0) c.k("maxWaitDurationInHalfOpenState", ms((int) pick(r, 150, 400, 1000)));
         if (r.nextInt(3) == 0) c.k("automaticTransitionFromOpenToHalfOpenEnabled", true);
+        String web = "org.springframework.web.client.";
+        if (r.nextInt(4) == 0)
+            c.k("recordExceptions", names(web + (String) pick(r, "HttpServerErrorException", "RestClientException",
+                                                                "HttpStatusCodeException")));
+        if (r.nextInt(4) == 0)
+            c.k("ignoreExceptions", names(web + (String) pick(r, "HttpClientErrorException",
+                                                                "HttpClientErrorException$TooManyRequests")));
         long t = r.nextInt(50);
         int ops = 10 + r.nextInt(40);
         List<String> open_ids = new ArrayList<>();
         boolean automatic = c.keys.containsKey("automaticTransitionFromOpenToHalfOpenEnabled");
         for (int j = 0; j < ops; j++) {
             int kind = r.nextInt(10);
-            String out = r.nextInt(100) < 45 ? "fail" : "ok";
+            int o = r.nextInt(100);
+            String out = o < 35 ? "fail" : o < 45 ? "ratelimit" : "ok";
             if (kind < 5) {
                 long d = r.nextInt(4) == 0 ? r.nextInt(250) : 0;
                 c.s("call " + t + " " + out + (d > 0 ? " " + d : ""));
@@ -688,6 +763,17 @@ public final class R4jRecorder {
                   .k("enableRandomizedWait", true).s("retry fail -1"));
         l.add(new Case("enableRandomizedWait with randomizedWaitFactor").k("maxAttempts", 3).k("waitDuration", "200ms")
                   .k("enableRandomizedWait", true).k("randomizedWaitFactor", 0.2).s("retry fail -1"));
+        String web = "org.springframework.web.client.";
+        l.add(new Case("retryExceptions HttpServerErrorException: a 429 or a timeout is not retried")
+                  .k("maxAttempts", 3).k("waitDuration", "100ms").k("retryExceptions", names(web + "HttpServerErrorException"))
+                  .s("retry fail -1", "retry ratelimit -1", "retry timeout -1", "retry fail 1"));
+        l.add(new Case("retryExceptions RestClientException with ignoreExceptions HttpClientErrorException")
+                  .k("maxAttempts", 3).k("waitDuration", "100ms").k("retryExceptions", names(web + "RestClientException"))
+                  .k("retryIgnoreExceptions", names(web + "HttpClientErrorException"))
+                  .s("retry ratelimit -1", "retry fail 1", "retry timeout -1"));
+        l.add(new Case("ignoreExceptions alone: everything else is retried")
+                  .k("maxAttempts", 4).k("waitDuration", "10ms").k("retryIgnoreExceptions", names(web + "ResourceAccessException"))
+                  .s("retry timeout -1", "retry fail -1", "retry ratelimit 2"));
         l.add(new Case("exponential randomized backoff with a cap").k("maxAttempts", 8).k("waitDuration", "100ms")
                   .k("enableExponentialBackoff", true).k("enableRandomizedWait", true).k("exponentialBackoffMultiplier", 2)
                   .k("randomizedWaitFactor", 0.5).k("exponentialMaxWaitDuration", "1s").s("retry fail -1"));
@@ -704,8 +790,17 @@ public final class R4jRecorder {
         if (expo && r.nextBoolean()) c.k("exponentialBackoffMultiplier", pick(r, 1.1, 1.5, 2, 2.5, 3));
         if (expo && r.nextBoolean()) c.k("exponentialMaxWaitDuration", ms((int) pick(r, 50, 300, 2000)));
         if (rnd && r.nextBoolean()) c.k("randomizedWaitFactor", pick(r, 0.1, 0.25, 0.5, 0.9));
+        String web = "org.springframework.web.client.";
+        if (r.nextInt(4) == 0)
+            c.k("retryExceptions", names(web + (String) pick(r, "HttpServerErrorException", "RestClientException",
+                                                               "HttpStatusCodeException", "ResourceAccessException")));
+        if (r.nextInt(4) == 0)
+            c.k("retryIgnoreExceptions", names(web + (String) pick(r, "HttpClientErrorException",
+                                                                     "HttpClientErrorException$TooManyRequests",
+                                                                     "ResourceAccessException")));
         int n = 1 + r.nextInt(3);
-        for (int j = 0; j < n; j++) c.s("retry fail " + (r.nextInt(4) == 0 ? -1 : r.nextInt(9)));
+        for (int j = 0; j < n; j++)
+            c.s("retry " + pick(r, "fail", "fail", "ratelimit", "timeout") + " " + (r.nextInt(4) == 0 ? -1 : r.nextInt(9)));
         return c;
     }
 

@@ -7,7 +7,8 @@
 # DIR is resilience4j/resilience4j at tag v2.4.0 (commit f1c3be8e): git clone
 # https://github.com/resilience4j/resilience4j && git -C resilience4j checkout v2.4.0 (only its
 # resilience4j-core, resilience4j-circuitbreaker and resilience4j-retry src/main trees are
-# used). Needs javac (Debian default-jdk-headless), /usr/share/java/slf4j-api.jar
+# used), with stubs/: stand-ins for the Spring exception classes a RestTemplate call throws
+# (their names and superclasses as in spring-web 6), for the exception-list cases. Needs javac (Debian default-jdk-headless), /usr/share/java/slf4j-api.jar
 # (libslf4j-java) and /usr/share/java/jsr305.jar (libjsr305-java). Those trees are compiled,
 # unchanged, into a temporary folder with R4jRecorder.java, which writes the cases (edge
 # cases, then SEED's random sequences) and what the library decided for each.
@@ -41,6 +42,7 @@ for t in $TREES; do find "$SRC/$t/src/main/java" -name '*.java'; done | LC_ALL=C
 javac -nowarn -encoding UTF-8 -d "$TMP/classes" -cp "$CP" @"$TMP/sources" >"$TMP/javac.log" 2>&1 ||
     { cat "$TMP/javac.log" >&2; exit 1; }
 javac -nowarn -encoding UTF-8 -d "$TMP/classes" -cp "$TMP/classes:$CP" "$HERE/R4jRecorder.java" \
+    $(find "$HERE/stubs" -name '*.java' | LC_ALL=C sort) \
     >"$TMP/javac.log" 2>&1 || { cat "$TMP/javac.log" >&2; exit 1; }
 sums=$(cd "$SRC" && for t in $TREES; do find "$t/src/main/java" -name '*.java'; done | LC_ALL=C sort |
     xargs cat | sha256sum | cut -d' ' -f1)
@@ -53,9 +55,9 @@ for part in circuitbreaker retry; do
     edge=$(grep -vc '"name": "random' "$OUT/cases.jsonl" || true)
     rand=$(grep -c '"name": "random' "$OUT/cases.jsonl" || true)
     if [ "$part" = circuitbreaker ]; then
-        what="CircuitBreakerStateMachine built by CircuitBreakerConfig.custom() with the case's keys and \`.clock(fake)\`; \`tryAcquirePermission()\`, \`onSuccess\`/\`onError(duration)\`, \`releasePermission()\` (cancel), \`getState()\`; the executor \`SchedulerFactory\` hands out replaced (its static field, set through sun.misc.Unsafe) by one run by hand: before each script line at time T every task due at or before T runs, earliest first, with the clock at its due time"
+        what="CircuitBreakerStateMachine built by CircuitBreakerConfig.custom() with the case's keys and \`.clock(fake)\`; \`tryAcquirePermission()\`, \`onSuccess\`/\`onError(duration)\`, \`releasePermission()\` (cancel), \`getState()\`; the executor \`SchedulerFactory\` hands out replaced (its static field, set through sun.misc.Unsafe) by one run by hand: before each script line at time T every task due at or before T runs, earliest first, with the clock at its due time; a failed call throws what a RestTemplate call would (HttpServerErrorException for a 503, HttpClientErrorException.TooManyRequests for a 429: stand-ins with Spring's names and superclasses, recorders/resilience4j/stubs/), so that recordExceptions and ignoreExceptions match as they would"
     else
-        what="Retry.decorateCheckedSupplier over a supplier that throws IOException for its first K calls, built from RetryConfig.custom() the way resilience4j-framework-common's CommonRetryConfigurationProperties.configureRetryIntervalFunction reads the Spring Boot keys (written out in R4jRecorder.retryConfig); sleeps captured by RetryImpl.setSleepFunction; for a randomized wait Math.random() is pinned (its Random replaced through sun.misc.Unsafe) to 0 and to the largest double below 1, giving the range each wait is drawn from; configurations the library refuses (an IntervalFunction under 1 ms, at startup or at the first retry) are not recorded: the preset refuses them"
+        what="Retry.decorateCheckedSupplier over a supplier that throws for its first K calls what a RestTemplate call would (HttpServerErrorException, HttpClientErrorException.TooManyRequests, ResourceAccessException for a timeout: stand-ins with Spring's names and superclasses, recorders/resilience4j/stubs/), built from RetryConfig.custom() the way resilience4j-framework-common's CommonRetryConfigurationProperties.configureRetryIntervalFunction reads the Spring Boot keys (written out in R4jRecorder.retryConfig); sleeps captured by RetryImpl.setSleepFunction; for a randomized wait Math.random() is pinned (its Random replaced through sun.misc.Unsafe) to 0 and to the largest double below 1, giving the range each wait is drawn from; configurations the library refuses (an IntervalFunction under 1 ms, at startup or at the first retry) are not recorded: the preset refuses them"
     fi
     cat >"$OUT/SOURCE.md" <<MD
 # resilience4j $VERSION ($part)
