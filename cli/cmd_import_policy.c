@@ -125,7 +125,7 @@ int cli_cmd_import_policy(int argc, char **argv) {
     int rc = imp_yaml_load(pos[1], &root, &err);
     if (rc == FB_OK) rc = imp_policy(pos[0], root, pos[1], &r, &err);
     if (rc != FB_OK) {
-        char msg[800];
+        char msg[1400];
         imp_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "fusebox import-policy: %s\n", msg);
         imp_node_free(root);

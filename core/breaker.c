@@ -46,7 +46,8 @@ static bool enums_valid(const fb_breaker_config *c) {
            (unsigned)c->probe_limit <= FB_PROBES_NONE &&
            (unsigned)c->probe_verdict <= FB_VERDICT_RATE &&
            (unsigned)c->open_deadline <= FB_CMP_PASS && (unsigned)c->trip_compare <= FB_CMP_PASS &&
-           (unsigned)c->evaluate <= FB_EVAL_AT_ADMISSION &&
+           (unsigned)c->evaluate <= FB_EVAL_RECORD_ONLY && (unsigned)c->open_timer <= FB_OFF &&
+           (unsigned)c->half_open_timer <= FB_OFF && (unsigned)c->release_any <= FB_OFF &&
            (unsigned)c->bucket_anchor <= FB_BUCKETS_STATE_START &&
            (unsigned)c->cancelled_as <= FB_EFFECT_FAILURE &&
            (unsigned)c->half_open_expiry <= FB_EXPIRE_TO_CLOSED &&
@@ -101,6 +102,7 @@ static int normalise(fb_breaker_config *c) {
          c->slow_us > 0 || c->probe_verdict != FB_VERDICT_FIRST_FAILURE))
         return FB_EINVAL;
     if (c->open_us_max < c->open_us) return FB_ERANGE;
+    if (c->release_any == FB_ON && c->probe_limit != FB_PROBES_PER_PERIOD) return FB_EINVAL;
     if (c->mode == FB_BREAKER_MODE_COUNT_WINDOW && c->minimum_calls > c->window_calls)
         c->minimum_calls = c->window_calls;
     return FB_OK;
@@ -385,6 +387,7 @@ static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time
     b->probes_in_use = 0;
     b->probe_successes = 0;
     b->probes_admitted = 0;
+    b->probes_released = 0;
     b->threshold_signalled = false;
     /* pybreaker: reset_success_counter() on entering every state, reset_counter() on CLOSED */
     b->adm_successes = 0;
@@ -496,7 +499,36 @@ static void closed_interval_due(fb_breaker *b, fb_time_us now_us) {
     b->closed_until_us = fb_time_add(now_us, b->cfg.closed_interval_us);
 }
 
+fb_time_us fb_breaker_next_timer(const fb_breaker *b) {
+    const fb_breaker_config *c = &b->cfg;
+    if (b->state == FB_BREAKER_OPEN && c->open_timer == FB_ON)
+        return fb_time_add(b->open_until_us, c->open_deadline == FB_CMP_PASS);
+    if (b->state == FB_BREAKER_HALF_OPEN && c->half_open_timer == FB_ON && c->half_open_max_us > 0)
+        return fb_time_add(b->state_since_us, c->half_open_max_us);
+    return FB_TIME_NONE;
+}
+
+/* The most timed transitions one call performs; past it the rest are stamped at now. */
+#define TIMERS_MAX 100000
+
+/* Run every timed transition due at or before now, each at its due time. */
+static void run_timers(fb_breaker *b, fb_time_us now_us) {
+    for (uint32_t n = 0; n < TIMERS_MAX; n++) {
+        fb_time_us t = fb_breaker_next_timer(b);
+        if (t < 0 || t > now_us) return;
+        if (b->state == FB_BREAKER_OPEN)
+            transition(b, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, t, FB_TIME_NONE,
+                       FB_TIME_NONE);
+        else
+            transition(b,
+                       b->cfg.half_open_expiry == FB_EXPIRE_TO_CLOSED ? FB_BREAKER_CLOSED
+                                                                      : FB_BREAKER_OPEN,
+                       FB_CAUSE_HALF_OPEN_MAX_WAIT, t, FB_TIME_NONE, FB_TIME_NONE);
+    }
+}
+
 void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
+    if (b->cfg.open_timer == FB_ON || b->cfg.half_open_timer == FB_ON) run_timers(b, now_us);
     switch (b->state) {
     case FB_BREAKER_OPEN:
         if (open_elapsed(b, now_us))
@@ -520,6 +552,18 @@ void fb_breaker_poll(fb_breaker *b, fb_time_us now_us) {
     }
 }
 
+/* Lease slots in HALF_OPEN: one per permit; release_any: as many as can be given back. */
+static uint32_t probe_slots(const fb_breaker *b) {
+    return b->cfg.release_any == FB_ON ? FB_BREAKER_PROBES_MAX : b->cfg.half_open_permits;
+}
+
+/* PER_PERIOD: this half-open period's permits are all taken (and none was given back). */
+static bool period_exhausted(const fb_breaker *b) {
+    const fb_breaker_config *c = &b->cfg;
+    return c->probe_limit == FB_PROBES_PER_PERIOD &&
+           b->probes_admitted >= c->half_open_permits + b->probes_released;
+}
+
 static void admit(fb_breaker *b, fb_breaker_permit *p, fb_permit_kind kind, uint32_t slot,
                   fb_time_us now_us) {
     p->generation = b->generation;
@@ -538,9 +582,8 @@ static bool admit_probe(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *per
         b->probes_admitted++;
         return true;
     }
-    if (c->probe_limit == FB_PROBES_PER_PERIOD && b->probes_admitted >= c->half_open_permits)
-        return false;
-    for (uint32_t s = 0; s < c->half_open_permits; s++) {
+    if (period_exhausted(b)) return false;
+    for (uint32_t s = 0; s < probe_slots(b); s++) {
         if (b->probes_in_use & (1u << s)) continue;
         b->probes_in_use |= 1u << s;
         b->lease_until_us[s] = fb_time_add(now_us, c->probe_lease_us);
@@ -608,8 +651,8 @@ static bool is_slow(const fb_breaker *b, fb_time_us duration_us) {
 static void judge_probes(fb_breaker *b, bool failed, fb_time_us hint_us, fb_time_us now_us) {
     const fb_breaker_config *c = &b->cfg;
     if (c->probe_verdict == FB_VERDICT_RATE) {
-        uint32_t need =
-            c->minimum_calls < c->half_open_permits ? c->minimum_calls : c->half_open_permits;
+        uint32_t min = c->half_open_minimum > 0 ? c->half_open_minimum : c->minimum_calls;
+        uint32_t need = min < c->half_open_permits ? min : c->half_open_permits;
         if (b->calls < need) return;
         int cause = broken_rate(b, need);
         if (cause != NO_CAUSE)
@@ -631,7 +674,7 @@ static void record_half_open(fb_breaker *b, const fb_breaker_permit *p, bool own
     if (own) {
         uint32_t bit = 1u << (p->slot & 31u);
         /* The slot must still be held by this very admission (not a double report). */
-        if (p->slot >= b->cfg.half_open_permits || !(b->probes_in_use & bit) ||
+        if (p->slot >= probe_slots(b) || !(b->probes_in_use & bit) ||
             b->probe_id[p->slot] != p->id) {
             b->stats.stale++;
             return;
@@ -639,6 +682,9 @@ static void record_half_open(fb_breaker *b, const fb_breaker_permit *p, bool own
         b->probes_in_use &= ~bit;
         if (r->effect == FB_EFFECT_IGNORE && b->cfg.probe_limit == FB_PROBES_PER_PERIOD)
             b->probes_admitted--; /* an ignored probe gives its permit back */
+    } else if (r->effect == FB_EFFECT_IGNORE && b->cfg.release_any == FB_ON &&
+               b->probes_released < FB_BREAKER_PROBES_MAX) {
+        b->probes_released++; /* resilience4j: releasePermission() adds one, whoever calls it */
     }
     if (r->effect != FB_EFFECT_SUCCESS && r->effect != FB_EFFECT_FAILURE) return;
     bool failed = r->effect == FB_EFFECT_FAILURE;
@@ -666,7 +712,8 @@ static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_br
     }
     if (failed && r->trip == FB_TRIP_NEVER) return;
     fb_evaluate when = b->cfg.evaluate;
-    if (when == FB_EVAL_EVERY_RECORD || (when == FB_EVAL_ON_FAILURE && failed))
+    if (when == FB_EVAL_EVERY_RECORD || when == FB_EVAL_RECORD_ONLY ||
+        (when == FB_EVAL_ON_FAILURE && failed))
         evaluate(b, now_us, r->hint_us, failed ? r->failure_limit : 0);
 }
 
@@ -783,6 +830,7 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
         }
         return;
     }
+    if (b->cfg.open_timer == FB_ON || b->cfg.half_open_timer == FB_ON) run_timers(b, now_us);
     if (b->cfg.late_results == FB_LATE_AS_ADMITTED) {
         record_as_admitted(b, permit, &result, now_us);
         return;
@@ -853,17 +901,15 @@ fb_breaker_state fb_breaker_state_get(const fb_breaker *b) {
 }
 
 bool fb_breaker_admits(const fb_breaker *b, fb_time_us now_us) {
-    const fb_breaker_config *c = &b->cfg;
     switch (b->state) {
     case FB_BREAKER_FORCED_OPEN:
         return false;
     case FB_BREAKER_OPEN:
         return open_elapsed(b, now_us);
     case FB_BREAKER_HALF_OPEN:
-        if (c->probe_limit == FB_PROBES_NONE) return true;
-        if (c->probe_limit == FB_PROBES_PER_PERIOD && b->probes_admitted >= c->half_open_permits)
-            return false;
-        return b->probes_in_use != (1u << c->half_open_permits) - 1u;
+        if (b->cfg.probe_limit == FB_PROBES_NONE) return true;
+        if (period_exhausted(b)) return false;
+        return b->probes_in_use != (1u << probe_slots(b)) - 1u;
     default:
         return true;
     }
@@ -878,9 +924,8 @@ static fb_time_us half_open_retry_in(const fb_breaker *b, fb_time_us now_us) {
     const fb_breaker_config *c = &b->cfg;
     fb_time_us first = FB_TIME_MAX;
     if (c->half_open_max_us > 0) first = fb_time_add(b->state_since_us, c->half_open_max_us);
-    bool exhausted =
-        c->probe_limit == FB_PROBES_PER_PERIOD && b->probes_admitted >= c->half_open_permits;
-    for (uint32_t s = 0; s < c->half_open_permits; s++) {
+    bool exhausted = period_exhausted(b);
+    for (uint32_t s = 0; s < probe_slots(b); s++) {
         if (!(b->probes_in_use & (1u << s))) {
             if (!exhausted) return 0;
             continue;

@@ -25,16 +25,17 @@
  * checked first, so it names the cause when both rules break.
  * Rules are evaluated after every recorded SUCCESS or FAILURE, and in
  * allow()/poll() whenever the time window drops buckets (expiring successes
- * can raise the rate). record() drops expired buckets, adds its outcome, then
- * evaluates once. The window (and the consecutive run) is cleared on every
- * state change. IGNORE results and rejected calls are counted nowhere
- * (window_scope FIRES, opossum's rule: every allow() is a call, and the
- * window is never cleared).
+ * can raise the rate; not with evaluate RECORD_ONLY). record() drops expired
+ * buckets, adds its outcome, then evaluates once. The window (and the consecutive run) is cleared
+ * on every state change. IGNORE results and rejected calls are counted nowhere (window_scope FIRES,
+ * opossum's rule: every allow() is a call, and the window is never cleared).
  *
  * OPEN becomes HALF_OPEN lazily, on the first allow()/poll() (and record(),
- * with open_elapses_on_result ON) with now >= open_until. HALF_OPEN admits
- * `half_open_permits` concurrent probes, each leased until admitted +
- * `probe_lease_us`; every other call is rejected.
+ * with open_elapses_on_result ON) with now >= open_until (open_timer,
+ * half_open_timer: timed transitions, stamped at their due time however late
+ * noticed; fb_breaker_next_timer() tells a caller with a clock when to poll).
+ * HALF_OPEN admits `half_open_permits` concurrent probes, each leased until
+ * admitted + `probe_lease_us`; every other call is rejected.
  * Any probe FAILURE re-opens (PROBE_FAILED), and so does a slow probe when
  * slow_us > 0; `half_open_permits` probe SUCCESSes close (PROBES_SUCCEEDED).
  * A probe's result frees its slot for another probe; an IGNORE result frees it
@@ -231,8 +232,10 @@ typedef enum fb_compare {
 typedef enum fb_evaluate {
     FB_EVAL_EVERY_RECORD = 0, /* default: after every SUCCESS/FAILURE, and when buckets expire */
     FB_EVAL_ON_FAILURE,       /* only after a FAILURE is recorded (gobreaker, Polly, opossum) */
-    FB_EVAL_AT_ADMISSION      /* only in allow(), before admitting: a broken rule trips and the
+    FB_EVAL_AT_ADMISSION,     /* only in allow(), before admitting: a broken rule trips and the
                                  call is rejected */
+    FB_EVAL_RECORD_ONLY       /* after every SUCCESS/FAILURE only: buckets that expire change
+                                 nothing until the next result (resilience4j) */
 } fb_evaluate;
 
 /* TIME_WINDOW: where buckets start and which bucket a result lands in. */
@@ -320,6 +323,21 @@ typedef struct fb_breaker_config {
     fb_time_us half_open_max_us; /* longest stay in HALF_OPEN; 0 = no limit */
     fb_half_open_expiry half_open_expiry; /* where it then goes; default OPEN */
     fb_window_scope window_scope;         /* default PER_STATE */
+    /* FB_VERDICT_RATE: HALF_OPEN decides after min(this, half_open_permits) results; 0 =
+     * minimum_calls (after its cap at window_calls). resilience4j: minimumNumberOfCalls as given */
+    uint32_t half_open_minimum;
+    /* ON: OPEN -> HALF_OPEN is a timer due at open_until (open_deadline REACH; + 1 us with PASS):
+     * the transition is stamped at its due time however late it is noticed (resilience4j
+     * automaticTransitionFromOpenToHalfOpenEnabled); default OFF */
+    fb_switch open_timer;
+    /* ON: half_open_max_us is a timer from entering HALF_OPEN: the transition is stamped at
+     * entry + max and an OPEN it enters counts from then (resilience4j
+     * maxWaitDurationInHalfOpenState); default OFF: at the call that finds it expired */
+    fb_switch half_open_timer;
+    /* ON: in HALF_OPEN an IGNORE (or ignored CANCELLED) result gives a permit back whatever state
+     * its call was admitted in (resilience4j releasePermission()); half-open then has
+     * FB_BREAKER_PROBES_MAX slots; needs probe_limit PER_PERIOD; default OFF */
+    fb_switch release_any;
     fb_time_us closed_interval_us; /* CLOSED: the first call more than this after the state (or
                                       the last interval) began starts a new generation with
                                       fresh counts, without a transition; 0 = never (gobreaker
@@ -422,6 +440,7 @@ typedef struct fb_breaker {
     uint32_t probes_in_use;                   /* bitmask of leased slots */
     uint32_t probe_successes;
     uint32_t probes_admitted; /* this half-open period (PER_PERIOD) */
+    uint32_t probes_released; /* release_any: permits given back by calls of another state */
     uint64_t admissions;      /* permits handed out: the next permit's id - 1 */
     /* late_results AS_ADMITTED: pybreaker's counter and success_counter */
     uint32_t adm_failures, adm_successes;
@@ -462,6 +481,13 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
 
 /* Perform due lazy transitions without asking for a permit. */
 void fb_breaker_poll(fb_breaker *b, fb_time_us now_us);
+/*
+ * When the next timed transition is due (open_timer, half_open_timer), or
+ * FB_TIME_NONE: a caller with a clock polls the breaker then, so that the
+ * transition happens (and its event fires) on time. Without the poll it still
+ * happens, stamped at its due time, at the next allow()/record()/poll().
+ */
+fb_time_us fb_breaker_next_timer(const fb_breaker *b);
 
 /* Manual transition to any state (cause MANUAL). CLOSED/HALF_OPEN start a fresh window. */
 int fb_breaker_set_state(fb_breaker *b, fb_breaker_state to, fb_time_us now_us);

@@ -208,10 +208,12 @@ static double shaped(const fb_retry_config *c, fb_jitter j, double d, double u, 
     case FB_JITTER_EQUAL:
         return d / 2.0 + u * (d / 2.0);
     case FB_JITTER_RANDOMIZED: {
-        /* resilience4j: min + random * (max - min + 1), at least 1 (one unit) */
+        /* resilience4j: min + random * (max - min + 1), at least 1, in units (its whole ms, so
+         * that the doubles round as its do) */
         double unit = c->resolution_us > 0 ? (double)c->resolution_us : 1.0;
-        double v = (d - f * d) + u * ((d + f * d) - (d - f * d) + unit);
-        return v > unit ? v : unit;
+        double x = d / unit;
+        double v = (x - f * x) + u * ((x + f * x) - (x - f * x) + 1.0);
+        return (v > 1.0 ? v : 1.0) * unit;
     }
     case FB_JITTER_DOWN:
         return d * (1.0 - f * u);
@@ -233,17 +235,35 @@ static double shaped(const fb_retry_config *c, fb_jitter j, double d, double u, 
  * Backoff and jitter for retry number n; draws at most one uniform number,
  * left in *u (-1 when none was drawn).
  */
+static fb_time_us delay_with(const fb_retry_policy *p, const fb_retry_state *s, uint32_t n,
+                             fb_jitter j, double u, double *v2_state);
+
 static fb_time_us jittered_delay(const fb_retry_policy *p, const fb_retry_state *s, uint32_t n,
                                  fb_rng *rng, double *v2_state, double *u_out) {
     const fb_retry_config *c = &p->cfg;
-    fb_time_us cap = c->delay_us_max;
     *u_out = -1.0;
     if (c->backoff == FB_BACKOFF_NONE) return 0;
     fb_jitter j = rng != NULL ? c->jitter : FB_JITTER_NONE;
     if (j == FB_JITTER_NONE) return fb_retry_backoff(p, n);
-
     double u = fb_rng_uniform(rng);
     *u_out = u;
+    return delay_with(p, s, n, j, u, v2_state);
+}
+
+fb_time_us fb_retry_delay_at(const fb_retry_policy *p, const fb_retry_state *s, uint32_t n,
+                             double u) {
+    const fb_retry_config *c = &p->cfg;
+    if (c->backoff == FB_BACKOFF_NONE) return 0;
+    if (c->jitter == FB_JITTER_NONE) return fb_retry_backoff(p, n);
+    double v2_state = s->jitter_state;
+    return delay_with(p, s, n, c->jitter, u, &v2_state);
+}
+
+/* The jittered delay of retry n for the draw u (jittered_delay's, or a caller's). */
+static fb_time_us delay_with(const fb_retry_policy *p, const fb_retry_state *s, uint32_t n,
+                             fb_jitter j, double u, double *v2_state) {
+    const fb_retry_config *c = &p->cfg;
+    fb_time_us cap = c->delay_us_max;
     if (j == FB_JITTER_DECORRELATED) {
         /* Its own schedule: grows from the last returned delay, not from n. */
         double lo = (double)c->base_us;

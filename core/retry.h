@@ -201,6 +201,13 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
 /* The un-jittered, capped backoff before retry number n (n >= 1). */
 fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n);
 
+/*
+ * The delay fb_retry_next() would give retry n (the attempt that just failed:
+ * s->attempt after that call) when its jitter draws u in [0, 1), before any
+ * Retry-After: with u = 0 and u just below 1, the range it draws from.
+ */
+fb_time_us fb_retry_delay_at(const fb_retry_policy *p, const fb_retry_state *s, uint32_t n,
+                             double u);
 const char *fb_giveup_name(fb_giveup g);
 
 #endif /* FB_RETRY_H */

@@ -4,7 +4,12 @@
  *
  * resilience4j.circuitbreaker and resilience4j.retry, each with configs and
  * instances: one layer per instance, its base config's keys first and then
- * its own, in the preset's (camelCase) names.
+ * its own, in the preset's (camelCase) names. Each section reads its own
+ * keys only (the preset's "CircuitBreaker:" and "Retry:" parameters): the
+ * Retry's ignoreExceptions is the preset's retryIgnoreExceptions, and the
+ * CircuitBreaker's exponential and randomized open-period keys are noted, not
+ * read as the Retry's. An exception class the preset cannot place is an error
+ * naming it and the classes it knows.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -28,9 +33,109 @@ static void camel(const char *key, char *out, size_t len) {
     out[j] = '\0';
 }
 
+/* The CircuitBreaker's own open-period keys (CommonCircuitBreakerConfigurationProperties). */
+static const char *const cb_open_backoff[] = {"enableExponentialBackoff",
+                                              "exponentialBackoffMultiplier",
+                                              "exponentialMaxWaitDurationInOpenState",
+                                              "enableRandomizedWait",
+                                              "randomizedWaitFactor",
+                                              NULL};
+
+/* The preset parameter a section's key is (NULL: none), by the section its help names. */
+static const char *section_param(const sim_preset *p, bool retry, const char *key, char *buf,
+                                 size_t len) {
+    if (strcmp(key, "retryIgnoreExceptions") == 0) return NULL; /* fusebox's name, not theirs */
+    if (retry && strcmp(key, "ignoreExceptions") == 0) key = "retryIgnoreExceptions";
+    int i = scn_preset_param(p, key);
+    if (i < 0) return NULL;
+    const char *want = retry ? "Retry:" : "CircuitBreaker:";
+    if (strncmp(p->params[i].doc, want, strlen(want)) != 0) return NULL;
+    snprintf(buf, len, "%s", key);
+    return buf;
+}
+
+/* An exception list (a sequence, or Spring's comma-separated string) as JSON, each class known. */
+static int exception_list(const imp_node *v, const char *where, cJSON **out, imp_error *err) {
+    *out = cJSON_CreateArray();
+    const imp_node *one[1] = {v};
+    const imp_node *const *items = v->kind == IMP_SEQ ? (const imp_node *const *)v->items : one;
+    size_t n = v->kind == IMP_SEQ ? v->n : 1;
+    for (size_t i = 0; i < n; i++) {
+        const imp_node *e = items[i];
+        if (e->kind != IMP_SCALAR) {
+            cJSON_Delete(*out);
+            return imp_fail_at(err, e, FB_EINVAL, "%s: an exception class name", where);
+        }
+        const char *c = e->value;
+        while (*c) { /* "a, b": Spring binds a comma-separated string to a list */
+            while (*c == ',' || *c == ' ') c++;
+            size_t k = strcspn(c, ", ");
+            if (k == 0) break;
+            char name[256];
+            snprintf(name, sizeof name, "%.*s", (int)k, c);
+            c += k;
+            if (scn_r4j_exception_kinds(name) < 0) {
+                char known[600], msg[1400];
+                scn_r4j_exception_names(known, sizeof known);
+                snprintf(msg, sizeof msg, "%s: fusebox cannot place '%s'; it knows %s", where, name,
+                         known);
+                cJSON_Delete(*out);
+                return imp_fail_at(err, e, FB_EINVAL, "%s", msg);
+            }
+            cJSON_AddItemToArray(*out, cJSON_CreateString(name));
+        }
+    }
+    return FB_OK;
+}
+
+/* The keys of one map of a section into the layer (a later map replaces an earlier value). */
+static int copy_keys(const imp_node *map, const sim_preset *p, bool retry, const char *path,
+                     cJSON *layer, imp_result *r, imp_error *err) {
+    for (size_t i = 0; map && map->kind == IMP_MAP && i + 1 < map->n; i += 2) {
+        const imp_node *k = map->items[i], *v = map->items[i + 1];
+        if (imp_one_of(k->value, r4j_structural)) continue;
+        char key[128], pbuf[128], where[IMP_PATH_MAX];
+        camel(k->value, key, sizeof key);
+        imp_path_key(where, path, k->value);
+        if (!retry && imp_one_of(key, cb_open_backoff)) {
+            imp_add_note(r, where, k,
+                         "not modelled: the CircuitBreaker's growing open period "
+                         "(waitIntervalFunctionInOpenState); waitDurationInOpenState stays "
+                         "constant");
+            continue;
+        }
+        const char *name = section_param(p, retry, key, pbuf, sizeof pbuf);
+        if (name == NULL) {
+            char other[128];
+            imp_add_note(r, where, k,
+                         section_param(p, !retry, key, other, sizeof other)
+                             ? (retry ? "not a Retry key (resilience4j reads it under "
+                                        "resilience4j.circuitbreaker): not read here"
+                                      : "not a CircuitBreaker key (resilience4j reads it under "
+                                        "resilience4j.retry): not read here")
+                             : "not modelled by the preset");
+            continue;
+        }
+        cJSON *val = NULL;
+        if (strstr(name, "Exceptions") != NULL) {
+            if (v->kind == IMP_SCALAR && (v->value[0] == '\0' || strcmp(v->value, "~") == 0 ||
+                                          strcmp(v->value, "null") == 0))
+                continue; /* an empty list: none given */
+            int rc = exception_list(v, where, &val, err);
+            if (rc != FB_OK) return rc;
+        } else {
+            val = imp_to_json(v, NULL);
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(layer, name);
+        cJSON_AddItemToObject(layer, name, val);
+    }
+    return FB_OK;
+}
+
 /* An instance's settings: its base config (baseConfig, else "default") and then its own. */
-static void r4j_section(const imp_node *sec, const char *secname, const char *inst,
-                        const sim_preset *p, cJSON *layer, imp_result *r) {
+static int r4j_section(const imp_node *sec, const char *secname, const char *inst,
+                       const sim_preset *p, cJSON *layer, imp_result *r, imp_error *err) {
+    bool retry = strcmp(secname, "retry") == 0;
     const imp_node *own = imp_get(imp_get(sec, "instances"), inst);
     const imp_node *basename = imp_get(own, "baseConfig");
     if (basename == NULL) basename = imp_get(own, "base-config");
@@ -38,9 +143,10 @@ static void r4j_section(const imp_node *sec, const char *secname, const char *in
     const imp_node *cfg = imp_get(imp_get(sec, "configs"), base);
     char path[256];
     snprintf(path, sizeof path, "resilience4j.%s.configs.%s", secname, base);
-    imp_copy_params(cfg, p, layer, path, r4j_structural, camel, NULL, r);
+    int rc = copy_keys(cfg, p, retry, path, layer, r, err);
+    if (rc != FB_OK) return rc;
     snprintf(path, sizeof path, "resilience4j.%s.instances.%s", secname, inst);
-    imp_copy_params(own, p, layer, path, r4j_structural, camel, NULL, r);
+    return copy_keys(own, p, retry, path, layer, r, err);
 }
 
 /*
@@ -103,9 +209,10 @@ int imp_import_r4j(const imp_node *root, cJSON *layers, imp_result *r, imp_error
     for (size_t i = 0; i < n; i++) {
         cJSON *layer = cJSON_CreateObject();
         cJSON_AddStringToObject(layer, "preset", "resilience4j");
-        r4j_section(cb, "circuitbreaker", names[i], p, layer, r);
-        r4j_section(retry, "retry", names[i], p, layer, r);
         cJSON_AddItemToObject(layers, names[i], layer);
+        int rc = r4j_section(cb, "circuitbreaker", names[i], p, layer, r, err);
+        if (rc == FB_OK) rc = r4j_section(retry, "retry", names[i], p, layer, r, err);
+        if (rc != FB_OK) return rc;
     }
     return FB_OK;
 }

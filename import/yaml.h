@@ -35,7 +35,7 @@ typedef struct imp_node {
 typedef struct imp_error {
     char file[256];
     int line, col;
-    char msg[512];
+    char msg[1024];
 } imp_error;
 
 /* Parse YAML text (one document); FB_OK, or FB_EPARSE / FB_ECAP with err filled. */

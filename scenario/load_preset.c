@@ -440,7 +440,7 @@ int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
     }
     if (rc != FB_OK) return rc;
     scn__layer_defaults(P->sc, L);
-    char msg[400] = "";
+    char msg[1400] = "";
     rc = p->apply(p, values, P->sc, L, msg, sizeof msg);
     if (rc != FB_OK) return scn__fail(P, "%s: %s", p->name, msg[0] ? msg : "invalid parameters");
     /* a library that does not route calls the one endpoint it is given */

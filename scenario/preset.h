@@ -103,5 +103,12 @@ const sim_preset *const *scn_presets(void);
 const sim_preset *scn_preset_find(const char *name);
 /* The index of the parameter named `name`, or -1. */
 int scn_preset_param(const sim_preset *p, const char *name);
+/*
+ * resilience4j: the failures a Java exception class names (a bit set of the kinds the preset
+ * tells apart: 4xx, 429, 5xx, timeout, connection error, rejected call), or -1 when fusebox
+ * cannot place it; and the names it can, comma-separated, into buf (returns the length).
+ */
+int scn_r4j_exception_kinds(const char *name);
+size_t scn_r4j_exception_names(char *buf, size_t len);
 
 #endif /* SIM_PRESET_H */

@@ -136,6 +136,15 @@ static const sim_param r4j_params[] = {
      "Retry: the exponential's growth", NULL},
     {"exponentialMaxWaitDuration", SIM_PK_DURATION, 0.001, 1e9, "none",
      "Retry: cap on the exponential wait", NULL},
+    {"recordExceptions", SIM_PK_WORDS, 0, 0, "every exception",
+     "CircuitBreaker: only these (and their subclasses) are failures, any other is a success",
+     NULL},
+    {"ignoreExceptions", SIM_PK_WORDS, 0, 0, "none",
+     "CircuitBreaker: these count as neither (the call's permit is released)", NULL},
+    {"retryExceptions", SIM_PK_WORDS, 0, 0, "every exception", "Retry: only these are retried",
+     NULL},
+    {"retryIgnoreExceptions", SIM_PK_WORDS, 0, 0, "none",
+     "Retry: these are not retried (the Retry's ignoreExceptions)", NULL},
     {"enableRandomizedWait", SIM_PK_BOOL, 0, 0, "false",
      "Retry: each wait drawn from [d - f d, d + f d] (only with waitDuration set)", NULL},
     {"randomizedWaitFactor", SIM_PK_NUMBER, 0, 0.999999, "0.5", "Retry: f of the randomized wait",
@@ -144,6 +153,10 @@ static const sim_param r4j_params[] = {
 };
 
 static const char *const r4j_rules[] = {
+    "how it was recorded: resilience4j 2.4.0's own code run here with a fake clock and a "
+    "hand-run scheduler (CircuitBreaker 27 edge cases and 2000 random sequences, Retry 14 and "
+    "2000, each randomized wait as the range it draws from, the exception lists with Spring's "
+    "exception classes)",
     "decorated Retry(CircuitBreaker(call)), Spring Boot's default aspect order: every attempt "
     "asks the breaker",
     "maxAttempts counts the first call: the default 3 makes 3 calls (RetryImpl: "
@@ -155,22 +168,40 @@ static const char *const r4j_rules[] = {
     "a rate counts (COUNT_BASED: at most slidingWindowSize)",
     "opens when failures >= failureRateThreshold % or calls slower than "
     "slowCallDurationThreshold (duration > threshold) >= slowCallRateThreshold %, judged after "
-    "every recorded call",
-    "waitDurationInOpenState: half-open at the first call after the deadline (isAfter: > ), or "
-    "at the deadline with automaticTransitionFromOpenToHalfOpenEnabled",
+    "every recorded call and only then: a call is never refused in the closed state, even when "
+    "buckets that expired since would raise the rate (ClosedState.tryAcquirePermission)",
+    "waitDurationInOpenState: half-open at the first call after the deadline (isAfter: > ); "
+    "with automaticTransitionFromOpenToHalfOpenEnabled a scheduled task makes it at the "
+    "deadline itself, calls or not",
     "half-open admits permittedNumberOfCallsInHalfOpenState calls in all (default 10), then "
-    "judges their rate with minimum min(minimumNumberOfCalls, permitted): closes or opens; the "
-    "rest are rejected",
-    "maxWaitDurationInHalfOpenState > 0: half-open that long at most, then open again",
-    "a result that arrives after a transition is counted by the state it arrives in; a "
-    "cancelled call releases its permit and counts nothing",
+    "judges their rate once min(minimumNumberOfCalls, permitted) results are in, "
+    "minimumNumberOfCalls as given even above slidingWindowSize "
+    "(CircuitBreakerMetrics.forHalfOpen): closes or opens; the rest are rejected",
+    "maxWaitDurationInHalfOpenState >= 1 ms: a scheduled task opens the breaker that long after "
+    "it entered half-open, and waitDurationInOpenState counts from then",
+    "a result that arrives after a transition is counted by the state it arrives in (in the "
+    "open state it is lost); a cancelled call (releasePermission()) counts nothing and, in "
+    "half-open, gives a permit back, whichever state admitted it",
+    "recordExceptions / ignoreExceptions (CircuitBreaker) and retryExceptions / ignoreExceptions "
+    "(Retry, here retryIgnoreExceptions), Java class names as RestTemplate throws them: "
+    "HttpClientErrorException every 4xx answer (429, 408, 409 included; TooManyRequests only "
+    "429), HttpServerErrorException every 5xx, ResourceAccessException (and IOException, "
+    "SocketTimeoutException, TimeoutException, ConnectException) a timeout or connection error, "
+    "CallNotPermittedException a call the breaker refused; a class covers its subclasses. The "
+    "breaker ignores what ignoreExceptions names, records as a failure what recordExceptions "
+    "names (all, when not given), and counts anything else as a success; the Retry retries what "
+    "retryExceptions names (all, when not given) unless its ignoreExceptions names it",
     "waitDuration 500 ms constant; enableExponentialBackoff: waitDuration * m^(n-1) in whole "
     "milliseconds, each step truncated ((long)(x * m)), capped at exponentialMaxWaitDuration; "
     "enableRandomizedWait: (d - f d) + random * (2 f d + 1) ms, truncated, at least 1 ms; both: "
     "the exponential randomized, then capped",
     "Spring Boot applies enableExponentialBackoff and enableRandomizedWait only when "
     "waitDuration is given (CommonRetryConfigurationProperties.configureRetryIntervalFunction); "
-    "without it the wait is 500 ms constant",
+    "without it the wait is 500 ms constant. With enableExponentialBackoff it reads "
+    "exponentialMaxWaitDuration only with exponentialBackoffMultiplier given (and, randomized, "
+    "randomizedWaitFactor too), and randomizedWaitFactor only with the multiplier given; the "
+    "others take IntervalFunction's defaults (1.5, 0.5, no cap). A waitDuration under 1 ms "
+    "with either is an error (IntervalFunction refuses it)",
     "Retry-After is not read",
     "a call the breaker rejects (CallNotPermittedException) is an exception like any other: "
     "Retry counts it as an attempt and retries it after the wait, so a request can wait "
@@ -179,28 +210,225 @@ static const char *const r4j_rules[] = {
 };
 
 static const char *const r4j_not_modelled[] = {
-    "recordExceptions and ignoreExceptions (CircuitBreaker), retryExceptions and "
-    "ignoreExceptions (Retry): every error answer counts and is retried",
-    "with automaticTransitionFromOpenToHalfOpenEnabled, resilience4j's timer goes half-open at "
-    "the deadline; fusebox goes half-open at the first call at or after it and stamps the "
-    "transition then, so maxWaitDurationInHalfOpenState runs from that call",
+    "exception classes other than those listed under recordExceptions (an error names the ones "
+    "fusebox knows); the classes are matched as a RestTemplate call throws them: a 4xx answer "
+    "HttpClientErrorException (TooManyRequests for 429), a 5xx HttpServerErrorException, a "
+    "timeout or a connection error ResourceAccessException; IOException and its subclasses, "
+    "and TimeoutException, as a client that throws them itself (java.net.http.HttpClient, "
+    "OkHttp; RestTemplate wraps them, so there they match nothing)",
+    "recordFailurePredicate, ignoreExceptionPredicate, retryExceptionPredicate, "
+    "resultPredicate, recordResultPredicate: code, not configuration",
+    "the CircuitBreaker's own exponential and randomized open period "
+    "(enableExponentialBackoff, exponentialBackoffMultiplier, "
+    "exponentialMaxWaitDurationInOpenState, enableRandomizedWait, randomizedWaitFactor under "
+    "resilience4j.circuitbreaker): waitDurationInOpenState stays constant",
+    "getState() makes no lazy transition in resilience4j; fusebox's state read (the driver's "
+    "state line) makes OPEN -> HALF_OPEN at the first read after the deadline",
+    "releasePermission() from more than 16 calls at once in half-open (fusebox's most "
+    "half-open slots)",
     "TIME_BASED windows longer than 128 s (fusebox's most buckets), COUNT_BASED windows above "
     "1024 calls and more than 16 half-open calls",
     "TimeLimiter, Bulkhead and RateLimiter; the aspect orders (circuitBreakerAspectOrder, "
     "retryAspectOrder): the preset is Retry outside CircuitBreaker",
     "an instance with only one of Retry and CircuitBreaker: the preset has both (maxAttempts: 1 "
     "leaves the breaker alone)",
-    "the float arithmetic of the failure rate (failedCalls * 100.0f / totalCalls)",
+    "the float arithmetic of the failure rate (failedCalls * 100.0f / totalCalls): the same "
+    "decisions for whole-number thresholds, maybe not for fractional ones",
+    "the randomized wait's draws themselves (Math.random()): fusebox draws its own, from the "
+    "same range",
+    "transitionToStateAfterWaitDuration CLOSED, initialState, the slow-call and failure rates "
+    "of the metrics-only and disabled states, slidingWindowSynchronizationStrategy LOCK_FREE "
+    "(its TIME_BASED window reads the system clock)",
     NULL,
 };
 
+/*
+ * The exceptions fusebox can place, as a call through RestTemplate (or a client that throws
+ * them itself) raises them for each kind of failure. A class matches its subclasses too
+ * (resilience4j's isAssignableFrom), so a class is the kinds of all of its subclasses.
+ */
+enum {
+    R4J_4XX = 1,      /* a 4xx answer other than 429 (408 and 409 included) */
+    R4J_429 = 2,      /* 429 */
+    R4J_5XX = 4,      /* a 5xx answer */
+    R4J_TIMEOUT = 8,  /* the attempt timed out */
+    R4J_CONNECT = 16, /* connection refused, reset, or another transport error */
+    R4J_REJECTED = 32 /* the breaker refused the call (CallNotPermittedException) */
+};
+#define R4J_HTTP (R4J_4XX | R4J_429 | R4J_5XX)
+#define R4J_TRANSPORT (R4J_TIMEOUT | R4J_CONNECT)
+
+static const struct {
+    const char *name;
+    int kinds;
+} r4j_exceptions[] = {
+    {"java.lang.Throwable", R4J_HTTP | R4J_TRANSPORT | R4J_REJECTED},
+    {"java.lang.Exception", R4J_HTTP | R4J_TRANSPORT | R4J_REJECTED},
+    {"java.lang.RuntimeException", R4J_HTTP | R4J_TRANSPORT | R4J_REJECTED},
+    {"org.springframework.web.client.RestClientException", R4J_HTTP | R4J_TRANSPORT},
+    {"org.springframework.web.client.RestClientResponseException", R4J_HTTP},
+    {"org.springframework.web.client.HttpStatusCodeException", R4J_HTTP},
+    {"org.springframework.web.client.HttpClientErrorException", R4J_4XX | R4J_429},
+    {"org.springframework.web.client.HttpClientErrorException$TooManyRequests", R4J_429},
+    {"org.springframework.web.client.HttpServerErrorException", R4J_5XX},
+    {"org.springframework.web.client.ResourceAccessException", R4J_TRANSPORT},
+    {"org.springframework.web.reactive.function.client.WebClientResponseException", R4J_HTTP},
+    {"org.springframework.web.reactive.function.client.WebClientRequestException", R4J_TRANSPORT},
+    {"java.io.IOException", R4J_TRANSPORT},
+    {"java.net.SocketTimeoutException", R4J_TIMEOUT},
+    {"java.net.http.HttpTimeoutException", R4J_TIMEOUT},
+    {"java.util.concurrent.TimeoutException", R4J_TIMEOUT},
+    {"java.net.ConnectException", R4J_CONNECT},
+    {"io.github.resilience4j.circuitbreaker.CallNotPermittedException", R4J_REJECTED},
+};
+#define R4J_EXCEPTIONS (sizeof r4j_exceptions / sizeof r4j_exceptions[0])
+
+/*
+ * name is the class: its binary name (A$B), its canonical name (a.b.A.B), or the end of that
+ * after a dot (A.B, B).
+ */
+static bool names_class(const char *name, const char *full) {
+    char canon[160];
+    snprintf(canon, sizeof canon, "%s", full);
+    for (char *c = canon; *c; c++)
+        if (*c == '$') *c = '.';
+    if (strcmp(name, full) == 0 || strcmp(name, canon) == 0) return true;
+    size_t n = strlen(name), m = strlen(canon);
+    return n > 0 && n < m && canon[m - n - 1] == '.' && strcmp(canon + m - n, name) == 0;
+}
+
+int scn_r4j_exception_kinds(const char *name) {
+    for (size_t i = 0; i < R4J_EXCEPTIONS; i++)
+        if (names_class(name, r4j_exceptions[i].name)) return r4j_exceptions[i].kinds;
+    return -1;
+}
+
+size_t scn_r4j_exception_names(char *buf, size_t len) {
+    size_t n = 0;
+    if (len) buf[0] = '\0';
+    for (size_t i = 0; i < R4J_EXCEPTIONS && n < len; i++) {
+        /* the class's own name, a nested one after its outer class's (A.B) */
+        const char *full = r4j_exceptions[i].name, *s = full, *dollar = strchr(full, '$');
+        for (const char *c = full; *c && c != dollar; c++)
+            if (*c == '.') s = c + 1;
+        char name[96];
+        snprintf(name, sizeof name, "%s", s);
+        char *d = strchr(name, '$');
+        if (d) *d = '.';
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", name);
+    }
+    return n;
+}
+
+/* The kinds the classes of list `name` cover (-1: a class fusebox cannot place, named in msg). */
+static int r4j_kinds_of(const sim_preset *p, const sim_param_value *v, const char *name, char *msg,
+                        size_t msglen) {
+    const sim_param_value *g = scn__preset_given(p, v, name);
+    const cJSON *list = g ? g->json : NULL;
+    int kinds = 0;
+    for (const cJSON *e = list ? list->child : NULL; e; e = e->next) {
+        int k = cJSON_IsString(e) ? scn_r4j_exception_kinds(e->valuestring) : -1;
+        if (k < 0) {
+            char known[1024];
+            scn_r4j_exception_names(known, sizeof known);
+            snprintf(msg, msglen, "%s: fusebox cannot place '%s'; it knows %s", name,
+                     cJSON_IsString(e) ? e->valuestring : "?", known);
+            return -1;
+        }
+        kinds |= k;
+    }
+    return kinds;
+}
+
+/*
+ * recordExceptions / ignoreExceptions and retryExceptions / retryIgnoreExceptions as the
+ * layer's rules, one per kind of failure (CircuitBreakerStateMachine.handleThrowable: ignored
+ * first, then recorded as a failure, else a success; RetryConfig: retried when listed (or
+ * none listed) and not ignored).
+ */
+static int r4j_exception_rules(const sim_preset *p, const sim_param_value *v, sim_layer *L,
+                               char *msg, size_t msglen) {
+    bool rec_set = scn__preset_given(p, v, "recordExceptions") != NULL;
+    bool ret_set = scn__preset_given(p, v, "retryExceptions") != NULL;
+    bool ign_set = scn__preset_given(p, v, "ignoreExceptions") != NULL;
+    bool rig_set = scn__preset_given(p, v, "retryIgnoreExceptions") != NULL;
+    if (!rec_set && !ret_set && !ign_set && !rig_set) return FB_OK;
+    int rec = r4j_kinds_of(p, v, "recordExceptions", msg, msglen);
+    int ign = rec < 0 ? -1 : r4j_kinds_of(p, v, "ignoreExceptions", msg, msglen);
+    int ret = ign < 0 ? -1 : r4j_kinds_of(p, v, "retryExceptions", msg, msglen);
+    int rig = ret < 0 ? -1 : r4j_kinds_of(p, v, "retryIgnoreExceptions", msg, msglen);
+    if (rig < 0) return FB_EINVAL;
+    if (!rec_set) rec = ~0;
+    if (!ret_set) ret = ~0;
+    /* first match wins: transport errors, then the statuses Spring files apart, then outcomes */
+    static const struct {
+        int status, outcome, transport, kind;
+    } plan[] = {
+        {0, -1, FB_TRANSPORT_TIMEOUT, R4J_TIMEOUT},
+        {0, -1, FB_TRANSPORT_CONNECT, R4J_CONNECT},
+        {0, -1, FB_TRANSPORT_RESET, R4J_CONNECT},
+        {0, -1, FB_TRANSPORT_OTHER, R4J_CONNECT},
+        {0, FB_OUT_TIMEOUT, -1, R4J_TIMEOUT},
+        {429, -1, -1, R4J_429},
+        {408, -1, -1, R4J_4XX},
+        {409, -1, -1, R4J_4XX},
+        {0, FB_OUT_RATE_LIMITED, -1, R4J_429},
+        {0, FB_OUT_TRANSIENT, -1, R4J_5XX},
+        {0, FB_OUT_PERMANENT, -1, R4J_4XX},
+        {0, FB_OUT_POLICY, -1, R4J_4XX},
+        {0, FB_OUT_CONTEXT_LENGTH, -1, R4J_4XX},
+    };
+    bool breaker = rec_set || ign_set, retry = ret_set || rig_set;
+    for (size_t i = 0; i < sizeof plan / sizeof plan[0]; i++) {
+        if (L->rule_count == SIM_STATUS_RULES_MAX) {
+            snprintf(msg, msglen, "the layer has no room for the exception rules");
+            return FB_ERANGE;
+        }
+        int k = plan[i].kind;
+        sim_status_rule *r = &L->rules[L->rule_count++];
+        *r = (sim_status_rule){.status = plan[i].status,
+                               .outcome = (int8_t)plan[i].outcome,
+                               .transport = (int8_t)plan[i].transport,
+                               .retry = -1,
+                               .fallback = -1,
+                               .effect = -1};
+        if (breaker)
+            r->effect = (int8_t)((ign & k)   ? FB_EFFECT_IGNORE
+                                 : (rec & k) ? FB_EFFECT_FAILURE
+                                             : FB_EFFECT_SUCCESS);
+        if (retry) r->retry = (int8_t)((ret & k) && !(rig & k));
+    }
+    if (retry) {
+        L->has_retry_on = false; /* the rules say what is retried */
+        if (!(ret & R4J_REJECTED) || (rig & R4J_REJECTED)) L->retry.retry_rejected = FB_OFF;
+    }
+    return FB_OK;
+}
+
 /* resilience4j's Spring Boot Retry: the interval function configureRetryIntervalFunction picks. */
-static void r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_config *r) {
+static int r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_config *r, char *msg,
+                     size_t msglen) {
     const sim_param_value *wait = scn__preset_given(p, v, "waitDuration");
     fb_time_us base = wait ? wait->us : 500 * FB_US_PER_MS;
     bool expo = wait && flag(p, v, "enableExponentialBackoff");
     bool random = wait && flag(p, v, "enableRandomizedWait");
-    double f = scn__preset_num_or(p, v, "randomizedWaitFactor", 0.5);
+    /* configureExponentialBackoff*: a key is read only with the ones before it given
+     * (multiplier, then factor, then the cap); the others take IntervalFunction's defaults */
+    if ((expo || random) && base < FB_US_PER_MS) {
+        /* IntervalFunction.checkInterval: at startup, or at the first retry with a cap */
+        snprintf(msg, msglen,
+                 "waitDuration under 1 ms with %s: resilience4j's IntervalFunction refuses it "
+                 "(IllegalArgumentException at startup, or at the first retry with "
+                 "exponentialMaxWaitDuration)",
+                 expo ? "enableExponentialBackoff" : "enableRandomizedWait");
+        return FB_EINVAL;
+    }
+    bool has_mult = scn__preset_given(p, v, "exponentialBackoffMultiplier") != NULL;
+    bool has_factor = scn__preset_given(p, v, "randomizedWaitFactor") != NULL;
+    bool has_max = scn__preset_given(p, v, "exponentialMaxWaitDuration") != NULL;
+    bool use_factor = !expo || has_mult;
+    bool use_max = has_mult && (!random || has_factor);
+    double f = use_factor ? scn__preset_num_or(p, v, "randomizedWaitFactor", 0.5) : 0.5;
     r->attempts = (uint32_t)scn__preset_num_or(p, v, "maxAttempts", 3);
     r->retry_rejected = FB_ON;       /* CallNotPermittedException is an exception like any other */
     r->resolution_us = FB_US_PER_MS; /* IntervalFunction works in whole milliseconds */
@@ -211,7 +439,9 @@ static void r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_co
     if (expo && base >= FB_US_PER_MS) {
         r->backoff = FB_BACKOFF_EXPONENTIAL;
         r->multiplier = scn__preset_num_or(p, v, "exponentialBackoffMultiplier", 1.5);
-        r->delay_us_max = scn__preset_us_or(p, v, "exponentialMaxWaitDuration", FB_TIME_MAX);
+        r->delay_us_max = use_max && has_max
+                              ? scn__preset_us_or(p, v, "exponentialMaxWaitDuration", 0)
+                              : FB_TIME_MAX;
         r->cap_order = FB_CAP_AFTER_JITTER; /* randomized first, then min(..., max) */
     }
     if (random && f > 0 && base >= FB_US_PER_MS) {
@@ -219,6 +449,7 @@ static void r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_co
         r->jitter_fraction = f;
     }
     scn__preset_no_retry_after(r);
+    return FB_OK;
 }
 
 static int r4j_breaker(const sim_preset *p, const sim_param_value *v, fb_breaker_config *b,
@@ -254,12 +485,21 @@ static int r4j_breaker(const sim_preset *p, const sim_param_value *v, fb_breaker
     b->open_us = scn__preset_us_or(p, v, "waitDurationInOpenState", 60 * FB_US_PER_S);
     b->open_us_max = b->open_us;
     b->honor_hint = FB_OFF;
-    b->open_deadline =
-        flag(p, v, "automaticTransitionFromOpenToHalfOpenEnabled") ? FB_CMP_REACH : FB_CMP_PASS;
+    /* the half-open metrics' own minimum: min(minimumNumberOfCalls, permits), never capped at
+     * slidingWindowSize (CircuitBreakerMetrics.forHalfOpen) */
+    b->half_open_minimum = (uint32_t)scn__preset_num_or(p, v, "minimumNumberOfCalls", 100);
+    /* maxWaitDurationInHalfOpenState is a scheduled task from entering HALF_OPEN */
+    b->half_open_timer = FB_ON;
+    /* automaticTransitionFromOpenToHalfOpenEnabled: a task at the deadline; else the first call
+     * after it (clock.instant().isAfter(retryAfterWaitDuration)) */
+    bool automatic = flag(p, v, "automaticTransitionFromOpenToHalfOpenEnabled");
+    b->open_deadline = automatic ? FB_CMP_REACH : FB_CMP_PASS;
+    b->open_timer = automatic ? FB_ON : FB_OFF;
     b->trip_compare = FB_CMP_REACH;
-    b->evaluate = FB_EVAL_EVERY_RECORD;
+    b->evaluate = FB_EVAL_RECORD_ONLY; /* ClosedState.tryAcquirePermission looks at nothing */
     b->late_results = FB_LATE_COUNT;
     b->cancelled_as = FB_EFFECT_IGNORE;
+    b->release_any = FB_ON; /* HalfOpenState.releasePermission: permits + 1, whoever calls */
     return FB_OK;
 }
 
@@ -269,9 +509,10 @@ static int r4j_apply(const sim_preset *p, const sim_param_value *v, const sim_sc
     fb_breaker_config b;
     int rc = r4j_breaker(p, v, &b, msg, msglen);
     if (rc != FB_OK) return rc;
-    r4j_retry(p, v, &L->retry);
+    rc = r4j_retry(p, v, &L->retry, msg, msglen);
+    if (rc != FB_OK) return rc;
     scn__preset_breaker_layer(L, &b, true);
-    return FB_OK;
+    return r4j_exception_rules(p, v, L, msg, msglen);
 }
 
 const sim_preset scn_preset_resilience4j = {
@@ -288,7 +529,9 @@ const sim_preset scn_preset_resilience4j = {
     r4j_rules,
     r4j_not_modelled,
     r4j_apply,
-    "rules read from resilience4j 2.4.0 source (not run here)",
+    "recorded from resilience4j 2.4.0: 4041 sequences, 0 differences "
+    "(tests/conformance/resilience4j-2.4.0-circuitbreaker, "
+    "tests/conformance/resilience4j-2.4.0-retry)",
 };
 
 /* ---- Polly v8 ---- */

@@ -220,6 +220,9 @@ static bool handle(sim *s, const sim_event *ev) {
     case EV_PUBLISH:
         sim__on_publish(s, ev->id);
         return true;
+    case EV_BREAKER_TIMER:
+        sim__on_breaker_timer(s, ev->id);
+        return true;
     case EV_HEDGE:
         if (!req_is(s, ev, -1)) return false;
         sim__on_hedge(s, ev->id, ev->arg);

@@ -58,6 +58,8 @@ enum {
     EV_POD_START,    /* id = pod, gen = its incarnation: a new pod's process starts */
     EV_POD_READY,    /* id = pod, gen = its incarnation: it takes traffic */
     EV_STORE_EDGE,   /* id = store outage, arg = is_end */
+    /* a breaker's timed transition (fb_breaker_next_timer): handled by sim__on_breaker_timer() */
+    EV_BREAKER_TIMER, /* id = breaker slot (pods' first, then the stores) */
 };
 
 /* A layer's pending timeout or resume: its depth and serial in one event argument. */
@@ -483,6 +485,7 @@ void sim__on_breaker_event(void *ctx, const fb_breaker_event *ev);
 void sim__on_store_record(sim *s);
 void sim__on_store_sync(sim *s);
 void sim__on_publish(sim *s, uint32_t slot_index);
+void sim__on_breaker_timer(sim *s, uint32_t slot_index);
 bool sim__is_open(fb_breaker_state st);
 fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now);
 

@@ -272,10 +272,34 @@ void sim__on_publish(sim *s, uint32_t slot_index) {
     fb_breaker_sync(b, FB_BREAKER_OPEN, until, s->now);
 }
 
+/* The breaker of a slot: a pod's (slot()), or a store's (store_slot()). */
+static fb_breaker *breaker_at(sim *s, size_t i) {
+    size_t pods = (size_t)s->NL * s->npods * s->P;
+    return i < pods ? &s->breakers[i] : &s->stores[i - pods];
+}
+
+/*
+ * A breaker with timed transitions (resilience4j's scheduled ones: fb_breaker_next_timer) is
+ * polled when the next one is due, so that it happens then, not at the next call.
+ */
+static void schedule_timer(sim *s, const bctx *bc) {
+    size_t i = bc->pod < 0 ? store_slot(s, bc->layer, bc->provider)
+                           : slot(s, bc->layer, (uint32_t)bc->pod, bc->provider);
+    fb_time_us due = fb_breaker_next_timer(breaker_at(s, i));
+    if (due >= s->now) sim__push(s, due, EV_BREAKER_TIMER, (uint32_t)i, 0, 0);
+}
+
+void sim__on_breaker_timer(sim *s, uint32_t slot_index) {
+    fb_breaker *b = breaker_at(s, slot_index);
+    fb_time_us due = fb_breaker_next_timer(b);
+    if (due >= 0 && due <= s->now) fb_breaker_poll(b, s->now); /* else stale: a later state */
+}
+
 /* Every breaker's state changes come here: counted, logged, and the store's sent to the pods. */
 void sim__on_breaker_event(void *ctx, const fb_breaker_event *ev) {
     bctx *bc = ctx;
     sim *s = bc->s;
+    if (ev->from != ev->to) schedule_timer(s, bc);
     sim__stat_breaker_transition(s, bc, ev);
     if (bc->pod < 0) store_sync_push(s, bc, ev);
     if (bc->pod >= 0 && ev->to == FB_BREAKER_OPEN && ev->cause != FB_CAUSE_SYNC &&

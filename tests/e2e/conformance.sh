@@ -116,11 +116,19 @@ for p in $("$FUSEBOX" presets | awk '/^[^ ]/ {print $1}'); do
         continue
         ;;
     esac
-    dir=$(printf '%s\n' "$v" | sed -n 's/.*(tests\/conformance\/\([^)]*\))$/\1/p')
+    # one folder, or several: "(tests/conformance/A, tests/conformance/B)", counts summed
+    dirs=$(printf '%s\n' "$v" | sed -n 's/.*(\(tests\/conformance\/[^)]*\))$/\1/p' |
+        sed 's/tests\/conformance\///g; s/,/ /g')
     n=$(printf '%s\n' "$v" | sed -n 's/^recorded from [^:]*: \([0-9]*\) sequences, 0 differences.*/\1/p')
     k=$(printf '%s\n' "$v" | sed -n 's/.*, \([0-9]*\) not modelled (.*/\1/p')
-    echo "$dir" >>"$T/claimed"
-    row=$(awk -v d="$dir" '$1 == d' "$T/folders")
+    row=""
+    for dir in $dirs; do
+        echo "$dir" >>"$T/claimed"
+        row="$row $(awk -v d="$dir" '$1 == d' "$T/folders")"
+    done
+    row=$(echo "$row" | awk '{ for (i = 1; i <= NF; i += 4) { n++; r += $(i + 1); s += $(i + 2); d += $(i + 3) } }
+        END { if (n) print n, r, s, d }')
+    dir=$dirs
     set -- $row
     [ -n "$dir" ] && [ -n "$n" ] && [ -n "$row" ] && [ "$2" = "$n" ] && [ "$3" = "${k:-0}" ] &&
         [ "$4" = 0 ]

@@ -11,7 +11,10 @@ lay() {
 }
 T=$E2E_TMP
 FX=tests/fixtures/import
-R4J=$FX/resilience4j-demo.yml
+R4J_DEMO=$FX/resilience4j-demo.yml
+# the demo's application exception (io.github.robwin.exception.BusinessException) is no class
+# fusebox can place; this copy ignores 4xx answers in its place (4 lines of comment first)
+R4J=$FX/resilience4j-demo-http.yml
 LPROXY=$FX/litellm-proxy-server-config.yaml
 LLB=$FX/litellm-load-balancing.yaml
 LREL=$FX/litellm-reliability.yaml
@@ -28,12 +31,67 @@ ok $? "one layer per instance"
 ok $? "backendA takes configs.default (baseConfig: default) in resilience4j's own keys"
 [ "$(lay "$T/r4j.json" "r['layers']['backendB']['minimumNumberOfCalls'], r['layers']['backendB']['automaticTransitionFromOpenToHalfOpenEnabled']")" = "10 True" ]
 ok $? "backendB's own minimumNumberOfCalls wins over the default config it inherits"
-contains "$ERR" "resilience4j-demo.yml:57:1: resilience4j.bulkhead: not modelled" \
+contains "$ERR" "resilience4j-demo-http.yml:61:1: resilience4j.bulkhead: not modelled" \
     "a section fusebox does not read is named with its line and column"
 contains "$ERR" "resilience4j.circuitbreaker.instances.backendB.recordFailurePredicate: not modelled" \
     "a key the preset does not model is named"
-[ "$(printf '%s\n' "$ERR" | grep -c 'configs.default.recordExceptions')" -eq 1 ]
+[ "$(printf '%s\n' "$ERR" | grep -c 'configs.default.eventConsumerBufferSize')" -eq 1 ]
 ok $? "a config two instances inherit is noted once"
+[ "$(lay "$T/r4j.json" "r['layers']['backendA']['recordExceptions'], r['layers']['backendA']['retryExceptions'], r['layers']['backendA']['retryIgnoreExceptions']")" = "['org.springframework.web.client.HttpServerErrorException', 'java.util.concurrent.TimeoutException', 'java.io.IOException'] ['org.springframework.web.client.HttpServerErrorException', 'java.util.concurrent.TimeoutException', 'java.io.IOException'] ['org.springframework.web.client.HttpClientErrorException']" ]
+ok $? "recordExceptions, retryExceptions and the Retry's ignoreExceptions (retryIgnoreExceptions) are read"
+[ "$(lay "$T/r4j.json" "r['layers']['backendA']['ignoreExceptions']")" = "['org.springframework.web.client.HttpClientErrorException']" ]
+ok $? "the CircuitBreaker's ignoreExceptions is its own"
+
+# an exception class fusebox cannot place: exit 2 naming it, where it stands, and the known ones
+expect_exit 2 "the demo's own BusinessException exits 2" "$FUSEBOX" import-policy resilience4j \
+    "$R4J_DEMO" -o "$T/r4j-demo.json"
+contains "$ERR" "resilience4j-demo.yml:20:19: resilience4j.circuitbreaker.configs.default.ignoreExceptions: fusebox cannot place 'io.github.robwin.exception.BusinessException'" \
+    "... naming the class, its line and column"
+contains "$ERR" "it knows Throwable, Exception, RuntimeException, RestClientException" "... and listing the classes it knows"
+contains "$ERR" "HttpClientErrorException.TooManyRequests, HttpServerErrorException" "... Spring's too"
+
+# circuit-breaker and retry keys in their own namespaces
+cat >"$T/ns.yml" <<'EOF2'
+resilience4j:
+  circuitbreaker:
+    instances:
+      api:
+        waitDurationInOpenState: 10s
+        enableExponentialBackoff: true
+        exponentialBackoffMultiplier: 4
+        exponentialMaxWaitDurationInOpenState: 5m
+        enableRandomizedWait: true
+        randomizedWaitFactor: 0.3
+        maxAttempts: 9
+  retry:
+    instances:
+      api:
+        maxAttempts: 4
+        waitDuration: 200ms
+        enableExponentialBackoff: true
+        exponentialBackoffMultiplier: 2
+        slidingWindowSize: 7
+EOF2
+expect_exit 0 "circuit-breaker and retry keys each in their own section" "$FUSEBOX" import-policy \
+    resilience4j "$T/ns.yml" -o "$T/ns.json"
+[ "$(lay "$T/ns.json" "r['layers']['api']['exponentialBackoffMultiplier'], r['layers']['api']['maxAttempts'], 'enableRandomizedWait' in r['layers']['api'], 'slidingWindowSize' in r['layers']['api'], r['layers']['api']['waitDurationInOpenState']")" = "2 4 False False 10s" ]
+ok $? "the breaker's backoff keys are not read as the Retry's; each section's keys stay in it"
+contains "$ERR" "resilience4j.circuitbreaker.instances.api.exponentialMaxWaitDurationInOpenState: not modelled: the CircuitBreaker's growing open period" \
+    "exponentialMaxWaitDurationInOpenState is accepted and noted"
+contains "$ERR" "resilience4j.circuitbreaker.instances.api.maxAttempts: not a CircuitBreaker key (resilience4j reads it under resilience4j.retry)" \
+    "a Retry key under circuitbreaker is named as such"
+contains "$ERR" "resilience4j.retry.instances.api.slidingWindowSize: not a Retry key" \
+    "a CircuitBreaker key under retry too"
+
+# issue 20: ignoreExceptions HttpClientErrorException (every 4xx, 429 too) keeps the breaker
+# closed through a 429 storm; without it the same breaker opens
+printf 'resilience4j:\n  circuitbreaker:\n    instances:\n      openai:\n        ignoreExceptions: org.springframework.web.client.HttpClientErrorException\n  retry:\n    instances:\n      openai:\n        maxAttempts: 3\n' >"$T/ign.yml"
+printf 'resilience4j:\n  retry:\n    instances:\n      openai:\n        maxAttempts: 3\n' >"$T/noign.yml"
+expect_exit 0 "rate-limit-storm with ignoreExceptions: HttpClientErrorException" "$FUSEBOX" run \
+    scenarios/rate-limit-storm.json -q --no-charts -o "$T/ign" --policy "resilience4j:$T/ign.yml" \
+    --policy "plain=resilience4j:$T/noign.yml"
+[ "$(json "$T/ign/report.json" "r['variants']['resilience4j']['summary']['breaker_opens'] == 0, r['variants']['plain']['summary']['breaker_opens'] > 0")" = "True True" ]
+ok $? "ignored 429s never open the breaker; recorded ones do"
 
 # bad input: exit 2 with the place
 printf 'resilience4j:\n  circuitbreaker:\n    instances: [a, {b\n' >"$T/broken.yml"

@@ -113,4 +113,40 @@ contains "$(cat "$T/ll-first")" '"litellm":"LiteLLM cools openai for 30.0s (the 
 grep -q '"cause":"immediate"' "$T/ll-storm/events.jsonl"
 ok $((!$?)) "litellm: no cooldown at once in either variant"
 expect_exit 2 "fusebox presets NAME for an unknown name exits 2" "$FUSEBOX" presets nope
+
+# resilience4j's scheduled transitions happen at their due time in a run: OPEN -> HALF_OPEN at
+# waitDurationInOpenState (automaticTransitionFromOpenToHalfOpenEnabled), HALF_OPEN -> OPEN at
+# maxWaitDurationInHalfOpenState after entering it, whether or not a call comes then
+python3 - scenarios/library-defaults.json "$T/r4j-timers.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s.pop("expect", None)
+s["variants"] = {"r4j": {"layers": [{"name": "r", "preset": "resilience4j",
+    "automaticTransitionFromOpenToHalfOpenEnabled": True, "maxWaitDurationInHalfOpenState": "7s",
+    "slidingWindowSize": 20, "minimumNumberOfCalls": 10}]}}
+json.dump(s, open(sys.argv[2], "w"))
+PY
+expect_exit 0 "resilience4j with the automatic transition and a half-open limit runs" "$FUSEBOX" run \
+    "$T/r4j-timers.json" -q --no-charts -o "$T/r4j-timers"
+python3 - "$T/r4j-timers/events.jsonl" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1]) if '"breaker"' in l]
+open_until, entered, n_open, n_max = {}, {}, 0, 0
+for e in ev:
+    pod = e["pod"]
+    if e["from"] == "open" and e["to"] == "half_open":
+        assert abs(e["t_s"] - open_until[pod]) < 1e-9, e
+        n_open += 1
+    if e["from"] == "half_open" and e["cause"] == "half_open_max_wait":
+        assert abs(e["t_s"] - (entered[pod] + 7)) < 1e-6, e
+        n_max += 1
+    if e["to"] == "open":
+        open_until[pod] = e["open_until_s"]
+    if e["to"] == "half_open":
+        entered[pod] = e["t_s"]
+assert n_open > 0 and n_max > 0, (n_open, n_max)
+t = [json.loads(l)["t_s"] for l in open(sys.argv[1])]
+assert all(a <= b for a, b in zip(t, t[1:])), "events out of time order"
+PY
+ok $? "every OPEN -> HALF_OPEN at its open_until, every half-open expiry 7 s after entry, each logged when it happens (in time order)"
 finish

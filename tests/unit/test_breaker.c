@@ -1666,6 +1666,152 @@ static void breaker_half_open_max_wait(void **state) {
     assert_string_equal(fb_breaker_cause_name(FB_CAUSE_HALF_OPEN_MAX_WAIT), "half_open_max_wait");
 }
 
+/*
+ * resilience4j CircuitBreakerMetrics.forHalfOpen: half-open decides after min(minimumNumberOfCalls,
+ * permitted) results, the minimum as given, not capped at slidingWindowSize (issue 20, 1).
+ */
+static void breaker_half_open_minimum_not_capped_by_the_window(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = count_cfg(1, 6); /* closed: the minimum capped at 1 */
+    cfg.half_open_permits = 2;
+    cfg.open_us = 10;
+    cfg.probe_limit = FB_PROBES_PER_PERIOD;
+    cfg.probe_verdict = FB_VERDICT_RATE;
+    cfg.half_open_minimum = 6;
+    open_at_zero(&b, &cfg, NULL);
+    assert_state(&b, FB_BREAKER_OPEN);
+    call(&b, FB_EFFECT_SUCCESS, 10);
+    assert_state(&b, FB_BREAKER_HALF_OPEN); /* min(6, 2) = 2 results needed */
+    call(&b, FB_EFFECT_SUCCESS, 11);
+    assert_state(&b, FB_BREAKER_CLOSED);
+
+    cfg.half_open_minimum = 0; /* minimum_calls after its cap: 1 */
+    open_at_zero(&b, &cfg, NULL);
+    call(&b, FB_EFFECT_SUCCESS, 10);
+    assert_state(&b, FB_BREAKER_CLOSED);
+}
+
+/*
+ * half_open_timer: the half-open period ends at entry + half_open_max_us, stamped then, and the
+ * open period counts from there, however late it is noticed (issue 20, 2).
+ */
+static void breaker_half_open_timer_counts_from_its_due_time(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {
+        .consecutive_failures = 1, .open_us = 10, .half_open_max_us = 5, .half_open_timer = FB_ON};
+    open_at_zero(&b, &cfg, &log);
+    assert_int_equal(fb_breaker_next_timer(&b), FB_TIME_NONE); /* open: no open_timer */
+    (void)admit(&b, 12);                                       /* half-open at 12 */
+    assert_int_equal(fb_breaker_next_timer(&b), 17);
+    (void)admit(&b, 30); /* open again at 17 until 27: at 30 half-open again, a probe */
+    assert_event(&log.ev[2], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN, FB_CAUSE_HALF_OPEN_MAX_WAIT,
+                 17);
+    assert_int_equal(log.ev[2].open_until_us, 27);
+    assert_event(&log.ev[3], FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, 30);
+    assert_int_equal(log.n, 4);
+
+    cfg.half_open_timer = FB_OFF; /* the call that finds it expired reopens, counting from it */
+    open_at_zero(&b, &cfg, &log);
+    (void)admit(&b, 12);
+    assert_int_equal(fb_breaker_next_timer(&b), FB_TIME_NONE);
+    reject(&b, 30);
+    assert_event(&log.ev[2], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN, FB_CAUSE_HALF_OPEN_MAX_WAIT,
+                 30);
+    assert_int_equal(log.ev[2].open_until_us, 40);
+}
+
+/*
+ * open_timer (resilience4j automaticTransitionFromOpenToHalfOpenEnabled): OPEN -> HALF_OPEN at
+ * open_until, stamped then even when noticed later; with half_open_timer, a chain of them.
+ */
+static void breaker_open_timer_stamps_the_deadline(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 10, .open_timer = FB_ON};
+    open_at_zero(&b, &cfg, &log);
+    assert_int_equal(fb_breaker_next_timer(&b), 10);
+    (void)admit(&b, 25);
+    assert_event(&log.ev[1], FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, 10);
+
+    cfg.half_open_timer = FB_ON;
+    cfg.half_open_max_us = 5;
+    open_at_zero(&b, &cfg, &log);
+    fb_breaker_poll(&b, 31); /* half-open 10, open 15-25, half-open 25, open 30 */
+    assert_int_equal(log.n, 5);
+    assert_event(&log.ev[4], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN, FB_CAUSE_HALF_OPEN_MAX_WAIT,
+                 30);
+    assert_int_equal(fb_breaker_next_timer(&b), 40);
+
+    cfg.open_deadline = FB_CMP_PASS; /* due 1 us after the deadline */
+    open_at_zero(&b, &cfg, &log);
+    assert_int_equal(fb_breaker_next_timer(&b), 11);
+}
+
+/*
+ * FB_EVAL_RECORD_ONLY (resilience4j ClosedState): expired buckets change nothing at admission;
+ * the next result judges the window (issue 20, 3).
+ */
+static void breaker_evaluate_record_only(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = {.mode = FB_BREAKER_MODE_TIME_WINDOW,
+                             .window_us = 2 * S,
+                             .window_buckets = 2,
+                             .minimum_calls = 1,
+                             .failure_rate = 0.6,
+                             .evaluate = FB_EVAL_RECORD_ONLY};
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_SUCCESS, 0);
+    call(&b, FB_EFFECT_FAILURE, 1400 * MS); /* 1 of 2 */
+    fb_breaker_permit p = admit(&b, 2 * S); /* the success at 0 expired: 1 of 1, not looked at */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    report(&b, &p, FB_EFFECT_SUCCESS, 2 * S); /* 1 of 2 */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_FAILURE, 2100 * MS); /* 2 of 3 */
+    assert_state(&b, FB_BREAKER_OPEN);
+
+    cfg.evaluate = FB_EVAL_EVERY_RECORD; /* the expiry itself trips */
+    init_ok(&b, &cfg, NULL, 0);
+    call(&b, FB_EFFECT_SUCCESS, 0);
+    call(&b, FB_EFFECT_FAILURE, 1400 * MS);
+    reject(&b, 2 * S);
+}
+
+/*
+ * release_any (resilience4j HalfOpenState.releasePermission): cancelling a call admitted
+ * before the transition gives a half-open permit back (issue 20, 4).
+ */
+static void breaker_release_any_gives_a_permit_back(void **state) {
+    (void)state;
+    fb_breaker b;
+    fb_breaker_config cfg = count_cfg(2, 2);
+    cfg.open_us = 10;
+    cfg.half_open_permits = 1;
+    cfg.probe_limit = FB_PROBES_PER_PERIOD;
+    cfg.probe_verdict = FB_VERDICT_RATE;
+    cfg.late_results = FB_LATE_COUNT;
+    cfg.release_any = FB_ON;
+    for (int on = 1; on >= 0; on--) {
+        cfg.release_any = on ? FB_ON : FB_OFF;
+        init_ok(&b, &cfg, NULL, 0);
+        fb_breaker_permit early = admit(&b, 0);
+        calls(&b, FB_EFFECT_FAILURE, 2, 1); /* open until 11 */
+        (void)admit(&b, 11);                /* half-open: its one permit */
+        reject(&b, 12);
+        report(&b, &early, FB_EFFECT_CANCELLED, 13);
+        if (on) {
+            (void)admit(&b, 14);
+            reject(&b, 15);
+        } else {
+            reject(&b, 14);
+        }
+    }
+}
+
 /* Item 6 of issue 10: permits are told apart by admission, not by their lease's end. */
 static void breaker_double_report_stale_when_new_probe_took_slot_same_instant(void **state) {
     (void)state;
@@ -1693,7 +1839,11 @@ static void breaker_init_rejects_unknown_semantics(void **state) {
         {.probe_verdict = (fb_probe_verdict)2},
         {.open_deadline = (fb_compare)2},
         {.trip_compare = (fb_compare)2},
-        {.evaluate = (fb_evaluate)3},
+        {.evaluate = (fb_evaluate)4},
+        {.open_timer = (fb_switch)3},
+        {.half_open_timer = (fb_switch)3},
+        {.release_any = (fb_switch)3},
+        {.release_any = FB_ON}, /* needs PER_PERIOD */
         {.bucket_anchor = (fb_bucket_anchor)3},
         {.cancelled_as = FB_EFFECT_CANCELLED},
         {.half_open_expiry = (fb_half_open_expiry)2},
@@ -2015,6 +2165,11 @@ int main(void) {
         cmocka_unit_test(breaker_cancelled_counts_as_configured),
         cmocka_unit_test(breaker_half_open_max_wait),
         cmocka_unit_test(breaker_double_report_stale_when_new_probe_took_slot_same_instant),
+        cmocka_unit_test(breaker_half_open_minimum_not_capped_by_the_window),
+        cmocka_unit_test(breaker_half_open_timer_counts_from_its_due_time),
+        cmocka_unit_test(breaker_open_timer_stamps_the_deadline),
+        cmocka_unit_test(breaker_evaluate_record_only),
+        cmocka_unit_test(breaker_release_any_gives_a_permit_back),
         cmocka_unit_test(breaker_init_rejects_unknown_semantics),
         cmocka_unit_test(breaker_fires_count_rejections_and_survive_transitions),
         cmocka_unit_test(breaker_fires_failure_alone_opens_without_minimum),

@@ -63,6 +63,58 @@ static const imp_note *note_at(const imported *im, const char *path) {
     return NULL;
 }
 
+/*
+ * resilience4j: CommonCircuitBreakerConfigurationProperties and CommonRetryConfigurationProperties
+ * each read their own keys; the Retry's ignoreExceptions is the preset's retryIgnoreExceptions;
+ * the breaker's exponential open-period keys are noted, not read as the Retry's.
+ */
+static void r4j_sections_keep_their_keys(void **state) {
+    (void)state;
+    imported im =
+        import("resilience4j", "resilience4j:\n  circuitbreaker:\n    instances:\n      a:\n"
+                               "        exponentialBackoffMultiplier: 4\n"
+                               "        exponential-max-wait-duration-in-open-state: 5m\n"
+                               "        ignoreExceptions: [HttpClientErrorException]\n"
+                               "        maxAttempts: 9\n"
+                               "  retry:\n    instances:\n      a:\n        maxAttempts: 2\n"
+                               "        ignoreExceptions: java.net.ConnectException, IOException\n"
+                               "        slidingWindowSize: 3\n");
+    assert_string_equal(param(&im, "a", "exponentialBackoffMultiplier"), "");
+    assert_string_equal(param(&im, "a", "maxAttempts"), "2");
+    assert_string_equal(param(&im, "a", "slidingWindowSize"), "");
+    assert_string_equal(param(&im, "a", "ignoreExceptions"), "[\"HttpClientErrorException\"]");
+    assert_string_equal(param(&im, "a", "retryIgnoreExceptions"),
+                        "[\"java.net.ConnectException\",\"IOException\"]");
+    const imp_note *n = note_at(
+        &im, "resilience4j.circuitbreaker.instances.a.exponential-max-wait-duration-in-open-state");
+    assert_non_null(n);
+    assert_non_null(strstr(n->why, "growing open period"));
+    assert_non_null(strstr(note_at(&im, "resilience4j.circuitbreaker.instances.a.maxAttempts")->why,
+                           "not a CircuitBreaker key"));
+    assert_non_null(strstr(note_at(&im, "resilience4j.retry.instances.a.slidingWindowSize")->why,
+                           "not a Retry key"));
+    done(&im);
+}
+
+/* A Java exception class fusebox cannot place is an error naming it and the known ones. */
+static void r4j_unknown_exception_is_an_error(void **state) {
+    (void)state;
+    const char *text = "resilience4j:\n  retry:\n    instances:\n      a:\n"
+                       "        retryExceptions:\n          - java.io.IOException\n"
+                       "          - com.acme.Boom\n";
+    imp_node *root = NULL;
+    imp_error err;
+    imp_result r;
+    assert_int_equal(imp_yaml_parse(text, strlen(text), "t.yaml", &root, &err), FB_OK);
+    assert_int_equal(imp_policy("resilience4j", root, "t.yaml", &r, &err), FB_EINVAL);
+    assert_int_equal(err.line, 7);
+    assert_non_null(strstr(err.msg, "resilience4j.retry.instances.a.retryExceptions: fusebox "
+                                    "cannot place 'com.acme.Boom'; it knows Throwable"));
+    assert_non_null(strstr(err.msg, "CallNotPermittedException"));
+    imp_result_free(&r);
+    imp_node_free(root);
+}
+
 #define ML "model_list:\n  - model_name: g\n    litellm_params: {model: gpt-4o}\n"
 
 /* Router.__init__: timeout or request_timeout; fallbacks or fallbacks (num_retries: below). */
@@ -247,6 +299,8 @@ static void envoy_thresholds_by_priority(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(r4j_sections_keep_their_keys),
+        cmocka_unit_test(r4j_unknown_exception_is_an_error),
         cmocka_unit_test(litellm_router_settings_over_litellm_settings),
         cmocka_unit_test(litellm_settings_num_retries_wins),
         cmocka_unit_test(litellm_internal_server_error_keys_have_no_effect),

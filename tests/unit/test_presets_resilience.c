@@ -22,6 +22,7 @@
 #include "core/fallback.h"
 #include "core/retry.h"
 #include "core/rng.h"
+#include "scenario/preset.h"
 #include "scenario/scenario.h"
 #include "tests/unit/helpers.h"
 
@@ -168,12 +169,14 @@ static void r4j_wait_duration_is_constant_500ms(void **state) {
 
 /*
  * IntervalFunction.ofExponentialBackoff: LongStream.iterate(i, x -> (long)(x * m)):
- * 500, 750, 1125, 1687, 2530 ms with m = 1.5 (each step truncated), then min(.., max).
+ * 500, 750, 1125, 1687, 2530 ms with m = 1.5 (each step truncated), then min(.., max) (Spring
+ * reads the max only with the multiplier given).
  */
 static void r4j_exponential_backoff_truncates_each_step(void **state) {
     (void)state;
     layer_case lc = preset_layer("\"preset\": \"resilience4j\", \"maxAttempts\": 7, "
                                  "\"waitDuration\": \"500ms\", \"enableExponentialBackoff\": true, "
+                                 "\"exponentialBackoffMultiplier\": 1.5, "
                                  "\"exponentialMaxWaitDuration\": \"PT3S\"");
     fb_time_us d[6];
     assert_int_equal(calls_made(lc.L, 503, 1, d, 100), 7);
@@ -315,6 +318,155 @@ static void r4j_max_wait_in_half_open(void **state) {
     fb_breaker_poll(&b, 7 * S);
     state_is(&b, FB_BREAKER_OPEN);
     scn_free(lc.sc);
+}
+
+/*
+ * The breaker as resilience4j 2.4.0 runs it (recorded: tests/conformance/resilience4j-2.4.0-
+ * circuitbreaker): half-open's minimum as given (CircuitBreakerMetrics.forHalfOpen), the
+ * half-open and (automatic) open periods as scheduled tasks, no evaluation at admission
+ * (ClosedState.tryAcquirePermission), releasePermission() from any call.
+ */
+static void r4j_breaker_semantics_as_recorded(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"resilience4j\", \"slidingWindowSize\": 1, "
+                                 "\"minimumNumberOfCalls\": 6, "
+                                 "\"permittedNumberOfCallsInHalfOpenState\": 2, "
+                                 "\"waitDurationInOpenState\": \"50ms\"");
+    const fb_breaker_config *bc = &lc.L->per_provider[0].breaker;
+    assert_int_equal(bc->half_open_minimum, 6);
+    assert_int_equal(bc->half_open_timer, FB_ON);
+    assert_int_equal(bc->open_timer, FB_OFF);
+    assert_int_equal(bc->evaluate, FB_EVAL_RECORD_ONLY);
+    assert_int_equal(bc->release_any, FB_ON);
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    calls_at(&b, 1, FB_EFFECT_SUCCESS, 100 * MS);
+    state_is(&b, FB_BREAKER_HALF_OPEN); /* one success of min(6, 2) */
+    calls_at(&b, 1, FB_EFFECT_SUCCESS, 200 * MS);
+    state_is(&b, FB_BREAKER_CLOSED);
+    scn_free(lc.sc);
+
+    lc = preset_layer("\"preset\": \"resilience4j\", \"slidingWindowType\": \"TIME_BASED\", "
+                      "\"slidingWindowSize\": 2, \"failureRateThreshold\": 60, "
+                      "\"minimumNumberOfCalls\": 1");
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_SUCCESS, 0);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 1400 * MS);
+    (void)admitted(&b, 2 * S); /* the case: admitted by resilience4j */
+    scn_free(lc.sc);
+
+    lc = preset_layer("\"preset\": \"resilience4j\", \"minimumNumberOfCalls\": 1, "
+                      "\"waitDurationInOpenState\": \"1s\", "
+                      "\"automaticTransitionFromOpenToHalfOpenEnabled\": true");
+    assert_int_equal(lc.L->per_provider[0].breaker.open_timer, FB_ON);
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    assert_int_equal(fb_breaker_next_timer(&b), 1 * S);
+    scn_free(lc.sc);
+}
+
+/*
+ * configureRetryIntervalFunction (resilience4j-framework-common 2.4.0): with
+ * enableExponentialBackoff, exponentialMaxWaitDuration is read only with
+ * exponentialBackoffMultiplier given (and, randomized, randomizedWaitFactor too), and
+ * randomizedWaitFactor only with the multiplier given; IntervalFunction refuses a wait
+ * under 1 ms (recorded: tests/conformance/resilience4j-2.4.0-retry).
+ */
+static void r4j_retry_keys_read_as_spring_reads_them(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+                                 "\"enableExponentialBackoff\": true, "
+                                 "\"exponentialMaxWaitDuration\": \"300ms\"");
+    assert_int_equal(lc.L->retry.delay_us_max, FB_TIME_MAX); /* no multiplier: no cap */
+    scn_free(lc.sc);
+    lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+                      "\"enableExponentialBackoff\": true, \"exponentialBackoffMultiplier\": 2, "
+                      "\"exponentialMaxWaitDuration\": \"300ms\"");
+    assert_int_equal(lc.L->retry.delay_us_max, 300 * MS);
+    scn_free(lc.sc);
+    lc = preset_layer(
+        "\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+        "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
+        "\"exponentialBackoffMultiplier\": 2, \"exponentialMaxWaitDuration\": \"300ms\", "
+        "\"randomizedWaitFactor\": 0.1");
+    assert_int_equal(lc.L->retry.delay_us_max, 300 * MS);
+    assert_true(lc.L->retry.jitter_fraction == 0.1);
+    scn_free(lc.sc);
+    lc = preset_layer(
+        "\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+        "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
+        "\"exponentialBackoffMultiplier\": 2, \"exponentialMaxWaitDuration\": \"300ms\"");
+    assert_int_equal(lc.L->retry.delay_us_max, FB_TIME_MAX); /* no factor: no cap */
+    scn_free(lc.sc);
+    lc = preset_layer("\"preset\": \"resilience4j\", \"waitDuration\": \"100ms\", "
+                      "\"enableExponentialBackoff\": true, \"enableRandomizedWait\": true, "
+                      "\"randomizedWaitFactor\": 0.1");
+    assert_true(lc.L->retry.jitter_fraction == 0.5); /* no multiplier: the default factor */
+    scn_free(lc.sc);
+    preset_error("\"preset\": \"resilience4j\", \"waitDuration\": \"0ms\", "
+                 "\"enableExponentialBackoff\": true",
+                 "waitDuration under 1 ms with enableExponentialBackoff");
+    preset_error("\"preset\": \"resilience4j\", \"waitDuration\": \"0ms\", "
+                 "\"enableRandomizedWait\": true",
+                 "waitDuration under 1 ms with enableRandomizedWait");
+}
+
+/* How the layer classifies an answer: the breaker's effect and whether the Retry retries it. */
+static fb_class classified(const layer_case *lc, int status, fb_transport transport) {
+    fb_classifier cl;
+    assert_int_equal(fb_classify_init(&cl, &lc->L->classify), FB_OK);
+    fb_reply rep = {.status = status, .transport = transport, .should_retry = -1};
+    return scn_layer_classify(lc->L, &cl, &rep, 0);
+}
+
+/*
+ * CircuitBreakerStateMachine.handleThrowable: ignoreExceptions first (the permit released,
+ * nothing counted), then recordExceptions (a failure), else a success; RetryConfig: retried when
+ * in retryExceptions (or none given) and not in ignoreExceptions. A class covers its subclasses:
+ * HttpClientErrorException every 4xx answer, 429 and 408 included.
+ */
+static void r4j_exception_lists_as_failures(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"resilience4j\", \"ignoreExceptions\": "
+                                 "[\"org.springframework.web.client.HttpClientErrorException\"]");
+    assert_int_equal(classified(&lc, 429, FB_TRANSPORT_NONE).effect, FB_EFFECT_IGNORE);
+    assert_int_equal(classified(&lc, 408, FB_TRANSPORT_NONE).effect, FB_EFFECT_IGNORE);
+    assert_int_equal(classified(&lc, 404, FB_TRANSPORT_NONE).effect, FB_EFFECT_IGNORE);
+    assert_int_equal(classified(&lc, 503, FB_TRANSPORT_NONE).effect, FB_EFFECT_FAILURE);
+    assert_int_equal(classified(&lc, 0, FB_TRANSPORT_TIMEOUT).effect, FB_EFFECT_FAILURE);
+    assert_true(classified(&lc, 429, FB_TRANSPORT_NONE).retryable); /* the Retry's lists: none */
+    scn_free(lc.sc);
+
+    lc = preset_layer("\"preset\": \"resilience4j\", \"recordExceptions\": "
+                      "[\"HttpServerErrorException\", \"java.io.IOException\"], "
+                      "\"retryExceptions\": [\"HttpClientErrorException.TooManyRequests\"], "
+                      "\"retryIgnoreExceptions\": [\"java.net.ConnectException\"]");
+    assert_int_equal(classified(&lc, 404, FB_TRANSPORT_NONE).effect, FB_EFFECT_SUCCESS);
+    assert_int_equal(classified(&lc, 500, FB_TRANSPORT_NONE).effect, FB_EFFECT_FAILURE);
+    assert_int_equal(classified(&lc, 0, FB_TRANSPORT_RESET).effect, FB_EFFECT_FAILURE);
+    assert_true(classified(&lc, 429, FB_TRANSPORT_NONE).retryable);
+    assert_false(classified(&lc, 503, FB_TRANSPORT_NONE).retryable);
+    assert_false(classified(&lc, 0, FB_TRANSPORT_CONNECT).retryable);
+    assert_int_equal(lc.L->retry.retry_rejected, FB_OFF); /* CallNotPermittedException not listed */
+    scn_free(lc.sc);
+
+    lc = preset_layer("\"preset\": \"resilience4j\", \"retryExceptions\": [\"Exception\"]");
+    assert_int_equal(lc.L->retry.retry_rejected, FB_ON);
+    assert_true(classified(&lc, 400, FB_TRANSPORT_NONE).retryable);
+    scn_free(lc.sc);
+
+    preset_error(
+        "\"preset\": \"resilience4j\", \"ignoreExceptions\": [\"com.acme.BusinessException\"]",
+        "ignoreExceptions: fusebox cannot place 'com.acme.BusinessException'; it knows "
+        "Throwable");
+    char known[800];
+    scn_r4j_exception_names(known, sizeof known);
+    assert_non_null(strstr(known, "HttpClientErrorException.TooManyRequests"));
+    assert_int_equal(scn_r4j_exception_kinds(
+                         "org.springframework.web.client.HttpClientErrorException$TooManyRequests"),
+                     scn_r4j_exception_kinds("HttpClientErrorException.TooManyRequests"));
+    assert_int_equal(scn_r4j_exception_kinds("HttpClientErrorException.TooMany"), -1);
 }
 
 /*
@@ -694,6 +846,9 @@ int main(void) {
         cmocka_unit_test(r4j_max_wait_in_half_open),
         cmocka_unit_test(r4j_time_based_window_and_slow_calls),
         cmocka_unit_test(r4j_rejected_calls_are_attempts_of_the_retry),
+        cmocka_unit_test(r4j_breaker_semantics_as_recorded),
+        cmocka_unit_test(r4j_retry_keys_read_as_spring_reads_them),
+        cmocka_unit_test(r4j_exception_lists_as_failures),
         cmocka_unit_test(polly_max_retry_attempts_counts_retries),
         cmocka_unit_test(polly_backoff_types_and_max_delay),
         cmocka_unit_test(polly_jitter_on_constant_is_a_quarter_either_way),

@@ -778,6 +778,30 @@ static void retry_resilience4j_exponential_truncates_each_step(void **state) {
     assert_int_equal(fb_retry_backoff(&p, 5), 2531250);
 }
 
+/*
+ * fb_retry_delay_at: the delay at a given draw. resilience4j randomize() computes in whole ms:
+ * 1100 ms, factor 0.9 at the largest draw is 110 + (1 - 2^-53) * 1981, which rounds to 2091.0
+ * in doubles (recorded from resilience4j 2.4.0); in microseconds it would stay below 2091 ms.
+ */
+static void retry_delay_at_gives_the_range_in_the_library_units(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1000 * MS, 60 * S);
+    c.multiplier = 1.1;
+    c.jitter = FB_JITTER_RANDOMIZED;
+    c.jitter_fraction = 0.9;
+    c.resolution_us = 1 * MS;
+    c.cap_order = FB_CAP_AFTER_JITTER;
+    fb_retry_policy p = policy(c);
+    fb_retry_state st;
+    fb_retry_begin(&st, 0);
+    assert_int_equal(fb_retry_delay_at(&p, &st, 2, 0.0), 110 * MS);
+    assert_int_equal(fb_retry_delay_at(&p, &st, 2, 1.0 - 0x1.0p-53), 2091 * MS);
+    assert_int_equal(fb_retry_delay_at(&p, &st, 2, 0.5), (fb_time_us)floor(110 + 0.5 * 1981) * MS);
+    c.jitter = FB_JITTER_NONE; /* no jitter: the backoff whatever the draw */
+    p = policy(c);
+    assert_int_equal(fb_retry_delay_at(&p, &st, 2, 0.7), 1100 * MS);
+}
+
 /* resilience4j randomize(): min + random * (max - min + 1), then (long): the +1 quirk. */
 static void retry_resilience4j_randomized_adds_one_unit(void **state) {
     (void)state;
@@ -980,6 +1004,7 @@ int main(void) {
         cmocka_unit_test(giveup_names_are_stable),
         cmocka_unit_test(retry_resilience4j_exponential_truncates_each_step),
         cmocka_unit_test(retry_resilience4j_randomized_adds_one_unit),
+        cmocka_unit_test(retry_delay_at_gives_the_range_in_the_library_units),
         cmocka_unit_test(retry_stainless_sdk_backoff_and_retry_after),
         cmocka_unit_test(retry_vercel_ai_sdk_backoff_and_retry_after),
         cmocka_unit_test(retry_tenacity_exponential_jitter_adds_then_caps),

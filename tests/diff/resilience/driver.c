@@ -28,6 +28,9 @@
  *   retry OUTCOME K        one request whose first K attempts end with OUTCOME (K = -1: all):
  *                          {"retry": n, "delay_us": d, "u": [draws]} per retry, then
  *                          {"attempts": n, "end": "success"|GIVEUP}
+ *   retryrange OUTCOME K   as retry, for a jittered retry: {"retry": n, "delay_us_min": lo,
+ *                          "delay_us_max": hi} per retry, its delay at the smallest and the
+ *                          largest draw (fb_retry_delay_at), then the end
  *   request T OUTCOME K    one request at T ms through the layer's retry and breaker together
  *                          (core/fallback.c): its first K calls made end with OUTCOME, at once;
  *                          each try prints {"t": ms, "call": "admitted"|"rejected"}, the end
@@ -36,7 +39,9 @@
  * Every breaker transition prints {"t": ms, "from": S, "to": S} (S: closed, open, half_open,
  * ...). With --timers the breaker is polled every millisecond between calls, for libraries
  * whose transitions run on timers (opossum), so that a transition is stamped when fusebox's
- * own breaker makes it.
+ * own breaker makes it. Whatever the flag, the breaker is polled at each timed
+ * transition it reports (fb_breaker_next_timer: resilience4j's scheduled ones)
+ * that falls due by the next line's time, as a simulator with a clock does.
  *
  * --replay reads one case per line: {"name": N, "fusebox": {PRESET_KEYS}, "lib": {...},
  * "script": [LINE...], "expect": [OBJECT...]} with optional "timers": true and "skip": WHY.
@@ -148,6 +153,10 @@ typedef struct run {
 
 /* Poll every millisecond from the last call to t (timer-driven libraries). */
 static void advance_to(run *R, fb_time_us t_us) {
+    if (R->has_breaker)
+        for (fb_time_us due = fb_breaker_next_timer(&R->b); due >= 0 && due <= t_us;
+             due = fb_breaker_next_timer(&R->b))
+            fb_breaker_poll(&R->b, due);
     if (R->timers)
         for (fb_time_us t = R->last_us + 1000; t <= t_us; t += 1000) fb_breaker_poll(&R->b, t);
     R->last_us = t_us;
@@ -205,7 +214,7 @@ static void do_state(run *R, fb_time_us t) {
          fb_breaker_state_name(fb_breaker_state_get(&R->b)));
 }
 
-static void do_retry(run *R, const char *outcome, long k) {
+static void do_retry(run *R, const char *outcome, long k, bool range) {
     fb_retry_state st;
     fb_retry_begin(&st, 0);
     fb_reply rep;
@@ -222,6 +231,13 @@ static void do_retry(run *R, const char *outcome, long k) {
         if (!d.retry) {
             emit("{\"attempts\": %ld, \"end\": \"%s\"}\n", n, fb_giveup_name(d.reason));
             return;
+        }
+        if (range) {
+            emit("{\"retry\": %ld, \"delay_us_min\": %lld, \"delay_us_max\": %lld}\n", n,
+                 (long long)fb_retry_delay_at(&R->pol, &st, (uint32_t)n, 0.0),
+                 (long long)fb_retry_delay_at(&R->pol, &st, (uint32_t)n, 1.0 - 0x1.0p-53));
+            now += d.delay_us;
+            continue;
         }
         char u[256] = "";
         size_t ul = 0;
@@ -341,9 +357,9 @@ static int run_line(run *R, const char *line, char *err, size_t errlen) {
     } else if (strcmp(w, "request") == 0 && n == 4 && breaker && parse_ms(tok[1], &t) &&
                is_outcome(tok[2], false) && parse_long(tok[3], &k)) {
         do_request(R, t, tok[2], k);
-    } else if (strcmp(w, "retry") == 0 && n == 3 && is_outcome(tok[1], false) &&
-               parse_long(tok[2], &k)) {
-        do_retry(R, tok[1], k);
+    } else if ((strcmp(w, "retry") == 0 || strcmp(w, "retryrange") == 0) && n == 3 &&
+               is_outcome(tok[1], false) && parse_long(tok[2], &k)) {
+        do_retry(R, tok[1], k, strcmp(w, "retryrange") == 0);
     } else {
         snprintf(err, errlen, "bad script line%s: %s",
                  breaker ? "" : " (or a breaker command for a layer without a breaker)", line);
