@@ -20,7 +20,7 @@ static bool valid_double(double x) {
 static bool enums_valid(const fb_retry_config *c) {
     return (unsigned)c->backoff <= FB_BACKOFF_NONE &&
            (unsigned)c->jitter <= FB_JITTER_DECORRELATED_V2 &&
-           (unsigned)c->cap_order <= FB_CAP_BACKOFF_ONLY &&
+           (unsigned)c->cap_order <= FB_CAP_BEFORE_JITTER_EXACT &&
            (unsigned)c->retry_after <= FB_RETRY_AFTER_AS_IS &&
            (unsigned)c->above_max <= FB_ABOVE_MAX_BACKOFF &&
            (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF &&
@@ -50,7 +50,8 @@ static int normalise(fb_retry_config *c) {
     if (c->attempts > FB_RETRY_ATTEMPTS_MAX) return FB_ERANGE;
     if (!enums_valid(c)) return FB_EINVAL;
     if (c->base_us < 0 || c->delay_us_max < 0 || c->retry_after_us_max < 0 ||
-        c->attempt_timeout_us < 0 || c->deadline_us < 0 || c->jitter_us < 0 ||
+        c->attempt_timeout_us < 0 || c->deadline_us < 0 ||
+        (c->jitter_us < 0 && c->jitter_us != FB_TIME_NONE) ||
         c->resolution_us < 0 || c->delay_us_min < 0 || c->retry_after_total_us_max < 0)
         return FB_EINVAL;
     if (!valid_double(c->multiplier) || !valid_double(c->jitter_fraction) ||
@@ -216,7 +217,7 @@ static double shaped(const fb_retry_config *c, fb_jitter j, double d, double u, 
     case FB_JITTER_UP:
         return (1.0 + f * u) * d;
     case FB_JITTER_ADDITIVE:
-        return d + u * (double)c->jitter_us;
+        return c->jitter_us > 0 ? d + u * (double)c->jitter_us : d;
     case FB_JITTER_PROPORTIONAL:
     default: {
         double lo = d * (1.0 - f), hi = d * (1.0 + f);
@@ -252,9 +253,14 @@ static fb_time_us jittered_delay(const fb_retry_policy *p, const fb_retry_state 
     if (j == FB_JITTER_DECORRELATED_V2)
         return clamp_to(quantise(c, decorrelated_v2(c, n, u, v2_state)), cap);
 
-    bool before = c->cap_order == FB_CAP_BEFORE_JITTER;
+    bool before =
+        c->cap_order == FB_CAP_BEFORE_JITTER || c->cap_order == FB_CAP_BEFORE_JITTER_EXACT;
     double d =
         c->cap_order == FB_CAP_AFTER_JITTER ? raw_backoff(p, n) : (double)fb_retry_backoff(p, n);
+    if (c->cap_order == FB_CAP_BEFORE_JITTER_EXACT) {
+        d = raw_backoff(p, n);
+        if (d > (double)cap) d = (double)cap;
+    }
     /* BACKOFF_ONLY: the jitter added to the capped backoff may pass the cap */
     fb_time_us top = c->cap_order == FB_CAP_BACKOFF_ONLY ? FB_TIME_MAX : cap;
     return clamp_to(quantise(c, shaped(c, j, d, u, before)), top);
@@ -285,7 +291,8 @@ static fb_time_us with_hint(const fb_retry_config *cfg, fb_time_us delay, fb_tim
         *decided = true;
         delay = h;
         if (cfg->hint_jitter == FB_ON && cfg->jitter == FB_JITTER_ADDITIVE && u >= 0.0)
-            return fb_time_add(h, (fb_time_us)(u * (double)cfg->jitter_us));
+            return cfg->jitter_us > 0 ? fb_time_add(h, (fb_time_us)(u * (double)cfg->jitter_us))
+                                      : h;
         /* upward only (Envoy): nobody comes back before the server asked, and
          * clients told the same Retry-After no longer return together */
         if (cfg->retry_after_jitter > 0.0 && rng != NULL)

@@ -192,12 +192,14 @@ static int tenacity_wait(const sim_preset *p, const sim_param_value *v, fb_retry
     r->delay_us_max = a[1] >= 1e9 ? FB_TIME_MAX : (fb_time_us)llround(a[1] * 1e6);
     if (r->base_us == 0 || r->delay_us_max == 0) r->backoff = FB_BACKOFF_NONE;
     if (which == 2) {
-        r->jitter = a[3] > 0 ? FB_JITTER_ADDITIVE : FB_JITTER_NONE;
+        /* jitter=0 still draws uniform(0, 0): FB_TIME_NONE draws and adds nothing */
+        r->jitter = FB_JITTER_ADDITIVE;
         r->jitter_us = (fb_time_us)llround(a[3] * 1e6);
+        if (r->jitter_us == 0) r->jitter_us = FB_TIME_NONE;
         r->cap_order = FB_CAP_AFTER_JITTER;
     } else if (which == 3) {
         r->jitter = FB_JITTER_FULL;
-        r->cap_order = FB_CAP_BEFORE_JITTER;
+        r->cap_order = FB_CAP_BEFORE_JITTER_EXACT; /* uniform(0, min(...)) in float seconds */
     }
     return FB_OK;
 }
