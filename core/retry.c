@@ -26,7 +26,8 @@ static bool enums_valid(const fb_retry_config *c) {
            (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF &&
            (unsigned)c->hint_jitter <= FB_OFF && (unsigned)c->hint_rate_limited_only <= FB_OFF &&
            (unsigned)c->hint_zeroes_backoff <= FB_OFF &&
-           (unsigned)c->rate_limit_needs_hint <= FB_OFF && (unsigned)c->retry_rejected <= FB_OFF;
+           (unsigned)c->rate_limit_needs_hint <= FB_OFF && (unsigned)c->retry_rejected <= FB_OFF &&
+           (unsigned)c->resolution_delay_only <= FB_OFF;
 }
 
 /* A value in microseconds rounded to the configured resolution (none: unchanged). */
@@ -38,7 +39,9 @@ static double quantise(const fb_retry_config *c, double v) {
 
 /* One growth step of the exponential: exact, or rounded each time (resilience4j). */
 static double grow_step(const fb_retry_config *c, double d) {
-    return c->resolution_us > 0 ? quantise(c, d * c->multiplier) : d * c->multiplier;
+    return c->resolution_us > 0 && c->resolution_delay_only != FB_ON
+               ? quantise(c, d * c->multiplier)
+               : d * c->multiplier;
 }
 
 /* Zero -> default, then range checks (the zero rule, fb.h). */
@@ -111,7 +114,8 @@ void fb_retry_begin(fb_retry_state *s, fb_time_us now_us) {
 
 /* base * multiplier^(n-1), one step at a time, stopping at `limit`. */
 static double grow(const fb_retry_config *c, uint32_t n, double limit) {
-    double d = quantise(c, (double)c->base_us);
+    double d = c->resolution_delay_only == FB_ON ? (double)c->base_us
+                                                 : quantise(c, (double)c->base_us);
     for (uint32_t k = 1; k < n && d < limit; k++) d = grow_step(c, d);
     return d;
 }

@@ -132,6 +132,10 @@ typedef struct fb_retry_config {
     fb_switch retry_rejected;         /* a call the caller's own breaker rejects is a failed attempt
                                          to retry (resilience4j, Polly, cockatiel retry every
                                          exception, the breaker's too); default OFF: skipped */
+    fb_switch resolution_delay_only;  /* resolution_us rounds the jittered delay only, the backoff
+                                         grows unrounded (cockatiel: Math.floor(U * min(maxDelay,
+                                         initialDelay * 2^attempt)) ms with initialDelay 0.5);
+                                         default OFF: each growth step is rounded too */
     fb_time_us attempt_timeout_us; /* per-attempt timeout; 0 = none (informational for callers) */
     fb_time_us deadline_us;        /* overall, from the first attempt's start; 0 = none */
     /* Gateway forms (docs/retry.md, "Library semantics"); zero keeps the behaviour above. */

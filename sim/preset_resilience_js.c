@@ -200,7 +200,8 @@ static void cockatiel_backoff(const sim_preset *p, const sim_param_value *v, fb_
         r->multiplier = preset_num_or(p, v, "exponent", 2);
     } else if (gen == 2 || gen == 3) {
         r->jitter = gen == 2 ? FB_JITTER_FULL : FB_JITTER_EQUAL;
-        r->resolution_us = FB_US_PER_MS; /* Math.floor of milliseconds */
+        r->resolution_us = FB_US_PER_MS; /* Math.floor of milliseconds, of the delay alone */
+        r->resolution_delay_only = FB_ON;
     }
 }
 

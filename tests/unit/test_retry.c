@@ -906,6 +906,24 @@ static void retry_cap_before_jitter_exact_keeps_the_fraction(void **state) {
     assert_int_equal(capped, (fb_time_us)(2.0 * S * u));
 }
 
+/* cockatiel halfJitterGenerator, initialDelay 0.5 ms: floor((d + U d) / 2) ms of d = 0.5 * 2^k. */
+static void retry_resolution_delay_only_grows_unrounded(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500, 30 * S);
+    c.jitter = FB_JITTER_EQUAL;
+    c.resolution_us = 1 * MS;
+    c.resolution_delay_only = FB_ON;
+    fb_retry_policy p = policy(c);
+    double u = 0;
+    for (uint64_t k = 0; k < 50; k++) {
+        fb_time_us d = drawn_delay(&p, 3, k, &u); /* 2 ms: floor(1 + u) ms = 1 ms */
+        assert_int_equal(d, (fb_time_us)floor((2.0 + u * 2.0) / 2.0) * MS);
+    }
+    c.resolution_delay_only = FB_DEFAULT; /* each step rounded: 0.5 ms is 0, and stays 0 */
+    p = policy(c);
+    assert_int_equal(drawn_delay(&p, 3, 0, &u), 0);
+}
+
 /* LangChain JS AsyncCaller -> p-retry 4 -> retry: Math.round((random + 1) * 1000 * 2^k). */
 static void retry_p_retry_randomize_rounds_to_ms(void **state) {
     (void)state;
@@ -1020,6 +1038,7 @@ int main(void) {
         cmocka_unit_test(retry_tenacity_exponential_jitter_adds_then_caps),
         cmocka_unit_test(retry_additive_jitter_none_draws_and_adds_nothing),
         cmocka_unit_test(retry_cap_before_jitter_exact_keeps_the_fraction),
+        cmocka_unit_test(retry_resolution_delay_only_grows_unrounded),
         cmocka_unit_test(retry_p_retry_randomize_rounds_to_ms),
         cmocka_unit_test(retry_decorrelated_v2_follows_pollys_formula),
         cmocka_unit_test(retry_policy_rejects_unknown_forms),

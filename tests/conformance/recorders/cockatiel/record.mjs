@@ -171,7 +171,7 @@ async function record (kind, lib, next) {
 const fixed = script => { let i = 0; return () => (i < script.length ? script[i++] : null); };
 const expo = options => ({ backoff: 'ExponentialBackoff', options });
 
-// The named edge cases: [kind, name, library options, script].
+// The named edge cases: [kind, name, library options, script, why it is skipped (not modelled)].
 const EDGES = [
   ['breaker', 'ConsecutiveBreaker(5) trips on the 5th failure in a row; a success resets the run',
     { halfOpenAfter: 10000, consecutive: 5 },
@@ -221,6 +221,8 @@ const EDGES = [
     { maxAttempts: 3, consecutive: 2, halfOpenAfter: 1000, backoff: 'ConstantBackoff', interval: 400 },
     ['request 0 fail 3', 'request 1300 fail -1', 'request 5000 ok 0', 'request 6000 fail 1',
       'request 7000 fail -1', 'request 9000 fail 2']],
+  ['wrap', 'wrap: a zero backoff asks the breaker again at once and is rejected',
+    { maxAttempts: 2, consecutive: 1, halfOpenAfter: 500 }, ['request 0 fail -1', 'request 10 ok 0']],
   ['wrap', 'wrap: a retry delay that lands exactly on halfOpenAfter',
     { maxAttempts: 2, consecutive: 1, halfOpenAfter: 500, backoff: 'ConstantBackoff', interval: 250 },
     ['request 0 fail 1', 'request 1000 fail -1', 'request 3000 ok 0']]
@@ -246,10 +248,16 @@ function randomCase (g, i) {
     lib.halfOpenAfter = g.pick([1, 10, 100, 500, 1000, 5000]);
     lib.consecutive = g.between(1, 6);
   }
-  if (kind !== 'breaker') {
+  if (kind === 'wrap') {
+    // Whole milliseconds of at least 1: Node's timers make a shorter or fractional delay a
+    // matter of the runtime (below 1 ms waits 1 ms), which the retry kind records exactly.
+    Object.assign(lib, g.chance(0.5)
+      ? { backoff: 'ConstantBackoff', interval: g.pick([1, 10, 100, 250, 1000]) }
+      : expo({ initialDelay: g.pick([1, 10, 50, 128, 200]), maxDelay: g.pick([100, 1000, 5000]), generator: 'noJitterGenerator' }));
+  } else if (kind !== 'breaker') {
     Object.assign(lib, randomBackoff(g));
-    if (kind === 'wrap' || g.chance(0.9)) lib.maxAttempts = g.between(0, 8);
   }
+  if (kind === 'wrap' || (kind === 'retry' && g.chance(0.9))) lib.maxAttempts = g.between(0, 8);
   const n = kind === 'retry' ? g.between(1, 4) : g.between(4, 25);
   let lines = 0;
   let free = 0;
@@ -279,7 +287,9 @@ function randomCase (g, i) {
 
 const cases = [];
 const add = (kind, name, lib, r) => cases.push({ name, fusebox: fuseboxKeys(lib), lib: { kind, ...lib }, ...r });
-for (const [kind, name, lib, script] of EDGES) add(kind, name, lib, await record(kind, lib, fixed(script)));
+for (const [kind, name, lib, script, skip] of EDGES) {
+  add(kind, name, lib, { ...(skip ? { skip } : {}), ...await record(kind, lib, fixed(script)) });
+}
 const g = new FbRng(seed, 2);
 for (let i = 1; i <= count; i++) {
   const c = randomCase(g, i);
@@ -297,6 +307,11 @@ ${EDGES.length} named edge cases, then ${count} random sequences drawn from seed
 (${cases.length} cases), a third each of circuitBreaker(handleAll, {halfOpenAfter,
 breaker: new ConsecutiveBreaker(n)}) ("call" scripts), retry(handleAll, {maxAttempts,
 backoff}) ("retry" scripts) and wrap(retry, circuitBreaker) ("request" scripts).
+The random wrap sequences use backoffs of whole milliseconds (ConstantBackoff, or
+ExponentialBackoff's noJitterGenerator from a whole initialDelay): how a fractional
+delay is rounded onto the clock is the timer's business (@sinonjs/fake-timers
+truncates it, Node waits for the next whole millisecond), so jittered delays are
+recorded by the retry kind, exactly, instead.
 "lib" holds the options as cockatiel takes them ("kind" says which policy; "options"
 are ExponentialBackoff's); "fusebox" the same as the preset's flat keys.
 Math.random is fusebox's generator (core/rng.c) seeded (42, 7), as the replay seeds
