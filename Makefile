@@ -10,6 +10,8 @@
 #   make bench      benchmarks: prints figures, never pass/fail
 #   make fuzz       every libFuzzer target (tests/fuzz/) for FUZZ_SECONDS each (docs/testing.md)
 #   make checksrc   banned calls and header rules (tests/checksrc.sh)
+#   make conformance-record  re-record tests/conformance/ from the real libraries
+#                   (GOBREAKER_SRC=DIR, PYBREAKER_SRC=DIR, ...: tests/conformance/README.md)
 #   make fmt-check  clang-format conformance
 #   make run        the flagship scenario (README's main job)
 #   make install    the binary, fusebox(1), bash completion, scenarios/ and docs/ under
@@ -77,6 +79,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUSEBOX := $(BUILD)/fusebox
 
 .PHONY: all build deps deps-test install-pkgs test unit e2e golden asan bench checksrc fmt fmt-check \
+        conformance-record \
         run clean install uninstall man fuzz fuzz-build
 .DEFAULT_GOAL := all
 .SECONDARY:
@@ -180,6 +183,13 @@ run: $(FUSEBOX)
 
 checksrc:
 	@tests/checksrc.sh
+
+# Re-record tests/conformance/ from the real libraries (tests/conformance/README.md): each
+# recorder runs when its library's source is given (GOBREAKER_SRC=DIR, PYBREAKER_SRC=DIR, ...:
+# every variable ending in _SRC is passed on) and says what it needs when it is not.
+conformance-record: $(DIFF_BIN)
+	@$(foreach v,$(filter %_SRC,$(.VARIABLES)),$(v)='$($(v))') DRIVER=$(BUILD)/tests/diff/resilience/driver \
+	  sh tests/conformance/record.sh
 
 # make install [PREFIX=/usr/local] [DESTDIR=staging]: what a user of the binary needs, at the
 # usual places; scenario.schema.json also next to the scenarios, where their "$$schema" points.

@@ -1,0 +1,26 @@
+#!/bin/sh
+# record.sh - re-record the conformance folders (make conformance-record).
+#
+# Runs every tests/conformance/recorders/LIB/record.sh. Each takes its library's
+# source from a variable (GOBREAKER_SRC, PYBREAKER_SRC, ...: tests/conformance/README.md),
+# writes tests/conformance/LIB-VERSION/ and exits 0; when the source is not given it prints
+# one line saying what it needs and where to get it, and exits 3 (skipped). This script
+# exits 1 when a recorder failed, else 0.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+failed=0
+for rec in tests/conformance/recorders/*/record.sh; do
+    [ -f "$rec" ] || continue
+    name=$(basename "$(dirname "$rec")")
+    sh "$rec"
+    rc=$?
+    case $rc in
+    0) echo "conformance-record: $name: recorded" ;;
+    3) echo "conformance-record: $name: skipped" ;;
+    *)
+        echo "conformance-record: $name: FAILED (exit $rc)"
+        failed=1
+        ;;
+    esac
+done
+exit $failed
