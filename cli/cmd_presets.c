@@ -9,9 +9,11 @@ static void usage(FILE *f) {
     fputs("usage: fusebox presets [NAME] [--markdown]\n"
           "\n"
           "List the library presets a scenario layer can name (\"preset\": NAME), with\n"
-          "the library version each follows; with NAME, print its parameters (the\n"
-          "library's own names, units and defaults), its rules and what it does not\n"
-          "model. --markdown prints every preset as docs/presets.md has it.\n"
+          "the library version each follows and how it was verified (recorded from the\n"
+          "library's own code and replayed by the tests, or rules read from its\n"
+          "source); with NAME, print its parameters (the library's own names, units\n"
+          "and defaults), its rules and what it does not model. --markdown prints\n"
+          "every preset as docs/presets.md has it.\n"
           "\n"
           "Exit codes: 0 ok, 2 unknown preset or usage.\n",
           f);
@@ -65,8 +67,10 @@ static void choices(FILE *f, const sim_param *pa) {
 }
 
 static void print_text(FILE *f, const sim_preset *p) {
-    fprintf(f, "%s: %s, %s\n%s\nsource: %s\n\nparameters (the library's names and units):\n",
-            p->name, p->library, p->version, p->summary, p->source);
+    fprintf(f,
+            "%s: %s, %s\n%s\nsource: %s\nverified: %s\n\nparameters (the library's names and "
+            "units):\n",
+            p->name, p->library, p->version, p->summary, p->source, p->verified);
     for (const sim_param *pa = p->params; pa->name; pa++) {
         fprintf(f, "  %-36s %s", pa->name, unit_of(pa));
         choices(f, pa);
@@ -79,8 +83,8 @@ static void print_text(FILE *f, const sim_preset *p) {
 }
 
 static void print_markdown(FILE *f, const sim_preset *p) {
-    fprintf(f, "## %s\n\n%s: %s, %s. Source: %s.\n\n", p->name, p->summary, p->library, p->version,
-            p->source);
+    fprintf(f, "## %s\n\n%s: %s, %s. Source: %s.\n\nVerified: %s.\n\n", p->name, p->summary,
+            p->library, p->version, p->source, p->verified);
     fputs("| parameter | unit | default | meaning |\n|---|---|---|---|\n", f);
     for (const sim_param *pa = p->params; pa->name; pa++) {
         fprintf(f, "| `%s` | %s", pa->name, unit_of(pa));
@@ -131,7 +135,8 @@ int cmd_presets(int argc, char **argv) {
         if (markdown)
             print_markdown(stdout, all[i]);
         else
-            printf("%-*s %-*s %s\n", wn, all[i]->name, wl, all[i]->library, all[i]->version);
+            printf("%-*s %-*s %s\n%*s verified: %s\n", wn, all[i]->name, wl, all[i]->library,
+                   all[i]->version, wn, "", all[i]->verified);
     }
     return CLI_OK;
 }

@@ -89,6 +89,13 @@ typedef struct sim_preset {
      */
     int (*apply)(const struct sim_preset *p, const sim_param_value *v,
                  const struct sim_scenario *sc, struct sim_layer *L, char *msg, size_t msglen);
+    /*
+     * How far to trust it, one line: "recorded from LIB VERSION: N sequences, 0 differences[,
+     * K not modelled] (tests/conformance/DIR)" when the library's own code was run
+     * (tests/e2e/conformance.sh checks the claim against DIR), else "rules read from LIB
+     * VERSION source" and how it was compared, or "(not run here)".
+     */
+    const char *verified;
 } sim_preset;
 
 /* The catalog, NULL-terminated, in the order `fusebox presets` lists it. */

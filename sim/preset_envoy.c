@@ -307,4 +307,6 @@ const sim_preset sim_preset_envoy = {
     envoy_rules,
     envoy_not_modelled,
     envoy_apply,
+    "rules read from Envoy's source at the blobs named and the v1.30.4 API docs (not run "
+    "here)",
 };

@@ -702,4 +702,5 @@ const sim_preset sim_preset_litellm = {
     litellm_rules,
     litellm_not_modelled,
     litellm_apply,
+    "rules read from LiteLLM's Router source at the commits named (not run here)",
 };

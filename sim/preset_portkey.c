@@ -244,4 +244,6 @@ const sim_preset sim_preset_portkey = {
     portkey_rules,
     portkey_not_modelled,
     portkey_apply,
+    "rules read from @portkey-ai/gateway 1.15.2 source; compared with it run here through the "
+    "mock in tests/e2e/diff_gateway.sh (not recorded)",
 };

@@ -287,6 +287,7 @@ const sim_preset sim_preset_resilience4j = {
     r4j_rules,
     r4j_not_modelled,
     r4j_apply,
+    "rules read from resilience4j 2.4.0 source (not run here)",
 };
 
 /* ---- Polly v8 ---- */
@@ -403,6 +404,7 @@ const sim_preset sim_preset_polly = {
     polly_rules,
     polly_not_modelled,
     polly_apply,
+    "rules read from Polly.Core 8.7.0 source (not run here)",
 };
 
 /* ---- gobreaker ---- */
@@ -488,4 +490,6 @@ const sim_preset sim_preset_gobreaker = {
     gobreaker_rules,
     gobreaker_not_modelled,
     gobreaker_apply,
+    "recorded from gobreaker v2.4.0: 2029 sequences, 0 differences, 1 not modelled "
+    "(tests/conformance/gobreaker-2.4.0)",
 };

@@ -115,6 +115,7 @@ const sim_preset sim_preset_openai_python = {
     openai_python_rules,
     openai_python_not_modelled,
     openai_python_apply,
+    "rules read from openai (PyPI) 3.3.1 source (not run here)",
 };
 
 /* ---- openai-node, anthropic-python, anthropic-node: the same loop, their own Retry-After ---- */
@@ -171,6 +172,8 @@ const sim_preset sim_preset_openai_node = {
     openai_node_rules,
     openai_node_not_modelled,
     openai_node_apply,
+    "rules read from openai (npm) 7.5.0 source; compared with it run here through the mock in "
+    "tests/e2e/diff_sdk.sh (not recorded)",
 };
 
 static const sim_param anthropic_python_params[] = {
@@ -221,6 +224,7 @@ const sim_preset sim_preset_anthropic_python = {
     anthropic_python_rules,
     anthropic_python_not_modelled,
     anthropic_python_apply,
+    "rules read from anthropic (PyPI) 0.121.0 source (not run here)",
 };
 
 static const char *const anthropic_node_rules[] = {
@@ -265,6 +269,8 @@ const sim_preset sim_preset_anthropic_node = {
     anthropic_node_rules,
     anthropic_node_not_modelled,
     anthropic_node_apply,
+    "rules read from @anthropic-ai/sdk 0.120.0 source; compared with it run here through the "
+    "mock in tests/e2e/diff_sdk.sh (not recorded)",
 };
 
 /* ---- the Vercel AI SDK ---- */
@@ -336,6 +342,8 @@ const sim_preset sim_preset_vercel_ai = {
     vercel_ai_rules,
     vercel_ai_not_modelled,
     vercel_ai_apply,
+    "rules read from ai (npm) 7.0.77 source; compared with it run here through the mock in "
+    "tests/e2e/diff_sdk.sh (not recorded)",
 };
 
 /* ---- LangChain Python: Runnable.with_retry and Runnable.with_fallbacks ---- */
@@ -542,6 +550,7 @@ const sim_preset sim_preset_langchain_python_retry = {
     lc_py_retry_rules,
     lc_py_retry_not_modelled,
     lc_py_retry_apply,
+    "rules read from langchain-core (PyPI) source at commit 258a7dc3 (not run here)",
 };
 
 /* The chain a fallback layer routes: `runnable` (default: the first provider), then `fallbacks`. */
@@ -637,6 +646,7 @@ const sim_preset sim_preset_langchain_python_fallbacks = {
     lc_py_fallbacks_rules,
     lc_py_fallbacks_not_modelled,
     lc_py_fallbacks_apply,
+    "rules read from langchain-core (PyPI) source at commit 06da7da5 (not run here)",
 };
 
 /* ---- LangChain JS: the AsyncCaller's retry, and Runnable.withFallbacks ---- */
@@ -724,6 +734,8 @@ const sim_preset sim_preset_langchain_js = {
     lc_js_rules,
     lc_js_not_modelled,
     lc_js_apply,
+    "rules read from @langchain/core 1.2.5 source; compared with it run here through the mock "
+    "in tests/e2e/diff_sdk.sh (not recorded)",
 };
 
 static const sim_param lc_js_fallbacks_params[] = {
@@ -770,4 +782,6 @@ const sim_preset sim_preset_langchain_js_fallbacks = {
     lc_js_fallbacks_rules,
     lc_js_fallbacks_not_modelled,
     lc_js_fallbacks_apply,
+    "rules read from @langchain/core 1.2.5 source; compared with it run here through the mock "
+    "in tests/e2e/diff_sdk.sh (not recorded)",
 };

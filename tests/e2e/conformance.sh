@@ -8,9 +8,14 @@
 # --replay) runs each case through the preset's layer and core/ and compares. One test per
 # named edge case; one per folder for its random sequences (names starting "random"), with
 # the first differences shown. A case with "skip" is something the preset does not model
-# (docs/presets.md, "Not modelled"): a TAP skip with its reason. Nothing but the build runs.
+# (docs/presets.md, "Not modelled"): a TAP skip with its reason. Last, each preset's
+# "verified" line (fusebox presets NAME) that says "recorded from" must name a folder here,
+# with its number of cases replayed and skipped, and every folder must be claimed by a
+# preset, so that the claim cannot go stale. Nothing but the build runs.
 set -u
 . tests/tap.sh
+T=$E2E_TMP
+: >"$T/folders"
 DRIVER=$ROOT/$BUILD/tests/diff/resilience/driver
 LOGS=$(logs_dir conformance)
 
@@ -35,6 +40,9 @@ for cases in tests/conformance/*/cases.jsonl; do
     r=$?
     [ $r -ne 0 ] && sed 's/^/# /' "$LOGS/$lib.err"
     ok $r "$lib: the replay ran every case ($lines of $total)"
+    # for the claims below: cases replayed, skipped, differing (any line not ok)
+    echo "$lib $(grep -c '^ok ' "$log") $(grep -c '^skip ' "$log") $(grep -c '^not ok ' "$log")" \
+        >>"$T/folders"
     # Named cases: one test each.
     while IFS= read -r line; do
         case "$line" in
@@ -67,4 +75,37 @@ for cases in tests/conformance/*/cases.jsonl; do
 done
 [ "$found" -gt 0 ]
 ok $? "tests/conformance/ holds recorded folders ($found)"
+
+# The presets' claims: "recorded from LIB VERSION: N sequences, 0 differences[, K not
+# modelled] (tests/conformance/DIR)".
+: >"$T/claimed"
+for p in $("$FUSEBOX" presets | awk '/^[^ ]/ {print $1}'); do
+    v=$("$FUSEBOX" presets "$p" | sed -n 's/^verified: //p')
+    case "$v" in
+    "recorded from "*) ;;
+    "rules read from "*)
+        ok 0 "$p: verified: $v"
+        continue
+        ;;
+    *)
+        ok 1 "$p: its verified line says how it was verified (\"$v\")"
+        continue
+        ;;
+    esac
+    dir=$(printf '%s\n' "$v" | sed -n 's/.*(tests\/conformance\/\([^)]*\))$/\1/p')
+    n=$(printf '%s\n' "$v" | sed -n 's/^recorded from [^:]*: \([0-9]*\) sequences, 0 differences.*/\1/p')
+    k=$(printf '%s\n' "$v" | sed -n 's/.*, \([0-9]*\) not modelled (.*/\1/p')
+    echo "$dir" >>"$T/claimed"
+    row=$(awk -v d="$dir" '$1 == d' "$T/folders")
+    set -- $row
+    [ -n "$dir" ] && [ -n "$n" ] && [ -n "$row" ] && [ "$2" = "$n" ] && [ "$3" = "${k:-0}" ] &&
+        [ "$4" = 0 ]
+    r=$?
+    [ $r -ne 0 ] && echo "# tests/conformance/$dir: ${2:-?} replayed, ${3:-?} skipped, ${4:-?} differing"
+    ok $r "$p: verified: $v"
+done
+while read -r dir _; do
+    grep -qx "$dir" "$T/claimed"
+    ok $? "tests/conformance/$dir is claimed by a preset's verified line"
+done <"$T/folders"
 finish

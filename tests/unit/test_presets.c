@@ -131,6 +131,11 @@ static void every_preset_is_documented_and_loads(void **state) {
         assert_non_null((*p)->source);
         assert_non_null((*p)->rules[0]);
         assert_non_null((*p)->not_modelled);
+        /* how far to trust it: recorded (tests/e2e/conformance.sh checks the folder), or read */
+        const char *v = (*p)->verified;
+        assert_non_null(v);
+        if (strncmp(v, "recorded from ", 14) != 0 && strncmp(v, "rules read from ", 16) != 0)
+            fail_msg("%s: verified line '%s'", (*p)->name, v);
         for (const sim_param *pa = (*p)->params; pa->name; pa++) {
             assert_non_null(pa->deflt);
             assert_non_null(pa->doc);
