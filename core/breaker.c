@@ -39,6 +39,7 @@ static bool enums_valid(const fb_breaker_config *c) {
            (unsigned)c->cooldown_rule <= FB_COOLDOWN_COUNT &&
            (unsigned)c->hint_mode <= FB_HINT_REPLACES &&
            (unsigned)c->initial < FB_BREAKER_STATE_COUNT && (unsigned)c->honor_hint <= FB_OFF &&
+           (unsigned)c->open_elapses_on_result <= FB_OFF &&
            (unsigned)c->late_results <= FB_LATE_COUNT &&
            (unsigned)c->probe_limit <= FB_PROBES_PER_PERIOD &&
            (unsigned)c->probe_verdict <= FB_VERDICT_RATE &&
@@ -86,6 +87,7 @@ static int normalise(fb_breaker_config *c) {
                              ? FB_TIME_MAX
                              : c->open_us * DEFAULT_OPEN_MAX_FACTOR;
     if (c->honor_hint == FB_DEFAULT) c->honor_hint = FB_OFF;
+    if (c->open_elapses_on_result == FB_DEFAULT) c->open_elapses_on_result = FB_OFF;
 
     if (c->window_us % (fb_time_us)c->window_buckets != 0) return FB_EINVAL;
     if (c->window_scope == FB_WINDOW_FIRES &&
@@ -725,6 +727,8 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
         }
         return;
     }
+    if (b->state == FB_BREAKER_OPEN && b->cfg.open_elapses_on_result == FB_ON)
+        fb_breaker_poll(b, now_us);
     if (b->state == FB_BREAKER_HALF_OPEN) half_open_due(b, now_us);
     closed_interval_due(b, now_us);
     bool late = permit->generation != b->generation;

@@ -307,6 +307,11 @@ typedef struct fb_breaker_config {
                                       the last interval) began starts a new generation with
                                       fresh counts, without a transition; 0 = never (gobreaker
                                       Interval) */
+    fb_switch open_elapses_on_result; /* ON: a result reported once the open period is over
+                                         first moves OPEN to HALF_OPEN, stamped at its time (and
+                                         is then another generation's); default OFF: only
+                                         allow()/poll() do (gobreaker's afterRequest reads
+                                         currentState, which makes the move) */
     /* Gateway forms (docs/breaker.md, "Library semantics"); zero keeps the behaviour above. */
     fb_recovery recovery;           /* default HALF_OPEN */
     fb_cooldown_rule cooldown_rule; /* COOLDOWN mode; default RATE */

@@ -417,8 +417,13 @@ static const sim_param gobreaker_params[] = {
     {"BucketPeriod", SIM_PK_GO_DURATION, 0, 1e9, "0",
      "a rolling window of Interval in buckets of this length (0: a fixed window)", NULL},
     {"Timeout", SIM_PK_GO_DURATION, 0, 1e9, "60s", "the open period (0 means 60 s)", NULL},
-    {"ConsecutiveFailures", SIM_PK_COUNT, 0, 1000000, "5",
-     "the default ReadyToTrip: open when counts.ConsecutiveFailures > this", NULL},
+    {"ReadyToTrip", SIM_PK_OBJECT, 0, 0, "defaultReadyToTrip",
+     "the Settings function asked after a failure in the closed state; fusebox takes the "
+     "default's form, func(counts Counts) bool { return counts.ConsecutiveFailures > N }, "
+     "written {\"ConsecutiveFailures\": N}",
+     NULL},
+    {"ReadyToTrip.ConsecutiveFailures", SIM_PK_COUNT, 0, 1000000, "5",
+     "N: open when the Counts field ConsecutiveFailures (failures in a row) > N", NULL},
     {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
 };
 
@@ -427,7 +432,9 @@ static const char *const gobreaker_rules[] = {
     "row; it is asked only after a failure in the closed state",
     "every error the request function returns is a failure (IsSuccessful: err == nil): in HTTP "
     "terms every error answer, and a cancelled context",
-    "Timeout: half-open at the first request after the deadline (expiry.Before(now): > )",
+    "Timeout: half-open at the first request, State() or reported result after the deadline "
+    "(currentState: expiry.Before(now), > ); a result that finds it so belongs to the open "
+    "state's generation and is dropped",
     "half-open admits MaxRequests requests in all (0 means 1); MaxRequests successes in a row "
     "close it, any failure opens it again",
     "every state change starts a new generation: a result of a request admitted before it is "
@@ -442,7 +449,8 @@ static const char *const gobreaker_rules[] = {
 static const char *const gobreaker_not_modelled[] = {
     "BucketPeriod > 0 with Interval > 0 (the counts rolled in buckets): rejected rather than "
     "approximated (BucketPeriod without Interval changes nothing in gobreaker)",
-    "ReadyToTrip, IsSuccessful and IsExcluded functions other than the defaults",
+    "ReadyToTrip functions other than the default's form (Counts.ConsecutiveFailures > N); "
+    "IsSuccessful and IsExcluded functions other than the defaults",
     "the two-step and distributed breakers",
     NULL,
 };
@@ -459,7 +467,7 @@ static int gobreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     fb_breaker_config b;
     memset(&b, 0, sizeof b);
     b.mode = FB_BREAKER_MODE_CONSECUTIVE;
-    uint32_t n = (uint32_t)preset_num_or(p, v, "ConsecutiveFailures", 5);
+    uint32_t n = (uint32_t)preset_num_or(p, v, "ReadyToTrip.ConsecutiveFailures", 5);
     b.consecutive_failures = n;
     b.trip_compare = FB_CMP_PASS; /* > n; n = 0 trips on the first failure */
     if (n == 0) {
@@ -474,6 +482,7 @@ static int gobreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     preset_trial_calls(&b, t > 0 ? t : 60 * FB_US_PER_S, FB_CMP_PASS, m ? m : 1,
                        FB_PROBES_PER_PERIOD);
     b.late_results = FB_LATE_DROP;
+    b.open_elapses_on_result = FB_ON; /* afterRequest calls currentState first */
     b.cancelled_as = FB_EFFECT_FAILURE;
     preset_breaker_layer(L, &b, false);
     return FB_OK;

@@ -1830,6 +1830,40 @@ static void breaker_closed_interval_clears_the_counts(void **state) {
     assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_ERANGE);
 }
 
+/*
+ * gobreaker's afterRequest calls currentState(now) before judging a result: a result reported
+ * after the open period moves OPEN to HALF_OPEN at its own time (and, admitted in CLOSED, is
+ * then dropped). Recorded from gobreaker v2.4.0 (tests/conformance/gobreaker-2.4.0, "random
+ * 0009": the transition at the late result, not at the next request). Off (the default), the
+ * move waits for the next allow().
+ */
+static void breaker_result_after_open_period_moves_to_half_open(void **state) {
+    (void)state;
+    for (int on = 0; on < 2; on++) {
+        fb_breaker b;
+        ev_log log;
+        fb_breaker_config cfg = {.consecutive_failures = 1, .open_us = 100};
+        if (on) cfg.open_elapses_on_result = FB_ON;
+        init_ok(&b, &cfg, &log, 0);
+        fb_breaker_permit a = admit(&b, 0), c = admit(&b, 0);
+        call(&b, FB_EFFECT_FAILURE, 1); /* open until 101 */
+        report(&b, &a, FB_EFFECT_FAILURE, 100); /* before the end (101): still open */
+        assert_state(&b, FB_BREAKER_OPEN);
+        report(&b, &c, FB_EFFECT_SUCCESS, 150);
+        assert_state(&b, on ? FB_BREAKER_HALF_OPEN : FB_BREAKER_OPEN);
+        assert_int_equal(fb_breaker_stats_get(&b)->stale, 2); /* both from CLOSED: dropped */
+        fb_breaker_permit p = admit(&b, 160); /* the probe */
+        assert_int_equal(log.n, 2);
+        assert_event(&log.ev[1], FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED,
+                     on ? 150 : 160);
+        report(&b, &p, FB_EFFECT_SUCCESS, 161);
+        assert_state(&b, FB_BREAKER_CLOSED);
+    }
+    fb_breaker b;
+    fb_breaker_config bad = {.open_elapses_on_result = (fb_switch)3};
+    assert_int_equal(fb_breaker_init(&b, &bad, 0), FB_EINVAL);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_init_applies_defaults),
@@ -1907,6 +1941,7 @@ int main(void) {
         cmocka_unit_test(breaker_fires_failure_alone_opens_without_minimum),
         cmocka_unit_test(breaker_fires_late_failure_counts_and_needs_a_time_window),
         cmocka_unit_test(breaker_closed_interval_clears_the_counts),
+        cmocka_unit_test(breaker_result_after_open_period_moves_to_half_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -492,7 +492,7 @@ static void gobreaker_trips_on_the_6th_consecutive_failure(void **state) {
 /* currentState: cb.expiry.Before(now) -- open at exactly Timeout, half-open just after. */
 static void gobreaker_timeout_passes_the_deadline(void **state) {
     (void)state;
-    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"ConsecutiveFailures\": 0, "
+    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, "
                                  "\"Timeout\": \"1m30s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
@@ -504,13 +504,51 @@ static void gobreaker_timeout_passes_the_deadline(void **state) {
 }
 
 /*
+ * ConsecutiveFailures is a field of Counts, read by the default ReadyToTrip, not a Settings
+ * field: the preset takes it inside ReadyToTrip, and a Settings-level key is an error.
+ */
+static void gobreaker_ready_to_trip_takes_the_counts_field(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"gobreaker\", "
+                                 "\"ReadyToTrip\": {\"ConsecutiveFailures\": 2}");
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 2, FB_EFFECT_FAILURE, 0);
+    state_is(&b, FB_BREAKER_CLOSED);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 1); /* > 2 */
+    state_is(&b, FB_BREAKER_OPEN);
+    sim_scenario_free(lc.sc);
+    preset_error("\"preset\": \"gobreaker\", \"ConsecutiveFailures\": 2",
+                 "has no parameter 'ConsecutiveFailures'");
+    preset_error("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"TotalFailures\": 2}",
+                 "has no parameter 'ReadyToTrip.TotalFailures'");
+}
+
+/*
+ * afterRequest reads currentState first: a late result after Timeout moves the breaker to
+ * half-open at its time (tests/conformance/gobreaker-2.4.0).
+ */
+static void gobreaker_late_result_after_timeout_enters_half_open(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"gobreaker\", "
+                                 "\"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, \"Timeout\": \"1s\"");
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    fb_breaker_permit p = admitted(&b, 0);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    result(&b, &p, FB_EFFECT_FAILURE, 0, 1 * S + 1);
+    state_is(&b, FB_BREAKER_HALF_OPEN);
+    sim_scenario_free(lc.sc);
+}
+
+/*
  * beforeRequest: half-open rejects once counts.validRequests() >= maxRequests; onSuccess closes
  * at ConsecutiveSuccesses >= maxRequests; MaxRequests 0 means 1.
  */
 static void gobreaker_max_requests_in_half_open(void **state) {
     (void)state;
     layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"MaxRequests\": 3, "
-                                 "\"ConsecutiveFailures\": 0, \"Timeout\": \"10s\"");
+                                 "\"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, \"Timeout\": \"10s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
     calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
@@ -533,7 +571,7 @@ static void gobreaker_max_requests_in_half_open(void **state) {
  */
 static void gobreaker_drops_results_of_another_generation(void **state) {
     (void)state;
-    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"ConsecutiveFailures\": 0, "
+    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, "
                                  "\"Timeout\": \"10s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
@@ -631,6 +669,8 @@ int main(void) {
         cmocka_unit_test(gobreaker_trips_on_the_6th_consecutive_failure),
         cmocka_unit_test(gobreaker_timeout_passes_the_deadline),
         cmocka_unit_test(gobreaker_max_requests_in_half_open),
+        cmocka_unit_test(gobreaker_ready_to_trip_takes_the_counts_field),
+        cmocka_unit_test(gobreaker_late_result_after_timeout_enters_half_open),
         cmocka_unit_test(gobreaker_drops_results_of_another_generation),
         cmocka_unit_test(gobreaker_interval_clears_the_consecutive_failures),
         cmocka_unit_test(pybreaker_trips_on_the_5th_failure),
