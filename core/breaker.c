@@ -40,8 +40,8 @@ static bool enums_valid(const fb_breaker_config *c) {
            (unsigned)c->hint_mode <= FB_HINT_REPLACES &&
            (unsigned)c->initial < FB_BREAKER_STATE_COUNT && (unsigned)c->honor_hint <= FB_OFF &&
            (unsigned)c->open_elapses_on_result <= FB_OFF &&
-           (unsigned)c->late_results <= FB_LATE_COUNT &&
-           (unsigned)c->probe_limit <= FB_PROBES_PER_PERIOD &&
+           (unsigned)c->late_results <= FB_LATE_AS_ADMITTED &&
+           (unsigned)c->probe_limit <= FB_PROBES_NONE &&
            (unsigned)c->probe_verdict <= FB_VERDICT_RATE &&
            (unsigned)c->open_deadline <= FB_CMP_PASS && (unsigned)c->trip_compare <= FB_CMP_PASS &&
            (unsigned)c->evaluate <= FB_EVAL_AT_ADMISSION &&
@@ -65,6 +65,10 @@ static int normalise(fb_breaker_config *c) {
         c->open_us_max < 0 || c->half_open_max_us < 0 || c->closed_interval_us < 0 ||
         c->decay_us < 0 || c->open_align_us < 0)
         return FB_ERANGE;
+    /* pybreaker calling(): its own counts, and probes judged only by them */
+    if ((c->late_results == FB_LATE_AS_ADMITTED && c->mode != FB_BREAKER_MODE_CONSECUTIVE) ||
+        (c->probe_limit == FB_PROBES_NONE && c->late_results != FB_LATE_AS_ADMITTED))
+        return FB_EINVAL;
     /* LiteLLM's cooldown has no half-open */
     if (c->mode == FB_BREAKER_MODE_COOLDOWN && c->recovery != FB_RECOVER_CLOSE) return FB_EINVAL;
     if (!(c->open_jitter >= 0.0 && c->open_jitter < 1.0)) return FB_ERANGE;
@@ -380,6 +384,9 @@ static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time
     b->probe_successes = 0;
     b->probes_admitted = 0;
     b->threshold_signalled = false;
+    /* pybreaker: reset_success_counter() on entering every state, reset_counter() on CLOSED */
+    b->adm_successes = 0;
+    if (to == FB_BREAKER_CLOSED) b->adm_failures = 0;
 }
 
 static fb_breaker_event snapshot(const fb_breaker *b, fb_breaker_cause cause, fb_time_us now_us) {
@@ -524,6 +531,11 @@ static void admit(fb_breaker *b, fb_breaker_permit *p, fb_permit_kind kind, uint
 /* HALF_OPEN: a free slot within the limit, leased to a new probe; false when none. */
 static bool admit_probe(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
     const fb_breaker_config *c = &b->cfg;
+    if (c->probe_limit == FB_PROBES_NONE) {
+        admit(b, permit, FB_PERMIT_PROBE, FB_BREAKER_PROBES_MAX, now_us); /* holds no slot */
+        b->probes_admitted++;
+        return true;
+    }
     if (c->probe_limit == FB_PROBES_PER_PERIOD && b->probes_admitted >= c->half_open_permits)
         return false;
     for (uint32_t s = 0; s < c->half_open_permits; s++) {
@@ -711,6 +723,37 @@ static void record_cooldown(fb_breaker *b, const fb_breaker_result *r, fb_time_u
         cooldown_open(b, FB_CAUSE_FAILURE_RATE, now_us, r->hint_us);
 }
 
+/*
+ * late_results AS_ADMITTED (pybreaker calling(): generator_call judges the result with the
+ * state object of its admission): CircuitClosedState.on_failure opens at counter >= fail_max,
+ * CircuitHalfOpenState.on_failure opens, on_success closes at success_threshold; every success
+ * resets the counter (_handle_success), every failure raises it (_handle_error).
+ */
+static void record_as_admitted(fb_breaker *b, const fb_breaker_permit *permit,
+                               const fb_breaker_result *r, fb_time_us now_us) {
+    if (r->effect == FB_EFFECT_IGNORE || b->state > FB_BREAKER_HALF_OPEN) return;
+    if (permit->generation != b->generation) b->stats.late++;
+    bool probe = permit->kind == FB_PERMIT_PROBE;
+    if (r->effect == FB_EFFECT_FAILURE) {
+        b->adm_failures += b->adm_failures != UINT32_MAX;
+        b->consecutive_failures = b->adm_failures;
+        uint32_t n = b->cfg.consecutive_failures;
+        bool broken = b->cfg.trip_compare == FB_CMP_PASS ? b->adm_failures > n
+                                                         : b->adm_failures >= n;
+        if (probe || broken)
+            open_now(b, probe ? FB_CAUSE_PROBE_FAILED : FB_CAUSE_CONSECUTIVE_FAILURES, now_us,
+                     r->hint_us);
+        return;
+    }
+    b->adm_failures = 0;
+    b->consecutive_failures = 0;
+    if (!probe) return;
+    b->adm_successes++;
+    if (b->adm_successes >= b->cfg.half_open_permits)
+        transition(b, FB_BREAKER_CLOSED, FB_CAUSE_PROBES_SUCCEEDED, now_us, FB_TIME_NONE,
+                   FB_TIME_NONE);
+}
+
 void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
                        const fb_breaker_result *given, fb_time_us now_us) {
     if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
@@ -725,6 +768,10 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
             fb_breaker_poll(b, now_us);
             record_cooldown(b, &result, now_us);
         }
+        return;
+    }
+    if (b->cfg.late_results == FB_LATE_AS_ADMITTED) {
+        record_as_admitted(b, permit, &result, now_us);
         return;
     }
     if (b->state == FB_BREAKER_OPEN && b->cfg.open_elapses_on_result == FB_ON)
@@ -800,6 +847,7 @@ bool fb_breaker_admits(const fb_breaker *b, fb_time_us now_us) {
     case FB_BREAKER_OPEN:
         return open_elapsed(b, now_us);
     case FB_BREAKER_HALF_OPEN:
+        if (c->probe_limit == FB_PROBES_NONE) return true;
         if (c->probe_limit == FB_PROBES_PER_PERIOD && b->probes_admitted >= c->half_open_permits)
             return false;
         return b->probes_in_use != (1u << c->half_open_permits) - 1u;

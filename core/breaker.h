@@ -189,13 +189,23 @@ typedef struct fb_eject_group {
 /* A result admitted before the last transition (another generation). */
 typedef enum fb_late_result {
     FB_LATE_DROP = 0, /* default: counted only in stats.stale (gobreaker) */
-    FB_LATE_COUNT     /* counted by the current state, which may transition (resilience4j, Polly) */
+    FB_LATE_COUNT,    /* counted by the current state, which may transition (resilience4j, Polly) */
+    FB_LATE_AS_ADMITTED /* every result is judged by the rules of the state its call was admitted
+                           in, whatever the state now, on two counts: failures in a row (cleared
+                           by any success and on entering CLOSED) and half-open successes
+                           (cleared on entering any state). A CLOSED call's failure opens when
+                           the run reaches consecutive_failures (trip_compare), a probe's failure
+                           opens; either re-opens an OPEN breaker from now. half_open_permits
+                           probe successes close, from any state. CONSECUTIVE mode only
+                           (pybreaker's calling(): the block runs outside the lock) */
 } fb_late_result;
 
 /* What half_open_permits limits. */
 typedef enum fb_probe_limit {
     FB_PROBES_CONCURRENT = 0, /* default: probes in flight; a report frees its slot */
-    FB_PROBES_PER_PERIOD      /* probes admitted per half-open period; only IGNORE gives one back */
+    FB_PROBES_PER_PERIOD,     /* probes admitted per half-open period; only IGNORE gives one back */
+    FB_PROBES_NONE /* HALF_OPEN admits every call, no lease (pybreaker's calling()); needs
+                      late_results AS_ADMITTED, which judges them */
 } fb_probe_limit;
 
 /* How half-open decides. */
@@ -398,6 +408,8 @@ typedef struct fb_breaker {
     uint32_t probe_successes;
     uint32_t probes_admitted; /* this half-open period (PER_PERIOD) */
     uint64_t admissions;      /* permits handed out: the next permit's id - 1 */
+    /* late_results AS_ADMITTED: pybreaker's counter and success_counter */
+    uint32_t adm_failures, adm_successes;
     /* COOLDOWN mode's counts and their expiry (now > until: expired) */
     uint32_t cd_failures, cd_successes;
     fb_time_us cd_failures_until, cd_successes_until;

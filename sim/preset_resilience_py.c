@@ -15,11 +15,18 @@
 
 /* ---- pybreaker ---- */
 
+static const char *const pybreaker_modes[] = {"call", "calling", NULL};
+
 static const sim_param pybreaker_params[] = {
     {"fail_max", SIM_PK_COUNT, 1, 1000000, "5", "open when the failure counter reaches this", NULL},
     {"reset_timeout", SIM_PK_SECONDS, 0.000001, 1e9, "60", "seconds it stays open", NULL},
     {"success_threshold", SIM_PK_COUNT, 1, FB_BREAKER_PROBES_MAX, "1",
      "half-open successes that close it", NULL},
+    {"mode", SIM_PK_WORD, 0, 0, "call",
+     "how the code calls through the breaker: \"call\" (breaker.call(func) or the decorator: "
+     "the call runs under the breaker's lock) or \"calling\" (with breaker.calling(): the "
+     "block runs after the lock is released, so calls overlap)",
+     pybreaker_modes},
     {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
 };
 
@@ -30,14 +37,27 @@ static const char *const pybreaker_rules[] = {
     "answer, and a cancellation (a BaseException)",
     "reset_timeout: a call at now >= opened_at + reset_timeout goes half-open and is made",
     "half-open: any failure opens again; success_threshold successes close",
+    "mode \"call\": call() holds the breaker's lock for the whole call, so its calls never "
+    "overlap and each result is judged in the state its call was made in",
+    "mode \"calling\": the with block runs after calling() released the lock (generator_call), "
+    "so calls overlap: half-open admits every caller, and each result is judged by the state "
+    "its call was admitted in, whatever the state now: a failure of a call admitted closed "
+    "raises the shared failure counter and opens (or re-opens from now) at fail_max, even "
+    "in half-open or open; a failure of a half-open call opens (or re-opens); a success of a "
+    "half-open call counts towards success_threshold and closes even from open; every success "
+    "resets the failure counter",
     "no retries (pair it with an SDK layer or a retry layer)",
     NULL,
 };
 
 static const char *const pybreaker_not_modelled[] = {
-    "the lock that serialises every call through one breaker (fusebox lets success_threshold "
-    "probes run at once in half-open, and any number of calls in closed)",
-    "exclude (an excluded exception counts as a success), listeners, state storages (Redis)",
+    "mode \"call\": the lock itself; in a simulation calls through one breaker overlap, as in "
+    "mode \"calling\", but are judged by the \"call\" rules (success_threshold probes at once "
+    "in half-open, results of an earlier state counted by the current one); the recorded "
+    "sequences (tests/conformance/pybreaker-1.4.1) have no overlapping call() calls, which the "
+    "lock makes impossible",
+    "exclude (an excluded exception counts as a success), listeners, state storages (Redis), "
+    "throw_new_error_on_trip (which error the caller sees, not the breaker's state)",
     NULL,
 };
 
@@ -55,6 +75,11 @@ static int pybreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     preset_trial_calls(&b, preset_us_or(p, v, "reset_timeout", 60 * FB_US_PER_S), FB_CMP_REACH,
                        (uint32_t)preset_num_or(p, v, "success_threshold", 1), FB_PROBES_CONCURRENT);
     b.late_results = FB_LATE_COUNT;
+    const sim_param_value *mode = preset_given(p, v, "mode");
+    if (mode && mode->word == 1) { /* calling(): outside the lock */
+        b.late_results = FB_LATE_AS_ADMITTED;
+        b.probe_limit = FB_PROBES_NONE;
+    }
     b.cancelled_as = FB_EFFECT_FAILURE;
     preset_breaker_layer(L, &b, false);
     return FB_OK;

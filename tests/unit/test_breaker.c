@@ -1688,8 +1688,8 @@ static void breaker_init_rejects_unknown_semantics(void **state) {
     (void)state;
     fb_breaker b;
     fb_breaker_config cases[] = {
-        {.late_results = (fb_late_result)2},
-        {.probe_limit = (fb_probe_limit)2},
+        {.late_results = (fb_late_result)3},
+        {.probe_limit = (fb_probe_limit)3},
         {.probe_verdict = (fb_probe_verdict)2},
         {.open_deadline = (fb_compare)2},
         {.trip_compare = (fb_compare)2},
@@ -1864,6 +1864,84 @@ static void breaker_result_after_open_period_moves_to_half_open(void **state) {
     assert_int_equal(fb_breaker_init(&b, &bad, 0), FB_EINVAL);
 }
 
+/* pybreaker calling() (tests/conformance/pybreaker-1.4.1): the configuration of its preset. */
+static fb_breaker_config as_admitted_cfg(uint32_t fail_max, uint32_t successes) {
+    return (fb_breaker_config){.consecutive_failures = fail_max,
+                               .open_us = 100,
+                               .half_open_permits = successes,
+                               .probe_lease_us = FB_TIME_MAX,
+                               .evaluate = FB_EVAL_ON_FAILURE,
+                               .late_results = FB_LATE_AS_ADMITTED,
+                               .probe_limit = FB_PROBES_NONE};
+}
+
+/* Half-open admits every caller; PROBES_NONE without AS_ADMITTED is refused. */
+static void breaker_probes_none_admits_every_caller(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = as_admitted_cfg(1, 1);
+    init_ok(&b, &cfg, &log, 0);
+    call(&b, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit p[20];
+    for (int i = 0; i < 20; i++) p[i] = admit(&b, 100);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_true(fb_breaker_admits(&b, 100));
+    report(&b, &p[3], FB_EFFECT_SUCCESS, 101);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    cfg.late_results = FB_LATE_COUNT;
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_EINVAL);
+    cfg = as_admitted_cfg(1, 1);
+    cfg.mode = FB_BREAKER_MODE_COUNT_WINDOW;
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_EINVAL);
+}
+
+/*
+ * A CLOSED call's failure judged by CircuitClosedState.on_failure whatever the state now: the
+ * counter, not cleared on opening, is still at fail_max, so it re-opens a half-open breaker;
+ * once a success reset the counter, it does not.
+ */
+static void breaker_as_admitted_closed_failure_reopens_half_open(void **state) {
+    (void)state;
+    for (int reset = 0; reset < 2; reset++) {
+        fb_breaker b;
+        ev_log log;
+        fb_breaker_config cfg = as_admitted_cfg(2, 2);
+        init_ok(&b, &cfg, &log, 0);
+        fb_breaker_permit late = admit(&b, 0);
+        call(&b, FB_EFFECT_FAILURE, 1);
+        call(&b, FB_EFFECT_FAILURE, 2); /* opens: counter 2 */
+        fb_breaker_permit probe = admit(&b, 102);
+        if (reset) report(&b, &probe, FB_EFFECT_SUCCESS, 103); /* 1 of 2: counter 0 */
+        report(&b, &late, FB_EFFECT_FAILURE, 104);
+        assert_state(&b, reset ? FB_BREAKER_HALF_OPEN : FB_BREAKER_OPEN);
+        if (!reset) assert_event(&log.ev[2], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN,
+                                 FB_CAUSE_CONSECUTIVE_FAILURES, 104);
+    }
+}
+
+/* A late failure in OPEN re-opens from now; a half-open call's success closes from OPEN. */
+static void breaker_as_admitted_results_act_from_any_state(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = as_admitted_cfg(1, 1);
+    init_ok(&b, &cfg, &log, 0);
+    fb_breaker_permit late = admit(&b, 0);
+    call(&b, FB_EFFECT_FAILURE, 1); /* open until 101 */
+    report(&b, &late, FB_EFFECT_FAILURE, 50); /* open again, until 150 */
+    reject(&b, 101);
+    reject(&b, 149);
+    fb_breaker_permit a = admit(&b, 150), c = admit(&b, 150);
+    report(&b, &a, FB_EFFECT_FAILURE, 151); /* a probe's failure: open until 251 */
+    assert_state(&b, FB_BREAKER_OPEN);
+    report(&b, &c, FB_EFFECT_SUCCESS, 152); /* the other probe's success closes it */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    assert_event(&log.ev[log.n - 1], FB_BREAKER_OPEN, FB_BREAKER_CLOSED, FB_CAUSE_PROBES_SUCCEEDED,
+                 152);
+    (void)admit(&b, 153);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_init_applies_defaults),
@@ -1942,6 +2020,9 @@ int main(void) {
         cmocka_unit_test(breaker_fires_late_failure_counts_and_needs_a_time_window),
         cmocka_unit_test(breaker_closed_interval_clears_the_counts),
         cmocka_unit_test(breaker_result_after_open_period_moves_to_half_open),
+        cmocka_unit_test(breaker_probes_none_admits_every_caller),
+        cmocka_unit_test(breaker_as_admitted_closed_failure_reopens_half_open),
+        cmocka_unit_test(breaker_as_admitted_results_act_from_any_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -636,6 +636,36 @@ static void pybreaker_reset_timeout_and_success_threshold(void **state) {
     sim_scenario_free(lc.sc);
 }
 
+/*
+ * with breaker.calling(): the block runs outside the lock (generator_call), so half-open admits
+ * every caller and a result is judged by its admission's state: a half-open call's late failure
+ * opens the breaker another probe closed. Mode "call" keeps the permits and the current state's
+ * judgement.
+ */
+static void pybreaker_calling_mode_judges_by_admission(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"pybreaker\", \"fail_max\": 1, "
+                                 "\"reset_timeout\": 1, \"mode\": \"calling\"");
+    assert_int_equal(lc.L->per_provider[0].breaker.late_results, FB_LATE_AS_ADMITTED);
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit a = admitted(&b, 1 * S), c = admitted(&b, 1 * S);
+    result(&b, &a, FB_EFFECT_SUCCESS, 0, 1 * S + 1);
+    state_is(&b, FB_BREAKER_CLOSED);
+    result(&b, &c, FB_EFFECT_FAILURE, 0, 1 * S + 2);
+    state_is(&b, FB_BREAKER_OPEN);
+    sim_scenario_free(lc.sc);
+    lc = preset_layer("\"preset\": \"pybreaker\", \"fail_max\": 1, \"reset_timeout\": 1");
+    assert_int_equal(lc.L->per_provider[0].breaker.late_results, FB_LATE_COUNT);
+    breaker_of(&lc, &b);
+    calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
+    (void)admitted(&b, 1 * S);
+    rejected(&b, 1 * S); /* success_threshold 1: one at a time */
+    sim_scenario_free(lc.sc);
+    preset_error("\"preset\": \"pybreaker\", \"mode\": \"with\"", "mode");
+}
+
 /* tenacity's waits take keyword arguments; a misspelt one is an error with a did-you-mean. */
 static void tenacity_keyword_typo_gets_a_did_you_mean(void **state) {
     (void)state;
@@ -675,6 +705,7 @@ int main(void) {
         cmocka_unit_test(gobreaker_interval_clears_the_consecutive_failures),
         cmocka_unit_test(pybreaker_trips_on_the_5th_failure),
         cmocka_unit_test(pybreaker_reset_timeout_and_success_threshold),
+        cmocka_unit_test(pybreaker_calling_mode_judges_by_admission),
         cmocka_unit_test(tenacity_keyword_typo_gets_a_did_you_mean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
