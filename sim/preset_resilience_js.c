@@ -53,6 +53,10 @@ static const char *const opossum_not_modelled[] = {
     "allowWarmUp, capacity (the semaphore), errorFilter, fallbacks, caches, coalescing",
     "a timed-out call's action keeps running in opossum (it is not cancelled unless an "
     "AbortController is given)",
+    "a failure at exactly a bucket boundary from a call made before the previous boundary: "
+    "opossum counts it before its window rotates there (the call's timer is older than the "
+    "rotation's), in the bucket that ends and judged with the bucket that leaves; fusebox "
+    "rotates first",
     NULL,
 };
 
@@ -117,8 +121,8 @@ const sim_preset sim_preset_opossum = {
     opossum_rules,
     opossum_not_modelled,
     opossum_apply,
-    "rules read from opossum 10.0.0 source; compared with it run here in 7 cases of "
-    "tests/diff/resilience/cases.json (not recorded)",
+    "recorded from opossum 10.0.0: 2016 sequences, 0 differences, 1 not modelled "
+    "(tests/conformance/opossum-10.0.0)",
 };
 
 /* ---- cockatiel ---- */
@@ -246,6 +250,6 @@ const sim_preset sim_preset_cockatiel = {
     cockatiel_rules,
     cockatiel_not_modelled,
     cockatiel_apply,
-    "rules read from cockatiel 4.0.0 source; compared with it run here in 11 cases of "
-    "tests/diff/resilience/cases.json (not recorded)",
+    "recorded from cockatiel 4.0.0: 2023 sequences, 0 differences "
+    "(tests/conformance/cockatiel-4.0.0)",
 };

@@ -4,8 +4,8 @@
  * each test states the rule as the library's source has it (file, version,
  * the line's code) and drives the layer the preset built: its breaker
  * configuration through core/breaker.c, its retry through core/retry.c.
- * cockatiel, opossum and tenacity are checked against the libraries
- * themselves (tests/e2e/diff_resilience.sh).
+ * cockatiel, opossum and tenacity are recorded from the libraries
+ * themselves (tests/conformance/, replayed by tests/e2e/conformance.sh).
  */
 #include <setjmp.h>
 #include <stdarg.h>

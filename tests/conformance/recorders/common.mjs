@@ -79,7 +79,7 @@ export const parse = line => {
 // Write OUT_DIR/cases.jsonl and OUT_DIR/SOURCE.md.
 export function writeFolder (out, cases, source) {
   mkdirSync(out, { recursive: true });
-  const order = ['name', 'fusebox', 'lib', 'timers', 'skip', 'script', 'expect'];
+  const order = ['name', 'random', 'skip', 'timers', 'fusebox', 'lib', 'script', 'expect'];
   const lines = cases.map(c => {
     const o = {};
     for (const k of order) if (c[k] !== undefined) o[k] = c[k];

@@ -1,7 +1,6 @@
 /*
- * driver.c - fusebox's side of the differential tests against the
- * resilience libraries (tests/e2e/diff_resilience.sh) and of the recorded
- * conformance suite (tests/e2e/conformance.sh, tests/conformance/README.md).
+ * driver.c - fusebox's side of the recorded conformance suite against the
+ * resilience libraries (tests/e2e/conformance.sh, tests/conformance/README.md).
  *
  *   driver 'PRESET_KEYS' [--timers] < script
  *   driver --replay FILE.jsonl

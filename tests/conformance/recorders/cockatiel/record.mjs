@@ -286,14 +286,14 @@ function randomCase (g, i) {
 }
 
 const cases = [];
-const add = (kind, name, lib, r) => cases.push({ name, fusebox: fuseboxKeys(lib), lib: { kind, ...lib }, ...r });
+const add = (kind, name, lib, r, random) => cases.push({ name, random, fusebox: fuseboxKeys(lib), lib: { kind, ...lib }, ...r });
 for (const [kind, name, lib, script, skip] of EDGES) {
   add(kind, name, lib, { ...(skip ? { skip } : {}), ...await record(kind, lib, fixed(script)) });
 }
 const g = new FbRng(seed, 2);
 for (let i = 1; i <= count; i++) {
   const c = randomCase(g, i);
-  add(c.kind, c.name, c.lib, await record(c.kind, c.lib, c.next));
+  add(c.kind, c.name, c.lib, await record(c.kind, c.lib, c.next), i);
 }
 const folder = join(out, `cockatiel-${pkg.version}`);
 writeFolder(folder, cases, `# cockatiel ${pkg.version}

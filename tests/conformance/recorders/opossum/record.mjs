@@ -170,7 +170,7 @@ const g = new FbRng(seed, 1);
 for (let i = 1; i <= count; i++) {
   const c = randomCase(g, i);
   const r = await run(c.lib, c.next);
-  cases.push({ name: c.name, fusebox: { preset: 'opossum', ...c.lib }, lib: c.lib, timers: true, ...r });
+  cases.push({ name: c.name, random: i, fusebox: { preset: 'opossum', ...c.lib }, lib: c.lib, timers: true, ...r });
 }
 const folder = join(out, `opossum-${pkg.version}`);
 writeFolder(folder, cases, `# opossum ${pkg.version}

@@ -131,7 +131,7 @@ def retrying(tenacity, lib, sleeps):
     return tenacity.Retrying(**kw)
 
 
-def record(tenacity, lib, script, skip):
+def record(tenacity, lib, script):
     rng = FbRng(42, 7)
     drawn = []
 
@@ -179,6 +179,7 @@ def record(tenacity, lib, script, skip):
     return log
 
 
+# The named edge cases: (name, tenacity's arguments, script[, why it is skipped: not modelled]).
 EDGES = [
     ("stop_after_attempt(3) with wait_exponential_jitter(): 1 + U(0, 1) s, then 2 + U(0, 1) s",
      {"stop_after_attempt": 3, "wait_exponential_jitter": {}},
@@ -228,6 +229,14 @@ EDGES = [
     ("retry_if_exception_type(Exception) retries every error",
      {"stop_after_attempt": 3, "retry_if_exception_type": ["Exception"]},
      ["retry fail -1", "retry timeout 1"]),
+    ("wait_exponential_jitter(initial=0) waits the jitter alone", {"stop_after_attempt": 3,
+     "wait_exponential_jitter": {"initial": 0}}, ["retry fail -1"],
+     "wait_exponential_jitter(initial=0): tenacity waits uniform(0, jitter); fusebox's backoff "
+     "cannot start at 0 (0 is its default), so it waits nothing"),
+    ("wait_random_exponential(multiplier=0) draws uniform(0, 0)", {"stop_after_attempt": 3,
+     "wait_random_exponential": {"multiplier": 0}}, ["retry fail -1"],
+     "wait_random_exponential(multiplier=0): both wait 0, but tenacity draws a number for it and "
+     "fusebox does not, so later draws differ"),
     ("a non-retried error after retried ones stops at once",
      {"stop_after_attempt": 5, "retry_if_exception_type": ["openai.RateLimitError"]},
      ["retry timeout 1", "retry ratelimit 2"]),
@@ -283,21 +292,25 @@ def main():
     seed = int(sys.argv[3]) if len(sys.argv) > 3 else 20
     count = int(sys.argv[4]) if len(sys.argv) > 4 else 2000
     cases = []
-    for name, lib, script in EDGES:
-        cases.append((name, lib, script))
+    for edge in EDGES:
+        cases.append((edge[0], None) + edge[1:])
     g = FbRng(seed, 3)
     for i in range(1, count + 1):
         lib, script = random_case(g)
-        cases.append(("random %d" % i, lib, script))
+        cases.append(("random %d" % i, i, lib, script, None))
     folder = os.path.join(out, "tenacity-" + version)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "cases.jsonl"), "w") as f:
-        for name, lib, script in cases:
-            skip = []
-            line = {"name": name, "fusebox": dict({"preset": "tenacity"}, **lib), "lib": lib,
-                    "script": script, "expect": record(tenacity, lib, script, skip)}
+        for case in cases:
+            name, random, lib, script = case[:4]
+            skip = case[4] if len(case) > 4 else None
+            line = {"name": name}
+            if random is not None:
+                line["random"] = random
             if skip:
-                line = dict(line, skip=skip[0])
+                line["skip"] = skip
+            line.update({"fusebox": dict({"preset": "tenacity"}, **lib), "lib": lib,
+                         "script": script, "expect": record(tenacity, lib, script)})
             f.write(json.dumps(line, separators=(",", ":")) + "\n")
     with open(os.path.join(folder, "SOURCE.md"), "w") as f:
         f.write("""# tenacity %(v)s
@@ -314,8 +327,10 @@ function named by its key with its keyword arguments, retry_if_exception_type ov
 stand-ins for the openai exception classes; "fusebox" the same keys as the preset
 takes them. tenacity's random numbers are fusebox's generator (core/rng.c) seeded
 (42, 7), as the replay seeds fusebox's: each retry's "u" lists the draws tenacity
-took for it, "delay_us" its wait in whole microseconds (rounded down).
-`make conformance-record` re-records.
+took for it, "delay_us" its wait in whole microseconds (rounded down). The edge
+cases with a "skip" are recorded but not modelled (docs/presets.md lists them);
+the random sequences give initial and multiplier values above 0.
+`make conformance-record TENACITY_SRC=DIR` re-records.
 """ % {"v": version, "seed": seed, "count": count, "edges": len(EDGES), "n": len(cases)})
     print("%s: %d cases" % (folder, len(cases)))
 
