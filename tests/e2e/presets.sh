@@ -68,4 +68,12 @@ sed 's/"preset": "openai-python"/"preset": "litellm", "model_list": [{"model_nam
 expect_exit 2 "a LiteLLM deployment naming no provider exits 2" "$FUSEBOX" validate "$T/bad5.json"
 contains "$ERR" "variants.v.layers[0]: litellm: model_list[0]: no provider named 'b' in the scenario (did you mean 'a'?)" "... naming the entry and the providers"
 expect_exit 2 "fusebox presets NAME for an unknown name exits 2" "$FUSEBOX" presets nope
+# a fraction where the library means a percentage: a warning, an error with --strict
+sed 's/"preset": "opossum"/"preset": "opossum", "errorThresholdPercentage": 0.5/' "$T/opossum.json" >"$T/frac.json"
+expect_exit 0 "opossum's errorThresholdPercentage 0.5 runs" "$FUSEBOX" run "$T/frac.json" -o "$T/out-frac" --no-charts -q
+contains "$ERR" "warning: variants.v.layers[0].errorThresholdPercentage: opossum's errorThresholdPercentage is a percentage: 0.5 means half a percent; did you mean 50?" "... with a warning"
+expect_exit 2 "... and exits 2 with --strict" "$FUSEBOX" run "$T/frac.json" -o "$T/out-frac2" --no-charts -q --strict
+contains "$ERR" "did you mean 50? (an error with --strict)" "... saying why"
+[ ! -e "$T/out-frac2/report.json" ]
+ok $? "... writing no report"
 finish
