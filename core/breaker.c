@@ -738,8 +738,8 @@ static void record_as_admitted(fb_breaker *b, const fb_breaker_permit *permit,
         b->adm_failures += b->adm_failures != UINT32_MAX;
         b->consecutive_failures = b->adm_failures;
         uint32_t n = b->cfg.consecutive_failures;
-        bool broken = b->cfg.trip_compare == FB_CMP_PASS ? b->adm_failures > n
-                                                         : b->adm_failures >= n;
+        bool broken =
+            b->cfg.trip_compare == FB_CMP_PASS ? b->adm_failures > n : b->adm_failures >= n;
         if (probe || broken)
             open_now(b, probe ? FB_CAUSE_PROBE_FAILED : FB_CAUSE_CONSECUTIVE_FAILURES, now_us,
                      r->hint_us);

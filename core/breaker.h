@@ -317,6 +317,7 @@ typedef struct fb_breaker_config {
                                       the last interval) began starts a new generation with
                                       fresh counts, without a transition; 0 = never (gobreaker
                                       Interval) */
+
     fb_switch open_elapses_on_result; /* ON: a result reported once the open period is over
                                          first moves OPEN to HALF_OPEN, stamped at its time (and
                                          is then another generation's); default OFF: only

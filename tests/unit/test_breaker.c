@@ -1846,13 +1846,13 @@ static void breaker_result_after_open_period_moves_to_half_open(void **state) {
         if (on) cfg.open_elapses_on_result = FB_ON;
         init_ok(&b, &cfg, &log, 0);
         fb_breaker_permit a = admit(&b, 0), c = admit(&b, 0);
-        call(&b, FB_EFFECT_FAILURE, 1); /* open until 101 */
+        call(&b, FB_EFFECT_FAILURE, 1);         /* open until 101 */
         report(&b, &a, FB_EFFECT_FAILURE, 100); /* before the end (101): still open */
         assert_state(&b, FB_BREAKER_OPEN);
         report(&b, &c, FB_EFFECT_SUCCESS, 150);
         assert_state(&b, on ? FB_BREAKER_HALF_OPEN : FB_BREAKER_OPEN);
         assert_int_equal(fb_breaker_stats_get(&b)->stale, 2); /* both from CLOSED: dropped */
-        fb_breaker_permit p = admit(&b, 160); /* the probe */
+        fb_breaker_permit p = admit(&b, 160);                 /* the probe */
         assert_int_equal(log.n, 2);
         assert_event(&log.ev[1], FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED,
                      on ? 150 : 160);
@@ -1915,8 +1915,9 @@ static void breaker_as_admitted_closed_failure_reopens_half_open(void **state) {
         if (reset) report(&b, &probe, FB_EFFECT_SUCCESS, 103); /* 1 of 2: counter 0 */
         report(&b, &late, FB_EFFECT_FAILURE, 104);
         assert_state(&b, reset ? FB_BREAKER_HALF_OPEN : FB_BREAKER_OPEN);
-        if (!reset) assert_event(&log.ev[2], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN,
-                                 FB_CAUSE_CONSECUTIVE_FAILURES, 104);
+        if (!reset)
+            assert_event(&log.ev[2], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN,
+                         FB_CAUSE_CONSECUTIVE_FAILURES, 104);
     }
 }
 
@@ -1928,7 +1929,7 @@ static void breaker_as_admitted_results_act_from_any_state(void **state) {
     fb_breaker_config cfg = as_admitted_cfg(1, 1);
     init_ok(&b, &cfg, &log, 0);
     fb_breaker_permit late = admit(&b, 0);
-    call(&b, FB_EFFECT_FAILURE, 1); /* open until 101 */
+    call(&b, FB_EFFECT_FAILURE, 1);           /* open until 101 */
     report(&b, &late, FB_EFFECT_FAILURE, 50); /* open again, until 150 */
     reject(&b, 101);
     reject(&b, 149);

@@ -492,8 +492,9 @@ static void gobreaker_trips_on_the_6th_consecutive_failure(void **state) {
 /* currentState: cb.expiry.Before(now) -- open at exactly Timeout, half-open just after. */
 static void gobreaker_timeout_passes_the_deadline(void **state) {
     (void)state;
-    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, "
-                                 "\"Timeout\": \"1m30s\"");
+    layer_case lc =
+        preset_layer("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, "
+                     "\"Timeout\": \"1m30s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
     calls_at(&b, 1, FB_EFFECT_FAILURE, 0); /* > 0: the first failure */
@@ -530,8 +531,9 @@ static void gobreaker_ready_to_trip_takes_the_counts_field(void **state) {
  */
 static void gobreaker_late_result_after_timeout_enters_half_open(void **state) {
     (void)state;
-    layer_case lc = preset_layer("\"preset\": \"gobreaker\", "
-                                 "\"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, \"Timeout\": \"1s\"");
+    layer_case lc =
+        preset_layer("\"preset\": \"gobreaker\", "
+                     "\"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, \"Timeout\": \"1s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
     fb_breaker_permit p = admitted(&b, 0);
@@ -547,8 +549,9 @@ static void gobreaker_late_result_after_timeout_enters_half_open(void **state) {
  */
 static void gobreaker_max_requests_in_half_open(void **state) {
     (void)state;
-    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"MaxRequests\": 3, "
-                                 "\"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, \"Timeout\": \"10s\"");
+    layer_case lc =
+        preset_layer("\"preset\": \"gobreaker\", \"MaxRequests\": 3, "
+                     "\"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, \"Timeout\": \"10s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
     calls_at(&b, 1, FB_EFFECT_FAILURE, 0);
@@ -571,8 +574,9 @@ static void gobreaker_max_requests_in_half_open(void **state) {
  */
 static void gobreaker_drops_results_of_another_generation(void **state) {
     (void)state;
-    layer_case lc = preset_layer("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, "
-                                 "\"Timeout\": \"10s\"");
+    layer_case lc =
+        preset_layer("\"preset\": \"gobreaker\", \"ReadyToTrip\": {\"ConsecutiveFailures\": 0}, "
+                     "\"Timeout\": \"10s\"");
     fb_breaker b;
     breaker_of(&lc, &b);
     fb_breaker_permit before = admitted(&b, 0);

@@ -59,8 +59,8 @@
 #include "core/rng.h"
 #include "sim/scenario.h"
 
-#define CALLS_MAX 64          /* call ids of admit/result */
-#define OUT_MAX (1u << 20)    /* one case's output in --replay */
+#define CALLS_MAX 64           /* call ids of admit/result */
+#define OUT_MAX (1u << 20)     /* one case's output in --replay */
 #define LINE_MAX_LEN (1 << 16) /* one line of a --replay file */
 
 /* Where decisions go: stdout, or (--replay) a buffer of lines. */
@@ -113,8 +113,10 @@ static void on_event(void *ctx, const fb_breaker_event *ev) {
 static bool reply_of(const char *outcome, fb_reply *r) {
     *r = (fb_reply){.status = 200, .should_retry = -1};
     if (strcmp(outcome, "ok") == 0) return true;
-    if (strcmp(outcome, "fail") == 0) r->status = 503;
-    else if (strcmp(outcome, "ratelimit") == 0) r->status = 429;
+    if (strcmp(outcome, "fail") == 0)
+        r->status = 503;
+    else if (strcmp(outcome, "ratelimit") == 0)
+        r->status = 429;
     else if (strcmp(outcome, "timeout") == 0)
         *r = (fb_reply){.transport = FB_TRANSPORT_TIMEOUT, .should_retry = -1};
     else
