@@ -25,6 +25,30 @@ if [ ! -x "$DRIVER" ]; then
     exit 1
 fi
 
+# The replay itself: a difference is reported and is not an error; bad input is exit 2.
+G='"fusebox": {"preset": "gobreaker", "ReadyToTrip": {"ConsecutiveFailures": 0}}, "lib": {}'
+cat >"$T/diff.jsonl" <<EOF
+{"name": "same", $G, "script": ["admit 0 1", "result 1.5 1 fail"], "expect": [{"call": "admitted", "t": 0}, {"t": 1.500, "from": "closed", "to": "open"}]}
+{"name": "late", $G, "script": ["admit 0 1", "result 2 1 fail"], "expect": [{"t": 0, "call": "admitted"}, {"t": 1, "from": "closed", "to": "open"}]}
+{"name": "short", $G, "script": ["admit 0 1"], "expect": []}
+EOF
+expect_exit 0 "driver --replay: differences are results, not errors" "$DRIVER" --replay "$T/diff.jsonl"
+[ "$(printf '%s\n' "$OUT" | sed -n 1p)" = "ok same" ]
+ok $? "... the same objects in another key order and spelling: ok"
+contains "$OUT" 'not ok late: step 2: expected {"t":1,"from":"closed","to":"open"}, got {"t":2,"from":"closed","to":"open"}' \
+    "... a difference names the step, what was expected and what came"
+contains "$OUT" 'not ok short: step 1: expected nothing, got {"t":0,"call":"admitted"}' \
+    "... and so does an extra decision"
+printf '%s\n' "{\"name\": \"a\", $G, \"script\": [], \"expect\": []}" "{\"name\": \"b\", $G}" >"$T/bad1.jsonl"
+expect_exit 2 "driver --replay: a case without its keys exits 2" "$DRIVER" --replay "$T/bad1.jsonl"
+contains "$ERR" "$T/bad1.jsonl:2: \$.script: an array of script lines" "... naming the file, the line and the key"
+printf '%s\n' "{\"name\": \"a\", $G, \"script\": [\"admit 0 1\", \"admit x 2\"], \"expect\": []}" >"$T/bad2.jsonl"
+expect_exit 2 "driver --replay: a bad script line exits 2" "$DRIVER" --replay "$T/bad2.jsonl"
+contains "$ERR" "$T/bad2.jsonl:1: \$.script[1]: bad script line: admit x 2" "... naming the file, the line and the script line"
+printf '{"name": "a",\n' >"$T/bad3.jsonl"
+expect_exit 2 "driver --replay: a line that is not JSON exits 2" "$DRIVER" --replay "$T/bad3.jsonl"
+contains "$ERR" "$T/bad3.jsonl:1: not JSON" "... naming the file and the line"
+
 found=0
 for cases in tests/conformance/*/cases.jsonl; do
     [ -f "$cases" ] || continue
