@@ -346,8 +346,8 @@ int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, boo
     if (a->strict && (*out)->warning_notes) {
         for (uint32_t i = 0; i < (*out)->note_count; i++)
             if (((*out)->warning_notes >> i) & 1)
-                fprintf(stderr, "fusebox %s: %s: %s (an error with --strict)\n", cmd,
-                        (*out)->file, (*out)->notes[i]);
+                fprintf(stderr, "fusebox %s: %s: %s (an error with --strict)\n", cmd, (*out)->file,
+                        (*out)->notes[i]);
         sim_scenario_free(*out);
         *out = NULL;
         return CLI_BAD_INPUT;

@@ -54,8 +54,8 @@ static int normalise(fb_retry_config *c) {
     if (!enums_valid(c)) return FB_EINVAL;
     if (c->base_us < 0 || c->delay_us_max < 0 || c->retry_after_us_max < 0 ||
         c->attempt_timeout_us < 0 || c->deadline_us < 0 ||
-        (c->jitter_us < 0 && c->jitter_us != FB_TIME_NONE) ||
-        c->resolution_us < 0 || c->delay_us_min < 0 || c->retry_after_total_us_max < 0)
+        (c->jitter_us < 0 && c->jitter_us != FB_TIME_NONE) || c->resolution_us < 0 ||
+        c->delay_us_min < 0 || c->retry_after_total_us_max < 0)
         return FB_EINVAL;
     if (!valid_double(c->multiplier) || !valid_double(c->jitter_fraction) ||
         !valid_double(c->retry_after_jitter))
@@ -114,8 +114,8 @@ void fb_retry_begin(fb_retry_state *s, fb_time_us now_us) {
 
 /* base * multiplier^(n-1), one step at a time, stopping at `limit`. */
 static double grow(const fb_retry_config *c, uint32_t n, double limit) {
-    double d = c->resolution_delay_only == FB_ON ? (double)c->base_us
-                                                 : quantise(c, (double)c->base_us);
+    double d =
+        c->resolution_delay_only == FB_ON ? (double)c->base_us : quantise(c, (double)c->base_us);
     for (uint32_t k = 1; k < n && d < limit; k++) d = grow_step(c, d);
     return d;
 }

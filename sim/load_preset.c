@@ -327,12 +327,11 @@ static void warn_fraction_as_percent(pctx *P, const sim_preset *p, const sim_par
         snprintf(part, sizeof part, "half a percent");
     else
         snprintf(part, sizeof part, "%g of a percent", d);
-    snprintf(line, sizeof line, "%s's %s is a percentage: %g means %s; did you mean %g?",
-             p->name, pa->name, d, part, d * 100);
+    snprintf(line, sizeof line, "%s's %s is a percentage: %g means %s; did you mean %g?", p->name,
+             pa->name, d, part, d * 100);
     uint32_t before = P->sc->note_count;
     add_note(P, line);
-    if (P->sc->note_count > before)
-        ((sim_scenario *)P->sc)->warning_notes |= (uint64_t)1 << before;
+    if (P->sc->note_count > before) ((sim_scenario *)P->sc)->warning_notes |= (uint64_t)1 << before;
 }
 
 /* One parameter's value, read in the library's unit. */

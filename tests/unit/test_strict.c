@@ -381,10 +381,11 @@ static void hint_fraction_where_a_percentage_is_expected_warns(void **state) {
              &n, &w, first, sizeof first);
     assert_non_null(strstr(first, "0.25 means 0.25 of a percent; did you mean 25?"));
     /* 50, 1 and 0 are percentages as meant: no warning */
-    notes_of(NAMED("m", ",\"variants\":{\"v\":{\"layers\":[{\"name\":\"x\",\"preset\":"
-                        "\"opossum\",\"errorThresholdPercentage\":50},{\"name\":\"y\","
-                        "\"preset\":\"opossum\",\"errorThresholdPercentage\":1},"
-                        "{\"name\":\"z\",\"preset\":\"opossum\",\"errorThresholdPercentage\":0}]}}"),
+    notes_of(NAMED("m",
+                   ",\"variants\":{\"v\":{\"layers\":[{\"name\":\"x\",\"preset\":"
+                   "\"opossum\",\"errorThresholdPercentage\":50},{\"name\":\"y\","
+                   "\"preset\":\"opossum\",\"errorThresholdPercentage\":1},"
+                   "{\"name\":\"z\",\"preset\":\"opossum\",\"errorThresholdPercentage\":0}]}}"),
              &n, &w, first, sizeof first);
     assert_int_equal(n, 0);
     assert_true(w == 0);
