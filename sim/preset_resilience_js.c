@@ -121,7 +121,7 @@ const sim_preset sim_preset_opossum = {
     opossum_rules,
     opossum_not_modelled,
     opossum_apply,
-    "recorded from opossum 10.0.0: 2016 sequences, 0 differences, 1 not modelled "
+    "recorded from opossum 10.0.0: 2020 sequences, 0 differences, 1 not modelled "
     "(tests/conformance/opossum-10.0.0)",
 };
 
@@ -250,6 +250,6 @@ const sim_preset sim_preset_cockatiel = {
     cockatiel_rules,
     cockatiel_not_modelled,
     cockatiel_apply,
-    "recorded from cockatiel 4.0.0: 2023 sequences, 0 differences "
+    "recorded from cockatiel 4.0.0: 2025 sequences, 0 differences, 2 not modelled "
     "(tests/conformance/cockatiel-4.0.0)",
 };

@@ -68,9 +68,12 @@ export function installClock (FakeTimers) {
   });
 }
 
-// Parse "call T OUTCOME [DUR]", "request T OUTCOME K", "retry OUTCOME K".
+// Parse "call T OUTCOME [DUR]", "admit T ID", "result T ID OUTCOME", "request T OUTCOME K",
+// "retry OUTCOME K".
 export const parse = line => {
   const [what, a, b, c] = line.trim().split(/\s+/);
+  if (what === 'admit') return { what, t: Number(a), id: Number(b) };
+  if (what === 'result') return { what, t: Number(a), id: Number(b), outcome: c };
   if (what === 'call') return { what, t: Number(a), outcome: b, dur: Number(c || 0) };
   if (what === 'request') return { what, t: Number(a), outcome: b, k: Number(c) };
   return { what, outcome: a, k: Number(b) };
@@ -97,4 +100,11 @@ export function args (usage) {
     process.exit(2);
   }
   return { dir, out, seed: Number(seed), count: Number(count) };
+}
+
+// A promise settled from outside: a call in flight until its "result" line.
+export function deferred () {
+  const d = {};
+  d.promise = new Promise((resolve, reject) => { d.resolve = resolve; d.reject = reject; });
+  return d;
 }

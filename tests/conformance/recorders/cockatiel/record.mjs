@@ -15,7 +15,7 @@
 // random sequences drawn from SEED (a third of each kind).
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { args, FbRng, fuseboxDraws, installClock, libraryAt, parse, writeFolder } from '../common.mjs';
+import { args, deferred, FbRng, fuseboxDraws, installClock, libraryAt, parse, writeFolder } from '../common.mjs';
 
 const USAGE = 'usage: node record.mjs COCKATIEL_DIR OUT_PARENT [SEED [COUNT]]\n' +
   '  COCKATIEL_DIR: node_modules/cockatiel (npm install cockatiel@4.0.0 @sinonjs/fake-timers@15.5.0)';
@@ -76,11 +76,28 @@ async function runBreaker (lib, next, clock) {
   const script = [];
   const at = { state: 'closed', since: 0 };
   const cb = circuit(lib, log, at);
+  const inFlight = new Map(); // "admit" calls by ID until their "result"
   for (let text; (text = next(log, at, Date.now())) !== null;) {
     script.push(text);
     const line = parse(text);
     await clock.tickAsync(line.t - Date.now());
     const t = Date.now();
+    if (line.what === 'admit') {
+      const d = deferred();
+      inFlight.set(line.id, d);
+      // a call that waits (half-open, a trial in flight) is logged when cockatiel runs it
+      cb.execute(() => { log.push({ t: Date.now(), call: 'admitted' }); return d.promise; })
+        .catch(e => { if (e instanceof ck.BrokenCircuitError) log.push({ t: Date.now(), call: 'rejected' }); });
+      await clock.tickAsync(0);
+      continue;
+    }
+    if (line.what === 'result') {
+      const d = inFlight.get(line.id);
+      inFlight.delete(line.id);
+      if (d) (line.outcome === 'ok' ? d.resolve('ok') : d.reject(new Error('503')));
+      await clock.tickAsync(0);
+      continue;
+    }
     const fn = action(line.outcome, line.dur, clock);
     let invoked = false;
     const p = cb.execute(() => { invoked = true; log.push({ t, call: 'admitted' }); return fn(); })
@@ -192,6 +209,20 @@ const EDGES = [
     ['call 0 fail', 'call 1 fail', 'call 201 fail 99', 'call 499 ok', 'call 500 ok 300', 'call 800 fail']],
   ['breaker', 'halfOpenAfter 1 ms', { halfOpenAfter: 1, consecutive: 1 },
     ['call 0 fail', 'call 0 ok', 'call 1 ok', 'call 1 fail', 'call 2 fail', 'call 3 ok']],
+  ['breaker', 'calls in flight: a failure that arrives after the breaker opened',
+    { halfOpenAfter: 1000, consecutive: 2 },
+    ['admit 0 1', 'call 1 fail', 'call 2 fail', 'result 3 1 fail', 'call 1002 ok', 'call 1003 fail']],
+  ['breaker', 'half-open: a call while the trial is in flight waits for its verdict',
+    { halfOpenAfter: 100, consecutive: 1 },
+    ['call 0 fail', 'admit 100 1', 'admit 101 2', 'result 150 1 ok', 'result 151 2 ok', 'call 152 ok'],
+    'calls during the half-open trial wait for its verdict in cockatiel (and then run); fusebox rejects them'],
+  ['breaker', 'half-open: a late success from a call admitted while closed does not close',
+    { halfOpenAfter: 100, consecutive: 1 },
+    ['admit 0 1', 'call 1 fail', 'admit 101 2', 'result 102 1 ok', 'result 103 2 fail', 'call 104 ok'],
+    'a late result: cockatiel counts it with the state it was admitted in (a late success never closes a half-open breaker); fusebox counts it with the state it arrives in'],
+  ['breaker', 'half-open: a late failure from a call admitted while closed',
+    { halfOpenAfter: 100, consecutive: 1 },
+    ['admit 0 1', 'call 1 fail', 'admit 101 2', 'result 102 1 fail', 'call 103 ok', 'result 104 2 ok', 'call 205 ok']],
   ['retry', 'ExponentialBackoff (decorrelated jitter): maxAttempts counts retries',
     { maxAttempts: 4, ...expo({}) }, ['retry fail -1', 'retry fail 2', 'retry fail 0']],
   ['retry', "ExponentialBackoff's decorrelated jitter at exponent 3, capped by maxDelay",
@@ -316,6 +347,8 @@ recorded by the retry kind, exactly, instead.
 are ExponentialBackoff's); "fusebox" the same as the preset's flat keys.
 Math.random is fusebox's generator (core/rng.c) seeded (42, 7), as the replay seeds
 fusebox's, so each retry's "u" lists the draws cockatiel took for it and "delay_us"
-is its delay (whole microseconds, rounded down). \`make conformance-record\` re-records.
+is its delay (whole microseconds, rounded down). Edge cases with a "skip" are
+recorded but not modelled (docs/presets.md lists them). \`make conformance-record\`
+re-records.
 `);
 console.log(`${folder}: ${cases.length} cases`);

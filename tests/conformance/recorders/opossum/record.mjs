@@ -11,7 +11,7 @@
 // moves to half-open and rotates its window on timers): every call admitted or
 // rejected, every transition with its time.
 import { join, resolve } from 'node:path';
-import { args, FbRng, installClock, libraryAt, parse, writeFolder } from '../common.mjs';
+import { args, deferred, FbRng, installClock, libraryAt, parse, writeFolder } from '../common.mjs';
 
 const USAGE = 'usage: node record.mjs OPOSSUM_DIR OUT_PARENT [SEED [COUNT]]\n' +
   '  OPOSSUM_DIR: node_modules/opossum (npm install opossum@10.0.0 @sinonjs/fake-timers@15.5.0)';
@@ -40,11 +40,27 @@ async function run (lib, next) {
     breaker.on('open', to('open'));
     breaker.on('halfOpen', to('half_open'));
     breaker.on('close', to('closed'));
+    const inFlight = new Map(); // "admit" calls by ID until their "result"
     for (let text; (text = next(log, at, Date.now())) !== null;) {
       script.push(text);
       const line = parse(text);
       await clock.tickAsync(line.t - Date.now());
       const t = Date.now();
+      if (line.what === 'admit') {
+        const d = deferred();
+        let invoked = false;
+        call = () => { invoked = true; log.push({ t, call: 'admitted' }); return d.promise; };
+        breaker.fire().catch(() => {});
+        if (invoked) inFlight.set(line.id, d); else log.push({ t, call: 'rejected' });
+        continue;
+      }
+      if (line.what === 'result') {
+        const d = inFlight.get(line.id);
+        inFlight.delete(line.id);
+        if (d) (line.outcome === 'ok' ? d.resolve('ok') : d.reject(new Error('503')));
+        await clock.tickAsync(0);
+        continue;
+      }
       let invoked = false;
       const fn = action(line.outcome, line.dur, clock);
       call = () => { invoked = true; log.push({ t, call: 'admitted' }); return fn(); };
@@ -106,6 +122,20 @@ const EDGES = [
     ['call 0 ok', 'call 0 ok', 'call 0 timeout', 'call 10019 fail'],
     'a failure at a bucket boundary from a call made before the previous boundary counts before ' +
     'opossum rotates its window there (its timer is older than the rotation\'s); fusebox rotates first'],
+  ['calls in flight: a failure that arrives after the breaker opened still counts (fires in any state)',
+    { errorThresholdPercentage: 10, resetTimeout: 1000, timeout: false },
+    ['admit 0 1', 'admit 1 2', 'admit 2 3', 'result 5 1 fail', 'result 6 2 fail', 'call 999 ok',
+      'call 1000 ok', 'result 1001 3 ok', 'call 1002 ok']],
+  ['a success from a call admitted while closed closes a half-open breaker',
+    { errorThresholdPercentage: 10, resetTimeout: 500, timeout: false },
+    ['admit 0 1', 'call 1 fail', 'call 2 ok', 'result 600 1 ok', 'call 601 ok']],
+  ['a failure from a call admitted while closed reopens a half-open breaker',
+    { errorThresholdPercentage: 10, resetTimeout: 500, timeout: false },
+    ['admit 0 1', 'call 1 fail', 'result 600 1 fail', 'call 601 ok', 'call 1100 ok']],
+  ['half-open: the trial in flight, the next call rejected; the trial\'s success closes',
+    { resetTimeout: 1000, timeout: false },
+    ['call 0 fail', 'admit 1000 1', 'call 1001 ok', 'admit 1002 2', 'result 1050 1 ok', 'call 1051 ok',
+      'result 1052 2 fail']],
   ['a window of one bucket the width of a millisecond', { rollingCountTimeout: 3, rollingCountBuckets: 3, resetTimeout: 5, errorThresholdPercentage: 60 },
     ['call 0 ok', 'call 1 fail', 'call 2 ok', 'call 3 fail', 'call 4 fail', 'call 9 ok', 'call 10 ok']]
 ];
