@@ -51,6 +51,7 @@ static void usage(FILE *f) {
           "      --seed N            override the scenario's seed\n"
           "      --set KEY=VALUE     override a scenario value (repeatable)\n"
           "      --variant NAME      run only this variant (repeatable)\n"
+          "      --strict            the scenario's warnings are errors (exit 2)\n"
           "      --policy [NAME=]KIND:FILE[#INSTANCE]\n"
           "                          add a variant made of a library's configuration\n"
           "                          (as fusebox run --policy)\n"

@@ -318,6 +318,8 @@ bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a
             a->sets[a->nsets++] = v;
     } else if (cli_opt(argc, argv, i, NULL, "--policy", &v)) {
         *rc = v == NULL ? cli_missing(cmd, o) : policy_opt(cmd, v, a);
+    } else if (strcmp(o, "--strict") == 0) {
+        a->strict = true;
     } else if (cli_opt(argc, argv, i, NULL, "--variant", &v)) {
         if (v == NULL)
             *rc = cli_missing(cmd, o);
@@ -333,7 +335,8 @@ bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a
 
 void cli_print_notes(const char *cmd, const sim_scenario *sc) {
     for (uint32_t i = 0; i < sc->note_count; i++)
-        fprintf(stderr, "fusebox %s: %s: note: %s\n", cmd, sc->file, sc->notes[i]);
+        fprintf(stderr, "fusebox %s: %s: %s: %s\n", cmd, sc->file,
+                (sc->warning_notes >> i) & 1 ? "warning" : "note", sc->notes[i]);
     if (sc->notes_dropped)
         fprintf(stderr, "fusebox %s: %s: note: %u more notes\n", cmd, sc->file, sc->notes_dropped);
 }
@@ -344,6 +347,15 @@ int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, boo
     if (scn_load_import(a->file, a->sets, a->nsets, a->has_seed ? &a->seed : NULL, &cli_importer,
                         out, &err) != FB_OK)
         return cli_scenario_error(&err);
+    if (a->strict && (*out)->warning_notes) {
+        for (uint32_t i = 0; i < (*out)->note_count; i++)
+            if (((*out)->warning_notes >> i) & 1)
+                fprintf(stderr, "fusebox %s: %s: %s (an error with --strict)\n", cmd, (*out)->file,
+                        (*out)->notes[i]);
+        scn_free(*out);
+        *out = NULL;
+        return CLI_BAD_INPUT;
+    }
     cli_print_notes(cmd, *out);
     for (size_t k = 0; k < a->nonly; k++) {
         int v = scn_variant(*out, a->only[k]);

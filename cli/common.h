@@ -109,10 +109,11 @@ typedef struct cli_run_args {
     bool has_seed;
     char policies[CLI_POLICIES_MAX][2048]; /* --policy, as the "+variants.NAME=" sets */
     size_t npolicies;
+    bool strict; /* --strict: the loader's warnings are errors */
 } cli_run_args;
 
 /*
- * Match -o, --seed, --set, --variant or --policy at argv[*i] (as cli_opt). Returns
+ * Match -o, --seed, --set, --variant, --policy or --strict at argv[*i] (as cli_opt). Returns
  * false when it is none of them, else true with *rc CLI_OK or
  * CLI_BAD_INPUT (printed as "fusebox CMD: ...").
  */
@@ -120,7 +121,7 @@ bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a
 /*
  * Load a->file with its overrides, and mark in selected[] the variants
  * --variant named. Returns CLI_OK, or CLI_BAD_INPUT with the error printed
- * and *out NULL.
+ * and *out NULL (with --strict also when the loader warned).
  */
 int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, bool *selected);
 

@@ -182,6 +182,13 @@ static bool advance(fb_breaker *b, fb_time_us now_us) {
     uint32_t nb = b->cfg.window_buckets;
     uint32_t before = b->calls;
     b->bucket_index += steps;
+    if (b->cfg.window_scope == FB_WINDOW_FIRES) {
+        /* the bucket leaving as the newest becomes bucket_index: the old newest when
+           steps == nb, one of the ring when fewer, none (empty) when more */
+        uint32_t leaving = steps > (fb_time_us)nb ? nb : (b->ring_head + (uint32_t)steps) % nb;
+        b->gone_calls = leaving < nb ? b->buckets[leaving].calls : 0;
+        b->gone_failures = leaving < nb ? b->buckets[leaving].failures : 0;
+    }
     if (steps >= (fb_time_us)nb) {
         memset(b->buckets, 0, nb * sizeof b->buckets[0]);
         b->calls = b->failures = b->slow = 0;
@@ -811,6 +818,48 @@ static void record_as_admitted(fb_breaker *b, const fb_breaker_permit *permit,
                    FB_TIME_NONE);
 }
 
+/*
+ * FB_WINDOW_FIRES (opossum): a result at a bucket boundary T from a call made before the
+ * previous boundary. opossum rotates its buckets on a setInterval and a call's result comes on
+ * that call's own timer; at equal times the older timer runs first, and the interval was last
+ * set at T - bucket, so this result comes before the rotation at T.
+ */
+static bool fires_before_rotation(const fb_breaker *b, const fb_breaker_permit *p,
+                                  fb_time_us now_us) {
+    fb_time_us since = now_us - b->bucket_origin_us;
+    return b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW && since > 0 && b->bucket_us > 0 &&
+           since % b->bucket_us == 0 && p->admitted_us < now_us - b->bucket_us;
+}
+
+/*
+ * That failure: counted in the bucket that ends at T, judged on the window before the
+ * rotation (the bucket that leaves at T in, the one that starts out), as opossum's fail()
+ * sees it; then the window is the rotated one again.
+ */
+static void fired_failure_before_rotation(fb_breaker *b, const fb_breaker_permit *p, bool own,
+                                          const fb_breaker_result *r, fb_time_us now_us) {
+    advance(b, now_us);
+    uint32_t nb = b->cfg.window_buckets, head = b->ring_head;
+    uint32_t calls = b->calls, failures = b->failures;
+    if (nb > 1) { /* with one bucket the bucket that ends at T is the one that left */
+        uint32_t prev = (head + nb - 1) % nb;
+        b->buckets[prev].failures++;
+        b->failures++;
+        failures++;
+    }
+    if (b->state == FB_BREAKER_HALF_OPEN) {
+        record_half_open(b, p, own, r, now_us);
+        return;
+    }
+    if (!records_window(b->state) || r->trip == FB_TRIP_NEVER) return;
+    /* the window as it was before T's rotation, this failure in it */
+    b->calls = calls - b->buckets[head].calls + b->gone_calls;
+    b->failures = failures - b->buckets[head].failures + b->gone_failures + (nb > 1 ? 0 : 1);
+    evaluate(b, now_us, r->hint_us, r->failure_limit);
+    b->calls = calls;
+    b->failures = failures;
+}
+
 void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
                        const fb_breaker_result *given, fb_time_us now_us) {
     if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
@@ -846,6 +895,11 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
             return;
         }
         b->stats.late++;
+    }
+    if (b->cfg.window_scope == FB_WINDOW_FIRES && result.effect == FB_EFFECT_FAILURE &&
+        fires_before_rotation(b, permit, now_us)) {
+        fired_failure_before_rotation(b, permit, !late, &result, now_us);
+        return;
     }
     if (b->cfg.window_scope == FB_WINDOW_FIRES && result.effect == FB_EFFECT_FAILURE)
         count_fired_failure(b, now_us);

@@ -427,7 +427,10 @@ typedef struct fb_breaker {
         uint32_t calls, failures, slow;
     } buckets[FB_BREAKER_BUCKETS_MAX];
     fb_time_us bucket_start_us[FB_BREAKER_BUCKETS_MAX]; /* FIRST_EVENT: when each began */
-    int64_t bucket_index;        /* absolute index of the newest bucket (EPOCH, STATE_START) */
+    int64_t bucket_index; /* absolute index of the newest bucket (EPOCH, STATE_START) */
+    /* FB_WINDOW_FIRES: the bucket that left when bucket_index last moved, for a failure that
+       belongs before that rotation (opossum's timer order) */
+    uint32_t gone_calls, gone_failures;
     fb_time_us bucket_origin_us; /* 0 (EPOCH) or when the state began (STATE_START) */
     fb_time_us bucket_us;
     /* running totals over the window */

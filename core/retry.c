@@ -20,14 +20,15 @@ static bool valid_double(double x) {
 static bool enums_valid(const fb_retry_config *c) {
     return (unsigned)c->backoff <= FB_BACKOFF_NONE &&
            (unsigned)c->jitter <= FB_JITTER_DECORRELATED_V2 &&
-           (unsigned)c->cap_order <= FB_CAP_BACKOFF_ONLY &&
+           (unsigned)c->cap_order <= FB_CAP_BEFORE_JITTER_EXACT &&
            (unsigned)c->retry_after <= FB_RETRY_AFTER_AS_IS &&
            (unsigned)c->above_max <= FB_ABOVE_MAX_BACKOFF &&
            (unsigned)c->rounding <= FB_ROUND_NEAREST && (unsigned)c->ignore_zero_hint <= FB_OFF &&
            (unsigned)c->hint_whole_seconds <= FB_OFF && (unsigned)c->hint_jitter <= FB_OFF &&
            (unsigned)c->hint_rate_limited_only <= FB_OFF &&
            (unsigned)c->hint_zeroes_backoff <= FB_OFF &&
-           (unsigned)c->rate_limit_needs_hint <= FB_OFF && (unsigned)c->retry_rejected <= FB_OFF;
+           (unsigned)c->rate_limit_needs_hint <= FB_OFF && (unsigned)c->retry_rejected <= FB_OFF &&
+           (unsigned)c->resolution_delay_only <= FB_OFF;
 }
 
 /* A value in microseconds rounded to the configured resolution (none: unchanged). */
@@ -39,7 +40,9 @@ static double quantise(const fb_retry_config *c, double v) {
 
 /* One growth step of the exponential: exact, or rounded each time (resilience4j). */
 static double grow_step(const fb_retry_config *c, double d) {
-    return c->resolution_us > 0 ? quantise(c, d * c->multiplier) : d * c->multiplier;
+    return c->resolution_us > 0 && c->resolution_delay_only != FB_ON
+               ? quantise(c, d * c->multiplier)
+               : d * c->multiplier;
 }
 
 /* Zero -> default, then range checks (the zero rule, fb.h). */
@@ -51,8 +54,9 @@ static int normalise(fb_retry_config *c) {
     if (c->attempts > FB_RETRY_ATTEMPTS_MAX) return FB_ERANGE;
     if (!enums_valid(c)) return FB_EINVAL;
     if (c->base_us < 0 || c->delay_us_max < 0 || c->retry_after_us_max < 0 ||
-        c->attempt_timeout_us < 0 || c->deadline_us < 0 || c->jitter_us < 0 ||
-        c->resolution_us < 0 || c->delay_us_min < 0 || c->retry_after_total_us_max < 0)
+        c->attempt_timeout_us < 0 || c->deadline_us < 0 ||
+        (c->jitter_us < 0 && c->jitter_us != FB_TIME_NONE) || c->resolution_us < 0 ||
+        c->delay_us_min < 0 || c->retry_after_total_us_max < 0)
         return FB_EINVAL;
     if (!valid_double(c->multiplier) || !valid_double(c->jitter_fraction) ||
         !valid_double(c->retry_after_jitter))
@@ -112,7 +116,8 @@ void fb_retry_begin(fb_retry_state *s, fb_time_us now_us) {
 
 /* base * multiplier^(n-1), one step at a time, stopping at `limit`. */
 static double grow(const fb_retry_config *c, uint32_t n, double limit) {
-    double d = quantise(c, (double)c->base_us);
+    double d =
+        c->resolution_delay_only == FB_ON ? (double)c->base_us : quantise(c, (double)c->base_us);
     for (uint32_t k = 1; k < n && d < limit; k++) d = grow_step(c, d);
     return d;
 }
@@ -220,7 +225,7 @@ static double shaped(const fb_retry_config *c, fb_jitter j, double d, double u, 
     case FB_JITTER_UP:
         return (1.0 + f * u) * d;
     case FB_JITTER_ADDITIVE:
-        return d + u * (double)c->jitter_us;
+        return c->jitter_us > 0 ? d + u * (double)c->jitter_us : d;
     case FB_JITTER_PROPORTIONAL:
     default: {
         double lo = d * (1.0 - f), hi = d * (1.0 + f);
@@ -274,9 +279,14 @@ static fb_time_us delay_with(const fb_retry_policy *p, const fb_retry_state *s, 
     if (j == FB_JITTER_DECORRELATED_V2)
         return clamp_to(quantise(c, decorrelated_v2(c, n, u, v2_state)), cap);
 
-    bool before = c->cap_order == FB_CAP_BEFORE_JITTER;
+    bool before =
+        c->cap_order == FB_CAP_BEFORE_JITTER || c->cap_order == FB_CAP_BEFORE_JITTER_EXACT;
     double d =
         c->cap_order == FB_CAP_AFTER_JITTER ? raw_backoff(p, n) : (double)fb_retry_backoff(p, n);
+    if (c->cap_order == FB_CAP_BEFORE_JITTER_EXACT) {
+        d = raw_backoff(p, n);
+        if (d > (double)cap) d = (double)cap;
+    }
     /* BACKOFF_ONLY: the jitter added to the capped backoff may pass the cap */
     fb_time_us top = c->cap_order == FB_CAP_BACKOFF_ONLY ? FB_TIME_MAX : cap;
     return clamp_to(quantise(c, shaped(c, j, d, u, before)), top);
@@ -307,7 +317,8 @@ static fb_time_us with_hint(const fb_retry_config *cfg, fb_time_us delay, fb_tim
         *decided = true;
         delay = h;
         if (cfg->hint_jitter == FB_ON && cfg->jitter == FB_JITTER_ADDITIVE && u >= 0.0)
-            return fb_time_add(h, (fb_time_us)(u * (double)cfg->jitter_us));
+            return cfg->jitter_us > 0 ? fb_time_add(h, (fb_time_us)(u * (double)cfg->jitter_us))
+                                      : h;
         /* upward only (Envoy): nobody comes back before the server asked, and
          * clients told the same Retry-After no longer return together */
         if (cfg->retry_after_jitter > 0.0 && rng != NULL)

@@ -78,8 +78,11 @@ typedef enum fb_above_max {
 typedef enum fb_cap_order {
     FB_CAP_BEFORE_JITTER = 0, /* default: the result never exceeds the cap */
     FB_CAP_AFTER_JITTER,
-    FB_CAP_BACKOFF_ONLY /* the backoff is capped, the jitter then added on top may pass the cap
+    FB_CAP_BACKOFF_ONLY, /* the backoff is capped, the jitter then added on top may pass the cap
                            (LiteLLM: min(0.5 * 2^k, 8) + U(0, 0.75) s) */
+    FB_CAP_BEFORE_JITTER_EXACT /* as BEFORE_JITTER, but the capped backoff the jitter scales keeps
+                                  its fraction of a microsecond (tenacity's uniform(0, min(0.5 *
+                                  1.5^7, max)) s: 8542968.75 us, not 8542968) */
 } fb_cap_order;
 
 typedef enum fb_retry_after_policy {
@@ -107,7 +110,9 @@ typedef struct fb_retry_config {
     fb_time_us delay_us_max;  /* cap; default 60 s */
     fb_jitter jitter;         /* default NONE */
     double jitter_fraction;   /* f of PROPORTIONAL, RANDOMIZED, DOWN, UP in (0, 1]; default 0.25 */
-    fb_time_us jitter_us;     /* ADDITIVE: the most it adds; default 1 s (tenacity) */
+    fb_time_us jitter_us;     /* ADDITIVE: the most it adds; default 1 s (tenacity); FB_TIME_NONE:
+                                 nothing, but the draw is made (tenacity's jitter=0 adds
+                                 uniform(0, 0), so the draws after it stay in step) */
     fb_cap_order cap_order;   /* default CAP_BEFORE_JITTER */
     fb_time_us resolution_us; /* 0: whole microseconds, exponential grown exactly (default);
                                  > 0: each growth step and the delay rounded to a multiple
@@ -130,6 +135,10 @@ typedef struct fb_retry_config {
     fb_switch retry_rejected;         /* a call the caller's own breaker rejects is a failed attempt
                                          to retry (resilience4j, Polly, cockatiel retry every
                                          exception, the breaker's too); default OFF: skipped */
+    fb_switch resolution_delay_only;  /* resolution_us rounds the jittered delay only, the backoff
+                                         grows unrounded (cockatiel: Math.floor(U * min(maxDelay,
+                                         initialDelay * 2^attempt)) ms with initialDelay 0.5);
+                                         default OFF: each growth step is rounded too */
     fb_time_us attempt_timeout_us; /* per-attempt timeout; 0 = none (informational for callers) */
     fb_time_us deadline_us;        /* overall, from the first attempt's start; 0 = none */
     /* Gateway forms (docs/retry.md, "Library semantics"); zero keeps the behaviour above. */

@@ -330,6 +330,25 @@ static int object_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
     return FB_OK;
 }
 
+static void add_note(pctx *P, const char *line);
+
+/*
+ * A percentage under 1 is a fraction written where the library means a percentage (0.5 for
+ * 50 %): accepted, as the library accepts it, with a warning (--strict: an error).
+ */
+static void warn_fraction_as_percent(pctx *P, const sim_preset *p, const sim_param *pa, double d) {
+    char line[256], part[64];
+    if (d == 0.5)
+        snprintf(part, sizeof part, "half a percent");
+    else
+        snprintf(part, sizeof part, "%g of a percent", d);
+    snprintf(line, sizeof line, "%s's %s is a percentage: %g means %s; did you mean %g?", p->name,
+             pa->name, d, part, d * 100);
+    uint32_t before = P->sc->note_count;
+    add_note(P, line);
+    if (P->sc->note_count > before) ((sim_scenario *)P->sc)->warning_notes |= (uint64_t)1 << before;
+}
+
 /* One parameter's value, read in the library's unit. */
 static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
                        sim_param_value *values) {
@@ -338,9 +357,14 @@ static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
     out->set = true;
     out->json = v;
     switch (pa->kind) {
+    case SIM_PK_PERCENT: {
+        int rc = number(P, p, pa, v, &out->num);
+        if (rc == FB_OK && out->num > 0 && out->num < 1)
+            warn_fraction_as_percent(P, p, pa, out->num);
+        return rc;
+    }
     case SIM_PK_COUNT:
     case SIM_PK_NUMBER:
-    case SIM_PK_PERCENT:
     case SIM_PK_FRACTION:
         return number(P, p, pa, v, &out->num);
     case SIM_PK_SECONDS:

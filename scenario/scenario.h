@@ -412,6 +412,9 @@ typedef struct sim_scenario {
        not modelled: "variants.v.layers[0]: application.yml:12:7: ...: not modelled" */
     char notes[SIM_NOTES_MAX][SIM_NOTE_LEN];
     uint32_t note_count, notes_dropped;
+    /* bit i: notes[i] is a warning, a likely mistake the loader accepted (opossum's
+       errorThresholdPercentage: 0.5); fusebox run --strict makes it an error */
+    uint64_t warning_notes;
     void *json; /* cJSON *: the document after --set overrides, for the report echo */
 } sim_scenario;
 

@@ -149,4 +149,13 @@ t = [json.loads(l)["t_s"] for l in open(sys.argv[1])]
 assert all(a <= b for a, b in zip(t, t[1:])), "events out of time order"
 PY
 ok $? "every OPEN -> HALF_OPEN at its open_until, every half-open expiry 7 s after entry, each logged when it happens (in time order)"
+
+# a fraction where the library means a percentage: a warning, an error with --strict
+sed 's/"preset": "opossum"/"preset": "opossum", "errorThresholdPercentage": 0.5/' "$T/opossum.json" >"$T/frac.json"
+expect_exit 0 "opossum's errorThresholdPercentage 0.5 runs" "$FUSEBOX" run "$T/frac.json" -o "$T/out-frac" --no-charts -q
+contains "$ERR" "warning: variants.v.layers[0].errorThresholdPercentage: opossum's errorThresholdPercentage is a percentage: 0.5 means half a percent; did you mean 50?" "... with a warning"
+expect_exit 2 "... and exits 2 with --strict" "$FUSEBOX" run "$T/frac.json" -o "$T/out-frac2" --no-charts -q --strict
+contains "$ERR" "did you mean 50? (an error with --strict)" "... saying why"
+[ ! -e "$T/out-frac2/report.json" ]
+ok $? "... writing no report"
 finish

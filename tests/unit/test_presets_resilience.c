@@ -4,8 +4,8 @@
  * each test states the rule as the library's source has it (file, version,
  * the line's code) and drives the layer the preset built: its breaker
  * configuration through core/breaker.c, its retry through core/retry.c.
- * cockatiel, opossum and tenacity are checked against the libraries
- * themselves (tests/e2e/diff_resilience.sh).
+ * cockatiel, opossum and tenacity are recorded from the libraries
+ * themselves (tests/conformance/, replayed by tests/e2e/conformance.sh).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -822,6 +822,40 @@ static void pybreaker_calling_mode_judges_by_admission(void **state) {
     preset_error("\"preset\": \"pybreaker\", \"mode\": \"with\"", "mode");
 }
 
+/*
+ * opossum: a call's result runs on its own timer, the bucket rotation on a setInterval last
+ * set one bucket earlier; at a tie the older timer runs first. A timeout at 10 s from a call
+ * at 0 fails before the rotation at 10 s: with the two fires at 0 still in the window it is
+ * 1 failure in 3 fires (33 %, not over 60), so closed; the rotation then drops them, and the
+ * next failure is 2 in 1. Rotating first would see 1 failure in 0 fires and open at 10 s.
+ */
+static void opossum_failure_at_a_rotation_counts_before_it(void **state) {
+    (void)state;
+    layer_case lc = preset_layer(
+        "\"preset\": \"opossum\", \"errorThresholdPercentage\": 60, \"resetTimeout\": 100");
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 2, FB_EFFECT_SUCCESS, 0);
+    fb_breaker_permit slow = admitted(&b, 0);
+    fb_breaker_poll(&b,
+                    10 * S); /* a timer at 10 s may rotate first: the result still counts before */
+    result(&b, &slow, FB_EFFECT_FAILURE, 10 * S, 10 * S);
+    state_is(&b, FB_BREAKER_CLOSED);
+    fb_breaker_permit p = admitted(&b, 10 * S + 19 * MS);
+    result(&b, &p, FB_EFFECT_FAILURE, 0, 10 * S + 19 * MS);
+    state_is(&b, FB_BREAKER_OPEN);
+    /* a call made after the previous rotation: its result comes after this one */
+    scn_free(lc.sc);
+    lc = preset_layer(
+        "\"preset\": \"opossum\", \"errorThresholdPercentage\": 60, \"resetTimeout\": 100");
+    breaker_of(&lc, &b);
+    calls_at(&b, 2, FB_EFFECT_SUCCESS, 0);
+    fb_breaker_permit late = admitted(&b, 9 * S + 500 * MS);
+    result(&b, &late, FB_EFFECT_FAILURE, 500 * MS, 10 * S);
+    state_is(&b, FB_BREAKER_OPEN); /* rotated first: the fires at 0 gone, 1 failure in 1 fire */
+    scn_free(lc.sc);
+}
+
 /* tenacity's waits take keyword arguments; a misspelt one is an error with a did-you-mean. */
 static void tenacity_keyword_typo_gets_a_did_you_mean(void **state) {
     (void)state;
@@ -865,6 +899,7 @@ int main(void) {
         cmocka_unit_test(pybreaker_trips_on_the_5th_failure),
         cmocka_unit_test(pybreaker_reset_timeout_and_success_threshold),
         cmocka_unit_test(pybreaker_calling_mode_judges_by_admission),
+        cmocka_unit_test(opossum_failure_at_a_rotation_counts_before_it),
         cmocka_unit_test(tenacity_keyword_typo_gets_a_did_you_mean),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

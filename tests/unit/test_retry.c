@@ -895,6 +895,59 @@ static void retry_tenacity_exponential_jitter_adds_then_caps(void **state) {
     assert_int_equal(drawn_delay(&p, 5, 5, &u), 10 * S); /* 16 s + jitter, capped */
 }
 
+/* tenacity wait_exponential_jitter(jitter=0) adds uniform(0, 0): one draw, nothing added. */
+static void retry_additive_jitter_none_draws_and_adds_nothing(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 1 * S, 10 * S);
+    c.jitter = FB_JITTER_ADDITIVE;
+    c.jitter_us = FB_TIME_NONE;
+    c.cap_order = FB_CAP_AFTER_JITTER;
+    fb_retry_policy p = policy(c);
+    fb_rng r = seeded(9), model = seeded(9);
+    assert_int_equal(delay_for(&p, 3, &r), 4 * S);
+    (void)fb_rng_uniform(&model); /* the draw was made: both streams are one draw on */
+    assert_true(fb_rng_u64(&r) == fb_rng_u64(&model));
+    c.jitter_us = -2; /* other negative values stay invalid */
+    assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
+}
+
+/* tenacity wait_random_exponential(multiplier=0.5, exp_base=1.5): uniform(0, 8542968.75 us). */
+static void retry_cap_before_jitter_exact_keeps_the_fraction(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500 * MS, FB_TIME_MAX);
+    c.multiplier = 1.5;
+    c.jitter = FB_JITTER_FULL;
+    c.cap_order = FB_CAP_BEFORE_JITTER_EXACT;
+    fb_retry_policy p = policy(c);
+    double u = 0;
+    for (uint64_t k = 0; k < 50; k++) {
+        fb_time_us d = drawn_delay(&p, 8, k, &u);
+        assert_int_equal(d, (fb_time_us)(8542968.75 * u)); /* not 8542968 * u */
+    }
+    c.delay_us_max = 2 * S; /* capped before the draw: uniform(0, 2 s) */
+    p = policy(c);
+    fb_time_us capped = drawn_delay(&p, 8, 3, &u);
+    assert_int_equal(capped, (fb_time_us)(2.0 * S * u));
+}
+
+/* cockatiel halfJitterGenerator, initialDelay 0.5 ms: floor((d + U d) / 2) ms of d = 0.5 * 2^k. */
+static void retry_resolution_delay_only_grows_unrounded(void **state) {
+    (void)state;
+    fb_retry_config c = exact(FB_BACKOFF_EXPONENTIAL, 500, 30 * S);
+    c.jitter = FB_JITTER_EQUAL;
+    c.resolution_us = 1 * MS;
+    c.resolution_delay_only = FB_ON;
+    fb_retry_policy p = policy(c);
+    double u = 0;
+    for (uint64_t k = 0; k < 50; k++) {
+        fb_time_us d = drawn_delay(&p, 3, k, &u); /* 2 ms: floor(1 + u) ms = 1 ms */
+        assert_int_equal(d, (fb_time_us)floor((2.0 + u * 2.0) / 2.0) * MS);
+    }
+    c.resolution_delay_only = FB_DEFAULT; /* each step rounded: 0.5 ms is 0, and stays 0 */
+    p = policy(c);
+    assert_int_equal(drawn_delay(&p, 3, 0, &u), 0);
+}
+
 /* LangChain JS AsyncCaller -> p-retry 4 -> retry: Math.round((random + 1) * 1000 * 2^k). */
 static void retry_p_retry_randomize_rounds_to_ms(void **state) {
     (void)state;
@@ -954,7 +1007,7 @@ static void retry_policy_rejects_unknown_forms(void **state) {
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
     c = (fb_retry_config){.resolution_us = -1};
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
-    c = (fb_retry_config){.jitter_us = -1};
+    c = (fb_retry_config){.jitter_us = -2};
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
     c = (fb_retry_config){.ignore_zero_hint = (fb_switch)3};
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
@@ -1008,6 +1061,9 @@ int main(void) {
         cmocka_unit_test(retry_stainless_sdk_backoff_and_retry_after),
         cmocka_unit_test(retry_vercel_ai_sdk_backoff_and_retry_after),
         cmocka_unit_test(retry_tenacity_exponential_jitter_adds_then_caps),
+        cmocka_unit_test(retry_additive_jitter_none_draws_and_adds_nothing),
+        cmocka_unit_test(retry_cap_before_jitter_exact_keeps_the_fraction),
+        cmocka_unit_test(retry_resolution_delay_only_grows_unrounded),
         cmocka_unit_test(retry_p_retry_randomize_rounds_to_ms),
         cmocka_unit_test(retry_decorrelated_v2_follows_pollys_formula),
         cmocka_unit_test(retry_policy_rejects_unknown_forms),

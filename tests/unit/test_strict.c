@@ -349,6 +349,49 @@ static void hint_percent_where_a_fraction_is_expected(void **state) {
         "150 is out of range [0, 1]");
 }
 
+/* The notes of a scenario that loads: how many, which are warnings (bit i: notes[i]). */
+static void notes_of(const char *text, uint32_t *count, uint64_t *warnings, char *first,
+                     size_t len) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    if (scn_parse(text, strlen(text), "w.json", NULL, 0, NULL, &sc, &err) != FB_OK)
+        fail_msg("rejected: %s: %s", err.path, err.msg);
+    *count = sc->note_count;
+    *warnings = sc->warning_notes;
+    snprintf(first, len, "%s", sc->note_count ? sc->notes[0] : "");
+    scn_free(sc);
+}
+
+/* opossum accepts errorThresholdPercentage: 0.5 (half a percent): so does fusebox, with a
+   warning that fusebox run --strict makes an error (issue 22). */
+static void hint_fraction_where_a_percentage_is_expected_warns(void **state) {
+    (void)state;
+    uint32_t n;
+    uint64_t w;
+    char first[SIM_NOTE_LEN];
+    notes_of(NAMED("m", ",\"variants\":{\"v\":{\"layers\":[{\"name\":\"x\",\"preset\":"
+                        "\"opossum\",\"errorThresholdPercentage\":0.5}]}}"),
+             &n, &w, first, sizeof first);
+    assert_int_equal(n, 1);
+    assert_true(w == 1);
+    assert_string_equal(first, "variants.v.layers[0].errorThresholdPercentage: opossum's "
+                               "errorThresholdPercentage is a percentage: 0.5 means half a "
+                               "percent; did you mean 50?");
+    notes_of(NAMED("m", ",\"variants\":{\"v\":{\"layers\":[{\"name\":\"x\",\"preset\":"
+                        "\"opossum\",\"errorThresholdPercentage\":0.25}]}}"),
+             &n, &w, first, sizeof first);
+    assert_non_null(strstr(first, "0.25 means 0.25 of a percent; did you mean 25?"));
+    /* 50, 1 and 0 are percentages as meant: no warning */
+    notes_of(NAMED("m",
+                   ",\"variants\":{\"v\":{\"layers\":[{\"name\":\"x\",\"preset\":"
+                   "\"opossum\",\"errorThresholdPercentage\":50},{\"name\":\"y\","
+                   "\"preset\":\"opossum\",\"errorThresholdPercentage\":1},"
+                   "{\"name\":\"z\",\"preset\":\"opossum\",\"errorThresholdPercentage\":0}]}}"),
+             &n, &w, first, sizeof first);
+    assert_int_equal(n, 0);
+    assert_true(w == 0);
+}
+
 static void hint_bare_seconds_where_a_duration_is_expected(void **state) {
     (void)state;
     bad(NAMED("m", ",\"pods\":{\"request_timeout\":30}"), "pods.request_timeout",
@@ -496,6 +539,7 @@ int main(void) {
         cmocka_unit_test(strict_fault_scripts_and_distributions_are_strict),
         cmocka_unit_test(strict_mock_spec_limits_are_named),
         cmocka_unit_test(hint_percent_where_a_fraction_is_expected),
+        cmocka_unit_test(hint_fraction_where_a_percentage_is_expected_warns),
         cmocka_unit_test(hint_bare_seconds_where_a_duration_is_expected),
         cmocka_unit_test(hint_retries_are_attempts),
         cmocka_unit_test(all_errors_lists_every_unknown_key_then_the_first_other),

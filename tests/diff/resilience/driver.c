@@ -1,7 +1,6 @@
 /*
- * driver.c - fusebox's side of the differential tests against the
- * resilience libraries (tests/e2e/diff_resilience.sh) and of the recorded
- * conformance suite (tests/e2e/conformance.sh, tests/conformance/README.md).
+ * driver.c - fusebox's side of the recorded conformance suite against the
+ * resilience libraries (tests/e2e/conformance.sh, tests/conformance/README.md).
  *
  *   driver 'PRESET_KEYS' [--timers] < script
  *   driver --replay FILE.jsonl
@@ -250,7 +249,17 @@ static void do_retry(run *R, const char *outcome, long k, bool range) {
     }
 }
 
-/* A rejection shows as a WAIT or DONE that no attempt preceded. */
+/*
+ * The breaker's refusals during one step of the request, one line each: a zero
+ * retry delay asks the breaker again inside fb_fallback_result(), so a refusal
+ * shows in the breaker's count, not always as a decision of its own.
+ */
+static void print_refusals(const run *R, uint64_t *seen, fb_time_us now) {
+    char b[32];
+    uint64_t n = fb_breaker_stats_get(&R->b)->rejected;
+    for (; *seen < n; (*seen)++) emit("{\"t\": %s, \"call\": \"rejected\"}\n", ms_of(now, b));
+}
+
 static void do_request(run *R, fb_time_us now, const char *outcome, long k) {
     fb_fallback fb;
     fb_fallback_config fc = {.provider_count = 1, .retry = &R->pol, .rng = &R->rng};
@@ -258,11 +267,12 @@ static void do_request(run *R, fb_time_us now, const char *outcome, long k) {
     if (fb_fallback_init(&fb, &fc) != FB_OK) return;
     fb_fallback_request req;
     advance_to(R, now);
+    uint64_t refused = fb_breaker_stats_get(&R->b)->rejected;
     fb_fallback_decision d = fb_fallback_begin(&fb, &req, 1, NULL, 0, now);
     long sent = 0;
-    bool from_result = false; /* a WAIT or DONE from begin/resume is a rejection */
     char b[32];
     for (;;) {
+        print_refusals(R, &refused, now);
         if (d.action == FB_ACT_ATTEMPT) {
             emit("{\"t\": %s, \"call\": \"admitted\"}\n", ms_of(now, b));
             sent++;
@@ -270,15 +280,12 @@ static void do_request(run *R, fb_time_us now, const char *outcome, long k) {
             reply_of(k >= 0 && sent > k ? "ok" : outcome, &rep);
             fb_class c = classify_at(R->L, &R->cl, &rep);
             d = fb_fallback_result(&fb, &req, &c, FB_TIME_NONE, now);
-            from_result = true;
             continue;
         }
-        if (!from_result) emit("{\"t\": %s, \"call\": \"rejected\"}\n", ms_of(now, b));
         if (d.action == FB_ACT_DONE) break;
         now += d.delay_us;
         advance_to(R, now);
         d = fb_fallback_resume(&fb, &req, now);
-        from_result = false;
     }
     emit("{\"t\": %s, \"end\": \"%s\"}\n", ms_of(now, b), fb_stop_name(d.stop));
 }
