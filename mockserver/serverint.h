@@ -68,6 +68,7 @@ struct mock_server {
     mock_watch *watch;
     mock_proxy *proxy; /* proxy mode; NULL otherwise */
     char upstream[1024];
+    char control_token[MOCK_CONTROL_TOKEN_MAX + 1]; /* empty: the Host/Origin check */
     uint16_t port;
 
     pthread_mutex_t lock; /* everything below */
