@@ -12,6 +12,7 @@
 
 #include "import/litellm.h"
 #include "import/otlp.h"
+#include "scenario/scenario.h"
 
 const char *imp_format_name(imp_format f) {
     return f == IMP_FORMAT_OTLP ? "otlp" : f == IMP_FORMAT_LITELLM ? "litellm" : "auto";
@@ -90,6 +91,16 @@ static bool unclosed(const char *text, size_t from, size_t to) {
 /* Parse text[from, to): a document, or NULL with the error's position in err. */
 static cJSON *parse_at(const char *text, size_t from, size_t to, imp_error *err) {
     const char *end = NULL;
+    size_t values = scn_json_values(text + from, to - from);
+    if (values > SCN_JSON_VALUES_MAX(to - from)) {
+        position(text, from, &err->line, &err->col);
+        snprintf(err->msg, sizeof err->msg,
+                 "about %zu JSON values in %zu bytes, more than the %zu a document this size "
+                 "may hold (one per 4 bytes, plus 65536: the cap that bounds the import's memory)",
+                 values, to - from, (size_t)SCN_JSON_VALUES_MAX(to - from));
+        err->col = 0;
+        return NULL;
+    }
     cJSON *doc = cJSON_ParseWithLengthOpts(text + from, to - from, &end, 0);
     size_t stop = end ? (size_t)(end - text) : to;
     if (doc) {

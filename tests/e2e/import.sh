@@ -294,6 +294,8 @@ rc=$?
 sed 's/^/# /' "$T/ll-long.err"
 [ "$rc" = 2 ] && grep -q "ll-long.jsonl:20001: record call-4: no startTime" "$T/ll-long.err"
 ok $? "20,000 JSON lines import in one pass (within 30 s of CPU), the error naming line 20001"
+python3 -c 'import sys; open(sys.argv[1], "w").write("[" + "0," * 300000 + "0]")' "$T/zeros.json"
+bad "600 KB of [0,0,...] (the cap on JSON values per byte)" "about 300002 JSON values in 600003 bytes, more than the 215536" "$T/zeros.json"
 echo '{"hello": "world"}' >"$T/other.json"
 bad "a file in neither format" "name the format with --format otlp|litellm" "$T/other.json"
 bad "an unknown --format" "--format is otlp, litellm or auto" "$T/other.json" --format har
