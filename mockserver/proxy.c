@@ -847,13 +847,13 @@ static void shape_event(req *r, mock_xfer *x, const char *ev, size_t n) {
 
 /* Take the next whole event from the buffer into the answer; false when none is there yet. */
 static bool next_event_locked(req *r, mock_xfer *x) {
-    const char *p = x->data.p + x->off;
+    const char *p = x->data.p != NULL ? x->data.p + x->off : ""; /* nothing came: no buffer */
     size_t avail = x->data.len - x->off;
     size_t n = mock_sse_next(p, avail);
     if (n == 0 && avail >= x->cap / 2) n = avail; /* no event boundary in sight: pass it on */
     if (n == 0 && !x->done) return false;
     if (n == 0) { /* the upstream ended: a partial event goes as it is */
-        mock_buf_append(&x->out, p, avail);
+        if (avail > 0) mock_buf_append(&x->out, p, avail);
         consumed_locked(r, x, avail);
         bool failed = x->result != CURLE_OK || x->too_big;
         if (!failed && !x->fault_done && r->act.end != MOCK_END_NORMAL &&

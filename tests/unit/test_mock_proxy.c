@@ -650,6 +650,27 @@ static void a_request_target_cannot_leave_the_upstream(void **state) {
     close(secret);
 }
 
+/* A streamed answer whose chunked framing breaks before any byte of the body, under a stream
+ * fault: the answer is cut (no memcpy from the empty buffer: UBSan found one). */
+static void a_broken_chunked_upstream_under_a_stream_fault(void **state) {
+    (void)state;
+    raw u;
+    raw_start(&u, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\nzz\r\n");
+    fixture *f = proxy_to(u.port, 0);
+    static const char *const h[] = {"x-fusebox-fault: truncate-2", NULL};
+    resp r;
+    th_post(&r, f->base, "/v1/chat/completions", OA_STREAM, h);
+    raw_stop(&u);
+    assert_true(r.status == 200 || r.status == 502);
+    assert_int_equal(r.body.len == 0 || strstr(r.body.p, "[DONE]") == NULL, 1);
+    th_resp_free(&r);
+    mock_stats st;
+    mock_server_stats(f->srv, &st);
+    assert_int_equal(st.upstream_errors, 1);
+    th_stop(f);
+}
+
 static void an_upstream_that_refuses_is_a_502_naming_it(void **state) {
     (void)state;
     raw u;
@@ -854,6 +875,7 @@ int main(void) {
         cmocka_unit_test(a_stream_goes_through_as_it_comes),
         cmocka_unit_test(hop_by_hop_headers_stay_on_their_hop),
         cmocka_unit_test(a_request_target_cannot_leave_the_upstream),
+        cmocka_unit_test(a_broken_chunked_upstream_under_a_stream_fault),
         cmocka_unit_test(an_upstream_that_refuses_is_a_502_naming_it),
         cmocka_unit_test(an_upstream_that_hangs_is_a_504_after_the_timeout),
         cmocka_unit_test(an_upstream_reading_the_body_slowly_is_not_idle),
