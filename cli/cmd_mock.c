@@ -253,19 +253,11 @@ static int set_option(const char *name, const char *val, mock_config *cfg,
 }
 
 static bool known_option(const char *name) {
-    static const char *const others[] = {"--faults",
-                                         "--scenario",
-                                         "--provider",
-                                         "--bind",
-                                         "--control-token",
-                                         "--time-scale",
-                                         "--ttft",
-                                         "--error-latency",
-                                         "--per-token",
-                                         "--header-timeout",
-                                         "--upstream",
-                                         "--upstream-connect-timeout",
-                                         "--upstream-timeout"};
+    static const char *const others[] = {
+        "--faults",          "--scenario",       "--provider", "--bind",
+        "--control-token",   "--time-scale",     "--ttft",     "--error-latency",
+        "--per-token",       "--header-timeout", "--upstream", "--upstream-connect-timeout",
+        "--upstream-timeout"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         if (strcmp(name, others[i]) == 0) return true;
     return count_of(name) != NULL;

@@ -138,8 +138,7 @@ static imp_outcome failure(imp_log *log, const cJSON *rec, int16_t *status) {
 /* The prices the scenario can hold: its input_per_mtok and output_per_mtok are in [0, 1e6],
  * so a price per token in [0, 1] USD; another is an error here, not a scenario its own
  * loader refuses. */
-static int model_info(imp_provider *p, const cJSON *rec, int line, const char *id,
-                      imp_error *err) {
+static int model_info(imp_provider *p, const cJSON *rec, int line, const char *id, imp_error *err) {
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(rec, "model_map_information");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(map, "model_map_value");
     double d;

@@ -220,8 +220,8 @@ static int on_alias(builder *b, const yaml_event_t *ev) {
                      "aliases expand past %zu bytes of text (16 times the file's size, at "
                      "least 1 MiB)",
                      b->text_max);
-            return fail(b, FB_ECAP, (int)ev->start_mark.line + 1,
-                        (int)ev->start_mark.column + 1, msg);
+            return fail(b, FB_ECAP, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
+                        msg);
         }
         if (n == NULL) return fail(b, FB_ECAP, 0, 0, "aliases expand past 200000 YAML nodes");
         return place(b, n, NULL);

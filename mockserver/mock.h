@@ -74,7 +74,7 @@ typedef struct mock_config {
      * if any, is one of those; set = only requests carrying it in x-fusebox-control-token
      * (for remote use). At most MOCK_CONTROL_TOKEN_MAX bytes. */
     const char *control_token;
-    const sim_fault *faults;                /* initial timeline, copied; may be NULL */
+    const sim_fault *faults; /* initial timeline, copied; may be NULL */
     size_t n_faults;
     mock_log_fn log; /* may be NULL */
     void *log_user;

@@ -276,8 +276,8 @@ static int check_value(const sweep *sw, size_t m, const cJSON *x, const char *fi
         hi = 1;
     if (d < lo || d > hi)
         return sweep_fail(msg, msglen, FB_EINVAL,
-                          "%s: tasks[%zu].values[%zu] (%s): %.17g is out of range [%g, %g]",
-                          file, index, m, name, d, lo, hi);
+                          "%s: tasks[%zu].values[%zu] (%s): %.17g is out of range [%g, %g]", file,
+                          index, m, name, d, lo, hi);
     return FB_OK;
 }
 
