@@ -103,7 +103,8 @@ void mock_verdict_junit(const mock_verdict *v, mock_buf *out);
 /*
  * A saved attempt log (GET /__fusebox/log) into entries: *out (malloc'd, free it), *n, the
  * entries it lost and its time scale. At most max_entries entries. FB_EINVAL with the JSON
- * path and what is wrong in err; FB_ENOMEM.
+ * path and what is wrong in err (a duplicate key and text after the document too: the text is
+ * checked by scn_json_check first); FB_ECAP past SCN_JSON_VALUES_MAX values; FB_ENOMEM.
  */
 int mock_verdict_read_log(const char *json, size_t len, size_t max_entries, mock_attempt **out,
                           size_t *n, uint64_t *dropped, double *time_scale, mock_parse_error *err);
