@@ -75,6 +75,8 @@ typedef struct mock_verdict {
     unsigned passed[MOCK_RULES], failed[MOCK_RULES];
     mock_judgement rule[MOCK_RULES];
     uint64_t attempts, dropped;
+    /* failures left unjudged: keyless retries that more than one request could have made */
+    uint64_t ambiguous;
 } mock_verdict;
 
 /* "retry_only_retryable", ...: the rule's name in JSON, JUnit and the text summary. */
@@ -91,7 +93,8 @@ int mock_verdict_judge(const mock_attempt *log, size_t n, uint64_t dropped,
                        const mock_verdict_config *cfg, mock_verdict *out);
 void mock_verdict_free(mock_verdict *v);
 
-/* "pass", "fail", or "inconclusive" (no attempt judged, or the log lost entries). */
+/* "pass", "fail", or "inconclusive" (no attempt judged, the log lost entries, or a rule failed
+ * only where keyless retries could be another request's). */
 const char *mock_verdict_result(const mock_verdict *v);
 /* Why it is inconclusive ("" otherwise). */
 const char *mock_verdict_reason(const mock_verdict *v);
