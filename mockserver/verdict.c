@@ -90,9 +90,8 @@ static size_t keyless_gid(chain *open, size_t *nopen, const mock_attempt *a, siz
     if (candidates > 1)
         for (size_t i = 0; i < n; i++) {
             chain *c = &open[(*nopen - 1 - i) % OPEN_CHAINS];
-            if (c->last->retry_count == a->retry_count - 1 &&
-                strcmp(c->last->path, a->path) == 0 && strcmp(c->last->model, a->model) == 0 &&
-                answered_at(c->last) <= a->real_us)
+            if (c->last->retry_count == a->retry_count - 1 && strcmp(c->last->path, a->path) == 0 &&
+                strcmp(c->last->model, a->model) == 0 && answered_at(c->last) <= a->real_us)
                 amb[c->gid] = true;
         }
     if (pick != NULL) {
