@@ -4,7 +4,7 @@
 set -u
 D=$(logs_dir mock-curl)
 need curl "$D/apt.log" curl
-plan 30
+plan 32
 
 cat >"$D/faults.json" <<'JSON'
 [{"at": "0s", "for": "1h", "rate_limit": {"status": 429, "retry_after": "20s", "fraction": 0}}]
@@ -91,6 +91,13 @@ $C -N -H "$J" -H 'x-goog-api-key: k' \
     -d '{"contents":[{"parts":[{"text":"hi"}]}]}' >"$D/gemini.txt"
 check "Gemini stream's last event has its finishReason" \
     sh -c 'tail -c 400 "$1" | grep -q "finishReason"' _ "$D/gemini.txt"
+code=$($C -o "$D/gemini-v1.json" -w '%{http_code}' -H "$J" -H 'x-goog-api-key: k' \
+    "$URL/v1/models/gemini-2.5-flash:generateContent" -d '{"contents":[{"parts":[{"text":"hi"}]}]}')
+check "Gemini under API version v1 (@google/genai's default) answers" \
+    sh -c '[ "$1" = 200 ] && grep -q "\"candidates\"" "$2"' _ "$code" "$D/gemini-v1.json"
+$C -N -H "$J" -H 'x-goog-api-key: k' \
+    "$URL/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse" -d '{"contents":[]}' >"$D/gemini-v1.txt"
+check "... and streams with its finishReason" sh -c 'tail -c 400 "$1" | grep -q "finishReason"' _ "$D/gemini-v1.txt"
 $C -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}' >/dev/null
 $C -H "$J" -H 'x-fusebox-fault: 500' "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}' >/dev/null
 $C "$URL/__fusebox/log" >"$D/log3.json"
