@@ -26,6 +26,9 @@ static const char usage_text[] =
     "  --scenario FILE --provider NAME   serve a scenario's provider: its faults, capacity and\n"
     "                         queue, context window and latency distributions; options override\n"
     "  --bind ADDR            listen address (default 127.0.0.1)\n"
+    "  --control-token TOKEN  /__fusebox/ answers only requests with the header\n"
+    "                         x-fusebox-control-token: TOKEN (remote use); without it, only\n"
+    "                         requests to 127.0.0.1:PORT, localhost:PORT or [::1]:PORT\n"
     "  --port P               port (default 0 = any free port)\n"
     "  --time-scale X         timeline time = real time x X (default 1)\n"
     "  --seed N               seed of the fault fractions, latency draws and ids (default 1)\n"
@@ -210,6 +213,12 @@ static int set_option(const char *name, const char *val, mock_config *cfg,
         /* handled by apply_scenario */
     } else if (strcmp(name, "--bind") == 0) {
         cfg->bind_addr = val;
+    } else if (strcmp(name, "--control-token") == 0) {
+        if (val[0] == '\0' || strlen(val) > MOCK_CONTROL_TOKEN_MAX ||
+            strspn(val, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=") !=
+                strlen(val))
+            return bad("--control-token: must be 1 to 255 letters, digits or -._~+/=%s%s", "", "");
+        cfg->control_token = val;
     } else if (strcmp(name, "--upstream") == 0) {
         if (strncmp(val, "http://", 7) != 0 && strncmp(val, "https://", 8) != 0)
             return bad("--upstream: '%s' must be an http:// or https:// URL%s", val, "");
@@ -244,18 +253,11 @@ static int set_option(const char *name, const char *val, mock_config *cfg,
 }
 
 static bool known_option(const char *name) {
-    static const char *const others[] = {"--faults",
-                                         "--scenario",
-                                         "--provider",
-                                         "--bind",
-                                         "--time-scale",
-                                         "--ttft",
-                                         "--error-latency",
-                                         "--per-token",
-                                         "--header-timeout",
-                                         "--upstream",
-                                         "--upstream-connect-timeout",
-                                         "--upstream-timeout"};
+    static const char *const others[] = {
+        "--faults",          "--scenario",       "--provider", "--bind",
+        "--control-token",   "--time-scale",     "--ttft",     "--error-latency",
+        "--per-token",       "--header-timeout", "--upstream", "--upstream-connect-timeout",
+        "--upstream-timeout"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
         if (strcmp(name, others[i]) == 0) return true;
     return count_of(name) != NULL;

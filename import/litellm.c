@@ -135,13 +135,29 @@ static imp_outcome failure(imp_log *log, const cJSON *rec, int16_t *status) {
 
 /* ---- provider and class ---- */
 
-static void model_info(imp_provider *p, const cJSON *rec) {
+/* The prices the scenario can hold: its input_per_mtok and output_per_mtok are in [0, 1e6],
+ * so a price per token in [0, 1] USD; another is an error here, not a scenario its own
+ * loader refuses. */
+static int model_info(imp_provider *p, const cJSON *rec, int line, const char *id, imp_error *err) {
     const cJSON *map = cJSON_GetObjectItemCaseSensitive(rec, "model_map_information");
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(map, "model_map_value");
     double d;
     if (number(v, "max_input_tokens", &d) && d > 0 && d < 4e9) p->context_window = (uint32_t)d;
-    if (number(v, "input_cost_per_token", &d) && d >= 0) p->price_in = d * 1e6;
-    if (number(v, "output_cost_per_token", &d) && d >= 0) p->price_out = d * 1e6;
+    static const char *const keys[] = {"input_cost_per_token", "output_cost_per_token"};
+    for (int k = 0; k < 2; k++) {
+        if (!number(v, keys[k], &d)) continue;
+        if (!(d >= 0 && d <= 1))
+            return imp_fail(err, FB_EINVAL, line,
+                            "record %s: model_map_information.model_map_value.%s: %.17g USD is "
+                            "out of range [0, 1] per token (the scenario's %s_per_mtok holds at "
+                            "most 1e6)",
+                            id, keys[k], d, k == 0 ? "input" : "output");
+        if (k == 0)
+            p->price_in = d * 1e6;
+        else
+            p->price_out = d * 1e6;
+    }
+    return FB_OK;
 }
 
 static int provider(imp_litellm *l, const cJSON *rec, int line, const char *id, imp_error *err) {
@@ -171,7 +187,7 @@ static int provider(imp_litellm *l, const cJSON *rec, int line, const char *id, 
     snprintf(pv->system, sizeof pv->system, "%s", custom ? custom : "");
     snprintf(pv->address, sizeof pv->address, "%s", base ? base : "");
     snprintf(pv->model, sizeof pv->model, "%s", model ? model : "");
-    model_info(pv, rec);
+    if (model_info(pv, rec, line, id, err) != FB_OK) return FB_EINVAL;
     return p;
 }
 

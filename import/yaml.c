@@ -22,6 +22,7 @@ typedef struct builder {
     int depth;
     imp_node *root;
     size_t nodes;
+    size_t text, text_max; /* scalar bytes so far (aliases' copies too), and their cap */
     anchor anchors[ANCHORS_MAX];
     size_t anchor_count;
     imp_error *err;
@@ -59,7 +60,15 @@ static imp_node *copy(builder *b, const imp_node *src) {
     imp_node *n = new_node(b, src->kind, &m);
     if (n == NULL) return NULL;
     n->quoted = src->quoted;
-    if (src->value && (n->value = strdup(src->value)) == NULL) goto fail;
+    if (src->value) {
+        size_t len = strlen(src->value);
+        if (b->text > b->text_max || len > b->text_max - b->text) {
+            b->text = b->text_max + 1; /* on_alias says which cap */
+            goto fail;
+        }
+        b->text += len;
+        if ((n->value = strdup(src->value)) == NULL) goto fail;
+    }
     if (src->n > 0 && (n->items = calloc(src->n, sizeof *n->items)) == NULL) goto fail;
     for (size_t i = 0; i < src->n; i++) {
         if ((n->items[i] = copy(b, src->items[i])) == NULL) goto fail;
@@ -82,8 +91,25 @@ static int append(builder *b, imp_node *parent, imp_node *child) {
     return FB_OK;
 }
 
+/* A map's keys must be scalars: "? [a]\n: b" (a complex key) is refused where it stands. */
+static bool complex_key(const builder *b, imp_kind kind) {
+    const imp_node *p = b->depth > 0 ? b->stack[b->depth - 1] : NULL;
+    return kind != IMP_SCALAR && p && p->kind == IMP_MAP && p->n % 2 == 0;
+}
+
+static int complex_key_fail(builder *b, int line, int col) {
+    return fail(b, FB_EPARSE, line, col,
+                "a key must be a scalar: a map or a sequence as a key (YAML's \"? \" complex "
+                "key) is not supported");
+}
+
 /* A finished node goes into the open container, or becomes the document. */
 static int place(builder *b, imp_node *n, const yaml_char_t *anchor_name) {
+    if (complex_key(b, n->kind)) {
+        int rc = complex_key_fail(b, n->line, n->col);
+        imp_node_free(n);
+        return rc;
+    }
     if (anchor_name && b->anchor_count < ANCHORS_MAX) {
         b->anchors[b->anchor_count].name = strdup((const char *)anchor_name);
         b->anchors[b->anchor_count++].node = n;
@@ -102,6 +128,7 @@ static int place(builder *b, imp_node *n, const yaml_char_t *anchor_name) {
 static int on_scalar(builder *b, const yaml_event_t *ev) {
     imp_node *n = new_node(b, IMP_SCALAR, &ev->start_mark);
     if (n == NULL) return fail(b, FB_ECAP, 0, 0, "more than 200000 YAML nodes");
+    b->text += ev->data.scalar.length; /* at most the file's size: only aliases can pass the cap */
     n->value = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
     n->quoted = ev->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
                 ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
@@ -116,6 +143,8 @@ static int on_open(builder *b, const yaml_event_t *ev, imp_kind kind) {
     if (b->depth == IMP_YAML_DEPTH_MAX)
         return fail(b, FB_ECAP, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
                     "nested deeper than 64 levels");
+    if (complex_key(b, kind))
+        return complex_key_fail(b, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1);
     imp_node *n = new_node(b, kind, &ev->start_mark);
     if (n == NULL) return fail(b, FB_ECAP, 0, 0, "more than 200000 YAML nodes");
     const yaml_char_t *a =
@@ -128,8 +157,56 @@ static int on_open(builder *b, const yaml_event_t *ev, imp_kind kind) {
     return FB_OK;
 }
 
+/* Keys of a map sorted by text, then by position (qsort's comparator). */
+static int key_order(const void *x, const void *y) {
+    const imp_node *a = *(imp_node *const *)x, *c = *(imp_node *const *)y;
+    int d = strcmp(a->value, c->value);
+    if (d != 0) return d;
+    return a->line != c->line ? (a->line > c->line) - (a->line < c->line)
+                              : (a->col > c->col) - (a->col < c->col);
+}
+
+/* A key twice in one map is an error naming both lines: YAML forbids it, and the tools
+ * disagree on which one wins (LiteLLM's PyYAML keeps the last, fusebox's importers read
+ * the first), so neither guess is made. Sorting keeps a 100,000-key map O(n log n). */
+static int duplicate_keys(builder *b, const imp_node *map) {
+    size_t nk = map->n / 2;
+    if (nk < 2) return FB_OK;
+    const imp_node **keys = malloc(nk * sizeof *keys);
+    if (keys == NULL) return fail(b, FB_ENOMEM, 0, 0, "out of memory");
+    for (size_t i = 0; i < nk; i++) keys[i] = map->items[2 * i];
+    qsort(keys, nk, sizeof *keys, key_order);
+    const imp_node *first = NULL, *again = NULL;
+    for (size_t i = 1; i < nk; i++) {
+        if (strcmp(keys[i - 1]->value, keys[i]->value) != 0) continue;
+        if (again == NULL || keys[i]->line < again->line ||
+            (keys[i]->line == again->line && keys[i]->col < again->col)) {
+            first = keys[i - 1];
+            again = keys[i];
+        }
+    }
+    int rc = FB_OK;
+    if (again) {
+        char msg[sizeof b->err->msg];
+        snprintf(msg, sizeof msg,
+                 "duplicate key \"%.200s\" at lines %d and %d (LiteLLM itself keeps the last "
+                 "one, other readers the first: keep one)",
+                 again->value, first->line, again->line);
+        rc = fail(b, FB_EPARSE, again->line, again->col, msg);
+    }
+    free(keys);
+    return rc;
+}
+
 static int on_close(builder *b) {
     imp_node *n = b->stack[--b->depth];
+    if (n->kind == IMP_MAP) {
+        int rc = duplicate_keys(b, n);
+        if (rc != FB_OK) {
+            imp_node_free(n);
+            return rc;
+        }
+    }
     return place(b, n, NULL);
 }
 
@@ -137,6 +214,15 @@ static int on_alias(builder *b, const yaml_event_t *ev) {
     for (size_t i = b->anchor_count; i-- > 0;) {
         if (strcmp(b->anchors[i].name, (const char *)ev->data.alias.anchor) != 0) continue;
         imp_node *n = copy(b, b->anchors[i].node);
+        if (n == NULL && b->text > b->text_max) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "aliases expand past %zu bytes of text (16 times the file's size, at "
+                     "least 1 MiB)",
+                     b->text_max);
+            return fail(b, FB_ECAP, (int)ev->start_mark.line + 1, (int)ev->start_mark.column + 1,
+                        msg);
+        }
         if (n == NULL) return fail(b, FB_ECAP, 0, 0, "aliases expand past 200000 YAML nodes");
         return place(b, n, NULL);
     }
@@ -181,7 +267,7 @@ int imp_yaml_parse(const char *text, size_t len, const char *file, imp_node **ou
         return FB_ENOMEM;
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
-    builder b = {.err = err};
+    builder b = {.err = err, .text_max = IMP_YAML_TEXT_MAX(len)};
     int rc = FB_OK;
     for (bool done = false; !done && rc == FB_OK;) {
         yaml_event_t ev;

@@ -5,8 +5,11 @@
  * Envoy's cluster and route YAML) are read with libyaml into maps,
  * sequences and scalars, each with its line and column, so an importer can
  * say where a key it does not model stands. Aliases are expanded (within
- * the node cap); tags are ignored. Every growing thing is capped: the file
- * size, the nodes, the depth; reaching a cap is an error like a syntax error.
+ * the node cap and the text cap); tags are ignored. Every growing thing is
+ * capped: the file size, the nodes, the depth, the expanded text; reaching a
+ * cap is an error like a syntax error. A map's keys are scalars (a complex
+ * key is an error) and appear once (a duplicate key is an error naming both
+ * lines), so every importer may take items[2i]->value as a string.
  */
 #ifndef IMP_YAML_H
 #define IMP_YAML_H
@@ -17,6 +20,9 @@
 #define IMP_YAML_BYTES_MAX ((size_t)4 << 20)
 #define IMP_YAML_NODES_MAX 200000
 #define IMP_YAML_DEPTH_MAX 64
+/* The scalar text of a document, aliases expanded: 16 times the file's size, at least 1 MiB.
+ * With the node cap this bounds the tree's memory; reaching it is an FB_ECAP error. */
+#define IMP_YAML_TEXT_MAX(len) ((len) < ((size_t)1 << 16) ? ((size_t)1 << 20) : 16 * (len))
 
 typedef enum imp_kind { IMP_SCALAR = 0, IMP_MAP, IMP_SEQ } imp_kind;
 

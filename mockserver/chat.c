@@ -35,6 +35,16 @@ bool mock_oa_common(const cJSON *root, mock_reply *r, const char *const *keys, s
     return true;
 }
 
+/* A JSON value's type as OpenAI's messages name it ("an object", "a string", ...). */
+static const char *type_name(const cJSON *v) {
+    return cJSON_IsObject(v)   ? "an object"
+           : cJSON_IsArray(v)  ? "an array"
+           : cJSON_IsString(v) ? "a string"
+           : cJSON_IsNumber(v) ? "a number"
+           : cJSON_IsBool(v)   ? "a boolean"
+                               : "null";
+}
+
 static bool parse(const cJSON *root, mock_reply *r, mock_store *st, char *msg, size_t msglen) {
     if (!mock_oa_model(root, r, st, msg, msglen)) return false;
     const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(root, "messages");
@@ -42,8 +52,22 @@ static bool parse(const cJSON *root, mock_reply *r, mock_store *st, char *msg, s
         return mock_bad(msg, msglen, "Missing required parameter: 'messages'.");
     int64_t chars = 0;
     const cJSON *m;
+    int i = 0;
     cJSON_ArrayForEach(m, msgs) {
-        chars += mock_content_chars(cJSON_GetObjectItemCaseSensitive(m, "content"));
+        /* OpenAI's words for a message or a content of the wrong type (a 400 there too) */
+        if (!cJSON_IsObject(m))
+            return mock_bad(msg, msglen,
+                            "Invalid type for 'messages[%d]': expected an object, but got %s "
+                            "instead.",
+                            i, type_name(m));
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(m, "content");
+        if (c != NULL && !cJSON_IsString(c) && !cJSON_IsArray(c) && !cJSON_IsNull(c))
+            return mock_bad(msg, msglen,
+                            "Invalid type for 'messages[%d].content': expected one of a string "
+                            "or array of objects, but got %s instead.",
+                            i, type_name(c));
+        chars += mock_content_chars(c);
+        i++;
     }
     r->prompt_tokens = (chars + 3) / 4;
     if (!mock_oa_common(root, r, cap_keys, 2, msg, msglen)) return false;

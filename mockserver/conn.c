@@ -125,6 +125,15 @@ static enum MHD_Result first_call(mock_server *s, struct MHD_Connection *conn, c
     *req_cls = r;
     if (!mock_watch_headers_done(s->watch, conn)) return MHD_NO; /* its 431 went already */
     const char *cl = mock_header(conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl != NULL && mock_header(conn, MHD_HTTP_HEADER_TRANSFER_ENCODING) != NULL) {
+        /* RFC 9112 section 6.3: a request with both is a smuggling attempt (or a broken
+         * client); refused before its body is read, and the connection closed after it */
+        r->method = method;
+        r->url = url;
+        return mock_send_control_error(r, 400, NULL,
+                                       "fusebox mock: a request with both Content-Length and "
+                                       "Transfer-Encoding is refused (RFC 9112 section 6.3)");
+    }
     if (cl != NULL && strtoull(cl, NULL, 10) > s->cfg.max_body_bytes) {
         /* Answer before reading the body; MHD then closes the connection. */
         r->too_large = true;

@@ -3,8 +3,10 @@
  * log, the counters, the verdict on the client. Its answers are plain JSON, outside every provider
  * dialect.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "mockserver/serverint.h"
 #include "mockserver/verdict.h"
@@ -121,9 +123,78 @@ static enum MHD_Result verdict(req *r) {
     return mock_queue(r, 200, resp);
 }
 
+/* Is `host` ("name:port") one of the mock's own names at its port? */
+static bool own_host(const mock_server *s, const char *host, size_t len) {
+    char want[128];
+    const char *names[] = {"127.0.0.1", "localhost", "[::1]", s->bind_addr};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        bool v6 = i == 3 && strchr(names[i], ':') != NULL;
+        int n = snprintf(want, sizeof want, "%s%s%s:%u", v6 ? "[" : "", names[i], v6 ? "]" : "",
+                         (unsigned)s->port);
+        if (n > 0 && (size_t)n == len && strncasecmp(host, want, len) == 0) return true;
+        /* port 80 may go without it */
+        size_t bare = (size_t)n - strlen(strrchr(want, ':'));
+        if (s->port == 80 && len == bare && strncasecmp(host, want, bare) == 0) return true;
+    }
+    return false;
+}
+
+/* Byte-wise equal in a time that depends on the lengths only. */
+static bool same_secret(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    unsigned char d = la != lb;
+    for (size_t i = 0; i < la && i < lb; i++) d |= (unsigned char)(a[i] ^ b[i]);
+    return d == 0;
+}
+
+/*
+ * The control plane answers the mock's own user only: a web page the developer opens can
+ * POST text/plain to 127.0.0.1 (no CORS preflight), and a DNS-rebound name reaches it too.
+ * With --control-token the request must carry it; without, Host must be one of the mock's
+ * own names and an Origin (browsers send one on a cross-site POST) must be too.
+ */
+static bool control_allowed(req *r, char *why, size_t cap) {
+    mock_server *s = r->s;
+    if (s->control_token[0] != '\0') {
+        const char *t = mock_header(r->conn, "x-fusebox-control-token");
+        if (t != NULL && same_secret(t, s->control_token)) return true;
+        snprintf(why, cap,
+                 "fusebox mock: the control endpoints need the header x-fusebox-control-token "
+                 "(--control-token)");
+        return false;
+    }
+    const char *host = mock_header(r->conn, "host");
+    if (host == NULL || !own_host(s, host, strlen(host))) {
+        snprintf(why, cap,
+                 "fusebox mock: the control endpoints answer only requests to the mock's own "
+                 "address (Host 127.0.0.1:%u, localhost:%u or [::1]:%u); for remote use start "
+                 "it with --control-token",
+                 (unsigned)s->port, (unsigned)s->port, (unsigned)s->port);
+        return false;
+    }
+    const char *origin = mock_header(r->conn, "origin");
+    if (origin != NULL) {
+        const char *h = strncasecmp(origin, "http://", 7) == 0    ? origin + 7
+                        : strncasecmp(origin, "https://", 8) == 0 ? origin + 8
+                                                                  : NULL;
+        if (h == NULL || !own_host(s, h, strlen(h))) {
+            snprintf(why, cap,
+                     "fusebox mock: the control endpoints refuse requests from another origin "
+                     "(a web page)");
+            return false;
+        }
+    }
+    return true;
+}
+
 enum MHD_Result mock_handle_control(req *r, route rt) {
     mock_server *s = r->s;
     mock_buf b = {0};
+    char why[300];
+    if (!control_allowed(r, why, sizeof why)) {
+        mock_logf(s, MOCK_LOG_WARN, "control request refused: %s", why + 14);
+        return mock_send_control_error(r, 403, NULL, why);
+    }
     switch (rt) {
     case RT_C_FAULTS:
         return load_faults(r);

@@ -38,6 +38,8 @@ typedef struct mock_capacity {
                                 */
 } mock_capacity;
 
+#define MOCK_CONTROL_TOKEN_MAX 255
+
 typedef struct mock_config {
     const char *bind_addr;        /* NULL = "127.0.0.1"; IPv4 or IPv6 literal */
     uint16_t port;                /* 0 = any free port (see mock_server_port) */
@@ -67,7 +69,12 @@ typedef struct mock_config {
     fb_time_us upstream_connect_timeout_us; /* 0 = 10 s */
     fb_time_us upstream_idle_timeout_us;    /* no byte either way with the upstream; 0 = 600 s */
     unsigned upstream_max;                  /* upstream transfers at once; 0 = 256 */
-    const sim_fault *faults;                /* initial timeline, copied; may be NULL */
+    /* The control plane (/__fusebox/): NULL = only requests whose Host is the mock's own
+     * address (127.0.0.1:PORT, localhost:PORT, [::1]:PORT, the bind address) and whose Origin,
+     * if any, is one of those; set = only requests carrying it in x-fusebox-control-token
+     * (for remote use). At most MOCK_CONTROL_TOKEN_MAX bytes. */
+    const char *control_token;
+    const sim_fault *faults; /* initial timeline, copied; may be NULL */
     size_t n_faults;
     mock_log_fn log; /* may be NULL */
     void *log_user;

@@ -14,7 +14,11 @@
  * Headers: the client's go upstream but for the hop-by-hop ones (RFC 9110 section 7.6.1:
  * Connection and the fields it names, Keep-Alive, Proxy-Connection, TE, Trailer,
  * Transfer-Encoding, Upgrade), Host and Content-Length (libcurl writes the upstream's), Expect,
- * and the mock's own x-fusebox-*; Accept-Encoding too when a fault reads the body. The
+ * the mock's own x-fusebox-*, and the credentials that are not the provider's: Cookie,
+ * Proxy-Authorization (and Origin, a browser's); Accept-Encoding too when a fault reads the
+ * body. The provider's (Authorization, api-key, x-api-key, x-goog-api-key) go, and only to the
+ * upstream: the URL is the upstream's scheme, host, port and prefix plus the request's
+ * normalised path and query (mock_proxy_target), and redirects are not followed. The
  * upstream's come back but for the same hop-by-hop set and Content-Length (libmicrohttpd writes
  * its own, the same number when the size is known). Header values are never logged.
  */
@@ -338,7 +342,8 @@ static enum MHD_Result forward_one(void *cls, enum MHD_ValueKind kind, const cha
     (void)kind;
     if (hop_by_hop(key, f->connection) || strcasecmp(key, "host") == 0 ||
         strcasecmp(key, "content-length") == 0 || strcasecmp(key, "expect") == 0 ||
-        strncasecmp(key, "x-fusebox-", 10) == 0 ||
+        strncasecmp(key, "x-fusebox-", 10) == 0 || strcasecmp(key, "cookie") == 0 ||
+        strcasecmp(key, "proxy-authorization") == 0 || strcasecmp(key, "origin") == 0 ||
         (f->identity && strcasecmp(key, "accept-encoding") == 0))
         return MHD_YES;
     if (strcasecmp(key, "content-type") == 0) f->content_type = true;
@@ -412,6 +417,88 @@ static bool setup_easy(mock_xfer *x, req *r, const char *method) {
     return true;
 }
 
+/* Is the segment [p, p+n) "." (dots 1) or ".." (dots 2), "%2e" counting as a dot? */
+static int dots(const char *p, size_t n) {
+    int d = 0;
+    for (size_t i = 0; i < n; d++) {
+        if (p[i] == '.') {
+            i++;
+        } else if (n - i >= 3 && p[i] == '%' && p[i + 1] == '2' && (p[i + 2] | 0x20) == 'e') {
+            i += 3;
+        } else {
+            return 0;
+        }
+    }
+    return d <= 2 ? d : 0;
+}
+
+static void cut_to(mock_buf *b, size_t len) {
+    b->len = len;
+    if (b->p != NULL) b->p[len] = '\0';
+}
+
+int mock_proxy_target(const char *target, mock_buf *out, char *err, size_t errlen) {
+    if (target == NULL || target[0] != '/') {
+        snprintf(err, errlen,
+                 "fusebox mock: the request target must be a path starting with '/' (proxy "
+                 "mode sends only the path and query to the upstream)");
+        return FB_EINVAL;
+    }
+    for (const char *c = target; *c; c++) {
+        if ((unsigned char)*c <= 0x20 || (unsigned char)*c >= 0x7f || *c == '\\') {
+            snprintf(err, errlen,
+                     "fusebox mock: the request target holds a byte a URL cannot (0x%02x)",
+                     (unsigned char)*c);
+            return FB_EINVAL;
+        }
+    }
+    size_t plen = strcspn(target, "?#");
+    const char *query = target[plen] == '?' ? target + plen : NULL;
+    size_t qlen = query ? strcspn(query, "#") : 0;
+    /* remove_dot_segments (RFC 3986 section 5.2.4) over the path, refusing a climb above it */
+    size_t *seg = malloc((plen + 1) * sizeof *seg), nseg = 0;
+    if (seg == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return FB_ENOMEM;
+    }
+    size_t start = out->len;
+    bool slash_end = false;
+    for (size_t i = 1; i <= plen;) {
+        size_t n = strcspn(target + i, "/?#");
+        if (i + n > plen) n = plen - i;
+        int d = dots(target + i, n);
+        bool last = i + n >= plen;
+        if (d == 2) {
+            if (nseg == 0) {
+                free(seg);
+                cut_to(out, start);
+                snprintf(err, errlen,
+                         "fusebox mock: the request path climbs above the upstream's path "
+                         "prefix ('..')");
+                return FB_EINVAL;
+            }
+            cut_to(out, seg[--nseg]);
+            slash_end = last;
+        } else if (d == 1) {
+            slash_end = last;
+        } else {
+            seg[nseg++] = out->len;
+            mock_buf_append(out, "/", 1);
+            mock_buf_append(out, target + i, n);
+            slash_end = false;
+        }
+        i += n + 1;
+    }
+    free(seg);
+    if (out->len == start || slash_end) mock_buf_append(out, "/", 1);
+    if (query) mock_buf_append(out, query, qlen);
+    if (out->oom) {
+        snprintf(err, errlen, "out of memory");
+        return FB_ENOMEM;
+    }
+    return FB_OK;
+}
+
 /* The transfer for r, or NULL when out of memory. */
 static mock_xfer *new_xfer(req *r, const char *method, const char *url) {
     mock_server *s = r->s;
@@ -423,10 +510,10 @@ static mock_xfer *new_xfer(req *r, const char *method, const char *url) {
     x->cap = PROXY_BUF_MAX;
     x->start_us = mock_now_us();
     x->queued = x->fd = -1;
-    const char *raw = mock_watch_raw_uri(s->watch, r->conn);
     mock_buf u = {0};
     mock_buf_puts(&u, s->upstream);
-    mock_buf_puts(&u, raw != NULL ? raw : url);
+    char err[200];
+    if (mock_proxy_target(url, &u, err, sizeof err) != FB_OK) u.oom = true; /* checked before */
     x->url = mock_buf_take(&u, &x->body_len);
     x->body = r->body.len > 0 ? mock_buf_take(&r->body, &x->body_len) : NULL;
     if (x->body == NULL) x->body_len = 0;
@@ -443,7 +530,14 @@ enum MHD_Result mock_proxy_start(req *r) {
     mock_server *s = r->s;
     mock_proxy *p = s->proxy;
     char msg[200];
-    mock_xfer *x = new_xfer(r, r->method, r->url);
+    /* the upstream's scheme, host, port and path prefix, and only the request's normalised
+     * path and query: a target that is no path, or climbs above the prefix, is refused */
+    const char *raw = mock_watch_raw_uri(s->watch, r->conn);
+    mock_buf check = {0};
+    int trc = mock_proxy_target(raw != NULL ? raw : r->url, &check, msg, sizeof msg);
+    mock_buf_free(&check);
+    if (trc == FB_EINVAL) return mock_send_error(r, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
+    mock_xfer *x = new_xfer(r, r->method, raw != NULL ? raw : r->url);
     if (x == NULL) return MHD_NO;
     pthread_mutex_lock(&p->lock);
     if (p->stopping || p->active >= s->cfg.upstream_max) {
@@ -753,13 +847,13 @@ static void shape_event(req *r, mock_xfer *x, const char *ev, size_t n) {
 
 /* Take the next whole event from the buffer into the answer; false when none is there yet. */
 static bool next_event_locked(req *r, mock_xfer *x) {
-    const char *p = x->data.p + x->off;
+    const char *p = x->data.p != NULL ? x->data.p + x->off : ""; /* nothing came: no buffer */
     size_t avail = x->data.len - x->off;
     size_t n = mock_sse_next(p, avail);
     if (n == 0 && avail >= x->cap / 2) n = avail; /* no event boundary in sight: pass it on */
     if (n == 0 && !x->done) return false;
     if (n == 0) { /* the upstream ended: a partial event goes as it is */
-        mock_buf_append(&x->out, p, avail);
+        if (avail > 0) mock_buf_append(&x->out, p, avail);
         consumed_locked(r, x, avail);
         bool failed = x->result != CURLE_OK || x->too_big;
         if (!failed && !x->fault_done && r->act.end != MOCK_END_NORMAL &&
@@ -863,6 +957,13 @@ int mock_proxy_create(mock_server *s, mock_proxy **out, char *err, size_t errlen
     const char *u = c->upstream_url;
     if (strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
         snprintf(err, errlen, "upstream '%.200s' must be an http:// or https:// URL", u);
+        return FB_EINVAL;
+    }
+    if (strpbrk(u, "?#") != NULL) {
+        snprintf(err, errlen,
+                 "upstream '%.200s' must be a scheme, host, port and path prefix only (no query "
+                 "or fragment): the request's path and query go after it",
+                 u);
         return FB_EINVAL;
     }
     mock_copy_str(s->upstream, sizeof s->upstream, u);

@@ -17,6 +17,13 @@ static const endpoint endpoints[] = {
     {"POST", "/v1/messages", RT_API, &mock_api_messages, MOCK_ANTHROPIC, false, NULL},
     {"POST", "/v1/messages/count_tokens", RT_API, &mock_api_count_tokens, MOCK_ANTHROPIC, false,
      NULL},
+    /* Gemini's v1 (@google/genai's default since 1.x) before OpenAI's /v1/models/{id}: a
+     * model name with ":method" after it is Gemini's */
+    {"POST", "/v1/models/{m}:generateContent", RT_API, &mock_api_gemini, MOCK_GEMINI, false, NULL},
+    {"POST", "/v1/models/{m}:streamGenerateContent", RT_API, &mock_api_gemini, MOCK_GEMINI, true,
+     NULL},
+    {"POST", "/v1/models/{m}:countTokens", RT_API, &mock_api_gemini_count, MOCK_GEMINI, false,
+     NULL},
     {"GET", "/v1/models", RT_API, &mock_api_models, MOCK_OPENAI, false, NULL},
     {"GET", "/v1/models/{id}", RT_API, &mock_api_model, MOCK_OPENAI, false, NULL},
     {"POST", "/openai/deployments/{d}/chat/completions", RT_API, &mock_api_chat, MOCK_AZURE, false,
@@ -75,6 +82,7 @@ static bool match(const char *pattern, const char *url, char *arg, size_t argcap
 mock_dialect mock_route_dialect(const char *path, const char *anthropic_version) {
     if (strncmp(path, "/openai/", 8) == 0) return MOCK_AZURE;
     if (strncmp(path, "/v1beta/", 8) == 0) return MOCK_GEMINI;
+    if (strncmp(path, "/v1/models/", 11) == 0 && strchr(path + 11, ':') != NULL) return MOCK_GEMINI;
     if (strncmp(path, "/v1/messages", 12) == 0 || anthropic_version != NULL) return MOCK_ANTHROPIC;
     return MOCK_OPENAI;
 }

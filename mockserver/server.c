@@ -208,6 +208,9 @@ static void configure(mock_server *s, const mock_config *cfg) {
     mock_config *c = &s->cfg;
     mock_copy_str(s->bind_addr, sizeof s->bind_addr, cfg->bind_addr ? cfg->bind_addr : "127.0.0.1");
     c->bind_addr = s->bind_addr;
+    mock_copy_str(s->control_token, sizeof s->control_token,
+                  cfg->control_token ? cfg->control_token : "");
+    c->control_token = s->control_token[0] ? s->control_token : NULL;
     if (c->max_connections == 0) c->max_connections = DEFAULT_MAX_CONNECTIONS;
     if (c->max_body_bytes == 0) c->max_body_bytes = DEFAULT_MAX_BODY;
     if (c->max_response_bytes == 0) c->max_response_bytes = DEFAULT_MAX_RESPONSE;

@@ -68,6 +68,7 @@ struct mock_server {
     mock_watch *watch;
     mock_proxy *proxy; /* proxy mode; NULL otherwise */
     char upstream[1024];
+    char control_token[MOCK_CONTROL_TOKEN_MAX + 1]; /* empty: the Host/Origin check */
     uint16_t port;
 
     pthread_mutex_t lock; /* everything below */
@@ -255,6 +256,11 @@ void mock_proxy_destroy(mock_proxy *p);
 void mock_proxy_read(req *r);
 /* Forward the request (no fault answered it); the connection waits for the upstream. */
 enum MHD_Result mock_proxy_start(req *r);
+/* The request target as the proxy sends it after the upstream's prefix, appended to out: the
+ * path with its dot segments resolved ("%2e" is a dot) and the query, the fragment dropped.
+ * FB_EINVAL (err says why) for a target that does not start with '/', holds a byte a URL
+ * cannot (controls, spaces, backslash, non-ASCII), or climbs above its root with "..". */
+int mock_proxy_target(const char *target, mock_buf *out, char *err, size_t errlen);
 /* Resumed while waiting for the upstream's headers. */
 enum MHD_Result mock_proxy_resume(req *r);
 /* The request ended: the transfer is let go (the thread aborts and frees it). */

@@ -236,6 +236,11 @@ static int split(const char *spec, char *buf, size_t buflen, char **tok, int *nt
                  mock_parse_error *err) {
     *ntok = 0;
     if (strlen(spec) >= buflen) return fail(err, "", "spec too long");
+    /* strtok would fold "retry-after--1" into retry-after-1: a negative number is no term */
+    if (strstr(spec, "--") != NULL)
+        return fail(err, "",
+                    "'--' in the spec: numbers in a fault spec are not negative (e.g. "
+                    "retry-after-1, not retry-after--1)");
     strcpy(buf, spec);
     for (char *save = NULL, *t = strtok_r(buf, "-,; \t", &save); t != NULL;
          t = strtok_r(NULL, "-,; \t", &save)) {

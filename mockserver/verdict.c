@@ -63,16 +63,40 @@ typedef struct chain {
     const mock_attempt *last;
 } chain;
 
-/* A keyless attempt's request: an SDK's numbered retry joins its chain, else a new one. */
-static size_t keyless_gid(chain *open, size_t *nopen, const mock_attempt *a, size_t *next_gid) {
+static fb_time_us answered_at(const mock_attempt *a) {
+    return a->sent_us >= 0 ? a->sent_us : a->real_us;
+}
+
+/*
+ * A keyless attempt's request: an SDK's numbered retry joins its chain, else a new one. The
+ * chain it may join: the same path and model, the retry count one less, answered before this
+ * attempt came. When more than one chain could take it (concurrent clients without
+ * x-fusebox-key: nothing in the log tells them apart), it joins the latest, and every chain
+ * that could have taken it is marked ambiguous (amb[gid]): their retry rules are not judged.
+ */
+static size_t keyless_gid(chain *open, size_t *nopen, const mock_attempt *a, size_t *next_gid,
+                          bool *amb) {
     size_t n = *nopen < OPEN_CHAINS ? *nopen : OPEN_CHAINS;
+    chain *pick = NULL;
+    size_t candidates = 0;
     for (size_t i = 0; a->retry_count > 0 && i < n; i++) {
         chain *c = &open[(*nopen - 1 - i) % OPEN_CHAINS];
         if (c->last->retry_count == a->retry_count - 1 && strcmp(c->last->path, a->path) == 0 &&
-            strcmp(c->last->model, a->model) == 0) {
-            c->last = a;
-            return c->gid;
+            strcmp(c->last->model, a->model) == 0 && answered_at(c->last) <= a->real_us) {
+            if (pick == NULL) pick = c;
+            candidates++;
         }
+    }
+    if (candidates > 1)
+        for (size_t i = 0; i < n; i++) {
+            chain *c = &open[(*nopen - 1 - i) % OPEN_CHAINS];
+            if (c->last->retry_count == a->retry_count - 1 && strcmp(c->last->path, a->path) == 0 &&
+                strcmp(c->last->model, a->model) == 0 && answered_at(c->last) <= a->real_us)
+                amb[c->gid] = true;
+        }
+    if (pick != NULL) {
+        pick->last = a;
+        return pick->gid;
     }
     chain *c = &open[*nopen % OPEN_CHAINS];
     (*nopen)++;
@@ -81,13 +105,17 @@ static size_t keyless_gid(chain *open, size_t *nopen, const mock_attempt *a, siz
     return c->gid;
 }
 
-/* The attempts as items sorted by (request, seq); *ngroups requests. */
-static int group(const mock_attempt *log, size_t n, item **out, size_t *nitems, size_t *ngroups) {
+/* The attempts as items sorted by (request, seq); *ngroups requests; *amb (calloc'd, one per
+ * request): its attempts could belong to another keyless request too. */
+static int group(const mock_attempt *log, size_t n, item **out, size_t *nitems, size_t *ngroups,
+                 bool **amb) {
     item *it = calloc(n ? n : 1, sizeof *it);
     chain *open = calloc(OPEN_CHAINS, sizeof *open);
-    if (it == NULL || open == NULL) {
+    *amb = calloc(n ? n : 1, sizeof **amb);
+    if (it == NULL || open == NULL || *amb == NULL) {
         free(it);
         free(open);
+        free(*amb);
         return FB_ENOMEM;
     }
     size_t k = 0, next_gid = 0, nopen = 0;
@@ -100,7 +128,7 @@ static int group(const mock_attempt *log, size_t n, item **out, size_t *nitems, 
     for (size_t i = 0; i < n; i++) {
         if (!log[i].inference || log[i].key[0] != '\0') continue;
         it[k].a = &log[i];
-        it[k++].gid = keyless_gid(open, &nopen, &log[i], &next_gid);
+        it[k++].gid = keyless_gid(open, &nopen, &log[i], &next_gid, *amb);
     }
     free(open);
     qsort(it, k, sizeof *it, by_gid_seq);
@@ -124,6 +152,7 @@ typedef struct judge {
     mock_verdict *v;
     sample *samples;
     size_t nsamples;
+    bool ambiguous; /* the request being judged: its keyless attempts may be another's */
 } judge;
 
 static bool failed(const mock_attempt *a) {
@@ -138,10 +167,6 @@ static bool non_retryable(const mock_attempt *a) {
 
 static bool same_target(const mock_attempt *a, const mock_attempt *b) {
     return strcmp(a->model, b->model) == 0 && strcmp(a->path, b->path) == 0;
-}
-
-static fb_time_us answered_at(const mock_attempt *a) {
-    return a->sent_us >= 0 ? a->sent_us : a->real_us;
 }
 
 /* A judgement on a rule: a failure stays (with the first reason), a pass fills an empty one. */
@@ -181,6 +206,7 @@ static void judge_retry(judge *J, size_t qi, const mock_attempt *prev, const moc
                  ms(wait), ms(need));
         return;
     }
+    if (J->ambiguous) return; /* its wait may be another client's */
     sample *s = &J->samples[J->nsamples++];
     *s = (sample){prev->fault, prev->status, retry, wait, qi};
 }
@@ -218,6 +244,15 @@ static void judge_end(judge *J, size_t qi, const item *it, size_t n, bool any_fa
              n);
 }
 
+static bool q_fail_to_unknown(mock_verdict_request *q, mock_rule r) {
+    if (q->rule[r] != MOCK_FAIL) return false;
+    q->rule[r] = MOCK_NA;
+    char why[MOCK_VERDICT_WHY];
+    snprintf(why, sizeof why, "not judged: keyless retries of concurrent clients (%s)", q->why[r]);
+    copy(q->why[r], sizeof q->why[r], why);
+    return true;
+}
+
 static void judge_request(judge *J, size_t qi, const item *it, size_t n) {
     mock_verdict_request *q = &J->v->req[qi];
     copy(q->key, sizeof q->key, it[0].a->key);
@@ -238,6 +273,10 @@ static void judge_request(judge *J, size_t qi, const item *it, size_t n) {
         if (same_target(prev, next)) judge_retry(J, qi, prev, next, ++retry);
     }
     judge_end(J, qi, it, n, any_failed);
+    if (!J->ambiguous) return;
+    /* which attempt was whose is not known: a failure is not proven, the verdict says so */
+    for (int r = 0; r < MOCK_RULES; r++)
+        if (q_fail_to_unknown(&J->v->req[qi], (mock_rule)r)) J->v->ambiguous++;
 }
 
 /* ---- the spread between clients ---- */
@@ -318,13 +357,15 @@ int mock_verdict_judge(const mock_attempt *log, size_t n, uint64_t dropped,
     out->dropped = dropped;
     item *it;
     size_t k, ng;
-    if (group(log, n, &it, &k, &ng) != FB_OK) return FB_ENOMEM;
+    bool *amb;
+    if (group(log, n, &it, &k, &ng, &amb) != FB_OK) return FB_ENOMEM;
     out->attempts = k;
-    judge J = {out, calloc(k ? k : 1, sizeof(sample)), 0};
+    judge J = {out, calloc(k ? k : 1, sizeof(sample)), 0, false};
     out->req = calloc(ng ? ng : 1, sizeof *out->req);
     out->groups = calloc(k ? k : 1, sizeof *out->groups);
     if (J.samples == NULL || out->req == NULL || out->groups == NULL) {
         free(it);
+        free(amb);
         free(J.samples);
         mock_verdict_free(out);
         return FB_ENOMEM;
@@ -332,12 +373,14 @@ int mock_verdict_judge(const mock_attempt *log, size_t n, uint64_t dropped,
     for (size_t i = 0, j; i < k; i = j) {
         for (j = i + 1; j < k && it[j].gid == it[i].gid; j++) {
         }
+        J.ambiguous = amb[it[i].gid];
         judge_request(&J, out->nreq++, it + i, j - i);
     }
     judge_jitter(out, J.samples, J.nsamples);
     sum_up(out);
     free(J.samples);
     free(it);
+    free(amb);
     return FB_OK;
 }
 
@@ -352,11 +395,15 @@ void mock_verdict_free(mock_verdict *v) {
 const char *mock_verdict_result(const mock_verdict *v) {
     for (int r = 0; r < MOCK_RULES; r++)
         if (v->rule[r] == MOCK_FAIL) return "fail";
-    return v->attempts == 0 || v->dropped > 0 ? "inconclusive" : "pass";
+    return v->attempts == 0 || v->dropped > 0 || v->ambiguous > 0 ? "inconclusive" : "pass";
 }
 
 const char *mock_verdict_reason(const mock_verdict *v) {
     if (strcmp(mock_verdict_result(v), "inconclusive") != 0) return "";
     if (v->attempts == 0) return "no attempts in the log";
+    if (v->ambiguous > 0)
+        return "keyless retries of concurrent clients could belong to more than one request, "
+               "and a rule failed on one of them: give each logical request its own "
+               "x-fusebox-key to judge it";
     return "the log lost its oldest entries (--log-capacity): requests may be missing attempts";
 }

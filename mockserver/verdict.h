@@ -75,6 +75,8 @@ typedef struct mock_verdict {
     unsigned passed[MOCK_RULES], failed[MOCK_RULES];
     mock_judgement rule[MOCK_RULES];
     uint64_t attempts, dropped;
+    /* failures left unjudged: keyless retries that more than one request could have made */
+    uint64_t ambiguous;
 } mock_verdict;
 
 /* "retry_only_retryable", ...: the rule's name in JSON, JUnit and the text summary. */
@@ -91,7 +93,8 @@ int mock_verdict_judge(const mock_attempt *log, size_t n, uint64_t dropped,
                        const mock_verdict_config *cfg, mock_verdict *out);
 void mock_verdict_free(mock_verdict *v);
 
-/* "pass", "fail", or "inconclusive" (no attempt judged, or the log lost entries). */
+/* "pass", "fail", or "inconclusive" (no attempt judged, the log lost entries, or a rule failed
+ * only where keyless retries could be another request's). */
 const char *mock_verdict_result(const mock_verdict *v);
 /* Why it is inconclusive ("" otherwise). */
 const char *mock_verdict_reason(const mock_verdict *v);
@@ -103,7 +106,8 @@ void mock_verdict_junit(const mock_verdict *v, mock_buf *out);
 /*
  * A saved attempt log (GET /__fusebox/log) into entries: *out (malloc'd, free it), *n, the
  * entries it lost and its time scale. At most max_entries entries. FB_EINVAL with the JSON
- * path and what is wrong in err; FB_ENOMEM.
+ * path and what is wrong in err (a duplicate key and text after the document too: the text is
+ * checked by scn_json_check first); FB_ECAP past SCN_JSON_VALUES_MAX values; FB_ENOMEM.
  */
 int mock_verdict_read_log(const char *json, size_t len, size_t max_entries, mock_attempt **out,
                           size_t *n, uint64_t *dropped, double *time_scale, mock_parse_error *err);

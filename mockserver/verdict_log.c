@@ -182,6 +182,16 @@ int mock_verdict_read_log(const char *json, size_t len, size_t max_entries, mock
     *out = NULL;
     *n = 0;
     const char *end = NULL;
+    /* the values counted first (memory bounded by the text's size), then a duplicate key
+     * (cJSON would keep the first: a second "status" flipped a fail to a pass), text after
+     * the document, invalid UTF-8: each an error with its JSON path */
+    sim_error se = {{0}, {0}, {0}};
+    int crc = scn_json_check(json, len, &se);
+    if (crc != FB_OK) {
+        snprintf(err->path, sizeof err->path, "%s", se.path);
+        snprintf(err->msg, sizeof err->msg, "%s", se.msg);
+        return crc == FB_ECAP ? FB_ECAP : FB_EINVAL;
+    }
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, false);
     int rc;
     if (root == NULL) {

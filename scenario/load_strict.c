@@ -451,6 +451,41 @@ static int trailing(scan *S) {
                 line, col);
 }
 
+size_t scn_json_values(const char *text, size_t len) {
+    size_t n = 1;
+    bool str = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                str = false;
+        } else if (c == '"') {
+            str = true;
+        } else if (c == '{' || c == '[' || c == ',') {
+            n++;
+        }
+    }
+    return n;
+}
+
+int scn_json_check(const char *text, size_t len, sim_error *err) {
+    size_t n = scn_json_values(text, len), max = SCN_JSON_VALUES_MAX(len);
+    if (n > max) {
+        err->path[0] = '\0';
+        snprintf(err->msg, sizeof err->msg,
+                 "about %zu JSON values in %zu bytes, more than the %zu a text this size may hold "
+                 "(one per 4 bytes, plus 65536: the cap that bounds the reader's memory)",
+                 n, len, max);
+        return FB_ECAP;
+    }
+    int kind = scn__strict_json(text, len, err);
+    return kind == LD_STRICT_OK || kind == LD_STRICT_SYNTAX ? FB_OK
+           : kind == LD_STRICT_MEMORY                       ? FB_ENOMEM
+                                                            : FB_EPARSE;
+}
+
 int scn__strict_json(const char *text, size_t len, sim_error *err) {
     scan *S = calloc(1, sizeof *S);
     if (S == NULL) {

@@ -453,6 +453,23 @@ int scn_parse_import(const char *text, size_t len, const char *file, const char 
                      sim_scenario **out, sim_error *err);
 void scn_free(sim_scenario *sc);
 
+/* The most JSON values (cJSON nodes) a text of len bytes may hold: one per 4 bytes, plus
+ * 65,536. A cJSON node takes about 64 bytes, so a reader that checks it first holds at most
+ * about 16 times the text plus its strings, whatever the text (64 MB of "[0,0,...]" would
+ * have been 32 M nodes, 2.7 GB). */
+#define SCN_JSON_VALUES_MAX(len) ((len) / 4 + 65536)
+/* An upper bound on the JSON values in text (one per '{', '[' and ',' outside strings, plus
+ * one); no allocation. */
+size_t scn_json_values(const char *text, size_t len);
+/*
+ * Check JSON text before building its tree: FB_ECAP when it holds more than
+ * SCN_JSON_VALUES_MAX(len) values; FB_EPARSE for a key twice in one object, text after the
+ * document, invalid UTF-8 or nesting past 1000 levels, with err->path (the JSON path) and
+ * err->msg (with line and column); FB_OK otherwise, a plain syntax error included (left to
+ * the parser's own message).
+ */
+int scn_json_check(const char *text, size_t len, sim_error *err);
+
 /*
  * Every error of a scenario in one pass, for `validate`-like readers. The
  * first is exactly the error scn_parse gives. After an unknown key

@@ -132,6 +132,15 @@ static int read_part(const char *file, part *pt, char *msg, size_t msglen) {
     size_t len = 0;
     int rc = sweep_read_file(file, PART_TEXT_MAX, &text, &len, msg, msglen);
     if (rc != FB_OK) return rc;
+    /* bounded (values per byte) and strict (no duplicate key, no text after it) before the
+     * tree is built: the file's numbers choose the recommended point */
+    sim_error se = {{0}, {0}, {0}};
+    int crc = scn_json_check(text, len, &se);
+    if (crc != FB_OK) {
+        free(text);
+        return sweep_fail(msg, msglen, crc == FB_ECAP ? FB_ECAP : FB_EINVAL, "%s: %s%s%s", file,
+                          se.path, se.path[0] ? ": " : "", se.msg);
+    }
     pt->root = cJSON_ParseWithLength(text, len);
     pt->digest = sweep_hash(text, len);
     free(text);
@@ -243,6 +252,35 @@ static int args_from_part(const part *pt, const sweep_args *over, sweep_args *a,
     return FB_OK;
 }
 
+/* A metric's value as the partial file gives it: a number in its unit's range, or null (a
+ * metric with no value, written as null); anything else is a damaged file, not a NaN that
+ * moves the recommended point. */
+static int check_value(const sweep *sw, size_t m, const cJSON *x, const char *file, size_t index,
+                       char *msg, size_t msglen) {
+    if (cJSON_IsNull(x)) return FB_OK;
+    const char *name = sw->metrics[m];
+    if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble))
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "%s: tasks[%zu].values[%zu] (%s): not a number or null", file, index, m,
+                          name);
+    /* fractions (a *_rate, a *_share, availability) in [0, 1], other ratios (amplification,
+     * pods_mean), counts and booleans not below 0; money and durations may be (a cheaper
+     * fallback's extra cost) */
+    double d = x->valuedouble, lo = -INFINITY, hi = INFINITY;
+    size_t nl = strlen(name);
+    sim_unit u = sw->units[m];
+    if (u == SIM_UNIT_COUNT || u == SIM_UNIT_RATIO || u == SIM_UNIT_BOOL) lo = 0;
+    if (u == SIM_UNIT_BOOL || strcmp(name, "availability") == 0 ||
+        (u == SIM_UNIT_RATIO && ((nl > 5 && strcmp(name + nl - 5, "_rate") == 0) ||
+                                 (nl > 6 && strcmp(name + nl - 6, "_share") == 0))))
+        hi = 1;
+    if (d < lo || d > hi)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "%s: tasks[%zu].values[%zu] (%s): %.17g is out of range [%g, %g]", file,
+                          index, m, name, d, lo, hi);
+    return FB_OK;
+}
+
 /* whole: the part must hold every run of its shard (merge); else as many as it has (resume). */
 static int load_tasks(sweep *sw, const part *pt, bool whole, uint64_t *loaded, char *msg,
                       size_t msglen) {
@@ -260,7 +298,8 @@ static int load_tasks(sweep *sw, const part *pt, bool whole, uint64_t *loaded, c
     int rc = FB_OK;
     uint64_t count = 0;
     const cJSON *tasks = cJSON_GetObjectItemCaseSensitive(pt->root, "tasks");
-    for (const cJSON *e = tasks->child; e && rc == FB_OK; e = e->next) {
+    size_t index = 0;
+    for (const cJSON *e = tasks->child; e && rc == FB_OK; e = e->next, index++) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "task");
         const cJSON *ok = cJSON_GetObjectItemCaseSensitive(e, "ok");
         const cJSON *vals = cJSON_GetObjectItemCaseSensitive(e, "values");
@@ -280,8 +319,11 @@ static int load_tasks(sweep *sw, const part *pt, bool whole, uint64_t *loaded, c
                             task);
         if (rc != FB_OK) break;
         m = 0;
-        for (const cJSON *x = vals->child; x; x = x->next, m++)
+        for (const cJSON *x = vals->child; x && rc == FB_OK; x = x->next, m++) {
             v[m] = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+            rc = check_value(sw, m, x, pt->file, index, msg, msglen);
+        }
+        if (rc != FB_OK) break;
         sweep_set_result(sw, task, cJSON_IsTrue(ok) ? FB_OK : FB_ESTATE, v,
                          json_string_or_null(e, "error"));
         count++;

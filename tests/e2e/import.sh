@@ -281,6 +281,29 @@ fi
 head -n 3 "$T/litellm.jsonl" >"$T/ll-bad.jsonl"
 echo '{"id": "call-4", "trace_id": "t-4", "model_group": "g", "model": "m", "status": "success", "endTime": 1796000001.0}' >>"$T/ll-bad.jsonl"
 bad "a LiteLLM record without startTime" "$T/ll-bad.jsonl:4: record call-4: no startTime (unix seconds)" "$T/ll-bad.jsonl"
+# one record per line is read in one pass: 20,000 lines (27 MB) with a bad record at the end,
+# under a generous CPU cap (the old reader counted every line's number from byte 0: 2 CPU
+# minutes); the error still names the last line
+python3 -c "import sys
+lines = open(sys.argv[1]).read().splitlines()
+with open(sys.argv[2], 'w') as f:
+    for i in range(20000): f.write(lines[i % len(lines)] + '\n')
+    f.write(open(sys.argv[3]).read().splitlines()[-1] + '\n')" "$T/litellm.jsonl" "$T/ll-long.jsonl" "$T/ll-bad.jsonl"
+(ulimit -t 30; exec "$FUSEBOX" import "$T/ll-long.jsonl" -o "$T/never.json") >/dev/null 2>"$T/ll-long.err"
+rc=$?
+sed 's/^/# /' "$T/ll-long.err"
+[ "$rc" = 2 ] && grep -q "ll-long.jsonl:20001: record call-4: no startTime" "$T/ll-long.err"
+ok $? "20,000 JSON lines import in one pass (within 30 s of CPU), the error naming line 20001"
+python3 -c 'import sys; open(sys.argv[1], "w").write("[" + "0," * 300000 + "0]")' "$T/zeros.json"
+bad "600 KB of [0,0,...] (the cap on JSON values per byte)" "about 300002 JSON values in 600003 bytes, more than the 215536" "$T/zeros.json"
+python3 -c "import json, sys
+lines = open(sys.argv[1]).read().splitlines()[:3]
+r = json.loads(lines[1]); r['model_map_information']['model_map_value']['output_cost_per_token'] = 1e303
+lines[1] = json.dumps(r)
+open(sys.argv[2], 'w').write('\n'.join(lines) + '\n')" "$T/litellm.jsonl" "$T/ll-price.jsonl"
+bad "a price the scenario cannot hold" "ll-price.jsonl:2: record" "$T/ll-price.jsonl"
+contains "$ERR" "model_map_value.output_cost_per_token: 1e+303 USD is out of range [0, 1] per token" \
+    "... naming the key and the range"
 echo '{"hello": "world"}' >"$T/other.json"
 bad "a file in neither format" "name the format with --format otlp|litellm" "$T/other.json"
 bad "an unknown --format" "--format is otlp, litellm or auto" "$T/other.json" --format har

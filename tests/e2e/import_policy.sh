@@ -285,6 +285,26 @@ contains "$ERR" "config.yaml:16:7: model_list[1].litellm_params.api_key: not mod
 [ "$(json "$T/gw/report.json" "r['variants']['gw']['summary']['fallback_rate'] > 0, r['variants']['mesh']['summary']['breaker_opens'] > 0")" = "True True" ]
 ok $? "the LiteLLM layer falls back to anthropic-claude, the Envoy layer ejects the failing host"
 
+# a complex key ("? [a]") or a duplicate key: exit 2 at the key, never a crash or a silent drop
+printf 'litellm_settings: {}\n? [a]\n: b\n' >"$T/k.yml"
+printf 'static_resources:\n  ? {a: 1}\n  : b\n' >"$T/ke.yml"
+printf 'resilience4j:\n  circuitbreaker:\n    instances:\n      ? [backendA]\n      : {slidingWindowSize: 5}\n' >"$T/kr.yml"
+for kf in "litellm k.yml 2:3" "envoy ke.yml 2:5" "resilience4j kr.yml 4:9"; do
+    set -- $kf
+    expect_exit 2 "$1: a complex key exits 2" "$FUSEBOX" import-policy "$1" "$T/$2"
+    contains "$ERR" "$2:$3: a key must be a scalar" "... naming the file, line and column"
+done
+cp "$T/k.yml" "$T/config.yaml"
+for cmd in validate check; do
+    expect_exit 2 "$cmd on a scenario whose layer imports a complex key exits 2" "$FUSEBOX" $cmd \
+        "$T/with-gateways.json"
+    contains "$OUT$ERR" "config.yaml:2:3: a key must be a scalar" "... naming the imported file"
+done
+printf 'router_settings:\n  num_retries: 3\n  timeout: 5\n  num_retries: 1\n' >"$T/dk.yaml"
+expect_exit 2 "a duplicate key exits 2" "$FUSEBOX" import-policy litellm "$T/dk.yaml"
+contains "$ERR" 'dk.yaml:4:3: duplicate key "num_retries" at lines 2 and 4 (LiteLLM itself keeps the last' \
+    "... naming both lines and what LiteLLM does"
+
 # the one command: the user's file next to the scenario's own variants
 expect_exit 0 "run --policy adds the file's policy as a variant" "$FUSEBOX" run \
     scenarios/retry-storm.json --no-charts -q -o "$T/pol" \

@@ -4,7 +4,7 @@
 set -u
 D=$(logs_dir mock-curl)
 need curl "$D/apt.log" curl
-plan 22
+plan 32
 
 cat >"$D/faults.json" <<'JSON'
 [{"at": "0s", "for": "1h", "rate_limit": {"status": 429, "retry_after": "20s", "fraction": 0}}]
@@ -91,6 +91,13 @@ $C -N -H "$J" -H 'x-goog-api-key: k' \
     -d '{"contents":[{"parts":[{"text":"hi"}]}]}' >"$D/gemini.txt"
 check "Gemini stream's last event has its finishReason" \
     sh -c 'tail -c 400 "$1" | grep -q "finishReason"' _ "$D/gemini.txt"
+code=$($C -o "$D/gemini-v1.json" -w '%{http_code}' -H "$J" -H 'x-goog-api-key: k' \
+    "$URL/v1/models/gemini-2.5-flash:generateContent" -d '{"contents":[{"parts":[{"text":"hi"}]}]}')
+check "Gemini under API version v1 (@google/genai's default) answers" \
+    sh -c '[ "$1" = 200 ] && grep -q "\"candidates\"" "$2"' _ "$code" "$D/gemini-v1.json"
+$C -N -H "$J" -H 'x-goog-api-key: k' \
+    "$URL/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse" -d '{"contents":[]}' >"$D/gemini-v1.txt"
+check "... and streams with its finishReason" sh -c 'tail -c 400 "$1" | grep -q "finishReason"' _ "$D/gemini-v1.txt"
 $C -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}' >/dev/null
 $C -H "$J" -H 'x-fusebox-fault: 500' "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}' >/dev/null
 $C "$URL/__fusebox/log" >"$D/log3.json"
@@ -100,6 +107,35 @@ e = json.load(open(sys.argv[1]))["entries"]
 ok = [x["latency_ms"] for x in e if x["status"] == 200 and x["path"] == "/v1/chat/completions"]
 bad = [x["latency_ms"] for x in e if x["status"] == 500]
 sys.exit(not (ok and 1000 <= ok[0] <= 2000 and bad == [5000]))' "$D/log3.json"
+mock_stop
+
+# The control plane answers the mock's own user: not a web page (a text/plain POST needs no
+# CORS preflight), not a DNS-rebound name; --control-token for remote use.
+mock_start "$D/url4" "$FUSEBOX" mock --port 0 --quiet
+URL=$MOCK_URL
+PORT=${URL##*:}
+code=$($C -o "$D/evil.json" -w '%{http_code}' -H 'Content-Type: text/plain' \
+    -H 'Origin: http://evil.example' "$URL/__fusebox/faults" -d '[{"outage":{"status":503}}]')
+check "a POST from another origin cannot load faults (403)" test "$code" = 403
+code=$($C -o /dev/null -w '%{http_code}' -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}')
+check "... and none were loaded" test "$code" = 200
+code=$($C -o /dev/null -w '%{http_code}' -H "Host: rebound.example:$PORT" -X POST "$URL/__fusebox/reset")
+check "a request under another Host name cannot reset the log (403)" test "$code" = 403
+code=$($C -o /dev/null -w '%{http_code}' -H "Origin: http://127.0.0.1:$PORT" "$URL/__fusebox/log")
+check "the mock's own origin is answered" test "$code" = 200
+code=$($C -o /dev/null -w '%{http_code}' -H "Host: localhost:$PORT" "$URL/__fusebox/stats")
+check "localhost:PORT is answered" test "$code" = 200
+mock_stop
+mock_start "$D/url5" "$FUSEBOX" mock --port 0 --quiet --control-token s3cret
+URL=$MOCK_URL
+code=$($C -o "$D/notoken.json" -w '%{http_code}' "$URL/__fusebox/log")
+check "with --control-token a request without it is refused (403)" \
+    sh -c '[ "$1" = 403 ] && grep -q "x-fusebox-control-token" "$2"' _ "$code" "$D/notoken.json"
+code=$($C -o /dev/null -w '%{http_code}' -H 'x-fusebox-control-token: s3cre' "$URL/__fusebox/log")
+check "... and one with a wrong token" test "$code" = 403
+code=$($C -o /dev/null -w '%{http_code}' -H 'x-fusebox-control-token: s3cret' \
+    -H 'Host: mock.internal:1234' "$URL/__fusebox/log")
+check "... the right token is answered under any Host name" test "$code" = 200
 mock_stop
 
 head -c 1100000 /dev/zero | tr '\0' ' ' >"$D/huge-faults.json"

@@ -11,7 +11,7 @@ set -u
 SDK=$ROOT/out/sdk
 D=$(logs_dir mock-verdict)
 mkdir -p "$SDK"
-plan 43
+plan 49
 
 need node "$SDK/apt.log" nodejs npm
 need npm "$SDK/apt.log" nodejs npm
@@ -136,6 +136,18 @@ expect_exit 3 "an empty log is inconclusive (exit 3)" "$FUSEBOX" verdict "$D/emp
 sed 's/"broken":false/"broken":0/' "$D/bad.log.json" >"$D/broken.log.json"
 expect_exit 2 "a bad log is bad input (exit 2)" "$FUSEBOX" verdict "$D/broken.log.json"
 contains "$ERR" "broken.log.json: entries[0].broken: expected a boolean" "naming the file and JSON path"
+# A duplicated key (cJSON keeps the first: a second "status" flipped fail to pass), text after
+# the document and a log of [0,0,...] are bad input naming the place, not a verdict.
+python3 -c 'import sys; t = open(sys.argv[1]).read(); open(sys.argv[2], "w").write(t.replace("\"status\":", "\"status\":200,\"status\":", 1))' \
+    "$D/bad.log.json" "$D/dup.log.json"
+expect_exit 2 "a log with a duplicated key is bad input (exit 2)" "$FUSEBOX" verdict "$D/dup.log.json"
+contains "$ERR" "dup.log.json: entries[0].status: duplicate key 'status'" "naming the file and JSON path"
+cp "$D/bad.log.json" "$D/trail.log.json" && printf '{"total":0}' >>"$D/trail.log.json"
+expect_exit 2 "a log with text after it is bad input (exit 2)" "$FUSEBOX" verdict "$D/trail.log.json"
+contains "$ERR" "unexpected text after the JSON document" "... saying so"
+python3 -c 'import sys; open(sys.argv[1], "w").write("[" + "0," * 300000 + "0]")' "$D/zeros.log.json"
+expect_exit 2 "600 KB of [0,0,...] is refused before it is built (exit 2)" "$FUSEBOX" verdict "$D/zeros.log.json"
+contains "$ERR" "JSON values in 600003 bytes, more than the 215536" "... naming the cap"
 # The endpoint's parameters: a bad one is a 400 naming it; max_attempts judges as it says.
 (cd "$SDK" && MOCK_URL=$URL node verdict.mjs retry-400) >/dev/null 2>&1
 code=$($C -o "$D/badq.json" -w '%{http_code}' "$URL/__fusebox/verdict?max_attempts=0")

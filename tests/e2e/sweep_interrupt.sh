@@ -204,6 +204,37 @@ else
     skip "an interrupted shard resumes" "the shard was not interrupted (exit $rc)"
 fi
 
+# The partial and shard files' numbers are checked, not trusted (the same reader serves
+# --resume and merge): a success_rate of 5, a string where a number goes, a duplicated key
+# (cJSON would keep the first), text after the document and 400 KB of [0,0,...] are each an
+# error naming the file and the JSON path (or the cap), exit 2.
+"$FUSEBOX" sweep $SC $GRID --seeds 2 --shard 1/2 -q -o "$T/parts" &&
+    "$FUSEBOX" sweep $SC $GRID --seeds 2 --shard 2/2 -q -o "$T/parts"
+ok $? "two shards for the part-file checks"
+P1=$T/parts/sweep.part-1-of-2.json
+cp "$P1" "$T/p1.json"
+damage() { # damage NAME FRAGMENT PYTHON: PYTHON edits the text t of the shard file
+    python3 -c "import json, sys
+t = open(sys.argv[1]).read()
+d = json.loads(t)
+$3
+open(sys.argv[2], 'w').write(t)" "$T/p1.json" "$P1"
+    expect_exit 2 "merge of a part file with $1 exits 2" "$FUSEBOX" merge \
+        "$T"/parts/sweep.part-*-of-2.json -q -o "$T/parts-m"
+    contains "$ERR" "$2" "... naming the file and the place"
+}
+damage "success_rate 5" "sweep.part-1-of-2.json: tasks[0].values[2] (success_rate): 5 is out of range [0, 1]" \
+    "i = d['metrics'].index('success_rate'); d['tasks'][0]['values'][i] = 5; t = json.dumps(d)"
+damage "a string for a number" "tasks[1].values[0] (requests): not a number or null" \
+    "d['tasks'][1]['values'][0] = 'NaN'; t = json.dumps(d)"
+damage "a duplicated key" "sweep.part-1-of-2.json: tasks[0].ok: duplicate key 'ok'" \
+    "t = json.dumps(d).replace('\"ok\": ', '\"ok\": false, \"ok\": ', 1)"
+damage "text after the document" "unexpected text after the JSON document" "t = t + '{}'"
+damage "400 KB of [0,0,...]" "JSON values in" "t = t[:-1] + ', \"x\": [' + '0,' * 200000 + '0]}'"
+cp "$T/p1.json" "$P1"
+expect_exit 0 "... and the undamaged shards merge" "$FUSEBOX" merge "$T"/parts/sweep.part-*-of-2.json \
+    -q -o "$T/parts-m"
+
 # A write that fails. A file size limit (SIGXFSZ ignored, so write(2) fails with EFBIG)
 # works anywhere; a 64 KiB tmpfs (ENOSPC) where mount works (CI runs as root).
 # disk_full NAME DIR CMD...: CMD exits 2 with one message naming a file under DIR and

@@ -120,6 +120,13 @@ static void spec_parses_terms_and_arguments(void **state) {
     assert_string_equal(e.path, "retry-after");
     mock_action_init(&a);
     assert_int_equal(mock_spec_parse("302", &a, &e), FB_EPARSE);
+    /* a negative number is refused, not folded into a positive one by the split */
+    static const char *const neg[] = {"429-retry-after--1", "ttft--2s", "cut--1", "times--3"};
+    for (size_t i = 0; i < sizeof neg / sizeof *neg; i++) {
+        mock_action_init(&a);
+        assert_int_equal(mock_spec_parse(neg[i], &a, &e), FB_EPARSE);
+        assert_non_null(strstr(e.msg, "not negative"));
+    }
 }
 
 static void timeline_parse_errors_name_the_json_path(void **state) {

@@ -261,6 +261,56 @@ static void json_followed_by_garbage_is_a_400(void **state) {
     th_resp_free(&r);
 }
 
+/* A message, or its content, of a type the API refuses: a 400 in OpenAI's error format. */
+static void a_content_object_is_a_400(void **state) {
+    fixture *f = *state;
+    resp r;
+    th_post(&r, f->base, CHAT,
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"},"
+            "{\"role\":\"user\",\"content\":{\"text\":\"x\"}}]}",
+            NULL);
+    assert_int_equal(r.status, 400);
+    cJSON *j = th_json_body(&r);
+    assert_string_equal(th_jstr(j, "error", "type"), "invalid_request_error");
+    assert_non_null(strstr(th_jstr(j, "error", "message"),
+                           "Invalid type for 'messages[1].content': expected one of a string or "
+                           "array of objects, but got an object instead."));
+    cJSON_Delete(j);
+    th_resp_free(&r);
+    th_post(&r, f->base, CHAT, "{\"model\":\"m\",\"messages\":[\"hi\"]}", NULL);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body.p, "'messages[0]': expected an object, but got a string"));
+    th_resp_free(&r);
+    /* null content (an assistant's tool call) and a list of parts are fine */
+    th_post(&r, f->base, CHAT,
+            "{\"model\":\"m\",\"messages\":[{\"role\":\"assistant\",\"content\":null},"
+            "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]}]}",
+            NULL);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+}
+
+/* Content-Length and Transfer-Encoding together (request smuggling): a 400, the body unread. */
+static void content_length_with_transfer_encoding_is_a_400(void **state) {
+    fixture *f = *state;
+    static const char rq[] = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                             "Content-Type: application/json\r\nContent-Length: 4\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\n"
+                             "2\r\n{}\r\n0\r\n\r\n";
+    int fd = th_connect_raw(f);
+    assert_int_equal(send(fd, rq, sizeof rq - 1, MSG_NOSIGNAL), (ssize_t)(sizeof rq - 1));
+    char buf[1024];
+    ssize_t got = th_read_some(fd, buf, sizeof buf - 1, 3000);
+    close(fd);
+    assert_true(got > 12);
+    buf[got] = '\0';
+    assert_true(strncmp(buf, "HTTP/1.1 400", 12) == 0);
+    assert_non_null(strstr(buf, "both Content-Length and Transfer-Encoding"));
+    mock_stats st;
+    mock_server_stats(f->srv, &st);
+    assert_int_equal(st.attempts, 0);
+}
+
 static void invalid_utf8_is_a_400_in_each_dialect(void **state) {
     fixture *f = *state;
     static const char *const bad[] = {"\xC0\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xE2\x82"};
@@ -458,6 +508,9 @@ int main(void) {
         cmocka_unit_test(an_over_long_url_gets_431_at_once),
         cmocka_unit_test(slow_headers_are_cut_at_the_header_timeout),
         cmocka_unit_test_setup_teardown(json_followed_by_garbage_is_a_400, th_setup, th_teardown),
+        cmocka_unit_test_setup_teardown(a_content_object_is_a_400, th_setup, th_teardown),
+        cmocka_unit_test_setup_teardown(content_length_with_transfer_encoding_is_a_400, th_setup,
+                                        th_teardown),
         cmocka_unit_test_setup_teardown(invalid_utf8_is_a_400_in_each_dialect, th_setup,
                                         th_teardown),
         cmocka_unit_test(latency_is_drawn_per_request_key),

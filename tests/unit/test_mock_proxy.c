@@ -573,6 +573,104 @@ static void hop_by_hop_headers_stay_on_their_hop(void **state) {
     th_stop(f);
 }
 
+/* A raw GET of `target` to the fixture (what curl would not send); the answer's status, 0 for
+ * none. */
+static int raw_status(const fixture *f, const char *target) {
+    int fd = th_connect_raw(f);
+    char rq[1024];
+    snprintf(rq, sizeof rq,
+             "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk-secret\r\n"
+             "Cookie: session=s\r\nConnection: close\r\n\r\n",
+             target);
+    send(fd, rq, strlen(rq), MSG_NOSIGNAL);
+    char buf[4096];
+    ssize_t n = th_read_some(fd, buf, sizeof buf - 1, 5000);
+    close(fd);
+    int status = 0;
+    if (n > 0) {
+        buf[n] = '\0';
+        sscanf(buf, "HTTP/1.1 %d", &status);
+    }
+    return status;
+}
+
+/* A listening socket on loopback that nobody should connect to. */
+static int bystander(uint16_t *port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t len = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    *port = ntohs(a.sin_port);
+    assert_int_equal(listen(fd, 4), 0);
+    return fd;
+}
+
+static bool nobody_came(int fd) {
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    return poll(&pf, 1, 200) == 0;
+}
+
+/* The upstream URL is the upstream's scheme, host, port and prefix plus the request's
+ * normalised path and query: "@host:port/..." cannot reach another server (with the client's
+ * Authorization), ":PORT/x" cannot pick a port, "/../" cannot leave the prefix. */
+static void a_request_target_cannot_leave_the_upstream(void **state) {
+    (void)state;
+    uint16_t sport;
+    int secret = bystander(&sport);
+    raw u;
+    raw_start(&u, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n"
+                  "{}");
+    fixture *f = proxy_to(u.port, 0); /* http://127.0.0.1:PORT/base/ */
+    char t[128];
+    snprintf(t, sizeof t, "@127.0.0.1:%u/secret", (unsigned)sport);
+    assert_int_equal(raw_status(f, t), 400);
+    snprintf(t, sizeof t, "@localhost:%u/secret", (unsigned)sport);
+    assert_int_equal(raw_status(f, t), 400);
+    assert_int_equal(raw_status(f, "/../secret"), 400);
+    assert_int_equal(raw_status(f, "/v1/../../secret"), 400);
+    assert_int_equal(raw_status(f, "/v1/%2e%2E/%2e./secret"), 400);
+    assert_int_equal(raw_status(f, "/.."), 400);
+    /* dot segments inside the path are resolved; the query goes as sent, the fragment not */
+    assert_int_equal(raw_status(f, "/v1/./x/../models?a=/../b#frag"), 200);
+    raw_stop(&u);
+    assert_true(strncmp(u.got, "GET /base/v1/models?a=/../b HTTP/1.1\r\n", 38) == 0);
+    assert_non_null(strstr(u.got, "Authorization: Bearer sk-secret\r\n")); /* to the upstream */
+    assert_null(strcasestr(u.got, "cookie")); /* not a provider's credential */
+    th_stop(f);
+    /* an upstream without a port: ":PORT/x" does not choose one */
+    mock_config c = {.upstream_url = "http://127.0.0.1",
+                     .upstream_connect_timeout_us = FB_US_PER_S};
+    f = th_start(&c);
+    snprintf(t, sizeof t, ":%u/x", (unsigned)sport);
+    assert_int_equal(raw_status(f, t), 400);
+    th_stop(f);
+    assert_true(nobody_came(secret));
+    close(secret);
+}
+
+/* A streamed answer whose chunked framing breaks before any byte of the body, under a stream
+ * fault: the answer is cut (no memcpy from the empty buffer: UBSan found one). */
+static void a_broken_chunked_upstream_under_a_stream_fault(void **state) {
+    (void)state;
+    raw u;
+    raw_start(&u, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\nzz\r\n");
+    fixture *f = proxy_to(u.port, 0);
+    static const char *const h[] = {"x-fusebox-fault: truncate-2", NULL};
+    resp r;
+    th_post(&r, f->base, "/v1/chat/completions", OA_STREAM, h);
+    raw_stop(&u);
+    assert_true(r.status == 200 || r.status == 502);
+    assert_int_equal(r.body.len == 0 || strstr(r.body.p, "[DONE]") == NULL, 1);
+    th_resp_free(&r);
+    mock_stats st;
+    mock_server_stats(f->srv, &st);
+    assert_int_equal(st.upstream_errors, 1);
+    th_stop(f);
+}
+
 static void an_upstream_that_refuses_is_a_502_naming_it(void **state) {
     (void)state;
     raw u;
@@ -776,6 +874,8 @@ int main(void) {
         cmocka_unit_test(slow_multiplies_the_upstreams_own_latency),
         cmocka_unit_test(a_stream_goes_through_as_it_comes),
         cmocka_unit_test(hop_by_hop_headers_stay_on_their_hop),
+        cmocka_unit_test(a_request_target_cannot_leave_the_upstream),
+        cmocka_unit_test(a_broken_chunked_upstream_under_a_stream_fault),
         cmocka_unit_test(an_upstream_that_refuses_is_a_502_naming_it),
         cmocka_unit_test(an_upstream_that_hangs_is_a_504_after_the_timeout),
         cmocka_unit_test(an_upstream_reading_the_body_slowly_is_not_idle),

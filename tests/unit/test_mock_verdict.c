@@ -181,6 +181,35 @@ static void verdict_fails_a_retry_before_its_retry_after_and_nothing_else(void *
     mock_verdict_free(&v);
 }
 
+/* Two keyless clients (no x-fusebox-key) each told to wait 1 s, each waiting 1.05 s: the first
+ * retry could be either's (issue 25: it was attached to the latest, "came 150 ms after"). Not
+ * a failure: inconclusive, saying why. One keyless client alone that retries early still fails. */
+static void verdict_is_inconclusive_when_keyless_retries_could_be_anothers(void **state) {
+    (void)state;
+    tlog l = {.n = 0};
+    mock_attempt *a = add(&l, "", "m", 429, 0, 5);
+    a->retry_count = 0;
+    a->retry_after_us = 1 * S;
+    a = add(&l, "", "m", 429, 900, 5);
+    a->retry_count = 0;
+    a->retry_after_us = 1 * S;
+    add(&l, "", "m", 200, 1055, 5)->retry_count = 1;
+    add(&l, "", "m", 200, 1955, 5)->retry_count = 1;
+    mock_verdict v = judge(&l);
+    assert_int_equal(v.rule[MOCK_RULE_RETRY_AFTER] == MOCK_FAIL, 0);
+    assert_string_equal(mock_verdict_result(&v), "inconclusive");
+    assert_non_null(strstr(mock_verdict_reason(&v), "x-fusebox-key"));
+    mock_verdict_free(&v);
+    l.n = 0;
+    a = add(&l, "", "m", 429, 0, 5);
+    a->retry_count = 0;
+    a->retry_after_us = 1 * S;
+    add(&l, "", "m", 200, 105, 5)->retry_count = 1;
+    v = judge(&l);
+    only_fails(&v, MOCK_RULE_RETRY_AFTER);
+    mock_verdict_free(&v);
+}
+
 static void verdict_measures_retry_after_from_the_answer_with_its_slack(void **state) {
     (void)state;
     tlog l = {.n = 0};
@@ -609,6 +638,7 @@ int main(void) {
         cmocka_unit_test(verdict_passes_each_client_error_left_alone_or_taken_elsewhere),
         cmocka_unit_test(verdict_reads_x_should_retry_both_ways),
         cmocka_unit_test(verdict_fails_a_retry_before_its_retry_after_and_nothing_else),
+        cmocka_unit_test(verdict_is_inconclusive_when_keyless_retries_could_be_anothers),
         cmocka_unit_test(verdict_measures_retry_after_from_the_answer_with_its_slack),
         cmocka_unit_test(verdict_scales_retry_after_by_the_time_scale),
         cmocka_unit_test(verdict_fails_clients_that_all_wait_the_same_and_nothing_else),

@@ -97,6 +97,68 @@ static void yaml_alias_bombs_hit_the_node_cap(void **state) {
     free(deep);
 }
 
+/* A map or a sequence as a key ("? [a]\n: b") is an error at the key, never a NULL key. */
+static void yaml_complex_keys_are_refused(void **state) {
+    (void)state;
+    const char *cases[] = {"litellm_settings: {}\n? [a]\n: b\n", "x: 1\n? {a: 1}\n: b\n",
+                           "{[a, b]: c}\n"};
+    const int lines[] = {2, 2, 1};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        imp_node *n = NULL;
+        imp_error err;
+        assert_int_equal(imp_yaml_parse(cases[i], strlen(cases[i]), "k.yml", &n, &err), FB_EPARSE);
+        assert_null(n);
+        assert_int_equal(err.line, lines[i]);
+        assert_non_null(strstr(err.msg, "a key must be a scalar"));
+    }
+}
+
+/* A key twice in one map is an error that names both lines. */
+static void yaml_duplicate_keys_are_refused(void **state) {
+    (void)state;
+    const char *dup = "router_settings:\n  num_retries: 3\n  timeout: 5\n  num_retries: 1\n";
+    imp_node *n = NULL;
+    imp_error err;
+    assert_int_equal(imp_yaml_parse(dup, strlen(dup), "d.yml", &n, &err), FB_EPARSE);
+    assert_null(n);
+    assert_int_equal(err.line, 4);
+    assert_non_null(strstr(err.msg, "\"num_retries\""));
+    assert_non_null(strstr(err.msg, "lines 2 and 4"));
+    assert_non_null(strstr(err.msg, "keeps the last"));
+    /* the same key in two different maps is fine, and so is an alias's copy */
+    imp_node *ok = parse("a: {x: 1}\nb: {x: 2}\nc: &c {k: 1}\nd: *c\n");
+    assert_string_equal(imp_get(imp_get(ok, "b"), "x")->value, "2");
+    imp_node_free(ok);
+}
+
+/* Aliases are capped by the bytes they expand to (16 times the file), not only by nodes:
+ * one 64 KiB value referenced 1,000 times would be 64 MiB. */
+static void yaml_aliases_are_capped_by_bytes(void **state) {
+    (void)state;
+    size_t big = 64 * 1024, refs = 1000;
+    char *text = malloc(big + refs * 16 + 64);
+    size_t len = (size_t)sprintf(text, "v: &v ");
+    memset(text + len, 'x', big);
+    len += big;
+    len += (size_t)sprintf(text + len, "\nl:\n");
+    for (size_t i = 0; i < refs; i++) len += (size_t)sprintf(text + len, "- *v\n");
+    imp_node *n = NULL;
+    imp_error err;
+    assert_int_equal(imp_yaml_parse(text, len, "b.yml", &n, &err), FB_ECAP);
+    assert_null(n);
+    assert_non_null(strstr(err.msg, "aliases expand past"));
+    assert_non_null(strstr(err.msg, "16 times"));
+    /* a few references stay well within */
+    len = (size_t)sprintf(text, "v: &v ");
+    memset(text + len, 'x', big);
+    len += big;
+    len += (size_t)sprintf(text + len, "\nl: [*v, *v, *v]\n");
+    assert_int_equal(imp_yaml_parse(text, len, "b.yml", &n, &err), FB_OK);
+    assert_int_equal(imp_get(n, "l")->n, 3);
+    imp_node_free(n);
+    free(text);
+}
+
 static void yaml_files_are_read_and_capped(void **state) {
     (void)state;
     imp_node *n = NULL;
@@ -116,6 +178,9 @@ int main(void) {
         cmocka_unit_test(yaml_errors_name_line_and_column),
         cmocka_unit_test(yaml_alias_bombs_hit_the_node_cap),
         cmocka_unit_test(yaml_files_are_read_and_capped),
+        cmocka_unit_test(yaml_complex_keys_are_refused),
+        cmocka_unit_test(yaml_duplicate_keys_are_refused),
+        cmocka_unit_test(yaml_aliases_are_capped_by_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
