@@ -7,7 +7,10 @@
 # / "not ok N - name" and a "1..N" plan); a test with a "# SKIP" directive is
 # counted as skipped, whether cmocka prints it as "ok" or (1.1.x) "not ok". A
 # suite that crashes or stops short of its plan has the missing tests counted
-# as failed. Each suite's line ends with its wall time in seconds. The last line is "N passed, N failed, N skipped".
+# as failed. Each suite's line ends with its wall time and its CPU time (user + sys of
+# everything it ran and waited for) in seconds; the same two figures close its log
+# ("# time: ...") and are listed in LOGDIR/times.tsv. The last line is "N passed, N failed,
+# N skipped", after the run's total wall time.
 set -u
 BUILD=${1:?usage: tests/run.sh BUILD_DIR [SUITE...]}
 shift
@@ -21,6 +24,11 @@ passed=0
 failed=0
 skipped=0
 failures=""
+run_t0=$(date +%s)
+: >"$LOGDIR/times.tsv"
+
+# cpu: seconds of user + sys used so far by the children this shell has waited for.
+cpu() { times | awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }'; }
 
 # want NAME [SELECTED...]: true when no suite was selected or NAME was.
 want() {
@@ -59,8 +67,12 @@ count() {
     passed=$((passed + ok))
     failed=$((failed + bad + missing))
     skipped=$((skipped + skip))
-    printf '%-28s %4d passed, %d failed, %d skipped  %ds%s\n' "$name" "$ok" $((bad + missing)) \
-        "$skip" $(($(date +%s) - t0)) "$([ "$missing" -gt 0 ] && echo " (exit $rc, $missing missing)")"
+    wall=$(($(date +%s) - t0))
+    cpus=$(awk -v a="$c0" -v b="$(cpu)" 'BEGIN { printf "%.0f", b - a }')
+    printf '# time: %ds wall, %ss cpu\n' "$wall" "$cpus" >>"$log"
+    printf '%s\t%d\t%s\n' "$name" "$wall" "$cpus" >>"$LOGDIR/times.tsv"
+    printf '%-28s %4d passed, %d failed, %d skipped  %ds (cpu %ss)%s\n' "$name" "$ok" $((bad + missing)) \
+        "$skip" "$wall" "$cpus" "$([ "$missing" -gt 0 ] && echo " (exit $rc, $missing missing)")"
     if [ $((bad + missing)) -gt 0 ]; then
         failures="$failures
 $(grep '^not ok ' "$log" | grep -viE "$SKIP_RE" | sed "s|^|  $name: |")"
@@ -74,7 +86,7 @@ for bin in "$BUILD"/tests/test_*; do
     name=$(basename "$bin")
     want unit "$@" || want "$name" "$@" || continue
     log="$LOGDIR/$name.tap"
-    t0=$(date +%s)
+    t0=$(date +%s) c0=$(cpu)
     CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$log" 2>&1
     count "unit/$name" "$log" $?
 done
@@ -84,7 +96,7 @@ for script in tests/e2e/*.sh; do
     name=$(basename "$script" .sh)
     want e2e "$@" || want "$name" "$@" || continue
     log="$LOGDIR/$name.tap"
-    t0=$(date +%s)
+    t0=$(date +%s) c0=$(cpu)
     sh "$script" >"$log" 2>&1
     count "e2e/$name" "$log" $?
 done
@@ -92,5 +104,6 @@ done
 if [ -n "$failures" ]; then
     printf '\nfailures:%s\n' "$failures"
 fi
+echo "time: $(($(date +%s) - run_t0))s wall, $(cpu | awk '{ printf "%.0f", $1 }')s cpu ($LOGDIR/times.tsv)"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
