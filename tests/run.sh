@@ -27,8 +27,12 @@ failures=""
 run_t0=$(date +%s)
 : >"$LOGDIR/times.tsv"
 
-# cpu: seconds of user + sys used so far by the children this shell has waited for.
-cpu() { times | awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }'; }
+# cpu: seconds of user + sys used so far by the children this shell has waited for (`times`
+# goes through a file: in a $(...) subshell it would count the subshell's children only).
+cpu() {
+    times >"$LOGDIR/.times"
+    awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' "$LOGDIR/.times"
+}
 
 # want NAME [SELECTED...]: true when no suite was selected or NAME was.
 want() {
@@ -68,7 +72,8 @@ count() {
     failed=$((failed + bad + missing))
     skipped=$((skipped + skip))
     wall=$(($(date +%s) - t0))
-    cpus=$(awk -v a="$c0" -v b="$(cpu)" 'BEGIN { printf "%.0f", b - a }')
+    cpu >"$LOGDIR/.c1"
+    cpus=$(awk -v a="$c0" 'BEGIN { getline b; printf "%.1f", b - a }' <"$LOGDIR/.c1")
     printf '# time: %ds wall, %ss cpu\n' "$wall" "$cpus" >>"$log"
     printf '%s\t%d\t%s\n' "$name" "$wall" "$cpus" >>"$LOGDIR/times.tsv"
     printf '%-28s %4d passed, %d failed, %d skipped  %ds (cpu %ss)%s\n' "$name" "$ok" $((bad + missing)) \
@@ -86,7 +91,9 @@ for bin in "$BUILD"/tests/test_*; do
     name=$(basename "$bin")
     want unit "$@" || want "$name" "$@" || continue
     log="$LOGDIR/$name.tap"
-    t0=$(date +%s) c0=$(cpu)
+    t0=$(date +%s)
+    cpu >"$LOGDIR/.c0"
+    c0=$(cat "$LOGDIR/.c0")
     CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$log" 2>&1
     count "unit/$name" "$log" $?
 done
@@ -96,7 +103,9 @@ for script in tests/e2e/*.sh; do
     name=$(basename "$script" .sh)
     want e2e "$@" || want "$name" "$@" || continue
     log="$LOGDIR/$name.tap"
-    t0=$(date +%s) c0=$(cpu)
+    t0=$(date +%s)
+    cpu >"$LOGDIR/.c0"
+    c0=$(cat "$LOGDIR/.c0")
     sh "$script" >"$log" 2>&1
     count "e2e/$name" "$log" $?
 done
@@ -104,6 +113,7 @@ done
 if [ -n "$failures" ]; then
     printf '\nfailures:%s\n' "$failures"
 fi
-echo "time: $(($(date +%s) - run_t0))s wall, $(cpu | awk '{ printf "%.0f", $1 }')s cpu ($LOGDIR/times.tsv)"
+cpu >"$LOGDIR/.c1"
+echo "time: $(($(date +%s) - run_t0))s wall, $(awk '{ printf "%.1f", $1 }' "$LOGDIR/.c1")s cpu ($LOGDIR/times.tsv)"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]
