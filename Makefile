@@ -84,8 +84,10 @@ FUSEBOX := $(BUILD)/fusebox
 all: build
 build: $(FUSEBOX) $(UNIT_BIN) $(DIFF_BIN)
 
+# V=fuzz needs clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-dev; Debian's clang
+# only recommends it).
 deps:
-	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS)"
+	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS) $(if $(filter fuzz,$(V)),clang libclang-rt-dev)"
 
 deps-test: deps
 	@$(MAKE) --no-print-directory install-pkgs PKGS="$(TEST_PKGS)"
@@ -220,9 +222,11 @@ FMT_FILES = $(sort $(wildcard core/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch
                    mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch] \
                    tests/fuzz/*.[ch]))
 fmt:
+	@command -v clang-format >/dev/null 2>&1 || $(MAKE) --no-print-directory install-pkgs PKGS=clang-format
 	clang-format -i $(FMT_FILES)
 
 fmt-check:
+	@command -v clang-format >/dev/null 2>&1 || $(MAKE) --no-print-directory install-pkgs PKGS=clang-format
 	@clang-format --dry-run --Werror $(FMT_FILES) && echo "fmt-check: $(words $(FMT_FILES)) files ok"
 
 clean:

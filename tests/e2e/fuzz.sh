@@ -29,6 +29,29 @@ if ! command -v clang >/dev/null 2>&1; then
     finish
     exit 0
 fi
+# clang alone (Debian's clang without its Recommends) has no libFuzzer or sanitizer runtime:
+# they are in libclang-rt-N-dev, N being clang's major version. Link a one-line target to see.
+fuzz_links() {
+    printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return (int)(n && !d); }\n' \
+        >"$E2E_TMP/probe.c"
+    clang -fsanitize=fuzzer,address,undefined "$E2E_TMP/probe.c" -o "$E2E_TMP/probe" \
+        >"$L/probe.log" 2>&1
+}
+if ! fuzz_links; then
+    major=$(clang -dumpversion | cut -d. -f1)
+    _sudo=$([ "$(id -u)" = 0 ] || echo sudo)
+    { $_sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        $_sudo apt-get install -y -qq --no-install-recommends "libclang-rt-$major-dev"; } \
+        >>"$L/apt.log" 2>&1
+    if ! fuzz_links; then
+        sed 's/^/# /' "$L/probe.log" | tail -n 5
+        for t in $TARGETS; do
+            skip "fuzz target $t" "clang cannot link libFuzzer (-fsanitize=fuzzer: libclang-rt-$major-dev is missing and could not be installed, see $L/apt.log and $L/probe.log)"
+        done
+        finish
+        exit 0
+    fi
+fi
 make --no-print-directory V=fuzz CC=clang -j2 fuzz-build >"$L/build.log" 2>&1
 r=$?
 [ $r -ne 0 ] && grep -E 'error|Error' "$L/build.log" | head -n 20 | sed 's/^/# /'
