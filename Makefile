@@ -1,7 +1,8 @@
 # fusebox - one plain Makefile.
 #
 #   make            build build/release/fusebox (installs Debian packages if missing)
-#   make test       build and run every test suite; ends with "N passed, N failed, N skipped"
+#   make test       build and run every test suite; ends with "N passed, N failed, N skipped";
+#                   T=NAME runs that suite only (test_NAME and/or tests/e2e/NAME.sh)
 #   make unit       the unit tests only; T=breaker runs build/<V>/tests/test_breaker alone,
 #                   F='breaker_half_open*' only its tests whose names match
 #   make e2e        the end-to-end suites only; T=cli runs tests/e2e/cli.sh alone
@@ -87,8 +88,10 @@ FUSEBOX := $(BUILD)/fusebox
 all: build
 build: $(FUSEBOX) $(UNIT_BIN) $(DIFF_BIN)
 
+# V=fuzz needs clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-dev; Debian's clang
+# only recommends it).
 deps:
-	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS)"
+	@$(MAKE) --no-print-directory install-pkgs PKGS="$(DEPS_PKGS) $(if $(filter fuzz,$(V)),clang libclang-rt-dev)"
 
 deps-test: deps
 	@$(MAKE) --no-print-directory install-pkgs PKGS="$(TEST_PKGS)"
@@ -156,8 +159,12 @@ fuzz: $(FUSEBOX) deps-test
 	@FUZZ_SECONDS=$(or $(FUZZ_SECONDS),10) FUZZ_RUNS=$(or $(FUZZ_RUNS),1000000000) \
 	  tests/run.sh $(BUILD) fuzz
 
+# T=NAME...: those suites only: the unit test test_NAME and/or the e2e suite NAME (both when
+# both exist, as for live), e.g. make test T=fleet_scenarios.
 test: build deps-test
-	@tests/run.sh $(BUILD)
+	@tests/run.sh $(BUILD) $(foreach t,$(T:test_%=%),$(if $(wildcard $(BUILD)/tests/test_$(t)),test_$(t)) \
+	  $(if $(wildcard tests/e2e/$(t:%.sh=%).sh),$(t:%.sh=%)) \
+	  $(if $(wildcard $(BUILD)/tests/test_$(t) tests/e2e/$(t:%.sh=%).sh),,$(t)))
 
 # T=NAME... selects suites: unit tests by name with or without test_, e2e suites by file
 # name. F=PATTERN selects the cmocka tests by name within the binaries (* and ? wildcards).
@@ -230,9 +237,11 @@ FMT_FILES = $(sort $(wildcard util/*.[ch] core/*.[ch] scenario/*.[ch] sim/*.[ch]
                    mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch] \
                    tests/fuzz/*.[ch]))
 fmt:
+	@command -v clang-format >/dev/null 2>&1 || $(MAKE) --no-print-directory install-pkgs PKGS=clang-format
 	clang-format -i $(FMT_FILES)
 
 fmt-check:
+	@command -v clang-format >/dev/null 2>&1 || $(MAKE) --no-print-directory install-pkgs PKGS=clang-format
 	@clang-format --dry-run --Werror $(FMT_FILES) && echo "fmt-check: $(words $(FMT_FILES)) files ok"
 
 clean:

@@ -7,7 +7,10 @@
 # / "not ok N - name" and a "1..N" plan); a test with a "# SKIP" directive is
 # counted as skipped, whether cmocka prints it as "ok" or (1.1.x) "not ok". A
 # suite that crashes or stops short of its plan has the missing tests counted
-# as failed. Each suite's line ends with its wall time in seconds. The last line is "N passed, N failed, N skipped".
+# as failed. Each suite's line ends with its wall time and its CPU time (user + sys of
+# everything it ran and waited for) in seconds; the same two figures close its log
+# ("# time: ...") and are listed in LOGDIR/times.tsv. The last line is "N passed, N failed,
+# N skipped", after the run's total wall time.
 set -u
 BUILD=${1:?usage: tests/run.sh BUILD_DIR [SUITE...]}
 shift
@@ -21,6 +24,48 @@ passed=0
 failed=0
 skipped=0
 failures=""
+run_t0=$(date +%s)
+# a run inside a suite's run (docs_commands runs `make unit T=breaker`) adds to the outer
+# run's times.tsv instead of starting it again
+if [ -z "${FUSEBOX_RUN_NESTED:-}" ]; then : >"$LOGDIR/times.tsv"; fi
+FUSEBOX_RUN_NESTED=1
+export FUSEBOX_RUN_NESTED
+
+# cpu: seconds of user + sys used so far by the children this shell has waited for (`times`
+# goes through a file: in a $(...) subshell it would count the subshell's children only).
+cpu() {
+    times >"$LOGDIR/.times.$$"
+    awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' "$LOGDIR/.times.$$"
+}
+
+# The e2e suites a sanitizer build (BUILD .../asan) leaves to the release run unless they are
+# named: they re-run long simulations, timing or orchestration that the release run checks, on
+# code whose memory the unit tests and the other e2e suites exercise under ASan and UBSan
+# (tests/README.md: what each buys in the release run, and why asan adds nothing). The run
+# lists them in one line; they count neither as passed nor as skipped.
+#   more seeds of the library's scenarios (e2e/check runs each once under asan):
+#     seeds regimes fleet_scenarios client_scenarios
+#   timing and agreement, not memory (e2e/live, live_otlp, mock_* run the same code):
+#     live_busy live_compare diff_gateway diff_sdk
+#   the docs' commands and the pages in a browser (the other suites run the same code under
+#   asan), batch-engine recipes and the npm helper (orchestration), valgrind (cannot run an
+#   asan binary):
+#     docs_commands report_pages sweep_parallel sweep_slurm sweep_k8s tap_npm mock_valgrind
+RELEASE_ONLY="seeds regimes fleet_scenarios client_scenarios live_busy live_compare diff_gateway
+diff_sdk docs_commands report_pages sweep_parallel sweep_slurm sweep_k8s tap_npm mock_valgrind"
+case "$(basename "$BUILD")" in
+*asan*) SANITIZED=1 ;;
+*) SANITIZED= ;;
+esac
+release_only=""
+
+# named NAME [SELECTED...]: true when NAME was selected by name.
+named() {
+    _named=$1
+    shift
+    for _w in "$@"; do [ "$_w" = "$_named" ] && return 0; done
+    return 1
+}
 
 # want NAME [SELECTED...]: true when no suite was selected or NAME was.
 want() {
@@ -59,8 +104,13 @@ count() {
     passed=$((passed + ok))
     failed=$((failed + bad + missing))
     skipped=$((skipped + skip))
-    printf '%-28s %4d passed, %d failed, %d skipped  %ds%s\n' "$name" "$ok" $((bad + missing)) \
-        "$skip" $(($(date +%s) - t0)) "$([ "$missing" -gt 0 ] && echo " (exit $rc, $missing missing)")"
+    wall=$(($(date +%s) - t0))
+    cpu >"$LOGDIR/.c1.$$"
+    cpus=$(awk -v a="$c0" 'BEGIN { getline b; printf "%.1f", b - a }' <"$LOGDIR/.c1.$$")
+    printf '# time: %ds wall, %ss cpu\n' "$wall" "$cpus" >>"$log"
+    printf '%s\t%d\t%s\n' "$name" "$wall" "$cpus" >>"$LOGDIR/times.tsv"
+    printf '%-28s %4d passed, %d failed, %d skipped  %ds (cpu %ss)%s\n' "$name" "$ok" $((bad + missing)) \
+        "$skip" "$wall" "$cpus" "$([ "$missing" -gt 0 ] && echo " (exit $rc, $missing missing)")"
     if [ $((bad + missing)) -gt 0 ]; then
         failures="$failures
 $(grep '^not ok ' "$log" | grep -viE "$SKIP_RE" | sed "s|^|  $name: |")"
@@ -75,6 +125,8 @@ for bin in "$BUILD"/tests/test_*; do
     want unit "$@" || want "$name" "$@" || continue
     log="$LOGDIR/$name.tap"
     t0=$(date +%s)
+    cpu >"$LOGDIR/.c0.$$"
+    c0=$(cat "$LOGDIR/.c0.$$")
     CMOCKA_MESSAGE_OUTPUT=TAP "$bin" >"$log" 2>&1
     count "unit/$name" "$log" $?
 done
@@ -83,14 +135,24 @@ for script in tests/e2e/*.sh; do
     [ -f "$script" ] || continue
     name=$(basename "$script" .sh)
     want e2e "$@" || want "$name" "$@" || continue
+    if [ -n "$SANITIZED" ] && named "$name" $RELEASE_ONLY && ! named "$name" "$@"; then
+        release_only="$release_only $name"
+        continue
+    fi
     log="$LOGDIR/$name.tap"
     t0=$(date +%s)
+    cpu >"$LOGDIR/.c0.$$"
+    c0=$(cat "$LOGDIR/.c0.$$")
     sh "$script" >"$log" 2>&1
     count "e2e/$name" "$log" $?
 done
 
+[ -n "$release_only" ] && echo "release run only (not run under the sanitizers, tests/README.md says why):$release_only"
 if [ -n "$failures" ]; then
     printf '\nfailures:%s\n' "$failures"
 fi
+cpu >"$LOGDIR/.c1.$$"
+echo "time: $(($(date +%s) - run_t0))s wall, $(awk '{ printf "%.1f", $1 }' "$LOGDIR/.c1.$$")s cpu ($LOGDIR/times.tsv)"
 echo "$passed passed, $failed failed, $skipped skipped"
+rm -f "$LOGDIR/.times.$$" "$LOGDIR/.c0.$$" "$LOGDIR/.c1.$$"
 [ "$failed" -eq 0 ]

@@ -27,7 +27,8 @@
 #                               URL it prints, empty after $MOCK_WAIT x 50 ms, default 100)
 #   mock_stop                   SIGTERM the mock and wait for it; $MOCK_RC is its exit code
 #   check_seeds NAME FILE ARGS...  one test: `fusebox check FILE --seed N ARGS` passes for
-#                               every N in $SEEDS (1 to 20 unless set); the first failures of
+#                               every N in $SEEDS (1 to 20 unless set), $TEST_JOBS seeds at a
+#                               time (default: the number of cores); the first failures of
 #                               each seed that fails are shown as TAP comments
 #   all_seeds                   the seeds of a "seeds 1 to 20" claim: 1-20, 1-5 under asan
 #   finish                      print the plan unless `plan` did; exit 1 if anything failed
@@ -240,14 +241,27 @@ check_seeds() {
     shift 2
     _seeds=${SEEDS:-$(seq 1 20)}
     _range="$(echo $_seeds | cut -d' ' -f1)-$(echo $_seeds | awk '{print $NF}')"
-    _bad=""
+    # the seeds are independent runs: $TEST_JOBS (default: the number of cores) at a time
+    _jobs=${TEST_JOBS:-$(nproc 2>/dev/null || echo 1)}
+    _pids="" _n=0
     for _s in $_seeds; do
-        "$FUSEBOX" check "$_file" --seed "$_s" "$@" >"$E2E_TMP/check_seeds.out" 2>&1
-        if [ $? -ne 0 ]; then
-            _bad="$_bad $_s"
-            grep -E '^(FAIL|ERROR)' "$E2E_TMP/check_seeds.out" | head -n 3 | sed "s/^/# seed $_s: /"
+        { "$FUSEBOX" check "$_file" --seed "$_s" "$@" >"$E2E_TMP/check_seeds.$_s" 2>&1
+            echo $? >"$E2E_TMP/check_seeds.$_s.rc"; } &
+        _pids="$_pids $!" _n=$((_n + 1))
+        if [ "$_n" -ge "$_jobs" ]; then
+            wait $_pids
+            _pids="" _n=0
         fi
     done
+    [ -n "$_pids" ] && wait $_pids
+    _bad=""
+    for _s in $_seeds; do
+        if [ "$(cat "$E2E_TMP/check_seeds.$_s.rc" 2>/dev/null)" != 0 ]; then
+            _bad="$_bad $_s"
+            grep -E '^(FAIL|ERROR)' "$E2E_TMP/check_seeds.$_s" | head -n 3 | sed "s/^/# seed $_s: /"
+        fi
+    done
+    rm -f "$E2E_TMP"/check_seeds.*
     [ -z "$_bad" ]
     ok $? "$_name (seeds $_range${_bad:+; failed:$_bad})"
 }

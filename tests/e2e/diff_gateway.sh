@@ -31,6 +31,16 @@ if ! npm_pinned "$DIR" "$PORTKEY"; then
     exit 1
 fi
 
+# apply_patch FILE: FILE into $PATCHED with patch(1), or with `git apply` where Debian's patch
+# is not installed (git is; the ceiling keeps git from taking out/ for the repository's).
+apply_patch() {
+    if command -v patch >/dev/null 2>&1; then
+        (cd "$PATCHED" && patch -s -p1 <"$1")
+    else
+        (cd "$PATCHED" && GIT_CEILING_DIRECTORIES=$(dirname "$PATCHED") git apply -p1 "$1")
+    fi
+}
+
 # The patched copy: the gateway and async-retry side by side, resolving the rest from
 # out/npm-gateway/node_modules (Node looks in the parent folders' node_modules).
 PATCHED=$DIR/patched
@@ -38,7 +48,7 @@ rm -rf "$PATCHED"
 mkdir -p "$PATCHED/node_modules/@portkey-ai"
 if ! { cp -R "$DIR/node_modules/@portkey-ai/gateway" "$PATCHED/node_modules/@portkey-ai/" &&
     cp -R "$DIR/node_modules/async-retry" "$PATCHED/node_modules/" &&
-    (cd "$PATCHED" && patch -s -p1 <"$ROOT/tests/diff/gateway/async-retry+1.3.3.patch"); } \
+    apply_patch "$ROOT/tests/diff/gateway/async-retry+1.3.3.patch"; } \
     >"$E2E_TMP/patch.log" 2>&1 ||
     ! grep -q 'fn(bail, num, op)' "$PATCHED/node_modules/async-retry/lib/index.js"; then
     ok 1 "apply the gateway's async-retry patch ($(head -n 2 "$E2E_TMP/patch.log"))"

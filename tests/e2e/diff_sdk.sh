@@ -38,7 +38,7 @@ if [ -z "$MOCK_URL" ]; then
 fi
 # ESM resolves packages from the script's folder: run the scripts from out/npm-sdk.
 status=0
-for t in "$ROOT"/tests/diff/sdk/*.mjs; do
+for t in "$ROOT"/tests/diff/sdk/*.mjs "$ROOT"/tests/sdk/webcrypto.mjs; do
     cp "$t" "$DIR/"
 done
 for t in openai_node anthropic_node langchain_js ai_sdk; do

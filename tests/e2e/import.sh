@@ -41,6 +41,21 @@ pyjson() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2
 # the as-was variant's policy, for comparisons
 policy() { pyjson "$1" "json.dumps(d['variants']['as-was']['$2'], sort_keys=True)"; }
 
+# why_node RC LOG: when the traced run failed, why, as TAP comments: its output, or what its
+# exit code says when it printed nothing
+why_node() {
+    [ "$1" -eq 0 ] && return 0
+    case $1 in
+    124) echo "# node was stopped after 120 s (timeout), node $(node --version 2>&1)" ;;
+    *) echo "# node exited $1, node $(node --version 2>&1)" ;;
+    esac
+    if [ -s "$2" ]; then
+        tail -n 40 "$2" | sed 's/^/# /'
+    else
+        echo "# ... and printed nothing ($2 is empty)"
+    fi
+}
+
 # ---- (a) the openai Node client, traced ----
 
 need node "$NPM/apt.log" nodejs npm
@@ -70,8 +85,9 @@ if npm_pinned "$NPM" $PKGS; then
     r2=$?
     kill "$M1_PID" "$M2_PID" 2>/dev/null
     wait "$M1_PID" "$M2_PID" 2>/dev/null
-    [ $r -ne 0 ] && sed 's/^/# /' "$T/node.log"
+    why_node $r "$T/node.log"
     ok $r "the openai client's traced run against fusebox mock"
+    why_node $r2 "$T/plain.log"
     ok $r2 "the same without the HTTP instrumentation"
 else
     ok 1 "npm install of openai and the OpenTelemetry packages (see $NPM/npm.log)"

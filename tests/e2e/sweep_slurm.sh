@@ -22,7 +22,7 @@ MUNGE_PID='' CTLD_PID='' SLURMD_PID=''
 # stop_slurm: the jobs left (so that no slurmstepd outlives the test), then every daemon this
 # suite started, by its pid.
 stop_slurm() {
-    if [ -n "$CTLD_PID" ]; then
+    if [ -n "$CTLD_PID" ] && kill -0 "$CTLD_PID" 2>/dev/null; then
         scancel --quiet --user="$(id -un)" 2>/dev/null
         wait_for 50 no_jobs
     fi
@@ -65,12 +65,20 @@ start_slurm() {
     rm -rf "$S"
     mkdir -p "$S/munge" "$S/ctld" "$S/spool"
     chmod 700 "$S/munge"
-    mungekey -c -k "$S/munge/munge.key" >"$S/mungekey.log" 2>&1 || return 1
+    mungekey -c -k "$S/munge/munge.key" >"$S/mungekey.log" 2>&1 || {
+        START_ERR="mungekey failed: $(tail -n 1 "$S/mungekey.log")"
+        return 1
+    }
     munged -F --force --socket="$S/munge/munge.socket" --key-file="$S/munge/munge.key" \
         --pid-file="$S/munge/munged.pid" --log-file="$S/munge/munged.log" \
         --seed-file="$S/munge/munged.seed" >"$S/munged.out" 2>&1 &
     MUNGE_PID=$!
-    wait_for 100 test -S "$S/munge/munge.socket" || return 1
+    wait_for 100 munge_up
+    if [ ! -S "$S/munge/munge.socket" ]; then
+        START_ERR="munged: no socket within 10 s"
+        daemons_alive || START_ERR="munged died at start"
+        return 1
+    fi
     cat >"$S/slurm.conf" <<CONF
 ClusterName=fusebox-test
 SlurmctldHost=$(hostname -s)(127.0.0.1)
@@ -114,7 +122,47 @@ CONF
     CTLD_PID=$!
     slurmd -D -N fbnode -f "$SLURM_CONF" >"$S/slurmd.out" 2>&1 &
     SLURMD_PID=$!
-    wait_for 300 node_idle
+    # up to 60 s by the clock (sinfo itself waits for a slurmctld that does not answer), and
+    # not a moment longer once a daemon has died
+    _end=$(($(date +%s) + 60))
+    until node_idle; do
+        daemons_alive || {
+            START_ERR="$(dead_daemons) died at start"
+            return 1
+        }
+        [ "$(date +%s)" -ge "$_end" ] && {
+            START_ERR="its node was not idle within 60 s"
+            return 1
+        }
+        sleep 0.2
+    done
+}
+
+# daemons_alive: munged, slurmctld and slurmd (those started) are all still running;
+# dead_daemons: the names of those that are not.
+daemons_alive() {
+    for _p in $MUNGE_PID $CTLD_PID $SLURMD_PID; do kill -0 "$_p" 2>/dev/null || return 1; done
+}
+dead_daemons() {
+    _dead=
+    [ -n "$MUNGE_PID" ] && ! kill -0 "$MUNGE_PID" 2>/dev/null && _dead="$_dead munged"
+    [ -n "$CTLD_PID" ] && ! kill -0 "$CTLD_PID" 2>/dev/null && _dead="$_dead slurmctld"
+    [ -n "$SLURMD_PID" ] && ! kill -0 "$SLURMD_PID" 2>/dev/null && _dead="$_dead slurmd"
+    echo "${_dead# }"
+}
+munge_up() {
+    [ -S "$S/munge/munge.socket" ] && return 0
+    kill -0 "$MUNGE_PID" 2>/dev/null || return 0 # dead: stop waiting (the caller looks)
+    return 1
+}
+
+# daemon_logs: the last lines of each daemon's log and output, as TAP comments.
+daemon_logs() {
+    for _f in munge/munged.log munged.out slurmctld.log slurmctld.out slurmd.log slurmd.out; do
+        [ -s "$S/$_f" ] || continue
+        echo "# --- $S/$_f (last lines)"
+        tail -n 8 "$S/$_f" | sed 's/^/#   /'
+    done
 }
 
 check "docs/sweeps.md quotes slurm.sh, sweep.sbatch and merge.sbatch verbatim" \
@@ -123,10 +171,13 @@ check "docs/sweeps.md quotes slurm.sh, sweep.sbatch and merge.sbatch verbatim" \
 
 engines_setup
 
+START_ERR=
 if ! start_slurm; then
-    skip "the Slurm sweep" "slurmctld/slurmd did not come up on 127.0.0.1 (logs in $S)"
+    # a daemon that dies at start fails the suite at once, with what it logged
+    daemon_logs
+    ok 1 "a single-node Slurm runs on 127.0.0.1: $START_ERR (last log lines above; all in $S)"
     finish
-    exit 0
+    exit 1
 fi
 ok 0 "a single-node Slurm runs on 127.0.0.1 (state in $S)"
 

@@ -1,5 +1,6 @@
 // run.mjs - every SDK suite in one TAP stream: MOCK_URL=http://127.0.0.1:PORT node run.mjs
 // (tests/e2e/mock_sdk.sh installs the pinned packages, starts the mock and runs it).
+import './webcrypto.mjs'; // first: Node 18 has no global crypto, which langsmith calls
 import { run, version } from './lib.mjs';
 import './conformance.mjs';
 import './clients.mjs';

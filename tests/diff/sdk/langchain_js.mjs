@@ -1,6 +1,7 @@
 // langchain_js.mjs - @langchain/core 1.2.5 (AsyncCaller) with @langchain/openai 1.5.6 and
 // @langchain/anthropic 1.5.4 against fusebox's "langchain-js" preset (common.mjs). withFallbacks
 // ("langchain-js-fallbacks") is not compared here: decide.c drives one provider.
+import './webcrypto.mjs'; // first: Node 18 has no global crypto (tests/sdk/webcrypto.mjs)
 import { ChatOpenAI } from '@langchain/openai';
 import { ChatAnthropic } from '@langchain/anthropic';
 import { URL, kase, finish, version, warmUp } from './common.mjs';
