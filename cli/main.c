@@ -19,6 +19,8 @@ static const struct command commands[] = {
      "check FILE|DIR... [--junit FILE] [--jobs N]      evaluate expectations"},
     {"validate", cli_cmd_validate,
      "validate FILE|DIR... [--set key=value]...      check scenario files"},
+    {"compare", cli_cmd_compare,
+     "compare A B [-o DIR] [--tolerance M=X]          two reports or sweeps side by side"},
     {"sweep", cli_cmd_sweep, "sweep SCENARIO --grid key=v1,v2 [...]          tune over a grid"},
     {"merge", cli_cmd_merge,
      "merge PARTIAL... -o DIR                         combine sweep shards"},
