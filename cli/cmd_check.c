@@ -294,8 +294,8 @@ static void baseline_error(const sim_scenario *sc, const char *why, FILE *out, F
 }
 
 /*
- * The comparison's one result: PASS when no figure is worse beyond noise, else FAIL and a line
- * per worse figure; one <testcase> "baseline" with every figure in its <system-out>.
+ * The comparison's one result: PASS when no figure is worse beyond noise, else FAIL and then a
+ * line per worse figure; one <testcase> "baseline" with every figure in its <system-out>.
  */
 static void baseline_result(const sim_scenario *sc, const char *path, const rep_cmp_side *base,
                             const rep_cmp *cmp, FILE *out, FILE *x, counts *c, double time_s) {
@@ -317,7 +317,6 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
         const char *name = base->entries[f->entry_a].name, *metric = heads[f->headline].metric;
         fprintf(fa, "%s.%s: %s\n", name, metric, detail);
         if (f->verdict == REP_CMP_WORSE) {
-            fprintf(out, "      %s.%s: %s\n", name, metric, detail);
             fprintf(fb, "%s%s.%s", ftell(fb) > 0 ? ", " : "", name, metric);
         }
     }
@@ -333,6 +332,14 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
         snprintf(msg, sizeof msg, "%zu of %zu figures worse beyond noise than %s: %s",
                  cmp->worse, cmp->count, path, bad);
         fprintf(out, "FAIL  %s: baseline  [%s]\n", sc->name, msg);
+        for (size_t i = 0; i < cmp->count; i++) {
+            const rep_cmp_fig *f = &cmp->figs[i];
+            if (f->verdict != REP_CMP_WORSE) continue;
+            char detail[400];
+            baseline_detail(detail, sizeof detail, f);
+            fprintf(out, "      %s.%s: %s\n", base->entries[f->entry_a].name,
+                    heads[f->headline].metric, detail);
+        }
         junit_case(x, sc->name, "baseline", "failure", msg, all, time_s);
         c->failed++;
     }

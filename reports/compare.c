@@ -239,7 +239,10 @@ void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_
     fig->tol = NAN;
     bool have = a->present && b->present && isfinite(a->v) && isfinite(b->v);
     fig->change = have ? b->v - a->v : NAN;
-    fig->change_rel = have && a->v != 0 ? (b->v - a->v) / fabs(a->v) : NAN;
+    fig->change_rel = !have         ? NAN
+                      : a->v != 0   ? (b->v - a->v) / fabs(a->v)
+                      : b->v == 0   ? 0
+                                    : NAN;
     bool beyond;
     if (user == NULL && a->has_ci && b->has_ci) {
         fig->rule = REP_CMP_RULE_CI;

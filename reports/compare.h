@@ -99,7 +99,7 @@ typedef struct rep_cmp_fig {
     size_t headline;         /* index into rep_cmp_headlines() */
     rep_cmp_value a, b;
     double change;     /* b - a */
-    double change_rel; /* (b - a) / |a|; NaN when a is 0 */
+    double change_rel; /* (b - a) / |a|; 0 when both are 0, NaN when only a is */
     rep_cmp_rule rule;
     double tol;    /* the tolerance applied, absolute (rule TOL) */
     bool tol_user; /* it came from a --tolerance */
