@@ -286,8 +286,7 @@ static void baseline_detail(char *buf, size_t len, const rep_cmp_fig *f) {
 }
 
 /* An error of the --baseline comparison: one line, one errored <testcase>. */
-static void baseline_error(const sim_scenario *sc, const char *why, FILE *out, FILE *x,
-                           counts *c) {
+static void baseline_error(const sim_scenario *sc, const char *why, FILE *out, FILE *x, counts *c) {
     fprintf(out, "ERROR %s: baseline: %s\n", sc->name, why);
     junit_case(x, sc->name, "baseline", "error", why, NULL, 0);
     c->errors++;
@@ -329,8 +328,8 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
         junit_case(x, sc->name, "baseline", NULL, NULL, all, time_s);
         c->passed++;
     } else {
-        snprintf(msg, sizeof msg, "%zu of %zu figures worse beyond noise than %s: %s",
-                 cmp->worse, cmp->count, path, bad);
+        snprintf(msg, sizeof msg, "%zu of %zu figures worse beyond noise than %s: %s", cmp->worse,
+                 cmp->count, path, bad);
         fprintf(out, "FAIL  %s: baseline  [%s]\n", sc->name, msg);
         for (size_t i = 0; i < cmp->count; i++) {
             const rep_cmp_fig *f = &cmp->figs[i];
@@ -395,8 +394,9 @@ static void baseline_check(const check_opts *o, const sim_scenario *sc, sim_summ
     } else {
         baseline_result(sc, path, &base, &cmp, out, x, c, now_s() - t0);
         if (cmp.only_a || cmp.only_b)
-            fprintf(out, "NOTE  %s: baseline: %zu variant(s) only in the baseline, %zu only in "
-                         "this run (not compared)\n",
+            fprintf(out,
+                    "NOTE  %s: baseline: %zu variant(s) only in the baseline, %zu only in "
+                    "this run (not compared)\n",
                     sc->name, cmp.only_a, cmp.only_b);
     }
     rep_cmp_free(&cmp);
@@ -677,8 +677,8 @@ static int parse_args(int argc, char **argv, args *o) {
  */
 static int check_all(char **files, size_t nfiles, const args *a, FILE *body, counts *total,
                      bool *checked) {
-    check_opts o = {a->sets,     a->nsets, a->has_seed ? &a->seed : NULL, a->outdir,
-                    a->baseline, a->tols,  a->ntols};
+    check_opts o = {a->sets, a->nsets, a->has_seed ? &a->seed : NULL, a->outdir, a->baseline,
+                    a->tols, a->ntols};
     unsigned jobs = a->jobs;
     if (jobs > nfiles) jobs = (unsigned)nfiles;
     if (jobs > 1) return run_parallel(files, nfiles, jobs, &o, body, total, checked);

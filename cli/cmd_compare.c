@@ -365,8 +365,9 @@ static int write_html(const char *outdir, const char *fa, const char *fb, const 
         rep_escape_markup(h, verdict);
         free(verdict);
     }
-    fprintf(h, "</b></p>\n<table>\n<tr><th>%s</th><th>figure</th><th>A</th><th>B</th>"
-               "<th>change</th><th>rule</th><th>verdict</th></tr>\n",
+    fprintf(h,
+            "</b></p>\n<table>\n<tr><th>%s</th><th>figure</th><th>A</th><th>B</th>"
+            "<th>change</th><th>rule</th><th>verdict</th></tr>\n",
             a->kind == REP_CMP_REPORT ? "variant" : "point");
     for (size_t i = 0; i < c->count; i++) {
         const char *cls = c->figs[i].verdict == REP_CMP_WORSE    ? " class=\"worse\""
@@ -398,9 +399,9 @@ static int write_html(const char *outdir, const char *fa, const char *fb, const 
     return cli_file_commit(h, "compare", path, tmp) == 0 ? CLI_OK : CLI_BAD_INPUT;
 }
 
-static int write_outputs(const char *outdir, const char *fa, const char *fb,
-                         const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp *c,
-                         const cell_row *rows, bool no_charts) {
+static int write_outputs(const char *outdir, const char *fa, const char *fb, const rep_cmp_side *a,
+                         const rep_cmp_side *b, const rep_cmp *c, const cell_row *rows,
+                         bool no_charts) {
     char path[1100], tmp[1200];
     snprintf(path, sizeof path, "%s/compare.json", outdir);
     FILE *j = cli_file_begin("compare", path, true, tmp, sizeof tmp);
@@ -426,51 +427,64 @@ static int write_outputs(const char *outdir, const char *fa, const char *fb,
     return write_html(outdir, fa, fb, a, b, c, rows, note, charts);
 }
 
-int cli_cmd_compare(int argc, char **argv) {
-    const char *paths[2] = {NULL, NULL}, *outdir = NULL;
+typedef struct cmp_args {
+    const char *paths[2], *outdir;
     rep_cmp_tol tols[CMP_TOLS_MAX];
-    size_t ntols = 0, npaths = 0;
-    bool no_charts = false;
+    size_t ntols;
+    bool no_charts;
+} cmp_args;
+
+/* Returns CLI_OK, an exit code, or -1 after --help. */
+static int parse_args(int argc, char **argv, cmp_args *o) {
+    memset(o, 0, sizeof *o);
+    size_t npaths = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = NULL;
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            return CLI_OK;
+            return -1;
         } else if (cli_opt(argc, argv, &i, "-o", "--out", &val)) {
             if (val == NULL) return cli_missing("compare", a);
-            outdir = val;
+            o->outdir = val;
         } else if (cli_opt(argc, argv, &i, NULL, "--tolerance", &val)) {
             char msg[400];
             if (val == NULL) return cli_missing("compare", a);
-            if (ntols == CMP_TOLS_MAX) return cli_bad("compare", "too many --tolerance");
-            if (rep_cmp_tol_parse(val, &tols[ntols++], msg, sizeof msg) != FB_OK)
+            if (o->ntols == CMP_TOLS_MAX) return cli_bad("compare", "too many --tolerance");
+            if (rep_cmp_tol_parse(val, &o->tols[o->ntols++], msg, sizeof msg) != FB_OK)
                 return cli_bad("compare", "%s", msg);
         } else if (strcmp(a, "--no-charts") == 0) {
-            no_charts = true;
+            o->no_charts = true;
         } else if (a[0] == '-' && a[1] != '\0') {
             return cli_bad("compare", "unknown option '%s' (see fusebox compare --help)", a);
         } else if (npaths == 2) {
             return cli_bad("compare", "more than two reports ('%s')", a);
         } else {
-            paths[npaths++] = a;
+            o->paths[npaths++] = a;
         }
     }
     if (npaths != 2) {
         usage(stderr);
         return CLI_BAD_INPUT;
     }
+    return CLI_OK;
+}
+
+int cli_cmd_compare(int argc, char **argv) {
+    cmp_args o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
     char fa[1100], fb[1100];
     rep_cmp_side a, b;
-    int rc = load(paths[0], fa, sizeof fa, &a);
+    rc = load(o.paths[0], fa, sizeof fa, &a);
     if (rc != CLI_OK) return rc;
-    rc = load(paths[1], fb, sizeof fb, &b);
+    rc = load(o.paths[1], fb, sizeof fb, &b);
     if (rc != CLI_OK) {
         rep_cmp_side_free(&a);
         return rc;
     }
     rep_cmp c;
     char msg[600];
-    if (rep_compare(&a, &b, tols, ntols, &c, msg, sizeof msg) != FB_OK) {
+    if (rep_compare(&a, &b, o.tols, o.ntols, &c, msg, sizeof msg) != FB_OK) {
         rc = cli_bad("compare", "%s and %s: %s", fa, fb, msg);
         goto free_sides;
     }
@@ -494,8 +508,8 @@ int cli_cmd_compare(int argc, char **argv) {
     print_verdict(stdout, &c, rows, "compare: ");
     fflush(stdout);
     rc = c.worse ? CLI_EXPECT_FAILED : CLI_OK;
-    if (outdir) {
-        int w = write_outputs(outdir, fa, fb, &a, &b, &c, rows, no_charts);
+    if (o.outdir) {
+        int w = write_outputs(o.outdir, fa, fb, &a, &b, &c, rows, o.no_charts);
         if (w != CLI_OK) rc = w;
     }
     free(rows);

@@ -52,7 +52,7 @@ static bool entry_add(rep_cmp_side *s, size_t *cap, const char *name, rep_cmp_en
     }
     *e = &s->entries[s->count++];
     memset(*e, 0, sizeof **e);
-    snprintf((*e)->name, sizeof (*e)->name, "%s", name);
+    snprintf((*e)->name, sizeof(*e)->name, "%s", name);
     return true;
 }
 
@@ -239,10 +239,7 @@ void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_
     fig->tol = NAN;
     bool have = a->present && b->present && isfinite(a->v) && isfinite(b->v);
     fig->change = have ? b->v - a->v : NAN;
-    fig->change_rel = !have         ? NAN
-                      : a->v != 0   ? (b->v - a->v) / fabs(a->v)
-                      : b->v == 0   ? 0
-                                    : NAN;
+    fig->change_rel = !have ? NAN : a->v != 0 ? (b->v - a->v) / fabs(a->v) : b->v == 0 ? 0 : NAN;
     bool beyond;
     if (user == NULL && a->has_ci && b->has_ci) {
         fig->rule = REP_CMP_RULE_CI;
@@ -268,8 +265,8 @@ void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_
         fig->verdict = (fig->change > 0) == h->higher_is_better ? REP_CMP_BETTER : REP_CMP_WORSE;
 }
 
-int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol *tols,
-                size_t ntols, rep_cmp *out, char *msg, size_t msglen) {
+int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol *tols, size_t ntols,
+                rep_cmp *out, char *msg, size_t msglen) {
     memset(out, 0, sizeof *out);
     if (a->kind != b->kind) {
         snprintf(msg, msglen, "cannot compare a %s with a %s",
@@ -304,8 +301,7 @@ int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol 
             f->entry_a = i;
             f->entry_b = j;
             f->headline = h;
-            rep_cmp_judge(&HEADLINES[h], &a->entries[i].value[h], &b->entries[j].value[h], user,
-                          f);
+            rep_cmp_judge(&HEADLINES[h], &a->entries[i].value[h], &b->entries[j].value[h], user, f);
             out->worse += f->verdict == REP_CMP_WORSE;
             out->better += f->verdict == REP_CMP_BETTER;
         }
@@ -354,8 +350,7 @@ void rep_cmp_format(char *buf, size_t len, const rep_cmp_headline *h, double v) 
     }
 }
 
-void rep_cmp_format_change(char *buf, size_t len, const rep_cmp_headline *h,
-                           const rep_cmp_fig *f) {
+void rep_cmp_format_change(char *buf, size_t len, const rep_cmp_headline *h, const rep_cmp_fig *f) {
     if (!isfinite(f->change)) {
         snprintf(buf, len, "n/a");
         return;
@@ -377,19 +372,27 @@ void rep_cmp_format_change(char *buf, size_t len, const rep_cmp_headline *h,
 
 const char *rep_cmp_verdict_name(rep_cmp_verdict v) {
     switch (v) {
-    case REP_CMP_BETTER: return "better";
-    case REP_CMP_WORSE: return "worse";
-    case REP_CMP_NA: return "n/a";
-    default: return "same";
+    case REP_CMP_BETTER:
+        return "better";
+    case REP_CMP_WORSE:
+        return "worse";
+    case REP_CMP_NA:
+        return "n/a";
+    default:
+        return "same";
     }
 }
 
 static const char *unit_name(sim_unit u) {
     switch (u) {
-    case SIM_UNIT_RATIO: return "ratio";
-    case SIM_UNIT_US: return "seconds";
-    case SIM_UNIT_USD: return "usd";
-    default: return "count";
+    case SIM_UNIT_RATIO:
+        return "ratio";
+    case SIM_UNIT_US:
+        return "seconds";
+    case SIM_UNIT_USD:
+        return "usd";
+    default:
+        return "count";
     }
 }
 

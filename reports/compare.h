@@ -125,15 +125,14 @@ typedef struct rep_cmp {
  * Compare every entry present in both sides (by name, in A's order). FB_OK, or FB_EINVAL
  * with msg when the sides cannot be compared (different kinds, scenarios, no entry in common).
  */
-int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol *tols,
-                size_t ntols, rep_cmp *out, char *msg, size_t msglen);
+int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol *tols, size_t ntols,
+                rep_cmp *out, char *msg, size_t msglen);
 void rep_cmp_free(rep_cmp *c);
 
 /* A figure's value for people ("99.95%", "2.41s", "$9.1500", "2.65x", "785"). */
 void rep_cmp_format(char *buf, size_t len, const rep_cmp_headline *h, double v);
 /* A change for people: "+0.15 pp", "+12.0% (+290ms)", "-3 (-1.2%)". */
-void rep_cmp_format_change(char *buf, size_t len, const rep_cmp_headline *h,
-                           const rep_cmp_fig *f);
+void rep_cmp_format_change(char *buf, size_t len, const rep_cmp_headline *h, const rep_cmp_fig *f);
 const char *rep_cmp_verdict_name(rep_cmp_verdict v);
 
 /* compare.json: the sides' paths as given, and every figure. */

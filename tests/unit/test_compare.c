@@ -173,8 +173,7 @@ static void compare_bad_inputs_are_errors(void **state) {
                      FB_EINVAL);
     assert_non_null(strstr(msg, "x.json"));
     const char *other = "{\"scenario\": \"s\", \"rows\": []}";
-    assert_int_equal(rep_cmp_parse(other, strlen(other), "y.json", &a, msg, sizeof msg),
-                     FB_EINVAL);
+    assert_int_equal(rep_cmp_parse(other, strlen(other), "y.json", &a, msg, sizeof msg), FB_EINVAL);
     assert_non_null(strstr(msg, "y.json: $"));
     const char *sweep = "{\"scenario\": \"s\", \"seeds\": [1, 2], \"results\": [{\"settings\": "
                         "{\"breaker.open\": \"5s\"}, \"runs\": 2, \"metrics\": {\"success_rate\":"
