@@ -249,7 +249,8 @@ static bool write_series(const char *file, const char *outdir, char side, const 
             fprintf(out[k], "%s", f[1]);
             for (size_t q = 0; q < NSERIES; q++) {
                 if (col[q] >= 0) {
-                    fprintf(out[k], " %s", f[col[q]]);
+                    /* an empty field (no request ended) as NaN: gnuplot's columns stay put */
+                    fprintf(out[k], " %s", f[col[q]][0] ? f[col[q]] : "NaN");
                 } else {
                     double sum = 0;
                     for (size_t x = 2; x < nf; x++)

@@ -22,6 +22,9 @@ static const rep_cmp_headline HEADLINES[] = {
     {"blast_radius", SIM_UNIT_COUNT, false, 0, 0.02, 1},
 };
 #define NHEAD (sizeof HEADLINES / sizeof HEADLINES[0])
+_Static_assert(sizeof HEADLINES / sizeof HEADLINES[0] <=
+                   sizeof((rep_cmp_entry *)0)->value / sizeof(rep_cmp_value),
+               "rep_cmp_entry.value holds every headline");
 
 const rep_cmp_headline *rep_cmp_headlines(size_t *count) {
     *count = NHEAD;
