@@ -149,6 +149,18 @@ for f, want in ((sys.argv[1], None), (sys.argv[2], 'tuned.latency_p99')):
     assert want is None or want in fail.get('message'), fail.get('message')
     assert 'naive.success_rate' in cases[0].find('system-out').text
 " "$T/pass.xml" "$T/fail.xml"
+python3 -c "
+import json, sys
+s = json.load(open(sys.argv[1]))
+s['name'] = 'sweep-small-2'
+json.dump(s, open(sys.argv[2], 'w'))
+" "$T/gate.json" "$T/gate2.json"
+"$FUSEBOX" check "$T/gate.json" "$T/gate2.json" -o "$T/base2" >/dev/null
+"$FUSEBOX" check "$T/gate.json" "$T/gate2.json" --baseline "$T/base2" --set "$WORSE" >"$T/j1"
+"$FUSEBOX" check "$T/gate.json" "$T/gate2.json" --baseline "$T/base2" --set "$WORSE" --jobs 2 >"$T/j2"
+check "check --baseline --jobs 2 prints what --jobs 1 does" cmp "$T/j1" "$T/j2"
+[ "$(grep -c '^FAIL  sweep-small.*: baseline' "$T/j1")" -eq 2 ]
+ok $? "... a baseline result per scenario"
 mkdir -p "$T/empty"
 expect_exit 0 "check --baseline with no report for the scenario exits 0" \
     "$FUSEBOX" check "$T/gate.json" --baseline "$T/empty"
