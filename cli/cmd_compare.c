@@ -388,7 +388,9 @@ static int write_html(const char *outdir, const char *fa, const char *fb, const 
         rep_escape_markup(h, charts_note);
         fputs("</p>\n", h);
     } else {
-        fputs("<p>A in blue, B in red, on the same axes.</p>\n", h);
+        fputs("<p>A in blue, B in red, on the same axes (where B equals A, its line hides "
+              "A's).</p>\n",
+              h);
         for (size_t i = 0, k = 0; i < c->count && k < CMP_CHARTED_MAX; i += headline_count(), k++)
             for (size_t q = 0; q < NSERIES; q++) {
                 char svg[1300];
