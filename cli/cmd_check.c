@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "reports/compare.h"
 #include "reports/expect.h"
 #include "reports/report.h"
 #include "scenario/scenario.h"
@@ -29,6 +31,7 @@
 
 #define CHECK_FILES_MAX 4096
 #define CHECK_JOBS_MAX 64
+#define CHECK_TOLS_MAX 16
 
 typedef struct counts {
     unsigned passed, failed, errors, scenarios;
@@ -47,6 +50,11 @@ static void usage(FILE *f) {
           "  -o, --out DIR        also write DIR/<scenario>/report.json\n"
           "      --seed N         override every scenario's seed\n"
           "      --set KEY=VALUE  override a value in every scenario (repeatable)\n"
+          "      --baseline DIR   also compare each scenario's headline figures with\n"
+          "                       DIR/<scenario>/report.json (as check -o DIR wrote\n"
+          "                       them): a figure worse beyond noise fails\n"
+          "      --tolerance M=X  the noise of metric M for --baseline, as in fusebox\n"
+          "                       compare (success_rate=0.002, latency_p99=10%)\n"
           "  -h, --help           this text\n"
           "\n"
           "The JUnit file is written beside FILE and renamed over it at the end.\n"
@@ -117,6 +125,9 @@ typedef struct check_opts {
     size_t nsets;
     const uint64_t *seed;
     const char *outdir;
+    const char *baseline;
+    const rep_cmp_tol *tols;
+    size_t ntols;
 } check_opts;
 
 /* Wall seconds since an arbitrary start, for the JUnit time attributes (never for results). */
@@ -246,6 +257,141 @@ static void evaluate(const sim_scenario *sc, sim_summary *const *sums, size_t n,
     }
 }
 
+/* A figure's values and change for a check line: "2.1s -> 2.7s, +573ms (+27.1%)". */
+static void baseline_detail(char *buf, size_t len, const rep_cmp_fig *f) {
+    size_t nh;
+    const rep_cmp_headline *h = &rep_cmp_headlines(&nh)[f->headline];
+    char a[64], b[64], change[96];
+    rep_cmp_format(a, sizeof a, h, f->a.present ? f->a.v : NAN);
+    rep_cmp_format(b, sizeof b, h, f->b.present ? f->b.v : NAN);
+    rep_cmp_format_change(change, sizeof change, h, f);
+    const char *v = f->verdict == REP_CMP_WORSE    ? "worse beyond noise"
+                    : f->verdict == REP_CMP_BETTER ? "better beyond noise"
+                    : f->verdict == REP_CMP_NA     ? "n/a"
+                                                   : "within noise";
+    snprintf(buf, len, "baseline %s -> %s, %s, %s: %s", a, b, change, v, f->rule_text);
+}
+
+/* An error of the --baseline comparison: one line, one errored <testcase>. */
+static void baseline_error(const sim_scenario *sc, const char *why, FILE *out, FILE *x, counts *c) {
+    fprintf(out, "ERROR %s: baseline: %s\n", sc->name, why);
+    junit_case(x, sc->name, "baseline", "error", why, NULL, 0);
+    c->errors++;
+}
+
+/*
+ * The comparison's one result: PASS when no figure is worse beyond noise, else FAIL and then a
+ * line per worse figure; one <testcase> "baseline" with every figure in its <system-out>.
+ */
+static void baseline_result(const sim_scenario *sc, const char *path, const rep_cmp_side *base,
+                            const rep_cmp *cmp, FILE *out, FILE *x, counts *c, double time_s) {
+    size_t nh;
+    const rep_cmp_headline *heads = rep_cmp_headlines(&nh);
+    char *all = NULL, *bad = NULL;
+    size_t alen = 0, blen = 0;
+    FILE *fa = open_memstream(&all, &alen), *fb = open_memstream(&bad, &blen);
+    if (fa == NULL || fb == NULL) {
+        if (fa) fclose(fa);
+        if (fb) fclose(fb);
+        baseline_error(sc, "out of memory", out, x, c);
+        return;
+    }
+    for (size_t i = 0; i < cmp->count; i++) {
+        const rep_cmp_fig *f = &cmp->figs[i];
+        char detail[400];
+        baseline_detail(detail, sizeof detail, f);
+        const char *name = base->entries[f->entry_a].name, *metric = heads[f->headline].metric;
+        fprintf(fa, "%s.%s: %s\n", name, metric, detail);
+        if (f->verdict == REP_CMP_WORSE) {
+            fprintf(fb, "%s%s.%s", ftell(fb) > 0 ? ", " : "", name, metric);
+        }
+    }
+    fclose(fa);
+    fclose(fb);
+    char msg[1600];
+    if (cmp->worse == 0) {
+        fprintf(out, "PASS  %s: baseline  [%zu figures, none worse beyond noise than %s]\n",
+                sc->name, cmp->count, path);
+        junit_case(x, sc->name, "baseline", NULL, NULL, all, time_s);
+        c->passed++;
+    } else {
+        snprintf(msg, sizeof msg, "%zu of %zu figures worse beyond noise than %s: %s", cmp->worse,
+                 cmp->count, path, bad);
+        fprintf(out, "FAIL  %s: baseline  [%s]\n", sc->name, msg);
+        for (size_t i = 0; i < cmp->count; i++) {
+            const rep_cmp_fig *f = &cmp->figs[i];
+            if (f->verdict != REP_CMP_WORSE) continue;
+            char detail[400];
+            baseline_detail(detail, sizeof detail, f);
+            fprintf(out, "      %s.%s: %s\n", base->entries[f->entry_a].name,
+                    heads[f->headline].metric, detail);
+        }
+        junit_case(x, sc->name, "baseline", "failure", msg, all, time_s);
+        c->failed++;
+    }
+    free(all);
+    free(bad);
+}
+
+/*
+ * --baseline: the run's headline figures against DIR/<scenario>/report.json (baseline_result);
+ * a figure worse beyond noise fails. No baseline for the scenario: a
+ * NOTE (a new scenario has none yet), nothing counted.
+ */
+static void baseline_check(const check_opts *o, const sim_scenario *sc, sim_summary *const *sums,
+                           size_t n, FILE *out, FILE *x, counts *c) {
+    char path[1300], msg[1600];
+    snprintf(path, sizeof path, "%s/%s/report.json", o->baseline, sc->name);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(out, "NOTE  %s: no baseline (%s: %s), not compared\n", sc->name, path,
+                strerror(errno));
+        return;
+    }
+    double t0 = now_s();
+    size_t len = 0, clen = 0;
+    char *text = cli_read_file(path, 256u << 20, &len), *cur = NULL;
+    rep_cmp_side base, mine;
+    memset(&mine, 0, sizeof mine);
+    if (text == NULL) {
+        snprintf(msg, sizeof msg, "%s: %s", path, strerror(errno));
+        baseline_error(sc, msg, out, x, c);
+        return;
+    }
+    int rc = rep_cmp_parse(text, len, path, &base, msg, sizeof msg);
+    free(text);
+    if (rc != FB_OK) {
+        baseline_error(sc, msg, out, x, c);
+        return;
+    }
+    FILE *m = open_memstream(&cur, &clen);
+    if (m != NULL) {
+        rep_write_json(m, sc, sums, n);
+        fclose(m);
+    }
+    rep_cmp cmp;
+    memset(&cmp, 0, sizeof cmp);
+    if (m == NULL || rep_cmp_parse(cur, clen, "this run", &mine, msg, sizeof msg) != FB_OK) {
+        if (m == NULL) snprintf(msg, sizeof msg, "out of memory");
+        baseline_error(sc, msg, out, x, c);
+    } else if (rep_compare(&base, &mine, o->tols, o->ntols, &cmp, msg, sizeof msg) != FB_OK) {
+        char why[3000];
+        snprintf(why, sizeof why, "%s: %s", path, msg);
+        baseline_error(sc, why, out, x, c);
+    } else {
+        baseline_result(sc, path, &base, &cmp, out, x, c, now_s() - t0);
+        if (cmp.only_a || cmp.only_b)
+            fprintf(out,
+                    "NOTE  %s: baseline: %zu variant(s) only in the baseline, %zu only in "
+                    "this run (not compared)\n",
+                    sc->name, cmp.only_a, cmp.only_b);
+    }
+    rep_cmp_free(&cmp);
+    rep_cmp_side_free(&base);
+    rep_cmp_side_free(&mine);
+    free(cur);
+}
+
 /* The <testsuite> of a scenario that loaded: its counts and time, then its cases. */
 static void junit_suite(FILE *x, const sim_scenario *sc, const char *file, const counts *c,
                         double time_s, const char *cases, size_t len) {
@@ -281,7 +427,8 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     char run_error[1400] = "";
     /* the errors are printed once the scenario is known to be checked (a signal may come first) */
     bool readable = expectations_readable(file, sc, NULL);
-    if (readable && sc->expect_count > 0) run_variants(sc, sums, &n, run_error, sizeof run_error);
+    if (readable && (sc->expect_count > 0 || o->baseline))
+        run_variants(sc, sums, &n, run_error, sizeof run_error);
     if (cli_stop_signal != 0) {
         for (size_t i = 0; i < n; i++) free(sums[i]);
         scn_free(sc);
@@ -291,7 +438,8 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     expectations_readable(file, sc, out);
     char report_error[1300] = "";
     if (o->outdir && n > 0) write_report(o->outdir, sc, sums, n, report_error, sizeof report_error);
-    if (sc->expect_count == 0) fprintf(out, "NOTE  %s: no expectations\n", sc->name);
+    if (sc->expect_count == 0 && !o->baseline)
+        fprintf(out, "NOTE  %s: no expectations\n", sc->name);
     const char *why = run_error[0] ? run_error
                       : !readable  ? "the scenario has unreadable expectations"
                                    : NULL;
@@ -303,6 +451,10 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     counts mine = {0, 0, 0, 0, 0};
     if (mem != NULL) {
         evaluate(sc, sums, n, why, run_error[0] != '\0', out, mem, &mine);
+        if (o->baseline && why == NULL && n == sc->variant_count)
+            baseline_check(o, sc, sums, n, out, mem, &mine);
+        else if (o->baseline && run_error[0] && sc->expect_count == 0)
+            baseline_error(sc, run_error, out, mem, &mine);
         if (report_error[0]) {
             fprintf(out, "ERROR %s: %s\n", sc->name, report_error);
             junit_case(mem, sc->name, "report.json", "error", report_error, NULL, 0);
@@ -427,7 +579,9 @@ static int run_parallel(char **files, size_t nfiles, unsigned jobs, const check_
 }
 
 typedef struct args {
-    const char *junit, *outdir;
+    const char *junit, *outdir, *baseline;
+    rep_cmp_tol tols[CHECK_TOLS_MAX];
+    size_t ntols;
     const char *sets[256];
     size_t nsets;
     uint64_t seed;
@@ -465,6 +619,20 @@ static int parse_args(int argc, char **argv, args *o) {
             if (cli_parse_u64(val, &o->seed) != 0)
                 return cli_bad("check", "--seed needs a non-negative integer, got '%s'", val);
             o->has_seed = true;
+        } else if (cli_opt(argc, argv, &i, NULL, "--baseline", &val)) {
+            struct stat st;
+            if (val == NULL) return cli_missing("check", a);
+            errno = 0;
+            if (stat(val, &st) != 0 || !S_ISDIR(st.st_mode))
+                return cli_bad("check", "--baseline %s: not a folder (%s)", val,
+                               errno ? strerror(errno) : "a file");
+            o->baseline = val;
+        } else if (cli_opt(argc, argv, &i, NULL, "--tolerance", &val)) {
+            char m[400];
+            if (val == NULL) return cli_missing("check", a);
+            if (o->ntols == CHECK_TOLS_MAX) return cli_bad("check", "too many --tolerance");
+            if (rep_cmp_tol_parse(val, &o->tols[o->ntols++], m, sizeof m) != FB_OK)
+                return cli_bad("check", "%s", m);
         } else if (cli_opt(argc, argv, &i, NULL, "--set", &val)) {
             if (val == NULL) return cli_missing("check", a);
             if (o->nsets == sizeof o->sets / sizeof o->sets[0])
@@ -490,7 +658,8 @@ static int parse_args(int argc, char **argv, args *o) {
  */
 static int check_all(char **files, size_t nfiles, const args *a, FILE *body, counts *total,
                      bool *checked) {
-    check_opts o = {a->sets, a->nsets, a->has_seed ? &a->seed : NULL, a->outdir};
+    check_opts o = {a->sets, a->nsets, a->has_seed ? &a->seed : NULL, a->outdir, a->baseline,
+                    a->tols, a->ntols};
     unsigned jobs = a->jobs;
     if (jobs > nfiles) jobs = (unsigned)nfiles;
     if (jobs > 1) return run_parallel(files, nfiles, jobs, &o, body, total, checked);

@@ -112,6 +112,10 @@ EXIT = {
                       "--set 'variants.tuned.retry={\"attempts\":1000,\"backoff\":\"none\","
                       "\"retry_after\":\"ignore\",\"attempt_timeout\":\"10s\"}'"): 1,
     ("docs/live.md", "fusebox live tests/e2e/live/small.json --target openai=http://127.0.0.1:1"): 2,
+    ("docs/compare.md", "fusebox compare out/main out/branch -o out/compare"): 1,
+    ("docs/compare.md", "fusebox compare out/sweep-main out/sweep-branch"): 1,
+    ("docs/compare.md", "fusebox check scenarios/thundering-herd.json --baseline out/nightly "
+                        "--set variants.decorrelated.retry.jitter=none"): 1,
 }
 # Commands that need the build: run in the repository the suite started from, as given here.
 # The fuzz build there is the one e2e/fuzz.sh then finds up to date (80 s of CPU saved: in

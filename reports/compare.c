@@ -1,0 +1,483 @@
+/* compare.c - two reports or two sweeps side by side; see compare.h and docs/compare.md. */
+#include "reports/compare.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/fb.h"
+#include "core/version.h"
+#include "reports/json.h"
+#include "reports/report.h"
+
+/* The headline figures and their default tolerances (report.json's units: seconds, USD). */
+static const rep_cmp_headline HEADLINES[] = {
+    {"success_rate", SIM_UNIT_RATIO, true, 0.001, 0, 0},
+    {"latency_p50", SIM_UNIT_US, false, 0, 0.05, 0.001},
+    {"latency_p99", SIM_UNIT_US, false, 0, 0.05, 0.001},
+    {"amplification", SIM_UNIT_RATIO, false, 0, 0.02, 0.01},
+    {"fallbacks", SIM_UNIT_COUNT, false, 0, 0.02, 1},
+    {"cost_usd", SIM_UNIT_USD, false, 0, 0.02, 0.0001},
+    {"blast_radius", SIM_UNIT_COUNT, false, 0, 0.02, 1},
+};
+#define NHEAD (sizeof HEADLINES / sizeof HEADLINES[0])
+_Static_assert(sizeof HEADLINES / sizeof HEADLINES[0] <=
+                   sizeof((rep_cmp_entry *)0)->value / sizeof(rep_cmp_value),
+               "rep_cmp_entry.value holds every headline");
+
+const rep_cmp_headline *rep_cmp_headlines(size_t *count) {
+    *count = NHEAD;
+    return HEADLINES;
+}
+
+const rep_cmp_headline *rep_cmp_headline_find(const char *metric) {
+    for (size_t i = 0; i < NHEAD; i++)
+        if (strcmp(HEADLINES[i].metric, metric) == 0) return &HEADLINES[i];
+    return NULL;
+}
+
+/* ---- parsing ---- */
+
+static int bad(char *msg, size_t len, const char *file, const char *path, const char *what) {
+    snprintf(msg, len, "%s: %s: %s", file, path, what);
+    return FB_EINVAL;
+}
+
+static bool entry_add(rep_cmp_side *s, size_t *cap, const char *name, rep_cmp_entry **e) {
+    if (s->count == REP_CMP_ENTRIES_MAX) return false;
+    if (s->count == *cap) {
+        size_t n = *cap ? *cap * 2 : 16;
+        rep_cmp_entry *p = realloc(s->entries, n * sizeof *p);
+        if (p == NULL) return false;
+        s->entries = p;
+        *cap = n;
+    }
+    *e = &s->entries[s->count++];
+    memset(*e, 0, sizeof **e);
+    snprintf((*e)->name, sizeof(*e)->name, "%s", name);
+    return true;
+}
+
+static int parse_report(const cJSON *root, const char *file, rep_cmp_side *s, char *msg,
+                        size_t len) {
+    const cJSON *vars = cJSON_GetObjectItemCaseSensitive(root, "variants");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(root, "seed");
+    const cJSON *complete = cJSON_GetObjectItemCaseSensitive(root, "complete");
+    s->kind = REP_CMP_REPORT;
+    s->complete = !cJSON_IsFalse(complete);
+    if (cJSON_IsNumber(seed)) snprintf(s->seeds, sizeof s->seeds, "%.0f", seed->valuedouble);
+    size_t cap = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vars) {
+        char path[300];
+        snprintf(path, sizeof path, "$.variants.%s.summary", v->string);
+        const cJSON *sum = cJSON_GetObjectItemCaseSensitive(v, "summary");
+        if (!cJSON_IsObject(sum)) return bad(msg, len, file, path, "missing (not a report.json?)");
+        rep_cmp_entry *e;
+        if (!entry_add(s, &cap, v->string, &e))
+            return bad(msg, len, file, "$.variants", "too many variants or out of memory");
+        for (size_t h = 0; h < NHEAD; h++) {
+            const cJSON *x = cJSON_GetObjectItemCaseSensitive(sum, HEADLINES[h].metric);
+            if (x != NULL && !cJSON_IsNumber(x) && !cJSON_IsNull(x)) {
+                snprintf(path, sizeof path, "$.variants.%s.summary.%s", v->string,
+                         HEADLINES[h].metric);
+                return bad(msg, len, file, path, "not a number");
+            }
+            e->value[h].present = cJSON_IsNumber(x);
+            e->value[h].v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+        }
+    }
+    if (s->count == 0) return bad(msg, len, file, "$.variants", "no variant");
+    return FB_OK;
+}
+
+/* A sweep point's name: its settings, "key=value key=value". */
+static void point_name(const cJSON *settings, char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = '\0';
+    const cJSON *kv;
+    cJSON_ArrayForEach(kv, settings) {
+        char *val = cJSON_IsString(kv) ? NULL : cJSON_PrintUnformatted(kv);
+        int k = snprintf(buf + at, len - at, "%s%s=%s", at ? " " : "", kv->string,
+                         val ? val : kv->valuestring);
+        free(val);
+        if (k < 0 || (size_t)k >= len - at) return;
+        at += (size_t)k;
+    }
+}
+
+static int parse_sweep(const cJSON *root, const char *file, rep_cmp_side *s, char *msg,
+                       size_t len) {
+    s->kind = REP_CMP_SWEEP;
+    s->complete = true;
+    const cJSON *seeds = cJSON_GetObjectItemCaseSensitive(root, "seeds"), *x;
+    size_t at = 0;
+    cJSON_ArrayForEach(x, seeds) {
+        if (!cJSON_IsNumber(x) || at >= sizeof s->seeds - 24) break;
+        at += (size_t)snprintf(s->seeds + at, sizeof s->seeds - at, "%s%.0f", at ? ", " : "",
+                               x->valuedouble);
+    }
+    const cJSON *results = cJSON_GetObjectItemCaseSensitive(root, "results"), *r;
+    size_t cap = 0, i = 0;
+    cJSON_ArrayForEach(r, results) {
+        char path[300], name[REP_CMP_NAME_MAX];
+        const cJSON *metrics = cJSON_GetObjectItemCaseSensitive(r, "metrics");
+        const cJSON *runs = cJSON_GetObjectItemCaseSensitive(r, "runs");
+        snprintf(path, sizeof path, "$.results[%zu].metrics", i);
+        if (!cJSON_IsObject(metrics)) return bad(msg, len, file, path, "missing");
+        point_name(cJSON_GetObjectItemCaseSensitive(r, "settings"), name, sizeof name);
+        rep_cmp_entry *e;
+        if (!entry_add(s, &cap, name, &e))
+            return bad(msg, len, file, "$.results", "too many points or out of memory");
+        bool several = cJSON_IsNumber(runs) && runs->valuedouble >= 2;
+        for (size_t h = 0; h < NHEAD; h++) {
+            const cJSON *m = cJSON_GetObjectItemCaseSensitive(metrics, HEADLINES[h].metric);
+            const cJSON *mean = cJSON_GetObjectItemCaseSensitive(m, "mean");
+            const cJSON *ci = cJSON_GetObjectItemCaseSensitive(m, "ci95");
+            rep_cmp_value *val = &e->value[h];
+            val->present = cJSON_IsNumber(mean);
+            val->v = val->present ? mean->valuedouble : NAN;
+            const cJSON *lo = cJSON_GetArrayItem(ci, 0), *hi = cJSON_GetArrayItem(ci, 1);
+            val->has_ci = several && cJSON_IsNumber(lo) && cJSON_IsNumber(hi);
+            val->lo = val->has_ci ? lo->valuedouble : NAN;
+            val->hi = val->has_ci ? hi->valuedouble : NAN;
+        }
+        i++;
+    }
+    if (s->count == 0) return bad(msg, len, file, "$.results", "no point");
+    return FB_OK;
+}
+
+int rep_cmp_parse(const char *text, size_t len, const char *file, rep_cmp_side *side, char *msg,
+                  size_t msglen) {
+    memset(side, 0, sizeof *side);
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (root == NULL) return bad(msg, msglen, file, "$", "not JSON");
+    int rc;
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "scenario");
+    if (!cJSON_IsObject(root) || !cJSON_IsString(name)) {
+        rc = bad(msg, msglen, file, "$.scenario",
+                 "missing: not a fusebox report.json or sweep.json");
+    } else {
+        snprintf(side->scenario, sizeof side->scenario, "%s", name->valuestring);
+        if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "results")))
+            rc = parse_sweep(root, file, side, msg, msglen);
+        else if (cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(root, "variants")))
+            rc = parse_report(root, file, side, msg, msglen);
+        else
+            rc = bad(msg, msglen, file, "$",
+                     "neither \"variants\" (report.json) nor \"results\" (sweep.json)");
+    }
+    cJSON_Delete(root);
+    if (rc != FB_OK) rep_cmp_side_free(side);
+    return rc;
+}
+
+void rep_cmp_side_free(rep_cmp_side *side) {
+    free(side->entries);
+    side->entries = NULL;
+    side->count = 0;
+}
+
+int rep_cmp_tol_parse(const char *spec, rep_cmp_tol *t, char *msg, size_t msglen) {
+    memset(t, 0, sizeof *t);
+    const char *eq = strchr(spec, '=');
+    size_t n = eq ? (size_t)(eq - spec) : 0;
+    size_t h = 0;
+    for (; eq && h < NHEAD; h++)
+        if (strlen(HEADLINES[h].metric) == n && strncmp(HEADLINES[h].metric, spec, n) == 0) break;
+    if (eq == NULL || h == NHEAD) {
+        char list[200] = "";
+        for (size_t k = 0; k < NHEAD; k++) {
+            strncat(list, k ? ", " : "", sizeof list - strlen(list) - 1);
+            strncat(list, HEADLINES[k].metric, sizeof list - strlen(list) - 1);
+        }
+        snprintf(msg, msglen, "--tolerance '%s': want METRIC=X or METRIC=X%% with METRIC one of %s",
+                 spec, list);
+        return FB_EINVAL;
+    }
+    t->metric = HEADLINES[h].metric;
+    char *end;
+    double x = strtod(eq + 1, &end);
+    bool pct = *end == '%';
+    if (end == eq + 1 || (pct ? end[1] != '\0' : *end != '\0') || !(x >= 0) || !isfinite(x)) {
+        snprintf(msg, msglen, "--tolerance '%s': '%s' is not a non-negative number (or N%%)", spec,
+                 eq + 1);
+        return FB_EINVAL;
+    }
+    if (pct)
+        t->rel = x / 100;
+    else
+        t->abs = x;
+    return FB_OK;
+}
+
+/* ---- judging ---- */
+
+static void tol_text(char *buf, size_t len, const rep_cmp_headline *h, double abs, double rel,
+                     double min, const char *source) {
+    char a[32];
+    if (rel > 0) {
+        snprintf(a, sizeof a, "%g%%", rel * 100);
+        if (min > 0) {
+            char m[32];
+            rep_cmp_format(m, sizeof m, h, min);
+            snprintf(buf, len, "tolerance +-%s, at least %s (%s)", a, m, source);
+            return;
+        }
+    } else if (h->unit == SIM_UNIT_US) {
+        rep_cmp_format(a, sizeof a, h, abs);
+    } else {
+        snprintf(a, sizeof a, "%g", abs);
+    }
+    snprintf(buf, len, "tolerance +-%s (%s)", a, source);
+}
+
+void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_cmp_value *b,
+                   const rep_cmp_tol *user, rep_cmp_fig *fig) {
+    fig->a = *a;
+    fig->b = *b;
+    fig->tol_user = user != NULL;
+    fig->tol = NAN;
+    bool have = a->present && b->present && isfinite(a->v) && isfinite(b->v);
+    fig->change = have ? b->v - a->v : NAN;
+    fig->change_rel = !have ? NAN : a->v != 0 ? (b->v - a->v) / fabs(a->v) : b->v == 0 ? 0 : NAN;
+    bool beyond;
+    if (user == NULL && a->has_ci && b->has_ci) {
+        fig->rule = REP_CMP_RULE_CI;
+        beyond = have && (b->lo > a->hi || b->hi < a->lo);
+        snprintf(fig->rule_text, sizeof fig->rule_text, "95%% CIs %s",
+                 beyond ? "do not overlap" : "overlap");
+    } else {
+        fig->rule = REP_CMP_RULE_TOL;
+        double abs = user ? user->abs : h->tol_abs, rel = user ? user->rel : h->tol_rel;
+        double min = user ? 0 : h->tol_min;
+        double base = have ? fabs(a->v) : 0;
+        fig->tol = rel > 0 ? fmax(rel * base, min) : abs;
+        tol_text(fig->rule_text, sizeof fig->rule_text, h, abs, rel, min,
+                 user ? "--tolerance" : "default");
+        /* a margin for the decimals report.json rounds to */
+        beyond = have && fabs(fig->change) > fig->tol * (1 + 1e-9) + 1e-12;
+    }
+    if (!have)
+        fig->verdict = REP_CMP_NA;
+    else if (!beyond)
+        fig->verdict = REP_CMP_SAME;
+    else
+        fig->verdict = (fig->change > 0) == h->higher_is_better ? REP_CMP_BETTER : REP_CMP_WORSE;
+}
+
+int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol *tols, size_t ntols,
+                rep_cmp *out, char *msg, size_t msglen) {
+    memset(out, 0, sizeof *out);
+    if (a->kind != b->kind) {
+        snprintf(msg, msglen, "cannot compare a %s with a %s",
+                 a->kind == REP_CMP_REPORT ? "report" : "sweep",
+                 b->kind == REP_CMP_REPORT ? "report" : "sweep");
+        return FB_EINVAL;
+    }
+    if (strcmp(a->scenario, b->scenario) != 0) {
+        snprintf(msg, msglen, "different scenarios: '%s' and '%s'", a->scenario, b->scenario);
+        return FB_EINVAL;
+    }
+    out->figs = malloc((a->count ? a->count : 1) * NHEAD * sizeof *out->figs);
+    if (out->figs == NULL) {
+        snprintf(msg, msglen, "out of memory");
+        return FB_ENOMEM;
+    }
+    size_t common = 0;
+    for (size_t i = 0; i < a->count; i++) {
+        size_t j = 0;
+        while (j < b->count && strcmp(a->entries[i].name, b->entries[j].name) != 0) j++;
+        if (j == b->count) {
+            out->only_a++;
+            continue;
+        }
+        common++;
+        for (size_t h = 0; h < NHEAD; h++) {
+            const rep_cmp_tol *user = NULL;
+            for (size_t t = 0; t < ntols; t++)
+                if (strcmp(tols[t].metric, HEADLINES[h].metric) == 0) user = &tols[t];
+            rep_cmp_fig *f = &out->figs[out->count++];
+            memset(f, 0, sizeof *f);
+            f->entry_a = i;
+            f->entry_b = j;
+            f->headline = h;
+            rep_cmp_judge(&HEADLINES[h], &a->entries[i].value[h], &b->entries[j].value[h], user, f);
+            out->worse += f->verdict == REP_CMP_WORSE;
+            out->better += f->verdict == REP_CMP_BETTER;
+        }
+    }
+    out->only_b = b->count - common;
+    if (common == 0) {
+        snprintf(msg, msglen, "no %s in common", a->kind == REP_CMP_REPORT ? "variant" : "point");
+        rep_cmp_free(out);
+        return FB_EINVAL;
+    }
+    return FB_OK;
+}
+
+void rep_cmp_free(rep_cmp *c) {
+    free(c->figs);
+    c->figs = NULL;
+    c->count = 0;
+}
+
+/* ---- formatting ---- */
+
+void rep_cmp_format(char *buf, size_t len, const rep_cmp_headline *h, double v) {
+    if (!isfinite(v)) {
+        snprintf(buf, len, "n/a");
+        return;
+    }
+    switch (h->unit) {
+    case SIM_UNIT_US:
+        rep_format_duration(buf, len, v * 1e6);
+        break;
+    case SIM_UNIT_USD:
+        snprintf(buf, len, "$%.4f", v);
+        break;
+    case SIM_UNIT_RATIO:
+        if (h->higher_is_better)
+            snprintf(buf, len, "%.3f%%", v * 100);
+        else
+            snprintf(buf, len, "%.3fx", v);
+        break;
+    default:
+        if (v == floor(v))
+            snprintf(buf, len, "%.0f", v);
+        else
+            snprintf(buf, len, "%.1f", v);
+        break;
+    }
+}
+
+void rep_cmp_format_change(char *buf, size_t len, const rep_cmp_headline *h, const rep_cmp_fig *f) {
+    if (!isfinite(f->change)) {
+        snprintf(buf, len, "n/a");
+        return;
+    }
+    char abs[48], rel[32];
+    const char *sign = f->change < 0 ? "-" : "+";
+    if (h->unit == SIM_UNIT_RATIO && h->higher_is_better)
+        snprintf(abs, sizeof abs, "%s%.3f pp", sign, fabs(f->change) * 100);
+    else {
+        abs[0] = *sign;
+        rep_cmp_format(abs + 1, sizeof abs - 1, h, fabs(f->change));
+    }
+    if (isfinite(f->change_rel))
+        snprintf(rel, sizeof rel, "%+.1f%%", f->change_rel * 100);
+    else
+        snprintf(rel, sizeof rel, "n/a");
+    snprintf(buf, len, "%s (%s)", abs, rel);
+}
+
+const char *rep_cmp_verdict_name(rep_cmp_verdict v) {
+    switch (v) {
+    case REP_CMP_BETTER:
+        return "better";
+    case REP_CMP_WORSE:
+        return "worse";
+    case REP_CMP_NA:
+        return "n/a";
+    default:
+        return "same";
+    }
+}
+
+static const char *unit_name(sim_unit u) {
+    switch (u) {
+    case SIM_UNIT_RATIO:
+        return "ratio";
+    case SIM_UNIT_US:
+        return "seconds";
+    case SIM_UNIT_USD:
+        return "usd";
+    default:
+        return "count";
+    }
+}
+
+/* Six decimals, as report.json has its ratios and seconds. */
+static void json_num(rep_json *w, const char *key, double v) {
+    rep_json_fixed(w, key, v, 6);
+}
+
+static void json_value(rep_json *w, const char *key, const rep_cmp_value *v) {
+    rep_json_open(w, key, '{', REP_JSON_INLINE);
+    if (v->present)
+        json_num(w, "value", v->v);
+    else
+        rep_json_null(w, "value");
+    if (v->has_ci) {
+        rep_json_open(w, "ci95", '[', REP_JSON_INLINE);
+        json_num(w, NULL, v->lo);
+        json_num(w, NULL, v->hi);
+        rep_json_close(w);
+    } else {
+        rep_json_null(w, "ci95");
+    }
+    rep_json_close(w);
+}
+
+static void json_side(rep_json *w, const char *key, const char *path, const rep_cmp_side *s) {
+    rep_json_open(w, key, '{', REP_JSON_INLINE);
+    rep_json_str(w, "path", path);
+    rep_json_str(w, "seeds", s->seeds);
+    rep_json_bool(w, "complete", s->complete);
+    rep_json_u64(w, "entries", s->count);
+    rep_json_close(w);
+}
+
+void rep_cmp_write_json(FILE *f, const char *path_a, const char *path_b, const rep_cmp_side *a,
+                        const rep_cmp_side *b, const rep_cmp *c) {
+    rep_json w;
+    rep_json_init(&w, f);
+    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
+    rep_json_str(&w, "fusebox", FB_VERSION);
+    rep_json_str(&w, "kind", a->kind == REP_CMP_REPORT ? "report" : "sweep");
+    rep_json_str(&w, "scenario", a->scenario);
+    json_side(&w, "a", path_a, a);
+    json_side(&w, "b", path_b, b);
+    rep_json_u64(&w, "figures", c->count);
+    rep_json_u64(&w, "worse", c->worse);
+    rep_json_u64(&w, "better", c->better);
+    rep_json_open(&w, "only_in_a", '[', REP_JSON_INLINE);
+    for (size_t i = 0; i < a->count; i++) {
+        size_t j = 0;
+        while (j < b->count && strcmp(a->entries[i].name, b->entries[j].name) != 0) j++;
+        if (j == b->count) rep_json_str(&w, NULL, a->entries[i].name);
+    }
+    rep_json_close(&w);
+    rep_json_open(&w, "only_in_b", '[', REP_JSON_INLINE);
+    for (size_t j = 0; j < b->count; j++) {
+        size_t i = 0;
+        while (i < a->count && strcmp(a->entries[i].name, b->entries[j].name) != 0) i++;
+        if (i == a->count) rep_json_str(&w, NULL, b->entries[j].name);
+    }
+    rep_json_close(&w);
+    rep_json_open(&w, "results", '[', REP_JSON_LINES_OPEN);
+    for (size_t k = 0; k < c->count; k++) {
+        const rep_cmp_fig *fig = &c->figs[k];
+        const rep_cmp_headline *h = &HEADLINES[fig->headline];
+        rep_json_open(&w, NULL, '{', REP_JSON_INLINE);
+        rep_json_str(&w, a->kind == REP_CMP_REPORT ? "variant" : "point",
+                     a->entries[fig->entry_a].name);
+        rep_json_str(&w, "metric", h->metric);
+        rep_json_str(&w, "unit", unit_name(h->unit));
+        rep_json_str(&w, "better", h->higher_is_better ? "higher" : "lower");
+        json_value(&w, "a", &fig->a);
+        json_value(&w, "b", &fig->b);
+        json_num(&w, "change", fig->change);
+        json_num(&w, "change_rel", fig->change_rel);
+        rep_json_str(&w, "rule", fig->rule == REP_CMP_RULE_CI ? "ci95" : "tolerance");
+        json_num(&w, "tolerance", fig->tol);
+        rep_json_str(&w, "rule_text", fig->rule_text);
+        rep_json_str(&w, "verdict", rep_cmp_verdict_name(fig->verdict));
+        rep_json_close(&w);
+    }
+    rep_json_close(&w);
+    rep_json_close(&w);
+    fputc('\n', f);
+}
