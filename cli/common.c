@@ -13,6 +13,7 @@
 #include "import/policy.h"
 #include "reports/charts.h"
 #include "reports/report.h"
+#include "util/file.h"
 
 bool cli_opt(int argc, char **argv, int *i, const char *shortname, const char *longname,
              const char **value) {
@@ -169,7 +170,7 @@ static int close_staged(cli_writer *w, const char *cmd, FILE *f, const char *nam
     char path[1300];
     snprintf(path, sizeof path, "%s/%s", w->out.dir, name);
     int saved = f == w->csv ? w->csv_errno : f == w->events ? w->events_errno : 0;
-    int err = rep_fclose_checked(f);
+    int err = util_fclose_checked(f);
     if (err == EIO && saved != 0) err = saved;
     return err == 0 ? 0 : cli_write_error(cmd, path, err);
 }
