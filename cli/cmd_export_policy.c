@@ -122,7 +122,8 @@ static void list_layers(const cJSON *root) {
         const cJSON *e = NULL;
         cJSON_ArrayForEach(e, stack) {
             const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
-            if (cJSON_IsString(nm) && n++ < 40) fprintf(stderr, " %s.%s", v->string, nm->valuestring);
+            if (cJSON_IsString(nm) && n++ < 40)
+                fprintf(stderr, " %s.%s", v->string, nm->valuestring);
         }
     }
     if (vars == NULL) {
@@ -159,8 +160,8 @@ static cJSON *resolve_layer(const cJSON *e, const char *scenario, const char **i
     char path[1024], msg[600] = "";
     char *json = NULL, *notes = NULL;
     beside(scenario, cJSON_IsString(file) ? file->valuestring : "", path, sizeof path);
-    int rc = imp_policy_layer(NULL, kind->valuestring, path, *instance, &json, &notes, msg,
-                              sizeof msg);
+    int rc =
+        imp_policy_layer(NULL, kind->valuestring, path, *instance, &json, &notes, msg, sizeof msg);
     free(notes); /* printed by the loader already */
     cJSON *out = rc == FB_OK ? cJSON_Parse(json) : NULL;
     free(json);
@@ -224,8 +225,7 @@ static cJSON *from_scenario(cli_run_args *a, const char *addr, const char **inst
     if (cli_run_load(a, CMD, sc, (bool[SIM_VARIANTS_MAX]){false}) != CLI_OK) return NULL;
     const cJSON *root = (*sc)->json;
     if (addr == NULL || strchr(addr, '.') == NULL) {
-        cli_bad(CMD, "%s is a scenario: --layer VARIANT.LAYER names the layer to export",
-                a->file);
+        cli_bad(CMD, "%s is a scenario: --layer VARIANT.LAYER names the layer to export", a->file);
         list_layers(root);
         return NULL;
     }
@@ -242,25 +242,28 @@ static cJSON *from_scenario(cli_run_args *a, const char *addr, const char **inst
     return resolve_layer(e, a->file, instance);
 }
 
-int cli_cmd_export_policy(int argc, char **argv) {
-    static cli_run_args a;
-    memset(&a, 0, sizeof a);
-    const char *pos[2] = {NULL, NULL}, *addr = NULL, *name = NULL;
+typedef struct opts {
+    cli_run_args a; /* the scenario, --set, -o */
+    const char *kind, *addr, *name;
+} opts;
+
+/* CLI_OK, CLI_BAD_INPUT (printed), or -1 after --help. */
+static int parse_args(int argc, char **argv, opts *o) {
+    const char *pos[2] = {NULL, NULL};
     int npos = 0, rc = CLI_OK;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
-            return CLI_OK;
+            return -1;
         } else if (cli_opt(argc, argv, &i, NULL, "--layer", &v)) {
             if (v == NULL) return cli_missing(CMD, "--layer");
-            addr = v;
+            o->addr = v;
         } else if (cli_opt(argc, argv, &i, NULL, "--name", &v)) {
             if (v == NULL) return cli_missing(CMD, "--name");
-            name = v;
-        } else if (strcmp(argv[i], "--variant") != 0 && strcmp(argv[i], "--seed") != 0 &&
-                   strncmp(argv[i], "--variant=", 10) != 0 &&
-                   strncmp(argv[i], "--seed=", 7) != 0 && cli_run_opt(argc, argv, &i, CMD, &a, &rc)) {
+            o->name = v;
+        } else if (strncmp(argv[i], "--variant", 9) != 0 && strncmp(argv[i], "--seed", 6) != 0 &&
+                   cli_run_opt(argc, argv, &i, CMD, &o->a, &rc)) {
             if (rc != CLI_OK) return rc;
         } else if (argv[i][0] == '-' || npos == 2) {
             return cli_bad(CMD, "unexpected argument '%s'", argv[i]);
@@ -272,43 +275,55 @@ int cli_cmd_export_policy(int argc, char **argv) {
         usage(stderr);
         return CLI_BAD_INPUT;
     }
-    const char *kind = pos[0];
-    a.file = pos[1];
-    if (imp_export_preset(kind) == NULL)
-        return cli_bad(CMD, "unknown kind '%s' (one of: resilience4j, litellm, envoy)", kind);
+    o->kind = pos[0];
+    o->a.file = pos[1];
+    if (imp_export_preset(o->kind) == NULL)
+        return cli_bad(CMD, "unknown kind '%s' (one of: resilience4j, litellm, envoy)", o->kind);
+    return CLI_OK;
+}
+
+/* The layer as the library's YAML, the notes on stderr, written to -o or stdout. */
+static int export_layer(const opts *o, const cJSON *layer, const char *name) {
+    char *json = cJSON_PrintUnformatted(layer);
+    char *yaml = NULL, *notes = NULL, msg[600];
+    int rc = CLI_BAD_INPUT;
+    if (json && imp_export_policy(o->kind, name, json, &yaml, &notes, msg, sizeof msg) != FB_OK) {
+        cli_bad(CMD, "%s: layer %s: %s", o->a.file, o->addr ? o->addr : name ? name : "", msg);
+    } else if (json) {
+        for (char *l = notes ? strtok(notes, "\n") : NULL; l; l = strtok(NULL, "\n"))
+            fprintf(stderr, "fusebox %s: note: %s\n", CMD, l);
+        rc = write_out(o->a.out, yaml);
+    }
+    free(yaml);
+    free(notes);
+    free(json);
+    return rc;
+}
+
+int cli_cmd_export_policy(int argc, char **argv) {
+    static opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_args(argc, argv, &o);
+    if (rc != CLI_OK) return rc < 0 ? CLI_OK : rc;
     size_t len = 0;
-    char *text = cli_read_file(a.file, (size_t)64 << 20, &len);
-    if (text == NULL) return cli_bad(CMD, "cannot read %s", a.file);
+    char *text = cli_read_file(o.a.file, (size_t)64 << 20, &len);
+    if (text == NULL) return cli_bad(CMD, "cannot read %s", o.a.file);
     cJSON *doc = cJSON_Parse(text);
     free(text);
     sim_scenario *sc = NULL;
     cJSON *layer = NULL;
     const char *instance = NULL, *layer_name = NULL;
     if (doc && is_layers_file(doc)) {
-        if (a.nsets > 0) {
+        if (o.a.nsets > 0) {
             cJSON_Delete(doc);
-            return cli_bad(CMD, "--set and --policy apply to a scenario; %s is layers", a.file);
+            return cli_bad(CMD, "--set and --policy apply to a scenario; %s is layers", o.a.file);
         }
-        layer = layers_file_layer(doc, a.file, addr, &layer_name);
+        layer = layers_file_layer(doc, o.a.file, o.addr, &layer_name);
     } else {
-        layer = from_scenario(&a, addr, &instance, &layer_name, &sc);
+        layer = from_scenario(&o.a, o.addr, &instance, &layer_name, &sc);
     }
-    char *json = layer ? cJSON_PrintUnformatted(layer) : NULL;
-    char *yaml = NULL, *notes = NULL, msg[600];
     rc = CLI_BAD_INPUT;
-    if (json) {
-        const char *n = name ? name : instance ? instance : layer_name;
-        if (imp_export_policy(kind, n, json, &yaml, &notes, msg, sizeof msg) != FB_OK) {
-            cli_bad(CMD, "%s: layer %s: %s", a.file, addr ? addr : n ? n : "", msg);
-        } else {
-            for (char *l = notes ? strtok(notes, "\n") : NULL; l; l = strtok(NULL, "\n"))
-                fprintf(stderr, "fusebox %s: note: %s\n", CMD, l);
-            rc = write_out(a.out, yaml);
-        }
-    }
-    free(yaml);
-    free(notes);
-    free(json);
+    if (layer) rc = export_layer(&o, layer, o.name ? o.name : instance ? instance : layer_name);
     cJSON_Delete(layer);
     cJSON_Delete(doc);
     if (sc) scn_free(sc);

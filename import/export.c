@@ -57,8 +57,10 @@ typedef struct row {
  * RetryConfigurationProperties): every key under the instance, camelCase as the
  * preset names it (Spring's relaxed binding reads it, as it reads kebab-case).
  */
-#define CB(k) {#k, AT_ROOT, "resilience4j.circuitbreaker.instances.%s." #k, AS_IS, NULL}
-#define RETRY(k) {#k, AT_ROOT, "resilience4j.retry.instances.%s." #k, AS_IS, NULL}
+#define CB(k)                                                                                      \
+    { #k, AT_ROOT, "resilience4j.circuitbreaker.instances.%s." #k, AS_IS, NULL }
+#define RETRY(k)                                                                                   \
+    { #k, AT_ROOT, "resilience4j.retry.instances.%s." #k, AS_IS, NULL }
 static const row r4j_rows[] = {
     CB(failureRateThreshold),
     CB(slowCallRateThreshold),
@@ -87,7 +89,8 @@ static const row r4j_rows[] = {
  * where Router.__init__ takes each of them first (policy_litellm.c says the
  * rules); the deployments as model_list.
  */
-#define ROUTER(k) {#k, AT_ROOT, "router_settings." #k, AS_IS, NULL}
+#define ROUTER(k)                                                                                  \
+    { #k, AT_ROOT, "router_settings." #k, AS_IS, NULL }
 static const row litellm_rows[] = {
     {"model_list", AT_ROOT, "model_list", DEPLOYMENTS, NULL},
     {"model", AT_ROOT, NULL, AS_IS,
@@ -207,10 +210,10 @@ static void pad(text *t, int n) {
 
 /* A string every YAML reader takes for a string when written plain (block or flow). */
 static bool plain_ok(const char *s) {
-    static const char *const words[] = {
-        "yes",  "Yes", "YES", "no",    "No",    "NO",    "true", "True", "TRUE", "false",
-        "False", "FALSE", "on", "On", "ON",   "off",  "Off",  "OFF",  "null", "Null",
-        "NULL",  "y",     "Y",  "n",  "N",    NULL};
+    static const char *const words[] = {"yes",  "Yes",  "YES",   "no",    "No",    "NO",   "true",
+                                        "True", "TRUE", "false", "False", "FALSE", "on",   "On",
+                                        "ON",   "off",  "Off",   "OFF",   "null",  "Null", "NULL",
+                                        "y",    "Y",    "n",     "N",     NULL};
     if (s[0] == '\0' || strchr("-.+", s[0]) || imp_one_of(s, words)) return false;
     for (const char *c = s; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
@@ -563,7 +566,8 @@ int imp_export_policy(const char *kind, const char *name, const char *layer_json
         cJSON *printed = doc;
         if (strcmp(kind, "envoy") == 0) printed = envoy_doc(&E);
         /* LiteLLM: a config the proxy reads needs router_settings even when it sets nothing */
-        if (strcmp(kind, "litellm") == 0 && !cJSON_GetObjectItemCaseSensitive(doc, "router_settings"))
+        if (strcmp(kind, "litellm") == 0 &&
+            !cJSON_GetObjectItemCaseSensitive(doc, "router_settings"))
             cJSON_AddObjectToObject(doc, "router_settings");
         header(&out, kind, E.name);
         if (printed->child == NULL)

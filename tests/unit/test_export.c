@@ -72,10 +72,11 @@ static cJSON *value_for(const sim_preset *pre, const sim_param *p) {
     }
     /* JSON: the preset reads it itself; a value of the shape the docs give */
     if (strcmp(n, "model_list") == 0)
-        return cJSON_Parse("[{\"model_name\": \"g\", \"litellm_params\": {\"model\": "
-                           "\"openai/gpt-4o\", \"rpm\": 60, \"cooldown_time\": 9}, "
-                           "\"model_info\": {\"id\": \"openai\"}}, {\"model_name\": \"h\", "
-                           "\"litellm_params\": {\"model\": \"claude-sonnet-4-5\", \"weight\": 2}}]");
+        return cJSON_Parse(
+            "[{\"model_name\": \"g\", \"litellm_params\": {\"model\": "
+            "\"openai/gpt-4o\", \"rpm\": 60, \"cooldown_time\": 9}, "
+            "\"model_info\": {\"id\": \"openai\"}}, {\"model_name\": \"h\", "
+            "\"litellm_params\": {\"model\": \"claude-sonnet-4-5\", \"weight\": 2}}]");
     if (strcmp(n, "default_fallbacks") == 0) return cJSON_Parse("[\"h\"]");
     if (strstr(n, "fallbacks")) return cJSON_Parse("[{\"g\": [\"h\", \"i\"]}]");
     if (strcmp(n, "redis_url") == 0 || strcmp(n, "redis_password") == 0)
@@ -138,8 +139,7 @@ static void check_key(const char *kind, const sim_preset *p, const char *key, cJ
      * _is_allowed_fails_set_on_router): the importer says so, the preset's
      * default made explicit.
      */
-    if (strcmp(key, "allowed_fails_policy") == 0)
-        cJSON_AddNumberToObject(want, "allowed_fails", 3);
+    if (strcmp(key, "allowed_fails_policy") == 0) cJSON_AddNumberToObject(want, "allowed_fails", 3);
     if (!cJSON_Compare(back, want, true)) {
         char *a = cJSON_PrintUnformatted(want), *b = cJSON_PrintUnformatted(back);
         fail_msg("%s %s: import(export(x)) differs:\n  x:    %s\n  back: %s", kind, key, a, b);
@@ -189,12 +189,13 @@ static void export_envoy_round_trips_every_parameter(void **state) {
 static void export_writes_the_librarys_units(void **state) {
     (void)state;
     char *yaml = NULL, *notes = NULL, msg[600];
-    assert_int_equal(imp_export_policy("resilience4j", "backendA",
-                                       "{\"preset\": \"resilience4j\", \"waitDurationInOpenState\": "
-                                       "\"10s\", \"failureRateThreshold\": 37.5, \"waitDuration\": "
-                                       "250, \"slidingWindowType\": \"TIME_BASED\"}",
-                                       &yaml, &notes, msg, sizeof msg),
-                     FB_OK);
+    assert_int_equal(
+        imp_export_policy("resilience4j", "backendA",
+                          "{\"preset\": \"resilience4j\", \"waitDurationInOpenState\": "
+                          "\"10s\", \"failureRateThreshold\": 37.5, \"waitDuration\": "
+                          "250, \"slidingWindowType\": \"TIME_BASED\"}",
+                          &yaml, &notes, msg, sizeof msg),
+        FB_OK);
     assert_non_null(strstr(yaml, "resilience4j:\n  circuitbreaker:\n    instances:\n"
                                  "      backendA:\n        waitDurationInOpenState: 10s\n"
                                  "        failureRateThreshold: 37.5\n"));
@@ -268,12 +269,13 @@ static void export_litellm_secret_is_an_environment_reference(void **state) {
 static void export_litellm_provider_becomes_model_info_id(void **state) {
     (void)state;
     char *yaml = NULL, *notes = NULL, msg[600];
-    assert_int_equal(imp_export_policy("litellm", NULL,
-                                       "{\"preset\": \"litellm\", \"model_list\": [{\"model_name\": "
-                                       "\"g\", \"provider\": \"azure-east\", \"litellm_params\": "
-                                       "{\"model\": \"azure/gpt-4o\"}}]}",
-                                       &yaml, &notes, msg, sizeof msg),
-                     FB_OK);
+    assert_int_equal(
+        imp_export_policy("litellm", NULL,
+                          "{\"preset\": \"litellm\", \"model_list\": [{\"model_name\": "
+                          "\"g\", \"provider\": \"azure-east\", \"litellm_params\": "
+                          "{\"model\": \"azure/gpt-4o\"}}]}",
+                          &yaml, &notes, msg, sizeof msg),
+        FB_OK);
     assert_non_null(strstr(yaml, "    model_info:\n      id: azure-east\n"));
     assert_null(strstr(yaml, "provider"));
     assert_non_null(strstr(notes, "model_list[].provider: written as"));
@@ -289,10 +291,11 @@ static void export_refuses_what_is_no_parameter(void **state) {
                                        &notes, msg, sizeof msg),
                      FB_EINVAL);
     assert_non_null(strstr(msg, "maxAttempt: not a parameter of the preset resilience4j"));
-    assert_int_equal(imp_export_policy("envoy", "a",
-                                       "{\"preset\": \"envoy\", \"retry_budget\": {\"percent\": 3}}",
-                                       &yaml, &notes, msg, sizeof msg),
-                     FB_EINVAL);
+    assert_int_equal(
+        imp_export_policy("envoy", "a",
+                          "{\"preset\": \"envoy\", \"retry_budget\": {\"percent\": 3}}", &yaml,
+                          &notes, msg, sizeof msg),
+        FB_EINVAL);
     assert_non_null(strstr(msg, "retry_budget.percent: not a parameter"));
     assert_int_equal(imp_export_policy("envoy", "a", "{\"preset\": \"litellm\"}", &yaml, &notes,
                                        msg, sizeof msg),
