@@ -22,7 +22,7 @@
 
 static void usage(FILE *f) {
     fputs("usage: fusebox export-policy KIND FILE [--layer VARIANT.LAYER] [--set KEY=VALUE]...\n"
-          "                             [--name NAME] [-o OUT]\n"
+          "                             [--into FILE] [--name NAME] [-o OUT]\n"
           "\n"
           "Write a layer back as the library's own configuration, in its keys and\n"
           "units: only the keys the layer gives, the rest left to the library's\n"
@@ -39,6 +39,9 @@ static void usage(FILE *f) {
           "  --layer ADDR    VARIANT.LAYER in a scenario (a variant without \"variants\" is\n"
           "                  \"default\"); NAME in import-policy's output\n"
           "  --set KEY=VALUE override a value of the scenario first (repeatable)\n"
+          "  --into FILE     write the values into FILE, your application.yml or\n"
+          "                  config.yaml, in place (with -o: into OUT, FILE unchanged):\n"
+          "                  the keys the layer gives, nothing else (resilience4j, litellm)\n"
           "  --name NAME     the resilience4j instance or Envoy cluster the block\n"
           "                  configures (default: the layer's \"instance\", else its name)\n"
           "  -o, --out FILE  write the YAML there instead of stdout\n"
@@ -244,7 +247,7 @@ static cJSON *from_scenario(cli_run_args *a, const char *addr, const char **inst
 
 typedef struct opts {
     cli_run_args a; /* the scenario, --set, -o */
-    const char *kind, *addr, *name;
+    const char *kind, *addr, *name, *into;
 } opts;
 
 /* CLI_OK, CLI_BAD_INPUT (printed), or -1 after --help. */
@@ -259,6 +262,9 @@ static int parse_args(int argc, char **argv, opts *o) {
         } else if (cli_opt(argc, argv, &i, NULL, "--layer", &v)) {
             if (v == NULL) return cli_missing(CMD, "--layer");
             o->addr = v;
+        } else if (cli_opt(argc, argv, &i, NULL, "--into", &v)) {
+            if (v == NULL) return cli_missing(CMD, "--into");
+            o->into = v;
         } else if (cli_opt(argc, argv, &i, NULL, "--name", &v)) {
             if (v == NULL) return cli_missing(CMD, "--name");
             o->name = v;
@@ -282,17 +288,51 @@ static int parse_args(int argc, char **argv, opts *o) {
     return CLI_OK;
 }
 
+/* --into FILE: FILE's text with the layer's values (NULL after printing why). */
+static int export_into(const opts *o, const char *json, const char *name, char **yaml, char **notes,
+                       char *msg, size_t msglen) {
+    size_t len = 0;
+    char *text = cli_read_file(o->into, IMP_YAML_BYTES_MAX, &len);
+    if (text == NULL) {
+        snprintf(msg, msglen, "--into %s: cannot read it", o->into);
+        return FB_EIO;
+    }
+    int rc = imp_export_into(o->kind, name, json, o->into, text, len, yaml, notes, msg, msglen);
+    free(text);
+    return rc;
+}
+
+/* The file rewritten: a copy beside it renamed over it, so that it is never half written. */
+static int write_in_place(const char *file, const char *text) {
+    char tmp[1100];
+    snprintf(tmp, sizeof tmp, "%s.fusebox-tmp", file);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) return cli_bad(CMD, "cannot write %s", tmp);
+    fputs(text, f);
+    int bad = ferror(f);
+    bad |= fclose(f);
+    if (bad || rename(tmp, file) != 0) {
+        remove(tmp);
+        return cli_bad(CMD, "cannot write %s", file);
+    }
+    return CLI_OK;
+}
+
 /* The layer as the library's YAML, the notes on stderr, written to -o or stdout. */
 static int export_layer(const opts *o, const cJSON *layer, const char *name) {
     char *json = cJSON_PrintUnformatted(layer);
     char *yaml = NULL, *notes = NULL, msg[600];
     int rc = CLI_BAD_INPUT;
-    if (json && imp_export_policy(o->kind, name, json, &yaml, &notes, msg, sizeof msg) != FB_OK) {
-        cli_bad(CMD, "%s: layer %s: %s", o->a.file, o->addr ? o->addr : name ? name : "", msg);
+    int lib = json == NULL ? FB_ENOMEM
+              : o->into    ? export_into(o, json, name, &yaml, &notes, msg, sizeof msg)
+                           : imp_export_policy(o->kind, name, json, &yaml, &notes, msg, sizeof msg);
+    if (json && lib != FB_OK) {
+        const char *which = o->addr ? o->addr : name;
+        cli_bad(CMD, "%s%s%s: %s", o->a.file, which ? ": layer " : "", which ? which : "", msg);
     } else if (json) {
         for (char *l = notes ? strtok(notes, "\n") : NULL; l; l = strtok(NULL, "\n"))
             fprintf(stderr, "fusebox %s: note: %s\n", CMD, l);
-        rc = write_out(o->a.out, yaml);
+        rc = o->into && !o->a.out ? write_in_place(o->into, yaml) : write_out(o->a.out, yaml);
     }
     free(yaml);
     free(notes);

@@ -531,61 +531,299 @@ static void header(text *t, const char *kind, const char *name) {
     }
 }
 
-int imp_export_policy(const char *kind, const char *name, const char *layer_json, char **yaml,
-                      char **notes, char *msg, size_t msglen) {
-    exporter E = {.name = name && name[0] ? name : "default", .msg = msg, .msglen = msglen};
-    *yaml = NULL;
-    *notes = NULL;
-    E.k = kind_of(kind);
-    if (E.k == NULL)
-        return fail(&E, FB_EINVAL, "unknown kind '%s' (one of: resilience4j, litellm, envoy)%s",
+/* The kind's document for the layer (*doc, the caller's), the notes in E->notes. */
+static int build(exporter *E, const char *kind, const char *layer_json, cJSON **doc_out) {
+    *doc_out = NULL;
+    E->k = kind_of(kind);
+    if (E->k == NULL)
+        return fail(E, FB_EINVAL, "unknown kind '%s' (one of: resilience4j, litellm, envoy)%s",
                     kind, "");
-    const sim_preset *p = scn_preset_find(E.k->preset);
+    const sim_preset *p = scn_preset_find(E->k->preset);
     cJSON *layer = cJSON_Parse(layer_json);
     if (p == NULL || !cJSON_IsObject(layer)) {
         cJSON_Delete(layer);
-        return fail(&E, FB_EINVAL, "%s%s", "the layer is not a JSON object", "");
+        return fail(E, FB_EINVAL, "%s%s", "the layer is not a JSON object", "");
     }
     const cJSON *pr = cJSON_GetObjectItemCaseSensitive(layer, "preset");
     if (!cJSON_IsString(pr) || strcmp(pr->valuestring, p->name) != 0) {
+        int rc = fail(E, FB_EINVAL, "the layer is not of the preset %s (it has \"preset\": %s)",
+                      p->name, cJSON_IsString(pr) ? pr->valuestring : "none");
         cJSON_Delete(layer);
-        return fail(&E, FB_EINVAL, "the layer is not of the preset %s (it has \"preset\": %s)",
-                    p->name, cJSON_IsString(pr) ? pr->valuestring : "none");
+        return rc;
     }
     cJSON *doc = cJSON_CreateObject();
-    for (int a = 0; a < AT_N; a++) E.anchor[a] = a == AT_ROOT ? doc : cJSON_CreateObject();
+    for (int a = 0; a < AT_N; a++) E->anchor[a] = a == AT_ROOT ? doc : cJSON_CreateObject();
     int rc = FB_OK;
     for (const cJSON *v = layer->child; rc == FB_OK && v; v = v->next) {
         if (!strcmp(v->string, "preset") || !strcmp(v->string, "name") ||
             !strcmp(v->string, "description"))
             continue;
-        rc = one_key(&E, p, v);
+        rc = one_key(E, p, v);
     }
+    if (rc == FB_OK && strcmp(kind, "envoy") == 0) {
+        cJSON *env = envoy_doc(E);
+        cJSON_Delete(doc);
+        doc = env;
+    }
+    /* LiteLLM: a config the proxy reads needs router_settings even when it sets nothing */
+    if (rc == FB_OK && strcmp(kind, "litellm") == 0 &&
+        !cJSON_GetObjectItemCaseSensitive(doc, "router_settings"))
+        cJSON_AddObjectToObject(doc, "router_settings");
+    for (int a = 1; a < AT_N; a++) cJSON_Delete(E->anchor[a]);
+    cJSON_Delete(layer);
+    if (rc == FB_OK && E->notes.oom) rc = fail(E, FB_ENOMEM, "%s%s", "out of memory", "");
+    if (rc != FB_OK) {
+        cJSON_Delete(doc);
+        return rc;
+    }
+    *doc_out = doc;
+    return FB_OK;
+}
+
+int imp_export_policy(const char *kind, const char *name, const char *layer_json, char **yaml,
+                      char **notes, char *msg, size_t msglen) {
+    exporter E = {.name = name && name[0] ? name : "default", .msg = msg, .msglen = msglen};
+    *yaml = NULL;
+    *notes = NULL;
+    cJSON *doc = NULL;
+    int rc = build(&E, kind, layer_json, &doc);
     text out = {0};
     if (rc == FB_OK) {
-        cJSON *printed = doc;
-        if (strcmp(kind, "envoy") == 0) printed = envoy_doc(&E);
-        /* LiteLLM: a config the proxy reads needs router_settings even when it sets nothing */
-        if (strcmp(kind, "litellm") == 0 &&
-            !cJSON_GetObjectItemCaseSensitive(doc, "router_settings"))
-            cJSON_AddObjectToObject(doc, "router_settings");
         header(&out, kind, E.name);
-        if (printed->child == NULL)
+        if (doc->child == NULL)
             puts_(&out, "{}\n");
         else
-            put_map(&out, printed, 0, false);
-        if (printed != doc) cJSON_Delete(printed);
-        if (out.oom || E.notes.oom) rc = fail(&E, FB_ENOMEM, "%s%s", "out of memory", "");
+            put_map(&out, doc, 0, false);
+        if (out.oom) rc = fail(&E, FB_ENOMEM, "%s%s", "out of memory", "");
     }
-    for (int a = 1; a < AT_N; a++) cJSON_Delete(E.anchor[a]);
     cJSON_Delete(doc);
-    cJSON_Delete(layer);
     if (rc != FB_OK) {
         free(out.s);
         free(E.notes.s);
         return rc;
     }
     *yaml = out.s;
+    *notes = E.notes.s;
+    return FB_OK;
+}
+
+/* ---- into the user's file ---- */
+
+#define EDITS_MAX 512
+
+typedef struct edit {
+    size_t from, to; /* bytes of the file replaced */
+    int indent;      /* at one place, the deeper map's keys first (they end its block) */
+    char *with;
+} edit;
+
+typedef struct splice {
+    exporter *E;
+    const char *text, *file;
+    size_t len;
+    bool relaxed; /* Spring's relaxed binding: failure-rate-threshold is failureRateThreshold */
+    edit edits[EDITS_MAX];
+    size_t nedits;
+} splice;
+
+/* A character offset of libyaml's as a byte offset into the (UTF-8) text. */
+static size_t byte_at(const splice *S, size_t chars) {
+    size_t b = 0;
+    for (size_t c = 0; c < chars && b < S->len; c++) {
+        unsigned char u = (unsigned char)S->text[b];
+        b += u < 0x80 ? 1 : u < 0xe0 ? 2 : u < 0xf0 ? 3 : 4;
+    }
+    return b < S->len ? b : S->len;
+}
+
+static bool same_key(const splice *S, const char *a, const char *b) {
+    if (!S->relaxed) return strcmp(a, b) == 0;
+    for (;; a++, b++) {
+        while (*a == '-' || *a == '_') a++;
+        while (*b == '-' || *b == '_') b++;
+        if ((*a | 0x20) != (*b | 0x20) || !*a || !*b) return *a == *b;
+    }
+}
+
+static int add_edit(splice *S, size_t from, size_t to, int indent, text *with) {
+    if (with->oom) return fail(S->E, FB_ENOMEM, "%s%s", "out of memory", "");
+    if (S->nedits == EDITS_MAX) {
+        free(with->s);
+        return fail(S->E, FB_ECAP, "more than %s edits%s", "512", "");
+    }
+    S->edits[S->nedits++] = (edit){from, to, indent, with->s ? with->s : strdup("")};
+    return FB_OK;
+}
+
+static bool flow(const splice *S, const imp_node *n) {
+    size_t b = byte_at(S, n->start);
+    return n->kind != IMP_SCALAR && b < S->len && (S->text[b] == '{' || S->text[b] == '[');
+}
+
+/* Just past the last character a node spans (a block collection: its last item's). */
+static size_t node_end(const splice *S, const imp_node *n) {
+    if (n->kind == IMP_SCALAR || n->n == 0 || flow(S, n)) return n->end;
+    return node_end(S, n->items[n->n - 1]);
+}
+
+/* Where a node stands, for messages. */
+static int fail_at(splice *S, const imp_node *n, const char *what) {
+    char where[300];
+    snprintf(where, sizeof where, "%s:%d:%d", S->file, n->line, n->col);
+    return fail(S->E, FB_EINVAL, "%s: %s; write the block (without --into) and paste it", where,
+                what);
+}
+
+/* The value of key k (indented `indent`) replaced by v: after the key, through its end. */
+static int replace(splice *S, const imp_node *k, const imp_node *val, const cJSON *v, int indent,
+                   bool in_flow) {
+    if (val->start == IMP_YAML_NOWHERE) return fail_at(S, k, "the value is an alias");
+    text t = {0};
+    if (in_flow || flow(S, val) || scalar(v) || empty(v)) { /* a flow value stays one */
+        puts_(&t, ": ");
+        put_flow(&t, v);
+    } else if (cJSON_IsObject(v)) {
+        puts_(&t, ":\n");
+        put_map(&t, v, indent + 2, false);
+        if (t.n) t.s[--t.n] = '\0'; /* the line's end stays the file's */
+    } else {
+        puts_(&t, ":\n");
+        put_seq(&t, v, indent + 2);
+        if (t.n) t.s[--t.n] = '\0';
+    }
+    return add_edit(S, byte_at(S, k->end), byte_at(S, node_end(S, val)), indent, &t);
+}
+
+/* After the line of the map's last character: the keys it lacks, at its keys' indentation. */
+static int insert(splice *S, const imp_node *map, const cJSON *missing, int indent) {
+    if (map->kind == IMP_MAP && flow(S, map))
+        return fail_at(S, map, "a flow map ({...}) gets no new keys from --into");
+    size_t at = map->n ? byte_at(S, node_end(S, map)) : S->len;
+    while (at < S->len && S->text[at] != '\n') at++;
+    text t = {0};
+    if (at == S->len && S->len > 0 && S->text[S->len - 1] != '\n') puts_(&t, "\n");
+    put_map(&t, missing, indent, false);
+    return add_edit(S, at < S->len ? at + 1 : at, at < S->len ? at + 1 : at, indent, &t);
+}
+
+static int walk(splice *S, const cJSON *want, const imp_node *map, int indent);
+
+/* A value the file has (key k, value val) taking w: walked into, or replaced. */
+static int update(splice *S, const imp_node *map, const char *key, const imp_node *k,
+                  const imp_node *val, const cJSON *w) {
+    if (cJSON_IsObject(w) && w->child && val->kind == IMP_MAP && val->n > 0)
+        return walk(S, w, val, val->items[0]->col - 1);
+    if (cJSON_IsArray(w) && strcmp(key, "model_list") == 0) {
+        note(S->E, "model_list",
+             "not written into the file: its deployments hold keys fusebox does not read "
+             "(api_base, api_key, ...); change the routing keys by hand");
+        return FB_OK;
+    }
+    return replace(S, k, val, w, k->col - 1, flow(S, map));
+}
+
+/* Spring's one-key spelling of two levels ("resilience4j.retry:"): m's children found so. */
+static int dotted(splice *S, cJSON *m, const imp_node *map) {
+    size_t n = strlen(m->string);
+    cJSON *c = m->child;
+    while (c) {
+        cJSON *next = c->next;
+        for (size_t i = 0; i + 1 < map->n; i += 2) {
+            const char *key = map->items[i]->value;
+            if (strncmp(key, m->string, n) != 0 || key[n] != '.' ||
+                !same_key(S, key + n + 1, c->string))
+                continue;
+            int rc = update(S, map, c->string, map->items[i], map->items[i + 1], c);
+            if (rc != FB_OK) return rc;
+            cJSON_Delete(cJSON_DetachItemViaPointer(m, c));
+            break;
+        }
+        c = next;
+    }
+    return FB_OK;
+}
+
+/* The keys of `want` into map, at `indent` (the map's keys' column). */
+static int walk(splice *S, const cJSON *want, const imp_node *map, int indent) {
+    cJSON *rest = cJSON_Duplicate(want, true), *missing = cJSON_CreateObject();
+    int rc = rest && missing ? FB_OK : fail(S->E, FB_ENOMEM, "%s%s", "out of memory", "");
+    for (cJSON *m = rest ? rest->child : NULL; rc == FB_OK && m; m = m->next)
+        if (cJSON_IsObject(m) && m->child && map->kind == IMP_MAP) rc = dotted(S, m, map);
+    for (const cJSON *m = rest ? rest->child : NULL; rc == FB_OK && m; m = m->next) {
+        if (cJSON_IsObject(m) && m->child == NULL &&
+            cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(want, m->string)) &&
+            cJSON_GetObjectItemCaseSensitive(want, m->string)->child)
+            continue; /* all of it found under the dotted spelling */
+        const imp_node *k = NULL, *val = NULL;
+        for (size_t i = 0; map->kind == IMP_MAP && i + 1 < map->n && !k; i += 2)
+            if (same_key(S, map->items[i]->value, m->string)) {
+                k = map->items[i];
+                val = map->items[i + 1];
+            }
+        if (k == NULL)
+            cJSON_AddItemToObject(missing, m->string, cJSON_Duplicate(m, true));
+        else
+            rc = update(S, map, m->string, k, val, m);
+    }
+    if (rc == FB_OK && missing->child) rc = insert(S, map, missing, indent);
+    cJSON_Delete(rest);
+    cJSON_Delete(missing);
+    return rc;
+}
+
+static int by_offset(const void *a, const void *b) {
+    const edit *x = a, *y = b;
+    if (x->from != y->from) return x->from < y->from ? -1 : 1;
+    return x->indent > y->indent ? -1 : x->indent < y->indent;
+}
+
+int imp_export_into(const char *kind, const char *name, const char *layer_json, const char *file,
+                    const char *text_in, size_t len, char **out, char **notes, char *msg,
+                    size_t msglen) {
+    exporter E = {.name = name && name[0] ? name : "default", .msg = msg, .msglen = msglen};
+    *out = NULL;
+    *notes = NULL;
+    if (strcmp(kind, "envoy") == 0)
+        return fail(&E, FB_EINVAL,
+                    "--into writes resilience4j and LiteLLM files; an Envoy route and cluster "
+                    "are found %s%s",
+                    "through listeners and names: write the block and paste it", "");
+    cJSON *doc = NULL;
+    int rc = build(&E, kind, layer_json, &doc);
+    imp_node *root = NULL;
+    imp_error err;
+    static splice S;
+    memset(&S, 0, sizeof S);
+    S = (splice){.E = &E, .text = text_in, .file = file, .len = len};
+    S.relaxed = strcmp(kind, "resilience4j") == 0;
+    if (rc == FB_OK && imp_yaml_parse(text_in, len, file, &root, &err) != FB_OK) {
+        char m[600];
+        imp_error_format(&err, m, sizeof m);
+        rc = fail(&E, FB_EPARSE, "%s%s", m, "");
+    }
+    if (rc == FB_OK && root->kind != IMP_MAP) rc = fail_at(&S, root, "the file is not a map");
+    if (rc == FB_OK) rc = walk(&S, doc, root, 0);
+    text t = {0};
+    if (rc == FB_OK) {
+        qsort(S.edits, S.nedits, sizeof S.edits[0], by_offset);
+        size_t at = 0;
+        for (size_t i = 0; i < S.nedits; i++) {
+            put(&t, text_in + at, S.edits[i].from - at);
+            puts_(&t, S.edits[i].with);
+            at = S.edits[i].to;
+        }
+        put(&t, text_in + at, len - at);
+        if (t.oom || E.notes.oom) rc = fail(&E, FB_ENOMEM, "%s%s", "out of memory", "");
+    }
+    for (size_t i = 0; i < S.nedits; i++) free(S.edits[i].with);
+    imp_node_free(root);
+    cJSON_Delete(doc);
+    if (rc != FB_OK) {
+        free(t.s);
+        free(E.notes.s);
+        return rc;
+    }
+    *out = t.s ? t.s : strdup("");
     *notes = E.notes.s;
     return FB_OK;
 }

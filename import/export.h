@@ -36,4 +36,21 @@ const char *imp_export_preset(const char *kind);
 int imp_export_policy(const char *kind, const char *name, const char *layer_json, char **yaml,
                       char **notes, char *msg, size_t msglen);
 
+/*
+ * The same values written into the user's file (its text, `len` bytes, named
+ * `file` in messages): a key the file has gets the layer's value in place
+ * (its value's text replaced, the rest of the line kept); a key it lacks is
+ * added after its map's last line, at that map's indentation; everything else
+ * (comments, order, quoting, keys fusebox does not model) stays as it was.
+ * Keys are matched as the library does (resilience4j: Spring's relaxed
+ * binding, and "resilience4j.retry:" as one key). resilience4j and litellm
+ * only; LiteLLM's model_list is not rewritten (noted). *out is the new text
+ * (malloc). FB_EINVAL with msg where the file cannot take the edit in place
+ * (a flow map to add to, a value that is an alias), FB_EPARSE for YAML that
+ * does not parse.
+ */
+int imp_export_into(const char *kind, const char *name, const char *layer_json, const char *file,
+                    const char *text, size_t len, char **out, char **notes, char *msg,
+                    size_t msglen);
+
 #endif /* IMP_EXPORT_H */

@@ -50,6 +50,8 @@ static imp_node *new_node(builder *b, imp_kind kind, const yaml_mark_t *m) {
     n->kind = kind;
     n->line = (int)m->line + 1;
     n->col = (int)m->column + 1;
+    n->start = m->index;
+    n->end = m->index;
     return n;
 }
 
@@ -59,6 +61,7 @@ static imp_node *copy(builder *b, const imp_node *src) {
     imp_node *n = new_node(b, src->kind, &m);
     if (n == NULL) return NULL;
     n->quoted = src->quoted;
+    n->start = n->end = IMP_YAML_NOWHERE;
     if (src->value && (n->value = strdup(src->value)) == NULL) goto fail;
     if (src->n > 0 && (n->items = calloc(src->n, sizeof *n->items)) == NULL) goto fail;
     for (size_t i = 0; i < src->n; i++) {
@@ -102,6 +105,7 @@ static int place(builder *b, imp_node *n, const yaml_char_t *anchor_name) {
 static int on_scalar(builder *b, const yaml_event_t *ev) {
     imp_node *n = new_node(b, IMP_SCALAR, &ev->start_mark);
     if (n == NULL) return fail(b, FB_ECAP, 0, 0, "more than 200000 YAML nodes");
+    n->end = ev->end_mark.index;
     n->value = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
     n->quoted = ev->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
                 ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
@@ -128,8 +132,9 @@ static int on_open(builder *b, const yaml_event_t *ev, imp_kind kind) {
     return FB_OK;
 }
 
-static int on_close(builder *b) {
+static int on_close(builder *b, const yaml_event_t *ev) {
     imp_node *n = b->stack[--b->depth];
+    n->end = ev->end_mark.index;
     return place(b, n, NULL);
 }
 
@@ -154,7 +159,7 @@ static int on_event(builder *b, const yaml_event_t *ev) {
         return on_open(b, ev, IMP_MAP);
     case YAML_SEQUENCE_END_EVENT:
     case YAML_MAPPING_END_EVENT:
-        return on_close(b);
+        return on_close(b, ev);
     case YAML_ALIAS_EVENT:
         return on_alias(b, ev);
     default:
