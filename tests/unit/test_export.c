@@ -90,14 +90,53 @@ static const char *layer_name(const char *kind) {
     return strcmp(kind, "litellm") == 0 ? "litellm" : "backend_1";
 }
 
+/* --into's files: keys the presets do not model, with comments, which must stay. */
+static const char *into_base(const char *kind) {
+    if (strcmp(kind, "litellm") == 0)
+        return "# the proxy\nrouter_settings:\n  enable_pre_call_checks: true  # kept\n"
+               "general_settings:\n  master_key: os.environ/MASTER_KEY\n";
+    return "resilience4j.circuitbreaker:\n  instances:\n    backend_1:\n"
+           "      register-health-indicator: true  # kept\n";
+}
+
+/* Into mode: 0 the block, 1 --into the base file, 2 --into the result of 1 (values replaced). */
+static int into_mode;
+
+static char *export_for(const char *kind, const char *json, const char *key, char **notes) {
+    char *yaml = NULL, msg[600] = "";
+    int rc = FB_OK;
+    if (into_mode == 0) {
+        if (imp_export_policy(kind, layer_name(kind), json, &yaml, notes, msg, sizeof msg) != FB_OK)
+            fail_msg("%s %s: export: %s", kind, key, msg);
+        return yaml;
+    }
+    const char *base = into_base(kind);
+    rc = imp_export_into(kind, layer_name(kind), json, "base.yaml", base, strlen(base), &yaml,
+                         notes, msg, sizeof msg);
+    if (rc != FB_OK) fail_msg("%s %s: --into: %s", kind, key, msg);
+    if (strstr(yaml, "# kept\n") == NULL)
+        fail_msg("%s %s: a comment was lost:\n%s", kind, key, yaml);
+    if (into_mode == 2) {
+        char *again = NULL;
+        free(*notes);
+        rc = imp_export_into(kind, layer_name(kind), json, "base.yaml", yaml, strlen(yaml), &again,
+                             notes, msg, sizeof msg);
+        if (rc != FB_OK) fail_msg("%s %s: --into twice: %s", kind, key, msg);
+        if (strcmp(again, yaml) != 0 && strcmp(key, "model_list") != 0)
+            fail_msg("%s %s: --into twice changed the file:\n%s\n---\n%s", kind, key, yaml, again);
+        free(yaml);
+        yaml = again;
+    }
+    return yaml;
+}
+
 /*
  * export(x), then import; the layer back. *noted: export reported the key
  * (not written).
  */
 static cJSON *round_trip(const char *kind, const cJSON *x, const char *key, bool *noted) {
-    char *json = cJSON_PrintUnformatted(x), *yaml = NULL, *notes = NULL, msg[600] = "";
-    int rc = imp_export_policy(kind, layer_name(kind), json, &yaml, &notes, msg, sizeof msg);
-    if (rc != FB_OK) fail_msg("%s %s: export: %s", kind, key, msg);
+    char *json = cJSON_PrintUnformatted(x), *notes = NULL;
+    char *yaml = export_for(kind, json, key, &notes);
     char want[200];
     snprintf(want, sizeof want, "%s: ", key);
     *noted = notes && strstr(notes, want) == notes;
@@ -131,6 +170,8 @@ static void check_key(const char *kind, const sim_preset *p, const char *key, cJ
     cJSON *back = round_trip(kind, x, key, &noted);
     cJSON *want = cJSON_Duplicate(x, true);
     const char *k = strchr(key, '.') ? NULL : key;
+    if (into_mode == 2 && strcmp(key, "model_list") == 0)
+        noted = false; /* written the first time */
     if (noted && k && !(strcmp(k, "redis_url") == 0 || strcmp(k, "redis_password") == 0))
         cJSON_DeleteItemFromObjectCaseSensitive(want, k); /* no place in the file: noted */
     /*
@@ -178,6 +219,88 @@ static void export_resilience4j_round_trips_every_parameter(void **state) {
 static void export_litellm_round_trips_every_parameter(void **state) {
     (void)state;
     assert_true(check_kind("litellm") >= 30);
+}
+
+/* --into a file of the library's (and into its result again): the same round trip. */
+static void export_into_round_trips_every_parameter(void **state) {
+    (void)state;
+    for (into_mode = 1; into_mode <= 2; into_mode++) {
+        assert_true(check_kind("resilience4j") >= 17);
+        assert_true(check_kind("litellm") >= 30);
+    }
+    into_mode = 0;
+}
+
+/* In place: the file's comments, order, spelling and other keys kept; new keys at their map. */
+static void export_into_changes_only_the_layers_keys(void **state) {
+    (void)state;
+    const char *file = "# app\n"
+                       "resilience4j.circuitbreaker:\n"
+                       "    instances:\n"
+                       "        backendA:\n"
+                       "            failure-rate-threshold: 50 # percent\n"
+                       "            recordExceptions:\n"
+                       "                - java.io.IOException\n"
+                       "        backendB:\n"
+                       "            slidingWindowSize: 10\n"
+                       "spring:\n"
+                       "    application:\n"
+                       "        name: x\n";
+    char *out = NULL, *notes = NULL, msg[600];
+    assert_int_equal(imp_export_into("resilience4j", "backendA",
+                                     "{\"preset\": \"resilience4j\", \"failureRateThreshold\": 25, "
+                                     "\"waitDurationInOpenState\": \"20s\", \"maxAttempts\": 4}",
+                                     "app.yml", file, strlen(file), &out, &notes, msg, sizeof msg),
+                     FB_OK);
+    assert_string_equal(out, "# app\n"
+                             "resilience4j.circuitbreaker:\n"
+                             "    instances:\n"
+                             "        backendA:\n"
+                             "            failure-rate-threshold: 25 # percent\n"
+                             "            recordExceptions:\n"
+                             "                - java.io.IOException\n"
+                             "            waitDurationInOpenState: 20s\n"
+                             "        backendB:\n"
+                             "            slidingWindowSize: 10\n"
+                             "spring:\n"
+                             "    application:\n"
+                             "        name: x\n"
+                             "resilience4j:\n"
+                             "  retry:\n"
+                             "    instances:\n"
+                             "      backendA:\n"
+                             "        maxAttempts: 4\n");
+    free(out);
+}
+
+/* Where an edit in place would change more than the keys: refused, the block to paste said. */
+static void export_into_refuses_what_it_cannot_edit_in_place(void **state) {
+    (void)state;
+    char *out = NULL, *notes = NULL, msg[600];
+    const char *flowmap = "router_settings: {num_retries: 2}\n";
+    assert_int_equal(imp_export_into("litellm", NULL,
+                                     "{\"preset\": \"litellm\", \"cooldown_time\": 3}", "c.yaml",
+                                     flowmap, strlen(flowmap), &out, &notes, msg, sizeof msg),
+                     FB_EINVAL);
+    assert_non_null(strstr(msg, "c.yaml:1:18: a flow map"));
+    assert_non_null(strstr(msg, "paste"));
+    /* a value in a flow map is replaced in place, though */
+    assert_int_equal(imp_export_into("litellm", NULL,
+                                     "{\"preset\": \"litellm\", \"num_retries\": 5}", "c.yaml",
+                                     flowmap, strlen(flowmap), &out, &notes, msg, sizeof msg),
+                     FB_OK);
+    assert_string_equal(out, "router_settings: {num_retries: 5}\n");
+    free(out);
+    const char *alias = "base: &b 3\nrouter_settings:\n  num_retries: *b\n";
+    assert_int_equal(imp_export_into("litellm", NULL,
+                                     "{\"preset\": \"litellm\", \"num_retries\": 5}", "c.yaml",
+                                     alias, strlen(alias), &out, &notes, msg, sizeof msg),
+                     FB_EINVAL);
+    assert_non_null(strstr(msg, "alias"));
+    assert_int_equal(imp_export_into("envoy", "c", "{\"preset\": \"envoy\"}", "e.yaml", "a: 1\n", 5,
+                                     &out, &notes, msg, sizeof msg),
+                     FB_EINVAL);
+    assert_non_null(strstr(msg, "paste"));
 }
 
 static void export_envoy_round_trips_every_parameter(void **state) {
@@ -312,6 +435,9 @@ int main(void) {
         cmocka_unit_test(export_resilience4j_round_trips_every_parameter),
         cmocka_unit_test(export_litellm_round_trips_every_parameter),
         cmocka_unit_test(export_envoy_round_trips_every_parameter),
+        cmocka_unit_test(export_into_round_trips_every_parameter),
+        cmocka_unit_test(export_into_changes_only_the_layers_keys),
+        cmocka_unit_test(export_into_refuses_what_it_cannot_edit_in_place),
         cmocka_unit_test(export_writes_the_librarys_units),
         cmocka_unit_test(export_writes_only_the_layers_keys),
         cmocka_unit_test(export_quotes_what_yaml_would_misread),
