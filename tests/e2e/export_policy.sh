@@ -92,6 +92,29 @@ expect_exit 0 "export-policy resilience4j of library-defaults' layer, --name" "$
 contains "$OUT" "      payments:
         waitDurationInOpenState: PT20S" "... under the instance --name gives, the value as given"
 
+# --into: the values written into the user's own file, nothing else changed
+cp "$FX/resilience4j-demo.yml" "$T/app.yml"
+expect_exit 0 "--into application.yml" "$FUSEBOX" export-policy resilience4j \
+    scenarios/library-defaults.json --layer resilience4j.resilience4j --name backendB \
+    --set variants.resilience4j.layers.resilience4j.minimumNumberOfCalls=7 \
+    --set variants.resilience4j.layers.resilience4j.maxAttempts=5 --into "$T/app.yml"
+[ "$(diff "$FX/resilience4j-demo.yml" "$T/app.yml" | grep -c '^[<>]')" -eq 3 ]
+ok $? "... changes one line and adds one, the rest of the file as it was"
+"$FUSEBOX" import-policy resilience4j "$T/app.yml" -o "$T/app.json" 2>/dev/null
+[ "$(json "$T/app.json" "r['layers']['backendB']['minimumNumberOfCalls'], r['layers']['backendB']['maxAttempts'], r['layers']['backendA']['maxAttempts']")" = "7 5 3" ]
+ok $? "... and import-policy reads the new values on that instance only"
+cp "$FX/litellm-fallbacks.yaml" "$T/cfg.yaml"
+expect_exit 0 "--into config.yaml with -o" "$FUSEBOX" export-policy litellm "$S" \
+    --layer tuned.litellm --into "$T/cfg.yaml" -o "$T/cfg-tuned.yaml"
+cmp -s "$FX/litellm-fallbacks.yaml" "$T/cfg.yaml"
+ok $? "... leaves the file as it was"
+contains "$ERR" "model_list: not written into the file" "... and says the deployments are not rewritten"
+grep -q "id: my-specific-model-id # 👈 KEY CHANGE" "$T/cfg-tuned.yaml" && grep -q "^  cooldown_time: 30$" "$T/cfg-tuned.yaml"
+ok $? "... OUT keeps the file's comments and has the layer's router_settings"
+expect_exit 2 "--into an Envoy file exits 2" "$FUSEBOX" export-policy envoy \
+    "$T/envoy-demo-resilience.yaml.json" --into "$FX/envoy-demo-resilience.yaml" -o "$T/x.yaml"
+contains "$ERR" "paste" "... saying to paste the block"
+
 # bad input: exit 2, named
 expect_exit 2 "a scenario without --layer exits 2" "$FUSEBOX" export-policy litellm "$S"
 contains "$ERR" "the scenario's layers: as-written.litellm unset.litellm tuned.litellm" \
