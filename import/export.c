@@ -679,6 +679,19 @@ static int replace(splice *S, const imp_node *k, const imp_node *val, const cJSO
                    bool in_flow) {
     if (val->start == IMP_YAML_NOWHERE) return fail_at(S, k, "the value is an alias");
     text t = {0};
+    bool none = val->kind == IMP_SCALAR && !val->quoted && val->value[0] == '\0';
+    if (none && !in_flow && !scalar(v) && !empty(v)) {
+        /* "key:" with nothing (or a comment) after it: the block goes on the lines below */
+        size_t at = byte_at(S, k->end);
+        while (at < S->len && S->text[at] != '\n') at++;
+        puts_(&t, "\n");
+        if (cJSON_IsObject(v))
+            put_map(&t, v, indent + 2, false);
+        else
+            put_seq(&t, v, indent + 2);
+        if (t.n) t.s[--t.n] = '\0';
+        return add_edit(S, at, at, indent + 1, &t);
+    }
     if (in_flow || flow(S, val) || scalar(v) || empty(v)) { /* a flow value stays one */
         puts_(&t, ": ");
         put_flow(&t, v);

@@ -273,6 +273,26 @@ static void export_into_changes_only_the_layers_keys(void **state) {
     free(out);
 }
 
+/* "router_settings:" with nothing under it yet (a comment after it): the keys go below it. */
+static void export_into_fills_an_empty_section(void **state) {
+    (void)state;
+    const char *file = "router_settings:   # none yet\n\nlitellm_settings:\n  x: 1";
+    char *out = NULL, *notes = NULL, msg[600];
+    assert_int_equal(imp_export_into("litellm", NULL,
+                                     "{\"preset\": \"litellm\", \"cooldown_time\": 12, "
+                                     "\"retry_policy\": {\"RateLimitErrorRetries\": 1}}",
+                                     "c.yaml", file, strlen(file), &out, &notes, msg, sizeof msg),
+                     FB_OK);
+    assert_string_equal(out, "router_settings:   # none yet\n"
+                             "  cooldown_time: 12\n"
+                             "  retry_policy:\n"
+                             "    RateLimitErrorRetries: 1\n"
+                             "\n"
+                             "litellm_settings:\n"
+                             "  x: 1");
+    free(out);
+}
+
 /* Where an edit in place would change more than the keys: refused, the block to paste said. */
 static void export_into_refuses_what_it_cannot_edit_in_place(void **state) {
     (void)state;
@@ -437,6 +457,7 @@ int main(void) {
         cmocka_unit_test(export_envoy_round_trips_every_parameter),
         cmocka_unit_test(export_into_round_trips_every_parameter),
         cmocka_unit_test(export_into_changes_only_the_layers_keys),
+        cmocka_unit_test(export_into_fills_an_empty_section),
         cmocka_unit_test(export_into_refuses_what_it_cannot_edit_in_place),
         cmocka_unit_test(export_writes_the_librarys_units),
         cmocka_unit_test(export_writes_only_the_layers_keys),
