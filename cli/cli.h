@@ -19,6 +19,7 @@ int cli_cmd_mock(int argc, char **argv);
 int cli_cmd_live(int argc, char **argv);
 int cli_cmd_presets(int argc, char **argv);
 int cli_cmd_import_policy(int argc, char **argv);
+int cli_cmd_export_policy(int argc, char **argv);
 int cli_cmd_import(int argc, char **argv);
 int cli_cmd_verdict(int argc, char **argv);
 

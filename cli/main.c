@@ -32,6 +32,8 @@ static const struct command commands[] = {
      "import FILE [-o SCENARIO] [...]                logs of a bad hour as a scenario"},
     {"import-policy", cli_cmd_import_policy,
      "import-policy KIND FILE                        a library's config as layers"},
+    {"export-policy", cli_cmd_export_policy,
+     "export-policy KIND FILE [--layer V.L]          a layer as the library's config"},
     {"verdict", cli_cmd_verdict,
      "verdict LOG [--json FILE] [--junit FILE]       judge a client from a mock log"},
 };

@@ -51,6 +51,8 @@ static imp_node *new_node(builder *b, imp_kind kind, const yaml_mark_t *m) {
     n->kind = kind;
     n->line = (int)m->line + 1;
     n->col = (int)m->column + 1;
+    n->start = m->index;
+    n->end = m->index;
     return n;
 }
 
@@ -60,6 +62,7 @@ static imp_node *copy(builder *b, const imp_node *src) {
     imp_node *n = new_node(b, src->kind, &m);
     if (n == NULL) return NULL;
     n->quoted = src->quoted;
+    n->start = n->end = IMP_YAML_NOWHERE;
     if (src->value) {
         size_t len = strlen(src->value);
         if (b->text > b->text_max || len > b->text_max - b->text) {
@@ -129,6 +132,7 @@ static int on_scalar(builder *b, const yaml_event_t *ev) {
     imp_node *n = new_node(b, IMP_SCALAR, &ev->start_mark);
     if (n == NULL) return fail(b, FB_ECAP, 0, 0, "more than 200000 YAML nodes");
     b->text += ev->data.scalar.length; /* at most the file's size: only aliases can pass the cap */
+    n->end = ev->end_mark.index;
     n->value = strndup((const char *)ev->data.scalar.value, ev->data.scalar.length);
     n->quoted = ev->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
                 ev->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
@@ -198,8 +202,9 @@ static int duplicate_keys(builder *b, const imp_node *map) {
     return rc;
 }
 
-static int on_close(builder *b) {
+static int on_close(builder *b, const yaml_event_t *ev) {
     imp_node *n = b->stack[--b->depth];
+    n->end = ev->end_mark.index;
     if (n->kind == IMP_MAP) {
         int rc = duplicate_keys(b, n);
         if (rc != FB_OK) {
@@ -240,7 +245,7 @@ static int on_event(builder *b, const yaml_event_t *ev) {
         return on_open(b, ev, IMP_MAP);
     case YAML_SEQUENCE_END_EVENT:
     case YAML_MAPPING_END_EVENT:
-        return on_close(b);
+        return on_close(b, ev);
     case YAML_ALIAS_EVENT:
         return on_alias(b, ev);
     default:

@@ -23,6 +23,7 @@
 /* The scalar text of a document, aliases expanded: 16 times the file's size, at least 1 MiB.
  * With the node cap this bounds the tree's memory; reaching it is an FB_ECAP error. */
 #define IMP_YAML_TEXT_MAX(len) ((len) < ((size_t)1 << 16) ? ((size_t)1 << 20) : 16 * (len))
+#define IMP_YAML_NOWHERE ((size_t)-1)
 
 typedef enum imp_kind { IMP_SCALAR = 0, IMP_MAP, IMP_SEQ } imp_kind;
 
@@ -31,6 +32,10 @@ typedef struct imp_node {
     char *value;   /* SCALAR: the text */
     bool quoted;   /* SCALAR: written in quotes (a string, whatever it looks like) */
     int line, col; /* 1-based, where the node starts */
+    /* characters from the text's start (libyaml's mark.index) to the node's first character and
+     * just past its last (a collection: past its closing event); IMP_YAML_NOWHERE in an alias's
+     * copy, which stands for text elsewhere */
+    size_t start, end;
     /* MAP: keys and values interleaved (items[2i] a key scalar, items[2i+1] its value);
      * SEQ: the items */
     struct imp_node **items;

@@ -169,7 +169,7 @@ contains "$ERR" "providers[0].typo_key: unknown key 'typo_key'" "and the third, 
 ok $? "each unknown key is named once"
 
 # help CMD is CMD --help
-for c in run check validate compare sweep merge mock live presets import import-policy verdict; do
+for c in run check validate compare sweep merge mock live presets import import-policy export-policy verdict; do
     "$FUSEBOX" $c --help >"$T/h1" 2>&1
     "$FUSEBOX" help $c >"$T/h2" 2>&1
     r=$?
