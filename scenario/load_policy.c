@@ -243,7 +243,8 @@ const ld_section scn__retry_section = {
          .def = "\"60s\"",
          .doc = "a header above it is clamped, or gives up with `giveup_above_max`"},
         {"giveup_above_max", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_giveup,
-         .def = "false", .flags = LD_F_SET, .unit = "boolean", .doc = ""},
+         .def = "false", .flags = LD_F_SET, .unit = "boolean",
+         .doc = "a Retry-After above `retry_after_max` gives up instead of being clamped"},
         {"retry_after_jitter", LD_NUMBER, LD_AT(sim_layer, retry.retry_after_jitter), .lo = 0,
          .hi = 10, .def = "0",
          .doc = "when the header decides the delay, wait header × U(1, 1 + f) instead: upward "
@@ -347,7 +348,8 @@ const ld_section scn__breaker_section = {
          .unit = "`\"consecutive\"`, `\"count\"`, `\"time\"`",
          .def_doc = "inferred: `window` as a duration → `time`, as a number → `count`; no window "
                     "→ `consecutive`",
-         .doc = ""},
+         .doc = "what trips it: failures in a row, or rates over the last calls or the last "
+                "period"},
         {"consecutive_failures", LD_INTEGER, LD_AT(fb_breaker_config, consecutive_failures),
          .lo = 1, .hi = 1000000, .def = "5", .doc = "consecutive mode"},
         {"failure_rate", LD_NUMBER, LD_AT(fb_breaker_config, failure_rate), .lo = 1e-6, .hi = 1,
@@ -421,8 +423,8 @@ const ld_section scn__variant_breaker_section = {
                 "later"},
         {"store_outage", LD_ENUM, LD_AT(sim_layer, store_outage), .names = outages,
          .def = "\"fail_open\"",
-         .doc = "shared scope only: what a pod does while the store is unreachable "
-                "([breaker_store](#breaker_store))"},
+         .doc = "shared scope only: what a pod does while the store is unreachable (see "
+                "`breaker_store`)"},
         {0}}};
 
 /* The variant's breaker, for every provider; scope and sync_delay belong to the variant. */
