@@ -102,7 +102,8 @@ const ld_section scn__token_bucket_section = {
          .doc = "tokens at the start and at most"},
         {"ratio", LD_NUMBER, LD_AT(fb_budget_config, ratio), .lo = 0.001, .hi = 1000,
          .def = "0.1", .doc = "tokens a success adds"},
-        {0}}};
+        {0}},
+    NULL};
 
 /* {"quota": {...}}: the AWS SDKs' retry quota. */
 const ld_section scn__quota_section = {
@@ -118,7 +119,8 @@ const ld_section scn__quota_section = {
         {"refund", LD_INTEGER, LD_AT(fb_budget_config, no_retry_refund), .lo = 0, .hi = 1000000,
          .def = "1", .flags = LD_F_SET,
          .doc = "what a success without a retry gives back (0: nothing)"},
-        {0}}};
+        {0}},
+    NULL};
 
 /* {"deposit": {...}}: a bucket every request fills. */
 const ld_section scn__deposit_section = {
@@ -132,7 +134,8 @@ const ld_section scn__deposit_section = {
          .doc = "tokens a retry takes"},
         {"threshold", LD_NUMBER, LD_AT(fb_budget_config, threshold), .lo = 0.001, .hi = 1e6,
          .def_doc = "`cost`", .doc = "a retry is allowed while there are at least this many"},
-        {0}}};
+        {0}},
+    NULL};
 
 /* {"retry_breaker": {...}}: a breaker that only gates retries. */
 const ld_section scn__retry_breaker_section = {
@@ -146,7 +149,8 @@ const ld_section scn__retry_breaker_section = {
          .hi = 1e6, .def = "0.1", .doc = "retries are refused while failures exceed this x requests"},
         {"minimum_requests", LD_INTEGER, LD_AT(fb_budget_config, min_requests), .lo = 1,
          .hi = 1000000000, .def = "20", .doc = "no retry is refused below this many requests"},
-        {0}}};
+        {0}},
+    NULL};
 
 /* {"retry_breaker": {"window", "buckets", "failure_ratio", "minimum_requests"}}. */
 static int retry_breaker_budget(pctx *P, const cJSON *o, fb_budget_config *b) {
@@ -271,7 +275,8 @@ const ld_section scn__retry_section = {
                 "504]` as Portkey's `on_status_codes`, or outcomes `transient`, `rate_limited`, "
                 "`timeout`, `permanent`, `policy`, `context_length`, `cancelled`, `rejected`; at "
                 "most 16 entries"},
-        {0}}};
+        {0}},
+    NULL};
 
 static int parse_retry(pctx *P, const cJSON *v, void *out) {
     return scn__fields(P, v, &scn__retry_section, out);
@@ -389,7 +394,8 @@ const ld_section scn__breaker_section = {
          .def = "\"closed\"",
          .unit = "`closed`, `forced_open`, `forced_closed`, `disabled`, `metrics_only`",
          .def_doc = "`closed`", .doc = "initial state"},
-        {0}}};
+        {0}},
+    NULL};
 
 /* A breaker object, or false/null for none. */
 static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *has) {
@@ -425,7 +431,8 @@ const ld_section scn__variant_breaker_section = {
          .def = "\"fail_open\"",
          .doc = "shared scope only: what a pod does while the store is unreachable (see "
                 "`breaker_store`)"},
-        {0}}};
+        {0}},
+    NULL};
 
 /* The variant's breaker, for every provider; scope and sync_delay belong to the variant. */
 static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
@@ -490,7 +497,8 @@ const ld_section scn__rate_limit_section = {
          .doc = "`wait` delays the attempt (up to `max_wait`), `reject` skips the provider"},
         {"max_wait", LD_DURATION, LD_AT(fb_ratelimit_config, wait_us_max), .def = "\"60s\"",
          .doc = "the longest wait before the attempt is rejected"},
-        {0}}};
+        {0}},
+    NULL};
 
 static int ratelimit_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
     fb_ratelimit_config *r = &pp->ratelimit;
@@ -561,7 +569,8 @@ const ld_section scn__classify_section = {
          .def = "false",
          .doc = "4xx, content-policy and context-length answers count as breaker failures (a "
                 "breaker that counts every error)"},
-        {0}}};
+        {0}},
+    NULL};
 
 static int parse_classify(pctx *P, const cJSON *v, void *out) {
     return scn__fields(P, v, &scn__classify_section, &((sim_layer *)out)->classify);
@@ -600,14 +609,3 @@ int scn__parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const char *const 
             P, "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");
     return rc;
 }
-
-const ld_section *const scn__sections[] = {&scn__retry_section,
-                                           &scn__token_bucket_section,
-                                           &scn__quota_section,
-                                           &scn__deposit_section,
-                                           &scn__retry_breaker_section,
-                                           &scn__breaker_section,
-                                           &scn__variant_breaker_section,
-                                           &scn__classify_section,
-                                           &scn__rate_limit_section,
-                                           NULL};

@@ -85,10 +85,20 @@ static int set_default(pctx *P, const ld_field *f, void *base) {
     return rc;
 }
 
-int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
+static int set_defaults(pctx *P, const ld_section *s, void *base) {
     int rc = FB_OK;
     for (const ld_field *f = s->fields; rc == FB_OK && f->name; f++)
         if ((f->flags & LD_F_SET) && f->def) rc = set_default(P, f, base);
+    return rc;
+}
+
+int scn__set_defaults(const ld_section *s, void *base, sim_error *err) {
+    pctx P = {err, "", 0, false, NULL, NULL};
+    return set_defaults(&P, s, base);
+}
+
+int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
+    int rc = set_defaults(P, s, base);
     for (const ld_field *f = s->fields; rc == FB_OK && f->name; f++) rc = read_field(P, v, f, base);
     return rc;
 }
@@ -98,3 +108,19 @@ int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
     if (rc == FB_OK) rc = scn__read_fields(P, v, s, base);
     return rc;
 }
+
+/* The order of the docs' rows where several tables share a name. */
+const ld_section *const scn__sections[] = {&scn__retry_section,
+                                           &scn__token_bucket_section,
+                                           &scn__quota_section,
+                                           &scn__deposit_section,
+                                           &scn__retry_breaker_section,
+                                           &scn__breaker_section,
+                                           &scn__variant_breaker_section,
+                                           &scn__classify_section,
+                                           &scn__rate_limit_section,
+                                           &scn__pods_section,
+                                           &scn__slo_section,
+                                           &scn__spillover_section,
+                                           &scn__limits_section,
+                                           NULL};

@@ -185,19 +185,23 @@ typedef struct ld_section {
     const char *name;      /* the docs' table marker: <!-- keys: NAME --> */
     const char *schema_at; /* the schema object whose "properties" the table writes */
     const ld_field *fields; /* ends with a field without a name */
+    const char *doc_prefix; /* the docs' key column: "spillover." for spillover.hold; NULL: none */
 } ld_section;
 
 /* v is an object whose keys are all in s (else "unknown key", with did-you-mean). */
 int scn__check_fields(pctx *P, const cJSON *v, const ld_section *s);
 /* Store the LD_F_SET defaults, then read every key of s that v has (not LD_CODE). */
 int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base);
+/* Store the LD_F_SET defaults of s alone (a section whose object may be absent). */
+int scn__set_defaults(const ld_section *s, void *base, sim_error *err);
 /* Both: the keys checked, then read. */
 int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base);
 /* Every converted section, NULL-terminated (for the generator). */
 extern const ld_section *const scn__sections[];
 extern const ld_section scn__retry_section, scn__token_bucket_section, scn__quota_section,
     scn__deposit_section, scn__retry_breaker_section, scn__breaker_section,
-    scn__classify_section, scn__rate_limit_section, scn__variant_breaker_section;
+    scn__classify_section, scn__rate_limit_section, scn__variant_breaker_section,
+    scn__pods_section, scn__slo_section, scn__spillover_section, scn__limits_section;
 
 /* ---- distributions: of durations (microseconds) or of counts ---- */
 

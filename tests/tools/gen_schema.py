@@ -150,7 +150,7 @@ def rows(tables, name):
         if sec["name"] != name:
             continue
         for f in sec["fields"]:
-            out.append(f"| `{f['name']}` | {type_doc(f)} | {default_doc(f)} | {f.get('doc') or ''} |".replace("|  |", "| |"))
+            out.append(f"| `{sec.get('doc_prefix', '')}{f['name']}` | {type_doc(f)} | {default_doc(f)} | {f.get('doc') or ''} |".replace("|  |", "| |"))
     return out
 
 

@@ -5,7 +5,7 @@
  * writes the tables' parts of docs/scenario.schema.json and the key tables of
  * docs/scenario-format.md; tests/e2e/schema_fresh.sh checks that they are current.
  *
- *   {"sections": [{"name", "schema_at", "fields": [{"name", "kind", "lo", "hi",
+ *   {"sections": [{"name", "schema_at", "doc_prefix", "fields": [{"name", "kind", "lo", "hi",
  *     "names", "default", "set", "unit", "default_doc", "doc"}, ...]}, ...]}
  */
 #include <stdio.h>
@@ -63,6 +63,7 @@ int main(void) {
         cJSON *o = cJSON_CreateObject();
         cJSON_AddStringToObject(o, "name", s->name);
         cJSON_AddStringToObject(o, "schema_at", s->schema_at);
+        add_string(o, "doc_prefix", s->doc_prefix);
         cJSON *fields = cJSON_AddArrayToObject(o, "fields");
         for (const ld_field *f = s->fields; f->name; f++) {
             cJSON *fj = field_json(f);
