@@ -97,44 +97,43 @@ static int parse_giveup(pctx *P, const cJSON *v, void *out) {
 /* {"token_bucket": {...}}: gRPC's retry throttling. */
 const ld_section scn__token_bucket_section = {
     "budget.token_bucket", "/$defs/retry/properties/budget/properties/token_bucket",
-    (const ld_field[]){
-        {"max", LD_NUMBER, LD_AT(fb_budget_config, max_tokens), .lo = 1, .hi = 1000, .def = "10",
-         .doc = "tokens at the start and at most"},
-        {"ratio", LD_NUMBER, LD_AT(fb_budget_config, ratio), .lo = 0.001, .hi = 1000,
-         .def = "0.1", .doc = "tokens a success adds"},
-        {0}},
+    (const ld_field[]){{"max", LD_NUMBER, LD_AT(fb_budget_config, max_tokens), .lo = 1, .hi = 1000,
+                        .def = "10", .doc = "tokens at the start and at most"},
+                       {"ratio", LD_NUMBER, LD_AT(fb_budget_config, ratio), .lo = 0.001, .hi = 1000,
+                        .def = "0.1", .doc = "tokens a success adds"},
+                       {0}},
     NULL};
 
 /* {"quota": {...}}: the AWS SDKs' retry quota. */
 const ld_section scn__quota_section = {
     "budget.quota", "/$defs/retry/properties/budget/properties/quota",
-    (const ld_field[]){
-        {"capacity", LD_INTEGER, LD_AT(fb_budget_config, capacity), .lo = 1, .hi = 1000000000,
-         .def = "500", .doc = "the quota at the start and at most"},
-        {"retry_cost", LD_INTEGER, LD_AT(fb_budget_config, retry_cost), .lo = 1, .hi = 1000000,
-         .def = "5", .doc = "what a retry takes"},
-        {"timeout_cost", LD_INTEGER, LD_AT(fb_budget_config, timeout_cost), .lo = 1,
-         .hi = 1000000, .def = "10", .doc = "what a retry after a timeout takes"},
-        /* the scenario format's documented default (botocore's) */
-        {"refund", LD_INTEGER, LD_AT(fb_budget_config, no_retry_refund), .lo = 0, .hi = 1000000,
-         .def = "1", .flags = LD_F_SET,
-         .doc = "what a success without a retry gives back (0: nothing)"},
-        {0}},
+    (const ld_field[]){{"capacity", LD_INTEGER, LD_AT(fb_budget_config, capacity), .lo = 1,
+                        .hi = 1000000000, .def = "500",
+                        .doc = "the quota at the start and at most"},
+                       {"retry_cost", LD_INTEGER, LD_AT(fb_budget_config, retry_cost), .lo = 1,
+                        .hi = 1000000, .def = "5", .doc = "what a retry takes"},
+                       {"timeout_cost", LD_INTEGER, LD_AT(fb_budget_config, timeout_cost), .lo = 1,
+                        .hi = 1000000, .def = "10", .doc = "what a retry after a timeout takes"},
+                       /* the scenario format's documented default (botocore's) */
+                       {"refund", LD_INTEGER, LD_AT(fb_budget_config, no_retry_refund), .lo = 0,
+                        .hi = 1000000, .def = "1", .flags = LD_F_SET,
+                        .doc = "what a success without a retry gives back (0: nothing)"},
+                       {0}},
     NULL};
 
 /* {"deposit": {...}}: a bucket every request fills. */
 const ld_section scn__deposit_section = {
     "budget.deposit", "/$defs/retry/properties/budget/properties/deposit",
-    (const ld_field[]){
-        {"max", LD_NUMBER, LD_AT(fb_budget_config, max_tokens), .lo = 0.001, .hi = 1e6,
-         .def = "10", .doc = "tokens at the start and at most"},
-        {"deposit", LD_NUMBER, LD_AT(fb_budget_config, deposit), .lo = 0.001, .hi = 1e6,
-         .def = "0.1", .doc = "tokens each request adds"},
-        {"cost", LD_NUMBER, LD_AT(fb_budget_config, cost), .lo = 0.001, .hi = 1e6, .def = "1",
-         .doc = "tokens a retry takes"},
-        {"threshold", LD_NUMBER, LD_AT(fb_budget_config, threshold), .lo = 0.001, .hi = 1e6,
-         .def_doc = "`cost`", .doc = "a retry is allowed while there are at least this many"},
-        {0}},
+    (const ld_field[]){{"max", LD_NUMBER, LD_AT(fb_budget_config, max_tokens), .lo = 0.001,
+                        .hi = 1e6, .def = "10", .doc = "tokens at the start and at most"},
+                       {"deposit", LD_NUMBER, LD_AT(fb_budget_config, deposit), .lo = 0.001,
+                        .hi = 1e6, .def = "0.1", .doc = "tokens each request adds"},
+                       {"cost", LD_NUMBER, LD_AT(fb_budget_config, cost), .lo = 0.001, .hi = 1e6,
+                        .def = "1", .doc = "tokens a retry takes"},
+                       {"threshold", LD_NUMBER, LD_AT(fb_budget_config, threshold), .lo = 0.001,
+                        .hi = 1e6, .def_doc = "`cost`",
+                        .doc = "a retry is allowed while there are at least this many"},
+                       {0}},
     NULL};
 
 /* {"retry_breaker": {...}}: a breaker that only gates retries. */
@@ -145,8 +144,8 @@ const ld_section scn__retry_breaker_section = {
          .doc = "the sliding window"},
         {"buckets", LD_INTEGER, LD_AT(fb_budget_config, buckets), .lo = 1,
          .hi = FB_BUDGET_BUCKETS_MAX, .def = "10", .doc = "slices of the window; they divide it"},
-        {"failure_ratio", LD_NUMBER, LD_AT(fb_budget_config, failure_ratio), .lo = 0.001,
-         .hi = 1e6, .def = "0.1", .doc = "retries are refused while failures exceed this x requests"},
+        {"failure_ratio", LD_NUMBER, LD_AT(fb_budget_config, failure_ratio), .lo = 0.001, .hi = 1e6,
+         .def = "0.1", .doc = "retries are refused while failures exceed this x requests"},
         {"minimum_requests", LD_INTEGER, LD_AT(fb_budget_config, min_requests), .lo = 1,
          .hi = 1000000000, .def = "20", .doc = "no retry is refused below this many requests"},
         {0}},
@@ -223,8 +222,8 @@ static const char *const retry_afters[] = {"max", "ignore", "as_is", NULL};
 const ld_section scn__retry_section = {
     "retry", "/$defs/retry",
     (const ld_field[]){
-        {"attempts", LD_INTEGER, LD_AT(sim_layer, retry.attempts), .lo = 1, .hi = 1000,
-         .def = "3", .flags = LD_F_SET, .def_doc = "`3` (1 when `retry` is absent)",
+        {"attempts", LD_INTEGER, LD_AT(sim_layer, retry.attempts), .lo = 1, .hi = 1000, .def = "3",
+         .flags = LD_F_SET, .def_doc = "`3` (1 when `retry` is absent)",
          .doc = "attempts per provider **including the first call**"},
         {"backoff", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_backoff,
          .unit = "`\"exponential\"`, `\"constant\"`, `\"linear\"`, `\"none\"`, or "
@@ -246,8 +245,8 @@ const ld_section scn__retry_section = {
         {"retry_after_max", LD_DURATION, LD_AT(sim_layer, retry.retry_after_us_max),
          .def = "\"60s\"",
          .doc = "a header above it is clamped, or gives up with `giveup_above_max`"},
-        {"giveup_above_max", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_giveup,
-         .def = "false", .flags = LD_F_SET, .unit = "boolean",
+        {"giveup_above_max", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_giveup, .def = "false",
+         .flags = LD_F_SET, .unit = "boolean",
          .doc = "a Retry-After above `retry_after_max` gives up instead of being clamped"},
         {"retry_after_jitter", LD_NUMBER, LD_AT(sim_layer, retry.retry_after_jitter), .lo = 0,
          .hi = 10, .def = "0",
@@ -287,9 +286,9 @@ static int parse_retry(pctx *P, const cJSON *v, void *out) {
 /* The mode given, or the one the keys imply: a window or a rate means a windowed breaker. */
 static const char *const breaker_modes[] = {"consecutive", "count", "time", NULL};
 static const char *const open_growths[] = {"none", "linear", "exponential", NULL};
-static const char *const breaker_states[] = {"closed",    "open",          "half_open",
-                                             "forced_open", "forced_closed", "disabled",
-                                             "metrics_only", NULL};
+static const char *const breaker_states[] = {
+    "closed",        "open",     "half_open",    "forced_open",
+    "forced_closed", "disabled", "metrics_only", NULL};
 
 static int breaker_mode(pctx *P, const cJSON *v, fb_breaker_config *b) {
     const cJSON *w = scn__field(v, "window");
@@ -379,8 +378,8 @@ const ld_section scn__breaker_section = {
          .doc = "a probe that has not reported by then counts as failed"},
         {"open", LD_DURATION, LD_AT(fb_breaker_config, open_us), .def = "\"60s\"",
          .doc = "how long the breaker stays open"},
-        {"open_max", LD_DURATION, LD_AT(fb_breaker_config, open_us_max),
-         .def_doc = "`open × 10`", .doc = "cap on the grown duration and on Retry-After hints"},
+        {"open_max", LD_DURATION, LD_AT(fb_breaker_config, open_us_max), .def_doc = "`open × 10`",
+         .doc = "cap on the grown duration and on Retry-After hints"},
         {"open_growth", LD_ENUM, LD_AT(fb_breaker_config, open_growth), .names = open_growths,
          .def = "\"none\"", .def_doc = "`none`",
          .doc = "open × n or open × 2^(n−1) for the n-th consecutive trip"},
@@ -488,8 +487,8 @@ static const char *const ratelimit_modes[] = {"wait", "reject", NULL};
 const ld_section scn__rate_limit_section = {
     "rate_limit", "/$defs/policy_keys/properties/rate_limit/additionalProperties",
     (const ld_field[]){
-        {"rpm", LD_INTEGER, LD_AT(fb_ratelimit_config, requests_per_min), .lo = 1,
-         .hi = 1000000000, .doc = "requests per minute"},
+        {"rpm", LD_INTEGER, LD_AT(fb_ratelimit_config, requests_per_min), .lo = 1, .hi = 1000000000,
+         .doc = "requests per minute"},
         {"tpm", LD_INTEGER, LD_AT(fb_ratelimit_config, tokens_per_min), .lo = 1,
          .hi = (double)LD_RATE_PER_MIN_MAX, .doc = "tokens per minute"},
         {"mode", LD_ENUM, LD_AT(fb_ratelimit_config, mode), .names = ratelimit_modes,
@@ -559,14 +558,13 @@ static int parse_degraded(pctx *P, const cJSON *v, void *out) {
 const ld_section scn__classify_section = {
     "classify", "/$defs/policy_keys/properties/classify",
     (const ld_field[]){
-        {"rate_limit_trips", LD_SWITCH, LD_AT(fb_classify_config, rate_limit_trips),
-         .def = "false", .doc = "a 429 counts as a breaker failure"},
+        {"rate_limit_trips", LD_SWITCH, LD_AT(fb_classify_config, rate_limit_trips), .def = "false",
+         .doc = "a 429 counts as a breaker failure"},
         {"timeout_trips", LD_SWITCH, LD_AT(fb_classify_config, timeout_trips), .def = "true",
          .doc = "a timeout counts as a breaker failure"},
         {"honor_should_retry", LD_SWITCH, LD_AT(fb_classify_config, honor_should_retry),
          .def = "true", .doc = "x-should-retry overrides the table's retry decision"},
-        {"permanent_trips", LD_SWITCH, LD_AT(fb_classify_config, permanent_trips),
-         .def = "false",
+        {"permanent_trips", LD_SWITCH, LD_AT(fb_classify_config, permanent_trips), .def = "false",
          .doc = "4xx, content-policy and context-length answers count as breaker failures (a "
                 "breaker that counts every error)"},
         {0}},

@@ -37,7 +37,8 @@ static int read_integer(pctx *P, const cJSON *obj, const ld_field *f, char *at) 
         if (rc == FB_OK) memcpy(at, &u, sizeof u);
         return rc;
     }
-    if (f->size != sizeof(uint64_t)) return scn__fail(P, "internal: '%s' has no integer size", f->name);
+    if (f->size != sizeof(uint64_t))
+        return scn__fail(P, "internal: '%s' has no integer size", f->name);
     uint64_t u;
     memcpy(&u, at, sizeof u);
     int rc = scn__get_uint(P, obj, f->name, &u, (uint64_t)f->lo, (uint64_t)f->hi);
@@ -51,7 +52,8 @@ static int read_field(pctx *P, const cJSON *obj, const ld_field *f, void *base) 
     switch (f->kind) {
     case LD_DURATION:
     case LD_DURATION0:
-        return scn__get_duration(P, obj, f->name, (fb_time_us *)(void *)at, f->kind == LD_DURATION0);
+        return scn__get_duration(P, obj, f->name, (fb_time_us *)(void *)at,
+                                 f->kind == LD_DURATION0);
     case LD_NUMBER:
         return scn__get_number(P, obj, f->name, (double *)(void *)at, f->lo, f->hi);
     case LD_INTEGER:

@@ -14,6 +14,7 @@
  *   load_policy.c     variants: retry, breaker, rate limits, overrides, merging
  *   load_client.c     a layer's concurrency limits, hedging and connections
  *   load_set.c        the --set overlay, applied to the tree before all of these
+ *   load_table.c      the walker of the format's tables (below), and the list of them
  *   load_strict.c     the strict reading of JSON text: duplicate keys, trailing text, UTF-8, depth
  *   scenario.c        the document, section by section
  *
@@ -163,13 +164,14 @@ typedef enum ld_kind {
     LD_CODE,      /* read by the section's own code (it depends on other keys) */
 } ld_kind;
 
-#define LD_F_SET 1u /* the loader stores `def` before reading (else `def` is the model's default) */
+/* The loader stores `def` before reading (else `def` is the model's default, for the docs). */
+#define LD_F_SET 1u
 
 typedef struct ld_field {
     const char *name;
     ld_kind kind;
-    size_t offset, size; /* where in the section's struct (LD_AT) */
-    double lo, hi;       /* LD_NUMBER, LD_INTEGER */
+    size_t offset, size;      /* where in the section's struct (LD_AT) */
+    double lo, hi;            /* LD_NUMBER, LD_INTEGER */
     const char *const *names; /* LD_ENUM */
     ld_parse_fn hook;         /* LD_HOOK */
     const char *def;          /* the default as JSON text; NULL: none */
@@ -182,8 +184,8 @@ typedef struct ld_field {
 #define LD_AT(T, m) .offset = offsetof(T, m), .size = sizeof(((T *)0)->m)
 
 typedef struct ld_section {
-    const char *name;      /* the docs' table marker: <!-- keys: NAME --> */
-    const char *schema_at; /* the schema object whose "properties" the table writes */
+    const char *name;       /* the docs' table marker: <!-- keys: NAME --> */
+    const char *schema_at;  /* the schema object whose "properties" the table writes */
     const ld_field *fields; /* ends with a field without a name */
     const char *doc_prefix; /* the docs' key column: "spillover." for spillover.hold; NULL: none */
 } ld_section;
@@ -199,9 +201,9 @@ int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base);
 /* Every converted section, NULL-terminated (for the generator). */
 extern const ld_section *const scn__sections[];
 extern const ld_section scn__retry_section, scn__token_bucket_section, scn__quota_section,
-    scn__deposit_section, scn__retry_breaker_section, scn__breaker_section,
-    scn__classify_section, scn__rate_limit_section, scn__variant_breaker_section,
-    scn__pods_section, scn__slo_section, scn__spillover_section, scn__limits_section;
+    scn__deposit_section, scn__retry_breaker_section, scn__breaker_section, scn__classify_section,
+    scn__rate_limit_section, scn__variant_breaker_section, scn__pods_section, scn__slo_section,
+    scn__spillover_section, scn__limits_section;
 
 /* ---- distributions: of durations (microseconds) or of counts ---- */
 

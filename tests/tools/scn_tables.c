@@ -36,7 +36,8 @@ static cJSON *field_json(const ld_field *f) {
     }
     if (f->names) {
         cJSON *a = cJSON_AddArrayToObject(o, "names");
-        for (size_t i = 0; f->names[i]; i++) cJSON_AddItemToArray(a, cJSON_CreateString(f->names[i]));
+        for (size_t i = 0; f->names[i]; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateString(f->names[i]));
     }
     if (f->def) {
         cJSON *d = cJSON_Parse(f->def);
@@ -67,8 +68,10 @@ int main(void) {
         cJSON *fields = cJSON_AddArrayToObject(o, "fields");
         for (const ld_field *f = s->fields; f->name; f++) {
             cJSON *fj = field_json(f);
-            if (fj == NULL) rc = 1;
-            else cJSON_AddItemToArray(fields, fj);
+            if (fj == NULL)
+                rc = 1;
+            else
+                cJSON_AddItemToArray(fields, fj);
         }
         cJSON_AddItemToArray(secs, o);
     }
