@@ -13,6 +13,8 @@
 #   make checksrc   banned calls and header rules (tests/checksrc.sh)
 #   make conformance-record  re-record tests/conformance/ from the real libraries
 #                   (GOBREAKER_SRC=DIR, PYBREAKER_SRC=DIR, ...: tests/conformance/README.md)
+#   make schema     write the parts of docs/scenario.schema.json and docs/scenario-format.md
+#                   that come from the scenario format's tables (scenario/loadint.h)
 #   make fmt-check  clang-format conformance
 #   make run        the flagship scenario (README's main job)
 #   make install    the binary, fusebox(1), bash completion, scenarios/ and docs/ under
@@ -75,18 +77,22 @@ DIFF_BIN := $(patsubst tests/diff/%.c,$(BUILD)/tests/diff/%,$(DIFF_SRC))
 # libFuzzer targets: tests/fuzz/fuzz_NAME.c, each built to build/fuzz/fuzz/fuzz_NAME (V=fuzz).
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRC))
+# Tools the build and the tests use: tests/tools/NAME.c, each built to build/<V>/tests/tools/NAME
+# (scn_tables prints the scenario format's tables for `make schema`).
+TOOL_SRC := $(sort $(wildcard tests/tools/*.c))
+TOOL_BIN := $(patsubst tests/tools/%.c,$(BUILD)/tests/tools/%,$(TOOL_SRC))
 BENCH_SRC := $(sort $(wildcard bench/*.c))
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(BENCH_SRC))
 FUSEBOX := $(BUILD)/fusebox
 
 .PHONY: all build deps deps-test install-pkgs test unit e2e golden asan bench checksrc fmt fmt-check \
         conformance-record \
-        run clean install uninstall man fuzz fuzz-build
+        run clean install uninstall man fuzz fuzz-build schema
 .DEFAULT_GOAL := all
 .SECONDARY:
 
 all: build
-build: $(FUSEBOX) $(UNIT_BIN) $(DIFF_BIN)
+build: $(FUSEBOX) $(UNIT_BIN) $(DIFF_BIN) $(TOOL_BIN)
 
 # V=fuzz needs clang and its runtimes (libFuzzer, ASan, UBSan: libclang-rt-dev; Debian's clang
 # only recommends it).
@@ -138,6 +144,16 @@ $(BUILD)/tests/diff/%: $(BUILD)/tests/diff/%.o $(LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(VERBOSE),,echo "  LD  $@")
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
+
+$(BUILD)/tests/tools/%: $(BUILD)/tests/tools/%.o $(LIBS)
+	@mkdir -p $(dir $@)
+	@$(if $(VERBOSE),,echo "  LD  $@")
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
+
+# The tables' parts of docs/scenario.schema.json and docs/scenario-format.md, written from
+# the tables in scenario/ (tests/e2e/schema_fresh.sh fails when they are stale).
+schema: $(BUILD)/tests/tools/scn_tables
+	@python3 tests/tools/gen_schema.py --write $(BUILD)/tests/tools/scn_tables
 
 $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	@mkdir -p $(dir $@)
@@ -235,7 +251,7 @@ uninstall:
 
 FMT_FILES = $(sort $(wildcard util/*.[ch] core/*.[ch] scenario/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
                    mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch] \
-                   tests/fuzz/*.[ch]))
+                   tests/fuzz/*.[ch] tests/tools/*.[ch]))
 fmt:
 	@command -v clang-format >/dev/null 2>&1 || $(MAKE) --no-print-directory install-pkgs PKGS=clang-format
 	clang-format -i $(FMT_FILES)

@@ -511,22 +511,21 @@ static int unknown_value(pctx *P, const char *value, const char *const *names) {
              : scn__fail(P, "unknown value \"%s\"; one of: %s", value, list);
 }
 
+int scn__get_enum_value(pctx *P, const cJSON *v, const char *const *names, int *out) {
+    if (!cJSON_IsString(v)) return scn__fail(P, "expected a string, got %s", scn__type_name(v));
+    int found = -1;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(v->valuestring, names[i]) == 0) found = i;
+    if (found < 0) return unknown_value(P, v->valuestring, names);
+    *out = found;
+    return FB_OK;
+}
+
 int scn__get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *names, int *out) {
     const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
     size_t old = scn__push_key(P, key);
-    int rc = FB_OK;
-    if (!cJSON_IsString(v)) {
-        rc = scn__fail(P, "expected a string, got %s", scn__type_name(v));
-    } else {
-        int found = -1;
-        for (int i = 0; names[i]; i++)
-            if (strcmp(v->valuestring, names[i]) == 0) found = i;
-        if (found >= 0)
-            *out = found;
-        else
-            rc = unknown_value(P, v->valuestring, names);
-    }
+    int rc = scn__get_enum_value(P, v, names, out);
     scn__pop(P, old);
     return rc;
 }

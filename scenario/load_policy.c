@@ -67,50 +67,94 @@ static int parse_backoff(pctx *P, const cJSON *v, void *out) {
 }
 
 /* "full", "none", "equal", "decorrelated", or {"proportional": fraction}. */
-static int parse_jitter(pctx *P, const cJSON *retry, fb_retry_config *r) {
+static int parse_jitter(pctx *P, const cJSON *o, void *out) {
     static const char *const jitters[] = {"full",         "none",         "equal",
                                           "decorrelated", "proportional", NULL};
     static const char *const keys[] = {"proportional", NULL};
-    const cJSON *o = scn__field(retry, "jitter");
-    if (o == NULL) return FB_OK;
     static const fb_jitter kinds[] = {FB_JITTER_FULL, FB_JITTER_NONE, FB_JITTER_EQUAL,
                                       FB_JITTER_DECORRELATED, FB_JITTER_PROPORTIONAL};
+    fb_retry_config *r = out;
     if (!cJSON_IsObject(o)) {
         int j = 0;
-        int rc = scn__get_enum(P, retry, "jitter", jitters, &j);
+        int rc = scn__get_enum_value(P, o, jitters, &j);
         r->jitter = kinds[j];
         return rc;
     }
-    size_t old = scn__push_key(P, "jitter");
     int rc = scn__check_object(P, o, keys, keys);
     r->jitter = FB_JITTER_PROPORTIONAL;
     if (rc == FB_OK) rc = scn__get_number(P, o, "proportional", &r->jitter_fraction, 0.001, 1);
-    scn__pop(P, old);
     return rc;
 }
 
-/* {"deposit": {"max", "deposit", "cost", "threshold"}}: a bucket requests fill. */
-static int deposit_budget(pctx *P, const cJSON *o, fb_budget_config *b) {
-    static const char *const keys[] = {"max", "deposit", "cost", "threshold", NULL};
-    b->kind = FB_BUDGET_DEPOSIT;
-    int rc = scn__check_keys(P, o, keys);
-    if (rc == FB_OK) rc = scn__get_number(P, o, "max", &b->max_tokens, 0.001, 1e6);
-    if (rc == FB_OK) rc = scn__get_number(P, o, "deposit", &b->deposit, 0.001, 1e6);
-    if (rc == FB_OK) rc = scn__get_number(P, o, "cost", &b->cost, 0.001, 1e6);
-    if (rc == FB_OK) rc = scn__get_number(P, o, "threshold", &b->threshold, 0.001, 1e6);
-    return rc;
+/* true: give up on a Retry-After above retry_after_max; false: clamp it. */
+static int parse_giveup(pctx *P, const cJSON *v, void *out) {
+    fb_retry_config *r = out;
+    if (!cJSON_IsBool(v)) return scn__fail(P, "expected true or false, got %s", scn__type_name(v));
+    r->above_max = cJSON_IsTrue(v) ? FB_ABOVE_MAX_GIVEUP : FB_ABOVE_MAX_CLAMP;
+    return FB_OK;
 }
+
+/* {"token_bucket": {...}}: gRPC's retry throttling. */
+const ld_section scn__token_bucket_section = {
+    "budget.token_bucket", "/$defs/retry/properties/budget/properties/token_bucket",
+    (const ld_field[]){{"max", LD_NUMBER, LD_AT(fb_budget_config, max_tokens), .lo = 1, .hi = 1000,
+                        .def = "10", .doc = "tokens at the start and at most"},
+                       {"ratio", LD_NUMBER, LD_AT(fb_budget_config, ratio), .lo = 0.001, .hi = 1000,
+                        .def = "0.1", .doc = "tokens a success adds"},
+                       {0}},
+    NULL};
+
+/* {"quota": {...}}: the AWS SDKs' retry quota. */
+const ld_section scn__quota_section = {
+    "budget.quota", "/$defs/retry/properties/budget/properties/quota",
+    (const ld_field[]){{"capacity", LD_INTEGER, LD_AT(fb_budget_config, capacity), .lo = 1,
+                        .hi = 1000000000, .def = "500",
+                        .doc = "the quota at the start and at most"},
+                       {"retry_cost", LD_INTEGER, LD_AT(fb_budget_config, retry_cost), .lo = 1,
+                        .hi = 1000000, .def = "5", .doc = "what a retry takes"},
+                       {"timeout_cost", LD_INTEGER, LD_AT(fb_budget_config, timeout_cost), .lo = 1,
+                        .hi = 1000000, .def = "10", .doc = "what a retry after a timeout takes"},
+                       /* the scenario format's documented default (botocore's) */
+                       {"refund", LD_INTEGER, LD_AT(fb_budget_config, no_retry_refund), .lo = 0,
+                        .hi = 1000000, .def = "1", .flags = LD_F_SET,
+                        .doc = "what a success without a retry gives back (0: nothing)"},
+                       {0}},
+    NULL};
+
+/* {"deposit": {...}}: a bucket every request fills. */
+const ld_section scn__deposit_section = {
+    "budget.deposit", "/$defs/retry/properties/budget/properties/deposit",
+    (const ld_field[]){{"max", LD_NUMBER, LD_AT(fb_budget_config, max_tokens), .lo = 0.001,
+                        .hi = 1e6, .def = "10", .doc = "tokens at the start and at most"},
+                       {"deposit", LD_NUMBER, LD_AT(fb_budget_config, deposit), .lo = 0.001,
+                        .hi = 1e6, .def = "0.1", .doc = "tokens each request adds"},
+                       {"cost", LD_NUMBER, LD_AT(fb_budget_config, cost), .lo = 0.001, .hi = 1e6,
+                        .def = "1", .doc = "tokens a retry takes"},
+                       {"threshold", LD_NUMBER, LD_AT(fb_budget_config, threshold), .lo = 0.001,
+                        .hi = 1e6, .def_doc = "`cost`",
+                        .doc = "a retry is allowed while there are at least this many"},
+                       {0}},
+    NULL};
+
+/* {"retry_breaker": {...}}: a breaker that only gates retries. */
+const ld_section scn__retry_breaker_section = {
+    "budget.retry_breaker", "/$defs/retry/properties/budget/properties/retry_breaker",
+    (const ld_field[]){
+        {"window", LD_DURATION, LD_AT(fb_budget_config, window_us), .def = "\"10s\"",
+         .doc = "the sliding window"},
+        {"buckets", LD_INTEGER, LD_AT(fb_budget_config, buckets), .lo = 1,
+         .hi = FB_BUDGET_BUCKETS_MAX, .def = "10", .doc = "slices of the window; they divide it"},
+        {"failure_ratio", LD_NUMBER, LD_AT(fb_budget_config, failure_ratio), .lo = 0.001, .hi = 1e6,
+         .def = "0.1", .doc = "retries are refused while failures exceed this x requests"},
+        {"minimum_requests", LD_INTEGER, LD_AT(fb_budget_config, min_requests), .lo = 1,
+         .hi = 1000000000, .def = "20", .doc = "no retry is refused below this many requests"},
+        {0}},
+    NULL};
 
 /* {"retry_breaker": {"window", "buckets", "failure_ratio", "minimum_requests"}}. */
 static int retry_breaker_budget(pctx *P, const cJSON *o, fb_budget_config *b) {
-    static const char *const keys[] = {"window", "buckets", "failure_ratio", "minimum_requests",
-                                       NULL};
     b->kind = FB_BUDGET_RETRY_BREAKER;
-    int rc = scn__check_keys(P, o, keys);
-    if (rc == FB_OK) rc = scn__get_duration(P, o, "window", &b->window_us, false);
-    if (rc == FB_OK) rc = scn__get_u32(P, o, "buckets", &b->buckets, 1, FB_BUDGET_BUCKETS_MAX);
-    if (rc == FB_OK) rc = scn__get_number(P, o, "failure_ratio", &b->failure_ratio, 0.001, 1e6);
-    if (rc == FB_OK) rc = scn__get_u32(P, o, "minimum_requests", &b->min_requests, 1, 1000000000);
+    int rc = scn__fields(P, o, &scn__retry_breaker_section, b);
     fb_time_us w = b->window_us ? b->window_us : 10 * FB_US_PER_S;
     uint32_t k = b->buckets ? b->buckets : 10;
     if (rc == FB_OK && w % k != 0)
@@ -120,8 +164,6 @@ static int retry_breaker_budget(pctx *P, const cJSON *o, fb_budget_config *b) {
 
 static int parse_budget(pctx *P, const cJSON *v, void *out) {
     static const char *const kinds[] = {"token_bucket", "quota", "deposit", "retry_breaker", NULL};
-    static const char *const tb_keys[] = {"max", "ratio", NULL};
-    static const char *const q_keys[] = {"capacity", "retry_cost", "timeout_cost", "refund", NULL};
     fb_budget_config *b = out;
     if (!cJSON_IsObject(v) || !v->child || v->child->next)
         return scn__fail(P, "expected an object with one of: token_bucket, quota, deposit, "
@@ -133,19 +175,13 @@ static int parse_budget(pctx *P, const cJSON *v, void *out) {
     rc = scn__need_object(P, o);
     if (rc == FB_OK && strcmp(o->string, "token_bucket") == 0) {
         b->kind = FB_BUDGET_TOKEN_BUCKET;
-        rc = scn__check_keys(P, o, tb_keys);
-        if (rc == FB_OK) rc = scn__get_number(P, o, "max", &b->max_tokens, 1, 1000);
-        if (rc == FB_OK) rc = scn__get_number(P, o, "ratio", &b->ratio, 0.001, 1000);
+        rc = scn__fields(P, o, &scn__token_bucket_section, b);
     } else if (rc == FB_OK && strcmp(o->string, "quota") == 0) {
         b->kind = FB_BUDGET_QUOTA;
-        rc = scn__check_keys(P, o, q_keys);
-        if (rc == FB_OK) rc = scn__get_u32(P, o, "capacity", &b->capacity, 1, 1000000000);
-        if (rc == FB_OK) rc = scn__get_u32(P, o, "retry_cost", &b->retry_cost, 1, 1000000);
-        if (rc == FB_OK) rc = scn__get_u32(P, o, "timeout_cost", &b->timeout_cost, 1, 1000000);
-        b->no_retry_refund = 1; /* the scenario format's documented default */
-        if (rc == FB_OK) rc = scn__get_u32(P, o, "refund", &b->no_retry_refund, 0, 1000000);
+        rc = scn__fields(P, o, &scn__quota_section, b);
     } else if (rc == FB_OK && strcmp(o->string, "deposit") == 0) {
-        rc = deposit_budget(P, o, b);
+        b->kind = FB_BUDGET_DEPOSIT;
+        rc = scn__fields(P, o, &scn__deposit_section, b);
     } else if (rc == FB_OK) {
         rc = retry_breaker_budget(P, o, b);
     }
@@ -179,65 +215,88 @@ static int parse_retry_on(pctx *P, const cJSON *v, void *out) {
     return scn__array(P, v, SIM_RETRY_ON_MAX, "entries", retry_on_item, L, &n);
 }
 
+static const char *const caps[] = {"before_jitter", "after_jitter", NULL};
+static const char *const retry_afters[] = {"max", "ignore", "as_is", NULL};
+
+/* "retry" (base: the layer, sim_layer). */
+const ld_section scn__retry_section = {
+    "retry", "/$defs/retry",
+    (const ld_field[]){
+        {"attempts", LD_INTEGER, LD_AT(sim_layer, retry.attempts), .lo = 1, .hi = 1000, .def = "3",
+         .flags = LD_F_SET, .def_doc = "`3` (1 when `retry` is absent)",
+         .doc = "attempts per provider **including the first call**"},
+        {"backoff", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_backoff,
+         .unit = "`\"exponential\"`, `\"constant\"`, `\"linear\"`, `\"none\"`, or "
+                 "`{\"exponential\": {\"base\": D, \"max\": D, \"multiplier\": X}}`, "
+                 "`{\"linear\": {...}}`, `{\"constant\": D}`",
+         .def_doc = "exponential, base 500 ms, max 60 s, ×2",
+         .doc = "delay before the n-th retry: base·multiplier^(n−1), base·n, base, or 0"},
+        {"jitter", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_jitter, .def = "\"full\"",
+         .flags = LD_F_SET, /* the scenario's default, not core's */
+         .unit = "`\"full\"`, `\"none\"`, `\"equal\"`, `\"decorrelated\"`, or "
+                 "`{\"proportional\": F}`",
+         .def_doc = "`full`", .doc = "see `docs/retry.md`"},
+        {"cap", LD_ENUM, LD_AT(sim_layer, retry.cap_order), .names = caps,
+         .def = "\"before_jitter\"", .def_doc = "`before_jitter`",
+         .doc = "whether the cap bounds the jittered value"},
+        {"retry_after", LD_ENUM, LD_AT(sim_layer, retry.retry_after), .names = retry_afters,
+         .def = "\"max\"", .def_doc = "`max`",
+         .doc = "how a server's Retry-After combines with the backoff"},
+        {"retry_after_max", LD_DURATION, LD_AT(sim_layer, retry.retry_after_us_max),
+         .def = "\"60s\"",
+         .doc = "a header above it is clamped, or gives up with `giveup_above_max`"},
+        {"giveup_above_max", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_giveup, .def = "false",
+         .flags = LD_F_SET, .unit = "boolean",
+         .doc = "a Retry-After above `retry_after_max` gives up instead of being clamped"},
+        {"retry_after_jitter", LD_NUMBER, LD_AT(sim_layer, retry.retry_after_jitter), .lo = 0,
+         .hi = 10, .def = "0",
+         .doc = "when the header decides the delay, wait header × U(1, 1 + f) instead: upward "
+                "only, as Envoy does, so clients told the same Retry-After do not all come back "
+                "at the same instant"},
+        {"attempt_timeout", LD_DURATION, LD_AT(sim_layer, retry.attempt_timeout_us),
+         .def_doc = "none",
+         .doc = "the client gives up on one attempt after this long (a `timeout` outcome)"},
+        {"deadline", LD_DURATION, LD_AT(sim_layer, retry.deadline_us), .def_doc = "none",
+         .doc = "no attempt starts at or after request start + deadline"},
+        {"budget", LD_HOOK, LD_AT(sim_layer, budget), .hook = parse_budget,
+         .unit = "`{\"token_bucket\": {\"max\": 10, \"ratio\": 0.1}}`, `{\"quota\": "
+                 "{\"capacity\": 500, \"retry_cost\": 5, \"timeout_cost\": 10, \"refund\": "
+                 "1}}`, `{\"deposit\": {\"max\": 10, \"deposit\": 0.1, \"cost\": 1, "
+                 "\"threshold\": 1}}` or `{\"retry_breaker\": {\"window\": \"10s\", "
+                 "\"buckets\": 10, \"failure_ratio\": 0.1, \"minimum_requests\": 20}}`",
+         .def_doc = "none",
+         .doc = "a retry budget per pod and layer: gRPC-style token bucket, AWS-style quota, a "
+                "bucket every request fills, or a breaker that only gates retries; see "
+                "`docs/budget.md`"},
+        {"retry_on", LD_HOOK, .offset = 0, .size = sizeof(sim_layer), .hook = parse_retry_on,
+         .unit = "array of HTTP statuses and outcome names", .def_doc = "the classification table",
+         .doc = "only these retry, nothing else (x-should-retry included): `[429, 500, 502, 503, "
+                "504]` as Portkey's `on_status_codes`, or outcomes `transient`, `rate_limited`, "
+                "`timeout`, `permanent`, `policy`, `context_length`, `cancelled`, `rejected`; at "
+                "most 16 entries"},
+        {0}},
+    NULL};
+
 static int parse_retry(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"attempts",
-                                       "backoff",
-                                       "jitter",
-                                       "cap",
-                                       "retry_after",
-                                       "retry_after_max",
-                                       "giveup_above_max",
-                                       "attempt_timeout",
-                                       "deadline",
-                                       "budget",
-                                       "retry_after_jitter",
-                                       "retry_on",
-                                       NULL};
-    static const char *const caps[] = {"before_jitter", "after_jitter", NULL};
-    static const char *const ra[] = {"max", "ignore", "as_is", NULL};
-    sim_layer *pol = out;
-    fb_retry_config *r = &pol->retry;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc != FB_OK) return rc;
-    r->attempts = 3;
-    r->jitter = FB_JITTER_FULL; /* the scenario's default (docs/scenario-format.md) */
-    rc = scn__get_u32(P, v, "attempts", &r->attempts, 1, 1000);
-    if (rc == FB_OK) rc = scn__key(P, v, "backoff", parse_backoff, r);
-    if (rc == FB_OK) rc = parse_jitter(P, v, r);
-    int k = 0;
-    if (rc == FB_OK && scn__field(v, "cap")) {
-        rc = scn__get_enum(P, v, "cap", caps, &k);
-        r->cap_order = (fb_cap_order)k;
-    }
-    if (rc == FB_OK && scn__field(v, "retry_after")) {
-        k = 0;
-        rc = scn__get_enum(P, v, "retry_after", ra, &k);
-        r->retry_after = (fb_retry_after_policy)k;
-    }
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "retry_after_max", &r->retry_after_us_max, false);
-    fb_switch giveup = FB_DEFAULT;
-    if (rc == FB_OK) rc = scn__get_switch(P, v, "giveup_above_max", &giveup);
-    r->above_max = giveup == FB_ON ? FB_ABOVE_MAX_GIVEUP : FB_ABOVE_MAX_CLAMP;
-    if (rc == FB_OK)
-        rc = scn__get_number(P, v, "retry_after_jitter", &r->retry_after_jitter, 0, 10);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "attempt_timeout", &r->attempt_timeout_us, false);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "deadline", &r->deadline_us, false);
-    if (rc == FB_OK) rc = scn__key(P, v, "budget", parse_budget, &pol->budget);
-    if (rc == FB_OK) rc = scn__key(P, v, "retry_on", parse_retry_on, pol);
-    return rc;
+    return scn__fields(P, v, &scn__retry_section, out);
 }
 
 /* ---- breaker ---- */
 
 /* The mode given, or the one the keys imply: a window or a rate means a windowed breaker. */
+static const char *const breaker_modes[] = {"consecutive", "count", "time", NULL};
+static const char *const open_growths[] = {"none", "linear", "exponential", NULL};
+static const char *const breaker_states[] = {
+    "closed",        "open",     "half_open",    "forced_open",
+    "forced_closed", "disabled", "metrics_only", NULL};
+
 static int breaker_mode(pctx *P, const cJSON *v, fb_breaker_config *b) {
-    static const char *const modes[] = {"consecutive", "count", "time", NULL};
     const cJSON *w = scn__field(v, "window");
     int mode =
         scn__field(v, "failure_rate") || scn__field(v, "slow_call") || w
             ? (cJSON_IsNumber(w) ? FB_BREAKER_MODE_COUNT_WINDOW : FB_BREAKER_MODE_TIME_WINDOW)
             : FB_BREAKER_MODE_CONSECUTIVE;
-    int rc = scn__get_enum(P, v, "mode", modes, &mode);
+    int rc = scn__get_enum(P, v, "mode", breaker_modes, &mode);
     b->mode = (fb_breaker_mode)mode;
     return rc;
 }
@@ -268,39 +327,6 @@ static int breaker_window(pctx *P, const cJSON *v, fb_breaker_config *b) {
     return rc;
 }
 
-/* When it trips: failures in a row, or failure and slow-call rates over the window. */
-static int breaker_trip(pctx *P, const cJSON *v, fb_breaker_config *b) {
-    int rc = scn__get_u32(P, v, "consecutive_failures", &b->consecutive_failures, 1, 1000000);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "failure_rate", &b->failure_rate, 1e-6, 1);
-    if (rc == FB_OK)
-        rc = scn__get_u32(P, v, "buckets", &b->window_buckets, 1, FB_BREAKER_BUCKETS_MAX);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "minimum_calls", &b->minimum_calls, 1, 100000000);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "slow_call", &b->slow_us, false);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "slow_rate", &b->slow_rate, 1e-6, 1);
-    return rc;
-}
-
-/* How it opens and probes, and the state it starts in. */
-static int breaker_open(pctx *P, const cJSON *v, fb_breaker_config *b) {
-    static const char *const growth[] = {"none", "linear", "exponential", NULL};
-    static const char *const states[] = {"closed",        "open",     "half_open",    "forced_open",
-                                         "forced_closed", "disabled", "metrics_only", NULL};
-    int rc =
-        scn__get_u32(P, v, "half_open_probes", &b->half_open_permits, 1, FB_BREAKER_PROBES_MAX);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "probe_lease", &b->probe_lease_us, false);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "open", &b->open_us, false);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "open_max", &b->open_us_max, false);
-    int g = 0;
-    if (rc == FB_OK) rc = scn__get_enum(P, v, "open_growth", growth, &g);
-    b->open_growth = (fb_open_growth)g;
-    if (rc == FB_OK) rc = scn__get_number(P, v, "open_jitter", &b->open_jitter, 0, 0.999);
-    if (rc == FB_OK) rc = scn__get_switch(P, v, "honor_retry_after", &b->honor_hint);
-    int st = 0;
-    if (rc == FB_OK) rc = scn__get_enum(P, v, "state", states, &st);
-    b->initial = (fb_breaker_state)st;
-    return rc;
-}
-
 /* What holds only between keys: buckets that divide the window, open_max >= open. */
 static int breaker_consistent(pctx *P, const fb_breaker_config *b) {
     if (b->mode == FB_BREAKER_MODE_TIME_WINDOW && b->window_us > 0) {
@@ -318,46 +344,97 @@ static int breaker_consistent(pctx *P, const fb_breaker_config *b) {
     return FB_OK;
 }
 
+/* A breaker's keys (base: fb_breaker_config); mode and window are read first, by code. */
+const ld_section scn__breaker_section = {
+    "breaker", "/$defs/breaker_rules",
+    (const ld_field[]){
+        {"mode", LD_CODE, .names = breaker_modes,
+         .unit = "`\"consecutive\"`, `\"count\"`, `\"time\"`",
+         .def_doc = "inferred: `window` as a duration → `time`, as a number → `count`; no window "
+                    "→ `consecutive`",
+         .doc = "what trips it: failures in a row, or rates over the last calls or the last "
+                "period"},
+        {"consecutive_failures", LD_INTEGER, LD_AT(fb_breaker_config, consecutive_failures),
+         .lo = 1, .hi = 1000000, .def = "5", .doc = "consecutive mode"},
+        {"failure_rate", LD_NUMBER, LD_AT(fb_breaker_config, failure_rate), .lo = 1e-6, .hi = 1,
+         .def = "0.5", .unit = "fraction",
+         .doc = "window modes: open when failures / calls ≥ this"},
+        {"window", LD_CODE, .unit = "duration (time) or integer (count)", .def_doc = "—",
+         .doc = "the sliding window"},
+        {"buckets", LD_INTEGER, LD_AT(fb_breaker_config, window_buckets), .lo = 1,
+         .hi = FB_BREAKER_BUCKETS_MAX, .def = "10",
+         .doc = "time window buckets; the window must divide evenly"},
+        {"minimum_calls", LD_INTEGER, LD_AT(fb_breaker_config, minimum_calls), .lo = 1,
+         .hi = 100000000, .def = "100", .doc = "no decision below this many calls in the window"},
+        {"slow_call", LD_DURATION, LD_AT(fb_breaker_config, slow_us), .def_doc = "off",
+         .doc = "a call slower than this is slow"},
+        {"slow_rate", LD_NUMBER, LD_AT(fb_breaker_config, slow_rate), .lo = 1e-6, .hi = 1,
+         .def = "1", .unit = "fraction", .def_doc = "`1.0`",
+         .doc = "open when slow calls / calls ≥ this"},
+        {"half_open_probes", LD_INTEGER, LD_AT(fb_breaker_config, half_open_permits), .lo = 1,
+         .hi = FB_BREAKER_PROBES_MAX, .def = "1",
+         .doc = "probes admitted in half-open; every other call is rejected"},
+        {"probe_lease", LD_DURATION, LD_AT(fb_breaker_config, probe_lease_us), .def_doc = "`open`",
+         .doc = "a probe that has not reported by then counts as failed"},
+        {"open", LD_DURATION, LD_AT(fb_breaker_config, open_us), .def = "\"60s\"",
+         .doc = "how long the breaker stays open"},
+        {"open_max", LD_DURATION, LD_AT(fb_breaker_config, open_us_max), .def_doc = "`open × 10`",
+         .doc = "cap on the grown duration and on Retry-After hints"},
+        {"open_growth", LD_ENUM, LD_AT(fb_breaker_config, open_growth), .names = open_growths,
+         .def = "\"none\"", .def_doc = "`none`",
+         .doc = "open × n or open × 2^(n−1) for the n-th consecutive trip"},
+        {"open_jitter", LD_NUMBER, LD_AT(fb_breaker_config, open_jitter), .lo = 0, .hi = 0.999,
+         .def = "0", .unit = "fraction < 1", .doc = "open × U(1 − f, 1 + f)"},
+        /* the scenario's default (core's is off) */
+        {"honor_retry_after", LD_SWITCH, LD_AT(fb_breaker_config, honor_hint), .def = "true",
+         .flags = LD_F_SET,
+         .doc = "a tripping 429/503 with Retry-After keeps the breaker open at least that long"},
+        {"state", LD_ENUM, LD_AT(fb_breaker_config, initial), .names = breaker_states,
+         .def = "\"closed\"",
+         .unit = "`closed`, `forced_open`, `forced_closed`, `disabled`, `metrics_only`",
+         .def_doc = "`closed`", .doc = "initial state"},
+        {0}},
+    NULL};
+
 /* A breaker object, or false/null for none. */
 static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *has) {
-    static const char *const keys[] = {"mode",
-                                       "consecutive_failures",
-                                       "failure_rate",
-                                       "window",
-                                       "buckets",
-                                       "minimum_calls",
-                                       "slow_call",
-                                       "slow_rate",
-                                       "half_open_probes",
-                                       "probe_lease",
-                                       "open",
-                                       "open_max",
-                                       "open_growth",
-                                       "open_jitter",
-                                       "honor_retry_after",
-                                       "state",
-                                       NULL};
     if (cJSON_IsFalse(v) || cJSON_IsNull(v)) {
         *has = false;
         return FB_OK;
     }
-    int rc = scn__check_object(P, v, keys, NULL);
+    int rc = scn__check_fields(P, v, &scn__breaker_section);
     if (rc != FB_OK) return rc;
     *has = true;
     memset(b, 0, sizeof *b);
-    b->honor_hint = FB_ON; /* the scenario's default (docs/scenario-format.md) */
     rc = breaker_mode(P, v, b);
     if (rc == FB_OK) rc = breaker_window(P, v, b);
-    if (rc == FB_OK) rc = breaker_trip(P, v, b);
-    if (rc == FB_OK) rc = breaker_open(P, v, b);
+    if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__breaker_section, b);
     if (rc == FB_OK) rc = breaker_consistent(P, b);
     return rc;
 }
 
+static const char *const scopes[] = {"per_pod", "shared", NULL};
+static const char *const outages[] = {"fail_open", "fail_closed", "local", NULL};
+
+/* The variant's keys of a breaker (base: sim_layer), beside the breaker's own. */
+const ld_section scn__variant_breaker_section = {
+    "breaker", "/$defs/policy_keys/properties/breaker/oneOf/1",
+    (const ld_field[]){
+        {"scope", LD_ENUM, LD_AT(sim_layer, breaker_scope), .names = scopes, .def = "\"per_pod\"",
+         .def_doc = "`per_pod`",
+         .doc = "`shared` models one breaker in a store (Redis) seen by every pod"},
+        {"sync_delay", LD_DURATION0, LD_AT(sim_layer, sync_delay_us), .def = "\"0s\"",
+         .doc = "shared scope: results reach the store, and its state reaches the pods, this much "
+                "later"},
+        {"store_outage", LD_ENUM, LD_AT(sim_layer, store_outage), .names = outages,
+         .def = "\"fail_open\"",
+         .doc = "shared scope only: what a pod does while the store is unreachable (see "
+                "`breaker_store`)"},
+        {0}},
+    NULL};
+
 /* The variant's breaker, for every provider; scope and sync_delay belong to the variant. */
 static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
-    static const char *const scopes[] = {"per_pod", "shared", NULL};
-    static const char *const outages[] = {"fail_open", "fail_closed", "local", NULL};
     sim_layer *pol = out;
     bool has = false;
     fb_breaker_config bc;
@@ -365,13 +442,11 @@ static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
     cJSON *copy = NULL;
     int rc = FB_OK;
     if (cJSON_IsObject(v)) {
-        int scope = 0, outage = 0;
-        rc = scn__get_enum(P, v, "scope", scopes, &scope);
-        pol->breaker_scope = (sim_breaker_scope)scope;
-        if (rc == FB_OK) rc = scn__get_duration(P, v, "sync_delay", &pol->sync_delay_us, true);
-        if (rc == FB_OK) rc = scn__get_enum(P, v, "store_outage", outages, &outage);
-        pol->store_outage = (sim_store_outage)outage;
-        if (rc == FB_OK && scn__field(v, "store_outage") && scope != SIM_SCOPE_SHARED) {
+        pol->breaker_scope = SIM_SCOPE_POD;
+        pol->store_outage = (sim_store_outage)0;
+        rc = scn__read_fields(P, v, &scn__variant_breaker_section, pol);
+        if (rc == FB_OK && scn__field(v, "store_outage") &&
+            pol->breaker_scope != SIM_SCOPE_SHARED) {
             size_t old = scn__push_key(P, "store_outage");
             rc = scn__fail(P, "only a shared breaker (\"scope\": \"shared\") has a store");
             scn__pop(P, old);
@@ -406,21 +481,33 @@ int scn__per_provider(pctx *P, const cJSON *v, ld_provider_part part, sim_layer 
     return rc;
 }
 
+static const char *const ratelimit_modes[] = {"wait", "reject", NULL};
+
+/* One provider's client-side rate limit (base: fb_ratelimit_config). */
+const ld_section scn__rate_limit_section = {
+    "rate_limit", "/$defs/policy_keys/properties/rate_limit/additionalProperties",
+    (const ld_field[]){
+        {"rpm", LD_INTEGER, LD_AT(fb_ratelimit_config, requests_per_min), .lo = 1, .hi = 1000000000,
+         .doc = "requests per minute"},
+        {"tpm", LD_INTEGER, LD_AT(fb_ratelimit_config, tokens_per_min), .lo = 1,
+         .hi = (double)LD_RATE_PER_MIN_MAX, .doc = "tokens per minute"},
+        {"mode", LD_ENUM, LD_AT(fb_ratelimit_config, mode), .names = ratelimit_modes,
+         .def = "\"wait\"",
+         .doc = "`wait` delays the attempt (up to `max_wait`), `reject` skips the provider"},
+        {"max_wait", LD_DURATION, LD_AT(fb_ratelimit_config, wait_us_max), .def = "\"60s\"",
+         .doc = "the longest wait before the attempt is rejected"},
+        {0}},
+    NULL};
+
 static int ratelimit_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
-    static const char *const keys[] = {"rpm", "tpm", "mode", "max_wait", NULL};
-    static const char *const modes[] = {"wait", "reject", NULL};
-    uint64_t rpm = 0, tpm = 0;
-    int mode = 0;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "rpm", &rpm, 1, 1000000000);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "tpm", &tpm, 1, LD_RATE_PER_MIN_MAX);
-    if (rc == FB_OK) rc = scn__get_enum(P, v, "mode", modes, &mode);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "max_wait", &pp->ratelimit.wait_us_max, false);
-    if (rc == FB_OK && rpm == 0 && tpm == 0) rc = scn__fail(P, "give rpm, tpm or both");
+    fb_ratelimit_config *r = &pp->ratelimit;
+    r->requests_per_min = 0;
+    r->tokens_per_min = 0;
+    r->mode = (fb_ratelimit_mode)0;
+    int rc = scn__fields(P, v, &scn__rate_limit_section, r);
+    if (rc == FB_OK && r->requests_per_min == 0 && r->tokens_per_min == 0)
+        rc = scn__fail(P, "give rpm, tpm or both");
     pp->has_ratelimit = true;
-    pp->ratelimit.requests_per_min = (int64_t)rpm;
-    pp->ratelimit.tokens_per_min = (int64_t)tpm;
-    pp->ratelimit.mode = (fb_ratelimit_mode)mode;
     return rc;
 }
 
@@ -467,16 +554,24 @@ static int parse_degraded(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
+/* "classify" (base: fb_classify_config); absent keys keep core's defaults. */
+const ld_section scn__classify_section = {
+    "classify", "/$defs/policy_keys/properties/classify",
+    (const ld_field[]){
+        {"rate_limit_trips", LD_SWITCH, LD_AT(fb_classify_config, rate_limit_trips), .def = "false",
+         .doc = "a 429 counts as a breaker failure"},
+        {"timeout_trips", LD_SWITCH, LD_AT(fb_classify_config, timeout_trips), .def = "true",
+         .doc = "a timeout counts as a breaker failure"},
+        {"honor_should_retry", LD_SWITCH, LD_AT(fb_classify_config, honor_should_retry),
+         .def = "true", .doc = "x-should-retry overrides the table's retry decision"},
+        {"permanent_trips", LD_SWITCH, LD_AT(fb_classify_config, permanent_trips), .def = "false",
+         .doc = "4xx, content-policy and context-length answers count as breaker failures (a "
+                "breaker that counts every error)"},
+        {0}},
+    NULL};
+
 static int parse_classify(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"rate_limit_trips", "timeout_trips", "honor_should_retry",
-                                       "permanent_trips", NULL};
-    fb_classify_config *c = &((sim_layer *)out)->classify;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_switch(P, v, "rate_limit_trips", &c->rate_limit_trips);
-    if (rc == FB_OK) rc = scn__get_switch(P, v, "timeout_trips", &c->timeout_trips);
-    if (rc == FB_OK) rc = scn__get_switch(P, v, "honor_should_retry", &c->honor_should_retry);
-    if (rc == FB_OK) rc = scn__get_switch(P, v, "permanent_trips", &c->permanent_trips);
-    return rc;
+    return scn__fields(P, v, &scn__classify_section, &((sim_layer *)out)->classify);
 }
 
 void scn__layer_defaults(const sim_scenario *sc, sim_layer *pol) {

@@ -23,22 +23,79 @@
 
 /* ---- the top level ---- */
 
+/* "pods" (base: sim_pods). */
+const ld_section scn__pods_section = {
+    "pods", "/properties/pods",
+    (const ld_field[]){
+        {"count", LD_INTEGER, LD_AT(sim_pods, count), .lo = 1, .hi = SIM_PODS_MAX, .def = "1",
+         .flags = LD_F_SET,
+         .doc = "pods (the pods at the start when a variant autoscales); arrivals are spread "
+                "round-robin (over the pods that are ready, with `autoscale`)"},
+        {"workers", LD_INTEGER, LD_AT(sim_pods, workers), .lo = 1, .hi = 1000000, .def = "64",
+         .flags = LD_F_SET, .doc = "concurrent requests per pod (a thread pool)"},
+        {"queue", LD_INTEGER, LD_AT(sim_pods, queue), .lo = 0, .hi = 10000000, .def = "100",
+         .flags = LD_F_SET,
+         .doc = "requests waiting for a worker per pod; beyond it a request fails at once "
+                "(`queue_full`)"},
+        {"request_timeout", LD_DURATION, LD_AT(sim_pods, request_timeout_us), .def = "\"60s\"",
+         .flags = LD_F_SET,
+         .doc = "a request still running (or queued) this long after it arrived ends with "
+                "`timeout`; its outstanding attempt is abandoned"},
+        {0}},
+    NULL};
+
+/* "slo" (base: sim_scenario). */
+const ld_section scn__slo_section = {
+    "slo_spillover_limits", "/properties/slo",
+    (const ld_field[]){{"latency", LD_DURATION, LD_AT(sim_scenario, slo_latency_us),
+                        .def = "\"10s\"", .flags = LD_F_SET,
+                        .doc = "answered later than this = SLO miss (in the blast radius)"},
+                       {0}},
+    "slo."};
+
+/* "spillover" (base: sim_spillover). */
+const ld_section scn__spillover_section = {
+    "slo_spillover_limits", "/properties/spillover",
+    (const ld_field[]){
+        {"hold", LD_DURATION, LD_AT(sim_spillover, hold_us), .def = "\"30s\"", .flags = LD_F_SET,
+         .doc = "back to baseline means: healthy for this long"},
+        {"error_margin", LD_NUMBER, LD_AT(sim_spillover, error_margin), .lo = 0, .hi = 1,
+         .def = "0.01", .flags = LD_F_SET,
+         .doc = "healthy: the error (+ SLO miss) rate over a sliding `hold` window ≤ baseline + "
+                "margin"},
+        {"latency_factor", LD_NUMBER, LD_AT(sim_spillover, latency_factor), .lo = 1, .hi = 1000,
+         .def = "1.5", .flags = LD_F_SET,
+         .doc = "healthy: the p99 over that window ≤ baseline p99 × factor; `hold` may span at "
+                "most 120 ticks"},
+        {0}},
+    "spillover."};
+
+/* "limits" (base: sim_limits). */
+const ld_section scn__limits_section = {
+    "slo_spillover_limits", "/properties/limits",
+    (const ld_field[]){
+        {"in_flight", LD_INTEGER, LD_AT(sim_limits, in_flight_max), .lo = 1, .hi = 100000000,
+         .def = "1000000", .flags = LD_F_SET, .doc = "requests in the system at once"},
+        {"events", LD_INTEGER, LD_AT(sim_limits, events_max), .lo = 16, .hi = 1000000000,
+         .def = "4000000", .flags = LD_F_SET, .doc = "events in the simulator's queue at once"},
+        {"requests", LD_INTEGER, LD_AT(sim_limits, requests_max), .lo = 1, .hi = 100000000000.0,
+         .def = "1000000000", .flags = LD_F_SET, .doc = "requests generated in the whole run"},
+        {"duration", LD_DURATION, LD_AT(sim_limits, duration_max_us), .def = "\"7d\"",
+         .flags = LD_F_SET,
+         .doc = "the longest `duration` accepted; after the traffic window a run only drains (at "
+                "most `pods.request_timeout` more)"},
+        {0}},
+    "limits."};
+
 /* Every default of the top level, before any key is read. */
-static void defaults(sim_scenario *sc) {
+static int defaults(sim_scenario *sc, sim_error *err) {
     sc->seed = 1;
     sc->tick_us = FB_US_PER_S;
-    sc->pods.count = 1;
-    sc->pods.workers = 64;
-    sc->pods.queue = 100;
-    sc->pods.request_timeout_us = 60 * FB_US_PER_S;
-    sc->slo_latency_us = 10 * FB_US_PER_S;
-    sc->spillover.hold_us = 30 * FB_US_PER_S;
-    sc->spillover.error_margin = 0.01;
-    sc->spillover.latency_factor = 1.5;
-    sc->limits.in_flight_max = 1000000;
-    sc->limits.events_max = 4000000;
-    sc->limits.requests_max = 1000000000;
-    sc->limits.duration_max_us = 7 * 24 * 3600 * FB_US_PER_S;
+    int rc = scn__set_defaults(&scn__pods_section, &sc->pods, err);
+    if (rc == FB_OK) rc = scn__set_defaults(&scn__slo_section, sc, err);
+    if (rc == FB_OK) rc = scn__set_defaults(&scn__spillover_section, &sc->spillover, err);
+    if (rc == FB_OK) rc = scn__set_defaults(&scn__limits_section, &sc->limits, err);
+    return rc;
 }
 
 /* A failure at root.key. */
@@ -92,32 +149,15 @@ static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
 }
 
 static int parse_pods(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"count", "workers", "queue", "request_timeout", NULL};
-    sim_pods *pods = out;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "count", &pods->count, 1, SIM_PODS_MAX);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "workers", &pods->workers, 1, 1000000);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "queue", &pods->queue, 0, 10000000);
-    if (rc == FB_OK)
-        rc = scn__get_duration(P, v, "request_timeout", &pods->request_timeout_us, false);
-    return rc;
+    return scn__fields(P, v, &scn__pods_section, out);
 }
 
 static int parse_slo(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"latency", NULL};
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "latency", out, false);
-    return rc;
+    return scn__fields(P, v, &scn__slo_section, out);
 }
 
 static int parse_spillover(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"hold", "error_margin", "latency_factor", NULL};
-    sim_spillover *sp = out;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "hold", &sp->hold_us, false);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "error_margin", &sp->error_margin, 0, 1);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "latency_factor", &sp->latency_factor, 1, 1000);
-    return rc;
+    return scn__fields(P, v, &scn__spillover_section, out);
 }
 
 /* Spillover is only measured after faults and spikes, tick by tick over the hold. */
@@ -138,14 +178,7 @@ static int check_spillover_hold(pctx *P, const cJSON *root, const sim_scenario *
 }
 
 static int parse_limits(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"in_flight", "events", "requests", "duration", NULL};
-    sim_limits *lim = out;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "in_flight", &lim->in_flight_max, 1, 100000000);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "events", &lim->events_max, 16, 1000000000);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "requests", &lim->requests_max, 1, 100000000000ULL);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "duration", &lim->duration_max_us, false);
-    return rc;
+    return scn__fields(P, v, &scn__limits_section, out);
 }
 
 /* In the largest unit that divides it: in whole hours, a 1m duration over a 30s limit read
@@ -211,14 +244,14 @@ static int check_brownouts(pctx *P, const sim_scenario *sc) {
 }
 
 static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
-    defaults(sc);
-    int rc = parse_header(P, root, sc);
+    int rc = defaults(sc, P->err);
+    if (rc == FB_OK) rc = parse_header(P, root, sc);
     if (rc == FB_OK) rc = scn__need_key(P, root, "providers");
     if (rc == FB_OK) rc = scn__key(P, root, "providers", scn__parse_providers, sc);
     if (rc == FB_OK) rc = scn__need_key(P, root, "traffic");
     if (rc == FB_OK) rc = scn__key(P, root, "traffic", scn__parse_traffic, sc);
     if (rc == FB_OK) rc = scn__key(P, root, "pods", parse_pods, &sc->pods);
-    if (rc == FB_OK) rc = scn__key(P, root, "slo", parse_slo, &sc->slo_latency_us);
+    if (rc == FB_OK) rc = scn__key(P, root, "slo", parse_slo, sc);
     if (rc == FB_OK) rc = scn__key(P, root, "spillover", parse_spillover, &sc->spillover);
     if (rc == FB_OK) rc = check_spillover_hold(P, root, sc);
     if (rc == FB_OK) rc = scn__key(P, root, "limits", parse_limits, &sc->limits);

@@ -1,0 +1,128 @@
+/*
+ * load_table.c - the walker of the format's tables (loadint.h): the keys of
+ * an object checked against a section's table, then each key read by its
+ * kind into the section's struct, in table order. Each read is one of the
+ * typed getters of load_json.c, so the messages are theirs.
+ */
+#include "scenario/loadint.h"
+
+#include <string.h>
+
+/* Field names, at most: the largest section has 16. */
+#define LD_FIELDS_MAX 48
+
+int scn__check_fields(pctx *P, const cJSON *v, const ld_section *s) {
+    const char *keys[LD_FIELDS_MAX + 1];
+    size_t n = 0;
+    for (const ld_field *f = s->fields; f->name && n < LD_FIELDS_MAX; f++) keys[n++] = f->name;
+    keys[n] = NULL;
+    return scn__check_object(P, v, keys, NULL);
+}
+
+/* An enum's or an integer's storage, by its size. */
+static int read_enum(pctx *P, const cJSON *obj, const ld_field *f, char *at) {
+    int k = 0;
+    if (f->size != sizeof k) return scn__fail(P, "internal: '%s' is not an int", f->name);
+    memcpy(&k, at, sizeof k);
+    int rc = scn__get_enum(P, obj, f->name, f->names, &k);
+    if (rc == FB_OK) memcpy(at, &k, sizeof k);
+    return rc;
+}
+
+static int read_integer(pctx *P, const cJSON *obj, const ld_field *f, char *at) {
+    if (f->size == sizeof(uint32_t)) {
+        uint32_t u;
+        memcpy(&u, at, sizeof u);
+        int rc = scn__get_u32(P, obj, f->name, &u, (uint32_t)f->lo, (uint32_t)f->hi);
+        if (rc == FB_OK) memcpy(at, &u, sizeof u);
+        return rc;
+    }
+    if (f->size != sizeof(uint64_t))
+        return scn__fail(P, "internal: '%s' has no integer size", f->name);
+    uint64_t u;
+    memcpy(&u, at, sizeof u);
+    int rc = scn__get_uint(P, obj, f->name, &u, (uint64_t)f->lo, (uint64_t)f->hi);
+    if (rc == FB_OK) memcpy(at, &u, sizeof u);
+    return rc;
+}
+
+/* obj[f->name] into base + f->offset; absent keeps what is there. */
+static int read_field(pctx *P, const cJSON *obj, const ld_field *f, void *base) {
+    char *at = (char *)base + f->offset;
+    switch (f->kind) {
+    case LD_DURATION:
+    case LD_DURATION0:
+        return scn__get_duration(P, obj, f->name, (fb_time_us *)(void *)at,
+                                 f->kind == LD_DURATION0);
+    case LD_NUMBER:
+        return scn__get_number(P, obj, f->name, (double *)(void *)at, f->lo, f->hi);
+    case LD_INTEGER:
+        return read_integer(P, obj, f, at);
+    case LD_BOOL:
+        return scn__get_bool(P, obj, f->name, (bool *)(void *)at);
+    case LD_SWITCH:
+        return scn__get_switch(P, obj, f->name, (fb_switch *)(void *)at);
+    case LD_ENUM:
+        return read_enum(P, obj, f, at);
+    case LD_HOOK:
+        return scn__key(P, obj, f->name, f->hook, at);
+    case LD_CODE:
+        break;
+    }
+    return FB_OK;
+}
+
+/* The LD_F_SET default, read as if the document had it ({NAME: DEF}). */
+static int set_default(pctx *P, const ld_field *f, void *base) {
+    cJSON *obj = cJSON_CreateObject();
+    cJSON *v = cJSON_Parse(f->def);
+    if (obj == NULL || v == NULL) {
+        cJSON_Delete(obj);
+        cJSON_Delete(v);
+        return scn__fail(P, "out of memory");
+    }
+    cJSON_AddItemToObject(obj, f->name, v);
+    int rc = read_field(P, obj, f, base);
+    cJSON_Delete(obj);
+    return rc;
+}
+
+static int set_defaults(pctx *P, const ld_section *s, void *base) {
+    int rc = FB_OK;
+    for (const ld_field *f = s->fields; rc == FB_OK && f->name; f++)
+        if ((f->flags & LD_F_SET) && f->def) rc = set_default(P, f, base);
+    return rc;
+}
+
+int scn__set_defaults(const ld_section *s, void *base, sim_error *err) {
+    pctx P = {err, "", 0, false, NULL, NULL};
+    return set_defaults(&P, s, base);
+}
+
+int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
+    int rc = set_defaults(P, s, base);
+    for (const ld_field *f = s->fields; rc == FB_OK && f->name; f++) rc = read_field(P, v, f, base);
+    return rc;
+}
+
+int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
+    int rc = scn__check_fields(P, v, s);
+    if (rc == FB_OK) rc = scn__read_fields(P, v, s, base);
+    return rc;
+}
+
+/* The order of the docs' rows where several tables share a name. */
+const ld_section *const scn__sections[] = {&scn__retry_section,
+                                           &scn__token_bucket_section,
+                                           &scn__quota_section,
+                                           &scn__deposit_section,
+                                           &scn__retry_breaker_section,
+                                           &scn__breaker_section,
+                                           &scn__variant_breaker_section,
+                                           &scn__classify_section,
+                                           &scn__rate_limit_section,
+                                           &scn__pods_section,
+                                           &scn__slo_section,
+                                           &scn__spillover_section,
+                                           &scn__limits_section,
+                                           NULL};

@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""gen_schema.py --write|--check SCN_TABLES - the schema and key tables from the format's tables.
+
+SCN_TABLES is the program built from tests/tools/scn_tables.c; it prints the
+tables of scenario/ (scenario/loadint.h: ld_section, ld_field) as JSON. From
+them this writes:
+
+- docs/scenario.schema.json: for each table, the "properties" of the schema
+  object at its `schema_at` (a JSON pointer), one per field in table order.
+  A plain field's schema comes from its kind, range, names, default and doc;
+  a field parsed by a hook or by code keeps the schema written by hand. The
+  parts of the schema no table describes yet are kept as they are. The whole
+  file is laid out in one way (an object or array on one line when it fits in
+  110 columns), so that writing it twice gives the same bytes.
+- docs/scenario-format.md: the rows of each table between
+  `<!-- keys: NAME -->` and `<!-- /keys -->` (every table of that name, in order).
+
+--write writes the files; --check writes nothing and exits 1 (with a diff)
+when a file is not what --write would write (tests/e2e/schema_fresh.sh).
+"""
+import difflib
+import json
+import subprocess
+import sys
+
+SCHEMA = "docs/scenario.schema.json"
+FORMAT = "docs/scenario-format.md"
+WIDTH = 110
+
+
+def number(x):
+    """A number as JSON, never in exponent form (0.000001, not 1e-06)."""
+    if isinstance(x, float) and x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    s = json.dumps(x)
+    if "e" in s or "E" in s:
+        s = format(x, ".12f").rstrip("0").rstrip(".")
+    return s
+
+
+def compact(v):
+    if isinstance(v, dict):
+        return "{" + ", ".join(json.dumps(k, ensure_ascii=False) + ": " + compact(x) for k, x in v.items()) + "}"
+    if isinstance(v, list):
+        return "[" + ", ".join(compact(x) for x in v) + "]"
+    if isinstance(v, bool) or v is None:
+        return json.dumps(v)
+    if isinstance(v, (int, float)):
+        return number(v)
+    return json.dumps(v, ensure_ascii=False)
+
+
+def layout(v, indent=0, prefix=""):
+    one = compact(v)
+    if not isinstance(v, (dict, list)) or not v or indent + len(prefix) + len(one) + 1 <= WIDTH:
+        return one
+    pad = " " * (indent + 2)
+    if isinstance(v, dict):
+        rows = []
+        for k, x in v.items():
+            key = json.dumps(k, ensure_ascii=False) + ": "
+            rows.append(pad + key + layout(x, indent + 2, key))
+        return "{\n" + ",\n".join(rows) + "\n" + " " * indent + "}"
+    rows = [pad + layout(x, indent + 2) for x in v]
+    return "[\n" + ",\n".join(rows) + "\n" + " " * indent + "]"
+
+
+def at_pointer(doc, pointer):
+    node = doc
+    for step in pointer.lstrip("/").split("/"):
+        node = node[int(step)] if isinstance(node, list) else node[step]
+    return node
+
+
+def field_schema(f):
+    kind = f["kind"]
+    if kind == "duration":
+        s = {"$ref": "#/$defs/duration_positive"}
+    elif kind == "duration0":
+        s = {"$ref": "#/$defs/duration"}
+    elif kind in ("number", "integer"):
+        s = {"type": kind, "minimum": f["lo"], "maximum": f["hi"]}
+    elif kind in ("bool", "switch"):
+        s = {"type": "boolean"}
+    elif kind == "enum":
+        s = {"enum": f["names"]}
+    else:
+        raise ValueError(kind)
+    if "default" in f:
+        s["default"] = f["default"]
+    if f.get("doc"):
+        s["description"] = f["doc"]
+    return s
+
+
+def schema_text(tables, text):
+    doc = json.loads(text)
+    for sec in tables["sections"]:
+        obj = at_pointer(doc, sec["schema_at"])
+        old = obj.get("properties", {})
+        names = [f["name"] for f in sec["fields"]]
+        extra = [k for k in old if k not in names]
+        if extra:
+            sys.exit(f"gen_schema: {sec['schema_at']} has keys the table '{sec['name']}' does not: {extra}")
+        props = {}
+        for f in sec["fields"]:
+            if f["kind"] in ("hook", "code"):
+                if f["name"] not in old:
+                    sys.exit(f"gen_schema: {sec['schema_at']}: '{f['name']}' is read by code: write its schema")
+                props[f["name"]] = old[f["name"]]
+            else:
+                props[f["name"]] = field_schema(f)
+        obj["properties"] = props
+    done = ", ".join(sorted({s["schema_at"].replace("/$defs/", "").replace("/properties/", ".") for s in tables["sections"]}))
+    note = ("The properties of " + done + " are written by `make schema` from the loader's tables "
+            "(scenario/loadint.h: ld_section); edit them there. The rest is written by hand. "
+            "tests/e2e/schema_fresh.sh fails when this file is not what `make schema` writes.")
+    head = {k: doc.pop(k) for k in list(doc) if k in ("$schema",)}
+    doc.pop("$comment", None)
+    doc = {**head, "$comment": note, **doc}
+    return layout(doc) + "\n"
+
+
+def type_doc(f):
+    if f.get("unit"):
+        return f["unit"]
+    kind = f["kind"]
+    if kind in ("duration", "duration0"):
+        return "duration"
+    if kind in ("number", "integer"):
+        return f"{kind} in [{number(f['lo'])}, {number(f['hi'])}]"
+    if kind in ("bool", "switch"):
+        return "boolean"
+    if kind == "enum":
+        return ", ".join(f"`{json.dumps(n)}`" for n in f["names"])
+    return kind
+
+
+def default_doc(f):
+    if f.get("default_doc"):
+        return f["default_doc"]
+    if "default" in f:
+        return "`" + compact(f["default"]) + "`"
+    return "—"
+
+
+def rows(tables, name):
+    out = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    for sec in tables["sections"]:
+        if sec["name"] != name:
+            continue
+        for f in sec["fields"]:
+            out.append(f"| `{sec.get('doc_prefix', '')}{f['name']}` | {type_doc(f)} | {default_doc(f)} | {f.get('doc') or ''} |".replace("|  |", "| |"))
+    return out
+
+
+def format_text(tables, text):
+    lines = text.split("\n")
+    out = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        out.append(line)
+        i += 1
+        if not line.startswith("<!-- keys: "):
+            continue
+        name = line[len("<!-- keys: "):].rstrip(" ->")
+        end = i
+        while end < len(lines) and lines[end] != "<!-- /keys -->":
+            end += 1
+        if end == len(lines):
+            sys.exit(f"gen_schema: {FORMAT}: '<!-- keys: {name} -->' has no '<!-- /keys -->'")
+        if not any(s["name"] == name for s in tables["sections"]):
+            sys.exit(f"gen_schema: {FORMAT}: no table named '{name}'")
+        out.extend(rows(tables, name))
+        i = end
+    return "\n".join(out)
+
+
+def main():
+    if len(sys.argv) != 3 or sys.argv[1] not in ("--write", "--check"):
+        sys.exit("usage: gen_schema.py --write|--check SCN_TABLES")
+    tables = json.loads(subprocess.run([sys.argv[2]], check=True, capture_output=True, text=True).stdout)
+    stale = 0
+    for path, make in ((SCHEMA, schema_text), (FORMAT, format_text)):
+        with open(path, encoding="utf-8") as fh:
+            old = fh.read()
+        new = make(tables, old)
+        if new == old:
+            continue
+        if sys.argv[1] == "--write":
+            with open(path, "w", encoding="utf-8") as fh:
+                fh.write(new)
+            print(f"gen_schema: wrote {path}")
+        else:
+            stale = 1
+            print(f"gen_schema: {path} is stale (run `make schema`):")
+            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True), path, "generated", n=1))
+    return stale
+
+
+if __name__ == "__main__":
+    sys.exit(main())
