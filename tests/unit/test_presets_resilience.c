@@ -623,6 +623,152 @@ static void polly_retry_handles_broken_circuit_exceptions(void **state) {
     scn_free(lc.sc);
 }
 
+/*
+ * RollingHealthMetrics.UpdateCurrentWindow (8.7.0, lines 45-63): a new window starts at the
+ * first call that finds the current one SamplingDuration / 10 (3 s) old, and a window leaves
+ * when `now - StartedAt >= _samplingDuration`: a call ages with its window, not by itself.
+ */
+static void polly_sampling_windows_start_at_the_first_call(void **state) {
+    (void)state;
+    const char *keys = "\"preset\": \"polly\", \"MinimumThroughput\": 2, \"FailureRatio\": 0.5";
+    struct {
+        fb_time_us t1, t2, t3; /* a failure at t1, a success at t2 (FB_TIME_NONE: none) and
+                                  the failure at t3 that is judged */
+        bool opens;
+    } cases[] = {
+        /* the window of 0 s is 30 s old at 30 s: gone (>=), one failure left */
+        {0, FB_TIME_NONE, 30 * S, false},
+        {0, FB_TIME_NONE, 30 * S - 1, true},
+        /* windows start at calls, not on a grid from 0: the window of 1 s is 29.5 s old */
+        {1 * S, FB_TIME_NONE, 30500 * MS, true},
+        /* a success at 2.9 s falls in the window of 0 s and leaves with it at 31 s, 28.1 s old:
+           one call left, below MinimumThroughput */
+        {0, 2900 * MS, 31 * S, false},
+        {0, 2900 * MS, 30 * S - 1, true}, /* 2 failures of 3 */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        layer_case lc = preset_layer(keys);
+        fb_breaker b;
+        breaker_of(&lc, &b);
+        calls_at(&b, 1, FB_EFFECT_FAILURE, cases[i].t1);
+        if (cases[i].t2 != FB_TIME_NONE) calls_at(&b, 1, FB_EFFECT_SUCCESS, cases[i].t2);
+        calls_at(&b, 1, FB_EFFECT_FAILURE, cases[i].t3);
+        if ((fb_breaker_state_get(&b) == FB_BREAKER_OPEN) != cases[i].opens)
+            fail_msg("case %zu: %s", i, fb_breaker_state_name(fb_breaker_state_get(&b)));
+        scn_free(lc.sc);
+    }
+}
+
+/*
+ * CircuitStateController.OnHandledOutcomeAsync (8.7.0, line 231): in HalfOpen a handled
+ * outcome opens the circuit again, OpenCircuitFor_NeedsLock (line 348) for BreakDuration
+ * from that moment.
+ */
+static void polly_trial_failure_opens_for_another_break(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"polly\", \"MinimumThroughput\": 2, "
+                                 "\"FailureRatio\": 0.5");
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    calls_at(&b, 2, FB_EFFECT_FAILURE, 0);
+    fb_breaker_permit trial = admitted(&b, 5 * S);
+    result(&b, &trial, FB_EFFECT_FAILURE, 500 * MS, 5500 * MS);
+    state_is(&b, FB_BREAKER_OPEN);
+    rejected(&b, 10500 * MS - 1);
+    fb_breaker_permit again = admitted(&b, 10500 * MS); /* the next trial */
+    result(&b, &again, FB_EFFECT_SUCCESS, 0, 10500 * MS);
+    state_is(&b, FB_BREAKER_CLOSED);
+    scn_free(lc.sc);
+}
+
+/*
+ * Results of calls admitted before a transition: OnUnhandledOutcomeAsync (8.7.0, line 201)
+ * closes a HalfOpen circuit whoever's call it was; OnHandledOutcomeAsync (line 231) reopens
+ * it; in Open both are only counted (AdvancedCircuitBehavior.OnActionFailure, lines 30-38)
+ * and the break is not extended. CloseCircuit_NeedsLock resets the metrics (line 289).
+ */
+static void polly_late_results_act_on_the_state_they_arrive_in(void **state) {
+    (void)state;
+    const char *keys = "\"preset\": \"polly\", \"MinimumThroughput\": 2, \"FailureRatio\": 0.5";
+    layer_case lc = preset_layer(keys);
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    fb_breaker_permit x = admitted(&b, 0), w = admitted(&b, 0);
+    calls_at(&b, 2, FB_EFFECT_FAILURE, 1 * S); /* open until 6 s */
+    result(&b, &w, FB_EFFECT_FAILURE, 2 * S, 2 * S);
+    state_is(&b, FB_BREAKER_OPEN);
+    rejected(&b, 6 * S - 1); /* not extended */
+    fb_breaker_permit trial = admitted(&b, 6 * S);
+    result(&b, &x, FB_EFFECT_SUCCESS, 7 * S, 7 * S); /* x's success closes */
+    state_is(&b, FB_BREAKER_CLOSED);
+    result(&b, &trial, FB_EFFECT_FAILURE, 2 * S, 8 * S); /* 1 call since the reset */
+    state_is(&b, FB_BREAKER_CLOSED);
+    scn_free(lc.sc);
+
+    lc = preset_layer(keys);
+    breaker_of(&lc, &b);
+    w = admitted(&b, 0);
+    calls_at(&b, 2, FB_EFFECT_FAILURE, 1 * S);
+    trial = admitted(&b, 6 * S);
+    result(&b, &w, FB_EFFECT_FAILURE, 7 * S, 7 * S); /* w's failure reopens: until 12 s */
+    state_is(&b, FB_BREAKER_OPEN);
+    rejected(&b, 12 * S - 1);
+    admitted(&b, 12 * S);
+    scn_free(lc.sc);
+}
+
+/*
+ * RetryHelper.DecorrelatedJitterBackoffV2 (8.7.0, lines 75-111): t = attempt + r, next =
+ * 2^t tanh(sqrt(4 t)), delay = (next - prev) / 1.4 * Delay. The delays telescope: the first is
+ * in [0, 2 tanh(2) / 1.4) Delay = [0, 1.3772) s, the sum of four is next(3 + r) / 1.4 Delay, in
+ * [8 tanh(sqrt 12), 16 tanh(4)) / 1.4 s = [5.7031, 11.4209) s, whatever the draws.
+ */
+static void polly_exponential_jitter_is_decorrelated_v2(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"polly\", \"MaxRetryAttempts\": 4, \"Delay\": "
+                                 "\"00:00:01\", \"BackoffType\": \"Exponential\", "
+                                 "\"UseJitter\": true");
+    fb_time_us lo = FB_TIME_MAX, hi = 0, first_hi = 0;
+    for (uint64_t seed = 1; seed <= 400; seed++) {
+        fb_time_us d[4];
+        assert_int_equal(calls_made(lc.L, 503, seed, d, 100), 5);
+        fb_time_us sum = d[0] + d[1] + d[2] + d[3];
+        assert_true(d[0] >= 0 && d[0] < 1377183);
+        first_hi = d[0] > first_hi ? d[0] : first_hi;
+        lo = sum < lo ? sum : lo;
+        hi = sum > hi ? sum : hi;
+    }
+    /* each delay is truncated to whole microseconds: the sum may lose up to 4 us */
+    assert_true(lo >= 5703099 - 4 && lo < 5703099 + 60 * MS);
+    assert_true(hi < 11420907 && hi > 11420907 - 120 * MS);
+    assert_true(first_hi > 1300 * MS);
+    scn_free(lc.sc);
+}
+
+/*
+ * DefaultPredicates.HandleOutcome (8.7.0, Utils/DefaultPredicates.cs line 6): every exception
+ * but OperationCanceledException -- 4xx included; the delay is the backoff's, a Retry-After is
+ * not read (RetryResilienceStrategy reads one only through a DelayGenerator, line 87).
+ */
+static void polly_every_error_is_handled_retry_after_is_not_read(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"polly\", \"MaxRetryAttempts\": 1");
+    const int statuses[] = {400, 401, 404, 429, 500, 503};
+    for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++)
+        assert_int_equal(calls_made(lc.L, statuses[i], 1, NULL, 100), 2);
+    fb_retry_policy pol;
+    assert_int_equal(fb_retry_policy_init(&pol, &lc.L->retry), FB_OK);
+    fb_classifier cl;
+    assert_int_equal(fb_classify_init(&cl, &lc.L->classify), FB_OK);
+    fb_class c = fb_classify(&cl, &(fb_reply){.status = 429, .should_retry = -1});
+    fb_retry_state st;
+    fb_retry_begin(&st, 0);
+    fb_retry_decision d = fb_retry_next(&pol, &st, &c, 30 * S, NULL, NULL, 0);
+    assert_true(d.retry);
+    assert_int_equal(d.delay_us, 2 * S); /* Delay, not the 30 s header */
+    scn_free(lc.sc);
+}
+
 /* ---- gobreaker v2.4.0 ---- */
 
 /* defaultReadyToTrip: counts.ConsecutiveFailures > 5 -- the 6th failure in a row trips. */
@@ -889,6 +1035,11 @@ int main(void) {
         cmocka_unit_test(polly_opens_at_a_tenth_of_100_after_a_failure),
         cmocka_unit_test(polly_half_open_at_break_duration_one_trial),
         cmocka_unit_test(polly_retry_handles_broken_circuit_exceptions),
+        cmocka_unit_test(polly_sampling_windows_start_at_the_first_call),
+        cmocka_unit_test(polly_trial_failure_opens_for_another_break),
+        cmocka_unit_test(polly_late_results_act_on_the_state_they_arrive_in),
+        cmocka_unit_test(polly_exponential_jitter_is_decorrelated_v2),
+        cmocka_unit_test(polly_every_error_is_handled_retry_after_is_not_read),
         cmocka_unit_test(gobreaker_trips_on_the_6th_consecutive_failure),
         cmocka_unit_test(gobreaker_timeout_passes_the_deadline),
         cmocka_unit_test(gobreaker_max_requests_in_half_open),
