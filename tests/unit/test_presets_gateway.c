@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "core/breaker.h"
 #include "core/classify.h"
 #include "core/retry.h"
 #include "core/rng.h"
@@ -1178,6 +1179,102 @@ static void envoy_ejection_in_a_run(void **state) {
     scn_free(sc);
 }
 
+/*
+ * route_components.proto RetryPolicy.num_retries: "default is 1"; retry_state_impl.cc
+ * shouldRetry stops when retries_remaining_ is 0. The back-off is JitteredExponentialBackOff's
+ * whatever a 429 or 503 says: Retry-After is read only by rate_limited_retry_back_off.
+ */
+static void envoy_num_retries_default_and_no_retry_after(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx,retriable-status-codes\","
+                          "\"retriable_status_codes\":[429]");
+    fb_retry_decision d[2];
+    for (int i = 0; i < 2; i++) {
+        fb_class c = status_class(L0(sc), i == 0 ? 503 : 429, 0);
+        for (uint64_t seed = 1; seed <= 50; seed++) {
+            decisions(L0(sc), &c, 30 * S, 2, seed, d);
+            assert_true(d[0].retry);
+            assert_true(d[0].delay_us >= 0 && d[0].delay_us < 25 * MS); /* not the 30 s */
+            assert_false(d[1].retry);                                  /* one retry */
+        }
+    }
+    scn_free(sc);
+    sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx\",\"num_retries\":3");
+    fb_class c = status_class(L0(sc), 503, 0);
+    fb_retry_decision e[4];
+    decisions(L0(sc), &c, FB_TIME_NONE, 4, 1, e);
+    assert_true(e[0].retry && e[1].retry && e[2].retry);
+    assert_false(e[3].retry);
+    scn_free(sc);
+}
+
+/* n results of effect e from host 0 at t. */
+static void envoy_results(fb_breaker *b, int n, fb_effect e, fb_time_us t) {
+    for (int i = 0; i < n; i++) {
+        fb_breaker_permit p;
+        if (!fb_breaker_allow(b, t, &p)) fail_msg("host ejected at %lld us", (long long)t);
+        fb_breaker_record(
+            b, &p, &(fb_breaker_result){.effect = e, .duration_us = 0, .hint_us = FB_TIME_NONE},
+            t);
+    }
+}
+
+/*
+ * outlier_detection_impl.cc (envoyproxy/envoy main, 00c7146d): ejectHost adds one to
+ * ejectTimeBackoff while backoff * base < max + base; checkHostForUneject un-ejects at the first
+ * interval sweep with min(base * backoff, max) <= now - lastEjectionTime; onIntervalTimer takes
+ * one off at every sweep that finds the host healthy an interval or more after its
+ * un-ejection. Sweeps every 10 s from 0; base 30 s, max 60 s.
+ */
+static void envoy_ejection_time_grows_and_decays(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"envoy\",\"outlier_detection\":{\"consecutive_5xx\":2,"
+                          "\"max_ejection_time\":\"60s\"}");
+    fb_breaker b;
+    assert_int_equal(fb_breaker_init(&b, &L0(sc)->per_provider[0].breaker, 0), FB_OK);
+    envoy_results(&b, 2, FB_EFFECT_FAILURE, 1 * S); /* backoff 1: 30 s, back at the 40 s sweep */
+    assert_int_equal(fb_breaker_open_until(&b), 40 * S);
+    envoy_results(&b, 2, FB_EFFECT_FAILURE, 41 * S); /* before the 50 s sweep: backoff 2 */
+    assert_int_equal(fb_breaker_open_until(&b), 110 * S); /* 60 s: 101 s, the 110 s sweep */
+    envoy_results(&b, 2, FB_EFFECT_FAILURE, 111 * S); /* backoff 3, capped at max: 60 s */
+    assert_int_equal(fb_breaker_open_until(&b), 180 * S);
+    /* healthy from 180 s: the sweeps of 190, 200 and 210 s take the backoff to 0 */
+    envoy_results(&b, 1, FB_EFFECT_SUCCESS, 180 * S);
+    envoy_results(&b, 2, FB_EFFECT_FAILURE, 211 * S); /* backoff 0 + 1: 30 s */
+    assert_int_equal(fb_breaker_open_until(&b), 250 * S);
+    envoy_results(&b, 2, FB_EFFECT_FAILURE, 261 * S); /* the 260 s sweep took it to 0: 30 s */
+    assert_int_equal(fb_breaker_open_until(&b), 300 * S);
+    scn_free(sc);
+    /* enforcing_consecutive_5xx 0: detected, never ejected (enforceEjection) */
+    sc = gw("\"preset\":\"envoy\",\"outlier_detection\":{\"enforcing_consecutive_5xx\":0}");
+    assert_false(L0(sc)->per_provider[0].has_breaker);
+    scn_free(sc);
+}
+
+/*
+ * handlerUtils.ts (v1.15.2) tryTargetsRecursively, lines 646-658 and 792-799: targets are
+ * filtered by isOpen and handleCircuitBreakerResponse is called only when the config has an id
+ * and a host sets them; the open-source gateway does neither: no breaker. retryHandler.ts
+ * lines 198-206: a call that threw without a status is answered 500, so fallback judges it as
+ * a 500.
+ */
+static void portkey_no_breaker_and_no_response_is_a_500(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"portkey\",\"retry\":{\"attempts\":2},\"strategy\":{"
+                          "\"mode\":\"fallback\",\"on_status_codes\":[500]},\"targets\":["
+                          "{\"provider\":\"a\"},{\"provider\":\"b\"}]");
+    const sim_layer *L = L0(sc);
+    for (uint32_t p = 0; p < 3; p++) assert_false(L->per_provider[p].has_breaker);
+    assert_true(klass(L, reply(0, FB_TRANSPORT_RESET, FB_ERRKIND_NONE), 0).may_fallback);
+    assert_true(status_class(L, 500, 0).may_fallback);
+    assert_false(status_class(L, 503, 0).may_fallback);
+    scn_free(sc);
+    sc = gw("\"preset\":\"portkey\",\"strategy\":{\"mode\":\"fallback\",\"on_status_codes\":"
+            "[503]},\"targets\":[{\"provider\":\"a\"},{\"provider\":\"b\"}]");
+    assert_false(klass(L0(sc), reply(0, FB_TRANSPORT_RESET, FB_ERRKIND_NONE), 0).may_fallback);
+    scn_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(litellm_model_groups_are_groups),
@@ -1211,6 +1308,9 @@ int main(void) {
         cmocka_unit_test(envoy_retry_budget),
         cmocka_unit_test(envoy_outlier_detection_config),
         cmocka_unit_test(envoy_ejection_in_a_run),
+        cmocka_unit_test(envoy_num_retries_default_and_no_retry_after),
+        cmocka_unit_test(envoy_ejection_time_grows_and_decays),
+        cmocka_unit_test(portkey_no_breaker_and_no_response_is_a_500),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
