@@ -1180,6 +1180,35 @@ static void envoy_ejection_in_a_run(void **state) {
 }
 
 /*
+ * outlier_detection_impl.cc ejectHost, since envoyproxy/envoy#27624 (2023, in v1.30):
+ * `ejected_percent = 100.0 * (ejections_active + 1) / hosts; eject if ejected_percent <=
+ * max_ejection_percent`: the host about to be ejected counts. Three hosts, a and b failing,
+ * max_ejection_percent 50: a goes (1 of 3, 33%), b never while a is out (2 of 3, 67%).
+ */
+static void envoy_max_ejection_percent_counts_the_host_to_eject(void **state) {
+    (void)state;
+    skip(); /* differs: the preset ejects while the hosts already ejected are under the
+               percentage (before #27624): b goes too, at 33% */
+    char text[sizeof envoy_run + 64];
+    const char *at = strstr(envoy_run, "\"outlier_detection\":{}");
+    assert_non_null(at);
+    snprintf(text, sizeof text, "%.*s\"outlier_detection\":{\"max_ejection_percent\":50}%s",
+             (int)(at - envoy_run), envoy_run, at + strlen("\"outlier_detection\":{}"));
+    sim_scenario *sc = th_load(text);
+    bevs ev = {.n = 0};
+    sim_summary *s = run(sc, on_breaker, &ev);
+    int out = 0, most = 0;
+    for (uint32_t i = 0; i < ev.n; i++) {
+        out += ev.e[i].to == FB_BREAKER_OPEN ? 1 : ev.e[i].to == FB_BREAKER_CLOSED ? -1 : 0;
+        most = out > most ? out : most;
+    }
+    assert_true(ev.n >= 1);
+    assert_int_equal(most, 1);
+    free(s);
+    scn_free(sc);
+}
+
+/*
  * route_components.proto RetryPolicy.num_retries: "default is 1"; retry_state_impl.cc
  * shouldRetry stops when retries_remaining_ is 0. The back-off is JitteredExponentialBackOff's
  * whatever a 429 or 503 says: Retry-After is read only by rate_limited_retry_back_off.
@@ -1308,6 +1337,7 @@ int main(void) {
         cmocka_unit_test(envoy_retry_budget),
         cmocka_unit_test(envoy_outlier_detection_config),
         cmocka_unit_test(envoy_ejection_in_a_run),
+        cmocka_unit_test(envoy_max_ejection_percent_counts_the_host_to_eject),
         cmocka_unit_test(envoy_num_retries_default_and_no_retry_after),
         cmocka_unit_test(envoy_ejection_time_grows_and_decays),
         cmocka_unit_test(portkey_no_breaker_and_no_response_is_a_500),
