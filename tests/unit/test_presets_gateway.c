@@ -1237,6 +1237,26 @@ static void envoy_num_retries_default_and_no_retry_after(void **state) {
     scn_free(sc);
 }
 
+/*
+ * resource_manager_impl.h: the retry resource's max is max_retries (3) without a retry_budget;
+ * at 0 no retry can ever be in progress (Router's RetryStateImpl::shouldRetry asks
+ * cluster_.resourceManager().retries().canCreate()): no retries.
+ */
+static void envoy_max_retries_zero_means_no_retries(void **state) {
+    (void)state;
+    sim_scenario *sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx\",\"num_retries\":2,"
+                          "\"max_retries\":0");
+    fb_class c = status_class(L0(sc), 503, 0);
+    fb_retry_decision d;
+    decisions(L0(sc), &c, FB_TIME_NONE, 1, 1, &d);
+    assert_false(d.retry);
+    scn_free(sc);
+    sc = gw("\"preset\":\"envoy\",\"retry_on\":\"5xx\",\"max_retries\":5");
+    assert_int_equal(L0(sc)->budget.kind, FB_BUDGET_CONCURRENCY);
+    assert_int_equal(L0(sc)->budget.min_retry_concurrency, 5);
+    scn_free(sc);
+}
+
 /* n results of effect e from host 0 at t. */
 static void envoy_results(fb_breaker *b, int n, fb_effect e, fb_time_us t) {
     for (int i = 0; i < n; i++) {
@@ -1339,6 +1359,7 @@ int main(void) {
         cmocka_unit_test(envoy_ejection_in_a_run),
         cmocka_unit_test(envoy_max_ejection_percent_counts_the_host_to_eject),
         cmocka_unit_test(envoy_num_retries_default_and_no_retry_after),
+        cmocka_unit_test(envoy_max_retries_zero_means_no_retries),
         cmocka_unit_test(envoy_ejection_time_grows_and_decays),
         cmocka_unit_test(portkey_no_breaker_and_no_response_is_a_500),
     };

@@ -769,6 +769,32 @@ static void polly_every_error_is_handled_retry_after_is_not_read(void **state) {
     scn_free(lc.sc);
 }
 
+/*
+ * RetryHelper.GetRetryDelayCore (8.7.0, lines 115-118): a zero Delay is a zero delay whatever
+ * the backoff; GetRetryDelay (lines 30-33) caps at a MaxDelay of zero too. The options'
+ * [Range] attributes: MinimumThroughput >= 2 (CircuitBreakerConstants.MinimumValidThroughput),
+ * SamplingDuration and BreakDuration in [00:00:00.500, 1.00:00:00], MaxRetryAttempts >= 1.
+ */
+static void polly_zero_delay_and_option_ranges(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"polly\", \"Delay\": \"00:00:00\", "
+                                 "\"BackoffType\": \"Exponential\", \"UseJitter\": true");
+    fb_time_us d[3];
+    assert_int_equal(calls_made(lc.L, 503, 1, d, 100), 4);
+    for (int i = 0; i < 3; i++) assert_int_equal(d[i], 0);
+    scn_free(lc.sc);
+    lc = preset_layer("\"preset\": \"polly\", \"MaxDelay\": \"00:00:00\", \"BackoffType\": "
+                      "\"Linear\"");
+    assert_int_equal(calls_made(lc.L, 503, 1, d, 100), 4);
+    for (int i = 0; i < 3; i++) assert_int_equal(d[i], 0);
+    scn_free(lc.sc);
+    preset_error("\"preset\": \"polly\", \"MinimumThroughput\": 1", "MinimumThroughput");
+    preset_error("\"preset\": \"polly\", \"BreakDuration\": \"00:00:00.499\"", "BreakDuration");
+    preset_error("\"preset\": \"polly\", \"SamplingDuration\": \"1.00:00:01\"",
+                 "SamplingDuration");
+    preset_error("\"preset\": \"polly\", \"MaxRetryAttempts\": 0", "MaxRetryAttempts");
+}
+
 /* ---- gobreaker v2.4.0 ---- */
 
 /* defaultReadyToTrip: counts.ConsecutiveFailures > 5 -- the 6th failure in a row trips. */
@@ -1040,6 +1066,7 @@ int main(void) {
         cmocka_unit_test(polly_late_results_act_on_the_state_they_arrive_in),
         cmocka_unit_test(polly_exponential_jitter_is_decorrelated_v2),
         cmocka_unit_test(polly_every_error_is_handled_retry_after_is_not_read),
+        cmocka_unit_test(polly_zero_delay_and_option_ranges),
         cmocka_unit_test(gobreaker_trips_on_the_6th_consecutive_failure),
         cmocka_unit_test(gobreaker_timeout_passes_the_deadline),
         cmocka_unit_test(gobreaker_max_requests_in_half_open),
