@@ -1224,7 +1224,7 @@ static void envoy_num_retries_default_and_no_retry_after(void **state) {
             decisions(L0(sc), &c, 30 * S, 2, seed, d);
             assert_true(d[0].retry);
             assert_true(d[0].delay_us >= 0 && d[0].delay_us < 25 * MS); /* not the 30 s */
-            assert_false(d[1].retry);                                  /* one retry */
+            assert_false(d[1].retry);                                   /* one retry */
         }
     }
     scn_free(sc);
@@ -1263,8 +1263,7 @@ static void envoy_results(fb_breaker *b, int n, fb_effect e, fb_time_us t) {
         fb_breaker_permit p;
         if (!fb_breaker_allow(b, t, &p)) fail_msg("host ejected at %lld us", (long long)t);
         fb_breaker_record(
-            b, &p, &(fb_breaker_result){.effect = e, .duration_us = 0, .hint_us = FB_TIME_NONE},
-            t);
+            b, &p, &(fb_breaker_result){.effect = e, .duration_us = 0, .hint_us = FB_TIME_NONE}, t);
     }
 }
 
@@ -1283,9 +1282,9 @@ static void envoy_ejection_time_grows_and_decays(void **state) {
     assert_int_equal(fb_breaker_init(&b, &L0(sc)->per_provider[0].breaker, 0), FB_OK);
     envoy_results(&b, 2, FB_EFFECT_FAILURE, 1 * S); /* backoff 1: 30 s, back at the 40 s sweep */
     assert_int_equal(fb_breaker_open_until(&b), 40 * S);
-    envoy_results(&b, 2, FB_EFFECT_FAILURE, 41 * S); /* before the 50 s sweep: backoff 2 */
+    envoy_results(&b, 2, FB_EFFECT_FAILURE, 41 * S);      /* before the 50 s sweep: backoff 2 */
     assert_int_equal(fb_breaker_open_until(&b), 110 * S); /* 60 s: 101 s, the 110 s sweep */
-    envoy_results(&b, 2, FB_EFFECT_FAILURE, 111 * S); /* backoff 3, capped at max: 60 s */
+    envoy_results(&b, 2, FB_EFFECT_FAILURE, 111 * S);     /* backoff 3, capped at max: 60 s */
     assert_int_equal(fb_breaker_open_until(&b), 180 * S);
     /* healthy from 180 s: the sweeps of 190, 200 and 210 s take the backoff to 0 */
     envoy_results(&b, 1, FB_EFFECT_SUCCESS, 180 * S);

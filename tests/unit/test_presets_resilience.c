@@ -790,8 +790,7 @@ static void polly_zero_delay_and_option_ranges(void **state) {
     scn_free(lc.sc);
     preset_error("\"preset\": \"polly\", \"MinimumThroughput\": 1", "MinimumThroughput");
     preset_error("\"preset\": \"polly\", \"BreakDuration\": \"00:00:00.499\"", "BreakDuration");
-    preset_error("\"preset\": \"polly\", \"SamplingDuration\": \"1.00:00:01\"",
-                 "SamplingDuration");
+    preset_error("\"preset\": \"polly\", \"SamplingDuration\": \"1.00:00:01\"", "SamplingDuration");
     preset_error("\"preset\": \"polly\", \"MaxRetryAttempts\": 0", "MaxRetryAttempts");
 }
 
