@@ -128,6 +128,7 @@ if ls "$BUILD"/*/*.o >/dev/null 2>&1; then
             [ -f "$o" ] || continue
             [ -f "$dir/$(basename "$o" .o).c" ] || continue # an object whose source is gone
             nm -g --defined-only "$o" | awk -v o="$o" -v p="$p" -v d="$dir" '
+                $3 ~ /^__(odr_asan|asan|ubsan|sancov|tsan)/ { next } # what a sanitizer adds
                 NF == 3 && index($3, p) != 1 && !(d == "cli" && $3 == "main") {
                     printf "%s: exports %s without the module prefix %s (a private function: %s_ form, or static)\n", o, $3, p, p }'
         done
