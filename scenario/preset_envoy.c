@@ -317,5 +317,5 @@ const sim_preset scn_preset_envoy = {
     envoy_not_modelled,
     envoy_apply,
     "rules read from Envoy's source at the blobs named and the v1.30.4 API docs (not run "
-    "here)",
+    "here); each decision with its source and its unit test in docs/presets-envoy.md",
 };

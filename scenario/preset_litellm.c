@@ -766,5 +766,6 @@ const sim_preset scn_preset_litellm = {
     litellm_rules,
     litellm_not_modelled,
     litellm_apply,
-    "rules read from LiteLLM's Router source at the commits named (not run here)",
+    "rules read from LiteLLM's Router source at the commits named (not run here); each "
+    "decision with its source and its unit test in docs/presets-litellm.md",
 };

@@ -246,5 +246,6 @@ const sim_preset scn_preset_portkey = {
     portkey_not_modelled,
     portkey_apply,
     "rules read from @portkey-ai/gateway 1.15.2 source; compared with it run here through the "
-    "mock in tests/e2e/diff_gateway.sh (not recorded)",
+    "mock in tests/e2e/diff_gateway.sh (not recorded); each decision with its source and its "
+    "unit test in docs/presets-portkey.md",
 };

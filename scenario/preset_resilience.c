@@ -648,7 +648,8 @@ const sim_preset scn_preset_polly = {
     polly_rules,
     polly_not_modelled,
     polly_apply,
-    "rules read from Polly.Core 8.7.0 source (not run here)",
+    "rules read from Polly.Core 8.7.0 source (not run here); each decision with its source "
+    "and its unit test in docs/presets-polly.md",
 };
 
 /* ---- gobreaker ---- */
