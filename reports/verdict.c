@@ -112,38 +112,31 @@ static void stopped_early(text *t, sim_summary *const *sums, size_t n) {
 
 /*
  * "tuned does best against naive on success rate (99.90% against 62.73%) and cost (...)."
- * When the next best differs from aspect to aspect, each names its own: "(... against 62.73%
- * for the next best, naive)".
+ * Sentences compare two variants (more get the table, rep_verdict_table): the other one is
+ * the next best of every aspect.
  */
-static void winner_sentence(text *t, const sim_scenario *sc, sim_summary *const *sums, size_t n,
-                            int w, const int *win, const int *next) {
+static void winner_sentence(text *t, const sim_scenario *sc, sim_summary *const *sums, int w,
+                            const int *win, const int *next) {
     size_t count = 0, said = 0;
-    int other = -1; /* the one next best of every aspect won, or -2 when they differ */
-    for (size_t k = 0; k < ASPECTS; k++) {
-        if (win[k] != w) continue;
-        count++;
-        other = other == -1 || other == next[k] ? next[k] : -2;
-    }
+    int other = -1;
+    for (size_t k = 0; k < ASPECTS; k++)
+        if (win[k] == w) {
+            count++;
+            other = next[k];
+        }
     if (count == 0) return;
-    const char *nb = n > 2 ? "the next best, " : "";
-    if (other >= 0)
-        put(t, "%s does best against %s%s%s on ", sums[w]->variant, nb, sums[other]->variant,
-            n > 2 ? "," : "");
-    else
-        put(t, "%s does best on ", sums[w]->variant);
+    put(t, "%s does best against %s on ", sums[w]->variant, sums[other]->variant);
     for (size_t k = 0; k < ASPECTS; k++) {
         if (win[k] != w) continue;
         char x[64], y[64];
         shown(x, sizeof x, sc, sums[w], &aspects[k]);
         shown(y, sizeof y, sc, sums[next[k]], &aspects[k]);
         said++;
-        put(t, "%s%s (%s against %s",
+        put(t, "%s%s (%s against %s)",
             said == 1       ? ""
             : said == count ? " and "
                             : ", ",
             aspects[k].label, x, y);
-        if (other < 0) put(t, " for %s%s", nb, sums[next[k]]->variant);
-        put(t, ")");
     }
     put(t, ". ");
 }
@@ -183,7 +176,7 @@ static void comparison(text *t, const sim_scenario *sc, sim_summary *const *sums
                  : apart(sc, sums[best[k]], sums[next[k]], &aspects[k]) ? best[k]
                                                                         : -1;
     }
-    for (size_t i = 0; i < n; i++) winner_sentence(t, sc, sums, n, (int)i, win, next);
+    for (size_t i = 0; i < n; i++) winner_sentence(t, sc, sums, (int)i, win, next);
     level_sentence(t, sc, sums, win, best, next, true);
     level_sentence(t, sc, sums, win, best, next, false);
 }
