@@ -224,6 +224,7 @@ DOCDIR = $(DESTDIR)$(PREFIX)/share/doc/fusebox
 COMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 INSTALL_DOCS = $(sort $(wildcard docs/*.md)) docs/scenario.schema.json
 INSTALL_SCENARIOS = $(sort $(wildcard scenarios/*.json))
+INSTALL_CI = contrib/ci/gate.sh contrib/ci/install.sh contrib/ci/github-actions.yml contrib/ci/gitlab-ci.yml
 
 man: $(BUILD)/fusebox.1
 $(BUILD)/fusebox.1: $(FUSEBOX) contrib/man.sh
@@ -232,12 +233,13 @@ $(BUILD)/fusebox.1: $(FUSEBOX) contrib/man.sh
 install: $(FUSEBOX)
 	@rm -f $(BUILD)/fusebox.1
 	@$(MAKE) --no-print-directory $(BUILD)/fusebox.1
-	install -d $(BINDIR) $(MAN1DIR) $(DATADIR)/scenarios $(DATADIR)/docs $(DOCDIR)/docs $(COMPDIR)
+	install -d $(BINDIR) $(MAN1DIR) $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR)/contrib/ci $(DOCDIR)/docs $(COMPDIR)
 	install -m 755 $(FUSEBOX) $(BINDIR)/fusebox
 	install -m 644 $(BUILD)/fusebox.1 $(MAN1DIR)/fusebox.1
 	install -m 644 contrib/fusebox.bash $(COMPDIR)/fusebox
 	install -m 644 $(INSTALL_SCENARIOS) $(DATADIR)/scenarios/
 	install -m 644 docs/scenario.schema.json $(DATADIR)/docs/
+	install -m 644 $(INSTALL_CI) $(DATADIR)/contrib/ci/
 	install -m 644 README.md $(DOCDIR)/
 	install -m 644 $(INSTALL_DOCS) $(DOCDIR)/docs/
 
@@ -246,8 +248,9 @@ install: $(FUSEBOX)
 uninstall:
 	rm -f $(BINDIR)/fusebox $(MAN1DIR)/fusebox.1 $(COMPDIR)/fusebox
 	rm -f $(DATADIR)/scenarios/*.json $(DATADIR)/docs/scenario.schema.json
+	rm -f $(addprefix $(DATADIR)/contrib/ci/,$(notdir $(INSTALL_CI)))
 	rm -f $(DOCDIR)/README.md $(DOCDIR)/docs/*.md $(DOCDIR)/docs/scenario.schema.json
-	rmdir $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR) $(DOCDIR)/docs $(DOCDIR) 2>/dev/null || true
+	rmdir $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR)/contrib/ci $(DATADIR)/contrib $(DATADIR) $(DOCDIR)/docs $(DOCDIR) 2>/dev/null || true
 
 FMT_FILES = $(sort $(wildcard util/*.[ch] core/*.[ch] scenario/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
                    mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch] \

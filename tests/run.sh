@@ -52,7 +52,7 @@ cpu() {
 #   asan binary):
 #     docs_commands report_pages sweep_parallel sweep_slurm sweep_k8s tap_npm mock_valgrind
 RELEASE_ONLY="seeds regimes fleet_scenarios client_scenarios live_busy live_compare diff_gateway
-diff_sdk docs_commands report_pages sweep_parallel sweep_slurm sweep_k8s tap_npm mock_valgrind"
+diff_sdk docs_commands report_pages sweep_parallel sweep_slurm sweep_k8s tap_npm mock_valgrind ci_recipes"
 case "$(basename "$BUILD")" in
 *asan*) SANITIZED=1 ;;
 *) SANITIZED= ;;
