@@ -1,6 +1,7 @@
 #!/bin/sh
 # parallel.sh N [HOSTS [copy]]: run the sweep as N shards with GNU parallel, then merge them
-# into $OUT (default out/rs). Exits non-zero, without merging, as soon as a shard fails
+# into $OUT (default out/rs), printing the answer (fusebox merge's) and the page to open. Exits
+# 2 when GNU parallel is missing (naming the package), non-zero, without merging, as soon as a shard fails
 # (--halt now,fail=1: the other shards are stopped).
 #
 #   parallel.sh N               on this machine: one shard per CPU at a time, each --jobs 1
@@ -17,6 +18,10 @@
 # replaces ssh).
 set -eu
 n=${1:?usage: parallel.sh N [HOSTS [copy]]}
+if ! command -v parallel >/dev/null 2>&1; then
+    echo "parallel.sh: GNU parallel is not installed (Debian: apt-get install parallel)" >&2
+    exit 2
+fi
 hosts=${2:-}
 mode=${3:-shared}
 OUT=${OUT:-out/rs}
@@ -40,4 +45,5 @@ if [ -n "$hosts" ]; then
 fi
 mkdir -p "$OUT"
 seq 1 "$n" | parallel --halt now,fail=1 "$@" sh contrib/sweep/shard.sh {} "$n" --jobs 1
-"${FUSEBOX:-fusebox}" merge "$OUT"/sweep.part-*-of-"$n".json -q -o "$OUT"
+"${FUSEBOX:-fusebox}" merge "$OUT"/sweep.part-*-of-"$n".json -o "$OUT"
+echo "parallel.sh: open $OUT/sweep.html"

@@ -2,7 +2,8 @@
 # slurm.sh N [CPUS]: run the sweep on Slurm as an array job of N shards (sweep.sbatch), each on
 # CPUS CPUs (default: 4, or fewer when the partition's smallest node has fewer: a request
 # above a node's CPUs pends forever), then merge them (merge.sbatch). Waits for the merge and
-# exits with its status: 0 only when every shard succeeded and the merge wrote $OUT.
+# exits with its status: 0 only when every shard succeeded and the merge wrote $OUT; then prints
+# the merge's answer and the page to open. Exits 2 when Slurm's client is missing.
 #
 # Assumes: it runs from a fusebox checkout (contrib/ and the sweep's scenario) in a folder
 # that every node sees at the same path, as $OUT (default out/rs) is; fusebox is on the
@@ -10,6 +11,12 @@
 # partition come from the SBATCH_* variables (SBATCH_PARTITION=...).
 set -eu
 n=${1:?usage: slurm.sh N [CPUS]}
+for tool in sinfo sbatch; do
+    if ! command -v $tool >/dev/null 2>&1; then
+        echo "slurm.sh: $tool is not installed (Debian: apt-get install slurm-client)" >&2
+        exit 2
+    fi
+done
 node_cpus=$(sinfo -h -N ${SBATCH_PARTITION:+-p "$SBATCH_PARTITION"} -o %c | sort -n | head -n 1)
 if [ -z "$node_cpus" ]; then
     echo "slurm.sh: sinfo lists no node${SBATCH_PARTITION:+ in partition $SBATCH_PARTITION}" >&2
@@ -32,5 +39,8 @@ jid=$(sbatch --parsable --array=1-"$n" --cpus-per-task="$cpus" -o "$OUT/slurm-%A
     contrib/sweep/sweep.sbatch)
 jid=${jid%%;*}
 echo "slurm.sh: array job $jid: $n shards on $cpus CPUs each; then the merge"
-sbatch --wait --parsable --dependency=afterany:"$jid" -o "$OUT/slurm-merge-%j.out" \
-    contrib/sweep/merge.sbatch "$jid" "$n"
+mid=$(sbatch --wait --parsable --dependency=afterany:"$jid" -o "$OUT/slurm-merge-%j.out" \
+    contrib/sweep/merge.sbatch "$jid" "$n") || rc=$?
+cat "$OUT/slurm-merge-${mid%%;*}.out" 2>/dev/null || true
+[ "${rc:-0}" -eq 0 ] && echo "slurm.sh: open $OUT/sweep.html"
+exit "${rc:-0}"

@@ -83,4 +83,6 @@ run_kept env FUSEBOX="$(failing_fusebox 2/4)" SWEEP="$ARGS" OUT="$T/failing" sh 
 [ "$got" -ne 0 ] && [ ! -e "$T/failing/sweep.csv" ]
 ok $? "a failing shard fails parallel.sh (exit $got) and nothing is merged"
 cp "$T/ssh.log" "$L/ssh.log" 2>/dev/null
+
+nightly_nights parallel 4
 finish
