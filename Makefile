@@ -225,6 +225,9 @@ COMPDIR = $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 INSTALL_DOCS = $(sort $(wildcard docs/*.md)) docs/scenario.schema.json
 INSTALL_SCENARIOS = $(sort $(wildcard scenarios/*.json))
 INSTALL_CI = contrib/ci/gate.sh contrib/ci/install.sh contrib/ci/github-actions.yml contrib/ci/gitlab-ci.yml
+INSTALL_SWEEP = $(sort $(wildcard contrib/sweep/*.sh contrib/sweep/*.sbatch contrib/sweep/*.args)) \
+                contrib/sweep/Containerfile
+INSTALL_SWEEP_K8S = $(sort $(wildcard contrib/sweep/k8s/*.yaml))
 
 man: $(BUILD)/fusebox.1
 $(BUILD)/fusebox.1: $(FUSEBOX) contrib/man.sh
@@ -233,13 +236,16 @@ $(BUILD)/fusebox.1: $(FUSEBOX) contrib/man.sh
 install: $(FUSEBOX)
 	@rm -f $(BUILD)/fusebox.1
 	@$(MAKE) --no-print-directory $(BUILD)/fusebox.1
-	install -d $(BINDIR) $(MAN1DIR) $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR)/contrib/ci $(DOCDIR)/docs $(COMPDIR)
+	install -d $(BINDIR) $(MAN1DIR) $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR)/contrib/ci \
+	    $(DATADIR)/contrib/sweep/k8s $(DOCDIR)/docs $(COMPDIR)
 	install -m 755 $(FUSEBOX) $(BINDIR)/fusebox
 	install -m 644 $(BUILD)/fusebox.1 $(MAN1DIR)/fusebox.1
 	install -m 644 contrib/fusebox.bash $(COMPDIR)/fusebox
 	install -m 644 $(INSTALL_SCENARIOS) $(DATADIR)/scenarios/
 	install -m 644 docs/scenario.schema.json $(DATADIR)/docs/
 	install -m 644 $(INSTALL_CI) $(DATADIR)/contrib/ci/
+	install -m 644 $(INSTALL_SWEEP) $(DATADIR)/contrib/sweep/
+	install -m 644 $(INSTALL_SWEEP_K8S) $(DATADIR)/contrib/sweep/k8s/
 	install -m 644 README.md $(DOCDIR)/
 	install -m 644 $(INSTALL_DOCS) $(DOCDIR)/docs/
 
@@ -249,8 +255,11 @@ uninstall:
 	rm -f $(BINDIR)/fusebox $(MAN1DIR)/fusebox.1 $(COMPDIR)/fusebox
 	rm -f $(DATADIR)/scenarios/*.json $(DATADIR)/docs/scenario.schema.json
 	rm -f $(addprefix $(DATADIR)/contrib/ci/,$(notdir $(INSTALL_CI)))
+	rm -f $(addprefix $(DATADIR)/contrib/sweep/,$(notdir $(INSTALL_SWEEP)))
+	rm -f $(addprefix $(DATADIR)/contrib/sweep/k8s/,$(notdir $(INSTALL_SWEEP_K8S)))
 	rm -f $(DOCDIR)/README.md $(DOCDIR)/docs/*.md $(DOCDIR)/docs/scenario.schema.json
-	rmdir $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR)/contrib/ci $(DATADIR)/contrib $(DATADIR) $(DOCDIR)/docs $(DOCDIR) 2>/dev/null || true
+	rmdir $(DATADIR)/scenarios $(DATADIR)/docs $(DATADIR)/contrib/ci \
+	    $(DATADIR)/contrib/sweep/k8s $(DATADIR)/contrib/sweep $(DATADIR)/contrib $(DATADIR) $(DOCDIR)/docs $(DOCDIR) 2>/dev/null || true
 
 FMT_FILES = $(sort $(wildcard util/*.[ch] core/*.[ch] scenario/*.[ch] sim/*.[ch] import/*.[ch] reports/*.[ch] sweep/*.[ch] live/*.[ch] \
                    mockserver/*.[ch] cli/*.[ch] tests/unit/*.[ch] tests/diff/*/*.[ch] bench/*.[ch] \

@@ -19,7 +19,10 @@ ok $r "make install DESTDIR=... PREFIX=/usr/local exits 0"
 ok $? "the binary is installed as PREFIX/bin/fusebox"
 for f in share/man/man1/fusebox.1 share/bash-completion/completions/fusebox \
     share/fusebox/docs/scenario.schema.json share/doc/fusebox/README.md \
-    share/doc/fusebox/docs/check.md share/doc/fusebox/docs/scenario-format.md; do
+    share/doc/fusebox/docs/check.md share/doc/fusebox/docs/scenario-format.md \
+    share/fusebox/contrib/ci/gate.sh share/fusebox/contrib/ci/github-actions.yml \
+    share/fusebox/contrib/sweep/nightly.sh share/fusebox/contrib/sweep/shard.sh \
+    share/fusebox/contrib/sweep/k8s/job.yaml; do
     [ -s "$P/$f" ]
     ok $? "make install writes PREFIX/$f"
 done

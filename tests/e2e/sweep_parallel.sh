@@ -84,5 +84,12 @@ run_kept env FUSEBOX="$(failing_fusebox 2/4)" SWEEP="$ARGS" OUT="$T/failing" sh 
 ok $? "a failing shard fails parallel.sh (exit $got) and nothing is merged"
 cp "$T/ssh.log" "$L/ssh.log" 2>/dev/null
 
+# Without GNU parallel: one line naming the package, exit 2, and no empty output folder
+mkdir -p "$T/nopath"
+run_kept env PATH="$T/nopath" OUT="$T/nopar" /bin/sh contrib/sweep/parallel.sh 4
+[ "$got" -eq 2 ] && [ "$(echo "$ERR" | wc -l)" -eq 1 ] && echo "$ERR" | grep -q "apt-get install parallel" &&
+    [ ! -e "$T/nopar" ]
+ok $? "parallel.sh without GNU parallel names the package in one line, exit 2 (got $got), no $T/nopar"
+
 nightly_nights parallel 4
 finish
