@@ -39,7 +39,7 @@ typedef struct counts {
 } counts;
 
 static void usage(FILE *f) {
-    fputs("usage: fusebox check FILE|DIR... [options]\n"
+    cli_help_puts("usage: fusebox check FILE|DIR... [options]\n"
           "\n"
           "Run each scenario (every .json file of a DIR, sorted) and evaluate its\n"
           "`expect` lines; print one line per expectation with the measured value.\n"
@@ -807,7 +807,7 @@ int cli_cmd_check(int argc, char **argv) {
 }
 
 static void validate_usage(FILE *f) {
-    fputs("usage: fusebox validate FILE|DIR... [--set KEY=VALUE]...\n\n"
+    cli_help_puts("usage: fusebox validate FILE|DIR... [--set KEY=VALUE]...\n\n"
           "Check scenario files (keys, types, values, expectations) without\n"
           "running them; a DIR means every .json file in it, sorted.\n"
           "\n"

@@ -29,7 +29,7 @@ static size_t headline_count(void) {
 }
 
 static void usage(FILE *f) {
-    fputs("usage: fusebox compare A B [options]\n"
+    cli_help_puts("usage: fusebox compare A B [options]\n"
           "\n"
           "Compare two runs: A and B are report folders (report.json, as fusebox run\n"
           "or fusebox check -o write them), sweep folders (sweep.json), or the files\n"

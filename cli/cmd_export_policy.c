@@ -21,7 +21,7 @@
 #define CMD "export-policy"
 
 static void usage(FILE *f) {
-    fputs("usage: fusebox export-policy KIND FILE [--layer VARIANT.LAYER] [--set KEY=VALUE]...\n"
+    cli_help_puts("usage: fusebox export-policy KIND FILE [--layer VARIANT.LAYER] [--set KEY=VALUE]...\n"
           "                             [--into FILE] [--name NAME] [-o OUT]\n"
           "\n"
           "Write a layer back as the library's own configuration, in its keys and\n"

@@ -132,7 +132,7 @@ static int parse_args(int argc, char **argv, args *a) {
         if (rc != CLI_OK) return rc;
     }
     if (a->file == NULL) {
-        fputs(usage_text, stderr);
+        cli_help_puts(usage_text, stderr);
         return CLI_BAD_INPUT;
     }
     return CLI_OK;
@@ -287,7 +287,7 @@ static int report(const args *a, const imp_incident *inc, const char *text) {
 int cli_cmd_import(int argc, char **argv) {
     args a;
     int rc = parse_args(argc, argv, &a);
-    if (rc < 0) return fputs(usage_text, stdout), CLI_OK;
+    if (rc < 0) return cli_help_puts(usage_text, stdout), CLI_OK;
     if (rc != CLI_OK) return rc;
     char name[SIM_NAME_MAX];
     scenario_name(&a, name, sizeof name);

@@ -10,7 +10,7 @@
 #include "util/json.h"
 
 static void usage(FILE *f) {
-    fputs("usage: fusebox import-policy KIND FILE [-o OUT] [--as-variant NAME]\n"
+    cli_help_puts("usage: fusebox import-policy KIND FILE [-o OUT] [--as-variant NAME]\n"
           "\n"
           "Read a library's configuration file and print the equivalent scenario\n"
           "layers (JSON): each a library preset (docs/presets.md) with the file's own\n"
@@ -25,7 +25,7 @@ static void usage(FILE *f) {
           f);
     for (const char *const *k = imp_policy_kinds(); *k; k++)
         fprintf(f, "  %-13s %s\n", *k, imp_policy_kind_summary(*k));
-    fputs("\n"
+    cli_help_puts("\n"
           "docs/import-policy.md says what each kind reads and how.\n"
           "\n"
           "  -o, --out FILE  write the JSON there instead of stdout\n"

@@ -22,7 +22,7 @@
 #define HEADERS_MAX 32
 
 static void usage(FILE *f) {
-    fputs("usage: fusebox live SCENARIO [options]\n"
+    cli_help_puts("usage: fusebox live SCENARIO [options]\n"
           "       fusebox live --compare SCENARIO [options]\n"
           "\n"
           "Run SCENARIO's traffic in real time through the same policies as 'fusebox run',\n"

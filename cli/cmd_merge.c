@@ -9,7 +9,7 @@
 #include "sweep/sweep.h"
 
 static void usage(FILE *f) {
-    fputs("usage: fusebox merge PARTIAL... [-o DIR] [options]\n"
+    cli_help_puts("usage: fusebox merge PARTIAL... [-o DIR] [options]\n"
           "\n"
           "Combine the partial files written by 'fusebox sweep --shard K/N' (every\n"
           "shard of one sweep, in any order) into the files an unsharded sweep writes:\n"
@@ -20,8 +20,8 @@ static void usage(FILE *f) {
           "                         -o, a sweep already there is written over only when it\n"
           "                         was merged from the same parts: DIR/merge.json)\n",
           f);
-    fputs(cli_sweep_analysis_help, f);
-    fputs("      --no-charts        skip the gnuplot charts and sweep.html\n"
+    cli_help_puts(cli_sweep_analysis_help, f);
+    cli_help_puts("      --no-charts        skip the gnuplot charts and sweep.html\n"
           "  -q, --quiet            no answer on stdout\n"
           "  -h, --help             this text\n"
           "\n"

@@ -317,7 +317,7 @@ static int parse_options(int argc, char **argv, mock_config *cfg, const char **f
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
-            fputs(usage_text, stdout);
+            cli_help_puts(usage_text, stdout);
             return -1;
         }
         if (strcmp(opt, "--quiet") == 0) {

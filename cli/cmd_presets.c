@@ -3,10 +3,11 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/common.h"
 #include "scenario/preset.h"
 
 static void usage(FILE *f) {
-    fputs("usage: fusebox presets [NAME] [--markdown]\n"
+    cli_help_puts("usage: fusebox presets [NAME] [--markdown]\n"
           "\n"
           "List the library presets a scenario layer can name (\"preset\": NAME), with\n"
           "the library version each follows and how it was verified (recorded from the\n"

@@ -24,7 +24,7 @@
 #define JOBS_MAX CLI_SWEEP_JOBS_MAX
 
 static void usage(FILE *f) {
-    fputs("usage: fusebox sweep SCENARIO --grid KEY=VALUES [--grid ...] [options]\n"
+    cli_help_puts("usage: fusebox sweep SCENARIO --grid KEY=VALUES [--grid ...] [options]\n"
           "\n"
           "Run one variant of SCENARIO over every combination of the --grid values\n"
           "(or a Latin hypercube sample of ranges), each on several seeds, and write\n"
@@ -46,8 +46,8 @@ static void usage(FILE *f) {
           "      --seed S           the first seed (default: the scenario's seed)\n"
           "      --set KEY=VALUE    change the scenario for every run (as fusebox run)\n",
           f);
-    fputs(cli_sweep_analysis_help, f);
-    fputs("  -j, --jobs N           worker processes (default: the online CPUs)\n"
+    cli_help_puts(cli_sweep_analysis_help, f);
+    cli_help_puts("  -j, --jobs N           worker processes (default: the online CPUs)\n"
           "      --shard K/N        run only shard K of N (runs whose number % N == K-1)\n"
           "                         and write DIR/sweep.part-K-of-N.json for fusebox merge\n"
           "  -o, --out DIR          output folder (default out/<scenario name>-sweep)\n"

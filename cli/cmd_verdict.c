@@ -135,7 +135,7 @@ static int judge(const opts *o, const mock_attempt *e, size_t n, uint64_t droppe
 
 int cli_cmd_verdict(int argc, char **argv) {
     if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(usage_text, stdout);
+        cli_help_puts(usage_text, stdout);
         return CLI_OK;
     }
     opts o = {0};

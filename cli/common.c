@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "import/policy.h"
@@ -51,6 +52,38 @@ int cli_scenario_error(const sim_error *err) {
     scn_error_format(err, msg, sizeof msg);
     fprintf(stderr, "fusebox: %s\n", msg);
     return CLI_BAD_INPUT;
+}
+
+/* The docs' folder for the help texts: "docs/", or the installed copy beside this binary. */
+static const char *docs_dir(void) {
+    static char dir[4096];
+    if (dir[0] != '\0') return dir;
+    snprintf(dir, sizeof dir, "docs/");
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return dir;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash == NULL) return dir;
+    *slash = '\0'; /* PREFIX/bin */
+    slash = strrchr(exe, '/');
+    if (slash == NULL || strcmp(slash, "/bin") != 0) return dir;
+    *slash = '\0'; /* PREFIX */
+    char cand[4096 + 32];
+    struct stat st;
+    snprintf(cand, sizeof cand, "%s/share/doc/fusebox/docs/", exe);
+    if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) && strlen(cand) < sizeof dir)
+        snprintf(dir, sizeof dir, "%s", cand);
+    return dir;
+}
+
+int cli_help_puts(const char *text, FILE *f) {
+    const char *dir = docs_dir();
+    for (const char *p; (p = strstr(text, "docs/")) != NULL; text = p + strlen("docs/")) {
+        fwrite(text, 1, (size_t)(p - text), f);
+        fputs(dir, f);
+    }
+    return fputs(text, f);
 }
 
 int cli_parse_u64(const char *s, uint64_t *out) {

@@ -22,6 +22,10 @@ bool cli_opt(int argc, char **argv, int *i, const char *shortname, const char *l
 /* Print "fusebox CMD: ..." on stderr and return CLI_BAD_INPUT. */
 int cli_bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_missing(const char *cmd, const char *opt);
+/* fputs for a --help text: each "docs/" in it names the folder the docs are in, the checkout's
+ * docs/ or, when this binary runs from PREFIX/bin and PREFIX/share/doc/fusebox/docs/ exists (make
+ * install puts both there), that folder. */
+int cli_help_puts(const char *text, FILE *f);
 /* The loader's notes (e.g. keys of an imported file not modelled), on stderr. */
 void cli_print_notes(const char *cmd, const sim_scenario *sc);
 /* The loader's hook for layers that name a policy file (import/policy.h). */

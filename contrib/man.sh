@@ -8,9 +8,11 @@ FUSEBOX=${1:?usage: contrib/man.sh FUSEBOX [SHAREDIR]}
 SHARE=${2:-/usr/local/share}
 version=$("$FUSEBOX" version | sed 's/^fusebox //')
 
-# roff-safe preformatted text: backslashes as \e, - as \- (an ASCII minus, so that options
-# copied from the page work), a leading . or ' escaped
-esc() { sed -e 's/\\/\\e/g' -e 's/-/\\-/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }
+# roff-safe preformatted text: the docs named where make install puts them (docs/x.md is
+# SHAREDIR/doc/fusebox/docs/x.md, as the installed binary's --help names them), backslashes as
+# \e, - as \- (an ASCII minus, so that options copied from the page work), a leading . or '
+# escaped
+esc() { sed -e "s|docs/|$SHARE/doc/fusebox/docs/|g" -e 's/\\/\\e/g' -e 's/-/\\-/g' -e "s/^\\([.']\\)/\\\\\\&\\1/"; }
 
 # The commands: the first word of each line under "commands:" in the general help.
 commands=$("$FUSEBOX" --help | sed -n '/^commands:/,/^$/p' | sed -n 's/^  \([a-z-]*\).*/\1/p' |

@@ -49,6 +49,24 @@ schema=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['\$sche
 [ -s "$S/$schema" ]
 ok $? "an installed scenario's \$schema ($schema) points at the installed schema"
 
+# ---- the installed help names the installed docs, and each one it names is there ----
+DOCS=$P/share/doc/fusebox/docs/
+bad=
+for c in "" $("$P/bin/fusebox" --help | sed -n '/^commands:/,/^$/p' | sed -n 's/^  \([a-z-]*\).*/\1/p'); do
+    # shellcheck disable=SC2086
+    help=$("$P/bin/fusebox" $c --help 2>&1)
+    case $help in *" docs/"* | *"(docs/"* | *"	docs/"*) bad="$bad ${c:-fusebox}:bare-docs/" ;; esac
+    for f in $(echo "$help" | grep -o "$DOCS[A-Za-z0-9_-]*\\.\\(md\\|json\\)" | sort -u); do
+        [ -s "$f" ] || bad="$bad ${c:-fusebox}:${f#"$P"/}"
+    done
+done
+[ -z "$bad" ] && "$P/bin/fusebox" compare --help | grep -q "See $DOCS""compare.md"
+ok $? "the installed --help texts name the installed docs (PREFIX/share/doc/fusebox/docs/), and each exists${bad:+ (not:$bad)}"
+"$FUSEBOX" compare --help | grep -q "See docs/compare.md"
+ok $? "the checkout's binary names the checkout's docs/"
+grep -q "share/doc/fusebox/docs/compare.md" "$P/share/man/man1/fusebox.1"
+ok $? "fusebox(1) names the installed docs too"
+
 # ---- the man page: every command's --help, and it renders cleanly ----
 MAN=$P/share/man/man1/fusebox.1
 for c in $("$FUSEBOX" --help | sed -n '/^commands:/,/^$/s/^  \([a-z-]*\).*/\1/p' | grep -v '^version$'); do
