@@ -40,31 +40,31 @@ typedef struct counts {
 
 static void usage(FILE *f) {
     cli_help_puts("usage: fusebox check FILE|DIR... [options]\n"
-          "\n"
-          "Run each scenario (every .json file of a DIR, sorted) and evaluate its\n"
-          "`expect` lines; print one line per expectation with the measured value.\n"
-          "\n"
-          "options:\n"
-          "      --junit FILE     also write JUnit XML (for CI systems)\n"
-          "  -j, --jobs N         run scenarios in N processes (same output as 1)\n"
-          "  -o, --out DIR        also write DIR/<scenario>/report.json\n"
-          "      --seed N         override every scenario's seed\n"
-          "      --set KEY=VALUE  override a value in every scenario (repeatable)\n"
-          "      --baseline DIR   also compare each scenario's headline figures with\n"
-          "                       DIR/<scenario>/report.json (as check -o DIR wrote\n"
-          "                       them): a figure worse beyond noise fails\n"
-          "      --tolerance M=X  the noise of metric M for --baseline, as in fusebox\n"
-          "                       compare (success_rate=0.002, latency_p99=10%)\n"
-          "  -h, --help           this text\n"
-          "\n"
-          "The JUnit file is written beside FILE and renamed over it at the end.\n"
-          "SIGINT or SIGTERM stops the check: the scenarios checked are printed and\n"
-          "written, with an \"interrupted\" error case in the JUnit file.\n"
-          "\n"
-          "Exit codes: 0 every expectation holds, 1 some failed, 2 bad input\n"
-          "(a scenario or an expectation that cannot be read, a file that cannot be\n"
-          "written), 130/143 after SIGINT/SIGTERM.\n",
-          f);
+                  "\n"
+                  "Run each scenario (every .json file of a DIR, sorted) and evaluate its\n"
+                  "`expect` lines; print one line per expectation with the measured value.\n"
+                  "\n"
+                  "options:\n"
+                  "      --junit FILE     also write JUnit XML (for CI systems)\n"
+                  "  -j, --jobs N         run scenarios in N processes (same output as 1)\n"
+                  "  -o, --out DIR        also write DIR/<scenario>/report.json\n"
+                  "      --seed N         override every scenario's seed\n"
+                  "      --set KEY=VALUE  override a value in every scenario (repeatable)\n"
+                  "      --baseline DIR   also compare each scenario's headline figures with\n"
+                  "                       DIR/<scenario>/report.json (as check -o DIR wrote\n"
+                  "                       them): a figure worse beyond noise fails\n"
+                  "      --tolerance M=X  the noise of metric M for --baseline, as in fusebox\n"
+                  "                       compare (success_rate=0.002, latency_p99=10%)\n"
+                  "  -h, --help           this text\n"
+                  "\n"
+                  "The JUnit file is written beside FILE and renamed over it at the end.\n"
+                  "SIGINT or SIGTERM stops the check: the scenarios checked are printed and\n"
+                  "written, with an \"interrupted\" error case in the JUnit file.\n"
+                  "\n"
+                  "Exit codes: 0 every expectation holds, 1 some failed, 2 bad input\n"
+                  "(a scenario or an expectation that cannot be read, a file that cannot be\n"
+                  "written), 130/143 after SIGINT/SIGTERM.\n",
+                  f);
 }
 
 static int cmp_str(const void *a, const void *b) {
@@ -808,17 +808,17 @@ int cli_cmd_check(int argc, char **argv) {
 
 static void validate_usage(FILE *f) {
     cli_help_puts("usage: fusebox validate FILE|DIR... [--set KEY=VALUE]...\n\n"
-          "Check scenario files (keys, types, values, expectations) without\n"
-          "running them; a DIR means every .json file in it, sorted.\n"
-          "\n"
-          "options:\n"
-          "      --set KEY=VALUE  override a value in every scenario first, as\n"
-          "                       'fusebox run --set' does (repeatable)\n"
-          "  -h, --help           this text\n"
-          "\n"
-          "Exit codes: 0 all valid, 2 something is not.\n"
-          "docs/scenario.schema.json is the same format as a JSON Schema for editors.\n",
-          f);
+                  "Check scenario files (keys, types, values, expectations) without\n"
+                  "running them; a DIR means every .json file in it, sorted.\n"
+                  "\n"
+                  "options:\n"
+                  "      --set KEY=VALUE  override a value in every scenario first, as\n"
+                  "                       'fusebox run --set' does (repeatable)\n"
+                  "  -h, --help           this text\n"
+                  "\n"
+                  "Exit codes: 0 all valid, 2 something is not.\n"
+                  "docs/scenario.schema.json is the same format as a JSON Schema for editors.\n",
+                  f);
 }
 
 /*

@@ -11,31 +11,31 @@
 
 static void usage(FILE *f) {
     cli_help_puts("usage: fusebox import-policy KIND FILE [-o OUT] [--as-variant NAME]\n"
-          "\n"
-          "Read a library's configuration file and print the equivalent scenario\n"
-          "layers (JSON): each a library preset (docs/presets.md) with the file's own\n"
-          "keys as its parameters, one per instance, named after it. The output is\n"
-          "what a variant takes: {\"layers\": [{\"name\": ..., \"preset\": ...}]}, so\n"
-          "its inside pastes into a variant's object (--as-variant NAME prints a whole\n"
-          "variant, {\"NAME\": {\"layers\": [...]}}, to paste into \"variants\"),\n"
-          "or let the scenario name the file:\n"
-          "  {\"name\": \"cb\", \"import\": KIND, \"file\": FILE, \"instance\": NAME}\n"
-          "A key the presets do not model is listed on stderr with its line and\n"
-          "column (never its value). KIND is one of:\n",
-          f);
+                  "\n"
+                  "Read a library's configuration file and print the equivalent scenario\n"
+                  "layers (JSON): each a library preset (docs/presets.md) with the file's own\n"
+                  "keys as its parameters, one per instance, named after it. The output is\n"
+                  "what a variant takes: {\"layers\": [{\"name\": ..., \"preset\": ...}]}, so\n"
+                  "its inside pastes into a variant's object (--as-variant NAME prints a whole\n"
+                  "variant, {\"NAME\": {\"layers\": [...]}}, to paste into \"variants\"),\n"
+                  "or let the scenario name the file:\n"
+                  "  {\"name\": \"cb\", \"import\": KIND, \"file\": FILE, \"instance\": NAME}\n"
+                  "A key the presets do not model is listed on stderr with its line and\n"
+                  "column (never its value). KIND is one of:\n",
+                  f);
     for (const char *const *k = imp_policy_kinds(); *k; k++)
         fprintf(f, "  %-13s %s\n", *k, imp_policy_kind_summary(*k));
     cli_help_puts("\n"
-          "docs/import-policy.md says what each kind reads and how.\n"
-          "\n"
-          "  -o, --out FILE  write the JSON there instead of stdout\n"
-          "      --as-variant NAME\n"
-          "                  print a variant named NAME made of the layers\n"
-          "  -h, --help      this text\n"
-          "\n"
-          "Exit codes: 0 ok (keys not modelled are listed, not errors), 2 bad YAML\n"
-          "(with line and column), an unreadable file, or usage.\n",
-          f);
+                  "docs/import-policy.md says what each kind reads and how.\n"
+                  "\n"
+                  "  -o, --out FILE  write the JSON there instead of stdout\n"
+                  "      --as-variant NAME\n"
+                  "                  print a variant named NAME made of the layers\n"
+                  "  -h, --help      this text\n"
+                  "\n"
+                  "Exit codes: 0 ok (keys not modelled are listed, not errors), 2 bad YAML\n"
+                  "(with line and column), an unreadable file, or usage.\n",
+                  f);
 }
 
 /*

@@ -9,25 +9,26 @@
 #include "sweep/sweep.h"
 
 static void usage(FILE *f) {
-    cli_help_puts("usage: fusebox merge PARTIAL... [-o DIR] [options]\n"
-          "\n"
-          "Combine the partial files written by 'fusebox sweep --shard K/N' (every\n"
-          "shard of one sweep, in any order) into the files an unsharded sweep writes:\n"
-          "sweep.csv, sweep-points.csv, sweep.json, charts and sweep.html, byte for\n"
-          "byte. The analysis options replace those the shards were run with.\n"
-          "\n"
-          "  -o, --out DIR          output folder (default out/<scenario name>-sweep; without\n"
-          "                         -o, a sweep already there is written over only when it\n"
-          "                         was merged from the same parts: DIR/merge.json)\n",
-          f);
+    cli_help_puts(
+        "usage: fusebox merge PARTIAL... [-o DIR] [options]\n"
+        "\n"
+        "Combine the partial files written by 'fusebox sweep --shard K/N' (every\n"
+        "shard of one sweep, in any order) into the files an unsharded sweep writes:\n"
+        "sweep.csv, sweep-points.csv, sweep.json, charts and sweep.html, byte for\n"
+        "byte. The analysis options replace those the shards were run with.\n"
+        "\n"
+        "  -o, --out DIR          output folder (default out/<scenario name>-sweep; without\n"
+        "                         -o, a sweep already there is written over only when it\n"
+        "                         was merged from the same parts: DIR/merge.json)\n",
+        f);
     cli_help_puts(cli_sweep_analysis_help, f);
     cli_help_puts("      --no-charts        skip the gnuplot charts and sweep.html\n"
-          "  -q, --quiet            no answer on stdout\n"
-          "  -h, --help             this text\n"
-          "\n"
-          "Exit codes: 0 ok, 1 no point satisfies --subject-to, 2 bad input (files from\n"
-          "different sweeps, missing or repeated shards) or failed runs.\n",
-          f);
+                  "  -q, --quiet            no answer on stdout\n"
+                  "  -h, --help             this text\n"
+                  "\n"
+                  "Exit codes: 0 ok, 1 no point satisfies --subject-to, 2 bad input (files from\n"
+                  "different sweeps, missing or repeated shards) or failed runs.\n",
+                  f);
 }
 
 int cli_cmd_merge(int argc, char **argv) {

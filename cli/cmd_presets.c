@@ -8,16 +8,16 @@
 
 static void usage(FILE *f) {
     cli_help_puts("usage: fusebox presets [NAME] [--markdown]\n"
-          "\n"
-          "List the library presets a scenario layer can name (\"preset\": NAME), with\n"
-          "the library version each follows and how it was verified (recorded from the\n"
-          "library's own code and replayed by the tests, or rules read from its\n"
-          "source); with NAME, print its parameters (the library's own names, units\n"
-          "and defaults), its rules and what it does not model. --markdown prints\n"
-          "every preset as docs/presets.md has it.\n"
-          "\n"
-          "Exit codes: 0 ok, 2 unknown preset or usage.\n",
-          f);
+                  "\n"
+                  "List the library presets a scenario layer can name (\"preset\": NAME), with\n"
+                  "the library version each follows and how it was verified (recorded from the\n"
+                  "library's own code and replayed by the tests, or rules read from its\n"
+                  "source); with NAME, print its parameters (the library's own names, units\n"
+                  "and defaults), its rules and what it does not model. --markdown prints\n"
+                  "every preset as docs/presets.md has it.\n"
+                  "\n"
+                  "Exit codes: 0 ok, 2 unknown preset or usage.\n",
+                  f);
 }
 
 static const char *unit_of(const sim_param *pa) {

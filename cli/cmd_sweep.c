@@ -24,45 +24,47 @@
 #define JOBS_MAX CLI_SWEEP_JOBS_MAX
 
 static void usage(FILE *f) {
-    cli_help_puts("usage: fusebox sweep SCENARIO --grid KEY=VALUES [--grid ...] [options]\n"
-          "\n"
-          "Run one variant of SCENARIO over every combination of the --grid values\n"
-          "(or a Latin hypercube sample of ranges), each on several seeds, and write\n"
-          "sweep.csv, sweep-points.csv, sweep.json, charts and sweep.html. With an\n"
-          "objective, print the best setting as a ready-to-paste policy. See\n"
-          "docs/sweeps.md.\n"
-          "\n"
-          "  --grid KEY=v1,v2,...   a dimension with listed values; the points are every\n"
-          "                         combination of the --grid dimensions (full factorial)\n"
-          "  --grid KEY=LO..HI      a range (with --sample): numbers, integers or durations\n"
-          "                         (100ms..2s); KEY=log:LO..HI samples log-uniformly\n"
-          "                         KEY is relative to the variant's policy (breaker.open\n"
-          "                         means variants.NAME.breaker.open) unless it starts\n"
-          "                         with a top-level key (providers., traffic, pods., ...)\n"
-          "      --sample N         N points from a Latin hypercube over the dimensions\n"
-          "      --variant NAME     the variant to tune (default: the scenario's last\n"
-          "                         variant, usually the tuned one)\n"
-          "      --seeds K          run each point on seeds S, S+1, ..., S+K-1 (default 3)\n"
-          "      --seed S           the first seed (default: the scenario's seed)\n"
-          "      --set KEY=VALUE    change the scenario for every run (as fusebox run)\n",
-          f);
+    cli_help_puts(
+        "usage: fusebox sweep SCENARIO --grid KEY=VALUES [--grid ...] [options]\n"
+        "\n"
+        "Run one variant of SCENARIO over every combination of the --grid values\n"
+        "(or a Latin hypercube sample of ranges), each on several seeds, and write\n"
+        "sweep.csv, sweep-points.csv, sweep.json, charts and sweep.html. With an\n"
+        "objective, print the best setting as a ready-to-paste policy. See\n"
+        "docs/sweeps.md.\n"
+        "\n"
+        "  --grid KEY=v1,v2,...   a dimension with listed values; the points are every\n"
+        "                         combination of the --grid dimensions (full factorial)\n"
+        "  --grid KEY=LO..HI      a range (with --sample): numbers, integers or durations\n"
+        "                         (100ms..2s); KEY=log:LO..HI samples log-uniformly\n"
+        "                         KEY is relative to the variant's policy (breaker.open\n"
+        "                         means variants.NAME.breaker.open) unless it starts\n"
+        "                         with a top-level key (providers., traffic, pods., ...)\n"
+        "      --sample N         N points from a Latin hypercube over the dimensions\n"
+        "      --variant NAME     the variant to tune (default: the scenario's last\n"
+        "                         variant, usually the tuned one)\n"
+        "      --seeds K          run each point on seeds S, S+1, ..., S+K-1 (default 3)\n"
+        "      --seed S           the first seed (default: the scenario's seed)\n"
+        "      --set KEY=VALUE    change the scenario for every run (as fusebox run)\n",
+        f);
     cli_help_puts(cli_sweep_analysis_help, f);
-    cli_help_puts("  -j, --jobs N           worker processes (default: the online CPUs)\n"
-          "      --shard K/N        run only shard K of N (runs whose number % N == K-1)\n"
-          "                         and write DIR/sweep.part-K-of-N.json for fusebox merge\n"
-          "  -o, --out DIR          output folder (default out/<scenario name>-sweep)\n"
-          "      --resume           continue the interrupted sweep in DIR (its partial file\n"
-          "                         DIR/sweep.partial.json, or sweep.part-K-of-N.partial.json)\n"
-          "      --no-charts        skip the gnuplot charts and sweep.html\n"
-          "  -q, --quiet            no answer on stdout, no progress on stderr\n"
-          "  -h, --help             this text\n"
-          "\n"
-          "SIGINT or SIGTERM stops the sweep: the finished runs go to the partial file,\n"
-          "the outputs already in DIR stay as they were (exit 130 or 143).\n"
-          "\n"
-          "Exit codes: 0 ok, 1 no point satisfies --subject-to, 2 bad input, a file that\n"
-          "could not be written, or a run stopped by a cap.\n",
-          f);
+    cli_help_puts(
+        "  -j, --jobs N           worker processes (default: the online CPUs)\n"
+        "      --shard K/N        run only shard K of N (runs whose number % N == K-1)\n"
+        "                         and write DIR/sweep.part-K-of-N.json for fusebox merge\n"
+        "  -o, --out DIR          output folder (default out/<scenario name>-sweep)\n"
+        "      --resume           continue the interrupted sweep in DIR (its partial file\n"
+        "                         DIR/sweep.partial.json, or sweep.part-K-of-N.partial.json)\n"
+        "      --no-charts        skip the gnuplot charts and sweep.html\n"
+        "  -q, --quiet            no answer on stdout, no progress on stderr\n"
+        "  -h, --help             this text\n"
+        "\n"
+        "SIGINT or SIGTERM stops the sweep: the finished runs go to the partial file,\n"
+        "the outputs already in DIR stay as they were (exit 130 or 143).\n"
+        "\n"
+        "Exit codes: 0 ok, 1 no point satisfies --subject-to, 2 bad input, a file that\n"
+        "could not be written, or a run stopped by a cap.\n",
+        f);
 }
 
 /* ---- progress ---- */
