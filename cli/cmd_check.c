@@ -249,8 +249,9 @@ static void evaluate(const sim_scenario *sc, sim_summary *const *sums, size_t n,
             junit_case(x, sc->name, e, NULL, NULL, measured, now_s() - t0);
             c->passed++;
         } else {
-            fprintf(out, "FAIL  %s: %s  [measured: %s]\n", sc->name, e, r.detail);
-            snprintf(measured, sizeof measured, "measured: %s", r.detail);
+            /* r.detail says "measured ..." itself, except for an n/a side */
+            snprintf(measured, sizeof measured, "%s%s", r.na ? "measured: " : "", r.detail);
+            fprintf(out, "FAIL  %s: %s  [%s]\n", sc->name, e, measured);
             junit_case(x, sc->name, e, "failure", measured, measured, now_s() - t0);
             c->failed++;
         }

@@ -253,6 +253,14 @@ static void show(char *buf, size_t len, val v) {
         snprintf(buf, len, "%.6g", v.v);
 }
 
+/* As show, with every digit that tells two close values apart. */
+static void show_exact(char *buf, size_t len, val v) {
+    if (v.kind)
+        snprintf(buf, len, "%.6fs", v.v / 1e6);
+    else
+        snprintf(buf, len, "%.12g", v.v);
+}
+
 static int run(parser *P, rep_expect_result *out) {
     val l = side(P);
     op o = OP_EQ;
@@ -290,11 +298,30 @@ static int run(parser *P, rep_expect_result *out) {
     char a[64], b[64];
     show(a, sizeof a, l);
     show(b, sizeof b, r);
+    if (strcmp(a, b) == 0 && l.v != r.v) {
+        /* rounded alike but not equal: the digits that decide it */
+        show_exact(a, sizeof a, l);
+        show_exact(b, sizeof b, r);
+    }
     out->passed = pass;
     out->lhs = l.v;
     out->rhs = r.v;
     out->duration = l.kind;
-    snprintf(out->detail, sizeof out->detail, "%s %s %s", a, op_text(o), b);
+    if (pass) {
+        snprintf(out->detail, sizeof out->detail, "%s %s %s", a, op_text(o), b);
+    } else if (l.v == r.v) {
+        snprintf(out->detail, sizeof out->detail, "measured %s, limit %s %s: %s", a, op_text(o), b,
+                 o == OP_NE ? "equal" : "at the limit, not beyond it");
+    } else {
+        char by[64];
+        val d = {.v = fabs(l.v - r.v), .kind = l.kind};
+        show(by, sizeof by, d);
+        if (strcmp(by, "0") == 0 || strcmp(by, "0ms") == 0 || strcmp(by, "0us") == 0)
+            show_exact(by, sizeof by, d);
+        const char *how = o == OP_GE || o == OP_GT ? "short" : o == OP_EQ ? "off" : "over";
+        snprintf(out->detail, sizeof out->detail, "measured %s, limit %s %s: %s by %s", a,
+                 op_text(o), b, how, by);
+    }
     if (isnan(l.v) || isnan(r.v)) {
         /* nothing compares with n/a: the expectation fails, and says why */
         out->passed = false;

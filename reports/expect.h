@@ -27,10 +27,14 @@
 
 typedef struct rep_expect_result {
     bool passed;
-    double lhs, rhs;  /* the two sides' values (durations in microseconds) */
-    bool duration;    /* the sides are durations */
-    bool na;          /* a side read an n/a metric: failed, whatever the comparison */
-    char detail[256]; /* "0.9990 >= 0.99" with units, or "V.M is n/a (why)" */
+    double lhs, rhs; /* the two sides' values (durations in microseconds) */
+    bool duration;   /* the sides are durations */
+    bool na;         /* a side read an n/a metric: failed, whatever the comparison */
+    /* passed: "0.9990 >= 0.99" with units; failed: "measured 21.5s, limit <= 10.0s: over by
+     * 11.5s" (short by, off by; "at the limit, not beyond it"; "equal"); n/a: "V.M is n/a
+     * (why)". Two values that round
+     * alike but differ are shown with every digit ("10.000412s <= 10.000000s"). */
+    char detail[256];
 } rep_expect_result;
 
 /*

@@ -108,12 +108,12 @@ NAIVE='variants.tuned.retry={"attempts":1000,"backoff":"none","retry_after":"ign
 expect_exit 1 "retry-storm with the naive retry in 'tuned' exits 1" \
     "$FUSEBOX" check scenarios/retry-storm.json --set "$NAIVE" --set variants.tuned.breaker=false \
     --junit "$T/fail.xml"
-printf '%s\n' "$OUT" | grep -qE '^FAIL  retry-storm: tuned\.success_rate >= 0\.99  \[measured: 0\.[0-9]+ >= 0\.99\]$'
-ok $? "it prints a readable FAIL line with the measured value"
-printf '%s\n' "$OUT" | grep -qE '^FAIL  retry-storm: naive\.spillover > tuned\.spillover \* 5  \[measured: .+ > .+\]$'
+printf '%s\n' "$OUT" | grep -qE '^FAIL  retry-storm: tuned\.success_rate >= 0\.99  \[measured 0\.[0-9]+, limit >= 0\.99: short by 0\.[0-9]+\]$'
+ok $? "it prints a readable FAIL line: the measured value, the limit, how far short"
+printf '%s\n' "$OUT" | grep -qE '^FAIL  retry-storm: naive\.spillover > tuned\.spillover \* 5  \[measured .+, limit > .+: short by .+\]$'
 ok $? "the comparison between variants fails too"
 contains "$OUT" "failed, 0 errors" "the summary counts the failures"
-grep -q '<failure message="measured: ' "$T/fail.xml"
+grep -q '<failure message="measured 0\.[0-9]*, limit &gt;= 0\.99: short by ' "$T/fail.xml"
 ok $? "the JUnit file records the failure with the measured value"
 
 # ---- --junit that cannot be written: exit 2, the file and the reason on a line of stderr ----
@@ -146,7 +146,7 @@ ok $? "piped, the error line does not land inside a PASS line"
 # a second lesson: the tool's breaker removed from dependency-hang
 expect_exit 1 "dependency-hang without the tool's breaker exits 1" \
     "$FUSEBOX" check scenarios/dependency-hang.json --set 'variants.breaker.overrides.stock-api.breaker=false'
-printf '%s\n' "$OUT" | grep -qE '^FAIL  dependency-hang: two-retries\.collateral > breaker\.collateral \* 50  \[measured: [0-9]+ > [0-9]+\]$'
+printf '%s\n' "$OUT" | grep -qE '^FAIL  dependency-hang: two-retries\.collateral > breaker\.collateral \* 50  \[measured [0-9]+, limit > [0-9]+: short by [0-9]+\]$'
 ok $? "the collateral lesson fails with a readable line"
 
 # ---- bad input ----

@@ -136,6 +136,39 @@ static void expect_detail_shows_both_sides(void **state) {
     assert_true(r.duration);
 }
 
+static const char *detail_of(fixture *f, const char *e) {
+    static rep_expect_result r;
+    char msg[300];
+    assert_int_equal(rep_expect_eval(f->sc, f->sums, 2, e, &r, msg, sizeof msg), FB_OK);
+    return r.detail;
+}
+
+/* A failed line reads as a finding (the measured value, the limit, by how much), not as a claim:
+ * "measured 40m 00s, limit < 25.0s" rather than "40m 00s < 25.0s". */
+static void expect_failure_says_the_limit_and_the_margin(void **state) {
+    fixture *f = *state;
+    assert_string_equal(detail_of(f, "naive.spillover < tuned.spillover * 5"),
+                        "measured 40m 00s, limit < 25.0s: over by 39m 35s");
+    assert_string_equal(detail_of(f, "naive.spillover >= 1h"),
+                        "measured 40m 00s, limit >= 1h 00m: short by 20m 00s");
+    assert_string_equal(detail_of(f, "naive.spillover == 40m"),
+                        "40m 00s == 40m 00s"); /* passed: as before */
+    assert_string_equal(detail_of(f, "naive.spillover != 40m"),
+                        "measured 40m 00s, limit != 40m 00s: equal");
+    assert_string_equal(detail_of(f, "naive.spillover > 40m"),
+                        "measured 40m 00s, limit > 40m 00s: at the limit, not beyond it");
+}
+
+/* Two values that round to the same text are shown with the digits that decide between them. */
+static void expect_boundary_shows_the_deciding_digits(void **state) {
+    fixture *f = *state;
+    assert_string_equal(detail_of(f, "naive.spillover <= 2400.0004s"),
+                        "2400.000000s <= 2400.000400s");
+    /* texts that differ stay as they are; a margin that would show as 0 gets its digits */
+    assert_string_equal(detail_of(f, "naive.spillover <= 2399.9996s"),
+                        "measured 40m 00s, limit <= 39m 59s: over by 0.000400s");
+}
+
 /* An n/a metric read by an expectation: it fails, whatever it compares, and says why. */
 static rep_expect_result eval_na(fixture *f, const char *e) {
     rep_expect_result r;
@@ -179,6 +212,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(expect_rejects_unknown_names, setup, teardown),
         cmocka_unit_test_setup_teardown(expect_rejects_bad_syntax, setup, teardown),
         cmocka_unit_test_setup_teardown(expect_detail_shows_both_sides, setup, teardown),
+        cmocka_unit_test_setup_teardown(expect_failure_says_the_limit_and_the_margin, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(expect_boundary_shows_the_deciding_digits, setup, teardown),
         cmocka_unit_test_setup_teardown(expect_on_na_spillover_fails_saying_so, setup, teardown),
         cmocka_unit_test_setup_teardown(expect_on_na_recovered_fails_for_any_operator, setup,
                                         teardown),
