@@ -5,8 +5,9 @@
  * restyled and redrawn by hand (cd DIR/charts && gnuplot heatmap.gp):
  *   heatmap   the --heatmap metric over two dimensions (full factorial: a
  *             grid, the other dimensions held at the best point's values;
- *             Latin hypercube: every point, coloured); one dimension gives a
- *             profile with confidence intervals instead
+ *             Latin hypercube: every point, coloured; a point that violates
+ *             the constraints is grey, never a colour of the scale); one
+ *             dimension gives a profile with confidence intervals instead
  *   pareto    cost against blast radius, coloured by p99 latency, with the
  *             Pareto front and the best point marked
  */
@@ -256,7 +257,8 @@ static grid_marks write_grid_data(FILE *dat, const sweep *sw, int m, uint64_t re
                 strcat(label, "*");
                 marks.infeasible = true;
             }
-            fprintf(dat, "%u %u %.9g ", i, j, chart_value(st.mean, sw->units[m]));
+            fprintf(dat, "%u %u %.9g %d ", i, j, chart_value(st.mean, sw->units[m]),
+                    sw->con_count == 0 || sw->feasible[p]);
             rep_gnuplot_datum(dat, label);
             fputc('\n', dat);
         }
@@ -305,8 +307,14 @@ static void write_grid_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
                 "'#000000' lw 3\n",
                 bx - 0.5, by - 0.5, bx + 0.5, by + 0.5);
     }
-    fputs("unset key\nplot 'heatmap.dat' using 1:2:3 with image", gp);
-    if (labels) fputs(", '' using 1:2:4 with labels font ',9' textcolor rgb '#000000'", gp);
+    /* an infeasible cell is grey, never a colour of the scale: a cheap point that breaks the
+     * constraints must not look like the best */
+    fputs("unset key\nplot 'heatmap.dat' using 1:2:($4==1?$3:NaN) with image", gp);
+    if (marks.infeasible)
+        fputs(", '' using 1:($4==0?$2:NaN):(0.5):(0.5) with boxxyerror fs solid 1.0 noborder "
+              "fc rgb '#bbbbbb'",
+              gp);
+    if (labels) fputs(", '' using 1:2:5 with labels font ',9' textcolor rgb '#000000'", gp);
     fputc('\n', gp);
 }
 
@@ -332,8 +340,8 @@ static void write_scatter_heatmap(FILE *gp, FILE *dat, const sweep *sw, int m) {
     /* key samples in grey: the palette colours belong to the colour box */
     if (sw->con_count == 0 && sw->best < 0) fputs("\nunset key", gp);
     fputs("\nset key below\nplot 'heatmap.dat' using 1:2:($4==1?$3:1/0) with points pt 7 ps 1.6 "
-          "lc palette notitle, '' using 1:2:($4==0?$3:1/0) with points pt 6 ps 1.6 lw 2 "
-          "lc palette notitle",
+          "lc palette notitle, '' using 1:($4==0?$2:1/0) with points pt 6 ps 1.6 lw 2 "
+          "lc rgb '#aaaaaa' notitle",
           gp);
     if (sw->con_count > 0)
         fputs(", NaN with points pt 7 ps 1.6 lc rgb '#888888' title 'feasible', NaN with "

@@ -76,6 +76,27 @@ expect_exit 1 "no feasible point exits 1" "$FUSEBOX" sweep $SC --grid breaker.op
     --minimize cost_usd --subject-to "success_rate>=1.5" --no-charts -o "$T/inf"
 contains "$OUT" "no point satisfies" "no feasible point: it says so"
 contains "$OUT" "closest: point" "no feasible point: it shows the closest"
+
+# the heatmap: a point that violates the constraints is grey, never a colour of the scale (the
+# cheapest cells of a cost heatmap were infeasible and looked the best)
+# shellcheck disable=SC2086
+"$FUSEBOX" sweep $SC --grid breaker.failure_rate=0.3,0.7 --grid breaker.open=5s,20s --seeds 2 \
+    --minimize cost_usd --subject-to "amplification<=1.07" -q -o "$T/grey"
+python3 - "$T/grey" <<'PY'
+import json, sys
+d = sys.argv[1]
+sw = json.load(open(d + "/sweep.json"))
+feasible = [r["feasible"] for r in sw["results"]]
+assert 0 < sum(feasible) < len(feasible), ("want a mix of feasible and infeasible", feasible)
+cells = [l.split() for l in open(d + "/charts/heatmap.dat") if l.strip()]
+# grid order: x outer, y inner; the points: the first --grid outer too
+flags = [c[3] == "1" for c in cells]
+assert flags == feasible, (flags, feasible)
+gp = open(d + "/charts/heatmap.gp").read()
+assert "using 1:2:($4==1?$3:NaN) with image" in gp, "infeasible cells out of the image"
+assert "($4==0?$2:NaN):(0.5):(0.5) with boxxyerror" in gp and "#bbbbbb" in gp, "grey boxes"
+PY
+ok $? "heatmap: infeasible cells are left out of the colour scale and drawn grey"
 expect_exit 2 "an unknown objective exits 2" "$FUSEBOX" sweep $SC --grid breaker.open=5s,20s \
     --minimize cost_usdd -o "$T/bad"
 contains "$ERR" "did you mean 'cost_usd'" "an unknown objective gets a did-you-mean"
