@@ -940,7 +940,7 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
         b->stats.late++;
     }
     if (b->cfg.window_scope == FB_WINDOW_FIRES && result.effect == FB_EFFECT_FAILURE &&
-        fires_before_rotation(b, permit, now_us)) {
+        result.after_timers != FB_ON && fires_before_rotation(b, permit, now_us)) {
         fired_failure_before_rotation(b, permit, !late, &result, now_us);
         return;
     }

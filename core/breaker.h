@@ -402,6 +402,11 @@ typedef struct fb_breaker_result {
     fb_time_us hint_us;     /* the server's Retry-After, or FB_TIME_NONE */
     fb_trip trip;           /* a FAILURE: the rules decide (default), opens at once, or never */
     uint32_t failure_limit; /* COOLDOWN count rule: this failure's limit; 0 = the config's */
+    /* FB_WINDOW_FIRES: ON when the result comes from outside the library's timers (a caller's
+     * settle or abort, I/O): at a bucket rotation due at its time it comes after the rotation.
+     * Default (OFF): a result at a rotation from a call made before the previous one comes
+     * before it, as a result on a timer set at the call does (opossum's timer order) */
+    fb_switch after_timers;
 } fb_breaker_result;
 
 typedef struct fb_breaker_stats {

@@ -1915,6 +1915,30 @@ static void breaker_fires_failure_alone_opens_without_minimum(void **state) {
     assert_state(&b, FB_BREAKER_OPEN);
 }
 
+/*
+ * A failure exactly at a rotation from a call made before the previous one: by default it comes
+ * before the rotation (a result on a timer set at the call: the older timer), judged with the
+ * bucket that leaves; after_timers ON (settled from outside the timers) after it, without.
+ */
+static void breaker_fires_result_after_timers_comes_after_the_rotation(void **state) {
+    (void)state;
+    for (int after = 0; after < 2; after++) {
+        fb_breaker b;
+        fb_breaker_config cfg = fires_config();
+        init_ok(&b, &cfg, NULL, 0);
+        fb_breaker_permit p = admit(&b, 0);
+        call(&b, FB_EFFECT_SUCCESS, 0); /* 2 fires in the bucket [0, 100) */
+        fb_breaker_poll(&b, 1000);      /* which leaves at 1000 */
+        fb_breaker_record(&b, &p,
+                          &(fb_breaker_result){.effect = FB_EFFECT_FAILURE,
+                                               .hint_us = FB_TIME_NONE,
+                                               .after_timers = after ? FB_ON : FB_DEFAULT},
+                          1000);
+        /* before: 1 failure in 2 fires, not over half; after: 1 failure, no fire left */
+        assert_state(&b, after ? FB_BREAKER_OPEN : FB_BREAKER_CLOSED);
+    }
+}
+
 /* A late failure counts in the window in any state; FIRES needs an EPOCH time window. */
 static void breaker_fires_late_failure_counts_and_needs_a_time_window(void **state) {
     (void)state;
@@ -2254,6 +2278,7 @@ int main(void) {
         cmocka_unit_test(breaker_fires_count_rejections_and_survive_transitions),
         cmocka_unit_test(breaker_fires_failure_alone_opens_without_minimum),
         cmocka_unit_test(breaker_fires_late_failure_counts_and_needs_a_time_window),
+        cmocka_unit_test(breaker_fires_result_after_timers_comes_after_the_rotation),
         cmocka_unit_test(breaker_closed_interval_clears_the_counts),
         cmocka_unit_test(breaker_result_after_open_period_moves_to_half_open),
         cmocka_unit_test(breaker_probes_none_admits_every_caller),
