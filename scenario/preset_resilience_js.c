@@ -43,10 +43,13 @@ static const char *const opossum_rules[] = {
     "rollingCountBuckets) ms rotated by a timer from the breaker's creation (time 0); it is "
     "never cleared, not even when the breaker opens or closes; a failure exactly at a "
     "rotation from a call made before the previous one comes first (its timer is the older): "
-    "it counts in the bucket that ends, judged with the one that leaves",
+    "it counts in the bucket that ends, judged with the one that leaves (a result settled from "
+    "outside opossum's timers, as a caller's abort, comes after the rotation)",
     "resetTimeout: half-open by a timer at the deadline; the first call then is the trial, the "
     "rest are rejected; any success closes it, any failure opens it, whichever call it comes "
     "from",
+    "cancellation: the caller aborts the signal it gave the action (fire(signal)) and the "
+    "action rejects: a failure like any other, in whatever state",
     "no retries (pair it with an SDK layer or a retry layer)",
     NULL,
 };
@@ -120,7 +123,7 @@ const sim_preset scn_preset_opossum = {
     opossum_rules,
     opossum_not_modelled,
     opossum_apply,
-    "recorded from opossum 10.0.0: 2023 sequences, 0 differences "
+    "recorded from opossum 10.0.0: 3027 sequences, 0 differences "
     "(tests/conformance/opossum-10.0.0)",
 };
 
