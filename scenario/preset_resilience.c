@@ -154,9 +154,9 @@ static const sim_param r4j_params[] = {
 
 static const char *const r4j_rules[] = {
     "how it was recorded: resilience4j 2.4.0's own code run here with a fake clock and a "
-    "hand-run scheduler (CircuitBreaker 27 edge cases and 2000 random sequences, Retry 14 and "
-    "2000, each randomized wait as the range it draws from, the exception lists with Spring's "
-    "exception classes)",
+    "hand-run scheduler (CircuitBreaker 29 edge cases and 2000 random sequences of overlapping "
+    "calls, a fifth of their results cancels, Retry 14 and 2000, each randomized wait as the "
+    "range it draws from, the exception lists with Spring's exception classes)",
     "decorated Retry(CircuitBreaker(call)), Spring Boot's default aspect order: every attempt "
     "asks the breaker",
     "maxAttempts counts the first call: the default 3 makes 3 calls (RetryImpl: "

@@ -8,7 +8,8 @@
 # --replay) runs each case through the preset's layer and core/ and compares. One test per
 # named edge case; one per folder for its random sequences (names starting "random"), with
 # the first differences shown. A case with "skip" is something the preset does not model
-# (docs/presets.md, "Not modelled"): a TAP skip with its reason. Last, each preset's
+# (docs/presets.md, "Not modelled"): a TAP skip with its reason. The replays' time is
+# printed and held under a minute. Last, each preset's
 # "verified" line (fusebox presets NAME) that says "recorded from" must name a folder here,
 # with its number of cases replayed and skipped, and every folder must be claimed by a
 # preset, so that the claim cannot go stale. Nothing but the build runs.
