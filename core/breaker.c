@@ -42,8 +42,7 @@ static bool enums_valid(const fb_breaker_config *c) {
            (unsigned)c->hint_mode <= FB_HINT_REPLACES &&
            (unsigned)c->initial < FB_BREAKER_STATE_COUNT && (unsigned)c->honor_hint <= FB_OFF &&
            (unsigned)c->open_elapses_on_result <= FB_OFF &&
-           (unsigned)c->late_results <= FB_LATE_AS_ADMITTED &&
-           (unsigned)c->probe_limit <= FB_PROBES_NONE &&
+           (unsigned)c->late_results <= FB_LATE_RUN && (unsigned)c->probe_limit <= FB_PROBES_NONE &&
            (unsigned)c->probe_verdict <= FB_VERDICT_RATE &&
            (unsigned)c->open_deadline <= FB_CMP_PASS && (unsigned)c->trip_compare <= FB_CMP_PASS &&
            (unsigned)c->evaluate <= FB_EVAL_RECORD_ONLY && (unsigned)c->open_timer <= FB_OFF &&
@@ -68,8 +67,9 @@ static int normalise(fb_breaker_config *c) {
         c->open_us_max < 0 || c->half_open_max_us < 0 || c->closed_interval_us < 0 ||
         c->decay_us < 0 || c->open_align_us < 0)
         return FB_ERANGE;
-    /* pybreaker calling(): its own counts, and probes judged only by them */
-    if ((c->late_results == FB_LATE_AS_ADMITTED && c->mode != FB_BREAKER_MODE_CONSECUTIVE) ||
+    /* pybreaker calling(), cockatiel: their own counts, and probes judged only by them */
+    if (((c->late_results == FB_LATE_AS_ADMITTED || c->late_results == FB_LATE_RUN) &&
+         c->mode != FB_BREAKER_MODE_CONSECUTIVE) ||
         (c->probe_limit == FB_PROBES_NONE && c->late_results != FB_LATE_AS_ADMITTED))
         return FB_EINVAL;
     /* LiteLLM's cooldown has no half-open */
@@ -819,6 +819,45 @@ static void record_as_admitted(fb_breaker *b, const fb_breaker_permit *permit,
 }
 
 /*
+ * late_results RUN (cockatiel 4.0.0 src/CircuitBreakerPolicy.ts with a ConsecutiveBreaker):
+ * execute() judges a call admitted in Closed by breaker.success() / breaker.failure() and
+ * open() whatever the state now (open() returns at once when Open); a half-open trial's
+ * result counts only while its own HalfOpen state object is current (recordHalfOpenSuccess,
+ * recordHalfOpenFailure); the count is reset by success() alone, which close() calls too.
+ * In CLOSED, OPEN and HALF_OPEN only.
+ */
+static void record_run(fb_breaker *b, const fb_breaker_permit *permit, const fb_breaker_result *r,
+                       fb_time_us now_us) {
+    bool late = permit->generation != b->generation;
+    bool failed = r->effect == FB_EFFECT_FAILURE;
+    if (permit->kind == FB_PERMIT_PROBE) {
+        if (late || b->state != FB_BREAKER_HALF_OPEN) {
+            b->stats.stale++;
+            return;
+        }
+        if (failed) b->adm_failures += b->adm_failures != UINT32_MAX;
+        record_half_open(b, permit, true, r, now_us); /* its failure opens, successes close */
+        return;
+    }
+    if (r->effect != FB_EFFECT_SUCCESS && !failed) return;
+    if (late) b->stats.late++;
+    if (!failed) {
+        b->adm_failures = 0;
+        b->consecutive_failures = 0;
+        return;
+    }
+    b->adm_failures += b->adm_failures != UINT32_MAX;
+    b->consecutive_failures = b->adm_failures;
+    if (b->state == FB_BREAKER_OPEN || r->trip == FB_TRIP_NEVER) return;
+    uint32_t n = b->cfg.consecutive_failures;
+    bool broken = b->cfg.trip_compare == FB_CMP_PASS ? b->adm_failures > n : b->adm_failures >= n;
+    if (r->trip == FB_TRIP_NOW)
+        open_now(b, FB_CAUSE_IMMEDIATE, now_us, r->hint_us);
+    else if (broken)
+        open_now(b, FB_CAUSE_CONSECUTIVE_FAILURES, now_us, r->hint_us);
+}
+
+/*
  * FB_WINDOW_FIRES (opossum): a result at a bucket boundary T from a call made before the
  * previous boundary. opossum rotates its buckets on a setInterval and a call's result comes on
  * that call's own timer; at equal times the older timer runs first, and the interval was last
@@ -884,6 +923,10 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
         record_as_admitted(b, permit, &result, now_us);
         return;
     }
+    if (b->cfg.late_results == FB_LATE_RUN && b->state <= FB_BREAKER_HALF_OPEN) {
+        record_run(b, permit, &result, now_us);
+        return;
+    }
     if (b->state == FB_BREAKER_OPEN && b->cfg.open_elapses_on_result == FB_ON)
         fb_breaker_poll(b, now_us);
     if (b->state == FB_BREAKER_HALF_OPEN) half_open_due(b, now_us);
@@ -897,7 +940,7 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
         b->stats.late++;
     }
     if (b->cfg.window_scope == FB_WINDOW_FIRES && result.effect == FB_EFFECT_FAILURE &&
-        fires_before_rotation(b, permit, now_us)) {
+        result.after_timers != FB_ON && fires_before_rotation(b, permit, now_us)) {
         fired_failure_before_rotation(b, permit, !late, &result, now_us);
         return;
     }

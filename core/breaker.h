@@ -43,9 +43,9 @@
  * allow()/record()/poll() then re-opens (PROBE_LEASE_EXPIRED), before looking
  * at the result being recorded, so a probe reporting at or after its lease end
  * is stale. Lazy transitions are stamped with the now_us of the call that
- * performs them. With late_results AS_ADMITTED (pybreaker's calling()) the
- * rules above give way to those of fb_late_result's comment, and probe_limit
- * NONE admits every call in HALF_OPEN.
+ * performs them. With late_results AS_ADMITTED (pybreaker's calling()) or RUN
+ * (cockatiel) the rules above give way to those of fb_late_result's comment,
+ * and probe_limit NONE admits every call in HALF_OPEN.
  *
  * Open duration on the n-th consecutive entry to OPEN (`trips`; reset to 0
  * when CLOSED is entered): open_us grown by open_growth (n, 2^(n-1)), capped at
@@ -196,7 +196,7 @@ typedef struct fb_eject_group {
 typedef enum fb_late_result {
     FB_LATE_DROP = 0, /* default: counted only in stats.stale (gobreaker) */
     FB_LATE_COUNT,    /* counted by the current state, which may transition (resilience4j, Polly) */
-    FB_LATE_AS_ADMITTED /* every result is judged by the rules of the state its call was admitted
+    FB_LATE_AS_ADMITTED, /* every result is judged by the rules of the state its call was admitted
                            in, whatever the state now, on two counts: failures in a row (cleared
                            by any success and on entering CLOSED) and half-open successes
                            (cleared on entering any state). A CLOSED call's failure opens when
@@ -204,6 +204,13 @@ typedef enum fb_late_result {
                            opens; either re-opens an OPEN breaker from now. half_open_permits
                            probe successes close, from any state. CONSECUTIVE mode only
                            (pybreaker's calling(): the block runs outside the lock) */
+    FB_LATE_RUN /* a CALL's result counts in one failures-in-a-row run whatever the state now
+                   (any CALL success clears it, entering CLOSED clears it, opening does not): a
+                   failure that brings it to consecutive_failures (trip_compare) opens CLOSED or
+                   HALF_OPEN from now and leaves OPEN as it is; a success never closes. A probe's
+                   result counts only in its own half-open period (else it is stale): its failure
+                   raises the run and opens, its successes close. In the manual states the rules
+                   of COUNT apply. CONSECUTIVE mode only (cockatiel's ConsecutiveBreaker) */
 } fb_late_result;
 
 /* What half_open_permits limits. */
@@ -395,6 +402,11 @@ typedef struct fb_breaker_result {
     fb_time_us hint_us;     /* the server's Retry-After, or FB_TIME_NONE */
     fb_trip trip;           /* a FAILURE: the rules decide (default), opens at once, or never */
     uint32_t failure_limit; /* COOLDOWN count rule: this failure's limit; 0 = the config's */
+    /* FB_WINDOW_FIRES: ON when the result comes from outside the library's timers (a caller's
+     * settle or abort, I/O): at a bucket rotation due at its time it comes after the rotation.
+     * Default (OFF): a result at a rotation from a call made before the previous one comes
+     * before it, as a result on a timer set at the call does (opossum's timer order) */
+    fb_switch after_timers;
 } fb_breaker_result;
 
 typedef struct fb_breaker_stats {
@@ -445,7 +457,7 @@ typedef struct fb_breaker {
     uint32_t probes_admitted; /* this half-open period (PER_PERIOD) */
     uint32_t probes_released; /* release_any: permits given back by calls of another state */
     uint64_t admissions;      /* permits handed out: the next permit's id - 1 */
-    /* late_results AS_ADMITTED: pybreaker's counter and success_counter */
+    /* late_results AS_ADMITTED: pybreaker's counter and success_counter; RUN: the run */
     uint32_t adm_failures, adm_successes;
     /* COOLDOWN mode's counts and their expiry (now > until: expired) */
     uint32_t cd_failures, cd_successes;

@@ -43,10 +43,13 @@ static const char *const opossum_rules[] = {
     "rollingCountBuckets) ms rotated by a timer from the breaker's creation (time 0); it is "
     "never cleared, not even when the breaker opens or closes; a failure exactly at a "
     "rotation from a call made before the previous one comes first (its timer is the older): "
-    "it counts in the bucket that ends, judged with the one that leaves",
+    "it counts in the bucket that ends, judged with the one that leaves (a result settled from "
+    "outside opossum's timers, as a caller's abort, comes after the rotation)",
     "resetTimeout: half-open by a timer at the deadline; the first call then is the trial, the "
     "rest are rejected; any success closes it, any failure opens it, whichever call it comes "
     "from",
+    "cancellation: the caller aborts the signal it gave the action (fire(signal)) and the "
+    "action rejects: a failure like any other, in whatever state",
     "no retries (pair it with an SDK layer or a retry layer)",
     NULL,
 };
@@ -120,7 +123,7 @@ const sim_preset scn_preset_opossum = {
     opossum_rules,
     opossum_not_modelled,
     opossum_apply,
-    "recorded from opossum 10.0.0: 2023 sequences, 0 differences "
+    "recorded from opossum 10.0.0: 3027 sequences, 0 differences "
     "(tests/conformance/opossum-10.0.0)",
 };
 
@@ -172,14 +175,18 @@ static const char *const cockatiel_rules[] = {
     "halfOpenAfter: half-open at the first call with Date.now() - openedAt >= halfOpenAfter; "
     "one trial call (halfOpenSampling {calls: 1, threshold: 0}); its success closes, its "
     "failure opens",
+    "calls in flight: a call admitted while closed counts in the consecutive run whatever the "
+    "state at its result (a success resets the run, which only closing also resets; a failure "
+    "that reaches the threshold opens a closed or half-open breaker, and leaves an open one as "
+    "it is); a trial's result counts only in its own half-open period",
+    "cancellation: the signal given to execute() goes to the call, which rejects when it is "
+    "aborted; under handleAll that is a failure, in any state (an aborted trial opens again)",
     NULL,
 };
 
 static const char *const cockatiel_not_modelled[] = {
-    "calls during the half-open trial wait for its verdict in cockatiel; fusebox rejects them",
-    "a late result: cockatiel counts it with the state it was admitted in (a late failure can "
-    "re-open a half-open breaker, a late success never closes it); fusebox counts it with the "
-    "state it arrives in",
+    "calls during the half-open trial wait for its verdict in cockatiel (and then run, or, "
+    "aborted meanwhile, end uncounted with TaskCancelledError); fusebox rejects them",
     "SamplingBreaker and CountBreaker, halfOpenAfter as a backoff, halfOpenSampling, "
     "handleType/handleWhen filters, timeout and bulkhead policies",
     NULL,
@@ -231,7 +238,12 @@ static int cockatiel_apply(const sim_preset *p, const sim_param_value *v, const 
     b.evaluate = FB_EVAL_ON_FAILURE;
     scn__preset_trial_calls(&b, scn__preset_us_or(p, v, "halfOpenAfter", 10 * FB_US_PER_S),
                             FB_CMP_REACH, 1, FB_PROBES_PER_PERIOD);
-    b.late_results = FB_LATE_COUNT;
+    /* a call admitted while closed is judged by breaker.success()/failure() whatever the state
+     * at its result; a trial's result only in its own half-open period */
+    b.late_results = FB_LATE_RUN;
+    /* the signal given to execute() goes to the call, which rejects when it is aborted:
+     * handleAll makes that a failure (cockatiel checks the signal only for a call that waited
+     * for a half-open verdict) */
     b.cancelled_as = FB_EFFECT_FAILURE;
     scn__preset_breaker_layer(L, &b, true);
     return FB_OK;
@@ -249,6 +261,6 @@ const sim_preset scn_preset_cockatiel = {
     cockatiel_rules,
     cockatiel_not_modelled,
     cockatiel_apply,
-    "recorded from cockatiel 4.0.0: 2025 sequences, 0 differences, 2 not modelled "
+    "recorded from cockatiel 4.0.0: 3033 sequences, 0 differences, 2 not modelled "
     "(tests/conformance/cockatiel-4.0.0)",
 };

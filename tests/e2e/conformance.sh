@@ -8,7 +8,8 @@
 # --replay) runs each case through the preset's layer and core/ and compares. One test per
 # named edge case; one per folder for its random sequences (names starting "random"), with
 # the first differences shown. A case with "skip" is something the preset does not model
-# (docs/presets.md, "Not modelled"): a TAP skip with its reason. Last, each preset's
+# (docs/presets.md, "Not modelled"): a TAP skip with its reason. The replays' time is
+# printed and held under a minute. Last, each preset's
 # "verified" line (fusebox presets NAME) that says "recorded from" must name a folder here,
 # with its number of cases replayed and skipped, and every folder must be claimed by a
 # preset, so that the claim cannot go stale. Nothing but the build runs.
@@ -50,15 +51,20 @@ expect_exit 2 "driver --replay: a line that is not JSON exits 2" "$DRIVER" --rep
 contains "$ERR" "$T/bad3.jsonl:1: not JSON" "... naming the file and the line"
 
 found=0
+replay_ms=0
+ncases=0
 for cases in tests/conformance/*/cases.jsonl; do
     [ -f "$cases" ] || continue
     found=$((found + 1))
     dir=$(dirname "$cases")
     lib=$(basename "$dir")
     log=$LOGS/$lib.out
+    t0=$(date +%s%N)
     "$DRIVER" --replay "$cases" >"$log" 2>"$LOGS/$lib.err"
     rc=$?
+    replay_ms=$((replay_ms + ($(date +%s%N) - t0) / 1000000))
     total=$(grep -cv '^[[:space:]]*$' "$cases")
+    ncases=$((ncases + total))
     lines=$(wc -l <"$log")
     [ "$rc" -eq 0 ] && [ "$lines" -eq "$total" ]
     r=$?
@@ -99,6 +105,9 @@ for cases in tests/conformance/*/cases.jsonl; do
 done
 [ "$found" -gt 0 ]
 ok $? "tests/conformance/ holds recorded folders ($found)"
+# The replays' time, kept small: the whole suite runs in every make test (and under asan).
+[ "$replay_ms" -lt 60000 ]
+ok $? "the replay of $ncases cases took $((replay_ms / 1000)).$(printf '%03d' $((replay_ms % 1000))) s (under a minute)"
 
 # The presets' claims: "recorded from LIB VERSION: N sequences, 0 differences[, K not
 # modelled] (tests/conformance/DIR)".

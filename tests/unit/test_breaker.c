@@ -1834,7 +1834,7 @@ static void breaker_init_rejects_unknown_semantics(void **state) {
     (void)state;
     fb_breaker b;
     fb_breaker_config cases[] = {
-        {.late_results = (fb_late_result)3},
+        {.late_results = (fb_late_result)4},
         {.probe_limit = (fb_probe_limit)3},
         {.probe_verdict = (fb_probe_verdict)2},
         {.open_deadline = (fb_compare)2},
@@ -1913,6 +1913,30 @@ static void breaker_fires_failure_alone_opens_without_minimum(void **state) {
     assert_state(&b, FB_BREAKER_CLOSED);
     call(&b, FB_EFFECT_FAILURE, 10);
     assert_state(&b, FB_BREAKER_OPEN);
+}
+
+/*
+ * A failure exactly at a rotation from a call made before the previous one: by default it comes
+ * before the rotation (a result on a timer set at the call: the older timer), judged with the
+ * bucket that leaves; after_timers ON (settled from outside the timers) after it, without.
+ */
+static void breaker_fires_result_after_timers_comes_after_the_rotation(void **state) {
+    (void)state;
+    for (int after = 0; after < 2; after++) {
+        fb_breaker b;
+        fb_breaker_config cfg = fires_config();
+        init_ok(&b, &cfg, NULL, 0);
+        fb_breaker_permit p = admit(&b, 0);
+        call(&b, FB_EFFECT_SUCCESS, 0); /* 2 fires in the bucket [0, 100) */
+        fb_breaker_poll(&b, 1000);      /* which leaves at 1000 */
+        fb_breaker_record(&b, &p,
+                          &(fb_breaker_result){.effect = FB_EFFECT_FAILURE,
+                                               .hint_us = FB_TIME_NONE,
+                                               .after_timers = after ? FB_ON : FB_DEFAULT},
+                          1000);
+        /* before: 1 failure in 2 fires, not over half; after: 1 failure, no fire left */
+        assert_state(&b, after ? FB_BREAKER_OPEN : FB_BREAKER_CLOSED);
+    }
 }
 
 /* A late failure counts in the window in any state; FIRES needs an EPOCH time window. */
@@ -2093,6 +2117,86 @@ static void breaker_as_admitted_results_act_from_any_state(void **state) {
     (void)admit(&b, 153);
 }
 
+/* cockatiel's ConsecutiveBreaker (tests/conformance/cockatiel-4.0.0): its preset's breaker. */
+static fb_breaker_config run_cfg(uint32_t n) {
+    return (fb_breaker_config){.consecutive_failures = n,
+                               .open_us = 100,
+                               .open_us_max = 100,
+                               .half_open_permits = 1,
+                               .probe_lease_us = FB_TIME_MAX,
+                               .evaluate = FB_EVAL_ON_FAILURE,
+                               .late_results = FB_LATE_RUN,
+                               .probe_limit = FB_PROBES_PER_PERIOD,
+                               .cancelled_as = FB_EFFECT_FAILURE};
+}
+
+/* RUN needs CONSECUTIVE mode; a late success in HALF_OPEN resets the run and never closes. */
+static void breaker_run_late_success_resets_never_closes(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = run_cfg(2);
+    cfg.mode = FB_BREAKER_MODE_COUNT_WINDOW;
+    assert_int_equal(fb_breaker_init(&b, &cfg, 0), FB_EINVAL);
+    cfg = run_cfg(2);
+    init_ok(&b, &cfg, &log, 0);
+    fb_breaker_permit l1 = admit(&b, 0), l2 = admit(&b, 0), l3 = admit(&b, 0);
+    call(&b, FB_EFFECT_FAILURE, 1);
+    call(&b, FB_EFFECT_FAILURE, 2); /* opens: run 2, kept */
+    fb_breaker_permit probe = admit(&b, 102);
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    report(&b, &l1, FB_EFFECT_SUCCESS, 103); /* the run back to 0; no close */
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->late, 1);
+    report(&b, &l2, FB_EFFECT_FAILURE, 104); /* run 1 of 2 */
+    assert_state(&b, FB_BREAKER_HALF_OPEN);
+    report(&b, &l3, FB_EFFECT_CANCELLED, 105); /* cancelled_as FAILURE: run 2, opens */
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_event(&log.ev[log.n - 1], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN,
+                 FB_CAUSE_CONSECUTIVE_FAILURES, 105);
+    uint64_t stale = fb_breaker_stats_get(&b)->stale;
+    report(&b, &probe, FB_EFFECT_SUCCESS, 106); /* its half-open period is over */
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_int_equal(fb_breaker_stats_get(&b)->stale, stale + 1);
+    reject(&b, 204);
+    (void)admit(&b, 205);
+}
+
+/*
+ * A late failure leaves an OPEN breaker as it is (its deadline too) but raises the run; a
+ * trial that outlives its period counts nowhere, not even in the CLOSED that follows.
+ */
+static void breaker_run_late_failure_leaves_open_and_stale_trial(void **state) {
+    (void)state;
+    fb_breaker b;
+    ev_log log;
+    fb_breaker_config cfg = run_cfg(1);
+    init_ok(&b, &cfg, &log, 0);
+    fb_breaker_permit l1 = admit(&b, 0), l2 = admit(&b, 0);
+    call(&b, FB_EFFECT_FAILURE, 1); /* open until 101 */
+    int opened = log.n;
+    report(&b, &l1, FB_EFFECT_FAILURE, 50);
+    assert_int_equal(log.n, opened);
+    assert_int_equal(fb_breaker_open_until(&b), 101);
+    fb_breaker_permit trial = admit(&b, 101);
+    report(&b, &l2, FB_EFFECT_FAILURE, 102); /* the run reaches 1: half-open opens again */
+    assert_state(&b, FB_BREAKER_OPEN);
+    fb_breaker_permit next = admit(&b, 202);
+    report(&b, &next, FB_EFFECT_SUCCESS, 202);
+    assert_state(&b, FB_BREAKER_CLOSED);
+    report(&b, &trial, FB_EFFECT_FAILURE, 203); /* stale: the CLOSED run does not move */
+    assert_state(&b, FB_BREAKER_CLOSED);
+    call(&b, FB_EFFECT_SUCCESS, 204);
+    call(&b, FB_EFFECT_FAILURE, 205); /* a fresh failure still opens at once */
+    assert_state(&b, FB_BREAKER_OPEN);
+    /* the trial's own failure opens; a cancelled trial too */
+    fb_breaker_permit t2 = admit(&b, 305);
+    report(&b, &t2, FB_EFFECT_CANCELLED, 306);
+    assert_state(&b, FB_BREAKER_OPEN);
+    assert_event(&log.ev[log.n - 1], FB_BREAKER_HALF_OPEN, FB_BREAKER_OPEN, FB_CAUSE_PROBE_FAILED,
+                 306);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_init_applies_defaults),
@@ -2174,11 +2278,14 @@ int main(void) {
         cmocka_unit_test(breaker_fires_count_rejections_and_survive_transitions),
         cmocka_unit_test(breaker_fires_failure_alone_opens_without_minimum),
         cmocka_unit_test(breaker_fires_late_failure_counts_and_needs_a_time_window),
+        cmocka_unit_test(breaker_fires_result_after_timers_comes_after_the_rotation),
         cmocka_unit_test(breaker_closed_interval_clears_the_counts),
         cmocka_unit_test(breaker_result_after_open_period_moves_to_half_open),
         cmocka_unit_test(breaker_probes_none_admits_every_caller),
         cmocka_unit_test(breaker_as_admitted_closed_failure_reopens_half_open),
         cmocka_unit_test(breaker_as_admitted_results_act_from_any_state),
+        cmocka_unit_test(breaker_run_late_success_resets_never_closes),
+        cmocka_unit_test(breaker_run_late_failure_leaves_open_and_stale_trial),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

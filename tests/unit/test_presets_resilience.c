@@ -994,6 +994,36 @@ static void pybreaker_calling_mode_judges_by_admission(void **state) {
 }
 
 /*
+ * cockatiel (tests/conformance/cockatiel-4.0.0): a call admitted while closed counts in the
+ * ConsecutiveBreaker's run whatever the state at its result: a late success neither closes a
+ * half-open breaker nor lets the next late failure reopen it; an aborted call (its signal
+ * went to execute(), and the call rejects) is a failure.
+ */
+static void cockatiel_late_results_and_cancellation(void **state) {
+    (void)state;
+    layer_case lc = preset_layer("\"preset\": \"cockatiel\", \"consecutive\": 2, "
+                                 "\"halfOpenAfter\": 100");
+    assert_int_equal(lc.L->per_provider[0].breaker.late_results, FB_LATE_RUN);
+    assert_int_equal(lc.L->per_provider[0].breaker.cancelled_as, FB_EFFECT_FAILURE);
+    fb_breaker b;
+    breaker_of(&lc, &b);
+    fb_breaker_permit l1 = admitted(&b, 0), l2 = admitted(&b, 0), l3 = admitted(&b, 0);
+    calls_at(&b, 2, FB_EFFECT_FAILURE, 1 * MS);
+    state_is(&b, FB_BREAKER_OPEN);
+    fb_breaker_permit trial = admitted(&b, 101 * MS);
+    rejected(&b, 101 * MS); /* (cockatiel's caller would wait for the verdict) */
+    result(&b, &l1, FB_EFFECT_SUCCESS, 0, 102 * MS);
+    state_is(&b, FB_BREAKER_HALF_OPEN);
+    result(&b, &l2, FB_EFFECT_CANCELLED, 0, 103 * MS);
+    state_is(&b, FB_BREAKER_HALF_OPEN);
+    result(&b, &l3, FB_EFFECT_CANCELLED, 0, 104 * MS);
+    state_is(&b, FB_BREAKER_OPEN);
+    result(&b, &trial, FB_EFFECT_SUCCESS, 0, 105 * MS); /* its period is over: nothing */
+    state_is(&b, FB_BREAKER_OPEN);
+    scn_free(lc.sc);
+}
+
+/*
  * opossum: a call's result runs on its own timer, the bucket rotation on a setInterval last
  * set one bucket earlier; at a tie the older timer runs first. A timeout at 10 s from a call
  * at 0 fails before the rotation at 10 s: with the two fires at 0 still in the window it is
@@ -1076,6 +1106,7 @@ int main(void) {
         cmocka_unit_test(pybreaker_trips_on_the_5th_failure),
         cmocka_unit_test(pybreaker_reset_timeout_and_success_threshold),
         cmocka_unit_test(pybreaker_calling_mode_judges_by_admission),
+        cmocka_unit_test(cockatiel_late_results_and_cancellation),
         cmocka_unit_test(opossum_failure_at_a_rotation_counts_before_it),
         cmocka_unit_test(tenacity_keyword_typo_gets_a_did_you_mean),
     };

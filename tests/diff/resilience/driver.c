@@ -20,8 +20,10 @@
  *                          {"t": T, "call": "admitted"|"rejected"}
  *   result T ID OUTCOME    call ID's result arrives at T (OUTCOME ok, fail, ratelimit, timeout,
  *                          cancel: the caller gave up); its duration is T minus its admission.
- *                          Prints only the transitions it causes; nothing at all for a call
- *                          that was rejected or has reported already
+ *                          It is settled from outside the library's timers, after those due at
+ *                          T (fb_breaker_result's after_timers; a "call"'s result is a timer
+ *                          set at the call). Prints only the transitions it causes; nothing at
+ *                          all for a call that was rejected or has reported already
  *   state T                the breaker's state at T, after its lazy transitions:
  *                          {"t": T, "state": S}
  *   retry OUTCOME K        one request whose first K attempts end with OUTCOME (K = -1: all):
@@ -198,10 +200,13 @@ static void do_result(run *R, fb_time_us t, int id, const char *outcome) {
         reply_of(outcome, &rep);
         e = classify_at(R->L, &R->cl, &rep).effect;
     }
+    /* the result is settled (or the call aborted) from outside the library's timers: after
+     * those due at t (a "call"'s result is a timer set at the call) */
     fb_breaker_record(&R->b, &cs->permit,
                       &(fb_breaker_result){.effect = e,
                                            .duration_us = t - cs->permit.admitted_us,
-                                           .hint_us = FB_TIME_NONE},
+                                           .hint_us = FB_TIME_NONE,
+                                           .after_timers = FB_ON},
                       t);
 }
 

@@ -1,25 +1,29 @@
 // record.mjs - record cockatiel's own decisions for tests/conformance/cockatiel-VERSION/.
 //
-//   node record.mjs COCKATIEL_DIR OUT_PARENT [SEED [COUNT]]
+//   node record.mjs COCKATIEL_DIR OUT_PARENT [SEED [COUNT [OVERLAP]]]
 //
 // COCKATIEL_DIR is cockatiel's npm package folder (node_modules/cockatiel), with
 // @sinonjs/fake-timers installed beside it. Three kinds of case, each run
 // through cockatiel's own policies under the fake clock:
 //   breaker  circuitBreaker(handleAll, {halfOpenAfter, breaker: new ConsecutiveBreaker(n)}),
-//            script "call T OUTCOME [DUR]"
+//            script "call T OUTCOME [DUR]", and overlapping calls: "admit T ID", "result T
+//            ID ok|fail|cancel" (cancel: the call's AbortController, whose signal went to
+//            execute(), is aborted)
 //   retry    retry(handleAll, {maxAttempts, backoff}), script "retry OUTCOME K"; Math.random
 //            is fusebox's generator seeded (42, 7) as the replay seeds it, and each retry
 //            records the draws cockatiel took for it ("u") and the delay it made of them
 //   wrap     wrap(retry, circuitBreaker), script "request T OUTCOME K"
 // Writes OUT_PARENT/cockatiel-VERSION/cases.jsonl: the named edge cases, then COUNT
-// random sequences drawn from SEED (a third of each kind).
+// random sequences drawn from SEED (a third of each kind), then OVERLAP (1000) random
+// sequences of overlapping calls through circuitBreaker, from another stream of SEED.
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { args, deferred, FbRng, fuseboxDraws, installClock, libraryAt, parse, writeFolder } from '../common.mjs';
+import { args, FbRng, fuseboxDraws, installClock, libraryAt, parse, writeFolder } from '../common.mjs';
 
-const USAGE = 'usage: node record.mjs COCKATIEL_DIR OUT_PARENT [SEED [COUNT]]\n' +
+const USAGE = 'usage: node record.mjs COCKATIEL_DIR OUT_PARENT [SEED [COUNT [OVERLAP]]]\n' +
   '  COCKATIEL_DIR: node_modules/cockatiel (npm install cockatiel@4.0.0 @sinonjs/fake-timers@15.5.0)';
 const { dir, out, seed, count } = args(USAGE);
+const overlap = Number(process.argv[6] ?? 1000);
 const { pkg, FakeTimers } = libraryAt(dir, 'cockatiel');
 const ck = await import(pathToFileURL(join(resolve(dir), 'dist/index.js')));
 
@@ -71,7 +75,7 @@ function fuseboxKeys (lib) {
   return f;
 }
 
-async function runBreaker (lib, next, clock) {
+async function runBreaker (lib, next, clock, opts) {
   const log = [];
   const script = [];
   const at = { state: 'closed', since: 0 };
@@ -83,18 +87,29 @@ async function runBreaker (lib, next, clock) {
     await clock.tickAsync(line.t - Date.now());
     const t = Date.now();
     if (line.what === 'admit') {
-      const d = deferred();
-      inFlight.set(line.id, d);
+      // The call gets its own AbortController, whose signal goes to execute() and on to the
+      // call, which rejects with the signal's reason when it is aborted (as fetch does).
+      const call = { ctrl: new AbortController(), settle: null };
+      if (opts.preAbort && isCancel(next.peek?.(), line)) call.ctrl.abort();
+      inFlight.set(line.id, call);
       // a call that waits (half-open, a trial in flight) is logged when cockatiel runs it
-      cb.execute(() => { log.push({ t: Date.now(), call: 'admitted' }); return d.promise; })
+      cb.execute(({ signal }) => {
+        log.push({ t: Date.now(), call: 'admitted' });
+        return new Promise((resolve, reject) => {
+          call.settle = o => (o === 'ok' ? resolve('ok') : reject(new Error('503')));
+          const gone = () => reject(signal.reason);
+          if (signal.aborted) gone(); else signal.addEventListener('abort', gone, { once: true });
+        });
+      }, call.ctrl.signal)
         .catch(e => { if (e instanceof ck.BrokenCircuitError) log.push({ t: Date.now(), call: 'rejected' }); });
       await clock.tickAsync(0);
       continue;
     }
     if (line.what === 'result') {
-      const d = inFlight.get(line.id);
+      const call = inFlight.get(line.id);
       inFlight.delete(line.id);
-      if (d) (line.outcome === 'ok' ? d.resolve('ok') : d.reject(new Error('503')));
+      if (call && line.outcome === 'cancel') call.ctrl.abort();
+      else if (call && call.settle) call.settle(line.outcome);
       await clock.tickAsync(0);
       continue;
     }
@@ -172,23 +187,37 @@ async function runWrap (lib, next, clock) {
   return { script, expect: log };
 }
 
-async function record (kind, lib, next) {
+async function record (kind, lib, next, opts = {}) {
   const clock = installClock(FakeTimers);
   const random = Math.random;
   try {
     if (kind === 'retry') return await runRetry(lib, next, clock);
     if (kind === 'wrap') return await runWrap(lib, next, clock);
-    return await runBreaker(lib, next, clock);
+    return await runBreaker(lib, next, clock, opts);
   } finally {
     Math.random = random;
     clock.uninstall();
   }
 }
 
-const fixed = script => { let i = 0; return () => (i < script.length ? script[i++] : null); };
+// A fixed script; peek() shows the line after the one just taken.
+const fixed = script => {
+  let i = 0;
+  const next = () => (i < script.length ? script[i++] : null);
+  next.peek = () => (i < script.length ? script[i] : null);
+  return next;
+};
+// "result T ID cancel" for the call `admit` made at the same time.
+const isCancel = (text, admit) => {
+  if (!text) return false;
+  const l = parse(text);
+  return l.what === 'result' && l.outcome === 'cancel' && l.id === admit.id && l.t === admit.t;
+};
 const expo = options => ({ backoff: 'ExponentialBackoff', options });
 
-// The named edge cases: [kind, name, library options, script, why it is skipped (not modelled)].
+// The named edge cases: [kind, name, library options, script, why it is skipped (not modelled),
+// options of the run: {preAbort: an "admit" followed by its "cancel" at the same time aborts
+// the signal before execute() is called}].
 const EDGES = [
   ['breaker', 'ConsecutiveBreaker(5) trips on the 5th failure in a row; a success resets the run',
     { halfOpenAfter: 10000, consecutive: 5 },
@@ -218,11 +247,40 @@ const EDGES = [
     'calls during the half-open trial wait for its verdict in cockatiel (and then run); fusebox rejects them'],
   ['breaker', 'half-open: a late success from a call admitted while closed does not close',
     { halfOpenAfter: 100, consecutive: 1 },
-    ['admit 0 1', 'call 1 fail', 'admit 101 2', 'result 102 1 ok', 'result 103 2 fail', 'call 104 ok'],
-    'a late result: cockatiel counts it with the state it was admitted in (a late success never closes a half-open breaker); fusebox counts it with the state it arrives in'],
+    ['admit 0 1', 'call 1 fail', 'admit 101 2', 'result 102 1 ok', 'result 103 2 fail', 'call 104 ok']],
   ['breaker', 'half-open: a late failure from a call admitted while closed',
     { halfOpenAfter: 100, consecutive: 1 },
     ['admit 0 1', 'call 1 fail', 'admit 101 2', 'result 102 1 fail', 'call 103 ok', 'result 104 2 ok', 'call 205 ok']],
+  ['breaker', 'cancel: an aborted call in closed is a failure (its promise rejects; handleAll)',
+    { halfOpenAfter: 1000, consecutive: 2 },
+    ['admit 0 1', 'result 5 1 cancel', 'admit 10 2', 'result 20 2 ok', 'admit 30 3', 'result 31 3 cancel',
+      'admit 40 4', 'result 41 4 cancel', 'call 42 ok', 'result 43 2 cancel']],
+  ['breaker', 'cancel before the call runs: cockatiel still runs it with the aborted signal, a failure; while open, rejected',
+    { halfOpenAfter: 100, consecutive: 1 },
+    ['admit 0 1', 'result 0 1 cancel', 'admit 50 2', 'result 50 2 cancel', 'admit 100 3', 'result 100 3 cancel',
+      'call 199 ok', 'call 200 ok', 'call 201 fail'], undefined, { preAbort: true }],
+  ['breaker', 'cancel of the half-open trial: a failure, the breaker opens again for halfOpenAfter',
+    { halfOpenAfter: 100, consecutive: 1 },
+    ['call 0 fail', 'admit 100 1', 'result 150 1 cancel', 'call 151 ok', 'call 249 ok', 'call 250 ok', 'call 251 fail']],
+  ['breaker', 'cancel of a call admitted while closed, after the breaker opened: it does not restart the open period',
+    { halfOpenAfter: 100, consecutive: 1 },
+    ['admit 0 1', 'call 10 fail', 'result 50 1 cancel', 'call 109 ok', 'call 110 ok', 'call 111 fail']],
+  ['breaker', 'cancel of a call waiting for the half-open verdict: the trial succeeds and it never runs',
+    { halfOpenAfter: 100, consecutive: 1 },
+    ['call 0 fail', 'admit 100 1', 'admit 110 2', 'result 120 2 cancel', 'result 150 1 ok', 'call 151 fail'],
+    'calls during the half-open trial wait for its verdict in cockatiel (and then run, or, aborted meanwhile, end with TaskCancelledError uncounted); fusebox rejects them'],
+  ['breaker', 'a late success resets the run: a late failure then needs the whole run again to reopen half-open',
+    { halfOpenAfter: 100, consecutive: 2 },
+    ['admit 0 1', 'admit 0 2', 'admit 0 3', 'call 1 fail', 'call 2 fail', 'admit 102 4', 'result 103 1 ok',
+      'result 104 2 fail', 'result 105 3 fail', 'result 106 4 ok', 'call 204 ok', 'call 205 ok', 'call 206 fail']],
+  ['breaker', 'a trial outlives its half-open period (a late failure reopened): its result is ignored',
+    { halfOpenAfter: 100, consecutive: 1 },
+    ['admit 0 1', 'call 1 fail', 'admit 101 2', 'result 102 1 fail', 'call 202 ok', 'result 203 2 fail',
+      'call 204 ok']],
+  ['breaker', 'a late failure while open changes nothing; a late cancel in half-open reopens it',
+    { halfOpenAfter: 100, consecutive: 1 },
+    ['admit 0 1', 'admit 0 2', 'call 1 fail', 'result 50 1 fail', 'admit 101 3', 'result 102 2 cancel',
+      'result 103 3 ok', 'call 201 ok', 'call 202 ok']],
   ['retry', 'ExponentialBackoff (decorrelated jitter): maxAttempts counts retries',
     { maxAttempts: 4, ...expo({}) }, ['retry fail -1', 'retry fail 2', 'retry fail 0']],
   ['retry', "ExponentialBackoff's decorrelated jitter at exponent 3, capped by maxDelay",
@@ -316,15 +374,58 @@ function randomCase (g, i) {
   return { kind, name: `random ${kind} ${i}`, lib, next };
 }
 
+// One random sequence of overlapping calls through circuitBreaker: calls admitted and left in
+// flight ("admit"), their results in any order later ("result": ok, fail, or cancel: the
+// caller aborts the signal it gave execute()), and whole calls ("call") between them. A call
+// made while half-open would wait for the trial's verdict (not modelled): the sequence then
+// reports a result instead, so every half-open period ends by its trial or a late failure.
+function overlapCase (g, i) {
+  const lib = { halfOpenAfter: g.pick([1, 10, 100, 500, 1000]), consecutive: g.between(1, 5) };
+  const n = g.between(6, 30);
+  const idle = Array.from({ length: 16 }, (_, k) => k);
+  const flying = [];
+  let lines = 0;
+  let free = 0; // the first ms after the last "call" ended
+  const next = (log, at, now) => {
+    if (lines++ >= n) return null;
+    let t = Math.max(free, now);
+    const r = g.below(6);
+    if (r === 1) t += g.between(0, 2 * lib.halfOpenAfter);
+    if (r === 2 && at.state === 'open') t = Math.max(t, at.since + lib.halfOpenAfter + g.pick([-1, 0, 0, 1]));
+    if (r >= 3) t += g.between(0, 20);
+    const u = g.uniform();
+    if (flying.length && (at.state === 'half_open' || u < 0.4 || !idle.length)) {
+      const id = flying.splice(g.below(flying.length), 1)[0];
+      idle.push(id);
+      return `result ${t} ${id} ${g.pick(['ok', 'ok', 'fail', 'fail', 'cancel'])}`;
+    }
+    if (u < 0.75) {
+      const id = idle.splice(g.below(idle.length), 1)[0];
+      flying.push(id);
+      return `admit ${t} ${id}`;
+    }
+    const o = g.pick(['ok', 'fail', 'fail']);
+    const dur = g.chance(0.3) ? g.between(1, 300) : 0;
+    free = t + dur;
+    return dur ? `call ${t} ${o} ${dur}` : `call ${t} ${o}`;
+  };
+  return { kind: 'breaker', name: `random overlap ${i}`, lib, next };
+}
+
 const cases = [];
 const add = (kind, name, lib, r, random) => cases.push({ name, random, fusebox: fuseboxKeys(lib), lib: { kind, ...lib }, ...r });
-for (const [kind, name, lib, script, skip] of EDGES) {
-  add(kind, name, lib, { ...(skip ? { skip } : {}), ...await record(kind, lib, fixed(script)) });
+for (const [kind, name, lib, script, skip, opts] of EDGES) {
+  add(kind, name, lib, { ...(skip ? { skip } : {}), ...await record(kind, lib, fixed(script), opts) });
 }
 const g = new FbRng(seed, 2);
 for (let i = 1; i <= count; i++) {
   const c = randomCase(g, i);
   add(c.kind, c.name, c.lib, await record(c.kind, c.lib, c.next), i);
+}
+const g2 = new FbRng(seed, 3);
+for (let i = 1; i <= overlap; i++) {
+  const c = overlapCase(g2, i);
+  add(c.kind, c.name, c.lib, await record(c.kind, c.lib, c.next), count + i);
 }
 const folder = join(out, `cockatiel-${pkg.version}`);
 writeFolder(folder, cases, `# cockatiel ${pkg.version}
@@ -332,12 +433,24 @@ writeFolder(folder, cases, `# cockatiel ${pkg.version}
 Recorded from cockatiel ${pkg.version} (npm), its policies run under
 @sinonjs/fake-timers, by tests/conformance/recorders/cockatiel/record.mjs:
 
-    node tests/conformance/recorders/cockatiel/record.mjs node_modules/cockatiel tests/conformance ${seed} ${count}
+    node tests/conformance/recorders/cockatiel/record.mjs node_modules/cockatiel tests/conformance ${seed} ${count} ${overlap}
 
 ${EDGES.length} named edge cases, then ${count} random sequences drawn from seed ${seed}
-(${cases.length} cases), a third each of circuitBreaker(handleAll, {halfOpenAfter,
+(stream 2), a third each of circuitBreaker(handleAll, {halfOpenAfter,
 breaker: new ConsecutiveBreaker(n)}) ("call" scripts), retry(handleAll, {maxAttempts,
-backoff}) ("retry" scripts) and wrap(retry, circuitBreaker) ("request" scripts).
+backoff}) ("retry" scripts) and wrap(retry, circuitBreaker) ("request" scripts), then
+${overlap} random sequences of overlapping calls through circuitBreaker ("random overlap",
+from seed ${seed}, stream 3): calls admitted and left in flight ("admit"), their results
+later in any order ("result": ok, fail, or cancel), whole calls between them; ${cases.length}
+cases in all.
+Cancellation: each admitted call has its own AbortController, whose signal goes to
+execute(fn, signal) and so to the call, which rejects with the signal's reason when it
+is aborted (as fetch does); "result T ID cancel" aborts it at T. Under handleAll that
+is a failure. One named case aborts the signal before execute() is called (cockatiel
+runs the call all the same). A call made while a half-open trial is in flight waits for
+the trial's verdict in cockatiel, which fusebox does not model: the named cases that do
+it are skipped, and the random sequences never do it (while half-open they report a
+result instead).
 The random wrap sequences use backoffs of whole milliseconds (ConstantBackoff, or
 ExponentialBackoff's noJitterGenerator from a whole initialDelay): how a fractional
 delay is rounded onto the clock is the timer's business (@sinonjs/fake-timers

@@ -1,21 +1,24 @@
 // record.mjs - record opossum's own decisions for tests/conformance/opossum-VERSION/.
 //
-//   node record.mjs OPOSSUM_DIR OUT_PARENT [SEED [COUNT]]
+//   node record.mjs OPOSSUM_DIR OUT_PARENT [SEED [COUNT [OVERLAP]]]
 //
 // OPOSSUM_DIR is opossum's npm package folder (node_modules/opossum), with
 // @sinonjs/fake-timers installed beside it. The recorder runs opossum's
 // CircuitBreaker under the fake clock, call by call, and writes
 // OUT_PARENT/opossum-VERSION/cases.jsonl: the named edge cases below, then
-// COUNT random sequences drawn from SEED. Each case's "expect" is the log
+// COUNT random sequences drawn from SEED, then OVERLAP (1000) random sequences of
+// overlapping calls ("admit", "result" ok/fail/cancel) from another stream of SEED.
+// Each case's "expect" is the log
 // tests/diff/resilience/driver.c prints for its script (with --timers: opossum
 // moves to half-open and rotates its window on timers): every call admitted or
 // rejected, every transition with its time.
 import { join, resolve } from 'node:path';
 import { args, deferred, FbRng, installClock, libraryAt, parse, writeFolder } from '../common.mjs';
 
-const USAGE = 'usage: node record.mjs OPOSSUM_DIR OUT_PARENT [SEED [COUNT]]\n' +
+const USAGE = 'usage: node record.mjs OPOSSUM_DIR OUT_PARENT [SEED [COUNT [OVERLAP]]]\n' +
   '  OPOSSUM_DIR: node_modules/opossum (npm install opossum@10.0.0 @sinonjs/fake-timers@15.5.0)';
 const { dir, out, seed, count } = args(USAGE);
+const overlap = Number(process.argv[6] ?? 1000);
 const { pkg, require, FakeTimers } = libraryAt(dir, 'opossum');
 const CircuitBreaker = require(resolve(dir));
 
@@ -34,7 +37,7 @@ async function run (lib, next) {
   const script = [];
   try {
     let call = () => Promise.resolve('ok');
-    const breaker = new CircuitBreaker(() => call(), { ...lib });
+    const breaker = new CircuitBreaker((...a) => call(...a), { ...lib });
     const at = { state: 'closed', since: 0 };
     const to = s => () => { log.push({ t: Date.now(), from: at.state, to: s }); at.state = s; at.since = Date.now(); };
     breaker.on('open', to('open'));
@@ -47,17 +50,26 @@ async function run (lib, next) {
       await clock.tickAsync(line.t - Date.now());
       const t = Date.now();
       if (line.what === 'admit') {
+        // The caller's AbortController: its signal is the action's argument (fire(signal)),
+        // and the action rejects with the signal's reason when it is aborted (as fetch does).
+        const ctrl = new AbortController();
         const d = deferred();
         let invoked = false;
-        call = () => { invoked = true; log.push({ t, call: 'admitted' }); return d.promise; };
-        breaker.fire().catch(() => {});
-        if (invoked) inFlight.set(line.id, d); else log.push({ t, call: 'rejected' });
+        call = signal => {
+          invoked = true;
+          log.push({ t, call: 'admitted' });
+          signal.addEventListener('abort', () => d.reject(signal.reason), { once: true });
+          return d.promise;
+        };
+        breaker.fire(ctrl.signal).catch(() => {});
+        if (invoked) inFlight.set(line.id, { d, ctrl }); else log.push({ t, call: 'rejected' });
         continue;
       }
       if (line.what === 'result') {
-        const d = inFlight.get(line.id);
+        const c = inFlight.get(line.id);
         inFlight.delete(line.id);
-        if (d) (line.outcome === 'ok' ? d.resolve('ok') : d.reject(new Error('503')));
+        if (c && line.outcome === 'cancel') c.ctrl.abort();
+        else if (c) (line.outcome === 'ok' ? c.d.resolve('ok') : c.d.reject(new Error('503')));
         await clock.tickAsync(0);
         continue;
       }
@@ -140,6 +152,20 @@ const EDGES = [
     { resetTimeout: 1000, timeout: false },
     ['call 0 fail', 'admit 1000 1', 'call 1001 ok', 'admit 1002 2', 'result 1050 1 ok', 'call 1051 ok',
       'result 1052 2 fail']],
+  ['cancel: the caller aborts the action\'s signal, the action rejects: a failure',
+    { errorThresholdPercentage: 50, resetTimeout: 1000, timeout: false },
+    ['admit 0 1', 'call 1 ok', 'result 2 1 cancel', 'admit 3 2', 'result 4 2 cancel', 'call 5 ok',
+      'result 6 2 cancel']],
+  ['cancel of the half-open trial opens again; a cancel while open still counts in the window',
+    { errorThresholdPercentage: 40, resetTimeout: 100, timeout: false },
+    ['admit 0 1', 'call 1 fail', 'result 50 1 cancel', 'admit 101 2', 'call 102 ok', 'result 150 2 cancel',
+      'call 249 ok', 'call 250 ok', 'call 260 ok', 'call 270 fail']],
+  ['a result settled by the caller exactly at a rotation comes after it (it is no timer)',
+    { errorThresholdPercentage: 100, resetTimeout: 100, rollingCountTimeout: 150, rollingCountBuckets: 3, timeout: false },
+    ['admit 0 1', 'admit 0 2', 'result 15 2 fail', 'result 150 1 cancel', 'call 150 ok']],
+  ['... and so does a settled failure',
+    { errorThresholdPercentage: 50, resetTimeout: 100, rollingCountTimeout: 100, rollingCountBuckets: 2, timeout: false },
+    ['admit 0 1', 'call 0 ok', 'result 100 1 fail', 'call 101 ok']],
   ['a window of one bucket the width of a millisecond', { rollingCountTimeout: 3, rollingCountBuckets: 3, resetTimeout: 5, errorThresholdPercentage: 60 },
     ['call 0 ok', 'call 1 fail', 'call 2 ok', 'call 3 fail', 'call 4 fail', 'call 9 ok', 'call 10 ok']]
 ];
@@ -187,6 +213,58 @@ function randomCase (g, i) {
   };
 }
 
+// One random sequence of overlapping calls: calls fired and left in flight ("admit"), their
+// results in any order later ("result": ok, fail, or cancel: the caller aborts the signal it
+// gave fire()), whole calls ("call") between them. timeout is false (an "admit" has no
+// timeout of its own in the driver; the other random sequences cover timeouts).
+function overlapCase (g, i) {
+  const lib = { timeout: false };
+  if (g.chance(0.7)) lib.errorThresholdPercentage = g.pick([0, 10, 25, 33, 40, 50, 50, 60, 66.6, 75, 90, 100]);
+  lib.resetTimeout = g.pick([1, 10, 50, 100, 250, 500, 1000, 3000]);
+  if (g.chance(0.8)) {
+    const buckets = g.pick([1, 2, 3, 4, 5, 10]);
+    const width = g.pick([1, 2, 10, 50, 100, 250]);
+    lib.rollingCountBuckets = buckets;
+    lib.rollingCountTimeout = buckets * width + (g.chance(0.2) ? g.below(width) : 0);
+  }
+  if (g.chance(0.5)) lib.volumeThreshold = g.between(0, 6);
+  const bucketMs = Math.floor((lib.rollingCountTimeout ?? 10000) / (lib.rollingCountBuckets ?? 10));
+  const n = g.between(6, 30);
+  const idle = Array.from({ length: 16 }, (_, k) => k);
+  const flying = [];
+  let lines = 0;
+  let free = 0; // the first ms after the last "call" ended
+  return {
+    name: `random overlap ${i}`,
+    lib,
+    next: (log, at, now) => {
+      if (lines++ >= n) return null;
+      let t = Math.max(free, now);
+      const r = g.below(8);
+      if (r === 1) t += g.between(0, 3 * bucketMs);
+      if (r === 2 && at.state === 'open') t = Math.max(t, at.since + lib.resetTimeout + g.pick([-1, 0, 0, 1]));
+      if (r === 3) t = Math.max(t, (Math.floor(now / bucketMs) + g.between(1, 3)) * bucketMs + g.pick([-1, 0, 0, 1]));
+      if (r === 4) t += g.between(0, 2 * lib.resetTimeout);
+      if (r >= 5) t += g.between(0, 20);
+      const u = g.uniform();
+      if (flying.length && (u < 0.4 || !idle.length)) {
+        const id = flying.splice(g.below(flying.length), 1)[0];
+        idle.push(id);
+        return `result ${t} ${id} ${g.pick(['ok', 'ok', 'fail', 'fail', 'cancel'])}`;
+      }
+      if (u < 0.75) {
+        const id = idle.splice(g.below(idle.length), 1)[0];
+        flying.push(id);
+        return `admit ${t} ${id}`;
+      }
+      const o = g.pick(['ok', 'fail']);
+      const dur = g.chance(0.3) ? g.between(1, 400) : 0;
+      free = t + dur;
+      return dur ? `call ${t} ${o} ${dur}` : `call ${t} ${o}`;
+    }
+  };
+}
+
 const cases = [];
 for (const [name, lib, script, skip] of EDGES) {
   const r = await run(lib, fixed(script));
@@ -198,16 +276,33 @@ for (let i = 1; i <= count; i++) {
   const r = await run(c.lib, c.next);
   cases.push({ name: c.name, random: i, fusebox: { preset: 'opossum', ...c.lib }, lib: c.lib, timers: true, ...r });
 }
+const g2 = new FbRng(seed, 3);
+for (let i = 1; i <= overlap; i++) {
+  const c = overlapCase(g2, i);
+  const r = await run(c.lib, c.next);
+  cases.push({ name: c.name, random: count + i, fusebox: { preset: 'opossum', ...c.lib }, lib: c.lib, timers: true, ...r });
+}
 const folder = join(out, `opossum-${pkg.version}`);
 writeFolder(folder, cases, `# opossum ${pkg.version}
 
 Recorded from opossum ${pkg.version} (npm), its CircuitBreaker run under
 @sinonjs/fake-timers, by tests/conformance/recorders/opossum/record.mjs:
 
-    node tests/conformance/recorders/opossum/record.mjs node_modules/opossum tests/conformance ${seed} ${count}
+    node tests/conformance/recorders/opossum/record.mjs node_modules/opossum tests/conformance ${seed} ${count} ${overlap}
 
 ${EDGES.length} named edge cases, then ${count} random sequences drawn from seed ${seed}
-(${cases.length} cases). Each case's options go to \`new CircuitBreaker(action, lib)\`
+(stream 1; whole calls, "call" scripts), then ${overlap} random sequences of overlapping
+calls ("random overlap", seed ${seed}, stream 3, timeout false): calls fired and left in
+flight ("admit"), their results later in any order ("result": ok, fail, or cancel),
+whole calls between them; ${cases.length} cases in all.
+Cancellation: the caller's AbortController's signal is the action's argument
+(\`breaker.fire(signal)\`) and the action rejects with the signal's reason when it is
+aborted (as fetch does); "result T ID cancel" aborts it at T. opossum takes no signal
+of its own for a call (its abortController option is for its timeout), so an abort is a
+rejection like any other: a failure. A "result" line is settled from outside opossum's
+timers (after those due at its time, the bucket rotation among them); a "call" line's
+result is a timer set when the call was made.
+Each case's options go to \`new CircuitBreaker(action, lib)\`
 as they are and to the preset under the same names ("fusebox"); the script is
 tests/diff/resilience/driver.c's language, replayed with --timers (opossum
 half-opens and rotates its window buckets on timers; a failure landing exactly on

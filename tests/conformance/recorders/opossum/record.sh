@@ -14,4 +14,4 @@ if [ -z "${OPOSSUM_SRC:-}" ]; then
     exit 3
 fi
 command -v node >/dev/null 2>&1 || { echo "opossum: node is not installed (Debian: nodejs)"; exit 1; }
-exec node tests/conformance/recorders/opossum/record.mjs "$OPOSSUM_SRC" tests/conformance 20 2000
+exec node tests/conformance/recorders/opossum/record.mjs "$OPOSSUM_SRC" tests/conformance 20 2000 1000

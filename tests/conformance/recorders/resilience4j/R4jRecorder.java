@@ -46,6 +46,8 @@ import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.AbstractExecutorService;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Delayed;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -356,7 +358,7 @@ public final class R4jRecorder {
         }
     }
 
-    static List<String> runBreaker(Map<String, Object> keys, List<String> script) {
+    static List<String> runBreaker(Map<String, Object> keys, List<String> script, boolean stage) {
         SCHEDULER.reset();
         CLOCK.ms = 0;
         List<String> out = new ArrayList<>();
@@ -369,13 +371,27 @@ public final class R4jRecorder {
             out.add(obj(m));
         });
         Map<String, Held> held = new HashMap<>();
+        Map<String, CompletableFuture<String>> stages = new HashMap<>();
         for (String line : script) {
             String[] w = line.split(" ");
             long t = Long.parseLong(w[1]);
             SCHEDULER.advance(t);
             switch (w[0]) {
-                case "call":
-                case "admit": {
+                case "admit":
+                    if (stage) {
+                        /* the library's own decorator: a stage the script completes or cancels */
+                        CompletableFuture<String> f = new CompletableFuture<>();
+                        CompletionStage<String> p = CircuitBreaker.decorateCompletionStage(cb, () -> f).get();
+                        boolean ok = !p.toCompletableFuture().isCompletedExceptionally();
+                        Map<String, Object> m = new LinkedHashMap<>();
+                        m.put("t", t);
+                        m.put("call", ok ? "admitted" : "rejected");
+                        out.add(obj(m));
+                        if (ok) stages.put(w[2], f);
+                        break;
+                    }
+                    /* fall through */
+                case "call": {
                     boolean ok = cb.tryAcquirePermission();
                     Map<String, Object> m = new LinkedHashMap<>();
                     m.put("t", t);
@@ -392,6 +408,16 @@ public final class R4jRecorder {
                     break;
                 }
                 case "result": {
+                    CompletableFuture<String> f = stages.remove(w[2]);
+                    if (f != null) {
+                        if (w[3].equals("cancel"))
+                            f.cancel(true);
+                        else if (w[3].equals("ok"))
+                            f.complete("ok");
+                        else
+                            f.completeExceptionally(thrown(w[3]));
+                        break;
+                    }
                     Held h = held.remove(w[2]);
                     if (h == null || !h.admitted) break;
                     if (w[3].equals("cancel"))
@@ -530,6 +556,8 @@ public final class R4jRecorder {
         final String name;
         final Map<String, Object> keys = new LinkedHashMap<>();
         final List<String> script = new ArrayList<>();
+        String skip;   /* why fusebox does not model it (the case is recorded, not replayed) */
+        boolean stage; /* admit through decorateCompletionStage; cancel cancels the stage */
 
         Case(String name) {
             this.name = name;
@@ -544,12 +572,22 @@ public final class R4jRecorder {
             for (String l : lines) script.add(l);
             return this;
         }
+
+        Case skip(String why) {
+            skip = why;
+            return this;
+        }
+
+        Case stage() {
+            stage = true;
+            return this;
+        }
     }
 
     static void emit(PrintStream out, Case c, boolean breaker, int random) {
         if (!breaker && Boolean.TRUE.equals(c.keys.get("enableRandomizedWait")) && c.keys.containsKey("waitDuration"))
             c.script.replaceAll(l -> l.startsWith("retry ") ? "retryrange " + l.substring(6) : l);
-        List<String> expect = breaker ? runBreaker(c.keys, c.script) : runRetry(c.keys, c.script);
+        List<String> expect = breaker ? runBreaker(c.keys, c.script, c.stage) : runRetry(c.keys, c.script);
         Map<String, Object> fb = new LinkedHashMap<>();
         fb.put("preset", "resilience4j");
         fb.putAll(c.keys);
@@ -557,8 +595,10 @@ public final class R4jRecorder {
         StringBuilder b = new StringBuilder();
         b.append("{\"name\": ").append(q(c.name));
         if (random >= 0) b.append(", \"random\": ").append(random);
+        if (c.skip != null) b.append(", \"skip\": ").append(q(c.skip));
         b.append(", \"fusebox\": ").append(obj(fb));
         Map<String, Object> lib = new LinkedHashMap<>();
+        if (c.stage) lib.put("decorate", "decorateCompletionStage");
         for (Map.Entry<String, Object> e : c.keys.entrySet())
             lib.put(e.getKey().equals("retryIgnoreExceptions") ? "ignoreExceptions" : e.getKey(), e.getValue());
         b.append(", \"lib\": ").append(obj(lib));
@@ -654,6 +694,19 @@ public final class R4jRecorder {
                   .k("waitDurationInOpenState", "100ms").k("minimumNumberOfCalls", 2).k("slidingWindowSize", 2)
                   .s("admit 0 0", "call 10 fail", "call 20 fail", "admit 200 1", "admit 201 2", "result 205 0 cancel",
                      "admit 206 3", "admit 207 4"));
+        l.add(new Case("decorateCompletionStage: a cancelled stage is onError(CancellationException), a failure")
+                  .stage().k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2)
+                  .k("waitDurationInOpenState", "100ms").k("permittedNumberOfCallsInHalfOpenState", 1)
+                  .s("admit 0 0", "result 5 0 cancel", "admit 10 1", "result 20 1 cancel", "admit 30 2",
+                     "admit 120 3", "result 130 3 cancel", "admit 131 4")
+                  .skip("a cancelled CompletionStage (decorateCompletionStage) completes with CancellationException, "
+                        + "which onError records as a failure unless ignoreExceptions names it; fusebox's cancel is "
+                        + "decorateFuture's: releasePermission(), counted nowhere"));
+        l.add(new Case("decorateCompletionStage: completed stages count as the plain calls do")
+                  .stage().k("slidingWindowSize", 2).k("minimumNumberOfCalls", 2)
+                  .k("waitDurationInOpenState", "100ms").k("permittedNumberOfCallsInHalfOpenState", 1)
+                  .s("admit 0 0", "admit 1 1", "result 5 0 fail", "result 6 1 ratelimit", "admit 7 2",
+                     "admit 107 3", "result 110 3 ok", "admit 111 4", "result 112 4 fail"));
         l.add(new Case("cancel of a half-open trial gives its permit back")
                   .k("slidingWindowSize", 1).k("minimumNumberOfCalls", 1).k("permittedNumberOfCallsInHalfOpenState", 1)
                   .k("waitDurationInOpenState", "100ms")
