@@ -1108,7 +1108,8 @@ static void envoy_retry_on_conditions(void **state) {
         {"gateway-error", 0, FB_TRANSPORT_CONNECT, true},
         {"reset", 0, FB_TRANSPORT_RESET, true},
         {"reset", 503, FB_TRANSPORT_NONE, false},
-        {"reset", 0, FB_TRANSPORT_TIMEOUT, false},
+        {"reset", 0, FB_TRANSPORT_TIMEOUT, true}, /* a local reset (router.cc onPerTryTimeout) */
+        {"connect-failure", 0, FB_TRANSPORT_TIMEOUT, false},
         {"connect-failure", 0, FB_TRANSPORT_CONNECT, true},
         {"connect-failure", 0, FB_TRANSPORT_RESET, false},
         {"retriable-4xx", 409, FB_TRANSPORT_NONE, true},
