@@ -92,8 +92,8 @@ static const char *const envoy_rules[] = {
     "no retry_on, no retries; else up to num_retries retries of: 5xx any 5xx; gateway-error 502, "
     "503, 504; reset, 5xx and gateway-error a reset or refused connection; connect-failure a "
     "refused connection; retriable-4xx 409; retriable-status-codes the listed statuses; a "
-    "per_try_timeout with 5xx or gateway-error (retry_state_impl.cc wouldRetryFromHeaders, "
-    "wouldRetryFromReset)",
+    "per_try_timeout with 5xx, gateway-error or reset (a local reset: router.cc onPerTryTimeout; "
+    "retry_state_impl.cc wouldRetryFromHeaders, wouldRetryFromReset)",
     "retry n waits a whole number of ms uniform in [0, min(B * 2^(n-1), max_interval)) "
     "(JitteredExponentialBackOffStrategy: a uniform 64-bit draw % interval), B = base_interval (25 "
     "ms), "
@@ -185,8 +185,9 @@ static void envoy_rules_for(const sim_param_value *on, const sim_param_value *co
                true);
     envoy_rule(scn__preset_transport_rule(L, FB_TRANSPORT_RESET, reset, 0), true);
     envoy_rule(scn__preset_transport_rule(L, FB_TRANSPORT_OTHER, reset, 0), true);
-    envoy_rule(scn__preset_outcome_rule(L, FB_OUT_TIMEOUT, any5 || gw, 0),
-               true); /* a per-try timeout */
+    /* a per-try timeout resets the stream (router.cc onPerTryTimeout: maybeRetryReset(LocalReset))
+     */
+    envoy_rule(scn__preset_outcome_rule(L, FB_OUT_TIMEOUT, reset, 0), true);
     envoy_rule(scn__preset_outcome_rule(L, FB_OUT_TRANSIENT, any5, 0), true); /* the other 5xx */
     scn__preset_outcome_rule(L, FB_OUT_REJECTED, 0, 0)->effect = FB_EFFECT_IGNORE;
     envoy_rule(scn__preset_rule(L), false); /* 4xx and the rest: returned, and they end a 5xx run */

@@ -152,6 +152,10 @@ static const char *const litellm_rules[] = {
     "Retry-After (_time_to_sleep_before_retry(e=original_exception); BerriAI/litellm#20725 later "
     "made it the latest), and `raise original_exception` sends the first failure to the "
     "fallbacks (its class picks context_window_fallbacks or content_policy_fallbacks)",
+    "the error a request ends with is the requested group's first failure: when the fallbacks "
+    "fail too, async_function_with_fallbacks_common_utils catches the fallback's exception and "
+    "raises original_exception (router.py f292d1ae); a client in front of the proxy sees that "
+    "status and its Retry-After, and a 4xx first ends the request as a 4xx",
     "errors fall back (to the groups above), except: a context-window error goes to "
     "context_window_fallbacks[model] when context_window_fallbacks is set (none for the group: "
     "the request ends); a content-policy error likewise to content_policy_fallbacks",
@@ -195,8 +199,9 @@ static const char *const litellm_rules[] = {
 static const char *const litellm_not_modelled[] = {
     "routing strategies other than simple-shuffle; rpm/tpm limits (only their weights); "
     "enable_pre_call_checks",
-    "the error a request ends with: LiteLLM raises the requested group's first exception when "
-    "no fallback answers after it; fusebox reports the last attempt's outcome",
+    "the error a request ends with when the requested group made no call (every deployment "
+    "cooling down): LiteLLM raises its RouterRateLimitError, fusebox the first failure a "
+    "fallback group answered",
     "the sleep after the last retry before raising (router.py f292d1ae "
     "async_function_with_retries)",
     "fallbacks of fallback groups (one level: the requested group's), max_fallbacks",
@@ -544,6 +549,9 @@ static int litellm_chain(const sim_preset *p, const sim_param_value *v, const lg
     L->healthy_gate = FB_ON;
     L->zero_wait_if_healthy = FB_ON;
     L->judge_first = FB_ON; /* async_function_with_retries: original_exception decides */
+    /* ... and is raised: by async_function_with_retries, and by async_function_with_fallbacks
+       when the fallbacks fail too (`raise original_exception`) */
+    L->raise_first = true;
     return FB_OK;
 }
 

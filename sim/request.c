@@ -150,12 +150,13 @@ static const lay *layer_at(const sim *s, const req *r, uint32_t depth) {
     return &s->lays[r->stack->layer[depth]];
 }
 
-/* Layer `depth` received a result: the last, and the first if it is. */
-static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end cause) {
+/* Layer `depth` received a result (class outcome o): the last, and the first if it is. */
+static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end cause, fb_outcome o) {
     if (!h->has_last) {
         h->first = *rep;
         h->first_hint_us = hint;
         h->first_cause = cause;
+        h->first_outcome = o;
     }
     h->last = *rep;
     h->last_hint_us = hint;
@@ -290,6 +291,20 @@ static sim_end end_of(fb_stop stop_reason) {
     }
 }
 
+/* How a request ends when a layer raises a provider's failure of class outcome o. */
+static sim_end end_of_outcome(fb_outcome o) {
+    switch (o) {
+    case FB_OUT_PERMANENT:
+        return SIM_END_PERMANENT;
+    case FB_OUT_POLICY:
+        return SIM_END_POLICY;
+    case FB_OUT_CONTEXT_LENGTH:
+        return SIM_END_CONTEXT_LENGTH;
+    default:
+        return SIM_END_EXHAUSTED;
+    }
+}
+
 /* An attempt of a layer that is not the innermost: a whole request to the layer inside. */
 static void inner_request(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
     req *r = R(s, ri);
@@ -333,8 +348,12 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision
     hop *h = &r->hops[depth];
     sim_end end = end_of(d.stop);
     /* a layer that ran out of tries on a failure from inside ends with that failure */
-    sim_end cause = layer_at(s, r, depth)->cfg->raise_first ? h->first_cause : h->cause;
+    bool first = layer_at(s, r, depth)->cfg->raise_first;
+    sim_end cause = first ? h->first_cause : h->cause;
     if (end == SIM_END_EXHAUSTED && h->has_last && cause < SIM_END_COUNT) end = cause;
+    /* ... and one that raises its first failure, a provider's answer, ends as that answer */
+    else if (end == SIM_END_EXHAUSTED && h->has_last && first)
+        end = end_of_outcome(h->first_outcome);
     h->active = false;
     h->serial++;
     sim__stat_policy(s, r, depth);
@@ -388,9 +407,9 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     hop *h = &r->hops[depth];
     const lay *L = layer_at(s, r, depth);
     h->serial++; /* its timeout, if any, is moot */
-    keep_result(h, rep, hint, cause);
-    r->state = R_CALLING;
     fb_class c = classify_at(L, rep, h->target);
+    keep_result(h, rep, hint, cause, c.outcome);
+    r->state = R_CALLING;
     fb_fallback_decision d =
         fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[depth]), &h->fr, &c, hint, s->now);
     handle_decision(s, ri, depth, d);
@@ -411,7 +430,7 @@ static void inner_answer(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, 
     req *r = R(s, ri);
     uint32_t inner = r->stack->depth - 1;
     hop *h = &r->hops[inner];
-    keep_result(h, rep, hint, SIM_END_COUNT); /* a provider's answer, not a layer's */
+    keep_result(h, rep, hint, SIM_END_COUNT, c->outcome); /* a provider's answer, not a layer's */
     fb_fallback_decision d =
         fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[inner]), &h->fr, c, hint, s->now);
     bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;

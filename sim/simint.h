@@ -102,7 +102,8 @@ typedef struct hop {
     fb_reply first; /* the first result it received (raised instead under raise_first) */
     fb_time_us first_hint_us;
     sim_end first_cause;
-    bool active;     /* between its begin and its end */
+    fb_outcome first_outcome; /* its class at this layer (a provider's answer has no cause) */
+    bool active;              /* between its begin and its end */
     uint8_t target;  /* its current attempt's provider (an outer layer's: 0, the layer inside) */
     uint32_t serial; /* names its pending timeout or resume; moves on when either is moot */
 } hop;

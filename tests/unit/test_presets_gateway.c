@@ -514,6 +514,78 @@ static void litellm_first_failure_decides(void **state) {
     scn_free(sc);
 }
 
+/*
+ * The error a request ends with: LiteLLM raises the requested group's first
+ * exception (router.py f292d1ae: async_function_with_retries `raise
+ * original_exception`; async_function_with_fallbacks raises original_exception
+ * after run_async_fallback fails too, whatever the fallback raised). a (group g)
+ * answers STATUS_A, b (group h, g's fallback) STATUS_B; no retries, no cooldowns;
+ * LAYERS_BEFORE puts layers outside the gateway. 5 requests.
+ */
+static const char ll_raise[] =
+    "{\"name\":\"r\",\"seed\":1,\"duration\":\"5s\",\"traffic\":[{\"class\":\"chat\","
+    "\"arrivals\":{\"constant\":\"1/s\"},\"prompt_tokens\":10,\"completion_tokens\":5}],"
+    "\"pods\":{\"count\":1,\"workers\":10,\"queue\":10,\"request_timeout\":\"60s\"},"
+    "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"10ms\",\"error\":\"10ms\"},"
+    "\"faults\":[{\"at\":\"0s\",\"for\":\"1h\",\"outage\":{\"status\":%d}}]},"
+    "{\"name\":\"b\",\"latency\":{\"ttft\":\"10ms\",\"error\":\"10ms\"},"
+    "\"faults\":[{\"at\":\"0s\",\"for\":\"1h\",\"outage\":{\"status\":%d}}]}],"
+    "\"variants\":{\"v\":{\"layers\":[%s{\"name\":\"gw\",\"preset\":\"litellm\",\"model_list\":["
+    "{\"model_name\":\"g\",\"provider\":\"a\"},{\"model_name\":\"h\",\"provider\":\"b\"}],"
+    "\"num_retries\":0,\"disable_cooldowns\":true,\"fallbacks\":[{\"g\":[\"h\"]}]}]}}}";
+
+static sim_summary *ll_raise_run(int status_a, int status_b, const char *outside) {
+    char text[2048];
+    snprintf(text, sizeof text, ll_raise, status_a, status_b, outside);
+    sim_scenario *sc = th_load(text);
+    const sim_policy *v = &sc->variants[0];
+    assert_true(v->layers[v->layer_count - 1].raise_first);
+    sim_summary *s = run(sc, NULL, NULL);
+    scn_free(sc);
+    return s;
+}
+
+/* a 400 (retried and fallen back from in LiteLLM), then h's 500: the request ends as the 400. */
+static void litellm_raises_the_first_exception(void **state) {
+    (void)state;
+    sim_summary *s = ll_raise_run(400, 500, "");
+    assert_int_equal(s->requests, 5);
+    assert_int_equal(s->providers[0].attempts, 5);
+    assert_int_equal(s->providers[1].attempts, 5);
+    assert_int_equal(s->ended[SIM_END_PERMANENT], 5); /* BadRequestError: a's */
+    assert_int_equal(s->ended[SIM_END_EXHAUSTED], 0);
+    free(s);
+    s = ll_raise_run(500, 400, ""); /* the other way round: a's 500 */
+    assert_int_equal(s->ended[SIM_END_EXHAUSTED], 5);
+    assert_int_equal(s->ended[SIM_END_PERMANENT], 0);
+    free(s);
+    s = ll_raise_run(429, 500, ""); /* a RateLimitError from a provider: no end of its own */
+    assert_int_equal(s->ended[SIM_END_EXHAUSTED], 5);
+    free(s);
+}
+
+/*
+ * A client in front of the gateway (the proxy answers with the raised exception's
+ * status) sees a's 429, which it retries, not h's 400, which it would not: 3 client
+ * attempts, each a then b.
+ */
+static void litellm_client_outside_sees_the_first_exception(void **state) {
+    (void)state;
+    static const char app[] = "{\"name\":\"app\",\"retry\":{\"attempts\":3,"
+                              "\"backoff\":{\"constant\":\"1ms\"},\"jitter\":\"none\"}},";
+    sim_summary *s = ll_raise_run(429, 400, app);
+    assert_int_equal(s->requests, 5);
+    assert_int_equal(s->providers[0].attempts, 15);
+    assert_int_equal(s->providers[1].attempts, 15);
+    assert_int_equal(s->ended[SIM_END_EXHAUSTED], 5);
+    free(s);
+    s = ll_raise_run(400, 429, app); /* a's 400: the client does not retry it */
+    assert_int_equal(s->providers[0].attempts, 5);
+    assert_int_equal(s->providers[1].attempts, 5);
+    assert_int_equal(s->ended[SIM_END_PERMANENT], 5);
+    free(s);
+}
+
 /* A deployment's cooldown breaker as the preset configures it (provider p), started at 0. */
 static void ll_breaker(const char *params, uint32_t p, fb_breaker *b, fb_class *c429) {
     sim_scenario *sc = gw(params);
@@ -1036,7 +1108,8 @@ static void envoy_retry_on_conditions(void **state) {
         {"gateway-error", 0, FB_TRANSPORT_CONNECT, true},
         {"reset", 0, FB_TRANSPORT_RESET, true},
         {"reset", 503, FB_TRANSPORT_NONE, false},
-        {"reset", 0, FB_TRANSPORT_TIMEOUT, false},
+        {"reset", 0, FB_TRANSPORT_TIMEOUT, true}, /* a local reset (router.cc onPerTryTimeout) */
+        {"connect-failure", 0, FB_TRANSPORT_TIMEOUT, false},
         {"connect-failure", 0, FB_TRANSPORT_CONNECT, true},
         {"connect-failure", 0, FB_TRANSPORT_RESET, false},
         {"retriable-4xx", 409, FB_TRANSPORT_NONE, true},
@@ -1338,6 +1411,8 @@ int main(void) {
         cmocka_unit_test(litellm_allowed_fails_counter_expires_after_first_failure),
         cmocka_unit_test(litellm_failure_in_cooldown_keeps_its_end),
         cmocka_unit_test(litellm_first_failure_decides),
+        cmocka_unit_test(litellm_raises_the_first_exception),
+        cmocka_unit_test(litellm_client_outside_sees_the_first_exception),
         cmocka_unit_test(litellm_fractional_retry_after_is_no_header),
         cmocka_unit_test(litellm_cooldown_time_precedence),
         cmocka_unit_test(litellm_weights),
