@@ -29,6 +29,16 @@
 #define WIDTH_PX 1100
 #define PATH_LEN 1100
 #define LABELS_MAX 10 /* more windows than this are shaded without labels */
+/* Window labels sit in rows above the plot, never over the data: a label takes the lowest row
+ * whose labels end before it starts, judged in pixels with a character as wide as the widest
+ * small print (PNG 9 pt, SVG 11 px); one that finds no row among LABEL_ROWS is left out (its
+ * window stays shaded, and the report's fault table names it). The row next to the plot is the
+ * first panel's title's. */
+#define LABEL_ROWS 4
+#define LABEL_CHAR_PX 7.0
+#define LABEL_ROW_PX 14
+#define PLOT_LEFT 0.07 /* the multiplot's margins, as fractions of WIDTH_PX */
+#define PLOT_RIGHT 0.79
 
 static const rep_chart_info chart_infos[] = {
     {"compare", "Variants side by side",
@@ -558,9 +568,48 @@ static int collect_windows(charts *c) {
     return rc;
 }
 
-/* Shade every window (red faults, grey spikes); label them when `labels` and few. */
+typedef struct label_place {
+    int8_t row; /* 0 nearest the plot; -1: no room */
+    bool right; /* right-aligned at the window's end (it would run off the chart) */
+} label_place;
+
+static double x_px(const charts *c, fb_time_us t) {
+    double frac = c->xmax > 0 ? (double)t / 1e6 / c->tdiv / c->xmax : 0;
+    return WIDTH_PX * (PLOT_LEFT + (PLOT_RIGHT - PLOT_LEFT) * frac);
+}
+
+/* Each window's label row (see LABEL_ROWS); returns the rows used. */
+static int label_rows(const charts *c, label_place *place) {
+    double end[LABEL_ROWS];
+    int used = 0;
+    for (int r = 0; r < LABEL_ROWS; r++) end[r] = -INFINITY;
+    for (size_t i = 0; i < c->nwin && i < LABELS_MAX; i++) {
+        const window *w = &c->win[i];
+        double width = LABEL_CHAR_PX * ((double)strlen(w->label) + 1);
+        double from = x_px(c, w->from_us), to = from + width;
+        place[i].right = to > WIDTH_PX - 4;
+        if (place[i].right) {
+            to = x_px(c, w->to_us);
+            from = to - width;
+        }
+        place[i].row = -1;
+        for (int r = 0; r < LABEL_ROWS; r++) {
+            if (end[r] > from) continue;
+            end[r] = to;
+            place[i].row = (int8_t)r;
+            if (r + 1 > used) used = r + 1;
+            break;
+        }
+    }
+    return c->nwin <= LABELS_MAX ? used : 0;
+}
+
+/* Shade every window (red faults, grey spikes); label them, above the plot, when `labels` and
+ * few. */
 static void gp_windows(const charts *c, FILE *f, bool labels) {
     if (c->nwin == 0) return;
+    label_place place[LABELS_MAX];
+    bool with_labels = labels && c->nwin <= LABELS_MAX && label_rows(c, place) > 0;
     fputs("# scripted faults (red) and traffic spikes (grey), from the scenario\n", f);
     for (size_t i = 0; i < c->nwin; i++) {
         const window *w = &c->win[i];
@@ -570,12 +619,13 @@ static void gp_windows(const charts *c, FILE *f, bool labels) {
                 "fillstyle transparent solid %s noborder front\n",
                 i + 1, (double)w->from_us / 1e6 / c->tdiv, (double)w->to_us / 1e6 / c->tdiv,
                 w->spike ? "#777777" : "#CC0000", w->spike ? "0.12" : "0.10");
-        if (labels && c->nwin <= LABELS_MAX) {
+        if (with_labels && place[i].row >= 0) {
             fprintf(f, "set label %zu ", i + 1);
             rep_gnuplot_quote(f, w->label);
-            fprintf(f, " at %.4f, graph 1 offset 0.4,%.1f font sfont tc rgb '%s' front\n",
-                    (double)w->from_us / 1e6 / c->tdiv, -0.9 - 1.1 * (double)(i % 3),
-                    w->spike ? "#444444" : "#990000");
+            fprintf(f, " at %.4f, graph 1 %s offset %s,%.2f font sfont tc rgb '%s' front\n",
+                    (double)(place[i].right ? w->to_us : w->from_us) / 1e6 / c->tdiv,
+                    place[i].right ? "right" : "left", place[i].right ? "-0.4" : "0.4",
+                    2.6 + 1.15 * place[i].row, w->spike ? "#444444" : "#990000");
         }
     }
 }
@@ -630,8 +680,11 @@ static void gp_end(FILE *f) {
 /* A multiplot of `panels` rows with the same margins in every chart. */
 static void gp_multiplot(const charts *c, FILE *f, size_t panels, int height, const char *title) {
     double h = height;
-    fprintf(f, "set multiplot layout %zu,1 margins 0.07,0.79,%.4f,%.4f spacing 0,%.4f title ",
-            panels, 58 / h, 1 - 76 / h, 70 / h);
+    label_place place[LABELS_MAX];
+    int rows = c->nwin > 0 ? label_rows(c, place) : 0;
+    fprintf(f, "set multiplot layout %zu,1 margins %.2f,%.2f,%.4f,%.4f spacing 0,%.4f title ",
+            panels, PLOT_LEFT, PLOT_RIGHT, 58 / h,
+            1 - (76 + LABEL_ROW_PX * (rows > 0 ? rows + 2 : 0)) / h, 70 / h);
     char full[256];
     snprintf(full, sizeof full, "%s: %s", c->sc->name, title);
     rep_gnuplot_quote(f, full);

@@ -208,4 +208,66 @@ for w in 1000 1600; do
     fits sweep $w
     fits autoscale $w
 done
+
+# ---- the charts' window labels: above the plot, none over another text ----
+# openai-2024-12-11 has eight fault windows, four of them within 10 minutes of a 5-hour run. In
+# each SVG chart, Chromium measures every text's box: a window label (drawn in #990000 or
+# #444444) must end above the first panel's plot area (the top of the shaded windows) and
+# overlap no other text (another label, a panel title, the chart's title).
+"$FUSEBOX" run scenarios/openai-2024-12-11.json -q -o "$T/oa" >"$L/oa.log" 2>&1
+ok $? "fusebox run openai-2024-12-11 (eight fault windows)"
+cat >"$T/labels.js" <<'EOF'
+<script>
+(function () {
+  var out = [], labels = [], others = [], top = Infinity;
+  document.querySelectorAll('svg polygon').forEach(function (p) {
+    var f = (p.getAttribute('fill') || '').replace(/ /g, '');
+    if (f === 'rgb(204,0,0)' || f === 'rgb(119,119,119)') top = Math.min(top, p.getBoundingClientRect().top);
+  });
+  document.querySelectorAll('svg text').forEach(function (t) {
+    var g = t.closest('g'), fill = g ? (g.getAttribute('fill') || '').replace(/ /g, '') : '';
+    var r = t.getBoundingClientRect();
+    if (r.width === 0) return;
+    (fill === 'rgb(153,0,0)' || fill === 'rgb(68,68,68)' ? labels : others).push({t: t.textContent, r: r});
+  });
+  function hit(a, b) {
+    return a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  }
+  out.push('labels ' + labels.length);
+  labels.forEach(function (a, i) {
+    if (a.r.bottom > top + 0.5) out.push('over the plot: ' + a.t + ' (bottom ' + a.r.bottom + ', plot top ' + top + ')');
+    labels.slice(i + 1).concat(others).forEach(function (b) {
+      if (hit(a.r, b.r)) out.push('overprints: ' + a.t + ' / ' + b.t);
+    });
+  });
+  var pre = document.createElement('pre');
+  pre.id = 'fusebox-measure';
+  pre.textContent = out.join('\n');
+  document.body.appendChild(pre);
+})();
+</script>
+EOF
+cat >"$T/svgpage.py" <<'EOF'
+import re, sys
+svg = re.sub(r'^.*?(<svg)', r'\1', open(sys.argv[1]).read(), flags=re.S)
+page = '<!DOCTYPE html><html><body style="margin:0">' + svg + open(sys.argv[3]).read() + '</body></html>'
+open(sys.argv[2], 'w').write(page)
+EOF
+for chart in latency breakers outcomes; do
+    python3 "$T/svgpage.py" "$T/oa/charts/$chart.svg" "$T/oa-$chart.html" "$T/labels.js"
+    M=$(timeout 90 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome-labels-$chart" \
+        --window-size=1200,1200 --virtual-time-budget=3000 --dump-dom "file://$T/oa-$chart.html" \
+        2>"$L/chromium-labels-$chart.log" | python3 -c "import re,sys
+m = re.search(r'<pre id=\"fusebox-measure\">(.*?)</pre>', sys.stdin.read(), re.S)
+print(m.group(1) if m else 'no measurement')")
+    echo "$M" >"$L/labels-$chart.txt"
+    if [ "$M" = "no measurement" ]; then
+        skip "the $chart chart's window labels" "chromium printed no page (see $L/chromium-labels-$chart.log)"
+        continue
+    fi
+    [ "$M" = "labels 8" ]
+    r=$?
+    [ $r -ne 0 ] && echo "$M" | sed 's/^/# /'
+    ok $r "the $chart chart: its 8 window labels drawn, above the plot, none over another text"
+done
 finish
