@@ -3,6 +3,7 @@
  * it, with the policy as it was (as-was) and a copy to edit (yours); the import simulates
  * as-was and prints it side by side with the logs. docs/import.md.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "cli/common.h"
 #include "import/incident.h"
 #include "import/source.h"
+#include "reports/breakdown.h"
 #include "reports/report.h"
 #include "sim/metrics.h"
 #include "scenario/scenario.h"
@@ -219,10 +221,63 @@ static int simulate(const char *text, const char *file, sim_scenario **sc, sim_s
     return CLI_OK;
 }
 
-/* imp_measure_fn: one as-was run, its metrics by name. */
+/*
+ * The replay's own noise per figure of the log beside it (reports/breakdown.h): the
+ * figures of each calibration run, summed by name; a figure a run lacks counts 0 there.
+ */
+typedef struct noise {
+    char name[REP_FIGURES_MAX][48];
+    double sum[REP_FIGURES_MAX], sq[REP_FIGURES_MAX];
+    uint32_t n, seeds;
+} noise;
+
+static int noise_slot(const noise *nz, const char *name) {
+    for (uint32_t i = 0; i < nz->n; i++)
+        if (strcmp(nz->name[i], name) == 0) return (int)i;
+    return -1;
+}
+
+/* A figure's value as its tolerance reads it: a bucket's share, else the figure. */
+static double figure_value(const rep_figure *g) {
+    return g->kind == REP_FIGURE_BUCKET ? g->sim_share : g->sim;
+}
+
+static void noise_add(noise *nz, const sim_scenario *sc, const sim_summary *s) {
+    rep_figure g[REP_FIGURES_MAX];
+    size_t k = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    for (size_t i = 0; i < k; i++) {
+        int j = noise_slot(nz, g[i].name);
+        if (j < 0 && nz->n == REP_FIGURES_MAX) continue;
+        if (j < 0) {
+            j = (int)nz->n++;
+            memcpy(nz->name[j], g[i].name, sizeof nz->name[j]); /* both rep_figure.name */
+        }
+        double x = figure_value(&g[i]);
+        nz->sum[j] += x;
+        nz->sq[j] += x * x;
+    }
+    nz->seeds++;
+}
+
+/* 3 x sqrt(2) x the standard deviation of a figure over the runs (the log is one more
+   draw of the same noise): the half-width of its noise band, 0 when it did not vary. */
+static double noise_of(const noise *nz, const char *name) {
+    int j = noise_slot(nz, name);
+    if (j < 0 || nz->seeds < 2) return 0;
+    double n = nz->seeds, mean = nz->sum[j] / n;
+    return 3 * sqrt(2.0) * sqrt(fmax(0, (nz->sq[j] - n * mean * mean) / (n - 1)));
+}
+
+typedef struct measure_ctx {
+    sim_summary *s;
+    noise *nz;
+} measure_ctx;
+
+/* imp_measure_fn: one as-was run, its metrics by name, its figures into the noise. */
 static int measure(void *ctx, sim_scenario *sc, const char *const *metrics, uint32_t n, double *out,
                    char *msg, size_t msg_len) {
-    sim_summary *s = ctx;
+    measure_ctx *m = ctx;
+    sim_summary *s = m->s;
     sim_run_opts opts;
     sim_error e;
     memset(&opts, 0, sizeof opts);
@@ -234,11 +289,12 @@ static int measure(void *ctx, sim_scenario *sc, const char *const *metrics, uint
         double x = sim_metric_get(sc, s, metrics[i]);
         out[i] = sim_metric_is_na(x) ? 0 : x;
     }
+    noise_add(m->nz, sc, s);
     return FB_OK;
 }
 
 /* Measure the bands against the simulation's noise, and write the scenario again. */
-static int calibrate(const args *a, imp_incident *inc, char **text) {
+static int calibrate(const args *a, imp_incident *inc, char **text, noise *nz) {
     sim_scenario *sc = NULL;
     sim_error err;
     if (scn_parse(*text, strlen(*text), a->out ? a->out : "<stdout>", NULL, 0, NULL, &sc, &err) !=
@@ -250,7 +306,8 @@ static int calibrate(const args *a, imp_incident *inc, char **text) {
     imp_error ie;
     memset(&ie, 0, sizeof ie);
     sim_summary *s = malloc(sizeof *s);
-    int rc = s ? imp_incident_calibrate(inc, sc, IMP_CALIBRATE_SEEDS, measure, s, &ie)
+    measure_ctx m = {s, nz};
+    int rc = s ? imp_incident_calibrate(inc, sc, IMP_CALIBRATE_SEEDS, measure, &m, &ie)
                : imp_fail(&ie, FB_ENOMEM, 0, "%s", "out of memory");
     free(s);
     scn_free(sc);
@@ -260,22 +317,85 @@ static int calibrate(const args *a, imp_incident *inc, char **text) {
     return *text ? CLI_OK : cli_bad("import", "%s", "out of memory");
 }
 
-static int report(const args *a, const imp_incident *inc, const char *text) {
+/* A figure's noise band as the table shows it. */
+static void noise_cell(char *buf, size_t len, const rep_figure *g, double h) {
+    char d[32];
+    if (h <= 0)
+        snprintf(buf, len, "0");
+    else if (g->kind == REP_FIGURE_LATENCY)
+        rep_format_duration(d, sizeof d, h), snprintf(buf, len, "+-%.20s", d);
+    else if (g->kind == REP_FIGURE_BUCKET)
+        snprintf(buf, len, "+-%.1f pts", 100 * h);
+    else
+        snprintf(buf, len, "+-%.0f", h);
+}
+
+/*
+ * The log beside as-was, figure by figure (f NULL: only count): a figure misses when it is
+ * outside both its tolerance and the replay's own noise. The misses, each with its most
+ * likely cause, go to `why` (NULL: not written). Returns the misses.
+ */
+static int figures(FILE *f, const imp_incident *inc, const sim_scenario *sc, const sim_summary *s,
+                   const noise *nz, FILE *why) {
+    rep_figure g[REP_FIGURES_MAX];
+    size_t k = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    int misses = 0;
+    if (f)
+        fprintf(f, "\n%-24s %14s %14s %10s %11s\n", "as-was beside the log", "log", "simulated",
+                "tolerance", "noise");
+    for (size_t i = 0; i < k; i++) {
+        double h = noise_of(nz, g[i].name);
+        double d = g[i].kind == REP_FIGURE_BUCKET ? g[i].sim_share - g[i].log_share
+                                                  : g[i].sim - g[i].log;
+        bool miss = !g[i].within && fabs(d) > h + 1e-9;
+        char l[48], x[48], t[32], n[32];
+        rep_figure_cell(l, sizeof l, &g[i], true);
+        rep_figure_cell(x, sizeof x, &g[i], false);
+        rep_figure_tolerance(t, sizeof t, &g[i]);
+        noise_cell(n, sizeof n, &g[i], h);
+        if (f)
+            fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, n,
+                    miss ? "  MISS" : g[i].within ? "" : "  (noise)");
+        if (!miss) continue;
+        misses++;
+        if (why == NULL) continue;
+        char cause[300];
+        imp_incident_cause(inc, g[i].name, d > 0, cause, sizeof cause);
+        if (g[i].kind == REP_FIGURE_BUCKET)
+            fprintf(why, "  %s: %s against the log's %s (%+.1f points, tolerance %s): most likely %s\n",
+                    g[i].name, x, l, 100 * d, t, cause);
+        else
+            fprintf(why, "  %s: %s against the log's %s (%+.1f%%, tolerance %s): most likely %s\n",
+                    g[i].name, x, l, g[i].log != 0 ? 100 * d / g[i].log : 100.0, t, cause);
+    }
+    return misses;
+}
+
+static int report(const args *a, const imp_incident *inc, const char *text, const noise *nz) {
     sim_scenario *sc = NULL;
     sim_summary *s = malloc(sizeof *s);
     if (s == NULL) return cli_bad("import", "%s", "out of memory");
     int rc = simulate(text, a->out ? a->out : "<stdout>", &sc, s);
     FILE *f = a->quiet ? NULL : a->out ? stdout : stderr;
+    int misses = rc == CLI_OK ? figures(f, inc, sc, s, nz, NULL) : 0;
     int outside = rc == CLI_OK ? table(f, inc, sc, s) : 0;
     if (rc == CLI_OK) rc = write_text(a->out, text);
     if (rc == CLI_OK && a->out && !a->quiet)
         printf(
             "\nwrote %s: %zu requests, %u attempts, %u providers; check it with fusebox check %s\n",
             a->out, inc->r1 - inc->r0, inc->attempts, inc->log->nprov, a->out);
+    if (rc == CLI_OK && misses > 0) {
+        fprintf(stderr,
+                "fusebox import: as-was misses the log on %d figure%s, beyond the tolerance and "
+                "the replay's own noise (docs/import.md, \"Fidelity\"):\n",
+                misses, misses == 1 ? "" : "s");
+        figures(NULL, inc, sc, s, nz, stderr);
+        rc = CLI_EXPECT_FAILED;
+    }
     if (rc == CLI_OK && outside > 0) {
         fprintf(stderr,
-                "fusebox import: as-was does not reproduce the logs within %d of its bands: "
-                "fusebox check will fail on it (docs/import.md, \"Limits\")\n",
+                "fusebox import: as-was is outside %d of the expect lines' bands: fusebox check "
+                "will fail on it (docs/import.md, \"Fidelity\")\n",
                 outside);
         rc = CLI_EXPECT_FAILED;
     }
@@ -305,8 +425,10 @@ int cli_cmd_import(int argc, char **argv) {
         return CLI_BAD_INPUT;
     }
     char *text = imp_incident_json(inc);
-    rc = text ? calibrate(&a, inc, &text) : cli_bad("import", "%s", "out of memory");
-    if (rc == CLI_OK) rc = report(&a, inc, text);
+    noise *nz = calloc(1, sizeof *nz);
+    rc = text && nz ? calibrate(&a, inc, &text, nz) : cli_bad("import", "%s", "out of memory");
+    if (rc == CLI_OK) rc = report(&a, inc, text, nz);
+    free(nz);
     free(text);
     imp_incident_free(inc);
     imp_log_free(log);
