@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "import/incident.h"
@@ -17,6 +19,7 @@
 #include "sim/metrics.h"
 #include "scenario/scenario.h"
 #include "sim/sim.h"
+#include "util/utf8.h"
 
 static const char usage_text[] =
     "usage: fusebox import FILE [-o SCENARIO] [options]\n"
@@ -293,6 +296,31 @@ static int measure(void *ctx, sim_scenario *sc, const char *const *metrics, uint
     return FB_OK;
 }
 
+/*
+ * The scenario text with observed.noise: each figure's noise band over the calibration's
+ * runs (latencies in seconds, buckets as shares), where it is not 0. Frees text; NULL when
+ * out of memory.
+ */
+static char *with_noise(char *text, const noise *nz) {
+    cJSON *doc = cJSON_Parse(text);
+    cJSON *o = doc ? cJSON_GetObjectItemCaseSensitive(doc, "observed") : NULL;
+    free(text);
+    if (o == NULL) {
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    cJSON *z = cJSON_AddObjectToObject(o, "noise");
+    for (uint32_t i = 0; z && i < nz->n; i++) {
+        double h = noise_of(nz, nz->name[i]);
+        if (strncmp(nz->name[i], "latency_", 8) == 0) h /= 1e6;
+        if (h > 0) cJSON_AddNumberToObject(z, nz->name[i], round(h * 1e6) / 1e6);
+    }
+    char *out = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    if (out) util_utf8_fix(out);
+    return out;
+}
+
 /* Measure the bands against the simulation's noise, and write the scenario again. */
 static int calibrate(const args *a, imp_incident *inc, char **text, noise *nz) {
     sim_scenario *sc = NULL;
@@ -314,29 +342,18 @@ static int calibrate(const args *a, imp_incident *inc, char **text, noise *nz) {
     if (rc != FB_OK) return cli_bad("import", "%s", ie.msg);
     free(*text);
     *text = imp_incident_json(inc);
+    if (*text) *text = with_noise(*text, nz);
     return *text ? CLI_OK : cli_bad("import", "%s", "out of memory");
-}
-
-/* A figure's noise band as the table shows it. */
-static void noise_cell(char *buf, size_t len, const rep_figure *g, double h) {
-    char d[32];
-    if (h <= 0)
-        snprintf(buf, len, "0");
-    else if (g->kind == REP_FIGURE_LATENCY)
-        rep_format_duration(d, sizeof d, h), snprintf(buf, len, "+-%.20s", d);
-    else if (g->kind == REP_FIGURE_BUCKET)
-        snprintf(buf, len, "+-%.1f pts", 100 * h);
-    else
-        snprintf(buf, len, "+-%.0f", h);
 }
 
 /*
  * The log beside as-was, figure by figure (f NULL: only count): a figure misses when it is
- * outside both its tolerance and the replay's own noise. The misses, each with its most
- * likely cause, go to `why` (NULL: not written). Returns the misses.
+ * outside both its tolerance and the replay's own noise (the scenario's observed.noise).
+ * The misses, each with its most likely cause, go to `why` (NULL: not written). Returns
+ * the misses.
  */
 static int figures(FILE *f, const imp_incident *inc, const sim_scenario *sc, const sim_summary *s,
-                   const noise *nz, FILE *why) {
+                   FILE *why) {
     rep_figure g[REP_FIGURES_MAX];
     size_t k = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
     int misses = 0;
@@ -344,40 +361,39 @@ static int figures(FILE *f, const imp_incident *inc, const sim_scenario *sc, con
         fprintf(f, "\n%-24s %14s %14s %10s %11s\n", "as-was beside the log", "log", "simulated",
                 "tolerance", "noise");
     for (size_t i = 0; i < k; i++) {
-        double h = noise_of(nz, g[i].name);
         double d = g[i].kind == REP_FIGURE_BUCKET ? g[i].sim_share - g[i].log_share
                                                   : g[i].sim - g[i].log;
-        bool miss = !g[i].within && fabs(d) > h + 1e-9;
-        char l[48], x[48], t[32], n[32];
+        char l[48], x[48], t[32], n[40];
         rep_figure_cell(l, sizeof l, &g[i], true);
         rep_figure_cell(x, sizeof x, &g[i], false);
         rep_figure_tolerance(t, sizeof t, &g[i]);
-        noise_cell(n, sizeof n, &g[i], h);
+        rep_figure_noise(n, sizeof n, &g[i]);
         if (f)
             fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, n,
-                    miss ? "  MISS" : g[i].within ? "" : "  (noise)");
-        if (!miss) continue;
+                    !g[i].within ? "  MISS" : g[i].within_tolerance ? "" : "  (noise)");
+        if (g[i].within) continue;
         misses++;
         if (why == NULL) continue;
         char cause[300];
         imp_incident_cause(inc, g[i].name, d > 0, cause, sizeof cause);
         if (g[i].kind == REP_FIGURE_BUCKET)
-            fprintf(why, "  %s: %s against the log's %s (%+.1f points, tolerance %s): most likely %s\n",
-                    g[i].name, x, l, 100 * d, t, cause);
+            fprintf(why, "  %s: %s against the log's %s (%+.1f points; tolerance %s, noise %s): "
+                    "most likely %s\n", g[i].name, x, l, 100 * d, t, n, cause);
         else
-            fprintf(why, "  %s: %s against the log's %s (%+.1f%%, tolerance %s): most likely %s\n",
-                    g[i].name, x, l, g[i].log != 0 ? 100 * d / g[i].log : 100.0, t, cause);
+            fprintf(why, "  %s: %s against the log's %s (%+.1f%%; tolerance %s, noise %s): "
+                    "most likely %s\n", g[i].name, x, l, g[i].log != 0 ? 100 * d / g[i].log : 100.0,
+                    t, n, cause);
     }
     return misses;
 }
 
-static int report(const args *a, const imp_incident *inc, const char *text, const noise *nz) {
+static int report(const args *a, const imp_incident *inc, const char *text) {
     sim_scenario *sc = NULL;
     sim_summary *s = malloc(sizeof *s);
     if (s == NULL) return cli_bad("import", "%s", "out of memory");
     int rc = simulate(text, a->out ? a->out : "<stdout>", &sc, s);
     FILE *f = a->quiet ? NULL : a->out ? stdout : stderr;
-    int misses = rc == CLI_OK ? figures(f, inc, sc, s, nz, NULL) : 0;
+    int misses = rc == CLI_OK ? figures(f, inc, sc, s, NULL) : 0;
     int outside = rc == CLI_OK ? table(f, inc, sc, s) : 0;
     if (rc == CLI_OK) rc = write_text(a->out, text);
     if (rc == CLI_OK && a->out && !a->quiet)
@@ -389,7 +405,7 @@ static int report(const args *a, const imp_incident *inc, const char *text, cons
                 "fusebox import: as-was misses the log on %d figure%s, beyond the tolerance and "
                 "the replay's own noise (docs/import.md, \"Fidelity\"):\n",
                 misses, misses == 1 ? "" : "s");
-        figures(NULL, inc, sc, s, nz, stderr);
+        figures(NULL, inc, sc, s, stderr);
         rc = CLI_EXPECT_FAILED;
     }
     if (rc == CLI_OK && outside > 0) {
@@ -427,7 +443,7 @@ int cli_cmd_import(int argc, char **argv) {
     char *text = imp_incident_json(inc);
     noise *nz = calloc(1, sizeof *nz);
     rc = text && nz ? calibrate(&a, inc, &text, nz) : cli_bad("import", "%s", "out of memory");
-    if (rc == CLI_OK) rc = report(&a, inc, text, nz);
+    if (rc == CLI_OK) rc = report(&a, inc, text);
     free(nz);
     free(text);
     imp_incident_free(inc);

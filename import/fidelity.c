@@ -153,6 +153,13 @@ static double slowest(const imp_incident *inc, uint32_t *prov) {
     return f;
 }
 
+/* Attempts whose error kind was counted as the closest one (a provider's kinds capped). */
+static uint32_t folded(const imp_incident *inc) {
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < inc->log->nprov; p++) n += inc->prov[p].folded;
+    return n;
+}
+
 static void retry_cause(const imp_incident *inc, char *buf, size_t len) {
     const char *mode = inc->pol.retry_after ? inc->pol.retry_after : "max (the default)";
     snprintf(buf, len,
@@ -192,6 +199,11 @@ void imp_incident_cause(const imp_incident *inc, const char *figure, bool high, 
     else if (strcmp(figure, "status timeout") == 0)
         snprintf(buf, len, "the hang windows and the attempt timeout (%.1fs fitted)",
                  (double)inc->pol.attempt_timeout_us / 1e6);
+    else if (strncmp(figure, "status ", 7) == 0 && folded(inc) > 0)
+        snprintf(buf, len,
+                 "the error kinds fitted per provider (at most %d; %u attempts of rarer kinds "
+                 "were counted as the closest kind)",
+                 IMP_KINDS_MAX, folded(inc));
     else if (strncmp(figure, "status ", 7) == 0)
         snprintf(buf, len,
                  "the fault timeline: the windows and fractions fitted for %s, or the retry "

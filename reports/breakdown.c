@@ -145,7 +145,18 @@ static void judge(rep_figure *g) {
         g->tolerance = REP_LATENCY_TOLERANCE * g->log;
     else
         g->tolerance = fmax(REP_COUNT_TOLERANCE * g->log, REP_COUNT_TOLERANCE_MIN);
-    g->within = fabs(g->sim - g->log) <= g->tolerance + 1e-9;
+    g->within_tolerance = fabs(g->sim - g->log) <= g->tolerance + 1e-9;
+}
+
+/* The noise the log states for each figure, and the verdict: within either band. */
+static void add_noise(const sim_observed *o, rep_figure *g, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        for (uint32_t k = 0; k < o->noise_n; k++)
+            if (strcmp(o->noise_name[k], g[i].name) == 0) g[i].noise = o->noise[k];
+        double d = g[i].kind == REP_FIGURE_BUCKET ? g[i].sim_share - g[i].log_share
+                                                  : g[i].sim - g[i].log;
+        g[i].within = g[i].within_tolerance || fabs(d) <= g[i].noise + 1e-9;
+    }
 }
 
 static void add_count(rep_figure *out, size_t cap, size_t *n, const char *name,
@@ -189,7 +200,7 @@ static void add_buckets(rep_figure *out, size_t cap, size_t *n, const sim_observ
         g->log_share = ln > 0 ? l / ln : 0;
         g->sim_share = sn > 0 ? x / sn : 0;
         g->tolerance = REP_SHARE_TOLERANCE;
-        g->within = fabs(g->sim_share - g->log_share) <= REP_SHARE_TOLERANCE + 1e-9;
+        g->within_tolerance = fabs(g->sim_share - g->log_share) <= REP_SHARE_TOLERANCE + 1e-9;
     }
 }
 
@@ -245,6 +256,7 @@ size_t rep_observed_figures(const sim_scenario *sc, const sim_summary *s, rep_fi
     add_buckets(out, cap, &n, o, &s->breakdown);
     add_statuses(out, cap, &n, o, &s->breakdown);
     add_ends(out, cap, &n, o, s);
+    add_noise(o, out, n);
     return n;
 }
 
@@ -267,6 +279,20 @@ void rep_figure_tolerance(char *buf, size_t len, const rep_figure *g) {
         snprintf(buf, len, "+-%.0f", g->tolerance);
 }
 
+void rep_figure_noise(char *buf, size_t len, const rep_figure *g) {
+    char d[32];
+    if (g->noise <= 0) {
+        snprintf(buf, len, "-");
+    } else if (g->kind == REP_FIGURE_LATENCY) {
+        rep_format_duration(d, sizeof d, g->noise);
+        snprintf(buf, len, "+-%.20s", d);
+    } else if (g->kind == REP_FIGURE_BUCKET) {
+        snprintf(buf, len, "+-%.1f pts", 100 * g->noise);
+    } else {
+        snprintf(buf, len, "+-%.0f", g->noise);
+    }
+}
+
 int rep_observed_text(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     const sim_summary *s = NULL;
     for (size_t i = 0; i < n && sc->observed.present; i++)
@@ -275,14 +301,16 @@ int rep_observed_text(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
     rep_figure g[REP_FIGURES_MAX];
     size_t k = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
     int misses = 0;
-    fprintf(f, "the log beside %s\n%-24s %14s %14s   %s\n", s->variant, "", "log", s->variant,
-            "tolerance");
+    fprintf(f, "the log beside %s (docs/import.md, \"Fidelity\")\n", s->variant);
+    fprintf(f, "%-24s %14s %14s %10s %11s\n", "", "log", s->variant, "tolerance", "noise");
     for (size_t i = 0; i < k; i++) {
-        char l[48], x[48], t[32];
+        char l[48], x[48], t[32], z[40];
         rep_figure_cell(l, sizeof l, &g[i], true);
         rep_figure_cell(x, sizeof x, &g[i], false);
         rep_figure_tolerance(t, sizeof t, &g[i]);
-        fprintf(f, "%-24s %14s %14s   %s%s\n", g[i].name, l, x, t, g[i].within ? "" : "  MISS");
+        rep_figure_noise(z, sizeof z, &g[i]);
+        fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, z,
+                !g[i].within ? "  MISS" : g[i].within_tolerance ? "" : "  (noise)");
         misses += !g[i].within;
     }
     return misses;

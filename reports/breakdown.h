@@ -53,7 +53,9 @@ typedef struct rep_figure {
     double log, sim; /* counts, or microseconds */
     double log_share, sim_share; /* REP_FIGURE_BUCKET: of the requests */
     double tolerance;            /* half-width: counts, microseconds, or a share */
-    bool within;
+    double noise;                /* the replay's own noise (observed.noise), same unit; 0 */
+    bool within_tolerance;
+    bool within; /* within its tolerance or its noise: not a miss */
 } rep_figure;
 
 #define REP_FIGURES_MAX 160
@@ -68,6 +70,8 @@ size_t rep_observed_figures(const sim_scenario *sc, const sim_summary *s, rep_fi
 /* A figure's values as the table shows them ("1.2s", "237 (74.8%)"), and its tolerance. */
 void rep_figure_cell(char *buf, size_t len, const rep_figure *g, bool log);
 void rep_figure_tolerance(char *buf, size_t len, const rep_figure *g);
+/* Its noise band ("+-135", "+-1.7s", "+-4.5 pts"; "-" when the scenario states none). */
+void rep_figure_noise(char *buf, size_t len, const rep_figure *g);
 /*
  * The table of the log beside sc->observed.variant: a row per figure, "MISS" where out of
  * tolerance. Nothing when the scenario carries no observed figures or the variant was not

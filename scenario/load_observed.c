@@ -120,6 +120,29 @@ static int parse_windows(pctx *P, const cJSON *v, void *out) {
     return scn__array(P, v, SIM_OBS_WINDOWS_MAX, "windows", window, o, &o->window_n);
 }
 
+/* "noise": {"figure": half-width}; latencies in seconds, buckets as shares. */
+static int parse_noise(pctx *P, const cJSON *v, void *out) {
+    sim_observed *o = out;
+    int rc = scn__need_object(P, v);
+    for (const cJSON *it = v ? v->child : NULL; rc == FB_OK && it; it = it->next) {
+        size_t old = scn__push_key(P, it->string);
+        if (o->noise_n == SIM_OBS_NOISE_MAX)
+            rc = scn__fail(P, "more than %d figures", SIM_OBS_NOISE_MAX);
+        else if (strlen(it->string) >= sizeof o->noise_name[0] || it->string[0] == '\0')
+            rc = scn__fail(P, "a figure's name is 1 to %zu characters",
+                           sizeof o->noise_name[0] - 1);
+        else if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= 1e12))
+            rc = scn__fail(P, "expected a number >= 0 (the half-width of the figure's noise)");
+        if (rc == FB_OK) {
+            bool seconds = strncmp(it->string, "latency_", 8) == 0;
+            snprintf(o->noise_name[o->noise_n], sizeof o->noise_name[0], "%s", it->string);
+            o->noise[o->noise_n++] = seconds ? it->valuedouble * 1e6 : it->valuedouble;
+        }
+        scn__pop(P, old);
+    }
+    return rc;
+}
+
 /* The variant it names must be one of the scenario's. */
 static int check_variant(pctx *P, const sim_scenario *sc) {
     if (scn_variant(sc, sc->observed.variant) >= 0) return FB_OK;
@@ -134,7 +157,7 @@ int scn__parse_observed(pctx *P, const cJSON *v, void *out) {
         "description", "variant",     "requests",    "attempts",
         "retries",     "success_rate", "latency_p50", "latency_p90",
         "latency_p99", "attempts_per_request", "attempts_beyond", "status",
-        "end",         "windows",     NULL};
+        "end",         "windows",     "noise",       NULL};
     static const char *const required[] = {"variant", "requests", "attempts", NULL};
     sim_scenario *sc = out;
     sim_observed *o = &sc->observed;
@@ -155,6 +178,7 @@ int scn__parse_observed(pctx *P, const cJSON *v, void *out) {
     if (rc == FB_OK) rc = scn__key(P, v, "status", parse_status, o);
     if (rc == FB_OK) rc = scn__key(P, v, "end", parse_end, o);
     if (rc == FB_OK) rc = scn__key(P, v, "windows", parse_windows, o);
+    if (rc == FB_OK) rc = scn__key(P, v, "noise", parse_noise, o);
     o->present = rc == FB_OK;
     return rc;
 }

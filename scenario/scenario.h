@@ -398,6 +398,7 @@ typedef struct sim_store_window {
 #define SIM_OBS_WORDS 3        /* answers without a status: timeout, reset, broken */
 #define SIM_OBS_ENDS_MAX 16    /* end causes */
 #define SIM_OBS_WINDOWS_MAX 32 /* fault windows */
+#define SIM_OBS_NOISE_MAX 160  /* figures with a noise band */
 
 typedef struct sim_obs_window {
     char name[96]; /* as report.json names it: "openai fault 0 (outage)" */
@@ -422,6 +423,12 @@ typedef struct sim_observed {
     uint32_t end_n;
     sim_obs_window windows[SIM_OBS_WINDOWS_MAX];
     uint32_t window_n;
+    /* the replay's own noise per figure (its name in reports/breakdown.h): a half-width in
+       counts, microseconds (latency_*) or a share (attempts/request N); a figure within it
+       is not a miss even outside its tolerance */
+    char noise_name[SIM_OBS_NOISE_MAX][48];
+    double noise[SIM_OBS_NOISE_MAX];
+    uint32_t noise_n;
 } sim_observed;
 
 typedef struct sim_scenario {
