@@ -263,8 +263,8 @@ static void evaluate(const sim_scenario *sc, sim_summary *const *sums, size_t n,
  * when every figure is within its tolerance or the replay's noise, else FAIL and a line
  * per figure that is not (docs/import.md, "Fidelity").
  */
-static void observed_check(const sim_scenario *sc, sim_summary *const *sums, size_t n,
-                           FILE *out, FILE *x, counts *c) {
+static void observed_check(const sim_scenario *sc, sim_summary *const *sums, size_t n, FILE *out,
+                           FILE *x, counts *c) {
     const sim_summary *s = NULL;
     for (size_t i = 0; i < n; i++)
         if (strcmp(sums[i]->variant, sc->observed.variant) == 0) s = sums[i];
@@ -281,8 +281,8 @@ static void observed_check(const sim_scenario *sc, sim_summary *const *sums, siz
         c->passed++;
         return;
     }
-    snprintf(detail, sizeof detail, "%zu of %zu figures outside their tolerance and noise",
-             misses, k);
+    snprintf(detail, sizeof detail, "%zu of %zu figures outside their tolerance and noise", misses,
+             k);
     fprintf(out, "FAIL  %s: %s  [%s]\n", sc->name, name, detail);
     for (size_t i = 0; i < k; i++) {
         if (g[i].within) continue;

@@ -28,8 +28,12 @@ static const char usage_text[] =
     "requests as arrivals (the old policy's retries and fallbacks are not re-sent),\n"
     "each provider's fault timeline, latency and tokens fitted from what the attempts\n"
     "saw, the policy as it was (variant as-was, with its evidence) and a copy to edit\n"
-    "(yours). The import simulates as-was and prints it beside the logs; the scenario's\n"
-    "expect lines make 'fusebox check' fail when the reproduction drifts.\n"
+    "(yours). The import simulates as-was and prints it beside the logs, figure by figure\n"
+    "(requests, attempts, retries, p50/p90/p99, attempts per request, calls per status,\n"
+    "ends) against a tolerance (counts +-2% or 2, latencies +-10%, buckets +-2 points)\n"
+    "and the replay's own noise; the scenario carries the log's figures (observed) and\n"
+    "expect lines, so 'fusebox run' prints the log beside as-was and 'fusebox check'\n"
+    "fails when the reproduction drifts.\n"
     "\n"
     "FILE is OTLP/JSON traces (an ExportTraceServiceRequest, or one per line: the GenAI\n"
     "and HTTP semantic conventions) or LiteLLM StandardLoggingPayload records (JSON lines).\n"
@@ -49,10 +53,11 @@ static const char usage_text[] =
     "  -q, --quiet           no table\n"
     "  -h, --help            this text\n"
     "\n"
-    "Exit codes: 0 written, and as-was reproduces the logs within the bands; 1 written,\n"
-    "but it does not (fusebox check will fail: see the table); 2 bad input: a file that\n"
-    "does not parse (with its line), a span or record without times or provider, no\n"
-    "GenAI span, a slice the log does not hold, a cap reached.\n";
+    "Exit codes: 0 written, and as-was reproduces the logs (every figure within its\n"
+    "tolerance or noise, every band met); 1 written, but it does not: each figure missed\n"
+    "is named with the miss and its most likely cause (fusebox check will fail); 2 bad\n"
+    "input: a file that does not parse (with its line), a span or record without times\n"
+    "or provider, no GenAI span, a slice the log does not hold, a cap reached.\n";
 
 typedef struct args {
     const char *file, *out, *name;
@@ -361,8 +366,8 @@ static int figures(FILE *f, const imp_incident *inc, const sim_scenario *sc, con
         fprintf(f, "\n%-24s %14s %14s %10s %11s\n", "as-was beside the log", "log", "simulated",
                 "tolerance", "noise");
     for (size_t i = 0; i < k; i++) {
-        double d = g[i].kind == REP_FIGURE_BUCKET ? g[i].sim_share - g[i].log_share
-                                                  : g[i].sim - g[i].log;
+        double d =
+            g[i].kind == REP_FIGURE_BUCKET ? g[i].sim_share - g[i].log_share : g[i].sim - g[i].log;
         char l[48], x[48], t[32], n[40];
         rep_figure_cell(l, sizeof l, &g[i], true);
         rep_figure_cell(x, sizeof x, &g[i], false);
@@ -370,19 +375,24 @@ static int figures(FILE *f, const imp_incident *inc, const sim_scenario *sc, con
         rep_figure_noise(n, sizeof n, &g[i]);
         if (f)
             fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, n,
-                    !g[i].within ? "  MISS" : g[i].within_tolerance ? "" : "  (noise)");
+                    !g[i].within            ? "  MISS"
+                    : g[i].within_tolerance ? ""
+                                            : "  (noise)");
         if (g[i].within) continue;
         misses++;
         if (why == NULL) continue;
         char cause[300];
         imp_incident_cause(inc, g[i].name, d > 0, cause, sizeof cause);
         if (g[i].kind == REP_FIGURE_BUCKET)
-            fprintf(why, "  %s: %s against the log's %s (%+.1f points; tolerance %s, noise %s): "
-                    "most likely %s\n", g[i].name, x, l, 100 * d, t, n, cause);
+            fprintf(why,
+                    "  %s: %s against the log's %s (%+.1f points; tolerance %s, noise %s): "
+                    "most likely %s\n",
+                    g[i].name, x, l, 100 * d, t, n, cause);
         else
-            fprintf(why, "  %s: %s against the log's %s (%+.1f%%; tolerance %s, noise %s): "
-                    "most likely %s\n", g[i].name, x, l, g[i].log != 0 ? 100 * d / g[i].log : 100.0,
-                    t, n, cause);
+            fprintf(why,
+                    "  %s: %s against the log's %s (%+.1f%%; tolerance %s, noise %s): "
+                    "most likely %s\n",
+                    g[i].name, x, l, g[i].log != 0 ? 100 * d / g[i].log : 100.0, t, n, cause);
     }
     return misses;
 }

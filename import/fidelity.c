@@ -186,8 +186,7 @@ static void latency_cause(const imp_incident *inc, const char *figure, bool high
                  "the latency distribution's tail (time to first token, per token) or a "
                  "slowdown or hang window the fit missed");
     else
-        snprintf(buf, len,
-                 "the token distribution (completion tokens) or the time to first token");
+        snprintf(buf, len, "the token distribution (completion tokens) or the time to first token");
 }
 
 void imp_incident_cause(const imp_incident *inc, const char *figure, bool high, char *buf,

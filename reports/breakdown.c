@@ -153,8 +153,8 @@ static void add_noise(const sim_observed *o, rep_figure *g, size_t n) {
     for (size_t i = 0; i < n; i++) {
         for (uint32_t k = 0; k < o->noise_n; k++)
             if (strcmp(o->noise_name[k], g[i].name) == 0) g[i].noise = o->noise[k];
-        double d = g[i].kind == REP_FIGURE_BUCKET ? g[i].sim_share - g[i].log_share
-                                                  : g[i].sim - g[i].log;
+        double d =
+            g[i].kind == REP_FIGURE_BUCKET ? g[i].sim_share - g[i].log_share : g[i].sim - g[i].log;
         g[i].within = g[i].within_tolerance || fabs(d) <= g[i].noise + 1e-9;
     }
 }
@@ -216,8 +216,7 @@ static void add_statuses(rep_figure *out, size_t cap, size_t *n, const sim_obser
     for (int k = 0; k < SIM_ANSWER_WORDS; k++) {
         if (o->words[k] == 0 && b->words[k] == 0) continue;
         snprintf(name, sizeof name, "status %s", sim_answer_word_name((sim_answer_word)k));
-        add_count(out, cap, n, name, REP_GROUP_STATUS, 0, (double)o->words[k],
-                  (double)b->words[k]);
+        add_count(out, cap, n, name, REP_GROUP_STATUS, 0, (double)o->words[k], (double)b->words[k]);
     }
 }
 
@@ -248,11 +247,13 @@ size_t rep_observed_figures(const sim_scenario *sc, const sim_summary *s, rep_fi
               (double)s->requests);
     add_count(out, cap, &n, "attempts", REP_GROUP_TOTALS, 0, (double)o->attempts,
               (double)s->attempts);
-    add_count(out, cap, &n, "retries", REP_GROUP_TOTALS, 0, (double)o->retries,
-              (double)s->retries);
-    add_latency(out, cap, &n, "latency_p50", o->latency_p50_us, fb_hist_percentile(&s->latency, 50));
-    add_latency(out, cap, &n, "latency_p90", o->latency_p90_us, fb_hist_percentile(&s->latency, 90));
-    add_latency(out, cap, &n, "latency_p99", o->latency_p99_us, fb_hist_percentile(&s->latency, 99));
+    add_count(out, cap, &n, "retries", REP_GROUP_TOTALS, 0, (double)o->retries, (double)s->retries);
+    add_latency(out, cap, &n, "latency_p50", o->latency_p50_us,
+                fb_hist_percentile(&s->latency, 50));
+    add_latency(out, cap, &n, "latency_p90", o->latency_p90_us,
+                fb_hist_percentile(&s->latency, 90));
+    add_latency(out, cap, &n, "latency_p99", o->latency_p99_us,
+                fb_hist_percentile(&s->latency, 99));
     add_buckets(out, cap, &n, o, &s->breakdown);
     add_statuses(out, cap, &n, o, &s->breakdown);
     add_ends(out, cap, &n, o, s);
@@ -310,7 +311,9 @@ int rep_observed_text(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
         rep_figure_tolerance(t, sizeof t, &g[i]);
         rep_figure_noise(z, sizeof z, &g[i]);
         fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, z,
-                !g[i].within ? "  MISS" : g[i].within_tolerance ? "" : "  (noise)");
+                !g[i].within            ? "  MISS"
+                : g[i].within_tolerance ? ""
+                                        : "  (noise)");
         misses += !g[i].within;
     }
     return misses;

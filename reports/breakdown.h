@@ -46,11 +46,12 @@ typedef enum rep_figure_group {
 
 /* One figure of the log beside the variant's. */
 typedef struct rep_figure {
-    char name[48]; /* "requests", "latency_p99", "attempts/request 2", "status 429", "end exhausted" */
+    char name[48]; /* "requests", "latency_p99", "attempts/request 2", "status 429", "end exhausted"
+                    */
     rep_figure_kind kind;
     rep_figure_group group;
-    int key;         /* the bucket, the status (0 for the words), the end's index */
-    double log, sim; /* counts, or microseconds */
+    int key;                     /* the bucket, the status (0 for the words), the end's index */
+    double log, sim;             /* counts, or microseconds */
     double log_share, sim_share; /* REP_FIGURE_BUCKET: of the requests */
     double tolerance;            /* half-width: counts, microseconds, or a share */
     double noise;                /* the replay's own noise (observed.noise), same unit; 0 */

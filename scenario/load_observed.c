@@ -14,10 +14,19 @@
 #define COUNT_MAX 9007199254740991ULL /* integers a double holds exactly */
 
 /* The end causes of sim/sim.h (SIM_END_MAP), which the scenario cannot include. */
-static const char *const end_names[] = {
-    "success",      "degraded",      "permanent", "policy",   "context_length", "exhausted",
-    "breaker_open", "rate_limited",  "deadline",  "stream_broken", "timeout",   "queue_full",
-    NULL};
+static const char *const end_names[] = {"success",
+                                        "degraded",
+                                        "permanent",
+                                        "policy",
+                                        "context_length",
+                                        "exhausted",
+                                        "breaker_open",
+                                        "rate_limited",
+                                        "deadline",
+                                        "stream_broken",
+                                        "timeout",
+                                        "queue_full",
+                                        NULL};
 
 static const char *const word_names[] = {"timeout", "reset", "broken", NULL};
 
@@ -96,10 +105,9 @@ static int get_seconds(pctx *P, const cJSON *obj, const char *key, fb_time_us *o
 }
 
 static int window(pctx *P, const cJSON *v, uint32_t i, void *out) {
-    static const char *const keys[] = {"name",         "start_s",     "end_s",
-                                       "requests",     "attempts",    "success_rate",
-                                       "latency_p50",  "latency_p90", "latency_p99",
-                                       NULL};
+    static const char *const keys[] = {
+        "name",         "start_s",     "end_s",       "requests",    "attempts",
+        "success_rate", "latency_p50", "latency_p90", "latency_p99", NULL};
     static const char *const required[] = {"name", "start_s", "end_s", NULL};
     sim_obs_window *w = &((sim_observed *)out)->windows[i];
     int rc = scn__check_object(P, v, keys, required);
@@ -129,8 +137,8 @@ static int parse_noise(pctx *P, const cJSON *v, void *out) {
         if (o->noise_n == SIM_OBS_NOISE_MAX)
             rc = scn__fail(P, "more than %d figures", SIM_OBS_NOISE_MAX);
         else if (strlen(it->string) >= sizeof o->noise_name[0] || it->string[0] == '\0')
-            rc = scn__fail(P, "a figure's name is 1 to %zu characters",
-                           sizeof o->noise_name[0] - 1);
+            rc =
+                scn__fail(P, "a figure's name is 1 to %zu characters", sizeof o->noise_name[0] - 1);
         else if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= 1e12))
             rc = scn__fail(P, "expected a number >= 0 (the half-width of the figure's noise)");
         if (rc == FB_OK) {
@@ -153,11 +161,22 @@ static int check_variant(pctx *P, const sim_scenario *sc) {
 }
 
 int scn__parse_observed(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {
-        "description", "variant",     "requests",    "attempts",
-        "retries",     "success_rate", "latency_p50", "latency_p90",
-        "latency_p99", "attempts_per_request", "attempts_beyond", "status",
-        "end",         "windows",     "noise",       NULL};
+    static const char *const keys[] = {"description",
+                                       "variant",
+                                       "requests",
+                                       "attempts",
+                                       "retries",
+                                       "success_rate",
+                                       "latency_p50",
+                                       "latency_p90",
+                                       "latency_p99",
+                                       "attempts_per_request",
+                                       "attempts_beyond",
+                                       "status",
+                                       "end",
+                                       "windows",
+                                       "noise",
+                                       NULL};
     static const char *const required[] = {"variant", "requests", "attempts", NULL};
     sim_scenario *sc = out;
     sim_observed *o = &sc->observed;

@@ -459,7 +459,7 @@ typedef struct sim_scenario {
        errorThresholdPercentage: 0.5); fusebox run --strict makes it an error */
     uint64_t warning_notes;
     sim_observed observed; /* the log's figures (an imported incident); present or not */
-    void *json; /* cJSON *: the document after --set overrides, for the report echo */
+    void *json;            /* cJSON *: the document after --set overrides, for the report echo */
 } sim_scenario;
 
 /*

@@ -23,7 +23,7 @@
  * retries once, 20 s later: a request that arrives in the window fails its first call and
  * succeeds on the second (after the window), every other one succeeds at once. */
 #define FIRST_FAILS                                                                                \
-    "{\"name\":\"f\",\"duration\":\"1m\",\"pods\":{\"workers\":1000},"                                \
+    "{\"name\":\"f\",\"duration\":\"1m\",\"pods\":{\"workers\":1000},"                             \
     "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"10/s\"}}],"                        \
     "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"100ms\",\"error\":\"10ms\"},"          \
     "\"faults\":[{\"at\":\"10s\",\"for\":\"10s\",\"outage\":{\"status\":503}}]}],"                 \
@@ -62,13 +62,13 @@ static void breakdown_first_attempt_fails_in_the_window(void **state) {
 
 static void breakdown_counts_timeouts_and_resets(void **state) {
     (void)state;
-    sim_scenario *sc = th_load(
-        "{\"name\":\"h\",\"duration\":\"1m\","
-        "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"5/s\"}}],"
-        "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"100ms\"},"
-        "\"faults\":[{\"at\":\"20s\",\"for\":\"10s\",\"hang\":{}},"
-        "{\"at\":\"40s\",\"for\":\"2s\",\"reset\":{}}]}],"
-        "\"policy\":{\"retry\":{\"attempts\":1,\"attempt_timeout\":\"2s\"}}}");
+    sim_scenario *sc =
+        th_load("{\"name\":\"h\",\"duration\":\"1m\","
+                "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"5/s\"}}],"
+                "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"100ms\"},"
+                "\"faults\":[{\"at\":\"20s\",\"for\":\"10s\",\"hang\":{}},"
+                "{\"at\":\"40s\",\"for\":\"2s\",\"reset\":{}}]}],"
+                "\"policy\":{\"retry\":{\"attempts\":1,\"attempt_timeout\":\"2s\"}}}");
     sim_summary *s = th_run(sc, 0, NULL, NULL);
     const sim_breakdown *b = &s->breakdown;
     assert_int_equal(b->words[SIM_ANSWER_TIMEOUT], 50);
@@ -88,12 +88,12 @@ static void breakdown_counts_timeouts_and_resets(void **state) {
 /* 40 attempts per request with no wait into a permanent outage: past the buckets. */
 static void breakdown_counts_requests_past_the_last_bucket(void **state) {
     (void)state;
-    sim_scenario *sc = th_load(
-        "{\"name\":\"m\",\"duration\":\"10s\","
-        "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"1/s\"}}],"
-        "\"providers\":[{\"name\":\"a\",\"latency\":{\"error\":\"1ms\"},"
-        "\"faults\":[{\"at\":\"0s\",\"for\":\"1h\",\"outage\":{\"status\":500}}]}],"
-        "\"policy\":{\"retry\":{\"attempts\":40,\"backoff\":\"none\"}}}");
+    sim_scenario *sc =
+        th_load("{\"name\":\"m\",\"duration\":\"10s\","
+                "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"1/s\"}}],"
+                "\"providers\":[{\"name\":\"a\",\"latency\":{\"error\":\"1ms\"},"
+                "\"faults\":[{\"at\":\"0s\",\"for\":\"1h\",\"outage\":{\"status\":500}}]}],"
+                "\"policy\":{\"retry\":{\"attempts\":40,\"backoff\":\"none\"}}}");
     sim_summary *s = th_run(sc, 0, NULL, NULL);
     assert_int_equal(s->breakdown.per_request_beyond, 10);
     for (int k = 0; k < SIM_ATTEMPT_BUCKETS; k++) assert_int_equal(s->breakdown.per_request[k], 0);
@@ -104,11 +104,11 @@ static void breakdown_counts_requests_past_the_last_bucket(void **state) {
 
 static void breakdown_is_the_same_for_the_same_seed(void **state) {
     (void)state;
-    sim_scenario *sc = th_load(
-        "{\"name\":\"d\",\"duration\":\"1m\","
-        "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"poisson\":\"20/s\"}}],"
-        "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"10s\",\"for\":\"20s\","
-        "\"outage\":{\"status\":529,\"fraction\":0.4}}]}]}");
+    sim_scenario *sc =
+        th_load("{\"name\":\"d\",\"duration\":\"1m\","
+                "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"poisson\":\"20/s\"}}],"
+                "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"10s\",\"for\":\"20s\","
+                "\"outage\":{\"status\":529,\"fraction\":0.4}}]}]}");
     sim_summary *a = th_run(sc, 0, NULL, NULL);
     sim_summary *b = th_run(sc, 0, NULL, NULL);
     assert_memory_equal(&a->breakdown, &b->breakdown, sizeof a->breakdown);
@@ -122,8 +122,8 @@ static void breakdown_is_the_same_for_the_same_seed(void **state) {
 
 #define OBSERVED(extra)                                                                            \
     FIRST_FAILS ",\"observed\":{\"variant\":\"default\",\"requests\":600,\"attempts\":700,"        \
-                "\"retries\":100,\"latency_p50\":0.1,\"latency_p90\":20.1,\"latency_p99\":20.1," \
-                "\"attempts_per_request\":{\"1\":500,\"2\":100},"                                 \
+                "\"retries\":100,\"latency_p50\":0.1,\"latency_p90\":20.1,\"latency_p99\":20.1,"   \
+                "\"attempts_per_request\":{\"1\":500,\"2\":100},"                                  \
                 "\"status\":{\"200\":600,\"503\":100}," extra "\"end\":{\"success\":600}}}"
 
 static const rep_figure *figure(const rep_figure *g, size_t n, const char *name) {
@@ -159,10 +159,10 @@ static void observed_misses_name_the_figure(void **state) {
     sim_summary *s = th_run(sc, 0, NULL, NULL);
     rep_figure g[REP_FIGURES_MAX];
     size_t n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
-    assert_false(figure(g, n, "attempts")->within);     /* 600 against 700 */
-    assert_false(figure(g, n, "retries")->within);      /* 0 against 100 */
+    assert_false(figure(g, n, "attempts")->within);           /* 600 against 700 */
+    assert_false(figure(g, n, "retries")->within);            /* 0 against 100 */
     assert_false(figure(g, n, "attempts/request 2")->within); /* 0% against 16.7% */
-    assert_false(figure(g, n, "end exhausted")->within);     /* 100 against 0 */
+    assert_false(figure(g, n, "end exhausted")->within);      /* 100 against 0 */
     assert_true(figure(g, n, "requests")->within);
     assert_true(figure(g, n, "status 503")->within); /* the first calls fail either way */
     free(s);
