@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "reports/compare.h"
+#include "reports/breakdown.h"
 #include "reports/expect.h"
 #include "reports/report.h"
 #include "scenario/scenario.h"
@@ -258,6 +259,46 @@ static void evaluate(const sim_scenario *sc, sim_summary *const *sums, size_t n,
     }
 }
 
+/*
+ * A scenario with the log's figures ("observed", an imported incident): one result, PASS
+ * when every figure is within its tolerance or the replay's noise, else FAIL and a line
+ * per figure that is not (docs/import.md, "Fidelity").
+ */
+static void observed_check(const sim_scenario *sc, sim_summary *const *sums, size_t n, FILE *out,
+                           FILE *x, counts *c) {
+    const sim_summary *s = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(sums[i]->variant, sc->observed.variant) == 0) s = sums[i];
+    if (s == NULL) return; /* not run (a signal, an error: said elsewhere) */
+    rep_figure g[REP_FIGURES_MAX];
+    size_t k = rep_observed_figures(sc, s, g, REP_FIGURES_MAX), misses = 0;
+    char name[96], detail[320] = "";
+    for (size_t i = 0; i < k; i++) misses += !g[i].within;
+    snprintf(name, sizeof name, "%s beside the log (observed)", sc->observed.variant);
+    if (misses == 0) {
+        snprintf(detail, sizeof detail, "%zu figures within their tolerance or noise", k);
+        fprintf(out, "PASS  %s: %s  [%s]\n", sc->name, name, detail);
+        junit_case(x, sc->name, name, NULL, NULL, detail, 0);
+        c->passed++;
+        return;
+    }
+    snprintf(detail, sizeof detail, "%zu of %zu figures outside their tolerance and noise", misses,
+             k);
+    fprintf(out, "FAIL  %s: %s  [%s]\n", sc->name, name, detail);
+    for (size_t i = 0; i < k; i++) {
+        if (g[i].within) continue;
+        char l[48], v[48], t[32], z[40];
+        rep_figure_cell(l, sizeof l, &g[i], true);
+        rep_figure_cell(v, sizeof v, &g[i], false);
+        rep_figure_tolerance(t, sizeof t, &g[i]);
+        rep_figure_noise(z, sizeof z, &g[i]);
+        fprintf(out, "      %s: %s against the log's %s (tolerance %s, noise %s)\n", g[i].name, v,
+                l, t, z);
+    }
+    junit_case(x, sc->name, name, "failure", detail, detail, 0);
+    c->failed++;
+}
+
 /* A figure's values and change for a check line: "2.1s -> 2.7s, +573ms (+27.1%)". */
 static void baseline_detail(char *buf, size_t len, const rep_cmp_fig *f) {
     size_t nh;
@@ -428,7 +469,7 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     char run_error[1400] = "";
     /* the errors are printed once the scenario is known to be checked (a signal may come first) */
     bool readable = expectations_readable(file, sc, NULL);
-    if (readable && (sc->expect_count > 0 || o->baseline))
+    if (readable && (sc->expect_count > 0 || o->baseline || sc->observed.present))
         run_variants(sc, sums, &n, run_error, sizeof run_error);
     if (cli_stop_signal != 0) {
         for (size_t i = 0; i < n; i++) free(sums[i]);
@@ -439,7 +480,7 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     expectations_readable(file, sc, out);
     char report_error[1300] = "";
     if (o->outdir && n > 0) write_report(o->outdir, sc, sums, n, report_error, sizeof report_error);
-    if (sc->expect_count == 0 && !o->baseline)
+    if (sc->expect_count == 0 && !o->baseline && !sc->observed.present)
         fprintf(out, "NOTE  %s: no expectations\n", sc->name);
     const char *why = run_error[0] ? run_error
                       : !readable  ? "the scenario has unreadable expectations"
@@ -452,6 +493,7 @@ static bool check_one(const char *file, const check_opts *o, FILE *out, FILE *x,
     counts mine = {0, 0, 0, 0, 0};
     if (mem != NULL) {
         evaluate(sc, sums, n, why, run_error[0] != '\0', out, mem, &mine);
+        if (sc->observed.present && why == NULL) observed_check(sc, sums, n, out, mem, &mine);
         if (o->baseline && why == NULL && n == sc->variant_count)
             baseline_check(o, sc, sums, n, out, mem, &mine);
         else if (o->baseline && run_error[0] && sc->expect_count == 0)

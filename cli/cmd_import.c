@@ -3,18 +3,23 @@
  * it, with the policy as it was (as-was) and a copy to edit (yours); the import simulates
  * as-was and prints it side by side with the logs. docs/import.md.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli/cli.h"
 #include "cli/common.h"
 #include "import/incident.h"
 #include "import/source.h"
+#include "reports/breakdown.h"
 #include "reports/report.h"
 #include "sim/metrics.h"
 #include "scenario/scenario.h"
 #include "sim/sim.h"
+#include "util/utf8.h"
 
 static const char usage_text[] =
     "usage: fusebox import FILE [-o SCENARIO] [options]\n"
@@ -23,8 +28,12 @@ static const char usage_text[] =
     "requests as arrivals (the old policy's retries and fallbacks are not re-sent),\n"
     "each provider's fault timeline, latency and tokens fitted from what the attempts\n"
     "saw, the policy as it was (variant as-was, with its evidence) and a copy to edit\n"
-    "(yours). The import simulates as-was and prints it beside the logs; the scenario's\n"
-    "expect lines make 'fusebox check' fail when the reproduction drifts.\n"
+    "(yours). The import simulates as-was and prints it beside the logs, figure by figure\n"
+    "(requests, attempts, retries, p50/p90/p99, attempts per request, calls per status,\n"
+    "ends) against a tolerance (counts +-2% or 2, latencies +-10%, buckets +-2 points)\n"
+    "and the replay's own noise; the scenario carries the log's figures (observed) and\n"
+    "expect lines, so 'fusebox run' prints the log beside as-was and 'fusebox check'\n"
+    "fails when the reproduction drifts.\n"
     "\n"
     "FILE is OTLP/JSON traces (an ExportTraceServiceRequest, or one per line: the GenAI\n"
     "and HTTP semantic conventions) or LiteLLM StandardLoggingPayload records (JSON lines).\n"
@@ -44,10 +53,11 @@ static const char usage_text[] =
     "  -q, --quiet           no table\n"
     "  -h, --help            this text\n"
     "\n"
-    "Exit codes: 0 written, and as-was reproduces the logs within the bands; 1 written,\n"
-    "but it does not (fusebox check will fail: see the table); 2 bad input: a file that\n"
-    "does not parse (with its line), a span or record without times or provider, no\n"
-    "GenAI span, a slice the log does not hold, a cap reached.\n";
+    "Exit codes: 0 written, and as-was reproduces the logs (every figure within its\n"
+    "tolerance or noise, every band met); 1 written, but it does not: each figure missed\n"
+    "is named with the miss and its most likely cause (fusebox check will fail); 2 bad\n"
+    "input: a file that does not parse (with its line), a span or record without times\n"
+    "or provider, no GenAI span, a slice the log does not hold, a cap reached.\n";
 
 typedef struct args {
     const char *file, *out, *name;
@@ -219,10 +229,63 @@ static int simulate(const char *text, const char *file, sim_scenario **sc, sim_s
     return CLI_OK;
 }
 
-/* imp_measure_fn: one as-was run, its metrics by name. */
+/*
+ * The replay's own noise per figure of the log beside it (reports/breakdown.h): the
+ * figures of each calibration run, summed by name; a figure a run lacks counts 0 there.
+ */
+typedef struct noise {
+    char name[REP_FIGURES_MAX][48];
+    double sum[REP_FIGURES_MAX], sq[REP_FIGURES_MAX];
+    uint32_t n, seeds;
+} noise;
+
+static int noise_slot(const noise *nz, const char *name) {
+    for (uint32_t i = 0; i < nz->n; i++)
+        if (strcmp(nz->name[i], name) == 0) return (int)i;
+    return -1;
+}
+
+/* A figure's value as its tolerance reads it: a bucket's share, else the figure. */
+static double figure_value(const rep_figure *g) {
+    return g->kind == REP_FIGURE_BUCKET ? g->sim_share : g->sim;
+}
+
+static void noise_add(noise *nz, const sim_scenario *sc, const sim_summary *s) {
+    rep_figure g[REP_FIGURES_MAX];
+    size_t k = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    for (size_t i = 0; i < k; i++) {
+        int j = noise_slot(nz, g[i].name);
+        if (j < 0 && nz->n == REP_FIGURES_MAX) continue;
+        if (j < 0) {
+            j = (int)nz->n++;
+            memcpy(nz->name[j], g[i].name, sizeof nz->name[j]); /* both rep_figure.name */
+        }
+        double x = figure_value(&g[i]);
+        nz->sum[j] += x;
+        nz->sq[j] += x * x;
+    }
+    nz->seeds++;
+}
+
+/* 3 x sqrt(2) x the standard deviation of a figure over the runs (the log is one more
+   draw of the same noise): the half-width of its noise band, 0 when it did not vary. */
+static double noise_of(const noise *nz, const char *name) {
+    int j = noise_slot(nz, name);
+    if (j < 0 || nz->seeds < 2) return 0;
+    double n = nz->seeds, mean = nz->sum[j] / n;
+    return 3 * sqrt(2.0) * sqrt(fmax(0, (nz->sq[j] - n * mean * mean) / (n - 1)));
+}
+
+typedef struct measure_ctx {
+    sim_summary *s;
+    noise *nz;
+} measure_ctx;
+
+/* imp_measure_fn: one as-was run, its metrics by name, its figures into the noise. */
 static int measure(void *ctx, sim_scenario *sc, const char *const *metrics, uint32_t n, double *out,
                    char *msg, size_t msg_len) {
-    sim_summary *s = ctx;
+    measure_ctx *m = ctx;
+    sim_summary *s = m->s;
     sim_run_opts opts;
     sim_error e;
     memset(&opts, 0, sizeof opts);
@@ -234,11 +297,37 @@ static int measure(void *ctx, sim_scenario *sc, const char *const *metrics, uint
         double x = sim_metric_get(sc, s, metrics[i]);
         out[i] = sim_metric_is_na(x) ? 0 : x;
     }
+    noise_add(m->nz, sc, s);
     return FB_OK;
 }
 
+/*
+ * The scenario text with observed.noise: each figure's noise band over the calibration's
+ * runs (latencies in seconds, buckets as shares), where it is not 0. Frees text; NULL when
+ * out of memory.
+ */
+static char *with_noise(char *text, const noise *nz) {
+    cJSON *doc = cJSON_Parse(text);
+    cJSON *o = doc ? cJSON_GetObjectItemCaseSensitive(doc, "observed") : NULL;
+    free(text);
+    if (o == NULL) {
+        cJSON_Delete(doc);
+        return NULL;
+    }
+    cJSON *z = cJSON_AddObjectToObject(o, "noise");
+    for (uint32_t i = 0; z && i < nz->n; i++) {
+        double h = noise_of(nz, nz->name[i]);
+        if (strncmp(nz->name[i], "latency_", 8) == 0) h /= 1e6;
+        if (h > 0) cJSON_AddNumberToObject(z, nz->name[i], round(h * 1e6) / 1e6);
+    }
+    char *out = cJSON_Print(doc);
+    cJSON_Delete(doc);
+    if (out) util_utf8_fix(out);
+    return out;
+}
+
 /* Measure the bands against the simulation's noise, and write the scenario again. */
-static int calibrate(const args *a, imp_incident *inc, char **text) {
+static int calibrate(const args *a, imp_incident *inc, char **text, noise *nz) {
     sim_scenario *sc = NULL;
     sim_error err;
     if (scn_parse(*text, strlen(*text), a->out ? a->out : "<stdout>", NULL, 0, NULL, &sc, &err) !=
@@ -250,14 +339,62 @@ static int calibrate(const args *a, imp_incident *inc, char **text) {
     imp_error ie;
     memset(&ie, 0, sizeof ie);
     sim_summary *s = malloc(sizeof *s);
-    int rc = s ? imp_incident_calibrate(inc, sc, IMP_CALIBRATE_SEEDS, measure, s, &ie)
+    measure_ctx m = {s, nz};
+    int rc = s ? imp_incident_calibrate(inc, sc, IMP_CALIBRATE_SEEDS, measure, &m, &ie)
                : imp_fail(&ie, FB_ENOMEM, 0, "%s", "out of memory");
     free(s);
     scn_free(sc);
     if (rc != FB_OK) return cli_bad("import", "%s", ie.msg);
     free(*text);
     *text = imp_incident_json(inc);
+    if (*text) *text = with_noise(*text, nz);
     return *text ? CLI_OK : cli_bad("import", "%s", "out of memory");
+}
+
+/*
+ * The log beside as-was, figure by figure (f NULL: only count): a figure misses when it is
+ * outside both its tolerance and the replay's own noise (the scenario's observed.noise).
+ * The misses, each with its most likely cause, go to `why` (NULL: not written). Returns
+ * the misses.
+ */
+static int figures(FILE *f, const imp_incident *inc, const sim_scenario *sc, const sim_summary *s,
+                   FILE *why) {
+    rep_figure g[REP_FIGURES_MAX];
+    size_t k = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    int misses = 0;
+    if (f)
+        fprintf(f, "\n%-24s %14s %14s %10s %11s\n", "as-was beside the log", "log", "simulated",
+                "tolerance", "noise");
+    for (size_t i = 0; i < k; i++) {
+        double d =
+            g[i].kind == REP_FIGURE_BUCKET ? g[i].sim_share - g[i].log_share : g[i].sim - g[i].log;
+        char l[48], x[48], t[32], n[40];
+        rep_figure_cell(l, sizeof l, &g[i], true);
+        rep_figure_cell(x, sizeof x, &g[i], false);
+        rep_figure_tolerance(t, sizeof t, &g[i]);
+        rep_figure_noise(n, sizeof n, &g[i]);
+        if (f)
+            fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, n,
+                    !g[i].within            ? "  MISS"
+                    : g[i].within_tolerance ? ""
+                                            : "  (noise)");
+        if (g[i].within) continue;
+        misses++;
+        if (why == NULL) continue;
+        char cause[300];
+        imp_incident_cause(inc, g[i].name, d > 0, cause, sizeof cause);
+        if (g[i].kind == REP_FIGURE_BUCKET)
+            fprintf(why,
+                    "  %s: %s against the log's %s (%+.1f points; tolerance %s, noise %s): "
+                    "most likely %s\n",
+                    g[i].name, x, l, 100 * d, t, n, cause);
+        else
+            fprintf(why,
+                    "  %s: %s against the log's %s (%+.1f%%; tolerance %s, noise %s): "
+                    "most likely %s\n",
+                    g[i].name, x, l, g[i].log != 0 ? 100 * d / g[i].log : 100.0, t, n, cause);
+    }
+    return misses;
 }
 
 static int report(const args *a, const imp_incident *inc, const char *text) {
@@ -266,16 +403,25 @@ static int report(const args *a, const imp_incident *inc, const char *text) {
     if (s == NULL) return cli_bad("import", "%s", "out of memory");
     int rc = simulate(text, a->out ? a->out : "<stdout>", &sc, s);
     FILE *f = a->quiet ? NULL : a->out ? stdout : stderr;
+    int misses = rc == CLI_OK ? figures(f, inc, sc, s, NULL) : 0;
     int outside = rc == CLI_OK ? table(f, inc, sc, s) : 0;
     if (rc == CLI_OK) rc = write_text(a->out, text);
     if (rc == CLI_OK && a->out && !a->quiet)
         printf(
             "\nwrote %s: %zu requests, %u attempts, %u providers; check it with fusebox check %s\n",
             a->out, inc->r1 - inc->r0, inc->attempts, inc->log->nprov, a->out);
+    if (rc == CLI_OK && misses > 0) {
+        fprintf(stderr,
+                "fusebox import: as-was misses the log on %d figure%s, beyond the tolerance and "
+                "the replay's own noise (docs/import.md, \"Fidelity\"):\n",
+                misses, misses == 1 ? "" : "s");
+        figures(NULL, inc, sc, s, stderr);
+        rc = CLI_EXPECT_FAILED;
+    }
     if (rc == CLI_OK && outside > 0) {
         fprintf(stderr,
-                "fusebox import: as-was does not reproduce the logs within %d of its bands: "
-                "fusebox check will fail on it (docs/import.md, \"Limits\")\n",
+                "fusebox import: as-was is outside %d of the expect lines' bands: fusebox check "
+                "will fail on it (docs/import.md, \"Fidelity\")\n",
                 outside);
         rc = CLI_EXPECT_FAILED;
     }
@@ -305,8 +451,10 @@ int cli_cmd_import(int argc, char **argv) {
         return CLI_BAD_INPUT;
     }
     char *text = imp_incident_json(inc);
-    rc = text ? calibrate(&a, inc, &text) : cli_bad("import", "%s", "out of memory");
+    noise *nz = calloc(1, sizeof *nz);
+    rc = text && nz ? calibrate(&a, inc, &text, nz) : cli_bad("import", "%s", "out of memory");
     if (rc == CLI_OK) rc = report(&a, inc, text);
+    free(nz);
     free(text);
     imp_incident_free(inc);
     imp_log_free(log);

@@ -260,6 +260,7 @@ char *imp_incident_json(const imp_incident *inc) {
                           policy(inc, "A copy of as-was for you to edit: change its retry, "
                                       "breaker or fallback and compare the two with fusebox run."));
     cJSON_AddItemToObject(doc, "expect", expect(inc));
+    cJSON_AddItemToObject(doc, "observed", imp__observed_json(inc, doc));
     char *text = cJSON_Print(doc);
     cJSON_Delete(doc);
     /* names, models and addresses come from the log as they are, and a description cut to

@@ -138,3 +138,82 @@ void imp__fit_checks(imp_incident *inc) {
     cost(inc);
     free(v);
 }
+
+/* ---- the most likely cause of a miss (docs/import.md, "Fidelity") ---- */
+
+/* The largest slowdown factor fitted, and its provider's index; 0 when none. */
+static double slowest(const imp_incident *inc, uint32_t *prov) {
+    double f = 0;
+    for (uint32_t p = 0; p < inc->log->nprov; p++)
+        for (uint32_t i = 0; i < inc->prov[p].nslow; i++)
+            if (inc->prov[p].slow[i].factor > f) {
+                f = inc->prov[p].slow[i].factor;
+                *prov = p;
+            }
+    return f;
+}
+
+/* Attempts whose error kind was counted as the closest one (a provider's kinds capped). */
+static uint32_t folded(const imp_incident *inc) {
+    uint32_t n = 0;
+    for (uint32_t p = 0; p < inc->log->nprov; p++) n += inc->prov[p].folded;
+    return n;
+}
+
+static void retry_cause(const imp_incident *inc, char *buf, size_t len) {
+    const char *mode = inc->pol.retry_after ? inc->pol.retry_after : "max (the default)";
+    snprintf(buf, len,
+             "the retry's Retry-After mode (%s) / attempts (%u): the inferred policy, or the "
+             "fault fractions that decide how often it retries",
+             mode, inc->pol.attempts);
+}
+
+static void latency_cause(const imp_incident *inc, const char *figure, bool high, char *buf,
+                          size_t len) {
+    uint32_t p = 0;
+    double factor = slowest(inc, &p);
+    bool tail = strcmp(figure, "latency_p50") != 0;
+    if (tail && high && factor > 1)
+        snprintf(buf, len, "the slowdown factor (fitted %.2f on %s)", factor,
+                 inc->log->prov[p].name);
+    else if (tail && high)
+        snprintf(buf, len,
+                 "the retry's waits (Retry-After mode %s, backoff) or the hang windows and "
+                 "the attempt timeout",
+                 inc->pol.retry_after ? inc->pol.retry_after : "max (the default)");
+    else if (tail)
+        snprintf(buf, len,
+                 "the latency distribution's tail (time to first token, per token) or a "
+                 "slowdown or hang window the fit missed");
+    else
+        snprintf(buf, len, "the token distribution (completion tokens) or the time to first token");
+}
+
+void imp_incident_cause(const imp_incident *inc, const char *figure, bool high, char *buf,
+                        size_t len) {
+    if (strncmp(figure, "latency_", 8) == 0)
+        latency_cause(inc, figure, high, buf, len);
+    else if (strncmp(figure, "attempts", 8) == 0 || strcmp(figure, "retries") == 0)
+        retry_cause(inc, buf, len);
+    else if (strcmp(figure, "status timeout") == 0)
+        snprintf(buf, len, "the hang windows and the attempt timeout (%.1fs fitted)",
+                 (double)inc->pol.attempt_timeout_us / 1e6);
+    else if (strncmp(figure, "status ", 7) == 0 && folded(inc) > 0)
+        snprintf(buf, len,
+                 "the error kinds fitted per provider (at most %d; %u attempts of rarer kinds "
+                 "were counted as the closest kind)",
+                 IMP_KINDS_MAX, folded(inc));
+    else if (strncmp(figure, "status ", 7) == 0)
+        snprintf(buf, len,
+                 "the fault timeline: the windows and fractions fitted for %s, or the retry "
+                 "that repeats them",
+                 figure + 7);
+    else if (strcmp(figure, "requests") == 0)
+        snprintf(buf, len, "the arrivals (the slice of the log replayed)");
+    else if (strncmp(figure, "end ", 4) == 0)
+        snprintf(buf, len,
+                 "the retry's attempts (%u) and the request timeout, or the fault fractions",
+                 inc->pol.attempts);
+    else
+        snprintf(buf, len, "the fits (see the scenario's description)");
+}

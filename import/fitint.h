@@ -35,5 +35,8 @@ void imp__fit_faults(imp_incident *inc, uint32_t p);
 int imp__fit_classes(imp_incident *inc, imp_error *err);
 void imp__fit_policy(imp_incident *inc);
 void imp__fit_checks(imp_incident *inc);
+/* observed.c: the log's own figures, and per fault of doc's providers, as "observed" */
+struct cJSON;
+struct cJSON *imp__observed_json(const imp_incident *inc, const struct cJSON *doc);
 
 #endif /* IMP_FITINT_H */

@@ -160,6 +160,13 @@ typedef int (*imp_measure_fn)(void *ctx, sim_scenario *sc, const char *const *me
 int imp_incident_calibrate(imp_incident *inc, sim_scenario *sc, uint32_t seeds,
                            imp_measure_fn measure, void *ctx, imp_error *err);
 #define IMP_CALIBRATE_SEEDS 10
+/*
+ * The most likely cause, among the fits, of a miss on `figure` (as reports/breakdown.h
+ * names it: "latency_p99", "attempts/request 2", "status 429", ...), the replay `high`
+ * (above the log) or below: "the slowdown factor (fitted 6.94 on openai)".
+ */
+void imp_incident_cause(const imp_incident *inc, const char *figure, bool high, char *buf,
+                        size_t len);
 void imp_incident_free(imp_incident *inc);
 
 /* The variant the checks are about. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/version.h"
+#include "reports/breakdown.h"
 #include "reports/json.h"
 #include "sim/metrics.h"
 #include "util/xml.h"
@@ -253,6 +254,7 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     rep_json_close(w);
     write_layers(w, sc, s);
     write_classes(w, sc, s);
+    rep_breakdown_json(w, sc, s);
     rep_json_u64(w, "simulated_events", s->events);
     rep_json_fixed(w, "end_s", (double)s->end_us / 1e6, 6);
     rep_json_u64(w, "events_dropped", s->events_dropped);
@@ -633,6 +635,8 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
         }
         fputc('\n', f);
     }
+    rep_breakdown_text(f, sums, n);
+    rep_observed_text(f, sc, sums, n);
     text_undetermined(f, sc, sums, n);
     for (size_t i = 0; i < n; i++)
         if (!sums[i]->complete)

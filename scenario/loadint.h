@@ -228,6 +228,8 @@ int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c);
 int scn__parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol);
 /* "breaker_store": {"outages": [...]} (out: sim_scenario). */
 int scn__parse_breaker_store(pctx *P, const cJSON *v, void *out);
+/* load_observed.c: the log's figures of an imported incident */
+int scn__parse_observed(pctx *P, const cJSON *v, void *out);
 /* What holds across sections: store outages need a shared breaker, and so on. */
 int scn__check_fleet(pctx *P, const sim_scenario *sc);
 /* The keys of one layer's policy. */

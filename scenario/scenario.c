@@ -119,9 +119,9 @@ static bool safe_name(const char *name) {
 /* The keys, the name, the seed and the run's length and resolution. */
 static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
     static const char *const keys[] = {
-        "$schema", "name",      "description", "incident",  "seed",          "duration",
-        "tick",    "traffic",   "pods",        "providers", "policy",        "variants",
-        "slo",     "spillover", "limits",      "expect",    "breaker_store", NULL};
+        "$schema", "name",   "description",   "incident", "seed",     "duration", "tick",
+        "traffic", "pods",   "providers",     "policy",   "variants", "slo",      "spillover",
+        "limits",  "expect", "breaker_store", "observed", NULL};
     static const char *const required[] = {"name", NULL};
     const cJSON *incident = scn__field(root, "incident");
     int rc = scn__check_object(P, root, keys, required);
@@ -261,6 +261,7 @@ static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     if (rc == FB_OK) rc = scn__parse_variants(P, root, sc);
     if (rc == FB_OK) rc = scn__check_fleet(P, sc);
     if (rc == FB_OK) rc = check_brownouts(P, sc);
+    if (rc == FB_OK) rc = scn__key(P, root, "observed", scn__parse_observed, sc);
     return rc;
 }
 

@@ -388,6 +388,49 @@ typedef struct sim_store_window {
     fb_time_us at_us, for_us;
 } sim_store_window;
 
+/*
+ * What the log of an imported incident measured ("observed", written by `fusebox import`;
+ * docs/scenario-format.md): the figures `fusebox run` prints beside its variant's, and
+ * that the import compares with the tolerances of docs/import.md ("Fidelity").
+ */
+#define SIM_OBS_BUCKETS 32     /* requests with 0..31 calls; more: attempts_beyond */
+#define SIM_OBS_STATUS_MAX 600 /* HTTP statuses 100..599 */
+#define SIM_OBS_WORDS 3        /* answers without a status: timeout, reset, broken */
+#define SIM_OBS_ENDS_MAX 16    /* end causes */
+#define SIM_OBS_WINDOWS_MAX 32 /* fault windows */
+#define SIM_OBS_NOISE_MAX 160  /* figures with a noise band */
+
+typedef struct sim_obs_window {
+    char name[96]; /* as report.json names it: "openai fault 0 (outage)" */
+    fb_time_us start_us, end_us;
+    uint64_t requests, attempts;
+    double success_rate;
+    fb_time_us latency_p50_us, latency_p90_us, latency_p99_us;
+} sim_obs_window;
+
+typedef struct sim_observed {
+    bool present;
+    char variant[SIM_NAME_MAX]; /* the variant it is the log of ("as-was") */
+    uint64_t requests, attempts, retries;
+    double success_rate;
+    fb_time_us latency_p50_us, latency_p90_us, latency_p99_us;
+    uint64_t per_request[SIM_OBS_BUCKETS];
+    uint64_t per_request_beyond;
+    uint64_t status[SIM_OBS_STATUS_MAX];
+    uint64_t words[SIM_OBS_WORDS];
+    char end_name[SIM_OBS_ENDS_MAX][24];
+    uint64_t end_count[SIM_OBS_ENDS_MAX];
+    uint32_t end_n;
+    sim_obs_window windows[SIM_OBS_WINDOWS_MAX];
+    uint32_t window_n;
+    /* the replay's own noise per figure (its name in reports/breakdown.h): a half-width in
+       counts, microseconds (latency_*) or a share (attempts/request N); a figure within it
+       is not a miss even outside its tolerance */
+    char noise_name[SIM_OBS_NOISE_MAX][48];
+    double noise[SIM_OBS_NOISE_MAX];
+    uint32_t noise_n;
+} sim_observed;
+
 typedef struct sim_scenario {
     char name[SIM_NAME_MAX];
     char file[256];
@@ -415,7 +458,8 @@ typedef struct sim_scenario {
     /* bit i: notes[i] is a warning, a likely mistake the loader accepted (opossum's
        errorThresholdPercentage: 0.5); fusebox run --strict makes it an error */
     uint64_t warning_notes;
-    void *json; /* cJSON *: the document after --set overrides, for the report echo */
+    sim_observed observed; /* the log's figures (an imported incident); present or not */
+    void *json;            /* cJSON *: the document after --set overrides, for the report echo */
 } sim_scenario;
 
 /*

@@ -180,6 +180,7 @@ static void member_done(sim *s, const member *m, const fb_reply *rep, fb_time_us
     hgroup *g = HG(s, r);
     g->att[m->slot] = 0;
     sim__stat_outcome(s, m->pi, c.outcome);
+    sim__stat_answer(s, rep);
     if (rep->after_first_token) sim__stat_stream_failure(s, r, m->out, false);
     bool ok = c.outcome == FB_OUT_SUCCESS;
     fb_hedge_window *w = window_of(s, m->layer, m->pod, m->pi);

@@ -470,6 +470,7 @@ void sim__deliver(sim *s, uint32_t ai) {
     r->attempt = 0;
     fb_class c = sim__classify_inner(s, r, &reply, pi);
     sim__stat_outcome(s, pi, c.outcome);
+    sim__stat_answer(s, &reply);
     if (reply.after_first_token) {
         bool resumed = a->keeps_partial && out < r->tokens_left;
         sim__stat_stream_failure(s, r, out, resumed);
@@ -478,22 +479,24 @@ void sim__deliver(sim *s, uint32_t ai) {
     inner_answer(s, ri, pi, &reply, &c, hint, out, false);
 }
 
-/* The client stops waiting for its current attempt(s); the provider may keep working on them. */
-static void abandon_attempt(sim *s, req *r) {
-    if (s->hg_offset) sim__hedge_abandon(s, r);
-    if (r->attempt == 0) return;
-    uint32_t ai = r->attempt - 1;
-    r->attempt = 0;
-    A(s, ai)->abandoned = true;
-    sim__provider_cancel(s, ai);
-}
-
 static fb_reply timeout_reply(void) {
     fb_reply rep;
     memset(&rep, 0, sizeof rep);
     rep.transport = FB_TRANSPORT_TIMEOUT;
     rep.should_retry = -1;
     return rep;
+}
+
+/* The client stops waiting for its current attempt(s); the provider may keep working on them. */
+static void abandon_attempt(sim *s, req *r) {
+    if (s->hg_offset) sim__hedge_abandon(s, r);
+    if (r->attempt == 0) return;
+    uint32_t ai = r->attempt - 1;
+    r->attempt = 0;
+    fb_reply gave_up = timeout_reply(); /* the client stopped waiting: a timeout, for the log */
+    sim__stat_answer(s, &gave_up);
+    A(s, ai)->abandoned = true;
+    sim__provider_cancel(s, ai);
 }
 
 void sim__on_attempt_timeout(sim *s, uint32_t ai) {

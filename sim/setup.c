@@ -446,6 +446,7 @@ int sim__setup(sim *s) {
         sim__stat_class_exposure(s, s->class_exposed[c]);
     }
     rc = setup_spillover(s);
+    if (rc == FB_OK) rc = sim__stat_windows_setup(s);
     if (rc == FB_OK) rc = setup_policy(s);
     if (rc == FB_OK) rc = setup_traffic(s);
     if (rc == FB_OK) rc = sim__fleet_setup(s);
@@ -485,4 +486,5 @@ void sim__teardown(sim *s) {
     free(s->win_hist);
     free(s->win_ended);
     free(s->win_bad);
+    free(s->bd_hist);
 }

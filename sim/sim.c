@@ -21,6 +21,11 @@ const char *sim_end_name(sim_end e) {
     return (unsigned)e < SIM_END_COUNT ? names[e] : "unknown";
 }
 
+const char *sim_answer_word_name(sim_answer_word w) {
+    static const char *const names[] = {"timeout", "reset", "broken"};
+    return (unsigned)w < SIM_ANSWER_WORDS ? names[w] : "unknown";
+}
+
 int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, sim_summary *out,
             sim_error *err) {
     return sim_run_port(sc, variant, opts, NULL, out, err);

@@ -129,6 +129,42 @@ typedef struct sim_class_summary {
     fb_hist latency;     /* every request of the class that ended */
 } sim_class_summary;
 
+/*
+ * The breakdown that compares a run with a log (docs/reports.md, "breakdown"):
+ * requests by the provider calls they made, calls by their answer, requests
+ * by how they ended, and per fault window. Fixed arrays: counted per call
+ * without allocation.
+ */
+#define SIM_ATTEMPT_BUCKETS SIM_OBS_BUCKETS /* requests with 0..31 calls; more: beyond */
+#define SIM_STATUS_MAX SIM_OBS_STATUS_MAX   /* HTTP statuses 100..599; others: broken */
+#define SIM_WINDOWS_MAX SIM_OBS_WINDOWS_MAX /* fault windows broken down; more: beyond */
+
+typedef enum sim_answer_word {
+    SIM_ANSWER_TIMEOUT = 0, /* the client gave up waiting (its timeout, a deadline) */
+    SIM_ANSWER_RESET,       /* connection refused, reset or closed early */
+    SIM_ANSWER_BROKEN,      /* a broken answer or stream, a status outside 100..599 */
+    SIM_ANSWER_WORDS        /* SIM_OBS_WORDS */
+} sim_answer_word;
+
+typedef struct sim_window_summary {
+    uint8_t provider, fault; /* the provider and its fault's index */
+    fb_time_us start_us, end_us;
+    uint64_t requests, attempts, success; /* requests that arrived inside, their calls */
+    fb_time_us latency_p50_us, latency_p90_us, latency_p99_us; /* of those that ended */
+} sim_window_summary;
+
+typedef struct sim_breakdown {
+    uint64_t per_request[SIM_ATTEMPT_BUCKETS]; /* ended requests by their provider calls */
+    uint64_t per_request_beyond;               /* ended requests with more calls than that */
+    uint64_t status[SIM_STATUS_MAX];           /* calls answered with this HTTP status */
+    uint64_t words[SIM_ANSWER_WORDS];          /* calls answered otherwise */
+    sim_window_summary windows[SIM_WINDOWS_MAX];
+    uint32_t window_count;
+    uint32_t windows_beyond; /* provider fault windows past the cap, not broken down */
+} sim_breakdown;
+
+const char *sim_answer_word_name(sim_answer_word w);
+
 typedef struct sim_summary {
     char variant[SIM_NAME_MAX];
     bool complete; /* false: a cap stopped the run early */
@@ -171,6 +207,7 @@ typedef struct sim_summary {
     uint32_t layer_count;
     sim_fleet_summary fleet;
     sim_class_summary classes[SIM_CLASSES_MAX]; /* by the scenario's class index */
+    sim_breakdown breakdown;
 } sim_summary;
 
 /* One time-series row (one tick of simulated time). */

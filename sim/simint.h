@@ -354,6 +354,8 @@ typedef struct sim {
     window windows[WINDOWS_MAX];
     uint32_t window_count;
     bool judged[WINDOWS_MAX]; /* a full window starting after disturbance k's end was judged */
+    /* the breakdown's fault windows (stats.c): one latency histogram each */
+    fb_hist *bd_hist; /* sum->breakdown.window_count of them; NULL when none */
     /* the fleet's dynamics (fleetint.h): NULL unless the scenario uses one */
     struct fleet *fleet;
 } sim;
@@ -501,6 +503,8 @@ void sim__close_baseline(sim *s);
 void sim__stat_arrival(sim *s, const req *r);
 void sim__stat_attempt(sim *s, const attempt *a);
 void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome);
+void sim__stat_answer(sim *s, const fb_reply *rep);
+int sim__stat_windows_setup(sim *s);
 void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
 void sim__stat_layer_call(sim *s, uint32_t layer);
 void sim__stat_layer_attempt(sim *s, uint32_t layer, uint32_t target);

@@ -9,6 +9,7 @@
  * sim__stat_finalize() adds what the core's primitives counted themselves.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "sim/fleetint.h"
 
@@ -80,6 +81,79 @@ void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome) {
     if (outcome == FB_OUT_TIMEOUT) p->tick.timeouts++;
 }
 
+/*
+ * An attempt's answer as the client saw it, for the breakdown: the HTTP
+ * status the provider sent, or what happened instead. One array slot per
+ * call; no allocation.
+ */
+void sim__stat_answer(sim *s, const fb_reply *rep) {
+    sim_breakdown *b = &s->sum->breakdown;
+    if (rep->after_first_token) {
+        b->words[SIM_ANSWER_BROKEN]++;
+        return;
+    }
+    switch (rep->transport) {
+    case FB_TRANSPORT_NONE:
+        if (rep->status >= 100 && rep->status < SIM_STATUS_MAX)
+            b->status[rep->status]++;
+        else
+            b->words[SIM_ANSWER_BROKEN]++;
+        break;
+    case FB_TRANSPORT_TIMEOUT:
+        b->words[SIM_ANSWER_TIMEOUT]++;
+        break;
+    case FB_TRANSPORT_CONNECT:
+    case FB_TRANSPORT_RESET:
+        b->words[SIM_ANSWER_RESET]++;
+        break;
+    case FB_TRANSPORT_REJECTED: /* no call went out */
+        break;
+    default:
+        b->words[SIM_ANSWER_BROKEN]++;
+        break;
+    }
+}
+
+/* The breakdown's windows: the providers' fault windows, up to SIM_WINDOWS_MAX. */
+int sim__stat_windows_setup(sim *s) {
+    sim_breakdown *b = &s->sum->breakdown;
+    for (uint32_t i = 0; i < s->sum->fault_count; i++) {
+        const sim_fault_summary *f = &s->sum->faults[i];
+        if (f->spike || f->store) continue;
+        if (b->window_count == SIM_WINDOWS_MAX) {
+            b->windows_beyond++;
+            continue;
+        }
+        sim_window_summary *w = &b->windows[b->window_count++];
+        w->provider = f->provider;
+        w->fault = f->fault;
+        w->start_us = f->start_us;
+        w->end_us = f->end_us;
+    }
+    if (b->window_count == 0) return FB_OK;
+    s->bd_hist = malloc(b->window_count * sizeof *s->bd_hist);
+    if (s->bd_hist == NULL) return FB_ENOMEM;
+    for (uint32_t k = 0; k < b->window_count; k++) fb_hist_init(&s->bd_hist[k]);
+    return FB_OK;
+}
+
+/* A calling request's end in the breakdown: its calls, and the windows it arrived in. */
+static void breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
+    sim_breakdown *b = &s->sum->breakdown;
+    if (r->sent < SIM_ATTEMPT_BUCKETS)
+        b->per_request[r->sent]++;
+    else
+        b->per_request_beyond++;
+    for (uint32_t k = 0; k < b->window_count; k++) {
+        sim_window_summary *w = &b->windows[k];
+        if (r->arrival_us < w->start_us || r->arrival_us >= w->end_us) continue;
+        w->requests++;
+        w->attempts += r->sent;
+        w->success += end == SIM_END_SUCCESS;
+        fb_hist_record(&s->bd_hist[k], lat);
+    }
+}
+
 /* A request ended: outcome, latency, the SLO, blast radius, and the baseline before faults. */
 /* A request's end in its class's counters. */
 static void class_end(sim_class_summary *c, sim_end end, bool via_fallback, bool late,
@@ -104,6 +178,7 @@ void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
     class_end(&sum->classes[r->cls], end, via_fallback, answered && lat > s->sc->slo_latency_us,
               lat);
     sum->ended[end]++;
+    if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) breakdown_end(s, r, end, lat);
     s->row.ended++;
     fb_hist_record(&sum->latency, lat);
     fb_hist_record(&s->tick_hist, lat);
@@ -469,6 +544,12 @@ void sim__stat_finalize(sim *s) {
                 fb_budget_stats_get(&s->budgets[(size_t)k * s->NL + l])->refused;
     }
     for (uint32_t i = 0; i < sum->fault_count; i++) finalize_spillover(s, i);
+    for (uint32_t k = 0; s->bd_hist && k < sum->breakdown.window_count; k++) {
+        sim_window_summary *w = &sum->breakdown.windows[k];
+        w->latency_p50_us = fb_hist_percentile(&s->bd_hist[k], 50);
+        w->latency_p90_us = fb_hist_percentile(&s->bd_hist[k], 90);
+        w->latency_p99_us = fb_hist_percentile(&s->bd_hist[k], 99);
+    }
     if (s->fleet) sim__fleet_finalize(s);
 }
 

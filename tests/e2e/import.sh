@@ -262,6 +262,70 @@ with open(sys.argv[1]) as f, open(sys.argv[2], 'w') as g:
 expect_exit 1 "a bill twice what the prices give: as-was does not reproduce it" "$FUSEBOX" import \
     "$T/ll-double.jsonl" -o "$T/ll-double.json"
 contains "$(echo "$OUT" | grep '^cost_usd ')" "OUTSIDE" "... and the cost_usd row says so"
+# the log beside as-was: the import's figures, fusebox run's columns, fusebox check
+contains "$OUT" "as-was beside the log" "the import prints the log's figures beside as-was's"
+[ "$(pyjson "$T/ll-incident.json" "d['observed']['variant'] + ' ' + str(d['observed']['requests'])")" = "as-was 2317" ]
+ok $? "the scenario carries the log's figures (observed: as-was, 2317 requests)"
+expect_exit 0 "fusebox run on the imported scenario" "$FUSEBOX" run "$T/ll-incident.json" --no-charts \
+    -o "$T/ll-run"
+python3 - "$T/ll-incident.json" "$T/ll-run/report.json" "$OUT" <<'PY' >"$T/ll-cols.out" 2>&1
+import json, re, sys
+obs = json.load(open(sys.argv[1]))["observed"]
+rep = json.load(open(sys.argv[2]))["variants"]["as-was"]
+bd, text = rep["breakdown"], sys.argv[3]
+rows = {}
+for line in text.split("\n"):
+    m = re.match(r"(attempts/request \d+|status \S+|requests|attempts|retries) +(\d+)(?: \([\d.]+%\))? +(\d+)", line)
+    if m:
+        rows[m.group(1)] = (int(m.group(2)), int(m.group(3)))
+bad = []
+want = {"requests": (obs["requests"], rep["summary"]["requests"]),
+        "attempts": (obs["attempts"], rep["summary"]["attempts"]),
+        "retries": (obs["retries"], rep["summary"]["retries"])}
+for k in set(obs["attempts_per_request"]) | set(bd["attempts_per_request"]):
+    want["attempts/request " + k] = (obs["attempts_per_request"].get(k, 0), bd["attempts_per_request"].get(k, 0))
+for k in set(obs["status"]) | set(bd["status"]):
+    want["status " + k] = (obs["status"].get(k, 0), bd["status"].get(k, 0))
+for k, v in sorted(want.items()):
+    if rows.get(k) != v:
+        bad.append("%s: printed %s, want %s (log, as-was)" % (k, rows.get(k), v))
+print("%d rows checked" % len(want))
+print("\n".join(bad))
+# every call answered once, every ended request in one bucket
+if sum(bd["status"].values()) != rep["summary"]["attempts"]:
+    bad.append("statuses %d != attempts %d" % (sum(bd["status"].values()), rep["summary"]["attempts"]))
+if sum(bd["attempts_per_request"].values()) != rep["summary"]["requests"]:
+    bad.append("buckets != requests")
+sys.exit(1 if bad else 0)
+PY
+r=$?
+sed 's/^/# /' "$T/ll-cols.out"
+ok $r "fusebox run prints each bucket and status of the log beside as-was's (report.json's breakdown)"
+python3 -c "import json,sys
+d = json.load(open(sys.argv[1])); d['variants']['as-was']['retry']['attempts'] = 1
+json.dump(d, open(sys.argv[2], 'w'), indent=1)" "$T/ll-incident.json" "$T/ll-one.json"
+expect_exit 1 "fusebox check fails when as-was no longer retries (retry.attempts 1)" "$FUSEBOX" \
+    check "$T/ll-one.json"
+contains "$OUT" "FAIL  litellm: as-was beside the log (observed)" "... as the observed figures' result"
+contains "$OUT" "retries: 0 against the log's 1285" "... naming the retries it no longer makes"
+contains "$OUT" "attempts/request 4: 0 (0.0%) against the log's 380" "... and the bucket it empties"
+# the 500s of the log spread over ten statuses: the fit keeps 8 kinds per provider, the
+# replay cannot answer the rarer ones, and the import names the figures and the cause
+python3 -c "import json,sys
+codes = [500, 502, 503, 504, 520, 521, 522, 523, 524, 525]
+i = 0
+with open(sys.argv[1]) as f, open(sys.argv[2], 'w') as g:
+    for line in f:
+        r = json.loads(line)
+        e = r.get('error_information') or {}
+        if e.get('error_code') == '500':
+            e['error_code'] = str(codes[i % len(codes)])
+            i += 1
+        g.write(json.dumps(r) + '\n')" "$T/litellm.jsonl" "$T/ll-statuses.jsonl"
+expect_exit 1 "a log with ten error statuses on one provider: as-was cannot answer them all" \
+    "$FUSEBOX" import "$T/ll-statuses.jsonl" -o "$T/ll-statuses.json" -q
+contains "$ERR" "status 525: 0 against the log's 115" "... the import names the figure and the miss"
+contains "$ERR" "most likely the error kinds fitted per provider (at most 8;" "... and the likely cause"
 expect_exit 0 "the rate-curve form (--arrivals rate) imports too" "$FUSEBOX" import "$T/litellm.jsonl" \
     -o "$T/ll-rate.json" --arrivals rate -q
 [ "$(pyjson "$T/ll-rate.json" "len(d['traffic'][0]['ramp'])")" = 32 ]

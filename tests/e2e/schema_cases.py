@@ -226,6 +226,17 @@ VALID = {
                                                                      "p99": "300ms"}}})],
     "provider-network": [(P0 + ["network"], {"latency": {"uniform": {"min": "5ms",
                                                                      "max": "20ms"}}})],
+    # the log's figures of an imported incident (fusebox import writes them)
+    "observed": [(["observed"], {
+        "variant": "a", "requests": 300, "attempts": 340, "retries": 40, "success_rate": 0.99,
+        "latency_p50": 0.6, "latency_p90": 1.4, "latency_p99": 3.2,
+        "attempts_per_request": {"1": 265, "2": 30, "3": 5}, "status": {"200": 297, "503": 40,
+                                                                       "timeout": 3},
+        "end": {"success": 297, "exhausted": 3},
+        "windows": [{"name": "primary fault 0 (outage)", "start_s": 20, "end_s": 30,
+                     "requests": 50, "attempts": 90, "success_rate": 0.96, "latency_p50": 1.1,
+                     "latency_p90": 2.0, "latency_p99": 3.0}],
+        "noise": {"attempts": 12.5, "latency_p99": 0.4, "attempts/request 2": 0.02}})],
 }
 
 # name -> (changes, start of the loader's message after "FILE: ")
@@ -452,6 +463,17 @@ INVALID = {
     "failure-rate-as-percent": ([(BRK + ["failure_rate"], 50)],
                                 "variants.a.breaker.failure_rate: 50 is out of range [1e-06, 1] "
                                 "(rates and shares are fractions: 50% is 0.5)"),
+    "observed-bad-status": ([(["observed"], {"variant": "a", "requests": 1, "attempts": 1,
+                                              "status": {"99": 1}})],
+                            "observed.status.99: an answer is an HTTP status"),
+    "observed-bad-end": ([(["observed"], {"variant": "a", "requests": 1, "attempts": 1,
+                                           "end": {"ok": 1}})],
+                         "observed.end.ok: unknown key"),
+    "observed-no-attempts": ([(["observed"], {"variant": "a", "requests": 1})],
+                             "observed: missing required key 'attempts'"),
+    "observed-negative-noise": ([(["observed"], {"variant": "a", "requests": 1, "attempts": 1,
+                                                 "noise": {"attempts": -1}})],
+                                "observed.noise.attempts: expected a number >= 0"),
     "max-retries-for-attempts": ([(POL + ["retry", "max_retries"], 3)],
                                  "variants.a.retry.max_retries: unknown key 'max_retries' (fusebox "
                                  "counts attempts, the first call included: \"attempts\": 4)"),
@@ -461,6 +483,8 @@ INVALID = {
 # cannot state (a time against the duration, a key against another section); the schema
 # accepts these files, the loader must not
 LOADER_ONLY = {
+    "observed-unknown-variant": ([(["observed"], {"variant": "c", "requests": 1, "attempts": 1})],
+                                 "observed.variant: no variant \"c\" in the scenario"),
     "replay-out-of-order": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [5, 4]}})],
                             "traffic[0].arrivals.replay.at_ms[1]: replayed arrivals must be in "
                             "time order"),

@@ -1,0 +1,83 @@
+/*
+ * breakdown.h - a run's figures broken down the way a log states them, and the log's own
+ * figures beside them (docs/reports.md, "breakdown"; docs/import.md, "Fidelity").
+ *
+ * report.json's "breakdown" per variant: requests by the provider calls they made, calls
+ * by their answer (HTTP status, timeout, reset, broken), requests by how they ended, the
+ * fault windows. A scenario that carries the log's figures ("observed", written by
+ * `fusebox import`) gets them side by side with its variant's, each against its
+ * tolerance: counts +-2% (at least 2), latencies +-10%, each attempts-per-request bucket
+ * +-2 points of the share of requests.
+ */
+#ifndef REP_BREAKDOWN_H
+#define REP_BREAKDOWN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "reports/json.h"
+#include "scenario/scenario.h"
+#include "sim/sim.h"
+
+/* report.json: the variant's "breakdown" object. */
+void rep_breakdown_json(rep_json *w, const sim_scenario *sc, const sim_summary *s);
+/* The text summary's lines: attempts per request and answers, one line per variant. */
+void rep_breakdown_text(FILE *f, sim_summary *const *sums, size_t n);
+
+#define REP_COUNT_TOLERANCE 0.02   /* counts: +-2% of the log's */
+#define REP_COUNT_TOLERANCE_MIN 2  /* ... and at least 2 */
+#define REP_LATENCY_TOLERANCE 0.10 /* p50, p90, p99: +-10% */
+#define REP_SHARE_TOLERANCE 0.02   /* each attempts-per-request bucket: +-2 points */
+
+typedef enum rep_figure_kind {
+    REP_FIGURE_COUNT = 0, /* within max(2% of the log's, 2) */
+    REP_FIGURE_LATENCY,   /* microseconds; within 10% of the log's */
+    REP_FIGURE_BUCKET     /* a count of requests whose share is within 2 points */
+} rep_figure_kind;
+
+typedef enum rep_figure_group {
+    REP_GROUP_TOTALS = 0, /* requests, attempts, retries */
+    REP_GROUP_LATENCY,    /* latency_p50, _p90, _p99 */
+    REP_GROUP_BUCKET,     /* attempts/request N */
+    REP_GROUP_STATUS,     /* status S */
+    REP_GROUP_END         /* end E */
+} rep_figure_group;
+
+/* One figure of the log beside the variant's. */
+typedef struct rep_figure {
+    char name[48]; /* "requests", "latency_p99", "attempts/request 2", "status 429", "end exhausted"
+                    */
+    rep_figure_kind kind;
+    rep_figure_group group;
+    int key;                     /* the bucket, the status (0 for the words), the end's index */
+    double log, sim;             /* counts, or microseconds */
+    double log_share, sim_share; /* REP_FIGURE_BUCKET: of the requests */
+    double tolerance;            /* half-width: counts, microseconds, or a share */
+    double noise;                /* the replay's own noise (observed.noise), same unit; 0 */
+    bool within_tolerance;
+    bool within; /* within its tolerance or its noise: not a miss */
+} rep_figure;
+
+#define REP_FIGURES_MAX 160
+
+/*
+ * The figures of sc->observed against summary s (the variant it names), in a fixed order:
+ * requests, attempts, retries, p50, p90, p99, each bucket, each status, each end (a key in
+ * either). Returns how many were written to out (at most cap).
+ */
+size_t rep_observed_figures(const sim_scenario *sc, const sim_summary *s, rep_figure *out,
+                            size_t cap);
+/* A figure's values as the table shows them ("1.2s", "237 (74.8%)"), and its tolerance. */
+void rep_figure_cell(char *buf, size_t len, const rep_figure *g, bool log);
+void rep_figure_tolerance(char *buf, size_t len, const rep_figure *g);
+/* Its noise band ("+-135", "+-1.7s", "+-4.5 pts"; "-" when the scenario states none). */
+void rep_figure_noise(char *buf, size_t len, const rep_figure *g);
+/*
+ * The table of the log beside sc->observed.variant: a row per figure, "MISS" where out of
+ * tolerance. Nothing when the scenario carries no observed figures or the variant was not
+ * run. Returns the misses.
+ */
+int rep_observed_text(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n);
+
+#endif /* REP_BREAKDOWN_H */

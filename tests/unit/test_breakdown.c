@@ -1,0 +1,266 @@
+/*
+ * test_breakdown.c - the breakdown a run counts (requests by their calls, calls by their
+ * answer, fault windows), the scenario's "observed" figures, and the log beside a
+ * variant against the tolerances (reports/breakdown.h). The scenarios are built so that
+ * every count is known in advance: constant arrivals, faults with fraction 1.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reports/breakdown.h"
+#include "scenario/scenario.h"
+#include "sim/sim.h"
+#include "tests/unit/helpers.h"
+
+/* 10 requests/s for 60 s; an outage answers 503 to every call in [10s, 20s); each request
+ * retries once, 20 s later: a request that arrives in the window fails its first call and
+ * succeeds on the second (after the window), every other one succeeds at once. */
+#define FIRST_FAILS                                                                                \
+    "{\"name\":\"f\",\"duration\":\"1m\",\"pods\":{\"workers\":1000},"                             \
+    "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"10/s\"}}],"                        \
+    "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"100ms\",\"error\":\"10ms\"},"          \
+    "\"faults\":[{\"at\":\"10s\",\"for\":\"10s\",\"outage\":{\"status\":503}}]}],"                 \
+    "\"policy\":{\"retry\":{\"attempts\":2,\"backoff\":{\"constant\":\"20s\"},"                    \
+    "\"jitter\":\"none\"}}"
+
+static void breakdown_first_attempt_fails_in_the_window(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(FIRST_FAILS "}");
+    sim_summary *s = th_run(sc, 0, NULL, NULL);
+    const sim_breakdown *b = &s->breakdown;
+    assert_int_equal(b->per_request[0], 0);
+    assert_int_equal(b->per_request[1], 500);
+    assert_int_equal(b->per_request[2], 100);
+    for (int k = 3; k < SIM_ATTEMPT_BUCKETS; k++) assert_int_equal(b->per_request[k], 0);
+    assert_int_equal(b->per_request_beyond, 0);
+    assert_int_equal(b->status[200], 600);
+    assert_int_equal(b->status[503], 100);
+    uint64_t statuses = 0;
+    for (int k = 0; k < SIM_STATUS_MAX; k++) statuses += b->status[k];
+    for (int k = 0; k < SIM_ANSWER_WORDS; k++) statuses += b->words[k];
+    assert_int_equal(statuses, s->attempts); /* every call answered once */
+    assert_int_equal(b->window_count, 1);
+    const sim_window_summary *w = &b->windows[0];
+    assert_int_equal(w->start_us, 10 * S);
+    assert_int_equal(w->end_us, 20 * S);
+    assert_int_equal(w->requests, 100);
+    assert_int_equal(w->attempts, 200);
+    assert_int_equal(w->success, 100);
+    /* 10 ms error, 20 s wait, 100 ms answer */
+    assert_int_equal(w->latency_p50_us, w->latency_p99_us);
+    assert_true(w->latency_p50_us >= 20 * S + 100 * MS && w->latency_p50_us < 20 * S + 200 * MS);
+    free(s);
+    scn_free(sc);
+}
+
+static void breakdown_counts_timeouts_and_resets(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        th_load("{\"name\":\"h\",\"duration\":\"1m\","
+                "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"5/s\"}}],"
+                "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"100ms\"},"
+                "\"faults\":[{\"at\":\"20s\",\"for\":\"10s\",\"hang\":{}},"
+                "{\"at\":\"40s\",\"for\":\"2s\",\"reset\":{}}]}],"
+                "\"policy\":{\"retry\":{\"attempts\":1,\"attempt_timeout\":\"2s\"}}}");
+    sim_summary *s = th_run(sc, 0, NULL, NULL);
+    const sim_breakdown *b = &s->breakdown;
+    assert_int_equal(b->words[SIM_ANSWER_TIMEOUT], 50);
+    assert_int_equal(b->words[SIM_ANSWER_RESET], 10);
+    assert_int_equal(b->words[SIM_ANSWER_BROKEN], 0);
+    assert_int_equal(b->status[200], 300 - 60);
+    assert_int_equal(b->per_request[1], 300);
+    assert_int_equal(b->window_count, 2);
+    assert_int_equal(b->windows[0].requests, 50);
+    assert_int_equal(b->windows[0].success, 0);
+    assert_int_equal(b->windows[1].requests, 10);
+    assert_string_equal(sim_answer_word_name(SIM_ANSWER_RESET), "reset");
+    free(s);
+    scn_free(sc);
+}
+
+/* 40 attempts per request with no wait into a permanent outage: past the buckets. */
+static void breakdown_counts_requests_past_the_last_bucket(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        th_load("{\"name\":\"m\",\"duration\":\"10s\","
+                "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"1/s\"}}],"
+                "\"providers\":[{\"name\":\"a\",\"latency\":{\"error\":\"1ms\"},"
+                "\"faults\":[{\"at\":\"0s\",\"for\":\"1h\",\"outage\":{\"status\":500}}]}],"
+                "\"policy\":{\"retry\":{\"attempts\":40,\"backoff\":\"none\"}}}");
+    sim_summary *s = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(s->breakdown.per_request_beyond, 10);
+    for (int k = 0; k < SIM_ATTEMPT_BUCKETS; k++) assert_int_equal(s->breakdown.per_request[k], 0);
+    assert_int_equal(s->breakdown.status[500], 400);
+    free(s);
+    scn_free(sc);
+}
+
+static void breakdown_is_the_same_for_the_same_seed(void **state) {
+    (void)state;
+    sim_scenario *sc =
+        th_load("{\"name\":\"d\",\"duration\":\"1m\","
+                "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"poisson\":\"20/s\"}}],"
+                "\"providers\":[{\"name\":\"a\",\"faults\":[{\"at\":\"10s\",\"for\":\"20s\","
+                "\"outage\":{\"status\":529,\"fraction\":0.4}}]}]}");
+    sim_summary *a = th_run(sc, 0, NULL, NULL);
+    sim_summary *b = th_run(sc, 0, NULL, NULL);
+    assert_memory_equal(&a->breakdown, &b->breakdown, sizeof a->breakdown);
+    assert_true(a->breakdown.status[529] > 0);
+    free(a);
+    free(b);
+    scn_free(sc);
+}
+
+/* ---- "observed": the log's figures, and the log beside a variant ---- */
+
+#define OBSERVED(extra)                                                                            \
+    FIRST_FAILS ",\"observed\":{\"variant\":\"default\",\"requests\":600,\"attempts\":700,"        \
+                "\"retries\":100,\"latency_p50\":0.1,\"latency_p90\":20.1,\"latency_p99\":20.1,"   \
+                "\"attempts_per_request\":{\"1\":500,\"2\":100},"                                  \
+                "\"status\":{\"200\":600,\"503\":100}," extra "\"end\":{\"success\":600}}}"
+
+static const rep_figure *figure(const rep_figure *g, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(g[i].name, name) == 0) return &g[i];
+    fail_msg("no figure %s", name);
+    return NULL;
+}
+
+static void observed_matches_the_run_it_describes(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(OBSERVED(""));
+    assert_true(sc->observed.present);
+    assert_int_equal(sc->observed.per_request[2], 100);
+    assert_int_equal(sc->observed.latency_p90_us, 20100 * MS);
+    sim_summary *s = th_run(sc, 0, NULL, NULL);
+    rep_figure g[REP_FIGURES_MAX];
+    size_t n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    for (size_t i = 0; i < n; i++)
+        if (!g[i].within) fail_msg("%s: log %g, run %g", g[i].name, g[i].log, g[i].sim);
+    assert_int_equal(figure(g, n, "attempts/request 2")->sim, 100);
+    assert_int_equal(figure(g, n, "status 503")->log, 100);
+    assert_true(figure(g, n, "retries")->within_tolerance);
+    free(s);
+    scn_free(sc);
+}
+
+/* The same log beside a run with one attempt: every retry figure misses. */
+static void observed_misses_name_the_figure(void **state) {
+    (void)state;
+    const char *sets[] = {"policy.retry.attempts=1"};
+    sim_scenario *sc = th_load_with(OBSERVED(""), sets, 1, NULL);
+    sim_summary *s = th_run(sc, 0, NULL, NULL);
+    rep_figure g[REP_FIGURES_MAX];
+    size_t n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    assert_false(figure(g, n, "attempts")->within);           /* 600 against 700 */
+    assert_false(figure(g, n, "retries")->within);            /* 0 against 100 */
+    assert_false(figure(g, n, "attempts/request 2")->within); /* 0% against 16.7% */
+    assert_false(figure(g, n, "end exhausted")->within);      /* 100 against 0 */
+    assert_true(figure(g, n, "requests")->within);
+    assert_true(figure(g, n, "status 503")->within); /* the first calls fail either way */
+    free(s);
+    scn_free(sc);
+}
+
+/* A count within 2% or 2, and a count within its stated noise though outside the 2%. */
+static void observed_tolerance_and_noise(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(OBSERVED(""));
+    sim_summary *s = th_run(sc, 0, NULL, NULL);
+    rep_figure g[REP_FIGURES_MAX];
+    sc->observed.attempts = 714; /* 700 run: 2% of 714 is 14.28 */
+    size_t n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    assert_true(figure(g, n, "attempts")->within);
+    sc->observed.attempts = 715; /* 2% of 715 is 14.3: 15 is out */
+    n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    assert_false(figure(g, n, "attempts")->within);
+    snprintf(sc->observed.noise_name[0], sizeof sc->observed.noise_name[0], "attempts");
+    sc->observed.noise[0] = 15;
+    sc->observed.noise_n = 1;
+    n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    assert_true(figure(g, n, "attempts")->within);
+    assert_false(figure(g, n, "attempts")->within_tolerance);
+    sc->observed.noise_n = 0;
+    sc->observed.status[503] = 102; /* at least 2 for small counts */
+    n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    assert_true(figure(g, n, "status 503")->within);
+    sc->observed.latency_p90_us = 18 * S; /* 20.1 s run: 11.7% over */
+    n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    assert_false(figure(g, n, "latency_p90")->within);
+    sc->observed.present = false;
+    assert_int_equal(rep_observed_figures(sc, s, g, REP_FIGURES_MAX), 0);
+    free(s);
+    scn_free(sc);
+}
+
+static void observed_bad_input_names_the_path(void **state) {
+    (void)state;
+    static const struct {
+        const char *extra, *path;
+    } cases[] = {
+        {"\"attempts_beyond\":-1,", "observed.attempts_beyond"},
+        {"\"noise\":{\"attempts\":-1},", "observed.noise.attempts"},
+        {"\"windows\":[{\"name\":\"w\",\"start_s\":1}],", "observed.windows[0]"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char json[4096];
+        snprintf(json, sizeof json, "%s", OBSERVED("%s"));
+        char doc[4096];
+        snprintf(doc, sizeof doc, json, cases[i].extra);
+        sim_scenario *sc = NULL;
+        sim_error err;
+        assert_int_not_equal(scn_parse(doc, strlen(doc), "t.json", NULL, 0, NULL, &sc, &err),
+                             FB_OK);
+        if (strcmp(err.path, cases[i].path) != 0)
+            fail_msg("case %zu: path %s, want %s (%s)", i, err.path, cases[i].path, err.msg);
+    }
+    static const struct {
+        const char *doc, *path;
+    } maps[] = {
+        {FIRST_FAILS ",\"observed\":{\"variant\":\"default\",\"requests\":1,\"attempts\":1,"
+                     "\"status\":{\"99\":1}}}",
+         "observed.status.99"},
+        {FIRST_FAILS ",\"observed\":{\"variant\":\"default\",\"requests\":1,\"attempts\":1,"
+                     "\"attempts_per_request\":{\"32\":1}}}",
+         "observed.attempts_per_request.32"},
+        {FIRST_FAILS ",\"observed\":{\"variant\":\"default\",\"requests\":1,\"attempts\":1,"
+                     "\"end\":{\"ok\":1}}}",
+         "observed.end.ok"},
+    };
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
+        sim_scenario *sc = NULL;
+        sim_error err;
+        assert_int_not_equal(
+            scn_parse(maps[i].doc, strlen(maps[i].doc), "t.json", NULL, 0, NULL, &sc, &err), FB_OK);
+        if (strcmp(err.path, maps[i].path) != 0)
+            fail_msg("map %zu: path %s, want %s (%s)", i, err.path, maps[i].path, err.msg);
+    }
+    const char *bad_variant =
+        FIRST_FAILS ",\"observed\":{\"variant\":\"nope\",\"requests\":1,\"attempts\":1}}";
+    sim_scenario *sc = NULL;
+    sim_error err;
+    assert_int_not_equal(
+        scn_parse(bad_variant, strlen(bad_variant), "t.json", NULL, 0, NULL, &sc, &err), FB_OK);
+    assert_string_equal(err.path, "observed.variant");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(breakdown_first_attempt_fails_in_the_window),
+        cmocka_unit_test(breakdown_counts_timeouts_and_resets),
+        cmocka_unit_test(breakdown_counts_requests_past_the_last_bucket),
+        cmocka_unit_test(breakdown_is_the_same_for_the_same_seed),
+        cmocka_unit_test(observed_matches_the_run_it_describes),
+        cmocka_unit_test(observed_misses_name_the_figure),
+        cmocka_unit_test(observed_tolerance_and_noise),
+        cmocka_unit_test(observed_bad_input_names_the_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
