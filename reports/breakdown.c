@@ -82,48 +82,83 @@ static int name_width(sim_summary *const *sums, size_t n) {
     return w;
 }
 
-/* One "key:count" item of a row, on the next line (indented) past 96 columns. */
+/* One "key:count" item of a row; with `indent` >= 0, on the next line (so indented) past 96
+ * columns. */
 static void item(FILE *f, int *col, int indent, const char *key, uint64_t v) {
     char buf[48];
     int len = snprintf(buf, sizeof buf, " %s:%" PRIu64, key, v);
-    if (*col + len > 96) {
+    if (indent >= 0 && *col + len > 96) {
         fprintf(f, "\n%*s", indent, "");
         *col = indent;
     }
-    fputs(buf, f);
-    *col += len;
+    fputs(*col < 0 ? buf + 1 : buf, f); /* a row's first item without its space */
+    *col = *col < 0 ? len - 1 : *col + len;
 }
+
+/* A variant's attempts-per-request items (calls:requests). */
+static void per_request_items(FILE *f, const sim_breakdown *b, int *col, int indent) {
+    char key[16];
+    for (int k = 0; k < SIM_ATTEMPT_BUCKETS; k++) {
+        if (b->per_request[k] == 0) continue;
+        snprintf(key, sizeof key, "%d", k);
+        item(f, col, indent, key, b->per_request[k]);
+    }
+    snprintf(key, sizeof key, "%d+", SIM_ATTEMPT_BUCKETS);
+    if (b->per_request_beyond) item(f, col, indent, key, b->per_request_beyond);
+}
+
+/* A variant's answer items (status:calls, then timeout, reset, broken). */
+static void answer_items(FILE *f, const sim_breakdown *b, int *col, int indent) {
+    char key[16];
+    for (int k = 0; k < SIM_STATUS_MAX; k++) {
+        if (b->status[k] == 0) continue;
+        snprintf(key, sizeof key, "%d", k);
+        item(f, col, indent, key, b->status[k]);
+    }
+    for (int k = 0; k < SIM_ANSWER_WORDS; k++)
+        if (b->words[k])
+            item(f, col, indent, sim_answer_word_name((sim_answer_word)k), b->words[k]);
+}
+
+typedef void (*items_fn)(FILE *f, const sim_breakdown *b, int *col, int indent);
+
+static const struct {
+    const char *label, *unit;
+    items_fn items;
+} sections[] = {
+    {"attempts per request", "calls:requests", per_request_items},
+    {"answers", "status:calls", answer_items},
+};
 
 void rep_breakdown_text(FILE *f, sim_summary *const *sums, size_t n) {
     int w = name_width(sums, n);
-    char key[16];
-    fputs("attempts per request (calls:requests)\n", f);
-    for (size_t i = 0; i < n; i++) {
-        const sim_breakdown *b = &sums[i]->breakdown;
-        int col = fprintf(f, "  %-*s", w, sums[i]->variant);
-        for (int k = 0; k < SIM_ATTEMPT_BUCKETS; k++) {
-            if (b->per_request[k] == 0) continue;
-            snprintf(key, sizeof key, "%d", k);
-            item(f, &col, w + 2, key, b->per_request[k]);
+    for (size_t t = 0; t < sizeof sections / sizeof sections[0]; t++) {
+        fprintf(f, "%-24s(%s)\n", sections[t].label, sections[t].unit);
+        for (size_t i = 0; i < n; i++) {
+            int col = fprintf(f, "  %-*s", w, sums[i]->variant);
+            sections[t].items(f, &sums[i]->breakdown, &col, w + 2);
+            fputc('\n', f);
         }
-        snprintf(key, sizeof key, "%d+", SIM_ATTEMPT_BUCKETS);
-        if (b->per_request_beyond) item(f, &col, w + 2, key, b->per_request_beyond);
-        fputc('\n', f);
     }
-    fputs("answers (status:calls)\n", f);
-    for (size_t i = 0; i < n; i++) {
-        const sim_breakdown *b = &sums[i]->breakdown;
-        int col = fprintf(f, "  %-*s", w, sums[i]->variant);
-        for (int k = 0; k < SIM_STATUS_MAX; k++) {
-            if (b->status[k] == 0) continue;
-            snprintf(key, sizeof key, "%d", k);
-            item(f, &col, w + 2, key, b->status[k]);
+}
+
+void rep_breakdown_html(FILE *f, sim_summary *const *sums, size_t n) {
+    fputs("<h2 id=\"breakdown\">Attempts and answers</h2>\n<div class=\"scroll\"><table>\n", f);
+    for (size_t t = 0; t < sizeof sections / sizeof sections[0]; t++) {
+        fprintf(f, "<tr><td>%s</td><th>%s</th></tr>\n", sections[t].label, sections[t].unit);
+        for (size_t i = 0; i < n; i++) {
+            fputs("<tr class=\"sub\"><td>", f);
+            rep_escape_markup(f, sums[i]->variant);
+            fputs("</td><td>", f);
+            int col = -1;
+            sections[t].items(f, &sums[i]->breakdown, &col, -1);
+            fputs("</td></tr>\n", f);
         }
-        for (int k = 0; k < SIM_ANSWER_WORDS; k++)
-            if (b->words[k])
-                item(f, &col, w + 2, sim_answer_word_name((sim_answer_word)k), b->words[k]);
-        fputc('\n', f);
     }
+    fputs("</table></div>\n<p>Requests by the provider calls they made, and calls by their "
+          "answer: an HTTP status, or timeout, reset, broken (docs/reports.md, "
+          "\"breakdown\"; report.json has them per variant).</p>\n",
+          f);
 }
 
 /* ---- the log beside a variant ---- */

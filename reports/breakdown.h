@@ -24,6 +24,8 @@
 void rep_breakdown_json(rep_json *w, const sim_scenario *sc, const sim_summary *s);
 /* The text summary's lines: attempts per request and answers, one line per variant. */
 void rep_breakdown_text(FILE *f, sim_summary *const *sums, size_t n);
+/* report.html's table of the same lines. */
+void rep_breakdown_html(FILE *f, sim_summary *const *sums, size_t n);
 
 #define REP_COUNT_TOLERANCE 0.02   /* counts: +-2% of the log's */
 #define REP_COUNT_TOLERANCE_MIN 2  /* ... and at least 2 */

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "core/version.h"
+#include "reports/breakdown.h"
 #include "reports/charts.h"
 #include "reports/report.h"
 #include "reports/settings.h"
@@ -576,6 +577,7 @@ int rep_html(const char *dir, const sim_scenario *sc, sim_summary *const *sums, 
           f);
     write_variants(f, sc, sums, n);
     write_summary(f, sc, sums, n);
+    rep_breakdown_html(f, sums, n);
     write_classes(f, sc, sums, n);
     write_providers(f, sc, sums, n);
     write_faults(f, sc, sums, n);
