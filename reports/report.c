@@ -9,6 +9,7 @@
 
 #include "core/version.h"
 #include "reports/json.h"
+#include "reports/settings.h"
 #include "sim/metrics.h"
 #include "util/xml.h"
 
@@ -436,6 +437,101 @@ static const char *litellm_words(char *buf, size_t len, const sim_scenario *sc, 
     return buf;
 }
 
+/* The vocabulary's parameter that says field f, with its value ("failureRateThreshold 50%"). */
+static bool library_param(char *buf, size_t len, const sim_layer *l, uint32_t p,
+                          sim_vocab_field f) {
+    const sim_vocab *v = l->preset->vocab;
+    for (const sim_vocab_param *vp = v->params; vp && vp->name; vp++) {
+        char val[64];
+        if (vp->field != f || !rep_library_value(val, sizeof val, l, p, vp)) continue;
+        snprintf(buf, len, "%s%s%s", vp->name, f == SIM_VF_CONSECUTIVE_ABOVE ? " > " : " ", val);
+        return true;
+    }
+    return false;
+}
+
+/* Why a transition happened, in the words of the library's parameters. */
+static void library_why(char *buf, size_t len, const sim_layer *l, const sim_log_event *ev) {
+    const fb_breaker_event *b = &ev->breaker;
+    char w[160] = "";
+    switch (b->cause) {
+    case FB_CAUSE_CONSECUTIVE_FAILURES:
+        if (!library_param(w, sizeof w, l, ev->provider, SIM_VF_CONSECUTIVE))
+            library_param(w, sizeof w, l, ev->provider, SIM_VF_CONSECUTIVE_ABOVE);
+        snprintf(buf, len, " at %s (%u failures in a row)", w, b->consecutive_failures);
+        break;
+    case FB_CAUSE_FAILURE_RATE:
+        library_param(w, sizeof w, l, ev->provider, SIM_VF_FAILURE_RATE);
+        snprintf(buf, len, " at %s (%u of %u calls failed)", w, b->failures, b->calls);
+        break;
+    case FB_CAUSE_SLOW_CALL_RATE:
+        library_param(w, sizeof w, l, ev->provider, SIM_VF_SLOW_RATE);
+        snprintf(buf, len, " at %s (%u of %u calls slow)", w, b->slow, b->calls);
+        break;
+    case FB_CAUSE_OPEN_ELAPSED:
+        library_param(w, sizeof w, l, ev->provider, SIM_VF_OPEN_US);
+        snprintf(buf, len, " after %s", w);
+        break;
+    case FB_CAUSE_HALF_OPEN_MAX_WAIT:
+        library_param(w, sizeof w, l, ev->provider, SIM_VF_HALF_OPEN_MAX_US);
+        snprintf(buf, len, " after %s", w);
+        break;
+    case FB_CAUSE_PROBES_SUCCEEDED:
+        if (library_param(w, sizeof w, l, ev->provider, SIM_VF_PERMITS))
+            snprintf(buf, len, " after the trial calls (%s)", w);
+        else /* a library with one trial call and no parameter for it (Polly, opossum) */
+            snprintf(buf, len, " after its trial call succeeded");
+        return;
+    case FB_CAUSE_PROBE_FAILED:
+        snprintf(buf, len, ": a trial call failed");
+        break;
+    case FB_CAUSE_PROBE_LEASE_EXPIRED:
+        snprintf(buf, len, ": a trial call did not report in time");
+        break;
+    case FB_CAUSE_SYNC:
+        snprintf(buf, len, ": read from the shared store");
+        break;
+    default:
+        snprintf(buf, len, " (%s)", fb_breaker_cause_name(b->cause));
+        break;
+    }
+    /* an unnamed parameter leaves "at  (": say the cause alone */
+    if (w[0] == '\0' && b->cause <= FB_CAUSE_PROBES_SUCCEEDED && b->cause != FB_CAUSE_PROBE_FAILED)
+        snprintf(buf, len, " (%s)", fb_breaker_cause_name(b->cause));
+}
+
+/*
+ * The transition in the words of the preset the breaker's layer was given as: its states
+ * ("library_from", "library_to") and a sentence ("library": "resilience4j: OPEN -> HALF_OPEN
+ * after waitDurationInOpenState 60s"). Nothing for a layer of fusebox's own keys.
+ */
+static void library_event(rep_json *w, const sim_scenario *sc, const char *variant,
+                          const sim_log_event *ev, const char *litellm) {
+    int vi = scn_variant(sc, variant);
+    const sim_layer *l = vi < 0 ? NULL : rep_library_layer(&sc->variants[vi], ev->provider);
+    if (l == NULL) return;
+    const fb_breaker_event *b = &ev->breaker;
+    const char *from = rep_library_state(l, b->from), *to = rep_library_state(l, b->to);
+    if (from == NULL) from = fb_breaker_state_name(b->from);
+    if (to == NULL) to = fb_breaker_state_name(b->to);
+    rep_json_str(w, "library_from", from);
+    rep_json_str(w, "library_to", to);
+    if (litellm) { /* LiteLLM's own sentence says it best */
+        rep_json_str(w, "library", litellm);
+        return;
+    }
+    char why[256], open_for[96] = "", text[512];
+    library_why(why, sizeof why, l, ev);
+    if (b->to == FB_BREAKER_OPEN) {
+        char d[32];
+        rep_format_duration(d, sizeof d, (double)(b->open_until_us - ev->t_us));
+        snprintf(open_for, sizeof open_for, "; %s for %s", to, d);
+    }
+    snprintf(text, sizeof text, "%s: %s -> %s%s%s", l->preset->vocab->name, from, to, why,
+             open_for);
+    rep_json_str(w, "library", text);
+}
+
 void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev) {
     rep_json w;
     rep_json_init(&w, f);
@@ -466,7 +562,9 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
         if (b->to == FB_BREAKER_OPEN)
             rep_json_fixed(&w, "open_until_s", (double)b->open_until_us / 1e6, 6);
         char words[256];
-        if (litellm_words(words, sizeof words, sc, variant, ev)) rep_json_str(&w, "litellm", words);
+        const char *lw = litellm_words(words, sizeof words, sc, variant, ev);
+        if (lw) rep_json_str(&w, "litellm", lw);
+        library_event(&w, sc, variant, ev, lw);
     } else {
         const sim_fault *fa = &sc->providers[ev->provider].faults[ev->fault];
         rep_json_str(&w, "type", ev->type == SIM_EV_FAULT_START ? "fault_start" : "fault_end");

@@ -744,6 +744,21 @@ static int litellm_apply(const sim_preset *p, const sim_param_value *v, const si
     return FB_OK;
 }
 
+/* clang-format off */
+static const sim_vocab_param litellm_words[] = {
+    {"num_retries", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
+    {"timeout", SIM_VF_ATTEMPT_TIMEOUT_US, SIM_PK_SECONDS, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+/* the cooldown itself is said by reports/settings.c and the events' "litellm" sentence: a
+   COOLDOWN-mode breaker (no half-open) */
+static const sim_vocab litellm_vocab = {
+    "LiteLLM Router cooldown",         "LiteLLM Router", "LiteLLM",
+    {"healthy", "cooling down", NULL}, litellm_words,
+};
+
 const sim_preset scn_preset_litellm = {
     "litellm",
     "litellm (PyPI), the Router",
@@ -768,4 +783,5 @@ const sim_preset scn_preset_litellm = {
     litellm_apply,
     "rules read from LiteLLM's Router source at the commits named (not run here); each "
     "decision with its source and its unit test in docs/presets-litellm.md",
+    &litellm_vocab,
 };
