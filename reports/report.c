@@ -105,6 +105,22 @@ static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, cons
 }
 
 /* A layered variant's layers, outermost first as declared: what each received and made. */
+/* A preset layer's settings in effect in the library's words (reports/settings.c). */
+static void write_library(rep_json *w, const sim_scenario *sc, const sim_layer *l) {
+    char words[1024];
+    if (l->preset == NULL || l->preset->vocab == NULL) return;
+    rep_json_open(w, "library", '{', REP_JSON_LINES);
+    rep_json_str(w, "preset", l->preset->name);
+    if (rep_library_settings(words, sizeof words, l, SIM_PROVIDERS_MAX, false) > 0)
+        rep_json_str(w, "retry", words);
+    rep_json_open(w, "breakers", '{', REP_JSON_LINES);
+    for (uint32_t p = 0; p < sc->provider_count; p++)
+        if (rep_library_settings(words, sizeof words, l, p, true) > 0)
+            rep_json_str(w, sc->providers[p].name, words);
+    rep_json_close(w);
+    rep_json_close(w);
+}
+
 static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
     static const char *const roles[] = {"router", "outside the router", "inside the router"};
     int v = scn_variant(sc, s->variant);
@@ -133,6 +149,7 @@ static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary 
         rep_json_u64(w, "transitions", ls->breaker_transitions);
         rep_json_u64(w, "rejections", ls->breaker_rejections);
         rep_json_close(w);
+        write_library(w, sc, &pol->layers[l]);
         rep_json_close(w);
     }
     rep_json_close(w);
