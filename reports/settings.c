@@ -191,7 +191,36 @@ static void lib_duration(char *buf, size_t len, sim_param_kind k, fb_time_us us)
     }
 }
 
-/* A field's number (or duration, in us) and whether it is a duration; -1: not a number. */
+/* A retry field's number (or duration, in us): 0 a number, 2 a duration where 0 is none; -1. */
+static int retry_field(const fb_retry_config *r, sim_vocab_field f, double *x, fb_time_us *us) {
+    switch (f) {
+    case SIM_VF_ATTEMPTS:
+        *x = r->attempts;
+        return 0;
+    case SIM_VF_RETRIES:
+        *x = r->attempts - 1;
+        return 0;
+    case SIM_VF_MULTIPLIER:
+        *x = r->multiplier;
+        return 0;
+    case SIM_VF_BASE_US:
+        *us = r->base_us;
+        return 1;
+    case SIM_VF_DELAY_MAX_US:
+        *us = r->delay_us_max;
+        return 2;
+    case SIM_VF_ATTEMPT_TIMEOUT_US:
+        *us = r->attempt_timeout_us;
+        return 2;
+    case SIM_VF_DEADLINE_US:
+        *us = r->deadline_us;
+        return 2;
+    default:
+        return -1;
+    }
+}
+
+/* A field's number (0) or duration in us (1; 2 where 0 means none), or -1: not a number. */
 static int field_of(const fb_breaker_config *b, const fb_retry_config *r, sim_vocab_field f,
                     double *x, fb_time_us *us) {
     switch (f) {
@@ -225,15 +254,6 @@ static int field_of(const fb_breaker_config *b, const fb_retry_config *r, sim_vo
     case SIM_VF_OPEN_TIMER:
         *x = b->open_timer == FB_ON;
         return 0;
-    case SIM_VF_ATTEMPTS:
-        *x = r->attempts;
-        return 0;
-    case SIM_VF_RETRIES:
-        *x = r->attempts - 1;
-        return 0;
-    case SIM_VF_MULTIPLIER:
-        *x = r->multiplier;
-        return 0;
     case SIM_VF_SLOW_US:
         *us = b->slow_us;
         return 1;
@@ -252,20 +272,8 @@ static int field_of(const fb_breaker_config *b, const fb_retry_config *r, sim_vo
     case SIM_VF_CLOSED_INTERVAL_US:
         *us = b->closed_interval_us;
         return 1;
-    case SIM_VF_BASE_US:
-        *us = r->base_us;
-        return 1;
-    case SIM_VF_DELAY_MAX_US:
-        *us = r->delay_us_max;
-        return 2;
-    case SIM_VF_ATTEMPT_TIMEOUT_US:
-        *us = r->attempt_timeout_us;
-        return 2;
-    case SIM_VF_DEADLINE_US:
-        *us = r->deadline_us;
-        return 2;
     default:
-        return -1;
+        return retry_field(r, f, x, us);
     }
 }
 

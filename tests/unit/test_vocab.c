@@ -192,8 +192,7 @@ static void events_carry_the_library_states(void **state) {
     char line[2048];
     sim_scenario *sc = preset_scenario("\"preset\":\"resilience4j\",\"failureRateThreshold\":40,"
                                        "\"waitDurationInOpenState\":\"20s\"");
-    event_line(sc, FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, line,
-               sizeof line);
+    event_line(sc, FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, line, sizeof line);
     has(line, "\"from\":\"open\",\"to\":\"half_open\""); /* fusebox's fields stay */
     has(line, "\"library_from\":\"OPEN\",\"library_to\":\"HALF_OPEN\"");
     has(line, "resilience4j: OPEN -> HALF_OPEN after waitDurationInOpenState 20s");
@@ -206,8 +205,7 @@ static void events_carry_the_library_states(void **state) {
     has(line, "\"library_from\":\"StateHalfOpen\",\"library_to\":\"StateClosed\"");
     scn_free(sc);
     sc = preset_scenario("\"preset\":\"cockatiel\",\"halfOpenAfter\":3000");
-    event_line(sc, FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, line,
-               sizeof line);
+    event_line(sc, FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, line, sizeof line);
     has(line, "cockatiel: CircuitState.Open -> CircuitState.HalfOpen after halfOpenAfter 3000 ms");
     scn_free(sc);
 }
@@ -218,8 +216,7 @@ static void fusebox_layers_have_no_library_fields(void **state) {
     char line[2048];
     sim_scenario *sc = preset_scenario("\"breaker\":{\"consecutive_failures\":3}");
     assert_null(sc->variants[0].layers[0].preset);
-    event_line(sc, FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, line,
-               sizeof line);
+    event_line(sc, FB_BREAKER_OPEN, FB_BREAKER_HALF_OPEN, FB_CAUSE_OPEN_ELAPSED, line, sizeof line);
     has(line, "\"to\":\"half_open\"");
     lacks(line, "library");
     scn_free(sc);
