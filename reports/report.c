@@ -113,10 +113,12 @@ static void write_library(rep_json *w, const sim_scenario *sc, const sim_layer *
     rep_json_str(w, "preset", l->preset->name);
     if (rep_library_settings(words, sizeof words, l, SIM_PROVIDERS_MAX, false) > 0)
         rep_json_str(w, "retry", words);
+    /* by provider; an outer layer's one breaker guards the layer inside ("inside") */
     rep_json_open(w, "breakers", '{', REP_JSON_LINES);
-    for (uint32_t p = 0; p < sc->provider_count; p++)
+    bool outer = l->role == SIM_ROLE_OUTER;
+    for (uint32_t p = 0; p < (outer ? 1 : sc->provider_count); p++)
         if (rep_library_settings(words, sizeof words, l, p, true) > 0)
-            rep_json_str(w, sc->providers[p].name, words);
+            rep_json_str(w, outer ? "inside" : sc->providers[p].name, words);
     rep_json_close(w);
     rep_json_close(w);
 }

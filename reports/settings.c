@@ -124,28 +124,33 @@ static bool opens_at_once(const sim_layer *l, int st, uint32_t p) {
  * cooldown that ends by itself, for the Retry-After or cooldown_time), not as a
  * breaker with a half-open state it does not have.
  */
-static void cooldown_rule(FILE *f, const sim_layer *l, const fb_breaker_config *b, uint32_t p,
-                          const char *sep) {
+static size_t cooldown_words(char *buf, size_t len, const sim_layer *l, const fb_breaker_config *b,
+                             uint32_t p) {
     char a[32], c[32];
-    fprintf(f, "%sLiteLLM cooldown ", sep);
-    if (opens_at_once(l, 429, p)) fputs("at the first 429; otherwise ", f);
-    if (b->cooldown_rule == FB_COOLDOWN_COUNT)
-        fprintf(f,
-                "at more than %u failures (allowed_fails, or its exception class's) counted "
-                "within %s of the first",
-                b->consecutive_failures - 1, dur(a, sizeof a, b->window_us));
-    else if (b->failure_rate >= 1.0)
-        fprintf(f, "when all of at least %u requests counted within %s failed", b->minimum_calls,
-                dur(a, sizeof a, b->window_us));
-    else
-        fprintf(f, "when %s %g%% of at least %u requests counted within %s failed",
-                b->trip_compare == FB_CMP_PASS ? "more than" : "at least", b->failure_rate * 100,
-                b->minimum_calls, dur(a, sizeof a, b->window_us));
-    if (b->honor_hint == FB_ON && b->hint_mode == FB_HINT_REPLACES)
-        fprintf(f, "; it lasts the error's Retry-After, else %s", dur(c, sizeof c, b->open_us));
-    else
-        fprintf(f, "; it lasts %s", dur(c, sizeof c, b->open_us));
-    fputs(" and ends by itself (no half-open)", f);
+    size_t n = (size_t)snprintf(buf, len, "LiteLLM cooldown %s",
+                                opens_at_once(l, 429, p) ? "at the first 429; otherwise " : "");
+    if (n < len && b->cooldown_rule == FB_COOLDOWN_COUNT)
+        n += (size_t)snprintf(buf + n, len - n,
+                              "at more than %u failures (allowed_fails, or its exception class's) "
+                              "counted within %s of the first",
+                              b->consecutive_failures - 1, dur(a, sizeof a, b->window_us));
+    else if (n < len && b->failure_rate >= 1.0)
+        n += (size_t)snprintf(buf + n, len - n,
+                              "when all of at least %u requests counted within %s failed",
+                              b->minimum_calls, dur(a, sizeof a, b->window_us));
+    else if (n < len)
+        n += (size_t)snprintf(
+            buf + n, len - n, "when %s %g%% of at least %u requests counted within %s failed",
+            b->trip_compare == FB_CMP_PASS ? "more than" : "at least", b->failure_rate * 100,
+            b->minimum_calls, dur(a, sizeof a, b->window_us));
+    snprintf(c, sizeof c, "%g s", (double)b->open_us / 1e6);
+    if (n < len && b->honor_hint == FB_ON && b->hint_mode == FB_HINT_REPLACES)
+        n += (size_t)snprintf(buf + n, len - n,
+                              "; it lasts the error's Retry-After, else cooldown_time %s", c);
+    else if (n < len)
+        n += (size_t)snprintf(buf + n, len - n, "; it lasts cooldown_time %s", c);
+    if (n < len) n += (size_t)snprintf(buf + n, len - n, " and ends by itself (no half-open)");
+    return n < len ? n : len - 1;
 }
 
 /* ---- the library's words (scenario/preset.h, sim_vocab) ---- */
@@ -345,6 +350,11 @@ size_t rep_library_settings(char *buf, size_t len, const sim_layer *l, uint32_t 
     if (len) buf[0] = '\0';
     if (v == NULL || v->params == NULL || len == 0) return 0;
     if (breaker && (p >= SIM_PROVIDERS_MAX || !l->per_provider[p].has_breaker)) return 0;
+    if (breaker && l->per_provider[p].breaker.mode == FB_BREAKER_MODE_COOLDOWN) {
+        fb_breaker_config b = l->per_provider[p].breaker;
+        b.open_jitter = 0;
+        return fb_breaker_config_effective(&b) == FB_OK ? cooldown_words(buf, len, l, &b, p) : 0;
+    }
     const char *what = breaker || v->retry == NULL ? v->breaker : v->retry;
     for (const sim_vocab_param *vp = v->params; vp->name && n < len; vp++) {
         char val[64];
@@ -371,11 +381,15 @@ const char *rep_library_state(const sim_layer *l, fb_breaker_state s) {
 }
 
 const sim_layer *rep_library_layer(const sim_policy *pol, uint32_t p) {
+    const sim_layer *found = NULL;
     for (uint32_t k = 0; k < pol->layer_count && p < SIM_PROVIDERS_MAX; k++) {
         const sim_layer *l = &pol->layers[k];
-        if (l->per_provider[p].has_breaker && vocab_of(l)) return l;
+        /* an outer layer's one breaker is entry 0, for the layer inside (its events: provider 0) */
+        if (!l->per_provider[p].has_breaker || (l->role == SIM_ROLE_OUTER && p > 0)) continue;
+        if (found) return NULL; /* two layers' breakers: an event does not say whose it is */
+        found = l;
     }
-    return NULL;
+    return found && vocab_of(found) ? found : NULL;
 }
 
 static void breaker_item(FILE *f, const sim_scenario *sc, const sim_layer *l, uint32_t p) {
@@ -396,9 +410,7 @@ static void breaker_item(FILE *f, const sim_scenario *sc, const sim_layer *l, ui
         return;
     }
     char words[1024];
-    if (b.mode == FB_BREAKER_MODE_COOLDOWN) {
-        cooldown_rule(f, l, &b, p, pp->timeout_us > 0 ? "; " : ": ");
-    } else if (rep_library_settings(words, sizeof words, l, p, true) > 0) {
+    if (rep_library_settings(words, sizeof words, l, p, true) > 0) {
         fputs(pp->timeout_us > 0 ? "; " : ": ", f);
         rep_escape_markup(f, words);
     } else {
@@ -445,8 +457,14 @@ void rep_settings_html(FILE *f, const sim_scenario *sc, const sim_policy *pol) {
         if (l->role != SIM_ROLE_OUTER)
             for (uint32_t i = 0; i < router->order_len; i++)
                 breaker_item(f, sc, l, router->order[i]);
-        if (l->role == SIM_ROLE_OUTER && l->per_provider[0].has_breaker)
-            fputs("<li>a breaker on the layer inside</li>\n", f);
+        if (l->role == SIM_ROLE_OUTER && l->per_provider[0].has_breaker) {
+            fputs("<li>a breaker on the layer inside", f);
+            if (rep_library_settings(words, sizeof words, l, 0, true) > 0) {
+                fputs(": ", f);
+                rep_escape_markup(f, words);
+            }
+            fputs("</li>\n", f);
+        }
         fputs("</ul>\n", f);
     }
 }

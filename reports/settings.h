@@ -25,7 +25,8 @@ bool rep_library_value(char *buf, size_t len, const sim_layer *l, uint32_t p,
                        const sim_vocab_param *vp);
 /* The library's name of breaker state s in layer l, or NULL (no vocabulary, no such state). */
 const char *rep_library_state(const sim_layer *l, fb_breaker_state s);
-/* The variant's first layer with a breaker on provider p given by a preset with a vocabulary. */
+/* The variant's one layer with a breaker on provider p, when a preset with a vocabulary gave it;
+   NULL when none does, or when two layers have one (an event does not say whose it is). */
 const sim_layer *rep_library_layer(const sim_policy *pol, uint32_t p);
 
 /* The variant's layers (one, "policy", for a plain variant) as HTML lists, escaped. */

@@ -362,8 +362,8 @@ static void settings_say_a_litellm_cooldown_in_its_words(void **state) {
     rep_settings_html(m, sc, &sc->variants[scn_variant(sc, "ll")]);
     fclose(m);
     if (!strstr(buf, "<li>a: LiteLLM cooldown at the first 429; otherwise when more than 50% of at "
-                     "least 5 requests counted within 1m 00s failed; it lasts the error's "
-                     "Retry-After, else 5.0s and ends by itself (no half-open)"))
+                     "least 5 requests counted within 1m 00s failed; it lasts the error&#39;s "
+                     "Retry-After, else cooldown_time 5 s and ends by itself (no half-open)"))
         fail_msg("%s", buf);
     assert_non_null(strstr(buf, "<li>c: LiteLLM cooldown when all of at least 1000 requests"));
     assert_null(strstr(buf, "c: LiteLLM cooldown at the first 429")); /* c is alone in h */
@@ -372,9 +372,11 @@ static void settings_say_a_litellm_cooldown_in_its_words(void **state) {
     m = open_memstream(&buf, &len);
     rep_settings_html(m, sc, &sc->variants[scn_variant(sc, "v1")]);
     fclose(m);
-    if (!strstr(buf, "<li>a: LiteLLM cooldown at more than 2 failures (allowed_fails, or its "
-                     "exception class's) counted within 30.0s of the first; it lasts the error's "
-                     "Retry-After, else 30.0s"))
+    if (!strstr(
+            buf,
+            "<li>a: LiteLLM cooldown at more than 2 failures (allowed_fails, or its "
+            "exception class&#39;s) counted within 30.0s of the first; it lasts the error&#39;s "
+            "Retry-After, else cooldown_time 30 s"))
         fail_msg("%s", buf);
     free(buf);
     scn_free(sc);

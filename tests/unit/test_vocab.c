@@ -222,6 +222,46 @@ static void fusebox_layers_have_no_library_fields(void **state) {
     scn_free(sc);
 }
 
+/* Two layers with a breaker on one provider: an event does not say whose breaker moved, so it
+   gets no library's words (a gobreaker sentence for fusebox's own breaker would be wrong). */
+static void two_breaker_layers_give_no_library_words(void **state) {
+    (void)state;
+    char line[2048];
+    sim_scenario *sc = preset_scenario(
+        "\"preset\":\"gobreaker\"},{\"name\":\"own\",\"breaker\":{\"consecutive_failures\":3}");
+    assert_int_equal(sc->variants[0].layer_count, 2);
+    assert_null(rep_library_layer(&sc->variants[0], 0));
+    event_line(sc, FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_CONSECUTIVE_FAILURES, line,
+               sizeof line);
+    has(line, "\"to\":\"open\"");
+    lacks(line, "library");
+    scn_free(sc);
+    /* the control: the gobreaker layer alone gets them */
+    sc = preset_scenario("\"preset\":\"gobreaker\"");
+    assert_non_null(rep_library_layer(&sc->variants[0], 0));
+    event_line(sc, FB_BREAKER_CLOSED, FB_BREAKER_OPEN, FB_CAUSE_CONSECUTIVE_FAILURES, line,
+               sizeof line);
+    has(line, "\"library_to\":\"StateOpen\"");
+    scn_free(sc);
+}
+
+/* An outer layer's breaker guards the layer inside: its settings say so, in the library's words. */
+static void outer_preset_breaker_is_said_for_the_layer_inside(void **state) {
+    (void)state;
+    char html[8192] = "";
+    sim_scenario *sc = preset_scenario("\"preset\":\"resilience4j\",\"waitDurationInOpenState\":"
+                                       "\"7s\"},{\"name\":\"chain\",\"fallback\":[\"p\"]");
+    const sim_layer *l = &sc->variants[0].layers[0];
+    assert_int_equal(l->role, SIM_ROLE_OUTER);
+    FILE *f = fmemopen(html, sizeof html, "w");
+    assert_non_null(f);
+    rep_settings_html(f, sc, &sc->variants[0]);
+    fclose(f);
+    has(html, "<li>a breaker on the layer inside: resilience4j CircuitBreaker: ");
+    has(html, "waitDurationInOpenState 7s");
+    scn_free(sc);
+}
+
 /* LiteLLM has no half-open: its cooldown ends by itself, and nothing says otherwise. */
 static void litellm_says_no_half_open(void **state) {
     (void)state;
@@ -253,6 +293,8 @@ int main(void) {
         cmocka_unit_test(envoy_ejection_says_outlier_detection),
         cmocka_unit_test(events_carry_the_library_states),
         cmocka_unit_test(fusebox_layers_have_no_library_fields),
+        cmocka_unit_test(two_breaker_layers_give_no_library_words),
+        cmocka_unit_test(outer_preset_breaker_is_said_for_the_layer_inside),
         cmocka_unit_test(litellm_says_no_half_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
