@@ -746,14 +746,15 @@ static int litellm_apply(const sim_preset *p, const sim_param_value *v, const si
 
 /* clang-format off */
 static const sim_vocab_param litellm_words[] = {
+    {"cooldown_time", SIM_VF_OPEN_US, SIM_PK_SECONDS, 0, NULL},
     {"num_retries", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
     {"timeout", SIM_VF_ATTEMPT_TIMEOUT_US, SIM_PK_SECONDS, 0, NULL},
     {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
 };
 /* clang-format on */
 
-/* the cooldown itself is said by reports/settings.c and the events' "litellm" sentence: a
-   COOLDOWN-mode breaker (no half-open) */
+/* the cooldown (a COOLDOWN-mode breaker: no half-open) is said in LiteLLM's words by
+   reports/settings.c and by the events' "litellm" sentence */
 static const sim_vocab litellm_vocab = {
     "LiteLLM Router cooldown",         "LiteLLM Router", "LiteLLM",
     {"healthy", "cooling down", NULL}, litellm_words,
