@@ -487,10 +487,19 @@ static void library_why(char *buf, size_t len, const sim_layer *l, const sim_log
         library_param(w, sizeof w, l, ev->provider, SIM_VF_SLOW_RATE);
         snprintf(buf, len, " at %s (%u of %u calls slow)", w, b->slow, b->calls);
         break;
-    case FB_CAUSE_OPEN_ELAPSED:
+    case FB_CAUSE_OPEN_ELAPSED: {
+        /* a period that grows with the opens in a row, or ends at a sweep, says so (Envoy) */
+        const fb_breaker_config *c = &l->per_provider[ev->provider].breaker;
+        char sweep[96];
         library_param(w, sizeof w, l, ev->provider, SIM_VF_OPEN_US);
-        snprintf(buf, len, " after %s", w);
+        int n = snprintf(buf, len, " after %s%s", w,
+                         c->open_growth != FB_OPEN_GROWTH_NONE ? " (grown with the opens in a row)"
+                                                               : "");
+        if (c->open_align_us > 0 && n >= 0 && (size_t)n < len &&
+            library_param(sweep, sizeof sweep, l, ev->provider, SIM_VF_OPEN_ALIGN_US))
+            snprintf(buf + n, len - (size_t)n, ", at a sweep (%s)", sweep);
         break;
+    }
     case FB_CAUSE_HALF_OPEN_MAX_WAIT:
         library_param(w, sizeof w, l, ev->provider, SIM_VF_HALF_OPEN_MAX_US);
         snprintf(buf, len, " after %s", w);

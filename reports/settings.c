@@ -274,6 +274,9 @@ static int field_of(const fb_breaker_config *b, const fb_retry_config *r, sim_vo
     case SIM_VF_HALF_OPEN_MAX_US:
         *us = b->half_open_max_us;
         return 1;
+    case SIM_VF_OPEN_ALIGN_US:
+        *us = b->open_align_us;
+        return 1;
     case SIM_VF_CLOSED_INTERVAL_US:
         *us = b->closed_interval_us;
         return 1;

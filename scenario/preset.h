@@ -99,12 +99,13 @@ typedef enum sim_vocab_field {
     SIM_VF_PERMITS,
     SIM_VF_HALF_OPEN_MAX_US,
     SIM_VF_CLOSED_INTERVAL_US,
-    SIM_VF_OPEN_TIMER,   /* BOOL: open_timer ON */
-    SIM_VF_AS_ADMITTED,  /* words[late_results == AS_ADMITTED] (pybreaker mode) */
-    SIM_VF_ATTEMPTS,     /* the retry's (fb_retry_config, effective): calls, the first included */
-    SIM_VF_RETRIES,      /* attempts - 1 */
-    SIM_VF_BASE_US,      /* the first (or constant) wait */
-    SIM_VF_DELAY_MAX_US, /* the cap on a wait; none when unbounded */
+    SIM_VF_OPEN_ALIGN_US, /* open deadlines at multiples of it (Envoy's sweeps) */
+    SIM_VF_OPEN_TIMER,    /* BOOL: open_timer ON */
+    SIM_VF_AS_ADMITTED,   /* words[late_results == AS_ADMITTED] (pybreaker mode) */
+    SIM_VF_ATTEMPTS,      /* the retry's (fb_retry_config, effective): calls, the first included */
+    SIM_VF_RETRIES,       /* attempts - 1 */
+    SIM_VF_BASE_US,       /* the first (or constant) wait */
+    SIM_VF_DELAY_MAX_US,  /* the cap on a wait; none when unbounded */
     SIM_VF_MULTIPLIER,
     SIM_VF_BACKOFF,            /* words[backoff] */
     SIM_VF_JITTER,             /* words[jitter] (tenacity's wait function) */

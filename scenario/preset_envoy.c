@@ -304,6 +304,7 @@ static const sim_vocab_param envoy_words[] = {
     {"outlier_detection.consecutive_5xx", SIM_VF_CONSECUTIVE, SIM_PK_COUNT, 0, NULL},
     {"outlier_detection.base_ejection_time", SIM_VF_OPEN_US, SIM_PK_PROTO_DURATION, 0, NULL},
     {"outlier_detection.max_ejection_time", SIM_VF_OPEN_US_MAX, SIM_PK_PROTO_DURATION, 0, NULL},
+    {"outlier_detection.interval", SIM_VF_OPEN_ALIGN_US, SIM_PK_PROTO_DURATION, 0, NULL},
     {"num_retries", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
     {"per_try_timeout", SIM_VF_ATTEMPT_TIMEOUT_US, SIM_PK_PROTO_DURATION, 0, NULL},
     {"timeout", SIM_VF_DEADLINE_US, SIM_PK_PROTO_DURATION, 0, NULL},
