@@ -737,6 +737,51 @@ static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *cons
     }
 }
 
+/* One layer's settings in the library's words: its retry, then its breakers (once when every
+   provider's is the same). Returns the lines written. */
+static int text_library_layer(FILE *f, const sim_scenario *sc, const sim_layer *l,
+                              const char *lead) {
+    char words[1024], first[1024] = "";
+    int lines = 0;
+    bool same = true;
+    uint32_t count = l->role == SIM_ROLE_OUTER ? 1 : sc->provider_count, with = 0;
+    if (rep_library_settings(words, sizeof words, l, SIM_PROVIDERS_MAX, false) > 0)
+        lines += fprintf(f, "  %s: %s\n", lead, words) > 0;
+    for (uint32_t p = 0; p < count; p++) {
+        if (rep_library_settings(words, sizeof words, l, p, true) == 0) continue;
+        if (with++ == 0) snprintf(first, sizeof first, "%s", words);
+        same = same && strcmp(first, words) == 0;
+    }
+    for (uint32_t p = 0; p < count && with > 0; p++) {
+        if (rep_library_settings(words, sizeof words, l, p, true) == 0) continue;
+        const char *who = l->role == SIM_ROLE_OUTER ? "the layer inside"
+                          : same && with > 1        ? "every provider"
+                                                    : sc->providers[p].name;
+        lines += fprintf(f, "  %s, %s: %s\n", lead, who, words) > 0;
+        if (same) break;
+    }
+    return lines;
+}
+
+/* The preset layers' settings in effect, in the libraries' words (docs/presets.md). */
+static void text_library(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    bool header = false;
+    for (size_t i = 0; i < n; i++) {
+        int v = scn_variant(sc, sums[i]->variant);
+        const sim_policy *pol = v < 0 ? NULL : &sc->variants[v];
+        for (uint32_t k = 0; pol && k < pol->layer_count; k++) {
+            const sim_layer *l = &pol->layers[k];
+            if (l->preset == NULL || l->preset->vocab == NULL) continue;
+            if (!header) fputs("settings in effect, in the libraries' words:\n", f);
+            header = true;
+            char lead[2 * SIM_NAME_MAX + 4];
+            snprintf(lead, sizeof lead, "%s%s%s", sums[i]->variant, pol->layered ? "/" : "",
+                     pol->layered ? l->name : "");
+            text_library_layer(f, sc, l, lead);
+        }
+    }
+}
+
 void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     char buf[64];
     rep_format_duration(buf, sizeof buf, (double)sc->duration_us);
@@ -760,6 +805,7 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
         fputc('\n', f);
     }
     text_undetermined(f, sc, sums, n);
+    text_library(f, sc, sums, n);
     for (size_t i = 0; i < n; i++)
         if (!sums[i]->complete)
             fprintf(f, "variant %s stopped early: %s\n", sums[i]->variant, sums[i]->stop_reason);

@@ -262,6 +262,34 @@ static void outer_preset_breaker_is_said_for_the_layer_inside(void **state) {
     scn_free(sc);
 }
 
+/* The text summary's settings in effect: a preset layer's in the library's words, none for a
+   layer of fusebox's own keys. */
+static void text_summary_says_the_settings_in_the_librarys_words(void **state) {
+    (void)state;
+    char text[8192];
+    const char *const keys[] = {"\"preset\":\"pybreaker\",\"fail_max\":4,\"reset_timeout\":45",
+                                "\"breaker\":{\"consecutive_failures\":4}"};
+    for (int i = 0; i < 2; i++) {
+        sim_scenario *sc = preset_scenario(keys[i]);
+        sim_summary *s = th_summary("v");
+        s->complete = true;
+        memset(text, 0, sizeof text);
+        FILE *f = fmemopen(text, sizeof text - 1, "w");
+        assert_non_null(f);
+        rep_text_summary(f, sc, &s, 1);
+        fclose(f);
+        if (i == 0) {
+            has(text, "settings in effect, in the libraries' words:\n");
+            has(text, "  v/lib, p: pybreaker CircuitBreaker: fail_max 4, reset_timeout 45 s");
+        } else {
+            has(text, "breaker opens"); /* the table is there */
+            lacks(text, "libraries' words");
+        }
+        free(s);
+        scn_free(sc);
+    }
+}
+
 /* LiteLLM has no half-open: its cooldown ends by itself, and nothing says otherwise. */
 static void litellm_says_no_half_open(void **state) {
     (void)state;
@@ -295,6 +323,7 @@ int main(void) {
         cmocka_unit_test(fusebox_layers_have_no_library_fields),
         cmocka_unit_test(two_breaker_layers_give_no_library_words),
         cmocka_unit_test(outer_preset_breaker_is_said_for_the_layer_inside),
+        cmocka_unit_test(text_summary_says_the_settings_in_the_librarys_words),
         cmocka_unit_test(litellm_says_no_half_open),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
