@@ -143,7 +143,7 @@ static size_t cooldown_words(char *buf, size_t len, const sim_layer *l, const fb
             buf + n, len - n, "when %s %g%% of at least %u requests counted within %s failed",
             b->trip_compare == FB_CMP_PASS ? "more than" : "at least", b->failure_rate * 100,
             b->minimum_calls, dur(a, sizeof a, b->window_us));
-    snprintf(c, sizeof c, "%g s", (double)b->open_us / 1e6);
+    snprintf(c, sizeof c, "%.10g s", (double)b->open_us / 1e6);
     if (n < len && b->honor_hint == FB_ON && b->hint_mode == FB_HINT_REPLACES)
         n += (size_t)snprintf(buf + n, len - n,
                               "; it lasts the error's Retry-After, else cooldown_time %s", c);
@@ -166,10 +166,10 @@ static void lib_duration(char *buf, size_t len, sim_param_kind k, fb_time_us us)
     bool whole_s = us % FB_US_PER_S == 0, whole_ms = us % FB_US_PER_MS == 0;
     switch (k) {
     case SIM_PK_SECONDS:
-        snprintf(buf, len, "%g s", s);
+        snprintf(buf, len, "%.10g s", s);
         break;
     case SIM_PK_MILLIS:
-        snprintf(buf, len, "%g ms", ms);
+        snprintf(buf, len, "%.10g ms", ms);
         break;
     case SIM_PK_TIMESPAN: {
         long long d = whole / 86400, h = whole / 3600 % 24, m = whole / 60 % 60, sec = whole % 60;
@@ -181,17 +181,18 @@ static void lib_duration(char *buf, size_t len, sim_param_kind k, fb_time_us us)
     }
     case SIM_PK_GO_DURATION:
         if (!whole_s || whole < 60)
-            snprintf(buf, len, whole_s ? "%gs" : "%gms", whole_s ? s : ms);
+            snprintf(buf, len, whole_s ? "%.10gs" : "%.10gms", whole_s ? s : ms);
         else if (whole < 3600)
             snprintf(buf, len, "%lldm%llds", whole / 60, whole % 60);
         else
             snprintf(buf, len, "%lldh%lldm%llds", whole / 3600, whole / 60 % 60, whole % 60);
         break;
     case SIM_PK_PROTO_DURATION:
-        snprintf(buf, len, "%gs", s);
+        snprintf(buf, len, "%.10gs", s);
         break;
     default: /* Spring's DURATION: "60s", "500ms" */
-        snprintf(buf, len, whole_s || !whole_ms ? "%gs" : "%gms", whole_s || !whole_ms ? s : ms);
+        snprintf(buf, len, whole_s || !whole_ms ? "%.10gs" : "%.10gms",
+                 whole_s || !whole_ms ? s : ms);
         break;
     }
 }
@@ -332,6 +333,12 @@ bool rep_library_value(char *buf, size_t len, const sim_layer *l, uint32_t p,
     fb_time_us us = 0;
     int t = field_of(&b, &r, vp->field, &x, &us);
     if (t < 0) return false;
+    /* retries without a limit (fusebox's cap): the library's word for none, when it has one */
+    bool counts = vp->field == SIM_VF_ATTEMPTS || vp->field == SIM_VF_RETRIES;
+    if (counts && r.attempts >= FB_RETRY_ATTEMPTS_MAX && vp->words && vp->words[0]) {
+        snprintf(buf, len, "%s", vp->words[0]);
+        return true;
+    }
     if (t == 2 && (us <= 0 || us >= FB_TIME_MAX))
         snprintf(buf, len, "none");
     else if (t > 0)
@@ -343,7 +350,7 @@ bool rep_library_value(char *buf, size_t len, const sim_layer *l, uint32_t p,
     else if (vp->kind == SIM_PK_BOOL)
         snprintf(buf, len, "%s", x != 0 ? "true" : "false");
     else
-        snprintf(buf, len, "%g", x);
+        snprintf(buf, len, "%.10g", x);
     return true;
 }
 

@@ -122,8 +122,10 @@ typedef struct sim_vocab_param {
     /* when it applies: a breaker field in the breaker modes (1 << fb_breaker_mode), a retry
        field in the backoffs (1 << fb_backoff); 0: always */
     uint8_t modes;
-    const char *const *words; /* MODE, BACKOFF, JITTER, AS_ADMITTED: the library's word for each
-                                 value of the enum (every value has an entry; NULL: none) */
+    /* MODE, BACKOFF, JITTER, AS_ADMITTED: the library's word for each value of the enum (every
+       value has an entry; NULL: none); ATTEMPTS, RETRIES: words[0] says no limit (fusebox's
+       FB_RETRY_ATTEMPTS_MAX), e.g. cockatiel's "Infinity" */
+    const char *const *words;
 } sim_vocab_param;
 
 typedef struct sim_vocab {

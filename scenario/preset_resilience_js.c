@@ -258,12 +258,13 @@ static int cockatiel_apply(const sim_preset *p, const sim_param_value *v, const 
 static const char *const cockatiel_backoff_words[] = {"ExponentialBackoff", "ConstantBackoff", NULL,
                                                       "ConstantBackoff"};
 #define COCKATIEL_EXP (1u << FB_BACKOFF_EXPONENTIAL)
+static const char *const cockatiel_unbounded[] = {"Infinity"};
 
 /* clang-format off */
 static const sim_vocab_param cockatiel_words[] = {
     {"consecutive", SIM_VF_CONSECUTIVE, SIM_PK_COUNT, 0, NULL},
     {"halfOpenAfter", SIM_VF_OPEN_US, SIM_PK_MILLIS, 0, NULL},
-    {"maxAttempts", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
+    {"maxAttempts", SIM_VF_RETRIES, SIM_PK_COUNT, 0, cockatiel_unbounded},
     {"backoff", SIM_VF_BACKOFF, SIM_PK_WORD, 0, cockatiel_backoff_words},
     {"interval", SIM_VF_BASE_US, SIM_PK_MILLIS, 1u << FB_BACKOFF_CONSTANT, NULL},
     {"initialDelay", SIM_VF_BASE_US, SIM_PK_MILLIS, COCKATIEL_EXP, NULL},

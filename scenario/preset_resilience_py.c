@@ -303,10 +303,11 @@ static const char *const tenacity_waits[] = {"wait_exponential",
                                              "wait_exponential_jitter",
                                              NULL};
 #define TENACITY_EXP (1u << FB_BACKOFF_EXPONENTIAL)
+static const char *const tenacity_unbounded[] = {"none (stop_never)"};
 
 /* clang-format off */
 static const sim_vocab_param tenacity_words[] = {
-    {"stop_after_attempt", SIM_VF_ATTEMPTS, SIM_PK_COUNT, 0, NULL},
+    {"stop_after_attempt", SIM_VF_ATTEMPTS, SIM_PK_COUNT, 0, tenacity_unbounded},
     {"wait_fixed", SIM_VF_BASE_US, SIM_PK_SECONDS, 1u << FB_BACKOFF_CONSTANT, NULL},
     {"wait", SIM_VF_JITTER, SIM_PK_WORD, TENACITY_EXP, tenacity_waits},
     {"max", SIM_VF_DELAY_MAX_US, SIM_PK_SECONDS, TENACITY_EXP, NULL},

@@ -146,6 +146,11 @@ static void retry_libraries_say_their_parameters(void **state) {
     settings_of("\"preset\":\"tenacity\",\"stop_after_attempt\":4,\"wait_fixed\":2", false, r,
                 sizeof r);
     has(r, "tenacity @retry: stop_after_attempt 4, wait_fixed 2 s");
+    /* no limit: the library's word, not fusebox's cap on attempts */
+    settings_of("\"preset\":\"tenacity\"", false, r, sizeof r);
+    has(r, "stop_after_attempt none (stop_never)");
+    settings_of("\"preset\":\"cockatiel\"", false, r, sizeof r);
+    has(r, "cockatiel retry: maxAttempts Infinity");
     settings_of("\"preset\":\"openai-node\",\"maxRetries\":5,\"timeout\":20000", false, r,
                 sizeof r);
     has(r, "maxRetries 5, timeout 20000 ms");
