@@ -469,47 +469,49 @@ static bool library_param(char *buf, size_t len, const sim_layer *l, uint32_t p,
     return false;
 }
 
-/* Why a transition happened, in the words of the library's parameters. */
+/* Why a transition happened, in the words of the library's parameters; the cause's name when
+   the vocabulary has no parameter for it. */
 static void library_why(char *buf, size_t len, const sim_layer *l, const sim_log_event *ev) {
     const fb_breaker_event *b = &ev->breaker;
-    char w[160] = "";
+    const fb_breaker_config *c = &l->per_provider[ev->provider].breaker;
+    uint32_t p = ev->provider;
+    char w[160] = "", sweep[96];
+    bool named = true;
     switch (b->cause) {
     case FB_CAUSE_CONSECUTIVE_FAILURES:
-        if (!library_param(w, sizeof w, l, ev->provider, SIM_VF_CONSECUTIVE))
-            library_param(w, sizeof w, l, ev->provider, SIM_VF_CONSECUTIVE_ABOVE);
+        named = library_param(w, sizeof w, l, p, SIM_VF_CONSECUTIVE) ||
+                library_param(w, sizeof w, l, p, SIM_VF_CONSECUTIVE_ABOVE);
         snprintf(buf, len, " at %s (%u failures in a row)", w, b->consecutive_failures);
         break;
     case FB_CAUSE_FAILURE_RATE:
-        library_param(w, sizeof w, l, ev->provider, SIM_VF_FAILURE_RATE);
+        named = library_param(w, sizeof w, l, p, SIM_VF_FAILURE_RATE);
         snprintf(buf, len, " at %s (%u of %u calls failed)", w, b->failures, b->calls);
         break;
     case FB_CAUSE_SLOW_CALL_RATE:
-        library_param(w, sizeof w, l, ev->provider, SIM_VF_SLOW_RATE);
+        named = library_param(w, sizeof w, l, p, SIM_VF_SLOW_RATE);
         snprintf(buf, len, " at %s (%u of %u calls slow)", w, b->slow, b->calls);
         break;
     case FB_CAUSE_OPEN_ELAPSED: {
         /* a period that grows with the opens in a row, or ends at a sweep, says so (Envoy) */
-        const fb_breaker_config *c = &l->per_provider[ev->provider].breaker;
-        char sweep[96];
-        library_param(w, sizeof w, l, ev->provider, SIM_VF_OPEN_US);
+        named = library_param(w, sizeof w, l, p, SIM_VF_OPEN_US);
         int n = snprintf(buf, len, " after %s%s", w,
                          c->open_growth != FB_OPEN_GROWTH_NONE ? " (grown with the opens in a row)"
                                                                : "");
         if (c->open_align_us > 0 && n >= 0 && (size_t)n < len &&
-            library_param(sweep, sizeof sweep, l, ev->provider, SIM_VF_OPEN_ALIGN_US))
+            library_param(sweep, sizeof sweep, l, p, SIM_VF_OPEN_ALIGN_US))
             snprintf(buf + n, len - (size_t)n, ", at a sweep (%s)", sweep);
         break;
     }
     case FB_CAUSE_HALF_OPEN_MAX_WAIT:
-        library_param(w, sizeof w, l, ev->provider, SIM_VF_HALF_OPEN_MAX_US);
+        named = library_param(w, sizeof w, l, p, SIM_VF_HALF_OPEN_MAX_US);
         snprintf(buf, len, " after %s", w);
         break;
     case FB_CAUSE_PROBES_SUCCEEDED:
-        if (library_param(w, sizeof w, l, ev->provider, SIM_VF_PERMITS))
+        if (library_param(w, sizeof w, l, p, SIM_VF_PERMITS))
             snprintf(buf, len, " after the trial calls (%s)", w);
         else /* a library with one trial call and no parameter for it (Polly, opossum) */
             snprintf(buf, len, " after its trial call succeeded");
-        return;
+        break;
     case FB_CAUSE_PROBE_FAILED:
         snprintf(buf, len, ": a trial call failed");
         break;
@@ -520,12 +522,10 @@ static void library_why(char *buf, size_t len, const sim_layer *l, const sim_log
         snprintf(buf, len, ": read from the shared store");
         break;
     default:
-        snprintf(buf, len, " (%s)", fb_breaker_cause_name(b->cause));
+        named = false;
         break;
     }
-    /* an unnamed parameter leaves "at  (": say the cause alone */
-    if (w[0] == '\0' && b->cause <= FB_CAUSE_PROBES_SUCCEEDED && b->cause != FB_CAUSE_PROBE_FAILED)
-        snprintf(buf, len, " (%s)", fb_breaker_cause_name(b->cause));
+    if (!named) snprintf(buf, len, " (%s)", fb_breaker_cause_name(b->cause));
 }
 
 /*
@@ -738,15 +738,14 @@ static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *cons
 }
 
 /* One layer's settings in the library's words: its retry, then its breakers (once when every
-   provider's is the same). Returns the lines written. */
-static int text_library_layer(FILE *f, const sim_scenario *sc, const sim_layer *l,
-                              const char *lead) {
+   provider's is the same). */
+static void text_library_layer(FILE *f, const sim_scenario *sc, const sim_layer *l,
+                               const char *lead) {
     char words[1024], first[1024] = "";
-    int lines = 0;
     bool same = true;
     uint32_t count = l->role == SIM_ROLE_OUTER ? 1 : sc->provider_count, with = 0;
     if (rep_library_settings(words, sizeof words, l, SIM_PROVIDERS_MAX, false) > 0)
-        lines += fprintf(f, "  %s: %s\n", lead, words) > 0;
+        fprintf(f, "  %s: %s\n", lead, words);
     for (uint32_t p = 0; p < count; p++) {
         if (rep_library_settings(words, sizeof words, l, p, true) == 0) continue;
         if (with++ == 0) snprintf(first, sizeof first, "%s", words);
@@ -757,10 +756,9 @@ static int text_library_layer(FILE *f, const sim_scenario *sc, const sim_layer *
         const char *who = l->role == SIM_ROLE_OUTER ? "the layer inside"
                           : same && with > 1        ? "every provider"
                                                     : sc->providers[p].name;
-        lines += fprintf(f, "  %s, %s: %s\n", lead, who, words) > 0;
+        fprintf(f, "  %s, %s: %s\n", lead, who, words);
         if (same) break;
     }
-    return lines;
 }
 
 /* The preset layers' settings in effect, in the libraries' words (docs/presets.md). */
