@@ -116,7 +116,7 @@ typedef enum sim_vocab_field {
 #define SIM_VF_FIRST_RETRY SIM_VF_ATTEMPTS /* fields before it are the breaker's */
 
 typedef struct sim_vocab_param {
-    const char *name; /* the library's parameter, one of the preset's params */
+    const char *name; /* the library's parameter (sim_vocab.params says which names) */
     sim_vocab_field field;
     sim_param_kind kind; /* the notation of the value (PERCENT "50%", GO_DURATION "60s" ...) */
     /* when it applies: a breaker field in the breaker modes (1 << fb_breaker_mode), a retry

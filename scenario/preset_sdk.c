@@ -770,7 +770,7 @@ static int lc_js_apply(const sim_preset *p, const sim_param_value *v, const sim_
 }
 
 static const sim_vocab langchain_js_vocab = {
-    NULL, "ChatOpenAI({...})", "langchain", {NULL, NULL, NULL}, node_sdk_words};
+    NULL, "LangChain JS chat model", "langchain", {NULL, NULL, NULL}, node_sdk_words};
 
 const sim_preset scn_preset_langchain_js = {
     "langchain-js",
