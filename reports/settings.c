@@ -209,6 +209,12 @@ static int retry_field(const fb_retry_config *r, sim_vocab_field f, double *x, f
     case SIM_VF_MULTIPLIER:
         *x = r->multiplier;
         return 0;
+    case SIM_VF_JITTER_FRACTION: /* only the jitters that have one */
+        *x = r->jitter_fraction;
+        return r->jitter == FB_JITTER_PROPORTIONAL || r->jitter == FB_JITTER_RANDOMIZED ||
+                       r->jitter == FB_JITTER_DOWN || r->jitter == FB_JITTER_UP
+                   ? 0
+                   : -1;
     case SIM_VF_BASE_US:
         *us = r->base_us;
         return 1;

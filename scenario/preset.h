@@ -109,6 +109,7 @@ typedef enum sim_vocab_field {
     SIM_VF_MULTIPLIER,
     SIM_VF_BACKOFF,            /* words[backoff] */
     SIM_VF_JITTER,             /* words[jitter] (tenacity's wait function) */
+    SIM_VF_JITTER_FRACTION,    /* jitter_fraction, where the jitter has one */
     SIM_VF_ATTEMPT_TIMEOUT_US, /* the retry's attempt timeout, else the provider's */
     SIM_VF_DEADLINE_US
 } sim_vocab_field;

@@ -517,6 +517,9 @@ static int r4j_apply(const sim_preset *p, const sim_param_value *v, const sim_sc
 
 static const char *const r4j_window_by_mode[] = {NULL, "COUNT_BASED", "TIME_BASED", NULL};
 static const char *const r4j_exponential[] = {"true", "false", "false", "false"};
+/* by fb_jitter: none, or RANDOMIZED (IntervalFunction.ofRandomized) */
+static const char *const r4j_randomized[] = {"false", NULL, NULL, NULL, NULL,
+                                             "true",  NULL, NULL, NULL, NULL};
 #define R4J_COUNT (1u << FB_BREAKER_MODE_COUNT_WINDOW)
 #define R4J_TIME (1u << FB_BREAKER_MODE_TIME_WINDOW)
 #define R4J_EXP (1u << FB_BACKOFF_EXPONENTIAL)
@@ -539,6 +542,8 @@ static const sim_vocab_param r4j_words[] = {
     {"enableExponentialBackoff", SIM_VF_BACKOFF, SIM_PK_WORD, 0, r4j_exponential},
     {"exponentialBackoffMultiplier", SIM_VF_MULTIPLIER, SIM_PK_NUMBER, R4J_EXP, NULL},
     {"exponentialMaxWaitDuration", SIM_VF_DELAY_MAX_US, SIM_PK_DURATION, R4J_EXP, NULL},
+    {"enableRandomizedWait", SIM_VF_JITTER, SIM_PK_WORD, 0, r4j_randomized},
+    {"randomizedWaitFactor", SIM_VF_JITTER_FRACTION, SIM_PK_NUMBER, 0, NULL},
     {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
 };
 /* clang-format on */
@@ -672,6 +677,9 @@ static int polly_apply(const sim_preset *p, const sim_param_value *v, const sim_
 }
 
 static const char *const polly_backoff_words[] = {"Exponential", "Constant", "Linear", "Constant"};
+/* by fb_jitter: none, PROPORTIONAL (Constant, Linear) or DECORRELATED_V2 (Exponential) */
+static const char *const polly_jitter_words[] = {"false", NULL, NULL, NULL, "true",
+                                                 NULL,    NULL, NULL, NULL, "true"};
 
 /* clang-format off */
 static const sim_vocab_param polly_words[] = {
@@ -683,6 +691,7 @@ static const sim_vocab_param polly_words[] = {
     {"BackoffType", SIM_VF_BACKOFF, SIM_PK_WORD, 0, polly_backoff_words},
     {"Delay", SIM_VF_BASE_US, SIM_PK_TIMESPAN, 0, NULL},
     {"MaxDelay", SIM_VF_DELAY_MAX_US, SIM_PK_TIMESPAN, 0, NULL},
+    {"UseJitter", SIM_VF_JITTER, SIM_PK_WORD, 0, polly_jitter_words},
     {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
 };
 /* clang-format on */

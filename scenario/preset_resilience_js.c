@@ -258,6 +258,17 @@ static int cockatiel_apply(const sim_preset *p, const sim_param_value *v, const 
 static const char *const cockatiel_backoff_words[] = {"ExponentialBackoff", "ConstantBackoff", NULL,
                                                       "ConstantBackoff"};
 #define COCKATIEL_EXP (1u << FB_BACKOFF_EXPONENTIAL)
+/* ExponentialBackoff's generator by fb_jitter (cockatiel_backoff) */
+static const char *const cockatiel_generator_words[] = {"noJitterGenerator",
+                                                        "fullJitterGenerator",
+                                                        "halfJitterGenerator",
+                                                        NULL,
+                                                        NULL,
+                                                        NULL,
+                                                        NULL,
+                                                        NULL,
+                                                        NULL,
+                                                        "decorrelatedJitterGenerator"};
 static const char *const cockatiel_unbounded[] = {"Infinity"};
 
 /* clang-format off */
@@ -269,6 +280,7 @@ static const sim_vocab_param cockatiel_words[] = {
     {"interval", SIM_VF_BASE_US, SIM_PK_MILLIS, 1u << FB_BACKOFF_CONSTANT, NULL},
     {"initialDelay", SIM_VF_BASE_US, SIM_PK_MILLIS, COCKATIEL_EXP, NULL},
     {"maxDelay", SIM_VF_DELAY_MAX_US, SIM_PK_MILLIS, COCKATIEL_EXP, NULL},
+    {"generator", SIM_VF_JITTER, SIM_PK_WORD, COCKATIEL_EXP, cockatiel_generator_words},
     {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
 };
 /* clang-format on */

@@ -89,6 +89,12 @@ static void resilience4j_settings_say_its_parameters(void **state) {
     has(b, "permittedNumberOfCallsInHalfOpenState 4");
     lacks(b, "half-open probe");
     has(r, "resilience4j Retry: maxAttempts 5, waitDuration 250ms");
+    has(r, "enableRandomizedWait false");
+    lacks(r, "randomizedWaitFactor"); /* no randomized wait: no factor */
+    settings_of("\"preset\":\"resilience4j\",\"waitDuration\":\"1s\",\"enableRandomizedWait\":true,"
+                "\"randomizedWaitFactor\":0.2",
+                false, r, sizeof r);
+    has(r, "enableRandomizedWait true, randomizedWaitFactor 0.2");
 }
 
 static void polly_settings_say_its_parameters(void **state) {
@@ -102,6 +108,7 @@ static void polly_settings_say_its_parameters(void **state) {
     has(b, "FailureRatio 0.25, MinimumThroughput 8, SamplingDuration 00:01:00, BreakDuration "
            "00:00:15");
     has(r, "MaxRetryAttempts 2");
+    has(r, "UseJitter false");
     has(r, "Delay 00:00:00.500");
 }
 
@@ -138,6 +145,11 @@ static void opossum_and_cockatiel_settings_say_their_parameters(void **state) {
     settings_of(ck, false, r, sizeof r);
     has(c, "consecutive 3, halfOpenAfter 2000 ms");
     has(r, "cockatiel retry: maxAttempts 2, backoff ConstantBackoff, interval 100 ms");
+    settings_of("\"preset\":\"cockatiel\",\"backoff\":\"ExponentialBackoff\",\"generator\":"
+                "\"fullJitterGenerator\",\"initialDelay\":50",
+                false, r, sizeof r);
+    has(r, "backoff ExponentialBackoff, initialDelay 50 ms, maxDelay 30000 ms, generator "
+           "fullJitterGenerator");
 }
 
 static void retry_libraries_say_their_parameters(void **state) {
