@@ -67,6 +67,50 @@ static void choices(FILE *f, const sim_param *pa) {
         fprintf(f, "%s%s", i ? ", " : ": ", pa->choices[i]);
 }
 
+/* The parameters of one side (breaker or retry) that the report names, each once; how many. */
+static int vocab_names(FILE *f, const sim_vocab *v, bool breaker, const char *q) {
+    int n = 0;
+    for (const sim_vocab_param *vp = v->params; vp->name; vp++) {
+        if ((vp->field >= SIM_VF_FIRST_RETRY) == breaker) continue;
+        bool again = false;
+        for (const sim_vocab_param *e = v->params; e != vp && !again; e++)
+            again = strcmp(e->name, vp->name) == 0;
+        if (f && !again) fprintf(f, "%s%s%s%s", n ? ", " : "", q, vp->name, q);
+        n += !again;
+    }
+    return n;
+}
+
+/* What report.html, report.json and events.jsonl say of a layer of this preset (sim_vocab). */
+static void print_vocab(FILE *f, const sim_preset *p, bool md) {
+    const sim_vocab *v = p->vocab;
+    const char *q = md ? "`" : "";
+    if (v == NULL) {
+        fputs(md ? "In the report: fusebox's own words (the preset has no vocabulary).\n\n"
+                 : "\nin the report: fusebox's own words (no vocabulary)\n",
+              f);
+        return;
+    }
+    fputs(md ? "In the report (settings in effect; events.jsonl's `library` fields): "
+             : "\nin the report (settings in effect; events.jsonl's library fields):\n",
+          f);
+    if (v->breaker) {
+        fprintf(f, md ? "the breaker is \"%s\", states " : "  breaker: %s; states ", v->breaker);
+        for (int s = 0; s < 3; s++)
+            fprintf(f, "%s%s%s%s", s ? ", " : "", v->states[s] ? q : "",
+                    v->states[s] ? v->states[s] : "(none)", v->states[s] ? q : "");
+        fputs(md ? "; its settings: " : "\n  its settings: ", f);
+        vocab_names(f, v, true, q);
+    }
+    if (vocab_names(NULL, v, false, q) > 0) {
+        const char *lead = v->breaker ? (md ? "; the retry is" : "\n  retry:")
+                                      : (md ? "the retry is" : "  retry:");
+        fprintf(f, md ? "%s \"%s\": " : "%s %s: ", lead, v->retry ? v->retry : v->breaker);
+        vocab_names(f, v, false, q);
+    }
+    fputs(md ? ".\n\n" : "\n", f);
+}
+
 static void print_text(FILE *f, const sim_preset *p) {
     fprintf(f,
             "%s: %s, %s\n%s\nsource: %s\nverified: %s\n\nparameters (the library's names and "
@@ -81,6 +125,7 @@ static void print_text(FILE *f, const sim_preset *p) {
     for (const char *const *r = p->rules; *r; r++) fprintf(f, "  - %s\n", *r);
     fputs("\nnot modelled:\n", f);
     for (const char *const *r = p->not_modelled; *r; r++) fprintf(f, "  - %s\n", *r);
+    print_vocab(f, p, false);
 }
 
 static void print_markdown(FILE *f, const sim_preset *p) {
@@ -92,7 +137,9 @@ static void print_markdown(FILE *f, const sim_preset *p) {
         choices(f, pa);
         fprintf(f, " | %s | %s |\n", pa->deflt, pa->doc);
     }
-    fputs("\nRules:\n\n", f);
+    fputc('\n', f);
+    print_vocab(f, p, true);
+    fputs("Rules:\n\n", f);
     for (const char *const *r = p->rules; *r; r++) fprintf(f, "- %s\n", *r);
     fputs("\nNot modelled:\n\n", f);
     for (const char *const *r = p->not_modelled; *r; r++) fprintf(f, "- %s\n", *r);

@@ -10,6 +10,7 @@
 #include "core/version.h"
 #include "reports/breakdown.h"
 #include "reports/json.h"
+#include "reports/settings.h"
 #include "sim/metrics.h"
 #include "util/xml.h"
 
@@ -105,6 +106,24 @@ static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, cons
 }
 
 /* A layered variant's layers, outermost first as declared: what each received and made. */
+/* A preset layer's settings in effect in the library's words (reports/settings.c). */
+static void write_library(rep_json *w, const sim_scenario *sc, const sim_layer *l) {
+    char words[1024];
+    if (l->preset == NULL || l->preset->vocab == NULL) return;
+    rep_json_open(w, "library", '{', REP_JSON_LINES);
+    rep_json_str(w, "preset", l->preset->name);
+    if (rep_library_settings(words, sizeof words, l, SIM_PROVIDERS_MAX, false) > 0)
+        rep_json_str(w, "retry", words);
+    /* by provider; an outer layer's one breaker guards the layer inside ("inside") */
+    rep_json_open(w, "breakers", '{', REP_JSON_LINES);
+    bool outer = l->role == SIM_ROLE_OUTER;
+    for (uint32_t p = 0; p < (outer ? 1 : sc->provider_count); p++)
+        if (rep_library_settings(words, sizeof words, l, p, true) > 0)
+            rep_json_str(w, outer ? "inside" : sc->providers[p].name, words);
+    rep_json_close(w);
+    rep_json_close(w);
+}
+
 static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
     static const char *const roles[] = {"router", "outside the router", "inside the router"};
     int v = scn_variant(sc, s->variant);
@@ -133,6 +152,7 @@ static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary 
         rep_json_u64(w, "transitions", ls->breaker_transitions);
         rep_json_u64(w, "rejections", ls->breaker_rejections);
         rep_json_close(w);
+        write_library(w, sc, &pol->layers[l]);
         rep_json_close(w);
     }
     rep_json_close(w);
@@ -438,6 +458,110 @@ static const char *litellm_words(char *buf, size_t len, const sim_scenario *sc, 
     return buf;
 }
 
+/* The vocabulary's parameter that says field f, with its value ("failureRateThreshold 50%"). */
+static bool library_param(char *buf, size_t len, const sim_layer *l, uint32_t p,
+                          sim_vocab_field f) {
+    const sim_vocab *v = l->preset->vocab;
+    for (const sim_vocab_param *vp = v->params; vp && vp->name; vp++) {
+        char val[64];
+        if (vp->field != f || !rep_library_value(val, sizeof val, l, p, vp)) continue;
+        snprintf(buf, len, "%s%s%s", vp->name, f == SIM_VF_CONSECUTIVE_ABOVE ? " > " : " ", val);
+        return true;
+    }
+    return false;
+}
+
+/* Why a transition happened, in the words of the library's parameters; the cause's name when
+   the vocabulary has no parameter for it. */
+static void library_why(char *buf, size_t len, const sim_layer *l, const sim_log_event *ev) {
+    const fb_breaker_event *b = &ev->breaker;
+    const fb_breaker_config *c = &l->per_provider[ev->provider].breaker;
+    uint32_t p = ev->provider;
+    char w[160] = "", sweep[96];
+    bool named = true;
+    switch (b->cause) {
+    case FB_CAUSE_CONSECUTIVE_FAILURES:
+        named = library_param(w, sizeof w, l, p, SIM_VF_CONSECUTIVE) ||
+                library_param(w, sizeof w, l, p, SIM_VF_CONSECUTIVE_ABOVE);
+        snprintf(buf, len, " at %s (%u failures in a row)", w, b->consecutive_failures);
+        break;
+    case FB_CAUSE_FAILURE_RATE:
+        named = library_param(w, sizeof w, l, p, SIM_VF_FAILURE_RATE);
+        snprintf(buf, len, " at %s (%u of %u calls failed)", w, b->failures, b->calls);
+        break;
+    case FB_CAUSE_SLOW_CALL_RATE:
+        named = library_param(w, sizeof w, l, p, SIM_VF_SLOW_RATE);
+        snprintf(buf, len, " at %s (%u of %u calls slow)", w, b->slow, b->calls);
+        break;
+    case FB_CAUSE_OPEN_ELAPSED: {
+        /* a period that grows with the opens in a row, or ends at a sweep, says so (Envoy) */
+        named = library_param(w, sizeof w, l, p, SIM_VF_OPEN_US);
+        int n = snprintf(buf, len, " after %s%s", w,
+                         c->open_growth != FB_OPEN_GROWTH_NONE ? " (grown with the opens in a row)"
+                                                               : "");
+        if (c->open_align_us > 0 && n >= 0 && (size_t)n < len &&
+            library_param(sweep, sizeof sweep, l, p, SIM_VF_OPEN_ALIGN_US))
+            snprintf(buf + n, len - (size_t)n, ", at a sweep (%s)", sweep);
+        break;
+    }
+    case FB_CAUSE_HALF_OPEN_MAX_WAIT:
+        named = library_param(w, sizeof w, l, p, SIM_VF_HALF_OPEN_MAX_US);
+        snprintf(buf, len, " after %s", w);
+        break;
+    case FB_CAUSE_PROBES_SUCCEEDED:
+        if (library_param(w, sizeof w, l, p, SIM_VF_PERMITS))
+            snprintf(buf, len, " after the trial calls (%s)", w);
+        else /* a library with one trial call and no parameter for it (Polly, opossum) */
+            snprintf(buf, len, " after its trial call succeeded");
+        break;
+    case FB_CAUSE_PROBE_FAILED:
+        snprintf(buf, len, ": a trial call failed");
+        break;
+    case FB_CAUSE_PROBE_LEASE_EXPIRED:
+        snprintf(buf, len, ": a trial call did not report in time");
+        break;
+    case FB_CAUSE_SYNC:
+        snprintf(buf, len, ": read from the shared store");
+        break;
+    default:
+        named = false;
+        break;
+    }
+    if (!named) snprintf(buf, len, " (%s)", fb_breaker_cause_name(b->cause));
+}
+
+/*
+ * The transition in the words of the preset the breaker's layer was given as: its states
+ * ("library_from", "library_to") and a sentence ("library": "resilience4j: OPEN -> HALF_OPEN
+ * after waitDurationInOpenState 60s"). Nothing for a layer of fusebox's own keys.
+ */
+static void library_event(rep_json *w, const sim_scenario *sc, const char *variant,
+                          const sim_log_event *ev, const char *litellm) {
+    int vi = scn_variant(sc, variant);
+    const sim_layer *l = vi < 0 ? NULL : rep_library_layer(&sc->variants[vi], ev->provider);
+    if (l == NULL) return;
+    const fb_breaker_event *b = &ev->breaker;
+    const char *from = rep_library_state(l, b->from), *to = rep_library_state(l, b->to);
+    if (from == NULL) from = fb_breaker_state_name(b->from);
+    if (to == NULL) to = fb_breaker_state_name(b->to);
+    rep_json_str(w, "library_from", from);
+    rep_json_str(w, "library_to", to);
+    if (litellm) { /* LiteLLM's own sentence says it best */
+        rep_json_str(w, "library", litellm);
+        return;
+    }
+    char why[256], open_for[96] = "", text[512];
+    library_why(why, sizeof why, l, ev);
+    if (b->to == FB_BREAKER_OPEN) {
+        char d[32];
+        rep_format_duration(d, sizeof d, (double)(b->open_until_us - ev->t_us));
+        snprintf(open_for, sizeof open_for, "; %s for %s", to, d);
+    }
+    snprintf(text, sizeof text, "%s: %s -> %s%s%s", l->preset->vocab->name, from, to, why,
+             open_for);
+    rep_json_str(w, "library", text);
+}
+
 void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev) {
     rep_json w;
     rep_json_init(&w, f);
@@ -468,7 +592,9 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
         if (b->to == FB_BREAKER_OPEN)
             rep_json_fixed(&w, "open_until_s", (double)b->open_until_us / 1e6, 6);
         char words[256];
-        if (litellm_words(words, sizeof words, sc, variant, ev)) rep_json_str(&w, "litellm", words);
+        const char *lw = litellm_words(words, sizeof words, sc, variant, ev);
+        if (lw) rep_json_str(&w, "litellm", lw);
+        library_event(&w, sc, variant, ev, lw);
     } else {
         const sim_fault *fa = &sc->providers[ev->provider].faults[ev->fault];
         rep_json_str(&w, "type", ev->type == SIM_EV_FAULT_START ? "fault_start" : "fault_end");
@@ -613,6 +739,49 @@ static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *cons
     }
 }
 
+/* One layer's settings in the library's words: its retry, then its breakers (once when every
+   provider's is the same). */
+static void text_library_layer(FILE *f, const sim_scenario *sc, const sim_layer *l,
+                               const char *lead) {
+    char words[1024], first[1024] = "";
+    bool same = true;
+    uint32_t count = l->role == SIM_ROLE_OUTER ? 1 : sc->provider_count, with = 0;
+    if (rep_library_settings(words, sizeof words, l, SIM_PROVIDERS_MAX, false) > 0)
+        fprintf(f, "  %s: %s\n", lead, words);
+    for (uint32_t p = 0; p < count; p++) {
+        if (rep_library_settings(words, sizeof words, l, p, true) == 0) continue;
+        if (with++ == 0) snprintf(first, sizeof first, "%s", words);
+        same = same && strcmp(first, words) == 0;
+    }
+    for (uint32_t p = 0; p < count && with > 0; p++) {
+        if (rep_library_settings(words, sizeof words, l, p, true) == 0) continue;
+        const char *who = l->role == SIM_ROLE_OUTER ? "the layer inside"
+                          : same && with > 1        ? "every provider"
+                                                    : sc->providers[p].name;
+        fprintf(f, "  %s, %s: %s\n", lead, who, words);
+        if (same) break;
+    }
+}
+
+/* The preset layers' settings in effect, in the libraries' words (docs/presets.md). */
+static void text_library(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    bool header = false;
+    for (size_t i = 0; i < n; i++) {
+        int v = scn_variant(sc, sums[i]->variant);
+        const sim_policy *pol = v < 0 ? NULL : &sc->variants[v];
+        for (uint32_t k = 0; pol && k < pol->layer_count; k++) {
+            const sim_layer *l = &pol->layers[k];
+            if (l->preset == NULL || l->preset->vocab == NULL) continue;
+            if (!header) fputs("settings in effect, in the libraries' words:\n", f);
+            header = true;
+            char lead[2 * SIM_NAME_MAX + 4];
+            snprintf(lead, sizeof lead, "%s%s%s", sums[i]->variant, pol->layered ? "/" : "",
+                     pol->layered ? l->name : "");
+            text_library_layer(f, sc, l, lead);
+        }
+    }
+}
+
 void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     char buf[64];
     rep_format_duration(buf, sizeof buf, (double)sc->duration_us);
@@ -638,6 +807,7 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
     rep_breakdown_text(f, sums, n);
     rep_observed_text(f, sc, sums, n);
     text_undetermined(f, sc, sums, n);
+    text_library(f, sc, sums, n);
     for (size_t i = 0; i < n; i++)
         if (!sums[i]->complete)
             fprintf(f, "variant %s stopped early: %s\n", sums[i]->variant, sums[i]->stop_reason);

@@ -469,6 +469,7 @@ int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
     if (rc != FB_OK) return scn__fail(P, "%s: %s", p->name, msg[0] ? msg : "invalid parameters");
     /* a library that does not route calls the one endpoint it is given */
     if (!L->routes && L->order_len > 1) L->order_len = 1;
+    L->preset = p;
     return FB_OK;
 }
 

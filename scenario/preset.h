@@ -73,6 +73,73 @@ typedef struct sim_param_value {
 struct sim_layer;
 struct sim_scenario;
 
+/*
+ * The library's vocabulary, for the reports (reports/settings.c, the events): what the
+ * library calls its breaker, its retry and its states, and which of its parameters says
+ * each fusebox setting. The report reads the value from the layer that ran (its effective
+ * fb_breaker_config and fb_retry_config) and writes it in the parameter's notation, so the
+ * words cannot drift from what ran.
+ */
+typedef enum sim_vocab_field {
+    SIM_VF_NONE = 0,
+    /* the breaker of each provider (fb_breaker_config) */
+    SIM_VF_MODE,              /* words[mode] (resilience4j slidingWindowType) */
+    SIM_VF_CONSECUTIVE,       /* consecutive_failures: opens at that many failures in a row */
+    SIM_VF_CONSECUTIVE_ABOVE, /* N of "more than N in a row" (gobreaker ConsecutiveFailures > N) */
+    SIM_VF_FAILURE_RATE,      /* failure_rate, as PERCENT or FRACTION */
+    SIM_VF_SLOW_RATE,
+    SIM_VF_SLOW_US,
+    SIM_VF_WINDOW_CALLS,
+    SIM_VF_WINDOW_US,
+    SIM_VF_WINDOW_SECONDS, /* window_us as a count of seconds (resilience4j TIME_BASED) */
+    SIM_VF_WINDOW_BUCKETS,
+    SIM_VF_MINIMUM_CALLS,
+    SIM_VF_OPEN_US,
+    SIM_VF_OPEN_US_MAX,
+    SIM_VF_PERMITS,
+    SIM_VF_HALF_OPEN_MAX_US,
+    SIM_VF_CLOSED_INTERVAL_US,
+    SIM_VF_OPEN_ALIGN_US, /* open deadlines at multiples of it (Envoy's sweeps) */
+    SIM_VF_OPEN_TIMER,    /* BOOL: open_timer ON */
+    SIM_VF_AS_ADMITTED,   /* words[late_results == AS_ADMITTED] (pybreaker mode) */
+    SIM_VF_ATTEMPTS,      /* the retry's (fb_retry_config, effective): calls, the first included */
+    SIM_VF_RETRIES,       /* attempts - 1 */
+    SIM_VF_BASE_US,       /* the first (or constant) wait */
+    SIM_VF_DELAY_MAX_US,  /* the cap on a wait; none when unbounded */
+    SIM_VF_MULTIPLIER,
+    SIM_VF_BACKOFF,            /* words[backoff] */
+    SIM_VF_JITTER,             /* words[jitter] (tenacity's wait function) */
+    SIM_VF_JITTER_FRACTION,    /* jitter_fraction, where the jitter has one */
+    SIM_VF_ATTEMPT_TIMEOUT_US, /* the retry's attempt timeout, else the provider's */
+    SIM_VF_DEADLINE_US
+} sim_vocab_field;
+
+#define SIM_VF_FIRST_RETRY SIM_VF_ATTEMPTS /* fields before it are the breaker's */
+
+typedef struct sim_vocab_param {
+    const char *name; /* the library's parameter (sim_vocab.params says which names) */
+    sim_vocab_field field;
+    sim_param_kind kind; /* the notation of the value (PERCENT "50%", GO_DURATION "60s" ...) */
+    /* when it applies: a breaker field in the breaker modes (1 << fb_breaker_mode), a retry
+       field in the backoffs (1 << fb_backoff); 0: always */
+    uint8_t modes;
+    /* MODE, BACKOFF, JITTER, AS_ADMITTED: the library's word for each value of the enum (every
+       value has an entry; NULL: none); ATTEMPTS, RETRIES: words[0] says no limit (fusebox's
+       FB_RETRY_ATTEMPTS_MAX), e.g. cockatiel's "Infinity" */
+    const char *const *words;
+} sim_vocab_param;
+
+typedef struct sim_vocab {
+    const char *breaker; /* what the library calls its breaker ("resilience4j CircuitBreaker") */
+    const char *retry;   /* ... and its retry ("resilience4j Retry"); NULL: no retry of its own */
+    const char *name;    /* the library, first in an event's sentence ("resilience4j") */
+    /* the library's names of CLOSED, OPEN and HALF_OPEN; NULL: it has no such state */
+    const char *states[3];
+    /* NULL-name-terminated, in the order the report says them; a name is one of the preset's
+       parameters, or a keyword its parameters' docs name ("max" of tenacity's waits) */
+    const sim_vocab_param *params;
+} sim_vocab;
+
 typedef struct sim_preset {
     const char *name;                /* "openai-node" */
     const char *library;             /* "openai (npm)" */
@@ -96,6 +163,7 @@ typedef struct sim_preset {
      * VERSION source" and how it was compared, or "(not run here)".
      */
     const char *verified;
+    const sim_vocab *vocab; /* the report's words for the library; NULL: fusebox's own */
 } sim_preset;
 
 /* The catalog, NULL-terminated, in the order `fusebox presets` lists it. */

@@ -300,6 +300,27 @@ static int envoy_apply(const sim_preset *p, const sim_param_value *v, const sim_
     return FB_OK;
 }
 
+/* clang-format off */
+static const sim_vocab_param envoy_words[] = {
+    {"outlier_detection.consecutive_5xx", SIM_VF_CONSECUTIVE, SIM_PK_COUNT, 0, NULL},
+    {"outlier_detection.base_ejection_time", SIM_VF_OPEN_US, SIM_PK_PROTO_DURATION, 0, NULL},
+    {"outlier_detection.max_ejection_time", SIM_VF_OPEN_US_MAX, SIM_PK_PROTO_DURATION, 0, NULL},
+    {"outlier_detection.interval", SIM_VF_OPEN_ALIGN_US, SIM_PK_PROTO_DURATION, 0, NULL},
+    {"num_retries", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
+    {"per_try_timeout", SIM_VF_ATTEMPT_TIMEOUT_US, SIM_PK_PROTO_DURATION, 0, NULL},
+    {"timeout", SIM_VF_DEADLINE_US, SIM_PK_PROTO_DURATION, 0, NULL},
+    {"retry_back_off.base_interval", SIM_VF_BASE_US, SIM_PK_PROTO_DURATION, 0, NULL},
+    {"retry_back_off.max_interval", SIM_VF_DELAY_MAX_US, SIM_PK_PROTO_DURATION, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+/* outlier detection ejects a host and brings it back: no half-open */
+static const sim_vocab envoy_vocab = {
+    "Envoy outlier_detection",    "Envoy retry_policy", "Envoy",
+    {"healthy", "ejected", NULL}, envoy_words,
+};
+
 const sim_preset scn_preset_envoy = {
     "envoy",
     "Envoy proxy: route retry_policy, cluster outlier_detection",
@@ -319,4 +340,5 @@ const sim_preset scn_preset_envoy = {
     envoy_apply,
     "rules read from Envoy's source at the blobs named and the v1.30.4 API docs (not run "
     "here); each decision with its source and its unit test in docs/presets-envoy.md",
+    &envoy_vocab,
 };

@@ -752,6 +752,22 @@ static int litellm_apply(const sim_preset *p, const sim_param_value *v, const si
     return FB_OK;
 }
 
+/* clang-format off */
+static const sim_vocab_param litellm_words[] = {
+    {"cooldown_time", SIM_VF_OPEN_US, SIM_PK_SECONDS, 0, NULL},
+    {"num_retries", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
+    {"timeout", SIM_VF_ATTEMPT_TIMEOUT_US, SIM_PK_SECONDS, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+/* the cooldown (a COOLDOWN-mode breaker: no half-open) is said in LiteLLM's words by
+   reports/settings.c and by the events' "litellm" sentence */
+static const sim_vocab litellm_vocab = {
+    "LiteLLM Router cooldown",         "LiteLLM Router", "LiteLLM",
+    {"healthy", "cooling down", NULL}, litellm_words,
+};
+
 const sim_preset scn_preset_litellm = {
     "litellm",
     "litellm (PyPI), the Router",
@@ -776,4 +792,5 @@ const sim_preset scn_preset_litellm = {
     litellm_apply,
     "rules read from LiteLLM's Router source at the commits named (not run here); each "
     "decision with its source and its unit test in docs/presets-litellm.md",
+    &litellm_vocab,
 };

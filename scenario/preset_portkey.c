@@ -231,6 +231,17 @@ static int portkey_apply(const sim_preset *p, const sim_param_value *v, const si
     return FB_OK;
 }
 
+/* clang-format off */
+static const sim_vocab_param portkey_words[] = {
+    {"retry.attempts", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
+    {"request_timeout", SIM_VF_ATTEMPT_TIMEOUT_US, SIM_PK_MILLIS, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+static const sim_vocab portkey_vocab = {
+    NULL, "Portkey config", "Portkey", {NULL, NULL, NULL}, portkey_words};
+
 const sim_preset scn_preset_portkey = {
     "portkey",
     "@portkey-ai/gateway (npm), open source",
@@ -248,4 +259,5 @@ const sim_preset scn_preset_portkey = {
     "rules read from @portkey-ai/gateway 1.15.2 source; compared with it run here through the "
     "mock in tests/e2e/diff_gateway.sh (not recorded); each decision with its source and its "
     "unit test in docs/presets-portkey.md",
+    &portkey_vocab,
 };

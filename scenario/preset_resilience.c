@@ -518,6 +518,46 @@ static int r4j_apply(const sim_preset *p, const sim_param_value *v, const sim_sc
     return r4j_exception_rules(p, v, L, msg, msglen);
 }
 
+static const char *const r4j_window_by_mode[] = {NULL, "COUNT_BASED", "TIME_BASED", NULL};
+static const char *const r4j_exponential[] = {"true", "false", "false", "false"};
+/* by fb_jitter: none, or RANDOMIZED (IntervalFunction.ofRandomized) */
+static const char *const r4j_randomized[] = {"false", NULL, NULL, NULL, NULL,
+                                             "true",  NULL, NULL, NULL, NULL};
+#define R4J_COUNT (1u << FB_BREAKER_MODE_COUNT_WINDOW)
+#define R4J_TIME (1u << FB_BREAKER_MODE_TIME_WINDOW)
+#define R4J_EXP (1u << FB_BACKOFF_EXPONENTIAL)
+
+/* clang-format off */
+static const sim_vocab_param r4j_words[] = {
+    {"failureRateThreshold", SIM_VF_FAILURE_RATE, SIM_PK_PERCENT, 0, NULL},
+    {"slidingWindowType", SIM_VF_MODE, SIM_PK_WORD, 0, r4j_window_by_mode},
+    {"slidingWindowSize", SIM_VF_WINDOW_CALLS, SIM_PK_COUNT, R4J_COUNT, NULL},
+    {"slidingWindowSize", SIM_VF_WINDOW_SECONDS, SIM_PK_COUNT, R4J_TIME, NULL},
+    {"minimumNumberOfCalls", SIM_VF_MINIMUM_CALLS, SIM_PK_COUNT, 0, NULL},
+    {"slowCallRateThreshold", SIM_VF_SLOW_RATE, SIM_PK_PERCENT, 0, NULL},
+    {"slowCallDurationThreshold", SIM_VF_SLOW_US, SIM_PK_DURATION, 0, NULL},
+    {"waitDurationInOpenState", SIM_VF_OPEN_US, SIM_PK_DURATION, 0, NULL},
+    {"automaticTransitionFromOpenToHalfOpenEnabled", SIM_VF_OPEN_TIMER, SIM_PK_BOOL, 0, NULL},
+    {"permittedNumberOfCallsInHalfOpenState", SIM_VF_PERMITS, SIM_PK_COUNT, 0, NULL},
+    {"maxWaitDurationInHalfOpenState", SIM_VF_HALF_OPEN_MAX_US, SIM_PK_DURATION, 0, NULL},
+    {"maxAttempts", SIM_VF_ATTEMPTS, SIM_PK_COUNT, 0, NULL},
+    {"waitDuration", SIM_VF_BASE_US, SIM_PK_DURATION, 0, NULL},
+    {"enableExponentialBackoff", SIM_VF_BACKOFF, SIM_PK_WORD, 0, r4j_exponential},
+    {"exponentialBackoffMultiplier", SIM_VF_MULTIPLIER, SIM_PK_NUMBER, R4J_EXP, NULL},
+    {"exponentialMaxWaitDuration", SIM_VF_DELAY_MAX_US, SIM_PK_DURATION, R4J_EXP, NULL},
+    {"enableRandomizedWait", SIM_VF_JITTER, SIM_PK_WORD, 0, r4j_randomized},
+    {"randomizedWaitFactor", SIM_VF_JITTER_FRACTION, SIM_PK_NUMBER, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+static const sim_vocab r4j_vocab = {
+    "resilience4j CircuitBreaker",
+    "resilience4j Retry",
+    "resilience4j",
+    {"CLOSED", "OPEN", "HALF_OPEN"},
+    r4j_words,
+};
 const sim_preset scn_preset_resilience4j = {
     "resilience4j",
     "resilience4j (Maven)",
@@ -535,6 +575,7 @@ const sim_preset scn_preset_resilience4j = {
     "recorded from resilience4j 2.4.0: 4042 sequences, 0 differences, 1 not modelled "
     "(tests/conformance/resilience4j-2.4.0-circuitbreaker, "
     "tests/conformance/resilience4j-2.4.0-retry)",
+    &r4j_vocab,
 };
 
 /* ---- Polly v8 ---- */
@@ -638,6 +679,34 @@ static int polly_apply(const sim_preset *p, const sim_param_value *v, const sim_
     return FB_OK;
 }
 
+static const char *const polly_backoff_words[] = {"Exponential", "Constant", "Linear", "Constant"};
+/* by fb_jitter: none, PROPORTIONAL (Constant, Linear) or DECORRELATED_V2 (Exponential) */
+static const char *const polly_jitter_words[] = {"false", NULL, NULL, NULL, "true",
+                                                 NULL,    NULL, NULL, NULL, "true"};
+
+/* clang-format off */
+static const sim_vocab_param polly_words[] = {
+    {"FailureRatio", SIM_VF_FAILURE_RATE, SIM_PK_FRACTION, 0, NULL},
+    {"MinimumThroughput", SIM_VF_MINIMUM_CALLS, SIM_PK_COUNT, 0, NULL},
+    {"SamplingDuration", SIM_VF_WINDOW_US, SIM_PK_TIMESPAN, 0, NULL},
+    {"BreakDuration", SIM_VF_OPEN_US, SIM_PK_TIMESPAN, 0, NULL},
+    {"MaxRetryAttempts", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
+    {"BackoffType", SIM_VF_BACKOFF, SIM_PK_WORD, 0, polly_backoff_words},
+    {"Delay", SIM_VF_BASE_US, SIM_PK_TIMESPAN, 0, NULL},
+    {"MaxDelay", SIM_VF_DELAY_MAX_US, SIM_PK_TIMESPAN, 0, NULL},
+    {"UseJitter", SIM_VF_JITTER, SIM_PK_WORD, 0, polly_jitter_words},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+/* CircuitState.Isolated is the manual open state, which scenarios do not use */
+static const sim_vocab polly_vocab = {
+    "Polly circuit breaker strategy",
+    "Polly retry strategy",
+    "Polly",
+    {"Closed", "Open", "HalfOpen"},
+    polly_words,
+};
 const sim_preset scn_preset_polly = {
     "polly",
     "Polly.Core (NuGet)",
@@ -653,6 +722,7 @@ const sim_preset scn_preset_polly = {
     polly_apply,
     "rules read from Polly.Core 8.7.0 source (not run here); each decision with its source "
     "and its unit test in docs/presets-polly.md",
+    &polly_vocab,
 };
 
 /* ---- gobreaker ---- */
@@ -737,6 +807,23 @@ static int gobreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     return FB_OK;
 }
 
+/* clang-format off */
+static const sim_vocab_param gobreaker_words[] = {
+    {"ReadyToTrip.ConsecutiveFailures", SIM_VF_CONSECUTIVE_ABOVE, SIM_PK_COUNT, 0, NULL},
+    {"Interval", SIM_VF_CLOSED_INTERVAL_US, SIM_PK_GO_DURATION, 0, NULL},
+    {"Timeout", SIM_VF_OPEN_US, SIM_PK_GO_DURATION, 0, NULL},
+    {"MaxRequests", SIM_VF_PERMITS, SIM_PK_COUNT, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+static const sim_vocab gobreaker_vocab = {
+    "gobreaker CircuitBreaker",
+    NULL,
+    "gobreaker",
+    {"StateClosed", "StateOpen", "StateHalfOpen"},
+    gobreaker_words,
+};
 const sim_preset scn_preset_gobreaker = {
     "gobreaker",
     "sony/gobreaker v2 (Go)",
@@ -750,4 +837,5 @@ const sim_preset scn_preset_gobreaker = {
     gobreaker_apply,
     "recorded from gobreaker v2.4.0: 2029 sequences, 0 differences, 1 not modelled "
     "(tests/conformance/gobreaker-2.4.0)",
+    &gobreaker_vocab,
 };

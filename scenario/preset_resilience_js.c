@@ -112,6 +112,23 @@ static int opossum_apply(const sim_preset *p, const sim_param_value *v, const si
     return FB_OK;
 }
 
+/* clang-format off */
+static const sim_vocab_param opossum_words[] = {
+    {"errorThresholdPercentage", SIM_VF_FAILURE_RATE, SIM_PK_PERCENT, 0, NULL},
+    {"rollingCountTimeout", SIM_VF_WINDOW_US, SIM_PK_MILLIS, 0, NULL},
+    {"rollingCountBuckets", SIM_VF_WINDOW_BUCKETS, SIM_PK_COUNT, 0, NULL},
+    {"volumeThreshold", SIM_VF_MINIMUM_CALLS, SIM_PK_COUNT, 0, NULL},
+    {"resetTimeout", SIM_VF_OPEN_US, SIM_PK_MILLIS, 0, NULL},
+    {"timeout", SIM_VF_ATTEMPT_TIMEOUT_US, SIM_PK_MILLIS, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+/* breaker.closed, breaker.opened, breaker.halfOpen (and the events close, open, halfOpen) */
+static const sim_vocab opossum_vocab = {
+    "opossum CircuitBreaker", NULL, "opossum", {"closed", "open", "halfOpen"}, opossum_words,
+};
+
 const sim_preset scn_preset_opossum = {
     "opossum",
     "opossum (npm)",
@@ -125,6 +142,7 @@ const sim_preset scn_preset_opossum = {
     opossum_apply,
     "recorded from opossum 10.0.0: 3027 sequences, 0 differences "
     "(tests/conformance/opossum-10.0.0)",
+    &opossum_vocab,
 };
 
 /* ---- cockatiel ---- */
@@ -249,6 +267,44 @@ static int cockatiel_apply(const sim_preset *p, const sim_param_value *v, const 
     return FB_OK;
 }
 
+static const char *const cockatiel_backoff_words[] = {"ExponentialBackoff", "ConstantBackoff", NULL,
+                                                      "ConstantBackoff"};
+#define COCKATIEL_EXP (1u << FB_BACKOFF_EXPONENTIAL)
+/* ExponentialBackoff's generator by fb_jitter (cockatiel_backoff) */
+static const char *const cockatiel_generator_words[] = {"noJitterGenerator",
+                                                        "fullJitterGenerator",
+                                                        "halfJitterGenerator",
+                                                        NULL,
+                                                        NULL,
+                                                        NULL,
+                                                        NULL,
+                                                        NULL,
+                                                        NULL,
+                                                        "decorrelatedJitterGenerator"};
+static const char *const cockatiel_unbounded[] = {"Infinity"};
+
+/* clang-format off */
+static const sim_vocab_param cockatiel_words[] = {
+    {"consecutive", SIM_VF_CONSECUTIVE, SIM_PK_COUNT, 0, NULL},
+    {"halfOpenAfter", SIM_VF_OPEN_US, SIM_PK_MILLIS, 0, NULL},
+    {"maxAttempts", SIM_VF_RETRIES, SIM_PK_COUNT, 0, cockatiel_unbounded},
+    {"backoff", SIM_VF_BACKOFF, SIM_PK_WORD, 0, cockatiel_backoff_words},
+    {"interval", SIM_VF_BASE_US, SIM_PK_MILLIS, 1u << FB_BACKOFF_CONSTANT, NULL},
+    {"initialDelay", SIM_VF_BASE_US, SIM_PK_MILLIS, COCKATIEL_EXP, NULL},
+    {"maxDelay", SIM_VF_DELAY_MAX_US, SIM_PK_MILLIS, COCKATIEL_EXP, NULL},
+    {"generator", SIM_VF_JITTER, SIM_PK_WORD, COCKATIEL_EXP, cockatiel_generator_words},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+static const sim_vocab cockatiel_vocab = {
+    "cockatiel circuitBreaker (ConsecutiveBreaker)",
+    "cockatiel retry",
+    "cockatiel",
+    {"CircuitState.Closed", "CircuitState.Open", "CircuitState.HalfOpen"},
+    cockatiel_words,
+};
+
 const sim_preset scn_preset_cockatiel = {
     "cockatiel",
     "cockatiel (npm)",
@@ -263,4 +319,5 @@ const sim_preset scn_preset_cockatiel = {
     cockatiel_apply,
     "recorded from cockatiel 4.0.0: 3033 sequences, 0 differences, 2 not modelled "
     "(tests/conformance/cockatiel-4.0.0)",
+    &cockatiel_vocab,
 };

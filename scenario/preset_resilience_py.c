@@ -86,6 +86,21 @@ static int pybreaker_apply(const sim_preset *p, const sim_param_value *v, const 
     return FB_OK;
 }
 
+/* clang-format off */
+static const sim_vocab_param pybreaker_words[] = {
+    {"fail_max", SIM_VF_CONSECUTIVE, SIM_PK_COUNT, 0, NULL},
+    {"reset_timeout", SIM_VF_OPEN_US, SIM_PK_SECONDS, 0, NULL},
+    {"success_threshold", SIM_VF_PERMITS, SIM_PK_COUNT, 0, NULL},
+    {"mode", SIM_VF_AS_ADMITTED, SIM_PK_WORD, 0, pybreaker_modes},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+/* CircuitBreaker.current_state: STATE_CLOSED, STATE_OPEN, STATE_HALF_OPEN */
+static const sim_vocab pybreaker_vocab = {
+    "pybreaker CircuitBreaker", NULL, "pybreaker", {"closed", "open", "half-open"}, pybreaker_words,
+};
+
 const sim_preset scn_preset_pybreaker = {
     "pybreaker",
     "pybreaker (PyPI)",
@@ -99,6 +114,7 @@ const sim_preset scn_preset_pybreaker = {
     pybreaker_apply,
     "recorded from pybreaker 1.4.1: 4021 sequences, 0 differences "
     "(tests/conformance/pybreaker-1.4.1)",
+    &pybreaker_vocab,
 };
 
 /* ---- tenacity ---- */
@@ -275,6 +291,34 @@ static int tenacity_apply(const sim_preset *p, const sim_param_value *v, const s
     return FB_OK;
 }
 
+/* the wait function by the jitter it draws (tenacity_wait) */
+static const char *const tenacity_waits[] = {"wait_exponential",
+                                             "wait_random_exponential",
+                                             NULL,
+                                             NULL,
+                                             NULL,
+                                             NULL,
+                                             NULL,
+                                             NULL,
+                                             "wait_exponential_jitter",
+                                             NULL};
+#define TENACITY_EXP (1u << FB_BACKOFF_EXPONENTIAL)
+static const char *const tenacity_unbounded[] = {"none (stop_never)"};
+
+/* clang-format off */
+static const sim_vocab_param tenacity_words[] = {
+    {"stop_after_attempt", SIM_VF_ATTEMPTS, SIM_PK_COUNT, 0, tenacity_unbounded},
+    {"wait_fixed", SIM_VF_BASE_US, SIM_PK_SECONDS, 1u << FB_BACKOFF_CONSTANT, NULL},
+    {"wait", SIM_VF_JITTER, SIM_PK_WORD, TENACITY_EXP, tenacity_waits},
+    {"max", SIM_VF_DELAY_MAX_US, SIM_PK_SECONDS, TENACITY_EXP, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+static const sim_vocab tenacity_vocab = {
+    NULL, "tenacity @retry", "tenacity", {NULL, NULL, NULL}, tenacity_words,
+};
+
 const sim_preset scn_preset_tenacity = {
     "tenacity",
     "tenacity (PyPI, Debian)",
@@ -288,4 +332,5 @@ const sim_preset scn_preset_tenacity = {
     tenacity_apply,
     "recorded from tenacity 8.2.1: 2020 sequences, 0 differences, 2 not modelled "
     "(tests/conformance/tenacity-8.2.1)",
+    &tenacity_vocab,
 };

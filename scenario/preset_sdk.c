@@ -97,6 +97,23 @@ static int openai_python_apply(const sim_preset *p, const sim_param_value *v,
                            (stainless_hint){120 * FB_US_PER_S, FB_ABOVE_MAX_GIVEUP, FB_ON});
 }
 
+/* clang-format off */
+static const sim_vocab_param py_sdk_words[] = {
+    {"max_retries", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
+    {"timeout", SIM_VF_ATTEMPT_TIMEOUT_US, SIM_PK_SECONDS, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+static const sim_vocab_param node_sdk_words[] = {
+    {"maxRetries", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
+    {"timeout", SIM_VF_ATTEMPT_TIMEOUT_US, SIM_PK_MILLIS, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+
+static const sim_vocab openai_python_vocab = {
+    NULL, "OpenAI(...)", "openai", {NULL, NULL, NULL}, py_sdk_words};
+
 const sim_preset scn_preset_openai_python = {
     "openai-python",
     "openai (PyPI)",
@@ -110,6 +127,7 @@ const sim_preset scn_preset_openai_python = {
     openai_python_not_modelled,
     openai_python_apply,
     "rules read from openai (PyPI) 3.3.1 source (not run here)",
+    &openai_python_vocab,
 };
 
 /* ---- openai-node, anthropic-python, anthropic-node: the same loop, their own Retry-After ---- */
@@ -155,6 +173,9 @@ static int openai_node_apply(const sim_preset *p, const sim_param_value *v, cons
                            (stainless_hint){60 * FB_US_PER_S, FB_ABOVE_MAX_BACKOFF, FB_OFF});
 }
 
+static const sim_vocab openai_node_vocab = {
+    NULL, "new OpenAI({...})", "openai", {NULL, NULL, NULL}, node_sdk_words};
+
 const sim_preset scn_preset_openai_node = {
     "openai-node",
     "openai (npm)",
@@ -168,6 +189,7 @@ const sim_preset scn_preset_openai_node = {
     openai_node_apply,
     "rules read from openai (npm) 7.5.0 source; compared with it run here through the mock in "
     "tests/e2e/diff_sdk.sh (not recorded)",
+    &openai_node_vocab,
 };
 
 static const sim_param anthropic_python_params[] = {
@@ -207,6 +229,9 @@ static int anthropic_python_apply(const sim_preset *p, const sim_param_value *v,
                            (stainless_hint){60 * FB_US_PER_S, FB_ABOVE_MAX_BACKOFF, FB_ON});
 }
 
+static const sim_vocab anthropic_python_vocab = {
+    NULL, "Anthropic(...)", "anthropic", {NULL, NULL, NULL}, py_sdk_words};
+
 const sim_preset scn_preset_anthropic_python = {
     "anthropic-python",
     "anthropic (PyPI)",
@@ -219,6 +244,7 @@ const sim_preset scn_preset_anthropic_python = {
     anthropic_python_not_modelled,
     anthropic_python_apply,
     "rules read from anthropic (PyPI) 0.121.0 source (not run here)",
+    &anthropic_python_vocab,
 };
 
 static const char *const anthropic_node_rules[] = {
@@ -253,6 +279,9 @@ static int anthropic_node_apply(const sim_preset *p, const sim_param_value *v,
                            (stainless_hint){FB_TIME_MAX, FB_ABOVE_MAX_CLAMP, FB_OFF});
 }
 
+static const sim_vocab anthropic_node_vocab = {
+    NULL, "new Anthropic({...})", "anthropic", {NULL, NULL, NULL}, node_sdk_words};
+
 const sim_preset scn_preset_anthropic_node = {
     "anthropic-node",
     "@anthropic-ai/sdk (npm)",
@@ -265,6 +294,7 @@ const sim_preset scn_preset_anthropic_node = {
     anthropic_node_apply,
     "rules read from @anthropic-ai/sdk 0.120.0 source; compared with it run here through the "
     "mock in tests/e2e/diff_sdk.sh (not recorded)",
+    &anthropic_node_vocab,
 };
 
 /* ---- the Vercel AI SDK ---- */
@@ -322,6 +352,17 @@ static int vercel_ai_apply(const sim_preset *p, const sim_param_value *v, const 
     return FB_OK;
 }
 
+/* clang-format off */
+static const sim_vocab_param vercel_ai_words[] = {
+    {"maxRetries", SIM_VF_RETRIES, SIM_PK_COUNT, 0, NULL},
+    {"timeout", SIM_VF_DEADLINE_US, SIM_PK_MILLIS, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+static const sim_vocab vercel_ai_vocab = {
+    NULL, "generateText({...})", "ai", {NULL, NULL, NULL}, vercel_ai_words};
+
 const sim_preset scn_preset_vercel_ai = {
     "vercel-ai",
     "ai (npm)",
@@ -338,6 +379,7 @@ const sim_preset scn_preset_vercel_ai = {
     vercel_ai_apply,
     "rules read from ai (npm) 7.0.77 source; compared with it run here through the mock in "
     "tests/e2e/diff_sdk.sh (not recorded)",
+    &vercel_ai_vocab,
 };
 
 /* ---- LangChain Python: Runnable.with_retry and Runnable.with_fallbacks ---- */
@@ -531,6 +573,16 @@ static int lc_py_retry_apply(const sim_preset *p, const sim_param_value *v, cons
     return FB_OK;
 }
 
+/* clang-format off */
+static const sim_vocab_param langchain_python_words[] = {
+    {"stop_after_attempt", SIM_VF_ATTEMPTS, SIM_PK_COUNT, 0, NULL},
+    {NULL, SIM_VF_NONE, SIM_PK_COUNT, 0, NULL},
+};
+/* clang-format on */
+
+static const sim_vocab langchain_python_vocab = {
+    NULL, "Runnable.with_retry(...)", "langchain", {NULL, NULL, NULL}, langchain_python_words};
+
 const sim_preset scn_preset_langchain_python_retry = {
     "langchain-python-retry",
     "langchain-core (PyPI)",
@@ -545,6 +597,7 @@ const sim_preset scn_preset_langchain_python_retry = {
     lc_py_retry_not_modelled,
     lc_py_retry_apply,
     "rules read from langchain-core (PyPI) source at commit 258a7dc3 (not run here)",
+    &langchain_python_vocab,
 };
 
 /* The chain a fallback layer routes: `runnable` (default: the first provider), then `fallbacks`. */
@@ -641,6 +694,7 @@ const sim_preset scn_preset_langchain_python_fallbacks = {
     lc_py_fallbacks_not_modelled,
     lc_py_fallbacks_apply,
     "rules read from langchain-core (PyPI) source at commit 06da7da5 (not run here)",
+    NULL, /* no retry of its own: the fallbacks are the report's own words */
 };
 
 /* ---- LangChain JS: the AsyncCaller's retry, and Runnable.withFallbacks ---- */
@@ -715,6 +769,9 @@ static int lc_js_apply(const sim_preset *p, const sim_param_value *v, const sim_
     return FB_OK;
 }
 
+static const sim_vocab langchain_js_vocab = {
+    NULL, "LangChain JS chat model", "langchain", {NULL, NULL, NULL}, node_sdk_words};
+
 const sim_preset scn_preset_langchain_js = {
     "langchain-js",
     "@langchain/core (npm)",
@@ -730,6 +787,7 @@ const sim_preset scn_preset_langchain_js = {
     lc_js_apply,
     "rules read from @langchain/core 1.2.5 source; compared with it run here through the mock "
     "in tests/e2e/diff_sdk.sh (not recorded)",
+    &langchain_js_vocab,
 };
 
 static const sim_param lc_js_fallbacks_params[] = {
@@ -778,4 +836,5 @@ const sim_preset scn_preset_langchain_js_fallbacks = {
     lc_js_fallbacks_apply,
     "rules read from @langchain/core 1.2.5 source; compared with it run here through the mock "
     "in tests/e2e/diff_sdk.sh (not recorded)",
+    NULL, /* no retry of its own: the fallbacks are the report's own words */
 };

@@ -236,6 +236,8 @@ typedef struct sim_status_rule {
     uint32_t attempts; /* fb_class.attempts */
 } sim_status_rule;
 
+struct sim_preset;
+
 typedef struct sim_layer {
     char name[SIM_NAME_MAX];
     sim_role role;
@@ -285,6 +287,9 @@ typedef struct sim_layer {
     fb_hedge_config hedge;
     bool has_pool; /* connections (innermost layer) */
     sim_pool pool;
+    /* the library preset the layer was given as (scenario/preset.h), for the reports' words;
+       NULL: a layer of fusebox's own keys */
+    const struct sim_preset *preset;
 } sim_layer;
 
 #define SIM_LAYERS_MAX 8 /* layers of one variant, all its stacks together */

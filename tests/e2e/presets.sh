@@ -112,6 +112,64 @@ contains "$(cat "$T/ll-first")" '"litellm":"LiteLLM cools openai for 30.0s (the 
     "litellm: events.jsonl tells the cooldown in LiteLLM's words"
 grep -q '"cause":"immediate"' "$T/ll-storm/events.jsonl"
 ok $((!$?)) "litellm: no cooldown at once in either variant"
+# The report in the library's words (docs/presets.md, "What the report says of a preset layer"):
+# every breaker preset, in a short outage, with settings other than its defaults. Its settings in
+# effect (report.json, report.html) name the library's parameters with those values; its
+# transitions in events.jsonl carry the library's state names and name the parameter that
+# governs them; and nothing says a half-open state where the library has none.
+python3 - "$T/vocab.json" <<'PY'
+import json, sys
+layers = {
+    "resilience4j": {"waitDurationInOpenState": "20s", "slidingWindowSize": 20, "minimumNumberOfCalls": 10,
+                     "permittedNumberOfCallsInHalfOpenState": 3},
+    "polly": {"BreakDuration": "00:00:07", "MinimumThroughput": 10, "FailureRatio": 0.3},
+    "gobreaker": {"Timeout": "15s", "ReadyToTrip": {"ConsecutiveFailures": 3}},
+    "pybreaker": {"fail_max": 4, "reset_timeout": 12},
+    "opossum": {"resetTimeout": 9000, "errorThresholdPercentage": 40},
+    "cockatiel": {"halfOpenAfter": 11000, "consecutive": 3, "maxAttempts": 1},
+    "envoy": {"outlier_detection": {"consecutive_5xx": 3, "base_ejection_time": "13s"}},
+}
+s = {"name": "vocab", "seed": 3, "duration": "3m",
+     "traffic": [{"class": "c", "arrivals": {"constant": "5/s"}, "prompt_tokens": 10, "completion_tokens": 10}],
+     "pods": {"count": 1, "workers": 64, "queue": 64, "request_timeout": "60s"},
+     "providers": [{"name": "api", "latency": {"ttft": "100ms"},
+                    "faults": [{"at": "20s", "for": "90s", "outage": {"status": 503}}]}],
+     "variants": {k: {"layers": [dict(name="lib", preset=k, **v)]} for k, v in layers.items()}}
+json.dump(s, open(sys.argv[1], "w"))
+PY
+expect_exit 0 "vocab: every breaker preset in an outage runs" "$FUSEBOX" run "$T/vocab.json" -o "$T/vocab" -q
+# preset: the settings' words, the library's open and recovered states, the words of its open period
+while read -r v settings opened back period; do
+    settings=$(printf %s "$settings" | sed 's/~/ /g')
+    period=$(printf %s "$period" | sed 's/~/ /g')
+    lib=$(json "$T/vocab/report.json" "r['variants']['$v']['layers'][0]['library']['breakers']['api']")
+    contains "$lib" "$settings" "vocab: $v's settings in effect say '$settings' (report.json)"
+    grep -q -F "$(printf %s "$settings" | sed 's/>/\&gt;/g')" "$T/vocab/report.html"
+    ok $? "vocab: ... and report.html says it too (escaped)"
+    ev=$(grep "\"variant\":\"$v\"" "$T/vocab/events.jsonl" | grep '"type":"breaker"')
+    contains "$ev" "\"library_to\":\"$opened\"" "vocab: $v's opening says its state $opened (events.jsonl)"
+    contains "$ev" "\"library_from\":\"$opened\",\"library_to\":\"$back\"" "vocab: ... and its end $opened -> $back"
+    contains "$ev" "$opened -> $back after $period" "vocab: ... after $period"
+done <<'CASES'
+resilience4j waitDurationInOpenState~20s OPEN HALF_OPEN waitDurationInOpenState~20s
+polly BreakDuration~00:00:07 Open HalfOpen BreakDuration~00:00:07
+gobreaker ReadyToTrip.ConsecutiveFailures~>~3 StateOpen StateHalfOpen Timeout~15s
+pybreaker fail_max~4,~reset_timeout~12~s open half-open reset_timeout~12~s
+opossum errorThresholdPercentage~40% open halfOpen resetTimeout~9000~ms
+cockatiel consecutive~3,~halfOpenAfter~11000~ms CircuitState.Open CircuitState.HalfOpen halfOpenAfter~11000~ms
+envoy outlier_detection.consecutive_5xx~3,~outlier_detection.base_ejection_time~13s ejected healthy outlier_detection.base_ejection_time~13s
+CASES
+grep '"variant":"envoy"' "$T/vocab/events.jsonl" | grep -q '"library_to":"half_open"'
+ok $((!$?)) "vocab: Envoy's ejection has no half-open state in events.jsonl"
+grep -q 'half-open probe' "$T/vocab/report.html"
+ok $((!$?)) "vocab: report.html says no fusebox 'half-open probe' of a preset's breaker"
+# LiteLLM: cooling down and healthy, never a half-open; its settings say its cooldown
+contains "$(cat "$T/ll-first")" '"library_from":"healthy","library_to":"cooling down"' \
+    "litellm: events.jsonl's library states are LiteLLM's (healthy -> cooling down)"
+grep '"type":"breaker"' "$T/ll-storm/events.jsonl" | grep -v -q '"library_to":"\(cooling down\|healthy\)"'
+ok $((!$?)) "litellm: no transition to any other library state (no half-open)"
+contains "$(json "$T/ll-storm/report.json" "r['variants']['alone']['layers'][0]['library']['breakers']['openai']")" \
+    "ends by itself (no half-open)" "litellm: report.json's settings say the cooldown ends by itself"
 expect_exit 2 "fusebox presets NAME for an unknown name exits 2" "$FUSEBOX" presets nope
 
 # resilience4j's scheduled transitions happen at their due time in a run: OPEN -> HALF_OPEN at
