@@ -56,6 +56,8 @@ static void usage(FILE *f) {
         "      --policy [NAME=]KIND:FILE[#INSTANCE]\n"
         "                          add a variant made of a library's configuration\n"
         "                          (as fusebox run --policy)\n"
+        "      --map-provider NAME=PROVIDER\n"
+        "                          map a --policy litellm deployment (as fusebox run)\n"
         "      --no-charts         skip the gnuplot charts and report.html\n"
         "  -q, --quiet             no summary on stdout, no diagnostics on stderr\n"
         "  -h, --help              this text\n"

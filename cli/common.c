@@ -326,7 +326,47 @@ static int policy_opt(const char *cmd, const char *v, cli_run_args *a) {
     free(json);
     if (n < 0 || (size_t)n >= sizeof a->policies[0])
         return cli_bad(cmd, "--policy %s: too long", v);
+    snprintf(a->policy_name[a->npolicies], sizeof a->policy_name[0], "%s", name);
+    a->policy_litellm[a->npolicies] = strcmp(kind, "litellm") == 0;
     a->sets[a->nsets++] = a->policies[a->npolicies++];
+    return CLI_OK;
+}
+
+/* --map-provider FROM=TO: checked here, applied by cli_run_load to the --policy litellm layers. */
+static int map_opt(const char *cmd, const char *v, cli_run_args *a) {
+    const char *eq = strchr(v, '=');
+    if (eq == NULL || eq == v || eq[1] == '\0' || strchr(eq + 1, '=') || strchr(v, '.'))
+        return cli_bad(cmd,
+                       "--map-provider %s: expected NAME=PROVIDER (azure=openai: the "
+                       "config's azure deployments are the scenario's openai)",
+                       v);
+    if (a->nmaps == CLI_MAPS_MAX)
+        return cli_bad(cmd, "too many --map-provider options (at most %d)", CLI_MAPS_MAX);
+    a->maps[a->nmaps++] = v;
+    return CLI_OK;
+}
+
+/* The --set lines of the --map-provider options: one per option and --policy litellm layer,
+ * "variants.NAME.layers.NAME.map_provider.FROM=TO" (malloc'd into sets[from ...]). */
+static int map_sets(const cli_run_args *a, const char *cmd, const char **sets, size_t *n,
+                    char (*buf)[512], size_t cap) {
+    size_t used = 0, litellm = 0;
+    for (size_t p = 0; p < a->npolicies; p++) litellm += a->policy_litellm[p];
+    if (a->nmaps > 0 && litellm == 0)
+        return cli_bad(cmd, "--map-provider applies to the layers of --policy litellm:FILE; for a "
+                            "layer of the scenario, set its \"map_provider\" (docs/presets.md, "
+                            "litellm)");
+    for (size_t m = 0; m < a->nmaps; m++)
+        for (size_t p = 0; p < a->npolicies; p++) {
+            if (!a->policy_litellm[p]) continue;
+            const char *eq = strchr(a->maps[m], '=');
+            if (used == cap || *n == 256)
+                return cli_bad(cmd, "too many --map-provider options for the --policy layers");
+            snprintf(buf[used], sizeof buf[0], "variants.%s.layers.%s.map_provider.%.*s=\"%s\"",
+                     a->policy_name[p], a->policy_name[p], (int)(eq - a->maps[m]), a->maps[m],
+                     eq + 1);
+            sets[(*n)++] = buf[used++];
+        }
     return CLI_OK;
 }
 
@@ -351,6 +391,8 @@ bool cli_run_opt(int argc, char **argv, int *i, const char *cmd, cli_run_args *a
             a->sets[a->nsets++] = v;
     } else if (cli_opt(argc, argv, i, NULL, "--policy", &v)) {
         *rc = v == NULL ? cli_missing(cmd, o) : policy_opt(cmd, v, a);
+    } else if (cli_opt(argc, argv, i, NULL, "--map-provider", &v)) {
+        *rc = v == NULL ? cli_missing(cmd, o) : map_opt(cmd, v, a);
     } else if (strcmp(o, "--strict") == 0) {
         a->strict = true;
     } else if (cli_opt(argc, argv, i, NULL, "--variant", &v)) {
@@ -377,8 +419,14 @@ void cli_print_notes(const char *cmd, const sim_scenario *sc) {
 int cli_run_load(const cli_run_args *a, const char *cmd, sim_scenario **out, bool *selected) {
     sim_error err;
     *out = NULL;
-    if (scn_load_import(a->file, a->sets, a->nsets, a->has_seed ? &a->seed : NULL, &cli_importer,
-                        out, &err) != FB_OK)
+    const char *sets[256];
+    static char mapbuf[CLI_MAPS_MAX * CLI_POLICIES_MAX][512];
+    size_t nsets = a->nsets;
+    memcpy(sets, a->sets, a->nsets * sizeof sets[0]);
+    if (map_sets(a, cmd, sets, &nsets, mapbuf, sizeof mapbuf / sizeof mapbuf[0]) != CLI_OK)
+        return CLI_BAD_INPUT;
+    if (scn_load_import(a->file, sets, nsets, a->has_seed ? &a->seed : NULL, &cli_importer, out,
+                        &err) != FB_OK)
         return cli_scenario_error(&err);
     if (a->strict && (*out)->warning_notes) {
         for (uint32_t i = 0; i < (*out)->note_count; i++)

@@ -101,6 +101,7 @@ int cli_writer_close_extra(cli_writer *w, const char *cmd, const char *dir,
 int cli_writer_commit(cli_writer *w, const char *cmd, bool ok);
 
 #define CLI_POLICIES_MAX 4 /* --policy options of one command */
+#define CLI_MAPS_MAX 16    /* --map-provider options of one command */
 
 /* What the commands that run one scenario share: the file and its overrides. */
 typedef struct cli_run_args {
@@ -113,11 +114,16 @@ typedef struct cli_run_args {
     bool has_seed;
     char policies[CLI_POLICIES_MAX][2048]; /* --policy, as the "+variants.NAME=" sets */
     size_t npolicies;
+    char policy_name[CLI_POLICIES_MAX][SIM_NAME_MAX]; /* each --policy's variant and layer */
+    bool policy_litellm[CLI_POLICIES_MAX];            /* ... and whether it is KIND litellm */
+    const char *maps[CLI_MAPS_MAX];                   /* --map-provider FROM=TO */
+    size_t nmaps;
     bool strict; /* --strict: the loader's warnings are errors */
 } cli_run_args;
 
 /*
- * Match -o, --seed, --set, --variant, --policy or --strict at argv[*i] (as cli_opt). Returns
+ * Match -o, --seed, --set, --variant, --policy, --map-provider or --strict at argv[*i] (as
+ * cli_opt). Returns
  * false when it is none of them, else true with *rc CLI_OK or
  * CLI_BAD_INPUT (printed as "fusebox CMD: ...").
  */

@@ -53,6 +53,12 @@ static const sim_param litellm_params[] = {
      "\"azure/x\" azure; gpt-*, o1*, o3*, o4*, chatgpt-*, dall-e-*, text-embedding-*, "
      "whisper-*, tts-*: openai; claude-*: anthropic) that names one; one provider per deployment",
      NULL},
+    {"map_provider", SIM_PK_JSON, 0, 0, "none",
+     "{NAME: PROVIDER}: a deployment whose model_info.id, litellm_params.model or LiteLLM's "
+     "provider of that model is NAME deploys the scenario provider PROVIDER (\"azure\": "
+     "\"openai\" runs a config's Azure deployments as the scenario's openai without editing "
+     "the config; fusebox run --map-provider azure=openai with --policy litellm:FILE)",
+     NULL},
     {"model", SIM_PK_JSON, 0, 0, "the first model_name",
      "the model group the requests ask for (the request's model)", NULL},
     {"num_retries", SIM_PK_COUNT, 0, 100, "2",
@@ -221,6 +227,7 @@ typedef struct lgroups {
     uint32_t size[SIM_PROVIDERS_MAX];
     double weight[3][SIM_PROVIDERS_MAX];  /* weight, rpm, tpm; -1 unset */
     double cooldown_s[SIM_PROVIDERS_MAX]; /* litellm_params.cooldown_time; -1 unset */
+    const cJSON *map;                     /* map_provider, or NULL */
 } lgroups;
 
 static int group_index(const lgroups *g, const char *name) {
@@ -270,14 +277,21 @@ static int no_deployment_provider(const sim_scenario *sc, const char *where, con
     const char *s = scn__suggest(prov ? prov : model ? model : id, names);
     char list[SIM_PROVIDERS_MAX * (SIM_NAME_MAX + 2)];
     provider_names(sc, list, sizeof list);
+    /* the map entry to suggest: LiteLLM's provider (else the model, the id) to the provider
+     * the name suggests, else the first */
+    const char *key = prov ? prov : model ? model : id;
+    const char *to = s ? s : sc->provider_count ? sc->providers[0].name : "PROVIDER";
     snprintf(
         msg, msglen,
         "%s (model_name '%s'): no scenario provider for this deployment (model_info.id %s%s%s, "
         "litellm_params.model %s%s%s, LiteLLM's provider %s%s%s); the scenario's providers: "
-        "%s%s%s%s (name one with the entry's model_info.id or \"provider\")",
+        "%s%s%s%s (name one with the entry's model_info.id or \"provider\", or map it without "
+        "editing the file: \"map_provider\": {\"%s\": \"%s\"} on the layer, or "
+        "--map-provider %s=%s with --policy)",
         where, group, id ? "'" : "", id ? id : "none", id ? "'" : "", model ? "'" : "",
         model ? model : "none", model ? "'" : "", prov ? "'" : "", prov ? prov : "none",
-        prov ? "'" : "", list, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "");
+        prov ? "'" : "", list, s ? " (did you mean '" : "", s ? s : "", s ? "'?)" : "", key, to,
+        key, to);
     return -1;
 }
 
@@ -288,8 +302,8 @@ static int no_deployment_provider(const sim_scenario *sc, const char *where, con
  * scenario provider, so a config written for LiteLLM maps onto a scenario
  * whose providers are named after the vendors.
  */
-static int deployment_provider(const cJSON *e, const sim_scenario *sc, const char *where,
-                               const char *group, char *msg, size_t msglen) {
+static int deployment_provider(const cJSON *e, const sim_scenario *sc, const cJSON *map,
+                               const char *where, const char *group, char *msg, size_t msglen) {
     const char *name = scn__preset_string_at(e, "provider");
     if (name) return scn__preset_provider_index(sc, name, where, msg, msglen);
     const char *id = scn__preset_string_at(cJSON_GetObjectItemCaseSensitive(e, "model_info"), "id");
@@ -302,6 +316,10 @@ static int deployment_provider(const cJSON *e, const sim_scenario *sc, const cha
     char buf[SIM_NAME_MAX];
     const char *prov = model ? litellm_provider_of(model, buf, sizeof buf) : NULL;
     const char *tries[] = {id, model, prov};
+    for (size_t t = 0; t < 3 && map; t++) { /* map_provider first: it says what is meant */
+        const char *to = tries[t] ? scn__preset_string_at(map, tries[t]) : NULL;
+        if (to) return scn_provider(sc, to); /* checked in litellm_groups */
+    }
     for (size_t t = 0; t < 3; t++) {
         int i = tries[t] ? scn_provider(sc, tries[t]) : -1;
         if (i >= 0) return i;
@@ -350,7 +368,7 @@ static int model_entry(const cJSON *e, size_t i, const sim_scenario *sc, lgroups
         return FB_EINVAL;
     }
     if (scn__preset_known_keys(e, keys, where, msg, msglen) != FB_OK) return FB_EINVAL;
-    int p = deployment_provider(e, sc, where, group, msg, msglen);
+    int p = deployment_provider(e, sc, g->map, where, group, msg, msglen);
     if (p < 0) return FB_EINVAL;
     if (g->group_of[p] >= 0) {
         char list[SIM_PROVIDERS_MAX * (SIM_NAME_MAX + 2)];
@@ -377,9 +395,31 @@ static int model_entry(const cJSON *e, size_t i, const sim_scenario *sc, lgroups
 }
 
 /* model_list, or by default every LLM provider in one group "default". */
-static int litellm_groups(const cJSON *list, const sim_scenario *sc, lgroups *g, char *msg,
-                          size_t msglen) {
+/* map_provider: an object whose values are scenario providers. */
+static int provider_map(const cJSON *map, const sim_scenario *sc, char *msg, size_t msglen) {
+    if (map == NULL) return FB_OK;
+    if (!cJSON_IsObject(map)) {
+        snprintf(msg, msglen, "map_provider: an object, {NAME: PROVIDER}");
+        return FB_EINVAL;
+    }
+    for (const cJSON *m = map->child; m; m = m->next) {
+        if (cJSON_IsString(m) && scn_provider(sc, m->valuestring) >= 0) continue;
+        char list[SIM_PROVIDERS_MAX * (SIM_NAME_MAX + 2)];
+        provider_names(sc, list, sizeof list);
+        snprintf(msg, msglen, "map_provider.%s: %s%s%s is not a scenario provider (they are: %s)",
+                 m->string, cJSON_IsString(m) ? "'" : "",
+                 cJSON_IsString(m) ? m->valuestring : "a non-string", cJSON_IsString(m) ? "'" : "",
+                 list);
+        return FB_EINVAL;
+    }
+    return FB_OK;
+}
+
+static int litellm_groups(const cJSON *list, const cJSON *map, const sim_scenario *sc, lgroups *g,
+                          char *msg, size_t msglen) {
     memset(g, 0, sizeof *g);
+    if (provider_map(map, sc, msg, msglen) != FB_OK) return FB_EINVAL;
+    g->map = map;
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) {
         g->group_of[p] = -1;
         g->cooldown_s[p] = -1;
@@ -727,7 +767,8 @@ static int litellm_apply(const sim_preset *p, const sim_param_value *v, const si
                  litellm_strategies[rs->word]);
         return FB_EINVAL;
     }
-    if (litellm_groups(scn__preset_json_of(scn__preset_given(p, v, "model_list")), sc, &g, msg,
+    if (litellm_groups(scn__preset_json_of(scn__preset_given(p, v, "model_list")),
+                       scn__preset_json_of(scn__preset_given(p, v, "map_provider")), sc, &g, msg,
                        msglen) != FB_OK ||
         litellm_weights(&g, L, msg, msglen) != FB_OK ||
         litellm_chain(p, v, &g, L, msg, msglen) != FB_OK)

@@ -341,6 +341,20 @@ expect_exit 2 "--policy litellm on a config whose deployments are no scenario pr
 contains "$ERR" "model_list[0] (model_name 'zephyr-beta'): no scenario provider for this deployment" \
     "... naming the entry"
 contains "$ERR" "the scenario's providers: openai, anthropic" "... and the providers there are"
+# a config for Azure against a scenario that names its provider openai: --map-provider runs it
+# without editing the config, and the error without it says how
+printf 'model_list:\n  - model_name: gpt-4\n    litellm_params: {model: azure/chatgpt-v-2}\n  - model_name: claude\n    litellm_params: {model: anthropic/claude-3-opus-20240229}\nlitellm_settings:\n  fallbacks: [{"gpt-4": ["claude"]}]\n' >"$T/azure.yaml"
+expect_exit 2 "--policy litellm with an azure deployment and no azure provider exits 2" \
+    "$FUSEBOX" run scenarios/retry-storm.json -q --no-charts -o "$T/gwaz" --policy "litellm:$T/azure.yaml"
+contains "$ERR" "or --map-provider azure=openai with --policy" "... and shows the --map-provider that maps it"
+expect_exit 0 "--map-provider azure=openai runs the config's azure deployment as openai" \
+    "$FUSEBOX" run scenarios/retry-storm.json -q --no-charts -o "$T/gwaz" --policy "litellm:$T/azure.yaml" \
+    --map-provider azure=openai
+[ "$(json "$T/gwaz/report.json" "r['variants']['litellm']['providers']['openai']['attempts'] > 0, r['variants']['litellm']['summary']['fallback_rate'] > 0.05")" = "True True" ]
+ok $? "... gpt-4 calls openai and falls back to claude in the outage"
+expect_exit 2 "--map-provider without a --policy litellm layer exits 2" \
+    "$FUSEBOX" run scenarios/retry-storm.json -q --no-charts -o "$T/gwaz2" --map-provider azure=openai
+contains "$ERR" "set its \"map_provider\"" "... and says how to map a scenario's own layer"
 printf 'model_list:\n  - model_name: a\n    litellm_params: {model: gpt-4o}\n  - model_name: b\n    litellm_params: {model: openai/gpt-4o-mini}\n' >"$T/dup.yaml"
 expect_exit 2 "two deployments on one provider exit 2" "$FUSEBOX" run scenarios/retry-storm.json -q \
     --no-charts -o "$T/gwpol3" --policy "litellm:$T/dup.yaml"

@@ -806,6 +806,61 @@ static void litellm_deployment_provider_rule(void **state) {
     scn_free(sc);
 }
 
+/* As vendors(), with the layer's map_provider (a JSON object's text). */
+static sim_scenario *mapped(const char *map, const char *params, sim_error *err) {
+    char text[4096];
+    snprintf(
+        text, sizeof text,
+        "{\"name\":\"p\",\"duration\":\"5s\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
+        "{\"constant\":\"2/s\"},\"prompt_tokens\":10,\"completion_tokens\":5}],\"providers\":"
+        "[{\"name\":\"openai\"},{\"name\":\"anthropic\"}],\"variants\":{\"v\":{\"layers\":"
+        "[{\"name\":\"gw\",\"preset\":\"litellm\",\"map_provider\":%s,\"model_list\":[%s]}]}}}",
+        map, params);
+    sim_scenario *sc = NULL;
+    return scn_parse(text, strlen(text), "t.json", NULL, 0, NULL, &sc, err) == FB_OK ? sc : NULL;
+}
+
+/* map_provider runs a config's deployment as a scenario provider it does not name (issue 22:
+ * a deployment that matches no provider gets a message that shows how to map it). */
+static void litellm_map_provider(void **state) {
+    (void)state;
+    sim_error err;
+    char msg[1024];
+    const char *azure =
+        "{\"model_name\":\"g\",\"litellm_params\":{\"model\":\"azure/chatgpt-v-2\"}},"
+        "{\"model_name\":\"c\",\"litellm_params\":{\"model\":\"claude-3-opus\"}}";
+    /* unmapped: the message shows the map that would do */
+    assert_null(mapped("{}", azure, &err));
+    scn_error_format(&err, msg, sizeof msg);
+    assert_non_null(strstr(msg, "LiteLLM's provider 'azure'"));
+    assert_non_null(strstr(msg, "\"map_provider\": {\"azure\": \"openai\"} on the layer, or "
+                                "--map-provider azure=openai with --policy"));
+    /* by LiteLLM's provider, by the model string, by model_info.id */
+    const char *keys[] = {"{\"azure\":\"openai\"}", "{\"azure/chatgpt-v-2\":\"openai\"}"};
+    for (size_t k = 0; k < 2; k++) {
+        sim_scenario *sc = mapped(keys[k], azure, &err);
+        if (sc == NULL) {
+            scn_error_format(&err, msg, sizeof msg);
+            fail_msg("%s: %s", keys[k], msg);
+        }
+        assert_int_equal(L0(sc)->order[0], 0); /* group g: openai */
+        scn_free(sc);
+    }
+    /* the map wins over a name that would match: it says what is meant */
+    sim_scenario *sc = mapped("{\"x\":\"anthropic\"}",
+                              "{\"model_name\":\"g\",\"model_info\":{\"id\":\"x\"},"
+                              "\"litellm_params\":{\"model\":\"gpt-4o\"}}",
+                              &err);
+    assert_non_null(sc);
+    assert_int_equal(L0(sc)->order[0], 1);
+    scn_free(sc);
+    /* a value that is not a scenario provider */
+    assert_null(mapped("{\"azure\":\"opena\"}", azure, &err));
+    scn_error_format(&err, msg, sizeof msg);
+    assert_non_null(strstr(msg, "map_provider.azure: 'opena' is not a scenario provider (they "
+                                "are: openai, anthropic)"));
+}
+
 /* No provider for a deployment, or two deployments on one: the entry, the providers. */
 static void litellm_deployment_provider_errors(void **state) {
     (void)state;
@@ -1419,6 +1474,7 @@ int main(void) {
         cmocka_unit_test(litellm_bad_input),
         cmocka_unit_test(litellm_deployment_provider_rule),
         cmocka_unit_test(litellm_deployment_provider_errors),
+        cmocka_unit_test(litellm_map_provider),
         cmocka_unit_test(litellm_redis_read_cycle),
         cmocka_unit_test(litellm_redis_outage_hides_the_other_pods_cooldowns),
         cmocka_unit_test(litellm_percentage_rule_waits_for_old_successes),
