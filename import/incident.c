@@ -189,6 +189,12 @@ static void describe_reading(imp_incident *inc) {
 
 static void describe_unknowns(imp_incident *inc) {
     imp_text *t = &inc->notes;
+    if (inc->log->retry_after_seen == 0 && inc->pol.retry_after_inferred > 0)
+        imp_text_add(t,
+                     " No answer recorded a Retry-After; the one on the faults is read from the "
+                     "gaps before the retries (the as-was variant's description gives the "
+                     "evidence, and retry_after %s).",
+                     inc->pol.retry_after ? inc->pol.retry_after : "max");
     for (uint32_t p = 0; p < inc->log->nprov; p++)
         if (inc->prov[p].slow_capped)
             imp_text_add(t,
@@ -213,7 +219,8 @@ static void describe_unknowns(imp_incident *inc) {
                  inc->pol.workers, (long long)(inc->pol.request_timeout_us / FB_US_PER_S));
     if (!prices) imp_text_add(t, "; prices (cost_usd is 0)");
     if (!windows) imp_text_add(t, "; context windows (unlimited)");
-    if (inc->log->retry_after_seen == 0) imp_text_add(t, "; Retry-After (no answer recorded one)");
+    if (inc->log->retry_after_seen == 0 && inc->pol.retry_after_inferred == 0)
+        imp_text_add(t, "; Retry-After (no answer recorded one)");
     imp_text_add(t, ". The as-was variant is the policy the attempts show (its description "
                     "gives the evidence); yours is a copy to edit. The expect lines check that "
                     "as-was reproduces the log within the stated bands: fusebox check fails if "

@@ -61,6 +61,7 @@ typedef struct imp_fault {
     int status;
     fb_time_us retry_after_us; /* FB_TIME_NONE: none */
     double factor;             /* SLOW */
+    double factor_lo, factor_hi; /* SLOW over every answer: the factor's 95% interval */
     uint32_t hits, attempts;   /* the evidence: attempts it applied to, of those in its span */
 } imp_fault;
 
@@ -96,7 +97,8 @@ typedef struct imp_inferred {
     double multiplier;
     fb_jitter jitter; /* NONE, FULL or PROPORTIONAL */
     double jitter_f;
-    const char *retry_after;       /* NULL (the default), "as_is", "ignore" */
+    const char *retry_after;       /* NULL (none seen), "as_is", "max", "ignore" */
+    uint32_t retry_after_inferred; /* error kinds given a Retry-After read from the gaps */
     fb_time_us attempt_timeout_us; /* 0: none seen */
     uint8_t order[SIM_PROVIDERS_MAX];
     uint32_t norder;

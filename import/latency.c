@@ -143,18 +143,40 @@ static double quartile_of(int64_t *v, size_t n) {
     return imp_quantile(v, n, SLOW_Q);
 }
 
+/*
+ * An answer's latency over what the latency model gives it outside any slow period (the
+ * log's first-token quartile, q, plus its tokens at the fitted time per token). A slow
+ * fault multiplies the whole latency, first token and tokens alike (sim/provider.c), so
+ * inside one this ratio is the factor times what it is outside, whatever the tokens: a
+ * first-token time alone (the duration less the tokens) grew by the factor plus the
+ * tokens' share of it, and a window of long answers read 6.94x slow where it was 2.5x.
+ */
+static double ratio(const imp_pfit *pf, const answer *a, double q) {
+    double model = q + (a->tokens > 0 ? (double)pf->per_token_us * a->tokens : 0);
+    return model > 0 ? (double)a->d / model : 0;
+}
+
+/* Ratios scaled to integers, for the order statistics (1e6: a millionth). */
+#define RATIO_SCALE 1e6
+
+static int64_t ratio_i(const imp_pfit *pf, const answer *a, double q) {
+    return llround(ratio(pf, a, q) * RATIO_SCALE);
+}
+
 /* Mark the slow windows (slow[w]); returns the whole log's first-token quartile. */
 static double mark_slow(const imp_pfit *pf, const answer *a, size_t n, size_t nw, bool *slow,
                         int64_t *tmp) {
     for (size_t i = 0; i < n; i++) tmp[i] = first_token(pf, &a[i]);
+    double q = quartile_of(tmp, n);
+    for (size_t i = 0; i < n; i++) tmp[i] = ratio_i(pf, &a[i], q);
     double base = quartile_of(tmp, n);
     for (size_t w = 0, i = 0; w < nw; w++) {
         size_t k = 0;
         for (; i < n && a[i].t / pf->window_us == (fb_time_us)w; i++)
-            tmp[k++] = first_token(pf, &a[i]);
-        slow[w] = k >= 5 && quartile_of(tmp, k) >= 1.5 * base && base > 0;
+            tmp[k++] = ratio_i(pf, &a[i], q);
+        slow[w] = k >= 5 && quartile_of(tmp, k) >= 1.5 * base && base > 0 && q > 0;
     }
-    return base;
+    return q;
 }
 
 /* A slow fault's factor to two decimals, within the format's limit (a cut is counted). */
@@ -164,11 +186,35 @@ static double slow_factor(imp_pfit *pf, double factor) {
     return IMP_SLOW_FACTOR_MAX;
 }
 
-/* Runs of slow windows into slow faults, the factor against the other windows' quartile
-   (base; a slowdown moves every quantile by it). */
+/*
+ * The quartile of sorted v and its 95% distribution-free interval: the order statistics
+ * 1.96 standard deviations of the rank (sqrt(n q (1 - q))) on either side of it.
+ */
+static void quartile_ci(const int64_t *v, size_t n, double *lo, double *mid, double *hi) {
+    double sd = sqrt((double)n * SLOW_Q * (1 - SLOW_Q)), r = SLOW_Q * (double)(n - 1);
+    double a = floor(r - 1.96 * sd), b = ceil(r + 1.96 * sd);
+    *mid = imp_quantile(v, n, SLOW_Q);
+    *lo = (double)v[a < 0 ? 0 : (size_t)a];
+    *hi = (double)v[b > (double)(n - 1) ? n - 1 : (size_t)b];
+}
+
+/*
+ * Runs of slow windows into slow faults. The factor is the quartile of the latency ratios
+ * (ratio, above) of the answers inside the run over that of the answers outside every slow
+ * window; its interval, the ends of the two quartiles' intervals crossed (the lowest inside
+ * over the highest outside, and the other way).
+ */
 static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
-                        const bool *slow, size_t nw, double base, int64_t *tmp) {
-    for (size_t w = 0; w < nw && base > 0;) {
+                        const bool *slow, size_t nw, double q, int64_t *tmp) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!slow[a[i].t / pf->window_us]) tmp[m++] = ratio_i(pf, &a[i], q);
+    if (m == 0 || q <= 0) return;
+    imp_sort(tmp, m);
+    double out_lo, out, out_hi;
+    quartile_ci(tmp, m, &out_lo, &out, &out_hi);
+    int64_t *in = tmp + m;
+    for (size_t w = 0; w < nw && out > 0;) {
         if (!slow[w]) {
             w++;
             continue;
@@ -178,18 +224,24 @@ static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t
         size_t k = 0;
         for (size_t i = 0; i < n; i++)
             if (a[i].t / pf->window_us >= (fb_time_us)w && a[i].t / pf->window_us < (fb_time_us)end)
-                tmp[k++] = first_token(pf, &a[i]);
+                in[k++] = ratio_i(pf, &a[i], q);
+        imp_sort(in, k);
+        double in_lo, mid, in_hi;
+        quartile_ci(in, k, &in_lo, &mid, &in_hi);
         fb_time_us at = (fb_time_us)w * pf->window_us;
-        double factor = quartile_of(tmp, k) / base;
+        double factor = mid / out;
         if (pf->nslow < IMP_SLOW_MAX && at < inc->duration_us && factor >= 1.2)
-            pf->slow[pf->nslow++] = (imp_fault){.kind = SIM_FAULT_SLOW,
-                                                .at_us = at,
-                                                .for_us = (fb_time_us)(end - w) * pf->window_us,
-                                                .fraction = 1,
-                                                .factor = slow_factor(pf, factor),
-                                                .retry_after_us = FB_TIME_NONE,
-                                                .hits = (uint32_t)k,
-                                                .attempts = (uint32_t)k};
+            pf->slow[pf->nslow++] =
+                (imp_fault){.kind = SIM_FAULT_SLOW,
+                            .at_us = at,
+                            .for_us = (fb_time_us)(end - w) * pf->window_us,
+                            .fraction = 1,
+                            .factor = slow_factor(pf, factor),
+                            .factor_lo = round(in_lo / (out_hi > 0 ? out_hi : out) * 100) / 100,
+                            .factor_hi = round(in_hi / (out_lo > 0 ? out_lo : out) * 100) / 100,
+                            .retry_after_us = FB_TIME_NONE,
+                            .hits = (uint32_t)k,
+                            .attempts = (uint32_t)k};
         w = end;
     }
 }
@@ -286,26 +338,21 @@ static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_
 }
 
 /* The first-token distribution from the answers that neither a slow window nor hidden
-   retries lengthened; returns the quartile of those outside the slow windows. */
-static double fit_ttft(imp_pfit *pf, const answer *a, size_t n, const bool *slow, const bool *lng,
-                       int64_t *tmp) {
+   retries lengthened. */
+static void fit_ttft(imp_pfit *pf, const answer *a, size_t n, const bool *slow, const bool *lng,
+                     int64_t *tmp) {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!slow[a[i].t / pf->window_us]) tmp[k++] = first_token(pf, &a[i]);
-    double base = quartile_of(tmp, k);
-    k = 0;
     for (size_t i = 0; i < n; i++)
         if (!slow[a[i].t / pf->window_us] && !lng[i]) tmp[k++] = first_token(pf, &a[i]);
     imp_sort(tmp, k);
     pf->ttft = imp_fit_dist(tmp, k);
-    return base;
 }
 
 void imp__fit_latency(imp_incident *inc, uint32_t p) {
     imp_pfit *pf = &inc->prov[p];
     size_t cap = pf->attempts + 1, n = 0, nerr = 0;
     answer *a = malloc(cap * sizeof *a);
-    int64_t *errs = malloc(cap * sizeof *errs), *tmp = malloc(cap * sizeof *tmp);
+    int64_t *errs = malloc(cap * sizeof *errs), *tmp = malloc(2 * cap * sizeof *tmp);
     if (a && errs && tmp) n = answers(inc, p, a, errs, &nerr);
     pf->successes = (uint32_t)n;
     imp_sort(errs ? errs : tmp, errs ? nerr : 0);
@@ -314,11 +361,11 @@ void imp__fit_latency(imp_incident *inc, uint32_t p) {
     bool *slow = calloc(nw + 1, sizeof *slow), *lng = calloc(n + 1, sizeof *lng);
     if (n > 0 && slow && lng && tmp) {
         pf->per_token_us = per_token(pf, a, n);
-        mark_slow(pf, a, n, nw, slow, tmp);
+        double q = mark_slow(pf, a, n, nw, slow, tmp);
         bool hidden = inc->log->hidden_attempts > 0;
         if (hidden) mark_long(pf, a, n, slow, nw, lng, tmp);
-        double base = fit_ttft(pf, a, n, slow, lng, tmp);
-        slow_faults(inc, pf, a, n, slow, nw, base, tmp);
+        fit_ttft(pf, a, n, slow, lng, tmp);
+        slow_faults(inc, pf, a, n, slow, nw, q, tmp);
         if (hidden) mixed_faults(inc, pf, a, n, slow, nw, lng, tmp);
     }
     free(slow);
