@@ -266,6 +266,7 @@ static int report(const args *a, const imp_incident *inc, const char *text) {
     if (s == NULL) return cli_bad("import", "%s", "out of memory");
     int rc = simulate(text, a->out ? a->out : "<stdout>", &sc, s);
     FILE *f = a->quiet ? NULL : a->out ? stdout : stderr;
+    if (f && rc == CLI_OK && inc->fits.s) fprintf(f, "\nfits:\n%s", inc->fits.s);
     int outside = rc == CLI_OK ? table(f, inc, sc, s) : 0;
     if (rc == CLI_OK) rc = write_text(a->out, text);
     if (rc == CLI_OK && a->out && !a->quiet)

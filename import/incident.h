@@ -99,6 +99,9 @@ typedef struct imp_inferred {
     double jitter_f;
     const char *retry_after;       /* NULL (none seen), "as_is", "max", "ignore" */
     uint32_t retry_after_inferred; /* error kinds given a Retry-After read from the gaps */
+    uint32_t ra_gaps;              /* the evidence for retry_after: gaps after a header, */
+    fb_time_us ra_gap_us, ra_hint_us; /* their median and the headers' median, */
+    double ra_miss[3];                /* the median miss as is, max, ignore */
     fb_time_us attempt_timeout_us; /* 0: none seen */
     uint8_t order[SIM_PROVIDERS_MAX];
     uint32_t norder;
@@ -136,6 +139,7 @@ typedef struct imp_incident {
     uint32_t nchecks;
     imp_text notes;    /* the scenario's description: what was read, what is unknown */
     imp_text evidence; /* the as-was variant's description */
+    imp_text fits;     /* what each fit chose and why, a line each (fusebox import prints it) */
 } imp_incident;
 
 /* Fit the log; FB_OK, or an error in err (a slice the log does not hold, too little data). */

@@ -282,6 +282,10 @@ static const char *retry_after_mode(imp_incident *inc, const scan *S, int64_t *t
     int best = 0;
     for (int m = 1; m < 3; m++)
         if (score[m] < score[best] - 1e-9) best = m;
+    inc->pol.ra_gaps = (uint32_t)n;
+    inc->pol.ra_gap_us = llround(gap_med);
+    inc->pol.ra_hint_us = llround(hint_med);
+    for (int m = 0; m < 3; m++) inc->pol.ra_miss[m] = score[m];
     char a[24], b[24];
     imp_human(a, sizeof a, (int64_t)gap_med);
     imp_human(b, sizeof b, (int64_t)hint_med);

@@ -198,43 +198,111 @@ static void quartile_ci(const int64_t *v, size_t n, double *lo, double *mid, dou
     *hi = (double)v[b > (double)(n - 1) ? n - 1 : (size_t)b];
 }
 
+/* The first answer at or after t (a[] in time order). */
+static size_t answer_at(const answer *a, size_t n, fb_time_us t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid].t < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /*
- * Runs of slow windows into slow faults. The factor is the quartile of the latency ratios
- * (ratio, above) of the answers inside the run over that of the answers outside every slow
- * window; its interval, the ends of the two quartiles' intervals crossed (the lowest inside
- * over the highest outside, and the other way).
+ * Where a run of slow windows [t0, t1) really starts and ends: within a window on either
+ * side of each edge, the answer that splits those around it best into fast ones before and
+ * slow ones after (at the end, the other way): each answer counts +1 on the side it looks
+ * like (its ratio at or above thr, the geometric middle of fast and slow) and -1 on the
+ * other, and the split with the largest sum wins. The fault starts at the first slow
+ * answer's start and ends at the first fast one's after it, not at window boundaries.
+ */
+static void slow_edges(const answer *a, size_t n, const imp_pfit *pf, double q, double thr,
+                       fb_time_us floor_t, size_t *first, size_t *past) {
+    for (int edge = 0; edge < 2; edge++) {
+        fb_time_us at = edge == 0 ? a[*first].t / pf->window_us * pf->window_us
+                                  : (a[*past - 1].t / pf->window_us + 1) * pf->window_us;
+        size_t i0 = answer_at(a, n, at - pf->window_us > floor_t ? at - pf->window_us : floor_t),
+               i1 = answer_at(a, n, at + pf->window_us);
+        if (edge == 1 && i0 < *first + 1) i0 = *first + 1;
+        if (i1 <= i0) continue;
+        double sum = 0, best = -INFINITY;
+        size_t k_best = edge == 0 ? *first : *past;
+        /* score(k): the answers before k on the first side, those from k on the other */
+        double total = 0;
+        for (size_t i = i0; i < i1; i++) total += ratio(pf, &a[i], q) >= thr ? 1 : -1;
+        for (size_t k = i0; k <= i1; k++) {
+            double score = edge == 0 ? total - 2 * sum : 2 * sum - total;
+            if (score > best) best = score, k_best = k;
+            if (k < i1) sum += ratio(pf, &a[k], q) >= thr ? 1 : -1;
+        }
+        if (edge == 0 && k_best < i1)
+            *first = k_best;
+        else if (edge == 1 && k_best > *first)
+            *past = k_best;
+    }
+}
+
+/*
+ * Runs of slow windows into slow faults, their edges moved to the answers (slow_edges;
+ * inslow[i] marks the answers inside). The factor is the quartile of the latency ratios
+ * (ratio, above) of the answers inside over that of the answers outside every slow fault;
+ * its interval, the ends of the two quartiles' intervals crossed (the lowest inside over
+ * the highest outside, and the other way).
  */
 static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
-                        const bool *slow, size_t nw, double q, int64_t *tmp) {
-    size_t m = 0;
+                        const bool *slow, size_t nw, double q, bool *inslow, int64_t *tmp) {
+    size_t runs[IMP_SLOW_MAX][2], nruns = 0, m = 0;
     for (size_t i = 0; i < n; i++)
         if (!slow[a[i].t / pf->window_us]) tmp[m++] = ratio_i(pf, &a[i], q);
     if (m == 0 || q <= 0) return;
     imp_sort(tmp, m);
-    double out_lo, out, out_hi;
-    quartile_ci(tmp, m, &out_lo, &out, &out_hi);
-    int64_t *in = tmp + m;
-    for (size_t w = 0; w < nw && out > 0;) {
+    double fast = imp_quantile(tmp, m, SLOW_Q);
+    fb_time_us floor_t = 0;
+    for (size_t w = 0; w < nw && fast > 0 && nruns < IMP_SLOW_MAX;) {
         if (!slow[w]) {
             w++;
             continue;
         }
         size_t end = w;
         while (end < nw && slow[end]) end++;
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (a[i].t / pf->window_us >= (fb_time_us)w && a[i].t / pf->window_us < (fb_time_us)end)
-                in[k++] = ratio_i(pf, &a[i], q);
+        size_t first = answer_at(a, n, (fb_time_us)w * pf->window_us),
+               past = answer_at(a, n, (fb_time_us)end * pf->window_us), k = 0;
+        for (size_t i = first; i < past; i++) tmp[k++] = ratio_i(pf, &a[i], q);
+        double thr = sqrt(quartile_of(tmp, k) * fast) / RATIO_SCALE;
+        slow_edges(a, n, pf, q, thr, floor_t, &first, &past);
+        for (size_t i = first; i < past; i++) inslow[i] = true;
+        runs[nruns][0] = first;
+        runs[nruns++][1] = past;
+        floor_t = past < n ? a[past].t : a[n - 1].t + 1;
+        w = end;
+    }
+    m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!inslow[i]) tmp[m++] = ratio_i(pf, &a[i], q);
+    if (m == 0) return;
+    imp_sort(tmp, m);
+    double out_lo, out, out_hi;
+    quartile_ci(tmp, m, &out_lo, &out, &out_hi);
+    int64_t *in = tmp + m;
+    for (size_t r = 0; r < nruns && out > 0; r++) {
+        size_t first = runs[r][0], past = runs[r][1], k = 0;
+        for (size_t i = first; i < past; i++) in[k++] = ratio_i(pf, &a[i], q);
+        if (k == 0) continue;
         imp_sort(in, k);
         double in_lo, mid, in_hi;
         quartile_ci(in, k, &in_lo, &mid, &in_hi);
-        fb_time_us at = (fb_time_us)w * pf->window_us;
+        fb_time_us at = a[first].t / FB_US_PER_MS * FB_US_PER_MS;
+        fb_time_us to = past < n ? a[past].t / FB_US_PER_MS * FB_US_PER_MS
+                                 : (a[n - 1].t / FB_US_PER_MS + 1) * FB_US_PER_MS;
         double factor = mid / out;
-        if (pf->nslow < IMP_SLOW_MAX && at < inc->duration_us && factor >= 1.2)
+        if (pf->nslow < IMP_SLOW_MAX && at < inc->duration_us && factor >= 1.2 && to > at)
             pf->slow[pf->nslow++] =
                 (imp_fault){.kind = SIM_FAULT_SLOW,
                             .at_us = at,
-                            .for_us = (fb_time_us)(end - w) * pf->window_us,
+                            .for_us = to - at,
                             .fraction = 1,
                             .factor = slow_factor(pf, factor),
                             .factor_lo = round(in_lo / (out_hi > 0 ? out_hi : out) * 100) / 100,
@@ -242,7 +310,6 @@ static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t
                             .retry_after_us = FB_TIME_NONE,
                             .hits = (uint32_t)k,
                             .attempts = (uint32_t)k};
-        w = end;
     }
 }
 
@@ -339,11 +406,11 @@ static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_
 
 /* The first-token distribution from the answers that neither a slow window nor hidden
    retries lengthened. */
-static void fit_ttft(imp_pfit *pf, const answer *a, size_t n, const bool *slow, const bool *lng,
+static void fit_ttft(imp_pfit *pf, const answer *a, size_t n, const bool *inslow, const bool *lng,
                      int64_t *tmp) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (!slow[a[i].t / pf->window_us] && !lng[i]) tmp[k++] = first_token(pf, &a[i]);
+        if (!inslow[i] && !lng[i]) tmp[k++] = first_token(pf, &a[i]);
     imp_sort(tmp, k);
     pf->ttft = imp_fit_dist(tmp, k);
 }
@@ -358,18 +425,20 @@ void imp__fit_latency(imp_incident *inc, uint32_t p) {
     imp_sort(errs ? errs : tmp, errs ? nerr : 0);
     if (errs) pf->error = imp_fit_dist(errs, nerr);
     size_t nw = n ? (size_t)(a[n - 1].t / pf->window_us) + 1 : 0;
-    bool *slow = calloc(nw + 1, sizeof *slow), *lng = calloc(n + 1, sizeof *lng);
-    if (n > 0 && slow && lng && tmp) {
+    bool *slow = calloc(nw + 1, sizeof *slow), *lng = calloc(n + 1, sizeof *lng),
+         *inslow = calloc(n + 1, sizeof *inslow);
+    if (n > 0 && slow && lng && inslow && tmp) {
         pf->per_token_us = per_token(pf, a, n);
         double q = mark_slow(pf, a, n, nw, slow, tmp);
         bool hidden = inc->log->hidden_attempts > 0;
         if (hidden) mark_long(pf, a, n, slow, nw, lng, tmp);
-        fit_ttft(pf, a, n, slow, lng, tmp);
-        slow_faults(inc, pf, a, n, slow, nw, q, tmp);
+        slow_faults(inc, pf, a, n, slow, nw, q, inslow, tmp);
+        fit_ttft(pf, a, n, inslow, lng, tmp);
         if (hidden) mixed_faults(inc, pf, a, n, slow, nw, lng, tmp);
     }
     free(slow);
     free(lng);
+    free(inslow);
     free(a);
     free(errs);
     free(tmp);
