@@ -72,8 +72,8 @@ static int by_tokens(const void *a, const void *b) {
 
 /*
  * duration = c + b x tokens through the answers' (tokens, duration): least squares over
- * the medians of LINE_GROUPS groups of at least 5 answers by tokens (fewer answers: each
- * its own). Not over the answers themselves: with retries hidden in a request's span, a
+ * the medians of at most LINE_GROUPS groups of at least 5 answers by tokens, no token
+ * count split between two (fewer answers: each its own). Not over the answers themselves: with retries hidden in a request's span, a
  * fifth of the answers can be seconds long for reasons that have nothing to do with their
  * tokens, and they tilted the line (12 to 20 ms per token where the provider took 10 ms);
  * a group's median is its answers' at the first attempt. False when tokens do not vary.
@@ -86,14 +86,21 @@ static bool tokens_line(point *pt, size_t m, double *c, double *b) {
     bool ok = false;
     if (v) {
         qsort(pt, m, sizeof *pt, by_tokens);
-        for (size_t g = 0; g < groups; g++) {
-            size_t lo = g * m / groups, hi = (g + 1) * m / groups, k = 0;
+        size_t g = 0;
+        for (size_t lo = 0, hi; lo < m && g < LINE_GROUPS; lo = hi) {
+            /* at least a group's share, and never a token count split between two groups:
+               answers of one count sorted by duration put a slow period's in a group of
+               their own, and tilted the line (15 ms a token where the provider took 10) */
+            hi = lo + m / groups > lo + 1 ? lo + m / groups : lo + 1;
+            if (hi > m || g + 1 == LINE_GROUPS) hi = m;
+            while (hi < m && pt[hi].tokens == pt[hi - 1].tokens) hi++;
+            size_t k = 0;
             x[g] = (double)pt[(lo + hi) / 2].tokens;
             for (size_t i = lo; i < hi; i++) v[k++] = pt[i].d;
             imp_sort(v, k);
-            y[g] = imp_quantile(v, k, 0.5);
+            y[g++] = imp_quantile(v, k, 0.5);
         }
-        ok = imp_line(x, y, groups, c, b);
+        ok = imp_line(x, y, g, c, b);
     }
     free(v);
     return ok;
