@@ -204,7 +204,14 @@ static double share_log(const seg *s, uint32_t cat, uint32_t cats) {
     return log((s->c[cat] + 0.5) / (s->n + 0.5 * cats));
 }
 
-/* The split of [lo, hi) between a (left) and b (right) that their shares explain best. */
+static double errors_share(const seg *s, uint32_t kinds) {
+    uint32_t e = 0;
+    for (uint32_t j = 0; j < kinds; j++) e += s->c[j];
+    return s->n ? (double)e / (double)s->n : 0;
+}
+
+/* The split of [lo, hi) between a (left) and b (right) that their shares explain best: at
+   the first attempt of the side with more errors (to the millisecond, which holds it). */
 static fb_time_us best_split(const fitter *F, const seg *a, const seg *b, fb_time_us lo,
                              fb_time_us hi) {
     size_t i0 = first_at(F, lo), i1 = first_at(F, hi), best = i0;
@@ -217,9 +224,12 @@ static fb_time_us best_split(const fitter *F, const seg *a, const seg *b, fb_tim
             best = i + 1;
         }
     }
-    if (best == i0) return i0 < i1 ? F->o[i0].t : lo;
-    if (best == i1) return i1 < F->n ? F->o[i1 - 1].t + 1 : hi;
-    return (F->o[best - 1].t + F->o[best].t + 1) / 2;
+    if (best == i0) return i0 < i1 ? F->o[i0].t / FB_US_PER_MS * FB_US_PER_MS : lo;
+    if (best == i1 || errors_share(a, F->pf->nkinds) > errors_share(b, F->pf->nkinds))
+        /* a fault that ends: just after its last attempt */
+        return (F->o[best - 1].t / FB_US_PER_MS + 1) * FB_US_PER_MS;
+    /* a fault that starts, or grows: at its first attempt's start */
+    return F->o[best].t / FB_US_PER_MS * FB_US_PER_MS;
 }
 
 static void count_range(const fitter *F, fb_time_us a, fb_time_us b, seg *out) {
@@ -242,7 +252,7 @@ static void place_edges(fitter *F) {
         fb_time_us hi = b->start + w < b->end ? b->start + w : b->end;
         if (lo <= floor_t) lo = floor_t + 1;
         fb_time_us t = lo < hi ? best_split(F, a, b, lo, hi) : b->start;
-        t = (t + 500) / FB_US_PER_MS * FB_US_PER_MS; /* to the millisecond */
+        t = t / FB_US_PER_MS * FB_US_PER_MS; /* to the millisecond */
         if (t <= floor_t) t = floor_t + FB_US_PER_MS;
         a->end = b->start = t;
         floor_t = t;

@@ -887,6 +887,45 @@ static void retry_after_mode_is_the_one_that_predicts_the_gaps(void **state) {
     assert_string_equal(mode_of(2000, 2000, 2000), "as_is");
 }
 
+/*
+ * Requests every 100 ms; in [10 s, 16 s) one in four attempts hangs until the client's 4 s
+ * timeout and is retried 500 ms later (answered). One hang fault, from the first timed-out
+ * attempt's start to just after the last's, and none elsewhere: not where the timeouts
+ * ended, not where their retries came.
+ */
+static void hang_window_only_where_hangs_were_seen(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("hangs", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    long first = -1, last = -1;
+    for (long i = 0; i < 300; i++) {
+        long t = i * 100;
+        bool hangs = t >= 10000 && t < 16000 && i % 4 == 1;
+        if (hangs && first < 0) first = t;
+        if (hangs) last = t;
+        att_ms a[2] = {{0, t, t + (hangs ? 4000 : 200), hangs ? -1 : 0},
+                       {0, t + 4500, t + 4700, 0}};
+        request_ms(log, a, hangs ? 2 : 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    uint32_t hang = 0;
+    for (uint32_t i = 0; i < pf->nfaults; i++) {
+        const imp_fault *f = &pf->faults[i];
+        if (f->kind != SIM_FAULT_HANG) continue;
+        hang++;
+        assert_int_equal(f->at_us, first * MS);
+        assert_in_range(f->at_us + f->for_us, last * MS + MS, last * MS + 100 * MS);
+    }
+    assert_int_equal(hang, 1);
+    assert_int_equal(inc->pol.attempt_timeout_us, 4 * S);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void slice_longer_than_the_log_is_an_error(void **state) {
     (void)state;
     imp_log *log = synthetic(60, 1000, none); /* a log of one minute */
@@ -1019,6 +1058,7 @@ int main(void) {
         cmocka_unit_test(slow_factor_is_the_latency_ratio_within_its_interval),
         cmocka_unit_test(token_mix_is_empirical_not_uniform),
         cmocka_unit_test(retry_after_mode_is_the_one_that_predicts_the_gaps),
+        cmocka_unit_test(hang_window_only_where_hangs_were_seen),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
         cmocka_unit_test(cost_band_is_three_sd_of_the_bill_and_five_percent),
