@@ -304,25 +304,50 @@ static void order_kinds(const fitter *F, const seg *s, uint32_t *order, uint32_t
         }
 }
 
+/*
+ * Each kind of the segment as a fault over the part of it where that kind was seen: from
+ * its first attempt's start to just after its last (a fault where none of its kind came
+ * would script errors the log never saw: a hang window to the end of traffic on the
+ * strength of two timeouts near its start). The fraction is the kind's share of the
+ * attempts there, over what the kinds before it leave there.
+ */
 static void emit_segment(fitter *F, const seg *s) {
     imp_pfit *pf = F->pf;
     uint32_t order[IMP_KINDS_MAX], n = 0;
     order_kinds(F, s, order, &n);
-    double left = 1;
+    size_t i0 = first_at(F, s->start), i1 = first_at(F, s->end);
     for (uint32_t i = 0; i < n && pf->nfaults + pf->nslow < SIM_FAULTS_MAX; i++) {
         const imp_errkind *k = &pf->kinds[order[i]];
-        double share = (double)s->c[order[i]] / (double)s->n;
+        size_t a = i1, b = i0;
+        for (size_t j = i0; j < i1; j++)
+            if (F->o[j].cat == (int8_t)order[i]) {
+                if (a == i1) a = j;
+                b = j;
+            }
+        if (a == i1) continue;
+        fb_time_us from = F->o[a].t / FB_US_PER_MS * FB_US_PER_MS;
+        fb_time_us to = (F->o[b].t / FB_US_PER_MS + 1) * FB_US_PER_MS;
+        if (a == i0 || from < s->start) from = s->start; /* from the segment's edge, placed */
+        if (b + 1 == i1 || to > s->end) to = s->end;
+        size_t lo = first_at(F, from), hi = first_at(F, to);
+        uint32_t there = (uint32_t)(hi - lo), hits = 0, before = 0;
+        for (size_t j = lo; j < hi; j++) {
+            hits += F->o[j].cat == (int8_t)order[i];
+            for (uint32_t e = 0; e < i; e++) before += F->o[j].cat == (int8_t)order[e];
+        }
+        double share = there ? (double)hits / (double)there : 0,
+               left = there ? 1 - (double)before / (double)there : 1;
         double f = left > 1e-12 ? share / left : 1;
-        left -= share;
+        seg part = {from, to, there, {0}};
         imp_fault *out = &pf->faults[pf->nfaults++];
         *out = (imp_fault){.kind = kind_of(k),
-                           .at_us = s->start,
-                           .for_us = s->end - s->start > 0 ? s->end - s->start : FB_US_PER_MS,
+                           .at_us = from,
+                           .for_us = to - from > 0 ? to - from : FB_US_PER_MS,
                            .fraction = f > 1 ? 1 : round(f * 1e6) / 1e6,
                            .status = k->status,
-                           .retry_after_us = median_retry_after(F, s, order[i]),
-                           .hits = s->c[order[i]],
-                           .attempts = s->n};
+                           .retry_after_us = median_retry_after(F, &part, order[i]),
+                           .hits = hits,
+                           .attempts = there};
     }
 }
 

@@ -455,14 +455,28 @@ static void fit_two_kinds_as_fractions_of_what_is_left(void **state) {
     const imp_fault *a = &pf->faults[0], *b = &pf->faults[1];
     assert_int_equal(a->kind, SIM_FAULT_OUTAGE); /* the most attempts first */
     assert_int_equal(b->kind, SIM_FAULT_RATE_LIMIT);
-    assert_int_equal(a->at_us, b->at_us);
-    /* blocks of 5 errors and 5 answers: an edge may fall anywhere in the last block */
-    assert_in_range(a->at_us, 9500 * MS, 10000 * MS);
-    assert_in_range(a->at_us + a->for_us, 19400 * MS, 20000 * MS);
+    /* the first 503 is at 10 s, the last 503 and 429 at 19.2 s and 19.4 s; blocks of 5
+       errors and 5 answers: the end may fall anywhere in the last block */
+    assert_int_equal(a->at_us, 10000 * MS);
+    assert_in_range(a->at_us + a->for_us, 19201 * MS, 20000 * MS);
     assert_in_range(a->hits * 100 / a->attempts, 29, 32); /* about 3 in 10 */
     assert_true(fabs(a->fraction - (double)a->hits / a->attempts) < 1e-6);
-    /* the fault model lets the first answer: the second's share of what the first leaves */
-    assert_true(fabs(b->fraction - (double)b->hits / (a->attempts - a->hits)) < 1e-6);
+    /* each kind where it was seen: the 429s from the first at 10.3 s */
+    assert_int_equal(b->at_us, 10300 * MS);
+    assert_in_range(b->at_us + b->for_us, 19401 * MS, 20000 * MS);
+    /* the fault model lets the first answer: the second's share of what the first leaves
+       over its own span */
+    uint32_t there = 0, first = 0, hits = 0;
+    for (size_t i = 0; i < 300; i++) {
+        fb_time_us t = (fb_time_us)i * 100 * MS;
+        if (t < b->at_us || t >= b->at_us + b->for_us) continue;
+        there++;
+        first += two_kinds(i) == 503;
+        hits += two_kinds(i) == 429;
+    }
+    assert_int_equal(b->attempts, there);
+    assert_int_equal(b->hits, hits);
+    assert_true(fabs(b->fraction - (double)hits / (there - first)) < 1e-6);
     imp_incident_free(inc);
     imp_log_free(log);
 }
@@ -922,6 +936,30 @@ static void hang_window_only_where_hangs_were_seen(void **state) {
     }
     assert_int_equal(hang, 1);
     assert_int_equal(inc->pol.attempt_timeout_us, 4 * S);
+    imp_incident_free(inc);
+    imp_log_free(log);
+    /* a burst of hangs at 10 s and one more at 14 s, none after: no hang fault runs past the
+       last one seen (a merged segment to the end of traffic once scripted hangs there) */
+    log = imp_log_new("hangs", IMP_FORMAT_OTLP, 0);
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 300; i++) {
+        long t = i * 100;
+        bool hangs = (t >= 10000 && t < 10500) || t == 14000;
+        att_ms a = {0, t, t + (hangs ? 4000 : 200), hangs ? -1 : 0};
+        request_ms(log, &a, 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    inc = build(log, 0);
+    pf = &inc->prov[0];
+    hang = 0;
+    for (uint32_t i = 0; i < pf->nfaults; i++) {
+        const imp_fault *f = &pf->faults[i];
+        if (f->kind != SIM_FAULT_HANG) continue;
+        hang += f->hits;
+        assert_true(f->at_us >= 10000 * MS && f->at_us + f->for_us <= 14001 * MS);
+    }
+    assert_int_equal(hang, 6);
     imp_incident_free(inc);
     imp_log_free(log);
 }
