@@ -628,19 +628,24 @@ static bool same_everywhere(const sim_scenario *sc, sim_summary *const *sums, si
  */
 static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     uint32_t nf = n ? sums[0]->fault_count : 0;
-    bool short_run = nf > 0;
+    bool short_run = nf > 0; /* no disturbance had a full window after it, in any variant */
     for (size_t i = 0; i < n; i++)
-        for (uint32_t k = 0; k < sums[i]->fault_count; k++)
-            short_run &= sums[i]->faults[k].undetermined == SIM_UNDETERMINED_NO_WINDOW ||
-                         sums[i]->faults[k].undetermined == SIM_UNDETERMINED_ACTIVE;
+        for (uint32_t k = 0; k < sums[i]->fault_count; k++) {
+            const sim_fault_summary *fs = &sums[i]->faults[k];
+            fb_time_us until = fs->next_us != FB_TIME_NONE && fs->next_us < sc->duration_us
+                                   ? fs->next_us
+                                   : sc->duration_us;
+            short_run &= fs->undetermined != SIM_DETERMINED &&
+                         fb_time_add(fs->end_us, sc->spillover.hold_us) > until;
+        }
     if (short_run) {
         char hold[32], dur[32];
         rep_format_duration(hold, sizeof hold, (double)sc->spillover.hold_us);
         rep_format_duration(dur, sizeof dur, (double)sc->duration_us);
         fprintf(f,
-                "recovery not measured: traffic ends (at %s) less than a spillover.hold window "
-                "(%s) after each disturbance\n",
-                dur, hold);
+                "recovery not measured: no disturbance is followed by a full spillover.hold "
+                "window (%s) before the next one or the end of traffic (%s)\n",
+                hold, dur);
         return;
     }
     for (uint32_t k = 0; k < nf; k++) {
