@@ -59,10 +59,10 @@ typedef struct imp_fault {
     fb_time_us at_us, for_us;
     double fraction;
     int status;
-    fb_time_us retry_after_us; /* FB_TIME_NONE: none */
-    double factor;             /* SLOW */
+    fb_time_us retry_after_us;   /* FB_TIME_NONE: none */
+    double factor;               /* SLOW */
     double factor_lo, factor_hi; /* SLOW over every answer: the factor's 95% interval */
-    uint32_t hits, attempts;   /* the evidence: attempts it applied to, of those in its span */
+    uint32_t hits, attempts;     /* the evidence: attempts it applied to, of those in its span */
 } imp_fault;
 
 typedef struct imp_pfit {
@@ -97,12 +97,12 @@ typedef struct imp_inferred {
     double multiplier;
     fb_jitter jitter; /* NONE, FULL or PROPORTIONAL */
     double jitter_f;
-    const char *retry_after;       /* NULL (none seen), "as_is", "max", "ignore" */
-    uint32_t retry_after_inferred; /* error kinds given a Retry-After read from the gaps */
-    uint32_t ra_gaps;              /* the evidence for retry_after: gaps after a header, */
+    const char *retry_after;          /* NULL (none seen), "as_is", "max", "ignore" */
+    uint32_t retry_after_inferred;    /* error kinds given a Retry-After read from the gaps */
+    uint32_t ra_gaps;                 /* the evidence for retry_after: gaps after a header, */
     fb_time_us ra_gap_us, ra_hint_us; /* their median and the headers' median, */
     double ra_miss[3];                /* the median miss as is, max, ignore */
-    fb_time_us attempt_timeout_us; /* 0: none seen */
+    fb_time_us attempt_timeout_us;    /* 0: none seen */
     uint8_t order[SIM_PROVIDERS_MAX];
     uint32_t norder;
     bool retry_on; /* the statuses retried differ from the default table */

@@ -73,10 +73,11 @@ static int by_tokens(const void *a, const void *b) {
 /*
  * duration = c + b x tokens through the answers' (tokens, duration): least squares over
  * the medians of at most LINE_GROUPS groups of at least 5 answers by tokens, no token
- * count split between two (fewer answers: each its own). Not over the answers themselves: with retries hidden in a request's span, a
- * fifth of the answers can be seconds long for reasons that have nothing to do with their
- * tokens, and they tilted the line (12 to 20 ms per token where the provider took 10 ms);
- * a group's median is its answers' at the first attempt. False when tokens do not vary.
+ * count split between two (fewer answers: each its own). Not over the answers themselves: with
+ * retries hidden in a request's span, a fifth of the answers can be seconds long for reasons that
+ * have nothing to do with their tokens, and they tilted the line (12 to 20 ms per token where the
+ * provider took 10 ms); a group's median is its answers' at the first attempt. False when tokens do
+ * not vary.
  */
 static bool tokens_line(point *pt, size_t m, double *c, double *b) {
     size_t groups = m >= 2 * 5 ? m / 5 : m; /* below 10 answers, fewer than 10 groups */

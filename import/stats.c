@@ -72,7 +72,7 @@ static double ks_distance(const imp_dist *d, const int64_t *v, size_t n) {
 
 /* The values themselves: each distinct one with its share, or quantiles of 14 bins. */
 static void empirical(imp_dist *d, const int64_t *v, size_t n) {
-    static const double edges[] = {0,   0.1, 0.2, 0.3, 0.4,   0.5,  0.6,  0.7,
+    static const double edges[] = {0,   0.1, 0.2,  0.3,   0.4,  0.5,   0.6, 0.7,
                                    0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 1};
     size_t distinct = 0;
     for (size_t i = 0; i < n; i++) distinct += i == 0 || v[i] != v[i - 1];

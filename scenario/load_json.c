@@ -623,8 +623,8 @@ static int dist_list(pctx *P, const cJSON *obj, const char *key, bool duration, 
  * check uses where it takes one value).
  */
 static int dist_empirical(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
-    static const char *const keys[] = {"values", "weights", NULL},
-                             *const required[] = {"values", NULL};
+    static const char *const keys[] = {"values", "weights", NULL}, *const required[] = {"values",
+                                                                                        NULL};
     double w[SIM_DIST_POINTS_MAX];
     uint32_t nw = 0;
     int rc = scn__check_object(P, d, keys, required);
@@ -637,7 +637,7 @@ static int dist_empirical(pctx *P, const cJSON *d, bool duration, sim_dist *out)
     }
     double total = 0;
     for (uint32_t i = 0; rc == FB_OK && i < out->n; i++) total += nw ? w[i] : 1;
-    if (rc == FB_OK && !(total > 0) ) {
+    if (rc == FB_OK && !(total > 0)) {
         size_t old = scn__push_key(P, "weights");
         rc = scn__fail(P, "%s", "the weights must not all be zero");
         scn__pop(P, old);

@@ -87,7 +87,7 @@ typedef struct sim_layer_summary {
 /* Why a disturbance's recovery could not be judged. */
 typedef enum sim_undetermined {
     SIM_DETERMINED = 0,
-    SIM_UNDETERMINED_ACTIVE,   /* it was still active when traffic ended */
+    SIM_UNDETERMINED_ACTIVE,    /* it was still active when traffic ended */
     SIM_UNDETERMINED_NO_WINDOW, /* no full spillover.hold window fits between its end and
                                    traffic's */
     SIM_UNDETERMINED_NEXT       /* not back before the next disturbance began (next_us): its

@@ -123,8 +123,8 @@ static void dist_empirical_bad_input_names_its_path(void **state) {
                        "empirical.values", "1 to 16");
     dist_empirical_bad("{\"empirical\": {\"values\": [1, -2]}}", "empirical.values[1]",
                        "non-negative");
-    dist_empirical_bad("{\"empirical\": {\"values\": [1], \"weights\": [0]}}",
-                       "empirical.weights", "not all be zero");
+    dist_empirical_bad("{\"empirical\": {\"values\": [1], \"weights\": [0]}}", "empirical.weights",
+                       "not all be zero");
     dist_empirical_bad("{\"empirical\": {\"weights\": [1]}}", "empirical", "values");
 }
 

@@ -788,7 +788,8 @@ static imp_log *slowed_token_mix(void) {
     imp_log_class(log, "chat", &err);
     for (long i = 0; i < 300; i++) {
         int32_t tok = mix32((uint32_t)i) % 3 == 0 ? 48 : 5;
-        double d = (150 + 10.0 * tok) * (i >= 100 && i < 160 ? 2.5 : 1) + mix32((uint32_t)i + 7) % 7;
+        double d =
+            (150 + 10.0 * tok) * (i >= 100 && i < 160 ? 2.5 : 1) + mix32((uint32_t)i + 7) % 7;
         att_ms a = {0, i * 100, i * 100 + (long)d, 0};
         request_ms(log, &a, 1);
         log->att[log->natt - 1].tokens_out = tok;
@@ -806,8 +807,8 @@ static void slow_factor_is_the_latency_ratio_within_its_interval(void **state) {
     assert_in_range(pf->per_token_us, 9500, 10500);
     assert_int_equal(pf->nslow, 1);
     const imp_fault *f = &pf->slow[0];
-    assert_int_equal(f->at_us, 10 * S);                /* the first slow answer's start */
-    assert_int_equal(f->at_us + f->for_us, 16 * S);    /* the first fast one's after it */
+    assert_int_equal(f->at_us, 10 * S);             /* the first slow answer's start */
+    assert_int_equal(f->at_us + f->for_us, 16 * S); /* the first fast one's after it */
     assert_true(fabs(f->factor - 2.5) < 0.05);
     assert_true(f->factor_lo <= 2.5 && f->factor_hi >= 2.5);
     assert_true(f->factor_lo < f->factor && f->factor < f->factor_hi);

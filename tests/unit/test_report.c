@@ -38,11 +38,10 @@ static int setup(void **state) {
     f->sum->ended[SIM_END_SUCCESS] = 60;
     f->sum->classes_exposed = 1;
     f->sum->fault_count = 1;
-    f->sum->faults[0] = (sim_fault_summary){
-        .start_us = 50 * S,
-        .end_us = 55 * S,
-        .next_us = FB_TIME_NONE,
-        .undetermined = SIM_UNDETERMINED_NO_WINDOW};
+    f->sum->faults[0] = (sim_fault_summary){.start_us = 50 * S,
+                                            .end_us = 55 * S,
+                                            .next_us = FB_TIME_NONE,
+                                            .undetermined = SIM_UNDETERMINED_NO_WINDOW};
     *state = f;
     return 0;
 }
