@@ -284,7 +284,8 @@ static void describe_fits(imp_incident *inc) {
         imp_human(b, sizeof b, P->ra_hint_us);
         fit_line(inc,
                  "retry_after %s: %u gaps after a Retry-After, median %s against a median header "
-                 "of %s; they miss by %.0f%% as is, %.0f%% as max(header, backoff), %.0f%% as the "
+                 "of %s; they miss by (mean) %.0f%% as is, %.0f%% as max(header, backoff), %.0f%% "
+                 "as the "
                  "backoff alone",
                  P->retry_after, P->ra_gaps, a, b, P->ra_miss[0] * 100, P->ra_miss[1] * 100,
                  P->ra_miss[2] * 100);

@@ -243,8 +243,10 @@ static fb_time_us gap_hint(const scan *S, const gap *g) {
  * What the retries did with a Retry-After, from the gaps after the answers that carried
  * one (recorded, or inferred from the gaps): each mode predicts every gap - the header as
  * is, the larger of the header and the fitted backoff (`max`), the backoff alone
- * (`ignore`) - and the one whose predictions miss the gaps by the least (the median of
- * |gap - predicted| / predicted) is the mode. Where two predict the same (the header
+ * (`ignore`) - and the one whose predictions miss the gaps by the least (the mean of
+ * |gap - predicted| / predicted: where two modes predict the same gap they miss it alike,
+ * so the gaps where they differ decide, however few; a median would not see them) is the
+ * mode. Where two predict the same (the header
  * never below the backoff), as is: what openai-node (6.49.0, client.js retryRequest) and
  * the Anthropic SDK do with the header. NULL when no gap followed a Retry-After.
  */
@@ -270,9 +272,8 @@ static const char *retry_after_mode(imp_incident *inc, const scan *S, int64_t *t
     imp_sort(tmp, n);
     double gap_med = imp_quantile(tmp, n, 0.5), score[3];
     for (int m = 0; m < 3; m++) {
-        for (size_t k = 0; k < n; k++) tmp[k] = llround(miss[(size_t)m * S->ng + k] * 1e6);
-        imp_sort(tmp, n);
-        score[m] = imp_quantile(tmp, n, 0.5) / 1e6;
+        score[m] = 0;
+        for (size_t k = 0; k < n; k++) score[m] += miss[(size_t)m * S->ng + k] / (double)n;
     }
     size_t k = 0;
     for (size_t i = 0; i < S->ng; i++)
@@ -292,7 +293,7 @@ static const char *retry_after_mode(imp_incident *inc, const scan *S, int64_t *t
     imp_text_add(&inc->evidence,
                  " Retry-After: %zu retries followed an answer with one (%zu recorded, %zu "
                  "inferred); their median gap %s against a median header of %s. The gaps miss "
-                 "(median of |gap - predicted| / predicted) by %.0f%% as the header as is, %.0f%% "
+                 "(mean of |gap - predicted| / predicted) by %.0f%% as the header as is, %.0f%% "
                  "as the larger of header and backoff, %.0f%% as the backoff alone: retry_after "
                  "%s%s.",
                  n, recorded, n - recorded, a, b, score[0] * 100, score[1] * 100, score[2] * 100,

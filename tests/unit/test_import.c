@@ -903,6 +903,52 @@ static void retry_after_mode_is_the_one_that_predicts_the_gaps(void **state) {
 }
 
 /*
+ * The log records no Retry-After (issue 21's Trace B): requests every second, 5 attempts at
+ * most. In [5 s, 15 s) each fails four times with 503 and waits the backoff, 0.5, 1, 2, 4 s;
+ * in [20 s, 30 s) four times with 529 and waits 2 s each time, the header the SDK waited as
+ * is. The 2 s is inferred on the 529s, and the retry waits it as is: the larger of it and the
+ * backoff would wait 4 s before the fourth retry, which the gaps never did.
+ */
+static void inferred_retry_after_waited_as_is_not_max(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("inferred", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 40; i++) {
+        long t = i * 1000, back[4] = {500, 1000, 2000, 4000}, hint[4] = {2000, 2000, 2000, 2000};
+        int status = i >= 5 && i < 15 ? 503 : i >= 20 && i < 30 ? 529 : 0;
+        const long *g = status == 529 ? hint : back;
+        att_ms a[5];
+        long at = t;
+        for (int k = 0; k < 5; k++) {
+            bool fails = status && k < 4;
+            a[k] = (att_ms){0, at, at + (fails ? 20 : 300), fails ? status : 0};
+            at = a[k].end + (k < 4 ? g[k] : 0);
+        }
+        request_ms(log, a, status ? 5 : 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->pol.attempts, 5);
+    assert_int_equal(inc->pol.retry_after_inferred, 1);
+    assert_string_equal(inc->pol.retry_after, "as_is");
+    assert_int_equal(inc->pol.ra_gaps, 40);
+    assert_true(inc->pol.ra_miss[0] < 0.01 && inc->pol.ra_miss[1] > inc->pol.ra_miss[0]);
+    const imp_pfit *pf = &inc->prov[0];
+    bool patched = false;
+    for (uint32_t i = 0; i < pf->nfaults; i++)
+        patched |= pf->faults[i].status == 529 && pf->faults[i].retry_after_us == 2 * S;
+    assert_true(patched);
+    /* the scenario's text says where the header came from, not that it is unknown */
+    assert_null(strstr(inc->notes.s, "Retry-After (no answer recorded one)"));
+    assert_non_null(strstr(inc->notes.s, "No answer recorded a Retry-After; the one on the faults "
+                                         "is read from the gaps"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/*
  * Requests every 100 ms; in [10 s, 16 s) one in four attempts hangs until the client's 4 s
  * timeout and is retried 500 ms later (answered). One hang fault, from the first timed-out
  * attempt's start to just after the last's, and none elsewhere: not where the timeouts
@@ -1097,6 +1143,7 @@ int main(void) {
         cmocka_unit_test(slow_factor_is_the_latency_ratio_within_its_interval),
         cmocka_unit_test(token_mix_is_empirical_not_uniform),
         cmocka_unit_test(retry_after_mode_is_the_one_that_predicts_the_gaps),
+        cmocka_unit_test(inferred_retry_after_waited_as_is_not_max),
         cmocka_unit_test(hang_window_only_where_hangs_were_seen),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
