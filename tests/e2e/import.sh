@@ -209,6 +209,12 @@ PY
         "... the scenario states the slow factor's interval"
     [ "$(pyjson "$T/slow-incident.json" "d['variants']['as-was']['retry'].get('retry_after')")" = as_is ]
     ok $? "... and Retry-After waited as is (openai-node's retryRequest)"
+    # 32 s of traffic, faults one after the other, spillover.hold 30 s: no recovery can be
+    # judged, and fusebox run says so once, not once per fault and variant
+    "$FUSEBOX" run "$T/slow-incident.json" -o "$T/slow-run" >"$T/slow-run.out" 2>&1
+    [ "$(grep -c 'recovery not measured' "$T/slow-run.out")" = 1 ] &&
+        ! grep -q 'undetermined' "$T/slow-run.out"
+    ok $? "... and fusebox run on it says once that recovery is not measured (no per-fault noise)"
 fi
 
 # ---- (b) fusebox live --otlp ----
