@@ -247,8 +247,9 @@ static fb_time_us gap_hint(const scan *S, const gap *g) {
  * |gap - predicted| / predicted: where two modes predict the same gap they miss it alike,
  * so the gaps where they differ decide, however few; a median would not see them) is the
  * mode. Where as is and max predict the same (the header never below the backoff), as is:
- * what openai-node (6.49.0, client.js retryRequest) and the Anthropic SDK do with the
- * header. NULL when no gap followed a Retry-After.
+ * what openai-node (6.49.0) and @anthropic-ai/sdk (0.137.0) do with the
+ * header (client.js retryRequest: retry-after-ms, else retry-after, waited as given).
+ * NULL when no gap followed a Retry-After.
  */
 static const char *retry_after_mode(imp_incident *inc, const scan *S, int64_t *tmp) {
     static const char *const modes[] = {"as_is", "max", "ignore"};
