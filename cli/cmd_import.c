@@ -28,10 +28,12 @@ static const char usage_text[] =
     "requests as arrivals (the old policy's retries and fallbacks are not re-sent),\n"
     "each provider's fault timeline, latency and tokens fitted from what the attempts\n"
     "saw, the policy as it was (variant as-was, with its evidence) and a copy to edit\n"
-    "(yours). The import simulates as-was and prints it beside the logs, figure by figure\n"
-    "(requests, attempts, retries, p50/p90/p99, attempts per request, calls per status,\n"
-    "ends) against a tolerance (counts +-2% or 2, latencies +-10%, buckets +-2 points)\n"
-    "and the replay's own noise; the scenario carries the log's figures (observed) and\n"
+    "(yours). The import prints what each fit chose and why (fits: a slow window's\n"
+    "factor and interval, each distribution's form and test, the Retry-After mode),\n"
+    "simulates as-was and prints it beside the logs, figure by figure (requests,\n"
+    "attempts, retries, p50/p90/p99, attempts per request, calls per status, ends)\n"
+    "against a tolerance (counts +-2% or 2, latencies +-10%, buckets +-2 points) and\n"
+    "the replay's own noise; the scenario carries the log's figures (observed) and\n"
     "expect lines, so 'fusebox run' prints the log beside as-was and 'fusebox check'\n"
     "fails when the reproduction drifts.\n"
     "\n"
@@ -403,6 +405,7 @@ static int report(const args *a, const imp_incident *inc, const char *text) {
     if (s == NULL) return cli_bad("import", "%s", "out of memory");
     int rc = simulate(text, a->out ? a->out : "<stdout>", &sc, s);
     FILE *f = a->quiet ? NULL : a->out ? stdout : stderr;
+    if (f && rc == CLI_OK && inc->fits.s) fprintf(f, "\nfits:\n%s", inc->fits.s);
     int misses = rc == CLI_OK ? figures(f, inc, sc, s, NULL) : 0;
     int outside = rc == CLI_OK ? table(f, inc, sc, s) : 0;
     if (rc == CLI_OK) rc = write_text(a->out, text);

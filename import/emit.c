@@ -29,8 +29,18 @@ static cJSON *scalar(double v, bool duration) {
     return duration ? duration_value(v) : cJSON_CreateNumber(round(v));
 }
 
-/* A distribution: a constant, {"lognormal": {"median", "p99"}} or {"uniform": {"min", "max"}}. */
+/* A distribution: a constant, {"lognormal": {"median", "p99"}}, {"uniform": {"min", "max"}} or
+   {"empirical": {"values", "weights"}}. */
 static cJSON *dist(const imp_dist *d, bool duration) {
+    if (d->kind == IMP_EMPIRICAL && d->npts > 0) {
+        cJSON *o = cJSON_CreateObject(), *e = cJSON_AddObjectToObject(o, "empirical");
+        cJSON *v = cJSON_AddArrayToObject(e, "values"), *w = cJSON_AddArrayToObject(e, "weights");
+        for (uint32_t i = 0; i < d->npts; i++) {
+            cJSON_AddItemToArray(v, scalar(d->v[i], duration));
+            cJSON_AddItemToArray(w, cJSON_CreateNumber(round(d->w[i] * 1e4) / 1e4));
+        }
+        return o;
+    }
     double med = duration ? d->median : round(d->median), p99 = duration ? d->p99 : round(d->p99);
     if (d->kind == IMP_UNIFORM && d->max > d->min) {
         cJSON *o = cJSON_CreateObject(), *u = cJSON_AddObjectToObject(o, "uniform");

@@ -204,7 +204,14 @@ static double share_log(const seg *s, uint32_t cat, uint32_t cats) {
     return log((s->c[cat] + 0.5) / (s->n + 0.5 * cats));
 }
 
-/* The split of [lo, hi) between a (left) and b (right) that their shares explain best. */
+static double errors_share(const seg *s, uint32_t kinds) {
+    uint32_t e = 0;
+    for (uint32_t j = 0; j < kinds; j++) e += s->c[j];
+    return s->n ? (double)e / (double)s->n : 0;
+}
+
+/* The split of [lo, hi) between a (left) and b (right) that their shares explain best: at
+   the first attempt of the side with more errors (to the millisecond, which holds it). */
 static fb_time_us best_split(const fitter *F, const seg *a, const seg *b, fb_time_us lo,
                              fb_time_us hi) {
     size_t i0 = first_at(F, lo), i1 = first_at(F, hi), best = i0;
@@ -217,9 +224,12 @@ static fb_time_us best_split(const fitter *F, const seg *a, const seg *b, fb_tim
             best = i + 1;
         }
     }
-    if (best == i0) return i0 < i1 ? F->o[i0].t : lo;
-    if (best == i1) return i1 < F->n ? F->o[i1 - 1].t + 1 : hi;
-    return (F->o[best - 1].t + F->o[best].t + 1) / 2;
+    if (best == i0) return i0 < i1 ? F->o[i0].t / FB_US_PER_MS * FB_US_PER_MS : lo;
+    if (best == i1 || errors_share(a, F->pf->nkinds) > errors_share(b, F->pf->nkinds))
+        /* a fault that ends: just after its last attempt */
+        return (F->o[best - 1].t / FB_US_PER_MS + 1) * FB_US_PER_MS;
+    /* a fault that starts, or grows: at its first attempt's start */
+    return F->o[best].t / FB_US_PER_MS * FB_US_PER_MS;
 }
 
 static void count_range(const fitter *F, fb_time_us a, fb_time_us b, seg *out) {
@@ -242,7 +252,7 @@ static void place_edges(fitter *F) {
         fb_time_us hi = b->start + w < b->end ? b->start + w : b->end;
         if (lo <= floor_t) lo = floor_t + 1;
         fb_time_us t = lo < hi ? best_split(F, a, b, lo, hi) : b->start;
-        t = (t + 500) / FB_US_PER_MS * FB_US_PER_MS; /* to the millisecond */
+        t = t / FB_US_PER_MS * FB_US_PER_MS; /* to the millisecond */
         if (t <= floor_t) t = floor_t + FB_US_PER_MS;
         a->end = b->start = t;
         floor_t = t;
@@ -294,25 +304,50 @@ static void order_kinds(const fitter *F, const seg *s, uint32_t *order, uint32_t
         }
 }
 
+/*
+ * Each kind of the segment as a fault over the part of it where that kind was seen: from
+ * its first attempt's start to just after its last (a fault where none of its kind came
+ * would script errors the log never saw: a hang window to the end of traffic on the
+ * strength of two timeouts near its start). The fraction is the kind's share of the
+ * attempts there, over what the kinds before it leave there.
+ */
 static void emit_segment(fitter *F, const seg *s) {
     imp_pfit *pf = F->pf;
     uint32_t order[IMP_KINDS_MAX], n = 0;
     order_kinds(F, s, order, &n);
-    double left = 1;
+    size_t i0 = first_at(F, s->start), i1 = first_at(F, s->end);
     for (uint32_t i = 0; i < n && pf->nfaults + pf->nslow < SIM_FAULTS_MAX; i++) {
         const imp_errkind *k = &pf->kinds[order[i]];
-        double share = (double)s->c[order[i]] / (double)s->n;
+        size_t a = i1, b = i0;
+        for (size_t j = i0; j < i1; j++)
+            if (F->o[j].cat == (int8_t)order[i]) {
+                if (a == i1) a = j;
+                b = j;
+            }
+        if (a == i1) continue;
+        fb_time_us from = F->o[a].t / FB_US_PER_MS * FB_US_PER_MS;
+        fb_time_us to = (F->o[b].t / FB_US_PER_MS + 1) * FB_US_PER_MS;
+        if (a == i0 || from < s->start) from = s->start; /* from the segment's edge, placed */
+        if (b + 1 == i1 || to > s->end) to = s->end;
+        size_t lo = first_at(F, from), hi = first_at(F, to);
+        uint32_t there = (uint32_t)(hi - lo), hits = 0, before = 0;
+        for (size_t j = lo; j < hi; j++) {
+            hits += F->o[j].cat == (int8_t)order[i];
+            for (uint32_t e = 0; e < i; e++) before += F->o[j].cat == (int8_t)order[e];
+        }
+        double share = there ? (double)hits / (double)there : 0,
+               left = there ? 1 - (double)before / (double)there : 1;
         double f = left > 1e-12 ? share / left : 1;
-        left -= share;
+        seg part = {from, to, there, {0}};
         imp_fault *out = &pf->faults[pf->nfaults++];
         *out = (imp_fault){.kind = kind_of(k),
-                           .at_us = s->start,
-                           .for_us = s->end - s->start > 0 ? s->end - s->start : FB_US_PER_MS,
+                           .at_us = from,
+                           .for_us = to - from > 0 ? to - from : FB_US_PER_MS,
                            .fraction = f > 1 ? 1 : round(f * 1e6) / 1e6,
                            .status = k->status,
-                           .retry_after_us = median_retry_after(F, s, order[i]),
-                           .hits = s->c[order[i]],
-                           .attempts = s->n};
+                           .retry_after_us = median_retry_after(F, &part, order[i]),
+                           .hits = hits,
+                           .attempts = there};
     }
 }
 

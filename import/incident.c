@@ -5,6 +5,7 @@
  */
 #include "import/incident.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,12 @@ static void describe_reading(imp_incident *inc) {
 
 static void describe_unknowns(imp_incident *inc) {
     imp_text *t = &inc->notes;
+    if (inc->log->retry_after_seen == 0 && inc->pol.retry_after_inferred > 0)
+        imp_text_add(t,
+                     " No answer recorded a Retry-After; the one on the faults is read from the "
+                     "gaps before the retries (the as-was variant's description gives the "
+                     "evidence, and retry_after %s).",
+                     inc->pol.retry_after ? inc->pol.retry_after : "max");
     for (uint32_t p = 0; p < inc->log->nprov; p++)
         if (inc->prov[p].slow_capped)
             imp_text_add(t,
@@ -213,11 +220,76 @@ static void describe_unknowns(imp_incident *inc) {
                  inc->pol.workers, (long long)(inc->pol.request_timeout_us / FB_US_PER_S));
     if (!prices) imp_text_add(t, "; prices (cost_usd is 0)");
     if (!windows) imp_text_add(t, "; context windows (unlimited)");
-    if (inc->log->retry_after_seen == 0) imp_text_add(t, "; Retry-After (no answer recorded one)");
+    if (inc->log->retry_after_seen == 0 && inc->pol.retry_after_inferred == 0)
+        imp_text_add(t, "; Retry-After (no answer recorded one)");
     imp_text_add(t, ". The as-was variant is the policy the attempts show (its description "
                     "gives the evidence); yours is a copy to edit. The expect lines check that "
                     "as-was reproduces the log within the stated bands: fusebox check fails if "
                     "the reproduction drifts.");
+}
+
+/* ---- what each fit chose ---- */
+
+/* One line of the fits: in the fits text (a line) and in the scenario's description. */
+static void fit_line(imp_incident *inc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fit_line(imp_incident *inc, const char *fmt, ...) {
+    char line[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    imp_text_add(&inc->fits, "%s\n", line);
+    imp_text_add(&inc->notes, " %s.", line);
+}
+
+static void describe_fits(imp_incident *inc) {
+    char a[24], b[24], w[300];
+    for (uint32_t p = 0; p < inc->log->nprov; p++) {
+        const imp_pfit *pf = &inc->prov[p];
+        const char *name = inc->log->prov[p].name;
+        for (uint32_t i = 0; i < pf->nslow; i++) {
+            const imp_fault *f = &pf->slow[i];
+            if (f->fraction < 1) continue; /* hidden retries: described with the reading */
+            imp_human(a, sizeof a, f->at_us);
+            imp_human(b, sizeof b, f->at_us + f->for_us);
+            fit_line(inc,
+                     "%s slow from %s to %s: %.2fx (95%% interval %.2fx to %.2fx; the latency "
+                     "of its %u answers over the latency model's, against the answers outside)",
+                     name, a, b, f->factor, f->factor_lo, f->factor_hi, f->hits);
+        }
+        if (pf->ttft.known && pf->ttft.kind != IMP_CONSTANT) {
+            imp_dist_why(&pf->ttft, w, sizeof w);
+            fit_line(inc, "%s time to first token: %s", name, w);
+        }
+        if (pf->error.known && pf->error.kind != IMP_CONSTANT) {
+            imp_dist_why(&pf->error, w, sizeof w);
+            fit_line(inc, "%s error latency: %s", name, w);
+        }
+    }
+    for (uint32_t c = 0; c < inc->log->ncls; c++) {
+        const imp_cfit *cf = &inc->cls[c];
+        if (cf->requests == 0) continue;
+        if (cf->prompt.known && cf->prompt.kind != IMP_CONSTANT) {
+            imp_dist_why(&cf->prompt, w, sizeof w);
+            fit_line(inc, "%s prompt tokens: %s", inc->log->cls[c], w);
+        }
+        if (cf->completion.known && cf->completion.kind != IMP_CONSTANT) {
+            imp_dist_why(&cf->completion, w, sizeof w);
+            fit_line(inc, "%s completion tokens: %s", inc->log->cls[c], w);
+        }
+    }
+    const imp_inferred *P = &inc->pol;
+    if (P->retry_after && P->ra_gaps > 0) {
+        imp_human(a, sizeof a, P->ra_gap_us);
+        imp_human(b, sizeof b, P->ra_hint_us);
+        fit_line(inc,
+                 "retry_after %s: %u gaps after a Retry-After, median %s against a median header "
+                 "of %s; they miss by (mean) %.0f%% as is, %.0f%% as max(header, backoff), %.0f%% "
+                 "as the "
+                 "backoff alone",
+                 P->retry_after, P->ra_gaps, a, b, P->ra_miss[0] * 100, P->ra_miss[1] * 100,
+                 P->ra_miss[2] * 100);
+    }
 }
 
 /* ---- the steps ---- */
@@ -227,6 +299,7 @@ void imp_incident_free(imp_incident *inc) {
     for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) free(inc->cls[c].at_us);
     imp_text_free(&inc->notes);
     imp_text_free(&inc->evidence);
+    imp_text_free(&inc->fits);
     free(inc);
 }
 
@@ -239,6 +312,7 @@ int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident
     inc->opts = *o;
     imp_text_init(&inc->notes, IMP_TEXT_MAX);
     imp_text_init(&inc->evidence, IMP_TEXT_MAX);
+    imp_text_init(&inc->fits, IMP_TEXT_MAX);
     int rc = slice(inc, err);
     for (uint32_t p = 0; rc == FB_OK && p < log->nprov; p++) {
         collect_kinds(inc, p);
@@ -253,9 +327,10 @@ int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident
         imp__fit_checks(inc);
         describe_source(inc);
         describe_reading(inc);
+        describe_fits(inc);
         describe_unknowns(inc);
     }
-    if (rc == FB_OK && (inc->notes.oom || inc->evidence.oom))
+    if (rc == FB_OK && (inc->notes.oom || inc->evidence.oom || inc->fits.oom))
         rc = imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     if (rc != FB_OK) {
         imp_incident_free(inc);

@@ -59,9 +59,10 @@ typedef struct imp_fault {
     fb_time_us at_us, for_us;
     double fraction;
     int status;
-    fb_time_us retry_after_us; /* FB_TIME_NONE: none */
-    double factor;             /* SLOW */
-    uint32_t hits, attempts;   /* the evidence: attempts it applied to, of those in its span */
+    fb_time_us retry_after_us;   /* FB_TIME_NONE: none */
+    double factor;               /* SLOW */
+    double factor_lo, factor_hi; /* SLOW over every answer: the factor's 95% interval */
+    uint32_t hits, attempts;     /* the evidence: attempts it applied to, of those in its span */
 } imp_fault;
 
 typedef struct imp_pfit {
@@ -96,8 +97,12 @@ typedef struct imp_inferred {
     double multiplier;
     fb_jitter jitter; /* NONE, FULL or PROPORTIONAL */
     double jitter_f;
-    const char *retry_after;       /* NULL (the default), "as_is", "ignore" */
-    fb_time_us attempt_timeout_us; /* 0: none seen */
+    const char *retry_after;          /* NULL (none seen), "as_is", "max", "ignore" */
+    uint32_t retry_after_inferred;    /* error kinds given a Retry-After read from the gaps */
+    uint32_t ra_gaps;                 /* the evidence for retry_after: gaps after a header, */
+    fb_time_us ra_gap_us, ra_hint_us; /* their median and the headers' median, */
+    double ra_miss[3];                /* the median miss as is, max, ignore */
+    fb_time_us attempt_timeout_us;    /* 0: none seen */
     uint8_t order[SIM_PROVIDERS_MAX];
     uint32_t norder;
     bool retry_on; /* the statuses retried differ from the default table */
@@ -134,6 +139,7 @@ typedef struct imp_incident {
     uint32_t nchecks;
     imp_text notes;    /* the scenario's description: what was read, what is unknown */
     imp_text evidence; /* the as-was variant's description */
+    imp_text fits;     /* what each fit chose and why, a line each (fusebox import prints it) */
 } imp_incident;
 
 /* Fit the log; FB_OK, or an error in err (a slice the log does not hold, too little data). */

@@ -8,7 +8,9 @@
  *               provider, by retry number: each level's range (the extremes widened by
  *               one spacing, the unbiased estimate for a uniform's ends) gives the delay
  *               and the jitter (a range from ~0: full; tight: none; else proportional)
- *   Retry-After gaps after an answer that recorded one: waited as is, or ignored
+ *   Retry-After gaps after an answer that carried one (recorded, or inferred from the
+ *               gaps): waited as is, the larger of it and the backoff, or ignored -
+ *               whichever predicts the gaps best
  *   timeout     attempts that timed out after the same time: the attempt timeout
  *   retry_on    each error kind retried or not, where attempts were left, against the
  *               default table (core/classify.h); written only where they differ
@@ -223,24 +225,92 @@ static void backoff(imp_incident *inc, const scan *S, int64_t *tmp) {
     }
 }
 
-/* Did the retries after a recorded Retry-After wait it? "as_is", "ignore" or NULL. */
-static const char *retry_after(imp_incident *inc, scan *S) {
-    size_t n = 0, waited = 0;
+/* The backoff fitted before retry n (its middle; half the top with full jitter). */
+static double backoff_at(const imp_inferred *P, uint32_t n) {
+    if (P->backoff == FB_BACKOFF_NONE) return 0;
+    double d = (double)P->base_us;
+    for (uint32_t k = 1; P->backoff == FB_BACKOFF_EXPONENTIAL && k < n; k++) d *= P->multiplier;
+    if (P->max_us > 0 && d > (double)P->max_us) d = (double)P->max_us;
+    return P->jitter == FB_JITTER_FULL ? d / 2 : d;
+}
+
+/* The Retry-After a gap waited for, recorded or inferred (-1 none). */
+static fb_time_us gap_hint(const scan *S, const gap *g) {
+    return g->retry_after_us >= 0 ? g->retry_after_us : S->ra[g->kind];
+}
+
+/*
+ * What the retries did with a Retry-After, from the gaps after the answers that carried
+ * one (recorded, or inferred from the gaps): each mode predicts every gap - the header as
+ * is, the larger of the header and the fitted backoff (`max`), the backoff alone
+ * (`ignore`) - and the one whose predictions miss the gaps by the least (the mean of
+ * |gap - predicted| / predicted: where two modes predict the same gap they miss it alike,
+ * so the gaps where they differ decide, however few; a median would not see them) is the
+ * mode. Where as is and max predict the same (the header never below the backoff), as is:
+ * what openai-node (6.49.0) and @anthropic-ai/sdk (0.137.0) do with the
+ * header (client.js retryRequest: retry-after-ms, else retry-after, waited as given).
+ * NULL when no gap followed a Retry-After.
+ */
+static const char *retry_after_mode(imp_incident *inc, const scan *S, int64_t *tmp) {
+    static const char *const modes[] = {"as_is", "max", "ignore"};
+    size_t n = 0, recorded = 0;
+    double *miss = malloc((S->ng + 1) * 3 * sizeof *miss);
+    if (miss == NULL) return NULL;
     for (size_t i = 0; i < S->ng; i++) {
         const gap *g = &S->g[i];
-        if (g->retry_after_us < 0) continue;
-        n++;
-        waited += llabs(g->gap - g->retry_after_us) <= g->retry_after_us / 10 + 50 * FB_US_PER_MS;
+        fb_time_us h = gap_hint(S, g);
+        if (h < 0) continue;
+        recorded += g->retry_after_us >= 0;
+        double b = backoff_at(&inc->pol, g->n), pred[3] = {(double)h, fmax((double)h, b), b};
+        for (int m = 0; m < 3; m++)
+            miss[(size_t)m * S->ng + n] = fabs((double)g->gap - pred[m]) / fmax(pred[m], 1000);
+        tmp[n++] = g->gap;
     }
-    if (n == 0) return NULL;
+    if (n == 0) {
+        free(miss);
+        return NULL;
+    }
+    imp_sort(tmp, n);
+    double gap_med = imp_quantile(tmp, n, 0.5), score[3];
+    for (int m = 0; m < 3; m++) {
+        score[m] = 0;
+        for (size_t k = 0; k < n; k++) score[m] += miss[(size_t)m * S->ng + k] / (double)n;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < S->ng; i++)
+        if (gap_hint(S, &S->g[i]) >= 0) tmp[k++] = gap_hint(S, &S->g[i]);
+    imp_sort(tmp, k);
+    double hint_med = imp_quantile(tmp, k, 0.5);
+    int best = 0;
+    for (int m = 1; m < 3; m++)
+        if (score[m] < score[best] - 1e-9) best = m;
+    inc->pol.ra_gaps = (uint32_t)n;
+    inc->pol.ra_gap_us = llround(gap_med);
+    inc->pol.ra_hint_us = llround(hint_med);
+    for (int m = 0; m < 3; m++) inc->pol.ra_miss[m] = score[m];
+    char a[24], b[24];
+    imp_human(a, sizeof a, (int64_t)gap_med);
+    imp_human(b, sizeof b, (int64_t)hint_med);
     imp_text_add(&inc->evidence,
-                 " Retry-After: recorded on %zu failed attempts that were retried; %zu retries "
-                 "waited it (within 10%% + 50 ms)",
-                 n, waited);
-    bool as_is = waited * 10 >= n * 6;
-    imp_text_add(&inc->evidence, as_is ? ": retry_after as_is." : ": not honoured, ignore.");
-    for (size_t i = 0; as_is && i < S->ng; i++) S->g[i].excluded |= S->g[i].retry_after_us >= 0;
-    return as_is ? "as_is" : "ignore";
+                 " Retry-After: %zu retries followed an answer with one (%zu recorded, %zu "
+                 "inferred); their median gap %s against a median header of %s. The gaps miss "
+                 "(mean of |gap - predicted| / predicted) by %.0f%% as the header as is, %.0f%% "
+                 "as the larger of header and backoff, %.0f%% as the backoff alone: retry_after "
+                 "%s%s.",
+                 n, recorded, n - recorded, a, b, score[0] * 100, score[1] * 100, score[2] * 100,
+                 modes[best],
+                 best == 0 && score[1] <= score[0] + 1e-9
+                     ? " (as is and max predict the same here: as is, what openai-node and the "
+                       "Anthropic SDK do)"
+                     : "");
+    free(miss);
+    return modes[best];
+}
+
+/* Leave the gaps after a recorded Retry-After out of the backoff (they waited for it, or
+   for the larger of it and the backoff; retry_after_mode decides which, after the backoff). */
+static void exclude_recorded(scan *S) {
+    for (size_t i = 0; i < S->ng; i++) S->g[i].excluded |= S->g[i].retry_after_us >= 0;
 }
 
 /* The median gap before retry n after kind k (Retry-After not recorded); false when < 2. */
@@ -297,6 +367,7 @@ static void inferred_retry_after(imp_incident *inc, scan *S, int64_t *tmp) {
             other |= j != k && first[j] > 0 && fabs(first[j] - flat[k]) > 0.25 * flat[k];
         if (shape[k] != 0 || !other) continue;
         S->ra[k] = ms(flat[k]);
+        inc->pol.retry_after_inferred++;
         for (size_t i = 0; i < S->ng; i++) S->g[i].excluded |= S->g[i].kind == k;
         char a[24], b[16];
         imp_human(a, sizeof a, S->ra[k]);
@@ -678,9 +749,10 @@ void imp__fit_policy(imp_incident *inc) {
     retries(inc, &S);
     describe(inc, &S);
     if (inc->pol.attempts > 1) {
-        inc->pol.retry_after = retry_after(inc, &S);
+        exclude_recorded(&S);
         inferred_retry_after(inc, &S, tmp);
         backoff(inc, &S, tmp);
+        inc->pol.retry_after = retry_after_mode(inc, &S, tmp);
         retry_on(inc, &S);
         patch_faults(inc, &S);
     }

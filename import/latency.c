@@ -72,11 +72,12 @@ static int by_tokens(const void *a, const void *b) {
 
 /*
  * duration = c + b x tokens through the answers' (tokens, duration): least squares over
- * the medians of LINE_GROUPS groups of at least 5 answers by tokens (fewer answers: each
- * its own). Not over the answers themselves: with retries hidden in a request's span, a
- * fifth of the answers can be seconds long for reasons that have nothing to do with their
- * tokens, and they tilted the line (12 to 20 ms per token where the provider took 10 ms);
- * a group's median is its answers' at the first attempt. False when tokens do not vary.
+ * the medians of at most LINE_GROUPS groups of at least 5 answers by tokens, no token
+ * count split between two (fewer answers: each its own). Not over the answers themselves: with
+ * retries hidden in a request's span, a fifth of the answers can be seconds long for reasons that
+ * have nothing to do with their tokens, and they tilted the line (12 to 20 ms per token where the
+ * provider took 10 ms); a group's median is its answers' at the first attempt. False when tokens do
+ * not vary.
  */
 static bool tokens_line(point *pt, size_t m, double *c, double *b) {
     size_t groups = m >= 2 * 5 ? m / 5 : m; /* below 10 answers, fewer than 10 groups */
@@ -86,14 +87,21 @@ static bool tokens_line(point *pt, size_t m, double *c, double *b) {
     bool ok = false;
     if (v) {
         qsort(pt, m, sizeof *pt, by_tokens);
-        for (size_t g = 0; g < groups; g++) {
-            size_t lo = g * m / groups, hi = (g + 1) * m / groups, k = 0;
+        size_t g = 0;
+        for (size_t lo = 0, hi; lo < m && g < LINE_GROUPS; lo = hi) {
+            /* at least a group's share, and never a token count split between two groups:
+               answers of one count sorted by duration put a slow period's in a group of
+               their own, and tilted the line (15 ms a token where the provider took 10) */
+            hi = lo + m / groups > lo + 1 ? lo + m / groups : lo + 1;
+            if (hi > m || g + 1 == LINE_GROUPS) hi = m;
+            while (hi < m && pt[hi].tokens == pt[hi - 1].tokens) hi++;
+            size_t k = 0;
             x[g] = (double)pt[(lo + hi) / 2].tokens;
             for (size_t i = lo; i < hi; i++) v[k++] = pt[i].d;
             imp_sort(v, k);
-            y[g] = imp_quantile(v, k, 0.5);
+            y[g++] = imp_quantile(v, k, 0.5);
         }
-        ok = imp_line(x, y, groups, c, b);
+        ok = imp_line(x, y, g, c, b);
     }
     free(v);
     return ok;
@@ -143,18 +151,40 @@ static double quartile_of(int64_t *v, size_t n) {
     return imp_quantile(v, n, SLOW_Q);
 }
 
+/*
+ * An answer's latency over what the latency model gives it outside any slow period (the
+ * log's first-token quartile, q, plus its tokens at the fitted time per token). A slow
+ * fault multiplies the whole latency, first token and tokens alike (sim/provider.c), so
+ * inside one this ratio is the factor times what it is outside, whatever the tokens: a
+ * first-token time alone (the duration less the tokens) grew by the factor plus the
+ * tokens' share of it, and a window of long answers read 6.94x slow where it was 2.5x.
+ */
+static double ratio(const imp_pfit *pf, const answer *a, double q) {
+    double model = q + (a->tokens > 0 ? (double)pf->per_token_us * a->tokens : 0);
+    return model > 0 ? (double)a->d / model : 0;
+}
+
+/* Ratios scaled to integers, for the order statistics (1e6: a millionth). */
+#define RATIO_SCALE 1e6
+
+static int64_t ratio_i(const imp_pfit *pf, const answer *a, double q) {
+    return llround(ratio(pf, a, q) * RATIO_SCALE);
+}
+
 /* Mark the slow windows (slow[w]); returns the whole log's first-token quartile. */
 static double mark_slow(const imp_pfit *pf, const answer *a, size_t n, size_t nw, bool *slow,
                         int64_t *tmp) {
     for (size_t i = 0; i < n; i++) tmp[i] = first_token(pf, &a[i]);
+    double q = quartile_of(tmp, n);
+    for (size_t i = 0; i < n; i++) tmp[i] = ratio_i(pf, &a[i], q);
     double base = quartile_of(tmp, n);
     for (size_t w = 0, i = 0; w < nw; w++) {
         size_t k = 0;
         for (; i < n && a[i].t / pf->window_us == (fb_time_us)w; i++)
-            tmp[k++] = first_token(pf, &a[i]);
-        slow[w] = k >= 5 && quartile_of(tmp, k) >= 1.5 * base && base > 0;
+            tmp[k++] = ratio_i(pf, &a[i], q);
+        slow[w] = k >= 5 && quartile_of(tmp, k) >= 1.5 * base && base > 0 && q > 0;
     }
-    return base;
+    return q;
 }
 
 /* A slow fault's factor to two decimals, within the format's limit (a cut is counted). */
@@ -164,33 +194,130 @@ static double slow_factor(imp_pfit *pf, double factor) {
     return IMP_SLOW_FACTOR_MAX;
 }
 
-/* Runs of slow windows into slow faults, the factor against the other windows' quartile
-   (base; a slowdown moves every quantile by it). */
+/*
+ * The quartile of sorted v and its 95% distribution-free interval: the order statistics
+ * 1.96 standard deviations of the rank (sqrt(n q (1 - q))) on either side of it.
+ */
+static void quartile_ci(const int64_t *v, size_t n, double *lo, double *mid, double *hi) {
+    double sd = sqrt((double)n * SLOW_Q * (1 - SLOW_Q)), r = SLOW_Q * (double)(n - 1);
+    double a = floor(r - 1.96 * sd), b = ceil(r + 1.96 * sd);
+    *mid = imp_quantile(v, n, SLOW_Q);
+    *lo = (double)v[a < 0 ? 0 : (size_t)a];
+    *hi = (double)v[b > (double)(n - 1) ? n - 1 : (size_t)b];
+}
+
+/* The first answer at or after t (a[] in time order). */
+static size_t answer_at(const answer *a, size_t n, fb_time_us t) {
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid].t < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/*
+ * Where a run of slow windows [t0, t1) really starts and ends: within a window on either
+ * side of each edge, the answer that splits those around it best into fast ones before and
+ * slow ones after (at the end, the other way): each answer counts +1 on the side it looks
+ * like (its ratio at or above thr, the geometric middle of fast and slow) and -1 on the
+ * other, and the split with the largest sum wins. The fault starts at the first slow
+ * answer's start and ends at the first fast one's after it, not at window boundaries.
+ */
+static void slow_edges(const answer *a, size_t n, const imp_pfit *pf, double q, double thr,
+                       fb_time_us floor_t, size_t *first, size_t *past) {
+    for (int edge = 0; edge < 2; edge++) {
+        fb_time_us at = edge == 0 ? a[*first].t / pf->window_us * pf->window_us
+                                  : (a[*past - 1].t / pf->window_us + 1) * pf->window_us;
+        size_t i0 = answer_at(a, n, at - pf->window_us > floor_t ? at - pf->window_us : floor_t),
+               i1 = answer_at(a, n, at + pf->window_us);
+        if (edge == 1 && i0 < *first + 1) i0 = *first + 1;
+        if (i1 <= i0) continue;
+        double sum = 0, best = -INFINITY;
+        size_t k_best = edge == 0 ? *first : *past;
+        /* score(k): the answers before k on the first side, those from k on the other */
+        double total = 0;
+        for (size_t i = i0; i < i1; i++) total += ratio(pf, &a[i], q) >= thr ? 1 : -1;
+        for (size_t k = i0; k <= i1; k++) {
+            double score = edge == 0 ? total - 2 * sum : 2 * sum - total;
+            if (score > best) best = score, k_best = k;
+            if (k < i1) sum += ratio(pf, &a[k], q) >= thr ? 1 : -1;
+        }
+        if (edge == 0 && k_best < i1)
+            *first = k_best;
+        else if (edge == 1 && k_best > *first)
+            *past = k_best;
+    }
+}
+
+/*
+ * Runs of slow windows into slow faults, their edges moved to the answers (slow_edges;
+ * inslow[i] marks the answers inside). The factor is the quartile of the latency ratios
+ * (ratio, above) of the answers inside over that of the answers outside every slow fault;
+ * its interval, the ends of the two quartiles' intervals crossed (the lowest inside over
+ * the highest outside, and the other way).
+ */
 static void slow_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
-                        const bool *slow, size_t nw, double base, int64_t *tmp) {
-    for (size_t w = 0; w < nw && base > 0;) {
+                        const bool *slow, size_t nw, double q, bool *inslow, int64_t *tmp) {
+    size_t runs[IMP_SLOW_MAX][2], nruns = 0, m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!slow[a[i].t / pf->window_us]) tmp[m++] = ratio_i(pf, &a[i], q);
+    if (m == 0 || q <= 0) return;
+    imp_sort(tmp, m);
+    double fast = imp_quantile(tmp, m, SLOW_Q);
+    fb_time_us floor_t = 0;
+    for (size_t w = 0; w < nw && fast > 0 && nruns < IMP_SLOW_MAX;) {
         if (!slow[w]) {
             w++;
             continue;
         }
         size_t end = w;
         while (end < nw && slow[end]) end++;
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (a[i].t / pf->window_us >= (fb_time_us)w && a[i].t / pf->window_us < (fb_time_us)end)
-                tmp[k++] = first_token(pf, &a[i]);
-        fb_time_us at = (fb_time_us)w * pf->window_us;
-        double factor = quartile_of(tmp, k) / base;
-        if (pf->nslow < IMP_SLOW_MAX && at < inc->duration_us && factor >= 1.2)
-            pf->slow[pf->nslow++] = (imp_fault){.kind = SIM_FAULT_SLOW,
-                                                .at_us = at,
-                                                .for_us = (fb_time_us)(end - w) * pf->window_us,
-                                                .fraction = 1,
-                                                .factor = slow_factor(pf, factor),
-                                                .retry_after_us = FB_TIME_NONE,
-                                                .hits = (uint32_t)k,
-                                                .attempts = (uint32_t)k};
+        size_t first = answer_at(a, n, (fb_time_us)w * pf->window_us),
+               past = answer_at(a, n, (fb_time_us)end * pf->window_us), k = 0;
+        for (size_t i = first; i < past; i++) tmp[k++] = ratio_i(pf, &a[i], q);
+        double thr = sqrt(quartile_of(tmp, k) * fast) / RATIO_SCALE;
+        slow_edges(a, n, pf, q, thr, floor_t, &first, &past);
+        for (size_t i = first; i < past; i++) inslow[i] = true;
+        runs[nruns][0] = first;
+        runs[nruns++][1] = past;
+        floor_t = past < n ? a[past].t : a[n - 1].t + 1;
         w = end;
+    }
+    m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!inslow[i]) tmp[m++] = ratio_i(pf, &a[i], q);
+    if (m == 0) return;
+    imp_sort(tmp, m);
+    double out_lo, out, out_hi;
+    quartile_ci(tmp, m, &out_lo, &out, &out_hi);
+    int64_t *in = tmp + m;
+    for (size_t r = 0; r < nruns && out > 0; r++) {
+        size_t first = runs[r][0], past = runs[r][1], k = 0;
+        for (size_t i = first; i < past; i++) in[k++] = ratio_i(pf, &a[i], q);
+        if (k == 0) continue;
+        imp_sort(in, k);
+        double in_lo, mid, in_hi;
+        quartile_ci(in, k, &in_lo, &mid, &in_hi);
+        fb_time_us at = a[first].t / FB_US_PER_MS * FB_US_PER_MS;
+        fb_time_us to = past < n ? a[past].t / FB_US_PER_MS * FB_US_PER_MS
+                                 : (a[n - 1].t / FB_US_PER_MS + 1) * FB_US_PER_MS;
+        double factor = mid / out;
+        if (pf->nslow < IMP_SLOW_MAX && at < inc->duration_us && factor >= 1.2 && to > at)
+            pf->slow[pf->nslow++] =
+                (imp_fault){.kind = SIM_FAULT_SLOW,
+                            .at_us = at,
+                            .for_us = to - at,
+                            .fraction = 1,
+                            .factor = slow_factor(pf, factor),
+                            .factor_lo = round(in_lo / (out_hi > 0 ? out_hi : out) * 100) / 100,
+                            .factor_hi = round(in_hi / (out_lo > 0 ? out_lo : out) * 100) / 100,
+                            .retry_after_us = FB_TIME_NONE,
+                            .hits = (uint32_t)k,
+                            .attempts = (uint32_t)k};
     }
 }
 
@@ -286,43 +413,40 @@ static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_
 }
 
 /* The first-token distribution from the answers that neither a slow window nor hidden
-   retries lengthened; returns the quartile of those outside the slow windows. */
-static double fit_ttft(imp_pfit *pf, const answer *a, size_t n, const bool *slow, const bool *lng,
-                       int64_t *tmp) {
+   retries lengthened. */
+static void fit_ttft(imp_pfit *pf, const answer *a, size_t n, const bool *inslow, const bool *lng,
+                     int64_t *tmp) {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        if (!slow[a[i].t / pf->window_us]) tmp[k++] = first_token(pf, &a[i]);
-    double base = quartile_of(tmp, k);
-    k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!slow[a[i].t / pf->window_us] && !lng[i]) tmp[k++] = first_token(pf, &a[i]);
+        if (!inslow[i] && !lng[i]) tmp[k++] = first_token(pf, &a[i]);
     imp_sort(tmp, k);
     pf->ttft = imp_fit_dist(tmp, k);
-    return base;
 }
 
 void imp__fit_latency(imp_incident *inc, uint32_t p) {
     imp_pfit *pf = &inc->prov[p];
     size_t cap = pf->attempts + 1, n = 0, nerr = 0;
     answer *a = malloc(cap * sizeof *a);
-    int64_t *errs = malloc(cap * sizeof *errs), *tmp = malloc(cap * sizeof *tmp);
+    int64_t *errs = malloc(cap * sizeof *errs), *tmp = malloc(2 * cap * sizeof *tmp);
     if (a && errs && tmp) n = answers(inc, p, a, errs, &nerr);
     pf->successes = (uint32_t)n;
     imp_sort(errs ? errs : tmp, errs ? nerr : 0);
     if (errs) pf->error = imp_fit_dist(errs, nerr);
     size_t nw = n ? (size_t)(a[n - 1].t / pf->window_us) + 1 : 0;
-    bool *slow = calloc(nw + 1, sizeof *slow), *lng = calloc(n + 1, sizeof *lng);
-    if (n > 0 && slow && lng && tmp) {
+    bool *slow = calloc(nw + 1, sizeof *slow), *lng = calloc(n + 1, sizeof *lng),
+         *inslow = calloc(n + 1, sizeof *inslow);
+    if (n > 0 && slow && lng && inslow && tmp) {
         pf->per_token_us = per_token(pf, a, n);
-        mark_slow(pf, a, n, nw, slow, tmp);
+        double q = mark_slow(pf, a, n, nw, slow, tmp);
         bool hidden = inc->log->hidden_attempts > 0;
         if (hidden) mark_long(pf, a, n, slow, nw, lng, tmp);
-        double base = fit_ttft(pf, a, n, slow, lng, tmp);
-        slow_faults(inc, pf, a, n, slow, nw, base, tmp);
+        slow_faults(inc, pf, a, n, slow, nw, q, inslow, tmp);
+        fit_ttft(pf, a, n, inslow, lng, tmp);
         if (hidden) mixed_faults(inc, pf, a, n, slow, nw, lng, tmp);
     }
     free(slow);
     free(lng);
+    free(inslow);
     free(a);
     free(errs);
     free(tmp);

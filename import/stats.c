@@ -42,6 +42,73 @@ static double miss(const imp_dist *d, const double *q) {
     return e / fmax(q[3], 1e-9);
 }
 
+const char *imp_dist_name(imp_dist_kind k) {
+    static const char *const names[] = {"constant", "lognormal", "uniform", "empirical"};
+    return (unsigned)k < 4 ? names[k] : "?";
+}
+
+/* A fitted form's distribution function at x. */
+static double cdf(const imp_dist *d, double x) {
+    if (d->kind == IMP_UNIFORM)
+        return x <= d->min ? 0 : x >= d->max ? 1 : (x - d->min) / (d->max - d->min);
+    double sigma = log(d->p99 / d->median) / z[NQ - 1];
+    if (x <= 0) return 0;
+    return 0.5 * erfc(-(log(x / d->median) / sigma) / sqrt(2.0));
+}
+
+/* The Kolmogorov-Smirnov distance of sorted v from d: the largest gap between v's
+   distribution function, on either side of each step, and d's. */
+static double ks_distance(const imp_dist *d, const int64_t *v, size_t n) {
+    double D = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && v[j] == v[i]) j++;
+        double F = cdf(d, (double)v[i]);
+        D = fmax(D, fmax(fabs(F - (double)i / (double)n), fabs(F - (double)j / (double)n)));
+        i = j;
+    }
+    return D;
+}
+
+/* The values themselves: each distinct one with its share, or quantiles of 14 bins. */
+static void empirical(imp_dist *d, const int64_t *v, size_t n) {
+    static const double edges[] = {0,   0.1, 0.2,  0.3,   0.4,  0.5,   0.6, 0.7,
+                                   0.8, 0.9, 0.95, 0.975, 0.99, 0.995, 1};
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++) distinct += i == 0 || v[i] != v[i - 1];
+    d->kind = IMP_EMPIRICAL;
+    d->npts = 0;
+    if (distinct <= IMP_EMPIRICAL_MAX) {
+        for (size_t i = 0; i < n;) {
+            size_t j = i;
+            while (j < n && v[j] == v[i]) j++;
+            d->v[d->npts] = (double)v[i];
+            d->w[d->npts++] = (double)(j - i) / (double)n;
+            i = j;
+        }
+        return;
+    }
+    for (size_t b = 0; b + 1 < sizeof edges / sizeof edges[0]; b++) {
+        d->v[d->npts] = imp_quantile(v, n, (edges[b] + edges[b + 1]) / 2);
+        d->w[d->npts++] = edges[b + 1] - edges[b];
+    }
+}
+
+void imp_dist_why(const imp_dist *d, char *buf, size_t len) {
+    if (!d->known)
+        snprintf(buf, len, "unknown");
+    else if (d->kind == IMP_EMPIRICAL)
+        snprintf(buf, len,
+                 "empirical, %u values (a %s fails the Kolmogorov-Smirnov test at 1%%: D %.3f > "
+                 "%.3f, n %zu)",
+                 d->npts, imp_dist_name(d->tested), d->ks, d->ks_crit, d->n);
+    else if (d->kind == IMP_CONSTANT)
+        snprintf(buf, len, "constant (%zu values that hardly vary, or fewer than 5)", d->n);
+    else
+        snprintf(buf, len, "%s (Kolmogorov-Smirnov at 1%%: D %.3f <= %.3f, n %zu)",
+                 imp_dist_name(d->kind), d->ks, d->ks_crit, d->n);
+}
+
 imp_dist imp_fit_dist(const int64_t *v, size_t n) {
     imp_dist d = {0};
     if (n == 0) return d;
@@ -66,7 +133,12 @@ imp_dist imp_fit_dist(const int64_t *v, size_t n) {
     un.kind = IMP_UNIFORM;
     un.min = fmax(0, (double)v[0] - spacing);
     un.max = (double)v[n - 1] + spacing;
-    return miss(&un, q) < miss(&ln, q) ? un : ln;
+    imp_dist best = miss(&un, q) < miss(&ln, q) ? un : ln;
+    best.tested = best.kind;
+    best.ks = ks_distance(&best, v, n);
+    best.ks_crit = 1.628 / sqrt((double)n);
+    if (best.ks > best.ks_crit) empirical(&best, v, n);
+    return best;
 }
 
 bool imp_line(const double *x, const double *y, size_t n, double *a, double *b) {

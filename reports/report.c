@@ -180,13 +180,22 @@ void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
     rep_format_duration(end, sizeof end, (double)f->end_us);
     rep_format_duration(dur, sizeof dur, (double)sc->duration_us);
     rep_format_duration(hold, sizeof hold, (double)sc->spillover.hold_us);
-    if (f->undetermined == SIM_UNDETERMINED_ACTIVE)
+    if (f->undetermined == SIM_UNDETERMINED_ACTIVE) {
         snprintf(buf, len, "still active when traffic ended (at %s)", dur);
-    else
+    } else if (f->undetermined == SIM_UNDETERMINED_NEXT) {
+        char next[32], gap[32];
+        rep_format_duration(next, sizeof next, (double)f->next_us);
+        rep_format_duration(gap, sizeof gap, (double)f->spillover_us);
+        snprintf(buf, len,
+                 "not back to baseline before the next disturbance began (at %s): its spillover "
+                 "is measured to there, at least %s",
+                 next, gap);
+    } else {
         snprintf(buf, len,
                  "no full spillover.hold window (%s) fits between its end (%s) and the end of "
                  "traffic (%s)",
                  hold, end, dur);
+    }
 }
 
 /* A disturbance's spillover; recovered and spillover_s are null when it cannot be judged. */
@@ -210,7 +219,10 @@ static void write_disturbance(rep_json *w, const sim_scenario *sc, const sim_fau
     if (f->undetermined != SIM_DETERMINED) {
         char why[256];
         rep_undetermined_reason(why, sizeof why, sc, f);
-        rep_json_null(w, "spillover_s");
+        if (f->undetermined == SIM_UNDETERMINED_NEXT) /* to the next one's start, said so */
+            rep_json_fixed(w, "spillover_s", (double)f->spillover_us / 1e6, 6);
+        else
+            rep_json_null(w, "spillover_s");
         rep_json_null(w, "recovered");
         rep_json_str(w, "undetermined", why);
     } else {
@@ -724,14 +736,56 @@ void rep_summary_cell(char *buf, size_t len, const sim_scenario *sc, const sim_s
         strncat(buf, "+", len - strlen(buf) - 1);
 }
 
-/* Below the table: every disturbance whose recovery nobody can judge, and why. */
-static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+/* Is fault k undetermined for the same reason in every variant? */
+static bool same_everywhere(const sim_scenario *sc, sim_summary *const *sums, size_t n, uint32_t k,
+                            char *why, size_t len) {
+    char other[256];
     for (size_t i = 0; i < n; i++) {
+        const sim_fault_summary *fs = &sums[i]->faults[k];
+        if (k >= sums[i]->fault_count || fs->undetermined == SIM_DETERMINED) return false;
+        rep_undetermined_reason(i ? other : why, i ? sizeof other : len, sc, fs);
+        if (i && strcmp(other, why) != 0) return false;
+    }
+    return n > 0;
+}
+
+/*
+ * Below the table: every disturbance whose recovery nobody can judge, and why - once for
+ * all variants where they agree, and one line alone when no disturbance can be judged
+ * because the traffic is shorter than a spillover.hold window after each of them.
+ */
+static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    uint32_t nf = n ? sums[0]->fault_count : 0;
+    bool short_run = nf > 0; /* no disturbance had a full window after it, in any variant */
+    for (size_t i = 0; i < n; i++)
         for (uint32_t k = 0; k < sums[i]->fault_count; k++) {
             const sim_fault_summary *fs = &sums[i]->faults[k];
-            if (fs->undetermined == SIM_DETERMINED) continue;
-            char name[160], why[256];
-            disturbance_name(name, sizeof name, sc, fs);
+            fb_time_us until = fs->next_us != FB_TIME_NONE && fs->next_us < sc->duration_us
+                                   ? fs->next_us
+                                   : sc->duration_us;
+            short_run &= fs->undetermined != SIM_DETERMINED &&
+                         fb_time_add(fs->end_us, sc->spillover.hold_us) > until;
+        }
+    if (short_run) {
+        char hold[32], dur[32];
+        rep_format_duration(hold, sizeof hold, (double)sc->spillover.hold_us);
+        rep_format_duration(dur, sizeof dur, (double)sc->duration_us);
+        fprintf(f,
+                "recovery not measured: no disturbance is followed by a full spillover.hold "
+                "window (%s) before the next one or the end of traffic (%s)\n",
+                hold, dur);
+        return;
+    }
+    for (uint32_t k = 0; k < nf; k++) {
+        char name[160], why[256];
+        disturbance_name(name, sizeof name, sc, &sums[0]->faults[k]);
+        if (n > 1 && same_everywhere(sc, sums, n, k, why, sizeof why)) {
+            fprintf(f, "every variant: recovery from %s undetermined: %s\n", name, why);
+            continue;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const sim_fault_summary *fs = &sums[i]->faults[k];
+            if (k >= sums[i]->fault_count || fs->undetermined == SIM_DETERMINED) continue;
             rep_undetermined_reason(why, sizeof why, sc, fs);
             fprintf(f, "variant %s: recovery from %s undetermined: %s\n", sums[i]->variant, name,
                     why);

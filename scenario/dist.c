@@ -22,6 +22,15 @@ static double lognormal(fb_rng *rng, const sim_dist *d) {
     return exp(d->ln_a + d->sigma * z);
 }
 
+/* One of the values, each as likely as its weight. */
+static double empirical(fb_rng *rng, const sim_dist *d) {
+    if (d->n == 0) return d->a;
+    double u = fb_rng_uniform(rng);
+    for (uint32_t i = 0; i + 1 < d->n; i++)
+        if (u < d->cw[i]) return d->v[i];
+    return d->v[d->n - 1];
+}
+
 double scn_dist_draw(fb_rng *rng, const sim_dist *d) {
     switch (d->kind) {
     case SIM_DIST_CONSTANT:
@@ -32,6 +41,8 @@ double scn_dist_draw(fb_rng *rng, const sim_dist *d) {
         return d->a > 0 ? fb_rng_exponential(rng, d->a) : 0;
     case SIM_DIST_LOGNORMAL:
         return lognormal(rng, d);
+    case SIM_DIST_EMPIRICAL:
+        return empirical(rng, d);
     }
     return d->a;
 }

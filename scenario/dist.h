@@ -2,7 +2,8 @@
  * dist.h - drawing from a scenario's distributions (latencies, token counts).
  *
  * The scenario format's distributions (sim_dist in scenario.h: constant,
- * uniform, exponential, lognormal by median and p99) sampled from a
+ * uniform, exponential, lognormal by median and p99, empirical: values with
+ * weights) sampled from a
  * caller-owned stream. Values are bounded so that no sum of them can
  * overflow a time: durations at 1e15 us (~31 years), token counts at 1e8.
  */

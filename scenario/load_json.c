@@ -594,6 +594,64 @@ static int dist_mean(pctx *P, const cJSON *d, bool duration, double *mean) {
     return rc;
 }
 
+/* obj[key], an optional array of at most SIM_DIST_POINTS_MAX scalars, into v; its length. */
+static int dist_list(pctx *P, const cJSON *obj, const char *key, bool duration, double *v,
+                     uint32_t *n) {
+    const cJSON *arr = scn__field(obj, key);
+    *n = 0;
+    if (arr == NULL) return FB_OK;
+    size_t old = scn__push_key(P, key);
+    int rc = FB_OK;
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1 ||
+        cJSON_GetArraySize(arr) > SIM_DIST_POINTS_MAX)
+        rc = scn__fail(P, "expected an array of 1 to %d %s", SIM_DIST_POINTS_MAX,
+                       duration ? "durations" : "numbers");
+    uint32_t i = 0;
+    for (const cJSON *x = arr->child; rc == FB_OK && x; x = x->next, i++) {
+        size_t o = scn__push_index(P, i);
+        rc = dist_scalar(P, x, duration, &v[i]);
+        scn__pop(P, o);
+    }
+    *n = i;
+    scn__pop(P, old);
+    return rc;
+}
+
+/*
+ * "empirical": {"values": [...], "weights": [...]}: each value drawn with its weight's share
+ * (weights optional: equal). a becomes the weighted median (what a mock or a live run's
+ * check uses where it takes one value).
+ */
+static int dist_empirical(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
+    static const char *const keys[] = {"values", "weights", NULL}, *const required[] = {"values",
+                                                                                        NULL};
+    double w[SIM_DIST_POINTS_MAX];
+    uint32_t nw = 0;
+    int rc = scn__check_object(P, d, keys, required);
+    if (rc == FB_OK) rc = dist_list(P, d, "values", duration, out->v, &out->n);
+    if (rc == FB_OK) rc = dist_list(P, d, "weights", false, w, &nw);
+    if (rc == FB_OK && nw > 0 && nw != out->n) {
+        size_t old = scn__push_key(P, "weights");
+        rc = scn__fail(P, "%u weights for %u values: one each", nw, out->n);
+        scn__pop(P, old);
+    }
+    double total = 0;
+    for (uint32_t i = 0; rc == FB_OK && i < out->n; i++) total += nw ? w[i] : 1;
+    if (rc == FB_OK && !(total > 0)) {
+        size_t old = scn__push_key(P, "weights");
+        rc = scn__fail(P, "%s", "the weights must not all be zero");
+        scn__pop(P, old);
+    }
+    double sum = 0;
+    out->a = 0;
+    for (uint32_t i = 0; rc == FB_OK && i < out->n; i++) {
+        sum += nw ? w[i] : 1;
+        out->cw[i] = i + 1 == out->n ? 1 : sum / total;
+        if (out->cw[i] >= 0.5 && (i == 0 || out->cw[i - 1] < 0.5)) out->a = out->v[i];
+    }
+    return rc;
+}
+
 /* d is the one member of a distribution object: its name is the kind. */
 static int dist_kind(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
     int rc;
@@ -607,6 +665,9 @@ static int dist_kind(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
     } else if (strcmp(d->string, "exponential") == 0) {
         out->kind = SIM_DIST_EXPONENTIAL;
         rc = dist_mean(P, d, duration, &out->a);
+    } else if (strcmp(d->string, "empirical") == 0) {
+        out->kind = SIM_DIST_EMPIRICAL;
+        rc = dist_empirical(P, d, duration, out);
     } else {
         out->kind = SIM_DIST_LOGNORMAL;
         rc = dist_pair(P, d, "median", "p99", duration, &out->a, &out->b);
@@ -618,7 +679,8 @@ static int dist_kind(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
 }
 
 static int parse_dist(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
-    static const char *const kinds[] = {"constant", "uniform", "exponential", "lognormal", NULL};
+    static const char *const kinds[] = {"constant",  "uniform",   "exponential",
+                                        "lognormal", "empirical", NULL};
     if (cJSON_IsNumber(v) || cJSON_IsString(v)) {
         out->kind = SIM_DIST_CONSTANT;
         out->b = 0;
@@ -627,7 +689,7 @@ static int parse_dist(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
     if (!cJSON_IsObject(v) || v->child == NULL || v->child->next != NULL)
         return scn__fail(P,
                          "expected %s or an object with one of: constant, uniform, exponential, "
-                         "lognormal",
+                         "lognormal, empirical",
                          duration ? "a duration" : "a number");
     int rc = scn__check_keys(P, v, kinds);
     if (rc != FB_OK) return rc;

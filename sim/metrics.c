@@ -142,12 +142,17 @@ ROW(collateral_share, p) {
 
 /*
  * 0 when some disturbance was judged and never got back to baseline; else
- * n/a when some could not be judged (or there was none); else 1.
+ * n/a when some could not be judged (or there was none); else 1. One that was
+ * followed by another before it got back (SIM_UNDETERMINED_NEXT) is judged with
+ * the one that followed: the system is back from both when it is back from the
+ * later.
  */
 ROW(recovered, p) {
     bool all = true, unknown = s->fault_count == 0;
     for (uint32_t i = 0; i < s->fault_count; i++) {
-        if (s->faults[i].undetermined != SIM_DETERMINED)
+        if (s->faults[i].undetermined == SIM_UNDETERMINED_NEXT)
+            continue;
+        else if (s->faults[i].undetermined != SIM_DETERMINED)
             unknown = true;
         else if (!s->faults[i].recovered)
             all = false;

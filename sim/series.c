@@ -10,7 +10,9 @@
  * disturbance (a fault or a spike); a disturbance's spillover ends at the
  * first sliding window of `hold` that is back to the baseline. A
  * disturbance after whose end no full window fits in the traffic window is
- * undetermined (sim__stat_finalize), not "not recovered".
+ * undetermined (sim__stat_finalize), not "not recovered"; one followed by another is
+ * judged only on windows that end before the next starts, and when it was not back by
+ * then its spillover is measured to the next one's start, and said so.
  */
 #include <math.h>
 #include <string.h>
@@ -84,6 +86,8 @@ static void spillover_step(sim *s, const sim_row *row) {
     for (uint32_t k = 0; k < sum->fault_count; k++) {
         sim_fault_summary *f = &sum->faults[k];
         if (ws < f->end_us) continue;
+        /* a window that reaches into the next disturbance judges that one, not this */
+        if (f->next_us != FB_TIME_NONE && ws + sp->hold_us > f->next_us) continue;
         s->judged[k] = true; /* its recovery, or not, is known from here on */
         if (f->recovered || !healthy) continue;
         f->recovered = true;

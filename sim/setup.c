@@ -53,6 +53,21 @@ static sim_fault_summary *add_disturbance(sim *s, fb_time_us start, fb_time_us e
     return fs;
 }
 
+/* Each disturbance's next: the first to start at or after its end (its recovery is judged
+   until then, series.c). */
+static void next_starts(sim *s) {
+    sim_summary *sum = s->sum;
+    for (uint32_t k = 0; k < sum->fault_count; k++) {
+        sim_fault_summary *f = &sum->faults[k];
+        f->next_us = FB_TIME_NONE;
+        for (uint32_t j = 0; j < sum->fault_count; j++) {
+            fb_time_us t = sum->faults[j].start_us;
+            if (j != k && t >= f->end_us && (f->next_us == FB_TIME_NONE || t < f->next_us))
+                f->next_us = t;
+        }
+    }
+}
+
 /* Capacity buckets, the fault windows and their edges. */
 static int setup_providers(sim *s) {
     for (uint32_t p = 0; p < s->P; p++) {
@@ -440,6 +455,7 @@ int sim__setup(sim *s) {
         mark_spiked(s, &sc->classes[c]);
     }
     setup_store_windows(s);
+    next_starts(s);
     for (uint32_t c = 0; c < sc->class_count; c++) {
         s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
         s->class_stack[c] = scn_policy_stack(s->pol, c);

@@ -87,9 +87,11 @@ typedef struct sim_layer_summary {
 /* Why a disturbance's recovery could not be judged. */
 typedef enum sim_undetermined {
     SIM_DETERMINED = 0,
-    SIM_UNDETERMINED_ACTIVE,   /* it was still active when traffic ended */
-    SIM_UNDETERMINED_NO_WINDOW /* no full spillover.hold window fits between its end and traffic's
-                                */
+    SIM_UNDETERMINED_ACTIVE,    /* it was still active when traffic ended */
+    SIM_UNDETERMINED_NO_WINDOW, /* no full spillover.hold window fits between its end and
+                                   traffic's */
+    SIM_UNDETERMINED_NEXT       /* not back before the next disturbance began (next_us): its
+                                   spillover is measured to there, a lower bound */
 } sim_undetermined;
 
 /* A disturbance window: a provider's scripted fault, or a traffic spike. */
@@ -101,6 +103,7 @@ typedef struct sim_fault_summary {
     uint8_t fault;    /* index in the provider's faults (or the class's spikes) */
     fb_time_us start_us, end_us;
     fb_time_us spillover_us;       /* from end_us until back to baseline */
+    fb_time_us next_us;            /* the next disturbance's start at or after end_us; or NONE */
     bool recovered;                /* false: not back to baseline when the run ended */
     sim_undetermined undetermined; /* not DETERMINED: nobody can tell (recovered is false) */
 } sim_fault_summary;

@@ -511,15 +511,19 @@ void sim__stat_pod_retired(sim *s, uint32_t k) {
  * A disturbance that never got back to baseline: not recovered when a full
  * window after its end was judged (its spillover runs to the end of the
  * run), undetermined when none was (it was active to the end of traffic, or
- * ended less than a window before it).
+ * ended less than a window before it), or not back before the next disturbance began
+ * (its spillover then runs to that start: a lower bound).
  */
 static void finalize_spillover(sim *s, uint32_t i) {
     sim_fault_summary *f = &s->sum->faults[i];
     if (f->recovered) return;
     if (f->end_us >= s->sc->duration_us)
         f->undetermined = SIM_UNDETERMINED_ACTIVE;
+    else if (f->next_us != FB_TIME_NONE && f->next_us < s->sc->duration_us)
+        f->undetermined = SIM_UNDETERMINED_NEXT; /* not back before the next one began */
     else if (!s->judged[i])
         f->undetermined = SIM_UNDETERMINED_NO_WINDOW;
+    if (f->undetermined == SIM_UNDETERMINED_NEXT) f->spillover_us = f->next_us - f->end_us;
     if (f->undetermined == SIM_DETERMINED)
         f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;
 }

@@ -24,8 +24,8 @@ PKGS="openai@6.49.0 @opentelemetry/instrumentation-openai@0.21.0
 @opentelemetry/sdk-trace-node@2.12.0 @opentelemetry/sdk-trace-base@2.12.0
 @opentelemetry/resources@2.12.0 @opentelemetry/api@1.9.0 @opentelemetry/otlp-transformer@0.223.0"
 mkdir -p "$NPM"
-M1_PID= M2_PID=
-trap 'kill $M1_PID $M2_PID 2>/dev/null; mock_stop; rm -rf "$E2E_TMP"' EXIT
+M1_PID= M2_PID= M3_PID=
+trap 'kill $M1_PID $M2_PID $M3_PID 2>/dev/null; mock_stop; rm -rf "$E2E_TMP"' EXIT
 
 # timed CODE NAME: a result that depends on a real-time run's timing: a failure while the
 # run did not keep its timing ($BUSY says why) is inconclusive, a skip with the reason
@@ -73,6 +73,15 @@ if npm_pinned "$NPM" $PKGS; then
         --port 0 --quiet
     M2_PID=$MOCK_PID M2_URL=$MOCK_URL
     MOCK_PID=
+    mock_start "$T/mock3.url" "$FUSEBOX" mock --scenario "$D/openai-slow-truth.json" \
+        --provider openai --port 0 --quiet
+    M3_PID=$MOCK_PID M3_URL=$MOCK_URL
+    MOCK_PID=
+    # a third at once: a 2.5x slow window, answers of 5 or 16 tokens (issue 21's Trace A)
+    (cd "$NPM" && MOCK_URL=$M3_URL TRACE=$T/slow.json META=$T/slow-meta.json TOKENS=5,16 \
+        RATE=10 SECONDS=32 TIMEOUT_MS=4000 timeout 120 node openai_trace.cjs) \
+        >"$T/slow.log" 2>&1 &
+    SLOW=$!
     # two runs at once: with the HTTP instrumentation (attempts visible), and without
     (cd "$NPM" && MOCK_URL=$M2_URL TRACE=$T/plain.json META=$T/plain-meta.json NO_HTTP=1 \
         RATE=10 SECONDS=32 TIMEOUT_MS=1500 timeout 120 node openai_trace.cjs) \
@@ -83,12 +92,16 @@ if npm_pinned "$NPM" $PKGS; then
     r=$?
     wait $PLAIN
     r2=$?
-    kill "$M1_PID" "$M2_PID" 2>/dev/null
-    wait "$M1_PID" "$M2_PID" 2>/dev/null
+    wait $SLOW
+    r3=$?
+    kill "$M1_PID" "$M2_PID" "$M3_PID" 2>/dev/null
+    wait "$M1_PID" "$M2_PID" "$M3_PID" 2>/dev/null
     why_node $r "$T/node.log"
     ok $r "the openai client's traced run against fusebox mock"
     why_node $r2 "$T/plain.log"
     ok $r2 "the same without the HTTP instrumentation"
+    why_node $r3 "$T/slow.log"
+    ok $r3 "the same with a slow window and answers of 5 or 16 tokens"
 else
     ok 1 "npm install of openai and the OpenTelemetry packages (see $NPM/npm.log)"
 fi
@@ -168,6 +181,42 @@ print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 200 and m['late_max_ms'] 
     timed $? "... fusebox check passes"
 fi
 
+if [ -s "$T/slow.json" ]; then
+    BUSY=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1]))
+print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 200 and m['late_max_ms'] < 150 else 'the machine was busy: the Node event loop ran late (max %.0f ms)' % m['lag_max_ms'])" "$T/slow-meta.json")
+    run_kept "$FUSEBOX" import "$T/slow.json" -o "$T/slow-incident.json"
+    echo "$OUT" | sed 's/^/# /'
+    [ "$got" -le 1 ] && [ -s "$T/slow-incident.json" ]
+    ok $? "the trace with a slow window imports"
+    timed "$got" "... and as-was reproduces it within its bands"
+    OFFSET=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1])); d=json.load(open(sys.argv[2]))
+s=[int(x['startTimeUnixNano']) for r in d['resourceSpans'] for ss in r['scopeSpans'] for x in ss['spans'] if x['name'].startswith('chat')]
+print(min(s) / 1e6 - m['t0_unix_ms'])" "$T/slow-meta.json" "$T/slow.json")
+    python3 "$D/check_fit.py" "$T/slow-incident.json" "$D/openai-slow-truth.json" openai=openai \
+        --offset-ms="$OFFSET" --edge-ms=600 --attempts-per-s=12 --log="$T/slow.json" >"$T/slowfit.out"
+    r=$?
+    sed 's/^/# /' "$T/slowfit.out"
+    timed $r "... the slow window fitted where it ran, 2.5x within 10% (the factor from the latency over the model's, not the first token alone: 6.94x once), and the rest of the timeline"
+    python3 - "$T/slow-incident.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+c = d["traffic"][0]["completion_tokens"]
+print("# completion_tokens:", json.dumps(c))
+sys.exit(0 if "empirical" in c and c["empirical"]["values"] == [5, 16] else 1)
+PY
+    ok $? "... completion tokens are the two values the client asked for (empirical), not a uniform on [5, 16]"
+    contains "$(pyjson "$T/slow-incident.json" "d['description']")" "95% interval" \
+        "... the scenario states the slow factor's interval"
+    [ "$(pyjson "$T/slow-incident.json" "d['variants']['as-was']['retry'].get('retry_after')")" = as_is ]
+    ok $? "... and Retry-After waited as is (openai-node's retryRequest)"
+    # 32 s of traffic, faults one after the other, spillover.hold 30 s: no recovery can be
+    # judged, and fusebox run says so once, not once per fault and variant
+    "$FUSEBOX" run "$T/slow-incident.json" -o "$T/slow-run" >"$T/slow-run.out" 2>&1
+    [ "$(grep -c 'recovery not measured' "$T/slow-run.out")" = 1 ] &&
+        ! grep -q 'undetermined' "$T/slow-run.out"
+    ok $? "... and fusebox run on it says once that recovery is not measured (no per-fault noise)"
+fi
+
 # ---- (b) fusebox live --otlp ----
 
 S=$D/live-outage.json
@@ -244,8 +293,9 @@ python3 "$D/check_fit.py" "$T/ll-incident.json" "$T/litellm-truth.json" openai=o
 r=$?
 sed 's/^/# /' "$T/llfit.out"
 ok $r "the fitted timelines match the generator's (edges 3 s, fractions 3 sd)"
-[ "$(policy "$T/ll-incident.json" retry)" = '{"attempt_timeout": "10000ms", "attempts": 3, "backoff": {"exponential": {"base": "1000ms", "multiplier": 2}}, "jitter": "none"}' ]
-ok $? "as-was is the generator's policy: 3 attempts, 1 s x 2, the 10 s timeout (got $(policy "$T/ll-incident.json" retry))"
+# the records carry no Retry-After: the 2 s is inferred from the gaps, and waited as is
+[ "$(policy "$T/ll-incident.json" retry)" = '{"attempt_timeout": "10000ms", "attempts": 3, "backoff": {"exponential": {"base": "1000ms", "multiplier": 2}}, "jitter": "none", "retry_after": "as_is"}' ]
+ok $? "as-was is the generator's policy: 3 attempts, 1 s x 2, Retry-After as is, the 10 s timeout (got $(policy "$T/ll-incident.json" retry))"
 python3 -c "import json,sys; d=json.load(open(sys.argv[1])); p={x['name']: x for x in d['providers']}
 o=p['openai']; print('# openai:', o['price'], o['context_window'], o['latency'])
 sys.exit(0 if o['price'] == {'input_per_mtok': 2.5, 'output_per_mtok': 10} and o['context_window'] == 128000

@@ -20,7 +20,7 @@ static void dist_prepared_lognormal_is_fb_rng_lognormal(void **state) {
     static const double params[][2] = {{600e3, 3e6},   {3000, 20000}, {1, 1.0000001},
                                        {150e3, 150e3}, {42, 41},      {1e-3, 1e9}};
     for (size_t k = 0; k < sizeof params / sizeof params[0]; k++) {
-        sim_dist d = {SIM_DIST_LOGNORMAL, params[k][0], params[k][1], false, 0, 0};
+        sim_dist d = {.kind = SIM_DIST_LOGNORMAL, .a = params[k][0], .b = params[k][1]};
         scn_dist_prepare(&d);
         assert_int_equal(d.prepared, params[k][1] > params[k][0]);
         fb_rng a, b;
@@ -38,7 +38,7 @@ static void dist_prepared_lognormal_is_fb_rng_lognormal(void **state) {
 /* Not prepared (built by hand): the same draws, through fb_rng_lognormal. */
 static void dist_unprepared_lognormal_still_draws(void **state) {
     (void)state;
-    sim_dist d = {SIM_DIST_LOGNORMAL, 200, 800, false, 0, 0};
+    sim_dist d = {.kind = SIM_DIST_LOGNORMAL, .a = 200, .b = 800};
     fb_rng a, b;
     fb_rng_seed(&a, 9, 1);
     fb_rng_seed(&b, 9, 1);
@@ -56,14 +56,14 @@ static void dist_rounding_is_llround(void **state) {
         0.5,        1.5,    2.5,          0.49999999999999994, 1e15, 999999.5, 562949953421311.5,
         12345.4999, 3e-300, 1.0000000001, 7.5e14 + 0.5};
     for (size_t i = 0; i < sizeof values / sizeof values[0]; i++) {
-        sim_dist d = {SIM_DIST_CONSTANT, values[i], 0, false, 0, 0};
+        sim_dist d = {.kind = SIM_DIST_CONSTANT, .a = values[i], .b = 0};
         fb_rng r;
         fb_rng_seed(&r, 1, 1);
         assert_int_equal(scn_dist_draw_us(&r, &d), llround(values[i]));
         if (values[i] <= 1e8) assert_int_equal(scn_dist_draw_tokens(&r, &d), llround(values[i]));
     }
     /* and on many draws of a lognormal */
-    sim_dist d = {SIM_DIST_LOGNORMAL, 300, 900, false, 0, 0};
+    sim_dist d = {.kind = SIM_DIST_LOGNORMAL, .a = 300, .b = 900};
     scn_dist_prepare(&d);
     fb_rng a, b;
     fb_rng_seed(&a, 3, 3);
@@ -72,11 +72,69 @@ static void dist_rounding_is_llround(void **state) {
         assert_int_equal(scn_dist_draw_tokens(&a, &d), llround(scn_dist_draw(&b, &d)));
 }
 
+static sim_dist parsed(const char *text, bool duration) {
+    sim_dist d;
+    sim_error err;
+    memset(&d, 0, sizeof d);
+    if (scn_dist_parse(text, strlen(text), "t", duration, &d, &err) != FB_OK)
+        fail_msg("%s: %s: %s", text, err.path, err.msg);
+    return d;
+}
+
+/* A mix of two token counts is drawn as that mix: each value by its weight, nothing else;
+ * its median is the value half the weight reaches. */
+static void dist_empirical_draws_each_value_by_its_weight(void **state) {
+    (void)state;
+    sim_dist d = parsed("{\"empirical\": {\"values\": [5, 48], \"weights\": [3, 1]}}", false);
+    assert_int_equal(d.kind, SIM_DIST_EMPIRICAL);
+    assert_int_equal(d.n, 2);
+    assert_true(d.a == 5);
+    fb_rng r;
+    fb_rng_seed(&r, 7, 1);
+    int five = 0, n = 40000;
+    for (int i = 0; i < n; i++) {
+        uint32_t t = scn_dist_draw_tokens(&r, &d);
+        if (t != 5 && t != 48) fail_msg("drew %u", t);
+        five += t == 5;
+    }
+    assert_in_range(five, (int)(0.74 * n), (int)(0.76 * n)); /* 3 sd: 0.0065 n */
+    /* equal weights when none are given; durations read as durations */
+    d = parsed("{\"empirical\": {\"values\": [\"100ms\", \"300ms\", \"2s\"]}}", true);
+    assert_int_equal(d.n, 3);
+    assert_true(d.v[2] == 2e6 && d.a == 300e3);
+    assert_true(fabs(d.cw[0] - 1.0 / 3) < 1e-12 && d.cw[2] == 1);
+}
+
+static void dist_empirical_bad(const char *text, const char *path, const char *fragment) {
+    sim_dist d;
+    sim_error err;
+    if (scn_dist_parse(text, strlen(text), "t", false, &d, &err) == FB_OK)
+        fail_msg("accepted %s", text);
+    if (strcmp(err.path, path) != 0 || strstr(err.msg, fragment) == NULL)
+        fail_msg("%s: '%s: %s', expected '%s: ...%s'", text, err.path, err.msg, path, fragment);
+}
+
+static void dist_empirical_bad_input_names_its_path(void **state) {
+    (void)state;
+    dist_empirical_bad("{\"empirical\": {\"values\": [1, 2], \"weights\": [1]}}",
+                       "empirical.weights", "1 weights for 2 values");
+    dist_empirical_bad("{\"empirical\": {\"values\": []}}", "empirical.values", "1 to 16");
+    dist_empirical_bad("{\"empirical\": {\"values\": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17]}}",
+                       "empirical.values", "1 to 16");
+    dist_empirical_bad("{\"empirical\": {\"values\": [1, -2]}}", "empirical.values[1]",
+                       "non-negative");
+    dist_empirical_bad("{\"empirical\": {\"values\": [1], \"weights\": [0]}}", "empirical.weights",
+                       "not all be zero");
+    dist_empirical_bad("{\"empirical\": {\"weights\": [1]}}", "empirical", "values");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dist_prepared_lognormal_is_fb_rng_lognormal),
         cmocka_unit_test(dist_unprepared_lognormal_still_draws),
         cmocka_unit_test(dist_rounding_is_llround),
+        cmocka_unit_test(dist_empirical_draws_each_value_by_its_weight),
+        cmocka_unit_test(dist_empirical_bad_input_names_its_path),
     };
     return cmocka_run_group_tests_name("dist", tests, NULL, NULL);
 }

@@ -222,15 +222,15 @@ static void spillover_is_undetermined_for_a_fault_active_at_the_end(void **state
 }
 
 /*
- * An outage to 15 s, then no capacity at all from 15 s to 59 s (a brownout
- * to 0: every attempt is answered 503): every window after 15 s is judged
- * unhealthy, so the outage did not recover (its spillover runs to the end
- * of the run, 60 s); the brownout is undetermined. One known failure
- * decides: recovered 0, spillover 45 s.
+ * An outage to 15 s, and no capacity at all from 12 s to 59 s (a brownout
+ * to 0 that began before the outage ended: every attempt is answered 503):
+ * every window after 15 s is judged unhealthy, so the outage did not
+ * recover (its spillover runs to the end of the run, 60 s); the brownout is
+ * undetermined. One known failure decides: recovered 0, spillover 45 s.
  */
 static void not_recovered_wins_over_undetermined(void **state) {
     (void)state;
-    sim_scenario *sc = timeline(OUTAGE("10s", "5s") ",{\"at\":\"15s\",\"for\":\"44s\","
+    sim_scenario *sc = timeline(OUTAGE("10s", "5s") ",{\"at\":\"12s\",\"for\":\"47s\","
                                                     "\"brownout\":{\"capacity\":0}}");
     sim_summary *s = run(sc);
     assert_false(s->faults[0].recovered);
@@ -240,6 +240,36 @@ static void not_recovered_wins_over_undetermined(void **state) {
     assert_int_equal(s->faults[0].spillover_us, 45 * S);
     assert_true(metric(sc, s, "recovered") == 0);
     assert_true(metric(sc, s, "spillover") == 45e6);
+    free(s);
+    scn_free(sc);
+}
+
+/*
+ * An outage to 15 s, then no capacity at all from 15 s to 59 s: the outage is followed by
+ * the brownout, and every window after its end reaches into it. Its recovery is measured to
+ * the brownout's start, and said so (undetermined, for that reason; spillover 0 s to there),
+ * not "not recovered" for what the next fault did.
+ */
+static void spillover_of_a_fault_followed_by_another_is_measured_to_its_start(void **state) {
+    (void)state;
+    sim_scenario *sc = timeline(OUTAGE("10s", "5s") ",{\"at\":\"18s\",\"for\":\"41s\","
+                                                    "\"brownout\":{\"capacity\":0}}");
+    sim_summary *s = run(sc);
+    assert_false(s->faults[0].recovered);
+    assert_int_equal(s->faults[0].next_us, 18 * S);
+    assert_int_equal(s->faults[0].undetermined, SIM_UNDETERMINED_NEXT);
+    assert_int_equal(s->faults[0].spillover_us, 3 * S);
+    assert_int_equal(s->faults[1].next_us, FB_TIME_NONE);
+    assert_true(sim_metric_is_na(metric(sc, s, "recovered")));
+    free(s);
+    scn_free(sc);
+    /* with a full window between the two, it is judged as before: recovered at once */
+    sc = timeline(OUTAGE("10s", "5s") "," OUTAGE("30s", "5s"));
+    s = run(sc);
+    assert_true(s->faults[0].recovered);
+    assert_int_equal(s->faults[0].undetermined, SIM_DETERMINED);
+    assert_int_equal(s->faults[0].spillover_us, 0);
+    assert_true(s->faults[1].recovered);
     free(s);
     scn_free(sc);
 }
@@ -269,6 +299,7 @@ int main(void) {
         cmocka_unit_test(spillover_is_undetermined_without_a_full_window),
         cmocka_unit_test(spillover_is_undetermined_for_a_fault_active_at_the_end),
         cmocka_unit_test(not_recovered_wins_over_undetermined),
+        cmocka_unit_test(spillover_of_a_fault_followed_by_another_is_measured_to_its_start),
         cmocka_unit_test(recovered_is_na_without_a_disturbance),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -455,14 +455,28 @@ static void fit_two_kinds_as_fractions_of_what_is_left(void **state) {
     const imp_fault *a = &pf->faults[0], *b = &pf->faults[1];
     assert_int_equal(a->kind, SIM_FAULT_OUTAGE); /* the most attempts first */
     assert_int_equal(b->kind, SIM_FAULT_RATE_LIMIT);
-    assert_int_equal(a->at_us, b->at_us);
-    /* blocks of 5 errors and 5 answers: an edge may fall anywhere in the last block */
-    assert_in_range(a->at_us, 9500 * MS, 10000 * MS);
-    assert_in_range(a->at_us + a->for_us, 19400 * MS, 20000 * MS);
+    /* the first 503 is at 10 s, the last 503 and 429 at 19.2 s and 19.4 s; blocks of 5
+       errors and 5 answers: the end may fall anywhere in the last block */
+    assert_int_equal(a->at_us, 10000 * MS);
+    assert_in_range(a->at_us + a->for_us, 19201 * MS, 20000 * MS);
     assert_in_range(a->hits * 100 / a->attempts, 29, 32); /* about 3 in 10 */
     assert_true(fabs(a->fraction - (double)a->hits / a->attempts) < 1e-6);
-    /* the fault model lets the first answer: the second's share of what the first leaves */
-    assert_true(fabs(b->fraction - (double)b->hits / (a->attempts - a->hits)) < 1e-6);
+    /* each kind where it was seen: the 429s from the first at 10.3 s */
+    assert_int_equal(b->at_us, 10300 * MS);
+    assert_in_range(b->at_us + b->for_us, 19401 * MS, 20000 * MS);
+    /* the fault model lets the first answer: the second's share of what the first leaves
+       over its own span */
+    uint32_t there = 0, first = 0, hits = 0;
+    for (size_t i = 0; i < 300; i++) {
+        fb_time_us t = (fb_time_us)i * 100 * MS;
+        if (t < b->at_us || t >= b->at_us + b->for_us) continue;
+        there++;
+        first += two_kinds(i) == 503;
+        hits += two_kinds(i) == 429;
+    }
+    assert_int_equal(b->attempts, there);
+    assert_int_equal(b->hits, hits);
+    assert_true(fabs(b->fraction - (double)hits / (there - first)) < 1e-6);
     imp_incident_free(inc);
     imp_log_free(log);
 }
@@ -750,6 +764,253 @@ static void slow_provider_is_one_slow_fault(void **state) {
     imp_log_free(log);
 }
 
+/* A small deterministic scramble, for token counts and jitter that look drawn. */
+static uint32_t mix32(uint32_t x) {
+    x ^= x >> 16;
+    x *= 0x7feb352dU;
+    x ^= x >> 15;
+    x *= 0x846ca68bU;
+    x ^= x >> 16;
+    return x;
+}
+
+/*
+ * Answers every 100 ms of 5 or 48 tokens (a third 48), 150 ms + 10 ms a token, up to 6 ms
+ * of jitter; 2.5x slower over [10 s, 16 s). The slow fault is found there, its edges at its
+ * first slow answer and the first fast one after, and its factor 2.5 within its interval.
+ * The first-token time alone (the duration less the tokens) grew by 2.5x plus the tokens'
+ * share (375 + 720 ms where 150 was), which read 7x slow.
+ */
+static imp_log *slowed_token_mix(void) {
+    imp_log *log = imp_log_new("slow", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 300; i++) {
+        int32_t tok = mix32((uint32_t)i) % 3 == 0 ? 48 : 5;
+        double d =
+            (150 + 10.0 * tok) * (i >= 100 && i < 160 ? 2.5 : 1) + mix32((uint32_t)i + 7) % 7;
+        att_ms a = {0, i * 100, i * 100 + (long)d, 0};
+        request_ms(log, &a, 1);
+        log->att[log->natt - 1].tokens_out = tok;
+        log->req[log->nreq - 1].tokens_out = tok;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+static void slow_factor_is_the_latency_ratio_within_its_interval(void **state) {
+    (void)state;
+    imp_log *log = slowed_token_mix();
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_in_range(pf->per_token_us, 9500, 10500);
+    assert_int_equal(pf->nslow, 1);
+    const imp_fault *f = &pf->slow[0];
+    assert_int_equal(f->at_us, 10 * S);             /* the first slow answer's start */
+    assert_int_equal(f->at_us + f->for_us, 16 * S); /* the first fast one's after it */
+    assert_true(fabs(f->factor - 2.5) < 0.05);
+    assert_true(f->factor_lo <= 2.5 && f->factor_hi >= 2.5);
+    assert_true(f->factor_lo < f->factor && f->factor < f->factor_hi);
+    assert_non_null(strstr(inc->fits.s, "slow from 10s to 16s"));
+    assert_non_null(strstr(inc->notes.s, "95% interval"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* Every answer 5 or 48 tokens: no uniform on [5, 48] (a Kolmogorov-Smirnov test rejects it)
+   but the two values with their shares; prompt tokens spread evenly stay a uniform. */
+static void token_mix_is_empirical_not_uniform(void **state) {
+    (void)state;
+    imp_log *log = slowed_token_mix();
+    for (size_t r = 0; r < log->nreq; r++) log->req[r].tokens_in = 100 + (int32_t)(r * 37 % 900);
+    imp_incident *inc = build(log, 0);
+    const imp_dist *c = &inc->cls[0].completion;
+    assert_int_equal(c->kind, IMP_EMPIRICAL);
+    assert_int_equal(c->tested, IMP_UNIFORM);
+    assert_true(c->ks > c->ks_crit);
+    assert_int_equal(c->npts, 2);
+    assert_true(c->v[0] == 5 && c->v[1] == 48);
+    uint32_t big = 0;
+    for (size_t r = 0; r < log->nreq; r++) big += log->req[r].tokens_out == 48;
+    assert_true(fabs(c->w[1] - (double)big / (double)log->nreq) < 1e-12);
+    assert_int_equal(inc->cls[0].prompt.kind, IMP_UNIFORM);
+    assert_true(inc->cls[0].prompt.ks <= inc->cls[0].prompt.ks_crit);
+    char *json = imp_incident_json(inc);
+    assert_non_null(strstr(json, "\"empirical\""));
+    sim_scenario *sc = NULL;
+    sim_error err;
+    if (scn_parse(json, strlen(json), "t.json", NULL, 0, NULL, &sc, &err) != FB_OK)
+        fail_msg("%s: %s", err.path, err.msg);
+    assert_int_equal(sc->classes[0].completion_tokens.kind, SIM_DIST_EMPIRICAL);
+    scn_free(sc);
+    free(json);
+    assert_non_null(strstr(inc->fits.s, "completion tokens: empirical, 2 values (a uniform fails"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/*
+ * Requests every second. In [5 s, 15 s) each fails twice with 503 (no header) and the
+ * retries wait the client's backoff, 500 ms then 1 s; in [20 s, 30 s) each fails twice
+ * with 429 carrying Retry-After `hint_ms`, and the retries wait gap_ms[0] then gap_ms[1].
+ */
+static imp_log *hinted(long hint_ms, const long gap_ms[2]) {
+    imp_log *log = imp_log_new("hinted", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 40; i++) {
+        long t = i * 1000, g503[2] = {500, 1000};
+        int status = i >= 5 && i < 15 ? 503 : i >= 20 && i < 30 ? 429 : 0;
+        const long *g = status == 429 ? gap_ms : g503;
+        att_ms a[3] = {{0, t, t + 20, status}, {0, 0, 0, status}, {0, 0, 0, 0}};
+        a[1].start = a[0].end + g[0], a[1].end = a[1].start + 20;
+        a[2].start = a[1].end + g[1], a[2].end = a[2].start + 300;
+        if (status == 0) a[0].end = t + 300;
+        request_ms(log, a, status ? 3 : 1);
+        for (size_t k = log->natt - (status ? 3 : 1); status == 429 && k < log->natt; k++)
+            if (log->att[k].status == 429) log->att[k].retry_after_us = hint_ms * MS;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+static const char *mode_of(long hint_ms, long g1, long g2) {
+    const long gaps[2] = {g1, g2};
+    imp_log *log = hinted(hint_ms, gaps);
+    imp_incident *inc = build(log, 0);
+    static char mode[16];
+    snprintf(mode, sizeof mode, "%s", inc->pol.retry_after ? inc->pol.retry_after : "(none)");
+    assert_int_equal(inc->pol.ra_gaps, 20);
+    assert_int_equal(inc->pol.ra_hint_us, hint_ms * MS);
+    assert_int_equal(inc->pol.base_us, 500 * MS); /* from the gaps without a header */
+    assert_non_null(strstr(inc->fits.s, "20 gaps after a Retry-After"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+    return mode;
+}
+
+/* Gaps equal to the header: as is; to max(header, backoff): max; to the backoff: ignore. */
+static void retry_after_mode_is_the_one_that_predicts_the_gaps(void **state) {
+    (void)state;
+    assert_string_equal(mode_of(300, 300, 300), "as_is");
+    assert_string_equal(mode_of(300, 500, 1000), "max");
+    assert_string_equal(mode_of(700, 700, 1000), "max");
+    assert_string_equal(mode_of(2000, 500, 1000), "ignore");
+    /* a header above every backoff: as is and max predict the same; as is, the SDKs' way */
+    assert_string_equal(mode_of(2000, 2000, 2000), "as_is");
+}
+
+/*
+ * The log records no Retry-After (issue 21's Trace B): requests every second, 5 attempts at
+ * most. In [5 s, 15 s) each fails four times with 503 and waits the backoff, 0.5, 1, 2, 4 s;
+ * in [20 s, 30 s) four times with 529 and waits 2 s each time, the header the SDK waited as
+ * is. The 2 s is inferred on the 529s, and the retry waits it as is: the larger of it and the
+ * backoff would wait 4 s before the fourth retry, which the gaps never did.
+ */
+static void inferred_retry_after_waited_as_is_not_max(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("inferred", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 40; i++) {
+        long t = i * 1000, back[4] = {500, 1000, 2000, 4000}, hint[4] = {2000, 2000, 2000, 2000};
+        int status = i >= 5 && i < 15 ? 503 : i >= 20 && i < 30 ? 529 : 0;
+        const long *g = status == 529 ? hint : back;
+        att_ms a[5];
+        long at = t;
+        for (int k = 0; k < 5; k++) {
+            bool fails = status && k < 4;
+            a[k] = (att_ms){0, at, at + (fails ? 20 : 300), fails ? status : 0};
+            at = a[k].end + (k < 4 ? g[k] : 0);
+        }
+        request_ms(log, a, status ? 5 : 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->pol.attempts, 5);
+    assert_int_equal(inc->pol.retry_after_inferred, 1);
+    assert_string_equal(inc->pol.retry_after, "as_is");
+    assert_int_equal(inc->pol.ra_gaps, 40);
+    assert_true(inc->pol.ra_miss[0] < 0.01 && inc->pol.ra_miss[1] > inc->pol.ra_miss[0]);
+    const imp_pfit *pf = &inc->prov[0];
+    bool patched = false;
+    for (uint32_t i = 0; i < pf->nfaults; i++)
+        patched |= pf->faults[i].status == 529 && pf->faults[i].retry_after_us == 2 * S;
+    assert_true(patched);
+    /* the scenario's text says where the header came from, not that it is unknown */
+    assert_null(strstr(inc->notes.s, "Retry-After (no answer recorded one)"));
+    assert_non_null(strstr(inc->notes.s, "No answer recorded a Retry-After; the one on the faults "
+                                         "is read from the gaps"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/*
+ * Requests every 100 ms; in [10 s, 16 s) one in four attempts hangs until the client's 4 s
+ * timeout and is retried 500 ms later (answered). One hang fault, from the first timed-out
+ * attempt's start to just after the last's, and none elsewhere: not where the timeouts
+ * ended, not where their retries came.
+ */
+static void hang_window_only_where_hangs_were_seen(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("hangs", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    long first = -1, last = -1;
+    for (long i = 0; i < 300; i++) {
+        long t = i * 100;
+        bool hangs = t >= 10000 && t < 16000 && i % 4 == 1;
+        if (hangs && first < 0) first = t;
+        if (hangs) last = t;
+        att_ms a[2] = {{0, t, t + (hangs ? 4000 : 200), hangs ? -1 : 0},
+                       {0, t + 4500, t + 4700, 0}};
+        request_ms(log, a, hangs ? 2 : 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    uint32_t hang = 0;
+    for (uint32_t i = 0; i < pf->nfaults; i++) {
+        const imp_fault *f = &pf->faults[i];
+        if (f->kind != SIM_FAULT_HANG) continue;
+        hang++;
+        assert_int_equal(f->at_us, first * MS);
+        assert_in_range(f->at_us + f->for_us, last * MS + MS, last * MS + 100 * MS);
+    }
+    assert_int_equal(hang, 1);
+    assert_int_equal(inc->pol.attempt_timeout_us, 4 * S);
+    imp_incident_free(inc);
+    imp_log_free(log);
+    /* a burst of hangs at 10 s and one more at 14 s, none after: no hang fault runs past the
+       last one seen (a merged segment to the end of traffic once scripted hangs there) */
+    log = imp_log_new("hangs", IMP_FORMAT_OTLP, 0);
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 300; i++) {
+        long t = i * 100;
+        bool hangs = (t >= 10000 && t < 10500) || t == 14000;
+        att_ms a = {0, t, t + (hangs ? 4000 : 200), hangs ? -1 : 0};
+        request_ms(log, &a, 1);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    inc = build(log, 0);
+    pf = &inc->prov[0];
+    hang = 0;
+    for (uint32_t i = 0; i < pf->nfaults; i++) {
+        const imp_fault *f = &pf->faults[i];
+        if (f->kind != SIM_FAULT_HANG) continue;
+        hang += f->hits;
+        assert_true(f->at_us >= 10000 * MS && f->at_us + f->for_us <= 14001 * MS);
+    }
+    assert_int_equal(hang, 6);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void slice_longer_than_the_log_is_an_error(void **state) {
     (void)state;
     imp_log *log = synthetic(60, 1000, none); /* a log of one minute */
@@ -879,6 +1140,11 @@ int main(void) {
         cmocka_unit_test(hidden_retries_over_the_cap_are_merged),
         cmocka_unit_test(slow_provider_is_one_slow_fault),
         cmocka_unit_test(per_token_line_is_not_tilted_by_long_answers),
+        cmocka_unit_test(slow_factor_is_the_latency_ratio_within_its_interval),
+        cmocka_unit_test(token_mix_is_empirical_not_uniform),
+        cmocka_unit_test(retry_after_mode_is_the_one_that_predicts_the_gaps),
+        cmocka_unit_test(inferred_retry_after_waited_as_is_not_max),
+        cmocka_unit_test(hang_window_only_where_hangs_were_seen),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
         cmocka_unit_test(cost_band_is_three_sd_of_the_bill_and_five_percent),

@@ -21,7 +21,10 @@ within 3 standard deviations of a proportion over the attempts it covers (its le
 --attempts-per-s, the log's rate of attempts on that provider) plus 0.05; a Retry-After
 that ran must be fitted
 within 10%. A fitted fault that matches nothing that ran fails too, unless it is noise
-(fewer than 3 attempts' worth). Prints one line per comparison; exit 1 on a mismatch.
+(fewer than 3 attempts' worth). For every `slow` fault that ran over every answer: a fitted
+one over every answer must overlap it, with both edges as above (a fraction of 1) and its
+factor within 10% (the wire's own time is not slowed, so a little under). Prints one line
+per comparison; exit 1 on a mismatch.
 """
 import json
 import math
@@ -53,6 +56,18 @@ def kinds(faults, offset=0.0):
     for f in out:
         if f["kind"] == "rate_limit":
             f["kind"] = "status"
+    return out
+
+
+def slows(faults, offset=0.0):
+    out = []
+    for f in faults:
+        body = f.get("slow")
+        if body is None or body.get("fraction", 1.0) < 1:
+            continue
+        at = dur_ms(f["at"]) if isinstance(f["at"], str) else f["at"] * 1e3
+        length = dur_ms(f["for"]) if isinstance(f["for"], str) else f["for"] * 1e3
+        out.append({"at": at - offset, "end": at + length - offset, "factor": body["factor"]})
     return out
 
 
@@ -151,6 +166,25 @@ def main():
                    " ra %.0f ms" % f["retry_after"] if f["retry_after"] is not None else "",
                    e[1] if starts is None else e[0],
                    "" if starts is None else " or 4 hits' worth of the log's attempts", tol))
+            bad += not ok
+        fitted_slow = slows(prov.get("faults", []))
+        for t in slows(truth_faults(truth, truth_name), offset):
+            cands = [f for f in fitted_slow if f["at"] < t["end"] and t["at"] < f["end"]]
+            if not cands:
+                print("MISS  %s: slow %.2fx from %.0f to %.0f ms ran, nothing fitted" %
+                      (fitted_name, t["factor"], t["at"], t["end"]))
+                bad += 1
+                continue
+            f = max(cands, key=lambda f: min(f["end"], t["end"]) - max(f["at"], t["at"]))
+            e = (edge, max(edge, 4e3 / float(opts.get("attempts-per-s", 10))))
+            starts = attempts.get(fitted_name, []) if attempts is not None else None
+            ok = (edge_ok(f["at"], t["at"], 1.0, e, starts) and
+                  edge_ok(f["end"], t["end"], 1.0, e, starts) and
+                  abs(f["factor"] - t["factor"]) <= 0.1 * t["factor"])
+            print("%s  %s: slow ran %.0f-%.0f ms at %.2fx, fitted %.0f-%.0f ms at %.2fx (edges "
+                  "as above, factor within 10%%)" %
+                  ("ok  " if ok else "BAD ", fitted_name, t["at"], t["end"], t["factor"],
+                   f["at"], f["end"], f["factor"]))
             bad += not ok
         for i, f in enumerate(fitted):
             n = (f["end"] - f["at"]) / 1e3 * float(opts.get("attempts-per-s", 10))

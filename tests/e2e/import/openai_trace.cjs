@@ -12,7 +12,9 @@
 // makes the run inconclusive, not wrong).
 //
 // env: MOCK_URL, TRACE, META, RATE (per second), SECONDS, SEED, TIMEOUT_MS (client timeout),
-//      NO_HTTP=1 (no undici instrumentation: one span per logical request)
+//      NO_HTTP=1 (no undici instrumentation: one span per logical request),
+//      TOKENS=5,48 (each request's max_completion_tokens drawn from that list; default 2 to 16),
+//      MAX_RETRIES (the client's maxRetries; default the client's own, 2)
 'use strict';
 const fs = require('fs');
 const { monitorEventLoopDelay } = require('perf_hooks');
@@ -60,8 +62,10 @@ async function main() {
         if (t >= seconds * 1000) break;
         arrivals.push(t);
     }
+    const tokens = env.TOKENS ? env.TOKENS.split(',').map(Number) : null;
     const client = new OpenAI({ baseURL: env.MOCK_URL + '/v1', apiKey: 'x',
-                                timeout: Number(env.TIMEOUT_MS || 2000) });
+                                timeout: Number(env.TIMEOUT_MS || 2000),
+                                ...(env.MAX_RETRIES ? { maxRetries: Number(env.MAX_RETRIES) } : {}) });
     const lag = monitorEventLoopDelay({ resolution: 10 });
     lag.enable();
     await fetch(env.MOCK_URL + '/__fusebox/reset', { method: 'POST' }); // time zero of the timeline
@@ -74,7 +78,8 @@ async function main() {
             client.chat.completions.create({
                 model: 'gpt-4o-mini',
                 messages: [{ role: 'user', content: 'word '.repeat(words) }],
-                max_completion_tokens: 2 + Math.floor(rand() * 15),
+                max_completion_tokens: tokens ? tokens[Math.floor(rand() * tokens.length)]
+                                              : 2 + Math.floor(rand() * 15),
             }).then(() => ok++, () => failed++).then(resolve);
         }, Math.max(0, at - (performance.now() - p0)));
     }));
