@@ -28,7 +28,7 @@ PKGS="openai@6.49.0 @anthropic-ai/sdk@0.137.0 @opentelemetry/instrumentation-ope
 @opentelemetry/sdk-trace-base@2.12.0 @opentelemetry/resources@2.12.0 @opentelemetry/api@1.9.0
 @opentelemetry/otlp-transformer@0.223.0"
 # traced runs at once (each a Node client and a mock); the machine has 2 cores
-JOBS=${CORPUS_JOBS:-5}
+JOBS=${CORPUS_JOBS:-3}
 PIDS=
 trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$E2E_TMP"' EXIT
 
@@ -80,6 +80,29 @@ open(sys.argv[2], 'wb').write(urllib.request.urlopen(sys.argv[1] + '/__fusebox/l
     wait "$_m" 2>/dev/null
 }
 
+# verdicts NAME: one test per line of $T/NAME.results (corpus_check.py): ok; a miss listed in
+# known-misses.tsv is a TODO with its reason, another a failure (inconclusive while $BUSY);
+# a figure report.json does not have yet is a skip naming it
+verdicts() {
+    while IFS='	' read -r fig verdict detail; do
+        known=$(awk -F '\t' -v n="$1" -v f="$fig" '$1 == n && $2 == f { print $3 }' "$D/known-misses.tsv")
+        case $verdict in
+        ok)
+            ok 0 "$1: $fig within tolerance ($detail)"
+            [ -n "$known" ] && echo "# $1 $fig: listed in known-misses.tsv but within tolerance now: remove the line"
+            ;;
+        MISSING) skip "$1: $fig" "report.json has no $detail yet (issue 21 contract)" ;;
+        *)
+            if [ -n "$known" ]; then
+                todo "$1: $fig within tolerance ($detail; $verdict)" "known miss: $known"
+            else
+                timed 1 "$1: $fig within tolerance ($detail; $verdict)"
+            fi
+            ;;
+        esac
+    done <"$T/$1.results"
+}
+
 need node "$NPM/apt.log" nodejs npm
 need npm "$NPM/apt.log" nodejs npm
 mkdir -p "$NPM"
@@ -120,9 +143,11 @@ while read -r name sdk prov rate secs retries tmo; do
         continue
     fi
     ok 0 "$what: the traced run"
+    # a late event loop delays the client's view of each answer (its latency); a request that
+    # started late is no matter (the trace has when it started, and the import replays that)
     BUSY=$(python3 -c "import json,sys; m=json.load(open(sys.argv[1]))
-print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 200 and m['late_max_ms'] < 150 else
-      'the machine was busy: the Node event loop ran late (p99 %.0f ms, max %.0f ms; a request started %.0f ms late), so the traced run did not keep its timing' % (m['lag_p99_ms'], m['lag_max_ms'], m['late_max_ms']))" "$T/$name.meta.json")
+print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 250 else
+      'the machine was busy: the Node event loop ran late (p99 %.0f ms, max %.0f ms), so the latencies the client measured carry that delay' % (m['lag_p99_ms'], m['lag_max_ms']))" "$T/$name.meta.json")
     run_kept "$FUSEBOX" import "$T/$name.trace.json" -o "$T/$name.scenario.json" -q
     [ "$got" -le 1 ] && [ -s "$T/$name.scenario.json" ]
     r=$?
@@ -136,24 +161,27 @@ print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 200 and m['late_max_ms'] 
     ok $r "$name: the truth and ten replays (corpus_check.py)"
     [ $r -ne 0 ] && continue
     cp "$T/$name.table" "$T/$name.scenario.json" "$T/$name.meta.json" "$T/$name.log.json" "$L/"
-    while IFS='	' read -r fig verdict detail; do
-        known=$(awk -F '\t' -v n="$name" -v f="$fig" '$1 == n && $2 == f { print $3 }' "$D/known-misses.tsv")
-        case $verdict in
-        ok)
-            ok 0 "$name: $fig within tolerance ($detail)"
-            [ -n "$known" ] && echo "# $name $fig: listed in known-misses.tsv but within tolerance now: remove the line"
-            ;;
-        MISSING) skip "$name: $fig" "report.json has no $detail yet (issue 21 contract)" ;;
-        *)
-            if [ -n "$known" ]; then
-                todo "$name: $fig within tolerance ($detail)" "known miss: $known"
-            else
-                timed 1 "$name: $fig within tolerance ($detail)"
-            fi
-            ;;
-        esac
-    done <"$T/$name.results"
+    verdicts "$name"
 done <<TRACES
 $(traces)
 TRACES
+
+# ---- the gateway path: LiteLLM StandardLoggingPayload records ----
+# litellm_gen.py's seeded model of a gateway (no real time: never inconclusive) writes the
+# records of a known bad hour; they are the generator's own account of every call, the truth
+BUSY=
+python3 tests/e2e/import/litellm_gen.py "$T/litellm.jsonl" "$T/litellm-timeline.json"
+ok $? "litellm: litellm_gen.py writes the records"
+run_kept "$FUSEBOX" import "$T/litellm.jsonl" -o "$T/litellm.scenario.json" -q
+[ "$got" -le 1 ] && [ -s "$T/litellm.scenario.json" ]
+ok $? "litellm: fusebox import writes a scenario"
+python3 "$D/corpus_check.py" "$FUSEBOX" litellm "$T/litellm.jsonl" - "$T/litellm.scenario.json" \
+    "$T/litellm.runs" "$T/litellm.results" 1-10 >"$T/litellm.table" 2>&1
+r=$?
+sed 's/^/# /' "$T/litellm.table"
+ok $r "litellm: the truth and ten replays (corpus_check.py)"
+if [ $r -eq 0 ]; then
+    cp "$T/litellm.table" "$T/litellm.scenario.json" "$L/"
+    verdicts litellm
+fi
 finish

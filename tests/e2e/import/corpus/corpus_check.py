@@ -13,9 +13,14 @@ the issue-21 contract) is compared with the truth within issue 21's tolerances: 
 2% (at least 2), latency quantiles within 10%, each attempts-per-request bucket within 2
 points of the share of requests.
 
-Prints one table (figure, truth, replay min..max over the seeds, tolerance, ok/MISS; a figure
-the report lacks is MISSING, naming the field) and writes RESULTS: one line per figure,
-"figure<TAB>ok|MISS|MISSING<TAB>detail". Exit 0 when it compared, 2 on bad input.
+Prints one table (figure, truth, replay min..max over the seeds, tolerance, ok/MISS; a MISS
+says "bias" when every seed lies on one side of the truth, "spread" when the truth lies within
+the seeds' range; a figure the report lacks is MISSING, naming the field) and writes RESULTS:
+one line per figure, "figure<TAB>ok|MISS|MISSING<TAB>detail". Exit 0 when it compared, 2 on
+bad input.
+
+META may instead be LiteLLM records (a .jsonl written by ../litellm_gen.py; LOG is then
+ignored): their generator's own account of each call is the truth.
 """
 import json
 import os
@@ -40,6 +45,35 @@ def attempt_status(e):
     return str(e["status"])
 
 
+def litellm_truth(path):
+    """The client record and the mock's log that LiteLLM records stand for: the records of
+    litellm_gen.py are the generator's own account of each call (its model of a gateway is the
+    truth), grouped by trace_id into logical requests; a 408 "Timeout" is an attempt that hung
+    until the client's timeout."""
+    calls = {}
+    for line in open(path):
+        if line.strip():
+            r = json.loads(line)
+            calls.setdefault(r["trace_id"], []).append(r)
+    recs, entries = [], []
+    for tid, rs in calls.items():
+        rs.sort(key=lambda r: r["startTime"])
+        last = rs[-1]
+        if last["status"] == "success":
+            end = {"end": "ok"}
+        elif last["error_information"]["error_code"] == "408":
+            end = {"end": "timeout"}
+        else:
+            end = {"end": "status", "status": int(last["error_information"]["error_code"])}
+        recs.append(dict(key=tid, start_ms=1000 * rs[0]["startTime"],
+                         latency_ms=1000 * (max(r["endTime"] for r in rs) - rs[0]["startTime"]), **end))
+        for r in rs:
+            code = 200 if r["status"] == "success" else int(r["error_information"]["error_code"])
+            entries.append({"attempt": True, "key": tid, "model": r["model_id"], "status": 0 if code == 408 else code,
+                            "fault": "timeout.hang" if code == 408 else None, "broken": False})
+    return {"sdk": "litellm (gateway records)", "requests": recs}, {"dropped": 0, "entries": entries}
+
+
 def truth_of(meta, log):
     recs = meta["requests"]
     keys = {r["key"] for r in recs}
@@ -47,13 +81,20 @@ def truth_of(meta, log):
         sys.exit("corpus_check.py: the mock's log dropped %d entries (raise --log-capacity)" % log["dropped"])
     att = [e for e in log["entries"] if e.get("attempt") and e.get("key") in keys]
     per = Counter(e["key"] for e in att)
+    # a fallback: an attempt on another model (deployment) than its request's attempt before it
+    fallbacks, prev = 0, {}
+    for e in att:
+        where = (e.get("path"), e.get("model"))
+        fallbacks += e["key"] in prev and prev[e["key"]] != where
+        prev[e["key"]] = where
     n = len(recs)
     ends = Counter(r["end"] for r in recs)
     lat = [r["latency_ms"] / 1000 for r in recs]
     return {
         "requests": n,
         "attempts": len(att),
-        "retries": sum(max(0, per[k] - 1) for k in keys),
+        "retries": sum(max(0, per[k] - 1) for k in keys) - fallbacks,
+        "fallbacks": fallbacks,
         "successes": ends["ok"],
         "errors_timeout": ends["timeout"],
         "errors_exhausted": ends["status"],
@@ -83,7 +124,10 @@ def main():
     lo, _, hi = (sys.argv[8] if len(sys.argv) == 9 else "1-10").partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)
     try:
-        meta, log = json.load(open(meta_f)), json.load(open(log_f))
+        if meta_f.endswith(".jsonl"):  # LiteLLM records: the generator's own account
+            meta, log = litellm_truth(meta_f)
+        else:
+            meta, log = json.load(open(meta_f)), json.load(open(log_f))
     except (OSError, ValueError) as e:
         print("corpus_check.py: %s" % e, file=sys.stderr)
         return 2
@@ -107,7 +151,8 @@ def main():
                      lambda v: abs(v - truth) <= tol, "count", missing))
 
     s = [r["summary"] for r in reps]
-    for fig in ("requests", "attempts", "retries", "successes", "errors_timeout", "errors_exhausted"):
+    for fig in ("requests", "attempts", "retries", "fallbacks", "successes", "errors_timeout",
+                "errors_exhausted"):
         count_row(fig, t[fig], [x[fig] for x in s])
     for fig in ("latency_p50", "latency_p90", "latency_p99"):
         tr = t[fig]
@@ -144,6 +189,9 @@ def main():
                 verdict, rng = "MISSING", "(no %s)" % missing
             else:
                 verdict = "ok" if all(good(v) for v in vals) else "MISS"
+                if verdict == "MISS":
+                    # every seed on one side of the truth: a bias; else the seeds' own spread
+                    verdict += " (bias)" if min(vals) > tr or max(vals) < tr else " (spread)"
                 rng = "%s..%s" % (fmt(min(vals), kind), fmt(max(vals), kind))
             print("  %-26s %10s  %-25s %-16s %s" % (fig, fmt(tr, kind), rng, tol, verdict + (" (no %s)" % missing if vals is None else "")))
             out.write("%s\t%s\t%s\n" % (fig, verdict, "truth %s, replay %s, tolerance %s" % (fmt(tr, kind), rng, tol)
