@@ -30,7 +30,8 @@ PKGS="openai@6.49.0 @anthropic-ai/sdk@0.137.0 @opentelemetry/instrumentation-ope
 # traced runs at once (each a Node client and a mock); the machine has 2 cores
 JOBS=${CORPUS_JOBS:-3}
 PIDS=
-trap 'for p in $PIDS; do kill "$p" 2>/dev/null; done; rm -rf "$E2E_TMP"' EXIT
+# at exit (also on SIGINT/SIGTERM): the traced runs still going, and their mocks
+trap 'kill $PIDS $(cat "$T"/*.mockpid 2>/dev/null) 2>/dev/null; rm -rf "$E2E_TMP"' EXIT
 
 # timed CODE NAME: a result that depends on a real-time run's timing: a failure while the
 # run did not keep its timing ($BUSY says why) is inconclusive, a skip with the reason
@@ -58,6 +59,7 @@ gen() {
     "$FUSEBOX" mock --scenario "$D/$_n.json" --provider "$3" --port 0 --quiet \
         >"$T/$_n.url" 2>"$T/$_n.mock.err" &
     _m=$!
+    echo "$_m" >"$T/$_n.mockpid"
     _u=$(wait_url "$T/$_n.url")
     if [ -z "$_u" ]; then
         echo "the mock did not start: $(cat "$T/$_n.mock.err")" >"$T/$_n.node.log"
@@ -78,6 +80,7 @@ open(sys.argv[2], 'wb').write(urllib.request.urlopen(sys.argv[1] + '/__fusebox/l
         "$_u" "$T/$_n.log.json" 2>>"$T/$_n.node.log"
     kill "$_m" 2>/dev/null
     wait "$_m" 2>/dev/null
+    rm -f "$T/$_n.mockpid"
 }
 
 # verdicts NAME: one test per line of $T/NAME.results (corpus_check.py): ok; a miss listed in
