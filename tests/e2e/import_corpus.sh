@@ -92,7 +92,7 @@ verdicts() {
         case $verdict in
         ok)
             ok 0 "$1: $fig within tolerance ($detail)"
-            [ -n "$known" ] && echo "# $1 $fig: listed in known-misses.tsv but within tolerance now: remove the line"
+            [ -n "$known" ] && echo "# $1 $fig: listed in known-misses.tsv, within tolerance in this run (remove the line once it holds run after run)"
             ;;
         MISSING) skip "$1: $fig" "report.json has no $detail yet (issue 21 contract)" ;;
         *)
