@@ -1,0 +1,141 @@
+// corpus_trace.cjs - a traced run of a real LLM client (the pinned `openai` or
+// `@anthropic-ai/sdk` Node package) against `fusebox mock` playing a fault timeline, for the
+// import corpus (tests/e2e/import_corpus.sh). Generalised from ../openai_trace.cjs.
+//
+// The client sends one call per arrival of a seeded Poisson process, instrumented by a real
+// OpenTelemetry instrumentation of its SDK (openai: @opentelemetry/instrumentation-openai;
+// anthropic: @traceloop/instrumentation-anthropic; one GenAI span per logical request) and by
+// @opentelemetry/instrumentation-undici (one HTTP span per attempt, a child of the GenAI span,
+// with the Retry-After headers). The finished spans go to TRACE as one OTLP/JSON
+// ExportTraceServiceRequest (@opentelemetry/otlp-transformer's JsonTraceSerializer).
+//
+// Each call carries its own `x-fusebox-key: rN`, so that the mock's log groups the attempts
+// of one logical request without guessing. META gets what the client itself knows, the truth
+// the corpus check compares with besides the mock's log: per request its key, when it was
+// due and when it started (ms after the mock's reset), its latency (the call's promise, from
+// the call to its settling), how it ended (ok, or the SDK's error class and HTTP status), and
+// how late the event loop ran (a loaded machine makes the run inconclusive, not wrong).
+//
+// env: SDK (openai | anthropic), MOCK_URL, TRACE, META, RATE (per second), SECONDS, SEED,
+//      MAX_RETRIES, TIMEOUT_MS (each unset or empty: the SDK's default)
+'use strict';
+const fs = require('fs');
+const { monitorEventLoopDelay } = require('perf_hooks');
+const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node');
+const { InMemorySpanExporter, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base');
+const { resourceFromAttributes } = require('@opentelemetry/resources');
+const { registerInstrumentations } = require('@opentelemetry/instrumentation');
+const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici');
+const { JsonTraceSerializer } = require('@opentelemetry/otlp-transformer');
+
+const env = process.env;
+const sdk = env.SDK || 'openai';
+if (sdk !== 'openai' && sdk !== 'anthropic') {
+    console.error('corpus_trace.cjs: SDK is openai or anthropic, not ' + sdk);
+    process.exit(2);
+}
+const exporter = new InMemorySpanExporter();
+const provider = new NodeTracerProvider({
+    resource: resourceFromAttributes({ 'service.name': 'fusebox-import-corpus' }),
+    spanProcessors: [new SimpleSpanProcessor(exporter)],
+});
+provider.register();
+const genai = sdk === 'openai'
+    ? new (require('@opentelemetry/instrumentation-openai').OpenAIInstrumentation)()
+    : new (require('@traceloop/instrumentation-anthropic').AnthropicInstrumentation)();
+registerInstrumentations({
+    instrumentations: [genai, new UndiciInstrumentation({
+        headersToSpanAttributes: { responseHeaders: ['retry-after', 'retry-after-ms'] },
+    })],
+});
+// after the instrumentations: they patch the SDK as it loads
+const SDK = sdk === 'openai' ? require('openai') : require('@anthropic-ai/sdk');
+
+// mulberry32: a small seeded generator, so that the arrivals are the same every run
+function rng(seed) {
+    let a = seed >>> 0;
+    return () => {
+        a = (a + 0x6d2b79f5) >>> 0;
+        let t = a;
+        t = Math.imul(t ^ (t >>> 15), t | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+}
+
+// how a call ended, in the SDK's own terms
+function ending(e) {
+    if (!e) return { end: 'ok' };
+    const name = e.constructor && e.constructor.name;
+    if (name === 'APIConnectionTimeoutError') return { end: 'timeout', error: name };
+    if (typeof e.status === 'number') return { end: 'status', status: e.status, error: name };
+    if (name === 'APIConnectionError') return { end: 'connection', error: name };
+    return { end: 'other', error: String(name || e) };
+}
+
+async function main() {
+    const rate = Number(env.RATE || 10), seconds = Number(env.SECONDS || 30);
+    const rand = rng(Number(env.SEED || 7));
+    const arrivals = [0];
+    for (;;) {
+        const t = arrivals[arrivals.length - 1] + (-Math.log(1 - rand()) / rate) * 1000;
+        if (t >= seconds * 1000) break;
+        arrivals.push(t);
+    }
+    const opts = { apiKey: 'x' };
+    if (env.MAX_RETRIES) opts.maxRetries = Number(env.MAX_RETRIES);
+    if (env.TIMEOUT_MS) opts.timeout = Number(env.TIMEOUT_MS);
+    let call;
+    if (sdk === 'openai') {
+        const client = new SDK.OpenAI({ baseURL: env.MOCK_URL + '/v1', ...opts });
+        call = (words, max, key) => client.chat.completions.create({
+            model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'word '.repeat(words) }],
+            max_completion_tokens: max,
+        }, { headers: { 'x-fusebox-key': key } });
+    } else {
+        const client = new SDK.Anthropic({ baseURL: env.MOCK_URL, ...opts });
+        call = (words, max, key) => client.messages.create({
+            model: 'claude-haiku-4-5', max_tokens: max,
+            messages: [{ role: 'user', content: 'word '.repeat(words) }],
+        }, { headers: { 'x-fusebox-key': key } });
+    }
+    // calls before time zero, so that loading the SDK's lazy parts, opening the connections
+    // and the JIT do not stall the event loop inside the run (a stall there reads as a slow
+    // start); their spans and log entries are dropped (the reset clears the mock's log)
+    for (let round = 0; round < 3; round++)
+        await Promise.all(Array.from({ length: 12 }, (_, i) =>
+            call(20, 2, 'warm-up-' + round + '-' + i).catch(() => null)));
+    await provider.forceFlush();
+    exporter.reset();
+    const lag = monitorEventLoopDelay({ resolution: 10 });
+    await fetch(env.MOCK_URL + '/__fusebox/reset', { method: 'POST' }); // time zero of the timeline
+    lag.enable();
+    const t0 = Date.now(), p0 = performance.now();
+    let late = 0;
+    const records = arrivals.map((at, i) => ({ key: 'r' + i, at_ms: at }));
+    const calls = arrivals.map((at, i) => new Promise((resolve) => {
+        setTimeout(() => {
+            const r = records[i];
+            r.start_ms = performance.now() - p0;
+            late = Math.max(late, r.start_ms - at);
+            const words = 20 + Math.floor(rand() * 200);
+            call(words, 2 + Math.floor(rand() * 15), r.key).then(() => null, (e) => e).then((e) => {
+                r.latency_ms = performance.now() - p0 - r.start_ms;
+                Object.assign(r, ending(e));
+                resolve();
+            });
+        }, Math.max(0, at - (performance.now() - p0)));
+    }));
+    await Promise.all(calls);
+    lag.disable();
+    await provider.forceFlush();
+    const spans = exporter.getFinishedSpans();
+    fs.writeFileSync(env.TRACE, Buffer.from(JsonTraceSerializer.serializeRequest(spans)));
+    fs.writeFileSync(env.META, JSON.stringify({
+        sdk, t0_unix_ms: t0, rate, seconds, max_retries: env.MAX_RETRIES || null,
+        timeout_ms: env.TIMEOUT_MS || null, spans: spans.length,
+        lag_p99_ms: lag.percentile(99) / 1e6, lag_max_ms: lag.max / 1e6, late_max_ms: late,
+        requests: records,
+    }) + '\n');
+}
+main().catch((e) => { console.error(e); process.exit(1); });
