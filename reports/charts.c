@@ -1225,22 +1225,57 @@ static int write_compare_data(charts *c, double *maxes, double *divs) {
     return close_checked(c, f, path);
 }
 
+/* The compare chart's legend, one "[colour] name" entry per variant in rows centred below the
+ * panels (the bars carry no names: at 1,100 px five panels of three or more variants have no
+ * room for them); returns the rows. */
+static int compare_legend(const charts *c, FILE *f, int height, bool draw) {
+    double width[SIM_VARIANTS_MAX], row_w[SIM_VARIANTS_MAX] = {0};
+    int row_of[SIM_VARIANTS_MAX], rows = 1;
+    for (size_t i = 0; i < c->n; i++) {
+        width[i] = 26 + LABEL_CHAR_PX * (double)strlen(c->ser[i].sum->variant);
+        if (row_w[rows - 1] > 0 && row_w[rows - 1] + width[i] > WIDTH_PX - 40) rows++;
+        row_of[i] = rows - 1;
+        row_w[rows - 1] += width[i];
+    }
+    double x = 0;
+    for (size_t i = 0; draw && i < c->n; i++) {
+        if (i == 0 || row_of[i] != row_of[i - 1]) x = (WIDTH_PX - row_w[row_of[i]]) / 2;
+        double y = (double)(16 + LABEL_ROW_PX * (rows - 1 - row_of[i])) / height;
+        fprintf(f,
+                "set object %zu rect from screen %.4f,%.4f to screen %.4f,%.4f fc rgb '%s' "
+                "fillstyle solid noborder\n",
+                100 + i, x / WIDTH_PX, y - 5.0 / height, (x + 14) / WIDTH_PX, y + 5.0 / height,
+                rep_chart_variant_color(c->sc, c->ser[i].sum->variant));
+        fprintf(f, "set label %zu ", 100 + i);
+        rep_gnuplot_quote(f, c->ser[i].sum->variant);
+        fprintf(f, " at screen %.4f,%.4f left front\n", (x + 19) / WIDTH_PX, y);
+        x += width[i];
+    }
+    return rows;
+}
+
 static int chart_compare(charts *c, FILE *f) {
     double maxes[NBARS], divs[NBARS];
     int rc = write_compare_data(c, maxes, divs);
     if (rc != FB_OK) return rc;
     int h = height_px(1);
     gp_begin(c, f, "compare", h);
+    /* the value labels: every other one a row higher when neighbours would touch */
+    size_t widest = 0;
+    for (size_t i = 0; i < c->n; i++) widest = widest > 8 ? widest : 8; /* "100.00%", "$915.56" */
+    double panel_px = (WIDTH_PX * (0.98 - 0.05) - (NBARS - 1) * 0.05 * WIDTH_PX) / NBARS;
+    bool stagger = c->n > 1 && LABEL_CHAR_PX * (double)widest > panel_px / ((double)c->n + 0.2) - 4;
+    int rows = compare_legend(c, f, h, true);
     fprintf(f, "set multiplot layout 1,%zu margins 0.05,0.98,%.4f,%.4f spacing 0.05,0 title ",
-            NBARS, (c->n > 3 ? 110.0 : 60.0) / h, 1 - 80.0 / h);
+            NBARS, (double)(30 + LABEL_ROW_PX * rows) / h, 1 - 80.0 / h);
     char full[160];
     snprintf(full, sizeof full, "%s: variants compared", c->sc->name);
     rep_gnuplot_quote(f, full);
     fprintf(f,
             " font tfont\n"
             "unset key\nset grid noytics\nset boxwidth 0.6\nset xrange [-0.6:%.1f]\n"
-            "set xtics scale 0%s\nset format y '%%g'\n",
-            (double)c->n - 0.4, c->n > 3 ? " rotate by -35" : "");
+            "unset xtics\nset format y '%%g'\n",
+            (double)c->n - 0.4);
     for (size_t k = 0; k < NBARS; k++) {
         const bar_panel *bp = &bar_panels[k];
         char title[64];
@@ -1249,6 +1284,8 @@ static int chart_compare(charts *c, FILE *f) {
         else
             snprintf(title, sizeof title, "%s", bp->title);
         double top = k == 0 ? 100 : maxes[k] / divs[k];
+        double ymax = k == 0 ? 112 : nice_ceil(fmax(top, k == 1 ? 1 : 0)) * 1.12;
+        if (stagger) ymax *= 1.08;
         fputs(k == 1 ? "set arrow 1 from graph 0, first 1 to graph 1, first 1 nohead dt 2 "
                        "lc rgb '#777777' front\n"
                      : "unset arrow\n",
@@ -1257,12 +1294,12 @@ static int chart_compare(charts *c, FILE *f) {
         rep_gnuplot_quote(f, title);
         fprintf(f,
                 "\nset yrange [0:%g]\n"
-                "plot 'compare.dat' using 0:'%s':(0.6):'color':xtic(stringcolumn('variant')) "
-                "with boxes lc rgb variable, \\\n"
-                "  '' using 0:'%s':'%s_label' with labels offset 0,0.7 font sfont\n",
-                k == 0 ? 112 : nice_ceil(fmax(top, k == 1 ? 1 : 0)) * 1.12, bp->col, bp->col,
-                bp->col);
+                "plot 'compare.dat' using 0:'%s':(0.6):'color' with boxes lc rgb variable, \\\n"
+                "  '' using 0:(column('%s') + %g * (int($0) %% 2)):'%s_label' with labels "
+                "offset 0,0.7 font sfont\n",
+                ymax, bp->col, bp->col, stagger ? ymax * 0.075 : 0.0, bp->col);
     }
+    for (size_t i = 0; i < c->n; i++) fprintf(f, "unset object %zu\nunset label %zu\n", 100 + i, 100 + i);
     return FB_OK;
 }
 

@@ -182,6 +182,13 @@ void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
     rep_format_duration(hold, sizeof hold, (double)sc->spillover.hold_us);
     if (f->undetermined == SIM_UNDETERMINED_ACTIVE) {
         snprintf(buf, len, "still active when traffic ended (at %s)", dur);
+    } else if (f->undetermined == SIM_UNDETERMINED_NEXT && f->next_us <= f->end_us) {
+        char next[32];
+        rep_format_duration(next, sizeof next, (double)f->next_us);
+        snprintf(buf, len,
+                 "followed without a gap by the next disturbance (at %s): judged with it, the "
+                 "system is back from both when it is back from the later",
+                 next);
     } else if (f->undetermined == SIM_UNDETERMINED_NEXT) {
         char next[32], gap[32];
         rep_format_duration(next, sizeof next, (double)f->next_us);
@@ -749,6 +756,36 @@ static bool same_everywhere(const sim_scenario *sc, sim_summary *const *sums, si
     return n > 0;
 }
 
+/* Does disturbance k run into the next one without a gap, in every variant? */
+static bool adjoins_everywhere(sim_summary *const *sums, size_t n, uint32_t k) {
+    for (size_t i = 0; i < n; i++) {
+        const sim_fault_summary *fs = &sums[i]->faults[k];
+        if (k >= sums[i]->fault_count || fs->undetermined != SIM_UNDETERMINED_NEXT ||
+            fs->next_us > fs->end_us)
+            return false;
+    }
+    return n > 0;
+}
+
+/* One line for disturbances first..last, each running into the next without a gap. */
+static void adjoining_line(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
+                           uint32_t first, uint32_t last) {
+    char a[160], b[160], at[32];
+    disturbance_name(a, sizeof a, sc, &sums[0]->faults[first]);
+    disturbance_name(b, sizeof b, sc, &sums[0]->faults[last]);
+    rep_format_duration(at, sizeof at, (double)sums[0]->faults[last].next_us);
+    if (first == last)
+        fprintf(f,
+                "%s runs into the next disturbance (at %s) without a gap: its recovery is "
+                "judged with it\n",
+                a, at);
+    else
+        fprintf(f,
+                "%s to %s run into each other and the next (at %s) without a gap: their "
+                "recovery is judged with the last\n",
+                a, b, at);
+}
+
 /*
  * Below the table: every disturbance whose recovery nobody can judge, and why - once for
  * all variants where they agree, and one line alone when no disturbance can be judged
@@ -757,16 +794,19 @@ static bool same_everywhere(const sim_scenario *sc, sim_summary *const *sums, si
 static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     uint32_t nf = n ? sums[0]->fault_count : 0;
     bool short_run = nf > 0; /* no disturbance had a full window after it, in any variant */
+    size_t voters = 0;       /* ... of those not judged with the next (adjoining) */
     for (size_t i = 0; i < n; i++)
         for (uint32_t k = 0; k < sums[i]->fault_count; k++) {
             const sim_fault_summary *fs = &sums[i]->faults[k];
+            if (fs->undetermined == SIM_UNDETERMINED_NEXT && fs->next_us <= fs->end_us) continue;
+            voters++;
             fb_time_us until = fs->next_us != FB_TIME_NONE && fs->next_us < sc->duration_us
                                    ? fs->next_us
                                    : sc->duration_us;
             short_run &= fs->undetermined != SIM_DETERMINED &&
                          fb_time_add(fs->end_us, sc->spillover.hold_us) > until;
         }
-    if (short_run) {
+    if (short_run && voters > 0) {
         char hold[32], dur[32];
         rep_format_duration(hold, sizeof hold, (double)sc->spillover.hold_us);
         rep_format_duration(dur, sizeof dur, (double)sc->duration_us);
@@ -776,8 +816,15 @@ static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *cons
                 hold, dur);
         return;
     }
+    uint32_t run = 0; /* disturbances in a row that run into the next in every variant */
     for (uint32_t k = 0; k < nf; k++) {
         char name[160], why[256];
+        if (adjoins_everywhere(sums, n, k)) {
+            run++;
+            continue;
+        }
+        if (run > 0) adjoining_line(f, sc, sums, k - run, k - 1);
+        run = 0;
         disturbance_name(name, sizeof name, sc, &sums[0]->faults[k]);
         if (n > 1 && same_everywhere(sc, sums, n, k, why, sizeof why)) {
             fprintf(f, "every variant: recovery from %s undetermined: %s\n", name, why);
@@ -791,6 +838,7 @@ static void text_undetermined(FILE *f, const sim_scenario *sc, sim_summary *cons
                     why);
         }
     }
+    if (run > 0) adjoining_line(f, sc, sums, nf - run, nf - 1);
 }
 
 /* One layer's settings in the library's words: its retry, then its breakers (once when every

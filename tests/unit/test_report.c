@@ -169,6 +169,27 @@ static void reason_for_a_fault_followed_by_another(void **state) {
     free(t);
 }
 
+/* Running into the next without a gap (an escalating outage scripted as steps): no "at least
+ * 0ms", one line for the run of them, judged with the last. */
+static void reason_for_faults_that_run_into_each_other(void **state) {
+    fixture *f = *state;
+    f->sum->faults[0].undetermined = SIM_UNDETERMINED_NEXT;
+    f->sum->faults[0].start_us = 5 * S;
+    f->sum->faults[0].end_us = 10 * S;
+    f->sum->faults[0].next_us = 10 * S;
+    f->sum->faults[0].spillover_us = 0;
+    char why[256];
+    rep_undetermined_reason(why, sizeof why, f->sc, &f->sum->faults[0]);
+    assert_string_equal(why, "followed without a gap by the next disturbance (at 10.0s): judged "
+                             "with it, the system is back from both when it is back from the "
+                             "later");
+    char *t = text_of(f);
+    assert_non_null(strstr(t, "api fault 0 (outage) runs into the next disturbance (at 10.0s) "
+                              "without a gap: its recovery is judged with it"));
+    assert_null(strstr(t, "at least 0ms"));
+    free(t);
+}
+
 /* ---- the verdict ---- */
 
 #define VERDICT_SCENARIO                                                                           \
@@ -449,6 +470,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(text_summary_marks_an_unrecovered_spillover_with_a_plus,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(reason_for_a_fault_followed_by_another, setup, teardown),
+        cmocka_unit_test_setup_teardown(reason_for_faults_that_run_into_each_other, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(reason_for_a_fault_active_at_the_end, setup, teardown),
         cmocka_unit_test_setup_teardown(text_summary_shows_a_feature_rows_only_when_it_is_used,
                                         setup, teardown),
