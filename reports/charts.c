@@ -1260,12 +1260,11 @@ static int chart_compare(charts *c, FILE *f) {
     if (rc != FB_OK) return rc;
     int h = height_px(1);
     gp_begin(c, f, "compare", h);
-    /* the value labels: every other one a row higher when neighbours would touch */
-    size_t widest = 0;
-    for (size_t i = 0; i < c->n; i++) widest = widest > 8 ? widest : 8; /* "100.00%", "$915.56" */
+    /* the value labels ("100.00%", "$915.56", "2h 44m+": 8 characters at most, but for a bill
+     * of $10,000 or more): every other one a row higher when neighbours would touch */
     double panel_px = (WIDTH_PX * (0.98 - 0.05) - (NBARS - 1) * 0.05 * WIDTH_PX) / NBARS;
-    bool stagger = c->n > 1 && LABEL_CHAR_PX * (double)widest > panel_px / ((double)c->n + 0.2) - 4;
-    int rows = compare_legend(c, f, h, true);
+    bool stagger = c->n > 1 && LABEL_CHAR_PX * 8 > panel_px / ((double)c->n + 0.2) - 4;
+    int rows = compare_legend(c, f, h, false);
     fprintf(f, "set multiplot layout 1,%zu margins 0.05,0.98,%.4f,%.4f spacing 0.05,0 title ",
             NBARS, (double)(30 + LABEL_ROW_PX * rows) / h, 1 - 80.0 / h);
     char full[160];
@@ -1292,6 +1291,10 @@ static int chart_compare(charts *c, FILE *f) {
               f);
         fputs("set title ", f);
         rep_gnuplot_quote(f, title);
+        if (k + 1 == NBARS) { /* the legend, drawn once, with the last panel */
+            fputc('\n', f);
+            compare_legend(c, f, h, true);
+        }
         fprintf(f,
                 "\nset yrange [0:%g]\n"
                 "plot 'compare.dat' using 0:'%s':(0.6):'color' with boxes lc rgb variable, \\\n"
@@ -1299,7 +1302,8 @@ static int chart_compare(charts *c, FILE *f) {
                 "offset 0,0.7 font sfont\n",
                 ymax, bp->col, bp->col, stagger ? ymax * 0.075 : 0.0, bp->col);
     }
-    for (size_t i = 0; i < c->n; i++) fprintf(f, "unset object %zu\nunset label %zu\n", 100 + i, 100 + i);
+    for (size_t i = 0; i < c->n; i++)
+        fprintf(f, "unset object %zu\nunset label %zu\n", 100 + i, 100 + i);
     return FB_OK;
 }
 

@@ -234,6 +234,12 @@ cat >"$T/labels.js" <<'EOF'
     return a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
   }
   out.push('labels ' + labels.length);
+  if (labels.length === 0) /* a chart without window labels: no two texts overlap */
+    others.forEach(function (a, i) {
+      others.slice(i + 1).forEach(function (b) {
+        if (hit(a.r, b.r)) out.push('overprints: ' + a.t + ' / ' + b.t);
+      });
+    });
   labels.forEach(function (a, i) {
     if (a.r.bottom > top + 0.5) out.push('over the plot: ' + a.t + ' (bottom ' + a.r.bottom + ', plot top ' + top + ')');
     labels.slice(i + 1).concat(others).forEach(function (b) {
@@ -269,5 +275,26 @@ print(m.group(1) if m else 'no measurement')")
     r=$?
     [ $r -ne 0 ] && echo "$M" | sed 's/^/# /'
     ok $r "the $chart chart: its 8 window labels drawn, above the plot, none over another text"
+done
+# the compare chart: five panels of three (openai-2024-12-11) and five (library-defaults)
+# variants; no text over another (the variants' names in a legend, neighbouring values staggered)
+"$FUSEBOX" run scenarios/library-defaults.json -q -o "$T/ld" >"$L/ld.log" 2>&1
+ok $? "fusebox run library-defaults (five variants)"
+for run in oa ld; do
+    python3 "$T/svgpage.py" "$T/$run/charts/compare.svg" "$T/$run-compare.html" "$T/labels.js"
+    M=$(timeout 90 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome-compare-$run" \
+        --window-size=1200,1200 --virtual-time-budget=3000 --dump-dom "file://$T/$run-compare.html" \
+        2>"$L/chromium-compare-$run.log" | python3 -c "import re,sys
+m = re.search(r'<pre id=\"fusebox-measure\">(.*?)</pre>', sys.stdin.read(), re.S)
+print(m.group(1) if m else 'no measurement')")
+    echo "$M" >"$L/compare-$run.txt"
+    if [ "$M" = "no measurement" ]; then
+        skip "the $run compare chart's texts" "chromium printed no page (see $L/chromium-compare-$run.log)"
+        continue
+    fi
+    [ "$M" = "labels 0" ]
+    r=$?
+    [ $r -ne 0 ] && echo "$M" | sed 's/^/# /'
+    ok $r "the compare chart of $run: no text over another"
 done
 finish
