@@ -100,6 +100,8 @@ static const row litellm_rows[] = {
     {"model_list", AT_ROOT, "model_list", DEPLOYMENTS, NULL},
     {"model", AT_ROOT, NULL, AS_IS,
      "the model group a request asks for is the caller's, not the proxy's configuration"},
+    {"map_provider", AT_ROOT, NULL, AS_IS,
+     "fusebox's own: which scenario provider a deployment runs as; LiteLLM has no such key"},
     ROUTER(num_retries),
     ROUTER(retry_after),
     ROUTER(timeout),
