@@ -72,8 +72,9 @@ static const char *docs_dir(void) {
     char cand[4096 + 32];
     struct stat st;
     snprintf(cand, sizeof cand, "%s/share/doc/fusebox/docs/", exe);
-    if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) && strlen(cand) < sizeof dir)
-        snprintf(dir, sizeof dir, "%s", cand);
+    size_t len = strlen(cand);
+    if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) && len < sizeof dir)
+        memcpy(dir, cand, len + 1);
     return dir;
 }
 
