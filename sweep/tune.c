@@ -1,0 +1,866 @@
+/*
+ * tune.c - one setting for several scenarios: the search over the knobs'
+ * grid, its budget, and the answer (recommendation, per-scenario figures next
+ * to the current settings', binding constraints, sensitivity). See tune.h and
+ * docs/tune.md.
+ */
+#include "sweep/tune.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "sweep/sweepint.h"
+#include "util/json.h"
+
+/* fb_rng purpose of the sample's filler draws ("TUNE" in ASCII). */
+#define TUNE_PURPOSE UINT64_C(0x54554E45)
+#define KNOB_TEXT_MAX (SWEEP_KEY_MAX + SWEEP_TUNE_LEVELS_MAX * 40 + 8)
+
+struct sweep_tune {
+    size_t n;                            /* scenarios */
+    sweep *grid[SWEEP_TUNE_SCENARIOS_MAX]; /* the knobs' full grid, per scenario */
+    sweep *base[SWEEP_TUNE_SCENARIOS_MAX]; /* the current settings, per scenario */
+    uint32_t dims;
+    uint32_t nval[SWEEP_DIMS_MAX];
+    uint64_t stride[SWEEP_DIMS_MAX];
+    uint64_t points;
+    uint32_t seeds;
+    uint64_t seed;
+    bool across_mean, exhaustive;
+    uint64_t budget, used, extra;
+    bool budget_reached;
+    uint32_t *have; /* per point: seeds 0..have-1 run in every scenario */
+    uint32_t base_have;
+    /* what the search did */
+    uint32_t rungs;
+    uint32_t f[SWEEP_TUNE_RUNGS_MAX];
+    uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
+    uint64_t sampled, moves;
+    int64_t rec; /* -1 before the search */
+};
+
+/* ---- the plan ---- */
+
+static uint32_t fidelities(uint32_t seeds, uint32_t f[SWEEP_TUNE_RUNGS_MAX]) {
+    uint32_t tmp[SWEEP_TUNE_RUNGS_MAX], r = 0, s = seeds ? seeds : 1;
+    tmp[r++] = s;
+    while (s > 1 && r < SWEEP_TUNE_RUNGS_MAX) {
+        s = (s + 2) / 3;
+        tmp[r++] = s;
+    }
+    for (uint32_t i = 0; i < r; i++) f[i] = tmp[r - 1 - i];
+    return r;
+}
+
+uint64_t sweep_tune_plan_cost(uint64_t n0, uint32_t seeds, size_t scenarios) {
+    uint32_t f[SWEEP_TUNE_RUNGS_MAX];
+    uint32_t r = fidelities(seeds, f);
+    uint64_t cost = 0, keep = n0, prev = 0;
+    for (uint32_t i = 0; i < r; i++) {
+        cost += keep * (f[i] - prev);
+        prev = f[i];
+        keep = (keep + 2) / 3;
+    }
+    return cost * scenarios;
+}
+
+uint32_t sweep_tune_plan(uint64_t points, uint32_t seeds, size_t scenarios, uint64_t runs,
+                         uint32_t f[SWEEP_TUNE_RUNGS_MAX], uint64_t keep[SWEEP_TUNE_RUNGS_MAX]) {
+    if (points < 1 || scenarios < 1) return 0;
+    uint64_t lo = points < 3 ? points : 3;
+    if (sweep_tune_plan_cost(lo, seeds, scenarios) > runs) return 0;
+    uint64_t hi = points; /* the cost grows with n0: the largest n0 that fits */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (sweep_tune_plan_cost(mid, seeds, scenarios) <= runs)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    uint32_t r = fidelities(seeds, f);
+    keep[0] = lo;
+    for (uint32_t i = 1; i < r; i++) keep[i] = (keep[i - 1] + 2) / 3;
+    return r;
+}
+
+/* ---- knobs ---- */
+
+int sweep_tune_knob_values(const char *arg, uint32_t levels, char *out, size_t outlen, char *msg,
+                           size_t msglen) {
+    sweep_dim dim;
+    memset(&dim, 0, sizeof dim);
+    int rc = sweep_parse_grid(arg, &dim, msg, msglen);
+    if (rc != FB_OK) {
+        /* sweep's messages say --grid; this is --knob */
+        char m[512];
+        snprintf(m, sizeof m, "%s", msg);
+        char *g = strstr(m, "--grid");
+        if (g == m)
+            snprintf(msg, msglen, "--knob%s", m + 6);
+        else
+            snprintf(msg, msglen, "--knob %s: %s", arg, m);
+        return rc;
+    }
+    if (levels < 2) levels = 2;
+    size_t used = (size_t)snprintf(out, outlen, "%s=", dim.key);
+    uint32_t count = dim.kind == SWEEP_LIST ? dim.value_count : levels;
+    char prev[SWEEP_TUNE_LEVELS_MAX][40];
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < count && used < outlen; i++) {
+        if (dim.kind == SWEEP_LIST) {
+            used += (size_t)snprintf(out + used, outlen - used, "%s%s", i ? "," : "",
+                                     dim.values[i]);
+            continue;
+        }
+        double u = (double)i / (double)(levels - 1);
+        if (u >= 1) u = nextafter(1.0, 0);
+        char v[40];
+        if (dim.type == SWEEP_INTEGER && i == levels - 1)
+            snprintf(v, sizeof v, "%.0f", dim.hi);
+        else if (!dim.log && dim.type == SWEEP_NUMBER && i == levels - 1)
+            snprintf(v, sizeof v, "%.6g", dim.hi);
+        else
+            sweep_dim_value(&dim, u, v, sizeof v);
+        bool dup = false;
+        for (uint32_t k = 0; k < kept; k++) dup = dup || strcmp(prev[k], v) == 0;
+        if (dup) continue;
+        snprintf(prev[kept++], sizeof prev[0], "%s", v);
+        used += (size_t)snprintf(out + used, outlen - used, "%s%s", kept > 1 ? "," : "", v);
+    }
+    sweep_dim_free(&dim);
+    if (used >= outlen) return sweep_fail(msg, msglen, FB_ECAP, "--knob %s: too many values", arg);
+    if (kept == 1)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "--knob %s: the range holds a single value (%s): nothing to tune", arg,
+                          prev[0]);
+    return FB_OK;
+}
+
+/* ---- building ---- */
+
+/* The current settings as a one-point sweep: its one "dimension" sets duration to itself. */
+static int make_base(sweep_tune *t, size_t i, const sweep_args *ga, char *msg, size_t msglen) {
+    const cJSON *dur = cJSON_GetObjectItemCaseSensitive(t->grid[i]->base->json, "duration");
+    char *text = dur ? cJSON_PrintUnformatted(dur) : NULL;
+    if (text == NULL)
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s: the scenario has no duration",
+                          ga->scenario_file);
+    char grid[128];
+    snprintf(grid, sizeof grid, "duration=%s", text);
+    cJSON_free(text);
+    const char *grids[1] = {grid};
+    sweep_args b = *ga;
+    b.grids = grids;
+    b.grid_count = 1;
+    return sweep_create(&b, &t->base[i], msg, msglen);
+}
+
+int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, size_t msglen) {
+    *out = NULL;
+    if (a->scenario_count == 0)
+        return sweep_fail(msg, msglen, FB_EINVAL, "give at least one scenario");
+    if (a->scenario_count > SWEEP_TUNE_SCENARIOS_MAX)
+        return sweep_fail(msg, msglen, FB_ECAP, "at most %d scenarios",
+                          SWEEP_TUNE_SCENARIOS_MAX);
+    if (a->knob_count == 0)
+        return sweep_fail(msg, msglen, FB_EINVAL, "give at least one --knob KEY=LO..HI|v1,v2,...");
+    if (a->knob_count > SWEEP_DIMS_MAX)
+        return sweep_fail(msg, msglen, FB_ECAP, "at most %d --knob", SWEEP_DIMS_MAX);
+    if (a->objective == NULL)
+        return sweep_fail(msg, msglen, FB_EINVAL, "give the objective: --minimize or --maximize METRIC");
+    uint32_t levels = a->levels ? a->levels : 5;
+    if (levels < 2 || levels > SWEEP_TUNE_LEVELS_MAX)
+        return sweep_fail(msg, msglen, FB_EINVAL, "--levels: from 2 to %d", SWEEP_TUNE_LEVELS_MAX);
+    sweep_tune *t = calloc(1, sizeof *t);
+    if (t == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    t->rec = -1;
+    t->across_mean = a->across_mean;
+    t->exhaustive = a->exhaustive;
+    static char knobs[SWEEP_DIMS_MAX][KNOB_TEXT_MAX];
+    const char *grids[SWEEP_DIMS_MAX];
+    int rc = FB_OK;
+    for (size_t k = 0; k < a->knob_count && rc == FB_OK; k++) {
+        rc = sweep_tune_knob_values(a->knobs[k], levels, knobs[k], sizeof knobs[k], msg, msglen);
+        grids[k] = knobs[k];
+    }
+    for (size_t i = 0; i < a->scenario_count && rc == FB_OK; i++) {
+        sweep_args ga;
+        memset(&ga, 0, sizeof ga);
+        ga.scenario_file = a->scenario_files[i];
+        ga.variant = a->variant;
+        ga.sets = a->sets;
+        ga.set_count = a->set_count;
+        ga.grids = grids;
+        ga.grid_count = a->knob_count;
+        ga.seed = a->seed;
+        ga.seeds = a->seeds;
+        ga.objective = a->objective;
+        ga.sense = a->sense;
+        ga.subject_to = a->subject_to;
+        ga.import = a->import;
+        char m[1800];
+        rc = sweep_create(&ga, &t->grid[i], m, sizeof m);
+        if (rc == FB_OK) {
+            t->n = i + 1;
+            rc = make_base(t, i, &ga, m, sizeof m);
+        }
+        if (rc != FB_OK) {
+            char *g = strstr(m, "--grid");
+            if (g) memcpy(g, "--knob", 6);
+            snprintf(msg, msglen, "%s: %s", a->scenario_files[i], m);
+        }
+    }
+    if (rc != FB_OK) {
+        sweep_tune_destroy(t);
+        return rc;
+    }
+    const sweep *g0 = t->grid[0];
+    t->dims = g0->dim_count;
+    t->points = g0->points;
+    t->seeds = g0->seeds;
+    t->seed = g0->seed;
+    for (uint32_t d = t->dims; d-- > 0;) {
+        t->nval[d] = g0->dims[d].value_count;
+        t->stride[d] = d + 1 == t->dims ? 1 : t->stride[d + 1] * t->nval[d + 1];
+    }
+    uint64_t full = sweep_tune_full_runs(t);
+    t->budget = a->exhaustive ? full : a->budget ? a->budget : (full + 9) / 10;
+    if (t->budget > full) t->budget = full;
+    t->have = calloc(t->points, sizeof *t->have);
+    if (t->have == NULL) {
+        sweep_tune_destroy(t);
+        return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    }
+    if (t->budget < full) {
+        uint32_t f[SWEEP_TUNE_RUNGS_MAX];
+        uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
+        if (sweep_tune_plan(t->points, t->seeds, t->n, t->budget, f, keep) == 0) {
+            uint64_t need = sweep_tune_plan_cost(t->points < 3 ? t->points : 3, t->seeds, t->n);
+            sweep_tune_destroy(t);
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "--budget %" PRIu64 " runs is too small: the search needs at least "
+                              "%" PRIu64 " (3 candidates, %u seeds at the end, %zu scenarios)",
+                              a->budget ? a->budget : (full + 9) / 10, need, g0->seeds,
+                              a->scenario_count);
+        }
+    }
+    *out = t;
+    return FB_OK;
+}
+
+void sweep_tune_destroy(sweep_tune *t) {
+    if (t == NULL) return;
+    for (size_t i = 0; i < SWEEP_TUNE_SCENARIOS_MAX; i++) {
+        sweep_destroy(t->grid[i]);
+        sweep_destroy(t->base[i]);
+    }
+    free(t->have);
+    free(t);
+}
+
+uint64_t sweep_tune_full_runs(const sweep_tune *t) { return t->points * t->seeds * t->n; }
+uint64_t sweep_tune_search_runs(const sweep_tune *t) { return t->used; }
+
+/* ---- evaluation ---- */
+
+typedef struct eval {
+    bool feasible;
+    double violation; /* relative shortfalls, summed over scenarios and constraints */
+    double across;    /* the objective across scenarios, minimised (sense applied) */
+} eval;
+
+/* Point p of sweep sw (its completed seeds). */
+static void eval_one(const sweep *sw, uint64_t p, double *obj, double *viol) {
+    sweep_stat st;
+    sweep_point_stat(sw, p, sweep_metric_index(sw, sw->objective), &st);
+    *obj = sw->sense * st.mean;
+    *viol = 0;
+    for (size_t c = 0; c < sw->con_count; c++) {
+        const sweep_constraint *k = &sw->cons[c];
+        sweep_point_stat(sw, p, sweep_metric_index(sw, k->metric), &st);
+        if (isnan(st.mean)) {
+            *viol = INFINITY;
+            continue;
+        }
+        if (sweep_constraint_holds(k, st.mean)) continue;
+        double scale = fabs(k->value) > 0 ? fabs(k->value) : 1;
+        *viol += fabs(st.mean - k->value) / scale + 1e-12;
+    }
+}
+
+static eval evaluate(const sweep_tune *t, sweep *const *sws, uint64_t p) {
+    eval e = {true, 0, 0};
+    double worst = -INFINITY, sum = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        double o, v;
+        eval_one(sws[i], p, &o, &v);
+        e.violation += v;
+        if (isnan(o)) o = INFINITY;
+        sum += o;
+        if (o > worst) worst = o;
+    }
+    e.feasible = e.violation == 0;
+    e.across = t->across_mean ? sum / (double)t->n : worst;
+    return e;
+}
+
+/* a before b? Feasible first, then the smaller violation, the smaller objective, the index. */
+static bool better(eval a, uint64_t pa, eval b, uint64_t pb) {
+    if (a.feasible != b.feasible) return a.feasible;
+    if (!a.feasible && a.violation != b.violation) return a.violation < b.violation;
+    if (a.across != b.across) return a.across < b.across;
+    return pa < pb;
+}
+
+/* ---- running ---- */
+
+static int check_failed(const sweep_tune *t, size_t i, const sweep *sw, char *msg, size_t msglen) {
+    const char *first = NULL;
+    uint64_t failed = sweep_failed(sw, &first);
+    if (failed == 0) return FB_OK;
+    (void)t;
+    return sweep_fail(msg, msglen, FB_ECAP, "%s: %" PRIu64 " run%s failed; the first: %s",
+                      sw->file, failed, failed == 1 ? "" : "s", first ? first : "?");
+    (void)i;
+}
+
+/*
+ * Seeds have[p]..f-1 of points pts[0..np) in every scenario. counted: against
+ * the budget (FB_ECAP-free refusal: *refused set, nothing run, when it would
+ * go over); else the report's runs.
+ */
+static int run_points(sweep_tune *t, const uint64_t *pts, size_t np, uint32_t f, bool counted,
+                      bool *refused, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
+    uint64_t per = 0;
+    for (size_t j = 0; j < np; j++)
+        if (t->have[pts[j]] < f) per += f - t->have[pts[j]];
+    if (refused) *refused = false;
+    if (per == 0) return FB_OK;
+    uint64_t cost = per * t->n;
+    if (counted && t->used + cost > t->budget) {
+        t->budget_reached = true;
+        if (refused) *refused = true;
+        return FB_OK;
+    }
+    uint64_t *tasks = malloc(per * sizeof *tasks);
+    if (tasks == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    size_t nt = 0;
+    for (size_t j = 0; j < np; j++)
+        for (uint32_t s = t->have[pts[j]]; s < f; s++) tasks[nt++] = pts[j] * t->seeds + s;
+    int rc = FB_OK;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
+        rc = run(ctx, t->grid[i], tasks, nt);
+        if (rc == FB_OK) rc = check_failed(t, i, t->grid[i], msg, msglen);
+        else if (msg[0] == '\0')
+            sweep_fail(msg, msglen, rc, "%s: the runs stopped", t->grid[i]->file);
+    }
+    free(tasks);
+    if (rc != FB_OK) return rc;
+    for (size_t j = 0; j < np; j++)
+        if (t->have[pts[j]] < f) t->have[pts[j]] = f;
+    if (counted)
+        t->used += cost;
+    else
+        t->extra += cost;
+    return FB_OK;
+}
+
+static uint32_t value_index(const sweep_tune *t, uint64_t p, uint32_t d) {
+    return (uint32_t)((p / t->stride[d]) % t->nval[d]);
+}
+
+static uint64_t with_value(const sweep_tune *t, uint64_t p, uint32_t d, uint32_t v) {
+    return p - (uint64_t)value_index(t, p, d) * t->stride[d] + (uint64_t)v * t->stride[d];
+}
+
+/* The best point among those run on every seed; -1 when none. */
+static int64_t best_full(const sweep_tune *t) {
+    int64_t best = -1;
+    eval be = {false, 0, 0};
+    for (uint64_t p = 0; p < t->points; p++) {
+        if (t->have[p] < t->seeds) continue;
+        eval e = evaluate(t, t->grid, p);
+        if (best < 0 || better(e, p, be, (uint64_t)best)) {
+            best = (int64_t)p;
+            be = e;
+        }
+    }
+    return best;
+}
+
+typedef struct ranked {
+    uint64_t p;
+    eval e;
+} ranked;
+
+static void sort_ranked(ranked *r, size_t n) {
+    for (size_t i = 1; i < n; i++) { /* insertion sort: stable, n small */
+        ranked x = r[i];
+        size_t j = i;
+        while (j > 0 && better(x.e, x.p, r[j - 1].e, r[j - 1].p)) {
+            r[j] = r[j - 1];
+            j--;
+        }
+        r[j] = x;
+    }
+}
+
+/* The starting candidates: a Latin hypercube over the value indices, duplicates redrawn. */
+static int sample(sweep_tune *t, uint64_t n0, uint64_t *pts) {
+    double *u = malloc(n0 * t->dims * sizeof *u);
+    bool *taken = calloc(t->points, sizeof *taken);
+    if (u == NULL || taken == NULL) {
+        free(u);
+        free(taken);
+        return FB_ENOMEM;
+    }
+    sweep_lhs((uint32_t)n0, t->dims, t->seed, u);
+    fb_rng r;
+    fb_rng_derive(&r, t->seed, 0, TUNE_PURPOSE);
+    for (uint64_t i = 0; i < n0; i++) {
+        uint64_t p = 0;
+        for (uint32_t d = 0; d < t->dims; d++) {
+            uint32_t v = (uint32_t)(u[i * t->dims + d] * t->nval[d]);
+            if (v >= t->nval[d]) v = t->nval[d] - 1;
+            p += v * t->stride[d];
+        }
+        if (taken[p]) { /* the next free point after a random one */
+            p = fb_rng_below(&r, t->points);
+            while (taken[p]) p = (p + 1) % t->points;
+        }
+        taken[p] = true;
+        pts[i] = p;
+    }
+    free(u);
+    free(taken);
+    return FB_OK;
+}
+
+static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg,
+                          size_t msglen) {
+    uint64_t share = t->budget * 2 / 3;
+    t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, share, t->f, t->keep);
+    if (t->rungs == 0) t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, t->budget, t->f, t->keep);
+    if (t->rungs == 0) return sweep_fail(msg, msglen, FB_EINVAL, "the budget is too small");
+    uint64_t n = t->keep[0];
+    t->sampled = n;
+    ranked *r = malloc(n * sizeof *r);
+    uint64_t *pts = malloc(n * sizeof *pts);
+    int rc = r && pts ? sample(t, n, pts) : FB_ENOMEM;
+    for (uint32_t k = 0; k < t->rungs && rc == FB_OK; k++) {
+        n = t->keep[k];
+        bool refused = false;
+        rc = run_points(t, pts, n, t->f[k], true, &refused, run, ctx, msg, msglen);
+        if (rc != FB_OK || refused) break;
+        for (uint64_t j = 0; j < n; j++) r[j] = (ranked){pts[j], evaluate(t, t->grid, pts[j])};
+        sort_ranked(r, n);
+        for (uint64_t j = 0; j < n; j++) pts[j] = r[j].p;
+    }
+    if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
+    free(r);
+    free(pts);
+    return rc;
+}
+
+/* One knob at a time around the best, on every seed, while it improves and the budget lasts. */
+static int search_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg,
+                        size_t msglen) {
+    int64_t inc = best_full(t);
+    if (inc < 0) return FB_OK;
+    bool moved = true;
+    while (moved) {
+        moved = false;
+        for (uint32_t d = 0; d < t->dims; d++) {
+            uint64_t pts[SWEEP_VALUES_MAX];
+            size_t np = 0;
+            for (uint32_t v = 0; v < t->nval[d]; v++)
+                pts[np++] = with_value(t, (uint64_t)inc, d, v);
+            bool refused = false;
+            int rc = run_points(t, pts, np, t->seeds, true, &refused, run, ctx, msg, msglen);
+            if (rc != FB_OK) return rc;
+            if (refused) return FB_OK;
+            int64_t best = inc;
+            eval be = evaluate(t, t->grid, (uint64_t)inc);
+            for (size_t j = 0; j < np; j++) {
+                eval e = evaluate(t, t->grid, pts[j]);
+                if (better(e, pts[j], be, (uint64_t)best)) {
+                    best = (int64_t)pts[j];
+                    be = e;
+                }
+            }
+            if (best != inc) {
+                inc = best;
+                moved = true;
+                t->moves++;
+            }
+        }
+    }
+    return FB_OK;
+}
+
+int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
+    msg[0] = '\0';
+    int rc = FB_OK;
+    if (t->budget >= sweep_tune_full_runs(t)) {
+        uint64_t *pts = malloc(t->points * sizeof *pts);
+        if (pts == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+        for (uint64_t p = 0; p < t->points; p++) pts[p] = p;
+        t->sampled = t->points;
+        t->rungs = 1;
+        t->f[0] = t->seeds;
+        t->keep[0] = t->points;
+        rc = run_points(t, pts, t->points, t->seeds, true, NULL, run, ctx, msg, msglen);
+        free(pts);
+    } else {
+        rc = search_halving(t, run, ctx, msg, msglen);
+        if (rc == FB_OK) rc = search_local(t, run, ctx, msg, msglen);
+    }
+    if (rc != FB_OK) return rc;
+    t->rec = best_full(t);
+    if (t->rec < 0) return sweep_fail(msg, msglen, FB_EINVAL, "no candidate ran on every seed");
+    /* the report's runs: the current settings, every one-knob neighbour of the recommendation */
+    uint64_t base_tasks[SWEEP_SEEDS_MAX];
+    for (uint32_t s = 0; s < t->seeds; s++) base_tasks[s] = s;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
+        rc = run(ctx, t->base[i], base_tasks, t->seeds);
+        if (rc == FB_OK) rc = check_failed(t, i, t->base[i], msg, msglen);
+    }
+    if (rc != FB_OK) return rc;
+    t->extra += (uint64_t)t->seeds * t->n;
+    for (uint32_t d = 0; d < t->dims && rc == FB_OK; d++) {
+        uint64_t pts[SWEEP_VALUES_MAX];
+        for (uint32_t v = 0; v < t->nval[d]; v++) pts[v] = with_value(t, (uint64_t)t->rec, d, v);
+        rc = run_points(t, pts, t->nval[d], t->seeds, false, NULL, run, ctx, msg, msglen);
+    }
+    return rc;
+}
+
+bool sweep_tune_infeasible(const sweep_tune *t) {
+    return t->rec < 0 || !evaluate(t, t->grid, (uint64_t)t->rec).feasible;
+}
+
+/* ---- the answer ---- */
+
+/* The 95% CI half-width of the objective's mean at point p, the largest over the scenarios. */
+static double noise(const sweep_tune *t, sweep *const *sws, uint64_t p) {
+    double hw = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        sweep_stat st;
+        sweep_point_stat(sws[i], p, sweep_metric_index(sws[i], sws[i]->objective), &st);
+        double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
+        if (h > hw) hw = h;
+    }
+    return hw;
+}
+
+/*
+ * The seeds' noise of the difference between points q and p: per scenario,
+ * the 95% CI half-width of the per-seed differences of the objective (the
+ * same seeds: common random numbers), the largest over the scenarios.
+ */
+static double paired_noise(const sweep_tune *t, uint64_t p, uint64_t q) {
+    double hw = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const sweep *sw = t->grid[i];
+        int m = sweep_metric_index(sw, sw->objective);
+        double x[SWEEP_SEEDS_MAX];
+        uint32_t n = 0;
+        for (uint32_t s = 0; s < t->seeds; s++) {
+            uint64_t a = p * t->seeds + s, b = q * t->seeds + s;
+            if (sw->state[a] != 1 || sw->state[b] != 1) continue;
+            x[n++] = sw->values[b * sw->metric_count + (size_t)m] -
+                     sw->values[a * sw->metric_count + (size_t)m];
+        }
+        sweep_stat st;
+        sweep_stat_of(x, n, &st);
+        double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
+        if (h > hw) hw = h;
+    }
+    return hw;
+}
+
+/*
+ * Knob d around point p: the objective's range over its values (the others
+ * at p), whether every move stays within the paired seeds' noise, and the
+ * feasible run of values around p's.
+ */
+typedef struct knob_sens {
+    double range;
+    bool no_effect;
+    uint32_t feasible, flo, fhi;
+} knob_sens;
+
+static knob_sens sensitivity(const sweep_tune *t, uint64_t p, uint32_t d) {
+    knob_sens k = {0, true, 0, value_index(t, p, d), value_index(t, p, d)};
+    double lo = INFINITY, hi = -INFINITY, at = evaluate(t, t->grid, p).across;
+    for (uint32_t v = 0; v < t->nval[d]; v++) {
+        uint64_t q = with_value(t, p, d, v);
+        eval e = evaluate(t, t->grid, q);
+        if (e.across < lo) lo = e.across;
+        if (e.across > hi) hi = e.across;
+        k.feasible += e.feasible;
+        if (fabs(e.across - at) > paired_noise(t, p, q)) k.no_effect = false;
+    }
+    k.range = hi - lo;
+    while (k.flo > 0 && evaluate(t, t->grid, with_value(t, p, d, k.flo - 1)).feasible) k.flo--;
+    while (k.fhi + 1 < t->nval[d] && evaluate(t, t->grid, with_value(t, p, d, k.fhi + 1)).feasible)
+        k.fhi++;
+    return k;
+}
+
+/* The constraint with the smallest relative slack at point p of sw; -1 without constraints. */
+static int binding(const sweep *sw, uint64_t p, double *slack) {
+    int best = -1;
+    *slack = INFINITY;
+    for (size_t c = 0; c < sw->con_count; c++) {
+        const sweep_constraint *k = &sw->cons[c];
+        double v = sweep_point_mean(sw, p, k->metric);
+        double scale = fabs(k->value) > 0 ? fabs(k->value) : 1;
+        double s = (k->op == SWEEP_GE || k->op == SWEEP_GT ? v - k->value : k->value - v) / scale;
+        if (best < 0 || s < *slack) {
+            best = (int)c;
+            *slack = s;
+        }
+    }
+    return best;
+}
+
+static void human(char *buf, size_t len, const sweep *sw, const char *metric, double v) {
+    int m = sweep_metric_index(sw, metric);
+    sweep_format_human(buf, len, v, m >= 0 ? sw->units[m] : SIM_UNIT_RATIO);
+}
+
+static void knob_value(const sweep_tune *t, uint64_t p, uint32_t d, char *buf, size_t len) {
+    sweep_point_value(t->grid[0], p, d, buf, len);
+}
+
+static const char *across_word(const sweep_tune *t) { return t->across_mean ? "mean" : "worst case"; }
+
+void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
+    const sweep *g0 = t->grid[0];
+    uint64_t full = sweep_tune_full_runs(t);
+    fprintf(f, "objective: %s %s across %zu scenarios (%s)%s%s\n",
+            g0->sense < 0 ? "maximise" : "minimise", g0->objective, t->n, across_word(t),
+            g0->con_count ? " subject to " : "", g0->con_count ? g0->subject_to : "");
+    fprintf(f,
+            "search: %" PRIu64 " of the full grid's %" PRIu64 " runs (%" PRIu64
+            " points x %u seeds x %zu scenarios), budget %" PRIu64 "%s\n",
+            t->used, full, t->points, t->seeds, t->n, t->budget,
+            t->budget_reached ? " (reached: the search stopped there)" : "");
+    if (t->budget < full) {
+        fprintf(f, "  successive halving: %" PRIu64 " sampled points", t->sampled);
+        for (uint32_t k = 0; k < t->rungs; k++)
+            fprintf(f, ", %" PRIu64 " on %u seed%s", t->keep[k], t->f[k], t->f[k] == 1 ? "" : "s");
+        fprintf(f, "; then %" PRIu64 " move%s one knob at a time\n", t->moves,
+                t->moves == 1 ? "" : "s");
+    }
+    fprintf(f, "  plus %" PRIu64 " runs for this report (current settings, sensitivity)\n",
+            t->extra);
+    if (t->rec < 0) return;
+    uint64_t p = (uint64_t)t->rec;
+    eval e = evaluate(t, t->grid, p), c = evaluate(t, t->base, 0);
+    double hw = noise(t, t->grid, p);
+    char a[64], b[64], h[64];
+    human(a, sizeof a, g0, g0->objective, g0->sense * e.across);
+    human(b, sizeof b, g0, g0->objective, g0->sense * c.across);
+    human(h, sizeof h, g0, g0->objective, hw);
+    fprintf(f, "\nrecommended:%s\n", e.feasible ? "" : " (NO point satisfies every constraint "
+                                                       "in every scenario: the closest)");
+    for (uint32_t d = 0; d < t->dims; d++) {
+        char v[SWEEP_VALUE_MAX];
+        knob_value(t, p, d, v, sizeof v);
+        fprintf(f, "  %s=%s\n", g0->dims[d].key, v);
+    }
+    fprintf(f, "  %s %s: %s (seeds' noise +/- %s); current settings: %s%s\n", across_word(t),
+            g0->objective, a, h, b, c.feasible ? "" : " (violating a constraint)");
+    fprintf(f, "\nper scenario (recommended | current):\n");
+    for (size_t i = 0; i < t->n; i++) {
+        const sweep *sw = t->grid[i], *bs = t->base[i];
+        human(a, sizeof a, sw, sw->objective, sweep_point_mean(sw, p, sw->objective));
+        human(b, sizeof b, sw, sw->objective, sweep_point_mean(bs, 0, sw->objective));
+        fprintf(f, "  %s: %s %s | %s", sw->file, sw->objective, a, b);
+        for (size_t k = 0; k < sw->con_count; k++) {
+            const sweep_constraint *q = &sw->cons[k];
+            if (strcmp(q->metric, sw->objective) == 0) continue;
+            human(a, sizeof a, sw, q->metric, sweep_point_mean(sw, p, q->metric));
+            human(b, sizeof b, sw, q->metric, sweep_point_mean(bs, 0, q->metric));
+            fprintf(f, "; %s %s | %s", q->metric, a, b);
+        }
+        double slack;
+        int k = binding(sw, p, &slack);
+        if (k >= 0)
+            fprintf(f, "\n    binds: %s (slack %.2f%%%s)", sw->cons[k].text, 100 * slack,
+                    slack < 0 ? ", VIOLATED" : "");
+        fputc('\n', f);
+    }
+    fprintf(f, "\nsensitivity (one knob moves, the others stay at the recommendation):\n");
+    for (uint32_t d = 0; d < t->dims; d++) {
+        knob_sens k = sensitivity(t, p, d);
+        uint32_t ok = k.feasible, flo = k.flo, fhi = k.fhi;
+        human(a, sizeof a, g0, g0->objective, k.range);
+        fprintf(f, "  %-28s ", g0->dims[d].key);
+        if (k.no_effect)
+            fprintf(f, "has no effect (range %s, within the seeds' noise)", a);
+        else
+            fprintf(f, "moves the %s by %s", across_word(t), a);
+        if (g0->con_count && e.feasible) {
+            char vlo[SWEEP_VALUE_MAX], vhi[SWEEP_VALUE_MAX];
+            knob_value(t, with_value(t, p, d, flo), d, vlo, sizeof vlo);
+            knob_value(t, with_value(t, p, d, fhi), d, vhi, sizeof vhi);
+            if (flo == 0 && fhi + 1 == t->nval[d])
+                fprintf(f, "; feasible over all its values");
+            else
+                fprintf(f, "; feasible from %s to %s (%u of %u values)", vlo, vhi, ok,
+                        t->nval[d]);
+        }
+        fputc('\n', f);
+    }
+    sweep_answer_policy(f, g0, p);
+}
+
+/* ---- tune.json ---- */
+
+static void jnum(FILE *f, double v) {
+    if (isnan(v) || isinf(v))
+        fputs("null", f);
+    else
+        fprintf(f, "%.9g", v);
+}
+
+static void jstr(FILE *f, const char *s) {
+    util_out o = util_out_file(f);
+    util_json_string(&o, s, UTIL_JSON_SHORT_NEWLINE);
+}
+
+void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
+    const sweep *g0 = t->grid[0];
+    fprintf(f, "{\n  \"scenarios\": [");
+    for (size_t i = 0; i < t->n; i++) {
+        fputs(i ? ", " : "", f);
+        jstr(f, t->grid[i]->file);
+    }
+    fprintf(f, "],\n  \"variant\": ");
+    jstr(f, g0->variant);
+    fprintf(f, ",\n  \"knobs\": [");
+    for (uint32_t d = 0; d < t->dims; d++) {
+        fprintf(f, "%s\n    {\"key\": ", d ? "," : "");
+        jstr(f, g0->dims[d].key);
+        fprintf(f, ", \"values\": [");
+        for (uint32_t v = 0; v < t->nval[d]; v++) {
+            fputs(v ? ", " : "", f);
+            jstr(f, g0->dims[d].values[v]);
+        }
+        fputs("]}", f);
+    }
+    fprintf(f, "\n  ],\n  \"objective\": {\"metric\": ");
+    jstr(f, g0->objective);
+    fprintf(f, ", \"sense\": \"%s\", \"across\": \"%s\"},\n  \"subject_to\": ",
+            g0->sense < 0 ? "maximize" : "minimize", t->across_mean ? "mean" : "worst");
+    jstr(f, g0->subject_to);
+    fprintf(f,
+            ",\n  \"seed\": %" PRIu64 ",\n  \"seeds\": %u,\n  \"runs\": {\"full_grid\": %" PRIu64
+            ", \"budget\": %" PRIu64 ", \"search\": %" PRIu64 ", \"budget_reached\": %s, "
+            "\"report\": %" PRIu64 "},\n",
+            t->seed, t->seeds, sweep_tune_full_runs(t), t->budget, t->used,
+            t->budget_reached ? "true" : "false", t->extra);
+    fprintf(f, "  \"search\": {\"points\": %" PRIu64 ", \"sampled\": %" PRIu64 ", \"rungs\": [",
+            t->points, t->sampled);
+    for (uint32_t k = 0; k < t->rungs; k++)
+        fprintf(f, "%s{\"seeds\": %u, \"candidates\": %" PRIu64 "}", k ? ", " : "", t->f[k],
+                t->keep[k]);
+    fprintf(f, "], \"moves\": %" PRIu64 "},\n", t->moves);
+    if (t->rec < 0) {
+        fputs("  \"recommendation\": null\n}\n", f);
+        return;
+    }
+    uint64_t p = (uint64_t)t->rec;
+    eval e = evaluate(t, t->grid, p), c = evaluate(t, t->base, 0);
+    double hw = noise(t, t->grid, p);
+    fprintf(f, "  \"recommendation\": {\n    \"point\": %" PRIu64 ",\n    \"settings\": {", p);
+    for (uint32_t d = 0; d < t->dims; d++) {
+        char v[SWEEP_VALUE_MAX];
+        knob_value(t, p, d, v, sizeof v);
+        fputs(d ? ", " : "", f);
+        jstr(f, g0->dims[d].key);
+        fputs(": ", f);
+        jstr(f, v);
+    }
+    fprintf(f, "},\n    \"feasible\": %s,\n    \"objective\": ", e.feasible ? "true" : "false");
+    jnum(f, g0->sense * e.across);
+    fputs(",\n    \"noise\": ", f);
+    jnum(f, hw);
+    fprintf(f, ",\n    \"current\": {\"feasible\": %s, \"objective\": ",
+            c.feasible ? "true" : "false");
+    jnum(f, g0->sense * c.across);
+    fputs("},\n    \"scenarios\": [", f);
+    for (size_t i = 0; i < t->n; i++) {
+        const sweep *sw = t->grid[i], *bs = t->base[i];
+        fprintf(f, "%s\n      {\"file\": ", i ? "," : "");
+        jstr(f, sw->file);
+        fputs(", \"metrics\": {", f);
+        for (size_t k = 0; k <= sw->con_count; k++) {
+            const char *m = k == 0 ? sw->objective : sw->cons[k - 1].metric;
+            bool dup = false;
+            for (size_t j = 0; j < k; j++)
+                dup = dup || strcmp(m, j == 0 ? sw->objective : sw->cons[j - 1].metric) == 0;
+            if (dup) continue;
+            fputs(k ? ", " : "", f);
+            jstr(f, m);
+            fputs(": {\"recommended\": ", f);
+            jnum(f, sweep_point_mean(sw, p, m));
+            fputs(", \"current\": ", f);
+            jnum(f, sweep_point_mean(bs, 0, m));
+            fputc('}', f);
+        }
+        fputs("}, \"binding\": ", f);
+        double slack;
+        int k = binding(sw, p, &slack);
+        if (k < 0) {
+            fputs("null", f);
+        } else {
+            fputs("{\"constraint\": ", f);
+            jstr(f, sw->cons[k].text);
+            fputs(", \"slack\": ", f);
+            jnum(f, slack);
+            fputc('}', f);
+        }
+        fputc('}', f);
+    }
+    fputs("\n    ]\n  },\n  \"sensitivity\": [", f);
+    for (uint32_t d = 0; d < t->dims; d++) {
+        knob_sens k = sensitivity(t, p, d);
+        fprintf(f, "%s\n    {\"key\": ", d ? "," : "");
+        jstr(f, g0->dims[d].key);
+        fputs(", \"values\": [", f);
+        for (uint32_t v = 0; v < t->nval[d]; v++) {
+            uint64_t q = with_value(t, p, d, v);
+            eval qe = evaluate(t, t->grid, q);
+            fprintf(f, "%s{\"value\": ", v ? ", " : "");
+            jstr(f, g0->dims[d].values[v]);
+            fputs(", \"objective\": ", f);
+            jnum(f, g0->sense * qe.across);
+            fprintf(f, ", \"feasible\": %s}", qe.feasible ? "true" : "false");
+        }
+        fputs("], \"range\": ", f);
+        jnum(f, k.range);
+        fprintf(f, ", \"no_effect\": %s}", k.no_effect ? "true" : "false");
+    }
+    fputs("\n  ],\n  \"evaluated\": [", f);
+    bool first = true;
+    for (uint64_t q = 0; q < t->points; q++) {
+        if (t->have[q] == 0) continue;
+        eval qe = evaluate(t, t->grid, q);
+        fprintf(f, "%s\n    {\"point\": %" PRIu64 ", \"seeds\": %u, \"objective\": ",
+                first ? "" : ",", q, t->have[q]);
+        jnum(f, g0->sense * qe.across);
+        fputs(", \"noise\": ", f);
+        jnum(f, t->have[q] == t->seeds ? noise(t, t->grid, q) : NAN);
+        fprintf(f, ", \"feasible\": %s}", qe.feasible ? "true" : "false");
+        first = false;
+    }
+    fputs("\n  ]\n}\n", f);
+}
