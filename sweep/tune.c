@@ -119,7 +119,10 @@ int sweep_tune_knob_values(const char *arg, uint32_t levels, char *out, size_t o
         double u = (double)i / (double)(levels - 1);
         if (u >= 1) u = nextafter(1.0, 0);
         char v[40];
-        if (dim.type == SWEEP_INTEGER && i == levels - 1)
+        if (dim.type == SWEEP_INTEGER && !dim.log) /* evenly spaced, rounded */
+            snprintf(v, sizeof v, "%.0f",
+                     round(dim.lo + (dim.hi - dim.lo) * (double)i / (double)(levels - 1)));
+        else if (dim.type == SWEEP_INTEGER && i == levels - 1)
             snprintf(v, sizeof v, "%.0f", dim.hi);
         else if (!dim.log && dim.type == SWEEP_NUMBER && i == levels - 1)
             snprintf(v, sizeof v, "%.6g", dim.hi);
@@ -211,7 +214,10 @@ int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, siz
         if (rc != FB_OK) {
             char *g = strstr(m, "--grid");
             if (g) memcpy(g, "--knob", 6);
-            snprintf(msg, msglen, "%s: %s", a->scenario_files[i], m);
+            if (strstr(m, a->scenario_files[i]))
+                snprintf(msg, msglen, "%s", m);
+            else
+                snprintf(msg, msglen, "%s: %s", a->scenario_files[i], m);
         }
     }
     if (rc != FB_OK) {
@@ -228,7 +234,10 @@ int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, siz
         t->stride[d] = d + 1 == t->dims ? 1 : t->stride[d + 1] * t->nval[d + 1];
     }
     uint64_t full = sweep_tune_full_runs(t);
-    t->budget = a->exhaustive ? full : a->budget ? a->budget : (full + 9) / 10;
+    /* the default: 10% of the full grid, or the smallest search when that is more */
+    uint64_t least = sweep_tune_plan_cost(t->points < 3 ? t->points : 3, t->seeds, t->n);
+    uint64_t dflt = (full + 9) / 10 > least ? (full + 9) / 10 : least;
+    t->budget = a->exhaustive ? full : a->budget ? a->budget : dflt;
     if (t->budget > full) t->budget = full;
     t->have = calloc(t->points, sizeof *t->have);
     if (t->have == NULL) {
@@ -239,13 +248,13 @@ int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, siz
         uint32_t f[SWEEP_TUNE_RUNGS_MAX];
         uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
         if (sweep_tune_plan(t->points, t->seeds, t->n, t->budget, f, keep) == 0) {
-            uint64_t need = sweep_tune_plan_cost(t->points < 3 ? t->points : 3, t->seeds, t->n);
+            uint64_t budget = t->budget;
+            uint32_t seeds = t->seeds;
             sweep_tune_destroy(t);
             return sweep_fail(msg, msglen, FB_EINVAL,
                               "--budget %" PRIu64 " runs is too small: the search needs at least "
                               "%" PRIu64 " (3 candidates, %u seeds at the end, %zu scenarios)",
-                              a->budget ? a->budget : (full + 9) / 10, need, g0->seeds,
-                              a->scenario_count);
+                              budget, least, seeds, a->scenario_count);
         }
     }
     *out = t;
