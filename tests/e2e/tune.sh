@@ -1,0 +1,101 @@
+#!/bin/sh
+# tune.sh - fusebox tune end to end: over five small incident scenarios
+# (tests/e2e/tune/: an outage, a 429 storm, a brownout, a slow provider, a
+# flapping one; each runs in milliseconds) and five knobs, a search within 10%
+# of the full grid's runs lands within the seeds' noise of the full grid's
+# best, which `fusebox sweep` of every scenario finds independently; the same
+# bytes for --jobs 1 and 2; the errors a user meets first.
+. tests/tap.sh
+T=$E2E_TMP
+S=tests/e2e/tune
+
+KNOBS="--knob retry.attempts=1,2,3 --knob breaker.failure_rate=0.3,0.5,0.7 --knob breaker.open=5s,10s,20s
+--knob breaker.minimum_calls=5,10,20 --knob retry.backoff.exponential.base=100ms,200ms,400ms"
+OBJ="--minimize cost_usd --subject-to success_rate>=0.97"
+
+# shellcheck disable=SC2086
+expect_exit 0 "tune --jobs 1 exits 0" "$FUSEBOX" tune $S $KNOBS $OBJ --jobs 1 -o "$T/j1"
+ANSWER=$OUT
+writes "$T/j1" "tune" tune.json
+python3 -m json.tool "$T/j1/tune.json" >/dev/null 2>&1
+ok $? "tune.json is valid JSON"
+contains "$ANSWER" "recommended:" "the answer gives the recommendation"
+contains "$ANSWER" "per scenario (recommended | current):" "the answer compares with the current settings"
+contains "$ANSWER" "binds: success_rate>=0.97" "the answer names the binding constraint"
+contains "$ANSWER" "sensitivity (one knob moves" "the answer gives each knob's sensitivity"
+contains "$ANSWER" "or run it: fusebox run" "the answer gives a policy block and its command"
+[ "$(json "$T/j1/tune.json" "r['runs']['search'] <= r['runs']['full_grid'] // 10 and r['runs']['full_grid'] == 3645")" = True ]
+ok $? "the search stays within 10% of the full grid's 3645 runs"
+
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S $KNOBS $OBJ --jobs 2 -o "$T/j2" >"$T/j2.txt"
+cmp -s "$T/j1/tune.json" "$T/j2/tune.json" &&
+    [ "$(grep -v '^wrote ' "$T/j2.txt")" = "$(echo "$ANSWER" | grep -v '^wrote ')" ]
+ok $? "--jobs 2 writes the same tune.json and prints the same answer as --jobs 1"
+
+# the full grid, one sweep per scenario (243 points x 3 seeds each): the oracle
+GRID=$(echo "$KNOBS" | sed 's/--knob/--grid/g')
+for f in "$S"/*.json; do
+    # shellcheck disable=SC2086
+    "$FUSEBOX" sweep "$f" $GRID --seeds 3 -q --no-charts -o "$T/grid/$(basename "$f" .json)" ||
+        echo "# sweep of $f failed"
+done
+python3 - "$T/grid" "$T/j1/tune.json" >"$T/oracle.txt" <<'EOF'
+import csv, json, os, sys
+grid, tune = sys.argv[1], json.load(open(sys.argv[2]))
+rows = {}
+for name in sorted(os.listdir(grid)):
+    rows[name] = list(csv.DictReader(open(os.path.join(grid, name, "sweep-points.csv"))))
+points = len(next(iter(rows.values())))
+def worst(p):
+    return max(float(r[p]["cost_usd"]) for r in rows.values())
+def feasible(p):
+    return all(float(r[p]["success_rate"]) >= 0.97 for r in rows.values())
+best = min((p for p in range(points) if feasible(p)), key=lambda p: (worst(p), p))
+noise = max((float(r[best]["cost_usd_ci_high"]) - float(r[best]["cost_usd_ci_low"])) / 2
+            for r in rows.values())
+rec = tune["recommendation"]
+p = rec["point"]
+print("grid best %d %.4f noise %.4f; tune %d %.4f feasible %s" %
+      (best, worst(best), noise, p, rec["objective"], feasible(p)))
+# the same point in both: the same seeds give the same figures (to the csv's 4 decimals)
+print("same_figures", abs(worst(p) - rec["objective"]) < 1e-3)
+print("feasible", feasible(p) and rec["feasible"])
+print("within_noise", worst(p) <= worst(best) + noise)
+EOF
+sed 's/^/# /' "$T/oracle.txt"
+grep -q "^same_figures True" "$T/oracle.txt"
+ok $? "tune's figures for its recommendation are the sweep's figures for that point"
+grep -q "^feasible True" "$T/oracle.txt"
+ok $? "the recommendation meets the constraint in all five scenarios (per the sweeps)"
+grep -q "^within_noise True" "$T/oracle.txt"
+ok $? "within 10% of the runs, tune's worst case is within the seeds' noise of the full grid's best"
+
+# errors
+expect_exit 2 "a misspelt --knob key exits 2" "$FUSEBOX" tune $S --knob breaker.opn=5s,10s \
+    --minimize cost_usd -o "$T/bad"
+contains "$ERR" "--knob breaker.opn" "the error names the --knob"
+contains "$ERR" "did you mean 'open'" "the error suggests the right key"
+expect_exit 2 "an empty range exits 2" "$FUSEBOX" tune $S --knob breaker.open=5s..5s \
+    --minimize cost_usd -o "$T/bad"
+contains "$ERR" "--knob breaker.open=5s..5s" "the empty range's error names the --knob"
+expect_exit 2 "a range of one integer exits 2" "$FUSEBOX" tune $S --knob retry.attempts=3..3 \
+    --minimize cost_usd -o "$T/bad"
+# shellcheck disable=SC2086
+expect_exit 2 "a budget below the smallest search exits 2" "$FUSEBOX" tune $S $KNOBS $OBJ \
+    --budget 20 -o "$T/bad"
+contains "$ERR" "--budget 20 runs is too small: the search needs at least 25" \
+    "the budget error says what the search needs"
+expect_exit 2 "no objective exits 2" "$FUSEBOX" tune $S --knob breaker.open=5s,10s -o "$T/bad"
+contains "$ERR" "--minimize or --maximize" "the error asks for an objective"
+expect_exit 2 "a variant missing from a scenario exits 2" "$FUSEBOX" tune $S \
+    --knob breaker.open=5s,10s --minimize cost_usd --variant nope -o "$T/bad"
+contains "$ERR" "no variant named 'nope'" "the error names the variant"
+[ ! -e "$T/bad/tune.json" ]
+ok $? "bad input writes no tune.json"
+
+expect_exit 1 "no setting meets an impossible constraint: exit 1" "$FUSEBOX" tune $S \
+    --knob breaker.open=5s,10s --minimize cost_usd --subject-to "success_rate>=1.01" -o "$T/inf"
+contains "$OUT" "NO point satisfies every constraint" "infeasible: it says so and shows the closest"
+
+finish
