@@ -638,6 +638,20 @@ static int binding(const sweep *sw, uint64_t p, double *slack) {
     return best;
 }
 
+/* The first constraint that fails at point p of sws, as "TEXT in FILE"; false when none. */
+static bool breaks(const sweep_tune *t, sweep *const *sws, uint64_t p, char *buf, size_t len) {
+    for (size_t i = 0; i < t->n; i++) {
+        const sweep *sw = sws[i];
+        for (size_t c = 0; c < sw->con_count; c++) {
+            double v = sweep_point_mean(sw, p, sw->cons[c].metric);
+            if (!isnan(v) && sweep_constraint_holds(&sw->cons[c], v)) continue;
+            snprintf(buf, len, "%s in %s", sw->cons[c].text, sw->file);
+            return true;
+        }
+    }
+    return false;
+}
+
 static void human(char *buf, size_t len, const sweep *sw, const char *metric, double v) {
     int m = sweep_metric_index(sw, metric);
     sweep_format_human(buf, len, v, m >= 0 ? sw->units[m] : SIM_UNIT_RATIO);
@@ -684,8 +698,11 @@ void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
         knob_value(t, p, d, v, sizeof v);
         fprintf(f, "  %s=%s\n", g0->dims[d].key, v);
     }
+    char brk[SWEEP_KEY_MAX + 300], why[SWEEP_KEY_MAX + 320] = "";
+    if (!c.feasible && breaks(t, t->base, 0, brk, sizeof brk))
+        snprintf(why, sizeof why, " (fails %s)", brk);
     fprintf(f, "  %s %s: %s (seeds' noise +/- %s); current settings: %s%s\n", across_word(t),
-            g0->objective, a, h, b, c.feasible ? "" : " (violating a constraint)");
+            g0->objective, a, h, b, why);
     fprintf(f, "\nper scenario (recommended | current):\n");
     for (size_t i = 0; i < t->n; i++) {
         const sweep *sw = t->grid[i], *bs = t->base[i];
@@ -713,18 +730,25 @@ void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
         human(a, sizeof a, g0, g0->objective, k.range);
         fprintf(f, "  %-28s ", g0->dims[d].key);
         if (k.no_effect)
-            fprintf(f, "has no effect (range %s, within the seeds' noise)", a);
+            fprintf(f, "no effect on the %s (range %s, within the seeds' noise)", g0->objective,
+                    a);
         else
             fprintf(f, "moves the %s by %s", across_word(t), a);
         if (g0->con_count && e.feasible) {
-            char vlo[SWEEP_VALUE_MAX], vhi[SWEEP_VALUE_MAX];
-            knob_value(t, with_value(t, p, d, flo), d, vlo, sizeof vlo);
-            knob_value(t, with_value(t, p, d, fhi), d, vhi, sizeof vhi);
-            if (flo == 0 && fhi + 1 == t->nval[d])
-                fprintf(f, "; feasible over all its values");
-            else
-                fprintf(f, "; feasible from %s to %s (%u of %u values)", vlo, vhi, ok,
+            if (flo == 0 && fhi + 1 == t->nval[d]) {
+                fprintf(f, "; the constraints hold over all its values");
+            } else {
+                char vlo[SWEEP_VALUE_MAX], vhi[SWEEP_VALUE_MAX];
+                knob_value(t, with_value(t, p, d, flo), d, vlo, sizeof vlo);
+                knob_value(t, with_value(t, p, d, fhi), d, vhi, sizeof vhi);
+                fprintf(f, "; the constraints hold from %s to %s (%u of %u values)", vlo, vhi, ok,
                         t->nval[d]);
+                uint32_t out = fhi + 1 < t->nval[d] ? fhi + 1 : flo - 1;
+                char vout[SWEEP_VALUE_MAX], c2[SWEEP_KEY_MAX + 300];
+                knob_value(t, with_value(t, p, d, out), d, vout, sizeof vout);
+                if (breaks(t, t->grid, with_value(t, p, d, out), c2, sizeof c2))
+                    fprintf(f, "; at %s %s fails", vout, c2);
+            }
         }
         fputc('\n', f);
     }
@@ -856,7 +880,16 @@ void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
         }
         fputs("], \"range\": ", f);
         jnum(f, k.range);
-        fprintf(f, ", \"no_effect\": %s}", k.no_effect ? "true" : "false");
+        fprintf(f, ", \"no_effect\": %s, \"constraints_hold\": ", k.no_effect ? "true" : "false");
+        if (e.feasible) { /* the values around the recommendation's where they all hold */
+            fputc('[', f);
+            jstr(f, g0->dims[d].values[k.flo]);
+            fputs(", ", f);
+            jstr(f, g0->dims[d].values[k.fhi]);
+            fputs("]}", f);
+        } else {
+            fputs("null}", f);
+        }
     }
     fputs("\n  ],\n  \"evaluated\": [", f);
     bool first = true;

@@ -62,6 +62,11 @@ print("grid best %d %.4f noise %.4f; tune %d %.4f feasible %s" %
 print("same_figures", abs(worst(p) - rec["objective"]) < 1e-3)
 print("feasible", feasible(p) and rec["feasible"])
 print("within_noise", worst(p) <= worst(best) + noise)
+# stricter than the noise: no more than a tenth of the feasible points beat it
+feas = [q for q in range(points) if feasible(q)]
+beat = sum(1 for q in feas if worst(q) < worst(p))
+print("beaten_by %d of %d feasible points" % (beat, len(feas)))
+print("top_tenth", beat <= len(feas) // 10)
 EOF
 sed 's/^/# /' "$T/oracle.txt"
 grep -q "^same_figures True" "$T/oracle.txt"
@@ -70,6 +75,8 @@ grep -q "^feasible True" "$T/oracle.txt"
 ok $? "the recommendation meets the constraint in all five scenarios (per the sweeps)"
 grep -q "^within_noise True" "$T/oracle.txt"
 ok $? "within 10% of the runs, tune's worst case is within the seeds' noise of the full grid's best"
+grep -q "^top_tenth True" "$T/oracle.txt"
+ok $? "and at most a tenth of the grid's feasible points have a lower worst case"
 
 # errors
 expect_exit 2 "a misspelt --knob key exits 2" "$FUSEBOX" tune $S --knob breaker.opn=5s,10s \
