@@ -112,14 +112,56 @@ static int add_scenarios(tune_opts *o, const char *arg) {
     return CLI_OK;
 }
 
-static int parse_count(const char *opt, const char *val, uint64_t lo, uint64_t max,
-                       uint64_t *out) {
+static int parse_count(const char *opt, const char *val, uint64_t lo, uint64_t max, uint64_t *out) {
     uint64_t v;
     if (cli_parse_u64(val, &v) != 0 || v < lo || v > max)
         return cli_bad("tune", "%s needs an integer from %llu to %llu, got '%s'", opt,
                        (unsigned long long)lo, (unsigned long long)max, val);
     *out = v;
     return CLI_OK;
+}
+
+/* The search's options: 1 on a match, 0 otherwise, CLI_BAD_INPUT (printed). */
+static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
+    const char *a = argv[*i], *val = NULL;
+    uint64_t v = 0;
+    if (cli_opt(argc, argv, i, NULL, "--minimize", &val) ||
+        cli_opt(argc, argv, i, NULL, "--maximize", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (o->a.objective)
+            return cli_bad("tune", "one objective at a time (--minimize or --maximize)");
+        o->a.objective = val;
+        o->a.sense = strncmp(a, "--maximize", 10) == 0 ? -1 : 1;
+    } else if (cli_opt(argc, argv, i, NULL, "--subject-to", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        o->a.subject_to = val;
+    } else if (cli_opt(argc, argv, i, NULL, "--knob", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (o->a.knob_count == SWEEP_DIMS_MAX)
+            return cli_bad("tune", "at most %d --knob", SWEEP_DIMS_MAX);
+        o->knobs[o->a.knob_count++] = val;
+    } else if (cli_opt(argc, argv, i, NULL, "--set", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (o->a.set_count == SWEEP_SETS_MAX) return cli_bad("tune", "too many --set");
+        o->sets[o->a.set_count++] = val;
+    } else if (cli_opt(argc, argv, i, NULL, "--across", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (strcmp(val, "worst") != 0 && strcmp(val, "mean") != 0)
+            return cli_bad("tune", "--across needs worst or mean, got '%s'", val);
+        o->a.across_mean = strcmp(val, "mean") == 0;
+    } else if (cli_opt(argc, argv, i, NULL, "--levels", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (parse_count(a, val, 2, SWEEP_TUNE_LEVELS_MAX, &v) != CLI_OK) return CLI_BAD_INPUT;
+        o->a.levels = (uint32_t)v;
+    } else if (cli_opt(argc, argv, i, NULL, "--budget", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (parse_count(a, val, 1, UINT64_MAX / 2, &o->a.budget) != CLI_OK) return CLI_BAD_INPUT;
+    } else if (strcmp(a, "--exhaustive") == 0) {
+        o->a.exhaustive = true;
+    } else {
+        return 0;
+    }
+    return 1;
 }
 
 /* Returns -1 to go on, or an exit code. */
@@ -131,41 +173,11 @@ static int parse_args(int argc, char **argv, tune_opts *o) {
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
             return CLI_OK;
-        } else if (cli_opt(argc, argv, &i, NULL, "--minimize", &val) ||
-                   cli_opt(argc, argv, &i, NULL, "--maximize", &val)) {
-            if (val == NULL) return cli_missing("tune", a);
-            if (o->a.objective)
-                return cli_bad("tune", "one objective at a time (--minimize or --maximize)");
-            o->a.objective = val;
-            o->a.sense = strncmp(a, "--maximize", 10) == 0 ? -1 : 1;
-        } else if (cli_opt(argc, argv, &i, NULL, "--subject-to", &val)) {
-            if (val == NULL) return cli_missing("tune", a);
-            o->a.subject_to = val;
-        } else if (cli_opt(argc, argv, &i, NULL, "--knob", &val)) {
-            if (val == NULL) return cli_missing("tune", a);
-            if (o->a.knob_count == SWEEP_DIMS_MAX)
-                return cli_bad("tune", "at most %d --knob", SWEEP_DIMS_MAX);
-            o->knobs[o->a.knob_count++] = val;
-        } else if (cli_opt(argc, argv, &i, NULL, "--set", &val)) {
-            if (val == NULL) return cli_missing("tune", a);
-            if (o->a.set_count == SWEEP_SETS_MAX) return cli_bad("tune", "too many --set");
-            o->sets[o->a.set_count++] = val;
-        } else if (cli_opt(argc, argv, &i, NULL, "--across", &val)) {
-            if (val == NULL) return cli_missing("tune", a);
-            if (strcmp(val, "worst") != 0 && strcmp(val, "mean") != 0)
-                return cli_bad("tune", "--across needs worst or mean, got '%s'", val);
-            o->a.across_mean = strcmp(val, "mean") == 0;
-        } else if (cli_opt(argc, argv, &i, NULL, "--levels", &val)) {
-            if (val == NULL) return cli_missing("tune", a);
-            if (parse_count(a, val, 2, SWEEP_TUNE_LEVELS_MAX, &v) != CLI_OK) return CLI_BAD_INPUT;
-            o->a.levels = (uint32_t)v;
-        } else if (cli_opt(argc, argv, &i, NULL, "--budget", &val)) {
-            if (val == NULL) return cli_missing("tune", a);
-            if (parse_count(a, val, 1, UINT64_MAX / 2, &o->a.budget) != CLI_OK)
-                return CLI_BAD_INPUT;
-        } else if (strcmp(a, "--exhaustive") == 0) {
-            o->a.exhaustive = true;
-        } else if (cli_opt(argc, argv, &i, NULL, "--seeds", &val)) {
+        }
+        int r = search_opt(argc, argv, &i, o);
+        if (r == CLI_BAD_INPUT) return r;
+        if (r == 1) continue;
+        if (cli_opt(argc, argv, &i, NULL, "--seeds", &val)) {
             if (val == NULL) return cli_missing("tune", a);
             if (parse_count(a, val, 1, SWEEP_SEEDS_MAX, &v) != CLI_OK) return CLI_BAD_INPUT;
             o->a.seeds = (uint32_t)v;

@@ -21,7 +21,7 @@
 #define KNOB_TEXT_MAX (SWEEP_KEY_MAX + SWEEP_TUNE_LEVELS_MAX * 40 + 8)
 
 struct sweep_tune {
-    size_t n;                            /* scenarios */
+    size_t n;                              /* scenarios */
     sweep *grid[SWEEP_TUNE_SCENARIOS_MAX]; /* the knobs' full grid, per scenario */
     sweep *base[SWEEP_TUNE_SCENARIOS_MAX]; /* the current settings, per scenario */
     uint32_t dims;
@@ -112,8 +112,8 @@ int sweep_tune_knob_values(const char *arg, uint32_t levels, char *out, size_t o
     uint32_t kept = 0;
     for (uint32_t i = 0; i < count && used < outlen; i++) {
         if (dim.kind == SWEEP_LIST) {
-            used += (size_t)snprintf(out + used, outlen - used, "%s%s", i ? "," : "",
-                                     dim.values[i]);
+            used +=
+                (size_t)snprintf(out + used, outlen - used, "%s%s", i ? "," : "", dim.values[i]);
             continue;
         }
         double u = (double)i / (double)(levels - 1);
@@ -162,68 +162,75 @@ static int make_base(sweep_tune *t, size_t i, const sweep_args *ga, char *msg, s
     return sweep_create(&b, &t->base[i], msg, msglen);
 }
 
-int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, size_t msglen) {
-    *out = NULL;
+static int check_args(const sweep_tune_args *a, char *msg, size_t msglen) {
     if (a->scenario_count == 0)
         return sweep_fail(msg, msglen, FB_EINVAL, "give at least one scenario");
     if (a->scenario_count > SWEEP_TUNE_SCENARIOS_MAX)
-        return sweep_fail(msg, msglen, FB_ECAP, "at most %d scenarios",
-                          SWEEP_TUNE_SCENARIOS_MAX);
+        return sweep_fail(msg, msglen, FB_ECAP, "at most %d scenarios", SWEEP_TUNE_SCENARIOS_MAX);
     if (a->knob_count == 0)
         return sweep_fail(msg, msglen, FB_EINVAL, "give at least one --knob KEY=LO..HI|v1,v2,...");
     if (a->knob_count > SWEEP_DIMS_MAX)
         return sweep_fail(msg, msglen, FB_ECAP, "at most %d --knob", SWEEP_DIMS_MAX);
     if (a->objective == NULL)
-        return sweep_fail(msg, msglen, FB_EINVAL, "give the objective: --minimize or --maximize METRIC");
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "give the objective: --minimize or --maximize METRIC");
     uint32_t levels = a->levels ? a->levels : 5;
     if (levels < 2 || levels > SWEEP_TUNE_LEVELS_MAX)
         return sweep_fail(msg, msglen, FB_EINVAL, "--levels: from 2 to %d", SWEEP_TUNE_LEVELS_MAX);
-    sweep_tune *t = calloc(1, sizeof *t);
-    if (t == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-    t->rec = -1;
-    t->across_mean = a->across_mean;
-    t->exhaustive = a->exhaustive;
-    static char knobs[SWEEP_DIMS_MAX][KNOB_TEXT_MAX];
+    return FB_OK;
+}
+
+/* Scenario i's sweep over the knobs (grids: their listed values) and its current settings. */
+static int create_scenario(sweep_tune *t, const sweep_tune_args *a, size_t i,
+                           const char *const *grids, char *msg, size_t msglen) {
+    sweep_args ga;
+    memset(&ga, 0, sizeof ga);
+    ga.scenario_file = a->scenario_files[i];
+    ga.variant = a->variant;
+    ga.sets = a->sets;
+    ga.set_count = a->set_count;
+    ga.grids = grids;
+    ga.grid_count = a->knob_count;
+    ga.seed = a->seed;
+    ga.seeds = a->seeds;
+    ga.objective = a->objective;
+    ga.sense = a->sense;
+    ga.subject_to = a->subject_to;
+    ga.import = a->import;
+    char m[1800];
+    int rc = sweep_create(&ga, &t->grid[i], m, sizeof m);
+    if (rc == FB_OK) {
+        t->n = i + 1;
+        rc = make_base(t, i, &ga, m, sizeof m);
+    }
+    if (rc == FB_OK) return FB_OK;
+    char *g = strstr(m, "--grid"); /* the sweep's word for a knob */
+    if (g) memcpy(g, "--knob", 6);
+    if (strstr(m, a->scenario_files[i]))
+        snprintf(msg, msglen, "%s", m);
+    else
+        snprintf(msg, msglen, "%s: %s", a->scenario_files[i], m);
+    return rc;
+}
+
+static int create_sweeps(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t msglen) {
+    char(*knobs)[KNOB_TEXT_MAX] = calloc(a->knob_count, sizeof *knobs);
+    if (knobs == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
     const char *grids[SWEEP_DIMS_MAX];
     int rc = FB_OK;
     for (size_t k = 0; k < a->knob_count && rc == FB_OK; k++) {
-        rc = sweep_tune_knob_values(a->knobs[k], levels, knobs[k], sizeof knobs[k], msg, msglen);
+        rc = sweep_tune_knob_values(a->knobs[k], a->levels ? a->levels : 5, knobs[k],
+                                    sizeof knobs[k], msg, msglen);
         grids[k] = knobs[k];
     }
-    for (size_t i = 0; i < a->scenario_count && rc == FB_OK; i++) {
-        sweep_args ga;
-        memset(&ga, 0, sizeof ga);
-        ga.scenario_file = a->scenario_files[i];
-        ga.variant = a->variant;
-        ga.sets = a->sets;
-        ga.set_count = a->set_count;
-        ga.grids = grids;
-        ga.grid_count = a->knob_count;
-        ga.seed = a->seed;
-        ga.seeds = a->seeds;
-        ga.objective = a->objective;
-        ga.sense = a->sense;
-        ga.subject_to = a->subject_to;
-        ga.import = a->import;
-        char m[1800];
-        rc = sweep_create(&ga, &t->grid[i], m, sizeof m);
-        if (rc == FB_OK) {
-            t->n = i + 1;
-            rc = make_base(t, i, &ga, m, sizeof m);
-        }
-        if (rc != FB_OK) {
-            char *g = strstr(m, "--grid");
-            if (g) memcpy(g, "--knob", 6);
-            if (strstr(m, a->scenario_files[i]))
-                snprintf(msg, msglen, "%s", m);
-            else
-                snprintf(msg, msglen, "%s: %s", a->scenario_files[i], m);
-        }
-    }
-    if (rc != FB_OK) {
-        sweep_tune_destroy(t);
-        return rc;
-    }
+    for (size_t i = 0; i < a->scenario_count && rc == FB_OK; i++)
+        rc = create_scenario(t, a, i, grids, msg, msglen);
+    free(knobs);
+    return rc;
+}
+
+/* The grid's shape from the first scenario's sweep, the budget, the plan checked. */
+static int size_tune(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t msglen) {
     const sweep *g0 = t->grid[0];
     t->dims = g0->dim_count;
     t->points = g0->points;
@@ -240,22 +247,31 @@ int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, siz
     t->budget = a->exhaustive ? full : a->budget ? a->budget : dflt;
     if (t->budget > full) t->budget = full;
     t->have = calloc(t->points, sizeof *t->have);
-    if (t->have == NULL) {
+    if (t->have == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    uint32_t f[SWEEP_TUNE_RUNGS_MAX];
+    uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
+    if (t->budget < full && sweep_tune_plan(t->points, t->seeds, t->n, t->budget, f, keep) == 0)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "--budget %" PRIu64 " runs is too small: the search needs at least "
+                          "%" PRIu64 " (3 candidates, %u seeds at the end, %zu scenarios)",
+                          t->budget, least, t->seeds, t->n);
+    return FB_OK;
+}
+
+int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, size_t msglen) {
+    *out = NULL;
+    int rc = check_args(a, msg, msglen);
+    if (rc != FB_OK) return rc;
+    sweep_tune *t = calloc(1, sizeof *t);
+    if (t == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    t->rec = -1;
+    t->across_mean = a->across_mean;
+    t->exhaustive = a->exhaustive;
+    rc = create_sweeps(t, a, msg, msglen);
+    if (rc == FB_OK) rc = size_tune(t, a, msg, msglen);
+    if (rc != FB_OK) {
         sweep_tune_destroy(t);
-        return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-    }
-    if (t->budget < full) {
-        uint32_t f[SWEEP_TUNE_RUNGS_MAX];
-        uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
-        if (sweep_tune_plan(t->points, t->seeds, t->n, t->budget, f, keep) == 0) {
-            uint64_t budget = t->budget;
-            uint32_t seeds = t->seeds;
-            sweep_tune_destroy(t);
-            return sweep_fail(msg, msglen, FB_EINVAL,
-                              "--budget %" PRIu64 " runs is too small: the search needs at least "
-                              "%" PRIu64 " (3 candidates, %u seeds at the end, %zu scenarios)",
-                              budget, least, seeds, a->scenario_count);
-        }
+        return rc;
     }
     *out = t;
     return FB_OK;
@@ -271,8 +287,12 @@ void sweep_tune_destroy(sweep_tune *t) {
     free(t);
 }
 
-uint64_t sweep_tune_full_runs(const sweep_tune *t) { return t->points * t->seeds * t->n; }
-uint64_t sweep_tune_search_runs(const sweep_tune *t) { return t->used; }
+uint64_t sweep_tune_full_runs(const sweep_tune *t) {
+    return t->points * t->seeds * t->n;
+}
+uint64_t sweep_tune_search_runs(const sweep_tune *t) {
+    return t->used;
+}
 
 /* ---- evaluation ---- */
 
@@ -332,8 +352,8 @@ static int check_failed(const sweep_tune *t, size_t i, const sweep *sw, char *ms
     uint64_t failed = sweep_failed(sw, &first);
     if (failed == 0) return FB_OK;
     (void)t;
-    return sweep_fail(msg, msglen, FB_ECAP, "%s: %" PRIu64 " run%s failed; the first: %s",
-                      sw->file, failed, failed == 1 ? "" : "s", first ? first : "?");
+    return sweep_fail(msg, msglen, FB_ECAP, "%s: %" PRIu64 " run%s failed; the first: %s", sw->file,
+                      failed, failed == 1 ? "" : "s", first ? first : "?");
     (void)i;
 }
 
@@ -363,7 +383,8 @@ static int run_points(sweep_tune *t, const uint64_t *pts, size_t np, uint32_t f,
     int rc = FB_OK;
     for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
         rc = run(ctx, t->grid[i], tasks, nt);
-        if (rc == FB_OK) rc = check_failed(t, i, t->grid[i], msg, msglen);
+        if (rc == FB_OK)
+            rc = check_failed(t, i, t->grid[i], msg, msglen);
         else if (msg[0] == '\0')
             sweep_fail(msg, msglen, rc, "%s: the runs stopped", t->grid[i]->file);
     }
@@ -453,7 +474,8 @@ static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char 
                           size_t msglen) {
     uint64_t share = t->budget * 2 / 3;
     t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, share, t->f, t->keep);
-    if (t->rungs == 0) t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, t->budget, t->f, t->keep);
+    if (t->rungs == 0)
+        t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, t->budget, t->f, t->keep);
     if (t->rungs == 0) return sweep_fail(msg, msglen, FB_EINVAL, "the budget is too small");
     uint64_t n = t->keep[0];
     t->sampled = n;
@@ -476,8 +498,7 @@ static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char 
 }
 
 /* One knob at a time around the best, on every seed, while it improves and the budget lasts. */
-static int search_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg,
-                        size_t msglen) {
+static int search_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
     int64_t inc = best_full(t);
     if (inc < 0) return FB_OK;
     bool moved = true;
@@ -661,9 +682,12 @@ static void knob_value(const sweep_tune *t, uint64_t p, uint32_t d, char *buf, s
     sweep_point_value(t->grid[0], p, d, buf, len);
 }
 
-static const char *across_word(const sweep_tune *t) { return t->across_mean ? "mean" : "worst case"; }
+static const char *across_word(const sweep_tune *t) {
+    return t->across_mean ? "mean" : "worst case";
+}
 
-void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
+/* What the search did. */
+static void answer_search(FILE *f, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
     uint64_t full = sweep_tune_full_runs(t);
     fprintf(f, "objective: %s %s across %zu scenarios (%s)%s%s\n",
@@ -683,16 +707,21 @@ void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
     }
     fprintf(f, "  plus %" PRIu64 " runs for this report (current settings, sensitivity)\n",
             t->extra);
-    if (t->rec < 0) return;
-    uint64_t p = (uint64_t)t->rec;
+}
+
+/* The recommendation, its objective and noise, the current settings'. */
+static void answer_recommended(FILE *f, const sweep_tune *t, uint64_t p) {
+    const sweep *g0 = t->grid[0];
     eval e = evaluate(t, t->grid, p), c = evaluate(t, t->base, 0);
     double hw = noise(t, t->grid, p);
     char a[64], b[64], h[64];
     human(a, sizeof a, g0, g0->objective, g0->sense * e.across);
     human(b, sizeof b, g0, g0->objective, g0->sense * c.across);
     human(h, sizeof h, g0, g0->objective, hw);
-    fprintf(f, "\nrecommended:%s\n", e.feasible ? "" : " (NO point satisfies every constraint "
-                                                       "in every scenario: the closest)");
+    fprintf(f, "\nrecommended:%s\n",
+            e.feasible ? ""
+                       : " (NO point satisfies every constraint "
+                         "in every scenario: the closest)");
     for (uint32_t d = 0; d < t->dims; d++) {
         char v[SWEEP_VALUE_MAX];
         knob_value(t, p, d, v, sizeof v);
@@ -703,6 +732,11 @@ void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
         snprintf(why, sizeof why, " (fails %s)", brk);
     fprintf(f, "  %s %s: %s (seeds' noise +/- %s); current settings: %s%s\n", across_word(t),
             g0->objective, a, h, b, why);
+}
+
+/* Per scenario: recommended | current, the binding constraint. */
+static void answer_scenarios(FILE *f, const sweep_tune *t, uint64_t p) {
+    char a[64], b[64];
     fprintf(f, "\nper scenario (recommended | current):\n");
     for (size_t i = 0; i < t->n; i++) {
         const sweep *sw = t->grid[i], *bs = t->base[i];
@@ -723,36 +757,49 @@ void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
                     slack < 0 ? ", VIOLATED" : "");
         fputc('\n', f);
     }
-    fprintf(f, "\nsensitivity (one knob moves, the others stay at the recommendation):\n");
-    for (uint32_t d = 0; d < t->dims; d++) {
-        knob_sens k = sensitivity(t, p, d);
-        uint32_t ok = k.feasible, flo = k.flo, fhi = k.fhi;
-        human(a, sizeof a, g0, g0->objective, k.range);
-        fprintf(f, "  %-28s ", g0->dims[d].key);
-        if (k.no_effect)
-            fprintf(f, "no effect on the %s (range %s, within the seeds' noise)", g0->objective,
-                    a);
-        else
-            fprintf(f, "moves the %s by %s", across_word(t), a);
-        if (g0->con_count && e.feasible) {
-            if (flo == 0 && fhi + 1 == t->nval[d]) {
-                fprintf(f, "; the constraints hold over all its values");
-            } else {
-                char vlo[SWEEP_VALUE_MAX], vhi[SWEEP_VALUE_MAX];
-                knob_value(t, with_value(t, p, d, flo), d, vlo, sizeof vlo);
-                knob_value(t, with_value(t, p, d, fhi), d, vhi, sizeof vhi);
-                fprintf(f, "; the constraints hold from %s to %s (%u of %u values)", vlo, vhi, ok,
-                        t->nval[d]);
-                uint32_t out = fhi + 1 < t->nval[d] ? fhi + 1 : flo - 1;
-                char vout[SWEEP_VALUE_MAX], c2[SWEEP_KEY_MAX + 300];
-                knob_value(t, with_value(t, p, d, out), d, vout, sizeof vout);
-                if (breaks(t, t->grid, with_value(t, p, d, out), c2, sizeof c2))
-                    fprintf(f, "; at %s %s fails", vout, c2);
-            }
+}
+
+/* Knob d's line: its effect on the objective, where the constraints hold, what fails next. */
+static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bool feasible) {
+    const sweep *g0 = t->grid[0];
+    char a[64];
+    knob_sens k = sensitivity(t, p, d);
+    uint32_t ok = k.feasible, flo = k.flo, fhi = k.fhi;
+    human(a, sizeof a, g0, g0->objective, k.range);
+    fprintf(f, "  %-28s ", g0->dims[d].key);
+    if (k.no_effect)
+        fprintf(f, "no effect on the %s (range %s, within the seeds' noise)", g0->objective, a);
+    else
+        fprintf(f, "moves the %s by %s", across_word(t), a);
+    if (g0->con_count && feasible) {
+        if (flo == 0 && fhi + 1 == t->nval[d]) {
+            fprintf(f, "; the constraints hold over all its values");
+        } else {
+            char vlo[SWEEP_VALUE_MAX], vhi[SWEEP_VALUE_MAX];
+            knob_value(t, with_value(t, p, d, flo), d, vlo, sizeof vlo);
+            knob_value(t, with_value(t, p, d, fhi), d, vhi, sizeof vhi);
+            fprintf(f, "; the constraints hold from %s to %s (%u of %u values)", vlo, vhi, ok,
+                    t->nval[d]);
+            uint32_t out = fhi + 1 < t->nval[d] ? fhi + 1 : flo - 1;
+            char vout[SWEEP_VALUE_MAX], c2[SWEEP_KEY_MAX + 300];
+            knob_value(t, with_value(t, p, d, out), d, vout, sizeof vout);
+            if (breaks(t, t->grid, with_value(t, p, d, out), c2, sizeof c2))
+                fprintf(f, "; at %s %s fails", vout, c2);
         }
-        fputc('\n', f);
     }
-    sweep_answer_policy(f, g0, p);
+    fputc('\n', f);
+}
+
+void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
+    answer_search(f, t);
+    if (t->rec < 0) return;
+    uint64_t p = (uint64_t)t->rec;
+    answer_recommended(f, t, p);
+    answer_scenarios(f, t, p);
+    fprintf(f, "\nsensitivity (one knob moves, the others stay at the recommendation):\n");
+    bool feasible = evaluate(t, t->grid, p).feasible;
+    for (uint32_t d = 0; d < t->dims; d++) answer_knob(f, t, p, d, feasible);
+    sweep_answer_policy(f, t->grid[0], p);
 }
 
 /* ---- tune.json ---- */
@@ -769,7 +816,8 @@ static void jstr(FILE *f, const char *s) {
     util_json_string(&o, s, UTIL_JSON_SHORT_NEWLINE);
 }
 
-void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
+/* The definition, the runs, what the search did. */
+static void json_head(FILE *f, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
     fprintf(f, "{\n  \"scenarios\": [");
     for (size_t i = 0; i < t->n; i++) {
@@ -806,11 +854,45 @@ void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
         fprintf(f, "%s{\"seeds\": %u, \"candidates\": %" PRIu64 "}", k ? ", " : "", t->f[k],
                 t->keep[k]);
     fprintf(f, "], \"moves\": %" PRIu64 "},\n", t->moves);
-    if (t->rec < 0) {
-        fputs("  \"recommendation\": null\n}\n", f);
-        return;
+}
+
+/* Scenario i at point p: the metrics, recommended and current; the binding constraint. */
+static void json_scenario(FILE *f, const sweep_tune *t, size_t i, uint64_t p) {
+    const sweep *sw = t->grid[i], *bs = t->base[i];
+    fprintf(f, "%s\n      {\"file\": ", i ? "," : "");
+    jstr(f, sw->file);
+    fputs(", \"metrics\": {", f);
+    for (size_t k = 0; k <= sw->con_count; k++) {
+        const char *m = k == 0 ? sw->objective : sw->cons[k - 1].metric;
+        bool dup = false;
+        for (size_t j = 0; j < k; j++)
+            dup = dup || strcmp(m, j == 0 ? sw->objective : sw->cons[j - 1].metric) == 0;
+        if (dup) continue;
+        fputs(k ? ", " : "", f);
+        jstr(f, m);
+        fputs(": {\"recommended\": ", f);
+        jnum(f, sweep_point_mean(sw, p, m));
+        fputs(", \"current\": ", f);
+        jnum(f, sweep_point_mean(bs, 0, m));
+        fputc('}', f);
     }
-    uint64_t p = (uint64_t)t->rec;
+    fputs("}, \"binding\": ", f);
+    double slack;
+    int k = binding(sw, p, &slack);
+    if (k < 0) {
+        fputs("null", f);
+    } else {
+        fputs("{\"constraint\": ", f);
+        jstr(f, sw->cons[k].text);
+        fputs(", \"slack\": ", f);
+        jnum(f, slack);
+        fputc('}', f);
+    }
+    fputc('}', f);
+}
+
+static void json_recommendation(FILE *f, const sweep_tune *t, uint64_t p) {
+    const sweep *g0 = t->grid[0];
     eval e = evaluate(t, t->grid, p), c = evaluate(t, t->base, 0);
     double hw = noise(t, t->grid, p);
     fprintf(f, "  \"recommendation\": {\n    \"point\": %" PRIu64 ",\n    \"settings\": {", p);
@@ -826,78 +908,53 @@ void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
     jnum(f, g0->sense * e.across);
     fputs(",\n    \"noise\": ", f);
     jnum(f, hw);
-    fprintf(f, ",\n    \"current\": {\"feasible\": %s, \"objective\": ",
-            c.feasible ? "true" : "false");
+    fprintf(
+        f, ",\n    \"current\": {\"feasible\": %s, \"objective\": ", c.feasible ? "true" : "false");
     jnum(f, g0->sense * c.across);
     fputs("},\n    \"scenarios\": [", f);
-    for (size_t i = 0; i < t->n; i++) {
-        const sweep *sw = t->grid[i], *bs = t->base[i];
-        fprintf(f, "%s\n      {\"file\": ", i ? "," : "");
-        jstr(f, sw->file);
-        fputs(", \"metrics\": {", f);
-        for (size_t k = 0; k <= sw->con_count; k++) {
-            const char *m = k == 0 ? sw->objective : sw->cons[k - 1].metric;
-            bool dup = false;
-            for (size_t j = 0; j < k; j++)
-                dup = dup || strcmp(m, j == 0 ? sw->objective : sw->cons[j - 1].metric) == 0;
-            if (dup) continue;
-            fputs(k ? ", " : "", f);
-            jstr(f, m);
-            fputs(": {\"recommended\": ", f);
-            jnum(f, sweep_point_mean(sw, p, m));
-            fputs(", \"current\": ", f);
-            jnum(f, sweep_point_mean(bs, 0, m));
-            fputc('}', f);
-        }
-        fputs("}, \"binding\": ", f);
-        double slack;
-        int k = binding(sw, p, &slack);
-        if (k < 0) {
-            fputs("null", f);
-        } else {
-            fputs("{\"constraint\": ", f);
-            jstr(f, sw->cons[k].text);
-            fputs(", \"slack\": ", f);
-            jnum(f, slack);
-            fputc('}', f);
-        }
-        fputc('}', f);
-    }
+    for (size_t i = 0; i < t->n; i++) json_scenario(f, t, i, p);
     fputs("\n    ]\n  },\n  \"sensitivity\": [", f);
-    for (uint32_t d = 0; d < t->dims; d++) {
-        knob_sens k = sensitivity(t, p, d);
-        fprintf(f, "%s\n    {\"key\": ", d ? "," : "");
-        jstr(f, g0->dims[d].key);
-        fputs(", \"values\": [", f);
-        for (uint32_t v = 0; v < t->nval[d]; v++) {
-            uint64_t q = with_value(t, p, d, v);
-            eval qe = evaluate(t, t->grid, q);
-            fprintf(f, "%s{\"value\": ", v ? ", " : "");
-            jstr(f, g0->dims[d].values[v]);
-            fputs(", \"objective\": ", f);
-            jnum(f, g0->sense * qe.across);
-            fprintf(f, ", \"feasible\": %s}", qe.feasible ? "true" : "false");
-        }
-        fputs("], \"range\": ", f);
-        jnum(f, k.range);
-        fprintf(f, ", \"no_effect\": %s, \"constraints_hold\": ", k.no_effect ? "true" : "false");
-        if (e.feasible) { /* the values around the recommendation's where they all hold */
-            fputc('[', f);
-            jstr(f, g0->dims[d].values[k.flo]);
-            fputs(", ", f);
-            jstr(f, g0->dims[d].values[k.fhi]);
-            fputs("]}", f);
-        } else {
-            fputs("null}", f);
-        }
+}
+
+static void json_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bool feasible) {
+    const sweep *g0 = t->grid[0];
+    knob_sens k = sensitivity(t, p, d);
+    fprintf(f, "%s\n    {\"key\": ", d ? "," : "");
+    jstr(f, g0->dims[d].key);
+    fputs(", \"values\": [", f);
+    for (uint32_t v = 0; v < t->nval[d]; v++) {
+        uint64_t q = with_value(t, p, d, v);
+        eval qe = evaluate(t, t->grid, q);
+        fprintf(f, "%s{\"value\": ", v ? ", " : "");
+        jstr(f, g0->dims[d].values[v]);
+        fputs(", \"objective\": ", f);
+        jnum(f, g0->sense * qe.across);
+        fprintf(f, ", \"feasible\": %s}", qe.feasible ? "true" : "false");
     }
+    fputs("], \"range\": ", f);
+    jnum(f, k.range);
+    fprintf(f, ", \"no_effect\": %s, \"constraints_hold\": ", k.no_effect ? "true" : "false");
+    if (feasible) { /* the values around the recommendation's where they all hold */
+        fputc('[', f);
+        jstr(f, g0->dims[d].values[k.flo]);
+        fputs(", ", f);
+        jstr(f, g0->dims[d].values[k.fhi]);
+        fputs("]}", f);
+    } else {
+        fputs("null}", f);
+    }
+}
+
+static void json_evaluated(FILE *f, const sweep_tune *t) {
+    const sweep *g0 = t->grid[0];
     fputs("\n  ],\n  \"evaluated\": [", f);
     bool first = true;
     for (uint64_t q = 0; q < t->points; q++) {
         if (t->have[q] == 0) continue;
         eval qe = evaluate(t, t->grid, q);
-        fprintf(f, "%s\n    {\"point\": %" PRIu64 ", \"seeds\": %u, \"objective\": ",
-                first ? "" : ",", q, t->have[q]);
+        fprintf(f,
+                "%s\n    {\"point\": %" PRIu64 ", \"seeds\": %u, \"objective\": ", first ? "" : ",",
+                q, t->have[q]);
         jnum(f, g0->sense * qe.across);
         fputs(", \"noise\": ", f);
         jnum(f, t->have[q] == t->seeds ? noise(t, t->grid, q) : NAN);
@@ -905,4 +962,17 @@ void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
         first = false;
     }
     fputs("\n  ]\n}\n", f);
+}
+
+void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
+    json_head(f, t);
+    if (t->rec < 0) {
+        fputs("  \"recommendation\": null\n}\n", f);
+        return;
+    }
+    uint64_t p = (uint64_t)t->rec;
+    json_recommendation(f, t, p);
+    bool feasible = evaluate(t, t->grid, p).feasible;
+    for (uint32_t d = 0; d < t->dims; d++) json_knob(f, t, p, d, feasible);
+    json_evaluated(f, t);
 }

@@ -21,8 +21,8 @@ static void plan_fidelities_are_thirds_up_to_the_seeds(void **state) {
     (void)state;
     static const struct {
         uint32_t seeds, rungs, f[4];
-    } cases[] = {{1, 1, {1}}, {3, 2, {1, 3}}, {5, 3, {1, 2, 5}}, {9, 3, {1, 3, 9}},
-                 {10, 4, {1, 2, 4, 10}}};
+    } cases[] = {
+        {1, 1, {1}}, {3, 2, {1, 3}}, {5, 3, {1, 2, 5}}, {9, 3, {1, 3, 9}}, {10, 4, {1, 2, 4, 10}}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         uint32_t f[SWEEP_TUNE_RUNGS_MAX];
         uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
@@ -74,7 +74,8 @@ static void knob_bad(const char *arg, const char *fragment) {
     char out[512], msg[512] = "";
     if (sweep_tune_knob_values(arg, 5, out, sizeof out, msg, sizeof msg) == FB_OK)
         fail_msg("accepted: %s -> %s", arg, out);
-    if (strstr(msg, fragment) == NULL) fail_msg("'%s': message '%s' lacks '%s'", arg, msg, fragment);
+    if (strstr(msg, fragment) == NULL)
+        fail_msg("'%s': message '%s' lacks '%s'", arg, msg, fragment);
     if (strstr(msg, "--knob") == NULL) fail_msg("'%s': message '%s' names no --knob", arg, msg);
 }
 
