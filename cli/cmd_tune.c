@@ -81,6 +81,8 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 static int add_file(tune_opts *o, const char *path) {
+    for (size_t i = 0; i < o->nfiles; i++)
+        if (strcmp(o->files[i], path) == 0) return cli_bad("tune", "%s is given twice", path);
     if (o->nfiles == SWEEP_TUNE_SCENARIOS_MAX)
         return cli_bad("tune", "at most %d scenarios", SWEEP_TUNE_SCENARIOS_MAX);
     o->files[o->nfiles] = strdup(path);

@@ -101,6 +101,28 @@ contains "$ERR" "no variant named 'nope'" "the error names the variant"
 [ ! -e "$T/bad/tune.json" ]
 ok $? "bad input writes no tune.json"
 
+expect_exit 2 "a scenario given twice exits 2" "$FUSEBOX" tune $S $S/outage.json \
+    --knob breaker.open=5s,10s --minimize cost_usd -o "$T/bad"
+contains "$ERR" "tests/e2e/tune/outage.json is given twice" "the error names the file"
+
+# --across mean: the mean of the scenarios' means, said so; here no worse than the worst case
+expect_exit 0 "--across mean exits 0" "$FUSEBOX" tune $S/outage.json $S/rate-limit.json \
+    --knob retry.attempts=1,2,3 --knob breaker.open=5s,20s --minimize cost_usd --across mean \
+    --exhaustive -o "$T/mean"
+contains "$OUT" "across 2 scenarios (mean)" "--across mean says so"
+"$FUSEBOX" tune $S/outage.json $S/rate-limit.json --knob retry.attempts=1,2,3 \
+    --knob breaker.open=5s,20s --minimize cost_usd --exhaustive -q -o "$T/worst"
+python3 - "$T/mean/tune.json" "$T/worst/tune.json" <<'EOF2'
+import json, sys
+m, w = (json.load(open(f)) for f in sys.argv[1:3])
+# the same runs (exhaustive, same seeds): each point's mean across is below its worst case
+wo = {e["point"]: e["objective"] for e in w["evaluated"]}
+ok = all(e["objective"] <= wo[e["point"]] + 1e-9 for e in m["evaluated"])
+ok = ok and any(e["objective"] < wo[e["point"]] - 1e-9 for e in m["evaluated"])
+sys.exit(0 if ok and m["objective"]["across"] == "mean" else 1)
+EOF2
+ok $? "--across mean: every point's mean across the scenarios is at most its worst case"
+
 expect_exit 1 "no setting meets an impossible constraint: exit 1" "$FUSEBOX" tune $S \
     --knob breaker.open=5s,10s --minimize cost_usd --subject-to "success_rate>=1.01" -o "$T/inf"
 contains "$OUT" "NO point satisfies every constraint" "infeasible: it says so and shows the closest"
