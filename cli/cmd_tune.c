@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,8 @@ static void usage(FILE *f) {
         "  -o, --out DIR          output folder for tune.json (default out/tune)\n"
         "  -q, --quiet            no answer on stdout\n"
         "  -h, --help             this text\n"
+        "\n"
+        "SIGINT or SIGTERM stops the runs; nothing is written (exit 130 or 143).\n"
         "\n"
         "Exit codes: 0 ok, 1 no evaluated setting satisfies every constraint in every\n"
         "scenario, 2 bad input, a file that could not be written, or a run stopped by\n"
@@ -254,9 +257,11 @@ int cli_cmd_tune(int argc, char **argv) {
         if (sweep_tune_create(&o.a, &t, msg, sizeof msg) != FB_OK) {
             rc = cli_bad("tune", "%s", msg);
         } else if (sweep_tune_search(t, pool_runner, &o, msg, sizeof msg) != FB_OK) {
-            if (cli_stop_signal)
+            if (cli_stop_signal) {
+                fprintf(stderr, "fusebox tune: interrupted by %s: nothing written (no --resume)\n",
+                        cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
                 rc = 128 + cli_stop_signal;
-            else
+            } else
                 rc = msg[0] ? cli_bad("tune", "%s", msg) : CLI_BAD_INPUT;
         } else {
             const char *dir = o.out ? o.out : "out/tune";

@@ -123,6 +123,15 @@ sys.exit(0 if ok and m["objective"]["across"] == "mean" else 1)
 EOF2
 ok $? "--across mean: every point's mean across the scenarios is at most its worst case"
 
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+[ $? -eq 130 ] && grep -q "interrupted by SIGINT: nothing written" "$T/int.err" && [ ! -e "$T/int/tune.json" ]
+ok $? "SIGINT stops tune: exit 130, one line, no tune.json"
+
 expect_exit 1 "no setting meets an impossible constraint: exit 1" "$FUSEBOX" tune $S \
     --knob breaker.open=5s,10s --minimize cost_usd --subject-to "success_rate>=1.01" -o "$T/inf"
 contains "$OUT" "NO point satisfies every constraint" "infeasible: it says so and shows the closest"
