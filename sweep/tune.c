@@ -861,6 +861,8 @@ static void json_scenario(FILE *f, const sweep_tune *t, size_t i, uint64_t p) {
     const sweep *sw = t->grid[i], *bs = t->base[i];
     fprintf(f, "%s\n      {\"file\": ", i ? "," : "");
     jstr(f, sw->file);
+    fputs(", \"variant\": ", f);
+    jstr(f, sw->variant);
     fputs(", \"metrics\": {", f);
     for (size_t k = 0; k <= sw->con_count; k++) {
         const char *m = k == 0 ? sw->objective : sw->cons[k - 1].metric;
