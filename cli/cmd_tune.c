@@ -28,8 +28,8 @@ static void usage(FILE *f) {
         "every scenario and optimises the objective across them, within a budget of\n"
         "runs; every candidate runs on the same seeds (common random numbers). Prints\n"
         "the recommendation, its figures next to the current settings', the binding\n"
-        "constraints and each knob's sensitivity; writes DIR/tune.json. See\n"
-        "docs/tune.md.\n"
+        "constraints and each knob's sensitivity; writes DIR/tune.json and\n"
+        "tune.html. See docs/tune.md.\n"
         "\n"
         "  SCENARIO|DIR           scenario files, or folders of them (*.json)\n"
         "  --knob KEY=v1,v2,...   a knob and its values (KEY as sweep's --grid: relative\n"
@@ -51,7 +51,7 @@ static void usage(FILE *f) {
         "      --seed S           the first seed (default: each scenario's seed)\n"
         "      --set KEY=VALUE    change every scenario for every run (as fusebox run)\n"
         "  -j, --jobs N           worker processes (default: the online CPUs)\n"
-        "  -o, --out DIR          output folder for tune.json (default out/tune)\n"
+        "  -o, --out DIR          output folder for tune.json and tune.html (default out/tune)\n"
         "  -q, --quiet            no answer on stdout\n"
         "  -h, --help             this text\n"
         "\n"
@@ -221,14 +221,16 @@ static int pool_runner(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
     return cli_stop_signal ? FB_EIO : FB_OK;
 }
 
-static int write_json(const sweep_tune *t, const char *dir) {
+/* DIR/NAME written to NAME.tmp, checked, renamed. */
+static int write_file(const sweep_tune *t, const char *dir, const char *name,
+                      void (*write)(FILE *, const sweep_tune *)) {
     if (cli_mkdirs(dir) != 0) return cli_bad("tune", "cannot create %s: %s", dir, strerror(errno));
     char path[1100], tmp[1110];
-    snprintf(path, sizeof path, "%s/tune.json", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
     if (f == NULL) return cli_bad("tune", "cannot write %s: %s", tmp, strerror(errno));
-    sweep_tune_write_json(f, t);
+    write(f, t);
     bool bad = ferror(f) != 0;
     bad = fclose(f) != 0 || bad;
     if (bad || rename(tmp, path) != 0) {
@@ -265,10 +267,11 @@ int cli_cmd_tune(int argc, char **argv) {
                 rc = msg[0] ? cli_bad("tune", "%s", msg) : CLI_BAD_INPUT;
         } else {
             const char *dir = o.out ? o.out : "out/tune";
-            rc = write_json(t, dir);
+            rc = write_file(t, dir, "tune.json", sweep_tune_write_json);
+            if (rc == CLI_OK) rc = write_file(t, dir, "tune.html", sweep_tune_write_html);
             if (rc == CLI_OK && !o.quiet) {
                 sweep_tune_write_answer(stdout, t);
-                printf("\nwrote %s/tune.json\n", dir);
+                printf("\nwrote %s/tune.json, tune.html\n", dir);
             }
             if (rc == CLI_OK && sweep_tune_infeasible(t)) rc = CLI_EXPECT_FAILED;
         }

@@ -15,6 +15,7 @@
 #include "core/rng.h"
 #include "sweep/sweepint.h"
 #include "util/json.h"
+#include "util/xml.h"
 
 /* fb_rng purpose of the sample's filler draws ("TUNE" in ASCII). */
 #define TUNE_PURPOSE UINT64_C(0x54554E45)
@@ -642,6 +643,24 @@ static knob_sens sensitivity(const sweep_tune *t, uint64_t p, uint32_t d) {
     return k;
 }
 
+/* The value of knob d (others at p) that beats p, the best such; -1 when none does. */
+static int64_t better_value(const sweep_tune *t, uint64_t p, uint32_t d) {
+    int64_t best = -1;
+    uint64_t bp = p;
+    eval be = evaluate(t, t->grid, p);
+    for (uint32_t v = 0; v < t->nval[d]; v++) {
+        uint64_t q = with_value(t, p, d, v);
+        if (t->have[q] < t->seeds) continue;
+        eval e = evaluate(t, t->grid, q);
+        if (better(e, q, be, bp)) {
+            best = v;
+            bp = q;
+            be = e;
+        }
+    }
+    return best;
+}
+
 /* The constraint with the smallest relative slack at point p of sw; -1 without constraints. */
 static int binding(const sweep *sw, uint64_t p, double *slack) {
     int best = -1;
@@ -787,6 +806,12 @@ static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bo
                 fprintf(f, "; at %s %s fails", vout, c2);
         }
     }
+    int64_t bv = better_value(t, p, d);
+    if (bv >= 0) /* only when the budget ran out before the search met this neighbour */
+        fprintf(f,
+                "; BETTER at %s (seen by this report's runs, after the budget ran out: a "
+                "larger --budget searches on)",
+                g0->dims[d].values[bv]);
     fputc('\n', f);
 }
 
@@ -935,7 +960,13 @@ static void json_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bool
     }
     fputs("], \"range\": ", f);
     jnum(f, k.range);
-    fprintf(f, ", \"no_effect\": %s, \"constraints_hold\": ", k.no_effect ? "true" : "false");
+    int64_t bv = better_value(t, p, d);
+    fprintf(f, ", \"no_effect\": %s, \"better_at\": ", k.no_effect ? "true" : "false");
+    if (bv >= 0)
+        jstr(f, g0->dims[d].values[bv]);
+    else
+        fputs("null", f);
+    fputs(", \"constraints_hold\": ", f);
     if (feasible) { /* the values around the recommendation's where they all hold */
         fputc('[', f);
         jstr(f, g0->dims[d].values[k.flo]);
@@ -977,4 +1008,65 @@ void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
     bool feasible = evaluate(t, t->grid, p).feasible;
     for (uint32_t d = 0; d < t->dims; d++) json_knob(f, t, p, d, feasible);
     json_evaluated(f, t);
+}
+
+/* ---- tune.html ---- */
+
+static void html_text(FILE *f, const char *s) {
+    util_out o = util_out_file(f);
+    util_xml_escape(&o, s, UTIL_XML_APOS);
+}
+
+/* Knob d's values around point p: the objective across scenarios, feasible or not. */
+static void html_knob_row(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d) {
+    const sweep *g0 = t->grid[0];
+    fputs("<tr><th>", f);
+    html_text(f, g0->dims[d].key);
+    fputs("</th><td>", f);
+    for (uint32_t v = 0; v < t->nval[d]; v++) {
+        uint64_t q = with_value(t, p, d, v);
+        eval e = evaluate(t, t->grid, q);
+        char a[64];
+        human(a, sizeof a, g0, g0->objective, g0->sense * e.across);
+        fprintf(f, "%s<span class=\"%s%s\">", v ? " &middot; " : "", e.feasible ? "ok" : "bad",
+                q == p ? " rec" : "");
+        html_text(f, g0->dims[d].values[v]);
+        fputs(": ", f);
+        html_text(f, a);
+        fputs(e.feasible ? "" : " (fails)", f);
+        fputs("</span>", f);
+    }
+    fputs("</td></tr>\n", f);
+}
+
+void sweep_tune_write_html(FILE *f, const sweep_tune *t) {
+    const sweep *g0 = t->grid[0];
+    fputs(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>fusebox tune: ",
+        f);
+    html_text(f, g0->objective);
+    fputs("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:80em}"
+          "pre{background:#f6f6f6;padding:1em;overflow-x:auto}td,th{padding:.2em .6em;"
+          "text-align:left;vertical-align:top}.bad{color:#a00}.rec{font-weight:bold}</style>\n"
+          "</head><body>\n<h1>fusebox tune</h1>\n",
+          f);
+    if (t->rec >= 0) {
+        fputs("<h2>Each knob around the recommendation</h2>\n<p>The objective across the "
+              "scenarios at each value of one knob, the others at the recommendation (in bold); "
+              "red: a constraint fails in some scenario.</p>\n<table>\n",
+              f);
+        for (uint32_t d = 0; d < t->dims; d++) html_knob_row(f, t, (uint64_t)t->rec, d);
+        fputs("</table>\n", f);
+    }
+    fputs("<h2>The answer</h2>\n<pre>", f);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+        sweep_tune_write_answer(mem, t);
+        fclose(mem);
+        html_text(f, text ? text : "");
+        free(text);
+    }
+    fputs("</pre>\n</body></html>\n", f);
 }

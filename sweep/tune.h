@@ -95,5 +95,7 @@ bool sweep_tune_infeasible(const sweep_tune *t);
 void sweep_tune_write_answer(FILE *f, const sweep_tune *t);
 /* tune.json. */
 void sweep_tune_write_json(FILE *f, const sweep_tune *t);
+/* tune.html: each knob's values around the recommendation, and the answer. */
+void sweep_tune_write_html(FILE *f, const sweep_tune *t);
 
 #endif /* SWEEP_TUNE_H */

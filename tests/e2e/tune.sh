@@ -16,7 +16,10 @@ OBJ="--minimize cost_usd --subject-to success_rate>=0.97"
 # shellcheck disable=SC2086
 expect_exit 0 "tune --jobs 1 exits 0" "$FUSEBOX" tune $S $KNOBS $OBJ --jobs 1 -o "$T/j1"
 ANSWER=$OUT
-writes "$T/j1" "tune" tune.json
+writes "$T/j1" "tune" tune.json tune.html
+HTML=$(cat "$T/j1/tune.html")
+contains "$HTML" "success_rate&gt;=0.97" "tune.html escapes the answer's text"
+contains "$HTML" "<span class=\"ok rec\">" "tune.html marks the recommendation in each knob's row"
 python3 -m json.tool "$T/j1/tune.json" >/dev/null 2>&1
 ok $? "tune.json is valid JSON"
 contains "$ANSWER" "recommended:" "the answer gives the recommendation"
@@ -29,9 +32,9 @@ ok $? "the search stays within 10% of the full grid's 3645 runs"
 
 # shellcheck disable=SC2086
 "$FUSEBOX" tune $S $KNOBS $OBJ --jobs 2 -o "$T/j2" >"$T/j2.txt"
-cmp -s "$T/j1/tune.json" "$T/j2/tune.json" &&
+same_files "$T/j1" "$T/j2" tune.json tune.html &&
     [ "$(grep -v '^wrote ' "$T/j2.txt")" = "$(echo "$ANSWER" | grep -v '^wrote ')" ]
-ok $? "--jobs 2 writes the same tune.json and prints the same answer as --jobs 1"
+ok $? "--jobs 2 writes the same tune.json and tune.html and prints the same answer as --jobs 1"
 
 # the full grid, one sweep per scenario (243 points x 3 seeds each): the oracle
 GRID=$(echo "$KNOBS" | sed 's/--knob/--grid/g')
@@ -77,6 +80,25 @@ grep -q "^within_noise True" "$T/oracle.txt"
 ok $? "within 10% of the runs, tune's worst case is within the seeds' noise of the full grid's best"
 grep -q "^top_tenth True" "$T/oracle.txt"
 ok $? "and at most a tenth of the grid's feasible points have a lower worst case"
+
+# the smallest budget: the report's runs may see a better neighbour, and then say so
+"$FUSEBOX" tune $S --knob retry.attempts=1,2,3 --knob breaker.open=5s,10s,20s $OBJ -o "$T/small" >"$T/small.txt"
+python3 - "$T/small/tune.json" "$T/small.txt" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+better = [k["key"] for k in r["sensitivity"] if k["better_at"] is not None]
+# a better neighbour exists only when the budget stopped the search, and the answer says it
+ok = (not better or r["runs"]["budget_reached"]) and text.count("BETTER at") == len(better)
+# and it is better: feasible, with a lower worst case than the recommendation
+for k in r["sensitivity"]:
+    if k["better_at"] is not None:
+        v = next(x for x in k["values"] if x["value"] == k["better_at"])
+        ok = ok and v["feasible"] and v["objective"] < r["recommendation"]["objective"]
+print("better:", better)
+sys.exit(0 if ok else 1)
+EOF2
+ok $? "a better neighbour seen by the report's runs is named, only when the budget ran out"
 
 # errors
 expect_exit 2 "a misspelt --knob key exits 2" "$FUSEBOX" tune $S --knob breaker.opn=5s,10s \
