@@ -643,16 +643,21 @@ static knob_sens sensitivity(const sweep_tune *t, uint64_t p, uint32_t d) {
     return k;
 }
 
-/* The value of knob d (others at p) that beats p, the best such; -1 when none does. */
+/*
+ * The value of knob d (others at p) that beats p beyond the seeds' noise: feasible where
+ * p is not, or both feasible and the objective lower by more than the paired noise; the
+ * best such, -1 when none.
+ */
 static int64_t better_value(const sweep_tune *t, uint64_t p, uint32_t d) {
     int64_t best = -1;
     uint64_t bp = p;
-    eval be = evaluate(t, t->grid, p);
+    eval pe = evaluate(t, t->grid, p), be = pe;
     for (uint32_t v = 0; v < t->nval[d]; v++) {
         uint64_t q = with_value(t, p, d, v);
-        if (t->have[q] < t->seeds) continue;
+        if (q == p || t->have[q] < t->seeds) continue;
         eval e = evaluate(t, t->grid, q);
-        if (better(e, q, be, bp)) {
+        bool beats = e.feasible && (!pe.feasible || e.across < pe.across - paired_noise(t, p, q));
+        if (beats && (best < 0 || better(e, q, be, bp))) {
             best = v;
             bp = q;
             be = e;
