@@ -14,6 +14,7 @@ int cli_cmd_check(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);
 int cli_cmd_compare(int argc, char **argv);
 int cli_cmd_sweep(int argc, char **argv);
+int cli_cmd_tune(int argc, char **argv);
 int cli_cmd_merge(int argc, char **argv);
 int cli_cmd_mock(int argc, char **argv);
 int cli_cmd_live(int argc, char **argv);

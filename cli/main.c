@@ -22,6 +22,8 @@ static const struct command commands[] = {
     {"compare", cli_cmd_compare,
      "compare A B [-o DIR] [--tolerance M=X]         two runs or sweeps side by side"},
     {"sweep", cli_cmd_sweep, "sweep SCENARIO --grid key=v1,v2 [...]          tune over a grid"},
+    {"tune", cli_cmd_tune,
+     "tune SCENARIO|DIR... --knob key=v1,v2 [...]    one setting for many scenarios"},
     {"merge", cli_cmd_merge,
      "merge PARTIAL... -o DIR                         combine sweep shards"},
     {"mock", cli_cmd_mock, "mock [--scenario FILE] [--port P] [...]        mock LLM provider"},

@@ -31,7 +31,7 @@ _fusebox() {
         ;;
     *)
         case $prev in
-        --seed | --jobs | -j | --port | --grid | --set | --seeds | --time-scale) ;;
+        --seed | --jobs | -j | --port | --grid | --set | --seeds | --time-scale | --knob | --budget | --levels | --across) ;;
         *) COMPREPLY=($(compgen -f -- "$cur")) ;;
         esac
         ;;

@@ -91,7 +91,7 @@ static void print_shell_quoted(FILE *f, const char *s) {
 }
 
 /* The variant's policy (variants.NAME, or policy) at point p, with 2-space indents. */
-static void answer_policy(FILE *f, const sweep *sw, uint64_t p) {
+void sweep_answer_policy(FILE *f, const sweep *sw, uint64_t p) {
     sim_scenario *sc = NULL;
     sim_error err;
     if (sweep_load_point(sw, p, NULL, &sc, &err) != FB_OK) return;
@@ -250,7 +250,7 @@ void sweep_write_answer(FILE *f, const sweep *sw) {
     sweep_point_label(sw, (uint64_t)sw->best, label, sizeof label);
     fprintf(f, "\nbest: point %" PRId64 "  %s\n", sw->best, label);
     answer_metrics(f, sw, (uint64_t)sw->best);
-    answer_policy(f, sw, (uint64_t)sw->best);
+    sweep_answer_policy(f, sw, (uint64_t)sw->best);
     if (sw->runner_up >= 0 && no_effect > 0 && differs_only_in(sw, none))
         fprintf(f,
                 "\nrunner-up: point %" PRId64 " differs from the best only in settings that have "

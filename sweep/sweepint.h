@@ -128,6 +128,8 @@ bool sweep_higher_is_better(const sweep *sw, const char *metric);
 
 /* A metric value for people: "8.2s", "$2222.19", "0.999021", "781". */
 void sweep_format_human(char *buf, size_t len, double v, sim_unit unit);
+/* The variant's policy block at point p and the `fusebox run` command that runs it. */
+void sweep_answer_policy(FILE *f, const sweep *sw, uint64_t p);
 
 /* ---- save.c ---- */
 

@@ -14,7 +14,7 @@ contains "$ERR" "unknown command 'runn' (did you mean 'run'?)" "a mistyped comma
 expect_exit 2 "a mistyped long command exits 2" "$FUSEBOX" import-polcy
 contains "$ERR" "unknown command 'import-polcy' (did you mean 'import-policy'?)" "even a long one"
 expect_exit 2 "run without a scenario exits 2" "$FUSEBOX" run
-for c in run check validate compare sweep merge mock live verdict; do
+for c in run check validate compare sweep tune merge mock live verdict; do
     expect_exit 0 "$c --help exits 0" "$FUSEBOX" $c --help
 done
 
@@ -169,7 +169,7 @@ contains "$ERR" "providers[0].typo_key: unknown key 'typo_key'" "and the third, 
 ok $? "each unknown key is named once"
 
 # help CMD is CMD --help
-for c in run check validate compare sweep merge mock live presets import import-policy export-policy verdict; do
+for c in run check validate compare sweep tune merge mock live presets import import-policy export-policy verdict; do
     "$FUSEBOX" $c --help >"$T/h1" 2>&1
     "$FUSEBOX" help $c >"$T/h2" 2>&1
     r=$?

@@ -1,0 +1,282 @@
+/*
+ * cmd_tune.c - 'fusebox tune': one setting of a variant's knobs for several
+ * scenarios, searched within a budget of runs (sweep/tune.h); the runs go to
+ * the sweep's worker processes (cli/sweep_pool.c).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/common.h"
+#include "cli/sweep_pool.h"
+#include "sweep/tune.h"
+
+#define JOBS_MAX CLI_SWEEP_JOBS_MAX
+
+static void usage(FILE *f) {
+    cli_help_puts(
+        "usage: fusebox tune SCENARIO|DIR... --knob KEY=VALUES [--knob ...]\n"
+        "                    --minimize|--maximize METRIC [--subject-to LIST] [options]\n"
+        "\n"
+        "Find one setting of the variant's knobs that satisfies every constraint in\n"
+        "every scenario and optimises the objective across them, within a budget of\n"
+        "runs; every candidate runs on the same seeds (common random numbers). Prints\n"
+        "the recommendation, its figures next to the current settings', the binding\n"
+        "constraints and each knob's sensitivity; writes DIR/tune.json and\n"
+        "tune.html. See docs/tune.md.\n"
+        "\n"
+        "  SCENARIO|DIR           scenario files, or folders of them (*.json)\n"
+        "  --knob KEY=v1,v2,...   a knob and its values (KEY as sweep's --grid: relative\n"
+        "                         to the variant's policy, or layers.NAME.KEY, ...)\n"
+        "  --knob KEY=LO..HI      a range, cut into --levels evenly spaced values\n"
+        "                         (numbers, integers or durations; KEY=log:LO..HI)\n"
+        "      --levels N         values per range knob (default 5)\n"
+        "      --minimize METRIC  the objective (metric names: docs/metrics.md)\n"
+        "      --maximize METRIC  ... or the other way\n"
+        "      --subject-to LIST  constraints every scenario must meet on the seeds' mean:\n"
+        "                         \"success_rate>=0.999,latency_p99<=10s\"\n"
+        "      --across worst|mean  the objective across scenarios (default worst)\n"
+        "      --budget RUNS      the search's cap on runs (default 10% of the full grid:\n"
+        "                         points x seeds x scenarios)\n"
+        "      --exhaustive       run the full grid (the budget is all of it)\n"
+        "      --variant NAME     the variant to tune, in every scenario (default: each\n"
+        "                         scenario's last variant)\n"
+        "      --seeds K          seeds S..S+K-1 for every candidate (default 3)\n"
+        "      --seed S           the first seed (default: each scenario's seed)\n"
+        "      --set KEY=VALUE    change every scenario for every run (as fusebox run)\n"
+        "  -j, --jobs N           worker processes (default: the online CPUs)\n"
+        "  -o, --out DIR          output folder for tune.json and tune.html (default out/tune)\n"
+        "  -q, --quiet            no answer on stdout\n"
+        "  -h, --help             this text\n"
+        "\n"
+        "SIGINT or SIGTERM stops the runs; nothing is written (exit 130 or 143).\n"
+        "\n"
+        "Exit codes: 0 ok, 1 no evaluated setting satisfies every constraint in every\n"
+        "scenario, 2 bad input, a file that could not be written, or a run stopped by\n"
+        "a cap.\n",
+        f);
+}
+
+typedef struct tune_opts {
+    sweep_tune_args a;
+    char *files[SWEEP_TUNE_SCENARIOS_MAX];
+    size_t nfiles;
+    const char *sets[SWEEP_SETS_MAX];
+    const char *knobs[SWEEP_DIMS_MAX];
+    uint64_t seed, jobs;
+    const char *out;
+    bool quiet;
+} tune_opts;
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t ls = strlen(s), lx = strlen(suffix);
+    return ls >= lx && strcmp(s + ls - lx, suffix) == 0;
+}
+
+static int add_file(tune_opts *o, const char *path) {
+    for (size_t i = 0; i < o->nfiles; i++)
+        if (strcmp(o->files[i], path) == 0) return cli_bad("tune", "%s is given twice", path);
+    if (o->nfiles == SWEEP_TUNE_SCENARIOS_MAX)
+        return cli_bad("tune", "at most %d scenarios", SWEEP_TUNE_SCENARIOS_MAX);
+    o->files[o->nfiles] = strdup(path);
+    if (o->files[o->nfiles] == NULL) return cli_bad("tune", "out of memory");
+    o->nfiles++;
+    return CLI_OK;
+}
+
+/* A scenario file, or a folder's *.json (sorted). */
+static int add_scenarios(tune_opts *o, const char *arg) {
+    struct stat st;
+    if (stat(arg, &st) != 0) return cli_bad("tune", "%s: %s", arg, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) return add_file(o, arg);
+    DIR *d = opendir(arg);
+    if (d == NULL) return cli_bad("tune", "%s: %s", arg, strerror(errno));
+    size_t first = o->nfiles;
+    struct dirent *e;
+    int rc = CLI_OK;
+    while (rc == CLI_OK && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.' || !ends_with(e->d_name, ".json")) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s%s%s", arg, ends_with(arg, "/") ? "" : "/", e->d_name);
+        rc = add_file(o, path);
+    }
+    closedir(d);
+    if (rc != CLI_OK) return rc;
+    qsort(o->files + first, o->nfiles - first, sizeof *o->files, cmp_str);
+    if (o->nfiles == first) return cli_bad("tune", "%s holds no .json scenario", arg);
+    return CLI_OK;
+}
+
+static int parse_count(const char *opt, const char *val, uint64_t lo, uint64_t max, uint64_t *out) {
+    uint64_t v;
+    if (cli_parse_u64(val, &v) != 0 || v < lo || v > max)
+        return cli_bad("tune", "%s needs an integer from %llu to %llu, got '%s'", opt,
+                       (unsigned long long)lo, (unsigned long long)max, val);
+    *out = v;
+    return CLI_OK;
+}
+
+/* The search's options: 1 on a match, 0 otherwise, CLI_BAD_INPUT (printed). */
+static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
+    const char *a = argv[*i], *val = NULL;
+    uint64_t v = 0;
+    if (cli_opt(argc, argv, i, NULL, "--minimize", &val) ||
+        cli_opt(argc, argv, i, NULL, "--maximize", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (o->a.objective)
+            return cli_bad("tune", "one objective at a time (--minimize or --maximize)");
+        o->a.objective = val;
+        o->a.sense = strncmp(a, "--maximize", 10) == 0 ? -1 : 1;
+    } else if (cli_opt(argc, argv, i, NULL, "--subject-to", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        o->a.subject_to = val;
+    } else if (cli_opt(argc, argv, i, NULL, "--knob", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (o->a.knob_count == SWEEP_DIMS_MAX)
+            return cli_bad("tune", "at most %d --knob", SWEEP_DIMS_MAX);
+        o->knobs[o->a.knob_count++] = val;
+    } else if (cli_opt(argc, argv, i, NULL, "--set", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (o->a.set_count == SWEEP_SETS_MAX) return cli_bad("tune", "too many --set");
+        o->sets[o->a.set_count++] = val;
+    } else if (cli_opt(argc, argv, i, NULL, "--across", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (strcmp(val, "worst") != 0 && strcmp(val, "mean") != 0)
+            return cli_bad("tune", "--across needs worst or mean, got '%s'", val);
+        o->a.across_mean = strcmp(val, "mean") == 0;
+    } else if (cli_opt(argc, argv, i, NULL, "--levels", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (parse_count(a, val, 2, SWEEP_TUNE_LEVELS_MAX, &v) != CLI_OK) return CLI_BAD_INPUT;
+        o->a.levels = (uint32_t)v;
+    } else if (cli_opt(argc, argv, i, NULL, "--budget", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (parse_count(a, val, 1, UINT64_MAX / 2, &o->a.budget) != CLI_OK) return CLI_BAD_INPUT;
+    } else if (strcmp(a, "--exhaustive") == 0) {
+        o->a.exhaustive = true;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* Returns -1 to go on, or an exit code. */
+static int parse_args(int argc, char **argv, tune_opts *o) {
+    o->a.import = &cli_importer;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *val = NULL;
+        uint64_t v = 0;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return CLI_OK;
+        }
+        int r = search_opt(argc, argv, &i, o);
+        if (r == CLI_BAD_INPUT) return r;
+        if (r == 1) continue;
+        if (cli_opt(argc, argv, &i, NULL, "--seeds", &val)) {
+            if (val == NULL) return cli_missing("tune", a);
+            if (parse_count(a, val, 1, SWEEP_SEEDS_MAX, &v) != CLI_OK) return CLI_BAD_INPUT;
+            o->a.seeds = (uint32_t)v;
+        } else if (cli_opt(argc, argv, &i, NULL, "--seed", &val)) {
+            if (val == NULL) return cli_missing("tune", a);
+            if (cli_parse_u64(val, &o->seed) != 0)
+                return cli_bad("tune", "--seed needs a non-negative integer, got '%s'", val);
+            o->a.seed = &o->seed;
+        } else if (cli_opt(argc, argv, &i, NULL, "--variant", &val)) {
+            if (val == NULL) return cli_missing("tune", a);
+            o->a.variant = val;
+        } else if (cli_opt(argc, argv, &i, "-j", "--jobs", &val)) {
+            if (val == NULL) return cli_missing("tune", a);
+            if (parse_count(a, val, 1, JOBS_MAX, &o->jobs) != CLI_OK) return CLI_BAD_INPUT;
+        } else if (cli_opt(argc, argv, &i, "-o", "--out", &val)) {
+            if (val == NULL) return cli_missing("tune", a);
+            o->out = val;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            o->quiet = true;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return cli_bad("tune", "unknown option '%s' (see fusebox tune --help)", a);
+        } else if (add_scenarios(o, a) != CLI_OK) {
+            return CLI_BAD_INPUT;
+        }
+    }
+    if (o->nfiles == 0) {
+        usage(stderr);
+        return CLI_BAD_INPUT;
+    }
+    return -1;
+}
+
+static int pool_runner(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
+    const tune_opts *o = ctx;
+    if (cli_sweep_pool_run(sw, tasks, n, o->jobs, NULL, NULL) != CLI_OK) return FB_EIO;
+    return cli_stop_signal ? FB_EIO : FB_OK;
+}
+
+/* DIR/NAME written to NAME.tmp, checked, renamed. */
+static int write_file(const sweep_tune *t, const char *dir, const char *name,
+                      void (*write)(FILE *, const sweep_tune *)) {
+    if (cli_mkdirs(dir) != 0) return cli_bad("tune", "cannot create %s: %s", dir, strerror(errno));
+    char path[1100], tmp[1110];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL) return cli_bad("tune", "cannot write %s: %s", tmp, strerror(errno));
+    write(f, t);
+    bool bad = ferror(f) != 0;
+    bad = fclose(f) != 0 || bad;
+    if (bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        return cli_bad("tune", "cannot write %s: %s", path, strerror(errno));
+    }
+    return CLI_OK;
+}
+
+int cli_cmd_tune(int argc, char **argv) {
+    tune_opts o;
+    memset(&o, 0, sizeof o);
+    o.a.sets = o.sets;
+    o.a.knobs = o.knobs;
+    int rc = parse_args(argc, argv, &o);
+    if (rc < 0) {
+        if (o.jobs == 0) {
+            long n = sysconf(_SC_NPROCESSORS_ONLN);
+            o.jobs = n < 1 ? 1 : n > JOBS_MAX ? JOBS_MAX : (uint64_t)n;
+        }
+        o.a.scenario_files = (const char *const *)o.files;
+        o.a.scenario_count = o.nfiles;
+        cli_sweep_catch_signals();
+        sweep_tune *t = NULL;
+        char msg[2048];
+        if (sweep_tune_create(&o.a, &t, msg, sizeof msg) != FB_OK) {
+            rc = cli_bad("tune", "%s", msg);
+        } else if (sweep_tune_search(t, pool_runner, &o, msg, sizeof msg) != FB_OK) {
+            if (cli_stop_signal) {
+                fprintf(stderr, "fusebox tune: interrupted by %s: nothing written (no --resume)\n",
+                        cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+                rc = 128 + cli_stop_signal;
+            } else
+                rc = msg[0] ? cli_bad("tune", "%s", msg) : CLI_BAD_INPUT;
+        } else {
+            const char *dir = o.out ? o.out : "out/tune";
+            rc = write_file(t, dir, "tune.json", sweep_tune_write_json);
+            if (rc == CLI_OK) rc = write_file(t, dir, "tune.html", sweep_tune_write_html);
+            if (rc == CLI_OK && !o.quiet) {
+                sweep_tune_write_answer(stdout, t);
+                printf("\nwrote %s/tune.json, tune.html\n", dir);
+            }
+            if (rc == CLI_OK && sweep_tune_infeasible(t)) rc = CLI_EXPECT_FAILED;
+        }
+        sweep_tune_destroy(t);
+    }
+    for (size_t i = 0; i < o.nfiles; i++) free(o.files[i]);
+    return rc;
+}

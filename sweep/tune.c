@@ -1,0 +1,1077 @@
+/*
+ * tune.c - one setting for several scenarios: the search over the knobs'
+ * grid, its budget, and the answer (recommendation, per-scenario figures next
+ * to the current settings', binding constraints, sensitivity). See tune.h and
+ * docs/tune.md.
+ */
+#include "sweep/tune.h"
+
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "sweep/sweepint.h"
+#include "util/json.h"
+#include "util/xml.h"
+
+/* fb_rng purpose of the sample's filler draws ("TUNE" in ASCII). */
+#define TUNE_PURPOSE UINT64_C(0x54554E45)
+#define KNOB_TEXT_MAX (SWEEP_KEY_MAX + SWEEP_TUNE_LEVELS_MAX * 40 + 8)
+
+struct sweep_tune {
+    size_t n;                              /* scenarios */
+    sweep *grid[SWEEP_TUNE_SCENARIOS_MAX]; /* the knobs' full grid, per scenario */
+    sweep *base[SWEEP_TUNE_SCENARIOS_MAX]; /* the current settings, per scenario */
+    uint32_t dims;
+    uint32_t nval[SWEEP_DIMS_MAX];
+    uint64_t stride[SWEEP_DIMS_MAX];
+    uint64_t points;
+    uint32_t seeds;
+    uint64_t seed;
+    bool across_mean, exhaustive;
+    uint64_t budget, used, extra;
+    bool budget_reached;
+    uint32_t *have; /* per point: seeds 0..have-1 run in every scenario */
+    uint32_t base_have;
+    /* what the search did */
+    uint32_t rungs;
+    uint32_t f[SWEEP_TUNE_RUNGS_MAX];
+    uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
+    uint64_t sampled, moves;
+    int64_t rec; /* -1 before the search */
+};
+
+/* ---- the plan ---- */
+
+static uint32_t fidelities(uint32_t seeds, uint32_t f[SWEEP_TUNE_RUNGS_MAX]) {
+    uint32_t tmp[SWEEP_TUNE_RUNGS_MAX], r = 0, s = seeds ? seeds : 1;
+    tmp[r++] = s;
+    while (s > 1 && r < SWEEP_TUNE_RUNGS_MAX) {
+        s = (s + 2) / 3;
+        tmp[r++] = s;
+    }
+    for (uint32_t i = 0; i < r; i++) f[i] = tmp[r - 1 - i];
+    return r;
+}
+
+uint64_t sweep_tune_plan_cost(uint64_t n0, uint32_t seeds, size_t scenarios) {
+    uint32_t f[SWEEP_TUNE_RUNGS_MAX];
+    uint32_t r = fidelities(seeds, f);
+    uint64_t cost = 0, keep = n0, prev = 0;
+    for (uint32_t i = 0; i < r; i++) {
+        cost += keep * (f[i] - prev);
+        prev = f[i];
+        keep = (keep + 2) / 3;
+    }
+    return cost * scenarios;
+}
+
+uint32_t sweep_tune_plan(uint64_t points, uint32_t seeds, size_t scenarios, uint64_t runs,
+                         uint32_t f[SWEEP_TUNE_RUNGS_MAX], uint64_t keep[SWEEP_TUNE_RUNGS_MAX]) {
+    if (points < 1 || scenarios < 1) return 0;
+    uint64_t lo = points < 3 ? points : 3;
+    if (sweep_tune_plan_cost(lo, seeds, scenarios) > runs) return 0;
+    uint64_t hi = points; /* the cost grows with n0: the largest n0 that fits */
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (sweep_tune_plan_cost(mid, seeds, scenarios) <= runs)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    uint32_t r = fidelities(seeds, f);
+    keep[0] = lo;
+    for (uint32_t i = 1; i < r; i++) keep[i] = (keep[i - 1] + 2) / 3;
+    return r;
+}
+
+/* ---- knobs ---- */
+
+int sweep_tune_knob_values(const char *arg, uint32_t levels, char *out, size_t outlen, char *msg,
+                           size_t msglen) {
+    sweep_dim dim;
+    memset(&dim, 0, sizeof dim);
+    int rc = sweep_parse_grid(arg, &dim, msg, msglen);
+    if (rc != FB_OK) {
+        /* sweep's messages say --grid; this is --knob */
+        char m[512];
+        snprintf(m, sizeof m, "%s", msg);
+        char *g = strstr(m, "--grid");
+        if (g == m)
+            snprintf(msg, msglen, "--knob%s", m + 6);
+        else
+            snprintf(msg, msglen, "--knob %s: %s", arg, m);
+        return rc;
+    }
+    if (levels < 2) levels = 2;
+    size_t used = (size_t)snprintf(out, outlen, "%s=", dim.key);
+    uint32_t count = dim.kind == SWEEP_LIST ? dim.value_count : levels;
+    char prev[SWEEP_TUNE_LEVELS_MAX][40];
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < count && used < outlen; i++) {
+        if (dim.kind == SWEEP_LIST) {
+            used +=
+                (size_t)snprintf(out + used, outlen - used, "%s%s", i ? "," : "", dim.values[i]);
+            continue;
+        }
+        double u = (double)i / (double)(levels - 1);
+        if (u >= 1) u = nextafter(1.0, 0);
+        char v[40];
+        if (dim.type == SWEEP_INTEGER && !dim.log) /* evenly spaced, rounded */
+            snprintf(v, sizeof v, "%.0f",
+                     round(dim.lo + (dim.hi - dim.lo) * (double)i / (double)(levels - 1)));
+        else if (dim.type == SWEEP_INTEGER && i == levels - 1)
+            snprintf(v, sizeof v, "%.0f", dim.hi);
+        else if (!dim.log && dim.type == SWEEP_NUMBER && i == levels - 1)
+            snprintf(v, sizeof v, "%.6g", dim.hi);
+        else
+            sweep_dim_value(&dim, u, v, sizeof v);
+        bool dup = false;
+        for (uint32_t k = 0; k < kept; k++) dup = dup || strcmp(prev[k], v) == 0;
+        if (dup) continue;
+        snprintf(prev[kept++], sizeof prev[0], "%s", v);
+        used += (size_t)snprintf(out + used, outlen - used, "%s%s", kept > 1 ? "," : "", v);
+    }
+    sweep_dim_free(&dim);
+    if (used >= outlen) return sweep_fail(msg, msglen, FB_ECAP, "--knob %s: too many values", arg);
+    if (kept == 1)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "--knob %s: the range holds a single value (%s): nothing to tune", arg,
+                          prev[0]);
+    return FB_OK;
+}
+
+/* ---- building ---- */
+
+/* The current settings as a one-point sweep: its one "dimension" sets duration to itself. */
+static int make_base(sweep_tune *t, size_t i, const sweep_args *ga, char *msg, size_t msglen) {
+    const cJSON *dur = cJSON_GetObjectItemCaseSensitive(t->grid[i]->base->json, "duration");
+    char *text = dur ? cJSON_PrintUnformatted(dur) : NULL;
+    if (text == NULL)
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s: the scenario has no duration",
+                          ga->scenario_file);
+    char grid[128];
+    snprintf(grid, sizeof grid, "duration=%s", text);
+    cJSON_free(text);
+    const char *grids[1] = {grid};
+    sweep_args b = *ga;
+    b.grids = grids;
+    b.grid_count = 1;
+    return sweep_create(&b, &t->base[i], msg, msglen);
+}
+
+static int check_args(const sweep_tune_args *a, char *msg, size_t msglen) {
+    if (a->scenario_count == 0)
+        return sweep_fail(msg, msglen, FB_EINVAL, "give at least one scenario");
+    if (a->scenario_count > SWEEP_TUNE_SCENARIOS_MAX)
+        return sweep_fail(msg, msglen, FB_ECAP, "at most %d scenarios", SWEEP_TUNE_SCENARIOS_MAX);
+    if (a->knob_count == 0)
+        return sweep_fail(msg, msglen, FB_EINVAL, "give at least one --knob KEY=LO..HI|v1,v2,...");
+    if (a->knob_count > SWEEP_DIMS_MAX)
+        return sweep_fail(msg, msglen, FB_ECAP, "at most %d --knob", SWEEP_DIMS_MAX);
+    if (a->objective == NULL)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "give the objective: --minimize or --maximize METRIC");
+    uint32_t levels = a->levels ? a->levels : 5;
+    if (levels < 2 || levels > SWEEP_TUNE_LEVELS_MAX)
+        return sweep_fail(msg, msglen, FB_EINVAL, "--levels: from 2 to %d", SWEEP_TUNE_LEVELS_MAX);
+    return FB_OK;
+}
+
+/* Scenario i's sweep over the knobs (grids: their listed values) and its current settings. */
+static int create_scenario(sweep_tune *t, const sweep_tune_args *a, size_t i,
+                           const char *const *grids, char *msg, size_t msglen) {
+    sweep_args ga;
+    memset(&ga, 0, sizeof ga);
+    ga.scenario_file = a->scenario_files[i];
+    ga.variant = a->variant;
+    ga.sets = a->sets;
+    ga.set_count = a->set_count;
+    ga.grids = grids;
+    ga.grid_count = a->knob_count;
+    ga.seed = a->seed;
+    ga.seeds = a->seeds;
+    ga.objective = a->objective;
+    ga.sense = a->sense;
+    ga.subject_to = a->subject_to;
+    ga.import = a->import;
+    char m[1800];
+    int rc = sweep_create(&ga, &t->grid[i], m, sizeof m);
+    if (rc == FB_OK) {
+        t->n = i + 1;
+        rc = make_base(t, i, &ga, m, sizeof m);
+    }
+    if (rc == FB_OK) return FB_OK;
+    char *g = strstr(m, "--grid"); /* the sweep's word for a knob */
+    if (g) memcpy(g, "--knob", 6);
+    if (strstr(m, a->scenario_files[i]))
+        snprintf(msg, msglen, "%s", m);
+    else
+        snprintf(msg, msglen, "%s: %s", a->scenario_files[i], m);
+    return rc;
+}
+
+static int create_sweeps(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t msglen) {
+    char(*knobs)[KNOB_TEXT_MAX] = calloc(a->knob_count, sizeof *knobs);
+    if (knobs == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    const char *grids[SWEEP_DIMS_MAX];
+    int rc = FB_OK;
+    for (size_t k = 0; k < a->knob_count && rc == FB_OK; k++) {
+        rc = sweep_tune_knob_values(a->knobs[k], a->levels ? a->levels : 5, knobs[k],
+                                    sizeof knobs[k], msg, msglen);
+        grids[k] = knobs[k];
+    }
+    for (size_t i = 0; i < a->scenario_count && rc == FB_OK; i++)
+        rc = create_scenario(t, a, i, grids, msg, msglen);
+    free(knobs);
+    return rc;
+}
+
+/* The grid's shape from the first scenario's sweep, the budget, the plan checked. */
+static int size_tune(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t msglen) {
+    const sweep *g0 = t->grid[0];
+    t->dims = g0->dim_count;
+    t->points = g0->points;
+    t->seeds = g0->seeds;
+    t->seed = g0->seed;
+    for (uint32_t d = t->dims; d-- > 0;) {
+        t->nval[d] = g0->dims[d].value_count;
+        t->stride[d] = d + 1 == t->dims ? 1 : t->stride[d + 1] * t->nval[d + 1];
+    }
+    uint64_t full = sweep_tune_full_runs(t);
+    /* the default: 10% of the full grid, or the smallest search when that is more */
+    uint64_t least = sweep_tune_plan_cost(t->points < 3 ? t->points : 3, t->seeds, t->n);
+    uint64_t dflt = (full + 9) / 10 > least ? (full + 9) / 10 : least;
+    t->budget = a->exhaustive ? full : a->budget ? a->budget : dflt;
+    if (t->budget > full) t->budget = full;
+    t->have = calloc(t->points, sizeof *t->have);
+    if (t->have == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    uint32_t f[SWEEP_TUNE_RUNGS_MAX];
+    uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
+    if (t->budget < full && sweep_tune_plan(t->points, t->seeds, t->n, t->budget, f, keep) == 0)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "--budget %" PRIu64 " runs is too small: the search needs at least "
+                          "%" PRIu64 " (3 candidates, %u seeds at the end, %zu scenarios)",
+                          t->budget, least, t->seeds, t->n);
+    return FB_OK;
+}
+
+int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, size_t msglen) {
+    *out = NULL;
+    int rc = check_args(a, msg, msglen);
+    if (rc != FB_OK) return rc;
+    sweep_tune *t = calloc(1, sizeof *t);
+    if (t == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    t->rec = -1;
+    t->across_mean = a->across_mean;
+    t->exhaustive = a->exhaustive;
+    rc = create_sweeps(t, a, msg, msglen);
+    if (rc == FB_OK) rc = size_tune(t, a, msg, msglen);
+    if (rc != FB_OK) {
+        sweep_tune_destroy(t);
+        return rc;
+    }
+    *out = t;
+    return FB_OK;
+}
+
+void sweep_tune_destroy(sweep_tune *t) {
+    if (t == NULL) return;
+    for (size_t i = 0; i < SWEEP_TUNE_SCENARIOS_MAX; i++) {
+        sweep_destroy(t->grid[i]);
+        sweep_destroy(t->base[i]);
+    }
+    free(t->have);
+    free(t);
+}
+
+uint64_t sweep_tune_full_runs(const sweep_tune *t) {
+    return t->points * t->seeds * t->n;
+}
+uint64_t sweep_tune_search_runs(const sweep_tune *t) {
+    return t->used;
+}
+
+/* ---- evaluation ---- */
+
+typedef struct eval {
+    bool feasible;
+    double violation; /* relative shortfalls, summed over scenarios and constraints */
+    double across;    /* the objective across scenarios, minimised (sense applied) */
+} eval;
+
+/* Point p of sweep sw (its completed seeds). */
+static void eval_one(const sweep *sw, uint64_t p, double *obj, double *viol) {
+    sweep_stat st;
+    sweep_point_stat(sw, p, sweep_metric_index(sw, sw->objective), &st);
+    *obj = sw->sense * st.mean;
+    *viol = 0;
+    for (size_t c = 0; c < sw->con_count; c++) {
+        const sweep_constraint *k = &sw->cons[c];
+        sweep_point_stat(sw, p, sweep_metric_index(sw, k->metric), &st);
+        if (isnan(st.mean)) {
+            *viol = INFINITY;
+            continue;
+        }
+        if (sweep_constraint_holds(k, st.mean)) continue;
+        double scale = fabs(k->value) > 0 ? fabs(k->value) : 1;
+        *viol += fabs(st.mean - k->value) / scale + 1e-12;
+    }
+}
+
+static eval evaluate(const sweep_tune *t, sweep *const *sws, uint64_t p) {
+    eval e = {true, 0, 0};
+    double worst = -INFINITY, sum = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        double o, v;
+        eval_one(sws[i], p, &o, &v);
+        e.violation += v;
+        if (isnan(o)) o = INFINITY;
+        sum += o;
+        if (o > worst) worst = o;
+    }
+    e.feasible = e.violation == 0;
+    e.across = t->across_mean ? sum / (double)t->n : worst;
+    return e;
+}
+
+/* a before b? Feasible first, then the smaller violation, the smaller objective, the index. */
+static bool better(eval a, uint64_t pa, eval b, uint64_t pb) {
+    if (a.feasible != b.feasible) return a.feasible;
+    if (!a.feasible && a.violation != b.violation) return a.violation < b.violation;
+    if (a.across != b.across) return a.across < b.across;
+    return pa < pb;
+}
+
+/* ---- running ---- */
+
+static int check_failed(const sweep_tune *t, size_t i, const sweep *sw, char *msg, size_t msglen) {
+    const char *first = NULL;
+    uint64_t failed = sweep_failed(sw, &first);
+    if (failed == 0) return FB_OK;
+    (void)t;
+    return sweep_fail(msg, msglen, FB_ECAP, "%s: %" PRIu64 " run%s failed; the first: %s", sw->file,
+                      failed, failed == 1 ? "" : "s", first ? first : "?");
+    (void)i;
+}
+
+/*
+ * Seeds have[p]..f-1 of points pts[0..np) in every scenario. counted: against
+ * the budget (FB_ECAP-free refusal: *refused set, nothing run, when it would
+ * go over); else the report's runs.
+ */
+static int run_points(sweep_tune *t, const uint64_t *pts, size_t np, uint32_t f, bool counted,
+                      bool *refused, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
+    uint64_t per = 0;
+    for (size_t j = 0; j < np; j++)
+        if (t->have[pts[j]] < f) per += f - t->have[pts[j]];
+    if (refused) *refused = false;
+    if (per == 0) return FB_OK;
+    uint64_t cost = per * t->n;
+    if (counted && t->used + cost > t->budget) {
+        t->budget_reached = true;
+        if (refused) *refused = true;
+        return FB_OK;
+    }
+    uint64_t *tasks = malloc(per * sizeof *tasks);
+    if (tasks == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    size_t nt = 0;
+    for (size_t j = 0; j < np; j++)
+        for (uint32_t s = t->have[pts[j]]; s < f; s++) tasks[nt++] = pts[j] * t->seeds + s;
+    int rc = FB_OK;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
+        rc = run(ctx, t->grid[i], tasks, nt);
+        if (rc == FB_OK)
+            rc = check_failed(t, i, t->grid[i], msg, msglen);
+        else if (msg[0] == '\0')
+            sweep_fail(msg, msglen, rc, "%s: the runs stopped", t->grid[i]->file);
+    }
+    free(tasks);
+    if (rc != FB_OK) return rc;
+    for (size_t j = 0; j < np; j++)
+        if (t->have[pts[j]] < f) t->have[pts[j]] = f;
+    if (counted)
+        t->used += cost;
+    else
+        t->extra += cost;
+    return FB_OK;
+}
+
+static uint32_t value_index(const sweep_tune *t, uint64_t p, uint32_t d) {
+    return (uint32_t)((p / t->stride[d]) % t->nval[d]);
+}
+
+static uint64_t with_value(const sweep_tune *t, uint64_t p, uint32_t d, uint32_t v) {
+    return p - (uint64_t)value_index(t, p, d) * t->stride[d] + (uint64_t)v * t->stride[d];
+}
+
+/* The best point among those run on every seed; -1 when none. */
+static int64_t best_full(const sweep_tune *t) {
+    int64_t best = -1;
+    eval be = {false, 0, 0};
+    for (uint64_t p = 0; p < t->points; p++) {
+        if (t->have[p] < t->seeds) continue;
+        eval e = evaluate(t, t->grid, p);
+        if (best < 0 || better(e, p, be, (uint64_t)best)) {
+            best = (int64_t)p;
+            be = e;
+        }
+    }
+    return best;
+}
+
+typedef struct ranked {
+    uint64_t p;
+    eval e;
+} ranked;
+
+static void sort_ranked(ranked *r, size_t n) {
+    for (size_t i = 1; i < n; i++) { /* insertion sort: stable, n small */
+        ranked x = r[i];
+        size_t j = i;
+        while (j > 0 && better(x.e, x.p, r[j - 1].e, r[j - 1].p)) {
+            r[j] = r[j - 1];
+            j--;
+        }
+        r[j] = x;
+    }
+}
+
+/* The starting candidates: a Latin hypercube over the value indices, duplicates redrawn. */
+static int sample(sweep_tune *t, uint64_t n0, uint64_t *pts) {
+    double *u = malloc(n0 * t->dims * sizeof *u);
+    bool *taken = calloc(t->points, sizeof *taken);
+    if (u == NULL || taken == NULL) {
+        free(u);
+        free(taken);
+        return FB_ENOMEM;
+    }
+    sweep_lhs((uint32_t)n0, t->dims, t->seed, u);
+    fb_rng r;
+    fb_rng_derive(&r, t->seed, 0, TUNE_PURPOSE);
+    for (uint64_t i = 0; i < n0; i++) {
+        uint64_t p = 0;
+        for (uint32_t d = 0; d < t->dims; d++) {
+            uint32_t v = (uint32_t)(u[i * t->dims + d] * t->nval[d]);
+            if (v >= t->nval[d]) v = t->nval[d] - 1;
+            p += v * t->stride[d];
+        }
+        if (taken[p]) { /* the next free point after a random one */
+            p = fb_rng_below(&r, t->points);
+            while (taken[p]) p = (p + 1) % t->points;
+        }
+        taken[p] = true;
+        pts[i] = p;
+    }
+    free(u);
+    free(taken);
+    return FB_OK;
+}
+
+static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg,
+                          size_t msglen) {
+    uint64_t share = t->budget * 2 / 3;
+    t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, share, t->f, t->keep);
+    if (t->rungs == 0)
+        t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, t->budget, t->f, t->keep);
+    if (t->rungs == 0) return sweep_fail(msg, msglen, FB_EINVAL, "the budget is too small");
+    uint64_t n = t->keep[0];
+    t->sampled = n;
+    ranked *r = malloc(n * sizeof *r);
+    uint64_t *pts = malloc(n * sizeof *pts);
+    int rc = r && pts ? sample(t, n, pts) : FB_ENOMEM;
+    for (uint32_t k = 0; k < t->rungs && rc == FB_OK; k++) {
+        n = t->keep[k];
+        bool refused = false;
+        rc = run_points(t, pts, n, t->f[k], true, &refused, run, ctx, msg, msglen);
+        if (rc != FB_OK || refused) break;
+        for (uint64_t j = 0; j < n; j++) r[j] = (ranked){pts[j], evaluate(t, t->grid, pts[j])};
+        sort_ranked(r, n);
+        for (uint64_t j = 0; j < n; j++) pts[j] = r[j].p;
+    }
+    if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
+    free(r);
+    free(pts);
+    return rc;
+}
+
+/* One knob at a time around the best, on every seed, while it improves and the budget lasts. */
+static int search_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
+    int64_t inc = best_full(t);
+    if (inc < 0) return FB_OK;
+    bool moved = true;
+    while (moved) {
+        moved = false;
+        for (uint32_t d = 0; d < t->dims; d++) {
+            uint64_t pts[SWEEP_VALUES_MAX];
+            size_t np = 0;
+            for (uint32_t v = 0; v < t->nval[d]; v++)
+                pts[np++] = with_value(t, (uint64_t)inc, d, v);
+            bool refused = false;
+            int rc = run_points(t, pts, np, t->seeds, true, &refused, run, ctx, msg, msglen);
+            if (rc != FB_OK) return rc;
+            if (refused) return FB_OK;
+            int64_t best = inc;
+            eval be = evaluate(t, t->grid, (uint64_t)inc);
+            for (size_t j = 0; j < np; j++) {
+                eval e = evaluate(t, t->grid, pts[j]);
+                if (better(e, pts[j], be, (uint64_t)best)) {
+                    best = (int64_t)pts[j];
+                    be = e;
+                }
+            }
+            if (best != inc) {
+                inc = best;
+                moved = true;
+                t->moves++;
+            }
+        }
+    }
+    return FB_OK;
+}
+
+int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
+    msg[0] = '\0';
+    int rc = FB_OK;
+    if (t->budget >= sweep_tune_full_runs(t)) {
+        uint64_t *pts = malloc(t->points * sizeof *pts);
+        if (pts == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+        for (uint64_t p = 0; p < t->points; p++) pts[p] = p;
+        t->sampled = t->points;
+        t->rungs = 1;
+        t->f[0] = t->seeds;
+        t->keep[0] = t->points;
+        rc = run_points(t, pts, t->points, t->seeds, true, NULL, run, ctx, msg, msglen);
+        free(pts);
+    } else {
+        rc = search_halving(t, run, ctx, msg, msglen);
+        if (rc == FB_OK) rc = search_local(t, run, ctx, msg, msglen);
+    }
+    if (rc != FB_OK) return rc;
+    t->rec = best_full(t);
+    if (t->rec < 0) return sweep_fail(msg, msglen, FB_EINVAL, "no candidate ran on every seed");
+    /* the report's runs: the current settings, every one-knob neighbour of the recommendation */
+    uint64_t base_tasks[SWEEP_SEEDS_MAX];
+    for (uint32_t s = 0; s < t->seeds; s++) base_tasks[s] = s;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
+        rc = run(ctx, t->base[i], base_tasks, t->seeds);
+        if (rc == FB_OK) rc = check_failed(t, i, t->base[i], msg, msglen);
+    }
+    if (rc != FB_OK) return rc;
+    t->extra += (uint64_t)t->seeds * t->n;
+    for (uint32_t d = 0; d < t->dims && rc == FB_OK; d++) {
+        uint64_t pts[SWEEP_VALUES_MAX];
+        for (uint32_t v = 0; v < t->nval[d]; v++) pts[v] = with_value(t, (uint64_t)t->rec, d, v);
+        rc = run_points(t, pts, t->nval[d], t->seeds, false, NULL, run, ctx, msg, msglen);
+    }
+    return rc;
+}
+
+bool sweep_tune_infeasible(const sweep_tune *t) {
+    return t->rec < 0 || !evaluate(t, t->grid, (uint64_t)t->rec).feasible;
+}
+
+/* ---- the answer ---- */
+
+/* The 95% CI half-width of the objective's mean at point p, the largest over the scenarios. */
+static double noise(const sweep_tune *t, sweep *const *sws, uint64_t p) {
+    double hw = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        sweep_stat st;
+        sweep_point_stat(sws[i], p, sweep_metric_index(sws[i], sws[i]->objective), &st);
+        double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
+        if (h > hw) hw = h;
+    }
+    return hw;
+}
+
+/*
+ * The seeds' noise of the difference between points q and p: per scenario,
+ * the 95% CI half-width of the per-seed differences of the objective (the
+ * same seeds: common random numbers), the largest over the scenarios.
+ */
+static double paired_noise(const sweep_tune *t, uint64_t p, uint64_t q) {
+    double hw = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const sweep *sw = t->grid[i];
+        int m = sweep_metric_index(sw, sw->objective);
+        double x[SWEEP_SEEDS_MAX];
+        uint32_t n = 0;
+        for (uint32_t s = 0; s < t->seeds; s++) {
+            uint64_t a = p * t->seeds + s, b = q * t->seeds + s;
+            if (sw->state[a] != 1 || sw->state[b] != 1) continue;
+            x[n++] = sw->values[b * sw->metric_count + (size_t)m] -
+                     sw->values[a * sw->metric_count + (size_t)m];
+        }
+        sweep_stat st;
+        sweep_stat_of(x, n, &st);
+        double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
+        if (h > hw) hw = h;
+    }
+    return hw;
+}
+
+/*
+ * Knob d around point p: the objective's range over its values (the others
+ * at p), whether every move stays within the paired seeds' noise, and the
+ * feasible run of values around p's.
+ */
+typedef struct knob_sens {
+    double range;
+    bool no_effect;
+    uint32_t feasible, flo, fhi;
+} knob_sens;
+
+static knob_sens sensitivity(const sweep_tune *t, uint64_t p, uint32_t d) {
+    knob_sens k = {0, true, 0, value_index(t, p, d), value_index(t, p, d)};
+    double lo = INFINITY, hi = -INFINITY, at = evaluate(t, t->grid, p).across;
+    for (uint32_t v = 0; v < t->nval[d]; v++) {
+        uint64_t q = with_value(t, p, d, v);
+        eval e = evaluate(t, t->grid, q);
+        if (e.across < lo) lo = e.across;
+        if (e.across > hi) hi = e.across;
+        k.feasible += e.feasible;
+        if (fabs(e.across - at) > paired_noise(t, p, q)) k.no_effect = false;
+    }
+    k.range = hi - lo;
+    while (k.flo > 0 && evaluate(t, t->grid, with_value(t, p, d, k.flo - 1)).feasible) k.flo--;
+    while (k.fhi + 1 < t->nval[d] && evaluate(t, t->grid, with_value(t, p, d, k.fhi + 1)).feasible)
+        k.fhi++;
+    return k;
+}
+
+/*
+ * The value of knob d (others at p) that beats p beyond the seeds' noise: feasible where
+ * p is not, or both feasible and the objective lower by more than the paired noise; the
+ * best such, -1 when none.
+ */
+static int64_t better_value(const sweep_tune *t, uint64_t p, uint32_t d) {
+    int64_t best = -1;
+    uint64_t bp = p;
+    eval pe = evaluate(t, t->grid, p), be = pe;
+    for (uint32_t v = 0; v < t->nval[d]; v++) {
+        uint64_t q = with_value(t, p, d, v);
+        if (q == p || t->have[q] < t->seeds) continue;
+        eval e = evaluate(t, t->grid, q);
+        bool beats = e.feasible && (!pe.feasible || e.across < pe.across - paired_noise(t, p, q));
+        if (beats && (best < 0 || better(e, q, be, bp))) {
+            best = v;
+            bp = q;
+            be = e;
+        }
+    }
+    return best;
+}
+
+/* The constraint with the smallest relative slack at point p of sw; -1 without constraints. */
+static int binding(const sweep *sw, uint64_t p, double *slack) {
+    int best = -1;
+    *slack = INFINITY;
+    for (size_t c = 0; c < sw->con_count; c++) {
+        const sweep_constraint *k = &sw->cons[c];
+        double v = sweep_point_mean(sw, p, k->metric);
+        double scale = fabs(k->value) > 0 ? fabs(k->value) : 1;
+        double s = (k->op == SWEEP_GE || k->op == SWEEP_GT ? v - k->value : k->value - v) / scale;
+        if (best < 0 || s < *slack) {
+            best = (int)c;
+            *slack = s;
+        }
+    }
+    return best;
+}
+
+/* The first constraint that fails at point p of sws, as "TEXT in FILE"; false when none. */
+static bool breaks(const sweep_tune *t, sweep *const *sws, uint64_t p, char *buf, size_t len) {
+    for (size_t i = 0; i < t->n; i++) {
+        const sweep *sw = sws[i];
+        for (size_t c = 0; c < sw->con_count; c++) {
+            double v = sweep_point_mean(sw, p, sw->cons[c].metric);
+            if (!isnan(v) && sweep_constraint_holds(&sw->cons[c], v)) continue;
+            snprintf(buf, len, "%s in %s", sw->cons[c].text, sw->file);
+            return true;
+        }
+    }
+    return false;
+}
+
+static void human(char *buf, size_t len, const sweep *sw, const char *metric, double v) {
+    int m = sweep_metric_index(sw, metric);
+    sweep_format_human(buf, len, v, m >= 0 ? sw->units[m] : SIM_UNIT_RATIO);
+}
+
+static void knob_value(const sweep_tune *t, uint64_t p, uint32_t d, char *buf, size_t len) {
+    sweep_point_value(t->grid[0], p, d, buf, len);
+}
+
+static const char *across_word(const sweep_tune *t) {
+    return t->across_mean ? "mean" : "worst case";
+}
+
+/* What the search did. */
+static void answer_search(FILE *f, const sweep_tune *t) {
+    const sweep *g0 = t->grid[0];
+    uint64_t full = sweep_tune_full_runs(t);
+    fprintf(f, "objective: %s %s across %zu scenarios (%s)%s%s\n",
+            g0->sense < 0 ? "maximise" : "minimise", g0->objective, t->n, across_word(t),
+            g0->con_count ? " subject to " : "", g0->con_count ? g0->subject_to : "");
+    fprintf(f,
+            "search: %" PRIu64 " of the full grid's %" PRIu64 " runs (%" PRIu64
+            " points x %u seeds x %zu scenarios), budget %" PRIu64 "%s\n",
+            t->used, full, t->points, t->seeds, t->n, t->budget,
+            t->budget_reached ? " (reached: the search stopped there)" : "");
+    if (t->budget < full) {
+        fprintf(f, "  successive halving: %" PRIu64 " sampled points", t->sampled);
+        for (uint32_t k = 0; k < t->rungs; k++)
+            fprintf(f, ", %" PRIu64 " on %u seed%s", t->keep[k], t->f[k], t->f[k] == 1 ? "" : "s");
+        fprintf(f, "; then %" PRIu64 " move%s one knob at a time\n", t->moves,
+                t->moves == 1 ? "" : "s");
+    }
+    fprintf(f, "  plus %" PRIu64 " runs for this report (current settings, sensitivity)\n",
+            t->extra);
+}
+
+/* The recommendation, its objective and noise, the current settings'. */
+static void answer_recommended(FILE *f, const sweep_tune *t, uint64_t p) {
+    const sweep *g0 = t->grid[0];
+    eval e = evaluate(t, t->grid, p), c = evaluate(t, t->base, 0);
+    double hw = noise(t, t->grid, p);
+    char a[64], b[64], h[64];
+    human(a, sizeof a, g0, g0->objective, g0->sense * e.across);
+    human(b, sizeof b, g0, g0->objective, g0->sense * c.across);
+    human(h, sizeof h, g0, g0->objective, hw);
+    fprintf(f, "\nrecommended:%s\n",
+            e.feasible ? ""
+                       : " (NO point satisfies every constraint "
+                         "in every scenario: the closest)");
+    for (uint32_t d = 0; d < t->dims; d++) {
+        char v[SWEEP_VALUE_MAX];
+        knob_value(t, p, d, v, sizeof v);
+        fprintf(f, "  %s=%s\n", g0->dims[d].key, v);
+    }
+    char brk[SWEEP_KEY_MAX + 300], why[SWEEP_KEY_MAX + 320] = "";
+    if (!c.feasible && breaks(t, t->base, 0, brk, sizeof brk))
+        snprintf(why, sizeof why, " (fails %s)", brk);
+    fprintf(f, "  %s %s: %s (seeds' noise +/- %s); current settings: %s%s\n", across_word(t),
+            g0->objective, a, h, b, why);
+}
+
+/* Per scenario: recommended | current, the binding constraint. */
+static void answer_scenarios(FILE *f, const sweep_tune *t, uint64_t p) {
+    char a[64], b[64];
+    fprintf(f, "\nper scenario (recommended | current):\n");
+    for (size_t i = 0; i < t->n; i++) {
+        const sweep *sw = t->grid[i], *bs = t->base[i];
+        human(a, sizeof a, sw, sw->objective, sweep_point_mean(sw, p, sw->objective));
+        human(b, sizeof b, sw, sw->objective, sweep_point_mean(bs, 0, sw->objective));
+        fprintf(f, "  %s: %s %s | %s", sw->file, sw->objective, a, b);
+        for (size_t k = 0; k < sw->con_count; k++) {
+            const sweep_constraint *q = &sw->cons[k];
+            if (strcmp(q->metric, sw->objective) == 0) continue;
+            human(a, sizeof a, sw, q->metric, sweep_point_mean(sw, p, q->metric));
+            human(b, sizeof b, sw, q->metric, sweep_point_mean(bs, 0, q->metric));
+            fprintf(f, "; %s %s | %s", q->metric, a, b);
+        }
+        double slack;
+        int k = binding(sw, p, &slack);
+        if (k >= 0)
+            fprintf(f, "\n    binds: %s (slack %.2f%%%s)", sw->cons[k].text, 100 * slack,
+                    slack < 0 ? ", VIOLATED" : "");
+        fputc('\n', f);
+    }
+}
+
+/* Knob d's line: its effect on the objective, where the constraints hold, what fails next. */
+static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bool feasible) {
+    const sweep *g0 = t->grid[0];
+    char a[64];
+    knob_sens k = sensitivity(t, p, d);
+    uint32_t ok = k.feasible, flo = k.flo, fhi = k.fhi;
+    human(a, sizeof a, g0, g0->objective, k.range);
+    fprintf(f, "  %-28s ", g0->dims[d].key);
+    if (k.no_effect)
+        fprintf(f, "no effect on the %s (range %s, within the seeds' noise)", g0->objective, a);
+    else
+        fprintf(f, "moves the %s by %s", across_word(t), a);
+    if (g0->con_count && feasible) {
+        if (flo == 0 && fhi + 1 == t->nval[d]) {
+            fprintf(f, "; the constraints hold over all its values");
+        } else {
+            char vlo[SWEEP_VALUE_MAX], vhi[SWEEP_VALUE_MAX];
+            knob_value(t, with_value(t, p, d, flo), d, vlo, sizeof vlo);
+            knob_value(t, with_value(t, p, d, fhi), d, vhi, sizeof vhi);
+            fprintf(f, "; the constraints hold from %s to %s (%u of %u values)", vlo, vhi, ok,
+                    t->nval[d]);
+            uint32_t out = fhi + 1 < t->nval[d] ? fhi + 1 : flo - 1;
+            char vout[SWEEP_VALUE_MAX], c2[SWEEP_KEY_MAX + 300];
+            knob_value(t, with_value(t, p, d, out), d, vout, sizeof vout);
+            if (breaks(t, t->grid, with_value(t, p, d, out), c2, sizeof c2))
+                fprintf(f, "; at %s %s fails", vout, c2);
+        }
+    }
+    int64_t bv = better_value(t, p, d);
+    if (bv >= 0) /* only when the budget ran out before the search met this neighbour */
+        fprintf(f,
+                "; BETTER at %s (seen by this report's runs, after the budget ran out: a "
+                "larger --budget searches on)",
+                g0->dims[d].values[bv]);
+    fputc('\n', f);
+}
+
+void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
+    answer_search(f, t);
+    if (t->rec < 0) return;
+    uint64_t p = (uint64_t)t->rec;
+    answer_recommended(f, t, p);
+    answer_scenarios(f, t, p);
+    fprintf(f, "\nsensitivity (one knob moves, the others stay at the recommendation):\n");
+    bool feasible = evaluate(t, t->grid, p).feasible;
+    for (uint32_t d = 0; d < t->dims; d++) answer_knob(f, t, p, d, feasible);
+    sweep_answer_policy(f, t->grid[0], p);
+}
+
+/* ---- tune.json ---- */
+
+static void jnum(FILE *f, double v) {
+    if (isnan(v) || isinf(v))
+        fputs("null", f);
+    else
+        fprintf(f, "%.9g", v);
+}
+
+static void jstr(FILE *f, const char *s) {
+    util_out o = util_out_file(f);
+    util_json_string(&o, s, UTIL_JSON_SHORT_NEWLINE);
+}
+
+/* The definition, the runs, what the search did. */
+static void json_head(FILE *f, const sweep_tune *t) {
+    const sweep *g0 = t->grid[0];
+    fprintf(f, "{\n  \"scenarios\": [");
+    for (size_t i = 0; i < t->n; i++) {
+        fputs(i ? ", " : "", f);
+        jstr(f, t->grid[i]->file);
+    }
+    fprintf(f, "],\n  \"variant\": ");
+    jstr(f, g0->variant);
+    fprintf(f, ",\n  \"knobs\": [");
+    for (uint32_t d = 0; d < t->dims; d++) {
+        fprintf(f, "%s\n    {\"key\": ", d ? "," : "");
+        jstr(f, g0->dims[d].key);
+        fprintf(f, ", \"values\": [");
+        for (uint32_t v = 0; v < t->nval[d]; v++) {
+            fputs(v ? ", " : "", f);
+            jstr(f, g0->dims[d].values[v]);
+        }
+        fputs("]}", f);
+    }
+    fprintf(f, "\n  ],\n  \"objective\": {\"metric\": ");
+    jstr(f, g0->objective);
+    fprintf(f, ", \"sense\": \"%s\", \"across\": \"%s\"},\n  \"subject_to\": ",
+            g0->sense < 0 ? "maximize" : "minimize", t->across_mean ? "mean" : "worst");
+    jstr(f, g0->subject_to);
+    fprintf(f,
+            ",\n  \"seed\": %" PRIu64 ",\n  \"seeds\": %u,\n  \"runs\": {\"full_grid\": %" PRIu64
+            ", \"budget\": %" PRIu64 ", \"search\": %" PRIu64 ", \"budget_reached\": %s, "
+            "\"report\": %" PRIu64 "},\n",
+            t->seed, t->seeds, sweep_tune_full_runs(t), t->budget, t->used,
+            t->budget_reached ? "true" : "false", t->extra);
+    fprintf(f, "  \"search\": {\"points\": %" PRIu64 ", \"sampled\": %" PRIu64 ", \"rungs\": [",
+            t->points, t->sampled);
+    for (uint32_t k = 0; k < t->rungs; k++)
+        fprintf(f, "%s{\"seeds\": %u, \"candidates\": %" PRIu64 "}", k ? ", " : "", t->f[k],
+                t->keep[k]);
+    fprintf(f, "], \"moves\": %" PRIu64 "},\n", t->moves);
+}
+
+/* Scenario i at point p: the metrics, recommended and current; the binding constraint. */
+static void json_scenario(FILE *f, const sweep_tune *t, size_t i, uint64_t p) {
+    const sweep *sw = t->grid[i], *bs = t->base[i];
+    fprintf(f, "%s\n      {\"file\": ", i ? "," : "");
+    jstr(f, sw->file);
+    fputs(", \"variant\": ", f);
+    jstr(f, sw->variant);
+    fputs(", \"metrics\": {", f);
+    for (size_t k = 0; k <= sw->con_count; k++) {
+        const char *m = k == 0 ? sw->objective : sw->cons[k - 1].metric;
+        bool dup = false;
+        for (size_t j = 0; j < k; j++)
+            dup = dup || strcmp(m, j == 0 ? sw->objective : sw->cons[j - 1].metric) == 0;
+        if (dup) continue;
+        fputs(k ? ", " : "", f);
+        jstr(f, m);
+        fputs(": {\"recommended\": ", f);
+        jnum(f, sweep_point_mean(sw, p, m));
+        fputs(", \"current\": ", f);
+        jnum(f, sweep_point_mean(bs, 0, m));
+        fputc('}', f);
+    }
+    fputs("}, \"binding\": ", f);
+    double slack;
+    int k = binding(sw, p, &slack);
+    if (k < 0) {
+        fputs("null", f);
+    } else {
+        fputs("{\"constraint\": ", f);
+        jstr(f, sw->cons[k].text);
+        fputs(", \"slack\": ", f);
+        jnum(f, slack);
+        fputc('}', f);
+    }
+    fputc('}', f);
+}
+
+static void json_recommendation(FILE *f, const sweep_tune *t, uint64_t p) {
+    const sweep *g0 = t->grid[0];
+    eval e = evaluate(t, t->grid, p), c = evaluate(t, t->base, 0);
+    double hw = noise(t, t->grid, p);
+    fprintf(f, "  \"recommendation\": {\n    \"point\": %" PRIu64 ",\n    \"settings\": {", p);
+    for (uint32_t d = 0; d < t->dims; d++) {
+        char v[SWEEP_VALUE_MAX];
+        knob_value(t, p, d, v, sizeof v);
+        fputs(d ? ", " : "", f);
+        jstr(f, g0->dims[d].key);
+        fputs(": ", f);
+        jstr(f, v);
+    }
+    fprintf(f, "},\n    \"feasible\": %s,\n    \"objective\": ", e.feasible ? "true" : "false");
+    jnum(f, g0->sense * e.across);
+    fputs(",\n    \"noise\": ", f);
+    jnum(f, hw);
+    fprintf(
+        f, ",\n    \"current\": {\"feasible\": %s, \"objective\": ", c.feasible ? "true" : "false");
+    jnum(f, g0->sense * c.across);
+    fputs("},\n    \"scenarios\": [", f);
+    for (size_t i = 0; i < t->n; i++) json_scenario(f, t, i, p);
+    fputs("\n    ]\n  },\n  \"sensitivity\": [", f);
+}
+
+static void json_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bool feasible) {
+    const sweep *g0 = t->grid[0];
+    knob_sens k = sensitivity(t, p, d);
+    fprintf(f, "%s\n    {\"key\": ", d ? "," : "");
+    jstr(f, g0->dims[d].key);
+    fputs(", \"values\": [", f);
+    for (uint32_t v = 0; v < t->nval[d]; v++) {
+        uint64_t q = with_value(t, p, d, v);
+        eval qe = evaluate(t, t->grid, q);
+        fprintf(f, "%s{\"value\": ", v ? ", " : "");
+        jstr(f, g0->dims[d].values[v]);
+        fputs(", \"objective\": ", f);
+        jnum(f, g0->sense * qe.across);
+        fprintf(f, ", \"feasible\": %s}", qe.feasible ? "true" : "false");
+    }
+    fputs("], \"range\": ", f);
+    jnum(f, k.range);
+    int64_t bv = better_value(t, p, d);
+    fprintf(f, ", \"no_effect\": %s, \"better_at\": ", k.no_effect ? "true" : "false");
+    if (bv >= 0)
+        jstr(f, g0->dims[d].values[bv]);
+    else
+        fputs("null", f);
+    fputs(", \"constraints_hold\": ", f);
+    if (feasible) { /* the values around the recommendation's where they all hold */
+        fputc('[', f);
+        jstr(f, g0->dims[d].values[k.flo]);
+        fputs(", ", f);
+        jstr(f, g0->dims[d].values[k.fhi]);
+        fputs("]}", f);
+    } else {
+        fputs("null}", f);
+    }
+}
+
+static void json_evaluated(FILE *f, const sweep_tune *t) {
+    const sweep *g0 = t->grid[0];
+    fputs("\n  ],\n  \"evaluated\": [", f);
+    bool first = true;
+    for (uint64_t q = 0; q < t->points; q++) {
+        if (t->have[q] == 0) continue;
+        eval qe = evaluate(t, t->grid, q);
+        fprintf(f,
+                "%s\n    {\"point\": %" PRIu64 ", \"seeds\": %u, \"objective\": ", first ? "" : ",",
+                q, t->have[q]);
+        jnum(f, g0->sense * qe.across);
+        fputs(", \"noise\": ", f);
+        jnum(f, t->have[q] == t->seeds ? noise(t, t->grid, q) : NAN);
+        fprintf(f, ", \"feasible\": %s}", qe.feasible ? "true" : "false");
+        first = false;
+    }
+    fputs("\n  ]\n}\n", f);
+}
+
+void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
+    json_head(f, t);
+    if (t->rec < 0) {
+        fputs("  \"recommendation\": null\n}\n", f);
+        return;
+    }
+    uint64_t p = (uint64_t)t->rec;
+    json_recommendation(f, t, p);
+    bool feasible = evaluate(t, t->grid, p).feasible;
+    for (uint32_t d = 0; d < t->dims; d++) json_knob(f, t, p, d, feasible);
+    json_evaluated(f, t);
+}
+
+/* ---- tune.html ---- */
+
+static void html_text(FILE *f, const char *s) {
+    util_out o = util_out_file(f);
+    util_xml_escape(&o, s, UTIL_XML_APOS);
+}
+
+/* Knob d's values around point p: the objective across scenarios, feasible or not. */
+static void html_knob_row(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d) {
+    const sweep *g0 = t->grid[0];
+    fputs("<tr><th>", f);
+    html_text(f, g0->dims[d].key);
+    fputs("</th><td>", f);
+    for (uint32_t v = 0; v < t->nval[d]; v++) {
+        uint64_t q = with_value(t, p, d, v);
+        eval e = evaluate(t, t->grid, q);
+        char a[64];
+        human(a, sizeof a, g0, g0->objective, g0->sense * e.across);
+        fprintf(f, "%s<span class=\"%s%s\">", v ? " &middot; " : "", e.feasible ? "ok" : "bad",
+                q == p ? " rec" : "");
+        html_text(f, g0->dims[d].values[v]);
+        fputs(": ", f);
+        html_text(f, a);
+        fputs(e.feasible ? "" : " (fails)", f);
+        fputs("</span>", f);
+    }
+    fputs("</td></tr>\n", f);
+}
+
+void sweep_tune_write_html(FILE *f, const sweep_tune *t) {
+    const sweep *g0 = t->grid[0];
+    fputs(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>fusebox tune: ",
+        f);
+    html_text(f, g0->objective);
+    fputs("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:80em}"
+          "pre{background:#f6f6f6;padding:1em;overflow-x:auto}td,th{padding:.2em .6em;"
+          "text-align:left;vertical-align:top}.bad{color:#a00}.rec{font-weight:bold}</style>\n"
+          "</head><body>\n<h1>fusebox tune</h1>\n",
+          f);
+    if (t->rec >= 0) {
+        fputs("<h2>Each knob around the recommendation</h2>\n<p>The objective across the "
+              "scenarios at each value of one knob, the others at the recommendation (in bold); "
+              "red: a constraint fails in some scenario.</p>\n<table>\n",
+              f);
+        for (uint32_t d = 0; d < t->dims; d++) html_knob_row(f, t, (uint64_t)t->rec, d);
+        fputs("</table>\n", f);
+    }
+    fputs("<h2>The answer</h2>\n<pre>", f);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    if (mem) {
+        sweep_tune_write_answer(mem, t);
+        fclose(mem);
+        html_text(f, text ? text : "");
+        free(text);
+    }
+    fputs("</pre>\n</body></html>\n", f);
+}

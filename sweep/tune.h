@@ -1,0 +1,101 @@
+/*
+ * tune.h - one setting for several scenarios: search a grid of knobs for the
+ * point that satisfies every constraint in every scenario and optimises the
+ * objective across them (the worst case or the mean), within a budget of runs.
+ *
+ * Built on the sweep: each scenario is a sweep over the full factorial of the
+ * knobs' values (ranges cut into --levels values), so keys, values, seeds,
+ * metrics and constraints are checked and run exactly as `fusebox sweep`
+ * does, and every candidate runs on the same seeds in every scenario (common
+ * random numbers). The search (successive halving over a Latin hypercube
+ * sample, few seeds first, then a coordinate search around the best at every
+ * seed) only decides which tasks run; the runs go through a callback, so the
+ * CLI can hand them to its worker processes. Every decision is a function of
+ * the results, so the outputs are byte-identical however the runs were made.
+ * docs/tune.md describes the command.
+ */
+#ifndef SWEEP_TUNE_H
+#define SWEEP_TUNE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "sweep/sweep.h"
+
+#define SWEEP_TUNE_SCENARIOS_MAX 64
+#define SWEEP_TUNE_LEVELS_MAX 50
+#define SWEEP_TUNE_RUNGS_MAX 16
+
+typedef struct sweep_tune sweep_tune; /* opaque (tune.c) */
+
+typedef struct sweep_tune_args {
+    const char *const *scenario_files;
+    size_t scenario_count;
+    const char *variant; /* NULL: each scenario's last variant */
+    const char *const *sets;
+    size_t set_count;
+    const char *const *knobs; /* "KEY=v1,v2" or "KEY=[log:]LO..HI" */
+    size_t knob_count;
+    uint32_t levels;      /* values per range knob (0: 5) */
+    const uint64_t *seed; /* NULL: each scenario's seed */
+    uint32_t seeds;       /* 0: 3 */
+    const char *objective;
+    int sense;        /* +1 minimise, -1 maximise */
+    bool across_mean; /* the objective across scenarios: mean (else the worst) */
+    const char *subject_to;
+    uint64_t budget; /* search runs; 0: 10% of the full grid's runs */
+    bool exhaustive; /* every point on every seed (the budget is the full grid) */
+    const sim_import *import;
+} sweep_tune_args;
+
+/*
+ * Successive halving's plan, pure (for the tests): fidelities (seeds) f[0] <
+ * ... < f[r-1] == seeds, each a third of the next rounded up, from 1; keep[i]
+ * candidates at rung i, each a third of the one before rounded up. The cost
+ * of n0 starting candidates is scenarios * sum keep[i] * (f[i] - f[i - 1]).
+ * sweep_tune_plan picks the largest n0 <= points whose cost is <= runs;
+ * returns the number of rungs, 0 when not even 3 candidates fit (or points
+ * < 1).
+ */
+uint32_t sweep_tune_plan(uint64_t points, uint32_t seeds, size_t scenarios, uint64_t runs,
+                         uint32_t f[SWEEP_TUNE_RUNGS_MAX], uint64_t keep[SWEEP_TUNE_RUNGS_MAX]);
+uint64_t sweep_tune_plan_cost(uint64_t n0, uint32_t seeds, size_t scenarios);
+
+/*
+ * Range knobs as listed values: "KEY=LO..HI" becomes "KEY=v1,...,vL", L
+ * evenly spaced values from LO to HI (log-spaced with log:, integers and
+ * durations rounded as sweep_dim_value does, duplicates dropped); a listed
+ * knob is copied. FB_EINVAL with a message on bad syntax (an empty range).
+ */
+int sweep_tune_knob_values(const char *arg, uint32_t levels, char *out, size_t outlen, char *msg,
+                           size_t msglen);
+
+/* Build: one sweep per scenario (validating every point), the analysis options. */
+int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, size_t msglen);
+void sweep_tune_destroy(sweep_tune *t);
+
+/* Runs tasks[0..n) of sw and records their results (sweep_set_result); FB_OK or an error. */
+typedef int (*sweep_tune_runner)(void *ctx, sweep *sw, const uint64_t *tasks, size_t n);
+
+/*
+ * The search, then the report's runs (the current settings; every one-knob
+ * neighbour of the recommendation not yet run, for the sensitivity). FB_OK;
+ * FB_ECAP when a run stopped on a cap (msg says which); the runner's error.
+ */
+int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen);
+
+/* The full grid's runs (points x seeds x scenarios), the search's and the report's. */
+uint64_t sweep_tune_full_runs(const sweep_tune *t);
+uint64_t sweep_tune_search_runs(const sweep_tune *t);
+/* True when no evaluated point satisfies every constraint in every scenario. */
+bool sweep_tune_infeasible(const sweep_tune *t);
+
+/* The answer for people. */
+void sweep_tune_write_answer(FILE *f, const sweep_tune *t);
+/* tune.json. */
+void sweep_tune_write_json(FILE *f, const sweep_tune *t);
+/* tune.html: each knob's values around the recommendation, and the answer. */
+void sweep_tune_write_html(FILE *f, const sweep_tune *t);
+
+#endif /* SWEEP_TUNE_H */

@@ -1,0 +1,161 @@
+#!/bin/sh
+# tune.sh - fusebox tune end to end: over five small incident scenarios
+# (tests/e2e/tune/: an outage, a 429 storm, a brownout, a slow provider, a
+# flapping one; each runs in milliseconds) and five knobs, a search within 10%
+# of the full grid's runs lands within the seeds' noise of the full grid's
+# best, which `fusebox sweep` of every scenario finds independently; the same
+# bytes for --jobs 1 and 2; the errors a user meets first.
+. tests/tap.sh
+T=$E2E_TMP
+S=tests/e2e/tune
+
+KNOBS="--knob retry.attempts=1,2,3 --knob breaker.failure_rate=0.3,0.5,0.7 --knob breaker.open=5s,10s,20s
+--knob breaker.minimum_calls=5,10,20 --knob retry.backoff.exponential.base=100ms,200ms,400ms"
+OBJ="--minimize cost_usd --subject-to success_rate>=0.97"
+
+# shellcheck disable=SC2086
+expect_exit 0 "tune --jobs 1 exits 0" "$FUSEBOX" tune $S $KNOBS $OBJ --jobs 1 -o "$T/j1"
+ANSWER=$OUT
+writes "$T/j1" "tune" tune.json tune.html
+HTML=$(cat "$T/j1/tune.html")
+contains "$HTML" "success_rate&gt;=0.97" "tune.html escapes the answer's text"
+contains "$HTML" "<span class=\"ok rec\">" "tune.html marks the recommendation in each knob's row"
+python3 -m json.tool "$T/j1/tune.json" >/dev/null 2>&1
+ok $? "tune.json is valid JSON"
+contains "$ANSWER" "recommended:" "the answer gives the recommendation"
+contains "$ANSWER" "per scenario (recommended | current):" "the answer compares with the current settings"
+contains "$ANSWER" "binds: success_rate>=0.97" "the answer names the binding constraint"
+contains "$ANSWER" "sensitivity (one knob moves" "the answer gives each knob's sensitivity"
+contains "$ANSWER" "or run it: fusebox run" "the answer gives a policy block and its command"
+[ "$(json "$T/j1/tune.json" "r['runs']['search'] <= r['runs']['full_grid'] // 10 and r['runs']['full_grid'] == 3645")" = True ]
+ok $? "the search stays within 10% of the full grid's 3645 runs"
+
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S $KNOBS $OBJ --jobs 2 -o "$T/j2" >"$T/j2.txt"
+same_files "$T/j1" "$T/j2" tune.json tune.html &&
+    [ "$(grep -v '^wrote ' "$T/j2.txt")" = "$(echo "$ANSWER" | grep -v '^wrote ')" ]
+ok $? "--jobs 2 writes the same tune.json and tune.html and prints the same answer as --jobs 1"
+
+# the full grid, one sweep per scenario (243 points x 3 seeds each): the oracle
+GRID=$(echo "$KNOBS" | sed 's/--knob/--grid/g')
+for f in "$S"/*.json; do
+    # shellcheck disable=SC2086
+    "$FUSEBOX" sweep "$f" $GRID --seeds 3 -q --no-charts -o "$T/grid/$(basename "$f" .json)" ||
+        echo "# sweep of $f failed"
+done
+python3 - "$T/grid" "$T/j1/tune.json" >"$T/oracle.txt" <<'EOF'
+import csv, json, os, sys
+grid, tune = sys.argv[1], json.load(open(sys.argv[2]))
+rows = {}
+for name in sorted(os.listdir(grid)):
+    rows[name] = list(csv.DictReader(open(os.path.join(grid, name, "sweep-points.csv"))))
+points = len(next(iter(rows.values())))
+def worst(p):
+    return max(float(r[p]["cost_usd"]) for r in rows.values())
+def feasible(p):
+    return all(float(r[p]["success_rate"]) >= 0.97 for r in rows.values())
+best = min((p for p in range(points) if feasible(p)), key=lambda p: (worst(p), p))
+noise = max((float(r[best]["cost_usd_ci_high"]) - float(r[best]["cost_usd_ci_low"])) / 2
+            for r in rows.values())
+rec = tune["recommendation"]
+p = rec["point"]
+print("grid best %d %.4f noise %.4f; tune %d %.4f feasible %s" %
+      (best, worst(best), noise, p, rec["objective"], feasible(p)))
+# the same point in both: the same seeds give the same figures (to the csv's 4 decimals)
+print("same_figures", abs(worst(p) - rec["objective"]) < 1e-3)
+print("feasible", feasible(p) and rec["feasible"])
+print("within_noise", worst(p) <= worst(best) + noise)
+# stricter than the noise: no more than a tenth of the feasible points beat it
+feas = [q for q in range(points) if feasible(q)]
+beat = sum(1 for q in feas if worst(q) < worst(p))
+print("beaten_by %d of %d feasible points" % (beat, len(feas)))
+print("top_tenth", beat <= len(feas) // 10)
+EOF
+sed 's/^/# /' "$T/oracle.txt"
+grep -q "^same_figures True" "$T/oracle.txt"
+ok $? "tune's figures for its recommendation are the sweep's figures for that point"
+grep -q "^feasible True" "$T/oracle.txt"
+ok $? "the recommendation meets the constraint in all five scenarios (per the sweeps)"
+grep -q "^within_noise True" "$T/oracle.txt"
+ok $? "within 10% of the runs, tune's worst case is within the seeds' noise of the full grid's best"
+grep -q "^top_tenth True" "$T/oracle.txt"
+ok $? "and at most a tenth of the grid's feasible points have a lower worst case"
+
+# the smallest budget: the report's runs may see a better neighbour, and then say so
+"$FUSEBOX" tune $S --knob retry.attempts=1,2,3 --knob breaker.open=5s,10s,20s $OBJ -o "$T/small" >"$T/small.txt"
+python3 - "$T/small/tune.json" "$T/small.txt" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+text = open(sys.argv[2]).read()
+better = [k["key"] for k in r["sensitivity"] if k["better_at"] is not None]
+# a better neighbour exists only when the budget stopped the search, and the answer says it
+ok = (not better or r["runs"]["budget_reached"]) and text.count("BETTER at") == len(better)
+# and it is better: feasible, with a lower worst case than the recommendation
+for k in r["sensitivity"]:
+    if k["better_at"] is not None:
+        v = next(x for x in k["values"] if x["value"] == k["better_at"])
+        ok = ok and v["feasible"] and v["objective"] < r["recommendation"]["objective"]
+print("better:", better)
+sys.exit(0 if ok else 1)
+EOF2
+ok $? "a better neighbour seen by the report's runs is named, only when the budget ran out"
+
+# errors
+expect_exit 2 "a misspelt --knob key exits 2" "$FUSEBOX" tune $S --knob breaker.opn=5s,10s \
+    --minimize cost_usd -o "$T/bad"
+contains "$ERR" "--knob breaker.opn" "the error names the --knob"
+contains "$ERR" "did you mean 'open'" "the error suggests the right key"
+expect_exit 2 "an empty range exits 2" "$FUSEBOX" tune $S --knob breaker.open=5s..5s \
+    --minimize cost_usd -o "$T/bad"
+contains "$ERR" "--knob breaker.open=5s..5s" "the empty range's error names the --knob"
+expect_exit 2 "a range of one integer exits 2" "$FUSEBOX" tune $S --knob retry.attempts=3..3 \
+    --minimize cost_usd -o "$T/bad"
+# shellcheck disable=SC2086
+expect_exit 2 "a budget below the smallest search exits 2" "$FUSEBOX" tune $S $KNOBS $OBJ \
+    --budget 20 -o "$T/bad"
+contains "$ERR" "--budget 20 runs is too small: the search needs at least 25" \
+    "the budget error says what the search needs"
+expect_exit 2 "no objective exits 2" "$FUSEBOX" tune $S --knob breaker.open=5s,10s -o "$T/bad"
+contains "$ERR" "--minimize or --maximize" "the error asks for an objective"
+expect_exit 2 "a variant missing from a scenario exits 2" "$FUSEBOX" tune $S \
+    --knob breaker.open=5s,10s --minimize cost_usd --variant nope -o "$T/bad"
+contains "$ERR" "no variant named 'nope'" "the error names the variant"
+[ ! -e "$T/bad/tune.json" ]
+ok $? "bad input writes no tune.json"
+
+expect_exit 2 "a scenario given twice exits 2" "$FUSEBOX" tune $S $S/outage.json \
+    --knob breaker.open=5s,10s --minimize cost_usd -o "$T/bad"
+contains "$ERR" "tests/e2e/tune/outage.json is given twice" "the error names the file"
+
+# --across mean: the mean of the scenarios' means, said so; here no worse than the worst case
+expect_exit 0 "--across mean exits 0" "$FUSEBOX" tune $S/outage.json $S/rate-limit.json \
+    --knob retry.attempts=1,2,3 --knob breaker.open=5s,20s --minimize cost_usd --across mean \
+    --exhaustive -o "$T/mean"
+contains "$OUT" "across 2 scenarios (mean)" "--across mean says so"
+"$FUSEBOX" tune $S/outage.json $S/rate-limit.json --knob retry.attempts=1,2,3 \
+    --knob breaker.open=5s,20s --minimize cost_usd --exhaustive -q -o "$T/worst"
+python3 - "$T/mean/tune.json" "$T/worst/tune.json" <<'EOF2'
+import json, sys
+m, w = (json.load(open(f)) for f in sys.argv[1:3])
+# the same runs (exhaustive, same seeds): each point's mean across is below its worst case
+wo = {e["point"]: e["objective"] for e in w["evaluated"]}
+ok = all(e["objective"] <= wo[e["point"]] + 1e-9 for e in m["evaluated"])
+ok = ok and any(e["objective"] < wo[e["point"]] - 1e-9 for e in m["evaluated"])
+sys.exit(0 if ok and m["objective"]["across"] == "mean" else 1)
+EOF2
+ok $? "--across mean: every point's mean across the scenarios is at most its worst case"
+
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+[ $? -eq 130 ] && grep -q "interrupted by SIGINT: nothing written" "$T/int.err" && [ ! -e "$T/int/tune.json" ]
+ok $? "SIGINT stops tune: exit 130, one line, no tune.json"
+
+expect_exit 1 "no setting meets an impossible constraint: exit 1" "$FUSEBOX" tune $S \
+    --knob breaker.open=5s,10s --minimize cost_usd --subject-to "success_rate>=1.01" -o "$T/inf"
+contains "$OUT" "NO point satisfies every constraint" "infeasible: it says so and shows the closest"
+
+finish
