@@ -591,11 +591,12 @@ typedef enum sim_feature {
     SIM_FEATURE_POOL,      /* ... connections */
     SIM_FEATURE_NETWORK,   /* a provider has network latency */
     /* the fleet's dynamics (docs/models.md) */
-    SIM_FEATURE_AUTOSCALE,   /* some variant autoscales its pods */
-    SIM_FEATURE_RESUBMIT,    /* some class's users re-submit failures */
-    SIM_FEATURE_SERIAL,      /* some class is a serial client */
-    SIM_FEATURE_PER_POD,     /* some class has per-pod sources */
-    SIM_FEATURE_STORE_OUTAGE /* the breaker store goes down (breaker_store.outages) */
+    SIM_FEATURE_AUTOSCALE,    /* some variant autoscales its pods */
+    SIM_FEATURE_RESUBMIT,     /* some class's users re-submit failures */
+    SIM_FEATURE_SERIAL,       /* some class is a serial client */
+    SIM_FEATURE_PER_POD,      /* some class has per-pod sources */
+    SIM_FEATURE_STORE_OUTAGE, /* the breaker store goes down (breaker_store.outages) */
+    SIM_FEATURE_GATEWAY       /* some variant has a gateway tier ("gateway") */
 } sim_feature;
 
 bool scn_uses(const sim_scenario *sc, sim_feature f);

@@ -119,7 +119,8 @@ typedef struct sim_replica_summary {
 } sim_replica_summary;
 
 typedef struct sim_gateway_summary {
-    uint32_t replicas; /* 0: the variant has no gateway tier */
+    uint32_t replicas;         /* 0: the variant has no gateway tier */
+    sim_replica_summary total; /* every replica's: sums, and the peaks' and wait's maximum */
     sim_replica_summary replica[SIM_GATEWAY_MAX];
 } sim_gateway_summary;
 

@@ -536,6 +536,26 @@ static void finalize_spillover(sim *s, uint32_t i) {
         f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;
 }
 
+/* The tier's figures: sums over its replicas; its peaks and longest wait, the largest. */
+static void gateway_total(sim_gateway_summary *g) {
+    sim_replica_summary *t = &g->total;
+    memset(t, 0, sizeof *t);
+    for (uint32_t k = 0; k < g->replicas; k++) {
+        const sim_replica_summary *x = &g->replica[k];
+        t->calls += x->calls;
+        t->queued += x->queued;
+        t->queue_full += x->queue_full;
+        t->abandoned += x->abandoned;
+        t->attempts += x->attempts;
+        t->cooldowns += x->cooldowns;
+        t->learned += x->learned;
+        t->wait_us_total += x->wait_us_total;
+        if (x->busy_peak > t->busy_peak) t->busy_peak = x->busy_peak;
+        if (x->queue_peak > t->queue_peak) t->queue_peak = x->queue_peak;
+        if (x->wait_us_max > t->wait_us_max) t->wait_us_max = x->wait_us_max;
+    }
+}
+
 void sim__stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
     sum->end_us = s->now;
@@ -563,6 +583,7 @@ void sim__stat_finalize(sim *s) {
         w->latency_p99_us = fb_hist_percentile(&s->bd_hist[k], 99);
     }
     if (s->fleet) sim__fleet_finalize(s);
+    gateway_total(&sum->gateway);
 }
 
 /* ---- invariants (tests: sim_run_opts.check_invariants) ---- */
