@@ -522,8 +522,12 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
     if (ev->type == SIM_EV_BREAKER) {
         const fb_breaker_event *b = &ev->breaker;
         rep_json_str(&w, "type", "breaker");
+        int v = scn_variant(sc, variant);
+        bool tier = v >= 0 && sc->variants[v].gateway.replicas > 0;
         if (ev->pod < 0)
             rep_json_str(&w, "pod", "shared");
+        else if (tier && ev->pod >= (int)sc->pods.count) /* a gateway replica's seat */
+            rep_json_i64(&w, "replica", ev->pod - (int)sc->pods.count);
         else
             rep_json_i64(&w, "pod", ev->pod);
         rep_json_str(&w, "from", fb_breaker_state_name(b->from));
