@@ -116,6 +116,7 @@ static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary 
         rep_json_open(w, NULL, '{', REP_JSON_LINES);
         rep_json_str(w, "name", pol->layers[l].name);
         rep_json_str(w, "role", roles[pol->layers[l].role]);
+        if (pol->layers[l].gateway) rep_json_bool(w, "gateway", true); /* runs on the replicas */
         rep_json_u64(w, "calls", ls->calls);
         rep_json_u64(w, "attempts", ls->attempts);
         rep_json_fixed(w, "amplification", ls->calls ? (double)ls->attempts / (double)ls->calls : 0,

@@ -609,9 +609,10 @@ static int check_requests(sim *s) {
                   (unsigned long long)s->pod_queue_total, (unsigned long long)s->busy_total);
         return FB_ESTATE;
     }
-    for (uint32_t k = 0; k < s->npods; k++) {
+    for (uint32_t k = 0; k < s->nseats; k++) { /* the pods, then the gateway's replicas */
         if (s->live == 0 && (s->pods[k].qlive != 0 || s->pods[k].busy != 0)) {
-            sim__stop(s, FB_ESTATE, "invariant: pod %u still counts %u queued, %u busy", k,
+            sim__stop(s, FB_ESTATE, "invariant: %s %u still counts %u queued, %u busy",
+                      k < s->npods ? "pod" : "gateway replica", k < s->npods ? k : k - s->npods,
                       s->pods[k].qlive, s->pods[k].busy);
             return FB_ESTATE;
         }
