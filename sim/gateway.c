@@ -23,10 +23,6 @@ int sim__gateway_setup(sim *s) {
     return FB_OK;
 }
 
-static sim_replica_summary *rs(sim *s, uint32_t seat) {
-    return &s->sum->gateway.replica[seat - s->npods];
-}
-
 /* The replica a call goes to, by the tier's balance rule: its seat. */
 static uint32_t pick(sim *s) {
     const sim_gateway *g = &s->pol->gateway;
@@ -61,8 +57,7 @@ static void take_worker(sim *s, req *r) {
     pod *pd = &s->pods[r->seat];
     pd->busy++;
     r->gw = GW_HELD;
-    sim_replica_summary *x = rs(s, r->seat);
-    if (pd->busy > x->busy_peak) x->busy_peak = pd->busy;
+    sim__stat_gateway(s, r->seat, GW_STAT_WORKER, pd->busy);
 }
 
 void sim__gateway_enter(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
@@ -70,8 +65,7 @@ void sim__gateway_enter(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     const sim_gateway *g = &s->pol->gateway;
     uint32_t seat = pick(s);
     pod *pd = &s->pods[seat];
-    sim_replica_summary *x = rs(s, seat);
-    x->calls++;
+    sim__stat_gateway(s, seat, GW_STAT_CALL, 0);
     r->seat = seat;
     r->gw_chosen = chosen;
     if (pd->busy < g->workers && pd->qlive == 0) {
@@ -80,7 +74,7 @@ void sim__gateway_enter(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
         return;
     }
     if (pd->qlive >= g->queue) {
-        x->queue_full++;
+        sim__stat_gateway(s, seat, GW_STAT_QUEUE_FULL, 0);
         sim__gateway_refused(s, ri, depth, (int)g->queue_full_status);
         return;
     }
@@ -92,8 +86,7 @@ void sim__gateway_enter(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     r->gw = GW_QUEUED;
     r->gw_since_us = s->now;
     pd->qlive++;
-    x->queued++;
-    if (pd->qlive > x->queue_peak) x->queue_peak = pd->qlive;
+    sim__stat_gateway(s, seat, GW_STAT_QUEUED, pd->qlive);
 }
 
 /* Start the calls that wait at replica `seat` while it has free workers (flat, as pod_pull). */
@@ -107,10 +100,7 @@ static void pull(sim *s, uint32_t seat) {
         if (r->gen != e.gen || r->gw != GW_QUEUED || r->gw_ticket != e.ticket) continue;
         pd->qlive--;
         take_worker(s, r);
-        sim_replica_summary *x = rs(s, seat);
-        fb_time_us w = s->now - r->gw_since_us;
-        x->wait_us_total += w;
-        if (w > x->wait_us_max) x->wait_us_max = w;
+        sim__stat_gateway(s, seat, GW_STAT_WAITED, (uint64_t)(s->now - r->gw_since_us));
         sim__gateway_begin(s, e.id, r->stack->gateway, r->gw_chosen);
         if (s->rc != FB_OK) break;
     }
@@ -123,7 +113,7 @@ void sim__gateway_leave(sim *s, uint32_t ri) {
     pod *pd = &s->pods[seat];
     if (r->gw == GW_QUEUED) {
         pd->qlive--; /* its entry stays in the queue, stale by its ticket */
-        rs(s, seat)->abandoned++;
+        sim__stat_gateway(s, seat, GW_STAT_ABANDONED, 0);
     } else if (r->gw == GW_HELD) {
         pd->busy--;
     }

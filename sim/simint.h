@@ -549,6 +549,17 @@ void sim__close_baseline(sim *s);
 void sim__stat_arrival(sim *s, const req *r);
 void sim__stat_attempt(sim *s, const attempt *a);
 void sim__stat_gateway_attempt(sim *s, uint32_t seat); /* a replica's layers sent an attempt */
+/* What a gateway replica's call did (gateway.c); v: the workers busy, the calls queued, the
+   wait (us), by kind. */
+enum {
+    GW_STAT_CALL,
+    GW_STAT_WORKER,
+    GW_STAT_QUEUED,
+    GW_STAT_WAITED,
+    GW_STAT_QUEUE_FULL,
+    GW_STAT_ABANDONED
+};
+void sim__stat_gateway(sim *s, uint32_t seat, int what, uint64_t v);
 void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome);
 void sim__stat_answer(sim *s, const fb_reply *rep);
 int sim__stat_windows_setup(sim *s);

@@ -395,6 +395,34 @@ void sim__stat_gateway_attempt(sim *s, uint32_t seat) {
     s->sum->gateway.replica[seat - s->npods].attempts++;
 }
 
+void sim__stat_gateway(sim *s, uint32_t seat, int what, uint64_t v) {
+    sim_replica_summary *x = &s->sum->gateway.replica[seat - s->npods];
+    switch (what) {
+    case GW_STAT_CALL:
+        x->calls++;
+        break;
+    case GW_STAT_WORKER: /* v: its workers busy now */
+        if (v > x->busy_peak) x->busy_peak = (uint32_t)v;
+        break;
+    case GW_STAT_QUEUED: /* v: the calls waiting now */
+        x->queued++;
+        if (v > x->queue_peak) x->queue_peak = (uint32_t)v;
+        break;
+    case GW_STAT_WAITED: /* v: how long it waited */
+        x->wait_us_total += (fb_time_us)v;
+        if ((fb_time_us)v > x->wait_us_max) x->wait_us_max = (fb_time_us)v;
+        break;
+    case GW_STAT_QUEUE_FULL:
+        x->queue_full++;
+        break;
+    case GW_STAT_ABANDONED:
+        x->abandoned++;
+        break;
+    default:
+        break;
+    }
+}
+
 void sim__stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider) {
     s->sum->layers[layer].breaker_rejections++;
     if (per_provider(s, layer)) s->sum->providers[provider].breaker_rejections++;
