@@ -116,6 +116,39 @@ static void gateway_full_queue_answers_at_once(void **state) {
 }
 
 /*
+ * Two replicas of one worker and no queue; a long call (1.5 s) every 2 s and a short one
+ * every second: never more than two calls at once, so least_busy always finds the idle
+ * replica, where taking turns sends a short call to the one busy with a long call.
+ */
+static void gateway_least_busy_finds_the_idle_replica(void **state) {
+    (void)state;
+    static const char *const balances[] = {"round_robin", "least_busy", "random"};
+    uint64_t refused[3];
+    for (int b = 0; b < 3; b++) {
+        char buf[2048];
+        snprintf(buf, sizeof buf,
+                 "{'name':'g','duration':'20s','providers':[{'name':'L','latency':{'ttft':"
+                 "'1500ms'}},{'name':'S','latency':{'ttft':'10ms'}}],'traffic':["
+                 "{'class':'long','target':'L','arrivals':{'constant':'0.5/s'}},"
+                 "{'class':'short','target':'S','arrivals':{'constant':'1/s'}}],"
+                 "'variants':{'v':{'layers':[{'name':'app'}],'gateway':{'replicas':2,"
+                 "'workers':1,'queue':0,'balance':'%s','layers':[{'name':'gw'}]}}}}",
+                 balances[b]);
+        sim_scenario *sc = th_load(q(buf));
+        sim_summary *s = th_run(sc, 0, NULL, NULL);
+        const sim_gateway_summary *g = &s->gateway;
+        assert_int_equal(g->replica[0].calls + g->replica[1].calls, s->requests);
+        assert_true(g->replica[0].calls > 0 && g->replica[1].calls > 0);
+        refused[b] = g->total.queue_full;
+        free(s);
+        scn_free(sc);
+    }
+    assert_int_equal(refused[1], 0);
+    assert_true(refused[0] > 0);
+    assert_true(refused[2] > 0);
+}
+
+/*
  * A layer's attempt timeout outside the tier gives up a call that waits: it leaves the
  * queue. One worker; a slow class's calls hold it 2 s each (no timeout); a fast class
  * (its own stack, the tier appended) gives up after 300 ms, mostly still in the queue.
@@ -264,6 +297,7 @@ int main(void) {
         cmocka_unit_test(gateway_round_robin_deals_calls_in_turn),
         cmocka_unit_test(gateway_full_queue_answers_at_once),
         cmocka_unit_test(gateway_call_given_up_leaves_the_queue),
+        cmocka_unit_test(gateway_least_busy_finds_the_idle_replica),
         cmocka_unit_test(gateway_cooldown_stays_on_its_replica_until_the_store_syncs),
         cmocka_unit_test(gateway_absent_keeps_layers_in_the_pods),
         cmocka_unit_test(gateway_key_errors_name_their_place),
