@@ -82,6 +82,13 @@ static const cJSON *in_stack(const cJSON *layers, const char *name) {
     return NULL;
 }
 
+/* The layers of a variant's gateway tier (its "gateway", or the policy's), or NULL. */
+static const cJSON *gateway_layers(const cJSON *v, const cJSON *base) {
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(v, "gateway");
+    if (g == NULL && base) g = cJSON_GetObjectItemCaseSensitive(base, "gateway");
+    return g ? cJSON_GetObjectItemCaseSensitive(g, "layers") : NULL;
+}
+
 /* The layer VARIANT.LAYER of a scenario's document, as written there, or NULL. */
 static const cJSON *scenario_layer(const cJSON *root, const char *variant, const char *layer) {
     const cJSON *policy = cJSON_GetObjectItemCaseSensitive(root, "policy");
@@ -94,6 +101,7 @@ static const cJSON *scenario_layer(const cJSON *root, const char *variant, const
     const cJSON *stack = cJSON_GetObjectItemCaseSensitive(v, "layers");
     if (stack == NULL && base) stack = cJSON_GetObjectItemCaseSensitive(base, "layers");
     const cJSON *found = in_stack(stack, layer);
+    if (found == NULL) found = in_stack(gateway_layers(v, base), layer);
     /* a traffic class's own stack, or its one layer named after it */
     for (int pass = 0; pass < 2 && found == NULL; pass++) {
         const cJSON *from = pass == 0 ? v : base;
@@ -125,6 +133,12 @@ static void list_layers(const cJSON *root) {
             stack = cJSON_GetObjectItemCaseSensitive(policy, "layers");
         const cJSON *e = NULL;
         cJSON_ArrayForEach(e, stack) {
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+            if (cJSON_IsString(nm) && n++ < 40)
+                fprintf(stderr, " %s.%s", v->string, nm->valuestring);
+        }
+        const cJSON *tier = gateway_layers(v, cJSON_IsFalse(inherit) ? NULL : policy);
+        cJSON_ArrayForEach(e, tier) {
             const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
             if (cJSON_IsString(nm) && n++ < 40)
                 fprintf(stderr, " %s.%s", v->string, nm->valuestring);

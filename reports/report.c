@@ -135,6 +135,7 @@ static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary 
         rep_json_open(w, NULL, '{', REP_JSON_LINES);
         rep_json_str(w, "name", pol->layers[l].name);
         rep_json_str(w, "role", roles[pol->layers[l].role]);
+        if (pol->layers[l].gateway) rep_json_bool(w, "gateway", true); /* runs on the replicas */
         rep_json_u64(w, "calls", ls->calls);
         rep_json_u64(w, "attempts", ls->attempts);
         rep_json_fixed(w, "amplification", ls->calls ? (double)ls->attempts / (double)ls->calls : 0,
@@ -240,6 +241,74 @@ static void write_disturbance(rep_json *w, const sim_scenario *sc, const sim_fau
 }
 
 /* Per traffic class, the per-class rows of the metric table, named without "class_" and "[]". */
+static void write_replica(rep_json *w, const sim_replica_summary *x) {
+    rep_json_u64(w, "calls", x->calls);
+    rep_json_u64(w, "attempts", x->attempts);
+    rep_json_u64(w, "queued", x->queued);
+    rep_json_u64(w, "queue_full", x->queue_full);
+    rep_json_u64(w, "abandoned", x->abandoned);
+    rep_json_u64(w, "busy_peak", x->busy_peak);
+    rep_json_u64(w, "queue_peak", x->queue_peak);
+    rep_json_fixed(w, "wait_ms_mean",
+                   x->queued > x->abandoned
+                       ? (double)x->wait_us_total / 1e3 / (double)(x->queued - x->abandoned)
+                       : 0,
+                   3);
+    rep_json_fixed(w, "wait_ms_max", (double)x->wait_us_max / 1e3, 3);
+    rep_json_u64(w, "cooldowns", x->cooldowns);
+    rep_json_u64(w, "cooldowns_learned", x->learned);
+}
+
+/* A variant's gateway tier: its settings, its totals, each replica's figures. */
+static void write_gateway(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
+    static const char *const balances[] = {"round_robin", "random", "least_busy"};
+    int v = scn_variant(sc, s->variant);
+    if (v < 0 || sc->variants[v].gateway.replicas == 0) return;
+    const sim_gateway *g = &sc->variants[v].gateway;
+    rep_json_open(w, "gateway", '{', REP_JSON_LINES);
+    rep_json_u64(w, "replicas", g->replicas);
+    rep_json_u64(w, "workers", g->workers);
+    rep_json_u64(w, "queue", g->queue);
+    rep_json_str(w, "balance", balances[g->balance]);
+    rep_json_u64(w, "queue_full_status", g->queue_full_status);
+    rep_json_open(w, "total", '{', REP_JSON_LINES);
+    write_replica(w, &s->gateway.total);
+    rep_json_close(w);
+    rep_json_open(w, "per_replica", '[', REP_JSON_LINES);
+    for (uint32_t k = 0; k < s->gateway.replicas; k++) {
+        rep_json_open(w, NULL, '{', REP_JSON_LINES);
+        rep_json_u64(w, "replica", k);
+        write_replica(w, &s->gateway.replica[k]);
+        rep_json_close(w);
+    }
+    rep_json_close(w);
+    rep_json_close(w);
+}
+
+/* Below the table: each gateway tier, one line per replica. */
+static void text_gateways(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        const sim_gateway_summary *g = &sums[i]->gateway;
+        int v = scn_variant(sc, sums[i]->variant);
+        if (v < 0 || g->replicas == 0) continue;
+        const sim_gateway *cfg = &sc->variants[v].gateway;
+        fprintf(f, "gateway of %s: %u replicas x %u workers, queue %u\n", sums[i]->variant,
+                cfg->replicas, cfg->workers, cfg->queue);
+        fprintf(f, "  %-8s%10s%10s%8s%11s%11s%10s%10s%9s\n", "replica", "calls", "attempts",
+                "queued", "queue full", "wait max", "busy peak", "cooldowns", "learned");
+        for (uint32_t k = 0; k < g->replicas; k++) {
+            const sim_replica_summary *x = &g->replica[k];
+            char wait[32];
+            rep_format_duration(wait, sizeof wait, (double)x->wait_us_max);
+            fprintf(f,
+                    "  %-8u%10" PRIu64 "%10" PRIu64 "%8" PRIu64 "%11" PRIu64 "%11s%10u%10" PRIu64
+                    "%9" PRIu64 "\n",
+                    k, x->calls, x->attempts, x->queued, x->queue_full, wait, x->busy_peak,
+                    x->cooldowns, x->learned);
+        }
+    }
+}
+
 static void write_classes(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
     rep_json_open(w, "classes", '{', REP_JSON_LINES);
     for (uint32_t c = 0; c < sc->class_count; c++) {
@@ -292,6 +361,7 @@ static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary
     for (uint32_t p = 0; p < sc->provider_count; p++) write_provider(w, sc, p, s);
     rep_json_close(w);
     write_layers(w, sc, s);
+    write_gateway(w, sc, s);
     write_classes(w, sc, s);
     rep_breakdown_json(w, sc, s);
     rep_json_u64(w, "simulated_events", s->events);
@@ -596,8 +666,12 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
     if (ev->type == SIM_EV_BREAKER) {
         const fb_breaker_event *b = &ev->breaker;
         rep_json_str(&w, "type", "breaker");
+        int v = scn_variant(sc, variant);
+        bool tier = v >= 0 && sc->variants[v].gateway.replicas > 0;
         if (ev->pod < 0)
             rep_json_str(&w, "pod", "shared");
+        else if (tier && ev->pod >= (int)sc->pods.count) /* a gateway replica's seat */
+            rep_json_i64(&w, "replica", ev->pod - (int)sc->pods.count);
         else
             rep_json_i64(&w, "pod", ev->pod);
         rep_json_str(&w, "from", fb_breaker_state_name(b->from));
@@ -683,6 +757,10 @@ static const rep_summary_row summary_rows[] = {
     {"pod requests max", "pod_requests_max", REP_SHOW_COUNT, true, SIM_FEATURE_PER_POD},
     {"store unreachable", "store_unreachable", REP_SHOW_COUNT, false, SIM_FEATURE_STORE_OUTAGE},
     {"store records lost", "store_records_lost", REP_SHOW_COUNT, true, SIM_FEATURE_STORE_OUTAGE},
+    {"gateway calls", "gateway_calls", REP_SHOW_COUNT, false, SIM_FEATURE_GATEWAY},
+    {"queued", "gateway_queued", REP_SHOW_COUNT, true, SIM_FEATURE_GATEWAY},
+    {"queue full", "gateway_queue_full", REP_SHOW_COUNT, true, SIM_FEATURE_GATEWAY},
+    {"cooldowns", "gateway_cooldowns", REP_SHOW_COUNT, true, SIM_FEATURE_GATEWAY},
 };
 
 const rep_summary_row *rep_summary_rows(size_t *count) {
@@ -907,6 +985,7 @@ void rep_text_summary(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
         fputc('\n', f);
     }
     rep_breakdown_text(f, sums, n);
+    text_gateways(f, sc, sums, n);
     rep_observed_text(f, sc, sums, n);
     text_undetermined(f, sc, sums, n);
     text_library(f, sc, sums, n);

@@ -442,10 +442,16 @@ static void breaker_item(FILE *f, const sim_scenario *sc, const sim_layer *l, ui
             fprintf(f, ", %u half-open probe%s", b.half_open_permits,
                     b.half_open_permits == 1 ? "" : "s");
     }
-    fputs(l->breaker_scope == SIM_SCOPE_SHARED      ? ", shared by all pods"
-          : l->breaker_scope == SIM_SCOPE_PUBLISHED ? ", per pod, openings published"
-                                                    : ", one per pod",
-          f);
+    if (l->gateway) /* a gateway layer's state is its replicas' */
+        fputs(l->breaker_scope == SIM_SCOPE_SHARED      ? ", shared by all replicas"
+              : l->breaker_scope == SIM_SCOPE_PUBLISHED ? ", per replica, openings published"
+                                                        : ", one per replica",
+              f);
+    else
+        fputs(l->breaker_scope == SIM_SCOPE_SHARED      ? ", shared by all pods"
+              : l->breaker_scope == SIM_SCOPE_PUBLISHED ? ", per pod, openings published"
+                                                        : ", one per pod",
+              f);
     fputs("</li>\n", f);
 }
 
@@ -456,7 +462,13 @@ void rep_settings_html(FILE *f, const sim_scenario *sc, const sim_policy *pol) {
         if (pol->layered) {
             fputs("<div class=\"layer\"><b>", f);
             rep_escape_markup(f, l->name);
-            fprintf(f, "</b> (%s)</div>\n", roles[l->role]);
+            if (l->gateway)
+                fprintf(f,
+                        "</b> (%s; the gateway tier: %u replicas x %u workers, queue %u)</div>\n",
+                        roles[l->role], pol->gateway.replicas, pol->gateway.workers,
+                        pol->gateway.queue);
+            else
+                fprintf(f, "</b> (%s)</div>\n", roles[l->role]);
         }
         fputs("<ul class=\"settings\">\n", f);
         char words[1024];

@@ -170,11 +170,81 @@ static int assign_roles(pctx *P, sim_policy *pol, sim_stack *st, uint32_t *assig
     return FB_OK;
 }
 
+/* ---- the gateway tier ---- */
+
+/* The gateway's own keys (its layers read by parse_gateway_layers). */
+static int parse_gateway_fields(pctx *P, const cJSON *g, sim_gateway *gw) {
+    static const char *const keys[] = {"replicas",   "workers", "queue",       "balance",
+                                       "queue_full", "layers",  "description", NULL};
+    static const char *const required[] = {"replicas", "layers", NULL};
+    static const char *const balances[] = {"round_robin", "random", "least_busy", NULL};
+    gw->workers = 64;
+    gw->queue = 256;
+    gw->queue_full_status = 429;
+    int balance = SIM_BALANCE_ROUND_ROBIN;
+    int status = 429;
+    int rc = scn__check_object(P, g, keys, required);
+    if (rc == FB_OK) rc = scn__get_u32(P, g, "replicas", &gw->replicas, 1, SIM_GATEWAY_MAX);
+    if (rc == FB_OK) rc = scn__get_u32(P, g, "workers", &gw->workers, 1, 1000000);
+    if (rc == FB_OK) rc = scn__get_u32(P, g, "queue", &gw->queue, 0, 10000000);
+    if (rc == FB_OK) rc = scn__get_enum(P, g, "balance", balances, &balance);
+    if (rc == FB_OK) rc = scn__get_status(P, g, "queue_full", &status);
+    if (rc == FB_OK && status < 400) {
+        size_t old = scn__push_key(P, "queue_full");
+        rc = scn__fail(P, "the status a full gateway queue answers is an error (400..599)");
+        scn__pop(P, old);
+    }
+    gw->balance = (sim_balance)balance;
+    gw->queue_full_status = (uint32_t)status;
+    return rc;
+}
+
+/*
+ * "gateway": {"replicas": N, "layers": [...], ...}: its layers run on the replicas, inside
+ * every stack of the variant (appended to each, innermost); the pods' layers call them.
+ */
+static int parse_gateway(pctx *P, const cJSON *g, sim_policy *pol) {
+    int rc = parse_gateway_fields(P, g, &pol->gateway);
+    if (rc == FB_OK && pol->autoscale.on)
+        rc = scn__fail(P, "a gateway tier with an autoscaled fleet (\"autoscale\") is not "
+                          "modelled: the replicas would sit beside pods that come and go");
+    sim_stack gst;
+    memset(&gst, 0, sizeof gst);
+    size_t old = scn__push_key(P, "layers");
+    if (rc == FB_OK) rc = parse_stack(P, scn__field(g, "layers"), pol, &gst, false);
+    scn__pop(P, old);
+    for (uint32_t i = 0; rc == FB_OK && i < gst.depth; i++) {
+        sim_layer *L = &pol->layers[gst.layer[i]];
+        L->gateway = true;
+        if (L->degraded)
+            rc = scn__fail(P,
+                           "layer '%s': a gateway layer answers no degraded "
+                           "response (the pods' outermost layer does)",
+                           L->name);
+    }
+    sim_stack *stacks[1 + SIM_CLASSES_MAX];
+    uint32_t n = 0;
+    stacks[n++] = &pol->stack;
+    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++)
+        if (pol->class_stack[c].depth > 0) stacks[n++] = &pol->class_stack[c];
+    for (uint32_t k = 0; rc == FB_OK && k < n; k++) {
+        sim_stack *st = stacks[k];
+        if (st->depth + gst.depth > SIM_DEPTH_MAX)
+            return scn__fail(P,
+                             "a stack and the gateway's layers together pass through %u layers; "
+                             "at most %d",
+                             st->depth + gst.depth, SIM_DEPTH_MAX);
+        st->gateway = st->depth;
+        for (uint32_t i = 0; i < gst.depth; i++) st->layer[st->depth++] = gst.layer[i];
+    }
+    return rc;
+}
+
 /* ---- a variant ---- */
 
 /* A policy key beside "layers" is a mistake worth its own message. */
 static int check_layered_keys(pctx *P, const cJSON *m) {
-    static const char *const keys[] = {"layers", "classes", "description", NULL};
+    static const char *const keys[] = {"layers", "classes", "description", "gateway", NULL};
     for (const cJSON *it = m->child; it; it = it->next) {
         for (size_t i = 0; scn__layer_keys[i]; i++) {
             if (strcmp(it->string, scn__layer_keys[i]) != 0 ||
@@ -194,7 +264,7 @@ static int check_layered_keys(pctx *P, const cJSON *m) {
 
 /* The variant's policy keys as its one layer (the form without "layers"). */
 static int parse_single(pctx *P, const cJSON *m, sim_policy *pol) {
-    static const char *const keys[] = {LD_LAYER_KEYS, "classes", NULL};
+    static const char *const keys[] = {LD_LAYER_KEYS, "classes", "gateway", NULL};
     int i = new_layer(P, pol, "policy");
     if (i < 0) return FB_EINVAL;
     pol->stack.layer[0] = (uint8_t)i;
@@ -254,6 +324,11 @@ static int parse_stacks(pctx *P, const cJSON *m, sim_policy *pol) {
         rc = parse_single(P, m, pol);
     }
     if (rc == FB_OK) rc = scn__key(P, m, "classes", parse_classes, pol);
+    if (rc == FB_OK && scn__field(m, "gateway")) {
+        size_t old = scn__push_key(P, "gateway");
+        rc = parse_gateway(P, scn__field(m, "gateway"), pol);
+        scn__pop(P, old);
+    }
     uint32_t assigned = 0;
     if (rc == FB_OK) rc = assign_roles(P, pol, &pol->stack, &assigned);
     for (uint32_t c = 0; rc == FB_OK && c < SIM_CLASSES_MAX; c++)

@@ -494,6 +494,7 @@ static bool layer_uses(const sim_layer *L, sim_feature f) {
     case SIM_FEATURE_SERIAL:
     case SIM_FEATURE_PER_POD:
     case SIM_FEATURE_STORE_OUTAGE:
+    case SIM_FEATURE_GATEWAY:
         return false; /* not a layer's: the providers, the classes or the fleet say */
     }
     return false; /* not a sim_feature */
@@ -515,6 +516,7 @@ static bool class_uses(const sim_class *c, sim_feature f) {
     case SIM_FEATURE_NETWORK:
     case SIM_FEATURE_AUTOSCALE:
     case SIM_FEATURE_STORE_OUTAGE:
+    case SIM_FEATURE_GATEWAY:
         return false; /* not a class's: the layers, the providers or the fleet say */
     }
     return false; /* not a sim_feature */
@@ -555,6 +557,10 @@ bool scn_uses(const sim_scenario *sc, sim_feature f) {
         return any_class_uses(sc, f);
     case SIM_FEATURE_STORE_OUTAGE:
         return sc->store_outage_count > 0;
+    case SIM_FEATURE_GATEWAY:
+        for (uint32_t v = 0; v < sc->variant_count; v++)
+            if (sc->variants[v].gateway.replicas > 0) return true;
+        return false;
     }
     return false; /* not a sim_feature */
 }

@@ -295,6 +295,7 @@ typedef struct sim_layer {
     /* the library preset the layer was given as (scenario/preset.h), for the reports' words;
        NULL: a layer of fusebox's own keys */
     const struct sim_preset *preset;
+    bool gateway; /* runs on the variant's gateway replicas (its "gateway" tier), not the pods */
 } sim_layer;
 
 #define SIM_LAYERS_MAX 8 /* layers of one variant, all its stacks together */
@@ -303,8 +304,9 @@ typedef struct sim_layer {
 /* The layers a request passes through, outermost first (indices into the variant's). */
 typedef struct sim_stack {
     uint8_t layer[SIM_DEPTH_MAX];
-    uint32_t depth;  /* 0: none (a class stack that uses the variant's) */
-    uint32_t router; /* the position of the routing layer */
+    uint32_t depth;   /* 0: none (a class stack that uses the variant's) */
+    uint32_t router;  /* the position of the routing layer */
+    uint32_t gateway; /* the position of the gateway tier's first layer; 0: no tier */
 } sim_stack;
 
 /* Which way and how fast an autoscaler may move: HPA's behavior.scaleUp / scaleDown. */
@@ -339,6 +341,28 @@ typedef struct sim_autoscale {
     sim_scale_rules up, down;
 } sim_autoscale;
 
+#define SIM_GATEWAY_MAX 64 /* replicas of a gateway tier */
+
+/* How a call from a pod picks its gateway replica. */
+typedef enum sim_balance {
+    SIM_BALANCE_ROUND_ROBIN = 0,
+    SIM_BALANCE_RANDOM,
+    SIM_BALANCE_LEAST_BUSY
+} sim_balance;
+
+/*
+ * A variant's gateway tier ("gateway"; docs/scenario-format.md, "Gateway tier"): a fleet
+ * of replicas between the pods and the providers, each with its workers, its queue and its
+ * own state of the gateway's layers (the innermost of every stack).
+ */
+typedef struct sim_gateway {
+    uint32_t replicas; /* 0: no tier */
+    uint32_t workers;  /* calls a replica serves at once */
+    uint32_t queue;    /* calls waiting for a worker per replica; beyond: queue_full_status */
+    sim_balance balance;
+    uint32_t queue_full_status; /* the answer to a call that finds the queue full */
+} sim_gateway;
+
 /* A variant: its layers and the stacks that use them. */
 typedef struct sim_policy {
     char name[SIM_NAME_MAX];
@@ -348,6 +372,7 @@ typedef struct sim_policy {
     sim_stack stack;                        /* every class's, unless... */
     sim_stack class_stack[SIM_CLASSES_MAX]; /* ... the class has its own (depth > 0) */
     sim_autoscale autoscale;
+    sim_gateway gateway;
 } sim_policy;
 
 /*
@@ -576,11 +601,12 @@ typedef enum sim_feature {
     SIM_FEATURE_POOL,      /* ... connections */
     SIM_FEATURE_NETWORK,   /* a provider has network latency */
     /* the fleet's dynamics (docs/models.md) */
-    SIM_FEATURE_AUTOSCALE,   /* some variant autoscales its pods */
-    SIM_FEATURE_RESUBMIT,    /* some class's users re-submit failures */
-    SIM_FEATURE_SERIAL,      /* some class is a serial client */
-    SIM_FEATURE_PER_POD,     /* some class has per-pod sources */
-    SIM_FEATURE_STORE_OUTAGE /* the breaker store goes down (breaker_store.outages) */
+    SIM_FEATURE_AUTOSCALE,    /* some variant autoscales its pods */
+    SIM_FEATURE_RESUBMIT,     /* some class's users re-submit failures */
+    SIM_FEATURE_SERIAL,       /* some class is a serial client */
+    SIM_FEATURE_PER_POD,      /* some class has per-pod sources */
+    SIM_FEATURE_STORE_OUTAGE, /* the breaker store goes down (breaker_store.outages) */
+    SIM_FEATURE_GATEWAY       /* some variant has a gateway tier ("gateway") */
 } sim_feature;
 
 bool scn_uses(const sim_scenario *sc, sim_feature f);

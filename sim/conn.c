@@ -222,10 +222,10 @@ int sim__setup_conns(sim *s) {
     bool any = false;
     for (uint32_t l = 0; l < s->NL; l++) any = any || s->lays[l].cfg->has_pool;
     if (!any) return FB_OK;
-    s->pools = calloc((size_t)s->npods * s->NL, sizeof *s->pools);
+    s->pools = calloc((size_t)s->nseats * s->NL, sizeof *s->pools);
     if (s->pools == NULL) return FB_ENOMEM;
     size_t cap = (size_t)s->sc->limits.in_flight_max * 4 + 1;
-    for (size_t i = 0; i < (size_t)s->npods * s->NL; i++)
+    for (size_t i = 0; i < (size_t)s->nseats * s->NL; i++)
         for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++)
             sim_fifo_init(&s->pools[i].wait[p], sizeof(waiter), cap);
     return FB_OK;
@@ -248,7 +248,7 @@ void sim__conns_pod_reset(sim *s, uint32_t k) {
 
 void sim__free_conns(sim *s) {
     if (s->pools == NULL) return;
-    for (size_t i = 0; i < (size_t)s->npods * s->NL; i++)
+    for (size_t i = 0; i < (size_t)s->nseats * s->NL; i++)
         for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) sim_fifo_free(&s->pools[i].wait[p]);
     free(s->pools);
     s->pools = NULL;

@@ -73,7 +73,8 @@ void sim__hedge_begin(sim *s, uint32_t ri, uint32_t ai) {
     for (uint32_t k = 0; k < FB_HEDGE_ATTEMPTS_MAX; k++) g->att[k] = 0;
     g->att[0] = ai + 1;
     r->attempt = 0; /* the group holds its calls */
-    fb_time_us delay = fb_hedge_delay(&L->hedge, window_of(s, x->layer, r->pod, a->provider));
+    fb_time_us delay =
+        fb_hedge_delay(&L->hedge, window_of(s, x->layer, seat_inner(r), a->provider));
     fb_hedge_begin(&L->hedge, &g->g, delay, s->now);
     arm(s, ri);
 }
@@ -125,7 +126,7 @@ static fb_hedge_verdict send_next(sim *s, uint32_t ri) {
     hgroup *g = HG(s, r);
     uint32_t inner = r->stack->depth - 1, li = r->stack->layer[inner];
     const lay *L = &s->lays[li];
-    fb_fallback *fb = pod_fb(s, r->pod, li);
+    fb_fallback *fb = pod_fb(s, seat_inner(r), li);
     fb_fallback_permits perm;
     fb_time_us timeout_us = 0;
     bool next = fb_hedge_policy_config(&L->hedge)->target == FB_HEDGE_NEXT;
@@ -149,7 +150,7 @@ static fb_hedge_verdict send_next(sim *s, uint32_t ri) {
     sim__stat_attempt(s, a);
     sim__stat_layer_attempt(s, li, perm.provider);
     sim__stat_hedge_sent(s, perm.provider);
-    fb_time_us delay = fb_hedge_delay(&L->hedge, window_of(s, li, r->pod, g->provider));
+    fb_time_us delay = fb_hedge_delay(&L->hedge, window_of(s, li, seat_inner(r), g->provider));
     fb_hedge_sent(&L->hedge, &g->g, delay, s->now);
     arm(s, ri);
     attempt_depart(s, ai);

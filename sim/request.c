@@ -211,8 +211,8 @@ static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     uint32_t len;
     const uint8_t *order = choices(s, r, depth, &chosen, &len);
     fb_fallback_decision d =
-        fb_fallback_begin(pod_fb(s, r->pod, li), &h->fr, r->prompt_tokens + r->completion_tokens,
-                          order, order ? len : 0, s->now);
+        fb_fallback_begin(pod_fb(s, seat_at(r, depth), li), &h->fr,
+                          r->prompt_tokens + r->completion_tokens, order, order ? len : 0, s->now);
     handle_decision(s, ri, depth, d);
 }
 
@@ -223,7 +223,8 @@ void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
     if (depth >= r->stack->depth || !h->active || h->serial != HOP_SERIAL(arg)) return;
     r->state = R_CALLING;
     uint32_t li = r->stack->layer[depth];
-    handle_decision(s, ri, depth, fb_fallback_resume(pod_fb(s, r->pod, li), &h->fr, s->now));
+    handle_decision(s, ri, depth,
+                    fb_fallback_resume(pod_fb(s, seat_at(r, depth), li), &h->fr, s->now));
 }
 
 /* A provider attempt of request ri, filled in but not sent: its index in *out. */
@@ -249,7 +250,7 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
     a->timeout_at_us = timeout_us > 0 ? s->now + timeout_us : FB_TIME_MAX;
     if (s->att_x) {
         X(a)->layer = r->stack->layer[r->stack->depth - 1];
-        X(a)->pod = r->pod;
+        X(a)->pod = seat_inner(r);
     }
     r->sent++;
     r->state = R_CALLING;
@@ -263,6 +264,7 @@ static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     if (sim__new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai) != FB_OK) return;
     r->attempt = ai + 1;
     sim__stat_attempt(s, A(s, ai));
+    if (r->gw == GW_HELD) sim__stat_gateway_attempt(s, r->seat);
     if (s->hg_offset && layer_at(s, r, r->stack->depth - 1)->cfg->has_hedge)
         sim__hedge_begin(s, ri, ai);
     attempt_depart(s, ai);
@@ -315,7 +317,10 @@ static void inner_request(sim *s, uint32_t ri, uint32_t depth, const fb_fallback
         sim__push(s, s->now + d->timeout_us, EV_LAYER_TIMEOUT, ri, r->gen,
                   HOP_ARG(depth, h->serial));
     /* an outer layer's target is the layer inside, which makes its own choice */
-    layer_begin(s, ri, depth + 1, d->provider);
+    if (depth + 1 == r->stack->gateway)
+        sim__gateway_enter(s, ri, depth + 1, d->provider); /* a replica's worker, or its queue */
+    else
+        layer_begin(s, ri, depth + 1, d->provider);
 }
 
 /* What layer `depth` raises when it gives up: its last result, or a refusal of its own. */
@@ -359,6 +364,7 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision
     sim__stat_policy(s, r, depth);
     if (depth == r->stack->router && d.stop == FB_STOP_SUCCESS) r->via_fallback = d.via_fallback;
     if (depth > 0) {
+        if (depth == r->stack->gateway) sim__gateway_leave(s, ri); /* its worker is free */
         raise_outside(s, ri, depth, &d, end);
         return;
     }
@@ -398,6 +404,21 @@ static void handle_decision(sim *s, uint32_t ri, uint32_t depth, fb_fallback_dec
     }
 }
 
+/* The gateway's replica gives request ri a worker: its first layer (at depth) begins. */
+void sim__gateway_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
+    R(s, ri)->state = R_CALLING;
+    layer_begin(s, ri, depth, chosen);
+}
+
+/* The replica's queue is full: layer depth - 1 gets the gateway's answer, `status`. */
+void sim__gateway_refused(sim *s, uint32_t ri, uint32_t depth, int status) {
+    fb_reply rep;
+    memset(&rep, 0, sizeof rep);
+    rep.status = status;
+    rep.should_retry = -1;
+    layer_result(s, ri, depth - 1, &rep, FB_TIME_NONE, SIM_END_COUNT);
+}
+
 /* ---- a result comes back ---- */
 
 /* Layer `depth` gets the result of its attempt: classified by its own rules, decided again. */
@@ -410,8 +431,8 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     fb_class c = classify_at(L, rep, h->target);
     keep_result(h, rep, hint, cause, c.outcome);
     r->state = R_CALLING;
-    fb_fallback_decision d =
-        fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[depth]), &h->fr, &c, hint, s->now);
+    fb_fallback_decision d = fb_fallback_result(
+        pod_fb(s, seat_at(r, depth), r->stack->layer[depth]), &h->fr, &c, hint, s->now);
     handle_decision(s, ri, depth, d);
 }
 
@@ -431,8 +452,8 @@ static void inner_answer(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, 
     uint32_t inner = r->stack->depth - 1;
     hop *h = &r->hops[inner];
     keep_result(h, rep, hint, SIM_END_COUNT, c->outcome); /* a provider's answer, not a layer's */
-    fb_fallback_decision d =
-        fb_fallback_result(pod_fb(s, r->pod, r->stack->layer[inner]), &h->fr, c, hint, s->now);
+    fb_fallback_decision d = fb_fallback_result(pod_fb(s, seat_inner(r), r->stack->layer[inner]),
+                                                &h->fr, c, hint, s->now);
     bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;
     if (won && hedged && pi != d.provider) d.via_fallback = true;
     if (inner == r->stack->router && won && d.via_fallback) sim__stat_fallback_cost(s, r, pi, out);
@@ -522,16 +543,18 @@ fb_reply sim_timeout_reply(void) {
 }
 
 /* Layers from `from` inwards give up on the request (a timeout outside them, a deadline). */
-static void cancel_inside(sim *s, req *r, uint32_t from) {
+static void cancel_inside(sim *s, uint32_t ri, uint32_t from) {
+    req *r = R(s, ri);
     for (uint32_t k = r->stack->depth; k-- > from;) {
         hop *h = &r->hops[k];
         if (!h->active) continue;
-        fb_fallback_cancel(pod_fb(s, r->pod, r->stack->layer[k]), &h->fr, s->now);
+        fb_fallback_cancel(pod_fb(s, seat_at(r, k), r->stack->layer[k]), &h->fr, s->now);
         sim__stat_policy(s, r, k);
         h->active = false;
         h->serial++;
     }
     abandon_attempt(s, r);
+    if (r->gw != GW_NONE && from <= r->stack->gateway) sim__gateway_leave(s, ri);
 }
 
 /* An outer layer's attempt timeout: the whole request inside it is given up. */
@@ -540,7 +563,7 @@ void sim__on_layer_timeout(sim *s, uint32_t ri, uint32_t arg) {
     uint32_t depth = HOP_DEPTH(arg);
     if (r->state != R_CALLING && r->state != R_WAITING) return;
     if (depth + 1 >= r->stack->depth || r->hops[depth].serial != HOP_SERIAL(arg)) return;
-    cancel_inside(s, r, depth + 1);
+    cancel_inside(s, ri, depth + 1);
     fb_reply rep = timeout_reply();
     layer_result(s, ri, depth, &rep, FB_TIME_NONE, SIM_END_COUNT);
 }
@@ -557,6 +580,7 @@ static void release_worker(sim *s, req *r) {
 static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     req *r = R(s, ri);
     uint32_t podi = r->pod;
+    if (r->gw != GW_NONE) sim__gateway_leave(s, ri); /* (a layer inside it always leaves first) */
     sim__stat_end(s, r, end, via_fallback);
     bool again = s->fleet && sim__fleet_end(s, r, end); /* its user submits it again */
     if (s->port) sim__port_request_end(s, ri, end, via_fallback);
@@ -582,7 +606,7 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
 void sim__on_deadline(sim *s, uint32_t ri) {
     req *r = R(s, ri);
     if (r->state == R_FREE) return;
-    if (r->state == R_CALLING || r->state == R_WAITING) cancel_inside(s, r, 0);
+    if (r->state == R_CALLING || r->state == R_WAITING) cancel_inside(s, ri, 0);
     finish(s, ri, SIM_END_TIMEOUT, false);
 }
 

@@ -108,9 +108,9 @@ static void breaker_shares(const sim *s, uint32_t p, double *open_share, double 
         open = sim__is_open(st) ? s->npods : 0;
         half = st == FB_BREAKER_HALF_OPEN ? s->npods : 0;
     } else if (l >= 0) {
-        pods = 0;
-        for (uint32_t k = 0; k < s->npods; k++) {
-            if (s->fleet && !sim__fleet_pod_live(s, k)) continue; /* an autoscaled fleet's slot */
+        pods = 0; /* a gateway layer's: the share of its replicas */
+        for (uint32_t k = seat_first(s, (uint32_t)l); k < seat_end(s, (uint32_t)l); k++) {
+            if (s->fleet && k < s->npods && !sim__fleet_pod_live(s, k)) continue; /* a slot */
             fb_breaker_state st = sim__seen_state(&s->breakers[slot(s, (uint32_t)l, k, p)], s->now);
             pods++;
             open += sim__is_open(st);
@@ -127,8 +127,8 @@ static double limit_mean(const sim *s, uint32_t p) {
     if (l < 0 || s->climits == NULL) return NAN;
     double sum = 0;
     uint32_t pods = 0;
-    for (uint32_t k = 0; k < s->npods; k++) {
-        if (s->fleet && !sim__fleet_pod_live(s, k)) continue; /* an autoscaled fleet's slot */
+    for (uint32_t k = seat_first(s, (uint32_t)l); k < seat_end(s, (uint32_t)l); k++) {
+        if (s->fleet && k < s->npods && !sim__fleet_pod_live(s, k)) continue; /* a slot */
         sum += fb_conclimit_limit(&s->climits[slot(s, (uint32_t)l, k, p)]);
         pods++;
     }

@@ -179,7 +179,7 @@ static int setup_spillover(sim *s) {
 }
 
 static int alloc_policy_state(sim *s) {
-    size_t n = (size_t)s->NL * s->npods * s->P, stores = (size_t)s->NL * s->P;
+    size_t n = (size_t)s->NL * s->nseats * s->P, stores = (size_t)s->NL * s->P;
     s->breakers = calloc(n, sizeof *s->breakers);
     s->stores = calloc(stores, sizeof *s->stores);
     s->bctxs = calloc(n + stores, sizeof *s->bctxs);
@@ -188,11 +188,11 @@ static int alloc_policy_state(sim *s) {
     s->views = calloc(n, sizeof *s->views);
     s->limiters = calloc(n, sizeof *s->limiters);
     s->published = calloc(n, sizeof *s->published);
-    s->rr_cursors = calloc((size_t)s->npods * s->NL, sizeof *s->rr_cursors);
-    s->eject_groups = calloc((size_t)s->npods * s->NL, sizeof *s->eject_groups);
-    s->fbs = calloc((size_t)s->npods * s->NL, sizeof *s->fbs);
-    s->budgets = calloc((size_t)s->npods * s->NL, sizeof *s->budgets);
-    s->pods = calloc(s->npods, sizeof *s->pods);
+    s->rr_cursors = calloc((size_t)s->nseats * s->NL, sizeof *s->rr_cursors);
+    s->eject_groups = calloc((size_t)s->nseats * s->NL, sizeof *s->eject_groups);
+    s->fbs = calloc((size_t)s->nseats * s->NL, sizeof *s->fbs);
+    s->budgets = calloc((size_t)s->nseats * s->NL, sizeof *s->budgets);
+    s->pods = calloc(s->nseats, sizeof *s->pods);
     if (!s->pods || !s->breakers || !s->stores || !s->bctxs || !s->open_since || !s->open_end ||
         !s->views || !s->limiters || !s->fbs || !s->budgets || !s->published || !s->rr_cursors ||
         !s->eject_groups) {
@@ -305,6 +305,7 @@ static int setup_pod_layer(sim *s, uint32_t k, uint32_t l) {
 /* Pod k's engine of every layer (also when the autoscaler starts it again). */
 int sim__setup_pod_policy(sim *s, uint32_t k) {
     for (uint32_t l = 0; l < s->NL; l++) {
+        if (k < seat_first(s, l) || k >= seat_end(s, l)) continue; /* another tier's layer */
         int rc = setup_pod_layer(s, k, l);
         if (rc != FB_OK) return rc;
     }
@@ -315,7 +316,11 @@ int sim__setup_pod_policy(sim *s, uint32_t k) {
 static int setup_pod(sim *s, uint32_t k) {
     pod *pd = &s->pods[k];
     fb_rng_derive(&pd->rng, s->sc->seed, ENTITY_POD + k, PURPOSE_POD);
-    sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+    /* a gateway replica's queue holds gw_ref (gateway.c) */
+    if (k < s->npods)
+        sim_fifo_init(&pd->queue, sizeof(ref), (size_t)s->sc->limits.in_flight_max + 1);
+    else /* a call may wait again after a retry: stale entries until they are popped */
+        sim_fifo_init(&pd->queue, sizeof(gw_ref), (size_t)s->sc->limits.in_flight_max * 16 + 1);
     return sim__setup_pod_policy(s, k);
 }
 
@@ -359,7 +364,7 @@ static void pick_share_layers(sim *s) {
 
 /* The state only some variants need: concurrency limits, hedge windows, connections. */
 static int alloc_client_state(sim *s) {
-    size_t n = (size_t)s->NL * s->npods * s->P;
+    size_t n = (size_t)s->NL * s->nseats * s->P;
     bool climits = false, windows = false;
     for (uint32_t l = 0; l < s->NL; l++) {
         const sim_layer *L = s->lays[l].cfg;
@@ -376,7 +381,7 @@ static int setup_policy(sim *s) {
     if (rc == FB_OK) rc = alloc_policy_state(s);
     if (rc == FB_OK) rc = alloc_client_state(s);
     for (uint32_t l = 0; l < s->NL && rc == FB_OK; l++) rc = sim__setup_stores(s, l);
-    for (uint32_t k = 0; k < s->npods && rc == FB_OK; k++) rc = setup_pod(s, k);
+    for (uint32_t k = 0; k < s->nseats && rc == FB_OK; k++) rc = setup_pod(s, k);
     if (rc == FB_OK) {
         pick_share_layers(s);
         /* the stores' messages in flight: at most one per event */
@@ -430,6 +435,7 @@ int sim__setup(sim *s) {
     const sim_scenario *sc = s->sc;
     s->P = sc->provider_count;
     s->npods = sim__autoscale_slots(s->pol, sc->pods.count);
+    s->nseats = s->npods + s->pol->gateway.replicas;
     int rc = sim_queue_init(&s->q, (size_t)sc->limits.events_max);
     if (rc != FB_OK) return rc;
     s->depth_max = deepest(s->pol);
@@ -464,6 +470,7 @@ int sim__setup(sim *s) {
     rc = setup_spillover(s);
     if (rc == FB_OK) rc = sim__stat_windows_setup(s);
     if (rc == FB_OK) rc = setup_policy(s);
+    if (rc == FB_OK && s->pol->gateway.replicas > 0) rc = sim__gateway_setup(s);
     if (rc == FB_OK) rc = setup_traffic(s);
     if (rc == FB_OK) rc = sim__fleet_setup(s);
     if (rc != FB_OK) return rc;
@@ -477,7 +484,7 @@ void sim__teardown(sim *s) {
     sim__pool_free(&s->reqs);
     sim__pool_free(&s->atts);
     if (s->pods)
-        for (uint32_t k = 0; k < s->npods; k++) sim_fifo_free(&s->pods[k].queue);
+        for (uint32_t k = 0; k < s->nseats; k++) sim_fifo_free(&s->pods[k].queue);
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) sim_fifo_free(&s->provs[p].queue);
     sim_fifo_free(&s->recs);
     sim_fifo_free(&s->syncs);

@@ -108,6 +108,25 @@ typedef struct sim_fault_summary {
     sim_undetermined undetermined; /* not DETERMINED: nobody can tell (recovered is false) */
 } sim_fault_summary;
 
+/* One replica of a variant's gateway tier (report.json's "gateway"; docs/metrics.md). */
+typedef struct sim_replica_summary {
+    uint64_t calls;      /* calls from the pods' layers that reached it */
+    uint64_t queued;     /* ... that waited for a worker */
+    uint64_t queue_full; /* ... refused at once: its queue was full */
+    uint64_t abandoned;  /* ... given up while they waited (a timeout or deadline outside) */
+    uint64_t attempts;   /* provider attempts its layers sent */
+    uint64_t cooldowns;  /* its own breakers' openings (cooldowns), every layer and provider */
+    uint64_t learned;    /* openings it read from the store (another replica's, synced) */
+    uint32_t busy_peak, queue_peak;
+    fb_time_us wait_us_total, wait_us_max; /* of the calls that waited, once they got a worker */
+} sim_replica_summary;
+
+typedef struct sim_gateway_summary {
+    uint32_t replicas;         /* 0: the variant has no gateway tier */
+    sim_replica_summary total; /* every replica's: sums, and the peaks' and wait's maximum */
+    sim_replica_summary replica[SIM_GATEWAY_MAX];
+} sim_gateway_summary;
+
 /* The fleet's dynamics (docs/metrics.md): zero unless the scenario uses them. */
 typedef struct sim_fleet_summary {
     uint64_t resubmissions;         /* requests that were a user's re-submission */
@@ -209,6 +228,7 @@ typedef struct sim_summary {
     sim_layer_summary layers[SIM_LAYERS_MAX];
     uint32_t layer_count;
     sim_fleet_summary fleet;
+    sim_gateway_summary gateway;
     sim_class_summary classes[SIM_CLASSES_MAX]; /* by the scenario's class index */
     sim_breakdown breakdown;
 } sim_summary;

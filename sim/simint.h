@@ -7,6 +7,7 @@
  *   conn.c      an attempt's way to its provider and back: connections, network latency
  *   hedging.c   hedged requests: a group of attempts, the first success wins
  *   store.c     breakers: per pod or shared through a store with a propagation delay
+ *   gateway.c   a gateway tier: its replicas, their workers and queues (the pods' calls)
  *   series.c    the time series, the baseline and spillover
  *   stats.c     the summary counters, their final sums and the invariants
  *   setup.c     building a run from a scenario variant, and tearing it down
@@ -82,6 +83,14 @@ enum {
     A_RETURNING, /* its reply on its way back to the client */
 };
 
+/* A request's place in the gateway tier (gateway.c). */
+enum { GW_NONE = 0, GW_QUEUED, GW_HELD };
+
+/* An entry of a replica's queue: stale when the request moved on (gen or ticket). */
+typedef struct gw_ref {
+    uint32_t id, gen, ticket;
+} gw_ref;
+
 /* An attempt's connection (conn.c). */
 enum { CONN_NONE = 0, CONN_WAIT, CONN_HELD };
 
@@ -119,6 +128,13 @@ typedef struct req {
     uint16_t resubmits; /* re-submissions of its user request before it (fleet.c) */
     uint32_t pod;
     uint32_t user;
+    /* the gateway tier (gateway.c): its replica's seat, its place there, and what it waits
+       with in the replica's queue */
+    uint8_t gw;        /* GW_NONE, GW_QUEUED, GW_HELD */
+    uint8_t gw_chosen; /* the provider the layer outside chose (layer_begin's `chosen`) */
+    uint32_t seat;     /* s->npods + replica, while gw != GW_NONE */
+    uint32_t gw_ticket;
+    fb_time_us gw_since_us;
     uint32_t attempt; /* current provider attempt index + 1, 0 = none */
     uint32_t sent;    /* provider attempts so far, every layer's (the port's resend count) */
     uint32_t prompt_tokens, completion_tokens, tokens_left;
@@ -292,6 +308,10 @@ typedef struct sim {
     sim_error *err;
     int rc; /* first fatal error */
     uint32_t P, npods;
+    /* the seats that keep a layer's state: the pods, then the gateway's replicas (0..nseats) */
+    uint32_t nseats;
+    uint32_t gw_rr; /* the next replica, round-robin */
+    fb_rng gw_rng;  /* the replicas' random balance */
     sim_queue q;
     fb_time_us now;
     lay lays[SIM_LAYERS_MAX];
@@ -382,14 +402,27 @@ static inline hgroup *HG(const sim *s, req *r) {
     return (hgroup *)((char *)r + s->hg_offset);
 }
 
-/* The breaker, view, limiter and open-period slot of (layer, pod, provider). */
+/* The breaker, view, limiter and open-period slot of (layer, seat, provider). */
 static inline size_t slot(const sim *s, uint32_t layer, uint32_t podi, uint32_t provider) {
-    return ((size_t)layer * s->npods + podi) * s->P + provider;
+    return ((size_t)layer * s->nseats + podi) * s->P + provider;
 }
 
-/* The slots of the shared stores come after the pods': (layer, provider). */
+/* The slots of the shared stores come after the seats': (layer, provider). */
 static inline size_t store_slot(const sim *s, uint32_t layer, uint32_t provider) {
-    return (size_t)s->NL * s->npods * s->P + (size_t)layer * s->P + provider;
+    return (size_t)s->NL * s->nseats * s->P + (size_t)layer * s->P + provider;
+}
+
+/* The seats that run layer l: the pods [0, npods), or a gateway layer's replicas. */
+static inline uint32_t seat_first(const sim *s, uint32_t l) {
+    return s->lays[l].cfg->gateway ? s->npods : 0;
+}
+static inline uint32_t seat_end(const sim *s, uint32_t l) {
+    return s->lays[l].cfg->gateway ? s->nseats : s->npods;
+}
+
+/* The seat whose state layer `depth` of r's stack uses: its pod's, or its gateway replica's. */
+static inline uint32_t seat_at(const req *r, uint32_t depth) {
+    return r->stack->gateway > 0 && depth >= r->stack->gateway ? r->seat : r->pod;
 }
 
 static inline fb_fallback *pod_fb(sim *s, uint32_t podi, uint32_t layer) {
@@ -409,7 +442,20 @@ void sim__catch_up(sim *s, fb_time_us t);
 void sim__run_model(sim *s);
 void sim__run_port(sim *s);
 
+/* gateway.c */
+int sim__gateway_setup(sim *s);
+/* A call of r's layer depth - 1 reaches the gateway: a replica, a worker, or its queue. */
+void sim__gateway_enter(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen);
+/* r leaves the gateway (its first layer is done, or it is given up): the worker, the queue. */
+void sim__gateway_leave(sim *s, uint32_t ri);
+/* The seat of r's innermost layer (its attempts'): its pod's or its gateway replica's. */
+static inline uint32_t seat_inner(const req *r) {
+    return seat_at(r, r->stack->depth - 1);
+}
+
 /* request.c */
+void sim__gateway_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen);
+void sim__gateway_refused(sim *s, uint32_t ri, uint32_t depth, int status);
 void sim__new_request(sim *s, uint32_t cls, uint32_t user);
 void sim__on_work_done(sim *s, uint32_t ri);
 void sim__on_resume(sim *s, uint32_t ri, uint32_t arg);
@@ -502,6 +548,18 @@ void sim__close_baseline(sim *s);
 /* stats.c: every summary and time-series counter moves here */
 void sim__stat_arrival(sim *s, const req *r);
 void sim__stat_attempt(sim *s, const attempt *a);
+void sim__stat_gateway_attempt(sim *s, uint32_t seat); /* a replica's layers sent an attempt */
+/* What a gateway replica's call did (gateway.c); v: the workers busy, the calls queued, the
+   wait (us), by kind. */
+enum {
+    GW_STAT_CALL,
+    GW_STAT_WORKER,
+    GW_STAT_QUEUED,
+    GW_STAT_WAITED,
+    GW_STAT_QUEUE_FULL,
+    GW_STAT_ABANDONED
+};
+void sim__stat_gateway(sim *s, uint32_t seat, int what, uint64_t v);
 void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome);
 void sim__stat_answer(sim *s, const fb_reply *rep);
 int sim__stat_windows_setup(sim *s);

@@ -387,7 +387,40 @@ static void add_open_time(sim *s, const bctx *bc, bool store, fb_time_us since, 
     if (!store && s->fleet && s->fleet->as)
         s->fleet->as->open_pod_s[bc->provider] += d; /* per pod: over the mean pods, at the end */
     else
-        s->sum->providers[bc->provider].breaker_open_s += store ? d : d / s->npods;
+        s->sum->providers[bc->provider].breaker_open_s +=
+            store ? d : d / (seat_end(s, bc->layer) - seat_first(s, bc->layer));
+}
+
+void sim__stat_gateway_attempt(sim *s, uint32_t seat) {
+    s->sum->gateway.replica[seat - s->npods].attempts++;
+}
+
+void sim__stat_gateway(sim *s, uint32_t seat, int what, uint64_t v) {
+    sim_replica_summary *x = &s->sum->gateway.replica[seat - s->npods];
+    switch (what) {
+    case GW_STAT_CALL:
+        x->calls++;
+        break;
+    case GW_STAT_WORKER: /* v: its workers busy now */
+        if (v > x->busy_peak) x->busy_peak = (uint32_t)v;
+        break;
+    case GW_STAT_QUEUED: /* v: the calls waiting now */
+        x->queued++;
+        if (v > x->queue_peak) x->queue_peak = (uint32_t)v;
+        break;
+    case GW_STAT_WAITED: /* v: how long it waited */
+        x->wait_us_total += (fb_time_us)v;
+        if ((fb_time_us)v > x->wait_us_max) x->wait_us_max = (fb_time_us)v;
+        break;
+    case GW_STAT_QUEUE_FULL:
+        x->queue_full++;
+        break;
+    case GW_STAT_ABANDONED:
+        x->abandoned++;
+        break;
+    default:
+        break;
+    }
 }
 
 void sim__stat_breaker_rejection(sim *s, uint32_t layer, uint32_t provider) {
@@ -410,6 +443,13 @@ void sim__stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event
         s->sum->providers[bc->provider].breaker_transitions++;
         s->sum->providers[bc->provider].breaker_opens += opens;
     }
+    if (opens && bc->pod >= (int)s->npods) { /* a gateway replica's: its own, or learned */
+        sim_replica_summary *x = &s->sum->gateway.replica[(uint32_t)bc->pod - s->npods];
+        if (ev->cause == FB_CAUSE_SYNC)
+            x->learned++;
+        else
+            x->cooldowns++;
+    }
     if (opens) s->open_since[at] = ev->at_us;
     if (ev->to == FB_BREAKER_OPEN) s->open_end[at] = ev->open_until_us;
     if (ev->to == FB_BREAKER_FORCED_OPEN) s->open_end[at] = FB_TIME_MAX;
@@ -423,13 +463,13 @@ void sim__stat_breaker_transition(sim *s, const bctx *bc, const fb_breaker_event
 
 /* Open periods still running when the run ended, cut at their deadline or the end. */
 static void close_open_periods(sim *s) {
-    size_t n = (size_t)s->NL * s->npods * s->P;
+    size_t n = (size_t)s->NL * s->nseats * s->P;
     for (size_t i = 0; i < n + (size_t)s->NL * s->P; i++) {
         if (s->open_since[i] == FB_TIME_NONE) continue;
         bool store = i >= n;
         size_t j = store ? i - n : i;
-        bctx bc = {s, store ? -1 : (int)(j / s->P % s->npods),
-                   (uint8_t)(store ? j / s->P : j / s->P / s->npods), (uint8_t)(j % s->P)};
+        bctx bc = {s, store ? -1 : (int)(j / s->P % s->nseats),
+                   (uint8_t)(store ? j / s->P : j / s->P / s->nseats), (uint8_t)(j % s->P)};
         if (!counts(s, bc.layer, store)) continue;
         fb_time_us end = s->now < s->open_end[i] ? s->now : s->open_end[i];
         add_open_time(s, &bc, store, s->open_since[i], end);
@@ -473,7 +513,7 @@ static void add_pod_counts(sim *s, uint32_t l, uint32_t p, uint32_t k) {
 /* What the core's primitives counted in layer l for provider p: limiters, rejections. */
 static void add_core_counts(sim *s, uint32_t l, uint32_t p) {
     const sim_layer *L = s->lays[l].cfg;
-    for (uint32_t k = 0; k < s->npods; k++) add_pod_counts(s, l, p, k);
+    for (uint32_t k = seat_first(s, l); k < seat_end(s, l); k++) add_pod_counts(s, l, p, k);
     if (!L->per_provider[p].has_breaker || (L->role == SIM_ROLE_OUTER && p > 0)) return;
     if (L->breaker_scope == SIM_SCOPE_SHARED)
         add_rejections(s, l, p, fb_breaker_stats_get(&s->stores[(size_t)l * s->P + p])->rejected);
@@ -528,6 +568,26 @@ static void finalize_spillover(sim *s, uint32_t i) {
         f->spillover_us = s->now > f->end_us ? s->now - f->end_us : 0;
 }
 
+/* The tier's figures: sums over its replicas; its peaks and longest wait, the largest. */
+static void gateway_total(sim_gateway_summary *g) {
+    sim_replica_summary *t = &g->total;
+    memset(t, 0, sizeof *t);
+    for (uint32_t k = 0; k < g->replicas; k++) {
+        const sim_replica_summary *x = &g->replica[k];
+        t->calls += x->calls;
+        t->queued += x->queued;
+        t->queue_full += x->queue_full;
+        t->abandoned += x->abandoned;
+        t->attempts += x->attempts;
+        t->cooldowns += x->cooldowns;
+        t->learned += x->learned;
+        t->wait_us_total += x->wait_us_total;
+        if (x->busy_peak > t->busy_peak) t->busy_peak = x->busy_peak;
+        if (x->queue_peak > t->queue_peak) t->queue_peak = x->queue_peak;
+        if (x->wait_us_max > t->wait_us_max) t->wait_us_max = x->wait_us_max;
+    }
+}
+
 void sim__stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
     sum->end_us = s->now;
@@ -543,7 +603,7 @@ void sim__stat_finalize(sim *s) {
     }
     for (uint32_t l = 0; l < s->NL; l++) {
         if (s->lays[l].cfg->budget.kind == FB_BUDGET_NONE) continue;
-        for (uint32_t k = 0; k < s->npods; k++)
+        for (uint32_t k = seat_first(s, l); k < seat_end(s, l); k++)
             sum->budget_refusals +=
                 fb_budget_stats_get(&s->budgets[(size_t)k * s->NL + l])->refused;
     }
@@ -555,6 +615,7 @@ void sim__stat_finalize(sim *s) {
         w->latency_p99_us = fb_hist_percentile(&s->bd_hist[k], 99);
     }
     if (s->fleet) sim__fleet_finalize(s);
+    gateway_total(&sum->gateway);
 }
 
 /* ---- invariants (tests: sim_run_opts.check_invariants) ---- */
@@ -580,9 +641,10 @@ static int check_requests(sim *s) {
                   (unsigned long long)s->pod_queue_total, (unsigned long long)s->busy_total);
         return FB_ESTATE;
     }
-    for (uint32_t k = 0; k < s->npods; k++) {
+    for (uint32_t k = 0; k < s->nseats; k++) { /* the pods, then the gateway's replicas */
         if (s->live == 0 && (s->pods[k].qlive != 0 || s->pods[k].busy != 0)) {
-            sim__stop(s, FB_ESTATE, "invariant: pod %u still counts %u queued, %u busy", k,
+            sim__stop(s, FB_ESTATE, "invariant: %s %u still counts %u queued, %u busy",
+                      k < s->npods ? "pod" : "gateway replica", k < s->npods ? k : k - s->npods,
                       s->pods[k].qlive, s->pods[k].busy);
             return FB_ESTATE;
         }

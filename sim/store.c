@@ -198,7 +198,7 @@ void sim__on_store_sync(sim *s) {
     store_sync sy;
     sim_fifo_pop(&s->syncs, &sy);
     if (sim__fleet_store_down(s)) return; /* the pods cannot hear the store */
-    for (uint32_t k = 0; k < s->npods; k++) {
+    for (uint32_t k = seat_first(s, sy.layer); k < seat_end(s, sy.layer); k++) {
         view *v = &s->views[slot(s, sy.layer, k, sy.provider)];
         if (sy.generation < v->generation) continue;
         v->state = sy.state;
@@ -210,7 +210,8 @@ void sim__on_store_sync(sim *s) {
 /* ---- published openings (LiteLLM's cooldowns in Redis) ---- */
 
 /*
- * Pod k reads the store every sync_delay_us, at k * delay / npods + m * delay:
+ * Pod k reads the store every sync_delay_us, at k * delay / npods + m * delay (a gateway
+ * layer's replica: its place among the replicas, over their count):
  * the next read at or after t. An opening written at t is seen then, unless
  * it ended before (each pod reads on its own cycle, as LiteLLM's
  * DualCache throttles its Redis reads per key).
@@ -218,7 +219,8 @@ void sim__on_store_sync(sim *s) {
 static fb_time_us next_read(const sim *s, uint32_t layer, uint32_t k, fb_time_us t) {
     fb_time_us every = s->lays[layer].cfg->sync_delay_us;
     if (every <= 0) return t;
-    fb_time_us phase = every * (fb_time_us)k / (fb_time_us)s->npods;
+    uint32_t first = seat_first(s, layer);
+    fb_time_us phase = every * (fb_time_us)(k - first) / (fb_time_us)(seat_end(s, layer) - first);
     if (t <= phase) return phase;
     fb_time_us m = (t - phase + every - 1) / every;
     return fb_time_add(phase, m * every);
@@ -230,7 +232,7 @@ static void publish(sim *s, const bctx *bc, const fb_breaker_event *ev) {
         sim__stat_store(s, STORE_RECORD_LOST); /* the write fails: only this pod's memory has it */
         return;
     }
-    for (uint32_t k = 0; k < s->npods; k++) {
+    for (uint32_t k = seat_first(s, bc->layer); k < seat_end(s, bc->layer); k++) {
         if ((int)k == bc->pod) continue;
         fb_time_us at = next_read(s, bc->layer, k, ev->at_us);
         if (at >= ev->open_until_us) continue; /* over before this pod reads it */
@@ -252,8 +254,8 @@ static fb_time_us outage_end(const sim *s) {
 
 /* A pod's read of slot i failed (the store is down): its first read after the outage. */
 static void read_after_outage(sim *s, uint32_t i, fb_time_us until) {
-    uint32_t k = (uint32_t)((i / s->P) % s->npods);
-    uint32_t layer = (uint32_t)(i / ((size_t)s->P * s->npods));
+    uint32_t k = (uint32_t)((i / s->P) % s->nseats);
+    uint32_t layer = (uint32_t)(i / ((size_t)s->P * s->nseats));
     fb_time_us end = outage_end(s);
     if (end >= until) return; /* over before the store is back */
     fb_time_us at = next_read(s, layer, k, end);
@@ -274,7 +276,7 @@ void sim__on_publish(sim *s, uint32_t slot_index) {
 
 /* The breaker of a slot: a pod's (slot()), or a store's (store_slot()). */
 static fb_breaker *breaker_at(sim *s, size_t i) {
-    size_t pods = (size_t)s->NL * s->npods * s->P;
+    size_t pods = (size_t)s->NL * s->nseats * s->P;
     return i < pods ? &s->breakers[i] : &s->stores[i - pods];
 }
 
@@ -411,7 +413,7 @@ static void local_breakers(sim *s, bool start) {
     for (uint32_t l = 0; l < s->NL; l++) {
         for (uint32_t p = 0; p < s->P; p++) {
             if (!local_fallback(s, l, p)) continue;
-            for (uint32_t k = 0; k < s->npods && s->rc == FB_OK; k++) {
+            for (uint32_t k = seat_first(s, l); k < seat_end(s, l) && s->rc == FB_OK; k++) {
                 size_t i = slot(s, l, k, p);
                 if (start)
                     init_breaker(s, &s->breakers[i], &s->bctxs[i], (int)k, l, p, &s->pods[k].rng);
@@ -445,7 +447,8 @@ static void resync(sim *s) {
 static uint64_t reads_in(const sim *s, uint32_t l, uint32_t k, fb_time_us from, fb_time_us to) {
     fb_time_us every = s->lays[l].cfg->sync_delay_us;
     if (every <= 0) return 0;
-    fb_time_us phase = every * (fb_time_us)k / (fb_time_us)s->npods;
+    uint32_t first = seat_first(s, l);
+    fb_time_us phase = every * (fb_time_us)(k - first) / (fb_time_us)(seat_end(s, l) - first);
     fb_time_us a = from <= phase ? 0 : (from - phase + every - 1) / every;
     fb_time_us b = to <= phase ? 0 : (to - phase + every - 1) / every;
     return (uint64_t)(b - a);
@@ -459,8 +462,8 @@ static void count_failed_reads(sim *s, uint32_t outage) {
         bool any = false;
         for (uint32_t p = 0; p < s->P; p++) any = any || L->per_provider[p].has_breaker;
         if (L->breaker_scope != SIM_SCOPE_PUBLISHED || !any) continue;
-        for (uint32_t k = 0; k < s->npods; k++) {
-            if (!sim__fleet_pod_live(s, k)) continue;
+        for (uint32_t k = seat_first(s, l); k < seat_end(s, l); k++) {
+            if (k < s->npods && !sim__fleet_pod_live(s, k)) continue;
             uint64_t n = reads_in(s, l, k, w->at_us, s->now);
             for (uint64_t i = 0; i < n; i++) sim__stat_store(s, STORE_UNREACHABLE);
         }

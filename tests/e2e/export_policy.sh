@@ -61,6 +61,14 @@ expect_exit 0 "--set is applied before the export" "$FUSEBOX" export-policy lite
     --layer tuned.litellm --set variants.tuned.layers.litellm.cooldown_time=45
 contains "$OUT" "  cooldown_time: 45" "... the overridden value is written"
 
+# a layer of a variant's gateway tier ("gateway": {"layers": [...]}) is found by the same address
+expect_exit 0 "export-policy of a gateway tier's layer" "$FUSEBOX" export-policy litellm \
+    scenarios/litellm-proxy.json --layer shared.proxy
+contains "$OUT" "redis_host" "... with its keys (the replicas' Redis)"
+expect_exit 2 "an unknown layer lists the tier's layers too" "$FUSEBOX" export-policy litellm \
+    scenarios/litellm-proxy.json --layer shared.nope
+contains "$ERR" "shared.sdk shared.proxy" "... after the pods' layers"
+
 # an imported layer: the file's keys with the layer's own on top (as the loader reads it)
 python3 -c "import json,sys; s=json.load(open('scenarios/retry-storm.json')); \
 s['variants']['proxied']={'inherit_policy': False, 'layers': [{'name': 'proxy', \

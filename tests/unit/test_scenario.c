@@ -649,7 +649,7 @@ static void scenario_uses_answers_each_feature_from_its_owner(void **state) {
         "{\"constant\":\"1/s\"},\"serial\":true}],\"providers\":[{\"name\":\"a\",\"network\":"
         "{\"latency\":\"100ms\"}}],\"policy\":{\"connections\":{\"max\":1}}}");
     assert_true(scn_uses(plain, SIM_FEATURE_ALWAYS));
-    for (int f = SIM_FEATURE_CONCLIMIT; f <= SIM_FEATURE_STORE_OUTAGE; f++) {
+    for (int f = SIM_FEATURE_CONCLIMIT; f <= SIM_FEATURE_GATEWAY; f++) {
         assert_false(scn_uses(plain, (sim_feature)f));
         bool want = f == SIM_FEATURE_NETWORK || f == SIM_FEATURE_POOL || f == SIM_FEATURE_SERIAL;
         if (scn_uses(net, (sim_feature)f) != want) fail_msg("feature %d", f);
