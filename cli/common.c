@@ -73,8 +73,7 @@ static const char *docs_dir(void) {
     struct stat st;
     snprintf(cand, sizeof cand, "%s/share/doc/fusebox/docs/", exe);
     size_t len = strlen(cand);
-    if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) && len < sizeof dir)
-        memcpy(dir, cand, len + 1);
+    if (stat(cand, &st) == 0 && S_ISDIR(st.st_mode) && len < sizeof dir) memcpy(dir, cand, len + 1);
     return dir;
 }
 
