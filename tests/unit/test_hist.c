@@ -294,6 +294,30 @@ static void hist_subtract_undoes_a_merge(void **state) {
     assert_int_equal(fb_hist_percentile(&win, 99), 0);
 }
 
+/* clear and copy touch only the buckets in use, and leave what init and a struct copy leave. */
+static void hist_clear_and_copy_equal_init_and_assignment(void **state) {
+    (void)state;
+    static fb_hist h, fresh, dst, expect;
+    fb_hist_init(&h);
+    fb_hist_init(&fresh);
+    fb_hist_init(&dst);
+    fb_hist_record(&h, -3); /* counted as 0: the lowest bucket */
+    for (int64_t v = 1; v <= 2000; v++) fb_hist_record(&h, v * 997);
+    fb_hist_record(&h, FB_HIST_VALUE_MAX + 5); /* clamped: the highest bucket */
+    fb_hist_record(&dst, 123456);              /* dst's own buckets must go */
+    fb_hist_copy(&dst, &h);
+    expect = h;
+    assert_memory_equal(&dst, &expect, sizeof dst);
+    fb_hist_clear(&h);
+    assert_memory_equal(&h, &fresh, sizeof h);
+    fb_hist_record(&h, 42);
+    fb_hist_copy(&dst, &h); /* the wide copy shrinks to one value */
+    assert_memory_equal(&dst, &h, sizeof dst);
+    fb_hist_clear(&h);
+    fb_hist_copy(&dst, &h); /* an empty copy */
+    assert_memory_equal(&dst, &fresh, sizeof dst);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hist_values_below_sub_buckets_are_exact),
@@ -311,6 +335,7 @@ int main(void) {
         cmocka_unit_test(hist_merge_equals_recording_both),
         cmocka_unit_test(hist_merge_with_empty_changes_nothing),
         cmocka_unit_test(hist_subtract_undoes_a_merge),
+        cmocka_unit_test(hist_clear_and_copy_equal_init_and_assignment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
