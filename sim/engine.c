@@ -62,6 +62,10 @@ int sim__pool_take(pool *p, uint32_t *out) {
     return FB_OK;
 }
 
+int sim__pool_take_dirty(pool *p, uint32_t *out) {
+    return pool_alloc(p, out);
+}
+
 void sim__pool_release(pool *p, uint32_t i) {
     uint32_t *gen = pool_at(p, i);
     (*gen)++;
