@@ -21,7 +21,8 @@
 #define HOP_KEPT offsetof(hop, last)
 _Static_assert(offsetof(hop, fr) == 0 && HOP_KEPT >= sizeof(fb_fallback_request),
                "hop: fr first, the fields zeroed per request after it");
-_Static_assert(offsetof(req, gen) == 0, "req: the generation first");
+_Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
+               "req, attempt: the generation first");
 
 static void start_request(sim *s, uint32_t ri);
 static void begin_call(sim *s, uint32_t ri);
@@ -246,12 +247,15 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
                      uint32_t *out) {
     req *r = R(s, ri);
     uint32_t ai;
-    int rc = sim__pool_take(&s->atts, &ai);
+    int rc = sim__pool_take_dirty(&s->atts, &ai);
     if (rc != FB_OK) {
         sim__stop(s, rc, "attempt cap reached at t=%.3fs", (double)s->now / 1e6);
         return rc;
     }
     attempt *a = A(s, ai);
+    /* zeroed but for its generation, in fixed-size stores (the pool's entry size is not fixed) */
+    memset((char *)a + sizeof a->gen, 0, sizeof(attempt) - sizeof a->gen);
+    if (s->att_x) memset(a->x, 0, sizeof(attx));
     a->provider = provider;
     a->req = ri;
     a->req_gen = r->gen;
