@@ -58,6 +58,23 @@ void fb_hist_record(fb_hist *h, int64_t value) {
     record(h, value, 1);
 }
 
+void fb_hist_record_each(fb_hist *const *hs, size_t n, int64_t value) {
+    uint64_t v = value < 0 ? 0 : (uint64_t)value;
+    uint64_t clamped = value > FB_HIST_VALUE_MAX;
+    if (clamped) v = (uint64_t)FB_HIST_VALUE_MAX;
+    size_t b = bucket_of(v);
+    double d = (double)v;
+    for (size_t i = 0; i < n; i++) {
+        fb_hist *h = hs[i];
+        h->clamped += clamped;
+        h->counts[b]++;
+        h->total++;
+        if ((int64_t)v < h->min) h->min = (int64_t)v;
+        if ((int64_t)v > h->max) h->max = (int64_t)v;
+        h->sum += d;
+    }
+}
+
 void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n) {
     if (n > 0) record(h, value, n);
 }
