@@ -322,8 +322,8 @@ static void hist_clear_and_copy_equal_init_and_assignment(void **state) {
 static void hist_record_each_equals_records(void **state) {
     (void)state;
     static fb_hist a[3], b[3];
-    const int64_t values[] = {-5, 0, 1, 255, 256, 1000, 123456789, FB_HIST_VALUE_MAX,
-                              FB_HIST_VALUE_MAX + 1, INT64_MAX};
+    const int64_t values[] = {
+        -5, 0, 1, 255, 256, 1000, 123456789, FB_HIST_VALUE_MAX, FB_HIST_VALUE_MAX + 1, INT64_MAX};
     for (int i = 0; i < 3; i++) {
         fb_hist_init(&a[i]);
         fb_hist_init(&b[i]);
