@@ -77,6 +77,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
     memset((char *)r + sizeof r->gen, 0, offsetof(req, hops) - sizeof r->gen);
     for (uint32_t d = 0; d < s->depth_max; d++)
         memset((char *)&r->hops[d] + HOP_KEPT, 0, sizeof(hop) - HOP_KEPT);
+    if (s->hg_offset) memset(HG(s, r), 0, sizeof(hgroup)); /* after the hops when it hedges */
     const sim_class *c = &s->sc->classes[cls];
     r->cls = (uint8_t)cls;
     r->stack = s->class_stack[cls];
