@@ -58,12 +58,65 @@ void fb_hist_record(fb_hist *h, int64_t value) {
     record(h, value, 1);
 }
 
+void fb_hist_record_each(fb_hist *const *hs, size_t n, int64_t value) {
+    uint64_t v = value < 0 ? 0 : (uint64_t)value;
+    uint64_t clamped = value > FB_HIST_VALUE_MAX;
+    if (clamped) v = (uint64_t)FB_HIST_VALUE_MAX;
+    size_t b = bucket_of(v);
+    double d = (double)v;
+    for (size_t i = 0; i < n; i++) {
+        fb_hist *h = hs[i];
+        h->clamped += clamped;
+        h->counts[b]++;
+        h->total++;
+        if ((int64_t)v < h->min) h->min = (int64_t)v;
+        if ((int64_t)v > h->max) h->max = (int64_t)v;
+        h->sum += d;
+    }
+}
+
 void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n) {
     if (n > 0) record(h, value, n);
 }
 
+/*
+ * Every nonzero count of a histogram lies between the buckets of its min and
+ * max (record keeps them exact, merge widens them, subtract narrows them to the
+ * buckets left): the loops below visit that range only. Empty: none.
+ */
+static size_t range_first(const fb_hist *h) {
+    return h->total ? bucket_of((uint64_t)h->min) : 1;
+}
+
+static size_t range_end(const fb_hist *h) {
+    return h->total ? bucket_of((uint64_t)h->max) + 1 : 0;
+}
+
+void fb_hist_clear(fb_hist *h) {
+    size_t first = range_first(h), end = range_end(h);
+    if (first < end) memset(&h->counts[first], 0, (end - first) * sizeof h->counts[0]);
+    h->total = 0;
+    h->clamped = 0;
+    h->min = INT64_MAX;
+    h->max = 0;
+    h->sum = 0;
+}
+
+void fb_hist_copy(fb_hist *dst, const fb_hist *src) {
+    fb_hist_clear(dst);
+    size_t first = range_first(src), end = range_end(src);
+    if (first < end)
+        memcpy(&dst->counts[first], &src->counts[first], (end - first) * sizeof src->counts[0]);
+    dst->total = src->total;
+    dst->clamped = src->clamped;
+    dst->min = src->min;
+    dst->max = src->max;
+    dst->sum = src->sum;
+}
+
 void fb_hist_merge(fb_hist *dst, const fb_hist *src) {
-    for (size_t i = 0; i < FB_HIST_BUCKETS; i++) dst->counts[i] += src->counts[i];
+    for (size_t i = range_first(src), end = range_end(src); i < end; i++)
+        dst->counts[i] += src->counts[i];
     dst->total += src->total;
     dst->clamped += src->clamped;
     if (src->min < dst->min) dst->min = src->min;
@@ -73,7 +126,8 @@ void fb_hist_merge(fb_hist *dst, const fb_hist *src) {
 
 void fb_hist_subtract(fb_hist *dst, const fb_hist *src) {
     size_t first = FB_HIST_BUCKETS, last = 0;
-    for (size_t i = 0; i < FB_HIST_BUCKETS; i++) {
+    /* src's counts outside dst's range meet zeros there: min(src, dst) = 0 */
+    for (size_t i = range_first(dst), end = range_end(dst); i < end; i++) {
         uint64_t c = src->counts[i] < dst->counts[i] ? src->counts[i] : dst->counts[i];
         dst->counts[i] -= c;
         if (dst->counts[i] != 0) {

@@ -36,6 +36,15 @@ void fb_hist_init(fb_hist *h);
 /* Record one value; negative values are recorded as 0. */
 void fb_hist_record(fb_hist *h, int64_t value);
 void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n);
+/* Record one value in each of n histograms, its bucket found once: as n fb_hist_record calls. */
+void fb_hist_record_each(fb_hist *const *hs, size_t n, int64_t value);
+/*
+ * Empty h as fb_hist_init does, touching only the buckets it used: h must
+ * have been initialized (by fb_hist_init or a copy).
+ */
+void fb_hist_clear(fb_hist *h);
+/* dst becomes a copy of src; dst must have been initialized. */
+void fb_hist_copy(fb_hist *dst, const fb_hist *src);
 /* Add every count of src into dst. */
 void fb_hist_merge(fb_hist *dst, const fb_hist *src);
 

@@ -28,7 +28,7 @@ void sim__pool_free(pool *p) {
 }
 
 /* Allocate an entry; its generation (first field) survives reuse. */
-static int pool_alloc(pool *p, uint32_t *out) {
+int sim__pool_alloc(pool *p, uint32_t *out) {
     if (p->free_len > 0) {
         *out = p->free_list[--p->free_len];
         return FB_OK;
@@ -55,7 +55,7 @@ static int pool_alloc(pool *p, uint32_t *out) {
 
 /* A zeroed entry whose generation is kept, so that events of its last use are stale. */
 int sim__pool_take(pool *p, uint32_t *out) {
-    int rc = pool_alloc(p, out);
+    int rc = sim__pool_alloc(p, out);
     if (rc != FB_OK) return rc;
     char *e = pool_at(p, *out);
     memset(e + sizeof(uint32_t), 0, p->size - sizeof(uint32_t));

@@ -279,15 +279,26 @@ int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint3
     return FB_OK;
 }
 
+/* A lane's push, typed for sim_event: a struct copy, not a memcpy of a size held in a variable. */
+static int lane_push(sim_fifo *l, const sim_event *ev) {
+    if (l->len == l->cap) {
+        int rc = sim_fifo_grow(l);
+        if (rc != FB_OK) return rc;
+    }
+    ((sim_event *)(void *)l->v)[sim_fifo_slot(l, l->len)] = *ev;
+    l->len++;
+    return FB_OK;
+}
+
 int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
                         uint32_t gen, uint32_t arg) {
     if (lane >= SIM_LANES_MAX) return FB_EINVAL;
     if (q->total_len >= q->cap_max) return FB_ECAP;
     sim_fifo *l = &q->lanes[lane];
-    const sim_event *last = sim_fifo_tail(l);
-    if (last != NULL && t < last->t) return FB_EINVAL;
+    if (l->len > 0 && t < ((const sim_event *)(void *)l->v)[sim_fifo_slot(l, l->len - 1)].t)
+        return FB_EINVAL; /* earlier than the lane's last event */
     sim_event ev = {t, q->seq, id, gen, kind, arg};
-    int rc = sim_fifo_push(l, &ev);
+    int rc = lane_push(l, &ev);
     if (rc != FB_OK) return rc;
     if (lane >= q->lanes_used) q->lanes_used = lane + 1;
     if (t < q->lanes_t) q->lanes_t = t; /* it is the lane's head only if the lane was empty */
@@ -347,7 +358,10 @@ bool sim_queue_pop_any(sim_queue *q, sim_event *out) {
     } else if (from == FROM_HEAP) {
         heap_pop(q, out);
     } else {
-        sim_fifo_pop(&q->lanes[from], out);
+        sim_fifo *l = &q->lanes[from]; /* not empty: its head was the earliest */
+        *out = ((const sim_event *)(void *)l->v)[l->head];
+        l->head = sim_fifo_slot(l, 1);
+        l->len--;
         lanes_changed(q);
     }
     q->total_len--;

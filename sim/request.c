@@ -12,9 +12,17 @@
  * pulls the next queued request. A request's deadline or an attempt's
  * timeout can cut this short (on_deadline, on_attempt_timeout).
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "sim/simint.h"
+
+/* A hop's fallback state comes first; the fields after it are zeroed per request. */
+#define HOP_KEPT offsetof(hop, last)
+_Static_assert(offsetof(hop, fr) == 0 && HOP_KEPT >= sizeof(fb_fallback_request),
+               "hop: fr first, the fields zeroed per request after it");
+_Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
+               "req, attempt: the generation first");
 
 static void start_request(sim *s, uint32_t ri);
 static void begin_call(sim *s, uint32_t ri);
@@ -55,12 +63,21 @@ static bool under_caps(sim *s) {
 void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
     if (!under_caps(s)) return;
     uint32_t ri;
-    int rc = sim__pool_take(&s->reqs, &ri);
+    int rc = sim__pool_take_dirty(&s->reqs, &ri);
     if (rc != FB_OK) {
         sim__stop(s, rc, "cannot hold more requests in flight at t=%.3fs", (double)s->now / 1e6);
         return;
     }
     req *r = R(s, ri);
+    /*
+     * Zeroed but for its generation and each hop's fallback state, which
+     * nothing reads before layer_begin sets it whole (fb_fallback_begin):
+     * 200 bytes a layer not written twice.
+     */
+    memset((char *)r + sizeof r->gen, 0, offsetof(req, hops) - sizeof r->gen);
+    for (uint32_t d = 0; d < s->depth_max; d++)
+        memset((char *)&r->hops[d] + HOP_KEPT, 0, sizeof(hop) - HOP_KEPT);
+    if (s->hg_offset) memset(HG(s, r), 0, sizeof(hgroup)); /* after the hops when it hedges */
     const sim_class *c = &s->sc->classes[cls];
     r->cls = (uint8_t)cls;
     r->stack = s->class_stack[cls];
@@ -232,12 +249,15 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
                      uint32_t *out) {
     req *r = R(s, ri);
     uint32_t ai;
-    int rc = sim__pool_take(&s->atts, &ai);
+    int rc = sim__pool_take_dirty(&s->atts, &ai);
     if (rc != FB_OK) {
         sim__stop(s, rc, "attempt cap reached at t=%.3fs", (double)s->now / 1e6);
         return rc;
     }
     attempt *a = A(s, ai);
+    /* zeroed but for its generation, in fixed-size stores (the pool's entry size is not fixed) */
+    memset((char *)a + sizeof a->gen, 0, sizeof(attempt) - sizeof a->gen);
+    if (s->att_x) memset(a->x, 0, sizeof(attx));
     a->provider = provider;
     a->req = ri;
     a->req_gen = r->gen;

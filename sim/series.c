@@ -57,8 +57,9 @@ static bool window_slide(sim *s, const sim_row *row) {
         s->win_bad_sum -= s->win_bad[i];
     } else {
         s->win_fill++;
+        fb_hist_init(&s->win_hist[i]); /* first use of the slot */
     }
-    s->win_hist[i] = s->tick_hist;
+    fb_hist_copy(&s->win_hist[i], &s->tick_hist);
     s->win_ended[i] = row->ended;
     s->win_bad[i] = row->errors + row->slo_missed;
     fb_hist_merge(&s->win_sum, &s->tick_hist);
@@ -170,7 +171,7 @@ static void emit_row(sim *s, fb_time_us t) {
     if (!s->baseline_ready && t + s->sc->tick_us > s->first_window_us) sim__close_baseline(s);
     if (s->baseline_ready) spillover_step(s, row);
     memset(row, 0, sizeof *row);
-    fb_hist_init(&s->tick_hist);
+    fb_hist_clear(&s->tick_hist);
 }
 
 /*

@@ -433,6 +433,15 @@ static inline fb_fallback *pod_fb(sim *s, uint32_t podi, uint32_t layer) {
 void sim__pool_init(pool *p, size_t size, size_t cap_max);
 void sim__pool_free(pool *p);
 int sim__pool_take(pool *p, uint32_t *out);
+int sim__pool_alloc(pool *p, uint32_t *out);
+/* An entry as its last use left it (its generation kept): the caller sets every field it reads. */
+static inline int sim__pool_take_dirty(pool *p, uint32_t *out) {
+    if (p->free_len > 0) {
+        *out = p->free_list[--p->free_len];
+        return FB_OK;
+    }
+    return sim__pool_alloc(p, out);
+}
 void sim__pool_release(pool *p, uint32_t i);
 void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg);

@@ -156,10 +156,8 @@ static void breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
 
 /* A request ended: outcome, latency, the SLO, blast radius, and the baseline before faults. */
 /* A request's end in its class's counters. */
-static void class_end(sim_class_summary *c, sim_end end, bool via_fallback, bool late,
-                      fb_time_us lat) {
-    c->ended++;
-    fb_hist_record(&c->latency, lat);
+static void class_end(sim_class_summary *c, sim_end end, bool via_fallback, bool late) {
+    c->ended++; /* its latency: in sim__stat_end's batch of histograms */
     if (end == SIM_END_SUCCESS) {
         c->success++;
         c->success_fallback += via_fallback;
@@ -175,17 +173,17 @@ void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
     sim_summary *sum = s->sum;
     fb_time_us lat = s->now - r->arrival_us;
     bool answered = end == SIM_END_SUCCESS || end == SIM_END_DEGRADED;
-    class_end(&sum->classes[r->cls], end, via_fallback, answered && lat > s->sc->slo_latency_us,
-              lat);
+    class_end(&sum->classes[r->cls], end, via_fallback, answered && lat > s->sc->slo_latency_us);
     sum->ended[end]++;
     if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) breakdown_end(s, r, end, lat);
     s->row.ended++;
-    fb_hist_record(&sum->latency, lat);
-    fb_hist_record(&s->tick_hist, lat);
+    /* the latency histograms it counts in, recorded together (one bucket lookup) */
+    fb_hist *hs[5] = {&sum->classes[r->cls].latency, &sum->latency, &s->tick_hist};
+    size_t nh = 3;
     bool ok = end == SIM_END_SUCCESS || end == SIM_END_DEGRADED;
     bool bad = !ok;
     if (end == SIM_END_SUCCESS) {
-        fb_hist_record(&sum->latency_ok, lat);
+        hs[nh++] = &sum->latency_ok;
         s->row.success++;
         if (via_fallback) {
             sum->success_fallback++;
@@ -211,8 +209,9 @@ void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
     if (!s->baseline_ready && s->now < s->first_window_us) {
         s->base_ended++;
         if (bad) s->base_bad++;
-        fb_hist_record(&s->base_hist, lat);
+        hs[nh++] = &s->base_hist;
     }
+    fb_hist_record_each(hs, nh, lat);
 }
 
 /* A layer received a request (from users, or from the layer outside it). */

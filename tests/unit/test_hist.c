@@ -294,6 +294,54 @@ static void hist_subtract_undoes_a_merge(void **state) {
     assert_int_equal(fb_hist_percentile(&win, 99), 0);
 }
 
+/* clear and copy touch only the buckets in use, and leave what init and a struct copy leave. */
+static void hist_clear_and_copy_equal_init_and_assignment(void **state) {
+    (void)state;
+    static fb_hist h, fresh, dst, expect;
+    fb_hist_init(&h);
+    fb_hist_init(&fresh);
+    fb_hist_init(&dst);
+    fb_hist_record(&h, -3); /* counted as 0: the lowest bucket */
+    for (int64_t v = 1; v <= 2000; v++) fb_hist_record(&h, v * 997);
+    fb_hist_record(&h, FB_HIST_VALUE_MAX + 5); /* clamped: the highest bucket */
+    fb_hist_record(&dst, 123456);              /* dst's own buckets must go */
+    fb_hist_copy(&dst, &h);
+    expect = h;
+    assert_memory_equal(&dst, &expect, sizeof dst);
+    fb_hist_clear(&h);
+    assert_memory_equal(&h, &fresh, sizeof h);
+    fb_hist_record(&h, 42);
+    fb_hist_copy(&dst, &h); /* the wide copy shrinks to one value */
+    assert_memory_equal(&dst, &h, sizeof dst);
+    fb_hist_clear(&h);
+    fb_hist_copy(&dst, &h); /* an empty copy */
+    assert_memory_equal(&dst, &fresh, sizeof dst);
+}
+
+/* Recording one value in several histograms at once leaves each as fb_hist_record would. */
+static void hist_record_each_equals_records(void **state) {
+    (void)state;
+    static fb_hist a[3], b[3];
+    const int64_t values[] = {
+        -5, 0, 1, 255, 256, 1000, 123456789, FB_HIST_VALUE_MAX, FB_HIST_VALUE_MAX + 1, INT64_MAX};
+    for (int i = 0; i < 3; i++) {
+        fb_hist_init(&a[i]);
+        fb_hist_init(&b[i]);
+    }
+    fb_hist_record(&a[2], 77); /* histograms that differ before */
+    fb_hist_record(&b[2], 77);
+    fb_hist *const hs[3] = {&a[0], &a[1], &a[2]};
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+        size_t n = 1 + k % 3; /* 1, 2 or 3 of them */
+        fb_hist_record_each(hs, n, values[k]);
+        for (size_t i = 0; i < n; i++) fb_hist_record(&b[i], values[k]);
+    }
+    fb_hist_record_each(hs, 0, 5); /* none: nothing changes */
+    for (int i = 0; i < 3; i++) assert_memory_equal(&a[i], &b[i], sizeof a[i]);
+    assert_int_equal(fb_hist_count(&a[0]), 10);
+    assert_int_equal(a[0].clamped, 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hist_values_below_sub_buckets_are_exact),
@@ -311,6 +359,8 @@ int main(void) {
         cmocka_unit_test(hist_merge_equals_recording_both),
         cmocka_unit_test(hist_merge_with_empty_changes_nothing),
         cmocka_unit_test(hist_subtract_undoes_a_merge),
+        cmocka_unit_test(hist_clear_and_copy_equal_init_and_assignment),
+        cmocka_unit_test(hist_record_each_equals_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
