@@ -55,12 +55,23 @@ static void item_ids(req *r) {
     snprintf(r->item_id, sizeof r->item_id, "%s_%s", p->output == MOCK_OUT_TOOL ? "fc" : "msg", x);
 }
 
+/* Who sent it, as far as the request says: FNV-1a 64 over the User-Agent, a newline and the
+ * body (an SDK's retry sends both again unchanged); never 0. */
+static uint64_t client_print(const req *r) {
+    const char *ua = mock_header(r->conn, "user-agent");
+    uint64_t h = mock_fnv1a(mock_fnv1a(0xcbf29ce484222325ull, ua != NULL ? ua : ""), "\n");
+    for (size_t i = 0; i < r->body.len; i++)
+        h = (h ^ (unsigned char)r->body.p[i]) * 0x100000001b3ull;
+    return h != 0 ? h : 1;
+}
+
 /* Counted, numbered (its ids) and logged (every endpoint), under one lock; an inference request
  * is also counted as an attempt and numbered among them. */
 static void begin(req *r, const char *method, const char *url, const char *key, uint64_t *attempt,
                   fb_time_us *t_us) {
     mock_server *s = r->s;
     const char *rc = mock_header(r->conn, "x-stainless-retry-count");
+    uint64_t client = client_print(r);
     fb_time_us now = mock_now_us();
     pthread_mutex_lock(&s->lock);
     s->stats.requests++;
@@ -72,6 +83,7 @@ static void begin(req *r, const char *method, const char *url, const char *key, 
     mock_copy_str(e->path, sizeof e->path, url);
     mock_copy_str(e->key, sizeof e->key, key);
     if (rc != NULL) e->retry_count = atoi(rc);
+    e->client = client;
     r->has_log = true;
     r->log_seq = e->seq;
     if (r->ep->ops->inference) {

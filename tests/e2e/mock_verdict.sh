@@ -11,7 +11,7 @@ set -u
 SDK=$ROOT/out/sdk
 D=$(logs_dir mock-verdict)
 mkdir -p "$SDK"
-plan 49
+plan 57
 
 need node "$SDK/apt.log" nodejs npm
 need npm "$SDK/apt.log" nodejs npm
@@ -75,6 +75,38 @@ cases = {c.get("name"): c for c in s.findall("testcase")}
 assert len(cases) == 7 and s.get("failures") == "0", (len(cases), s.get("failures"))
 assert cases["falls_back"].find("skipped") is not None' "$D/cli.xml"
 contains "$OUT" "verdict: pass" "and says so on stdout"
+
+# ---- clients without x-fusebox-key (issue 25) ----
+# 8 official clients in a 429 storm, each retrying 1 s after its own 429: told apart by what
+# they send (User-Agent and body), the verdict passes ("seq 21 came 3.8 ms after the 429 of
+# seq 18" before). Sending the same request, only timing tells them apart: pass when every
+# client that could have made a retry would be judged alike, else inconclusive, never fail.
+check "keyless-storm: 8 keyless openai clients get their answers" client keyless-storm
+check "keyless-storm: 16 attempts in 8 requests" python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+assert (v["attempts"], v["requests"]) == (16, 8), (v["attempts"], v["requests"])' \
+    "$D/keyless-storm.json"
+check "keyless-storm: verdict pass" test "$(json "$D/keyless-storm.json" "r['verdict']")" = pass
+check "keyless-storm: honours_retry_after passes for all 8" python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))["rules"]["honours_retry_after"]
+assert (r["result"], r["passed"], r["failed"]) == ("pass", 8, 0), r' "$D/keyless-storm.json"
+check "keyless-storm-same: the clients run" client keyless-storm-same
+same=$(json "$D/keyless-storm-same.json" "r['verdict']")
+check "keyless-storm-same: pass or inconclusive, never fail (got $same)" \
+    test "$same" = pass -o "$same" = inconclusive
+# Without an SDK (the issue's reproduction): two keyless sequences interleaved, each retry
+# 1.05 s after its own 429, the same request: the first retry could be either's.
+$C -X POST "$URL/__fusebox/reset" >/dev/null
+post() {
+    $C -o /dev/null -H "x-stainless-retry-count: $1" -H 'x-fusebox-fault: 429-retry-after-1' \
+        "$URL/v1/chat/completions" -d '{"model":"gpt-4o-mini","messages":[]}'
+}
+post 0; sleep 0.9; post 0; sleep 0.15; post 1; sleep 0.9; post 1
+$C "$URL/__fusebox/verdict" >"$D/curl-keyless.json"
+check "curl, two keyless sequences interleaved: inconclusive, not fail" \
+    test "$(json "$D/curl-keyless.json" "r['verdict']")" = inconclusive
+contains "$(cat "$D/curl-keyless.json")" "give each logical request its own x-fusebox-key" \
+    "... saying to give each request a key"
 
 # ---- the bad clients: each fails on its rule and no other ----
 bad() {
