@@ -73,6 +73,10 @@ ssize_t mock_cut_end(req *r) {
     pthread_mutex_lock(&r->s->lock);
     r->s->stats.cut_streams++;
     pthread_mutex_unlock(&r->s->lock);
+    return mock_abort_end(r);
+}
+
+ssize_t mock_abort_end(req *r) {
     /* The FIN now, after the bytes sent: MHD_USE_TURBO closes without a shutdown(). */
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);

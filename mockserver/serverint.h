@@ -188,6 +188,10 @@ bool mock_client_left(req *r);
 bool mock_peer_closed(struct MHD_Connection *c);
 /* A body that ends midway (a cut): counted, the FIN sent; returns END_WITH_ERROR for MHD. */
 ssize_t mock_cut_end(req *r);
+/* A body that cannot go on (a cut, an upstream that failed midway): the FIN sent at once, as
+ * MHD_USE_TURBO closes the socket only on its next pass, which an idle daemon may not make for
+ * a minute; returns END_WITH_ERROR for MHD. */
+ssize_t mock_abort_end(req *r);
 enum MHD_Result mock_on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **req_cls);
