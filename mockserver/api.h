@@ -153,6 +153,11 @@ void mock_stream_init(mock_stream *s, const mock_reply *r, const mock_api_ops *o
                       mock_stream_end end, int64_t end_after);
 /* Append the next step's events to b and advance. Does nothing at MOCK_STEP_END. */
 void mock_stream_emit(mock_stream *s, mock_buf *b);
+/* About how many bytes the whole stream of r sends (its events as written, without a fault):
+ * the opening and finish events and the first MOCK_STREAM_SAMPLE content steps written, the
+ * rest extrapolated from them. For the --max-response check before a byte goes. */
+#define MOCK_STREAM_SAMPLE 64
+size_t mock_stream_estimate(const mock_reply *r, const mock_api_ops *ops);
 /* Is this stream's end a fault (not a normal end, not only a missing terminator)? */
 bool mock_stream_faulty(const mock_stream *s);
 

@@ -261,13 +261,15 @@ static size_t answer_bytes(const req *r) {
 static int size_check(req *r, char *msg, size_t msglen) {
     mock_server *s = r->s;
     size_t need = answer_bytes(r);
+    /* a stream holds one step's events at a time, but sends them all */
+    size_t sends = r->rep.stream ? mock_stream_estimate(&r->rep, r->ep->ops) : need;
     int status = 0;
-    if (need > s->cfg.max_response_bytes) {
+    if (need > s->cfg.max_response_bytes || sends > s->cfg.max_response_bytes) {
         snprintf(msg, msglen,
                  "fusebox mock: this answer would take about %zu bytes, over the "
                  "mock's limit of %zu (--max-response); ask for fewer tokens, "
                  "choices or inputs",
-                 need, s->cfg.max_response_bytes);
+                 need > sends ? need : sends, s->cfg.max_response_bytes);
         status = 400;
     } else if (!mock_memory_take(s, need)) {
         snprintf(msg, msglen,

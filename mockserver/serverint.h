@@ -147,6 +147,8 @@ struct req {
     mock_stream st;
     mock_buf out;
     size_t out_off;
+    size_t emitted;   /* a stream's bytes written so far (--max-response) */
+    size_t err_bytes; /* the dialect's in-band error event's size + 1; 0 = not measured */
     fb_time_us t0_us, ttft_us, per_token_us, stall_us;
     int64_t stall_after;
     char id[64];

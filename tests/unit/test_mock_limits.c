@@ -112,6 +112,49 @@ static void an_answer_over_the_response_limit_is_a_400(void **state) {
     th_stop(f);
 }
 
+/* A stream counts every byte it sends (issue 25: a 1M-token Responses stream sent 241 MB under
+ * the 64 MiB limit, which counted 16 bytes a token). Planned over the limit: a 400 before a
+ * byte goes. Over it anyway (the plan extrapolates the first events; the Responses API's
+ * sequence numbers grow longer): the dialect's in-band error event and an abortive end, within
+ * the limit. */
+static void a_stream_never_sends_more_than_the_response_limit(void **state) {
+    (void)state;
+    const char *body = "{\"model\":\"fb-tokens-20000\",\"input\":\"hi\",\"stream\":true}";
+    fixture *f = th_start(NULL);
+    resp r;
+    th_post(&r, f->base, "/v1/responses", body, NULL);
+    assert_int_equal(r.status, 200);
+    size_t whole = r.body.len;
+    assert_true(whole > 4000000); /* about 240 bytes a token */
+    th_resp_free(&r);
+    th_stop(f);
+    mock_config cfg = {.max_response_bytes = whole / 2};
+    f = th_start(&cfg);
+    th_post(&r, f->base, "/v1/responses", body, NULL);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body.p, "--max-response"));
+    th_resp_free(&r);
+    th_stop(f);
+    cfg.max_response_bytes = whole - whole / 200;
+    f = th_start(&cfg);
+    th_post(&r, f->base, "/v1/responses", body, NULL);
+    assert_int_equal(r.status, 200);
+    assert_true(r.body.len <= cfg.max_response_bytes);
+    assert_int_equal(r.rc, CURLE_PARTIAL_FILE); /* abortive: no last chunk */
+    const char *tail = r.body.p + r.body.len - 3000;
+    assert_non_null(strstr(tail, "event: error\n"));
+    assert_non_null(strstr(tail, "event: response.failed\n"));
+    assert_null(strstr(tail, "response.completed"));
+    th_resp_free(&r);
+    /* a small stream within the limit is whole */
+    th_post(&r, f->base, "/v1/responses",
+            "{\"model\":\"fb-tokens-20\",\"input\":\"hi\",\"stream\":true}", NULL);
+    assert_int_equal(r.rc, CURLE_OK);
+    assert_non_null(strstr(r.body.p, "response.completed"));
+    th_resp_free(&r);
+    th_stop(f);
+}
+
 /* A body of `n` bytes: a chat request whose message is n - 64 'a's. */
 static char *big_body(size_t n) {
     char *b = malloc(n + 1);
@@ -503,6 +546,7 @@ int main(void) {
         cmocka_unit_test(clients_that_leave_a_slow_first_token_free_their_connections),
         cmocka_unit_test(clients_that_leave_a_stalled_stream_free_their_connections),
         cmocka_unit_test(an_answer_over_the_response_limit_is_a_400),
+        cmocka_unit_test(a_stream_never_sends_more_than_the_response_limit),
         cmocka_unit_test(bodies_beyond_the_memory_budget_get_503),
         cmocka_unit_test(answers_held_at_once_share_the_memory_budget),
         cmocka_unit_test(an_over_long_url_gets_431_at_once),
