@@ -79,9 +79,9 @@ static void begin(req *r, const char *method, const char *url, const char *key, 
     mock_attempt *e = mock_attempts_add(&s->log);
     e->t_us = mock_timeline_locked(s, r->arrival_us < s->t0_us ? now : r->arrival_us);
     e->real_us = (r->arrival_us > s->t0_us ? r->arrival_us : now) - s->t0_us;
-    mock_copy_str(e->method, sizeof e->method, method);
-    mock_copy_str(e->path, sizeof e->path, url);
-    mock_copy_str(e->key, sizeof e->key, key);
+    mock_copy_text(e->method, sizeof e->method, method);
+    mock_copy_text(e->path, sizeof e->path, url);
+    mock_copy_text(e->key, sizeof e->key, key);
     if (rc != NULL) e->retry_count = atoi(rc);
     e->client = client;
     r->has_log = true;
@@ -165,7 +165,7 @@ static cJSON *parse_body(const req *r, char *msg, size_t msglen) {
 static void log_request_locked(req *r) {
     mock_attempt *e = mock_attempts_get(&r->s->log, r->log_seq);
     if (e != NULL) {
-        mock_copy_str(e->model, sizeof e->model, r->store.model);
+        mock_copy_text(e->model, sizeof e->model, r->store.model);
         e->stream = r->rep.stream;
     }
 }

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "util/utf8.h"
 #include "mockserver/serverint.h"
 
 #define DEFAULT_MAX_CONNECTIONS 1024u
@@ -55,6 +56,11 @@ void mock_copy_str(char *dst, size_t cap, const char *src) {
     if (n >= cap) n = cap - 1;
     if (n > 0) memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+void mock_copy_text(char *dst, size_t cap, const char *src) {
+    mock_copy_str(dst, cap, src);
+    util_utf8_fix(dst); /* a header's raw bytes, or a character the cap cut in two */
 }
 
 fb_time_us mock_timeline_locked(const mock_server *s, fb_time_us now_us) {

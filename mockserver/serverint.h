@@ -163,6 +163,9 @@ void mock_logf(mock_server *s, mock_log_level lvl, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int64_t mock_wall_now_s(void);
 void mock_copy_str(char *dst, size_t cap, const char *src);
+/* As mock_copy_str, then valid UTF-8 (util_utf8_fix): text for the attempt log and the
+ * verdict, which are JSON (a header's raw bytes, a character cut in two by the cap). */
+void mock_copy_text(char *dst, size_t cap, const char *src);
 /* Timeline time now (caller holds the lock). */
 fb_time_us mock_timeline_locked(const mock_server *s, fb_time_us now_us);
 /* A timeline duration as real time, with the latency factor. */

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
+
 #define OPEN_CHAINS 64 /* keyless requests an SDK retry may still join */
 
 static const char *const names[MOCK_RULES] = {"retry_only_retryable", "honours_retry_after",
@@ -36,6 +38,7 @@ const char *mock_rule_text(mock_rule r) {
 
 static void copy(char *dst, size_t cap, const char *src) {
     snprintf(dst, cap, "%s", src);
+    util_utf8_fix(dst);
 }
 
 /* ---- logical requests ---- */
@@ -223,6 +226,7 @@ static void mark(mock_verdict_request *q, mock_rule r, mock_judgement j, const c
     va_start(ap, fmt);
     vsnprintf(q->why[r], sizeof q->why[r], fmt, ap);
     va_end(ap);
+    util_utf8_fix(q->why[r]); /* the cap may cut a model's or a key's character in two */
 }
 
 static double ms(fb_time_us us) {
@@ -296,6 +300,7 @@ static bool q_fail_to_unknown(mock_verdict_request *q, mock_rule r) {
     q->rule[r] = MOCK_NA;
     char why[MOCK_VERDICT_WHY];
     snprintf(why, sizeof why, "not judged: keyless retries of concurrent clients (%s)", q->why[r]);
+    util_utf8_fix(why);
     copy(q->why[r], sizeof q->why[r], why);
     return true;
 }
