@@ -295,7 +295,8 @@ static int start_parts(mock_server *s) {
     size_t timers = s->cfg.max_connections + 16 + (size_t)s->cfg.capacity.concurrency;
     if (s->times != NULL && mock_sched_create(timers, &s->sched) == FB_OK) {
         if (mock_watch_create(s->cfg.header_timeout_us, CONNECTION_TIMEOUT_S * FB_US_PER_S, URL_MAX,
-                              mock_long_uri, s, &s->watch) == FB_OK)
+                              URL_ARGS_MAX, s->cfg.max_connections, mock_long_uri, s,
+                              &s->watch) == FB_OK)
             return FB_OK;
         mock_sched_destroy(s->sched);
     }

@@ -44,6 +44,9 @@
  * costs every answer) and answers 414 itself when the line does not fit.
  */
 #define URL_MAX 8192
+/* Query parameters a URL may have (libmicrohttpd keeps a record of each in the connection's
+ * 32 KiB pool; about 500 fill it); more get 414 at once. */
+#define URL_ARGS_MAX 100
 #define TIMES_CAP 4096
 #define REQ_SPARE 64
 
@@ -206,8 +209,9 @@ ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max);
 
 /* ---- dispatch.c (what route.c decided) ---- */
 enum MHD_Result mock_dispatch(req *r, const char *url, const char *method);
-/* The 431 of an over-long URI, written on the raw socket (mock_watch_long_uri_fn; user: server). */
-void mock_long_uri(void *user, int fd, const char *uri, size_t len);
+/* The 431 of an over-long URI, or the 414 of one with too many query parameters, written on
+ * the raw socket (mock_watch_long_uri_fn; user: server). */
+void mock_long_uri(void *user, int fd, const char *uri, size_t len, size_t args);
 
 /* ---- attempt.c ---- */
 enum MHD_Result mock_handle_api(req *r, const char *method, const char *url);

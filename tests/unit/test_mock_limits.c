@@ -249,6 +249,52 @@ static void an_over_long_url_gets_431_at_once(void **state) {
     th_stop(f);
 }
 
+/* A URL of n query parameters "aNNN=1", within the 8 KiB of a URI (D10, issue 25: 499 of
+ * them, 3.4 KB, filled libmicrohttpd's pool with their records and got no byte back until the
+ * header timeout cut the connection 10 s later). */
+static void query_of(char *path, size_t cap, int n, int pad) {
+    size_t len = (size_t)snprintf(path, cap, "%s?", CHAT);
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(path + len, cap - len, "%sa%0*d=1", i ? "&" : "", pad, i);
+}
+
+static void a_url_of_too_many_query_parameters_gets_414_at_once(void **state) {
+    (void)state;
+    fixture *f = th_start(NULL);
+    static char path[9000];
+    resp r;
+    for (int n = 101; n <= 1001; n += 100) {
+        query_of(path, sizeof path, n, 3);
+        fb_time_us t0 = mock_now_us();
+        th_post(&r, f->base, path, OA_BODY "}", NULL);
+        if (r.status != 414) fail_msg("%d query parameters got %ld", n, r.status);
+        assert_true(mock_now_us() - t0 < 2 * FB_US_PER_S); /* not the 10 s header timeout */
+        cJSON *j = th_json_body(&r);
+        char want[80];
+        snprintf(want, sizeof want, "the URL has %d query parameters (the mock takes 100)", n);
+        assert_non_null(strstr(th_jstr(j, "error", "message"), want));
+        cJSON_Delete(j);
+        th_resp_free(&r);
+    }
+    /* 100 of them, the URL near its 8 KiB, with an SDK's headers: served */
+    query_of(path, sizeof path, 100, 70);
+    assert_true(strlen(path) > 7000 && strlen(path) < 8192);
+    const char *const hdrs[] = {"User-Agent: OpenAI/JS 6.49.0",
+                                "X-Stainless-Lang: js",
+                                "X-Stainless-Package-Version: 6.49.0",
+                                "X-Stainless-OS: Linux",
+                                "X-Stainless-Arch: x64",
+                                "X-Stainless-Runtime: node",
+                                "X-Stainless-Runtime-Version: v20.19.2",
+                                "X-Stainless-Retry-Count: 0",
+                                "Authorization: Bearer sk-fusebox",
+                                NULL};
+    th_post(&r, f->base, path, OA_BODY "}", hdrs);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    th_stop(f);
+}
+
 static void slow_headers_are_cut_at_the_header_timeout(void **state) {
     (void)state;
     mock_config cfg = {.max_connections = 4, .header_timeout_us = 400 * FB_US_PER_MS};
@@ -284,6 +330,39 @@ static void slow_headers_are_cut_at_the_header_timeout(void **state) {
 }
 
 /* ---- bodies that are not one valid JSON text ---- */
+
+/* Is the server's side of fd still open (nothing to read, no FIN, no error)? */
+static bool still_open(int fd) {
+    char c;
+    ssize_t got = recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* D12 (issue 25): slow-header connections holding every slot, reopened as fast as the 10 s
+ * header timeout cut them, starved valid requests waiting in the listen backlog. With 3/4 of
+ * the slots taken, a connection that has not sent its request within a tenth of the timeout
+ * (1 s) is cut; below that, the full timeout holds. */
+static void slow_headers_on_a_busy_server_are_cut_sooner(void **state) {
+    (void)state;
+    mock_config cfg = {.max_connections = 16};
+    fixture *f = th_start(&cfg);
+    int fds[16];
+    for (int i = 0; i < 8; i++) fds[i] = th_connect_raw(f);
+    usleep(1500 * 1000);
+    for (int i = 0; i < 8; i++) assert_true(still_open(fds[i])); /* half the slots: 10 s */
+    for (int i = 8; i < 16; i++) fds[i] = th_connect_raw(f);
+    fb_time_us t0 = mock_now_us();
+    resp r;
+    th_post(&r, f->base, CHAT, OA_BODY "}", NULL); /* waits in the backlog for a slot */
+    assert_int_equal(r.status, 200);
+    assert_true(mock_now_us() - t0 < 4 * FB_US_PER_S); /* not the 10 s header timeout */
+    th_resp_free(&r);
+    mock_stats st;
+    mock_server_stats(f->srv, &st);
+    assert_true(st.header_timeouts >= 8);
+    for (int i = 0; i < 16; i++) close(fds[i]);
+    th_stop(f);
+}
 
 static void json_followed_by_garbage_is_a_400(void **state) {
     fixture *f = *state;
@@ -550,7 +629,9 @@ int main(void) {
         cmocka_unit_test(bodies_beyond_the_memory_budget_get_503),
         cmocka_unit_test(answers_held_at_once_share_the_memory_budget),
         cmocka_unit_test(an_over_long_url_gets_431_at_once),
+        cmocka_unit_test(a_url_of_too_many_query_parameters_gets_414_at_once),
         cmocka_unit_test(slow_headers_are_cut_at_the_header_timeout),
+        cmocka_unit_test(slow_headers_on_a_busy_server_are_cut_sooner),
         cmocka_unit_test_setup_teardown(json_followed_by_garbage_is_a_400, th_setup, th_teardown),
         cmocka_unit_test_setup_teardown(a_content_object_is_a_400, th_setup, th_teardown),
         cmocka_unit_test_setup_teardown(content_length_with_transfer_encoding_is_a_400, th_setup,
