@@ -267,6 +267,7 @@ static int start_daemon(mock_server *s, char *err, size_t errlen) {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_logger, s},
         {MHD_OPTION_SOCK_ADDR, 0, sa},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)c->max_connections, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)c->max_connections_per_ip, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)mock_on_completed, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)mock_watch_notify, s->watch},

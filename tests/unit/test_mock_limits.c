@@ -364,6 +364,31 @@ static void slow_headers_on_a_busy_server_are_cut_sooner(void **state) {
     th_stop(f);
 }
 
+/* --max-connections-per-ip: libmicrohttpd closes a connection past the address's limit at once;
+ * the others, and a new one once a slot is free, are served. */
+static void connections_past_the_per_address_limit_are_closed(void **state) {
+    (void)state;
+    mock_config cfg = {.max_connections_per_ip = 2};
+    fixture *f = th_start(&cfg);
+    int a = th_connect_raw(f), b = th_connect_raw(f), c = th_connect_raw(f);
+    for (int i = 0; i < 100 && still_open(c); i++) usleep(20 * 1000);
+    assert_false(still_open(c)); /* closed, nothing said */
+    assert_true(still_open(a) && still_open(b));
+    close(c);
+    close(a);
+    resp r;
+    for (int i = 0; i < 50; i++) { /* the server sees a's close on its next pass */
+        th_post(&r, f->base, CHAT, OA_BODY "}", NULL);
+        if (r.status == 200) break;
+        th_resp_free(&r);
+        usleep(20 * 1000);
+    }
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    close(b);
+    th_stop(f);
+}
+
 static void json_followed_by_garbage_is_a_400(void **state) {
     fixture *f = *state;
     resp r;
@@ -632,6 +657,7 @@ int main(void) {
         cmocka_unit_test(a_url_of_too_many_query_parameters_gets_414_at_once),
         cmocka_unit_test(slow_headers_are_cut_at_the_header_timeout),
         cmocka_unit_test(slow_headers_on_a_busy_server_are_cut_sooner),
+        cmocka_unit_test(connections_past_the_per_address_limit_are_closed),
         cmocka_unit_test_setup_teardown(json_followed_by_garbage_is_a_400, th_setup, th_teardown),
         cmocka_unit_test_setup_teardown(a_content_object_is_a_400, th_setup, th_teardown),
         cmocka_unit_test_setup_teardown(content_length_with_transfer_encoding_is_a_400, th_setup,
