@@ -122,7 +122,10 @@ struct mock_api_ops {
 
 extern const mock_api_ops mock_api_chat, mock_api_completions, mock_api_responses,
     mock_api_embeddings, mock_api_messages, mock_api_count_tokens, mock_api_gemini,
-    mock_api_gemini_count, mock_api_models, mock_api_model;
+    mock_api_gemini_count, mock_api_models, mock_api_model, mock_api_gemini_embed,
+    mock_api_gemini_batch_embed;
+/* OpenAI's (and Azure's) embeddings, or Gemini's: no completion tokens, a vector per input. */
+bool mock_api_is_embeddings(const mock_api_ops *ops);
 
 /* ---- content (content.c) ---- */
 

@@ -241,7 +241,7 @@ static void set_tokens(req *r) {
                     ? (r->act.tokens >= 0 ? r->act.tokens : r->s->cfg.completion_tokens_max)
                     : mock_json_tokens(p->json_len);
     if (p->output != MOCK_OUT_TOOL && p->max_tokens >= 0 && t > p->max_tokens) t = p->max_tokens;
-    if (!ops->inference || ops == &mock_api_embeddings) t = 0;
+    if (!ops->inference || mock_api_is_embeddings(ops)) t = 0;
     p->tokens = t;
     p->refusal = r->act.refusal;
     r->billed = p->prompt_tokens + t * (p->n > 0 ? p->n : 1);
@@ -250,7 +250,7 @@ static void set_tokens(req *r) {
 /* About how many bytes the answer takes (the body, or a stream's largest event batch). */
 static size_t answer_bytes(const req *r) {
     const mock_reply *p = &r->rep;
-    if (r->ep->ops == &mock_api_embeddings)
+    if (mock_api_is_embeddings(r->ep->ops))
         return (size_t)p->n_inputs * (size_t)p->dimensions * (p->base64 ? 6 : 16) + 1024;
     size_t text = (size_t)p->tokens * 16 + p->json_len * 6 + 512;
     size_t copies = r->ep->ops == &mock_api_responses ? 3 : 1; /* the text in the .done events */
