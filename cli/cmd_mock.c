@@ -47,6 +47,7 @@ static const char usage_text[] =
     "  --rpm N                capacity: requests per minute\n"
     "  --tpm N                capacity: tokens per minute\n"
     "  --max-connections N    concurrent connections (default 1024)\n"
+    "  --max-connections-per-ip N   connections from one address (default: no limit)\n"
     "  --max-body BYTES       larger request bodies get 413 (default 4194304)\n"
     "  --max-response BYTES   a larger answer is a 400 (default 67108864)\n"
     "  --max-memory BYTES     bodies held at once; beyond: 503/529 (default 536870912)\n"
@@ -98,6 +99,7 @@ static const struct count_def {
 } counts[] = {
     {"--port", 0, 65535},
     {"--max-connections", 1, 1000000},
+    {"--max-connections-per-ip", 0, 1000000},
     {"--max-body", 1, (uint64_t)1 << 40},
     {"--max-response", 1024, (uint64_t)1 << 40},
     {"--max-memory", (uint64_t)1 << 20, (uint64_t)1 << 44},
@@ -121,6 +123,8 @@ static void assign_count(mock_config *c, const char *name, uint64_t v) {
         c->port = (uint16_t)v;
     else if (strcmp(name, "--max-connections") == 0)
         c->max_connections = (unsigned)v;
+    else if (strcmp(name, "--max-connections-per-ip") == 0)
+        c->max_connections_per_ip = (unsigned)v;
     else if (strcmp(name, "--max-body") == 0)
         c->max_body_bytes = (size_t)v;
     else if (strcmp(name, "--max-response") == 0)

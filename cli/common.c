@@ -15,6 +15,7 @@
 #include "reports/charts.h"
 #include "reports/report.h"
 #include "util/file.h"
+#include "util/utf8.h"
 
 bool cli_opt(int argc, char **argv, int *i, const char *shortname, const char *longname,
              const char **value) {
@@ -31,14 +32,46 @@ bool cli_opt(int argc, char **argv, int *i, const char *shortname, const char *l
     return false;
 }
 
+/*
+ * n bytes of an error message onto f as the terminal should see them: its text often quotes
+ * the input (a key, a version string of a file), so a control character other than a newline
+ * or a tab, DEL, a C1 control (U+0080-U+009F: CSI is one) and a byte that is no UTF-8 go as
+ * \xNN (C1 as \u00NN), never as the terminal escape they would be.
+ */
+static void put_clean(FILE *f, const char *s, size_t n) {
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        size_t k = util_utf8_char(u + i, n - i);
+        if (k == 0 || (u[i] < 0x20 && u[i] != '\n' && u[i] != '\t') || u[i] == 0x7f) {
+            fprintf(f, "\\x%02x", u[i]);
+            i++;
+        } else if (k == 2 && u[i] == 0xc2 && u[i + 1] < 0xa0) {
+            fprintf(f, "\\u%04x", u[i + 1]);
+            i += 2;
+        } else {
+            fwrite(s + i, 1, k, f);
+            i += k;
+        }
+    }
+}
+
+void cli_put_error(const char *msg) {
+    size_t n = strlen(msg);
+    put_clean(stderr, msg, n < CLI_ERROR_MAX ? n : CLI_ERROR_MAX);
+    if (n > CLI_ERROR_MAX) fprintf(stderr, "... (%zu bytes more)", n - CLI_ERROR_MAX);
+}
+
 int cli_bad(const char *cmd, const char *fmt, ...) {
     va_list ap;
     /* What stdout holds goes out first: piped (buffered), the error would land inside a line. */
     fflush(stdout);
-    fprintf(stderr, "fusebox %s: ", cmd);
+    char msg[CLI_ERROR_MAX + 1];
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    int len = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "fusebox %s: ", cmd);
+    cli_put_error(msg);
+    if (len > CLI_ERROR_MAX) fprintf(stderr, "... (%d bytes more)", len - CLI_ERROR_MAX);
     fputc('\n', stderr);
     return CLI_BAD_INPUT;
 }
@@ -50,7 +83,9 @@ int cli_missing(const char *cmd, const char *opt) {
 int cli_scenario_error(const sim_error *err) {
     char msg[1100];
     scn_error_format(err, msg, sizeof msg);
-    fprintf(stderr, "fusebox: %s\n", msg);
+    fputs("fusebox: ", stderr);
+    cli_put_error(msg);
+    fputc('\n', stderr);
     return CLI_BAD_INPUT;
 }
 

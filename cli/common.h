@@ -19,8 +19,14 @@
  */
 bool cli_opt(int argc, char **argv, int *i, const char *shortname, const char *longname,
              const char **value);
-/* Print "fusebox CMD: ..." on stderr and return CLI_BAD_INPUT. */
+/* An error message's bytes printed at most (the rest is counted, not printed). */
+#define CLI_ERROR_MAX 4096
+/* Print "fusebox CMD: ..." on stderr and return CLI_BAD_INPUT. The message at most
+ * CLI_ERROR_MAX bytes, escaped as cli_put_error does. */
 int cli_bad(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* msg on stderr, at most CLI_ERROR_MAX bytes, with controls other than a newline or a tab,
+ * DEL, C1 controls and bytes that are no UTF-8 as \xNN / \u00NN: messages quote input. */
+void cli_put_error(const char *msg);
 int cli_missing(const char *cmd, const char *opt);
 /* fputs for a --help text: each "docs/" in it names the folder the docs are in, the checkout's
  * docs/ or, when this binary runs from PREFIX/bin and PREFIX/share/doc/fusebox/docs/ exists (make

@@ -80,7 +80,7 @@ static void note_sent_at(req *r, int status, const char *fault, fb_time_us due, 
     if (e != NULL) {
         e->status = status;
         e->sent_us = at > s->t0_us ? at - s->t0_us : 0;
-        if (fault != NULL && fault[0] != '\0') mock_copy_str(e->fault, sizeof e->fault, fault);
+        if (fault != NULL && fault[0] != '\0') mock_copy_text(e->fault, sizeof e->fault, fault);
     }
     flush_pending_locked(r, e);
     pthread_mutex_unlock(&s->lock);

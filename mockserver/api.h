@@ -122,7 +122,10 @@ struct mock_api_ops {
 
 extern const mock_api_ops mock_api_chat, mock_api_completions, mock_api_responses,
     mock_api_embeddings, mock_api_messages, mock_api_count_tokens, mock_api_gemini,
-    mock_api_gemini_count, mock_api_models, mock_api_model;
+    mock_api_gemini_count, mock_api_models, mock_api_model, mock_api_gemini_embed,
+    mock_api_gemini_batch_embed;
+/* OpenAI's (and Azure's) embeddings, or Gemini's: no completion tokens, a vector per input. */
+bool mock_api_is_embeddings(const mock_api_ops *ops);
 
 /* ---- content (content.c) ---- */
 
@@ -153,6 +156,11 @@ void mock_stream_init(mock_stream *s, const mock_reply *r, const mock_api_ops *o
                       mock_stream_end end, int64_t end_after);
 /* Append the next step's events to b and advance. Does nothing at MOCK_STEP_END. */
 void mock_stream_emit(mock_stream *s, mock_buf *b);
+/* About how many bytes the whole stream of r sends (its events as written, without a fault):
+ * the opening and finish events and the first MOCK_STREAM_SAMPLE content steps written, the
+ * rest extrapolated from them. For the --max-response check before a byte goes. */
+#define MOCK_STREAM_SAMPLE 64
+size_t mock_stream_estimate(const mock_reply *r, const mock_api_ops *ops);
 /* Is this stream's end a fault (not a normal end, not only a missing terminator)? */
 bool mock_stream_faulty(const mock_stream *s);
 

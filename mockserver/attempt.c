@@ -55,12 +55,23 @@ static void item_ids(req *r) {
     snprintf(r->item_id, sizeof r->item_id, "%s_%s", p->output == MOCK_OUT_TOOL ? "fc" : "msg", x);
 }
 
+/* Who sent it, as far as the request says: FNV-1a 64 over the User-Agent, a newline and the
+ * body (an SDK's retry sends both again unchanged); never 0. */
+static uint64_t client_print(const req *r) {
+    const char *ua = mock_header(r->conn, "user-agent");
+    uint64_t h = mock_fnv1a(mock_fnv1a(0xcbf29ce484222325ull, ua != NULL ? ua : ""), "\n");
+    for (size_t i = 0; i < r->body.len; i++)
+        h = (h ^ (unsigned char)r->body.p[i]) * 0x100000001b3ull;
+    return h != 0 ? h : 1;
+}
+
 /* Counted, numbered (its ids) and logged (every endpoint), under one lock; an inference request
  * is also counted as an attempt and numbered among them. */
 static void begin(req *r, const char *method, const char *url, const char *key, uint64_t *attempt,
                   fb_time_us *t_us) {
     mock_server *s = r->s;
     const char *rc = mock_header(r->conn, "x-stainless-retry-count");
+    uint64_t client = client_print(r);
     fb_time_us now = mock_now_us();
     pthread_mutex_lock(&s->lock);
     s->stats.requests++;
@@ -68,10 +79,11 @@ static void begin(req *r, const char *method, const char *url, const char *key, 
     mock_attempt *e = mock_attempts_add(&s->log);
     e->t_us = mock_timeline_locked(s, r->arrival_us < s->t0_us ? now : r->arrival_us);
     e->real_us = (r->arrival_us > s->t0_us ? r->arrival_us : now) - s->t0_us;
-    mock_copy_str(e->method, sizeof e->method, method);
-    mock_copy_str(e->path, sizeof e->path, url);
-    mock_copy_str(e->key, sizeof e->key, key);
+    mock_copy_text(e->method, sizeof e->method, method);
+    mock_copy_text(e->path, sizeof e->path, url);
+    mock_copy_text(e->key, sizeof e->key, key);
     if (rc != NULL) e->retry_count = atoi(rc);
+    e->client = client;
     r->has_log = true;
     r->log_seq = e->seq;
     if (r->ep->ops->inference) {
@@ -153,7 +165,7 @@ static cJSON *parse_body(const req *r, char *msg, size_t msglen) {
 static void log_request_locked(req *r) {
     mock_attempt *e = mock_attempts_get(&r->s->log, r->log_seq);
     if (e != NULL) {
-        mock_copy_str(e->model, sizeof e->model, r->store.model);
+        mock_copy_text(e->model, sizeof e->model, r->store.model);
         e->stream = r->rep.stream;
     }
 }
@@ -229,7 +241,7 @@ static void set_tokens(req *r) {
                     ? (r->act.tokens >= 0 ? r->act.tokens : r->s->cfg.completion_tokens_max)
                     : mock_json_tokens(p->json_len);
     if (p->output != MOCK_OUT_TOOL && p->max_tokens >= 0 && t > p->max_tokens) t = p->max_tokens;
-    if (!ops->inference || ops == &mock_api_embeddings) t = 0;
+    if (!ops->inference || mock_api_is_embeddings(ops)) t = 0;
     p->tokens = t;
     p->refusal = r->act.refusal;
     r->billed = p->prompt_tokens + t * (p->n > 0 ? p->n : 1);
@@ -238,7 +250,7 @@ static void set_tokens(req *r) {
 /* About how many bytes the answer takes (the body, or a stream's largest event batch). */
 static size_t answer_bytes(const req *r) {
     const mock_reply *p = &r->rep;
-    if (r->ep->ops == &mock_api_embeddings)
+    if (mock_api_is_embeddings(r->ep->ops))
         return (size_t)p->n_inputs * (size_t)p->dimensions * (p->base64 ? 6 : 16) + 1024;
     size_t text = (size_t)p->tokens * 16 + p->json_len * 6 + 512;
     size_t copies = r->ep->ops == &mock_api_responses ? 3 : 1; /* the text in the .done events */
@@ -249,13 +261,15 @@ static size_t answer_bytes(const req *r) {
 static int size_check(req *r, char *msg, size_t msglen) {
     mock_server *s = r->s;
     size_t need = answer_bytes(r);
+    /* a stream holds one step's events at a time, but sends them all */
+    size_t sends = r->rep.stream ? mock_stream_estimate(&r->rep, r->ep->ops) : need;
     int status = 0;
-    if (need > s->cfg.max_response_bytes) {
+    if (need > s->cfg.max_response_bytes || sends > s->cfg.max_response_bytes) {
         snprintf(msg, msglen,
                  "fusebox mock: this answer would take about %zu bytes, over the "
                  "mock's limit of %zu (--max-response); ask for fewer tokens, "
                  "choices or inputs",
-                 need, s->cfg.max_response_bytes);
+                 need > sends ? need : sends, s->cfg.max_response_bytes);
         status = 400;
     } else if (!mock_memory_take(s, need)) {
         snprintf(msg, msglen,

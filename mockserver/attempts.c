@@ -87,6 +87,10 @@ static void entry_json(const mock_attempt *e, mock_buf *out) {
     else
         mock_buf_printf(out, "%d", e->retry_count);
     string_or_null(out, "key", e->key);
+    if (e->client == 0)
+        mock_buf_puts(out, ",\"client\":null");
+    else
+        mock_buf_printf(out, ",\"client\":\"%016llx\"", (unsigned long long)e->client);
     mock_buf_printf(out, ",\"status\":%d", e->status);
     ms_or_null(out, "latency_ms", e->latency_us);
     string_or_null(out, "fault", e->fault);

@@ -26,7 +26,10 @@ typedef struct mock_attempt {
     char key[64];    /* x-fusebox-key */
     char fault[96];  /* what was applied; "" = none */
     int retry_count; /* x-stainless-retry-count; -1 = absent */
-    int status;      /* status sent; 0 = none (hang, reset) */
+    /* FNV-1a 64 of the User-Agent and the body: an SDK's retry resends both, byte for byte, so
+       keyless attempts that differ here are different clients' (the verdict); 0 = not known */
+    uint64_t client;
+    int status; /* status sent; 0 = none (hang, reset) */
     /* timeline: the answer's first byte (ttft) or error latency; -1 = none */
     fb_time_us latency_us;
     fb_time_us sent_us;        /* real time since the last reset the answer went; -1 = none */

@@ -73,11 +73,46 @@ ssize_t mock_cut_end(req *r) {
     pthread_mutex_lock(&r->s->lock);
     r->s->stats.cut_streams++;
     pthread_mutex_unlock(&r->s->lock);
+    return mock_abort_end(r);
+}
+
+ssize_t mock_abort_end(req *r) {
     /* The FIN now, after the bytes sent: MHD_USE_TURBO closes without a shutdown(). */
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
     if (ci != NULL) shutdown(ci->connect_fd, SHUT_WR);
     return MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+/* The dialect's in-band error event (as the error-K fault writes it) at cursor at, to b. */
+static void stream_error(const mock_stream *at, mock_buf *b) {
+    mock_stream f = *at;
+    f.end = MOCK_END_ERROR;
+    if (f.ops->fault != NULL) f.ops->fault(&f, b);
+}
+
+/* The step just written to r->out (from cursor before) within --max-response, leaving room
+ * for the error event while more is to come; else the dialect's in-band error in its place
+ * (when it fits) and an abortive end: a stream never sends more than the limit. */
+static void cap_stream(req *r, const mock_stream *before) {
+    size_t max = r->s->cfg.max_response_bytes;
+    if (r->err_bytes == 0) {
+        mock_buf e = {0};
+        stream_error(before, &e);
+        r->err_bytes = e.len + 1;
+        mock_buf_free(&e);
+    }
+    size_t reserve = r->st.step == MOCK_STEP_END ? 0 : r->err_bytes - 1;
+    if (r->emitted + r->out.len + reserve <= max) {
+        r->emitted += r->out.len;
+        return;
+    }
+    r->out.len = 0;
+    if (r->emitted + r->err_bytes - 1 <= max) stream_error(before, &r->out);
+    r->emitted += r->out.len;
+    r->st.step = MOCK_STEP_END;
+    r->st.end = MOCK_END_ERROR;
+    r->st.cut = true;
 }
 
 ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max) {
@@ -106,8 +141,10 @@ ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max) {
             return 0;
         }
         r->early = false;
+        mock_stream before = r->st;
         mock_stream_emit(&r->st, &r->out);
         if (r->out.oom) return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (r->rep.stream) cap_stream(r, &before);
     }
 }
 

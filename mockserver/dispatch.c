@@ -9,19 +9,26 @@
 
 #include "mockserver/serverint.h"
 
-void mock_long_uri(void *user, int fd, const char *uri, size_t len) {
+void mock_long_uri(void *user, int fd, const char *uri, size_t len, size_t args) {
     mock_server *s = user;
     char msg[200];
-    snprintf(msg, sizeof msg,
-             "Request header fields too large: the URL is %zu bytes (the mock "
-             "takes %d)",
-             len, URL_MAX);
+    bool long_uri = len > URL_MAX;
+    if (long_uri)
+        snprintf(msg, sizeof msg,
+                 "Request header fields too large: the URL is %zu bytes (the mock "
+                 "takes %d)",
+                 len, URL_MAX);
+    else
+        snprintf(msg, sizeof msg,
+                 "URI too long: the URL has %zu query parameters (the mock takes %d)", args,
+                 URL_ARGS_MAX);
     mock_reply rep = {.dialect = mock_route_dialect(uri, NULL), .model = "", .request_id = ""};
     mock_buf body = {0}, b = {0};
-    mock_wire_error(&body, &rep, 431, MOCK_FLAVOR_ROUTING, msg);
+    mock_wire_error(&body, &rep, long_uri ? 431 : 414, MOCK_FLAVOR_ROUTING, msg);
     mock_buf_printf(&b,
-                    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json"
+                    "HTTP/1.1 %s\r\nContent-Type: application/json"
                     "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                    long_uri ? "431 Request Header Fields Too Large" : "414 URI Too Long",
                     body.len);
     mock_buf_append(&b, body.p, body.len);
     if (!b.oom) send(fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);

@@ -4,6 +4,12 @@
  * same. openai-node asks for encoding_format "base64" unless told otherwise and decodes the
  * little-endian float32 array (openai-node 6.49.0 src/resources/embeddings.ts); "float" sends
  * numbers. No stream exists for this API.
+ *
+ * Gemini's embedContent ({"content": {"parts": [{"text"}]}, "outputDimensionality"} to
+ * {"embedding": {"values": [...]}}) and batchEmbedContents ({"requests": [...]} to
+ * {"embeddings": [{"values": [...]}]}, what @google/genai's models.embedContent calls on the
+ * Gemini API: embedContentParametersPrivateToMldev, 2.32.0 dist/node/index.mjs), v1 and v1beta:
+ * the same vectors, 768 numbers unless outputDimensionality says otherwise.
  */
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +21,8 @@
 #define INPUTS_MAX 2048 /* the API's own limit on inputs per request */
 #define DIMENSIONS_DEFAULT 1536
 #define DIMENSIONS_MAX 3072
+#define GEMINI_DIMENSIONS_DEFAULT 768
+#define GEMINI_REQUESTS_MAX 100 /* the Gemini API's batch limit */
 
 static uint64_t fnv(uint64_t h, const char *s, size_t n) {
     for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
@@ -129,3 +137,106 @@ static void body(mock_buf *b, const mock_reply *r) {
 }
 
 const mock_api_ops mock_api_embeddings = {"embeddings", true, parse, body, NULL, NULL, NULL, NULL};
+
+/* ---- Gemini ---- */
+
+/* One request's content ({"parts": [{"text"}...]}): its hash and characters; its dimensions. */
+static bool gemini_one(const cJSON *req, const char *where, uint64_t *hash, int64_t *chars,
+                       int64_t *dims, char *msg, size_t msglen) {
+    const cJSON *content = cJSON_GetObjectItemCaseSensitive(req, "content");
+    const cJSON *parts = cJSON_GetObjectItemCaseSensitive(content, "parts");
+    if (!cJSON_IsArray(parts) || cJSON_GetArraySize(parts) == 0)
+        return mock_bad(msg, msglen, "* %scontent.parts: must hold at least one part", where);
+    char *text = cJSON_PrintUnformatted(parts);
+    if (text == NULL) return mock_bad(msg, msglen, "out of memory");
+    *hash = fnv(0x6a65636d62656464ull, text, strlen(text));
+    cJSON_free(text);
+    const cJSON *part;
+    cJSON_ArrayForEach(part, parts) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
+        if (cJSON_IsString(t)) *chars += mock_wire_chars(t->valuestring);
+    }
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(req, "outputDimensionality");
+    if (d != NULL && !cJSON_IsNull(d)) {
+        if (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > DIMENSIONS_MAX ||
+            d->valuedouble != floor(d->valuedouble))
+            return mock_bad(msg, msglen, "* %soutputDimensionality: must be an integer in [1, %d]",
+                            where, DIMENSIONS_MAX);
+        *dims = (int64_t)d->valuedouble;
+    }
+    return true;
+}
+
+/* embedContent (one request, the body itself) or batchEmbedContents ("requests"). */
+static bool gemini_parse(const cJSON *root, mock_reply *r, mock_store *st, bool batch, char *msg,
+                         size_t msglen) {
+    r->model = st->model; /* the path's */
+    const cJSON *reqs = batch ? cJSON_GetObjectItemCaseSensitive(root, "requests") : NULL;
+    int64_t n = batch ? cJSON_GetArraySize(reqs) : 1, chars = 0, dims = -1;
+    if (batch && (!cJSON_IsArray(reqs) || n < 1 || n > GEMINI_REQUESTS_MAX))
+        return mock_bad(msg, msglen, "* requests: must hold 1 to %d requests", GEMINI_REQUESTS_MAX);
+    uint64_t hashes[GEMINI_REQUESTS_MAX];
+    for (int64_t i = 0; i < n; i++) {
+        char where[40] = "";
+        if (batch) snprintf(where, sizeof where, "requests[%lld].", (long long)i);
+        int64_t d = -1;
+        if (!gemini_one(batch ? cJSON_GetArrayItem(reqs, (int)i) : root, where, &hashes[i], &chars,
+                        &d, msg, msglen))
+            return false;
+        if (i == 0) dims = d;
+        if (d != dims)
+            return mock_bad(msg, msglen,
+                            "* %soutputDimensionality: the requests of a batch must agree", where);
+    }
+    mock_buf_free(&st->json);
+    mock_buf_append(&st->json, (const char *)hashes, (size_t)n * sizeof hashes[0]);
+    r->inputs = (const uint64_t *)(const void *)st->json.p;
+    r->n_inputs = n;
+    r->n = batch; /* the body's shape: a list or one */
+    r->dimensions = dims > 0 ? dims : GEMINI_DIMENSIONS_DEFAULT;
+    r->prompt_tokens = (chars + 3) / 4;
+    return true;
+}
+
+static bool gemini_parse_one(const cJSON *root, mock_reply *r, mock_store *st, char *msg,
+                             size_t msglen) {
+    return gemini_parse(root, r, st, false, msg, msglen);
+}
+
+static bool gemini_parse_batch(const cJSON *root, mock_reply *r, mock_store *st, char *msg,
+                               size_t msglen) {
+    return gemini_parse(root, r, st, true, msg, msglen);
+}
+
+static void gemini_values(mock_buf *b, const mock_reply *r, int64_t i) {
+    float v[DIMENSIONS_MAX];
+    vector(r->inputs[i], r->dimensions, v);
+    mock_buf_puts(b, "{\"values\":[");
+    for (int64_t j = 0; j < r->dimensions; j++) mock_buf_printf(b, "%s%.9g", j ? "," : "", v[j]);
+    mock_buf_puts(b, "]}");
+}
+
+static void gemini_body(mock_buf *b, const mock_reply *r) {
+    if (r->n == 0) {
+        mock_buf_puts(b, "{\"embedding\":");
+        gemini_values(b, r, 0);
+        mock_buf_puts(b, "}");
+        return;
+    }
+    mock_buf_puts(b, "{\"embeddings\":[");
+    for (int64_t i = 0; i < r->n_inputs; i++) {
+        if (i > 0) mock_buf_puts(b, ",");
+        gemini_values(b, r, i);
+    }
+    mock_buf_puts(b, "]}");
+}
+
+const mock_api_ops mock_api_gemini_embed = {
+    "gemini_embed", true, gemini_parse_one, gemini_body, NULL, NULL, NULL, NULL};
+const mock_api_ops mock_api_gemini_batch_embed = {
+    "gemini_batch_embed", true, gemini_parse_batch, gemini_body, NULL, NULL, NULL, NULL};
+
+bool mock_api_is_embeddings(const mock_api_ops *ops) {
+    return ops == &mock_api_embeddings || ops == &mock_api_gemini_embed ||
+           ops == &mock_api_gemini_batch_embed;
+}

@@ -41,19 +41,20 @@ typedef struct mock_capacity {
 #define MOCK_CONTROL_TOKEN_MAX 255
 
 typedef struct mock_config {
-    const char *bind_addr;        /* NULL = "127.0.0.1"; IPv4 or IPv6 literal */
-    uint16_t port;                /* 0 = any free port (see mock_server_port) */
-    unsigned max_connections;     /* 0 = 1024 */
-    size_t max_body_bytes;        /* 0 = 4 MiB; larger bodies get 413 */
-    size_t max_response_bytes;    /* 0 = 64 MiB; a larger answer is a 400 */
-    size_t max_memory_bytes;      /* 0 = 512 MiB: bodies held at once; beyond: 503 / 529 */
-    fb_time_us header_timeout_us; /* request line + headers must arrive within; 0 = 10 s */
-    unsigned threads;             /* MHD polling threads; 0 = 1 */
-    double time_scale;            /* timeline time = real time x time_scale; 0 = 1 */
-    uint64_t seed;                /* fraction draws and ids */
-    fb_time_us ttft_us;           /* baseline time to first token (timeline time) */
-    fb_time_us per_token_us;      /* baseline time per output token */
-    fb_time_us error_latency_us;  /* how long an error answer takes (timeline time); 0 = at once */
+    const char *bind_addr;           /* NULL = "127.0.0.1"; IPv4 or IPv6 literal */
+    uint16_t port;                   /* 0 = any free port (see mock_server_port) */
+    unsigned max_connections;        /* 0 = 1024 */
+    unsigned max_connections_per_ip; /* 0 = no limit (on loopback every client is one IP) */
+    size_t max_body_bytes;           /* 0 = 4 MiB; larger bodies get 413 */
+    size_t max_response_bytes;       /* 0 = 64 MiB; a larger answer is a 400 */
+    size_t max_memory_bytes;         /* 0 = 512 MiB: bodies held at once; beyond: 503 / 529 */
+    fb_time_us header_timeout_us;    /* request line + headers must arrive within; 0 = 10 s */
+    unsigned threads;                /* MHD polling threads; 0 = 1 */
+    double time_scale;               /* timeline time = real time x time_scale; 0 = 1 */
+    uint64_t seed;                   /* fraction draws and ids */
+    fb_time_us ttft_us;              /* baseline time to first token (timeline time) */
+    fb_time_us per_token_us;         /* baseline time per output token */
+    fb_time_us error_latency_us; /* how long an error answer takes (timeline time); 0 = at once */
     /* Latency distributions (scenario/dist.h); each replaces its constant above when set: every
      * answer draws its own, from (seed, x-fusebox-key and its attempt count) or (seed, attempt). */
     bool has_ttft_dist, has_error_latency_dist;

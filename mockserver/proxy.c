@@ -752,7 +752,7 @@ static ssize_t wait_data_locked(req *r, mock_xfer *x) {
 static ssize_t body_end(req *r, bool cut, bool upstream_failed) {
     if (upstream_failed) count_upstream_error(r->s);
     if (!cut && !upstream_failed) return MHD_CONTENT_READER_END_OF_STREAM;
-    return cut ? mock_cut_end(r) : MHD_CONTENT_READER_END_WITH_ERROR;
+    return cut ? mock_cut_end(r) : mock_abort_end(r); /* the client learns it at once */
 }
 
 /* The bytes as they come; for a half-body fault, the first half of the whole answer. */

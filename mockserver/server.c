@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "util/utf8.h"
 #include "mockserver/serverint.h"
 
 #define DEFAULT_MAX_CONNECTIONS 1024u
@@ -55,6 +56,11 @@ void mock_copy_str(char *dst, size_t cap, const char *src) {
     if (n >= cap) n = cap - 1;
     if (n > 0) memcpy(dst, src, n);
     dst[n] = '\0';
+}
+
+void mock_copy_text(char *dst, size_t cap, const char *src) {
+    mock_copy_str(dst, cap, src);
+    util_utf8_fix(dst); /* a header's raw bytes, or a character the cap cut in two */
 }
 
 fb_time_us mock_timeline_locked(const mock_server *s, fb_time_us now_us) {
@@ -261,6 +267,7 @@ static int start_daemon(mock_server *s, char *err, size_t errlen) {
         {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_logger, s},
         {MHD_OPTION_SOCK_ADDR, 0, sa},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)c->max_connections, NULL},
+        {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)c->max_connections_per_ip, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, CONNECTION_TIMEOUT_S, NULL},
         {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)mock_on_completed, s},
         {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)mock_watch_notify, s->watch},
@@ -289,7 +296,8 @@ static int start_parts(mock_server *s) {
     size_t timers = s->cfg.max_connections + 16 + (size_t)s->cfg.capacity.concurrency;
     if (s->times != NULL && mock_sched_create(timers, &s->sched) == FB_OK) {
         if (mock_watch_create(s->cfg.header_timeout_us, CONNECTION_TIMEOUT_S * FB_US_PER_S, URL_MAX,
-                              mock_long_uri, s, &s->watch) == FB_OK)
+                              URL_ARGS_MAX, s->cfg.max_connections, mock_long_uri, s,
+                              &s->watch) == FB_OK)
             return FB_OK;
         mock_sched_destroy(s->sched);
     }

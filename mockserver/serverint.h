@@ -44,6 +44,9 @@
  * costs every answer) and answers 414 itself when the line does not fit.
  */
 #define URL_MAX 8192
+/* Query parameters a URL may have (libmicrohttpd keeps a record of each in the connection's
+ * 32 KiB pool; about 500 fill it); more get 414 at once. */
+#define URL_ARGS_MAX 100
 #define TIMES_CAP 4096
 #define REQ_SPARE 64
 
@@ -147,6 +150,8 @@ struct req {
     mock_stream st;
     mock_buf out;
     size_t out_off;
+    size_t emitted;   /* a stream's bytes written so far (--max-response) */
+    size_t err_bytes; /* the dialect's in-band error event's size + 1; 0 = not measured */
     fb_time_us t0_us, ttft_us, per_token_us, stall_us;
     int64_t stall_after;
     char id[64];
@@ -161,6 +166,9 @@ void mock_logf(mock_server *s, mock_log_level lvl, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int64_t mock_wall_now_s(void);
 void mock_copy_str(char *dst, size_t cap, const char *src);
+/* As mock_copy_str, then valid UTF-8 (util_utf8_fix): text for the attempt log and the
+ * verdict, which are JSON (a header's raw bytes, a character cut in two by the cap). */
+void mock_copy_text(char *dst, size_t cap, const char *src);
 /* Timeline time now (caller holds the lock). */
 fb_time_us mock_timeline_locked(const mock_server *s, fb_time_us now_us);
 /* A timeline duration as real time, with the latency factor. */
@@ -188,6 +196,10 @@ bool mock_client_left(req *r);
 bool mock_peer_closed(struct MHD_Connection *c);
 /* A body that ends midway (a cut): counted, the FIN sent; returns END_WITH_ERROR for MHD. */
 ssize_t mock_cut_end(req *r);
+/* A body that cannot go on (a cut, an upstream that failed midway): the FIN sent at once, as
+ * MHD_USE_TURBO closes the socket only on its next pass, which an idle daemon may not make for
+ * a minute; returns END_WITH_ERROR for MHD. */
+ssize_t mock_abort_end(req *r);
 enum MHD_Result mock_on_access(void *cls, struct MHD_Connection *conn, const char *url,
                                const char *method, const char *version, const char *upload,
                                size_t *upload_size, void **req_cls);
@@ -197,8 +209,9 @@ ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max);
 
 /* ---- dispatch.c (what route.c decided) ---- */
 enum MHD_Result mock_dispatch(req *r, const char *url, const char *method);
-/* The 431 of an over-long URI, written on the raw socket (mock_watch_long_uri_fn; user: server). */
-void mock_long_uri(void *user, int fd, const char *uri, size_t len);
+/* The 431 of an over-long URI, or the 414 of one with too many query parameters, written on
+ * the raw socket (mock_watch_long_uri_fn; user: server). */
+void mock_long_uri(void *user, int fd, const char *uri, size_t len, size_t args);
 
 /* ---- attempt.c ---- */
 enum MHD_Result mock_handle_api(req *r, const char *method, const char *url);

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
+
 #define OPEN_CHAINS 64 /* keyless requests an SDK retry may still join */
 
 static const char *const names[MOCK_RULES] = {"retry_only_retryable", "honours_retry_after",
@@ -36,6 +38,7 @@ const char *mock_rule_text(mock_rule r) {
 
 static void copy(char *dst, size_t cap, const char *src) {
     snprintf(dst, cap, "%s", src);
+    util_utf8_fix(dst);
 }
 
 /* ---- logical requests ---- */
@@ -43,6 +46,7 @@ static void copy(char *dst, size_t cap, const char *src) {
 typedef struct item {
     const mock_attempt *a;
     size_t gid;
+    bool shared; /* a keyless retry more than one request could have made, each alike */
 } item;
 
 static int by_key_seq(const void *x, const void *y) {
@@ -67,32 +71,86 @@ static fb_time_us answered_at(const mock_attempt *a) {
     return a->sent_us >= 0 ? a->sent_us : a->real_us;
 }
 
+static bool failed(const mock_attempt *a) {
+    return a->status == 0 || a->status >= 400 || a->broken;
+}
+
+static bool non_retryable(const mock_attempt *a) {
+    if (a->should_retry >= 0) return a->should_retry == 0;
+    return a->status == 400 || a->status == 401 || a->status == 403 || a->status == 404 ||
+           a->status == 422;
+}
+
+/* Retry a's wait after prev, and the least wait prev's answer told (-1: none). */
+static fb_time_us waited(const mock_attempt *prev, const mock_attempt *a) {
+    return a->real_us - answered_at(prev);
+}
+
+static fb_time_us told(const mock_attempt *prev, const mock_verdict_config *c) {
+    return prev->retry_after_us < 0 ? -1
+                                    : (fb_time_us)((double)prev->retry_after_us / c->time_scale);
+}
+
+/* Chain c's last attempt could be the one keyless attempt a retries: the same path and model,
+ * the retry count one less, answered before a came. */
+static bool may_take(const chain *c, const mock_attempt *a) {
+    return a->retry_count > 0 && c->last->retry_count == a->retry_count - 1 &&
+           strcmp(c->last->path, a->path) == 0 && strcmp(c->last->model, a->model) == 0 &&
+           answered_at(c->last) <= a->real_us;
+}
+
+/* How every rule would judge a as the retry of prev, as bits: candidates that differ here
+ * make the attribution matter. */
+static unsigned judged_as(const mock_attempt *prev, const mock_attempt *a,
+                          const mock_verdict_config *c) {
+    fb_time_us need = told(prev, c);
+    return (unsigned)failed(prev) | (unsigned)non_retryable(prev) << 1 |
+           (unsigned)(need >= 0) << 2 |
+           (unsigned)(need >= 0 && waited(prev, a) + c->retry_after_slack_us >= need) << 3 |
+           (unsigned)(prev->stream && prev->broken && prev->tokens > 0) << 4;
+}
+
 /*
- * A keyless attempt's request: an SDK's numbered retry joins its chain, else a new one. The
- * chain it may join: the same path and model, the retry count one less, answered before this
- * attempt came. When more than one chain could take it (concurrent clients without
- * x-fusebox-key: nothing in the log tells them apart), it joins the latest, and every chain
- * that could have taken it is marked ambiguous (amb[gid]): their retry rules are not judged.
+ * A keyless attempt's request: an SDK's numbered retry joins a chain that may take it
+ * (may_take), else it starts its own. Of those, the chains whose last attempt has its
+ * fingerprint (User-Agent and body: a retry sends both again) when any has, else all. One:
+ * it is that chain's. Several (concurrent clients sending the same request): it joins the one
+ * answered first (clients that wait alike retry in the order they were answered) and *shared
+ * says its wait is not known for sure; when the rules would judge it differently as the retry
+ * of each, every chain that could have taken it is marked ambiguous (amb[gid]): a failure
+ * there is not proven.
  */
 static size_t keyless_gid(chain *open, size_t *nopen, const mock_attempt *a, size_t *next_gid,
-                          bool *amb) {
+                          bool *amb, bool *shared, uint64_t *unsure,
+                          const mock_verdict_config *cfg) {
     size_t n = *nopen < OPEN_CHAINS ? *nopen : OPEN_CHAINS;
+    bool same = false;
+    for (size_t i = 0; i < n; i++) {
+        const chain *c = &open[(*nopen - 1 - i) % OPEN_CHAINS];
+        if (may_take(c, a) && a->client != 0 && c->last->client == a->client) same = true;
+    }
     chain *pick = NULL;
     size_t candidates = 0;
-    for (size_t i = 0; a->retry_count > 0 && i < n; i++) {
+    unsigned sig = 0;
+    bool alike = true;
+    for (size_t i = 0; i < n; i++) {
         chain *c = &open[(*nopen - 1 - i) % OPEN_CHAINS];
-        if (c->last->retry_count == a->retry_count - 1 && strcmp(c->last->path, a->path) == 0 &&
-            strcmp(c->last->model, a->model) == 0 && answered_at(c->last) <= a->real_us) {
-            if (pick == NULL) pick = c;
-            candidates++;
-        }
+        if (!may_take(c, a) || (same && c->last->client != a->client)) continue;
+        unsigned j = judged_as(c->last, a, cfg);
+        if (candidates++ == 0)
+            sig = j;
+        else if (j != sig)
+            alike = false;
+        if (pick == NULL || answered_at(c->last) < answered_at(pick->last) ||
+            (answered_at(c->last) == answered_at(pick->last) && c->last->seq < pick->last->seq))
+            pick = c;
     }
-    if (candidates > 1)
+    *shared = candidates > 1;
+    *unsure += !alike;
+    if (!alike)
         for (size_t i = 0; i < n; i++) {
-            chain *c = &open[(*nopen - 1 - i) % OPEN_CHAINS];
-            if (c->last->retry_count == a->retry_count - 1 && strcmp(c->last->path, a->path) == 0 &&
-                strcmp(c->last->model, a->model) == 0 && answered_at(c->last) <= a->real_us)
-                amb[c->gid] = true;
+            const chain *c = &open[(*nopen - 1 - i) % OPEN_CHAINS];
+            if (may_take(c, a) && (!same || c->last->client == a->client)) amb[c->gid] = true;
         }
     if (pick != NULL) {
         pick->last = a;
@@ -107,8 +165,8 @@ static size_t keyless_gid(chain *open, size_t *nopen, const mock_attempt *a, siz
 
 /* The attempts as items sorted by (request, seq); *ngroups requests; *amb (calloc'd, one per
  * request): its attempts could belong to another keyless request too. */
-static int group(const mock_attempt *log, size_t n, item **out, size_t *nitems, size_t *ngroups,
-                 bool **amb) {
+static int group(const mock_attempt *log, size_t n, const mock_verdict_config *cfg, item **out,
+                 size_t *nitems, size_t *ngroups, bool **amb, uint64_t *unsure) {
     item *it = calloc(n ? n : 1, sizeof *it);
     chain *open = calloc(OPEN_CHAINS, sizeof *open);
     *amb = calloc(n ? n : 1, sizeof **amb);
@@ -128,7 +186,8 @@ static int group(const mock_attempt *log, size_t n, item **out, size_t *nitems, 
     for (size_t i = 0; i < n; i++) {
         if (!log[i].inference || log[i].key[0] != '\0') continue;
         it[k].a = &log[i];
-        it[k++].gid = keyless_gid(open, &nopen, &log[i], &next_gid, *amb);
+        it[k].gid = keyless_gid(open, &nopen, &log[i], &next_gid, *amb, &it[k].shared, unsure, cfg);
+        k++;
     }
     free(open);
     qsort(it, k, sizeof *it, by_gid_seq);
@@ -155,16 +214,6 @@ typedef struct judge {
     bool ambiguous; /* the request being judged: its keyless attempts may be another's */
 } judge;
 
-static bool failed(const mock_attempt *a) {
-    return a->status == 0 || a->status >= 400 || a->broken;
-}
-
-static bool non_retryable(const mock_attempt *a) {
-    if (a->should_retry >= 0) return a->should_retry == 0;
-    return a->status == 400 || a->status == 401 || a->status == 403 || a->status == 404 ||
-           a->status == 422;
-}
-
 static bool same_target(const mock_attempt *a, const mock_attempt *b) {
     return strcmp(a->model, b->model) == 0 && strcmp(a->path, b->path) == 0;
 }
@@ -177,6 +226,7 @@ static void mark(mock_verdict_request *q, mock_rule r, mock_judgement j, const c
     va_start(ap, fmt);
     vsnprintf(q->why[r], sizeof q->why[r], fmt, ap);
     va_end(ap);
+    util_utf8_fix(q->why[r]); /* the cap may cut a model's or a key's character in two */
 }
 
 static double ms(fb_time_us us) {
@@ -184,11 +234,12 @@ static double ms(fb_time_us us) {
 }
 
 /* A retry of prev: the rules on retries, or a sample of its backoff. */
-static void judge_retry(judge *J, size_t qi, const mock_attempt *prev, const mock_attempt *next,
+static void judge_retry(judge *J, size_t qi, const mock_attempt *prev, const item *next_item,
                         unsigned retry) {
     mock_verdict_request *q = &J->v->req[qi];
     const mock_verdict_config *c = &J->v->cfg;
-    fb_time_us wait = next->real_us - answered_at(prev);
+    const mock_attempt *next = next_item->a;
+    fb_time_us wait = waited(prev, next);
     unsigned long long ps = (unsigned long long)prev->seq, ns = (unsigned long long)next->seq;
     if (non_retryable(prev)) {
         mark(q, MOCK_RULE_RETRYABLE, MOCK_FAIL, "seq %llu retried the %d of seq %llu%s", ns,
@@ -196,7 +247,7 @@ static void judge_retry(judge *J, size_t qi, const mock_attempt *prev, const moc
         return;
     }
     if (prev->retry_after_us >= 0) {
-        fb_time_us need = (fb_time_us)((double)prev->retry_after_us / c->time_scale);
+        fb_time_us need = told(prev, c);
         if (wait + c->retry_after_slack_us < need)
             mark(q, MOCK_RULE_RETRY_AFTER, MOCK_FAIL,
                  "seq %llu came %.1f ms after the %d of seq %llu, which said to wait %.1f ms", ns,
@@ -206,7 +257,7 @@ static void judge_retry(judge *J, size_t qi, const mock_attempt *prev, const moc
                  ms(wait), ms(need));
         return;
     }
-    if (J->ambiguous) return; /* its wait may be another client's */
+    if (J->ambiguous || next_item->shared) return; /* its wait may be another client's */
     sample *s = &J->samples[J->nsamples++];
     *s = (sample){prev->fault, prev->status, retry, wait, qi};
 }
@@ -249,6 +300,7 @@ static bool q_fail_to_unknown(mock_verdict_request *q, mock_rule r) {
     q->rule[r] = MOCK_NA;
     char why[MOCK_VERDICT_WHY];
     snprintf(why, sizeof why, "not judged: keyless retries of concurrent clients (%s)", q->why[r]);
+    util_utf8_fix(why);
     copy(q->why[r], sizeof q->why[r], why);
     return true;
 }
@@ -270,13 +322,12 @@ static void judge_request(judge *J, size_t qi, const item *it, size_t n) {
                  "the stream of seq %llu broke after %lld tokens; seq %llu started it again",
                  (unsigned long long)prev->seq, (long long)prev->tokens,
                  (unsigned long long)next->seq);
-        if (same_target(prev, next)) judge_retry(J, qi, prev, next, ++retry);
+        if (same_target(prev, next)) judge_retry(J, qi, prev, &it[j], ++retry);
     }
     judge_end(J, qi, it, n, any_failed);
     if (!J->ambiguous) return;
     /* which attempt was whose is not known: a failure is not proven, the verdict says so */
-    for (int r = 0; r < MOCK_RULES; r++)
-        if (q_fail_to_unknown(&J->v->req[qi], (mock_rule)r)) J->v->ambiguous++;
+    for (int r = 0; r < MOCK_RULES; r++) q_fail_to_unknown(&J->v->req[qi], (mock_rule)r);
 }
 
 /* ---- the spread between clients ---- */
@@ -358,7 +409,7 @@ int mock_verdict_judge(const mock_attempt *log, size_t n, uint64_t dropped,
     item *it;
     size_t k, ng;
     bool *amb;
-    if (group(log, n, &it, &k, &ng, &amb) != FB_OK) return FB_ENOMEM;
+    if (group(log, n, &out->cfg, &it, &k, &ng, &amb, &out->ambiguous) != FB_OK) return FB_ENOMEM;
     out->attempts = k;
     judge J = {out, calloc(k ? k : 1, sizeof(sample)), 0, false};
     out->req = calloc(ng ? ng : 1, sizeof *out->req);
@@ -403,7 +454,7 @@ const char *mock_verdict_reason(const mock_verdict *v) {
     if (v->attempts == 0) return "no attempts in the log";
     if (v->ambiguous > 0)
         return "keyless retries of concurrent clients could belong to more than one request, "
-               "and a rule failed on one of them: give each logical request its own "
-               "x-fusebox-key to judge it";
+               "and the rules judge them differently depending on whose they are: give each "
+               "logical request its own x-fusebox-key to judge it";
     return "the log lost its oldest entries (--log-capacity): requests may be missing attempts";
 }

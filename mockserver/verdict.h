@@ -7,9 +7,11 @@
  * Pure: every time comes from the log's entries (real microseconds since the mock's last
  * reset; Retry-After in timeline microseconds, divided by the time scale), nothing reads a
  * clock or prints. A logical request is the attempts sharing an x-fusebox-key; an attempt
- * without one joins the latest keyless request on the same path and model whose last attempt
- * has an x-stainless-retry-count one less than its own (the official SDKs number their
- * retries), or starts its own. docs/mock.md ("The verdict") states each rule.
+ * without one joins a keyless request on the same path and model whose last attempt has an
+ * x-stainless-retry-count one less than its own (the official SDKs number their retries) and
+ * the same client fingerprint when one has, or starts its own; where more than one could take
+ * it and the rules would judge it differently, the verdict is inconclusive. docs/mock.md
+ * ("The verdict") states each rule.
  */
 #ifndef MOCK_VERDICT_H
 #define MOCK_VERDICT_H
@@ -75,7 +77,8 @@ typedef struct mock_verdict {
     unsigned passed[MOCK_RULES], failed[MOCK_RULES];
     mock_judgement rule[MOCK_RULES];
     uint64_t attempts, dropped;
-    /* failures left unjudged: keyless retries that more than one request could have made */
+    /* keyless retries more than one request could have made, judged differently as whose: a
+       failure of those requests is left unjudged, and the verdict can only be inconclusive */
     uint64_t ambiguous;
 } mock_verdict;
 
@@ -93,8 +96,8 @@ int mock_verdict_judge(const mock_attempt *log, size_t n, uint64_t dropped,
                        const mock_verdict_config *cfg, mock_verdict *out);
 void mock_verdict_free(mock_verdict *v);
 
-/* "pass", "fail", or "inconclusive" (no attempt judged, the log lost entries, or a rule failed
- * only where keyless retries could be another request's). */
+/* "pass", "fail", or "inconclusive" (no attempt judged, the log lost entries, or keyless
+ * retries could be another request's and would be judged differently as that one's). */
 const char *mock_verdict_result(const mock_verdict *v);
 /* Why it is inconclusive ("" otherwise). */
 const char *mock_verdict_reason(const mock_verdict *v);

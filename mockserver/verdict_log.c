@@ -15,10 +15,9 @@
 
 static const char *const top_keys[] = {"total", "dropped", "time_scale", "entries", NULL};
 static const char *const entry_keys[] = {
-    "seq",          "t_ms",       "real_ms", "method",      "path",
-    "model",        "stream",     "attempt", "retry_count", "key",
-    "status",       "latency_ms", "fault",   "sent_ms",     "retry_after_ms",
-    "should_retry", "tokens",     "broken",  NULL};
+    "seq",     "t_ms",           "real_ms",      "method", "path",   "model",      "stream",
+    "attempt", "retry_count",    "key",          "client", "status", "latency_ms", "fault",
+    "sent_ms", "retry_after_ms", "should_retry", "tokens", "broken", NULL};
 
 typedef struct rd {
     mock_parse_error *err;
@@ -107,6 +106,22 @@ static int boolean(rd *R, const cJSON *o, const char *k, bool nullable, int *out
     return FB_OK;
 }
 
+/* The client's fingerprint: 16 hex digits, or null (0); absent in logs saved before it (0). */
+static int client(rd *R, const cJSON *o, uint64_t *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "client");
+    size_t n = push(R, "client");
+    *out = 0;
+    if (v != NULL && !cJSON_IsNull(v)) {
+        const char *t = cJSON_IsString(v) ? v->valuestring : "";
+        size_t len = strspn(t, "0123456789abcdef");
+        if (!cJSON_IsString(v) || len != 16 || t[len] != '\0')
+            return fail(R, "expected 16 hex digits (0-9, a-f) or null");
+        *out = strtoull(t, NULL, 16);
+    }
+    R->path[n] = '\0';
+    return FB_OK;
+}
+
 #define US(ms) ((ms) < 0 ? -1 : (fb_time_us)llround((ms)*1e3))
 
 /* long: one field after the other, as the log writes them */
@@ -126,6 +141,7 @@ static int entry(rd *R, const cJSON *o, mock_attempt *e) {
     if (rc == FB_OK) rc = boolean(R, o, "attempt", false, &attempt);
     if (rc == FB_OK) rc = number(R, o, "retry_count", true, 0, 1e9, -1, &rcount);
     if (rc == FB_OK) rc = string(R, o, "key", true, e->key, sizeof e->key);
+    if (rc == FB_OK) rc = client(R, o, &e->client);
     if (rc == FB_OK) rc = number(R, o, "status", false, 0, 999, 0, &status);
     if (rc == FB_OK) rc = number(R, o, "latency_ms", true, 0, big, -1, &lat);
     if (rc == FB_OK) rc = string(R, o, "fault", true, e->fault, sizeof e->fault);

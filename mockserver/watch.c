@@ -18,6 +18,7 @@ typedef struct node {
     struct node *prev, *next;
     int fd;
     fb_time_us deadline_us; /* 0: none (a request is being answered) */
+    fb_time_us armed_us;    /* when the deadline was set */
     bool idle;              /* between requests: the next request line resets the deadline */
     bool answered;          /* its over-long URI was answered on the socket */
     char *uri;              /* the request's URI as sent (keep_uri only) */
@@ -29,7 +30,8 @@ struct mock_watch {
     pthread_t thread;
     node *head;
     fb_time_us header_us, idle_us;
-    size_t uri_max;
+    size_t uri_max, args_max;
+    size_t conns, busy_at; /* connections open; from busy_at on, the busy header timeout */
     mock_watch_long_uri_fn on_long_uri;
     void *user;
     uint64_t cut;
@@ -38,16 +40,25 @@ struct mock_watch {
     bool stopping;
 };
 
+/* A node's deadline now: while the server is busy, one waiting for its request's line and
+ * headers (not idle between requests, not answered already) gets a tenth of the timeout. */
+static fb_time_us deadline_of(const mock_watch *w, const node *n) {
+    if (w->conns < w->busy_at || n->idle || n->answered) return n->deadline_us;
+    fb_time_us busy = n->armed_us + w->header_us / 10;
+    return busy < n->deadline_us ? busy : n->deadline_us;
+}
+
 static void cut_expired(mock_watch *w, fb_time_us now, fb_time_us *next) {
     *next = 0;
     for (node *n = w->head; n != NULL; n = n->next) {
         if (n->deadline_us == 0 || n->fd < 0) continue;
-        if (n->deadline_us <= now) {
+        fb_time_us deadline = deadline_of(w, n);
+        if (deadline <= now) {
             shutdown(n->fd, SHUT_RDWR);
             n->deadline_us = 0;
             if (!n->answered) w->cut++;
-        } else if (*next == 0 || n->deadline_us < *next) {
-            *next = n->deadline_us;
+        } else if (*next == 0 || deadline < *next) {
+            *next = deadline;
         }
     }
 }
@@ -72,12 +83,16 @@ static void *run(void *arg) {
 }
 
 int mock_watch_create(fb_time_us header_timeout_us, fb_time_us idle_timeout_us, size_t uri_max,
-                      mock_watch_long_uri_fn on_long_uri, void *user, mock_watch **out) {
+                      size_t args_max, size_t conn_max, mock_watch_long_uri_fn on_long_uri,
+                      void *user, mock_watch **out) {
     mock_watch *w = calloc(1, sizeof *w);
     if (w == NULL) return FB_ENOMEM;
     w->header_us = header_timeout_us;
     w->idle_us = idle_timeout_us;
     w->uri_max = uri_max;
+    w->args_max = args_max;
+    w->busy_at = conn_max - conn_max / 4;
+    if (w->busy_at == 0) w->busy_at = 1;
     w->on_long_uri = on_long_uri;
     w->user = user;
     pthread_condattr_t ca;
@@ -120,7 +135,8 @@ void mock_watch_destroy(mock_watch *w) {
  * never wakes it.
  */
 static void arm(mock_watch *w, node *n, fb_time_us in_us) {
-    n->deadline_us = mock_now_us() + in_us;
+    n->armed_us = mock_now_us();
+    n->deadline_us = n->armed_us + in_us;
     if (w->wake_us == 0 || n->deadline_us < w->wake_us) {
         w->wake_us = n->deadline_us;
         pthread_cond_signal(&w->wake);
@@ -138,6 +154,7 @@ static void started(mock_watch *w, struct MHD_Connection *c, void **ctx) {
     if (w->head != NULL) w->head->prev = n;
     w->head = n;
     arm(w, n, w->header_us);
+    if (++w->conns == w->busy_at) pthread_cond_signal(&w->wake); /* deadlines come sooner */
     pthread_mutex_unlock(&w->lock);
     *ctx = n;
 }
@@ -157,6 +174,7 @@ void mock_watch_notify(void *cls, struct MHD_Connection *c, void **socket_contex
     else
         w->head = n->next;
     if (n->next != NULL) n->next->prev = n->prev;
+    w->conns--;
     pthread_mutex_unlock(&w->lock);
     free(n->uri);
     free(n);
@@ -173,10 +191,12 @@ void *mock_watch_uri(void *cls, const char *uri, struct MHD_Connection *c) {
     mock_watch *w = cls;
     node *n = node_of(c);
     if (n == NULL) return NULL;
-    size_t len = strlen(uri);
-    bool too_long = len > w->uri_max && n->fd >= 0;
+    size_t len = strlen(uri), args = 0;
+    const char *q = strchr(uri, '?');
+    for (const char *p = q; p != NULL; p = strchr(p + 1, '&')) args++;
+    bool too_long = (len > w->uri_max || args > w->args_max) && n->fd >= 0;
     /* Called on the connection's own thread, before any answer to this request. */
-    if (too_long) w->on_long_uri(w->user, n->fd, uri, len);
+    if (too_long) w->on_long_uri(w->user, n->fd, uri, len, args);
     if (w->keep_uri && !too_long) { /* read on this connection's thread only */
         free(n->uri);
         n->uri = strdup(uri);

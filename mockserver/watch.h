@@ -3,10 +3,15 @@
  * header timeout (a slow-header client cannot hold a connection slot for long), and a
  * keep-alive connection's next request must start within the idle timeout. A connection
  * past its deadline is shut down; libmicrohttpd then closes it. A request line whose URI
- * (query included) is longer than uri_max is answered at once, on the raw socket, by the
- * caller's on_long_uri (libmicrohttpd keeps the line, the headers and the answer's headers in
- * one 32 KiB pool: a URI near its size leaves no room to read the headers or to build an answer,
- * and the connection would hang until its idle timeout); the connection is cut a second later.
+ * (query included) is longer than uri_max, or whose query has more than args_max parameters,
+ * is answered at once, on the raw socket, by the caller's on_long_uri (libmicrohttpd keeps the
+ * line, the headers, a record per query parameter and the answer's headers in one 32 KiB pool:
+ * a URI near its size, or about 500 parameters, leaves no room to read the headers or to build
+ * an answer, and the connection would hang until its header timeout); the connection is cut a
+ * second later. While 3/4 of conn_max connections are open, a connection still waiting for
+ * its request's line and headers is cut a tenth of the header timeout after it began waiting
+ * (slow-header connections reopened as fast as they are cut would otherwise hold the slots that
+ * valid requests wait for in the listen backlog).
  *
  * libmicrohttpd calls mock_watch_notify (MHD_OPTION_NOTIFY_CONNECTION) and mock_watch_uri
  * (MHD_OPTION_URI_LOG_CALLBACK); the server calls the other two from its access handler.
@@ -24,11 +29,14 @@
 
 typedef struct mock_watch mock_watch;
 
-/* Write the answer to an over-long URI on fd (the request line has just arrived). */
-typedef void (*mock_watch_long_uri_fn)(void *user, int fd, const char *uri, size_t len);
+/* Write the answer to an over-long URI on fd (the request line has just arrived): len bytes,
+ * args query parameters. */
+typedef void (*mock_watch_long_uri_fn)(void *user, int fd, const char *uri, size_t len,
+                                       size_t args);
 
 int mock_watch_create(fb_time_us header_timeout_us, fb_time_us idle_timeout_us, size_t uri_max,
-                      mock_watch_long_uri_fn on_long_uri, void *user, mock_watch **out);
+                      size_t args_max, size_t conn_max, mock_watch_long_uri_fn on_long_uri,
+                      void *user, mock_watch **out);
 void mock_watch_destroy(mock_watch *w);
 void mock_watch_notify(void *cls, struct MHD_Connection *c, void **socket_context,
                        enum MHD_ConnectionNotificationCode code);

@@ -10,10 +10,11 @@
 set -u
 D=$(logs_dir mock-proxy)
 need curl "$D/apt.log" curl
-plan 29
+plan 32
 UP_PID=
 # The upstream is stopped at exit as well as the proxy (tap.sh's trap knows only $MOCK_PID).
-trap 'mock_stop; [ -n "$UP_PID" ] && kill "$UP_PID" 2>/dev/null; rm -rf "$E2E_TMP"' EXIT
+EN_PID=
+trap 'mock_stop; for p in $UP_PID $EN_PID; do kill "$p" 2>/dev/null; done; rm -rf "$E2E_TMP"' EXIT
 
 J="Content-Type: application/json"
 AV="anthropic-version: 2023-06-01"
@@ -159,6 +160,46 @@ wait "$UP_PID"
 rc=$?
 UP_PID=
 check "the upstream exits 0 on SIGTERM" test "$rc" = 0
+# An upstream whose stream never ends (T3-7, issue 25): cut at --max-response, and the client
+# learns it at once (an abortive end, curl exit 18), not after a minute of silence (the socket
+# closed only on the daemon's next pass; curl's -m 10 ran out, exit 28).
+cat >"$D/endless.py" <<'PY'
+import http.server, socketserver
+class H(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def log_message(self, *a): pass
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", 0)))
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        ev = b'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n' * 50
+        try:
+            while True: self.wfile.write(b"%x\r\n%s\r\n" % (len(ev), ev))
+        except OSError: pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer): daemon_threads = True
+s = S(("127.0.0.1", 0), H)
+print("http://127.0.0.1:%d" % s.server_address[1], flush=True)
+s.serve_forever()
+PY
+python3 "$D/endless.py" >"$D/endless.url" 2>"$D/endless.err" &
+EN_PID=$!
+EN=$(wait_url "$D/endless.url" 100)
+mock_start "$D/en.url" "$FUSEBOX" mock --port 0 --quiet --upstream "$EN" --max-response 2000000
+EX=$MOCK_URL
+$C -N -o "$D/endless.sse" -w '%{http_code}' -H "$J" "$EX/v1/chat/completions" \
+    -d "$OA,\"stream\":true}" >"$D/endless.code"
+rc=$?
+check "an endless upstream stream: the client's answer ends abortively at once (curl exit $rc, not 28)" \
+    test "$rc" = 18
+check "after the 2000000 bytes of --max-response" \
+    test "$(cat "$D/endless.code")" = 200 -a "$(wc -c <"$D/endless.sse")" -le 2000000
+check "and the proxy counts it as an upstream error" test "$($C "$EX/__fusebox/stats" | \
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["upstream_errors"])')" -ge 1
+mock_stop
+kill "$EN_PID" 2>/dev/null
+EN_PID=
 expect_exit 2 "--upstream ftp://x is bad input (exit 2)" "$FUSEBOX" mock --upstream ftp://x --quiet
 contains "$ERR" "must be an http:// or https:// URL" "naming what is wrong"
 finish

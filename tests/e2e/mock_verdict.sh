@@ -11,7 +11,7 @@ set -u
 SDK=$ROOT/out/sdk
 D=$(logs_dir mock-verdict)
 mkdir -p "$SDK"
-plan 49
+plan 64
 
 need node "$SDK/apt.log" nodejs npm
 need npm "$SDK/apt.log" nodejs npm
@@ -75,6 +75,38 @@ cases = {c.get("name"): c for c in s.findall("testcase")}
 assert len(cases) == 7 and s.get("failures") == "0", (len(cases), s.get("failures"))
 assert cases["falls_back"].find("skipped") is not None' "$D/cli.xml"
 contains "$OUT" "verdict: pass" "and says so on stdout"
+
+# ---- clients without x-fusebox-key (issue 25) ----
+# 8 official clients in a 429 storm, each retrying 1 s after its own 429: told apart by what
+# they send (User-Agent and body), the verdict passes ("seq 21 came 3.8 ms after the 429 of
+# seq 18" before). Sending the same request, only timing tells them apart: pass when every
+# client that could have made a retry would be judged alike, else inconclusive, never fail.
+check "keyless-storm: 8 keyless openai clients get their answers" client keyless-storm
+check "keyless-storm: 16 attempts in 8 requests" python3 -c 'import json,sys
+v = json.load(open(sys.argv[1]))
+assert (v["attempts"], v["requests"]) == (16, 8), (v["attempts"], v["requests"])' \
+    "$D/keyless-storm.json"
+check "keyless-storm: verdict pass" test "$(json "$D/keyless-storm.json" "r['verdict']")" = pass
+check "keyless-storm: honours_retry_after passes for all 8" python3 -c 'import json,sys
+r = json.load(open(sys.argv[1]))["rules"]["honours_retry_after"]
+assert (r["result"], r["passed"], r["failed"]) == ("pass", 8, 0), r' "$D/keyless-storm.json"
+check "keyless-storm-same: the clients run" client keyless-storm-same
+same=$(json "$D/keyless-storm-same.json" "r['verdict']")
+check "keyless-storm-same: pass or inconclusive, never fail (got $same)" \
+    test "$same" = pass -o "$same" = inconclusive
+# Without an SDK (the issue's reproduction): two keyless sequences interleaved, each retry
+# 1.05 s after its own 429, the same request: the first retry could be either's.
+$C -X POST "$URL/__fusebox/reset" >/dev/null
+post() {
+    $C -o /dev/null -H "x-stainless-retry-count: $1" -H 'x-fusebox-fault: 429-retry-after-1' \
+        "$URL/v1/chat/completions" -d '{"model":"gpt-4o-mini","messages":[]}'
+}
+post 0; sleep 0.9; post 0; sleep 0.15; post 1; sleep 0.9; post 1
+$C "$URL/__fusebox/verdict" >"$D/curl-keyless.json"
+check "curl, two keyless sequences interleaved: inconclusive, not fail" \
+    test "$(json "$D/curl-keyless.json" "r['verdict']")" = inconclusive
+contains "$(cat "$D/curl-keyless.json")" "give each logical request its own x-fusebox-key" \
+    "... saying to give each request a key"
 
 # ---- the bad clients: each fails on its rule and no other ----
 bad() {
@@ -148,6 +180,19 @@ contains "$ERR" "unexpected text after the JSON document" "... saying so"
 python3 -c 'import sys; open(sys.argv[1], "w").write("[" + "0," * 300000 + "0]")' "$D/zeros.log.json"
 expect_exit 2 "600 KB of [0,0,...] is refused before it is built (exit 2)" "$FUSEBOX" verdict "$D/zeros.log.json"
 contains "$ERR" "JSON values in 600003 bytes, more than the 215536" "... naming the cap"
+# An error quoting the input (T3-11): a terminal escape in a key is printed escaped, never
+# raw; an error message is printed to at most 4096 bytes, the rest counted.
+printf '{"total":0,"dropped":0,"time_scale":1,"entries":[],"\\u001b[31mRED\\u001b[0m":1}' \
+    >"$D/esc.log.json"
+expect_exit 2 "a log with an escape sequence in a key is bad input (exit 2)" "$FUSEBOX" verdict \
+    "$D/esc.log.json"
+contains "$ERR" "unknown key '\\x1b[31mRED\\x1b[0m'" "... naming the key with its ESC as \\x1b"
+check "... and no raw ESC byte on stderr" sh -c '! printf "%s" "$1" | od -An -c | grep -q 033' _ "$ERR"
+long=$(python3 -c 'print("/" + "x" * 100000)')
+expect_exit 2 "a 100 KB LOG name is bad input (exit 2)" "$FUSEBOX" verdict "$long"
+check "... its message cut at 4096 bytes, the rest counted" python3 -c 'import sys
+e = sys.argv[1]
+assert len(e) < 4200 and e.endswith("bytes more)"), (len(e), e[-80:])' "$ERR"
 # The endpoint's parameters: a bad one is a 400 naming it; max_attempts judges as it says.
 (cd "$SDK" && MOCK_URL=$URL node verdict.mjs retry-400) >/dev/null 2>&1
 code=$($C -o "$D/badq.json" -w '%{http_code}' "$URL/__fusebox/verdict?max_attempts=0")
@@ -156,6 +201,23 @@ check "?max_attempts=0 is a 400 naming it" \
 $C "$URL/__fusebox/verdict?max_attempts=2" >"$D/max2.json"
 check "?max_attempts=2: 3 attempts break bounded_attempts" \
     test "$(json "$D/max2.json" "r['rules']['bounded_attempts']['result']")" = fail
+# A key with a byte that is no UTF-8, and one the log's 63 bytes cut in two (T3-11): the log
+# and the verdict stay valid UTF-8 (such bytes as '?'), and `fusebox verdict` reads the log back
+# (it refused it as invalid UTF-8 before).
+$C -X POST "$URL/__fusebox/reset" >/dev/null
+$C -o /dev/null -H "$(printf 'x-fusebox-key: a\377b')" -H 'x-fusebox-fault: 400' \
+    "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}'
+$C -o /dev/null -H "x-fusebox-key: $(python3 -c 'print("\u00e9" * 40)')" \
+    "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}'
+$C "$URL/__fusebox/log" >"$D/utf8.log.json"
+$C "$URL/__fusebox/verdict" >"$D/utf8.json"
+check "keys of raw bytes: the log and the verdict are valid UTF-8, such bytes as ?" \
+    python3 -c 'import json,sys
+for f in sys.argv[1:]: open(f, "rb").read().decode("utf-8")
+keys = [e["key"] for e in json.load(open(sys.argv[1]))["entries"]]
+assert keys == ["a?b", "\u00e9" * 31 + "?"], keys' "$D/utf8.log.json" "$D/utf8.json"
+expect_exit 0 "and fusebox verdict reads that log back" "$FUSEBOX" verdict "$D/utf8.log.json" \
+    --json "$D/utf8.cli.json"
 mock_stop
 check "the mock exits 0 on SIGTERM" test "$MOCK_RC" = 0
 finish

@@ -7,7 +7,11 @@
 //   fixed-backoff      6 clients retry a 500 after exactly 1 s each, twice
 //   forever            retries a 503 every 40-60 ms and never gives up (14 attempts here)
 //   restart-stream     starts a stream cut after 3 tokens again, silently
-// and, for a verdict that expects fallbacks (?expect_fallback=1): "falls-back" moves to another
+// Without x-fusebox-key (issue 25: the verdict must tell keyless clients apart or say it
+// cannot): "keyless-storm" is 8 official openai clients, default settings, each asking its own
+// question, in a 429 storm with Retry-After 1 s; "keyless-storm-same" the same, all asking the
+// same question (nothing but timing tells them apart).
+// And, for a verdict that expects fallbacks (?expect_fallback=1): "falls-back" moves to another
 // model after two 503s (good), "never-falls-back" gives up on its own model (bad).
 // Prints one JSON line: {"waits": [{key, retry, ms}...]}, the waits the bad clients measured
 // themselves (for fixed-backoff: so that a loaded machine can be told from a missing rule).
@@ -130,7 +134,24 @@ const bad = {
   'never-falls-back': () => fallingBack(false),
 };
 
+// 8 clients of their own (as 8 processes or users would be), no key, one 429 each.
+function keylessStorm(same) {
+  const runs = [];
+  for (let i = 0; i < 8; i++) {
+    const client = new OpenAI({ baseURL: `${URL}/v1`, apiKey: 'sk-fusebox' });
+    const content = same ? 'hello' : `hello from client ${i}`;
+    const body = { ...chat, messages: [{ role: 'user', content }] };
+    const headers = { 'x-fusebox-fault': '429-retry-after-1-times-8' };
+    runs.push(settle(client.chat.completions.create(body, { headers })));
+  }
+  return Promise.all(runs).then((r) => {
+    if (r.some((x) => x !== 'ok')) throw new Error(`not every client got its answer: ${r}`);
+  });
+}
+
 if (MODE === 'official') await official();
+else if (MODE === 'keyless-storm') await keylessStorm(false);
+else if (MODE === 'keyless-storm-same') await keylessStorm(true);
 else if (bad[MODE]) await bad[MODE]();
 else throw new Error(`unknown mode ${MODE}`);
 console.log(JSON.stringify({ waits }));

@@ -112,6 +112,49 @@ static void an_answer_over_the_response_limit_is_a_400(void **state) {
     th_stop(f);
 }
 
+/* A stream counts every byte it sends (issue 25: a 1M-token Responses stream sent 241 MB under
+ * the 64 MiB limit, which counted 16 bytes a token). Planned over the limit: a 400 before a
+ * byte goes. Over it anyway (the plan extrapolates the first events; the Responses API's
+ * sequence numbers grow longer): the dialect's in-band error event and an abortive end, within
+ * the limit. */
+static void a_stream_never_sends_more_than_the_response_limit(void **state) {
+    (void)state;
+    const char *body = "{\"model\":\"fb-tokens-20000\",\"input\":\"hi\",\"stream\":true}";
+    fixture *f = th_start(NULL);
+    resp r;
+    th_post(&r, f->base, "/v1/responses", body, NULL);
+    assert_int_equal(r.status, 200);
+    size_t whole = r.body.len;
+    assert_true(whole > 4000000); /* about 240 bytes a token */
+    th_resp_free(&r);
+    th_stop(f);
+    mock_config cfg = {.max_response_bytes = whole / 2};
+    f = th_start(&cfg);
+    th_post(&r, f->base, "/v1/responses", body, NULL);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body.p, "--max-response"));
+    th_resp_free(&r);
+    th_stop(f);
+    cfg.max_response_bytes = whole - whole / 200;
+    f = th_start(&cfg);
+    th_post(&r, f->base, "/v1/responses", body, NULL);
+    assert_int_equal(r.status, 200);
+    assert_true(r.body.len <= cfg.max_response_bytes);
+    assert_int_equal(r.rc, CURLE_PARTIAL_FILE); /* abortive: no last chunk */
+    const char *tail = r.body.p + r.body.len - 3000;
+    assert_non_null(strstr(tail, "event: error\n"));
+    assert_non_null(strstr(tail, "event: response.failed\n"));
+    assert_null(strstr(tail, "response.completed"));
+    th_resp_free(&r);
+    /* a small stream within the limit is whole */
+    th_post(&r, f->base, "/v1/responses",
+            "{\"model\":\"fb-tokens-20\",\"input\":\"hi\",\"stream\":true}", NULL);
+    assert_int_equal(r.rc, CURLE_OK);
+    assert_non_null(strstr(r.body.p, "response.completed"));
+    th_resp_free(&r);
+    th_stop(f);
+}
+
 /* A body of `n` bytes: a chat request whose message is n - 64 'a's. */
 static char *big_body(size_t n) {
     char *b = malloc(n + 1);
@@ -206,6 +249,52 @@ static void an_over_long_url_gets_431_at_once(void **state) {
     th_stop(f);
 }
 
+/* A URL of n query parameters "aNNN=1", within the 8 KiB of a URI (D10, issue 25: 499 of
+ * them, 3.4 KB, filled libmicrohttpd's pool with their records and got no byte back until the
+ * header timeout cut the connection 10 s later). */
+static void query_of(char *path, size_t cap, int n, int pad) {
+    size_t len = (size_t)snprintf(path, cap, "%s?", CHAT);
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(path + len, cap - len, "%sa%0*d=1", i ? "&" : "", pad, i);
+}
+
+static void a_url_of_too_many_query_parameters_gets_414_at_once(void **state) {
+    (void)state;
+    fixture *f = th_start(NULL);
+    static char path[9000];
+    resp r;
+    for (int n = 101; n <= 1001; n += 100) {
+        query_of(path, sizeof path, n, 3);
+        fb_time_us t0 = mock_now_us();
+        th_post(&r, f->base, path, OA_BODY "}", NULL);
+        if (r.status != 414) fail_msg("%d query parameters got %ld", n, r.status);
+        assert_true(mock_now_us() - t0 < 2 * FB_US_PER_S); /* not the 10 s header timeout */
+        cJSON *j = th_json_body(&r);
+        char want[80];
+        snprintf(want, sizeof want, "the URL has %d query parameters (the mock takes 100)", n);
+        assert_non_null(strstr(th_jstr(j, "error", "message"), want));
+        cJSON_Delete(j);
+        th_resp_free(&r);
+    }
+    /* 100 of them, the URL near its 8 KiB, with an SDK's headers: served */
+    query_of(path, sizeof path, 100, 70);
+    assert_true(strlen(path) > 7000 && strlen(path) < 8192);
+    const char *const hdrs[] = {"User-Agent: OpenAI/JS 6.49.0",
+                                "X-Stainless-Lang: js",
+                                "X-Stainless-Package-Version: 6.49.0",
+                                "X-Stainless-OS: Linux",
+                                "X-Stainless-Arch: x64",
+                                "X-Stainless-Runtime: node",
+                                "X-Stainless-Runtime-Version: v20.19.2",
+                                "X-Stainless-Retry-Count: 0",
+                                "Authorization: Bearer sk-fusebox",
+                                NULL};
+    th_post(&r, f->base, path, OA_BODY "}", hdrs);
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    th_stop(f);
+}
+
 static void slow_headers_are_cut_at_the_header_timeout(void **state) {
     (void)state;
     mock_config cfg = {.max_connections = 4, .header_timeout_us = 400 * FB_US_PER_MS};
@@ -241,6 +330,64 @@ static void slow_headers_are_cut_at_the_header_timeout(void **state) {
 }
 
 /* ---- bodies that are not one valid JSON text ---- */
+
+/* Is the server's side of fd still open (nothing to read, no FIN, no error)? */
+static bool still_open(int fd) {
+    char c;
+    ssize_t got = recv(fd, &c, 1, MSG_DONTWAIT | MSG_PEEK);
+    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+/* D12 (issue 25): slow-header connections holding every slot, reopened as fast as the 10 s
+ * header timeout cut them, starved valid requests waiting in the listen backlog. With 3/4 of
+ * the slots taken, a connection that has not sent its request within a tenth of the timeout
+ * (1 s) is cut; below that, the full timeout holds. */
+static void slow_headers_on_a_busy_server_are_cut_sooner(void **state) {
+    (void)state;
+    mock_config cfg = {.max_connections = 16};
+    fixture *f = th_start(&cfg);
+    int fds[16];
+    for (int i = 0; i < 8; i++) fds[i] = th_connect_raw(f);
+    usleep(1500 * 1000);
+    for (int i = 0; i < 8; i++) assert_true(still_open(fds[i])); /* half the slots: 10 s */
+    for (int i = 8; i < 16; i++) fds[i] = th_connect_raw(f);
+    fb_time_us t0 = mock_now_us();
+    resp r;
+    th_post(&r, f->base, CHAT, OA_BODY "}", NULL); /* waits in the backlog for a slot */
+    assert_int_equal(r.status, 200);
+    assert_true(mock_now_us() - t0 < 4 * FB_US_PER_S); /* not the 10 s header timeout */
+    th_resp_free(&r);
+    mock_stats st;
+    mock_server_stats(f->srv, &st);
+    assert_true(st.header_timeouts >= 8);
+    for (int i = 0; i < 16; i++) close(fds[i]);
+    th_stop(f);
+}
+
+/* --max-connections-per-ip: libmicrohttpd closes a connection past the address's limit at once;
+ * the others, and a new one once a slot is free, are served. */
+static void connections_past_the_per_address_limit_are_closed(void **state) {
+    (void)state;
+    mock_config cfg = {.max_connections_per_ip = 2};
+    fixture *f = th_start(&cfg);
+    int a = th_connect_raw(f), b = th_connect_raw(f), c = th_connect_raw(f);
+    for (int i = 0; i < 100 && still_open(c); i++) usleep(20 * 1000);
+    assert_false(still_open(c)); /* closed, nothing said */
+    assert_true(still_open(a) && still_open(b));
+    close(c);
+    close(a);
+    resp r;
+    for (int i = 0; i < 50; i++) { /* the server sees a's close on its next pass */
+        th_post(&r, f->base, CHAT, OA_BODY "}", NULL);
+        if (r.status == 200) break;
+        th_resp_free(&r);
+        usleep(20 * 1000);
+    }
+    assert_int_equal(r.status, 200);
+    th_resp_free(&r);
+    close(b);
+    th_stop(f);
+}
 
 static void json_followed_by_garbage_is_a_400(void **state) {
     fixture *f = *state;
@@ -503,10 +650,14 @@ int main(void) {
         cmocka_unit_test(clients_that_leave_a_slow_first_token_free_their_connections),
         cmocka_unit_test(clients_that_leave_a_stalled_stream_free_their_connections),
         cmocka_unit_test(an_answer_over_the_response_limit_is_a_400),
+        cmocka_unit_test(a_stream_never_sends_more_than_the_response_limit),
         cmocka_unit_test(bodies_beyond_the_memory_budget_get_503),
         cmocka_unit_test(answers_held_at_once_share_the_memory_budget),
         cmocka_unit_test(an_over_long_url_gets_431_at_once),
+        cmocka_unit_test(a_url_of_too_many_query_parameters_gets_414_at_once),
         cmocka_unit_test(slow_headers_are_cut_at_the_header_timeout),
+        cmocka_unit_test(slow_headers_on_a_busy_server_are_cut_sooner),
+        cmocka_unit_test(connections_past_the_per_address_limit_are_closed),
         cmocka_unit_test_setup_teardown(json_followed_by_garbage_is_a_400, th_setup, th_teardown),
         cmocka_unit_test_setup_teardown(a_content_object_is_a_400, th_setup, th_teardown),
         cmocka_unit_test_setup_teardown(content_length_with_transfer_encoding_is_a_400, th_setup,

@@ -210,6 +210,67 @@ static void verdict_is_inconclusive_when_keyless_retries_could_be_anothers(void 
     mock_verdict_free(&v);
 }
 
+/* A 429 storm (issue 25): n keyless clients each told to wait 1 s, answered spread_ms apart,
+ * each retrying 1000.5 ms after its own 429, the retries arriving in the clients' order. The
+ * fingerprint of client i is prints[i] (0: not known). */
+static void storm(tlog *l, int n, double spread_ms, const uint64_t *prints) {
+    l->n = 0;
+    for (int i = 0; i < n; i++) {
+        mock_attempt *a = add(l, "", "m", 429, i * spread_ms, 2);
+        a->retry_count = 0;
+        a->retry_after_us = 1 * S;
+        a->client = prints != NULL ? prints[i] : 0;
+    }
+    for (int i = 0; i < n; i++) {
+        mock_attempt *a = add(l, "", "m", 200, i * spread_ms + 2 + 1000.5, 2);
+        a->retry_count = 1;
+        a->client = prints != NULL ? prints[i] : 0;
+    }
+}
+
+/* 8 official clients without x-fusebox-key, each sending its own request, in a 429 storm with
+ * Retry-After 1 s: every retry waited for its own 429, and the fingerprint (User-Agent and
+ * body) says which was whose: pass, not "came 10 ms after the 429 of seq 7". */
+static void verdict_tells_keyless_clients_apart_by_what_they_send(void **state) {
+    (void)state;
+    uint64_t prints[8];
+    for (int i = 0; i < 8; i++) prints[i] = 0x1000u + (uint64_t)i;
+    tlog l;
+    storm(&l, 8, 30, prints);
+    mock_verdict v = judge(&l);
+    assert_int_equal(v.nreq, 8);
+    for (size_t i = 0; i < v.nreq; i++) assert_int_equal(v.req[i].attempts, 2);
+    assert_int_equal(v.rule[MOCK_RULE_RETRY_AFTER], MOCK_PASS);
+    assert_int_equal(v.passed[MOCK_RULE_RETRY_AFTER], 8);
+    assert_string_equal(mock_verdict_result(&v), "pass");
+    mock_verdict_free(&v);
+    /* the same requests without a fingerprint (a log saved before it): not a fail */
+    storm(&l, 8, 30, NULL);
+    v = judge(&l);
+    assert_string_equal(mock_verdict_result(&v), "inconclusive");
+    mock_verdict_free(&v);
+}
+
+/* Clients sending the same request cannot be told apart; when every request that could have
+ * made a retry would be judged alike (their 429s went within the slack of each other), the
+ * attribution does not matter: pass. A retry early for every candidate is still a fail. */
+static void verdict_judges_keyless_retries_every_candidate_judges_alike(void **state) {
+    (void)state;
+    tlog l;
+    storm(&l, 8, 1, NULL);
+    mock_verdict v = judge(&l);
+    assert_int_equal(v.nreq, 8);
+    assert_int_equal(v.passed[MOCK_RULE_RETRY_AFTER], 8);
+    assert_string_equal(mock_verdict_result(&v), "pass");
+    mock_verdict_free(&v);
+    storm(&l, 8, 1, NULL);
+    for (size_t i = 8; i < 16; i++) l.e[i].real_us -= 500 * MS; /* each retried after 0.5 s */
+    v = judge(&l);
+    only_fails(&v, MOCK_RULE_RETRY_AFTER);
+    assert_int_equal(v.failed[MOCK_RULE_RETRY_AFTER], 8);
+    mock_verdict_free(&v);
+}
+
 static void verdict_measures_retry_after_from_the_answer_with_its_slack(void **state) {
     (void)state;
     tlog l = {.n = 0};
@@ -438,6 +499,7 @@ static void verdict_reads_back_the_log_the_mock_writes(void **state) {
     e->retry_after_us = 2 * S;
     e->should_retry = 0;
     e->retry_count = 1;
+    e->client = 0x00f0e1d2c3b4a596ull;
     mock_buf b = {0};
     mock_attempts_json(&a, 60, &b);
     mock_attempt *got;
@@ -461,6 +523,8 @@ static void verdict_reads_back_the_log_the_mock_writes(void **state) {
     assert_int_equal(got[1].retry_count, 1);
     assert_int_equal(got[1].tokens, -1);
     assert_int_equal(got[1].key[0], '\0');
+    assert_true(got[0].client == 0 && got[1].client == 0x00f0e1d2c3b4a596ull);
+    assert_non_null(strstr(b.p, "\"client\":\"00f0e1d2c3b4a596\""));
     free(got);
     mock_buf_free(&b);
     mock_attempts_free(&a);
@@ -497,6 +561,8 @@ static void verdict_refuses_a_bad_log_naming_the_place(void **state) {
             "unknown key 'stauts' (did you mean 'status'?)");
     bad_log(HEAD "}]}", "entries[0].broken", "missing");
     bad_log(HEAD ",\"broken\":1}]}", "entries[0].broken", "expected a boolean");
+    bad_log(HEAD ",\"broken\":false,\"client\":\"0f\"}]}", "entries[0].client",
+            "expected 16 hex digits (0-9, a-f) or null");
     bad_log("{\"total\":1,\"dropped\":0,\"time_scale\":1,\"entries\":[{" ENTRY
             ",\"broken\":false},{" ENTRY ",\"broken\":false}]}",
             "entries[1]", "seq 0 after 0: entries are oldest first");
@@ -639,6 +705,8 @@ int main(void) {
         cmocka_unit_test(verdict_reads_x_should_retry_both_ways),
         cmocka_unit_test(verdict_fails_a_retry_before_its_retry_after_and_nothing_else),
         cmocka_unit_test(verdict_is_inconclusive_when_keyless_retries_could_be_anothers),
+        cmocka_unit_test(verdict_tells_keyless_clients_apart_by_what_they_send),
+        cmocka_unit_test(verdict_judges_keyless_retries_every_candidate_judges_alike),
         cmocka_unit_test(verdict_measures_retry_after_from_the_answer_with_its_slack),
         cmocka_unit_test(verdict_scales_retry_after_by_the_time_scale),
         cmocka_unit_test(verdict_fails_clients_that_all_wait_the_same_and_nothing_else),
