@@ -14,7 +14,8 @@ the issue-21 contract) is compared with the truth within issue 21's tolerances: 
 points of the share of requests.
 
 Prints one table (figure, truth, replay min..max over the seeds, tolerance, ok/MISS; a MISS
-says "bias" when every seed lies on one side of the truth, "spread" when the truth lies within
+says "bias" when every seed lies on one side of the truth ("bias, near" when the nearest seed is
+within twice the tolerance), "spread" when the truth lies within
 the seeds' range; a figure the report lacks is MISSING, naming the field) and writes RESULTS:
 one line per figure, "figure<TAB>ok|MISS|MISSING<TAB>detail". Exit 0 when it compared, 2 on
 bad input.
@@ -191,7 +192,13 @@ def main():
                 verdict = "ok" if all(good(v) for v in vals) else "MISS"
                 if verdict == "MISS":
                     # every seed on one side of the truth: a bias; else the seeds' own spread
-                    verdict += " (bias)" if min(vals) > tr or max(vals) < tr else " (spread)"
+                    # a bias whose nearest seed is within twice the tolerance is "near" (the
+                    # point halfway from the truth to it is within the tolerance)
+                    if min(vals) > tr or max(vals) < tr:
+                        near = min(vals, key=lambda v: abs(v - tr))
+                        verdict += " (bias, near)" if good(tr + (near - tr) / 2) else " (bias)"
+                    else:
+                        verdict += " (spread)"
                 rng = "%s..%s" % (fmt(min(vals), kind), fmt(max(vals), kind))
             print("  %-26s %10s  %-25s %-16s %s" % (fig, fmt(tr, kind), rng, tol, verdict + (" (no %s)" % missing if vals is None else "")))
             out.write("%s\t%s\t%s\n" % (fig, verdict, "truth %s, replay %s, tolerance %s" % (fmt(tr, kind), rng, tol)
