@@ -202,8 +202,9 @@ expect_exit 1 "slurm.sh exits 1 when a shard fails" \
 ok $? "nothing is merged when a shard fails"
 contains "$(cat "$T"/failing/slurm-merge-*.out 2>/dev/null)" "shard(s) 2 of 3" \
     "the merge job names the failed shard"
-# The nightly recipe on the cluster: four nights, one CPU per shard (side by side)
-nightly_nights slurm 3 1
+# The nightly recipe on the cluster: the first night and a slow one, one CPU per shard (side by
+# side); sweep_parallel runs all four nights
+NIGHTS_SHORT=1 nightly_nights slurm 3 1
 echo "# squeue after the runs: $(squeue -h 2>&1 | wc -l) jobs left"
 [ "$(squeue -h | wc -l)" -eq 0 ]
 ok $? "no job is left pending"
