@@ -46,8 +46,6 @@ SKIP = {
                                "the README's excerpt of its summary",
     ("README.md", "make test"): R_MAKE_TEST,
     ("README.md", "make"): "the build this suite runs on",
-    ("README.md", "make e2e T=cli"): "runs e2e/cli.sh, a suite of its own, through tests/run.sh "
-                                     "as this suite is run",
     ("README.md", "make asan"): ".ci/run runs it",
     ("README.md", "make bench"): "minutes of CPU, prints figures and never fails",
     ("README.md", "make fuzz FUZZ_SECONDS=60"): R_FUZZ,
