@@ -259,42 +259,36 @@ svg = re.sub(r'^.*?(<svg)', r'\1', open(sys.argv[1]).read(), flags=re.S)
 page = '<!DOCTYPE html><html><body style="margin:0">' + svg + open(sys.argv[3]).read() + '</body></html>'
 open(sys.argv[2], 'w').write(page)
 EOF
-for chart in latency breakers outcomes; do
-    python3 "$T/svgpage.py" "$T/oa/charts/$chart.svg" "$T/oa-$chart.html" "$T/labels.js"
-    M=$(timeout 90 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome-labels-$chart" \
-        --window-size=1200,1200 --virtual-time-budget=3000 --dump-dom "file://$T/oa-$chart.html" \
-        2>"$L/chromium-labels-$chart.log" | python3 -c "import re,sys
+# svg_texts ID SVG WANT NAME: Chromium measures SVG's texts (labels.js); one test, passed when
+# the measurement is WANT exactly ("labels N": N window labels, nothing over the plot or another
+# text), a skip when Chromium printed no page
+svg_texts() {
+    python3 "$T/svgpage.py" "$2" "$T/$1.html" "$T/labels.js"
+    M=$(timeout 90 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome-$1" \
+        --window-size=1200,1200 --virtual-time-budget=3000 --dump-dom "file://$T/$1.html" \
+        2>"$L/chromium-$1.log" | python3 -c "import re,sys
 m = re.search(r'<pre id=\"fusebox-measure\">(.*?)</pre>', sys.stdin.read(), re.S)
 print(m.group(1) if m else 'no measurement')")
-    echo "$M" >"$L/labels-$chart.txt"
+    echo "$M" >"$L/$1.txt"
     if [ "$M" = "no measurement" ]; then
-        skip "the $chart chart's window labels" "chromium printed no page (see $L/chromium-labels-$chart.log)"
-        continue
+        skip "$4" "chromium printed no page (see $L/chromium-$1.log)"
+        return
     fi
-    [ "$M" = "labels 8" ]
+    [ "$M" = "$3" ]
     r=$?
     [ $r -ne 0 ] && echo "$M" | sed 's/^/# /'
-    ok $r "the $chart chart: its 8 window labels drawn, above the plot, none over another text"
+    ok $r "$4"
+}
+for chart in latency breakers outcomes; do
+    svg_texts "labels-$chart" "$T/oa/charts/$chart.svg" "labels 8" \
+        "the $chart chart: its 8 window labels drawn, above the plot, none over another text"
 done
 # the compare chart: five panels of three (openai-2024-12-11) and five (library-defaults)
 # variants; no text over another (the variants' names in a legend, neighbouring values staggered)
 "$FUSEBOX" run scenarios/library-defaults.json -q -o "$T/ld" >"$L/ld.log" 2>&1
 ok $? "fusebox run library-defaults (five variants)"
 for run in oa ld; do
-    python3 "$T/svgpage.py" "$T/$run/charts/compare.svg" "$T/$run-compare.html" "$T/labels.js"
-    M=$(timeout 90 chromium --headless --no-sandbox --disable-gpu --user-data-dir="$T/chrome-compare-$run" \
-        --window-size=1200,1200 --virtual-time-budget=3000 --dump-dom "file://$T/$run-compare.html" \
-        2>"$L/chromium-compare-$run.log" | python3 -c "import re,sys
-m = re.search(r'<pre id=\"fusebox-measure\">(.*?)</pre>', sys.stdin.read(), re.S)
-print(m.group(1) if m else 'no measurement')")
-    echo "$M" >"$L/compare-$run.txt"
-    if [ "$M" = "no measurement" ]; then
-        skip "the $run compare chart's texts" "chromium printed no page (see $L/chromium-compare-$run.log)"
-        continue
-    fi
-    [ "$M" = "labels 0" ]
-    r=$?
-    [ $r -ne 0 ] && echo "$M" | sed 's/^/# /'
-    ok $r "the compare chart of $run: no text over another"
+    svg_texts "compare-$run" "$T/$run/charts/compare.svg" "labels 0" \
+        "the compare chart of $run: no text over another"
 done
 finish
