@@ -19,59 +19,59 @@ static void window_name(char *buf, size_t len, const sim_scenario *sc,
              scn_fault_kind_name(pv->faults[w->fault].kind));
 }
 
-static void json_window(rep_json *w, const sim_scenario *sc, const sim_window_summary *x) {
+static void json_window(util_json *w, const sim_scenario *sc, const sim_window_summary *x) {
     char name[128];
     window_name(name, sizeof name, sc, x);
-    rep_json_open(w, NULL, '{', REP_JSON_INLINE);
-    rep_json_str(w, "name", name);
-    rep_json_fixed(w, "start_s", (double)x->start_us / 1e6, 6);
-    rep_json_fixed(w, "end_s", (double)x->end_us / 1e6, 6);
-    rep_json_u64(w, "requests", x->requests);
-    rep_json_u64(w, "attempts", x->attempts);
+    util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+    util_json_str(w, "name", name);
+    util_json_fixed(w, "start_s", (double)x->start_us / 1e6, 6);
+    util_json_fixed(w, "end_s", (double)x->end_us / 1e6, 6);
+    util_json_u64(w, "requests", x->requests);
+    util_json_u64(w, "attempts", x->attempts);
     if (x->requests == 0) {
-        rep_json_null(w, "success_rate");
-        rep_json_null(w, "latency_p50");
-        rep_json_null(w, "latency_p90");
-        rep_json_null(w, "latency_p99");
+        util_json_null(w, "success_rate");
+        util_json_null(w, "latency_p50");
+        util_json_null(w, "latency_p90");
+        util_json_null(w, "latency_p99");
     } else {
-        rep_json_fixed(w, "success_rate", (double)x->success / (double)x->requests, 6);
-        rep_json_fixed(w, "latency_p50", (double)x->latency_p50_us / 1e6, 6);
-        rep_json_fixed(w, "latency_p90", (double)x->latency_p90_us / 1e6, 6);
-        rep_json_fixed(w, "latency_p99", (double)x->latency_p99_us / 1e6, 6);
+        util_json_fixed(w, "success_rate", (double)x->success / (double)x->requests, 6);
+        util_json_fixed(w, "latency_p50", (double)x->latency_p50_us / 1e6, 6);
+        util_json_fixed(w, "latency_p90", (double)x->latency_p90_us / 1e6, 6);
+        util_json_fixed(w, "latency_p99", (double)x->latency_p99_us / 1e6, 6);
     }
-    rep_json_close(w);
+    util_json_close(w);
 }
 
-void rep_breakdown_json(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
+void rep_breakdown_json(util_json *w, const sim_scenario *sc, const sim_summary *s) {
     const sim_breakdown *b = &s->breakdown;
     char key[16];
-    rep_json_open(w, "breakdown", '{', REP_JSON_LINES);
-    rep_json_open(w, "attempts_per_request", '{', REP_JSON_INLINE);
+    util_json_open(w, "breakdown", '{', UTIL_JSON_LINES);
+    util_json_open(w, "attempts_per_request", '{', UTIL_JSON_INLINE);
     for (int k = 0; k < SIM_ATTEMPT_BUCKETS; k++) {
         if (b->per_request[k] == 0) continue;
         snprintf(key, sizeof key, "%d", k);
-        rep_json_u64(w, key, b->per_request[k]);
+        util_json_u64(w, key, b->per_request[k]);
     }
-    rep_json_close(w);
-    if (b->per_request_beyond) rep_json_u64(w, "attempts_beyond", b->per_request_beyond);
-    rep_json_open(w, "status", '{', REP_JSON_INLINE);
+    util_json_close(w);
+    if (b->per_request_beyond) util_json_u64(w, "attempts_beyond", b->per_request_beyond);
+    util_json_open(w, "status", '{', UTIL_JSON_INLINE);
     for (int k = 0; k < SIM_STATUS_MAX; k++) {
         if (b->status[k] == 0) continue;
         snprintf(key, sizeof key, "%d", k);
-        rep_json_u64(w, key, b->status[k]);
+        util_json_u64(w, key, b->status[k]);
     }
     for (int k = 0; k < SIM_ANSWER_WORDS; k++)
-        if (b->words[k]) rep_json_u64(w, sim_answer_word_name((sim_answer_word)k), b->words[k]);
-    rep_json_close(w);
-    rep_json_open(w, "end", '{', REP_JSON_INLINE);
+        if (b->words[k]) util_json_u64(w, sim_answer_word_name((sim_answer_word)k), b->words[k]);
+    util_json_close(w);
+    util_json_open(w, "end", '{', UTIL_JSON_INLINE);
     for (int e = 0; e < SIM_END_COUNT; e++)
-        if (s->ended[e]) rep_json_u64(w, sim_end_name((sim_end)e), s->ended[e]);
-    rep_json_close(w);
-    rep_json_open(w, "windows", '[', REP_JSON_LINES);
+        if (s->ended[e]) util_json_u64(w, sim_end_name((sim_end)e), s->ended[e]);
+    util_json_close(w);
+    util_json_open(w, "windows", '[', UTIL_JSON_LINES);
     for (uint32_t k = 0; k < b->window_count; k++) json_window(w, sc, &b->windows[k]);
-    rep_json_close(w);
-    if (b->windows_beyond) rep_json_u64(w, "windows_beyond", b->windows_beyond);
-    rep_json_close(w);
+    util_json_close(w);
+    if (b->windows_beyond) util_json_u64(w, "windows_beyond", b->windows_beyond);
+    util_json_close(w);
 }
 
 /* The variants' names padded to one width, for the text's rows. */

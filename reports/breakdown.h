@@ -16,12 +16,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "reports/json.h"
+#include "util/json.h"
 #include "scenario/scenario.h"
 #include "sim/sim.h"
 
 /* report.json: the variant's "breakdown" object. */
-void rep_breakdown_json(rep_json *w, const sim_scenario *sc, const sim_summary *s);
+void rep_breakdown_json(util_json *w, const sim_scenario *sc, const sim_summary *s);
 /* The text summary's lines: attempts per request and answers, one line per variant. */
 void rep_breakdown_text(FILE *f, sim_summary *const *sums, size_t n);
 /* report.html's table of the same lines. */

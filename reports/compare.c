@@ -8,7 +8,7 @@
 
 #include "core/fb.h"
 #include "core/version.h"
-#include "reports/json.h"
+#include "util/json.h"
 #include "reports/report.h"
 
 /* The headline figures and their default tolerances (report.json's units: seconds, USD). */
@@ -400,84 +400,84 @@ static const char *unit_name(sim_unit u) {
 }
 
 /* Six decimals, as report.json has its ratios and seconds. */
-static void json_num(rep_json *w, const char *key, double v) {
-    rep_json_fixed(w, key, v, 6);
+static void json_num(util_json *w, const char *key, double v) {
+    util_json_fixed(w, key, v, 6);
 }
 
-static void json_value(rep_json *w, const char *key, const rep_cmp_value *v) {
-    rep_json_open(w, key, '{', REP_JSON_INLINE);
+static void json_value(util_json *w, const char *key, const rep_cmp_value *v) {
+    util_json_open(w, key, '{', UTIL_JSON_INLINE);
     if (v->present)
         json_num(w, "value", v->v);
     else
-        rep_json_null(w, "value");
+        util_json_null(w, "value");
     if (v->has_ci) {
-        rep_json_open(w, "ci95", '[', REP_JSON_INLINE);
+        util_json_open(w, "ci95", '[', UTIL_JSON_INLINE);
         json_num(w, NULL, v->lo);
         json_num(w, NULL, v->hi);
-        rep_json_close(w);
+        util_json_close(w);
     } else {
-        rep_json_null(w, "ci95");
+        util_json_null(w, "ci95");
     }
-    rep_json_close(w);
+    util_json_close(w);
 }
 
-static void json_side(rep_json *w, const char *key, const char *path, const rep_cmp_side *s) {
-    rep_json_open(w, key, '{', REP_JSON_INLINE);
-    rep_json_str(w, "path", path);
-    rep_json_str(w, "seeds", s->seeds);
-    rep_json_bool(w, "complete", s->complete);
-    rep_json_u64(w, "entries", s->count);
-    rep_json_close(w);
+static void json_side(util_json *w, const char *key, const char *path, const rep_cmp_side *s) {
+    util_json_open(w, key, '{', UTIL_JSON_INLINE);
+    util_json_str(w, "path", path);
+    util_json_str(w, "seeds", s->seeds);
+    util_json_bool(w, "complete", s->complete);
+    util_json_u64(w, "entries", s->count);
+    util_json_close(w);
 }
 
 void rep_cmp_write_json(FILE *f, const char *path_a, const char *path_b, const rep_cmp_side *a,
                         const rep_cmp_side *b, const rep_cmp *c) {
-    rep_json w;
-    rep_json_init(&w, f);
-    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
-    rep_json_str(&w, "fusebox", FB_VERSION);
-    rep_json_str(&w, "kind", a->kind == REP_CMP_REPORT ? "report" : "sweep");
-    rep_json_str(&w, "scenario", a->scenario);
+    util_json w;
+    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
+    util_json_str(&w, "fusebox", FB_VERSION);
+    util_json_str(&w, "kind", a->kind == REP_CMP_REPORT ? "report" : "sweep");
+    util_json_str(&w, "scenario", a->scenario);
     json_side(&w, "a", path_a, a);
     json_side(&w, "b", path_b, b);
-    rep_json_u64(&w, "figures", c->count);
-    rep_json_u64(&w, "worse", c->worse);
-    rep_json_u64(&w, "better", c->better);
-    rep_json_open(&w, "only_in_a", '[', REP_JSON_INLINE);
+    util_json_u64(&w, "figures", c->count);
+    util_json_u64(&w, "worse", c->worse);
+    util_json_u64(&w, "better", c->better);
+    util_json_open(&w, "only_in_a", '[', UTIL_JSON_INLINE);
     for (size_t i = 0; i < a->count; i++) {
         size_t j = 0;
         while (j < b->count && strcmp(a->entries[i].name, b->entries[j].name) != 0) j++;
-        if (j == b->count) rep_json_str(&w, NULL, a->entries[i].name);
+        if (j == b->count) util_json_str(&w, NULL, a->entries[i].name);
     }
-    rep_json_close(&w);
-    rep_json_open(&w, "only_in_b", '[', REP_JSON_INLINE);
+    util_json_close(&w);
+    util_json_open(&w, "only_in_b", '[', UTIL_JSON_INLINE);
     for (size_t j = 0; j < b->count; j++) {
         size_t i = 0;
         while (i < a->count && strcmp(a->entries[i].name, b->entries[j].name) != 0) i++;
-        if (i == a->count) rep_json_str(&w, NULL, b->entries[j].name);
+        if (i == a->count) util_json_str(&w, NULL, b->entries[j].name);
     }
-    rep_json_close(&w);
-    rep_json_open(&w, "results", '[', REP_JSON_LINES_OPEN);
+    util_json_close(&w);
+    util_json_open(&w, "results", '[', UTIL_JSON_LINES_OPEN);
     for (size_t k = 0; k < c->count; k++) {
         const rep_cmp_fig *fig = &c->figs[k];
         const rep_cmp_headline *h = &HEADLINES[fig->headline];
-        rep_json_open(&w, NULL, '{', REP_JSON_INLINE);
-        rep_json_str(&w, a->kind == REP_CMP_REPORT ? "variant" : "point",
-                     a->entries[fig->entry_a].name);
-        rep_json_str(&w, "metric", h->metric);
-        rep_json_str(&w, "unit", unit_name(h->unit));
-        rep_json_str(&w, "better", h->higher_is_better ? "higher" : "lower");
+        util_json_open(&w, NULL, '{', UTIL_JSON_INLINE);
+        util_json_str(&w, a->kind == REP_CMP_REPORT ? "variant" : "point",
+                      a->entries[fig->entry_a].name);
+        util_json_str(&w, "metric", h->metric);
+        util_json_str(&w, "unit", unit_name(h->unit));
+        util_json_str(&w, "better", h->higher_is_better ? "higher" : "lower");
         json_value(&w, "a", &fig->a);
         json_value(&w, "b", &fig->b);
         json_num(&w, "change", fig->change);
         json_num(&w, "change_rel", fig->change_rel);
-        rep_json_str(&w, "rule", fig->rule == REP_CMP_RULE_CI ? "ci95" : "tolerance");
+        util_json_str(&w, "rule", fig->rule == REP_CMP_RULE_CI ? "ci95" : "tolerance");
         json_num(&w, "tolerance", fig->tol);
-        rep_json_str(&w, "rule_text", fig->rule_text);
-        rep_json_str(&w, "verdict", rep_cmp_verdict_name(fig->verdict));
-        rep_json_close(&w);
+        util_json_str(&w, "rule_text", fig->rule_text);
+        util_json_str(&w, "verdict", rep_cmp_verdict_name(fig->verdict));
+        util_json_close(&w);
     }
-    rep_json_close(&w);
-    rep_json_close(&w);
+    util_json_close(&w);
+    util_json_close(&w);
     fputc('\n', f);
 }

@@ -9,30 +9,30 @@
 
 #include "core/version.h"
 #include "reports/breakdown.h"
-#include "reports/json.h"
+#include "util/json.h"
 #include "reports/settings.h"
 #include "sim/metrics.h"
 #include "util/xml.h"
 
 /* A metric in its natural unit: counts as integers, durations in seconds; null when n/a. */
-static void json_metric(rep_json *w, const char *k, double v, sim_unit unit) {
+static void json_metric(util_json *w, const char *k, double v, sim_unit unit) {
     if (sim_metric_is_na(v)) {
-        rep_json_null(w, k);
+        util_json_null(w, k);
         return;
     }
     switch (unit) {
     case SIM_UNIT_COUNT:
     case SIM_UNIT_BOOL:
-        rep_json_u64(w, k, (uint64_t)llround(v));
+        util_json_u64(w, k, (uint64_t)llround(v));
         break;
     case SIM_UNIT_RATIO:
-        rep_json_fixed(w, k, v, 6);
+        util_json_fixed(w, k, v, 6);
         break;
     case SIM_UNIT_US:
-        rep_json_fixed(w, k, v / 1e6, 6);
+        util_json_fixed(w, k, v / 1e6, 6);
         break;
     case SIM_UNIT_USD:
-        rep_json_fixed(w, k, v, 4);
+        util_json_fixed(w, k, v, 4);
         break;
     }
 }
@@ -43,120 +43,120 @@ void rep_escape_markup(FILE *f, const char *s) {
 }
 
 /* What the scenario's concurrency limits, hedging and connections did at this provider. */
-static void write_provider_client(rep_json *w, const sim_scenario *sc,
+static void write_provider_client(util_json *w, const sim_scenario *sc,
                                   const sim_provider_summary *ps) {
     if (scn_uses(sc, SIM_FEATURE_CONCLIMIT)) {
-        rep_json_open(w, "concurrency_limit", '{', REP_JSON_LINES);
-        rep_json_u64(w, "rejections", ps->limit_rejections);
-        rep_json_u64(w, "drops", ps->limit_drops);
-        rep_json_u64(w, "ignored", ps->limit_ignored);
-        rep_json_u64(w, "limit_min", ps->limit_min);
-        rep_json_u64(w, "limit_max", ps->limit_max);
-        rep_json_close(w);
+        util_json_open(w, "concurrency_limit", '{', UTIL_JSON_LINES);
+        util_json_u64(w, "rejections", ps->limit_rejections);
+        util_json_u64(w, "drops", ps->limit_drops);
+        util_json_u64(w, "ignored", ps->limit_ignored);
+        util_json_u64(w, "limit_min", ps->limit_min);
+        util_json_u64(w, "limit_max", ps->limit_max);
+        util_json_close(w);
     }
-    if (scn_uses(sc, SIM_FEATURE_HEDGING)) rep_json_u64(w, "hedges", ps->hedges);
+    if (scn_uses(sc, SIM_FEATURE_HEDGING)) util_json_u64(w, "hedges", ps->hedges);
     if (scn_uses(sc, SIM_FEATURE_POOL)) {
-        rep_json_open(w, "connections", '{', REP_JSON_LINES);
-        rep_json_u64(w, "waits", ps->conn_waits);
-        rep_json_fixed(w, "wait_s", ps->conn_wait_s, 6);
-        rep_json_u64(w, "setups", ps->conn_setups);
-        rep_json_close(w);
+        util_json_open(w, "connections", '{', UTIL_JSON_LINES);
+        util_json_u64(w, "waits", ps->conn_waits);
+        util_json_fixed(w, "wait_s", ps->conn_wait_s, 6);
+        util_json_u64(w, "setups", ps->conn_setups);
+        util_json_close(w);
     }
 }
 
-static void write_provider(rep_json *w, const sim_scenario *sc, uint32_t p, const sim_summary *s) {
+static void write_provider(util_json *w, const sim_scenario *sc, uint32_t p, const sim_summary *s) {
     const sim_provider_summary *ps = &s->providers[p];
-    rep_json_open(w, sc->providers[p].name, '{', REP_JSON_LINES);
-    rep_json_u64(w, "attempts", ps->attempts);
-    rep_json_open(w, "outcomes", '{', REP_JSON_LINES);
+    util_json_open(w, sc->providers[p].name, '{', UTIL_JSON_LINES);
+    util_json_u64(w, "attempts", ps->attempts);
+    util_json_open(w, "outcomes", '{', UTIL_JSON_LINES);
     /* a provider's own answers are never "rejected" (that is a layer's refusal) */
     for (int o = 0; o < FB_OUT_REJECTED; o++)
-        rep_json_u64(w, fb_outcome_name((fb_outcome)o), ps->outcomes[o]);
-    rep_json_close(w);
-    rep_json_u64(w, "served", ps->served);
-    rep_json_u64(w, "abandoned", ps->abandoned);
-    rep_json_u64(w, "unfinished", ps->unfinished);
-    rep_json_u64(w, "capacity_429", ps->capacity_429);
-    rep_json_u64(w, "overloaded", ps->overloaded);
-    rep_json_u64(w, "shed", ps->shed);
-    rep_json_open(w, "tokens", '{', REP_JSON_LINES);
-    rep_json_u64(w, "in", ps->tokens_in);
-    rep_json_u64(w, "out", ps->tokens_out);
-    rep_json_u64(w, "in_wasted", ps->tokens_in_wasted);
-    rep_json_u64(w, "out_wasted", ps->tokens_out_wasted);
-    rep_json_close(w);
-    rep_json_fixed(w, "cost_usd", ps->cost_usd, 4);
-    rep_json_fixed(w, "cost_wasted_usd", ps->cost_wasted_usd, 4);
-    rep_json_open(w, "breaker", '{', REP_JSON_LINES);
-    rep_json_u64(w, "opens", ps->breaker_opens);
-    rep_json_u64(w, "transitions", ps->breaker_transitions);
-    rep_json_fixed(w, "open_s", ps->breaker_open_s, 6);
-    rep_json_u64(w, "rejections", ps->breaker_rejections);
-    rep_json_close(w);
-    rep_json_open(w, "limiter", '{', REP_JSON_LINES);
-    rep_json_u64(w, "waits", ps->limiter_waits);
-    rep_json_u64(w, "rejections", ps->limiter_rejections);
-    rep_json_close(w);
-    rep_json_open(w, "peaks", '{', REP_JSON_LINES);
-    rep_json_u64(w, "in_service", ps->in_service_peak);
-    rep_json_u64(w, "queue", ps->queue_peak);
-    rep_json_close(w);
+        util_json_u64(w, fb_outcome_name((fb_outcome)o), ps->outcomes[o]);
+    util_json_close(w);
+    util_json_u64(w, "served", ps->served);
+    util_json_u64(w, "abandoned", ps->abandoned);
+    util_json_u64(w, "unfinished", ps->unfinished);
+    util_json_u64(w, "capacity_429", ps->capacity_429);
+    util_json_u64(w, "overloaded", ps->overloaded);
+    util_json_u64(w, "shed", ps->shed);
+    util_json_open(w, "tokens", '{', UTIL_JSON_LINES);
+    util_json_u64(w, "in", ps->tokens_in);
+    util_json_u64(w, "out", ps->tokens_out);
+    util_json_u64(w, "in_wasted", ps->tokens_in_wasted);
+    util_json_u64(w, "out_wasted", ps->tokens_out_wasted);
+    util_json_close(w);
+    util_json_fixed(w, "cost_usd", ps->cost_usd, 4);
+    util_json_fixed(w, "cost_wasted_usd", ps->cost_wasted_usd, 4);
+    util_json_open(w, "breaker", '{', UTIL_JSON_LINES);
+    util_json_u64(w, "opens", ps->breaker_opens);
+    util_json_u64(w, "transitions", ps->breaker_transitions);
+    util_json_fixed(w, "open_s", ps->breaker_open_s, 6);
+    util_json_u64(w, "rejections", ps->breaker_rejections);
+    util_json_close(w);
+    util_json_open(w, "limiter", '{', UTIL_JSON_LINES);
+    util_json_u64(w, "waits", ps->limiter_waits);
+    util_json_u64(w, "rejections", ps->limiter_rejections);
+    util_json_close(w);
+    util_json_open(w, "peaks", '{', UTIL_JSON_LINES);
+    util_json_u64(w, "in_service", ps->in_service_peak);
+    util_json_u64(w, "queue", ps->queue_peak);
+    util_json_close(w);
     write_provider_client(w, sc, ps);
-    rep_json_close(w);
+    util_json_close(w);
 }
 
 /* A layered variant's layers, outermost first as declared: what each received and made. */
 /* A preset layer's settings in effect in the library's words (reports/settings.c). */
-static void write_library(rep_json *w, const sim_scenario *sc, const sim_layer *l) {
+static void write_library(util_json *w, const sim_scenario *sc, const sim_layer *l) {
     char words[1024];
     if (l->preset == NULL || l->preset->vocab == NULL) return;
-    rep_json_open(w, "library", '{', REP_JSON_LINES);
-    rep_json_str(w, "preset", l->preset->name);
+    util_json_open(w, "library", '{', UTIL_JSON_LINES);
+    util_json_str(w, "preset", l->preset->name);
     if (rep_library_settings(words, sizeof words, l, SIM_PROVIDERS_MAX, false) > 0)
-        rep_json_str(w, "retry", words);
+        util_json_str(w, "retry", words);
     /* by provider; an outer layer's one breaker guards the layer inside ("inside") */
-    rep_json_open(w, "breakers", '{', REP_JSON_LINES);
+    util_json_open(w, "breakers", '{', UTIL_JSON_LINES);
     bool outer = l->role == SIM_ROLE_OUTER;
     for (uint32_t p = 0; p < (outer ? 1 : sc->provider_count); p++)
         if (rep_library_settings(words, sizeof words, l, p, true) > 0)
-            rep_json_str(w, outer ? "inside" : sc->providers[p].name, words);
-    rep_json_close(w);
-    rep_json_close(w);
+            util_json_str(w, outer ? "inside" : sc->providers[p].name, words);
+    util_json_close(w);
+    util_json_close(w);
 }
 
-static void write_layers(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
+static void write_layers(util_json *w, const sim_scenario *sc, const sim_summary *s) {
     static const char *const roles[] = {"router", "outside the router", "inside the router"};
     int v = scn_variant(sc, s->variant);
     if (v < 0 || !sc->variants[v].layered) return;
     const sim_policy *pol = &sc->variants[v];
-    rep_json_open(w, "layers", '[', REP_JSON_LINES);
+    util_json_open(w, "layers", '[', UTIL_JSON_LINES);
     for (uint32_t l = 0; l < s->layer_count; l++) {
         const sim_layer_summary *ls = &s->layers[l];
-        rep_json_open(w, NULL, '{', REP_JSON_LINES);
-        rep_json_str(w, "name", pol->layers[l].name);
-        rep_json_str(w, "role", roles[pol->layers[l].role]);
-        if (pol->layers[l].gateway) rep_json_bool(w, "gateway", true); /* runs on the replicas */
-        rep_json_u64(w, "calls", ls->calls);
-        rep_json_u64(w, "attempts", ls->attempts);
-        rep_json_fixed(w, "amplification", ls->calls ? (double)ls->attempts / (double)ls->calls : 0,
-                       6);
-        rep_json_u64(w, "retries", ls->retries);
-        rep_json_u64(w, "fallbacks", ls->fallbacks);
+        util_json_open(w, NULL, '{', UTIL_JSON_LINES);
+        util_json_str(w, "name", pol->layers[l].name);
+        util_json_str(w, "role", roles[pol->layers[l].role]);
+        if (pol->layers[l].gateway) util_json_bool(w, "gateway", true); /* runs on the replicas */
+        util_json_u64(w, "calls", ls->calls);
+        util_json_u64(w, "attempts", ls->attempts);
+        util_json_fixed(w, "amplification",
+                        ls->calls ? (double)ls->attempts / (double)ls->calls : 0, 6);
+        util_json_u64(w, "retries", ls->retries);
+        util_json_u64(w, "fallbacks", ls->fallbacks);
         if (pol->layers[l].role != SIM_ROLE_OUTER) {
-            rep_json_open(w, "attempts_to", '{', REP_JSON_LINES);
+            util_json_open(w, "attempts_to", '{', UTIL_JSON_LINES);
             for (uint32_t p = 0; p < sc->provider_count; p++)
-                rep_json_u64(w, sc->providers[p].name, ls->attempts_to[p]);
-            rep_json_close(w);
+                util_json_u64(w, sc->providers[p].name, ls->attempts_to[p]);
+            util_json_close(w);
         }
-        rep_json_open(w, "breaker", '{', REP_JSON_LINES);
-        rep_json_u64(w, "opens", ls->breaker_opens);
-        rep_json_u64(w, "transitions", ls->breaker_transitions);
-        rep_json_u64(w, "rejections", ls->breaker_rejections);
-        rep_json_close(w);
+        util_json_open(w, "breaker", '{', UTIL_JSON_LINES);
+        util_json_u64(w, "opens", ls->breaker_opens);
+        util_json_u64(w, "transitions", ls->breaker_transitions);
+        util_json_u64(w, "rejections", ls->breaker_rejections);
+        util_json_close(w);
         write_library(w, sc, &pol->layers[l]);
-        rep_json_close(w);
+        util_json_close(w);
     }
-    rep_json_close(w);
+    util_json_close(w);
 }
 
 /* What a disturbance is: "api fault 0 (outage)", "chat spike 1", "breaker store outage 0". */
@@ -207,82 +207,82 @@ void rep_undetermined_reason(char *buf, size_t len, const sim_scenario *sc,
 }
 
 /* A disturbance's spillover; recovered and spillover_s are null when it cannot be judged. */
-static void write_disturbance(rep_json *w, const sim_scenario *sc, const sim_fault_summary *f) {
-    rep_json_open(w, NULL, '{', REP_JSON_LINES);
+static void write_disturbance(util_json *w, const sim_scenario *sc, const sim_fault_summary *f) {
+    util_json_open(w, NULL, '{', UTIL_JSON_LINES);
     if (f->store) {
-        rep_json_u64(w, "store_outage", f->fault);
-        rep_json_str(w, "kind", "store_outage");
+        util_json_u64(w, "store_outage", f->fault);
+        util_json_str(w, "kind", "store_outage");
     } else if (f->spike) {
-        rep_json_str(w, "class", sc->classes[f->cls].name);
-        rep_json_u64(w, "spike", f->fault);
-        rep_json_str(w, "kind", "spike");
+        util_json_str(w, "class", sc->classes[f->cls].name);
+        util_json_u64(w, "spike", f->fault);
+        util_json_str(w, "kind", "spike");
     } else {
         const sim_fault *fa = &sc->providers[f->provider].faults[f->fault];
-        rep_json_str(w, "provider", sc->providers[f->provider].name);
-        rep_json_u64(w, "fault", f->fault);
-        rep_json_str(w, "kind", scn_fault_kind_name(fa->kind));
+        util_json_str(w, "provider", sc->providers[f->provider].name);
+        util_json_u64(w, "fault", f->fault);
+        util_json_str(w, "kind", scn_fault_kind_name(fa->kind));
     }
-    rep_json_fixed(w, "start_s", (double)f->start_us / 1e6, 6);
-    rep_json_fixed(w, "end_s", (double)f->end_us / 1e6, 6);
+    util_json_fixed(w, "start_s", (double)f->start_us / 1e6, 6);
+    util_json_fixed(w, "end_s", (double)f->end_us / 1e6, 6);
     if (f->undetermined != SIM_DETERMINED) {
         char why[256];
         rep_undetermined_reason(why, sizeof why, sc, f);
         if (f->undetermined == SIM_UNDETERMINED_NEXT) /* to the next one's start, said so */
-            rep_json_fixed(w, "spillover_s", (double)f->spillover_us / 1e6, 6);
+            util_json_fixed(w, "spillover_s", (double)f->spillover_us / 1e6, 6);
         else
-            rep_json_null(w, "spillover_s");
-        rep_json_null(w, "recovered");
-        rep_json_str(w, "undetermined", why);
+            util_json_null(w, "spillover_s");
+        util_json_null(w, "recovered");
+        util_json_str(w, "undetermined", why);
     } else {
-        rep_json_fixed(w, "spillover_s", (double)f->spillover_us / 1e6, 6);
-        rep_json_bool(w, "recovered", f->recovered);
+        util_json_fixed(w, "spillover_s", (double)f->spillover_us / 1e6, 6);
+        util_json_bool(w, "recovered", f->recovered);
     }
-    rep_json_close(w);
+    util_json_close(w);
 }
 
 /* Per traffic class, the per-class rows of the metric table, named without "class_" and "[]". */
-static void write_replica(rep_json *w, const sim_replica_summary *x) {
-    rep_json_u64(w, "calls", x->calls);
-    rep_json_u64(w, "attempts", x->attempts);
-    rep_json_u64(w, "queued", x->queued);
-    rep_json_u64(w, "queue_full", x->queue_full);
-    rep_json_u64(w, "abandoned", x->abandoned);
-    rep_json_u64(w, "busy_peak", x->busy_peak);
-    rep_json_u64(w, "queue_peak", x->queue_peak);
-    rep_json_fixed(w, "wait_ms_mean",
-                   x->queued > x->abandoned
-                       ? (double)x->wait_us_total / 1e3 / (double)(x->queued - x->abandoned)
-                       : 0,
-                   3);
-    rep_json_fixed(w, "wait_ms_max", (double)x->wait_us_max / 1e3, 3);
-    rep_json_u64(w, "cooldowns", x->cooldowns);
-    rep_json_u64(w, "cooldowns_learned", x->learned);
+static void write_replica(util_json *w, const sim_replica_summary *x) {
+    util_json_u64(w, "calls", x->calls);
+    util_json_u64(w, "attempts", x->attempts);
+    util_json_u64(w, "queued", x->queued);
+    util_json_u64(w, "queue_full", x->queue_full);
+    util_json_u64(w, "abandoned", x->abandoned);
+    util_json_u64(w, "busy_peak", x->busy_peak);
+    util_json_u64(w, "queue_peak", x->queue_peak);
+    util_json_fixed(w, "wait_ms_mean",
+                    x->queued > x->abandoned
+                        ? (double)x->wait_us_total / 1e3 / (double)(x->queued - x->abandoned)
+                        : 0,
+                    3);
+    util_json_fixed(w, "wait_ms_max", (double)x->wait_us_max / 1e3, 3);
+    util_json_u64(w, "cooldowns", x->cooldowns);
+    util_json_u64(w, "cooldowns_learned", x->learned);
 }
 
 /* A variant's gateway tier: its settings, its totals, each replica's figures. */
-static void write_gateway(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
+static void write_gateway(util_json *w, const sim_scenario *sc, const sim_summary *s) {
     static const char *const balances[] = {"round_robin", "random", "least_busy"};
     int v = scn_variant(sc, s->variant);
     if (v < 0 || sc->variants[v].gateway.replicas == 0) return;
     const sim_gateway *g = &sc->variants[v].gateway;
-    rep_json_open(w, "gateway", '{', REP_JSON_LINES);
-    rep_json_u64(w, "replicas", g->replicas);
-    rep_json_u64(w, "workers", g->workers);
-    rep_json_u64(w, "queue", g->queue);
-    rep_json_str(w, "balance", balances[g->balance]);
-    rep_json_u64(w, "queue_full_status", g->queue_full_status);
-    rep_json_open(w, "total", '{', REP_JSON_LINES);
+    util_json_open(w, "gateway", '{', UTIL_JSON_LINES);
+    util_json_u64(w, "replicas", g->replicas);
+    util_json_u64(w, "workers", g->workers);
+    util_json_u64(w, "queue", g->queue);
+    util_json_str(w, "balance", balances[g->balance]);
+    util_json_u64(w, "queue_full_status", g->queue_full_status);
+    util_json_open(w, "total", '{', UTIL_JSON_LINES);
     write_replica(w, &s->gateway.total);
-    rep_json_close(w);
-    rep_json_open(w, "per_replica", '[', REP_JSON_LINES);
+    util_json_close(w);
+    util_json_open(w, "per_replica", '[', UTIL_JSON_LINES);
     for (uint32_t k = 0; k < s->gateway.replicas; k++) {
-        rep_json_open(w, NULL, '{', REP_JSON_LINES);
-        rep_json_u64(w, "replica", k);
+        util_json_open(w, NULL, '{', UTIL_JSON_LINES);
+        util_json_u64(w, "replica", k);
         write_replica(w, &s->gateway.replica[k]);
-        rep_json_close(w);
+        util_json_close(w);
     }
-    rep_json_close(w);
-    rep_json_close(w);
+    util_json_close(w);
+    util_json_close(w);
 }
 
 /* Below the table: each gateway tier, one line per replica. */
@@ -309,65 +309,65 @@ static void text_gateways(FILE *f, const sim_scenario *sc, sim_summary *const *s
     }
 }
 
-static void write_classes(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
-    rep_json_open(w, "classes", '{', REP_JSON_LINES);
+static void write_classes(util_json *w, const sim_scenario *sc, const sim_summary *s) {
+    util_json_open(w, "classes", '{', UTIL_JSON_LINES);
     for (uint32_t c = 0; c < sc->class_count; c++) {
-        rep_json_open(w, sc->classes[c].name, '{', REP_JSON_LINES);
+        util_json_open(w, sc->classes[c].name, '{', UTIL_JSON_LINES);
         for (const sim_metric *d = sim_metrics(); d->name; d++) {
             if (!d->per_class) continue;
             char key[64];
             snprintf(key, sizeof key, "%.*s", (int)strlen(d->name) - 8, d->name + 6);
             json_metric(w, key, sim_metric_row(d, sc, s, c), d->unit);
         }
-        rep_json_close(w);
+        util_json_close(w);
     }
-    rep_json_close(w);
+    util_json_close(w);
 }
 
-static void write_variant(rep_json *w, const sim_scenario *sc, const sim_summary *s) {
-    rep_json_open(w, s->variant, '{', REP_JSON_LINES);
-    rep_json_bool(w, "complete", s->complete);
-    if (!s->complete) rep_json_str(w, "stopped", s->stop_reason);
-    rep_json_open(w, "summary", '{', REP_JSON_LINES);
+static void write_variant(util_json *w, const sim_scenario *sc, const sim_summary *s) {
+    util_json_open(w, s->variant, '{', UTIL_JSON_LINES);
+    util_json_bool(w, "complete", s->complete);
+    if (!s->complete) util_json_str(w, "stopped", s->stop_reason);
+    util_json_open(w, "summary", '{', UTIL_JSON_LINES);
     for (const sim_metric *d = sim_metrics(); d->name; d++)
         if (!d->per_provider && !d->per_layer && !d->per_class && sim_metric_shown(sc, d))
             json_metric(w, d->name, sim_metric_row(d, sc, s, 0), d->unit);
-    rep_json_close(w);
-    rep_json_open(w, "outcomes", '{', REP_JSON_LINES);
-    rep_json_u64(w, "success_primary", s->success_primary);
-    rep_json_u64(w, "success_fallback", s->success_fallback);
-    rep_json_u64(w, "degraded", s->ended[SIM_END_DEGRADED]);
-    rep_json_open(w, "errors", '{', REP_JSON_LINES);
+    util_json_close(w);
+    util_json_open(w, "outcomes", '{', UTIL_JSON_LINES);
+    util_json_u64(w, "success_primary", s->success_primary);
+    util_json_u64(w, "success_fallback", s->success_fallback);
+    util_json_u64(w, "degraded", s->ended[SIM_END_DEGRADED]);
+    util_json_open(w, "errors", '{', UTIL_JSON_LINES);
     for (int e = SIM_END_DEGRADED + 1; e < SIM_END_COUNT; e++)
-        rep_json_u64(w, sim_end_name((sim_end)e), s->ended[e]);
-    rep_json_close(w);
-    rep_json_close(w);
-    rep_json_open(w, "latency_ms", '{', REP_JSON_LINES);
-    rep_json_fixed(w, "p50", (double)fb_hist_percentile(&s->latency, 50) / 1e3, 3);
-    rep_json_fixed(w, "p90", (double)fb_hist_percentile(&s->latency, 90) / 1e3, 3);
-    rep_json_fixed(w, "p99", (double)fb_hist_percentile(&s->latency, 99) / 1e3, 3);
-    rep_json_fixed(w, "p99.9", (double)fb_hist_percentile(&s->latency, 99.9) / 1e3, 3);
-    rep_json_fixed(w, "max", (double)fb_hist_max(&s->latency) / 1e3, 3);
-    rep_json_fixed(w, "mean", fb_hist_mean(&s->latency) / 1e3, 3);
-    rep_json_close(w);
-    rep_json_open(w, "baseline", '{', REP_JSON_LINES);
-    rep_json_fixed(w, "error_rate", s->baseline_error_rate, 6);
-    rep_json_fixed(w, "p99_ms", (double)s->baseline_p99_us / 1e3, 3);
-    rep_json_close(w);
-    rep_json_open(w, "spillover", '[', REP_JSON_LINES);
+        util_json_u64(w, sim_end_name((sim_end)e), s->ended[e]);
+    util_json_close(w);
+    util_json_close(w);
+    util_json_open(w, "latency_ms", '{', UTIL_JSON_LINES);
+    util_json_fixed(w, "p50", (double)fb_hist_percentile(&s->latency, 50) / 1e3, 3);
+    util_json_fixed(w, "p90", (double)fb_hist_percentile(&s->latency, 90) / 1e3, 3);
+    util_json_fixed(w, "p99", (double)fb_hist_percentile(&s->latency, 99) / 1e3, 3);
+    util_json_fixed(w, "p99.9", (double)fb_hist_percentile(&s->latency, 99.9) / 1e3, 3);
+    util_json_fixed(w, "max", (double)fb_hist_max(&s->latency) / 1e3, 3);
+    util_json_fixed(w, "mean", fb_hist_mean(&s->latency) / 1e3, 3);
+    util_json_close(w);
+    util_json_open(w, "baseline", '{', UTIL_JSON_LINES);
+    util_json_fixed(w, "error_rate", s->baseline_error_rate, 6);
+    util_json_fixed(w, "p99_ms", (double)s->baseline_p99_us / 1e3, 3);
+    util_json_close(w);
+    util_json_open(w, "spillover", '[', UTIL_JSON_LINES);
     for (uint32_t i = 0; i < s->fault_count; i++) write_disturbance(w, sc, &s->faults[i]);
-    rep_json_close(w);
-    rep_json_open(w, "providers", '{', REP_JSON_LINES);
+    util_json_close(w);
+    util_json_open(w, "providers", '{', UTIL_JSON_LINES);
     for (uint32_t p = 0; p < sc->provider_count; p++) write_provider(w, sc, p, s);
-    rep_json_close(w);
+    util_json_close(w);
     write_layers(w, sc, s);
     write_gateway(w, sc, s);
     write_classes(w, sc, s);
     rep_breakdown_json(w, sc, s);
-    rep_json_u64(w, "simulated_events", s->events);
-    rep_json_fixed(w, "end_s", (double)s->end_us / 1e6, 6);
-    rep_json_u64(w, "events_dropped", s->events_dropped);
-    rep_json_close(w);
+    util_json_u64(w, "simulated_events", s->events);
+    util_json_fixed(w, "end_s", (double)s->end_us / 1e6, 6);
+    util_json_u64(w, "events_dropped", s->events_dropped);
+    util_json_close(w);
 }
 
 int rep_write_json(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
@@ -381,27 +381,27 @@ int rep_write_json_extra(FILE *f, const sim_scenario *sc, sim_summary *const *su
 
 int rep_write_json_run(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n,
                        bool interrupted, const rep_extra *extra, size_t nextra) {
-    rep_json w;
-    rep_json_init(&w, f);
-    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
-    rep_json_str(&w, "fusebox", FB_VERSION);
-    rep_json_str(&w, "scenario", sc->name);
-    rep_json_str(&w, "file", sc->file);
-    rep_json_u64(&w, "seed", sc->seed);
-    rep_json_fixed(&w, "duration_s", (double)sc->duration_us / 1e6, 6);
-    rep_json_fixed(&w, "slo_latency_s", (double)sc->slo_latency_us / 1e6, 6);
+    util_json w;
+    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
+    util_json_str(&w, "fusebox", FB_VERSION);
+    util_json_str(&w, "scenario", sc->name);
+    util_json_str(&w, "file", sc->file);
+    util_json_u64(&w, "seed", sc->seed);
+    util_json_fixed(&w, "duration_s", (double)sc->duration_us / 1e6, 6);
+    util_json_fixed(&w, "slo_latency_s", (double)sc->slo_latency_us / 1e6, 6);
     bool complete = !interrupted;
     for (size_t i = 0; i < n; i++) complete = complete && sums[i]->complete;
-    rep_json_bool(&w, "complete", complete);
+    util_json_bool(&w, "complete", complete);
     /* only when true, so that a whole run's report.json keeps its bytes */
-    if (interrupted) rep_json_bool(&w, "interrupted", true);
-    for (size_t i = 0; i < nextra; i++) rep_json_raw(&w, extra[i].key, extra[i].json);
-    rep_json_open(&w, "variants", '{', REP_JSON_LINES);
+    if (interrupted) util_json_bool(&w, "interrupted", true);
+    for (size_t i = 0; i < nextra; i++) util_json_raw(&w, extra[i].key, extra[i].json);
+    util_json_open(&w, "variants", '{', UTIL_JSON_LINES);
     for (size_t i = 0; i < n; i++) write_variant(&w, sc, sums[i]);
-    rep_json_close(&w);
+    util_json_close(&w);
     /* the scenario as run (after --set), printed by cJSON */
     char *echo = cJSON_Print((const cJSON *)sc->json);
-    rep_json_key(&w, "input");
+    util_json_key(&w, "input");
     if (echo) {
         for (const char *p = echo; *p; p++) {
             fputc(*p, f);
@@ -411,7 +411,7 @@ int rep_write_json_run(FILE *f, const sim_scenario *sc, sim_summary *const *sums
     } else {
         fputs("null", f);
     }
-    rep_json_close(&w);
+    util_json_close(&w);
     fputc('\n', f);
     return ferror(f) ? FB_EIO : FB_OK;
 }
@@ -468,19 +468,19 @@ void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim
 }
 
 /* The autoscaler's decisions and the breaker store's outages (docs/reports.md). */
-static bool fleet_event(rep_json *w, const sim_log_event *ev) {
+static bool fleet_event(util_json *w, const sim_log_event *ev) {
     switch (ev->type) {
     case SIM_EV_SCALE:
-        rep_json_str(w, "type", "scale");
-        rep_json_u64(w, "from", ev->pods_from);
-        rep_json_u64(w, "to", ev->pods_to);
-        rep_json_u64(w, "ready", ev->pods_ready);
-        rep_json_fixed(w, "metric", ev->metric, 6);
+        util_json_str(w, "type", "scale");
+        util_json_u64(w, "from", ev->pods_from);
+        util_json_u64(w, "to", ev->pods_to);
+        util_json_u64(w, "ready", ev->pods_ready);
+        util_json_fixed(w, "metric", ev->metric, 6);
         return true;
     case SIM_EV_STORE_DOWN:
     case SIM_EV_STORE_UP:
-        rep_json_str(w, "type", ev->type == SIM_EV_STORE_DOWN ? "store_down" : "store_up");
-        rep_json_u64(w, "store_outage", ev->fault);
+        util_json_str(w, "type", ev->type == SIM_EV_STORE_DOWN ? "store_down" : "store_up");
+        util_json_u64(w, "store_outage", ev->fault);
         return true;
     default:
         return false;
@@ -624,7 +624,7 @@ static void library_why(char *buf, size_t len, const sim_layer *l, const sim_log
  * ("library_from", "library_to") and a sentence ("library": "resilience4j: OPEN -> HALF_OPEN
  * after waitDurationInOpenState 60s"). Nothing for a layer of fusebox's own keys.
  */
-static void library_event(rep_json *w, const sim_scenario *sc, const char *variant,
+static void library_event(util_json *w, const sim_scenario *sc, const char *variant,
                           const sim_log_event *ev, const char *litellm) {
     int vi = scn_variant(sc, variant);
     const sim_layer *l = vi < 0 ? NULL : rep_library_layer(&sc->variants[vi], ev->provider);
@@ -633,10 +633,10 @@ static void library_event(rep_json *w, const sim_scenario *sc, const char *varia
     const char *from = rep_library_state(l, b->from), *to = rep_library_state(l, b->to);
     if (from == NULL) from = fb_breaker_state_name(b->from);
     if (to == NULL) to = fb_breaker_state_name(b->to);
-    rep_json_str(w, "library_from", from);
-    rep_json_str(w, "library_to", to);
+    util_json_str(w, "library_from", from);
+    util_json_str(w, "library_to", to);
     if (litellm) { /* LiteLLM's own sentence says it best */
-        rep_json_str(w, "library", litellm);
+        util_json_str(w, "library", litellm);
         return;
     }
     char why[256], open_for[96] = "", text[512];
@@ -648,53 +648,53 @@ static void library_event(rep_json *w, const sim_scenario *sc, const char *varia
     }
     snprintf(text, sizeof text, "%s: %s -> %s%s%s", l->preset->vocab->name, from, to, why,
              open_for);
-    rep_json_str(w, "library", text);
+    util_json_str(w, "library", text);
 }
 
 void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev) {
-    rep_json w;
-    rep_json_init(&w, f);
-    rep_json_open(&w, NULL, '{', REP_JSON_COMPACT);
-    rep_json_fixed(&w, "t_s", (double)ev->t_us / 1e6, 6);
-    rep_json_str(&w, "variant", variant);
+    util_json w;
+    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_fixed(&w, "t_s", (double)ev->t_us / 1e6, 6);
+    util_json_str(&w, "variant", variant);
     if (fleet_event(&w, ev)) {
-        rep_json_close(&w);
+        util_json_close(&w);
         fputc('\n', f);
         return;
     }
-    rep_json_str(&w, "provider", sc->providers[ev->provider].name);
+    util_json_str(&w, "provider", sc->providers[ev->provider].name);
     if (ev->type == SIM_EV_BREAKER) {
         const fb_breaker_event *b = &ev->breaker;
-        rep_json_str(&w, "type", "breaker");
+        util_json_str(&w, "type", "breaker");
         int v = scn_variant(sc, variant);
         bool tier = v >= 0 && sc->variants[v].gateway.replicas > 0;
         if (ev->pod < 0)
-            rep_json_str(&w, "pod", "shared");
+            util_json_str(&w, "pod", "shared");
         else if (tier && ev->pod >= (int)sc->pods.count) /* a gateway replica's seat */
-            rep_json_i64(&w, "replica", ev->pod - (int)sc->pods.count);
+            util_json_i64(&w, "replica", ev->pod - (int)sc->pods.count);
         else
-            rep_json_i64(&w, "pod", ev->pod);
-        rep_json_str(&w, "from", fb_breaker_state_name(b->from));
-        rep_json_str(&w, "to", fb_breaker_state_name(b->to));
-        rep_json_str(&w, "cause", fb_breaker_cause_name(b->cause));
-        rep_json_u64(&w, "calls", b->calls);
-        rep_json_u64(&w, "failures", b->failures);
-        rep_json_u64(&w, "slow", b->slow);
-        rep_json_u64(&w, "consecutive_failures", b->consecutive_failures);
-        rep_json_u64(&w, "trips", b->trips);
+            util_json_i64(&w, "pod", ev->pod);
+        util_json_str(&w, "from", fb_breaker_state_name(b->from));
+        util_json_str(&w, "to", fb_breaker_state_name(b->to));
+        util_json_str(&w, "cause", fb_breaker_cause_name(b->cause));
+        util_json_u64(&w, "calls", b->calls);
+        util_json_u64(&w, "failures", b->failures);
+        util_json_u64(&w, "slow", b->slow);
+        util_json_u64(&w, "consecutive_failures", b->consecutive_failures);
+        util_json_u64(&w, "trips", b->trips);
         if (b->to == FB_BREAKER_OPEN)
-            rep_json_fixed(&w, "open_until_s", (double)b->open_until_us / 1e6, 6);
+            util_json_fixed(&w, "open_until_s", (double)b->open_until_us / 1e6, 6);
         char words[256];
         const char *lw = litellm_words(words, sizeof words, sc, variant, ev);
-        if (lw) rep_json_str(&w, "litellm", lw);
+        if (lw) util_json_str(&w, "litellm", lw);
         library_event(&w, sc, variant, ev, lw);
     } else {
         const sim_fault *fa = &sc->providers[ev->provider].faults[ev->fault];
-        rep_json_str(&w, "type", ev->type == SIM_EV_FAULT_START ? "fault_start" : "fault_end");
-        rep_json_u64(&w, "fault", ev->fault);
-        rep_json_str(&w, "kind", scn_fault_kind_name(fa->kind));
+        util_json_str(&w, "type", ev->type == SIM_EV_FAULT_START ? "fault_start" : "fault_end");
+        util_json_u64(&w, "fault", ev->fault);
+        util_json_str(&w, "kind", scn_fault_kind_name(fa->kind));
     }
-    rep_json_close(&w);
+    util_json_close(&w);
     fputc('\n', f);
 }
 

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "core/version.h"
-#include "reports/json.h"
+#include "util/json.h"
 
 /* Fixed formats: counts as integers (means with 3 decimals), durations in seconds. */
 static void format_value(char *buf, size_t len, double v, sim_unit unit, bool mean) {
@@ -118,150 +118,150 @@ static void write_points_csv(FILE *f, const sweep *sw) {
 }
 
 /* A count, mean or bound in the fixed formats of the CSV files (null when there is none). */
-static void json_value(rep_json *w, const char *key, double v, sim_unit unit) {
+static void json_value(util_json *w, const char *key, double v, sim_unit unit) {
     char buf[64];
     format_value(buf, sizeof buf, v, unit, true);
-    rep_json_raw(w, key, buf[0] ? buf : "null");
+    util_json_raw(w, key, buf[0] ? buf : "null");
 }
 
 /* A swept value as JSON: itself when it is JSON (0.5, true, {...}), else a string. */
-static void json_setting(rep_json *w, const char *key, const char *v) {
+static void json_setting(util_json *w, const char *key, const char *v) {
     cJSON *j = cJSON_ParseWithOpts(v, NULL, 1);
     char *text = j ? cJSON_PrintUnformatted(j) : NULL;
     if (text)
-        rep_json_raw(w, key, text);
+        util_json_raw(w, key, text);
     else
-        rep_json_str(w, key, v);
+        util_json_str(w, key, v);
     cJSON_free(text);
     cJSON_Delete(j);
 }
 
-static void json_point_or_null(rep_json *w, const char *key, int64_t p) {
+static void json_point_or_null(util_json *w, const char *key, int64_t p) {
     if (p < 0)
-        rep_json_null(w, key);
+        util_json_null(w, key);
     else
-        rep_json_i64(w, key, p);
+        util_json_i64(w, key, p);
 }
 
-static void write_dims_json(rep_json *w, const sweep *sw) {
-    rep_json_open(w, "dimensions", '[', REP_JSON_LINES);
+static void write_dims_json(util_json *w, const sweep *sw) {
+    util_json_open(w, "dimensions", '[', UTIL_JSON_LINES);
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         const sweep_dim *dim = &sw->dims[d];
-        rep_json_open(w, NULL, '{', REP_JSON_INLINE);
-        rep_json_str(w, "key", dim->key);
-        rep_json_str(w, "path", sw->paths[d]);
+        util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+        util_json_str(w, "key", dim->key);
+        util_json_str(w, "path", sw->paths[d]);
         if (dim->kind == SWEEP_LIST) {
-            rep_json_open(w, "values", '[', REP_JSON_INLINE);
+            util_json_open(w, "values", '[', UTIL_JSON_INLINE);
             for (uint32_t v = 0; v < dim->value_count; v++) json_setting(w, NULL, dim->values[v]);
-            rep_json_close(w);
+            util_json_close(w);
         } else {
-            rep_json_open(w, "range", '{', REP_JSON_INLINE);
-            rep_json_exact(w, "low", dim->lo);
-            rep_json_exact(w, "high", dim->hi);
-            rep_json_str(w, "type",
-                         dim->type == SWEEP_DURATION  ? "duration_us"
-                         : dim->type == SWEEP_INTEGER ? "integer"
-                                                      : "number");
-            rep_json_str(w, "scale", dim->log ? "log" : "linear");
-            rep_json_close(w);
+            util_json_open(w, "range", '{', UTIL_JSON_INLINE);
+            util_json_exact(w, "low", dim->lo);
+            util_json_exact(w, "high", dim->hi);
+            util_json_str(w, "type",
+                          dim->type == SWEEP_DURATION  ? "duration_us"
+                          : dim->type == SWEEP_INTEGER ? "integer"
+                                                       : "number");
+            util_json_str(w, "scale", dim->log ? "log" : "linear");
+            util_json_close(w);
         }
-        rep_json_close(w);
+        util_json_close(w);
     }
-    rep_json_close(w);
+    util_json_close(w);
 }
 
-static void write_objective_json(rep_json *w, const sweep *sw) {
+static void write_objective_json(util_json *w, const sweep *sw) {
     if (!sw->objective[0]) {
-        rep_json_null(w, "objective");
+        util_json_null(w, "objective");
         return;
     }
-    rep_json_open(w, "objective", '{', REP_JSON_INLINE);
-    rep_json_str(w, "metric", sw->objective);
-    rep_json_str(w, "sense", sw->sense < 0 ? "maximize" : "minimize");
-    rep_json_str(w, "judged_on", sw->strict ? "ci95" : "mean");
-    rep_json_open(w, "subject_to", '[', REP_JSON_INLINE);
-    for (size_t c = 0; c < sw->con_count; c++) rep_json_str(w, NULL, sw->cons[c].text);
-    rep_json_close(w);
-    rep_json_u64(w, "feasible_points", sw->feasible_count);
+    util_json_open(w, "objective", '{', UTIL_JSON_INLINE);
+    util_json_str(w, "metric", sw->objective);
+    util_json_str(w, "sense", sw->sense < 0 ? "maximize" : "minimize");
+    util_json_str(w, "judged_on", sw->strict ? "ci95" : "mean");
+    util_json_open(w, "subject_to", '[', UTIL_JSON_INLINE);
+    for (size_t c = 0; c < sw->con_count; c++) util_json_str(w, NULL, sw->cons[c].text);
+    util_json_close(w);
+    util_json_u64(w, "feasible_points", sw->feasible_count);
     json_point_or_null(w, "best", sw->best);
     json_point_or_null(w, "runner_up", sw->runner_up);
     json_point_or_null(w, "closest_infeasible", sw->best < 0 ? sw->closest : -1);
-    rep_json_close(w);
+    util_json_close(w);
 }
 
-static void write_pareto_json(rep_json *w, const sweep *sw) {
-    rep_json_open(w, "pareto", '{', REP_JSON_INLINE);
-    rep_json_open(w, "minimised", '[', REP_JSON_INLINE);
-    for (size_t k = 0; k < 3; k++) rep_json_str(w, NULL, sweep_pareto_metrics[k]);
-    rep_json_close(w);
-    rep_json_open(w, "points", '[', REP_JSON_INLINE);
+static void write_pareto_json(util_json *w, const sweep *sw) {
+    util_json_open(w, "pareto", '{', UTIL_JSON_INLINE);
+    util_json_open(w, "minimised", '[', UTIL_JSON_INLINE);
+    for (size_t k = 0; k < 3; k++) util_json_str(w, NULL, sweep_pareto_metrics[k]);
+    util_json_close(w);
+    util_json_open(w, "points", '[', UTIL_JSON_INLINE);
     for (uint64_t p = 0; p < sw->points; p++)
-        if (sw->pareto[p]) rep_json_u64(w, NULL, p);
-    rep_json_close(w);
-    rep_json_close(w);
+        if (sw->pareto[p]) util_json_u64(w, NULL, p);
+    util_json_close(w);
+    util_json_close(w);
 }
 
 /* One point: its settings and flags on a line, then a line per metric. */
-static void write_result_json(rep_json *w, const sweep *sw, uint64_t p) {
-    rep_json_open(w, NULL, '{', REP_JSON_INLINE);
-    rep_json_u64(w, "point", p);
-    rep_json_open(w, "settings", '{', REP_JSON_INLINE);
+static void write_result_json(util_json *w, const sweep *sw, uint64_t p) {
+    util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+    util_json_u64(w, "point", p);
+    util_json_open(w, "settings", '{', UTIL_JSON_INLINE);
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         char v[SWEEP_VALUE_MAX];
         sweep_point_value(sw, p, d, v, sizeof v);
         json_setting(w, sw->dims[d].key, v);
     }
-    rep_json_close(w);
-    rep_json_u64(w, "runs", sw->runs_ok[p]);
-    rep_json_bool(w, "feasible", sw->feasible[p]);
-    rep_json_bool(w, "pareto", sw->pareto[p]);
-    rep_json_wrap(w, 5);
-    rep_json_open(w, "metrics", '{', REP_JSON_INLINE);
+    util_json_close(w);
+    util_json_u64(w, "runs", sw->runs_ok[p]);
+    util_json_bool(w, "feasible", sw->feasible[p]);
+    util_json_bool(w, "pareto", sw->pareto[p]);
+    util_json_wrap(w, 5);
+    util_json_open(w, "metrics", '{', UTIL_JSON_INLINE);
     for (size_t m = 0; m < sw->metric_count; m++) {
         sweep_stat st;
         sweep_point_stat(sw, p, (int)m, &st);
-        rep_json_wrap(w, 7);
-        rep_json_open(w, sw->metrics[m], '{', REP_JSON_INLINE);
+        util_json_wrap(w, 7);
+        util_json_open(w, sw->metrics[m], '{', UTIL_JSON_INLINE);
         json_value(w, "mean", st.mean, sw->units[m]);
         json_value(w, "sd", st.sd, sw->units[m]);
-        rep_json_open(w, "ci95", '[', REP_JSON_INLINE);
+        util_json_open(w, "ci95", '[', UTIL_JSON_INLINE);
         json_value(w, NULL, st.ci_low, sw->units[m]);
         json_value(w, NULL, st.ci_high, sw->units[m]);
-        rep_json_close(w);
-        rep_json_close(w);
+        util_json_close(w);
+        util_json_close(w);
     }
-    rep_json_close(w);
-    rep_json_close(w);
+    util_json_close(w);
+    util_json_close(w);
 }
 
 static void write_json(FILE *f, const sweep *sw) {
-    rep_json w;
-    rep_json_init(&w, f);
-    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
-    rep_json_str(&w, "fusebox", FB_VERSION);
-    rep_json_str(&w, "scenario", sw->base->name);
-    rep_json_str(&w, "file", sw->file);
+    util_json w;
+    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
+    util_json_str(&w, "fusebox", FB_VERSION);
+    util_json_str(&w, "scenario", sw->base->name);
+    util_json_str(&w, "file", sw->file);
     char hash[17];
     snprintf(hash, sizeof hash, "%016" PRIx64, sw->hash);
-    rep_json_str(&w, "scenario_fnv1a64", hash);
-    rep_json_str(&w, "variant", sw->variant);
-    rep_json_open(&w, "sets", '[', REP_JSON_INLINE);
-    for (size_t i = 0; i < sw->set_count; i++) rep_json_str(&w, NULL, sw->sets[i]);
-    rep_json_close(&w);
-    rep_json_str(&w, "design", sw->sample ? "latin_hypercube" : "full_factorial");
-    rep_json_u64(&w, "points", sw->points);
-    rep_json_open(&w, "seeds", '[', REP_JSON_INLINE);
-    for (uint32_t s = 0; s < sw->seeds; s++) rep_json_u64(&w, NULL, sw->seed + s);
-    rep_json_close(&w);
-    rep_json_u64(&w, "runs", sw->tasks);
-    rep_json_u64(&w, "failed_runs", sw->failed);
+    util_json_str(&w, "scenario_fnv1a64", hash);
+    util_json_str(&w, "variant", sw->variant);
+    util_json_open(&w, "sets", '[', UTIL_JSON_INLINE);
+    for (size_t i = 0; i < sw->set_count; i++) util_json_str(&w, NULL, sw->sets[i]);
+    util_json_close(&w);
+    util_json_str(&w, "design", sw->sample ? "latin_hypercube" : "full_factorial");
+    util_json_u64(&w, "points", sw->points);
+    util_json_open(&w, "seeds", '[', UTIL_JSON_INLINE);
+    for (uint32_t s = 0; s < sw->seeds; s++) util_json_u64(&w, NULL, sw->seed + s);
+    util_json_close(&w);
+    util_json_u64(&w, "runs", sw->tasks);
+    util_json_u64(&w, "failed_runs", sw->failed);
     write_dims_json(&w, sw);
     write_objective_json(&w, sw);
     write_pareto_json(&w, sw);
-    rep_json_open(&w, "results", '[', REP_JSON_LINES);
+    util_json_open(&w, "results", '[', UTIL_JSON_LINES);
     for (uint64_t p = 0; p < sw->points; p++) write_result_json(&w, sw, p);
-    rep_json_close(&w);
-    rep_json_close(&w);
+    util_json_close(&w);
+    util_json_close(&w);
     fputc('\n', f);
 }
 

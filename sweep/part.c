@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "core/version.h"
-#include "reports/json.h"
+#include "util/json.h"
 
 #define PART_TEXT_MAX ((size_t)2 * 1024 * 1024 * 1024)
 #define PART_FORMAT 1
@@ -26,50 +26,50 @@ bool sweep_in_shard(uint64_t task, uint32_t k, uint32_t n) {
     return n > 0 && task % n == (uint64_t)(k - 1);
 }
 
-static void write_str_array(rep_json *w, const char *key, char *const *v, size_t n) {
-    rep_json_open(w, key, '[', REP_JSON_INLINE);
-    for (size_t i = 0; i < n; i++) rep_json_str(w, NULL, v[i]);
-    rep_json_close(w);
+static void write_str_array(util_json *w, const char *key, char *const *v, size_t n) {
+    util_json_open(w, key, '[', UTIL_JSON_INLINE);
+    for (size_t i = 0; i < n; i++) util_json_str(w, NULL, v[i]);
+    util_json_close(w);
 }
 
 /* What decides the tasks and their results; the merge checks the parts agree on all of it. */
-static void write_definition(rep_json *w, const sweep *sw) {
-    rep_json_open(w, "sweep", '{', REP_JSON_INLINE);
-    rep_json_str(w, "scenario", sw->file);
+static void write_definition(util_json *w, const sweep *sw) {
+    util_json_open(w, "sweep", '{', UTIL_JSON_INLINE);
+    util_json_str(w, "scenario", sw->file);
     char hash[17];
     snprintf(hash, sizeof hash, "%016" PRIx64, sw->hash);
-    rep_json_str(w, "scenario_fnv1a64", hash);
-    rep_json_str(w, "variant", sw->variant);
+    util_json_str(w, "scenario_fnv1a64", hash);
+    util_json_str(w, "variant", sw->variant);
     write_str_array(w, "sets", sw->sets, sw->set_count);
     write_str_array(w, "grid", sw->grid_args, sw->dim_count);
-    rep_json_u64(w, "sample", sw->sample);
+    util_json_u64(w, "sample", sw->sample);
     char seed[24];
     snprintf(seed, sizeof seed, "%" PRIu64, sw->seed);
-    rep_json_str(w, "seed", seed);
-    rep_json_u64(w, "seeds", sw->seeds);
-    rep_json_u64(w, "runs", sw->tasks);
-    rep_json_close(w);
-    rep_json_open(w, "analysis", '{', REP_JSON_INLINE);
-    rep_json_str(w, "objective", sw->objective[0] ? sw->objective : NULL);
-    rep_json_i64(w, "sense", sw->sense);
-    rep_json_bool(w, "strict", sw->strict);
-    rep_json_str(w, "subject_to", sw->subject_to[0] ? sw->subject_to : NULL);
-    rep_json_str(w, "heatmap", sw->heatmap_given ? sw->heatmap : NULL);
-    rep_json_str(w, "heatmap_dims", sw->heatmap_dims[0] ? sw->heatmap_dims : NULL);
-    rep_json_close(w);
+    util_json_str(w, "seed", seed);
+    util_json_u64(w, "seeds", sw->seeds);
+    util_json_u64(w, "runs", sw->tasks);
+    util_json_close(w);
+    util_json_open(w, "analysis", '{', UTIL_JSON_INLINE);
+    util_json_str(w, "objective", sw->objective[0] ? sw->objective : NULL);
+    util_json_i64(w, "sense", sw->sense);
+    util_json_bool(w, "strict", sw->strict);
+    util_json_str(w, "subject_to", sw->subject_to[0] ? sw->subject_to : NULL);
+    util_json_str(w, "heatmap", sw->heatmap_given ? sw->heatmap : NULL);
+    util_json_str(w, "heatmap_dims", sw->heatmap_dims[0] ? sw->heatmap_dims : NULL);
+    util_json_close(w);
 }
 
-static void write_task(rep_json *w, const sweep *sw, uint64_t t) {
-    rep_json_open(w, NULL, '{', REP_JSON_INLINE);
-    rep_json_u64(w, "task", t);
-    rep_json_bool(w, "ok", sw->state[t] == 1);
-    if (sw->state[t] != 1) rep_json_str(w, "error", sw->errors[t] ? sw->errors[t] : "");
+static void write_task(util_json *w, const sweep *sw, uint64_t t) {
+    util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+    util_json_u64(w, "task", t);
+    util_json_bool(w, "ok", sw->state[t] == 1);
+    if (sw->state[t] != 1) util_json_str(w, "error", sw->errors[t] ? sw->errors[t] : "");
     /* %.17g reads back as the same double: merged outputs match unsharded ones */
-    rep_json_open(w, "values", '[', REP_JSON_COMPACT);
+    util_json_open(w, "values", '[', UTIL_JSON_COMPACT);
     for (size_t m = 0; m < sw->metric_count; m++)
-        rep_json_exact(w, NULL, sw->values[t * sw->metric_count + m]);
-    rep_json_close(w);
-    rep_json_close(w);
+        util_json_exact(w, NULL, sw->values[t * sw->metric_count + m]);
+    util_json_close(w);
+    util_json_close(w);
 }
 
 int sweep_write_part(FILE *f, const sweep *sw, uint32_t k, uint32_t n) {
@@ -77,25 +77,25 @@ int sweep_write_part(FILE *f, const sweep *sw, uint32_t k, uint32_t n) {
 }
 
 int sweep_part_write(FILE *f, const sweep *sw, uint32_t k, uint32_t n, bool interrupted) {
-    rep_json w;
-    rep_json_init(&w, f);
-    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
-    rep_json_u64(&w, "fusebox_sweep_part", PART_FORMAT);
-    rep_json_str(&w, "fusebox", FB_VERSION);
-    rep_json_u64(&w, "shard", k);
-    rep_json_u64(&w, "shards", n);
+    util_json w;
+    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
+    util_json_u64(&w, "fusebox_sweep_part", PART_FORMAT);
+    util_json_str(&w, "fusebox", FB_VERSION);
+    util_json_u64(&w, "shard", k);
+    util_json_u64(&w, "shards", n);
     /* only in an interrupted sweep's file: a finished shard's file stays as it was */
-    if (interrupted) rep_json_bool(&w, "interrupted", true);
+    if (interrupted) util_json_bool(&w, "interrupted", true);
     write_definition(&w, sw);
-    rep_json_open(&w, "metrics", '[', REP_JSON_INLINE);
-    for (size_t m = 0; m < sw->metric_count; m++) rep_json_str(&w, NULL, sw->metrics[m]);
-    rep_json_close(&w);
-    rep_json_str(&w, "scenario_text", sw->text);
-    rep_json_open(&w, "tasks", '[', REP_JSON_LINES_OPEN);
+    util_json_open(&w, "metrics", '[', UTIL_JSON_INLINE);
+    for (size_t m = 0; m < sw->metric_count; m++) util_json_str(&w, NULL, sw->metrics[m]);
+    util_json_close(&w);
+    util_json_str(&w, "scenario_text", sw->text);
+    util_json_open(&w, "tasks", '[', UTIL_JSON_LINES_OPEN);
     for (uint64_t t = 0; t < sw->tasks; t++)
         if (sweep_in_shard(t, k, n) && sw->state[t] != 0) write_task(&w, sw, t);
-    rep_json_close(&w);
-    rep_json_close(&w);
+    util_json_close(&w);
+    util_json_close(&w);
     fputc('\n', f);
     return ferror(f) ? FB_EIO : FB_OK;
 }
@@ -350,24 +350,24 @@ static int make_manifest(sweep *sw, const part *parts, size_t n, char *msg, size
     size_t len = 0;
     FILE *f = open_memstream(&sw->manifest, &len);
     if (f == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-    rep_json w;
-    rep_json_init(&w, f);
-    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
-    rep_json_u64(&w, "fusebox_merge", PART_FORMAT);
-    rep_json_open(&w, "parts", '[', REP_JSON_LINES);
+    util_json w;
+    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
+    util_json_u64(&w, "fusebox_merge", PART_FORMAT);
+    util_json_open(&w, "parts", '[', UTIL_JSON_LINES);
     for (uint32_t k = 1; k <= parts[0].shards; k++)
         for (size_t i = 0; i < n; i++) {
             if (parts[i].shard != k) continue;
             char digest[17];
             snprintf(digest, sizeof digest, "%016" PRIx64, parts[i].digest);
-            rep_json_open(&w, NULL, '{', REP_JSON_INLINE);
-            rep_json_u64(&w, "shard", k);
-            rep_json_u64(&w, "shards", parts[i].shards);
-            rep_json_str(&w, "fnv1a64", digest);
-            rep_json_close(&w);
+            util_json_open(&w, NULL, '{', UTIL_JSON_INLINE);
+            util_json_u64(&w, "shard", k);
+            util_json_u64(&w, "shards", parts[i].shards);
+            util_json_str(&w, "fnv1a64", digest);
+            util_json_close(&w);
         }
-    rep_json_close(&w);
-    rep_json_close(&w);
+    util_json_close(&w);
+    util_json_close(&w);
     fputc('\n', f);
     if (fclose(f) != 0 || sw->manifest == NULL)
         return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
@@ -440,11 +440,11 @@ static int check_definition(const sweep *sw, const part *pt, char *msg, size_t m
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (f == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-    rep_json w;
-    rep_json_init(&w, f);
-    rep_json_open(&w, NULL, '{', REP_JSON_LINES);
+    util_json w;
+    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
     write_definition(&w, sw);
-    rep_json_close(&w);
+    util_json_close(&w);
     fclose(f);
     cJSON *mine = text ? cJSON_Parse(text) : NULL;
     free(text);

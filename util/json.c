@@ -1,8 +1,9 @@
 /* json.c - see json.h. */
 #include "util/json.h"
 
-#include <stdbool.h>
-#include <stdint.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* Whether any of the eight bytes is '"', '\\' or below 0x20: the has-zero-byte and has-less
@@ -59,4 +60,140 @@ void util_json_spaced(const util_out *o, const char *pretty) {
         else
             util_put(o, c, 1);
     }
+}
+
+/* ---- the writer ---- */
+
+void util_json_init(util_json *w, util_out out, unsigned flags) {
+    w->out = out;
+    w->flags = flags;
+    w->depth = 0;
+    w->wrap = -1;
+}
+
+static void put(util_json *w, const char *s, size_t n) {
+    util_put(&w->out, s, n);
+}
+
+static void newline(util_json *w, int column) {
+    static const char line[] = "\n                                                                ";
+    size_t n = 1 + (size_t)column, k = n < sizeof line - 1 ? n : sizeof line - 1;
+    put(w, line, k);
+    for (n -= k; n > 0; n -= k) { /* deeper than the spaces above: more of them */
+        k = n < sizeof line - 2 ? n : sizeof line - 2;
+        put(w, line + 1, k);
+    }
+}
+
+/* What goes before an item: a comma after the first, then the layout's space. */
+static void separate(util_json *w) {
+    if (w->depth == 0) return; /* the document itself */
+    bool first = w->level[w->depth - 1].first;
+    w->level[w->depth - 1].first = false;
+    if (!first) put(w, ",", 1);
+    if (w->wrap >= 0) {
+        newline(w, w->wrap);
+        w->wrap = -1;
+        return;
+    }
+    switch (w->level[w->depth - 1].layout) {
+    case UTIL_JSON_LINES:
+    case UTIL_JSON_LINES_OPEN:
+        newline(w, 2 * w->depth);
+        break;
+    case UTIL_JSON_INLINE:
+        if (!first) put(w, " ", 1);
+        break;
+    case UTIL_JSON_COMPACT:
+        break;
+    }
+}
+
+void util_json_key(util_json *w, const char *key) {
+    separate(w);
+    if (key == NULL) return;
+    util_json_string(&w->out, key, w->flags);
+    bool compact = w->depth > 0 && w->level[w->depth - 1].layout == UTIL_JSON_COMPACT;
+    put(w, ": ", compact ? 1 : 2);
+}
+
+void util_json_open(util_json *w, const char *key, char bracket, util_json_layout layout) {
+    util_json_key(w, key);
+    put(w, &bracket, 1);
+    if (w->depth == UTIL_JSON_DEPTH_MAX) return; /* deeper than any file we write */
+    w->level[w->depth].close = bracket == '[' ? ']' : '}';
+    w->level[w->depth].layout = layout;
+    w->level[w->depth].first = true;
+    w->depth++;
+}
+
+void util_json_close(util_json *w) {
+    if (w->depth == 0) return;
+    w->depth--;
+    util_json_layout layout = w->level[w->depth].layout;
+    if (layout == UTIL_JSON_LINES_OPEN || (layout == UTIL_JSON_LINES && !w->level[w->depth].first))
+        newline(w, 2 * w->depth);
+    put(w, &w->level[w->depth].close, 1);
+}
+
+void util_json_wrap(util_json *w, int column) {
+    w->wrap = column;
+}
+
+void util_json_u64(util_json *w, const char *key, uint64_t v) {
+    util_json_key(w, key);
+    char s[24];
+    put(w, s, (size_t)snprintf(s, sizeof s, "%" PRIu64, v));
+}
+
+void util_json_i64(util_json *w, const char *key, int64_t v) {
+    util_json_key(w, key);
+    char s[24];
+    put(w, s, (size_t)snprintf(s, sizeof s, "%" PRId64, v));
+}
+
+void util_json_fixed(util_json *w, const char *key, double v, int decimals) {
+    util_json_key(w, key);
+    if (isfinite(v))
+        util_printf(&w->out, "%.*f", decimals, v);
+    else
+        put(w, "null", 4);
+}
+
+void util_json_digits(util_json *w, const char *key, double v, int digits) {
+    util_json_key(w, key);
+    if (isfinite(v))
+        util_printf(&w->out, "%.*g", digits, v);
+    else
+        put(w, "null", 4);
+}
+
+void util_json_exact(util_json *w, const char *key, double v) {
+    util_json_digits(w, key, v, 17);
+}
+
+void util_json_bool(util_json *w, const char *key, bool v) {
+    util_json_key(w, key);
+    put(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+void util_json_str(util_json *w, const char *key, const char *v) {
+    util_json_key(w, key);
+    if (v)
+        util_json_string(&w->out, v, w->flags);
+    else
+        put(w, "null", 4);
+}
+
+void util_json_null(util_json *w, const char *key) {
+    util_json_raw(w, key, "null");
+}
+
+void util_json_raw(util_json *w, const char *key, const char *json) {
+    util_json_key(w, key);
+    util_json_text(w, json);
+}
+
+void util_json_text(util_json *w, const char *s) {
+    put(w, s, strlen(s));
 }
