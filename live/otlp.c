@@ -25,8 +25,9 @@ typedef struct open_req {
 
 struct live_otlp {
     FILE *f;
+    util_json w; /* onto f; each span a line */
     uint64_t spans, spans_max;
-    bool any_resource, any_span, in_variant;
+    bool in_variant;
     const sim_scenario *sc;
     uint32_t variant;
     live_otlp_provider prov[SIM_PROVIDERS_MAX]; /* pointing into the copies below */
@@ -59,51 +60,61 @@ static ids ids_of(const live_otlp *o, uint64_t request) {
     return d;
 }
 
-/* ---- JSON ---- */
+/* ---- attributes: {"key":K,"value":{"stringValue":V}}, ... ---- */
 
-static void json_str(FILE *f, const char *s) {
-    util_out o = util_out_file(f);
-    util_json_string(&o, s, 0);
+static void a_open(util_json *w, const char *key) {
+    util_json_open(w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_str(w, "key", key);
+    util_json_open(w, "value", '{', UTIL_JSON_COMPACT);
 }
 
-typedef struct attrs {
-    FILE *f;
-    bool any;
-} attrs;
-
-static void a_key(attrs *a, const char *key) {
-    fprintf(a->f, "%s{\"key\":\"%s\",\"value\":", a->any ? "," : "", key);
-    a->any = true;
+static void a_close(util_json *w) {
+    util_json_close(w);
+    util_json_close(w);
 }
 
-static void a_str(attrs *a, const char *key, const char *v) {
-    a_key(a, key);
-    fputs("{\"stringValue\":", a->f);
-    json_str(a->f, v);
-    fputs("}}", a->f);
+static void a_str(util_json *w, const char *key, const char *v) {
+    a_open(w, key);
+    util_json_str(w, "stringValue", v);
+    a_close(w);
 }
 
-static void a_int(attrs *a, const char *key, int64_t v) {
-    a_key(a, key);
-    fprintf(a->f, "{\"intValue\":\"%" PRId64 "\"}}", v);
+/* OTLP/JSON writes a 64-bit integer as a string (the protobuf JSON mapping). */
+static void int_string(util_json *w, const char *key, int64_t v) {
+    char s[24];
+    snprintf(s, sizeof s, "%" PRId64, v);
+    util_json_str(w, key, s);
 }
 
-static void a_double(attrs *a, const char *key, double v) {
-    a_key(a, key);
-    fprintf(a->f, "{\"doubleValue\":%.17g}}", v);
+static void a_int(util_json *w, const char *key, int64_t v) {
+    a_open(w, key);
+    int_string(w, "intValue", v);
+    a_close(w);
 }
 
-static void a_bool(attrs *a, const char *key, bool v) {
-    a_key(a, key);
-    fprintf(a->f, "{\"boolValue\":%s}}", v ? "true" : "false");
+static void a_double(util_json *w, const char *key, double v) {
+    a_open(w, key);
+    util_json_exact(w, "doubleValue", v);
+    a_close(w);
+}
+
+static void a_bool(util_json *w, const char *key, bool v) {
+    a_open(w, key);
+    util_json_bool(w, "boolValue", v);
+    a_close(w);
 }
 
 /* A string array of one element (gen_ai.response.finish_reasons: one choice). */
-static void a_strs1(attrs *a, const char *key, const char *v) {
-    a_key(a, key);
-    fputs("{\"arrayValue\":{\"values\":[{\"stringValue\":", a->f);
-    json_str(a->f, v);
-    fputs("}]}}}", a->f);
+static void a_strs1(util_json *w, const char *key, const char *v) {
+    a_open(w, key);
+    util_json_open(w, "arrayValue", '{', UTIL_JSON_COMPACT);
+    util_json_open(w, "values", '[', UTIL_JSON_COMPACT);
+    util_json_open(w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_str(w, "stringValue", v);
+    util_json_close(w);
+    util_json_close(w);
+    util_json_close(w);
+    a_close(w);
 }
 
 /* ---- URLs: server.address, server.port, the path ---- */
@@ -145,28 +156,49 @@ static where where_of(const char *url) {
 
 /* ---- spans ---- */
 
+static void hex_ids(char *s, size_t cap, uint64_t hi, uint64_t lo, bool two) {
+    if (two)
+        snprintf(s, cap, "%016" PRIx64 "%016" PRIx64, hi, lo);
+    else
+        snprintf(s, cap, "%016" PRIx64, lo);
+}
+
+/* A span a line, up to its attributes (open for the caller's). */
 static void span_open(live_otlp *o, const ids *d, uint64_t span, bool child, const char *name,
                       fb_time_us start_us, fb_time_us end_us) {
-    FILE *f = o->f;
-    fprintf(f, "%s\n{\"traceId\":\"%016" PRIx64 "%016" PRIx64 "\",\"spanId\":\"%016" PRIx64 "\"",
-            o->any_span ? "," : "", d->trace_hi, d->trace_lo, span);
-    if (child) fprintf(f, ",\"parentSpanId\":\"%016" PRIx64 "\"", d->root);
-    fputs(",\"name\":", f);
-    json_str(f, name);
-    fprintf(f,
-            ",\"kind\":%d,\"startTimeUnixNano\":\"%" PRId64 "\",\"endTimeUnixNano\":\"%" PRId64
-            "\",\"attributes\":[",
-            KIND_CLIENT, o->t0_ns + start_us * 1000, o->t0_ns + end_us * 1000);
-    o->any_span = true;
+    util_json *w = &o->w;
+    char id[40];
+    util_json_wrap(w, 0);
+    util_json_open(w, NULL, '{', UTIL_JSON_COMPACT);
+    hex_ids(id, sizeof id, d->trace_hi, d->trace_lo, true);
+    util_json_str(w, "traceId", id);
+    hex_ids(id, sizeof id, 0, span, false);
+    util_json_str(w, "spanId", id);
+    if (child) {
+        hex_ids(id, sizeof id, 0, d->root, false);
+        util_json_str(w, "parentSpanId", id);
+    }
+    util_json_str(w, "name", name);
+    util_json_i64(w, "kind", KIND_CLIENT);
+    int_string(w, "startTimeUnixNano", o->t0_ns + start_us * 1000);
+    int_string(w, "endTimeUnixNano", o->t0_ns + end_us * 1000);
+    util_json_open(w, "attributes", '[', UTIL_JSON_COMPACT);
     o->spans++;
 }
 
 static void span_close(live_otlp *o, bool error) {
-    fputs(error ? "],\"status\":{\"code\":2}}" : "]}", o->f);
+    util_json *w = &o->w;
+    util_json_close(w); /* the attributes */
+    if (error) {
+        util_json_open(w, "status", '{', UTIL_JSON_COMPACT);
+        util_json_i64(w, "code", STATUS_ERROR);
+        util_json_close(w);
+    }
+    util_json_close(w);
 }
 
 /* The GenAI attributes every span has: the operation, the provider, the model asked. */
-static void genai_attrs(live_otlp *o, attrs *a, uint8_t provider) {
+static void genai_attrs(live_otlp *o, util_json *a, uint8_t provider) {
     const live_otlp_provider *p = &o->prov[provider];
     where w = where_of(p->url);
     a_str(a, "gen_ai.operation.name", "chat");
@@ -176,7 +208,7 @@ static void genai_attrs(live_otlp *o, attrs *a, uint8_t provider) {
     a_int(a, "server.port", w.port);
 }
 
-static void answer_attrs(attrs *a, const live_meta *m, bool has_usage, uint32_t tokens_out) {
+static void answer_attrs(util_json *a, const live_meta *m, bool has_usage, uint32_t tokens_out) {
     if (m->model[0]) a_str(a, "gen_ai.response.model", m->model);
     if (m->finish[0]) a_strs1(a, "gen_ai.response.finish_reasons", m->finish);
     if (m->tokens_in > 0) a_int(a, "gen_ai.usage.input_tokens", m->tokens_in);
@@ -223,20 +255,20 @@ void live_otlp_attempt(live_otlp *o, const live_span_attempt *at) {
     ids d = ids_of(o, at->request);
     span_open(o, &d, mix(o->salt ^ mix(at->id ^ 0x5bd1e995u)), true, name, at->start_us,
               at->end_us);
-    attrs a = {o->f, false};
-    a_str(&a, "http.request.method", "POST");
-    a_str(&a, "url.full", p->url);
-    a_str(&a, "url.template", w.path);
-    if (at->resend > 0) a_int(&a, "http.request.resend_count", at->resend);
-    if (at->status > 0) a_int(&a, "http.response.status_code", at->status);
-    if (at->error_type) a_str(&a, "error.type", at->error_type);
-    genai_attrs(o, &a, at->provider);
-    a_int(&a, "gen_ai.request.max_tokens", at->max_tokens);
-    if (at->stream) a_bool(&a, "gen_ai.request.stream", true);
-    answer_attrs(&a, &at->meta, at->has_usage, at->tokens_out);
-    a_str(&a, "fusebox.provider", o->sc->providers[at->provider].name);
-    if (at->cancelled) a_bool(&a, "fusebox.cancelled", true);
-    if (at->unfinished) a_bool(&a, "fusebox.unfinished", true);
+    util_json *a = &o->w;
+    a_str(a, "http.request.method", "POST");
+    a_str(a, "url.full", p->url);
+    a_str(a, "url.template", w.path);
+    if (at->resend > 0) a_int(a, "http.request.resend_count", at->resend);
+    if (at->status > 0) a_int(a, "http.response.status_code", at->status);
+    if (at->error_type) a_str(a, "error.type", at->error_type);
+    genai_attrs(o, a, at->provider);
+    a_int(a, "gen_ai.request.max_tokens", at->max_tokens);
+    if (at->stream) a_bool(a, "gen_ai.request.stream", true);
+    answer_attrs(a, &at->meta, at->has_usage, at->tokens_out);
+    a_str(a, "fusebox.provider", o->sc->providers[at->provider].name);
+    if (at->cancelled) a_bool(a, "fusebox.cancelled", true);
+    if (at->unfinished) a_bool(a, "fusebox.unfinished", true);
     span_close(o, at->error_type != NULL);
 }
 
@@ -262,18 +294,18 @@ static void root_span(live_otlp *o, const open_req *q, const sim_port_request *r
     snprintf(name, sizeof name, "chat %s", o->prov[provider].model);
     ids d = ids_of(o, r ? r->id : q->id);
     span_open(o, &d, d.root, false, name, start, end);
-    attrs a = {o->f, false};
-    genai_attrs(o, &a, provider);
-    if (q != NULL && q->answered) answer_attrs(&a, &q->meta, q->has_usage, q->tokens_out);
+    util_json *a = &o->w;
+    genai_attrs(o, a, provider);
+    if (q != NULL && q->answered) answer_attrs(a, &q->meta, q->has_usage, q->tokens_out);
     bool error = r != NULL && r->end != SIM_END_SUCCESS && r->end != SIM_END_DEGRADED;
-    if (error) a_str(&a, "error.type", sim_end_name(r->end));
+    if (error) a_str(a, "error.type", sim_end_name(r->end));
     if (r != NULL) {
-        a_str(&a, "fusebox.class", o->sc->classes[r->cls].name);
-        a_str(&a, "fusebox.outcome", sim_end_name(r->end));
-        a_bool(&a, "fusebox.via_fallback", r->via_fallback);
-        a_int(&a, "fusebox.attempts", r->attempts);
+        a_str(a, "fusebox.class", o->sc->classes[r->cls].name);
+        a_str(a, "fusebox.outcome", sim_end_name(r->end));
+        a_bool(a, "fusebox.via_fallback", r->via_fallback);
+        a_int(a, "fusebox.attempts", r->attempts);
     } else {
-        a_bool(&a, "fusebox.unfinished", true);
+        a_bool(a, "fusebox.unfinished", true);
     }
     span_close(o, error);
 }
@@ -295,7 +327,9 @@ int live_otlp_open(FILE *f, uint64_t spans_max, live_otlp **out) {
     if (o == NULL) return FB_ENOMEM;
     o->f = f;
     o->spans_max = spans_max ? spans_max : LIVE_OTLP_SPANS_MAX;
-    fputs("{\"resourceSpans\":[", f);
+    util_json_init(&o->w, util_out_file(f), 0);
+    util_json_open(&o->w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_open(&o->w, "resourceSpans", '[', UTIL_JSON_COMPACT);
     return FB_OK;
 }
 
@@ -311,21 +345,27 @@ int live_otlp_begin(live_otlp *o, const sim_scenario *sc, uint32_t variant, doub
     }
     o->t0_ns = t0_unix_ns;
     o->salt = mix((uint64_t)t0_unix_ns ^ mix(sc->seed) ^ mix(variant));
-    o->any_span = false;
     o->in_variant = true;
-    FILE *f = o->f;
-    fprintf(f, "%s\n{\"resource\":{\"attributes\":[", o->any_resource ? "," : "");
-    attrs a = {f, false};
-    a_str(&a, "service.name", "fusebox-live");
-    a_str(&a, "fusebox.scenario", sc->name);
-    a_str(&a, "fusebox.variant", sc->variants[variant].name);
-    a_int(&a, "fusebox.seed", (int64_t)sc->seed);
-    a_double(&a, "fusebox.time_scale", scale);
-    fputs("]},\"scopeSpans\":[{\"scope\":{\"name\":\"fusebox\",\"version\":\"" FB_VERSION
-          "\"},\"spans\":[",
-          f);
-    o->any_resource = true;
-    return ferror(f) ? FB_EIO : FB_OK;
+    util_json *a = &o->w; /* a resource a line, its spans a line each */
+    util_json_wrap(a, 0);
+    util_json_open(a, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_open(a, "resource", '{', UTIL_JSON_COMPACT);
+    util_json_open(a, "attributes", '[', UTIL_JSON_COMPACT);
+    a_str(a, "service.name", "fusebox-live");
+    a_str(a, "fusebox.scenario", sc->name);
+    a_str(a, "fusebox.variant", sc->variants[variant].name);
+    a_int(a, "fusebox.seed", (int64_t)sc->seed);
+    a_double(a, "fusebox.time_scale", scale);
+    util_json_close(a);
+    util_json_close(a);
+    util_json_open(a, "scopeSpans", '[', UTIL_JSON_COMPACT);
+    util_json_open(a, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_open(a, "scope", '{', UTIL_JSON_COMPACT);
+    util_json_str(a, "name", "fusebox");
+    util_json_str(a, "version", FB_VERSION);
+    util_json_close(a);
+    util_json_open(a, "spans", '[', UTIL_JSON_COMPACT);
+    return ferror(o->f) ? FB_EIO : FB_OK;
 }
 
 void live_otlp_end(live_otlp *o, fb_time_us now_us) {
@@ -335,7 +375,9 @@ void live_otlp_end(live_otlp *o, fb_time_us now_us) {
         root_span(o, &o->reqs[i], NULL, now_us);
         o->reqs[i].used = false;
     }
-    fputs("\n]}]}", o->f);
+    util_json_text(&o->w, "\n");
+    for (int i = 0; i < 4; i++)
+        util_json_close(&o->w); /* spans, scopeSpans' item and it, the resource's item */
     o->in_variant = false;
 }
 
@@ -350,7 +392,10 @@ uint64_t live_otlp_spans(const live_otlp *o) {
 int live_otlp_close(live_otlp *o) {
     if (o == NULL) return FB_OK;
     if (o->in_variant) live_otlp_end(o, 0);
-    fputs("\n]}\n", o->f);
+    util_json_text(&o->w, "\n");
+    util_json_close(&o->w); /* resourceSpans */
+    util_json_close(&o->w);
+    util_json_text(&o->w, "\n");
     int rc = ferror(o->f) ? FB_EIO : FB_OK;
     free(o->reqs);
     free(o);

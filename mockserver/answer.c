@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 
 #include "mockserver/serverint.h"
+#include "util/json.h"
 
 struct MHD_Response *mock_buf_response(mock_buf *b) {
     size_t len;
@@ -159,13 +160,12 @@ enum MHD_Result mock_send_control_error(req *r, unsigned status, const char *pat
         snprintf(text, sizeof text, "%s: %s", path, msg);
     else
         snprintf(text, sizeof text, "%s", msg);
-    mock_buf_puts(&b, "{\"error\":");
-    mock_buf_json_string(&b, text);
-    if (path != NULL) {
-        mock_buf_puts(&b, ",\"path\":");
-        mock_buf_json_string(&b, path);
-    }
-    mock_buf_puts(&b, "}");
+    util_json w;
+    util_json_init(&w, mock_buf_out(&b), 0);
+    util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_str(&w, "error", text);
+    if (path != NULL) util_json_str(&w, "path", path);
+    util_json_close(&w);
     return mock_send_json(r, status, &b);
 }
 

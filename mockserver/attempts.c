@@ -1,8 +1,11 @@
 /* attempts.c - the attempt log ring and its JSON form. */
 #include "mockserver/attempts.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/json.h"
 
 int mock_attempts_init(mock_attempts *a, size_t cap) {
     memset(a, 0, sizeof *a);
@@ -56,70 +59,76 @@ uint64_t mock_attempts_dropped(const mock_attempts *a) {
 }
 
 /* A time in milliseconds, or null. */
-static void ms_or_null(mock_buf *out, const char *name, fb_time_us us) {
+static void ms_or_null(util_json *w, const char *name, fb_time_us us) {
     if (us < 0)
-        mock_buf_printf(out, ",\"%s\":null", name);
+        util_json_null(w, name);
     else
-        mock_buf_printf(out, ",\"%s\":%.3f", name, (double)us / 1e3);
+        util_json_fixed(w, name, (double)us / 1e3, 3);
 }
 
-static void string_or_null(mock_buf *out, const char *name, const char *v) {
-    mock_buf_printf(out, ",\"%s\":", name);
-    if (v[0] == '\0')
-        mock_buf_puts(out, "null");
-    else
-        mock_buf_json_string(out, v);
+static void string_or_null(util_json *w, const char *name, const char *v) {
+    util_json_str(w, name, v[0] == '\0' ? NULL : v);
 }
 
-static void entry_json(const mock_attempt *e, mock_buf *out) {
-    mock_buf_printf(out, "{\"seq\":%llu,\"t_ms\":%.3f,\"real_ms\":%.3f,\"method\":",
-                    (unsigned long long)e->seq, (double)e->t_us / 1e3, (double)e->real_us / 1e3);
-    mock_buf_json_string(out, e->method);
-    mock_buf_puts(out, ",\"path\":");
-    mock_buf_json_string(out, e->path);
-    mock_buf_puts(out, ",\"model\":");
-    mock_buf_json_string(out, e->model);
-    mock_buf_printf(out,
-                    ",\"stream\":%s,\"attempt\":%s,\"retry_count\":", e->stream ? "true" : "false",
-                    e->inference ? "true" : "false");
-    if (e->retry_count < 0)
-        mock_buf_puts(out, "null");
+/* null below 0 */
+static void int_or_null(util_json *w, const char *name, int64_t v) {
+    if (v < 0)
+        util_json_null(w, name);
     else
-        mock_buf_printf(out, "%d", e->retry_count);
-    string_or_null(out, "key", e->key);
-    if (e->client == 0)
-        mock_buf_puts(out, ",\"client\":null");
-    else
-        mock_buf_printf(out, ",\"client\":\"%016llx\"", (unsigned long long)e->client);
-    mock_buf_printf(out, ",\"status\":%d", e->status);
-    ms_or_null(out, "latency_ms", e->latency_us);
-    string_or_null(out, "fault", e->fault);
-    ms_or_null(out, "sent_ms", e->sent_us);
-    ms_or_null(out, "retry_after_ms", e->retry_after_us);
-    mock_buf_printf(out, ",\"should_retry\":%s",
-                    e->should_retry < 0 ? "null"
-                    : e->should_retry   ? "true"
-                                        : "false");
-    if (e->tokens < 0)
-        mock_buf_puts(out, ",\"tokens\":null");
-    else
-        mock_buf_printf(out, ",\"tokens\":%lld", (long long)e->tokens);
-    mock_buf_printf(out, ",\"broken\":%s}", e->broken ? "true" : "false");
+        util_json_i64(w, name, v);
 }
 
-static void json_head(mock_buf *out, uint64_t total, uint64_t dropped, double time_scale) {
-    mock_buf_printf(out, "{\"total\":%llu,\"dropped\":%llu,\"time_scale\":%.15g,\"entries\":[",
-                    (unsigned long long)total, (unsigned long long)dropped, time_scale);
+static void entry_json(const mock_attempt *e, util_json *w) {
+    util_json_open(w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_u64(w, "seq", e->seq);
+    util_json_fixed(w, "t_ms", (double)e->t_us / 1e3, 3);
+    util_json_fixed(w, "real_ms", (double)e->real_us / 1e3, 3);
+    util_json_str(w, "method", e->method);
+    util_json_str(w, "path", e->path);
+    util_json_str(w, "model", e->model);
+    util_json_bool(w, "stream", e->stream);
+    util_json_bool(w, "attempt", e->inference);
+    int_or_null(w, "retry_count", e->retry_count);
+    string_or_null(w, "key", e->key);
+    char client[20];
+    snprintf(client, sizeof client, "%016llx", (unsigned long long)e->client);
+    util_json_str(w, "client", e->client == 0 ? NULL : client);
+    util_json_i64(w, "status", e->status);
+    ms_or_null(w, "latency_ms", e->latency_us);
+    string_or_null(w, "fault", e->fault);
+    ms_or_null(w, "sent_ms", e->sent_us);
+    ms_or_null(w, "retry_after_ms", e->retry_after_us);
+    if (e->should_retry < 0)
+        util_json_null(w, "should_retry");
+    else
+        util_json_bool(w, "should_retry", e->should_retry);
+    int_or_null(w, "tokens", e->tokens);
+    util_json_bool(w, "broken", e->broken);
+    util_json_close(w);
+}
+
+/* The log's head; the entries' array is left open. */
+static void json_head(util_json *w, mock_buf *out, uint64_t total, uint64_t dropped,
+                      double time_scale) {
+    util_json_init(w, mock_buf_out(out), 0);
+    util_json_open(w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_u64(w, "total", total);
+    util_json_u64(w, "dropped", dropped);
+    util_json_digits(w, "time_scale", time_scale, 15);
+    util_json_open(w, "entries", '[', UTIL_JSON_COMPACT);
+}
+
+static void json_tail(util_json *w) {
+    util_json_close(w);
+    util_json_close(w);
 }
 
 void mock_attempts_json(const mock_attempts *a, double time_scale, mock_buf *out) {
     uint64_t first = mock_attempts_dropped(a);
-    json_head(out, a->total, first, time_scale);
-    for (uint64_t s = first; s < a->total; s++) {
-        if (s > first) mock_buf_puts(out, ",");
-        entry_json(&a->ring[s % a->cap], out);
-    }
-    mock_buf_puts(out, "]}");
+    util_json w;
+    json_head(&w, out, a->total, first, time_scale);
+    for (uint64_t s = first; s < a->total; s++) entry_json(&a->ring[s % a->cap], &w);
+    json_tail(&w);
 }
 
 /* ---- snapshots ---- */
@@ -162,10 +171,8 @@ bool mock_attempts_snap_step(mock_attempts *a, size_t k) {
 }
 
 void mock_attempts_snap_json(const mock_attempts_snap *s, double time_scale, mock_buf *out) {
-    json_head(out, s->total, s->first, time_scale);
-    for (size_t i = 0; i < s->n; i++) {
-        if (i > 0) mock_buf_puts(out, ",");
-        entry_json(&s->e[i], out);
-    }
-    mock_buf_puts(out, "]}");
+    util_json w;
+    json_head(&w, out, s->total, s->first, time_scale);
+    for (size_t i = 0; i < s->n; i++) entry_json(&s->e[i], &w);
+    json_tail(&w);
 }

@@ -10,8 +10,19 @@
 
 #include "mockserver/serverint.h"
 #include "mockserver/verdict.h"
+#include "util/json.h"
 
 #define SNAP_CHUNK 256 /* log entries copied per hold of the server's lock (about 120 KB) */
+
+/* {"ok":true}, with a count when name is not NULL. */
+static void ok_json(mock_buf *b, const char *name, uint64_t n) {
+    util_json w;
+    util_json_init(&w, mock_buf_out(b), 0);
+    util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_bool(&w, "ok", true);
+    if (name != NULL) util_json_u64(&w, name, n);
+    util_json_close(&w);
+}
 
 static enum MHD_Result load_faults(req *r) {
     mock_server *s = r->s;
@@ -26,7 +37,7 @@ static enum MHD_Result load_faults(req *r) {
     free(f);
     if (rc != FB_OK) return mock_send_control_error(r, 400, err.path, err.msg);
     mock_logf(s, MOCK_LOG_INFO, "loaded %zu timeline faults", n);
-    mock_buf_printf(&b, "{\"ok\":true,\"faults\":%zu}", n);
+    ok_json(&b, "faults", n);
     return mock_send_json(r, 200, &b);
 }
 
@@ -35,26 +46,39 @@ static void stats_json(mock_server *s, mock_buf *b) {
     mock_server_stats(s, &st);
     const union MHD_DaemonInfo *di =
         MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    mock_buf_printf(
-        b,
-        "{\"requests\":%llu,\"attempts\":%llu,\"faults\":%llu,\"status_2xx\":%llu,"
-        "\"status_4xx\":%llu,\"status_5xx\":%llu,\"status_429\":%llu,\"hangs\":%llu,"
-        "\"resets\":%llu,\"cut_streams\":%llu,\"capacity_rejects\":%llu,\"queued\":%llu,"
-        "\"left_early\":%llu,\"header_timeouts\":%llu,\"memory_rejects\":%llu,"
-        "\"log_dropped\":%llu,\"proxied\":%llu,\"upstream_errors\":%llu,\"in_flight\":%lld,"
-        "\"busy\":%lld,\"waiting\":%lld,"
-        "\"suspended\":%lld,\"connections\":%u,\"timeline_ms\":%.3f}",
-        (unsigned long long)st.requests, (unsigned long long)st.attempts,
-        (unsigned long long)st.faults, (unsigned long long)st.status_2xx,
-        (unsigned long long)st.status_4xx, (unsigned long long)st.status_5xx,
-        (unsigned long long)st.status_429, (unsigned long long)st.hangs,
-        (unsigned long long)st.resets, (unsigned long long)st.cut_streams,
-        (unsigned long long)st.capacity_rejects, (unsigned long long)st.queued,
-        (unsigned long long)st.left_early, (unsigned long long)st.header_timeouts,
-        (unsigned long long)st.memory_rejects, (unsigned long long)st.log_dropped,
-        (unsigned long long)st.proxied, (unsigned long long)st.upstream_errors,
-        (long long)st.in_flight, (long long)st.busy, (long long)st.waiting, (long long)st.suspended,
-        di != NULL ? di->num_connections : 0u, (double)st.timeline_us / 1e3);
+    const struct {
+        const char *name;
+        uint64_t v;
+    } counts[] = {{"requests", st.requests},
+                  {"attempts", st.attempts},
+                  {"faults", st.faults},
+                  {"status_2xx", st.status_2xx},
+                  {"status_4xx", st.status_4xx},
+                  {"status_5xx", st.status_5xx},
+                  {"status_429", st.status_429},
+                  {"hangs", st.hangs},
+                  {"resets", st.resets},
+                  {"cut_streams", st.cut_streams},
+                  {"capacity_rejects", st.capacity_rejects},
+                  {"queued", st.queued},
+                  {"left_early", st.left_early},
+                  {"header_timeouts", st.header_timeouts},
+                  {"memory_rejects", st.memory_rejects},
+                  {"log_dropped", st.log_dropped},
+                  {"proxied", st.proxied},
+                  {"upstream_errors", st.upstream_errors}};
+    util_json w;
+    util_json_init(&w, mock_buf_out(b), 0);
+    util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        util_json_u64(&w, counts[i].name, counts[i].v);
+    util_json_i64(&w, "in_flight", st.in_flight);
+    util_json_i64(&w, "busy", st.busy);
+    util_json_i64(&w, "waiting", st.waiting);
+    util_json_i64(&w, "suspended", st.suspended);
+    util_json_u64(&w, "connections", di != NULL ? di->num_connections : 0u);
+    util_json_fixed(&w, "timeline_ms", (double)st.timeline_us / 1e3, 3);
+    util_json_close(&w);
 }
 
 /* A query parameter as a whole number in [lo, hi] (absent: *out stays); false when bad. */
@@ -200,7 +224,7 @@ enum MHD_Result mock_handle_control(req *r, route rt) {
         return load_faults(r);
     case RT_C_RESET:
         mock_server_reset(s);
-        mock_buf_puts(&b, "{\"ok\":true}");
+        ok_json(&b, NULL, 0);
         return mock_send_json(r, 200, &b);
     case RT_C_LOG: {
         mock_attempts_snap snap; /* written out after the lock, not during */

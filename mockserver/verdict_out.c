@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "mockserver/verdict.h"
+#include "util/json.h"
 #include "util/junit.h"
 
 #define JUNIT_FAILURES_LISTED 20
@@ -19,43 +20,49 @@ static double ms(fb_time_us us) {
     return (double)us / 1e3;
 }
 
-static void config_json(const mock_verdict_config *c, mock_buf *out) {
-    mock_buf_printf(out,
-                    "\"config\":{\"time_scale\":%.15g,\"max_attempts\":%u,"
-                    "\"retry_after_slack_ms\":%.3f,\"jitter_min_clients\":%u,"
-                    "\"jitter_min_ms\":%.3f,\"jitter_min_fraction\":%.15g,\"expect_fallback\":%s}",
-                    c->time_scale, c->max_attempts, ms(c->retry_after_slack_us),
-                    c->jitter_min_clients, ms(c->jitter_min_us), c->jitter_min_fraction,
-                    c->expect_fallback ? "true" : "false");
+static void config_json(const mock_verdict_config *c, util_json *w) {
+    util_json_open(w, "config", '{', UTIL_JSON_COMPACT);
+    util_json_digits(w, "time_scale", c->time_scale, 15);
+    util_json_u64(w, "max_attempts", c->max_attempts);
+    util_json_fixed(w, "retry_after_slack_ms", ms(c->retry_after_slack_us), 3);
+    util_json_u64(w, "jitter_min_clients", c->jitter_min_clients);
+    util_json_fixed(w, "jitter_min_ms", ms(c->jitter_min_us), 3);
+    util_json_digits(w, "jitter_min_fraction", c->jitter_min_fraction, 15);
+    util_json_bool(w, "expect_fallback", c->expect_fallback);
+    util_json_close(w);
 }
 
-static void rules_json(const mock_verdict *v, mock_buf *out) {
-    mock_buf_puts(out, "\"rules\":{");
+static void rules_json(const mock_verdict *v, util_json *w) {
+    util_json_open(w, "rules", '{', UTIL_JSON_COMPACT);
     for (int r = 0; r < MOCK_RULES; r++) {
-        mock_buf_printf(
-            out, "%s\"%s\":{\"result\":\"%s\",\"passed\":%u,\"failed\":%u,\"rule\":", r ? "," : "",
-            mock_rule_name((mock_rule)r), judged(v->rule[r]), v->passed[r], v->failed[r]);
-        mock_buf_json_string(out, mock_rule_text((mock_rule)r));
-        mock_buf_puts(out, "}");
+        util_json_open(w, mock_rule_name((mock_rule)r), '{', UTIL_JSON_COMPACT);
+        util_json_str(w, "result", judged(v->rule[r]));
+        util_json_u64(w, "passed", v->passed[r]);
+        util_json_u64(w, "failed", v->failed[r]);
+        util_json_str(w, "rule", mock_rule_text((mock_rule)r));
+        util_json_close(w);
     }
-    mock_buf_puts(out, "}");
+    util_json_close(w);
 }
 
-static void groups_json(const mock_verdict *v, mock_buf *out) {
-    mock_buf_puts(out, "\"jitter_groups\":[");
+static void groups_json(const mock_verdict *v, util_json *w) {
+    util_json_open(w, "jitter_groups", '[', UTIL_JSON_COMPACT);
     for (size_t i = 0; i < v->ngroups; i++) {
         const mock_verdict_group *g = &v->groups[i];
-        mock_buf_printf(out, "%s{\"fault\":", i ? "," : "");
-        mock_buf_json_string(out, g->fault);
-        mock_buf_printf(out,
-                        ",\"status\":%d,\"retry\":%u,\"clients\":%u,\"min_ms\":%.3f,"
-                        "\"median_ms\":%.3f,\"max_ms\":%.3f,\"spread_ms\":%.3f,"
-                        "\"needed_ms\":%.3f,\"result\":\"%s\"}",
-                        g->status, g->retry, g->clients, ms(g->min_us), ms(g->median_us),
-                        ms(g->max_us), ms(g->max_us - g->min_us), ms(g->needed_us),
-                        judged(g->result));
+        util_json_open(w, NULL, '{', UTIL_JSON_COMPACT);
+        util_json_str(w, "fault", g->fault);
+        util_json_i64(w, "status", g->status);
+        util_json_u64(w, "retry", g->retry);
+        util_json_u64(w, "clients", g->clients);
+        util_json_fixed(w, "min_ms", ms(g->min_us), 3);
+        util_json_fixed(w, "median_ms", ms(g->median_us), 3);
+        util_json_fixed(w, "max_ms", ms(g->max_us), 3);
+        util_json_fixed(w, "spread_ms", ms(g->max_us - g->min_us), 3);
+        util_json_fixed(w, "needed_ms", ms(g->needed_us), 3);
+        util_json_str(w, "result", judged(g->result));
+        util_json_close(w);
     }
-    mock_buf_puts(out, "]");
+    util_json_close(w);
 }
 
 static mock_judgement request_result(const mock_verdict_request *q) {
@@ -65,43 +72,43 @@ static mock_judgement request_result(const mock_verdict_request *q) {
     return j;
 }
 
-static void request_json(const mock_verdict_request *q, mock_buf *out) {
-    mock_buf_puts(out, "{\"key\":");
-    if (q->key[0] == '\0')
-        mock_buf_puts(out, "null");
-    else
-        mock_buf_json_string(out, q->key);
-    mock_buf_puts(out, ",\"model\":");
-    mock_buf_json_string(out, q->model);
-    mock_buf_printf(out, ",\"first_seq\":%llu,\"attempts\":%zu,\"result\":\"%s\",\"rules\":{",
-                    (unsigned long long)q->first_seq, q->attempts, judged(request_result(q)));
-    for (int r = 0, n = 0; r < MOCK_RULES; r++) {
+static void request_json(const mock_verdict_request *q, util_json *w) {
+    util_json_open(w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_str(w, "key", q->key[0] == '\0' ? NULL : q->key);
+    util_json_str(w, "model", q->model);
+    util_json_u64(w, "first_seq", q->first_seq);
+    util_json_u64(w, "attempts", q->attempts);
+    util_json_str(w, "result", judged(request_result(q)));
+    util_json_open(w, "rules", '{', UTIL_JSON_COMPACT);
+    for (int r = 0; r < MOCK_RULES; r++) {
         if (q->rule[r] == MOCK_NA) continue;
-        mock_buf_printf(out, "%s\"%s\":{\"result\":\"%s\",\"why\":", n++ ? "," : "",
-                        mock_rule_name((mock_rule)r), judged(q->rule[r]));
-        mock_buf_json_string(out, q->why[r]);
-        mock_buf_puts(out, "}");
+        util_json_open(w, mock_rule_name((mock_rule)r), '{', UTIL_JSON_COMPACT);
+        util_json_str(w, "result", judged(q->rule[r]));
+        util_json_str(w, "why", q->why[r]);
+        util_json_close(w);
     }
-    mock_buf_puts(out, "}}");
+    util_json_close(w);
+    util_json_close(w);
 }
 
 void mock_verdict_json(const mock_verdict *v, mock_buf *out) {
-    mock_buf_printf(out, "{\"verdict\":\"%s\",\"reason\":", mock_verdict_result(v));
-    mock_buf_json_string(out, mock_verdict_reason(v));
-    mock_buf_printf(out, ",\"complete\":%s,\"attempts\":%llu,\"dropped\":%llu,\"requests\":%zu,",
-                    v->dropped == 0 ? "true" : "false", (unsigned long long)v->attempts,
-                    (unsigned long long)v->dropped, v->nreq);
-    config_json(&v->cfg, out);
-    mock_buf_puts(out, ",");
-    rules_json(v, out);
-    mock_buf_puts(out, ",");
-    groups_json(v, out);
-    mock_buf_puts(out, ",\"per_request\":[");
-    for (size_t i = 0; i < v->nreq; i++) {
-        if (i > 0) mock_buf_puts(out, ",");
-        request_json(&v->req[i], out);
-    }
-    mock_buf_puts(out, "]}\n");
+    util_json w;
+    util_json_init(&w, mock_buf_out(out), 0);
+    util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
+    util_json_str(&w, "verdict", mock_verdict_result(v));
+    util_json_str(&w, "reason", mock_verdict_reason(v));
+    util_json_bool(&w, "complete", v->dropped == 0);
+    util_json_u64(&w, "attempts", v->attempts);
+    util_json_u64(&w, "dropped", v->dropped);
+    util_json_u64(&w, "requests", v->nreq);
+    config_json(&v->cfg, &w);
+    rules_json(v, &w);
+    groups_json(v, &w);
+    util_json_open(&w, "per_request", '[', UTIL_JSON_COMPACT);
+    for (size_t i = 0; i < v->nreq; i++) request_json(&v->req[i], &w);
+    util_json_close(&w);
+    util_json_close(&w);
+    util_json_text(&w, "\n");
 }
 
 /* ---- JUnit ---- */

@@ -1,5 +1,6 @@
-/* test_util.c - util/: the escapes, the JUnit writer, base64 (RFC 4648's vectors), strict UTF-8
- * (RFC 3629), the checked close and the worker pool (results by task, whatever the workers). */
+/* test_util.c - util/: the JSON writer's layouts, the escapes, the JUnit writer, base64 (RFC 4648's
+ * vectors), strict UTF-8 (RFC 3629), the checked close and the worker pool (results by task,
+ * whatever the workers). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +48,56 @@ static void util_json_escapes_quotes_backslashes_and_controls(void **state) {
     t.n = 0;
     util_json_escape(&o, "ab\0c", 4, 0); /* a length, not a NUL, ends it */
     assert_string_equal(t.s, "ab\\u0000c");
+}
+
+static void util_json_writer_lays_out_each_container_as_opened(void **state) {
+    (void)state;
+    text t = {.n = 0};
+    util_json w;
+    util_json_init(&w, (util_out){put, &t}, UTIL_JSON_SHORT_NEWLINE);
+    util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
+    util_json_u64(&w, "u", UINT64_MAX);
+    util_json_i64(&w, "i", INT64_MIN);
+    util_json_open(&w, "inline", '[', UTIL_JSON_INLINE);
+    util_json_fixed(&w, NULL, 1.0 / 3, 3);
+    util_json_digits(&w, NULL, 1.0 / 3, 15);
+    util_json_exact(&w, NULL, 0.1);
+    util_json_fixed(&w, NULL, 1.0 / 0.0, 2); /* not finite: null */
+    util_json_close(&w);
+    util_json_open(&w, "empty", '{', UTIL_JSON_LINES);
+    util_json_close(&w);
+    util_json_open(&w, "open", '[', UTIL_JSON_LINES_OPEN);
+    util_json_close(&w);
+    util_json_open(&w, "compact", '{', UTIL_JSON_COMPACT);
+    util_json_str(&w, "s", "a\nb");
+    util_json_str(&w, "none", NULL);
+    util_json_bool(&w, "b", false);
+    util_json_wrap(&w, 3); /* whatever the layout, the next item starts a line at column 3 */
+    util_json_raw(&w, "raw", "[1]");
+    util_json_close(&w);
+    util_json_close(&w);
+    assert_string_equal(t.s,
+                        "{\n"
+                        "  \"u\": 18446744073709551615,\n"
+                        "  \"i\": -9223372036854775808,\n"
+                        "  \"inline\": [0.333, 0.333333333333333, 0.10000000000000001, null],\n"
+                        "  \"empty\": {},\n"
+                        "  \"open\": [\n"
+                        "  ],\n"
+                        "  \"compact\": {\"s\":\"a\\nb\",\"none\":null,\"b\":false,\n"
+                        "   \"raw\":[1]}\n"
+                        "}");
+    /* escapes chosen per writer; a wrap deeper than the writer's row of spaces */
+    t.n = 0;
+    util_json_init(&w, (util_out){put, &t}, 0);
+    util_json_open(&w, NULL, '[', UTIL_JSON_COMPACT);
+    util_json_str(&w, NULL, "a\nb");
+    util_json_wrap(&w, 70);
+    util_json_null(&w, NULL);
+    util_json_text(&w, "\n");
+    util_json_close(&w);
+    assert_int_equal(t.n, strlen("[\"a\\u000ab\",\n") + 70 + strlen("null\n]"));
+    assert_string_equal(t.s + t.n - 7, " null\n]");
 }
 
 static void util_xml_escapes_markup_and_blanks_controls(void **state) {
@@ -180,6 +231,7 @@ static void util_pool_names_a_worker_that_died(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(util_json_escapes_quotes_backslashes_and_controls),
+        cmocka_unit_test(util_json_writer_lays_out_each_container_as_opened),
         cmocka_unit_test(util_xml_escapes_markup_and_blanks_controls),
         cmocka_unit_test(util_junit_case_puts_output_where_asked),
         cmocka_unit_test(util_base64_matches_rfc4648_vectors),
