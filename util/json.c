@@ -1,7 +1,6 @@
 /* json.c - see json.h. */
 #include "util/json.h"
 
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -140,16 +139,26 @@ void util_json_wrap(util_json *w, int column) {
     w->wrap = column;
 }
 
+/* v in decimal, as printf's %llu (a "-" before it when minus): without stdio, since
+ * events.jsonl has a few numbers a line. */
+static void decimal(util_json *w, uint64_t v, bool minus) {
+    char s[24], *p = s + sizeof s;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0);
+    if (minus) *--p = '-';
+    put(w, p, (size_t)(s + sizeof s - p));
+}
+
 void util_json_u64(util_json *w, const char *key, uint64_t v) {
     util_json_key(w, key);
-    char s[24];
-    put(w, s, (size_t)snprintf(s, sizeof s, "%" PRIu64, v));
+    decimal(w, v, false);
 }
 
 void util_json_i64(util_json *w, const char *key, int64_t v) {
     util_json_key(w, key);
-    char s[24];
-    put(w, s, (size_t)snprintf(s, sizeof s, "%" PRId64, v));
+    decimal(w, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0);
 }
 
 void util_json_fixed(util_json *w, const char *key, double v, int decimals) {
