@@ -1,8 +1,8 @@
 /*
  * preset_resilience.c - the resilience libraries of the JVM, .NET and Go:
- * resilience4j (Java), Polly (.NET) and gobreaker (Go); and what every
- * resilience preset shares (the Python ones are in preset_resilience_py.c,
- * the Node ones in preset_resilience_js.c).
+ * resilience4j (Java), Polly (.NET) and gobreaker (Go) (the Python ones are
+ * in preset_resilience_py.c, the Node ones in preset_resilience_js.c; what
+ * they share is in preset.c).
  *
  * Each preset follows its library's source at the version it names; the
  * differences between them are core options (docs/breaker.md and
@@ -20,83 +20,6 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
-
-/* ---- shared by the presets below ---- */
-
-/* Every error answer is a breaker failure (the call raised). */
-static void every_error_trips(sim_layer *L) {
-    L->classify.rate_limit_trips = FB_ON;
-    L->classify.permanent_trips = FB_ON;
-    L->classify.timeout_trips = FB_ON;
-}
-
-/* The retry retries what raised: every error answer. */
-static void retry_every_error(sim_layer *L) {
-    L->has_retry_on = true;
-    L->retry_on_outcomes = PRESET_EVERY_FAILURE;
-    L->retry_on_count = 0;
-}
-
-/* The same breaker for every provider the layer calls. */
-static void breaker_everywhere(sim_layer *L, const fb_breaker_config *bc) {
-    for (uint32_t i = 0; i < SIM_PROVIDERS_MAX; i++) {
-        L->per_provider[i].has_breaker = true;
-        L->per_provider[i].breaker = *bc;
-    }
-}
-
-/*
- * The open period and the half-open rule the breakers below share: open for open_us, then
- * `permits` trial calls (per half-open period, or at once), any failure re-opens, no lease
- * (a trial that never reports holds half-open), Retry-After not read.
- */
-void scn__preset_trial_calls(fb_breaker_config *b, fb_time_us open_us, fb_compare deadline,
-                             uint32_t permits, fb_probe_limit limit) {
-    b->open_us = open_us;
-    b->open_us_max = open_us;
-    b->open_deadline = deadline;
-    b->half_open_permits = permits;
-    b->probe_limit = limit;
-    b->probe_verdict = FB_VERDICT_FIRST_FAILURE;
-    b->probe_lease_us = FB_TIME_MAX;
-    b->honor_hint = FB_OFF;
-}
-
-/* The layer: breaker b on every provider; every error answer trips it (and is retried). */
-void scn__preset_breaker_layer(sim_layer *L, const fb_breaker_config *b, bool retried) {
-    breaker_everywhere(L, b);
-    every_error_trips(L);
-    if (retried)
-        retry_every_error(L);
-    else
-        L->retry.attempts = 1;
-}
-
-/* A library that does not read Retry-After, and waits as its backoff says. */
-void scn__preset_no_retry_after(fb_retry_config *r) {
-    r->retry_after = FB_RETRY_AFTER_IGNORE;
-}
-
-double scn__preset_num_or(const sim_preset *p, const sim_param_value *v, const char *name,
-                          double d) {
-    const sim_param_value *g = scn__preset_given(p, v, name);
-    return g ? g->num : d;
-}
-
-fb_time_us scn__preset_us_or(const sim_preset *p, const sim_param_value *v, const char *name,
-                             fb_time_us d) {
-    const sim_param_value *g = scn__preset_given(p, v, name);
-    return g ? g->us : d;
-}
-
-static bool flag(const sim_preset *p, const sim_param_value *v, const char *name) {
-    return scn__preset_num_or(p, v, name, 0) != 0;
-}
-
-/* A threshold given in percent as the breaker's rate in (0, 1]; 0 % trips on any failure. */
-double scn__preset_rate_of_percent(double pct) {
-    return pct <= 0 ? 1e-12 : pct / 100.0;
-}
 
 /* ---- resilience4j ---- */
 
@@ -413,8 +336,8 @@ static int r4j_retry(const sim_preset *p, const sim_param_value *v, fb_retry_con
                      size_t msglen) {
     const sim_param_value *wait = scn__preset_given(p, v, "waitDuration");
     fb_time_us base = wait ? wait->us : 500 * FB_US_PER_MS;
-    bool expo = wait && flag(p, v, "enableExponentialBackoff");
-    bool random = wait && flag(p, v, "enableRandomizedWait");
+    bool expo = wait && scn__preset_flag(p, v, "enableExponentialBackoff");
+    bool random = wait && scn__preset_flag(p, v, "enableRandomizedWait");
     /* configureExponentialBackoff*: a key is read only with the ones before it given
      * (multiplier, then factor, then the cap); the others take IntervalFunction's defaults */
     if ((expo || random) && base < FB_US_PER_MS) {
@@ -495,7 +418,7 @@ static int r4j_breaker(const sim_preset *p, const sim_param_value *v, fb_breaker
     b->half_open_timer = FB_ON;
     /* automaticTransitionFromOpenToHalfOpenEnabled: a task at the deadline; else the first call
      * after it (clock.instant().isAfter(retryAfterWaitDuration)) */
-    bool automatic = flag(p, v, "automaticTransitionFromOpenToHalfOpenEnabled");
+    bool automatic = scn__preset_flag(p, v, "automaticTransitionFromOpenToHalfOpenEnabled");
     b->open_deadline = automatic ? FB_CMP_REACH : FB_CMP_PASS;
     b->open_timer = automatic ? FB_ON : FB_OFF;
     b->trip_compare = FB_CMP_REACH;
@@ -645,7 +568,7 @@ static fb_time_us polly_retry(const sim_preset *p, const sim_param_value *v, fb_
     r->cap_order = FB_CAP_AFTER_JITTER;
     r->delay_us_max = scn__preset_us_or(p, v, "MaxDelay", FB_TIME_MAX);
     if (r->delay_us_max == 0) r->backoff = FB_BACKOFF_NONE; /* MaxDelay zero caps all at zero */
-    if (flag(p, v, "UseJitter"))
+    if (scn__preset_flag(p, v, "UseJitter"))
         r->jitter = k == 2 ? FB_JITTER_DECORRELATED_V2 : FB_JITTER_PROPORTIONAL;
     r->jitter_fraction = 0.25;
     scn__preset_no_retry_after(r);

@@ -1,7 +1,8 @@
 /*
  * presetint.h - the presets' files share this: the catalog's entries, one
  * per library (preset_sdk.c: the provider SDKs; others by family), and the
- * helpers their apply() functions use to set a layer in fusebox's terms.
+ * helpers their apply() functions use to set a layer in fusebox's terms
+ * (all in preset.c, so that a library's file holds only its rules).
  * Each preset's rules follow the library's source at the version it names;
  * docs/presets.md is `fusebox presets --markdown`.
  */
@@ -36,7 +37,7 @@ extern const sim_preset scn_preset_tenacity;
 /* preset_litellm.c, preset_portkey.c, preset_envoy.c */
 extern const sim_preset scn_preset_litellm, scn_preset_portkey, scn_preset_envoy;
 
-/* preset_gateway.c: what the gateway presets share. */
+/* preset.c: what the gateway presets share. */
 
 /* A rule that matches everything and changes nothing, appended to L's (the last one when full). */
 sim_status_rule *scn__preset_rule(sim_layer *L);
@@ -66,7 +67,7 @@ fb_retry_config *scn__preset_gateway_retry(sim_layer *L, uint32_t retries, fb_ti
 const sim_param_value *scn__preset_given(const sim_preset *p, const sim_param_value *v,
                                          const char *name);
 
-/* preset_resilience.c: what the resilience presets share. */
+/* preset.c: what the resilience presets share. */
 
 /* The outcomes an error answer can have: everything but success and cancellation. */
 #define PRESET_EVERY_FAILURE                                                                       \
@@ -88,6 +89,8 @@ double scn__preset_num_or(const sim_preset *p, const sim_param_value *v, const c
                           double d);
 fb_time_us scn__preset_us_or(const sim_preset *p, const sim_param_value *v, const char *name,
                              fb_time_us d);
+/* A boolean parameter: given and not 0. */
+bool scn__preset_flag(const sim_preset *p, const sim_param_value *v, const char *name);
 /* A threshold given in percent as the breaker's rate in (0, 1]; 0 % trips on any failure. */
 double scn__preset_rate_of_percent(double pct);
 
