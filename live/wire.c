@@ -98,6 +98,8 @@ static void put_prompt(live_buf *b, uint32_t tokens) {
     }
 }
 
+/* A template like the mock's bodies (docs/architecture.md, "Where JSON is written"): the prompt
+ * goes into its string in pieces, which util_json does not write. */
 void live_wire_request(live_buf *b, live_dialect d, const char *model, uint32_t tokens_in,
                        uint32_t tokens_out, bool stream) {
     char num[64];

@@ -1,6 +1,10 @@
 /*
  * buf.h - a growable byte buffer, the mock's one way to build bodies and events.
  *
+ * The answers' bodies are templates appended here, not util_json's (util/json.h, which writes the
+ * control answers): the writer costs a tenth more instructions per answer (docs/architecture.md,
+ * "Where JSON is written").
+ *
  * Appends never fail loudly: on allocation failure (or past the buffer's
  * limit) `oom` is set and further appends do nothing, so a caller checks
  * once at the end. A limit of 0 means none.
