@@ -834,185 +834,190 @@ void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
 
 /* ---- tune.json ---- */
 
-static void jnum(FILE *f, double v) {
-    if (isnan(v) || isinf(v))
-        fputs("null", f);
-    else
-        fprintf(f, "%.9g", v);
+/* A number to 9 digits, null when not finite. */
+static void jnum(util_json *w, const char *key, double v) {
+    util_json_digits(w, key, v, 9);
 }
 
-static void jstr(FILE *f, const char *s) {
-    util_out o = util_out_file(f);
-    util_json_string(&o, s, UTIL_JSON_SHORT_NEWLINE);
+/* A string; NULL as "". */
+static void jstr(util_json *w, const char *key, const char *s) {
+    util_json_str(w, key, s ? s : "");
 }
 
 /* The definition, the runs, what the search did. */
-static void json_head(FILE *f, const sweep_tune *t) {
+static void json_head(util_json *w, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
-    fprintf(f, "{\n  \"scenarios\": [");
-    for (size_t i = 0; i < t->n; i++) {
-        fputs(i ? ", " : "", f);
-        jstr(f, t->grid[i]->file);
-    }
-    fprintf(f, "],\n  \"variant\": ");
-    jstr(f, g0->variant);
-    fprintf(f, ",\n  \"knobs\": [");
+    util_json_open(w, "scenarios", '[', UTIL_JSON_INLINE);
+    for (size_t i = 0; i < t->n; i++) jstr(w, NULL, t->grid[i]->file);
+    util_json_close(w);
+    jstr(w, "variant", g0->variant);
+    util_json_open(w, "knobs", '[', UTIL_JSON_LINES_OPEN);
     for (uint32_t d = 0; d < t->dims; d++) {
-        fprintf(f, "%s\n    {\"key\": ", d ? "," : "");
-        jstr(f, g0->dims[d].key);
-        fprintf(f, ", \"values\": [");
-        for (uint32_t v = 0; v < t->nval[d]; v++) {
-            fputs(v ? ", " : "", f);
-            jstr(f, g0->dims[d].values[v]);
-        }
-        fputs("]}", f);
+        util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+        jstr(w, "key", g0->dims[d].key);
+        util_json_open(w, "values", '[', UTIL_JSON_INLINE);
+        for (uint32_t v = 0; v < t->nval[d]; v++) jstr(w, NULL, g0->dims[d].values[v]);
+        util_json_close(w);
+        util_json_close(w);
     }
-    fprintf(f, "\n  ],\n  \"objective\": {\"metric\": ");
-    jstr(f, g0->objective);
-    fprintf(f, ", \"sense\": \"%s\", \"across\": \"%s\"},\n  \"subject_to\": ",
-            g0->sense < 0 ? "maximize" : "minimize", t->across_mean ? "mean" : "worst");
-    jstr(f, g0->subject_to);
-    fprintf(f,
-            ",\n  \"seed\": %" PRIu64 ",\n  \"seeds\": %u,\n  \"runs\": {\"full_grid\": %" PRIu64
-            ", \"budget\": %" PRIu64 ", \"search\": %" PRIu64 ", \"budget_reached\": %s, "
-            "\"report\": %" PRIu64 "},\n",
-            t->seed, t->seeds, sweep_tune_full_runs(t), t->budget, t->used,
-            t->budget_reached ? "true" : "false", t->extra);
-    fprintf(f, "  \"search\": {\"points\": %" PRIu64 ", \"sampled\": %" PRIu64 ", \"rungs\": [",
-            t->points, t->sampled);
-    for (uint32_t k = 0; k < t->rungs; k++)
-        fprintf(f, "%s{\"seeds\": %u, \"candidates\": %" PRIu64 "}", k ? ", " : "", t->f[k],
-                t->keep[k]);
-    fprintf(f, "], \"moves\": %" PRIu64 "},\n", t->moves);
+    util_json_close(w);
+    util_json_open(w, "objective", '{', UTIL_JSON_INLINE);
+    jstr(w, "metric", g0->objective);
+    jstr(w, "sense", g0->sense < 0 ? "maximize" : "minimize");
+    jstr(w, "across", t->across_mean ? "mean" : "worst");
+    util_json_close(w);
+    jstr(w, "subject_to", g0->subject_to);
+    util_json_u64(w, "seed", t->seed);
+    util_json_u64(w, "seeds", t->seeds);
+    util_json_open(w, "runs", '{', UTIL_JSON_INLINE);
+    util_json_u64(w, "full_grid", sweep_tune_full_runs(t));
+    util_json_u64(w, "budget", t->budget);
+    util_json_u64(w, "search", t->used);
+    util_json_bool(w, "budget_reached", t->budget_reached);
+    util_json_u64(w, "report", t->extra);
+    util_json_close(w);
+    util_json_open(w, "search", '{', UTIL_JSON_INLINE);
+    util_json_u64(w, "points", t->points);
+    util_json_u64(w, "sampled", t->sampled);
+    util_json_open(w, "rungs", '[', UTIL_JSON_INLINE);
+    for (uint32_t k = 0; k < t->rungs; k++) {
+        util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+        util_json_u64(w, "seeds", t->f[k]);
+        util_json_u64(w, "candidates", t->keep[k]);
+        util_json_close(w);
+    }
+    util_json_close(w);
+    util_json_u64(w, "moves", t->moves);
+    util_json_close(w);
 }
 
 /* Scenario i at point p: the metrics, recommended and current; the binding constraint. */
-static void json_scenario(FILE *f, const sweep_tune *t, size_t i, uint64_t p) {
+static void json_scenario(util_json *w, const sweep_tune *t, size_t i, uint64_t p) {
     const sweep *sw = t->grid[i], *bs = t->base[i];
-    fprintf(f, "%s\n      {\"file\": ", i ? "," : "");
-    jstr(f, sw->file);
-    fputs(", \"variant\": ", f);
-    jstr(f, sw->variant);
-    fputs(", \"metrics\": {", f);
+    util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+    jstr(w, "file", sw->file);
+    jstr(w, "variant", sw->variant);
+    util_json_open(w, "metrics", '{', UTIL_JSON_INLINE);
     for (size_t k = 0; k <= sw->con_count; k++) {
         const char *m = k == 0 ? sw->objective : sw->cons[k - 1].metric;
         bool dup = false;
         for (size_t j = 0; j < k; j++)
             dup = dup || strcmp(m, j == 0 ? sw->objective : sw->cons[j - 1].metric) == 0;
         if (dup) continue;
-        fputs(k ? ", " : "", f);
-        jstr(f, m);
-        fputs(": {\"recommended\": ", f);
-        jnum(f, sweep_point_mean(sw, p, m));
-        fputs(", \"current\": ", f);
-        jnum(f, sweep_point_mean(bs, 0, m));
-        fputc('}', f);
+        util_json_open(w, m ? m : "", '{', UTIL_JSON_INLINE);
+        jnum(w, "recommended", sweep_point_mean(sw, p, m));
+        jnum(w, "current", sweep_point_mean(bs, 0, m));
+        util_json_close(w);
     }
-    fputs("}, \"binding\": ", f);
+    util_json_close(w);
     double slack;
     int k = binding(sw, p, &slack);
     if (k < 0) {
-        fputs("null", f);
+        util_json_null(w, "binding");
     } else {
-        fputs("{\"constraint\": ", f);
-        jstr(f, sw->cons[k].text);
-        fputs(", \"slack\": ", f);
-        jnum(f, slack);
-        fputc('}', f);
+        util_json_open(w, "binding", '{', UTIL_JSON_INLINE);
+        jstr(w, "constraint", sw->cons[k].text);
+        jnum(w, "slack", slack);
+        util_json_close(w);
     }
-    fputc('}', f);
+    util_json_close(w);
 }
 
-static void json_recommendation(FILE *f, const sweep_tune *t, uint64_t p) {
+static void json_recommendation(util_json *w, const sweep_tune *t, uint64_t p) {
     const sweep *g0 = t->grid[0];
     eval e = evaluate(t, t->grid, p), c = evaluate(t, t->base, 0);
     double hw = noise(t, t->grid, p);
-    fprintf(f, "  \"recommendation\": {\n    \"point\": %" PRIu64 ",\n    \"settings\": {", p);
+    util_json_open(w, "recommendation", '{', UTIL_JSON_LINES);
+    util_json_u64(w, "point", p);
+    util_json_open(w, "settings", '{', UTIL_JSON_INLINE);
     for (uint32_t d = 0; d < t->dims; d++) {
         char v[SWEEP_VALUE_MAX];
         knob_value(t, p, d, v, sizeof v);
-        fputs(d ? ", " : "", f);
-        jstr(f, g0->dims[d].key);
-        fputs(": ", f);
-        jstr(f, v);
+        jstr(w, g0->dims[d].key, v);
     }
-    fprintf(f, "},\n    \"feasible\": %s,\n    \"objective\": ", e.feasible ? "true" : "false");
-    jnum(f, g0->sense * e.across);
-    fputs(",\n    \"noise\": ", f);
-    jnum(f, hw);
-    fprintf(
-        f, ",\n    \"current\": {\"feasible\": %s, \"objective\": ", c.feasible ? "true" : "false");
-    jnum(f, g0->sense * c.across);
-    fputs("},\n    \"scenarios\": [", f);
-    for (size_t i = 0; i < t->n; i++) json_scenario(f, t, i, p);
-    fputs("\n    ]\n  },\n  \"sensitivity\": [", f);
+    util_json_close(w);
+    util_json_bool(w, "feasible", e.feasible);
+    jnum(w, "objective", g0->sense * e.across);
+    jnum(w, "noise", hw);
+    util_json_open(w, "current", '{', UTIL_JSON_INLINE);
+    util_json_bool(w, "feasible", c.feasible);
+    jnum(w, "objective", g0->sense * c.across);
+    util_json_close(w);
+    util_json_open(w, "scenarios", '[', UTIL_JSON_LINES_OPEN);
+    for (size_t i = 0; i < t->n; i++) json_scenario(w, t, i, p);
+    util_json_close(w);
+    util_json_close(w);
 }
 
-static void json_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bool feasible) {
+static void json_knob(util_json *w, const sweep_tune *t, uint64_t p, uint32_t d, bool feasible) {
     const sweep *g0 = t->grid[0];
     knob_sens k = sensitivity(t, p, d);
-    fprintf(f, "%s\n    {\"key\": ", d ? "," : "");
-    jstr(f, g0->dims[d].key);
-    fputs(", \"values\": [", f);
+    util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+    jstr(w, "key", g0->dims[d].key);
+    util_json_open(w, "values", '[', UTIL_JSON_INLINE);
     for (uint32_t v = 0; v < t->nval[d]; v++) {
         uint64_t q = with_value(t, p, d, v);
         eval qe = evaluate(t, t->grid, q);
-        fprintf(f, "%s{\"value\": ", v ? ", " : "");
-        jstr(f, g0->dims[d].values[v]);
-        fputs(", \"objective\": ", f);
-        jnum(f, g0->sense * qe.across);
-        fprintf(f, ", \"feasible\": %s}", qe.feasible ? "true" : "false");
+        util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+        jstr(w, "value", g0->dims[d].values[v]);
+        jnum(w, "objective", g0->sense * qe.across);
+        util_json_bool(w, "feasible", qe.feasible);
+        util_json_close(w);
     }
-    fputs("], \"range\": ", f);
-    jnum(f, k.range);
+    util_json_close(w);
+    jnum(w, "range", k.range);
     int64_t bv = better_value(t, p, d);
-    fprintf(f, ", \"no_effect\": %s, \"better_at\": ", k.no_effect ? "true" : "false");
+    util_json_bool(w, "no_effect", k.no_effect);
     if (bv >= 0)
-        jstr(f, g0->dims[d].values[bv]);
+        jstr(w, "better_at", g0->dims[d].values[bv]);
     else
-        fputs("null", f);
-    fputs(", \"constraints_hold\": ", f);
+        util_json_null(w, "better_at");
     if (feasible) { /* the values around the recommendation's where they all hold */
-        fputc('[', f);
-        jstr(f, g0->dims[d].values[k.flo]);
-        fputs(", ", f);
-        jstr(f, g0->dims[d].values[k.fhi]);
-        fputs("]}", f);
+        util_json_open(w, "constraints_hold", '[', UTIL_JSON_INLINE);
+        jstr(w, NULL, g0->dims[d].values[k.flo]);
+        jstr(w, NULL, g0->dims[d].values[k.fhi]);
+        util_json_close(w);
     } else {
-        fputs("null}", f);
+        util_json_null(w, "constraints_hold");
     }
+    util_json_close(w);
 }
 
-static void json_evaluated(FILE *f, const sweep_tune *t) {
+static void json_evaluated(util_json *w, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
-    fputs("\n  ],\n  \"evaluated\": [", f);
-    bool first = true;
+    util_json_open(w, "evaluated", '[', UTIL_JSON_LINES_OPEN);
     for (uint64_t q = 0; q < t->points; q++) {
         if (t->have[q] == 0) continue;
         eval qe = evaluate(t, t->grid, q);
-        fprintf(f,
-                "%s\n    {\"point\": %" PRIu64 ", \"seeds\": %u, \"objective\": ", first ? "" : ",",
-                q, t->have[q]);
-        jnum(f, g0->sense * qe.across);
-        fputs(", \"noise\": ", f);
-        jnum(f, t->have[q] == t->seeds ? noise(t, t->grid, q) : NAN);
-        fprintf(f, ", \"feasible\": %s}", qe.feasible ? "true" : "false");
-        first = false;
+        util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+        util_json_u64(w, "point", q);
+        util_json_u64(w, "seeds", t->have[q]);
+        jnum(w, "objective", g0->sense * qe.across);
+        jnum(w, "noise", t->have[q] == t->seeds ? noise(t, t->grid, q) : NAN);
+        util_json_bool(w, "feasible", qe.feasible);
+        util_json_close(w);
     }
-    fputs("\n  ]\n}\n", f);
+    util_json_close(w);
 }
 
 void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
-    json_head(f, t);
+    util_json w;
+    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
+    json_head(&w, t);
     if (t->rec < 0) {
-        fputs("  \"recommendation\": null\n}\n", f);
-        return;
+        util_json_null(&w, "recommendation");
+    } else {
+        uint64_t p = (uint64_t)t->rec;
+        json_recommendation(&w, t, p);
+        bool feasible = evaluate(t, t->grid, p).feasible;
+        util_json_open(&w, "sensitivity", '[', UTIL_JSON_LINES_OPEN);
+        for (uint32_t d = 0; d < t->dims; d++) json_knob(&w, t, p, d, feasible);
+        util_json_close(&w);
+        json_evaluated(&w, t);
     }
-    uint64_t p = (uint64_t)t->rec;
-    json_recommendation(f, t, p);
-    bool feasible = evaluate(t, t->grid, p).feasible;
-    for (uint32_t d = 0; d < t->dims; d++) json_knob(f, t, p, d, feasible);
-    json_evaluated(f, t);
+    util_json_close(&w);
+    util_json_text(&w, "\n");
 }
 
 /* ---- tune.html ---- */

@@ -1,8 +1,8 @@
 /*
  * json.h - the one JSON writer of the project, and its string escapes.
  *
- * The writer (util_json_*) writes report.json, events.jsonl, sweep.json and
- * the sweep's partial files, the live driver's OTLP spans and the mock's
+ * The writer (util_json_*) writes report.json, events.jsonl, sweep.json,
+ * the sweep's partial files, tune.json, the live driver's OTLP spans and the mock's
  * control answers (its attempt log, counters, verdict) onto a util_out, with
  * fixed number formats, so the same values always give the same bytes. Each
  * object or array picks its layout when it is opened, and the formats our
