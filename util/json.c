@@ -161,20 +161,23 @@ void util_json_i64(util_json *w, const char *key, int64_t v) {
     decimal(w, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0);
 }
 
-void util_json_fixed(util_json *w, const char *key, double v, int decimals) {
+/* v with `precision` decimals ("%.*f") or significant digits ("%.*g"); null when not finite. */
+static void number(util_json *w, const char *key, double v, bool fixed, int precision) {
     util_json_key(w, key);
-    if (isfinite(v))
-        util_printf(&w->out, "%.*f", decimals, v);
-    else
+    if (!isfinite(v))
         put(w, "null", 4);
+    else if (fixed)
+        util_printf(&w->out, "%.*f", precision, v);
+    else
+        util_printf(&w->out, "%.*g", precision, v);
+}
+
+void util_json_fixed(util_json *w, const char *key, double v, int decimals) {
+    number(w, key, v, true, decimals);
 }
 
 void util_json_digits(util_json *w, const char *key, double v, int digits) {
-    util_json_key(w, key);
-    if (isfinite(v))
-        util_printf(&w->out, "%.*g", digits, v);
-    else
-        put(w, "null", 4);
+    number(w, key, v, false, digits);
 }
 
 void util_json_exact(util_json *w, const char *key, double v) {
