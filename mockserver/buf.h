@@ -2,8 +2,8 @@
  * buf.h - a growable byte buffer, the mock's one way to build bodies and events.
  *
  * The answers' bodies are templates appended here, not util_json's (util/json.h, which writes the
- * control answers): the writer costs a tenth more instructions per answer (docs/architecture.md,
- * "Where JSON is written").
+ * control answers): the writer costs over a tenth more instructions per answer
+ * (docs/architecture.md, "Where JSON is written").
  *
  * Appends never fail loudly: on allocation failure (or past the buffer's
  * limit) `oom` is set and further appends do nothing, so a caller checks
