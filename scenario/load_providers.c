@@ -12,6 +12,9 @@
 
 /* ---- hooks ---- */
 
+/* A hook's row that reads into the whole struct (the provider), not one member. */
+#define WHOLE(T) .offset = 0, .size = sizeof(T)
+
 /* An HTTP status that is an error (4xx, 5xx): anything else would answer as a success. */
 static int parse_error_status(pctx *P, const cJSON *v, void *out) {
     uint64_t s = 0;
@@ -43,22 +46,18 @@ static const char *const error_kinds[] = {
     "none", "context_length", "content_policy", "rate_limit", "overloaded", "other", NULL};
 static const char *const midstream_modes[] = {"error", "cut", "truncate", NULL};
 
+/* The rows several kinds share. */
+// clang-format off
 #define FAULT_FRACTION                                                                             \
-    {                                                                                              \
-        "fraction", LD_NUMBER, LD_AT(sim_fault, fraction),                                         \
-            .lo = 0, .hi = 1, .def = "1", .doc = "the share of arriving attempts it applies to"    \
-    }
+    {"fraction", LD_NUMBER, LD_AT(sim_fault, fraction), .lo = 0, .hi = 1, .def = "1",              \
+     .doc = "the share of arriving attempts it applies to"}
 #define FAULT_RETRY_AFTER                                                                          \
-    {                                                                                              \
-        "retry_after", LD_DURATION0, LD_AT(sim_fault, retry_after_us),                             \
-            .def_doc = "none", .doc = "the Retry-After its answers carry"                          \
-    }
+    {"retry_after", LD_DURATION0, LD_AT(sim_fault, retry_after_us), .def_doc = "none",            \
+     .doc = "the Retry-After its answers carry"}
 #define FAULT_STATUS(S)                                                                            \
-    {                                                                                              \
-        "status", LD_HOOK, LD_AT(sim_fault, status),                                               \
-            .hook = parse_error_status, .def = #S, .flags = LD_F_SET,                              \
-            .unit = "error status (400-599)", .doc = "the answer's status"                         \
-    }
+    {"status", LD_HOOK, LD_AT(sim_fault, status), .hook = parse_error_status, .def = #S,          \
+     .flags = LD_F_SET, .unit = "error status (400-599)", .doc = "the answer's status"}
+// clang-format on
 
 const ld_section scn__fault_outage_section = {
     "faults", "/$defs/fault/properties/outage",
@@ -260,8 +259,6 @@ const ld_section scn__latency_load_section = {
 static int parse_load(pctx *P, const cJSON *v, void *out) {
     return scn__fields(P, v, &scn__latency_load_section, out);
 }
-
-#define WHOLE(T) .offset = 0, .size = sizeof(T)
 
 const ld_section scn__latency_section = {
     "providers", "/$defs/provider/properties/latency",
