@@ -428,20 +428,22 @@ int scn__get_number(pctx *P, const cJSON *obj, const char *key, double *out, dou
     return rc;
 }
 
+int scn__get_uint_value(pctx *P, const cJSON *v, uint64_t *out, uint64_t lo, uint64_t hi) {
+    if (!cJSON_IsNumber(v)) return scn__fail(P, "expected an integer, got %s", scn__type_name(v));
+    if (v->valuedouble != floor(v->valuedouble) || v->valuedouble < (double)lo ||
+        v->valuedouble > (double)hi)
+        return scn__fail(P, "expected an integer in [%llu, %llu], got %g", (unsigned long long)lo,
+                         (unsigned long long)hi, v->valuedouble);
+    *out = (uint64_t)v->valuedouble;
+    return FB_OK;
+}
+
 int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
                   uint64_t hi) {
     const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
     size_t old = scn__push_key(P, key);
-    int rc = FB_OK;
-    if (!cJSON_IsNumber(v))
-        rc = scn__fail(P, "expected an integer, got %s", scn__type_name(v));
-    else if (v->valuedouble != floor(v->valuedouble) || v->valuedouble < (double)lo ||
-             v->valuedouble > (double)hi)
-        rc = scn__fail(P, "expected an integer in [%llu, %llu], got %g", (unsigned long long)lo,
-                       (unsigned long long)hi, v->valuedouble);
-    else
-        *out = (uint64_t)v->valuedouble;
+    int rc = scn__get_uint_value(P, v, out, lo, hi);
     scn__pop(P, old);
     return rc;
 }
@@ -697,6 +699,10 @@ static int parse_dist(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
     rc = dist_kind(P, v->child, duration, out);
     scn__pop(P, old);
     return rc;
+}
+
+int scn__get_dist_value(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
+    return parse_dist(P, v, duration, out);
 }
 
 int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out) {

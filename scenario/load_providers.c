@@ -2,131 +2,187 @@
  * load_providers.c - the "providers" section: each provider's latency,
  * capacity, price and fault timeline; the fault timeline alone, for the mock
  * (scn_faults_parse); and references to providers by name, which traffic
- * and policies make once the providers are read.
+ * and policies make once the providers are read. The keys are the tables
+ * below (loadint.h: ld_section); what holds between keys is checked by code.
  */
 #include "scenario/loadint.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/* ---- faults: the body of each kind ---- */
+/* ---- hooks ---- */
+
+/* A hook's row that reads into the whole struct (the provider), not one member. */
+#define WHOLE(T) .offset = 0, .size = sizeof(T)
 
 /* An HTTP status that is an error (4xx, 5xx): anything else would answer as a success. */
-static int get_error_status(pctx *P, const cJSON *obj, const char *key, int *out) {
-    int rc = scn__get_status(P, obj, key, out);
-    if (rc == FB_OK && *out < 400) {
-        size_t old = scn__push_key(P, key);
-        rc = scn__fail(P, "%d is not an error status (use 400 to 599)", *out);
-        scn__pop(P, old);
-    }
+static int parse_error_status(pctx *P, const cJSON *v, void *out) {
+    uint64_t s = 0;
+    int rc = scn__get_uint_value(P, v, &s, 100, 599);
+    if (rc == FB_OK && s < 400)
+        return scn__fail(P, "%d is not an error status (use 400 to 599)", (int)s);
+    if (rc == FB_OK) *(int *)out = (int)s;
     return rc;
 }
 
-static int outage_body(pctx *P, const cJSON *b, sim_fault *f) {
-    static const char *const keys[] = {"status", "fraction", "retry_after", "error", NULL};
-    static const char *const errors[] = {
-        "none", "context_length", "content_policy", "rate_limit", "overloaded", "other", NULL};
-    int e = 0;
-    f->status = 503;
-    int rc = scn__check_keys(P, b, keys);
-    if (rc == FB_OK) rc = get_error_status(P, b, "status", &f->status);
-    if (rc == FB_OK) rc = scn__get_enum(P, b, "error", errors, &e);
-    f->error_kind = (fb_error_kind)e;
+/* A distribution of durations (sim_dist). */
+static int parse_duration_dist(pctx *P, const cJSON *v, void *out) {
+    return scn__get_dist_value(P, v, true, out);
+}
+
+/* The keys of s, with every key of `required` (or NULL); then each read into base. */
+static int required_fields(pctx *P, const cJSON *v, const ld_section *s,
+                           const char *const *required, void *base) {
+    int rc = scn__check_fields(P, v, s);
+    for (size_t i = 0; rc == FB_OK && required && required[i]; i++)
+        rc = scn__need_key(P, v, required[i]);
+    if (rc == FB_OK) rc = scn__read_fields(P, v, s, base);
     return rc;
 }
 
-static int rate_limit_body(pctx *P, const cJSON *b, sim_fault *f) {
-    static const char *const keys[] = {"status", "fraction", "retry_after", NULL};
-    f->status = 429;
-    int rc = scn__check_keys(P, b, keys);
-    if (rc == FB_OK) rc = get_error_status(P, b, "status", &f->status);
-    return rc;
-}
+/* ---- faults: the body of each kind (base: sim_fault) ---- */
 
-static int slow_body(pctx *P, const cJSON *b, sim_fault *f) {
-    static const char *const keys[] = {"factor", "fraction", NULL};
-    static const char *const required[] = {"factor", NULL};
-    int rc = scn__check_object(P, b, keys, required);
-    if (rc == FB_OK) rc = scn__get_number(P, b, "factor", &f->factor, 1, 1000);
-    return rc;
-}
+static const char *const error_kinds[] = {
+    "none", "context_length", "content_policy", "rate_limit", "overloaded", "other", NULL};
+static const char *const midstream_modes[] = {"error", "cut", "truncate", NULL};
 
-static int brownout_body(pctx *P, const cJSON *b, sim_fault *f) {
-    static const char *const keys[] = {"capacity", NULL};
-    int rc = scn__check_object(P, b, keys, keys);
-    if (rc == FB_OK) rc = scn__get_number(P, b, "capacity", &f->capacity, 0, 1);
-    return rc;
-}
+/* The rows several kinds share. */
+// clang-format off
+#define FAULT_FRACTION                                                                             \
+    {"fraction", LD_NUMBER, LD_AT(sim_fault, fraction), .lo = 0, .hi = 1, .def = "1",              \
+     .doc = "the share of arriving attempts it applies to"}
+#define FAULT_RETRY_AFTER                                                                          \
+    {"retry_after", LD_DURATION0, LD_AT(sim_fault, retry_after_us), .def_doc = "none",            \
+     .doc = "the Retry-After its answers carry"}
+#define FAULT_STATUS(S)                                                                            \
+    {"status", LD_HOOK, LD_AT(sim_fault, status), .hook = parse_error_status, .def = #S,          \
+     .flags = LD_F_SET, .unit = "error status (400-599)", .doc = "the answer's status"}
+// clang-format on
 
-static int midstream_body(pctx *P, const cJSON *b, sim_fault *f) {
-    static const char *const keys[] = {"after_tokens", "fraction", "mode", NULL};
-    static const char *const required[] = {"after_tokens", NULL};
-    static const char *const modes[] = {"error", "cut", "truncate", NULL};
-    int m = 0;
-    int rc = scn__check_object(P, b, keys, required);
-    if (rc == FB_OK) rc = scn__get_u32(P, b, "after_tokens", &f->after_tokens, 1, 10000000);
-    if (rc == FB_OK) rc = scn__get_enum(P, b, "mode", modes, &m);
-    f->mode = (sim_midstream_mode)m;
-    return rc;
-}
+const ld_section scn__fault_outage_section = {
+    "faults", "/$defs/fault/properties/outage",
+    (const ld_field[]){FAULT_STATUS(503),
+                       {"error", LD_ENUM, LD_AT(sim_fault, error_kind), .names = error_kinds,
+                        .def = "\"none\"",
+                        .doc = "the provider's error type in the answer (`none`: the status's "
+                               "own)"},
+                       FAULT_FRACTION,
+                       FAULT_RETRY_AFTER,
+                       {0}},
+    "outage."};
 
-static int flap_body(pctx *P, const cJSON *b, sim_fault *f) {
-    static const char *const keys[] = {"period", "status", "retry_after", NULL};
-    static const char *const required[] = {"period", NULL};
-    f->status = 503;
-    int rc = scn__check_object(P, b, keys, required);
-    if (rc == FB_OK) rc = scn__get_duration(P, b, "period", &f->period_us, false);
-    if (rc == FB_OK) rc = get_error_status(P, b, "status", &f->status);
-    return rc;
-}
+const ld_section scn__fault_rate_limit_section = {
+    "faults", "/$defs/fault/properties/rate_limit",
+    (const ld_field[]){FAULT_STATUS(429), FAULT_FRACTION, FAULT_RETRY_AFTER, {0}}, "rate_limit."};
+
+/* hang, reset and policy: the same keys, at one place of the schema. */
+static const ld_field fraction_only[] = {FAULT_FRACTION, {0}};
+const ld_section scn__fault_hang_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
+                                            "hang."};
+const ld_section scn__fault_reset_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
+                                             "reset."};
+const ld_section scn__fault_policy_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
+                                              "policy."};
+
+const ld_section scn__fault_slow_section = {
+    "faults", "/$defs/fault/properties/slow",
+    (const ld_field[]){{"factor", LD_NUMBER, LD_AT(sim_fault, factor), .lo = 1, .hi = 1000,
+                        .def_doc = "required", .doc = "the latency multiplier"},
+                       FAULT_FRACTION,
+                       {0}},
+    "slow."};
+
+const ld_section scn__fault_brownout_section = {
+    "faults", "/$defs/fault/properties/brownout",
+    (const ld_field[]){{"capacity", LD_NUMBER, LD_AT(sim_fault, capacity), .lo = 0, .hi = 1,
+                        .def_doc = "required", .doc = "the share of the provider's slots left"},
+                       {0}},
+    "brownout."};
+
+const ld_section scn__fault_midstream_section = {
+    "faults", "/$defs/fault/properties/midstream",
+    (const ld_field[]){
+        {"after_tokens", LD_INTEGER, LD_AT(sim_fault, after_tokens), .lo = 1, .hi = 10000000,
+         .def_doc = "required", .doc = "the output tokens sent before the response fails"},
+        {"mode", LD_ENUM, LD_AT(sim_fault, mode), .names = midstream_modes, .def = "\"error\"",
+         .doc = "`error` = an in-band error event (like a 529), `cut` = a connection reset, "
+                "`truncate` = a clean end without the terminator"},
+        FAULT_FRACTION,
+        {0}},
+    "midstream."};
+
+const ld_section scn__fault_flap_section = {
+    "faults", "/$defs/fault/properties/flap",
+    (const ld_field[]){{"period", LD_DURATION, LD_AT(sim_fault, period_us), .def_doc = "required",
+                        .doc = "one down half and one up half"},
+                       FAULT_STATUS(503),
+                       FAULT_RETRY_AFTER,
+                       {0}},
+    "flap."};
+
+/* Each kind's keys, and those it requires (sim_fault_kind order). */
+static const struct {
+    const ld_section *keys;
+    const char *required[2];
+} kind_keys[SIM_FAULT_KIND_COUNT] = {
+    [SIM_FAULT_OUTAGE] = {&scn__fault_outage_section, {NULL}},
+    [SIM_FAULT_RATE_LIMIT] = {&scn__fault_rate_limit_section, {NULL}},
+    [SIM_FAULT_HANG] = {&scn__fault_hang_section, {NULL}},
+    [SIM_FAULT_SLOW] = {&scn__fault_slow_section, {"factor", NULL}},
+    [SIM_FAULT_BROWNOUT] = {&scn__fault_brownout_section, {"capacity", NULL}},
+    [SIM_FAULT_MIDSTREAM] = {&scn__fault_midstream_section, {"after_tokens", NULL}},
+    [SIM_FAULT_RESET] = {&scn__fault_reset_section, {NULL}},
+    [SIM_FAULT_POLICY] = {&scn__fault_policy_section, {NULL}},
+    [SIM_FAULT_FLAP] = {&scn__fault_flap_section, {"period", NULL}},
+};
 
 static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
-    static const char *const frac_keys[] = {"fraction", NULL};
     int rc = scn__need_object(P, b);
     if (rc != FB_OK) return rc;
+    /* what a kind without the key holds (the engine reads them for every kind) */
     f->fraction = 1.0;
     f->retry_after_us = FB_TIME_NONE;
     f->factor = 1.0;
     f->capacity = 1.0;
-    switch (f->kind) {
-    case SIM_FAULT_OUTAGE:
-        rc = outage_body(P, b, f);
-        break;
-    case SIM_FAULT_RATE_LIMIT:
-        rc = rate_limit_body(P, b, f);
-        break;
-    case SIM_FAULT_HANG:
-    case SIM_FAULT_RESET:
-    case SIM_FAULT_POLICY:
-        rc = scn__check_keys(P, b, frac_keys);
-        break;
-    case SIM_FAULT_SLOW:
-        rc = slow_body(P, b, f);
-        break;
-    case SIM_FAULT_BROWNOUT:
-        rc = brownout_body(P, b, f);
-        break;
-    case SIM_FAULT_MIDSTREAM:
-        rc = midstream_body(P, b, f);
-        break;
-    case SIM_FAULT_FLAP:
-        rc = flap_body(P, b, f);
-        break;
-    default:
-        break;
-    }
-    if (rc == FB_OK) rc = scn__get_number(P, b, "fraction", &f->fraction, 0, 1);
-    if (rc == FB_OK) rc = scn__get_duration(P, b, "retry_after", &f->retry_after_us, true);
-    return rc;
+    return required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
 }
 
 /* ---- a fault: {"at", "for", KIND: {...}} ---- */
 
+#define FAULT_KIND(K, DOC)                                                                         \
+    { K, LD_CODE, .unit = "object", .doc = DOC }
+
+/* A fault (base: sim_fault): its kind is the one key besides at, for and description. */
+const ld_section scn__fault_section = {
+    "faults", "/$defs/fault",
+    (const ld_field[]){
+        {"at", LD_DURATION0, LD_AT(sim_fault, at_us),
+         .def_doc = "required (a `--faults` file: `0`)",
+         .doc = "the start; it must be before the end of traffic (`duration`)"},
+        {"for", LD_DURATION, LD_AT(sim_fault, for_us),
+         .def_doc = "required (a `--faults` file: to the end)",
+         .doc =
+             "how long it lasts: it applies to attempts that arrive at `at` <= t < `at` + `for`"},
+        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+        FAULT_KIND("outage", "answers `status` after `latency.error`"),
+        FAULT_KIND("rate_limit", "a 429 storm, with or without Retry-After"),
+        FAULT_KIND("hang", "no answer at all: only the client's attempt timeout or the pod's "
+                           "request timeout ends it"),
+        FAULT_KIND("slow", "latency (TTFT and per token) × `factor`"),
+        FAULT_KIND("brownout",
+                   "concurrency cut to the share `capacity` (needs `capacity.concurrency`)"),
+        FAULT_KIND("midstream",
+                   "the response fails after `after_tokens` output tokens, as `mode` says"),
+        FAULT_KIND("reset", "a connection reset before any response"),
+        FAULT_KIND("policy", "a 400 content-policy rejection"),
+        FAULT_KIND(
+            "flap",
+            "down (answers `status`) for the first half of every `period`, up for the second"),
+        {0}},
+    NULL};
+
 /* The one member of v that names a kind (into *kind and f->kind). */
 static int fault_kind(pctx *P, const cJSON *v, const cJSON **kind, sim_fault *f) {
-    static const char *const all[] = {"at",     "for",  "description", "outage",    "rate_limit",
-                                      "hang",   "slow", "brownout",    "midstream", "reset",
-                                      "policy", "flap", NULL};
     for (const cJSON *it = v->child; it; it = it->next) {
         if (strcmp(it->string, "at") == 0 || strcmp(it->string, "for") == 0 ||
             strcmp(it->string, "description") == 0)
@@ -134,7 +190,7 @@ static int fault_kind(pctx *P, const cJSON *v, const cJSON **kind, sim_fault *f)
         int k = -1;
         for (int i = 0; i < SIM_FAULT_KIND_COUNT; i++)
             if (strcmp(it->string, scn_fault_kind_name((sim_fault_kind)i)) == 0) k = i;
-        if (k < 0) return scn__check_keys(P, v, all);
+        if (k < 0) return scn__check_fields(P, v, &scn__fault_section);
         if (*kind) {
             size_t old = scn__push_key(P, it->string);
             int rc = scn__fail(P, "a fault has exactly one kind; found '%s' and '%s'",
@@ -163,8 +219,7 @@ static int parse_fault(pctx *P, const cJSON *v, sim_fault *f) {
         rc = scn__need_key(P, v, "at");
         if (rc == FB_OK) rc = scn__need_key(P, v, "for");
     }
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "at", &f->at_us, true);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "for", &f->for_us, false);
+    if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__fault_section, f);
     if (rc == FB_OK && P->sc && f->at_us >= P->sc->duration_us)
         rc = scn__fail_past_end(P, "at", "the fault", f->at_us, P->sc->duration_us);
     if (rc != FB_OK) return rc;
@@ -174,72 +229,135 @@ static int parse_fault(pctx *P, const cJSON *v, sim_fault *f) {
     return rc;
 }
 
-/* ---- a provider ---- */
-
-/* "load": the share of the base latency each attempt in service (or waiting) adds. */
-static int parse_load(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"in_service", "queued", NULL};
-    sim_provider *p = out;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "in_service", &p->load_in_service, 0, 100);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "queued", &p->load_queued, 0, 100);
-    return rc;
+static int fault_item(pctx *P, const cJSON *e, uint32_t i, void *out) {
+    sim_fault *faults = out;
+    return parse_fault(P, e, &faults[i]);
 }
+
+static int parse_faults(pctx *P, const cJSON *v, void *out) {
+    sim_provider *p = out;
+    return scn__array(P, v, SIM_FAULTS_MAX, "faults per provider", fault_item, p->faults,
+                      &p->fault_count);
+}
+
+/* ---- a provider's objects (base: sim_provider) ---- */
+
+/* "latency.load": the share of the base latency each attempt in service (or waiting) adds. */
+const ld_section scn__latency_load_section = {
+    "providers", "/$defs/provider/properties/latency/properties/load",
+    (const ld_field[]){
+        {"in_service", LD_NUMBER, LD_AT(sim_provider, load_in_service), .lo = 0, .hi = 100,
+         .def = "0",
+         .doc = "share of the latency added per other attempt in service when an attempt starts "
+                "(`0.01`: 1% each)"},
+        {"queued", LD_NUMBER, LD_AT(sim_provider, load_queued), .lo = 0, .hi = 100, .def = "0",
+         .doc = "share of the latency added per attempt waiting in the queue when it starts; "
+                "needs `capacity.concurrency`"},
+        {0}},
+    "latency.load."};
+
+static int parse_load(pctx *P, const cJSON *v, void *out) {
+    return scn__fields(P, v, &scn__latency_load_section, out);
+}
+
+const ld_section scn__latency_section = {
+    "providers", "/$defs/provider/properties/latency",
+    (const ld_field[]){
+        {"ttft", LD_HOOK, LD_AT(sim_provider, ttft_us), .hook = parse_duration_dist,
+         .def = "\"500ms\"", .flags = LD_F_SET, .unit = "distribution (duration)",
+         .doc = "time to first token (a tool's whole latency)"},
+        {"per_output_token", LD_DURATION0, LD_AT(sim_provider, per_token_us), .def = "\"0s\"",
+         .doc = "added per output token"},
+        {"error", LD_HOOK, LD_AT(sim_provider, error_latency_us), .hook = parse_duration_dist,
+         .def = "\"50ms\"", .flags = LD_F_SET, .unit = "distribution (duration)",
+         .doc = "how long an error answer (5xx, 429, 400, reset) takes"},
+        {"load", LD_HOOK, WHOLE(sim_provider), .hook = parse_load,
+         .unit = "`{\"in_service\": F, \"queued\": F}`", .def_doc = "off",
+         .doc = "latency × (1 + `in_service` × other attempts in service + `queued` × attempts "
+                "waiting), counted when an attempt starts (below)"},
+        {0}},
+    "latency."};
 
 static int parse_latency(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"ttft", "per_output_token", "error", "load", NULL};
-    sim_provider *p = out;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "ttft", true, &p->ttft_us);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "per_output_token", &p->per_token_us, true);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "error", true, &p->error_latency_us);
-    if (rc == FB_OK) rc = scn__key(P, v, "load", parse_load, p);
-    return rc;
+    return scn__fields(P, v, &scn__latency_section, out);
 }
 
-/* "efficiency": {"queue_above": N, "share": F}, the slots left while overloaded. */
+/* "capacity.efficiency": {"queue_above": N, "share": F}, the slots left while overloaded. */
+const ld_section scn__efficiency_section = {
+    "providers", "/$defs/provider/properties/capacity/properties/efficiency",
+    (const ld_field[]){
+        {"queue_above", LD_INTEGER, LD_AT(sim_provider, efficiency_queue_above), .lo = 0,
+         .hi = 100000000, .def_doc = "required",
+         .doc = "the queue length above which slots are lost; below `capacity.queue`"},
+        /* 1: no slot lost, which is what a provider without "efficiency" has */
+        {"share", LD_NUMBER, LD_AT(sim_provider, efficiency_share), .lo = 0.001, .hi = 1,
+         .def = "1", .flags = LD_F_SET, .def_doc = "required",
+         .doc = "the share of the slots that serve while the queue is longer"},
+        {0}},
+    "capacity.efficiency."};
+
 static int parse_efficiency(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"queue_above", "share", NULL};
-    sim_provider *p = out;
-    int rc = scn__check_object(P, v, keys, keys);
-    if (rc == FB_OK)
-        rc = scn__get_u32(P, v, "queue_above", &p->efficiency_queue_above, 0, 100000000);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "share", &p->efficiency_share, 0.001, 1);
-    return rc;
+    static const char *const required[] = {"queue_above", "share", NULL};
+    return required_fields(P, v, &scn__efficiency_section, required, out);
 }
 
-/* "codel": {"target": D, "interval": D}, RFC 8289's two parameters. */
+/* "capacity.codel": {"target": D, "interval": D}, RFC 8289's two parameters. */
+const ld_section scn__codel_section = {
+    "providers", "/$defs/provider/properties/capacity/properties/codel",
+    (const ld_field[]){{"target", LD_DURATION, LD_AT(sim_provider, codel_target_us),
+                        .def_doc = "required", .doc = "the queueing delay CoDel aims at"},
+                       {"interval", LD_DURATION, LD_AT(sim_provider, codel_interval_us),
+                        .def_doc = "required",
+                        .doc = "how long the delay stays at or above `target` before the head "
+                               "is dropped"},
+                       {0}},
+    "capacity.codel."};
+
 static int parse_codel(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"target", "interval", NULL};
-    sim_provider *p = out;
-    int rc = scn__check_object(P, v, keys, keys);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "target", &p->codel_target_us, false);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "interval", &p->codel_interval_us, false);
-    return rc;
+    static const char *const required[] = {"target", "interval", NULL};
+    return required_fields(P, v, &scn__codel_section, required, out);
 }
+
+static const char *const disciplines[] = {"fifo", "lifo", "drop_expired", "codel", NULL};
+
+const ld_section scn__capacity_section = {
+    "providers", "/$defs/provider/properties/capacity",
+    (const ld_field[]){
+        {"concurrency", LD_INTEGER, LD_AT(sim_provider, concurrency), .lo = 0, .hi = 10000000,
+         .def = "0", .def_doc = "`0` (unlimited)", .doc = "attempts served at once"},
+        {"queue", LD_INTEGER, LD_AT(sim_provider, queue), .lo = 0, .hi = 100000000, .def = "1000",
+         .flags = LD_F_SET,
+         .doc = "attempts waiting for a slot; beyond it the provider answers `overload_status`"},
+        {"rpm", LD_INTEGER, LD_AT(sim_provider, rpm), .lo = 0, .hi = 1000000000, .def = "0",
+         .def_doc = "`0` (unlimited)", .doc = "requests per minute (token bucket); over it: 429"},
+        {"tpm", LD_INTEGER, LD_AT(sim_provider, tpm), .lo = 0, .hi = (double)LD_RATE_PER_MIN_MAX,
+         .def = "0", .def_doc = "`0` (unlimited)",
+         .doc = "tokens (prompt + completion) per minute; over it: 429"},
+        {"overload_status", LD_HOOK, LD_AT(sim_provider, overload_status),
+         .hook = parse_error_status, .def = "503", .flags = LD_F_SET,
+         .unit = "error status (400-599)",
+         .doc = "the answer when the queue is full, or to an attempt the queue drops: Anthropic "
+                "`529` (`overloaded_error`), OpenAI `429` (`rate_limit`) or `503`"},
+        {"retry_after", LD_BOOL, LD_AT(sim_provider, limit_retry_after), .def = "true",
+         .flags = LD_F_SET,
+         .doc = "capacity 429s carry a Retry-After equal to the bucket's wait, rounded up to "
+                "whole seconds"},
+        {"discipline", LD_ENUM, LD_AT(sim_provider, discipline), .names = disciplines,
+         .def = "\"fifo\"",
+         .doc = "which waiting attempt a freed slot serves (below); needs `capacity.concurrency`"},
+        {"codel", LD_HOOK, WHOLE(sim_provider), .hook = parse_codel,
+         .unit = "`{\"target\": D, \"interval\": D}`", .def_doc = "—",
+         .doc = "CoDel's delay target and interval; required with `discipline: \"codel\"`, an "
+                "error otherwise"},
+        {"efficiency", LD_HOOK, WHOLE(sim_provider), .hook = parse_efficiency,
+         .unit = "`{\"queue_above\": N, \"share\": F}`", .def_doc = "off",
+         .doc = "while more than `queue_above` attempts wait, only `share` of the slots serve; "
+                "needs `capacity.concurrency`"},
+        {0}},
+    "capacity."};
 
 static int parse_capacity(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"concurrency",     "queue",       "rpm",        "tpm",
-                                       "overload_status", "retry_after", "discipline", "codel",
-                                       "efficiency",      NULL};
-    static const char *const disciplines[] = {"fifo", "lifo", "drop_expired", "codel", NULL};
-    sim_provider *p = out;
-    uint64_t rpm = 0, tpm = 0;
-    int d = 0;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "concurrency", &p->concurrency, 0, 10000000);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "queue", &p->queue, 0, 100000000);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "rpm", &rpm, 0, 1000000000);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "tpm", &tpm, 0, LD_RATE_PER_MIN_MAX);
-    if (rc == FB_OK) rc = get_error_status(P, v, "overload_status", &p->overload_status);
-    if (rc == FB_OK) rc = scn__get_bool(P, v, "retry_after", &p->limit_retry_after);
-    if (rc == FB_OK) rc = scn__get_enum(P, v, "discipline", disciplines, &d);
-    p->discipline = (sim_discipline)d;
-    if (rc == FB_OK) rc = scn__key(P, v, "codel", parse_codel, p);
-    if (rc == FB_OK) rc = scn__key(P, v, "efficiency", parse_efficiency, p);
-    p->rpm = (int64_t)rpm;
-    p->tpm = (int64_t)tpm;
-    return rc;
+    return scn__fields(P, v, &scn__capacity_section, out);
 }
 
 /* Fail at SECTION.KEY of the provider being read. */
@@ -278,44 +396,80 @@ static int capacity_consistent(pctx *P, const cJSON *v, const sim_provider *p) {
     return FB_OK;
 }
 
+const ld_section scn__price_section = {
+    "providers", "/$defs/provider/properties/price",
+    (const ld_field[]){{"input_per_mtok", LD_NUMBER, LD_AT(sim_provider, price_in_per_mtok),
+                        .lo = 0, .hi = 1e6, .def = "0", .doc = "USD per million input tokens"},
+                       {"output_per_mtok", LD_NUMBER, LD_AT(sim_provider, price_out_per_mtok),
+                        .lo = 0, .hi = 1e6, .def = "0", .doc = "USD per million output tokens"},
+                       {"per_call", LD_NUMBER, LD_AT(sim_provider, price_per_call), .lo = 0,
+                        .hi = 1e6, .def = "0", .doc = "USD per served call (tools)"},
+                       {0}},
+    "price."};
+
 static int parse_price(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"input_per_mtok", "output_per_mtok", "per_call", NULL};
-    sim_provider *p = out;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "input_per_mtok", &p->price_in_per_mtok, 0, 1e6);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "output_per_mtok", &p->price_out_per_mtok, 0, 1e6);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "per_call", &p->price_per_call, 0, 1e6);
-    return rc;
+    return scn__fields(P, v, &scn__price_section, out);
 }
 
 /* {"latency": DIST}: each way between a pod and the provider (docs/models.md, "Network"). */
+const ld_section scn__network_section = {
+    "providers", "/$defs/provider/properties/network",
+    (const ld_field[]){
+        {"latency", LD_HOOK, LD_AT(sim_provider, net_latency_us), .hook = parse_duration_dist,
+         .unit = "distribution (duration)", .def_doc = "required",
+         .doc = "added on each way between a pod and the provider: before an attempt reaches it "
+                "and before its reply reaches the client "
+                "([models.md](models.md#network-and-connections)); the attempt timeout covers "
+                "both"},
+        {0}},
+    "network."};
+
 static int parse_network(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"latency", NULL};
+    static const char *const required[] = {"latency", NULL};
     sim_provider *p = out;
-    int rc = scn__check_object(P, v, keys, keys);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "latency", true, &p->net_latency_us);
+    int rc = required_fields(P, v, &scn__network_section, required, p);
     p->has_network = true;
     return rc;
 }
 
-static int fault_item(pctx *P, const cJSON *e, uint32_t i, void *out) {
-    sim_fault *faults = out;
-    return parse_fault(P, e, &faults[i]);
-}
+/* ---- a provider ---- */
 
-static int parse_faults(pctx *P, const cJSON *v, void *out) {
-    sim_provider *p = out;
-    return scn__array(P, v, SIM_FAULTS_MAX, "faults per provider", fault_item, p->faults,
-                      &p->fault_count);
-}
+static const char *const provider_kinds[] = {"llm", "tool", NULL};
+
+/* A provider (base: sim_provider); its name is read first, by code. */
+const ld_section scn__provider_section = {
+    "providers", "/$defs/provider",
+    (const ld_field[]){
+        {"name", LD_CODE, .unit = "string", .def_doc = "required",
+         .doc = "unique; letters, digits, `-`, `_`, `.`; `llm` and `none` are reserved"},
+        {"kind", LD_ENUM, LD_AT(sim_provider, kind), .names = provider_kinds, .def = "\"llm\"",
+         .doc = "tools are called by classes with `target: NAME`; they are never in a fallback "
+                "chain"},
+        {"context_window", LD_INTEGER, LD_AT(sim_provider, context_window), .lo = 0,
+         .hi = 100000000, .def = "0", .def_doc = "`0` (unlimited)",
+         .doc = "prompt + completion tokens above this get a 400 `context_length` error"},
+        {"keeps_working", LD_BOOL, LD_AT(sim_provider, keeps_working), .def = "true",
+         .flags = LD_F_SET,
+         .doc = "an attempt whose client timed out keeps its slot (and is billed) until it "
+                "finishes, as real providers do; `false` cancels it"},
+        {"latency", LD_HOOK, WHOLE(sim_provider), .hook = parse_latency, .unit = "object",
+         .def_doc = "—", .doc = "how long answers take: `latency.*` below"},
+        {"capacity", LD_HOOK, WHOLE(sim_provider), .hook = parse_capacity, .unit = "object",
+         .def_doc = "unlimited", .doc = "slots, queue and rate limits: `capacity.*` below"},
+        {"price", LD_HOOK, WHOLE(sim_provider), .hook = parse_price, .unit = "object",
+         .def_doc = "free", .doc = "what calls cost: `price.*` below"},
+        {"network", LD_HOOK, WHOLE(sim_provider), .hook = parse_network, .unit = "object",
+         .def_doc = "none", .doc = "the network between the pods and this provider: `network.*`"},
+        {"faults", LD_HOOK, WHOLE(sim_provider), .hook = parse_faults, .unit = "array of faults",
+         .def = "[]", .doc = "the fault timeline ([faults[]](#faults), at most 32)"},
+        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+        {0}},
+    NULL};
 
 /* "name": a valid name, and not one that "target" gives another meaning. */
 static int provider_name(pctx *P, const cJSON *v, sim_provider *p) {
-    static const char *const keys[] = {
-        "name",   "kind",          "context_window", "latency",     "capacity", "price",
-        "faults", "keeps_working", "network",        "description", NULL};
-    static const char *const required[] = {"name", NULL};
-    int rc = scn__check_object(P, v, keys, required);
+    int rc = scn__check_fields(P, v, &scn__provider_section);
+    if (rc == FB_OK) rc = scn__need_key(P, v, "name");
     if (rc == FB_OK) rc = scn__get_string(P, v, "name", p->name, sizeof p->name);
     if (rc == FB_OK) rc = scn__check_name(P, "name", p->name);
     if (rc != FB_OK) return rc;
@@ -327,29 +481,22 @@ static int provider_name(pctx *P, const cJSON *v, sim_provider *p) {
     return rc;
 }
 
+/* The defaults of a provider whose objects are absent (the tables' LD_F_SET ones). */
+static int provider_defaults(pctx *P, sim_provider *p) {
+    static const ld_section *const parts[] = {&scn__provider_section, &scn__latency_section,
+                                              &scn__capacity_section, &scn__efficiency_section};
+    int rc = FB_OK;
+    for (size_t i = 0; rc == FB_OK && i < sizeof parts / sizeof parts[0]; i++)
+        rc = scn__set_defaults(parts[i], p, P->err);
+    return rc;
+}
+
 static int provider_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
-    static const char *const kinds[] = {"llm", "tool", NULL};
     sim_scenario *sc = out;
     sim_provider *p = &sc->providers[i];
-    int kind = 0;
     int rc = provider_name(P, v, p);
-    if (rc != FB_OK) return rc;
-    p->ttft_us = scn__dist_const(500e3);
-    p->error_latency_us = scn__dist_const(50e3);
-    p->queue = 1000;
-    p->overload_status = 503;
-    p->limit_retry_after = true;
-    p->keeps_working = true;
-    p->efficiency_share = 1;
-    rc = scn__get_enum(P, v, "kind", kinds, &kind);
-    p->kind = (sim_provider_kind)kind;
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "context_window", &p->context_window, 0, 100000000);
-    if (rc == FB_OK) rc = scn__get_bool(P, v, "keeps_working", &p->keeps_working);
-    if (rc == FB_OK) rc = scn__key(P, v, "latency", parse_latency, p);
-    if (rc == FB_OK) rc = scn__key(P, v, "capacity", parse_capacity, p);
-    if (rc == FB_OK) rc = scn__key(P, v, "price", parse_price, p);
-    if (rc == FB_OK) rc = scn__key(P, v, "network", parse_network, p);
-    if (rc == FB_OK) rc = scn__key(P, v, "faults", parse_faults, p);
+    if (rc == FB_OK) rc = provider_defaults(P, p);
+    if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__provider_section, p);
     if (rc == FB_OK) rc = capacity_consistent(P, v, p);
     for (uint32_t k = 0; rc == FB_OK && k < i; k++)
         if (strcmp(sc->providers[k].name, p->name) == 0)

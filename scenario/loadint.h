@@ -122,6 +122,8 @@ int scn__get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *ou
 int scn__get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi);
 int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
                   uint64_t hi);
+/* The value v (the path already on its key) as an integer in [lo, hi]. */
+int scn__get_uint_value(pctx *P, const cJSON *v, uint64_t *out, uint64_t lo, uint64_t hi);
 int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
                  uint32_t hi);
 /* An HTTP status, 100..599. */
@@ -200,10 +202,19 @@ extern const ld_section scn__retry_section, scn__token_bucket_section, scn__quot
     scn__deposit_section, scn__retry_breaker_section, scn__breaker_section, scn__classify_section,
     scn__rate_limit_section, scn__variant_breaker_section, scn__pods_section, scn__slo_section,
     scn__spillover_section, scn__limits_section;
+/* load_providers.c: a provider, its objects, a fault and each kind's keys */
+extern const ld_section scn__provider_section, scn__latency_section, scn__latency_load_section,
+    scn__capacity_section, scn__codel_section, scn__efficiency_section, scn__price_section,
+    scn__network_section, scn__fault_section, scn__fault_outage_section,
+    scn__fault_rate_limit_section, scn__fault_hang_section, scn__fault_slow_section,
+    scn__fault_brownout_section, scn__fault_midstream_section, scn__fault_reset_section,
+    scn__fault_policy_section, scn__fault_flap_section;
 
 /* ---- distributions: of durations (microseconds) or of counts ---- */
 
 int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out);
+/* The value v (the path already on its key) as a distribution. */
+int scn__get_dist_value(pctx *P, const cJSON *v, bool duration, sim_dist *out);
 sim_dist scn__dist_const(double a);
 
 /* ---- the sections (their own files) ---- */

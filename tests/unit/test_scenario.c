@@ -580,6 +580,38 @@ static void scenario_provider_queue_defaults_to_fifo_without_loss(void **state) 
     scn_free(sc);
 }
 
+/* The defaults the providers' tables store (LD_F_SET), where no key says otherwise. */
+static void scenario_provider_and_fault_defaults_are_the_documented_ones(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        M1 ONE_PROVIDER(",\"capacity\":{},\"latency\":{},\"faults\":[{\"at\":\"1s\",\"for\":\"1s\","
+                        "\"outage\":{}},{\"at\":\"1s\",\"for\":\"1s\",\"rate_limit\":{}},"
+                        "{\"at\":\"1s\",\"for\":\"1s\",\"flap\":{\"period\":\"2s\"}},"
+                        "{\"at\":\"1s\",\"for\":\"1s\",\"hang\":{}}]"));
+    const sim_provider *p = &sc->providers[0];
+    assert_int_equal(p->kind, SIM_PROVIDER_LLM);
+    assert_int_equal(p->ttft_us.kind, SIM_DIST_CONSTANT);
+    assert_true(p->ttft_us.a == 500e3);
+    assert_true(p->error_latency_us.a == 50e3);
+    assert_int_equal(p->per_token_us, 0);
+    assert_int_equal(p->queue, 1000);
+    assert_int_equal(p->overload_status, 503);
+    assert_true(p->limit_retry_after);
+    assert_true(p->keeps_working);
+    assert_true(p->efficiency_share == 1);
+    assert_false(p->has_network);
+    const int statuses[] = {503, 429, 503, 0};
+    for (int i = 0; i < 4; i++) {
+        const sim_fault *f = &p->faults[i];
+        assert_int_equal(f->status, statuses[i]);
+        assert_true(f->fraction == 1 && f->factor == 1 && f->capacity == 1);
+        assert_int_equal(f->retry_after_us, FB_TIME_NONE);
+        assert_int_equal(f->error_kind, FB_ERRKIND_NONE);
+    }
+    assert_int_equal(p->faults[2].period_us, 2 * S);
+    scn_free(sc);
+}
+
 static void scenario_unknown_discipline_gets_a_suggestion(void **state) {
     (void)state;
     parse_bad(M1 ONE_PROVIDER(",\"capacity\":{\"concurrency\":1,\"discipline\":\"drop-expired\"}"),
@@ -723,6 +755,7 @@ int main(void) {
         cmocka_unit_test(scenario_queued_load_without_a_concurrency_cap_is_rejected),
         cmocka_unit_test(scenario_efficiency_above_the_queue_is_rejected),
         cmocka_unit_test(scenario_efficiency_share_of_zero_is_rejected),
+        cmocka_unit_test(scenario_provider_and_fault_defaults_are_the_documented_ones),
     };
     return cmocka_run_group_tests_name("scenario", tests, NULL, NULL);
 }
