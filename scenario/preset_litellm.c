@@ -898,8 +898,8 @@ int scn__litellm_inert(const sim_layer *L, const sim_scenario *sc, const char *p
     else
         snprintf(why, len,
                  "every error of %s carries a Retry-After in whole seconds (the scenario's "
-                 "rate_limit faults), and LiteLLM cools a deployment for it; its rule (fusebox "
-                 "presets litellm): \"%s\"",
+                 "rate_limit faults), so a cooldown lasts the Retry-After, never cooldown_time; "
+                 "LiteLLM's rule (fusebox presets litellm): \"%s\"",
                  hinted, clause);
     return 1;
 }
