@@ -82,8 +82,10 @@ static const sim_layer *library_layer(parser *P, int v, const char *name) {
     }
     char list[120];
     names_of(list, sizeof list, NULL, pol);
-    snprintf(m, sizeof m, "variant '%.40s' has no metric or library layer '%.40s' (its library "
-             "layers: %.120s)", pol->name, name, list[0] ? list : "none");
+    snprintf(m, sizeof m,
+             "variant '%.40s' has no metric or library layer '%.40s' (its library "
+             "layers: %.120s)",
+             pol->name, name, list[0] ? list : "none");
     perr(P, "%s", m);
     return NULL;
 }
@@ -126,8 +128,9 @@ static val library_setting(parser *P, const char *variant, const char *layer) {
     if (vp == NULL || vp->name == NULL) {
         char list[120];
         names_of(list, sizeof list, voc, NULL);
-        snprintf(m, sizeof m, "%.30s's layer '%.30s' has no setting '%.40s' here (its names: %.120s)",
-                 voc->name, layer, key, list);
+        snprintf(m, sizeof m,
+                 "%.30s's layer '%.30s' has no setting '%.40s' here (its names: %.120s)", voc->name,
+                 layer, key, list);
         perr(P, "%s", m);
         return out;
     }
@@ -136,7 +139,7 @@ static val library_setting(parser *P, const char *variant, const char *layer) {
         return out;
     }
     bool duration = false;
-    if ( (breaker && !L->per_provider[p].has_breaker) ||
+    if ((breaker && !L->per_provider[p].has_breaker) ||
         !rep_library_number(L, (uint32_t)p, vp, &out.v, &duration)) {
         snprintf(m, sizeof m, "%.30s's %.40s is not a number in layer '%.30s'%s%s%s", voc->name,
                  key, layer, prov[0] ? " for provider '" : "", prov, prov[0] ? "'" : "");

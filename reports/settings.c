@@ -367,8 +367,7 @@ bool rep_library_number(const sim_layer *l, uint32_t p, const sim_vocab_param *v
     fb_retry_config r;
     if (!effective(l, p, &b, &r)) return false;
     unsigned mode = vp->field >= SIM_VF_FIRST_RETRY ? (unsigned)r.backoff : (unsigned)b.mode;
-    if ((vp->modes && !(vp->modes & (1u << mode))) || word_of(&b, &r, vp->field) >= 0)
-        return false;
+    if ((vp->modes && !(vp->modes & (1u << mode))) || word_of(&b, &r, vp->field) >= 0) return false;
     fb_time_us us = 0;
     int t = field_of(&b, &r, vp->field, x, &us);
     if (t < 0) return false;

@@ -257,8 +257,10 @@ static bool timeout_cap(text *t, const sim_scenario *sc, const sim_policy *pol,
     if (rt <= 0 || fabs(p99 - (double)rt) > 0.01 * (double)rt) return false;
     char d[32];
     rep_format_duration(d, sizeof d, p99);
-    put(t, "; its p99 latency (%s) is the pods' request_timeout: its slowest requests were cut "
-           "there", d);
+    put(t,
+        "; its p99 latency (%s) is the pods' request_timeout: its slowest requests were cut "
+        "there",
+        d);
     return true;
 }
 
@@ -270,7 +272,8 @@ static void breaker_words(text *t, const sim_scenario *sc, const sim_policy *pol
     for (uint32_t k = 0; k < pol->layer_count; k++) {
         const sim_layer *l = &pol->layers[k];
         bool has = false;
-        for (uint32_t p = 0; p < sc->provider_count; p++) has = has || l->per_provider[p].has_breaker;
+        for (uint32_t p = 0; p < sc->provider_count; p++)
+            has = has || l->per_provider[p].has_breaker;
         if (!has) continue;
         if (found || l->preset == NULL || l->preset->vocab == NULL) return;
         found = l;

@@ -157,7 +157,8 @@ static const sim_layer *dim_layer(const sweep *sw, uint32_t d, const char **para
     const sim_policy *pol = &sw->base->variants[v];
     for (uint32_t i = 0; i < pol->layer_count; i++) {
         const sim_layer *L = &pol->layers[i];
-        if (L->preset && strlen(L->name) == (size_t)(dot - k) && strncmp(L->name, k, (size_t)(dot - k)) == 0) {
+        if (L->preset && strlen(L->name) == (size_t)(dot - k) &&
+            strncmp(L->name, k, (size_t)(dot - k)) == 0) {
             *param = dot + 1;
             return L;
         }

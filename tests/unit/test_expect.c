@@ -210,15 +210,15 @@ static void expect_on_na_collateral_share_names_the_metric(void **state) {
 static void expect_reads_a_library_setting_by_its_name(void **state) {
     (void)state;
     fixture g = {0}, *f = &g;
-    f->sc = th_load(
-        "{\"name\":\"l\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
-        "{\"poisson\":\"1/s\"}}],\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"}],"
-        "\"variants\":{\"naive\":{\"retry\":{\"attempts\":3}},\"tuned\":{\"layers\":["
-        "{\"name\":\"cb\",\"preset\":\"resilience4j\",\"failureRateThreshold\":40},"
-        "{\"name\":\"proxy\",\"preset\":\"litellm\",\"cooldown_time\":60,"
-        "\"num_retries\":4,\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\"},"
-        "{\"model_name\":\"g\",\"provider\":\"b\",\"litellm_params\":"
-        "{\"cooldown_time\":5}}]}]}}}");
+    f->sc =
+        th_load("{\"name\":\"l\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
+                "{\"poisson\":\"1/s\"}}],\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"}],"
+                "\"variants\":{\"naive\":{\"retry\":{\"attempts\":3}},\"tuned\":{\"layers\":["
+                "{\"name\":\"cb\",\"preset\":\"resilience4j\",\"failureRateThreshold\":40},"
+                "{\"name\":\"proxy\",\"preset\":\"litellm\",\"cooldown_time\":60,"
+                "\"num_retries\":4,\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\"},"
+                "{\"model_name\":\"g\",\"provider\":\"b\",\"litellm_params\":"
+                "{\"cooldown_time\":5}}]}]}}}");
     f->sums[0] = th_summary("naive");
     f->sums[1] = th_summary("tuned");
     assert_true(holds(f, "tuned.proxy.cooldown_time == 60s"));

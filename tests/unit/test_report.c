@@ -267,7 +267,8 @@ static void verdict_names_the_mechanism_in_the_library_words(void **state) {
         "{\"poisson\":\"10/s\"}}],\"providers\":[{\"name\":\"api\",\"faults\":[{\"at\":\"30s\","
         "\"for\":\"40s\",\"outage\":{\"status\":503}}]}],\"variants\":{"
         "\"sdk\":{\"layers\":[{\"name\":\"sdk\",\"preset\":\"openai-python\"}]},"
-        "\"own\":{\"breaker\":{\"consecutive_failures\":5},\"retry\":{\"attempt_timeout\":\"10s\"}},"
+        "\"own\":{\"breaker\":{\"consecutive_failures\":5},\"retry\":{\"attempt_timeout\":\"10s\"}}"
+        ","
         "\"cb\":{\"layers\":[{\"name\":\"cb\",\"preset\":\"opossum\"},"
         "{\"name\":\"sdk\",\"preset\":\"openai-python\"}]}}}");
     sim_summary *sums[2] = {verdict_run("sdk", 6000, 30 * S, 9.25, 3000, 0, true),
@@ -286,8 +287,10 @@ static void verdict_names_the_mechanism_in_the_library_words(void **state) {
     sums[1] = verdict_run("own", 6000, 10 * S, 3.5, 70, 0, true);
     sums[1]->providers[0].breaker_opens = 162;
     rep_verdict(v, sizeof v, sc, sums, 2, 0);
-    if (!strstr(v, "its p99 latency (10.0s) is the attempt_timeout (10.0s): its slowest requests were cut "
-                   "there."))
+    if (!strstr(
+            v,
+            "its p99 latency (10.0s) is the attempt_timeout (10.0s): its slowest requests were cut "
+            "there."))
         fail_msg("%s", v);
     assert_null(strstr(v, "went to")); /* fusebox's own breaker: no library words */
     free(sums[0]);
