@@ -294,6 +294,10 @@ void sweep_write_answer(FILE *f, const sweep *sw) {
     uint32_t no_effect = answer_no_effect(f, sw, none);
     sweep_point_label(sw, (uint64_t)sw->best, label, sizeof label);
     fprintf(f, "\nbest: point %" PRId64 "  %s\n", sw->best, label);
+    if (no_effect == sw->dim_count)
+        fputs("  (the first point: every dimension has no effect, so any of their values gives "
+              "these results)\n",
+              f);
     answer_metrics(f, sw, (uint64_t)sw->best);
     sweep_answer_policy(f, sw, (uint64_t)sw->best);
     if (sw->runner_up >= 0 && no_effect > 0 && differs_only_in(sw, none))

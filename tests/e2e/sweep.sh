@@ -150,9 +150,13 @@ contains "$LL" "layers.proxy.cooldown_time has no effect in this scenario: each 
     "LiteLLM's cooldown_time in a storm of 429s with Retry-After: no effect"
 contains "$LL" "why: every error of openai carries a Retry-After in whole seconds" \
     "... because of what the scenario holds"
-contains "$LL" "its rule (fusebox presets litellm): \"a cooldown lasts the deployment's litellm_params.cooldown_time, else the response's Retry-After" \
+contains "$LL" "LiteLLM's rule (fusebox presets litellm): \"a cooldown lasts the deployment's litellm_params.cooldown_time, else the response's Retry-After" \
     "... and of the library's rule, quoted from the preset"
 ok $(echo "$LL" | grep -q "try more --seeds" && echo 1 || echo 0) "... never 'try more --seeds'"
+contains "$LL" "(the first point: every dimension has no effect, so any of their values gives these results)" \
+    "... and the best point is said to be only the first of equals"
+ok $(echo "$NOEFF" | grep -q "the first point: every dimension" && echo 1 || echo 0) \
+    "not when another dimension has an effect"
 NORA=$("$FUSEBOX" sweep scenarios/litellm-proxy.json --variant per-pod \
     --set 'providers.openai.faults=[{"at":"5m","for":"20m","rate_limit":{"fraction":0.9}}]' \
     --grid layers.proxy.cooldown_time=5,60 --seeds 1 --maximize success_rate -o "$T/litellm-nora" \
