@@ -870,7 +870,7 @@ static bool answers_carry_hint(const sim_provider *pr, bool *faults) {
 int scn__litellm_inert(const sim_layer *L, const sim_scenario *sc, const char *param, char *why,
                        size_t len) {
     if (strcmp(param, "cooldown_time") != 0) return 0;
-    bool cooled = false, faults = false;
+    bool cooled = false, faults = false, own = true;
     char hinted[256] = "";
     size_t n = 0;
     for (uint32_t q = 0; q < sc->provider_count; q++) {
@@ -878,7 +878,8 @@ int scn__litellm_inert(const sim_layer *L, const sim_scenario *sc, const char *p
         if (!pp->has_breaker) continue;
         cooled = true;
         if (pp->breaker.cooldown_rule == FB_COOLDOWN_COUNT) return 0;
-        if (!pp->breaker.honor_hint) continue; /* its own litellm_params.cooldown_time */
+        if (pp->breaker.honor_hint != FB_ON) continue; /* its own litellm_params.cooldown_time */
+        own = false;
         bool fails = false;
         if (!answers_carry_hint(&sc->providers[q], &fails)) return 0;
         if (fails && n < sizeof hinted)
@@ -893,6 +894,12 @@ int scn__litellm_inert(const sim_layer *L, const sim_scenario *sc, const char *p
                  "no deployment of layer %s is ever cooled down (disable_cooldowns, or "
                  "litellm_params.cooldown_time 0)",
                  L->name);
+    else if (own)
+        snprintf(why, len,
+                 "every deployment of layer %s that cools sets its own "
+                 "litellm_params.cooldown_time, which comes first; LiteLLM's rule (fusebox "
+                 "presets litellm): \"%s\"",
+                 L->name, clause);
     else if (!faults)
         return 0; /* nothing fails: no rule of the cooldown is the reason */
     else

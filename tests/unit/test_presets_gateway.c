@@ -1512,6 +1512,24 @@ static void litellm_cooldown_time_is_inert_when_every_error_carries_retry_after(
     assert_int_equal(inert(ra30, ",\"disable_cooldowns\":true", "cooldown_time", why, sizeof why),
                      1);
     assert_non_null(strstr(why, "no deployment of layer gw is ever cooled down"));
+    const char *own = ",\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\","
+                      "\"litellm_params\":{\"cooldown_time\":%d}},{\"model_name\":\"g\","
+                      "\"provider\":\"b\",\"litellm_params\":{\"cooldown_time\":9}}]";
+    char layer[512];
+    snprintf(layer, sizeof layer, own, 20);
+    assert_int_equal(inert("", layer, "cooldown_time", why, sizeof why), 1);
+    assert_non_null(strstr(why, "every deployment of layer gw that cools sets its own"));
+    /* a's own 0 turns its cooldown off: b's own still comes first */
+    snprintf(layer, sizeof layer, own, 0);
+    assert_int_equal(inert("", layer, "cooldown_time", why, sizeof why), 1);
+    /* one deployment without its own, failing without a Retry-After: not inert */
+    assert_int_equal(inert(",\"faults\":[{\"at\":\"1s\",\"for\":\"2s\",\"outage\":"
+                           "{\"status\":503}}]",
+                           ",\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\"},"
+                           "{\"model_name\":\"g\",\"provider\":\"b\",\"litellm_params\":"
+                           "{\"cooldown_time\":9}}]",
+                           "cooldown_time", why, sizeof why),
+                     0);
 }
 
 int main(void) {
