@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "reports/settings.h"
+#include "scenario/preset.h"
 
 typedef enum op { OP_GE, OP_LE, OP_GT, OP_LT, OP_EQ, OP_NE } op;
 
@@ -31,7 +33,7 @@ typedef struct parser {
 static void perr(parser *P, const char *fmt, const char *arg) {
     if (P->err) return;
     P->err = 1;
-    char m[200];
+    char m[320];
     snprintf(m, sizeof m, fmt, arg ? arg : "");
     snprintf(P->msg, P->msglen, "%s (at column %d)", m, (int)(P->p - P->s) + 1);
 }
@@ -55,7 +57,100 @@ static const sim_summary *summary_for(parser *P, const char *variant) {
     return NULL;
 }
 
-/* NAME or NAME.METRIC or METRIC[provider] */
+/* "a, b, c": the names of a vocabulary's parameters, or of a variant's preset layers. */
+static void names_of(char *buf, size_t len, const sim_vocab *v, const sim_policy *pol) {
+    size_t n = 0;
+    buf[0] = '\0';
+    for (const sim_vocab_param *vp = v ? v->params : NULL; vp && vp->name && n < len; vp++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", vp->name);
+    for (uint32_t k = 0; !v && k < pol->layer_count && n < len; k++)
+        if (pol->layers[k].preset && pol->layers[k].preset->vocab)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", pol->layers[k].name);
+}
+
+/* The layer of variant v named `name` that a preset with a vocabulary gave, else an error. */
+static const sim_layer *library_layer(parser *P, int v, const char *name) {
+    const sim_policy *pol = &P->sc->variants[v];
+    char m[300];
+    for (uint32_t k = 0; k < pol->layer_count; k++) {
+        const sim_layer *L = &pol->layers[k];
+        if (strcmp(L->name, name) != 0) continue;
+        if (L->preset && L->preset->vocab) return L;
+        snprintf(m, sizeof m, "layer '%.40s' has no library's names (not a preset's)", name);
+        perr(P, "%s", m);
+        return NULL;
+    }
+    char list[120];
+    names_of(list, sizeof list, NULL, pol);
+    snprintf(m, sizeof m,
+             "variant '%.40s' has no metric or library layer '%.40s' (its library "
+             "layers: %.120s)",
+             pol->name, name, list[0] ? list : "none");
+    perr(P, "%s", m);
+    return NULL;
+}
+
+/*
+ * VARIANT.LAYER.KEY[provider]: a preset layer's setting by its library's name (its vocabulary,
+ * scenario/preset.h), as it ran: "per-pod.proxy.cooldown_time == 60s". The provider is a
+ * breaker setting's (default: the first with a breaker in that layer).
+ */
+static val library_setting(parser *P, const char *variant, const char *layer) {
+    val out = {0, 0};
+    char key[64] = "", prov[SIM_NAME_MAX] = "", m[300];
+    size_t i = 0;
+    for (P->p++; (isalnum((unsigned char)*P->p) || *P->p == '_') && i < sizeof key - 1;)
+        key[i++] = *P->p++;
+    if (*P->p == '[') {
+        for (i = 0, P->p++; *P->p && *P->p != ']' && i < sizeof prov - 1;) prov[i++] = *P->p++;
+        if (*P->p++ != ']') {
+            perr(P, "missing ']' after a provider name", NULL);
+            return out;
+        }
+    }
+    int v = scn_variant(P->sc, variant);
+    if (v < 0) {
+        perr(P, "no variant named '%s'", variant);
+        return out;
+    }
+    const sim_layer *L = library_layer(P, v, layer);
+    if (L == NULL) return out;
+    const sim_vocab *voc = L->preset->vocab;
+    const sim_vocab_param *vp = voc->params;
+    while (vp && vp->name && strcmp(vp->name, key) != 0) vp++;
+    int p = prov[0] ? scn_provider(P->sc, prov) : 0;
+    bool breaker = vp && vp->name && vp->field < SIM_VF_FIRST_RETRY;
+    for (uint32_t q = 0; breaker && !prov[0] && q < P->sc->provider_count; q++)
+        if (L->per_provider[q].has_breaker) {
+            p = (int)q;
+            break;
+        }
+    if (vp == NULL || vp->name == NULL) {
+        char list[120];
+        names_of(list, sizeof list, voc, NULL);
+        snprintf(m, sizeof m,
+                 "%.30s's layer '%.30s' has no setting '%.40s' here (its names: %.120s)", voc->name,
+                 layer, key, list);
+        perr(P, "%s", m);
+        return out;
+    }
+    if (p < 0) {
+        perr(P, "no provider named '%s'", prov);
+        return out;
+    }
+    bool duration = false;
+    if ((breaker && !L->per_provider[p].has_breaker) ||
+        !rep_library_number(L, (uint32_t)p, vp, &out.v, &duration)) {
+        snprintf(m, sizeof m, "%.30s's %.40s is not a number in layer '%.30s'%s%s%s", voc->name,
+                 key, layer, prov[0] ? " for provider '" : "", prov, prov[0] ? "'" : "");
+        perr(P, "%s", m);
+        return out;
+    }
+    out.kind = duration ? 1 : 0;
+    return out;
+}
+
+/* NAME or NAME.METRIC or METRIC[provider], or NAME.LAYER.KEY (library_setting) */
 static val reference(parser *P) {
     val out = {0, 0};
     char a[128] = "", b[128] = "";
@@ -72,6 +167,7 @@ static val reference(parser *P) {
         b[i] = '\0';
         variant = a;
         metric = b;
+        if (*P->p == '.') return library_setting(P, a, b);
     }
     if (*P->p == '[') {
         size_t len = strlen(metric);

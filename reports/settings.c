@@ -6,6 +6,7 @@
  */
 #include "reports/settings.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "reports/report.h"
@@ -357,6 +358,21 @@ bool rep_library_value(char *buf, size_t len, const sim_layer *l, uint32_t p,
         snprintf(buf, len, "%s", x != 0 ? "true" : "false");
     else
         snprintf(buf, len, "%.10g", x);
+    return true;
+}
+
+bool rep_library_number(const sim_layer *l, uint32_t p, const sim_vocab_param *vp, double *x,
+                        bool *duration) {
+    fb_breaker_config b;
+    fb_retry_config r;
+    if (!effective(l, p, &b, &r)) return false;
+    unsigned mode = vp->field >= SIM_VF_FIRST_RETRY ? (unsigned)r.backoff : (unsigned)b.mode;
+    if ((vp->modes && !(vp->modes & (1u << mode))) || word_of(&b, &r, vp->field) >= 0) return false;
+    fb_time_us us = 0;
+    int t = field_of(&b, &r, vp->field, x, &us);
+    if (t < 0) return false;
+    *duration = t > 0;
+    if (t > 0) *x = t == 2 && (us <= 0 || us >= FB_TIME_MAX) ? INFINITY : (double)us;
     return true;
 }
 

@@ -23,6 +23,11 @@ size_t rep_library_settings(char *buf, size_t len, const sim_layer *l, uint32_t 
    layer l (provider p's breaker); false when it does not apply (its modes, a NULL word). */
 bool rep_library_value(char *buf, size_t len, const sim_layer *l, uint32_t p,
                        const sim_vocab_param *vp);
+/* The value of vp as a number (a duration in microseconds, *duration then true; a rate as a
+   fraction; no limit is INFINITY), read from layer l (provider p's breaker) as it ran; false when
+   it does not apply or is a word (a mode, a backoff's name). check's LAYER.KEY reads it. */
+bool rep_library_number(const sim_layer *l, uint32_t p, const sim_vocab_param *vp, double *x,
+                        bool *duration);
 /* The library's name of breaker state s in layer l, or NULL (no vocabulary, no such state). */
 const char *rep_library_state(const sim_layer *l, fb_breaker_state s);
 /* The variant's one layer with a breaker on provider p, when a preset with a vocabulary gave it;

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "reports/settings.h"
+#include "scenario/preset.h"
 #include "sim/metrics.h"
 
 /* A growing text in the caller's buffer; `cut` once something did not fit. */
@@ -214,6 +216,83 @@ static void windows(text *t, const sim_scenario *sc, const sim_summary *s) {
     put(t, ". ");
 }
 
+/* Layer l's timeout in its library's words ("opossum's timeout 10000"), else fusebox's. */
+static void timeout_words(text *t, const sim_layer *l, bool layered, uint32_t p, fb_time_us us) {
+    const sim_vocab *v = l->preset ? l->preset->vocab : NULL;
+    for (const sim_vocab_param *vp = v ? v->params : NULL; vp && vp->name; vp++) {
+        char val[64];
+        if (vp->field != SIM_VF_ATTEMPT_TIMEOUT_US || !rep_library_value(val, sizeof val, l, p, vp))
+            continue;
+        put(t, "%s's %s %s", v->name, vp->name, val);
+        return;
+    }
+    char d[32];
+    rep_format_duration(d, sizeof d, (double)us);
+    if (layered)
+        put(t, "layer %s's attempt_timeout (%s)", l->name, d);
+    else
+        put(t, "the attempt_timeout (%s)", d);
+}
+
+/* The timeout the p99 latency sits at (within 1%: the histogram's buckets), if one does. */
+static bool timeout_cap(text *t, const sim_scenario *sc, const sim_policy *pol,
+                        const sim_summary *s) {
+    double p99 = metric(sc, s, "latency_p99");
+    if (sim_metric_is_na(p99) || p99 <= 0) return false;
+    for (uint32_t k = 0; k < pol->layer_count; k++) {
+        const sim_layer *l = &pol->layers[k];
+        for (uint32_t p = 0; p <= sc->provider_count && p < SIM_PROVIDERS_MAX; p++) {
+            fb_time_us us = p < sc->provider_count ? l->per_provider[p].timeout_us
+                                                   : l->retry.attempt_timeout_us;
+            if (us <= 0 || fabs(p99 - (double)us) > 0.01 * (double)us) continue;
+            char d[32];
+            rep_format_duration(d, sizeof d, p99);
+            put(t, "; its p99 latency (%s) is ", d);
+            timeout_words(t, l, pol->layered, p < sc->provider_count ? p : 0, us);
+            put(t, ": its slowest requests were cut there");
+            return true;
+        }
+    }
+    fb_time_us rt = sc->pods.request_timeout_us;
+    if (rt <= 0 || fabs(p99 - (double)rt) > 0.01 * (double)rt) return false;
+    char d[32];
+    rep_format_duration(d, sizeof d, p99);
+    put(t,
+        "; its p99 latency (%s) is the pods' request_timeout: its slowest requests were cut "
+        "there",
+        d);
+    return true;
+}
+
+/* The breakers' openings in the library's words, when one preset's layer has them all. */
+static void breaker_words(text *t, const sim_scenario *sc, const sim_policy *pol,
+                          const sim_summary *s) {
+    double opens = metric(sc, s, "breaker_opens");
+    const sim_layer *found = NULL;
+    for (uint32_t k = 0; k < pol->layer_count; k++) {
+        const sim_layer *l = &pol->layers[k];
+        bool has = false;
+        for (uint32_t p = 0; p < sc->provider_count; p++)
+            has = has || l->per_provider[p].has_breaker;
+        if (!has) continue;
+        if (found || l->preset == NULL || l->preset->vocab == NULL) return;
+        found = l;
+    }
+    if (found == NULL || sim_metric_is_na(opens) || opens <= 0) return;
+    const sim_vocab *v = found->preset->vocab;
+    put(t, "; its %s went to '%s' %.0f times", v->breaker, v->states[1] ? v->states[1] : "open",
+        opens);
+}
+
+/* What the variant's layers did to the figures, in their libraries' words where they have
+   them: a p99 at a timeout (a cap, not speed), the breakers' (cooldowns') openings. */
+static void mechanism(text *t, const sim_scenario *sc, const sim_summary *s) {
+    int v = scn_variant(sc, s->variant);
+    if (v < 0) return;
+    timeout_cap(t, sc, &sc->variants[v], s);
+    breaker_words(t, sc, &sc->variants[v], s);
+}
+
 /* One variant through the incident: attempts per request inside it, recovery, fallback. */
 static void incident_of(text *t, const sim_scenario *sc, const sim_summary *s, bool several) {
     char amp[32], spill[32], fb[32];
@@ -236,6 +315,7 @@ static void incident_of(text *t, const sim_scenario *sc, const sim_summary *s, b
         rep_format_show(fb, sizeof fb, REP_SHOW_PERCENT, metric(sc, s, "fallback_rate"), true);
         put(t, "; its fallback served %s of requests", fb);
     }
+    mechanism(t, sc, s);
     put(t, ". ");
 }
 

@@ -97,14 +97,43 @@ static cJSON *named_element(cJSON *arr, const char *tok) {
 }
 
 /*
+ * No element of arr is named tok: the names there, and, for a variant's "layers", the gateway
+ * tier's layer of that name (gateway.layers.NAME), since --set and --grid name them so.
+ */
+static int no_element(const set_walk *W, const cJSON *arr, const char *tok) {
+    char names[160] = "";
+    size_t n = 0;
+    for (const cJSON *e = arr->child; e && n < sizeof names; e = e->next) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (!cJSON_IsString(nm)) nm = cJSON_GetObjectItemCaseSensitive(e, "class");
+        if (cJSON_IsString(nm))
+            n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", n ? ", " : "",
+                                  nm->valuestring);
+    }
+    bool tier = false;
+    bool layers = arr->string && strcmp(arr->string, "layers") == 0;
+    /* arr's siblings: prev links are circular (the first's is the last) */
+    for (const cJSON *sib = arr->prev; layers && sib && sib != arr && !tier; sib = sib->prev) {
+        cJSON *gl = sib->string && strcmp(sib->string, "gateway") == 0
+                        ? cJSON_GetObjectItemCaseSensitive(sib, "layers")
+                        : NULL;
+        tier = cJSON_IsArray(gl) && named_element(gl, tok) != NULL;
+    }
+    return set_error(W->err, "--set %s: no element named '%s' (the names there: %s)%s%s%s", W->set,
+                     tok, names[0] ? names : "none",
+                     tier ? "; the variant's gateway tier has a layer of that name: gateway.layers."
+                          : "",
+                     tier ? tok : "", tier ? ".KEY" : "");
+}
+
+/*
  * What tok names in cur: an element of an array by name, or a member of an
  * object (NULL when absent) which, with an index, must be an array that long.
  */
 static int find(const set_walk *W, cJSON *cur, const char *tok, long index, cJSON **child) {
     if (cJSON_IsArray(cur) && index < 0) {
         *child = named_element(cur, tok);
-        if (*child == NULL)
-            return set_error(W->err, "--set %s: no element named '%s'", W->set, tok);
+        if (*child == NULL) return no_element(W, cur, tok);
         return FB_OK;
     }
     if (!cJSON_IsObject(cur))

@@ -53,6 +53,13 @@ int scn_preset_param(const sim_preset *p, const char *name) {
     return -1;
 }
 
+int scn_preset_inert(const sim_layer *L, const sim_scenario *sc, const char *param, char *why,
+                     size_t len) {
+    if (len) why[0] = '\0';
+    if (L->preset == &scn_preset_litellm) return scn__litellm_inert(L, sc, param, why, len);
+    return 0;
+}
+
 /* ---- what every preset's apply() uses (presetint.h) ---- */
 
 /* Parameter `name` of p as the layer gave it, or NULL when not given. */

@@ -172,6 +172,16 @@ const sim_preset *scn_preset_find(const char *name);
 /* The index of the parameter named `name`, or -1. */
 int scn_preset_param(const sim_preset *p, const char *name);
 /*
+ * Whether parameter `param` of layer L (given as a library preset) cannot change a run of
+ * scenario sc, by one of the library's rules and what sc holds: 1 with the reason in `why`
+ * (what of the scenario, and the rule in the library's words, as `fusebox presets` has it),
+ * else 0 (no rule known: the parameter may still change nothing). A sweep says it beside a
+ * dimension that changed no result (LiteLLM's cooldown_time when every error carries a
+ * Retry-After: the cooldown lasts the header's time).
+ */
+int scn_preset_inert(const struct sim_layer *L, const struct sim_scenario *sc, const char *param,
+                     char *why, size_t len);
+/*
  * resilience4j: the failures a Java exception class names (a bit set of the kinds the preset
  * tells apart: 4xx, 429, 5xx, timeout, connection error, rejected call), or -1 when fusebox
  * cannot place it; and the names it can, comma-separated, into buf (returns the length).

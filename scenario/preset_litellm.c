@@ -835,3 +835,78 @@ const sim_preset scn_preset_litellm = {
     "decision with its source and its unit test in docs/presets-litellm.md",
     &litellm_vocab,
 };
+
+/* The first clause of the rule that starts with `start` (up to a "; " outside parentheses). */
+static void rule_clause(const char *start, char *out, size_t len) {
+    const char *r = NULL;
+    for (size_t i = 0; litellm_rules[i] && r == NULL; i++)
+        if (strncmp(litellm_rules[i], start, strlen(start)) == 0) r = litellm_rules[i];
+    size_t n = 0;
+    for (int depth = 0; r && r[n] && !(depth == 0 && r[n] == ';'); n++)
+        depth += r[n] == '(' ? 1 : r[n] == ')' ? -1 : 0;
+    snprintf(out, len, "%.*s", (int)n, r ? r : "");
+}
+
+/* Every error deployment q can answer carries a Retry-After the cooldown takes: its faults are
+   all rate limits with one of whole seconds (int() reads it), and its capacity refuses none. */
+static bool answers_carry_hint(const sim_provider *pr, bool *faults) {
+    if (pr->concurrency || pr->rpm || pr->tpm) return false;
+    for (uint32_t f = 0; f < pr->fault_count; f++) {
+        const sim_fault *x = &pr->faults[f];
+        if (x->kind != SIM_FAULT_RATE_LIMIT || x->retry_after_us == FB_TIME_NONE ||
+            x->retry_after_us < FB_US_PER_S || x->retry_after_us % FB_US_PER_S != 0)
+            return false;
+        *faults = true;
+    }
+    return true;
+}
+
+/*
+ * cooldown_time cannot change a run when no deployment's cooldown lasts it: cooldowns are off,
+ * or each cooled deployment has its own litellm_params.cooldown_time or only ever fails with a
+ * Retry-After (the cooldown is the header's), and the percentage rule counts per minute (the
+ * allowed-fails rule counts over cooldown_time: not inert).
+ */
+int scn__litellm_inert(const sim_layer *L, const sim_scenario *sc, const char *param, char *why,
+                       size_t len) {
+    if (strcmp(param, "cooldown_time") != 0) return 0;
+    bool cooled = false, faults = false, own = true;
+    char hinted[256] = "";
+    size_t n = 0;
+    for (uint32_t q = 0; q < sc->provider_count; q++) {
+        const sim_provider_policy *pp = &L->per_provider[q];
+        if (!pp->has_breaker) continue;
+        cooled = true;
+        if (pp->breaker.cooldown_rule == FB_COOLDOWN_COUNT) return 0;
+        if (pp->breaker.honor_hint != FB_ON) continue; /* its own litellm_params.cooldown_time */
+        own = false;
+        bool fails = false;
+        if (!answers_carry_hint(&sc->providers[q], &fails)) return 0;
+        if (fails && n < sizeof hinted)
+            n += (size_t)snprintf(hinted + n, sizeof hinted - n, "%s%s", n ? ", " : "",
+                                  sc->providers[q].name);
+        faults = faults || fails;
+    }
+    char clause[512];
+    rule_clause("a cooldown lasts", clause, sizeof clause);
+    if (!cooled)
+        snprintf(why, len,
+                 "no deployment of layer %s is ever cooled down (disable_cooldowns, or "
+                 "litellm_params.cooldown_time 0)",
+                 L->name);
+    else if (own)
+        snprintf(why, len,
+                 "every deployment of layer %s that cools sets its own "
+                 "litellm_params.cooldown_time, which comes first; LiteLLM's rule (fusebox "
+                 "presets litellm): \"%s\"",
+                 L->name, clause);
+    else if (!faults)
+        return 0; /* nothing fails: no rule of the cooldown is the reason */
+    else
+        snprintf(why, len,
+                 "every error of %s carries a Retry-After in whole seconds (the scenario's "
+                 "rate_limit faults), so a cooldown lasts the Retry-After, never cooldown_time; "
+                 "LiteLLM's rule (fusebox presets litellm): \"%s\"",
+                 hinted, clause);
+    return 1;
+}

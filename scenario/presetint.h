@@ -36,6 +36,9 @@ extern const sim_preset scn_preset_cockatiel;
 extern const sim_preset scn_preset_tenacity;
 /* preset_litellm.c, preset_portkey.c, preset_envoy.c */
 extern const sim_preset scn_preset_litellm, scn_preset_portkey, scn_preset_envoy;
+/* preset_litellm.c: scn_preset_inert for a LiteLLM layer. */
+int scn__litellm_inert(const sim_layer *L, const sim_scenario *sc, const char *param, char *why,
+                       size_t len);
 
 /* preset.c: what the gateway presets share. */
 

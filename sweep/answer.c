@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "reports/report.h"
+#include "scenario/preset.h"
 #include "util/json.h"
 
 void sweep_format_human(char *buf, size_t len, double v, sim_unit unit) {
@@ -139,16 +140,60 @@ void sweep_answer_policy(FILE *f, const sweep *sw, uint64_t p) {
     scn_free(sc);
 }
 
-/* "KEY has no effect" for each such dimension; how many there are. */
+/* The preset layer a dimension's key addresses (layers.NAME.KEY, gateway.layers.NAME.KEY), and
+   KEY; NULL when it addresses none. */
+static const sim_layer *dim_layer(const sweep *sw, uint32_t d, const char **param) {
+    char pre[SIM_NAME_MAX + 16];
+    snprintf(pre, sizeof pre, sw->has_variants ? "variants.%s." : "policy.", sw->variant);
+    const char *k = sw->paths[d];
+    if (strncmp(k, pre, strlen(pre)) != 0) return NULL;
+    k += strlen(pre);
+    if (strncmp(k, "gateway.", 8) == 0) k += 8;
+    if (strncmp(k, "layers.", 7) != 0) return NULL;
+    k += 7;
+    const char *dot = strchr(k, '.');
+    int v = scn_variant(sw->base, sw->variant);
+    if (dot == NULL || v < 0) return NULL;
+    const sim_policy *pol = &sw->base->variants[v];
+    for (uint32_t i = 0; i < pol->layer_count; i++) {
+        const sim_layer *L = &pol->layers[i];
+        if (L->preset && strlen(L->name) == (size_t)(dot - k) &&
+            strncmp(L->name, k, (size_t)(dot - k)) == 0) {
+            *param = dot + 1;
+            return L;
+        }
+    }
+    return NULL;
+}
+
+bool sweep_dim_rule(const sweep *sw, uint32_t d, char *why, size_t len) {
+    const char *param = NULL;
+    const sim_layer *L = dim_layer(sw, d, &param);
+    return L && scn_preset_inert(L, sw->base, param, why, len) == 1;
+}
+
+/*
+ * "KEY has no effect" for each such dimension, with the library's rule that explains it where
+ * one does; how many there are. A sample cannot see it (no two points differ in one dimension
+ * only): there the rule alone says it.
+ */
 static uint32_t answer_no_effect(FILE *f, const sweep *sw, bool *none) {
     uint32_t n = 0;
     for (uint32_t d = 0; d < sw->dim_count; d++) {
-        none[d] = sweep_dim_no_effect(sw, d);
+        char why[1024];
+        bool seen = sweep_dim_no_effect(sw, d);
+        bool rule = (seen || sw->sample > 0) && sweep_dim_rule(sw, d, why, sizeof why);
+        none[d] = seen || rule;
         if (!none[d]) continue;
-        fprintf(f,
-                "%s%s has no effect in this scenario: each of its %u values gave the same "
-                "results, seed for seed, whatever the other settings\n",
-                n++ ? "" : "\n", sw->dims[d].key, sw->dims[d].value_count);
+        if (seen)
+            fprintf(f,
+                    "%s%s has no effect in this scenario: each of its %u values gave the same "
+                    "results, seed for seed, whatever the other settings\n",
+                    n++ ? "" : "\n", sw->dims[d].key, sw->dims[d].value_count);
+        else
+            fprintf(f, "%s%s has no effect in this scenario, by the library's rule below\n",
+                    n++ ? "" : "\n", sw->dims[d].key);
+        if (rule) fprintf(f, "  why: %s\n", why);
     }
     return n;
 }
@@ -249,6 +294,10 @@ void sweep_write_answer(FILE *f, const sweep *sw) {
     uint32_t no_effect = answer_no_effect(f, sw, none);
     sweep_point_label(sw, (uint64_t)sw->best, label, sizeof label);
     fprintf(f, "\nbest: point %" PRId64 "  %s\n", sw->best, label);
+    if (no_effect == sw->dim_count)
+        fputs("  (the first point: every dimension has no effect, so any of their values gives "
+              "these results)\n",
+              f);
     answer_metrics(f, sw, (uint64_t)sw->best);
     sweep_answer_policy(f, sw, (uint64_t)sw->best);
     if (sw->runner_up >= 0 && no_effect > 0 && differs_only_in(sw, none))

@@ -117,6 +117,9 @@ void sweep_point_stat(const sweep *sw, uint64_t p, int m, sweep_stat *st);
  * (Latin hypercube) never pairs its points this way: false.
  */
 bool sweep_dim_no_effect(const sweep *sw, uint32_t d);
+/* answer.c: the library's rule that makes dimension d's key (a preset layer's parameter) change
+   nothing in this scenario, into why (scn_preset_inert); false when no rule says so. */
+bool sweep_dim_rule(const sweep *sw, uint32_t d, char *why, size_t len);
 /* The mean of a metric (by name) over point p's completed seeds. */
 double sweep_point_mean(const sweep *sw, uint64_t p, const char *metric);
 /* What a constraint is judged on: the mean, or with --strict the CI's far end. */

@@ -783,6 +783,14 @@ static void answer_scenarios(FILE *f, const sweep_tune *t, uint64_t p) {
     }
 }
 
+/* After a knob with no effect: the library's rule that says so, per scenario where one does. */
+static void knob_rule(FILE *f, const sweep_tune *t, uint32_t d, bool no_effect) {
+    char why[1024];
+    for (size_t i = 0; no_effect && i < t->n; i++)
+        if (sweep_dim_rule(t->grid[i], d, why, sizeof why))
+            fprintf(f, "\n    why (%s): %s", t->grid[i]->file, why);
+}
+
 /* Knob d's line: its effect on the objective, where the constraints hold, what fails next. */
 static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bool feasible) {
     const sweep *g0 = t->grid[0];
@@ -817,6 +825,7 @@ static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bo
                 "; BETTER at %s (seen by this report's runs, after the budget ran out: a "
                 "larger --budget searches on)",
                 g0->dims[d].values[bv]);
+    knob_rule(f, t, d, k.no_effect);
     fputc('\n', f);
 }
 

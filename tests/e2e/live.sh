@@ -72,6 +72,30 @@ ok $? "every stream broke after its first token (error, truncate, cut; both dial
 [ "$(json "$T/mid/report.json" "r['variants']['default']['providers']['anthropic']['tokens']['out']")" = 180 ]
 ok $? "the tokens streamed before each failure are billed (3 per attempt)"
 
+# ---- a variant with a gateway tier: the tier runs on the driver's clock, its calls over HTTP ----
+cat >"$T/gw.json" <<'JSON'
+{"name": "live-gateway", "seed": 5, "duration": "6s",
+ "traffic": [{"class": "chat", "arrivals": {"poisson": "20/s"}, "prompt_tokens": 200, "completion_tokens": 20}],
+ "pods": {"count": 4, "workers": 16, "queue": 32, "request_timeout": "10s"},
+ "providers": [
+   {"name": "openai", "latency": {"ttft": "200ms", "per_output_token": "5ms", "error": "20ms"},
+    "faults": [{"at": "2s", "for": "2s", "outage": {"status": 503}}]},
+   {"name": "anthropic", "latency": {"ttft": "300ms", "per_output_token": "5ms", "error": "20ms"}}],
+ "variants": {"tier": {
+   "layers": [{"name": "app", "retry": {"attempts": 2, "backoff": {"constant": "100ms"}, "jitter": "none"}}],
+   "gateway": {"replicas": 2, "workers": 8, "queue": 16,
+     "layers": [{"name": "gw", "breaker": {"consecutive_failures": 5, "open": "1s"},
+                 "fallback": ["openai", "anthropic"]}]}}}}
+JSON
+live_exit "$T/gw" "live runs a variant with a gateway tier" "$FUSEBOX" live "$T/gw.json" \
+    --time-scale 5 --no-charts -o "$T/gw"
+contains "$OUT" "gateway of tier: 2 replicas x 8 workers, queue 16" \
+    "... and prints the tier's table, as fusebox run does"
+[ "$(json "$T/gw/report.json" "(r['variants']['tier']['summary']['gateway_calls'] == r['variants']['tier']['summary']['requests'] > 0, len(r['variants']['tier']['gateway']['per_replica']))")" = "(True, 2)" ]
+ok $? "report.json: every request called the tier, per replica figures for its 2 replicas"
+[ "$(json "$T/gw/report.json" "r['variants']['tier']['outcomes']['success_fallback'] > 0")" = True ]
+ok $? "the tier's fallback served the outage over HTTP"
+
 # ---- bad input ----
 expect_exit 2 "live without a scenario exits 2" "$FUSEBOX" live
 expect_exit 2 "an unknown option exits 2" "$FUSEBOX" live "$S" --frobnicate

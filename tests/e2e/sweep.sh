@@ -141,4 +141,37 @@ SAMPLE=$("$FUSEBOX" sweep tests/e2e/sweep-small.json --grid breaker.open=5s..20s
     --minimize cost_usd -o "$T/noeff-sample" --no-charts 2>&1)
 ok $(echo "$SAMPLE" | grep -q "has no effect" && echo 1 || echo 0) "a sample makes no such claim"
 
+# issue 22: LiteLLM's cooldown_time in a 429 storm whose every 429 carries Retry-After: 30 has no
+# effect (the cooldown is the header's), and the answer names the library's rule
+LL=$("$FUSEBOX" sweep scenarios/litellm-proxy.json --variant per-pod \
+    --grid layers.proxy.cooldown_time=5,30,60,120,300 --seeds 2 --maximize success_rate \
+    -o "$T/litellm" --no-charts 2>&1)
+contains "$LL" "layers.proxy.cooldown_time has no effect in this scenario: each of its 5 values" \
+    "LiteLLM's cooldown_time in a storm of 429s with Retry-After: no effect"
+contains "$LL" "why: every error of openai carries a Retry-After in whole seconds" \
+    "... because of what the scenario holds"
+contains "$LL" "LiteLLM's rule (fusebox presets litellm): \"a cooldown lasts the deployment's litellm_params.cooldown_time, else the response's Retry-After" \
+    "... and of the library's rule, quoted from the preset"
+ok $(echo "$LL" | grep -q "try more --seeds" && echo 1 || echo 0) "... never 'try more --seeds'"
+contains "$LL" "(the first point: every dimension has no effect, so any of their values gives these results)" \
+    "... and the best point is said to be only the first of equals"
+ok $(echo "$NOEFF" | grep -q "the first point: every dimension" && echo 1 || echo 0) \
+    "not when another dimension has an effect"
+NORA=$("$FUSEBOX" sweep scenarios/litellm-proxy.json --variant per-pod \
+    --set 'providers.openai.faults=[{"at":"5m","for":"20m","rate_limit":{"fraction":0.9}}]' \
+    --grid layers.proxy.cooldown_time=5,60 --seeds 1 --maximize success_rate -o "$T/litellm-nora" \
+    --no-charts 2>&1)
+ok $(echo "$NORA" | grep -q "has no effect\|why:" && echo 1 || echo 0) \
+    "without Retry-After the cooldown is cooldown_time: it has an effect, and no rule is named"
+LLS=$("$FUSEBOX" sweep scenarios/litellm-proxy.json --variant shared \
+    --grid gateway.layers.proxy.cooldown_time=5..300 --sample 3 --seeds 1 --maximize success_rate \
+    -o "$T/litellm-sample" --no-charts 2>&1)
+contains "$LLS" "gateway.layers.proxy.cooldown_time has no effect in this scenario, by the library's rule below" \
+    "a sample says it by the rule alone (a gateway tier's layer too)"
+LLT=$("$FUSEBOX" tune scenarios/litellm-proxy.json --variant per-pod \
+    --knob layers.proxy.cooldown_time=5,60,300 --maximize success_rate --seeds 1 --exhaustive \
+    -o "$T/litellm-tune" 2>&1)
+contains "$LLT" "why (scenarios/litellm-proxy.json): every error of openai carries a Retry-After" \
+    "tune names the rule beside a knob with no effect"
+
 finish

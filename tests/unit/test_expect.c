@@ -204,6 +204,44 @@ static void expect_on_na_collateral_share_names_the_metric(void **state) {
                                   "when the blast radius is 0)");
 }
 
+/* A preset layer's setting by its library's name, as it ran (issue 22): durations in the
+ * library's unit compared with durations, rates as fractions, the breaker's per provider; a
+ * name the vocabulary lacks, a layer of fusebox's keys and an unknown layer say what there is. */
+static void expect_reads_a_library_setting_by_its_name(void **state) {
+    (void)state;
+    fixture g = {0}, *f = &g;
+    f->sc =
+        th_load("{\"name\":\"l\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\",\"arrivals\":"
+                "{\"poisson\":\"1/s\"}}],\"providers\":[{\"name\":\"a\"},{\"name\":\"b\"}],"
+                "\"variants\":{\"naive\":{\"retry\":{\"attempts\":3}},\"tuned\":{\"layers\":["
+                "{\"name\":\"cb\",\"preset\":\"resilience4j\",\"failureRateThreshold\":40},"
+                "{\"name\":\"proxy\",\"preset\":\"litellm\",\"cooldown_time\":60,"
+                "\"num_retries\":4,\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\"},"
+                "{\"model_name\":\"g\",\"provider\":\"b\",\"litellm_params\":"
+                "{\"cooldown_time\":5}}]}]}}}");
+    f->sums[0] = th_summary("naive");
+    f->sums[1] = th_summary("tuned");
+    assert_true(holds(f, "tuned.proxy.cooldown_time == 60s"));
+    assert_true(holds(f, "tuned.proxy.cooldown_time[b] == 5s")); /* the deployment's own */
+    assert_true(holds(f, "tuned.proxy.num_retries == 4"));
+    assert_false(holds(f, "tuned.proxy.num_retries > 4"));
+    assert_true(holds(f, "tuned.cb.failureRateThreshold == 40%"));
+    assert_true(holds(f, "tuned.proxy.cooldown_time > tuned.proxy.cooldown_time[b] * 10"));
+    expect_error(f, "tuned.proxy.cooldown_time == 60", "compare durations with durations");
+    expect_error(f, "tuned.proxy.cooldown == 60s",
+                 "LiteLLM's layer 'proxy' has no setting 'cooldown' here (its names: "
+                 "cooldown_time, num_retries, timeout)");
+    expect_error(f, "tuned.gw.cooldown_time == 60s",
+                 "variant 'tuned' has no metric or library layer 'gw' (its library layers: cb, "
+                 "proxy)");
+    expect_error(f, "naive.policy.maxAttempts == 3", "layer 'policy' has no library's names");
+    expect_error(f, "naive.gw.maxAttempts == 3", "its library layers: none");
+    expect_error(f, "tuned.proxy.cooldown_time[c] == 5s", "no provider named 'c'");
+    free(f->sums[0]);
+    free(f->sums[1]);
+    scn_free(f->sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(expect_compares_a_metric_with_a_number, setup, teardown),
@@ -218,6 +256,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(expect_on_na_spillover_fails_saying_so, setup, teardown),
         cmocka_unit_test_setup_teardown(expect_on_na_recovered_fails_for_any_operator, setup,
                                         teardown),
+        cmocka_unit_test(expect_reads_a_library_setting_by_its_name),
         cmocka_unit_test_setup_teardown(expect_on_na_collateral_share_names_the_metric, setup,
                                         teardown),
     };

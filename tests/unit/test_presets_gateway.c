@@ -1451,6 +1451,87 @@ static void portkey_no_breaker_and_no_response_is_a_500(void **state) {
     scn_free(sc);
 }
 
+/* A LiteLLM layer "gw" (extra keys `layer`) over providers a (extra keys `a`) and b. */
+static sim_scenario *inert_scenario(const char *a, const char *layer) {
+    char text[4096];
+    snprintf(text, sizeof text,
+             "{\"name\":\"p\",\"duration\":\"5s\",\"traffic\":[{\"class\":\"chat\","
+             "\"arrivals\":{\"constant\":\"2/s\"}}],\"providers\":[{\"name\":\"a\"%s},"
+             "{\"name\":\"b\"}],\"variants\":{\"v\":{\"layers\":[{\"name\":\"gw\","
+             "\"preset\":\"litellm\"%s}]}}}",
+             a, layer);
+    return th_load(text);
+}
+
+/* scn_preset_inert for `param` of the scenario above; the reason into why. */
+static int inert(const char *a, const char *layer, const char *param, char *why, size_t len) {
+    sim_scenario *sc = inert_scenario(a, layer);
+    int r = scn_preset_inert(L0(sc), sc, param, why, len);
+    scn_free(sc);
+    return r;
+}
+
+/*
+ * LiteLLM's cooldown_time changes nothing when every error carries a whole-second Retry-After
+ * (the cooldown is the header's: issue 22's storm), or when no deployment cools; it may change
+ * something with a Retry-After LiteLLM does not read (2.5 s), without one, with errors of
+ * another kind, with a capacity that refuses, or under the allowed-fails rule (whose count
+ * lasts cooldown_time).
+ */
+static void litellm_cooldown_time_is_inert_when_every_error_carries_retry_after(void **state) {
+    (void)state;
+    char why[1024];
+    const char *ra30 = ",\"faults\":[{\"at\":\"1s\",\"for\":\"2s\",\"rate_limit\":"
+                       "{\"fraction\":0.9,\"retry_after\":\"30s\"}}]";
+    assert_int_equal(inert(ra30, "", "cooldown_time", why, sizeof why), 1);
+    if (!strstr(why, "every error of a carries a Retry-After in whole seconds") ||
+        !strstr(why, "\"a cooldown lasts the deployment's litellm_params.cooldown_time, else the "
+                     "response's Retry-After (seconds; 0 cools nothing), else cooldown_time (5 "
+                     "s)\"") ||
+        strstr(why, "a Retry-After that is not"))
+        fail_msg("%s", why);
+    assert_int_equal(inert(ra30, "", "num_retries", why, sizeof why), 0);
+    assert_string_equal(why, "");
+    assert_int_equal(inert(ra30, ",\"allowed_fails\":1", "cooldown_time", why, sizeof why), 0);
+    char a[512];
+    snprintf(a, sizeof a, "%s,\"capacity\":{\"rpm\":600}", ra30);
+    assert_int_equal(inert(a, "", "cooldown_time", why, sizeof why), 0);
+    assert_int_equal(inert(",\"faults\":[{\"at\":\"1s\",\"for\":\"2s\",\"rate_limit\":"
+                           "{\"fraction\":0.9,\"retry_after\":\"2500ms\"}}]",
+                           "", "cooldown_time", why, sizeof why),
+                     0);
+    assert_int_equal(inert(",\"faults\":[{\"at\":\"1s\",\"for\":\"2s\",\"rate_limit\":"
+                           "{\"fraction\":0.9}}]",
+                           "", "cooldown_time", why, sizeof why),
+                     0);
+    assert_int_equal(inert(",\"faults\":[{\"at\":\"1s\",\"for\":\"2s\",\"outage\":"
+                           "{\"status\":503}}]",
+                           "", "cooldown_time", why, sizeof why),
+                     0);
+    assert_int_equal(inert("", "", "cooldown_time", why, sizeof why), 0); /* nothing fails */
+    assert_int_equal(inert(ra30, ",\"disable_cooldowns\":true", "cooldown_time", why, sizeof why),
+                     1);
+    assert_non_null(strstr(why, "no deployment of layer gw is ever cooled down"));
+    const char *own = ",\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\","
+                      "\"litellm_params\":{\"cooldown_time\":%d}},{\"model_name\":\"g\","
+                      "\"provider\":\"b\",\"litellm_params\":{\"cooldown_time\":9}}]";
+    char layer[512];
+    snprintf(layer, sizeof layer, own, 20);
+    assert_int_equal(inert("", layer, "cooldown_time", why, sizeof why), 1);
+    assert_non_null(strstr(why, "every deployment of layer gw that cools sets its own"));
+    /* a's own 0 turns its cooldown off: b's own still comes first */
+    snprintf(layer, sizeof layer, own, 0);
+    assert_int_equal(inert("", layer, "cooldown_time", why, sizeof why), 1);
+    /* one deployment without its own, failing without a Retry-After: not inert */
+    assert_int_equal(inert(",\"faults\":[{\"at\":\"1s\",\"for\":\"2s\",\"outage\":"
+                           "{\"status\":503}}]",
+                           ",\"model_list\":[{\"model_name\":\"g\",\"provider\":\"a\"},"
+                           "{\"model_name\":\"g\",\"provider\":\"b\",\"litellm_params\":"
+                           "{\"cooldown_time\":9}}]",
+                           "cooldown_time", why, sizeof why),
+                     0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(litellm_model_groups_are_groups),
@@ -1492,6 +1573,7 @@ int main(void) {
         cmocka_unit_test(envoy_max_retries_zero_means_no_retries),
         cmocka_unit_test(envoy_ejection_time_grows_and_decays),
         cmocka_unit_test(portkey_no_breaker_and_no_response_is_a_500),
+        cmocka_unit_test(litellm_cooldown_time_is_inert_when_every_error_carries_retry_after),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -257,6 +257,47 @@ static void verdict_names_the_winner_and_the_incident(void **state) {
     scn_free(sc);
 }
 
+/* The mechanism in the library's words: a p99 at opossum's timeout is said to be that cap, and
+ * the breaker's openings are said with its name and its open state's name; a p99 off the
+ * timeout, or a layer of fusebox's own keys, says neither (issue 22). */
+static void verdict_names_the_mechanism_in_the_library_words(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        "{\"name\":\"m\",\"duration\":\"2m\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
+        "{\"poisson\":\"10/s\"}}],\"providers\":[{\"name\":\"api\",\"faults\":[{\"at\":\"30s\","
+        "\"for\":\"40s\",\"outage\":{\"status\":503}}]}],\"variants\":{"
+        "\"sdk\":{\"layers\":[{\"name\":\"sdk\",\"preset\":\"openai-python\"}]},"
+        "\"own\":{\"breaker\":{\"consecutive_failures\":5},\"retry\":{\"attempt_timeout\":\"10s\"}}"
+        ","
+        "\"cb\":{\"layers\":[{\"name\":\"cb\",\"preset\":\"opossum\"},"
+        "{\"name\":\"sdk\",\"preset\":\"openai-python\"}]}}}");
+    sim_summary *sums[2] = {verdict_run("sdk", 6000, 30 * S, 9.25, 3000, 0, true),
+                            verdict_run("cb", 6000, 10 * S, 3.5, 70, 0, true)};
+    sums[1]->providers[0].breaker_opens = 162;
+    char v[REP_VERDICT_MAX];
+    rep_verdict(v, sizeof v, sc, sums, 2, 0);
+    if (!strstr(v, "cb sent 0.07 attempts per request inside it and was back to its baseline as "
+                   "soon as it ended; its p99 latency (10.0s) is opossum's timeout 10000 ms: its "
+                   "slowest requests were cut there; its opossum CircuitBreaker went to 'open' "
+                   "162 times."))
+        fail_msg("%s", v);
+    assert_null(strstr(v, "sdk sent 3.00 attempts per request inside it and was back to its "
+                          "baseline as soon as it ended;"));
+    free(sums[1]);
+    sums[1] = verdict_run("own", 6000, 10 * S, 3.5, 70, 0, true);
+    sums[1]->providers[0].breaker_opens = 162;
+    rep_verdict(v, sizeof v, sc, sums, 2, 0);
+    if (!strstr(
+            v,
+            "its p99 latency (10.0s) is the attempt_timeout (10.0s): its slowest requests were cut "
+            "there."))
+        fail_msg("%s", v);
+    assert_null(strstr(v, "went to")); /* fusebox's own breaker: no library words */
+    free(sums[0]);
+    free(sums[1]);
+    scn_free(sc);
+}
+
 /* Three variants: the comparison is a table, the best of each column marked, not sentences. */
 static void verdict_of_three_variants_is_a_table(void **state) {
     (void)state;
@@ -478,6 +519,7 @@ int main(void) {
         cmocka_unit_test(verdict_names_the_winner_and_the_incident),
         cmocka_unit_test(verdict_of_three_variants_is_a_table),
         cmocka_unit_test(verdict_calls_a_difference_inside_the_noise_level),
+        cmocka_unit_test(verdict_names_the_mechanism_in_the_library_words),
         cmocka_unit_test(settings_show_the_defaults_in_effect),
         cmocka_unit_test(settings_of_a_breaker_without_a_half_open_limit),
         cmocka_unit_test(settings_say_a_litellm_cooldown_in_its_words),

@@ -349,7 +349,30 @@ static void scenario_set_overrides_by_path_and_by_name(void **state) {
     const char *noelem[] = {"providers.nope.capacity.rpm=1"};
     rc = scn_parse(text, strlen(text), "t.json", noelem, 1, NULL, &sc, &err);
     assert_int_equal(rc, FB_EINVAL);
-    assert_non_null(strstr(err.msg, "no element named 'nope'"));
+    assert_non_null(strstr(err.msg, "no element named 'nope' (the names there: openai, "));
+}
+
+/* A --set path through a variant's layers that names a layer of its gateway tier says where it
+ * is (issue 22: --grid layers.proxy.KEY on a tier's layer). */
+static void scenario_set_names_the_gateway_tier_layer(void **state) {
+    (void)state;
+    const char *text =
+        "{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+        ",\"variants\":{\"t\":{\"layers\":[{\"name\":\"app\"}],\"gateway\":{\"replicas\":2,"
+        "\"layers\":[{\"name\":\"proxy\",\"fallback\":[\"openai\",\"anthropic\"]}]}}}}";
+    sim_scenario *sc = NULL;
+    sim_error err;
+    const char *set[] = {"variants.t.layers.proxy.retry.attempts=2"};
+    assert_int_equal(scn_parse(text, strlen(text), "t.json", set, 1, NULL, &sc, &err), FB_EINVAL);
+    if (!strstr(err.msg, "no element named 'proxy' (the names there: app); the variant's gateway "
+                         "tier has a layer of that name: gateway.layers.proxy.KEY"))
+        fail_msg("%s", err.msg);
+    const char *other[] = {"variants.t.layers.nope.retry.attempts=2"};
+    assert_int_equal(scn_parse(text, strlen(text), "t.json", other, 1, NULL, &sc, &err), FB_EINVAL);
+    assert_null(strstr(err.msg, "gateway tier"));
+    const char *good[] = {"variants.t.gateway.layers.proxy.retry.attempts=2"};
+    assert_int_equal(scn_parse(text, strlen(text), "t.json", good, 1, NULL, &sc, &err), FB_OK);
+    scn_free(sc);
 }
 
 static void scenario_seed_override_replaces_the_file_seed(void **state) {
@@ -720,6 +743,7 @@ int main(void) {
         cmocka_unit_test(scenario_missing_required_keys_are_named),
         cmocka_unit_test(scenario_invalid_json_reports_line_and_column),
         cmocka_unit_test(scenario_set_overrides_by_path_and_by_name),
+        cmocka_unit_test(scenario_set_names_the_gateway_tier_layer),
         cmocka_unit_test(scenario_seed_override_replaces_the_file_seed),
         cmocka_unit_test(scenario_caps_are_enforced),
         cmocka_unit_test(scenario_missing_file_is_an_io_error),
