@@ -168,6 +168,12 @@ static void describe_reading(imp_incident *inc) {
                      " %zu requests made no call (no HTTP span below their GenAI span, where "
                      "the others have them): refused before any attempt left.",
                      log->no_call);
+    if (log->call_spans)
+        imp_text_add(t,
+                     " %zu GenAI spans with HTTP spans below them (an SDK's own span of the "
+                     "whole call, inside another GenAI span) were read as their request, not "
+                     "as attempts.",
+                     log->call_spans);
     if (log->aborted)
         imp_text_add(t,
                      " %zu attempts ended with no status and no error (aborted by the "

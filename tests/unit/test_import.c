@@ -198,6 +198,41 @@ static void otlp_request_without_an_attempt_made_no_call(void **state) {
     free(d);
 }
 
+/* @anthropic-ai/sdk 0.137.0's own tracing (src/internal/tracing.ts) inside Traceloop's
+   instrumentation, as the import corpus's traced runs record it: Traceloop's GenAI span (1),
+   the SDK's call span (2: GenAI and HTTP attributes, the last status, resend_count), and
+   instrumentation-undici's attempts below it (3, 4). The call span is the request again. */
+static void otlp_sdk_call_span_with_http_below_is_not_an_attempt(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 900,
+         GENAI "," S_ATTR("gen_ai.request.model",
+                          "claude-x") "," I_ATTR("gen_ai.usage.output_tokens", 9));
+    span(d, 1, 2, 1, 1, 899,
+         GENAI "," S_ATTR("url.full", "http://127.0.0.1:1/v1/messages") "," HTTP(200) "," I_ATTR(
+             "http.request.resend_count", 1) "," I_ATTR("gen_ai.usage.output_tokens", 9));
+    span(d, 1, 3, 2, 2, 40, HTTP(429));
+    span(d, 1, 4, 2, 600, 898, HTTP(200));
+    /* fusebox live's attempts: GenAI and HTTP spans with nothing below, still attempts */
+    span(d, 2, 5, 0, 1000, 1900, GENAI);
+    span(d, 2, 6, 5, 1001, 1100, GENAI "," HTTP(503));
+    span(d, 2, 7, 5, 1500, 1899, GENAI "," HTTP(200));
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+    assert_int_equal(log->nreq, 2);
+    assert_int_equal(log->natt, 4);
+    assert_int_equal(log->call_spans, 1);
+    assert_int_equal(log->att[0].status, 429);
+    assert_int_equal(log->att[1].outcome, IMP_OK);
+    assert_int_equal(log->att[1].tokens_out, 9);
+    assert_int_equal(log->att[2].status, 503);
+    assert_int_equal(log->att[3].request, 1);
+    assert_int_equal(log->hidden_attempts, 0);
+    imp_log_free(log);
+    free(d);
+}
+
 static void otlp_json_lines_read_as_one_document(void **state) {
     (void)state;
     doc *d = malloc(sizeof *d), *l = malloc(sizeof *l);
@@ -1114,6 +1149,7 @@ int main(void) {
         cmocka_unit_test(otlp_attempts_are_the_http_spans_below_a_genai_span),
         cmocka_unit_test(otlp_older_gen_ai_system_and_numbers_for_ints_are_read),
         cmocka_unit_test(otlp_genai_span_alone_is_its_attempt_with_its_error_class),
+        cmocka_unit_test(otlp_sdk_call_span_with_http_below_is_not_an_attempt),
         cmocka_unit_test(otlp_http_span_outside_any_genai_span_is_ignored),
         cmocka_unit_test(otlp_request_without_an_attempt_made_no_call),
         cmocka_unit_test(otlp_json_lines_read_as_one_document),
