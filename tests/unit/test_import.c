@@ -587,6 +587,55 @@ static void policy_backoff_read_from_the_gaps(void **state) {
     imp_log_free(log);
 }
 
+/* openai-node's retry after a 503: 0.5 s less up to 25% (375 to 500 ms), spread evenly over
+   60 requests; `late` of them waited 400 ms more (the client's event loop ran late). */
+static imp_log *retried_late(int late) {
+    imp_log *log = imp_log_new("late", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (uint32_t i = 0; i < 60; i++) {
+        int64_t t = (T0_MS + (int64_t)i * 1000) * 1000;
+        int64_t gap = (375 + (int64_t)((i * 37) % 60) * 125 / 59) * MS;
+        if ((int)i < late) gap += 400 * MS;
+        imp_request *q = imp_log_request(log, &err);
+        q->start_us = t;
+        q->ok = true;
+        imp_attempt *a = imp_log_attempt(log, &err);
+        a->request = i;
+        a->start_us = t;
+        a->end_us = t + 30 * MS;
+        a->outcome = IMP_STATUS;
+        a->status = 503;
+        imp_attempt *b = imp_log_attempt(log, &err);
+        b->request = i;
+        b->start_us = a->end_us + gap;
+        b->end_us = b->start_us + 300 * MS;
+        b->outcome = IMP_OK;
+        q->end_us = b->end_us;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+static void policy_backoff_leaves_late_gaps_out(void **state) {
+    (void)state;
+    for (int late = 0; late <= 3; late += 3) {
+        imp_log *log = retried_late(late);
+        imp_incident *inc = build(log, 0);
+        const imp_inferred *P = &inc->pol;
+        /* the middle of 375-500 ms and its half-width: 437.5 ms +- 14.3%, late gaps or not */
+        if (llabs(P->base_us - 437500) > 5 * MS || fabs(P->jitter_f - 0.143) > 0.01)
+            fail_msg("%d late: backoff %lld us, jitter %.3f", late, (long long)P->base_us,
+                     P->jitter_f);
+        assert_int_equal(P->jitter, FB_JITTER_PROPORTIONAL);
+        assert_true((strstr(inc->evidence.s, "left out, a client that ran late") != NULL) ==
+                    (late > 0));
+        imp_incident_free(inc);
+        imp_log_free(log);
+    }
+}
+
 /* One request of a log built from explicit times: its attempts {provider, start, end, status}
    (status 0 an answer, -1 a timeout), in ms from T0. */
 typedef struct att_ms {
@@ -1171,6 +1220,7 @@ int main(void) {
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
+        cmocka_unit_test(policy_backoff_leaves_late_gaps_out),
         cmocka_unit_test(breaker_counted_as_the_breaker_counts),
         cmocka_unit_test(hidden_retries_are_slow_on_their_share),
         cmocka_unit_test(hidden_retries_over_the_cap_are_merged),
