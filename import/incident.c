@@ -255,9 +255,18 @@ static void describe_fits(imp_incident *inc) {
         const char *name = inc->log->prov[p].name;
         for (uint32_t i = 0; i < pf->nslow; i++) {
             const imp_fault *f = &pf->slow[i];
-            if (f->fraction < 1) continue; /* hidden retries: described with the reading */
+            if (f->fraction < 1 && inc->log->hidden_attempts)
+                continue; /* hidden retries: described with the reading */
             imp_human(a, sizeof a, f->at_us);
             imp_human(b, sizeof b, f->at_us + f->for_us);
+            if (f->fraction < 1) {
+                fit_line(inc,
+                         "%s slow from %s to %s for %.0f%% of the answers: %.2fx (a burst: %u "
+                         "of its %u answers took twice the median first token or more, where the "
+                         "window's lower quartile did not move; their mean over the others')",
+                         name, a, b, f->fraction * 100, f->factor, f->hits, f->attempts);
+                continue;
+            }
             fit_line(inc,
                      "%s slow from %s to %s: %.2fx (95%% interval %.2fx to %.2fx; the latency "
                      "of its %u answers over the latency model's, against the answers outside)",
