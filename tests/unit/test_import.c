@@ -931,6 +931,56 @@ static void slow_factor_is_the_latency_ratio_within_its_interval(void **state) {
 
 /* Every answer 5 or 48 tokens: no uniform on [5, 48] (a Kolmogorov-Smirnov test rejects it)
    but the two values with their shares; prompt tokens spread evenly stay a uniform. */
+/* 300 answers every 100 ms, 150 ms + 10 ms a token and up to 6 ms of jitter; `late(i)` ms
+   more on answer i (a client that read it late). */
+static imp_log *late_answers(long (*late)(long)) {
+    imp_log *log = imp_log_new("burst", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 300; i++) {
+        long tok = 2 + (i * 7) % 15;
+        att_ms a = {0, i * 100, i * 100 + 150 + 10 * tok + (long)(mix32((uint32_t)i) % 7) + late(i),
+                    0};
+        request_ms(log, &a, 1);
+        log->att[log->natt - 1].tokens_out = (int32_t)tok;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+static long stalled_start(long i) { /* the first 3 s: 2 in 3 answers 300 to 790 ms late */
+    return i < 30 && i % 3 != 0 ? 300 + (i * 53) % 491 : 0;
+}
+
+static long late_here_and_there(long i) { /* every tenth answer, all along */
+    return i % 10 == 0 ? 300 + (i * 53) % 491 : 0;
+}
+
+/* Long answers crowded into a window that is not slow as a whole are a slow fault over their
+   share, out of the first token's fit; the same spread all along are its tail. */
+static void burst_of_long_answers_is_a_slow_share(void **state) {
+    (void)state;
+    imp_log *log = late_answers(stalled_start);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->nslow, 1);
+    assert_int_equal(pf->slow[0].at_us, 0);
+    assert_true(pf->slow[0].fraction > 0.2 && pf->slow[0].fraction < 1);
+    assert_true(pf->slow[0].factor > 1.5);
+    assert_int_equal(pf->slow[0].hits, 20);
+    /* the first token without the stalled answers: 150 ms and its jitter, no tail */
+    if (pf->ttft.n != 280) fail_msg("ttft over %zu answers", pf->ttft.n);
+    imp_incident_free(inc);
+    imp_log_free(log);
+    log = late_answers(late_here_and_there);
+    inc = build(log, 0);
+    assert_int_equal(inc->prov[0].nslow, 0);
+    assert_int_equal(inc->prov[0].ttft.n, 300);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void token_mix_is_empirical_not_uniform(void **state) {
     (void)state;
     imp_log *log = slowed_token_mix();
@@ -1254,6 +1304,7 @@ int main(void) {
         cmocka_unit_test(slow_provider_is_one_slow_fault),
         cmocka_unit_test(per_token_line_is_not_tilted_by_long_answers),
         cmocka_unit_test(per_token_line_holds_when_half_the_answers_are_long),
+        cmocka_unit_test(burst_of_long_answers_is_a_slow_share),
         cmocka_unit_test(slow_factor_is_the_latency_ratio_within_its_interval),
         cmocka_unit_test(token_mix_is_empirical_not_uniform),
         cmocka_unit_test(retry_after_mode_is_the_one_that_predicts_the_gaps),
