@@ -179,7 +179,8 @@ print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 250 else
     sed 's/^/# /' "$T/$name.table"
     ok $r "$name: the truth and ten replays (corpus_check.py)"
     [ $r -ne 0 ] && continue
-    cp "$T/$name.table" "$T/$name.scenario.json" "$T/$name.meta.json" "$T/$name.log.json" "$L/"
+    cp "$T/$name.table" "$T/$name.scenario.json" "$T/$name.meta.json" "$T/$name.log.json" \
+        "$T/$name.trace.json" "$L/"
     verdicts "$name"
 done <<TRACES
 $(traces)
