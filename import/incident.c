@@ -168,6 +168,12 @@ static void describe_reading(imp_incident *inc) {
                      " %zu requests made no call (no HTTP span below their GenAI span, where "
                      "the others have them): refused before any attempt left.",
                      log->no_call);
+    if (log->call_spans)
+        imp_text_add(t,
+                     " %zu GenAI spans with HTTP spans below them (an SDK's own span of the "
+                     "whole call, inside another GenAI span) were read as their request, not "
+                     "as attempts.",
+                     log->call_spans);
     if (log->aborted)
         imp_text_add(t,
                      " %zu attempts ended with no status and no error (aborted by the "
@@ -249,9 +255,18 @@ static void describe_fits(imp_incident *inc) {
         const char *name = inc->log->prov[p].name;
         for (uint32_t i = 0; i < pf->nslow; i++) {
             const imp_fault *f = &pf->slow[i];
-            if (f->fraction < 1) continue; /* hidden retries: described with the reading */
+            if (f->fraction < 1 && inc->log->hidden_attempts)
+                continue; /* hidden retries: described with the reading */
             imp_human(a, sizeof a, f->at_us);
             imp_human(b, sizeof b, f->at_us + f->for_us);
+            if (f->fraction < 1) {
+                fit_line(inc,
+                         "%s slow from %s to %s for %.0f%% of the answers: %.2fx (a burst: %u "
+                         "of its %u answers took twice the median first token or more, where the "
+                         "window's lower quartile did not move; their mean over the others')",
+                         name, a, b, f->fraction * 100, f->factor, f->hits, f->attempts);
+                continue;
+            }
             fit_line(inc,
                      "%s slow from %s to %s: %.2fx (95%% interval %.2fx to %.2fx; the latency "
                      "of its %u answers over the latency model's, against the answers outside)",

@@ -91,6 +91,7 @@ typedef struct imp_log {
     /* what the reader noticed, for the scenario's description */
     size_t hidden_attempts;  /* requests with no attempt of their own: retries invisible */
     size_t no_call;          /* requests that made no call (a trace with HTTP spans elsewhere) */
+    size_t call_spans;       /* GenAI spans with HTTP spans below: the request, not attempts */
     size_t ignored;          /* records that are no LLM call (an HTTP span outside GenAI) */
     size_t orphans;          /* spans whose parent is not in the file (treated as roots) */
     size_t assumed_status;   /* errors whose status was guessed from a class name */

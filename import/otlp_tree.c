@@ -239,9 +239,25 @@ static int add_requests(imp_otlp *o, const long *top, long *req, imp_error *err)
     return FB_OK;
 }
 
+/* above[i]: span i has an HTTP span below it inside its request. Each HTTP span marks its
+   ancestors up to its request's span, stopping at one already marked (so each span is
+   marked once); compute_top has ruled out cycles. */
+static void mark_above_http(const imp_otlp *o, const long *top, bool *above) {
+    for (size_t i = 0; i < o->n; i++) {
+        if (!o->sp[i].http || top[i] < 0 || top[i] == (long)i) continue;
+        for (long p = parent_of(o, i); p >= 0 && !above[p]; p = parent_of(o, (size_t)p)) {
+            above[p] = true;
+            if (p == top[i]) break;
+        }
+    }
+}
+
 /* HTTP spans below a request are its attempts; a request with none is its own attempt. */
 static int add_attempts(imp_otlp *o, const long *top, const long *req, imp_error *err) {
     size_t before = o->log->natt;
+    bool *above = calloc(o->n + 1, sizeof *above);
+    if (above == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    mark_above_http(o, top, above);
     for (size_t i = 0; i < o->n; i++) {
         const ospan *s = &o->sp[i];
         /* an HTTP span below the request (it may carry GenAI attributes of its own, as
@@ -251,9 +267,21 @@ static int add_attempts(imp_otlp *o, const long *top, const long *req, imp_error
             o->log->ignored++;
             continue;
         }
+        /* a GenAI span with HTTP spans below it is the request again, not an attempt: an
+           SDK's own call span (@anthropic-ai/sdk's tracing: http.request.method, url.full and
+           the last status on the span of the whole call, retries included) inside another
+           instrumentation's GenAI span, with the HTTP instrumentation's attempts below it */
+        if (s->genai && above[i]) {
+            o->log->call_spans++;
+            continue;
+        }
         int rc = add_attempt(o, s, &o->sp[top[i]], (uint32_t)req[top[i]], err);
-        if (rc != FB_OK) return rc;
+        if (rc != FB_OK) {
+            free(above);
+            return rc;
+        }
     }
+    free(above);
     uint32_t *seen = calloc(o->log->nreq + 1, sizeof *seen);
     if (seen == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     for (size_t k = before; k < o->log->natt; k++) seen[o->log->att[k].request]++;

@@ -71,9 +71,10 @@ gen() {
     fi
     [ "$6" = - ] && set -- "$1" "$2" "$3" "$4" "$5" "" "$7"
     [ "$7" = - ] && set -- "$1" "$2" "$3" "$4" "$5" "$6" ""
-    # the anthropic SDK's own call span (its built-in tracing, ANTHROPIC_OPEN_TELEMETRY) is
-    # left out: Traceloop's span is the GenAI span, undici's the attempts
-    (cd "$NPM" && ANTHROPIC_OPEN_TELEMETRY=false SDK=$2 MOCK_URL=$_u TRACE=$T/$_n.trace.json \
+    # @anthropic-ai/sdk's own tracing is on (its default): its call span, GenAI and HTTP
+    # attributes at once, sits between Traceloop's GenAI span and undici's attempts, and the
+    # import must not count it as one more attempt (the attempts check below)
+    (cd "$NPM" && SDK=$2 MOCK_URL=$_u TRACE=$T/$_n.trace.json \
         META=$T/$_n.meta.json RATE=$4 SECONDS=$5 MAX_RETRIES=$6 TIMEOUT_MS=$7 SEED=7 \
         timeout 150 node corpus_trace.cjs) >"$T/$_n.node.log" 2>&1
     echo $? >"$T/$_n.rc"
@@ -166,13 +167,20 @@ print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 250 else
     [ $r -ne 0 ] && echo "$ERR" | sed 's/^/# /'
     ok $r "$name: fusebox import writes a scenario"
     [ $r -ne 0 ] && continue
+    # every attempt the mock logged is one HTTP span below a request, and nothing else is
+    # (an SDK's own call span is not): the import's count is the mock's, exactly
+    n_log=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['entries']))" "$T/$name.log.json")
+    n_imp=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['observed']['attempts'])" "$T/$name.scenario.json")
+    [ "$n_log" = "$n_imp" ]
+    ok $? "$name: the import reads $n_imp attempts, the mock logged $n_log"
     python3 "$D/corpus_check.py" "$FUSEBOX" "$name" "$T/$name.meta.json" "$T/$name.log.json" \
         "$T/$name.scenario.json" "$T/$name.runs" "$T/$name.results" 1-10 >"$T/$name.table" 2>&1
     r=$?
     sed 's/^/# /' "$T/$name.table"
     ok $r "$name: the truth and ten replays (corpus_check.py)"
     [ $r -ne 0 ] && continue
-    cp "$T/$name.table" "$T/$name.scenario.json" "$T/$name.meta.json" "$T/$name.log.json" "$L/"
+    cp "$T/$name.table" "$T/$name.scenario.json" "$T/$name.meta.json" "$T/$name.log.json" \
+        "$T/$name.trace.json" "$L/"
     verdicts "$name"
 done <<TRACES
 $(traces)

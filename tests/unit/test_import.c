@@ -198,6 +198,41 @@ static void otlp_request_without_an_attempt_made_no_call(void **state) {
     free(d);
 }
 
+/* @anthropic-ai/sdk 0.137.0's own tracing (src/internal/tracing.ts) inside Traceloop's
+   instrumentation, as the import corpus's traced runs record it: Traceloop's GenAI span (1),
+   the SDK's call span (2: GenAI and HTTP attributes, the last status, resend_count), and
+   instrumentation-undici's attempts below it (3, 4). The call span is the request again. */
+static void otlp_sdk_call_span_with_http_below_is_not_an_attempt(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 900,
+         GENAI "," S_ATTR("gen_ai.request.model",
+                          "claude-x") "," I_ATTR("gen_ai.usage.output_tokens", 9));
+    span(d, 1, 2, 1, 1, 899,
+         GENAI "," S_ATTR("url.full", "http://127.0.0.1:1/v1/messages") "," HTTP(200) "," I_ATTR(
+             "http.request.resend_count", 1) "," I_ATTR("gen_ai.usage.output_tokens", 9));
+    span(d, 1, 3, 2, 2, 40, HTTP(429));
+    span(d, 1, 4, 2, 600, 898, HTTP(200));
+    /* fusebox live's attempts: GenAI and HTTP spans with nothing below, still attempts */
+    span(d, 2, 5, 0, 1000, 1900, GENAI);
+    span(d, 2, 6, 5, 1001, 1100, GENAI "," HTTP(503));
+    span(d, 2, 7, 5, 1500, 1899, GENAI "," HTTP(200));
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+    assert_int_equal(log->nreq, 2);
+    assert_int_equal(log->natt, 4);
+    assert_int_equal(log->call_spans, 1);
+    assert_int_equal(log->att[0].status, 429);
+    assert_int_equal(log->att[1].outcome, IMP_OK);
+    assert_int_equal(log->att[1].tokens_out, 9);
+    assert_int_equal(log->att[2].status, 503);
+    assert_int_equal(log->att[3].request, 1);
+    assert_int_equal(log->hidden_attempts, 0);
+    imp_log_free(log);
+    free(d);
+}
+
 static void otlp_json_lines_read_as_one_document(void **state) {
     (void)state;
     doc *d = malloc(sizeof *d), *l = malloc(sizeof *l);
@@ -552,6 +587,55 @@ static void policy_backoff_read_from_the_gaps(void **state) {
     imp_log_free(log);
 }
 
+/* openai-node's retry after a 503: 0.5 s less up to 25% (375 to 500 ms), spread evenly over
+   60 requests; `late` of them waited 400 ms more (the client's event loop ran late). */
+static imp_log *retried_late(int late) {
+    imp_log *log = imp_log_new("late", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (uint32_t i = 0; i < 60; i++) {
+        int64_t t = (T0_MS + (int64_t)i * 1000) * 1000;
+        int64_t gap = (375 + (int64_t)((i * 37) % 60) * 125 / 59) * MS;
+        if ((int)i < late) gap += 400 * MS;
+        imp_request *q = imp_log_request(log, &err);
+        q->start_us = t;
+        q->ok = true;
+        imp_attempt *a = imp_log_attempt(log, &err);
+        a->request = i;
+        a->start_us = t;
+        a->end_us = t + 30 * MS;
+        a->outcome = IMP_STATUS;
+        a->status = 503;
+        imp_attempt *b = imp_log_attempt(log, &err);
+        b->request = i;
+        b->start_us = a->end_us + gap;
+        b->end_us = b->start_us + 300 * MS;
+        b->outcome = IMP_OK;
+        q->end_us = b->end_us;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+static void policy_backoff_leaves_late_gaps_out(void **state) {
+    (void)state;
+    for (int late = 0; late <= 3; late += 3) {
+        imp_log *log = retried_late(late);
+        imp_incident *inc = build(log, 0);
+        const imp_inferred *P = &inc->pol;
+        /* the middle of 375-500 ms and its half-width: 437.5 ms +- 14.3%, late gaps or not */
+        if (llabs(P->base_us - 437500) > 5 * MS || fabs(P->jitter_f - 0.143) > 0.01)
+            fail_msg("%d late: backoff %lld us, jitter %.3f", late, (long long)P->base_us,
+                     P->jitter_f);
+        assert_int_equal(P->jitter, FB_JITTER_PROPORTIONAL);
+        assert_true((strstr(inc->evidence.s, "left out, a client that ran late") != NULL) ==
+                    (late > 0));
+        imp_incident_free(inc);
+        imp_log_free(log);
+    }
+}
+
 /* One request of a log built from explicit times: its attempts {provider, start, end, status}
    (status 0 an answer, -1 a timeout), in ms from T0. */
 typedef struct att_ms {
@@ -718,6 +802,33 @@ static void per_token_line_is_not_tilted_by_long_answers(void **state) {
     imp_log_free(log);
 }
 
+/* The corpus's slowdown trace on a busy machine: 150 ms + 10 ms a token, 40% of the answers in
+   a 2.5x slow window and the first 10% late by 400 ms (the client's start-up stall), so that
+   about half of each token group is long. Its median then sits on one side or the other of
+   the gap by the luck of the group (26 ms a token, where the provider took 10); its lower
+   quartile stays among the other answers. */
+static void per_token_line_holds_when_half_the_answers_are_long(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("tokens", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 300; i++) {
+        long tok = 2 + (i * 7) % 15, d = 150 + 10 * tok;
+        if (i >= 150 && i < 270) d = d * 5 / 2;
+        if (i < 30) d += 400;
+        att_ms a = {0, i * 100, i * 100 + d, 0};
+        request_ms(log, &a, 1);
+        log->att[log->natt - 1].tokens_out = (int32_t)tok;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    if (inc->prov[0].per_token_us < 9500 || inc->prov[0].per_token_us > 10500)
+        fail_msg("%lld us a token", (long long)inc->prov[0].per_token_us);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 /* 200 ms; in every other 5 s window (10 of them), 1 in (4 + window) answers 1 s longer. */
 static long hidden_here_and_there(size_t i) {
     size_t w = i / 50;
@@ -820,6 +931,56 @@ static void slow_factor_is_the_latency_ratio_within_its_interval(void **state) {
 
 /* Every answer 5 or 48 tokens: no uniform on [5, 48] (a Kolmogorov-Smirnov test rejects it)
    but the two values with their shares; prompt tokens spread evenly stay a uniform. */
+/* 300 answers every 100 ms, 150 ms + 10 ms a token and up to 6 ms of jitter; `late(i)` ms
+   more on answer i (a client that read it late). */
+static imp_log *late_answers(long (*late)(long)) {
+    imp_log *log = imp_log_new("burst", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 300; i++) {
+        long tok = 2 + (i * 7) % 15;
+        att_ms a = {0, i * 100, i * 100 + 150 + 10 * tok + (long)(mix32((uint32_t)i) % 7) + late(i),
+                    0};
+        request_ms(log, &a, 1);
+        log->att[log->natt - 1].tokens_out = (int32_t)tok;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+static long stalled_start(long i) { /* the first 3 s: 2 in 3 answers 300 to 790 ms late */
+    return i < 30 && i % 3 != 0 ? 300 + (i * 53) % 491 : 0;
+}
+
+static long late_here_and_there(long i) { /* every tenth answer, all along */
+    return i % 10 == 0 ? 300 + (i * 53) % 491 : 0;
+}
+
+/* Long answers crowded into a window that is not slow as a whole are a slow fault over their
+   share, out of the first token's fit; the same spread all along are its tail. */
+static void burst_of_long_answers_is_a_slow_share(void **state) {
+    (void)state;
+    imp_log *log = late_answers(stalled_start);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->nslow, 1);
+    assert_int_equal(pf->slow[0].at_us, 0);
+    assert_true(pf->slow[0].fraction > 0.2 && pf->slow[0].fraction < 1);
+    assert_true(pf->slow[0].factor > 1.5);
+    assert_int_equal(pf->slow[0].hits, 20);
+    /* the first token without the stalled answers: 150 ms and its jitter, no tail */
+    if (pf->ttft.n != 280) fail_msg("ttft over %zu answers", pf->ttft.n);
+    imp_incident_free(inc);
+    imp_log_free(log);
+    log = late_answers(late_here_and_there);
+    inc = build(log, 0);
+    assert_int_equal(inc->prov[0].nslow, 0);
+    assert_int_equal(inc->prov[0].ttft.n, 300);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void token_mix_is_empirical_not_uniform(void **state) {
     (void)state;
     imp_log *log = slowed_token_mix();
@@ -1114,6 +1275,7 @@ int main(void) {
         cmocka_unit_test(otlp_attempts_are_the_http_spans_below_a_genai_span),
         cmocka_unit_test(otlp_older_gen_ai_system_and_numbers_for_ints_are_read),
         cmocka_unit_test(otlp_genai_span_alone_is_its_attempt_with_its_error_class),
+        cmocka_unit_test(otlp_sdk_call_span_with_http_below_is_not_an_attempt),
         cmocka_unit_test(otlp_http_span_outside_any_genai_span_is_ignored),
         cmocka_unit_test(otlp_request_without_an_attempt_made_no_call),
         cmocka_unit_test(otlp_json_lines_read_as_one_document),
@@ -1135,11 +1297,14 @@ int main(void) {
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
+        cmocka_unit_test(policy_backoff_leaves_late_gaps_out),
         cmocka_unit_test(breaker_counted_as_the_breaker_counts),
         cmocka_unit_test(hidden_retries_are_slow_on_their_share),
         cmocka_unit_test(hidden_retries_over_the_cap_are_merged),
         cmocka_unit_test(slow_provider_is_one_slow_fault),
         cmocka_unit_test(per_token_line_is_not_tilted_by_long_answers),
+        cmocka_unit_test(per_token_line_holds_when_half_the_answers_are_long),
+        cmocka_unit_test(burst_of_long_answers_is_a_slow_share),
         cmocka_unit_test(slow_factor_is_the_latency_ratio_within_its_interval),
         cmocka_unit_test(token_mix_is_empirical_not_uniform),
         cmocka_unit_test(retry_after_mode_is_the_one_that_predicts_the_gaps),
