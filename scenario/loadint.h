@@ -120,6 +120,8 @@ int scn__array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_
 int scn__get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero);
 int scn__get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *out, bool allow_zero);
 int scn__get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi);
+/* The value v (the path already on its key) as a number in [lo, hi]. */
+int scn__get_number_value(pctx *P, const cJSON *v, double *out, double lo, double hi);
 int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
                   uint64_t hi);
 int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
@@ -129,6 +131,8 @@ int scn__get_status(pctx *P, const cJSON *obj, const char *key, int *out);
 int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out);
 int scn__get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out);
 int scn__get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap);
+/* The value v (the path already on its key) as a string of fewer than cap bytes. */
+int scn__get_string_value(pctx *P, const cJSON *v, char *out, size_t cap);
 /* One of `names` (NULL-terminated); *out is the index. */
 int scn__get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *names, int *out);
 /* A rate: a number per second or a string such as "40/s", "2400/m". */
@@ -162,6 +166,8 @@ typedef enum ld_kind {
 
 /* The loader stores `def` before reading (else `def` is the model's default, for the docs). */
 #define LD_F_SET 1u
+/* The object must have the key (checked with the keys, before any is read). */
+#define LD_F_REQUIRED 2u
 
 typedef struct ld_field {
     const char *name;
@@ -190,6 +196,13 @@ typedef struct ld_section {
 int scn__check_fields(pctx *P, const cJSON *v, const ld_section *s);
 /* Store the LD_F_SET defaults, then read every key of s that v has (not LD_CODE). */
 int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base);
+/*
+ * Read the keys of s from the row `from` (NULL: the first) up to the row `to`
+ * (NULL: the end), without the defaults: for a section whose code checks
+ * something between two keys, in the order the keys are read.
+ */
+int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, const char *from,
+                    const char *to);
 /* Store the LD_F_SET defaults of s alone (a section whose object may be absent). */
 int scn__set_defaults(const ld_section *s, void *base, sim_error *err);
 /* Both: the keys checked, then read. */
@@ -200,10 +213,18 @@ extern const ld_section scn__retry_section, scn__token_bucket_section, scn__quot
     scn__deposit_section, scn__retry_breaker_section, scn__breaker_section, scn__classify_section,
     scn__rate_limit_section, scn__variant_breaker_section, scn__pods_section, scn__slo_section,
     scn__spillover_section, scn__limits_section;
+extern const ld_section scn__class_section, scn__arrivals_section, scn__closed_section,
+    scn__replay_section, scn__ramp_section, scn__spike_section, scn__burst_section,
+    scn__diurnal_section, scn__resubmit_section, scn__conclimit_section, scn__hedging_section,
+    scn__connections_section, scn__autoscale_section, scn__scale_rules_section,
+    scn__breaker_store_section, scn__store_outage_section, scn__observed_section,
+    scn__observed_window_section;
 
 /* ---- distributions: of durations (microseconds) or of counts ---- */
 
 int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out);
+/* The value v (the path already on its key) as a distribution. */
+int scn__get_dist_value(pctx *P, const cJSON *v, bool duration, sim_dist *out);
 sim_dist scn__dist_const(double a);
 
 /* ---- the sections (their own files) ---- */
@@ -224,6 +245,8 @@ int scn__parse_traffic(pctx *P, const cJSON *v, void *out);
 #define LD_SCALE_WINDOW_MAX_S 3600 /* an autoscaler's window, one sample a second */
 /* A class's "source", "serial" and "resubmit" (after its arrivals and schedule). */
 int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c);
+/* A class's "resubmit" (out: sim_resubmit). */
+int scn__parse_resubmit(pctx *P, const cJSON *v, void *out);
 /* A variant's "autoscale" (read from the merged policy m, and removed from it). */
 int scn__parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol);
 /* "breaker_store": {"outages": [...]} (out: sim_scenario). */
