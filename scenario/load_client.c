@@ -40,15 +40,59 @@ static int algo_keys(pctx *P, const cJSON *v, fb_conclimit_algo a, const char *n
     return rc;
 }
 
+static const char *const algos[] = {"fixed", "aimd", "gradient2", NULL};
+
+/*
+ * One provider's "concurrency_limit" (base: fb_conclimit_config). The code
+ * reads limit (fixed) or initial, min and max (the others) after checking
+ * the algorithm's keys; the defaults of the rest are core's (conclimit.h).
+ */
+const ld_section scn__conclimit_section = {
+    "concurrency_limit", "/$defs/policy_keys/properties/concurrency_limit/additionalProperties",
+    (const ld_field[]){
+        {"algorithm", LD_ENUM, LD_AT(fb_conclimit_config, algo), .names = algos,
+         .flags = LD_F_REQUIRED,
+         .doc = "a fixed limit; additive increase, multiplicative decrease on drops and slow "
+                "calls; or Gradient2, from the ratio of the long-term to the current round trip"},
+        {"limit", LD_INTEGER, LD_AT(fb_conclimit_config, initial_limit), .lo = 1,
+         .hi = FB_CONCLIMIT_LIMIT_MAX, .def_doc = "(required for `fixed`)",
+         .doc = "the fixed limit, calls per pod"},
+        {"initial", LD_INTEGER, LD_AT(fb_conclimit_config, initial_limit), .lo = 1,
+         .hi = FB_CONCLIMIT_LIMIT_MAX, .def = "20",
+         .doc = "aimd, gradient2: the limit at the start; within [`min`, `max`]"},
+        {"min", LD_INTEGER, LD_AT(fb_conclimit_config, min_limit), .lo = 1,
+         .hi = FB_CONCLIMIT_LIMIT_MAX, .def = "20",
+         .doc = "aimd, gradient2: the lowest limit (Netflix's default of 20 per client cannot "
+                "protect a provider whose capacity is below 20 x the pods)"},
+        {"max", LD_INTEGER, LD_AT(fb_conclimit_config, max_limit), .lo = 1,
+         .hi = FB_CONCLIMIT_LIMIT_MAX, .def = "200", .doc = "aimd, gradient2: the highest limit"},
+        {"backoff_ratio", LD_NUMBER, LD_AT(fb_conclimit_config, backoff_ratio), .lo = 0.5,
+         .hi = 0.999999, .def = "0.9",
+         .doc = "aimd: the limit after a drop is `(int)(limit x ratio)`"},
+        {"timeout", LD_DURATION, LD_AT(fb_conclimit_config, timeout_us), .def = "\"5s\"",
+         .doc = "aimd: a call slower than this counts as a drop"},
+        {"smoothing", LD_NUMBER, LD_AT(fb_conclimit_config, smoothing), .lo = 0.000001, .hi = 1,
+         .def = "0.2", .doc = "gradient2: how far each sample moves the limit"},
+        {"queue_size", LD_INTEGER, LD_AT(fb_conclimit_config, queue_size), .lo = 1,
+         .hi = FB_CONCLIMIT_LIMIT_MAX, .def = "4",
+         .doc = "gradient2: what the limit may grow by per sample"},
+        {"long_window", LD_INTEGER, LD_AT(fb_conclimit_config, long_window), .lo = 1, .hi = 1000000,
+         .def = "600", .doc = "gradient2: samples in the long-term round-trip average"},
+        {"rtt_tolerance", LD_NUMBER, LD_AT(fb_conclimit_config, rtt_tolerance), .lo = 1, .hi = 1e6,
+         .def = "1.5", .doc = "gradient2: how much the round trip may grow before the limit falls"},
+        {"timeout_drops", LD_SWITCH, LD_AT(fb_conclimit_config, timeout_drops), .def = "false",
+         .flags = LD_F_SET,
+         .doc = "a timed-out call counts as a drop (the gRPC interceptor ignores "
+                "DEADLINE_EXCEEDED; `true` follows the Limiter's \"hitting a timeout\")"},
+        {0}},
+    NULL};
+
 /* initial, min and max: Netflix's defaults 20, 20, 200; initial must lie between. */
 static int adaptive_bounds(pctx *P, const cJSON *v, fb_conclimit_config *c) {
-    const uint32_t cap = FB_CONCLIMIT_LIMIT_MAX;
     c->initial_limit = 20;
     c->min_limit = 20;
     c->max_limit = 200;
-    int rc = scn__get_u32(P, v, "initial", &c->initial_limit, 1, cap);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "min", &c->min_limit, 1, cap);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "max", &c->max_limit, 1, cap);
+    int rc = scn__read_range(P, v, &scn__conclimit_section, c, "initial", "backoff_ratio");
     if (rc == FB_OK && c->min_limit > c->max_limit)
         rc = scn__fail(P, "min (%u) is above max (%u)", c->min_limit, c->max_limit);
     if (rc == FB_OK && (c->initial_limit < c->min_limit || c->initial_limit > c->max_limit)) {
@@ -61,36 +105,20 @@ static int adaptive_bounds(pctx *P, const cJSON *v, fb_conclimit_config *c) {
 }
 
 static int conclimit_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
-    static const char *const keys[] = {
-        "algorithm",     "limit",         "initial",   "min",        "max",
-        "backoff_ratio", "timeout",       "smoothing", "queue_size", "long_window",
-        "rtt_tolerance", "timeout_drops", NULL};
-    static const char *const algos[] = {"fixed", "aimd", "gradient2", NULL};
-    static const char *const required[] = {"algorithm", NULL};
+    const ld_section *s = &scn__conclimit_section;
     fb_conclimit_config *c = &pp->conclimit;
     memset(c, 0, sizeof *c);
-    int a = 0;
-    int rc = scn__check_object(P, v, keys, required);
-    if (rc == FB_OK) rc = scn__get_enum(P, v, "algorithm", algos, &a);
-    c->algo = (fb_conclimit_algo)a;
-    if (rc == FB_OK) rc = algo_keys(P, v, c->algo, algos[a]);
+    int rc = scn__check_fields(P, v, s);
+    if (rc == FB_OK) rc = scn__set_defaults(s, c, P->err);
+    if (rc == FB_OK) rc = scn__read_range(P, v, s, c, NULL, "limit");
+    if (rc == FB_OK) rc = algo_keys(P, v, c->algo, algos[c->algo]);
     if (rc == FB_OK && c->algo == FB_CONCLIMIT_FIXED) {
         rc = scn__need_key(P, v, "limit");
-        if (rc == FB_OK)
-            rc = scn__get_u32(P, v, "limit", &c->initial_limit, 1, FB_CONCLIMIT_LIMIT_MAX);
+        if (rc == FB_OK) rc = scn__read_range(P, v, s, c, "limit", "initial");
     } else if (rc == FB_OK) {
         rc = adaptive_bounds(P, v, c);
     }
-    if (rc == FB_OK) rc = scn__get_number(P, v, "backoff_ratio", &c->backoff_ratio, 0.5, 0.999999);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "timeout", &c->timeout_us, false);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "smoothing", &c->smoothing, 0.000001, 1);
-    if (rc == FB_OK)
-        rc = scn__get_u32(P, v, "queue_size", &c->queue_size, 1, FB_CONCLIMIT_LIMIT_MAX);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "long_window", &c->long_window, 1, 1000000);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "rtt_tolerance", &c->rtt_tolerance, 1, 1e6);
-    bool drops = false;
-    if (rc == FB_OK) rc = scn__get_bool(P, v, "timeout_drops", &drops);
-    c->timeout_drops = drops ? FB_ON : FB_OFF;
+    if (rc == FB_OK) rc = scn__read_range(P, v, s, c, "backoff_ratio", NULL);
     pp->has_conclimit = true;
     return rc;
 }
@@ -101,50 +129,88 @@ static int parse_conclimits(pctx *P, const cJSON *v, void *out) {
 
 /* ---- hedging ---- */
 
+static const char *const targets[] = {"same", "next", NULL};
+
+/* A layer's "hedging" (base: fb_hedge_config). */
+const ld_section scn__hedging_section = {
+    "hedging", "/$defs/policy_keys/properties/hedging",
+    (const ld_field[]){
+        {"max_attempts", LD_INTEGER, LD_AT(fb_hedge_config, max_attempts), .lo = 2,
+         .hi = FB_HEDGE_ATTEMPTS_MAX, .def = "2", .flags = LD_F_SET,
+         .doc = "calls in a group, the first included (Polly's `MaxHedgedAttempts` + 1, gRPC's "
+                "`maxAttempts`)"},
+        {"delay", LD_DURATION0, LD_AT(fb_hedge_config, delay_us), .def = "\"2s\"",
+         .flags = LD_F_SET,
+         .doc = "wait before each further call (Polly's default); `\"0s\"` sends them all at "
+                "once"},
+        {"percentile", LD_NUMBER, LD_AT(fb_hedge_config, percentile), .lo = 0.001, .hi = 100,
+         .def_doc = "none",
+         .doc = "the delay is this percentile of the latencies of the pod's last `window` "
+                "answers from the provider, once there are that many (`delay` until then)"},
+        {"window", LD_INTEGER, LD_AT(fb_hedge_config, window), .lo = 1, .hi = FB_HEDGE_WINDOW_MAX,
+         .def = "100", .flags = LD_F_SET, .doc = "with `percentile` only"},
+        {"target", LD_ENUM, LD_AT(fb_hedge_config, target), .names = targets, .def = "\"same\"",
+         .flags = LD_F_SET,
+         .doc = "the provider of the first call, or the next one of the chain that admits a call "
+                "(the routing layer only)"},
+        {"cancel", LD_SWITCH, LD_AT(fb_hedge_config, cancel), .def = "true", .flags = LD_F_SET,
+         .doc = "the losers are cancelled: the provider drops them if it does not keep working "
+                "(`keeps_working: false`), else serves and bills them; `false` leaves them "
+                "running (they hold their connection and concurrency permit until they answer)"},
+        {"description", LD_CODE, .unit = "string"},
+        {0}},
+    NULL};
+
 static int parse_hedging(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"max_attempts", "delay",  "percentile",  "window",
-                                       "target",       "cancel", "description", NULL};
-    static const char *const targets[] = {"same", "next", NULL};
+    const ld_section *s = &scn__hedging_section;
     sim_layer *L = out;
     fb_hedge_config *h = &L->hedge;
     memset(h, 0, sizeof *h);
-    h->max_attempts = 2;
-    h->delay_us = 2 * FB_US_PER_S;
-    int t = 0;
-    bool cancel = true;
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK)
-        rc = scn__get_u32(P, v, "max_attempts", &h->max_attempts, 2, FB_HEDGE_ATTEMPTS_MAX);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "delay", &h->delay_us, true);
-    if (rc == FB_OK && h->delay_us == 0) h->delay_us = FB_HEDGE_AT_ONCE; /* Polly's Delay = Zero */
-    if (rc == FB_OK) rc = scn__get_number(P, v, "percentile", &h->percentile, 0.001, 100);
+    int rc = scn__set_defaults(s, h, P->err);
+    if (rc == FB_OK) rc = scn__check_fields(P, v, s);
+    if (rc == FB_OK) rc = scn__read_range(P, v, s, h, NULL, "window");
     if (rc == FB_OK && scn__field(v, "window") && !scn__field(v, "percentile"))
         rc = scn__fail(P, "\"window\" is the percentile's: give \"percentile\" too");
-    h->window = 100;
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "window", &h->window, 1, FB_HEDGE_WINDOW_MAX);
-    if (rc == FB_OK) rc = scn__get_enum(P, v, "target", targets, &t);
-    h->target = (fb_hedge_target)t;
-    if (rc == FB_OK) rc = scn__get_bool(P, v, "cancel", &cancel);
-    h->cancel = cancel ? FB_ON : FB_OFF;
+    if (rc == FB_OK) rc = scn__read_range(P, v, s, h, "window", NULL);
+    if (rc == FB_OK && h->delay_us == 0) h->delay_us = FB_HEDGE_AT_ONCE; /* Polly's Delay = Zero */
     L->has_hedge = true;
     return rc;
 }
 
 /* ---- connections ---- */
 
+static int parse_setup(pctx *P, const cJSON *v, void *out) {
+    return scn__get_dist_value(P, v, true, out);
+}
+
+/* A layer's "connections" (base: sim_pool). */
+const ld_section scn__connections_section = {
+    "connections", "/$defs/policy_keys/properties/connections",
+    (const ld_field[]){
+        {"max", LD_INTEGER, LD_AT(sim_pool, max), .lo = 1, .hi = 1000000, .def_doc = "no limit",
+         .doc = "connections open per pod, every provider together (httpx `max_connections`, "
+                "aiohttp `limit`)"},
+        {"per_provider", LD_INTEGER, LD_AT(sim_pool, per_provider), .lo = 1, .hi = 1000000,
+         .def_doc = "no limit",
+         .doc = "connections open per pod to one provider (aiohttp `limit_per_host`); at most "
+                "`max`"},
+        {"keepalive", LD_INTEGER, LD_AT(sim_pool, keepalive), .lo = 0, .hi = 1000000,
+         .def_doc = "every one",
+         .doc = "idle connections kept open per pod (httpx `max_keepalive_connections`); `0` "
+                "closes every connection after its answer"},
+        {"setup", LD_HOOK, LD_AT(sim_pool, setup_us), .hook = parse_setup, .def = "\"0s\"",
+         .flags = LD_F_SET, .unit = "distribution (duration)",
+         .doc = "opening a new connection (TCP and TLS handshakes)"},
+        {"description", LD_CODE, .unit = "string"},
+        {0}},
+    NULL};
+
 static int parse_connections(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"max",   "per_provider", "keepalive",
-                                       "setup", "description",  NULL};
     sim_layer *L = out;
     sim_pool *c = &L->pool;
     memset(c, 0, sizeof *c);
-    c->keepalive = UINT32_MAX;
-    c->setup_us = scn__dist_const(0);
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "max", &c->max, 1, 1000000);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "per_provider", &c->per_provider, 1, 1000000);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "keepalive", &c->keepalive, 0, 1000000);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "setup", true, &c->setup_us);
+    c->keepalive = UINT32_MAX; /* every one: above the table's range */
+    int rc = scn__fields(P, v, &scn__connections_section, c);
     if (rc == FB_OK && c->max == 0 && c->per_provider == 0)
         rc = scn__fail(P, "a pool needs a maximum: give \"max\", \"per_provider\" or both");
     if (rc == FB_OK && c->max > 0 && c->per_provider > c->max) {

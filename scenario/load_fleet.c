@@ -12,17 +12,27 @@
 
 /* ---- a traffic class: source, serial, resubmit ---- */
 
-static int parse_resubmit(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"probability", "think", "max", NULL};
-    static const char *const required[] = {"probability", NULL};
-    sim_resubmit *r = out;
-    r->think_us = scn__dist_const(5e6);
-    r->max = 3;
-    int rc = scn__check_object(P, v, keys, required);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "probability", &r->probability, 0, 1);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "think", true, &r->think_us);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "max", &r->max, 1, LD_RESUBMIT_MAX);
-    return rc;
+static int parse_think(pctx *P, const cJSON *v, void *out) {
+    return scn__get_dist_value(P, v, true, out);
+}
+
+/* A class's "resubmit" (base: sim_resubmit). */
+const ld_section scn__resubmit_section = {
+    "resubmit", "/$defs/class/properties/resubmit",
+    (const ld_field[]){
+        {"probability", LD_NUMBER, LD_AT(sim_resubmit, probability), .lo = 0, .hi = 1,
+         .flags = LD_F_REQUIRED, .unit = "fraction",
+         .doc = "chance that a failed submission is submitted again; `0` turns it off"},
+        {"think", LD_HOOK, LD_AT(sim_resubmit, think_us), .hook = parse_think, .def = "\"5s\"",
+         .flags = LD_F_SET, .unit = "distribution (duration)",
+         .doc = "from the failure to the re-submission"},
+        {"max", LD_INTEGER, LD_AT(sim_resubmit, max), .lo = 1, .hi = LD_RESUBMIT_MAX, .def = "3",
+         .flags = LD_F_SET, .doc = "re-submissions per user request"},
+        {0}},
+    NULL};
+
+int scn__parse_resubmit(pctx *P, const cJSON *v, void *out) {
+    return scn__fields(P, v, &scn__resubmit_section, out);
 }
 
 /* A failure at KEY of the class being read. */
@@ -34,12 +44,7 @@ static int fail_key(pctx *P, const char *key, const char *msg) {
 }
 
 int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
-    static const char *const sources[] = {"shared", "per_pod", NULL};
-    int src = 0;
-    int rc = scn__get_enum(P, v, "source", sources, &src);
-    c->source = (sim_source)src;
-    if (rc == FB_OK) rc = scn__get_bool(P, v, "serial", &c->serial);
-    if (rc == FB_OK) rc = scn__key(P, v, "resubmit", parse_resubmit, &c->resubmit);
+    int rc = scn__read_range(P, v, &scn__class_section, c, "source", NULL);
     if (rc != FB_OK) return rc;
     if (c->source == SIM_SOURCE_PER_POD && c->arrivals != SIM_ARR_POISSON)
         return fail_key(P, "source",
@@ -57,91 +62,145 @@ int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
 
 /* ---- a variant's autoscaler ---- */
 
-static int duration_at_most(pctx *P, const cJSON *v, const char *key, fb_time_us *out,
-                            bool allow_zero, fb_time_us max_us, const char *max_text) {
-    int rc = scn__get_duration(P, v, key, out, allow_zero);
-    if (rc == FB_OK && *out > max_us) rc = fail_key(P, key, max_text);
+/* A duration (zero allowed or not) of at most max_us; else `max_text`. */
+static int duration_at_most(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero,
+                            fb_time_us max_us, const char *max_text) {
+    int rc = scn__get_duration_value(P, v, out, allow_zero);
+    if (rc == FB_OK && *out > max_us) rc = scn__fail(P, "%s", max_text);
     return rc;
 }
 
+static int stabilization_value(pctx *P, const cJSON *v, void *out) {
+    return duration_at_most(P, v, out, true, 3600 * FB_US_PER_S,
+                            "at most 1h (as Kubernetes allows)");
+}
+
+static int rules_period_value(pctx *P, const cJSON *v, void *out) {
+    return duration_at_most(P, v, out, false, 1800 * FB_US_PER_S,
+                            "at most 30m (as Kubernetes allows)");
+}
+
+static const char *const selects[] = {"max", "min", "disabled", NULL};
+
+/* "scale_up" and "scale_down" (base: sim_scale_rules); their defaults differ, so code sets them. */
+const ld_section scn__scale_rules_section = {
+    "scale_rules", "/$defs/scale_rules",
+    (const ld_field[]){
+        {"stabilization", LD_HOOK, LD_AT(sim_scale_rules, stabilization_us),
+         .hook = stabilization_value, .unit = "duration, at most 1h",
+         .def_doc = "`\"0s\"` / `\"5m\"`",
+         .doc = "the recommendations of this long are considered: scaling up takes the lowest, "
+                "scaling down the highest"},
+        {"pods", LD_INTEGER, LD_AT(sim_scale_rules, pods), .lo = 0, .hi = SIM_PODS_MAX,
+         .def_doc = "`4` / none", .doc = "at most this many pods added (removed) per `period`"},
+        {"percent", LD_INTEGER, LD_AT(sim_scale_rules, percent), .lo = 0, .hi = 100000,
+         .def = "100", .def_doc = "`100` / `100`",
+         .doc = "at most this share of the pods at the period's start added (removed) per "
+                "`period`"},
+        {"period", LD_HOOK, LD_AT(sim_scale_rules, period_us), .hook = rules_period_value,
+         .def = "\"15s\"", .unit = "duration, at most 30m", .doc = "both policies' window"},
+        {"select", LD_ENUM, LD_AT(sim_scale_rules, select), .names = selects, .def = "\"max\"",
+         .doc = "the policy allowing the largest change, the smallest, or no change in that "
+                "direction"},
+        {0}},
+    NULL};
+
 static int parse_rules(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"stabilization", "pods",   "percent",
-                                       "period",        "select", NULL};
-    static const char *const selects[] = {"max", "min", "disabled", NULL};
     sim_scale_rules *r = out;
-    int rc = scn__check_object(P, v, keys, NULL);
     /* as HPA's "policies", the two given replace both defaults */
     if (scn__field(v, "pods") || scn__field(v, "percent")) r->pods = r->percent = 0;
-    if (rc == FB_OK)
-        rc = duration_at_most(P, v, "stabilization", &r->stabilization_us, true, 3600 * FB_US_PER_S,
-                              "at most 1h (as Kubernetes allows)");
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "pods", &r->pods, 0, SIM_PODS_MAX);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "percent", &r->percent, 0, 100000);
-    if (rc == FB_OK)
-        rc = duration_at_most(P, v, "period", &r->period_us, false, 1800 * FB_US_PER_S,
-                              "at most 30m (as Kubernetes allows)");
-    int sel = (int)r->select;
-    if (rc == FB_OK) rc = scn__get_enum(P, v, "select", selects, &sel);
-    r->select = (sim_scale_select)sel;
+    int rc = scn__fields(P, v, &scn__scale_rules_section, r);
     if (rc == FB_OK && r->pods == 0 && r->percent == 0 && r->select != SIM_SELECT_DISABLED)
         rc = scn__fail(P, "give \"pods\", \"percent\" or both (or \"select\": \"disabled\")");
     return rc;
 }
 
+static int period_value(pctx *P, const cJSON *v, void *out) {
+    return duration_at_most(P, v, out, false, 3600 * FB_US_PER_S, "at most 1h");
+}
+
+static int window_value(pctx *P, const cJSON *v, void *out) {
+    return duration_at_most(P, v, out, false, LD_SCALE_WINDOW_MAX_S * FB_US_PER_S,
+                            "at most 1h (it is kept one sample a second)");
+}
+
+static int delay_value(pctx *P, const cJSON *v, void *out) {
+    return duration_at_most(P, v, out, true, 3600 * FB_US_PER_S, "at most 1h");
+}
+
+static const char *const metrics[] = {"in_flight", "utilization", NULL};
+
+/*
+ * "autoscale" (base: sim_autoscale). The code reads target (its range depends
+ * on the metric) and checks the period before the window (whose default it is).
+ */
+const ld_section scn__autoscale_section = {
+    "autoscale", "/$defs/autoscale/oneOf/1",
+    (const ld_field[]){
+        {"metric", LD_ENUM, LD_AT(sim_autoscale, metric), .names = metrics, .flags = LD_F_REQUIRED,
+         .doc = "per ready pod: the requests it holds (running and queued), or its busy workers "
+                "/ `workers`"},
+        {"target", LD_CODE, .flags = LD_F_REQUIRED, .unit = "number",
+         .doc = "the metric's desired average over the ready pods; in (0, 1,000,000], "
+                "`utilization` at most 1"},
+        {"min", LD_INTEGER, LD_AT(sim_autoscale, min), .lo = 1, .hi = SIM_PODS_MAX / 2, .def = "1",
+         .flags = LD_F_SET, .doc = "fewest pods"},
+        {"max", LD_INTEGER, LD_AT(sim_autoscale, max), .lo = 1, .hi = SIM_PODS_MAX / 2,
+         .flags = LD_F_REQUIRED, .doc = "most pods"},
+        {"period", LD_HOOK, LD_AT(sim_autoscale, period_us), .hook = period_value, .def = "\"15s\"",
+         .flags = LD_F_SET, .unit = "duration, whole seconds",
+         .doc = "how often it decides (the HPA's sync period); at most 1h"},
+        {"window", LD_HOOK, LD_AT(sim_autoscale, window_us), .hook = window_value,
+         .unit = "duration", .def_doc = "the `period`",
+         .doc = "the metric is sampled every second and averaged over this; at most 1h"},
+        {"tolerance", LD_NUMBER, LD_AT(sim_autoscale, tolerance), .lo = 0, .hi = 0.999,
+         .def = "0.1", .flags = LD_F_SET,
+         .doc = "no change while \\|metric / target − 1\\| ≤ tolerance"},
+        {"delay", LD_HOOK, LD_AT(sim_autoscale, delay_us), .hook = delay_value, .def = "\"0s\"",
+         .unit = "duration",
+         .doc = "from a decision to the new pod's start (scheduling, image pull); at most 1h"},
+        {"cold_start", LD_HOOK, LD_AT(sim_autoscale, cold_start_us), .hook = delay_value,
+         .def = "\"0s\"", .unit = "duration",
+         .doc = "from its start to its first request (readiness); at most 1h"},
+        {"scale_up", LD_HOOK, LD_AT(sim_autoscale, up), .hook = parse_rules, .unit = "object",
+         .def_doc = "4 pods or 100% per 15 s, no stabilization",
+         .doc = "HPA's `behavior.scaleUp`, below"},
+        {"scale_down", LD_HOOK, LD_AT(sim_autoscale, down), .hook = parse_rules, .unit = "object",
+         .def_doc = "100% per 15 s, stabilization 5m", .doc = "HPA's `behavior.scaleDown`, below"},
+        {0}},
+    NULL};
+
 /* HPA's defaults (Kubernetes pkg/apis/autoscaling/v2/defaults.go; docs/models.md). */
-static void autoscale_defaults(sim_autoscale *a) {
+static int autoscale_defaults(pctx *P, sim_autoscale *a) {
     memset(a, 0, sizeof *a);
-    a->min = 1;
-    a->period_us = 15 * FB_US_PER_S;
-    a->tolerance = 0.1;
     a->up.pods = 4;
     a->up.percent = 100;
     a->up.period_us = 15 * FB_US_PER_S;
     a->down.percent = 100;
     a->down.period_us = 15 * FB_US_PER_S;
     a->down.stabilization_us = 300 * FB_US_PER_S;
+    return scn__set_defaults(&scn__autoscale_section, a, P->err);
 }
 
 static int autoscale_keys(pctx *P, const cJSON *v, sim_autoscale *a) {
-    static const char *const metrics[] = {"in_flight", "utilization", NULL};
-    int m = 0;
-    int rc = scn__get_enum(P, v, "metric", metrics, &m);
-    a->metric = (sim_scale_metric)m;
+    const ld_section *s = &scn__autoscale_section;
+    int rc = scn__read_range(P, v, s, a, NULL, "target");
     double hi = a->metric == SIM_SCALE_UTILIZATION ? 1 : 1e6;
     if (rc == FB_OK) rc = scn__get_number(P, v, "target", &a->target, 1e-6, hi);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "min", &a->min, 1, SIM_PODS_MAX / 2);
-    if (rc == FB_OK) rc = scn__get_u32(P, v, "max", &a->max, 1, SIM_PODS_MAX / 2);
-    if (rc == FB_OK)
-        rc = duration_at_most(P, v, "period", &a->period_us, false, 3600 * FB_US_PER_S,
-                              "at most 1h");
+    if (rc == FB_OK) rc = scn__read_range(P, v, s, a, "min", "window");
     if (rc == FB_OK && a->period_us % FB_US_PER_S != 0)
         rc =
             fail_key(P, "period", "a whole number of seconds (the metric is sampled every second)");
     a->window_us = a->period_us;
-    if (rc == FB_OK)
-        rc = duration_at_most(P, v, "window", &a->window_us, false,
-                              LD_SCALE_WINDOW_MAX_S * FB_US_PER_S,
-                              "at most 1h (it is kept one sample a second)");
-    if (rc == FB_OK) rc = scn__get_number(P, v, "tolerance", &a->tolerance, 0, 0.999);
-    if (rc == FB_OK)
-        rc = duration_at_most(P, v, "delay", &a->delay_us, true, 3600 * FB_US_PER_S, "at most 1h");
-    if (rc == FB_OK)
-        rc = duration_at_most(P, v, "cold_start", &a->cold_start_us, true, 3600 * FB_US_PER_S,
-                              "at most 1h");
-    if (rc == FB_OK) rc = scn__key(P, v, "scale_up", parse_rules, &a->up);
-    if (rc == FB_OK) rc = scn__key(P, v, "scale_down", parse_rules, &a->down);
+    if (rc == FB_OK) rc = scn__read_range(P, v, s, a, "window", NULL);
     return rc;
 }
 
 static int parse_autoscale(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"metric",     "target",   "min",        "max",
-                                       "period",     "window",   "tolerance",  "delay",
-                                       "cold_start", "scale_up", "scale_down", NULL};
-    static const char *const required[] = {"metric", "target", "max", NULL};
     sim_autoscale *a = out;
-    autoscale_defaults(a);
-    if (cJSON_IsFalse(v)) return FB_OK;
-    int rc = scn__check_object(P, v, keys, required);
+    int rc = autoscale_defaults(P, a);
+    if (rc != FB_OK || cJSON_IsFalse(v)) return rc;
+    rc = scn__check_fields(P, v, &scn__autoscale_section);
     if (rc == FB_OK) rc = autoscale_keys(P, v, a);
     if (rc != FB_OK) return rc;
     a->on = true;
@@ -158,21 +217,28 @@ static int parse_autoscale(pctx *P, const cJSON *v, void *out) {
 }
 
 int scn__parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol) {
-    autoscale_defaults(&pol->autoscale);
-    int rc = scn__key(P, m, "autoscale", parse_autoscale, &pol->autoscale);
+    int rc = autoscale_defaults(P, &pol->autoscale);
+    if (rc == FB_OK) rc = scn__key(P, m, "autoscale", parse_autoscale, &pol->autoscale);
     cJSON_DeleteItemFromObjectCaseSensitive(m, "autoscale");
     return rc;
 }
 
 /* ---- the breaker store ---- */
 
+/* An item of breaker_store.outages (base: sim_store_window). */
+const ld_section scn__store_outage_section = {
+    "breaker_store.outages", "/properties/breaker_store/properties/outages/items",
+    (const ld_field[]){{"at", LD_DURATION0, LD_AT(sim_store_window, at_us), .flags = LD_F_REQUIRED,
+                        .doc = "its start, before `duration`"},
+                       {"for", LD_DURATION, LD_AT(sim_store_window, for_us), .flags = LD_F_REQUIRED,
+                        .doc = "its length"},
+                       {0}},
+    NULL};
+
 static int store_window(pctx *P, const cJSON *e, uint32_t i, void *out) {
-    static const char *const keys[] = {"at", "for", NULL};
     sim_scenario *sc = out;
     sim_store_window *w = &sc->store_outages[i];
-    int rc = scn__check_object(P, e, keys, keys);
-    if (rc == FB_OK) rc = scn__get_duration(P, e, "at", &w->at_us, true);
-    if (rc == FB_OK) rc = scn__get_duration(P, e, "for", &w->for_us, false);
+    int rc = scn__fields(P, e, &scn__store_outage_section, w);
     if (rc == FB_OK && w->at_us >= sc->duration_us)
         rc = scn__fail_past_end(P, "at", "the store outage", w->at_us, sc->duration_us);
     if (rc == FB_OK && i > 0 &&
@@ -187,11 +253,19 @@ static int parse_outages(pctx *P, const cJSON *v, void *out) {
                       &sc->store_outage_count);
 }
 
+/* "breaker_store" (base: sim_scenario). */
+const ld_section scn__breaker_store_section = {
+    "breaker_store", "/properties/breaker_store",
+    (const ld_field[]){{"outages", LD_HOOK, .offset = 0, .size = sizeof(sim_scenario),
+                        .hook = parse_outages, .flags = LD_F_REQUIRED,
+                        .unit = "array of `{\"at\": D, \"for\": D}`",
+                        .doc = "at most 32 windows, in time order, not overlapping, each starting "
+                               "before `duration`"},
+                       {0}},
+    NULL};
+
 int scn__parse_breaker_store(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"outages", NULL};
-    int rc = scn__check_object(P, v, keys, keys);
-    if (rc == FB_OK) rc = scn__key(P, v, "outages", parse_outages, out);
-    return rc;
+    return scn__fields(P, v, &scn__breaker_store_section, out);
 }
 
 /* ---- what holds across sections ---- */

@@ -408,22 +408,24 @@ int scn__get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *ou
     return rc;
 }
 
+int scn__get_number_value(pctx *P, const cJSON *v, double *out, double lo, double hi) {
+    if (!cJSON_IsNumber(v)) return scn__fail(P, "expected a number, got %s", scn__type_name(v));
+    if (!(v->valuedouble >= lo && v->valuedouble <= hi) && hi == 1 && lo >= 0 &&
+        v->valuedouble > 1 && v->valuedouble <= 100)
+        return scn__fail(P,
+                         "%g is out of range [%g, %g] (rates and shares are fractions: %g%% is %g)",
+                         v->valuedouble, lo, hi, v->valuedouble, v->valuedouble / 100);
+    if (!(v->valuedouble >= lo && v->valuedouble <= hi))
+        return scn__fail(P, "%g is out of range [%g, %g]", v->valuedouble, lo, hi);
+    *out = v->valuedouble;
+    return FB_OK;
+}
+
 int scn__get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi) {
     const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
     size_t old = scn__push_key(P, key);
-    int rc = FB_OK;
-    if (!cJSON_IsNumber(v))
-        rc = scn__fail(P, "expected a number, got %s", scn__type_name(v));
-    else if (!(v->valuedouble >= lo && v->valuedouble <= hi) && hi == 1 && lo >= 0 &&
-             v->valuedouble > 1 && v->valuedouble <= 100)
-        rc =
-            scn__fail(P, "%g is out of range [%g, %g] (rates and shares are fractions: %g%% is %g)",
-                      v->valuedouble, lo, hi, v->valuedouble, v->valuedouble / 100);
-    else if (!(v->valuedouble >= lo && v->valuedouble <= hi))
-        rc = scn__fail(P, "%g is out of range [%g, %g]", v->valuedouble, lo, hi);
-    else
-        *out = v->valuedouble;
+    int rc = scn__get_number_value(P, v, out, lo, hi);
     scn__pop(P, old);
     return rc;
 }
@@ -485,17 +487,18 @@ int scn__get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out) 
     return rc;
 }
 
+int scn__get_string_value(pctx *P, const cJSON *v, char *out, size_t cap) {
+    if (!cJSON_IsString(v)) return scn__fail(P, "expected a string, got %s", scn__type_name(v));
+    if (strlen(v->valuestring) >= cap) return scn__fail(P, "longer than %zu characters", cap - 1);
+    snprintf(out, cap, "%s", v->valuestring);
+    return FB_OK;
+}
+
 int scn__get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap) {
     const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
     size_t old = scn__push_key(P, key);
-    int rc = FB_OK;
-    if (!cJSON_IsString(v))
-        rc = scn__fail(P, "expected a string, got %s", scn__type_name(v));
-    else if (strlen(v->valuestring) >= cap)
-        rc = scn__fail(P, "longer than %zu characters", cap - 1);
-    else
-        snprintf(out, cap, "%s", v->valuestring);
+    int rc = scn__get_string_value(P, v, out, cap);
     scn__pop(P, old);
     return rc;
 }

@@ -97,30 +97,46 @@ static int parse_end(pctx *P, const cJSON *v, void *out) {
 }
 
 /* Seconds, as report.json writes latencies, into microseconds. */
-static int get_seconds(pctx *P, const cJSON *obj, const char *key, fb_time_us *out) {
+static int seconds_value(pctx *P, const cJSON *v, void *out) {
     double s = -1;
-    int rc = scn__get_number(P, obj, key, &s, 0, 1e9);
-    if (rc == FB_OK && s >= 0) *out = (fb_time_us)llround(s * 1e6);
+    int rc = scn__get_number_value(P, v, &s, 0, 1e9);
+    if (rc == FB_OK && s >= 0) *(fb_time_us *)out = (fb_time_us)llround(s * 1e6);
     return rc;
 }
 
+static int window_name(pctx *P, const cJSON *v, void *out) {
+    return scn__get_string_value(P, v, out, sizeof((sim_obs_window *)0)->name);
+}
+
+/* An item of observed.windows (base: sim_obs_window). */
+const ld_section scn__observed_window_section = {
+    "observed.windows", "/properties/observed/properties/windows/items",
+    (const ld_field[]){
+        {"name", LD_HOOK, LD_AT(sim_obs_window, name), .hook = window_name, .flags = LD_F_REQUIRED,
+         .unit = "string",
+         .doc = "the fault window, as report.json's `breakdown.windows` names it"},
+        {"start_s", LD_HOOK, LD_AT(sim_obs_window, start_us), .hook = seconds_value,
+         .flags = LD_F_REQUIRED, .unit = "number (seconds)", .doc = "its start"},
+        {"end_s", LD_HOOK, LD_AT(sim_obs_window, end_us), .hook = seconds_value,
+         .flags = LD_F_REQUIRED, .unit = "number (seconds)", .doc = "its end"},
+        {"requests", LD_INTEGER, LD_AT(sim_obs_window, requests), .lo = 0, .hi = COUNT_MAX,
+         .doc = "requests that arrived in it"},
+        {"attempts", LD_INTEGER, LD_AT(sim_obs_window, attempts), .lo = 0, .hi = COUNT_MAX,
+         .doc = "their calls"},
+        {"success_rate", LD_NUMBER, LD_AT(sim_obs_window, success_rate), .lo = 0, .hi = 1,
+         .doc = "of those requests, answered"},
+        {"latency_p50", LD_HOOK, LD_AT(sim_obs_window, latency_p50_us), .hook = seconds_value,
+         .unit = "number (seconds)", .doc = "of those requests, arrival to end"},
+        {"latency_p90", LD_HOOK, LD_AT(sim_obs_window, latency_p90_us), .hook = seconds_value,
+         .unit = "number (seconds)", .doc = "of those requests"},
+        {"latency_p99", LD_HOOK, LD_AT(sim_obs_window, latency_p99_us), .hook = seconds_value,
+         .unit = "number (seconds)", .doc = "of those requests"},
+        {0}},
+    NULL};
+
 static int window(pctx *P, const cJSON *v, uint32_t i, void *out) {
-    static const char *const keys[] = {
-        "name",         "start_s",     "end_s",       "requests",    "attempts",
-        "success_rate", "latency_p50", "latency_p90", "latency_p99", NULL};
-    static const char *const required[] = {"name", "start_s", "end_s", NULL};
     sim_obs_window *w = &((sim_observed *)out)->windows[i];
-    int rc = scn__check_object(P, v, keys, required);
-    if (rc == FB_OK) rc = scn__get_string(P, v, "name", w->name, sizeof w->name);
-    if (rc == FB_OK) rc = get_seconds(P, v, "start_s", &w->start_us);
-    if (rc == FB_OK) rc = get_seconds(P, v, "end_s", &w->end_us);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "requests", &w->requests, 0, COUNT_MAX);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "attempts", &w->attempts, 0, COUNT_MAX);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "success_rate", &w->success_rate, 0, 1);
-    if (rc == FB_OK) rc = get_seconds(P, v, "latency_p50", &w->latency_p50_us);
-    if (rc == FB_OK) rc = get_seconds(P, v, "latency_p90", &w->latency_p90_us);
-    if (rc == FB_OK) rc = get_seconds(P, v, "latency_p99", &w->latency_p99_us);
-    return rc;
+    return scn__fields(P, v, &scn__observed_window_section, w);
 }
 
 static int parse_windows(pctx *P, const cJSON *v, void *out) {
@@ -152,52 +168,67 @@ static int parse_noise(pctx *P, const cJSON *v, void *out) {
 }
 
 /* The variant it names must be one of the scenario's. */
-static int check_variant(pctx *P, const sim_scenario *sc) {
-    if (scn_variant(sc, sc->observed.variant) >= 0) return FB_OK;
-    size_t old = scn__push_key(P, "variant");
-    int rc = scn__fail(P, "no variant \"%s\" in the scenario", sc->observed.variant);
-    scn__pop(P, old);
+static int parse_variant(pctx *P, const cJSON *v, void *out) {
+    char *name = out;
+    int rc = scn__get_string_value(P, v, name, SIM_NAME_MAX);
+    if (rc == FB_OK && scn_variant(P->sc, name) < 0)
+        rc = scn__fail(P, "no variant \"%s\" in the scenario", name);
     return rc;
 }
 
+/* "observed" (base: sim_observed). */
+const ld_section scn__observed_section = {
+    "observed", "/properties/observed",
+    (const ld_field[]){
+        {"description", LD_CODE, .unit = "string"},
+        {"variant", LD_HOOK, LD_AT(sim_observed, variant), .hook = parse_variant,
+         .flags = LD_F_REQUIRED, .unit = "string",
+         .doc = "the variant the log is of (`as-was`); one of the scenario's"},
+        {"requests", LD_INTEGER, LD_AT(sim_observed, requests), .lo = 0, .hi = COUNT_MAX,
+         .flags = LD_F_REQUIRED, .doc = "requests in the log"},
+        {"attempts", LD_INTEGER, LD_AT(sim_observed, attempts), .lo = 0, .hi = COUNT_MAX,
+         .flags = LD_F_REQUIRED, .doc = "their calls (HTTP attempts)"},
+        {"retries", LD_INTEGER, LD_AT(sim_observed, retries), .lo = 0, .hi = COUNT_MAX,
+         .doc = "calls after the first to the provider of the call before (a change of provider "
+                "is a fallback)"},
+        {"success_rate", LD_NUMBER, LD_AT(sim_observed, success_rate), .lo = 0, .hi = 1,
+         .doc = "requests answered"},
+        {"latency_p50", LD_HOOK, LD_AT(sim_observed, latency_p50_us), .hook = seconds_value,
+         .unit = "number (seconds)", .doc = "of the requests, arrival to end"},
+        {"latency_p90", LD_HOOK, LD_AT(sim_observed, latency_p90_us), .hook = seconds_value,
+         .unit = "number (seconds)", .doc = "of the requests, arrival to end"},
+        {"latency_p99", LD_HOOK, LD_AT(sim_observed, latency_p99_us), .hook = seconds_value,
+         .unit = "number (seconds)", .doc = "of the requests, arrival to end"},
+        {"attempts_per_request", LD_HOOK, .offset = 0, .size = sizeof(sim_observed),
+         .hook = parse_buckets, .unit = "object: `\"N\": count`, N in 0–31",
+         .doc = "requests by their calls; `attempts_beyond`: those with 32 or more"},
+        {"attempts_beyond", LD_INTEGER, LD_AT(sim_observed, per_request_beyond), .lo = 0,
+         .hi = COUNT_MAX, .doc = "requests with 32 calls or more"},
+        {"status", LD_HOOK, .offset = 0, .size = sizeof(sim_observed), .hook = parse_status,
+         .unit = "object: `\"STATUS\": count` (100–599) or `\"timeout\"`, `\"reset\"`, "
+                 "`\"broken\"`",
+         .doc = "calls by their answer, as report.json's `breakdown.status`"},
+        {"end", LD_HOOK, .offset = 0, .size = sizeof(sim_observed), .hook = parse_end,
+         .unit = "object: end cause → count (`success`, `permanent`, `exhausted`, `timeout`, ... "
+                 ": the names of report.json's `outcomes`)",
+         .doc = "requests by how they ended"},
+        {"windows", LD_HOOK, .offset = 0, .size = sizeof(sim_observed), .hook = parse_windows,
+         .unit = "array of at most 32 objects: `name`, `start_s`, `end_s` (required), "
+                 "`requests`, `attempts`, `success_rate`, `latency_p50`/`_p90`/`_p99`",
+         .doc = "per fault window, as report.json's `breakdown.windows` names them"},
+        {"noise", LD_HOOK, .offset = 0, .size = sizeof(sim_observed), .hook = parse_noise,
+         .unit = "object: figure → number ≥ 0",
+         .doc = "the replay's own noise per figure (its name in the table: `attempts`, "
+                "`latency_p99` in seconds, `attempts/request 2` as a share, `status 429`), at "
+                "most 160; a figure within it is not a miss"},
+        {0}},
+    NULL};
+
 int scn__parse_observed(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"description",
-                                       "variant",
-                                       "requests",
-                                       "attempts",
-                                       "retries",
-                                       "success_rate",
-                                       "latency_p50",
-                                       "latency_p90",
-                                       "latency_p99",
-                                       "attempts_per_request",
-                                       "attempts_beyond",
-                                       "status",
-                                       "end",
-                                       "windows",
-                                       "noise",
-                                       NULL};
-    static const char *const required[] = {"variant", "requests", "attempts", NULL};
     sim_scenario *sc = out;
     sim_observed *o = &sc->observed;
     memset(o, 0, sizeof *o);
-    int rc = scn__check_object(P, v, keys, required);
-    if (rc == FB_OK) rc = scn__get_string(P, v, "variant", o->variant, sizeof o->variant);
-    if (rc == FB_OK) rc = check_variant(P, sc);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "requests", &o->requests, 0, COUNT_MAX);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "attempts", &o->attempts, 0, COUNT_MAX);
-    if (rc == FB_OK) rc = scn__get_uint(P, v, "retries", &o->retries, 0, COUNT_MAX);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "success_rate", &o->success_rate, 0, 1);
-    if (rc == FB_OK) rc = get_seconds(P, v, "latency_p50", &o->latency_p50_us);
-    if (rc == FB_OK) rc = get_seconds(P, v, "latency_p90", &o->latency_p90_us);
-    if (rc == FB_OK) rc = get_seconds(P, v, "latency_p99", &o->latency_p99_us);
-    if (rc == FB_OK) rc = scn__key(P, v, "attempts_per_request", parse_buckets, o);
-    if (rc == FB_OK)
-        rc = scn__get_uint(P, v, "attempts_beyond", &o->per_request_beyond, 0, COUNT_MAX);
-    if (rc == FB_OK) rc = scn__key(P, v, "status", parse_status, o);
-    if (rc == FB_OK) rc = scn__key(P, v, "end", parse_end, o);
-    if (rc == FB_OK) rc = scn__key(P, v, "windows", parse_windows, o);
-    if (rc == FB_OK) rc = scn__key(P, v, "noise", parse_noise, o);
+    int rc = scn__fields(P, v, &scn__observed_section, o);
     o->present = rc == FB_OK;
     return rc;
 }

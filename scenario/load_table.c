@@ -12,11 +12,15 @@
 #define LD_FIELDS_MAX 48
 
 int scn__check_fields(pctx *P, const cJSON *v, const ld_section *s) {
-    const char *keys[LD_FIELDS_MAX + 1];
-    size_t n = 0;
-    for (const ld_field *f = s->fields; f->name && n < LD_FIELDS_MAX; f++) keys[n++] = f->name;
+    const char *keys[LD_FIELDS_MAX + 1], *required[LD_FIELDS_MAX + 1];
+    size_t n = 0, r = 0;
+    for (const ld_field *f = s->fields; f->name && n < LD_FIELDS_MAX; f++) {
+        keys[n++] = f->name;
+        if (f->flags & LD_F_REQUIRED) required[r++] = f->name;
+    }
     keys[n] = NULL;
-    return scn__check_object(P, v, keys, NULL);
+    required[r] = NULL;
+    return scn__check_object(P, v, keys, required);
 }
 
 /* An enum's or an integer's storage, by its size. */
@@ -105,6 +109,18 @@ int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
     return rc;
 }
 
+int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, const char *from,
+                    const char *to) {
+    const ld_field *f = s->fields;
+    while (from && f->name && strcmp(f->name, from) != 0) f++;
+    if (from && f->name == NULL)
+        return scn__fail(P, "internal: no key '%s' in '%s'", from, s->name);
+    int rc = FB_OK;
+    for (; rc == FB_OK && f->name && !(to && strcmp(f->name, to) == 0); f++)
+        rc = read_field(P, v, f, base);
+    return rc;
+}
+
 int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
     int rc = scn__check_fields(P, v, s);
     if (rc == FB_OK) rc = scn__read_fields(P, v, s, base);
@@ -143,4 +159,22 @@ const ld_section *const scn__sections[] = {&scn__retry_section,
                                            &scn__fault_reset_section,
                                            &scn__fault_policy_section,
                                            &scn__fault_flap_section,
+                                           &scn__class_section,
+                                           &scn__arrivals_section,
+                                           &scn__closed_section,
+                                           &scn__replay_section,
+                                           &scn__ramp_section,
+                                           &scn__spike_section,
+                                           &scn__burst_section,
+                                           &scn__diurnal_section,
+                                           &scn__resubmit_section,
+                                           &scn__conclimit_section,
+                                           &scn__hedging_section,
+                                           &scn__connections_section,
+                                           &scn__autoscale_section,
+                                           &scn__scale_rules_section,
+                                           &scn__breaker_store_section,
+                                           &scn__store_outage_section,
+                                           &scn__observed_section,
+                                           &scn__observed_window_section,
                                            NULL};

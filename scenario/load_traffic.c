@@ -11,15 +11,33 @@
 
 /* ---- arrivals ---- */
 
-static int parse_closed(pctx *P, const cJSON *a, sim_class *c) {
-    static const char *const keys[] = {"users", "think", NULL};
-    static const char *const required[] = {"users", NULL};
+static int parse_dist_duration(pctx *P, const cJSON *v, void *out) {
+    return scn__get_dist_value(P, v, true, out);
+}
+
+static int parse_dist_count(pctx *P, const cJSON *v, void *out) {
+    return scn__get_dist_value(P, v, false, out);
+}
+
+static int parse_rate(pctx *P, const cJSON *v, void *out) {
+    return scn__get_rate_value(P, v, out);
+}
+
+/* {"closed": {...}} (base: sim_class). */
+const ld_section scn__closed_section = {
+    "arrivals.closed", "/$defs/class/properties/arrivals/properties/closed",
+    (const ld_field[]){{"users", LD_INTEGER, LD_AT(sim_class, users), .lo = 1, .hi = 10000000,
+                        .flags = LD_F_REQUIRED, .doc = "users, each with one request at a time"},
+                       {"think", LD_HOOK, LD_AT(sim_class, think_us), .hook = parse_dist_duration,
+                        .def = "\"1s\"", .flags = LD_F_SET, .unit = "distribution (duration)",
+                        .doc = "from the end of a user's request to the next"},
+                       {0}},
+    NULL};
+
+static int parse_closed(pctx *P, const cJSON *a, void *out) {
+    sim_class *c = out;
     c->arrivals = SIM_ARR_CLOSED;
-    c->think_us = scn__dist_const(1e6);
-    int rc = scn__check_object(P, a, keys, required);
-    if (rc == FB_OK) rc = scn__get_u32(P, a, "users", &c->users, 1, 10000000);
-    if (rc == FB_OK) rc = scn__get_dist(P, a, "think", true, &c->think_us);
-    return rc;
+    return scn__fields(P, a, &scn__closed_section, c);
 }
 
 /* One recorded time: a number of milliseconds, in order, inside the traffic window. */
@@ -40,86 +58,132 @@ static int replay_time(pctx *P, const cJSON *e, uint32_t i, void *out) {
     return FB_OK;
 }
 
-/* {"at_ms": [t0, t1, ...]}: the recorded arrival times (fusebox import writes them). */
-static int parse_replay(pctx *P, const cJSON *a, sim_class *c) {
-    static const char *const keys[] = {"at_ms", NULL};
-    c->arrivals = SIM_ARR_REPLAY;
-    int rc = scn__check_object(P, a, keys, keys);
-    const cJSON *at = rc == FB_OK ? scn__field(a, "at_ms") : NULL;
-    if (rc == FB_OK && !cJSON_IsArray(at)) {
-        size_t old = scn__push_key(P, "at_ms");
-        rc = scn__fail(P, "expected an array of times in milliseconds, got %s", scn__type_name(at));
-        scn__pop(P, old);
-    }
-    if (rc != FB_OK) return rc;
+static int parse_at_ms(pctx *P, const cJSON *at, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsArray(at))
+        return scn__fail(P, "expected an array of times in milliseconds, got %s",
+                         scn__type_name(at));
     int n = cJSON_GetArraySize(at);
     c->replay_us = malloc((n > 0 ? (size_t)n : 1) * sizeof *c->replay_us);
     if (c->replay_us == NULL) return scn__fail(P, "out of memory");
-    size_t old = scn__push_key(P, "at_ms");
-    rc = scn__array(P, at, SIM_REPLAY_MAX, "replayed arrivals", replay_time, c, &c->replay_count);
-    scn__pop(P, old);
+    return scn__array(P, at, SIM_REPLAY_MAX, "replayed arrivals", replay_time, c, &c->replay_count);
+}
+
+/* {"replay": {"at_ms": [t0, t1, ...]}} (base: sim_class): fusebox import writes them. */
+const ld_section scn__replay_section = {
+    "arrivals.replay", "/$defs/class/properties/arrivals/properties/replay",
+    (const ld_field[]){{"at_ms", LD_HOOK, .offset = 0, .size = sizeof(sim_class),
+                        .hook = parse_at_ms, .flags = LD_F_REQUIRED,
+                        .unit = "array of numbers (milliseconds)",
+                        .doc = "each arrival's time from the start of the run, in time order, "
+                               "before `duration`; at most 1,000,000"},
+                       {0}},
+    NULL};
+
+static int parse_replay(pctx *P, const cJSON *a, void *out) {
+    sim_class *c = out;
+    c->arrivals = SIM_ARR_REPLAY;
+    int rc = scn__fields(P, a, &scn__replay_section, c);
     /* the mean rate, for the summaries that show one */
     c->rate = (double)c->replay_count / ((double)P->sc->duration_us / 1e6);
     return rc;
 }
 
-static int parse_arrivals(pctx *P, const cJSON *v, void *out) {
-    static const char *const kinds[] = {"poisson", "constant", "closed", "replay", NULL};
+static int parse_poisson(pctx *P, const cJSON *v, void *out) {
     sim_class *c = out;
+    c->arrivals = SIM_ARR_POISSON;
+    return scn__get_rate_value(P, v, &c->rate);
+}
+
+static int parse_constant(pctx *P, const cJSON *v, void *out) {
+    sim_class *c = out;
+    c->arrivals = SIM_ARR_CONSTANT;
+    return scn__get_rate_value(P, v, &c->rate);
+}
+
+/* "arrivals": exactly one of these (base: sim_class). */
+const ld_section scn__arrivals_section = {
+    "arrivals", "/$defs/class/properties/arrivals",
+    (const ld_field[]){
+        {"poisson", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_poisson,
+         .unit = "rate", .doc = "open loop: a Poisson process at this rate"},
+        {"constant", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_constant,
+         .unit = "rate", .doc = "open loop: evenly spaced arrivals at this rate"},
+        {"closed", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_closed,
+         .unit = "`{\"users\": N, \"think\": DIST}`",
+         .doc = "closed loop: N users who each send a request, wait for it to end, think, and "
+                "send the next"},
+        {"replay", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_replay,
+         .unit = "`{\"at_ms\": [T, ...]}`", .doc = "the recorded arrival times of a log"},
+        {0}},
+    NULL};
+
+static int parse_arrivals(pctx *P, const cJSON *v, void *out) {
     int rc = scn__need_object(P, v);
     if (rc != FB_OK) return rc;
     if (v->child == NULL || v->child->next != NULL)
         return scn__fail(P, "expected exactly one of: poisson, constant, closed, replay");
-    rc = scn__check_keys(P, v, kinds);
-    if (rc != FB_OK) return rc;
-    const cJSON *a = v->child;
-    size_t old = scn__push_key(P, a->string);
-    if (strcmp(a->string, "closed") == 0) {
-        rc = parse_closed(P, a, c);
-    } else if (strcmp(a->string, "replay") == 0) {
-        rc = parse_replay(P, a, c);
-    } else {
-        c->arrivals = strcmp(a->string, "poisson") == 0 ? SIM_ARR_POISSON : SIM_ARR_CONSTANT;
-        rc = scn__get_rate_value(P, a, &c->rate);
-    }
-    scn__pop(P, old);
+    rc = scn__check_fields(P, v, &scn__arrivals_section);
+    if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__arrivals_section, out);
     return rc;
 }
 
 /* ---- schedules ---- */
 
+/* An item of "ramp" (base: sim_rate_point). */
+const ld_section scn__ramp_section = {
+    "ramp", "/$defs/class/properties/ramp/items",
+    (const ld_field[]){{"at", LD_DURATION0, LD_AT(sim_rate_point, at_us), .flags = LD_F_REQUIRED,
+                        .doc = "from the start of the run"},
+                       {"rate", LD_HOOK, LD_AT(sim_rate_point, rate), .hook = parse_rate,
+                        .flags = LD_F_REQUIRED, .unit = "rate", .doc = "the rate at that time"},
+                       {0}},
+    NULL};
+
 static int ramp_point(pctx *P, const cJSON *e, uint32_t i, void *out) {
-    static const char *const keys[] = {"at", "rate", NULL};
     sim_class *c = out;
-    int rc = scn__check_object(P, e, keys, keys);
-    if (rc == FB_OK) rc = scn__get_duration(P, e, "at", &c->ramp[i].at_us, true);
-    if (rc == FB_OK) rc = scn__get_rate(P, e, "rate", &c->ramp[i].rate);
+    int rc = scn__fields(P, e, &scn__ramp_section, &c->ramp[i]);
     if (rc == FB_OK && i > 0 && c->ramp[i].at_us <= c->ramp[i - 1].at_us)
         rc = scn__fail(P, "ramp points must be in increasing time order");
     return rc;
 }
 
+/* An item of "spikes" (base: sim_spike). */
+const ld_section scn__spike_section = {
+    "spikes", "/$defs/class/properties/spikes/items",
+    (const ld_field[]){
+        {"at", LD_DURATION0, LD_AT(sim_spike, at_us), .flags = LD_F_REQUIRED,
+         .doc = "its start, before `duration`"},
+        {"for", LD_DURATION, LD_AT(sim_spike, for_us), .flags = LD_F_REQUIRED, .doc = "its length"},
+        {"rate", LD_HOOK, LD_AT(sim_spike, rate), .hook = parse_rate, .flags = LD_F_REQUIRED,
+         .unit = "rate", .doc = "the rate during the spike (not added to the base rate)"},
+        {0}},
+    NULL};
+
 static int spike(pctx *P, const cJSON *e, uint32_t i, void *out) {
-    static const char *const keys[] = {"at", "for", "rate", NULL};
     sim_spike *s = &((sim_class *)out)->spikes[i];
-    int rc = scn__check_object(P, e, keys, keys);
-    if (rc == FB_OK) rc = scn__get_duration(P, e, "at", &s->at_us, true);
-    if (rc == FB_OK) rc = scn__get_duration(P, e, "for", &s->for_us, false);
-    if (rc == FB_OK) rc = scn__get_rate(P, e, "rate", &s->rate);
+    int rc = scn__fields(P, e, &scn__spike_section, s);
     if (rc == FB_OK && s->at_us >= P->sc->duration_us)
         rc = scn__fail_past_end(P, "at", "the spike", s->at_us, P->sc->duration_us);
     return rc;
 }
 
+/* An item of "bursts" (base: sim_burst). */
+const ld_section scn__burst_section = {
+    "bursts", "/$defs/class/properties/bursts/items",
+    (const ld_field[]){{"at", LD_DURATION0, LD_AT(sim_burst, at_us), .flags = LD_F_REQUIRED,
+                        .doc = "its start, before `duration`"},
+                       {"count", LD_INTEGER, LD_AT(sim_burst, count), .lo = 1, .hi = 10000000,
+                        .flags = LD_F_REQUIRED, .doc = "extra arrivals"},
+                       {"over", LD_DURATION0, LD_AT(sim_burst, over_us), .def_doc = "at once",
+                        .doc = "spread evenly over this long"},
+                       {0}},
+    NULL};
+
 static int burst(pctx *P, const cJSON *e, uint32_t i, void *out) {
-    static const char *const keys[] = {"at", "count", "over", NULL};
-    static const char *const required[] = {"at", "count", NULL};
     sim_class *c = out;
     sim_burst *b = &c->bursts[i];
-    int rc = scn__check_object(P, e, keys, required);
-    if (rc == FB_OK) rc = scn__get_duration(P, e, "at", &b->at_us, true);
-    if (rc == FB_OK) rc = scn__get_u32(P, e, "count", &b->count, 1, 10000000);
-    if (rc == FB_OK) rc = scn__get_duration(P, e, "over", &b->over_us, true);
+    int rc = scn__fields(P, e, &scn__burst_section, b);
     if (rc == FB_OK && i > 0 && b->at_us < c->bursts[i - 1].at_us + c->bursts[i - 1].over_us)
         rc = scn__fail(P, "bursts must be in time order and must not overlap");
     if (rc == FB_OK && b->at_us >= P->sc->duration_us)
@@ -142,26 +206,21 @@ static int parse_bursts(pctx *P, const cJSON *v, void *out) {
     return scn__array(P, v, SIM_SCHEDULE_MAX, "bursts", burst, c, &c->burst_count);
 }
 
-static int parse_diurnal(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"amplitude", "period", "peak", NULL};
-    static const char *const required[] = {"amplitude", NULL};
-    sim_class *c = out;
-    c->diurnal_period_us = 86400 * FB_US_PER_S;
-    c->diurnal_peak_us = 14 * 3600 * FB_US_PER_S;
-    int rc = scn__check_object(P, v, keys, required);
-    if (rc == FB_OK) rc = scn__get_number(P, v, "amplitude", &c->diurnal_amplitude, 0, 1);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "period", &c->diurnal_period_us, false);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "peak", &c->diurnal_peak_us, true);
-    return rc;
-}
+/* "diurnal" (base: sim_class). */
+const ld_section scn__diurnal_section = {
+    "diurnal", "/$defs/class/properties/diurnal",
+    (const ld_field[]){{"amplitude", LD_NUMBER, LD_AT(sim_class, diurnal_amplitude), .lo = 0,
+                        .hi = 1, .flags = LD_F_REQUIRED,
+                        .doc = "A: the rate is multiplied by 1 + A·cos(2π(t − peak)/period)"},
+                       {"period", LD_DURATION, LD_AT(sim_class, diurnal_period_us),
+                        .def = "\"24h\"", .flags = LD_F_SET, .doc = "one cycle"},
+                       {"peak", LD_DURATION0, LD_AT(sim_class, diurnal_peak_us), .def = "\"14h\"",
+                        .flags = LD_F_SET, .doc = "when the rate is highest"},
+                       {0}},
+    NULL};
 
-/* The schedule keys sit on the class itself, beside "arrivals". */
-static int parse_schedule(pctx *P, const cJSON *v, sim_class *c) {
-    int rc = scn__key(P, v, "ramp", parse_ramp, c);
-    if (rc == FB_OK) rc = scn__key(P, v, "spikes", parse_spikes, c);
-    if (rc == FB_OK) rc = scn__key(P, v, "bursts", parse_bursts, c);
-    if (rc == FB_OK) rc = scn__key(P, v, "diurnal", parse_diurnal, c);
-    return rc;
+static int parse_diurnal(pctx *P, const cJSON *v, void *out) {
+    return scn__fields(P, v, &scn__diurnal_section, out);
 }
 
 /* ---- where a class goes ---- */
@@ -189,33 +248,88 @@ static int parse_class_order(pctx *P, const cJSON *v, void *out) {
 
 /* ---- a class ---- */
 
+static const char *const sources[] = {"shared", "per_pod", NULL};
+
+/*
+ * An element of "traffic" (base: sim_class). The code reads class, target and
+ * arrivals first (in that order); source, serial and resubmit are read by
+ * scn__parse_class_fleet (load_fleet.c), after what holds between the rest.
+ */
+const ld_section scn__class_section = {
+    "traffic", "/$defs/class",
+    (const ld_field[]){
+        {"class", LD_CODE, .flags = LD_F_REQUIRED, .unit = "string",
+         .doc = "its name (unique; letters, digits, `-`, `_`, `.`)"},
+        {"arrivals", LD_CODE, .unit = "object", .def_doc = "required",
+         .doc = "exactly one of `{\"poisson\": RATE}`, `{\"constant\": RATE}`, `{\"closed\": "
+                "{\"users\": N, \"think\": DIST}}`, `{\"replay\": {\"at_ms\": [T, ...]}}`"},
+        {"ramp", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_ramp,
+         .unit = "array",
+         .doc = "`[{\"at\": D, \"rate\": RATE}, ...]` in time order: the rate is interpolated "
+                "linearly between points and held beyond the ends"},
+        {"spikes", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_spikes,
+         .unit = "array",
+         .doc = "`[{\"at\": D, \"for\": D, \"rate\": RATE}]`: during a spike the rate **is** the "
+                "spike's rate; `at` before `duration`"},
+        {"bursts", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_bursts,
+         .unit = "array",
+         .doc = "`[{\"at\": D, \"count\": N, \"over\": D}]`: N extra arrivals at one instant "
+                "(`over` absent) or evenly spread over `over`; in time order; `at` before "
+                "`duration`"},
+        {"diurnal", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_diurnal,
+         .unit = "object", .def_doc = "off",
+         .doc = "`{\"amplitude\": A, \"period\": \"24h\", \"peak\": \"14h\"}`: the rate is "
+                "multiplied by 1 + A·cos(2π(t − peak)/period)"},
+        {"prompt_tokens", LD_HOOK, LD_AT(sim_class, prompt_tokens), .hook = parse_dist_count,
+         .def = "1000", .flags = LD_F_SET, .unit = "distribution",
+         .doc = "input tokens per request"},
+        {"completion_tokens", LD_HOOK, LD_AT(sim_class, completion_tokens),
+         .hook = parse_dist_count, .def = "200", .flags = LD_F_SET, .unit = "distribution",
+         .doc = "output tokens the request asks for"},
+        {"service", LD_HOOK, LD_AT(sim_class, service_us), .hook = parse_dist_duration,
+         .def = "\"0s\"", .flags = LD_F_SET, .unit = "distribution (duration)",
+         .doc = "local work on the worker before any call"},
+        {"target", LD_CODE, .def = "\"llm\"", .unit = "string",
+         .doc = "`\"llm\"`: the variant's fallback chain; `\"none\"`: local work only; a provider "
+                "name: call that one provider (a tool API) with the variant's retry and breaker "
+                "policy, no fallback"},
+        {"stream", LD_BOOL, LD_AT(sim_class, stream), .def = "false",
+         .doc = "the response is streamed: a `midstream` fault then fails after the user saw "
+                "tokens and follows the variant's `stream` policy; for a class that does not "
+                "stream it is a plain failure (nothing was shown)"},
+        {"order", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_class_order,
+         .unit = "array of provider names", .def_doc = "the variant's chain",
+         .doc = "a per-class chain order (per-request order override)"},
+        {"description", LD_CODE, .unit = "string"},
+        {"source", LD_ENUM, LD_AT(sim_class, source), .names = sources, .def = "\"shared\"",
+         .flags = LD_F_SET,
+         .doc = "`shared`: one arrival process dealt round-robin to the pods; `per_pod`: each pod "
+                "its own Poisson process at rate / `pods.count` (`poisson` arrivals only; not in a "
+                "scenario where a variant autoscales)"},
+        {"serial", LD_BOOL, LD_AT(sim_class, serial), .def = "false",
+         .doc = "a serial client: one call in flight; the next starts at the later of its "
+                "scheduled time and the end of the one before (`poisson`, `constant` or `replay` "
+                "arrivals; no `bursts`; `source: \"shared\"`)"},
+        {"resubmit", LD_HOOK, LD_AT(sim_class, resubmit), .hook = scn__parse_resubmit,
+         .unit = "object", .def_doc = "off",
+         .doc = "users who submit a failed request again: `{\"probability\": F, \"think\": DIST, "
+                "\"max\": N}` ([below](#re-submissions))"},
+        {0}},
+    NULL};
+
 static int class_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
-    static const char *const keys[] = {
-        "class",       "arrivals", "ramp",          "spikes",
-        "bursts",      "diurnal",  "prompt_tokens", "completion_tokens",
-        "service",     "target",   "stream",        "order",
-        "description", "source",   "serial",        "resubmit",
-        NULL};
-    static const char *const required[] = {"class", NULL};
     sim_scenario *sc = out;
     sim_class *c = &sc->classes[i];
-    int rc = scn__check_object(P, v, keys, required);
+    int rc = scn__check_fields(P, v, &scn__class_section);
     if (rc == FB_OK) rc = scn__get_string(P, v, "class", c->name, sizeof c->name);
     if (rc == FB_OK) rc = scn__check_name(P, "class", c->name);
     if (rc != FB_OK) return rc;
-    c->prompt_tokens = scn__dist_const(1000);
-    c->completion_tokens = scn__dist_const(200);
-    c->service_us = scn__dist_const(0);
+    rc = scn__set_defaults(&scn__class_section, c, P->err);
     c->target = SIM_TARGET_LLM;
-    rc = scn__key(P, v, "target", parse_target, c);
+    if (rc == FB_OK) rc = scn__key(P, v, "target", parse_target, c);
     if (rc == FB_OK) rc = scn__need_key(P, v, "arrivals");
     if (rc == FB_OK) rc = scn__key(P, v, "arrivals", parse_arrivals, c);
-    if (rc == FB_OK) rc = parse_schedule(P, v, c);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "prompt_tokens", false, &c->prompt_tokens);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "completion_tokens", false, &c->completion_tokens);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "service", true, &c->service_us);
-    if (rc == FB_OK) rc = scn__get_bool(P, v, "stream", &c->stream);
-    if (rc == FB_OK) rc = scn__key(P, v, "order", parse_class_order, c);
+    if (rc == FB_OK) rc = scn__read_range(P, v, &scn__class_section, c, NULL, "source");
     bool schedule = c->ramp_count || c->spike_count || c->burst_count || c->diurnal_amplitude > 0;
     if (rc == FB_OK && c->arrivals == SIM_ARR_CLOSED && schedule)
         rc = scn__fail(P, "ramp, spikes, bursts and diurnal apply to open-loop arrivals only");

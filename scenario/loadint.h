@@ -120,6 +120,8 @@ int scn__array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_
 int scn__get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero);
 int scn__get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *out, bool allow_zero);
 int scn__get_number(pctx *P, const cJSON *obj, const char *key, double *out, double lo, double hi);
+/* The value v (the path already on its key) as a number in [lo, hi]. */
+int scn__get_number_value(pctx *P, const cJSON *v, double *out, double lo, double hi);
 int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uint64_t lo,
                   uint64_t hi);
 /* The value v (the path already on its key) as an integer in [lo, hi]. */
@@ -131,6 +133,8 @@ int scn__get_status(pctx *P, const cJSON *obj, const char *key, int *out);
 int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out);
 int scn__get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out);
 int scn__get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap);
+/* The value v (the path already on its key) as a string of fewer than cap bytes. */
+int scn__get_string_value(pctx *P, const cJSON *v, char *out, size_t cap);
 /* One of `names` (NULL-terminated); *out is the index. */
 int scn__get_enum(pctx *P, const cJSON *obj, const char *key, const char *const *names, int *out);
 /* A rate: a number per second or a string such as "40/s", "2400/m". */
@@ -164,6 +168,8 @@ typedef enum ld_kind {
 
 /* The loader stores `def` before reading (else `def` is the model's default, for the docs). */
 #define LD_F_SET 1u
+/* The object must have the key (checked with the keys, before any is read). */
+#define LD_F_REQUIRED 2u
 
 typedef struct ld_field {
     const char *name;
@@ -192,6 +198,13 @@ typedef struct ld_section {
 int scn__check_fields(pctx *P, const cJSON *v, const ld_section *s);
 /* Store the LD_F_SET defaults, then read every key of s that v has (not LD_CODE). */
 int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base);
+/*
+ * Read the keys of s from the row `from` (NULL: the first) up to the row `to`
+ * (NULL: the end), without the defaults: for a section whose code checks
+ * something between two keys, in the order the keys are read.
+ */
+int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, const char *from,
+                    const char *to);
 /* Store the LD_F_SET defaults of s alone (a section whose object may be absent). */
 int scn__set_defaults(const ld_section *s, void *base, sim_error *err);
 /* Both: the keys checked, then read. */
@@ -209,6 +222,13 @@ extern const ld_section scn__provider_section, scn__latency_section, scn__latenc
     scn__fault_rate_limit_section, scn__fault_hang_section, scn__fault_slow_section,
     scn__fault_brownout_section, scn__fault_midstream_section, scn__fault_reset_section,
     scn__fault_policy_section, scn__fault_flap_section;
+/* load_traffic.c, load_fleet.c, load_client.c, load_observed.c */
+extern const ld_section scn__class_section, scn__arrivals_section, scn__closed_section,
+    scn__replay_section, scn__ramp_section, scn__spike_section, scn__burst_section,
+    scn__diurnal_section, scn__resubmit_section, scn__conclimit_section, scn__hedging_section,
+    scn__connections_section, scn__autoscale_section, scn__scale_rules_section,
+    scn__breaker_store_section, scn__store_outage_section, scn__observed_section,
+    scn__observed_window_section;
 
 /* ---- distributions: of durations (microseconds) or of counts ---- */
 
@@ -235,6 +255,8 @@ int scn__parse_traffic(pctx *P, const cJSON *v, void *out);
 #define LD_SCALE_WINDOW_MAX_S 3600 /* an autoscaler's window, one sample a second */
 /* A class's "source", "serial" and "resubmit" (after its arrivals and schedule). */
 int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c);
+/* A class's "resubmit" (out: sim_resubmit). */
+int scn__parse_resubmit(pctx *P, const cJSON *v, void *out);
 /* A variant's "autoscale" (read from the merged policy m, and removed from it). */
 int scn__parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol);
 /* "breaker_store": {"outages": [...]} (out: sim_scenario). */

@@ -8,7 +8,9 @@ them this writes:
 - docs/scenario.schema.json: for each table, the "properties" of the schema
   object at its `schema_at` (a JSON pointer), one per field in table order.
   A plain field's schema comes from its kind, range, names, default and doc;
-  a field parsed by a hook or by code keeps the schema written by hand. The
+  a field parsed by a hook or by code keeps the schema written by hand. A
+  field the table marks required must be in the object's "required" list,
+  which is written by hand (a key may be required later than the others). The
   parts of the schema no table describes yet are kept as they are. The whole
   file is laid out in one way (an object or array on one line when it fits in
   110 columns), so that writing it twice gives the same bytes.
@@ -30,7 +32,7 @@ WIDTH = 110
 
 def number(x):
     """A number as JSON, never in exponent form (0.000001, not 1e-06)."""
-    if isinstance(x, float) and x == int(x) and abs(x) < 1e15:
+    if isinstance(x, float) and x == int(x) and abs(x) <= 2**53:
         return str(int(x))
     s = json.dumps(x)
     if "e" in s or "E" in s:
@@ -111,6 +113,9 @@ def schema_text(tables, text):
             else:
                 props[f["name"]] = field_schema(f)
         obj["properties"] = props
+        missing = [f["name"] for f in sec["fields"] if f.get("required") and f["name"] not in obj.get("required", [])]
+        if missing:
+            sys.exit(f"gen_schema: {sec['schema_at']}: the table '{sec['name']}' requires {missing}: add them to \"required\"")
     done = ", ".join(sorted({s["schema_at"].replace("/$defs/", "").replace("/properties/", ".") for s in tables["sections"]}))
     note = ("The properties of " + done + " are written by `make schema` from the loader's tables "
             "(scenario/loadint.h: ld_section); edit them there. The rest is written by hand. "
@@ -139,6 +144,8 @@ def type_doc(f):
 def default_doc(f):
     if f.get("default_doc"):
         return f["default_doc"]
+    if f.get("required"):
+        return "required"
     if "default" in f:
         return "`" + compact(f["default"]) + "`"
     return "—"

@@ -6,7 +6,7 @@
  * docs/scenario-format.md; tests/e2e/schema_fresh.sh checks that they are current.
  *
  *   {"sections": [{"name", "schema_at", "doc_prefix", "fields": [{"name", "kind", "lo", "hi",
- *     "names", "default", "set", "unit", "default_doc", "doc"}, ...]}, ...]}
+ *     "names", "default", "set", "required", "unit", "default_doc", "doc"}, ...]}, ...]}
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +31,12 @@ static cJSON *field_json(const ld_field *f) {
     cJSON_AddStringToObject(o, "name", f->name);
     cJSON_AddStringToObject(o, "kind", kinds[f->kind]);
     if (f->kind == LD_NUMBER || f->kind == LD_INTEGER) {
-        cJSON_AddNumberToObject(o, "lo", f->lo);
-        cJSON_AddNumberToObject(o, "hi", f->hi);
+        /* every digit: cJSON's own printing may drop the last of a large integer */
+        char lo[40], hi[40];
+        snprintf(lo, sizeof lo, "%.17g", f->lo);
+        snprintf(hi, sizeof hi, "%.17g", f->hi);
+        cJSON_AddRawToObject(o, "lo", lo);
+        cJSON_AddRawToObject(o, "hi", hi);
     }
     if (f->names) {
         cJSON *a = cJSON_AddArrayToObject(o, "names");
@@ -49,6 +53,7 @@ static cJSON *field_json(const ld_field *f) {
         cJSON_AddItemToObject(o, "default", d);
     }
     cJSON_AddBoolToObject(o, "set", (f->flags & LD_F_SET) != 0);
+    cJSON_AddBoolToObject(o, "required", (f->flags & LD_F_REQUIRED) != 0);
     add_string(o, "unit", f->unit);
     add_string(o, "default_doc", f->def_doc);
     add_string(o, "doc", f->doc);
