@@ -42,6 +42,9 @@ static void usage(FILE *f) {
         "      --subject-to LIST  constraints every scenario must meet on the seeds' mean:\n"
         "                         \"success_rate>=0.999,latency_p99<=10s\"\n"
         "      --across worst|mean  the objective across scenarios (default worst)\n"
+        "      --weight NAME=W    scenario NAME (its file, or its name without .json)\n"
+        "                         weighs W in the mean across scenarios (the others 1;\n"
+        "                         0: its constraints only); implies --across mean\n"
         "      --budget RUNS      the search's cap on runs (default 10% of the full grid:\n"
         "                         points x seeds x scenarios)\n"
         "      --exhaustive       run the full grid (the budget is all of it)\n"
@@ -69,6 +72,8 @@ typedef struct tune_opts {
     size_t nfiles;
     const char *sets[SWEEP_SETS_MAX];
     const char *knobs[SWEEP_DIMS_MAX];
+    const char *weights[SWEEP_TUNE_SCENARIOS_MAX];
+    bool across_given;
     uint64_t seed, jobs;
     const char *out;
     bool quiet;
@@ -154,6 +159,12 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
         if (strcmp(val, "worst") != 0 && strcmp(val, "mean") != 0)
             return cli_bad("tune", "--across needs worst or mean, got '%s'", val);
         o->a.across_mean = strcmp(val, "mean") == 0;
+        o->across_given = true;
+    } else if (cli_opt(argc, argv, i, NULL, "--weight", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (o->a.weight_count == SWEEP_TUNE_SCENARIOS_MAX)
+            return cli_bad("tune", "at most %d --weight", SWEEP_TUNE_SCENARIOS_MAX);
+        o->weights[o->a.weight_count++] = val;
     } else if (cli_opt(argc, argv, i, NULL, "--levels", &val)) {
         if (val == NULL) return cli_missing("tune", a);
         if (parse_count(a, val, 2, SWEEP_TUNE_LEVELS_MAX, &v) != CLI_OK) return CLI_BAD_INPUT;
@@ -212,6 +223,7 @@ static int parse_args(int argc, char **argv, tune_opts *o) {
         usage(stderr);
         return CLI_BAD_INPUT;
     }
+    if (o->a.weight_count > 0 && !o->across_given) o->a.across_mean = true; /* weights: a mean */
     return -1;
 }
 
@@ -245,6 +257,7 @@ int cli_cmd_tune(int argc, char **argv) {
     memset(&o, 0, sizeof o);
     o.a.sets = o.sets;
     o.a.knobs = o.knobs;
+    o.a.weights = o.weights;
     int rc = parse_args(argc, argv, &o);
     if (rc < 0) {
         if (o.jobs == 0) {

@@ -32,6 +32,9 @@ struct sweep_tune {
     uint32_t seeds;
     uint64_t seed;
     bool across_mean, exhaustive;
+    bool weighted;                           /* a --weight was given */
+    double weight[SWEEP_TUNE_SCENARIOS_MAX]; /* in the mean across scenarios */
+    double wsum;
     uint64_t budget, used, extra;
     bool budget_reached;
     uint32_t *have; /* per point: seeds 0..have-1 run in every scenario */
@@ -230,6 +233,56 @@ static int create_sweeps(sweep_tune *t, const sweep_tune_args *a, char *msg, siz
     return rc;
 }
 
+/* Scenario i answers to NAME: the file as given, its base name, or that without .json. */
+static bool scenario_named(const char *file, const char *name, size_t len) {
+    const char *slash = strrchr(file, '/'), *base = slash ? slash + 1 : file;
+    size_t bl = strlen(base);
+    if (strlen(file) == len && strncmp(file, name, len) == 0) return true;
+    if (bl == len && strncmp(base, name, len) == 0) return true;
+    return bl > 5 && strcmp(base + bl - 5, ".json") == 0 && bl - 5 == len &&
+           strncmp(base, name, len) == 0;
+}
+
+/* "NAME=W" for every --weight: each names one scenario, once; W >= 0; not all 0. */
+static int set_weights(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t msglen) {
+    bool given[SWEEP_TUNE_SCENARIOS_MAX] = {false};
+    for (size_t i = 0; i < t->n; i++) t->weight[i] = 1;
+    if (a->weight_count > 0 && !a->across_mean)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "--weight needs --across mean (the worst case has no weights)");
+    for (size_t w = 0; w < a->weight_count; w++) {
+        const char *arg = a->weights[w], *eq = strrchr(arg, '=');
+        double v;
+        if (eq == NULL || eq == arg || sweep_parse_number(eq + 1, &v) != FB_OK || v < 0)
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "--weight %s: give SCENARIO=W, W a number >= 0 (e.g. outage=3)", arg);
+        size_t len = (size_t)(eq - arg), hit = SIZE_MAX;
+        for (size_t i = 0; i < t->n; i++) {
+            if (!scenario_named(t->grid[i]->file, arg, len)) continue;
+            if (hit != SIZE_MAX)
+                return sweep_fail(msg, msglen, FB_EINVAL,
+                                  "--weight %s: '%.*s' names both %s and %s: give the path", arg,
+                                  (int)len, arg, t->grid[hit]->file, t->grid[i]->file);
+            hit = i;
+        }
+        if (hit == SIZE_MAX)
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "--weight %s: no scenario named '%.*s' (give a scenario's file or "
+                              "its name without .json, e.g. %s)",
+                              arg, (int)len, arg, t->grid[0]->file);
+        if (given[hit])
+            return sweep_fail(msg, msglen, FB_EINVAL, "--weight: %s is weighted twice",
+                              t->grid[hit]->file);
+        given[hit] = true;
+        t->weight[hit] = v;
+    }
+    t->weighted = a->weight_count > 0;
+    t->wsum = 0;
+    for (size_t i = 0; i < t->n; i++) t->wsum += t->weight[i];
+    if (!(t->wsum > 0)) return sweep_fail(msg, msglen, FB_EINVAL, "--weight: every weight is 0");
+    return FB_OK;
+}
+
 /* The grid's shape from the first scenario's sweep, the budget, the plan checked. */
 static int size_tune(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t msglen) {
     const sweep *g0 = t->grid[0];
@@ -269,6 +322,7 @@ int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, siz
     t->across_mean = a->across_mean;
     t->exhaustive = a->exhaustive;
     rc = create_sweeps(t, a, msg, msglen);
+    if (rc == FB_OK) rc = set_weights(t, a, msg, msglen);
     if (rc == FB_OK) rc = size_tune(t, a, msg, msglen);
     if (rc != FB_OK) {
         sweep_tune_destroy(t);
@@ -330,11 +384,11 @@ static eval evaluate(const sweep_tune *t, sweep *const *sws, uint64_t p) {
         eval_one(sws[i], p, &o, &v);
         e.violation += v;
         if (isnan(o)) o = INFINITY;
-        sum += o;
+        if (t->weight[i] > 0) sum += t->weight[i] * o; /* a 0 weight: constraints only */
         if (o > worst) worst = o;
     }
     e.feasible = e.violation == 0;
-    e.across = t->across_mean ? sum / (double)t->n : worst;
+    e.across = t->across_mean ? sum / t->wsum : worst;
     return e;
 }
 
@@ -580,6 +634,7 @@ bool sweep_tune_infeasible(const sweep_tune *t) {
 static double noise(const sweep_tune *t, sweep *const *sws, uint64_t p) {
     double hw = 0;
     for (size_t i = 0; i < t->n; i++) {
+        if (t->across_mean && t->weight[i] == 0) continue; /* not in the mean */
         sweep_stat st;
         sweep_point_stat(sws[i], p, sweep_metric_index(sws[i], sws[i]->objective), &st);
         double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
@@ -596,6 +651,7 @@ static double noise(const sweep_tune *t, sweep *const *sws, uint64_t p) {
 static double paired_noise(const sweep_tune *t, uint64_t p, uint64_t q) {
     double hw = 0;
     for (size_t i = 0; i < t->n; i++) {
+        if (t->across_mean && t->weight[i] == 0) continue; /* not in the mean */
         const sweep *sw = t->grid[i];
         int m = sweep_metric_index(sw, sw->objective);
         double x[SWEEP_SEEDS_MAX];
@@ -707,7 +763,28 @@ static void knob_value(const sweep_tune *t, uint64_t p, uint32_t d, char *buf, s
 }
 
 static const char *across_word(const sweep_tune *t) {
-    return t->across_mean ? "mean" : "worst case";
+    return t->weighted ? "weighted mean" : t->across_mean ? "mean" : "worst case";
+}
+
+/* A scenario's name in the answer: its file's base name without .json. */
+static void short_name(const char *file, char *buf, size_t len) {
+    const char *slash = strrchr(file, '/'), *base = slash ? slash + 1 : file;
+    size_t bl = strlen(base);
+    if (bl > 5 && strcmp(base + bl - 5, ".json") == 0) bl -= 5;
+    snprintf(buf, len, "%.*s", (int)bl, base);
+}
+
+/* The weights, when given: "  weights: a 3, b 1 (a scenario counts for its weight / 4)". */
+static void answer_weights(FILE *f, const sweep_tune *t) {
+    if (!t->weighted) return;
+    fputs("  weights:", f);
+    for (size_t i = 0; i < t->n; i++) {
+        char name[256];
+        short_name(t->grid[i]->file, name, sizeof name);
+        fprintf(f, "%s %s %g", i ? "," : "", name, t->weight[i]);
+    }
+    fprintf(f, " (each scenario counts for its weight / %g; a weight of 0: constraints only)\n",
+            t->wsum);
 }
 
 /* What the search did. */
@@ -717,6 +794,7 @@ static void answer_search(FILE *f, const sweep_tune *t) {
     fprintf(f, "objective: %s %s across %zu scenarios (%s)%s%s\n",
             g0->sense < 0 ? "maximise" : "minimise", g0->objective, t->n, across_word(t),
             g0->con_count ? " subject to " : "", g0->con_count ? g0->subject_to : "");
+    answer_weights(f, t);
     fprintf(f,
             "search: %" PRIu64 " of the full grid's %" PRIu64 " runs (%" PRIu64
             " points x %u seeds x %zu scenarios), budget %" PRIu64 "%s\n",
@@ -758,6 +836,19 @@ static void answer_recommended(FILE *f, const sweep_tune *t, uint64_t p) {
             g0->objective, a, h, b, why);
 }
 
+/* Scenario i's part of the weighted mean at point p: w_i m_i / sum_j w_j m_j (NaN when 0). */
+static double weight_share(const sweep_tune *t, size_t i, uint64_t p) {
+    double all = 0, mine = 0;
+    for (size_t j = 0; j < t->n; j++) {
+        if (t->weight[j] == 0) continue;
+        const sweep *sw = t->grid[j];
+        double v = t->weight[j] * sweep_point_mean(sw, p, sw->objective);
+        all += v;
+        if (j == i) mine = v;
+    }
+    return all != 0 ? mine / all : NAN;
+}
+
 /* Per scenario: recommended | current, the binding constraint. */
 static void answer_scenarios(FILE *f, const sweep_tune *t, uint64_t p) {
     char a[64], b[64];
@@ -766,7 +857,13 @@ static void answer_scenarios(FILE *f, const sweep_tune *t, uint64_t p) {
         const sweep *sw = t->grid[i], *bs = t->base[i];
         human(a, sizeof a, sw, sw->objective, sweep_point_mean(sw, p, sw->objective));
         human(b, sizeof b, sw, sw->objective, sweep_point_mean(bs, 0, sw->objective));
-        fprintf(f, "  %s: %s %s | %s", sw->file, sw->objective, a, b);
+        fprintf(f, "  %s", sw->file);
+        if (t->weighted && t->weight[i] == 0)
+            fputs(" (weight 0: constraints only)", f);
+        else if (t->weighted)
+            fprintf(f, " (weight %g: %.0f%% of the weighted mean)", t->weight[i],
+                    100 * weight_share(t, i, p));
+        fprintf(f, ": %s %s | %s", sw->objective, a, b);
         for (size_t k = 0; k < sw->con_count; k++) {
             const sweep_constraint *q = &sw->cons[k];
             if (strcmp(q->metric, sw->objective) == 0) continue;
@@ -869,8 +966,19 @@ static void json_head(FILE *f, const sweep_tune *t) {
     }
     fprintf(f, "\n  ],\n  \"objective\": {\"metric\": ");
     jstr(f, g0->objective);
-    fprintf(f, ", \"sense\": \"%s\", \"across\": \"%s\"},\n  \"subject_to\": ",
+    fprintf(f, ", \"sense\": \"%s\", \"across\": \"%s\", \"weights\": ",
             g0->sense < 0 ? "maximize" : "minimize", t->across_mean ? "mean" : "worst");
+    if (t->across_mean) {
+        fputc('[', f);
+        for (size_t i = 0; i < t->n; i++) {
+            fputs(i ? ", " : "", f);
+            jnum(f, t->weight[i]);
+        }
+        fputc(']', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs("},\n  \"subject_to\": ", f);
     jstr(f, g0->subject_to);
     fprintf(f,
             ",\n  \"seed\": %" PRIu64 ",\n  \"seeds\": %u,\n  \"runs\": {\"full_grid\": %" PRIu64
@@ -893,6 +1001,10 @@ static void json_scenario(FILE *f, const sweep_tune *t, size_t i, uint64_t p) {
     jstr(f, sw->file);
     fputs(", \"variant\": ", f);
     jstr(f, sw->variant);
+    fputs(", \"weight\": ", f);
+    jnum(f, t->across_mean ? t->weight[i] : NAN);
+    fputs(", \"share\": ", f); /* of the weighted mean, at the recommendation */
+    jnum(f, t->weighted ? weight_share(t, i, p) : NAN);
     fputs(", \"metrics\": {", f);
     for (size_t k = 0; k <= sw->con_count; k++) {
         const char *m = k == 0 ? sw->objective : sw->cons[k - 1].metric;

@@ -43,6 +43,15 @@ typedef struct sweep_tune_args {
     const char *objective;
     int sense;        /* +1 minimise, -1 maximise */
     bool across_mean; /* the objective across scenarios: mean (else the worst) */
+    /* "NAME=W": scenario NAME's weight in the mean (NAME: the file as given, its base name,
+     * or that without .json); the others weigh 1. Needs across_mean. */
+    const char *const *weights;
+    size_t weight_count;
+    /* a second figure, traded off against the objective (NULL: none): the answer
+     * lists the Pareto front of the two and the chart draws it; the search
+     * optimises the objective */
+    const char *second;
+    int second_sense; /* +1 minimise, -1 maximise */
     const char *subject_to;
     uint64_t budget; /* search runs; 0: 10% of the full grid's runs */
     bool exhaustive; /* every point on every seed (the budget is the full grid) */

@@ -145,6 +145,59 @@ sys.exit(0 if ok and m["objective"]["across"] == "mean" else 1)
 EOF2
 ok $? "--across mean: every point's mean across the scenarios is at most its worst case"
 
+# --weight: a weighted mean across the scenarios, its weights and each scenario's share said
+W2="--knob retry.attempts=1,2,3 --knob breaker.open=5s,20s --minimize cost_usd --exhaustive"
+# shellcheck disable=SC2086
+expect_exit 0 "--weight exits 0" "$FUSEBOX" tune $S $W2 --subject-to "success_rate>=0.97" \
+    --weight outage=3 --weight $S/slow.json=0 -o "$T/w"
+contains "$OUT" "across 5 scenarios (weighted mean)" "--weight implies a weighted mean, said so"
+contains "$OUT" "weights: brownout 1, flapping 1, outage 3, rate-limit 1, slow 0" \
+    "the answer lists every scenario's weight"
+contains "$OUT" "slow.json (weight 0: constraints only)" "a 0 weight counts for the constraints only"
+python3 - "$T/w/tune.json" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+rec = r["recommendation"]
+sc = rec["scenarios"]
+w = [s["weight"] for s in sc]
+m = [s["metrics"]["cost_usd"]["recommended"] for s in sc]
+mean = sum(a * b for a, b in zip(w, m)) / sum(w)
+shares = sum(s["share"] for s in sc if s["weight"] > 0)
+ok = r["objective"]["weights"] == [1, 1, 3, 1, 0] and w == [1, 1, 3, 1, 0]
+ok = ok and abs(mean - rec["objective"]) < 1e-6 and abs(shares - 1) < 1e-6
+print("# weighted mean %.6f, tune says %.6f; shares sum to %.6f" % (mean, rec["objective"], shares))
+sys.exit(0 if ok else 1)
+EOF2
+ok $? "the objective is the weighted mean of the scenarios' figures, and the shares sum to 1"
+# all weight on one scenario: every point's objective is that scenario's own mean
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S $W2 --weight brownout=0 --weight flapping=0 --weight outage=0 \
+    --weight slow=0 -q -o "$T/w1"
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S/rate-limit.json $W2 --across mean -q -o "$T/w1only"
+python3 - "$T/w1/tune.json" "$T/w1only/tune.json" <<'EOF2'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+bo = {e["point"]: e["objective"] for e in b["evaluated"]}
+ok = len(bo) == 6 and all(abs(e["objective"] - bo[e["point"]]) < 1e-9 for e in a["evaluated"])
+sys.exit(0 if ok and a["recommendation"]["point"] == b["recommendation"]["point"] else 1)
+EOF2
+ok $? "weights 0,0,0,1,0: the objective and the recommendation are rate-limit's alone"
+# shellcheck disable=SC2086
+expect_exit 2 "--weight of an unknown scenario exits 2" "$FUSEBOX" tune $S $W2 --weight outag=2 \
+    -o "$T/bad"
+contains "$ERR" "--weight outag=2: no scenario named 'outag'" "the error names the weight"
+# shellcheck disable=SC2086
+expect_exit 2 "--weight with --across worst exits 2" "$FUSEBOX" tune $S $W2 --weight outage=2 \
+    --across worst -o "$T/bad"
+contains "$ERR" "--weight needs --across mean" "the error says the worst case has no weights"
+# shellcheck disable=SC2086
+expect_exit 2 "a negative --weight exits 2" "$FUSEBOX" tune $S $W2 --weight outage=-1 -o "$T/bad"
+# shellcheck disable=SC2086
+expect_exit 2 "--weight given twice for a scenario exits 2" "$FUSEBOX" tune $S $W2 \
+    --weight outage=2 --weight outage.json=3 -o "$T/bad"
+contains "$ERR" "tests/e2e/tune/outage.json is weighted twice" "the error names the scenario"
+
 # shellcheck disable=SC2086
 "$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
 pid=$!
