@@ -28,8 +28,8 @@ static void usage(FILE *f) {
         "every scenario and optimises the objective across them, within a budget of\n"
         "runs; every candidate runs on the same seeds (common random numbers). Prints\n"
         "the recommendation, its figures next to the current settings', the binding\n"
-        "constraints and each knob's sensitivity; writes DIR/tune.json and\n"
-        "tune.html. See docs/tune.md.\n"
+        "constraints and each knob's sensitivity; writes DIR/tune.json, DIR/charts/\n"
+        "and tune.html. See docs/tune.md.\n"
         "\n"
         "  SCENARIO|DIR           scenario files, or folders of them (*.json)\n"
         "  --knob KEY=v1,v2,...   a knob and its values (KEY as sweep's --grid: relative\n"
@@ -38,7 +38,9 @@ static void usage(FILE *f) {
         "                         (numbers, integers or durations; KEY=log:LO..HI)\n"
         "      --levels N         values per range knob (default 5)\n"
         "      --minimize METRIC  the objective (metric names: docs/metrics.md)\n"
-        "      --maximize METRIC  ... or the other way\n"
+        "      --maximize METRIC  ... or the other way; a second --minimize or\n"
+        "                         --maximize is traded off against the first: the\n"
+        "                         answer lists their Pareto front, charts/ draws it\n"
         "      --subject-to LIST  constraints every scenario must meet on the seeds' mean:\n"
         "                         \"success_rate>=0.999,latency_p99<=10s\"\n"
         "      --across worst|mean  the objective across scenarios (default worst)\n"
@@ -54,7 +56,9 @@ static void usage(FILE *f) {
         "      --seed S           the first seed (default: each scenario's seed)\n"
         "      --set KEY=VALUE    change every scenario for every run (as fusebox run)\n"
         "  -j, --jobs N           worker processes (default: the online CPUs)\n"
-        "  -o, --out DIR          output folder for tune.json and tune.html (default out/tune)\n"
+        "  -o, --out DIR          output folder for tune.json, charts/ and tune.html\n"
+        "                         (default out/tune)\n"
+        "      --no-charts        no gnuplot charts (tune.html without them)\n"
         "  -q, --quiet            no answer on stdout\n"
         "  -h, --help             this text\n"
         "\n"
@@ -76,7 +80,7 @@ typedef struct tune_opts {
     bool across_given;
     uint64_t seed, jobs;
     const char *out;
-    bool quiet;
+    bool quiet, no_charts;
 } tune_opts;
 
 static int cmp_str(const void *a, const void *b) {
@@ -138,10 +142,16 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
     if (cli_opt(argc, argv, i, NULL, "--minimize", &val) ||
         cli_opt(argc, argv, i, NULL, "--maximize", &val)) {
         if (val == NULL) return cli_missing("tune", a);
-        if (o->a.objective)
-            return cli_bad("tune", "one objective at a time (--minimize or --maximize)");
-        o->a.objective = val;
-        o->a.sense = strncmp(a, "--maximize", 10) == 0 ? -1 : 1;
+        int sense = strncmp(a, "--maximize", 10) == 0 ? -1 : 1;
+        if (o->a.second)
+            return cli_bad("tune", "at most two objectives (--minimize or --maximize, twice)");
+        if (o->a.objective) { /* the second: traded off against the first */
+            o->a.second = val;
+            o->a.second_sense = sense;
+        } else {
+            o->a.objective = val;
+            o->a.sense = sense;
+        }
     } else if (cli_opt(argc, argv, i, NULL, "--subject-to", &val)) {
         if (val == NULL) return cli_missing("tune", a);
         o->a.subject_to = val;
@@ -174,6 +184,8 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
         if (parse_count(a, val, 1, UINT64_MAX / 2, &o->a.budget) != CLI_OK) return CLI_BAD_INPUT;
     } else if (strcmp(a, "--exhaustive") == 0) {
         o->a.exhaustive = true;
+    } else if (strcmp(a, "--no-charts") == 0) {
+        o->no_charts = true;
     } else {
         return 0;
     }
@@ -281,11 +293,17 @@ int cli_cmd_tune(int argc, char **argv) {
         } else {
             const char *dir = o.out ? o.out : "out/tune";
             rc = write_file(t, dir, "tune.json", sweep_tune_write_json);
+            /* FB_ENOTFOUND: no gnuplot; the scripts are written and the page says why */
+            int crc = rc != CLI_OK || o.no_charts
+                          ? FB_OK
+                          : sweep_tune_write_charts(t, dir, msg, sizeof msg);
+            if (crc != FB_OK && crc != FB_ENOTFOUND) rc = cli_bad("tune", "%s", msg);
             if (rc == CLI_OK) rc = write_file(t, dir, "tune.html", sweep_tune_write_html);
             if (rc == CLI_OK && !o.quiet) {
                 sweep_tune_write_answer(stdout, t);
-                printf("\nwrote %s/tune.json, tune.html\n", dir);
+                printf("\nwrote %s/tune.json, %stune.html\n", dir, o.no_charts ? "" : "charts/, ");
             }
+            if (rc == CLI_OK && crc == FB_ENOTFOUND) rc = cli_bad("tune", "%s", msg);
             if (rc == CLI_OK && sweep_tune_infeasible(t)) rc = CLI_EXPECT_FAILED;
         }
         sweep_tune_destroy(t);

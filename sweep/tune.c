@@ -7,13 +7,17 @@
 #include "sweep/tune.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/rng.h"
+#include "reports/gnuplot.h"
 #include "sweep/sweepint.h"
+#include "util/base64.h"
 #include "util/json.h"
 #include "util/xml.h"
 
@@ -35,6 +39,10 @@ struct sweep_tune {
     bool weighted;                           /* a --weight was given */
     double weight[SWEEP_TUNE_SCENARIOS_MAX]; /* in the mean across scenarios */
     double wsum;
+    char second[SWEEP_METRIC_MAX]; /* traded off against the objective; "" none */
+    int second_sense;
+    char charts[1100];      /* where sweep_tune_write_charts wrote them; "" none */
+    char charts_note[1024]; /* why there are none (no gnuplot...) */
     uint64_t budget, used, extra;
     bool budget_reached;
     uint32_t *have; /* per point: seeds 0..have-1 run in every scenario */
@@ -323,6 +331,18 @@ int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, siz
     t->exhaustive = a->exhaustive;
     rc = create_sweeps(t, a, msg, msglen);
     if (rc == FB_OK) rc = set_weights(t, a, msg, msglen);
+    if (rc == FB_OK && a->second) {
+        char m[512];
+        if (sweep_check_metric(t->grid[0]->base, a->second, NULL, m, sizeof m) != FB_OK)
+            rc = sweep_fail(msg, msglen, FB_EINVAL, "--%s %s: %s",
+                            a->second_sense < 0 ? "maximize" : "minimize", a->second, m);
+        else if (strcmp(a->second, a->objective) == 0)
+            rc = sweep_fail(msg, msglen, FB_EINVAL,
+                            "the second objective is the first (%s): give another metric",
+                            a->second);
+        snprintf(t->second, sizeof t->second, "%s", a->second);
+        t->second_sense = a->second_sense < 0 ? -1 : 1;
+    }
     if (rc == FB_OK) rc = size_tune(t, a, msg, msglen);
     if (rc != FB_OK) {
         sweep_tune_destroy(t);
@@ -917,6 +937,374 @@ static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bo
     fputc('\n', f);
 }
 
+/* ---- the trade-off: a second figure (or the constraints' slack), the Pareto front ---- */
+
+/* A metric across the scenarios at point p, minimised (sense applied): the worst or the mean. */
+static double across_metric(const sweep_tune *t, sweep *const *sws, uint64_t p, const char *metric,
+                            int sense) {
+    double worst = -INFINITY, sum = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        double v = sense * sweep_point_mean(sws[i], p, metric);
+        if (isnan(v)) v = INFINITY;
+        if (t->weight[i] > 0) sum += t->weight[i] * v;
+        if (v > worst) worst = v;
+    }
+    return t->across_mean ? sum / t->wsum : worst;
+}
+
+/* The tightest constraint's relative slack at p, the smallest over the scenarios. */
+static double min_slack(const sweep_tune *t, sweep *const *sws, uint64_t p) {
+    double lo = INFINITY;
+    for (size_t i = 0; i < t->n; i++) {
+        double s;
+        if (binding(sws[i], p, &s) >= 0 && !(s >= lo)) lo = s; /* a NaN slack wins */
+    }
+    return lo;
+}
+
+/* What the objective is traded against: a second figure, else the constraints' slack, else none. */
+typedef enum tradeoff_kind { TRADE_NONE, TRADE_SLACK, TRADE_SECOND } tradeoff_kind;
+
+static tradeoff_kind trade_kind(const sweep_tune *t) {
+    return t->second[0] ? TRADE_SECOND : t->grid[0]->con_count ? TRADE_SLACK : TRADE_NONE;
+}
+
+/* The trade-off's second coordinate at p, minimised. */
+static double trade_y(const sweep_tune *t, sweep *const *sws, uint64_t p) {
+    if (trade_kind(t) == TRADE_SECOND) return across_metric(t, sws, p, t->second, t->second_sense);
+    return -min_slack(t, sws, p);
+}
+
+/*
+ * The points run on every seed (pts[0..n), ascending) and which are on the
+ * Pareto front of (objective, trade_y), both minimised. With a second figure
+ * only feasible points can be on the front; against the slack, every point
+ * (the slack is what makes it feasible). Caller frees *pts and *front.
+ */
+static int trade_front(const sweep_tune *t, uint64_t **pts, bool **front, size_t *n,
+                       size_t *nfront) {
+    size_t cnt = 0;
+    for (uint64_t p = 0; p < t->points; p++) cnt += t->have[p] == t->seeds;
+    *pts = malloc((cnt ? cnt : 1) * sizeof **pts);
+    *front = calloc(cnt ? cnt : 1, sizeof **front);
+    double *xy = malloc((cnt ? cnt : 1) * 2 * sizeof *xy);
+    if (*pts == NULL || *front == NULL || xy == NULL) {
+        free(*pts);
+        free(*front);
+        free(xy);
+        return FB_ENOMEM;
+    }
+    *n = 0;
+    for (uint64_t p = 0; p < t->points; p++) {
+        if (t->have[p] != t->seeds) continue;
+        eval e = evaluate(t, t->grid, p);
+        bool in = trade_kind(t) == TRADE_SLACK || e.feasible;
+        xy[2 * *n] = in ? e.across : NAN;
+        xy[2 * *n + 1] = in ? trade_y(t, t->grid, p) : NAN;
+        if (!isfinite(xy[2 * *n]) || !isfinite(xy[2 * *n + 1])) xy[2 * *n] = NAN;
+        (*pts)[(*n)++] = p;
+    }
+    sweep_pareto(xy, *n, 2, *front);
+    free(xy);
+    *nfront = 0;
+    for (size_t j = 0; j < *n; j++) *nfront += (*front)[j];
+    return FB_OK;
+}
+
+#define TRADE_LINES_MAX 12
+
+/* The front, in the answer, when there is a second figure: one line a point, by the objective. */
+static void answer_tradeoff(FILE *f, const sweep_tune *t, uint64_t rec) {
+    if (trade_kind(t) != TRADE_SECOND) return;
+    const sweep *g0 = t->grid[0];
+    uint64_t *pts;
+    bool *front;
+    size_t n, nfront;
+    if (trade_front(t, &pts, &front, &n, &nfront) != FB_OK) return;
+    size_t feasible = 0;
+    for (size_t j = 0; j < n; j++) feasible += evaluate(t, t->grid, pts[j]).feasible;
+    fprintf(f,
+            "\ntrade-off: %s against %s (%s of each), over the %zu %ssettings run on "
+            "every seed: %zu on the Pareto front (the search optimised %s)\n",
+            g0->objective, t->second, across_word(t), feasible, g0->con_count ? "feasible " : "",
+            nfront, g0->objective);
+    /* by the objective: the points are ascending, the front's x rises as its y falls */
+    uint64_t order[TRADE_LINES_MAX];
+    size_t shown = 0;
+    for (size_t j = 0; j < n && shown < TRADE_LINES_MAX; j++)
+        if (front[j]) order[shown++] = pts[j];
+    for (size_t a = 1; a < shown; a++) { /* insertion sort by the objective, then the point */
+        uint64_t x = order[a];
+        double xv = evaluate(t, t->grid, x).across;
+        size_t b = a;
+        while (b > 0) {
+            double pv = evaluate(t, t->grid, order[b - 1]).across;
+            if (pv < xv || (pv == xv && order[b - 1] < x)) break;
+            order[b] = order[b - 1];
+            b--;
+        }
+        order[b] = x;
+    }
+    for (size_t j = 0; j < shown; j++) {
+        char a[64], b[64], label[SWEEP_DIMS_MAX * (SWEEP_KEY_MAX + SWEEP_VALUE_MAX)];
+        eval e = evaluate(t, t->grid, order[j]);
+        human(a, sizeof a, g0, g0->objective, g0->sense * e.across);
+        human(b, sizeof b, g0, t->second, t->second_sense * trade_y(t, t->grid, order[j]));
+        sweep_point_label(g0, order[j], label, sizeof label);
+        fprintf(f, "  %s %s, %s %s: %s%s\n", g0->objective, a, t->second, b, label,
+                order[j] == rec ? "  <- recommended" : "");
+    }
+    if (nfront > shown) fprintf(f, "  ... (%zu more in tune.json)\n", nfront - shown);
+    eval c = evaluate(t, t->base, 0);
+    char a[64], b[64];
+    human(a, sizeof a, g0, g0->objective, g0->sense * c.across);
+    human(b, sizeof b, g0, t->second, t->second_sense * trade_y(t, t->base, 0));
+    fprintf(f, "  current settings: %s %s, %s %s%s\n", g0->objective, a, t->second, b,
+            c.feasible ? "" : " (infeasible)");
+    free(pts);
+    free(front);
+}
+
+/* ---- charts ---- */
+
+/* A value in the chart's unit: durations in seconds. */
+static double chart_value(const sweep *sw, const char *metric, double v) {
+    int m = sweep_metric_index(sw, metric);
+    return m >= 0 && sw->units[m] == SIM_UNIT_US ? v / 1e6 : v;
+}
+
+static const char *chart_unit(const sweep *sw, const char *metric) {
+    int m = sweep_metric_index(sw, metric);
+    sim_unit u = m >= 0 ? sw->units[m] : SIM_UNIT_RATIO;
+    return u == SIM_UNIT_US ? " (s)" : u == SIM_UNIT_USD ? " (USD)" : "";
+}
+
+/* Chart coordinates of point p (or the current settings: sws = base, p = 0). */
+static void trade_xy(const sweep_tune *t, sweep *const *sws, uint64_t p, double *x, double *y) {
+    const sweep *g0 = t->grid[0];
+    *x = chart_value(g0, g0->objective, g0->sense * evaluate(t, sws, p).across);
+    if (trade_kind(t) == TRADE_SECOND)
+        *y = chart_value(g0, t->second, t->second_sense * trade_y(t, sws, p));
+    else
+        *y = 100 * min_slack(t, sws, p);
+}
+
+static void gp_label(FILE *gp, const char *axis, const char *text) {
+    fprintf(gp, "set %slabel ", axis);
+    rep_gnuplot_quote(gp, text);
+    fputc('\n', gp);
+}
+
+/*
+ * tradeoff: every setting run on every seed, the objective across the
+ * scenarios against the second figure (or the tightest constraint's slack),
+ * the front joined, the recommendation and the current settings marked. The
+ * data file's blocks: 0 the points, 1 the front by the objective, 2 the
+ * recommendation, 3 the current settings.
+ */
+static void trade_data(const sweep_tune *t, FILE *dat, const uint64_t *pts, const bool *front,
+                       size_t n, size_t nfront, size_t *nfeas, size_t *ninf) {
+    *nfeas = *ninf = 0;
+    for (size_t j = 0; j < n; j++) {
+        double x, y;
+        bool ok = evaluate(t, t->grid, pts[j]).feasible;
+        *nfeas += ok;
+        *ninf += !ok;
+        trade_xy(t, t->grid, pts[j], &x, &y);
+        fprintf(dat, "%.9g %.9g %d\n", x, y, ok);
+    }
+    fputs("\n\n", dat);
+    /* the front by the objective: sorted by x (few points: selection) */
+    bool *done = calloc(n ? n : 1, sizeof *done);
+    for (size_t k = 0; done && k < nfront; k++) {
+        size_t pick = SIZE_MAX;
+        double px = 0, x, y;
+        for (size_t j = 0; j < n; j++) {
+            if (!front[j] || done[j]) continue;
+            trade_xy(t, t->grid, pts[j], &x, &y);
+            if (pick == SIZE_MAX || x < px) {
+                pick = j;
+                px = x;
+            }
+        }
+        done[pick] = true;
+        trade_xy(t, t->grid, pts[pick], &x, &y);
+        fprintf(dat, "%.9g %.9g\n", x, y);
+    }
+    free(done);
+    double rx, ry, cx, cy;
+    trade_xy(t, t->grid, (uint64_t)t->rec, &rx, &ry);
+    trade_xy(t, t->base, 0, &cx, &cy);
+    fprintf(dat, "\n\n%.9g %.9g\n\n\n%.9g %.9g\n", rx, ry, cx, cy);
+}
+
+/* The script of the tradeoff chart (trade_data wrote its data). */
+static int write_trade_chart(const sweep_tune *t, FILE *gp, FILE *dat) {
+    const sweep *g0 = t->grid[0];
+    uint64_t *pts;
+    bool *front;
+    size_t n, nfront, nfeas, ninf;
+    if (trade_front(t, &pts, &front, &n, &nfront) != FB_OK) return FB_ENOMEM;
+    trade_data(t, dat, pts, front, n, nfront, &nfeas, &ninf);
+    char text[SWEEP_METRIC_MAX * 2 + 200];
+    if (trade_kind(t) == TRADE_SECOND)
+        snprintf(text, sizeof text, "%s against %s across %zu scenarios (%s of each)",
+                 g0->objective, t->second, t->n, across_word(t));
+    else
+        snprintf(text, sizeof text,
+                 "%s across %zu scenarios (%s) against the tightest constraint's slack",
+                 g0->objective, t->n, across_word(t));
+    fputs("set title ", gp);
+    rep_gnuplot_quote(gp, text);
+    fprintf(gp, " . \"\\n%zu settings run on every seed, %zu on the Pareto front%s\"\n", n, nfront,
+            trade_kind(t) == TRADE_SECOND ? " (feasible ones only)" : "");
+    snprintf(text, sizeof text, "%s, %s%s", g0->objective, across_word(t),
+             chart_unit(g0, g0->objective));
+    gp_label(gp, "x", text);
+    if (trade_kind(t) == TRADE_SECOND)
+        snprintf(text, sizeof text, "%s, %s%s", t->second, across_word(t),
+                 chart_unit(g0, t->second));
+    else
+        snprintf(text, sizeof text,
+                 "the tightest constraint's slack, smallest over the scenarios (%%)");
+    gp_label(gp, "y", text);
+    fputs("set grid\nset key below\n", gp);
+    if (trade_kind(t) == TRADE_SLACK) /* feasible above the line */
+        fputs("set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 2 lc rgb "
+              "'#d62728'\n",
+              gp);
+    const char *sep = "plot ";
+    if (nfeas) {
+        fprintf(gp,
+                "%s'tradeoff.dat' index 0 using 1:($3==1?$2:1/0) with points pt 7 ps 1.2 lc "
+                "rgb '#1f77b4' title 'feasible'",
+                sep);
+        sep = ", ";
+    }
+    if (ninf) {
+        fprintf(gp,
+                "%s'tradeoff.dat' index 0 using 1:($3==0?$2:1/0) with points pt 6 ps 1.2 "
+                "lc rgb '#999999' title 'violates the constraints'",
+                sep);
+        sep = ", ";
+    }
+    if (nfront) {
+        fprintf(gp,
+                "%s'tradeoff.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 lw 2 lc "
+                "rgb '#2ca02c' title 'Pareto front'",
+                sep);
+        sep = ", ";
+    }
+    fprintf(gp,
+            "%s'tradeoff.dat' index 2 using 1:2 with points pt 4 ps 3 lw 2 lc rgb '#000000' "
+            "title 'recommended', 'tradeoff.dat' index 3 using 1:2 with points pt 8 ps 2.5 lw 2 "
+            "lc rgb '#d62728' title 'current settings'\n",
+            sep);
+    free(pts);
+    free(front);
+    return FB_OK;
+}
+
+/*
+ * scenarios: per scenario, the objective at the recommendation beside the
+ * current settings' (a clustered histogram).
+ */
+static void write_scenario_chart(const sweep_tune *t, FILE *gp, FILE *dat) {
+    const sweep *g0 = t->grid[0];
+    for (size_t i = 0; i < t->n; i++) {
+        char name[256], label[300];
+        short_name(t->grid[i]->file, name, sizeof name);
+        bool fails = false; /* the current settings break a constraint here */
+        for (size_t c = 0; c < t->base[i]->con_count; c++) {
+            double v = sweep_point_mean(t->base[i], 0, t->base[i]->cons[c].metric);
+            fails = fails || isnan(v) || !sweep_constraint_holds(&t->base[i]->cons[c], v);
+        }
+        snprintf(label, sizeof label, "%s%s", name, fails ? " (current: fails)" : "");
+        rep_gnuplot_datum(dat, label);
+        fprintf(dat, " %.9g %.9g\n",
+                chart_value(g0, g0->objective,
+                            sweep_point_mean(t->grid[i], (uint64_t)t->rec, g0->objective)),
+                chart_value(g0, g0->objective, sweep_point_mean(t->base[i], 0, g0->objective)));
+    }
+    char text[SWEEP_METRIC_MAX + 200];
+    snprintf(text, sizeof text, "%s per scenario: the recommendation and the current settings",
+             g0->objective);
+    fputs("set title ", gp);
+    rep_gnuplot_quote(gp, text);
+    fputc('\n', gp);
+    snprintf(text, sizeof text, "%s, mean over the seeds%s", g0->objective,
+             chart_unit(g0, g0->objective));
+    gp_label(gp, "y", text);
+    fputs("set style data histogram\nset style histogram clustered gap 1\nset style fill solid "
+          "0.8 border -1\nset boxwidth 0.9\nset grid ytics\nset key below\nset yrange [0:*]\n"
+          "set xtics rotate by -30 left\n"
+          "plot 'scenarios.dat' using 2:xtic(1) lc rgb '#1f77b4' title 'recommended', '' using 3 "
+          "lc rgb '#d62728' title 'current settings'\n",
+          gp);
+}
+
+/* DIR/NAME.gp and .dat, then NAME.png when gnuplot is there. */
+static int write_chart(const sweep_tune *t, const char *dir, const char *name, const char *gnuplot,
+                       char *msg, size_t msglen) {
+    char gpath[1200], dpath[1200], ppath[1200], script[64], png[64];
+    snprintf(script, sizeof script, "%s.gp", name);
+    snprintf(png, sizeof png, "%s.png", name);
+    snprintf(gpath, sizeof gpath, "%s/%s.gp", dir, name);
+    snprintf(dpath, sizeof dpath, "%s/%s.dat", dir, name);
+    snprintf(ppath, sizeof ppath, "%s/%s.png", dir, name);
+    remove(ppath); /* an earlier tune's PNG must not pass for this one's */
+    FILE *gp = fopen(gpath, "w"), *dat = gp ? fopen(dpath, "w") : NULL;
+    if (dat == NULL) {
+        if (gp) fclose(gp);
+        return sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", gp ? dpath : gpath,
+                          strerror(errno));
+    }
+    fprintf(gp, "set terminal pngcairo size 960,680 font 'sans,10' noenhanced\nset output ");
+    rep_gnuplot_quote(gp, png);
+    fputs("\nset border lc rgb '#555555'\n", gp);
+    int rc = FB_OK;
+    if (strcmp(name, "tradeoff") == 0)
+        rc = write_trade_chart(t, gp, dat);
+    else
+        write_scenario_chart(t, gp, dat);
+    int grc = sweep_close_checked(gp, gpath, msg, msglen);
+    int drc = sweep_close_checked(dat, dpath, grc == FB_OK ? msg : NULL, grc == FB_OK ? msglen : 0);
+    if (rc != FB_OK) return sweep_fail(msg, msglen, rc, "out of memory");
+    if (grc != FB_OK) return grc;
+    if (drc != FB_OK) return drc;
+    return gnuplot ? rep_gnuplot_run(gnuplot, dir, script, msg, msglen) : FB_OK;
+}
+
+int sweep_tune_write_charts(sweep_tune *t, const char *dir, char *msg, size_t msglen) {
+    t->charts[0] = t->charts_note[0] = '\0';
+    if (t->rec < 0) return FB_OK;
+    char charts[1100];
+    snprintf(charts, sizeof charts, "%s/charts", dir);
+    if (mkdir(charts, 0777) != 0 && errno != EEXIST)
+        return sweep_fail(msg, msglen, FB_EIO, "cannot create %s: %s", charts, strerror(errno));
+    char gnuplot[1024];
+    bool have = rep_gnuplot_find(gnuplot, sizeof gnuplot) == FB_OK;
+    int rc = write_chart(t, charts, "scenarios", have ? gnuplot : NULL, msg, msglen);
+    if (rc == FB_OK && trade_kind(t) != TRADE_NONE) {
+        rc = write_chart(t, charts, "tradeoff", have ? gnuplot : NULL, msg, msglen);
+    } else if (rc == FB_OK) { /* nothing to trade off: no chart from an earlier tune */
+        static const char *const ext[3] = {"gp", "dat", "png"};
+        for (int k = 0; k < 3; k++) {
+            char path[1200];
+            snprintf(path, sizeof path, "%s/tradeoff.%s", charts, ext[k]);
+            remove(path);
+        }
+    }
+    if (rc != FB_OK) return rc;
+    snprintf(t->charts, sizeof t->charts, "%s", charts);
+    if (!have) {
+        snprintf(t->charts_note, sizeof t->charts_note, "%s", gnuplot);
+        snprintf(msg, msglen, "%s", gnuplot);
+        return FB_ENOTFOUND;
+    }
+    return FB_OK;
+}
+
 void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
     answer_search(f, t);
     if (t->rec < 0) return;
@@ -926,6 +1314,7 @@ void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
     fprintf(f, "\nsensitivity (one knob moves, the others stay at the recommendation):\n");
     bool feasible = evaluate(t, t->grid, p).feasible;
     for (uint32_t d = 0; d < t->dims; d++) answer_knob(f, t, p, d, feasible);
+    answer_tradeoff(f, t, p);
     sweep_answer_policy(f, t->grid[0], p);
 }
 
@@ -975,6 +1364,14 @@ static void json_head(FILE *f, const sweep_tune *t) {
             jnum(f, t->weight[i]);
         }
         fputc(']', f);
+    } else {
+        fputs("null", f);
+    }
+    fputs(", \"second\": ", f);
+    if (t->second[0]) {
+        fputs("{\"metric\": ", f);
+        jstr(f, t->second);
+        fprintf(f, ", \"sense\": \"%s\"}", t->second_sense < 0 ? "maximize" : "minimize");
     } else {
         fputs("null", f);
     }
@@ -1097,21 +1494,43 @@ static void json_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bool
 
 static void json_evaluated(FILE *f, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
-    fputs("\n  ],\n  \"evaluated\": [", f);
+    uint64_t *fp = NULL;
+    bool *front = NULL;
+    size_t nf = 0, nfront = 0, j = 0;
+    if (trade_kind(t) != TRADE_NONE && trade_front(t, &fp, &front, &nf, &nfront) != FB_OK) nf = 0;
+    fprintf(f, "\n  ],\n  \"tradeoff\": {\"against\": ");
+    if (trade_kind(t) == TRADE_SECOND)
+        jstr(f, t->second);
+    else
+        fputs(trade_kind(t) == TRADE_SLACK ? "\"slack\"" : "null", f);
+    fprintf(f, ", \"front\": %zu},\n  \"evaluated\": [", nfront);
     bool first = true;
     for (uint64_t q = 0; q < t->points; q++) {
         if (t->have[q] == 0) continue;
         eval qe = evaluate(t, t->grid, q);
+        while (j < nf && fp[j] < q) j++;
+        bool on = j < nf && fp[j] == q && front[j];
         fprintf(f,
                 "%s\n    {\"point\": %" PRIu64 ", \"seeds\": %u, \"objective\": ", first ? "" : ",",
                 q, t->have[q]);
         jnum(f, g0->sense * qe.across);
         fputs(", \"noise\": ", f);
         jnum(f, t->have[q] == t->seeds ? noise(t, t->grid, q) : NAN);
-        fprintf(f, ", \"feasible\": %s}", qe.feasible ? "true" : "false");
+        if (t->second[0]) {
+            fputs(", \"second\": ", f);
+            jnum(f, t->second_sense * trade_y(t, t->grid, q));
+        }
+        if (g0->con_count) {
+            fputs(", \"slack\": ", f);
+            jnum(f, min_slack(t, t->grid, q));
+        }
+        fprintf(f, ", \"feasible\": %s, \"front\": %s}", qe.feasible ? "true" : "false",
+                on ? "true" : "false");
         first = false;
     }
     fputs("\n  ]\n}\n", f);
+    free(fp);
+    free(front);
 }
 
 void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
@@ -1156,6 +1575,35 @@ static void html_knob_row(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d) 
     fputs("</td></tr>\n", f);
 }
 
+/* The charts as data URIs, or why there are none. */
+static void html_charts(FILE *f, const sweep_tune *t) {
+    if (t->rec < 0) return;
+    static const char *const name[2] = {"tradeoff", "scenarios"};
+    static const char *const what[2] = {
+        "The trade-off: every setting run on every seed, the Pareto front joined",
+        "Per scenario: the recommendation and the current settings"};
+    if (t->charts_note[0] || !t->charts[0]) {
+        fputs("<p>No charts: ", f);
+        html_text(f, t->charts_note[0] ? t->charts_note : "they were not asked for (--no-charts)");
+        fputs("</p>\n", f);
+        return;
+    }
+    for (int c = trade_kind(t) == TRADE_NONE; c < 2; c++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s.png", t->charts, name[c]);
+        fprintf(f, "<h2>%s</h2>\n", what[c]);
+        FILE *in = fopen(path, "rb");
+        if (in == NULL) {
+            fprintf(f, "<p>(charts/%s.png is missing)</p>\n", name[c]);
+            continue;
+        }
+        fprintf(f, "<img alt=\"%s\" style=\"max-width:100%%\" src=\"", name[c]);
+        util_data_uri(f, in, "image/png");
+        fclose(in);
+        fputs("\">\n", f);
+    }
+}
+
 void sweep_tune_write_html(FILE *f, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
     fputs(
@@ -1175,6 +1623,7 @@ void sweep_tune_write_html(FILE *f, const sweep_tune *t) {
         for (uint32_t d = 0; d < t->dims; d++) html_knob_row(f, t, (uint64_t)t->rec, d);
         fputs("</table>\n", f);
     }
+    html_charts(f, t);
     fputs("<h2>The answer</h2>\n<pre>", f);
     char *text = NULL;
     size_t len = 0;

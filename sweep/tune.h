@@ -104,7 +104,17 @@ bool sweep_tune_infeasible(const sweep_tune *t);
 void sweep_tune_write_answer(FILE *f, const sweep_tune *t);
 /* tune.json. */
 void sweep_tune_write_json(FILE *f, const sweep_tune *t);
-/* tune.html: each knob's values around the recommendation, and the answer. */
+/*
+ * DIR/charts/: scenarios (the objective per scenario, recommended and
+ * current) and, with a second figure or constraints, tradeoff (every setting
+ * run on every seed, the objective against the second figure or the
+ * tightest constraint's slack, the Pareto front joined): each a .gp script
+ * and its .dat, drawn to .png by gnuplot. FB_OK; FB_ENOTFOUND when gnuplot
+ * is missing (msg names the package; the scripts are written and tune.html
+ * says so); FB_EIO. tune.html embeds what this wrote.
+ */
+int sweep_tune_write_charts(sweep_tune *t, const char *dir, char *msg, size_t msglen);
+/* tune.html: each knob's values around the recommendation, the charts, and the answer. */
 void sweep_tune_write_html(FILE *f, const sweep_tune *t);
 
 #endif /* SWEEP_TUNE_H */

@@ -198,6 +198,72 @@ expect_exit 2 "--weight given twice for a scenario exits 2" "$FUSEBOX" tune $S $
     --weight outage=2 --weight outage.json=3 -o "$T/bad"
 contains "$ERR" "tests/e2e/tune/outage.json is weighted twice" "the error names the scenario"
 
+# two objectives: the second is traded off against the first; the answer lists their Pareto
+# front (here computed again from tune.json's figures), charts/ draws it
+P2="--knob retry.attempts=1,2,3 --knob breaker.open=5s,10s,20s --knob breaker.failure_rate=0.3,0.5,0.7"
+# shellcheck disable=SC2086
+expect_exit 0 "two objectives exit 0" "$FUSEBOX" tune $S $P2 --minimize cost_usd \
+    --minimize amplification --exhaustive -o "$T/p2"
+contains "$OUT" "trade-off: cost_usd against amplification (worst case of each)" \
+    "the answer names the trade-off"
+python3 - "$T/p2/tune.json" "$OUT" <<'EOF2'
+import json, sys
+r, text = json.load(open(sys.argv[1])), sys.argv[2]
+pts = [e for e in r["evaluated"] if e["seeds"] == r["seeds"] and e["feasible"]]
+def dom(a, b):
+    return (a["objective"] <= b["objective"] and a["second"] <= b["second"] and
+            (a["objective"] < b["objective"] or a["second"] < b["second"]))
+front = sorted(e["point"] for e in pts if not any(dom(o, e) for o in pts))
+said = sorted(e["point"] for e in r["evaluated"] if e["front"])
+n = r["tradeoff"]["front"]
+lines = [l for l in text.split("\n") if l.startswith("  cost_usd ") and ", amplification " in l]
+rec = r["recommendation"]["point"]
+ok = len(pts) == 27 and front == said and n == len(front) and len(lines) == min(n, 12)
+ok = ok and rec in front and sum("<- recommended" in l for l in lines) == 1
+ok = ok and len(front) >= 3  # a real trade-off here: a cheaper setting amplifies more
+ok = ok and r["objective"]["second"] == {"metric": "amplification", "sense": "minimize"}
+print("# front %s, tune.json %s, %d lines" % (front, said, len(lines)))
+sys.exit(0 if ok else 1)
+EOF2
+ok $? "the front is the non-dominated settings of the two figures, and the recommendation is on it"
+python3 - "$T/p2/charts/tradeoff.dat" <<'EOF2'
+import sys
+blocks = [b for b in open(sys.argv[1]).read().split("\n\n\n")]
+front = [tuple(map(float, l.split())) for l in blocks[1].strip().split("\n")]
+# two minimised figures: along the front the first rises while the second falls
+ok = len(blocks) == 4 and len(blocks[0].strip().split("\n")) == 27
+ok = ok and all(a[0] < b[0] and a[1] > b[1] for a, b in zip(front, front[1:]))
+sys.exit(0 if ok else 1)
+EOF2
+ok $? "tradeoff.dat: every setting, the front by the objective, the recommendation, the current"
+if command -v gnuplot >/dev/null 2>&1; then
+    for c in tradeoff scenarios; do
+        [ "$(head -c 8 "$T/p2/charts/$c.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
+        ok $? "gnuplot drew charts/$c.png"
+    done
+    [ "$(grep -o 'src="data:image/png;base64,' "$T/p2/tune.html" | wc -l)" -eq 2 ]
+    ok $? "tune.html embeds both charts"
+else
+    skip "gnuplot drew charts/tradeoff.png" "gnuplot is not installed (apt-get install gnuplot-nox)"
+    skip "gnuplot drew charts/scenarios.png" "gnuplot is not installed"
+    skip "tune.html embeds both charts" "gnuplot is not installed"
+fi
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S/outage.json $P2 --minimize cost_usd --exhaustive --no-charts -q -o "$T/nc"
+[ ! -e "$T/nc/charts" ] && grep -q "No charts: they were not asked for" "$T/nc/tune.html"
+ok $? "--no-charts: no charts/, and tune.html says why"
+# shellcheck disable=SC2086
+expect_exit 2 "a third objective exits 2" "$FUSEBOX" tune $S $P2 --minimize cost_usd \
+    --minimize latency_p99 --maximize success_rate -o "$T/bad"
+contains "$ERR" "at most two objectives" "the error says two at most"
+# shellcheck disable=SC2086
+expect_exit 2 "a misspelt second objective exits 2" "$FUSEBOX" tune $S $P2 --minimize cost_usd \
+    --minimize latency_p98 -o "$T/bad"
+contains "$ERR" "--minimize latency_p98" "the error names the second objective"
+# shellcheck disable=SC2086
+expect_exit 2 "the same metric twice exits 2" "$FUSEBOX" tune $S $P2 --minimize cost_usd \
+    --maximize cost_usd -o "$T/bad"
+
 # shellcheck disable=SC2086
 "$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
 pid=$!
