@@ -650,26 +650,43 @@ bool sweep_tune_infeasible(const sweep_tune *t) {
 
 /* ---- the answer ---- */
 
-/* The 95% CI half-width of the objective's mean at point p, the largest over the scenarios. */
+/*
+ * Scenario i's part of the noise of the (weighted) mean across scenarios:
+ * (w_i / W * h_i)^2, h_i its 95% CI half-width. The scenarios' runs are
+ * independent and every scenario has the same seeds, so the half-width of
+ * the mean is the root of the sum of these (the same t factor throughout).
+ */
+static double noise_term(const sweep_tune *t, size_t i, double h) {
+    double f = t->weight[i] / t->wsum * h;
+    return f * f;
+}
+
+/*
+ * The seeds' noise of the objective across scenarios at point p: the 95% CI
+ * half-width of the scenarios' means, the largest over the scenarios for the
+ * worst case; that of the (weighted) mean for the mean (noise_term).
+ */
 static double noise(const sweep_tune *t, sweep *const *sws, uint64_t p) {
-    double hw = 0;
+    double hw = 0, sq = 0;
     for (size_t i = 0; i < t->n; i++) {
         if (t->across_mean && t->weight[i] == 0) continue; /* not in the mean */
         sweep_stat st;
         sweep_point_stat(sws[i], p, sweep_metric_index(sws[i], sws[i]->objective), &st);
         double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
         if (h > hw) hw = h;
+        sq += noise_term(t, i, h);
     }
-    return hw;
+    return t->across_mean ? sqrt(sq) : hw;
 }
 
 /*
  * The seeds' noise of the difference between points q and p: per scenario,
  * the 95% CI half-width of the per-seed differences of the objective (the
- * same seeds: common random numbers), the largest over the scenarios.
+ * same seeds: common random numbers); the largest over the scenarios for
+ * the worst case, combined as in noise() for the mean.
  */
 static double paired_noise(const sweep_tune *t, uint64_t p, uint64_t q) {
-    double hw = 0;
+    double hw = 0, sq = 0;
     for (size_t i = 0; i < t->n; i++) {
         if (t->across_mean && t->weight[i] == 0) continue; /* not in the mean */
         const sweep *sw = t->grid[i];
@@ -686,8 +703,9 @@ static double paired_noise(const sweep_tune *t, uint64_t p, uint64_t q) {
         sweep_stat_of(x, n, &st);
         double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
         if (h > hw) hw = h;
+        sq += noise_term(t, i, h);
     }
-    return hw;
+    return t->across_mean ? sqrt(sq) : hw;
 }
 
 /*

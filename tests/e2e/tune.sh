@@ -169,6 +169,26 @@ print("# weighted mean %.6f, tune says %.6f; shares sum to %.6f" % (mean, rec["o
 sys.exit(0 if ok else 1)
 EOF2
 ok $? "the objective is the weighted mean of the scenarios' figures, and the shares sum to 1"
+# the seeds' noise of a weighted mean: the scenarios' 95% half-widths (here from one-point
+# sweeps of the recommendation, on the same seeds) combined as sqrt(sum((w_i/W * h_i)^2))
+for f in "$S"/*.json; do
+    # shellcheck disable=SC2046
+    "$FUSEBOX" sweep "$f" $(json "$T/w/tune.json" "' '.join('--grid %s=%s' % kv for kv in r['recommendation']['settings'].items())") \
+        --seeds 3 -q --no-charts -o "$T/wn/$(basename "$f" .json)" || echo "# sweep of $f failed"
+done
+python3 - "$T/w/tune.json" "$T/wn" <<'EOF2'
+import csv, json, math, os, sys
+r = json.load(open(sys.argv[1]))
+sq = 0
+for s in r["recommendation"]["scenarios"]:
+    name = os.path.basename(s["file"])[:-5]
+    row = next(csv.DictReader(open(os.path.join(sys.argv[2], name, "sweep-points.csv"))))
+    h = (float(row["cost_usd_ci_high"]) - float(row["cost_usd_ci_low"])) / 2
+    sq += (s["weight"] / sum(r["objective"]["weights"]) * h) ** 2
+print("# noise %.6f, tune says %.6f" % (math.sqrt(sq), r["recommendation"]["noise"]))
+sys.exit(0 if abs(math.sqrt(sq) - r["recommendation"]["noise"]) < 1e-3 else 1)
+EOF2
+ok $? "the noise of the weighted mean combines the scenarios' half-widths by their weights"
 # all weight on one scenario: every point's objective is that scenario's own mean
 # shellcheck disable=SC2086
 "$FUSEBOX" tune $S $W2 --weight brownout=0 --weight flapping=0 --weight outage=0 \
