@@ -59,6 +59,10 @@ static void usage(FILE *f) {
         "  -o, --out DIR          output folder for tune.json, charts/ and tune.html\n"
         "                         (default out/tune)\n"
         "      --no-charts        no gnuplot charts (tune.html without them)\n"
+        "      --shard K/N        with --exhaustive: run only shard K of N of the full grid\n"
+        "                         (runs whose number % N == K-1), into DIR/tune.part-K-of-N/\n"
+        "      --merge N          with --exhaustive and the same options: the answer from\n"
+        "                         the N shards' files in DIR, nothing run again\n"
         "  -q, --quiet            no answer on stdout\n"
         "  -h, --help             this text\n"
         "\n"
@@ -81,6 +85,7 @@ typedef struct tune_opts {
     uint64_t seed, jobs;
     const char *out;
     bool quiet, no_charts;
+    uint32_t shard_k, shard_n, merge_n; /* --shard K/N, --merge N (0: none) */
 } tune_opts;
 
 static int cmp_str(const void *a, const void *b) {
@@ -186,6 +191,27 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
         o->a.exhaustive = true;
     } else if (strcmp(a, "--no-charts") == 0) {
         o->no_charts = true;
+    } else if (cli_opt(argc, argv, i, NULL, "--shard", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        const char *slash = strchr(val, '/');
+        uint64_t k = 0, n = 0;
+        char kt[32];
+        if (slash && (size_t)(slash - val) < sizeof kt) {
+            memcpy(kt, val, (size_t)(slash - val));
+            kt[slash - val] = '\0';
+        }
+        if (slash == NULL || (size_t)(slash - val) >= sizeof kt || cli_parse_u64(kt, &k) != 0 ||
+            cli_parse_u64(slash + 1, &n) != 0 || k < 1 || k > n || n > 100000)
+            return cli_bad("tune",
+                           "--shard needs K/N with 1 <= K <= N <= 100000 (e.g. 2/8), got "
+                           "'%s'",
+                           val);
+        o->shard_k = (uint32_t)k;
+        o->shard_n = (uint32_t)n;
+    } else if (cli_opt(argc, argv, i, NULL, "--merge", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (parse_count(a, val, 1, 100000, &v) != CLI_OK) return CLI_BAD_INPUT;
+        o->merge_n = (uint32_t)v;
     } else {
         return 0;
     }
@@ -236,6 +262,12 @@ static int parse_args(int argc, char **argv, tune_opts *o) {
         return CLI_BAD_INPUT;
     }
     if (o->a.weight_count > 0 && !o->across_given) o->a.across_mean = true; /* weights: a mean */
+    if ((o->shard_n || o->merge_n) && !o->a.exhaustive)
+        return cli_bad("tune",
+                       "%s needs --exhaustive (the budgeted search decides each batch from "
+                       "the results of the last, which a shard does not have)",
+                       o->shard_n ? "--shard" : "--merge");
+    if (o->shard_n && o->merge_n) return cli_bad("tune", "--shard or --merge, not both");
     return -1;
 }
 
@@ -243,6 +275,37 @@ static int pool_runner(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
     const tune_opts *o = ctx;
     if (cli_sweep_pool_run(sw, tasks, n, o->jobs, NULL, NULL) != CLI_OK) return FB_EIO;
     return cli_stop_signal ? FB_EIO : FB_OK;
+}
+
+/* A merge runs nothing: a run the shards' files lack is an error. */
+static int merged_runner(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
+    (void)ctx;
+    (void)sw;
+    (void)tasks;
+    (void)n;
+    return FB_ENOTFOUND;
+}
+
+/* --shard K/N: run the shard, write its files; the exit code. */
+static int run_shard(tune_opts *o, sweep_tune *t, const char *dir) {
+    char msg[2048];
+    if (sweep_tune_run_shard(t, o->shard_k, o->shard_n, pool_runner, o, msg, sizeof msg) != FB_OK) {
+        if (cli_stop_signal) {
+            fprintf(stderr, "fusebox tune: interrupted by %s: nothing written\n",
+                    cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+            return 128 + cli_stop_signal;
+        }
+        return cli_bad("tune", "%s", msg[0] ? msg : "the runs stopped");
+    }
+    if (cli_mkdirs(dir) != 0) return cli_bad("tune", "cannot create %s: %s", dir, strerror(errno));
+    if (sweep_tune_save_shard(t, dir, o->shard_k, o->shard_n, msg, sizeof msg) != FB_OK)
+        return cli_bad("tune", "%s", msg);
+    if (!o->quiet)
+        printf("wrote %s/tune.part-%u-of-%u/ (%llu runs); when all %u shards are there, the same "
+               "command with --merge %u instead of --shard writes the answer\n",
+               dir, o->shard_k, o->shard_n, (unsigned long long)sweep_tune_search_runs(t),
+               o->shard_n, o->shard_n);
+    return CLI_OK;
 }
 
 /* DIR/NAME written to NAME.tmp, checked, renamed. */
@@ -283,11 +346,21 @@ int cli_cmd_tune(int argc, char **argv) {
         char msg[2048];
         if (sweep_tune_create(&o.a, &t, msg, sizeof msg) != FB_OK) {
             rc = cli_bad("tune", "%s", msg);
-        } else if (sweep_tune_search(t, pool_runner, &o, msg, sizeof msg) != FB_OK) {
+        } else if (o.shard_n) {
+            rc = run_shard(&o, t, o.out ? o.out : "out/tune");
+        } else if (o.merge_n && sweep_tune_load_shards(t, o.out ? o.out : "out/tune", o.merge_n,
+                                                       msg, sizeof msg) != FB_OK) {
+            rc = cli_bad("tune", "%s", msg);
+        } else if (sweep_tune_search(t, o.merge_n ? merged_runner : pool_runner, &o, msg,
+                                     sizeof msg) != FB_OK) {
             if (cli_stop_signal) {
                 fprintf(stderr, "fusebox tune: interrupted by %s: nothing written (no --resume)\n",
                         cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
                 rc = 128 + cli_stop_signal;
+            } else if (o.merge_n) {
+                rc = cli_bad("tune",
+                             "%s: the shards' files lack runs (a shard that did not finish?)",
+                             msg[0] ? msg : "the merge");
             } else
                 rc = msg[0] ? cli_bad("tune", "%s", msg) : CLI_BAD_INPUT;
         } else {

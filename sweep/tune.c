@@ -433,6 +433,22 @@ static int check_failed(const sweep_tune *t, size_t i, const sweep *sw, char *ms
 }
 
 /*
+ * Runs those of tasks[0..n) of sw that have no result yet: all of them,
+ * unless a merge loaded the shards' results (sweep_tune_load_shards).
+ */
+static int run_missing(sweep *sw, const uint64_t *tasks, size_t n, sweep_tune_runner run,
+                       void *ctx) {
+    uint64_t *todo = malloc((n ? n : 1) * sizeof *todo);
+    if (todo == NULL) return FB_ENOMEM;
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++)
+        if (!sweep_has_result(sw, tasks[j])) todo[m++] = tasks[j];
+    int rc = m ? run(ctx, sw, todo, m) : FB_OK;
+    free(todo);
+    return rc;
+}
+
+/*
  * Seeds have[p]..f-1 of points pts[0..np) in every scenario. counted: against
  * the budget (FB_ECAP-free refusal: *refused set, nothing run, when it would
  * go over); else the report's runs.
@@ -457,7 +473,7 @@ static int run_points(sweep_tune *t, const uint64_t *pts, size_t np, uint32_t f,
         for (uint32_t s = t->have[pts[j]]; s < f; s++) tasks[nt++] = pts[j] * t->seeds + s;
     int rc = FB_OK;
     for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
-        rc = run(ctx, t->grid[i], tasks, nt);
+        rc = run_missing(t->grid[i], tasks, nt, run, ctx);
         if (rc == FB_OK)
             rc = check_failed(t, i, t->grid[i], msg, msglen);
         else if (msg[0] == '\0')
@@ -631,7 +647,7 @@ int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg
     uint64_t base_tasks[SWEEP_SEEDS_MAX];
     for (uint32_t s = 0; s < t->seeds; s++) base_tasks[s] = s;
     for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
-        rc = run(ctx, t->base[i], base_tasks, t->seeds);
+        rc = run_missing(t->base[i], base_tasks, t->seeds, run, ctx);
         if (rc == FB_OK) rc = check_failed(t, i, t->base[i], msg, msglen);
     }
     if (rc != FB_OK) return rc;
@@ -640,6 +656,99 @@ int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg
         uint64_t pts[SWEEP_VALUES_MAX];
         for (uint32_t v = 0; v < t->nval[d]; v++) pts[v] = with_value(t, (uint64_t)t->rec, d, v);
         rc = run_points(t, pts, t->nval[d], t->seeds, false, NULL, run, ctx, msg, msglen);
+    }
+    return rc;
+}
+
+/* ---- shards ---- */
+
+/* DIR/tune.part-K-of-N: shard K's results, one sweep part file per scenario and kind. */
+static void shard_dir(char *buf, size_t len, const char *dir, uint32_t k, uint32_t n) {
+    snprintf(buf, len, "%s/tune.part-%u-of-%u", dir, k, n);
+}
+
+static void shard_file(char *buf, size_t len, size_t i, bool base) {
+    snprintf(buf, len, "%02zu.%s.json", i, base ? "base" : "grid");
+}
+
+int sweep_tune_run_shard(sweep_tune *t, uint32_t k, uint32_t n, sweep_tune_runner run, void *ctx,
+                         char *msg, size_t msglen) {
+    msg[0] = '\0';
+    if (!t->exhaustive || k < 1 || k > n)
+        return sweep_fail(msg, msglen, FB_EINVAL, "--shard K/N needs --exhaustive and 1 <= K <= N");
+    uint64_t per = t->points * t->seeds;
+    uint64_t *tasks = malloc((size_t)(per / n + 1) * sizeof *tasks);
+    if (tasks == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    size_t nt = 0, nb = 0;
+    for (uint64_t task = (uint64_t)(k - 1); task < per; task += n) tasks[nt++] = task;
+    uint64_t base[SWEEP_SEEDS_MAX];
+    for (uint32_t s = k - 1; s < t->seeds; s += n) base[nb++] = s;
+    int rc = FB_OK;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
+        rc = nt ? run(ctx, t->grid[i], tasks, nt) : FB_OK;
+        if (rc == FB_OK) rc = check_failed(t, i, t->grid[i], msg, msglen);
+        if (rc == FB_OK && nb) rc = run(ctx, t->base[i], base, nb);
+        if (rc == FB_OK) rc = check_failed(t, i, t->base[i], msg, msglen);
+        if (rc != FB_OK && msg[0] == '\0')
+            sweep_fail(msg, msglen, rc, "%s: the runs stopped", t->grid[i]->file);
+    }
+    free(tasks);
+    t->used = (uint64_t)(nt + nb) * t->n;
+    return rc;
+}
+
+int sweep_tune_save_shard(const sweep_tune *t, const char *dir, uint32_t k, uint32_t n, char *msg,
+                          size_t msglen) {
+    char pdir[1100], name[32];
+    shard_dir(pdir, sizeof pdir, dir, k, n);
+    if (mkdir(pdir, 0777) != 0 && errno != EEXIST)
+        return sweep_fail(msg, msglen, FB_EIO, "cannot create %s: %s", pdir, strerror(errno));
+    int rc = FB_OK;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
+        /* written as interrupted sweeps: sweep_resume loads them back into the same sweeps */
+        shard_file(name, sizeof name, i, false);
+        rc = sweep_save_part(t->grid[i], pdir, name, k, n, true, msg, msglen);
+        shard_file(name, sizeof name, i, true);
+        if (rc == FB_OK) rc = sweep_save_part(t->base[i], pdir, name, k, n, true, msg, msglen);
+    }
+    return rc;
+}
+
+/* sweep_resume's advice is a sweep's: a shard of a tune is run again, not resumed. */
+static void shard_advice(char *msg, size_t msglen) {
+    static const char *const from[2] = {"; run it without --resume to start again",
+                                        ": run the sweep without --resume"};
+    for (int j = 0; j < 2; j++) {
+        char *at = strstr(msg, from[j]);
+        if (at == NULL) continue;
+        size_t used = (size_t)(at - msg);
+        snprintf(at, msglen - used, "%s",
+                 j == 0 ? ": run the shards again with the same options"
+                        : ": run the shards again with this fusebox");
+    }
+}
+
+int sweep_tune_load_shards(sweep_tune *t, const char *dir, uint32_t n, char *msg, size_t msglen) {
+    if (!t->exhaustive || n < 1)
+        return sweep_fail(msg, msglen, FB_EINVAL, "--merge N needs --exhaustive and N >= 1");
+    int rc = FB_OK;
+    for (uint32_t k = 1; k <= n && rc == FB_OK; k++) {
+        char pdir[1100], name[32], path[1200];
+        shard_dir(pdir, sizeof pdir, dir, k, n);
+        for (size_t i = 0; i < t->n * 2 && rc == FB_OK; i++) {
+            shard_file(name, sizeof name, i / 2, i % 2 == 1);
+            snprintf(path, sizeof path, "%s/%s", pdir, name);
+            uint64_t loaded;
+            rc = sweep_resume(i % 2 ? t->base[i / 2] : t->grid[i / 2], path, k, n, &loaded, msg,
+                              msglen);
+        }
+    }
+    if (rc != FB_OK) shard_advice(msg, msglen);
+    char *sw = rc != FB_OK ? strstr(msg, "from a different sweep") : NULL;
+    if (sw) { /* "sweep" becomes "tune" */
+        char *w = sw + strlen("from a different ");
+        memcpy(w, "tune", 4);
+        memmove(w + 4, w + 5, strlen(w + 5) + 1);
     }
     return rc;
 }

@@ -94,6 +94,22 @@ typedef int (*sweep_tune_runner)(void *ctx, sweep *sw, const uint64_t *tasks, si
  */
 int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen);
 
+/*
+ * Beyond one machine (exhaustive only: the search decides each batch from
+ * the last one's results, which a shard does not have). sweep_tune_run_shard
+ * runs shard K of N: the full grid's runs whose number % N == K - 1 and the
+ * current settings' seeds likewise, in every scenario; sweep_tune_save_shard
+ * writes them under DIR/tune.part-K-of-N/ (a sweep part file per scenario's
+ * grid and current settings). sweep_tune_load_shards loads the N shards'
+ * files back (each checked against this tune's definition); the search then
+ * runs nothing that a shard ran, and writes what an unsharded run writes.
+ */
+int sweep_tune_run_shard(sweep_tune *t, uint32_t k, uint32_t n, sweep_tune_runner run, void *ctx,
+                         char *msg, size_t msglen);
+int sweep_tune_save_shard(const sweep_tune *t, const char *dir, uint32_t k, uint32_t n, char *msg,
+                          size_t msglen);
+int sweep_tune_load_shards(sweep_tune *t, const char *dir, uint32_t n, char *msg, size_t msglen);
+
 /* The full grid's runs (points x seeds x scenarios), the search's and the report's. */
 uint64_t sweep_tune_full_runs(const sweep_tune *t);
 uint64_t sweep_tune_search_runs(const sweep_tune *t);

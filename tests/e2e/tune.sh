@@ -284,6 +284,37 @@ contains "$ERR" "--minimize latency_p98" "the error names the second objective"
 expect_exit 2 "the same metric twice exits 2" "$FUSEBOX" tune $S $P2 --minimize cost_usd \
     --maximize cost_usd -o "$T/bad"
 
+# --shard K/N and --merge N (exhaustive): three shards merged write what one process writes
+SH="--knob retry.attempts=1,2,3 --knob breaker.open=5s,20s --minimize cost_usd --exhaustive"
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S $SH --subject-to "success_rate>=0.97" -o "$T/sh1" >"$T/sh1.txt"
+for k in 1 2 3; do
+    # shellcheck disable=SC2086
+    expect_exit 0 "tune --shard $k/3 exits 0" "$FUSEBOX" tune $S $SH \
+        --subject-to "success_rate>=0.97" --shard $k/3 -o "$T/sh3"
+done
+contains "$OUT" "wrote $T/sh3/tune.part-3-of-3/ (35 runs)" "a shard says what it wrote"
+[ ! -e "$T/sh3/tune.json" ]
+ok $? "a shard writes no answer"
+# shellcheck disable=SC2086
+expect_exit 0 "tune --merge 3 exits 0" "$FUSEBOX" tune $S $SH --subject-to "success_rate>=0.97" \
+    --merge 3 -o "$T/sh3"
+same_files "$T/sh1" "$T/sh3" tune.json tune.html &&
+    [ "$(grep -v '^wrote ' "$T/sh1.txt")" = "$(echo "$OUT" | grep -v '^wrote ')" ]
+ok $? "the merge of 3 shards writes and prints what one process does, byte for byte"
+# shellcheck disable=SC2086
+expect_exit 2 "a merge with a shard missing exits 2" "$FUSEBOX" tune $S $SH --merge 4 -o "$T/sh3"
+contains "$ERR" "tune.part-1-of-4/00.grid.json: cannot open" "the error names the missing file"
+# shellcheck disable=SC2086
+expect_exit 2 "a merge with other knobs exits 2" "$FUSEBOX" tune $S \
+    --knob retry.attempts=1,2 --knob breaker.open=5s,20s --minimize cost_usd --exhaustive \
+    --merge 3 -o "$T/sh3"
+contains "$ERR" "is from a different tune ('grid' differs): run the shards again with the same" \
+    "the error says the shards are another tune's"
+expect_exit 2 "--shard without --exhaustive exits 2" "$FUSEBOX" tune $S \
+    --knob retry.attempts=1,2 --minimize cost_usd --shard 1/2 -o "$T/bad"
+contains "$ERR" "--shard needs --exhaustive" "the error says why"
+
 # shellcheck disable=SC2086
 "$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
 pid=$!
