@@ -140,6 +140,26 @@ static int parse_count(const char *opt, const char *val, uint64_t lo, uint64_t m
     return CLI_OK;
 }
 
+/* --shard K/N. */
+static int parse_shard(const char *val, tune_opts *o) {
+    const char *slash = strchr(val, '/');
+    uint64_t k = 0, n = 0;
+    char kt[32];
+    if (slash && (size_t)(slash - val) < sizeof kt) {
+        memcpy(kt, val, (size_t)(slash - val));
+        kt[slash - val] = '\0';
+    }
+    if (slash == NULL || (size_t)(slash - val) >= sizeof kt || cli_parse_u64(kt, &k) != 0 ||
+        cli_parse_u64(slash + 1, &n) != 0 || k < 1 || k > n || n > 100000)
+        return cli_bad("tune",
+                       "--shard needs K/N with 1 <= K <= N <= 100000 (e.g. 2/8), got "
+                       "'%s'",
+                       val);
+    o->shard_k = (uint32_t)k;
+    o->shard_n = (uint32_t)n;
+    return CLI_OK;
+}
+
 /* The search's options: 1 on a match, 0 otherwise, CLI_BAD_INPUT (printed). */
 static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
     const char *a = argv[*i], *val = NULL;
@@ -193,21 +213,7 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
         o->no_charts = true;
     } else if (cli_opt(argc, argv, i, NULL, "--shard", &val)) {
         if (val == NULL) return cli_missing("tune", a);
-        const char *slash = strchr(val, '/');
-        uint64_t k = 0, n = 0;
-        char kt[32];
-        if (slash && (size_t)(slash - val) < sizeof kt) {
-            memcpy(kt, val, (size_t)(slash - val));
-            kt[slash - val] = '\0';
-        }
-        if (slash == NULL || (size_t)(slash - val) >= sizeof kt || cli_parse_u64(kt, &k) != 0 ||
-            cli_parse_u64(slash + 1, &n) != 0 || k < 1 || k > n || n > 100000)
-            return cli_bad("tune",
-                           "--shard needs K/N with 1 <= K <= N <= 100000 (e.g. 2/8), got "
-                           "'%s'",
-                           val);
-        o->shard_k = (uint32_t)k;
-        o->shard_n = (uint32_t)n;
+        if (parse_shard(val, o) != CLI_OK) return CLI_BAD_INPUT;
     } else if (cli_opt(argc, argv, i, NULL, "--merge", &val)) {
         if (val == NULL) return cli_missing("tune", a);
         if (parse_count(a, val, 1, 100000, &v) != CLI_OK) return CLI_BAD_INPUT;
