@@ -50,6 +50,9 @@ static void usage(FILE *f) {
         "      --budget RUNS      the search's cap on runs (default 10% of the full grid:\n"
         "                         points x seeds x scenarios)\n"
         "      --exhaustive       run the full grid (the budget is all of it)\n"
+        "      --screen DURATION  a cheaper first fidelity: screen the sample on one seed\n"
+        "                         with every scenario cut to DURATION (such a run counts\n"
+        "                         as DURATION / the scenario's duration of a run)\n"
         "      --variant NAME     the variant to tune, in every scenario (default: each\n"
         "                         scenario's last variant)\n"
         "      --seeds K          seeds S..S+K-1 for every candidate (default 3)\n"
@@ -209,6 +212,9 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
         if (parse_count(a, val, 1, UINT64_MAX / 2, &o->a.budget) != CLI_OK) return CLI_BAD_INPUT;
     } else if (strcmp(a, "--exhaustive") == 0) {
         o->a.exhaustive = true;
+    } else if (cli_opt(argc, argv, i, NULL, "--screen", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        o->a.screen = val;
     } else if (strcmp(a, "--no-charts") == 0) {
         o->no_charts = true;
     } else if (cli_opt(argc, argv, i, NULL, "--shard", &val)) {
@@ -274,6 +280,8 @@ static int parse_args(int argc, char **argv, tune_opts *o) {
                        "the results of the last, which a shard does not have)",
                        o->shard_n ? "--shard" : "--merge");
     if (o->shard_n && o->merge_n) return cli_bad("tune", "--shard or --merge, not both");
+    if (o->a.screen && o->a.exhaustive)
+        return cli_bad("tune", "--screen or --exhaustive, not both (the full grid runs anyway)");
     return -1;
 }
 

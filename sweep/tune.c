@@ -41,8 +41,12 @@ struct sweep_tune {
     double wsum;
     char second[SWEEP_METRIC_MAX]; /* traded off against the objective; "" none */
     int second_sense;
-    char charts[1100];      /* where sweep_tune_write_charts wrote them; "" none */
-    char charts_note[1024]; /* why there are none (no gnuplot...) */
+    sweep *screen[SWEEP_TUNE_SCENARIOS_MAX]; /* the grid at the screen's duration; NULL none */
+    char screen_text[32];
+    double screen_frac;              /* sum over the scenarios of screen / duration */
+    uint64_t screened, screen_count; /* candidates screened; the runs counted for them */
+    char charts[1100];               /* where sweep_tune_write_charts wrote them; "" none */
+    char charts_note[1024];          /* why there are none (no gnuplot...) */
     uint64_t budget, used, extra;
     bool budget_reached;
     uint32_t *have; /* per point: seeds 0..have-1 run in every scenario */
@@ -225,6 +229,48 @@ static int create_scenario(sweep_tune *t, const sweep_tune_args *a, size_t i,
     return rc;
 }
 
+/* Scenario i's grid at the screen's duration (--screen): its --set plus duration=D. */
+static int create_screen(sweep_tune *t, const sweep_tune_args *a, size_t i,
+                         const char *const *grids, char *msg, size_t msglen) {
+    fb_time_us d;
+    const sim_scenario *sc = t->grid[i]->base;
+    if (scn_parse_duration(a->screen, &d) != FB_OK || d <= 0)
+        return sweep_fail(msg, msglen, FB_EINVAL, "--screen needs a duration (e.g. 20s), got '%s'",
+                          a->screen);
+    if (d >= sc->duration_us)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "--screen %s: not shorter than %s's duration (%.0f s): a screen runs "
+                          "each scenario for less time than it lasts",
+                          a->screen, a->scenario_files[i], (double)sc->duration_us / 1e6);
+    if (a->set_count >= SWEEP_SETS_MAX)
+        return sweep_fail(msg, msglen, FB_ECAP, "--screen: too many --set");
+    const char *sets[SWEEP_SETS_MAX + 1];
+    for (size_t k = 0; k < a->set_count; k++) sets[k] = a->sets[k];
+    char dur[64];
+    snprintf(dur, sizeof dur, "duration=%s", a->screen);
+    sets[a->set_count] = dur;
+    sweep_args ga;
+    memset(&ga, 0, sizeof ga);
+    ga.scenario_file = a->scenario_files[i];
+    ga.variant = a->variant;
+    ga.sets = sets;
+    ga.set_count = a->set_count + 1;
+    ga.grids = grids;
+    ga.grid_count = a->knob_count;
+    ga.seed = a->seed;
+    ga.seeds = a->seeds;
+    ga.objective = a->objective;
+    ga.sense = a->sense;
+    ga.subject_to = a->subject_to;
+    ga.import = a->import;
+    char m[1800];
+    int rc = sweep_create(&ga, &t->screen[i], m, sizeof m);
+    if (rc != FB_OK) return sweep_fail(msg, msglen, rc, "--screen %s: %s", a->screen, m);
+    snprintf(t->screen_text, sizeof t->screen_text, "%s", a->screen);
+    t->screen_frac += (double)d / (double)sc->duration_us;
+    return FB_OK;
+}
+
 static int create_sweeps(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t msglen) {
     char(*knobs)[KNOB_TEXT_MAX] = calloc(a->knob_count, sizeof *knobs);
     if (knobs == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
@@ -235,8 +281,10 @@ static int create_sweeps(sweep_tune *t, const sweep_tune_args *a, char *msg, siz
                                     sizeof knobs[k], msg, msglen);
         grids[k] = knobs[k];
     }
-    for (size_t i = 0; i < a->scenario_count && rc == FB_OK; i++)
+    for (size_t i = 0; i < a->scenario_count && rc == FB_OK; i++) {
         rc = create_scenario(t, a, i, grids, msg, msglen);
+        if (rc == FB_OK && a->screen) rc = create_screen(t, a, i, grids, msg, msglen);
+    }
     free(knobs);
     return rc;
 }
@@ -357,6 +405,7 @@ void sweep_tune_destroy(sweep_tune *t) {
     for (size_t i = 0; i < SWEEP_TUNE_SCENARIOS_MAX; i++) {
         sweep_destroy(t->grid[i]);
         sweep_destroy(t->base[i]);
+        sweep_destroy(t->screen[i]);
     }
     free(t->have);
     free(t);
@@ -561,20 +610,62 @@ static int sample(sweep_tune *t, uint64_t n0, uint64_t *pts) {
     return FB_OK;
 }
 
-static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg,
-                          size_t msglen) {
-    uint64_t share = t->budget * 2 / 3;
-    t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, share, t->f, t->keep);
-    if (t->rungs == 0)
-        t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, t->budget, t->f, t->keep);
-    if (t->rungs == 0) return sweep_fail(msg, msglen, FB_EINVAL, "the budget is too small");
-    uint64_t n = t->keep[0];
-    t->sampled = n;
-    ranked *r = malloc(n * sizeof *r);
-    uint64_t *pts = malloc(n * sizeof *pts);
-    int rc = r && pts ? sample(t, n, pts) : FB_ENOMEM;
+/* The runs counted for screening n0 candidates: n0 times the screen's fraction of a run, summed. */
+static uint64_t screen_cost(const sweep_tune *t, uint64_t n0) {
+    return (uint64_t)ceil((double)n0 * t->screen_frac - 1e-9);
+}
+
+/* The cost of screening n0 candidates, then successive halving on the best third. */
+static uint64_t screened_cost(const sweep_tune *t, uint64_t n0) {
+    return screen_cost(t, n0) + sweep_tune_plan_cost((n0 + 2) / 3, t->seeds, t->n);
+}
+
+/*
+ * --screen: the largest sample (at least 3) whose screen and halving fit the
+ * share; screen it on the first seed at the short duration, keep the best
+ * third in pts[0..). Returns the candidates kept (0: no screen fits, nothing run).
+ */
+static uint64_t screen(sweep_tune *t, uint64_t share, uint64_t **pts, sweep_tune_runner run,
+                       void *ctx, char *msg, size_t msglen, int *rc) {
+    uint64_t lo = t->points < 3 ? t->points : 3, hi = t->points;
+    if (screened_cost(t, lo) > share) return 0;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (screened_cost(t, mid) <= share)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *pts = malloc(lo * sizeof **pts);
+    ranked *r = malloc(lo * sizeof *r);
+    uint64_t *tasks = malloc(lo * sizeof *tasks);
+    *rc = *pts && r && tasks ? sample(t, lo, *pts) : FB_ENOMEM;
+    for (uint64_t j = 0; j < lo && *rc == FB_OK; j++) tasks[j] = (*pts)[j] * t->seeds;
+    for (size_t i = 0; i < t->n && *rc == FB_OK; i++) {
+        *rc = run_missing(t->screen[i], tasks, lo, run, ctx);
+        if (*rc == FB_OK) *rc = check_failed(t, i, t->screen[i], msg, msglen);
+    }
+    if (*rc == FB_OK) {
+        for (uint64_t j = 0; j < lo; j++)
+            r[j] = (ranked){(*pts)[j], evaluate(t, t->screen, (*pts)[j])};
+        sort_ranked(r, lo);
+        for (uint64_t j = 0; j < lo; j++) (*pts)[j] = r[j].p;
+        t->screened = t->sampled = lo;
+        t->screen_count = screen_cost(t, lo);
+        t->used += t->screen_count;
+    }
+    free(r);
+    free(tasks);
+    return *rc == FB_OK ? (lo + 2) / 3 : 0;
+}
+
+/* The rungs of the plan (t->f, t->keep) from candidates pts[0..keep[0]), best first after each. */
+static int run_rungs(sweep_tune *t, uint64_t *pts, sweep_tune_runner run, void *ctx, char *msg,
+                     size_t msglen) {
+    ranked *r = malloc(t->keep[0] * sizeof *r);
+    int rc = r ? FB_OK : FB_ENOMEM;
     for (uint32_t k = 0; k < t->rungs && rc == FB_OK; k++) {
-        n = t->keep[k];
+        uint64_t n = t->keep[k];
         bool refused = false;
         rc = run_points(t, pts, n, t->f[k], true, &refused, run, ctx, msg, msglen);
         if (rc != FB_OK || refused) break;
@@ -582,8 +673,39 @@ static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char 
         sort_ranked(r, n);
         for (uint64_t j = 0; j < n; j++) pts[j] = r[j].p;
     }
-    if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
     free(r);
+    return rc;
+}
+
+static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg,
+                          size_t msglen) {
+    uint64_t share = t->budget * 2 / 3;
+    if (t->screen[0]) {
+        uint64_t *pts = NULL;
+        int rc = FB_OK;
+        uint64_t n1 = screen(t, share, &pts, run, ctx, msg, msglen, &rc);
+        if (rc == FB_OK && n1 > 0) {
+            t->rungs = fidelities(t->seeds, t->f);
+            t->keep[0] = n1;
+            for (uint32_t k = 1; k < t->rungs; k++) t->keep[k] = (t->keep[k - 1] + 2) / 3;
+            rc = run_rungs(t, pts, run, ctx, msg, msglen);
+        }
+        free(pts);
+        if (rc != FB_OK || n1 > 0) {
+            if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
+            return rc;
+        }
+    }
+    t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, share, t->f, t->keep);
+    if (t->rungs == 0)
+        t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, t->budget, t->f, t->keep);
+    if (t->rungs == 0) return sweep_fail(msg, msglen, FB_EINVAL, "the budget is too small");
+    uint64_t n = t->keep[0];
+    t->sampled = n;
+    uint64_t *pts = malloc(n * sizeof *pts);
+    int rc = pts ? sample(t, n, pts) : FB_ENOMEM;
+    if (rc == FB_OK) rc = run_rungs(t, pts, run, ctx, msg, msglen);
+    if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
     free(pts);
     return rc;
 }
@@ -949,6 +1071,9 @@ static void answer_search(FILE *f, const sweep_tune *t) {
             t->budget_reached ? " (reached: the search stopped there)" : "");
     if (t->budget < full) {
         fprintf(f, "  successive halving: %" PRIu64 " sampled points", t->sampled);
+        if (t->screened)
+            fprintf(f, " screened at %s on 1 seed (%" PRIu64 " short runs, counted as %" PRIu64 ")",
+                    t->screen_text, t->screened * t->n, t->screen_count);
         for (uint32_t k = 0; k < t->rungs; k++)
             fprintf(f, ", %" PRIu64 " on %u seed%s", t->keep[k], t->f[k], t->f[k] == 1 ? "" : "s");
         fprintf(f, "; then %" PRIu64 " move%s one knob at a time\n", t->moves,
@@ -1515,7 +1640,17 @@ static void json_head(FILE *f, const sweep_tune *t) {
     for (uint32_t k = 0; k < t->rungs; k++)
         fprintf(f, "%s{\"seeds\": %u, \"candidates\": %" PRIu64 "}", k ? ", " : "", t->f[k],
                 t->keep[k]);
-    fprintf(f, "], \"moves\": %" PRIu64 "},\n", t->moves);
+    fprintf(f, "], \"screen\": ");
+    if (t->screen[0]) {
+        fputs("{\"duration\": ", f);
+        jstr(f, t->screen_text);
+        fprintf(f,
+                ", \"candidates\": %" PRIu64 ", \"runs\": %" PRIu64 ", \"counted\": %" PRIu64 "}",
+                t->screened, t->screened * t->n, t->screen_count);
+    } else {
+        fputs("null", f);
+    }
+    fprintf(f, ", \"moves\": %" PRIu64 "},\n", t->moves);
 }
 
 /* Scenario i at point p: the metrics, recommended and current; the binding constraint. */

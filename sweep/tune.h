@@ -52,6 +52,10 @@ typedef struct sweep_tune_args {
      * optimises the objective */
     const char *second;
     int second_sense; /* +1 minimise, -1 maximise */
+    /* a cheaper fidelity (NULL: none): successive halving first screens its
+     * sample on one seed with every scenario's duration set to this (shorter)
+     * duration, each such run counted as that fraction of a run */
+    const char *screen;
     const char *subject_to;
     uint64_t budget; /* search runs; 0: 10% of the full grid's runs */
     bool exhaustive; /* every point on every seed (the budget is the full grid) */

@@ -81,6 +81,52 @@ ok $? "within 10% of the runs, tune's worst case is within the seeds' noise of t
 grep -q "^top_tenth True" "$T/oracle.txt"
 ok $? "and at most a tenth of the grid's feasible points have a lower worst case"
 
+# --screen: a cheaper first fidelity (every scenario cut to 20 s of its minute, one seed); the
+# same budget screens more candidates, and the answer still lands within the seeds' noise of
+# the full grid's best (the sweeps above)
+# shellcheck disable=SC2086
+expect_exit 0 "tune --screen 20s exits 0" "$FUSEBOX" tune $S $KNOBS $OBJ --screen 20s --no-charts \
+    -o "$T/scr"
+contains "$OUT" "sampled points screened at 20s on 1 seed" "the answer says how it screened"
+python3 - "$T/grid" "$T/scr/tune.json" "$T/j1/tune.json" <<'EOF2'
+import csv, json, math, os, sys
+grid, scr, plain = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+rows = {n: list(csv.DictReader(open(os.path.join(grid, n, "sweep-points.csv"))))
+        for n in sorted(os.listdir(grid))}
+def worst(p):
+    return max(float(r[p]["cost_usd"]) for r in rows.values())
+def feasible(p):
+    return all(float(r[p]["success_rate"]) >= 0.97 for r in rows.values())
+pts = range(len(next(iter(rows.values()))))
+best = min((p for p in pts if feasible(p)), key=lambda p: (worst(p), p))
+noise = max((float(r[best]["cost_usd_ci_high"]) - float(r[best]["cost_usd_ci_low"])) / 2
+            for r in rows.values())
+sc, p = scr["search"]["screen"], scr["recommendation"]["point"]
+checks = {
+    "more candidates than without": sc["candidates"] > plain["search"]["sampled"],
+    "same budget": scr["runs"]["budget"] == plain["runs"]["budget"],
+    "within it": scr["runs"]["search"] <= scr["runs"]["budget"],
+    "short runs": sc["runs"] == sc["candidates"] * 5,
+    "counted as a third": sc["counted"] == math.ceil(sc["candidates"] * 5 * 20 / 60),
+    "feasible": feasible(p),
+    "within noise": worst(p) <= worst(best) + noise,
+}
+print("# screened %d (without: %d); worst %.4f, grid best %.4f +/- %.4f; %s" %
+      (sc["candidates"], plain["search"]["sampled"], worst(p), worst(best), noise,
+       [k for k, v in checks.items() if not v]))
+sys.exit(0 if all(checks.values()) else 1)
+EOF2
+ok $? "--screen: more candidates for the budget, counted by duration, and within the noise of the best"
+# shellcheck disable=SC2086
+expect_exit 2 "a screen as long as a scenario exits 2" "$FUSEBOX" tune $S $KNOBS $OBJ --screen 1m \
+    -o "$T/bad"
+contains "$ERR" "--screen 1m: not shorter than tests/e2e/tune/brownout.json's duration (60 s)" \
+    "the error names the scenario and its duration"
+# shellcheck disable=SC2086
+expect_exit 2 "a screen that ends before a fault starts exits 2" "$FUSEBOX" tune $S $KNOBS $OBJ \
+    --screen 10s -o "$T/bad"
+contains "$ERR" "--screen 10s: " "the scenario's own error says it is the screen's"
+
 # the smallest budget: the report's runs may see a better neighbour, and then say so
 "$FUSEBOX" tune $S --knob retry.attempts=1,2,3 --knob breaker.open=5s,10s,20s $OBJ -o "$T/small" >"$T/small.txt"
 python3 - "$T/small/tune.json" "$T/small.txt" <<'EOF2'
