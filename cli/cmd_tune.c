@@ -63,7 +63,7 @@ static void usage(FILE *f) {
         "                         (default out/tune)\n"
         "      --no-charts        no gnuplot charts (tune.html without them)\n"
         "      --shard K/N        with --exhaustive: only shard K of N of the full grid\n"
-        "                         (runs whose number % N == K-1), to DIR/tune.part-K-of-N/\n"
+        "                         (runs whose number % N == K-1) to DIR/tune.part-K-of-N/\n"
         "      --merge N          with --exhaustive and the same options: the answer from\n"
         "                         the N shards' files in DIR, nothing run again\n"
         "  -q, --quiet            no answer on stdout\n"
