@@ -28,8 +28,8 @@ static void usage(FILE *f) {
         "every scenario and optimises the objective across them, within a budget of\n"
         "runs; every candidate runs on the same seeds (common random numbers). Prints\n"
         "the recommendation, its figures next to the current settings', the binding\n"
-        "constraints and each knob's sensitivity; writes DIR/tune.json and\n"
-        "tune.html. See docs/tune.md.\n"
+        "constraints and each knob's sensitivity; writes DIR/tune.json, DIR/charts/\n"
+        "and tune.html. See docs/tune.md.\n"
         "\n"
         "  SCENARIO|DIR           scenario files, or folders of them (*.json)\n"
         "  --knob KEY=v1,v2,...   a knob and its values (KEY as sweep's --grid: relative\n"
@@ -38,20 +38,34 @@ static void usage(FILE *f) {
         "                         (numbers, integers or durations; KEY=log:LO..HI)\n"
         "      --levels N         values per range knob (default 5)\n"
         "      --minimize METRIC  the objective (metric names: docs/metrics.md)\n"
-        "      --maximize METRIC  ... or the other way\n"
+        "      --maximize METRIC  ... or the other way; a second --minimize or\n"
+        "                         --maximize is traded off against the first: the\n"
+        "                         answer lists their Pareto front, charts/ draws it\n"
         "      --subject-to LIST  constraints every scenario must meet on the seeds' mean:\n"
         "                         \"success_rate>=0.999,latency_p99<=10s\"\n"
         "      --across worst|mean  the objective across scenarios (default worst)\n"
+        "      --weight NAME=W    scenario NAME (its file, or its name without .json)\n"
+        "                         weighs W in the mean across scenarios (the others 1;\n"
+        "                         0: its constraints only); implies --across mean\n"
         "      --budget RUNS      the search's cap on runs (default 10% of the full grid:\n"
         "                         points x seeds x scenarios)\n"
         "      --exhaustive       run the full grid (the budget is all of it)\n"
+        "      --screen DURATION  a cheaper first fidelity: screen the sample on one seed\n"
+        "                         with every scenario cut to DURATION (such a run counts\n"
+        "                         as DURATION / the scenario's duration of a run)\n"
         "      --variant NAME     the variant to tune, in every scenario (default: each\n"
         "                         scenario's last variant)\n"
         "      --seeds K          seeds S..S+K-1 for every candidate (default 3)\n"
         "      --seed S           the first seed (default: each scenario's seed)\n"
         "      --set KEY=VALUE    change every scenario for every run (as fusebox run)\n"
         "  -j, --jobs N           worker processes (default: the online CPUs)\n"
-        "  -o, --out DIR          output folder for tune.json and tune.html (default out/tune)\n"
+        "  -o, --out DIR          output folder for tune.json, charts/ and tune.html\n"
+        "                         (default out/tune)\n"
+        "      --no-charts        no gnuplot charts (tune.html without them)\n"
+        "      --shard K/N        with --exhaustive: only shard K of N of the full grid\n"
+        "                         (runs whose number % N == K-1) to DIR/tune.part-K-of-N/\n"
+        "      --merge N          with --exhaustive and the same options: the answer from\n"
+        "                         the N shards' files in DIR, nothing run again\n"
         "  -q, --quiet            no answer on stdout\n"
         "  -h, --help             this text\n"
         "\n"
@@ -69,9 +83,12 @@ typedef struct tune_opts {
     size_t nfiles;
     const char *sets[SWEEP_SETS_MAX];
     const char *knobs[SWEEP_DIMS_MAX];
+    const char *weights[SWEEP_TUNE_SCENARIOS_MAX];
+    bool across_given;
     uint64_t seed, jobs;
     const char *out;
-    bool quiet;
+    bool quiet, no_charts;
+    uint32_t shard_k, shard_n, merge_n; /* --shard K/N, --merge N (0: none) */
 } tune_opts;
 
 static int cmp_str(const void *a, const void *b) {
@@ -126,6 +143,26 @@ static int parse_count(const char *opt, const char *val, uint64_t lo, uint64_t m
     return CLI_OK;
 }
 
+/* --shard K/N. */
+static int parse_shard(const char *val, tune_opts *o) {
+    const char *slash = strchr(val, '/');
+    uint64_t k = 0, n = 0;
+    char kt[32];
+    if (slash && (size_t)(slash - val) < sizeof kt) {
+        memcpy(kt, val, (size_t)(slash - val));
+        kt[slash - val] = '\0';
+    }
+    if (slash == NULL || (size_t)(slash - val) >= sizeof kt || cli_parse_u64(kt, &k) != 0 ||
+        cli_parse_u64(slash + 1, &n) != 0 || k < 1 || k > n || n > 100000)
+        return cli_bad("tune",
+                       "--shard needs K/N with 1 <= K <= N <= 100000 (e.g. 2/8), got "
+                       "'%s'",
+                       val);
+    o->shard_k = (uint32_t)k;
+    o->shard_n = (uint32_t)n;
+    return CLI_OK;
+}
+
 /* The search's options: 1 on a match, 0 otherwise, CLI_BAD_INPUT (printed). */
 static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
     const char *a = argv[*i], *val = NULL;
@@ -133,10 +170,16 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
     if (cli_opt(argc, argv, i, NULL, "--minimize", &val) ||
         cli_opt(argc, argv, i, NULL, "--maximize", &val)) {
         if (val == NULL) return cli_missing("tune", a);
-        if (o->a.objective)
-            return cli_bad("tune", "one objective at a time (--minimize or --maximize)");
-        o->a.objective = val;
-        o->a.sense = strncmp(a, "--maximize", 10) == 0 ? -1 : 1;
+        int sense = strncmp(a, "--maximize", 10) == 0 ? -1 : 1;
+        if (o->a.second)
+            return cli_bad("tune", "at most two objectives (--minimize or --maximize, twice)");
+        if (o->a.objective) { /* the second: traded off against the first */
+            o->a.second = val;
+            o->a.second_sense = sense;
+        } else {
+            o->a.objective = val;
+            o->a.sense = sense;
+        }
     } else if (cli_opt(argc, argv, i, NULL, "--subject-to", &val)) {
         if (val == NULL) return cli_missing("tune", a);
         o->a.subject_to = val;
@@ -154,6 +197,12 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
         if (strcmp(val, "worst") != 0 && strcmp(val, "mean") != 0)
             return cli_bad("tune", "--across needs worst or mean, got '%s'", val);
         o->a.across_mean = strcmp(val, "mean") == 0;
+        o->across_given = true;
+    } else if (cli_opt(argc, argv, i, NULL, "--weight", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (o->a.weight_count == SWEEP_TUNE_SCENARIOS_MAX)
+            return cli_bad("tune", "at most %d --weight", SWEEP_TUNE_SCENARIOS_MAX);
+        o->weights[o->a.weight_count++] = val;
     } else if (cli_opt(argc, argv, i, NULL, "--levels", &val)) {
         if (val == NULL) return cli_missing("tune", a);
         if (parse_count(a, val, 2, SWEEP_TUNE_LEVELS_MAX, &v) != CLI_OK) return CLI_BAD_INPUT;
@@ -163,6 +212,18 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
         if (parse_count(a, val, 1, UINT64_MAX / 2, &o->a.budget) != CLI_OK) return CLI_BAD_INPUT;
     } else if (strcmp(a, "--exhaustive") == 0) {
         o->a.exhaustive = true;
+    } else if (cli_opt(argc, argv, i, NULL, "--screen", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        o->a.screen = val;
+    } else if (strcmp(a, "--no-charts") == 0) {
+        o->no_charts = true;
+    } else if (cli_opt(argc, argv, i, NULL, "--shard", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (parse_shard(val, o) != CLI_OK) return CLI_BAD_INPUT;
+    } else if (cli_opt(argc, argv, i, NULL, "--merge", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (parse_count(a, val, 1, 100000, &v) != CLI_OK) return CLI_BAD_INPUT;
+        o->merge_n = (uint32_t)v;
     } else {
         return 0;
     }
@@ -212,6 +273,15 @@ static int parse_args(int argc, char **argv, tune_opts *o) {
         usage(stderr);
         return CLI_BAD_INPUT;
     }
+    if (o->a.weight_count > 0 && !o->across_given) o->a.across_mean = true; /* weights: a mean */
+    if ((o->shard_n || o->merge_n) && !o->a.exhaustive)
+        return cli_bad("tune",
+                       "%s needs --exhaustive (the budgeted search decides each batch from "
+                       "the results of the last, which a shard does not have)",
+                       o->shard_n ? "--shard" : "--merge");
+    if (o->shard_n && o->merge_n) return cli_bad("tune", "--shard or --merge, not both");
+    if (o->a.screen && o->a.exhaustive)
+        return cli_bad("tune", "--screen or --exhaustive, not both (the full grid runs anyway)");
     return -1;
 }
 
@@ -219,6 +289,37 @@ static int pool_runner(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
     const tune_opts *o = ctx;
     if (cli_sweep_pool_run(sw, tasks, n, o->jobs, NULL, NULL) != CLI_OK) return FB_EIO;
     return cli_stop_signal ? FB_EIO : FB_OK;
+}
+
+/* A merge runs nothing: a run the shards' files lack is an error. */
+static int merged_runner(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
+    (void)ctx;
+    (void)sw;
+    (void)tasks;
+    (void)n;
+    return FB_ENOTFOUND;
+}
+
+/* --shard K/N: run the shard, write its files; the exit code. */
+static int run_shard(tune_opts *o, sweep_tune *t, const char *dir) {
+    char msg[2048];
+    if (sweep_tune_run_shard(t, o->shard_k, o->shard_n, pool_runner, o, msg, sizeof msg) != FB_OK) {
+        if (cli_stop_signal) {
+            fprintf(stderr, "fusebox tune: interrupted by %s: nothing written\n",
+                    cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+            return 128 + cli_stop_signal;
+        }
+        return cli_bad("tune", "%s", msg[0] ? msg : "the runs stopped");
+    }
+    if (cli_mkdirs(dir) != 0) return cli_bad("tune", "cannot create %s: %s", dir, strerror(errno));
+    if (sweep_tune_save_shard(t, dir, o->shard_k, o->shard_n, msg, sizeof msg) != FB_OK)
+        return cli_bad("tune", "%s", msg);
+    if (!o->quiet)
+        printf("wrote %s/tune.part-%u-of-%u/ (%llu runs); when all %u shards are there, the same "
+               "command with --merge %u instead of --shard writes the answer\n",
+               dir, o->shard_k, o->shard_n, (unsigned long long)sweep_tune_search_runs(t),
+               o->shard_n, o->shard_n);
+    return CLI_OK;
 }
 
 /* DIR/NAME written to NAME.tmp, checked, renamed. */
@@ -245,6 +346,7 @@ int cli_cmd_tune(int argc, char **argv) {
     memset(&o, 0, sizeof o);
     o.a.sets = o.sets;
     o.a.knobs = o.knobs;
+    o.a.weights = o.weights;
     int rc = parse_args(argc, argv, &o);
     if (rc < 0) {
         if (o.jobs == 0) {
@@ -258,21 +360,37 @@ int cli_cmd_tune(int argc, char **argv) {
         char msg[2048];
         if (sweep_tune_create(&o.a, &t, msg, sizeof msg) != FB_OK) {
             rc = cli_bad("tune", "%s", msg);
-        } else if (sweep_tune_search(t, pool_runner, &o, msg, sizeof msg) != FB_OK) {
+        } else if (o.shard_n) {
+            rc = run_shard(&o, t, o.out ? o.out : "out/tune");
+        } else if (o.merge_n && sweep_tune_load_shards(t, o.out ? o.out : "out/tune", o.merge_n,
+                                                       msg, sizeof msg) != FB_OK) {
+            rc = cli_bad("tune", "%s", msg);
+        } else if (sweep_tune_search(t, o.merge_n ? merged_runner : pool_runner, &o, msg,
+                                     sizeof msg) != FB_OK) {
             if (cli_stop_signal) {
                 fprintf(stderr, "fusebox tune: interrupted by %s: nothing written (no --resume)\n",
                         cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
                 rc = 128 + cli_stop_signal;
+            } else if (o.merge_n) {
+                rc = cli_bad("tune",
+                             "%s: the shards' files lack runs (a shard that did not finish?)",
+                             msg[0] ? msg : "the merge");
             } else
                 rc = msg[0] ? cli_bad("tune", "%s", msg) : CLI_BAD_INPUT;
         } else {
             const char *dir = o.out ? o.out : "out/tune";
             rc = write_file(t, dir, "tune.json", sweep_tune_write_json);
+            /* FB_ENOTFOUND: no gnuplot; the scripts are written and the page says why */
+            int crc = rc != CLI_OK || o.no_charts
+                          ? FB_OK
+                          : sweep_tune_write_charts(t, dir, msg, sizeof msg);
+            if (crc != FB_OK && crc != FB_ENOTFOUND) rc = cli_bad("tune", "%s", msg);
             if (rc == CLI_OK) rc = write_file(t, dir, "tune.html", sweep_tune_write_html);
             if (rc == CLI_OK && !o.quiet) {
                 sweep_tune_write_answer(stdout, t);
-                printf("\nwrote %s/tune.json, tune.html\n", dir);
+                printf("\nwrote %s/tune.json, %stune.html\n", dir, o.no_charts ? "" : "charts/, ");
             }
+            if (rc == CLI_OK && crc == FB_ENOTFOUND) rc = cli_bad("tune", "%s", msg);
             if (rc == CLI_OK && sweep_tune_infeasible(t)) rc = CLI_EXPECT_FAILED;
         }
         sweep_tune_destroy(t);

@@ -7,13 +7,17 @@
 #include "sweep/tune.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/rng.h"
+#include "reports/gnuplot.h"
 #include "sweep/sweepint.h"
+#include "util/base64.h"
 #include "util/json.h"
 #include "util/xml.h"
 
@@ -32,6 +36,17 @@ struct sweep_tune {
     uint32_t seeds;
     uint64_t seed;
     bool across_mean, exhaustive;
+    bool weighted;                           /* a --weight was given */
+    double weight[SWEEP_TUNE_SCENARIOS_MAX]; /* in the mean across scenarios */
+    double wsum;
+    char second[SWEEP_METRIC_MAX]; /* traded off against the objective; "" none */
+    int second_sense;
+    sweep *screen[SWEEP_TUNE_SCENARIOS_MAX]; /* the grid at the screen's duration; NULL none */
+    char screen_text[32];
+    double screen_frac;              /* sum over the scenarios of screen / duration */
+    uint64_t screened, screen_count; /* candidates screened; the runs counted for them */
+    char charts[1100];               /* where sweep_tune_write_charts wrote them; "" none */
+    char charts_note[1024];          /* why there are none (no gnuplot...) */
     uint64_t budget, used, extra;
     bool budget_reached;
     uint32_t *have; /* per point: seeds 0..have-1 run in every scenario */
@@ -214,6 +229,48 @@ static int create_scenario(sweep_tune *t, const sweep_tune_args *a, size_t i,
     return rc;
 }
 
+/* Scenario i's grid at the screen's duration (--screen): its --set plus duration=D. */
+static int create_screen(sweep_tune *t, const sweep_tune_args *a, size_t i,
+                         const char *const *grids, char *msg, size_t msglen) {
+    fb_time_us d;
+    const sim_scenario *sc = t->grid[i]->base;
+    if (scn_parse_duration(a->screen, &d) != FB_OK || d <= 0)
+        return sweep_fail(msg, msglen, FB_EINVAL, "--screen needs a duration (e.g. 20s), got '%s'",
+                          a->screen);
+    if (d >= sc->duration_us)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "--screen %s: not shorter than %s's duration (%.0f s): a screen runs "
+                          "each scenario for less time than it lasts",
+                          a->screen, a->scenario_files[i], (double)sc->duration_us / 1e6);
+    if (a->set_count >= SWEEP_SETS_MAX)
+        return sweep_fail(msg, msglen, FB_ECAP, "--screen: too many --set");
+    const char *sets[SWEEP_SETS_MAX + 1];
+    for (size_t k = 0; k < a->set_count; k++) sets[k] = a->sets[k];
+    char dur[64];
+    snprintf(dur, sizeof dur, "duration=%s", a->screen);
+    sets[a->set_count] = dur;
+    sweep_args ga;
+    memset(&ga, 0, sizeof ga);
+    ga.scenario_file = a->scenario_files[i];
+    ga.variant = a->variant;
+    ga.sets = sets;
+    ga.set_count = a->set_count + 1;
+    ga.grids = grids;
+    ga.grid_count = a->knob_count;
+    ga.seed = a->seed;
+    ga.seeds = a->seeds;
+    ga.objective = a->objective;
+    ga.sense = a->sense;
+    ga.subject_to = a->subject_to;
+    ga.import = a->import;
+    char m[1800];
+    int rc = sweep_create(&ga, &t->screen[i], m, sizeof m);
+    if (rc != FB_OK) return sweep_fail(msg, msglen, rc, "--screen %s: %s", a->screen, m);
+    snprintf(t->screen_text, sizeof t->screen_text, "%s", a->screen);
+    t->screen_frac += (double)d / (double)sc->duration_us;
+    return FB_OK;
+}
+
 static int create_sweeps(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t msglen) {
     char(*knobs)[KNOB_TEXT_MAX] = calloc(a->knob_count, sizeof *knobs);
     if (knobs == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
@@ -224,10 +281,62 @@ static int create_sweeps(sweep_tune *t, const sweep_tune_args *a, char *msg, siz
                                     sizeof knobs[k], msg, msglen);
         grids[k] = knobs[k];
     }
-    for (size_t i = 0; i < a->scenario_count && rc == FB_OK; i++)
+    for (size_t i = 0; i < a->scenario_count && rc == FB_OK; i++) {
         rc = create_scenario(t, a, i, grids, msg, msglen);
+        if (rc == FB_OK && a->screen) rc = create_screen(t, a, i, grids, msg, msglen);
+    }
     free(knobs);
     return rc;
+}
+
+/* Scenario i answers to NAME: the file as given, its base name, or that without .json. */
+static bool scenario_named(const char *file, const char *name, size_t len) {
+    const char *slash = strrchr(file, '/'), *base = slash ? slash + 1 : file;
+    size_t bl = strlen(base);
+    if (strlen(file) == len && strncmp(file, name, len) == 0) return true;
+    if (bl == len && strncmp(base, name, len) == 0) return true;
+    return bl > 5 && strcmp(base + bl - 5, ".json") == 0 && bl - 5 == len &&
+           strncmp(base, name, len) == 0;
+}
+
+/* "NAME=W" for every --weight: each names one scenario, once; W >= 0; not all 0. */
+static int set_weights(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t msglen) {
+    bool given[SWEEP_TUNE_SCENARIOS_MAX] = {false};
+    for (size_t i = 0; i < t->n; i++) t->weight[i] = 1;
+    if (a->weight_count > 0 && !a->across_mean)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "--weight needs --across mean (the worst case has no weights)");
+    for (size_t w = 0; w < a->weight_count; w++) {
+        const char *arg = a->weights[w], *eq = strrchr(arg, '=');
+        double v;
+        if (eq == NULL || eq == arg || sweep_parse_number(eq + 1, &v) != FB_OK || v < 0)
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "--weight %s: give SCENARIO=W, W a number >= 0 (e.g. outage=3)", arg);
+        size_t len = (size_t)(eq - arg), hit = SIZE_MAX;
+        for (size_t i = 0; i < t->n; i++) {
+            if (!scenario_named(t->grid[i]->file, arg, len)) continue;
+            if (hit != SIZE_MAX)
+                return sweep_fail(msg, msglen, FB_EINVAL,
+                                  "--weight %s: '%.*s' names both %s and %s: give the path", arg,
+                                  (int)len, arg, t->grid[hit]->file, t->grid[i]->file);
+            hit = i;
+        }
+        if (hit == SIZE_MAX)
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "--weight %s: no scenario named '%.*s' (give a scenario's file or "
+                              "its name without .json, e.g. %s)",
+                              arg, (int)len, arg, t->grid[0]->file);
+        if (given[hit])
+            return sweep_fail(msg, msglen, FB_EINVAL, "--weight: %s is weighted twice",
+                              t->grid[hit]->file);
+        given[hit] = true;
+        t->weight[hit] = v;
+    }
+    t->weighted = a->weight_count > 0;
+    t->wsum = 0;
+    for (size_t i = 0; i < t->n; i++) t->wsum += t->weight[i];
+    if (!(t->wsum > 0)) return sweep_fail(msg, msglen, FB_EINVAL, "--weight: every weight is 0");
+    return FB_OK;
 }
 
 /* The grid's shape from the first scenario's sweep, the budget, the plan checked. */
@@ -269,6 +378,19 @@ int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, siz
     t->across_mean = a->across_mean;
     t->exhaustive = a->exhaustive;
     rc = create_sweeps(t, a, msg, msglen);
+    if (rc == FB_OK) rc = set_weights(t, a, msg, msglen);
+    if (rc == FB_OK && a->second) {
+        char m[512];
+        if (sweep_check_metric(t->grid[0]->base, a->second, NULL, m, sizeof m) != FB_OK)
+            rc = sweep_fail(msg, msglen, FB_EINVAL, "--%s %s: %s",
+                            a->second_sense < 0 ? "maximize" : "minimize", a->second, m);
+        else if (strcmp(a->second, a->objective) == 0)
+            rc = sweep_fail(msg, msglen, FB_EINVAL,
+                            "the second objective is the first (%s): give another metric",
+                            a->second);
+        snprintf(t->second, sizeof t->second, "%s", a->second);
+        t->second_sense = a->second_sense < 0 ? -1 : 1;
+    }
     if (rc == FB_OK) rc = size_tune(t, a, msg, msglen);
     if (rc != FB_OK) {
         sweep_tune_destroy(t);
@@ -283,6 +405,7 @@ void sweep_tune_destroy(sweep_tune *t) {
     for (size_t i = 0; i < SWEEP_TUNE_SCENARIOS_MAX; i++) {
         sweep_destroy(t->grid[i]);
         sweep_destroy(t->base[i]);
+        sweep_destroy(t->screen[i]);
     }
     free(t->have);
     free(t);
@@ -330,11 +453,11 @@ static eval evaluate(const sweep_tune *t, sweep *const *sws, uint64_t p) {
         eval_one(sws[i], p, &o, &v);
         e.violation += v;
         if (isnan(o)) o = INFINITY;
-        sum += o;
+        if (t->weight[i] > 0) sum += t->weight[i] * o; /* a 0 weight: constraints only */
         if (o > worst) worst = o;
     }
     e.feasible = e.violation == 0;
-    e.across = t->across_mean ? sum / (double)t->n : worst;
+    e.across = t->across_mean ? sum / t->wsum : worst;
     return e;
 }
 
@@ -356,6 +479,22 @@ static int check_failed(const sweep_tune *t, size_t i, const sweep *sw, char *ms
     return sweep_fail(msg, msglen, FB_ECAP, "%s: %" PRIu64 " run%s failed; the first: %s", sw->file,
                       failed, failed == 1 ? "" : "s", first ? first : "?");
     (void)i;
+}
+
+/*
+ * Runs those of tasks[0..n) of sw that have no result yet: all of them,
+ * unless a merge loaded the shards' results (sweep_tune_load_shards).
+ */
+static int run_missing(sweep *sw, const uint64_t *tasks, size_t n, sweep_tune_runner run,
+                       void *ctx) {
+    uint64_t *todo = malloc((n ? n : 1) * sizeof *todo);
+    if (todo == NULL) return FB_ENOMEM;
+    size_t m = 0;
+    for (size_t j = 0; j < n; j++)
+        if (!sweep_has_result(sw, tasks[j])) todo[m++] = tasks[j];
+    int rc = m ? run(ctx, sw, todo, m) : FB_OK;
+    free(todo);
+    return rc;
 }
 
 /*
@@ -383,7 +522,7 @@ static int run_points(sweep_tune *t, const uint64_t *pts, size_t np, uint32_t f,
         for (uint32_t s = t->have[pts[j]]; s < f; s++) tasks[nt++] = pts[j] * t->seeds + s;
     int rc = FB_OK;
     for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
-        rc = run(ctx, t->grid[i], tasks, nt);
+        rc = run_missing(t->grid[i], tasks, nt, run, ctx);
         if (rc == FB_OK)
             rc = check_failed(t, i, t->grid[i], msg, msglen);
         else if (msg[0] == '\0')
@@ -471,20 +610,62 @@ static int sample(sweep_tune *t, uint64_t n0, uint64_t *pts) {
     return FB_OK;
 }
 
-static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg,
-                          size_t msglen) {
-    uint64_t share = t->budget * 2 / 3;
-    t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, share, t->f, t->keep);
-    if (t->rungs == 0)
-        t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, t->budget, t->f, t->keep);
-    if (t->rungs == 0) return sweep_fail(msg, msglen, FB_EINVAL, "the budget is too small");
-    uint64_t n = t->keep[0];
-    t->sampled = n;
-    ranked *r = malloc(n * sizeof *r);
-    uint64_t *pts = malloc(n * sizeof *pts);
-    int rc = r && pts ? sample(t, n, pts) : FB_ENOMEM;
+/* The runs counted for screening n0 candidates: n0 times the screen's fraction of a run, summed. */
+static uint64_t screen_cost(const sweep_tune *t, uint64_t n0) {
+    return (uint64_t)ceil((double)n0 * t->screen_frac - 1e-9);
+}
+
+/* The cost of screening n0 candidates, then successive halving on the best third. */
+static uint64_t screened_cost(const sweep_tune *t, uint64_t n0) {
+    return screen_cost(t, n0) + sweep_tune_plan_cost((n0 + 2) / 3, t->seeds, t->n);
+}
+
+/*
+ * --screen: the largest sample (at least 3) whose screen and halving fit the
+ * share; screen it on the first seed at the short duration, keep the best
+ * third in pts[0..). Returns the candidates kept (0: no screen fits, nothing run).
+ */
+static uint64_t screen(sweep_tune *t, uint64_t share, uint64_t **pts, sweep_tune_runner run,
+                       void *ctx, char *msg, size_t msglen, int *rc) {
+    uint64_t lo = t->points < 3 ? t->points : 3, hi = t->points;
+    if (screened_cost(t, lo) > share) return 0;
+    while (lo < hi) {
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        if (screened_cost(t, mid) <= share)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *pts = malloc(lo * sizeof **pts);
+    ranked *r = malloc(lo * sizeof *r);
+    uint64_t *tasks = malloc(lo * sizeof *tasks);
+    *rc = *pts && r && tasks ? sample(t, lo, *pts) : FB_ENOMEM;
+    for (uint64_t j = 0; j < lo && *rc == FB_OK; j++) tasks[j] = (*pts)[j] * t->seeds;
+    for (size_t i = 0; i < t->n && *rc == FB_OK; i++) {
+        *rc = run_missing(t->screen[i], tasks, lo, run, ctx);
+        if (*rc == FB_OK) *rc = check_failed(t, i, t->screen[i], msg, msglen);
+    }
+    if (*rc == FB_OK) {
+        for (uint64_t j = 0; j < lo; j++)
+            r[j] = (ranked){(*pts)[j], evaluate(t, t->screen, (*pts)[j])};
+        sort_ranked(r, lo);
+        for (uint64_t j = 0; j < lo; j++) (*pts)[j] = r[j].p;
+        t->screened = t->sampled = lo;
+        t->screen_count = screen_cost(t, lo);
+        t->used += t->screen_count;
+    }
+    free(r);
+    free(tasks);
+    return *rc == FB_OK ? (lo + 2) / 3 : 0;
+}
+
+/* The rungs of the plan (t->f, t->keep) from candidates pts[0..keep[0]), best first after each. */
+static int run_rungs(sweep_tune *t, uint64_t *pts, sweep_tune_runner run, void *ctx, char *msg,
+                     size_t msglen) {
+    ranked *r = malloc(t->keep[0] * sizeof *r);
+    int rc = r ? FB_OK : FB_ENOMEM;
     for (uint32_t k = 0; k < t->rungs && rc == FB_OK; k++) {
-        n = t->keep[k];
+        uint64_t n = t->keep[k];
         bool refused = false;
         rc = run_points(t, pts, n, t->f[k], true, &refused, run, ctx, msg, msglen);
         if (rc != FB_OK || refused) break;
@@ -492,8 +673,39 @@ static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char 
         sort_ranked(r, n);
         for (uint64_t j = 0; j < n; j++) pts[j] = r[j].p;
     }
-    if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
     free(r);
+    return rc;
+}
+
+static int search_halving(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg,
+                          size_t msglen) {
+    uint64_t share = t->budget * 2 / 3;
+    if (t->screen[0]) {
+        uint64_t *pts = NULL;
+        int rc = FB_OK;
+        uint64_t n1 = screen(t, share, &pts, run, ctx, msg, msglen, &rc);
+        if (rc == FB_OK && n1 > 0) {
+            t->rungs = fidelities(t->seeds, t->f);
+            t->keep[0] = n1;
+            for (uint32_t k = 1; k < t->rungs; k++) t->keep[k] = (t->keep[k - 1] + 2) / 3;
+            rc = run_rungs(t, pts, run, ctx, msg, msglen);
+        }
+        free(pts);
+        if (rc != FB_OK || n1 > 0) {
+            if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
+            return rc;
+        }
+    }
+    t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, share, t->f, t->keep);
+    if (t->rungs == 0)
+        t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, t->budget, t->f, t->keep);
+    if (t->rungs == 0) return sweep_fail(msg, msglen, FB_EINVAL, "the budget is too small");
+    uint64_t n = t->keep[0];
+    t->sampled = n;
+    uint64_t *pts = malloc(n * sizeof *pts);
+    int rc = pts ? sample(t, n, pts) : FB_ENOMEM;
+    if (rc == FB_OK) rc = run_rungs(t, pts, run, ctx, msg, msglen);
+    if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
     free(pts);
     return rc;
 }
@@ -557,7 +769,7 @@ int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg
     uint64_t base_tasks[SWEEP_SEEDS_MAX];
     for (uint32_t s = 0; s < t->seeds; s++) base_tasks[s] = s;
     for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
-        rc = run(ctx, t->base[i], base_tasks, t->seeds);
+        rc = run_missing(t->base[i], base_tasks, t->seeds, run, ctx);
         if (rc == FB_OK) rc = check_failed(t, i, t->base[i], msg, msglen);
     }
     if (rc != FB_OK) return rc;
@@ -570,32 +782,144 @@ int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg
     return rc;
 }
 
+/* ---- shards ---- */
+
+/* DIR/tune.part-K-of-N: shard K's results, one sweep part file per scenario and kind. */
+static void shard_dir(char *buf, size_t len, const char *dir, uint32_t k, uint32_t n) {
+    snprintf(buf, len, "%s/tune.part-%u-of-%u", dir, k, n);
+}
+
+static void shard_file(char *buf, size_t len, size_t i, bool base) {
+    snprintf(buf, len, "%02zu.%s.json", i, base ? "base" : "grid");
+}
+
+int sweep_tune_run_shard(sweep_tune *t, uint32_t k, uint32_t n, sweep_tune_runner run, void *ctx,
+                         char *msg, size_t msglen) {
+    msg[0] = '\0';
+    if (!t->exhaustive || k < 1 || k > n)
+        return sweep_fail(msg, msglen, FB_EINVAL, "--shard K/N needs --exhaustive and 1 <= K <= N");
+    uint64_t per = t->points * t->seeds;
+    uint64_t *tasks = malloc((size_t)(per / n + 1) * sizeof *tasks);
+    if (tasks == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    size_t nt = 0, nb = 0;
+    for (uint64_t task = (uint64_t)(k - 1); task < per; task += n) tasks[nt++] = task;
+    uint64_t base[SWEEP_SEEDS_MAX];
+    for (uint32_t s = k - 1; s < t->seeds; s += n) base[nb++] = s;
+    int rc = FB_OK;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
+        rc = nt ? run(ctx, t->grid[i], tasks, nt) : FB_OK;
+        if (rc == FB_OK) rc = check_failed(t, i, t->grid[i], msg, msglen);
+        if (rc == FB_OK && nb) rc = run(ctx, t->base[i], base, nb);
+        if (rc == FB_OK) rc = check_failed(t, i, t->base[i], msg, msglen);
+        if (rc != FB_OK && msg[0] == '\0')
+            sweep_fail(msg, msglen, rc, "%s: the runs stopped", t->grid[i]->file);
+    }
+    free(tasks);
+    t->used = (uint64_t)(nt + nb) * t->n;
+    return rc;
+}
+
+int sweep_tune_save_shard(const sweep_tune *t, const char *dir, uint32_t k, uint32_t n, char *msg,
+                          size_t msglen) {
+    char pdir[1100], name[32];
+    shard_dir(pdir, sizeof pdir, dir, k, n);
+    if (mkdir(pdir, 0777) != 0 && errno != EEXIST)
+        return sweep_fail(msg, msglen, FB_EIO, "cannot create %s: %s", pdir, strerror(errno));
+    int rc = FB_OK;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
+        /* written as interrupted sweeps: sweep_resume loads them back into the same sweeps */
+        shard_file(name, sizeof name, i, false);
+        rc = sweep_save_part(t->grid[i], pdir, name, k, n, true, msg, msglen);
+        shard_file(name, sizeof name, i, true);
+        if (rc == FB_OK) rc = sweep_save_part(t->base[i], pdir, name, k, n, true, msg, msglen);
+    }
+    return rc;
+}
+
+/* sweep_resume's advice is a sweep's: a shard of a tune is run again, not resumed. */
+static void shard_advice(char *msg, size_t msglen) {
+    static const char *const from[2] = {"; run it without --resume to start again",
+                                        ": run the sweep without --resume"};
+    for (int j = 0; j < 2; j++) {
+        char *at = strstr(msg, from[j]);
+        if (at == NULL) continue;
+        size_t used = (size_t)(at - msg);
+        snprintf(at, msglen - used, "%s",
+                 j == 0 ? ": run the shards again with the same options"
+                        : ": run the shards again with this fusebox");
+    }
+}
+
+int sweep_tune_load_shards(sweep_tune *t, const char *dir, uint32_t n, char *msg, size_t msglen) {
+    if (!t->exhaustive || n < 1)
+        return sweep_fail(msg, msglen, FB_EINVAL, "--merge N needs --exhaustive and N >= 1");
+    int rc = FB_OK;
+    for (uint32_t k = 1; k <= n && rc == FB_OK; k++) {
+        char pdir[1100], name[32], path[1200];
+        shard_dir(pdir, sizeof pdir, dir, k, n);
+        for (size_t i = 0; i < t->n * 2 && rc == FB_OK; i++) {
+            shard_file(name, sizeof name, i / 2, i % 2 == 1);
+            snprintf(path, sizeof path, "%s/%s", pdir, name);
+            uint64_t loaded;
+            rc = sweep_resume(i % 2 ? t->base[i / 2] : t->grid[i / 2], path, k, n, &loaded, msg,
+                              msglen);
+        }
+    }
+    if (rc != FB_OK) shard_advice(msg, msglen);
+    char *sw = rc != FB_OK ? strstr(msg, "from a different sweep") : NULL;
+    if (sw) { /* "sweep" becomes "tune" */
+        char *w = sw + strlen("from a different ");
+        memcpy(w, "tune", 4);
+        memmove(w + 4, w + 5, strlen(w + 5) + 1);
+    }
+    return rc;
+}
+
 bool sweep_tune_infeasible(const sweep_tune *t) {
     return t->rec < 0 || !evaluate(t, t->grid, (uint64_t)t->rec).feasible;
 }
 
 /* ---- the answer ---- */
 
-/* The 95% CI half-width of the objective's mean at point p, the largest over the scenarios. */
+/*
+ * Scenario i's part of the noise of the (weighted) mean across scenarios:
+ * (w_i / W * h_i)^2, h_i its 95% CI half-width. The scenarios' runs are
+ * independent and every scenario has the same seeds, so the half-width of
+ * the mean is the root of the sum of these (the same t factor throughout).
+ */
+static double noise_term(const sweep_tune *t, size_t i, double h) {
+    double f = t->weight[i] / t->wsum * h;
+    return f * f;
+}
+
+/*
+ * The seeds' noise of the objective across scenarios at point p: the 95% CI
+ * half-width of the scenarios' means, the largest over the scenarios for the
+ * worst case; that of the (weighted) mean for the mean (noise_term).
+ */
 static double noise(const sweep_tune *t, sweep *const *sws, uint64_t p) {
-    double hw = 0;
+    double hw = 0, sq = 0;
     for (size_t i = 0; i < t->n; i++) {
+        if (t->across_mean && t->weight[i] == 0) continue; /* not in the mean */
         sweep_stat st;
         sweep_point_stat(sws[i], p, sweep_metric_index(sws[i], sws[i]->objective), &st);
         double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
         if (h > hw) hw = h;
+        sq += noise_term(t, i, h);
     }
-    return hw;
+    return t->across_mean ? sqrt(sq) : hw;
 }
 
 /*
  * The seeds' noise of the difference between points q and p: per scenario,
  * the 95% CI half-width of the per-seed differences of the objective (the
- * same seeds: common random numbers), the largest over the scenarios.
+ * same seeds: common random numbers); the largest over the scenarios for
+ * the worst case, combined as in noise() for the mean.
  */
 static double paired_noise(const sweep_tune *t, uint64_t p, uint64_t q) {
-    double hw = 0;
+    double hw = 0, sq = 0;
     for (size_t i = 0; i < t->n; i++) {
+        if (t->across_mean && t->weight[i] == 0) continue; /* not in the mean */
         const sweep *sw = t->grid[i];
         int m = sweep_metric_index(sw, sw->objective);
         double x[SWEEP_SEEDS_MAX];
@@ -610,8 +934,9 @@ static double paired_noise(const sweep_tune *t, uint64_t p, uint64_t q) {
         sweep_stat_of(x, n, &st);
         double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
         if (h > hw) hw = h;
+        sq += noise_term(t, i, h);
     }
-    return hw;
+    return t->across_mean ? sqrt(sq) : hw;
 }
 
 /*
@@ -707,7 +1032,28 @@ static void knob_value(const sweep_tune *t, uint64_t p, uint32_t d, char *buf, s
 }
 
 static const char *across_word(const sweep_tune *t) {
-    return t->across_mean ? "mean" : "worst case";
+    return t->weighted ? "weighted mean" : t->across_mean ? "mean" : "worst case";
+}
+
+/* A scenario's name in the answer: its file's base name without .json. */
+static void short_name(const char *file, char *buf, size_t len) {
+    const char *slash = strrchr(file, '/'), *base = slash ? slash + 1 : file;
+    size_t bl = strlen(base);
+    if (bl > 5 && strcmp(base + bl - 5, ".json") == 0) bl -= 5;
+    snprintf(buf, len, "%.*s", (int)bl, base);
+}
+
+/* The weights, when given: "  weights: a 3, b 1 (a scenario counts for its weight / 4)". */
+static void answer_weights(FILE *f, const sweep_tune *t) {
+    if (!t->weighted) return;
+    fputs("  weights:", f);
+    for (size_t i = 0; i < t->n; i++) {
+        char name[256];
+        short_name(t->grid[i]->file, name, sizeof name);
+        fprintf(f, "%s %s %g", i ? "," : "", name, t->weight[i]);
+    }
+    fprintf(f, " (each scenario counts for its weight / %g; a weight of 0: constraints only)\n",
+            t->wsum);
 }
 
 /* What the search did. */
@@ -717,6 +1063,7 @@ static void answer_search(FILE *f, const sweep_tune *t) {
     fprintf(f, "objective: %s %s across %zu scenarios (%s)%s%s\n",
             g0->sense < 0 ? "maximise" : "minimise", g0->objective, t->n, across_word(t),
             g0->con_count ? " subject to " : "", g0->con_count ? g0->subject_to : "");
+    answer_weights(f, t);
     fprintf(f,
             "search: %" PRIu64 " of the full grid's %" PRIu64 " runs (%" PRIu64
             " points x %u seeds x %zu scenarios), budget %" PRIu64 "%s\n",
@@ -724,6 +1071,9 @@ static void answer_search(FILE *f, const sweep_tune *t) {
             t->budget_reached ? " (reached: the search stopped there)" : "");
     if (t->budget < full) {
         fprintf(f, "  successive halving: %" PRIu64 " sampled points", t->sampled);
+        if (t->screened)
+            fprintf(f, " screened at %s on 1 seed (%" PRIu64 " short runs, counted as %" PRIu64 ")",
+                    t->screen_text, t->screened * t->n, t->screen_count);
         for (uint32_t k = 0; k < t->rungs; k++)
             fprintf(f, ", %" PRIu64 " on %u seed%s", t->keep[k], t->f[k], t->f[k] == 1 ? "" : "s");
         fprintf(f, "; then %" PRIu64 " move%s one knob at a time\n", t->moves,
@@ -758,6 +1108,19 @@ static void answer_recommended(FILE *f, const sweep_tune *t, uint64_t p) {
             g0->objective, a, h, b, why);
 }
 
+/* Scenario i's part of the weighted mean at point p: w_i m_i / sum_j w_j m_j (NaN when 0). */
+static double weight_share(const sweep_tune *t, size_t i, uint64_t p) {
+    double all = 0, mine = 0;
+    for (size_t j = 0; j < t->n; j++) {
+        if (t->weight[j] == 0) continue;
+        const sweep *sw = t->grid[j];
+        double v = t->weight[j] * sweep_point_mean(sw, p, sw->objective);
+        all += v;
+        if (j == i) mine = v;
+    }
+    return all != 0 ? mine / all : NAN;
+}
+
 /* Per scenario: recommended | current, the binding constraint. */
 static void answer_scenarios(FILE *f, const sweep_tune *t, uint64_t p) {
     char a[64], b[64];
@@ -766,7 +1129,13 @@ static void answer_scenarios(FILE *f, const sweep_tune *t, uint64_t p) {
         const sweep *sw = t->grid[i], *bs = t->base[i];
         human(a, sizeof a, sw, sw->objective, sweep_point_mean(sw, p, sw->objective));
         human(b, sizeof b, sw, sw->objective, sweep_point_mean(bs, 0, sw->objective));
-        fprintf(f, "  %s: %s %s | %s", sw->file, sw->objective, a, b);
+        fprintf(f, "  %s", sw->file);
+        if (t->weighted && t->weight[i] == 0)
+            fputs(" (weight 0: constraints only)", f);
+        else if (t->weighted)
+            fprintf(f, " (weight %g: %.0f%% of the weighted mean)", t->weight[i],
+                    100 * weight_share(t, i, p));
+        fprintf(f, ": %s %s | %s", sw->objective, a, b);
         for (size_t k = 0; k < sw->con_count; k++) {
             const sweep_constraint *q = &sw->cons[k];
             if (strcmp(q->metric, sw->objective) == 0) continue;
@@ -829,6 +1198,374 @@ static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bo
     fputc('\n', f);
 }
 
+/* ---- the trade-off: a second figure (or the constraints' slack), the Pareto front ---- */
+
+/* A metric across the scenarios at point p, minimised (sense applied): the worst or the mean. */
+static double across_metric(const sweep_tune *t, sweep *const *sws, uint64_t p, const char *metric,
+                            int sense) {
+    double worst = -INFINITY, sum = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        double v = sense * sweep_point_mean(sws[i], p, metric);
+        if (isnan(v)) v = INFINITY;
+        if (t->weight[i] > 0) sum += t->weight[i] * v;
+        if (v > worst) worst = v;
+    }
+    return t->across_mean ? sum / t->wsum : worst;
+}
+
+/* The tightest constraint's relative slack at p, the smallest over the scenarios. */
+static double min_slack(const sweep_tune *t, sweep *const *sws, uint64_t p) {
+    double lo = INFINITY;
+    for (size_t i = 0; i < t->n; i++) {
+        double s;
+        if (binding(sws[i], p, &s) >= 0 && !(s >= lo)) lo = s; /* a NaN slack wins */
+    }
+    return lo;
+}
+
+/* What the objective is traded against: a second figure, else the constraints' slack, else none. */
+typedef enum tradeoff_kind { TRADE_NONE, TRADE_SLACK, TRADE_SECOND } tradeoff_kind;
+
+static tradeoff_kind trade_kind(const sweep_tune *t) {
+    return t->second[0] ? TRADE_SECOND : t->grid[0]->con_count ? TRADE_SLACK : TRADE_NONE;
+}
+
+/* The trade-off's second coordinate at p, minimised. */
+static double trade_y(const sweep_tune *t, sweep *const *sws, uint64_t p) {
+    if (trade_kind(t) == TRADE_SECOND) return across_metric(t, sws, p, t->second, t->second_sense);
+    return -min_slack(t, sws, p);
+}
+
+/*
+ * The points run on every seed (pts[0..n), ascending) and which are on the
+ * Pareto front of (objective, trade_y), both minimised. With a second figure
+ * only feasible points can be on the front; against the slack, every point
+ * (the slack is what makes it feasible). Caller frees *pts and *front.
+ */
+static int trade_front(const sweep_tune *t, uint64_t **pts, bool **front, size_t *n,
+                       size_t *nfront) {
+    size_t cnt = 0;
+    for (uint64_t p = 0; p < t->points; p++) cnt += t->have[p] == t->seeds;
+    *pts = malloc((cnt ? cnt : 1) * sizeof **pts);
+    *front = calloc(cnt ? cnt : 1, sizeof **front);
+    double *xy = malloc((cnt ? cnt : 1) * 2 * sizeof *xy);
+    if (*pts == NULL || *front == NULL || xy == NULL) {
+        free(*pts);
+        free(*front);
+        free(xy);
+        return FB_ENOMEM;
+    }
+    *n = 0;
+    for (uint64_t p = 0; p < t->points; p++) {
+        if (t->have[p] != t->seeds) continue;
+        eval e = evaluate(t, t->grid, p);
+        bool in = trade_kind(t) == TRADE_SLACK || e.feasible;
+        xy[2 * *n] = in ? e.across : NAN;
+        xy[2 * *n + 1] = in ? trade_y(t, t->grid, p) : NAN;
+        if (!isfinite(xy[2 * *n]) || !isfinite(xy[2 * *n + 1])) xy[2 * *n] = NAN;
+        (*pts)[(*n)++] = p;
+    }
+    sweep_pareto(xy, *n, 2, *front);
+    free(xy);
+    *nfront = 0;
+    for (size_t j = 0; j < *n; j++) *nfront += (*front)[j];
+    return FB_OK;
+}
+
+#define TRADE_LINES_MAX 12
+
+/* The front, in the answer, when there is a second figure: one line a point, by the objective. */
+static void answer_tradeoff(FILE *f, const sweep_tune *t, uint64_t rec) {
+    if (trade_kind(t) != TRADE_SECOND) return;
+    const sweep *g0 = t->grid[0];
+    uint64_t *pts;
+    bool *front;
+    size_t n, nfront;
+    if (trade_front(t, &pts, &front, &n, &nfront) != FB_OK) return;
+    size_t feasible = 0;
+    for (size_t j = 0; j < n; j++) feasible += evaluate(t, t->grid, pts[j]).feasible;
+    fprintf(f,
+            "\ntrade-off: %s against %s (%s of each), over the %zu %ssettings run on "
+            "every seed: %zu on the Pareto front (the search optimised %s)\n",
+            g0->objective, t->second, across_word(t), feasible, g0->con_count ? "feasible " : "",
+            nfront, g0->objective);
+    /* by the objective: the points are ascending, the front's x rises as its y falls */
+    uint64_t order[TRADE_LINES_MAX];
+    size_t shown = 0;
+    for (size_t j = 0; j < n && shown < TRADE_LINES_MAX; j++)
+        if (front[j]) order[shown++] = pts[j];
+    for (size_t a = 1; a < shown; a++) { /* insertion sort by the objective, then the point */
+        uint64_t x = order[a];
+        double xv = evaluate(t, t->grid, x).across;
+        size_t b = a;
+        while (b > 0) {
+            double pv = evaluate(t, t->grid, order[b - 1]).across;
+            if (pv < xv || (pv == xv && order[b - 1] < x)) break;
+            order[b] = order[b - 1];
+            b--;
+        }
+        order[b] = x;
+    }
+    for (size_t j = 0; j < shown; j++) {
+        char a[64], b[64], label[SWEEP_DIMS_MAX * (SWEEP_KEY_MAX + SWEEP_VALUE_MAX)];
+        eval e = evaluate(t, t->grid, order[j]);
+        human(a, sizeof a, g0, g0->objective, g0->sense * e.across);
+        human(b, sizeof b, g0, t->second, t->second_sense * trade_y(t, t->grid, order[j]));
+        sweep_point_label(g0, order[j], label, sizeof label);
+        fprintf(f, "  %s %s, %s %s: %s%s\n", g0->objective, a, t->second, b, label,
+                order[j] == rec ? "  <- recommended" : "");
+    }
+    if (nfront > shown) fprintf(f, "  ... (%zu more in tune.json)\n", nfront - shown);
+    eval c = evaluate(t, t->base, 0);
+    char a[64], b[64];
+    human(a, sizeof a, g0, g0->objective, g0->sense * c.across);
+    human(b, sizeof b, g0, t->second, t->second_sense * trade_y(t, t->base, 0));
+    fprintf(f, "  current settings: %s %s, %s %s%s\n", g0->objective, a, t->second, b,
+            c.feasible ? "" : " (infeasible)");
+    free(pts);
+    free(front);
+}
+
+/* ---- charts ---- */
+
+/* A value in the chart's unit: durations in seconds. */
+static double chart_value(const sweep *sw, const char *metric, double v) {
+    int m = sweep_metric_index(sw, metric);
+    return m >= 0 && sw->units[m] == SIM_UNIT_US ? v / 1e6 : v;
+}
+
+static const char *chart_unit(const sweep *sw, const char *metric) {
+    int m = sweep_metric_index(sw, metric);
+    sim_unit u = m >= 0 ? sw->units[m] : SIM_UNIT_RATIO;
+    return u == SIM_UNIT_US ? " (s)" : u == SIM_UNIT_USD ? " (USD)" : "";
+}
+
+/* Chart coordinates of point p (or the current settings: sws = base, p = 0). */
+static void trade_xy(const sweep_tune *t, sweep *const *sws, uint64_t p, double *x, double *y) {
+    const sweep *g0 = t->grid[0];
+    *x = chart_value(g0, g0->objective, g0->sense * evaluate(t, sws, p).across);
+    if (trade_kind(t) == TRADE_SECOND)
+        *y = chart_value(g0, t->second, t->second_sense * trade_y(t, sws, p));
+    else
+        *y = 100 * min_slack(t, sws, p);
+}
+
+static void gp_label(FILE *gp, const char *axis, const char *text) {
+    fprintf(gp, "set %slabel ", axis);
+    rep_gnuplot_quote(gp, text);
+    fputc('\n', gp);
+}
+
+/*
+ * tradeoff: every setting run on every seed, the objective across the
+ * scenarios against the second figure (or the tightest constraint's slack),
+ * the front joined, the recommendation and the current settings marked. The
+ * data file's blocks: 0 the points, 1 the front by the objective, 2 the
+ * recommendation, 3 the current settings.
+ */
+static void trade_data(const sweep_tune *t, FILE *dat, const uint64_t *pts, const bool *front,
+                       size_t n, size_t nfront, size_t *nfeas, size_t *ninf) {
+    *nfeas = *ninf = 0;
+    for (size_t j = 0; j < n; j++) {
+        double x, y;
+        bool ok = evaluate(t, t->grid, pts[j]).feasible;
+        *nfeas += ok;
+        *ninf += !ok;
+        trade_xy(t, t->grid, pts[j], &x, &y);
+        fprintf(dat, "%.9g %.9g %d\n", x, y, ok);
+    }
+    fputs("\n\n", dat);
+    /* the front by the objective: sorted by x (few points: selection) */
+    bool *done = calloc(n ? n : 1, sizeof *done);
+    for (size_t k = 0; done && k < nfront; k++) {
+        size_t pick = SIZE_MAX;
+        double px = 0, x, y;
+        for (size_t j = 0; j < n; j++) {
+            if (!front[j] || done[j]) continue;
+            trade_xy(t, t->grid, pts[j], &x, &y);
+            if (pick == SIZE_MAX || x < px) {
+                pick = j;
+                px = x;
+            }
+        }
+        done[pick] = true;
+        trade_xy(t, t->grid, pts[pick], &x, &y);
+        fprintf(dat, "%.9g %.9g\n", x, y);
+    }
+    free(done);
+    double rx, ry, cx, cy;
+    trade_xy(t, t->grid, (uint64_t)t->rec, &rx, &ry);
+    trade_xy(t, t->base, 0, &cx, &cy);
+    fprintf(dat, "\n\n%.9g %.9g\n\n\n%.9g %.9g\n", rx, ry, cx, cy);
+}
+
+/* The script of the tradeoff chart (trade_data wrote its data). */
+static int write_trade_chart(const sweep_tune *t, FILE *gp, FILE *dat) {
+    const sweep *g0 = t->grid[0];
+    uint64_t *pts;
+    bool *front;
+    size_t n, nfront, nfeas, ninf;
+    if (trade_front(t, &pts, &front, &n, &nfront) != FB_OK) return FB_ENOMEM;
+    trade_data(t, dat, pts, front, n, nfront, &nfeas, &ninf);
+    char text[SWEEP_METRIC_MAX * 2 + 200];
+    if (trade_kind(t) == TRADE_SECOND)
+        snprintf(text, sizeof text, "%s against %s across %zu scenarios (%s of each)",
+                 g0->objective, t->second, t->n, across_word(t));
+    else
+        snprintf(text, sizeof text,
+                 "%s across %zu scenarios (%s) against the tightest constraint's slack",
+                 g0->objective, t->n, across_word(t));
+    fputs("set title ", gp);
+    rep_gnuplot_quote(gp, text);
+    fprintf(gp, " . \"\\n%zu settings run on every seed, %zu on the Pareto front%s\"\n", n, nfront,
+            trade_kind(t) == TRADE_SECOND ? " (feasible ones only)" : "");
+    snprintf(text, sizeof text, "%s, %s%s", g0->objective, across_word(t),
+             chart_unit(g0, g0->objective));
+    gp_label(gp, "x", text);
+    if (trade_kind(t) == TRADE_SECOND)
+        snprintf(text, sizeof text, "%s, %s%s", t->second, across_word(t),
+                 chart_unit(g0, t->second));
+    else
+        snprintf(text, sizeof text,
+                 "the tightest constraint's slack, smallest over the scenarios (%%)");
+    gp_label(gp, "y", text);
+    fputs("set grid\nset key below\n", gp);
+    if (trade_kind(t) == TRADE_SLACK) /* feasible above the line */
+        fputs("set arrow from graph 0, first 0 to graph 1, first 0 nohead dt 2 lc rgb "
+              "'#d62728'\n",
+              gp);
+    const char *sep = "plot ";
+    if (nfeas) {
+        fprintf(gp,
+                "%s'tradeoff.dat' index 0 using 1:($3==1?$2:1/0) with points pt 7 ps 1.2 lc "
+                "rgb '#1f77b4' title 'feasible'",
+                sep);
+        sep = ", ";
+    }
+    if (ninf) {
+        fprintf(gp,
+                "%s'tradeoff.dat' index 0 using 1:($3==0?$2:1/0) with points pt 6 ps 1.2 "
+                "lc rgb '#999999' title 'violates the constraints'",
+                sep);
+        sep = ", ";
+    }
+    if (nfront) {
+        fprintf(gp,
+                "%s'tradeoff.dat' index 1 using 1:2 with linespoints pt 7 ps 0.8 lw 2 lc "
+                "rgb '#2ca02c' title 'Pareto front'",
+                sep);
+        sep = ", ";
+    }
+    fprintf(gp,
+            "%s'tradeoff.dat' index 2 using 1:2 with points pt 4 ps 3 lw 2 lc rgb '#000000' "
+            "title 'recommended', 'tradeoff.dat' index 3 using 1:2 with points pt 8 ps 2.5 lw 2 "
+            "lc rgb '#d62728' title 'current settings'\n",
+            sep);
+    free(pts);
+    free(front);
+    return FB_OK;
+}
+
+/*
+ * scenarios: per scenario, the objective at the recommendation beside the
+ * current settings' (a clustered histogram).
+ */
+static void write_scenario_chart(const sweep_tune *t, FILE *gp, FILE *dat) {
+    const sweep *g0 = t->grid[0];
+    for (size_t i = 0; i < t->n; i++) {
+        char name[256], label[300];
+        short_name(t->grid[i]->file, name, sizeof name);
+        bool fails = false; /* the current settings break a constraint here */
+        for (size_t c = 0; c < t->base[i]->con_count; c++) {
+            double v = sweep_point_mean(t->base[i], 0, t->base[i]->cons[c].metric);
+            fails = fails || isnan(v) || !sweep_constraint_holds(&t->base[i]->cons[c], v);
+        }
+        snprintf(label, sizeof label, "%s%s", name, fails ? " (current: fails)" : "");
+        rep_gnuplot_datum(dat, label);
+        fprintf(dat, " %.9g %.9g\n",
+                chart_value(g0, g0->objective,
+                            sweep_point_mean(t->grid[i], (uint64_t)t->rec, g0->objective)),
+                chart_value(g0, g0->objective, sweep_point_mean(t->base[i], 0, g0->objective)));
+    }
+    char text[SWEEP_METRIC_MAX + 200];
+    snprintf(text, sizeof text, "%s per scenario: the recommendation and the current settings",
+             g0->objective);
+    fputs("set title ", gp);
+    rep_gnuplot_quote(gp, text);
+    fputc('\n', gp);
+    snprintf(text, sizeof text, "%s, mean over the seeds%s", g0->objective,
+             chart_unit(g0, g0->objective));
+    gp_label(gp, "y", text);
+    fputs("set style data histogram\nset style histogram clustered gap 1\nset style fill solid "
+          "0.8 border -1\nset boxwidth 0.9\nset grid ytics\nset key below\nset yrange [0:*]\n"
+          "set xtics rotate by -30 left\n"
+          "plot 'scenarios.dat' using 2:xtic(1) lc rgb '#1f77b4' title 'recommended', '' using 3 "
+          "lc rgb '#d62728' title 'current settings'\n",
+          gp);
+}
+
+/* DIR/NAME.gp and .dat, then NAME.png when gnuplot is there. */
+static int write_chart(const sweep_tune *t, const char *dir, const char *name, const char *gnuplot,
+                       char *msg, size_t msglen) {
+    char gpath[1200], dpath[1200], ppath[1200], script[64], png[64];
+    snprintf(script, sizeof script, "%s.gp", name);
+    snprintf(png, sizeof png, "%s.png", name);
+    snprintf(gpath, sizeof gpath, "%s/%s.gp", dir, name);
+    snprintf(dpath, sizeof dpath, "%s/%s.dat", dir, name);
+    snprintf(ppath, sizeof ppath, "%s/%s.png", dir, name);
+    remove(ppath); /* an earlier tune's PNG must not pass for this one's */
+    FILE *gp = fopen(gpath, "w"), *dat = gp ? fopen(dpath, "w") : NULL;
+    if (dat == NULL) {
+        if (gp) fclose(gp);
+        return sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", gp ? dpath : gpath,
+                          strerror(errno));
+    }
+    fprintf(gp, "set terminal pngcairo size 960,680 font 'sans,10' noenhanced\nset output ");
+    rep_gnuplot_quote(gp, png);
+    fputs("\nset border lc rgb '#555555'\n", gp);
+    int rc = FB_OK;
+    if (strcmp(name, "tradeoff") == 0)
+        rc = write_trade_chart(t, gp, dat);
+    else
+        write_scenario_chart(t, gp, dat);
+    int grc = sweep_close_checked(gp, gpath, msg, msglen);
+    int drc = sweep_close_checked(dat, dpath, grc == FB_OK ? msg : NULL, grc == FB_OK ? msglen : 0);
+    if (rc != FB_OK) return sweep_fail(msg, msglen, rc, "out of memory");
+    if (grc != FB_OK) return grc;
+    if (drc != FB_OK) return drc;
+    return gnuplot ? rep_gnuplot_run(gnuplot, dir, script, msg, msglen) : FB_OK;
+}
+
+int sweep_tune_write_charts(sweep_tune *t, const char *dir, char *msg, size_t msglen) {
+    t->charts[0] = t->charts_note[0] = '\0';
+    if (t->rec < 0) return FB_OK;
+    char charts[1100];
+    snprintf(charts, sizeof charts, "%s/charts", dir);
+    if (mkdir(charts, 0777) != 0 && errno != EEXIST)
+        return sweep_fail(msg, msglen, FB_EIO, "cannot create %s: %s", charts, strerror(errno));
+    char gnuplot[1024];
+    bool have = rep_gnuplot_find(gnuplot, sizeof gnuplot) == FB_OK;
+    int rc = write_chart(t, charts, "scenarios", have ? gnuplot : NULL, msg, msglen);
+    if (rc == FB_OK && trade_kind(t) != TRADE_NONE) {
+        rc = write_chart(t, charts, "tradeoff", have ? gnuplot : NULL, msg, msglen);
+    } else if (rc == FB_OK) { /* nothing to trade off: no chart from an earlier tune */
+        static const char *const ext[3] = {"gp", "dat", "png"};
+        for (int k = 0; k < 3; k++) {
+            char path[1200];
+            snprintf(path, sizeof path, "%s/tradeoff.%s", charts, ext[k]);
+            remove(path);
+        }
+    }
+    if (rc != FB_OK) return rc;
+    snprintf(t->charts, sizeof t->charts, "%s", charts);
+    if (!have) {
+        snprintf(t->charts_note, sizeof t->charts_note, "%s", gnuplot);
+        snprintf(msg, msglen, "%s", gnuplot);
+        return FB_ENOTFOUND;
+    }
+    return FB_OK;
+}
+
 void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
     answer_search(f, t);
     if (t->rec < 0) return;
@@ -838,6 +1575,7 @@ void sweep_tune_write_answer(FILE *f, const sweep_tune *t) {
     fprintf(f, "\nsensitivity (one knob moves, the others stay at the recommendation):\n");
     bool feasible = evaluate(t, t->grid, p).feasible;
     for (uint32_t d = 0; d < t->dims; d++) answer_knob(f, t, p, d, feasible);
+    answer_tradeoff(f, t, p);
     sweep_answer_policy(f, t->grid[0], p);
 }
 
@@ -874,6 +1612,21 @@ static void json_head(util_json *w, const sweep_tune *t) {
     jstr(w, "metric", g0->objective);
     jstr(w, "sense", g0->sense < 0 ? "maximize" : "minimize");
     jstr(w, "across", t->across_mean ? "mean" : "worst");
+    if (t->across_mean) {
+        util_json_open(w, "weights", '[', UTIL_JSON_INLINE);
+        for (size_t i = 0; i < t->n; i++) jnum(w, NULL, t->weight[i]);
+        util_json_close(w);
+    } else {
+        util_json_null(w, "weights");
+    }
+    if (t->second[0]) {
+        util_json_open(w, "second", '{', UTIL_JSON_INLINE);
+        jstr(w, "metric", t->second);
+        jstr(w, "sense", t->second_sense < 0 ? "maximize" : "minimize");
+        util_json_close(w);
+    } else {
+        util_json_null(w, "second");
+    }
     util_json_close(w);
     jstr(w, "subject_to", g0->subject_to);
     util_json_u64(w, "seed", t->seed);
@@ -896,6 +1649,16 @@ static void json_head(util_json *w, const sweep_tune *t) {
         util_json_close(w);
     }
     util_json_close(w);
+    if (t->screen[0]) {
+        util_json_open(w, "screen", '{', UTIL_JSON_INLINE);
+        jstr(w, "duration", t->screen_text);
+        util_json_u64(w, "candidates", t->screened);
+        util_json_u64(w, "runs", t->screened * t->n);
+        util_json_u64(w, "counted", t->screen_count);
+        util_json_close(w);
+    } else {
+        util_json_null(w, "screen");
+    }
     util_json_u64(w, "moves", t->moves);
     util_json_close(w);
 }
@@ -906,6 +1669,9 @@ static void json_scenario(util_json *w, const sweep_tune *t, size_t i, uint64_t 
     util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
     jstr(w, "file", sw->file);
     jstr(w, "variant", sw->variant);
+    jnum(w, "weight", t->across_mean ? t->weight[i] : NAN);
+    /* of the weighted mean, at the recommendation */
+    jnum(w, "share", t->weighted ? weight_share(t, i, p) : NAN);
     util_json_open(w, "metrics", '{', UTIL_JSON_INLINE);
     for (size_t k = 0; k <= sw->con_count; k++) {
         const char *m = k == 0 ? sw->objective : sw->cons[k - 1].metric;
@@ -994,19 +1760,39 @@ static void json_knob(util_json *w, const sweep_tune *t, uint64_t p, uint32_t d,
 
 static void json_evaluated(util_json *w, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
+    uint64_t *fp = NULL;
+    bool *front = NULL;
+    size_t nf = 0, nfront = 0, j = 0;
+    if (trade_kind(t) != TRADE_NONE && trade_front(t, &fp, &front, &nf, &nfront) != FB_OK) nf = 0;
+    util_json_open(w, "tradeoff", '{', UTIL_JSON_INLINE);
+    if (trade_kind(t) == TRADE_SECOND)
+        jstr(w, "against", t->second);
+    else if (trade_kind(t) == TRADE_SLACK)
+        jstr(w, "against", "slack");
+    else
+        util_json_null(w, "against");
+    util_json_u64(w, "front", nfront);
+    util_json_close(w);
     util_json_open(w, "evaluated", '[', UTIL_JSON_LINES_OPEN);
     for (uint64_t q = 0; q < t->points; q++) {
         if (t->have[q] == 0) continue;
         eval qe = evaluate(t, t->grid, q);
+        while (j < nf && fp[j] < q) j++;
+        bool on = j < nf && fp[j] == q && front[j];
         util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
         util_json_u64(w, "point", q);
         util_json_u64(w, "seeds", t->have[q]);
         jnum(w, "objective", g0->sense * qe.across);
         jnum(w, "noise", t->have[q] == t->seeds ? noise(t, t->grid, q) : NAN);
+        if (t->second[0]) jnum(w, "second", t->second_sense * trade_y(t, t->grid, q));
+        if (g0->con_count) jnum(w, "slack", min_slack(t, t->grid, q));
         util_json_bool(w, "feasible", qe.feasible);
+        util_json_bool(w, "front", on);
         util_json_close(w);
     }
     util_json_close(w);
+    free(fp);
+    free(front);
 }
 
 void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
@@ -1058,6 +1844,35 @@ static void html_knob_row(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d) 
     fputs("</td></tr>\n", f);
 }
 
+/* The charts as data URIs, or why there are none. */
+static void html_charts(FILE *f, const sweep_tune *t) {
+    if (t->rec < 0) return;
+    static const char *const name[2] = {"tradeoff", "scenarios"};
+    static const char *const what[2] = {
+        "The trade-off: every setting run on every seed, the Pareto front joined",
+        "Per scenario: the recommendation and the current settings"};
+    if (t->charts_note[0] || !t->charts[0]) {
+        fputs("<p>No charts: ", f);
+        html_text(f, t->charts_note[0] ? t->charts_note : "they were not asked for (--no-charts)");
+        fputs("</p>\n", f);
+        return;
+    }
+    for (int c = trade_kind(t) == TRADE_NONE; c < 2; c++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s.png", t->charts, name[c]);
+        fprintf(f, "<h2>%s</h2>\n", what[c]);
+        FILE *in = fopen(path, "rb");
+        if (in == NULL) {
+            fprintf(f, "<p>(charts/%s.png is missing)</p>\n", name[c]);
+            continue;
+        }
+        fprintf(f, "<img alt=\"%s\" style=\"max-width:100%%\" src=\"", name[c]);
+        util_data_uri(f, in, "image/png");
+        fclose(in);
+        fputs("\">\n", f);
+    }
+}
+
 void sweep_tune_write_html(FILE *f, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
     fputs(
@@ -1077,6 +1892,7 @@ void sweep_tune_write_html(FILE *f, const sweep_tune *t) {
         for (uint32_t d = 0; d < t->dims; d++) html_knob_row(f, t, (uint64_t)t->rec, d);
         fputs("</table>\n", f);
     }
+    html_charts(f, t);
     fputs("<h2>The answer</h2>\n<pre>", f);
     char *text = NULL;
     size_t len = 0;

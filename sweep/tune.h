@@ -43,6 +43,19 @@ typedef struct sweep_tune_args {
     const char *objective;
     int sense;        /* +1 minimise, -1 maximise */
     bool across_mean; /* the objective across scenarios: mean (else the worst) */
+    /* "NAME=W": scenario NAME's weight in the mean (NAME: the file as given, its base name,
+     * or that without .json); the others weigh 1. Needs across_mean. */
+    const char *const *weights;
+    size_t weight_count;
+    /* a second figure, traded off against the objective (NULL: none): the answer
+     * lists the Pareto front of the two and the chart draws it; the search
+     * optimises the objective */
+    const char *second;
+    int second_sense; /* +1 minimise, -1 maximise */
+    /* a cheaper fidelity (NULL: none): successive halving first screens its
+     * sample on one seed with every scenario's duration set to this (shorter)
+     * duration, each such run counted as that fraction of a run */
+    const char *screen;
     const char *subject_to;
     uint64_t budget; /* search runs; 0: 10% of the full grid's runs */
     bool exhaustive; /* every point on every seed (the budget is the full grid) */
@@ -85,6 +98,22 @@ typedef int (*sweep_tune_runner)(void *ctx, sweep *sw, const uint64_t *tasks, si
  */
 int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen);
 
+/*
+ * Beyond one machine (exhaustive only: the search decides each batch from
+ * the last one's results, which a shard does not have). sweep_tune_run_shard
+ * runs shard K of N: the full grid's runs whose number % N == K - 1 and the
+ * current settings' seeds likewise, in every scenario; sweep_tune_save_shard
+ * writes them under DIR/tune.part-K-of-N/ (a sweep part file per scenario's
+ * grid and current settings). sweep_tune_load_shards loads the N shards'
+ * files back (each checked against this tune's definition); the search then
+ * runs nothing that a shard ran, and writes what an unsharded run writes.
+ */
+int sweep_tune_run_shard(sweep_tune *t, uint32_t k, uint32_t n, sweep_tune_runner run, void *ctx,
+                         char *msg, size_t msglen);
+int sweep_tune_save_shard(const sweep_tune *t, const char *dir, uint32_t k, uint32_t n, char *msg,
+                          size_t msglen);
+int sweep_tune_load_shards(sweep_tune *t, const char *dir, uint32_t n, char *msg, size_t msglen);
+
 /* The full grid's runs (points x seeds x scenarios), the search's and the report's. */
 uint64_t sweep_tune_full_runs(const sweep_tune *t);
 uint64_t sweep_tune_search_runs(const sweep_tune *t);
@@ -95,7 +124,17 @@ bool sweep_tune_infeasible(const sweep_tune *t);
 void sweep_tune_write_answer(FILE *f, const sweep_tune *t);
 /* tune.json. */
 void sweep_tune_write_json(FILE *f, const sweep_tune *t);
-/* tune.html: each knob's values around the recommendation, and the answer. */
+/*
+ * DIR/charts/: scenarios (the objective per scenario, recommended and
+ * current) and, with a second figure or constraints, tradeoff (every setting
+ * run on every seed, the objective against the second figure or the
+ * tightest constraint's slack, the Pareto front joined): each a .gp script
+ * and its .dat, drawn to .png by gnuplot. FB_OK; FB_ENOTFOUND when gnuplot
+ * is missing (msg names the package; the scripts are written and tune.html
+ * says so); FB_EIO. tune.html embeds what this wrote.
+ */
+int sweep_tune_write_charts(sweep_tune *t, const char *dir, char *msg, size_t msglen);
+/* tune.html: each knob's values around the recommendation, the charts, and the answer. */
 void sweep_tune_write_html(FILE *f, const sweep_tune *t);
 
 #endif /* SWEEP_TUNE_H */

@@ -81,6 +81,52 @@ ok $? "within 10% of the runs, tune's worst case is within the seeds' noise of t
 grep -q "^top_tenth True" "$T/oracle.txt"
 ok $? "and at most a tenth of the grid's feasible points have a lower worst case"
 
+# --screen: a cheaper first fidelity (every scenario cut to 20 s of its minute, one seed); the
+# same budget screens more candidates, and the answer still lands within the seeds' noise of
+# the full grid's best (the sweeps above)
+# shellcheck disable=SC2086
+expect_exit 0 "tune --screen 20s exits 0" "$FUSEBOX" tune $S $KNOBS $OBJ --screen 20s --no-charts \
+    -o "$T/scr"
+contains "$OUT" "sampled points screened at 20s on 1 seed" "the answer says how it screened"
+python3 - "$T/grid" "$T/scr/tune.json" "$T/j1/tune.json" <<'EOF2'
+import csv, json, math, os, sys
+grid, scr, plain = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+rows = {n: list(csv.DictReader(open(os.path.join(grid, n, "sweep-points.csv"))))
+        for n in sorted(os.listdir(grid))}
+def worst(p):
+    return max(float(r[p]["cost_usd"]) for r in rows.values())
+def feasible(p):
+    return all(float(r[p]["success_rate"]) >= 0.97 for r in rows.values())
+pts = range(len(next(iter(rows.values()))))
+best = min((p for p in pts if feasible(p)), key=lambda p: (worst(p), p))
+noise = max((float(r[best]["cost_usd_ci_high"]) - float(r[best]["cost_usd_ci_low"])) / 2
+            for r in rows.values())
+sc, p = scr["search"]["screen"], scr["recommendation"]["point"]
+checks = {
+    "more candidates than without": sc["candidates"] > plain["search"]["sampled"],
+    "same budget": scr["runs"]["budget"] == plain["runs"]["budget"],
+    "within it": scr["runs"]["search"] <= scr["runs"]["budget"],
+    "short runs": sc["runs"] == sc["candidates"] * 5,
+    "counted as a third": sc["counted"] == math.ceil(sc["candidates"] * 5 * 20 / 60),
+    "feasible": feasible(p),
+    "within noise": worst(p) <= worst(best) + noise,
+}
+print("# screened %d (without: %d); worst %.4f, grid best %.4f +/- %.4f; %s" %
+      (sc["candidates"], plain["search"]["sampled"], worst(p), worst(best), noise,
+       [k for k, v in checks.items() if not v]))
+sys.exit(0 if all(checks.values()) else 1)
+EOF2
+ok $? "--screen: more candidates for the budget, counted by duration, and within the noise of the best"
+# shellcheck disable=SC2086
+expect_exit 2 "a screen as long as a scenario exits 2" "$FUSEBOX" tune $S $KNOBS $OBJ --screen 1m \
+    -o "$T/bad"
+contains "$ERR" "--screen 1m: not shorter than tests/e2e/tune/brownout.json's duration (60 s)" \
+    "the error names the scenario and its duration"
+# shellcheck disable=SC2086
+expect_exit 2 "a screen that ends before a fault starts exits 2" "$FUSEBOX" tune $S $KNOBS $OBJ \
+    --screen 10s -o "$T/bad"
+contains "$ERR" "--screen 10s: " "the scenario's own error says it is the screen's"
+
 # the smallest budget: the report's runs may see a better neighbour, and then say so
 "$FUSEBOX" tune $S --knob retry.attempts=1,2,3 --knob breaker.open=5s,10s,20s $OBJ -o "$T/small" >"$T/small.txt"
 python3 - "$T/small/tune.json" "$T/small.txt" <<'EOF2'
@@ -144,6 +190,176 @@ ok = ok and any(e["objective"] < wo[e["point"]] - 1e-9 for e in m["evaluated"])
 sys.exit(0 if ok and m["objective"]["across"] == "mean" else 1)
 EOF2
 ok $? "--across mean: every point's mean across the scenarios is at most its worst case"
+
+# --weight: a weighted mean across the scenarios, its weights and each scenario's share said
+W2="--knob retry.attempts=1,2,3 --knob breaker.open=5s,20s --minimize cost_usd --exhaustive"
+# shellcheck disable=SC2086
+expect_exit 0 "--weight exits 0" "$FUSEBOX" tune $S $W2 --subject-to "success_rate>=0.97" \
+    --weight outage=3 --weight $S/slow.json=0 -o "$T/w"
+contains "$OUT" "across 5 scenarios (weighted mean)" "--weight implies a weighted mean, said so"
+contains "$OUT" "weights: brownout 1, flapping 1, outage 3, rate-limit 1, slow 0" \
+    "the answer lists every scenario's weight"
+contains "$OUT" "slow.json (weight 0: constraints only)" "a 0 weight counts for the constraints only"
+python3 - "$T/w/tune.json" <<'EOF2'
+import json, sys
+r = json.load(open(sys.argv[1]))
+rec = r["recommendation"]
+sc = rec["scenarios"]
+w = [s["weight"] for s in sc]
+m = [s["metrics"]["cost_usd"]["recommended"] for s in sc]
+mean = sum(a * b for a, b in zip(w, m)) / sum(w)
+shares = sum(s["share"] for s in sc if s["weight"] > 0)
+ok = r["objective"]["weights"] == [1, 1, 3, 1, 0] and w == [1, 1, 3, 1, 0]
+ok = ok and abs(mean - rec["objective"]) < 1e-6 and abs(shares - 1) < 1e-6
+print("# weighted mean %.6f, tune says %.6f; shares sum to %.6f" % (mean, rec["objective"], shares))
+sys.exit(0 if ok else 1)
+EOF2
+ok $? "the objective is the weighted mean of the scenarios' figures, and the shares sum to 1"
+# the seeds' noise of a weighted mean: the scenarios' 95% half-widths (here from one-point
+# sweeps of the recommendation, on the same seeds) combined as sqrt(sum((w_i/W * h_i)^2))
+for f in "$S"/*.json; do
+    # shellcheck disable=SC2046
+    "$FUSEBOX" sweep "$f" $(json "$T/w/tune.json" "' '.join('--grid %s=%s' % kv for kv in r['recommendation']['settings'].items())") \
+        --seeds 3 -q --no-charts -o "$T/wn/$(basename "$f" .json)" || echo "# sweep of $f failed"
+done
+python3 - "$T/w/tune.json" "$T/wn" <<'EOF2'
+import csv, json, math, os, sys
+r = json.load(open(sys.argv[1]))
+sq = 0
+for s in r["recommendation"]["scenarios"]:
+    name = os.path.basename(s["file"])[:-5]
+    row = next(csv.DictReader(open(os.path.join(sys.argv[2], name, "sweep-points.csv"))))
+    h = (float(row["cost_usd_ci_high"]) - float(row["cost_usd_ci_low"])) / 2
+    sq += (s["weight"] / sum(r["objective"]["weights"]) * h) ** 2
+print("# noise %.6f, tune says %.6f" % (math.sqrt(sq), r["recommendation"]["noise"]))
+sys.exit(0 if abs(math.sqrt(sq) - r["recommendation"]["noise"]) < 1e-3 else 1)
+EOF2
+ok $? "the noise of the weighted mean combines the scenarios' half-widths by their weights"
+# all weight on one scenario: every point's objective is that scenario's own mean
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S $W2 --weight brownout=0 --weight flapping=0 --weight outage=0 \
+    --weight slow=0 -q -o "$T/w1"
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S/rate-limit.json $W2 --across mean -q -o "$T/w1only"
+python3 - "$T/w1/tune.json" "$T/w1only/tune.json" <<'EOF2'
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+bo = {e["point"]: e["objective"] for e in b["evaluated"]}
+ok = len(bo) == 6 and all(abs(e["objective"] - bo[e["point"]]) < 1e-9 for e in a["evaluated"])
+sys.exit(0 if ok and a["recommendation"]["point"] == b["recommendation"]["point"] else 1)
+EOF2
+ok $? "weights 0,0,0,1,0: the objective and the recommendation are rate-limit's alone"
+# shellcheck disable=SC2086
+expect_exit 2 "--weight of an unknown scenario exits 2" "$FUSEBOX" tune $S $W2 --weight outag=2 \
+    -o "$T/bad"
+contains "$ERR" "--weight outag=2: no scenario named 'outag'" "the error names the weight"
+# shellcheck disable=SC2086
+expect_exit 2 "--weight with --across worst exits 2" "$FUSEBOX" tune $S $W2 --weight outage=2 \
+    --across worst -o "$T/bad"
+contains "$ERR" "--weight needs --across mean" "the error says the worst case has no weights"
+# shellcheck disable=SC2086
+expect_exit 2 "a negative --weight exits 2" "$FUSEBOX" tune $S $W2 --weight outage=-1 -o "$T/bad"
+# shellcheck disable=SC2086
+expect_exit 2 "--weight given twice for a scenario exits 2" "$FUSEBOX" tune $S $W2 \
+    --weight outage=2 --weight outage.json=3 -o "$T/bad"
+contains "$ERR" "tests/e2e/tune/outage.json is weighted twice" "the error names the scenario"
+
+# two objectives: the second is traded off against the first; the answer lists their Pareto
+# front (here computed again from tune.json's figures), charts/ draws it
+P2="--knob retry.attempts=1,2,3 --knob breaker.open=5s,10s,20s --knob breaker.failure_rate=0.3,0.5,0.7"
+# shellcheck disable=SC2086
+expect_exit 0 "two objectives exit 0" "$FUSEBOX" tune $S $P2 --minimize cost_usd \
+    --minimize amplification --exhaustive -o "$T/p2"
+contains "$OUT" "trade-off: cost_usd against amplification (worst case of each)" \
+    "the answer names the trade-off"
+python3 - "$T/p2/tune.json" "$OUT" <<'EOF2'
+import json, sys
+r, text = json.load(open(sys.argv[1])), sys.argv[2]
+pts = [e for e in r["evaluated"] if e["seeds"] == r["seeds"] and e["feasible"]]
+def dom(a, b):
+    return (a["objective"] <= b["objective"] and a["second"] <= b["second"] and
+            (a["objective"] < b["objective"] or a["second"] < b["second"]))
+front = sorted(e["point"] for e in pts if not any(dom(o, e) for o in pts))
+said = sorted(e["point"] for e in r["evaluated"] if e["front"])
+n = r["tradeoff"]["front"]
+lines = [l for l in text.split("\n") if l.startswith("  cost_usd ") and ", amplification " in l]
+rec = r["recommendation"]["point"]
+ok = len(pts) == 27 and front == said and n == len(front) and len(lines) == min(n, 12)
+ok = ok and rec in front and sum("<- recommended" in l for l in lines) == 1
+ok = ok and len(front) >= 3  # a real trade-off here: a cheaper setting amplifies more
+ok = ok and r["objective"]["second"] == {"metric": "amplification", "sense": "minimize"}
+print("# front %s, tune.json %s, %d lines" % (front, said, len(lines)))
+sys.exit(0 if ok else 1)
+EOF2
+ok $? "the front is the non-dominated settings of the two figures, and the recommendation is on it"
+python3 - "$T/p2/charts/tradeoff.dat" <<'EOF2'
+import sys
+blocks = [b for b in open(sys.argv[1]).read().split("\n\n\n")]
+front = [tuple(map(float, l.split())) for l in blocks[1].strip().split("\n")]
+# two minimised figures: along the front the first rises while the second falls
+ok = len(blocks) == 4 and len(blocks[0].strip().split("\n")) == 27
+ok = ok and all(a[0] < b[0] and a[1] > b[1] for a, b in zip(front, front[1:]))
+sys.exit(0 if ok else 1)
+EOF2
+ok $? "tradeoff.dat: every setting, the front by the objective, the recommendation, the current"
+if command -v gnuplot >/dev/null 2>&1; then
+    for c in tradeoff scenarios; do
+        [ "$(head -c 8 "$T/p2/charts/$c.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ]
+        ok $? "gnuplot drew charts/$c.png"
+    done
+    [ "$(grep -o 'src="data:image/png;base64,' "$T/p2/tune.html" | wc -l)" -eq 2 ]
+    ok $? "tune.html embeds both charts"
+else
+    skip "gnuplot drew charts/tradeoff.png" "gnuplot is not installed (apt-get install gnuplot-nox)"
+    skip "gnuplot drew charts/scenarios.png" "gnuplot is not installed"
+    skip "tune.html embeds both charts" "gnuplot is not installed"
+fi
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S/outage.json $P2 --minimize cost_usd --exhaustive --no-charts -q -o "$T/nc"
+[ ! -e "$T/nc/charts" ] && grep -q "No charts: they were not asked for" "$T/nc/tune.html"
+ok $? "--no-charts: no charts/, and tune.html says why"
+# shellcheck disable=SC2086
+expect_exit 2 "a third objective exits 2" "$FUSEBOX" tune $S $P2 --minimize cost_usd \
+    --minimize latency_p99 --maximize success_rate -o "$T/bad"
+contains "$ERR" "at most two objectives" "the error says two at most"
+# shellcheck disable=SC2086
+expect_exit 2 "a misspelt second objective exits 2" "$FUSEBOX" tune $S $P2 --minimize cost_usd \
+    --minimize latency_p98 -o "$T/bad"
+contains "$ERR" "--minimize latency_p98" "the error names the second objective"
+# shellcheck disable=SC2086
+expect_exit 2 "the same metric twice exits 2" "$FUSEBOX" tune $S $P2 --minimize cost_usd \
+    --maximize cost_usd -o "$T/bad"
+
+# --shard K/N and --merge N (exhaustive): three shards merged write what one process writes
+SH="--knob retry.attempts=1,2,3 --knob breaker.open=5s,20s --minimize cost_usd --exhaustive"
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $S $SH --subject-to "success_rate>=0.97" -o "$T/sh1" >"$T/sh1.txt"
+for k in 1 2 3; do
+    # shellcheck disable=SC2086
+    expect_exit 0 "tune --shard $k/3 exits 0" "$FUSEBOX" tune $S $SH \
+        --subject-to "success_rate>=0.97" --shard $k/3 -o "$T/sh3"
+done
+contains "$OUT" "wrote $T/sh3/tune.part-3-of-3/ (35 runs)" "a shard says what it wrote"
+[ ! -e "$T/sh3/tune.json" ]
+ok $? "a shard writes no answer"
+# shellcheck disable=SC2086
+expect_exit 0 "tune --merge 3 exits 0" "$FUSEBOX" tune $S $SH --subject-to "success_rate>=0.97" \
+    --merge 3 -o "$T/sh3"
+same_files "$T/sh1" "$T/sh3" tune.json tune.html &&
+    [ "$(grep -v '^wrote ' "$T/sh1.txt")" = "$(echo "$OUT" | grep -v '^wrote ')" ]
+ok $? "the merge of 3 shards writes and prints what one process does, byte for byte"
+# shellcheck disable=SC2086
+expect_exit 2 "a merge with a shard missing exits 2" "$FUSEBOX" tune $S $SH --merge 4 -o "$T/sh3"
+contains "$ERR" "tune.part-1-of-4/00.grid.json: cannot open" "the error names the missing file"
+# shellcheck disable=SC2086
+expect_exit 2 "a merge with other knobs exits 2" "$FUSEBOX" tune $S \
+    --knob retry.attempts=1,2 --knob breaker.open=5s,20s --minimize cost_usd --exhaustive \
+    --merge 3 -o "$T/sh3"
+contains "$ERR" "is from a different tune ('grid' differs): run the shards again with the same" \
+    "the error says the shards are another tune's"
+expect_exit 2 "--shard without --exhaustive exits 2" "$FUSEBOX" tune $S \
+    --knob retry.attempts=1,2 --minimize cost_usd --shard 1/2 -o "$T/bad"
+contains "$ERR" "--shard needs --exhaustive" "the error says why"
 
 # shellcheck disable=SC2086
 "$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
