@@ -204,7 +204,7 @@ static int fault_kind(pctx *P, const cJSON *v, const cJSON **kind, sim_fault *f)
     if (*kind == NULL)
         return scn__fail(P, "a fault needs one of: outage, rate_limit, hang, slow, brownout, "
                             "midstream, reset, policy, flap");
-    return FB_OK;
+    return scn__check_fields(P, v, &scn__fault_section); /* its "description" a string */
 }
 
 static int parse_fault(pctx *P, const cJSON *v, sim_fault *f) {

@@ -299,6 +299,8 @@ INVALID = {
                                          "variants.429-trips: variant names start with a letter"),
     "description-not-a-string": ([(["providers", 0, "description"], 5)],
                                  "providers[0].description: expected a string"),
+    "fault-description-not-a-string": ([(F0 + ["description"], 5)],
+                                       "providers[0].faults[0].description: expected a string"),
     "distribution-two-kinds": ([(["traffic", 0, "prompt_tokens"],
                                  {"constant": 1, "uniform": {"min": 1, "max": 2}})],
                                "traffic[0].prompt_tokens: expected a number or an object"),
