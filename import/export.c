@@ -616,6 +616,39 @@ int imp_export_policy(const char *kind, const char *name, const char *layer_json
 
 /* ---- into the user's file ---- */
 
+/*
+ * LiteLLM: a Router argument whose litellm module global the file sets under
+ * litellm_settings is written there as well (the doc gains litellm_settings),
+ * since the Router may take the global instead: num_retries always
+ * (async_function_with_retries prefers litellm.num_retries), the timeout and
+ * the fallbacks when router_settings has none. A router_settings value the
+ * file has keeps being written too, so both say the same.
+ */
+static int litellm_module_keys(exporter *E, cJSON *doc, const imp_node *root) {
+    const imp_node *mod = imp_get(root, "litellm_settings"), *rs = imp_get(root, "router_settings");
+    cJSON *router = cJSON_GetObjectItemCaseSensitive(doc, "router_settings");
+    if (mod == NULL || mod->kind != IMP_MAP || !cJSON_IsObject(router)) return FB_OK;
+    cJSON *into = NULL, *next = NULL;
+    for (cJSON *v = router->child; v; v = next) {
+        next = v->next;
+        const char *lkey = imp__litellm_module_key(v->string);
+        if (lkey == NULL || imp_get(mod, lkey) == NULL) continue;
+        if (into == NULL) into = cJSON_AddObjectToObject(doc, "litellm_settings");
+        if (into == NULL) return fail(E, FB_ENOMEM, "%s%s", "out of memory", "");
+        bool keep = rs && rs->kind == IMP_MAP && imp_get(rs, v->string);
+        cJSON *w = keep ? cJSON_Duplicate(v, true) : cJSON_DetachItemViaPointer(router, v);
+        if (w == NULL) return fail(E, FB_ENOMEM, "%s%s", "out of memory", "");
+        cJSON_AddItemToObject(into, lkey, w);
+        char where[IMP_PATH_MAX], why[200];
+        imp_path_key(where, "litellm_settings", lkey);
+        snprintf(why, sizeof why,
+                 "written here, where the file sets it: the Router reads litellm.%s for %s%s", lkey,
+                 v->string, keep ? " (router_settings' value written too)" : "");
+        note(E, where, why);
+    }
+    return FB_OK;
+}
+
 #define EDITS_MAX 512
 
 typedef struct edit {
@@ -822,6 +855,7 @@ int imp_export_into(const char *kind, const char *name, const char *layer_json, 
         rc = fail(&E, FB_EPARSE, "%s%s", m, "");
     }
     if (rc == FB_OK && root->kind != IMP_MAP) rc = fail_at(&S, root, "the file is not a map");
+    if (rc == FB_OK && strcmp(kind, "litellm") == 0) rc = litellm_module_keys(&E, doc, root);
     if (rc == FB_OK) rc = walk(&S, doc, root, 0);
     text t = {0};
     if (rc == FB_OK) {

@@ -251,6 +251,12 @@ static const setting settings[] = {
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])
 
+const char *imp__litellm_module_key(const char *param) {
+    for (size_t i = 0; i < NSETTINGS; i++)
+        if (strcmp(settings[i].param, param) == 0) return settings[i].lkey;
+    return NULL;
+}
+
 /* The two sections, with the paths their keys are reported under. */
 typedef struct sections {
     const imp_node *router, *module;

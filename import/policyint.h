@@ -63,4 +63,8 @@ int imp_import_r4j(const imp_node *root, cJSON *layers, imp_result *r, imp_error
 int imp_import_litellm(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err);
 int imp_import_envoy(const imp_node *root, cJSON *layers, imp_result *r, imp_error *err);
 
+/* The litellm_settings key (a litellm module global) the Router also reads for its argument
+ * `param` ("num_retries", "timeout": "request_timeout", the fallbacks), or NULL. */
+const char *imp__litellm_module_key(const char *param);
+
 #endif /* IMP_POLICYINT_H */

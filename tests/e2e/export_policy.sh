@@ -121,6 +121,18 @@ ok $? "... leaves the file as it was"
 contains "$ERR" "model_list: not written into the file" "... and says the deployments are not rewritten"
 grep -q "id: my-specific-model-id # 👈 KEY CHANGE" "$T/cfg-tuned.yaml" && grep -q "^  cooldown_time: 30$" "$T/cfg-tuned.yaml"
 ok $? "... OUT keeps the file's comments and has the layer's router_settings"
+# a Router argument the file sets as a litellm module global is written where it takes effect
+printf '%s\n' 'model_list:' '  - model_name: gpt-4o' '    litellm_params:' \
+    '      model: openai/gpt-4o' 'litellm_settings:' '  num_retries: 5' \
+    '  fallbacks: [{"gpt-4o": ["claude"]}]' 'router_settings:' '  cooldown_time: 60' >"$T/mod.yaml"
+echo '{"preset": "litellm", "num_retries": 2, "fallbacks": [{"gpt-4o": ["claude-3"]}], "cooldown_time": 30}' >"$T/mod.json"
+expect_exit 0 "--into a config whose litellm_settings sets num_retries and fallbacks" \
+    "$FUSEBOX" export-policy litellm "$T/mod.json" --into "$T/mod.yaml"
+"$FUSEBOX" import-policy litellm "$T/mod.yaml" -o "$T/mod-back.json" 2>"$T/mod-notes.txt"
+[ "$(python3 -c "import json,sys; L=json.load(open(sys.argv[1]))['layers'][0]; print(L['num_retries'], L['fallbacks'][0]['gpt-4o'][0], L['cooldown_time'])" "$T/mod-back.json")" = "2 claude-3 30" ] &&
+    ! grep -q superseded "$T/mod-notes.txt" && [ "$(grep -c 'num_retries' "$T/mod.yaml")" -eq 1 ]
+ok $? "... the values the proxy runs with are the layer's (litellm_settings wins num_retries), written once"
+contains "$ERR" "litellm_settings.num_retries: written here, where the file sets it" "... and says so"
 expect_exit 2 "--into an Envoy file exits 2" "$FUSEBOX" export-policy envoy \
     "$T/envoy-demo-resilience.yaml.json" --into "$FX/envoy-demo-resilience.yaml" -o "$T/x.yaml"
 contains "$ERR" "paste" "... saying to paste the block"
