@@ -234,6 +234,41 @@ static bool same_values(const sweep *sw, uint64_t a, uint64_t b) {
     return true;
 }
 
+/*
+ * Every change of dimension d, the others held, moved the objective by less than the seeds'
+ * noise: the paired (same-seed) differences' 95% CI holds 0 at every point, over at least two
+ * seeds each. *pairs: how many such changes were compared.
+ */
+bool sweep_dim_within_noise(const sweep *sw, uint32_t d, uint64_t *pairs) {
+    uint32_t n = sw->dims[d].value_count;
+    int m = sw->objective[0] ? sweep_metric_index(sw, sw->objective) : -1;
+    *pairs = 0;
+    if (sw->sample > 0 || n < 2 || m < 0 || sw->seeds < 2) return false;
+    uint64_t stride = 1;
+    for (uint32_t e = sw->dim_count; e-- > d + 1;) stride *= sw->dims[e].value_count;
+    for (uint64_t p = 0; p < sw->points; p++) {
+        if ((p / stride) % n != 0) continue; /* p: d at its first value */
+        for (uint32_t k = 0; k < n; k++) {
+            for (uint32_t j = k + 1; j < n; j++) {
+                uint64_t a0 = p + k * stride, b0 = p + j * stride;
+                double x[SWEEP_SEEDS_MAX];
+                uint32_t c = 0;
+                for (uint32_t s = 0; s < sw->seeds; s++) {
+                    uint64_t a = a0 * sw->seeds + s, b = b0 * sw->seeds + s;
+                    if (sw->state[a] != 1 || sw->state[b] != 1) continue;
+                    x[c++] = sw->values[b * sw->metric_count + (size_t)m] -
+                             sw->values[a * sw->metric_count + (size_t)m];
+                }
+                sweep_stat st;
+                sweep_stat_of(x, c, &st);
+                if (c < 2 || isnan(st.ci_low) || st.ci_low > 0 || st.ci_high < 0) return false;
+                (*pairs)++;
+            }
+        }
+    }
+    return *pairs > 0;
+}
+
 bool sweep_dim_no_effect(const sweep *sw, uint32_t d) {
     uint32_t n = sw->dims[d].value_count;
     if (sw->sample > 0 || n < 2) return false;

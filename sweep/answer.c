@@ -177,15 +177,28 @@ bool sweep_dim_rule(const sweep *sw, uint32_t d, char *why, size_t len) {
  * one does; how many there are. A sample cannot see it (no two points differ in one dimension
  * only): there the rule alone says it.
  */
-static uint32_t answer_no_effect(FILE *f, const sweep *sw, bool *none) {
+/* none[d]: 0 it has an effect, NONE_SAME no effect (same results or the rule), NONE_NOISE within
+ * the seeds' noise. */
+enum { NONE_SAME = 1, NONE_NOISE = 2 };
+
+static uint32_t answer_no_effect(FILE *f, const sweep *sw, uint8_t *none) {
     uint32_t n = 0;
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         char why[1024];
         bool seen = sweep_dim_no_effect(sw, d);
         bool rule = (seen || sw->sample > 0) && sweep_dim_rule(sw, d, why, sizeof why);
-        none[d] = seen || rule;
+        uint64_t pairs = 0;
+        bool noise = !seen && !rule && sweep_dim_within_noise(sw, d, &pairs);
+        none[d] = seen || rule ? NONE_SAME : noise ? NONE_NOISE : 0;
         if (!none[d]) continue;
-        if (seen)
+        if (noise) {
+            rule = sweep_dim_rule(sw, d, why, sizeof why);
+            fprintf(f,
+                    "%s%s has no measurable effect on %s in this scenario: each of its %" PRIu64
+                    " changes, the other settings held, stayed within the %u seeds' noise (paired "
+                    "95%% CI holds 0)\n",
+                    n++ ? "" : "\n", sw->dims[d].key, sw->objective, pairs, sw->seeds);
+        } else if (seen)
             fprintf(f,
                     "%s%s has no effect in this scenario: each of its %u values gave the same "
                     "results, seed for seed, whatever the other settings\n",
@@ -198,13 +211,13 @@ static uint32_t answer_no_effect(FILE *f, const sweep *sw, bool *none) {
     return n;
 }
 
-/* The runner-up differs from the best only in dimensions that change nothing. */
-static bool differs_only_in(const sweep *sw, const bool *none) {
+/* The runner-up differs from the best only in dimensions whose none[] is at least `at`. */
+static bool differs_only_in(const sweep *sw, const uint8_t *none, uint8_t at) {
     for (uint32_t d = 0; d < sw->dim_count; d++) {
         char a[SWEEP_VALUE_MAX], b[SWEEP_VALUE_MAX];
         sweep_point_value(sw, (uint64_t)sw->best, d, a, sizeof a);
         sweep_point_value(sw, (uint64_t)sw->runner_up, d, b, sizeof b);
-        if (strcmp(a, b) != 0 && !none[d]) return false;
+        if (strcmp(a, b) != 0 && (none[d] == 0 || none[d] > at)) return false;
     }
     return true;
 }
@@ -290,20 +303,32 @@ void sweep_write_answer(FILE *f, const sweep *sw) {
         }
         return;
     }
-    bool none[SWEEP_DIMS_MAX];
+    uint8_t none[SWEEP_DIMS_MAX];
     uint32_t no_effect = answer_no_effect(f, sw, none);
     sweep_point_label(sw, (uint64_t)sw->best, label, sizeof label);
     fprintf(f, "\nbest: point %" PRId64 "  %s\n", sw->best, label);
-    if (no_effect == sw->dim_count)
+    bool noisy = false;
+    for (uint32_t d = 0; d < sw->dim_count; d++) noisy = noisy || none[d] == NONE_NOISE;
+    if (no_effect == sw->dim_count && !noisy)
         fputs("  (the first point: every dimension has no effect, so any of their values gives "
               "these results)\n",
               f);
+    else if (no_effect == sw->dim_count)
+        fprintf(f,
+                "  (the first point: no dimension has a measurable effect on %s, so any of "
+                "their values does as well within the seeds' noise)\n",
+                sw->objective);
     answer_metrics(f, sw, (uint64_t)sw->best);
     sweep_answer_policy(f, sw, (uint64_t)sw->best);
-    if (sw->runner_up >= 0 && no_effect > 0 && differs_only_in(sw, none))
+    if (sw->runner_up >= 0 && no_effect > 0 && differs_only_in(sw, none, NONE_SAME))
         fprintf(f,
                 "\nrunner-up: point %" PRId64 " differs from the best only in settings that have "
                 "no effect (above): the same results; more seeds would not separate them\n",
+                sw->runner_up);
+    else if (sw->runner_up >= 0 && no_effect > 0 && differs_only_in(sw, none, NONE_NOISE))
+        fprintf(f,
+                "\nrunner-up: point %" PRId64 " differs from the best only in settings with no "
+                "measurable effect (above): pick either on other grounds\n",
                 sw->runner_up);
     else if (sw->runner_up >= 0)
         answer_runner_up(f, sw);

@@ -117,6 +117,8 @@ void sweep_point_stat(const sweep *sw, uint64_t p, int m, sweep_stat *st);
  * (Latin hypercube) never pairs its points this way: false.
  */
 bool sweep_dim_no_effect(const sweep *sw, uint32_t d);
+/* Every change of d moved the objective within the seeds' noise (paired 95% CI holds 0). */
+bool sweep_dim_within_noise(const sweep *sw, uint32_t d, uint64_t *pairs);
 /* answer.c: the library's rule that makes dimension d's key (a preset layer's parameter) change
    nothing in this scenario, into why (scn_preset_inert); false when no rule says so. */
 bool sweep_dim_rule(const sweep *sw, uint32_t d, char *why, size_t len);

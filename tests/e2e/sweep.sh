@@ -136,6 +136,20 @@ ok $(echo "$NOEFF" | grep -q "breaker.open has no effect" && echo 1 || echo 0) \
 contains "$NOEFF" "differs from the best only in settings that have no effect" \
     "the runner-up that differs only in it is the same, not 'try more seeds'"
 ok $(echo "$NOEFF" | grep -q "try more --seeds" && echo 1 || echo 0) "no 'try more --seeds' then"
+ok $(echo "$NOEFF" | grep -q "breaker.open has no measurable effect" && echo 1 || echo 0) \
+    "... nor to have no measurable effect (its changes of cost are outside the seeds' noise)"
+# a knob whose every change stays within the seeds' noise: no measurable effect, never "try more"
+NOISE=$("$FUSEBOX" sweep tests/e2e/sweep-small.json --variant tuned \
+    --grid breaker.half_open_probes=1,2,4 --seeds 5 --maximize success_rate -o "$T/noise" \
+    --no-charts 2>&1)
+contains "$NOISE" "breaker.half_open_probes has no measurable effect on success_rate in this scenario: each of its 3 changes, the other settings held, stayed within the 5 seeds' noise" \
+    "a dimension whose every change is within the seeds' paired 95% CI: no measurable effect"
+contains "$NOISE" "(the first point: no dimension has a measurable effect on success_rate" \
+    "... and the best point is said to be the first of equals within the noise"
+contains "$NOISE" "differs from the best only in settings with no measurable effect (above): pick either on other grounds" \
+    "... and the runner-up that differs only in it is said to be as good within the noise"
+ok $(echo "$NOISE" | grep -q "try more --seeds\|gives these results" && echo 1 || echo 0) \
+    "... not 'try more --seeds', nor 'the same results'"
 SAMPLE=$("$FUSEBOX" sweep tests/e2e/sweep-small.json --grid breaker.open=5s..20s \
     --grid providers.anthropic.capacity.concurrency=500..1000 --sample 4 --seeds 1 \
     --minimize cost_usd -o "$T/noeff-sample" --no-charts 2>&1)
