@@ -258,6 +258,22 @@ static void answer_runner_up(FILE *f, const sweep *sw) {
     }
 }
 
+/* When no dimension has an effect, the best point is only the first of equals. */
+static void answer_first_of_equals(FILE *f, const sweep *sw, const uint8_t *none,
+                                   uint32_t no_effect) {
+    bool noisy = false;
+    for (uint32_t d = 0; d < sw->dim_count; d++) noisy = noisy || none[d] == NONE_NOISE;
+    if (no_effect == sw->dim_count && !noisy)
+        fputs("  (the first point: every dimension has no effect, so any of their values gives "
+              "these results)\n",
+              f);
+    else if (no_effect == sw->dim_count)
+        fprintf(f,
+                "  (the first point: no dimension has a measurable effect on %s, so any of "
+                "their values does as well within the seeds' noise)\n",
+                sw->objective);
+}
+
 void sweep_write_answer(FILE *f, const sweep *sw) {
     char label[1024];
     fprintf(f, "sweep: %s, variant %s, %" PRIu64 " points x %u seeds = %" PRIu64 " runs (%s)\n",
@@ -307,17 +323,7 @@ void sweep_write_answer(FILE *f, const sweep *sw) {
     uint32_t no_effect = answer_no_effect(f, sw, none);
     sweep_point_label(sw, (uint64_t)sw->best, label, sizeof label);
     fprintf(f, "\nbest: point %" PRId64 "  %s\n", sw->best, label);
-    bool noisy = false;
-    for (uint32_t d = 0; d < sw->dim_count; d++) noisy = noisy || none[d] == NONE_NOISE;
-    if (no_effect == sw->dim_count && !noisy)
-        fputs("  (the first point: every dimension has no effect, so any of their values gives "
-              "these results)\n",
-              f);
-    else if (no_effect == sw->dim_count)
-        fprintf(f,
-                "  (the first point: no dimension has a measurable effect on %s, so any of "
-                "their values does as well within the seeds' noise)\n",
-                sw->objective);
+    answer_first_of_equals(f, sw, none, no_effect);
     answer_metrics(f, sw, (uint64_t)sw->best);
     sweep_answer_policy(f, sw, (uint64_t)sw->best);
     if (sw->runner_up >= 0 && no_effect > 0 && differs_only_in(sw, none, NONE_SAME))
