@@ -11,7 +11,8 @@ static size_t cap_of(const util_buf *b) {
     return b->cap ? b->cap : UTIL_BUF_CAP_DEFAULT;
 }
 
-bool util_buf_reserve(util_buf *b, size_t extra) {
+/* util_buf_reserve, inlined into the appends' slow paths. */
+static inline bool reserve(util_buf *b, size_t extra) {
     if (b->err) return false;
     size_t cap = cap_of(b);
     if (b->len > cap || extra > cap - b->len) {
@@ -33,8 +34,13 @@ bool util_buf_reserve(util_buf *b, size_t extra) {
     return true;
 }
 
-void util_buf_append_grow(util_buf *b, const char *s, size_t n) {
-    if (!util_buf_reserve(b, n)) return;
+bool util_buf_reserve(util_buf *b, size_t extra) {
+    return reserve(b, extra);
+}
+
+/* Out of line, also in this file: util_buf_put's fast path then pushes no registers. */
+__attribute__((noinline)) void util_buf_append_grow(util_buf *b, const char *s, size_t n) {
+    if (!reserve(b, n)) return;
     memcpy(b->p + b->len, s, n);
     b->len += n;
     b->p[b->len] = '\0';
@@ -49,7 +55,7 @@ void util_buf_printf(util_buf *b, const char *fmt, ...) {
     int n = vsnprintf(room ? b->p + b->len : NULL, room, fmt, ap);
     va_end(ap);
     if (n < 0) return;
-    if ((size_t)n >= room && util_buf_reserve(b, (size_t)n)) {
+    if ((size_t)n >= room && reserve(b, (size_t)n)) {
         va_start(ap, fmt);
         vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
         va_end(ap);
@@ -63,16 +69,12 @@ void util_buf_printf(util_buf *b, const char *fmt, ...) {
     b->len += (size_t)n;
 }
 
-static void put_bytes(void *b, const char *s, size_t n) {
+void util_buf_put(void *b, const char *s, size_t n) {
     util_buf_append(b, s, n);
 }
 
-util_out util_buf_out(util_buf *b) {
-    return (util_out){.put = put_bytes, .sink = b};
-}
-
 char *util_buf_take(util_buf *b, size_t *len) {
-    if (!util_buf_reserve(b, 0)) {
+    if (!reserve(b, 0)) {
         util_buf_free(b);
         return NULL;
     }

@@ -28,10 +28,11 @@ typedef enum util_buf_err {
 
 typedef struct util_buf {
     char *p;
-    size_t len;       /* bytes held, the NUL not counted */
-    size_t size;      /* bytes allocated */
-    size_t cap;       /* the most len may reach; 0 = UTIL_BUF_CAP_DEFAULT */
-    util_buf_err err; /* UTIL_BUF_OK, or why appends stopped */
+    size_t len;        /* bytes held, the NUL not counted */
+    size_t size;       /* bytes allocated */
+    size_t cap;        /* the most len may reach; 0 = UTIL_BUF_CAP_DEFAULT */
+    unsigned char err; /* a util_buf_err: UTIL_BUF_OK, or why appends stopped (a byte: the
+                          inline append tests it with one instruction) */
 } util_buf;
 
 /* util_buf_append when the bytes do not fit the room there is: growth, the cap and err. */
@@ -56,8 +57,14 @@ static inline void util_buf_puts(util_buf *b, const char *s) {
 void util_buf_printf(util_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Room for `extra` more bytes and their NUL now (fewer reallocations); false when err is set. */
 bool util_buf_reserve(util_buf *b, size_t extra);
+/* util_buf_append as a util_out's put (the sink is the util_buf). */
+void util_buf_put(void *b, const char *s, size_t n);
+
 /* The buffer as a util_out (util/out.h), for util/'s writers. */
-util_out util_buf_out(util_buf *b);
+static inline util_out util_buf_out(util_buf *b) {
+    return (util_out){.put = util_buf_put, .sink = b};
+}
+
 /* Detach the bytes (NUL-terminated, "" when none); the buffer is left empty with its cap.
    NULL when err is set (the bytes are freed). */
 char *util_buf_take(util_buf *b, size_t *len);
