@@ -405,7 +405,7 @@ static int report(const args *a, const imp_incident *inc, const char *text) {
     if (s == NULL) return cli_bad("import", "%s", "out of memory");
     int rc = simulate(text, a->out ? a->out : "<stdout>", &sc, s);
     FILE *f = a->quiet ? NULL : a->out ? stdout : stderr;
-    if (f && rc == CLI_OK && inc->fits.s) fprintf(f, "\nfits:\n%s", inc->fits.s);
+    if (f && rc == CLI_OK && inc->fits.p) fprintf(f, "\nfits:\n%s", inc->fits.p);
     int misses = rc == CLI_OK ? figures(f, inc, sc, s, NULL) : 0;
     int outside = rc == CLI_OK ? table(f, inc, sc, s) : 0;
     if (rc == CLI_OK) rc = write_text(a->out, text);

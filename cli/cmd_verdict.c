@@ -75,7 +75,7 @@ static int parse(int argc, char **argv, opts *o) {
     return o->log == NULL ? cli_bad("verdict", "no LOG (see 'fusebox verdict --help')") : CLI_OK;
 }
 
-static int write_out(const char *path, const mock_buf *b) {
+static int write_out(const char *path, const util_buf *b) {
     bool out = strcmp(path, "-") == 0;
     FILE *f = out ? stdout : fopen(path, "w");
     if (f == NULL) return cli_bad("verdict", "%s: %s", path, strerror(errno));
@@ -113,17 +113,17 @@ static int judge(const opts *o, const mock_attempt *e, size_t n, uint64_t droppe
     if (mock_verdict_judge(e, n, dropped, &o->cfg, &v) != FB_OK)
         return cli_bad("verdict", "out of memory");
     int rc = CLI_OK;
-    mock_buf b = {0};
+    util_buf b = {0};
     if (o->json != NULL) {
         mock_verdict_json(&v, &b);
-        rc = b.oom ? cli_bad("verdict", "out of memory") : write_out(o->json, &b);
+        rc = b.err ? cli_bad("verdict", "out of memory") : write_out(o->json, &b);
         b.len = 0;
     }
     if (rc == CLI_OK && o->junit != NULL) {
         mock_verdict_junit(&v, &b);
-        rc = b.oom ? cli_bad("verdict", "out of memory") : write_out(o->junit, &b);
+        rc = b.err ? cli_bad("verdict", "out of memory") : write_out(o->junit, &b);
     }
-    mock_buf_free(&b);
+    util_buf_free(&b);
     if (!o->quiet) summary(&v);
     const char *res = mock_verdict_result(&v);
     mock_verdict_free(&v);

@@ -252,7 +252,7 @@ static cJSON *expect(const imp_incident *inc) {
 char *imp_incident_json(const imp_incident *inc) {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "name", inc->opts.name ? inc->opts.name : "imported");
-    cJSON_AddStringToObject(doc, "description", inc->notes.s ? inc->notes.s : "");
+    cJSON_AddStringToObject(doc, "description", inc->notes.p ? inc->notes.p : "");
     char src[400];
     snprintf(src, sizeof src, "the logs in %s", inc->log->file);
     cJSON_AddStringToObject(doc, "incident", src);
@@ -265,7 +265,7 @@ char *imp_incident_json(const imp_incident *inc) {
     cJSON_AddItemToObject(doc, "providers", providers(inc));
     cJSON *variants = cJSON_AddObjectToObject(doc, "variants");
     cJSON_AddItemToObject(variants, IMP_AS_WAS,
-                          policy(inc, inc->evidence.s ? inc->evidence.s : ""));
+                          policy(inc, inc->evidence.p ? inc->evidence.p : ""));
     cJSON_AddItemToObject(variants, "yours",
                           policy(inc, "A copy of as-was for you to edit: change its retry, "
                                       "breaker or fallback and compare the two with fusebox run."));

@@ -24,6 +24,7 @@
 #include "core/fb.h"
 #include "import/policyint.h"
 #include "scenario/preset.h"
+#include "util/buf.h"
 
 /* ---- the tables ---- */
 
@@ -179,41 +180,11 @@ static const row *row_of(const kind_def *k, const char *param) {
     return NULL;
 }
 
-/* ---- a growing text ---- */
-
-typedef struct text {
-    char *s;
-    size_t n, cap;
-    bool oom;
-} text;
-
-static void put(text *t, const char *s, size_t n) {
-    if (t->oom) return;
-    if (t->n + n + 1 > t->cap) {
-        size_t cap = t->cap ? t->cap : 1024;
-        while (cap < t->n + n + 1) cap *= 2;
-        char *p = realloc(t->s, cap);
-        if (p == NULL) {
-            t->oom = true;
-            return;
-        }
-        t->s = p;
-        t->cap = cap;
-    }
-    memcpy(t->s + t->n, s, n);
-    t->n += n;
-    t->s[t->n] = '\0';
-}
-
-static void puts_(text *t, const char *s) {
-    put(t, s, strlen(s));
-}
-
-static void pad(text *t, int n) {
-    for (int i = 0; i < n; i++) put(t, " ", 1);
-}
-
 /* ---- YAML out ---- */
+
+static void pad(util_buf *t, int n) {
+    for (int i = 0; i < n; i++) util_buf_append(t, " ", 1);
+}
 
 /* A string every YAML reader takes for a string when written plain (block or flow). */
 static bool plain_ok(const char *s) {
@@ -236,33 +207,33 @@ static bool plain_ok(const char *s) {
     return true;
 }
 
-static void put_string(text *t, const char *s) {
+static void put_string(util_buf *t, const char *s) {
     if (plain_ok(s)) {
-        puts_(t, s);
+        util_buf_puts(t, s);
         return;
     }
-    put(t, "\"", 1);
+    util_buf_append(t, "\"", 1);
     for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
         char esc[8];
         if (*c == '"' || *c == '\\') {
             esc[0] = '\\';
             esc[1] = (char)*c;
-            put(t, esc, 2);
+            util_buf_append(t, esc, 2);
         } else if (*c < 0x20 || *c == 0x7f) {
             snprintf(esc, sizeof esc, "\\x%02x", *c);
-            puts_(t, esc);
+            util_buf_puts(t, esc);
         } else {
-            put(t, (const char *)c, 1);
+            util_buf_append(t, (const char *)c, 1);
         }
     }
-    put(t, "\"", 1);
+    util_buf_append(t, "\"", 1);
 }
 
 /* The shortest decimal that reads back as d. */
-static void put_number(text *t, double d) {
+static void put_number(util_buf *t, double d) {
     char b[40];
     if (!isfinite(d)) {
-        puts_(t, "null");
+        util_buf_puts(t, "null");
         return;
     }
     if (d == floor(d) && fabs(d) < 9007199254740992.0) {
@@ -280,78 +251,78 @@ static void put_number(text *t, double d) {
             snprintf(b, sizeof b, "%s", mant);
         }
     }
-    puts_(t, b);
+    util_buf_puts(t, b);
 }
 
 static bool scalar(const cJSON *v) {
     return !cJSON_IsObject(v) && !cJSON_IsArray(v);
 }
 
-static void put_scalar(text *t, const cJSON *v) {
+static void put_scalar(util_buf *t, const cJSON *v) {
     if (cJSON_IsString(v))
         put_string(t, v->valuestring);
     else if (cJSON_IsNumber(v))
         put_number(t, v->valuedouble);
     else if (cJSON_IsBool(v))
-        puts_(t, cJSON_IsTrue(v) ? "true" : "false");
+        util_buf_puts(t, cJSON_IsTrue(v) ? "true" : "false");
     else
-        puts_(t, "null");
+        util_buf_puts(t, "null");
 }
 
 /* Flow style, for what stands inside a sequence's sequence and for empty collections. */
-static void put_flow(text *t, const cJSON *v) {
+static void put_flow(util_buf *t, const cJSON *v) {
     if (scalar(v)) {
         put_scalar(t, v);
         return;
     }
     bool obj = cJSON_IsObject(v);
-    put(t, obj ? "{" : "[", 1);
+    util_buf_append(t, obj ? "{" : "[", 1);
     for (const cJSON *c = v->child; c; c = c->next) {
         if (obj) {
             put_string(t, c->string);
-            puts_(t, ": ");
+            util_buf_puts(t, ": ");
         }
         put_flow(t, c);
-        if (c->next) puts_(t, ", ");
+        if (c->next) util_buf_puts(t, ", ");
     }
-    put(t, obj ? "}" : "]", 1);
+    util_buf_append(t, obj ? "}" : "]", 1);
 }
 
 static bool empty(const cJSON *v) {
     return !scalar(v) && v->child == NULL;
 }
 
-static void put_seq(text *t, const cJSON *v, int indent);
+static void put_seq(util_buf *t, const cJSON *v, int indent);
 
 /* A map's members at `indent`; the first one's indentation already written when `first_done`. */
-static void put_map(text *t, const cJSON *v, int indent, bool first_done) {
+static void put_map(util_buf *t, const cJSON *v, int indent, bool first_done) {
     for (const cJSON *c = v->child; c; c = c->next) {
         if (c != v->child || !first_done) pad(t, indent);
         put_string(t, c->string);
-        put(t, ":", 1);
+        util_buf_append(t, ":", 1);
         if (scalar(c) || empty(c)) {
-            put(t, " ", 1);
+            util_buf_append(t, " ", 1);
             put_flow(t, c);
-            put(t, "\n", 1);
+            util_buf_append(t, "\n", 1);
         } else if (cJSON_IsObject(c)) {
-            put(t, "\n", 1);
+            util_buf_append(t, "\n", 1);
             put_map(t, c, indent + 2, false);
         } else {
-            put(t, "\n", 1);
+            util_buf_append(t, "\n", 1);
             put_seq(t, c, indent + 2);
         }
     }
 }
 
-static void put_seq(text *t, const cJSON *v, int indent) {
+static void put_seq(util_buf *t, const cJSON *v, int indent) {
     for (const cJSON *c = v->child; c; c = c->next) {
         pad(t, indent);
-        puts_(t, "- ");
+        util_buf_puts(t, "- ");
         if (cJSON_IsObject(c) && c->child) {
             put_map(t, c, indent + 2, true);
         } else {
             put_flow(t, c);
-            put(t, "\n", 1);
+            util_buf_append(t, "\n", 1);
         }
     }
 }
@@ -362,7 +333,7 @@ typedef struct exporter {
     const kind_def *k;
     const char *name;
     cJSON *anchor[AT_N];
-    text notes;
+    util_buf notes;
     char *msg;
     size_t msglen;
 } exporter;
@@ -373,10 +344,10 @@ static int fail(exporter *E, int rc, const char *fmt, const char *a, const char 
 }
 
 static void note(exporter *E, const char *key, const char *why) {
-    puts_(&E->notes, key);
-    puts_(&E->notes, ": ");
-    puts_(&E->notes, why);
-    puts_(&E->notes, "\n");
+    util_buf_puts(&E->notes, key);
+    util_buf_puts(&E->notes, ": ");
+    util_buf_puts(&E->notes, why);
+    util_buf_puts(&E->notes, "\n");
 }
 
 /* Put `v` at path below map `at` ("%s" steps are the instance's name), creating the maps. */
@@ -524,17 +495,18 @@ static cJSON *envoy_doc(exporter *E) {
 }
 
 /* What heads the block: where it comes from and where it goes. */
-static void header(text *t, const char *kind, const char *name) {
+static void header(util_buf *t, const char *kind, const char *name) {
     if (strcmp(kind, "resilience4j") == 0) {
-        puts_(t, "# resilience4j instance ");
-        puts_(t, name);
-        puts_(t, " (Spring Boot application.yml), from fusebox export-policy\n");
+        util_buf_puts(t, "# resilience4j instance ");
+        util_buf_puts(t, name);
+        util_buf_puts(t, " (Spring Boot application.yml), from fusebox export-policy\n");
     } else if (strcmp(kind, "litellm") == 0) {
-        puts_(t, "# LiteLLM proxy config.yaml (model_list, router_settings), from fusebox "
-                 "export-policy\n");
+        util_buf_puts(t, "# LiteLLM proxy config.yaml (model_list, router_settings), from fusebox "
+                         "export-policy\n");
     } else {
-        puts_(t, "# Envoy v3 xDS resources (a route's retry_policy and timeout, a cluster's\n"
-                 "# circuit_breakers and outlier_detection), from fusebox export-policy\n");
+        util_buf_puts(t,
+                      "# Envoy v3 xDS resources (a route's retry_policy and timeout, a cluster's\n"
+                      "# circuit_breakers and outlier_detection), from fusebox export-policy\n");
     }
 }
 
@@ -578,7 +550,7 @@ static int build(exporter *E, const char *kind, const char *layer_json, cJSON **
         cJSON_AddObjectToObject(doc, "router_settings");
     for (int a = 1; a < AT_N; a++) cJSON_Delete(E->anchor[a]);
     cJSON_Delete(layer);
-    if (rc == FB_OK && E->notes.oom) rc = fail(E, FB_ENOMEM, "%s%s", "out of memory", "");
+    if (rc == FB_OK && E->notes.err) rc = fail(E, FB_ENOMEM, "%s%s", "out of memory", "");
     if (rc != FB_OK) {
         cJSON_Delete(doc);
         return rc;
@@ -594,23 +566,23 @@ int imp_export_policy(const char *kind, const char *name, const char *layer_json
     *notes = NULL;
     cJSON *doc = NULL;
     int rc = build(&E, kind, layer_json, &doc);
-    text out = {0};
+    util_buf out = {0};
     if (rc == FB_OK) {
         header(&out, kind, E.name);
         if (doc->child == NULL)
-            puts_(&out, "{}\n");
+            util_buf_puts(&out, "{}\n");
         else
             put_map(&out, doc, 0, false);
-        if (out.oom) rc = fail(&E, FB_ENOMEM, "%s%s", "out of memory", "");
+        if (out.err) rc = fail(&E, FB_ENOMEM, "%s%s", "out of memory", "");
     }
     cJSON_Delete(doc);
     if (rc != FB_OK) {
-        free(out.s);
-        free(E.notes.s);
+        free(out.p);
+        free(E.notes.p);
         return rc;
     }
-    *yaml = out.s;
-    *notes = E.notes.s;
+    *yaml = out.p;
+    *notes = E.notes.p;
     return FB_OK;
 }
 
@@ -685,13 +657,13 @@ static bool same_key(const splice *S, const char *a, const char *b) {
     }
 }
 
-static int add_edit(splice *S, size_t from, size_t to, int indent, text *with) {
-    if (with->oom) return fail(S->E, FB_ENOMEM, "%s%s", "out of memory", "");
+static int add_edit(splice *S, size_t from, size_t to, int indent, util_buf *with) {
+    if (with->err) return fail(S->E, FB_ENOMEM, "%s%s", "out of memory", "");
     if (S->nedits == EDITS_MAX) {
-        free(with->s);
+        free(with->p);
         return fail(S->E, FB_ECAP, "more than %s edits%s", "512", "");
     }
-    S->edits[S->nedits++] = (edit){from, to, indent, with->s ? with->s : strdup("")};
+    S->edits[S->nedits++] = (edit){from, to, indent, with->p ? with->p : strdup("")};
     return FB_OK;
 }
 
@@ -718,31 +690,31 @@ static int fail_at(splice *S, const imp_node *n, const char *what) {
 static int replace(splice *S, const imp_node *k, const imp_node *val, const cJSON *v, int indent,
                    bool in_flow) {
     if (val->start == IMP_YAML_NOWHERE) return fail_at(S, k, "the value is an alias");
-    text t = {0};
+    util_buf t = {0};
     bool none = val->kind == IMP_SCALAR && !val->quoted && val->value[0] == '\0';
     if (none && !in_flow && !scalar(v) && !empty(v)) {
         /* "key:" with nothing (or a comment) after it: the block goes on the lines below */
         size_t at = byte_at(S, k->end);
         while (at < S->len && S->text[at] != '\n') at++;
-        puts_(&t, "\n");
+        util_buf_puts(&t, "\n");
         if (cJSON_IsObject(v))
             put_map(&t, v, indent + 2, false);
         else
             put_seq(&t, v, indent + 2);
-        if (t.n) t.s[--t.n] = '\0';
+        if (t.len) t.p[--t.len] = '\0';
         return add_edit(S, at, at, indent + 1, &t);
     }
     if (in_flow || flow(S, val) || scalar(v) || empty(v)) { /* a flow value stays one */
-        puts_(&t, ": ");
+        util_buf_puts(&t, ": ");
         put_flow(&t, v);
     } else if (cJSON_IsObject(v)) {
-        puts_(&t, ":\n");
+        util_buf_puts(&t, ":\n");
         put_map(&t, v, indent + 2, false);
-        if (t.n) t.s[--t.n] = '\0'; /* the line's end stays the file's */
+        if (t.len) t.p[--t.len] = '\0'; /* the line's end stays the file's */
     } else {
-        puts_(&t, ":\n");
+        util_buf_puts(&t, ":\n");
         put_seq(&t, v, indent + 2);
-        if (t.n) t.s[--t.n] = '\0';
+        if (t.len) t.p[--t.len] = '\0';
     }
     return add_edit(S, byte_at(S, k->end), byte_at(S, node_end(S, val)), indent, &t);
 }
@@ -753,8 +725,8 @@ static int insert(splice *S, const imp_node *map, const cJSON *missing, int inde
         return fail_at(S, map, "a flow map ({...}) gets no new keys from --into");
     size_t at = map->n ? byte_at(S, node_end(S, map)) : S->len;
     while (at < S->len && S->text[at] != '\n') at++;
-    text t = {0};
-    if (at == S->len && S->len > 0 && S->text[S->len - 1] != '\n') puts_(&t, "\n");
+    util_buf t = {0};
+    if (at == S->len && S->len > 0 && S->text[S->len - 1] != '\n') util_buf_puts(&t, "\n");
     put_map(&t, missing, indent, false);
     return add_edit(S, at < S->len ? at + 1 : at, at < S->len ? at + 1 : at, indent, &t);
 }
@@ -857,27 +829,27 @@ int imp_export_into(const char *kind, const char *name, const char *layer_json, 
     if (rc == FB_OK && root->kind != IMP_MAP) rc = fail_at(&S, root, "the file is not a map");
     if (rc == FB_OK && strcmp(kind, "litellm") == 0) rc = litellm_module_keys(&E, doc, root);
     if (rc == FB_OK) rc = walk(&S, doc, root, 0);
-    text t = {0};
+    util_buf t = {0};
     if (rc == FB_OK) {
         qsort(S.edits, S.nedits, sizeof S.edits[0], by_offset);
         size_t at = 0;
         for (size_t i = 0; i < S.nedits; i++) {
-            put(&t, text_in + at, S.edits[i].from - at);
-            puts_(&t, S.edits[i].with);
+            util_buf_append(&t, text_in + at, S.edits[i].from - at);
+            util_buf_puts(&t, S.edits[i].with);
             at = S.edits[i].to;
         }
-        put(&t, text_in + at, len - at);
-        if (t.oom || E.notes.oom) rc = fail(&E, FB_ENOMEM, "%s%s", "out of memory", "");
+        util_buf_append(&t, text_in + at, len - at);
+        if (t.err || E.notes.err) rc = fail(&E, FB_ENOMEM, "%s%s", "out of memory", "");
     }
     for (size_t i = 0; i < S.nedits; i++) free(S.edits[i].with);
     imp_node_free(root);
     cJSON_Delete(doc);
     if (rc != FB_OK) {
-        free(t.s);
-        free(E.notes.s);
+        free(t.p);
+        free(E.notes.p);
         return rc;
     }
-    *out = t.s ? t.s : strdup("");
-    *notes = E.notes.s;
+    *out = t.p ? t.p : strdup("");
+    *notes = E.notes.p;
     return FB_OK;
 }

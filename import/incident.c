@@ -139,99 +139,99 @@ static void describe_source(imp_incident *inc) {
     iso(a, sizeof a, inc->origin_us);
     iso(b, sizeof b, log->req[inc->r1 - 1].start_us);
     imp_human(d, sizeof d, inc->duration_us);
-    imp_text_add(&inc->notes,
-                 "Imported by fusebox import from %s (%s): %zu requests and %u attempts "
-                 "arriving from %s to %s, a traffic window of %s",
-                 log->file, imp_format_name(log->format), inc->r1 - inc->r0, inc->attempts, a, b,
-                 d);
+    util_buf_printf(&inc->notes,
+                    "Imported by fusebox import from %s (%s): %zu requests and %u attempts "
+                    "arriving from %s to %s, a traffic window of %s",
+                    log->file, imp_format_name(log->format), inc->r1 - inc->r0, inc->attempts, a, b,
+                    d);
     if (inc->r0 > 0 || inc->r1 < log->nreq)
-        imp_text_add(&inc->notes, " (a slice: the log holds %zu requests)", log->nreq);
-    imp_text_add(&inc->notes, ". Arrivals are the log's logical requests; the old policy's "
-                              "retries and fallbacks are not re-sent, the variants make their "
-                              "own.");
+        util_buf_printf(&inc->notes, " (a slice: the log holds %zu requests)", log->nreq);
+    util_buf_printf(&inc->notes, ". Arrivals are the log's logical requests; the old policy's "
+                                 "retries and fallbacks are not re-sent, the variants make their "
+                                 "own.");
 }
 
 static void describe_reading(imp_incident *inc) {
     const imp_log *log = inc->log;
-    imp_text *t = &inc->notes;
+    util_buf *t = &inc->notes;
     if (log->hidden_attempts)
-        imp_text_add(t,
-                     " %zu requests have no HTTP span of their own (the trace has one span per "
-                     "logical request): the client's retries, if it made any, are invisible, "
-                     "so their faults are fitted per request, after the retries, and as-was "
-                     "makes one attempt for them. The time the retries took is in the answers: "
-                     "where some were long (a first token at least twice the median), a slow "
-                     "fault over that share of them.",
-                     log->hidden_attempts);
+        util_buf_printf(t,
+                        " %zu requests have no HTTP span of their own (the trace has one span per "
+                        "logical request): the client's retries, if it made any, are invisible, "
+                        "so their faults are fitted per request, after the retries, and as-was "
+                        "makes one attempt for them. The time the retries took is in the answers: "
+                        "where some were long (a first token at least twice the median), a slow "
+                        "fault over that share of them.",
+                        log->hidden_attempts);
     if (log->no_call)
-        imp_text_add(t,
-                     " %zu requests made no call (no HTTP span below their GenAI span, where "
-                     "the others have them): refused before any attempt left.",
-                     log->no_call);
+        util_buf_printf(t,
+                        " %zu requests made no call (no HTTP span below their GenAI span, where "
+                        "the others have them): refused before any attempt left.",
+                        log->no_call);
     if (log->call_spans)
-        imp_text_add(t,
-                     " %zu GenAI spans with HTTP spans below them (an SDK's own span of the "
-                     "whole call, inside another GenAI span) were read as their request, not "
-                     "as attempts.",
-                     log->call_spans);
+        util_buf_printf(t,
+                        " %zu GenAI spans with HTTP spans below them (an SDK's own span of the "
+                        "whole call, inside another GenAI span) were read as their request, not "
+                        "as attempts.",
+                        log->call_spans);
     if (log->aborted)
-        imp_text_add(t,
-                     " %zu attempts ended with no status and no error (aborted by the "
-                     "client): counted as timeouts.",
-                     log->aborted);
+        util_buf_printf(t,
+                        " %zu attempts ended with no status and no error (aborted by the "
+                        "client): counted as timeouts.",
+                        log->aborted);
     if (log->assumed_status)
-        imp_text_add(t,
-                     " %zu errors had no status, only a class name (e.g. "
-                     "InternalServerError): a status was assumed (500 for server errors).",
-                     log->assumed_status);
+        util_buf_printf(t,
+                        " %zu errors had no status, only a class name (e.g. "
+                        "InternalServerError): a status was assumed (500 for server errors).",
+                        log->assumed_status);
     if (log->ignored)
-        imp_text_add(t, " %zu HTTP spans outside any GenAI span were ignored.", log->ignored);
+        util_buf_printf(t, " %zu HTTP spans outside any GenAI span were ignored.", log->ignored);
     if (log->orphans)
-        imp_text_add(t, " %zu spans name a parent that is not in the file: read as roots.",
-                     log->orphans);
+        util_buf_printf(t, " %zu spans name a parent that is not in the file: read as roots.",
+                        log->orphans);
     if (log->ungrouped)
-        imp_text_add(t, " %zu records have no trace_id: each is counted as its own request.",
-                     log->ungrouped);
+        util_buf_printf(t, " %zu records have no trace_id: each is counted as its own request.",
+                        log->ungrouped);
 }
 
 static void describe_unknowns(imp_incident *inc) {
-    imp_text *t = &inc->notes;
+    util_buf *t = &inc->notes;
     if (inc->log->retry_after_seen == 0 && inc->pol.retry_after_inferred > 0)
-        imp_text_add(t,
-                     " No answer recorded a Retry-After; the one on the faults is read from the "
-                     "gaps before the retries (the as-was variant's description gives the "
-                     "evidence, and retry_after %s).",
-                     inc->pol.retry_after ? inc->pol.retry_after : "max");
+        util_buf_printf(t,
+                        " No answer recorded a Retry-After; the one on the faults is read from the "
+                        "gaps before the retries (the as-was variant's description gives the "
+                        "evidence, and retry_after %s).",
+                        inc->pol.retry_after ? inc->pol.retry_after : "max");
     for (uint32_t p = 0; p < inc->log->nprov; p++)
         if (inc->prov[p].slow_capped)
-            imp_text_add(t,
-                         " %s: %u slow period%s more than %dx slower than the rest: written "
-                         "as %dx, the scenario format's limit.",
-                         inc->log->prov[p].name, inc->prov[p].slow_capped,
-                         inc->prov[p].slow_capped == 1 ? " was" : "s were", IMP_SLOW_FACTOR_MAX,
-                         IMP_SLOW_FACTOR_MAX);
+            util_buf_printf(t,
+                            " %s: %u slow period%s more than %dx slower than the rest: written "
+                            "as %dx, the scenario format's limit.",
+                            inc->log->prov[p].name, inc->prov[p].slow_capped,
+                            inc->prov[p].slow_capped == 1 ? " was" : "s were", IMP_SLOW_FACTOR_MAX,
+                            IMP_SLOW_FACTOR_MAX);
     bool prices = false, windows = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
         prices |= inc->log->prov[p].price_in >= 0;
         windows |= inc->log->prov[p].context_window > 0;
     }
-    imp_text_add(t,
-                 " Unknown from the log, and not invented: the providers' capacity "
-                 "(concurrency, RPM, TPM) - the errors seen are scripted as faults, so a "
-                 "policy that sends fewer retries does not relieve them here; what the "
-                 "clients never sent (requests refused before any call left are missing); "
-                 "the application's pods and workers (%u workers, twice the peak of requests "
-                 "in flight, so that none waits for one) and its request timeout (%llds, twice "
-                 "the longest request)",
-                 inc->pol.workers, (long long)(inc->pol.request_timeout_us / FB_US_PER_S));
-    if (!prices) imp_text_add(t, "; prices (cost_usd is 0)");
-    if (!windows) imp_text_add(t, "; context windows (unlimited)");
+    util_buf_printf(t,
+                    " Unknown from the log, and not invented: the providers' capacity "
+                    "(concurrency, RPM, TPM) - the errors seen are scripted as faults, so a "
+                    "policy that sends fewer retries does not relieve them here; what the "
+                    "clients never sent (requests refused before any call left are missing); "
+                    "the application's pods and workers (%u workers, twice the peak of requests "
+                    "in flight, so that none waits for one) and its request timeout (%llds, twice "
+                    "the longest request)",
+                    inc->pol.workers, (long long)(inc->pol.request_timeout_us / FB_US_PER_S));
+    if (!prices) util_buf_printf(t, "; prices (cost_usd is 0)");
+    if (!windows) util_buf_printf(t, "; context windows (unlimited)");
     if (inc->log->retry_after_seen == 0 && inc->pol.retry_after_inferred == 0)
-        imp_text_add(t, "; Retry-After (no answer recorded one)");
-    imp_text_add(t, ". The as-was variant is the policy the attempts show (its description "
-                    "gives the evidence); yours is a copy to edit. The expect lines check that "
-                    "as-was reproduces the log within the stated bands: fusebox check fails if "
-                    "the reproduction drifts.");
+        util_buf_printf(t, "; Retry-After (no answer recorded one)");
+    util_buf_printf(t, ". The as-was variant is the policy the attempts show (its description "
+                       "gives the evidence); yours is a copy to edit. The expect lines check that "
+                       "as-was reproduces the log within the stated bands: fusebox check fails if "
+                       "the reproduction drifts.");
 }
 
 /* ---- what each fit chose ---- */
@@ -244,8 +244,8 @@ static void fit_line(imp_incident *inc, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    imp_text_add(&inc->fits, "%s\n", line);
-    imp_text_add(&inc->notes, " %s.", line);
+    util_buf_printf(&inc->fits, "%s\n", line);
+    util_buf_printf(&inc->notes, " %s.", line);
 }
 
 static void describe_fits(imp_incident *inc) {
@@ -312,9 +312,9 @@ static void describe_fits(imp_incident *inc) {
 void imp_incident_free(imp_incident *inc) {
     if (inc == NULL) return;
     for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) free(inc->cls[c].at_us);
-    imp_text_free(&inc->notes);
-    imp_text_free(&inc->evidence);
-    imp_text_free(&inc->fits);
+    util_buf_free(&inc->notes);
+    util_buf_free(&inc->evidence);
+    util_buf_free(&inc->fits);
     free(inc);
 }
 
@@ -325,9 +325,7 @@ int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident
     if (inc == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     inc->log = log;
     inc->opts = *o;
-    imp_text_init(&inc->notes, IMP_TEXT_MAX);
-    imp_text_init(&inc->evidence, IMP_TEXT_MAX);
-    imp_text_init(&inc->fits, IMP_TEXT_MAX);
+    inc->notes.cap = inc->evidence.cap = inc->fits.cap = IMP_TEXT_MAX;
     int rc = slice(inc, err);
     for (uint32_t p = 0; rc == FB_OK && p < log->nprov; p++) {
         collect_kinds(inc, p);
@@ -345,7 +343,8 @@ int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident
         describe_fits(inc);
         describe_unknowns(inc);
     }
-    if (rc == FB_OK && (inc->notes.oom || inc->evidence.oom || inc->fits.oom))
+    if (rc == FB_OK && (inc->notes.err == UTIL_BUF_NOMEM || inc->evidence.err == UTIL_BUF_NOMEM ||
+                        inc->fits.err == UTIL_BUF_NOMEM))
         rc = imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     if (rc != FB_OK) {
         imp_incident_free(inc);

@@ -28,6 +28,7 @@
 #include "import/stats.h"
 #include "scenario/fault.h"
 #include "scenario/scenario.h"
+#include "util/buf.h"
 
 #define IMP_KINDS_MAX 8          /* distinct error kinds per provider */
 #define IMP_SLOW_MAX 8           /* slow periods per provider */
@@ -137,9 +138,9 @@ typedef struct imp_incident {
     imp_inferred pol;
     imp_check checks[IMP_CHECKS_MAX];
     uint32_t nchecks;
-    imp_text notes;    /* the scenario's description: what was read, what is unknown */
-    imp_text evidence; /* the as-was variant's description */
-    imp_text fits;     /* what each fit chose and why, a line each (fusebox import prints it) */
+    util_buf notes;    /* the scenario's description: what was read, what is unknown */
+    util_buf evidence; /* the as-was variant's description */
+    util_buf fits;     /* what each fit chose and why, a line each (fusebox import prints it) */
 } imp_incident;
 
 /* Fit the log; FB_OK, or an error in err (a slice the log does not hold, too little data). */

@@ -184,20 +184,21 @@ static level level_of(const gap *g, size_t ng, uint32_t n, int64_t *tmp) {
 }
 
 static void describe_levels(imp_incident *inc, const level *L) {
-    imp_text_add(&inc->evidence, " Gaps from a failure to the retry on the same provider:");
+    util_buf_printf(&inc->evidence, " Gaps from a failure to the retry on the same provider:");
     for (uint32_t n = 1; n <= LEVELS; n++) {
         if (L[n].k == 0) continue;
         char a[24], b[24];
         imp_human(a, sizeof a, (int64_t)L[n].lo);
         imp_human(b, sizeof b, (int64_t)L[n].hi);
-        imp_text_add(&inc->evidence, " retry %u: %s to %s (%zu gaps, ends widened by one spacing",
-                     n, a, b, L[n].k);
+        util_buf_printf(&inc->evidence,
+                        " retry %u: %s to %s (%zu gaps, ends widened by one spacing", n, a, b,
+                        L[n].k);
         if (L[n].late)
-            imp_text_add(&inc->evidence,
-                         "; %zu later than the third quartile by 1.5 times the "
-                         "interquartile range left out, a client that ran late",
-                         L[n].late);
-        imp_text_add(&inc->evidence, ");");
+            util_buf_printf(&inc->evidence,
+                            "; %zu later than the third quartile by 1.5 times the "
+                            "interquartile range left out, a client that ran late",
+                            L[n].late);
+        util_buf_printf(&inc->evidence, ");");
     }
 }
 
@@ -209,8 +210,8 @@ static void backoff(imp_incident *inc, const scan *S, int64_t *tmp) {
     P->backoff = FB_BACKOFF_EXPONENTIAL;
     P->multiplier = 2;
     if (L[1].k == 0) {
-        imp_text_add(&inc->evidence, " No retry waited for a backoff of its own: the backoff is "
-                                     "unknown (fusebox's default).");
+        util_buf_printf(&inc->evidence, " No retry waited for a backoff of its own: the backoff is "
+                                        "unknown (fusebox's default).");
         P->base_us = 500 * FB_US_PER_MS;
         return;
     }
@@ -227,20 +228,22 @@ static void backoff(imp_incident *inc, const scan *S, int64_t *tmp) {
     P->base_us = ms(d[1]);
     if (L[1].hi < 2000) {
         P->backoff = FB_BACKOFF_NONE;
-        imp_text_add(&inc->evidence, " The retries came at once: no backoff.");
+        util_buf_printf(&inc->evidence, " The retries came at once: no backoff.");
     } else if (S->max_run <= 2 || (L[2].k >= 2 && d[2] / d[1] < 1.15)) {
         P->backoff = FB_BACKOFF_CONSTANT;
-        imp_text_add(&inc->evidence, " %s: a constant delay.",
-                     S->max_run <= 2 ? "One retry at most"
-                                     : "The second retry waited as the first");
+        util_buf_printf(&inc->evidence, " %s: a constant delay.",
+                        S->max_run <= 2 ? "One retry at most"
+                                        : "The second retry waited as the first");
     } else if (L[2].k >= 2) {
         P->multiplier = round(d[2] / d[1] * 100) / 100;
         if (L[3].k >= 2 && d[3] < 0.85 * d[2] * P->multiplier) P->max_us = ms(d[3]);
-        imp_text_add(&inc->evidence, " Exponential: each retry waited %.2f times the one before%s.",
-                     P->multiplier, P->max_us ? ", up to a cap" : "");
+        util_buf_printf(&inc->evidence,
+                        " Exponential: each retry waited %.2f times the one before%s.",
+                        P->multiplier, P->max_us ? ", up to a cap" : "");
     } else {
-        imp_text_add(&inc->evidence, " Only first retries waited for a backoff: exponential with "
-                                     "the multiplier 2 assumed.");
+        util_buf_printf(&inc->evidence,
+                        " Only first retries waited for a backoff: exponential with "
+                        "the multiplier 2 assumed.");
     }
 }
 
@@ -310,18 +313,18 @@ static const char *retry_after_mode(imp_incident *inc, const scan *S, int64_t *t
     char a[24], b[24];
     imp_human(a, sizeof a, (int64_t)gap_med);
     imp_human(b, sizeof b, (int64_t)hint_med);
-    imp_text_add(&inc->evidence,
-                 " Retry-After: %zu retries followed an answer with one (%zu recorded, %zu "
-                 "inferred); their median gap %s against a median header of %s. The gaps miss "
-                 "(mean of |gap - predicted| / predicted) by %.0f%% as the header as is, %.0f%% "
-                 "as the larger of header and backoff, %.0f%% as the backoff alone: retry_after "
-                 "%s%s.",
-                 n, recorded, n - recorded, a, b, score[0] * 100, score[1] * 100, score[2] * 100,
-                 modes[best],
-                 best == 0 && score[1] <= score[0] + 1e-9
-                     ? " (as is and max predict the same here: as is, what openai-node and the "
-                       "Anthropic SDK do)"
-                     : "");
+    util_buf_printf(&inc->evidence,
+                    " Retry-After: %zu retries followed an answer with one (%zu recorded, %zu "
+                    "inferred); their median gap %s against a median header of %s. The gaps miss "
+                    "(mean of |gap - predicted| / predicted) by %.0f%% as the header as is, %.0f%% "
+                    "as the larger of header and backoff, %.0f%% as the backoff alone: retry_after "
+                    "%s%s.",
+                    n, recorded, n - recorded, a, b, score[0] * 100, score[1] * 100, score[2] * 100,
+                    modes[best],
+                    best == 0 && score[1] <= score[0] + 1e-9
+                        ? " (as is and max predict the same here: as is, what openai-node and the "
+                          "Anthropic SDK do)"
+                        : "");
     free(miss);
     return modes[best];
 }
@@ -390,7 +393,7 @@ static void inferred_retry_after(imp_incident *inc, scan *S, int64_t *tmp) {
         for (size_t i = 0; i < S->ng; i++) S->g[i].excluded |= S->g[i].kind == k;
         char a[24], b[16];
         imp_human(a, sizeof a, S->ra[k]);
-        imp_text_add(
+        util_buf_printf(
             &inc->evidence,
             " After %s the retries waited %s whatever their number (within 12%%), "
             "while after others the wait grew or differed: a Retry-After of %s that the log does "
@@ -431,15 +434,15 @@ static void attempt_timeout(imp_incident *inc, int64_t *tmp) {
     imp_human(a, sizeof a, (int64_t)med);
     if (k >= 2 && spread <= med / 10 + 20000) {
         inc->pol.attempt_timeout_us = ms(med);
-        imp_text_add(&inc->evidence,
-                     " %zu attempts timed out after %s (p10 to p90 within %.0f ms): "
-                     "attempt_timeout.",
-                     k, a, spread / 1000);
+        util_buf_printf(&inc->evidence,
+                        " %zu attempts timed out after %s (p10 to p90 within %.0f ms): "
+                        "attempt_timeout.",
+                        k, a, spread / 1000);
     } else {
-        imp_text_add(&inc->evidence,
-                     " %zu attempts timed out after varying times (median %s): no "
-                     "fixed attempt timeout; the request timeout bounds them.",
-                     k, a);
+        util_buf_printf(&inc->evidence,
+                        " %zu attempts timed out after varying times (median %s): no "
+                        "fixed attempt timeout; the request timeout bounds them.",
+                        k, a);
     }
 }
 
@@ -466,10 +469,10 @@ static void retry_on(imp_incident *inc, const scan *S) {
         /* retried once is retryable: a failure not retried with attempts left is then the
            work of something else (a breaker that opened, a budget, a deadline) */
         bool retried = t->retried > 0;
-        imp_text_add(&inc->evidence,
-                     " %s: retried %u times, not retried %u times with attempts left%s;",
-                     kind_name(t, b, sizeof b), t->retried, t->given_up,
-                     retried != default_retries(t) ? " (unlike the default table)" : "");
+        util_buf_printf(&inc->evidence,
+                        " %s: retried %u times, not retried %u times with attempts left%s;",
+                        kind_name(t, b, sizeof b), t->retried, t->given_up,
+                        retried != default_retries(t) ? " (unlike the default table)" : "");
         P->retry_on |= retried != default_retries(t) && t->retried + t->given_up > 0;
         if (!retried) continue;
         if (t->outcome == IMP_STATUS && P->nretry_statuses < SIM_RETRY_ON_MAX)
@@ -478,8 +481,8 @@ static void retry_on(imp_incident *inc, const scan *S) {
         P->retry_transient |= t->outcome == IMP_RESET || t->outcome == IMP_BROKEN;
     }
     if (P->retry_on)
-        imp_text_add(&inc->evidence, " retry_on lists what was retried (a status never seen is "
-                                     "then not retried).");
+        util_buf_printf(&inc->evidence, " retry_on lists what was retried (a status never seen is "
+                                        "then not retried).");
 }
 
 /* ---- the breaker ---- */
@@ -684,10 +687,10 @@ static void breaker(imp_incident *inc, int64_t *tmp) {
     const char *name = inc->log->prov[primary].name;
     if (skipped < 3 || threshold == 0) {
         if (skipped)
-            imp_text_add(&inc->evidence,
-                         " %zu requests skipped %s, none after a run of failures "
-                         "there: no breaker.",
-                         skipped, name);
+            util_buf_printf(&inc->evidence,
+                            " %zu requests skipped %s, none after a run of failures "
+                            "there: no breaker.",
+                            skipped, name);
         return;
     }
     P->breaker = true;
@@ -695,18 +698,18 @@ static void breaker(imp_incident *inc, int64_t *tmp) {
     P->open_us = open > 0 ? (fb_time_us)llround((double)open / 10000) * 10000 : 60 * FB_US_PER_S;
     char o[48];
     imp_human(o, sizeof o, P->open_us);
-    imp_text_add(&inc->evidence,
-                 " Breaker: %zu requests skipped %s (tried another first, or made no call) in "
-                 "%zu runs. Its failures counted as the breaker counts them (a 429 or a "
-                 "cancelled attempt nowhere, a 4xx as a success, the answer to an attempt "
-                 "admitted before it last closed not at all), the log allows %zu to %zu "
-                 "consecutive failures (at least one more than the failures in a row there when "
-                 "it last let an attempt through before opening, at most the run before the "
-                 "skips): %u (consecutive_failures), the least. The shortest time from the "
-                 "failure that tripped it to the next attempt there is %s (open%s; one pod and "
-                 "one probe assumed).",
-                 skipped, name, runs, bounds[0], bounds[1], threshold, open > 0 ? o : "never",
-                 open > 0 ? "" : ": 60s assumed");
+    util_buf_printf(&inc->evidence,
+                    " Breaker: %zu requests skipped %s (tried another first, or made no call) in "
+                    "%zu runs. Its failures counted as the breaker counts them (a 429 or a "
+                    "cancelled attempt nowhere, a 4xx as a success, the answer to an attempt "
+                    "admitted before it last closed not at all), the log allows %zu to %zu "
+                    "consecutive failures (at least one more than the failures in a row there when "
+                    "it last let an attempt through before opening, at most the run before the "
+                    "skips): %u (consecutive_failures), the least. The shortest time from the "
+                    "failure that tripped it to the next attempt there is %s (open%s; one pod and "
+                    "one probe assumed).",
+                    skipped, name, runs, bounds[0], bounds[1], threshold, open > 0 ? o : "never",
+                    open > 0 ? "" : ": 60s assumed");
 }
 
 /* ---- the rest of the application ---- */
@@ -738,18 +741,19 @@ static void application(imp_incident *inc, int64_t *ev) {
 }
 
 static void describe(imp_incident *inc, const scan *S) {
-    imp_text_add(&inc->evidence,
-                 "Inferred from %zu requests and %u attempts. Requests by attempts:",
-                 inc->r1 - inc->r0, inc->attempts);
+    util_buf_printf(&inc->evidence,
+                    "Inferred from %zu requests and %u attempts. Requests by attempts:",
+                    inc->r1 - inc->r0, inc->attempts);
     for (uint32_t k = 0; k <= LEVELS + 1; k++)
         if (S->per_request[k])
-            imp_text_add(&inc->evidence, " %s%u: %u,", k > LEVELS ? ">" : "",
-                         k > LEVELS ? LEVELS : k, S->per_request[k]);
-    imp_text_add(&inc->evidence,
-                 " at most %u on one provider (retry.attempts). Fallback order:", S->max_run);
+            util_buf_printf(&inc->evidence, " %s%u: %u,", k > LEVELS ? ">" : "",
+                            k > LEVELS ? LEVELS : k, S->per_request[k]);
+    util_buf_printf(&inc->evidence,
+                    " at most %u on one provider (retry.attempts). Fallback order:", S->max_run);
     for (uint32_t i = 0; i < inc->pol.norder; i++)
-        imp_text_add(&inc->evidence, "%s %s", i ? "," : "", inc->log->prov[inc->pol.order[i]].name);
-    imp_text_add(&inc->evidence, " (which provider the requests tried before which).");
+        util_buf_printf(&inc->evidence, "%s %s", i ? "," : "",
+                        inc->log->prov[inc->pol.order[i]].name);
+    util_buf_printf(&inc->evidence, " (which provider the requests tried before which).");
 }
 
 void imp__fit_policy(imp_incident *inc) {

@@ -2,7 +2,6 @@
 #include "import/stats.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,44 +156,6 @@ bool imp_line(const double *x, const double *y, size_t n, double *a, double *b) 
     *b = sxy / sxx;
     *a = my - *b * mx;
     return true;
-}
-
-void imp_text_init(imp_text *t, size_t cap) {
-    memset(t, 0, sizeof *t);
-    t->cap = cap;
-}
-
-void imp_text_add(imp_text *t, const char *fmt, ...) {
-    if (t->cut || t->oom) return;
-    va_list ap;
-    va_start(ap, fmt);
-    char line[1024];
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    size_t add = (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
-    if (t->len + add > t->cap) {
-        t->cut = true;
-        return;
-    }
-    if (t->len + add + 1 > t->size) {
-        size_t want = (t->len + add + 1) * 2;
-        char *p = realloc(t->s, want);
-        if (p == NULL) {
-            t->oom = true;
-            return;
-        }
-        t->s = p;
-        t->size = want;
-    }
-    memcpy(t->s + t->len, line, add);
-    t->len += add;
-    t->s[t->len] = '\0';
-}
-
-void imp_text_free(imp_text *t) {
-    free(t->s);
-    memset(t, 0, sizeof *t);
 }
 
 void imp_human(char *buf, size_t len, int64_t us) {

@@ -60,17 +60,6 @@ void imp_dist_why(const imp_dist *d, char *buf, size_t len);
 /* Least squares y = a + b x over n points; false when x does not vary. */
 bool imp_line(const double *x, const double *y, size_t n, double *a, double *b);
 
-/* A growing text; every append is cut at `cap` bytes in total (then `cut` is set). */
-typedef struct imp_text {
-    char *s;
-    size_t len, size, cap;
-    bool cut, oom;
-} imp_text;
-
-void imp_text_init(imp_text *t, size_t cap);
-void imp_text_add(imp_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void imp_text_free(imp_text *t);
-
 /* A duration for people: "250ms", "1.5s", "2m 05s", "1h 02m". */
 void imp_human(char *buf, size_t len, int64_t us);
 /* A duration for the scenario: "250ms" when whole milliseconds, else "1234us". */

@@ -46,8 +46,8 @@ typedef struct xfer {
     bool sse;                        /* reading an event stream */
     bool oversized;                  /* cut at the response cap */
     uint64_t received, received_max; /* body bytes */
-    live_buf req;
-    live_buf body;
+    util_buf req;
+    util_buf body;
     live_sse sse_p;
     live_stream st;
     char retry_after[64], retry_after_ms[64];
@@ -195,7 +195,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *userp) {
     if (x->sse)
         live_sse_feed(&x->sse_p, p, len);
     else
-        live_buf_put(&x->body, p, len);
+        util_buf_append(&x->body, p, len);
     return len;
 }
 
@@ -267,7 +267,7 @@ static void read_body(xfer *x, sim_port_answer *a) {
     bool refused = false;
     a->reply.status = 200;
     live_meta *meta = x->c->cfg.otlp ? &x->meta : NULL;
-    if (x->body.oom || live_wire_success(x->c->ep[x->provider].dialect, x->body.p ? x->body.p : "",
+    if (x->body.err || live_wire_success(x->c->ep[x->provider].dialect, x->body.p ? x->body.p : "",
                                          x->body.len, &a->tokens_out, &refused, meta) != FB_OK) {
         a->reply.status = 0;
         a->reply.transport = FB_TRANSPORT_OTHER;
@@ -493,7 +493,7 @@ static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msg
     curl_easy_setopt(e, CURLOPT_HEADERDATA, x);
     curl_easy_setopt(e, CURLOPT_PRIVATE, x);
     x->sent_ns = mono_ns();
-    if (x->req.oom || curl_multi_add_handle(c->multi, e) != CURLM_OK) {
+    if (x->req.err || curl_multi_add_handle(c->multi, e) != CURLM_OK) {
         x->next = c->free_list;
         c->free_list = x;
         snprintf(msg, msglen, "live: cannot start a transfer");
@@ -924,8 +924,8 @@ void live_client_stats_get(live_client *c, live_client_stats *out) {
 
 static void xfer_free(xfer *x) {
     curl_easy_cleanup(x->easy);
-    live_buf_free(&x->req);
-    live_buf_free(&x->body);
+    util_buf_free(&x->req);
+    util_buf_free(&x->body);
     free(x);
 }
 

@@ -10,33 +10,6 @@
 
 #include "util/json.h"
 
-void live_buf_put(live_buf *b, const char *s, size_t n) {
-    if (b->oom) return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (p == NULL) {
-            b->oom = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-void live_buf_puts(live_buf *b, const char *s) {
-    live_buf_put(b, s, strlen(s));
-}
-
-void live_buf_free(live_buf *b) {
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
-
 static const char *const dialect_names[] = {"openai", "anthropic"};
 
 int live_dialect_parse(const char *s, live_dialect *out) {
@@ -73,16 +46,13 @@ const char *live_dialect_path(live_dialect d) {
     return d == LIVE_ANTHROPIC ? "/v1/messages" : "/v1/chat/completions";
 }
 
-static void put_bytes(void *b, const char *s, size_t n) {
-    live_buf_put(b, s, n);
-}
-
-static void put_json_string(live_buf *b, const char *s) {
-    util_json_string(&(util_out){.put = put_bytes, .sink = b}, s, 0);
+static void put_json_string(util_buf *b, const char *s) {
+    util_out o = util_buf_out(b);
+    util_json_string(&o, s, 0);
 }
 
 /* Filler: words of three letters and a space, four characters per token. */
-static void put_prompt(live_buf *b, uint32_t tokens) {
+static void put_prompt(util_buf *b, uint32_t tokens) {
     static const char words[] = "the and for you are not all any can had her was one our out day "
                                 "get has him his how man new now old see two way who boy did its "
                                 "let put say she too use ";
@@ -93,29 +63,29 @@ static void put_prompt(live_buf *b, uint32_t tokens) {
         uint32_t k = i % (uint32_t)nwords;
         uint32_t run = (uint32_t)nwords - k;
         if (run > tokens - i) run = tokens - i;
-        live_buf_put(b, words + 4 * k, 4 * (size_t)run);
+        util_buf_append(b, words + 4 * k, 4 * (size_t)run);
         i += run;
     }
 }
 
 /* A template like the mock's bodies (docs/architecture.md, "Where JSON is written"): the prompt
  * goes into its string in pieces, which util_json does not write. */
-void live_wire_request(live_buf *b, live_dialect d, const char *model, uint32_t tokens_in,
+void live_wire_request(util_buf *b, live_dialect d, const char *model, uint32_t tokens_in,
                        uint32_t tokens_out, bool stream) {
     char num[64];
-    live_buf_puts(b, "{\"model\":");
+    util_buf_puts(b, "{\"model\":");
     put_json_string(b, model);
     snprintf(num, sizeof num, ",\"%s\":%u",
              d == LIVE_ANTHROPIC ? "max_tokens" : "max_completion_tokens",
              tokens_out > 0 ? tokens_out : 1);
-    live_buf_puts(b, num);
+    util_buf_puts(b, num);
     if (stream) {
-        live_buf_puts(b, ",\"stream\":true");
-        if (d == LIVE_OPENAI) live_buf_puts(b, ",\"stream_options\":{\"include_usage\":true}");
+        util_buf_puts(b, ",\"stream\":true");
+        if (d == LIVE_OPENAI) util_buf_puts(b, ",\"stream_options\":{\"include_usage\":true}");
     }
-    live_buf_puts(b, ",\"messages\":[{\"role\":\"user\",\"content\":\"");
+    util_buf_puts(b, ",\"messages\":[{\"role\":\"user\",\"content\":\"");
     put_prompt(b, tokens_in);
-    live_buf_puts(b, "\"}]}");
+    util_buf_puts(b, "\"}]}");
 }
 
 static const char *str_item(const cJSON *o, const char *key) {

@@ -22,21 +22,11 @@
 #include <stdint.h>
 
 #include "core/classify.h"
+#include "util/buf.h"
 
 typedef enum live_dialect { LIVE_OPENAI = 0, LIVE_ANTHROPIC } live_dialect;
 
 #define LIVE_PROMPT_TOKENS_MAX 1000000u /* longer prompts are sent this long */
-
-/* A growable byte buffer; `oom` records a failed allocation (the content is then partial). */
-typedef struct live_buf {
-    char *p;
-    size_t len, cap;
-    bool oom;
-} live_buf;
-
-void live_buf_put(live_buf *b, const char *s, size_t n);
-void live_buf_puts(live_buf *b, const char *s);
-void live_buf_free(live_buf *b);
 
 /* "openai" / "anthropic" -> dialect; FB_EINVAL otherwise. */
 int live_dialect_parse(const char *s, live_dialect *out);
@@ -47,7 +37,7 @@ live_dialect live_dialect_guess(const char *provider);
 const char *live_dialect_path(live_dialect d);
 
 /* Append the JSON body of one request to b (NUL-terminated; b->len excludes the NUL). */
-void live_wire_request(live_buf *b, live_dialect d, const char *model, uint32_t tokens_in,
+void live_wire_request(util_buf *b, live_dialect d, const char *model, uint32_t tokens_in,
                        uint32_t tokens_out, bool stream);
 
 /* The provider error in an error body (either dialect); FB_ERRKIND_NONE when there is none. */

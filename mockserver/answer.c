@@ -15,9 +15,9 @@
 #include "mockserver/serverint.h"
 #include "util/json.h"
 
-struct MHD_Response *mock_buf_response(mock_buf *b) {
+struct MHD_Response *mock_buf_response(util_buf *b) {
     size_t len;
-    char *p = mock_buf_take(b, &len);
+    char *p = util_buf_take(b, &len);
     if (p == NULL) return NULL;
     struct MHD_Response *resp = MHD_create_response_from_buffer(len, p, MHD_RESPMEM_MUST_FREE);
     if (resp == NULL) free(p);
@@ -146,7 +146,7 @@ void mock_request_end(req *r, bool completed) {
     pthread_mutex_unlock(&s->lock);
 }
 
-enum MHD_Result mock_send_json(req *r, unsigned status, mock_buf *b) {
+enum MHD_Result mock_send_json(req *r, unsigned status, util_buf *b) {
     struct MHD_Response *resp = mock_buf_response(b);
     if (resp != NULL) MHD_add_response_header(resp, "content-type", "application/json");
     return mock_queue(r, status, resp);
@@ -154,14 +154,14 @@ enum MHD_Result mock_send_json(req *r, unsigned status, mock_buf *b) {
 
 enum MHD_Result mock_send_control_error(req *r, unsigned status, const char *path,
                                         const char *msg) {
-    mock_buf b = {0};
+    util_buf b = {0};
     char text[400];
     if (path != NULL && path[0] != '\0')
         snprintf(text, sizeof text, "%s: %s", path, msg);
     else
         snprintf(text, sizeof text, "%s", msg);
     util_json w;
-    util_json_init(&w, mock_buf_out(&b), 0);
+    util_json_init(&w, util_buf_out(&b), 0);
     util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
     util_json_str(&w, "error", text);
     if (path != NULL) util_json_str(&w, "path", path);
@@ -223,7 +223,7 @@ enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const ch
     else if (act.retry_after_ms >= 0 || act.ra_kind != MOCK_RA_NONE)
         r->rep.retry_hint_s =
             act.retry_after_ms >= 0 ? act.retry_after_ms / 1000.0 : act.retry_after_s;
-    mock_buf b = {0};
+    util_buf b = {0};
     mock_wire_error(&b, &r->rep, status, flavor, message);
     struct MHD_Response *resp = mock_buf_response(&b);
     if (resp == NULL) return MHD_NO;
@@ -282,14 +282,14 @@ static enum MHD_Result answer_stream(req *r) {
 static enum MHD_Result answer_plain(req *r, fb_time_us now, fb_time_us due) {
     struct MHD_Response *resp;
     const mock_action *a = &r->act;
-    mock_buf b = {.limit = r->s->cfg.max_response_bytes};
+    util_buf b = {.cap = r->s->cfg.max_response_bytes};
     /* A first block within malloc's small-size caches (the usual body fits in 512 bytes); a
      * larger one grows by doubling. */
-    mock_buf_reserve(&b, r->memory_held < 480 ? r->memory_held : 480);
+    util_buf_reserve(&b, r->memory_held < 480 ? r->memory_held : 480);
     r->ep->ops->body(&b, &r->rep);
     if (a->end == MOCK_END_CUT || a->end == MOCK_END_TRUNCATE || a->end == MOCK_END_MALFORMED) {
         /* The body stops half way: abortively for cut, cleanly (chunked) otherwise. */
-        if (b.oom) return MHD_NO;
+        if (b.err) return MHD_NO;
         r->out = b;
         r->out.len = b.len / 2;
         r->st.step = MOCK_STEP_END;

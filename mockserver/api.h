@@ -91,7 +91,7 @@ typedef struct mock_api_ops mock_api_ops;
 
 /* What a request's answer refers to, owned by the request: mock_reply's strings point here. */
 typedef struct mock_store {
-    mock_buf json;       /* r->json (or the embeddings' input hashes) */
+    util_buf json;       /* r->json (or the embeddings' input hashes) */
     char model[256];     /* r->model; preset from the path for Gemini and Azure */
     char tool_name[128]; /* r->tool_name */
 } mock_store;
@@ -112,12 +112,12 @@ struct mock_api_ops {
     bool inference; /* an attempt: the timeline, capacity and latency apply */
     /* Fill r from the request body (strings into st); false with a message for the 400. */
     bool (*parse)(const cJSON *root, mock_reply *r, mock_store *st, char *msg, size_t msglen);
-    void (*body)(mock_buf *b, const mock_reply *r);
+    void (*body)(util_buf *b, const mock_reply *r);
     /* The opening events; true when the stream fault was sent among them (Anthropic error-0). */
-    bool (*pre)(mock_stream *s, mock_buf *b);
-    void (*piece)(mock_stream *s, mock_buf *b);
-    void (*fault)(mock_stream *s, mock_buf *b); /* MOCK_END_MALFORMED and MOCK_END_ERROR */
-    void (*post)(mock_stream *s, mock_buf *b);
+    bool (*pre)(mock_stream *s, util_buf *b);
+    void (*piece)(mock_stream *s, util_buf *b);
+    void (*fault)(mock_stream *s, util_buf *b); /* MOCK_END_MALFORMED and MOCK_END_ERROR */
+    void (*post)(mock_stream *s, util_buf *b);
 };
 
 extern const mock_api_ops mock_api_chat, mock_api_completions, mock_api_responses,
@@ -136,9 +136,9 @@ bool mock_api_is_embeddings(const mock_api_ops *ops);
 /* The raw bytes of piece k (a filler word with its leading space, or a slice of the JSON). */
 size_t mock_piece(const mock_reply *r, int64_t k, char out[MOCK_PIECE_MAX]);
 /* Piece k, JSON-escaped (no quotes). */
-void mock_piece_json(mock_buf *b, const mock_reply *r, int64_t k);
+void mock_piece_json(util_buf *b, const mock_reply *r, int64_t k);
 /* The whole answer text (all r->tokens pieces), JSON-escaped (no quotes). */
-void mock_text_json(mock_buf *b, const mock_reply *r);
+void mock_text_json(util_buf *b, const mock_reply *r);
 /* Tokens a JSON answer takes whole: ceil(len / MOCK_JSON_PIECE). */
 int64_t mock_json_tokens(size_t len);
 /* Did the answer stop at max_tokens (not a refusal, not a tool call)? */
@@ -155,7 +155,7 @@ int64_t mock_content_chars(const cJSON *content);
 void mock_stream_init(mock_stream *s, const mock_reply *r, const mock_api_ops *ops,
                       mock_stream_end end, int64_t end_after);
 /* Append the next step's events to b and advance. Does nothing at MOCK_STEP_END. */
-void mock_stream_emit(mock_stream *s, mock_buf *b);
+void mock_stream_emit(mock_stream *s, util_buf *b);
 /* About how many bytes the whole stream of r sends (its events as written, without a fault):
  * the opening and finish events and the first MOCK_STREAM_SAMPLE content steps written, the
  * rest extrapolated from them. For the --max-response check before a byte goes. */
@@ -167,10 +167,10 @@ bool mock_stream_faulty(const mock_stream *s);
 /* ---- errors (errors.c) ---- */
 
 /* The provider's error body for an HTTP status and flavour; message NULL: the usual one. */
-void mock_wire_error(mock_buf *b, const mock_reply *r, int status, mock_flavor flavor,
+void mock_wire_error(util_buf *b, const mock_reply *r, int status, mock_flavor flavor,
                      const char *message);
 /* The in-band error of a stream, in the dialect's own shape: the text of the event's data. */
-void mock_wire_stream_error(mock_buf *b, const mock_reply *r);
+void mock_wire_stream_error(util_buf *b, const mock_reply *r);
 
 /* ---- shared request checks (request.c) ---- */
 

@@ -108,9 +108,9 @@ static void entry_json(const mock_attempt *e, util_json *w) {
 }
 
 /* The log's head; the entries' array is left open. */
-static void json_head(util_json *w, mock_buf *out, uint64_t total, uint64_t dropped,
+static void json_head(util_json *w, util_buf *out, uint64_t total, uint64_t dropped,
                       double time_scale) {
-    util_json_init(w, mock_buf_out(out), 0);
+    util_json_init(w, util_buf_out(out), 0);
     util_json_open(w, NULL, '{', UTIL_JSON_COMPACT);
     util_json_u64(w, "total", total);
     util_json_u64(w, "dropped", dropped);
@@ -123,7 +123,7 @@ static void json_tail(util_json *w) {
     util_json_close(w);
 }
 
-void mock_attempts_json(const mock_attempts *a, double time_scale, mock_buf *out) {
+void mock_attempts_json(const mock_attempts *a, double time_scale, util_buf *out) {
     uint64_t first = mock_attempts_dropped(a);
     util_json w;
     json_head(&w, out, a->total, first, time_scale);
@@ -170,7 +170,7 @@ bool mock_attempts_snap_step(mock_attempts *a, size_t k) {
     return true;
 }
 
-void mock_attempts_snap_json(const mock_attempts_snap *s, double time_scale, mock_buf *out) {
+void mock_attempts_snap_json(const mock_attempts_snap *s, double time_scale, util_buf *out) {
     util_json w;
     json_head(&w, out, s->total, s->first, time_scale);
     for (size_t i = 0; i < s->n; i++) entry_json(&s->e[i], &w);

@@ -69,7 +69,7 @@ mock_attempt *mock_attempts_add(mock_attempts *a);
 mock_attempt *mock_attempts_get(mock_attempts *a, uint64_t seq);
 uint64_t mock_attempts_dropped(const mock_attempts *a);
 /* {"total":N,"dropped":D,"time_scale":X,"entries":[...]} oldest first. */
-void mock_attempts_json(const mock_attempts *a, double time_scale, mock_buf *out);
+void mock_attempts_json(const mock_attempts *a, double time_scale, util_buf *out);
 
 /* Buffers for a snapshot of a (outside the lock: a's cap never changes); FB_ENOMEM. */
 int mock_attempts_snap_alloc(const mock_attempts *a, mock_attempts_snap *s);
@@ -79,6 +79,6 @@ void mock_attempts_snap_begin(mock_attempts *a, mock_attempts_snap *s);
 /* Under the lock: up to k more entries copied; true once all are (a->snap is then NULL). */
 bool mock_attempts_snap_step(mock_attempts *a, size_t k);
 /* The snapshot's JSON, as mock_attempts_json wrote the log then. */
-void mock_attempts_snap_json(const mock_attempts_snap *s, double time_scale, mock_buf *out);
+void mock_attempts_snap_json(const mock_attempts_snap *s, double time_scale, util_buf *out);
 
 #endif /* MOCK_ATTEMPTS_H */

@@ -80,152 +80,152 @@ const char *mock_oa_finish(const mock_reply *r) {
     return mock_reply_hit_max(r) ? "length" : "stop";
 }
 
-void mock_oa_usage(mock_buf *b, const mock_reply *r) {
+void mock_oa_usage(util_buf *b, const mock_reply *r) {
     int64_t completion = (r->refusal ? 0 : r->tokens) * (r->n > 0 ? r->n : 1);
-    mock_buf_puts(b, "\"usage\":{\"prompt_tokens\":");
+    util_buf_puts(b, "\"usage\":{\"prompt_tokens\":");
     mock_buf_int(b, r->prompt_tokens);
-    mock_buf_puts(b, ",\"completion_tokens\":");
+    util_buf_puts(b, ",\"completion_tokens\":");
     mock_buf_int(b, completion);
-    mock_buf_puts(b, ",\"total_tokens\":");
+    util_buf_puts(b, ",\"total_tokens\":");
     mock_buf_int(b, r->prompt_tokens + completion);
-    mock_buf_puts(b, "}");
+    util_buf_puts(b, "}");
 }
 
 /* Azure's content-filter annotations (empty: nothing was filtered). */
-static void azure_prompt_filter(mock_buf *b, const mock_reply *r) {
+static void azure_prompt_filter(util_buf *b, const mock_reply *r) {
     if (r->dialect == MOCK_AZURE)
-        mock_buf_puts(b, "\"prompt_filter_results\":[{\"prompt_index\":0,"
+        util_buf_puts(b, "\"prompt_filter_results\":[{\"prompt_index\":0,"
                          "\"content_filter_results\":{}}],");
 }
 
-static void tool_call(mock_buf *b, const mock_reply *r, bool whole) {
+static void tool_call(util_buf *b, const mock_reply *r, bool whole) {
     /* Only a stream's deltas carry the call's index. */
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     "\"tool_calls\":[{%s\"id\":\"%s\",\"type\":\"function\","
                     "\"function\":{\"name\":",
                     whole ? "" : "\"index\":0,", r->call_id);
     mock_buf_json_string(b, r->tool_name);
-    mock_buf_puts(b, ",\"arguments\":\"");
+    util_buf_puts(b, ",\"arguments\":\"");
     if (whole) mock_text_json(b, r);
-    mock_buf_puts(b, "\"}}]");
+    util_buf_puts(b, "\"}}]");
 }
 
-static void body(mock_buf *b, const mock_reply *r) {
-    mock_buf_puts(b, "{\"id\":\"");
-    mock_buf_puts(b, r->id);
-    mock_buf_puts(b, "\",\"object\":\"chat.completion\",\"created\":");
+static void body(util_buf *b, const mock_reply *r) {
+    util_buf_puts(b, "{\"id\":\"");
+    util_buf_puts(b, r->id);
+    util_buf_puts(b, "\",\"object\":\"chat.completion\",\"created\":");
     mock_buf_int(b, r->created_s);
-    mock_buf_puts(b, ",\"model\":");
+    util_buf_puts(b, ",\"model\":");
     mock_buf_json_string(b, r->model);
-    mock_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",");
+    util_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",");
     azure_prompt_filter(b, r);
-    mock_buf_puts(b, "\"choices\":[");
+    util_buf_puts(b, "\"choices\":[");
     for (int i = 0; i < (r->n > 0 ? r->n : 1); i++) {
-        mock_buf_puts(b, i ? ",{\"index\":" : "{\"index\":");
+        util_buf_puts(b, i ? ",{\"index\":" : "{\"index\":");
         mock_buf_int(b, i);
-        mock_buf_puts(b, ",\"message\":{\"role\":\"assistant\",");
+        util_buf_puts(b, ",\"message\":{\"role\":\"assistant\",");
         if (r->output == MOCK_OUT_TOOL) {
-            mock_buf_puts(b, "\"content\":null,");
+            util_buf_puts(b, "\"content\":null,");
             tool_call(b, r, true);
         } else {
-            mock_buf_puts(b, "\"content\":\"");
+            util_buf_puts(b, "\"content\":\"");
             mock_text_json(b, r);
-            mock_buf_puts(b, "\"");
+            util_buf_puts(b, "\"");
         }
-        mock_buf_puts(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"");
-        mock_buf_puts(b, mock_oa_finish(r));
-        mock_buf_puts(b, r->dialect == MOCK_AZURE ? "\",\"content_filter_results\":{}}" : "\"}");
+        util_buf_puts(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":\"");
+        util_buf_puts(b, mock_oa_finish(r));
+        util_buf_puts(b, r->dialect == MOCK_AZURE ? "\",\"content_filter_results\":{}}" : "\"}");
     }
-    mock_buf_puts(b, "],");
+    util_buf_puts(b, "],");
     mock_oa_usage(b, r);
-    mock_buf_puts(b, "}");
+    util_buf_puts(b, "}");
 }
 
-void mock_oa_chunk_head(mock_buf *b, const mock_stream *s, const char *object) {
-    mock_buf_puts(b, "data: {\"id\":\"");
-    mock_buf_puts(b, s->r.id);
-    mock_buf_puts(b, "\",\"object\":\"");
-    mock_buf_puts(b, object);
-    mock_buf_puts(b, "\",\"created\":");
+void mock_oa_chunk_head(util_buf *b, const mock_stream *s, const char *object) {
+    util_buf_puts(b, "data: {\"id\":\"");
+    util_buf_puts(b, s->r.id);
+    util_buf_puts(b, "\",\"object\":\"");
+    util_buf_puts(b, object);
+    util_buf_puts(b, "\",\"created\":");
     mock_buf_int(b, s->r.created_s);
-    mock_buf_puts(b, ",\"model\":");
+    util_buf_puts(b, ",\"model\":");
     mock_buf_json_string(b, s->r.model);
-    mock_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",\"choices\":[");
+    util_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",\"choices\":[");
 }
 
-void mock_oa_chunk_tail(mock_buf *b, const mock_stream *s) {
-    mock_buf_puts(b, s->r.include_usage ? "],\"usage\":null}\n\n" : "]}\n\n");
+void mock_oa_chunk_tail(util_buf *b, const mock_stream *s) {
+    util_buf_puts(b, s->r.include_usage ? "],\"usage\":null}\n\n" : "]}\n\n");
 }
 
-static bool pre(mock_stream *s, mock_buf *b) {
+static bool pre(mock_stream *s, util_buf *b) {
     if (s->r.dialect == MOCK_AZURE) { /* Azure opens with the prompt's filter results */
-        mock_buf_puts(b, "data: {\"choices\":[],\"created\":0,\"id\":\"\",\"model\":\"\","
+        util_buf_puts(b, "data: {\"choices\":[],\"created\":0,\"id\":\"\",\"model\":\"\","
                          "\"object\":\"\",");
         azure_prompt_filter(b, &s->r);
         b->len--; /* the trailing comma */
-        mock_buf_puts(b, "}\n\n");
+        util_buf_puts(b, "}\n\n");
     }
     for (int i = 0; i < s->r.n; i++) {
         mock_oa_chunk_head(b, s, "chat.completion.chunk");
-        mock_buf_printf(b, "{\"index\":%d,\"delta\":{\"role\":\"assistant\",", i);
+        util_buf_printf(b, "{\"index\":%d,\"delta\":{\"role\":\"assistant\",", i);
         if (s->r.output == MOCK_OUT_TOOL) {
-            mock_buf_puts(b, "\"content\":null,");
+            util_buf_puts(b, "\"content\":null,");
             tool_call(b, &s->r, false);
         } else {
-            mock_buf_puts(b, "\"content\":\"\"");
+            util_buf_puts(b, "\"content\":\"\"");
         }
-        mock_buf_puts(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":null}");
+        util_buf_puts(b, ",\"refusal\":null},\"logprobs\":null,\"finish_reason\":null}");
         mock_oa_chunk_tail(b, s);
     }
     return false;
 }
 
-static void piece(mock_stream *s, mock_buf *b) {
+static void piece(mock_stream *s, util_buf *b) {
     for (int i = 0; i < s->r.n; i++) {
         mock_oa_chunk_head(b, s, "chat.completion.chunk");
-        mock_buf_puts(b, "{\"index\":");
+        util_buf_puts(b, "{\"index\":");
         mock_buf_int(b, i);
-        mock_buf_puts(b, ",\"delta\":{");
-        mock_buf_puts(b, s->r.output == MOCK_OUT_TOOL
+        util_buf_puts(b, ",\"delta\":{");
+        util_buf_puts(b, s->r.output == MOCK_OUT_TOOL
                              ? "\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\""
                              : "\"content\":\"");
         mock_piece_json(b, &s->r, s->k);
-        mock_buf_puts(b, s->r.output == MOCK_OUT_TOOL ? "\"}}]" : "\"");
-        mock_buf_puts(b, "},\"logprobs\":null,\"finish_reason\":null}");
+        util_buf_puts(b, s->r.output == MOCK_OUT_TOOL ? "\"}}]" : "\"");
+        util_buf_puts(b, "},\"logprobs\":null,\"finish_reason\":null}");
         mock_oa_chunk_tail(b, s);
     }
 }
 
-void mock_oa_fault(mock_buf *b, const mock_stream *s, const char *object, const char *broken) {
+void mock_oa_fault(util_buf *b, const mock_stream *s, const char *object, const char *broken) {
     if (s->end == MOCK_END_MALFORMED) { /* a chunk cut inside a string: not JSON */
         mock_oa_chunk_head(b, s, object);
-        mock_buf_puts(b, broken);
-        mock_buf_puts(b, "\n\n");
+        util_buf_puts(b, broken);
+        util_buf_puts(b, "\n\n");
         return;
     }
-    mock_buf_puts(b, "data: ");
+    util_buf_puts(b, "data: ");
     mock_wire_stream_error(b, &s->r);
-    mock_buf_puts(b, "\n\n");
+    util_buf_puts(b, "\n\n");
 }
 
-static void fault(mock_stream *s, mock_buf *b) {
+static void fault(mock_stream *s, util_buf *b) {
     mock_oa_fault(b, s, "chat.completion.chunk", "{\"index\":0,\"delta\":{\"content\":\"broken");
 }
 
-void mock_oa_stream_end(mock_buf *b, const mock_stream *s, const char *object) {
+void mock_oa_stream_end(util_buf *b, const mock_stream *s, const char *object) {
     if (s->r.include_usage) {
         mock_oa_chunk_head(b, s, object);
-        mock_buf_puts(b, "],");
+        util_buf_puts(b, "],");
         mock_oa_usage(b, &s->r);
-        mock_buf_puts(b, "}\n\n");
+        util_buf_puts(b, "}\n\n");
     }
-    if (s->end != MOCK_END_NOTERM) mock_buf_puts(b, "data: [DONE]\n\n");
+    if (s->end != MOCK_END_NOTERM) util_buf_puts(b, "data: [DONE]\n\n");
 }
 
-static void post(mock_stream *s, mock_buf *b) {
+static void post(mock_stream *s, util_buf *b) {
     for (int i = 0; i < s->r.n; i++) {
         mock_oa_chunk_head(b, s, "chat.completion.chunk");
-        mock_buf_printf(b, "{\"index\":%d,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"%s\"}",
+        util_buf_printf(b, "{\"index\":%d,\"delta\":{},\"logprobs\":null,\"finish_reason\":\"%s\"}",
                         i, mock_oa_finish(&s->r));
         mock_oa_chunk_tail(b, s);
     }

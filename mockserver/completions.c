@@ -28,49 +28,49 @@ static bool parse(const cJSON *root, mock_reply *r, mock_store *st, char *msg, s
     return mock_oa_common(root, r, cap_keys, 1, msg, msglen);
 }
 
-static void body(mock_buf *b, const mock_reply *r) {
-    mock_buf_printf(b, "{\"id\":\"%s\",\"object\":\"text_completion\",\"created\":%lld,\"model\":",
+static void body(util_buf *b, const mock_reply *r) {
+    util_buf_printf(b, "{\"id\":\"%s\",\"object\":\"text_completion\",\"created\":%lld,\"model\":",
                     r->id, (long long)r->created_s);
     mock_buf_json_string(b, r->model);
-    mock_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",\"choices\":[");
+    util_buf_puts(b, ",\"system_fingerprint\":\"fp_fusebox\",\"choices\":[");
     for (int i = 0; i < (r->n > 0 ? r->n : 1); i++) {
-        mock_buf_printf(b, "%s{\"text\":\"", i ? "," : "");
+        util_buf_printf(b, "%s{\"text\":\"", i ? "," : "");
         mock_text_json(b, r);
-        mock_buf_printf(b, "\",\"index\":%d,\"logprobs\":null,\"finish_reason\":\"%s\"}", i,
+        util_buf_printf(b, "\",\"index\":%d,\"logprobs\":null,\"finish_reason\":\"%s\"}", i,
                         mock_oa_finish(r));
     }
-    mock_buf_puts(b, "],");
+    util_buf_puts(b, "],");
     mock_oa_usage(b, r);
-    mock_buf_puts(b, "}");
+    util_buf_puts(b, "}");
 }
 
-static bool pre(mock_stream *s, mock_buf *b) {
+static bool pre(mock_stream *s, util_buf *b) {
     (void)s;
     (void)b; /* the legacy stream has no opening chunk */
     return false;
 }
 
-static void choice(mock_stream *s, mock_buf *b, int i, bool text, const char *finish) {
+static void choice(mock_stream *s, util_buf *b, int i, bool text, const char *finish) {
     mock_oa_chunk_head(b, s, "text_completion");
-    mock_buf_puts(b, "{\"text\":\"");
+    util_buf_puts(b, "{\"text\":\"");
     if (text) mock_piece_json(b, &s->r, s->k);
-    mock_buf_printf(b, "\",\"index\":%d,\"logprobs\":null,\"finish_reason\":", i);
+    util_buf_printf(b, "\",\"index\":%d,\"logprobs\":null,\"finish_reason\":", i);
     if (finish != NULL)
-        mock_buf_printf(b, "\"%s\"}", finish);
+        util_buf_printf(b, "\"%s\"}", finish);
     else
-        mock_buf_puts(b, "null}");
+        util_buf_puts(b, "null}");
     mock_oa_chunk_tail(b, s);
 }
 
-static void piece(mock_stream *s, mock_buf *b) {
+static void piece(mock_stream *s, util_buf *b) {
     for (int i = 0; i < s->r.n; i++) choice(s, b, i, true, NULL);
 }
 
-static void fault(mock_stream *s, mock_buf *b) {
+static void fault(mock_stream *s, util_buf *b) {
     mock_oa_fault(b, s, "text_completion", "{\"text\":\"broken");
 }
 
-static void post(mock_stream *s, mock_buf *b) {
+static void post(mock_stream *s, util_buf *b) {
     for (int i = 0; i < s->r.n; i++) choice(s, b, i, false, mock_oa_finish(&s->r));
     mock_oa_stream_end(b, s, "text_completion");
 }

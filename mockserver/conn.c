@@ -85,7 +85,7 @@ ssize_t mock_abort_end(req *r) {
 }
 
 /* The dialect's in-band error event (as the error-K fault writes it) at cursor at, to b. */
-static void stream_error(const mock_stream *at, mock_buf *b) {
+static void stream_error(const mock_stream *at, util_buf *b) {
     mock_stream f = *at;
     f.end = MOCK_END_ERROR;
     if (f.ops->fault != NULL) f.ops->fault(&f, b);
@@ -97,10 +97,10 @@ static void stream_error(const mock_stream *at, mock_buf *b) {
 static void cap_stream(req *r, const mock_stream *before) {
     size_t max = r->s->cfg.max_response_bytes;
     if (r->err_bytes == 0) {
-        mock_buf e = {0};
+        util_buf e = {0};
         stream_error(before, &e);
         r->err_bytes = e.len + 1;
-        mock_buf_free(&e);
+        util_buf_free(&e);
     }
     size_t reserve = r->st.step == MOCK_STEP_END ? 0 : r->err_bytes - 1;
     if (r->emitted + r->out.len + reserve <= max) {
@@ -143,7 +143,7 @@ ssize_t mock_body_reader(void *cls, uint64_t pos, char *buf, size_t max) {
         r->early = false;
         mock_stream before = r->st;
         mock_stream_emit(&r->st, &r->out);
-        if (r->out.oom) return MHD_CONTENT_READER_END_WITH_ERROR;
+        if (r->out.err) return MHD_CONTENT_READER_END_WITH_ERROR;
         if (r->rep.stream) cap_stream(r, &before);
     }
 }
@@ -189,17 +189,17 @@ static void body_piece(req *r, const char *upload, size_t n) {
         r->over_memory = true;
     } else {
         r->memory_held += n;
-        if (r->body.cap == 0) { /* room for the whole body at once, as Content-Length says */
+        if (r->body.size == 0) { /* room for the whole body at once, as Content-Length says */
             const char *cl = mock_header(r->conn, MHD_HTTP_HEADER_CONTENT_LENGTH);
             size_t want = cl != NULL ? (size_t)strtoull(cl, NULL, 10) : 0;
-            mock_buf_reserve(&r->body, want > n && want <= r->s->cfg.max_body_bytes ? want : n);
+            util_buf_reserve(&r->body, want > n && want <= r->s->cfg.max_body_bytes ? want : n);
         }
-        mock_buf_append(&r->body, upload, n);
+        util_buf_append(&r->body, upload, n);
         return;
     }
     mock_memory_give(r->s, r->memory_held);
     r->memory_held = 0;
-    mock_buf_free(&r->body);
+    util_buf_free(&r->body);
 }
 
 /* Resumed in a wait: send the prepared answer when due, else look at the client again. */
@@ -245,7 +245,7 @@ enum MHD_Result mock_on_access(void *cls, struct MHD_Connection *conn, const cha
             *upload_size = 0;
             return MHD_YES;
         }
-        if (r->body.oom) return MHD_NO;
+        if (r->body.err) return MHD_NO;
         return mock_dispatch(r, url, method);
     case PH_QUEUE:
         return resume_queue(r);
@@ -274,8 +274,8 @@ void mock_on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
     mock_memory_give(s, r->memory_held);
     mock_watch_request_done(s->watch, conn);
     if (r->pending != NULL) MHD_destroy_response(r->pending);
-    mock_buf_free(&r->body);
-    mock_buf_free(&r->out);
-    mock_buf_free(&r->store.json);
+    util_buf_free(&r->body);
+    util_buf_free(&r->out);
+    util_buf_free(&r->store.json);
     mock_req_free(s, r);
 }

@@ -56,12 +56,12 @@ size_t mock_piece(const mock_reply *r, int64_t k, char out[MOCK_PIECE_MAX]) {
     return b - a;
 }
 
-void mock_piece_json(mock_buf *b, const mock_reply *r, int64_t k) {
+void mock_piece_json(util_buf *b, const mock_reply *r, int64_t k) {
     char p[MOCK_PIECE_MAX];
     mock_buf_json_escape(b, p, mock_piece(r, k, p));
 }
 
-void mock_text_json(mock_buf *b, const mock_reply *r) {
+void mock_text_json(util_buf *b, const mock_reply *r) {
     int64_t tokens = r->refusal ? 0 : r->tokens;
     if (r->output != MOCK_OUT_TEXT) {
         mock_buf_json_escape(b, r->json, boundary(r, (size_t)tokens * MOCK_JSON_PIECE));
@@ -73,7 +73,7 @@ void mock_text_json(mock_buf *b, const mock_reply *r) {
     for (int64_t k = 0; k < tokens % N_WORDS; k++) left += spaced_len[k];
     for (size_t skip = 1; left > skip; skip = 0) { /* the text's first space is not sent */
         size_t n = sizeof cycle - 1 < left ? sizeof cycle - 1 : left;
-        mock_buf_append(b, cycle + skip, n - skip);
+        util_buf_append(b, cycle + skip, n - skip);
         left -= n;
     }
 }

@@ -15,9 +15,9 @@
 #define SNAP_CHUNK 256 /* log entries copied per hold of the server's lock (about 120 KB) */
 
 /* {"ok":true}, with a count when name is not NULL. */
-static void ok_json(mock_buf *b, const char *name, uint64_t n) {
+static void ok_json(util_buf *b, const char *name, uint64_t n) {
     util_json w;
-    util_json_init(&w, mock_buf_out(b), 0);
+    util_json_init(&w, util_buf_out(b), 0);
     util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
     util_json_bool(&w, "ok", true);
     if (name != NULL) util_json_u64(&w, name, n);
@@ -26,7 +26,7 @@ static void ok_json(mock_buf *b, const char *name, uint64_t n) {
 
 static enum MHD_Result load_faults(req *r) {
     mock_server *s = r->s;
-    mock_buf b = {0};
+    util_buf b = {0};
     sim_fault *f = calloc(MOCK_FAULTS_MAX, sizeof *f);
     if (f == NULL) return MHD_NO;
     size_t n = 0;
@@ -41,7 +41,7 @@ static enum MHD_Result load_faults(req *r) {
     return mock_send_json(r, 200, &b);
 }
 
-static void stats_json(mock_server *s, mock_buf *b) {
+static void stats_json(mock_server *s, util_buf *b) {
     mock_stats st;
     mock_server_stats(s, &st);
     const union MHD_DaemonInfo *di =
@@ -68,7 +68,7 @@ static void stats_json(mock_server *s, mock_buf *b) {
                   {"proxied", st.proxied},
                   {"upstream_errors", st.upstream_errors}};
     util_json w;
-    util_json_init(&w, mock_buf_out(b), 0);
+    util_json_init(&w, util_buf_out(b), 0);
     util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
         util_json_u64(&w, counts[i].name, counts[i].v);
@@ -134,7 +134,7 @@ static enum MHD_Result verdict(req *r) {
     int rc = mock_verdict_judge(snap.e, snap.n, snap.first, &c, &v);
     mock_attempts_snap_free(&snap);
     if (rc != FB_OK) return MHD_NO;
-    mock_buf b = {0};
+    util_buf b = {0};
     if (junit)
         mock_verdict_junit(&v, &b);
     else
@@ -213,7 +213,7 @@ static bool control_allowed(req *r, char *why, size_t cap) {
 
 enum MHD_Result mock_handle_control(req *r, route rt) {
     mock_server *s = r->s;
-    mock_buf b = {0};
+    util_buf b = {0};
     char why[300];
     if (!control_allowed(r, why, sizeof why)) {
         mock_logf(s, MOCK_LOG_WARN, "control request refused: %s", why + 14);

@@ -23,17 +23,17 @@ void mock_long_uri(void *user, int fd, const char *uri, size_t len, size_t args)
                  "URI too long: the URL has %zu query parameters (the mock takes %d)", args,
                  URL_ARGS_MAX);
     mock_reply rep = {.dialect = mock_route_dialect(uri, NULL), .model = "", .request_id = ""};
-    mock_buf body = {0}, b = {0};
+    util_buf body = {0}, b = {0};
     mock_wire_error(&body, &rep, long_uri ? 431 : 414, MOCK_FLAVOR_ROUTING, msg);
-    mock_buf_printf(&b,
+    util_buf_printf(&b,
                     "HTTP/1.1 %s\r\nContent-Type: application/json"
                     "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
                     long_uri ? "431 Request Header Fields Too Large" : "414 URI Too Long",
                     body.len);
-    mock_buf_append(&b, body.p, body.len);
-    if (!b.oom) send(fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-    mock_buf_free(&body);
-    mock_buf_free(&b);
+    util_buf_append(&b, body.p, body.len);
+    if (!b.err) send(fd, b.p, b.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    util_buf_free(&body);
+    util_buf_free(&b);
     pthread_mutex_lock(&s->lock);
     s->stats.requests++;
     s->stats.status_4xx++;
@@ -44,7 +44,7 @@ void mock_long_uri(void *user, int fd, const char *uri, size_t len, size_t args)
 static enum MHD_Result routing_error(req *r, const mock_route *rt) {
     mock_new_ids(r, rt->dialect, NULL);
     r->rep = (mock_reply){.dialect = rt->dialect, .model = "", .request_id = r->request_id};
-    mock_buf b = {0};
+    util_buf b = {0};
     mock_wire_error(&b, &r->rep, rt->status, MOCK_FLAVOR_ROUTING,
                     rt->msg[0] != '\0' ? rt->msg : NULL);
     struct MHD_Response *resp = mock_buf_response(&b);

@@ -60,8 +60,8 @@ static bool parse_inputs(const cJSON *input, mock_reply *r, mock_store *st, char
                             "string or an array of token ids",
                             (long long)i);
     }
-    mock_buf_free(&st->json);
-    mock_buf_append(&st->json, (const char *)hashes, (size_t)n * sizeof hashes[0]);
+    util_buf_free(&st->json);
+    util_buf_append(&st->json, (const char *)hashes, (size_t)n * sizeof hashes[0]);
     r->inputs = (const uint64_t *)(const void *)st->json.p;
     r->n_inputs = n;
     r->prompt_tokens = (chars + 3) / 4;
@@ -105,10 +105,10 @@ static void vector(uint64_t hash, int64_t dims, float *v) {
     for (int64_t j = 0; j < dims; j++) v[j] = (float)(v[j] / norm);
 }
 
-static void embedding(mock_buf *b, const mock_reply *r, int64_t i) {
+static void embedding(util_buf *b, const mock_reply *r, int64_t i) {
     float v[DIMENSIONS_MAX];
     vector(r->inputs[i], r->dimensions, v);
-    mock_buf_printf(b, "%s{\"object\":\"embedding\",\"index\":%lld,\"embedding\":", i ? "," : "",
+    util_buf_printf(b, "%s{\"object\":\"embedding\",\"index\":%lld,\"embedding\":", i ? "," : "",
                     (long long)i);
     if (r->base64) {
         unsigned char le[DIMENSIONS_MAX * 4];
@@ -117,22 +117,22 @@ static void embedding(mock_buf *b, const mock_reply *r, int64_t i) {
             memcpy(&w, &v[j], 4);
             for (int k = 0; k < 4; k++) le[j * 4 + k] = (unsigned char)(w >> (8 * k));
         }
-        mock_buf_puts(b, "\"");
+        util_buf_puts(b, "\"");
         mock_buf_base64(b, le, (size_t)r->dimensions * 4);
-        mock_buf_puts(b, "\"}");
+        util_buf_puts(b, "\"}");
         return;
     }
-    mock_buf_puts(b, "[");
-    for (int64_t j = 0; j < r->dimensions; j++) mock_buf_printf(b, "%s%.9g", j ? "," : "", v[j]);
-    mock_buf_puts(b, "]}");
+    util_buf_puts(b, "[");
+    for (int64_t j = 0; j < r->dimensions; j++) util_buf_printf(b, "%s%.9g", j ? "," : "", v[j]);
+    util_buf_puts(b, "]}");
 }
 
-static void body(mock_buf *b, const mock_reply *r) {
-    mock_buf_puts(b, "{\"object\":\"list\",\"data\":[");
+static void body(util_buf *b, const mock_reply *r) {
+    util_buf_puts(b, "{\"object\":\"list\",\"data\":[");
     for (int64_t i = 0; i < r->n_inputs; i++) embedding(b, r, i);
-    mock_buf_puts(b, "],\"model\":");
+    util_buf_puts(b, "],\"model\":");
     mock_buf_json_string(b, r->model);
-    mock_buf_printf(b, ",\"usage\":{\"prompt_tokens\":%lld,\"total_tokens\":%lld}}",
+    util_buf_printf(b, ",\"usage\":{\"prompt_tokens\":%lld,\"total_tokens\":%lld}}",
                     (long long)r->prompt_tokens, (long long)r->prompt_tokens);
 }
 
@@ -188,8 +188,8 @@ static bool gemini_parse(const cJSON *root, mock_reply *r, mock_store *st, bool 
             return mock_bad(msg, msglen,
                             "* %soutputDimensionality: the requests of a batch must agree", where);
     }
-    mock_buf_free(&st->json);
-    mock_buf_append(&st->json, (const char *)hashes, (size_t)n * sizeof hashes[0]);
+    util_buf_free(&st->json);
+    util_buf_append(&st->json, (const char *)hashes, (size_t)n * sizeof hashes[0]);
     r->inputs = (const uint64_t *)(const void *)st->json.p;
     r->n_inputs = n;
     r->n = batch; /* the body's shape: a list or one */
@@ -208,27 +208,27 @@ static bool gemini_parse_batch(const cJSON *root, mock_reply *r, mock_store *st,
     return gemini_parse(root, r, st, true, msg, msglen);
 }
 
-static void gemini_values(mock_buf *b, const mock_reply *r, int64_t i) {
+static void gemini_values(util_buf *b, const mock_reply *r, int64_t i) {
     float v[DIMENSIONS_MAX];
     vector(r->inputs[i], r->dimensions, v);
-    mock_buf_puts(b, "{\"values\":[");
-    for (int64_t j = 0; j < r->dimensions; j++) mock_buf_printf(b, "%s%.9g", j ? "," : "", v[j]);
-    mock_buf_puts(b, "]}");
+    util_buf_puts(b, "{\"values\":[");
+    for (int64_t j = 0; j < r->dimensions; j++) util_buf_printf(b, "%s%.9g", j ? "," : "", v[j]);
+    util_buf_puts(b, "]}");
 }
 
-static void gemini_body(mock_buf *b, const mock_reply *r) {
+static void gemini_body(util_buf *b, const mock_reply *r) {
     if (r->n == 0) {
-        mock_buf_puts(b, "{\"embedding\":");
+        util_buf_puts(b, "{\"embedding\":");
         gemini_values(b, r, 0);
-        mock_buf_puts(b, "}");
+        util_buf_puts(b, "}");
         return;
     }
-    mock_buf_puts(b, "{\"embeddings\":[");
+    util_buf_puts(b, "{\"embeddings\":[");
     for (int64_t i = 0; i < r->n_inputs; i++) {
-        if (i > 0) mock_buf_puts(b, ",");
+        if (i > 0) util_buf_puts(b, ",");
         gemini_values(b, r, i);
     }
-    mock_buf_puts(b, "]}");
+    util_buf_puts(b, "]}");
 }
 
 const mock_api_ops mock_api_gemini_embed = {

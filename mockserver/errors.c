@@ -136,9 +136,9 @@ static err_info anthropic_error(int status, mock_flavor flavor) {
     return e;
 }
 
-static void json_or_null(mock_buf *b, const char *s) {
+static void json_or_null(util_buf *b, const char *s) {
     if (s == NULL)
-        mock_buf_puts(b, "null");
+        util_buf_puts(b, "null");
     else
         mock_buf_json_string(b, s);
 }
@@ -238,7 +238,7 @@ static void openai_rate_message(const mock_reply *r, char *out, size_t len) {
     text_put(&t, "s. Visit https://platform.openai.com/account/rate-limits to learn more.");
 }
 
-static void openai_body(mock_buf *b, const mock_reply *r, int status, mock_flavor flavor,
+static void openai_body(util_buf *b, const mock_reply *r, int status, mock_flavor flavor,
                         const char *message) {
     char msg[600];
     err_info e = openai_error(status, flavor);
@@ -257,15 +257,15 @@ static void openai_body(mock_buf *b, const mock_reply *r, int status, mock_flavo
         openai_rate_message(r, msg, sizeof msg);
         message = msg;
     }
-    mock_buf_puts(b, "{\"error\":{\"message\":");
+    util_buf_puts(b, "{\"error\":{\"message\":");
     mock_buf_json_string(b, message ? message : e.msg);
-    mock_buf_puts(b, ",\"type\":");
+    util_buf_puts(b, ",\"type\":");
     json_or_null(b, e.type);
-    mock_buf_puts(b, ",\"param\":");
+    util_buf_puts(b, ",\"param\":");
     json_or_null(b, e.param);
-    mock_buf_puts(b, ",\"code\":");
+    util_buf_puts(b, ",\"code\":");
     json_or_null(b, e.code);
-    mock_buf_puts(b, "}}");
+    util_buf_puts(b, "}}");
 }
 
 static void anthropic_rate_message(const mock_reply *r, char *out, size_t len) {
@@ -287,7 +287,7 @@ static void anthropic_rate_message(const mock_reply *r, char *out, size_t len) {
              (long long)h.limit, h.kind == MOCK_LIMIT_TOKENS ? "tokens" : "requests");
 }
 
-static void anthropic_body(mock_buf *b, const mock_reply *r, int status, mock_flavor flavor,
+static void anthropic_body(util_buf *b, const mock_reply *r, int status, mock_flavor flavor,
                            const char *message) {
     char msg[600];
     err_info e = anthropic_error(status, flavor);
@@ -299,14 +299,14 @@ static void anthropic_body(mock_buf *b, const mock_reply *r, int status, mock_fl
         anthropic_rate_message(r, msg, sizeof msg);
         message = msg;
     }
-    mock_buf_puts(b, "{\"type\":\"error\",\"error\":{\"type\":");
+    util_buf_puts(b, "{\"type\":\"error\",\"error\":{\"type\":");
     json_or_null(b, e.type);
-    mock_buf_puts(b, ",\"message\":");
+    util_buf_puts(b, ",\"message\":");
     mock_buf_json_string(b, message ? message : e.msg);
-    if (e.code != NULL) mock_buf_printf(b, ",\"details\":{\"error_code\":\"%s\"}", e.code);
-    mock_buf_puts(b, "},\"request_id\":");
+    if (e.code != NULL) util_buf_printf(b, ",\"details\":{\"error_code\":\"%s\"}", e.code);
+    util_buf_puts(b, "},\"request_id\":");
     json_or_null(b, r->request_id);
-    mock_buf_puts(b, "}");
+    util_buf_puts(b, "}");
 }
 
 /* ---- Azure ---- */
@@ -342,10 +342,10 @@ static void azure_message(const mock_reply *r, int status, char *out, size_t len
 }
 
 /* Gateway errors in Azure's envelope; model errors (a 400 of the model) in OpenAI's. */
-static void azure_body(mock_buf *b, const mock_reply *r, int status, mock_flavor flavor,
+static void azure_body(util_buf *b, const mock_reply *r, int status, mock_flavor flavor,
                        const char *message) {
     if (flavor == MOCK_FLAVOR_FILTER) {
-        mock_buf_puts(b, "{\"error\":{\"message\":\"The response was filtered due to the prompt "
+        util_buf_puts(b, "{\"error\":{\"message\":\"The response was filtered due to the prompt "
                          "triggering Azure OpenAI's content management policy.\",\"type\":null,"
                          "\"param\":\"prompt\",\"code\":\"content_filter\",\"status\":400,"
                          "\"innererror\":{\"code\":\"ResponsibleAIPolicyViolation\","
@@ -359,9 +359,9 @@ static void azure_body(mock_buf *b, const mock_reply *r, int status, mock_flavor
     }
     char msg[600];
     if (message == NULL) azure_message(r, status, msg, sizeof msg);
-    mock_buf_printf(b, "{\"error\":{\"code\":\"%d\",\"message\":", status);
+    util_buf_printf(b, "{\"error\":{\"code\":\"%d\",\"message\":", status);
     mock_buf_json_string(b, message ? message : msg);
-    mock_buf_puts(b, "}}");
+    util_buf_puts(b, "}}");
 }
 
 /* ---- Gemini ---- */
@@ -435,10 +435,10 @@ static void gemini_message(const mock_reply *r, int status, mock_flavor flavor, 
 }
 
 /* RESOURCE_EXHAUSTED names its quota and carries the wait (RetryInfo) in its details. */
-static void gemini_details(mock_buf *b, const mock_reply *r) {
+static void gemini_details(util_buf *b, const mock_reply *r) {
     mock_limit_hit h = limit_of(r);
     bool tokens = h.kind == MOCK_LIMIT_TOKENS;
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     ",\"details\":[{\"@type\":\"type.googleapis.com/google.rpc.QuotaFailure\","
                     "\"violations\":[{\"quotaMetric\":\"generativelanguage.googleapis.com/"
                     "generate_content_%s\",\"quotaId\":\"Generate%sPerMinutePerProjectPerModel\","
@@ -446,25 +446,25 @@ static void gemini_details(mock_buf *b, const mock_reply *r) {
                     tokens ? "input_token_count" : "requests",
                     tokens ? "ContentInputTokens" : "Requests");
     mock_buf_json_string(b, r->model ? r->model : "");
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     "},\"quotaValue\":\"%lld\"}]},{\"@type\":\"type.googleapis.com/"
                     "google.rpc.RetryInfo\",\"retryDelay\":\"%llds\"}]",
                     (long long)h.limit, whole_s(r));
 }
 
-static void gemini_body(mock_buf *b, const mock_reply *r, int status, mock_flavor flavor,
+static void gemini_body(util_buf *b, const mock_reply *r, int status, mock_flavor flavor,
                         const char *message) {
     char msg[600];
     const char *s = gemini_status(status, flavor);
     if (message == NULL) gemini_message(r, status, flavor, msg, sizeof msg);
-    mock_buf_printf(b, "{\"error\":{\"code\":%d,\"message\":", status);
+    util_buf_printf(b, "{\"error\":{\"code\":%d,\"message\":", status);
     mock_buf_json_string(b, message ? message : msg);
-    mock_buf_printf(b, ",\"status\":\"%s\"", s);
+    util_buf_printf(b, ",\"status\":\"%s\"", s);
     if (strcmp(s, "RESOURCE_EXHAUSTED") == 0 && flavor != MOCK_FLAVOR_QUOTA) gemini_details(b, r);
-    mock_buf_puts(b, "}}");
+    util_buf_puts(b, "}}");
 }
 
-void mock_wire_error(mock_buf *b, const mock_reply *r, int status, mock_flavor flavor,
+void mock_wire_error(util_buf *b, const mock_reply *r, int status, mock_flavor flavor,
                      const char *message) {
     switch (r->dialect) {
     case MOCK_ANTHROPIC:
@@ -482,18 +482,18 @@ void mock_wire_error(mock_buf *b, const mock_reply *r, int status, mock_flavor f
     }
 }
 
-void mock_wire_stream_error(mock_buf *b, const mock_reply *r) {
+void mock_wire_stream_error(util_buf *b, const mock_reply *r) {
     switch (r->dialect) {
     case MOCK_ANTHROPIC:
-        mock_buf_puts(b, "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
+        util_buf_puts(b, "{\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\","
                          "\"message\":\"Overloaded\"}}");
         break;
     case MOCK_GEMINI:
-        mock_buf_puts(b, "{\"error\":{\"code\":503,\"message\":\"The model is overloaded. Please "
+        util_buf_puts(b, "{\"error\":{\"code\":503,\"message\":\"The model is overloaded. Please "
                          "try again later.\",\"status\":\"UNAVAILABLE\"}}");
         break;
     default:
-        mock_buf_puts(b, "{\"error\":{\"message\":\"The server had an error while processing your "
+        util_buf_puts(b, "{\"error\":{\"message\":\"The server had an error while processing your "
                          "request. Sorry about that!\",\"type\":\"server_error\",\"param\":null,"
                          "\"code\":null}}");
         break;

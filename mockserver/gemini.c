@@ -48,74 +48,74 @@ static const char *finish_reason(const mock_reply *r) {
     return mock_reply_hit_max(r) ? "MAX_TOKENS" : "STOP";
 }
 
-static void usage(mock_buf *b, const mock_reply *r, int64_t out) {
-    mock_buf_printf(b,
+static void usage(util_buf *b, const mock_reply *r, int64_t out) {
+    util_buf_printf(b,
                     "\"usageMetadata\":{\"promptTokenCount\":%lld,\"candidatesTokenCount\":%lld,"
                     "\"totalTokenCount\":%lld,\"promptTokensDetails\":[{\"modality\":\"TEXT\","
                     "\"tokenCount\":%lld}]},\"modelVersion\":",
                     (long long)r->prompt_tokens, (long long)out,
                     (long long)(r->prompt_tokens + out), (long long)r->prompt_tokens);
     mock_buf_json_string(b, r->model);
-    mock_buf_printf(b, ",\"responseId\":\"%s\"}", r->id);
+    util_buf_printf(b, ",\"responseId\":\"%s\"}", r->id);
 }
 
 /* One response: a candidate with the parts `write` appends, finishReason when `finish`. */
-static void response(mock_buf *b, const mock_reply *r, const mock_stream *s, bool finish,
+static void response(util_buf *b, const mock_reply *r, const mock_stream *s, bool finish,
                      int64_t out) {
-    mock_buf_puts(b, "{\"candidates\":[{\"content\":{\"parts\":[");
+    util_buf_puts(b, "{\"candidates\":[{\"content\":{\"parts\":[");
     if (r->output == MOCK_OUT_TOOL && (s == NULL || (s->k == 0 && !finish))) {
-        mock_buf_puts(b, "{\"functionCall\":{\"name\":");
+        util_buf_puts(b, "{\"functionCall\":{\"name\":");
         mock_buf_json_string(b, r->tool_name);
-        mock_buf_puts(b, ",\"args\":");
-        mock_buf_append(b, r->json, r->json_len);
-        mock_buf_puts(b, "}}");
+        util_buf_puts(b, ",\"args\":");
+        util_buf_append(b, r->json, r->json_len);
+        util_buf_puts(b, "}}");
     } else {
-        mock_buf_puts(b, "{\"text\":\"");
+        util_buf_puts(b, "{\"text\":\"");
         if (s == NULL)
             mock_text_json(b, r);
         else if (!finish && r->output != MOCK_OUT_TOOL)
             mock_piece_json(b, r, s->k);
-        mock_buf_puts(b, "\"}");
+        util_buf_puts(b, "\"}");
     }
-    mock_buf_puts(b, "],\"role\":\"model\"}");
-    if (finish) mock_buf_printf(b, ",\"finishReason\":\"%s\"", finish_reason(r));
-    mock_buf_puts(b, ",\"index\":0}],");
+    util_buf_puts(b, "],\"role\":\"model\"}");
+    if (finish) util_buf_printf(b, ",\"finishReason\":\"%s\"", finish_reason(r));
+    util_buf_puts(b, ",\"index\":0}],");
     usage(b, r, out);
 }
 
-static void body(mock_buf *b, const mock_reply *r) {
+static void body(util_buf *b, const mock_reply *r) {
     response(b, r, NULL, true, r->refusal ? 0 : r->tokens);
 }
 
-static bool pre(mock_stream *s, mock_buf *b) {
+static bool pre(mock_stream *s, util_buf *b) {
     (void)s;
     (void)b; /* the first chunk already carries text */
     return false;
 }
 
-static void piece(mock_stream *s, mock_buf *b) {
+static void piece(mock_stream *s, util_buf *b) {
     if (s->r.output == MOCK_OUT_TOOL && s->k > 0) return; /* the call went whole in chunk 0 */
-    mock_buf_puts(b, "data: ");
+    util_buf_puts(b, "data: ");
     response(b, &s->r, s, false, s->k + 1);
-    mock_buf_puts(b, "\r\n\r\n");
+    util_buf_puts(b, "\r\n\r\n");
 }
 
-static void fault(mock_stream *s, mock_buf *b) {
+static void fault(mock_stream *s, util_buf *b) {
     if (s->end == MOCK_END_MALFORMED) {
-        mock_buf_puts(b,
+        util_buf_puts(b,
                       "data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"broken\r\n\r\n");
         return;
     }
-    mock_buf_puts(b, "data: ");
+    util_buf_puts(b, "data: ");
     mock_wire_stream_error(b, &s->r);
-    mock_buf_puts(b, "\r\n\r\n");
+    util_buf_puts(b, "\r\n\r\n");
 }
 
-static void post(mock_stream *s, mock_buf *b) {
+static void post(mock_stream *s, util_buf *b) {
     if (s->end == MOCK_END_NOTERM) return; /* the finishing chunk is the stream's end */
-    mock_buf_puts(b, "data: ");
+    util_buf_puts(b, "data: ");
     response(b, &s->r, s, true, s->r.tokens);
-    mock_buf_puts(b, "\r\n\r\n");
+    util_buf_puts(b, "\r\n\r\n");
 }
 
 const mock_api_ops mock_api_gemini = {
@@ -123,8 +123,8 @@ const mock_api_ops mock_api_gemini = {
 
 /* ---- countTokens ---- */
 
-static void body_count(mock_buf *b, const mock_reply *r) {
-    mock_buf_printf(b,
+static void body_count(util_buf *b, const mock_reply *r) {
+    util_buf_printf(b,
                     "{\"totalTokens\":%lld,\"promptTokensDetails\":[{\"modality\":\"TEXT\","
                     "\"tokenCount\":%lld}]}",
                     (long long)r->prompt_tokens, (long long)r->prompt_tokens);

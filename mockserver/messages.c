@@ -46,55 +46,55 @@ static const char *stop_reason(const mock_reply *r) {
 }
 
 /* The content block; `whole`: with its text or input, else as content_block_start has it. */
-static void block(mock_buf *b, const mock_reply *r, bool whole) {
+static void block(util_buf *b, const mock_reply *r, bool whole) {
     if (r->output == MOCK_OUT_TOOL) {
-        mock_buf_printf(b, "{\"type\":\"tool_use\",\"id\":\"%s\",\"name\":", r->call_id);
+        util_buf_printf(b, "{\"type\":\"tool_use\",\"id\":\"%s\",\"name\":", r->call_id);
         mock_buf_json_string(b, r->tool_name);
-        mock_buf_puts(b, ",\"input\":");
+        util_buf_puts(b, ",\"input\":");
         if (whole)
-            mock_buf_append(b, r->json, r->json_len);
+            util_buf_append(b, r->json, r->json_len);
         else
-            mock_buf_puts(b, "{}");
-        mock_buf_puts(b, "}");
+            util_buf_puts(b, "{}");
+        util_buf_puts(b, "}");
         return;
     }
-    mock_buf_puts(b, "{\"type\":\"text\",\"text\":\"");
+    util_buf_puts(b, "{\"type\":\"text\",\"text\":\"");
     if (whole) mock_text_json(b, r);
-    mock_buf_puts(b, "\"}");
+    util_buf_puts(b, "\"}");
 }
 
-static void body(mock_buf *b, const mock_reply *r) {
+static void body(util_buf *b, const mock_reply *r) {
     int64_t tokens = r->refusal ? 0 : r->tokens;
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     "{\"id\":\"%s\",\"type\":\"message\",\"role\":\"assistant\",\"model\":", r->id);
     mock_buf_json_string(b, r->model);
-    mock_buf_puts(b, ",\"content\":[");
+    util_buf_puts(b, ",\"content\":[");
     if (tokens > 0) block(b, r, true);
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     "],\"stop_reason\":\"%s\",\"stop_sequence\":null,\"usage\":{"
                     "\"input_tokens\":%lld,\"output_tokens\":%lld,"
                     "\"cache_creation_input_tokens\":0,\"cache_read_input_tokens\":0}}",
                     stop_reason(r), (long long)r->prompt_tokens, (long long)tokens);
 }
 
-static void event(mock_buf *b, const char *name) {
-    mock_buf_printf(b, "event: %s\ndata: ", name);
+static void event(util_buf *b, const char *name) {
+    util_buf_printf(b, "event: %s\ndata: ", name);
 }
 
-static void error_event(mock_stream *s, mock_buf *b) {
+static void error_event(mock_stream *s, util_buf *b) {
     event(b, "error");
     mock_wire_stream_error(b, &s->r);
-    mock_buf_puts(b, "\n\n");
+    util_buf_puts(b, "\n\n");
 }
 
-static bool pre(mock_stream *s, mock_buf *b) {
+static bool pre(mock_stream *s, util_buf *b) {
     event(b, "message_start");
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     "{\"type\":\"message_start\",\"message\":{\"id\":\"%s\",\"type\":"
                     "\"message\",\"role\":\"assistant\",\"content\":[],\"model\":",
                     s->r.id);
     mock_buf_json_string(b, s->r.model);
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     ",\"stop_reason\":null,\"stop_sequence\":null,\"usage\":{\"input_tokens\":"
                     "%lld,\"output_tokens\":1,\"cache_creation_input_tokens\":0,"
                     "\"cache_read_input_tokens\":0}}}\n\n",
@@ -104,44 +104,44 @@ static bool pre(mock_stream *s, mock_buf *b) {
         return true;
     }
     event(b, "content_block_start");
-    mock_buf_puts(b, "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":");
+    util_buf_puts(b, "{\"type\":\"content_block_start\",\"index\":0,\"content_block\":");
     block(b, &s->r, false);
-    mock_buf_puts(b, "}\n\n");
+    util_buf_puts(b, "}\n\n");
     event(b, "ping");
-    mock_buf_puts(b, "{\"type\": \"ping\"}\n\n");
+    util_buf_puts(b, "{\"type\": \"ping\"}\n\n");
     return false;
 }
 
-static void piece(mock_stream *s, mock_buf *b) {
+static void piece(mock_stream *s, util_buf *b) {
     bool tool = s->r.output == MOCK_OUT_TOOL;
     event(b, "content_block_delta");
-    mock_buf_printf(
+    util_buf_printf(
         b, "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"%s\",\"%s\":\"",
         tool ? "input_json_delta" : "text_delta", tool ? "partial_json" : "text");
     mock_piece_json(b, &s->r, s->k);
-    mock_buf_puts(b, "\"}}\n\n");
+    util_buf_puts(b, "\"}}\n\n");
 }
 
-static void fault(mock_stream *s, mock_buf *b) {
+static void fault(mock_stream *s, util_buf *b) {
     if (s->end == MOCK_END_MALFORMED) {
         event(b, "content_block_delta");
-        mock_buf_puts(b, "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\n\n");
+        util_buf_puts(b, "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\n\n");
         return;
     }
     error_event(s, b);
 }
 
-static void post(mock_stream *s, mock_buf *b) {
+static void post(mock_stream *s, util_buf *b) {
     event(b, "content_block_stop");
-    mock_buf_puts(b, "{\"type\":\"content_block_stop\",\"index\":0}\n\n");
+    util_buf_puts(b, "{\"type\":\"content_block_stop\",\"index\":0}\n\n");
     event(b, "message_delta");
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     "{\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"%s\","
                     "\"stop_sequence\":null},\"usage\":{\"output_tokens\":%lld}}\n\n",
                     stop_reason(&s->r), (long long)s->r.tokens);
     if (s->end == MOCK_END_NOTERM) return;
     event(b, "message_stop");
-    mock_buf_puts(b, "{\"type\":\"message_stop\"}\n\n");
+    util_buf_puts(b, "{\"type\":\"message_stop\"}\n\n");
 }
 
 const mock_api_ops mock_api_messages = {"messages", true, parse, body, pre, piece, fault, post};
@@ -153,8 +153,8 @@ static bool parse_count(const cJSON *root, mock_reply *r, mock_store *st, char *
     return parse_prompt(root, r, st, msg, msglen);
 }
 
-static void body_count(mock_buf *b, const mock_reply *r) {
-    mock_buf_printf(b, "{\"input_tokens\":%lld}", (long long)r->prompt_tokens);
+static void body_count(util_buf *b, const mock_reply *r) {
+    util_buf_printf(b, "{\"input_tokens\":%lld}", (long long)r->prompt_tokens);
 }
 
 const mock_api_ops mock_api_count_tokens = {

@@ -17,51 +17,51 @@ static bool parse(const cJSON *root, mock_reply *r, mock_store *st, char *msg, s
     return true;
 }
 
-static void one(mock_buf *b, const mock_reply *r, const char *id) {
+static void one(util_buf *b, const mock_reply *r, const char *id) {
     switch (r->dialect) {
     case MOCK_ANTHROPIC:
-        mock_buf_puts(b, "{\"type\":\"model\",\"id\":");
+        util_buf_puts(b, "{\"type\":\"model\",\"id\":");
         mock_buf_json_string(b, id);
-        mock_buf_puts(b, ",\"display_name\":");
+        util_buf_puts(b, ",\"display_name\":");
         mock_buf_json_string(b, id);
-        mock_buf_puts(b, ",\"created_at\":\"2025-09-29T00:00:00Z\"}");
+        util_buf_puts(b, ",\"created_at\":\"2025-09-29T00:00:00Z\"}");
         break;
     case MOCK_GEMINI:
-        mock_buf_puts(b, "{\"name\":\"models/");
+        util_buf_puts(b, "{\"name\":\"models/");
         mock_buf_json_escape(b, id, strlen(id));
-        mock_buf_puts(b, "\",\"version\":\"001\",\"displayName\":");
+        util_buf_puts(b, "\",\"version\":\"001\",\"displayName\":");
         mock_buf_json_string(b, id);
-        mock_buf_puts(b, ",\"inputTokenLimit\":1048576,\"outputTokenLimit\":65536,"
+        util_buf_puts(b, ",\"inputTokenLimit\":1048576,\"outputTokenLimit\":65536,"
                          "\"supportedGenerationMethods\":[\"generateContent\",\"countTokens\"]}");
         break;
     default:
-        mock_buf_puts(b, "{\"id\":");
+        util_buf_puts(b, "{\"id\":");
         mock_buf_json_string(b, id);
-        mock_buf_puts(b, ",\"object\":\"model\",\"created\":1715367049,\"owned_by\":\"fusebox\"}");
+        util_buf_puts(b, ",\"object\":\"model\",\"created\":1715367049,\"owned_by\":\"fusebox\"}");
         break;
     }
 }
 
-static void body_list(mock_buf *b, const mock_reply *r) {
+static void body_list(util_buf *b, const mock_reply *r) {
     static const char *const ids[][2] = {{"gpt-4o-mini", "gpt-4o"},
                                          {"claude-sonnet-4-5", "claude-haiku-4-5"},
                                          {"gpt-4o-mini", "gpt-4o"},
                                          {"gemini-2.5-flash", "gemini-2.5-pro"}};
     const char *const *pair = ids[r->dialect];
-    mock_buf_puts(b, r->dialect == MOCK_GEMINI      ? "{\"models\":["
+    util_buf_puts(b, r->dialect == MOCK_GEMINI      ? "{\"models\":["
                      : r->dialect == MOCK_ANTHROPIC ? "{\"data\":["
                                                     : "{\"object\":\"list\",\"data\":[");
     one(b, r, pair[0]);
-    mock_buf_puts(b, ",");
+    util_buf_puts(b, ",");
     one(b, r, pair[1]);
-    mock_buf_puts(b, "]");
+    util_buf_puts(b, "]");
     if (r->dialect == MOCK_ANTHROPIC)
-        mock_buf_printf(b, ",\"has_more\":false,\"first_id\":\"%s\",\"last_id\":\"%s\"", pair[0],
+        util_buf_printf(b, ",\"has_more\":false,\"first_id\":\"%s\",\"last_id\":\"%s\"", pair[0],
                         pair[1]);
-    mock_buf_puts(b, "}");
+    util_buf_puts(b, "}");
 }
 
-static void body_one(mock_buf *b, const mock_reply *r) {
+static void body_one(util_buf *b, const mock_reply *r) {
     one(b, r, r->model);
 }
 

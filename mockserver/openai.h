@@ -9,15 +9,15 @@
 
 /* "data: {"id":...,"object":OBJECT,"created":...,"model":...,"system_fingerprint":...,"choices":["
  */
-void mock_oa_chunk_head(mock_buf *b, const mock_stream *s, const char *object);
+void mock_oa_chunk_head(util_buf *b, const mock_stream *s, const char *object);
 /* "]}\n\n", with "usage":null when include_usage asked for a usage chunk. */
-void mock_oa_chunk_tail(mock_buf *b, const mock_stream *s);
+void mock_oa_chunk_tail(util_buf *b, const mock_stream *s);
 /* "usage":{...} for the completion tokens of every choice. */
-void mock_oa_usage(mock_buf *b, const mock_reply *r);
+void mock_oa_usage(util_buf *b, const mock_reply *r);
 /* The usage chunk (when asked for) and data: [DONE] (unless noterm). */
-void mock_oa_stream_end(mock_buf *b, const mock_stream *s, const char *object);
+void mock_oa_stream_end(util_buf *b, const mock_stream *s, const char *object);
 /* The malformed chunk (OBJECT's head, then `broken`) or the in-band error. */
-void mock_oa_fault(mock_buf *b, const mock_stream *s, const char *object, const char *broken);
+void mock_oa_fault(util_buf *b, const mock_stream *s, const char *object, const char *broken);
 const char *mock_oa_finish(const mock_reply *r);
 /* n, stream, stream_options.include_usage, the token cap under `keys`. */
 bool mock_oa_common(const cJSON *root, mock_reply *r, const char *const *keys, size_t n_keys,

@@ -55,8 +55,8 @@ struct mock_xfer {
     bool resume_now; /* the thread's own copy of unpause */
     CURLcode result;
     long status;
-    mock_buf hdrs; /* the final answer's header lines */
-    mock_buf data; /* the body; [off, len) not read yet */
+    util_buf hdrs; /* the final answer's header lines */
+    util_buf data; /* the body; [off, len) not read yet */
     size_t off, cap;
     uint64_t received;
     fb_time_us start_us, headers_us;
@@ -73,7 +73,7 @@ struct mock_xfer {
     bool shape, sse, half, finished, cut, fault_done, ttft_done, stall_done;
     int64_t k; /* content events sent */
     fb_time_us hold_until_us;
-    mock_buf out, held;
+    util_buf out, held;
     size_t out_off;
 };
 
@@ -115,8 +115,8 @@ static void free_xfer(mock_xfer *x) {
     if (x->easy != NULL) curl_easy_cleanup(x->easy);
     curl_slist_free_all(x->hl);
     mock_memory_give(x->p->s, x->data.len - x->off);
-    mock_buf_free(&x->data);
-    mock_buf_free(&x->hdrs);
+    util_buf_free(&x->data);
+    util_buf_free(&x->hdrs);
     free(x->url);
     free(x->body);
     free(x);
@@ -207,7 +207,7 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud) {
     } else if (x->hdrs.len + n > PROXY_HEADERS_MAX) {
         rc = 0;
     } else {
-        mock_buf_append(&x->hdrs, ptr, n);
+        util_buf_append(&x->hdrs, ptr, n);
     }
     pthread_mutex_unlock(&x->p->lock);
     return rc;
@@ -232,9 +232,9 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
         rc = 0;
     } else {
         if (x->off > 0 && x->off == x->data.len) x->data.len = x->off = 0;
-        mock_buf_append(&x->data, ptr, n);
+        util_buf_append(&x->data, ptr, n);
         x->received += n;
-        if (x->data.oom) rc = 0;
+        if (x->data.err) rc = 0;
     }
     wake_locked(x);
     pthread_mutex_unlock(&x->p->lock);
@@ -348,12 +348,12 @@ static enum MHD_Result forward_one(void *cls, enum MHD_ValueKind kind, const cha
         return MHD_YES;
     if (strcasecmp(key, "content-type") == 0) f->content_type = true;
     if (strcasecmp(key, "accept") == 0) f->accept = true;
-    mock_buf line = {0};
-    mock_buf_puts(&line, key);
-    mock_buf_puts(&line, value != NULL && value[0] != '\0' ? ": " : ";"); /* ";": empty value */
-    if (value != NULL) mock_buf_puts(&line, value);
-    struct curl_slist *l = line.oom ? NULL : curl_slist_append(f->hl, line.p);
-    mock_buf_free(&line);
+    util_buf line = {0};
+    util_buf_puts(&line, key);
+    util_buf_puts(&line, value != NULL && value[0] != '\0' ? ": " : ";"); /* ";": empty value */
+    if (value != NULL) util_buf_puts(&line, value);
+    struct curl_slist *l = line.err ? NULL : curl_slist_append(f->hl, line.p);
+    util_buf_free(&line);
     if (l == NULL) {
         f->failed = true;
         return MHD_NO;
@@ -432,12 +432,12 @@ static int dots(const char *p, size_t n) {
     return d <= 2 ? d : 0;
 }
 
-static void cut_to(mock_buf *b, size_t len) {
+static void cut_to(util_buf *b, size_t len) {
     b->len = len;
     if (b->p != NULL) b->p[len] = '\0';
 }
 
-int mock_proxy_target(const char *target, mock_buf *out, char *err, size_t errlen) {
+int mock_proxy_target(const char *target, util_buf *out, char *err, size_t errlen) {
     if (target == NULL || target[0] != '/') {
         snprintf(err, errlen,
                  "fusebox mock: the request target must be a path starting with '/' (proxy "
@@ -483,16 +483,16 @@ int mock_proxy_target(const char *target, mock_buf *out, char *err, size_t errle
             slash_end = last;
         } else {
             seg[nseg++] = out->len;
-            mock_buf_append(out, "/", 1);
-            mock_buf_append(out, target + i, n);
+            util_buf_append(out, "/", 1);
+            util_buf_append(out, target + i, n);
             slash_end = false;
         }
         i += n + 1;
     }
     free(seg);
-    if (out->len == start || slash_end) mock_buf_append(out, "/", 1);
-    if (query) mock_buf_append(out, query, qlen);
-    if (out->oom) {
+    if (out->len == start || slash_end) util_buf_append(out, "/", 1);
+    if (query) util_buf_append(out, query, qlen);
+    if (out->err) {
         snprintf(err, errlen, "out of memory");
         return FB_ENOMEM;
     }
@@ -510,12 +510,13 @@ static mock_xfer *new_xfer(req *r, const char *method, const char *url) {
     x->cap = PROXY_BUF_MAX;
     x->start_us = mock_now_us();
     x->queued = x->fd = -1;
-    mock_buf u = {0};
-    mock_buf_puts(&u, s->upstream);
+    util_buf u = {0};
+    util_buf_puts(&u, s->upstream);
     char err[200];
-    if (mock_proxy_target(url, &u, err, sizeof err) != FB_OK) u.oom = true; /* checked before */
-    x->url = mock_buf_take(&u, &x->body_len);
-    x->body = r->body.len > 0 ? mock_buf_take(&r->body, &x->body_len) : NULL;
+    if (mock_proxy_target(url, &u, err, sizeof err) != FB_OK)
+        u.err = UTIL_BUF_NOMEM; /* checked before */
+    x->url = util_buf_take(&u, &x->body_len);
+    x->body = r->body.len > 0 ? util_buf_take(&r->body, &x->body_len) : NULL;
     if (x->body == NULL) x->body_len = 0;
     if (x->url != NULL && setup_easy(x, r, method)) return x;
     if (x->easy != NULL) curl_easy_cleanup(x->easy);
@@ -533,9 +534,9 @@ enum MHD_Result mock_proxy_start(req *r) {
     /* the upstream's scheme, host, port and path prefix, and only the request's normalised
      * path and query: a target that is no path, or climbs above the prefix, is refused */
     const char *raw = mock_watch_raw_uri(s->watch, r->conn);
-    mock_buf check = {0};
+    util_buf check = {0};
     int trc = mock_proxy_target(raw != NULL ? raw : r->url, &check, msg, sizeof msg);
-    mock_buf_free(&check);
+    util_buf_free(&check);
     if (trc == FB_EINVAL) return mock_send_error(r, 400, MOCK_FLAVOR_ROUTING, msg, NULL, 0);
     mock_xfer *x = new_xfer(r, r->method, raw != NULL ? raw : r->url);
     if (x == NULL) return MHD_NO;
@@ -791,9 +792,9 @@ static void stream_fault(req *r, mock_xfer *x) {
     if (a->end != MOCK_END_MALFORMED && a->end != MOCK_END_ERROR) return; /* truncate */
     const mock_api_ops *ops = r->ep->ops;
     if (ops->fault == NULL) { /* a path the mock does not know: OpenAI's shapes */
-        mock_buf_puts(&x->out, a->end == MOCK_END_ERROR ? "data: " : "data: {\"broken\n\n");
+        util_buf_puts(&x->out, a->end == MOCK_END_ERROR ? "data: " : "data: {\"broken\n\n");
         if (a->end == MOCK_END_ERROR) mock_wire_stream_error(&x->out, &r->rep);
-        if (a->end == MOCK_END_ERROR) mock_buf_puts(&x->out, "\n\n");
+        if (a->end == MOCK_END_ERROR) util_buf_puts(&x->out, "\n\n");
         return;
     }
     mock_stream st;
@@ -823,7 +824,7 @@ static void content_event(req *r, mock_xfer *x, const char *ev, size_t n) {
         delay += mock_to_real(r->s, a->stall_us, 1.0);
     }
     x->k++;
-    mock_buf_append(delay > 0 ? &x->held : &x->out, ev, n);
+    util_buf_append(delay > 0 ? &x->held : &x->out, ev, n);
     if (delay > 0) x->hold_until_us = mock_now_us() + delay;
 }
 
@@ -842,7 +843,7 @@ static void shape_event(req *r, mock_xfer *x, const char *ev, size_t n) {
         return;
     }
     if (kind == MOCK_SSE_TERMINATOR && a->end == MOCK_END_NOTERM) return;
-    mock_buf_append(&x->out, ev, n);
+    util_buf_append(&x->out, ev, n);
 }
 
 /* Take the next whole event from the buffer into the answer; false when none is there yet. */
@@ -853,7 +854,7 @@ static bool next_event_locked(req *r, mock_xfer *x) {
     if (n == 0 && avail >= x->cap / 2) n = avail; /* no event boundary in sight: pass it on */
     if (n == 0 && !x->done) return false;
     if (n == 0) { /* the upstream ended: a partial event goes as it is */
-        if (avail > 0) mock_buf_append(&x->out, p, avail);
+        if (avail > 0) util_buf_append(&x->out, p, avail);
         consumed_locked(r, x, avail);
         bool failed = x->result != CURLE_OK || x->too_big;
         if (!failed && !x->fault_done && r->act.end != MOCK_END_NORMAL &&
@@ -894,7 +895,7 @@ static ssize_t shaped_read(req *r, mock_xfer *x, char *buf, size_t max) {
             return 0;
         }
         if (x->held.len > 0) {
-            mock_buf_append(&x->out, x->held.p, x->held.len);
+            util_buf_append(&x->out, x->held.p, x->held.len);
             x->held.len = 0;
             continue;
         }
@@ -940,8 +941,8 @@ void mock_proxy_done(req *r) {
     mock_xfer *x = r->px;
     if (x == NULL) return;
     r->px = NULL;
-    mock_buf_free(&x->out);
-    mock_buf_free(&x->held);
+    util_buf_free(&x->out);
+    util_buf_free(&x->held);
     mock_proxy *p = x->p;
     pthread_mutex_lock(&p->lock);
     x->r = NULL;

@@ -49,31 +49,31 @@ static const char *final_status(const mock_reply *r) {
 }
 
 /* The output item: a message with one output_text part, or a function call. */
-static void item(mock_buf *b, const mock_reply *r, const char *status, bool whole) {
+static void item(util_buf *b, const mock_reply *r, const char *status, bool whole) {
     if (r->output == MOCK_OUT_TOOL) {
-        mock_buf_printf(
+        util_buf_printf(
             b, "{\"id\":\"%s\",\"type\":\"function_call\",\"status\":\"%s\",\"arguments\":\"",
             r->item_id, status);
         if (whole) mock_text_json(b, r);
-        mock_buf_printf(b, "\",\"call_id\":\"%s\",\"name\":", r->call_id);
+        util_buf_printf(b, "\",\"call_id\":\"%s\",\"name\":", r->call_id);
         mock_buf_json_string(b, r->tool_name);
-        mock_buf_puts(b, "}");
+        util_buf_puts(b, "}");
         return;
     }
-    mock_buf_printf(b, "{\"id\":\"%s\",\"type\":\"message\",\"status\":\"%s\",\"content\":[",
+    util_buf_printf(b, "{\"id\":\"%s\",\"type\":\"message\",\"status\":\"%s\",\"content\":[",
                     r->item_id, status);
     if (whole) {
-        mock_buf_puts(b,
+        util_buf_puts(b,
                       "{\"type\":\"output_text\",\"annotations\":[],\"logprobs\":[],\"text\":\"");
         mock_text_json(b, r);
-        mock_buf_puts(b, "\"}");
+        util_buf_puts(b, "\"}");
     }
-    mock_buf_puts(b, "],\"role\":\"assistant\"}");
+    util_buf_puts(b, "],\"role\":\"assistant\"}");
 }
 
-static void usage(mock_buf *b, const mock_reply *r) {
+static void usage(util_buf *b, const mock_reply *r) {
     int64_t out = r->refusal ? 0 : r->tokens;
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     "{\"input_tokens\":%lld,\"input_tokens_details\":{\"cached_tokens\":0},"
                     "\"output_tokens\":%lld,\"output_tokens_details\":{\"reasoning_tokens\":0},"
                     "\"total_tokens\":%lld}",
@@ -82,32 +82,32 @@ static void usage(mock_buf *b, const mock_reply *r) {
 }
 
 /* The response object in one of its states; "in_progress" has no output and no usage yet. */
-static void object(mock_buf *b, const mock_reply *r, const char *status) {
+static void object(util_buf *b, const mock_reply *r, const char *status) {
     bool done = strcmp(status, "in_progress") != 0;
-    mock_buf_printf(b,
+    util_buf_printf(b,
                     "{\"id\":\"%s\",\"object\":\"response\",\"created_at\":%lld,\"status\":\"%s\","
                     "\"background\":false,\"error\":",
                     r->id, (long long)r->created_s, status);
-    mock_buf_puts(b, strcmp(status, "failed") == 0
+    util_buf_puts(b, strcmp(status, "failed") == 0
                          ? "{\"code\":\"server_error\",\"message\":\"The server had an error while "
                            "processing your request. Sorry about that!\"}"
                          : "null");
-    mock_buf_puts(b, ",\"incomplete_details\":");
+    util_buf_puts(b, ",\"incomplete_details\":");
     if (strcmp(status, "incomplete") == 0)
-        mock_buf_printf(b, "{\"reason\":\"%s\"}",
+        util_buf_printf(b, "{\"reason\":\"%s\"}",
                         r->refusal ? "content_filter" : "max_output_tokens");
     else
-        mock_buf_puts(b, "null");
-    mock_buf_puts(b, ",\"instructions\":null,\"max_output_tokens\":");
+        util_buf_puts(b, "null");
+    util_buf_puts(b, ",\"instructions\":null,\"max_output_tokens\":");
     if (r->max_tokens >= 0)
-        mock_buf_printf(b, "%lld", (long long)r->max_tokens);
+        util_buf_printf(b, "%lld", (long long)r->max_tokens);
     else
-        mock_buf_puts(b, "null");
-    mock_buf_puts(b, ",\"model\":");
+        util_buf_puts(b, "null");
+    util_buf_puts(b, ",\"model\":");
     mock_buf_json_string(b, r->model);
-    mock_buf_puts(b, ",\"output\":[");
+    util_buf_puts(b, ",\"output\":[");
     if (done && strcmp(status, "failed") != 0) item(b, r, "completed", true);
-    mock_buf_puts(b,
+    util_buf_puts(b,
                   "],\"parallel_tool_calls\":true,\"previous_response_id\":null,"
                   "\"reasoning\":{\"effort\":null,\"summary\":null},\"service_tier\":\"default\","
                   "\"store\":true,\"temperature\":1.0,\"text\":{\"format\":{\"type\":\"text\"}},"
@@ -116,25 +116,25 @@ static void object(mock_buf *b, const mock_reply *r, const char *status) {
     if (done)
         usage(b, r);
     else
-        mock_buf_puts(b, "null");
-    mock_buf_puts(b, ",\"user\":null,\"metadata\":{}}");
+        util_buf_puts(b, "null");
+    util_buf_puts(b, ",\"user\":null,\"metadata\":{}}");
 }
 
-static void body(mock_buf *b, const mock_reply *r) {
+static void body(util_buf *b, const mock_reply *r) {
     object(b, r, final_status(r));
 }
 
 /* "event: TYPE\ndata: {"type":TYPE,"sequence_number":N," — the caller writes the rest. */
-static void event(mock_stream *s, mock_buf *b, const char *type) {
-    mock_buf_printf(b, "event: %s\ndata: {\"type\":\"%s\",\"sequence_number\":%lld,", type, type,
+static void event(mock_stream *s, util_buf *b, const char *type) {
+    util_buf_printf(b, "event: %s\ndata: {\"type\":\"%s\",\"sequence_number\":%lld,", type, type,
                     (long long)s->seq++);
 }
 
-static void lifecycle(mock_stream *s, mock_buf *b, const char *type, const char *status) {
+static void lifecycle(mock_stream *s, util_buf *b, const char *type, const char *status) {
     event(s, b, type);
-    mock_buf_puts(b, "\"response\":");
+    util_buf_puts(b, "\"response\":");
     object(b, &s->r, status);
-    mock_buf_puts(b, "}\n\n");
+    util_buf_puts(b, "}\n\n");
 }
 
 static bool text_item(const mock_stream *s) {
@@ -142,73 +142,73 @@ static bool text_item(const mock_stream *s) {
 }
 
 /* The part's position: item_id, output_index 0 and (for a message) content_index 0. */
-static void where(mock_stream *s, mock_buf *b) {
-    mock_buf_printf(b, "\"item_id\":\"%s\",\"output_index\":0,", s->r.item_id);
-    if (text_item(s)) mock_buf_puts(b, "\"content_index\":0,");
+static void where(mock_stream *s, util_buf *b) {
+    util_buf_printf(b, "\"item_id\":\"%s\",\"output_index\":0,", s->r.item_id);
+    if (text_item(s)) util_buf_puts(b, "\"content_index\":0,");
 }
 
-static bool pre(mock_stream *s, mock_buf *b) {
+static bool pre(mock_stream *s, util_buf *b) {
     lifecycle(s, b, "response.created", "in_progress");
     lifecycle(s, b, "response.in_progress", "in_progress");
     event(s, b, "response.output_item.added");
-    mock_buf_puts(b, "\"output_index\":0,\"item\":");
+    util_buf_puts(b, "\"output_index\":0,\"item\":");
     item(b, &s->r, "in_progress", false);
-    mock_buf_puts(b, "}\n\n");
+    util_buf_puts(b, "}\n\n");
     if (text_item(s)) {
         event(s, b, "response.content_part.added");
         where(s, b);
-        mock_buf_puts(b, "\"part\":{\"type\":\"output_text\",\"annotations\":[],\"logprobs\":[],"
+        util_buf_puts(b, "\"part\":{\"type\":\"output_text\",\"annotations\":[],\"logprobs\":[],"
                          "\"text\":\"\"}}\n\n");
     }
     return false;
 }
 
-static void piece(mock_stream *s, mock_buf *b) {
+static void piece(mock_stream *s, util_buf *b) {
     event(s, b,
           text_item(s) ? "response.output_text.delta" : "response.function_call_arguments.delta");
     where(s, b);
-    mock_buf_puts(b, "\"delta\":\"");
+    util_buf_puts(b, "\"delta\":\"");
     mock_piece_json(b, &s->r, s->k);
-    mock_buf_puts(b, text_item(s) ? "\",\"logprobs\":[]}\n\n" : "\"}\n\n");
+    util_buf_puts(b, text_item(s) ? "\",\"logprobs\":[]}\n\n" : "\"}\n\n");
 }
 
-static void fault(mock_stream *s, mock_buf *b) {
+static void fault(mock_stream *s, util_buf *b) {
     if (s->end == MOCK_END_MALFORMED) {
         event(s, b, "response.output_text.delta");
-        mock_buf_puts(b, "\"delta\":\"broken\n\n");
+        util_buf_puts(b, "\"delta\":\"broken\n\n");
         return;
     }
     event(s, b, "error");
-    mock_buf_puts(b, "\"code\":\"server_error\",\"message\":\"The server had an error while "
+    util_buf_puts(b, "\"code\":\"server_error\",\"message\":\"The server had an error while "
                      "processing your request. Sorry about that!\",\"param\":null}\n\n");
     lifecycle(s, b, "response.failed", "failed");
 }
 
-static void post(mock_stream *s, mock_buf *b) {
+static void post(mock_stream *s, util_buf *b) {
     event(s, b,
           text_item(s) ? "response.output_text.done" : "response.function_call_arguments.done");
     where(s, b);
     if (text_item(s)) {
-        mock_buf_puts(b, "\"text\":\"");
+        util_buf_puts(b, "\"text\":\"");
         mock_text_json(b, &s->r);
-        mock_buf_puts(b, "\",\"logprobs\":[]}\n\n");
+        util_buf_puts(b, "\",\"logprobs\":[]}\n\n");
         event(s, b, "response.content_part.done");
         where(s, b);
-        mock_buf_puts(b, "\"part\":{\"type\":\"output_text\",\"annotations\":[],\"logprobs\":[],"
+        util_buf_puts(b, "\"part\":{\"type\":\"output_text\",\"annotations\":[],\"logprobs\":[],"
                          "\"text\":\"");
         mock_text_json(b, &s->r);
-        mock_buf_puts(b, "\"}}\n\n");
+        util_buf_puts(b, "\"}}\n\n");
     } else {
-        mock_buf_puts(b, "\"name\":");
+        util_buf_puts(b, "\"name\":");
         mock_buf_json_string(b, s->r.tool_name);
-        mock_buf_puts(b, ",\"arguments\":\"");
+        util_buf_puts(b, ",\"arguments\":\"");
         mock_text_json(b, &s->r);
-        mock_buf_puts(b, "\"}\n\n");
+        util_buf_puts(b, "\"}\n\n");
     }
     event(s, b, "response.output_item.done");
-    mock_buf_puts(b, "\"output_index\":0,\"item\":");
+    util_buf_puts(b, "\"output_index\":0,\"item\":");
     item(b, &s->r, "completed", true);
-    mock_buf_puts(b, "}\n\n");
+    util_buf_puts(b, "}\n\n");
     if (s->end == MOCK_END_NOTERM) return; /* everything but the terminal event */
     const char *status = final_status(&s->r);
     lifecycle(s, b, strcmp(status, "completed") == 0 ? "response.completed" : "response.incomplete",

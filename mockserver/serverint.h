@@ -133,7 +133,7 @@ struct req {
     fb_time_us hang_until_us;
     fb_time_us done_us; /* when the answer would have ended (a slot stays busy until then) */
     size_t memory_held;
-    mock_buf body;
+    util_buf body;
     size_t body_bytes;
     req *queue_next;
     mock_xfer *px;            /* its upstream transfer (proxy mode) */
@@ -148,7 +148,7 @@ struct req {
     unsigned pending_status;
     /* streaming */
     mock_stream st;
-    mock_buf out;
+    util_buf out;
     size_t out_off;
     size_t emitted;   /* a stream's bytes written so far (--max-response) */
     size_t err_bytes; /* the dialect's in-band error event's size + 1; 0 = not measured */
@@ -242,10 +242,10 @@ rl_view mock_rate_view(mock_server *s, int64_t tokens, const mock_limit_hit *hit
 void mock_draw_latency(req *r, uint64_t attempt, const char *key);
 
 /* ---- answer.c ---- */
-struct MHD_Response *mock_buf_response(mock_buf *b);
+struct MHD_Response *mock_buf_response(util_buf *b);
 enum MHD_Result mock_queue(req *r, unsigned status, struct MHD_Response *resp);
 void mock_note_sent(req *r, int status, const char *fault);
-enum MHD_Result mock_send_json(req *r, unsigned status, mock_buf *b);
+enum MHD_Result mock_send_json(req *r, unsigned status, util_buf *b);
 enum MHD_Result mock_send_control_error(req *r, unsigned status, const char *path, const char *msg);
 /* A provider-format error now (due_us <= now) or later. */
 enum MHD_Result mock_send_error(req *r, int status, mock_flavor flavor, const char *message,
@@ -273,7 +273,7 @@ enum MHD_Result mock_proxy_start(req *r);
  * path with its dot segments resolved ("%2e" is a dot) and the query, the fragment dropped.
  * FB_EINVAL (err says why) for a target that does not start with '/', holds a byte a URL
  * cannot (controls, spaces, backslash, non-ASCII), or climbs above its root with "..". */
-int mock_proxy_target(const char *target, mock_buf *out, char *err, size_t errlen);
+int mock_proxy_target(const char *target, util_buf *out, char *err, size_t errlen);
 /* Resumed while waiting for the upstream's headers. */
 enum MHD_Result mock_proxy_resume(req *r);
 /* The request ended: the transfer is let go (the thread aborts and frees it). */

@@ -23,7 +23,7 @@ void mock_stream_init(mock_stream *s, const mock_reply *r, const mock_api_ops *o
 size_t mock_stream_estimate(const mock_reply *r, const mock_api_ops *ops) {
     if (ops->pre == NULL || ops->piece == NULL || ops->post == NULL) return 0;
     mock_stream s;
-    mock_buf b = {0};
+    util_buf b = {0};
     mock_stream_init(&s, r, ops, MOCK_END_NORMAL, -1);
     int64_t tokens = s.r.tokens, m = tokens < MOCK_STREAM_SAMPLE ? tokens : MOCK_STREAM_SAMPLE;
     mock_stream t = s;
@@ -45,8 +45,8 @@ size_t mock_stream_estimate(const mock_reply *r, const mock_api_ops *ops) {
     t.k = m;
     ops->post(&t, &b);
     double post_per_piece = m > 0 && b.len > post0 ? (double)(b.len - post0) / (double)m : 0;
-    bool oom = b.oom;
-    mock_buf_free(&b);
+    bool oom = b.err;
+    util_buf_free(&b);
     if (oom) return SIZE_MAX;
     double est = (double)fixed + (double)tokens * (per_piece + post_per_piece);
     return est >= (double)SIZE_MAX ? SIZE_MAX : (size_t)est;
@@ -56,7 +56,7 @@ bool mock_stream_faulty(const mock_stream *s) {
     return s->end != MOCK_END_NORMAL && s->end != MOCK_END_NOTERM;
 }
 
-void mock_stream_emit(mock_stream *s, mock_buf *b) {
+void mock_stream_emit(mock_stream *s, util_buf *b) {
     switch (s->step) {
     case MOCK_STEP_PRE:
         if (s->ops->pre(s, b)) {

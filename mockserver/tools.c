@@ -25,7 +25,7 @@
 
 typedef struct gen {
     const cJSON *root;
-    mock_buf *out;
+    util_buf *out;
     char *msg;
     size_t msglen;
 } gen;
@@ -118,7 +118,7 @@ static bool bound(const cJSON *s, const char *keyword, const char *words, double
 /* A member's value: its schema's minimal instance, null when it has no schema. */
 static bool member(gen *g, const cJSON *s, int depth) {
     if (s != NULL) return value(g, s, depth + 1);
-    mock_buf_puts(g->out, "null");
+    util_buf_puts(g->out, "null");
     return true;
 }
 
@@ -133,20 +133,20 @@ static const cJSON *property(const cJSON *const *subs, size_t n, const char *nam
 
 /* An object with the required properties of every schema in subs (allOf merges them). */
 static bool object(gen *g, const cJSON *const *subs, size_t n, int depth) {
-    mock_buf_puts(g->out, "{");
+    util_buf_puts(g->out, "{");
     bool first = true;
     for (size_t i = 0; i < n; i++) {
         const cJSON *name;
         cJSON_ArrayForEach(name, get(subs[i], "required")) {
             if (!cJSON_IsString(name)) continue;
-            mock_buf_puts(g->out, first ? "" : ",");
+            util_buf_puts(g->out, first ? "" : ",");
             first = false;
             mock_buf_json_string(g->out, name->valuestring);
-            mock_buf_puts(g->out, ":");
+            util_buf_puts(g->out, ":");
             if (!member(g, property(subs, n, name->valuestring), depth)) return false;
         }
     }
-    mock_buf_puts(g->out, "}");
+    util_buf_puts(g->out, "}");
     return true;
 }
 
@@ -155,14 +155,14 @@ static bool array(gen *g, const cJSON *s, int depth) {
     double want = 0;
     bound(s, "minItems", "min items", &want);
     if (want > 100000) return fail(g, "minItems %.0f is over the mock's 100000", want);
-    mock_buf_puts(g->out, "[");
+    util_buf_puts(g->out, "[");
     for (int i = 0; i < (int)want; i++) {
         const cJSON *item = cJSON_GetArrayItem(prefix, i);
         if (item == NULL) item = get(s, "items");
-        mock_buf_puts(g->out, i ? "," : "");
+        util_buf_puts(g->out, i ? "," : "");
         if (!member(g, item, depth)) return false;
     }
-    mock_buf_puts(g->out, "]");
+    util_buf_puts(g->out, "]");
     return true;
 }
 
@@ -191,9 +191,9 @@ static bool string(gen *g, const cJSON *s) {
     double n = 0;
     bound(s, "minLength", "min length", &n);
     if (n > (double)MOCK_SCHEMA_OUT_MAX) return fail(g, "minLength %.0f is too long", n);
-    mock_buf_puts(g->out, "\"");
-    for (int i = 0; i < (int)n; i++) mock_buf_puts(g->out, "a");
-    mock_buf_puts(g->out, "\"");
+    util_buf_puts(g->out, "\"");
+    for (int i = 0; i < (int)n; i++) util_buf_puts(g->out, "a");
+    util_buf_puts(g->out, "\"");
     return true;
 }
 
@@ -206,9 +206,9 @@ static void number(gen *g, const cJSON *s, bool integer) {
     if (bound(s, "exclusiveMaximum", "exclusive maximum", &b) && v >= b) v = b - step;
     if (integer) v = ceil(v);
     if (integer || v == floor(v))
-        mock_buf_printf(g->out, "%.0f", v);
+        util_buf_printf(g->out, "%.0f", v);
     else
-        mock_buf_printf(g->out, "%.17g", v);
+        util_buf_printf(g->out, "%.17g", v);
 }
 
 static bool all_of(gen *g, const cJSON *s, int depth) {
@@ -238,10 +238,10 @@ static const cJSON *first_of(const cJSON *s, const char *key) {
 static void json_value(gen *g, const cJSON *v) {
     char *text = cJSON_PrintUnformatted(v);
     if (text == NULL) {
-        g->out->oom = true;
+        g->out->err = UTIL_BUF_NOMEM;
         return;
     }
-    mock_buf_puts(g->out, text);
+    util_buf_puts(g->out, text);
     cJSON_free(text);
 }
 
@@ -266,7 +266,7 @@ static bool value(gen *g, const cJSON *s, int depth) {
     } else {
         const char *t = type_of(s);
         if (t == NULL || strcasecmp(t, "null") == 0)
-            mock_buf_puts(g->out, "null");
+            util_buf_puts(g->out, "null");
         else if (strcasecmp(t, "object") == 0)
             return object(g, &s, 1, depth);
         else if (strcasecmp(t, "array") == 0)
@@ -278,21 +278,21 @@ static bool value(gen *g, const cJSON *s, int depth) {
         else if (strcasecmp(t, "number") == 0)
             number(g, s, false);
         else if (strcasecmp(t, "boolean") == 0)
-            mock_buf_puts(g->out, "false");
+            util_buf_puts(g->out, "false");
         else
             return fail(g, "unknown type '%.64s'", t);
     }
     return true;
 }
 
-bool mock_schema_minimal(const cJSON *schema, const cJSON *root, mock_buf *out, char *msg,
+bool mock_schema_minimal(const cJSON *schema, const cJSON *root, util_buf *out, char *msg,
                          size_t msglen) {
     gen g = {root != NULL ? root : schema, out, msg, msglen};
-    size_t limit = out->limit;
-    out->limit = out->len + MOCK_SCHEMA_OUT_MAX;
-    bool ok = schema == NULL ? (mock_buf_puts(out, "{}"), true) : value(&g, schema, 0);
-    out->limit = limit;
-    if (ok && out->oom)
+    size_t cap = out->cap;
+    out->cap = out->len + MOCK_SCHEMA_OUT_MAX;
+    bool ok = schema == NULL ? (util_buf_puts(out, "{}"), true) : value(&g, schema, 0);
+    out->cap = cap;
+    if (ok && out->err)
         return fail(&g, "its minimal instance is over %zu bytes", MOCK_SCHEMA_OUT_MAX);
     return ok;
 }
@@ -303,7 +303,7 @@ bool mock_schema_minimal(const cJSON *schema, const cJSON *root, mock_buf *out, 
 static bool answer_json(mock_reply *r, mock_store *st, const cJSON *schema, const char *where,
                         char *msg, size_t msglen) {
     char why[400];
-    mock_buf_free(&st->json);
+    util_buf_free(&st->json);
     if (!mock_schema_minimal(schema, schema, &st->json, why, sizeof why))
         return mock_bad(msg, msglen, "%s: %s", where, why);
     r->output = MOCK_OUT_JSON;

@@ -27,7 +27,7 @@
  * Append the minimal instance of `schema` ($refs resolve against `root`) to out. False with a
  * message (naming the schema path) when the schema cannot be satisfied within the limits.
  */
-bool mock_schema_minimal(const cJSON *schema, const cJSON *root, mock_buf *out, char *msg,
+bool mock_schema_minimal(const cJSON *schema, const cJSON *root, util_buf *out, char *msg,
                          size_t msglen);
 
 /* Per dialect: set r->output, r->tool_name and r->json (kept in st) from the request. */

@@ -103,8 +103,8 @@ const char *mock_verdict_result(const mock_verdict *v);
 const char *mock_verdict_reason(const mock_verdict *v);
 
 /* The verdict as JSON (docs/mock.md) and as JUnit XML (one test case per rule). */
-void mock_verdict_json(const mock_verdict *v, mock_buf *out);
-void mock_verdict_junit(const mock_verdict *v, mock_buf *out);
+void mock_verdict_json(const mock_verdict *v, util_buf *out);
+void mock_verdict_junit(const mock_verdict *v, util_buf *out);
 
 /*
  * A saved attempt log (GET /__fusebox/log) into entries: *out (malloc'd, free it), *n, the

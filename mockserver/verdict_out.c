@@ -91,9 +91,9 @@ static void request_json(const mock_verdict_request *q, util_json *w) {
     util_json_close(w);
 }
 
-void mock_verdict_json(const mock_verdict *v, mock_buf *out) {
+void mock_verdict_json(const mock_verdict *v, util_buf *out) {
     util_json w;
-    util_json_init(&w, mock_buf_out(out), 0);
+    util_json_init(&w, util_buf_out(out), 0);
     util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
     util_json_str(&w, "verdict", mock_verdict_result(v));
     util_json_str(&w, "reason", mock_verdict_reason(v));
@@ -120,14 +120,14 @@ static void request_name(const mock_verdict_request *q, char *out, size_t cap) {
         snprintf(out, cap, "seq %llu", (unsigned long long)q->first_seq);
 }
 
-static void rule_case(const mock_verdict *v, mock_rule r, mock_buf *out) {
+static void rule_case(const mock_verdict *v, mock_rule r, util_buf *out) {
     util_junit_case c = {.classname = "fusebox verdict", .name = mock_rule_name(r), .time_s = -1};
-    mock_buf message = {0}, text = {0};
+    util_buf message = {0}, text = {0};
     if (v->rule[r] == MOCK_NA) {
         c.kind = "skipped";
         c.message = "no request exercised it";
     } else if (v->rule[r] == MOCK_FAIL) {
-        mock_buf_printf(&message, "%u of %u requests broke it: %s", v->failed[r],
+        util_buf_printf(&message, "%u of %u requests broke it: %s", v->failed[r],
                         v->failed[r] + v->passed[r], mock_rule_text(r));
         c.kind = "failure";
         c.message = message.p != NULL ? message.p : "";
@@ -136,24 +136,24 @@ static void rule_case(const mock_verdict *v, mock_rule r, mock_buf *out) {
             if (v->req[i].rule[r] != MOCK_FAIL) continue;
             n++;
             request_name(&v->req[i], name, sizeof name);
-            mock_buf_printf(&text, "%s: %s\n", name, v->req[i].why[r]);
+            util_buf_printf(&text, "%s: %s\n", name, v->req[i].why[r]);
         }
         c.text = text.p != NULL ? text.p : "";
     }
-    util_out o = mock_buf_out(out);
+    util_out o = util_buf_out(out);
     util_junit_testcase(&o, &c, 0);
-    mock_buf_free(&message);
-    mock_buf_free(&text);
+    util_buf_free(&message);
+    util_buf_free(&text);
 }
 
-void mock_verdict_junit(const mock_verdict *v, mock_buf *out) {
+void mock_verdict_junit(const mock_verdict *v, util_buf *out) {
     unsigned failures = 0, skipped = 0;
     for (int r = 0; r < MOCK_RULES; r++) {
         failures += v->rule[r] == MOCK_FAIL;
         skipped += v->rule[r] == MOCK_NA;
     }
     bool log_bad = v->attempts == 0 || v->dropped > 0;
-    util_out o = mock_buf_out(out);
+    util_out o = util_buf_out(out);
     util_junit_suite all = {.name = "fusebox verdict",
                             .tests = MOCK_RULES + 1,
                             .failures = failures + log_bad,

@@ -1,7 +1,7 @@
 /*
  * out.h - where the writers of util/ put their bytes: a FILE, or a caller's
- * buffer through its append function (the mock's mock_buf, the live driver's
- * live_buf). One writer then serves every module, whatever it writes into.
+ * buffer through its append function (a util_buf through util_buf_out,
+ * util/buf.h). One writer then serves every module, whatever it writes into.
  */
 #ifndef UTIL_OUT_H
 #define UTIL_OUT_H

@@ -56,8 +56,8 @@ static const struct {
 
 /* The answer as answer.c writes it: an error body, or the whole body, or every stream step. */
 static void answer(const mock_api_ops *ops, mock_reply *r, const mock_action *act) {
-    mock_buf b = {0};
-    b.limit = 1 << 22;
+    util_buf b = {0};
+    b.cap = 1 << 22;
     if (act->status != 0) {
         mock_wire_error(&b, r, act->status, act->flavor, NULL);
     } else if (!r->stream || ops->pre == NULL) {
@@ -70,7 +70,7 @@ static void answer(const mock_api_ops *ops, mock_reply *r, const mock_action *ac
         (void)mock_stream_faulty(&st);
         mock_wire_stream_error(&b, r);
     }
-    mock_buf_free(&b);
+    util_buf_free(&b);
 }
 
 static void request(const char *body, size_t len, const mock_action *act) {
@@ -107,7 +107,7 @@ static void request(const char *body, size_t len, const mock_action *act) {
         abort(); /* a refusal says why */
     }
     cJSON_Delete(root);
-    mock_buf_free(&st.json);
+    util_buf_free(&st.json);
 }
 
 /* ---- the routing ---- */
@@ -204,12 +204,12 @@ static void check_route(const mock_route_in *in, const mock_route *rt, const hea
     if (allow != (rt->allow != NULL) || (allow && strcmp(rt->allow, in->method) == 0)) abort();
     if (rt->status != 0 && !rt->control) { /* the provider-format error, as dispatch.c writes it */
         mock_reply rep = {.dialect = rt->dialect, .model = "", .request_id = "req_fuzz"};
-        mock_buf b = {0};
+        util_buf b = {0};
         mock_wire_error(&b, &rep, rt->status, MOCK_FLAVOR_ROUTING, rt->msg[0] ? rt->msg : NULL);
         cJSON *j = cJSON_ParseWithLength(b.p, b.len);
         if (j == NULL) abort();
         cJSON_Delete(j);
-        mock_buf_free(&b);
+        util_buf_free(&b);
     }
     if (rt->ep != NULL && rt->ep->id == RT_API) {
         int refused = mock_route_refusal(rt->ep->dialect, rt->ep->stream, &h->creds);

@@ -23,7 +23,7 @@
 
 static size_t on_body(char *p, size_t size, size_t n, void *ud) {
     resp *r = ud;
-    mock_buf_append(&r->body, p, size * n);
+    util_buf_append(&r->body, p, size * n);
     if (r->nwrites < MAX_WRITES) {
         r->write_end[r->nwrites] = r->body.len;
         r->write_us[r->nwrites++] = mock_now_us();
@@ -34,13 +34,13 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud) {
 static size_t on_header(char *p, size_t size, size_t n, void *ud) {
     resp *r = ud;
     if (r->hdrs.len == 0) r->headers_us = mock_now_us();
-    mock_buf_append(&r->hdrs, p, size * n);
+    util_buf_append(&r->hdrs, p, size * n);
     return size * n;
 }
 
 void th_resp_free(resp *r) {
-    mock_buf_free(&r->hdrs);
-    mock_buf_free(&r->body);
+    util_buf_free(&r->hdrs);
+    util_buf_free(&r->body);
 }
 
 CURL *th_make_easy(resp *r, const char *url, const char *method, const char *body,

@@ -24,8 +24,8 @@
 typedef struct resp {
     CURLcode rc;
     long status;
-    mock_buf hdrs;
-    mock_buf body;
+    util_buf hdrs;
+    util_buf body;
     fb_time_us start_us;
     fb_time_us headers_us; /* when the status line arrived */
     int nwrites;

@@ -629,7 +629,7 @@ static void policy_backoff_leaves_late_gaps_out(void **state) {
             fail_msg("%d late: backoff %lld us, jitter %.3f", late, (long long)P->base_us,
                      P->jitter_f);
         assert_int_equal(P->jitter, FB_JITTER_PROPORTIONAL);
-        assert_true((strstr(inc->evidence.s, "left out, a client that ran late") != NULL) ==
+        assert_true((strstr(inc->evidence.p, "left out, a client that ran late") != NULL) ==
                     (late > 0));
         imp_incident_free(inc);
         imp_log_free(log);
@@ -719,7 +719,7 @@ static void breaker_counted_as_the_breaker_counts(void **state) {
     assert_int_equal(P->consecutive, 3);
     assert_int_equal(P->open_us, 1000 * MS); /* from the trip at 1300 to the probe at 2300 */
     /* at most the runs before the skips: 1150, 1250, 1300 and 1360; 2950 to 3180 */
-    assert_non_null(strstr(inc->evidence.s, "the log allows 3 to 4 consecutive failures"));
+    assert_non_null(strstr(inc->evidence.p, "the log allows 3 to 4 consecutive failures"));
     imp_incident_free(inc);
     imp_log_free(log);
 }
@@ -923,8 +923,8 @@ static void slow_factor_is_the_latency_ratio_within_its_interval(void **state) {
     assert_true(fabs(f->factor - 2.5) < 0.05);
     assert_true(f->factor_lo <= 2.5 && f->factor_hi >= 2.5);
     assert_true(f->factor_lo < f->factor && f->factor < f->factor_hi);
-    assert_non_null(strstr(inc->fits.s, "slow from 10s to 16s"));
-    assert_non_null(strstr(inc->notes.s, "95% interval"));
+    assert_non_null(strstr(inc->fits.p, "slow from 10s to 16s"));
+    assert_non_null(strstr(inc->notes.p, "95% interval"));
     imp_incident_free(inc);
     imp_log_free(log);
 }
@@ -1006,7 +1006,7 @@ static void token_mix_is_empirical_not_uniform(void **state) {
     assert_int_equal(sc->classes[0].completion_tokens.kind, SIM_DIST_EMPIRICAL);
     scn_free(sc);
     free(json);
-    assert_non_null(strstr(inc->fits.s, "completion tokens: empirical, 2 values (a uniform fails"));
+    assert_non_null(strstr(inc->fits.p, "completion tokens: empirical, 2 values (a uniform fails"));
     imp_incident_free(inc);
     imp_log_free(log);
 }
@@ -1046,7 +1046,7 @@ static const char *mode_of(long hint_ms, long g1, long g2) {
     assert_int_equal(inc->pol.ra_gaps, 20);
     assert_int_equal(inc->pol.ra_hint_us, hint_ms * MS);
     assert_int_equal(inc->pol.base_us, 500 * MS); /* from the gaps without a header */
-    assert_non_null(strstr(inc->fits.s, "20 gaps after a Retry-After"));
+    assert_non_null(strstr(inc->fits.p, "20 gaps after a Retry-After"));
     imp_incident_free(inc);
     imp_log_free(log);
     return mode;
@@ -1102,8 +1102,8 @@ static void inferred_retry_after_waited_as_is_not_max(void **state) {
         patched |= pf->faults[i].status == 529 && pf->faults[i].retry_after_us == 2 * S;
     assert_true(patched);
     /* the scenario's text says where the header came from, not that it is unknown */
-    assert_null(strstr(inc->notes.s, "Retry-After (no answer recorded one)"));
-    assert_non_null(strstr(inc->notes.s, "No answer recorded a Retry-After; the one on the faults "
+    assert_null(strstr(inc->notes.p, "Retry-After (no answer recorded one)"));
+    assert_non_null(strstr(inc->notes.p, "No answer recorded a Retry-After; the one on the faults "
                                          "is read from the gaps"));
     imp_incident_free(inc);
     imp_log_free(log);

@@ -102,7 +102,7 @@ static void sse_overlong_line_is_cut_and_flagged(void **state) {
 static void request_bodies_carry_the_scenario_tokens(void **state) {
     (void)state;
     for (int d = LIVE_OPENAI; d <= LIVE_ANTHROPIC; d++) {
-        live_buf b = {0};
+        util_buf b = {0};
         live_wire_request(&b, (live_dialect)d, "m\"odel", 1234, 56, true);
         cJSON *root = cJSON_Parse(b.p);
         assert_non_null(root);
@@ -116,17 +116,17 @@ static void request_bodies_carry_the_scenario_tokens(void **state) {
         /* the mock (and a chars/4 estimate) counts exactly the prompt tokens */
         assert_int_equal((strlen(content) + 3) / 4, 1234);
         cJSON_Delete(root);
-        live_buf_free(&b);
+        util_buf_free(&b);
     }
 }
 
 static void request_asks_for_at_least_one_token(void **state) {
     (void)state;
-    live_buf b = {0};
+    util_buf b = {0};
     live_wire_request(&b, LIVE_ANTHROPIC, "m", 0, 0, false);
     assert_non_null(strstr(b.p, "\"max_tokens\":1,"));
     assert_null(strstr(b.p, "stream"));
-    live_buf_free(&b);
+    util_buf_free(&b);
 }
 
 static void dialects_parse_and_guess(void **state) {

@@ -42,24 +42,24 @@ static void filler_text_is_its_words_in_turn(void **state) {
     (void)state;
     for (int64_t t = 0; t <= 100; t++) {
         mock_reply r = {.output = MOCK_OUT_TEXT, .tokens = t};
-        mock_buf got = {0}, want = {0};
+        util_buf got = {0}, want = {0};
         mock_text_json(&got, &r);
         for (int64_t k = 0; k < t; k++) {
             bool sp;
             const char *w = mock_wire_word(k, &sp);
-            if (sp) mock_buf_puts(&want, " ");
-            mock_buf_puts(&want, w);
+            if (sp) util_buf_puts(&want, " ");
+            util_buf_puts(&want, w);
         }
         assert_int_equal(got.len, want.len);
         if (t > 0) assert_memory_equal(got.p, want.p, want.len);
-        mock_buf_free(&got);
-        mock_buf_free(&want);
+        util_buf_free(&got);
+        util_buf_free(&want);
     }
     mock_reply r = {.output = MOCK_OUT_TEXT, .tokens = 40};
-    mock_buf small = {.limit = 100}; /* 40 words are 200-odd bytes: over the limit */
+    util_buf small = {.cap = 100}; /* 40 words are 200-odd bytes: over the cap */
     mock_text_json(&small, &r);
-    assert_true(small.oom);
-    mock_buf_free(&small);
+    assert_int_equal(small.err, UTIL_BUF_FULL);
+    util_buf_free(&small);
 }
 
 /* JSON escaping, eight plain bytes at a time, is the same as byte by byte: every byte value at
@@ -72,7 +72,7 @@ static void json_escape_matches_the_byte_by_byte_rule(void **state) {
             for (int c = 0; c < 256; c++) {
                 memset(text, 'a', n);
                 text[at] = (char)c;
-                mock_buf got = {0}, want = {0};
+                util_buf got = {0}, want = {0};
                 mock_buf_json_escape(&got, text, n);
                 for (size_t i = 0; i < n; i++) {
                     unsigned char x = (unsigned char)text[i];
@@ -82,12 +82,12 @@ static void json_escape_matches_the_byte_by_byte_rule(void **state) {
                         snprintf(e, sizeof e, "\\u%04x", x);
                     else
                         snprintf(e, sizeof e, "%c", x);
-                    mock_buf_puts(&want, e);
+                    util_buf_puts(&want, e);
                 }
                 assert_int_equal(got.len, want.len);
                 assert_memory_equal(got.p, want.p, want.len);
-                mock_buf_free(&got);
-                mock_buf_free(&want);
+                util_buf_free(&got);
+                util_buf_free(&want);
             }
         }
     }
@@ -99,12 +99,12 @@ static void json_escape_matches_the_byte_by_byte_rule(void **state) {
 static void minimal_is(const char *schema, const char *want) {
     cJSON *s = cJSON_Parse(schema);
     assert_non_null(s);
-    mock_buf out = {0};
+    util_buf out = {0};
     char msg[256] = "";
     bool ok = mock_schema_minimal(s, s, &out, msg, sizeof msg);
     if (!ok) fail_msg("schema %s: %s", schema, msg);
     assert_string_equal(out.p, want);
-    mock_buf_free(&out);
+    util_buf_free(&out);
     cJSON_Delete(s);
 }
 
@@ -112,11 +112,11 @@ static void minimal_is(const char *schema, const char *want) {
 static void minimal_fails(const char *schema, const char *why) {
     cJSON *s = cJSON_Parse(schema);
     assert_non_null(s);
-    mock_buf out = {0};
+    util_buf out = {0};
     char msg[256] = "";
     assert_false(mock_schema_minimal(s, s, &out, msg, sizeof msg));
     if (strstr(msg, why) == NULL) fail_msg("'%s' does not say '%s'", msg, why);
-    mock_buf_free(&out);
+    util_buf_free(&out);
     cJSON_Delete(s);
 }
 
@@ -313,19 +313,19 @@ static void responses_function_call_plain_and_streamed(void **state) {
     th_post(&r, f->base, RESP, text, NULL);
     sse s;
     th_sse_parse(&s, &r);
-    mock_buf args = {0};
+    util_buf args = {0};
     int deltas = 0;
     for (int i = 0; i < s.n; i++) {
         if (strcmp(s.ev[i].name, "response.function_call_arguments.delta") != 0) continue;
         cJSON *d = cJSON_Parse(s.ev[i].data);
-        mock_buf_puts(&args, th_jstr(d, "delta", NULL));
+        util_buf_puts(&args, th_jstr(d, "delta", NULL));
         cJSON_Delete(d);
         deltas++;
     }
     assert_true(deltas > 1); /* the arguments arrive in pieces */
     check_weather_args(args.p);
     assert_string_equal(s.ev[s.n - 1].name, "response.completed");
-    mock_buf_free(&args);
+    util_buf_free(&args);
     th_sse_free(&s);
     th_resp_free(&r);
 }
@@ -376,7 +376,7 @@ static void chat_tool_call_streams_its_arguments(void **state) {
             NULL);
     sse s;
     th_sse_parse(&s, &r);
-    mock_buf args = {0};
+    util_buf args = {0};
     for (int i = 0; i < s.n - 1; i++) {
         cJSON *c = cJSON_Parse(s.ev[i].data);
         const cJSON *ch = cJSON_GetArrayItem(cJSON_GetObjectItem(c, "choices"), 0);
@@ -384,13 +384,13 @@ static void chat_tool_call_streams_its_arguments(void **state) {
             cJSON_GetObjectItem(cJSON_GetObjectItem(ch, "delta"), "tool_calls"), 0);
         if (i == 0) assert_string_equal(th_jstr(call, "function", "name"), "weather");
         const char *piece = th_jstr(call, "function", "arguments");
-        if (piece != NULL) mock_buf_puts(&args, piece);
+        if (piece != NULL) util_buf_puts(&args, piece);
         if (i == s.n - 2) assert_string_equal(th_jstr(ch, "finish_reason", NULL), "tool_calls");
         cJSON_Delete(c);
     }
     check_weather_args(args.p);
     assert_string_equal(s.ev[s.n - 1].data, "[DONE]");
-    mock_buf_free(&args);
+    util_buf_free(&args);
     th_sse_free(&s);
     th_resp_free(&r);
 }
@@ -460,21 +460,21 @@ static void anthropic_tool_use_plain_and_streamed(void **state) {
     th_post(&r, f->base, MSGS, text, NULL);
     sse s;
     th_sse_parse(&s, &r);
-    mock_buf args = {0};
+    util_buf args = {0};
     for (int i = 0; i < s.n; i++) {
         cJSON *e = cJSON_Parse(s.ev[i].data);
         if (strcmp(s.ev[i].name, "content_block_start") == 0)
             assert_string_equal(th_jstr(e, "content_block", "type"), "tool_use");
         if (strcmp(s.ev[i].name, "content_block_delta") == 0) {
             assert_string_equal(th_jstr(e, "delta", "type"), "input_json_delta");
-            mock_buf_puts(&args, th_jstr(e, "delta", "partial_json"));
+            util_buf_puts(&args, th_jstr(e, "delta", "partial_json"));
         }
         if (strcmp(s.ev[i].name, "message_delta") == 0)
             assert_string_equal(th_jstr(e, "delta", "stop_reason"), "tool_use");
         cJSON_Delete(e);
     }
     check_weather_args(args.p);
-    mock_buf_free(&args);
+    util_buf_free(&args);
     th_sse_free(&s);
     th_resp_free(&r);
 }

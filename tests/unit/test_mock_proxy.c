@@ -132,14 +132,14 @@ static int content_events(const resp *r, bool *terminated, char *last_name, size
 /* The headers of an answer without Date (which moves with the clock), one per line. */
 /* The headers but Date and the mock's own plan (x-fusebox-plan-us: the upstream's, which the
  * proxy drops, since its answer takes longer than the upstream planned). */
-static void headers_without_date(const resp *r, mock_buf *out) {
+static void headers_without_date(const resp *r, util_buf *out) {
     const char *p = r->hdrs.p ? r->hdrs.p : "";
     while (*p != '\0') {
         const char *eol = strstr(p, "\r\n");
         size_t n = eol != NULL ? (size_t)(eol - p) : strlen(p);
         if (strncasecmp(p, "date:", 5) != 0 && strncasecmp(p, "x-fusebox-plan-us:", 18) != 0) {
-            mock_buf_append(out, p, n);
-            mock_buf_puts(out, "\n");
+            util_buf_append(out, p, n);
+            util_buf_puts(out, "\n");
         }
         p += n + (eol != NULL ? 2 : 0);
     }
@@ -167,14 +167,14 @@ static int same_answer(pair *p, const char *path, const char *body, const char *
     assert_int_equal(proxied.status, direct.status);
     assert_int_equal(proxied.body.len, direct.body.len);
     assert_memory_equal(proxied.body.p, direct.body.p, direct.body.len);
-    mock_buf a = {0}, b = {0};
+    util_buf a = {0}, b = {0};
     headers_without_date(&direct, &a);
     headers_without_date(&proxied, &b);
     assert_string_equal(b.p, a.p);
     assert_non_null(strcasestr(direct.hdrs.p, "\r\nx-fusebox-plan-us: "));
     assert_null(strcasestr(proxied.hdrs.p, "x-fusebox-plan-us"));
-    mock_buf_free(&a);
-    mock_buf_free(&b);
+    util_buf_free(&a);
+    util_buf_free(&b);
     th_resp_free(&direct);
     th_resp_free(&proxied);
     return tries + 1; /* requests through the proxy */
@@ -782,17 +782,17 @@ static void an_upstream_reading_the_body_slowly_is_not_idle(void **state) {
     assert_int_equal(listen(w.u.fd, 4), 0);
     assert_int_equal(pthread_create(&w.u.thread, NULL, slow_run, &w), 0);
     fixture *f = proxy_to(ntohs(a.sin_port), SLOW_IDLE_US);
-    mock_buf body = {0};
-    mock_buf_puts(&body, "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"");
-    while (body.len < SLOW_BODY) mock_buf_puts(&body, "abcdefghijklmnopqrstuvwxyz012345");
-    mock_buf_puts(&body, "\"}]}");
+    util_buf body = {0};
+    util_buf_puts(&body, "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"content\":\"");
+    while (body.len < SLOW_BODY) util_buf_puts(&body, "abcdefghijklmnopqrstuvwxyz012345");
+    util_buf_puts(&body, "\"}]}");
     resp r;
     th_req_full(&r, f->base, "POST", CHAT, body.p, 20000, NULL);
     raw_stop(&w.u);
     /* Starved past the timeout between two pieces, the upstream was idle in fact: no verdict. */
     if (w.max_gap_us > SLOW_IDLE_US / 2) {
         th_resp_free(&r);
-        mock_buf_free(&body);
+        util_buf_free(&body);
         th_stop(f);
         print_message("inconclusive: the machine is busy (the upstream's thread waited %lld ms "
                       "between two reads, the timeout is %lld ms)\n",
@@ -808,7 +808,7 @@ static void an_upstream_reading_the_body_slowly_is_not_idle(void **state) {
     assert_string_equal(r.body.p, "{}");
     assert_int_equal(w.body, body.len);
     th_resp_free(&r);
-    mock_buf_free(&body);
+    util_buf_free(&body);
     th_stop(f);
 }
 

@@ -463,7 +463,7 @@ static void verdict_json_and_junit_name_the_failure(void **state) {
     add(&l, "k<1>", "m", 400, 0, 1);
     add(&l, "k<1>", "m", 400, 2, 1);
     mock_verdict v = judge(&l);
-    mock_buf j = {0}, x = {0};
+    util_buf j = {0}, x = {0};
     mock_verdict_json(&v, &j);
     mock_verdict_junit(&v, &x);
     assert_non_null(strstr(j.p, "{\"verdict\":\"fail\",\"reason\":\"\",\"complete\":true,"));
@@ -475,8 +475,8 @@ static void verdict_json_and_junit_name_the_failure(void **state) {
     assert_non_null(strstr(x.p, "name=\"retry_only_retryable\">\n      <failure message=\"1 of 1"));
     assert_non_null(strstr(x.p, "key k&lt;1&gt;: seq 1 retried the 400 of seq 0"));
     assert_non_null(strstr(x.p, "name=\"honours_retry_after\">\n      <skipped"));
-    mock_buf_free(&j);
-    mock_buf_free(&x);
+    util_buf_free(&j);
+    util_buf_free(&x);
     mock_verdict_free(&v);
 }
 
@@ -500,7 +500,7 @@ static void verdict_reads_back_the_log_the_mock_writes(void **state) {
     e->should_retry = 0;
     e->retry_count = 1;
     e->client = 0x00f0e1d2c3b4a596ull;
-    mock_buf b = {0};
+    util_buf b = {0};
     mock_attempts_json(&a, 60, &b);
     mock_attempt *got;
     size_t n;
@@ -526,7 +526,7 @@ static void verdict_reads_back_the_log_the_mock_writes(void **state) {
     assert_true(got[0].client == 0 && got[1].client == 0x00f0e1d2c3b4a596ull);
     assert_non_null(strstr(b.p, "\"client\":\"00f0e1d2c3b4a596\""));
     free(got);
-    mock_buf_free(&b);
+    util_buf_free(&b);
     mock_attempts_free(&a);
 }
 
@@ -582,7 +582,7 @@ static void a_snapshot_is_the_log_of_the_instant_it_began(void **state) {
     mock_attempts a;
     assert_int_equal(mock_attempts_init(&a, 8), FB_OK);
     for (int i = 0; i < 10; i++) add_status(&a, 200 + i); /* wrapped: seqs 2..9 kept */
-    mock_buf then = {0};
+    util_buf then = {0};
     mock_attempts_json(&a, 1, &then);
     mock_attempts_snap snap;
     assert_int_equal(mock_attempts_snap_alloc(&a, &snap), FB_OK);
@@ -602,7 +602,7 @@ static void a_snapshot_is_the_log_of_the_instant_it_began(void **state) {
     assert_null(a.snap);
     for (int i = 0; i < 9; i++) add_status(&a, 418);
     assert_true(mock_attempts_snap_step(&a, 100));
-    mock_buf got = {0};
+    util_buf got = {0};
     mock_attempts_snap_json(&snap, 1, &got);
     assert_string_equal(got.p, then.p); /* byte for byte the log when it began */
     /* the next one sees the new log */
@@ -611,9 +611,9 @@ static void a_snapshot_is_the_log_of_the_instant_it_began(void **state) {
     assert_int_equal(snap.first, 1);
     assert_int_equal(snap.n, 8);
     assert_int_equal(snap.e[0].status, 418);
-    mock_buf now = {0};
+    util_buf now = {0};
     mock_attempts_json(&a, 1, &now);
-    mock_buf_free(&got);
+    util_buf_free(&got);
     mock_attempts_snap_json(&snap, 1, &got);
     assert_string_equal(got.p, now.p);
     /* an empty log: nothing to take, nothing held */
@@ -622,9 +622,9 @@ static void a_snapshot_is_the_log_of_the_instant_it_began(void **state) {
     assert_null(a.snap);
     assert_true(mock_attempts_snap_step(&a, 1));
     assert_int_equal(snap.n, 0);
-    mock_buf_free(&then);
-    mock_buf_free(&got);
-    mock_buf_free(&now);
+    util_buf_free(&then);
+    util_buf_free(&got);
+    util_buf_free(&now);
     mock_attempts_snap_free(&snap);
     mock_attempts_free(&a);
 }
@@ -647,10 +647,10 @@ static void endpoint_verdict_as_the_saved_log_says(const fixture *f) {
     mock_verdict_config c = {.time_scale = scale};
     mock_verdict v;
     assert_int_equal(mock_verdict_judge(e, n, dropped, &c, &v), FB_OK);
-    mock_buf want = {0};
+    util_buf want = {0};
     mock_verdict_json(&v, &want);
     assert_string_equal(vd.body.p, want.p);
-    mock_buf_free(&want);
+    util_buf_free(&want);
     mock_verdict_free(&v);
     free(e);
     th_resp_free(&lg);

@@ -1,6 +1,6 @@
-/* test_util.c - util/: the JSON writer's layouts, the escapes, the JUnit writer, base64 (RFC 4648's
- * vectors), strict UTF-8 (RFC 3629), the checked close and the worker pool (results by task,
- * whatever the workers). */
+/* test_util.c - util/: the growable buffer's cap, the JSON writer's layouts, the escapes, the JUnit
+ * writer, base64 (RFC 4648's vectors), strict UTF-8 (RFC 3629), the checked close and the worker
+ * pool (results by task, whatever the workers). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/base64.h"
+#include "util/buf.h"
 #include "util/file.h"
 #include "util/json.h"
 #include "util/junit.h"
@@ -228,8 +229,62 @@ static void util_pool_names_a_worker_that_died(void **state) {
     assert_int_equal(got[7], 0);
 }
 
+/* Appends across many growths keep every byte; take hands them over and leaves the cap. */
+static void util_buf_grows_and_hands_over_its_bytes(void **state) {
+    (void)state;
+    util_buf b = {.cap = 100000};
+    for (int i = 0; i < 10000; i++) util_buf_printf(&b, "%d,", i % 10);
+    util_buf_puts(&b, "end");
+    assert_int_equal(b.err, UTIL_BUF_OK);
+    assert_int_equal(b.len, 20003);
+    assert_memory_equal(b.p + 19996, "8,9,end", 8);
+    size_t len = 0;
+    char *p = util_buf_take(&b, &len);
+    assert_int_equal(len, 20003);
+    assert_null(b.p);
+    assert_int_equal(b.cap, 100000);
+    free(p);
+    p = util_buf_take(&b, &len); /* nothing appended: "" */
+    assert_string_equal(p, "");
+    assert_int_equal(len, 0);
+    free(p);
+}
+
+/* An append past the cap appends nothing and stops every later one: the cap is reported in err,
+ * and the bytes held stay NUL-terminated. */
+static void util_buf_stops_at_its_cap(void **state) {
+    (void)state;
+    util_buf b = {.cap = 10};
+    util_buf_puts(&b, "0123456789");
+    assert_int_equal(b.err, UTIL_BUF_OK);
+    util_buf_append(&b, "x", 1);
+    assert_int_equal(b.err, UTIL_BUF_FULL);
+    assert_string_equal(b.p, "0123456789");
+    b.len = 2; /* room again, but the buffer has stopped */
+    util_buf_puts(&b, "x");
+    assert_int_equal(b.len, 2);
+    size_t len;
+    assert_null(util_buf_take(&b, &len));
+    assert_null(b.p);
+    assert_int_equal(b.err, UTIL_BUF_OK);
+
+    util_buf_puts(&b, "0123");
+    util_buf_printf(&b, "%s", "4567890"); /* formatted into the room there is, then refused */
+    assert_int_equal(b.err, UTIL_BUF_FULL);
+    assert_string_equal(b.p, "0123");
+    util_buf_free(&b);
+    assert_int_equal(b.cap, 10);
+
+    util_buf d = {0}; /* a cap of 0 is UTIL_BUF_CAP_DEFAULT */
+    assert_false(util_buf_reserve(&d, UTIL_BUF_CAP_DEFAULT + 1));
+    assert_int_equal(d.err, UTIL_BUF_FULL);
+    util_buf_free(&d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(util_buf_grows_and_hands_over_its_bytes),
+        cmocka_unit_test(util_buf_stops_at_its_cap),
         cmocka_unit_test(util_json_escapes_quotes_backslashes_and_controls),
         cmocka_unit_test(util_json_writer_lays_out_each_container_as_opened),
         cmocka_unit_test(util_xml_escapes_markup_and_blanks_controls),
