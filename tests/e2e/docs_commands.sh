@@ -32,6 +32,11 @@ case "$BUILD" in
 *)
     mkdir -p "$C/$(dirname "$BUILD")"
     tar -cf - "$BUILD" | tar -xf - -C "$C"
+    # a library depends on its source folder (a file added or removed): the clone's folders,
+    # made now, keep the repository's times, or every library and binary is linked again
+    (cd "$C" && find . -path "./$BUILD" -prune -o -type d -print) | while IFS= read -r d; do
+        [ -d "$ROOT/$d" ] && touch -r "$ROOT/$d" "$C/$d"
+    done
     ;;
 esac
 # `fusebox` on PATH is this build as `make install` puts it (docs call it by name)
