@@ -41,8 +41,21 @@ status=0
 for t in "$ROOT"/tests/diff/sdk/*.mjs "$ROOT"/tests/sdk/webcrypto.mjs; do
     cp "$t" "$DIR/"
 done
+# the four clients at once (their time is real waits; each case keys its own attempts in the
+# mock's log, and a gap made late by the others is inconclusive, never a failure), their TAP
+# in this order
+pids=
 for t in openai_node anthropic_node langchain_js ai_sdk; do
     [ -f "$DIR/$t.mjs" ] || continue
-    (cd "$DIR" && MOCK_URL=$MOCK_URL DECIDE=$DECIDE timeout 120 node "$t.mjs") || status=1
+    ( (cd "$DIR" && MOCK_URL=$MOCK_URL DECIDE=$DECIDE timeout 120 node "$t.mjs") >"$E2E_TMP/$t.tap" 2>&1
+    echo $? >"$E2E_TMP/$t.rc") &
+    pids="$pids $!"
+done
+# shellcheck disable=SC2086 # one word per pid
+wait $pids
+for t in openai_node anthropic_node langchain_js ai_sdk; do
+    [ -f "$DIR/$t.mjs" ] || continue
+    cat "$E2E_TMP/$t.tap"
+    [ "$(cat "$E2E_TMP/$t.rc" 2>/dev/null)" = 0 ] || status=1
 done
 exit $status

@@ -25,7 +25,8 @@ PKGS="openai@6.49.0 @opentelemetry/instrumentation-openai@0.21.0
 @opentelemetry/resources@2.12.0 @opentelemetry/api@1.9.0 @opentelemetry/otlp-transformer@0.223.0"
 mkdir -p "$NPM"
 M1_PID= M2_PID= M3_PID=
-trap 'kill $M1_PID $M2_PID $M3_PID 2>/dev/null; mock_stop; rm -rf "$E2E_TMP"' EXIT
+LIVE_PID=
+trap 'kill $M1_PID $M2_PID $M3_PID $LIVE_PID 2>/dev/null; mock_stop; rm -rf "$E2E_TMP"' EXIT
 
 # timed CODE NAME: a result that depends on a real-time run's timing: a failure while the
 # run did not keep its timing ($BUSY says why) is inconclusive, a skip with the reason
@@ -56,10 +57,26 @@ why_node() {
     fi
 }
 
+# ---- (b) starts first: the live run (a few seconds) runs while the traced runs of (a) take
+# their 32 s, instead of after them; it keeps its timing or says inconclusive, as alone ----
+
+S=$D/live-outage.json
+("$FUSEBOX" live "$S" --time-scale 2 --no-charts -q -o "$T/live" --otlp "$T/live.json" \
+    >"$T/live.out" 2>"$T/live.err"
+echo $? >"$T/live.rc") &
+LIVE_PID=$!
+
 # ---- (a) the openai Node client, traced ----
 
 need node "$NPM/apt.log" nodejs npm
 need npm "$NPM/apt.log" nodejs npm
+# On Node 18 (Debian bookworm's), openai 6.49.0 leaves a request to a hung server unsettled after
+# its timeout now and then (2 of 5 hung requests at once, in a bookworm root; fetch alone aborts
+# all 5, and Node 20 settles them all): the two runs of openai-truth.json, whose timeline has a
+# hang, would never end. They are skipped with that reason; the slow-window run has no hang.
+NODE_HANGS=
+node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null ||
+    NODE_HANGS="openai 6.49.0 on node $(node --version 2>&1) leaves some requests to a hung server unsettled after its timeout (Node 20 settles them): a traced run of openai-truth.json (a hang in its timeline) would never end"
 # shellcheck disable=SC2086
 if npm_pinned "$NPM" $PKGS; then
     ok 0 "npm install of openai and the OpenTelemetry packages"
@@ -83,23 +100,30 @@ if npm_pinned "$NPM" $PKGS; then
         >"$T/slow.log" 2>&1 &
     SLOW=$!
     # two runs at once: with the HTTP instrumentation (attempts visible), and without
-    (cd "$NPM" && MOCK_URL=$M2_URL TRACE=$T/plain.json META=$T/plain-meta.json NO_HTTP=1 \
-        RATE=10 SECONDS=32 TIMEOUT_MS=1500 timeout 120 node openai_trace.cjs) \
-        >"$T/plain.log" 2>&1 &
-    PLAIN=$!
-    (cd "$NPM" && MOCK_URL=$M1_URL TRACE=$T/trace.json META=$T/meta.json RATE=10 SECONDS=32 \
-        TIMEOUT_MS=1500 timeout 120 node openai_trace.cjs) >"$T/node.log" 2>&1
-    r=$?
-    wait $PLAIN
-    r2=$?
+    if [ -z "$NODE_HANGS" ]; then
+        (cd "$NPM" && MOCK_URL=$M2_URL TRACE=$T/plain.json META=$T/plain-meta.json NO_HTTP=1 \
+            RATE=10 SECONDS=32 TIMEOUT_MS=1500 timeout 120 node openai_trace.cjs) \
+            >"$T/plain.log" 2>&1 &
+        PLAIN=$!
+        (cd "$NPM" && MOCK_URL=$M1_URL TRACE=$T/trace.json META=$T/meta.json RATE=10 SECONDS=32 \
+            TIMEOUT_MS=1500 timeout 120 node openai_trace.cjs) >"$T/node.log" 2>&1
+        r=$?
+        wait $PLAIN
+        r2=$?
+    fi
     wait $SLOW
     r3=$?
     kill "$M1_PID" "$M2_PID" "$M3_PID" 2>/dev/null
     wait "$M1_PID" "$M2_PID" "$M3_PID" 2>/dev/null
-    why_node $r "$T/node.log"
-    ok $r "the openai client's traced run against fusebox mock"
-    why_node $r2 "$T/plain.log"
-    ok $r2 "the same without the HTTP instrumentation"
+    if [ -n "$NODE_HANGS" ]; then
+        skip "the openai client's traced run against fusebox mock" "$NODE_HANGS"
+        skip "the same without the HTTP instrumentation" "$NODE_HANGS"
+    else
+        why_node $r "$T/node.log"
+        ok $r "the openai client's traced run against fusebox mock"
+        why_node $r2 "$T/plain.log"
+        ok $r2 "the same without the HTTP instrumentation"
+    fi
     why_node $r3 "$T/slow.log"
     ok $r3 "the same with a slow window and answers of 5 or 16 tokens"
 else
@@ -203,6 +227,8 @@ print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 200 and m['late_max_ms'] 
     else
         timed $r "... fusebox check passes"
     fi
+else
+    skip "a trace with one span per request (no HTTP instrumentation) imports" "no trace (see above)"
 fi
 
 if [ -s "$T/slow.json" ]; then
@@ -243,9 +269,12 @@ fi
 
 # ---- (b) fusebox live --otlp ----
 
-S=$D/live-outage.json
+wait $LIVE_PID
+LIVE_PID=
+# its exit code and output, as live_exit reads them from a command
 live_exit "$T/live" "fusebox live --otlp of an outage with retries, a breaker and a fallback" \
-    "$FUSEBOX" live "$S" --time-scale 2 --no-charts -q -o "$T/live" --otlp "$T/live.json"
+    sh -c 'cat "$1"; cat "$2" >&2; exit "$(cat "$3" 2>/dev/null || echo 1)"' _ "$T/live.out" \
+    "$T/live.err" "$T/live.rc"
 if [ -s "$T/live.json" ]; then
     LIVE_BUSY=$INCONCLUSIVE
     run_kept "$FUSEBOX" import "$T/live.json" -o "$T/live-incident.json"

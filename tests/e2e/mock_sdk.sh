@@ -5,7 +5,8 @@
 # official SDKs' own checks (conformance.mjs).
 #
 # Installs pinned versions into out/sdk/ (once; skipped when present), starts the mock on a free
-# loopback port, runs tests/sdk/run.mjs there and passes its TAP through. The versions are the
+# loopback port, runs tests/sdk/run.mjs there (8 cases at a time: SDK_JOBS) and passes its TAP
+# through. The versions are the
 # newest that run on Node 20 (Debian's nodejs here); newer LangChain, ai and @google/genai
 # releases need Node 22.
 . tests/tap.sh

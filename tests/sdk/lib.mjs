@@ -158,19 +158,42 @@ function retried(c, mk, spec, what, want, gapMs) {
   });
 }
 
-export async function run(header) {
+// Runs the tests JOBS at a time (SDK_JOBS, default 8) and prints their results in order. Most
+// of a test's time is a real wait (a backoff, a retry-after, a hang until the client's timeout),
+// so the waits overlap; a test's attempts are those of its own x-fusebox-key, and every timing
+// assertion is a least wait, which running beside others can only lengthen.
+export async function run(header, jobs = Number(process.env.SDK_JOBS) || 8) {
   console.log(`# ${header}`);
   console.log(`1..${tests.length}`);
+  const done = tests.map(() => null);
+  let next = 0;
+  let printed = 0;
   let failed = 0;
-  for (const [i, t] of tests.entries()) {
-    try {
-      await t.fn();
-      console.log(`ok ${i + 1} - ${t.name}`);
-    } catch (err) {
+  const flush = () => {
+    for (; printed < tests.length && done[printed]; printed++) {
+      const { err } = done[printed];
+      const name = tests[printed].name;
+      if (!err) {
+        console.log(`ok ${printed + 1} - ${name}`);
+        continue;
+      }
       failed++;
-      console.log(`not ok ${i + 1} - ${t.name}`);
+      console.log(`not ok ${printed + 1} - ${name}`);
       console.log(`# ${String(err?.stack ?? err).split('\n').slice(0, 3).join('\n# ')}`);
     }
-  }
+  };
+  const worker = async () => {
+    while (next < tests.length) {
+      const i = next++;
+      try {
+        await tests[i].fn();
+        done[i] = { err: null };
+      } catch (err) {
+        done[i] = { err: err ?? new Error('rejected') };
+      }
+      flush();
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, jobs) }, worker));
   return failed;
 }

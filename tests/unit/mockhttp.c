@@ -262,3 +262,87 @@ bool th_wait_for(const fixture *f, bool (*cond)(const mock_stats *st, void *arg)
         nanosleep(&ts, NULL);
     }
 }
+
+/* ---- real-time bounds ---------------------------------------------------------------------- */
+
+/* The total of /proc/pressure/cpu's "some" line (microseconds some task waited for a CPU);
+ * -1 when the kernel has no PSI. */
+static long long psi_cpu_some_us(void) {
+    FILE *fp = fopen("/proc/pressure/cpu", "r");
+    if (fp == NULL) return -1;
+    char line[256];
+    long long total = -1;
+    while (fgets(line, sizeof line, fp) != NULL) {
+        const char *t = strstr(line, "total=");
+        if (strncmp(line, "some ", 5) == 0 && t != NULL) total = strtoll(t + 6, NULL, 10);
+    }
+    fclose(fp);
+    return total;
+}
+
+void th_clock_start(th_clock *c) {
+    c->t0 = mock_now_us();
+    c->psi_us = psi_cpu_some_us();
+}
+
+/* The least of 5 looks, 20 ms apart, at /proc/stat's procs_running (the tasks runnable now,
+ * the one reading it included); -1 when it cannot be read. */
+static long runnable_now(void) {
+    long least = -1;
+    for (int i = 0; i < 5; i++) {
+        if (i > 0) usleep(20 * 1000);
+        FILE *fp = fopen("/proc/stat", "r");
+        if (fp == NULL) return -1;
+        char line[256];
+        long n = -1;
+        while (fgets(line, sizeof line, fp) != NULL)
+            if (strncmp(line, "procs_running ", 14) == 0) n = strtol(line + 14, NULL, 10);
+        fclose(fp);
+        if (n < 0) return -1;
+        if (least < 0 || n < least) least = n;
+    }
+    return least;
+}
+
+/* Why the machine counts as busy since c's start ("" when it does not): some task waited for a
+ * CPU TH_BUSY_SHARE of the time since (PSI), or other tasks fill every CPU now. */
+static void busy_since(const th_clock *c, char *why, size_t cap) {
+    fb_time_us took = mock_now_us() - c->t0;
+    if (took < 1) took = 1;
+    why[0] = '\0';
+    long long psi = c->psi_us >= 0 ? psi_cpu_some_us() : -1;
+    double share = psi >= 0 ? (double)(psi - c->psi_us) / (double)took : 0;
+    if (share >= TH_BUSY_SHARE) {
+        snprintf(why, cap, "some task waited for a CPU %.0f%% of the %lld ms (/proc/pressure/cpu)",
+                 100.0 * share, (long long)(took / FB_US_PER_MS));
+        return;
+    }
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long others = runnable_now() - 1;
+    if (cpus > 0 && others >= cpus)
+        snprintf(why, cap,
+                 "%ld other tasks runnable on %ld CPUs (/proc/stat procs_running, the least of 5 "
+                 "looks over 80 ms)",
+                 others, cpus);
+}
+
+void th_late(fixture *f, const th_clock *c, const char *fmt, ...) {
+    char what[512], why[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    busy_since(c, why, sizeof why);
+    if (f != NULL) th_stop(f);
+    if (why[0] == '\0') fail_msg("%s (the machine was not busy)", what);
+    print_message("inconclusive: the machine is busy: %s; %s\n", why, what);
+    skip();
+}
+
+void th_wait_or_late(fixture *f, bool (*cond)(const mock_stats *st, void *arg), void *arg,
+                     int timeout_ms, const char *what) {
+    th_clock c;
+    th_clock_start(&c);
+    if (!th_wait_for(f, cond, arg, timeout_ms))
+        th_late(f, &c, "%s: not within %d ms", what, timeout_ms);
+}

@@ -86,6 +86,28 @@ ssize_t th_read_some(int fd, char *buf, size_t cap, int timeout_ms);
 /* Wait until cond holds on the server's counters (polled every 10 ms); false after timeout_ms. */
 bool th_wait_for(const fixture *f, bool (*cond)(const mock_stats *st, void *arg), void *arg,
                  int timeout_ms);
+/*
+ * A real-time bound of a test (an answer within 2 s, a connection cut within 1 s): a miss on a
+ * busy machine says nothing about the mock. th_clock_start() notes the time and the machine's
+ * CPU pressure; th_late() is called once the bound is missed: when, since the start, some
+ * task waited for a CPU at least TH_BUSY_SHARE of the time (/proc/pressure/cpu, "some"), or
+ * other tasks keep every CPU busy now (/proc/stat procs_running), the test is inconclusive, a
+ * skip with the reason; otherwise it fails with what was missed. Either way f (if not NULL) is
+ * stopped first.
+ */
+#define TH_BUSY_SHARE 0.10
+typedef struct th_clock {
+    fb_time_us t0;
+    long long psi_us; /* "some" total at t0; -1: no PSI */
+} th_clock;
+void th_clock_start(th_clock *c);
+#ifdef __GNUC__
+__attribute__((format(printf, 3, 4)))
+#endif
+void th_late(fixture *f, const th_clock *c, const char *fmt, ...);
+/* th_wait_for with th_late as its failure (what: the condition, for the message). */
+void th_wait_or_late(fixture *f, bool (*cond)(const mock_stats *st, void *arg), void *arg,
+                     int timeout_ms, const char *what);
 /* cmocka setup/teardown around th_start(NULL). */
 int th_setup(void **state);
 int th_teardown(void **state);
