@@ -318,6 +318,35 @@ void imp_incident_free(imp_incident *inc) {
     free(inc);
 }
 
+/*
+ * A window fitted at or after the end of the traffic window (the retries of the last requests
+ * can run on past their arrival; a client running late stretches them) cannot start a scenario's
+ * fault: the loader refuses it. It is left out, and the notes say so.
+ */
+static void drop_past_end(imp_incident *inc, uint32_t p) {
+    imp_pfit *pf = &inc->prov[p];
+    uint32_t k = 0, dropped = 0;
+    for (uint32_t i = 0; i < pf->nfaults; i++)
+        if (pf->faults[i].at_us < inc->duration_us)
+            pf->faults[k++] = pf->faults[i];
+        else
+            dropped++;
+    pf->nfaults = k;
+    k = 0;
+    for (uint32_t i = 0; i < pf->nslow; i++)
+        if (pf->slow[i].at_us < inc->duration_us)
+            pf->slow[k++] = pf->slow[i];
+        else
+            dropped++;
+    pf->nslow = k;
+    if (dropped)
+        util_buf_printf(&inc->notes,
+                        " %s: %u fault window(s) fitted at or after the end of the traffic window "
+                        "(%gs, the last arrival) left out: a scenario's fault starts within it, "
+                        "so as-was's last retries meet no fault there.",
+                        inc->log->prov[p].name, dropped, (double)inc->duration_us / 1e6);
+}
+
 int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident **out,
                        imp_error *err) {
     *out = NULL;
@@ -333,6 +362,7 @@ int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident
         inc->prov[p].window_us = choose_window(inc, &inc->prov[p]);
         imp__fit_latency(inc, p);
         imp__fit_faults(inc, p);
+        drop_past_end(inc, p);
     }
     if (rc == FB_OK) rc = imp__fit_classes(inc, err);
     if (rc == FB_OK) {

@@ -665,6 +665,48 @@ static void request_ms(imp_log *log, const att_ms *a, size_t n) {
     }
 }
 
+/*
+ * Requests every 100 ms for 10 s, all answered, but the last few are retried on 503s long after
+ * the last arrival (a client running late): no fault may start at or after the traffic window's
+ * end, which the loader refuses, and the notes say what was left out.
+ */
+static void no_fault_starts_after_the_last_arrival(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("late", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    assert_int_equal(imp_log_provider(log, "p", "openai", &err), 0);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 80; i++) {
+        att_ms a = {0, i * 100, i * 100 + 100, 0};
+        request_ms(log, &a, 1);
+    }
+    for (long i = 80; i < 100; i++) { /* 503 at first, 429 on the late retries */
+        att_ms a[4] = {{0, i * 100, i * 100 + 50, 503},
+                       {0, 15000 + i * 10, 15000 + i * 10 + 50, 429},
+                       {0, 20000 + i * 10, 20000 + i * 10 + 50, 429},
+                       {0, 25000 + i * 10, 25000 + i * 10 + 100, 0}};
+        request_ms(log, a, 4);
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    for (uint32_t i = 0; i < pf->nfaults; i++)
+        if (pf->faults[i].at_us >= inc->duration_us)
+            fail_msg("a fault at %lld us, the traffic ends at %lld us",
+                     (long long)pf->faults[i].at_us, (long long)inc->duration_us);
+    for (uint32_t i = 0; i < pf->nslow; i++) assert_true(pf->slow[i].at_us < inc->duration_us);
+    char *json = imp_incident_json(inc);
+    assert_non_null(json);
+    sim_scenario *sc = NULL;
+    sim_error e;
+    int rc = scn_parse(json, strlen(json), "late.json", NULL, 0, NULL, &sc, &e);
+    if (rc != FB_OK) fail_msg("the import's scenario does not load: %s", e.msg);
+    scn_free(sc);
+    free(json);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 /* A request at t that skips the primary (0): straight to the fallback (1). */
 static void skip_ms(imp_log *log, long t) {
     att_ms b = {1, t, t + 100, 0};
@@ -1298,6 +1340,7 @@ int main(void) {
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
         cmocka_unit_test(policy_backoff_leaves_late_gaps_out),
+        cmocka_unit_test(no_fault_starts_after_the_last_arrival),
         cmocka_unit_test(breaker_counted_as_the_breaker_counts),
         cmocka_unit_test(hidden_retries_are_slow_on_their_share),
         cmocka_unit_test(hidden_retries_over_the_cap_are_merged),
