@@ -511,17 +511,26 @@ static int ratelimit_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
     return rc;
 }
 
+static int override_breaker(pctx *P, const cJSON *v, void *out) {
+    sim_provider_policy *pp = out;
+    return parse_breaker(P, v, &pp->breaker, &pp->has_breaker);
+}
+
+/* One provider's overrides (base: sim_provider_policy). */
+const ld_section scn__override_section = {
+    "overrides", "/$defs/policy_keys/properties/overrides/additionalProperties",
+    (const ld_field[]){
+        {"timeout", LD_DURATION, LD_AT(sim_provider_policy, timeout_us), .def_doc = "none",
+         .doc = "the client gives up on one attempt to this provider after this long"},
+        {"breaker", LD_HOOK, .hook = override_breaker,
+         .sub = (const ld_section *const[]){&scn__breaker_section, NULL},
+         .unit = "object or `false`", .def_doc = "the layer's",
+         .doc = "this provider's breaker instead of the layer's; `false`: none"},
+        {0}},
+    NULL};
+
 static int override_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
-    static const char *const keys[] = {"breaker", "timeout", NULL};
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "timeout", &pp->timeout_us, false);
-    const cJSON *b = scn__field(v, "breaker");
-    if (rc == FB_OK && b) {
-        size_t old = scn__push_key(P, "breaker");
-        rc = parse_breaker(P, b, &pp->breaker, &pp->has_breaker);
-        scn__pop(P, old);
-    }
-    return rc;
+    return scn__fields(P, v, &scn__override_section, pp);
 }
 
 static int parse_ratelimits(pctx *P, const cJSON *v, void *out) {
@@ -540,15 +549,22 @@ static int parse_fallback(pctx *P, const cJSON *v, void *out) {
     return scn__parse_order(P, v, pol->order, &pol->order_len);
 }
 
+/* {"latency": distribution} (base: sim_layer). */
+const ld_section scn__degraded_section = {
+    "degraded", "/$defs/policy_keys/properties/degraded/oneOf/1",
+    (const ld_field[]){{"latency", LD_CODE, .unit = "distribution (duration)", .def = "\"10ms\"",
+                        .doc = "how long a degraded answer takes"},
+                       {0}},
+    NULL};
+
 /* true/false, or {"latency": distribution} (which turns it on). */
 static int parse_degraded(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"latency", NULL};
     sim_layer *pol = out;
     if (cJSON_IsBool(v)) {
         pol->degraded = cJSON_IsTrue(v);
         return FB_OK;
     }
-    int rc = scn__check_object(P, v, keys, NULL);
+    int rc = scn__check_fields(P, v, &scn__degraded_section);
     if (rc == FB_OK) rc = scn__get_dist(P, v, "latency", true, &pol->degraded_latency_us);
     pol->degraded = true;
     return rc;
@@ -583,24 +599,70 @@ void scn__layer_defaults(const sim_scenario *sc, sim_layer *pol) {
         if (sc->providers[i].kind == SIM_PROVIDER_LLM) pol->order[pol->order_len++] = (uint8_t)i;
 }
 
-const char *const scn__layer_keys[] = {LD_LAYER_KEYS, NULL};
+static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
 
-int scn__parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const char *const *keys) {
-    static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
-    int rc = scn__check_object(P, v, keys, NULL);
+/* One layer's policy (base: sim_layer), read in this order; the client's keys by load_client.c. */
+const ld_section scn__layer_section = {
+    "policy", "/$defs/policy_keys",
+    (const ld_field[]){
+        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+        {"retry", LD_HOOK, .hook = parse_retry,
+         .sub = (const ld_section *const[]){&scn__retry_section, NULL}, .unit = "object",
+         .def_doc = "one attempt, no retries", .doc = "[retry](#retry)"},
+        {"breaker", LD_HOOK, .hook = parse_variant_breaker,
+         .sub = (const ld_section *const[]){&scn__breaker_section, &scn__variant_breaker_section,
+                                            NULL},
+         .unit = "object or `false`", .def_doc = "none",
+         .doc = "[breaker](#breaker), one per provider per pod (or shared)"},
+        {"fallback", LD_HOOK, .hook = parse_fallback, .unit = "array of provider names",
+         .def_doc = "every `llm` provider, in listed order", .doc = "the chain order"},
+        {"context_window_check", LD_BOOL, LD_AT(sim_layer, context_check), .def = "false",
+         .doc = "skip providers whose window is smaller than prompt + completion before trying "
+                "them"},
+        {"degraded", LD_HOOK, .hook = parse_degraded,
+         .sub = (const ld_section *const[]){&scn__degraded_section, NULL},
+         .unit = "boolean or `{\"latency\": DIST}`", .def_doc = "`false`",
+         .doc = "when the chain is exhausted, answer from a degraded/cached path (latency default "
+                "10 ms) instead of failing"},
+        {"stream", LD_ENUM, LD_AT(sim_layer, stream), .names = streams, .def = "\"buffer\"",
+         .flags = LD_F_SET,
+         .doc = "what a failure after the first token does: retry invisibly after buffering; end "
+                "the request; retry asking only for the rest; retry and stream again (the user "
+                "sees the first tokens twice)"},
+        {"classify", LD_HOOK, .hook = parse_classify,
+         .sub = (const ld_section *const[]){&scn__classify_section, NULL}, .unit = "object",
+         .def_doc = "see below",
+         .doc = "`rate_limit_trips` (false): a 429 counts as a breaker failure; `timeout_trips` "
+                "(true); `honor_should_retry` (true); `permanent_trips` (false): 4xx, "
+                "content-policy and context-length answers count as breaker failures (a breaker "
+                "that counts every error)"},
+        {"rate_limit", LD_HOOK, .hook = parse_ratelimits, .flags = LD_F_NAMED,
+         .sub = (const ld_section *const[]){&scn__rate_limit_section, NULL}, .unit = "object",
+         .def_doc = "none",
+         .doc =
+             "client-side limiters per pod: `{\"openai\": {\"rpm\": 500, \"tpm\": 100000, "
+             "\"mode\": \"wait\", \"max_wait\": \"30s\"}}`; `mode` `wait` delays the attempt (up "
+             "to `max_wait`, default 60 s), `reject` skips the provider"},
+        {"overrides", LD_HOOK, .hook = parse_overrides, .flags = LD_F_NAMED,
+         .sub = (const ld_section *const[]){&scn__override_section, NULL}, .unit = "object",
+         .def_doc = "none",
+         .doc = "per-provider changes: `{\"finance-api\": {\"breaker\": {...} or false, "
+                "\"timeout\": \"15s\"}}`"},
+        {"concurrency_limit", LD_CODE, .unit = "object", .def_doc = "none",
+         .doc = "adaptive client-side concurrency limits per pod, keyed by provider: "
+                "[concurrency_limit](#concurrency_limit)"},
+        {"hedging", LD_CODE, .unit = "object", .def_doc = "none",
+         .doc = "hedged requests (innermost layer): [hedging](#hedging)"},
+        {"connections", LD_CODE, .unit = "object", .def_doc = "none",
+         .doc = "the HTTP connections of each pod (innermost layer): [connections](#connections)"},
+        {0}},
+    NULL};
+
+int scn__parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const ld_section *const *secs) {
+    int rc = scn__check_fields_in(P, v, secs);
     if (rc != FB_OK) return rc;
     scn__layer_defaults(P->sc, pol);
-    rc = scn__key(P, v, "retry", parse_retry, pol);
-    if (rc == FB_OK) rc = scn__key(P, v, "breaker", parse_variant_breaker, pol);
-    if (rc == FB_OK) rc = scn__key(P, v, "fallback", parse_fallback, pol);
-    if (rc == FB_OK) rc = scn__get_bool(P, v, "context_window_check", &pol->context_check);
-    if (rc == FB_OK) rc = scn__key(P, v, "degraded", parse_degraded, pol);
-    int s = 0;
-    if (rc == FB_OK) rc = scn__get_enum(P, v, "stream", streams, &s);
-    pol->stream = (fb_stream_policy)s;
-    if (rc == FB_OK) rc = scn__key(P, v, "classify", parse_classify, pol);
-    if (rc == FB_OK) rc = scn__key(P, v, "rate_limit", parse_ratelimits, pol);
-    if (rc == FB_OK) rc = scn__key(P, v, "overrides", parse_overrides, pol);
+    rc = scn__read_fields(P, v, &scn__layer_section, pol);
     if (rc == FB_OK) rc = scn__parse_client(P, v, pol);
     if (rc == FB_OK && pol->order_len == 0)
         rc = scn__fail(

@@ -67,7 +67,7 @@ def layout(v, indent=0, prefix=""):
 
 def at_pointer(doc, pointer):
     node = doc
-    for step in pointer.lstrip("/").split("/"):
+    for step in pointer.lstrip("/").split("/") if pointer else []:
         node = node[int(step)] if isinstance(node, list) else node[step]
     return node
 
@@ -111,7 +111,8 @@ def schema_text(tables, text):
             else:
                 props[f["name"]] = field_schema(f)
         obj["properties"] = props
-    done = ", ".join(sorted({s["schema_at"].replace("/$defs/", "").replace("/properties/", ".") for s in tables["sections"]}))
+    done = ", ".join(sorted({s["schema_at"].replace("/$defs/", "").replace("/properties/", ".") or "the top level"
+                             for s in tables["sections"]}))
     note = ("The properties of " + done + " are written by `make schema` from the loader's tables "
             "(scenario/loadint.h: ld_section); edit them there. The rest is written by hand. "
             "tests/e2e/schema_fresh.sh fails when this file is not what `make schema` writes.")

@@ -30,7 +30,13 @@ static cJSON *field_json(const ld_field *f) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", f->name);
     cJSON_AddStringToObject(o, "kind", kinds[f->kind]);
-    if (f->kind == LD_NUMBER || f->kind == LD_INTEGER) {
+    if (f->kind == LD_INTEGER) { /* every digit: 2^53 - 1 is not 9.00719925474099e+15 */
+        char lo[32], hi[32];
+        snprintf(lo, sizeof lo, "%.0f", f->lo);
+        snprintf(hi, sizeof hi, "%.0f", f->hi);
+        cJSON_AddRawToObject(o, "lo", lo);
+        cJSON_AddRawToObject(o, "hi", hi);
+    } else if (f->kind == LD_NUMBER) {
         cJSON_AddNumberToObject(o, "lo", f->lo);
         cJSON_AddNumberToObject(o, "hi", f->hi);
     }
