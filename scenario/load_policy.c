@@ -442,9 +442,13 @@ static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
     cJSON *copy = NULL;
     int rc = FB_OK;
     if (cJSON_IsObject(v)) {
+        /* every key of both, so that a misspelt scope gets its did-you-mean too */
+        static const ld_section *const secs[] = {&scn__breaker_section,
+                                                 &scn__variant_breaker_section, NULL};
         pol->breaker_scope = SIM_SCOPE_POD;
         pol->store_outage = (sim_store_outage)0;
-        rc = scn__read_fields(P, v, &scn__variant_breaker_section, pol);
+        rc = scn__check_fields_in(P, v, secs);
+        if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__variant_breaker_section, pol);
         if (rc == FB_OK && scn__field(v, "store_outage") &&
             pol->breaker_scope != SIM_SCOPE_SHARED) {
             size_t old = scn__push_key(P, "store_outage");

@@ -503,6 +503,14 @@ static void scenario_set_paths_and_values_come_from_the_tables(void **state) {
     scn_free(sc);
 }
 
+/* A breaker's keys of the variant (scope, sync_delay, store_outage) are among its did-you-means. */
+static void scenario_breaker_scope_typo_gets_a_did_you_mean(void **state) {
+    (void)state;
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"policy\":{\"breaker\":{\"scop\":\"shared\"}}}",
+              "policy.breaker.scop", "unknown key 'scop' (did you mean 'scope'?)");
+}
+
 /* ---- settings that could never take effect ---- */
 
 #define ONE_PROVIDER(body) ",\"providers\":[{\"name\":\"a\"" body "}]}"
@@ -742,6 +750,7 @@ int main(void) {
         cmocka_unit_test(scenario_duration_out_of_range_is_rejected),
         cmocka_unit_test(scenario_set_of_a_misspelt_variant_is_rejected),
         cmocka_unit_test(scenario_set_paths_and_values_come_from_the_tables),
+        cmocka_unit_test(scenario_breaker_scope_typo_gets_a_did_you_mean),
         cmocka_unit_test(scenario_fault_starting_at_the_end_is_rejected),
         cmocka_unit_test(scenario_fault_starting_after_the_end_is_rejected),
         cmocka_unit_test(scenario_fault_starting_just_before_the_end_loads),
