@@ -13,7 +13,7 @@
  *   load_providers.c  providers and their faults; references to providers by name
  *   load_policy.c     variants: retry, breaker, rate limits, overrides, merging
  *   load_client.c     a layer's concurrency limits, hedging and connections
- *   load_set.c        the --set overlay, applied to the tree before all of these
+ *   load_set.c        the --set overlay: paths checked against the tables, applied to the tree
  *   load_table.c      the walker of the format's tables (below), and the list of them
  *   load_strict.c     the strict reading of JSON text: duplicate keys, trailing text, UTF-8, depth
  *   scenario.c        the document, section by section
