@@ -23,16 +23,25 @@ static int backoff_kind(const char *name) {
     return k;
 }
 
+/* A backoff's parameters (base: fb_retry_config). */
+const ld_section scn__backoff_section = {
+    "backoff", "/$defs/retry/properties/backoff/oneOf/1/properties/exponential/oneOf/1",
+    (const ld_field[]){{"base", LD_DURATION, LD_AT(fb_retry_config, base_us), .def = "\"500ms\"",
+                        .doc = "the delay before the first retry"},
+                       {"max", LD_DURATION, LD_AT(fb_retry_config, delay_us_max), .def = "\"60s\"",
+                        .doc = "the longest delay"},
+                       {"multiplier", LD_NUMBER, LD_AT(fb_retry_config, multiplier), .lo = 1,
+                        .hi = 100, .def = "2",
+                        .doc = "exponential only: each delay is the one before × this"},
+                       {0}},
+    NULL};
+
 /* {"exponential": {"base", "max", "multiplier"}}, or {"constant": "1s"} for the base alone. */
 static int backoff_params(pctx *P, const cJSON *b, fb_retry_config *r) {
-    static const char *const keys[] = {"base", "max", "multiplier", NULL};
     if (r->backoff == FB_BACKOFF_NONE)
         return scn__fail(P, "\"none\" takes no parameters; write \"backoff\": \"none\"");
     if (cJSON_IsString(b)) return scn__get_duration_value(P, b, &r->base_us, false);
-    int rc = scn__check_object(P, b, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_duration(P, b, "base", &r->base_us, false);
-    if (rc == FB_OK) rc = scn__get_duration(P, b, "max", &r->delay_us_max, false);
-    if (rc == FB_OK) rc = scn__get_number(P, b, "multiplier", &r->multiplier, 1, 100);
+    int rc = scn__fields(P, b, &scn__backoff_section, r);
     if (rc == FB_OK && r->backoff != FB_BACKOFF_EXPONENTIAL && scn__field(b, "multiplier")) {
         size_t old = scn__push_key(P, "multiplier");
         rc = scn__fail(P, "only exponential backoff has a multiplier");
@@ -66,11 +75,19 @@ static int parse_backoff(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
+/* {"proportional": fraction} (base: fb_retry_config). */
+const ld_section scn__jitter_section = {
+    "jitter", "/$defs/retry/properties/jitter/oneOf/1",
+    (const ld_field[]){{"proportional", LD_NUMBER, LD_AT(fb_retry_config, jitter_fraction),
+                        .lo = 0.001, .hi = 1, .flags = LD_F_REQUIRED,
+                        .doc = "each delay × U(1 − f, 1 + f)"},
+                       {0}},
+    NULL};
+
 /* "full", "none", "equal", "decorrelated", or {"proportional": fraction}. */
 static int parse_jitter(pctx *P, const cJSON *o, void *out) {
     static const char *const jitters[] = {"full",         "none",         "equal",
                                           "decorrelated", "proportional", NULL};
-    static const char *const keys[] = {"proportional", NULL};
     static const fb_jitter kinds[] = {FB_JITTER_FULL, FB_JITTER_NONE, FB_JITTER_EQUAL,
                                       FB_JITTER_DECORRELATED, FB_JITTER_PROPORTIONAL};
     fb_retry_config *r = out;
@@ -80,9 +97,9 @@ static int parse_jitter(pctx *P, const cJSON *o, void *out) {
         r->jitter = kinds[j];
         return rc;
     }
-    int rc = scn__check_object(P, o, keys, keys);
+    int rc = scn__check_fields(P, o, &scn__jitter_section);
     r->jitter = FB_JITTER_PROPORTIONAL;
-    if (rc == FB_OK) rc = scn__get_number(P, o, "proportional", &r->jitter_fraction, 0.001, 1);
+    if (rc == FB_OK) rc = scn__read_fields(P, o, &scn__jitter_section, r);
     return rc;
 }
 

@@ -164,4 +164,6 @@ const ld_section *const scn__sections[] = {&scn__retry_section,
                                            &scn__class_stack_section,
                                            &scn__gateway_section,
                                            &scn__top_section,
+                                           &scn__backoff_section,
+                                           &scn__jitter_section,
                                            NULL};

@@ -212,10 +212,11 @@ extern const ld_section scn__retry_section, scn__token_bucket_section, scn__quot
     scn__deposit_section, scn__retry_breaker_section, scn__breaker_section, scn__classify_section,
     scn__rate_limit_section, scn__variant_breaker_section, scn__pods_section, scn__slo_section,
     scn__spillover_section, scn__limits_section;
-/* A layer's policy, a variant's keys beside it, a class's stack, a gateway tier, the top level. */
+/* A layer's policy, a variant's keys beside it, a class's stack, a gateway tier, the top level;
+ * a backoff's parameters and a proportional jitter. */
 extern const ld_section scn__layer_section, scn__override_section, scn__degraded_section,
     scn__layer_entry_section, scn__variant_section, scn__class_stack_section, scn__gateway_section,
-    scn__top_section;
+    scn__top_section, scn__backoff_section, scn__jitter_section;
 
 /* ---- distributions: of durations (microseconds) or of counts ---- */
 
