@@ -243,6 +243,8 @@ const ld_section scn__retry_section = {
          .flags = LD_F_SET, .def_doc = "`3` (1 when `retry` is absent)",
          .doc = "attempts per provider **including the first call**"},
         {"backoff", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_backoff,
+         .flags = LD_F_NAMED, /* {"exponential": {...}}: the kind, then its parameters */
+         .sub = (const ld_section *const[]){&scn__backoff_section, NULL},
          .unit = "`\"exponential\"`, `\"constant\"`, `\"linear\"`, `\"none\"`, or "
                  "`{\"exponential\": {\"base\": D, \"max\": D, \"multiplier\": X}}`, "
                  "`{\"linear\": {...}}`, `{\"constant\": D}`",
@@ -250,6 +252,7 @@ const ld_section scn__retry_section = {
          .doc = "delay before the n-th retry: base·multiplier^(n−1), base·n, base, or 0"},
         {"jitter", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_jitter, .def = "\"full\"",
          .flags = LD_F_SET, /* the scenario's default, not core's */
+         .sub = (const ld_section *const[]){&scn__jitter_section, NULL},
          .unit = "`\"full\"`, `\"none\"`, `\"equal\"`, `\"decorrelated\"`, or "
                  "`{\"proportional\": F}`",
          .def_doc = "`full`", .doc = "see `docs/retry.md`"},
