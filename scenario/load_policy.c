@@ -23,16 +23,25 @@ static int backoff_kind(const char *name) {
     return k;
 }
 
+/* A backoff's parameters (base: fb_retry_config). */
+const ld_section scn__backoff_section = {
+    "backoff", "/$defs/retry/properties/backoff/oneOf/1/properties/exponential/oneOf/1",
+    (const ld_field[]){{"base", LD_DURATION, LD_AT(fb_retry_config, base_us), .def = "\"500ms\"",
+                        .doc = "the delay before the first retry"},
+                       {"max", LD_DURATION, LD_AT(fb_retry_config, delay_us_max), .def = "\"60s\"",
+                        .doc = "the longest delay"},
+                       {"multiplier", LD_NUMBER, LD_AT(fb_retry_config, multiplier), .lo = 1,
+                        .hi = 100, .def = "2",
+                        .doc = "exponential only: each delay is the one before × this"},
+                       {0}},
+    NULL};
+
 /* {"exponential": {"base", "max", "multiplier"}}, or {"constant": "1s"} for the base alone. */
 static int backoff_params(pctx *P, const cJSON *b, fb_retry_config *r) {
-    static const char *const keys[] = {"base", "max", "multiplier", NULL};
     if (r->backoff == FB_BACKOFF_NONE)
         return scn__fail(P, "\"none\" takes no parameters; write \"backoff\": \"none\"");
     if (cJSON_IsString(b)) return scn__get_duration_value(P, b, &r->base_us, false);
-    int rc = scn__check_object(P, b, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_duration(P, b, "base", &r->base_us, false);
-    if (rc == FB_OK) rc = scn__get_duration(P, b, "max", &r->delay_us_max, false);
-    if (rc == FB_OK) rc = scn__get_number(P, b, "multiplier", &r->multiplier, 1, 100);
+    int rc = scn__fields(P, b, &scn__backoff_section, r);
     if (rc == FB_OK && r->backoff != FB_BACKOFF_EXPONENTIAL && scn__field(b, "multiplier")) {
         size_t old = scn__push_key(P, "multiplier");
         rc = scn__fail(P, "only exponential backoff has a multiplier");
@@ -66,11 +75,19 @@ static int parse_backoff(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
+/* {"proportional": fraction} (base: fb_retry_config). */
+const ld_section scn__jitter_section = {
+    "jitter", "/$defs/retry/properties/jitter/oneOf/1",
+    (const ld_field[]){{"proportional", LD_NUMBER, LD_AT(fb_retry_config, jitter_fraction),
+                        .lo = 0.001, .hi = 1, .flags = LD_F_REQUIRED,
+                        .doc = "each delay × U(1 − f, 1 + f)"},
+                       {0}},
+    NULL};
+
 /* "full", "none", "equal", "decorrelated", or {"proportional": fraction}. */
 static int parse_jitter(pctx *P, const cJSON *o, void *out) {
     static const char *const jitters[] = {"full",         "none",         "equal",
                                           "decorrelated", "proportional", NULL};
-    static const char *const keys[] = {"proportional", NULL};
     static const fb_jitter kinds[] = {FB_JITTER_FULL, FB_JITTER_NONE, FB_JITTER_EQUAL,
                                       FB_JITTER_DECORRELATED, FB_JITTER_PROPORTIONAL};
     fb_retry_config *r = out;
@@ -80,9 +97,9 @@ static int parse_jitter(pctx *P, const cJSON *o, void *out) {
         r->jitter = kinds[j];
         return rc;
     }
-    int rc = scn__check_object(P, o, keys, keys);
+    int rc = scn__check_fields(P, o, &scn__jitter_section);
     r->jitter = FB_JITTER_PROPORTIONAL;
-    if (rc == FB_OK) rc = scn__get_number(P, o, "proportional", &r->jitter_fraction, 0.001, 1);
+    if (rc == FB_OK) rc = scn__read_fields(P, o, &scn__jitter_section, r);
     return rc;
 }
 
@@ -226,6 +243,8 @@ const ld_section scn__retry_section = {
          .flags = LD_F_SET, .def_doc = "`3` (1 when `retry` is absent)",
          .doc = "attempts per provider **including the first call**"},
         {"backoff", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_backoff,
+         .flags = LD_F_NAMED, /* {"exponential": {...}}: the kind, then its parameters */
+         .sub = (const ld_section *const[]){&scn__backoff_section, NULL},
          .unit = "`\"exponential\"`, `\"constant\"`, `\"linear\"`, `\"none\"`, or "
                  "`{\"exponential\": {\"base\": D, \"max\": D, \"multiplier\": X}}`, "
                  "`{\"linear\": {...}}`, `{\"constant\": D}`",
@@ -233,6 +252,7 @@ const ld_section scn__retry_section = {
          .doc = "delay before the n-th retry: base·multiplier^(n−1), base·n, base, or 0"},
         {"jitter", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_jitter, .def = "\"full\"",
          .flags = LD_F_SET, /* the scenario's default, not core's */
+         .sub = (const ld_section *const[]){&scn__jitter_section, NULL},
          .unit = "`\"full\"`, `\"none\"`, `\"equal\"`, `\"decorrelated\"`, or "
                  "`{\"proportional\": F}`",
          .def_doc = "`full`", .doc = "see `docs/retry.md`"},
@@ -442,9 +462,13 @@ static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
     cJSON *copy = NULL;
     int rc = FB_OK;
     if (cJSON_IsObject(v)) {
+        /* every key of both, so that a misspelt scope gets its did-you-mean too */
+        static const ld_section *const secs[] = {&scn__breaker_section,
+                                                 &scn__variant_breaker_section, NULL};
         pol->breaker_scope = SIM_SCOPE_POD;
         pol->store_outage = (sim_store_outage)0;
-        rc = scn__read_fields(P, v, &scn__variant_breaker_section, pol);
+        rc = scn__check_fields_in(P, v, secs);
+        if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__variant_breaker_section, pol);
         if (rc == FB_OK && scn__field(v, "store_outage") &&
             pol->breaker_scope != SIM_SCOPE_SHARED) {
             size_t old = scn__push_key(P, "store_outage");
@@ -511,17 +535,26 @@ static int ratelimit_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
     return rc;
 }
 
+static int override_breaker(pctx *P, const cJSON *v, void *out) {
+    sim_provider_policy *pp = out;
+    return parse_breaker(P, v, &pp->breaker, &pp->has_breaker);
+}
+
+/* One provider's overrides (base: sim_provider_policy). */
+const ld_section scn__override_section = {
+    "overrides", "/$defs/policy_keys/properties/overrides/additionalProperties",
+    (const ld_field[]){
+        {"timeout", LD_DURATION, LD_AT(sim_provider_policy, timeout_us), .def_doc = "none",
+         .doc = "the client gives up on one attempt to this provider after this long"},
+        {"breaker", LD_HOOK, .hook = override_breaker,
+         .sub = (const ld_section *const[]){&scn__breaker_section, NULL},
+         .unit = "object or `false`", .def_doc = "the layer's",
+         .doc = "this provider's breaker instead of the layer's; `false`: none"},
+        {0}},
+    NULL};
+
 static int override_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
-    static const char *const keys[] = {"breaker", "timeout", NULL};
-    int rc = scn__check_object(P, v, keys, NULL);
-    if (rc == FB_OK) rc = scn__get_duration(P, v, "timeout", &pp->timeout_us, false);
-    const cJSON *b = scn__field(v, "breaker");
-    if (rc == FB_OK && b) {
-        size_t old = scn__push_key(P, "breaker");
-        rc = parse_breaker(P, b, &pp->breaker, &pp->has_breaker);
-        scn__pop(P, old);
-    }
-    return rc;
+    return scn__fields(P, v, &scn__override_section, pp);
 }
 
 static int parse_ratelimits(pctx *P, const cJSON *v, void *out) {
@@ -540,15 +573,22 @@ static int parse_fallback(pctx *P, const cJSON *v, void *out) {
     return scn__parse_order(P, v, pol->order, &pol->order_len);
 }
 
+/* {"latency": distribution} (base: sim_layer). */
+const ld_section scn__degraded_section = {
+    "degraded", "/$defs/policy_keys/properties/degraded/oneOf/1",
+    (const ld_field[]){{"latency", LD_CODE, .unit = "distribution (duration)", .def = "\"10ms\"",
+                        .doc = "how long a degraded answer takes"},
+                       {0}},
+    NULL};
+
 /* true/false, or {"latency": distribution} (which turns it on). */
 static int parse_degraded(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"latency", NULL};
     sim_layer *pol = out;
     if (cJSON_IsBool(v)) {
         pol->degraded = cJSON_IsTrue(v);
         return FB_OK;
     }
-    int rc = scn__check_object(P, v, keys, NULL);
+    int rc = scn__check_fields(P, v, &scn__degraded_section);
     if (rc == FB_OK) rc = scn__get_dist(P, v, "latency", true, &pol->degraded_latency_us);
     pol->degraded = true;
     return rc;
@@ -583,24 +623,70 @@ void scn__layer_defaults(const sim_scenario *sc, sim_layer *pol) {
         if (sc->providers[i].kind == SIM_PROVIDER_LLM) pol->order[pol->order_len++] = (uint8_t)i;
 }
 
-const char *const scn__layer_keys[] = {LD_LAYER_KEYS, NULL};
+static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
 
-int scn__parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const char *const *keys) {
-    static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL};
-    int rc = scn__check_object(P, v, keys, NULL);
+/* One layer's policy (base: sim_layer), read in this order; the client's keys by load_client.c. */
+const ld_section scn__layer_section = {
+    "policy", "/$defs/policy_keys",
+    (const ld_field[]){
+        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+        {"retry", LD_HOOK, .hook = parse_retry,
+         .sub = (const ld_section *const[]){&scn__retry_section, NULL}, .unit = "object",
+         .def_doc = "one attempt, no retries", .doc = "[retry](#retry)"},
+        {"breaker", LD_HOOK, .hook = parse_variant_breaker,
+         .sub = (const ld_section *const[]){&scn__breaker_section, &scn__variant_breaker_section,
+                                            NULL},
+         .unit = "object or `false`", .def_doc = "none",
+         .doc = "[breaker](#breaker), one per provider per pod (or shared)"},
+        {"fallback", LD_HOOK, .hook = parse_fallback, .unit = "array of provider names",
+         .def_doc = "every `llm` provider, in listed order", .doc = "the chain order"},
+        {"context_window_check", LD_BOOL, LD_AT(sim_layer, context_check), .def = "false",
+         .doc = "skip providers whose window is smaller than prompt + completion before trying "
+                "them"},
+        {"degraded", LD_HOOK, .hook = parse_degraded,
+         .sub = (const ld_section *const[]){&scn__degraded_section, NULL},
+         .unit = "boolean or `{\"latency\": DIST}`", .def_doc = "`false`",
+         .doc = "when the chain is exhausted, answer from a degraded/cached path (latency default "
+                "10 ms) instead of failing"},
+        {"stream", LD_ENUM, LD_AT(sim_layer, stream), .names = streams, .def = "\"buffer\"",
+         .flags = LD_F_SET,
+         .doc = "what a failure after the first token does: retry invisibly after buffering; end "
+                "the request; retry asking only for the rest; retry and stream again (the user "
+                "sees the first tokens twice)"},
+        {"classify", LD_HOOK, .hook = parse_classify,
+         .sub = (const ld_section *const[]){&scn__classify_section, NULL}, .unit = "object",
+         .def_doc = "see below",
+         .doc = "`rate_limit_trips` (false): a 429 counts as a breaker failure; `timeout_trips` "
+                "(true); `honor_should_retry` (true); `permanent_trips` (false): 4xx, "
+                "content-policy and context-length answers count as breaker failures (a breaker "
+                "that counts every error)"},
+        {"rate_limit", LD_HOOK, .hook = parse_ratelimits, .flags = LD_F_NAMED,
+         .sub = (const ld_section *const[]){&scn__rate_limit_section, NULL}, .unit = "object",
+         .def_doc = "none",
+         .doc =
+             "client-side limiters per pod: `{\"openai\": {\"rpm\": 500, \"tpm\": 100000, "
+             "\"mode\": \"wait\", \"max_wait\": \"30s\"}}`; `mode` `wait` delays the attempt (up "
+             "to `max_wait`, default 60 s), `reject` skips the provider"},
+        {"overrides", LD_HOOK, .hook = parse_overrides, .flags = LD_F_NAMED,
+         .sub = (const ld_section *const[]){&scn__override_section, NULL}, .unit = "object",
+         .def_doc = "none",
+         .doc = "per-provider changes: `{\"finance-api\": {\"breaker\": {...} or false, "
+                "\"timeout\": \"15s\"}}`"},
+        {"concurrency_limit", LD_CODE, .unit = "object", .def_doc = "none",
+         .doc = "adaptive client-side concurrency limits per pod, keyed by provider: "
+                "[concurrency_limit](#concurrency_limit)"},
+        {"hedging", LD_CODE, .unit = "object", .def_doc = "none",
+         .doc = "hedged requests (innermost layer): [hedging](#hedging)"},
+        {"connections", LD_CODE, .unit = "object", .def_doc = "none",
+         .doc = "the HTTP connections of each pod (innermost layer): [connections](#connections)"},
+        {0}},
+    NULL};
+
+int scn__parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const ld_section *const *secs) {
+    int rc = scn__check_fields_in(P, v, secs);
     if (rc != FB_OK) return rc;
     scn__layer_defaults(P->sc, pol);
-    rc = scn__key(P, v, "retry", parse_retry, pol);
-    if (rc == FB_OK) rc = scn__key(P, v, "breaker", parse_variant_breaker, pol);
-    if (rc == FB_OK) rc = scn__key(P, v, "fallback", parse_fallback, pol);
-    if (rc == FB_OK) rc = scn__get_bool(P, v, "context_window_check", &pol->context_check);
-    if (rc == FB_OK) rc = scn__key(P, v, "degraded", parse_degraded, pol);
-    int s = 0;
-    if (rc == FB_OK) rc = scn__get_enum(P, v, "stream", streams, &s);
-    pol->stream = (fb_stream_policy)s;
-    if (rc == FB_OK) rc = scn__key(P, v, "classify", parse_classify, pol);
-    if (rc == FB_OK) rc = scn__key(P, v, "rate_limit", parse_ratelimits, pol);
-    if (rc == FB_OK) rc = scn__key(P, v, "overrides", parse_overrides, pol);
+    rc = scn__read_fields(P, v, &scn__layer_section, pol);
     if (rc == FB_OK) rc = scn__parse_client(P, v, pol);
     if (rc == FB_OK && pol->order_len == 0)
         rc = scn__fail(

@@ -188,6 +188,111 @@ static int walk(const set_walk *W, cJSON *root, char *key, cJSON *val) {
     return set_error(W->err, "--set %s: empty key", W->set);
 }
 
+/* ---- the path against the format's tables ---- */
+
+/* The field `name` of the sections `secs`, or NULL. */
+static const ld_field *table_field(const ld_section *const *secs, const char *name) {
+    for (size_t i = 0; secs[i]; i++)
+        for (const ld_field *f = secs[i]->fields; f->name; f++)
+            if (strcmp(f->name, name) == 0) return f;
+    return NULL;
+}
+
+/*
+ * The key tok at `at` is none of the sections': the loader's own message for
+ * {tok: val} there (did-you-mean, a retry library's habit), named by its path.
+ */
+static int table_unknown(const set_walk *W, const ld_section *const *secs, const char *tok,
+                         const char *at, const cJSON *val) {
+    cJSON *obj = cJSON_CreateObject();
+    cJSON *copy = val ? cJSON_Duplicate(val, 1) : cJSON_CreateObject();
+    if (obj == NULL || copy == NULL) {
+        cJSON_Delete(obj);
+        cJSON_Delete(copy);
+        return out_of_memory(W->err);
+    }
+    cJSON_AddItemToObject(obj, tok, copy);
+    sim_error e = {{0}, {0}, {0}};
+    pctx P = {&e, "", 0, false, NULL, NULL};
+    P.len = strlen(at) < sizeof P.path ? strlen(at) : 0;
+    memcpy(P.path, at, P.len);
+    int rc = scn__check_fields_in(&P, obj, secs);
+    cJSON_Delete(obj);
+    if (rc == FB_OK) return FB_OK; /* not reached: tok is in none of them */
+    return set_error(W->err, "--set %s: %s: %s", W->set, e.path, e.msg);
+}
+
+/* The last step's value, read as the field's table row reads it. */
+static int table_value(const set_walk *W, const ld_field *f, const cJSON *val) {
+    cJSON *obj = cJSON_CreateObject();
+    cJSON *copy = cJSON_Duplicate(val, 1);
+    if (obj == NULL || copy == NULL) {
+        cJSON_Delete(obj);
+        cJSON_Delete(copy);
+        return out_of_memory(W->err);
+    }
+    cJSON_AddItemToObject(obj, f->name, copy);
+    sim_error e = {{0}, {0}, {0}};
+    pctx P = {&e, "", 0, false, NULL, NULL};
+    int rc = scn__check_field(&P, obj, f);
+    cJSON_Delete(obj);
+    if (rc == FB_OK) return FB_OK;
+    return set_error(W->err, "--set %s: %s", W->set, e.msg);
+}
+
+/* A layer given as a preset or a policy file: its keys are the library's, not the tables'. */
+static bool library_layer(const cJSON *e) {
+    return cJSON_IsObject(e) && (cJSON_GetObjectItemCaseSensitive(e, "preset") ||
+                                 cJSON_GetObjectItemCaseSensitive(e, "import"));
+}
+
+/*
+ * Each step of the path is a key of the sections the step before leads to
+ * (scn__top_section's at first, then a field's `sub`); a field with
+ * LD_F_NAMED is followed by a member's name or an index. The last step's
+ * value is read as its row says. Where the tables say nothing more (a field
+ * without `sub`, a preset's layer), the loader checks the rest.
+ */
+static int table_path(const set_walk *W, const cJSON *root, char *key, const cJSON *val) {
+    static const ld_section *const top[] = {&scn__top_section, NULL};
+    const ld_section *const *secs = top;
+    const cJSON *cur = root; /* the same place in the tree; NULL where the tree has none */
+    bool named = false;
+    char path[512] = "";
+    char *save = NULL;
+    for (char *tok = strtok_r(key, ".", &save); tok; tok = strtok_r(NULL, ".", &save)) {
+        long index;
+        if (split_index(tok, &index) != FB_OK) return FB_OK; /* walk() says what is wrong */
+        size_t n = strlen(path);
+        snprintf(path + n, sizeof path - n, "%s%s", n ? "." : "", tok);
+        if (named) { /* a member's name */
+            named = false;
+            cur = cJSON_IsArray(cur) ? named_element((cJSON *)cur, tok)
+                                     : cJSON_GetObjectItemCaseSensitive(cur, tok);
+            if (library_layer(cur) || index >= 0) return FB_OK;
+            continue;
+        }
+        const ld_field *f = table_field(secs, tok);
+        if (f == NULL) {
+            path[n] = '\0';
+            return table_unknown(W, secs, tok, path, *save == '\0' ? val : NULL);
+        }
+        cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
+        if (index >= 0 && (f->flags & LD_F_NAMED)) {
+            cur = cJSON_GetArrayItem(cur, (int)index);
+            if (library_layer(cur)) return FB_OK;
+        } else if (index >= 0) {
+            return FB_OK;
+        } else {
+            named = (f->flags & LD_F_NAMED) != 0;
+        }
+        if (*save == '\0' && index < 0 && !named) return table_value(W, f, val);
+        if (f->sub == NULL) return FB_OK;
+        secs = f->sub;
+    }
+    return FB_OK;
+}
+
 /* "+variants.NAME=OBJECT": a variant the file does not have (fusebox run --policy). */
 static int add_variant(cJSON *root, const char *set, const char *key, cJSON *val, sim_error *err) {
     const char *name = key + strlen("+variants.");
@@ -219,7 +324,12 @@ int scn__apply_set(cJSON *root, const char *set, sim_error *err) {
     if (rc == FB_OK) rc = set_value(set, eq + 1, &val, err);
     if (rc != FB_OK) return rc;
     set_walk W = {set, cJSON_GetObjectItemCaseSensitive(root, "variants"), err};
+    char path[sizeof key];
+    memcpy(path, key, sizeof key);
     rc = key[0] == '+' ? add_variant(root, set, key, val, err) : walk(&W, root, key, val);
-    if (rc != FB_OK) cJSON_Delete(val); /* else the tree has it */
-    return rc;
+    if (rc != FB_OK) {
+        cJSON_Delete(val); /* else the tree has it */
+        return rc;
+    }
+    return key[0] == '+' ? FB_OK : table_path(&W, root, path, val);
 }

@@ -8,16 +8,22 @@
 
 #include <string.h>
 
-/* Field names, at most: the largest section has 16. */
+/* Field names, at most, of the sections an object holds together: the largest has 18. */
 #define LD_FIELDS_MAX 48
 
 int scn__check_fields(pctx *P, const cJSON *v, const ld_section *s) {
+    const ld_section *const secs[] = {s, NULL};
+    return scn__check_fields_in(P, v, secs);
+}
+
+int scn__check_fields_in(pctx *P, const cJSON *v, const ld_section *const *secs) {
     const char *keys[LD_FIELDS_MAX + 1], *required[LD_FIELDS_MAX + 1];
     size_t n = 0, r = 0;
-    for (const ld_field *f = s->fields; f->name && n < LD_FIELDS_MAX; f++) {
-        keys[n++] = f->name;
-        if (f->flags & LD_F_REQUIRED) required[r++] = f->name;
-    }
+    for (size_t i = 0; secs[i]; i++)
+        for (const ld_field *f = secs[i]->fields; f->name && n < LD_FIELDS_MAX; f++) {
+            keys[n++] = f->name;
+            if (f->flags & LD_F_REQUIRED) required[r++] = f->name;
+        }
     keys[n] = NULL;
     required[r] = NULL;
     return scn__check_object(P, v, keys, required);
@@ -121,6 +127,27 @@ int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, co
     return rc;
 }
 
+int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *name, void *base) {
+    for (const ld_field *f = s->fields; f->name; f++)
+        if (strcmp(f->name, name) == 0) return read_field(P, v, f, base);
+    return scn__fail(P, "internal: no key '%s' in the table '%s'", name, s->name);
+}
+
+int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f) {
+    union {
+        uint64_t u;
+        double d;
+        int i;
+        bool b;
+        fb_switch s;
+    } scratch;
+    memset(&scratch, 0, sizeof scratch);
+    if (f->kind == LD_HOOK || f->kind == LD_CODE || f->size > sizeof scratch) return FB_OK;
+    ld_field at = *f;
+    at.offset = 0;
+    return read_field(P, obj, &at, &scratch);
+}
+
 int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
     int rc = scn__check_fields(P, v, s);
     if (rc == FB_OK) rc = scn__read_fields(P, v, s, base);
@@ -177,4 +204,14 @@ const ld_section *const scn__sections[] = {&scn__retry_section,
                                            &scn__store_outage_section,
                                            &scn__observed_section,
                                            &scn__observed_window_section,
+                                           &scn__layer_section,
+                                           &scn__override_section,
+                                           &scn__degraded_section,
+                                           &scn__layer_entry_section,
+                                           &scn__variant_section,
+                                           &scn__class_stack_section,
+                                           &scn__gateway_section,
+                                           &scn__top_section,
+                                           &scn__backoff_section,
+                                           &scn__jitter_section,
                                            NULL};

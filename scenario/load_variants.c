@@ -64,9 +64,17 @@ static int new_layer(pctx *P, sim_policy *pol, const char *name) {
     return (int)pol->layer_count++;
 }
 
+/* A layer of a "layers" array: a name beside the layer's keys (scn__layer_section). */
+const ld_section scn__layer_entry_section = {
+    "layers[]", "/$defs/layer/oneOf/0",
+    (const ld_field[]){{"name", LD_CODE, .flags = LD_F_REQUIRED, .unit = "name",
+                        .doc = "the layer's name in the variant (a class's stack may name it)"},
+                       {0}},
+    NULL};
+
 /* A layer written out in a "layers" array: a name and the policy keys. */
 static int layer_object(pctx *P, const cJSON *e, sim_policy *pol, uint8_t *idx) {
-    static const char *const keys[] = {"name", LD_LAYER_KEYS, NULL};
+    static const ld_section *const secs[] = {&scn__layer_entry_section, &scn__layer_section, NULL};
     char name[SIM_NAME_MAX] = "";
     int rc = scn__need_object(P, e);
     if (rc == FB_OK) rc = scn__need_key(P, e, "name");
@@ -78,7 +86,7 @@ static int layer_object(pctx *P, const cJSON *e, sim_policy *pol, uint8_t *idx) 
     *idx = (uint8_t)i;
     if (scn__field(e, "preset")) return scn__parse_preset(P, e, &pol->layers[i]);
     if (scn__field(e, "import")) return scn__import_layer(P, e, &pol->layers[i]);
-    return scn__parse_layer(P, e, &pol->layers[i], keys);
+    return scn__parse_layer(P, e, &pol->layers[i], secs);
 }
 
 typedef struct stack_ctx {
@@ -172,29 +180,45 @@ static int assign_roles(pctx *P, sim_policy *pol, sim_stack *st, uint32_t *assig
 
 /* ---- the gateway tier ---- */
 
-/* The gateway's own keys (its layers read by parse_gateway_layers). */
+static const char *const balances[] = {"round_robin", "random", "least_busy", NULL};
+
+/* "gateway" (base: sim_gateway); its layers are read by parse_gateway. */
+const ld_section scn__gateway_section = {
+    "gateway", "/$defs/gateway",
+    (const ld_field[]){
+        {"replicas", LD_INTEGER, LD_AT(sim_gateway, replicas), .lo = 1, .hi = SIM_GATEWAY_MAX,
+         .flags = LD_F_REQUIRED, .def_doc = "required", .doc = "the gateway's replicas"},
+        {"workers", LD_INTEGER, LD_AT(sim_gateway, workers), .lo = 1, .hi = 1000000, .def = "64",
+         .flags = LD_F_SET,
+         .doc = "calls one replica serves at once (its worker pool, its event loop's concurrency)"},
+        {"queue", LD_INTEGER, LD_AT(sim_gateway, queue), .lo = 0, .hi = 10000000, .def = "256",
+         .flags = LD_F_SET,
+         .doc = "calls waiting for a worker per replica, first come first served"},
+        {"balance", LD_ENUM, LD_AT(sim_gateway, balance), .names = balances,
+         .def = "\"round_robin\"", .flags = LD_F_SET,
+         .doc = "how a pod's call picks its replica: in turn (a Kubernetes Service's proxy in "
+                "iptables mode is random, its IPVS mode round-robin), at random, or the replica "
+                "holding the fewest calls (busy + queued; ties in turn)"},
+        {"queue_full", LD_CODE, .def = "429", .unit = "HTTP status in [400, 599]",
+         .doc = "the answer to a call that finds its replica's queue full"},
+        {"layers", LD_CODE, .flags = LD_F_REQUIRED | LD_F_NAMED,
+         .sub = (const ld_section *const[]){&scn__layer_entry_section, &scn__layer_section, NULL},
+         .unit = "array of layers", .def_doc = "required",
+         .doc = "the gateway's stack, outermost first, as in `layers` above (presets, files)"},
+        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+        {0}},
+    NULL};
+
+/* The gateway's own keys (its layers read by parse_gateway). */
 static int parse_gateway_fields(pctx *P, const cJSON *g, sim_gateway *gw) {
-    static const char *const keys[] = {"replicas",   "workers", "queue",       "balance",
-                                       "queue_full", "layers",  "description", NULL};
-    static const char *const required[] = {"replicas", "layers", NULL};
-    static const char *const balances[] = {"round_robin", "random", "least_busy", NULL};
-    gw->workers = 64;
-    gw->queue = 256;
-    gw->queue_full_status = 429;
-    int balance = SIM_BALANCE_ROUND_ROBIN;
     int status = 429;
-    int rc = scn__check_object(P, g, keys, required);
-    if (rc == FB_OK) rc = scn__get_u32(P, g, "replicas", &gw->replicas, 1, SIM_GATEWAY_MAX);
-    if (rc == FB_OK) rc = scn__get_u32(P, g, "workers", &gw->workers, 1, 1000000);
-    if (rc == FB_OK) rc = scn__get_u32(P, g, "queue", &gw->queue, 0, 10000000);
-    if (rc == FB_OK) rc = scn__get_enum(P, g, "balance", balances, &balance);
+    int rc = scn__fields(P, g, &scn__gateway_section, gw);
     if (rc == FB_OK) rc = scn__get_status(P, g, "queue_full", &status);
     if (rc == FB_OK && status < 400) {
         size_t old = scn__push_key(P, "queue_full");
         rc = scn__fail(P, "the status a full gateway queue answers is an error (400..599)");
         scn__pop(P, old);
     }
-    gw->balance = (sim_balance)balance;
     gw->queue_full_status = (uint32_t)status;
     return rc;
 }
@@ -242,13 +266,37 @@ static int parse_gateway(pctx *P, const cJSON *g, sim_policy *pol) {
 
 /* ---- a variant ---- */
 
+/* A variant's keys beside its layer's (base: sim_policy; read by this file's code). */
+const ld_section scn__variant_section = {
+    "variant", "/$defs/variant_layered",
+    (const ld_field[]){
+        {"layers", LD_CODE, .flags = LD_F_NAMED,
+         .sub = (const ld_section *const[]){&scn__layer_entry_section, &scn__layer_section, NULL},
+         .unit = "array of layers", .def_doc = "one layer, named `policy`",
+         .doc = "a stack of layers, outermost first, each a `name` and the keys above: "
+                "[Layers](#layers-the-stack-a-request-passes-through); the variant's own keys "
+                "then leave out the layer's"},
+        {"classes", LD_CODE, .unit = "object", .def_doc = "none",
+         .doc = "a traffic class's own stack, or one layer of its own, by class name"},
+        {"autoscale", LD_CODE, .unit = "object or `false`",
+         .def_doc = "none (a fixed fleet of `pods.count`)",
+         .doc = "Kubernetes' HPA sizes the variant's pods: [autoscale](#autoscale)"},
+        {"gateway", LD_CODE, .sub = (const ld_section *const[]){&scn__gateway_section, NULL},
+         .unit = "object", .def_doc = "none (the layers run in the pods)",
+         .doc = "a gateway tier between the pods and the providers: replicas with their workers, "
+                "queue and own state of the gateway's layers ([Gateway tier](#gateway-tier))"},
+        {"inherit_policy", LD_CODE, .def = "true", .unit = "boolean",
+         .doc = "`false`: the top-level `policy` is not merged in (a variant's key, not "
+                "`policy`'s)"},
+        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+        {0}},
+    NULL};
+
 /* A policy key beside "layers" is a mistake worth its own message. */
 static int check_layered_keys(pctx *P, const cJSON *m) {
-    static const char *const keys[] = {"layers", "classes", "description", "gateway", NULL};
     for (const cJSON *it = m->child; it; it = it->next) {
-        for (size_t i = 0; scn__layer_keys[i]; i++) {
-            if (strcmp(it->string, scn__layer_keys[i]) != 0 ||
-                strcmp(it->string, "description") == 0)
+        for (const ld_field *f = scn__layer_section.fields; f->name; f++) {
+            if (strcmp(it->string, f->name) != 0 || strcmp(it->string, "description") == 0)
                 continue;
             size_t old = scn__push_key(P, it->string);
             int rc = scn__fail(P,
@@ -259,17 +307,17 @@ static int check_layered_keys(pctx *P, const cJSON *m) {
             return rc;
         }
     }
-    return scn__check_keys(P, m, keys);
+    return scn__check_fields(P, m, &scn__variant_section);
 }
 
 /* The variant's policy keys as its one layer (the form without "layers"). */
 static int parse_single(pctx *P, const cJSON *m, sim_policy *pol) {
-    static const char *const keys[] = {LD_LAYER_KEYS, "classes", "gateway", NULL};
+    static const ld_section *const secs[] = {&scn__layer_section, &scn__variant_section, NULL};
     int i = new_layer(P, pol, "policy");
     if (i < 0) return FB_EINVAL;
     pol->stack.layer[0] = (uint8_t)i;
     pol->stack.depth = 1;
-    return scn__parse_layer(P, m, &pol->layers[i], keys);
+    return scn__parse_layer(P, m, &pol->layers[i], secs);
 }
 
 static int class_index(pctx *P, const char *name, uint32_t *out) {
@@ -281,9 +329,19 @@ static int class_index(pctx *P, const char *name, uint32_t *out) {
     return scn__fail(P, "no traffic class named '%s'", name);
 }
 
+/* A class's own stack: {"layers": [...]}, new layers or the variant's by name. */
+const ld_section scn__class_stack_section = {
+    "classes", "/$defs/classes/additionalProperties/oneOf/0",
+    (const ld_field[]){{"layers", LD_CODE, .flags = LD_F_REQUIRED, .unit = "array",
+                        .doc = "the class's stack, outermost first: new layers, or the names of "
+                               "the variant's layers (shared)"},
+                       {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+                       {0}},
+    NULL};
+
 /* "classes": {CLASS: {"layers": [...]}} or {CLASS: policy keys} (one layer named CLASS). */
 static int parse_classes(pctx *P, const cJSON *v, void *out) {
-    static const char *const keys[] = {"layers", "description", NULL};
+    static const ld_section *const layer[] = {&scn__layer_section, NULL};
     sim_policy *pol = out;
     int rc = scn__need_object(P, v);
     for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
@@ -293,7 +351,7 @@ static int parse_classes(pctx *P, const cJSON *v, void *out) {
         if (rc == FB_OK) rc = scn__need_object(P, e);
         sim_stack *st = &pol->class_stack[c];
         if (rc == FB_OK && scn__field(e, "layers")) {
-            rc = scn__check_keys(P, e, keys);
+            rc = scn__check_fields(P, e, &scn__class_stack_section);
             size_t o2 = scn__push_key(P, "layers");
             if (rc == FB_OK) rc = parse_stack(P, scn__field(e, "layers"), pol, st, true);
             scn__pop(P, o2);
@@ -303,7 +361,7 @@ static int parse_classes(pctx *P, const cJSON *v, void *out) {
             if (rc == FB_OK && scn__field(e, "preset"))
                 rc = scn__parse_preset(P, e, &pol->layers[i]);
             else if (rc == FB_OK)
-                rc = scn__parse_layer(P, e, &pol->layers[i], scn__layer_keys);
+                rc = scn__parse_layer(P, e, &pol->layers[i], layer);
             st->layer[0] = (uint8_t)i;
             st->depth = 1;
         }

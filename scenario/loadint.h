@@ -13,7 +13,7 @@
  *   load_providers.c  providers and their faults; references to providers by name
  *   load_policy.c     variants: retry, breaker, rate limits, overrides, merging
  *   load_client.c     a layer's concurrency limits, hedging and connections
- *   load_set.c        the --set overlay, applied to the tree before all of these
+ *   load_set.c        the --set overlay: paths checked against the tables, applied to the tree
  *   load_table.c      the walker of the format's tables (below), and the list of them
  *   load_strict.c     the strict reading of JSON text: duplicate keys, trailing text, UTF-8, depth
  *   scenario.c        the document, section by section
@@ -168,8 +168,10 @@ typedef enum ld_kind {
 
 /* The loader stores `def` before reading (else `def` is the model's default, for the docs). */
 #define LD_F_SET 1u
-/* The object must have the key (checked with the keys, before any is read). */
+/* The key must be there ("missing required key", checked with the keys). */
 #define LD_F_REQUIRED 2u
+/* The value holds members (or array elements) addressed by name or index, each one of `sub`. */
+#define LD_F_NAMED 4u
 
 typedef struct ld_field {
     const char *name;
@@ -183,6 +185,8 @@ typedef struct ld_field {
     const char *unit;         /* the docs' type column when the kind does not say it all */
     const char *def_doc;      /* the docs' default column when `def` does not say it all */
     const char *doc;          /* one line: what it means */
+    /* The sections of the value's keys, NULL-terminated (--set paths); NULL: not described. */
+    const struct ld_section *const *sub;
 } ld_field;
 
 #define LD_AT(T, m) .offset = offsetof(T, m), .size = sizeof(((T *)0)->m)
@@ -196,6 +200,8 @@ typedef struct ld_section {
 
 /* v is an object whose keys are all in s (else "unknown key", with did-you-mean). */
 int scn__check_fields(pctx *P, const cJSON *v, const ld_section *s);
+/* The same for an object that holds the keys of several sections (NULL-terminated), in order. */
+int scn__check_fields_in(pctx *P, const cJSON *v, const ld_section *const *secs);
 /* Store the LD_F_SET defaults, then read every key of s that v has (not LD_CODE). */
 int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base);
 /*
@@ -207,6 +213,10 @@ int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, co
                     const char *to);
 /* Store the LD_F_SET defaults of s alone (a section whose object may be absent). */
 int scn__set_defaults(const ld_section *s, void *base, sim_error *err);
+/* Read the one key `name` of s that v may have (absent: FB_OK), as scn__read_fields does. */
+int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *name, void *base);
+/* The value of obj's key f->name read as the table reads it, and dropped (--set checks it). */
+int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f);
 /* Both: the keys checked, then read. */
 int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base);
 /* Every converted section, NULL-terminated (for the generator). */
@@ -229,6 +239,11 @@ extern const ld_section scn__class_section, scn__arrivals_section, scn__closed_s
     scn__connections_section, scn__autoscale_section, scn__scale_rules_section,
     scn__breaker_store_section, scn__store_outage_section, scn__observed_section,
     scn__observed_window_section;
+/* A layer's policy, a variant's keys beside it, a class's stack, a gateway tier, the top level;
+ * a backoff's parameters and a proportional jitter. */
+extern const ld_section scn__layer_section, scn__override_section, scn__degraded_section,
+    scn__layer_entry_section, scn__variant_section, scn__class_stack_section, scn__gateway_section,
+    scn__top_section, scn__backoff_section, scn__jitter_section;
 
 /* ---- distributions: of durations (microseconds) or of counts ---- */
 
@@ -265,19 +280,17 @@ int scn__parse_breaker_store(pctx *P, const cJSON *v, void *out);
 int scn__parse_observed(pctx *P, const cJSON *v, void *out);
 /* What holds across sections: store outages need a shared breaker, and so on. */
 int scn__check_fleet(pctx *P, const sim_scenario *sc);
-/* The keys of one layer's policy. */
-#define LD_LAYER_KEYS                                                                              \
-    "retry", "breaker", "fallback", "context_window_check", "degraded", "stream", "classify",      \
-        "rate_limit", "overrides", "concurrency_limit", "hedging", "connections", "description"
-extern const char *const scn__layer_keys[]; /* LD_LAYER_KEYS, NULL */
 /* fusebox's defaults for a layer: one attempt, the default chain (load_policy.c). */
 void scn__layer_defaults(const sim_scenario *sc, sim_layer *L);
 /* A layer given as {"preset": NAME, ...the library's keys} (load_preset.c). */
 int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L);
 /* A layer that names a policy file: {"import": KIND, "file": F, "instance": I} (load_preset.c). */
 int scn__import_layer(pctx *P, const cJSON *e, sim_layer *L);
-/* One layer's policy from v, whose keys must be among `keys` (load_policy.c). */
-int scn__parse_layer(pctx *P, const cJSON *v, sim_layer *L, const char *const *keys);
+/*
+ * One layer's policy from v (scn__layer_section), whose keys must be among the
+ * sections `secs` (NULL-terminated: the layer's and those of the object around it).
+ */
+int scn__parse_layer(pctx *P, const cJSON *v, sim_layer *L, const ld_section *const *secs);
 /* {PROVIDER: {...}, ...}: each member read by `part` into that provider's share of L
  * (load_policy.c). */
 typedef int (*ld_provider_part)(pctx *P, const cJSON *v, sim_provider_policy *pp);

@@ -89,9 +89,8 @@ const ld_section scn__limits_section = {
 
 /* Every default of the top level, before any key is read. */
 static int defaults(sim_scenario *sc, sim_error *err) {
-    sc->seed = 1;
-    sc->tick_us = FB_US_PER_S;
-    int rc = scn__set_defaults(&scn__pods_section, &sc->pods, err);
+    int rc = scn__set_defaults(&scn__top_section, sc, err);
+    if (rc == FB_OK) rc = scn__set_defaults(&scn__pods_section, &sc->pods, err);
     if (rc == FB_OK) rc = scn__set_defaults(&scn__slo_section, sc, err);
     if (rc == FB_OK) rc = scn__set_defaults(&scn__spillover_section, &sc->spillover, err);
     if (rc == FB_OK) rc = scn__set_defaults(&scn__limits_section, &sc->limits, err);
@@ -116,36 +115,34 @@ static bool safe_name(const char *name) {
     return first && strspn(name, LD_NAME_CHARS) == strlen(name) && strstr(name, "..") == NULL;
 }
 
-/* The keys, the name, the seed and the run's length and resolution. */
-static int parse_header(pctx *P, const cJSON *root, sim_scenario *sc) {
-    static const char *const keys[] = {
-        "$schema", "name",   "description",   "incident", "seed",     "duration", "tick",
-        "traffic", "pods",   "providers",     "policy",   "variants", "slo",      "spillover",
-        "limits",  "expect", "breaker_store", "observed", NULL};
-    static const char *const required[] = {"name", NULL};
-    const cJSON *incident = scn__field(root, "incident");
-    int rc = scn__check_object(P, root, keys, required);
-    if (rc == FB_OK) rc = scn__get_string(P, root, "name", sc->name, sizeof sc->name);
-    if (rc == FB_OK && !safe_name(sc->name)) {
-        size_t old = scn__push_key(P, "name");
-        rc = scn__fail(P,
-                       "\"%s\": a scenario name starts with a letter or digit, continues with "
-                       "letters, digits, '-', '_' and '.', and has no \"..\" (it names the output "
-                       "folder out/<name>/, which must never be '.', '..' or another place)",
-                       sc->name);
-        scn__pop(P, old);
-    }
-    if (rc == FB_OK && incident && !cJSON_IsString(incident))
-        rc = fail_at(P, "incident", "expected a string");
-    if (rc == FB_OK) rc = scn__get_uint(P, root, "seed", &sc->seed, 0, 9007199254740991ULL);
-    if (rc == FB_OK) rc = scn__need_key(P, root, "duration");
-    if (rc == FB_OK) rc = scn__get_duration(P, root, "duration", &sc->duration_us, false);
-    if (rc == FB_OK) rc = scn__get_duration(P, root, "tick", &sc->tick_us, false);
-    if (rc == FB_OK && sc->tick_us > sc->duration_us)
-        rc = fail_at(P, "tick", "longer than the duration: the run would have no time series");
-    if (rc == FB_OK && sc->duration_us / sc->tick_us > 10000000)
-        rc = fail_at(P, "tick", "more than 10,000,000 time-series rows; use a longer tick");
-    return rc;
+/* "name": a string that is a safe folder name. */
+static int parse_name(pctx *P, const cJSON *v, void *out) {
+    char *name = out;
+    size_t cap = sizeof((sim_scenario *)0)->name;
+    if (!cJSON_IsString(v)) return scn__fail(P, "expected a string, got %s", scn__type_name(v));
+    if (strlen(v->valuestring) >= cap) return scn__fail(P, "longer than %zu characters", cap - 1);
+    snprintf(name, cap, "%s", v->valuestring);
+    if (safe_name(name)) return FB_OK;
+    return scn__fail(P,
+                     "\"%s\": a scenario name starts with a letter or digit, continues with "
+                     "letters, digits, '-', '_' and '.', and has no \"..\" (it names the output "
+                     "folder out/<name>/, which must never be '.', '..' or another place)",
+                     name);
+}
+
+static int parse_incident(pctx *P, const cJSON *v, void *out) {
+    (void)out;
+    return cJSON_IsString(v) ? FB_OK : scn__fail(P, "expected a string");
+}
+
+/* The run's resolution against its length. */
+static int check_tick(pctx *P, const cJSON *root, sim_scenario *sc) {
+    (void)root;
+    if (sc->tick_us > sc->duration_us)
+        return fail_at(P, "tick", "longer than the duration: the run would have no time series");
+    if (sc->duration_us / sc->tick_us > 10000000)
+        return fail_at(P, "tick", "more than 10,000,000 time-series rows; use a longer tick");
+    return FB_OK;
 }
 
 static int parse_pods(pctx *P, const cJSON *v, void *out) {
@@ -161,7 +158,7 @@ static int parse_spillover(pctx *P, const cJSON *v, void *out) {
 }
 
 /* Spillover is only measured after faults and spikes, tick by tick over the hold. */
-static int check_spillover_hold(pctx *P, const cJSON *root, const sim_scenario *sc) {
+static int check_spillover_hold(pctx *P, const cJSON *root, sim_scenario *sc) {
     bool windows = false;
     for (uint32_t i = 0; i < sc->provider_count; i++) windows |= sc->providers[i].fault_count > 0;
     for (uint32_t i = 0; i < sc->class_count; i++) windows |= sc->classes[i].spike_count > 0;
@@ -192,7 +189,8 @@ static void whole_units(char *buf, size_t len, fb_time_us us) {
         snprintf(buf, len, "%gs", (double)us / 1e6);
 }
 
-static int check_duration_limit(pctx *P, const sim_scenario *sc) {
+static int check_duration_limit(pctx *P, const cJSON *root, sim_scenario *sc) {
+    (void)root;
     if (sc->duration_us <= sc->limits.duration_max_us) return FB_OK;
     size_t old = scn__push_key(P, "duration");
     char a[32], b[32];
@@ -223,7 +221,8 @@ static int parse_expect(pctx *P, const cJSON *v, void *out) {
 }
 
 /* A brownout cuts the concurrency limit: without one it would do nothing. */
-static int check_brownouts(pctx *P, const sim_scenario *sc) {
+static int check_brownouts(pctx *P, const cJSON *root, sim_scenario *sc) {
+    (void)root;
     for (uint32_t p = 0; p < sc->provider_count; p++) {
         const sim_provider *pv = &sc->providers[p];
         for (uint32_t f = 0; f < pv->fault_count; f++) {
@@ -243,25 +242,117 @@ static int check_brownouts(pctx *P, const sim_scenario *sc) {
     return FB_OK;
 }
 
+static int check_fleet(pctx *P, const cJSON *root, sim_scenario *sc) {
+    (void)root;
+    return scn__check_fleet(P, sc);
+}
+
+/* The top level (base: sim_scenario), in the order of the docs; top_steps reads it. */
+const ld_section scn__top_section = {
+    "top", "",
+    (const ld_field[]){
+        {"$schema", LD_CODE, .unit = "string", .def_doc = "—",
+         .doc = "ignored; lets editors find `docs/scenario.schema.json`"},
+        {"name", LD_HOOK, LD_AT(sim_scenario, name), .hook = parse_name, .flags = LD_F_REQUIRED,
+         .unit = "string (required)", .def_doc = "—",
+         .doc = "a letter or digit, then letters, digits, `-`, `_`, `.`, never `..` (so never "
+                "empty, `.`, `..`, hidden or a path); names the output folder `out/<name>/`"},
+        {"description", LD_CODE, .unit = "string", .def_doc = "—",
+         .doc = "what the scenario shows (printed in the HTML report)"},
+        {"incident", LD_HOOK, .hook = parse_incident, .unit = "string", .def_doc = "—",
+         .doc = "the incident or pattern it reproduces, with a source"},
+        {"seed", LD_INTEGER, LD_AT(sim_scenario, seed), .lo = 0, .hi = 9007199254740991.0,
+         .def = "1", .flags = LD_F_SET, .unit = "integer",
+         .doc = "the run's seed; `--seed N` overrides it"},
+        {"duration", LD_DURATION, LD_AT(sim_scenario, duration_us), .unit = "duration (required)",
+         .def_doc = "—",
+         .doc = "how long traffic arrives; the run then drains until every request has ended"},
+        {"tick", LD_DURATION, LD_AT(sim_scenario, tick_us), .def = "\"1s\"", .flags = LD_F_SET,
+         .doc = "time-series resolution; at most the `duration` (a last partial tick is cut at "
+                "the end of traffic)"},
+        {"traffic", LD_HOOK, .hook = scn__parse_traffic, .unit = "array (required)", .def_doc = "—",
+         .doc = "traffic classes, below"},
+        {"pods", LD_HOOK, LD_AT(sim_scenario, pods), .hook = parse_pods, .unit = "object",
+         .sub = (const ld_section *const[]){&scn__pods_section, NULL}, .def_doc = "see below",
+         .doc = "the application serving the traffic"},
+        {"providers", LD_HOOK, .hook = scn__parse_providers, .unit = "array (required)",
+         .def_doc = "—", .doc = "LLM providers and tool APIs, at most 8"},
+        {"policy", LD_CODE,
+         .sub = (const ld_section *const[]){&scn__layer_section, &scn__variant_section, NULL},
+         .unit = "object", .def_doc = "`{}`",
+         .doc = "the base policy; every variant is merged over it"},
+        {"variants", LD_CODE, .flags = LD_F_NAMED,
+         .sub = (const ld_section *const[]){&scn__layer_section, &scn__variant_section, NULL},
+         .unit = "object", .def_doc = "one variant `default` = `policy`",
+         .doc = "name → policy (merged over `policy`), at most 16"},
+        {"slo", LD_HOOK, .hook = parse_slo,
+         .sub = (const ld_section *const[]){&scn__slo_section, NULL}, .unit = "object",
+         .def_doc = "`{\"latency\": \"10s\"}`",
+         .doc = "a request slower than this counts in the blast radius"},
+        {"spillover", LD_HOOK, LD_AT(sim_scenario, spillover), .hook = parse_spillover,
+         .sub = (const ld_section *const[]){&scn__spillover_section, NULL}, .unit = "object",
+         .def_doc = "see [Spillover](#spillover)", .doc = "how \"back to baseline\" is judged"},
+        {"limits", LD_HOOK, LD_AT(sim_scenario, limits), .hook = parse_limits,
+         .sub = (const ld_section *const[]){&scn__limits_section, NULL}, .unit = "object",
+         .def_doc = "see [Limits](#limits)", .doc = "caps that stop a run with an error"},
+        {"expect", LD_HOOK, .hook = parse_expect, .unit = "array of strings", .def_doc = "`[]`",
+         .doc = "assertions for `fusebox check` ([Expectations](#expectations))"},
+        {"breaker_store", LD_HOOK, .hook = scn__parse_breaker_store, .unit = "object",
+         .def_doc = "store always reachable",
+         .doc = "windows in which the shared breakers' store cannot be reached "
+                "([breaker_store](#breaker_store))"},
+        {"observed", LD_HOOK, .hook = scn__parse_observed, .unit = "object", .def_doc = "—",
+         .doc = "what the log of an imported incident measured, written by `fusebox import` "
+                "([observed](#observed))"},
+        {0}},
+    NULL};
+
+/*
+ * The order the top level is read in: providers before what names them,
+ * each check after what it needs. A step reads a key of scn__top_section
+ * (`need`: it must be there) or runs a check; the first error stops it.
+ */
+typedef struct top_step {
+    const char *key;
+    bool need;
+    int (*check)(pctx *P, const cJSON *root, sim_scenario *sc);
+} top_step;
+
+static const top_step top_steps[] = {
+    {"name", false, NULL},
+    {"incident", false, NULL},
+    {"seed", false, NULL},
+    {"duration", true, NULL},
+    {"tick", false, NULL},
+    {NULL, false, check_tick},
+    {"providers", true, NULL},
+    {"traffic", true, NULL},
+    {"pods", false, NULL},
+    {"slo", false, NULL},
+    {"spillover", false, NULL},
+    {NULL, false, check_spillover_hold},
+    {"limits", false, NULL},
+    {NULL, false, check_duration_limit},
+    {"expect", false, NULL},
+    {"breaker_store", false, NULL},
+    {NULL, false, scn__parse_variants},
+    {NULL, false, check_fleet},
+    {NULL, false, check_brownouts},
+    {"observed", false, NULL},
+};
+
 static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
     int rc = defaults(sc, P->err);
-    if (rc == FB_OK) rc = parse_header(P, root, sc);
-    if (rc == FB_OK) rc = scn__need_key(P, root, "providers");
-    if (rc == FB_OK) rc = scn__key(P, root, "providers", scn__parse_providers, sc);
-    if (rc == FB_OK) rc = scn__need_key(P, root, "traffic");
-    if (rc == FB_OK) rc = scn__key(P, root, "traffic", scn__parse_traffic, sc);
-    if (rc == FB_OK) rc = scn__key(P, root, "pods", parse_pods, &sc->pods);
-    if (rc == FB_OK) rc = scn__key(P, root, "slo", parse_slo, sc);
-    if (rc == FB_OK) rc = scn__key(P, root, "spillover", parse_spillover, &sc->spillover);
-    if (rc == FB_OK) rc = check_spillover_hold(P, root, sc);
-    if (rc == FB_OK) rc = scn__key(P, root, "limits", parse_limits, &sc->limits);
-    if (rc == FB_OK) rc = check_duration_limit(P, sc);
-    if (rc == FB_OK) rc = scn__key(P, root, "expect", parse_expect, sc);
-    if (rc == FB_OK) rc = scn__key(P, root, "breaker_store", scn__parse_breaker_store, sc);
-    if (rc == FB_OK) rc = scn__parse_variants(P, root, sc);
-    if (rc == FB_OK) rc = scn__check_fleet(P, sc);
-    if (rc == FB_OK) rc = check_brownouts(P, sc);
-    if (rc == FB_OK) rc = scn__key(P, root, "observed", scn__parse_observed, sc);
+    if (rc == FB_OK) rc = scn__check_fields(P, root, &scn__top_section);
+    for (size_t i = 0; rc == FB_OK && i < sizeof top_steps / sizeof top_steps[0]; i++) {
+        const top_step *s = &top_steps[i];
+        if (s->check) {
+            rc = s->check(P, root, sc);
+            continue;
+        }
+        if (s->need) rc = scn__need_key(P, root, s->key);
+        if (rc == FB_OK) rc = scn__read_field(P, root, &scn__top_section, s->key, sc);
+    }
     return rc;
 }
 

@@ -69,7 +69,7 @@ def layout(v, indent=0, prefix=""):
 
 def at_pointer(doc, pointer):
     node = doc
-    for step in pointer.lstrip("/").split("/"):
+    for step in pointer.lstrip("/").split("/") if pointer else []:
         node = node[int(step)] if isinstance(node, list) else node[step]
     return node
 
@@ -116,7 +116,8 @@ def schema_text(tables, text):
         missing = [f["name"] for f in sec["fields"] if f.get("required") and f["name"] not in obj.get("required", [])]
         if missing:
             sys.exit(f"gen_schema: {sec['schema_at']}: the table '{sec['name']}' requires {missing}: add them to \"required\"")
-    done = ", ".join(sorted({s["schema_at"].replace("/$defs/", "").replace("/properties/", ".") for s in tables["sections"]}))
+    done = ", ".join(sorted({s["schema_at"].replace("/$defs/", "").replace("/properties/", ".") or "the top level"
+                             for s in tables["sections"]}))
     note = ("The properties of " + done + " are written by `make schema` from the loader's tables "
             "(scenario/loadint.h: ld_section); edit them there. The rest is written by hand. "
             "tests/e2e/schema_fresh.sh fails when this file is not what `make schema` writes.")

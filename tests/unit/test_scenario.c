@@ -486,6 +486,54 @@ static void scenario_set_of_a_misspelt_variant_is_rejected(void **state) {
     assert_non_null(strstr(err.msg, "no variant named 'tunde'"));
 }
 
+/* Each step of a --set path is a key of the format's tables, its value read as its row says. */
+static void scenario_set_paths_and_values_come_from_the_tables(void **state) {
+    (void)state;
+    const char *text = "{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+                       ",\"variants\":{\"v\":{\"layers\":[{\"name\":\"app\"},"
+                       "{\"name\":\"sdk\",\"preset\":\"openai-python\"}]}}}";
+    static const struct {
+        const char *set, *msg;
+    } bad[] = {
+        {"policy.retyr.attempts=3", "--set policy.retyr.attempts=3: policy.retyr: unknown key "
+                                    "'retyr' (did you mean 'retry'?)"},
+        {"pods.count=many", "--set pods.count=many: expected an integer, got a string"},
+        {"variants.v.layers.app.stream=bogus", "--set variants.v.layers.app.stream=bogus: unknown "
+                                               "value \"bogus\"; one of: buffer, fail, resume, "
+                                               "retry"},
+        {"variants.v.layers.app.retry.atempts=2", "variants.v.layers.app.retry.atempts: unknown "
+                                                  "key 'atempts' (did you mean 'attempts'?)"},
+        {"variants.v.gateway.replicas=0", "expected an integer in [1, 64], got 0"},
+        {"duratoin=2m", "--set duratoin=2m: duratoin: unknown key 'duratoin' (did you mean "
+                        "'duration'?)"},
+        {"policy.retry.max_retries=3", "unknown key 'max_retries' (fusebox counts attempts, the "
+                                       "first call included: \"attempts\": 4)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sim_scenario *sc = NULL;
+        sim_error err;
+        assert_int_equal(scn_parse(text, strlen(text), "t", &bad[i].set, 1, NULL, &sc, &err),
+                         FB_EINVAL);
+        assert_null(sc);
+        assert_string_equal(err.path, "");
+        if (strstr(err.msg, bad[i].msg) == NULL) fail_msg("%s: got '%s'", bad[i].set, err.msg);
+    }
+    /* a preset layer's keys are the library's: the loader checks them, not the tables */
+    const char *good[] = {"variants.v.layers.sdk.max_retries=1",
+                          "variants.v.layers[0].retry.attempts=2"};
+    sim_scenario *sc = th_load_with(text, good, 2, NULL);
+    assert_int_equal(sc->variants[0].layers[0].retry.attempts, 2);
+    scn_free(sc);
+}
+
+/* A breaker's keys of the variant (scope, sync_delay, store_outage) are among its did-you-means. */
+static void scenario_breaker_scope_typo_gets_a_did_you_mean(void **state) {
+    (void)state;
+    parse_bad("{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+              ",\"policy\":{\"breaker\":{\"scop\":\"shared\"}}}",
+              "policy.breaker.scop", "unknown key 'scop' (did you mean 'scope'?)");
+}
+
 /* ---- settings that could never take effect ---- */
 
 #define ONE_PROVIDER(body) ",\"providers\":[{\"name\":\"a\"" body "}]}"
@@ -757,6 +805,8 @@ int main(void) {
         cmocka_unit_test(scenario_duration_in_an_unknown_unit_is_rejected),
         cmocka_unit_test(scenario_duration_out_of_range_is_rejected),
         cmocka_unit_test(scenario_set_of_a_misspelt_variant_is_rejected),
+        cmocka_unit_test(scenario_set_paths_and_values_come_from_the_tables),
+        cmocka_unit_test(scenario_breaker_scope_typo_gets_a_did_you_mean),
         cmocka_unit_test(scenario_fault_starting_at_the_end_is_rejected),
         cmocka_unit_test(scenario_fault_starting_after_the_end_is_rejected),
         cmocka_unit_test(scenario_fault_starting_just_before_the_end_loads),
