@@ -1,8 +1,11 @@
 #!/bin/sh
-# k8s.sh: run the sweep on Kubernetes (contrib/sweep/k8s/): the ConfigMap with the sweep file
-# and its scenario, the ReadWriteMany claim, the Indexed Job (job.yaml), and once every index
-# has succeeded, the merge (merge.yaml). Exits 0 when the merge has written the outputs into the
-# claim, 1 when the Job or the merge failed (naming the failed indexes).
+# k8s.sh: run the sweep that $SWEEP lists (as in shard.sh) on Kubernetes (contrib/sweep/k8s/):
+# the ConfigMap fusebox-sweep (the sweep file and the files it names, laid out as here, and
+# the shard count: job.yaml's completions, the one place it is written), the ReadWriteMany claim, the Indexed Job (job.yaml), and once every
+# index has succeeded, the merge (merge.yaml). Exits 0 when the merge has written the outputs
+# into the claim, 1 when the Job or the merge failed (naming the failed indexes), 2 before
+# anything when the sweep file cannot be read or names a file outside the working directory,
+# or no node has the CPUs a shard requests.
 #
 # Assumes: kubectl talks to the cluster, in the namespace to use; the image of job.yaml and
 # merge.yaml was built from contrib/sweep/Containerfile and pushed where the cluster pulls
@@ -39,8 +42,37 @@ if nodes=$(kubectl get nodes -o jsonpath='{.items[*].status.allocatable.cpu}' 2>
         exit 2
     fi
 fi
-kubectl create configmap fusebox-sweep --from-file=contrib/sweep/retry-storm.args \
-    --from-file=scenarios/retry-storm.json --dry-run=client -o yaml | kubectl apply -f -
+# The ConfigMap: the sweep file as sweep.args and the files it names (its lines that name a
+# file, as parallel.sh's copy form finds them) at their paths, in one tar that each pod unpacks
+# in its working directory; and the shard count.
+sweep=${SWEEP:-contrib/sweep/retry-storm.args}
+if [ ! -r "$sweep" ]; then
+    echo "k8s.sh: cannot read the sweep file '$sweep' (set SWEEP)" >&2
+    exit 2
+fi
+shards=$(sed -n 's/^  completions: &shards \([0-9]*\)$/\1/p' "$D/job.yaml")
+if [ -z "$shards" ]; then
+    echo "k8s.sh: $D/job.yaml has no line '  completions: &shards N' (the shard count)" >&2
+    exit 2
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/sweep"
+cp "$sweep" "$tmp/sweep/sweep.args"
+while IFS= read -r line || [ -n "$line" ]; do
+    case $line in '' | '#'* | -*) continue ;; esac
+    [ -f "$line" ] || continue
+    case /$line/ in */../* | //*)
+        echo "k8s.sh: $sweep names '$line': the pods see only paths below the working directory" >&2
+        exit 2
+        ;;
+    esac
+    mkdir -p "$tmp/sweep/$(dirname "$line")"
+    cp "$line" "$tmp/sweep/$line"
+done <"$sweep"
+tar -cf "$tmp/sweep.tar" -C "$tmp/sweep" .
+set -- --from-file=sweep.tar="$tmp/sweep.tar" --from-literal=shards="$shards"
+kubectl create configmap fusebox-sweep "$@" --dry-run=client -o yaml | kubectl apply -f -
 kubectl apply -f "$D/volume.yaml"
 kubectl delete job rs-sweep rs-merge --ignore-not-found
 kubectl apply -f "$D/job.yaml"
