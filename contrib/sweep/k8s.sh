@@ -10,10 +10,12 @@
 # Assumes: kubectl talks to the cluster, in the namespace to use; the image of job.yaml and
 # merge.yaml was built from contrib/sweep/Containerfile and pushed where the cluster pulls
 # from; the claim's storage class offers ReadWriteMany (k8s/volume.yaml); a node has the CPUs
-# a shard requests. Run it from the checkout's root. Re-running replaces both Jobs (a Job's
-# template cannot be changed in place).
+# a shard requests. It runs from any folder: $SWEEP's paths are relative to the working
+# directory (the default sweep's, to the folder above contrib/). Re-running replaces both Jobs
+# (a Job's template cannot be changed in place).
 set -eu
-D=contrib/sweep/k8s
+here=$(cd "$(dirname "$0")" && pwd)
+D=$here/k8s
 # job_wait NAME: until the Job is Complete (0) or Failed (1).
 job_wait() {
     while :; do
@@ -45,6 +47,8 @@ fi
 # The ConfigMap: the sweep file as sweep.args and the files it names (its lines that name a
 # file, as parallel.sh's copy form finds them) at their paths, in one tar that each pod unpacks
 # in its working directory; and the shard count.
+# Without $SWEEP, the default sweep, whose paths are relative to the folder above contrib/
+if [ -z "${SWEEP:-}" ]; then cd "$here/../.."; fi
 sweep=${SWEEP:-contrib/sweep/retry-storm.args}
 if [ ! -r "$sweep" ]; then
     echo "k8s.sh: cannot read the sweep file '$sweep' (set SWEEP)" >&2

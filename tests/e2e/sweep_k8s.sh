@@ -167,15 +167,26 @@ kube "4 1500m" Complete
 # and may log in either order
 calls=$(cut -d' ' -f1-3 "$T/kube/calls" | tr '\n' ';' |
     sed 's/;apply -f -;create configmap fusebox-sweep;/;create configmap fusebox-sweep;apply -f -;/')
+K=$PWD/contrib/sweep/k8s
 [ "$got" -eq 0 ] && [ "$calls" = "get nodes -o;create configmap fusebox-sweep;apply -f -;\
-apply -f contrib/sweep/k8s/volume.yaml;delete job rs-sweep;apply -f contrib/sweep/k8s/job.yaml;\
-get job rs-sweep;apply -f contrib/sweep/k8s/merge.yaml;get job rs-merge;" ] ||
+apply -f $K/volume.yaml;delete job rs-sweep;apply -f $K/job.yaml;\
+get job rs-sweep;apply -f $K/merge.yaml;get job rs-merge;" ] ||
     { echo "# exit $got; calls: $calls" && false; }
 ok $? "k8s.sh (stand-in kubectl): ConfigMap, claim, Job, wait, merge, in that order, exit 0"
 mkdir -p "$T/unpacked" && tar -xf "$T/cm/sweep.tar" -C "$T/unpacked" &&
     cmp -s "$T/unpacked/sweep.args" contrib/sweep/retry-storm.args &&
     cmp -s "$T/unpacked/scenarios/retry-storm.json" scenarios/retry-storm.json
 ok $? "without SWEEP, the ConfigMap holds retry-storm.args and its scenario at its path"
+# from another folder: its manifests found, the default sweep's scenario found
+rm -rf "$T/unpacked" "$T/cm"
+mkdir -p "$T/elsewhere"
+rm -f "$T/kube/calls"
+(cd "$T/elsewhere" && PATH="$T/kube:$PATH" NODES=4 STATE=Complete sh "$OLDPWD/contrib/sweep/k8s.sh" >/dev/null 2>&1)
+got=$?
+[ "$got" -eq 0 ] && mkdir -p "$T/unpacked" && tar -xf "$T/cm/sweep.tar" -C "$T/unpacked" &&
+    cmp -s "$T/unpacked/scenarios/retry-storm.json" scenarios/retry-storm.json &&
+    grep -q "^apply -f $K/job.yaml" "$T/kube/calls"
+ok $? "k8s.sh run from another folder finds its manifests and the default sweep's scenario (exit $got)"
 kube 4 "FailureTarget Failed"
 [ "$got" -eq 1 ] && ! grep -q merge.yaml "$T/kube/calls"
 ok $? "k8s.sh exits 1 and does not merge when the Job failed (exit $got)"
