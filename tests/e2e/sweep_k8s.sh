@@ -21,8 +21,8 @@ if ! python3 -c 'import yaml' 2>/dev/null; then
     exit 0
 fi
 
-check "docs/sweeps.md quotes k8s/job.yaml verbatim" python3 tests/e2e/doc_files.py docs/sweeps.md \
-    contrib/sweep/k8s/job.yaml
+check "docs/sweeps.md quotes k8s/job.yaml and k8s/nightly.yaml verbatim" python3 tests/e2e/doc_files.py \
+    docs/sweeps.md contrib/sweep/k8s/job.yaml contrib/sweep/k8s/nightly.yaml
 
 engines_setup
 
@@ -51,10 +51,11 @@ case "\$*" in
 esac
 KUBE
 chmod +x "$T/kube/kubectl"
-# kube NODES STATE [SWEEP]: k8s.sh against it, its output in $OUT/$ERR, its exit code in $got
+# kube NODES STATE [SWEEP [MODE]]: k8s.sh [MODE] against it, its output in $OUT/$ERR, its exit
+# code in $got
 kube() {
     rm -f "$T/kube/calls"
-    run_kept env PATH="$T/kube:$PATH" NODES="$1" STATE="$2" SWEEP="${3:-}" sh contrib/sweep/k8s.sh
+    run_kept env PATH="$T/kube:$PATH" NODES="$1" STATE="$2" SWEEP="${3:-}" sh contrib/sweep/k8s.sh ${4:+"$4"}
 }
 
 # k8s.sh with the suite's sweep ($SWEEP honoured): the ConfigMap the pods below run in
@@ -147,17 +148,21 @@ PY
 mkdir -p "$T/failing"
 printf '#!/bin/sh\necho "stand-in: this shard fails" >&2\nexit 1\n' >"$T/failing/fusebox"
 chmod +x "$T/failing/fusebox"
+# results FILE: the "RESULT 0|1 NAME" lines of FILE as TAP tests, its other lines as they are
+results() {
+    while IFS= read -r line; do
+        case $line in
+        "RESULT "*)
+            r=${line#RESULT }
+            ok "${r%% *}" "${r#* }"
+            ;;
+        *) echo "$line" ;;
+        esac
+    done <"$1"
+}
 python3 "$T/k8s.py" "$T" "$T/cm-small" "$ARGS" >"$T/k8s.out" 2>"$L/k8s.err"
 [ -s "$T/k8s.out" ] || echo "# the checks did not run: $(head -n 5 "$L/k8s.err")"
-while IFS= read -r line; do
-    case $line in
-    "RESULT "*)
-        r=${line#RESULT }
-        ok "${r%% *}" "${r#* }"
-        ;;
-    *) echo "$line" ;;
-    esac
-done <"$T/k8s.out"
+results "$T/k8s.out"
 same_single "$T/k8s"
 ok $? "the Indexed Job's shards merged == the single-process sweep, byte for byte"
 
@@ -204,6 +209,86 @@ ok $? "k8s.sh exits 2 before applying anything when the sweep names a file the p
 kube 4 Complete "$T/none.args"
 [ "$got" -eq 2 ] && ! grep -q apply "$T/kube/calls" && echo "$ERR" | grep -q "cannot read the sweep file"
 ok $? "k8s.sh exits 2 naming an unreadable sweep file (exit $got)"
+
+# The nightly CronJob (k8s/nightly.yaml): its checks, and its pod's command run for two nights
+# in the ConfigMap of the suite's sweep (GNU parallel, nightly.sh where the image installs it:
+# this checkout's contrib/sweep here; the claim a folder of $T).
+need parallel "$L/apt-parallel.log" parallel
+cat >"$T/nightly.py" <<'PY'
+import os, re, subprocess, sys, tempfile, yaml
+d, tmp, cm = "contrib/sweep/k8s", sys.argv[1], sys.argv[2]
+def res(ok, name, why=""):
+    print("RESULT %d %s" % (0 if ok else 1, name))
+    if not ok and why: print("# " + why)
+cj = yaml.safe_load(open(d + "/nightly.yaml"))
+job = yaml.safe_load(open(d + "/job.yaml"))
+res(cj.get("apiVersion") == "batch/v1" and cj.get("kind") == "CronJob", "nightly.yaml is a batch/v1 CronJob")
+sched = cj["spec"]["schedule"]
+f = sched.split()
+bounds = [(0, 59), (0, 23), (1, 31), (1, 12), (0, 7)]
+def field(x, lo, hi):
+    return x == "*" or (x.isdigit() and lo <= int(x) <= hi)
+res(len(f) == 5 and all(field(x, *b) for x, b in zip(f, bounds)) and f[0] != "*" and f[1] != "*"
+    and f[2:] == ["*", "*", "*"],
+    "its schedule %r is a five-field cron schedule, once a day" % sched)
+spec = cj["spec"]; jt = spec["jobTemplate"]["spec"]; pod = jt["template"]["spec"]; c = pod["containers"][0]
+res(spec.get("concurrencyPolicy") == "Forbid" and jt.get("backoffLimit") == 0 and
+    pod.get("restartPolicy") == "Never",
+    "nights do not overlap (Forbid), and a regressed night is not run again (backoffLimit 0)")
+jpod = job["spec"]["template"]["spec"]
+vols = {v["name"]: v for v in pod["volumes"]}; jvols = {v["name"]: v for v in jpod["volumes"]}
+res(vols["config"] == jvols["config"] and vols["results"] == jvols["results"] and
+    vols["sweep"] == jvols["sweep"] and c["image"] == jpod["containers"][0]["image"],
+    "the CronJob uses job.yaml's ConfigMap, claim, working folder and image")
+cmd = c["command"][-1]
+m = re.search(r"exec sh (/\S+)/nightly\.sh parallel \$CPUS$", cmd)
+cf = open("contrib/sweep/Containerfile").read()
+stage2 = cf[cf.index("FROM", cf.index("FROM") + 1):]
+res(m is not None and
+    re.search(r"^COPY contrib/sweep/nightly\.sh contrib/sweep/parallel\.sh contrib/sweep/shard\.sh \\\n\s+%s/$"
+              % re.escape(m.group(1)), stage2, re.M) is not None and
+    re.search(r"install -y[^&]*\sparallel\s", stage2) is not None and
+    {e["name"]: e.get("valueFrom", {}).get("resourceFieldRef", {}).get("resource") for e in c["env"]}.get("CPUS")
+    == "limits.cpu",
+    "its command runs nightly.sh on GNU parallel, one shard per CPU of its limit, where the "
+    "Containerfile installs nightly.sh, parallel.sh, shard.sh and GNU parallel", cmd)
+if m is None:
+    res(False, "the CronJob's command runs for two nights", "no nightly.sh in %r" % cmd)
+    sys.exit(0)
+mounts = {v["name"]: v["mountPath"] for v in c["volumeMounts"]}
+env = {e["name"]: e["value"] for e in c["env"] if "value" in e}
+env["NIGHTLY"] = env["NIGHTLY"].replace(mounts["results"], tmp + "/results", 1)
+env.update(PATH=tmp + "/bin:/usr/bin:/bin", HOME=tmp, CPUS=str(c["resources"]["limits"]["cpu"]))
+run = cmd.replace(mounts["config"] + "/", cm + "/").replace(m.group(1) + "/", os.getcwd() + "/contrib/sweep/")
+def night():
+    with tempfile.TemporaryDirectory(dir=tmp) as wd:
+        p = subprocess.run(["sh", "-c", run], cwd=wd, env=env, capture_output=True, text=True)
+        return p.returncode, p.stdout + p.stderr
+rc, out = night()
+res(rc == 0 and "the first night" in out and os.path.isfile(env["NIGHTLY"] + "/last/sweep.json"),
+    "the CronJob's command, the first night: exit 0 (got %d), its merged sweep the baseline in the claim" % rc, out[-400:])
+rc, out = night()
+res(rc == 0 and "no regression" in out, "the CronJob's command, the next night: compared, no regression, exit 0 (got %d)" % rc,
+    out[-400:])
+PY
+if command -v parallel >/dev/null 2>&1; then
+    python3 "$T/nightly.py" "$T" "$T/cm-small" >"$T/nightly.out" 2>"$L/nightly.err"
+    [ -s "$T/nightly.out" ] || echo "# the checks did not run: $(head -n 5 "$L/nightly.err")"
+    results "$T/nightly.out"
+    same_files "$T/single" "$T/results/nightly/last" sweep.json
+    ok $? "the CronJob's nights in the claim: the baseline == the single-process sweep"
+else
+    skip "the nightly CronJob's checks" "parallel is not installed and could not be (see $L/apt-parallel.log)"
+fi
+kube "4 1500m" Complete "" nightly
+calls=$(cut -d' ' -f1-3 "$T/kube/calls" | tr '\n' ';' |
+    sed 's/;apply -f -;create configmap fusebox-sweep;/;create configmap fusebox-sweep;apply -f -;/')
+[ "$got" -eq 0 ] && [ "$calls" = "get nodes -o;create configmap fusebox-sweep;apply -f -;\
+apply -f $K/volume.yaml;apply -f $K/nightly.yaml;" ] || { echo "# exit $got; calls: $calls" && false; }
+ok $? "k8s.sh nightly (stand-in kubectl): ConfigMap, claim, CronJob, in that order, exit 0; no Job replaced"
+kube "4 1500m" Complete "" weekly
+[ "$got" -eq 2 ] && echo "$ERR" | grep -q "usage: k8s.sh \[nightly\]" && [ ! -e "$T/kube/calls" ]
+ok $? "k8s.sh with a mode it does not know prints its usage, exit 2 (got $got), before calling kubectl"
 
 # The image: every library fusebox links comes from a package the Containerfile installs.
 # (the packages named in the runtime stage: after the second FROM)
