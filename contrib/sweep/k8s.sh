@@ -57,8 +57,8 @@ if nodes=$(kubectl get nodes -o jsonpath='{.items[*].status.allocatable.cpu}' 2>
     fi
 fi
 # The ConfigMap: the sweep file as sweep.args and the files it names (its lines that name a
-# file, as parallel.sh's copy form finds them) at their paths, in one tar that each pod unpacks
-# in its working directory; and the shard count.
+# file, as parallel.sh's copy form finds them) at their paths, in one gzipped tar that each pod
+# unpacks in its working directory; and the shard count.
 # Without $SWEEP, the default sweep, whose paths are relative to the folder above contrib/
 if [ -z "${SWEEP:-}" ]; then cd "$here/../.."; fi
 sweep=${SWEEP:-contrib/sweep/retry-storm.args}
@@ -86,8 +86,9 @@ while IFS= read -r line || [ -n "$line" ]; do
     mkdir -p "$tmp/sweep/$(dirname "$line")"
     cp "$line" "$tmp/sweep/$line"
 done <"$sweep"
-tar -cf "$tmp/sweep.tar" -C "$tmp/sweep" .
-set -- --from-file=sweep.tar="$tmp/sweep.tar" --from-literal=shards="$shards"
+# gzipped: binary, so that kubectl keeps it in binaryData (base64), not as text in data
+tar -czf "$tmp/sweep.tgz" -C "$tmp/sweep" .
+set -- --from-file=sweep.tgz="$tmp/sweep.tgz" --from-literal=shards="$shards"
 kubectl create configmap fusebox-sweep "$@" --dry-run=client -o yaml | kubectl apply -f -
 kubectl apply -f "$D/volume.yaml"
 if [ "$mode" = nightly ]; then

@@ -60,7 +60,7 @@ kube() {
 
 # k8s.sh with the suite's sweep ($SWEEP honoured): the ConfigMap the pods below run in
 kube "4 1500m" Complete "$ARGS"
-[ "$got" -eq 0 ] && [ "$(tar -tf "$T/cm/sweep.tar" | sort | tr '\n' ' ')" = \
+[ "$got" -eq 0 ] && [ "$(tar -tf "$T/cm/sweep.tgz" | sort | tr '\n' ' ')" = \
     "./ ./sweep.args ./tests/ ./tests/e2e/ ./tests/e2e/sweep-small.json " ] &&
     [ "$(cat "$T/cm/shards")" = "$(sed -n 's/^  completions: &shards //p' contrib/sweep/k8s/job.yaml)" ]
 ok $? "k8s.sh with SWEEP=$ARGS exits 0 (got $got); its ConfigMap: the sweep file and its scenario, the shard count"
@@ -91,11 +91,11 @@ res(claim == pvc["metadata"]["name"] and pvc["spec"]["accessModes"] == ["ReadWri
 cmname = vols["config"]["configMap"]["name"]
 mount = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
 res(re.search(r"create configmap %s " % cmname, sh) is not None and "emptyDir" in vols["sweep"]
-    and mount["sweep"] == c["workingDir"] and c["command"][-1].startswith("tar -xf %s/sweep.tar && " % mount["config"]),
+    and mount["sweep"] == c["workingDir"] and c["command"][-1].startswith("tar -xzf %s/sweep.tgz && " % mount["config"]),
     "each pod unpacks k8s.sh's ConfigMap's tar into its working directory, an emptyDir")
 env = {e["name"]: e.get("value") for e in c["env"]}
 cpus = c["resources"]["limits"]["cpu"]
-tar = tarfile.open(os.path.join(cm, "sweep.tar"))
+tar = tarfile.open(os.path.join(cm, "sweep.tgz"))
 def member(name):
     try: return tar.extractfile("./" + name).read()
     except KeyError: return None
@@ -178,7 +178,7 @@ apply -f $K/volume.yaml;delete job rs-sweep;apply -f $K/job.yaml;\
 get job rs-sweep;apply -f $K/merge.yaml;get job rs-merge;" ] ||
     { echo "# exit $got; calls: $calls" && false; }
 ok $? "k8s.sh (stand-in kubectl): ConfigMap, claim, Job, wait, merge, in that order, exit 0"
-mkdir -p "$T/unpacked" && tar -xf "$T/cm/sweep.tar" -C "$T/unpacked" &&
+mkdir -p "$T/unpacked" && tar -xf "$T/cm/sweep.tgz" -C "$T/unpacked" &&
     cmp -s "$T/unpacked/sweep.args" contrib/sweep/retry-storm.args &&
     cmp -s "$T/unpacked/scenarios/retry-storm.json" scenarios/retry-storm.json
 ok $? "without SWEEP, the ConfigMap holds retry-storm.args and its scenario at its path"
@@ -188,7 +188,7 @@ mkdir -p "$T/elsewhere"
 rm -f "$T/kube/calls"
 (cd "$T/elsewhere" && PATH="$T/kube:$PATH" NODES=4 STATE=Complete sh "$OLDPWD/contrib/sweep/k8s.sh" >/dev/null 2>&1)
 got=$?
-[ "$got" -eq 0 ] && mkdir -p "$T/unpacked" && tar -xf "$T/cm/sweep.tar" -C "$T/unpacked" &&
+[ "$got" -eq 0 ] && mkdir -p "$T/unpacked" && tar -xf "$T/cm/sweep.tgz" -C "$T/unpacked" &&
     cmp -s "$T/unpacked/scenarios/retry-storm.json" scenarios/retry-storm.json &&
     grep -q "^apply -f $K/job.yaml" "$T/kube/calls"
 ok $? "k8s.sh run from another folder finds its manifests and the default sweep's scenario (exit $got)"
