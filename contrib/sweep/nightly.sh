@@ -10,8 +10,9 @@
 #            NIGHTLY/tonight, this run's. A night that did not regress becomes last; a night
 #            that did stays in tonight for people to read, and last stays the baseline (a
 #            regression never becomes the baseline).
-#   SWEEP, FUSEBOX as in shard.sh. Run it from the folder the sweep file's paths are relative
-#   to (the checkout's root, or the installed PREFIX/share/fusebox), e.g. from cron:
+#   SWEEP, FUSEBOX as in shard.sh. It runs from any folder: NIGHTLY and $SWEEP's paths are
+#   relative to the working directory (the default sweep's, to the folder above contrib/), e.g.
+#   from cron:
 #     17 2 * * *  cd /srv/fusebox && NIGHTLY=/srv/nightly sh contrib/sweep/nightly.sh parallel 8
 set -u
 here=$(dirname "$0")

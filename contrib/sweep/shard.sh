@@ -5,7 +5,8 @@
 #   SWEEP    the sweep file (default contrib/sweep/retry-storm.args): fusebox sweep's
 #            arguments, one per line, taken as they are (no quoting, so '>=' is safe);
 #            blank lines and lines starting with # are skipped. Paths in it are relative to
-#            the working directory.
+#            the working directory; those of the default, to the folder above contrib/ (the
+#            checkout's root, or PREFIX/share/fusebox), from whatever folder it runs.
 #   OUT      the output folder (default out/rs); every shard of a sweep writes to the same one
 #   FUSEBOX  the fusebox binary (default: fusebox, found on PATH)
 #
@@ -17,6 +18,14 @@ if [ $# -lt 2 ]; then
 fi
 k=$1 n=$2
 shift 2
+here=$(cd "$(dirname "$0")" && pwd)
+OUT=${OUT:-out/rs}
+# Without $SWEEP, the default sweep, whose paths are relative to the folder above contrib/:
+# run from there, $OUT staying where it was meant (installed as fusebox-shard, there is none).
+if [ -z "${SWEEP:-}" ] && [ -r "$here/retry-storm.args" ]; then
+    case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
+    cd "$here/../.." || exit 2
+fi
 sweep=${SWEEP:-contrib/sweep/retry-storm.args}
 fusebox=${FUSEBOX:-fusebox}
 if ! command -v "$fusebox" >/dev/null 2>&1; then
@@ -32,4 +41,4 @@ while IFS= read -r line || [ -n "$line" ]; do
     case $line in '' | '#'*) continue ;; esac
     set -- "$@" "$line"
 done <"$sweep"
-exec "$fusebox" sweep "$@" --shard "$k/$n" -q -o "${OUT:-out/rs}"
+exec "$fusebox" sweep "$@" --shard "$k/$n" -q -o "$OUT"

@@ -5,10 +5,10 @@
 # exits with its status: 0 only when every shard succeeded and the merge wrote $OUT; then prints
 # the merge's answer and the page to open. Exits 2 when Slurm's client is missing.
 #
-# Assumes: it runs from a fusebox checkout (contrib/ and the sweep's scenario) in a folder
-# that every node sees at the same path, as $OUT (default out/rs) is; fusebox is on the
-# nodes' PATH or $FUSEBOX names it; $SWEEP as in shard.sh. sbatch options such as the
-# partition come from the SBATCH_* variables (SBATCH_PARTITION=...).
+# Assumes: it runs (from any folder) in a folder that every node sees at the same path, as
+# $OUT (default out/rs) and contrib/sweep are; fusebox is on the nodes' PATH or $FUSEBOX
+# names it; $SWEEP as in shard.sh (the default sweep runs from the folder above contrib/).
+# sbatch options such as the partition come from the SBATCH_* variables (SBATCH_PARTITION=...).
 set -eu
 n=${1:?usage: slurm.sh N [CPUS]}
 for tool in sinfo sbatch; do
@@ -32,15 +32,26 @@ if [ "$cpus" -gt "$node_cpus" ]; then
     echo "slurm.sh: $cpus CPUs per shard, but the smallest node has $node_cpus" >&2
     exit 2
 fi
+here=$(cd "$(dirname "$0")" && pwd)
 OUT=${OUT:-out/rs}
-export OUT
+# Without $SWEEP, the default sweep, whose paths are relative to the folder above contrib/ (the
+# checkout's root, or PREFIX/share/fusebox): run from there, $OUT staying where it was meant.
+root=$(cd "$here/../.." && pwd -P)
+if [ -z "${SWEEP:-}" ] && [ "$(pwd -P)" != "$root" ]; then
+    case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
+    cd "$root"
+fi
+SWEEP=${SWEEP:-contrib/sweep/retry-storm.args}
+# sbatch runs a copy of sweep.sbatch: FUSEBOX_SHARD tells it where shard.sh is
+FUSEBOX_SHARD=$here/shard.sh
+export OUT SWEEP FUSEBOX_SHARD
 mkdir -p "$OUT"
 jid=$(sbatch --parsable --array=1-"$n" --cpus-per-task="$cpus" -o "$OUT/slurm-%A_%a.out" \
-    contrib/sweep/sweep.sbatch)
+    "$here/sweep.sbatch")
 jid=${jid%%;*}
 echo "slurm.sh: array job $jid: $n shards on $cpus CPUs each; then the merge"
 mid=$(sbatch --wait --parsable --dependency=afterany:"$jid" -o "$OUT/slurm-merge-%j.out" \
-    contrib/sweep/merge.sbatch "$jid" "$n") || rc=$?
+    "$here/merge.sbatch" "$jid" "$n") || rc=$?
 cat "$OUT/slurm-merge-${mid%%;*}.out" 2>/dev/null || true
 [ "${rc:-0}" -eq 0 ] && echo "slurm.sh: open $OUT/sweep.html"
 exit "${rc:-0}"

@@ -29,6 +29,21 @@ check "contrib/sweep/retry-storm.args is a valid sweep (shard 1 of 125 runs)" \
 # fusebox on PATH, as the recipe assumes (not $FUSEBOX)
 P=$T/bin:$PATH
 
+# The recipes run from any folder. shard.sh's default sweep from another one: its scenario
+# found (relative to the folder above contrib/), $OUT relative to where it ran.
+mkdir -p "$T/elsewhere/tests/e2e"
+(cd "$T/elsewhere" && env -u SWEEP OUT=out/rs sh "$OLDPWD/contrib/sweep/shard.sh" 1 125 --jobs 1)
+got=$?
+[ "$got" -eq 0 ] && cmp -s "$T/rs/sweep.part-1-of-125.json" "$T/elsewhere/out/rs/sweep.part-1-of-125.json"
+ok $? "shard.sh of the default sweep run from another folder (exit $got) == run from the root, into that folder's out/rs"
+# parallel.sh from another folder, its sweep file and scenario relative to that folder
+cp "$ARGS" "$(grep '\.json$' "$ARGS")" "$T/elsewhere/tests/e2e/"
+(cd "$T/elsewhere" && env -u FUSEBOX PATH="$P" SWEEP="$ARGS" OUT=out/local sh "$OLDPWD/contrib/sweep/parallel.sh" 4 \
+    >"$L/elsewhere.out" 2>&1)
+got=$?
+[ "$got" -eq 0 ] && same_single "$T/elsewhere/out/local"
+ok $? "parallel.sh 4 run from another folder (exit $got): merged == the single-process sweep, byte for byte"
+
 expect_exit 0 "parallel.sh 4 exits 0" env -u FUSEBOX PATH="$P" SWEEP="$ARGS" OUT="$T/local" \
     sh contrib/sweep/parallel.sh 4
 same_single "$T/local"

@@ -181,14 +181,19 @@ if ! start_slurm; then
 fi
 ok 0 "a single-node Slurm runs on 127.0.0.1 (state in $S)"
 
-# Run as documented: the recipe from the checkout, fusebox on PATH (not $FUSEBOX). Under
-# `timeout`, so that a job that never runs fails the test (exit 124) instead of hanging it.
-expect_exit 0 "slurm.sh 3 runs the array job and the merge, exit 0" \
-    timeout 180 env -u FUSEBOX PATH="$T/bin:$PATH" SWEEP="$ARGS" OUT="$T/slurm" sh contrib/sweep/slurm.sh 3
+# Run as documented: fusebox on PATH (not $FUSEBOX); from another folder than the checkout's
+# (the recipes run from any folder), which holds the sweep file and its scenario at the paths
+# the sweep file names. Under `timeout`, so that a job that never runs fails the test (exit
+# 124) instead of hanging it.
+mkdir -p "$T/elsewhere/tests/e2e"
+cp "$ARGS" "$(grep '\.json$' "$ARGS")" "$T/elsewhere/tests/e2e/"
+expect_exit 0 "slurm.sh 3 run from another folder runs the array job and the merge, exit 0" \
+    timeout 180 env -C "$T/elsewhere" -u FUSEBOX PATH="$T/bin:$PATH" SWEEP="$ARGS" OUT=out/slurm \
+    sh "$PWD/contrib/sweep/slurm.sh" 3
 contains "$OUT" "3 shards on $(($(nproc) < 4 ? $(nproc) : 4)) CPUs each" \
     "slurm.sh asks for no more CPUs than the node has"
-same_single "$T/slurm"
-ok $? "the Slurm sweep's merged outputs == the single-process sweep, byte for byte"
+same_single "$T/elsewhere/out/slurm"
+ok $? "the Slurm sweep's merged outputs (in that folder's out/slurm) == the single-process sweep, byte for byte"
 
 expect_exit 2 "slurm.sh refuses more CPUs per shard than the node has" \
     timeout 180 env SWEEP="$ARGS" OUT="$T/big" sh contrib/sweep/slurm.sh 3 $(($(nproc) + 1))
