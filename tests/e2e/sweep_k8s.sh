@@ -47,6 +47,7 @@ case "\$*" in
 *failedIndexes*) printf 1 ;;
 "get job rs-sweep"*) echo "\$STATE " ;;
 "get job rs-merge"*) echo "Complete " ;;
+"logs job/rs-merge") echo "best: point 7 (the merge's answer)" ;;
 "apply -f -") cat >/dev/null ;;
 esac
 KUBE
@@ -175,9 +176,11 @@ calls=$(cut -d' ' -f1-3 "$T/kube/calls" | tr '\n' ';' |
 K=$PWD/contrib/sweep/k8s
 [ "$got" -eq 0 ] && [ "$calls" = "get nodes -o;create configmap fusebox-sweep;apply -f -;\
 apply -f $K/volume.yaml;delete job rs-sweep;apply -f $K/job.yaml;\
-get job rs-sweep;apply -f $K/merge.yaml;get job rs-merge;" ] ||
+get job rs-sweep;apply -f $K/merge.yaml;get job rs-merge;logs job/rs-merge;" ] ||
     { echo "# exit $got; calls: $calls" && false; }
-ok $? "k8s.sh (stand-in kubectl): ConfigMap, claim, Job, wait, merge, in that order, exit 0"
+ok $? "k8s.sh (stand-in kubectl): ConfigMap, claim, Job, wait, merge, its log, in that order, exit 0"
+echo "$OUT" | grep -q "^best: point 7 (the merge's answer)$" && echo "$OUT" | grep -q "open rs/sweep.html"
+ok $? "... and prints the merge's answer (its pod's log) and the page to open"
 mkdir -p "$T/unpacked" && tar -xf "$T/cm/sweep.tgz" -C "$T/unpacked" &&
     cmp -s "$T/unpacked/sweep.args" contrib/sweep/retry-storm.args &&
     cmp -s "$T/unpacked/scenarios/retry-storm.json" scenarios/retry-storm.json
