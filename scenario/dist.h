@@ -36,7 +36,6 @@ typedef struct sim_dist {
     double v[SIM_DIST_POINTS_MAX], cw[SIM_DIST_POINTS_MAX];
 } sim_dist;
 
-
 /*
  * Compute once what every draw of d would compute again (a lognormal's two
  * logarithms); the loader calls it. Draws from a distribution that was not

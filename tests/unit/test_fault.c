@@ -135,8 +135,8 @@ static void fault_slows_multiply_and_the_first_midstream_breaks(void **state) {
 static void fault_a_slow_factor_distribution_takes_one_more_draw(void **state) {
     (void)state;
     sim_fault f[2] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_SLOW, 0.5)};
-    f[0].factor = (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 2, .n = 2, .v = {2, 5},
-                             .cw = {0.5, 1}};
+    f[0].factor =
+        (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 2, .n = 2, .v = {2, 5}, .cw = {0.5, 1}};
     f[1].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 3};
     static const double u[] = {0.2, 0.7};
     for (int k = 0; k < 2; k++) {

@@ -585,8 +585,9 @@ static void scenario_slow_factor_may_be_a_distribution(void **state) {
         {"[{\"slow\":{\"factor\":{\"normal\":2}}}]", "faults[0].slow.factor.normal", NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        assert_int_equal(scn_faults_parse(bad[i].text, strlen(bad[i].text), "s.json", f, 4, &n, &err),
-                         FB_EINVAL);
+        assert_int_equal(
+            scn_faults_parse(bad[i].text, strlen(bad[i].text), "s.json", f, 4, &n, &err),
+            FB_EINVAL);
         assert_string_equal(err.path, bad[i].path);
         if (bad[i].msg) assert_string_equal(err.msg, bad[i].msg);
     }
