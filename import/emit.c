@@ -107,7 +107,15 @@ static cJSON *fault(const imp_fault *f) {
     add_duration(o, "for", f->for_us);
     cJSON *k = cJSON_AddObjectToObject(o, names[f->kind]);
     if (f->kind == SIM_FAULT_SLOW) {
-        cJSON_AddNumberToObject(k, "factor", f->factor);
+        if (f->factor_n == 0) {
+            cJSON_AddNumberToObject(k, "factor", f->factor);
+        } else {
+            cJSON *e = cJSON_AddObjectToObject(cJSON_AddObjectToObject(k, "factor"), "empirical");
+            cJSON_AddItemToObject(e, "values",
+                                  cJSON_CreateDoubleArray(f->factor_v, (int)f->factor_n));
+            cJSON_AddItemToObject(e, "weights",
+                                  cJSON_CreateDoubleArray(f->factor_w, (int)f->factor_n));
+        }
         if (f->fraction < 1) cJSON_AddNumberToObject(k, "fraction", f->fraction);
         return o;
     }

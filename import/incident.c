@@ -248,30 +248,49 @@ static void fit_line(imp_incident *inc, const char *fmt, ...) {
     util_buf_printf(&inc->notes, " %s.", line);
 }
 
+/* A slow fault's line: over every answer, over a burst's share, or hidden retries (those are
+   described with the reading, but for a factor that is a distribution). */
+static void describe_slow(imp_incident *inc, const char *name, const imp_fault *f) {
+    char a[24], b[24];
+    imp_human(a, sizeof a, f->at_us);
+    imp_human(b, sizeof b, f->at_us + f->for_us);
+    if (f->fraction < 1 && inc->log->hidden_attempts) {
+        /* hidden retries: described with the reading, but for a spread factor */
+        if (f->factor_n > 0)
+            fit_line(inc,
+                     "%s hidden retries from %s to %s: a factor of %.2fx to %.2fx over "
+                     "%u values, mean %.2fx (the ratios of its %u long answers to the "
+                     "latency for their tokens: one wait, or more)",
+                     name, a, b, f->factor_v[0], f->factor_v[f->factor_n - 1], f->factor_n,
+                     f->factor, f->hits);
+        return;
+    }
+    if (f->fraction < 1) {
+        fit_line(inc,
+                 "%s slow from %s to %s for %.0f%% of the answers: %.2fx (a burst: %u "
+                 "of its %u answers took twice the median first token or more, where the "
+                 "window's lower quartile did not move; their mean over the others')",
+                 name, a, b, f->fraction * 100, f->factor, f->hits, f->attempts);
+        if (f->factor_n > 0)
+            fit_line(inc,
+                     "%s slow from %s to %s: the factor drawn per attempt from %u values, "
+                     "%.2fx to %.2fx (the burst's ratios to the latency for their "
+                     "tokens, scaled to that mean)",
+                     name, a, b, f->factor_n, f->factor_v[0], f->factor_v[f->factor_n - 1]);
+        return;
+    }
+    fit_line(inc,
+             "%s slow from %s to %s: %.2fx (95%% interval %.2fx to %.2fx; the latency "
+             "of its %u answers over the latency model's, against the answers outside)",
+             name, a, b, f->factor, f->factor_lo, f->factor_hi, f->hits);
+}
+
 static void describe_fits(imp_incident *inc) {
     char a[24], b[24], w[300];
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
         const imp_pfit *pf = &inc->prov[p];
         const char *name = inc->log->prov[p].name;
-        for (uint32_t i = 0; i < pf->nslow; i++) {
-            const imp_fault *f = &pf->slow[i];
-            if (f->fraction < 1 && inc->log->hidden_attempts)
-                continue; /* hidden retries: described with the reading */
-            imp_human(a, sizeof a, f->at_us);
-            imp_human(b, sizeof b, f->at_us + f->for_us);
-            if (f->fraction < 1) {
-                fit_line(inc,
-                         "%s slow from %s to %s for %.0f%% of the answers: %.2fx (a burst: %u "
-                         "of its %u answers took twice the median first token or more, where the "
-                         "window's lower quartile did not move; their mean over the others')",
-                         name, a, b, f->fraction * 100, f->factor, f->hits, f->attempts);
-                continue;
-            }
-            fit_line(inc,
-                     "%s slow from %s to %s: %.2fx (95%% interval %.2fx to %.2fx; the latency "
-                     "of its %u answers over the latency model's, against the answers outside)",
-                     name, a, b, f->factor, f->factor_lo, f->factor_hi, f->hits);
-        }
+        for (uint32_t i = 0; i < pf->nslow; i++) describe_slow(inc, name, &pf->slow[i]);
         if (pf->ttft.known && pf->ttft.kind != IMP_CONSTANT) {
             imp_dist_why(&pf->ttft, w, sizeof w);
             fit_line(inc, "%s time to first token: %s", name, w);

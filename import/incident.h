@@ -32,6 +32,7 @@
 
 #define IMP_KINDS_MAX 8          /* distinct error kinds per provider */
 #define IMP_SLOW_MAX 8           /* slow periods per provider */
+#define IMP_FACTOR_POINTS 16     /* a slow factor's values (the format's empirical points) */
 #define IMP_SLOW_FACTOR_MAX 1000 /* a slow fault's factor: the scenario format's limit */
 #define IMP_CHECKS_MAX 40
 #define IMP_RAMP_MAX SIM_SCHEDULE_MAX
@@ -63,7 +64,11 @@ typedef struct imp_fault {
     fb_time_us retry_after_us;   /* FB_TIME_NONE: none */
     double factor;               /* SLOW */
     double factor_lo, factor_hi; /* SLOW over every answer: the factor's 95% interval */
-    uint32_t hits, attempts;     /* the evidence: attempts it applied to, of those in its span */
+    /* SLOW over a share (a burst, hidden retries): factor_n > 0 when their spread makes the
+       factor a distribution, factor_v[i] with weight factor_w[i] (mean: factor) */
+    uint32_t factor_n;
+    double factor_v[IMP_FACTOR_POINTS], factor_w[IMP_FACTOR_POINTS];
+    uint32_t hits, attempts; /* the evidence: attempts it applied to, of those in its span */
 } imp_fault;
 
 typedef struct imp_pfit {

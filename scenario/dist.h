@@ -1,7 +1,7 @@
 /*
  * dist.h - drawing from a scenario's distributions (latencies, token counts).
  *
- * The scenario format's distributions (sim_dist in scenario.h: constant,
+ * The scenario format's distributions (sim_dist, below: constant,
  * uniform, exponential, lognormal by median and p99, empirical: values with
  * weights) sampled from a
  * caller-owned stream. Values are bounded so that no sum of them can
@@ -10,11 +10,31 @@
 #ifndef SIM_DIST_H
 #define SIM_DIST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "core/fb.h"
 #include "core/rng.h"
-#include "scenario/scenario.h"
+
+typedef enum sim_dist_kind {
+    SIM_DIST_CONSTANT = 0,
+    SIM_DIST_UNIFORM,     /* a..b */
+    SIM_DIST_EXPONENTIAL, /* mean a */
+    SIM_DIST_LOGNORMAL,   /* median a, p99 b */
+    SIM_DIST_EMPIRICAL    /* value v[i] with weight cw[i] - cw[i - 1]; a: the median */
+} sim_dist_kind;
+
+#define SIM_DIST_POINTS_MAX 16 /* values of an empirical distribution */
+
+/* A distribution of a non-negative quantity (tokens, or microseconds). */
+typedef struct sim_dist {
+    sim_dist_kind kind;
+    double a, b;
+    bool prepared;      /* ln_a and sigma are set (scn_dist_prepare in dist.h) */
+    double ln_a, sigma; /* lognormal: log(a) and log(b / a) / z(0.99), computed once */
+    uint32_t n;         /* empirical: its values, and their cumulative weights (the last 1) */
+    double v[SIM_DIST_POINTS_MAX], cw[SIM_DIST_POINTS_MAX];
+} sim_dist;
 
 /*
  * Compute once what every draw of d would compute again (a lognormal's two
@@ -28,5 +48,11 @@ double scn_dist_draw(fb_rng *rng, const sim_dist *d);
 fb_time_us scn_dist_draw_us(fb_rng *rng, const sim_dist *d);
 /* A token count, in [0, 1e8]. */
 uint32_t scn_dist_draw_tokens(fb_rng *rng, const sim_dist *d);
+/*
+ * The u-quantile of d (0 <= u < 1): a draw from d made of one uniform draw u, for a
+ * caller whose randomness comes as uniforms (the fault model's draw function, fault.h).
+ * Unbounded, as scn_dist_draw.
+ */
+double scn_dist_quantile(const sim_dist *d, double u);
 
 #endif /* SIM_DIST_H */

@@ -32,6 +32,14 @@ static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, sim_fault_draw_fn
     return draw(ctx, i) < f->fraction;
 }
 
+/* A slow fault's factor for this attempt: its number, or a draw from its distribution. */
+static double slow_factor(const sim_fault *f, uint32_t i, sim_fault_draw_fn draw, void *ctx) {
+    if (f->factor.kind == SIM_DIST_CONSTANT) return f->factor.a;
+    double x = scn_dist_quantile(&f->factor, draw(ctx, SIM_FAULT_FACTOR_DRAW + i));
+    if (!(x > 1.0)) return 1.0; /* NaN too */
+    return x < SIM_FAULT_FACTOR_MAX ? x : SIM_FAULT_FACTOR_MAX;
+}
+
 static void answer_with(sim_fault_effect *e, const sim_fault *f, uint32_t i) {
     e->answer = (int)i;
     e->kind = f->kind;
@@ -68,7 +76,7 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
         if (answers(f->kind)) {
             answer_with(out, f, i);
         } else if (f->kind == SIM_FAULT_SLOW) {
-            out->slow *= f->factor;
+            out->slow *= slow_factor(f, i, draw, ctx);
         } else {
             out->midstream = (int)i;
             out->after_tokens = f->after_tokens;

@@ -16,8 +16,11 @@
  *     hits the attempt answers it instead of the provider; later answering
  *     faults are not asked;
  *   - when it is served (SIM_FAULT_SERVICE): every active slow fault that
- *     hits multiplies its latency, and the first active midstream fault that
- *     hits breaks its answer after `after_tokens` tokens.
+ *     hits multiplies its latency by its factor (a number, or a draw from
+ *     the factor's distribution: one more draw, SIM_FAULT_FACTOR_DRAW +
+ *     the fault's index, right after the one that decided the hit), and
+ *     the first active midstream fault that hits breaks its answer after
+ *     `after_tokens` tokens.
  * The simulator asks the two phases at the two moments (an attempt may wait
  * in the provider's queue in between); the mock asks both at once.
  * Brownouts act on capacity, not on one attempt: scn_fault_capacity().
@@ -30,6 +33,7 @@
 
 #include "core/classify.h"
 #include "core/fb.h"
+#include "scenario/dist.h"
 
 #define SIM_FAULT_MAP(XX)                                                                          \
     XX(OUTAGE, "outage")                                                                           \
@@ -62,7 +66,7 @@ typedef struct sim_fault {
     int status;                /* OUTAGE, RATE_LIMIT, FLAP */
     fb_error_kind error_kind;  /* OUTAGE with a provider error type; NONE = the status's own */
     fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
-    double factor;             /* SLOW: latency multiplier */
+    sim_dist factor;           /* SLOW: latency multiplier (a constant, or drawn per attempt) */
     double capacity;           /* BROWNOUT: share of capacity left */
     uint32_t after_tokens;     /* MIDSTREAM */
     sim_midstream_mode mode;   /* MIDSTREAM */
@@ -93,7 +97,15 @@ typedef struct sim_fault_effect {
     uint32_t hit_count;
 } sim_fault_effect;
 
-/* A uniform draw in [0, 1) deciding whether fault `fault` hits this attempt. */
+/*
+ * A uniform draw in [0, 1) deciding whether fault `fault` hits this attempt; or, as
+ * SIM_FAULT_FACTOR_DRAW + the fault's index, the quantile of a slow fault's factor
+ * distribution this attempt takes (scn_dist_quantile; a draw below 1 counts as 1, above
+ * SIM_FAULT_FACTOR_MAX as that). A factor that is a number asks no such draw, so a
+ * timeline of numbers draws what it always drew.
+ */
+#define SIM_FAULT_FACTOR_DRAW 0x10000u
+#define SIM_FAULT_FACTOR_MAX 1000.0
 typedef double (*sim_fault_draw_fn)(void *ctx, uint32_t fault);
 
 const char *scn_fault_kind_name(sim_fault_kind k);

@@ -7,6 +7,7 @@
  */
 #include "scenario/loadint.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,6 +29,27 @@ static int parse_error_status(pctx *P, const cJSON *v, void *out) {
 /* A distribution of durations (sim_dist). */
 static int parse_duration_dist(pctx *P, const cJSON *v, void *out) {
     return scn__get_dist_value(P, v, true, out);
+}
+
+/*
+ * A slow fault's factor: a number in [1, 1000], or a distribution of numbers (count_dist)
+ * whose median is (its draws are held to [1, 1000]: scenario/fault.h).
+ */
+static int parse_factor(pctx *P, const cJSON *v, void *out) {
+    sim_dist *d = out;
+    if (cJSON_IsNumber(v)) {
+        double x = 0;
+        int rc = scn__get_number_value(P, v, &x, 1, SIM_FAULT_FACTOR_MAX);
+        if (rc == FB_OK) *d = scn__dist_const(x);
+        return rc;
+    }
+    int rc = scn__get_dist_value(P, v, false, d);
+    double median = d->a; /* constant, lognormal, empirical (its weighted median) */
+    if (d->kind == SIM_DIST_UNIFORM) median = (d->a + d->b) / 2;
+    if (d->kind == SIM_DIST_EXPONENTIAL) median = d->a * log(2.0);
+    if (rc == FB_OK && !(median >= 1 && median <= SIM_FAULT_FACTOR_MAX))
+        rc = scn__fail(P, "a factor's median must be in [1, 1000] (got %g)", median);
+    return rc;
 }
 
 /* The keys of s, with every key of `required` (or NULL); then each read into base. */
@@ -86,8 +108,11 @@ const ld_section scn__fault_policy_section = {"faults", "/$defs/fault_fraction_o
 
 const ld_section scn__fault_slow_section = {
     "faults", "/$defs/fault/properties/slow",
-    (const ld_field[]){{"factor", LD_NUMBER, LD_AT(sim_fault, factor), .lo = 1, .hi = 1000,
-                        .def_doc = "required", .doc = "the latency multiplier"},
+    (const ld_field[]){{"factor", LD_HOOK, LD_AT(sim_fault, factor), .hook = parse_factor,
+                        .unit = "number in [1, 1000], or a distribution (of numbers)",
+                        .def_doc = "required",
+                        .doc = "the latency multiplier; a distribution is drawn per attempt "
+                               "(a draw below 1 counts as 1, above 1000 as 1000)"},
                        FAULT_FRACTION,
                        {0}},
     "slow."};
@@ -142,7 +167,7 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
     /* what a kind without the key holds (the engine reads them for every kind) */
     f->fraction = 1.0;
     f->retry_after_us = FB_TIME_NONE;
-    f->factor = 1.0;
+    f->factor = scn__dist_const(1.0);
     f->capacity = 1.0;
     return required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
 }

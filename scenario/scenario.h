@@ -43,26 +43,6 @@ typedef struct sim_error {
     char msg[512];
 } sim_error;
 
-typedef enum sim_dist_kind {
-    SIM_DIST_CONSTANT = 0,
-    SIM_DIST_UNIFORM,     /* a..b */
-    SIM_DIST_EXPONENTIAL, /* mean a */
-    SIM_DIST_LOGNORMAL,   /* median a, p99 b */
-    SIM_DIST_EMPIRICAL    /* value v[i] with weight cw[i] - cw[i - 1]; a: the median */
-} sim_dist_kind;
-
-#define SIM_DIST_POINTS_MAX 16 /* values of an empirical distribution */
-
-/* A distribution of a non-negative quantity (tokens, or microseconds). */
-typedef struct sim_dist {
-    sim_dist_kind kind;
-    double a, b;
-    bool prepared;      /* ln_a and sigma are set (scn_dist_prepare in dist.h) */
-    double ln_a, sigma; /* lognormal: log(a) and log(b / a) / z(0.99), computed once */
-    uint32_t n;         /* empirical: its values, and their cumulative weights (the last 1) */
-    double v[SIM_DIST_POINTS_MAX], cw[SIM_DIST_POINTS_MAX];
-} sim_dist;
-
 typedef enum sim_arrivals {
     SIM_ARR_POISSON = 0,
     SIM_ARR_CONSTANT,

@@ -4,7 +4,7 @@
 set -u
 D=$(logs_dir mock-curl)
 need curl "$D/apt.log" curl
-plan 32
+plan 33
 
 cat >"$D/faults.json" <<'JSON'
 [{"at": "0s", "for": "1h", "rate_limit": {"status": 429, "retry_after": "20s", "fraction": 0}}]
@@ -75,6 +75,30 @@ late=$($C -o /dev/null -w '%{http_code}' -H "$J" "$URL/v1/chat/completions" -d '
 check "scenario provider: healthy before its outage, 503 during it ($early, $late)" \
     test "$early" = 200 -a "$late" = 503
 mock_stop
+
+# A slow fault whose factor is a distribution: each attempt draws its own factor (2 or 6
+# on a constant 100 ms first token), the same ones for the same seed.
+cat >"$D/slowdist.json" <<'JSON'
+[{"slow": {"factor": {"empirical": {"values": [2, 6]}}}}]
+JSON
+for run in 1 2; do
+    mock_start "$D/url-slow$run" "$FUSEBOX" mock --port 0 --quiet --time-scale 100 --ttft 100ms \
+        --faults "$D/slowdist.json"
+    URL=$MOCK_URL
+    i=0
+    while [ $i -lt 12 ]; do
+        $C -o /dev/null -H "$J" "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}'
+        i=$((i + 1))
+    done
+    $C "$URL/__fusebox/log" >"$D/slow$run.json"
+    mock_stop
+done
+check "a slow factor distribution: each attempt 2x or 6x, both seen, the same for the same seed" \
+    python3 -c '
+import json, sys
+lat = [[x["latency_ms"] for x in json.load(open(f))["entries"]] for f in sys.argv[1:]]
+sys.exit(not (lat[0] == lat[1] and len(lat[0]) == 12 and set(lat[0]) == {200, 600}))' \
+    "$D/slow1.json" "$D/slow2.json"
 
 # The other dialects and APIs, through curl.
 mock_start "$D/url3" "$FUSEBOX" mock --port 0 --quiet --time-scale 1000 \

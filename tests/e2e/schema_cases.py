@@ -159,6 +159,9 @@ VALID = {
         {"at": "7s", "for": "1s", "reset": {}},
         {"at": "8s", "for": "1s", "policy": {"fraction": 0.6}},
         {"at": "9s", "for": "1m", "description": "flapping", "flap": {"period": "10s"}},
+        {"at": "10s", "for": "1s", "slow": {"factor": {"lognormal": {"median": 2, "p99": 8}}}},
+        {"at": "11s", "for": "1s",
+         "slow": {"factor": {"empirical": {"values": [2.2, 4.6], "weights": [3, 1]}}}},
     ])],
     "policy-extras": [(POL + ["degraded"], {"latency": "5ms"}), (POL + ["stream"], "resume"),
                       (POL + ["context_window_check"], True),
@@ -259,6 +262,11 @@ INVALID = {
                      "variants.b.stream: unknown value \"buffered\""),
     "fraction-above-one": ([(F0 + ["outage", "fraction"], 1.5)],
                            "providers[0].faults[0].outage.fraction: 1.5 is out of range"),
+    "slow-factor-below-one": ([(F0, {"at": "1s", "for": "1s", "slow": {"factor": 0.5}})],
+                              "providers[0].faults[0].slow.factor: 0.5 is out of range"),
+    "slow-factor-unknown-distribution": ([(F0, {"at": "1s", "for": "1s",
+                                                "slow": {"factor": {"normal": 2}}})],
+                                         "providers[0].faults[0].slow.factor.normal: unknown key"),
     "two-fault-kinds": ([(F0 + ["hang"], {})],
                         "providers[0].faults[0].hang: a fault has exactly one kind"),
     "fault-without-kind": ([(F0 + ["outage"], DELETE)], "providers[0].faults[0]: a fault needs"),
@@ -485,6 +493,9 @@ INVALID = {
 # cannot state (a time against the duration, a key against another section); the schema
 # accepts these files, the loader must not
 LOADER_ONLY = {
+    "slow-factor-median-below-one": ([(F0, {"at": "1s", "for": "1s", "slow": {"factor": {
+        "lognormal": {"median": 0.5, "p99": 2}}}})],
+        "providers[0].faults[0].slow.factor: a factor's median must be in [1, 1000] (got 0.5)"),
     "observed-unknown-variant": ([(["observed"], {"variant": "c", "requests": 1, "attempts": 1})],
                                  "observed.variant: no variant \"c\" in the scenario"),
     "replay-out-of-order": ([(["traffic", 0, "arrivals"], {"replay": {"at_ms": [5, 4]}})],

@@ -128,6 +128,36 @@ static void dist_empirical_bad_input_names_its_path(void **state) {
     dist_empirical_bad("{\"empirical\": {\"weights\": [1]}}", "empirical", "values");
 }
 
+/* A quantile is a draw made of one uniform: the median and p99 of a lognormal at 0.5 and
+   0.99, an empirical's values by their cumulative weights, an exponential's median. */
+static void dist_quantile_inverts_each_kind(void **state) {
+    (void)state;
+    sim_dist ln = {.kind = SIM_DIST_LOGNORMAL, .a = 2, .b = 9};
+    assert_true(fabs(scn_dist_quantile(&ln, 0.5) - 2) < 1e-6);
+    assert_true(fabs(scn_dist_quantile(&ln, 0.99) - 9) < 1e-6);
+    assert_true(scn_dist_quantile(&ln, 0.01) < 2 && scn_dist_quantile(&ln, 0.01) > 0);
+    assert_true(scn_dist_quantile(&ln, 0.0) > 0); /* the ends are held finite */
+    assert_true(isfinite(scn_dist_quantile(&ln, 1.0)));
+    sim_dist em = {.kind = SIM_DIST_EMPIRICAL, .a = 3, .n = 3, .v = {1, 3, 8}, .cw = {0.2, 0.9, 1}};
+    assert_true(scn_dist_quantile(&em, 0.1) == 1);
+    assert_true(scn_dist_quantile(&em, 0.2) == 3);
+    assert_true(scn_dist_quantile(&em, 0.95) == 8);
+    sim_dist ex = {.kind = SIM_DIST_EXPONENTIAL, .a = 4};
+    assert_true(fabs(scn_dist_quantile(&ex, 0.5) - 4 * log(2.0)) < 1e-12);
+    sim_dist un = {.kind = SIM_DIST_UNIFORM, .a = 2, .b = 6};
+    assert_true(scn_dist_quantile(&un, 0.25) == 3);
+    /* the draws of a lognormal's quantiles at uniform draws have its median and p99 */
+    fb_rng r;
+    fb_rng_seed(&r, 3, 1);
+    enum { N = 20000 };
+    static double x[N];
+    for (int i = 0; i < N; i++) x[i] = scn_dist_quantile(&ln, fb_rng_uniform(&r));
+    int below_median = 0, below_p99 = 0;
+    for (int i = 0; i < N; i++) below_median += x[i] < 2, below_p99 += x[i] < 9;
+    assert_in_range(below_median, N / 2 - 300, N / 2 + 300);
+    assert_in_range(below_p99, N * 99 / 100 - 60, N * 99 / 100 + 60);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(dist_prepared_lognormal_is_fb_rng_lognormal),
@@ -135,6 +165,7 @@ int main(void) {
         cmocka_unit_test(dist_rounding_is_llround),
         cmocka_unit_test(dist_empirical_draws_each_value_by_its_weight),
         cmocka_unit_test(dist_empirical_bad_input_names_its_path),
+        cmocka_unit_test(dist_quantile_inverts_each_kind),
     };
     return cmocka_run_group_tests_name("dist", tests, NULL, NULL);
 }

@@ -28,7 +28,7 @@ static sim_fault fault(sim_fault_kind kind, double fraction) {
                    .for_us = FB_TIME_MAX,
                    .fraction = fraction,
                    .retry_after_us = FB_TIME_NONE,
-                   .factor = 1,
+                   .factor = {.kind = SIM_DIST_CONSTANT, .a = 1},
                    .capacity = 1};
     return f;
 }
@@ -111,8 +111,8 @@ static void fault_slows_multiply_and_the_first_midstream_breaks(void **state) {
     sim_fault f[5] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_MIDSTREAM, 0.5),
                       fault(SIM_FAULT_SLOW, 0.5), fault(SIM_FAULT_MIDSTREAM, 1),
                       fault(SIM_FAULT_MIDSTREAM, 1)};
-    f[0].factor = 2;
-    f[2].factor = 3;
+    f[0].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 2};
+    f[2].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 3};
     f[1].after_tokens = 10;
     f[3].after_tokens = 20;
     f[3].mode = SIM_MIDSTREAM_CUT;
@@ -130,11 +130,41 @@ static void fault_slows_multiply_and_the_first_midstream_breaks(void **state) {
     assert_int_equal(e.hit_count, 3);
 }
 
+/* A factor that is a distribution: one more draw, right after the hit, keyed
+   SIM_FAULT_FACTOR_DRAW + the fault's index, taken as the factor's quantile. */
+static void fault_a_slow_factor_distribution_takes_one_more_draw(void **state) {
+    (void)state;
+    sim_fault f[2] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_SLOW, 0.5)};
+    f[0].factor =
+        (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 2, .n = 2, .v = {2, 5}, .cw = {0.5, 1}};
+    f[1].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 3};
+    static const double u[] = {0.2, 0.7};
+    for (int k = 0; k < 2; k++) {
+        script sc = {.values = {0.0, u[k], 0.1}};
+        sim_fault_effect e;
+        scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, scripted, &sc, &e);
+        assert_int_equal(sc.n, 3); /* hit, factor, the second fault's hit (no factor draw) */
+        assert_int_equal(sc.asked[0], 0);
+        assert_int_equal(sc.asked[1], SIM_FAULT_FACTOR_DRAW + 0);
+        assert_int_equal(sc.asked[2], 1);
+        assert_true(e.slow == (k == 0 ? 2.0 : 5.0) * 3.0);
+    }
+    /* a draw below 1 counts as 1 (a slow fault never speeds up), above the cap as the cap */
+    f[0].factor.v[0] = 0.5;
+    f[0].factor.v[1] = 5000;
+    for (int k = 0; k < 2; k++) {
+        script sc = {.values = {0.0, u[k], 0.9}};
+        sim_fault_effect e;
+        scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, scripted, &sc, &e);
+        assert_true(e.slow == (k == 0 ? 1.0 : SIM_FAULT_FACTOR_MAX));
+    }
+}
+
 static void fault_phases_ask_only_their_own_faults(void **state) {
     (void)state;
     sim_fault f[3] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_OUTAGE, 1),
                       fault(SIM_FAULT_BROWNOUT, 1)};
-    f[0].factor = 4;
+    f[0].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 4};
     f[1].status = 500;
     script a = {.values = {0.0, 0.0}}, b = {.values = {0.0, 0.0}}, both = {.values = {0, 0}};
     sim_fault_effect ea, eb, e2;
@@ -177,7 +207,7 @@ static void fault_the_mock_applies_the_model_with_keyed_draws(void **state) {
                       fault(SIM_FAULT_MIDSTREAM, 1)};
     f[0].status = 503;
     f[0].retry_after_us = 2500 * 1000;
-    f[1].factor = 3;
+    f[1].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 3};
     f[2].after_tokens = 7;
     f[2].mode = SIM_MIDSTREAM_TRUNCATE;
     int outages = 0;
@@ -203,6 +233,28 @@ static void fault_the_mock_applies_the_model_with_keyed_draws(void **state) {
     assert_in_range(outages, 110, 190);
 }
 
+/* The mock draws a distribution's factor from the attempt's own keyed stream: the same
+   seed and attempt give the same factor, and the factor's values come in their shares. */
+static void fault_the_mock_draws_a_slow_factor_per_attempt(void **state) {
+    (void)state;
+    sim_fault f = fault(SIM_FAULT_SLOW, 1);
+    f.factor = (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 2, .n = 2, .v = {2, 5}, .cw = {0.75, 1}};
+    int fives = 0;
+    for (uint64_t attempt = 0; attempt < 2000; attempt++) {
+        mock_action a, b;
+        mock_action_init(&a);
+        mock_action_init(&b);
+        double cap;
+        mock_timeline_decide(&f, 1, 0, 9, attempt, &a, &cap);
+        mock_timeline_decide(&f, 1, 0, 9, attempt, &b, &cap);
+        bool five = mock_draw(9, attempt, SIM_FAULT_FACTOR_DRAW) >= 0.75;
+        assert_true(a.slow == (five ? 5.0 : 2.0));
+        assert_true(a.slow == b.slow);
+        fives += five;
+    }
+    assert_in_range(fives, 400, 600); /* 25% of 2000 */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fault_first_answering_fault_wins_and_later_ones_are_not_asked),
@@ -210,6 +262,8 @@ int main(void) {
         cmocka_unit_test(fault_flap_is_down_in_the_first_half_without_a_draw),
         cmocka_unit_test(fault_policy_answers_400_content_policy),
         cmocka_unit_test(fault_slows_multiply_and_the_first_midstream_breaks),
+        cmocka_unit_test(fault_a_slow_factor_distribution_takes_one_more_draw),
+        cmocka_unit_test(fault_the_mock_draws_a_slow_factor_per_attempt),
         cmocka_unit_test(fault_phases_ask_only_their_own_faults),
         cmocka_unit_test(fault_capacity_is_the_smallest_active_brownout),
         cmocka_unit_test(fault_the_mock_applies_the_model_with_keyed_draws),

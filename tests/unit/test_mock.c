@@ -174,7 +174,7 @@ static void timeline_parse_errors_name_the_json_path(void **state) {
     assert_int_equal(f[0].at_us, 120 * FB_US_PER_S);
     assert_int_equal(f[0].for_us, 18 * FB_US_PER_MIN);
     assert_int_equal(f[0].retry_after_us, 20 * FB_US_PER_S);
-    assert_true(f[1].factor == 3.0);
+    assert_true(f[1].factor.a == 3.0);
     assert_int_equal(f[1].for_us, FB_TIME_MAX);
     assert_true(f[2].capacity == 0.3);
     assert_int_equal(f[3].mode, SIM_MIDSTREAM_CUT);

@@ -605,6 +605,42 @@ static void scenario_fault_script_with_a_success_status_is_rejected(void **state
     assert_int_equal(n, 0);
 }
 
+/* A slow fault's factor: a number in [1, 1000] as before, or a distribution whose median is. */
+static void scenario_slow_factor_may_be_a_distribution(void **state) {
+    (void)state;
+    const char *text = "[{\"slow\":{\"factor\":2.5}},"
+                       "{\"slow\":{\"factor\":{\"lognormal\":{\"median\":2,\"p99\":6}}}},"
+                       "{\"slow\":{\"factor\":{\"empirical\":{\"values\":[2.2,4.6],"
+                       "\"weights\":[3,1]}}}}]";
+    sim_fault f[4];
+    uint32_t n = 0;
+    sim_error err;
+    assert_int_equal(scn_faults_parse(text, strlen(text), "s.json", f, 4, &n, &err), FB_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(f[0].factor.kind, SIM_DIST_CONSTANT);
+    assert_true(f[0].factor.a == 2.5);
+    assert_int_equal(f[1].factor.kind, SIM_DIST_LOGNORMAL);
+    assert_true(f[1].factor.a == 2 && f[1].factor.b == 6);
+    assert_int_equal(f[2].factor.kind, SIM_DIST_EMPIRICAL);
+    assert_int_equal(f[2].factor.n, 2);
+    assert_true(f[2].factor.a == 2.2); /* the weighted median */
+    static const struct {
+        const char *text, *path, *msg;
+    } bad[] = {
+        {"[{\"slow\":{\"factor\":0.5}}]", "faults[0].slow.factor", "0.5 is out of range [1, 1000]"},
+        {"[{\"slow\":{\"factor\":{\"lognormal\":{\"median\":0.5,\"p99\":2}}}}]",
+         "faults[0].slow.factor", "a factor's median must be in [1, 1000] (got 0.5)"},
+        {"[{\"slow\":{\"factor\":{\"normal\":2}}}]", "faults[0].slow.factor.normal", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(
+            scn_faults_parse(bad[i].text, strlen(bad[i].text), "s.json", f, 4, &n, &err),
+            FB_EINVAL);
+        assert_string_equal(err.path, bad[i].path);
+        if (bad[i].msg) assert_string_equal(err.msg, bad[i].msg);
+    }
+}
+
 static void scenario_spike_starting_at_the_end_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\","
@@ -675,7 +711,7 @@ static void scenario_provider_and_fault_defaults_are_the_documented_ones(void **
     for (int i = 0; i < 4; i++) {
         const sim_fault *f = &p->faults[i];
         assert_int_equal(f->status, statuses[i]);
-        assert_true(f->fraction == 1 && f->factor == 1 && f->capacity == 1);
+        assert_true(f->fraction == 1 && f->factor.a == 1 && f->capacity == 1);
         assert_int_equal(f->retry_after_us, FB_TIME_NONE);
         assert_int_equal(f->error_kind, FB_ERRKIND_NONE);
     }
@@ -816,6 +852,7 @@ int main(void) {
         cmocka_unit_test(scenario_rate_limit_with_a_redirect_status_is_rejected),
         cmocka_unit_test(scenario_overload_status_must_be_an_error),
         cmocka_unit_test(scenario_fault_script_with_a_success_status_is_rejected),
+        cmocka_unit_test(scenario_slow_factor_may_be_a_distribution),
         cmocka_unit_test(scenario_spike_starting_at_the_end_is_rejected),
         cmocka_unit_test(scenario_burst_after_the_end_is_rejected),
         cmocka_unit_test(scenario_provider_load_and_queue_settings_parse),
