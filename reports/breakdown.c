@@ -296,6 +296,15 @@ size_t rep_observed_figures(const sim_scenario *sc, const sim_summary *s, rep_fi
     return n;
 }
 
+double rep_quantile_spread(const fb_hist *h, double q, double toward) {
+    double n = (double)fb_hist_count(h);
+    if (n <= 0) return 0;
+    double dp = 100 * (3 * sqrt(n * q * (1 - q)) + 1) / n,
+           x = (double)fb_hist_percentile(h, 100 * q);
+    if (toward < x) return x - (double)fb_hist_percentile(h, fmax(0, 100 * q - dp));
+    return (double)fb_hist_percentile(h, fmin(100, 100 * q + dp)) - x;
+}
+
 void rep_figure_cell(char *buf, size_t len, const rep_figure *g, bool log) {
     double v = log ? g->log : g->sim;
     if (g->kind == REP_FIGURE_LATENCY)

@@ -76,6 +76,14 @@ void rep_figure_tolerance(char *buf, size_t len, const rep_figure *g);
 /* Its noise band ("+-135", "+-1.7s", "+-4.5 pts"; "-" when the scenario states none). */
 void rep_figure_noise(char *buf, size_t len, const rep_figure *g);
 /*
+ * How far the q-quantile (0 < q < 1) of latencies h can fall by sampling alone, on the side
+ * of toward (microseconds): the distance from it to the order statistic 3 standard deviations
+ * of its rank (sqrt(n q (1 - q))) plus one away, the distribution-free interval of the expect
+ * bands (docs/import.md). Where a few requests make the tail, a p99 sits on a cliff between
+ * them and the rest, and this reaches over it. 0 when h is empty.
+ */
+double rep_quantile_spread(const fb_hist *h, double q, double toward);
+/*
  * The table of the log beside sc->observed.variant: a row per figure, "MISS" where out of
  * tolerance. Nothing when the scenario carries no observed figures or the variant was not
  * run. Returns the misses.
