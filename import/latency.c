@@ -495,6 +495,7 @@ static size_t long_ratios(const imp_pfit *pf, const answer *a, size_t n, const b
 
 static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
                          const bool *slow, size_t nw, const bool *lng, int64_t *tmp) {
+    bool hidden = inc->log->hidden_attempts > 0;
     mix *m = malloc((nw + 1) * sizeof *m);
     size_t *before = malloc((nw + 1) * sizeof *before);
     double *r = malloc((n + 1) * sizeof *r);
@@ -519,7 +520,9 @@ static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_
                          .retry_after_us = FB_TIME_NONE,
                          .hits = (uint32_t)m[j].nlong,
                          .attempts = (uint32_t)m[j].k};
-        if (factor <= IMP_SLOW_FACTOR_MAX)
+        /* hidden retries' waits spread (one retry, or two); a burst's stall adds a delay
+           that a factor drawn per attempt overshoots (docs/import.md): one factor there */
+        if (hidden && factor <= IMP_SLOW_FACTOR_MAX)
             factor_spread(f, r, long_ratios(pf, a, n, slow, lng, &m[j], fast_ttft, r));
     }
     free(m);
