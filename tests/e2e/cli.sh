@@ -68,6 +68,16 @@ for f in report.json timeseries.csv events.jsonl report.html charts/outcomes.svg
     cmp -s "$T/b/$f" "$T/c/$f"
     ok $? "two runs give a byte-identical $f"
 done
+# a slow fault whose factor is a distribution draws per attempt from the request's own stream:
+# the same bytes for the same seed, and a tail unlike the constant factor's of the same mean
+SLOWD='providers.openai.faults=[{"at":"2m","for":"5m","slow":{"factor":{"empirical":{"values":[2,30]}}}}]'
+SLOWC='providers.openai.faults=[{"at":"2m","for":"5m","slow":{"factor":16}}]'
+"$FUSEBOX" run scenarios/retry-storm.json $SHORT --set "$SLOWD" -q --no-charts -o "$T/sd1" 2>/dev/null
+"$FUSEBOX" run scenarios/retry-storm.json $SHORT --set "$SLOWD" -q --no-charts -o "$T/sd2" 2>/dev/null
+"$FUSEBOX" run scenarios/retry-storm.json $SHORT --set "$SLOWC" -q --no-charts -o "$T/sc" 2>/dev/null
+[ -s "$T/sd1/report.json" ] && cmp -s "$T/sd1/report.json" "$T/sd2/report.json" &&
+    cmp -s "$T/sd1/events.jsonl" "$T/sd2/events.jsonl" && ! cmp -s "$T/sd1/report.json" "$T/sc/report.json"
+ok $? "a slow factor distribution: two runs byte-identical, and unlike the constant factor of its mean"
 "$FUSEBOX" run scenarios/retry-storm.json $SHORT --seed 7 -q --no-charts -o "$T/d" 2>/dev/null
 cmp -s "$T/b/timeseries.csv" "$T/d/timeseries.csv"
 [ $? -ne 0 ]
