@@ -50,4 +50,8 @@ contains "$(cat "$T/stale.out")" "docs/scenario-format.md is stale" "the check n
 cmp -s docs/scenario-format.md "$T/stale/docs/scenario-format.md" &&
     cmp -s docs/scenario.schema.json "$T/stale/docs/scenario.schema.json"
 ok $? "make schema's writer restores both files byte for byte"
+
+# the fuzzers' dictionary of the scenario's keys follows the schema (python3 tests/fuzz/seeds.py)
+python3 tests/fuzz/seeds.py --dict "$T/scenario.dict" && cmp -s "$T/scenario.dict" tests/fuzz/scenario.dict
+ok $? "tests/fuzz/scenario.dict is current with the schema (else: python3 tests/fuzz/seeds.py)"
 finish

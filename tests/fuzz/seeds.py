@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """tests/fuzz/seeds.py - write the fuzz targets' seed corpora (tests/fuzz/corpus/NAME/) again.
 
-Run from the repository root: python3 tests/fuzz/seeds.py. The scenario and sim seeds come
+Run from the repository root: python3 tests/fuzz/seeds.py (`--dict FILE`: the dictionary
+alone, into FILE; e2e schema_fresh checks the committed one is current). The scenario and sim seeds come
 from scenarios/ (minified, descriptions dropped; the sim's shortened to fit its harness); the
 mock's and live's are written here, from the formats in docs/mock.md and the official SDKs'
 streams (the mock's route-*: a request line and headers for its routing, every endpoint and
@@ -12,6 +13,7 @@ scenario's keys and names, from docs/scenario.schema.json, so mutations spell re
 import glob
 import json
 import os
+import sys
 
 OUT = "tests/fuzz/corpus"
 
@@ -203,18 +205,21 @@ def walk(v, keys, names):
             walk(x, keys, names)
 
 
-def dictionary():
+def dictionary(out="tests/fuzz/scenario.dict"):
     keys, names = set(), set()
     walk(json.load(open("docs/scenario.schema.json")), keys, names)
     words = {f'"{k}":' for k in keys} | {f'"{n}"' for n in names}
     words |= {'"250ms"', '"30s"', '"5m"', '"2h"', '"40/s"', '"600/m"', "1e308", "-1", "0.5"}
-    with open("tests/fuzz/scenario.dict", "w") as f:
+    with open(out, "w") as f:
         f.write("# written by tests/fuzz/seeds.py from docs/scenario.schema.json\n")
         for w in sorted(words):
             f.write('"' + w.replace("\\", "\\\\").replace('"', '\\"') + '"\n')
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--dict":  # the dictionary alone, into a file
+        dictionary(sys.argv[2])
+        sys.exit(0)
     dictionary()
     scenarios()
     mock()
