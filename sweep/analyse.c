@@ -234,6 +234,19 @@ static bool same_values(const sweep *sw, uint64_t a, uint64_t b) {
     return true;
 }
 
+uint32_t sweep_paired_diff(const sweep *sw, uint64_t p, uint64_t q, int m, sweep_stat *out) {
+    double x[SWEEP_SEEDS_MAX];
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < sw->seeds; s++) {
+        uint64_t a = p * sw->seeds + s, b = q * sw->seeds + s;
+        if (sw->state[a] == 1 && sw->state[b] == 1)
+            x[n++] = sw->values[b * sw->metric_count + (size_t)m] -
+                     sw->values[a * sw->metric_count + (size_t)m];
+    }
+    sweep_stat_of(x, n, out);
+    return n;
+}
+
 /*
  * Every change of dimension d, the others held, moved the objective by less than the seeds'
  * noise: the paired (same-seed) differences' 95% CI holds 0 at every point, over at least two
@@ -250,17 +263,8 @@ bool sweep_dim_within_noise(const sweep *sw, uint32_t d, uint64_t *pairs) {
         if ((p / stride) % n != 0) continue; /* p: d at its first value */
         for (uint32_t k = 0; k < n; k++) {
             for (uint32_t j = k + 1; j < n; j++) {
-                uint64_t a0 = p + k * stride, b0 = p + j * stride;
-                double x[SWEEP_SEEDS_MAX];
-                uint32_t c = 0;
-                for (uint32_t s = 0; s < sw->seeds; s++) {
-                    uint64_t a = a0 * sw->seeds + s, b = b0 * sw->seeds + s;
-                    if (sw->state[a] != 1 || sw->state[b] != 1) continue;
-                    x[c++] = sw->values[b * sw->metric_count + (size_t)m] -
-                             sw->values[a * sw->metric_count + (size_t)m];
-                }
                 sweep_stat st;
-                sweep_stat_of(x, c, &st);
+                uint32_t c = sweep_paired_diff(sw, p + k * stride, p + j * stride, m, &st);
                 if (c < 2 || isnan(st.ci_low) || st.ci_low > 0 || st.ci_high < 0) return false;
                 (*pairs)++;
             }

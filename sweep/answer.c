@@ -231,15 +231,7 @@ static void answer_runner_up(FILE *f, const sweep *sw) {
     sweep_point_stat(sw, best, m, &sb);
     sweep_point_stat(sw, ru, m, &sr);
     /* common random numbers: both points saw the same seeds, so compare seed by seed */
-    double x[SWEEP_SEEDS_MAX];
-    uint32_t n = 0;
-    for (uint32_t s = 0; s < sw->seeds; s++) {
-        uint64_t tb = best * sw->seeds + s, tr = ru * sw->seeds + s;
-        if (sw->state[tb] == 1 && sw->state[tr] == 1)
-            x[n++] = sw->values[tr * sw->metric_count + (size_t)m] -
-                     sw->values[tb * sw->metric_count + (size_t)m];
-    }
-    sweep_stat_of(x, n, &diff);
+    uint32_t n = sweep_paired_diff(sw, best, ru, m, &diff);
     sweep_format_human(a, sizeof a, sr.mean, sw->units[m]);
     sweep_format_human(b, sizeof b, fabs(diff.mean), sw->units[m]);
     fprintf(f, "\nrunner-up: point %" PRIu64 "  %s\n  %s %s, %s %s than the best", ru, label,

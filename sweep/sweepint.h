@@ -116,6 +116,9 @@ void sweep_point_stat(const sweep *sw, uint64_t p, int m, sweep_stat *st);
  * are those that ended well on both sides; at least one pair). A sample
  * (Latin hypercube) never pairs its points this way: false.
  */
+/* Metric m at point q less at point p, seed by seed (common random numbers): their mean and
+ * 95% CI in *out; how many seeds both ran. */
+uint32_t sweep_paired_diff(const sweep *sw, uint64_t p, uint64_t q, int m, sweep_stat *out);
 bool sweep_dim_no_effect(const sweep *sw, uint32_t d);
 /* Every change of d moved the objective within the seeds' noise (paired 95% CI holds 0). */
 bool sweep_dim_within_noise(const sweep *sw, uint32_t d, uint64_t *pairs);

@@ -197,14 +197,15 @@ static int check_args(const sweep_tune_args *a, char *msg, size_t msglen) {
 }
 
 /* Scenario i's sweep over the knobs (grids: their listed values) and its current settings. */
-static int create_scenario(sweep_tune *t, const sweep_tune_args *a, size_t i,
-                           const char *const *grids, char *msg, size_t msglen) {
+/* The sweep of scenario i over the knobs' grid, with these --set overrides. */
+static sweep_args grid_args(const sweep_tune_args *a, size_t i, const char *const *sets,
+                            size_t set_count, const char *const *grids) {
     sweep_args ga;
     memset(&ga, 0, sizeof ga);
     ga.scenario_file = a->scenario_files[i];
     ga.variant = a->variant;
-    ga.sets = a->sets;
-    ga.set_count = a->set_count;
+    ga.sets = sets;
+    ga.set_count = set_count;
     ga.grids = grids;
     ga.grid_count = a->knob_count;
     ga.seed = a->seed;
@@ -213,6 +214,12 @@ static int create_scenario(sweep_tune *t, const sweep_tune_args *a, size_t i,
     ga.sense = a->sense;
     ga.subject_to = a->subject_to;
     ga.import = a->import;
+    return ga;
+}
+
+static int create_scenario(sweep_tune *t, const sweep_tune_args *a, size_t i,
+                           const char *const *grids, char *msg, size_t msglen) {
+    sweep_args ga = grid_args(a, i, a->sets, a->set_count, grids);
     char m[1800];
     int rc = sweep_create(&ga, &t->grid[i], m, sizeof m);
     if (rc == FB_OK) {
@@ -249,20 +256,7 @@ static int create_screen(sweep_tune *t, const sweep_tune_args *a, size_t i,
     char dur[64];
     snprintf(dur, sizeof dur, "duration=%s", a->screen);
     sets[a->set_count] = dur;
-    sweep_args ga;
-    memset(&ga, 0, sizeof ga);
-    ga.scenario_file = a->scenario_files[i];
-    ga.variant = a->variant;
-    ga.sets = sets;
-    ga.set_count = a->set_count + 1;
-    ga.grids = grids;
-    ga.grid_count = a->knob_count;
-    ga.seed = a->seed;
-    ga.seeds = a->seeds;
-    ga.objective = a->objective;
-    ga.sense = a->sense;
-    ga.subject_to = a->subject_to;
-    ga.import = a->import;
+    sweep_args ga = grid_args(a, i, sets, a->set_count + 1, grids);
     char m[1800];
     int rc = sweep_create(&ga, &t->screen[i], m, sizeof m);
     if (rc != FB_OK) return sweep_fail(msg, msglen, rc, "--screen %s: %s", a->screen, m);
@@ -922,16 +916,8 @@ static double paired_noise(const sweep_tune *t, uint64_t p, uint64_t q) {
         if (t->across_mean && t->weight[i] == 0) continue; /* not in the mean */
         const sweep *sw = t->grid[i];
         int m = sweep_metric_index(sw, sw->objective);
-        double x[SWEEP_SEEDS_MAX];
-        uint32_t n = 0;
-        for (uint32_t s = 0; s < t->seeds; s++) {
-            uint64_t a = p * t->seeds + s, b = q * t->seeds + s;
-            if (sw->state[a] != 1 || sw->state[b] != 1) continue;
-            x[n++] = sw->values[b * sw->metric_count + (size_t)m] -
-                     sw->values[a * sw->metric_count + (size_t)m];
-        }
         sweep_stat st;
-        sweep_stat_of(x, n, &st);
+        sweep_paired_diff(sw, p, q, m, &st);
         double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
         if (h > hw) hw = h;
         sq += noise_term(t, i, h);
