@@ -548,7 +548,12 @@ bool sim__is_open(fb_breaker_state st);
 fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now);
 
 /* series.c */
-bool sim__in_window(const sim *s, fb_time_us t);
+/* t is inside a disturbance window (inline: asked for every request and attempt). */
+static inline bool sim__in_window(const sim *s, fb_time_us t) {
+    for (uint32_t i = 0; i < s->window_count; i++)
+        if (t >= s->windows[i].start_us && t < s->windows[i].end_us) return true;
+    return false;
+}
 bool sim__rows_left(const sim *s);
 fb_time_us sim__tick_end(const sim *s);
 void sim__emit_ticks(sim *s, fb_time_us t);
