@@ -78,7 +78,8 @@ static fb_outcome outcome_of_kind(fb_error_kind k) {
     }
 }
 
-fb_outcome fb_classify_outcome(const fb_reply *r) {
+/* The outcome of a reply; inline into fb_classify, which every attempt's answer goes through. */
+static inline fb_outcome outcome_of_reply(const fb_reply *r) {
     switch (r->transport) {
     case FB_TRANSPORT_NONE:
         break;
@@ -108,8 +109,12 @@ fb_outcome fb_classify_outcome(const fb_reply *r) {
     return FB_OUT_PERMANENT;
 }
 
+fb_outcome fb_classify_outcome(const fb_reply *r) {
+    return outcome_of_reply(r);
+}
+
 fb_class fb_classify(const fb_classifier *c, const fb_reply *r) {
-    fb_outcome o = fb_classify_outcome(r);
+    fb_outcome o = outcome_of_reply(r);
     fb_outcome_rule rule = c->rules[o];
     fb_class k = {
         .outcome = o,

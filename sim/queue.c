@@ -372,25 +372,8 @@ size_t sim_queue_len(const sim_queue *q) {
     return q->total_len;
 }
 
-size_t sim_queue_lane_len(const sim_queue *q, unsigned lane) {
-    return lane < SIM_LANES_MAX ? q->lanes[lane].len : 0;
-}
-
-size_t sim_queue_compact_lane(sim_queue *q, unsigned lane,
-                              bool (*keep)(void *ctx, const sim_event *ev), void *ctx) {
-    if (lane >= SIM_LANES_MAX) return 0;
-    sim_fifo *f = &q->lanes[lane];
-    sim_event *v = (sim_event *)(void *)f->v;
-    size_t kept = 0;
-    for (size_t i = 0; i < f->len; i++) {
-        const sim_event *ev = &v[sim_fifo_slot(f, i)];
-        /* kept <= i: an event moves towards the head, never over one not yet read */
-        if (keep(ctx, ev)) v[sim_fifo_slot(f, kept++)] = *ev;
-    }
-    size_t gone = f->len - kept;
-    f->len = kept;
+void sim_queue_lane_compacted(sim_queue *q, size_t gone) {
     q->total_len -= gone;
     q->cancelled += gone;
     lanes_changed(q);
-    return gone;
 }

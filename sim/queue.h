@@ -106,14 +106,34 @@ size_t sim_queue_len(const sim_queue *q);
 static inline const sim_event *sim_queue_upcoming(const sim_queue *q, size_t k) {
     return q->rpos + k < q->rlen ? &q->run[q->rpos + k] : NULL;
 }
-/* Events on one lane. */
-size_t sim_queue_lane_len(const sim_queue *q, unsigned lane);
+/* Events on one lane (inline: checked before each request deadline's push). */
+static inline size_t sim_queue_lane_len(const sim_queue *q, unsigned lane) {
+    return lane < SIM_LANES_MAX ? q->lanes[lane].len : 0;
+}
+/* After a compaction removed `gone` events of a lane: the counts and the lanes' head time. */
+void sim_queue_lane_compacted(sim_queue *q, size_t gone);
 /*
  * Drop the events of a lane for which keep() says false, keeping the others
  * in their order; returns how many went (counted in `cancelled`). O(lane
- * length): call it when most of the lane is known to be stale.
+ * length): call it when most of the lane is known to be stale. Inline, so
+ * that a caller's keep() is inlined into the loop.
  */
-size_t sim_queue_compact_lane(sim_queue *q, unsigned lane,
-                              bool (*keep)(void *ctx, const sim_event *ev), void *ctx);
+static inline size_t sim_queue_compact_lane(sim_queue *q, unsigned lane,
+                                            bool (*keep)(void *ctx, const sim_event *ev),
+                                            void *ctx) {
+    if (lane >= SIM_LANES_MAX) return 0;
+    sim_fifo *f = &q->lanes[lane];
+    sim_event *v = (sim_event *)(void *)f->v;
+    size_t kept = 0;
+    for (size_t i = 0; i < f->len; i++) {
+        const sim_event *ev = &v[sim_fifo_slot(f, i)];
+        /* kept <= i: an event moves towards the head, never over one not yet read */
+        if (keep(ctx, ev)) v[sim_fifo_slot(f, kept++)] = *ev;
+    }
+    size_t gone = f->len - kept;
+    f->len = kept;
+    sim_queue_lane_compacted(q, gone);
+    return gone;
+}
 
 #endif /* SIM_QUEUE_H */

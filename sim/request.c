@@ -26,7 +26,7 @@ _Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
 
 static void start_request(sim *s, uint32_t ri);
 static void begin_call(sim *s, uint32_t ri);
-static void handle_decision(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision d);
+static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d);
 static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback);
 
 /* ---- arrival and the worker ---- */
@@ -230,7 +230,7 @@ static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     fb_fallback_decision d =
         fb_fallback_begin(pod_fb(s, seat_at(r, depth), li), &h->fr,
                           r->prompt_tokens + r->completion_tokens, order, order ? len : 0, s->now);
-    handle_decision(s, ri, depth, d);
+    handle_decision(s, ri, depth, &d);
 }
 
 void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
@@ -240,8 +240,8 @@ void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
     if (depth >= r->stack->depth || !h->active || h->serial != HOP_SERIAL(arg)) return;
     r->state = R_CALLING;
     uint32_t li = r->stack->layer[depth];
-    handle_decision(s, ri, depth,
-                    fb_fallback_resume(pod_fb(s, seat_at(r, depth), li), &h->fr, s->now));
+    fb_fallback_decision d = fb_fallback_resume(pod_fb(s, seat_at(r, depth), li), &h->fr, s->now);
+    handle_decision(s, ri, depth, &d);
 }
 
 /* A provider attempt of request ri, filled in but not sent: its index in *out. */
@@ -368,10 +368,10 @@ static void raise_outside(sim *s, uint32_t ri, uint32_t depth, const fb_fallback
 }
 
 /* Layer `depth` is done with the request: it ends, or the layer outside gets the result. */
-static void layer_done(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision d) {
+static void layer_done(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
     req *r = R(s, ri);
     hop *h = &r->hops[depth];
-    sim_end end = end_of(d.stop);
+    sim_end end = end_of(d->stop);
     /* a layer that ran out of tries on a failure from inside ends with that failure */
     bool first = layer_at(s, r, depth)->cfg->raise_first;
     sim_end cause = first ? h->first_cause : h->cause;
@@ -382,13 +382,13 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision
     h->active = false;
     h->serial++;
     sim__stat_policy(s, r, depth);
-    if (depth == r->stack->router && d.stop == FB_STOP_SUCCESS) r->via_fallback = d.via_fallback;
+    if (depth == r->stack->router && d->stop == FB_STOP_SUCCESS) r->via_fallback = d->via_fallback;
     if (depth > 0) {
         if (depth == r->stack->gateway) sim__gateway_leave(s, ri); /* its worker is free */
-        raise_outside(s, ri, depth, &d, end);
+        raise_outside(s, ri, depth, d, end);
         return;
     }
-    if (d.degraded) {
+    if (d->degraded) {
         fb_time_us lat = scn_dist_draw_us(&r->rng, &layer_at(s, r, 0)->cfg->degraded_latency_us);
         if (lat > 0) {
             r->state = R_FINISHING;
@@ -402,21 +402,21 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision
 }
 
 /* Carry out layer `depth`'s decision: an attempt, a wait, or the end of its part. */
-static void handle_decision(sim *s, uint32_t ri, uint32_t depth, fb_fallback_decision d) {
+static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
     req *r = R(s, ri);
     hop *h = &r->hops[depth];
-    switch (d.action) {
+    switch (d->action) {
     case FB_ACT_ATTEMPT:
-        sim__stat_layer_attempt(s, r->stack->layer[depth], d.provider);
+        sim__stat_layer_attempt(s, r->stack->layer[depth], d->provider);
         if (depth + 1 == r->stack->depth)
-            send_attempt(s, ri, &d);
+            send_attempt(s, ri, d);
         else
-            inner_request(s, ri, depth, &d);
+            inner_request(s, ri, depth, d);
         return;
     case FB_ACT_WAIT:
         r->state = R_WAITING;
         h->serial++;
-        sim__push(s, s->now + d.delay_us, EV_RESUME, ri, r->gen, HOP_ARG(depth, h->serial));
+        sim__push(s, s->now + d->delay_us, EV_RESUME, ri, r->gen, HOP_ARG(depth, h->serial));
         return;
     case FB_ACT_DONE:
         layer_done(s, ri, depth, d);
@@ -453,7 +453,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     r->state = R_CALLING;
     fb_fallback_decision d = fb_fallback_result(
         pod_fb(s, seat_at(r, depth), r->stack->layer[depth]), &h->fr, &c, hint, s->now);
-    handle_decision(s, ri, depth, d);
+    handle_decision(s, ri, depth, &d);
 }
 
 /* How the innermost layer of r classifies provider pi's reply. */
@@ -477,7 +477,7 @@ static void inner_answer(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, 
     bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;
     if (won && hedged && pi != d.provider) d.via_fallback = true;
     if (inner == r->stack->router && won && d.via_fallback) sim__stat_fallback_cost(s, r, pi, out);
-    handle_decision(s, ri, inner, d);
+    handle_decision(s, ri, inner, &d);
 }
 
 void sim__inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,

@@ -19,12 +19,6 @@
 
 #include "sim/simint.h"
 
-bool sim__in_window(const sim *s, fb_time_us t) {
-    for (uint32_t i = 0; i < s->window_count; i++)
-        if (t >= s->windows[i].start_us && t < s->windows[i].end_us) return true;
-    return false;
-}
-
 /* When the next row is due: its tick's end, or the end of traffic for the last one. */
 fb_time_us sim__tick_end(const sim *s) {
     return s->next_tick_us < s->sc->duration_us ? s->next_tick_us : s->sc->duration_us;

@@ -548,7 +548,12 @@ bool sim__is_open(fb_breaker_state st);
 fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now);
 
 /* series.c */
-bool sim__in_window(const sim *s, fb_time_us t);
+/* t is inside a disturbance window (inline: asked for every request and attempt). */
+static inline bool sim__in_window(const sim *s, fb_time_us t) {
+    for (uint32_t i = 0; i < s->window_count; i++)
+        if (t >= s->windows[i].start_us && t < s->windows[i].end_us) return true;
+    return false;
+}
 bool sim__rows_left(const sim *s);
 fb_time_us sim__tick_end(const sim *s);
 void sim__emit_ticks(sim *s, fb_time_us t);
@@ -556,7 +561,13 @@ void sim__close_baseline(sim *s);
 
 /* stats.c: every summary and time-series counter moves here */
 void sim__stat_arrival(sim *s, const req *r);
-void sim__stat_attempt(sim *s, const attempt *a);
+/* An attempt went out (inline, as are the outcome and the layer attempt below: per attempt). */
+static inline void sim__stat_attempt(sim *s, const attempt *a) {
+    s->sum->attempts++;
+    s->sum->providers[a->provider].attempts++;
+    s->provs[a->provider].tick.attempts++;
+    if (sim__in_window(s, s->now)) s->sum->attempts_in_fault++;
+}
 void sim__stat_gateway_attempt(sim *s, uint32_t seat); /* a replica's layers sent an attempt */
 /* What a gateway replica's call did (gateway.c); v: the workers busy, the calls queued, the
    wait (us), by kind. */
@@ -569,12 +580,24 @@ enum {
     GW_STAT_ABANDONED
 };
 void sim__stat_gateway(sim *s, uint32_t seat, int what, uint64_t v);
-void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome);
+/* An attempt's outcome, as the client classified it. */
+static inline void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome) {
+    prov *p = &s->provs[provider];
+    s->sum->providers[provider].outcomes[outcome]++;
+    if (outcome != FB_OUT_SUCCESS) p->tick.errors++;
+    if (outcome == FB_OUT_RATE_LIMITED) p->tick.rate_limited++;
+    if (outcome == FB_OUT_TIMEOUT) p->tick.timeouts++;
+}
 void sim__stat_answer(sim *s, const fb_reply *rep);
 int sim__stat_windows_setup(sim *s);
 void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
 void sim__stat_layer_call(sim *s, uint32_t layer);
-void sim__stat_layer_attempt(sim *s, uint32_t layer, uint32_t target);
+/* A layer made an attempt: to `target`, a provider (or the layer inside, for an outer one). */
+static inline void sim__stat_layer_attempt(sim *s, uint32_t layer, uint32_t target) {
+    sim_layer_summary *ls = &s->sum->layers[layer];
+    ls->attempts++;
+    if (s->lays[layer].cfg->role != SIM_ROLE_OUTER) ls->attempts_to[target]++;
+}
 void sim__stat_policy(sim *s, const req *r, uint32_t depth);
 void sim__stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed);
 void sim__stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out);

@@ -65,22 +65,6 @@ void sim__stat_store(sim *s, store_tally what) {
         s->sum->fleet.store_records_lost++;
 }
 
-void sim__stat_attempt(sim *s, const attempt *a) {
-    s->sum->attempts++;
-    s->sum->providers[a->provider].attempts++;
-    s->provs[a->provider].tick.attempts++;
-    if (sim__in_window(s, s->now)) s->sum->attempts_in_fault++;
-}
-
-/* An attempt's outcome, as the client classified it. */
-void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome) {
-    prov *p = &s->provs[provider];
-    s->sum->providers[provider].outcomes[outcome]++;
-    if (outcome != FB_OUT_SUCCESS) p->tick.errors++;
-    if (outcome == FB_OUT_RATE_LIMITED) p->tick.rate_limited++;
-    if (outcome == FB_OUT_TIMEOUT) p->tick.timeouts++;
-}
-
 /*
  * An attempt's answer as the client saw it, for the breakdown: the HTTP
  * status the provider sent, or what happened instead. One array slot per
@@ -217,13 +201,6 @@ void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
 /* A layer received a request (from users, or from the layer outside it). */
 void sim__stat_layer_call(sim *s, uint32_t layer) {
     s->sum->layers[layer].calls++;
-}
-
-/* A layer made an attempt: to `target`, a provider (or the layer inside, for an outer one). */
-void sim__stat_layer_attempt(sim *s, uint32_t layer, uint32_t target) {
-    sim_layer_summary *ls = &s->sum->layers[layer];
-    ls->attempts++;
-    if (s->lays[layer].cfg->role != SIM_ROLE_OUTER) ls->attempts_to[target]++;
 }
 
 /* Layer `depth` of the request's stack is done with it: its retries and fallbacks. */
