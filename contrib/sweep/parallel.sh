@@ -48,8 +48,12 @@ if [ -n "$hosts" ]; then
     set -- --sshlogin "$hosts" --env OUT --env SWEEP
     if [ "$mode" = copy ]; then
         case $OUT in /*) echo "parallel.sh: copy needs a relative OUT, got '$OUT'" >&2 && exit 2 ;; esac
+        # $OUT's own basefile keeps it on every host until the last shard there is done: a
+        # shard's --cleanup removes its part file and then its folder when empty, under the
+        # feet of a shard on the same host that is still to write there
+        mkdir -p "$OUT" && : >"$OUT/.parallel-keep"
         set -- "$@" --cleanup --basefile "$root/./contrib/sweep/shard.sh" --basefile "$SWEEP" \
-            --return "$OUT/sweep.part-{}-of-$n.json"
+            --basefile "$OUT/.parallel-keep" --return "$OUT/sweep.part-{}-of-$n.json"
         while IFS= read -r line || [ -n "$line" ]; do
             case $line in '' | '#'* | -*) continue ;; esac
             if [ -f "$line" ]; then set -- "$@" --basefile "$line"; fi
@@ -63,6 +67,9 @@ mkdir -p "$OUT"
 # in the copy form, shard.sh is in the scratch folder (at its path below /./), else beside this
 shard=$here/shard.sh
 [ "$mode" = copy ] && [ -n "$hosts" ] && shard=contrib/sweep/shard.sh
-seq 1 "$n" | parallel --halt now,fail=1 "$@" sh "$shard" {} "$n" --jobs 1
+rc=0
+seq 1 "$n" | parallel --halt now,fail=1 "$@" sh "$shard" {} "$n" --jobs 1 || rc=$?
+rm -f "$OUT/.parallel-keep"
+[ "$rc" -eq 0 ] || exit "$rc"
 "${FUSEBOX:-fusebox}" merge "$OUT"/sweep.part-*-of-"$n".json -o "$OUT"
 echo "parallel.sh: open $OUT/sweep.html"
