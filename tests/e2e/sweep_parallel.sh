@@ -50,7 +50,9 @@ same_single "$T/local"
 ok $? "parallel.sh 4 merged == the single-process sweep, byte for byte"
 
 # The stand-in ssh: "ssh [options] HOST COMMAND" runs COMMAND here, in HOST's own HOME under
-# $T/hosts, with a clean environment whose PATH has fusebox (as a real host's would).
+# $T/hosts, with a clean environment whose PATH has fusebox (as a real host's would). With
+# $STANDIN_HOME, the hosts share that HOME (a shared folder: GNU parallel's --workdir . is
+# relative to HOME when the folder is below it, as /root/fusebox is in a root's clone).
 cat >"$T/bin/ssh-standin" <<SSH
 #!/bin/sh
 while [ \$# -gt 0 ]; do
@@ -65,14 +67,14 @@ host=\$1
 shift
 [ "\$1" = -- ] && shift
 echo "\$host: \$*" >>"$T/ssh.log"
-mkdir -p "$T/hosts/\$host"
-cd "$T/hosts/\$host" && exec env -i HOME="$T/hosts/\$host" SHELL=/bin/sh PATH="$T/bin:/usr/bin:/bin" \
-    sh -c -- "\$*"
+h=\${STANDIN_HOME:-$T/hosts/\$host}
+mkdir -p "\$h"
+cd "\$h" && exec env -i HOME="\$h" SHELL=/bin/sh PATH="$T/bin:/usr/bin:/bin" sh -c -- "\$*"
 SSH
 chmod +x "$T/bin/ssh-standin"
 
 expect_exit 0 "parallel.sh 4 over two hosts sharing the folder exits 0" \
-    env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin SWEEP="$ARGS" OUT="$T/shared" \
+    env -u FUSEBOX PATH="$P" PARALLEL_SSH=ssh-standin STANDIN_HOME="$HOME" SWEEP="$ARGS" OUT="$T/shared" \
     sh contrib/sweep/parallel.sh 4 2/host1,2/host2
 same_single "$T/shared"
 ok $? "two hosts, shared folder: merged == the single-process sweep, byte for byte"
