@@ -240,7 +240,7 @@ static void write_disturbance(util_json *w, const sim_scenario *sc, const sim_fa
     util_json_close(w);
 }
 
-/* Per traffic class, the per-class rows of the metric table, named without "class_" and "[]". */
+/* One gateway replica's figures (or the tier's totals). */
 static void write_replica(util_json *w, const sim_replica_summary *x) {
     util_json_u64(w, "calls", x->calls);
     util_json_u64(w, "attempts", x->attempts);
@@ -309,6 +309,7 @@ static void text_gateways(FILE *f, const sim_scenario *sc, sim_summary *const *s
     }
 }
 
+/* Per traffic class, the per-class rows of the metric table, named without "class_" and "[]". */
 static void write_classes(util_json *w, const sim_scenario *sc, const sim_summary *s) {
     util_json_open(w, "classes", '{', UTIL_JSON_LINES);
     for (uint32_t c = 0; c < sc->class_count; c++) {
