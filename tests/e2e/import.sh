@@ -73,8 +73,10 @@ need npm "$NPM/apt.log" nodejs npm
 # On Node 18 (Debian bookworm's), openai 6.49.0 leaves a request to a hung server unsettled after
 # its timeout now and then (2 of 5 hung requests at once, in a bookworm root; fetch alone aborts
 # all 5, and Node 20 settles them all): the two runs of openai-truth.json, whose timeline has a
-# hang, would never end. They are skipped with that reason; the slow-window run has no hang.
+# hang, would never end. node_pinned installs Node 20 where the system's is older; only if that
+# fails are they skipped with that reason (the slow-window run has no hang).
 NODE_HANGS=
+node_pinned
 node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null ||
     NODE_HANGS="openai 6.49.0 on node $(node --version 2>&1) leaves some requests to a hung server unsettled after its timeout (Node 20 settles them): a traced run of openai-truth.json (a hang in its timeline) would never end"
 # shellcheck disable=SC2086
