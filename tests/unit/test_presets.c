@@ -137,7 +137,7 @@ static void every_preset_is_documented_and_loads(void **state) {
         if (strncmp(v, "recorded from ", 14) != 0 && strncmp(v, "rules read from ", 16) != 0)
             fail_msg("%s: verified line '%s'", (*p)->name, v);
         for (const sim_param *pa = (*p)->params; pa->name; pa++) {
-            assert_non_null(pa->deflt);
+            assert_non_null(pa->def_doc);
             assert_non_null(pa->doc);
             assert_int_equal(scn_preset_param(*p, pa->name), (int)(pa - (*p)->params));
         }
