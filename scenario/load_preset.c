@@ -344,6 +344,7 @@ static void warn_fraction_as_percent(pctx *P, const sim_preset *p, const sim_par
         snprintf(part, sizeof part, "%g of a percent", d);
     snprintf(line, sizeof line, "%s's %s is a percentage: %g means %s; did you mean %g?", p->name,
              pa->name, d, part, d * 100);
+    if (P->sc == NULL) return; /* --set checks the value alone */
     uint32_t before = P->sc->note_count;
     add_note(P, line);
     if (P->sc->note_count > before) ((sim_scenario *)P->sc)->warning_notes |= (uint64_t)1 << before;
@@ -446,13 +447,9 @@ static int find_preset(pctx *P, const cJSON *e, const sim_preset **out) {
     return rc;
 }
 
-int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
-    const sim_preset *p = NULL;
-    int rc = find_preset(P, e, &p);
-    if (rc == FB_OK) rc = check_preset_keys(P, e, p);
-    if (rc != FB_OK) return rc;
-    sim_param_value values[SIM_PRESET_PARAMS_MAX];
-    memset(values, 0, sizeof values);
+/* The keys of e checked against p's table, then each parameter given read into values. */
+static int read_params(pctx *P, const cJSON *e, const sim_preset *p, sim_param_value *values) {
+    int rc = check_preset_keys(P, e, p);
     int i = 0;
     for (const sim_param *pa = p->params; rc == FB_OK && pa->name; pa++, i++) {
         if (strchr(pa->name, '.')) continue;
@@ -462,6 +459,48 @@ int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
         rc = param_value(P, p, i, v, values);
         scn__pop(P, old);
     }
+    return rc;
+}
+
+int scn__check_preset_set(pctx *P, const cJSON *layer, const char *key, const cJSON *val) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(layer, "preset");
+    const sim_preset *p = cJSON_IsString(name) ? scn_preset_find(name->valuestring) : NULL;
+    size_t first = strcspn(key, ".");
+    if (p == NULL || strchr(key, '[') || (first == 4 && strncmp(key, "name", 4) == 0) ||
+        (first == 6 && strncmp(key, "preset", 6) == 0) ||
+        (first == 11 && strncmp(key, "description", 11) == 0))
+        return FB_OK; /* the loader says what is wrong, if anything */
+    /* {"a": {"b": val}} for "a.b": the layer as the loader would read it, with val alone */
+    cJSON *obj = cJSON_CreateObject(), *at = obj, *copy = cJSON_Duplicate(val, 1);
+    char step[SIM_NAME_MAX * 4];
+    int rc = obj && copy ? FB_OK : scn__fail(P, "out of memory");
+    for (const char *k = key; rc == FB_OK;) {
+        size_t n = strcspn(k, ".");
+        snprintf(step, sizeof step, "%.*s", (int)n, k);
+        if (k[n] == '\0') {
+            cJSON_AddItemToObject(at, step, copy);
+            copy = NULL;
+            break;
+        }
+        at = cJSON_AddObjectToObject(at, step);
+        if (at == NULL) rc = scn__fail(P, "out of memory");
+        k += n + 1;
+    }
+    sim_param_value values[SIM_PRESET_PARAMS_MAX];
+    memset(values, 0, sizeof values);
+    if (rc == FB_OK) rc = read_params(P, obj, p, values);
+    cJSON_Delete(obj);
+    cJSON_Delete(copy);
+    return rc;
+}
+
+int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
+    const sim_preset *p = NULL;
+    int rc = find_preset(P, e, &p);
+    if (rc != FB_OK) return rc;
+    sim_param_value values[SIM_PRESET_PARAMS_MAX];
+    memset(values, 0, sizeof values);
+    rc = read_params(P, e, p, values);
     if (rc != FB_OK) return rc;
     scn__layer_defaults(P->sc, L);
     char msg[1400] = "";

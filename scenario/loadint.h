@@ -233,6 +233,12 @@ int scn__check_fleet(pctx *P, const sim_scenario *sc);
 void scn__layer_defaults(const sim_scenario *sc, sim_layer *L);
 /* A layer given as {"preset": NAME, ...the library's keys} (load_preset.c). */
 int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L);
+/*
+ * --set LAYER.KEY=val of a preset layer: KEY ("maxRetries", "retry_back_off.base_interval") and
+ * val checked against the preset's table as the loader reads them (FB_OK where the loader
+ * will say more: no such preset, an index, the layer's own keys).
+ */
+int scn__check_preset_set(pctx *P, const cJSON *layer, const char *key, const cJSON *val);
 /* A layer that names a policy file: {"import": KIND, "file": F, "instance": I} (load_preset.c). */
 int scn__import_layer(pctx *P, const cJSON *e, sim_layer *L);
 /*
