@@ -38,7 +38,7 @@ static const char *kind_phrase(const sim_param *pa) {
            : pa->notation == SIM_PK_SECONDS  ? "a number of seconds"
            : pa->notation == SIM_PK_MILLIS   ? "a number of milliseconds"
            : pa->notation == SIM_PK_FRACTION ? "a fraction"
-                                         : "a number";
+                                             : "a number";
 }
 
 /* Not a number: say what it is in the library's unit, with the number a duration string meant. */

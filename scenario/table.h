@@ -41,6 +41,11 @@ typedef enum ld_kind {
 #define LD_F_REQUIRED 2u
 /* The value holds members (or array elements) addressed by name or index, each one of `sub`. */
 #define LD_F_NAMED 4u
+/* The key must be there, checked by the section's code where it reads it (an error met before
+   comes first); the schema's "required" has it, as it has the LD_F_REQUIRED keys. */
+#define LD_F_NEEDED 8u
+/* A variant's key, not the top-level policy's (the schema's "policy" leaves it out). */
+#define LD_F_VARIANT 16u
 
 /* A preset's parameter: how the library writes its value, in its unit. */
 typedef enum sim_param_kind {
@@ -78,6 +83,10 @@ typedef struct ld_field {
     const char *unit;    /* the docs' type column when the kind does not say it all */
     const char *def_doc; /* the docs' default column when `def` does not say it all */
     const char *doc;     /* one line: what it means */
+    /* LD_HOOK, LD_CODE: the value's JSON Schema as JSON text, for `make schema`; where another
+       table writes an object inside it, that object's "properties" ({}) and "required" ([])
+       are left empty for the table to fill. */
+    const char *schema;
     /* A preset's parameter (preset.h): how the library writes it; `kind` follows (LD_KIND_OF). */
     sim_param_kind notation;
     /* The sections of the value's keys, NULL-terminated (--set paths); NULL: not described. */

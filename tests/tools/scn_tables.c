@@ -6,7 +6,8 @@
  * docs/scenario-format.md; tests/e2e/schema_fresh.sh checks that they are current.
  *
  *   {"sections": [{"name", "schema_at", "doc_prefix", "fields": [{"name", "kind", "lo", "hi",
- *     "names", "default", "set", "required", "unit", "default_doc", "doc"}, ...]}, ...],
+ *     "names", "default", "set", "required", "needed", "variant_only", "unit", "default_doc",
+ *     "doc", "schema"}, ...]}, ...],
  *    "presets": [{"name", "library", "version", "params": [{...the same, "notation"}, ...]}, ...]}
  *
  * A preset's parameters (scenario/preset.h) are rows of the same shape; "notation" says how
@@ -81,6 +82,17 @@ static cJSON *field_json(const ld_field *f, bool param) {
     }
     cJSON_AddBoolToObject(o, "set", (f->flags & LD_F_SET) != 0);
     cJSON_AddBoolToObject(o, "required", (f->flags & LD_F_REQUIRED) != 0);
+    cJSON_AddBoolToObject(o, "needed", (f->flags & LD_F_NEEDED) != 0);
+    cJSON_AddBoolToObject(o, "variant_only", (f->flags & LD_F_VARIANT) != 0);
+    if (f->schema) {
+        cJSON *sch = cJSON_Parse(f->schema);
+        if (sch == NULL) {
+            fprintf(stderr, "scn_tables: the schema of '%s' is not JSON: %s\n", f->name, f->schema);
+            cJSON_Delete(o);
+            return NULL;
+        }
+        cJSON_AddItemToObject(o, "schema", sch);
+    }
     add_string(o, "unit", f->unit);
     add_string(o, "default_doc", f->def_doc);
     add_string(o, "doc", f->doc);
