@@ -41,11 +41,12 @@ typedef enum ld_kind {
 #define LD_F_REQUIRED 2u
 /* The value holds members (or array elements) addressed by name or index, each one of `sub`. */
 #define LD_F_NAMED 4u
+/* (8u: kept for the loader's next flag) */
 /* The key must be there, checked by the section's code where it reads it (an error met before
    comes first); the schema's "required" has it, as it has the LD_F_REQUIRED keys. */
-#define LD_F_NEEDED 8u
+#define LD_F_NEEDED 16u
 /* A variant's key, not the top-level policy's (the schema's "policy" leaves it out). */
-#define LD_F_VARIANT 16u
+#define LD_F_VARIANT 32u
 
 /* A preset's parameter: how the library writes its value, in its unit. */
 typedef enum sim_param_kind {
