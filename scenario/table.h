@@ -41,7 +41,6 @@ typedef enum ld_kind {
 #define LD_F_REQUIRED 2u
 /* The value holds members (or array elements) addressed by name or index, each one of `sub`. */
 #define LD_F_NAMED 4u
-/* (8u: kept for the loader's next flag) */
 /* The key must be there, checked by the section's code where it reads it (an error met before
    comes first); the schema's "required" has it, as it has the LD_F_REQUIRED keys. */
 #define LD_F_NEEDED 16u
