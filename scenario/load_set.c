@@ -297,9 +297,13 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
         cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
         if (index >= 0 && (f->flags & LD_F_NAMED)) {
             cur = cJSON_GetArrayItem(cur, (int)index);
-            if (library_layer(cur)) {
+            if (library_layer(cur)) { /* the layer's path with its index, once */
                 char at[sizeof path + 24];
-                snprintf(at, sizeof at, "%s[%ld]", path, index);
+                size_t m = strlen(path);
+                if (m > 0 && path[m - 1] == ']')
+                    snprintf(at, sizeof at, "%s", path);
+                else
+                    snprintf(at, sizeof at, "%s[%ld]", path, index);
                 return library_rest(W, cur, at, save, val);
             }
         } else if (index >= 0) {
