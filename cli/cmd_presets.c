@@ -21,7 +21,7 @@ static void usage(FILE *f) {
 }
 
 static const char *unit_of(const sim_param *pa) {
-    switch (pa->kind) {
+    switch (pa->notation) {
     case SIM_PK_COUNT:
         return "integer";
     case SIM_PK_NUMBER:
@@ -63,8 +63,8 @@ static const char *unit_of(const sim_param *pa) {
 }
 
 static void choices(FILE *f, const sim_param *pa) {
-    for (int i = 0; pa->choices && pa->choices[i]; i++)
-        fprintf(f, "%s%s", i ? ", " : ": ", pa->choices[i]);
+    for (int i = 0; pa->names && pa->names[i]; i++)
+        fprintf(f, "%s%s", i ? ", " : ": ", pa->names[i]);
 }
 
 /* The parameters of one side (breaker or retry) that the report names, each once; how many. */
@@ -119,7 +119,7 @@ static void print_text(FILE *f, const sim_preset *p) {
     for (const sim_param *pa = p->params; pa->name; pa++) {
         fprintf(f, "  %-36s %s", pa->name, unit_of(pa));
         choices(f, pa);
-        fprintf(f, ", default %s: %s\n", pa->deflt, pa->doc);
+        fprintf(f, ", default %s: %s\n", pa->def_doc, pa->doc);
     }
     fputs("\nrules:\n", f);
     for (const char *const *r = p->rules; *r; r++) fprintf(f, "  - %s\n", *r);
@@ -135,7 +135,7 @@ static void print_markdown(FILE *f, const sim_preset *p) {
     for (const sim_param *pa = p->params; pa->name; pa++) {
         fprintf(f, "| `%s` | %s", pa->name, unit_of(pa));
         choices(f, pa);
-        fprintf(f, " | %s | %s |\n", pa->deflt, pa->doc);
+        fprintf(f, " | %s | %s |\n", pa->def_doc, pa->doc);
     }
     fputc('\n', f);
     print_vocab(f, p, true);

@@ -420,7 +420,7 @@ static int one_key(exporter *E, const sim_preset *p, const cJSON *v) {
     int i = scn_preset_param(p, v->string);
     if (i < 0)
         return fail(E, FB_EINVAL, "%s: not a parameter of the preset %s", v->string, p->name);
-    if (p->params[i].kind == SIM_PK_OBJECT) {
+    if (p->params[i].notation == SIM_PK_OBJECT) {
         int rc = check_object(E, p, v);
         if (rc != FB_OK) return rc;
     }

@@ -323,7 +323,7 @@ static void add_value(cJSON *layer, const sim_preset *p, const setting *s, const
         imp_add_note(r, where, k, "not a port number: not copied (the preset only accepts it)");
     } else if (j) {
         cJSON_AddItemToObject(layer, s->param, j);
-    } else if (p->params[scn_preset_param(p, s->param)].kind == SIM_PK_OBJECT) {
+    } else if (p->params[scn_preset_param(p, s->param)].notation == SIM_PK_OBJECT) {
         cJSON *obj = imp_copy_object(v, p, s->param, where, py_scalar, r);
         unread_class_keys(obj, v, where, r);
         cJSON_AddItemToObject(layer, s->param, obj);

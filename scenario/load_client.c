@@ -157,7 +157,7 @@ const ld_section scn__hedging_section = {
          .doc = "the losers are cancelled: the provider drops them if it does not keep working "
                 "(`keeps_working: false`), else serves and bills them; `false` leaves them "
                 "running (they hold their connection and concurrency permit until they answer)"},
-        {"description", LD_CODE, .unit = "string"},
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string"},
         {0}},
     NULL};
 
@@ -198,10 +198,11 @@ const ld_section scn__connections_section = {
          .def_doc = "every one",
          .doc = "idle connections kept open per pod (httpx `max_keepalive_connections`); `0` "
                 "closes every connection after its answer"},
-        {"setup", LD_HOOK, LD_AT(sim_pool, setup_us), .hook = parse_setup, .def = "\"0s\"",
-         .flags = LD_F_SET, .unit = "distribution (duration)",
+        {"setup", LD_HOOK, LD_AT(sim_pool, setup_us),
+         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"0s\"}",
+         .hook = parse_setup, .def = "\"0s\"", .flags = LD_F_SET, .unit = "distribution (duration)",
          .doc = "opening a new connection (TCP and TLS handshakes)"},
-        {"description", LD_CODE, .unit = "string"},
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string"},
         {0}},
     NULL};
 

@@ -23,8 +23,9 @@ const ld_section scn__resubmit_section = {
         {"probability", LD_NUMBER, LD_AT(sim_resubmit, probability), .lo = 0, .hi = 1,
          .flags = LD_F_REQUIRED, .unit = "fraction",
          .doc = "chance that a failed submission is submitted again; `0` turns it off"},
-        {"think", LD_HOOK, LD_AT(sim_resubmit, think_us), .hook = parse_think, .def = "\"5s\"",
-         .flags = LD_F_SET, .unit = "distribution (duration)",
+        {"think", LD_HOOK, LD_AT(sim_resubmit, think_us),
+         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"5s\"}",
+         .hook = parse_think, .def = "\"5s\"", .flags = LD_F_SET, .unit = "distribution (duration)",
          .doc = "from the failure to the re-submission"},
         {"max", LD_INTEGER, LD_AT(sim_resubmit, max), .lo = 1, .hi = LD_RESUBMIT_MAX, .def = "3",
          .flags = LD_F_SET, .doc = "re-submissions per user request"},
@@ -87,6 +88,8 @@ const ld_section scn__scale_rules_section = {
     "scale_rules", "/$defs/scale_rules",
     (const ld_field[]){
         {"stabilization", LD_HOOK, LD_AT(sim_scale_rules, stabilization_us),
+         .schema = "{\"$ref\": \"#/$defs/duration\", \"description\": \"scale up: 0s; scale down: "
+                   "5m (at most 1h)\"}",
          .hook = stabilization_value, .unit = "duration, at most 1h",
          .def_doc = "`\"0s\"` / `\"5m\"`",
          .doc = "the recommendations of this long are considered: scaling up takes the lowest, "
@@ -97,8 +100,10 @@ const ld_section scn__scale_rules_section = {
          .def = "100", .def_doc = "`100` / `100`",
          .doc = "at most this share of the pods at the period's start added (removed) per "
                 "`period`"},
-        {"period", LD_HOOK, LD_AT(sim_scale_rules, period_us), .hook = rules_period_value,
-         .def = "\"15s\"", .unit = "duration, at most 30m", .doc = "both policies' window"},
+        {"period", LD_HOOK, LD_AT(sim_scale_rules, period_us),
+         .schema = "{\"$ref\": \"#/$defs/duration_positive\", \"default\": \"15s\"}",
+         .hook = rules_period_value, .def = "\"15s\"", .unit = "duration, at most 30m",
+         .doc = "both policies' window"},
         {"select", LD_ENUM, LD_AT(sim_scale_rules, select), .names = selects, .def = "\"max\"",
          .doc = "the policy allowing the largest change, the smallest, or no change in that "
                 "direction"},
@@ -140,32 +145,44 @@ const ld_section scn__autoscale_section = {
         {"metric", LD_ENUM, LD_AT(sim_autoscale, metric), .names = metrics, .flags = LD_F_REQUIRED,
          .doc = "per ready pod: the requests it holds (running and queued), or its busy workers "
                 "/ `workers`"},
-        {"target", LD_CODE, .flags = LD_F_REQUIRED, .unit = "number",
+        {"target", LD_CODE,
+         .schema =
+             "{\"type\": \"number\", \"exclusiveMinimum\": 0, \"maximum\": 1000000, "
+             "\"description\": \"the desired average over ready pods (utilization: at most 1)\"}",
+         .flags = LD_F_REQUIRED, .unit = "number",
          .doc = "the metric's desired average over the ready pods; in (0, 1,000,000], "
                 "`utilization` at most 1"},
         {"min", LD_INTEGER, LD_AT(sim_autoscale, min), .lo = 1, .hi = SIM_PODS_MAX / 2, .def = "1",
          .flags = LD_F_SET, .doc = "fewest pods"},
         {"max", LD_INTEGER, LD_AT(sim_autoscale, max), .lo = 1, .hi = SIM_PODS_MAX / 2,
          .flags = LD_F_REQUIRED, .doc = "most pods"},
-        {"period", LD_HOOK, LD_AT(sim_autoscale, period_us), .hook = period_value, .def = "\"15s\"",
-         .flags = LD_F_SET, .unit = "duration, whole seconds",
+        {"period", LD_HOOK, LD_AT(sim_autoscale, period_us),
+         .schema = "{\"$ref\": \"#/$defs/duration_positive\", \"default\": \"15s\"}",
+         .hook = period_value, .def = "\"15s\"", .flags = LD_F_SET,
+         .unit = "duration, whole seconds",
          .doc = "how often it decides (the HPA's sync period); at most 1h"},
-        {"window", LD_HOOK, LD_AT(sim_autoscale, window_us), .hook = window_value,
-         .unit = "duration", .def_doc = "the `period`",
+        {"window", LD_HOOK, LD_AT(sim_autoscale, window_us),
+         .schema = "{\"$ref\": \"#/$defs/duration_positive\", \"description\": \"the metric is "
+                   "averaged over this (at most 1h), sampled every second; default: the period\"}",
+         .hook = window_value, .unit = "duration", .def_doc = "the `period`",
          .doc = "the metric is sampled every second and averaged over this; at most 1h"},
         {"tolerance", LD_NUMBER, LD_AT(sim_autoscale, tolerance), .lo = 0, .hi = 0.999,
          .def = "0.1", .flags = LD_F_SET,
          .doc = "no change while \\|metric / target − 1\\| ≤ tolerance"},
-        {"delay", LD_HOOK, LD_AT(sim_autoscale, delay_us), .hook = delay_value, .def = "\"0s\"",
-         .unit = "duration",
+        {"delay", LD_HOOK, LD_AT(sim_autoscale, delay_us),
+         .schema = "{\"$ref\": \"#/$defs/duration\", \"default\": \"0s\"}", .hook = delay_value,
+         .def = "\"0s\"", .unit = "duration",
          .doc = "from a decision to the new pod's start (scheduling, image pull); at most 1h"},
-        {"cold_start", LD_HOOK, LD_AT(sim_autoscale, cold_start_us), .hook = delay_value,
+        {"cold_start", LD_HOOK, LD_AT(sim_autoscale, cold_start_us),
+         .schema = "{\"$ref\": \"#/$defs/duration\", \"default\": \"0s\"}", .hook = delay_value,
          .def = "\"0s\"", .unit = "duration",
          .doc = "from its start to its first request (readiness); at most 1h"},
-        {"scale_up", LD_HOOK, LD_AT(sim_autoscale, up), .hook = parse_rules, .unit = "object",
+        {"scale_up", LD_HOOK, LD_AT(sim_autoscale, up),
+         .schema = "{\"$ref\": \"#/$defs/scale_rules\"}", .hook = parse_rules, .unit = "object",
          .def_doc = "4 pods or 100% per 15 s, no stabilization",
          .doc = "HPA's `behavior.scaleUp`, below"},
-        {"scale_down", LD_HOOK, LD_AT(sim_autoscale, down), .hook = parse_rules, .unit = "object",
+        {"scale_down", LD_HOOK, LD_AT(sim_autoscale, down),
+         .schema = "{\"$ref\": \"#/$defs/scale_rules\"}", .hook = parse_rules, .unit = "object",
          .def_doc = "100% per 15 s, stabilization 5m", .doc = "HPA's `behavior.scaleDown`, below"},
         {0}},
     NULL};
@@ -256,12 +273,15 @@ static int parse_outages(pctx *P, const cJSON *v, void *out) {
 /* "breaker_store" (base: sim_scenario). */
 const ld_section scn__breaker_store_section = {
     "breaker_store", "/properties/breaker_store",
-    (const ld_field[]){{"outages", LD_HOOK, .offset = 0, .size = sizeof(sim_scenario),
-                        .hook = parse_outages, .flags = LD_F_REQUIRED,
-                        .unit = "array of `{\"at\": D, \"for\": D}`",
-                        .doc = "at most 32 windows, in time order, not overlapping, each starting "
-                               "before `duration`"},
-                       {0}},
+    (const ld_field[]){
+        {"outages", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
+         .offset = 0, .size = sizeof(sim_scenario), .hook = parse_outages, .flags = LD_F_REQUIRED,
+         .unit = "array of `{\"at\": D, \"for\": D}`",
+         .doc = "at most 32 windows, in time order, not overlapping, each starting "
+                "before `duration`"},
+        {0}},
     NULL};
 
 int scn__parse_breaker_store(pctx *P, const cJSON *v, void *out) {

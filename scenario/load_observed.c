@@ -112,25 +112,34 @@ static int window_name(pctx *P, const cJSON *v, void *out) {
 const ld_section scn__observed_window_section = {
     "observed.windows", "/properties/observed/properties/windows/items",
     (const ld_field[]){
-        {"name", LD_HOOK, LD_AT(sim_obs_window, name), .hook = window_name, .flags = LD_F_REQUIRED,
-         .unit = "string",
+        {"name", LD_HOOK, LD_AT(sim_obs_window, name),
+         .schema = "{\"type\": \"string\", \"maxLength\": 95}", .hook = window_name,
+         .flags = LD_F_REQUIRED, .unit = "string",
          .doc = "the fault window, as report.json's `breakdown.windows` names it"},
-        {"start_s", LD_HOOK, LD_AT(sim_obs_window, start_us), .hook = seconds_value,
-         .flags = LD_F_REQUIRED, .unit = "number (seconds)", .doc = "its start"},
-        {"end_s", LD_HOOK, LD_AT(sim_obs_window, end_us), .hook = seconds_value,
-         .flags = LD_F_REQUIRED, .unit = "number (seconds)", .doc = "its end"},
+        {"start_s", LD_HOOK, LD_AT(sim_obs_window, start_us),
+         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+         .hook = seconds_value, .flags = LD_F_REQUIRED, .unit = "number (seconds)",
+         .doc = "its start"},
+        {"end_s", LD_HOOK, LD_AT(sim_obs_window, end_us),
+         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+         .hook = seconds_value, .flags = LD_F_REQUIRED, .unit = "number (seconds)",
+         .doc = "its end"},
         {"requests", LD_INTEGER, LD_AT(sim_obs_window, requests), .lo = 0, .hi = COUNT_MAX,
          .doc = "requests that arrived in it"},
         {"attempts", LD_INTEGER, LD_AT(sim_obs_window, attempts), .lo = 0, .hi = COUNT_MAX,
          .doc = "their calls"},
         {"success_rate", LD_NUMBER, LD_AT(sim_obs_window, success_rate), .lo = 0, .hi = 1,
          .doc = "of those requests, answered"},
-        {"latency_p50", LD_HOOK, LD_AT(sim_obs_window, latency_p50_us), .hook = seconds_value,
-         .unit = "number (seconds)", .doc = "of those requests, arrival to end"},
-        {"latency_p90", LD_HOOK, LD_AT(sim_obs_window, latency_p90_us), .hook = seconds_value,
-         .unit = "number (seconds)", .doc = "of those requests"},
-        {"latency_p99", LD_HOOK, LD_AT(sim_obs_window, latency_p99_us), .hook = seconds_value,
-         .unit = "number (seconds)", .doc = "of those requests"},
+        {"latency_p50", LD_HOOK, LD_AT(sim_obs_window, latency_p50_us),
+         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+         .hook = seconds_value, .unit = "number (seconds)",
+         .doc = "of those requests, arrival to end"},
+        {"latency_p90", LD_HOOK, LD_AT(sim_obs_window, latency_p90_us),
+         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+         .hook = seconds_value, .unit = "number (seconds)", .doc = "of those requests"},
+        {"latency_p99", LD_HOOK, LD_AT(sim_obs_window, latency_p99_us),
+         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+         .hook = seconds_value, .unit = "number (seconds)", .doc = "of those requests"},
         {0}},
     NULL};
 
@@ -180,9 +189,11 @@ static int parse_variant(pctx *P, const cJSON *v, void *out) {
 const ld_section scn__observed_section = {
     "observed", "/properties/observed",
     (const ld_field[]){
-        {"description", LD_CODE, .unit = "string"},
-        {"variant", LD_HOOK, LD_AT(sim_observed, variant), .hook = parse_variant,
-         .flags = LD_F_REQUIRED, .unit = "string",
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string"},
+        {"variant", LD_HOOK, LD_AT(sim_observed, variant),
+         .schema = "{\"type\": \"string\", \"description\": \"the variant the log is of; one of "
+                   "the scenario's\"}",
+         .hook = parse_variant, .flags = LD_F_REQUIRED, .unit = "string",
          .doc = "the variant the log is of (`as-was`); one of the scenario's"},
         {"requests", LD_INTEGER, LD_AT(sim_observed, requests), .lo = 0, .hi = COUNT_MAX,
          .flags = LD_F_REQUIRED, .doc = "requests in the log"},
@@ -193,30 +204,65 @@ const ld_section scn__observed_section = {
                 "is a fallback)"},
         {"success_rate", LD_NUMBER, LD_AT(sim_observed, success_rate), .lo = 0, .hi = 1,
          .doc = "requests answered"},
-        {"latency_p50", LD_HOOK, LD_AT(sim_observed, latency_p50_us), .hook = seconds_value,
-         .unit = "number (seconds)", .doc = "of the requests, arrival to end"},
-        {"latency_p90", LD_HOOK, LD_AT(sim_observed, latency_p90_us), .hook = seconds_value,
-         .unit = "number (seconds)", .doc = "of the requests, arrival to end"},
-        {"latency_p99", LD_HOOK, LD_AT(sim_observed, latency_p99_us), .hook = seconds_value,
-         .unit = "number (seconds)", .doc = "of the requests, arrival to end"},
-        {"attempts_per_request", LD_HOOK, .offset = 0, .size = sizeof(sim_observed),
-         .hook = parse_buckets, .unit = "object: `\"N\": count`, N in 0–31",
+        {"latency_p50", LD_HOOK, LD_AT(sim_observed, latency_p50_us),
+         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000, "
+                   "\"description\": \"seconds\"}",
+         .hook = seconds_value, .unit = "number (seconds)",
+         .doc = "of the requests, arrival to end"},
+        {"latency_p90", LD_HOOK, LD_AT(sim_observed, latency_p90_us),
+         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000, "
+                   "\"description\": \"seconds\"}",
+         .hook = seconds_value, .unit = "number (seconds)",
+         .doc = "of the requests, arrival to end"},
+        {"latency_p99", LD_HOOK, LD_AT(sim_observed, latency_p99_us),
+         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000, "
+                   "\"description\": \"seconds\"}",
+         .hook = seconds_value, .unit = "number (seconds)",
+         .doc = "of the requests, arrival to end"},
+        {"attempts_per_request", LD_HOOK,
+         .schema =
+             "{\"type\": \"object\", \"description\": \"requests by their calls: \\\"N\\\" (0 to "
+             "31) -> count\", \"propertyNames\": {\"pattern\": \"^([0-9]|[12][0-9]|3[01])$\"}, "
+             "\"additionalProperties\": {\"$ref\": \"#/$defs/observed_count\"}}",
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_buckets,
+         .unit = "object: `\"N\": count`, N in 0–31",
          .doc = "requests by their calls; `attempts_beyond`: those with 32 or more"},
         {"attempts_beyond", LD_INTEGER, LD_AT(sim_observed, per_request_beyond), .lo = 0,
          .hi = COUNT_MAX, .doc = "requests with 32 calls or more"},
-        {"status", LD_HOOK, .offset = 0, .size = sizeof(sim_observed), .hook = parse_status,
+        {"status", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"description\": \"calls by their answer: an HTTP "
+                   "status (100 to 599), timeout, reset or broken -> count\", \"propertyNames\": "
+                   "{\"pattern\": \"^([1-5][0-9][0-9]|timeout|reset|broken)$\"}, "
+                   "\"additionalProperties\": {\"$ref\": \"#/$defs/observed_count\"}}",
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_status,
          .unit = "object: `\"STATUS\": count` (100–599) or `\"timeout\"`, `\"reset\"`, "
                  "`\"broken\"`",
          .doc = "calls by their answer, as report.json's `breakdown.status`"},
-        {"end", LD_HOOK, .offset = 0, .size = sizeof(sim_observed), .hook = parse_end,
+        {"end", LD_HOOK,
+         .schema =
+             "{\"type\": \"object\", \"description\": \"requests by how they ended\", "
+             "\"propertyNames\": {\"enum\": [\"success\", \"degraded\", \"permanent\", \"policy\", "
+             "\"context_length\", \"exhausted\", \"breaker_open\", \"rate_limited\", \"deadline\", "
+             "\"stream_broken\", \"timeout\", \"queue_full\"]}, \"additionalProperties\": "
+             "{\"$ref\": \"#/$defs/observed_count\"}}",
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_end,
          .unit = "object: end cause → count (`success`, `permanent`, `exhausted`, `timeout`, ... "
                  ": the names of report.json's `outcomes`)",
          .doc = "requests by how they ended"},
-        {"windows", LD_HOOK, .offset = 0, .size = sizeof(sim_observed), .hook = parse_windows,
+        {"windows", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_windows,
          .unit = "array of at most 32 objects: `name`, `start_s`, `end_s` (required), "
                  "`requests`, `attempts`, `success_rate`, `latency_p50`/`_p90`/`_p99`",
          .doc = "per fault window, as report.json's `breakdown.windows` names them"},
-        {"noise", LD_HOOK, .offset = 0, .size = sizeof(sim_observed), .hook = parse_noise,
+        {"noise", LD_HOOK,
+         .schema =
+             "{\"type\": \"object\", \"description\": \"the replay's own noise per figure: counts, "
+             "seconds (latency_*) or shares (attempts/request N)\", \"maxProperties\": 160, "
+             "\"propertyNames\": {\"minLength\": 1, \"maxLength\": 47}, \"additionalProperties\": "
+             "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000000}}",
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_noise,
          .unit = "object: figure → number ≥ 0",
          .doc = "the replay's own noise per figure (its name in the table: `attempts`, "
                 "`latency_p99` in seconds, `attempts/request 2` as a share, `status 429`), at "

@@ -242,7 +242,15 @@ const ld_section scn__retry_section = {
         {"attempts", LD_INTEGER, LD_AT(sim_layer, retry.attempts), .lo = 1, .hi = 1000, .def = "3",
          .flags = LD_F_SET, .def_doc = "`3` (1 when `retry` is absent)",
          .doc = "attempts per provider **including the first call**"},
-        {"backoff", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_backoff,
+        {"backoff", LD_HOOK, LD_AT(sim_layer, retry),
+         .schema = "{\"oneOf\": [{\"enum\": [\"exponential\", \"constant\", \"linear\", "
+                   "\"none\"]}, {\"type\": \"object\", \"minProperties\": 1, \"maxProperties\": 1, "
+                   "\"additionalProperties\": false, \"properties\": {\"exponential\": {\"oneOf\": "
+                   "[{\"$ref\": \"#/$defs/duration_positive\"}, {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"properties\": {}}]}, \"linear\": {\"$ref\": "
+                   "\"#/$defs/backoff_params\"}, \"constant\": {\"$ref\": "
+                   "\"#/$defs/backoff_params\"}}}]}",
+         .hook = parse_backoff,
          .flags = LD_F_NAMED, /* {"exponential": {...}}: the kind, then its parameters */
          .sub = (const ld_section *const[]){&scn__backoff_section, NULL},
          .unit = "`\"exponential\"`, `\"constant\"`, `\"linear\"`, `\"none\"`, or "
@@ -250,7 +258,11 @@ const ld_section scn__retry_section = {
                  "`{\"linear\": {...}}`, `{\"constant\": D}`",
          .def_doc = "exponential, base 500 ms, max 60 s, ×2",
          .doc = "delay before the n-th retry: base·multiplier^(n−1), base·n, base, or 0"},
-        {"jitter", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_jitter, .def = "\"full\"",
+        {"jitter", LD_HOOK, LD_AT(sim_layer, retry),
+         .schema = "{\"oneOf\": [{\"enum\": [\"full\", \"none\", \"equal\", \"decorrelated\", "
+                   "\"proportional\"]}, {\"type\": \"object\", \"additionalProperties\": false, "
+                   "\"required\": [], \"properties\": {}}]}",
+         .hook = parse_jitter, .def = "\"full\"",
          .flags = LD_F_SET, /* the scenario's default, not core's */
          .sub = (const ld_section *const[]){&scn__jitter_section, NULL},
          .unit = "`\"full\"`, `\"none\"`, `\"equal\"`, `\"decorrelated\"`, or "
@@ -265,8 +277,9 @@ const ld_section scn__retry_section = {
         {"retry_after_max", LD_DURATION, LD_AT(sim_layer, retry.retry_after_us_max),
          .def = "\"60s\"",
          .doc = "a header above it is clamped, or gives up with `giveup_above_max`"},
-        {"giveup_above_max", LD_HOOK, LD_AT(sim_layer, retry), .hook = parse_giveup, .def = "false",
-         .flags = LD_F_SET, .unit = "boolean",
+        {"giveup_above_max", LD_HOOK, LD_AT(sim_layer, retry),
+         .schema = "{\"type\": \"boolean\", \"default\": false}", .hook = parse_giveup,
+         .def = "false", .flags = LD_F_SET, .unit = "boolean",
          .doc = "a Retry-After above `retry_after_max` gives up instead of being clamped"},
         {"retry_after_jitter", LD_NUMBER, LD_AT(sim_layer, retry.retry_after_jitter), .lo = 0,
          .hi = 10, .def = "0",
@@ -278,7 +291,15 @@ const ld_section scn__retry_section = {
          .doc = "the client gives up on one attempt after this long (a `timeout` outcome)"},
         {"deadline", LD_DURATION, LD_AT(sim_layer, retry.deadline_us), .def_doc = "none",
          .doc = "no attempt starts at or after request start + deadline"},
-        {"budget", LD_HOOK, LD_AT(sim_layer, budget), .hook = parse_budget,
+        {"budget", LD_HOOK, LD_AT(sim_layer, budget),
+         .schema = "{\"type\": \"object\", \"minProperties\": 1, \"maxProperties\": 1, "
+                   "\"additionalProperties\": false, \"properties\": {\"token_bucket\": {\"type\": "
+                   "\"object\", \"additionalProperties\": false, \"properties\": {}}, \"quota\": "
+                   "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}, "
+                   "\"deposit\": {\"type\": \"object\", \"additionalProperties\": false, "
+                   "\"properties\": {}}, \"retry_breaker\": {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"properties\": {}}}}",
+         .hook = parse_budget,
          .unit = "`{\"token_bucket\": {\"max\": 10, \"ratio\": 0.1}}`, `{\"quota\": "
                  "{\"capacity\": 500, \"retry_cost\": 5, \"timeout_cost\": 10, \"refund\": "
                  "1}}`, `{\"deposit\": {\"max\": 10, \"deposit\": 0.1, \"cost\": 1, "
@@ -288,7 +309,14 @@ const ld_section scn__retry_section = {
          .doc = "a retry budget per pod and layer: gRPC-style token bucket, AWS-style quota, a "
                 "bucket every request fills, or a breaker that only gates retries; see "
                 "`docs/budget.md`"},
-        {"retry_on", LD_HOOK, .offset = 0, .size = sizeof(sim_layer), .hook = parse_retry_on,
+        {"retry_on", LD_HOOK,
+         .schema =
+             "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 16, \"description\": \"only "
+             "these retry: HTTP statuses and outcome names (replaces the table's retry decision, "
+             "x-should-retry too)\", \"items\": {\"oneOf\": [{\"type\": \"integer\", \"minimum\": "
+             "100, \"maximum\": 599}, {\"enum\": [\"transient\", \"rate_limited\", \"timeout\", "
+             "\"permanent\", \"policy\", \"context_length\", \"cancelled\", \"rejected\"]}]}}",
+         .offset = 0, .size = sizeof(sim_layer), .hook = parse_retry_on,
          .unit = "array of HTTP statuses and outcome names", .def_doc = "the classification table",
          .doc = "only these retry, nothing else (x-should-retry included): `[429, 500, 502, 503, "
                 "504]` as Portkey's `on_status_codes`, or outcomes `transient`, `rate_limited`, "
@@ -368,8 +396,11 @@ static int breaker_consistent(pctx *P, const fb_breaker_config *b) {
 const ld_section scn__breaker_section = {
     "breaker", "/$defs/breaker_rules",
     (const ld_field[]){
-        {"mode", LD_CODE, .names = breaker_modes,
-         .unit = "`\"consecutive\"`, `\"count\"`, `\"time\"`",
+        {"mode", LD_CODE,
+         .schema = "{\"enum\": [\"consecutive\", \"count\", \"time\"], \"description\": \"inferred "
+                   "when absent: window as a duration -> time, as a number -> count; no window and "
+                   "no failure_rate/slow_call -> consecutive\"}",
+         .names = breaker_modes, .unit = "`\"consecutive\"`, `\"count\"`, `\"time\"`",
          .def_doc = "inferred: `window` as a duration → `time`, as a number → `count`; no window "
                     "→ `consecutive`",
          .doc = "what trips it: failures in a row, or rates over the last calls or the last "
@@ -379,8 +410,10 @@ const ld_section scn__breaker_section = {
         {"failure_rate", LD_NUMBER, LD_AT(fb_breaker_config, failure_rate), .lo = 1e-6, .hi = 1,
          .def = "0.5", .unit = "fraction",
          .doc = "window modes: open when failures / calls ≥ this"},
-        {"window", LD_CODE, .unit = "duration (time) or integer (count)", .def_doc = "—",
-         .doc = "the sliding window"},
+        {"window", LD_CODE,
+         .schema = "{\"oneOf\": [{\"$ref\": \"#/$defs/duration_positive\"}, {\"type\": "
+                   "\"integer\", \"minimum\": 1, \"maximum\": 1024}]}",
+         .unit = "duration (time) or integer (count)", .def_doc = "—", .doc = "the sliding window"},
         {"buckets", LD_INTEGER, LD_AT(fb_breaker_config, window_buckets), .lo = 1,
          .hi = FB_BREAKER_BUCKETS_MAX, .def = "10",
          .doc = "time window buckets; the window must divide evenly"},
@@ -546,8 +579,10 @@ const ld_section scn__override_section = {
     (const ld_field[]){
         {"timeout", LD_DURATION, LD_AT(sim_provider_policy, timeout_us), .def_doc = "none",
          .doc = "the client gives up on one attempt to this provider after this long"},
-        {"breaker", LD_HOOK, .hook = override_breaker,
-         .sub = (const ld_section *const[]){&scn__breaker_section, NULL},
+        {"breaker", LD_HOOK,
+         .schema = "{\"oneOf\": [{\"enum\": [false, null]}, {\"type\": \"object\", \"allOf\": "
+                   "[{\"$ref\": \"#/$defs/breaker_rules\"}], \"unevaluatedProperties\": false}]}",
+         .hook = override_breaker, .sub = (const ld_section *const[]){&scn__breaker_section, NULL},
          .unit = "object or `false`", .def_doc = "the layer's",
          .doc = "this provider's breaker instead of the layer's; `false`: none"},
         {0}},
@@ -576,7 +611,9 @@ static int parse_fallback(pctx *P, const cJSON *v, void *out) {
 /* {"latency": distribution} (base: sim_layer). */
 const ld_section scn__degraded_section = {
     "degraded", "/$defs/policy_keys/properties/degraded/oneOf/1",
-    (const ld_field[]){{"latency", LD_CODE, .unit = "distribution (duration)", .def = "\"10ms\"",
+    (const ld_field[]){{"latency", LD_CODE,
+                        .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"10ms\"}",
+                        .unit = "distribution (duration)", .def = "\"10ms\"",
                         .doc = "how long a degraded answer takes"},
                        {0}},
     NULL};
@@ -629,22 +666,34 @@ static const char *const streams[] = {"buffer", "fail", "resume", "retry", NULL}
 const ld_section scn__layer_section = {
     "policy", "/$defs/policy_keys",
     (const ld_field[]){
-        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
-        {"retry", LD_HOOK, .hook = parse_retry,
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
+         .def_doc = "—"},
+        {"retry", LD_HOOK, .schema = "{\"$ref\": \"#/$defs/retry\"}", .hook = parse_retry,
          .sub = (const ld_section *const[]){&scn__retry_section, NULL}, .unit = "object",
          .def_doc = "one attempt, no retries", .doc = "[retry](#retry)"},
-        {"breaker", LD_HOOK, .hook = parse_variant_breaker,
+        {"breaker", LD_HOOK,
+         .schema = "{\"description\": \"false or null: no breaker; an object: one breaker per "
+                   "provider (per pod, or shared)\", \"oneOf\": [{\"enum\": [false, null]}, "
+                   "{\"type\": \"object\", \"allOf\": [{\"$ref\": \"#/$defs/breaker_rules\"}], "
+                   "\"properties\": {}, \"unevaluatedProperties\": false}]}",
+         .hook = parse_variant_breaker,
          .sub = (const ld_section *const[]){&scn__breaker_section, &scn__variant_breaker_section,
                                             NULL},
          .unit = "object or `false`", .def_doc = "none",
          .doc = "[breaker](#breaker), one per provider per pod (or shared)"},
-        {"fallback", LD_HOOK, .hook = parse_fallback, .unit = "array of provider names",
+        {"fallback", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 8, \"uniqueItems\": true, "
+                   "\"items\": {\"type\": \"string\"}, \"description\": \"the chain order: LLM "
+                   "provider names\"}",
+         .hook = parse_fallback, .unit = "array of provider names",
          .def_doc = "every `llm` provider, in listed order", .doc = "the chain order"},
         {"context_window_check", LD_BOOL, LD_AT(sim_layer, context_check), .def = "false",
          .doc = "skip providers whose window is smaller than prompt + completion before trying "
                 "them"},
-        {"degraded", LD_HOOK, .hook = parse_degraded,
-         .sub = (const ld_section *const[]){&scn__degraded_section, NULL},
+        {"degraded", LD_HOOK,
+         .schema = "{\"oneOf\": [{\"type\": \"boolean\"}, {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"properties\": {}}]}",
+         .hook = parse_degraded, .sub = (const ld_section *const[]){&scn__degraded_section, NULL},
          .unit = "boolean or `{\"latency\": DIST}`", .def_doc = "`false`",
          .doc = "when the chain is exhausted, answer from a degraded/cached path (latency default "
                 "10 ms) instead of failing"},
@@ -653,31 +702,66 @@ const ld_section scn__layer_section = {
          .doc = "what a failure after the first token does: retry invisibly after buffering; end "
                 "the request; retry asking only for the rest; retry and stream again (the user "
                 "sees the first tokens twice)"},
-        {"classify", LD_HOOK, .hook = parse_classify,
-         .sub = (const ld_section *const[]){&scn__classify_section, NULL}, .unit = "object",
-         .def_doc = "see below",
+        {"classify", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
+         .hook = parse_classify, .sub = (const ld_section *const[]){&scn__classify_section, NULL},
+         .unit = "object", .def_doc = "see below",
          .doc = "`rate_limit_trips` (false): a 429 counts as a breaker failure; `timeout_trips` "
                 "(true); `honor_should_retry` (true); `permanent_trips` (false): 4xx, "
                 "content-policy and context-length answers count as breaker failures (a breaker "
                 "that counts every error)"},
-        {"rate_limit", LD_HOOK, .hook = parse_ratelimits, .flags = LD_F_NAMED,
+        {"rate_limit", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"description\": \"client-side limiters per pod, keyed "
+                   "by provider name\", \"additionalProperties\": {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"anyOf\": [{\"required\": [\"rpm\"]}, "
+                   "{\"required\": [\"tpm\"]}], \"properties\": {}}}",
+         .hook = parse_ratelimits, .flags = LD_F_NAMED,
          .sub = (const ld_section *const[]){&scn__rate_limit_section, NULL}, .unit = "object",
          .def_doc = "none",
          .doc =
              "client-side limiters per pod: `{\"openai\": {\"rpm\": 500, \"tpm\": 100000, "
              "\"mode\": \"wait\", \"max_wait\": \"30s\"}}`; `mode` `wait` delays the attempt (up "
              "to `max_wait`, default 60 s), `reject` skips the provider"},
-        {"overrides", LD_HOOK, .hook = parse_overrides, .flags = LD_F_NAMED,
+        {"overrides", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"description\": \"per-provider changes, keyed by "
+                   "provider name\", \"additionalProperties\": {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"properties\": {}}}",
+         .hook = parse_overrides, .flags = LD_F_NAMED,
          .sub = (const ld_section *const[]){&scn__override_section, NULL}, .unit = "object",
          .def_doc = "none",
          .doc = "per-provider changes: `{\"finance-api\": {\"breaker\": {...} or false, "
                 "\"timeout\": \"15s\"}}`"},
-        {"concurrency_limit", LD_CODE, .unit = "object", .def_doc = "none",
+        {"concurrency_limit", LD_CODE,
+         .schema =
+             "{\"type\": \"object\", \"description\": \"adaptive client-side concurrency limits "
+             "per pod, keyed by provider name (Netflix concurrency-limits; docs/conclimit.md)\", "
+             "\"additionalProperties\": {\"type\": \"object\", \"additionalProperties\": false, "
+             "\"required\": [], \"properties\": {}, \"allOf\": [{\"if\": {\"properties\": "
+             "{\"algorithm\": {\"const\": \"fixed\"}}}, \"then\": {\"required\": [\"limit\"], "
+             "\"properties\": {\"initial\": false, \"min\": false, \"max\": false, "
+             "\"backoff_ratio\": false, \"timeout\": false, \"smoothing\": false, \"queue_size\": "
+             "false, \"long_window\": false, \"rtt_tolerance\": false}}}, {\"if\": "
+             "{\"properties\": {\"algorithm\": {\"const\": \"aimd\"}}}, \"then\": {\"properties\": "
+             "{\"limit\": false, \"smoothing\": false, \"queue_size\": false, \"long_window\": "
+             "false, \"rtt_tolerance\": false}}}, {\"if\": {\"properties\": {\"algorithm\": "
+             "{\"const\": \"gradient2\"}}}, \"then\": {\"properties\": {\"limit\": false, "
+             "\"backoff_ratio\": false, \"timeout\": false}}}]}}",
+         .unit = "object", .def_doc = "none",
          .doc = "adaptive client-side concurrency limits per pod, keyed by provider: "
                 "[concurrency_limit](#concurrency_limit)"},
-        {"hedging", LD_CODE, .unit = "object", .def_doc = "none",
+        {"hedging", LD_CODE,
+         .schema = "{\"type\": \"object\", \"description\": \"hedged requests (innermost layer): "
+                   "more attempts before the first answers, the first success wins "
+                   "(docs/hedge.md)\", \"additionalProperties\": false, \"properties\": {}, "
+                   "\"dependentRequired\": {\"window\": [\"percentile\"]}}",
+         .unit = "object", .def_doc = "none",
          .doc = "hedged requests (innermost layer): [hedging](#hedging)"},
-        {"connections", LD_CODE, .unit = "object", .def_doc = "none",
+        {"connections", LD_CODE,
+         .schema = "{\"type\": \"object\", \"description\": \"the layer's HTTP connections per pod "
+                   "(innermost layer): a pool shared by its providers (docs/models.md)\", "
+                   "\"additionalProperties\": false, \"anyOf\": [{\"required\": [\"max\"]}, "
+                   "{\"required\": [\"per_provider\"]}], \"properties\": {}}",
+         .unit = "object", .def_doc = "none",
          .doc = "the HTTP connections of each pod (innermost layer): [connections](#connections)"},
         {0}},
     NULL};

@@ -33,22 +33,22 @@ static bool iso_duration(const char *s, fb_time_us *out) {
 
 /* What a number parameter is, in its unit's words. */
 static const char *kind_phrase(const sim_param *pa) {
-    return pa->kind == SIM_PK_COUNT      ? "an integer"
-           : pa->kind == SIM_PK_PERCENT  ? "a percentage"
-           : pa->kind == SIM_PK_SECONDS  ? "a number of seconds"
-           : pa->kind == SIM_PK_MILLIS   ? "a number of milliseconds"
-           : pa->kind == SIM_PK_FRACTION ? "a fraction"
-                                         : "a number";
+    return pa->notation == SIM_PK_COUNT      ? "an integer"
+           : pa->notation == SIM_PK_PERCENT  ? "a percentage"
+           : pa->notation == SIM_PK_SECONDS  ? "a number of seconds"
+           : pa->notation == SIM_PK_MILLIS   ? "a number of milliseconds"
+           : pa->notation == SIM_PK_FRACTION ? "a fraction"
+                                             : "a number";
 }
 
 /* Not a number: say what it is in the library's unit, with the number a duration string meant. */
 static int not_a_number(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v) {
     fb_time_us us;
-    bool timed = pa->kind == SIM_PK_SECONDS || pa->kind == SIM_PK_MILLIS;
+    bool timed = pa->notation == SIM_PK_SECONDS || pa->notation == SIM_PK_MILLIS;
     if (timed && cJSON_IsString(v) && scn_parse_duration(v->valuestring, &us) == FB_OK)
         return scn__fail(P, "%s: %s is %s (a number, not a string), got \"%s\" (did you mean %g?)",
                          p->name, pa->name, kind_phrase(pa), v->valuestring,
-                         (double)us / (pa->kind == SIM_PK_SECONDS ? 1e6 : 1e3));
+                         (double)us / (pa->notation == SIM_PK_SECONDS ? 1e6 : 1e3));
     return scn__fail(P, "%s: %s is %s, got %s", p->name, pa->name, kind_phrase(pa),
                      scn__type_name(v));
 }
@@ -57,26 +57,26 @@ static int not_a_number(pctx *P, const sim_preset *p, const sim_param *pa, const
 static int number(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v, double *out) {
     if (!cJSON_IsNumber(v)) return not_a_number(P, p, pa, v);
     double d = v->valuedouble;
-    if (pa->kind == SIM_PK_COUNT && d != floor(d))
+    if (pa->notation == SIM_PK_COUNT && d != floor(d))
         return scn__fail(P, "%s: %s is an integer, got %g", p->name, pa->name, d);
-    if (d >= pa->min && d <= pa->max) {
+    if (d >= pa->lo && d <= pa->hi) {
         *out = d;
         return FB_OK;
     }
-    if (pa->kind == SIM_PK_PERCENT && d > 0 && d < 1 && d * 100 >= pa->min)
+    if (pa->notation == SIM_PK_PERCENT && d > 0 && d < 1 && d * 100 >= pa->lo)
         return scn__fail(P, "%s: %s is a percentage in [%g, %g], got %g (did you mean %g?)",
-                         p->name, pa->name, pa->min, pa->max, d, d * 100);
+                         p->name, pa->name, pa->lo, pa->hi, d, d * 100);
     return scn__fail(P, "%s: %s is %s in [%g, %g], got %g", p->name, pa->name, kind_phrase(pa),
-                     pa->min, pa->max, d);
+                     pa->lo, pa->hi, d);
 }
 
 /* A duration within the parameter's range (given in seconds) into *out. */
 static int duration_in_range(pctx *P, const sim_preset *p, const sim_param *pa, fb_time_us us,
                              sim_param_value *out) {
     double s = (double)us / 1e6;
-    if (!(s >= pa->min && s <= pa->max))
-        return scn__fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
-                         pa->max);
+    if (!(s >= pa->lo && s <= pa->hi))
+        return scn__fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->lo,
+                         pa->hi);
     out->us = us;
     out->num = s;
     return FB_OK;
@@ -170,7 +170,7 @@ static bool go_duration(const char *s, fb_time_us *out) {
 /* TIMESPAN and GO_DURATION: a string in the library's own form. */
 static int library_duration(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *v,
                             sim_param_value *out) {
-    bool dotnet = pa->kind == SIM_PK_TIMESPAN;
+    bool dotnet = pa->notation == SIM_PK_TIMESPAN;
     fb_time_us us = 0;
     if (!cJSON_IsString(v) ||
         !(dotnet ? timespan(v->valuestring, &us) : go_duration(v->valuestring, &us)))
@@ -181,13 +181,13 @@ static int library_duration(pctx *P, const sim_preset *p, const sim_param *pa, c
 }
 
 static int word_index(const sim_param *pa, const char *w) {
-    for (int i = 0; pa->choices && pa->choices[i]; i++)
-        if (strcmp(pa->choices[i], w) == 0) return i;
+    for (int i = 0; pa->names && pa->names[i]; i++)
+        if (strcmp(pa->names[i], w) == 0) return i;
     return -1;
 }
 
 static int unknown_word(pctx *P, const sim_preset *p, const sim_param *pa, const char *w) {
-    const char *s = scn__suggest(w, pa->choices);
+    const char *s = scn__suggest(w, pa->names);
     if (s) return scn__fail(P, "%s: %s has no '%s' (did you mean '%s'?)", p->name, pa->name, w, s);
     return scn__fail(P, "%s: %s has no '%s'", p->name, pa->name, w);
 }
@@ -201,7 +201,7 @@ static int list(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *
             return scn__fail(P, "at most %d entries in %s", SIM_PRESET_LIST_MAX, pa->name);
         size_t old = scn__push_index(P, out->list_count);
         int rc = FB_OK;
-        if (pa->kind == SIM_PK_STATUSES) {
+        if (pa->notation == SIM_PK_STATUSES) {
             if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) ||
                 e->valuedouble < 100 || e->valuedouble > 599)
                 rc = scn__fail(P, "an HTTP status is an integer in 100..599");
@@ -209,7 +209,7 @@ static int list(pctx *P, const sim_preset *p, const sim_param *pa, const cJSON *
                 out->list[out->list_count] = (int)e->valuedouble;
         } else if (!cJSON_IsString(e)) {
             rc = scn__fail(P, "expected a name, got %s", scn__type_name(e));
-        } else if (pa->choices) {
+        } else if (pa->names) {
             int k = word_index(pa, e->valuestring);
             rc = k < 0 ? unknown_word(P, p, pa, e->valuestring) : FB_OK;
             out->list[out->list_count] = k;
@@ -271,9 +271,9 @@ static int proto_duration(pctx *P, const sim_preset *p, const sim_param *pa, con
                          "%s: %s is a protobuf Duration: a string of seconds ending in 's' "
                          "(\"0.025s\", \"30s\") or {\"seconds\": N, \"nanos\": N}",
                          p->name, pa->name);
-    if (!(secs >= pa->min && secs <= pa->max))
-        return scn__fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->min,
-                         pa->max);
+    if (!(secs >= pa->lo && secs <= pa->hi))
+        return scn__fail(P, "%s: %s is a duration in [%gs, %gs]", p->name, pa->name, pa->lo,
+                         pa->hi);
     out->us = (fb_time_us)llround(secs * 1e6);
     out->num = secs;
     return FB_OK;
@@ -344,6 +344,7 @@ static void warn_fraction_as_percent(pctx *P, const sim_preset *p, const sim_par
         snprintf(part, sizeof part, "%g of a percent", d);
     snprintf(line, sizeof line, "%s's %s is a percentage: %g means %s; did you mean %g?", p->name,
              pa->name, d, part, d * 100);
+    if (P->sc == NULL) return; /* --set checks the value alone */
     uint32_t before = P->sc->note_count;
     add_note(P, line);
     if (P->sc->note_count > before) ((sim_scenario *)P->sc)->warning_notes |= (uint64_t)1 << before;
@@ -356,7 +357,7 @@ static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
     sim_param_value *out = &values[idx];
     out->set = true;
     out->json = v;
-    switch (pa->kind) {
+    switch (pa->notation) {
     case SIM_PK_PERCENT: {
         int rc = number(P, p, pa, v, &out->num);
         if (rc == FB_OK && out->num > 0 && out->num < 1)
@@ -370,7 +371,7 @@ static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
     case SIM_PK_SECONDS:
     case SIM_PK_MILLIS: {
         int rc = number(P, p, pa, v, &out->num);
-        double scale = pa->kind == SIM_PK_SECONDS ? 1e6 : 1e3;
+        double scale = pa->notation == SIM_PK_SECONDS ? 1e6 : 1e3;
         out->us = (fb_time_us)llround(out->num * scale);
         return rc;
     }
@@ -446,13 +447,9 @@ static int find_preset(pctx *P, const cJSON *e, const sim_preset **out) {
     return rc;
 }
 
-int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
-    const sim_preset *p = NULL;
-    int rc = find_preset(P, e, &p);
-    if (rc == FB_OK) rc = check_preset_keys(P, e, p);
-    if (rc != FB_OK) return rc;
-    sim_param_value values[SIM_PRESET_PARAMS_MAX];
-    memset(values, 0, sizeof values);
+/* The keys of e checked against p's table, then each parameter given read into values. */
+static int read_params(pctx *P, const cJSON *e, const sim_preset *p, sim_param_value *values) {
+    int rc = check_preset_keys(P, e, p);
     int i = 0;
     for (const sim_param *pa = p->params; rc == FB_OK && pa->name; pa++, i++) {
         if (strchr(pa->name, '.')) continue;
@@ -462,6 +459,48 @@ int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
         rc = param_value(P, p, i, v, values);
         scn__pop(P, old);
     }
+    return rc;
+}
+
+int scn__check_preset_set(pctx *P, const cJSON *layer, const char *key, const cJSON *val) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(layer, "preset");
+    const sim_preset *p = cJSON_IsString(name) ? scn_preset_find(name->valuestring) : NULL;
+    size_t first = strcspn(key, ".");
+    if (p == NULL || strchr(key, '[') || (first == 4 && strncmp(key, "name", 4) == 0) ||
+        (first == 6 && strncmp(key, "preset", 6) == 0) ||
+        (first == 11 && strncmp(key, "description", 11) == 0))
+        return FB_OK; /* the loader says what is wrong, if anything */
+    /* {"a": {"b": val}} for "a.b": the layer as the loader would read it, with val alone */
+    cJSON *obj = cJSON_CreateObject(), *at = obj, *copy = cJSON_Duplicate(val, 1);
+    char step[SIM_NAME_MAX * 4];
+    int rc = obj && copy ? FB_OK : scn__fail(P, "out of memory");
+    for (const char *k = key; rc == FB_OK;) {
+        size_t n = strcspn(k, ".");
+        snprintf(step, sizeof step, "%.*s", (int)n, k);
+        if (k[n] == '\0') {
+            cJSON_AddItemToObject(at, step, copy);
+            copy = NULL;
+            break;
+        }
+        at = cJSON_AddObjectToObject(at, step);
+        if (at == NULL) rc = scn__fail(P, "out of memory");
+        k += n + 1;
+    }
+    sim_param_value values[SIM_PRESET_PARAMS_MAX];
+    memset(values, 0, sizeof values);
+    if (rc == FB_OK) rc = read_params(P, obj, p, values);
+    cJSON_Delete(obj);
+    cJSON_Delete(copy);
+    return rc;
+}
+
+int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
+    const sim_preset *p = NULL;
+    int rc = find_preset(P, e, &p);
+    if (rc != FB_OK) return rc;
+    sim_param_value values[SIM_PRESET_PARAMS_MAX];
+    memset(values, 0, sizeof values);
+    rc = read_params(P, e, p, values);
     if (rc != FB_OK) return rc;
     scn__layer_defaults(P->sc, L);
     char msg[1400] = "";

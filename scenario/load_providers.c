@@ -78,7 +78,8 @@ static const char *const midstream_modes[] = {"error", "cut", "truncate", NULL};
      .doc = "the Retry-After its answers carry"}
 #define FAULT_STATUS(S)                                                                            \
     {"status", LD_HOOK, LD_AT(sim_fault, status), .hook = parse_error_status, .def = #S,          \
-     .flags = LD_F_SET, .unit = "error status (400-599)", .doc = "the answer's status"}
+     .schema = "{\"$ref\": \"#/$defs/status\", \"default\": " #S "}", .flags = LD_F_SET,       \
+     .unit = "error status (400-599)", .doc = "the answer's status"}
 // clang-format on
 
 const ld_section scn__fault_outage_section = {
@@ -108,19 +109,27 @@ const ld_section scn__fault_policy_section = {"faults", "/$defs/fault_fraction_o
 
 const ld_section scn__fault_slow_section = {
     "faults", "/$defs/fault/properties/slow",
-    (const ld_field[]){{"factor", LD_HOOK, LD_AT(sim_fault, factor), .hook = parse_factor,
-                        .unit = "number in [1, 1000], or a distribution (of numbers)",
-                        .def_doc = "required",
-                        .doc = "the latency multiplier; a distribution is drawn per attempt "
-                               "(a draw below 1 counts as 1, above 1000 as 1000)"},
-                       FAULT_FRACTION,
-                       {0}},
+    (const ld_field[]){
+        {"factor", LD_HOOK, LD_AT(sim_fault, factor),
+         .schema =
+             "{\"description\": \"the latency multiplier: a number, or a distribution drawn per "
+             "attempt (its median in [1, 1000]; a draw below 1 counts as 1, above 1000 as 1000)\", "
+             "\"oneOf\": [{\"type\": \"number\", \"minimum\": 1, \"maximum\": 1000}, {\"allOf\": "
+             "[{\"$ref\": \"#/$defs/count_dist\"}, {\"type\": \"object\"}]}]}",
+         .hook = parse_factor, .unit = "number in [1, 1000], or a distribution (of numbers)",
+         .def_doc = "required",
+         .doc = "the latency multiplier; a distribution is drawn per attempt "
+                "(a draw below 1 counts as 1, above 1000 as 1000)",
+         .flags = LD_F_NEEDED},
+        FAULT_FRACTION,
+        {0}},
     "slow."};
 
 const ld_section scn__fault_brownout_section = {
     "faults", "/$defs/fault/properties/brownout",
     (const ld_field[]){{"capacity", LD_NUMBER, LD_AT(sim_fault, capacity), .lo = 0, .hi = 1,
-                        .def_doc = "required", .doc = "the share of the provider's slots left"},
+                        .def_doc = "required", .doc = "the share of the provider's slots left",
+                        .flags = LD_F_NEEDED},
                        {0}},
     "brownout."};
 
@@ -128,7 +137,8 @@ const ld_section scn__fault_midstream_section = {
     "faults", "/$defs/fault/properties/midstream",
     (const ld_field[]){
         {"after_tokens", LD_INTEGER, LD_AT(sim_fault, after_tokens), .lo = 1, .hi = 10000000,
-         .def_doc = "required", .doc = "the output tokens sent before the response fails"},
+         .def_doc = "required", .doc = "the output tokens sent before the response fails",
+         .flags = LD_F_NEEDED},
         {"mode", LD_ENUM, LD_AT(sim_fault, mode), .names = midstream_modes, .def = "\"error\"",
          .doc = "`error` = an in-band error event (like a 529), `cut` = a connection reset, "
                 "`truncate` = a clean end without the terminator"},
@@ -139,7 +149,7 @@ const ld_section scn__fault_midstream_section = {
 const ld_section scn__fault_flap_section = {
     "faults", "/$defs/fault/properties/flap",
     (const ld_field[]){{"period", LD_DURATION, LD_AT(sim_fault, period_us), .def_doc = "required",
-                        .doc = "one down half and one up half"},
+                        .doc = "one down half and one up half", .flags = LD_F_NEEDED},
                        FAULT_STATUS(503),
                        FAULT_RETRY_AFTER,
                        {0}},
@@ -175,7 +185,18 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
 /* ---- a fault: {"at", "for", KIND: {...}} ---- */
 
 #define FAULT_KIND(K, DOC)                                                                         \
-    { K, LD_CODE, .unit = "object", .doc = DOC }
+    {                                                                                              \
+        K, LD_CODE,                                                                                \
+            .schema = "{\"type\": \"object\", \"additionalProperties\": false, "                   \
+                      "\"required\": [], \"properties\": {}}",                                     \
+            .unit = "object", .doc = DOC                                                           \
+    }
+/* hang, reset and policy: a share of the attempts, nothing else */
+#define FAULT_SHARE(K, DOC)                                                                        \
+    {                                                                                              \
+        K, LD_CODE, .schema = "{\"$ref\": \"#/$defs/fault_fraction_only\"}", .unit = "object",     \
+                    .doc = DOC                                                                     \
+    }
 
 /* A fault (base: sim_fault): its kind is the one key besides at, for and description. */
 const ld_section scn__fault_section = {
@@ -183,23 +204,25 @@ const ld_section scn__fault_section = {
     (const ld_field[]){
         {"at", LD_DURATION0, LD_AT(sim_fault, at_us),
          .def_doc = "required (a `--faults` file: `0`)",
-         .doc = "the start; it must be before the end of traffic (`duration`)"},
+         .doc = "the start; it must be before the end of traffic (`duration`)",
+         .flags = LD_F_NEEDED},
         {"for", LD_DURATION, LD_AT(sim_fault, for_us),
          .def_doc = "required (a `--faults` file: to the end)",
-         .doc =
-             "how long it lasts: it applies to attempts that arrive at `at` <= t < `at` + `for`"},
-        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+         .doc = "how long it lasts: it applies to attempts that arrive at `at` <= t < `at` + `for`",
+         .flags = LD_F_NEEDED},
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
+         .def_doc = "—"},
         FAULT_KIND("outage", "answers `status` after `latency.error`"),
         FAULT_KIND("rate_limit", "a 429 storm, with or without Retry-After"),
-        FAULT_KIND("hang", "no answer at all: only the client's attempt timeout or the pod's "
-                           "request timeout ends it"),
+        FAULT_SHARE("hang", "no answer at all: only the client's attempt timeout or the pod's "
+                            "request timeout ends it"),
         FAULT_KIND("slow", "latency (TTFT and per token) × `factor`"),
         FAULT_KIND("brownout",
                    "concurrency cut to the share `capacity` (needs `capacity.concurrency`)"),
         FAULT_KIND("midstream",
                    "the response fails after `after_tokens` output tokens, as `mode` says"),
-        FAULT_KIND("reset", "a connection reset before any response"),
-        FAULT_KIND("policy", "a 400 content-policy rejection"),
+        FAULT_SHARE("reset", "a connection reset before any response"),
+        FAULT_SHARE("policy", "a 400 content-policy rejection"),
         FAULT_KIND(
             "flap",
             "down (answers `status`) for the first half of every `period`, up for the second"),
@@ -288,16 +311,23 @@ static int parse_load(pctx *P, const cJSON *v, void *out) {
 const ld_section scn__latency_section = {
     "providers", "/$defs/provider/properties/latency",
     (const ld_field[]){
-        {"ttft", LD_HOOK, LD_AT(sim_provider, ttft_us), .hook = parse_duration_dist,
-         .def = "\"500ms\"", .flags = LD_F_SET, .unit = "distribution (duration)",
-         .doc = "time to first token (a tool's whole latency)"},
+        {"ttft", LD_HOOK, LD_AT(sim_provider, ttft_us),
+         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"500ms\"}",
+         .hook = parse_duration_dist, .def = "\"500ms\"", .flags = LD_F_SET,
+         .unit = "distribution (duration)", .doc = "time to first token (a tool's whole latency)"},
         {"per_output_token", LD_DURATION0, LD_AT(sim_provider, per_token_us), .def = "\"0s\"",
          .doc = "added per output token"},
-        {"error", LD_HOOK, LD_AT(sim_provider, error_latency_us), .hook = parse_duration_dist,
-         .def = "\"50ms\"", .flags = LD_F_SET, .unit = "distribution (duration)",
+        {"error", LD_HOOK, LD_AT(sim_provider, error_latency_us),
+         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"50ms\"}",
+         .hook = parse_duration_dist, .def = "\"50ms\"", .flags = LD_F_SET,
+         .unit = "distribution (duration)",
          .doc = "how long an error answer (5xx, 429, 400, reset) takes"},
-        {"load", LD_HOOK, WHOLE(sim_provider), .hook = parse_load,
-         .unit = "`{\"in_service\": F, \"queued\": F}`", .def_doc = "off",
+        {"load", LD_HOOK,
+         .schema = "{\"description\": \"latency x (1 + in_service x other attempts in service + "
+                   "queued x attempts waiting), counted when an attempt starts\", \"type\": "
+                   "\"object\", \"additionalProperties\": false, \"properties\": {}}",
+         WHOLE(sim_provider), .hook = parse_load, .unit = "`{\"in_service\": F, \"queued\": F}`",
+         .def_doc = "off",
          .doc = "latency × (1 + `in_service` × other attempts in service + `queued` × attempts "
                 "waiting), counted when an attempt starts (below)"},
         {0}},
@@ -313,10 +343,11 @@ const ld_section scn__efficiency_section = {
     (const ld_field[]){
         {"queue_above", LD_INTEGER, LD_AT(sim_provider, efficiency_queue_above), .lo = 0,
          .hi = 100000000, .def_doc = "required",
-         .doc = "the queue length above which slots are lost; below `capacity.queue`"},
+         .doc = "the queue length above which slots are lost; below `capacity.queue`",
+         .flags = LD_F_NEEDED},
         /* 1: no slot lost, which is what a provider without "efficiency" has */
         {"share", LD_NUMBER, LD_AT(sim_provider, efficiency_share), .lo = 0.001, .hi = 1,
-         .def = "1", .flags = LD_F_SET, .def_doc = "required",
+         .def = "1", .flags = LD_F_SET | LD_F_NEEDED, .def_doc = "required",
          .doc = "the share of the slots that serve while the queue is longer"},
         {0}},
     "capacity.efficiency."};
@@ -329,13 +360,14 @@ static int parse_efficiency(pctx *P, const cJSON *v, void *out) {
 /* "capacity.codel": {"target": D, "interval": D}, RFC 8289's two parameters. */
 const ld_section scn__codel_section = {
     "providers", "/$defs/provider/properties/capacity/properties/codel",
-    (const ld_field[]){{"target", LD_DURATION, LD_AT(sim_provider, codel_target_us),
-                        .def_doc = "required", .doc = "the queueing delay CoDel aims at"},
-                       {"interval", LD_DURATION, LD_AT(sim_provider, codel_interval_us),
-                        .def_doc = "required",
-                        .doc = "how long the delay stays at or above `target` before the head "
-                               "is dropped"},
-                       {0}},
+    (const ld_field[]){
+        {"target", LD_DURATION, LD_AT(sim_provider, codel_target_us), .def_doc = "required",
+         .doc = "the queueing delay CoDel aims at", .flags = LD_F_NEEDED},
+        {"interval", LD_DURATION, LD_AT(sim_provider, codel_interval_us), .def_doc = "required",
+         .doc = "how long the delay stays at or above `target` before the head "
+                "is dropped",
+         .flags = LD_F_NEEDED},
+        {0}},
     "capacity.codel."};
 
 static int parse_codel(pctx *P, const cJSON *v, void *out) {
@@ -359,8 +391,8 @@ const ld_section scn__capacity_section = {
          .def = "0", .def_doc = "`0` (unlimited)",
          .doc = "tokens (prompt + completion) per minute; over it: 429"},
         {"overload_status", LD_HOOK, LD_AT(sim_provider, overload_status),
-         .hook = parse_error_status, .def = "503", .flags = LD_F_SET,
-         .unit = "error status (400-599)",
+         .schema = "{\"$ref\": \"#/$defs/status\", \"default\": 503}", .hook = parse_error_status,
+         .def = "503", .flags = LD_F_SET, .unit = "error status (400-599)",
          .doc = "the answer when the queue is full, or to an attempt the queue drops: Anthropic "
                 "`529` (`overloaded_error`), OpenAI `429` (`rate_limit`) or `503`"},
         {"retry_after", LD_BOOL, LD_AT(sim_provider, limit_retry_after), .def = "true",
@@ -370,11 +402,18 @@ const ld_section scn__capacity_section = {
         {"discipline", LD_ENUM, LD_AT(sim_provider, discipline), .names = disciplines,
          .def = "\"fifo\"",
          .doc = "which waiting attempt a freed slot serves (below); needs `capacity.concurrency`"},
-        {"codel", LD_HOOK, WHOLE(sim_provider), .hook = parse_codel,
-         .unit = "`{\"target\": D, \"interval\": D}`", .def_doc = "—",
+        {"codel", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
+                   "\"properties\": {}}",
+         WHOLE(sim_provider), .hook = parse_codel, .unit = "`{\"target\": D, \"interval\": D}`",
+         .def_doc = "—",
          .doc = "CoDel's delay target and interval; required with `discipline: \"codel\"`, an "
                 "error otherwise"},
-        {"efficiency", LD_HOOK, WHOLE(sim_provider), .hook = parse_efficiency,
+        {"efficiency", LD_HOOK,
+         .schema = "{\"description\": \"while more than queue_above attempts wait, only share of "
+                   "the slots serve\", \"type\": \"object\", \"additionalProperties\": false, "
+                   "\"required\": [], \"properties\": {}}",
+         WHOLE(sim_provider), .hook = parse_efficiency,
          .unit = "`{\"queue_above\": N, \"share\": F}`", .def_doc = "off",
          .doc = "while more than `queue_above` attempts wait, only `share` of the slots serve; "
                 "needs `capacity.concurrency`"},
@@ -440,12 +479,16 @@ static int parse_price(pctx *P, const cJSON *v, void *out) {
 const ld_section scn__network_section = {
     "providers", "/$defs/provider/properties/network",
     (const ld_field[]){
-        {"latency", LD_HOOK, LD_AT(sim_provider, net_latency_us), .hook = parse_duration_dist,
-         .unit = "distribution (duration)", .def_doc = "required",
+        {"latency", LD_HOOK, LD_AT(sim_provider, net_latency_us),
+         .schema =
+             "{\"$ref\": \"#/$defs/duration_dist\", \"description\": \"added each way, before the "
+             "attempt reaches the provider and before its reply reaches the client\"}",
+         .hook = parse_duration_dist, .unit = "distribution (duration)", .def_doc = "required",
          .doc = "added on each way between a pod and the provider: before an attempt reaches it "
                 "and before its reply reaches the client "
                 "([models.md](models.md#network-and-connections)); the attempt timeout covers "
-                "both"},
+                "both",
+         .flags = LD_F_NEEDED},
         {0}},
     "network."};
 
@@ -465,8 +508,12 @@ static const char *const provider_kinds[] = {"llm", "tool", NULL};
 const ld_section scn__provider_section = {
     "providers", "/$defs/provider",
     (const ld_field[]){
-        {"name", LD_CODE, .unit = "string", .def_doc = "required",
-         .doc = "unique; letters, digits, `-`, `_`, `.`; `llm` and `none` are reserved"},
+        {"name", LD_CODE,
+         .schema = "{\"allOf\": [{\"$ref\": \"#/$defs/name\"}, {\"not\": {\"enum\": [\"llm\", "
+                   "\"none\"]}}]}",
+         .unit = "string", .def_doc = "required",
+         .doc = "unique; letters, digits, `-`, `_`, `.`; `llm` and `none` are reserved",
+         .flags = LD_F_NEEDED},
         {"kind", LD_ENUM, LD_AT(sim_provider, kind), .names = provider_kinds, .def = "\"llm\"",
          .doc = "tools are called by classes with `target: NAME`; they are never in a fallback "
                 "chain"},
@@ -477,17 +524,38 @@ const ld_section scn__provider_section = {
          .flags = LD_F_SET,
          .doc = "an attempt whose client timed out keeps its slot (and is billed) until it "
                 "finishes, as real providers do; `false` cancels it"},
-        {"latency", LD_HOOK, WHOLE(sim_provider), .hook = parse_latency, .unit = "object",
-         .def_doc = "—", .doc = "how long answers take: `latency.*` below"},
-        {"capacity", LD_HOOK, WHOLE(sim_provider), .hook = parse_capacity, .unit = "object",
-         .def_doc = "unlimited", .doc = "slots, queue and rate limits: `capacity.*` below"},
-        {"price", LD_HOOK, WHOLE(sim_provider), .hook = parse_price, .unit = "object",
-         .def_doc = "free", .doc = "what calls cost: `price.*` below"},
-        {"network", LD_HOOK, WHOLE(sim_provider), .hook = parse_network, .unit = "object",
-         .def_doc = "none", .doc = "the network between the pods and this provider: `network.*`"},
-        {"faults", LD_HOOK, WHOLE(sim_provider), .hook = parse_faults, .unit = "array of faults",
-         .def = "[]", .doc = "the fault timeline ([faults[]](#faults), at most 32)"},
-        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+        {"latency", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
+         WHOLE(sim_provider), .hook = parse_latency, .unit = "object", .def_doc = "—",
+         .doc = "how long answers take: `latency.*` below"},
+        {"capacity", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}, "
+                   "\"allOf\": [{\"if\": {\"required\": [\"discipline\"], \"properties\": "
+                   "{\"discipline\": {\"const\": \"codel\"}}}, \"then\": {\"required\": "
+                   "[\"codel\"]}, \"else\": {\"not\": {\"required\": [\"codel\"]}}}, {\"if\": "
+                   "{\"anyOf\": [{\"required\": [\"efficiency\"]}, {\"required\": "
+                   "[\"discipline\"], \"properties\": {\"discipline\": {\"enum\": [\"lifo\", "
+                   "\"drop_expired\", \"codel\"]}}}]}, \"then\": {\"required\": [\"concurrency\"], "
+                   "\"properties\": {\"concurrency\": {\"type\": \"integer\", \"minimum\": 1}}}}]}",
+         WHOLE(sim_provider), .hook = parse_capacity, .unit = "object", .def_doc = "unlimited",
+         .doc = "slots, queue and rate limits: `capacity.*` below"},
+        {"price", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
+         WHOLE(sim_provider), .hook = parse_price, .unit = "object", .def_doc = "free",
+         .doc = "what calls cost: `price.*` below"},
+        {"network", LD_HOOK,
+         .schema =
+             "{\"type\": \"object\", \"description\": \"the network between the pods and this "
+             "provider\", \"additionalProperties\": false, \"required\": [], \"properties\": {}}",
+         WHOLE(sim_provider), .hook = parse_network, .unit = "object", .def_doc = "none",
+         .doc = "the network between the pods and this provider: `network.*`"},
+        {"faults", LD_HOOK,
+         .schema =
+             "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"$ref\": \"#/$defs/fault\"}}",
+         WHOLE(sim_provider), .hook = parse_faults, .unit = "array of faults", .def = "[]",
+         .doc = "the fault timeline ([faults[]](#faults), at most 32)"},
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
+         .def_doc = "—"},
         {0}},
     NULL};
 

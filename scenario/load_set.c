@@ -247,11 +247,27 @@ static bool library_layer(const cJSON *e) {
 }
 
 /*
+ * The rest of the path below a preset's layer: the preset's parameters (load_preset.c reads
+ * them by its table); a policy file's layer is left to the loader.
+ */
+static int library_rest(const set_walk *W, const cJSON *layer, const char *at, const char *rest,
+                        const cJSON *val) {
+    if (cJSON_GetObjectItemCaseSensitive(layer, "import") || *rest == '\0') return FB_OK;
+    sim_error e = {{0}, {0}, {0}};
+    pctx P = {&e, "", 0, false, NULL, NULL};
+    P.len = strlen(at) < sizeof P.path ? strlen(at) : 0;
+    memcpy(P.path, at, P.len);
+    if (scn__check_preset_set(&P, layer, rest, val) == FB_OK) return FB_OK;
+    return set_error(W->err, "--set %s: %s: %s", W->set, e.path, e.msg);
+}
+
+/*
  * Each step of the path is a key of the sections the step before leads to
  * (scn__top_section's at first, then a field's `sub`); a field with
  * LD_F_NAMED is followed by a member's name or an index. The last step's
- * value is read as its row says. Where the tables say nothing more (a field
- * without `sub`, a preset's layer), the loader checks the rest.
+ * value is read as its row says; below a preset's layer, by the preset's table.
+ * Where the tables say nothing more (a field without `sub`, a policy file's
+ * layer), the loader checks the rest.
  */
 static int table_path(const set_walk *W, const cJSON *root, char *key, const cJSON *val) {
     static const ld_section *const top[] = {&scn__top_section, NULL};
@@ -269,7 +285,8 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
             named = false;
             cur = cJSON_IsArray(cur) ? named_element((cJSON *)cur, tok)
                                      : cJSON_GetObjectItemCaseSensitive(cur, tok);
-            if (library_layer(cur) || index >= 0) return FB_OK;
+            if (index >= 0) return FB_OK;
+            if (library_layer(cur)) return library_rest(W, cur, path, save, val);
             continue;
         }
         const ld_field *f = table_field(secs, tok);
@@ -280,7 +297,15 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
         cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
         if (index >= 0 && (f->flags & LD_F_NAMED)) {
             cur = cJSON_GetArrayItem(cur, (int)index);
-            if (library_layer(cur)) return FB_OK;
+            if (library_layer(cur)) { /* the layer's path with its index, once */
+                char at[sizeof path + 24];
+                size_t m = strlen(path);
+                if (m > 0 && path[m - 1] == ']')
+                    snprintf(at, sizeof at, "%s", path);
+                else
+                    snprintf(at, sizeof at, "%s[%ld]", path, index);
+                return library_rest(W, cur, at, save, val);
+            }
         } else if (index >= 0) {
             return FB_OK;
         } else {

@@ -28,8 +28,10 @@ const ld_section scn__closed_section = {
     "arrivals.closed", "/$defs/class/properties/arrivals/properties/closed",
     (const ld_field[]){{"users", LD_INTEGER, LD_AT(sim_class, users), .lo = 1, .hi = 10000000,
                         .flags = LD_F_REQUIRED, .doc = "users, each with one request at a time"},
-                       {"think", LD_HOOK, LD_AT(sim_class, think_us), .hook = parse_dist_duration,
-                        .def = "\"1s\"", .flags = LD_F_SET, .unit = "distribution (duration)",
+                       {"think", LD_HOOK, LD_AT(sim_class, think_us),
+                        .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"1s\"}",
+                        .hook = parse_dist_duration, .def = "\"1s\"", .flags = LD_F_SET,
+                        .unit = "distribution (duration)",
                         .doc = "from the end of a user's request to the next"},
                        {0}},
     NULL};
@@ -72,9 +74,11 @@ static int parse_at_ms(pctx *P, const cJSON *at, void *out) {
 /* {"replay": {"at_ms": [t0, t1, ...]}} (base: sim_class): fusebox import writes them. */
 const ld_section scn__replay_section = {
     "arrivals.replay", "/$defs/class/properties/arrivals/properties/replay",
-    (const ld_field[]){{"at_ms", LD_HOOK, .offset = 0, .size = sizeof(sim_class),
-                        .hook = parse_at_ms, .flags = LD_F_REQUIRED,
-                        .unit = "array of numbers (milliseconds)",
+    (const ld_field[]){{"at_ms", LD_HOOK,
+                        .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
+                                  "{\"type\": \"number\", \"minimum\": 0}}",
+                        .offset = 0, .size = sizeof(sim_class), .hook = parse_at_ms,
+                        .flags = LD_F_REQUIRED, .unit = "array of numbers (milliseconds)",
                         .doc = "each arrival's time from the start of the run, in time order, "
                                "before `duration`; at most 1,000,000"},
                        {0}},
@@ -105,15 +109,24 @@ static int parse_constant(pctx *P, const cJSON *v, void *out) {
 const ld_section scn__arrivals_section = {
     "arrivals", "/$defs/class/properties/arrivals",
     (const ld_field[]){
-        {"poisson", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_poisson,
-         .unit = "rate", .doc = "open loop: a Poisson process at this rate"},
-        {"constant", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_constant,
-         .unit = "rate", .doc = "open loop: evenly spaced arrivals at this rate"},
-        {"closed", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_closed,
+        {"poisson", LD_HOOK, .schema = "{\"$ref\": \"#/$defs/rate\"}", .offset = 0,
+         .size = sizeof(sim_class), .hook = parse_poisson, .unit = "rate",
+         .doc = "open loop: a Poisson process at this rate"},
+        {"constant", LD_HOOK, .schema = "{\"$ref\": \"#/$defs/rate\"}", .offset = 0,
+         .size = sizeof(sim_class), .hook = parse_constant, .unit = "rate",
+         .doc = "open loop: evenly spaced arrivals at this rate"},
+        {"closed", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
+                   "\"properties\": {}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_closed,
          .unit = "`{\"users\": N, \"think\": DIST}`",
          .doc = "closed loop: N users who each send a request, wait for it to end, think, and "
                 "send the next"},
-        {"replay", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_replay,
+        {"replay", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"description\": \"recorded arrival times (fusebox "
+                   "import): milliseconds from the start, in time order, before the duration\", "
+                   "\"additionalProperties\": false, \"required\": [], \"properties\": {}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_replay,
          .unit = "`{\"at_ms\": [T, ...]}`", .doc = "the recorded arrival times of a log"},
         {0}},
     NULL};
@@ -135,7 +148,8 @@ const ld_section scn__ramp_section = {
     "ramp", "/$defs/class/properties/ramp/items",
     (const ld_field[]){{"at", LD_DURATION0, LD_AT(sim_rate_point, at_us), .flags = LD_F_REQUIRED,
                         .doc = "from the start of the run"},
-                       {"rate", LD_HOOK, LD_AT(sim_rate_point, rate), .hook = parse_rate,
+                       {"rate", LD_HOOK, LD_AT(sim_rate_point, rate),
+                        .schema = "{\"$ref\": \"#/$defs/rate\"}", .hook = parse_rate,
                         .flags = LD_F_REQUIRED, .unit = "rate", .doc = "the rate at that time"},
                        {0}},
     NULL};
@@ -155,8 +169,9 @@ const ld_section scn__spike_section = {
         {"at", LD_DURATION0, LD_AT(sim_spike, at_us), .flags = LD_F_REQUIRED,
          .doc = "its start, before `duration`"},
         {"for", LD_DURATION, LD_AT(sim_spike, for_us), .flags = LD_F_REQUIRED, .doc = "its length"},
-        {"rate", LD_HOOK, LD_AT(sim_spike, rate), .hook = parse_rate, .flags = LD_F_REQUIRED,
-         .unit = "rate", .doc = "the rate during the spike (not added to the base rate)"},
+        {"rate", LD_HOOK, LD_AT(sim_spike, rate), .schema = "{\"$ref\": \"#/$defs/rate\"}",
+         .hook = parse_rate, .flags = LD_F_REQUIRED, .unit = "rate",
+         .doc = "the rate during the spike (not added to the base rate)"},
         {0}},
     NULL};
 
@@ -258,38 +273,58 @@ static const char *const sources[] = {"shared", "per_pod", NULL};
 const ld_section scn__class_section = {
     "traffic", "/$defs/class",
     (const ld_field[]){
-        {"class", LD_CODE, .flags = LD_F_REQUIRED, .unit = "string",
-         .doc = "its name (unique; letters, digits, `-`, `_`, `.`)"},
-        {"arrivals", LD_CODE, .unit = "object", .def_doc = "required",
+        {"class", LD_CODE, .schema = "{\"$ref\": \"#/$defs/name\"}", .flags = LD_F_REQUIRED,
+         .unit = "string", .doc = "its name (unique; letters, digits, `-`, `_`, `.`)"},
+        {"arrivals", LD_CODE,
+         .schema = "{\"type\": \"object\", \"minProperties\": 1, \"maxProperties\": 1, "
+                   "\"additionalProperties\": false, \"properties\": {}}",
+         .unit = "object", .def_doc = "required",
          .doc = "exactly one of `{\"poisson\": RATE}`, `{\"constant\": RATE}`, `{\"closed\": "
-                "{\"users\": N, \"think\": DIST}}`, `{\"replay\": {\"at_ms\": [T, ...]}}`"},
-        {"ramp", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_ramp,
-         .unit = "array",
+                "{\"users\": N, \"think\": DIST}}`, `{\"replay\": {\"at_ms\": [T, ...]}}`",
+         .flags = LD_F_NEEDED},
+        {"ramp", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_ramp, .unit = "array",
          .doc = "`[{\"at\": D, \"rate\": RATE}, ...]` in time order: the rate is interpolated "
                 "linearly between points and held beyond the ends"},
-        {"spikes", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_spikes,
-         .unit = "array",
+        {"spikes", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_spikes, .unit = "array",
          .doc = "`[{\"at\": D, \"for\": D, \"rate\": RATE}]`: during a spike the rate **is** the "
                 "spike's rate; `at` before `duration`"},
-        {"bursts", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_bursts,
-         .unit = "array",
+        {"bursts", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
+                   "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_bursts, .unit = "array",
          .doc = "`[{\"at\": D, \"count\": N, \"over\": D}]`: N extra arrivals at one instant "
                 "(`over` absent) or evenly spread over `over`; in time order; `at` before "
                 "`duration`"},
-        {"diurnal", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_diurnal,
-         .unit = "object", .def_doc = "off",
+        {"diurnal", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
+                   "\"properties\": {}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_diurnal, .unit = "object",
+         .def_doc = "off",
          .doc = "`{\"amplitude\": A, \"period\": \"24h\", \"peak\": \"14h\"}`: the rate is "
                 "multiplied by 1 + A·cos(2π(t − peak)/period)"},
-        {"prompt_tokens", LD_HOOK, LD_AT(sim_class, prompt_tokens), .hook = parse_dist_count,
-         .def = "1000", .flags = LD_F_SET, .unit = "distribution",
+        {"prompt_tokens", LD_HOOK, LD_AT(sim_class, prompt_tokens),
+         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 1000}",
+         .hook = parse_dist_count, .def = "1000", .flags = LD_F_SET, .unit = "distribution",
          .doc = "input tokens per request"},
         {"completion_tokens", LD_HOOK, LD_AT(sim_class, completion_tokens),
-         .hook = parse_dist_count, .def = "200", .flags = LD_F_SET, .unit = "distribution",
+         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 200}", .hook = parse_dist_count,
+         .def = "200", .flags = LD_F_SET, .unit = "distribution",
          .doc = "output tokens the request asks for"},
-        {"service", LD_HOOK, LD_AT(sim_class, service_us), .hook = parse_dist_duration,
-         .def = "\"0s\"", .flags = LD_F_SET, .unit = "distribution (duration)",
-         .doc = "local work on the worker before any call"},
-        {"target", LD_CODE, .def = "\"llm\"", .unit = "string",
+        {"service", LD_HOOK, LD_AT(sim_class, service_us),
+         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"0s\"}",
+         .hook = parse_dist_duration, .def = "\"0s\"", .flags = LD_F_SET,
+         .unit = "distribution (duration)", .doc = "local work on the worker before any call"},
+        {"target", LD_CODE,
+         .schema = "{\"type\": \"string\", \"default\": \"llm\", \"description\": \"\\\"llm\\\" "
+                   "(the variant's fallback chain), \\\"none\\\" (local work only) or a provider "
+                   "name (one dependency, no fallback)\"}",
+         .def = "\"llm\"", .unit = "string",
          .doc = "`\"llm\"`: the variant's fallback chain; `\"none\"`: local work only; a provider "
                 "name: call that one provider (a tool API) with the variant's retry and breaker "
                 "policy, no fallback"},
@@ -297,10 +332,14 @@ const ld_section scn__class_section = {
          .doc = "the response is streamed: a `midstream` fault then fails after the user saw "
                 "tokens and follows the variant's `stream` policy; for a class that does not "
                 "stream it is a plain failure (nothing was shown)"},
-        {"order", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_class_order,
+        {"order", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 8, \"uniqueItems\": true, "
+                   "\"items\": {\"type\": \"string\"}, \"description\": \"a per-class chain order "
+                   "(LLM provider names)\"}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_class_order,
          .unit = "array of provider names", .def_doc = "the variant's chain",
          .doc = "a per-class chain order (per-request order override)"},
-        {"description", LD_CODE, .unit = "string"},
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string"},
         {"source", LD_ENUM, LD_AT(sim_class, source), .names = sources, .def = "\"shared\"",
          .flags = LD_F_SET,
          .doc = "`shared`: one arrival process dealt round-robin to the pods; `per_pod`: each pod "
@@ -310,8 +349,11 @@ const ld_section scn__class_section = {
          .doc = "a serial client: one call in flight; the next starts at the later of its "
                 "scheduled time and the end of the one before (`poisson`, `constant` or `replay` "
                 "arrivals; no `bursts`; `source: \"shared\"`)"},
-        {"resubmit", LD_HOOK, LD_AT(sim_class, resubmit), .hook = scn__parse_resubmit,
-         .unit = "object", .def_doc = "off",
+        {"resubmit", LD_HOOK, LD_AT(sim_class, resubmit),
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
+                   "\"description\": \"a user whose request failed submits it again\", "
+                   "\"properties\": {}}",
+         .hook = scn__parse_resubmit, .unit = "object", .def_doc = "off",
          .doc = "users who submit a failed request again: `{\"probability\": F, \"think\": DIST, "
                 "\"max\": N}` ([below](#re-submissions))"},
         {0}},

@@ -67,7 +67,8 @@ static int new_layer(pctx *P, sim_policy *pol, const char *name) {
 /* A layer of a "layers" array: a name beside the layer's keys (scn__layer_section). */
 const ld_section scn__layer_entry_section = {
     "layers[]", "/$defs/layer/oneOf/0",
-    (const ld_field[]){{"name", LD_CODE, .flags = LD_F_REQUIRED, .unit = "name",
+    (const ld_field[]){{"name", LD_CODE, .schema = "{\"$ref\": \"#/$defs/name\"}",
+                        .flags = LD_F_REQUIRED, .unit = "name",
                         .doc = "the layer's name in the variant (a class's stack may name it)"},
                        {0}},
     NULL};
@@ -199,13 +200,20 @@ const ld_section scn__gateway_section = {
          .doc = "how a pod's call picks its replica: in turn (a Kubernetes Service's proxy in "
                 "iptables mode is random, its IPVS mode round-robin), at random, or the replica "
                 "holding the fewest calls (busy + queued; ties in turn)"},
-        {"queue_full", LD_CODE, .def = "429", .unit = "HTTP status in [400, 599]",
+        {"queue_full", LD_CODE,
+         .schema = "{\"type\": \"integer\", \"minimum\": 400, \"maximum\": 599, \"default\": 429, "
+                   "\"description\": \"the answer to a call that finds its replica's queue full\"}",
+         .def = "429", .unit = "HTTP status in [400, 599]",
          .doc = "the answer to a call that finds its replica's queue full"},
-        {"layers", LD_CODE, .flags = LD_F_REQUIRED | LD_F_NAMED,
+        {"layers", LD_CODE,
+         .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 4, \"items\": {\"$ref\": "
+                   "\"#/$defs/layer\"}}",
+         .flags = LD_F_REQUIRED | LD_F_NAMED,
          .sub = (const ld_section *const[]){&scn__layer_entry_section, &scn__layer_section, NULL},
          .unit = "array of layers", .def_doc = "required",
          .doc = "the gateway's stack, outermost first, as in `layers` above (presets, files)"},
-        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
+         .def_doc = "—"},
         {0}},
     NULL};
 
@@ -270,25 +278,35 @@ static int parse_gateway(pctx *P, const cJSON *g, sim_policy *pol) {
 const ld_section scn__variant_section = {
     "variant", "/$defs/variant_layered",
     (const ld_field[]){
-        {"layers", LD_CODE, .flags = LD_F_NAMED,
+        {"layers", LD_CODE,
+         .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 4, \"items\": {\"$ref\": "
+                   "\"#/$defs/layer\"}}",
+         .flags = LD_F_NAMED | LD_F_NEEDED,
          .sub = (const ld_section *const[]){&scn__layer_entry_section, &scn__layer_section, NULL},
          .unit = "array of layers", .def_doc = "one layer, named `policy`",
          .doc = "a stack of layers, outermost first, each a `name` and the keys above: "
                 "[Layers](#layers-the-stack-a-request-passes-through); the variant's own keys "
                 "then leave out the layer's"},
-        {"classes", LD_CODE, .unit = "object", .def_doc = "none",
+        {"classes", LD_CODE, .schema = "{\"$ref\": \"#/$defs/classes\"}", .unit = "object",
+         .def_doc = "none",
          .doc = "a traffic class's own stack, or one layer of its own, by class name"},
-        {"autoscale", LD_CODE, .unit = "object or `false`",
-         .def_doc = "none (a fixed fleet of `pods.count`)",
+        {"autoscale", LD_CODE, .schema = "{\"$ref\": \"#/$defs/autoscale\"}",
+         .unit = "object or `false`", .def_doc = "none (a fixed fleet of `pods.count`)",
          .doc = "Kubernetes' HPA sizes the variant's pods: [autoscale](#autoscale)"},
-        {"gateway", LD_CODE, .sub = (const ld_section *const[]){&scn__gateway_section, NULL},
-         .unit = "object", .def_doc = "none (the layers run in the pods)",
+        {"gateway", LD_CODE, .schema = "{\"$ref\": \"#/$defs/gateway\"}",
+         .sub = (const ld_section *const[]){&scn__gateway_section, NULL}, .unit = "object",
+         .def_doc = "none (the layers run in the pods)",
          .doc = "a gateway tier between the pods and the providers: replicas with their workers, "
                 "queue and own state of the gateway's layers ([Gateway tier](#gateway-tier))"},
-        {"inherit_policy", LD_CODE, .def = "true", .unit = "boolean",
+        {"inherit_policy", LD_CODE,
+         .schema = "{\"type\": \"boolean\", \"description\": \"false: the top-level policy is not "
+                   "merged in (default true)\"}",
+         .def = "true", .unit = "boolean",
          .doc = "`false`: the top-level `policy` is not merged in (a variant's key, not "
-                "`policy`'s)"},
-        {"description", LD_CODE, .unit = "string", .def_doc = "—"},
+                "`policy`'s)",
+         .flags = LD_F_VARIANT},
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
+         .def_doc = "—"},
         {0}},
     NULL};
 
@@ -332,11 +350,17 @@ static int class_index(pctx *P, const char *name, uint32_t *out) {
 /* A class's own stack: {"layers": [...]}, new layers or the variant's by name. */
 const ld_section scn__class_stack_section = {
     "classes", "/$defs/classes/additionalProperties/oneOf/0",
-    (const ld_field[]){{"layers", LD_CODE, .flags = LD_F_REQUIRED, .unit = "array",
-                        .doc = "the class's stack, outermost first: new layers, or the names of "
-                               "the variant's layers (shared)"},
-                       {"description", LD_CODE, .unit = "string", .def_doc = "—"},
-                       {0}},
+    (const ld_field[]){
+        {"layers", LD_CODE,
+         .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 4, \"items\": {\"oneOf\": "
+                   "[{\"$ref\": \"#/$defs/layer\"}, {\"$ref\": \"#/$defs/name\", \"description\": "
+                   "\"a layer of the variant, shared\"}]}}",
+         .flags = LD_F_REQUIRED, .unit = "array",
+         .doc = "the class's stack, outermost first: new layers, or the names of "
+                "the variant's layers (shared)"},
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
+         .def_doc = "—"},
+        {0}},
     NULL};
 
 /* "classes": {CLASS: {"layers": [...]}} or {CLASS: policy keys} (one layer named CLASS). */

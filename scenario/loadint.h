@@ -30,6 +30,7 @@
 #include <cjson/cJSON.h>
 
 #include "scenario/scenario.h"
+#include "scenario/table.h"
 
 /* Token buckets keep capacity x one minute in microseconds in an int64. */
 #define LD_RATE_PER_MIN_MAX 100000000000ULL
@@ -144,59 +145,7 @@ int scn__get_rate(pctx *P, const cJSON *obj, const char *key, double *out);
 /* The value v (the path already on its key) as one of `names`; *out is the index. */
 int scn__get_enum_value(pctx *P, const cJSON *v, const char *const *names, int *out);
 
-/* ---- the format's tables (load_table.c) ----
- *
- * A section of the scenario format (the retry object, a breaker, ...) is one
- * table of its keys: name, kind, range, default, doc line, and where the value
- * goes (an offset into the struct the section fills) or the hook that parses
- * it. The walker checks the object's keys against the table (unknown key,
- * did-you-mean) and reads every key in table order; the first error stops it.
- * tests/tools/scn_tables.c prints the tables, and `make schema` writes
- * docs/scenario.schema.json's and docs/scenario-format.md's parts for them.
- */
-typedef enum ld_kind {
-    LD_DURATION,  /* a duration > 0 (fb_time_us) */
-    LD_DURATION0, /* a duration >= 0 (fb_time_us) */
-    LD_NUMBER,    /* a number in [lo, hi] (double) */
-    LD_INTEGER,   /* an integer in [lo, hi] (uint32_t or uint64_t/int64_t, by the size) */
-    LD_BOOL,      /* true or false (bool) */
-    LD_SWITCH,    /* true or false (fb_switch: absent stays FB_DEFAULT) */
-    LD_ENUM,      /* one of `names` (an enum: its index) */
-    LD_HOOK,      /* `hook` parses the value into base + offset */
-    LD_CODE,      /* read by the section's own code (it depends on other keys) */
-} ld_kind;
-
-/* The loader stores `def` before reading (else `def` is the model's default, for the docs). */
-#define LD_F_SET 1u
-/* The key must be there ("missing required key", checked with the keys). */
-#define LD_F_REQUIRED 2u
-/* The value holds members (or array elements) addressed by name or index, each one of `sub`. */
-#define LD_F_NAMED 4u
-
-typedef struct ld_field {
-    const char *name;
-    ld_kind kind;
-    size_t offset, size;      /* where in the section's struct (LD_AT) */
-    double lo, hi;            /* LD_NUMBER, LD_INTEGER */
-    const char *const *names; /* LD_ENUM */
-    ld_parse_fn hook;         /* LD_HOOK */
-    const char *def;          /* the default as JSON text; NULL: none */
-    unsigned flags;           /* LD_F_* */
-    const char *unit;         /* the docs' type column when the kind does not say it all */
-    const char *def_doc;      /* the docs' default column when `def` does not say it all */
-    const char *doc;          /* one line: what it means */
-    /* The sections of the value's keys, NULL-terminated (--set paths); NULL: not described. */
-    const struct ld_section *const *sub;
-} ld_field;
-
-#define LD_AT(T, m) .offset = offsetof(T, m), .size = sizeof(((T *)0)->m)
-
-typedef struct ld_section {
-    const char *name;       /* the docs' table marker: <!-- keys: NAME --> */
-    const char *schema_at;  /* the schema object whose "properties" the table writes */
-    const ld_field *fields; /* ends with a field without a name */
-    const char *doc_prefix; /* the docs' key column: "spillover." for spillover.hold; NULL: none */
-} ld_section;
+/* ---- the format's tables (scenario/table.h; the walker: load_table.c) ---- */
 
 /* v is an object whose keys are all in s (else "unknown key", with did-you-mean). */
 int scn__check_fields(pctx *P, const cJSON *v, const ld_section *s);
@@ -284,6 +233,12 @@ int scn__check_fleet(pctx *P, const sim_scenario *sc);
 void scn__layer_defaults(const sim_scenario *sc, sim_layer *L);
 /* A layer given as {"preset": NAME, ...the library's keys} (load_preset.c). */
 int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L);
+/*
+ * --set LAYER.KEY=val of a preset layer: KEY ("maxRetries", "retry_back_off.base_interval") and
+ * val checked against the preset's table as the loader reads them (FB_OK where the loader
+ * will say more: no such preset, an index, the layer's own keys).
+ */
+int scn__check_preset_set(pctx *P, const cJSON *layer, const char *key, const cJSON *val);
 /* A layer that names a policy file: {"import": KIND, "file": F, "instance": I} (load_preset.c). */
 int scn__import_layer(pctx *P, const cJSON *e, sim_layer *L);
 /*

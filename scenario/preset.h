@@ -23,41 +23,13 @@
 #include <stdint.h>
 
 #include "core/fb.h"
+#include "scenario/table.h"
 
 #define SIM_PRESET_PARAMS_MAX 64
 #define SIM_PRESET_LIST_MAX 16
 
-/* How a parameter is written, in the library's unit. */
-typedef enum sim_param_kind {
-    SIM_PK_COUNT = 0, /* an integer in [min, max] */
-    SIM_PK_NUMBER,    /* a number in [min, max] */
-    SIM_PK_PERCENT,   /* a number of percent in [min, max] */
-    SIM_PK_FRACTION,  /* a number in [min, max], within [0, 1] */
-    SIM_PK_SECONDS,   /* a number of seconds */
-    SIM_PK_MILLIS,    /* a number of milliseconds */
-    SIM_PK_DURATION,  /* "10s", "500ms", ISO-8601 "PT10S", or a number of milliseconds (Spring) */
-    SIM_PK_BOOL,
-    SIM_PK_WORD,           /* one of `choices` */
-    SIM_PK_STATUSES,       /* a list of HTTP statuses */
-    SIM_PK_WORDS,          /* a list of names, each one of `choices` (NULL: any name) */
-    SIM_PK_JSON,           /* any JSON: the preset reads it itself (e.g. a fallback map) */
-    SIM_PK_TIMESPAN,       /* a .NET TimeSpan string: "00:00:05", "1.00:00:00", "00:00:00.500" */
-    SIM_PK_GO_DURATION,    /* a Go time.Duration string: "60s", "1m30s", "500ms", "0" */
-    SIM_PK_OBJECT,         /* an object whose keys are the parameters named "NAME.KEY" */
-    SIM_PK_CSV,            /* a string of comma-separated names, each one of `choices` (Envoy
-                              retry_on: "5xx,reset") */
-    SIM_PK_PROTO_DURATION, /* a protobuf Duration: "0.025s", or {"seconds": 1, "nanos": 5} */
-    SIM_PK_PROTO_PERCENT   /* a protobuf Percent: {"value": 20}, or the number */
-} sim_param_kind;
-
-typedef struct sim_param {
-    const char *name; /* the library's key, exactly */
-    sim_param_kind kind;
-    double min, max;            /* numbers: the accepted range, in the library's unit */
-    const char *deflt;          /* the library's default, as it writes it */
-    const char *doc;            /* what it does */
-    const char *const *choices; /* WORD, WORDS: the accepted names, NULL-terminated */
-} sim_param;
+/* A parameter: a row of the format's tables (scenario/table.h: ld_field), with `notation` set. */
+typedef ld_field sim_param;
 
 /* A parameter as the scenario gave it (set = present). */
 typedef struct sim_param_value {

@@ -45,85 +45,104 @@ static const char *const litellm_strategies[] = {"simple-shuffle",
                                                  NULL};
 
 static const sim_param litellm_params[] = {
-    {"model_list", SIM_PK_JSON, 0, 0, "every LLM provider, one model group 'default'",
-     "deployments: [{\"model_name\": GROUP, \"provider\": PROVIDER, \"litellm_params\": "
-     "{\"model\", \"weight\", \"rpm\", \"tpm\", \"cooldown_time\"}, \"model_info\": {\"id\"}}]; "
-     "the deployment is the scenario provider \"provider\" names, else the first of "
-     "model_info.id, litellm_params.model and LiteLLM's provider of that model (its prefix: "
-     "\"azure/x\" azure; gpt-*, o1*, o3*, o4*, chatgpt-*, dall-e-*, text-embedding-*, "
-     "whisper-*, tts-*: openai; claude-*: anthropic) that names one; one provider per deployment",
-     NULL},
-    {"map_provider", SIM_PK_JSON, 0, 0, "none",
-     "{NAME: PROVIDER}: a deployment whose model_info.id, litellm_params.model or LiteLLM's "
-     "provider of that model is NAME deploys the scenario provider PROVIDER (\"azure\": "
-     "\"openai\" runs a config's Azure deployments as the scenario's openai without editing "
-     "the config; fusebox run --map-provider azure=openai with --policy litellm:FILE)",
-     NULL},
-    {"model", SIM_PK_JSON, 0, 0, "the first model_name",
-     "the model group the requests ask for (the request's model)", NULL},
-    {"num_retries", SIM_PK_COUNT, 0, 100, "2",
-     "retries of a model group after its first failure (openai.DEFAULT_MAX_RETRIES); a set "
-     "litellm.num_retries (litellm_settings) is the one that counts: it rides on every exception "
-     "and async_function_with_retries prefers it",
-     NULL},
-    {"retry_after", SIM_PK_SECONDS, 0, 3600, "0",
-     "the least a retry backoff waits (capped at 8 s like the backoff)", NULL},
-    {"timeout", SIM_PK_SECONDS, 0.001, 1e6, "6000",
-     "seconds an attempt may take (litellm.request_timeout)", NULL},
-    {"allowed_fails", SIM_PK_COUNT, 0, 1000000, "3 (litellm.allowed_fails)",
-     "cooldown after more failures than this within cooldown_time of each other; only when "
-     "set to another value than 3 (else the percentage rule)",
-     NULL},
-    {"allowed_fails_policy", SIM_PK_OBJECT, 0, 0, "none",
-     "allowed_fails per exception class (turns the allowed-fails rule on)", NULL},
-    {"allowed_fails_policy.BadRequestErrorAllowedFails", SIM_PK_COUNT, 0, 1000000, "none", "400s",
-     NULL},
-    {"allowed_fails_policy.AuthenticationErrorAllowedFails", SIM_PK_COUNT, 0, 1000000, "none",
-     "401s", NULL},
-    {"allowed_fails_policy.TimeoutErrorAllowedFails", SIM_PK_COUNT, 0, 1000000, "none",
-     "timeouts and 408s", NULL},
-    {"allowed_fails_policy.RateLimitErrorAllowedFails", SIM_PK_COUNT, 0, 1000000, "none", "429s",
-     NULL},
-    {"allowed_fails_policy.ContentPolicyViolationErrorAllowedFails", SIM_PK_COUNT, 0, 1000000,
-     "none", "content-policy 400s", NULL},
-    {"allowed_fails_policy.InternalServerErrorAllowedFails", SIM_PK_COUNT, 0, 1000000, "none",
-     "no effect: get_allowed_fails_from_policy has no InternalServerError branch (BerriAI/litellm"
-     "#29283, #37805); 500s take allowed_fails",
-     NULL},
-    {"retry_policy", SIM_PK_OBJECT, 0, 0, "none",
-     "num_retries per exception class of a group's first failure", NULL},
-    {"retry_policy.BadRequestErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries",
-     "400s (context-length and content-policy ones too: checked first)", NULL},
-    {"retry_policy.AuthenticationErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "401s", NULL},
-    {"retry_policy.TimeoutErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "timeouts, 408s",
-     NULL},
-    {"retry_policy.RateLimitErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries", "429s", NULL},
-    {"retry_policy.ContentPolicyViolationErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries",
-     "content-policy 400s when BadRequestErrorRetries is not set", NULL},
-    {"retry_policy.InternalServerErrorRetries", SIM_PK_COUNT, 0, 100, "num_retries",
-     "no effect: get_num_retries_from_retry_policy has no InternalServerError branch "
-     "(BerriAI/litellm#29283, #37805); 500s take num_retries",
-     NULL},
-    {"cooldown_time", SIM_PK_SECONDS, 0, 86400, "5",
-     "seconds a deployment cools down (0 means the default 5: `cooldown_time or 5`)", NULL},
-    {"disable_cooldowns", SIM_PK_BOOL, 0, 0, "false", "no deployment is ever cooled down", NULL},
-    {"fallbacks", SIM_PK_JSON, 0, 0, "none",
-     "[{GROUP: [GROUP, ...]}]: the groups tried after the requested one, in order; \"*\" for "
-     "any group",
-     NULL},
-    {"default_fallbacks", SIM_PK_JSON, 0, 0, "none", "[GROUP, ...]: fallbacks for \"*\"", NULL},
-    {"context_window_fallbacks", SIM_PK_JSON, 0, 0, "none",
-     "[{GROUP: [GROUP, ...]}] after a context-window error (then not retried)", NULL},
-    {"content_policy_fallbacks", SIM_PK_JSON, 0, 0, "none",
-     "[{GROUP: [GROUP, ...]}] after a content-policy error (then not retried)", NULL},
-    {"routing_strategy", SIM_PK_WORD, 0, 0, "simple-shuffle",
-     "how a deployment is picked (simple-shuffle only is modelled)", litellm_strategies},
-    {"redis_host", SIM_PK_JSON, 0, 0, "none",
-     "with it (or redis_url) the cooldowns are shared through Redis", NULL},
-    {"redis_url", SIM_PK_JSON, 0, 0, "none", "as redis_host", NULL},
-    {"redis_port", SIM_PK_COUNT, 1, 65535, "none", "accepted with redis_host", NULL},
-    {"redis_password", SIM_PK_JSON, 0, 0, "none", "accepted with redis_host", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM(
+        "model_list", SIM_PK_JSON, .def_doc = "every LLM provider, one model group 'default'",
+        .doc =
+            "deployments: [{\"model_name\": GROUP, \"provider\": PROVIDER, \"litellm_params\": "
+            "{\"model\", \"weight\", \"rpm\", \"tpm\", \"cooldown_time\"}, \"model_info\": "
+            "{\"id\"}}]; "
+            "the deployment is the scenario provider \"provider\" names, else the first of "
+            "model_info.id, litellm_params.model and LiteLLM's provider of that model (its prefix: "
+            "\"azure/x\" azure; gpt-*, o1*, o3*, o4*, chatgpt-*, dall-e-*, text-embedding-*, "
+            "whisper-*, tts-*: openai; claude-*: anthropic) that names one; one provider per "
+            "deployment"),
+    PRESET_PARAM(
+        "map_provider", SIM_PK_JSON, .def_doc = "none",
+        .doc =
+            "{NAME: PROVIDER}: a deployment whose model_info.id, litellm_params.model or LiteLLM's "
+            "provider of that model is NAME deploys the scenario provider PROVIDER (\"azure\": "
+            "\"openai\" runs a config's Azure deployments as the scenario's openai without editing "
+            "the config; fusebox run --map-provider azure=openai with --policy litellm:FILE)"),
+    PRESET_PARAM("model", SIM_PK_JSON, .def_doc = "the first model_name",
+                 .doc = "the model group the requests ask for (the request's model)"),
+    PRESET_PARAM(
+        "num_retries", SIM_PK_COUNT, .hi = 100, .def_doc = "2",
+        .doc =
+            "retries of a model group after its first failure (openai.DEFAULT_MAX_RETRIES); a set "
+            "litellm.num_retries (litellm_settings) is the one that counts: it rides on every "
+            "exception "
+            "and async_function_with_retries prefers it"),
+    PRESET_PARAM("retry_after", SIM_PK_SECONDS, .hi = 3600, .def_doc = "0",
+                 .doc = "the least a retry backoff waits (capped at 8 s like the backoff)"),
+    PRESET_PARAM("timeout", SIM_PK_SECONDS, .lo = 0.001, .hi = 1e6, .def_doc = "6000",
+                 .doc = "seconds an attempt may take (litellm.request_timeout)"),
+    PRESET_PARAM(
+        "allowed_fails", SIM_PK_COUNT, .hi = 1000000, .def_doc = "3 (litellm.allowed_fails)",
+        .doc =
+            "cooldown after more failures than this within cooldown_time of each other; only when "
+            "set to another value than 3 (else the percentage rule)"),
+    PRESET_PARAM("allowed_fails_policy", SIM_PK_OBJECT, .def_doc = "none",
+                 .doc = "allowed_fails per exception class (turns the allowed-fails rule on)"),
+    PRESET_PARAM("allowed_fails_policy.BadRequestErrorAllowedFails", SIM_PK_COUNT, .hi = 1000000,
+                 .def_doc = "none", .doc = "400s"),
+    PRESET_PARAM("allowed_fails_policy.AuthenticationErrorAllowedFails", SIM_PK_COUNT,
+                 .hi = 1000000, .def_doc = "none", .doc = "401s"),
+    PRESET_PARAM("allowed_fails_policy.TimeoutErrorAllowedFails", SIM_PK_COUNT, .hi = 1000000,
+                 .def_doc = "none", .doc = "timeouts and 408s"),
+    PRESET_PARAM("allowed_fails_policy.RateLimitErrorAllowedFails", SIM_PK_COUNT, .hi = 1000000,
+                 .def_doc = "none", .doc = "429s"),
+    PRESET_PARAM("allowed_fails_policy.ContentPolicyViolationErrorAllowedFails", SIM_PK_COUNT,
+                 .hi = 1000000, .def_doc = "none", .doc = "content-policy 400s"),
+    PRESET_PARAM("allowed_fails_policy.InternalServerErrorAllowedFails", SIM_PK_COUNT,
+                 .hi = 1000000, .def_doc = "none",
+                 .doc = "no effect: get_allowed_fails_from_policy has no InternalServerError "
+                        "branch (BerriAI/litellm"
+                        "#29283, #37805); 500s take allowed_fails"),
+    PRESET_PARAM("retry_policy", SIM_PK_OBJECT, .def_doc = "none",
+                 .doc = "num_retries per exception class of a group's first failure"),
+    PRESET_PARAM("retry_policy.BadRequestErrorRetries", SIM_PK_COUNT, .hi = 100,
+                 .def_doc = "num_retries",
+                 .doc = "400s (context-length and content-policy ones too: checked first)"),
+    PRESET_PARAM("retry_policy.AuthenticationErrorRetries", SIM_PK_COUNT, .hi = 100,
+                 .def_doc = "num_retries", .doc = "401s"),
+    PRESET_PARAM("retry_policy.TimeoutErrorRetries", SIM_PK_COUNT, .hi = 100,
+                 .def_doc = "num_retries", .doc = "timeouts, 408s"),
+    PRESET_PARAM("retry_policy.RateLimitErrorRetries", SIM_PK_COUNT, .hi = 100,
+                 .def_doc = "num_retries", .doc = "429s"),
+    PRESET_PARAM("retry_policy.ContentPolicyViolationErrorRetries", SIM_PK_COUNT, .hi = 100,
+                 .def_doc = "num_retries",
+                 .doc = "content-policy 400s when BadRequestErrorRetries is not set"),
+    PRESET_PARAM(
+        "retry_policy.InternalServerErrorRetries", SIM_PK_COUNT, .hi = 100,
+        .def_doc = "num_retries",
+        .doc = "no effect: get_num_retries_from_retry_policy has no InternalServerError branch "
+               "(BerriAI/litellm#29283, #37805); 500s take num_retries"),
+    PRESET_PARAM(
+        "cooldown_time", SIM_PK_SECONDS, .hi = 86400, .def_doc = "5",
+        .doc = "seconds a deployment cools down (0 means the default 5: `cooldown_time or 5`)"),
+    PRESET_PARAM("disable_cooldowns", SIM_PK_BOOL, .def_doc = "false",
+                 .doc = "no deployment is ever cooled down"),
+    PRESET_PARAM("fallbacks", SIM_PK_JSON, .def_doc = "none",
+                 .doc = "[{GROUP: [GROUP, ...]}]: the groups tried after the requested one, in "
+                        "order; \"*\" for "
+                        "any group"),
+    PRESET_PARAM("default_fallbacks", SIM_PK_JSON, .def_doc = "none",
+                 .doc = "[GROUP, ...]: fallbacks for \"*\""),
+    PRESET_PARAM("context_window_fallbacks", SIM_PK_JSON, .def_doc = "none",
+                 .doc = "[{GROUP: [GROUP, ...]}] after a context-window error (then not retried)"),
+    PRESET_PARAM("content_policy_fallbacks", SIM_PK_JSON, .def_doc = "none",
+                 .doc = "[{GROUP: [GROUP, ...]}] after a content-policy error (then not retried)"),
+    PRESET_PARAM("routing_strategy", SIM_PK_WORD, .names = litellm_strategies,
+                 .def_doc = "simple-shuffle",
+                 .doc = "how a deployment is picked (simple-shuffle only is modelled)"),
+    PRESET_PARAM("redis_host", SIM_PK_JSON, .def_doc = "none",
+                 .doc = "with it (or redis_url) the cooldowns are shared through Redis"),
+    PRESET_PARAM("redis_url", SIM_PK_JSON, .def_doc = "none", .doc = "as redis_host"),
+    PRESET_PARAM("redis_port", SIM_PK_COUNT, .lo = 1, .hi = 65535, .def_doc = "none",
+                 .doc = "accepted with redis_host"),
+    PRESET_PARAM("redis_password", SIM_PK_JSON, .def_doc = "none",
+                 .doc = "accepted with redis_host"),
+    {0},
 };
 
 static const char *const litellm_rules[] = {

@@ -15,26 +15,31 @@ static const char *const portkey_modes[] = {"single", "fallback", "loadbalance",
                                             NULL};
 
 static const sim_param portkey_params[] = {
-    {"retry", SIM_PK_OBJECT, 0, 0, "none", "the retry settings every target inherits", NULL},
-    {"retry.attempts", SIM_PK_COUNT, 0, 1000, "0", "retries after the first call", NULL},
-    {"retry.on_status_codes", SIM_PK_STATUSES, 0, 0, "[429, 500, 502, 503, 504]",
-     "the statuses retried (RETRY_STATUS_CODES)", NULL},
-    {"retry.use_retry_after_header", SIM_PK_BOOL, 0, 0, "false",
-     "wait what a 429's retry-after-ms, x-ms-retry-after-ms or retry-after says", NULL},
-    {"request_timeout", SIM_PK_MILLIS, 1, 1e9, "none",
-     "milliseconds an attempt may take; then a 408", NULL},
-    {"strategy", SIM_PK_OBJECT, 0, 0, "none (single)", "how the targets are used", NULL},
-    {"strategy.mode", SIM_PK_WORD, 0, 0, "single", "single or fallback (modelled)", portkey_modes},
-    {"strategy.on_status_codes", SIM_PK_STATUSES, 0, 0, "any status but 2xx",
-     "fallback: the statuses that move on to the next target", NULL},
-    {"targets", SIM_PK_JSON, 0, 0, "none",
-     "[{\"provider\" or \"virtual_key\": PROVIDER, \"request_timeout\", \"retry\"}]: the "
-     "scenario providers, in order",
-     NULL},
-    {"provider", SIM_PK_JSON, 0, 0, "the first LLM provider",
-     "a single target's scenario provider (without targets)", NULL},
-    {"virtual_key", SIM_PK_JSON, 0, 0, "none", "as provider", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("retry", SIM_PK_OBJECT, .def_doc = "none",
+                 .doc = "the retry settings every target inherits"),
+    PRESET_PARAM("retry.attempts", SIM_PK_COUNT, .hi = 1000, .def_doc = "0",
+                 .doc = "retries after the first call"),
+    PRESET_PARAM("retry.on_status_codes", SIM_PK_STATUSES, .def_doc = "[429, 500, 502, 503, 504]",
+                 .doc = "the statuses retried (RETRY_STATUS_CODES)"),
+    PRESET_PARAM("retry.use_retry_after_header", SIM_PK_BOOL, .def_doc = "false",
+                 .doc =
+                     "wait what a 429's retry-after-ms, x-ms-retry-after-ms or retry-after says"),
+    PRESET_PARAM("request_timeout", SIM_PK_MILLIS, .lo = 1, .hi = 1e9, .def_doc = "none",
+                 .doc = "milliseconds an attempt may take; then a 408"),
+    PRESET_PARAM("strategy", SIM_PK_OBJECT, .def_doc = "none (single)",
+                 .doc = "how the targets are used"),
+    PRESET_PARAM("strategy.mode", SIM_PK_WORD, .names = portkey_modes, .def_doc = "single",
+                 .doc = "single or fallback (modelled)"),
+    PRESET_PARAM("strategy.on_status_codes", SIM_PK_STATUSES, .def_doc = "any status but 2xx",
+                 .doc = "fallback: the statuses that move on to the next target"),
+    PRESET_PARAM(
+        "targets", SIM_PK_JSON, .def_doc = "none",
+        .doc = "[{\"provider\" or \"virtual_key\": PROVIDER, \"request_timeout\", \"retry\"}]: the "
+               "scenario providers, in order"),
+    PRESET_PARAM("provider", SIM_PK_JSON, .def_doc = "the first LLM provider",
+                 .doc = "a single target's scenario provider (without targets)"),
+    PRESET_PARAM("virtual_key", SIM_PK_JSON, .def_doc = "none", .doc = "as provider"),
+    {0},
 };
 
 static const char *const portkey_rules[] = {

@@ -26,53 +26,62 @@
 static const char *const r4j_window_types[] = {"COUNT_BASED", "TIME_BASED", NULL};
 
 static const sim_param r4j_params[] = {
-    {"failureRateThreshold", SIM_PK_PERCENT, 0.000001, 100, "50",
-     "CircuitBreaker: open when this percentage of the calls in the window failed", NULL},
-    {"slowCallRateThreshold", SIM_PK_PERCENT, 0.000001, 100, "100",
-     "CircuitBreaker: open when this percentage of the calls in the window were slow", NULL},
-    {"slowCallDurationThreshold", SIM_PK_DURATION, 0.000001, 1e9, "60s",
-     "CircuitBreaker: a call longer than this is slow", NULL},
-    {"permittedNumberOfCallsInHalfOpenState", SIM_PK_COUNT, 1, FB_BREAKER_PROBES_MAX, "10",
-     "CircuitBreaker: calls admitted in one half-open period, then judged by rate", NULL},
-    {"maxWaitDurationInHalfOpenState", SIM_PK_DURATION, 0, 1e9, "0",
-     "CircuitBreaker: longest stay in half-open before opening again (0: no limit)", NULL},
-    {"slidingWindowType", SIM_PK_WORD, 0, 0, "COUNT_BASED",
-     "CircuitBreaker: the last slidingWindowSize calls, or the last slidingWindowSize seconds",
-     r4j_window_types},
-    {"slidingWindowSize", SIM_PK_COUNT, 1, FB_BREAKER_CALLS_MAX, "100",
-     "CircuitBreaker: calls (COUNT_BASED) or seconds (TIME_BASED, at most 128) in the window",
-     NULL},
-    {"minimumNumberOfCalls", SIM_PK_COUNT, 1, 100000000, "100",
-     "CircuitBreaker: calls in the window before a rate is judged", NULL},
-    {"waitDurationInOpenState", SIM_PK_DURATION, 0.001, 1e9, "60s",
-     "CircuitBreaker: how long it stays open", NULL},
-    {"automaticTransitionFromOpenToHalfOpenEnabled", SIM_PK_BOOL, 0, 0, "false",
-     "CircuitBreaker: half-open at the deadline by a timer instead of at the first call after it",
-     NULL},
-    {"maxAttempts", SIM_PK_COUNT, 1, FB_RETRY_ATTEMPTS_MAX, "3", "Retry: calls including the first",
-     NULL},
-    {"waitDuration", SIM_PK_DURATION, 0, 1e9, "500ms",
-     "Retry: the wait before a retry (the base of the exponential)", NULL},
-    {"enableExponentialBackoff", SIM_PK_BOOL, 0, 0, "false",
-     "Retry: waitDuration * exponentialBackoffMultiplier^(n-1) (only with waitDuration set)", NULL},
-    {"exponentialBackoffMultiplier", SIM_PK_NUMBER, 1, 100, "1.5",
-     "Retry: the exponential's growth", NULL},
-    {"exponentialMaxWaitDuration", SIM_PK_DURATION, 0.001, 1e9, "none",
-     "Retry: cap on the exponential wait", NULL},
-    {"recordExceptions", SIM_PK_WORDS, 0, 0, "every exception",
-     "CircuitBreaker: only these (and their subclasses) are failures, any other is a success",
-     NULL},
-    {"ignoreExceptions", SIM_PK_WORDS, 0, 0, "none",
-     "CircuitBreaker: these count as neither (the call's permit is released)", NULL},
-    {"retryExceptions", SIM_PK_WORDS, 0, 0, "every exception", "Retry: only these are retried",
-     NULL},
-    {"retryIgnoreExceptions", SIM_PK_WORDS, 0, 0, "none",
-     "Retry: these are not retried (the Retry's ignoreExceptions)", NULL},
-    {"enableRandomizedWait", SIM_PK_BOOL, 0, 0, "false",
-     "Retry: each wait drawn from [d - f d, d + f d] (only with waitDuration set)", NULL},
-    {"randomizedWaitFactor", SIM_PK_NUMBER, 0, 0.999999, "0.5", "Retry: f of the randomized wait",
-     NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("failureRateThreshold", SIM_PK_PERCENT, .lo = 0.000001, .hi = 100, .def_doc = "50",
+                 .doc =
+                     "CircuitBreaker: open when this percentage of the calls in the window failed"),
+    PRESET_PARAM(
+        "slowCallRateThreshold", SIM_PK_PERCENT, .lo = 0.000001, .hi = 100, .def_doc = "100",
+        .doc = "CircuitBreaker: open when this percentage of the calls in the window were slow"),
+    PRESET_PARAM("slowCallDurationThreshold", SIM_PK_DURATION, .lo = 0.000001, .hi = 1e9,
+                 .def_doc = "60s", .doc = "CircuitBreaker: a call longer than this is slow"),
+    PRESET_PARAM("permittedNumberOfCallsInHalfOpenState", SIM_PK_COUNT, .lo = 1,
+                 .hi = FB_BREAKER_PROBES_MAX, .def_doc = "10",
+                 .doc =
+                     "CircuitBreaker: calls admitted in one half-open period, then judged by rate"),
+    PRESET_PARAM(
+        "maxWaitDurationInHalfOpenState", SIM_PK_DURATION, .hi = 1e9, .def_doc = "0",
+        .doc = "CircuitBreaker: longest stay in half-open before opening again (0: no limit)"),
+    PRESET_PARAM("slidingWindowType", SIM_PK_WORD, .names = r4j_window_types,
+                 .def_doc = "COUNT_BASED",
+                 .doc = "CircuitBreaker: the last slidingWindowSize calls, or the last "
+                        "slidingWindowSize seconds"),
+    PRESET_PARAM("slidingWindowSize", SIM_PK_COUNT, .lo = 1, .hi = FB_BREAKER_CALLS_MAX,
+                 .def_doc = "100",
+                 .doc = "CircuitBreaker: calls (COUNT_BASED) or seconds (TIME_BASED, at most 128) "
+                        "in the window"),
+    PRESET_PARAM("minimumNumberOfCalls", SIM_PK_COUNT, .lo = 1, .hi = 100000000, .def_doc = "100",
+                 .doc = "CircuitBreaker: calls in the window before a rate is judged"),
+    PRESET_PARAM("waitDurationInOpenState", SIM_PK_DURATION, .lo = 0.001, .hi = 1e9,
+                 .def_doc = "60s", .doc = "CircuitBreaker: how long it stays open"),
+    PRESET_PARAM("automaticTransitionFromOpenToHalfOpenEnabled", SIM_PK_BOOL, .def_doc = "false",
+                 .doc = "CircuitBreaker: half-open at the deadline by a timer instead of at the "
+                        "first call after it"),
+    PRESET_PARAM("maxAttempts", SIM_PK_COUNT, .lo = 1, .hi = FB_RETRY_ATTEMPTS_MAX, .def_doc = "3",
+                 .doc = "Retry: calls including the first"),
+    PRESET_PARAM("waitDuration", SIM_PK_DURATION, .hi = 1e9, .def_doc = "500ms",
+                 .doc = "Retry: the wait before a retry (the base of the exponential)"),
+    PRESET_PARAM("enableExponentialBackoff", SIM_PK_BOOL, .def_doc = "false",
+                 .doc = "Retry: waitDuration * exponentialBackoffMultiplier^(n-1) (only with "
+                        "waitDuration set)"),
+    PRESET_PARAM("exponentialBackoffMultiplier", SIM_PK_NUMBER, .lo = 1, .hi = 100,
+                 .def_doc = "1.5", .doc = "Retry: the exponential's growth"),
+    PRESET_PARAM("exponentialMaxWaitDuration", SIM_PK_DURATION, .lo = 0.001, .hi = 1e9,
+                 .def_doc = "none", .doc = "Retry: cap on the exponential wait"),
+    PRESET_PARAM("recordExceptions", SIM_PK_WORDS, .def_doc = "every exception",
+                 .doc = "CircuitBreaker: only these (and their subclasses) are failures, any other "
+                        "is a success"),
+    PRESET_PARAM("ignoreExceptions", SIM_PK_WORDS, .def_doc = "none",
+                 .doc = "CircuitBreaker: these count as neither (the call's permit is released)"),
+    PRESET_PARAM("retryExceptions", SIM_PK_WORDS, .def_doc = "every exception",
+                 .doc = "Retry: only these are retried"),
+    PRESET_PARAM("retryIgnoreExceptions", SIM_PK_WORDS, .def_doc = "none",
+                 .doc = "Retry: these are not retried (the Retry's ignoreExceptions)"),
+    PRESET_PARAM("enableRandomizedWait", SIM_PK_BOOL, .def_doc = "false",
+                 .doc =
+                     "Retry: each wait drawn from [d - f d, d + f d] (only with waitDuration set)"),
+    PRESET_PARAM("randomizedWaitFactor", SIM_PK_NUMBER, .hi = 0.999999, .def_doc = "0.5",
+                 .doc = "Retry: f of the randomized wait"),
+    {0},
 };
 
 static const char *const r4j_rules[] = {
@@ -506,21 +515,25 @@ const sim_preset scn_preset_resilience4j = {
 static const char *const polly_backoffs[] = {"Constant", "Linear", "Exponential", NULL};
 
 static const sim_param polly_params[] = {
-    {"MaxRetryAttempts", SIM_PK_COUNT, 1, FB_RETRY_ATTEMPTS_MAX - 1, "3",
-     "Retry: retries after the first call", NULL},
-    {"Delay", SIM_PK_TIMESPAN, 0, 86400, "00:00:02", "Retry: the base delay", NULL},
-    {"BackoffType", SIM_PK_WORD, 0, 0, "Constant", "Retry: how the delay grows", polly_backoffs},
-    {"UseJitter", SIM_PK_BOOL, 0, 0, "false", "Retry: randomize the delays", NULL},
-    {"MaxDelay", SIM_PK_TIMESPAN, 0, 86400, "none", "Retry: cap on a delay", NULL},
-    {"FailureRatio", SIM_PK_FRACTION, 0, 1, "0.1",
-     "CircuitBreaker: open when this fraction of the sampled calls failed", NULL},
-    {"MinimumThroughput", SIM_PK_COUNT, 2, 100000000, "100",
-     "CircuitBreaker: calls in the sampling window before the ratio counts", NULL},
-    {"SamplingDuration", SIM_PK_TIMESPAN, 0.5, 86400, "00:00:30",
-     "CircuitBreaker: the window, sampled in 10 parts", NULL},
-    {"BreakDuration", SIM_PK_TIMESPAN, 0.5, 86400, "00:00:05",
-     "CircuitBreaker: how long it stays open", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("MaxRetryAttempts", SIM_PK_COUNT, .lo = 1, .hi = FB_RETRY_ATTEMPTS_MAX - 1,
+                 .def_doc = "3", .doc = "Retry: retries after the first call"),
+    PRESET_PARAM("Delay", SIM_PK_TIMESPAN, .hi = 86400, .def_doc = "00:00:02",
+                 .doc = "Retry: the base delay"),
+    PRESET_PARAM("BackoffType", SIM_PK_WORD, .names = polly_backoffs, .def_doc = "Constant",
+                 .doc = "Retry: how the delay grows"),
+    PRESET_PARAM("UseJitter", SIM_PK_BOOL, .def_doc = "false",
+                 .doc = "Retry: randomize the delays"),
+    PRESET_PARAM("MaxDelay", SIM_PK_TIMESPAN, .hi = 86400, .def_doc = "none",
+                 .doc = "Retry: cap on a delay"),
+    PRESET_PARAM("FailureRatio", SIM_PK_FRACTION, .hi = 1, .def_doc = "0.1",
+                 .doc = "CircuitBreaker: open when this fraction of the sampled calls failed"),
+    PRESET_PARAM("MinimumThroughput", SIM_PK_COUNT, .lo = 2, .hi = 100000000, .def_doc = "100",
+                 .doc = "CircuitBreaker: calls in the sampling window before the ratio counts"),
+    PRESET_PARAM("SamplingDuration", SIM_PK_TIMESPAN, .lo = 0.5, .hi = 86400, .def_doc = "00:00:30",
+                 .doc = "CircuitBreaker: the window, sampled in 10 parts"),
+    PRESET_PARAM("BreakDuration", SIM_PK_TIMESPAN, .lo = 0.5, .hi = 86400, .def_doc = "00:00:05",
+                 .doc = "CircuitBreaker: how long it stays open"),
+    {0},
 };
 
 static const char *const polly_rules[] = {
@@ -651,21 +664,26 @@ const sim_preset scn_preset_polly = {
 /* ---- gobreaker ---- */
 
 static const sim_param gobreaker_params[] = {
-    {"MaxRequests", SIM_PK_COUNT, 0, FB_BREAKER_PROBES_MAX, "0",
-     "requests admitted in half-open, and successes in a row that close it (0 means 1)", NULL},
-    {"Interval", SIM_PK_GO_DURATION, 0, 1e9, "0",
-     "the cyclic period of the closed state that clears the counts (0: never)", NULL},
-    {"BucketPeriod", SIM_PK_GO_DURATION, 0, 1e9, "0",
-     "a rolling window of Interval in buckets of this length (0: a fixed window)", NULL},
-    {"Timeout", SIM_PK_GO_DURATION, 0, 1e9, "60s", "the open period (0 means 60 s)", NULL},
-    {"ReadyToTrip", SIM_PK_OBJECT, 0, 0, "defaultReadyToTrip",
-     "the Settings function asked after a failure in the closed state; fusebox takes the "
-     "default's form, func(counts Counts) bool { return counts.ConsecutiveFailures > N }, "
-     "written {\"ConsecutiveFailures\": N}",
-     NULL},
-    {"ReadyToTrip.ConsecutiveFailures", SIM_PK_COUNT, 0, 1000000, "5",
-     "N: open when the Counts field ConsecutiveFailures (failures in a row) > N", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM(
+        "MaxRequests", SIM_PK_COUNT, .hi = FB_BREAKER_PROBES_MAX, .def_doc = "0",
+        .doc = "requests admitted in half-open, and successes in a row that close it (0 means 1)"),
+    PRESET_PARAM("Interval", SIM_PK_GO_DURATION, .hi = 1e9, .def_doc = "0",
+                 .doc = "the cyclic period of the closed state that clears the counts (0: never)"),
+    PRESET_PARAM("BucketPeriod", SIM_PK_GO_DURATION, .hi = 1e9, .def_doc = "0",
+                 .doc =
+                     "a rolling window of Interval in buckets of this length (0: a fixed window)"),
+    PRESET_PARAM("Timeout", SIM_PK_GO_DURATION, .hi = 1e9, .def_doc = "60s",
+                 .doc = "the open period (0 means 60 s)"),
+    PRESET_PARAM(
+        "ReadyToTrip", SIM_PK_OBJECT, .def_doc = "defaultReadyToTrip",
+        .doc =
+            "the Settings function asked after a failure in the closed state; fusebox takes the "
+            "default's form, func(counts Counts) bool { return counts.ConsecutiveFailures > N }, "
+            "written {\"ConsecutiveFailures\": N}"),
+    PRESET_PARAM("ReadyToTrip.ConsecutiveFailures", SIM_PK_COUNT, .hi = 1000000, .def_doc = "5",
+                 .doc =
+                     "N: open when the Counts field ConsecutiveFailures (failures in a row) > N"),
+    {0},
 };
 
 static const char *const gobreaker_rules[] = {

@@ -16,18 +16,22 @@
 /* ---- opossum ---- */
 
 static const sim_param opossum_params[] = {
-    {"timeout", SIM_PK_JSON, 0, 0, "10000",
-     "milliseconds a call may take before it is a failure (false or 0: no timeout)", NULL},
-    {"errorThresholdPercentage", SIM_PK_PERCENT, 0, 100, "50",
-     "open when, after a failure, more than this percentage of the window's calls failed", NULL},
-    {"resetTimeout", SIM_PK_MILLIS, 1, 1e12, "30000", "milliseconds it stays open", NULL},
-    {"rollingCountTimeout", SIM_PK_MILLIS, 1, 1e12, "10000",
-     "milliseconds of the statistical window", NULL},
-    {"rollingCountBuckets", SIM_PK_COUNT, 1, FB_BREAKER_BUCKETS_MAX, "10",
-     "buckets of the window, rotated by a timer", NULL},
-    {"volumeThreshold", SIM_PK_COUNT, 0, 100000000, "0", "calls in the window before it can open",
-     NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM(
+        "timeout", SIM_PK_JSON, .def_doc = "10000",
+        .doc = "milliseconds a call may take before it is a failure (false or 0: no timeout)"),
+    PRESET_PARAM(
+        "errorThresholdPercentage", SIM_PK_PERCENT, .hi = 100, .def_doc = "50",
+        .doc =
+            "open when, after a failure, more than this percentage of the window's calls failed"),
+    PRESET_PARAM("resetTimeout", SIM_PK_MILLIS, .lo = 1, .hi = 1e12, .def_doc = "30000",
+                 .doc = "milliseconds it stays open"),
+    PRESET_PARAM("rollingCountTimeout", SIM_PK_MILLIS, .lo = 1, .hi = 1e12, .def_doc = "10000",
+                 .doc = "milliseconds of the statistical window"),
+    PRESET_PARAM("rollingCountBuckets", SIM_PK_COUNT, .lo = 1, .hi = FB_BREAKER_BUCKETS_MAX,
+                 .def_doc = "10", .doc = "buckets of the window, rotated by a timer"),
+    PRESET_PARAM("volumeThreshold", SIM_PK_COUNT, .hi = 100000000, .def_doc = "0",
+                 .doc = "calls in the window before it can open"),
+    {0},
 };
 
 static const char *const opossum_rules[] = {
@@ -153,25 +157,28 @@ static const char *const cockatiel_generators[] = {"decorrelatedJitterGenerator"
                                                    "halfJitterGenerator", NULL};
 
 static const sim_param cockatiel_params[] = {
-    {"maxAttempts", SIM_PK_COUNT, 0, FB_RETRY_ATTEMPTS_MAX - 1, "Infinity",
-     "retry: retries after the first call", NULL},
-    {"backoff", SIM_PK_WORD, 0, 0, "ConstantBackoff",
-     "retry: the backoff's class (retry's default is new ConstantBackoff(0))", cockatiel_backoffs},
-    {"interval", SIM_PK_MILLIS, 0, 1e12, "0", "retry: ConstantBackoff(interval), milliseconds",
-     NULL},
-    {"initialDelay", SIM_PK_MILLIS, 0.001, 1e12, "128", "retry: ExponentialBackoff's first delay",
-     NULL},
-    {"maxDelay", SIM_PK_MILLIS, 0.001, 1e12, "30000", "retry: ExponentialBackoff's cap", NULL},
-    {"exponent", SIM_PK_NUMBER, 1, 100, "2", "retry: ExponentialBackoff's growth", NULL},
-    {"generator", SIM_PK_WORD, 0, 0, "decorrelatedJitterGenerator",
-     "retry: ExponentialBackoff's jitter", cockatiel_generators},
-    {"halfOpenAfter", SIM_PK_MILLIS, 1, 1e12, "10000",
-     "circuitBreaker: milliseconds open before half-open (required by cockatiel: the README's "
-     "10 * 1000 here)",
-     NULL},
-    {"consecutive", SIM_PK_COUNT, 1, 1000000, "5",
-     "circuitBreaker: breaker new ConsecutiveBreaker(consecutive)", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("maxAttempts", SIM_PK_COUNT, .hi = FB_RETRY_ATTEMPTS_MAX - 1,
+                 .def_doc = "Infinity", .doc = "retry: retries after the first call"),
+    PRESET_PARAM("backoff", SIM_PK_WORD, .names = cockatiel_backoffs, .def_doc = "ConstantBackoff",
+                 .doc = "retry: the backoff's class (retry's default is new ConstantBackoff(0))"),
+    PRESET_PARAM("interval", SIM_PK_MILLIS, .hi = 1e12, .def_doc = "0",
+                 .doc = "retry: ConstantBackoff(interval), milliseconds"),
+    PRESET_PARAM("initialDelay", SIM_PK_MILLIS, .lo = 0.001, .hi = 1e12, .def_doc = "128",
+                 .doc = "retry: ExponentialBackoff's first delay"),
+    PRESET_PARAM("maxDelay", SIM_PK_MILLIS, .lo = 0.001, .hi = 1e12, .def_doc = "30000",
+                 .doc = "retry: ExponentialBackoff's cap"),
+    PRESET_PARAM("exponent", SIM_PK_NUMBER, .lo = 1, .hi = 100, .def_doc = "2",
+                 .doc = "retry: ExponentialBackoff's growth"),
+    PRESET_PARAM("generator", SIM_PK_WORD, .names = cockatiel_generators,
+                 .def_doc = "decorrelatedJitterGenerator",
+                 .doc = "retry: ExponentialBackoff's jitter"),
+    PRESET_PARAM("halfOpenAfter", SIM_PK_MILLIS, .lo = 1, .hi = 1e12, .def_doc = "10000",
+                 .doc = "circuitBreaker: milliseconds open before half-open (required by "
+                        "cockatiel: the README's "
+                        "10 * 1000 here)"),
+    PRESET_PARAM("consecutive", SIM_PK_COUNT, .lo = 1, .hi = 1000000, .def_doc = "5",
+                 .doc = "circuitBreaker: breaker new ConsecutiveBreaker(consecutive)"),
+    {0},
 };
 
 static const char *const cockatiel_rules[] = {

@@ -18,16 +18,20 @@
 static const char *const pybreaker_modes[] = {"call", "calling", NULL};
 
 static const sim_param pybreaker_params[] = {
-    {"fail_max", SIM_PK_COUNT, 1, 1000000, "5", "open when the failure counter reaches this", NULL},
-    {"reset_timeout", SIM_PK_SECONDS, 0.000001, 1e9, "60", "seconds it stays open", NULL},
-    {"success_threshold", SIM_PK_COUNT, 1, FB_BREAKER_PROBES_MAX, "1",
-     "half-open successes that close it", NULL},
-    {"mode", SIM_PK_WORD, 0, 0, "call",
-     "how the code calls through the breaker: \"call\" (breaker.call(func) or the decorator: "
-     "the call runs under the breaker's lock) or \"calling\" (with breaker.calling(): the "
-     "block runs after the lock is released, so calls overlap)",
-     pybreaker_modes},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("fail_max", SIM_PK_COUNT, .lo = 1, .hi = 1000000, .def_doc = "5",
+                 .doc = "open when the failure counter reaches this"),
+    PRESET_PARAM("reset_timeout", SIM_PK_SECONDS, .lo = 0.000001, .hi = 1e9, .def_doc = "60",
+                 .doc = "seconds it stays open"),
+    PRESET_PARAM("success_threshold", SIM_PK_COUNT, .lo = 1, .hi = FB_BREAKER_PROBES_MAX,
+                 .def_doc = "1", .doc = "half-open successes that close it"),
+    PRESET_PARAM(
+        "mode", SIM_PK_WORD, .names = pybreaker_modes, .def_doc = "call",
+        .doc =
+            "how the code calls through the breaker: \"call\" (breaker.call(func) or the "
+            "decorator: "
+            "the call runs under the breaker's lock) or \"calling\" (with breaker.calling(): the "
+            "block runs after the lock is released, so calls overlap)"),
+    {0},
 };
 
 static const char *const pybreaker_rules[] = {
@@ -127,22 +131,27 @@ static const char *const tenacity_exceptions[] = {"Exception",
                                                   NULL};
 
 static const sim_param tenacity_params[] = {
-    {"stop_after_attempt", SIM_PK_COUNT, 1, FB_RETRY_ATTEMPTS_MAX, "none",
-     "stop=stop_after_attempt(n): calls including the first (none: stop_never)", NULL},
-    {"wait_fixed", SIM_PK_SECONDS, 0, 1e9, "none", "wait=wait_fixed(wait): seconds", NULL},
-    {"wait_exponential", SIM_PK_JSON, 0, 0, "none",
-     "wait=wait_exponential(...): {\"multiplier\": 1, \"max\": none, \"exp_base\": 2}", NULL},
-    {"wait_exponential_jitter", SIM_PK_JSON, 0, 0, "none",
-     "wait=wait_exponential_jitter(...): {\"initial\": 1, \"max\": none, \"exp_base\": 2, "
-     "\"jitter\": 1}",
-     NULL},
-    {"wait_random_exponential", SIM_PK_JSON, 0, 0, "none",
-     "wait=wait_random_exponential(...): {\"multiplier\": 1, \"max\": none, \"exp_base\": 2}",
-     NULL},
-    {"retry_if_exception_type", SIM_PK_WORDS, 0, 0, "[\"Exception\"]",
-     "retry=retry_if_exception_type(...): the exception classes retried, in HTTP terms",
-     tenacity_exceptions},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("stop_after_attempt", SIM_PK_COUNT, .lo = 1, .hi = FB_RETRY_ATTEMPTS_MAX,
+                 .def_doc = "none",
+                 .doc = "stop=stop_after_attempt(n): calls including the first (none: stop_never)"),
+    PRESET_PARAM("wait_fixed", SIM_PK_SECONDS, .hi = 1e9, .def_doc = "none",
+                 .doc = "wait=wait_fixed(wait): seconds"),
+    PRESET_PARAM(
+        "wait_exponential", SIM_PK_JSON, .def_doc = "none",
+        .doc = "wait=wait_exponential(...): {\"multiplier\": 1, \"max\": none, \"exp_base\": 2}"),
+    PRESET_PARAM(
+        "wait_exponential_jitter", SIM_PK_JSON, .def_doc = "none",
+        .doc =
+            "wait=wait_exponential_jitter(...): {\"initial\": 1, \"max\": none, \"exp_base\": 2, "
+            "\"jitter\": 1}"),
+    PRESET_PARAM("wait_random_exponential", SIM_PK_JSON, .def_doc = "none",
+                 .doc = "wait=wait_random_exponential(...): {\"multiplier\": 1, \"max\": none, "
+                        "\"exp_base\": 2}"),
+    PRESET_PARAM(
+        "retry_if_exception_type", SIM_PK_WORDS, .names = tenacity_exceptions,
+        .def_doc = "[\"Exception\"]",
+        .doc = "retry=retry_if_exception_type(...): the exception classes retried, in HTTP terms"),
+    {0},
 };
 
 static const char *const tenacity_rules[] = {

@@ -37,10 +37,11 @@ static void sdk_retries(fb_retry_config *r, const sim_param_value *given, uint32
 /* ---- openai-python ---- */
 
 static const sim_param openai_python_params[] = {
-    {"max_retries", SIM_PK_COUNT, 0, 1000, "2", "retries after the first call", NULL},
-    {"timeout", SIM_PK_SECONDS, 0.001, 1e6, "600",
-     "seconds an attempt may take (httpx read, write and pool timeouts)", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("max_retries", SIM_PK_COUNT, .hi = 1000, .def_doc = "2",
+                 .doc = "retries after the first call"),
+    PRESET_PARAM("timeout", SIM_PK_SECONDS, .lo = 0.001, .hi = 1e6, .def_doc = "600",
+                 .doc = "seconds an attempt may take (httpx read, write and pool timeouts)"),
+    {0},
 };
 
 static const char *const openai_python_rules[] = {
@@ -139,10 +140,12 @@ static const char *const stainless_stream =
     "a stream that breaks after its response started is raised, not retried";
 
 static const sim_param openai_node_params[] = {
-    {"maxRetries", SIM_PK_COUNT, 0, 1000, "2", "retries after the first call", NULL},
-    {"timeout", SIM_PK_MILLIS, 1, 1e9, "600000",
-     "milliseconds an attempt may take (the response and, unless streamed, its body)", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("maxRetries", SIM_PK_COUNT, .hi = 1000, .def_doc = "2",
+                 .doc = "retries after the first call"),
+    PRESET_PARAM(
+        "timeout", SIM_PK_MILLIS, .lo = 1, .hi = 1e9, .def_doc = "600000",
+        .doc = "milliseconds an attempt may take (the response and, unless streamed, its body)"),
+    {0},
 };
 
 static const char *const openai_node_rules[] = {
@@ -193,10 +196,11 @@ const sim_preset scn_preset_openai_node = {
 };
 
 static const sim_param anthropic_python_params[] = {
-    {"max_retries", SIM_PK_COUNT, 0, 1000, "2", "retries after the first call", NULL},
-    {"timeout", SIM_PK_SECONDS, 0.001, 1e6, "600",
-     "seconds an attempt may take (httpx read, write and pool timeouts)", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("max_retries", SIM_PK_COUNT, .hi = 1000, .def_doc = "2",
+                 .doc = "retries after the first call"),
+    PRESET_PARAM("timeout", SIM_PK_SECONDS, .lo = 0.001, .hi = 1e6, .def_doc = "600",
+                 .doc = "seconds an attempt may take (httpx read, write and pool timeouts)"),
+    {0},
 };
 
 static const char *const anthropic_python_rules[] = {
@@ -300,10 +304,12 @@ const sim_preset scn_preset_anthropic_node = {
 /* ---- the Vercel AI SDK ---- */
 
 static const sim_param vercel_ai_params[] = {
-    {"maxRetries", SIM_PK_COUNT, 0, 1000, "2", "retries after the first call (0: none)", NULL},
-    {"timeout", SIM_PK_MILLIS, 1, 1e9, "none",
-     "milliseconds the whole call may take, retries and waits included (an abort)", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("maxRetries", SIM_PK_COUNT, .hi = 1000, .def_doc = "2",
+                 .doc = "retries after the first call (0: none)"),
+    PRESET_PARAM("timeout", SIM_PK_MILLIS, .lo = 1, .hi = 1e9, .def_doc = "none",
+                 .doc =
+                     "milliseconds the whole call may take, retries and waits included (an abort)"),
+    {0},
 };
 
 static const char *const vercel_ai_rules[] = {
@@ -461,19 +467,22 @@ static catches catches_of(const sim_preset *p, const sim_param_value *v, const c
 }
 
 static const sim_param lc_py_retry_params[] = {
-    {"stop_after_attempt", SIM_PK_COUNT, 1, 1000, "3",
-     "attempts, the first included (tenacity stop_after_attempt)", NULL},
-    {"wait_exponential_jitter", SIM_PK_BOOL, 0, 1, "true",
-     "wait with tenacity's wait_exponential_jitter between attempts (false: no wait at all)", NULL},
-    {"exponential_jitter_params", SIM_PK_JSON, 0, 0, "none",
-     "ExponentialJitterParams, seconds: {\"initial\": 1, \"max\": none, \"exp_base\": 2, "
-     "\"jitter\": 1} (tenacity's defaults)",
-     NULL},
-    {"retry_if_exception_type", SIM_PK_WORDS, 0, 0, "[\"Exception\"]",
-     "the exception classes retried (openai/anthropic SDK names); the default retries every "
-     "exception, 4xx included",
-     py_exceptions},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("stop_after_attempt", SIM_PK_COUNT, .lo = 1, .hi = 1000, .def_doc = "3",
+                 .doc = "attempts, the first included (tenacity stop_after_attempt)"),
+    PRESET_PARAM("wait_exponential_jitter", SIM_PK_BOOL, .hi = 1, .def_doc = "true",
+                 .doc = "wait with tenacity's wait_exponential_jitter between attempts (false: no "
+                        "wait at all)"),
+    PRESET_PARAM(
+        "exponential_jitter_params", SIM_PK_JSON, .def_doc = "none",
+        .doc = "ExponentialJitterParams, seconds: {\"initial\": 1, \"max\": none, \"exp_base\": 2, "
+               "\"jitter\": 1} (tenacity's defaults)"),
+    PRESET_PARAM(
+        "retry_if_exception_type", SIM_PK_WORDS, .names = py_exceptions,
+        .def_doc = "[\"Exception\"]",
+        .doc =
+            "the exception classes retried (openai/anthropic SDK names); the default retries every "
+            "exception, 4xx included"),
+    {0},
 };
 
 static const char *const lc_py_retry_rules[] = {
@@ -642,12 +651,14 @@ static int fallback_chain(const sim_preset *p, const sim_param_value *v, const s
 }
 
 static const sim_param lc_py_fallbacks_params[] = {
-    {"runnable", SIM_PK_JSON, 0, 0, "the first provider",
-     "the provider tried first (the Runnable with_fallbacks is called on)", NULL},
-    {"fallbacks", SIM_PK_WORDS, 0, 0, "[]", "the providers tried next, in order", NULL},
-    {"exceptions_to_handle", SIM_PK_WORDS, 0, 0, "[\"Exception\"]",
-     "the exceptions that move to the next runnable; any other is raised at once", py_exceptions},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("runnable", SIM_PK_JSON, .def_doc = "the first provider",
+                 .doc = "the provider tried first (the Runnable with_fallbacks is called on)"),
+    PRESET_PARAM("fallbacks", SIM_PK_WORDS, .def_doc = "[]",
+                 .doc = "the providers tried next, in order"),
+    PRESET_PARAM(
+        "exceptions_to_handle", SIM_PK_WORDS, .names = py_exceptions, .def_doc = "[\"Exception\"]",
+        .doc = "the exceptions that move to the next runnable; any other is raised at once"),
+    {0},
 };
 
 static const char *const lc_py_fallbacks_rules[] = {
@@ -700,13 +711,15 @@ const sim_preset scn_preset_langchain_python_fallbacks = {
 /* ---- LangChain JS: the AsyncCaller's retry, and Runnable.withFallbacks ---- */
 
 static const sim_param lc_js_params[] = {
-    {"maxRetries", SIM_PK_COUNT, 0, 1000, "6",
-     "retries after the first call (ChatOpenAI, ChatAnthropic...: the AsyncCaller's)", NULL},
-    {"timeout", SIM_PK_MILLIS, 1, 1e9, "600000",
-     "milliseconds an attempt may take (passed to the provider's SDK client, which does not "
-     "retry: maxRetries 0)",
-     NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM(
+        "maxRetries", SIM_PK_COUNT, .hi = 1000, .def_doc = "6",
+        .doc = "retries after the first call (ChatOpenAI, ChatAnthropic...: the AsyncCaller's)"),
+    PRESET_PARAM(
+        "timeout", SIM_PK_MILLIS, .lo = 1, .hi = 1e9, .def_doc = "600000",
+        .doc =
+            "milliseconds an attempt may take (passed to the provider's SDK client, which does not "
+            "retry: maxRetries 0)"),
+    {0},
 };
 
 static const char *const lc_js_rules[] = {
@@ -791,10 +804,11 @@ const sim_preset scn_preset_langchain_js = {
 };
 
 static const sim_param lc_js_fallbacks_params[] = {
-    {"runnable", SIM_PK_JSON, 0, 0, "the first provider",
-     "the provider tried first (the Runnable withFallbacks is called on)", NULL},
-    {"fallbacks", SIM_PK_WORDS, 0, 0, "[]", "the providers tried next, in order", NULL},
-    {NULL, SIM_PK_COUNT, 0, 0, NULL, NULL, NULL},
+    PRESET_PARAM("runnable", SIM_PK_JSON, .def_doc = "the first provider",
+                 .doc = "the provider tried first (the Runnable withFallbacks is called on)"),
+    PRESET_PARAM("fallbacks", SIM_PK_WORDS, .def_doc = "[]",
+                 .doc = "the providers tried next, in order"),
+    {0},
 };
 
 static const char *const lc_js_fallbacks_rules[] = {

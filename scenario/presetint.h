@@ -16,6 +16,15 @@
 #include "scenario/preset.h"
 #include "scenario/scenario.h"
 
+/*
+ * One row of a preset's parameter table (an ld_field, scenario/table.h): the library's key and
+ * how the library writes its value, then the columns it needs: .lo, .hi (the accepted range, in
+ * the library's unit), .names (WORD, WORDS, CSV: the accepted names), .def_doc (the library's
+ * default, as it writes it) and .doc. The table ends with {0}.
+ */
+#define PRESET_PARAM(NAME, PK, ...)                                                                \
+    { .name = NAME, .kind = LD_KIND_OF(PK), .notation = PK, __VA_ARGS__ }
+
 /* preset_sdk.c */
 extern const sim_preset scn_preset_openai_python;
 extern const sim_preset scn_preset_openai_node;

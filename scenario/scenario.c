@@ -251,57 +251,101 @@ static int check_fleet(pctx *P, const cJSON *root, sim_scenario *sc) {
 const ld_section scn__top_section = {
     "top", "",
     (const ld_field[]){
-        {"$schema", LD_CODE, .unit = "string", .def_doc = "—",
+        {"$schema", LD_CODE,
+         .schema = "{\"type\": \"string\", \"description\": \"ignored by fusebox; lets editors "
+                   "find this schema\"}",
+         .unit = "string", .def_doc = "—",
          .doc = "ignored; lets editors find `docs/scenario.schema.json`"},
-        {"name", LD_HOOK, LD_AT(sim_scenario, name), .hook = parse_name, .flags = LD_F_REQUIRED,
-         .unit = "string (required)", .def_doc = "—",
+        {"name", LD_HOOK, LD_AT(sim_scenario, name),
+         .schema = "{\"type\": \"string\", \"pattern\": "
+                   "\"^(?!.*\\\\.\\\\.)[A-Za-z0-9][A-Za-z0-9._-]*$\", \"maxLength\": 63, "
+                   "\"description\": \"a letter or digit, then letters, digits, '-', '_' and '.', "
+                   "never \\\"..\\\" (so never '', '.', '..' or a path); names the output folder "
+                   "out/<name>/\"}",
+         .hook = parse_name, .flags = LD_F_REQUIRED, .unit = "string (required)", .def_doc = "—",
          .doc = "a letter or digit, then letters, digits, `-`, `_`, `.`, never `..` (so never "
                 "empty, `.`, `..`, hidden or a path); names the output folder `out/<name>/`"},
-        {"description", LD_CODE, .unit = "string", .def_doc = "—",
-         .doc = "what the scenario shows (printed in the HTML report)"},
-        {"incident", LD_HOOK, .hook = parse_incident, .unit = "string", .def_doc = "—",
+        {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
+         .def_doc = "—", .doc = "what the scenario shows (printed in the HTML report)"},
+        {"incident", LD_HOOK,
+         .schema = "{\"type\": \"string\", \"description\": \"the incident or pattern reproduced, "
+                   "with its source\"}",
+         .hook = parse_incident, .unit = "string", .def_doc = "—",
          .doc = "the incident or pattern it reproduces, with a source"},
         {"seed", LD_INTEGER, LD_AT(sim_scenario, seed), .lo = 0, .hi = 9007199254740991.0,
          .def = "1", .flags = LD_F_SET, .unit = "integer",
          .doc = "the run's seed; `--seed N` overrides it"},
         {"duration", LD_DURATION, LD_AT(sim_scenario, duration_us), .unit = "duration (required)",
          .def_doc = "—",
-         .doc = "how long traffic arrives; the run then drains until every request has ended"},
+         .doc = "how long traffic arrives; the run then drains until every request has ended",
+         .flags = LD_F_NEEDED},
         {"tick", LD_DURATION, LD_AT(sim_scenario, tick_us), .def = "\"1s\"", .flags = LD_F_SET,
          .doc = "time-series resolution; at most the `duration` (a last partial tick is cut at "
                 "the end of traffic)"},
-        {"traffic", LD_HOOK, .hook = scn__parse_traffic, .unit = "array (required)", .def_doc = "—",
-         .doc = "traffic classes, below"},
-        {"pods", LD_HOOK, LD_AT(sim_scenario, pods), .hook = parse_pods, .unit = "object",
+        {"traffic", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 16, \"items\": {\"$ref\": "
+                   "\"#/$defs/class\"}}",
+         .hook = scn__parse_traffic, .unit = "array (required)", .def_doc = "—",
+         .doc = "traffic classes, below", .flags = LD_F_NEEDED},
+        {"pods", LD_HOOK, LD_AT(sim_scenario, pods),
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
+         .hook = parse_pods, .unit = "object",
          .sub = (const ld_section *const[]){&scn__pods_section, NULL}, .def_doc = "see below",
          .doc = "the application serving the traffic"},
-        {"providers", LD_HOOK, .hook = scn__parse_providers, .unit = "array (required)",
-         .def_doc = "—", .doc = "LLM providers and tool APIs, at most 8"},
+        {"providers", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 8, \"items\": {\"$ref\": "
+                   "\"#/$defs/provider\"}}",
+         .hook = scn__parse_providers, .unit = "array (required)", .def_doc = "—",
+         .doc = "LLM providers and tool APIs, at most 8", .flags = LD_F_NEEDED},
         {"policy", LD_CODE,
+         .schema = "{\"oneOf\": [{\"$ref\": \"#/$defs/policy\"}, {\"$ref\": \"#/$defs/layered\"}]}",
          .sub = (const ld_section *const[]){&scn__layer_section, &scn__variant_section, NULL},
          .unit = "object", .def_doc = "`{}`",
          .doc = "the base policy; every variant is merged over it"},
-        {"variants", LD_CODE, .flags = LD_F_NAMED,
+        {"variants", LD_CODE,
+         .schema = "{\"type\": \"object\", \"minProperties\": 1, \"maxProperties\": 16, "
+                   "\"propertyNames\": {\"pattern\": \"^[A-Za-z_][A-Za-z0-9_-]{0,62}$\"}, "
+                   "\"additionalProperties\": {\"oneOf\": [{\"$ref\": \"#/$defs/variant_policy\"}, "
+                   "{\"$ref\": \"#/$defs/variant_layered\"}]}}",
+         .flags = LD_F_NAMED,
          .sub = (const ld_section *const[]){&scn__layer_section, &scn__variant_section, NULL},
          .unit = "object", .def_doc = "one variant `default` = `policy`",
          .doc = "name → policy (merged over `policy`), at most 16"},
-        {"slo", LD_HOOK, .hook = parse_slo,
-         .sub = (const ld_section *const[]){&scn__slo_section, NULL}, .unit = "object",
-         .def_doc = "`{\"latency\": \"10s\"}`",
+        {"slo", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
+         .hook = parse_slo, .sub = (const ld_section *const[]){&scn__slo_section, NULL},
+         .unit = "object", .def_doc = "`{\"latency\": \"10s\"}`",
          .doc = "a request slower than this counts in the blast radius"},
-        {"spillover", LD_HOOK, LD_AT(sim_scenario, spillover), .hook = parse_spillover,
-         .sub = (const ld_section *const[]){&scn__spillover_section, NULL}, .unit = "object",
-         .def_doc = "see [Spillover](#spillover)", .doc = "how \"back to baseline\" is judged"},
-        {"limits", LD_HOOK, LD_AT(sim_scenario, limits), .hook = parse_limits,
-         .sub = (const ld_section *const[]){&scn__limits_section, NULL}, .unit = "object",
-         .def_doc = "see [Limits](#limits)", .doc = "caps that stop a run with an error"},
-        {"expect", LD_HOOK, .hook = parse_expect, .unit = "array of strings", .def_doc = "`[]`",
+        {"spillover", LD_HOOK, LD_AT(sim_scenario, spillover),
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
+         .hook = parse_spillover, .sub = (const ld_section *const[]){&scn__spillover_section, NULL},
+         .unit = "object", .def_doc = "see [Spillover](#spillover)",
+         .doc = "how \"back to baseline\" is judged"},
+        {"limits", LD_HOOK, LD_AT(sim_scenario, limits),
+         .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
+         .hook = parse_limits, .sub = (const ld_section *const[]){&scn__limits_section, NULL},
+         .unit = "object", .def_doc = "see [Limits](#limits)",
+         .doc = "caps that stop a run with an error"},
+        {"expect", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 64, \"items\": {\"type\": \"string\", "
+                   "\"maxLength\": 255, \"description\": \"an expectation for fusebox check, e.g. "
+                   "\\\"tuned.success_rate >= 0.99\\\"\"}}",
+         .hook = parse_expect, .unit = "array of strings", .def_doc = "`[]`",
          .doc = "assertions for `fusebox check` ([Expectations](#expectations))"},
-        {"breaker_store", LD_HOOK, .hook = scn__parse_breaker_store, .unit = "object",
-         .def_doc = "store always reachable",
+        {"breaker_store", LD_HOOK,
+         .schema =
+             "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
+             "\"description\": \"the shared breakers' store (Redis): windows in which no pod can "
+             "reach it; needs a variant with breaker.scope \\\"shared\\\"\", \"properties\": {}}",
+         .hook = scn__parse_breaker_store, .unit = "object", .def_doc = "store always reachable",
          .doc = "windows in which the shared breakers' store cannot be reached "
                 "([breaker_store](#breaker_store))"},
-        {"observed", LD_HOOK, .hook = scn__parse_observed, .unit = "object", .def_doc = "—",
+        {"observed", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"description\": \"what the log of an imported incident "
+                   "measured (fusebox import); fusebox run prints it beside the variant it names, "
+                   "fusebox check compares the two (docs/scenario-format.md, observed)\", "
+                   "\"additionalProperties\": false, \"required\": [], \"properties\": {}}",
+         .hook = scn__parse_observed, .unit = "object", .def_doc = "—",
          .doc = "what the log of an imported incident measured, written by `fusebox import` "
                 "([observed](#observed))"},
         {0}},

@@ -77,6 +77,14 @@ BRK = ["policy", "breaker"]
 
 # name -> changes; each must be accepted by both
 VALID = {
+    # a layer given as a library preset: its keys are the preset's table's (docs/presets.md)
+    "preset-layers": [(POL, DELETE), (VB, {"layers": [
+        {"name": "cb", "preset": "resilience4j", "failureRateThreshold": 50,
+         "waitDurationInOpenState": "PT30S", "slidingWindowType": "TIME_BASED", "maxAttempts": 2},
+        {"name": "sdk", "preset": "openai-python", "max_retries": 3, "timeout": 60}]})],
+    "preset-envoy-objects": [(POL, DELETE), (VB, {"layers": [
+        {"name": "gw", "preset": "envoy", "retry_on": "5xx,reset",
+         "retry_back_off": {"base_interval": "0.05s"}, "per_try_timeout": {"seconds": 2}}]})],
     "breaker-false": [(BRK, False)],
     "breaker-null": [(BRK, None)],
     "breaker-count-window": [(BRK, {"window": 50, "minimum_calls": 10})],
@@ -244,6 +252,20 @@ VALID = {
 
 # name -> (changes, start of the loader's message after "FILE: ")
 INVALID = {
+    "preset-unknown-parameter": ([(POL, DELETE), (VB, {"layers": [
+        {"name": "sdk", "preset": "openai-python", "max_retrie": 3}]})],
+        "variants.b.layers[0].max_retrie: openai-python (openai (PyPI)"),
+    "preset-parameter-out-of-range": ([(POL, DELETE), (VB, {"layers": [
+        {"name": "sdk", "preset": "openai-python", "max_retries": -1}]})],
+        "variants.b.layers[0].max_retries: openai-python: max_retries is an integer in [0, "),
+    "preset-unknown-word": ([(POL, DELETE), (VB, {"layers": [
+        {"name": "cb", "preset": "resilience4j", "slidingWindowType": "COUNT"}]})],
+        "variants.b.layers[0].slidingWindowType: resilience4j: slidingWindowType has no 'COUNT'"),
+    "preset-object-unknown-key": ([(POL, DELETE), (VB, {"layers": [
+        {"name": "gw", "preset": "envoy", "retry_back_off": {"base_intervl": "0.05s"}}]})],
+        "variants.b.layers[0].retry_back_off.base_intervl: envoy (Envoy"),
+    "preset-unknown-name": ([(POL, DELETE), (VB, {"layers": [{"name": "sdk", "preset": "openai-pythn"}]})],
+                            "variants.b.layers[0].preset: no preset named 'openai-pythn'"),
     "unknown-key": ([(["durration"], "1m")], "durration: unknown key"),
     "unknown-nested-key": ([(P0 + ["capacity", "concurency"], 5)],
                            "providers[0].capacity.concurency: unknown key"),

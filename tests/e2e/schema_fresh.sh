@@ -1,6 +1,7 @@
 #!/bin/sh
 # schema_fresh.sh - docs/scenario.schema.json and the key tables of docs/scenario-format.md
-# are what `make schema` writes from the loader's tables (scenario/loadint.h: ld_section),
+# are what `make schema` writes from the tables of scenario/ (scenario/table.h: ld_section, ld_field:
+# the loader's sections and the presets' parameters),
 # and a stale copy of either is caught. tests/tools/scn_tables prints the tables;
 # tests/tools/gen_schema.py writes (--write) or compares (--check).
 set -u
@@ -34,6 +35,23 @@ PY
 [ $? -eq 1 ]
 ok $? "a schema edited by hand where a table writes it is stale"
 contains "$(cat "$T/stale.out")" "docs/scenario.schema.json is stale" "the check names the stale schema"
+
+# the parts a row read by code, a preset's table and the variant's table write: each edit is stale
+for edit in 'd["$defs"]["fault"]["properties"]["slow"]["properties"]["factor"]["oneOf"][0]["maximum"] = 100' \
+    'd["$defs"]["fault"]["properties"]["slow"]["required"] = []' \
+    'd["$defs"]["preset_params"]["allOf"][0]["then"]["properties"]["max_retries"]["maximum"] = 5' \
+    'd["$defs"]["policy"]["properties"]["inherit_policy"] = {"type": "boolean"}'; do
+    python3 - "$T/stale/docs/scenario.schema.json" "$edit" <<'PY'
+import json, shutil, sys
+shutil.copy("docs/scenario.schema.json", sys.argv[1])
+d = json.load(open(sys.argv[1]))
+exec(sys.argv[2])
+json.dump(d, open(sys.argv[1], "w"), indent=2)
+PY
+    (cd "$T/stale" && python3 "$GEN" --check "$TOOL") >"$T/stale.out" 2>&1
+    [ $? -eq 1 ]
+    ok $? "a schema edited by hand where a table writes it is stale: $edit"
+done
 
 cp docs/scenario.schema.json "$T/stale/docs/"
 sed 's/^| `open` | duration | `"60s"` |/| `open` | duration | `"30s"` |/' docs/scenario-format.md >"$T/stale/docs/scenario-format.md"

@@ -14,12 +14,17 @@ them this writes:
   parts of the schema no table describes yet are kept as they are. The whole
   file is laid out in one way (an object or array on one line when it fits in
   110 columns), so that writing it twice gives the same bytes.
+  The library presets' parameters (the same rows, with a notation: how the
+  library writes the value) give "$defs/preset_name" (the catalog) and
+  "$defs/preset_params" (per preset, its parameters' schemas), which the
+  layers given as a preset refer to.
 - docs/scenario-format.md: the rows of each table between
   `<!-- keys: NAME -->` and `<!-- /keys -->` (every table of that name, in order).
 
 --write writes the files; --check writes nothing and exits 1 (with a diff)
 when a file is not what --write would write (tests/e2e/schema_fresh.sh).
 """
+import copy
 import difflib
 import json
 import subprocess
@@ -95,31 +100,159 @@ def field_schema(f):
     return s
 
 
+NUMERIC = ("count", "number", "percent", "fraction", "seconds", "millis")
+LIST_MAX = 16  # SIM_PRESET_LIST_MAX
+
+
+def param_value(f, kids):
+    """The schema of a preset parameter's value, by its notation (scenario/table.h)."""
+    n = f["notation"]
+    rng = {"minimum": f["lo"], "maximum": f["hi"]} if "lo" in f else {}
+    if n in NUMERIC:
+        return {"type": "integer" if n == "count" else "number", **rng}
+    if n == "bool":
+        return {"type": "boolean"}
+    if n == "word":
+        return {"enum": f["names"]}
+    if n == "statuses":
+        return {"type": "array", "maxItems": LIST_MAX, "items": {"type": "integer", "minimum": 100, "maximum": 599}}
+    if n == "words":
+        return {"type": "array", "maxItems": LIST_MAX, "items": {"enum": f["names"]} if f.get("names") else {"type": "string"}}
+    if n == "duration":  # Spring: "10s", "PT10S", or a number of milliseconds
+        return {"anyOf": [{"type": "string"}, {"type": "number", "minimum": 0}]}
+    if n in ("timespan", "go_duration", "csv"):
+        return {"type": "string"}
+    if n == "proto_duration":
+        return {"oneOf": [{"type": "string"}, {"type": "object", "additionalProperties": False, "properties": {
+            "seconds": {"type": "number"}, "nanos": {"type": "number"}}}]}
+    if n == "proto_percent":
+        return {"oneOf": [{"type": "number", **rng}, {"type": "object", "additionalProperties": False,
+                                                      "required": ["value"], "properties": {"value": {"type": "number", **rng}}}]}
+    if n == "object":
+        return {"type": "object", "additionalProperties": False, "properties": kids}
+    if n == "json":
+        return {}
+    raise ValueError(n)
+
+
+def param_default(f):
+    """The library's default as JSON, where its words are a value of the parameter; else None."""
+    d = f.get("default_doc")
+    try:
+        v = json.loads(d, parse_constant=lambda c: None)  # "Infinity" is the library's word
+    except (TypeError, ValueError):
+        v = None
+    if f["notation"] in NUMERIC and isinstance(v, (int, float)) and not isinstance(v, bool):
+        return v
+    if f["notation"] == "bool" and isinstance(v, bool):
+        return v
+    if f["notation"] == "word" and d in (f.get("names") or []):
+        return d
+    return None
+
+
+def param_schema(f, kids):
+    s = param_value(f, kids)
+    d = param_default(f)
+    doc = f.get("doc") or ""
+    if d is not None:
+        s["default"] = d
+    elif f.get("default_doc"):
+        doc += f" (default: {f['default_doc']})"
+    if doc:
+        s["description"] = doc
+    return s
+
+
+def preset_params(p):
+    """{KEY: schema} of a preset's parameters; "NAME.KEY" rows inside NAME's object."""
+    def level(prefix):
+        out = {}
+        for f in p["params"]:
+            if not f["name"].startswith(prefix) or "." in f["name"][len(prefix):]:
+                continue
+            kids = level(f["name"] + ".") if f["notation"] == "object" else {}
+            out[f["name"][len(prefix):]] = param_schema(f, kids)
+        return out
+    return level("")
+
+
+def preset_defs(tables, defs):
+    presets = tables["presets"]
+    defs["preset_name"] = {"description": "a library preset (docs/presets.md, `fusebox presets`)",
+                           "enum": [p["name"] for p in presets]}
+    defs["preset_params"] = {
+        "description": "a preset layer's keys: the library's parameters, in its names and units (docs/presets.md)",
+        "type": "object",
+        "allOf": [{"if": {"type": "object", "required": ["preset"], "properties": {"preset": {"const": p["name"]}}},
+                   "then": {"type": "object", "description": f"{p['library']} {p['version']}",
+                            "properties": preset_params(p)}}
+                  for p in presets]}
+
+
+def required_of(fields):
+    return [f["name"] for f in fields if f.get("required") or f.get("needed")]
+
+
+def write_object(obj, where, name, fields, keep=None):
+    """obj's "properties" (and "required") from the rows `fields` of the table `name`."""
+    old = obj.get("properties", {})
+    names = [f["name"] for f in fields]
+    extra = [k for k in old if k not in names]
+    if extra:
+        sys.exit(f"gen_schema: {where} has keys the table '{name}' does not: {extra}")
+    props = {}
+    for f in fields:
+        if f["kind"] in ("hook", "code"):
+            if "schema" not in f:
+                sys.exit(f"gen_schema: {where}: '{f['name']}' is read by code: write its schema (.schema)")
+            props[f["name"]] = copy.deepcopy(f["schema"])
+        else:
+            props[f["name"]] = field_schema(f)
+    obj["properties"] = props
+    req = required_of(fields)
+    if req:
+        obj["required"] = req
+    elif obj.get("required"):
+        sys.exit(f"gen_schema: {where}: \"required\" names {obj['required']}, the table '{name}' none "
+                 "(LD_F_REQUIRED, or LD_F_NEEDED when the code checks it)")
+    else:
+        obj.pop("required", None)
+
+
+def single_layer(tables):
+    """The variant's own rows in the form without "layers" (beside the layer's keys: those
+    the layer's table also has, such as "description", are the layer's)."""
+    layer = {f["name"] for s in tables["sections"] if s["name"] == "policy" for f in s["fields"]}
+    variant = next(s for s in tables["sections"] if s["name"] == "variant")
+    return [f for f in variant["fields"] if f["name"] != "layers" and f["name"] not in layer]
+
+
+# The top-level policy and a variant, each in its two forms, from the variant's table: the
+# variant's stack form is the table's own object (variant_layered); the others follow from it.
+DERIVED = (
+    ("/$defs/layered", lambda t: [f for f in next(s for s in t["sections"] if s["name"] == "variant")["fields"]
+                                  if not f.get("variant_only")]),
+    ("/$defs/variant_policy", single_layer),
+    ("/$defs/policy", lambda t: [f for f in single_layer(t) if not f.get("variant_only")]),
+)
+
+
 def schema_text(tables, text):
     doc = json.loads(text)
-    for sec in tables["sections"]:
-        obj = at_pointer(doc, sec["schema_at"])
-        old = obj.get("properties", {})
-        names = [f["name"] for f in sec["fields"]]
-        extra = [k for k in old if k not in names]
-        if extra:
-            sys.exit(f"gen_schema: {sec['schema_at']} has keys the table '{sec['name']}' does not: {extra}")
-        props = {}
-        for f in sec["fields"]:
-            if f["kind"] in ("hook", "code"):
-                if f["name"] not in old:
-                    sys.exit(f"gen_schema: {sec['schema_at']}: '{f['name']}' is read by code: write its schema")
-                props[f["name"]] = old[f["name"]]
-            else:
-                props[f["name"]] = field_schema(f)
-        obj["properties"] = props
-        missing = [f["name"] for f in sec["fields"] if f.get("required") and f["name"] not in obj.get("required", [])]
-        if missing:
-            sys.exit(f"gen_schema: {sec['schema_at']}: the table '{sec['name']}' requires {missing}: add them to \"required\"")
+    # an object a row's schema holds is filled by its own table after the row has placed it
+    for sec in sorted(tables["sections"], key=lambda s: s["schema_at"].count("/")):
+        write_object(at_pointer(doc, sec["schema_at"]), sec["schema_at"], sec["name"], sec["fields"])
+    for where, rows in DERIVED:
+        write_object(at_pointer(doc, where), where, "variant", rows(tables))
+    preset_defs(tables, doc["$defs"])
     done = ", ".join(sorted({s["schema_at"].replace("/$defs/", "").replace("/properties/", ".") or "the top level"
-                             for s in tables["sections"]}))
-    note = ("The properties of " + done + " are written by `make schema` from the loader's tables "
-            "(scenario/loadint.h: ld_section); edit them there. The rest is written by hand. "
+                             for s in tables["sections"]} | {"preset_name", "preset_params"}
+                            | {w.replace("/$defs/", "") for w, _ in DERIVED}))
+    note = ("The properties and required keys of " + done + " are written by `make schema` from the "
+            "tables of scenario/ (scenario/table.h: ld_section, ld_field; a row read by code carries "
+            "its schema), and the presets' parameters from the presets' tables; edit them there. "
+            "The rest is written by hand. "
             "tests/e2e/schema_fresh.sh fails when this file is not what `make schema` writes.")
     head = {k: doc.pop(k) for k in list(doc) if k in ("$schema",)}
     doc.pop("$comment", None)
@@ -145,7 +278,7 @@ def type_doc(f):
 def default_doc(f):
     if f.get("default_doc"):
         return f["default_doc"]
-    if f.get("required"):
+    if f.get("required") or f.get("needed"):
         return "required"
     if "default" in f:
         return "`" + compact(f["default"]) + "`"

@@ -6,7 +6,12 @@
  * docs/scenario-format.md; tests/e2e/schema_fresh.sh checks that they are current.
  *
  *   {"sections": [{"name", "schema_at", "doc_prefix", "fields": [{"name", "kind", "lo", "hi",
- *     "names", "default", "set", "required", "unit", "default_doc", "doc"}, ...]}, ...]}
+ *     "names", "default", "set", "required", "needed", "variant_only", "unit", "default_doc",
+ *     "doc", "schema"}, ...]}, ...],
+ *    "presets": [{"name", "library", "version", "params": [{...the same, "notation"}, ...]}, ...]}
+ *
+ * A preset's parameters (scenario/preset.h) are rows of the same shape; "notation" says how
+ * the library writes the value (sim_param_kind: "percent", "timespan", ...).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "scenario/loadint.h"
+#include "scenario/preset.h"
 
 static const char *const kinds[] = {
     [LD_DURATION] = "duration", [LD_DURATION0] = "duration0", [LD_NUMBER] = "number",
@@ -21,16 +27,38 @@ static const char *const kinds[] = {
     [LD_ENUM] = "enum",         [LD_HOOK] = "hook",           [LD_CODE] = "code",
 };
 
+static const char *const notations[] = {
+    [SIM_PK_COUNT] = "count",
+    [SIM_PK_NUMBER] = "number",
+    [SIM_PK_PERCENT] = "percent",
+    [SIM_PK_FRACTION] = "fraction",
+    [SIM_PK_SECONDS] = "seconds",
+    [SIM_PK_MILLIS] = "millis",
+    [SIM_PK_DURATION] = "duration",
+    [SIM_PK_BOOL] = "bool",
+    [SIM_PK_WORD] = "word",
+    [SIM_PK_STATUSES] = "statuses",
+    [SIM_PK_WORDS] = "words",
+    [SIM_PK_JSON] = "json",
+    [SIM_PK_TIMESPAN] = "timespan",
+    [SIM_PK_GO_DURATION] = "go_duration",
+    [SIM_PK_OBJECT] = "object",
+    [SIM_PK_CSV] = "csv",
+    [SIM_PK_PROTO_DURATION] = "proto_duration",
+    [SIM_PK_PROTO_PERCENT] = "proto_percent",
+};
+
 static void add_string(cJSON *o, const char *key, const char *s) {
     if (s) cJSON_AddStringToObject(o, key, s);
 }
 
 /* One field; NULL when its default is not JSON (a table's mistake). */
-static cJSON *field_json(const ld_field *f) {
+static cJSON *field_json(const ld_field *f, bool param) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", f->name);
     cJSON_AddStringToObject(o, "kind", kinds[f->kind]);
-    if (f->kind == LD_NUMBER || f->kind == LD_INTEGER) {
+    if (param) cJSON_AddStringToObject(o, "notation", notations[f->notation]);
+    if (f->kind == LD_NUMBER || f->kind == LD_INTEGER || (param && (f->lo != 0 || f->hi != 0))) {
         /* every digit: cJSON's own printing may drop the last of a large integer */
         char lo[40], hi[40];
         snprintf(lo, sizeof lo, "%.17g", f->lo);
@@ -54,6 +82,17 @@ static cJSON *field_json(const ld_field *f) {
     }
     cJSON_AddBoolToObject(o, "set", (f->flags & LD_F_SET) != 0);
     cJSON_AddBoolToObject(o, "required", (f->flags & LD_F_REQUIRED) != 0);
+    cJSON_AddBoolToObject(o, "needed", (f->flags & LD_F_NEEDED) != 0);
+    cJSON_AddBoolToObject(o, "variant_only", (f->flags & LD_F_VARIANT) != 0);
+    if (f->schema) {
+        cJSON *sch = cJSON_Parse(f->schema);
+        if (sch == NULL) {
+            fprintf(stderr, "scn_tables: the schema of '%s' is not JSON: %s\n", f->name, f->schema);
+            cJSON_Delete(o);
+            return NULL;
+        }
+        cJSON_AddItemToObject(o, "schema", sch);
+    }
     add_string(o, "unit", f->unit);
     add_string(o, "default_doc", f->def_doc);
     add_string(o, "doc", f->doc);
@@ -72,13 +111,29 @@ int main(void) {
         add_string(o, "doc_prefix", s->doc_prefix);
         cJSON *fields = cJSON_AddArrayToObject(o, "fields");
         for (const ld_field *f = s->fields; f->name; f++) {
-            cJSON *fj = field_json(f);
+            cJSON *fj = field_json(f, false);
             if (fj == NULL)
                 rc = 1;
             else
                 cJSON_AddItemToArray(fields, fj);
         }
         cJSON_AddItemToArray(secs, o);
+    }
+    cJSON *presets = cJSON_AddArrayToObject(root, "presets");
+    for (const sim_preset *const *p = scn_presets(); *p; p++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", (*p)->name);
+        cJSON_AddStringToObject(o, "library", (*p)->library);
+        cJSON_AddStringToObject(o, "version", (*p)->version);
+        cJSON *params = cJSON_AddArrayToObject(o, "params");
+        for (const sim_param *f = (*p)->params; f->name; f++) {
+            cJSON *fj = field_json(f, true);
+            if (fj == NULL)
+                rc = 1;
+            else
+                cJSON_AddItemToArray(params, fj);
+        }
+        cJSON_AddItemToArray(presets, o);
     }
     char *text = cJSON_Print(root);
     if (text == NULL) return 1;

@@ -25,20 +25,20 @@
 
 /* A number in [min, max] that is not the default (the first of a few that fit). */
 static double number_for(const sim_param *p) {
-    double d = p->deflt ? atof(p->deflt) : NAN;
-    const double tries[] = {7.25, p->min + 2, p->min + 1, p->max};
+    double d = p->def_doc ? atof(p->def_doc) : NAN;
+    const double tries[] = {7.25, p->lo + 2, p->lo + 1, p->hi};
     for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
         double v = tries[i];
-        if (p->kind == SIM_PK_COUNT && v != floor(v)) continue;
-        if (v >= p->min && (p->max <= p->min || v <= p->max) && v != d) return v;
+        if (p->notation == SIM_PK_COUNT && v != floor(v)) continue;
+        if (v >= p->lo && (p->hi <= p->lo || v <= p->hi) && v != d) return v;
     }
-    return p->min;
+    return p->lo;
 }
 
 /* A value of parameter p (its library's form) other than the default. */
 static cJSON *value_for(const sim_preset *pre, const sim_param *p) {
     const char *n = p->name;
-    switch (p->kind) {
+    switch (p->notation) {
     case SIM_PK_COUNT:
     case SIM_PK_NUMBER:
     case SIM_PK_PERCENT:
@@ -49,12 +49,12 @@ static cJSON *value_for(const sim_preset *pre, const sim_param *p) {
     case SIM_PK_DURATION:
         return cJSON_CreateString("7s");
     case SIM_PK_BOOL:
-        return cJSON_CreateBool(!(p->deflt && strcmp(p->deflt, "true") == 0));
+        return cJSON_CreateBool(!(p->def_doc && strcmp(p->def_doc, "true") == 0));
     case SIM_PK_WORD:
-        return cJSON_CreateString(p->choices[1]);
+        return cJSON_CreateString(p->names[1]);
     case SIM_PK_CSV: {
         char csv[128];
-        snprintf(csv, sizeof csv, "%s,%s", p->choices[0], p->choices[2]);
+        snprintf(csv, sizeof csv, "%s,%s", p->names[0], p->names[2]);
         return cJSON_CreateString(csv);
     }
     case SIM_PK_STATUSES:

@@ -137,9 +137,17 @@ static void every_preset_is_documented_and_loads(void **state) {
         if (strncmp(v, "recorded from ", 14) != 0 && strncmp(v, "rules read from ", 16) != 0)
             fail_msg("%s: verified line '%s'", (*p)->name, v);
         for (const sim_param *pa = (*p)->params; pa->name; pa++) {
-            assert_non_null(pa->deflt);
+            assert_non_null(pa->def_doc);
             assert_non_null(pa->doc);
             assert_int_equal(scn_preset_param(*p, pa->name), (int)(pa - (*p)->params));
+            /* a row of the format's tables (scenario/table.h): its kind follows its notation,
+               a number has a range, a name a list of names */
+            assert_int_equal(pa->kind, LD_KIND_OF(pa->notation));
+            if (pa->notation <= SIM_PK_MILLIS || pa->notation == SIM_PK_PROTO_PERCENT)
+                if (!(pa->lo <= pa->hi && pa->hi > 0))
+                    fail_msg("%s: %s's range", (*p)->name, pa->name);
+            if (pa->notation == SIM_PK_WORD || pa->notation == SIM_PK_CSV)
+                assert_non_null(pa->names);
         }
         char spec[128];
         snprintf(spec, sizeof spec, "\"preset\":\"%s\"", (*p)->name);

@@ -508,6 +508,17 @@ static void scenario_set_paths_and_values_come_from_the_tables(void **state) {
                         "'duration'?)"},
         {"policy.retry.max_retries=3", "unknown key 'max_retries' (fusebox counts attempts, the "
                                        "first call included: \"attempts\": 4)"},
+        /* below a preset's layer: the preset's table, as the loader reads the layer */
+        {"variants.v.layers.sdk.max_retrie=1",
+         "--set variants.v.layers.sdk.max_retrie=1: variants.v.layers.sdk.max_retrie: "
+         "openai-python (openai (PyPI) 3.3.1 (commit e43b4224)) has no parameter 'max_retrie' "
+         "(did you mean 'max_retries'?)"},
+        {"variants.v.layers[1].max_retries=-1", "--set variants.v.layers[1].max_retries=-1: "
+                                                "variants.v.layers[1].max_retries: openai-python: "
+                                                "max_retries is an integer in [0, 1000], got -1"},
+        {"variants.v.layers.sdk.timeout=10s", "openai-python: timeout is a number of seconds (a "
+                                              "number, not a string), got \"10s\" (did you mean "
+                                              "10?)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sim_scenario *sc = NULL;
@@ -518,11 +529,12 @@ static void scenario_set_paths_and_values_come_from_the_tables(void **state) {
         assert_string_equal(err.path, "");
         if (strstr(err.msg, bad[i].msg) == NULL) fail_msg("%s: got '%s'", bad[i].set, err.msg);
     }
-    /* a preset layer's keys are the library's: the loader checks them, not the tables */
+    /* a preset layer's keys are the library's: its table checks them, and the loader reads them */
     const char *good[] = {"variants.v.layers.sdk.max_retries=1",
                           "variants.v.layers[0].retry.attempts=2"};
     sim_scenario *sc = th_load_with(text, good, 2, NULL);
     assert_int_equal(sc->variants[0].layers[0].retry.attempts, 2);
+    assert_int_equal(sc->variants[0].layers[1].retry.retries, 1);
     scn_free(sc);
 }
 
