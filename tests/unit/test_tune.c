@@ -99,12 +99,13 @@ typedef struct runner {
     bool reverse; /* run each batch back to front */
 } runner;
 
-static int run_tasks(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
+static int run_tasks(void *ctx, const sweep_tune_run *runs, size_t n) {
     runner *r = ctx;
     double values[256];
-    assert_true(sweep_metric_count(sw) <= 256);
     for (size_t j = 0; j < n; j++) {
-        uint64_t task = r->reverse ? tasks[n - 1 - j] : tasks[j];
+        sweep *sw = runs[r->reverse ? n - 1 - j : j].sw;
+        uint64_t task = runs[r->reverse ? n - 1 - j : j].task;
+        assert_true(sweep_metric_count(sw) <= 256);
         char msg[256] = "";
         int rc = sweep_run_task(sw, task, values, msg, sizeof msg);
         sweep_set_result(sw, task, rc, values, msg);
