@@ -111,8 +111,11 @@ install-pkgs:
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "make deps: installing$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	  { $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; } || \
+	  { echo "make deps: could not install$$missing (apt-get's error above: no network or no" \
+	         "Debian archive, not root and no sudo, or a package this Debian lacks); install them" \
+	         "and run make again" >&2; exit 1; }; \
 	fi
 
 # VERBOSE=1 shows the full commands.
