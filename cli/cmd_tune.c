@@ -331,8 +331,8 @@ static bool batch_work(void *ctx, uint64_t k, char **data, size_t *len) {
     batch_record rec;
     memset(&rec, 0, sizeof rec);
     rec.task = r->task;
-    rec.status = sweep_run_task(r->sw, r->task, (double *)(buf + sizeof rec), rec.msg,
-                                sizeof rec.msg);
+    rec.status =
+        sweep_run_task(r->sw, r->task, (double *)(buf + sizeof rec), rec.msg, sizeof rec.msg);
     memcpy(buf, &rec, sizeof rec);
     *data = buf;
     *len = size;

@@ -750,7 +750,6 @@ static int search_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *m
     return FB_OK;
 }
 
-
 /* ---- the search through NLopt (--search nlopt) ---- */
 
 /*
@@ -784,12 +783,12 @@ static double penalised(eval e) {
 typedef struct nl_phase {
     sweep_tune *t;
     nlopt_opt opt;
-    bool screen;      /* candidates run on t->screen (seed 0), else on t->grid */
-    uint32_t f;       /* the grid's seeds a candidate runs on */
-    uint64_t want;    /* distinct candidates to run (0: until the budget) */
-    uint64_t *pts;    /* the distinct candidates run, in order */
+    bool screen;   /* candidates run on t->screen (seed 0), else on t->grid */
+    uint32_t f;    /* the grid's seeds a candidate runs on */
+    uint64_t want; /* distinct candidates to run (0: until the budget) */
+    uint64_t *pts; /* the distinct candidates run, in order */
     uint64_t np, calls, max_calls;
-    int rc;           /* the first error of a run */
+    int rc; /* the first error of a run */
     sweep_tune_runner run;
     void *ctx;
     char *msg;
@@ -1804,6 +1803,51 @@ static void jstr(util_json *w, const char *key, const char *s) {
     util_json_str(w, key, s ? s : "");
 }
 
+/* What the search did: the sample, the rungs, the screen, the moves, NLopt's phases. */
+static void json_search(util_json *w, const sweep_tune *t) {
+    util_json_open(w, "search", '{', UTIL_JSON_INLINE);
+    util_json_u64(w, "points", t->points);
+    util_json_u64(w, "sampled", t->sampled);
+    util_json_open(w, "rungs", '[', UTIL_JSON_INLINE);
+    for (uint32_t k = 0; k < t->rungs; k++) {
+        util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+        util_json_u64(w, "seeds", t->f[k]);
+        util_json_u64(w, "candidates", t->keep[k]);
+        util_json_close(w);
+    }
+    util_json_close(w);
+    if (t->screen[0]) {
+        util_json_open(w, "screen", '{', UTIL_JSON_INLINE);
+        jstr(w, "duration", t->screen_text);
+        util_json_u64(w, "candidates", t->screened);
+        util_json_u64(w, "runs", t->screened * t->n);
+        util_json_u64(w, "counted", t->screen_count);
+        util_json_close(w);
+    } else {
+        util_json_null(w, "screen");
+    }
+    util_json_u64(w, "moves", t->moves);
+    jstr(w, "method",
+         t->budget >= sweep_tune_full_runs(t) ? "exhaustive"
+         : t->nlopt                           ? "nlopt"
+                                              : "halving");
+    if (t->nlopt && t->budget < sweep_tune_full_runs(t)) {
+        util_json_open(w, "nlopt", '{', UTIL_JSON_INLINE);
+        jstr(w, "global", "GN_DIRECT_L");
+        util_json_u64(w, "global_calls", t->global_calls);
+        util_json_i64(w, "global_result", t->global_result);
+        jstr(w, "local", "LN_COBYLA");
+        util_json_u64(w, "local_calls", t->local_calls);
+        util_json_u64(w, "local_starts", t->local_starts);
+        util_json_u64(w, "local_points", t->local_points);
+        util_json_i64(w, "local_result", t->local_result);
+        util_json_close(w);
+    } else {
+        util_json_null(w, "nlopt");
+    }
+    util_json_close(w);
+}
+
 /* The definition, the runs, what the search did. */
 static void json_head(util_json *w, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
@@ -1851,46 +1895,7 @@ static void json_head(util_json *w, const sweep_tune *t) {
     util_json_bool(w, "budget_reached", t->budget_reached);
     util_json_u64(w, "report", t->extra);
     util_json_close(w);
-    util_json_open(w, "search", '{', UTIL_JSON_INLINE);
-    util_json_u64(w, "points", t->points);
-    util_json_u64(w, "sampled", t->sampled);
-    util_json_open(w, "rungs", '[', UTIL_JSON_INLINE);
-    for (uint32_t k = 0; k < t->rungs; k++) {
-        util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
-        util_json_u64(w, "seeds", t->f[k]);
-        util_json_u64(w, "candidates", t->keep[k]);
-        util_json_close(w);
-    }
-    util_json_close(w);
-    if (t->screen[0]) {
-        util_json_open(w, "screen", '{', UTIL_JSON_INLINE);
-        jstr(w, "duration", t->screen_text);
-        util_json_u64(w, "candidates", t->screened);
-        util_json_u64(w, "runs", t->screened * t->n);
-        util_json_u64(w, "counted", t->screen_count);
-        util_json_close(w);
-    } else {
-        util_json_null(w, "screen");
-    }
-    util_json_u64(w, "moves", t->moves);
-    jstr(w, "method", t->budget >= sweep_tune_full_runs(t) ? "exhaustive"
-                      : t->nlopt                           ? "nlopt"
-                                                           : "halving");
-    if (t->nlopt && t->budget < sweep_tune_full_runs(t)) {
-        util_json_open(w, "nlopt", '{', UTIL_JSON_INLINE);
-        jstr(w, "global", "GN_DIRECT_L");
-        util_json_u64(w, "global_calls", t->global_calls);
-        util_json_i64(w, "global_result", t->global_result);
-        jstr(w, "local", "LN_COBYLA");
-        util_json_u64(w, "local_calls", t->local_calls);
-        util_json_u64(w, "local_starts", t->local_starts);
-        util_json_u64(w, "local_points", t->local_points);
-        util_json_i64(w, "local_result", t->local_result);
-        util_json_close(w);
-    } else {
-        util_json_null(w, "nlopt");
-    }
-    util_json_close(w);
+    json_search(w, t);
 }
 
 /* Scenario i at point p: the metrics, recommended and current; the binding constraint. */

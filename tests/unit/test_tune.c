@@ -215,7 +215,8 @@ static void nlopt_search_keeps_its_budget_and_repeats(void **state) {
     sweep_tune *full = make(0, true);
     runner rf = {0, false};
     if (sweep_tune_search(full, run_tasks, &rf, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
-    sweep_tune *t = make_with(40, false, SWEEP_TUNE_NLOPT), *t2 = make_with(40, false, SWEEP_TUNE_NLOPT);
+    sweep_tune *t = make_with(40, false, SWEEP_TUNE_NLOPT),
+               *t2 = make_with(40, false, SWEEP_TUNE_NLOPT);
     runner r = {0, false}, r2 = {0, true};
     if (sweep_tune_search(t, run_tasks, &r, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
     if (sweep_tune_search(t2, run_tasks, &r2, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
