@@ -762,6 +762,8 @@ static int search_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *m
  * bounds only).
  */
 #define NL_PENALTY 1e12
+/* The local phase's starts, at most (each a COBYLA run from a point on every seed). */
+#define NL_STARTS_MAX 32
 
 static uint64_t nearest_point(const sweep_tune *t, const double *x) {
     uint64_t p = 0;
@@ -843,7 +845,8 @@ static int nl_run(nl_phase *ph, nlopt_algorithm alg, const double *x0, int *resu
     /* the local phase: first steps of one level; done when a step is below half a level */
     if (r > 0 && x0) r = nlopt_set_initial_step1(ph->opt, 1.0);
     if (r > 0 && x0) r = nlopt_set_xtol_abs1(ph->opt, 0.25);
-    if (r > 0) r = nlopt_set_maxeval(ph->opt, (int)(ph->max_calls + 1));
+    uint64_t left = ph->max_calls - ph->calls + 1; /* this run's calls (max_calls counts all) */
+    if (r > 0) r = nlopt_set_maxeval(ph->opt, left < INT32_MAX ? (int)left : INT32_MAX);
     if (r > 0) r = nlopt_optimize(ph->opt, x, &fx);
     nlopt_destroy(ph->opt);
     ph->opt = NULL;
@@ -918,7 +921,7 @@ static int nl_global(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg,
  * first steps one level along each knob, each candidate on every seed; when
  * it converges with budget left, again from the next best point on every
  * seed not yet a start (a multi-start), until the budget or the starts run
- * out.
+ * out (at most NL_STARTS_MAX).
  */
 static int nl_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
     int64_t inc = best_full(t);
@@ -928,7 +931,7 @@ static int nl_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, 
     nl_phase ph = {t, NULL, false, t->seeds, 0, NULL, 0, 0, 0, FB_OK, run, ctx, msg, msglen};
     ph.pts = malloc(cap * sizeof *ph.pts);
     int rc = ph.pts && started ? FB_OK : FB_ENOMEM;
-    while (rc == FB_OK && !t->budget_reached) {
+    while (rc == FB_OK && !t->budget_reached && t->local_starts < NL_STARTS_MAX) {
         int64_t from = -1; /* the best point on every seed not yet a start */
         eval fe = {false, 0, 0};
         for (uint64_t p = 0; p < t->points; p++) {
