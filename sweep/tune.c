@@ -824,6 +824,7 @@ static double nl_objective(unsigned n, const double *x, double *grad, void *data
     }
     if (ph->rc != FB_OK) return nl_stop(ph);
     if (fresh) ph->pts[ph->np++] = p;
+    if (ph->want && ph->np >= ph->want) nlopt_force_stop(ph->opt); /* the phase has them all */
     return penalised(evaluate(t, ph->screen ? t->screen : t->grid, p));
 }
 
