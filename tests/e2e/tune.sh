@@ -168,6 +168,12 @@ print("# nlopt: %d runs, %d points on 1 seed; worst %.4f, grid best %.4f +/- %.4
 sys.exit(0 if all(checks.values()) else 1)
 EOF2
 ok $? "--search nlopt: within 10% of the runs, a feasible setting within the seeds' noise of the grid's best"
+# a grid NLopt's global phase covers whole: it stops there (a grid point proposed again costs no
+# run, and the phase does not go on proposing)
+"$FUSEBOX" tune $S --knob retry.attempts=1,2,3 --minimize cost_usd --search nlopt --no-charts -q \
+    -o "$T/nl3"
+[ "$(json "$T/nl3/tune.json" "(r['search']['sampled'], r['search']['nlopt']['global_calls'])")" = "(3, 3)" ]
+ok $? "--search nlopt on a 3-point grid: 3 calls of DIRECT-L run its 3 points, then it stops"
 # shellcheck disable=SC2086
 expect_exit 2 "an unknown --search exits 2" "$FUSEBOX" tune $S $KNOBS $OBJ --search newton -o "$T/bad"
 contains "$ERR" "--search needs nlopt or halving, got 'newton'" "the error names the choices"
