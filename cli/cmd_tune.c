@@ -1,7 +1,8 @@
 /*
  * cmd_tune.c - 'fusebox tune': one setting of a variant's knobs for several
- * scenarios, searched within a budget of runs (sweep/tune.h); the runs go to
- * the sweep's worker processes (cli/sweep_pool.c).
+ * scenarios, searched within a budget of runs (sweep/tune.h); each batch of
+ * runs, which spans the scenarios, goes to worker processes (util/pool.h);
+ * the signals are cli/sweep_pool.c's.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -9,7 +9,10 @@
  * does, and every candidate runs on the same seeds in every scenario (common
  * random numbers). The search (successive halving over a Latin hypercube
  * sample, few seeds first, then a coordinate search around the best at every
- * seed) only decides which tasks run; the runs go through a callback, so the
+ * seed; or, with SWEEP_TUNE_NLOPT, NLopt's DIRECT-L on the first seed, the
+ * same rungs, then NLopt's COBYLA from the best, each over the box of the
+ * knobs' value indices rounded to the grid) only decides which tasks run;
+ * the runs go through a callback, in batches that span the scenarios, so the
  * CLI can hand them to its worker processes. Every decision is a function of
  * the results, so the outputs are byte-identical however the runs were made.
  * docs/tune.md describes the command.
