@@ -52,10 +52,12 @@ LIB_YAML := $(call pkg,yaml-0.1,-lyaml)
 LIB_CURL := $(call pkg,libcurl,-lcurl)
 LIB_MHD := $(call pkg,libmicrohttpd,-lmicrohttpd)
 LIB_CMOCKA := $(call pkg,cmocka,-lcmocka)
+# NLopt: only what links sweep/tune.c (fusebox tune's search) needs it.
+LIB_NLOPT := $(call pkg,nlopt,-lnlopt)
 EXT_LIBS := $(LIB_CURL) $(LIB_MHD) $(LIB_CJSON) $(LIB_YAML) -lm -lpthread
 
 DEPS_PKGS := libcurl4-openssl-dev libmicrohttpd-dev libcjson-dev libyaml-dev libcmocka-dev gnuplot-nox \
-             pkg-config
+             libnlopt-dev pkg-config
 # What the end-to-end suites use besides the build (python3 reads JSON, curl talks HTTP).
 TEST_PKGS := python3 curl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -109,8 +111,11 @@ install-pkgs:
 	done; \
 	if [ -n "$$missing" ]; then \
 	  echo "make deps: installing$$missing"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	  { $(SUDO) apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; } || \
+	  { echo "make deps: could not install$$missing (apt-get's error above: no network or no" \
+	         "Debian archive, not root and no sudo, or a package this Debian lacks); install them" \
+	         "and run make again" >&2; exit 1; }; \
 	fi
 
 # VERBOSE=1 shows the full commands.
@@ -130,11 +135,13 @@ $(BUILD)/lib/libfb%.a: $$(call obj_of,$$*) $$*
 
 $(FUSEBOX): $(CLI_OBJ) $(LIBS)
 	@$(if $(VERBOSE),,echo "  LD  $@")
-	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(EXT_LIBS)
+	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $(CLI_OBJ) $(LIBS) $(EXT_LIBS) $(LIB_NLOPT)
 
 # Unit tests: one cmocka binary per tests/unit/test_*.c, each linked with the shared
 # helpers (tests/unit/helpers.[ch], and the mock tests' HTTP client tests/unit/mockhttp.[ch]).
 UNIT_HELPERS := $(BUILD)/tests/unit/helpers.o $(BUILD)/tests/unit/mockhttp.o
+# The unit tests of sweep/tune.c link NLopt too.
+$(BUILD)/tests/test_tune: EXT_LIBS += $(LIB_NLOPT)
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(UNIT_HELPERS) $(LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(VERBOSE),,echo "  LD  $@")

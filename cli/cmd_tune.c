@@ -1,7 +1,8 @@
 /*
  * cmd_tune.c - 'fusebox tune': one setting of a variant's knobs for several
- * scenarios, searched within a budget of runs (sweep/tune.h); the runs go to
- * the sweep's worker processes (cli/sweep_pool.c).
+ * scenarios, searched within a budget of runs (sweep/tune.h); each batch of
+ * runs, which spans the scenarios, goes to worker processes (util/pool.h);
+ * the signals are cli/sweep_pool.c's.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +17,7 @@
 #include "cli/common.h"
 #include "cli/sweep_pool.h"
 #include "sweep/tune.h"
+#include "util/pool.h"
 
 #define JOBS_MAX CLI_SWEEP_JOBS_MAX
 
@@ -49,6 +51,10 @@ static void usage(FILE *f) {
         "                         0: its constraints only); implies --across mean\n"
         "      --budget RUNS      the search's cap on runs (default 10% of the full grid:\n"
         "                         points x seeds x scenarios)\n"
+        "      --search nlopt|halving  the budgeted search: NLopt's DIRECT-L on one seed,\n"
+        "                         the best third on more seeds, then NLopt's COBYLA from\n"
+        "                         the best (nlopt); or a Latin hypercube sample, the same\n"
+        "                         rungs, then one knob at a time (halving). Default: halving\n"
         "      --exhaustive       run the full grid (the budget is all of it)\n"
         "      --screen DURATION  a cheaper first fidelity: screen the sample on one seed\n"
         "                         with every scenario cut to DURATION (such a run counts\n"
@@ -210,6 +216,11 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
     } else if (cli_opt(argc, argv, i, NULL, "--budget", &val)) {
         if (val == NULL) return cli_missing("tune", a);
         if (parse_count(a, val, 1, UINT64_MAX / 2, &o->a.budget) != CLI_OK) return CLI_BAD_INPUT;
+    } else if (cli_opt(argc, argv, i, NULL, "--search", &val)) {
+        if (val == NULL) return cli_missing("tune", a);
+        if (strcmp(val, "nlopt") != 0 && strcmp(val, "halving") != 0)
+            return cli_bad("tune", "--search needs nlopt or halving, got '%s'", val);
+        o->a.search = strcmp(val, "nlopt") == 0 ? SWEEP_TUNE_NLOPT : SWEEP_TUNE_HALVING;
     } else if (strcmp(a, "--exhaustive") == 0) {
         o->a.exhaustive = true;
     } else if (cli_opt(argc, argv, i, NULL, "--screen", &val)) {
@@ -285,17 +296,80 @@ static int parse_args(int argc, char **argv, tune_opts *o) {
     return -1;
 }
 
-static int pool_runner(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
+/*
+ * A batch of runs (several scenarios' sweeps) in the worker processes: pool
+ * task k is runs[k]; each result is its status, its message and its metric
+ * values, filed in its sweep under its task number (so nothing depends on
+ * the number of workers or on timing).
+ */
+typedef struct batch {
+    const sweep_tune_run *runs;
+} batch;
+
+typedef struct batch_record {
+    uint64_t task; /* makes the values after it aligned */
+    int32_t status;
+    char msg[SWEEP_MSG_MAX];
+} batch_record;
+
+static size_t record_size(const sweep *sw) {
+    return sizeof(batch_record) + sweep_metric_count(sw) * sizeof(double);
+}
+
+/* A worker dies of SIGINT and SIGTERM (the parent sends SIGTERM to stop the runs). */
+static void worker_start(void *ctx) {
+    (void)ctx;
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+}
+
+static bool batch_work(void *ctx, uint64_t k, char **data, size_t *len) {
+    const sweep_tune_run *r = &((const batch *)ctx)->runs[k];
+    size_t size = record_size(r->sw);
+    char *buf = calloc(1, size);
+    if (buf == NULL) exit(3);
+    batch_record rec;
+    memset(&rec, 0, sizeof rec);
+    rec.task = r->task;
+    rec.status =
+        sweep_run_task(r->sw, r->task, (double *)(buf + sizeof rec), rec.msg, sizeof rec.msg);
+    memcpy(buf, &rec, sizeof rec);
+    *data = buf;
+    *len = size;
+    return true;
+}
+
+static void batch_result(void *ctx, uint64_t k, const char *data, size_t len) {
+    const sweep_tune_run *r = &((const batch *)ctx)->runs[k];
+    if (len != record_size(r->sw)) return; /* not a worker's record: no result */
+    batch_record rec;
+    memcpy(&rec, data, sizeof rec);
+    rec.msg[sizeof rec.msg - 1] = '\0';
+    sweep_set_result(r->sw, r->task, rec.status, (const double *)(data + sizeof rec), rec.msg);
+}
+
+static int pool_runner(void *ctx, const sweep_tune_run *runs, size_t n) {
     const tune_opts *o = ctx;
-    if (cli_sweep_pool_run(sw, tasks, n, o->jobs, NULL, NULL) != CLI_OK) return FB_EIO;
+    uint64_t *tasks = malloc(n * sizeof *tasks);
+    if (tasks == NULL) return FB_ENOMEM;
+    for (size_t k = 0; k < n; k++) tasks[k] = k;
+    batch b = {runs};
+    util_pool_job job = {worker_start, batch_work, batch_result, &b, &cli_stop_signal};
+    char msg[200];
+    int rc = util_pool_run(&job, tasks, n, (size_t)o->jobs, msg, sizeof msg);
+    free(tasks);
+    if (rc != 0) {
+        cli_bad("tune", "%s", msg);
+        return FB_EIO;
+    }
     return cli_stop_signal ? FB_EIO : FB_OK;
 }
 
 /* A merge runs nothing: a run the shards' files lack is an error. */
-static int merged_runner(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
+static int merged_runner(void *ctx, const sweep_tune_run *runs, size_t n) {
     (void)ctx;
-    (void)sw;
-    (void)tasks;
+    (void)runs;
     (void)n;
     return FB_ENOTFOUND;
 }

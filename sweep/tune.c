@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <nlopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -57,6 +58,10 @@ struct sweep_tune {
     uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
     uint64_t sampled, moves;
     int64_t rec; /* -1 before the search */
+    /* --search nlopt: what each phase did (calls of the objective, points run, NLopt's code) */
+    bool nlopt;
+    uint64_t global_calls, local_calls, local_points, local_starts;
+    int global_result, local_result;
 };
 
 /* ---- the plan ---- */
@@ -371,6 +376,7 @@ int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, siz
     t->rec = -1;
     t->across_mean = a->across_mean;
     t->exhaustive = a->exhaustive;
+    t->nlopt = a->search == SWEEP_TUNE_NLOPT;
     rc = create_sweeps(t, a, msg, msglen);
     if (rc == FB_OK) rc = set_weights(t, a, msg, msglen);
     if (rc == FB_OK && a->second) {
@@ -476,18 +482,28 @@ static int check_failed(const sweep_tune *t, size_t i, const sweep *sw, char *ms
 }
 
 /*
- * Runs those of tasks[0..n) of sw that have no result yet: all of them,
- * unless a merge loaded the shards' results (sweep_tune_load_shards).
+ * Runs, in one batch, those of tasks[0..n) of each of sws[0..nsw) that have
+ * no result yet: all of them, unless a merge loaded the shards' results
+ * (sweep_tune_load_shards).
  */
-static int run_missing(sweep *sw, const uint64_t *tasks, size_t n, sweep_tune_runner run,
-                       void *ctx) {
-    uint64_t *todo = malloc((n ? n : 1) * sizeof *todo);
+static int run_missing(sweep *const *sws, size_t nsw, const uint64_t *tasks, size_t n,
+                       sweep_tune_runner run, void *ctx) {
+    size_t cap = n * nsw > 0 ? n * nsw : 1;
+    sweep_tune_run *todo = malloc(cap * sizeof *todo);
     if (todo == NULL) return FB_ENOMEM;
     size_t m = 0;
-    for (size_t j = 0; j < n; j++)
-        if (!sweep_has_result(sw, tasks[j])) todo[m++] = tasks[j];
-    int rc = m ? run(ctx, sw, todo, m) : FB_OK;
+    for (size_t i = 0; i < nsw; i++)
+        for (size_t j = 0; j < n; j++)
+            if (!sweep_has_result(sws[i], tasks[j])) todo[m++] = (sweep_tune_run){sws[i], tasks[j]};
+    int rc = m ? run(ctx, todo, m) : FB_OK;
     free(todo);
+    return rc;
+}
+
+/* After a batch: the first scenario (in order) whose runs failed, as an FB_ECAP message. */
+static int check_batch(const sweep_tune *t, sweep *const *sws, char *msg, size_t msglen) {
+    int rc = FB_OK;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++) rc = check_failed(t, i, sws[i], msg, msglen);
     return rc;
 }
 
@@ -514,14 +530,11 @@ static int run_points(sweep_tune *t, const uint64_t *pts, size_t np, uint32_t f,
     size_t nt = 0;
     for (size_t j = 0; j < np; j++)
         for (uint32_t s = t->have[pts[j]]; s < f; s++) tasks[nt++] = pts[j] * t->seeds + s;
-    int rc = FB_OK;
-    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
-        rc = run_missing(t->grid[i], tasks, nt, run, ctx);
-        if (rc == FB_OK)
-            rc = check_failed(t, i, t->grid[i], msg, msglen);
-        else if (msg[0] == '\0')
-            sweep_fail(msg, msglen, rc, "%s: the runs stopped", t->grid[i]->file);
-    }
+    int rc = run_missing(t->grid, t->n, tasks, nt, run, ctx);
+    if (rc == FB_OK)
+        rc = check_batch(t, t->grid, msg, msglen);
+    else if (msg[0] == '\0')
+        sweep_fail(msg, msglen, rc, "the runs stopped");
     free(tasks);
     if (rc != FB_OK) return rc;
     for (size_t j = 0; j < np; j++)
@@ -635,10 +648,8 @@ static uint64_t screen(sweep_tune *t, uint64_t share, uint64_t **pts, sweep_tune
     uint64_t *tasks = malloc(lo * sizeof *tasks);
     *rc = *pts && r && tasks ? sample(t, lo, *pts) : FB_ENOMEM;
     for (uint64_t j = 0; j < lo && *rc == FB_OK; j++) tasks[j] = (*pts)[j] * t->seeds;
-    for (size_t i = 0; i < t->n && *rc == FB_OK; i++) {
-        *rc = run_missing(t->screen[i], tasks, lo, run, ctx);
-        if (*rc == FB_OK) *rc = check_failed(t, i, t->screen[i], msg, msglen);
-    }
+    if (*rc == FB_OK) *rc = run_missing(t->screen, t->n, tasks, lo, run, ctx);
+    if (*rc == FB_OK) *rc = check_batch(t, t->screen, msg, msglen);
     if (*rc == FB_OK) {
         for (uint64_t j = 0; j < lo; j++)
             r[j] = (ranked){(*pts)[j], evaluate(t, t->screen, (*pts)[j])};
@@ -739,6 +750,216 @@ static int search_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *m
     return FB_OK;
 }
 
+/* ---- the search through NLopt (--search nlopt) ---- */
+
+/*
+ * NLopt minimises over the box of the knobs' value indices, each coordinate
+ * from -0.5 to levels - 0.5, and a point x stands for the grid point nearest
+ * it (each coordinate rounded): every decision is still about points of the
+ * grid, run on the same seeds (common random numbers), and a point NLopt
+ * proposes twice runs once. Infeasible points score above every feasible
+ * one, by their total violation (a penalty: the global algorithm takes
+ * bounds only).
+ */
+#define NL_PENALTY 1e12
+/* The local phase's starts, at most (each a COBYLA run from a point on every seed). */
+#define NL_STARTS_MAX 32
+
+static uint64_t nearest_point(const sweep_tune *t, const double *x) {
+    uint64_t p = 0;
+    for (uint32_t d = 0; d < t->dims; d++) {
+        double v = floor(x[d] + 0.5);
+        if (!(v >= 0)) v = 0; /* NaN too */
+        if (v > (double)(t->nval[d] - 1)) v = (double)(t->nval[d] - 1);
+        p += (uint64_t)v * t->stride[d];
+    }
+    return p;
+}
+
+static double penalised(eval e) {
+    if (e.feasible && isfinite(e.across) && fabs(e.across) < NL_PENALTY) return e.across;
+    double v = isfinite(e.violation) && e.violation < 1e6 ? e.violation : 1e6;
+    return NL_PENALTY * (1 + v);
+}
+
+typedef struct nl_phase {
+    sweep_tune *t;
+    nlopt_opt opt;
+    bool screen;   /* candidates run on t->screen (seed 0), else on t->grid */
+    uint32_t f;    /* the grid's seeds a candidate runs on */
+    uint64_t want; /* distinct candidates to run (0: until the budget) */
+    uint64_t *pts; /* the distinct candidates run, in order */
+    uint64_t np, calls, max_calls;
+    int rc; /* the first error of a run */
+    sweep_tune_runner run;
+    void *ctx;
+    char *msg;
+    size_t msglen;
+} nl_phase;
+
+static double nl_stop(nl_phase *ph) {
+    nlopt_force_stop(ph->opt);
+    return 2 * NL_PENALTY * 1e6;
+}
+
+/* NLopt's objective: the candidate nearest x, run first when it has not been. */
+static double nl_objective(unsigned n, const double *x, double *grad, void *data) {
+    (void)n;
+    (void)grad;
+    nl_phase *ph = data;
+    sweep_tune *t = ph->t;
+    if (ph->rc != FB_OK || ph->calls >= ph->max_calls) return nl_stop(ph);
+    ph->calls++;
+    uint64_t p = nearest_point(t, x);
+    bool fresh = ph->screen ? !sweep_has_result(t->screen[0], p * t->seeds) : t->have[p] < ph->f;
+    if (fresh && ph->want && ph->np >= ph->want) return nl_stop(ph);
+    if (fresh && ph->screen) {
+        uint64_t task = p * t->seeds;
+        ph->rc = run_missing(t->screen, t->n, &task, 1, ph->run, ph->ctx);
+        if (ph->rc == FB_OK) ph->rc = check_batch(t, t->screen, ph->msg, ph->msglen);
+    } else if (fresh) {
+        bool refused = false;
+        ph->rc = run_points(t, &p, 1, ph->f, true, &refused, ph->run, ph->ctx, ph->msg, ph->msglen);
+        if (ph->rc == FB_OK && refused) return nl_stop(ph);
+    }
+    if (ph->rc != FB_OK) return nl_stop(ph);
+    if (fresh) ph->pts[ph->np++] = p;
+    if (ph->want && ph->np >= ph->want) nlopt_force_stop(ph->opt); /* the phase has them all */
+    return penalised(evaluate(t, ph->screen ? t->screen : t->grid, p));
+}
+
+/* One NLopt run from x0 (NULL: the box's centre); the code NLopt returned, or the run's error. */
+static int nl_run(nl_phase *ph, nlopt_algorithm alg, const double *x0, int *result) {
+    sweep_tune *t = ph->t;
+    double lb[SWEEP_DIMS_MAX], ub[SWEEP_DIMS_MAX], x[SWEEP_DIMS_MAX], fx = 0;
+    for (uint32_t d = 0; d < t->dims; d++) {
+        lb[d] = -0.5;
+        ub[d] = (double)t->nval[d] - 0.5;
+        x[d] = x0 ? x0[d] : (lb[d] + ub[d]) / 2;
+    }
+    nlopt_srand(t->seed); /* DIRECT-L and COBYLA draw nothing; so that any algorithm repeats */
+    ph->opt = nlopt_create(alg, t->dims);
+    if (ph->opt == NULL) return FB_ENOMEM;
+    nlopt_result r = nlopt_set_lower_bounds(ph->opt, lb);
+    if (r > 0) r = nlopt_set_upper_bounds(ph->opt, ub);
+    if (r > 0) r = nlopt_set_min_objective(ph->opt, nl_objective, ph);
+    /* the local phase: first steps of one level; done when a step is below half a level */
+    if (r > 0 && x0) r = nlopt_set_initial_step1(ph->opt, 1.0);
+    if (r > 0 && x0) r = nlopt_set_xtol_abs1(ph->opt, 0.25);
+    uint64_t left = ph->max_calls - ph->calls + 1; /* this run's calls (max_calls counts all) */
+    if (r > 0) r = nlopt_set_maxeval(ph->opt, left < INT32_MAX ? (int)left : INT32_MAX);
+    if (r > 0) r = nlopt_optimize(ph->opt, x, &fx);
+    nlopt_destroy(ph->opt);
+    ph->opt = NULL;
+    *result = (int)r;
+    if (ph->rc != FB_OK) return ph->rc;
+    if (r == NLOPT_OUT_OF_MEMORY) return FB_ENOMEM;
+    if (r == NLOPT_INVALID_ARGS)
+        return sweep_fail(ph->msg, ph->msglen, FB_EINVAL, "NLopt (%s): invalid arguments",
+                          nlopt_algorithm_name(alg));
+    return FB_OK; /* a forced stop (the budget), round-off or a tolerance: the phase is over */
+}
+
+/*
+ * The global phase: NLopt's GN_DIRECT_L over the whole box on the first
+ * fidelity (one seed, or the screen's short runs), as many distinct
+ * candidates as successive halving would sample; the rungs then promote the
+ * best third to more seeds, as they do a sample.
+ */
+static int nl_global(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
+    uint64_t share = t->budget * 2 / 3, want = 0;
+    bool scr = t->screen[0] != NULL;
+    if (scr) { /* the largest screen whose halving from its best third fits */
+        uint64_t lo = t->points < 3 ? t->points : 3, hi = t->points;
+        if (screened_cost(t, lo) > share) scr = false;
+        while (scr && lo < hi) {
+            uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (screened_cost(t, mid) <= share)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        want = lo;
+    }
+    if (!scr) {
+        t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, share, t->f, t->keep);
+        if (t->rungs == 0)
+            t->rungs = sweep_tune_plan(t->points, t->seeds, t->n, t->budget, t->f, t->keep);
+        if (t->rungs == 0) return sweep_fail(msg, msglen, FB_EINVAL, "the budget is too small");
+        want = t->keep[0];
+    }
+    nl_phase ph = {t, NULL, scr, 1, want, NULL, 0, 0, 0, FB_OK, run, ctx, msg, msglen};
+    /* DIRECT-L proposes the same grid point again once its boxes are smaller than a level */
+    ph.max_calls = 50 * want + 1000;
+    ph.pts = malloc(want * sizeof *ph.pts);
+    ranked *r = malloc(want * sizeof *r);
+    int rc = ph.pts && r ? nl_run(&ph, NLOPT_GN_DIRECT_L, NULL, &t->global_result) : FB_ENOMEM;
+    t->global_calls = ph.calls;
+    t->sampled = ph.np;
+    if (rc == FB_OK && scr) {
+        t->screened = ph.np;
+        t->screen_count = screen_cost(t, ph.np);
+        t->used += t->screen_count;
+    }
+    if (rc == FB_OK && ph.np > 0) { /* best first, on what they ran */
+        for (uint64_t j = 0; j < ph.np; j++)
+            r[j] = (ranked){ph.pts[j], evaluate(t, scr ? t->screen : t->grid, ph.pts[j])};
+        sort_ranked(r, ph.np);
+        for (uint64_t j = 0; j < ph.np; j++) ph.pts[j] = r[j].p;
+        t->rungs = fidelities(t->seeds, t->f);
+        t->keep[0] = scr ? (ph.np + 2) / 3 : ph.np;
+        for (uint32_t k = 1; k < t->rungs; k++) t->keep[k] = (t->keep[k - 1] + 2) / 3;
+        rc = run_rungs(t, ph.pts, run, ctx, msg, msglen);
+    }
+    free(r);
+    free(ph.pts);
+    if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
+    return rc;
+}
+
+/*
+ * The local phase: NLopt's LN_COBYLA from the best point on every seed, its
+ * first steps one level along each knob, each candidate on every seed; when
+ * it converges with budget left, again from the next best point on every
+ * seed not yet a start (a multi-start), until the budget or the starts run
+ * out (at most NL_STARTS_MAX).
+ */
+static int nl_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
+    int64_t inc = best_full(t);
+    if (inc < 0) return FB_OK;
+    uint64_t cap = t->points; /* each point runs once: more calls only repeat */
+    bool *started = calloc(t->points, sizeof *started);
+    nl_phase ph = {t, NULL, false, t->seeds, 0, NULL, 0, 0, 0, FB_OK, run, ctx, msg, msglen};
+    ph.pts = malloc(cap * sizeof *ph.pts);
+    int rc = ph.pts && started ? FB_OK : FB_ENOMEM;
+    while (rc == FB_OK && !t->budget_reached && t->local_starts < NL_STARTS_MAX) {
+        int64_t from = -1; /* the best point on every seed not yet a start */
+        eval fe = {false, 0, 0};
+        for (uint64_t p = 0; p < t->points; p++) {
+            if (t->have[p] < t->seeds || started[p]) continue;
+            eval e = evaluate(t, t->grid, p);
+            if (from < 0 || better(e, p, fe, (uint64_t)from)) {
+                from = (int64_t)p;
+                fe = e;
+            }
+        }
+        if (from < 0) break;
+        started[from] = true;
+        double x0[SWEEP_DIMS_MAX];
+        for (uint32_t d = 0; d < t->dims; d++) x0[d] = (double)value_index(t, (uint64_t)from, d);
+        ph.max_calls = ph.calls + 20 * cap + 1000;
+        rc = nl_run(&ph, NLOPT_LN_COBYLA, x0, &t->local_result);
+        t->local_starts++;
+    }
+    t->local_calls = ph.calls;
+    t->local_points = ph.np;
+    t->moves = best_full(t) != inc;
+    free(ph.pts);
+    free(started);
+    if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
+    return rc;
+}
+
 int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen) {
     msg[0] = '\0';
     int rc = FB_OK;
@@ -752,6 +973,9 @@ int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg
         t->keep[0] = t->points;
         rc = run_points(t, pts, t->points, t->seeds, true, NULL, run, ctx, msg, msglen);
         free(pts);
+    } else if (t->nlopt) {
+        rc = nl_global(t, run, ctx, msg, msglen);
+        if (rc == FB_OK) rc = nl_local(t, run, ctx, msg, msglen);
     } else {
         rc = search_halving(t, run, ctx, msg, msglen);
         if (rc == FB_OK) rc = search_local(t, run, ctx, msg, msglen);
@@ -762,10 +986,8 @@ int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg
     /* the report's runs: the current settings, every one-knob neighbour of the recommendation */
     uint64_t base_tasks[SWEEP_SEEDS_MAX];
     for (uint32_t s = 0; s < t->seeds; s++) base_tasks[s] = s;
-    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
-        rc = run_missing(t->base[i], base_tasks, t->seeds, run, ctx);
-        if (rc == FB_OK) rc = check_failed(t, i, t->base[i], msg, msglen);
-    }
+    rc = run_missing(t->base, t->n, base_tasks, t->seeds, run, ctx);
+    if (rc == FB_OK) rc = check_batch(t, t->base, msg, msglen);
     if (rc != FB_OK) return rc;
     t->extra += (uint64_t)t->seeds * t->n;
     for (uint32_t d = 0; d < t->dims && rc == FB_OK; d++) {
@@ -799,15 +1021,11 @@ int sweep_tune_run_shard(sweep_tune *t, uint32_t k, uint32_t n, sweep_tune_runne
     for (uint64_t task = (uint64_t)(k - 1); task < per; task += n) tasks[nt++] = task;
     uint64_t base[SWEEP_SEEDS_MAX];
     for (uint32_t s = k - 1; s < t->seeds; s += n) base[nb++] = s;
-    int rc = FB_OK;
-    for (size_t i = 0; i < t->n && rc == FB_OK; i++) {
-        rc = nt ? run(ctx, t->grid[i], tasks, nt) : FB_OK;
-        if (rc == FB_OK) rc = check_failed(t, i, t->grid[i], msg, msglen);
-        if (rc == FB_OK && nb) rc = run(ctx, t->base[i], base, nb);
-        if (rc == FB_OK) rc = check_failed(t, i, t->base[i], msg, msglen);
-        if (rc != FB_OK && msg[0] == '\0')
-            sweep_fail(msg, msglen, rc, "%s: the runs stopped", t->grid[i]->file);
-    }
+    int rc = run_missing(t->grid, t->n, tasks, nt, run, ctx);
+    if (rc == FB_OK) rc = check_batch(t, t->grid, msg, msglen);
+    if (rc == FB_OK) rc = run_missing(t->base, t->n, base, nb, run, ctx);
+    if (rc == FB_OK) rc = check_batch(t, t->base, msg, msglen);
+    if (rc != FB_OK && msg[0] == '\0') sweep_fail(msg, msglen, rc, "the runs stopped");
     free(tasks);
     t->used = (uint64_t)(nt + nb) * t->n;
     return rc;
@@ -1056,14 +1274,26 @@ static void answer_search(FILE *f, const sweep_tune *t) {
             t->used, full, t->points, t->seeds, t->n, t->budget,
             t->budget_reached ? " (reached: the search stopped there)" : "");
     if (t->budget < full) {
-        fprintf(f, "  successive halving: %" PRIu64 " sampled points", t->sampled);
+        if (t->nlopt)
+            fprintf(f, "  NLopt GN_DIRECT_L: %" PRIu64 " points (%" PRIu64 " calls)", t->sampled,
+                    t->global_calls);
+        else
+            fprintf(f, "  successive halving: %" PRIu64 " sampled points", t->sampled);
         if (t->screened)
             fprintf(f, " screened at %s on 1 seed (%" PRIu64 " short runs, counted as %" PRIu64 ")",
                     t->screen_text, t->screened * t->n, t->screen_count);
         for (uint32_t k = 0; k < t->rungs; k++)
             fprintf(f, ", %" PRIu64 " on %u seed%s", t->keep[k], t->f[k], t->f[k] == 1 ? "" : "s");
-        fprintf(f, "; then %" PRIu64 " move%s one knob at a time\n", t->moves,
-                t->moves == 1 ? "" : "s");
+        if (t->nlopt)
+            fprintf(f,
+                    "; then NLopt LN_COBYLA from the best on every seed (%" PRIu64
+                    " start%s): %" PRIu64 " more point%s (%" PRIu64 " calls), %s\n",
+                    t->local_starts, t->local_starts == 1 ? "" : "s", t->local_points,
+                    t->local_points == 1 ? "" : "s", t->local_calls,
+                    t->moves ? "a better one found" : "none better");
+        else
+            fprintf(f, "; then %" PRIu64 " move%s one knob at a time\n", t->moves,
+                    t->moves == 1 ? "" : "s");
     }
     fprintf(f, "  plus %" PRIu64 " runs for this report (current settings, sensitivity)\n",
             t->extra);
@@ -1577,6 +1807,51 @@ static void jstr(util_json *w, const char *key, const char *s) {
     util_json_str(w, key, s ? s : "");
 }
 
+/* What the search did: the sample, the rungs, the screen, the moves, NLopt's phases. */
+static void json_search(util_json *w, const sweep_tune *t) {
+    util_json_open(w, "search", '{', UTIL_JSON_INLINE);
+    util_json_u64(w, "points", t->points);
+    util_json_u64(w, "sampled", t->sampled);
+    util_json_open(w, "rungs", '[', UTIL_JSON_INLINE);
+    for (uint32_t k = 0; k < t->rungs; k++) {
+        util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
+        util_json_u64(w, "seeds", t->f[k]);
+        util_json_u64(w, "candidates", t->keep[k]);
+        util_json_close(w);
+    }
+    util_json_close(w);
+    if (t->screen[0]) {
+        util_json_open(w, "screen", '{', UTIL_JSON_INLINE);
+        jstr(w, "duration", t->screen_text);
+        util_json_u64(w, "candidates", t->screened);
+        util_json_u64(w, "runs", t->screened * t->n);
+        util_json_u64(w, "counted", t->screen_count);
+        util_json_close(w);
+    } else {
+        util_json_null(w, "screen");
+    }
+    util_json_u64(w, "moves", t->moves);
+    jstr(w, "method",
+         t->budget >= sweep_tune_full_runs(t) ? "exhaustive"
+         : t->nlopt                           ? "nlopt"
+                                              : "halving");
+    if (t->nlopt && t->budget < sweep_tune_full_runs(t)) {
+        util_json_open(w, "nlopt", '{', UTIL_JSON_INLINE);
+        jstr(w, "global", "GN_DIRECT_L");
+        util_json_u64(w, "global_calls", t->global_calls);
+        util_json_i64(w, "global_result", t->global_result);
+        jstr(w, "local", "LN_COBYLA");
+        util_json_u64(w, "local_calls", t->local_calls);
+        util_json_u64(w, "local_starts", t->local_starts);
+        util_json_u64(w, "local_points", t->local_points);
+        util_json_i64(w, "local_result", t->local_result);
+        util_json_close(w);
+    } else {
+        util_json_null(w, "nlopt");
+    }
+    util_json_close(w);
+}
+
 /* The definition, the runs, what the search did. */
 static void json_head(util_json *w, const sweep_tune *t) {
     const sweep *g0 = t->grid[0];
@@ -1624,29 +1899,7 @@ static void json_head(util_json *w, const sweep_tune *t) {
     util_json_bool(w, "budget_reached", t->budget_reached);
     util_json_u64(w, "report", t->extra);
     util_json_close(w);
-    util_json_open(w, "search", '{', UTIL_JSON_INLINE);
-    util_json_u64(w, "points", t->points);
-    util_json_u64(w, "sampled", t->sampled);
-    util_json_open(w, "rungs", '[', UTIL_JSON_INLINE);
-    for (uint32_t k = 0; k < t->rungs; k++) {
-        util_json_open(w, NULL, '{', UTIL_JSON_INLINE);
-        util_json_u64(w, "seeds", t->f[k]);
-        util_json_u64(w, "candidates", t->keep[k]);
-        util_json_close(w);
-    }
-    util_json_close(w);
-    if (t->screen[0]) {
-        util_json_open(w, "screen", '{', UTIL_JSON_INLINE);
-        jstr(w, "duration", t->screen_text);
-        util_json_u64(w, "candidates", t->screened);
-        util_json_u64(w, "runs", t->screened * t->n);
-        util_json_u64(w, "counted", t->screen_count);
-        util_json_close(w);
-    } else {
-        util_json_null(w, "screen");
-    }
-    util_json_u64(w, "moves", t->moves);
-    util_json_close(w);
+    json_search(w, t);
 }
 
 /* Scenario i at point p: the metrics, recommended and current; the binding constraint. */

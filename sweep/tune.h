@@ -9,7 +9,10 @@
  * does, and every candidate runs on the same seeds in every scenario (common
  * random numbers). The search (successive halving over a Latin hypercube
  * sample, few seeds first, then a coordinate search around the best at every
- * seed) only decides which tasks run; the runs go through a callback, so the
+ * seed; or, with SWEEP_TUNE_NLOPT, NLopt's DIRECT-L on the first seed, the
+ * same rungs, then NLopt's COBYLA from the best, each over the box of the
+ * knobs' value indices rounded to the grid) only decides which tasks run;
+ * the runs go through a callback, in batches that span the scenarios, so the
  * CLI can hand them to its worker processes. Every decision is a function of
  * the results, so the outputs are byte-identical however the runs were made.
  * docs/tune.md describes the command.
@@ -28,6 +31,12 @@
 #define SWEEP_TUNE_RUNGS_MAX 16
 
 typedef struct sweep_tune sweep_tune; /* opaque (tune.c) */
+
+/* The budgeted search (docs/tune.md, "The search"). */
+typedef enum sweep_tune_method {
+    SWEEP_TUNE_HALVING = 0, /* a Latin hypercube sample, successive halving, one knob at a time */
+    SWEEP_TUNE_NLOPT,       /* NLopt's GN_DIRECT_L on one seed, the rungs, then LN_COBYLA */
+} sweep_tune_method;
 
 typedef struct sweep_tune_args {
     const char *const *scenario_files;
@@ -59,6 +68,7 @@ typedef struct sweep_tune_args {
     const char *subject_to;
     uint64_t budget; /* search runs; 0: 10% of the full grid's runs */
     bool exhaustive; /* every point on every seed (the budget is the full grid) */
+    sweep_tune_method search;
     const sim_import *import;
 } sweep_tune_args;
 
@@ -88,8 +98,19 @@ int sweep_tune_knob_values(const char *arg, uint32_t levels, char *out, size_t o
 int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, size_t msglen);
 void sweep_tune_destroy(sweep_tune *t);
 
-/* Runs tasks[0..n) of sw and records their results (sweep_set_result); FB_OK or an error. */
-typedef int (*sweep_tune_runner)(void *ctx, sweep *sw, const uint64_t *tasks, size_t n);
+/* One run: task `task` of sweep `sw` (a scenario's grid, its current settings or its screen). */
+typedef struct sweep_tune_run {
+    sweep *sw;
+    uint64_t task;
+} sweep_tune_run;
+
+/*
+ * Runs runs[0..n) and records each result in its sweep (sweep_set_result);
+ * FB_OK or an error. A batch holds the tasks of several sweeps (every
+ * scenario's seeds of a candidate), so a runner can run them all in
+ * parallel: nothing is decided before the whole batch is back.
+ */
+typedef int (*sweep_tune_runner)(void *ctx, const sweep_tune_run *runs, size_t n);
 
 /*
  * The search, then the report's runs (the current settings; every one-knob

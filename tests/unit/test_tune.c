@@ -99,12 +99,13 @@ typedef struct runner {
     bool reverse; /* run each batch back to front */
 } runner;
 
-static int run_tasks(void *ctx, sweep *sw, const uint64_t *tasks, size_t n) {
+static int run_tasks(void *ctx, const sweep_tune_run *runs, size_t n) {
     runner *r = ctx;
     double values[256];
-    assert_true(sweep_metric_count(sw) <= 256);
     for (size_t j = 0; j < n; j++) {
-        uint64_t task = r->reverse ? tasks[n - 1 - j] : tasks[j];
+        sweep *sw = runs[r->reverse ? n - 1 - j : j].sw;
+        uint64_t task = runs[r->reverse ? n - 1 - j : j].task;
+        assert_true(sweep_metric_count(sw) <= 256);
         char msg[256] = "";
         int rc = sweep_run_task(sw, task, values, msg, sizeof msg);
         sweep_set_result(sw, task, rc, values, msg);
@@ -117,7 +118,7 @@ static const char *const files[] = {"tests/e2e/tune/outage.json", "tests/e2e/tun
 static const char *const knobs[] = {"retry.attempts=1,2,3", "breaker.open=5s,10s,20s",
                                     "breaker.failure_rate=0.3,0.5,0.7"};
 
-static sweep_tune *make(uint64_t budget, bool exhaustive) {
+static sweep_tune *make_with(uint64_t budget, bool exhaustive, sweep_tune_method search) {
     sweep_tune_args a;
     memset(&a, 0, sizeof a);
     a.scenario_files = files;
@@ -130,10 +131,15 @@ static sweep_tune *make(uint64_t budget, bool exhaustive) {
     a.subject_to = "success_rate>=0.97";
     a.budget = budget;
     a.exhaustive = exhaustive;
+    a.search = search;
     sweep_tune *t = NULL;
     char msg[1024];
     if (sweep_tune_create(&a, &t, msg, sizeof msg) != FB_OK) fail_msg("create: %s", msg);
     return t;
+}
+
+static sweep_tune *make(uint64_t budget, bool exhaustive) {
+    return make_with(budget, exhaustive, SWEEP_TUNE_HALVING);
 }
 
 static char *answer_of(sweep_tune *t, char *(*json)) {
@@ -202,6 +208,41 @@ static void search_keeps_its_budget_and_finds_the_grid_best(void **state) {
     sweep_tune_destroy(t2);
 }
 
+/* --search nlopt: the same budget and oracle, the same bytes whatever the order of the runs. */
+static void nlopt_search_keeps_its_budget_and_repeats(void **state) {
+    (void)state;
+    char msg[1024];
+    sweep_tune *full = make(0, true);
+    runner rf = {0, false};
+    if (sweep_tune_search(full, run_tasks, &rf, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
+    sweep_tune *t = make_with(40, false, SWEEP_TUNE_NLOPT),
+               *t2 = make_with(40, false, SWEEP_TUNE_NLOPT);
+    runner r = {0, false}, r2 = {0, true};
+    if (sweep_tune_search(t, run_tasks, &r, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
+    if (sweep_tune_search(t2, run_tasks, &r2, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
+    assert_true(sweep_tune_search_runs(t) <= 40);
+    char *fj = NULL, *tj = NULL, *t2j = NULL;
+    char *fa = answer_of(full, &fj), *ta = answer_of(t, &tj), *t2a = answer_of(t2, &t2j);
+    assert_non_null(strstr(tj, "\"method\": \"nlopt\""));
+    assert_non_null(strstr(ta, "NLopt GN_DIRECT_L: "));
+    double best = json_number(fj, "\"recommendation\"", "\"objective\": ");
+    double noise = json_number(fj, "\"recommendation\"", "\"noise\": ");
+    double got = json_number(tj, "\"recommendation\"", "\"objective\": ");
+    if (!(got <= best + noise && got >= best))
+        fail_msg("nlopt's worst case %.6g vs the grid's best %.6g +/- %.6g", got, best, noise);
+    assert_string_equal(t2j, tj);
+    assert_string_equal(t2a, ta);
+    free(fa);
+    free(fj);
+    free(ta);
+    free(tj);
+    free(t2a);
+    free(t2j);
+    sweep_tune_destroy(full);
+    sweep_tune_destroy(t);
+    sweep_tune_destroy(t2);
+}
+
 static void a_budget_below_the_smallest_search_is_refused(void **state) {
     (void)state;
     sweep_tune_args a;
@@ -228,6 +269,7 @@ int main(void) {
         cmocka_unit_test(plan_takes_the_most_candidates_that_fit),
         cmocka_unit_test(knobs_cut_ranges_into_levels),
         cmocka_unit_test(search_keeps_its_budget_and_finds_the_grid_best),
+        cmocka_unit_test(nlopt_search_keeps_its_budget_and_repeats),
         cmocka_unit_test(a_budget_below_the_smallest_search_is_refused),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
