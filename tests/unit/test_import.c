@@ -1276,6 +1276,26 @@ static void slice_longer_than_the_log_is_an_error(void **state) {
     imp_log_free(log);
 }
 
+/* A text that reaches its cap is an error naming it, not a description cut midway (each text
+ * was capped at IMP_TEXT_MAX and cut there silently). The outage log's texts at a cap they pass
+ * (the description alone is some 1,500 bytes), then at the default. */
+static void texts_past_their_cap_are_an_error(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, half_503);
+    imp_build_opts o = {0, 0, 0, false, 1, "t"};
+    imp_incident *inc = NULL;
+    imp_error err;
+    assert_int_equal(imp_incident_build_texts(log, &o, 400, &inc, &err), FB_ECAP);
+    assert_null(inc);
+    if (strstr(err.msg, "would pass 400 bytes, the cap on an import's texts") == NULL)
+        fail_msg("%s", err.msg);
+    assert_int_equal(imp_incident_build(log, &o, &inc, &err), FB_OK);
+    assert_true(strlen(inc->notes.p) > 400 && strlen(inc->notes.p) < IMP_TEXT_MAX);
+    assert_int_equal(inc->notes.err, UTIL_BUF_OK);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void success_band_is_three_sd_and_one_over_n(void **state) {
     (void)state;
     imp_log *log = synthetic(600, 100, half_503); /* 100 of 600 fail: p = 5/6 */
@@ -1403,6 +1423,7 @@ int main(void) {
         cmocka_unit_test(inferred_retry_after_waited_as_is_not_max),
         cmocka_unit_test(hang_window_only_where_hangs_were_seen),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
+        cmocka_unit_test(texts_past_their_cap_are_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
         cmocka_unit_test(cost_band_is_three_sd_of_the_bill_and_five_percent),
         cmocka_unit_test(no_cost_check_without_a_whole_bill_or_prices),
