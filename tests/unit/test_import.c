@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "import/incident.h"
 #include "import/source.h"
@@ -406,6 +409,65 @@ static void litellm_record_without_provider_is_an_error(void **state) {
     read_bad("{\"id\":\"c1\",\"trace_id\":\"t1\",\"startTime\":1796000000.0,\"endTime\":"
              "1796000001.0,\"status\":\"success\"}\n",
              0, "record c1: unknown provider", 1);
+}
+
+/* A document whose tree does not fit in memory is FB_ENOMEM saying so (T3-9: under a memory
+ * limit it was "invalid JSON"). 2 MB of "[0,  0,  ...]" (within the values' cap: 4 bytes a
+ * value) needs about 40 MB of tree; a child process gets 16 MB of address space more than it
+ * holds, then reads it. Without the limit the same text reads as JSON (neither format). */
+static void a_tree_that_does_not_fit_in_memory_is_a_named_error(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan reserves terabytes of address space: RLIMIT_AS cannot be set under it */
+#endif
+    size_t n = 500000, len = 0;
+    char *text = malloc(4 * n + 8);
+    assert_non_null(text);
+    text[len++] = '[';
+    for (size_t i = 0; i < n; i++, len += 4) memcpy(text + len, "0,  ", 4);
+    memcpy(text + len, "0]", 3);
+    len += 2;
+    imp_read_opts o = {IMP_FORMAT_AUTO, 0, 0};
+    imp_log *log = NULL;
+    imp_error err;
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        long pages = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (f == NULL || fscanf(f, "%ld", &pages) != 1) _exit(3);
+        fclose(f);
+        size_t vsz = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+        struct rlimit rl = {vsz + ((size_t)16 << 20), vsz + ((size_t)16 << 20)};
+        if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(4);
+        int rc = imp_read_text(text, len, "big.json", &o, &log, &err);
+        char out[sizeof err.msg + 16];
+        int k = snprintf(out, sizeof out, "%d %s", rc, err.msg);
+        if (write(fd[1], out, (size_t)k) != k) _exit(5);
+        _exit(0);
+    }
+    close(fd[1]);
+    char got[600] = "";
+    ssize_t k = read(fd[0], got, sizeof got - 1);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    /* after the child: a tree built and freed here first would leave its heap for the child */
+    int rc0 = imp_read_text(text, len, "big.json", &o, &log, &err);
+    assert_true(rc0 != FB_OK && rc0 != FB_ENOMEM);
+    assert_non_null(strstr(err.msg, "neither OTLP"));
+    free(text);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(k > 0);
+    got[k] = '\0';
+    char want[32];
+    snprintf(want, sizeof want, "%d ", FB_ENOMEM);
+    if (strncmp(got, want, strlen(want)) != 0 ||
+        strstr(got, "out of memory building the JSON tree of a document of 2000003 bytes") == NULL)
+        fail_msg("%s", got);
 }
 
 static void neither_format_is_an_error_that_names_the_option(void **state) {
@@ -1402,6 +1464,7 @@ int main(void) {
         cmocka_unit_test(litellm_status_that_is_neither_is_an_error),
         cmocka_unit_test(litellm_record_without_provider_is_an_error),
         cmocka_unit_test(neither_format_is_an_error_that_names_the_option),
+        cmocka_unit_test(a_tree_that_does_not_fit_in_memory_is_a_named_error),
         cmocka_unit_test(fit_an_outage_at_its_edges_and_share),
         cmocka_unit_test(fit_two_kinds_as_fractions_of_what_is_left),
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
