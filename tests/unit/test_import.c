@@ -1444,6 +1444,8 @@ static void scenario_loads_and_is_the_same_twice(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        /* first: a process that has built and freed no big tree (its child's limit) */
+        cmocka_unit_test(a_tree_that_does_not_fit_in_memory_is_a_named_error),
         cmocka_unit_test(otlp_attempts_are_the_http_spans_below_a_genai_span),
         cmocka_unit_test(otlp_older_gen_ai_system_and_numbers_for_ints_are_read),
         cmocka_unit_test(otlp_genai_span_alone_is_its_attempt_with_its_error_class),
@@ -1464,7 +1466,6 @@ int main(void) {
         cmocka_unit_test(litellm_status_that_is_neither_is_an_error),
         cmocka_unit_test(litellm_record_without_provider_is_an_error),
         cmocka_unit_test(neither_format_is_an_error_that_names_the_option),
-        cmocka_unit_test(a_tree_that_does_not_fit_in_memory_is_a_named_error),
         cmocka_unit_test(fit_an_outage_at_its_edges_and_share),
         cmocka_unit_test(fit_two_kinds_as_fractions_of_what_is_left),
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
