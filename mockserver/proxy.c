@@ -55,7 +55,7 @@ struct mock_xfer {
     req *r; /* NULL once the request ended: the thread then frees the transfer */
     /* shared with the thread, under p->lock */
     bool added, done, paused, unpause, waiting, too_big, headers_done;
-    bool sse_up; /* the final answer's Content-Type is text/event-stream (from its headers) */
+    bool sse_up;     /* the final answer's Content-Type is text/event-stream (from its headers) */
     bool resume_now; /* the thread's own copy of unpause */
     CURLcode result;
     long status;

@@ -582,7 +582,8 @@ static void verdict_log_out_of_memory_is_said(void **state) {
     size_t n = 500000, len = 0;
     char *text = malloc(4 * n + 100);
     assert_non_null(text);
-    len = (size_t)sprintf(text, "{\"total\":0,\"dropped\":0,\"time_scale\":1,\"entries\":[],\"x\":[");
+    len =
+        (size_t)sprintf(text, "{\"total\":0,\"dropped\":0,\"time_scale\":1,\"entries\":[],\"x\":[");
     for (size_t i = 0; i < n; i++, len += 4) memcpy(text + len, "0,  ", 4);
     memcpy(text + len, "0]}", 4);
     len += 3;
