@@ -168,7 +168,7 @@ $(BUILD)/bench/%: $(BUILD)/bench/%.o $(LIBS)
 	$(Q)$(CC) $(ALL_LDFLAGS) -o $@ $< $(LIBS) $(EXT_LIBS)
 
 # The targets need no sweep/: not built, CI's time.
-FUZZ_LIBS := $(foreach m,live mockserver reports import sim scenario core util,$(call lib_of,$(m)))
+FUZZ_LIBS := $(foreach m,live mockserver sweep reports import sim scenario core util,$(call lib_of,$(m)))
 $(BUILD)/fuzz/%: $(BUILD)/tests/fuzz/%.o $(FUZZ_LIBS)
 	@mkdir -p $(dir $@)
 	@$(if $(VERBOSE),,echo "  LD  $@")

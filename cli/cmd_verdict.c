@@ -153,7 +153,7 @@ int cli_cmd_verdict(int argc, char **argv) {
     rc = mock_verdict_read_log(text, len, LOG_ENTRIES_MAX, &e, &n, &dropped, &o.cfg.time_scale,
                                &err);
     free(text);
-    if (rc == FB_ENOMEM) return cli_bad("verdict", "out of memory");
+    if (rc == FB_ENOMEM && err.msg[0] == '\0') return cli_bad("verdict", "out of memory");
     if (rc != FB_OK)
         return cli_bad("verdict", "%s: %s%s%s", o.log, err.path, err.path[0] ? ": " : "", err.msg);
     rc = judge(&o, e, n, dropped);

@@ -368,12 +368,17 @@ static void drop_past_end(imp_incident *inc, uint32_t p) {
 
 int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident **out,
                        imp_error *err) {
+    return imp_incident_build_texts(log, o, IMP_TEXT_MAX, out, err);
+}
+
+int imp_incident_build_texts(const imp_log *log, const imp_build_opts *o, size_t text_max,
+                             imp_incident **out, imp_error *err) {
     *out = NULL;
     imp_incident *inc = calloc(1, sizeof *inc);
     if (inc == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     inc->log = log;
     inc->opts = *o;
-    inc->notes.cap = inc->evidence.cap = inc->fits.cap = IMP_TEXT_MAX;
+    inc->notes.cap = inc->evidence.cap = inc->fits.cap = text_max;
     int rc = slice(inc, err);
     for (uint32_t p = 0; rc == FB_OK && p < log->nprov; p++) {
         collect_kinds(inc, p);
@@ -395,6 +400,19 @@ int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident
     if (rc == FB_OK && (inc->notes.err == UTIL_BUF_NOMEM || inc->evidence.err == UTIL_BUF_NOMEM ||
                         inc->fits.err == UTIL_BUF_NOMEM))
         rc = imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    /* a text cut at its cap would be a description that stops midway, said nowhere */
+    const util_buf *full = inc->notes.err == UTIL_BUF_FULL      ? &inc->notes
+                           : inc->evidence.err == UTIL_BUF_FULL ? &inc->evidence
+                           : inc->fits.err == UTIL_BUF_FULL     ? &inc->fits
+                                                                : NULL;
+    if (rc == FB_OK && full != NULL)
+        rc = imp_fail(err, FB_ECAP, 0,
+                      "the scenario's %s would pass %zu bytes, the cap on an import's texts: "
+                      "import fewer providers or classes, or a shorter stretch of the log",
+                      full == &inc->notes      ? "description"
+                      : full == &inc->evidence ? "as-was evidence"
+                                               : "list of fits",
+                      full->cap);
     if (rc != FB_OK) {
         imp_incident_free(inc);
         return rc;

@@ -151,6 +151,10 @@ typedef struct imp_incident {
 /* Fit the log; FB_OK, or an error in err (a slice the log does not hold, too little data). */
 int imp_incident_build(const imp_log *log, const imp_build_opts *o, imp_incident **out,
                        imp_error *err);
+/* The same with each text (description, evidence, fits) capped at text_max bytes, not
+ * IMP_TEXT_MAX: a text that would pass it is FB_ECAP naming it, never a text cut midway. */
+int imp_incident_build_texts(const imp_log *log, const imp_build_opts *o, size_t text_max,
+                             imp_incident **out, imp_error *err);
 /* The scenario as JSON text (malloc), or NULL when out of memory. */
 char *imp_incident_json(const imp_incident *inc);
 

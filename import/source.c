@@ -88,9 +88,11 @@ static bool unclosed(const char *text, size_t from, size_t to) {
     return depth > 0 || str;
 }
 
-/* Parse text[from, to): a document, or NULL with the error's position in err. */
-static cJSON *parse_at(const char *text, size_t from, size_t to, imp_error *err) {
+/* Parse text[from, to): a document, or NULL with the error's position in err and *rc (FB_EPARSE;
+ * FB_ECAP past the values' cap; FB_ENOMEM when the tree did not fit in memory). */
+static cJSON *parse_at(const char *text, size_t from, size_t to, imp_error *err, int *rc) {
     const char *end = NULL;
+    *rc = FB_EPARSE;
     size_t values = scn_json_values(text + from, to - from);
     if (values > SCN_JSON_VALUES_MAX(to - from)) {
         position(text, from, &err->line, &err->col);
@@ -99,9 +101,23 @@ static cJSON *parse_at(const char *text, size_t from, size_t to, imp_error *err)
                  "may hold (one per 4 bytes, plus 65536: the cap that bounds the import's memory)",
                  values, to - from, (size_t)SCN_JSON_VALUES_MAX(to - from));
         err->col = 0;
+        *rc = FB_ECAP;
         return NULL;
     }
+    errno = 0; /* malloc sets ENOMEM when it fails (cJSON then gives up where it was) */
     cJSON *doc = cJSON_ParseWithLengthOpts(text + from, to - from, &end, 0);
+    if (doc == NULL && errno == ENOMEM) {
+        position(text, from, &err->line, &err->col);
+        err->col = 0;
+        snprintf(err->msg, sizeof err->msg,
+                 "out of memory building the JSON tree of a document of %zu bytes (about %zu "
+                 "values, up to %zu MiB at %zu bytes a value): give the import more memory, or "
+                 "cut the log (JSON lines are read a line at a time)",
+                 to - from, values, values * IMP_JSON_VALUE_BYTES >> 20,
+                 (size_t)IMP_JSON_VALUE_BYTES);
+        *rc = FB_ENOMEM;
+        return NULL;
+    }
     size_t stop = end ? (size_t)(end - text) : to;
     if (doc) {
         while (stop < to && strchr(" \t\r\n", text[stop])) stop++;
@@ -132,9 +148,9 @@ static int read_lines(reader *r, const char *text, size_t len, imp_error *err) {
         const char *nl = memchr(text + i, '\n', len - i);
         size_t end = nl ? (size_t)(nl - text) : len;
         if (skip_space(text, i, end) < end) {
-            cJSON *doc = parse_at(text + i, 0, end - i, err);
+            cJSON *doc = parse_at(text + i, 0, end - i, err, &rc);
             if (doc == NULL) err->line += line - 1; /* parse_at counted from this line */
-            rc = doc ? feed(r, doc, line, err) : FB_EPARSE;
+            if (doc) rc = feed(r, doc, line, err);
             cJSON_Delete(doc);
         }
         i = end + 1;
@@ -149,14 +165,19 @@ static int read_all(reader *r, const char *text, size_t len, imp_error *err) {
     size_t first_end = nl ? (size_t)(nl - text) : len;
     /* the first line a whole document: JSON lines; else one document over many lines */
     imp_error scratch = *err;
-    cJSON *first = parse_at(text, start, first_end, &scratch);
+    int rc;
+    cJSON *first = parse_at(text, start, first_end, &scratch, &rc);
     if (first) {
         cJSON_Delete(first);
         return read_lines(r, text, len, err);
     }
-    cJSON *doc = parse_at(text, start, len, err);
-    if (doc == NULL) return FB_EPARSE;
-    int rc = feed(r, doc, 0, err);
+    if (rc == FB_ENOMEM) { /* the first line did not fit: the document would not either */
+        *err = scratch;
+        return rc;
+    }
+    cJSON *doc = parse_at(text, start, len, err, &rc);
+    if (doc == NULL) return rc;
+    rc = feed(r, doc, 0, err);
     cJSON_Delete(doc);
     return rc;
 }

@@ -36,6 +36,9 @@
 
 #define PROXY_BUF_MAX ((size_t)256 * 1024) /* unread answer bytes before the upstream pauses */
 #define PROXY_HEADERS_MAX ((size_t)64 * 1024)
+/* Of --max-response, the bytes a streamed answer keeps for the in-band error event that ends it
+ * when the upstream breaks or passes the limit (the dialects' are 150 to 400 bytes). */
+#define PROXY_END_RESERVE ((size_t)1024)
 /* Sockets remembered; a reused connection opened longer ago has its send queue not looked at. */
 #define PROXY_FDS 256
 #define DEFAULT_CONNECT_TIMEOUT_US (10 * FB_US_PER_S)
@@ -52,6 +55,7 @@ struct mock_xfer {
     req *r; /* NULL once the request ended: the thread then frees the transfer */
     /* shared with the thread, under p->lock */
     bool added, done, paused, unpause, waiting, too_big, headers_done;
+    bool sse_up;     /* the final answer's Content-Type is text/event-stream (from its headers) */
     bool resume_now; /* the thread's own copy of unpause */
     CURLcode result;
     long status;
@@ -71,6 +75,10 @@ struct mock_xfer {
     mock_xfer *next;
     /* the connection's side only */
     bool shape, sse, half, finished, cut, fault_done, ttft_done, stall_done;
+    /* an unshaped stream: the bytes after off known to be whole events (they go; a partial
+     * event waits for its end), and whether bytes went that may have ended inside an event */
+    size_t whole;
+    bool mid_event;
     int64_t k; /* content events sent */
     fb_time_us hold_until_us;
     util_buf out, held;
@@ -198,6 +206,7 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud) {
         const char *sp = memchr(ptr, ' ', n);
         x->status = sp != NULL ? strtol(sp + 1, NULL, 10) : 0;
         x->hdrs.len = 0;
+        x->sse_up = false;
     } else if (n <= 2 && (ptr[0] == '\r' || ptr[0] == '\n')) {
         if (x->status >= 200) {
             x->headers_done = true;
@@ -208,6 +217,9 @@ static size_t on_header(char *ptr, size_t size, size_t nmemb, void *ud) {
         rc = 0;
     } else {
         util_buf_append(&x->hdrs, ptr, n);
+        if (n > 13 && strncasecmp(ptr, "content-type:", 13) == 0)
+            for (size_t i = 13; i + 17 <= n && !x->sse_up; i++)
+                x->sse_up = strncasecmp(ptr + i, "text/event-stream", 17) == 0;
     }
     pthread_mutex_unlock(&x->p->lock);
     return rc;
@@ -217,11 +229,13 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
     mock_xfer *x = ud;
     mock_server *s = x->p->s;
     size_t n = size * nmemb, rc = n;
+    size_t limit = s->cfg.max_response_bytes;
     pthread_mutex_lock(&x->p->lock);
+    if (x->sse_up) limit = limit > PROXY_END_RESERVE ? limit - PROXY_END_RESERVE : 0;
     x->active_us = mock_now_us();
     if (x->r == NULL || x->p->stopping) {
         rc = 0;
-    } else if (x->received + n > s->cfg.max_response_bytes) {
+    } else if (x->received + n > limit) {
         x->too_big = true;
         rc = 0;
     } else if (x->data.len > x->off && x->data.len - x->off + n > x->cap) {
@@ -231,7 +245,12 @@ static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud) {
         x->too_big = true;
         rc = 0;
     } else {
-        if (x->off > 0 && x->off == x->data.len) x->data.len = x->off = 0;
+        if (x->off > 0 && x->off >= x->data.len - x->off) {
+            /* the bytes read go (a partial event held back keeps off short of len) */
+            memmove(x->data.p, x->data.p + x->off, x->data.len - x->off);
+            x->data.len -= x->off;
+            x->off = 0;
+        }
         util_buf_append(&x->data, ptr, n);
         x->received += n;
         if (x->data.err) rc = 0;
@@ -756,20 +775,76 @@ static ssize_t body_end(req *r, bool cut, bool upstream_failed) {
     return cut ? mock_cut_end(r) : mock_abort_end(r); /* the client learns it at once */
 }
 
-/* The bytes as they come; for a half-body fault, the first half of the whole answer. */
+/* A stream's malformed or in-band error event, in the dialect of r's path, onto x->out. */
+static void fault_event(req *r, mock_xfer *x, mock_stream_end end) {
+    const mock_api_ops *ops = r->ep->ops;
+    if (ops->fault == NULL) { /* a path the mock does not know: OpenAI's shapes */
+        util_buf_puts(&x->out, end == MOCK_END_ERROR ? "data: " : "data: {\"broken\n\n");
+        if (end == MOCK_END_ERROR) mock_wire_stream_error(&x->out, &r->rep);
+        if (end == MOCK_END_ERROR) util_buf_puts(&x->out, "\n\n");
+        return;
+    }
+    mock_stream st;
+    mock_stream_init(&st, &r->rep, ops, end, x->k);
+    st.k = x->k;
+    ops->fault(&st, &x->out);
+}
+
+/* An upstream stream that broke or passed --max-response ends, after its last whole event,
+ * with the dialect's in-band error event (as error-K sends it: PROXY_END_RESERVE of the limit
+ * is kept for it) and then abortively: the client reads why, then the FIN, at once. */
+static void broken_stream(req *r, mock_xfer *x) {
+    x->finished = true;
+    if (x->mid_event) return; /* an event passed on in pieces: no boundary to end at */
+    fault_event(r, x, MOCK_END_ERROR);
+    if (x->out.len > PROXY_END_RESERVE) x->out.len = 0;
+}
+
+/* Of avail bytes after off, those an unshaped stream sends now: its whole events; the rest of
+ * an event waits for its end, unless half the buffer holds no boundary (passed on as is). */
+static size_t whole_events_locked(mock_xfer *x, size_t avail) {
+    const char *p = x->data.p + x->off;
+    for (size_t k; x->whole < avail && (k = mock_sse_next(p + x->whole, avail - x->whole)) > 0;) {
+        x->whole += k;
+        x->mid_event = false;
+    }
+    if (x->whole == 0 && avail >= x->cap / 2) {
+        x->whole = avail;
+        x->mid_event = true;
+    }
+    return x->done && x->result == CURLE_OK && !x->too_big ? avail : x->whole;
+}
+
+/* The bytes as they come (a stream's in whole events); for a half-body fault, the first half
+ * of the whole answer. */
 static ssize_t plain_read(req *r, mock_xfer *x, char *buf, size_t max) {
     mock_proxy *p = r->s->proxy;
+    if (x->out_off < x->out.len) { /* the error event that ends a broken stream */
+        size_t n = x->out.len - x->out_off < max ? x->out.len - x->out_off : max;
+        memcpy(buf, x->out.p + x->out_off, n);
+        x->out_off += n;
+        return (ssize_t)n;
+    }
+    if (x->finished) return body_end(r, false, true);
     pthread_mutex_lock(&p->lock);
     size_t end = x->half ? (size_t)(x->received / 2) : x->data.len;
     size_t avail = end > x->off ? end - x->off : 0;
+    if (x->sse && !x->half && avail > 0) avail = whole_events_locked(x, avail);
     ssize_t rc;
     if (avail > 0) {
         size_t n = avail < max ? avail : max;
         memcpy(buf, x->data.p + x->off, n);
         consumed_locked(r, x, n);
+        x->whole = x->whole > n ? x->whole - n : 0;
         rc = (ssize_t)n;
     } else if (x->done || x->half) {
         bool failed = !x->half && (x->result != CURLE_OK || x->too_big);
+        if (failed && x->sse) {
+            consumed_locked(r, x, x->data.len - x->off); /* a partial event does not go */
+            pthread_mutex_unlock(&p->lock);
+            broken_stream(r, x);
+            return plain_read(r, x, buf, max);
+        }
         pthread_mutex_unlock(&p->lock);
         return body_end(r, x->half && r->act.end == MOCK_END_CUT, failed);
     } else {
@@ -790,17 +865,7 @@ static void stream_fault(req *r, mock_xfer *x) {
         return;
     }
     if (a->end != MOCK_END_MALFORMED && a->end != MOCK_END_ERROR) return; /* truncate */
-    const mock_api_ops *ops = r->ep->ops;
-    if (ops->fault == NULL) { /* a path the mock does not know: OpenAI's shapes */
-        util_buf_puts(&x->out, a->end == MOCK_END_ERROR ? "data: " : "data: {\"broken\n\n");
-        if (a->end == MOCK_END_ERROR) mock_wire_stream_error(&x->out, &r->rep);
-        if (a->end == MOCK_END_ERROR) util_buf_puts(&x->out, "\n\n");
-        return;
-    }
-    mock_stream st;
-    mock_stream_init(&st, &r->rep, ops, a->end, x->k);
-    st.k = x->k;
-    ops->fault(&st, &x->out);
+    fault_event(r, x, a->end);
 }
 
 /* A content event: the fault's place, or the event after any delay it adds. */
@@ -853,13 +918,14 @@ static bool next_event_locked(req *r, mock_xfer *x) {
     size_t n = mock_sse_next(p, avail);
     if (n == 0 && avail >= x->cap / 2) n = avail; /* no event boundary in sight: pass it on */
     if (n == 0 && !x->done) return false;
-    if (n == 0) { /* the upstream ended: a partial event goes as it is */
-        if (avail > 0) util_buf_append(&x->out, p, avail);
-        consumed_locked(r, x, avail);
+    if (n == 0) { /* the upstream ended: a partial event goes as it is, unless it broke */
         bool failed = x->result != CURLE_OK || x->too_big;
+        if (avail > 0 && !failed) util_buf_append(&x->out, p, avail);
+        consumed_locked(r, x, avail);
         if (!failed && !x->fault_done && r->act.end != MOCK_END_NORMAL &&
             r->act.end != MOCK_END_NOTERM)
             stream_fault(r, x);
+        if (failed && !x->fault_done) broken_stream(r, x);
         x->finished = true;
         x->cut = x->cut || failed;
         return true;

@@ -4,6 +4,7 @@
  * field or a wrong type is an error naming its JSON path, never a silent default.
  */
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -208,9 +209,17 @@ int mock_verdict_read_log(const char *json, size_t len, size_t max_entries, mock
         snprintf(err->msg, sizeof err->msg, "%s", se.msg);
         return crc == FB_ECAP ? FB_ECAP : FB_EINVAL;
     }
+    errno = 0; /* malloc sets ENOMEM when it fails (cJSON then gives up where it was) */
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, false);
     int rc;
-    if (root == NULL) {
+    if (root == NULL && errno == ENOMEM) {
+        err->path[0] = '\0';
+        snprintf(err->msg, sizeof err->msg,
+                 "out of memory building the JSON tree of a log of %zu bytes (about %zu values, "
+                 "some 80 bytes each)",
+                 len, scn_json_values(json, len));
+        return FB_ENOMEM;
+    } else if (root == NULL) {
         rc = fail(&R, "not valid JSON (at byte %zu)", end != NULL ? (size_t)(end - json) : 0);
     } else if (!cJSON_IsObject(root)) {
         rc = fail(&R, "expected an object (the answer of GET /__fusebox/log)");

@@ -31,6 +31,8 @@ PKGS="openai@6.49.0 @anthropic-ai/sdk@0.137.0 @opentelemetry/instrumentation-ope
 # machine with no run's event loop late (three at a time took 105 s); a run that lags on a busy
 # machine is inconclusive, not failed (CORPUS_JOBS=3 to spare a slower machine)
 JOBS=${CORPUS_JOBS:-9}
+# seconds a traced run may take before it is stopped (and fails saying where it was)
+TMO=${CORPUS_TIMEOUT:-150}
 PIDS=
 # at exit (also on SIGINT/SIGTERM): the traced runs still going, and their mocks
 trap 'kill $PIDS $(cat "$T"/*.mockpid 2>/dev/null) 2>/dev/null; rm -rf "$E2E_TMP"' EXIT
@@ -76,7 +78,7 @@ gen() {
     # import must not count it as one more attempt (the attempts check below)
     (cd "$NPM" && SDK=$2 MOCK_URL=$_u TRACE=$T/$_n.trace.json \
         META=$T/$_n.meta.json RATE=$4 SECONDS=$5 MAX_RETRIES=$6 TIMEOUT_MS=$7 SEED=7 \
-        timeout 150 node corpus_trace.cjs) >"$T/$_n.node.log" 2>&1
+        timeout "$TMO" node corpus_trace.cjs) >"$T/$_n.node.log" 2>&1
     echo $? >"$T/$_n.rc"
     python3 -c "import sys, urllib.request
 open(sys.argv[2], 'wb').write(urllib.request.urlopen(sys.argv[1] + '/__fusebox/log', timeout=30).read())" \
@@ -158,8 +160,20 @@ while read -r name sdk prov rate secs retries tmo; do
     what="$name ($sdk, maxRetries $retries, timeout $tmo ms, $rate/s for $secs s)"
     r=$(cat "$T/$name.rc" 2>/dev/null || echo 1)
     if [ "$r" -ne 0 ] || [ ! -s "$T/$name.trace.json" ] || [ ! -s "$T/$name.log.json" ]; then
-        tail -n 30 "$T/$name.node.log" | sed 's/^/# /'
-        ok 1 "$what: the traced run (node exited $r)"
+        # why, always: node's last lines (a run stopped by the timeout says its phase and the
+        # calls left unsettled), the mock's, and what is missing
+        why="node exited $r"
+        [ "$r" -eq 124 ] && why="node did not end within $TMO s (timeout: exit 124)"
+        [ "$r" -eq 0 ] && [ ! -s "$T/$name.trace.json" ] && why="node wrote no trace"
+        [ "$r" -eq 0 ] && [ -s "$T/$name.trace.json" ] && why="the mock's log could not be read"
+        echo "# $name: $why; the last lines of its node log:"
+        if [ -s "$T/$name.node.log" ]; then
+            tail -n 30 "$T/$name.node.log" | sed 's/^/#   /'
+        else
+            echo "#   (empty: node printed nothing)"
+        fi
+        [ -s "$T/$name.mock.err" ] && tail -n 10 "$T/$name.mock.err" | sed 's/^/#   mock: /'
+        ok 1 "$what: the traced run ($why)"
         continue
     fi
     ok 0 "$what: the traced run"

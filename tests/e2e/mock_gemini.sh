@@ -1,15 +1,17 @@
 #!/bin/sh
-# tests/e2e/mock_gemini.sh - Gemini's embeddings (embedContent, batchEmbedContents) on the API
-# versions v1 and v1beta, called by @google/genai's models.embedContent: the pinned current
-# release (as in mock_sdk.sh) and the previous major, each in its own folder (tests/sdk/
-# gemini_embed.mjs). Before these routes the mock answered them 404/405 (issue 25). TAP output.
+# tests/e2e/mock_gemini.sh - Gemini's embeddings (embedContent, batchEmbedContents),
+# generateContent and streamGenerateContent on the API versions v1 and v1beta, called by
+# @google/genai's models.embedContent, generateContent and generateContentStream: the pinned
+# current release (as in mock_sdk.sh) and the previous major, each in its own folder
+# (tests/sdk/gemini_embed.mjs). Before these routes the mock answered v1 and the embeddings
+# 404/405 (issue 25). TAP output.
 . tests/tap.sh
 set -u
 CUR=$ROOT/out/sdk
 PREV=$ROOT/out/sdk-genai1
 D=$(logs_dir mock-gemini)
 mkdir -p "$CUR" "$PREV"
-plan 19
+plan 23
 
 need node "$CUR/apt.log" nodejs npm
 need npm "$CUR/apt.log" nodejs npm
@@ -17,7 +19,7 @@ need npm "$CUR/apt.log" nodejs npm
 # node_pinned installs Node 20; only if that fails are the cases skipped
 if ! node_pinned || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null; then
     n=0
-    while [ $n -lt 19 ]; do
+    while [ $n -lt 23 ]; do
         skip "@google/genai embeddings" "@google/genai needs Node >= 20 (its engines field); this is node $(node --version 2>&1)"
         n=$((n + 1))
     done
@@ -57,6 +59,13 @@ assert r["default_dims"] == 768 and r["same_text_same_vector"], r' "$D/$v.json" 
 r = json.load(open(sys.argv[1]))[sys.argv[2]]
 assert r["error"] == {"name": "ApiError", "status": 503}, r["error"]
 assert r["paths"][-1][1] == 503, r["paths"]' "$D/$v.json" "$api"
+        check "@google/genai $v, $api: generateContent and generateContentStream on /$api/" \
+            python3 -c 'import json,sys
+api = sys.argv[2]
+r = json.load(open(sys.argv[1]))[api]["generate"]
+m = "/%s/models/gemini-2.5-flash:" % api
+assert r["paths"] == [[m + "generateContent", 200, False], [m + "streamGenerateContent", 200, True]], r["paths"]
+assert r["text"] and len(r["chunks"]) >= 2 and "".join(r["chunks"]), r' "$D/$v.json" "$api"
     done
 done
 # embedContent itself (the REST method the SDKs do not call on the Gemini API), both versions.

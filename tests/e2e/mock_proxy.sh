@@ -10,7 +10,7 @@
 set -u
 D=$(logs_dir mock-proxy)
 need curl "$D/apt.log" curl
-plan 32
+plan 36
 UP_PID=
 # The upstream is stopped at exit as well as the proxy (tap.sh's trap knows only $MOCK_PID).
 EN_PID=
@@ -162,7 +162,10 @@ UP_PID=
 check "the upstream exits 0 on SIGTERM" test "$rc" = 0
 # An upstream whose stream never ends (T3-7, issue 25): cut at --max-response, and the client
 # learns it at once (an abortive end, curl exit 18), not after a minute of silence (the socket
-# closed only on the daemon's next pass; curl's -m 10 ran out, exit 28).
+# closed only on the daemon's next pass; curl's -m 10 ran out, exit 28), and why: whole events,
+# then the dialect's in-band error event (the FIN came alone, often inside an event; the
+# upstream's chunks end inside events). /v1/messages: an upstream that breaks off inside its
+# third event (a chunk left unfinished, then the close).
 cat >"$D/endless.py" <<'PY'
 import http.server, socketserver
 class H(http.server.BaseHTTPRequestHandler):
@@ -174,9 +177,18 @@ class H(http.server.BaseHTTPRequestHandler):
         self.send_header("content-type", "text/event-stream")
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
+        if self.path == "/v1/messages":
+            ev = b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"hi"}}\n\n'
+            data = ev * 2 + ev[:40]
+            self.wfile.write(b"%x\r\n%s" % (len(data) + 100, data))
+            self.wfile.flush()
+            self.close_connection = True
+            return
         ev = b'data: {"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"hi"}}]}\n\n' * 50
         try:
-            while True: self.wfile.write(b"%x\r\n%s\r\n" % (len(ev), ev))
+            while True:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(ev) - 40, ev[:-40]))
+                self.wfile.write(b"28\r\n%s\r\n" % ev[-40:])
         except OSError: pass
 class S(socketserver.ThreadingMixIn, http.server.HTTPServer): daemon_threads = True
 s = S(("127.0.0.1", 0), H)
@@ -195,8 +207,30 @@ check "an endless upstream stream: the client's answer ends abortively at once (
     test "$rc" = 18
 check "after the 2000000 bytes of --max-response" \
     test "$(cat "$D/endless.code")" = 200 -a "$(wc -c <"$D/endless.sse")" -le 2000000
+# sse_end FILE: "whole N error" when every event of FILE is whole JSON and the last is an error
+sse_end() {
+    python3 -c 'import json, sys
+evs = open(sys.argv[1], "rb").read().split(b"\n\n")
+assert evs[-1] == b"", "the stream ends inside an event: %r" % evs[-1][-80:]
+data = [json.loads([l for l in e.split(b"\n") if l.startswith(b"data: ")][0][6:]) for e in evs[:-1]]
+print("whole", len(data), "error" if "error" in data[-1] else "no error: %r" % data[-1])' "$1" 2>&1
+}
+case $(sse_end "$D/endless.sse") in
+"whole "*" error") rc=0 ;;
+*) rc=1 ;;
+esac
+check "whole events, then OpenAI's in-band error event ($(sse_end "$D/endless.sse" | tail -n 1))" \
+    test "$rc" = 0
 check "and the proxy counts it as an upstream error" test "$($C "$EX/__fusebox/stats" | \
     python3 -c 'import json,sys; print(json.load(sys.stdin)["upstream_errors"])')" -ge 1
+$C -N -o "$D/broken.sse" -H "$J" -H "$AV" "$EX/v1/messages" \
+    -d '{"model":"claude-haiku-4-5","max_tokens":8,"stream":true,"messages":[{"role":"user","content":"hi"}]}'
+rc=$?
+check "an upstream that breaks off inside an event: an abortive end at once (curl exit $rc)" \
+    test "$rc" = 18
+check "its two whole events, then Anthropic's error event ($(sse_end "$D/broken.sse" | tail -n 1))" \
+    test "$(sse_end "$D/broken.sse")" = "whole 3 error"
+check "the error event is Anthropic's" grep -q '^event: error$' "$D/broken.sse"
 mock_stop
 kill "$EN_PID" 2>/dev/null
 EN_PID=

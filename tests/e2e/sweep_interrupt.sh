@@ -234,6 +234,25 @@ damage "400 KB of [0,0,...]" "JSON values in" "t = t[:-1] + ', \"x\": [' + '0,' 
 cp "$T/p1.json" "$P1"
 expect_exit 0 "... and the undamaged shards merge" "$FUSEBOX" merge "$T"/parts/sweep.part-*-of-2.json \
     -q -o "$T/parts-m"
+# --resume reads its partial file the same way (T3-8: a success_rate of 5 there moved the
+# recommended point): shard 1's file marked interrupted, damaged, then resumed.
+mkdir -p "$T/res"
+resume_damage() { # resume_damage NAME FRAGMENT PYTHON: PYTHON edits the partial file's d
+    python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+d['interrupted'] = True
+$3
+open(sys.argv[2], 'w').write(json.dumps(d))" "$T/p1.json" "$T/res/sweep.part-1-of-2.partial.json"
+    expect_exit "$4" "--resume of a partial file with $1 exits $4" "$FUSEBOX" sweep $SC $GRID \
+        --seeds 2 --shard 1/2 -q -o "$T/res" --resume
+    [ -n "$2" ] && contains "$ERR" "$2" "... naming the file and the place"
+}
+resume_damage "success_rate 5" \
+    "sweep.part-1-of-2.partial.json: tasks[0].values[2] (success_rate): 5 is out of range [0, 1]" \
+    "d['tasks'][0]['values'][d['metrics'].index('success_rate')] = 5" 2
+resume_damage "a string for a number" "tasks[1].values[0] (requests): not a number or null" \
+    "d['tasks'][1]['values'][0] = 'NaN'" 2
+resume_damage "nothing damaged" "" "pass" 0
 
 # A write that fails. A file size limit (SIGXFSZ ignored, so write(2) fails with EFBIG)
 # works anywhere; a 64 KiB tmpfs (ENOSPC) where mount works (CI runs as root).

@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "import/incident.h"
 #include "import/source.h"
@@ -406,6 +409,65 @@ static void litellm_record_without_provider_is_an_error(void **state) {
     read_bad("{\"id\":\"c1\",\"trace_id\":\"t1\",\"startTime\":1796000000.0,\"endTime\":"
              "1796000001.0,\"status\":\"success\"}\n",
              0, "record c1: unknown provider", 1);
+}
+
+/* A document whose tree does not fit in memory is FB_ENOMEM saying so (T3-9: under a memory
+ * limit it was "invalid JSON"). 2 MB of "[0,  0,  ...]" (within the values' cap: 4 bytes a
+ * value) needs about 40 MB of tree; a child process gets 16 MB of address space more than it
+ * holds, then reads it. Without the limit the same text reads as JSON (neither format). */
+static void a_tree_that_does_not_fit_in_memory_is_a_named_error(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan reserves terabytes of address space: RLIMIT_AS cannot be set under it */
+#endif
+    size_t n = 500000, len = 0;
+    char *text = malloc(4 * n + 8);
+    assert_non_null(text);
+    text[len++] = '[';
+    for (size_t i = 0; i < n; i++, len += 4) memcpy(text + len, "0,  ", 4);
+    memcpy(text + len, "0]", 3);
+    len += 2;
+    imp_read_opts o = {IMP_FORMAT_AUTO, 0, 0};
+    imp_log *log = NULL;
+    imp_error err;
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        long pages = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (f == NULL || fscanf(f, "%ld", &pages) != 1) _exit(3);
+        fclose(f);
+        size_t vsz = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+        struct rlimit rl = {vsz + ((size_t)16 << 20), vsz + ((size_t)16 << 20)};
+        if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(4);
+        int rc = imp_read_text(text, len, "big.json", &o, &log, &err);
+        char out[sizeof err.msg + 16];
+        int k = snprintf(out, sizeof out, "%d %s", rc, err.msg);
+        if (write(fd[1], out, (size_t)k) != k) _exit(5);
+        _exit(0);
+    }
+    close(fd[1]);
+    char got[600] = "";
+    ssize_t k = read(fd[0], got, sizeof got - 1);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    /* after the child: a tree built and freed here first would leave its heap for the child */
+    int rc0 = imp_read_text(text, len, "big.json", &o, &log, &err);
+    assert_true(rc0 != FB_OK && rc0 != FB_ENOMEM);
+    assert_non_null(strstr(err.msg, "neither OTLP"));
+    free(text);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(k > 0);
+    got[k] = '\0';
+    char want[32];
+    snprintf(want, sizeof want, "%d ", FB_ENOMEM);
+    if (strncmp(got, want, strlen(want)) != 0 ||
+        strstr(got, "out of memory building the JSON tree of a document of 2000003 bytes") == NULL)
+        fail_msg("%s", got);
 }
 
 static void neither_format_is_an_error_that_names_the_option(void **state) {
@@ -1276,6 +1338,26 @@ static void slice_longer_than_the_log_is_an_error(void **state) {
     imp_log_free(log);
 }
 
+/* A text that reaches its cap is an error naming it, not a description cut midway (each text
+ * was capped at IMP_TEXT_MAX and cut there silently). The outage log's texts at a cap they pass
+ * (the description alone is some 1,500 bytes), then at the default. */
+static void texts_past_their_cap_are_an_error(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, half_503);
+    imp_build_opts o = {0, 0, 0, false, 1, "t"};
+    imp_incident *inc = NULL;
+    imp_error err;
+    assert_int_equal(imp_incident_build_texts(log, &o, 400, &inc, &err), FB_ECAP);
+    assert_null(inc);
+    if (strstr(err.msg, "would pass 400 bytes, the cap on an import's texts") == NULL)
+        fail_msg("%s", err.msg);
+    assert_int_equal(imp_incident_build(log, &o, &inc, &err), FB_OK);
+    assert_true(strlen(inc->notes.p) > 400 && strlen(inc->notes.p) < IMP_TEXT_MAX);
+    assert_int_equal(inc->notes.err, UTIL_BUF_OK);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void success_band_is_three_sd_and_one_over_n(void **state) {
     (void)state;
     imp_log *log = synthetic(600, 100, half_503); /* 100 of 600 fail: p = 5/6 */
@@ -1362,6 +1444,8 @@ static void scenario_loads_and_is_the_same_twice(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        /* first: a process that has built and freed no big tree (its child's limit) */
+        cmocka_unit_test(a_tree_that_does_not_fit_in_memory_is_a_named_error),
         cmocka_unit_test(otlp_attempts_are_the_http_spans_below_a_genai_span),
         cmocka_unit_test(otlp_older_gen_ai_system_and_numbers_for_ints_are_read),
         cmocka_unit_test(otlp_genai_span_alone_is_its_attempt_with_its_error_class),
@@ -1403,6 +1487,7 @@ int main(void) {
         cmocka_unit_test(inferred_retry_after_waited_as_is_not_max),
         cmocka_unit_test(hang_window_only_where_hangs_were_seen),
         cmocka_unit_test(slice_longer_than_the_log_is_an_error),
+        cmocka_unit_test(texts_past_their_cap_are_an_error),
         cmocka_unit_test(success_band_is_three_sd_and_one_over_n),
         cmocka_unit_test(cost_band_is_three_sd_of_the_bill_and_five_percent),
         cmocka_unit_test(no_cost_check_without_a_whole_bill_or_prices),

@@ -580,7 +580,8 @@ static int raw_status(const fixture *f, const char *target) {
     char rq[1024];
     snprintf(rq, sizeof rq,
              "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer sk-secret\r\n"
-             "Cookie: session=s\r\nConnection: close\r\n\r\n",
+             "Cookie: session=s\r\nProxy-Authorization: Basic cHJveHk6cw==\r\n"
+             "Origin: http://page.example\r\nConnection: close\r\n\r\n",
              target);
     send(fd, rq, strlen(rq), MSG_NOSIGNAL);
     char buf[4096];
@@ -637,7 +638,9 @@ static void a_request_target_cannot_leave_the_upstream(void **state) {
     raw_stop(&u);
     assert_true(strncmp(u.got, "GET /base/v1/models?a=/../b HTTP/1.1\r\n", 38) == 0);
     assert_non_null(strstr(u.got, "Authorization: Bearer sk-secret\r\n")); /* to the upstream */
-    assert_null(strcasestr(u.got, "cookie")); /* not a provider's credential */
+    assert_null(strcasestr(u.got, "cookie"));              /* not a provider's credential */
+    assert_null(strcasestr(u.got, "proxy-authorization")); /* the client's proxy's, not ours */
+    assert_null(strcasestr(u.got, "\norigin:"));           /* a browser's, not the upstream's */
     th_stop(f);
     /* an upstream without a port: ":PORT/x" does not choose one */
     mock_config c = {.upstream_url = "http://127.0.0.1",

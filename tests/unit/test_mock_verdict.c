@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -568,6 +571,71 @@ static void verdict_refuses_a_bad_log_naming_the_place(void **state) {
             "entries[1]", "seq 0 after 0: entries are oldest first");
 }
 
+/* A saved log whose JSON tree does not fit in memory is FB_ENOMEM saying so, not "not valid
+ * JSON" (T3-9). 2 MB of a padded log (4 bytes a value, within the values' cap) needs about
+ * 40 MB of tree; a child process gets 16 MB of address space more than it holds. */
+static void verdict_log_out_of_memory_is_said(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan reserves terabytes of address space: RLIMIT_AS cannot be set under it */
+#endif
+    size_t n = 500000, len = 0;
+    char *text = malloc(4 * n + 100);
+    assert_non_null(text);
+    len =
+        (size_t)sprintf(text, "{\"total\":0,\"dropped\":0,\"time_scale\":1,\"entries\":[],\"x\":[");
+    for (size_t i = 0; i < n; i++, len += 4) memcpy(text + len, "0,  ", 4);
+    memcpy(text + len, "0]}", 4);
+    len += 3;
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        long pages = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (f == NULL || fscanf(f, "%ld", &pages) != 1) _exit(3);
+        fclose(f);
+        size_t vsz = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+        struct rlimit rl = {vsz + ((size_t)16 << 20), vsz + ((size_t)16 << 20)};
+        if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(4);
+        mock_attempt *got = NULL;
+        size_t k = 0;
+        uint64_t dropped = 0;
+        double scale = 1;
+        mock_parse_error err = {{0}, {0}};
+        int rc = mock_verdict_read_log(text, len, 100, &got, &k, &dropped, &scale, &err);
+        char out[sizeof err.msg + 16];
+        int w = snprintf(out, sizeof out, "%d %s", rc, err.msg);
+        if (write(fd[1], out, (size_t)w) != w) _exit(5);
+        _exit(0);
+    }
+    close(fd[1]);
+    char got[600] = "";
+    ssize_t k = read(fd[0], got, sizeof got - 1);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_true(k > 0);
+    got[k] = '\0';
+    char want[100];
+    snprintf(want, sizeof want, "%d out of memory building the JSON tree of a log of %zu bytes",
+             FB_ENOMEM, len);
+    if (strncmp(got, want, strlen(want)) != 0) fail_msg("%s", got);
+    /* with the memory, the same log is read and refused for its key */
+    mock_attempt *e = NULL;
+    size_t ne = 0;
+    uint64_t dropped = 0;
+    double scale = 1;
+    mock_parse_error err = {{0}, {0}};
+    assert_int_equal(mock_verdict_read_log(text, len, 100, &e, &ne, &dropped, &scale, &err),
+                     FB_EINVAL);
+    assert_non_null(strstr(err.msg, "unknown key 'x'"));
+    free(text);
+}
+
 /* ---- the log's snapshot (what the verdict and the log endpoints judge and write) ---- */
 
 static void add_status(mock_attempts *a, int status) {
@@ -695,6 +763,8 @@ static void the_verdict_endpoint_judges_a_scripted_run_as_before(void **state) {
 int main(void) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     const struct CMUnitTest tests[] = {
+        /* first: a process that has built and freed no big tree (its child's limit) */
+        cmocka_unit_test(verdict_log_out_of_memory_is_said),
         cmocka_unit_test(a_snapshot_is_the_log_of_the_instant_it_began),
         cmocka_unit_test(the_verdict_endpoint_judges_a_scripted_run_as_before),
         cmocka_unit_test(verdict_groups_attempts_by_key_then_by_sdk_retry_count),

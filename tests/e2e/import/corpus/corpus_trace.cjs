@@ -73,6 +73,19 @@ function ending(e) {
     return { end: 'other', error: String(name || e) };
 }
 
+// what the run is doing, for the line a timeout prints (SIGTERM from the suite's `timeout`)
+let phase = 'loading', records = [];
+process.on('SIGTERM', () => {
+    const open = records.filter((r) => r.start_ms !== undefined && r.latency_ms === undefined);
+    const unstarted = records.filter((r) => r.start_ms === undefined).length;
+    console.error('corpus_trace.cjs: stopped by SIGTERM (the suite\'s timeout) during ' + phase +
+        ': ' + (records.length - open.length - unstarted) + ' of ' + records.length +
+        ' calls settled, ' + open.length + ' unsettled (' +
+        open.slice(0, 10).map((r) => r.key + ' since ' + Math.round(r.start_ms) + ' ms').join(', ') +
+        (open.length > 10 ? ', ...' : '') + '), ' + unstarted + ' not started');
+    process.exit(124);
+});
+
 async function main() {
     const rate = Number(env.RATE || 10), seconds = Number(env.SECONDS || 30);
     const rand = rng(Number(env.SEED || 7));
@@ -99,6 +112,7 @@ async function main() {
             messages: [{ role: 'user', content: 'word '.repeat(words) }],
         }, { headers: { 'x-fusebox-key': key } });
     }
+    phase = 'the warm-up calls';
     // calls before time zero, so that loading the SDK's lazy parts, opening the connections
     // and the JIT do not stall the event loop inside the run (a stall there reads as a slow
     // start); their spans and log entries are dropped (the reset clears the mock's log)
@@ -112,7 +126,8 @@ async function main() {
     lag.enable();
     const t0 = Date.now(), p0 = performance.now();
     let late = 0;
-    const records = arrivals.map((at, i) => ({ key: 'r' + i, at_ms: at }));
+    records = arrivals.map((at, i) => ({ key: 'r' + i, at_ms: at }));
+    phase = 'the run';
     const calls = arrivals.map((at, i) => new Promise((resolve) => {
         setTimeout(() => {
             const r = records[i];
@@ -127,6 +142,7 @@ async function main() {
         }, Math.max(0, at - (performance.now() - p0)));
     }));
     await Promise.all(calls);
+    phase = 'the export of the spans';
     lag.disable();
     await provider.forceFlush();
     const spans = exporter.getFinishedSpans();
