@@ -162,10 +162,12 @@ const ld_section scn__autoscale_section = {
         {"cold_start", LD_HOOK, LD_AT(sim_autoscale, cold_start_us), .hook = delay_value,
          .def = "\"0s\"", .unit = "duration",
          .doc = "from its start to its first request (readiness); at most 1h"},
-        {"scale_up", LD_HOOK, LD_AT(sim_autoscale, up), .hook = parse_rules, .unit = "object",
+        {"scale_up", LD_HOOK, LD_AT(sim_autoscale, up), .hook = parse_rules,
+         LD_SUB(&scn__scale_rules_section), .unit = "object",
          .def_doc = "4 pods or 100% per 15 s, no stabilization",
          .doc = "HPA's `behavior.scaleUp`, below"},
-        {"scale_down", LD_HOOK, LD_AT(sim_autoscale, down), .hook = parse_rules, .unit = "object",
+        {"scale_down", LD_HOOK, LD_AT(sim_autoscale, down), .hook = parse_rules,
+         LD_SUB(&scn__scale_rules_section), .unit = "object",
          .def_doc = "100% per 15 s, stabilization 5m", .doc = "HPA's `behavior.scaleDown`, below"},
         {0}},
     NULL};
@@ -257,7 +259,8 @@ static int parse_outages(pctx *P, const cJSON *v, void *out) {
 const ld_section scn__breaker_store_section = {
     "breaker_store", "/properties/breaker_store",
     (const ld_field[]){{"outages", LD_HOOK, .offset = 0, .size = sizeof(sim_scenario),
-                        .hook = parse_outages, .flags = LD_F_REQUIRED,
+                        .hook = parse_outages, .flags = LD_F_REQUIRED | LD_F_NAMED,
+                        LD_SUB(&scn__store_outage_section),
                         .unit = "array of `{\"at\": D, \"for\": D}`",
                         .doc = "at most 32 windows, in time order, not overlapping, each starting "
                                "before `duration`"},

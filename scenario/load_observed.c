@@ -213,6 +213,7 @@ const ld_section scn__observed_section = {
                  ": the names of report.json's `outcomes`)",
          .doc = "requests by how they ended"},
         {"windows", LD_HOOK, .offset = 0, .size = sizeof(sim_observed), .hook = parse_windows,
+         .flags = LD_F_NAMED, LD_SUB(&scn__observed_window_section),
          .unit = "array of at most 32 objects: `name`, `start_s`, `end_s` (required), "
                  "`requests`, `attempts`, `success_rate`, `latency_p50`/`_p90`/`_p99`",
          .doc = "per fault window, as report.json's `breakdown.windows` names them"},

@@ -174,8 +174,8 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
 
 /* ---- a fault: {"at", "for", KIND: {...}} ---- */
 
-#define FAULT_KIND(K, DOC)                                                                         \
-    { K, LD_CODE, .unit = "object", .doc = DOC }
+#define FAULT_KIND(K, SEC, DOC)                                                                    \
+    { K, LD_CODE, LD_SUB(SEC), .unit = "object", .doc = DOC }
 
 /* A fault (base: sim_fault): its kind is the one key besides at, for and description. */
 const ld_section scn__fault_section = {
@@ -189,19 +189,21 @@ const ld_section scn__fault_section = {
          .doc =
              "how long it lasts: it applies to attempts that arrive at `at` <= t < `at` + `for`"},
         {"description", LD_CODE, .unit = "string", .def_doc = "—"},
-        FAULT_KIND("outage", "answers `status` after `latency.error`"),
-        FAULT_KIND("rate_limit", "a 429 storm, with or without Retry-After"),
-        FAULT_KIND("hang", "no answer at all: only the client's attempt timeout or the pod's "
-                           "request timeout ends it"),
-        FAULT_KIND("slow", "latency (TTFT and per token) × `factor`"),
-        FAULT_KIND("brownout",
+        FAULT_KIND("outage", &scn__fault_outage_section, "answers `status` after `latency.error`"),
+        FAULT_KIND("rate_limit", &scn__fault_rate_limit_section,
+                   "a 429 storm, with or without Retry-After"),
+        FAULT_KIND("hang", &scn__fault_hang_section,
+                   "no answer at all: only the client's attempt timeout or the pod's "
+                   "request timeout ends it"),
+        FAULT_KIND("slow", &scn__fault_slow_section, "latency (TTFT and per token) × `factor`"),
+        FAULT_KIND("brownout", &scn__fault_brownout_section,
                    "concurrency cut to the share `capacity` (needs `capacity.concurrency`)"),
-        FAULT_KIND("midstream",
+        FAULT_KIND("midstream", &scn__fault_midstream_section,
                    "the response fails after `after_tokens` output tokens, as `mode` says"),
-        FAULT_KIND("reset", "a connection reset before any response"),
-        FAULT_KIND("policy", "a 400 content-policy rejection"),
+        FAULT_KIND("reset", &scn__fault_reset_section, "a connection reset before any response"),
+        FAULT_KIND("policy", &scn__fault_policy_section, "a 400 content-policy rejection"),
         FAULT_KIND(
-            "flap",
+            "flap", &scn__fault_flap_section,
             "down (answers `status`) for the first half of every `period`, up for the second"),
         {0}},
     NULL};
@@ -297,7 +299,8 @@ const ld_section scn__latency_section = {
          .def = "\"50ms\"", .flags = LD_F_SET, .unit = "distribution (duration)",
          .doc = "how long an error answer (5xx, 429, 400, reset) takes"},
         {"load", LD_HOOK, WHOLE(sim_provider), .hook = parse_load,
-         .unit = "`{\"in_service\": F, \"queued\": F}`", .def_doc = "off",
+         LD_SUB(&scn__latency_load_section), .unit = "`{\"in_service\": F, \"queued\": F}`",
+         .def_doc = "off",
          .doc = "latency × (1 + `in_service` × other attempts in service + `queued` × attempts "
                 "waiting), counted when an attempt starts (below)"},
         {0}},
@@ -370,12 +373,13 @@ const ld_section scn__capacity_section = {
         {"discipline", LD_ENUM, LD_AT(sim_provider, discipline), .names = disciplines,
          .def = "\"fifo\"",
          .doc = "which waiting attempt a freed slot serves (below); needs `capacity.concurrency`"},
-        {"codel", LD_HOOK, WHOLE(sim_provider), .hook = parse_codel,
+        {"codel", LD_HOOK, WHOLE(sim_provider), .hook = parse_codel, LD_SUB(&scn__codel_section),
          .unit = "`{\"target\": D, \"interval\": D}`", .def_doc = "—",
          .doc = "CoDel's delay target and interval; required with `discipline: \"codel\"`, an "
                 "error otherwise"},
         {"efficiency", LD_HOOK, WHOLE(sim_provider), .hook = parse_efficiency,
-         .unit = "`{\"queue_above\": N, \"share\": F}`", .def_doc = "off",
+         LD_SUB(&scn__efficiency_section), .unit = "`{\"queue_above\": N, \"share\": F}`",
+         .def_doc = "off",
          .doc = "while more than `queue_above` attempts wait, only `share` of the slots serve; "
                 "needs `capacity.concurrency`"},
         {0}},
@@ -477,16 +481,20 @@ const ld_section scn__provider_section = {
          .flags = LD_F_SET,
          .doc = "an attempt whose client timed out keeps its slot (and is billed) until it "
                 "finishes, as real providers do; `false` cancels it"},
-        {"latency", LD_HOOK, WHOLE(sim_provider), .hook = parse_latency, .unit = "object",
-         .def_doc = "—", .doc = "how long answers take: `latency.*` below"},
-        {"capacity", LD_HOOK, WHOLE(sim_provider), .hook = parse_capacity, .unit = "object",
-         .def_doc = "unlimited", .doc = "slots, queue and rate limits: `capacity.*` below"},
-        {"price", LD_HOOK, WHOLE(sim_provider), .hook = parse_price, .unit = "object",
-         .def_doc = "free", .doc = "what calls cost: `price.*` below"},
-        {"network", LD_HOOK, WHOLE(sim_provider), .hook = parse_network, .unit = "object",
-         .def_doc = "none", .doc = "the network between the pods and this provider: `network.*`"},
-        {"faults", LD_HOOK, WHOLE(sim_provider), .hook = parse_faults, .unit = "array of faults",
-         .def = "[]", .doc = "the fault timeline ([faults[]](#faults), at most 32)"},
+        {"latency", LD_HOOK, WHOLE(sim_provider), .hook = parse_latency,
+         LD_SUB(&scn__latency_section), .unit = "object", .def_doc = "—",
+         .doc = "how long answers take: `latency.*` below"},
+        {"capacity", LD_HOOK, WHOLE(sim_provider), .hook = parse_capacity,
+         LD_SUB(&scn__capacity_section), .unit = "object", .def_doc = "unlimited",
+         .doc = "slots, queue and rate limits: `capacity.*` below"},
+        {"price", LD_HOOK, WHOLE(sim_provider), .hook = parse_price, LD_SUB(&scn__price_section),
+         .unit = "object", .def_doc = "free", .doc = "what calls cost: `price.*` below"},
+        {"network", LD_HOOK, WHOLE(sim_provider), .hook = parse_network,
+         LD_SUB(&scn__network_section), .unit = "object", .def_doc = "none",
+         .doc = "the network between the pods and this provider: `network.*`"},
+        {"faults", LD_HOOK, WHOLE(sim_provider), .hook = parse_faults, .flags = LD_F_NAMED,
+         LD_SUB(&scn__fault_section), .unit = "array of faults", .def = "[]",
+         .doc = "the fault timeline ([faults[]](#faults), at most 32)"},
         {"description", LD_CODE, .unit = "string", .def_doc = "—"},
         {0}},
     NULL};

@@ -110,11 +110,12 @@ const ld_section scn__arrivals_section = {
         {"constant", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_constant,
          .unit = "rate", .doc = "open loop: evenly spaced arrivals at this rate"},
         {"closed", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_closed,
-         .unit = "`{\"users\": N, \"think\": DIST}`",
+         LD_SUB(&scn__closed_section), .unit = "`{\"users\": N, \"think\": DIST}`",
          .doc = "closed loop: N users who each send a request, wait for it to end, think, and "
                 "send the next"},
         {"replay", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_replay,
-         .unit = "`{\"at_ms\": [T, ...]}`", .doc = "the recorded arrival times of a log"},
+         LD_SUB(&scn__replay_section), .unit = "`{\"at_ms\": [T, ...]}`",
+         .doc = "the recorded arrival times of a log"},
         {0}},
     NULL};
 
@@ -260,24 +261,25 @@ const ld_section scn__class_section = {
     (const ld_field[]){
         {"class", LD_CODE, .flags = LD_F_REQUIRED, .unit = "string",
          .doc = "its name (unique; letters, digits, `-`, `_`, `.`)"},
-        {"arrivals", LD_CODE, .unit = "object", .def_doc = "required",
+        {"arrivals", LD_CODE, LD_SUB(&scn__arrivals_section), .unit = "object",
+         .def_doc = "required",
          .doc = "exactly one of `{\"poisson\": RATE}`, `{\"constant\": RATE}`, `{\"closed\": "
                 "{\"users\": N, \"think\": DIST}}`, `{\"replay\": {\"at_ms\": [T, ...]}}`"},
         {"ramp", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_ramp,
-         .unit = "array",
+         .flags = LD_F_NAMED, LD_SUB(&scn__ramp_section), .unit = "array",
          .doc = "`[{\"at\": D, \"rate\": RATE}, ...]` in time order: the rate is interpolated "
                 "linearly between points and held beyond the ends"},
         {"spikes", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_spikes,
-         .unit = "array",
+         .flags = LD_F_NAMED, LD_SUB(&scn__spike_section), .unit = "array",
          .doc = "`[{\"at\": D, \"for\": D, \"rate\": RATE}]`: during a spike the rate **is** the "
                 "spike's rate; `at` before `duration`"},
         {"bursts", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_bursts,
-         .unit = "array",
+         .flags = LD_F_NAMED, LD_SUB(&scn__burst_section), .unit = "array",
          .doc = "`[{\"at\": D, \"count\": N, \"over\": D}]`: N extra arrivals at one instant "
                 "(`over` absent) or evenly spread over `over`; in time order; `at` before "
                 "`duration`"},
         {"diurnal", LD_HOOK, .offset = 0, .size = sizeof(sim_class), .hook = parse_diurnal,
-         .unit = "object", .def_doc = "off",
+         LD_SUB(&scn__diurnal_section), .unit = "object", .def_doc = "off",
          .doc = "`{\"amplitude\": A, \"period\": \"24h\", \"peak\": \"14h\"}`: the rate is "
                 "multiplied by 1 + A·cos(2π(t − peak)/period)"},
         {"prompt_tokens", LD_HOOK, LD_AT(sim_class, prompt_tokens), .hook = parse_dist_count,
@@ -311,7 +313,7 @@ const ld_section scn__class_section = {
                 "scheduled time and the end of the one before (`poisson`, `constant` or `replay` "
                 "arrivals; no `bursts`; `source: \"shared\"`)"},
         {"resubmit", LD_HOOK, LD_AT(sim_class, resubmit), .hook = scn__parse_resubmit,
-         .unit = "object", .def_doc = "off",
+         LD_SUB(&scn__resubmit_section), .unit = "object", .def_doc = "off",
          .doc = "users who submit a failed request again: `{\"probability\": F, \"think\": DIST, "
                 "\"max\": N}` ([below](#re-submissions))"},
         {0}},

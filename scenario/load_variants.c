@@ -276,9 +276,11 @@ const ld_section scn__variant_section = {
          .doc = "a stack of layers, outermost first, each a `name` and the keys above: "
                 "[Layers](#layers-the-stack-a-request-passes-through); the variant's own keys "
                 "then leave out the layer's"},
-        {"classes", LD_CODE, .unit = "object", .def_doc = "none",
+        {"classes", LD_CODE, .flags = LD_F_NAMED,
+         LD_SUB(&scn__class_stack_section, &scn__layer_section), .unit = "object",
+         .def_doc = "none",
          .doc = "a traffic class's own stack, or one layer of its own, by class name"},
-        {"autoscale", LD_CODE, .unit = "object or `false`",
+        {"autoscale", LD_CODE, LD_SUB(&scn__autoscale_section), .unit = "object or `false`",
          .def_doc = "none (a fixed fleet of `pods.count`)",
          .doc = "Kubernetes' HPA sizes the variant's pods: [autoscale](#autoscale)"},
         {"gateway", LD_CODE, .sub = (const ld_section *const[]){&scn__gateway_section, NULL},
@@ -332,7 +334,8 @@ static int class_index(pctx *P, const char *name, uint32_t *out) {
 /* A class's own stack: {"layers": [...]}, new layers or the variant's by name. */
 const ld_section scn__class_stack_section = {
     "classes", "/$defs/classes/additionalProperties/oneOf/0",
-    (const ld_field[]){{"layers", LD_CODE, .flags = LD_F_REQUIRED, .unit = "array",
+    (const ld_field[]){{"layers", LD_CODE, .flags = LD_F_REQUIRED | LD_F_NAMED,
+                        LD_SUB(&scn__layer_entry_section, &scn__layer_section), .unit = "array",
                         .doc = "the class's stack, outermost first: new layers, or the names of "
                                "the variant's layers (shared)"},
                        {"description", LD_CODE, .unit = "string", .def_doc = "—"},

@@ -190,6 +190,10 @@ typedef struct ld_field {
 } ld_field;
 
 #define LD_AT(T, m) .offset = offsetof(T, m), .size = sizeof(((T *)0)->m)
+/* The sections of a field's value (its `sub`), as LD_SUB(&scn__x_section, &scn__y_section). */
+// clang-format off
+#define LD_SUB(...) .sub = (const ld_section *const[]){__VA_ARGS__, NULL}
+// clang-format on
 
 typedef struct ld_section {
     const char *name;       /* the docs' table marker: <!-- keys: NAME --> */

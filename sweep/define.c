@@ -14,11 +14,6 @@
 
 #define SCENARIO_TEXT_MAX (16u * 1024 * 1024)
 
-/* First path segments that make a --grid key absolute (the scenario's top level). */
-static const char *const top_keys[] = {
-    "$schema",   "name",   "description", "incident", "duration",  "tick",   "traffic", "pods",
-    "providers", "policy", "variants",    "slo",      "spillover", "limits", "expect",  NULL};
-
 int sweep_fail(char *msg, size_t msglen, int rc, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -148,13 +143,6 @@ static int validate_points(sweep *sw, char *msg, size_t msglen) {
     return FB_OK;
 }
 
-static bool is_top_key(const char *key) {
-    size_t n = strcspn(key, ".[");
-    for (const char *const *k = top_keys; *k; k++)
-        if (strlen(*k) == n && strncmp(*k, key, n) == 0) return true;
-    return false;
-}
-
 static int add_dims(sweep *sw, const sweep_args *a, char *msg, size_t msglen) {
     if (a->grid_count == 0)
         return sweep_fail(msg, msglen, FB_EINVAL, "give at least one --grid KEY=v1,v2,...");
@@ -177,7 +165,7 @@ static int add_dims(sweep *sw, const sweep_args *a, char *msg, size_t msglen) {
                 return sweep_fail(msg, msglen, FB_EINVAL,
                                   "--grid %s: a value is longer than %d bytes", dim->key,
                                   SWEEP_VALUE_MAX - 1);
-        sw->absolute[i] = is_top_key(dim->key);
+        sw->absolute[i] = scn_top_key(dim->key); /* the scenario's top level */
         if (sw->absolute[i])
             snprintf(sw->paths[i], SWEEP_PATH_MAX, "%s", dim->key);
         else if (sw->has_variants)
