@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "scenario/loadint.h"
+#include "util/file.h"
 
 #define SCENARIO_FILE_MAX (16 * 1024 * 1024)
 
@@ -519,31 +520,20 @@ int scn_load_import(const char *file, const char *const *sets, size_t set_count,
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", file);
     *out = NULL;
-    FILE *f = fopen(file, "rb");
-    if (f == NULL) {
-        snprintf(err->msg, sizeof err->msg, "cannot open: %s", strerror(errno));
-        return FB_EIO;
+    size_t n = 0;
+    char *buf = util_read_file(file, SCENARIO_FILE_MAX, &n);
+    if (buf == NULL) { /* the messages of the reader this replaced */
+        int e = errno;
+        if (e == ENOMEM)
+            snprintf(err->msg, sizeof err->msg, "out of memory");
+        else if (e == EFBIG)
+            snprintf(err->msg, sizeof err->msg, "larger than %d MiB", SCENARIO_FILE_MAX >> 20);
+        else if (e == EIO)
+            snprintf(err->msg, sizeof err->msg, "read error");
+        else
+            snprintf(err->msg, sizeof err->msg, "cannot open: %s", strerror(e));
+        return e == ENOMEM ? FB_ENOMEM : e == EFBIG ? FB_ECAP : FB_EIO;
     }
-    char *buf = malloc(SCENARIO_FILE_MAX + 1);
-    if (buf == NULL) {
-        fclose(f);
-        snprintf(err->msg, sizeof err->msg, "out of memory");
-        return FB_ENOMEM;
-    }
-    size_t n = fread(buf, 1, SCENARIO_FILE_MAX + 1, f);
-    int rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) {
-        free(buf);
-        snprintf(err->msg, sizeof err->msg, "read error");
-        return FB_EIO;
-    }
-    if (n > SCENARIO_FILE_MAX) {
-        free(buf);
-        snprintf(err->msg, sizeof err->msg, "larger than %d MiB", SCENARIO_FILE_MAX >> 20);
-        return FB_ECAP;
-    }
-    buf[n] = '\0';
     int rc = scn_parse_import(buf, n, file, sets, set_count, seed_override, imp, out, err);
     free(buf);
     return rc;
