@@ -624,6 +624,25 @@ static void scenario_set_paths_below_every_section_are_checked(void **state) {
     scn_free(sc);
 }
 
+/* A --grid key is absolute when its first step is a key of the top table, relative otherwise. */
+static void scenario_top_keys_are_the_top_tables(void **state) {
+    (void)state;
+    const char *top[] = {"traffic[0].arrivals.poisson",
+                         "providers.openai.capacity.rpm",
+                         "breaker_store.outages[0].for",
+                         "observed.requests",
+                         "duration",
+                         "variants.v.retry.attempts",
+                         "policy.retry"};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
+        if (!scn_top_key(top[i])) fail_msg("%s: not a top-level key", top[i]);
+    const char *layer[] = {"retry.attempts", "layers.app.retry.attempts",
+                           "breaker.open",   "trafic.x",
+                           "hedging.delay",  ""};
+    for (size_t i = 0; i < sizeof layer / sizeof layer[0]; i++)
+        if (scn_top_key(layer[i])) fail_msg("%s: taken for a top-level key", layer[i]);
+}
+
 /* A breaker's keys of the variant (scope, sync_delay, store_outage) are among its did-you-means. */
 static void scenario_breaker_scope_typo_gets_a_did_you_mean(void **state) {
     (void)state;
@@ -941,6 +960,7 @@ int main(void) {
         cmocka_unit_test(scenario_set_of_a_misspelt_variant_is_rejected),
         cmocka_unit_test(scenario_set_paths_and_values_come_from_the_tables),
         cmocka_unit_test(scenario_set_paths_below_every_section_are_checked),
+        cmocka_unit_test(scenario_top_keys_are_the_top_tables),
         cmocka_unit_test(scenario_breaker_scope_typo_gets_a_did_you_mean),
         cmocka_unit_test(scenario_fault_starting_at_the_end_is_rejected),
         cmocka_unit_test(scenario_fault_starting_after_the_end_is_rejected),
