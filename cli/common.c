@@ -132,43 +132,8 @@ int cli_parse_u64(const char *s, uint64_t *out) {
 }
 
 char *cli_read_file(const char *path, size_t max, size_t *len) {
-    bool in = strcmp(path, "-") == 0;
-    FILE *f = in ? stdin : fopen(path, "rb");
-    if (f == NULL) return NULL;
-    size_t n = 0, cap = 0;
-    char *buf = NULL;
-    int err = 0;
-    for (;;) {
-        if (n == cap) {
-            if (cap > max) {
-                err = EFBIG;
-                break;
-            }
-            size_t want = cap == 0 ? 65536 : cap * 2;
-            if (want > max + 1) want = max + 1; /* one byte past max tells a file too long */
-            char *nb = realloc(buf, want + 1);
-            if (nb == NULL) {
-                err = ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap = want;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0) break;
-    }
-    if (err == 0 && n > max) err = EFBIG;
-    if (err == 0 && ferror(f)) err = EIO;
-    if (!in) fclose(f);
-    if (err != 0) {
-        free(buf);
-        errno = err;
-        return NULL;
-    }
-    buf[n] = '\0';
-    *len = n;
-    return buf;
+    if (strcmp(path, "-") == 0) return util_read_stream(stdin, max, len);
+    return util_read_file(path, max, len);
 }
 
 int cli_mkdirs(const char *dir) {

@@ -802,6 +802,20 @@ static int by_offset(const void *a, const void *b) {
     return x->indent > y->indent ? -1 : x->indent < y->indent;
 }
 
+/* The file with S's edits made, into t. */
+static int apply_edits(splice *S, util_buf *t) {
+    qsort(S->edits, S->nedits, sizeof S->edits[0], by_offset);
+    size_t at = 0;
+    for (size_t i = 0; i < S->nedits; i++) {
+        util_buf_append(t, S->text + at, S->edits[i].from - at);
+        util_buf_puts(t, S->edits[i].with);
+        at = S->edits[i].to;
+    }
+    util_buf_append(t, S->text + at, S->len - at);
+    if (t->err || S->E->notes.err) return fail(S->E, FB_ENOMEM, "%s%s", "out of memory", "");
+    return FB_OK;
+}
+
 int imp_export_into(const char *kind, const char *name, const char *layer_json, const char *file,
                     const char *text_in, size_t len, char **out, char **notes, char *msg,
                     size_t msglen) {
@@ -817,31 +831,28 @@ int imp_export_into(const char *kind, const char *name, const char *layer_json, 
     int rc = build(&E, kind, layer_json, &doc);
     imp_node *root = NULL;
     imp_error err;
-    static splice S;
-    memset(&S, 0, sizeof S);
-    S = (splice){.E = &E, .text = text_in, .file = file, .len = len};
-    S.relaxed = strcmp(kind, "resilience4j") == 0;
+    /* the call's own state (its edits take 16 KiB: on the heap rather than the stack) */
+    splice *S = calloc(1, sizeof *S);
+    if (S == NULL && rc == FB_OK) rc = fail(&E, FB_ENOMEM, "%s%s", "out of memory", "");
+    if (S != NULL) {
+        S->E = &E;
+        S->text = text_in;
+        S->file = file;
+        S->len = len;
+        S->relaxed = strcmp(kind, "resilience4j") == 0;
+    }
     if (rc == FB_OK && imp_yaml_parse(text_in, len, file, &root, &err) != FB_OK) {
         char m[600];
         imp_error_format(&err, m, sizeof m);
         rc = fail(&E, FB_EPARSE, "%s%s", m, "");
     }
-    if (rc == FB_OK && root->kind != IMP_MAP) rc = fail_at(&S, root, "the file is not a map");
+    if (rc == FB_OK && root->kind != IMP_MAP) rc = fail_at(S, root, "the file is not a map");
     if (rc == FB_OK && strcmp(kind, "litellm") == 0) rc = litellm_module_keys(&E, doc, root);
-    if (rc == FB_OK) rc = walk(&S, doc, root, 0);
+    if (rc == FB_OK) rc = walk(S, doc, root, 0);
     util_buf t = {0};
-    if (rc == FB_OK) {
-        qsort(S.edits, S.nedits, sizeof S.edits[0], by_offset);
-        size_t at = 0;
-        for (size_t i = 0; i < S.nedits; i++) {
-            util_buf_append(&t, text_in + at, S.edits[i].from - at);
-            util_buf_puts(&t, S.edits[i].with);
-            at = S.edits[i].to;
-        }
-        util_buf_append(&t, text_in + at, len - at);
-        if (t.err || E.notes.err) rc = fail(&E, FB_ENOMEM, "%s%s", "out of memory", "");
-    }
-    for (size_t i = 0; i < S.nedits; i++) free(S.edits[i].with);
+    if (rc == FB_OK) rc = apply_edits(S, &t);
+    for (size_t i = 0; S && i < S->nedits; i++) free(S->edits[i].with);
+    free(S);
     imp_node_free(root);
     cJSON_Delete(doc);
     if (rc != FB_OK) {

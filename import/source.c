@@ -13,6 +13,7 @@
 #include "import/litellm.h"
 #include "import/otlp.h"
 #include "scenario/scenario.h"
+#include "util/file.h"
 
 const char *imp_format_name(imp_format f) {
     return f == IMP_FORMAT_OTLP ? "otlp" : f == IMP_FORMAT_LITELLM ? "litellm" : "auto";
@@ -219,21 +220,15 @@ int imp_read_file(const char *file, const imp_read_opts *o, imp_log **out, imp_e
     }
     size_t want =
         fstat(fileno(f), &st) == 0 && (uint64_t)st.st_size < cap ? (size_t)st.st_size : cap;
-    char *buf = malloc(want + 2);
-    if (buf == NULL) {
-        fclose(f);
-        return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
-    }
-    size_t n = fread(buf, 1, want + 1, f);
-    int bad = ferror(f);
+    size_t n = 0;
+    char *buf = util_read_stream(f, want, &n);
+    int e = errno;
     fclose(f);
-    if (bad || n > want) {
-        free(buf);
-        if (bad) return imp_fail(err, FB_EIO, 0, "%s", "read error");
+    if (buf == NULL && e == ENOMEM) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    if (buf == NULL && e != EFBIG) return imp_fail(err, FB_EIO, 0, "%s", "read error");
+    if (buf == NULL)
         return want == cap ? imp_fail(err, FB_ECAP, 0, "more than %zu bytes (--max-bytes)", cap)
                            : imp_fail(err, FB_EIO, 0, "%s", "the file grew while it was read");
-    }
-    buf[n] = '\0';
     int rc = imp_read_text(buf, n, file, o, out, err);
     free(buf);
     return rc;

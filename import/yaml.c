@@ -9,6 +9,7 @@
 #include <yaml.h>
 
 #include "core/fb.h"
+#include "util/file.h"
 
 #define ANCHORS_MAX 1024
 
@@ -303,22 +304,19 @@ int imp_yaml_parse(const char *text, size_t len, const char *file, imp_node **ou
 int imp_yaml_load(const char *file, imp_node **out, imp_error *err) {
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", file);
-    FILE *f = fopen(file, "rb");
-    if (f == NULL) {
-        snprintf(err->msg, sizeof err->msg, "cannot read: %s", strerror(errno));
-        return FB_EIO;
-    }
-    char *text = malloc(IMP_YAML_BYTES_MAX + 1);
-    size_t len = text ? fread(text, 1, IMP_YAML_BYTES_MAX + 1, f) : 0;
-    bool bad = text == NULL || ferror(f);
-    fclose(f);
-    int rc;
-    if (bad) {
-        snprintf(err->msg, sizeof err->msg, "cannot read the file");
-        rc = FB_EIO;
-    } else {
+    *out = NULL;
+    size_t len = 0;
+    char *text = util_read_file(file, IMP_YAML_BYTES_MAX, &len);
+    int e = errno, rc = FB_EIO;
+    if (text != NULL)
         rc = imp_yaml_parse(text, len, file, out, err);
-    }
+    else if (e == EFBIG) { /* as imp_yaml_parse says it */
+        snprintf(err->msg, sizeof err->msg, "larger than %zu bytes", IMP_YAML_BYTES_MAX);
+        rc = FB_ECAP;
+    } else if (e == ENOMEM || e == EIO)
+        snprintf(err->msg, sizeof err->msg, "cannot read the file");
+    else
+        snprintf(err->msg, sizeof err->msg, "cannot read: %s", strerror(e));
     free(text);
     return rc;
 }

@@ -87,12 +87,11 @@ const ld_section scn__conclimit_section = {
         {0}},
     NULL};
 
-/* initial, min and max: Netflix's defaults 20, 20, 200; initial must lie between. */
+/* initial, min and max: Netflix's defaults (the rows'); initial must lie between. */
 static int adaptive_bounds(pctx *P, const cJSON *v, fb_conclimit_config *c) {
-    c->initial_limit = 20;
-    c->min_limit = 20;
-    c->max_limit = 200;
-    int rc = scn__read_range(P, v, &scn__conclimit_section, c, "initial", "backoff_ratio");
+    const ld_section *s = &scn__conclimit_section;
+    int rc = scn__set_defaults_range(P, s, c, "initial", "backoff_ratio");
+    if (rc == FB_OK) rc = scn__read_range(P, v, s, c, "initial", "backoff_ratio");
     if (rc == FB_OK && c->min_limit > c->max_limit)
         rc = scn__fail(P, "min (%u) is above max (%u)", c->min_limit, c->max_limit);
     if (rc == FB_OK && (c->initial_limit < c->min_limit || c->initial_limit > c->max_limit)) {
@@ -195,7 +194,7 @@ const ld_section scn__connections_section = {
          .doc = "connections open per pod to one provider (aiohttp `limit_per_host`); at most "
                 "`max`"},
         {"keepalive", LD_INTEGER, LD_AT(sim_pool, keepalive), .lo = 0, .hi = 1000000,
-         .def_doc = "every one",
+         .flags = LD_F_UNLIMITED, .def_doc = "every one",
          .doc = "idle connections kept open per pod (httpx `max_keepalive_connections`); `0` "
                 "closes every connection after its answer"},
         {"setup", LD_HOOK, LD_AT(sim_pool, setup_us),
@@ -210,7 +209,6 @@ static int parse_connections(pctx *P, const cJSON *v, void *out) {
     sim_layer *L = out;
     sim_pool *c = &L->pool;
     memset(c, 0, sizeof *c);
-    c->keepalive = UINT32_MAX; /* every one: above the table's range */
     int rc = scn__fields(P, v, &scn__connections_section, c);
     if (rc == FB_OK && c->max == 0 && c->per_provider == 0)
         rc = scn__fail(P, "a pool needs a maximum: give \"max\", \"per_provider\" or both");

@@ -83,7 +83,8 @@ static int rules_period_value(pctx *P, const cJSON *v, void *out) {
 
 static const char *const selects[] = {"max", "min", "disabled", NULL};
 
-/* "scale_up" and "scale_down" (base: sim_scale_rules); their defaults differ, so code sets them. */
+/* "scale_up" and "scale_down" (base: sim_scale_rules); each one's defaults are its row's in
+ * scn__autoscale_section (they differ). */
 const ld_section scn__scale_rules_section = {
     "scale_rules", "/$defs/scale_rules",
     (const ld_field[]){
@@ -177,25 +178,26 @@ const ld_section scn__autoscale_section = {
          .schema = "{\"$ref\": \"#/$defs/duration\", \"default\": \"0s\"}", .hook = delay_value,
          .def = "\"0s\"", .unit = "duration",
          .doc = "from its start to its first request (readiness); at most 1h"},
+        /* HPA's defaults (Kubernetes pkg/apis/autoscaling/v2/defaults.go; docs/models.md) */
         {"scale_up", LD_HOOK, LD_AT(sim_autoscale, up),
-         .schema = "{\"$ref\": \"#/$defs/scale_rules\"}", .hook = parse_rules, .unit = "object",
+         .schema = "{\"$ref\": \"#/$defs/scale_rules\"}", .hook = parse_rules,
+         .def = "{\"stabilization\": \"0s\", \"pods\": 4, \"percent\": 100, \"period\": \"15s\", "
+                "\"select\": \"max\"}",
+         .flags = LD_F_SET, LD_SUB(&scn__scale_rules_section), .unit = "object",
          .def_doc = "4 pods or 100% per 15 s, no stabilization",
          .doc = "HPA's `behavior.scaleUp`, below"},
         {"scale_down", LD_HOOK, LD_AT(sim_autoscale, down),
-         .schema = "{\"$ref\": \"#/$defs/scale_rules\"}", .hook = parse_rules, .unit = "object",
+         .schema = "{\"$ref\": \"#/$defs/scale_rules\"}", .hook = parse_rules,
+         .def = "{\"stabilization\": \"5m\", \"percent\": 100, \"period\": \"15s\", "
+                "\"select\": \"max\"}",
+         .flags = LD_F_SET, LD_SUB(&scn__scale_rules_section), .unit = "object",
          .def_doc = "100% per 15 s, stabilization 5m", .doc = "HPA's `behavior.scaleDown`, below"},
         {0}},
     NULL};
 
-/* HPA's defaults (Kubernetes pkg/apis/autoscaling/v2/defaults.go; docs/models.md). */
+/* The table's defaults, each direction's rules included. */
 static int autoscale_defaults(pctx *P, sim_autoscale *a) {
     memset(a, 0, sizeof *a);
-    a->up.pods = 4;
-    a->up.percent = 100;
-    a->up.period_us = 15 * FB_US_PER_S;
-    a->down.percent = 100;
-    a->down.period_us = 15 * FB_US_PER_S;
-    a->down.stabilization_us = 300 * FB_US_PER_S;
     return scn__set_defaults(&scn__autoscale_section, a, P->err);
 }
 
@@ -277,7 +279,8 @@ const ld_section scn__breaker_store_section = {
         {"outages", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
                    "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
-         .offset = 0, .size = sizeof(sim_scenario), .hook = parse_outages, .flags = LD_F_REQUIRED,
+         .offset = 0, .size = sizeof(sim_scenario), .hook = parse_outages,
+         .flags = LD_F_REQUIRED | LD_F_NAMED, LD_SUB(&scn__store_outage_section),
          .unit = "array of `{\"at\": D, \"for\": D}`",
          .doc = "at most 32 windows, in time order, not overlapping, each starting "
                 "before `duration`"},

@@ -252,7 +252,8 @@ const ld_section scn__observed_section = {
         {"windows", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
                    "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
-         .offset = 0, .size = sizeof(sim_observed), .hook = parse_windows,
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_windows, .flags = LD_F_NAMED,
+         LD_SUB(&scn__observed_window_section),
          .unit = "array of at most 32 objects: `name`, `start_s`, `end_s` (required), "
                  "`requests`, `attempts`, `success_rate`, `latency_p50`/`_p90`/`_p99`",
          .doc = "per fault window, as report.json's `breakdown.windows` names them"},

@@ -168,8 +168,27 @@ const ld_section scn__retry_breaker_section = {
         {0}},
     NULL};
 
+static int token_bucket_budget(pctx *P, const cJSON *o, void *out) {
+    fb_budget_config *b = out;
+    b->kind = FB_BUDGET_TOKEN_BUCKET;
+    return scn__fields(P, o, &scn__token_bucket_section, b);
+}
+
+static int quota_budget(pctx *P, const cJSON *o, void *out) {
+    fb_budget_config *b = out;
+    b->kind = FB_BUDGET_QUOTA;
+    return scn__fields(P, o, &scn__quota_section, b);
+}
+
+static int deposit_budget(pctx *P, const cJSON *o, void *out) {
+    fb_budget_config *b = out;
+    b->kind = FB_BUDGET_DEPOSIT;
+    return scn__fields(P, o, &scn__deposit_section, b);
+}
+
 /* {"retry_breaker": {"window", "buckets", "failure_ratio", "minimum_requests"}}. */
-static int retry_breaker_budget(pctx *P, const cJSON *o, fb_budget_config *b) {
+static int retry_breaker_budget(pctx *P, const cJSON *o, void *out) {
+    fb_budget_config *b = out;
     b->kind = FB_BUDGET_RETRY_BREAKER;
     int rc = scn__fields(P, o, &scn__retry_breaker_section, b);
     fb_time_us w = b->window_us ? b->window_us : 10 * FB_US_PER_S;
@@ -179,30 +198,31 @@ static int retry_breaker_budget(pctx *P, const cJSON *o, fb_budget_config *b) {
     return rc;
 }
 
+#define BUDGET_KIND(K, HOOK, SEC)                                                                  \
+    { K, LD_HOOK, .offset = 0, .size = sizeof(fb_budget_config), .hook = HOOK, LD_SUB(SEC) }
+
+/*
+ * "budget": one member, its kind (base: fb_budget_config). The kinds share key
+ * names with different ranges (token_bucket's max, deposit's max), so a --set
+ * path goes through the kind to its own section. Not one of the docs' tables:
+ * the retry table's `budget` row describes all four.
+ */
+static const ld_section budget_section = {
+    "budget", "/$defs/retry/properties/budget",
+    (const ld_field[]){
+        BUDGET_KIND("token_bucket", token_bucket_budget, &scn__token_bucket_section),
+        BUDGET_KIND("quota", quota_budget, &scn__quota_section),
+        BUDGET_KIND("deposit", deposit_budget, &scn__deposit_section),
+        BUDGET_KIND("retry_breaker", retry_breaker_budget, &scn__retry_breaker_section),
+        {0}},
+    NULL};
+
 static int parse_budget(pctx *P, const cJSON *v, void *out) {
-    static const char *const kinds[] = {"token_bucket", "quota", "deposit", "retry_breaker", NULL};
-    fb_budget_config *b = out;
     if (!cJSON_IsObject(v) || !v->child || v->child->next)
         return scn__fail(P, "expected an object with one of: token_bucket, quota, deposit, "
                             "retry_breaker");
-    int rc = scn__check_keys(P, v, kinds);
-    if (rc != FB_OK) return rc;
-    const cJSON *o = v->child;
-    size_t old = scn__push_key(P, o->string);
-    rc = scn__need_object(P, o);
-    if (rc == FB_OK && strcmp(o->string, "token_bucket") == 0) {
-        b->kind = FB_BUDGET_TOKEN_BUCKET;
-        rc = scn__fields(P, o, &scn__token_bucket_section, b);
-    } else if (rc == FB_OK && strcmp(o->string, "quota") == 0) {
-        b->kind = FB_BUDGET_QUOTA;
-        rc = scn__fields(P, o, &scn__quota_section, b);
-    } else if (rc == FB_OK && strcmp(o->string, "deposit") == 0) {
-        b->kind = FB_BUDGET_DEPOSIT;
-        rc = scn__fields(P, o, &scn__deposit_section, b);
-    } else if (rc == FB_OK) {
-        rc = retry_breaker_budget(P, o, b);
-    }
-    scn__pop(P, old);
+    int rc = scn__check_fields(P, v, &budget_section);
+    if (rc == FB_OK) rc = scn__read_fields(P, v, &budget_section, out);
     return rc;
 }
 
@@ -299,7 +319,7 @@ const ld_section scn__retry_section = {
                    "\"deposit\": {\"type\": \"object\", \"additionalProperties\": false, "
                    "\"properties\": {}}, \"retry_breaker\": {\"type\": \"object\", "
                    "\"additionalProperties\": false, \"properties\": {}}}}",
-         .hook = parse_budget,
+         .hook = parse_budget, LD_SUB(&budget_section),
          .unit = "`{\"token_bucket\": {\"max\": 10, \"ratio\": 0.1}}`, `{\"quota\": "
                  "{\"capacity\": 500, \"retry_cost\": 5, \"timeout_cost\": 10, \"refund\": "
                  "1}}`, `{\"deposit\": {\"max\": 10, \"deposit\": 0.1, \"cost\": 1, "
@@ -746,7 +766,7 @@ const ld_section scn__layer_section = {
              "false, \"rtt_tolerance\": false}}}, {\"if\": {\"properties\": {\"algorithm\": "
              "{\"const\": \"gradient2\"}}}, \"then\": {\"properties\": {\"limit\": false, "
              "\"backoff_ratio\": false, \"timeout\": false}}}]}}",
-         .unit = "object", .def_doc = "none",
+         .flags = LD_F_NAMED, LD_SUB(&scn__conclimit_section), .unit = "object", .def_doc = "none",
          .doc = "adaptive client-side concurrency limits per pod, keyed by provider: "
                 "[concurrency_limit](#concurrency_limit)"},
         {"hedging", LD_CODE,
@@ -754,14 +774,14 @@ const ld_section scn__layer_section = {
                    "more attempts before the first answers, the first success wins "
                    "(docs/hedge.md)\", \"additionalProperties\": false, \"properties\": {}, "
                    "\"dependentRequired\": {\"window\": [\"percentile\"]}}",
-         .unit = "object", .def_doc = "none",
+         LD_SUB(&scn__hedging_section), .unit = "object", .def_doc = "none",
          .doc = "hedged requests (innermost layer): [hedging](#hedging)"},
         {"connections", LD_CODE,
          .schema = "{\"type\": \"object\", \"description\": \"the layer's HTTP connections per pod "
                    "(innermost layer): a pool shared by its providers (docs/models.md)\", "
                    "\"additionalProperties\": false, \"anyOf\": [{\"required\": [\"max\"]}, "
                    "{\"required\": [\"per_provider\"]}], \"properties\": {}}",
-         .unit = "object", .def_doc = "none",
+         LD_SUB(&scn__connections_section), .unit = "object", .def_doc = "none",
          .doc = "the HTTP connections of each pod (innermost layer): [connections](#connections)"},
         {0}},
     NULL};

@@ -622,8 +622,9 @@ int scn__import_layer(pctx *P, const cJSON *e, sim_layer *L) {
         rc = scn__fail(P, "%s", msg);
     } else {
         rc = parse_imported(P, json, path, e, L);
-        for (char *line = notes ? strtok(notes, "\n") : NULL; rc == FB_OK && line;
-             line = strtok(NULL, "\n"))
+        char *save = NULL; /* strtok_r: strtok keeps its place in process-wide state */
+        for (char *line = notes ? strtok_r(notes, "\n", &save) : NULL; rc == FB_OK && line;
+             line = strtok_r(NULL, "\n", &save))
             add_note(P, line);
     }
     free(json);

@@ -184,18 +184,18 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
 
 /* ---- a fault: {"at", "for", KIND: {...}} ---- */
 
-#define FAULT_KIND(K, DOC)                                                                         \
+#define FAULT_KIND(K, SEC, DOC)                                                                    \
     {                                                                                              \
-        K, LD_CODE,                                                                                \
+        K, LD_CODE, LD_SUB(SEC),                                                                   \
             .schema = "{\"type\": \"object\", \"additionalProperties\": false, "                   \
                       "\"required\": [], \"properties\": {}}",                                     \
             .unit = "object", .doc = DOC                                                           \
     }
 /* hang, reset and policy: a share of the attempts, nothing else */
-#define FAULT_SHARE(K, DOC)                                                                        \
+#define FAULT_SHARE(K, SEC, DOC)                                                                   \
     {                                                                                              \
-        K, LD_CODE, .schema = "{\"$ref\": \"#/$defs/fault_fraction_only\"}", .unit = "object",     \
-                    .doc = DOC                                                                     \
+        K, LD_CODE, LD_SUB(SEC), .schema = "{\"$ref\": \"#/$defs/fault_fraction_only\"}",          \
+                                 .unit = "object", .doc = DOC                                      \
     }
 
 /* A fault (base: sim_fault): its kind is the one key besides at, for and description. */
@@ -212,19 +212,21 @@ const ld_section scn__fault_section = {
          .flags = LD_F_NEEDED},
         {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
          .def_doc = "—"},
-        FAULT_KIND("outage", "answers `status` after `latency.error`"),
-        FAULT_KIND("rate_limit", "a 429 storm, with or without Retry-After"),
-        FAULT_SHARE("hang", "no answer at all: only the client's attempt timeout or the pod's "
-                            "request timeout ends it"),
-        FAULT_KIND("slow", "latency (TTFT and per token) × `factor`"),
-        FAULT_KIND("brownout",
+        FAULT_KIND("outage", &scn__fault_outage_section, "answers `status` after `latency.error`"),
+        FAULT_KIND("rate_limit", &scn__fault_rate_limit_section,
+                   "a 429 storm, with or without Retry-After"),
+        FAULT_SHARE("hang", &scn__fault_hang_section,
+                    "no answer at all: only the client's attempt timeout or the pod's "
+                    "request timeout ends it"),
+        FAULT_KIND("slow", &scn__fault_slow_section, "latency (TTFT and per token) × `factor`"),
+        FAULT_KIND("brownout", &scn__fault_brownout_section,
                    "concurrency cut to the share `capacity` (needs `capacity.concurrency`)"),
-        FAULT_KIND("midstream",
+        FAULT_KIND("midstream", &scn__fault_midstream_section,
                    "the response fails after `after_tokens` output tokens, as `mode` says"),
-        FAULT_SHARE("reset", "a connection reset before any response"),
-        FAULT_SHARE("policy", "a 400 content-policy rejection"),
+        FAULT_SHARE("reset", &scn__fault_reset_section, "a connection reset before any response"),
+        FAULT_SHARE("policy", &scn__fault_policy_section, "a 400 content-policy rejection"),
         FAULT_KIND(
-            "flap",
+            "flap", &scn__fault_flap_section,
             "down (answers `status`) for the first half of every `period`, up for the second"),
         {0}},
     NULL};
@@ -326,8 +328,8 @@ const ld_section scn__latency_section = {
          .schema = "{\"description\": \"latency x (1 + in_service x other attempts in service + "
                    "queued x attempts waiting), counted when an attempt starts\", \"type\": "
                    "\"object\", \"additionalProperties\": false, \"properties\": {}}",
-         WHOLE(sim_provider), .hook = parse_load, .unit = "`{\"in_service\": F, \"queued\": F}`",
-         .def_doc = "off",
+         WHOLE(sim_provider), .hook = parse_load, LD_SUB(&scn__latency_load_section),
+         .unit = "`{\"in_service\": F, \"queued\": F}`", .def_doc = "off",
          .doc = "latency × (1 + `in_service` × other attempts in service + `queued` × attempts "
                 "waiting), counted when an attempt starts (below)"},
         {0}},
@@ -405,15 +407,15 @@ const ld_section scn__capacity_section = {
         {"codel", LD_HOOK,
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
                    "\"properties\": {}}",
-         WHOLE(sim_provider), .hook = parse_codel, .unit = "`{\"target\": D, \"interval\": D}`",
-         .def_doc = "—",
+         WHOLE(sim_provider), .hook = parse_codel, LD_SUB(&scn__codel_section),
+         .unit = "`{\"target\": D, \"interval\": D}`", .def_doc = "—",
          .doc = "CoDel's delay target and interval; required with `discipline: \"codel\"`, an "
                 "error otherwise"},
         {"efficiency", LD_HOOK,
          .schema = "{\"description\": \"while more than queue_above attempts wait, only share of "
                    "the slots serve\", \"type\": \"object\", \"additionalProperties\": false, "
                    "\"required\": [], \"properties\": {}}",
-         WHOLE(sim_provider), .hook = parse_efficiency,
+         WHOLE(sim_provider), .hook = parse_efficiency, LD_SUB(&scn__efficiency_section),
          .unit = "`{\"queue_above\": N, \"share\": F}`", .def_doc = "off",
          .doc = "while more than `queue_above` attempts wait, only `share` of the slots serve; "
                 "needs `capacity.concurrency`"},
@@ -526,8 +528,8 @@ const ld_section scn__provider_section = {
                 "finishes, as real providers do; `false` cancels it"},
         {"latency", LD_HOOK,
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
-         WHOLE(sim_provider), .hook = parse_latency, .unit = "object", .def_doc = "—",
-         .doc = "how long answers take: `latency.*` below"},
+         WHOLE(sim_provider), .hook = parse_latency, LD_SUB(&scn__latency_section),
+         .unit = "object", .def_doc = "—", .doc = "how long answers take: `latency.*` below"},
         {"capacity", LD_HOOK,
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}, "
                    "\"allOf\": [{\"if\": {\"required\": [\"discipline\"], \"properties\": "
@@ -537,22 +539,25 @@ const ld_section scn__provider_section = {
                    "[\"discipline\"], \"properties\": {\"discipline\": {\"enum\": [\"lifo\", "
                    "\"drop_expired\", \"codel\"]}}}]}, \"then\": {\"required\": [\"concurrency\"], "
                    "\"properties\": {\"concurrency\": {\"type\": \"integer\", \"minimum\": 1}}}}]}",
-         WHOLE(sim_provider), .hook = parse_capacity, .unit = "object", .def_doc = "unlimited",
+         WHOLE(sim_provider), .hook = parse_capacity, LD_SUB(&scn__capacity_section),
+         .unit = "object", .def_doc = "unlimited",
          .doc = "slots, queue and rate limits: `capacity.*` below"},
         {"price", LD_HOOK,
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
-         WHOLE(sim_provider), .hook = parse_price, .unit = "object", .def_doc = "free",
-         .doc = "what calls cost: `price.*` below"},
+         WHOLE(sim_provider), .hook = parse_price, LD_SUB(&scn__price_section), .unit = "object",
+         .def_doc = "free", .doc = "what calls cost: `price.*` below"},
         {"network", LD_HOOK,
          .schema =
              "{\"type\": \"object\", \"description\": \"the network between the pods and this "
              "provider\", \"additionalProperties\": false, \"required\": [], \"properties\": {}}",
-         WHOLE(sim_provider), .hook = parse_network, .unit = "object", .def_doc = "none",
+         WHOLE(sim_provider), .hook = parse_network, LD_SUB(&scn__network_section),
+         .unit = "object", .def_doc = "none",
          .doc = "the network between the pods and this provider: `network.*`"},
         {"faults", LD_HOOK,
          .schema =
              "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"$ref\": \"#/$defs/fault\"}}",
-         WHOLE(sim_provider), .hook = parse_faults, .unit = "array of faults", .def = "[]",
+         WHOLE(sim_provider), .hook = parse_faults, .flags = LD_F_NAMED,
+         LD_SUB(&scn__fault_section), .unit = "array of faults", .def = "[]",
          .doc = "the fault timeline ([faults[]](#faults), at most 32)"},
         {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
          .def_doc = "—"},

@@ -281,6 +281,7 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
         if (split_index(tok, &index) != FB_OK) return FB_OK; /* walk() says what is wrong */
         size_t n = strlen(path);
         snprintf(path + n, sizeof path - n, "%s%s", n ? "." : "", tok);
+        if (index >= 0) snprintf(path + strlen(path), sizeof path - strlen(path), "[%ld]", index);
         if (named) { /* a member's name */
             named = false;
             cur = cJSON_IsArray(cur) ? named_element((cJSON *)cur, tok)
@@ -316,6 +317,13 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
         secs = f->sub;
     }
     return FB_OK;
+}
+
+bool scn_top_key(const char *path) {
+    size_t n = strcspn(path, ".[");
+    for (const ld_field *f = scn__top_section.fields; f->name; f++)
+        if (strlen(f->name) == n && strncmp(f->name, path, n) == 0) return true;
+    return false;
 }
 
 /* "+variants.NAME=OBJECT": a variant the file does not have (fusebox run --policy). */

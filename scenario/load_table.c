@@ -100,7 +100,10 @@ static int set_default(pctx *P, const ld_field *f, void *base) {
 static int set_defaults(pctx *P, const ld_section *s, void *base) {
     int rc = FB_OK;
     for (const ld_field *f = s->fields; rc == FB_OK && f->name; f++)
-        if ((f->flags & LD_F_SET) && f->def) rc = set_default(P, f, base);
+        if ((f->flags & LD_F_SET) && f->def)
+            rc = set_default(P, f, base);
+        else if ((f->flags & LD_F_UNLIMITED) && f->kind == LD_INTEGER)
+            memset((char *)base + f->offset, 0xff, f->size); /* UINT32_MAX or UINT64_MAX */
     return rc;
 }
 
@@ -115,15 +118,34 @@ int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
     return rc;
 }
 
-int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, const char *from,
-                    const char *to) {
+/* The row `from` of s (NULL: the first), or NULL with the error in P. */
+static const ld_field *row_from(pctx *P, const ld_section *s, const char *from) {
     const ld_field *f = s->fields;
     while (from && f->name && strcmp(f->name, from) != 0) f++;
-    if (from && f->name == NULL)
-        return scn__fail(P, "internal: no key '%s' in '%s'", from, s->name);
+    if (from && f->name == NULL) {
+        scn__fail(P, "internal: no key '%s' in '%s'", from, s->name);
+        return NULL;
+    }
+    return f;
+}
+
+int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, const char *from,
+                    const char *to) {
+    const ld_field *f = row_from(P, s, from);
+    if (f == NULL) return FB_EINVAL;
     int rc = FB_OK;
     for (; rc == FB_OK && f->name && !(to && strcmp(f->name, to) == 0); f++)
         rc = read_field(P, v, f, base);
+    return rc;
+}
+
+int scn__set_defaults_range(pctx *P, const ld_section *s, void *base, const char *from,
+                            const char *to) {
+    const ld_field *f = row_from(P, s, from);
+    if (f == NULL) return FB_EINVAL;
+    int rc = FB_OK;
+    for (; rc == FB_OK && f->name && !(to && strcmp(f->name, to) == 0); f++)
+        if (f->def) rc = set_default(P, f, base);
     return rc;
 }
 

@@ -118,7 +118,7 @@ const ld_section scn__arrivals_section = {
         {"closed", LD_HOOK,
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
                    "\"properties\": {}}",
-         .offset = 0, .size = sizeof(sim_class), .hook = parse_closed,
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_closed, LD_SUB(&scn__closed_section),
          .unit = "`{\"users\": N, \"think\": DIST}`",
          .doc = "closed loop: N users who each send a request, wait for it to end, think, and "
                 "send the next"},
@@ -126,7 +126,7 @@ const ld_section scn__arrivals_section = {
          .schema = "{\"type\": \"object\", \"description\": \"recorded arrival times (fusebox "
                    "import): milliseconds from the start, in time order, before the duration\", "
                    "\"additionalProperties\": false, \"required\": [], \"properties\": {}}",
-         .offset = 0, .size = sizeof(sim_class), .hook = parse_replay,
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_replay, LD_SUB(&scn__replay_section),
          .unit = "`{\"at_ms\": [T, ...]}`", .doc = "the recorded arrival times of a log"},
         {0}},
     NULL};
@@ -278,34 +278,37 @@ const ld_section scn__class_section = {
         {"arrivals", LD_CODE,
          .schema = "{\"type\": \"object\", \"minProperties\": 1, \"maxProperties\": 1, "
                    "\"additionalProperties\": false, \"properties\": {}}",
-         .unit = "object", .def_doc = "required",
+         LD_SUB(&scn__arrivals_section), .unit = "object", .def_doc = "required",
          .doc = "exactly one of `{\"poisson\": RATE}`, `{\"constant\": RATE}`, `{\"closed\": "
                 "{\"users\": N, \"think\": DIST}}`, `{\"replay\": {\"at_ms\": [T, ...]}}`",
          .flags = LD_F_NEEDED},
         {"ramp", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
                    "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
-         .offset = 0, .size = sizeof(sim_class), .hook = parse_ramp, .unit = "array",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_ramp, .flags = LD_F_NAMED,
+         LD_SUB(&scn__ramp_section), .unit = "array",
          .doc = "`[{\"at\": D, \"rate\": RATE}, ...]` in time order: the rate is interpolated "
                 "linearly between points and held beyond the ends"},
         {"spikes", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
                    "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
-         .offset = 0, .size = sizeof(sim_class), .hook = parse_spikes, .unit = "array",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_spikes, .flags = LD_F_NAMED,
+         LD_SUB(&scn__spike_section), .unit = "array",
          .doc = "`[{\"at\": D, \"for\": D, \"rate\": RATE}]`: during a spike the rate **is** the "
                 "spike's rate; `at` before `duration`"},
         {"bursts", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
                    "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
-         .offset = 0, .size = sizeof(sim_class), .hook = parse_bursts, .unit = "array",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_bursts, .flags = LD_F_NAMED,
+         LD_SUB(&scn__burst_section), .unit = "array",
          .doc = "`[{\"at\": D, \"count\": N, \"over\": D}]`: N extra arrivals at one instant "
                 "(`over` absent) or evenly spread over `over`; in time order; `at` before "
                 "`duration`"},
         {"diurnal", LD_HOOK,
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
                    "\"properties\": {}}",
-         .offset = 0, .size = sizeof(sim_class), .hook = parse_diurnal, .unit = "object",
-         .def_doc = "off",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_diurnal,
+         LD_SUB(&scn__diurnal_section), .unit = "object", .def_doc = "off",
          .doc = "`{\"amplitude\": A, \"period\": \"24h\", \"peak\": \"14h\"}`: the rate is "
                 "multiplied by 1 + A·cos(2π(t − peak)/period)"},
         {"prompt_tokens", LD_HOOK, LD_AT(sim_class, prompt_tokens),
@@ -353,7 +356,8 @@ const ld_section scn__class_section = {
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
                    "\"description\": \"a user whose request failed submits it again\", "
                    "\"properties\": {}}",
-         .hook = scn__parse_resubmit, .unit = "object", .def_doc = "off",
+         .hook = scn__parse_resubmit, LD_SUB(&scn__resubmit_section), .unit = "object",
+         .def_doc = "off",
          .doc = "users who submit a failed request again: `{\"probability\": F, \"think\": DIST, "
                 "\"max\": N}` ([below](#re-submissions))"},
         {0}},

@@ -287,11 +287,13 @@ const ld_section scn__variant_section = {
          .doc = "a stack of layers, outermost first, each a `name` and the keys above: "
                 "[Layers](#layers-the-stack-a-request-passes-through); the variant's own keys "
                 "then leave out the layer's"},
-        {"classes", LD_CODE, .schema = "{\"$ref\": \"#/$defs/classes\"}", .unit = "object",
+        {"classes", LD_CODE, .schema = "{\"$ref\": \"#/$defs/classes\"}", .flags = LD_F_NAMED,
+         LD_SUB(&scn__class_stack_section, &scn__layer_section), .unit = "object",
          .def_doc = "none",
          .doc = "a traffic class's own stack, or one layer of its own, by class name"},
         {"autoscale", LD_CODE, .schema = "{\"$ref\": \"#/$defs/autoscale\"}",
-         .unit = "object or `false`", .def_doc = "none (a fixed fleet of `pods.count`)",
+         LD_SUB(&scn__autoscale_section), .unit = "object or `false`",
+         .def_doc = "none (a fixed fleet of `pods.count`)",
          .doc = "Kubernetes' HPA sizes the variant's pods: [autoscale](#autoscale)"},
         {"gateway", LD_CODE, .schema = "{\"$ref\": \"#/$defs/gateway\"}",
          .sub = (const ld_section *const[]){&scn__gateway_section, NULL}, .unit = "object",
@@ -355,7 +357,8 @@ const ld_section scn__class_stack_section = {
          .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 4, \"items\": {\"oneOf\": "
                    "[{\"$ref\": \"#/$defs/layer\"}, {\"$ref\": \"#/$defs/name\", \"description\": "
                    "\"a layer of the variant, shared\"}]}}",
-         .flags = LD_F_REQUIRED, .unit = "array",
+         .flags = LD_F_REQUIRED | LD_F_NAMED,
+         LD_SUB(&scn__layer_entry_section, &scn__layer_section), .unit = "array",
          .doc = "the class's stack, outermost first: new layers, or the names of "
                 "the variant's layers (shared)"},
         {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",

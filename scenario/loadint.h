@@ -162,6 +162,12 @@ int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, co
                     const char *to);
 /* Store the LD_F_SET defaults of s alone (a section whose object may be absent). */
 int scn__set_defaults(const ld_section *s, void *base, sim_error *err);
+/*
+ * Store the `def` of the rows from `from` up to `to` (NULL: the end), LD_F_SET or not: for
+ * rows whose code decides when they apply (a concurrency limit's adaptive bounds).
+ */
+int scn__set_defaults_range(pctx *P, const ld_section *s, void *base, const char *from,
+                            const char *to);
 /* Read the one key `name` of s that v may have (absent: FB_OK), as scn__read_fields does. */
 int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *name, void *base);
 /* The value of obj's key f->name read as the table reads it, and dropped (--set checks it). */

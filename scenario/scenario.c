@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "scenario/loadint.h"
+#include "util/file.h"
 
 #define SCENARIO_FILE_MAX (16 * 1024 * 1024)
 
@@ -285,8 +286,8 @@ const ld_section scn__top_section = {
         {"traffic", LD_HOOK,
          .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 16, \"items\": {\"$ref\": "
                    "\"#/$defs/class\"}}",
-         .hook = scn__parse_traffic, .unit = "array (required)", .def_doc = "—",
-         .doc = "traffic classes, below", .flags = LD_F_NEEDED},
+         .hook = scn__parse_traffic, .flags = LD_F_NAMED | LD_F_NEEDED, LD_SUB(&scn__class_section),
+         .unit = "array (required)", .def_doc = "—", .doc = "traffic classes, below"},
         {"pods", LD_HOOK, LD_AT(sim_scenario, pods),
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"properties\": {}}",
          .hook = parse_pods, .unit = "object",
@@ -295,8 +296,9 @@ const ld_section scn__top_section = {
         {"providers", LD_HOOK,
          .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 8, \"items\": {\"$ref\": "
                    "\"#/$defs/provider\"}}",
-         .hook = scn__parse_providers, .unit = "array (required)", .def_doc = "—",
-         .doc = "LLM providers and tool APIs, at most 8", .flags = LD_F_NEEDED},
+         .hook = scn__parse_providers, .flags = LD_F_NAMED | LD_F_NEEDED,
+         LD_SUB(&scn__provider_section), .unit = "array (required)", .def_doc = "—",
+         .doc = "LLM providers and tool APIs, at most 8"},
         {"policy", LD_CODE,
          .schema = "{\"oneOf\": [{\"$ref\": \"#/$defs/policy\"}, {\"$ref\": \"#/$defs/layered\"}]}",
          .sub = (const ld_section *const[]){&scn__layer_section, &scn__variant_section, NULL},
@@ -337,7 +339,8 @@ const ld_section scn__top_section = {
              "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
              "\"description\": \"the shared breakers' store (Redis): windows in which no pod can "
              "reach it; needs a variant with breaker.scope \\\"shared\\\"\", \"properties\": {}}",
-         .hook = scn__parse_breaker_store, .unit = "object", .def_doc = "store always reachable",
+         .hook = scn__parse_breaker_store, LD_SUB(&scn__breaker_store_section), .unit = "object",
+         .def_doc = "store always reachable",
          .doc = "windows in which the shared breakers' store cannot be reached "
                 "([breaker_store](#breaker_store))"},
         {"observed", LD_HOOK,
@@ -345,7 +348,8 @@ const ld_section scn__top_section = {
                    "measured (fusebox import); fusebox run prints it beside the variant it names, "
                    "fusebox check compares the two (docs/scenario-format.md, observed)\", "
                    "\"additionalProperties\": false, \"required\": [], \"properties\": {}}",
-         .hook = scn__parse_observed, .unit = "object", .def_doc = "—",
+         .hook = scn__parse_observed, LD_SUB(&scn__observed_section), .unit = "object",
+         .def_doc = "—",
          .doc = "what the log of an imported incident measured, written by `fusebox import` "
                 "([observed](#observed))"},
         {0}},
@@ -560,31 +564,20 @@ int scn_load_import(const char *file, const char *const *sets, size_t set_count,
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", file);
     *out = NULL;
-    FILE *f = fopen(file, "rb");
-    if (f == NULL) {
-        snprintf(err->msg, sizeof err->msg, "cannot open: %s", strerror(errno));
-        return FB_EIO;
+    size_t n = 0;
+    char *buf = util_read_file(file, SCENARIO_FILE_MAX, &n);
+    if (buf == NULL) { /* the messages of the reader this replaced */
+        int e = errno;
+        if (e == ENOMEM)
+            snprintf(err->msg, sizeof err->msg, "out of memory");
+        else if (e == EFBIG)
+            snprintf(err->msg, sizeof err->msg, "larger than %d MiB", SCENARIO_FILE_MAX >> 20);
+        else if (e == EIO)
+            snprintf(err->msg, sizeof err->msg, "read error");
+        else
+            snprintf(err->msg, sizeof err->msg, "cannot open: %s", strerror(e));
+        return e == ENOMEM ? FB_ENOMEM : e == EFBIG ? FB_ECAP : FB_EIO;
     }
-    char *buf = malloc(SCENARIO_FILE_MAX + 1);
-    if (buf == NULL) {
-        fclose(f);
-        snprintf(err->msg, sizeof err->msg, "out of memory");
-        return FB_ENOMEM;
-    }
-    size_t n = fread(buf, 1, SCENARIO_FILE_MAX + 1, f);
-    int rd_err = ferror(f);
-    fclose(f);
-    if (rd_err) {
-        free(buf);
-        snprintf(err->msg, sizeof err->msg, "read error");
-        return FB_EIO;
-    }
-    if (n > SCENARIO_FILE_MAX) {
-        free(buf);
-        snprintf(err->msg, sizeof err->msg, "larger than %d MiB", SCENARIO_FILE_MAX >> 20);
-        return FB_ECAP;
-    }
-    buf[n] = '\0';
     int rc = scn_parse_import(buf, n, file, sets, set_count, seed_override, imp, out, err);
     free(buf);
     return rc;

@@ -488,6 +488,12 @@ int scn_load(const char *file, const char *const *sets, size_t set_count,
 /* The same from text; `file` names the source in errors. */
 int scn_parse(const char *text, size_t len, const char *file, const char *const *sets,
               size_t set_count, const uint64_t *seed_override, sim_scenario **out, sim_error *err);
+/*
+ * Whether the first step of a --set path (up to its first '.' or '[') is a key of the
+ * scenario's top level ("traffic", "variants", "breaker_store", ...); a --grid or --knob key
+ * that is not names a layer's key, under the variant.
+ */
+bool scn_top_key(const char *path);
 
 /*
  * A layer may name a library's configuration file instead of spelling out

@@ -41,6 +41,11 @@ typedef enum ld_kind {
 #define LD_F_REQUIRED 2u
 /* The value holds members (or array elements) addressed by name or index, each one of `sub`. */
 #define LD_F_NAMED 4u
+/*
+ * LD_INTEGER: the loader stores the storage's largest value before reading, a limit no file
+ * can give (connections' keepalive: "every one"); `def` is NULL and `def_doc` says it.
+ */
+#define LD_F_UNLIMITED 8u
 /* The key must be there, checked by the section's code where it reads it (an error met before
    comes first); the schema's "required" has it, as it has the LD_F_REQUIRED keys. */
 #define LD_F_NEEDED 16u
@@ -94,6 +99,10 @@ typedef struct ld_field {
 } ld_field;
 
 #define LD_AT(T, m) .offset = offsetof(T, m), .size = sizeof(((T *)0)->m)
+/* The sections of a field's value (its `sub`), as LD_SUB(&scn__x_section, &scn__y_section). */
+// clang-format off
+#define LD_SUB(...) .sub = (const ld_section *const[]){__VA_ARGS__, NULL}
+// clang-format on
 
 typedef struct ld_section {
     const char *name;       /* the docs' table marker: <!-- keys: NAME --> */

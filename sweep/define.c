@@ -4,6 +4,7 @@
  * metric columns named. See sweep.h and docs/sweeps.md.
  */
 #include "sweep/sweepint.h"
+#include "util/file.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -13,11 +14,6 @@
 #include <string.h>
 
 #define SCENARIO_TEXT_MAX (16u * 1024 * 1024)
-
-/* First path segments that make a --grid key absolute (the scenario's top level). */
-static const char *const top_keys[] = {
-    "$schema",   "name",   "description", "incident", "duration",  "tick",   "traffic", "pods",
-    "providers", "policy", "variants",    "slo",      "spillover", "limits", "expect",  NULL};
 
 int sweep_fail(char *msg, size_t msglen, int rc, const char *fmt, ...) {
     va_list ap;
@@ -29,38 +25,14 @@ int sweep_fail(char *msg, size_t msglen, int rc, const char *fmt, ...) {
 
 int sweep_read_file(const char *path, size_t max, char **out, size_t *len, char *msg,
                     size_t msglen) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return sweep_fail(msg, msglen, FB_EIO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap + 1);
-    int rc = FB_OK;
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (ferror(f)) {
-            rc = sweep_fail(msg, msglen, FB_EIO, "%s: read error", path);
-            break;
-        }
-        if (n < cap) break;
-        if (cap >= max) {
-            rc = sweep_fail(msg, msglen, FB_ECAP, "%s: larger than %zu MiB", path, max >> 20);
-            break;
-        }
-        char *bigger = realloc(buf, 2 * cap + 1);
-        if (bigger == NULL) free(buf);
-        buf = bigger;
-        cap *= 2;
-    }
-    fclose(f);
-    if (buf == NULL) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
-    if (rc != FB_OK) {
-        free(buf);
-        return rc;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return FB_OK;
+    *out = util_read_file(path, max, len);
+    if (*out != NULL) return FB_OK;
+    int e = errno;
+    if (e == ENOMEM) return sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    if (e == EFBIG)
+        return sweep_fail(msg, msglen, FB_ECAP, "%s: larger than %zu MiB", path, max >> 20);
+    if (e == EIO) return sweep_fail(msg, msglen, FB_EIO, "%s: read error", path);
+    return sweep_fail(msg, msglen, FB_EIO, "%s: cannot open: %s", path, strerror(e));
 }
 
 typedef struct point_sets {
@@ -148,13 +120,6 @@ static int validate_points(sweep *sw, char *msg, size_t msglen) {
     return FB_OK;
 }
 
-static bool is_top_key(const char *key) {
-    size_t n = strcspn(key, ".[");
-    for (const char *const *k = top_keys; *k; k++)
-        if (strlen(*k) == n && strncmp(*k, key, n) == 0) return true;
-    return false;
-}
-
 static int add_dims(sweep *sw, const sweep_args *a, char *msg, size_t msglen) {
     if (a->grid_count == 0)
         return sweep_fail(msg, msglen, FB_EINVAL, "give at least one --grid KEY=v1,v2,...");
@@ -177,7 +142,7 @@ static int add_dims(sweep *sw, const sweep_args *a, char *msg, size_t msglen) {
                 return sweep_fail(msg, msglen, FB_EINVAL,
                                   "--grid %s: a value is longer than %d bytes", dim->key,
                                   SWEEP_VALUE_MAX - 1);
-        sw->absolute[i] = is_top_key(dim->key);
+        sw->absolute[i] = scn_top_key(dim->key); /* the scenario's top level */
         if (sw->absolute[i])
             snprintf(sw->paths[i], SWEEP_PATH_MAX, "%s", dim->key);
         else if (sw->has_variants)

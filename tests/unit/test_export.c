@@ -7,6 +7,8 @@
  * until export.c's table has its row.
  */
 #include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -305,6 +307,60 @@ static void export_into_fills_an_empty_section(void **state) {
     free(out);
 }
 
+/* --into from several threads at once: each call its own edits (they were one static splice). */
+typedef struct into_job {
+    const char *kind, *name, *layer, *file;
+    char *first; /* the call's answer alone */
+    bool same;   /* every answer under the other thread's calls was first */
+} into_job;
+
+static char *into_once(const into_job *j) {
+    char *out = NULL, *notes = NULL, msg[600];
+    if (imp_export_into(j->kind, j->name, j->layer, "f.yaml", j->file, strlen(j->file), &out,
+                        &notes, msg, sizeof msg) != FB_OK)
+        out = NULL;
+    free(notes);
+    return out;
+}
+
+static void *into_many(void *arg) {
+    into_job *j = arg;
+    j->same = true;
+    for (int i = 0; i < 2000 && j->same; i++) {
+        char *out = into_once(j);
+        j->same = out && strcmp(out, j->first) == 0;
+        free(out);
+    }
+    return NULL;
+}
+
+static void export_into_is_reentrant(void **state) {
+    (void)state;
+    into_job jobs[2] = {
+        {"resilience4j", "backendA", "{\"preset\": \"resilience4j\", \"maxAttempts\": 4}",
+         "resilience4j.retry:\n  instances:\n    backendA:\n      maxAttempts: 2 # kept\n", NULL,
+         false},
+        {"litellm", NULL, "{\"preset\": \"litellm\", \"cooldown_time\": 12, \"allowed_fails\": 2}",
+         "router_settings:\n  cooldown_time: 5\n  # kept\nlitellm_settings:\n  x: 1\n", NULL,
+         false},
+    };
+    for (int k = 0; k < 2; k++) {
+        jobs[k].first = into_once(&jobs[k]);
+        assert_non_null(jobs[k].first);
+        assert_non_null(strstr(jobs[k].first, "# kept"));
+    }
+    assert_non_null(strstr(jobs[0].first, "maxAttempts: 4"));
+    assert_non_null(strstr(jobs[1].first, "cooldown_time: 12"));
+    pthread_t t[2];
+    for (int k = 0; k < 2; k++)
+        assert_int_equal(pthread_create(&t[k], NULL, into_many, &jobs[k]), 0);
+    for (int k = 0; k < 2; k++) pthread_join(t[k], NULL);
+    for (int k = 0; k < 2; k++) {
+        assert_true(jobs[k].same);
+        free(jobs[k].first);
+    }
+}
+
 /* Where an edit in place would change more than the keys: refused, the block to paste said. */
 static void export_into_refuses_what_it_cannot_edit_in_place(void **state) {
     (void)state;
@@ -477,6 +533,7 @@ int main(void) {
         cmocka_unit_test(export_litellm_secret_is_an_environment_reference),
         cmocka_unit_test(export_litellm_provider_becomes_model_info_id),
         cmocka_unit_test(export_refuses_what_is_no_parameter),
+        cmocka_unit_test(export_into_is_reentrant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

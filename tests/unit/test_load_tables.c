@@ -39,6 +39,10 @@ static void tables_rows_are_well_formed(void **state) {
                 assert_true(f->size == sizeof(uint32_t) || f->size == sizeof(uint64_t));
             if (f->kind == LD_NUMBER || f->kind == LD_INTEGER) assert_true(f->lo <= f->hi);
             if (f->flags & LD_F_SET) assert_non_null(f->def);
+            if (f->flags & LD_F_UNLIMITED) {
+                assert_int_equal(f->kind, LD_INTEGER);
+                assert_null(f->def);
+            }
         }
     }
     assert_true(sections >= 31);
@@ -123,14 +127,16 @@ static void tables_client_defaults(void **state) {
     scn_free(sc);
 }
 
-/* HPA's defaults: the table's for the autoscaler, the code's for each direction's rules. */
+/* HPA's defaults, the table's, each direction's rules included (scale_up's and scale_down's rows);
+ * a rule given keeps the others' defaults. */
 static void tables_autoscale_defaults(void **state) {
     (void)state;
     char json[1024];
     snprintf(json, sizeof json,
              "%s\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"poisson\":1}}],"
              "\"variants\":{\"v\":{\"autoscale\":{\"metric\":\"in_flight\",\"target\":4,"
-             "\"max\":3}},\"w\":{}}}",
+             "\"max\":3}},\"w\":{},\"x\":{\"autoscale\":{\"metric\":\"in_flight\",\"target\":4,"
+             "\"max\":3,\"scale_down\":{\"stabilization\":\"1m\"}}}}}",
              head);
     sim_scenario *sc = th_load(json);
     const sim_autoscale *a = &sc->variants[0].autoscale, *off = &sc->variants[1].autoscale;
@@ -139,9 +145,21 @@ static void tables_autoscale_defaults(void **state) {
     assert_int_equal(a->period_us, 15 * S);
     assert_int_equal(a->window_us, 15 * S);
     assert_true(a->tolerance == 0.1);
+    assert_int_equal(a->up.stabilization_us, 0);
     assert_int_equal(a->up.pods, 4);
     assert_int_equal(a->up.percent, 100);
+    assert_int_equal(a->up.period_us, 15 * S);
+    assert_int_equal(a->up.select, SIM_SELECT_MAX);
     assert_int_equal(a->down.stabilization_us, 300 * S);
+    assert_int_equal(a->down.pods, 0);
+    assert_int_equal(a->down.percent, 100);
+    assert_int_equal(a->down.period_us, 15 * S);
+    assert_int_equal(a->down.select, SIM_SELECT_MAX);
+    const sim_autoscale *x = &sc->variants[2].autoscale;
+    assert_int_equal(x->down.stabilization_us, 60 * S);
+    assert_int_equal(x->down.percent, 100);
+    assert_int_equal(x->down.period_us, 15 * S);
+    assert_int_equal(x->up.pods, 4);
     assert_false(off->on);
     assert_int_equal(off->min, 1);
     assert_int_equal(off->period_us, 15 * S);

@@ -340,12 +340,14 @@ static void scenario_set_overrides_by_path_and_by_name(void **state) {
     assert_true(sc->classes[0].rate == 5.0);
     assert_int_equal(sc->duration_us, 2 * FB_US_PER_MIN);
     scn_free(sc);
-    /* overrides are validated like the file: an unknown key is still an error */
+    /* overrides are validated like the file: an unknown key is still an error, named by --set */
     const char *bad[] = {"providers.openai.capacity.rmp=600"};
     sim_error err;
     int rc = scn_parse(text, strlen(text), "t.json", bad, 1, NULL, &sc, &err);
     assert_int_equal(rc, FB_EINVAL);
-    assert_string_equal(err.path, "providers[0].capacity.rmp");
+    assert_string_equal(err.path, "");
+    assert_string_equal(err.msg, "--set providers.openai.capacity.rmp=600: "
+                                 "providers.openai.capacity.rmp: unknown key 'rmp'");
     const char *noelem[] = {"providers.nope.capacity.rpm=1"};
     rc = scn_parse(text, strlen(text), "t.json", noelem, 1, NULL, &sc, &err);
     assert_int_equal(rc, FB_EINVAL);
@@ -536,6 +538,121 @@ static void scenario_set_paths_and_values_come_from_the_tables(void **state) {
     assert_int_equal(sc->variants[0].layers[0].retry.attempts, 2);
     assert_int_equal(sc->variants[0].layers[1].retry.retries, 1);
     scn_free(sc);
+}
+
+/* A --set of each row below: the set's own message, and it takes effect when it is good. */
+static void set_fails(const char *text, const char *set, const char *msg) {
+    sim_scenario *sc = NULL;
+    sim_error err;
+    assert_int_equal(scn_parse(text, strlen(text), "t", &set, 1, NULL, &sc, &err), FB_EINVAL);
+    assert_null(sc);
+    assert_string_equal(err.path, "");
+    if (strncmp(err.msg, "--set ", 6) != 0 || strstr(err.msg, msg) == NULL)
+        fail_msg("%s: got '%s'", set, err.msg);
+}
+
+/*
+ * Below traffic, providers (their objects and faults), a retry budget of each kind (their keys
+ * share names with different ranges), a layer's client keys, a variant's classes and autoscale,
+ * breaker_store and observed, a --set path's steps are the tables' keys: a wrong key gets the
+ * loader's did-you-mean with the --set named, a wrong value the row's range.
+ */
+static void scenario_set_paths_below_every_section_are_checked(void **state) {
+    (void)state;
+    const char *text =
+        "{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
+        "{\"closed\":{\"users\":4}}},{\"class\":\"batch\",\"arrivals\":{\"poisson\":1},"
+        "\"spikes\":[{\"at\":\"1s\",\"for\":\"2s\",\"rate\":5}]}],\"providers\":[{\"name\":"
+        "\"openai\",\"capacity\":{\"concurrency\":4},\"faults\":[{\"at\":\"1s\",\"for\":\"5s\","
+        "\"outage\":{}}]},{\"name\":\"anthropic\"}],\"breaker_store\":{\"outages\":[{\"at\":\"1s\","
+        "\"for\":\"1s\"}]},\"policy\":{\"breaker\":{\"scope\":\"shared\"}},"
+        "\"variants\":{\"q\":{\"retry\":{\"budget\":{\"quota\":{}}}},"
+        "\"t\":{\"retry\":{\"budget\":{\"token_bucket\":{}}}},\"d\":{\"retry\":{\"budget\":"
+        "{\"deposit\":{}}}},\"a\":{\"autoscale\":{\"metric\":\"in_flight\",\"target\":4,\"max\":3},"
+        "\"classes\":{\"chat\":{\"retry\":{\"attempts\":2}}},\"concurrency_limit\":"
+        "{\"openai\":{\"algorithm\":\"aimd\"}},\"hedging\":{},\"connections\":{\"max\":4}}}}";
+    static const struct {
+        const char *set, *msg;
+    } bad[] = {
+        {"traffic.chat.arrivals.closed.usres=3",
+         "traffic.chat.arrivals.closed.usres: unknown key 'usres' (did you mean 'users'?)"},
+        {"traffic.chat.arrivals.closed.users=0", "expected an integer in [1, 10000000], got 0"},
+        {"traffic[1].spikes[0].forr=1s", "traffic[1].spikes[0].forr: unknown key 'forr' (did "
+                                         "you mean 'for'?)"},
+        {"traffic.batch.stream=7", "expected true or false, got a number"},
+        {"traffic.batch.resubmit.max=101", "expected an integer in [1, 100], got 101"},
+        {"providers.openai.capacity.concurency=3",
+         "providers.openai.capacity.concurency: unknown key 'concurency' (did you mean "
+         "'concurrency'?)"},
+        {"providers.openai.latency.load.queued=200", "200 is out of range [0, 100]"},
+        {"providers.openai.faults[0].outage.fracton=0.5",
+         "providers.openai.faults[0].outage.fracton: unknown key 'fracton' (did you mean "
+         "'fraction'?)"},
+        {"providers.openai.faults[0].outage.fraction=2", "2 is out of range [0, 1]"},
+        {"variants.q.retry.budget.quota.capacty=9",
+         "variants.q.retry.budget.quota.capacty: unknown key 'capacty' (did you mean "
+         "'capacity'?)"},
+        {"variants.q.retry.budget.qouta.capacity=9",
+         "variants.q.retry.budget.qouta: unknown key 'qouta' (did you mean 'quota'?)"},
+        {"variants.q.retry.budget.quota.capacity=0", "expected an integer in [1, 1000000000]"},
+        /* max: at most 1000 tokens in a token bucket, 1e6 in a deposit bucket */
+        {"variants.t.retry.budget.token_bucket.max=5000", "5000 is out of range [1, 1000]"},
+        {"variants.d.retry.budget.deposit.max=2e6", "2e+06 is out of range [0.001, 1e+06]"},
+        {"variants.a.autoscale.mx=4",
+         "variants.a.autoscale.mx: unknown key 'mx' (did you mean 'max'?)"},
+        {"variants.a.autoscale.scale_down.percent=-1", "expected an integer in [0, 100000]"},
+        {"variants.a.classes.chat.retry.atempts=3",
+         "variants.a.classes.chat.retry.atempts: unknown key 'atempts' (did you mean "
+         "'attempts'?)"},
+        {"variants.a.concurrency_limit.openai.max=0", "expected an integer in [1, "},
+        {"variants.a.hedging.max_attempts=1", "expected an integer in [2, "},
+        {"variants.a.connections.keepalve=1",
+         "variants.a.connections.keepalve: unknown key 'keepalve' (did you mean 'keepalive'?)"},
+        {"breaker_store.outages[0].forr=2s",
+         "breaker_store.outages[0].forr: unknown key 'forr' (did you mean 'for'?)"},
+        {"observed.requets=5", "observed.requets: unknown key 'requets' (did you mean "
+                               "'requests'?)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) set_fails(text, bad[i].set, bad[i].msg);
+    const char *good[] = {"traffic.chat.arrivals.closed.users=9",
+                          "providers.openai.faults[0].outage.fraction=0.5",
+                          "variants.t.retry.budget.token_bucket.max=500",
+                          "variants.d.retry.budget.deposit.max=5000",
+                          "variants.q.retry.budget.quota.capacity=9",
+                          "variants.a.autoscale.scale_down.percent=50",
+                          "variants.a.classes.chat.retry.attempts=3",
+                          "variants.a.concurrency_limit.openai.max=300",
+                          "breaker_store.outages[0].for=2s"};
+    sim_scenario *sc = th_load_with(text, good, sizeof good / sizeof good[0], NULL);
+    assert_int_equal(sc->classes[0].users, 9);
+    assert_true(sc->providers[0].faults[0].fraction == 0.5);
+    assert_true(sc->variants[1].layers[0].budget.max_tokens == 500);
+    assert_true(sc->variants[2].layers[0].budget.max_tokens == 5000);
+    assert_int_equal(sc->variants[0].layers[0].budget.capacity, 9);
+    assert_int_equal(sc->variants[3].autoscale.down.percent, 50);
+    assert_int_equal(sc->variants[3].layers[1].retry.attempts, 3);
+    assert_int_equal(sc->variants[3].layers[0].per_provider[0].conclimit.max_limit, 300);
+    assert_int_equal(sc->store_outages[0].for_us, 2 * FB_US_PER_S);
+    scn_free(sc);
+}
+
+/* A --grid key is absolute when its first step is a key of the top table, relative otherwise. */
+static void scenario_top_keys_are_the_top_tables(void **state) {
+    (void)state;
+    const char *top[] = {"traffic[0].arrivals.poisson",
+                         "providers.openai.capacity.rpm",
+                         "breaker_store.outages[0].for",
+                         "observed.requests",
+                         "duration",
+                         "variants.v.retry.attempts",
+                         "policy.retry"};
+    for (size_t i = 0; i < sizeof top / sizeof top[0]; i++)
+        if (!scn_top_key(top[i])) fail_msg("%s: not a top-level key", top[i]);
+    const char *layer[] = {"retry.attempts", "layers.app.retry.attempts",
+                           "breaker.open",   "trafic.x",
+                           "hedging.delay",  ""};
+    for (size_t i = 0; i < sizeof layer / sizeof layer[0]; i++)
+        if (scn_top_key(layer[i])) fail_msg("%s: taken for a top-level key", layer[i]);
 }
 
 /* A breaker's keys of the variant (scope, sync_delay, store_outage) are among its did-you-means. */
@@ -854,6 +971,8 @@ int main(void) {
         cmocka_unit_test(scenario_duration_out_of_range_is_rejected),
         cmocka_unit_test(scenario_set_of_a_misspelt_variant_is_rejected),
         cmocka_unit_test(scenario_set_paths_and_values_come_from_the_tables),
+        cmocka_unit_test(scenario_set_paths_below_every_section_are_checked),
+        cmocka_unit_test(scenario_top_keys_are_the_top_tables),
         cmocka_unit_test(scenario_breaker_scope_typo_gets_a_did_you_mean),
         cmocka_unit_test(scenario_fault_starting_at_the_end_is_rejected),
         cmocka_unit_test(scenario_fault_starting_after_the_end_is_rejected),

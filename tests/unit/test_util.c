@@ -1,6 +1,6 @@
 /* test_util.c - util/: the growable buffer's cap, the JSON writer's layouts, the escapes, the JUnit
- * writer, base64 (RFC 4648's vectors), strict UTF-8 (RFC 3629), the checked close and the worker
- * pool (results by task, whatever the workers). */
+ * writer, base64 (RFC 4648's vectors), strict UTF-8 (RFC 3629), the checked close, the whole-file
+ * reader's cap and the worker pool (results by task, whatever the workers). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -184,6 +184,42 @@ static void util_fclose_checked_reports_a_full_disk(void **state) {
     assert_int_equal(util_fclose_checked(f), ENOSPC);
 }
 
+/* A whole file: every byte (the buffer grows past its first 64 KiB), NUL-terminated; max bytes
+ * exactly is read, one more is EFBIG; a missing file is fopen's errno, a folder a read error. */
+static void util_read_file_reads_up_to_its_cap(void **state) {
+    (void)state;
+    char path[] = "/tmp/fusebox-test-util-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "wb");
+    assert_non_null(f);
+    size_t size = 200000;
+    for (size_t i = 0; i < size; i++) fputc('a' + (int)(i % 26), f);
+    assert_int_equal(util_fclose_checked(f), 0);
+    size_t len = 0;
+    char *got = util_read_file(path, size, &len);
+    assert_non_null(got);
+    assert_int_equal(len, size);
+    assert_int_equal(got[size - 1], 'a' + (int)((size - 1) % 26));
+    assert_int_equal(got[size], '\0');
+    free(got);
+    errno = 0;
+    assert_null(util_read_file(path, size - 1, &len));
+    assert_int_equal(errno, EFBIG);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    got = util_read_stream(f, size, &len);
+    assert_non_null(got);
+    assert_int_equal(len, size);
+    free(got);
+    fclose(f);
+    remove(path);
+    assert_null(util_read_file(path, size, &len));
+    assert_int_equal(errno, ENOENT);
+    assert_null(util_read_file("/tmp", size, &len));
+    assert_int_equal(errno, EIO);
+}
+
 /* The pool: each task's result is its square, as text; the parent files it by task. */
 static bool square(void *ctx, uint64_t task, char **data, size_t *len) {
     (void)ctx;
@@ -292,6 +328,7 @@ int main(void) {
         cmocka_unit_test(util_base64_matches_rfc4648_vectors),
         cmocka_unit_test(util_utf8_rejects_overlongs_surrogates_and_truncation),
         cmocka_unit_test(util_fclose_checked_reports_a_full_disk),
+        cmocka_unit_test(util_read_file_reads_up_to_its_cap),
         cmocka_unit_test(util_pool_files_every_result_under_its_task),
         cmocka_unit_test(util_pool_names_a_worker_that_died),
     };
