@@ -303,11 +303,11 @@ void sim__run_model(sim *s) {
         }
         /* after the traffic window, stop once every request has ended */
         if (ev.t > s->sc->duration_us && s->live == 0) break;
-        if (ev.t >= s->next_tick_us || ev.t >= s->sc->duration_us) sim__emit_ticks(s, ev.t);
+        if (ev.t >= s->tick_due_us) sim__emit_ticks(s, ev.t);
         s->now = ev.t;
         prefetch_upcoming(s);
         step(s, &ev);
-        progress(s);
+        if (s->now >= s->next_progress_us) progress(s);
     }
 }
 

@@ -180,4 +180,14 @@ void sim__emit_ticks(sim *s, fb_time_us t) {
         emit_row(s, s->next_tick_us - s->sc->tick_us);
         s->next_tick_us += s->sc->tick_us;
     }
+    sim__tick_due(s);
+}
+
+/*
+ * When sim__emit_ticks has a row to write: the model's loop asks before each
+ * event, and after the end of traffic (a storm's requests still retrying)
+ * there is none left to write.
+ */
+void sim__tick_due(sim *s) {
+    s->tick_due_us = sim__rows_left(s) ? sim__tick_end(s) : FB_TIME_MAX;
 }

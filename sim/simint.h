@@ -359,6 +359,7 @@ typedef struct sim {
     sim_row row;
     fb_hist tick_hist;
     fb_time_us next_tick_us;
+    fb_time_us tick_due_us; /* sim__tick_end() while rows are left, else FB_TIME_MAX */
     fb_time_us next_progress_us;
     /* baseline and spillover (series.c) */
     fb_time_us first_window_us;
@@ -556,6 +557,7 @@ static inline bool sim__in_window(const sim *s, fb_time_us t) {
 }
 bool sim__rows_left(const sim *s);
 fb_time_us sim__tick_end(const sim *s);
+void sim__tick_due(sim *s);
 void sim__emit_ticks(sim *s, fb_time_us t);
 void sim__close_baseline(sim *s);
 
