@@ -92,9 +92,9 @@ static void queue_full(sim *s) {
               (double)s->now / 1e6);
 }
 
-void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg) {
-    if (in_past(s, t)) return;
-    if (sim_queue_push(&s->q, t, kind, id, gen, arg) != FB_OK) queue_full(s);
+/* sim__push could not schedule at t: it is in the past, or the queue is full. */
+void sim__push_failed(sim *s, fb_time_us t) {
+    if (!in_past(s, t)) queue_full(s);
 }
 
 /* A deadline on the lane still belongs to its request (else the request ended). */

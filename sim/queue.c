@@ -262,8 +262,8 @@ static void count_push(sim_queue *q) {
     if (++q->total_len > q->peak) q->peak = q->total_len;
 }
 
-int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
-                   uint32_t arg) {
+int sim_queue_push_any(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
+                       uint32_t arg) {
     if (q->total_len >= q->cap_max) return FB_ECAP;
     sim_event ev = {t, q->seq, id, gen, kind, arg};
     int64_t b = bucket_of(t);

@@ -445,7 +445,12 @@ static inline int sim__pool_take_dirty(pool *p, uint32_t *out) {
 }
 void sim__pool_release(pool *p, uint32_t i);
 void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg);
+void sim__push_failed(sim *s, fb_time_us t);
+/* Schedule an event at t (not before now); inline, as the queue's common case is. */
+static inline void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
+                             uint32_t arg) {
+    if (t < s->now || sim_queue_push(&s->q, t, kind, id, gen, arg) != FB_OK) sim__push_failed(s, t);
+}
 void sim__push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen);
 void sim__log_event(sim *s, const sim_log_event *ev);
 void sim__catch_up(sim *s, fb_time_us t);
