@@ -374,6 +374,9 @@ typedef struct sim {
     /* disturbance windows: faults and spikes */
     window windows[WINDOWS_MAX];
     uint32_t window_count;
+    /* sim__in_window_now: the answer over [in_window_from, in_window_to) (empty at first) */
+    bool in_window;
+    fb_time_us in_window_from, in_window_to;
     bool judged[WINDOWS_MAX]; /* a full window starting after disturbance k's end was judged */
     /* the breakdown's fault windows (stats.c): one latency histogram each */
     fb_hist *bd_hist; /* sum->breakdown.window_count of them; NULL when none */
@@ -554,11 +557,15 @@ bool sim__is_open(fb_breaker_state st);
 fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now);
 
 /* series.c */
-/* t is inside a disturbance window (inline: asked for every request and attempt). */
-static inline bool sim__in_window(const sim *s, fb_time_us t) {
-    for (uint32_t i = 0; i < s->window_count; i++)
-        if (t >= s->windows[i].start_us && t < s->windows[i].end_us) return true;
-    return false;
+bool sim__in_window_at(sim *s, fb_time_us t);
+/*
+ * The clock is inside a disturbance window. Asked for every request and
+ * attempt, answered from the span of time over which the answer holds, so
+ * that the windows are looked at only when the clock leaves it.
+ */
+static inline bool sim__in_window_now(sim *s) {
+    if (s->now >= s->in_window_from && s->now < s->in_window_to) return s->in_window;
+    return sim__in_window_at(s, s->now);
 }
 bool sim__rows_left(const sim *s);
 fb_time_us sim__tick_end(const sim *s);
@@ -573,7 +580,7 @@ static inline void sim__stat_attempt(sim *s, const attempt *a) {
     s->sum->attempts++;
     s->sum->providers[a->provider].attempts++;
     s->provs[a->provider].tick.attempts++;
-    if (sim__in_window(s, s->now)) s->sum->attempts_in_fault++;
+    if (sim__in_window_now(s)) s->sum->attempts_in_fault++;
 }
 void sim__stat_gateway_attempt(sim *s, uint32_t seat); /* a replica's layers sent an attempt */
 /* What a gateway replica's call did (gateway.c); v: the workers busy, the calls queued, the

@@ -21,7 +21,7 @@ void sim__stat_arrival(sim *s, const req *r) {
     bool calls = s->sc->classes[r->cls].target != SIM_TARGET_NONE;
     if (calls) {
         sum->requests_calling++;
-        if (sim__in_window(s, s->now)) sum->requests_in_fault++;
+        if (sim__in_window_now(s)) sum->requests_in_fault++;
     }
     if (s->live > sum->in_flight_peak) sum->in_flight_peak = s->live;
     if (r->resubmits > 0) {
