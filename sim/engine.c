@@ -62,12 +62,6 @@ int sim__pool_take(pool *p, uint32_t *out) {
     return FB_OK;
 }
 
-void sim__pool_release(pool *p, uint32_t i) {
-    uint32_t *gen = pool_at(p, i);
-    (*gen)++;
-    p->free_list[p->free_len++] = i;
-}
-
 /* ---- errors, scheduling, the event log ---- */
 
 void sim__stop(sim *s, int rc, const char *fmt, ...) {

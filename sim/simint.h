@@ -446,7 +446,13 @@ static inline int sim__pool_take_dirty(pool *p, uint32_t *out) {
     }
     return sim__pool_alloc(p, out);
 }
-void sim__pool_release(pool *p, uint32_t i);
+/* Give entry i back; its generation moves on, so that events of its last use are stale. Inline:
+ * every attempt and request ends with it. */
+static inline void sim__pool_release(pool *p, uint32_t i) {
+    uint32_t *gen = pool_at(p, i);
+    (*gen)++;
+    p->free_list[p->free_len++] = i;
+}
 void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sim__push_failed(sim *s, fb_time_us t);
 /* Schedule an event at t (not before now); inline, as the queue's common case is. */
