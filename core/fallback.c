@@ -185,11 +185,10 @@ static inline bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_u
     return true;
 }
 
-/* Report a result to the breaker; c (NULL for a cancelled call) carries its trip rules. */
-static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permit *permit,
-                           fb_effect effect, const fb_class *c, fb_time_us hint_us,
-                           fb_time_us now_us) {
-    if (p->port.allow == NULL && p->breaker == NULL) return; /* nobody to tell */
+/* breaker_record's report, to a provider that has a breaker. */
+static void breaker_tell(const fb_fallback_provider *p, const fb_breaker_permit *permit,
+                         fb_effect effect, const fb_class *c, fb_time_us hint_us,
+                         fb_time_us now_us) {
     fb_time_us duration_us = now_us - permit->admitted_us;
     fb_breaker_result r = {.effect = effect,
                            .duration_us = duration_us < 0 ? 0 : duration_us,
@@ -200,6 +199,18 @@ static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permi
         p->port.record(p->port.ctx, permit, &r, now_us);
     else if (p->breaker != NULL)
         fb_breaker_record(p->breaker, permit, &r, now_us);
+}
+
+/*
+ * Report a result to the breaker; c (NULL for a cancelled call) carries its
+ * trip rules. Inline: asked per attempt, and most of a storm's providers have
+ * no breaker to tell.
+ */
+static inline void breaker_record(const fb_fallback_provider *p, const fb_breaker_permit *permit,
+                                  fb_effect effect, const fb_class *c, fb_time_us hint_us,
+                                  fb_time_us now_us) {
+    if (p->port.allow == NULL && p->breaker == NULL) return; /* nobody to tell */
+    breaker_tell(p, permit, effect, c, hint_us, now_us);
 }
 
 /* Give a concurrency permit back with what its attempt was to the limit. */
