@@ -105,8 +105,31 @@ static inline int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint
     return FB_OK;
 }
 /* Schedule on a FIFO lane; t must not be earlier than the lane's last event. */
-int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
-                        uint32_t gen, uint32_t arg);
+int sim_queue_push_lane_any(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
+                            uint32_t gen, uint32_t arg);
+
+/*
+ * sim_queue_push_lane_any, with the common case inline (a request's
+ * deadline): a lane already in use, not empty, with room for one more event.
+ */
+static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind,
+                                      uint32_t id, uint32_t gen, uint32_t arg) {
+    if (lane < SIM_LANES_MAX && lane < q->lanes_used) {
+        sim_fifo *l = &q->lanes[lane];
+        sim_event *v = (sim_event *)(void *)l->v;
+        if (l->len > 0 && l->len < l->cap && q->total_len < q->cap_max &&
+            t >= v[sim_fifo_slot(l, l->len - 1)].t) {
+            v[sim_fifo_slot(l, l->len)] = (sim_event){t, q->seq, id, gen, kind, arg};
+            l->len++;
+            if (t < q->lanes_t) q->lanes_t = t; /* (a lane's head is at or before t) */
+            q->seq++;
+            q->pushed++;
+            if (++q->total_len > q->peak) q->peak = q->total_len;
+            return FB_OK;
+        }
+    }
+    return sim_queue_push_lane_any(q, lane, t, kind, id, gen, arg);
+}
 /* Remove the earliest event; false when empty. */
 bool sim_queue_pop_any(sim_queue *q, sim_event *out);
 
