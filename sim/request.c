@@ -489,9 +489,13 @@ fb_class sim__classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi) {
  * The innermost layer's attempt ended with `rep` (class c) from provider pi,
  * which generated `out` output tokens: its engine decides. A hedge group's
  * answer (`hedged`) may come from another provider than the engine's.
+ * Always inlined: sim__deliver hands it every answer (a call of eight
+ * arguments per attempt).
  */
-static void inner_answer(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, const fb_class *c,
-                         fb_time_us hint, uint32_t out, bool hedged) {
+__attribute__((always_inline)) static inline void inner_answer(sim *s, uint32_t ri, uint32_t pi,
+                                                               const fb_reply *rep,
+                                                               const fb_class *c, fb_time_us hint,
+                                                               uint32_t out, bool hedged) {
     req *r = R(s, ri);
     uint32_t inner = r->stack->depth - 1;
     hop *h = &r->hops[inner];
