@@ -94,41 +94,44 @@ static fb_time_us deadline_at(const fb_fallback *fb, const fb_fallback_request *
     return fb_time_add(req->start_us, fb->cfg.retry->cfg.deadline_us);
 }
 
-static fb_fallback_decision decision(const fb_fallback_request *req, fb_action action,
-                                     uint8_t provider) {
-    fb_fallback_decision d = {0};
-    d.action = action;
-    d.provider = provider;
+/*
+ * The decisions below are written into the caller's *d, from the public
+ * function's down to the step that decides: a retry that goes straight to
+ * its next attempt passes through five of them, and a 48-byte decision
+ * returned by value is copied at each.
+ */
+static void decision(const fb_fallback_request *req, fb_action action, uint8_t provider,
+                     fb_fallback_decision *d) {
+    *d = (fb_fallback_decision){0};
+    d->action = action;
+    d->provider = provider;
     /* via fallback = not the chain's first provider, whether that one failed
      * or was skipped (open breaker, limiter, context window) */
-    d.via_fallback = action != FB_ACT_WAIT && req->stats.attempts > 0 && req->order_len > 0 &&
-                     provider != req->order[0];
-    d.last_outcome = req->last_outcome;
-    return d;
+    d->via_fallback = action != FB_ACT_WAIT && req->stats.attempts > 0 && req->order_len > 0 &&
+                      provider != req->order[0];
+    d->last_outcome = req->last_outcome;
 }
 
 /* Groups: via fallback = outside the group the request started in. */
-static fb_fallback_decision decision_at(const fb_fallback *fb, const fb_fallback_request *req,
-                                        fb_action action, uint8_t provider) {
-    fb_fallback_decision d = decision(req, action, provider);
+static void decision_at(const fb_fallback *fb, const fb_fallback_request *req, fb_action action,
+                        uint8_t provider, fb_fallback_decision *d) {
+    decision(req, action, provider, d);
     if (grouped(fb))
-        d.via_fallback = action != FB_ACT_WAIT && req->stats.attempts > 0 &&
-                         fb->cfg.group[provider] != req->first_group;
-    return d;
+        d->via_fallback = action != FB_ACT_WAIT && req->stats.attempts > 0 &&
+                          fb->cfg.group[provider] != req->first_group;
 }
 
-static fb_fallback_decision finish(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop,
-                                   bool degraded) {
+static void finish(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop, bool degraded,
+                   fb_fallback_decision *d) {
     uint8_t provider = 0;
     if (req->stats.attempts > 0)
         provider = req->last_provider;
     else if (req->order_len > 0)
         provider = req->order[req->pos < req->order_len ? req->pos : req->order_len - 1];
     req->phase = PHASE_DONE;
-    fb_fallback_decision d = decision_at(fb, req, FB_ACT_DONE, provider);
-    d.stop = stop;
-    d.degraded = degraded;
-    return d;
+    decision_at(fb, req, FB_ACT_DONE, provider, d);
+    d->stop = stop;
+    d->degraded = degraded;
 }
 
 /*
@@ -137,7 +140,7 @@ static fb_fallback_decision finish(const fb_fallback *fb, fb_fallback_request *r
  * that could serve were down), then the client's own limiter, and a context
  * window only when it alone ruled every provider out.
  */
-static fb_fallback_decision exhausted(const fb_fallback *fb, fb_fallback_request *req) {
+static void exhausted(const fb_fallback *fb, fb_fallback_request *req, fb_fallback_decision *d) {
     fb_stop stop = FB_STOP_EXHAUSTED;
     if (req->stats.attempts == 0) {
         if (req->skipped & SKIP_BREAKER)
@@ -147,22 +150,28 @@ static fb_fallback_decision exhausted(const fb_fallback *fb, fb_fallback_request
         else if (req->skipped & SKIP_CONTEXT)
             stop = FB_STOP_CONTEXT_LENGTH;
     }
-    return finish(fb, req, stop, fb->cfg.degraded);
+    finish(fb, req, stop, fb->cfg.degraded, d);
 }
 
 /* A failure that may not go on ends the request with what it was. */
-static fb_fallback_decision stop_on(const fb_fallback *fb, fb_fallback_request *req, fb_outcome o) {
+static void stop_on(const fb_fallback *fb, fb_fallback_request *req, fb_outcome o,
+                    fb_fallback_decision *d) {
     switch (o) {
     case FB_OUT_PERMANENT:
-        return finish(fb, req, FB_STOP_PERMANENT, false);
+        finish(fb, req, FB_STOP_PERMANENT, false, d);
+        return;
     case FB_OUT_POLICY:
-        return finish(fb, req, FB_STOP_POLICY, false);
+        finish(fb, req, FB_STOP_POLICY, false, d);
+        return;
     case FB_OUT_CANCELLED:
-        return finish(fb, req, FB_STOP_CANCELLED, false);
+        finish(fb, req, FB_STOP_CANCELLED, false, d);
+        return;
     case FB_OUT_CONTEXT_LENGTH:
-        return finish(fb, req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded);
+        finish(fb, req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded, d);
+        return;
     default:
-        return finish(fb, req, FB_STOP_EXHAUSTED, fb->cfg.degraded);
+        finish(fb, req, FB_STOP_EXHAUSTED, fb->cfg.degraded, d);
+        return;
     }
 }
 
@@ -176,11 +185,10 @@ static inline bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_u
     return true;
 }
 
-/* Report a result to the breaker; c (NULL for a cancelled call) carries its trip rules. */
-static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permit *permit,
-                           fb_effect effect, const fb_class *c, fb_time_us hint_us,
-                           fb_time_us now_us) {
-    if (p->port.allow == NULL && p->breaker == NULL) return; /* nobody to tell */
+/* breaker_record's report, to a provider that has a breaker. */
+static void breaker_tell(const fb_fallback_provider *p, const fb_breaker_permit *permit,
+                         fb_effect effect, const fb_class *c, fb_time_us hint_us,
+                         fb_time_us now_us) {
     fb_time_us duration_us = now_us - permit->admitted_us;
     fb_breaker_result r = {.effect = effect,
                            .duration_us = duration_us < 0 ? 0 : duration_us,
@@ -191,6 +199,18 @@ static void breaker_record(const fb_fallback_provider *p, const fb_breaker_permi
         p->port.record(p->port.ctx, permit, &r, now_us);
     else if (p->breaker != NULL)
         fb_breaker_record(p->breaker, permit, &r, now_us);
+}
+
+/*
+ * Report a result to the breaker; c (NULL for a cancelled call) carries its
+ * trip rules. Inline: asked per attempt, and most of a storm's providers have
+ * no breaker to tell.
+ */
+static inline void breaker_record(const fb_fallback_provider *p, const fb_breaker_permit *permit,
+                                  fb_effect effect, const fb_class *c, fb_time_us hint_us,
+                                  fb_time_us now_us) {
+    if (p->port.allow == NULL && p->breaker == NULL) return; /* nobody to tell */
+    breaker_tell(p, permit, effect, c, hint_us, now_us);
 }
 
 /* Give a concurrency permit back with what its attempt was to the limit. */
@@ -268,7 +288,7 @@ static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_
     if (!r.retry) return false;
     req->retried = true;
     req->phase = PHASE_WAIT_RETRY;
-    *d = decision(req, FB_ACT_WAIT, req->order[req->pos]);
+    decision(req, FB_ACT_WAIT, req->order[req->pos], d);
     d->delay_us = r.delay_us;
     return true;
 }
@@ -287,7 +307,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
 
     if (now_us >= deadline_us) {
         if (reserved) fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
-        *d = finish(fb, req, FB_STOP_DEADLINE, false);
+        finish(fb, req, FB_STOP_DEADLINE, false, d);
         return true;
     }
     if (!reserved && p->ratelimit != NULL) {
@@ -303,7 +323,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
         }
         if (rl.wait_us > 0) {
             req->phase = PHASE_WAIT_LIMIT;
-            *d = decision_at(fb, req, FB_ACT_WAIT, provider);
+            decision_at(fb, req, FB_ACT_WAIT, provider, d);
             d->delay_us = rl.wait_us;
             return true;
         }
@@ -332,7 +352,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
     req->phase = PHASE_ATTEMPT;
     req->detached = false;
 
-    *d = decision_at(fb, req, FB_ACT_ATTEMPT, provider);
+    decision_at(fb, req, FB_ACT_ATTEMPT, provider, d);
     d->timeout_us = timeout_us;
     d->resume = req->resume;
     return true;
@@ -355,9 +375,8 @@ static bool window_skips(const fb_fallback *fb, const fb_fallback_request *req, 
 }
 
 /* Try the provider at pos and those after it, each one fresh, until a decision. */
-static fb_fallback_decision advance(const fb_fallback *fb, fb_fallback_request *req,
-                                    fb_time_us now_us) {
-    fb_fallback_decision d;
+static void advance(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                    fb_fallback_decision *d) {
     for (; req->pos < req->order_len; req->pos++) {
         req->cur = req->pos;
         if (window_skips(fb, req, req->pos)) {
@@ -365,26 +384,28 @@ static fb_fallback_decision advance(const fb_fallback *fb, fb_fallback_request *
             continue;
         }
         fresh_retries(req, now_us);
-        if (send(fb, req, false, now_us, &d)) return d;
+        if (send(fb, req, false, now_us, d)) return;
     }
-    return exhausted(fb, req);
+    exhausted(fb, req, d);
 }
 
 /* Continue with the current provider (a retry); skipped, go on down the chain. */
-static fb_fallback_decision again(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
-                                  fb_time_us now_us) {
-    fb_fallback_decision d;
+static void again(const fb_fallback *fb, fb_fallback_request *req, bool reserved, fb_time_us now_us,
+                  fb_fallback_decision *d) {
     req->phase = PHASE_IDLE;
     req->cur = req->pos;
-    if (send(fb, req, reserved, now_us, &d)) return d;
+    if (send(fb, req, reserved, now_us, d)) return;
     req->pos++;
-    return advance(fb, req, now_us);
+    advance(fb, req, now_us, d);
 }
 
 /* Leave the current provider after its failure `c`. */
-static fb_fallback_decision fall_back(const fb_fallback *fb, fb_fallback_request *req,
-                                      const fb_class *c, fb_time_us now_us) {
-    if (now_us >= deadline_at(fb, req)) return finish(fb, req, FB_STOP_DEADLINE, false);
+static void fall_back(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
+                      fb_time_us now_us, fb_fallback_decision *d) {
+    if (now_us >= deadline_at(fb, req)) {
+        finish(fb, req, FB_STOP_DEADLINE, false, d);
+        return;
+    }
     uint32_t failed_window = current(fb, req)->context_window;
     req->pos++;
     if (c->outcome == FB_OUT_CONTEXT_LENGTH) {
@@ -394,16 +415,19 @@ static fb_fallback_decision fall_back(const fb_fallback *fb, fb_fallback_request
             uint32_t w = fb->cfg.providers[req->order[i]].context_window;
             any = w == 0 || w > failed_window;
         }
-        if (!any) return finish(fb, req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded);
+        if (!any) {
+            finish(fb, req, FB_STOP_CONTEXT_LENGTH, fb->cfg.degraded, d);
+            return;
+        }
         if (failed_window > req->window_floor) req->window_floor = failed_window;
     }
-    return advance(fb, req, now_us);
+    advance(fb, req, now_us, d);
 }
 
 /* ---- groups (FB_PICK_RANDOM, FB_PICK_ROUND_ROBIN) ---- */
 
-static fb_fallback_decision advance_group(const fb_fallback *fb, fb_fallback_request *req,
-                                          fb_time_us now_us);
+static void advance_group(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                          fb_fallback_decision *d);
 
 /* The end (exclusive) of the group that starts at position `from` of the order. */
 static uint8_t group_end(const fb_fallback *fb, const fb_fallback_request *req, uint32_t from) {
@@ -488,11 +512,11 @@ static bool send_group(const fb_fallback *fb, fb_fallback_request *req, bool res
 }
 
 /* A retry after `delay_us` (0: at once) of the current provider, or of the current group. */
-static fb_fallback_decision wait_retry(const fb_fallback *fb, fb_fallback_request *req,
-                                       fb_time_us delay_us, fb_time_us now_us);
+static void wait_retry(const fb_fallback *fb, fb_fallback_request *req, fb_time_us delay_us,
+                       fb_time_us now_us, fb_fallback_decision *d);
 
-static fb_fallback_decision fall_back_group(const fb_fallback *fb, fb_fallback_request *req,
-                                            const fb_class *c, fb_time_us now_us);
+static void fall_back_group(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
+                            fb_time_us now_us, fb_fallback_decision *d);
 
 /*
  * LiteLLM's loop when no deployment of the group admits: the attempt raises
@@ -500,96 +524,113 @@ static fb_fallback_decision fall_back_group(const fb_fallback *fb, fb_fallback_r
  * with judge_first the sleep reads the group's first failure, and so does the
  * fallback once the retries are spent.
  */
-static fb_fallback_decision none_admit(const fb_fallback *fb, fb_fallback_request *req,
-                                       fb_time_us now_us) {
+static void none_admit(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                       fb_fallback_decision *d) {
     bool first = fb->cfg.judge_first == FB_ON && req->retry.attempt > 0;
     if (fb->cfg.healthy_gate == FB_ON && fb->cfg.retry != NULL) {
         fb_class c = {.outcome = FB_OUT_REJECTED, .retryable = true, .may_fallback = true};
         fb_retry_decision r = fb_retry_next(fb->cfg.retry, &req->retry, &c,
                                             first ? req->group_first_hint : FB_TIME_NONE,
                                             fb->cfg.budget, fb->cfg.rng, now_us);
-        if (r.retry) return wait_retry(fb, req, r.delay_us, now_us);
-        if (r.reason == FB_GIVEUP_DEADLINE) return finish(fb, req, FB_STOP_DEADLINE, false);
+        if (r.retry) {
+            wait_retry(fb, req, r.delay_us, now_us, d);
+            return;
+        }
+        if (r.reason == FB_GIVEUP_DEADLINE) {
+            finish(fb, req, FB_STOP_DEADLINE, false, d);
+            return;
+        }
     }
     if (first) {
-        if (!req->group_first.may_fallback) return stop_on(fb, req, req->group_first.outcome);
-        return fall_back_group(fb, req, &req->group_first, now_us);
+        if (!req->group_first.may_fallback)
+            stop_on(fb, req, req->group_first.outcome, d);
+        else
+            fall_back_group(fb, req, &req->group_first, now_us, d);
+        return;
     }
     req->pos = req->gend;
-    return advance_group(fb, req, now_us);
+    advance_group(fb, req, now_us, d);
 }
 
 /* A retry in the current group. */
-static fb_fallback_decision again_group(const fb_fallback *fb, fb_fallback_request *req,
-                                        bool reserved, fb_time_us now_us) {
-    fb_fallback_decision d;
+static void again_group(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
+                        fb_time_us now_us, fb_fallback_decision *d) {
     req->phase = PHASE_IDLE;
-    if (send_group(fb, req, reserved, now_us, &d)) return d;
-    return none_admit(fb, req, now_us);
+    if (send_group(fb, req, reserved, now_us, d)) return;
+    none_admit(fb, req, now_us, d);
 }
 
 /* Each group from pos on, with fresh retries, until one sends an attempt. */
-static fb_fallback_decision advance_group(const fb_fallback *fb, fb_fallback_request *req,
-                                          fb_time_us now_us) {
-    fb_fallback_decision d;
+static void advance_group(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                          fb_fallback_decision *d) {
     while (req->pos < req->order_len) {
         req->gend = group_end(fb, req, req->pos);
         req->fresh_group = true;
         fresh_retries(req, now_us);
-        if (send_group(fb, req, false, now_us, &d)) return d;
+        if (send_group(fb, req, false, now_us, d)) return;
         req->pos = req->gend;
     }
-    return exhausted(fb, req);
+    exhausted(fb, req, d);
 }
 
 /* Leave the current group after its failure `c`: the next group, or an alternative chain. */
-static fb_fallback_decision fall_back_group(const fb_fallback *fb, fb_fallback_request *req,
-                                            const fb_class *c, fb_time_us now_us) {
-    if (now_us >= deadline_at(fb, req)) return finish(fb, req, FB_STOP_DEADLINE, false);
+static void fall_back_group(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
+                            fb_time_us now_us, fb_fallback_decision *d) {
+    if (now_us >= deadline_at(fb, req)) {
+        finish(fb, req, FB_STOP_DEADLINE, false, d);
+        return;
+    }
     const fb_fallback_chain *alt = c->outcome == FB_OUT_CONTEXT_LENGTH ? &fb->cfg.on_context_length
                                    : c->outcome == FB_OUT_POLICY       ? &fb->cfg.on_policy
                                                                        : NULL;
     if (alt != NULL && alt->set && !req->switched) {
-        if (alt->len == 0) return stop_on(fb, req, c->outcome);
+        if (alt->len == 0) {
+            stop_on(fb, req, c->outcome, d);
+            return;
+        }
         req->switched = true;
         for (uint32_t i = 0; i < alt->len; i++) req->order[i] = alt->order[i];
         req->order_len = (uint8_t)alt->len;
         req->pos = 0;
-        return advance_group(fb, req, now_us);
+        advance_group(fb, req, now_us, d);
+        return;
     }
     req->pos = req->gend;
-    return advance_group(fb, req, now_us);
+    advance_group(fb, req, now_us, d);
 }
 
-static fb_fallback_decision wait_retry(const fb_fallback *fb, fb_fallback_request *req,
-                                       fb_time_us delay_us, fb_time_us now_us) {
+static void wait_retry(const fb_fallback *fb, fb_fallback_request *req, fb_time_us delay_us,
+                       fb_time_us now_us, fb_fallback_decision *d) {
     req->retried = true;
-    if (delay_us <= 0)
-        return grouped(fb) ? again_group(fb, req, false, now_us) : again(fb, req, false, now_us);
+    if (delay_us <= 0) {
+        if (grouped(fb))
+            again_group(fb, req, false, now_us, d);
+        else
+            again(fb, req, false, now_us, d);
+        return;
+    }
     req->phase = PHASE_WAIT_RETRY;
-    fb_fallback_decision d = decision_at(fb, req, FB_ACT_WAIT, req->order[req->cur]);
-    d.delay_us = delay_us;
-    return d;
+    decision_at(fb, req, FB_ACT_WAIT, req->order[req->cur], d);
+    d->delay_us = delay_us;
 }
 
 /* A request that ended gives back the retry slot it held (CONCURRENCY budgets). */
-static fb_fallback_decision settle(const fb_fallback *fb, fb_fallback_request *req,
-                                   fb_fallback_decision d) {
-    if (d.action == FB_ACT_DONE && fb->cfg.budget != NULL)
+static void settle(const fb_fallback *fb, fb_fallback_request *req, const fb_fallback_decision *d) {
+    if (d->action == FB_ACT_DONE && fb->cfg.budget != NULL)
         fb_budget_release(fb->cfg.budget, &req->retry);
-    return d;
 }
 
 /* result() or resume() out of turn: a programming error. End the request, keep no permit. */
-static fb_fallback_decision misuse(const fb_fallback *fb, fb_fallback_request *req,
-                                   fb_time_us now_us) {
+static void misuse(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                   fb_fallback_decision *d) {
     fb_fallback_cancel(fb, req, now_us);
-    return finish(fb, req, FB_STOP_EXHAUSTED, false);
+    finish(fb, req, FB_STOP_EXHAUSTED, false, d);
 }
 
 fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_request *req,
                                        uint32_t tokens_needed, const uint8_t *order,
                                        uint32_t order_len, fb_time_us now_us) {
+    fb_fallback_decision d;
     *req = (fb_fallback_request){0};
     req->last_outcome = FB_OUT_SUCCESS;
     req->tokens_needed = tokens_needed;
@@ -599,20 +640,26 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
         order_len = fb->cfg.order_len;
     }
     /* A bad override is a programming error: end at once, no degraded answer. */
-    if (!order_valid(order, order_len, fb->cfg.provider_count))
-        return finish(fb, req, FB_STOP_EXHAUSTED, false);
+    if (!order_valid(order, order_len, fb->cfg.provider_count)) {
+        finish(fb, req, FB_STOP_EXHAUSTED, false, &d);
+        return d;
+    }
     for (uint32_t i = 0; i < order_len; i++) req->order[i] = order[i];
     req->order_len = (uint8_t)order_len;
     if (fb->cfg.budget != NULL) fb_budget_on_request(fb->cfg.budget, now_us);
-    if (!grouped(fb)) return advance(fb, req, now_us);
+    if (!grouped(fb)) {
+        advance(fb, req, now_us, &d);
+        return d;
+    }
     req->first_group = fb->cfg.group[req->order[0]];
-    return settle(fb, req, advance_group(fb, req, now_us));
+    advance_group(fb, req, now_us, &d);
+    settle(fb, req, &d);
+    return d;
 }
 
 /* The retry or fallback after failure `c`. */
-static fb_fallback_decision after_failure(const fb_fallback *fb, fb_fallback_request *req,
-                                          const fb_class *c, fb_time_us hint_us,
-                                          fb_time_us now_us) {
+static void after_failure(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
+                          fb_time_us hint_us, fb_time_us now_us, fb_fallback_decision *d) {
     /* LiteLLM: a group's first failure decides; the loop retries whatever fails after it */
     fb_class first;
     if (grouped(fb) && fb->cfg.judge_first == FB_ON) {
@@ -637,17 +684,29 @@ static fb_fallback_decision after_failure(const fb_fallback *fb, fb_fallback_req
             if (grouped(fb) && fb->cfg.zero_wait_if_healthy == FB_ON && req->gend - req->pos > 1 &&
                 any_admits(fb, req, now_us))
                 delay = 0;
-            return wait_retry(fb, req, delay, now_us);
+            wait_retry(fb, req, delay, now_us, d);
+            return;
         }
-        if (r.reason == FB_GIVEUP_DEADLINE) return finish(fb, req, FB_STOP_DEADLINE, false);
+        if (r.reason == FB_GIVEUP_DEADLINE) {
+            finish(fb, req, FB_STOP_DEADLINE, false, d);
+            return;
+        }
     }
-    if (!c->may_fallback) return stop_on(fb, req, c->outcome);
-    return grouped(fb) ? fall_back_group(fb, req, c, now_us) : fall_back(fb, req, c, now_us);
+    if (!c->may_fallback)
+        stop_on(fb, req, c->outcome, d);
+    else if (grouped(fb))
+        fall_back_group(fb, req, c, now_us, d);
+    else
+        fall_back(fb, req, c, now_us, d);
 }
 
 fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
                                         const fb_class *c, fb_time_us hint_us, fb_time_us now_us) {
-    if (req->phase != PHASE_ATTEMPT || c == NULL) return misuse(fb, req, now_us);
+    fb_fallback_decision d;
+    if (req->phase != PHASE_ATTEMPT || c == NULL) {
+        misuse(fb, req, now_us, &d);
+        return d;
+    }
     req->phase = PHASE_IDLE;
     req->last_outcome = c->outcome;
     if (fb->cfg.budget != NULL) {
@@ -664,22 +723,36 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
 
     if (c->outcome == FB_OUT_SUCCESS) {
         if (fb->cfg.budget != NULL) fb_budget_on_success(fb->cfg.budget, &req->retry);
-        return finish(fb, req, FB_STOP_SUCCESS, false);
+        finish(fb, req, FB_STOP_SUCCESS, false, &d);
+        return d;
     }
     if (c->after_first_token) {
-        if (fb->cfg.stream == FB_STREAM_FAIL) return finish(fb, req, FB_STOP_STREAM_BROKEN, false);
+        if (fb->cfg.stream == FB_STREAM_FAIL) {
+            finish(fb, req, FB_STOP_STREAM_BROKEN, false, &d);
+            return d;
+        }
         /* The user has seen part of the answer: every later attempt continues it. */
         if (fb->cfg.stream == FB_STREAM_RESUME) req->resume = true;
     }
-    return settle(fb, req, after_failure(fb, req, c, hint_us, now_us));
+    after_failure(fb, req, c, hint_us, now_us, &d);
+    settle(fb, req, &d);
+    return d;
 }
 
 fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,
                                         fb_time_us now_us) {
+    fb_fallback_decision d;
     bool limit = req->phase == PHASE_WAIT_LIMIT;
-    if (req->phase != PHASE_WAIT_RETRY && !limit) return misuse(fb, req, now_us);
-    if (grouped(fb)) return settle(fb, req, again_group(fb, req, limit, now_us));
-    return settle(fb, req, again(fb, req, limit, now_us));
+    if (req->phase != PHASE_WAIT_RETRY && !limit) {
+        misuse(fb, req, now_us, &d);
+        return d;
+    }
+    if (grouped(fb))
+        again_group(fb, req, limit, now_us, &d);
+    else
+        again(fb, req, limit, now_us, &d);
+    settle(fb, req, &d);
+    return d;
 }
 
 void fb_fallback_cancel(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us) {

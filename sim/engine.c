@@ -62,12 +62,6 @@ int sim__pool_take(pool *p, uint32_t *out) {
     return FB_OK;
 }
 
-void sim__pool_release(pool *p, uint32_t i) {
-    uint32_t *gen = pool_at(p, i);
-    (*gen)++;
-    p->free_list[p->free_len++] = i;
-}
-
 /* ---- errors, scheduling, the event log ---- */
 
 void sim__stop(sim *s, int rc, const char *fmt, ...) {
@@ -92,9 +86,9 @@ static void queue_full(sim *s) {
               (double)s->now / 1e6);
 }
 
-void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg) {
-    if (in_past(s, t)) return;
-    if (sim_queue_push(&s->q, t, kind, id, gen, arg) != FB_OK) queue_full(s);
+/* sim__push could not schedule at t: it is in the past, or the queue is full. */
+void sim__push_failed(sim *s, fb_time_us t) {
+    if (!in_past(s, t)) queue_full(s);
 }
 
 /* A deadline on the lane still belongs to its request (else the request ended). */
@@ -303,11 +297,11 @@ void sim__run_model(sim *s) {
         }
         /* after the traffic window, stop once every request has ended */
         if (ev.t > s->sc->duration_us && s->live == 0) break;
-        if (ev.t >= s->next_tick_us || ev.t >= s->sc->duration_us) sim__emit_ticks(s, ev.t);
+        if (ev.t >= s->tick_due_us) sim__emit_ticks(s, ev.t);
         s->now = ev.t;
         prefetch_upcoming(s);
         step(s, &ev);
-        progress(s);
+        if (s->now >= s->next_progress_us) progress(s);
     }
 }
 

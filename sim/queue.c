@@ -262,8 +262,8 @@ static void count_push(sim_queue *q) {
     if (++q->total_len > q->peak) q->peak = q->total_len;
 }
 
-int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
-                   uint32_t arg) {
+int sim_queue_push_any(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
+                       uint32_t arg) {
     if (q->total_len >= q->cap_max) return FB_ECAP;
     sim_event ev = {t, q->seq, id, gen, kind, arg};
     int64_t b = bucket_of(t);
@@ -290,8 +290,8 @@ static int lane_push(sim_fifo *l, const sim_event *ev) {
     return FB_OK;
 }
 
-int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
-                        uint32_t gen, uint32_t arg) {
+int sim_queue_push_lane_any(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
+                            uint32_t gen, uint32_t arg) {
     if (lane >= SIM_LANES_MAX) return FB_EINVAL;
     if (q->total_len >= q->cap_max) return FB_ECAP;
     sim_fifo *l = &q->lanes[lane];

@@ -77,11 +77,59 @@ typedef struct sim_queue {
 int sim_queue_init(sim_queue *q, size_t cap_max);
 void sim_queue_free(sim_queue *q);
 /* Schedule at time t. FB_ECAP when the queue holds cap_max events. */
-int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
-                   uint32_t arg);
+int sim_queue_push_any(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
+                       uint32_t arg);
+
+/*
+ * sim_queue_push_any, with the common case inline: a bucket of the ring, a
+ * free node for it, and room in the run to drain the ring (ring_push in
+ * queue.c, the same steps).
+ */
+static inline int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id,
+                                 uint32_t gen, uint32_t arg) {
+    int64_t b = t >> SIM_CAL_SHIFT;
+    uint32_t n = q->free_node;
+    if (b <= q->cur || b - q->cur >= SIM_CAL_BUCKETS || n == UINT32_MAX ||
+        q->total_len >= q->cap_max || q->ring_len + q->rlen >= q->rcap)
+        return sim_queue_push_any(q, t, kind, id, gen, arg);
+    size_t slot = (size_t)b & (SIM_CAL_BUCKETS - 1);
+    q->free_node = q->next[n];
+    q->nodes[n] = (sim_event){t, q->seq, id, gen, kind, arg};
+    q->next[n] = q->bucket[slot];
+    q->bucket[slot] = n;
+    q->nonempty[slot / 64] |= UINT64_C(1) << (slot % 64);
+    q->ring_len++;
+    q->seq++;
+    q->pushed++;
+    if (++q->total_len > q->peak) q->peak = q->total_len;
+    return FB_OK;
+}
 /* Schedule on a FIFO lane; t must not be earlier than the lane's last event. */
-int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
-                        uint32_t gen, uint32_t arg);
+int sim_queue_push_lane_any(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id,
+                            uint32_t gen, uint32_t arg);
+
+/*
+ * sim_queue_push_lane_any, with the common case inline (a request's
+ * deadline): a lane already in use, not empty, with room for one more event.
+ */
+static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind,
+                                      uint32_t id, uint32_t gen, uint32_t arg) {
+    if (lane < SIM_LANES_MAX && lane < q->lanes_used) {
+        sim_fifo *l = &q->lanes[lane];
+        sim_event *v = (sim_event *)(void *)l->v;
+        if (l->len > 0 && l->len < l->cap && q->total_len < q->cap_max &&
+            t >= v[sim_fifo_slot(l, l->len - 1)].t) {
+            v[sim_fifo_slot(l, l->len)] = (sim_event){t, q->seq, id, gen, kind, arg};
+            l->len++;
+            if (t < q->lanes_t) q->lanes_t = t; /* (a lane's head is at or before t) */
+            q->seq++;
+            q->pushed++;
+            if (++q->total_len > q->peak) q->peak = q->total_len;
+            return FB_OK;
+        }
+    }
+    return sim_queue_push_lane_any(q, lane, t, kind, id, gen, arg);
+}
 /* Remove the earliest event; false when empty. */
 bool sim_queue_pop_any(sim_queue *q, sim_event *out);
 

@@ -23,6 +23,9 @@ _Static_assert(offsetof(hop, fr) == 0 && HOP_KEPT >= sizeof(fb_fallback_request)
                "hop: fr first, the fields zeroed per request after it");
 _Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
                "req, attempt: the generation first");
+/* sim__new_attempt and sim__new_request set each field: a new one needs its line there */
+_Static_assert(offsetof(attempt, x) == 88, "attempt: a field sim__new_attempt does not set");
+_Static_assert(offsetof(req, hops) == 96, "req: a field sim__new_request does not set");
 
 static void start_request(sim *s, uint32_t ri);
 static void begin_call(sim *s, uint32_t ri);
@@ -70,11 +73,24 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
     }
     req *r = R(s, ri);
     /*
-     * Zeroed but for its generation and each hop's fallback state, which
-     * nothing reads before layer_begin sets it whole (fb_fallback_begin):
-     * 200 bytes a layer not written twice.
+     * Every field but its generation set here: these zeroed, the others
+     * written below (a memset of the whole is a `rep stos` per request).
+     * Each hop's fallback state is left: nothing reads it before
+     * layer_begin sets it whole (fb_fallback_begin), 200 bytes a layer not
+     * written twice; the rest of each hop is zeroed.
      */
-    memset((char *)r + sizeof r->gen, 0, offsetof(req, hops) - sizeof r->gen);
+    r->state = R_FREE;
+    r->holds_worker = false;
+    r->via_fallback = false;
+    r->degraded = false;
+    r->resubmits = 0;
+    r->gw = GW_NONE;
+    r->gw_chosen = 0;
+    r->seat = 0;
+    r->gw_ticket = 0;
+    r->gw_since_us = 0;
+    r->attempt = 0;
+    r->sent = 0;
     for (uint32_t d = 0; d < s->depth_max; d++)
         memset((char *)&r->hops[d] + HOP_KEPT, 0, sizeof(hop) - HOP_KEPT);
     if (s->hg_offset) memset(HG(s, r), 0, sizeof(hgroup)); /* after the hops when it hedges */
@@ -255,8 +271,16 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
         return rc;
     }
     attempt *a = A(s, ai);
-    /* zeroed but for its generation, in fixed-size stores (the pool's entry size is not fixed) */
-    memset((char *)a + sizeof a->gen, 0, sizeof(attempt) - sizeof a->gen);
+    /*
+     * Every field but its generation set here: those below are written
+     * anyway, these zeroed (a memset of the whole is a `rep stos` of 11
+     * words, per attempt).
+     */
+    a->state = A_FREE;
+    a->abandoned = false;
+    a->queued_us = 0;
+    a->timer_armed = false;
+    a->reply = (fb_reply){0};
     if (s->att_x) memset(a->x, 0, sizeof(attx));
     a->provider = provider;
     a->req = ri;
@@ -465,9 +489,13 @@ fb_class sim__classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi) {
  * The innermost layer's attempt ended with `rep` (class c) from provider pi,
  * which generated `out` output tokens: its engine decides. A hedge group's
  * answer (`hedged`) may come from another provider than the engine's.
+ * Always inlined: sim__deliver hands it every answer (a call of eight
+ * arguments per attempt).
  */
-static void inner_answer(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, const fb_class *c,
-                         fb_time_us hint, uint32_t out, bool hedged) {
+__attribute__((always_inline)) static inline void inner_answer(sim *s, uint32_t ri, uint32_t pi,
+                                                               const fb_reply *rep,
+                                                               const fb_class *c, fb_time_us hint,
+                                                               uint32_t out, bool hedged) {
     req *r = R(s, ri);
     uint32_t inner = r->stack->depth - 1;
     hop *h = &r->hops[inner];

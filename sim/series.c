@@ -130,6 +130,28 @@ static double limit_mean(const sim *s, uint32_t p) {
     return pods ? sum / pods : NAN;
 }
 
+/*
+ * t is inside a disturbance window; the span around t over which that holds
+ * (from the last window edge at or before t to the next one after it) is
+ * kept for sim__in_window_now.
+ */
+bool sim__in_window_at(sim *s, fb_time_us t) {
+    bool in = false;
+    fb_time_us from = INT64_MIN, to = FB_TIME_MAX;
+    for (uint32_t i = 0; i < s->window_count; i++) {
+        const window *w = &s->windows[i];
+        if (t >= w->start_us && t < w->end_us) in = true;
+        if (w->start_us <= t && w->start_us > from) from = w->start_us;
+        if (w->end_us <= t && w->end_us > from) from = w->end_us;
+        if (w->start_us > t && w->start_us < to) to = w->start_us;
+        if (w->end_us > t && w->end_us < to) to = w->end_us;
+    }
+    s->in_window = in;
+    s->in_window_from = from;
+    s->in_window_to = to;
+    return in;
+}
+
 static void fill_row(sim *s, sim_row *row, fb_time_us t) {
     row->t_us = t;
     row->in_flight = s->live;
@@ -180,4 +202,14 @@ void sim__emit_ticks(sim *s, fb_time_us t) {
         emit_row(s, s->next_tick_us - s->sc->tick_us);
         s->next_tick_us += s->sc->tick_us;
     }
+    sim__tick_due(s);
+}
+
+/*
+ * When sim__emit_ticks has a row to write: the model's loop asks before each
+ * event, and after the end of traffic (a storm's requests still retrying)
+ * there is none left to write.
+ */
+void sim__tick_due(sim *s) {
+    s->tick_due_us = sim__rows_left(s) ? sim__tick_end(s) : FB_TIME_MAX;
 }

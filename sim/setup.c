@@ -475,6 +475,7 @@ int sim__setup(sim *s) {
     if (rc == FB_OK) rc = sim__fleet_setup(s);
     if (rc != FB_OK) return rc;
     s->next_tick_us = sc->tick_us;
+    sim__tick_due(s);
     return s->rc;
 }
 

@@ -359,6 +359,7 @@ typedef struct sim {
     sim_row row;
     fb_hist tick_hist;
     fb_time_us next_tick_us;
+    fb_time_us tick_due_us; /* sim__tick_end() while rows are left, else FB_TIME_MAX */
     fb_time_us next_progress_us;
     /* baseline and spillover (series.c) */
     fb_time_us first_window_us;
@@ -373,6 +374,9 @@ typedef struct sim {
     /* disturbance windows: faults and spikes */
     window windows[WINDOWS_MAX];
     uint32_t window_count;
+    /* sim__in_window_now: the answer over [in_window_from, in_window_to) (empty at first) */
+    bool in_window;
+    fb_time_us in_window_from, in_window_to;
     bool judged[WINDOWS_MAX]; /* a full window starting after disturbance k's end was judged */
     /* the breakdown's fault windows (stats.c): one latency histogram each */
     fb_hist *bd_hist; /* sum->breakdown.window_count of them; NULL when none */
@@ -442,9 +446,20 @@ static inline int sim__pool_take_dirty(pool *p, uint32_t *out) {
     }
     return sim__pool_alloc(p, out);
 }
-void sim__pool_release(pool *p, uint32_t i);
+/* Give entry i back; its generation moves on, so that events of its last use are stale. Inline:
+ * every attempt and request ends with it. */
+static inline void sim__pool_release(pool *p, uint32_t i) {
+    uint32_t *gen = pool_at(p, i);
+    (*gen)++;
+    p->free_list[p->free_len++] = i;
+}
 void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen, uint32_t arg);
+void sim__push_failed(sim *s, fb_time_us t);
+/* Schedule an event at t (not before now); inline, as the queue's common case is. */
+static inline void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
+                             uint32_t arg) {
+    if (t < s->now || sim_queue_push(&s->q, t, kind, id, gen, arg) != FB_OK) sim__push_failed(s, t);
+}
 void sim__push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen);
 void sim__log_event(sim *s, const sim_log_event *ev);
 void sim__catch_up(sim *s, fb_time_us t);
@@ -548,14 +563,19 @@ bool sim__is_open(fb_breaker_state st);
 fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now);
 
 /* series.c */
-/* t is inside a disturbance window (inline: asked for every request and attempt). */
-static inline bool sim__in_window(const sim *s, fb_time_us t) {
-    for (uint32_t i = 0; i < s->window_count; i++)
-        if (t >= s->windows[i].start_us && t < s->windows[i].end_us) return true;
-    return false;
+bool sim__in_window_at(sim *s, fb_time_us t);
+/*
+ * The clock is inside a disturbance window. Asked for every request and
+ * attempt, answered from the span of time over which the answer holds, so
+ * that the windows are looked at only when the clock leaves it.
+ */
+static inline bool sim__in_window_now(sim *s) {
+    if (s->now >= s->in_window_from && s->now < s->in_window_to) return s->in_window;
+    return sim__in_window_at(s, s->now);
 }
 bool sim__rows_left(const sim *s);
 fb_time_us sim__tick_end(const sim *s);
+void sim__tick_due(sim *s);
 void sim__emit_ticks(sim *s, fb_time_us t);
 void sim__close_baseline(sim *s);
 
@@ -566,7 +586,7 @@ static inline void sim__stat_attempt(sim *s, const attempt *a) {
     s->sum->attempts++;
     s->sum->providers[a->provider].attempts++;
     s->provs[a->provider].tick.attempts++;
-    if (sim__in_window(s, s->now)) s->sum->attempts_in_fault++;
+    if (sim__in_window_now(s)) s->sum->attempts_in_fault++;
 }
 void sim__stat_gateway_attempt(sim *s, uint32_t seat); /* a replica's layers sent an attempt */
 /* What a gateway replica's call did (gateway.c); v: the workers busy, the calls queued, the

@@ -48,6 +48,31 @@ static void queue_ties_resolve_in_push_order(void **state) {
     sim_queue_free(&q);
 }
 
+/* A bucket of the ring drained into the run and sorted there (an insertion sort up to 32
+ * events, qsort above): time order, ties in push order, either way. */
+static void queue_drained_bucket_keeps_time_then_push_order(void **state) {
+    (void)state;
+    for (uint32_t count = 1; count <= 40; count++) {
+        sim_queue q;
+        assert_int_equal(sim_queue_init(&q, 1024), FB_OK);
+        /* one bucket ahead of the clock (the run holds bucket 0): times 1000..1002, mixed */
+        for (uint32_t i = 0; i < count; i++)
+            assert_int_equal(sim_queue_push(&q, 1000 + (fb_time_us)((i * 7) % 3), 1, i, 0, 0),
+                             FB_OK);
+        sim_event ev, prev = {0};
+        for (uint32_t k = 0; k < count; k++) {
+            assert_true(sim_queue_pop(&q, &ev));
+            if (k > 0) {
+                assert_true(ev.t > prev.t || (ev.t == prev.t && ev.id > prev.id));
+                assert_true(ev.t > prev.t || ev.seq > prev.seq);
+            }
+            prev = ev;
+        }
+        assert_false(sim_queue_pop(&q, &ev));
+        sim_queue_free(&q);
+    }
+}
+
 static void queue_lanes_merge_with_the_heap(void **state) {
     (void)state;
     sim_queue q;
@@ -284,6 +309,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(queue_pops_in_time_order),
         cmocka_unit_test(queue_ties_resolve_in_push_order),
+        cmocka_unit_test(queue_drained_bucket_keeps_time_then_push_order),
         cmocka_unit_test(queue_lanes_merge_with_the_heap),
         cmocka_unit_test(queue_lane_rejects_out_of_order_push),
         cmocka_unit_test(queue_lane_ring_survives_wraparound_and_growth),
