@@ -100,11 +100,15 @@ int mock_faults_parse(const char *text, size_t len, sim_fault *out, size_t cap, 
  * What the timeline does to one attempt at timeline time t_us: both phases
  * of scn_fault_decide() at once, as a mock_action. A fault's fraction draws
  * from a PRNG keyed by (seed, attempt, fault index), so the same request
- * order gives the same faults. *capacity_scale gets the share of capacity
- * the active brownouts leave (scn_fault_capacity; 1 when none).
+ * order gives the same faults; an even fault ("sampling": "even") counts the
+ * attempts in even[0..n) instead (scn_fault_even_init with entity 0; NULL: it
+ * draws), so the same request order gives the same faults too.
+ * *capacity_scale gets the share of capacity the active brownouts leave
+ * (scn_fault_capacity; 1 when none).
  */
 void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
-                          uint64_t attempt, mock_action *act, double *capacity_scale);
+                          uint64_t attempt, sim_fault_even *even, mock_action *act,
+                          double *capacity_scale);
 
 /*
  * Parse a per-request spec ("429-retry-after-2", "stall-3-2s", ...) into

@@ -1,7 +1,13 @@
 /* fault.c - the fault model: one rule for what active faults do to an attempt; see fault.h. */
 #include "scenario/fault.h"
 
+#include <math.h>
 #include <string.h>
+
+#include "core/rng.h"
+
+/* The purpose of an even fault's offset stream (fb_rng_derive): + the fault's index. */
+#define EVEN_PURPOSE 0x45564e00u
 
 static const char *const kind_names[] = {
 #define SIM_FK_NAME(name, text) text,
@@ -26,9 +32,26 @@ static unsigned phase_of(sim_fault_kind k) {
     return answers(k) ? SIM_FAULT_ANSWER : SIM_FAULT_SERVICE;
 }
 
+void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64_t entity) {
+    for (uint32_t i = 0; i < n; i++) {
+        fb_rng r;
+        fb_rng_derive(&r, seed, entity, EVEN_PURPOSE + i);
+        even[i].asked = 0;
+        even[i].offset = fb_rng_uniform(&r);
+    }
+}
+
+/* The k-th attempt an even fault is asked about hits when its running share crosses a whole. */
+static bool hits_even(double fraction, sim_fault_even *ev) {
+    double k = (double)ev->asked++;
+    return floor((k + 1) * fraction + ev->offset) > floor(k * fraction + ev->offset);
+}
+
 /* Does fault i hit? Flap hits in the down half of its period; the others by their fraction. */
-static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, sim_fault_draw_fn draw, void *ctx) {
+static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, sim_fault_even *even,
+                 sim_fault_draw_fn draw, void *ctx) {
     if (f->kind == SIM_FAULT_FLAP) return (t - f->at_us) % f->period_us < f->period_us / 2;
+    if (f->sampling == SIM_SAMPLING_EVEN && even) return hits_even(f->fraction, &even[i]);
     return draw(ctx, i) < f->fraction;
 }
 
@@ -61,7 +84,8 @@ static void answer_with(sim_fault_effect *e, const sim_fault *f, uint32_t i) {
 }
 
 void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
-                      sim_fault_draw_fn draw, void *ctx, sim_fault_effect *out) {
+                      sim_fault_even *even, sim_fault_draw_fn draw, void *ctx,
+                      sim_fault_effect *out) {
     memset(out, 0, sizeof *out);
     out->answer = -1;
     out->midstream = -1;
@@ -72,7 +96,7 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
         if (!(phases & phase_of(f->kind)) || !scn_fault_active(f, t)) continue;
         if (answers(f->kind) && out->answer >= 0) continue;
         if (f->kind == SIM_FAULT_MIDSTREAM && out->midstream >= 0) continue;
-        if (!hits(f, i, t, draw, ctx)) continue;
+        if (!hits(f, i, t, even, draw, ctx)) continue;
         if (answers(f->kind)) {
             answer_with(out, f, i);
         } else if (f->kind == SIM_FAULT_SLOW) {

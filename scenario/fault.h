@@ -10,6 +10,17 @@
  * decide whether a fault with a `fraction` hits come from the caller's draw
  * function, asked once per fault that needs one, in the order below.
  *
+ * A fraction is realised one of two ways (the fault's `sampling`):
+ *   - draw (the default): each attempt the fault is asked about hits with
+ *     probability `fraction`, a draw of its own; over a window of n attempts
+ *     the hits vary from run to run (binomially);
+ *   - even: the window's hits are spread evenly over the attempts it is asked
+ *     about, systematic sampling with an offset u in [0, 1) drawn once per
+ *     fault from the seed (scn_fault_even_init): its k-th attempt (from 0)
+ *     hits when floor((k + 1) f + u) > floor(k f + u), so n attempts get
+ *     floor(n f + u) hits, floor(n f) or ceil(n f), whatever the seed. It asks
+ *     no draw; the caller keeps the count (sim_fault_even, one per fault).
+ *
  * An attempt meets the timeline twice:
  *   - when it arrives (SIM_FAULT_ANSWER): the first active fault among
  *     outage, rate_limit, flap (its down half), reset, policy and hang that
@@ -59,6 +70,12 @@ typedef enum sim_midstream_mode {
     SIM_MIDSTREAM_TRUNCATE   /* clean end without the terminator */
 } sim_midstream_mode;
 
+/* How a fault's fraction is realised (see the header). */
+typedef enum sim_fault_sampling {
+    SIM_SAMPLING_DRAW = 0, /* a draw per attempt */
+    SIM_SAMPLING_EVEN      /* evenly over the window's attempts */
+} sim_fault_sampling;
+
 typedef struct sim_fault {
     sim_fault_kind kind;
     fb_time_us at_us, for_us;  /* active in [at, at + for); for = FB_TIME_MAX: to the end */
@@ -71,7 +88,14 @@ typedef struct sim_fault {
     uint32_t after_tokens;     /* MIDSTREAM */
     sim_midstream_mode mode;   /* MIDSTREAM */
     fb_time_us period_us;      /* FLAP: down for the first half of each period */
+    sim_fault_sampling sampling; /* how `fraction` is realised (not FLAP, BROWNOUT) */
 } sim_fault;
+
+/* An even fault's running state: the attempts it was asked about, and its offset. */
+typedef struct sim_fault_even {
+    uint64_t asked;
+    double offset; /* [0, 1) */
+} sim_fault_even;
 
 /* The phases of scn_fault_decide(), as a mask. */
 #define SIM_FAULT_ANSWER 1u
@@ -109,17 +133,27 @@ typedef struct sim_fault_effect {
 typedef double (*sim_fault_draw_fn)(void *ctx, uint32_t fault);
 
 const char *scn_fault_kind_name(sim_fault_kind k);
+/*
+ * Start the counts of a timeline's n faults in even[0..n): none asked yet, and
+ * each offset drawn from (seed, entity, its index) (fb_rng_derive), so that the
+ * offsets do not depend on anything else that draws. The simulator's entity is
+ * the provider's index, the mock's 0. A fault that draws gets a state too (unused).
+ */
+void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64_t entity);
 /* True when f is active at time t. */
 bool scn_fault_active(const sim_fault *f, fb_time_us t);
 /*
  * Decide what faults[0..n) do to an attempt at time t, for the phases in
  * `phases` (SIM_FAULT_ANSWER, SIM_FAULT_SERVICE or both). A fault with a
  * fraction asks draw(ctx, index) once (flap has none: it hits in its down
- * half); in each phase the draws come in index order, and stop where the
- * header above says later faults are not asked.
+ * half, and an even fault none); in each phase the draws come in index order,
+ * and stop where the header above says later faults are not asked. `even`
+ * holds the n faults' states (scn_fault_even_init), counted on here; NULL: an
+ * even fault draws like the others.
  */
 void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
-                      sim_fault_draw_fn draw, void *ctx, sim_fault_effect *out);
+                      sim_fault_even *even, sim_fault_draw_fn draw, void *ctx,
+                      sim_fault_effect *out);
 /* The share of capacity left at time t: the smallest active brownout's (1 when none). */
 double scn_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t);
 

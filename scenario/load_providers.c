@@ -67,12 +67,18 @@ static int required_fields(pctx *P, const cJSON *v, const ld_section *s,
 static const char *const error_kinds[] = {
     "none", "context_length", "content_policy", "rate_limit", "overloaded", "other", NULL};
 static const char *const midstream_modes[] = {"error", "cut", "truncate", NULL};
+static const char *const samplings[] = {"draw", "even", NULL};
 
 /* The rows several kinds share. */
 // clang-format off
 #define FAULT_FRACTION                                                                             \
     {"fraction", LD_NUMBER, LD_AT(sim_fault, fraction), .lo = 0, .hi = 1, .def = "1",              \
      .doc = "the share of arriving attempts it applies to"}
+#define FAULT_SAMPLING                                                                             \
+    {"sampling", LD_ENUM, LD_AT(sim_fault, sampling), .names = samplings, .def = "\"draw\"",       \
+     .doc = "how `fraction` is realised: `draw` = each attempt hits by a draw of its own; "       \
+            "`even` = the window's n attempts get floor(n × fraction) or ceil(n × fraction) "     \
+            "hits, spread evenly (a seeded offset)"}
 #define FAULT_RETRY_AFTER                                                                          \
     {"retry_after", LD_DURATION0, LD_AT(sim_fault, retry_after_us), .def_doc = "none",            \
      .doc = "the Retry-After its answers carry"}
@@ -89,16 +95,18 @@ const ld_section scn__fault_outage_section = {
                         .doc = "the provider's error type in the answer (`none`: the status's "
                                "own)"},
                        FAULT_FRACTION,
+                       FAULT_SAMPLING,
                        FAULT_RETRY_AFTER,
                        {0}},
     "outage."};
 
 const ld_section scn__fault_rate_limit_section = {
     "faults", "/$defs/fault/properties/rate_limit",
-    (const ld_field[]){FAULT_STATUS(429), FAULT_FRACTION, FAULT_RETRY_AFTER, {0}}, "rate_limit."};
+    (const ld_field[]){FAULT_STATUS(429), FAULT_FRACTION, FAULT_SAMPLING, FAULT_RETRY_AFTER, {0}},
+    "rate_limit."};
 
 /* hang, reset and policy: the same keys, at one place of the schema. */
-static const ld_field fraction_only[] = {FAULT_FRACTION, {0}};
+static const ld_field fraction_only[] = {FAULT_FRACTION, FAULT_SAMPLING, {0}};
 const ld_section scn__fault_hang_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
                                             "hang."};
 const ld_section scn__fault_reset_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
@@ -114,6 +122,7 @@ const ld_section scn__fault_slow_section = {
                         .doc = "the latency multiplier; a distribution is drawn per attempt "
                                "(a draw below 1 counts as 1, above 1000 as 1000)"},
                        FAULT_FRACTION,
+                       FAULT_SAMPLING,
                        {0}},
     "slow."};
 
@@ -133,6 +142,7 @@ const ld_section scn__fault_midstream_section = {
          .doc = "`error` = an in-band error event (like a 529), `cut` = a connection reset, "
                 "`truncate` = a clean end without the terminator"},
         FAULT_FRACTION,
+        FAULT_SAMPLING,
         {0}},
     "midstream."};
 

@@ -641,6 +641,36 @@ static void scenario_slow_factor_may_be_a_distribution(void **state) {
     }
 }
 
+/* A fraction's sampling: "draw" (the default) or "even", for the kinds with a fraction. */
+static void scenario_fault_sampling_is_draw_or_even(void **state) {
+    (void)state;
+    const char *text = "[{\"rate_limit\":{\"fraction\":0.5,\"sampling\":\"even\"}},"
+                       "{\"hang\":{\"fraction\":0.2}},"
+                       "{\"slow\":{\"factor\":2,\"fraction\":0.3,\"sampling\":\"draw\"}}]";
+    sim_fault f[4];
+    uint32_t n = 0;
+    sim_error err;
+    assert_int_equal(scn_faults_parse(text, strlen(text), "s.json", f, 4, &n, &err), FB_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(f[0].sampling, SIM_SAMPLING_EVEN);
+    assert_int_equal(f[1].sampling, SIM_SAMPLING_DRAW);
+    assert_int_equal(f[2].sampling, SIM_SAMPLING_DRAW);
+    static const struct {
+        const char *text, *path;
+    } bad[] = {
+        {"[{\"outage\":{\"sampling\":\"evenly\"}}]", "faults[0].outage.sampling"},
+        {"[{\"flap\":{\"period\":\"2s\",\"sampling\":\"even\"}}]", "faults[0].flap.sampling"},
+        {"[{\"at\":\"1s\",\"for\":\"1s\",\"sampling\":\"even\",\"reset\":{}}]",
+         "faults[0].sampling"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(
+            scn_faults_parse(bad[i].text, strlen(bad[i].text), "s.json", f, 4, &n, &err),
+            FB_EINVAL);
+        assert_string_equal(err.path, bad[i].path);
+    }
+}
+
 static void scenario_spike_starting_at_the_end_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\","
@@ -853,6 +883,7 @@ int main(void) {
         cmocka_unit_test(scenario_overload_status_must_be_an_error),
         cmocka_unit_test(scenario_fault_script_with_a_success_status_is_rejected),
         cmocka_unit_test(scenario_slow_factor_may_be_a_distribution),
+        cmocka_unit_test(scenario_fault_sampling_is_draw_or_even),
         cmocka_unit_test(scenario_spike_starting_at_the_end_is_rejected),
         cmocka_unit_test(scenario_burst_after_the_end_is_rejected),
         cmocka_unit_test(scenario_provider_load_and_queue_settings_parse),
