@@ -116,7 +116,10 @@ static cJSON *fault(const imp_fault *f) {
             cJSON_AddItemToObject(e, "weights",
                                   cJSON_CreateDoubleArray(f->factor_w, (int)f->factor_n));
         }
-        if (f->fraction < 1) cJSON_AddNumberToObject(k, "fraction", f->fraction);
+        if (f->fraction < 1) {
+            cJSON_AddNumberToObject(k, "fraction", f->fraction);
+            cJSON_AddStringToObject(k, "sampling", "even");
+        }
         return o;
     }
     if (f->kind == SIM_FAULT_OUTAGE) cJSON_AddNumberToObject(k, "status", f->status);
@@ -125,6 +128,8 @@ static cJSON *fault(const imp_fault *f) {
         cJSON_AddStringToObject(k, "mode", "cut");
     }
     cJSON_AddNumberToObject(k, "fraction", f->fraction);
+    /* the window's share as the log had it, not a new draw per attempt (docs/import.md) */
+    if (f->fraction < 1) cJSON_AddStringToObject(k, "sampling", "even");
     if (f->retry_after_us != FB_TIME_NONE &&
         (f->kind == SIM_FAULT_OUTAGE || f->kind == SIM_FAULT_RATE_LIMIT))
         add_duration(k, "retry_after", f->retry_after_us);

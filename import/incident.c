@@ -210,6 +210,19 @@ static void describe_unknowns(imp_incident *inc) {
                             inc->log->prov[p].name, inc->prov[p].slow_capped,
                             inc->prov[p].slow_capped == 1 ? " was" : "s were", IMP_SLOW_FACTOR_MAX,
                             IMP_SLOW_FACTOR_MAX);
+    bool partial = false;
+    for (uint32_t p = 0; p < inc->log->nprov; p++) {
+        for (uint32_t i = 0; i < inc->prov[p].nfaults; i++)
+            partial |= inc->prov[p].faults[i].fraction < 1;
+        for (uint32_t i = 0; i < inc->prov[p].nslow; i++)
+            partial |= inc->prov[p].slow[i].fraction < 1;
+    }
+    if (partial)
+        util_buf_printf(t,
+                        " A fault with a fraction below 1 is realised evenly (\"sampling\": "
+                        "\"even\"): the n attempts that meet it get floor(n x fraction) or "
+                        "ceil(n x fraction) of its errors, the log's count when n is the log's, "
+                        "not a new draw per attempt (\"draw\" for that).");
     bool prices = false, windows = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
         prices |= inc->log->prov[p].price_in >= 0;

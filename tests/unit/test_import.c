@@ -516,6 +516,40 @@ static void fit_two_kinds_as_fractions_of_what_is_left(void **state) {
     imp_log_free(log);
 }
 
+/* In [20s, 40s), about 37% of the attempts 503, by a hash (no pattern a replay could copy). */
+static int scattered_503(size_t i) {
+    uint32_t h = (uint32_t)i * 2654435761u;
+    return i >= 200 && i < 400 && (h >> 16) % 100 < 37 ? 503 : 0;
+}
+
+/* The import writes a partial fault with "sampling": "even", so that as-was replays the log's
+   count of its errors within one, whatever the seed (the attempts are the log's: no retries). */
+static void partial_fault_replays_the_logs_count(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, scattered_503);
+    uint32_t in_log = 0;
+    for (size_t i = 0; i < 600; i++) in_log += scattered_503(i) == 503;
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->prov[0].nfaults, 1);
+    assert_true(inc->prov[0].faults[0].fraction < 1);
+    char *text = imp_incident_json(inc);
+    assert_non_null(strstr(text, "\"even\""));
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+        assert_int_equal(sc->providers[0].faults[0].sampling, SIM_SAMPLING_EVEN);
+        int v = scn_variant(sc, "as-was");
+        assert_true(v >= 0);
+        sim_summary *sum = th_run(sc, (uint32_t)v, NULL, NULL);
+        uint64_t got = sum->breakdown.status[503];
+        assert_in_range(got, in_log - 1, in_log + 1);
+        free(sum);
+        scn_free(sc);
+    }
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static int none(size_t i) {
     (void)i;
     return 0;
@@ -1384,6 +1418,7 @@ int main(void) {
         cmocka_unit_test(neither_format_is_an_error_that_names_the_option),
         cmocka_unit_test(fit_an_outage_at_its_edges_and_share),
         cmocka_unit_test(fit_two_kinds_as_fractions_of_what_is_left),
+        cmocka_unit_test(partial_fault_replays_the_logs_count),
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
