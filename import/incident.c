@@ -163,6 +163,24 @@ static void describe_reading(imp_incident *inc) {
                         "where some were long (a first token at least twice the median), a slow "
                         "fault over that share of them.",
                         log->hidden_attempts);
+    if (log->hidden_attempts && log->hidden_resent)
+        util_buf_printf(t,
+                        " Their spans count their resends (http.request.resend_count): %zu "
+                        "requests were resent, %zu resends in all, at most %u for one; the "
+                        "answers of those requests are the long ones (the slow faults' share).",
+                        log->hidden_resent, log->hidden_resends, log->hidden_resend_max);
+    if (!log->hidden_attempts && log->resend_seen)
+        util_buf_printf(t,
+                        " %zu attempts carry http.request.resend_count (their ordinal on the "
+                        "provider less one)%s",
+                        log->resend_seen,
+                        log->resend_missing ? "" : ", each after as many attempts as it counts.");
+    if (!log->hidden_attempts && log->resend_missing)
+        util_buf_printf(t,
+                        "; %zu attempts it counts have no span in the file (spans dropped or "
+                        "sampled out?): the counts and the fits see fewer retries than were "
+                        "made, and retry.attempts is read from the counts.",
+                        log->resend_missing);
     if (log->no_call)
         util_buf_printf(t,
                         " %zu requests made no call (no HTTP span below their GenAI span, where "

@@ -32,6 +32,7 @@
 typedef struct answer {
     fb_time_us t, d, ttft;
     int32_t tokens;
+    int16_t resend; /* http.request.resend_count; -1 none */
 } answer;
 
 static int by_t(const void *a, const void *b) {
@@ -51,7 +52,8 @@ static size_t answers(const imp_incident *inc, uint32_t p, answer *out, int64_t 
             if (a->provider != p) continue;
             if (a->outcome == IMP_STATUS) errors[(*nerr)++] = a->end_us - a->start_us;
             if (a->outcome != IMP_OK) continue;
-            out[n++] = (answer){fit_t(inc, a), a->end_us - a->start_us, a->ttft_us, a->tokens_out};
+            out[n++] = (answer){fit_t(inc, a), a->end_us - a->start_us, a->ttft_us, a->tokens_out,
+                                a->resend};
         }
     }
     qsort(out, n, sizeof *out, by_t);
@@ -358,9 +360,20 @@ typedef struct mix {
  * what the log's tail is made of). Over IMP_SLOW_MAX, the adjacent ones most alike in
  * share are merged. mark_long marks the long answers in lng[], before the first-token
  * distribution is fitted to the others.
+ *
+ * Where the requests' spans count their resends (http.request.resend_count: @anthropic-ai/sdk's
+ * call span carries it when the call was resent, and never on a call of one attempt), that
+ * count is the evidence instead: the answers it says were resent are the long ones, in every
+ * window that is not slow as a whole, whatever their first token (a retry after a fast error
+ * and a short backoff may not double it; a slow answer of one attempt may). `counted` says
+ * that some answer of the provider carries a count, so that its absence means none.
  */
 static void mark_long(const imp_pfit *pf, const answer *a, size_t n, const bool *slow, size_t nw,
-                      bool *lng, int64_t *tmp) {
+                      bool counted, bool *lng, int64_t *tmp) {
+    if (counted) {
+        for (size_t i = 0; i < n; i++) lng[i] = a[i].resend > 0 && !slow[a[i].t / pf->window_us];
+        return;
+    }
     for (size_t i = 0; i < n; i++) tmp[i] = first_token(pf, &a[i]);
     double cut = 2 * median_of(tmp, n);
     for (size_t w = 0, i = 0; w < nw && cut > 0; w++) {
@@ -568,8 +581,9 @@ void imp__fit_latency(imp_incident *inc, uint32_t p) {
     if (n > 0 && slow && lng && inslow && tmp) {
         pf->per_token_us = per_token(pf, a, n);
         double q = mark_slow(pf, a, n, nw, slow, tmp);
-        bool hidden = inc->log->hidden_attempts > 0;
-        mark_long(pf, a, n, slow, nw, lng, tmp);
+        bool hidden = inc->log->hidden_attempts > 0, counted = false;
+        for (size_t i = 0; hidden && i < n; i++) counted |= a[i].resend > 0;
+        mark_long(pf, a, n, slow, nw, counted, lng, tmp);
         slow_faults(inc, pf, a, n, slow, nw, q, inslow, tmp);
         if (!hidden) keep_bursts(pf, a, n, nw, inslow, lng);
         uint32_t before = pf->nslow;

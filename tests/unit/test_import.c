@@ -23,7 +23,7 @@
 /* ---- building inputs ---- */
 
 typedef struct doc {
-    char s[65536];
+    char s[131072];
     size_t n;
 } doc;
 
@@ -101,6 +101,8 @@ static void three_attempts(doc *d) {
 }
 
 /* ---- OTLP ---- */
+
+static imp_incident *build(const imp_log *log, fb_time_us window);
 
 static void otlp_attempts_are_the_http_spans_below_a_genai_span(void **state) {
     (void)state;
@@ -230,6 +232,94 @@ static void otlp_sdk_call_span_with_http_below_is_not_an_attempt(void **state) {
     assert_int_equal(log->att[3].request, 1);
     assert_int_equal(log->hidden_attempts, 0);
     imp_log_free(log);
+    free(d);
+}
+
+/* http.request.resend_count on attempt spans (the HTTP conventions' ordinal of a resend): an
+   attempt that says it is the 2nd resend after one attempt on its provider counts one missing,
+   and retry.attempts is read from the count, not from the spans alone. */
+static void otlp_resend_count_is_the_attempts_ordinal(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 900, GENAI);
+    span(d, 1, 2, 1, 10, 40, HTTP(503));
+    span(d, 1, 3, 1, 600, 890, HTTP(200) "," I_ATTR("http.request.resend_count", 2));
+    span(d, 2, 4, 0, 1000, 1900, GENAI);
+    span(d, 2, 5, 4, 1001, 1100, HTTP(503));
+    span(d, 2, 6, 4, 1500, 1899, HTTP(200) "," I_ATTR("http.request.resend_count", 1));
+    span(d, 3, 7, 0, 2000, 2300, GENAI);
+    span(d, 3, 8, 7, 2001, 2299, HTTP(200) "," I_ATTR("http.request.resend_count", 5000));
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+    assert_int_equal(log->natt, 5);
+    assert_int_equal(log->att[0].resend, -1);
+    assert_int_equal(log->att[1].resend, 2);
+    assert_int_equal(log->att[3].resend, 1);
+    assert_int_equal(log->att[4].resend, -1); /* beyond IMP_RESEND_MAX: not read */
+    assert_int_equal(log->resend_seen, 2);
+    assert_int_equal(log->resend_missing, 1);
+    assert_int_equal(log->hidden_resent, 0);
+    imp_build_opts o = {0, 0, 0, false, 1, "t"};
+    imp_incident *inc = NULL;
+    imp_error err;
+    assert_int_equal(imp_incident_build(log, &o, &inc, &err), FB_OK);
+    assert_int_equal(inc->pol.attempts, 3); /* two spans, the count says three */
+    char *text = imp_incident_json(inc);
+    assert_non_null(strstr(text, "1 attempts it counts have no span in the file"));
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+    free(d);
+}
+
+/* @anthropic-ai/sdk's own tracing alone (no HTTP instrumentation): one call span per request,
+   GenAI and HTTP attributes, and http.request.resend_count when the call was resent. The
+   requests stand for their attempts; the count says which answers waited for hidden retries:
+   those are the long ones, also where a quick retry left the answer under twice the median
+   first token, which the reading without the count misses. */
+static void otlp_sdk_resend_count_marks_the_hidden_retries(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    for (int with = 1; with >= 0; with--) {
+        begin(d);
+        int resent = 0, resends = 0;
+        for (int i = 0; i < 120; i++) {
+            int k = 0;
+            long dur = 300;
+            if (i >= 30 && i < 60 && i % 3 == 0) k = 1, dur = 1500;
+            if (i >= 80 && i < 100 && i % 4 == 0) k = i == 80 ? 2 : 1, dur = 450;
+            resent += k > 0;
+            resends += k;
+            char attrs[600];
+            snprintf(attrs, sizeof attrs,
+                     GENAI "," S_ATTR("url.full", "http://127.0.0.1:1/v1/messages") "," HTTP(
+                         200) "," I_ATTR("gen_ai.usage.output_tokens", 10) "%s",
+                     k && with ? (k == 2 ? "," I_ATTR("http.request.resend_count", 2)
+                                         : "," I_ATTR("http.request.resend_count", 1))
+                               : "");
+            span(d, i + 1, i + 1, 0, i * 100L, i * 100L + dur, attrs);
+        }
+        end(d);
+        imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+        assert_int_equal(log->nreq, 120);
+        assert_int_equal(log->hidden_attempts, 120);
+        assert_int_equal(log->hidden_resent, with ? (size_t)resent : 0);
+        assert_int_equal(log->hidden_resends, with ? (size_t)resends : 0);
+        assert_int_equal(log->hidden_resend_max, with ? 2 : 0);
+        imp_incident *inc = build(log, 0);
+        assert_int_equal(inc->pol.attempts, 1); /* as-was makes one attempt: faults per request */
+        uint32_t hits = 0;
+        for (uint32_t i = 0; i < inc->prov[0].nslow; i++) hits += inc->prov[0].slow[i].hits;
+        /* with the count, every resent answer; without it, the 1.5 s ones alone */
+        assert_int_equal(hits, with ? (uint32_t)resent : 10);
+        char *text = imp_incident_json(inc);
+        assert_true((strstr(text, "count their resends (http.request.resend_count)") != NULL) ==
+                    (with == 1));
+        free(text);
+        imp_incident_free(inc);
+        imp_log_free(log);
+    }
     free(d);
 }
 
@@ -1402,6 +1492,8 @@ int main(void) {
         cmocka_unit_test(otlp_sdk_call_span_with_http_below_is_not_an_attempt),
         cmocka_unit_test(otlp_http_span_outside_any_genai_span_is_ignored),
         cmocka_unit_test(otlp_request_without_an_attempt_made_no_call),
+        cmocka_unit_test(otlp_resend_count_is_the_attempts_ordinal),
+        cmocka_unit_test(otlp_sdk_resend_count_marks_the_hidden_retries),
         cmocka_unit_test(otlp_json_lines_read_as_one_document),
         cmocka_unit_test(otlp_span_without_start_time_names_the_span),
         cmocka_unit_test(otlp_span_without_time_on_a_line_names_the_line),
