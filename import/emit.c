@@ -116,6 +116,16 @@ static cJSON *fault(const imp_fault *f) {
             cJSON_AddItemToObject(e, "weights",
                                   cJSON_CreateDoubleArray(f->factor_w, (int)f->factor_n));
         }
+        if (f->delay_n > 0) {
+            cJSON *e = cJSON_AddObjectToObject(cJSON_AddObjectToObject(k, "delay"), "empirical");
+            cJSON *v = cJSON_AddArrayToObject(e, "values");
+            for (uint32_t i = 0; i < f->delay_n; i++)
+                cJSON_AddItemToArray(v, duration_value(f->delay_v[i]));
+            cJSON_AddItemToObject(e, "weights",
+                                  cJSON_CreateDoubleArray(f->delay_w, (int)f->delay_n));
+        } else if (f->delay_us > 0) {
+            cJSON_AddItemToObject(k, "delay", duration_value(f->delay_us));
+        }
         if (f->fraction < 1) {
             cJSON_AddNumberToObject(k, "fraction", f->fraction);
             cJSON_AddStringToObject(k, "sampling", "even");

@@ -286,14 +286,24 @@ static void describe_slow(imp_incident *inc, const char *name, const imp_fault *
     imp_human(a, sizeof a, f->at_us);
     imp_human(b, sizeof b, f->at_us + f->for_us);
     if (f->fraction < 1 && inc->log->hidden_attempts) {
-        /* hidden retries: described with the reading, but for a spread factor */
-        if (f->factor_n > 0)
+        /* hidden retries: the time they took, added to the first token */
+        char lo[24], hi[24], mean[24];
+        imp_human(mean, sizeof mean, (fb_time_us)f->delay_us);
+        if (f->delay_n > 0) {
+            imp_human(lo, sizeof lo, (fb_time_us)f->delay_v[0]);
+            imp_human(hi, sizeof hi, (fb_time_us)f->delay_v[f->delay_n - 1]);
             fit_line(inc,
-                     "%s hidden retries from %s to %s: a factor of %.2fx to %.2fx over "
-                     "%u values, mean %.2fx (the ratios of its %u long answers to the "
-                     "latency for their tokens: one wait, or more)",
-                     name, a, b, f->factor_v[0], f->factor_v[f->factor_n - 1], f->factor_n,
-                     f->factor, f->hits);
+                     "%s hidden retries from %s to %s for %.0f%% of the answers: a delay of %s "
+                     "to %s over %u values, mean %s (the durations of its %u long answers less "
+                     "the latency for their tokens: one wait, or more)",
+                     name, a, b, f->fraction * 100, lo, hi, f->delay_n, mean, f->hits);
+        } else {
+            fit_line(inc,
+                     "%s hidden retries from %s to %s for %.0f%% of the answers: a delay of %s "
+                     "(the mean duration of its %u long answers less the latency for their "
+                     "tokens)",
+                     name, a, b, f->fraction * 100, mean, f->hits);
+        }
         return;
     }
     if (f->fraction < 1) {

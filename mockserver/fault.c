@@ -24,7 +24,7 @@ bool mock_action_is_fault(const mock_action *a) {
     return a->status != 0 || a->hang || a->reset || a->refusal || a->ttft_us >= 0 ||
            a->slow != 1.0 || a->stall_after >= 0 || a->end != MOCK_END_NORMAL ||
            a->ra_kind != MOCK_RA_NONE || a->retry_after_ms >= 0 || a->should_retry >= 0 ||
-           a->tokens >= 0 || a->no_retry_after;
+           a->tokens >= 0 || a->no_retry_after || a->delay_us > 0;
 }
 
 int mock_duration_parse(const char *s, fb_time_us *out_us) {
@@ -154,6 +154,7 @@ void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, ui
         }
     }
     act->slow *= e.slow;
+    act->delay_us += e.delay_us;
     if (e.midstream >= 0) {
         act->end = e.mode == SIM_MIDSTREAM_CUT        ? MOCK_END_CUT
                    : e.mode == SIM_MIDSTREAM_TRUNCATE ? MOCK_END_TRUNCATE

@@ -73,6 +73,7 @@ typedef struct mock_action {
     fb_time_us ttft_us;    /* < 0: configured latency */
     int64_t tokens;        /* < 0: min(max_tokens, configured cap) */
     double slow;           /* latency factor */
+    fb_time_us delay_us;   /* a slow fault's delay: added to the first token (timeline time) */
     int64_t stall_after;   /* < 0: no stall */
     fb_time_us stall_us;
     mock_stream_end end;

@@ -63,6 +63,14 @@ static double slow_factor(const sim_fault *f, uint32_t i, sim_fault_draw_fn draw
     return x < SIM_FAULT_FACTOR_MAX ? x : SIM_FAULT_FACTOR_MAX;
 }
 
+/* A slow fault's delay for this attempt: its duration, or a draw from its distribution. */
+static fb_time_us slow_delay(const sim_fault *f, uint32_t i, sim_fault_draw_fn draw, void *ctx) {
+    if (f->delay.kind == SIM_DIST_CONSTANT) return (fb_time_us)f->delay.a;
+    double x = scn_dist_quantile(&f->delay, draw(ctx, SIM_FAULT_DELAY_DRAW + i));
+    if (!(x > 0)) return 0; /* NaN too */
+    return x < (double)SIM_FAULT_DELAY_MAX_US ? (fb_time_us)llround(x) : SIM_FAULT_DELAY_MAX_US;
+}
+
 static void answer_with(sim_fault_effect *e, const sim_fault *f, uint32_t i) {
     e->answer = (int)i;
     e->kind = f->kind;
@@ -101,6 +109,7 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
             answer_with(out, f, i);
         } else if (f->kind == SIM_FAULT_SLOW) {
             out->slow *= slow_factor(f, i, draw, ctx);
+            out->delay_us += slow_delay(f, i, draw, ctx);
         } else {
             out->midstream = (int)i;
             out->after_tokens = f->after_tokens;

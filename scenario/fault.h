@@ -29,7 +29,10 @@
  *   - when it is served (SIM_FAULT_SERVICE): every active slow fault that
  *     hits multiplies its latency by its factor (a number, or a draw from
  *     the factor's distribution: one more draw, SIM_FAULT_FACTOR_DRAW +
- *     the fault's index, right after the one that decided the hit), and
+ *     the fault's index, right after the one that decided the hit) and adds
+ *     its delay before the first token (a duration, or a draw from the
+ *     delay's distribution: SIM_FAULT_DELAY_DRAW + the index, after the
+ *     factor's), and
  *     the first active midstream fault that hits breaks its answer after
  *     `after_tokens` tokens.
  * The simulator asks the two phases at the two moments (an attempt may wait
@@ -84,6 +87,7 @@ typedef struct sim_fault {
     fb_error_kind error_kind;  /* OUTAGE with a provider error type; NONE = the status's own */
     fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
     sim_dist factor;           /* SLOW: latency multiplier (a constant, or drawn per attempt) */
+    sim_dist delay;            /* SLOW: added before the first token, us (constant 0: none) */
     double capacity;           /* BROWNOUT: share of capacity left */
     uint32_t after_tokens;     /* MIDSTREAM */
     sim_midstream_mode mode;   /* MIDSTREAM */
@@ -113,6 +117,7 @@ typedef struct sim_fault_effect {
     fb_time_us retry_after_us; /* FB_TIME_NONE = none */
     /* SIM_FAULT_SERVICE: how a served attempt goes */
     double slow;             /* latency factor; 1 = none */
+    fb_time_us delay_us;     /* added before the first token (after the factor); 0 = none */
     int midstream;           /* index of the fault that breaks the answer; -1 = none */
     uint32_t after_tokens;   /* ... after this many output tokens */
     sim_midstream_mode mode; /* ... this way */
@@ -125,11 +130,16 @@ typedef struct sim_fault_effect {
  * A uniform draw in [0, 1) deciding whether fault `fault` hits this attempt; or, as
  * SIM_FAULT_FACTOR_DRAW + the fault's index, the quantile of a slow fault's factor
  * distribution this attempt takes (scn_dist_quantile; a draw below 1 counts as 1, above
- * SIM_FAULT_FACTOR_MAX as that). A factor that is a number asks no such draw, so a
+ * SIM_FAULT_FACTOR_MAX as that); or, as SIM_FAULT_DELAY_DRAW + the index, its delay's. A
+ * factor that is a number and a delay that is a duration (or none) ask no such draw, so a
  * timeline of numbers draws what it always drew.
  */
 #define SIM_FAULT_FACTOR_DRAW 0x10000u
 #define SIM_FAULT_FACTOR_MAX 1000.0
+/* As SIM_FAULT_FACTOR_DRAW, for a slow fault's delay distribution (a draw below 0 counts as 0,
+   above SIM_FAULT_DELAY_MAX_US as that); a delay that is a duration asks no draw. */
+#define SIM_FAULT_DELAY_DRAW 0x20000u
+#define SIM_FAULT_DELAY_MAX_US ((fb_time_us)3600 * 1000000)
 typedef double (*sim_fault_draw_fn)(void *ctx, uint32_t fault);
 
 const char *scn_fault_kind_name(sim_fault_kind k);

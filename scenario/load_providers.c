@@ -121,6 +121,11 @@ const ld_section scn__fault_slow_section = {
                         .def_doc = "required",
                         .doc = "the latency multiplier; a distribution is drawn per attempt "
                                "(a draw below 1 counts as 1, above 1000 as 1000)"},
+                       {"delay", LD_HOOK, LD_AT(sim_fault, delay), .hook = parse_duration_dist,
+                        .unit = "distribution (duration)", .def = "\"0s\"",
+                        .doc = "added before the first token, after the factor (a wait the "
+                               "answer did not spend at the provider); a distribution is drawn "
+                               "per attempt"},
                        FAULT_FRACTION,
                        FAULT_SAMPLING,
                        {0}},
@@ -178,6 +183,7 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
     f->fraction = 1.0;
     f->retry_after_us = FB_TIME_NONE;
     f->factor = scn__dist_const(1.0);
+    f->delay = scn__dist_const(0.0);
     f->capacity = 1.0;
     return required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
 }

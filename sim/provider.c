@@ -238,7 +238,7 @@ static void start_service(sim *s, uint32_t ai) {
     scn_fault_decide(pv->faults, pv->fault_count, s->now, SIM_FAULT_SERVICE,
                      s->fault_even[a->provider], draw_uniform, rng, &e);
     double load = load_factor(s, a->provider);
-    double ttft = (double)scn_dist_draw_us(rng, &pv->ttft_us) * e.slow * load;
+    double ttft = (double)scn_dist_draw_us(rng, &pv->ttft_us) * e.slow * load + (double)e.delay_us;
     double per = (double)pv->per_token_us * e.slow * load;
     fb_time_us dur = service_us(ttft + per * (double)a->tokens_out);
     memset(&a->reply, 0, sizeof a->reply);

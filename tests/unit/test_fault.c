@@ -256,6 +256,40 @@ static void fault_the_mock_draws_a_slow_factor_per_attempt(void **state) {
     assert_in_range(fives, 400, 600); /* 25% of 2000 */
 }
 
+/* A slow fault's delay: a duration asks no draw and adds itself; a distribution takes one more
+   draw (SIM_FAULT_DELAY_DRAW + its index) after the factor's, as the quantile it adds. */
+static void fault_a_slow_delay_adds_before_the_first_token(void **state) {
+    (void)state;
+    sim_fault f[2] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_SLOW, 0.5)};
+    f[0].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 2};
+    f[0].delay = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 300000};
+    f[1].delay = (sim_dist){.kind = SIM_DIST_EMPIRICAL,
+                            .a = 1e6,
+                            .n = 2,
+                            .v = {1e6, 3e6},
+                            .cw = {0.75, 1}};
+    script sc = {.values = {0.1, 0.9}};
+    sim_fault_effect e;
+    scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc, &e);
+    /* f[0] hits (0.1 < 1) and draws nothing more; f[1] hits... no: 0.9 misses its 50% */
+    assert_int_equal(sc.n, 2);
+    assert_true(e.slow == 2.0);
+    assert_int_equal(e.delay_us, 300000);
+    script sc2 = {.values = {0.1, 0.2, 0.8}};
+    scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc2, &e);
+    assert_int_equal(sc2.n, 3);
+    assert_int_equal(sc2.asked[2], SIM_FAULT_DELAY_DRAW + 1);
+    assert_int_equal(e.delay_us, 300000 + 3000000); /* the 0.8 quantile: 3 s */
+    /* the mock adds it too, in timeline time */
+    mock_action act;
+    mock_action_init(&act);
+    double cap;
+    mock_timeline_decide(f, 1, 0, 9, 0, NULL, &act, &cap);
+    assert_int_equal(act.delay_us, 300000);
+    assert_true(act.slow == 2.0);
+    assert_true(mock_action_is_fault(&act));
+}
+
 /* An even fault asks no draw: this one fails the test when asked. */
 static double no_draw(void *ctx, uint32_t fault) {
     (void)fault;
@@ -370,6 +404,7 @@ int main(void) {
         cmocka_unit_test(fault_phases_ask_only_their_own_faults),
         cmocka_unit_test(fault_capacity_is_the_smallest_active_brownout),
         cmocka_unit_test(fault_the_mock_applies_the_model_with_keyed_draws),
+        cmocka_unit_test(fault_a_slow_delay_adds_before_the_first_token),
         cmocka_unit_test(fault_even_gives_floor_or_ceil_of_n_f_hits_for_every_seed),
         cmocka_unit_test(fault_even_counts_what_the_faults_before_it_leave),
         cmocka_unit_test(fault_even_without_counts_draws),

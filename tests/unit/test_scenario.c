@@ -624,6 +624,18 @@ static void scenario_slow_factor_may_be_a_distribution(void **state) {
     assert_int_equal(f[2].factor.kind, SIM_DIST_EMPIRICAL);
     assert_int_equal(f[2].factor.n, 2);
     assert_true(f[2].factor.a == 2.2); /* the weighted median */
+    assert_true(f[0].delay.kind == SIM_DIST_CONSTANT && f[0].delay.a == 0); /* none */
+    /* a delay: a duration, or a distribution of durations */
+    const char *d = "[{\"slow\":{\"factor\":1,\"delay\":\"1.5s\"}},"
+                    "{\"slow\":{\"factor\":1,\"delay\":{\"empirical\":{\"values\":[\"1s\","
+                    "\"3s\"],\"weights\":[3,1]}}}}]";
+    assert_int_equal(scn_faults_parse(d, strlen(d), "s.json", f, 4, &n, &err), FB_OK);
+    assert_true(f[0].delay.kind == SIM_DIST_CONSTANT && f[0].delay.a == 1.5e6);
+    assert_int_equal(f[1].delay.kind, SIM_DIST_EMPIRICAL);
+    const char *bad_delay = "[{\"slow\":{\"factor\":1,\"delay\":\"-1s\"}}]";
+    assert_int_equal(scn_faults_parse(bad_delay, strlen(bad_delay), "s.json", f, 4, &n, &err),
+                     FB_EINVAL);
+    assert_string_equal(err.path, "faults[0].slow.delay");
     static const struct {
         const char *text, *path, *msg;
     } bad[] = {
