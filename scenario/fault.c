@@ -36,7 +36,7 @@ void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64
     for (uint32_t i = 0; i < n; i++) {
         fb_rng r;
         fb_rng_derive(&r, seed, entity, EVEN_PURPOSE + i);
-        even[i].asked = 0;
+        even[i].asked = even[i].hits = 0;
         even[i].offset = fb_rng_uniform(&r);
     }
 }
@@ -44,7 +44,25 @@ void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64
 /* The k-th attempt an even fault is asked about hits when its running share crosses a whole. */
 static bool hits_even(double fraction, sim_fault_even *ev) {
     double k = (double)ev->asked++;
-    return floor((k + 1) * fraction + ev->offset) > floor(k * fraction + ev->offset);
+    bool hit = floor((k + 1) * fraction + ev->offset) > floor(k * fraction + ev->offset);
+    ev->hits += hit;
+    return hit;
+}
+
+/* The quantile an even fault's j-th hit takes of its factor or delay: frac(u + j phi). */
+static double even_quantile(const sim_fault_even *ev) {
+    const double phi = 0.6180339887498949; /* (sqrt(5) - 1) / 2 */
+    double j = (double)(ev->hits - 1), x = ev->offset + j * phi;
+    return x - floor(x);
+}
+
+/* The uniform draw behind a slow fault's factor or delay: its own draw, or an even quantile. */
+static double slow_draw(const sim_fault *f, uint32_t what, sim_fault_even *even,
+                        sim_fault_draw_fn draw, void *ctx) {
+    uint32_t i = what & 0xffffu;
+    if (f->sampling == SIM_SAMPLING_EVEN && even && even[i].hits > 0)
+        return even_quantile(&even[i]);
+    return draw(ctx, what);
 }
 
 /* Does fault i hit? Flap hits in the down half of its period; the others by their fraction. */
@@ -56,17 +74,21 @@ static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, sim_fault_even *e
 }
 
 /* A slow fault's factor for this attempt: its number, or a draw from its distribution. */
-static double slow_factor(const sim_fault *f, uint32_t i, sim_fault_draw_fn draw, void *ctx) {
+static double slow_factor(const sim_fault *f, uint32_t i, sim_fault_even *even,
+                          sim_fault_draw_fn draw, void *ctx) {
     if (f->factor.kind == SIM_DIST_CONSTANT) return f->factor.a;
-    double x = scn_dist_quantile(&f->factor, draw(ctx, SIM_FAULT_FACTOR_DRAW + i));
+    double x =
+        scn_dist_quantile(&f->factor, slow_draw(f, SIM_FAULT_FACTOR_DRAW + i, even, draw, ctx));
     if (!(x > 1.0)) return 1.0; /* NaN too */
     return x < SIM_FAULT_FACTOR_MAX ? x : SIM_FAULT_FACTOR_MAX;
 }
 
 /* A slow fault's delay for this attempt: its duration, or a draw from its distribution. */
-static fb_time_us slow_delay(const sim_fault *f, uint32_t i, sim_fault_draw_fn draw, void *ctx) {
+static fb_time_us slow_delay(const sim_fault *f, uint32_t i, sim_fault_even *even,
+                             sim_fault_draw_fn draw, void *ctx) {
     if (f->delay.kind == SIM_DIST_CONSTANT) return (fb_time_us)f->delay.a;
-    double x = scn_dist_quantile(&f->delay, draw(ctx, SIM_FAULT_DELAY_DRAW + i));
+    double x =
+        scn_dist_quantile(&f->delay, slow_draw(f, SIM_FAULT_DELAY_DRAW + i, even, draw, ctx));
     if (!(x > 0)) return 0; /* NaN too */
     return x < (double)SIM_FAULT_DELAY_MAX_US ? (fb_time_us)llround(x) : SIM_FAULT_DELAY_MAX_US;
 }
@@ -108,8 +130,8 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
         if (answers(f->kind)) {
             answer_with(out, f, i);
         } else if (f->kind == SIM_FAULT_SLOW) {
-            out->slow *= slow_factor(f, i, draw, ctx);
-            out->delay_us += slow_delay(f, i, draw, ctx);
+            out->slow *= slow_factor(f, i, even, draw, ctx);
+            out->delay_us += slow_delay(f, i, even, draw, ctx);
         } else {
             out->midstream = (int)i;
             out->after_tokens = f->after_tokens;

@@ -19,7 +19,11 @@
  *     fault from the seed (scn_fault_even_init): its k-th attempt (from 0)
  *     hits when floor((k + 1) f + u) > floor(k f + u), so n attempts get
  *     floor(n f + u) hits, floor(n f) or ceil(n f), whatever the seed. It asks
- *     no draw; the caller keeps the count (sim_fault_even, one per fault).
+ *     no draw; the caller keeps the count (sim_fault_even, one per fault). A
+ *     slow fault's factor or delay distribution is realised evenly too: its
+ *     j-th hit (from 0) takes the quantile frac(u + j phi), phi the golden
+ *     ratio's fractional part (a low-discrepancy sequence: any run of hits
+ *     covers the distribution's quantiles about evenly), instead of a draw.
  *
  * An attempt meets the timeline twice:
  *   - when it arrives (SIM_FAULT_ANSWER): the first active fault among
@@ -97,7 +101,7 @@ typedef struct sim_fault {
 
 /* An even fault's running state: the attempts it was asked about, and its offset. */
 typedef struct sim_fault_even {
-    uint64_t asked;
+    uint64_t asked, hits;
     double offset; /* [0, 1) */
 } sim_fault_even;
 

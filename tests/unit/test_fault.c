@@ -357,6 +357,29 @@ static void fault_even_counts_what_the_faults_before_it_leave(void **state) {
     }
 }
 
+/* An even slow fault realises its delay distribution evenly too: of its hits, each value gets
+   about its weight's share (within 2 of it, for every seed), and no draw is asked. */
+static void fault_even_slow_realises_its_delays_evenly(void **state) {
+    (void)state;
+    sim_fault f = fault(SIM_FAULT_SLOW, 0.4);
+    f.sampling = SIM_SAMPLING_EVEN;
+    f.delay = (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 1e6, .n = 2, .v = {1e6, 3e6}, .cw = {0.75, 1}};
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        sim_fault_even even;
+        scn_fault_even_init(&even, 1, seed, 0);
+        uint32_t asked = 0, hits = 0, long_ones = 0;
+        for (uint32_t k = 0; k < 500; k++) {
+            sim_fault_effect e;
+            scn_fault_decide(&f, 1, 0, SIM_FAULT_SERVICE, &even, no_draw, &asked, &e);
+            hits += e.delay_us > 0;
+            long_ones += e.delay_us == 3000000;
+        }
+        assert_int_equal(asked, 0);
+        assert_int_equal(hits, 200); /* 500 x 0.4 */
+        assert_in_range(long_ones, 48, 52); /* a quarter of 200 */
+    }
+}
+
 /* Without the counts (NULL), an even fault draws like the others. */
 static void fault_even_without_counts_draws(void **state) {
     (void)state;
@@ -407,6 +430,7 @@ int main(void) {
         cmocka_unit_test(fault_a_slow_delay_adds_before_the_first_token),
         cmocka_unit_test(fault_even_gives_floor_or_ceil_of_n_f_hits_for_every_seed),
         cmocka_unit_test(fault_even_counts_what_the_faults_before_it_leave),
+        cmocka_unit_test(fault_even_slow_realises_its_delays_evenly),
         cmocka_unit_test(fault_even_without_counts_draws),
         cmocka_unit_test(fault_the_mock_realises_an_even_fault_evenly),
     };
