@@ -236,11 +236,10 @@ static void describe_unknowns(imp_incident *inc) {
             partial |= inc->prov[p].slow[i].fraction < 1;
     }
     if (partial)
-        util_buf_printf(t,
-                        " A fault with a fraction below 1 is realised evenly (\"sampling\": "
-                        "\"even\"): the n attempts that meet it get floor(n x fraction) or "
-                        "ceil(n x fraction) of its errors, the log's count when n is the log's, "
-                        "not a new draw per attempt (\"draw\" for that).");
+        util_buf_printf(t, " A fault with a fraction below 1 is realised evenly (\"sampling\": "
+                           "\"even\"): the n attempts that meet it get floor(n x fraction) or "
+                           "ceil(n x fraction) of its errors, the log's count when n is the log's, "
+                           "not a new draw per attempt (\"draw\" for that).");
     bool prices = false, windows = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
         prices |= inc->log->prov[p].price_in >= 0;

@@ -24,7 +24,7 @@
 
 #define IMP_RECORDS_MAX 1000000           /* default cap on records (--max-records) */
 #define IMP_BYTES_MAX ((size_t)256 << 20) /* default cap on the file (--max-bytes) */
-#define IMP_RESEND_MAX 1000                /* a larger http.request.resend_count is not read */
+#define IMP_RESEND_MAX 1000               /* a larger http.request.resend_count is not read */
 #define IMP_RECORDS_LIMIT 100000000       /* the highest --max-records accepted */
 #define IMP_BYTES_LIMIT ((size_t)4 << 30) /* the highest --max-bytes accepted */
 #define IMP_CALL_MAX_US                                                                            \

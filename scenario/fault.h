@@ -96,7 +96,8 @@ typedef struct sim_fault {
     uint32_t after_tokens;     /* MIDSTREAM */
     sim_midstream_mode mode;   /* MIDSTREAM */
     fb_time_us period_us;      /* FLAP: down for the first half of each period */
-    sim_fault_sampling sampling; /* how `fraction` is realised (not FLAP, BROWNOUT) */
+    /* how `fraction` is realised (not FLAP, BROWNOUT) */
+    sim_fault_sampling sampling;
 } sim_fault;
 
 /* An even fault's running state: the attempts it was asked about, and its offset. */

@@ -263,11 +263,8 @@ static void fault_a_slow_delay_adds_before_the_first_token(void **state) {
     sim_fault f[2] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_SLOW, 0.5)};
     f[0].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 2};
     f[0].delay = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 300000};
-    f[1].delay = (sim_dist){.kind = SIM_DIST_EMPIRICAL,
-                            .a = 1e6,
-                            .n = 2,
-                            .v = {1e6, 3e6},
-                            .cw = {0.75, 1}};
+    f[1].delay =
+        (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 1e6, .n = 2, .v = {1e6, 3e6}, .cw = {0.75, 1}};
     script sc = {.values = {0.1, 0.9}};
     sim_fault_effect e;
     scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc, &e);
@@ -363,7 +360,8 @@ static void fault_even_slow_realises_its_delays_evenly(void **state) {
     (void)state;
     sim_fault f = fault(SIM_FAULT_SLOW, 0.4);
     f.sampling = SIM_SAMPLING_EVEN;
-    f.delay = (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 1e6, .n = 2, .v = {1e6, 3e6}, .cw = {0.75, 1}};
+    f.delay =
+        (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 1e6, .n = 2, .v = {1e6, 3e6}, .cw = {0.75, 1}};
     for (uint64_t seed = 1; seed <= 10; seed++) {
         sim_fault_even even;
         scn_fault_even_init(&even, 1, seed, 0);
@@ -375,7 +373,7 @@ static void fault_even_slow_realises_its_delays_evenly(void **state) {
             long_ones += e.delay_us == 3000000;
         }
         assert_int_equal(asked, 0);
-        assert_int_equal(hits, 200); /* 500 x 0.4 */
+        assert_int_equal(hits, 200);        /* 500 x 0.4 */
         assert_in_range(long_ones, 48, 52); /* a quarter of 200 */
     }
 }

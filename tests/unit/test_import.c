@@ -935,11 +935,11 @@ static void hidden_retries_are_slow_on_their_share(void **state) {
     assert_int_equal(a->for_us, 5 * S);
     assert_true(fabs(a->fraction - 0.64) < 1e-9); /* 32 of 50 */
     assert_true(a->factor == 1);
-    assert_int_equal(a->delay_n, 0);                        /* 980 to 1020 ms: one number */
-    assert_true(fabs(a->delay_us - 998750) < 1000);          /* 1218.75 ms - 220 ms */
+    assert_int_equal(a->delay_n, 0);                /* 980 to 1020 ms: one number */
+    assert_true(fabs(a->delay_us - 998750) < 1000); /* 1218.75 ms - 220 ms */
     assert_int_equal(b->at_us, 15 * S);
-    assert_true(fabs(b->fraction - 0.46) < 1e-9);           /* 23 of 50 */
-    assert_true(fabs(b->delay_us - 997390) < 1000);          /* 1217.39 ms - 220 ms */
+    assert_true(fabs(b->fraction - 0.46) < 1e-9);      /* 23 of 50 */
+    assert_true(fabs(b->delay_us - 997390) < 1000);    /* 1217.39 ms - 220 ms */
     assert_true(fabs(pf->ttft.median - 220 * MS) < 1); /* the long ones left out */
     imp_incident_free(inc);
     imp_log_free(log);
