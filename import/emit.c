@@ -116,7 +116,20 @@ static cJSON *fault(const imp_fault *f) {
             cJSON_AddItemToObject(e, "weights",
                                   cJSON_CreateDoubleArray(f->factor_w, (int)f->factor_n));
         }
-        if (f->fraction < 1) cJSON_AddNumberToObject(k, "fraction", f->fraction);
+        if (f->delay_n > 0) {
+            cJSON *e = cJSON_AddObjectToObject(cJSON_AddObjectToObject(k, "delay"), "empirical");
+            cJSON *v = cJSON_AddArrayToObject(e, "values");
+            for (uint32_t i = 0; i < f->delay_n; i++)
+                cJSON_AddItemToArray(v, duration_value(f->delay_v[i]));
+            cJSON_AddItemToObject(e, "weights",
+                                  cJSON_CreateDoubleArray(f->delay_w, (int)f->delay_n));
+        } else if (f->delay_us > 0) {
+            cJSON_AddItemToObject(k, "delay", duration_value(f->delay_us));
+        }
+        if (f->fraction < 1) {
+            cJSON_AddNumberToObject(k, "fraction", f->fraction);
+            cJSON_AddStringToObject(k, "sampling", "even");
+        }
         return o;
     }
     if (f->kind == SIM_FAULT_OUTAGE) cJSON_AddNumberToObject(k, "status", f->status);
@@ -125,6 +138,8 @@ static cJSON *fault(const imp_fault *f) {
         cJSON_AddStringToObject(k, "mode", "cut");
     }
     cJSON_AddNumberToObject(k, "fraction", f->fraction);
+    /* the window's share as the log had it, not a new draw per attempt (docs/import.md) */
+    if (f->fraction < 1) cJSON_AddStringToObject(k, "sampling", "even");
     if (f->retry_after_us != FB_TIME_NONE &&
         (f->kind == SIM_FAULT_OUTAGE || f->kind == SIM_FAULT_RATE_LIMIT))
         add_duration(k, "retry_after", f->retry_after_us);

@@ -83,7 +83,7 @@ static void amplification(imp_incident *inc) {
 static void latency(imp_incident *inc, const char *metric, double q, const int64_t *v, size_t n) {
     double k = q * (double)(n - 1), sd = sqrt((double)n * q * (1 - q)) + 1;
     double lo_rank = fmax(0, k - 3 * sd), hi_rank = fmin((double)(n - 1), k + 3 * sd);
-    double value = imp_quantile(v, n, q);
+    double value = imp_rank_quantile(v, n, q); /* as the run reports it */
     imp_check *c = add(inc, metric, true, value);
     if (c == NULL) return;
     c->lo = fmax(0, fmin((double)v[(size_t)floor(lo_rank)] * 0.95, value - 5000));

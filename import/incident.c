@@ -163,6 +163,24 @@ static void describe_reading(imp_incident *inc) {
                         "where some were long (a first token at least twice the median), a slow "
                         "fault over that share of them.",
                         log->hidden_attempts);
+    if (log->hidden_attempts && log->hidden_resent)
+        util_buf_printf(t,
+                        " Their spans count their resends (http.request.resend_count): %zu "
+                        "requests were resent, %zu resends in all, at most %u for one; the "
+                        "answers of those requests are the long ones (the slow faults' share).",
+                        log->hidden_resent, log->hidden_resends, log->hidden_resend_max);
+    if (!log->hidden_attempts && log->resend_seen)
+        util_buf_printf(t,
+                        " %zu attempts carry http.request.resend_count (their ordinal on the "
+                        "provider less one)%s",
+                        log->resend_seen,
+                        log->resend_missing ? "" : ", each after as many attempts as it counts.");
+    if (!log->hidden_attempts && log->resend_missing)
+        util_buf_printf(t,
+                        "; %zu attempts it counts have no span in the file (spans dropped or "
+                        "sampled out?): the counts and the fits see fewer retries than were "
+                        "made, and retry.attempts is read from the counts.",
+                        log->resend_missing);
     if (log->no_call)
         util_buf_printf(t,
                         " %zu requests made no call (no HTTP span below their GenAI span, where "
@@ -210,6 +228,18 @@ static void describe_unknowns(imp_incident *inc) {
                             inc->log->prov[p].name, inc->prov[p].slow_capped,
                             inc->prov[p].slow_capped == 1 ? " was" : "s were", IMP_SLOW_FACTOR_MAX,
                             IMP_SLOW_FACTOR_MAX);
+    bool partial = false;
+    for (uint32_t p = 0; p < inc->log->nprov; p++) {
+        for (uint32_t i = 0; i < inc->prov[p].nfaults; i++)
+            partial |= inc->prov[p].faults[i].fraction < 1;
+        for (uint32_t i = 0; i < inc->prov[p].nslow; i++)
+            partial |= inc->prov[p].slow[i].fraction < 1;
+    }
+    if (partial)
+        util_buf_printf(t, " A fault with a fraction below 1 is realised evenly (\"sampling\": "
+                           "\"even\"): the n attempts that meet it get floor(n x fraction) or "
+                           "ceil(n x fraction) of its errors, the log's count when n is the log's, "
+                           "not a new draw per attempt (\"draw\" for that).");
     bool prices = false, windows = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
         prices |= inc->log->prov[p].price_in >= 0;
@@ -255,14 +285,24 @@ static void describe_slow(imp_incident *inc, const char *name, const imp_fault *
     imp_human(a, sizeof a, f->at_us);
     imp_human(b, sizeof b, f->at_us + f->for_us);
     if (f->fraction < 1 && inc->log->hidden_attempts) {
-        /* hidden retries: described with the reading, but for a spread factor */
-        if (f->factor_n > 0)
+        /* hidden retries: the time they took, added to the first token */
+        char lo[24], hi[24], mean[24];
+        imp_human(mean, sizeof mean, (fb_time_us)f->delay_us);
+        if (f->delay_n > 0) {
+            imp_human(lo, sizeof lo, (fb_time_us)f->delay_v[0]);
+            imp_human(hi, sizeof hi, (fb_time_us)f->delay_v[f->delay_n - 1]);
             fit_line(inc,
-                     "%s hidden retries from %s to %s: a factor of %.2fx to %.2fx over "
-                     "%u values, mean %.2fx (the ratios of its %u long answers to the "
-                     "latency for their tokens: one wait, or more)",
-                     name, a, b, f->factor_v[0], f->factor_v[f->factor_n - 1], f->factor_n,
-                     f->factor, f->hits);
+                     "%s hidden retries from %s to %s for %.0f%% of the answers: a delay of %s "
+                     "to %s over %u values, mean %s (the durations of its %u long answers less "
+                     "the latency for their tokens: one wait, or more)",
+                     name, a, b, f->fraction * 100, lo, hi, f->delay_n, mean, f->hits);
+        } else {
+            fit_line(inc,
+                     "%s hidden retries from %s to %s for %.0f%% of the answers: a delay of %s "
+                     "(the mean duration of its %u long answers less the latency for their "
+                     "tokens)",
+                     name, a, b, f->fraction * 100, mean, f->hits);
+        }
         return;
     }
     if (f->fraction < 1) {

@@ -68,6 +68,11 @@ typedef struct imp_fault {
        factor a distribution, factor_v[i] with weight factor_w[i] (mean: factor) */
     uint32_t factor_n;
     double factor_v[IMP_FACTOR_POINTS], factor_w[IMP_FACTOR_POINTS];
+    /* SLOW over hidden retries: the time they took, added (delay_us > 0; factor 1), a number
+       (delay_n 0) or delay_v[i] us with weight delay_w[i] (mean: delay_us) */
+    double delay_us;
+    uint32_t delay_n;
+    double delay_v[IMP_FACTOR_POINTS], delay_w[IMP_FACTOR_POINTS];
     uint32_t hits, attempts; /* the evidence: attempts it applied to, of those in its span */
 } imp_fault;
 

@@ -112,15 +112,20 @@ static tally *tally_of(scan *S, const imp_attempt *a) {
     return &S->t[S->nt++];
 }
 
-/* The longest run of attempts on one provider, and requests by attempts made. */
+/* The longest run of attempts on one provider, and requests by attempts made. An attempt
+   that says it is the k-th resend (http.request.resend_count) ends a run of k + 1 at least,
+   whether or not the trace holds the attempts before it. */
 static void runs(const imp_incident *inc, scan *S) {
     for (FOR_SLICE(inc, r)) {
         const imp_request *q = &inc->log->req[r];
         S->per_request[q->count <= LEVELS ? q->count : LEVELS + 1]++;
         uint32_t run = 0;
         for (uint32_t i = q->first; i < q->first + q->count; i++) {
-            bool same = i > q->first && inc->log->att[i].provider == inc->log->att[i - 1].provider;
+            const imp_attempt *a = &inc->log->att[i];
+            bool same = i > q->first && a->provider == inc->log->att[i - 1].provider;
             run = same ? run + 1 : 1;
+            if (a->resend >= 0 && !inc->log->hidden_attempts && (uint32_t)a->resend + 1 > run)
+                run = (uint32_t)a->resend + 1;
             if (run > S->max_run) S->max_run = run;
         }
     }

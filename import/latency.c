@@ -32,6 +32,7 @@
 typedef struct answer {
     fb_time_us t, d, ttft;
     int32_t tokens;
+    int16_t resend; /* http.request.resend_count; -1 none */
 } answer;
 
 static int by_t(const void *a, const void *b) {
@@ -51,7 +52,8 @@ static size_t answers(const imp_incident *inc, uint32_t p, answer *out, int64_t 
             if (a->provider != p) continue;
             if (a->outcome == IMP_STATUS) errors[(*nerr)++] = a->end_us - a->start_us;
             if (a->outcome != IMP_OK) continue;
-            out[n++] = (answer){fit_t(inc, a), a->end_us - a->start_us, a->ttft_us, a->tokens_out};
+            out[n++] = (answer){fit_t(inc, a), a->end_us - a->start_us, a->ttft_us, a->tokens_out,
+                                a->resend};
         }
     }
     qsort(out, n, sizeof *out, by_t);
@@ -358,9 +360,20 @@ typedef struct mix {
  * what the log's tail is made of). Over IMP_SLOW_MAX, the adjacent ones most alike in
  * share are merged. mark_long marks the long answers in lng[], before the first-token
  * distribution is fitted to the others.
+ *
+ * Where the requests' spans count their resends (http.request.resend_count: @anthropic-ai/sdk's
+ * call span carries it when the call was resent, and never on a call of one attempt), that
+ * count is the evidence instead: the answers it says were resent are the long ones, in every
+ * window that is not slow as a whole, whatever their first token (a retry after a fast error
+ * and a short backoff may not double it; a slow answer of one attempt may). `counted` says
+ * that some answer of the provider carries a count, so that its absence means none.
  */
 static void mark_long(const imp_pfit *pf, const answer *a, size_t n, const bool *slow, size_t nw,
-                      bool *lng, int64_t *tmp) {
+                      bool counted, bool *lng, int64_t *tmp) {
+    if (counted) {
+        for (size_t i = 0; i < n; i++) lng[i] = a[i].resend > 0 && !slow[a[i].t / pf->window_us];
+        return;
+    }
     for (size_t i = 0; i < n; i++) tmp[i] = first_token(pf, &a[i]);
     double cut = 2 * median_of(tmp, n);
     for (size_t w = 0, i = 0; w < nw && cut > 0; w++) {
@@ -436,8 +449,8 @@ static size_t mixed_windows(const imp_pfit *pf, const answer *a, size_t n, const
     return nm;
 }
 
-#define SPREAD_MIN 4     /* long answers, for a factor that is a distribution */
-#define SPREAD_RATIO 1.5 /* and their ratios' p90 over their p10, at least */
+#define SPREAD_MIN 4     /* long answers, for a delay that is a distribution */
+#define SPREAD_RATIO 1.5 /* and their delays' p90 over their p10, at least */
 
 static int by_value(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
@@ -445,52 +458,50 @@ static int by_value(const void *x, const void *y) {
 }
 
 /*
- * A burst's factor as a distribution, when its long answers' ratios (r[0..k): each one's
- * duration over the fast answers' median first token plus its own tokens) spread by
- * SPREAD_RATIO or more between their p10 and p90: hidden retries add one wait, or two, or
- * three (a plain trace's long answers at 2.2 s and 4.6 s, where one factor put all of them
- * at 3.0 s), and a stalled client reads its answers late by anything up to its stall. The
- * values are the ratios in up to IMP_FACTOR_POINTS groups of equal count (each its mean),
- * weighted by their counts and scaled to the mean `factor`, so that the fault adds the time
- * it added with one factor, now with the spread of the log's.
+ * Hidden retries as a delay, not a factor: each long answer of mix m took its retries' time
+ * (an error's latency, a backoff or a Retry-After, a timeout) plus an answer, so its duration
+ * less the latency for its own tokens (the fast answers' median first token plus its tokens
+ * at the time per token) is what its retries added, whatever the tokens. As a factor (its
+ * duration over that latency) the replay multiplied it by another answer's latency, drawn
+ * apart: a short answer's wait ratio on a long answer's tokens stretched the tail (the plain
+ * trace: p99 3.0 s to 6.8 s over 30 seeds for the log's 4.5 s, two waits of about 2.2 s).
+ * The delays in up to IMP_FACTOR_POINTS groups of equal count, each its mean, weighted by its
+ * count, when they spread (SPREAD_MIN of them, p90 SPREAD_RATIO times p10 or more); else one
+ * number, their mean.
  */
-static void factor_spread(imp_fault *f, double *r, size_t k) {
-    f->factor_n = 0;
+static void hidden_delay(imp_fault *f, const imp_pfit *pf, const answer *a, size_t n,
+                         const bool *slow, const bool *lng, const mix *m, double fast_ttft,
+                         double *r) {
+    size_t k = 0;
+    double mean = 0;
+    for (size_t i = answer_at(a, n, (fb_time_us)m->w0 * pf->window_us);
+         i < n && a[i].t < (fb_time_us)m->w1 * pf->window_us; i++) {
+        if (!lng[i] || slow[a[i].t / pf->window_us]) continue;
+        double base = fast_ttft + (a[i].tokens > 0 ? (double)pf->per_token_us * a[i].tokens : 0);
+        r[k] = fmax(0, (double)a[i].d - base);
+        mean += r[k++];
+    }
+    f->factor = 1;
+    f->factor_n = f->delay_n = 0;
+    f->delay_us = k ? round(mean / (double)k) : 0;
     if (k < SPREAD_MIN) return;
     qsort(r, k, sizeof *r, by_value);
     double p10 = r[(size_t)(0.1 * (double)(k - 1))], p90 = r[(size_t)ceil(0.9 * (double)(k - 1))];
     if (!(p10 > 0) || p90 < SPREAD_RATIO * p10) return;
     size_t groups = k < IMP_FACTOR_POINTS ? k : IMP_FACTOR_POINTS;
-    double mean = 0;
-    for (size_t i = 0; i < k; i++) mean += r[i] / (double)k;
     for (size_t g = 0; g < groups; g++) {
         size_t lo = g * k / groups, hi = (g + 1) * k / groups;
         double sum = 0;
         for (size_t i = lo; i < hi; i++) sum += r[i];
-        double v = round(sum / (double)(hi - lo) / mean * f->factor * 100) / 100;
-        if (v < 1) v = 1;
-        if (v > IMP_SLOW_FACTOR_MAX) v = IMP_SLOW_FACTOR_MAX;
-        if (f->factor_n > 0 && f->factor_v[f->factor_n - 1] == v) {
-            f->factor_w[f->factor_n - 1] += (double)(hi - lo);
+        double v = round(sum / (double)(hi - lo) / 1000) * 1000; /* whole milliseconds */
+        if (f->delay_n > 0 && f->delay_v[f->delay_n - 1] == v) {
+            f->delay_w[f->delay_n - 1] += (double)(hi - lo);
         } else {
-            f->factor_v[f->factor_n] = v;
-            f->factor_w[f->factor_n++] = (double)(hi - lo);
+            f->delay_v[f->delay_n] = v;
+            f->delay_w[f->delay_n++] = (double)(hi - lo);
         }
     }
-    if (f->factor_n < 2) f->factor_n = 0; /* one value after all: the number */
-}
-
-/* The long answers of mix m, as ratios to the fast answers' latency for their tokens. */
-static size_t long_ratios(const imp_pfit *pf, const answer *a, size_t n, const bool *slow,
-                          const bool *lng, const mix *m, double fast_ttft, double *r) {
-    size_t k = 0;
-    for (size_t i = answer_at(a, n, (fb_time_us)m->w0 * pf->window_us);
-         i < n && a[i].t < (fb_time_us)m->w1 * pf->window_us; i++) {
-        if (!lng[i] || slow[a[i].t / pf->window_us]) continue;
-        double base = fast_ttft + (a[i].tokens > 0 ? (double)pf->per_token_us * a[i].tokens : 0);
-        if (base > 0) r[k++] = (double)a[i].d / base;
-    }
-    return k;
+    if (f->delay_n < 2) f->delay_n = 0; /* one value after all: the number */
 }
 
 static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
@@ -516,14 +527,13 @@ static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_
                          .at_us = at,
                          .for_us = (fb_time_us)(m[j].w1 - m[j].w0) * pf->window_us,
                          .fraction = round((double)m[j].nlong / (double)m[j].k * 1e4) / 1e4,
-                         .factor = slow_factor(pf, factor),
+                         .factor = hidden ? 1 : slow_factor(pf, factor),
                          .retry_after_us = FB_TIME_NONE,
                          .hits = (uint32_t)m[j].nlong,
                          .attempts = (uint32_t)m[j].k};
-        /* hidden retries' waits spread (one retry, or two); a burst's stall adds a delay
-           that a factor drawn per attempt overshoots (docs/import.md): one factor there */
-        if (hidden && factor <= IMP_SLOW_FACTOR_MAX)
-            factor_spread(f, r, long_ratios(pf, a, n, slow, lng, &m[j], fast_ttft, r));
+        /* hidden retries add their waits (one retry, or two): a delay; a burst keeps one
+           factor, which a factor drawn per attempt overshoots there (docs/import.md) */
+        if (hidden) hidden_delay(f, pf, a, n, slow, lng, &m[j], fast_ttft, r);
     }
     free(m);
     free(before);
@@ -568,8 +578,9 @@ void imp__fit_latency(imp_incident *inc, uint32_t p) {
     if (n > 0 && slow && lng && inslow && tmp) {
         pf->per_token_us = per_token(pf, a, n);
         double q = mark_slow(pf, a, n, nw, slow, tmp);
-        bool hidden = inc->log->hidden_attempts > 0;
-        mark_long(pf, a, n, slow, nw, lng, tmp);
+        bool hidden = inc->log->hidden_attempts > 0, counted = false;
+        for (size_t i = 0; hidden && i < n; i++) counted |= a[i].resend > 0;
+        mark_long(pf, a, n, slow, nw, counted, lng, tmp);
         slow_faults(inc, pf, a, n, slow, nw, q, inslow, tmp);
         if (!hidden) keep_bursts(pf, a, n, nw, inslow, lng);
         uint32_t before = pf->nslow;

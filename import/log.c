@@ -71,6 +71,7 @@ imp_attempt *imp_log_attempt(imp_log *log, imp_error *err) {
     memset(a, 0, sizeof *a);
     a->seq = (uint32_t)log->natt++;
     a->ttft_us = a->retry_after_us = -1;
+    a->resend = -1;
     a->tokens_in = a->tokens_out = -1;
     a->cost = -1;
     return a;
@@ -147,6 +148,37 @@ static int by_request(const void *a, const void *b) {
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/*
+ * What http.request.resend_count says (the OpenTelemetry HTTP conventions: the ordinal of a
+ * resend, on a client span that is one; @anthropic-ai/sdk's own call span carries its call's
+ * resends). An attempt that is its request's k-th resend on its provider, after fewer than k
+ * attempts there, counts the missing ones; a request that stands for its attempts (no HTTP
+ * span in the trace) says how many resends its span hides.
+ */
+static void count_resends(imp_log *log) {
+    for (size_t r = 0; r < log->nreq; r++) {
+        const imp_request *q = &log->req[r];
+        uint32_t missing = 0, most = 0;
+        for (uint32_t i = q->first; i < q->first + q->count; i++) {
+            const imp_attempt *a = &log->att[i];
+            if (a->resend < 0) continue;
+            log->resend_seen++;
+            uint32_t before = 0;
+            for (uint32_t j = q->first; j < i; j++) before += log->att[j].provider == a->provider;
+            if ((uint32_t)a->resend > before && (uint32_t)a->resend - before > missing)
+                missing = (uint32_t)a->resend - before;
+            if ((uint32_t)a->resend > most) most = (uint32_t)a->resend;
+        }
+        if (log->hidden_attempts == 0) {
+            log->resend_missing += missing;
+        } else if (most > 0) {
+            log->hidden_resent++;
+            log->hidden_resends += most;
+            if (most > log->hidden_resend_max) log->hidden_resend_max = most;
+        }
+    }
+}
+
 int imp_log_finish(imp_log *log, imp_error *err) {
     if (log->nreq == 0)
         return imp_fail(err, FB_EINVAL, 0, "%s",
@@ -169,5 +201,6 @@ int imp_log_finish(imp_log *log, imp_error *err) {
         r->first = (uint32_t)i;
         r->count++;
     }
+    count_resends(log);
     return FB_OK;
 }

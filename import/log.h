@@ -24,6 +24,7 @@
 
 #define IMP_RECORDS_MAX 1000000           /* default cap on records (--max-records) */
 #define IMP_BYTES_MAX ((size_t)256 << 20) /* default cap on the file (--max-bytes) */
+#define IMP_RESEND_MAX 1000               /* a larger http.request.resend_count is not read */
 #define IMP_RECORDS_LIMIT 100000000       /* the highest --max-records accepted */
 #define IMP_BYTES_LIMIT ((size_t)4 << 30) /* the highest --max-bytes accepted */
 #define IMP_CALL_MAX_US                                                                            \
@@ -49,6 +50,7 @@ typedef struct imp_attempt {
     uint8_t provider;         /* index in providers */
     uint8_t outcome;          /* imp_outcome */
     int16_t status;           /* HTTP status; 0 when none came */
+    int16_t resend;           /* http.request.resend_count: resends before it; -1 unknown */
     int64_t start_us, end_us; /* unix time */
     int64_t ttft_us;          /* time to first token; -1 unknown */
     int64_t retry_after_us;   /* the answer's Retry-After; -1 none recorded */
@@ -99,6 +101,13 @@ typedef struct imp_log {
     size_t ungrouped;        /* LiteLLM records without trace_id: each its own request */
     size_t retry_after_seen; /* attempts with a recorded Retry-After */
     size_t ttft_seen;        /* attempts with a time to first token */
+    /* http.request.resend_count (imp_log_finish): attempts that carry one; the attempts it
+       counts that have no span (a request's k-th resend on a provider after fewer than k
+       attempts there); with hidden attempts, the requests it says were resent, their
+       resends in all, and the most for one */
+    size_t resend_seen, resend_missing;
+    size_t hidden_resent, hidden_resends;
+    uint32_t hidden_resend_max;
 } imp_log;
 
 imp_log *imp_log_new(const char *file, imp_format format, size_t max_records);
@@ -118,7 +127,8 @@ int imp_log_provider(imp_log *log, const char *key, const char *name, imp_error 
 int imp_log_class(imp_log *log, const char *name, imp_error *err);
 
 /*
- * Sort requests by arrival and each request's attempts by start, and set first/count.
+ * Sort requests by arrival and each request's attempts by start, and set first/count;
+ * count what the attempts' http.request.resend_count says (resend_*, hidden_resen*).
  * FB_OK, or FB_EINVAL with err when the log holds no request at all.
  */
 int imp_log_finish(imp_log *log, imp_error *err);

@@ -80,12 +80,13 @@ static void request(tally *t, const imp_incident *inc, const imp_request *q) {
     t->ok += q->ok;
 }
 
-/* p50, p90, p99 of the latencies v[0..n) (sorted here), as seconds. */
+/* p50, p90, p99 of the latencies v[0..n) (sorted here), as seconds: the order statistics a
+   run reports (rank ceil(q n)), not a value between two that no request took. */
 static void latencies(cJSON *o, int64_t *v, size_t n) {
     imp_sort(v, n);
-    cJSON_AddNumberToObject(o, "latency_p50", n ? imp_quantile(v, n, 0.5) / 1e6 : 0);
-    cJSON_AddNumberToObject(o, "latency_p90", n ? imp_quantile(v, n, 0.9) / 1e6 : 0);
-    cJSON_AddNumberToObject(o, "latency_p99", n ? imp_quantile(v, n, 0.99) / 1e6 : 0);
+    cJSON_AddNumberToObject(o, "latency_p50", imp_rank_quantile(v, n, 0.5) / 1e6);
+    cJSON_AddNumberToObject(o, "latency_p90", imp_rank_quantile(v, n, 0.9) / 1e6);
+    cJSON_AddNumberToObject(o, "latency_p99", imp_rank_quantile(v, n, 0.99) / 1e6);
 }
 
 static void add_count(cJSON *o, const char *key, uint64_t v) {

@@ -157,6 +157,8 @@ static void int_attr(const char *k, const cJSON *v, ospan *s, attrs *a) {
         s->status = n >= 100 && n <= 599 ? (int16_t)n : 0;
     else if (!strcmp(k, "server.port"))
         a->port = n;
+    else if (!strcmp(k, "http.request.resend_count"))
+        s->resend = n >= 0 && n <= IMP_RESEND_MAX ? (int16_t)n : -1;
 }
 
 /* One attribute {key, value}: the conventions' names this import reads. */
@@ -255,6 +257,7 @@ static int new_span(imp_otlp *o, ospan **out, imp_error *err) {
     s->seq = (uint32_t)o->n++;
     s->tokens_in = s->tokens_out = -1;
     s->retry_after_us = -1;
+    s->resend = -1;
     *out = s;
     return FB_OK;
 }

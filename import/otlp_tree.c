@@ -200,6 +200,7 @@ static int add_attempt(imp_otlp *o, const ospan *s, const ospan *r, uint32_t req
     a->start_us = s->start_us;
     a->end_us = s->end_us;
     a->retry_after_us = s->retry_after_us;
+    a->resend = s->resend;
     a->tokens_in = s->tokens_in;
     a->tokens_out = s->tokens_out;
     if (a->outcome == IMP_OK && a->tokens_out < 0 && s != r) {

@@ -26,6 +26,7 @@ typedef struct ospan {
     uint32_t sp;        /* ... .spans[sp], for messages */
     uint16_t system, address, model, cls, fprov, name;
     int16_t status;           /* http.response.status_code, 0 = none */
+    int16_t resend;           /* http.request.resend_count, -1 = none */
     bool genai, http, failed; /* failed: span status Error */
     bool stream, cancelled;
     char error_type[32];

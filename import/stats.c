@@ -24,6 +24,14 @@ double imp_quantile(const int64_t *v, size_t n, double q) {
     return (double)v[i] + f * (double)(v[i + 1] - v[i]);
 }
 
+double imp_rank_quantile(const int64_t *v, size_t n, double q) {
+    if (n == 0) return 0;
+    /* q n with q in hundredths first, as fb_hist_percentile: 0.99 of 100 is 99, not 99.00001 */
+    double rank = ceil(round(q * 1e6) * (double)n / 1e6);
+    size_t k = rank < 1 ? 1 : rank > (double)n ? n : (size_t)rank;
+    return (double)v[k - 1];
+}
+
 static const double probs[] = {0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.95, 0.99};
 static const double z[] = {-1.6448536, -1.2815516, -0.6744898, 0,
                            0.6744898,  1.2815516,  1.6448536,  2.3263479};

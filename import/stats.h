@@ -13,6 +13,11 @@
 void imp_sort(int64_t *v, size_t n);
 /* The q-quantile of sorted v (linear between order statistics); 0 when n == 0. */
 double imp_quantile(const int64_t *v, size_t n, double q);
+/*
+ * The q-quantile of sorted v as a run reports it (fb_hist_percentile): the order statistic of
+ * rank ceil(q n), no interpolation; 0 when n == 0. A log's figure beside a replay's.
+ */
+double imp_rank_quantile(const int64_t *v, size_t n, double q);
 
 typedef enum imp_dist_kind {
     IMP_CONSTANT = 0,

@@ -321,7 +321,7 @@ static void log_latency(req *r, fb_time_us tl_us) {
 /* An error comes back after an explicit ttft, else after the error latency. */
 static fb_time_us error_due(req *r, fb_time_us now, fb_time_us ttft) {
     if (r->act.ttft_us >= 0) {
-        log_latency(r, (fb_time_us)((double)r->act.ttft_us * r->act.slow));
+        log_latency(r, (fb_time_us)((double)r->act.ttft_us * r->act.slow) + r->act.delay_us);
         return now + ttft;
     }
     log_latency(r, r->error_tl_us);
@@ -339,10 +339,13 @@ enum MHD_Result mock_answer(req *r) {
         return a->reset ? do_reset(r) : start_hang(r);
     }
     fb_time_us now = mock_now_us();
-    fb_time_us ttft = mock_to_real(s, a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us, a->slow);
+    /* a slow fault's delay comes after the factor, as in the simulator (scenario/fault.h) */
+    fb_time_us ttft = mock_to_real(s, a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us, a->slow) +
+                      mock_to_real(s, a->delay_us, 1.0);
     if (a->status != 0)
         return mock_send_error(r, a->status, a->flavor, NULL, a, error_due(r, now, ttft));
-    log_latency(r, (fb_time_us)((double)(a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us) * a->slow));
+    log_latency(r, (fb_time_us)((double)(a->ttft_us >= 0 ? a->ttft_us : r->ttft_tl_us) * a->slow) +
+                       a->delay_us);
     r->t0_us = now;
     r->ttft_us = ttft;
     r->per_token_us = mock_to_real(s, s->cfg.per_token_us, a->slow);

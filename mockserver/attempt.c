@@ -226,7 +226,8 @@ static int decide(req *r, const char *key, uint64_t attempt, fb_time_us t_us, do
     pthread_mutex_lock(&s->lock);
     log_request_locked(r);
     if (spec == NULL && r->ep->ops->inference)
-        mock_timeline_decide(s->faults, s->n_faults, t_us, s->cfg.seed, attempt, a, scale);
+        mock_timeline_decide(s->faults, s->n_faults, t_us, s->cfg.seed, attempt, s->fault_even, a,
+                             scale);
     else if (spec != NULL && a->times > 0 && mock_count_locked(s, pair) > a->times)
         mock_action_init(a); /* the first N attempts failed: this one succeeds */
     pthread_mutex_unlock(&s->lock);

@@ -24,7 +24,7 @@ bool mock_action_is_fault(const mock_action *a) {
     return a->status != 0 || a->hang || a->reset || a->refusal || a->ttft_us >= 0 ||
            a->slow != 1.0 || a->stall_after >= 0 || a->end != MOCK_END_NORMAL ||
            a->ra_kind != MOCK_RA_NONE || a->retry_after_ms >= 0 || a->should_retry >= 0 ||
-           a->tokens >= 0 || a->no_retry_after;
+           a->tokens >= 0 || a->no_retry_after || a->delay_us > 0;
 }
 
 int mock_duration_parse(const char *s, fb_time_us *out_us) {
@@ -125,12 +125,13 @@ static void label(mock_action *act, const sim_fault *faults, const sim_fault_eff
 }
 
 void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
-                          uint64_t attempt, mock_action *act, double *capacity_scale) {
+                          uint64_t attempt, sim_fault_even *even, mock_action *act,
+                          double *capacity_scale) {
     uint32_t count = n > MOCK_FAULTS_MAX ? MOCK_FAULTS_MAX : (uint32_t)n;
     draw_key key = {seed, attempt};
     sim_fault_effect e;
-    scn_fault_decide(faults, count, t_us, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, keyed_draw, &key,
-                     &e);
+    scn_fault_decide(faults, count, t_us, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, even, keyed_draw,
+                     &key, &e);
     *capacity_scale = scn_fault_capacity(faults, count, t_us);
     label(act, faults, &e);
     if (e.answer >= 0) {
@@ -153,6 +154,7 @@ void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, ui
         }
     }
     act->slow *= e.slow;
+    act->delay_us += e.delay_us;
     if (e.midstream >= 0) {
         act->end = e.mode == SIM_MIDSTREAM_CUT        ? MOCK_END_CUT
                    : e.mode == SIM_MIDSTREAM_TRUNCATE ? MOCK_END_TRUNCATE

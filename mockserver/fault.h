@@ -73,6 +73,7 @@ typedef struct mock_action {
     fb_time_us ttft_us;    /* < 0: configured latency */
     int64_t tokens;        /* < 0: min(max_tokens, configured cap) */
     double slow;           /* latency factor */
+    fb_time_us delay_us;   /* a slow fault's delay: added to the first token (timeline time) */
     int64_t stall_after;   /* < 0: no stall */
     fb_time_us stall_us;
     mock_stream_end end;
@@ -100,11 +101,15 @@ int mock_faults_parse(const char *text, size_t len, sim_fault *out, size_t cap, 
  * What the timeline does to one attempt at timeline time t_us: both phases
  * of scn_fault_decide() at once, as a mock_action. A fault's fraction draws
  * from a PRNG keyed by (seed, attempt, fault index), so the same request
- * order gives the same faults. *capacity_scale gets the share of capacity
- * the active brownouts leave (scn_fault_capacity; 1 when none).
+ * order gives the same faults; an even fault ("sampling": "even") counts the
+ * attempts in even[0..n) instead (scn_fault_even_init with entity 0; NULL: it
+ * draws), so the same request order gives the same faults too.
+ * *capacity_scale gets the share of capacity the active brownouts leave
+ * (scn_fault_capacity; 1 when none).
  */
 void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
-                          uint64_t attempt, mock_action *act, double *capacity_scale);
+                          uint64_t attempt, sim_fault_even *even, mock_action *act,
+                          double *capacity_scale);
 
 /*
  * Parse a per-request spec ("429-retry-after-2", "stall-3-2s", ...) into

@@ -134,7 +134,9 @@ void mock_memory_give(mock_server *s, size_t n) {
 
 /* ---- state ---- */
 
+/* The timeline's zero: now; the even faults count their attempts from there. */
 static void restart_clock_locked(mock_server *s) {
+    scn_fault_even_init(s->fault_even, (uint32_t)s->n_faults, s->cfg.seed, 0);
     s->t0_us = mock_now_us();
     s->wall0_s = mock_wall_now_s();
     const mock_capacity *c = &s->cfg.capacity;

@@ -78,6 +78,8 @@ struct mock_server {
     bool stopping;
     sim_fault faults[MOCK_FAULTS_MAX];
     size_t n_faults;
+    /* the even faults' counts, from 0 at the timeline's zero */
+    sim_fault_even fault_even[MOCK_FAULTS_MAX];
     fb_time_us t0_us; /* real monotonic time of the timeline's zero */
     int64_t wall0_s;  /* wall clock at t0, for "created" */
     uint64_t attempt; /* attempts since reset: keys the fraction draws */

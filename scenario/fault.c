@@ -1,7 +1,13 @@
 /* fault.c - the fault model: one rule for what active faults do to an attempt; see fault.h. */
 #include "scenario/fault.h"
 
+#include <math.h>
 #include <string.h>
+
+#include "core/rng.h"
+
+/* The purpose of an even fault's offset stream (fb_rng_derive): + the fault's index. */
+#define EVEN_PURPOSE 0x45564e00u
 
 static const char *const kind_names[] = {
 #define SIM_FK_NAME(name, text) text,
@@ -26,18 +32,65 @@ static unsigned phase_of(sim_fault_kind k) {
     return answers(k) ? SIM_FAULT_ANSWER : SIM_FAULT_SERVICE;
 }
 
+void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64_t entity) {
+    for (uint32_t i = 0; i < n; i++) {
+        fb_rng r;
+        fb_rng_derive(&r, seed, entity, EVEN_PURPOSE + i);
+        even[i].asked = even[i].hits = 0;
+        even[i].offset = fb_rng_uniform(&r);
+    }
+}
+
+/* The k-th attempt an even fault is asked about hits when its running share crosses a whole. */
+static bool hits_even(double fraction, sim_fault_even *ev) {
+    double k = (double)ev->asked++;
+    bool hit = floor((k + 1) * fraction + ev->offset) > floor(k * fraction + ev->offset);
+    ev->hits += hit;
+    return hit;
+}
+
+/* The quantile an even fault's j-th hit takes of its factor or delay: frac(u + j phi). */
+static double even_quantile(const sim_fault_even *ev) {
+    const double phi = 0.6180339887498949; /* (sqrt(5) - 1) / 2 */
+    double j = (double)(ev->hits - 1), x = ev->offset + j * phi;
+    return x - floor(x);
+}
+
+/* The uniform draw behind a slow fault's factor or delay: its own draw, or an even quantile. */
+static double slow_draw(const sim_fault *f, uint32_t what, sim_fault_even *even,
+                        sim_fault_draw_fn draw, void *ctx) {
+    uint32_t i = what & 0xffffu;
+    if (f->sampling == SIM_SAMPLING_EVEN && even && even[i].hits > 0)
+        return even_quantile(&even[i]);
+    return draw(ctx, what);
+}
+
 /* Does fault i hit? Flap hits in the down half of its period; the others by their fraction. */
-static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, sim_fault_draw_fn draw, void *ctx) {
+static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, sim_fault_even *even,
+                 sim_fault_draw_fn draw, void *ctx) {
     if (f->kind == SIM_FAULT_FLAP) return (t - f->at_us) % f->period_us < f->period_us / 2;
+    if (f->sampling == SIM_SAMPLING_EVEN && even) return hits_even(f->fraction, &even[i]);
     return draw(ctx, i) < f->fraction;
 }
 
 /* A slow fault's factor for this attempt: its number, or a draw from its distribution. */
-static double slow_factor(const sim_fault *f, uint32_t i, sim_fault_draw_fn draw, void *ctx) {
+static double slow_factor(const sim_fault *f, uint32_t i, sim_fault_even *even,
+                          sim_fault_draw_fn draw, void *ctx) {
     if (f->factor.kind == SIM_DIST_CONSTANT) return f->factor.a;
-    double x = scn_dist_quantile(&f->factor, draw(ctx, SIM_FAULT_FACTOR_DRAW + i));
+    double x =
+        scn_dist_quantile(&f->factor, slow_draw(f, SIM_FAULT_FACTOR_DRAW + i, even, draw, ctx));
     if (!(x > 1.0)) return 1.0; /* NaN too */
     return x < SIM_FAULT_FACTOR_MAX ? x : SIM_FAULT_FACTOR_MAX;
+}
+
+/* A slow fault's delay for this attempt: its duration, or a draw from its distribution. */
+static fb_time_us slow_delay(const sim_fault *f, uint32_t i, sim_fault_even *even,
+                             sim_fault_draw_fn draw, void *ctx) {
+    if (f->delay.kind == SIM_DIST_CONSTANT) return (fb_time_us)f->delay.a;
+    double x =
+        scn_dist_quantile(&f->delay, slow_draw(f, SIM_FAULT_DELAY_DRAW + i, even, draw, ctx));
+    if (!(x > 0)) return 0; /* NaN too */
+    return x < (double)SIM_FAULT_DELAY_MAX_US ? (fb_time_us)llround(x) : SIM_FAULT_DELAY_MAX_US;
 }
 
 static void answer_with(sim_fault_effect *e, const sim_fault *f, uint32_t i) {
@@ -61,7 +114,8 @@ static void answer_with(sim_fault_effect *e, const sim_fault *f, uint32_t i) {
 }
 
 void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
-                      sim_fault_draw_fn draw, void *ctx, sim_fault_effect *out) {
+                      sim_fault_even *even, sim_fault_draw_fn draw, void *ctx,
+                      sim_fault_effect *out) {
     memset(out, 0, sizeof *out);
     out->answer = -1;
     out->midstream = -1;
@@ -72,11 +126,12 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
         if (!(phases & phase_of(f->kind)) || !scn_fault_active(f, t)) continue;
         if (answers(f->kind) && out->answer >= 0) continue;
         if (f->kind == SIM_FAULT_MIDSTREAM && out->midstream >= 0) continue;
-        if (!hits(f, i, t, draw, ctx)) continue;
+        if (!hits(f, i, t, even, draw, ctx)) continue;
         if (answers(f->kind)) {
             answer_with(out, f, i);
         } else if (f->kind == SIM_FAULT_SLOW) {
-            out->slow *= slow_factor(f, i, draw, ctx);
+            out->slow *= slow_factor(f, i, even, draw, ctx);
+            out->delay_us += slow_delay(f, i, even, draw, ctx);
         } else {
             out->midstream = (int)i;
             out->after_tokens = f->after_tokens;

@@ -10,6 +10,21 @@
  * decide whether a fault with a `fraction` hits come from the caller's draw
  * function, asked once per fault that needs one, in the order below.
  *
+ * A fraction is realised one of two ways (the fault's `sampling`):
+ *   - draw (the default): each attempt the fault is asked about hits with
+ *     probability `fraction`, a draw of its own; over a window of n attempts
+ *     the hits vary from run to run (binomially);
+ *   - even: the window's hits are spread evenly over the attempts it is asked
+ *     about, systematic sampling with an offset u in [0, 1) drawn once per
+ *     fault from the seed (scn_fault_even_init): its k-th attempt (from 0)
+ *     hits when floor((k + 1) f + u) > floor(k f + u), so n attempts get
+ *     floor(n f + u) hits, floor(n f) or ceil(n f), whatever the seed. It asks
+ *     no draw; the caller keeps the count (sim_fault_even, one per fault). A
+ *     slow fault's factor or delay distribution is realised evenly too: its
+ *     j-th hit (from 0) takes the quantile frac(u + j phi), phi the golden
+ *     ratio's fractional part (a low-discrepancy sequence: any run of hits
+ *     covers the distribution's quantiles about evenly), instead of a draw.
+ *
  * An attempt meets the timeline twice:
  *   - when it arrives (SIM_FAULT_ANSWER): the first active fault among
  *     outage, rate_limit, flap (its down half), reset, policy and hang that
@@ -18,7 +33,10 @@
  *   - when it is served (SIM_FAULT_SERVICE): every active slow fault that
  *     hits multiplies its latency by its factor (a number, or a draw from
  *     the factor's distribution: one more draw, SIM_FAULT_FACTOR_DRAW +
- *     the fault's index, right after the one that decided the hit), and
+ *     the fault's index, right after the one that decided the hit) and adds
+ *     its delay before the first token (a duration, or a draw from the
+ *     delay's distribution: SIM_FAULT_DELAY_DRAW + the index, after the
+ *     factor's), and
  *     the first active midstream fault that hits breaks its answer after
  *     `after_tokens` tokens.
  * The simulator asks the two phases at the two moments (an attempt may wait
@@ -59,6 +77,12 @@ typedef enum sim_midstream_mode {
     SIM_MIDSTREAM_TRUNCATE   /* clean end without the terminator */
 } sim_midstream_mode;
 
+/* How a fault's fraction is realised (see the header). */
+typedef enum sim_fault_sampling {
+    SIM_SAMPLING_DRAW = 0, /* a draw per attempt */
+    SIM_SAMPLING_EVEN      /* evenly over the window's attempts */
+} sim_fault_sampling;
+
 typedef struct sim_fault {
     sim_fault_kind kind;
     fb_time_us at_us, for_us;  /* active in [at, at + for); for = FB_TIME_MAX: to the end */
@@ -67,11 +91,20 @@ typedef struct sim_fault {
     fb_error_kind error_kind;  /* OUTAGE with a provider error type; NONE = the status's own */
     fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
     sim_dist factor;           /* SLOW: latency multiplier (a constant, or drawn per attempt) */
+    sim_dist delay;            /* SLOW: added before the first token, us (constant 0: none) */
     double capacity;           /* BROWNOUT: share of capacity left */
     uint32_t after_tokens;     /* MIDSTREAM */
     sim_midstream_mode mode;   /* MIDSTREAM */
     fb_time_us period_us;      /* FLAP: down for the first half of each period */
+    /* how `fraction` is realised (not FLAP, BROWNOUT) */
+    sim_fault_sampling sampling;
 } sim_fault;
+
+/* An even fault's running state: the attempts it was asked about, and its offset. */
+typedef struct sim_fault_even {
+    uint64_t asked, hits;
+    double offset; /* [0, 1) */
+} sim_fault_even;
 
 /* The phases of scn_fault_decide(), as a mask. */
 #define SIM_FAULT_ANSWER 1u
@@ -89,6 +122,7 @@ typedef struct sim_fault_effect {
     fb_time_us retry_after_us; /* FB_TIME_NONE = none */
     /* SIM_FAULT_SERVICE: how a served attempt goes */
     double slow;             /* latency factor; 1 = none */
+    fb_time_us delay_us;     /* added before the first token (after the factor); 0 = none */
     int midstream;           /* index of the fault that breaks the answer; -1 = none */
     uint32_t after_tokens;   /* ... after this many output tokens */
     sim_midstream_mode mode; /* ... this way */
@@ -101,25 +135,40 @@ typedef struct sim_fault_effect {
  * A uniform draw in [0, 1) deciding whether fault `fault` hits this attempt; or, as
  * SIM_FAULT_FACTOR_DRAW + the fault's index, the quantile of a slow fault's factor
  * distribution this attempt takes (scn_dist_quantile; a draw below 1 counts as 1, above
- * SIM_FAULT_FACTOR_MAX as that). A factor that is a number asks no such draw, so a
+ * SIM_FAULT_FACTOR_MAX as that); or, as SIM_FAULT_DELAY_DRAW + the index, its delay's. A
+ * factor that is a number and a delay that is a duration (or none) ask no such draw, so a
  * timeline of numbers draws what it always drew.
  */
 #define SIM_FAULT_FACTOR_DRAW 0x10000u
 #define SIM_FAULT_FACTOR_MAX 1000.0
+/* As SIM_FAULT_FACTOR_DRAW, for a slow fault's delay distribution (a draw below 0 counts as 0,
+   above SIM_FAULT_DELAY_MAX_US as that); a delay that is a duration asks no draw. */
+#define SIM_FAULT_DELAY_DRAW 0x20000u
+#define SIM_FAULT_DELAY_MAX_US ((fb_time_us)3600 * 1000000)
 typedef double (*sim_fault_draw_fn)(void *ctx, uint32_t fault);
 
 const char *scn_fault_kind_name(sim_fault_kind k);
+/*
+ * Start the counts of a timeline's n faults in even[0..n): none asked yet, and
+ * each offset drawn from (seed, entity, its index) (fb_rng_derive), so that the
+ * offsets do not depend on anything else that draws. The simulator's entity is
+ * the provider's index, the mock's 0. A fault that draws gets a state too (unused).
+ */
+void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64_t entity);
 /* True when f is active at time t. */
 bool scn_fault_active(const sim_fault *f, fb_time_us t);
 /*
  * Decide what faults[0..n) do to an attempt at time t, for the phases in
  * `phases` (SIM_FAULT_ANSWER, SIM_FAULT_SERVICE or both). A fault with a
  * fraction asks draw(ctx, index) once (flap has none: it hits in its down
- * half); in each phase the draws come in index order, and stop where the
- * header above says later faults are not asked.
+ * half, and an even fault none); in each phase the draws come in index order,
+ * and stop where the header above says later faults are not asked. `even`
+ * holds the n faults' states (scn_fault_even_init), counted on here; NULL: an
+ * even fault draws like the others.
  */
 void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
-                      sim_fault_draw_fn draw, void *ctx, sim_fault_effect *out);
+                      sim_fault_even *even, sim_fault_draw_fn draw, void *ctx,
+                      sim_fault_effect *out);
 /* The share of capacity left at time t: the smallest active brownout's (1 when none). */
 double scn_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t);
 

@@ -67,12 +67,18 @@ static int required_fields(pctx *P, const cJSON *v, const ld_section *s,
 static const char *const error_kinds[] = {
     "none", "context_length", "content_policy", "rate_limit", "overloaded", "other", NULL};
 static const char *const midstream_modes[] = {"error", "cut", "truncate", NULL};
+static const char *const samplings[] = {"draw", "even", NULL};
 
 /* The rows several kinds share. */
 // clang-format off
 #define FAULT_FRACTION                                                                             \
     {"fraction", LD_NUMBER, LD_AT(sim_fault, fraction), .lo = 0, .hi = 1, .def = "1",              \
      .doc = "the share of arriving attempts it applies to"}
+#define FAULT_SAMPLING                                                                             \
+    {"sampling", LD_ENUM, LD_AT(sim_fault, sampling), .names = samplings, .def = "\"draw\"",       \
+     .doc = "how `fraction` is realised: `draw` = each attempt hits by a draw of its own; "       \
+            "`even` = the window's n attempts get floor(n × fraction) or ceil(n × fraction) "     \
+            "hits, spread evenly (a seeded offset)"}
 #define FAULT_RETRY_AFTER                                                                          \
     {"retry_after", LD_DURATION0, LD_AT(sim_fault, retry_after_us), .def_doc = "none",            \
      .doc = "the Retry-After its answers carry"}
@@ -90,16 +96,18 @@ const ld_section scn__fault_outage_section = {
                         .doc = "the provider's error type in the answer (`none`: the status's "
                                "own)"},
                        FAULT_FRACTION,
+                       FAULT_SAMPLING,
                        FAULT_RETRY_AFTER,
                        {0}},
     "outage."};
 
 const ld_section scn__fault_rate_limit_section = {
     "faults", "/$defs/fault/properties/rate_limit",
-    (const ld_field[]){FAULT_STATUS(429), FAULT_FRACTION, FAULT_RETRY_AFTER, {0}}, "rate_limit."};
+    (const ld_field[]){FAULT_STATUS(429), FAULT_FRACTION, FAULT_SAMPLING, FAULT_RETRY_AFTER, {0}},
+    "rate_limit."};
 
 /* hang, reset and policy: the same keys, at one place of the schema. */
-static const ld_field fraction_only[] = {FAULT_FRACTION, {0}};
+static const ld_field fraction_only[] = {FAULT_FRACTION, FAULT_SAMPLING, {0}};
 const ld_section scn__fault_hang_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
                                             "hang."};
 const ld_section scn__fault_reset_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
@@ -121,7 +129,15 @@ const ld_section scn__fault_slow_section = {
          .doc = "the latency multiplier; a distribution is drawn per attempt "
                 "(a draw below 1 counts as 1, above 1000 as 1000)",
          .flags = LD_F_NEEDED},
+        {"delay", LD_HOOK, LD_AT(sim_fault, delay),
+         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"0s\", \"description\": "
+                   "\"added before the first token, after the factor (a wait the answer did not "
+                   "spend at the provider); a distribution is drawn per attempt\"}",
+         .hook = parse_duration_dist, .unit = "distribution (duration)", .def = "\"0s\"",
+         .doc = "added before the first token, after the factor (a wait the answer did not spend "
+                "at the provider); a distribution is drawn per attempt"},
         FAULT_FRACTION,
+        FAULT_SAMPLING,
         {0}},
     "slow."};
 
@@ -143,6 +159,7 @@ const ld_section scn__fault_midstream_section = {
          .doc = "`error` = an in-band error event (like a 529), `cut` = a connection reset, "
                 "`truncate` = a clean end without the terminator"},
         FAULT_FRACTION,
+        FAULT_SAMPLING,
         {0}},
     "midstream."};
 
@@ -178,6 +195,7 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
     f->fraction = 1.0;
     f->retry_after_us = FB_TIME_NONE;
     f->factor = scn__dist_const(1.0);
+    f->delay = scn__dist_const(0.0);
     f->capacity = 1.0;
     return required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
 }

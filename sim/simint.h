@@ -382,6 +382,8 @@ typedef struct sim {
     fb_hist *bd_hist; /* sum->breakdown.window_count of them; NULL when none */
     /* the fleet's dynamics (fleetint.h): NULL unless the scenario uses one */
     struct fleet *fleet;
+    /* the providers' even faults: each one's count and offset (scenario/fault.h) */
+    sim_fault_even fault_even[SIM_PROVIDERS_MAX][SIM_FAULTS_MAX];
 } sim;
 
 static inline void *pool_at(const pool *p, uint32_t i) {

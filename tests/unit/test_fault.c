@@ -1,4 +1,5 @@
 /* test_fault.c - the fault model (scenario/fault.h): one rule for the simulator and the mock. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,7 +43,7 @@ static void fault_first_answering_fault_wins_and_later_ones_are_not_asked(void *
     f[1].retry_after_us = 20 * FB_US_PER_S;
     script sc = {.values = {0.7, 0.1, 0.1}};
     sim_fault_effect e;
-    scn_fault_decide(f, 3, 0, SIM_FAULT_ANSWER, scripted, &sc, &e);
+    scn_fault_decide(f, 3, 0, SIM_FAULT_ANSWER, NULL, scripted, &sc, &e);
     /* 0.7 misses the outage's 50%, the rate limit hits, the reset is never asked */
     assert_int_equal(sc.n, 2);
     assert_int_equal(sc.asked[0], 0);
@@ -64,13 +65,13 @@ static void fault_only_active_faults_are_asked(void **state) {
     script sc = {.values = {0.0, 0.0, 0.0}};
     sim_fault_effect e;
     /* [10 s, 15 s): 15 s itself is after the window */
-    scn_fault_decide(f, 2, 15 * FB_US_PER_S, SIM_FAULT_ANSWER, scripted, &sc, &e);
+    scn_fault_decide(f, 2, 15 * FB_US_PER_S, SIM_FAULT_ANSWER, NULL, scripted, &sc, &e);
     assert_int_equal(sc.n, 1);
     assert_int_equal(e.answer, 1);
     assert_int_equal(e.kind, SIM_FAULT_HANG);
     assert_int_equal(e.status, 0);
     sc.n = 0;
-    scn_fault_decide(f, 2, 10 * FB_US_PER_S, SIM_FAULT_ANSWER, scripted, &sc, &e);
+    scn_fault_decide(f, 2, 10 * FB_US_PER_S, SIM_FAULT_ANSWER, NULL, scripted, &sc, &e);
     assert_int_equal(e.answer, 0);
     assert_int_equal(e.status, 503);
     assert_false(scn_fault_active(&f[0], 10 * FB_US_PER_S - 1));
@@ -88,7 +89,7 @@ static void fault_flap_is_down_in_the_first_half_without_a_draw(void **state) {
     for (size_t i = 0; i < 5; i++) {
         script sc = {.values = {0.99}};
         sim_fault_effect e;
-        scn_fault_decide(&f, 1, probes[i], SIM_FAULT_ANSWER, scripted, &sc, &e);
+        scn_fault_decide(&f, 1, probes[i], SIM_FAULT_ANSWER, NULL, scripted, &sc, &e);
         assert_int_equal(sc.n, 0);
         assert_int_equal(e.answer, want[i]);
         if (want[i] == 0) assert_int_equal(e.status, 502);
@@ -100,7 +101,7 @@ static void fault_policy_answers_400_content_policy(void **state) {
     sim_fault f = fault(SIM_FAULT_POLICY, 1);
     script sc = {.values = {0.5}};
     sim_fault_effect e;
-    scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER, scripted, &sc, &e);
+    scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER, NULL, scripted, &sc, &e);
     assert_int_equal(e.status, 400);
     assert_int_equal(e.error_kind, FB_ERRKIND_CONTENT_POLICY);
     assert_int_equal(e.retry_after_us, FB_TIME_NONE);
@@ -120,7 +121,7 @@ static void fault_slows_multiply_and_the_first_midstream_breaks(void **state) {
     /* slow 0 hits, midstream 1 misses (0.6), slow 2 hits (0.2), midstream 3 hits, 4 not asked */
     script sc = {.values = {0.0, 0.6, 0.2, 0.0, 0.0}};
     sim_fault_effect e;
-    scn_fault_decide(f, 5, 0, SIM_FAULT_SERVICE, scripted, &sc, &e);
+    scn_fault_decide(f, 5, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc, &e);
     assert_int_equal(sc.n, 4);
     assert_true(e.slow == 6.0);
     assert_int_equal(e.midstream, 3);
@@ -142,7 +143,7 @@ static void fault_a_slow_factor_distribution_takes_one_more_draw(void **state) {
     for (int k = 0; k < 2; k++) {
         script sc = {.values = {0.0, u[k], 0.1}};
         sim_fault_effect e;
-        scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, scripted, &sc, &e);
+        scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc, &e);
         assert_int_equal(sc.n, 3); /* hit, factor, the second fault's hit (no factor draw) */
         assert_int_equal(sc.asked[0], 0);
         assert_int_equal(sc.asked[1], SIM_FAULT_FACTOR_DRAW + 0);
@@ -155,7 +156,7 @@ static void fault_a_slow_factor_distribution_takes_one_more_draw(void **state) {
     for (int k = 0; k < 2; k++) {
         script sc = {.values = {0.0, u[k], 0.9}};
         sim_fault_effect e;
-        scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, scripted, &sc, &e);
+        scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc, &e);
         assert_true(e.slow == (k == 0 ? 1.0 : SIM_FAULT_FACTOR_MAX));
     }
 }
@@ -168,9 +169,9 @@ static void fault_phases_ask_only_their_own_faults(void **state) {
     f[1].status = 500;
     script a = {.values = {0.0, 0.0}}, b = {.values = {0.0, 0.0}}, both = {.values = {0, 0}};
     sim_fault_effect ea, eb, e2;
-    scn_fault_decide(f, 3, 0, SIM_FAULT_ANSWER, scripted, &a, &ea);
-    scn_fault_decide(f, 3, 0, SIM_FAULT_SERVICE, scripted, &b, &eb);
-    scn_fault_decide(f, 3, 0, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, scripted, &both, &e2);
+    scn_fault_decide(f, 3, 0, SIM_FAULT_ANSWER, NULL, scripted, &a, &ea);
+    scn_fault_decide(f, 3, 0, SIM_FAULT_SERVICE, NULL, scripted, &b, &eb);
+    scn_fault_decide(f, 3, 0, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, NULL, scripted, &both, &e2);
     assert_int_equal(a.n, 1);
     assert_int_equal(a.asked[0], 1);
     assert_true(ea.slow == 1.0);
@@ -215,7 +216,7 @@ static void fault_the_mock_applies_the_model_with_keyed_draws(void **state) {
         mock_action act;
         mock_action_init(&act);
         double cap;
-        mock_timeline_decide(f, 3, 0, 9, attempt, &act, &cap);
+        mock_timeline_decide(f, 3, 0, 9, attempt, NULL, &act, &cap);
         bool out = mock_draw(9, attempt, 0) < 0.3;
         bool slow = mock_draw(9, attempt, 1) < 0.5;
         outages += out;
@@ -245,14 +246,171 @@ static void fault_the_mock_draws_a_slow_factor_per_attempt(void **state) {
         mock_action_init(&a);
         mock_action_init(&b);
         double cap;
-        mock_timeline_decide(&f, 1, 0, 9, attempt, &a, &cap);
-        mock_timeline_decide(&f, 1, 0, 9, attempt, &b, &cap);
+        mock_timeline_decide(&f, 1, 0, 9, attempt, NULL, &a, &cap);
+        mock_timeline_decide(&f, 1, 0, 9, attempt, NULL, &b, &cap);
         bool five = mock_draw(9, attempt, SIM_FAULT_FACTOR_DRAW) >= 0.75;
         assert_true(a.slow == (five ? 5.0 : 2.0));
         assert_true(a.slow == b.slow);
         fives += five;
     }
     assert_in_range(fives, 400, 600); /* 25% of 2000 */
+}
+
+/* A slow fault's delay: a duration asks no draw and adds itself; a distribution takes one more
+   draw (SIM_FAULT_DELAY_DRAW + its index) after the factor's, as the quantile it adds. */
+static void fault_a_slow_delay_adds_before_the_first_token(void **state) {
+    (void)state;
+    sim_fault f[2] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_SLOW, 0.5)};
+    f[0].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 2};
+    f[0].delay = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 300000};
+    f[1].delay =
+        (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 1e6, .n = 2, .v = {1e6, 3e6}, .cw = {0.75, 1}};
+    script sc = {.values = {0.1, 0.9}};
+    sim_fault_effect e;
+    scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc, &e);
+    /* f[0] hits (0.1 < 1) and draws nothing more; f[1] hits... no: 0.9 misses its 50% */
+    assert_int_equal(sc.n, 2);
+    assert_true(e.slow == 2.0);
+    assert_int_equal(e.delay_us, 300000);
+    script sc2 = {.values = {0.1, 0.2, 0.8}};
+    scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc2, &e);
+    assert_int_equal(sc2.n, 3);
+    assert_int_equal(sc2.asked[2], SIM_FAULT_DELAY_DRAW + 1);
+    assert_int_equal(e.delay_us, 300000 + 3000000); /* the 0.8 quantile: 3 s */
+    /* the mock adds it too, in timeline time */
+    mock_action act;
+    mock_action_init(&act);
+    double cap;
+    mock_timeline_decide(f, 1, 0, 9, 0, NULL, &act, &cap);
+    assert_int_equal(act.delay_us, 300000);
+    assert_true(act.slow == 2.0);
+    assert_true(mock_action_is_fault(&act));
+}
+
+/* An even fault asks no draw: this one fails the test when asked. */
+static double no_draw(void *ctx, uint32_t fault) {
+    (void)fault;
+    (*(uint32_t *)ctx)++;
+    return 0.0;
+}
+
+/* N attempts in an even fault's window get floor(N f) or ceil(N f) hits, for every seed; where
+   they fall depends on the seed (its offset), and no draw is asked. */
+static void fault_even_gives_floor_or_ceil_of_n_f_hits_for_every_seed(void **state) {
+    (void)state;
+    static const double fractions[] = {0.5, 0.3, 0.504298, 0.07, 1.0 / 3, 0.999, 0.0, 1.0};
+    static const uint32_t ns[] = {1, 2, 7, 100, 698, 1001};
+    for (size_t fi = 0; fi < sizeof fractions / sizeof fractions[0]; fi++) {
+        sim_fault f = fault(SIM_FAULT_RATE_LIMIT, fractions[fi]);
+        f.status = 429;
+        f.sampling = SIM_SAMPLING_EVEN;
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+            uint32_t first_hit_seeds = 0;
+            for (uint64_t seed = 1; seed <= 20; seed++) {
+                sim_fault_even even;
+                scn_fault_even_init(&even, 1, seed, 3);
+                assert_true(even.offset >= 0 && even.offset < 1);
+                uint32_t hits = 0, asked = 0;
+                for (uint32_t k = 0; k < ns[ni]; k++) {
+                    sim_fault_effect e;
+                    scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER, &even, no_draw, &asked, &e);
+                    hits += e.answer == 0;
+                    if (k == 0) first_hit_seeds += e.answer == 0;
+                }
+                double nf = (double)ns[ni] * fractions[fi];
+                assert_int_equal(asked, 0);
+                assert_int_equal(even.asked, ns[ni]);
+                assert_in_range(hits, (uint32_t)floor(nf), (uint32_t)ceil(nf));
+            }
+            /* a half: the first attempt hits for about half of the seeds, not all or none */
+            if (fractions[fi] == 0.5 && ns[ni] == 1) assert_in_range(first_hit_seeds, 3, 17);
+        }
+    }
+}
+
+/* An even fault counts the attempts it is asked about: those an earlier answering fault left. */
+static void fault_even_counts_what_the_faults_before_it_leave(void **state) {
+    (void)state;
+    sim_fault f[2] = {fault(SIM_FAULT_OUTAGE, 0.5), fault(SIM_FAULT_HANG, 0.25)};
+    f[0].status = 503;
+    f[0].sampling = f[1].sampling = SIM_SAMPLING_EVEN;
+    f[1].at_us = 10 * FB_US_PER_S; /* active from 10 s */
+    f[1].for_us = 10 * FB_US_PER_S;
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        sim_fault_even even[2];
+        scn_fault_even_init(even, 2, seed, 0);
+        uint32_t asked = 0, outages = 0, hangs = 0;
+        for (uint32_t k = 0; k < 400; k++) {
+            fb_time_us t = (fb_time_us)k * 50 * FB_US_PER_MS; /* 20 s: 200 inside the hang's */
+            sim_fault_effect e;
+            scn_fault_decide(f, 2, t, SIM_FAULT_ANSWER, even, no_draw, &asked, &e);
+            outages += e.answer == 0;
+            hangs += e.answer == 1;
+        }
+        assert_int_equal(outages, 200);
+        assert_int_equal(even[1].asked, 100); /* the half of the 200 the outage left */
+        assert_int_equal(hangs, 25);
+        assert_int_equal(asked, 0);
+    }
+}
+
+/* An even slow fault realises its delay distribution evenly too: of its hits, each value gets
+   about its weight's share (within 2 of it, for every seed), and no draw is asked. */
+static void fault_even_slow_realises_its_delays_evenly(void **state) {
+    (void)state;
+    sim_fault f = fault(SIM_FAULT_SLOW, 0.4);
+    f.sampling = SIM_SAMPLING_EVEN;
+    f.delay =
+        (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 1e6, .n = 2, .v = {1e6, 3e6}, .cw = {0.75, 1}};
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        sim_fault_even even;
+        scn_fault_even_init(&even, 1, seed, 0);
+        uint32_t asked = 0, hits = 0, long_ones = 0;
+        for (uint32_t k = 0; k < 500; k++) {
+            sim_fault_effect e;
+            scn_fault_decide(&f, 1, 0, SIM_FAULT_SERVICE, &even, no_draw, &asked, &e);
+            hits += e.delay_us > 0;
+            long_ones += e.delay_us == 3000000;
+        }
+        assert_int_equal(asked, 0);
+        assert_int_equal(hits, 200);        /* 500 x 0.4 */
+        assert_in_range(long_ones, 48, 52); /* a quarter of 200 */
+    }
+}
+
+/* Without the counts (NULL), an even fault draws like the others. */
+static void fault_even_without_counts_draws(void **state) {
+    (void)state;
+    sim_fault f = fault(SIM_FAULT_RESET, 0.5);
+    f.sampling = SIM_SAMPLING_EVEN;
+    script sc = {.values = {0.7, 0.2}};
+    sim_fault_effect e;
+    scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER, NULL, scripted, &sc, &e);
+    assert_int_equal(e.answer, -1);
+    scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER, NULL, scripted, &sc, &e);
+    assert_int_equal(e.answer, 0);
+    assert_int_equal(sc.n, 2);
+}
+
+/* The mock honours an even fault when given the counts: N attempts, floor or ceil of N f. */
+static void fault_the_mock_realises_an_even_fault_evenly(void **state) {
+    (void)state;
+    sim_fault f = fault(SIM_FAULT_RATE_LIMIT, 0.35);
+    f.status = 429;
+    f.sampling = SIM_SAMPLING_EVEN;
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        sim_fault_even even;
+        scn_fault_even_init(&even, 1, seed, 0);
+        int limited = 0;
+        for (uint64_t attempt = 0; attempt < 333; attempt++) {
+            mock_action act;
+            mock_action_init(&act);
+            double cap;
+            mock_timeline_decide(&f, 1, 0, seed, attempt, &even, &act, &cap);
+            limited += act.status == 429;
+        }
+        assert_in_range(limited, 116, 117); /* 333 x 0.35 = 116.55 */
+    }
 }
 
 int main(void) {
@@ -267,6 +425,12 @@ int main(void) {
         cmocka_unit_test(fault_phases_ask_only_their_own_faults),
         cmocka_unit_test(fault_capacity_is_the_smallest_active_brownout),
         cmocka_unit_test(fault_the_mock_applies_the_model_with_keyed_draws),
+        cmocka_unit_test(fault_a_slow_delay_adds_before_the_first_token),
+        cmocka_unit_test(fault_even_gives_floor_or_ceil_of_n_f_hits_for_every_seed),
+        cmocka_unit_test(fault_even_counts_what_the_faults_before_it_leave),
+        cmocka_unit_test(fault_even_slow_realises_its_delays_evenly),
+        cmocka_unit_test(fault_even_without_counts_draws),
+        cmocka_unit_test(fault_the_mock_realises_an_even_fault_evenly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,7 @@
 /* ---- building inputs ---- */
 
 typedef struct doc {
-    char s[65536];
+    char s[131072];
     size_t n;
 } doc;
 
@@ -104,6 +104,8 @@ static void three_attempts(doc *d) {
 }
 
 /* ---- OTLP ---- */
+
+static imp_incident *build(const imp_log *log, fb_time_us window);
 
 static void otlp_attempts_are_the_http_spans_below_a_genai_span(void **state) {
     (void)state;
@@ -233,6 +235,94 @@ static void otlp_sdk_call_span_with_http_below_is_not_an_attempt(void **state) {
     assert_int_equal(log->att[3].request, 1);
     assert_int_equal(log->hidden_attempts, 0);
     imp_log_free(log);
+    free(d);
+}
+
+/* http.request.resend_count on attempt spans (the HTTP conventions' ordinal of a resend): an
+   attempt that says it is the 2nd resend after one attempt on its provider counts one missing,
+   and retry.attempts is read from the count, not from the spans alone. */
+static void otlp_resend_count_is_the_attempts_ordinal(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 900, GENAI);
+    span(d, 1, 2, 1, 10, 40, HTTP(503));
+    span(d, 1, 3, 1, 600, 890, HTTP(200) "," I_ATTR("http.request.resend_count", 2));
+    span(d, 2, 4, 0, 1000, 1900, GENAI);
+    span(d, 2, 5, 4, 1001, 1100, HTTP(503));
+    span(d, 2, 6, 4, 1500, 1899, HTTP(200) "," I_ATTR("http.request.resend_count", 1));
+    span(d, 3, 7, 0, 2000, 2300, GENAI);
+    span(d, 3, 8, 7, 2001, 2299, HTTP(200) "," I_ATTR("http.request.resend_count", 5000));
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+    assert_int_equal(log->natt, 5);
+    assert_int_equal(log->att[0].resend, -1);
+    assert_int_equal(log->att[1].resend, 2);
+    assert_int_equal(log->att[3].resend, 1);
+    assert_int_equal(log->att[4].resend, -1); /* beyond IMP_RESEND_MAX: not read */
+    assert_int_equal(log->resend_seen, 2);
+    assert_int_equal(log->resend_missing, 1);
+    assert_int_equal(log->hidden_resent, 0);
+    imp_build_opts o = {0, 0, 0, false, 1, "t"};
+    imp_incident *inc = NULL;
+    imp_error err;
+    assert_int_equal(imp_incident_build(log, &o, &inc, &err), FB_OK);
+    assert_int_equal(inc->pol.attempts, 3); /* two spans, the count says three */
+    char *text = imp_incident_json(inc);
+    assert_non_null(strstr(text, "1 attempts it counts have no span in the file"));
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+    free(d);
+}
+
+/* @anthropic-ai/sdk's own tracing alone (no HTTP instrumentation): one call span per request,
+   GenAI and HTTP attributes, and http.request.resend_count when the call was resent. The
+   requests stand for their attempts; the count says which answers waited for hidden retries:
+   those are the long ones, also where a quick retry left the answer under twice the median
+   first token, which the reading without the count misses. */
+static void otlp_sdk_resend_count_marks_the_hidden_retries(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    for (int with = 1; with >= 0; with--) {
+        begin(d);
+        int resent = 0, resends = 0;
+        for (int i = 0; i < 120; i++) {
+            int k = 0;
+            long dur = 300;
+            if (i >= 30 && i < 60 && i % 3 == 0) k = 1, dur = 1500;
+            if (i >= 80 && i < 100 && i % 4 == 0) k = i == 80 ? 2 : 1, dur = 450;
+            resent += k > 0;
+            resends += k;
+            char attrs[600];
+            snprintf(attrs, sizeof attrs,
+                     GENAI "," S_ATTR("url.full", "http://127.0.0.1:1/v1/messages") "," HTTP(
+                         200) "," I_ATTR("gen_ai.usage.output_tokens", 10) "%s",
+                     k && with ? (k == 2 ? "," I_ATTR("http.request.resend_count", 2)
+                                         : "," I_ATTR("http.request.resend_count", 1))
+                               : "");
+            span(d, i + 1, i + 1, 0, i * 100L, i * 100L + dur, attrs);
+        }
+        end(d);
+        imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+        assert_int_equal(log->nreq, 120);
+        assert_int_equal(log->hidden_attempts, 120);
+        assert_int_equal(log->hidden_resent, with ? (size_t)resent : 0);
+        assert_int_equal(log->hidden_resends, with ? (size_t)resends : 0);
+        assert_int_equal(log->hidden_resend_max, with ? 2 : 0);
+        imp_incident *inc = build(log, 0);
+        assert_int_equal(inc->pol.attempts, 1); /* as-was makes one attempt: faults per request */
+        uint32_t hits = 0;
+        for (uint32_t i = 0; i < inc->prov[0].nslow; i++) hits += inc->prov[0].slow[i].hits;
+        /* with the count, every resent answer; without it, the 1.5 s ones alone */
+        assert_int_equal(hits, with ? (uint32_t)resent : 10);
+        char *text = imp_incident_json(inc);
+        assert_true((strstr(text, "count their resends (http.request.resend_count)") != NULL) ==
+                    (with == 1));
+        free(text);
+        imp_incident_free(inc);
+        imp_log_free(log);
+    }
     free(d);
 }
 
@@ -578,6 +668,40 @@ static void fit_two_kinds_as_fractions_of_what_is_left(void **state) {
     imp_log_free(log);
 }
 
+/* In [20s, 40s), about 37% of the attempts 503, by a hash (no pattern a replay could copy). */
+static int scattered_503(size_t i) {
+    uint32_t h = (uint32_t)i * 2654435761u;
+    return i >= 200 && i < 400 && (h >> 16) % 100 < 37 ? 503 : 0;
+}
+
+/* The import writes a partial fault with "sampling": "even", so that as-was replays the log's
+   count of its errors within one, whatever the seed (the attempts are the log's: no retries). */
+static void partial_fault_replays_the_logs_count(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, scattered_503);
+    uint32_t in_log = 0;
+    for (size_t i = 0; i < 600; i++) in_log += scattered_503(i) == 503;
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->prov[0].nfaults, 1);
+    assert_true(inc->prov[0].faults[0].fraction < 1);
+    char *text = imp_incident_json(inc);
+    assert_non_null(strstr(text, "\"even\""));
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+        assert_int_equal(sc->providers[0].faults[0].sampling, SIM_SAMPLING_EVEN);
+        int v = scn_variant(sc, "as-was");
+        assert_true(v >= 0);
+        sim_summary *sum = th_run(sc, (uint32_t)v, NULL, NULL);
+        uint64_t got = sum->breakdown.status[503];
+        assert_in_range(got, in_log - 1, in_log + 1);
+        free(sum);
+        scn_free(sc);
+    }
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static int none(size_t i) {
     (void)i;
     return 0;
@@ -856,8 +980,8 @@ static long slowed(size_t i) {
  * One span per request, the SDK's retries inside: in the window 10-15 s 32 of the 50
  * answers are 1 s longer, in 15-20 s 23. Its median is among the long ones (the median
  * test made the whole window slow, 5x, over every answer); the quartile is not: no slow
- * window, but slow faults over the share of the answers that were long, by their mean
- * duration over the others' median (220 ms).
+ * window, but slow faults over the share of the answers that were long, adding what their
+ * retries took: their mean duration less the others' median (220 ms), a factor of 1.
  */
 static void hidden_retries_are_slow_on_their_share(void **state) {
     (void)state;
@@ -872,10 +996,12 @@ static void hidden_retries_are_slow_on_their_share(void **state) {
     assert_int_equal(a->at_us, 10 * S);
     assert_int_equal(a->for_us, 5 * S);
     assert_true(fabs(a->fraction - 0.64) < 1e-9); /* 32 of 50 */
-    assert_true(fabs(a->factor - 5.54) < 1e-9);   /* 1218.75 ms / 220 ms */
+    assert_true(a->factor == 1);
+    assert_int_equal(a->delay_n, 0);                /* 980 to 1020 ms: one number */
+    assert_true(fabs(a->delay_us - 998750) < 1000); /* 1218.75 ms - 220 ms */
     assert_int_equal(b->at_us, 15 * S);
     assert_true(fabs(b->fraction - 0.46) < 1e-9);      /* 23 of 50 */
-    assert_true(fabs(b->factor - 5.53) < 1e-9);        /* 1217.39 ms / 220 ms */
+    assert_true(fabs(b->delay_us - 997390) < 1000);    /* 1217.39 ms - 220 ms */
     assert_true(fabs(pf->ttft.median - 220 * MS) < 1); /* the long ones left out */
     imp_incident_free(inc);
     imp_log_free(log);
@@ -889,12 +1015,12 @@ static long one_or_two_retries(size_t i) {
 }
 
 /*
- * Hidden retries that added one wait or two: the long answers take about 5.5 or 16.5 times
- * the others' latency. One factor (their mean, about 8.7) put every one of them between the
- * two, where none was: the p99 of a plain trace fell from 4.6 s to 3.0 s. The factor is a
- * distribution of their ratios instead, its mean the factor, its values both groups'.
+ * Hidden retries that added one wait or two: the long answers are about 1 s or 3.4 s longer
+ * than the others. One number (their mean) put every one of them between the two, where none
+ * was: the p99 of a plain trace fell from 4.6 s to 3.0 s. The delay is a distribution of what
+ * each added instead, its mean the number, its values both groups'.
  */
-static void hidden_retries_of_two_lengths_are_a_factor_distribution(void **state) {
+static void hidden_retries_of_two_lengths_are_a_delay_distribution(void **state) {
     (void)state;
     imp_log *log = answered(300, one_or_two_retries);
     log->hidden_attempts = 300;
@@ -903,28 +1029,29 @@ static void hidden_retries_of_two_lengths_are_a_factor_distribution(void **state
     assert_true(pf->nslow >= 1);
     for (uint32_t j = 0; j < pf->nslow; j++) {
         const imp_fault *f = &pf->slow[j];
-        if (f->factor_n < 2) fail_msg("slow[%u]: factor %.2f is one number", j, f->factor);
-        double lo = f->factor_v[0], hi = f->factor_v[f->factor_n - 1], mean = 0, w = 0;
-        for (uint32_t i = 0; i < f->factor_n; i++) {
-            mean += f->factor_v[i] * f->factor_w[i];
-            w += f->factor_w[i];
-            if (i > 0) assert_true(f->factor_v[i] > f->factor_v[i - 1]);
+        if (f->delay_n < 2) fail_msg("slow[%u]: delay %.0f us is one number", j, f->delay_us);
+        assert_true(f->factor == 1);
+        double lo = f->delay_v[0], hi = f->delay_v[f->delay_n - 1], mean = 0, w = 0;
+        for (uint32_t i = 0; i < f->delay_n; i++) {
+            mean += f->delay_v[i] * f->delay_w[i];
+            w += f->delay_w[i];
+            if (i > 0) assert_true(f->delay_v[i] > f->delay_v[i - 1]);
         }
         mean /= w;
-        assert_true(lo > 4.5 && lo < 6.5);   /* one retry: about 1.22 s / 0.22 s */
-        assert_true(hi > 14.5 && hi < 18.5); /* two: about 3.62 s / 0.22 s */
-        assert_true(fabs(mean - f->factor) < 0.05 * f->factor);
+        assert_true(lo > 0.9 * S && lo < 1.1 * S); /* one retry: about 1 s */
+        assert_true(hi > 3.3 * S && hi < 3.5 * S); /* two: about 3.4 s */
+        assert_true(fabs(mean - f->delay_us) < 0.01 * f->delay_us);
         assert_true(w == (double)f->hits);
     }
     imp_incident_free(inc);
     imp_log_free(log);
-    /* one length only (hidden_retries): the factor stays a number */
+    /* one length only (hidden_retries): the delay stays a number */
     log = answered(300, hidden_retries);
     log->hidden_attempts = 300;
     inc = build(log, 0);
     assert_int_equal(inc->prov[0].nslow, 2);
-    assert_int_equal(inc->prov[0].slow[0].factor_n, 0);
-    assert_int_equal(inc->prov[0].slow[1].factor_n, 0);
+    assert_int_equal(inc->prov[0].slow[0].delay_n, 0);
+    assert_int_equal(inc->prov[0].slow[1].delay_n, 0);
     imp_incident_free(inc);
     imp_log_free(log);
 }
@@ -1452,6 +1579,8 @@ int main(void) {
         cmocka_unit_test(otlp_sdk_call_span_with_http_below_is_not_an_attempt),
         cmocka_unit_test(otlp_http_span_outside_any_genai_span_is_ignored),
         cmocka_unit_test(otlp_request_without_an_attempt_made_no_call),
+        cmocka_unit_test(otlp_resend_count_is_the_attempts_ordinal),
+        cmocka_unit_test(otlp_sdk_resend_count_marks_the_hidden_retries),
         cmocka_unit_test(otlp_json_lines_read_as_one_document),
         cmocka_unit_test(otlp_span_without_start_time_names_the_span),
         cmocka_unit_test(otlp_span_without_time_on_a_line_names_the_line),
@@ -1468,6 +1597,7 @@ int main(void) {
         cmocka_unit_test(neither_format_is_an_error_that_names_the_option),
         cmocka_unit_test(fit_an_outage_at_its_edges_and_share),
         cmocka_unit_test(fit_two_kinds_as_fractions_of_what_is_left),
+        cmocka_unit_test(partial_fault_replays_the_logs_count),
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
@@ -1475,7 +1605,7 @@ int main(void) {
         cmocka_unit_test(no_fault_starts_after_the_last_arrival),
         cmocka_unit_test(breaker_counted_as_the_breaker_counts),
         cmocka_unit_test(hidden_retries_are_slow_on_their_share),
-        cmocka_unit_test(hidden_retries_of_two_lengths_are_a_factor_distribution),
+        cmocka_unit_test(hidden_retries_of_two_lengths_are_a_delay_distribution),
         cmocka_unit_test(hidden_retries_over_the_cap_are_merged),
         cmocka_unit_test(slow_provider_is_one_slow_fault),
         cmocka_unit_test(per_token_line_is_not_tilted_by_long_answers),

@@ -753,6 +753,18 @@ static void scenario_slow_factor_may_be_a_distribution(void **state) {
     assert_int_equal(f[2].factor.kind, SIM_DIST_EMPIRICAL);
     assert_int_equal(f[2].factor.n, 2);
     assert_true(f[2].factor.a == 2.2); /* the weighted median */
+    assert_true(f[0].delay.kind == SIM_DIST_CONSTANT && f[0].delay.a == 0); /* none */
+    /* a delay: a duration, or a distribution of durations */
+    const char *d = "[{\"slow\":{\"factor\":1,\"delay\":\"1.5s\"}},"
+                    "{\"slow\":{\"factor\":1,\"delay\":{\"empirical\":{\"values\":[\"1s\","
+                    "\"3s\"],\"weights\":[3,1]}}}}]";
+    assert_int_equal(scn_faults_parse(d, strlen(d), "s.json", f, 4, &n, &err), FB_OK);
+    assert_true(f[0].delay.kind == SIM_DIST_CONSTANT && f[0].delay.a == 1.5e6);
+    assert_int_equal(f[1].delay.kind, SIM_DIST_EMPIRICAL);
+    const char *bad_delay = "[{\"slow\":{\"factor\":1,\"delay\":\"-1s\"}}]";
+    assert_int_equal(scn_faults_parse(bad_delay, strlen(bad_delay), "s.json", f, 4, &n, &err),
+                     FB_EINVAL);
+    assert_string_equal(err.path, "faults[0].slow.delay");
     static const struct {
         const char *text, *path, *msg;
     } bad[] = {
@@ -767,6 +779,36 @@ static void scenario_slow_factor_may_be_a_distribution(void **state) {
             FB_EINVAL);
         assert_string_equal(err.path, bad[i].path);
         if (bad[i].msg) assert_string_equal(err.msg, bad[i].msg);
+    }
+}
+
+/* A fraction's sampling: "draw" (the default) or "even", for the kinds with a fraction. */
+static void scenario_fault_sampling_is_draw_or_even(void **state) {
+    (void)state;
+    const char *text = "[{\"rate_limit\":{\"fraction\":0.5,\"sampling\":\"even\"}},"
+                       "{\"hang\":{\"fraction\":0.2}},"
+                       "{\"slow\":{\"factor\":2,\"fraction\":0.3,\"sampling\":\"draw\"}}]";
+    sim_fault f[4];
+    uint32_t n = 0;
+    sim_error err;
+    assert_int_equal(scn_faults_parse(text, strlen(text), "s.json", f, 4, &n, &err), FB_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(f[0].sampling, SIM_SAMPLING_EVEN);
+    assert_int_equal(f[1].sampling, SIM_SAMPLING_DRAW);
+    assert_int_equal(f[2].sampling, SIM_SAMPLING_DRAW);
+    static const struct {
+        const char *text, *path;
+    } bad[] = {
+        {"[{\"outage\":{\"sampling\":\"evenly\"}}]", "faults[0].outage.sampling"},
+        {"[{\"flap\":{\"period\":\"2s\",\"sampling\":\"even\"}}]", "faults[0].flap.sampling"},
+        {"[{\"at\":\"1s\",\"for\":\"1s\",\"sampling\":\"even\",\"reset\":{}}]",
+         "faults[0].sampling"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(
+            scn_faults_parse(bad[i].text, strlen(bad[i].text), "s.json", f, 4, &n, &err),
+            FB_EINVAL);
+        assert_string_equal(err.path, bad[i].path);
     }
 }
 
@@ -984,6 +1026,7 @@ int main(void) {
         cmocka_unit_test(scenario_overload_status_must_be_an_error),
         cmocka_unit_test(scenario_fault_script_with_a_success_status_is_rejected),
         cmocka_unit_test(scenario_slow_factor_may_be_a_distribution),
+        cmocka_unit_test(scenario_fault_sampling_is_draw_or_even),
         cmocka_unit_test(scenario_spike_starting_at_the_end_is_rejected),
         cmocka_unit_test(scenario_burst_after_the_end_is_rejected),
         cmocka_unit_test(scenario_provider_load_and_queue_settings_parse),
