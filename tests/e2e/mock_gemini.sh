@@ -2,32 +2,32 @@
 # tests/e2e/mock_gemini.sh - Gemini's embeddings (embedContent, batchEmbedContents),
 # generateContent and streamGenerateContent on the API versions v1 and v1beta, called by
 # @google/genai's models.embedContent, generateContent and generateContentStream: the pinned
-# current release (as in mock_sdk.sh) and the previous major, each in its own folder
+# current release (3.x) and the previous major (2.x, the one mock_sdk.sh pins), each in its own folder
 # (tests/sdk/gemini_embed.mjs). Before these routes the mock answered v1 and the embeddings
 # 404/405 (issue 25). TAP output.
 . tests/tap.sh
 set -u
-CUR=$ROOT/out/sdk
-PREV=$ROOT/out/sdk-genai1
+CUR=$ROOT/out/sdk-genai3
+PREV=$ROOT/out/sdk
 D=$(logs_dir mock-gemini)
 mkdir -p "$CUR" "$PREV"
 plan 23
 
 need node "$CUR/apt.log" nodejs npm
 need npm "$CUR/apt.log" nodejs npm
-# both releases declare "engines": {"node": ">=20.0.0"}; Debian bookworm's nodejs is 18, so
-# node_pinned installs Node 20; only if that fails are the cases skipped
-if ! node_pinned || ! node -e 'process.exit(+process.versions.node.split(".")[0] >= 20 ? 0 : 1)' 2>/dev/null; then
+# 3.x declares "engines": {"node": ">=22.0.0"} (2.x: >=20); Debian bookworm's nodejs is 18, so
+# node_pinned installs Node 22 from the npm registry; only if that fails are the cases skipped
+if ! node_pinned 22; then
     n=0
     while [ $n -lt 23 ]; do
-        skip "@google/genai embeddings" "@google/genai needs Node >= 20 (its engines field); this is node $(node --version 2>&1)"
+        skip "@google/genai embeddings" "@google/genai 3 needs Node >= 22 (its engines field); this is node $(node --version 2>&1), and installing Node 22 from the npm registry failed (see $ROOT/out/node-22/npm.log)"
         n=$((n + 1))
     done
     finish
     exit 0
 fi
-if ! npm_pinned "$CUR" @google/genai@2.32.0 || ! npm_pinned "$PREV" @google/genai@1.52.0; then
-    ok 1 "npm install of @google/genai 2.32.0 and 1.52.0 (see $CUR/npm.log, $PREV/npm.log)"
+if ! npm_pinned "$CUR" @google/genai@3.6.1 || ! npm_pinned "$PREV" @google/genai@2.32.0; then
+    ok 1 "npm install of @google/genai 3.6.1 and 2.32.0 (see $CUR/npm.log, $PREV/npm.log)"
     finish
     exit 1
 fi
@@ -40,7 +40,7 @@ sdk() {
     cp "$ROOT/tests/sdk/gemini_embed.mjs" "$2/"
     (cd "$2" && MOCK_URL=$URL timeout 120 node gemini_embed.mjs) >"$D/$1.json" 2>"$D/$1.err"
 }
-for pair in "2.32.0:$CUR" "1.52.0:$PREV"; do
+for pair in "3.6.1:$CUR" "2.32.0:$PREV"; do
     v=${pair%%:*} dir=${pair#*:}
     check "@google/genai $v: models.embedContent runs on v1 and v1beta" sdk "$v" "$dir"
     for api in v1 v1beta; do
