@@ -197,6 +197,12 @@ static const sim_policy *layered_variant(const sweep *sw) {
     return v >= 0 && sw->base->variants[v].layered ? &sw->base->variants[v] : NULL;
 }
 
+/* "BASE[NAME]" into out (SWEEP_METRIC_MAX); false if it does not fit (never cut). */
+static bool metric_name(char *out, const char *base, int blen, const char *name) {
+    int w = snprintf(out, SWEEP_METRIC_MAX, "%.*s[%s]", blen, base, name);
+    return w >= 0 && w < SWEEP_METRIC_MAX;
+}
+
 /* Every metric of sim/metrics.h: the scalar ones, then per provider, then per layer. */
 static int add_metrics(sweep *sw, char *msg, size_t msglen) {
     size_t n = 0, cap = 0;
@@ -220,8 +226,8 @@ static int add_metrics(sweep *sw, char *msg, size_t msglen) {
         if (!d->per_layer || !sim_metric_shown(sw->base, d)) continue;
         int blen = (int)(strlen(d->name) - 2); /* without "[]" */
         for (uint32_t l = 0; l < lv->layer_count; l++) {
-            snprintf(sw->metrics[n], SWEEP_METRIC_MAX, "%.*s[%s]", blen, d->name,
-                     lv->layers[l].name);
+            if (!metric_name(sw->metrics[n], d->name, blen, lv->layers[l].name))
+                return sweep_fail(msg, msglen, FB_ECAP, "metric %s: layer name too long", d->name);
             sw->units[n++] = d->unit;
         }
     }
@@ -229,8 +235,9 @@ static int add_metrics(sweep *sw, char *msg, size_t msglen) {
         if (!d->per_provider || !sim_metric_shown(sw->base, d)) continue;
         int blen = (int)(strlen(d->name) - 2); /* without "[]" */
         for (uint32_t p = 0; p < sw->base->provider_count; p++) {
-            snprintf(sw->metrics[n], SWEEP_METRIC_MAX, "%.*s[%s]", blen, d->name,
-                     sw->base->providers[p].name);
+            if (!metric_name(sw->metrics[n], d->name, blen, sw->base->providers[p].name))
+                return sweep_fail(msg, msglen, FB_ECAP, "metric %s: provider name too long",
+                                  d->name);
             sw->units[n++] = d->unit;
         }
     }

@@ -32,7 +32,8 @@
 #define SWEEP_SETS_MAX 64
 #define SWEEP_CONSTRAINTS_MAX 16
 #define SWEEP_KEY_MAX 200
-#define SWEEP_METRIC_MAX 64
+/* a metric's name: a base name of sim/metrics.h (under 64) and a provider's or layer's name */
+#define SWEEP_METRIC_MAX (64 + SIM_NAME_MAX)
 #define SWEEP_MSG_MAX 240 /* a failed task's message, as sent by a worker */
 
 /* ---- dimensions: one --grid KEY=SPEC ---- */

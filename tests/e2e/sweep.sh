@@ -188,4 +188,13 @@ LLT=$("$FUSEBOX" tune scenarios/litellm-proxy.json --variant per-pod \
 contains "$LLT" "why (scenarios/litellm-proxy.json): every error of openai carries a Retry-After" \
     "tune names the rule beside a knob with no effect"
 
+# a provider's name of 63 characters (the most a name may have) in a per-provider metric: the
+# metric's whole name is kept (it was cut to 64 bytes, and the sweep refused its own objective)
+LONG=$(printf 'p%.0s' $(seq 1 63))
+sed "s/\"anthropic\"/\"$LONG\"/g" scenarios/anthropic-529.json >"$T/long.json"
+expect_exit 0 "a per-provider objective of a 63-character provider name" "$FUSEBOX" sweep \
+    "$T/long.json" --grid retry.attempts=1,2 --minimize "errors[$LONG]" --seeds 1 -o "$T/long" -q
+grep -q "errors\[$LONG\]" "$T/long/sweep.json"
+ok $? "sweep.json names that metric whole"
+
 finish
