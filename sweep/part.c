@@ -141,9 +141,13 @@ static int read_part(const char *file, part *pt, char *msg, size_t msglen) {
         return sweep_fail(msg, msglen, crc == FB_ECAP ? FB_ECAP : FB_EINVAL, "%s: %s%s%s", file,
                           se.path, se.path[0] ? ": " : "", se.msg);
     }
+    errno = 0; /* malloc sets ENOMEM when it fails (cJSON then gives up where it was) */
     pt->root = cJSON_ParseWithLength(text, len);
     pt->digest = sweep_hash(text, len);
     free(text);
+    if (pt->root == NULL && errno == ENOMEM) /* checked valid above: only memory is left */
+        return sweep_fail(msg, msglen, FB_ENOMEM,
+                          "%s: out of memory building the JSON tree of %zu bytes", file, len);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(pt->root, "fusebox_sweep_part");
     if (pt->root == NULL || !cJSON_IsNumber(fmt))
         return sweep_fail(msg, msglen, FB_EINVAL, "%s: not a sweep partial file", file);
