@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/unit/helpers.h"
 
@@ -88,4 +91,38 @@ sim_summary *th_summary(const char *variant) {
 void th_mix(uint64_t *hash, const void *p, size_t n) {
     const unsigned char *b = p;
     for (size_t i = 0; i < n; i++) *hash = (*hash ^ b[i]) * 1099511628211ULL;
+}
+
+void th_in_small_memory(void (*fn)(void *ctx, char *out, size_t outlen), void *ctx, char *out,
+                        size_t outlen) {
+    int fd[2];
+    assert_int_equal(pipe(fd), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fd[0]);
+        long pages = 0;
+        FILE *f = fopen("/proc/self/statm", "r");
+        if (f == NULL || fscanf(f, "%ld", &pages) != 1) _exit(3);
+        fclose(f);
+        size_t vsz = (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+        struct rlimit rl = {vsz + ((size_t)16 << 20), vsz + ((size_t)16 << 20)};
+        if (setrlimit(RLIMIT_AS, &rl) != 0) _exit(4);
+        char text[1024] = "";
+        fn(ctx, text, sizeof text);
+        size_t w = strlen(text);
+        if (write(fd[1], text, w) != (ssize_t)w) _exit(5);
+        _exit(0);
+    }
+    close(fd[1]);
+    size_t have = 0;
+    ssize_t k;
+    while (have + 1 < outlen && (k = read(fd[0], out + have, outlen - 1 - have)) > 0)
+        have += (size_t)k;
+    out[have] = '\0';
+    close(fd[0]);
+    int status = 0;
+    assert_true(waitpid(pid, &status, 0) == pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("the child under a memory limit ended with status %d", status);
 }

@@ -52,4 +52,13 @@ sim_summary *th_summary(const char *variant);
 /* Mix n bytes into an FNV-1a hash (start from any value, e.g. 0). */
 void th_mix(uint64_t *hash, const void *p, size_t n);
 
+/*
+ * Run fn(ctx, out, outlen) in a child process whose address space is what it holds plus
+ * 16 MiB (RLIMIT_AS), and bring back the text it wrote into out: for "out of memory is said,
+ * not mistaken for bad input" tests. The test fails if the child could not be run or did not
+ * end normally. Not under ASan (it reserves terabytes of address space): callers skip() there.
+ */
+void th_in_small_memory(void (*fn)(void *ctx, char *out, size_t outlen), void *ctx, char *out,
+                        size_t outlen);
+
 #endif
