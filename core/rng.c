@@ -12,6 +12,8 @@
 #include <float.h>
 #include <math.h>
 
+#include "rng_zig.h"
+
 /* x87 extended precision would round differently from SSE2/AArch64 doubles. */
 _Static_assert(FLT_EVAL_METHOD == 0, "fb_rng needs plain double evaluation (FLT_EVAL_METHOD 0)");
 
@@ -87,25 +89,56 @@ double fb_rng_uniform(fb_rng *r) {
     return (double)(fb_rng_u64(r) >> 11) * 0x1.0p-53;
 }
 
+/*
+ * The ziggurat (Marsaglia & Tsang 2000; tables in rng_zig.h, docs/rng.md): one u64 per try,
+ * its low 8 bits the layer, its top 53 the position in it, so the two never share a bit. A
+ * try lands inside the layer's rectangle under the curve 98.5% (normal) or 97.8%
+ * (exponential) of the time: a multiply and a compare. Otherwise the wedge is tested with
+ * one more uniform and libm's exp, or the base layer's tail is drawn.
+ */
+static double zig_exponential(fb_rng *r) {
+    double base = 0.0; /* the tail beyond R is R plus a fresh draw (no memory) */
+    for (;;) {
+        uint64_t b = fb_rng_u64(r);
+        unsigned i = (unsigned)(b & 0xffu);
+        double x = (double)(b >> 11) * 0x1.0p-53 * ZIG_EXP_X[i];
+        if (x < ZIG_EXP_X[i + 1]) return base + x;
+        if (i == 0) {
+            base += ZIG_EXP_R;
+            continue;
+        }
+        if (ZIG_EXP_F[i + 1] + (ZIG_EXP_F[i] - ZIG_EXP_F[i + 1]) * fb_rng_uniform(r) < exp(-x))
+            return base + x;
+    }
+}
+
 double fb_rng_exponential(fb_rng *r, double mean) {
-    /* 1 - u is in (0, 1], exactly representable, so log() never sees 0. */
-    double x = -mean * log(1.0 - fb_rng_uniform(r));
-    return x == 0.0 ? 0.0 : x; /* no -0.0 when u == 0 */
+    double x = mean * zig_exponential(r);
+    return x == 0.0 ? 0.0 : x; /* no -0.0 */
 }
 
 double fb_rng_normal(fb_rng *r) {
-    /*
-     * Marsaglia's polar method, keeping only the first of the pair it makes:
-     * the generator state stays the whole state, and the draw needs only
-     * + - * / log sqrt (no sin/cos, whose libm results vary more).
-     */
-    double u, v, s;
-    do {
-        u = 2.0 * fb_rng_uniform(r) - 1.0;
-        v = 2.0 * fb_rng_uniform(r) - 1.0;
-        s = u * u + v * v;
-    } while (s >= 1.0 || s == 0.0);
-    return u * sqrt(-2.0 * log(s) / s);
+    for (;;) {
+        uint64_t b = fb_rng_u64(r);
+        unsigned i = (unsigned)(b & 0xffu);
+        /* the top 53 bits as a signed position in [-1, 1), a multiple of 2^-52 */
+        double u = (double)((int64_t)(b >> 11) - INT64_C(0x10000000000000)) * 0x1.0p-52;
+        double x = u * ZIG_NORM_X[i];
+        if (fabs(x) < ZIG_NORM_X[i + 1]) return x;
+        if (i == 0) {
+            /* Beyond R (Marsaglia 1964): R + e1 / R, kept with probability exp(-e1^2 / 2R^2),
+             * drawn as e2 > e1^2 / 2R^2 with e2 exponential; e1, e2 from the ziggurat. */
+            double e1, e2;
+            do {
+                e1 = zig_exponential(r) / ZIG_NORM_R;
+                e2 = zig_exponential(r);
+            } while (e2 + e2 < e1 * e1);
+            return u < 0.0 ? -(ZIG_NORM_R + e1) : ZIG_NORM_R + e1;
+        }
+        if (ZIG_NORM_F[i + 1] + (ZIG_NORM_F[i] - ZIG_NORM_F[i + 1]) * fb_rng_uniform(r) <
+            exp(-0.5 * x * x))
+            return x;
+    }
 }
 
 double fb_rng_lognormal(fb_rng *r, double median, double p99) {
