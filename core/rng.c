@@ -38,17 +38,26 @@ void fb_rng_seed(fb_rng *r, uint64_t seed, uint64_t stream) {
     (void)fb_rng_u32(r);
 }
 
-void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose) {
+void fb_rng_family_init(fb_rng_family *f, uint64_t seed, uint64_t purpose) {
+    f->h = mix64(mix64(seed) ^ purpose);
+}
+
+void fb_rng_family_derive(const fb_rng_family *f, fb_rng *r, uint64_t entity) {
     /*
-     * Chain the three inputs through the mixer so that a one-bit change in
-     * any of them flips about half the bits of both state and stream. The
-     * stream gets its own mix of the result: PCG streams whose increments
-     * differ by a few bits are correlated, hashed increments are not.
+     * A one-bit change of seed, purpose or entity flips about half the bits of both state and
+     * increment. The increment gets its own mix: PCG streams whose increments differ by a few
+     * bits are correlated, hashed increments are not. The hash is the state itself (PCG's
+     * seeding steps would only mix it again): two mixes per stream.
      */
-    uint64_t h = mix64(seed);
-    h = mix64(h ^ entity);
-    h = mix64(h ^ purpose);
-    fb_rng_seed(r, h, mix64(h ^ UINT64_C(0x5851f42d4c957f2d)));
+    uint64_t h = mix64(f->h ^ entity);
+    r->state = h;
+    r->inc = (mix64(h ^ UINT64_C(0x5851f42d4c957f2d)) << 1) | 1u;
+}
+
+void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose) {
+    fb_rng_family f;
+    fb_rng_family_init(&f, seed, purpose);
+    fb_rng_family_derive(&f, r, entity);
 }
 
 uint32_t fb_rng_u32(fb_rng *r) {

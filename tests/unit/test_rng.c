@@ -35,8 +35,8 @@ static void rng_u32_matches_pcg32_reference_seed_42_stream_54(void **state) {
 
 static void rng_derive_golden_u32_and_u64(void **state) {
     (void)state;
-    static const uint32_t want32[] = {0x850599e5, 0x36ac0fa2, 0x913d8e41,
-                                      0x5865791d, 0xaadec3dd, 0x27334ac7};
+    static const uint32_t want32[] = {0x20f7c09a, 0x038ad280, 0x25f06241,
+                                      0x6b7bf6ca, 0x75e74166, 0xca8e763f};
     fb_rng r;
     fb_rng_derive(&r, 42, 1, 1);
     for (size_t i = 0; i < sizeof want32 / sizeof want32[0]; i++) {
@@ -44,9 +44,9 @@ static void rng_derive_golden_u32_and_u64(void **state) {
     }
     /* u64 is two u32 draws, high half first. */
     fb_rng_derive(&r, 42, 1, 1);
-    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x850599e536ac0fa2));
-    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x913d8e415865791d));
-    assert_int_equal(fb_rng_u64(&r), UINT64_C(0xaadec3dd27334ac7));
+    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x20f7c09a038ad280));
+    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x25f062416b7bf6ca));
+    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x75e74166ca8e763f));
 }
 
 static void rng_golden_doubles_catch_any_algorithm_change(void **state) {
@@ -54,33 +54,58 @@ static void rng_golden_doubles_catch_any_algorithm_change(void **state) {
     fb_rng r;
 
     fb_rng_derive(&r, 7, 0, 0);
-    assert_double_exact(fb_rng_uniform(&r), 0x1.7f4df3c63a9afp-1);
-    assert_double_exact(fb_rng_uniform(&r), 0x1.5d3b4c6928912p-1);
-    assert_double_exact(fb_rng_uniform(&r), 0x1.ffb2dfa81035p-5);
-    assert_double_exact(fb_rng_uniform(&r), 0x1.3b87df2424fa3p-1);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.0489a00ad5548p-1);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.22d4a225bbc5p-5);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.aa98806e42cbcp-2);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.8390eb1676a54p-3);
 
     fb_rng_derive(&r, 7, 0, 0);
-    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.e7f546d459599p-1);
-    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.f007e8cc8724ep+1);
-    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.b0d5df7cc5358p-4);
-    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.fee97c201268cp+2);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.0df5b26b2bb48p+1);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.b9d36ec5ddcefp-3);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.38178baee9b6cp+1);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.41e95912b6665p-1);
 
     fb_rng_derive(&r, 7, 0, 0);
-    assert_double_exact(fb_rng_normal(&r), 0x1.7d6ee2249f04ep-2);
-    assert_double_exact(fb_rng_normal(&r), 0x1.56bf609d56f8p-1);
-    assert_double_exact(fb_rng_normal(&r), -0x1.8f95ac2bb80c9p-1);
-    assert_double_exact(fb_rng_normal(&r), 0x1.5d5ebfb3818ebp-1);
+    assert_double_exact(fb_rng_normal(&r), 0x1.bbe7dafeaf196p-6);
+    assert_double_exact(fb_rng_normal(&r), -0x1.c684e0f1b45cap+0);
+    assert_double_exact(fb_rng_normal(&r), -0x1.3f6cac1da0acdp-2);
+    assert_double_exact(fb_rng_normal(&r), -0x1.aaabf98223408p-1);
 
     fb_rng_derive(&r, 7, 0, 0);
-    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.fc1b5665f9411p+11);
-    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.43a8eeedaf8ebp+12);
-    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.8ce0f9fef4b67p+10);
-    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.47178b3e0f999p+12);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.7f60b60e09636p+11);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.609a3dc5dffddp+9);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.22c5e237310e6p+11);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.7c1eca715edacp+10);
 
     fb_rng_derive(&r, 7, 0, 0);
-    static const uint64_t want_below[] = {7, 1, 6, 5, 0, 2};
+    static const uint64_t want_below[] = {5, 4, 0, 1, 4, 5};
     for (size_t i = 0; i < sizeof want_below / sizeof want_below[0]; i++) {
         assert_int_equal(fb_rng_below(&r, 10), want_below[i]);
+    }
+}
+
+/* docs/rng.md's derivation, written out: h = mix(mix(mix(seed) ^ purpose) ^ entity) is the
+ * state, (mix(h ^ 0x5851f42d4c957f2d) << 1) | 1 the increment; the family's halves agree. */
+static uint64_t doc_mix(uint64_t x) {
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+static void rng_derive_is_the_documented_hash_and_the_family_agrees(void **state) {
+    (void)state;
+    static const uint64_t in[][3] = {{0, 0, 0}, {42, 1, 1}, {7, 12345, 2}, {UINT64_MAX, 3, 99}};
+    for (size_t k = 0; k < sizeof in / sizeof in[0]; k++) {
+        uint64_t h = doc_mix(doc_mix(doc_mix(in[k][0]) ^ in[k][2]) ^ in[k][1]);
+        fb_rng a, b;
+        fb_rng_derive(&a, in[k][0], in[k][1], in[k][2]);
+        assert_int_equal(a.state, h);
+        assert_int_equal(a.inc, (doc_mix(h ^ UINT64_C(0x5851f42d4c957f2d)) << 1) | 1u);
+        fb_rng_family f;
+        fb_rng_family_init(&f, in[k][0], in[k][2]);
+        fb_rng_family_derive(&f, &b, in[k][1]);
+        for (int i = 0; i < 100; i++) assert_int_equal(fb_rng_u32(&a), fb_rng_u32(&b));
     }
 }
 
@@ -458,6 +483,7 @@ int main(void) {
         cmocka_unit_test(rng_u32_matches_pcg32_reference_seed_42_stream_54),
         cmocka_unit_test(rng_derive_golden_u32_and_u64),
         cmocka_unit_test(rng_golden_doubles_catch_any_algorithm_change),
+        cmocka_unit_test(rng_derive_is_the_documented_hash_and_the_family_agrees),
         cmocka_unit_test(rng_derive_is_a_pure_function_of_its_inputs),
         cmocka_unit_test(rng_derive_nearby_ids_give_unrelated_streams),
         cmocka_unit_test(rng_derived_streams_are_uncorrelated),
