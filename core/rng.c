@@ -60,7 +60,8 @@ void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose) 
     fb_rng_family_derive(&f, r, entity);
 }
 
-uint32_t fb_rng_u32(fb_rng *r) {
+/* One PCG32 step; inline here, so that the draws below are leaves on their common path. */
+static inline uint32_t pcg32(fb_rng *r) {
     uint64_t old = r->state;
     r->state = old * PCG_MULT + r->inc;
     uint32_t xorshifted = (uint32_t)(((old >> 18) ^ old) >> 27);
@@ -68,9 +69,17 @@ uint32_t fb_rng_u32(fb_rng *r) {
     return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
 }
 
+static inline uint64_t pcg64(fb_rng *r) {
+    uint64_t hi = pcg32(r);
+    return (hi << 32) | pcg32(r);
+}
+
+uint32_t fb_rng_u32(fb_rng *r) {
+    return pcg32(r);
+}
+
 uint64_t fb_rng_u64(fb_rng *r) {
-    uint64_t hi = fb_rng_u32(r);
-    return (hi << 32) | fb_rng_u32(r);
+    return pcg64(r);
 }
 
 uint64_t fb_rng_below(fb_rng *r, uint64_t n) {
@@ -95,30 +104,42 @@ uint64_t fb_rng_below(fb_rng *r, uint64_t n) {
 }
 
 double fb_rng_uniform(fb_rng *r) {
-    return (double)(fb_rng_u64(r) >> 11) * 0x1.0p-53;
+    return (double)(pcg64(r) >> 11) * 0x1.0p-53;
 }
 
 /*
  * The ziggurat (Marsaglia & Tsang 2000; tables in rng_zig.h, docs/rng.md): one u64 per try,
  * its low 8 bits the layer, its top 53 the position in it, so the two never share a bit. A
  * try lands inside the layer's rectangle under the curve 98.5% (normal) or 97.8%
- * (exponential) of the time: a multiply and a compare. Otherwise the wedge is tested with
- * one more uniform and libm's exp, or the base layer's tail is drawn.
+ * (exponential) of the time: a multiply and a compare, inline. Otherwise (out of line) the
+ * wedge is tested with one more uniform and libm's exp, or the base layer's tail is drawn,
+ * and a rejected try starts again.
  */
-static double zig_exponential(fb_rng *r) {
+static double zig_exponential(fb_rng *r);
+
+/* A try of layer i that fell outside its rectangle at x, and what follows. */
+static __attribute__((noinline)) double zig_exponential_slow(fb_rng *r, unsigned i, double x) {
     double base = 0.0; /* the tail beyond R is R plus a fresh draw (no memory) */
     for (;;) {
-        uint64_t b = fb_rng_u64(r);
-        unsigned i = (unsigned)(b & 0xffu);
-        double x = (double)(b >> 11) * 0x1.0p-53 * ZIG_EXP_X[i];
-        if (x < ZIG_EXP_X[i + 1]) return base + x;
         if (i == 0) {
             base += ZIG_EXP_R;
-            continue;
-        }
-        if (ZIG_EXP_F[i + 1] + (ZIG_EXP_F[i] - ZIG_EXP_F[i + 1]) * fb_rng_uniform(r) < exp(-x))
+        } else if (ZIG_EXP_F[i + 1] + (ZIG_EXP_F[i] - ZIG_EXP_F[i + 1]) * fb_rng_uniform(r) <
+                   exp(-x)) {
             return base + x;
+        }
+        uint64_t b = pcg64(r);
+        i = (unsigned)(b & 0xffu);
+        x = (double)(b >> 11) * 0x1.0p-53 * ZIG_EXP_X[i];
+        if (x < ZIG_EXP_X[i + 1]) return base + x;
     }
+}
+
+static inline double zig_exponential(fb_rng *r) {
+    uint64_t b = pcg64(r);
+    unsigned i = (unsigned)(b & 0xffu);
+    double x = (double)(b >> 11) * 0x1.0p-53 * ZIG_EXP_X[i];
+    if (x < ZIG_EXP_X[i + 1]) return x;
+    return zig_exponential_slow(r, i, x);
 }
 
 double fb_rng_exponential(fb_rng *r, double mean) {
@@ -126,14 +147,9 @@ double fb_rng_exponential(fb_rng *r, double mean) {
     return x == 0.0 ? 0.0 : x; /* no -0.0 */
 }
 
-double fb_rng_normal(fb_rng *r) {
+/* A try of layer i at position u (x = u * X[i]) that fell outside its rectangle. */
+static __attribute__((noinline)) double zig_normal_slow(fb_rng *r, unsigned i, double u, double x) {
     for (;;) {
-        uint64_t b = fb_rng_u64(r);
-        unsigned i = (unsigned)(b & 0xffu);
-        /* the top 53 bits as a signed position in [-1, 1), a multiple of 2^-52 */
-        double u = (double)((int64_t)(b >> 11) - INT64_C(0x10000000000000)) * 0x1.0p-52;
-        double x = u * ZIG_NORM_X[i];
-        if (fabs(x) < ZIG_NORM_X[i + 1]) return x;
         if (i == 0) {
             /* Beyond R (Marsaglia 1964): R + e1 / R, kept with probability exp(-e1^2 / 2R^2),
              * drawn as e2 > e1^2 / 2R^2 with e2 exponential; e1, e2 from the ziggurat. */
@@ -147,7 +163,26 @@ double fb_rng_normal(fb_rng *r) {
         if (ZIG_NORM_F[i + 1] + (ZIG_NORM_F[i] - ZIG_NORM_F[i + 1]) * fb_rng_uniform(r) <
             exp(-0.5 * x * x))
             return x;
+        uint64_t b = pcg64(r);
+        i = (unsigned)(b & 0xffu);
+        /* the top 53 bits as a signed position in [-1, 1), a multiple of 2^-52 */
+        u = (double)((int64_t)(b >> 11) - INT64_C(0x10000000000000)) * 0x1.0p-52;
+        x = u * ZIG_NORM_X[i];
+        if (fabs(x) < ZIG_NORM_X[i + 1]) return x;
     }
+}
+
+static inline double zig_normal(fb_rng *r) {
+    uint64_t b = pcg64(r);
+    unsigned i = (unsigned)(b & 0xffu);
+    double u = (double)((int64_t)(b >> 11) - INT64_C(0x10000000000000)) * 0x1.0p-52;
+    double x = u * ZIG_NORM_X[i];
+    if (fabs(x) < ZIG_NORM_X[i + 1]) return x;
+    return zig_normal_slow(r, i, u, x);
+}
+
+double fb_rng_normal(fb_rng *r) {
+    return zig_normal(r);
 }
 
 double fb_rng_lognormal(fb_rng *r, double median, double p99) {
