@@ -11,6 +11,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 #include "rng_zig.h"
 
@@ -185,6 +186,31 @@ double fb_rng_normal(fb_rng *r) {
     return zig_normal(r);
 }
 
+/*
+ * exp(y) without libm, for the lognormal: y = n ln(2)/64 + r with |r| <= ln(2)/128, exp(y) =
+ * 2^(n div 64) * 2^((n mod 64)/64) * exp(r), exp(r) by its Taylor polynomial to r^5 (the
+ * next term is below 4e-17). Table, constants and polynomial give 2 ulp at worst, the same
+ * bits on every platform (only + - * and exact conversions; docs/rng.md). Outside
+ * (-708, 708), where the result nears the ends of the doubles, libm's exp takes over.
+ */
+static inline double lognormal_exp(double y) {
+    if (!(y > -708.0 && y < 708.0)) return exp(y);
+    double k = y * INV_LN2_64;
+    int64_t n = (int64_t)(k < 0 ? k - 0.5 : k + 0.5); /* round to nearest: |r| <= ln(2)/128 */
+    double r = (y - (double)n * LN2_64_HI) - (double)n * LN2_64_LO;
+    double p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120)))));
+    uint64_t m = (uint64_t)(n + 64 * 1100); /* positive: n div 64 and n mod 64 without signs */
+    uint64_t e = (m >> 6) - 1100 + 1023;    /* the biased exponent of 2^(n div 64) */
+    double scale;
+    uint64_t sb = e << 52;
+    memcpy(&scale, &sb, sizeof scale);
+    return EXP2_64[m & 63u] * p * scale;
+}
+
+double fb_rng_lognormal_ln(fb_rng *r, double ln_median, double sigma) {
+    return lognormal_exp(ln_median + sigma * zig_normal(r));
+}
+
 double fb_rng_lognormal(fb_rng *r, double median, double p99) {
     /*
      * Draw z first, whatever the parameters, so that changing a distribution
@@ -194,5 +220,5 @@ double fb_rng_lognormal(fb_rng *r, double median, double p99) {
     if (!(median > 0.0)) return 0.0;
     if (!(p99 > median)) return median;
     double sigma = log(p99 / median) / Z_P99;
-    return exp(log(median) + sigma * z);
+    return lognormal_exp(log(median) + sigma * z);
 }

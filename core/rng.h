@@ -56,5 +56,8 @@ double fb_rng_normal(fb_rng *r);
  * mu = ln(median), sigma = ln(p99 / median) / 2.3263478740408408.
  */
 double fb_rng_lognormal(fb_rng *r, double median, double p99);
+/* exp(ln_median + sigma * z) for one normal z: fb_rng_lognormal with its logarithms taken once
+ * by the caller (ln(median), and sigma as above), for p99 > median > 0. */
+double fb_rng_lognormal_ln(fb_rng *r, double ln_median, double sigma);
 
 #endif /* FB_RNG_H */

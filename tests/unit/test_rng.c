@@ -74,7 +74,7 @@ static void rng_golden_doubles_catch_any_algorithm_change(void **state) {
     fb_rng_derive(&r, 7, 0, 0);
     assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.7f60b60e09636p+11);
     assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.609a3dc5dffddp+9);
-    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.22c5e237310e6p+11);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.22c5e237310e5p+11);
     assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.7c1eca715edacp+10);
 
     fb_rng_derive(&r, 7, 0, 0);
@@ -435,6 +435,64 @@ static void rng_exponential_matches_the_exact_distribution(void **state) {
     assert_true(fabs(excess / (double)m - 1.0) < 4.0 / sqrt((double)m));
 }
 
+/*
+ * The lognormal's exp is rng.c's own (a table and a polynomial, no libm): each draw against
+ * libm's exp of the same normal, 10^6 draws over exponents from -60 to 60 (within 1e-15,
+ * 4.5 ulp), and libm's own bits beyond +-708.
+ */
+static void rng_lognormal_exp_agrees_with_libm(void **state) {
+    (void)state;
+    fb_rng r, z;
+    fb_rng_derive(&r, 22, 0, 0);
+    double worst = 0;
+    for (int i = 0; i < 1000000; i++) {
+        double ln_median = (double)(i % 101) * 0.5 - 25, sigma = (double)(i % 37) * 0.25;
+        z = r;
+        double got = fb_rng_lognormal_ln(&r, ln_median, sigma);
+        double want = exp(ln_median + sigma * fb_rng_normal(&z));
+        double rel = fabs(got / want - 1);
+        if (rel > worst) worst = rel;
+        assert_int_equal(r.state, z.state); /* one normal's draws, no more */
+    }
+    assert_true(worst < 1e-15);
+    assert_true(worst > 0); /* not libm's exp itself */
+    for (int i = 0; i < 1000; i++) {
+        z = r;
+        double got = fb_rng_lognormal_ln(&r, 705.0, 10.0);
+        double y = 705.0 + 10.0 * fb_rng_normal(&z);
+        if (y > 708.0 || y < -708.0) assert_double_exact(got, exp(y));
+    }
+}
+
+static double lognormal_cdf_ln_median, lognormal_cdf_sigma;
+static double lognormal_cdf(double x) {
+    return x <= 0 ? 0 : normal_cdf((log(x) - lognormal_cdf_ln_median) / lognormal_cdf_sigma);
+}
+
+/* 10^6 lognormal draws (median 600 ms, p99 3 s; fixed seed) against the exact distribution:
+ * Kolmogorov-Smirnov and quantiles, as for the normal. */
+static void rng_lognormal_matches_the_exact_distribution(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 23, 0, 0);
+    const size_t n = sizeof big / sizeof big[0];
+    for (size_t i = 0; i < n; i++) big[i] = fb_rng_lognormal(&r, 600000.0, 3000000.0);
+    qsort(big, n, sizeof big[0], cmp_double);
+    lognormal_cdf_ln_median = log(600000.0);
+    lognormal_cdf_sigma = log(5.0) / 2.3263478740408408;
+    assert_true(ks_distance(big, n, lognormal_cdf) < 1.95 / sqrt((double)n));
+    static const struct {
+        double p, z;
+    } q[] = {{0.001, -3.090232306167814}, {0.1, -1.2815515655446004}, {0.5, 0.0},
+             {0.9, 1.2815515655446004},   {0.99, 2.3263478740408408}, {0.999, 3.090232306167814}};
+    for (size_t k = 0; k < sizeof q / sizeof q[0]; k++) {
+        double pdf = exp(-0.5 * q[k].z * q[k].z) / sqrt(2 * M_PI);
+        double se = sqrt(q[k].p * (1 - q[k].p) / (double)n) / pdf; /* of z */
+        double got = log(big[(size_t)(q[k].p * (double)n)] / 600000.0) / lognormal_cdf_sigma;
+        assert_true(fabs(got - q[k].z) < 4 * se);
+    }
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -498,6 +556,8 @@ int main(void) {
         cmocka_unit_test(rng_zig_layers_have_equal_areas),
         cmocka_unit_test(rng_normal_matches_the_exact_distribution),
         cmocka_unit_test(rng_exponential_matches_the_exact_distribution),
+        cmocka_unit_test(rng_lognormal_exp_agrees_with_libm),
+        cmocka_unit_test(rng_lognormal_matches_the_exact_distribution),
         cmocka_unit_test(rng_lognormal_hits_median_and_p99),
         cmocka_unit_test(rng_lognormal_with_p99_equal_to_median_returns_the_median),
         cmocka_unit_test(rng_lognormal_consumes_the_same_draws_whatever_its_parameters),
