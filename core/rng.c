@@ -194,15 +194,16 @@ double fb_rng_normal(fb_rng *r) {
  * (-708, 708), where the result nears the ends of the doubles, libm's exp takes over.
  */
 static inline double lognormal_exp(double y) {
-    if (!(y > -708.0 && y < 708.0)) return exp(y);
-    double k = y * INV_LN2_64;
-    int64_t n = (int64_t)(k < 0 ? k - 0.5 : k + 0.5); /* round to nearest: |r| <= ln(2)/128 */
-    double r = (y - (double)n * LN2_64_HI) - (double)n * LN2_64_LO;
+    if (!(fabs(y) < 708.0)) return exp(y); /* NaN too */
+    /* y * 64/ln(2) rounded to the nearest integer (ties to even) by adding and taking away
+     * 1.5 * 2^52, exact for |y * 64/ln(2)| < 2^51: |r| <= ln(2)/128 */
+    double k = y * INV_LN2_64 + 0x1.8p52 - 0x1.8p52;
+    int64_t n = (int64_t)k;
+    double r = (y - k * LN2_64_HI) - k * LN2_64_LO;
     double p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120)))));
     uint64_t m = (uint64_t)(n + 64 * 1100); /* positive: n div 64 and n mod 64 without signs */
-    uint64_t e = (m >> 6) - 1100 + 1023;    /* the biased exponent of 2^(n div 64) */
+    uint64_t sb = ((m >> 6) - 1100 + 1023) << 52; /* 2^(n div 64), |n div 64| < 1022 */
     double scale;
-    uint64_t sb = e << 52;
     memcpy(&scale, &sb, sizeof scale);
     return EXP2_64[m & 63u] * p * scale;
 }
