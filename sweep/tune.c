@@ -1617,6 +1617,7 @@ static void json_head(util_json *w, const sweep_tune *t) {
     jstr(w, "subject_to", g0->subject_to);
     util_json_u64(w, "seed", t->seed);
     util_json_u64(w, "seeds", t->seeds);
+    util_json_str(w, "rng", FB_RNG_VERSION);
     util_json_open(w, "runs", '{', UTIL_JSON_INLINE);
     util_json_u64(w, "full_grid", sweep_tune_full_runs(t));
     util_json_u64(w, "budget", t->budget);
