@@ -1617,7 +1617,6 @@ static void json_head(util_json *w, const sweep_tune *t) {
     jstr(w, "subject_to", g0->subject_to);
     util_json_u64(w, "seed", t->seed);
     util_json_u64(w, "seeds", t->seeds);
-    util_json_str(w, "rng", FB_RNG_VERSION);
     util_json_open(w, "runs", '{', UTIL_JSON_INLINE);
     util_json_u64(w, "full_grid", sweep_tune_full_runs(t));
     util_json_u64(w, "budget", t->budget);
@@ -1786,6 +1785,7 @@ void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
     util_json w;
     util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
     util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
+    util_json_str(&w, "rng", FB_RNG_VERSION); /* the random streams (docs/rng.md) */
     json_head(&w, t);
     if (t->rec < 0) {
         util_json_null(&w, "recommendation");
