@@ -11,6 +11,9 @@
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
+
+#include "rng_zig.h"
 
 /* x87 extended precision would round differently from SSE2/AArch64 doubles. */
 _Static_assert(FLT_EVAL_METHOD == 0, "fb_rng needs plain double evaluation (FLT_EVAL_METHOD 0)");
@@ -36,20 +39,30 @@ void fb_rng_seed(fb_rng *r, uint64_t seed, uint64_t stream) {
     (void)fb_rng_u32(r);
 }
 
-void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose) {
-    /*
-     * Chain the three inputs through the mixer so that a one-bit change in
-     * any of them flips about half the bits of both state and stream. The
-     * stream gets its own mix of the result: PCG streams whose increments
-     * differ by a few bits are correlated, hashed increments are not.
-     */
-    uint64_t h = mix64(seed);
-    h = mix64(h ^ entity);
-    h = mix64(h ^ purpose);
-    fb_rng_seed(r, h, mix64(h ^ UINT64_C(0x5851f42d4c957f2d)));
+void fb_rng_family_init(fb_rng_family *f, uint64_t seed, uint64_t purpose) {
+    f->h = mix64(mix64(seed) ^ purpose);
 }
 
-uint32_t fb_rng_u32(fb_rng *r) {
+void fb_rng_family_derive(const fb_rng_family *f, fb_rng *r, uint64_t entity) {
+    /*
+     * A one-bit change of seed, purpose or entity flips about half the bits of both state and
+     * increment. The increment gets its own mix: PCG streams whose increments differ by a few
+     * bits are correlated, hashed increments are not. The hash is the state itself (PCG's
+     * seeding steps would only mix it again): two mixes per stream.
+     */
+    uint64_t h = mix64(f->h ^ entity);
+    r->state = h;
+    r->inc = (mix64(h ^ UINT64_C(0x5851f42d4c957f2d)) << 1) | 1u;
+}
+
+void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose) {
+    fb_rng_family f;
+    fb_rng_family_init(&f, seed, purpose);
+    fb_rng_family_derive(&f, r, entity);
+}
+
+/* One PCG32 step; inline here, so that the draws below are leaves on their common path. */
+static inline uint32_t pcg32(fb_rng *r) {
     uint64_t old = r->state;
     r->state = old * PCG_MULT + r->inc;
     uint32_t xorshifted = (uint32_t)(((old >> 18) ^ old) >> 27);
@@ -57,9 +70,17 @@ uint32_t fb_rng_u32(fb_rng *r) {
     return (xorshifted >> rot) | (xorshifted << ((32u - rot) & 31u));
 }
 
+static inline uint64_t pcg64(fb_rng *r) {
+    uint64_t hi = pcg32(r);
+    return (hi << 32) | pcg32(r);
+}
+
+uint32_t fb_rng_u32(fb_rng *r) {
+    return pcg32(r);
+}
+
 uint64_t fb_rng_u64(fb_rng *r) {
-    uint64_t hi = fb_rng_u32(r);
-    return (hi << 32) | fb_rng_u32(r);
+    return pcg64(r);
 }
 
 uint64_t fb_rng_below(fb_rng *r, uint64_t n) {
@@ -84,28 +105,111 @@ uint64_t fb_rng_below(fb_rng *r, uint64_t n) {
 }
 
 double fb_rng_uniform(fb_rng *r) {
-    return (double)(fb_rng_u64(r) >> 11) * 0x1.0p-53;
+    return (double)(pcg64(r) >> 11) * 0x1.0p-53;
+}
+
+/*
+ * The ziggurat (Marsaglia & Tsang 2000; tables in rng_zig.h, docs/rng.md): one u64 per try,
+ * its low 8 bits the layer, its top 53 the position in it, so the two never share a bit. A
+ * try lands inside the layer's rectangle under the curve 98.5% (normal) or 97.8%
+ * (exponential) of the time: a multiply and a compare, inline. Otherwise (out of line) the
+ * wedge is tested with one more uniform and libm's exp, or the base layer's tail is drawn,
+ * and a rejected try starts again.
+ */
+static double zig_exponential(fb_rng *r);
+
+/* A try of layer i that fell outside its rectangle at x, and what follows. */
+static __attribute__((noinline)) double zig_exponential_slow(fb_rng *r, unsigned i, double x) {
+    double base = 0.0; /* the tail beyond R is R plus a fresh draw (no memory) */
+    for (;;) {
+        if (i == 0) {
+            base += ZIG_EXP_R;
+        } else if (ZIG_EXP_F[i + 1] + (ZIG_EXP_F[i] - ZIG_EXP_F[i + 1]) * fb_rng_uniform(r) <
+                   exp(-x)) {
+            return base + x;
+        }
+        uint64_t b = pcg64(r);
+        i = (unsigned)(b & 0xffu);
+        x = (double)(b >> 11) * 0x1.0p-53 * ZIG_EXP_X[i];
+        if (x < ZIG_EXP_X[i + 1]) return base + x;
+    }
+}
+
+static inline double zig_exponential(fb_rng *r) {
+    uint64_t b = pcg64(r);
+    unsigned i = (unsigned)(b & 0xffu);
+    double x = (double)(b >> 11) * 0x1.0p-53 * ZIG_EXP_X[i];
+    if (x < ZIG_EXP_X[i + 1]) return x;
+    return zig_exponential_slow(r, i, x);
 }
 
 double fb_rng_exponential(fb_rng *r, double mean) {
-    /* 1 - u is in (0, 1], exactly representable, so log() never sees 0. */
-    double x = -mean * log(1.0 - fb_rng_uniform(r));
-    return x == 0.0 ? 0.0 : x; /* no -0.0 when u == 0 */
+    double x = mean * zig_exponential(r);
+    return x == 0.0 ? 0.0 : x; /* no -0.0 */
+}
+
+/* A try of layer i at position u (x = u * X[i]) that fell outside its rectangle. */
+static __attribute__((noinline)) double zig_normal_slow(fb_rng *r, unsigned i, double u, double x) {
+    for (;;) {
+        if (i == 0) {
+            /* Beyond R (Marsaglia 1964): R + e1 / R, kept with probability exp(-e1^2 / 2R^2),
+             * drawn as e2 > e1^2 / 2R^2 with e2 exponential; e1, e2 from the ziggurat. */
+            double e1, e2;
+            do {
+                e1 = zig_exponential(r) / ZIG_NORM_R;
+                e2 = zig_exponential(r);
+            } while (e2 + e2 < e1 * e1);
+            return u < 0.0 ? -(ZIG_NORM_R + e1) : ZIG_NORM_R + e1;
+        }
+        if (ZIG_NORM_F[i + 1] + (ZIG_NORM_F[i] - ZIG_NORM_F[i + 1]) * fb_rng_uniform(r) <
+            exp(-0.5 * x * x))
+            return x;
+        uint64_t b = pcg64(r);
+        i = (unsigned)(b & 0xffu);
+        /* the top 53 bits as a signed position in [-1, 1), a multiple of 2^-52 */
+        u = (double)((int64_t)(b >> 11) - INT64_C(0x10000000000000)) * 0x1.0p-52;
+        x = u * ZIG_NORM_X[i];
+        if (fabs(x) < ZIG_NORM_X[i + 1]) return x;
+    }
+}
+
+static inline double zig_normal(fb_rng *r) {
+    uint64_t b = pcg64(r);
+    unsigned i = (unsigned)(b & 0xffu);
+    double u = (double)((int64_t)(b >> 11) - INT64_C(0x10000000000000)) * 0x1.0p-52;
+    double x = u * ZIG_NORM_X[i];
+    if (fabs(x) < ZIG_NORM_X[i + 1]) return x;
+    return zig_normal_slow(r, i, u, x);
 }
 
 double fb_rng_normal(fb_rng *r) {
-    /*
-     * Marsaglia's polar method, keeping only the first of the pair it makes:
-     * the generator state stays the whole state, and the draw needs only
-     * + - * / log sqrt (no sin/cos, whose libm results vary more).
-     */
-    double u, v, s;
-    do {
-        u = 2.0 * fb_rng_uniform(r) - 1.0;
-        v = 2.0 * fb_rng_uniform(r) - 1.0;
-        s = u * u + v * v;
-    } while (s >= 1.0 || s == 0.0);
-    return u * sqrt(-2.0 * log(s) / s);
+    return zig_normal(r);
+}
+
+/*
+ * exp(y) without libm, for the lognormal: y = n ln(2)/64 + r with |r| <= ln(2)/128, exp(y) =
+ * 2^(n div 64) * 2^((n mod 64)/64) * exp(r), exp(r) by its Taylor polynomial to r^5 (the
+ * next term is below 4e-17). Table, constants and polynomial give 2 ulp at worst, the same
+ * bits on every platform (only + - * and exact conversions; docs/rng.md). Outside
+ * (-708, 708), where the result nears the ends of the doubles, libm's exp takes over.
+ */
+static inline double lognormal_exp(double y) {
+    if (!(fabs(y) < 708.0)) return exp(y); /* NaN too */
+    /* y * 64/ln(2) rounded to the nearest integer (ties to even) by adding and taking away
+     * 1.5 * 2^52, exact for |y * 64/ln(2)| < 2^51: |r| <= ln(2)/128 */
+    double k = y * INV_LN2_64 + 0x1.8p52 - 0x1.8p52;
+    int64_t n = (int64_t)k;
+    double r = (y - k * LN2_64_HI) - k * LN2_64_LO;
+    double p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120)))));
+    uint64_t m = (uint64_t)(n + 64 * 1100); /* positive: n div 64 and n mod 64 without signs */
+    uint64_t sb = ((m >> 6) - 1100 + 1023) << 52; /* 2^(n div 64), |n div 64| < 1022 */
+    double scale;
+    memcpy(&scale, &sb, sizeof scale);
+    return EXP2_64[m & 63u] * p * scale;
+}
+
+double fb_rng_lognormal_ln(fb_rng *r, double ln_median, double sigma) {
+    return lognormal_exp(ln_median + sigma * zig_normal(r));
 }
 
 double fb_rng_lognormal(fb_rng *r, double median, double p99) {
@@ -117,5 +221,5 @@ double fb_rng_lognormal(fb_rng *r, double median, double p99) {
     if (!(median > 0.0)) return 0.0;
     if (!(p99 > median)) return median;
     double sigma = log(p99 / median) / Z_P99;
-    return exp(log(median) + sigma * z);
+    return lognormal_exp(log(median) + sigma * z);
 }

@@ -23,10 +23,23 @@ typedef struct fb_rng {
     uint64_t inc;
 } fb_rng;
 
+/* The random streams' version: outputs name it (report.json's "rng"); docs/rng.md. */
+#define FB_RNG_VERSION "fusebox-2"
+
+/* (seed, purpose) mixed once, for the streams of many entities of one purpose. */
+typedef struct fb_rng_family {
+    /* private */
+    uint64_t h;
+} fb_rng_family;
+
 /* Seed a generator on one of 2^63 independent streams. */
 void fb_rng_seed(fb_rng *r, uint64_t seed, uint64_t stream);
 /* Seed from (seed, entity, purpose): stable, well-mixed, independent streams. */
 void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose);
+/* fb_rng_derive in two halves: the same stream as fb_rng_derive(r, seed, entity, purpose),
+ * with the (seed, purpose) half done once and two mixes per entity. */
+void fb_rng_family_init(fb_rng_family *f, uint64_t seed, uint64_t purpose);
+void fb_rng_family_derive(const fb_rng_family *f, fb_rng *r, uint64_t entity);
 
 uint32_t fb_rng_u32(fb_rng *r);
 uint64_t fb_rng_u64(fb_rng *r);
@@ -43,5 +56,8 @@ double fb_rng_normal(fb_rng *r);
  * mu = ln(median), sigma = ln(p99 / median) / 2.3263478740408408.
  */
 double fb_rng_lognormal(fb_rng *r, double median, double p99);
+/* exp(ln_median + sigma * z) for one normal z: fb_rng_lognormal with its logarithms taken once
+ * by the caller (ln(median), and sigma as above), for p99 > median > 0. */
+double fb_rng_lognormal_ln(fb_rng *r, double ln_median, double sigma);
 
 #endif /* FB_RNG_H */

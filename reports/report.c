@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "core/version.h"
 #include "reports/breakdown.h"
 #include "util/json.h"
@@ -389,6 +390,7 @@ int rep_write_json_run(FILE *f, const sim_scenario *sc, sim_summary *const *sums
     util_json_str(&w, "scenario", sc->name);
     util_json_str(&w, "file", sc->file);
     util_json_u64(&w, "seed", sc->seed);
+    util_json_str(&w, "rng", FB_RNG_VERSION); /* the random streams (docs/rng.md) */
     util_json_fixed(&w, "duration_s", (double)sc->duration_us / 1e6, 6);
     util_json_fixed(&w, "slo_latency_s", (double)sc->slo_latency_us / 1e6, 6);
     bool complete = !interrupted;

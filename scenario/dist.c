@@ -18,8 +18,7 @@ void scn_dist_prepare(sim_dist *d) {
  * values, so the same bits (tests/unit/test_dist.c compares them). */
 static double lognormal(fb_rng *rng, const sim_dist *d) {
     if (!d->prepared) return fb_rng_lognormal(rng, d->a, d->b);
-    double z = fb_rng_normal(rng);
-    return exp(d->ln_a + d->sigma * z);
+    return fb_rng_lognormal_ln(rng, d->ln_a, d->sigma);
 }
 
 /* One of the values, each as likely as its weight. */

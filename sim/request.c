@@ -100,7 +100,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
     r->user = user;
     r->exposed = s->class_exposed[cls];
     r->arrival_us = s->now;
-    fb_rng_derive(&r->rng, s->sc->seed, s->serial++, PURPOSE_REQUEST);
+    fb_rng_family_derive(&s->req_family, &r->rng, s->serial++); /* (seed, serial, REQUEST) */
     r->prompt_tokens = scn_dist_draw_tokens(&r->rng, &c->prompt_tokens);
     r->completion_tokens = scn_dist_draw_tokens(&r->rng, &c->completion_tokens);
     r->tokens_left = r->completion_tokens;

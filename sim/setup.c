@@ -455,6 +455,7 @@ int sim__setup(sim *s) {
     fb_hist_init(&s->sum->latency_ok);
     for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) fb_hist_init(&s->sum->classes[c].latency);
     s->first_window_us = FB_TIME_MAX;
+    fb_rng_family_init(&s->req_family, sc->seed, PURPOSE_REQUEST);
     rc = setup_providers(s);
     if (rc != FB_OK) return rc;
     for (uint32_t c = 0; c < sc->class_count; c++) {

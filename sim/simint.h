@@ -345,6 +345,8 @@ typedef struct sim {
     uint32_t users_total;
     uint32_t *user_class; /* closed loop: user -> class */
     fb_rng *user_rng;
+    /* (seed, PURPOSE_REQUEST), mixed once at setup: a request's stream is two mixes more */
+    fb_rng_family req_family;
     uint64_t serial; /* requests created: names each request's random stream */
     uint32_t rr;     /* the next pod to get a request */
     /* what is in the system now */

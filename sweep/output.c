@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "core/version.h"
 #include "util/json.h"
 
@@ -253,6 +254,7 @@ static void write_json(FILE *f, const sweep *sw) {
     util_json_open(&w, "seeds", '[', UTIL_JSON_INLINE);
     for (uint32_t s = 0; s < sw->seeds; s++) util_json_u64(&w, NULL, sw->seed + s);
     util_json_close(&w);
+    util_json_str(&w, "rng", FB_RNG_VERSION);
     util_json_u64(&w, "runs", sw->tasks);
     util_json_u64(&w, "failed_runs", sw->failed);
     write_dims_json(&w, sw);

@@ -2038,6 +2038,7 @@ void sweep_tune_write_json(FILE *f, const sweep_tune *t) {
     util_json w;
     util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
     util_json_open(&w, NULL, '{', UTIL_JSON_LINES);
+    util_json_str(&w, "rng", FB_RNG_VERSION); /* the random streams (docs/rng.md) */
     json_head(&w, t);
     if (t->rec < 0) {
         util_json_null(&w, "recommendation");

@@ -14,8 +14,9 @@ S=tests/e2e/sweep-small.json
 WORSE="variants.tuned.breaker=false"
 
 "$FUSEBOX" run "$S" -o "$T/a" -q && "$FUSEBOX" run "$S" -o "$T/b" -q &&
-    "$FUSEBOX" run "$S" -o "$T/w" -q --set "$WORSE" && "$FUSEBOX" run "$S" -o "$T/s8" -q --seed 8
-ok $? "four runs of $S (A, A again, tuned without its breaker, seed 8)"
+    "$FUSEBOX" run "$S" -o "$T/w" -q --set "$WORSE" && "$FUSEBOX" run "$S" -o "$T/s8" -q --seed 8 &&
+    "$FUSEBOX" run "$S" -o "$T/s9" -q --seed 9
+ok $? "five runs of $S (A, A again, tuned without its breaker, seeds 8 and 9)"
 
 # ---- identical runs ----
 expect_exit 0 "compare of two identical runs exits 0" "$FUSEBOX" compare "$T/a" "$T/b" -o "$T/c_same"
@@ -61,13 +62,13 @@ expect_exit 0 "compare against a stored baseline file (a saved report.json) exit
 expect_exit 1 "tuned without its breaker exits 1" "$FUSEBOX" compare "$T/a" "$T/w" -o "$T/c_worse"
 last=$(printf '%s\n' "$OUT" | tail -n 1)
 contains "$last" "regressions beyond noise: tuned latency_p50" "the last line names the regressed figures"
-contains "$last" "tuned latency_p99 +" "... with their change"
-check "compare.json: tuned's latency_p99 worse, naive untouched" python3 -c "
+contains "$last" "tuned amplification +" "... with their change"
+check "compare.json: tuned's amplification worse, naive untouched" python3 -c "
 import json, sys
 r = json.load(open(sys.argv[1]))
 f = {(x['variant'], x['metric']): x for x in r['results']}
-assert f[('tuned', 'latency_p99')]['verdict'] == 'worse', f[('tuned', 'latency_p99')]
-assert f[('tuned', 'latency_p99')]['change'] > f[('tuned', 'latency_p99')]['tolerance'] > 0
+assert f[('tuned', 'amplification')]['verdict'] == 'worse', f[('tuned', 'amplification')]
+assert f[('tuned', 'amplification')]['change'] > f[('tuned', 'amplification')]['tolerance'] > 0
 assert all(x['verdict'] == 'same' for (v, m), x in f.items() if v == 'naive')
 assert r['worse'] == sum(x['verdict'] == 'worse' for x in r['results']) > 0
 " "$T/c_worse/compare.json"
@@ -75,11 +76,12 @@ grep -q 'class="worse"' "$T/c_worse/compare.html"
 ok $? "compare.html marks the regressed rows"
 
 # ---- another seed: defaults, then a stated tolerance ----
-expect_exit 0 "seed 8 against seed 7 (B faster) exits 0: changes, but no regression" \
-    "$FUSEBOX" compare "$T/a" "$T/s8"
-contains "$OUT" "note: different seeds (7, 8)" "different seeds are noted"
-expect_exit 1 "seed 7 against seed 8 with --tolerance latency_p99=1% exits 1" \
-    "$FUSEBOX" compare "$T/s8" "$T/a" --tolerance latency_p99=1%
+# (seed 8's tuned p99 is 4.6% above seed 9's: within the default 5%, beyond 1%)
+expect_exit 0 "seed 9 against seed 8 (B faster) exits 0: changes, but no regression" \
+    "$FUSEBOX" compare "$T/s8" "$T/s9"
+contains "$OUT" "note: different seeds (8, 9)" "different seeds are noted"
+expect_exit 1 "seed 8 against seed 9 with --tolerance latency_p99=1% exits 1" \
+    "$FUSEBOX" compare "$T/s9" "$T/s8" --tolerance latency_p99=1%
 contains "$OUT" "tolerance +-1% (--tolerance)" "the figure says the --tolerance judged it"
 contains "$(printf '%s\n' "$OUT" | tail -n 1)" "latency_p99" "the last line names latency_p99"
 
@@ -138,10 +140,10 @@ contains "$OUT" "check: 1 scenario, 2 expectations: 2 passed" "the baseline coun
 expect_exit 1 "check --baseline with tuned's breaker off exits 1" \
     "$FUSEBOX" check "$T/gate.json" --baseline "$T/base" --set "$WORSE" --junit "$T/fail.xml"
 contains "$OUT" "FAIL  sweep-small: baseline  [" "... with a FAIL line"
-contains "$OUT" "      tuned.latency_p99: baseline " "... and a line per regressed figure"
-check "the JUnit file: a baseline case that fails naming tuned.latency_p99" python3 -c "
+contains "$OUT" "      tuned.amplification: baseline " "... and a line per regressed figure"
+check "the JUnit file: a baseline case that fails naming tuned.amplification" python3 -c "
 import sys, xml.etree.ElementTree as E
-for f, want in ((sys.argv[1], None), (sys.argv[2], 'tuned.latency_p99')):
+for f, want in ((sys.argv[1], None), (sys.argv[2], 'tuned.amplification')):
     cases = [c for c in E.parse(f).getroot().iter('testcase') if c.get('name') == 'baseline']
     assert len(cases) == 1, (f, cases)
     fail = cases[0].find('failure')

@@ -886,9 +886,10 @@ static void litellm_deployment_provider_errors(void **state) {
                                 "model_list[0]"));
 }
 
-/* Two instances, Redis: the other one learns a cooldown at its next read (every 10 s). */
+/* Two instances, Redis: the other one learns a cooldown at its next read (every 10 s). Seed 2:
+ * its stream sends the request of 3.5 s to a (seed 1 gives no 429 with random streams 2). */
 static const char ll_redis[] =
-    "{\"name\":\"r\",\"seed\":1,\"duration\":\"30s\",\"traffic\":[{\"class\":\"chat\","
+    "{\"name\":\"r\",\"seed\":2,\"duration\":\"30s\",\"traffic\":[{\"class\":\"chat\","
     "\"arrivals\":{\"constant\":\"4/s\"},\"prompt_tokens\":10,\"completion_tokens\":5}],"
     "\"pods\":{\"count\":2,\"workers\":100,\"queue\":10,\"request_timeout\":\"60s\"},"
     "\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":\"10ms\",\"error\":\"10ms\"},"

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "core/rng_zig.h"
 
 /* Bit pattern of a double, so golden values compare exactly and print in hex. */
 static uint64_t bits(double x) {
@@ -34,8 +35,8 @@ static void rng_u32_matches_pcg32_reference_seed_42_stream_54(void **state) {
 
 static void rng_derive_golden_u32_and_u64(void **state) {
     (void)state;
-    static const uint32_t want32[] = {0x850599e5, 0x36ac0fa2, 0x913d8e41,
-                                      0x5865791d, 0xaadec3dd, 0x27334ac7};
+    static const uint32_t want32[] = {0x20f7c09a, 0x038ad280, 0x25f06241,
+                                      0x6b7bf6ca, 0x75e74166, 0xca8e763f};
     fb_rng r;
     fb_rng_derive(&r, 42, 1, 1);
     for (size_t i = 0; i < sizeof want32 / sizeof want32[0]; i++) {
@@ -43,9 +44,9 @@ static void rng_derive_golden_u32_and_u64(void **state) {
     }
     /* u64 is two u32 draws, high half first. */
     fb_rng_derive(&r, 42, 1, 1);
-    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x850599e536ac0fa2));
-    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x913d8e415865791d));
-    assert_int_equal(fb_rng_u64(&r), UINT64_C(0xaadec3dd27334ac7));
+    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x20f7c09a038ad280));
+    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x25f062416b7bf6ca));
+    assert_int_equal(fb_rng_u64(&r), UINT64_C(0x75e74166ca8e763f));
 }
 
 static void rng_golden_doubles_catch_any_algorithm_change(void **state) {
@@ -53,33 +54,58 @@ static void rng_golden_doubles_catch_any_algorithm_change(void **state) {
     fb_rng r;
 
     fb_rng_derive(&r, 7, 0, 0);
-    assert_double_exact(fb_rng_uniform(&r), 0x1.7f4df3c63a9afp-1);
-    assert_double_exact(fb_rng_uniform(&r), 0x1.5d3b4c6928912p-1);
-    assert_double_exact(fb_rng_uniform(&r), 0x1.ffb2dfa81035p-5);
-    assert_double_exact(fb_rng_uniform(&r), 0x1.3b87df2424fa3p-1);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.0489a00ad5548p-1);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.22d4a225bbc5p-5);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.aa98806e42cbcp-2);
+    assert_double_exact(fb_rng_uniform(&r), 0x1.8390eb1676a54p-3);
 
     fb_rng_derive(&r, 7, 0, 0);
-    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.b9e151d1b6278p+1);
-    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.6eb808a8801e8p+1);
-    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.4a3c838d29a97p-3);
-    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.328081c2bd968p+1);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.0df5b26b2bb48p+1);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.b9d36ec5ddcefp-3);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.38178baee9b6cp+1);
+    assert_double_exact(fb_rng_exponential(&r, 2.5), 0x1.41e95912b6665p-1);
 
     fb_rng_derive(&r, 7, 0, 0);
-    assert_double_exact(fb_rng_normal(&r), 0x1.1f58040b22806p+0);
-    assert_double_exact(fb_rng_normal(&r), -0x1.37e7924f58505p-1);
-    assert_double_exact(fb_rng_normal(&r), 0x1.e5fcd1429420cp-3);
-    assert_double_exact(fb_rng_normal(&r), 0x1.1ff2e676939efp-3);
+    assert_double_exact(fb_rng_normal(&r), 0x1.bbe7dafeaf196p-6);
+    assert_double_exact(fb_rng_normal(&r), -0x1.c684e0f1b45cap+0);
+    assert_double_exact(fb_rng_normal(&r), -0x1.3f6cac1da0acdp-2);
+    assert_double_exact(fb_rng_normal(&r), -0x1.aaabf98223408p-1);
 
     fb_rng_derive(&r, 7, 0, 0);
-    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.d44ddc695fa8cp+12);
-    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.c85c6d50b2be5p+10);
-    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.c710c3ff75ba3p+11);
-    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.a48f0e3274527p+11);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.7f60b60e09636p+11);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.609a3dc5dffddp+9);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.22c5e237310e5p+11);
+    assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.7c1eca715edacp+10);
 
     fb_rng_derive(&r, 7, 0, 0);
-    static const uint64_t want_below[] = {7, 1, 6, 5, 0, 2};
+    static const uint64_t want_below[] = {5, 4, 0, 1, 4, 5};
     for (size_t i = 0; i < sizeof want_below / sizeof want_below[0]; i++) {
         assert_int_equal(fb_rng_below(&r, 10), want_below[i]);
+    }
+}
+
+/* docs/rng.md's derivation, written out: h = mix(mix(mix(seed) ^ purpose) ^ entity) is the
+ * state, (mix(h ^ 0x5851f42d4c957f2d) << 1) | 1 the increment; the family's halves agree. */
+static uint64_t doc_mix(uint64_t x) {
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+
+static void rng_derive_is_the_documented_hash_and_the_family_agrees(void **state) {
+    (void)state;
+    static const uint64_t in[][3] = {{0, 0, 0}, {42, 1, 1}, {7, 12345, 2}, {UINT64_MAX, 3, 99}};
+    for (size_t k = 0; k < sizeof in / sizeof in[0]; k++) {
+        uint64_t h = doc_mix(doc_mix(doc_mix(in[k][0]) ^ in[k][2]) ^ in[k][1]);
+        fb_rng a, b;
+        fb_rng_derive(&a, in[k][0], in[k][1], in[k][2]);
+        assert_int_equal(a.state, h);
+        assert_int_equal(a.inc, (doc_mix(h ^ UINT64_C(0x5851f42d4c957f2d)) << 1) | 1u);
+        fb_rng_family f;
+        fb_rng_family_init(&f, in[k][0], in[k][2]);
+        fb_rng_family_derive(&f, &b, in[k][1]);
+        for (int i = 0; i < 100; i++) assert_int_equal(fb_rng_u32(&a), fb_rng_u32(&b));
     }
 }
 
@@ -282,6 +308,191 @@ static void rng_normal_has_mean_zero_and_variance_one(void **state) {
     assert_true(fabs((double)beyond / n - 0.01) < 0.001);
 }
 
+/* The ziggurat's layers (core/rng_zig.h) all have the base layer's area V, and F is f(X). */
+static void rng_zig_layers_have_equal_areas(void **state) {
+    (void)state;
+    double vn = ZIG_NORM_X[0] * ZIG_NORM_F[1], ve = ZIG_EXP_X[0] * ZIG_EXP_F[1];
+    assert_true(fabs(vn / 0.0049286732339746553 - 1) < 1e-15);
+    assert_true(fabs(ve / 0.0039496598225815572 - 1) < 1e-15);
+    assert_double_exact(ZIG_NORM_X[1], ZIG_NORM_R);
+    assert_double_exact(ZIG_EXP_X[1], ZIG_EXP_R);
+    assert_double_exact(ZIG_NORM_X[256], 0.0);
+    assert_double_exact(ZIG_NORM_F[256], 1.0);
+    for (int i = 1; i < 256; i++) {
+        assert_true(ZIG_NORM_X[i + 1] < ZIG_NORM_X[i]);
+        assert_true(fabs(ZIG_NORM_X[i] * (ZIG_NORM_F[i + 1] - ZIG_NORM_F[i]) / vn - 1) < 1e-12);
+        assert_true(fabs(ZIG_EXP_X[i] * (ZIG_EXP_F[i + 1] - ZIG_EXP_F[i]) / ve - 1) < 1e-12);
+        assert_true(fabs(ZIG_NORM_F[i] / exp(-0.5 * ZIG_NORM_X[i] * ZIG_NORM_X[i]) - 1) < 1e-14);
+        assert_true(fabs(ZIG_EXP_F[i] / exp(-ZIG_EXP_X[i]) - 1) < 1e-14);
+    }
+}
+
+static double big[1000000];
+
+/* Kolmogorov-Smirnov distance between the sorted sample and the CDF. */
+static double ks_distance(const double *x, size_t n, double (*cdf)(double)) {
+    double d = 0;
+    for (size_t i = 0; i < n; i++) {
+        double f = cdf(x[i]);
+        double lo = f - (double)i / (double)n, hi = (double)(i + 1) / (double)n - f;
+        if (lo > d) d = lo;
+        if (hi > d) d = hi;
+    }
+    return d;
+}
+
+static double normal_cdf(double x) {
+    return 0.5 * erfc(-x / sqrt(2.0));
+}
+static double exponential_cdf(double x) {
+    return x <= 0 ? 0 : -expm1(-x);
+}
+
+static int cmp_double(const void *a, const void *b);
+
+/*
+ * 10^6 normal draws (fixed seed) against the exact distribution: the Kolmogorov-Smirnov
+ * distance under its 0.1% critical value (1.95 / sqrt(n)), quantiles from the 0.1% to the
+ * 99.9% within the sampling error, and the tail beyond R (drawn apart, 2.58e-4 of the mass)
+ * as often as it should be.
+ */
+static void rng_normal_matches_the_exact_distribution(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 20, 0, 0);
+    const size_t n = sizeof big / sizeof big[0];
+    size_t tail = 0;
+    for (size_t i = 0; i < n; i++) {
+        big[i] = fb_rng_normal(&r);
+        tail += fabs(big[i]) >= ZIG_NORM_R;
+    }
+    qsort(big, n, sizeof big[0], cmp_double);
+    double d = ks_distance(big, n, normal_cdf);
+    assert_true(d < 1.95 / sqrt((double)n));
+    static const struct {
+        double p, z;
+    } q[] = {{0.001, -3.090232306167814}, {0.01, -2.3263478740408408},
+             {0.1, -1.2815515655446004},  {0.5, 0.0},
+             {0.9, 1.2815515655446004},   {0.99, 2.3263478740408408},
+             {0.999, 3.090232306167814}};
+    for (size_t k = 0; k < sizeof q / sizeof q[0]; k++) {
+        /* the quantile's standard error is sqrt(p(1-p)/n) / pdf(z): 0.0032 at p = 0.001 */
+        double pdf = exp(-0.5 * q[k].z * q[k].z) / sqrt(2 * M_PI);
+        double se = sqrt(q[k].p * (1 - q[k].p) / (double)n) / pdf;
+        assert_true(fabs(big[(size_t)(q[k].p * (double)n)] - q[k].z) < 4 * se);
+    }
+    /* 2 * (1 - Phi(R)) = 2.5802e-4: 258 expected, standard deviation 16 */
+    assert_true(tail > 258 - 5 * 16 && tail < 258 + 5 * 16);
+    assert_true(big[n - 1] > ZIG_NORM_R && big[0] < -ZIG_NORM_R);
+    /* The tail's shape: 4e6 more draws, ~1,030 beyond R, their mean excess over R against
+     * pdf(R) / (1 - Phi(R)) - R = 0.2437 (standard deviation of one excess about 0.24). */
+    double excess = 0;
+    size_t m = 0, pos = 0;
+    for (size_t i = 0; i < 4 * n; i++) {
+        double z = fb_rng_normal(&r);
+        if (fabs(z) < ZIG_NORM_R) continue;
+        excess += fabs(z) - ZIG_NORM_R;
+        pos += z > 0;
+        m++;
+    }
+    double want = exp(-0.5 * ZIG_NORM_R * ZIG_NORM_R) / sqrt(2 * M_PI) /
+                      (0.5 * erfc(ZIG_NORM_R / sqrt(2.0))) -
+                  ZIG_NORM_R;
+    assert_true(m > 900 && m < 1160);
+    assert_true(fabs(excess / (double)m - want) < 4 * 0.25 / sqrt((double)m));
+    assert_true(fabs((double)pos / (double)m - 0.5) < 4 * 0.5 / sqrt((double)m)); /* both sides */
+}
+
+/* The same for the exponential; its tail beyond R is exp(-R) = 4.54e-4 of the mass. */
+static void rng_exponential_matches_the_exact_distribution(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 21, 0, 0);
+    const size_t n = sizeof big / sizeof big[0];
+    size_t tail = 0;
+    for (size_t i = 0; i < n; i++) {
+        big[i] = fb_rng_exponential(&r, 1.0);
+        tail += big[i] >= ZIG_EXP_R;
+    }
+    qsort(big, n, sizeof big[0], cmp_double);
+    assert_true(ks_distance(big, n, exponential_cdf) < 1.95 / sqrt((double)n));
+    static const double p[] = {0.001, 0.1, 0.5, 0.9, 0.99, 0.999};
+    for (size_t k = 0; k < sizeof p / sizeof p[0]; k++) {
+        double want = -log1p(-p[k]), se = sqrt(p[k] * (1 - p[k]) / (double)n) / (1 - p[k]);
+        assert_true(fabs(big[(size_t)(p[k] * (double)n)] - want) < 4 * se);
+    }
+    assert_true(tail > 454 - 5 * 21 && tail < 454 + 5 * 21);
+    /* Beyond R it is R plus a fresh exponential: 4e6 more draws, ~1,820 beyond, mean excess 1. */
+    double excess = 0;
+    size_t m = 0;
+    for (size_t i = 0; i < 4 * n; i++) {
+        double x = fb_rng_exponential(&r, 1.0);
+        if (x < ZIG_EXP_R) continue;
+        excess += x - ZIG_EXP_R;
+        m++;
+    }
+    assert_true(m > 1600 && m < 2040);
+    assert_true(fabs(excess / (double)m - 1.0) < 4.0 / sqrt((double)m));
+}
+
+/*
+ * The lognormal's exp is rng.c's own (a table and a polynomial, no libm): each draw against
+ * libm's exp of the same normal, 10^6 draws over exponents from -60 to 60 (within 1e-15,
+ * 4.5 ulp), and libm's own bits beyond +-708.
+ */
+static void rng_lognormal_exp_agrees_with_libm(void **state) {
+    (void)state;
+    fb_rng r, z;
+    fb_rng_derive(&r, 22, 0, 0);
+    double worst = 0;
+    for (int i = 0; i < 1000000; i++) {
+        double ln_median = (double)(i % 101) * 0.5 - 25, sigma = (double)(i % 37) * 0.25;
+        z = r;
+        double got = fb_rng_lognormal_ln(&r, ln_median, sigma);
+        double want = exp(ln_median + sigma * fb_rng_normal(&z));
+        double rel = fabs(got / want - 1);
+        if (rel > worst) worst = rel;
+        assert_int_equal(r.state, z.state); /* one normal's draws, no more */
+    }
+    assert_true(worst < 1e-15);
+    assert_true(worst > 0); /* not libm's exp itself */
+    for (int i = 0; i < 1000; i++) {
+        z = r;
+        double got = fb_rng_lognormal_ln(&r, 705.0, 10.0);
+        double y = 705.0 + 10.0 * fb_rng_normal(&z);
+        if (y > 708.0 || y < -708.0) assert_double_exact(got, exp(y));
+    }
+}
+
+static double lognormal_cdf_ln_median, lognormal_cdf_sigma;
+static double lognormal_cdf(double x) {
+    return x <= 0 ? 0 : normal_cdf((log(x) - lognormal_cdf_ln_median) / lognormal_cdf_sigma);
+}
+
+/* 10^6 lognormal draws (median 600 ms, p99 3 s; fixed seed) against the exact distribution:
+ * Kolmogorov-Smirnov and quantiles, as for the normal. */
+static void rng_lognormal_matches_the_exact_distribution(void **state) {
+    (void)state;
+    fb_rng r;
+    fb_rng_derive(&r, 23, 0, 0);
+    const size_t n = sizeof big / sizeof big[0];
+    for (size_t i = 0; i < n; i++) big[i] = fb_rng_lognormal(&r, 600000.0, 3000000.0);
+    qsort(big, n, sizeof big[0], cmp_double);
+    lognormal_cdf_ln_median = log(600000.0);
+    lognormal_cdf_sigma = log(5.0) / 2.3263478740408408;
+    assert_true(ks_distance(big, n, lognormal_cdf) < 1.95 / sqrt((double)n));
+    static const struct {
+        double p, z;
+    } q[] = {{0.001, -3.090232306167814}, {0.1, -1.2815515655446004}, {0.5, 0.0},
+             {0.9, 1.2815515655446004},   {0.99, 2.3263478740408408}, {0.999, 3.090232306167814}};
+    for (size_t k = 0; k < sizeof q / sizeof q[0]; k++) {
+        double pdf = exp(-0.5 * q[k].z * q[k].z) / sqrt(2 * M_PI);
+        double se = sqrt(q[k].p * (1 - q[k].p) / (double)n) / pdf; /* of z */
+        double got = log(big[(size_t)(q[k].p * (double)n)] / 600000.0) / lognormal_cdf_sigma;
+        assert_true(fabs(got - q[k].z) < 4 * se);
+    }
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -330,6 +541,7 @@ int main(void) {
         cmocka_unit_test(rng_u32_matches_pcg32_reference_seed_42_stream_54),
         cmocka_unit_test(rng_derive_golden_u32_and_u64),
         cmocka_unit_test(rng_golden_doubles_catch_any_algorithm_change),
+        cmocka_unit_test(rng_derive_is_the_documented_hash_and_the_family_agrees),
         cmocka_unit_test(rng_derive_is_a_pure_function_of_its_inputs),
         cmocka_unit_test(rng_derive_nearby_ids_give_unrelated_streams),
         cmocka_unit_test(rng_derived_streams_are_uncorrelated),
@@ -341,6 +553,11 @@ int main(void) {
         cmocka_unit_test(rng_uniform_is_in_unit_interval_with_mean_one_half),
         cmocka_unit_test(rng_exponential_has_the_requested_mean),
         cmocka_unit_test(rng_normal_has_mean_zero_and_variance_one),
+        cmocka_unit_test(rng_zig_layers_have_equal_areas),
+        cmocka_unit_test(rng_normal_matches_the_exact_distribution),
+        cmocka_unit_test(rng_exponential_matches_the_exact_distribution),
+        cmocka_unit_test(rng_lognormal_exp_agrees_with_libm),
+        cmocka_unit_test(rng_lognormal_matches_the_exact_distribution),
         cmocka_unit_test(rng_lognormal_hits_median_and_p99),
         cmocka_unit_test(rng_lognormal_with_p99_equal_to_median_returns_the_median),
         cmocka_unit_test(rng_lognormal_consumes_the_same_draws_whatever_its_parameters),

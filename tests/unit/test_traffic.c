@@ -88,19 +88,19 @@ static void traffic_poisson_carries_the_fraction(void **state) {
     scn_free(sc);
 }
 
-/* The first arrivals at 500,000/s, seed 1: the stream's gaps are 0.867, 0.976, 1.697, 0.808,
- * 3.793 and 0.830 us, so the arrivals are at 0.867, 1.843, 3.539, 4.347, 8.140 and 8.970 us
- * and are scheduled at 0, 1, 3, 4, 8 and 8. Truncating each gap gave 0, 0, 1, 1, 4, 4. */
+/* The first arrivals at 500,000/s, seed 1: the stream's gaps are 0.554, 5.890, 4.256, 2.366,
+ * 0.647 and 0.579 us, so the arrivals are at 0.554, 6.445, 10.701, 13.067, 13.714 and 14.293 us
+ * and are scheduled at 0, 6, 10, 13, 13 and 14. Truncating each gap gave 0, 5, 9, 11, 11, 11. */
 static void traffic_poisson_first_arrivals_at_explicit_times(void **state) {
     (void)state;
     sim_scenario *sc = one_class("{\"poisson\":\"500000/s\"}", "");
     sim_traffic tr;
     sim_traffic_init(&tr, &sc->classes[0], 1, 0, 60 * S);
     fb_rng replay = tr.rng;
-    const double gaps[] = {0.866724, 0.975953, 1.696789, 0.808004, 3.792843, 0.830066};
+    const double gaps[] = {0.554100, 5.890438, 4.256141, 2.366020, 0.647289, 0.578518};
     for (int i = 0; i < 6; i++)
         assert_true(fabs(fb_rng_exponential(&replay, 2.0) - gaps[i]) < 1e-6);
-    const fb_time_us want[] = {0, 1, 3, 4, 8, 8};
+    const fb_time_us want[] = {0, 6, 10, 13, 13, 14};
     fb_time_us t = 0;
     for (int i = 0; i < 6; i++) {
         t = sim_traffic_next(&tr, t);
