@@ -113,8 +113,10 @@ static tally *tally_of(scan *S, const imp_attempt *a) {
 }
 
 /* The longest run of attempts on one provider, and requests by attempts made. An attempt
-   that says it is the k-th resend (http.request.resend_count) ends a run of k + 1 at least,
-   whether or not the trace holds the attempts before it. */
+   that says it is the k-th resend (http.request.resend_count) while the trace holds fewer than
+   k attempts of its request before it ends a run of k + 1 at least: the ones missing were its
+   own client's resends. Where the trace holds them all, the spans say the runs already (and a
+   count that goes on across a fallback, as fusebox live's does, is not one provider's run). */
 static void runs(const imp_incident *inc, scan *S) {
     for (FOR_SLICE(inc, r)) {
         const imp_request *q = &inc->log->req[r];
@@ -124,7 +126,8 @@ static void runs(const imp_incident *inc, scan *S) {
             const imp_attempt *a = &inc->log->att[i];
             bool same = i > q->first && a->provider == inc->log->att[i - 1].provider;
             run = same ? run + 1 : 1;
-            if (a->resend >= 0 && !inc->log->hidden_attempts && (uint32_t)a->resend + 1 > run)
+            if (a->resend >= 0 && !inc->log->hidden_attempts &&
+                (uint32_t)a->resend > i - q->first && (uint32_t)a->resend + 1 > run)
                 run = (uint32_t)a->resend + 1;
             if (run > S->max_run) S->max_run = run;
         }

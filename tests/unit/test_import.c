@@ -236,6 +236,44 @@ static void otlp_sdk_call_span_with_http_below_is_not_an_attempt(void **state) {
     free(d);
 }
 
+/* fusebox live's spans count resends across a fallback (three on openai, then anthropic's
+   with http.request.resend_count 3): where the trace holds every attempt before it, the count
+   is not one provider's run, and retry.attempts stays the spans' 3, not 4. */
+static void otlp_resend_count_across_a_fallback_is_not_a_run(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    for (int r = 0; r < 3; r++) {
+        long t = 1000L * r;
+        int id = 10 * r + 1;
+        span(d, r + 1, id, 0, t, t + 900, GENAI);
+        span(d, r + 1, id + 1, id, t + 10, t + 40,
+             HTTP(503) "," S_ATTR("fusebox.provider", "openai"));
+        span(d, r + 1, id + 2, id, t + 140, t + 170,
+             HTTP(503) "," I_ATTR("http.request.resend_count", 1) "," S_ATTR("fusebox.provider",
+                                                                             "openai"));
+        span(d, r + 1, id + 3, id, t + 370, t + 400,
+             HTTP(503) "," I_ATTR("http.request.resend_count", 2) "," S_ATTR("fusebox.provider",
+                                                                             "openai"));
+        span(d, r + 1, id + 4, id, t + 410, t + 890,
+             HTTP(200) "," I_ATTR("http.request.resend_count", 3) "," S_ATTR("fusebox.provider",
+                                                                             "anthropic"));
+    }
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_OTLP);
+    assert_int_equal(log->natt, 12);
+    assert_int_equal(log->att[3].resend, 3);
+    assert_true(log->att[3].provider != log->att[2].provider);
+    imp_build_opts o = {0, 0, 0, false, 1, "t"};
+    imp_incident *inc = NULL;
+    imp_error err;
+    assert_int_equal(imp_incident_build(log, &o, &inc, &err), FB_OK);
+    assert_int_equal(inc->pol.attempts, 3);
+    imp_incident_free(inc);
+    imp_log_free(log);
+    free(d);
+}
+
 /* http.request.resend_count on attempt spans (the HTTP conventions' ordinal of a resend): an
    attempt that says it is the 2nd resend after one attempt on its provider counts one missing,
    and retry.attempts is read from the count, not from the spans alone. */
@@ -1567,6 +1605,7 @@ int main(void) {
         cmocka_unit_test(otlp_http_span_outside_any_genai_span_is_ignored),
         cmocka_unit_test(otlp_request_without_an_attempt_made_no_call),
         cmocka_unit_test(otlp_resend_count_is_the_attempts_ordinal),
+        cmocka_unit_test(otlp_resend_count_across_a_fallback_is_not_a_run),
         cmocka_unit_test(otlp_sdk_resend_count_marks_the_hidden_retries),
         cmocka_unit_test(otlp_json_lines_read_as_one_document),
         cmocka_unit_test(otlp_span_without_start_time_names_the_span),
