@@ -252,6 +252,39 @@ r=$?
 [ $r -ne 0 ] && show "$T/need.out"
 ok $r "... and says why as TAP comments: the command, the packages, apt-get's last lines"
 
+# ---- a tool that cannot be installed: the suites that need it skip, saying why ----
+# PATH: every command of this one but ab and valgrind, with the failing apt-get above
+B=$T/no-tools
+mkdir -p "$B"
+cp "$T/apt-bin/apt-get" "$T/apt-bin/sudo" "$B/"
+python3 - "$B" <<'PY'
+import os, sys
+b = sys.argv[1]
+for d in os.environ["PATH"].split(":"):
+    for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        f = os.path.join(d, n)
+        if n not in ("ab", "valgrind") and os.access(f, os.X_OK) and not os.path.lexists(os.path.join(b, n)):
+            os.symlink(f, os.path.join(b, n))
+PY
+nested mock_load "$T/no-ab" MOCK_LOAD_AB_ONLY=1 PATH="$B"
+TAP=$T/no-ab.tap
+[ "$rc" -eq 0 ] && ! grep -q '^not ok' "$TAP" && whole_tap "$TAP"
+r=$?
+[ $r -ne 0 ] && show "$TAP"
+ok $r "mock_load where ab cannot be installed: 0 failed, exit 0 (got $rc, took $TOOK)"
+[ "$(grep -c '^ok [0-9]* - .* # SKIP ab is not installed and could not be (Debian: apache2-utils; see ' "$TAP")" -eq 8 ] &&
+    grep -q -F -x "#   E: Unable to locate package apache2-utils" "$TAP"
+r=$?
+[ $r -ne 0 ] && show "$TAP"
+ok $r "... its 8 tests of ab are skips with that reason, after apt-get's own error"
+nested mock_valgrind "$T/no-valgrind" PATH="$B"
+TAP=$T/no-valgrind.tap
+[ "$rc" -eq 0 ] && whole_tap "$TAP" &&
+    [ "$(grep -c '^ok [0-9]* - .* # SKIP valgrind is not installed and could not be (Debian: valgrind; see ' "$TAP")" -eq 7 ]
+r=$?
+[ $r -ne 0 ] && show "$TAP"
+ok $r "mock_valgrind where valgrind cannot be installed: its 7 tests are skips with the reason, exit 0 (took $TOOK)"
+
 # ---- mock_start: a mock that exits, a mock that prints no URL ----
 t0=$(now_ms)
 (
