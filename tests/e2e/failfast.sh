@@ -70,8 +70,10 @@ while [ $# -gt 0 ]; do
     shift
 done
 case $me in
-slurmctld) log=$(sed -n 's/^SlurmctldLogFile=//p' "$conf") pidf=$(sed -n 's/^SlurmctldPidFile=//p' "$conf") ;;
-slurmd) log=$(sed -n 's/^SlurmdLogFile=//p' "$conf") pidf=$(sed -n 's/^SlurmdPidFile=//p' "$conf") ;;
+slurmctld | slurmd)
+    key=$(echo "$me" | sed 's/^slurmctld$/Slurmctld/; s/^slurmd$/Slurmd/')
+    log=$(sed -n "s/^${key}LogFile=//p" "$conf") pidf=$(sed -n "s/^${key}PidFile=//p" "$conf")
+    ;;
 esac
 echo $$ >"$pidf"
 echo "$me: stand-in started, pid $$" >>"$log"
@@ -98,8 +100,11 @@ cat >"$B/mungekey" <<'SH'
 #!/bin/sh
 while [ $# -gt 0 ]; do [ "$1" = -k ] && head -c 32 /dev/urandom >"$2"; shift; done
 SH
-printf '#!/bin/sh\necho "slurm_load_partitions: Unable to contact slurm controller (connect failure)" >&2\nexit 1\n' \
-    >"$B/sinfo"
+cat >"$B/sinfo" <<'SH'
+#!/bin/sh
+echo "slurm_load_partitions: Unable to contact slurm controller (connect failure)" >&2
+exit 1
+SH
 printf '#!/bin/sh\nexit 0\n' >"$B/squeue"
 printf '#!/bin/sh\nexit 0\n' >"$B/scancel"
 printf '#!/bin/sh\necho localhost\n' >"$B/hostname"
@@ -118,7 +123,8 @@ slurm_case() {
     _k=$?
     [ $_k -ne 0 ] && show "$_tap"
     ok $_k "sweep_slurm, $_dies dying at start: the suite exits 1 (got $rc) within $BOUND_S s (took $TOOK)"
-    grep -q "^not ok [0-9]* - a single-node Slurm runs on 127.0.0.1: $_says died at start (last log lines above" "$_tap"
+    grep -q "^not ok [0-9]* - a single-node Slurm runs on 127.0.0.1: $_says died at start (last log lines" \
+        "$_tap"
     ok $? "... its failing test says '$_says died at start'"
     # each dead daemon's log and output: their section, with the stand-in's last line in it
     _missing=
@@ -186,7 +192,8 @@ TAP=$T/load-timeout.tap
 r=$?
 [ $r -ne 0 ] && show "$TAP"
 ok $r "mock_load, ab giving up on every batch: 0 failed, exit 0 (got $rc, took $TOOK)"
-why='# SKIP inconclusive: ab got no answer within its timeout (apr_pollset_poll: The timeout specified has expired; load average '
+why='# SKIP inconclusive: ab got no answer within its timeout (apr_pollset_poll: The timeout specified'
+why="$why has expired; load average "
 n=0
 for t in "batch 1: " "batch 2: " "2000 concurrent 1 s requests"; do
     grep "^ok [0-9]* - $t" "$TAP" | grep -q -F "$why" && n=$((n + 1))
@@ -246,7 +253,9 @@ chmod +x "$B/apt-get" "$B/sudo"
 rc=$?
 [ $rc -eq 100 ]
 ok $? "need returns apt-get's exit code when the install fails (got $rc)"
-grep -q -F -x "# need: fusebox-no-such-command is missing and apt-get install fusebox-no-such-package failed (exit 100); the last lines of $T/apt.log:" "$T/need.out" &&
+said="# need: fusebox-no-such-command is missing and apt-get install fusebox-no-such-package"
+said="$said failed (exit 100); the last lines of $T/apt.log:"
+grep -q -F -x "$said" "$T/need.out" &&
     grep -q -F -x "#   E: Unable to locate package fusebox-no-such-package" "$T/need.out"
 r=$?
 [ $r -ne 0 ] && show "$T/need.out"
@@ -263,8 +272,9 @@ b = sys.argv[1]
 for d in os.environ["PATH"].split(":"):
     for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
         f = os.path.join(d, n)
-        if n not in ("ab", "valgrind") and os.access(f, os.X_OK) and not os.path.lexists(os.path.join(b, n)):
-            os.symlink(f, os.path.join(b, n))
+        to = os.path.join(b, n)
+        if n not in ("ab", "valgrind") and os.access(f, os.X_OK) and not os.path.lexists(to):
+            os.symlink(f, to)
 PY
 nested mock_load "$T/no-ab" MOCK_LOAD_AB_ONLY=1 PATH="$B"
 TAP=$T/no-ab.tap
@@ -272,15 +282,16 @@ TAP=$T/no-ab.tap
 r=$?
 [ $r -ne 0 ] && show "$TAP"
 ok $r "mock_load where ab cannot be installed: 0 failed, exit 0 (got $rc, took $TOOK)"
-[ "$(grep -c '^ok [0-9]* - .* # SKIP ab is not installed and could not be (Debian: apache2-utils; see ' "$TAP")" -eq 8 ] &&
+no_ab='# SKIP ab is not installed and could not be (Debian: apache2-utils; see '
+[ "$(grep -c "^ok [0-9]* - .* $no_ab" "$TAP")" -eq 8 ] &&
     grep -q -F -x "#   E: Unable to locate package apache2-utils" "$TAP"
 r=$?
 [ $r -ne 0 ] && show "$TAP"
 ok $r "... its 8 tests of ab are skips with that reason, after apt-get's own error"
 nested mock_valgrind "$T/no-valgrind" PATH="$B"
 TAP=$T/no-valgrind.tap
-[ "$rc" -eq 0 ] && whole_tap "$TAP" &&
-    [ "$(grep -c '^ok [0-9]* - .* # SKIP valgrind is not installed and could not be (Debian: valgrind; see ' "$TAP")" -eq 7 ]
+no_vg='# SKIP valgrind is not installed and could not be (Debian: valgrind; see '
+[ "$rc" -eq 0 ] && whole_tap "$TAP" && [ "$(grep -c "^ok [0-9]* - .* $no_vg" "$TAP")" -eq 7 ]
 r=$?
 [ $r -ne 0 ] && show "$TAP"
 ok $r "mock_valgrind where valgrind cannot be installed: its 7 tests are skips with the reason, exit 0 (took $TOOK)"
@@ -302,8 +313,8 @@ missing=0
 while IFS= read -r line; do
     grep -q -F -x "#   $line" "$T/bad.out" || missing=1
 done <"$T/bad.url.err"
-grep -q -F -x "# mock_start: $FUSEBOX exited with 2 before printing its URL; the last lines of its stderr ($T/bad.url.err):" \
-    "$T/bad.out" && [ $missing -eq 0 ]
+said="# mock_start: $FUSEBOX exited with 2 before printing its URL; the last lines of its stderr"
+grep -q -F -x "$said ($T/bad.url.err):" "$T/bad.out" && [ $missing -eq 0 ]
 r=$?
 [ $r -ne 0 ] && show "$T/bad.out"
 ok $r "... it says so, with the exit code and the mock's stderr"
@@ -313,8 +324,8 @@ ok $r "... it says so, with the exit code and the mock's stderr"
     echo "returned $? url=[$MOCK_URL]"
     mock_stop
 ) >"$T/mute.out" 2>&1
-grep -q -x 'returned 1 url=\[\]' "$T/mute.out" &&
-    grep -q -F -x "# mock_start: sh printed no URL within 500 ms; the last lines of its stderr ($T/mute.url.err):" "$T/mute.out" &&
+said="# mock_start: sh printed no URL within 500 ms; the last lines of its stderr ($T/mute.url.err):"
+grep -q -x 'returned 1 url=\[\]' "$T/mute.out" && grep -q -F -x "$said" "$T/mute.out" &&
     grep -q -F -x "#   stand-in: listening nowhere" "$T/mute.out"
 r=$?
 [ $r -ne 0 ] && show "$T/mute.out"
