@@ -50,11 +50,13 @@ cpu() {
 #     live_busy live_compare diff_gateway diff_sdk import_corpus
 #   the docs' commands and the pages in a browser (the other suites run the same code under
 #   asan), batch-engine recipes and the npm helper (orchestration), valgrind (cannot run an
-#   asan binary), the CI recipes (shell steps; their install step builds the release binary):
+#   asan binary), the CI recipes (shell steps; their install step builds the release binary),
+#   the suites' own failure paths (their shell, with stand-ins):
 #     docs_commands report_pages sweep_parallel sweep_slurm sweep_k8s tap_npm mock_valgrind ci_recipes
+#     failfast
 RELEASE_ONLY="seeds regimes fleet_scenarios client_scenarios live_busy live_compare diff_gateway
 diff_sdk docs_commands report_pages sweep_parallel sweep_slurm sweep_k8s tap_npm mock_valgrind
-ci_recipes import_corpus"
+ci_recipes import_corpus failfast"
 case "$(basename "$BUILD")" in
 *asan*) SANITIZED=1 ;;
 *) SANITIZED= ;;

@@ -19,12 +19,16 @@
 #   json FILE EXPR              print a Python expression over the JSON in FILE (as `r`)
 #   logs_dir NAME               print out/e2e-NAME (created), for logs worth keeping after
 #                               the run
-#   need CMD LOG PACKAGE...     install the Debian PACKAGEs when CMD is missing (log in LOG)
+#   need CMD LOG PACKAGE...     install the Debian PACKAGEs when CMD is missing (log in LOG;
+#                               when apt-get fails, its exit code and LOG's last lines as TAP
+#                               comments)
 #   npm_pinned DIR SPEC...      install npm packages (name@version) into DIR once (DIR/npm.log;
 #                               on failure, what is missing and npm's output as TAP comments)
 #   mock_start FILE CMD...      start CMD (a `fusebox mock --port 0`) in the background, stdout
 #                               in FILE, stderr in FILE.err; sets $MOCK_PID and $MOCK_URL (the
-#                               URL it prints, empty after $MOCK_WAIT x 50 ms, default 100)
+#                               URL it prints, empty after $MOCK_WAIT x 50 ms, default 100, or
+#                               as soon as CMD exits; then false, with the last lines of FILE.err
+#                               as TAP comments)
 #   mock_stop                   SIGTERM the mock and wait for it; $MOCK_RC is its exit code
 #   check_seeds NAME FILE ARGS...  one test: `fusebox check FILE --seed N ARGS` passes for
 #                               every N in $SEEDS (1 to 20 unless set), $TEST_JOBS seeds at a
@@ -165,6 +169,12 @@ need() {
     _sudo=$([ "$(id -u)" = 0 ] || echo sudo)
     { $_sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
         $_sudo apt-get install -y -qq --no-install-recommends "$@"; } >"$_log" 2>&1
+    _rc=$?
+    [ $_rc -eq 0 ] && return 0
+    # whatever the suite does next (skip or fail), its log says why the install failed
+    echo "# need: $_cmd is missing and apt-get install $* failed (exit $_rc); the last lines of $_log:"
+    tail -n 10 "$_log" | sed 's/^/#   /'
+    return $_rc
 }
 
 # npm_missing DIR SPEC...: prints " SPEC" for each one not installed in DIR.
@@ -248,7 +258,26 @@ mock_start() {
     rm -f "$_file"
     "$@" >"$_file" 2>"$_file.err" &
     MOCK_PID=$!
-    MOCK_URL=$(wait_url "$_file" "${MOCK_WAIT:-100}")
+    # its URL, waited for as long as it runs (at most $MOCK_WAIT x 50 ms)
+    _tries=${MOCK_WAIT:-100}
+    MOCK_URL=
+    while [ "$_tries" -gt 0 ] && kill -0 "$MOCK_PID" 2>/dev/null; do
+        MOCK_URL=$(wait_url "$_file" 1)
+        [ -n "$MOCK_URL" ] && return 0
+        _tries=$((_tries - 1))
+    done
+    MOCK_URL=$(wait_url "$_file" 1) # a last look: it may have printed its URL and exited
+    [ -n "$MOCK_URL" ] && return 0
+    if kill -0 "$MOCK_PID" 2>/dev/null; then
+        _how="printed no URL within $((${MOCK_WAIT:-100} * 50)) ms"
+    else
+        wait "$MOCK_PID"
+        _how="exited with $? before printing its URL"
+        MOCK_PID=
+    fi
+    echo "# mock_start: $1 $_how; the last lines of its stderr ($_file.err):"
+    tail -n 10 "$_file.err" | sed 's/^/#   /'
+    return 1
 }
 
 mock_stop() {

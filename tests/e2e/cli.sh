@@ -23,8 +23,7 @@ expect_exit 0 "the flagship runs" "$FUSEBOX" run scenarios/retry-storm.json -o "
 writes "$T/a" "the flagship" report.json timeseries.csv events.jsonl report.html \
     charts/outcomes.png charts/outcomes.svg charts/breakers.png charts/load.png charts/latency.png \
     charts/compare.png
-python3 -m json.tool "$T/a/report.json" >/dev/null 2>&1
-ok $? "report.json is valid JSON"
+check "report.json is valid JSON" python3 -m json.tool "$T/a/report.json"
 rows=$(($(wc -l <"$T/a/timeseries.csv") - 1))
 [ "$rows" -eq 7200 ]
 ok $? "timeseries.csv has one row per second per variant ($rows)"

@@ -19,6 +19,7 @@ need npm "$DIR/apt.log" nodejs npm
 if ! npm_pinned "$DIR" $PKGS; then
     ok 1 "npm install of the pinned packages failed (see $DIR/npm.log: $(tail -n 1 "$DIR/npm.log"))"
     finish
+    exit 1
 fi
 
 BUILD=$(dirname "$FUSEBOX")
@@ -29,12 +30,14 @@ if ! ${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I"$ROOT" -O
     -o "$DECIDE" 2>"$E2E_TMP/cc.log"; then
     ok 1 "build tests/diff/sdk/decide.c ($(head -n 3 "$E2E_TMP/cc.log"))"
     finish
+    exit 1
 fi
 
 mock_start "$E2E_TMP/url" "$FUSEBOX" mock --port 0 --quiet
 if [ -z "$MOCK_URL" ]; then
     ok 1 "fusebox mock prints its URL"
     finish
+    exit 1
 fi
 # ESM resolves packages from the script's folder: run the scripts from out/npm-sdk.
 status=0

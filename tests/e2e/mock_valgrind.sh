@@ -6,19 +6,25 @@
 set -u
 D=$(logs_dir mock-valgrind)
 plan 7
-if nm "$FUSEBOX" 2>/dev/null | grep -q __asan_init; then
-    # Sanitizer builds cannot run under valgrind; LeakSanitizer covers them instead.
+# skip_all REASON: the suite's tests, skipped with REASON.
+skip_all() {
     for t in "starts under valgrind" "answered every request" \
         "exits 0 after SIGTERM (valgrind error exit is 99)" "no errors and no leaks reported" \
         "proxy: answered every request" \
         "proxy: exits 0 after SIGTERM (valgrind error exit is 99)" \
         "proxy: no errors and no leaks reported"; do
-        skip "$t" "ASan build (valgrind runs with the release build)"
+        skip "$t" "$1"
     done
     finish
     exit
+}
+if nm "$FUSEBOX" 2>/dev/null | grep -q __asan_init; then
+    # Sanitizer builds cannot run under valgrind; LeakSanitizer covers them instead.
+    skip_all "ASan build (valgrind runs with the release build)"
 fi
 need valgrind "$D/apt.log" valgrind
+command -v valgrind >/dev/null 2>&1 ||
+    skip_all "valgrind is not installed and could not be (Debian: valgrind; see $D/apt.log)"
 UP_PID=
 # The proxy part's upstream is stopped at exit too (tap.sh's trap knows only $MOCK_PID).
 trap 'mock_stop; [ -n "$UP_PID" ] && kill "$UP_PID" 2>/dev/null; rm -rf "$E2E_TMP"' EXIT

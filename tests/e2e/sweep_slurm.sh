@@ -136,6 +136,9 @@ CONF
     _end=$(($(date +%s) + 60))
     until node_idle; do
         daemons_alive || {
+            # a Slurm daemon that dies too (of one cause: both, in a bare chroot) gets 2 s to
+            # do it and to write its last lines
+            wait_for 20 slurm_dead
             START_ERR="$(dead_daemons) died at start"
             return 1
         }
@@ -148,7 +151,8 @@ CONF
 }
 
 # daemons_alive: munged, slurmctld and slurmd (those started) are all still running;
-# dead_daemons: the names of those that are not.
+# slurm_dead: slurmctld and slurmd have both exited; dead_daemons: the names of those that
+# are not running.
 daemons_alive() {
     for _p in $MUNGE_PID $CTLD_PID $SLURMD_PID; do kill -0 "$_p" 2>/dev/null || return 1; done
 }
@@ -158,6 +162,10 @@ dead_daemons() {
     [ -n "$CTLD_PID" ] && ! kill -0 "$CTLD_PID" 2>/dev/null && _dead="$_dead slurmctld"
     [ -n "$SLURMD_PID" ] && ! kill -0 "$SLURMD_PID" 2>/dev/null && _dead="$_dead slurmd"
     echo "${_dead# }"
+}
+slurm_dead() {
+    for _p in $CTLD_PID $SLURMD_PID; do kill -0 "$_p" 2>/dev/null && return 1; done
+    return 0
 }
 munge_up() {
     [ -S "$S/munge/munge.socket" ] && return 0
