@@ -69,9 +69,13 @@ static void usage(FILE *f) {
         "                         (default out/tune)\n"
         "      --no-charts        no gnuplot charts (tune.html without them)\n"
         "      --shard K/N        with --exhaustive: only shard K of N of the full grid\n"
-        "                         (runs whose number % N == K-1) to DIR/tune.part-K-of-N/\n"
+        "                         (runs whose number % N == K-1) to DIR/tune.part-K-of-N/;\n"
+        "                         without: shard K of N of the round DIR/tune.round.json\n"
+        "                         plans, to DIR/tune.round-R/part-K-of-N/\n"
         "      --merge N          with --exhaustive and the same options: the answer from\n"
-        "                         the N shards' files in DIR, nothing run again\n"
+        "                         the N shards' files in DIR, nothing run again; without:\n"
+        "                         the rounds so far, then the next round planned in\n"
+        "                         DIR/tune.round.json (exit 3) or the answer\n"
         "  -q, --quiet            no answer on stdout\n"
         "  -h, --help             this text\n"
         "\n"
@@ -79,7 +83,7 @@ static void usage(FILE *f) {
         "\n"
         "Exit codes: 0 ok, 1 no evaluated setting satisfies every constraint in every\n"
         "scenario, 2 bad input, a file that could not be written, or a run stopped by\n"
-        "a cap.\n",
+        "a cap, 3 --merge planned another round (run its shards, then merge again).\n",
         f);
 }
 
@@ -404,8 +408,8 @@ static uint64_t fingerprint(int argc, char **argv) {
     uint64_t h = UINT64_C(0xcbf29ce484222325);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        bool drop = strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0 ||
-                    strcmp(a, "--no-charts") == 0;
+        bool drop =
+            strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0 || strcmp(a, "--no-charts") == 0;
         for (size_t k = 0; k < sizeof skip / sizeof *skip && !drop; k++) {
             size_t l = strlen(skip[k]);
             if (strcmp(a, skip[k]) == 0) {
@@ -416,7 +420,7 @@ static uint64_t fingerprint(int argc, char **argv) {
             }
         }
         if (drop) continue;
-        for (const char *c = a; ; c++) { /* the terminating NUL too: "ab" "c" != "a" "bc" */
+        for (const char *c = a;; c++) { /* the terminating NUL too: "ab" "c" != "a" "bc" */
             h = (h ^ (unsigned char)*c) * UINT64_C(0x100000001b3);
             if (*c == '\0') break;
         }

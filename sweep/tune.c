@@ -1130,7 +1130,8 @@ int sweep_tune_write_round(const sweep_tune *t, const char *dir, const sweep_tun
     round_file(path, sizeof path, dir);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "w");
-    if (f == NULL) return sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    if (f == NULL)
+        return sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", tmp, strerror(errno));
     fprintf(f,
             "{\n  \"fusebox_tune_round\": %d,\n  \"command_fnv1a64\": \"%016" PRIx64 "\",\n"
             "  \"round\": %u,\n  \"shards\": %u,\n  \"runs\": [",
@@ -1173,7 +1174,8 @@ static int read_run(const sweep_tune *t, const cJSON *e, size_t j, const char *p
         if (strcmp(b->valuestring, kind_names[k]) == 0) kind = k;
     sweep *sw = NULL;
     if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 3 && cJSON_IsNumber(a) && kind >= 0 &&
-        a->valuedouble >= 0 && a->valuedouble < (double)t->n && a->valuedouble == floor(a->valuedouble))
+        a->valuedouble >= 0 && a->valuedouble < (double)t->n &&
+        a->valuedouble == floor(a->valuedouble))
         sw = kind_sweep(t, (size_t)a->valuedouble, kind);
     if (sw == NULL || !cJSON_IsNumber(c) || c->valuedouble < 0 ||
         c->valuedouble != floor(c->valuedouble) || c->valuedouble >= (double)sw->tasks)

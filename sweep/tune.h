@@ -120,8 +120,8 @@ typedef int (*sweep_tune_runner)(void *ctx, const sweep_tune_run *runs, size_t n
 int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen);
 
 /*
- * Beyond one machine (exhaustive only: the search decides each batch from
- * the last one's results, which a shard does not have). sweep_tune_run_shard
+ * Beyond one machine, exhaustive (the budgeted search goes by rounds:
+ * sweep_tune_round below). sweep_tune_run_shard
  * runs shard K of N: the full grid's runs whose number % N == K - 1 and the
  * current settings' seeds likewise, in every scenario; sweep_tune_save_shard
  * writes them under DIR/tune.part-K-of-N/ (a sweep part file per scenario's
