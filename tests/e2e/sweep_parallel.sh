@@ -4,6 +4,7 @@
 # a folder with its own HOME and a clean environment, fusebox on its PATH): with a shared
 # working directory, and without one (files copied with rsync). Each merged result must be
 # byte-identical to a single-process sweep, and a failing shard must fail the run unmerged.
+# contrib/sweep/tune-rounds.sh (a budgeted fusebox tune round by round) likewise.
 # Orchestration, not memory: skipped under asan.
 . tests/tap.sh
 . tests/e2e/sweep_engines.subr

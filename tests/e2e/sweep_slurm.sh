@@ -4,7 +4,8 @@
 # that this suite starts on 127.0.0.1 with its own ports, state and munge key under
 # out/e2e-sweep_slurm/, and stops on exit, also when a test fails. The merged outputs must be
 # byte-identical to a single-process sweep, and a failing shard must fail the whole job
-# (slurm.sh exits non-zero, nothing merged). Orchestration, not memory: skipped under asan.
+# (slurm.sh exits non-zero, nothing merged). contrib/sweep/tune-slurm.sh (a budgeted fusebox
+# tune, an array job per round) likewise. Orchestration, not memory: skipped under asan.
 . tests/tap.sh
 . tests/e2e/sweep_engines.subr
 T=$E2E_TMP

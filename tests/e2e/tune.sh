@@ -4,7 +4,8 @@
 # flapping one; each runs in milliseconds) and five knobs, a search within 10%
 # of the full grid's runs lands within the seeds' noise of the full grid's
 # best, which `fusebox sweep` of every scenario finds independently; the same
-# bytes for --jobs 1 and 2; the errors a user meets first.
+# bytes for --jobs 1 and 2, for shards and for rounds of shards (--shard,
+# --merge); the errors a user meets first.
 . tests/tap.sh
 T=$E2E_TMP
 S=tests/e2e/tune
