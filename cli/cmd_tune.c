@@ -389,6 +389,7 @@ typedef struct replay {
 
 static int replay_runner(void *ctx, const sweep_tune_run *runs, size_t n) {
     replay *r = ctx;
+    if (r->next) return FB_ESTATE; /* the next round is planned: the search is to stop */
     sweep_tune_run *copy = malloc((n ? n : 1) * sizeof *copy);
     if (copy == NULL) return FB_ENOMEM;
     memcpy(copy, runs, n * sizeof *copy);
