@@ -69,9 +69,13 @@ static void usage(FILE *f) {
         "                         (default out/tune)\n"
         "      --no-charts        no gnuplot charts (tune.html without them)\n"
         "      --shard K/N        with --exhaustive: only shard K of N of the full grid\n"
-        "                         (runs whose number % N == K-1) to DIR/tune.part-K-of-N/\n"
+        "                         (runs whose number % N == K-1) to DIR/tune.part-K-of-N/;\n"
+        "                         without: shard K of N of the round DIR/tune.round.json\n"
+        "                         plans, to DIR/tune.round-R/part-K-of-N/\n"
         "      --merge N          with --exhaustive and the same options: the answer from\n"
-        "                         the N shards' files in DIR, nothing run again\n"
+        "                         the N shards' files in DIR, nothing run again; without:\n"
+        "                         the rounds so far, then the next round planned in\n"
+        "                         DIR/tune.round.json (exit 3) or the answer\n"
         "  -q, --quiet            no answer on stdout\n"
         "  -h, --help             this text\n"
         "\n"
@@ -79,7 +83,7 @@ static void usage(FILE *f) {
         "\n"
         "Exit codes: 0 ok, 1 no evaluated setting satisfies every constraint in every\n"
         "scenario, 2 bad input, a file that could not be written, or a run stopped by\n"
-        "a cap.\n",
+        "a cap, 3 --merge planned another round (run its shards, then merge again).\n",
         f);
 }
 
@@ -95,6 +99,7 @@ typedef struct tune_opts {
     const char *out;
     bool quiet, no_charts;
     uint32_t shard_k, shard_n, merge_n; /* --shard K/N, --merge N (0: none) */
+    uint64_t command;                   /* the command's fingerprint (rounds) */
 } tune_opts;
 
 static int cmp_str(const void *a, const void *b) {
@@ -285,11 +290,6 @@ static int parse_args(int argc, char **argv, tune_opts *o) {
         return CLI_BAD_INPUT;
     }
     if (o->a.weight_count > 0 && !o->across_given) o->a.across_mean = true; /* weights: a mean */
-    if ((o->shard_n || o->merge_n) && !o->a.exhaustive)
-        return cli_bad("tune",
-                       "%s needs --exhaustive (the budgeted search decides each batch from "
-                       "the results of the last, which a shard does not have)",
-                       o->shard_n ? "--shard" : "--merge");
     if (o->shard_n && o->merge_n) return cli_bad("tune", "--shard or --merge, not both");
     if (o->a.screen && o->a.exhaustive)
         return cli_bad("tune", "--screen or --exhaustive, not both (the full grid runs anyway)");
@@ -374,6 +374,159 @@ static int merged_runner(void *ctx, const sweep_tune_run *runs, size_t n) {
     return FB_ENOTFOUND;
 }
 
+/*
+ * The budgeted search round by round (--shard/--merge without --exhaustive):
+ * a merge replays the search, handing it the rounds' results (from `store`,
+ * where the rounds' parts are loaded) as it asks for them; the first batch
+ * with runs no round ran stops the search and becomes the next round.
+ */
+typedef struct replay {
+    const sweep_tune *store;
+    const sweep_tune *t;
+    sweep_tune_run *next; /* the next round's runs; NULL: none yet */
+    size_t n;
+} replay;
+
+static int replay_runner(void *ctx, const sweep_tune_run *runs, size_t n) {
+    replay *r = ctx;
+    if (r->next) return FB_ESTATE; /* the next round is planned: the search is to stop */
+    sweep_tune_run *copy = malloc((n ? n : 1) * sizeof *copy);
+    if (copy == NULL) return FB_ENOMEM;
+    memcpy(copy, runs, n * sizeof *copy);
+    size_t left = sweep_tune_copy_results(r->store, r->t, copy, n);
+    if (left == 0) {
+        free(copy);
+        return FB_OK;
+    }
+    r->next = copy;
+    r->n = left;
+    return FB_ESTATE; /* stops the search: this round's runs are to be run */
+}
+
+/* FNV-1a 64 of the arguments that decide the search (all but --shard, --merge, -j, -o, -q). */
+static uint64_t fingerprint(int argc, char **argv) {
+    static const char *const skip[] = {"--shard", "--merge", "--jobs", "-j", "--out", "-o"};
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool drop =
+            strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0 || strcmp(a, "--no-charts") == 0;
+        for (size_t k = 0; k < sizeof skip / sizeof *skip && !drop; k++) {
+            size_t l = strlen(skip[k]);
+            if (strcmp(a, skip[k]) == 0) {
+                drop = true;
+                i++;
+            } else if (strncmp(a, skip[k], l) == 0 && a[l] == '=') {
+                drop = true;
+            }
+        }
+        if (drop) continue;
+        for (const char *c = a;; c++) { /* the terminating NUL too: "ab" "c" != "a" "bc" */
+            h = (h ^ (unsigned char)*c) * UINT64_C(0x100000001b3);
+            if (*c == '\0') break;
+        }
+    }
+    return h;
+}
+
+/* The round file of DIR, checked against this command; FB_ENOTFOUND (quiet) when none. */
+static int read_round(const tune_opts *o, const sweep_tune *t, const char *dir,
+                      sweep_tune_round *r) {
+    char msg[2048];
+    int rc = sweep_tune_read_round(t, dir, r, msg, sizeof msg);
+    if (rc == FB_ENOTFOUND) return rc;
+    if (rc != FB_OK) return cli_bad("tune", "%s", msg);
+    uint32_t n = o->shard_n ? o->shard_n : o->merge_n;
+    if (r->command != o->command)
+        rc = cli_bad("tune",
+                     "%s/tune.round.json was planned by another command (its options differ): "
+                     "give every round's --shard and --merge the same options",
+                     dir);
+    else if (r->shards != n)
+        rc = cli_bad("tune", "%s/tune.round.json: round %u is planned for %u shards, not %u", dir,
+                     r->round, r->shards, n);
+    if (rc != FB_OK) sweep_tune_round_free(r);
+    return rc == FB_OK ? FB_OK : CLI_BAD_INPUT;
+}
+
+/* --shard K/N of a budgeted search: the current round's share of runs, to DIR. */
+static int round_shard(tune_opts *o, sweep_tune *t, const char *dir) {
+    sweep_tune_round r;
+    int rc = read_round(o, t, dir, &r);
+    if (rc == FB_ENOTFOUND)
+        return cli_bad("tune",
+                       "%s/tune.round.json: no round planned: the same command with --merge %u "
+                       "instead of --shard plans the first",
+                       dir, o->shard_n);
+    if (rc != FB_OK) return rc;
+    size_t m = 0;
+    for (size_t j = 0; j < r.n; j++)
+        if (j % r.shards == o->shard_k - 1) r.runs[m++] = r.runs[j];
+    char msg[2048];
+    rc = m ? pool_runner(o, r.runs, m) : FB_OK;
+    if (rc != FB_OK && cli_stop_signal) {
+        fprintf(stderr, "fusebox tune: interrupted by %s: nothing written\n",
+                cli_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
+        rc = 128 + cli_stop_signal;
+    } else if (rc != FB_OK) {
+        rc = CLI_BAD_INPUT; /* pool_runner said why */
+    } else if (sweep_tune_save_round_part(t, dir, r.round, o->shard_k, o->shard_n, msg,
+                                          sizeof msg) != FB_OK) {
+        rc = cli_bad("tune", "%s", msg);
+    } else if (!o->quiet) {
+        printf("wrote %s/tune.round-%u/part-%u-of-%u/ (%zu of the round's %zu runs); when all %u "
+               "shards are there, the same command with --merge %u instead of --shard goes on\n",
+               dir, r.round, o->shard_k, o->shard_n, m, r.n, o->shard_n, o->shard_n);
+    }
+    sweep_tune_round_free(&r);
+    return rc;
+}
+
+/*
+ * --merge N of a budgeted search: the rounds' parts loaded, the search
+ * replayed; *next: the next round planned (its runs in rp), else the search
+ * is over and t holds every result it used. The exit code (CLI_OK to go on).
+ */
+static int round_merge(tune_opts *o, sweep_tune *t, const char *dir, bool *next, int *src) {
+    *next = false;
+    *src = FB_OK;
+    sweep_tune *store = NULL;
+    char msg[2048];
+    if (sweep_tune_create(&o->a, &store, msg, sizeof msg) != FB_OK)
+        return cli_bad("tune", "%s", msg);
+    sweep_tune_round r;
+    int rc = read_round(o, store, dir, &r);
+    uint32_t round = 0;
+    if (rc == FB_OK) {
+        round = r.round;
+        if (sweep_tune_load_rounds(store, dir, &r, msg, sizeof msg) != FB_OK)
+            rc = cli_bad("tune", "%s", msg);
+        sweep_tune_round_free(&r);
+    } else if (rc == FB_ENOTFOUND) {
+        rc = CLI_OK; /* the first merge: nothing to load, the first round to plan */
+    }
+    replay rp = {store, t, NULL, 0};
+    if (rc == CLI_OK) *src = sweep_tune_search(t, replay_runner, &rp, msg, sizeof msg);
+    if (rc == CLI_OK && rp.next) {
+        sweep_tune_round nr = {round + 1, o->merge_n, o->command, rp.next, rp.n};
+        if (cli_mkdirs(dir) != 0)
+            rc = cli_bad("tune", "cannot create %s: %s", dir, strerror(errno));
+        else if (sweep_tune_write_round(t, dir, &nr, msg, sizeof msg) != FB_OK)
+            rc = cli_bad("tune", "%s", msg);
+        else if (!o->quiet)
+            printf("round %u: %zu runs for %u shards in %s/tune.round.json; run them with "
+                   "--shard K/%u instead of --merge, then --merge %u again\n",
+                   round + 1, rp.n, o->merge_n, dir, o->merge_n, o->merge_n);
+        *next = true;
+        *src = FB_OK;
+    } else if (rc == CLI_OK && *src != FB_OK) {
+        rc = msg[0] ? cli_bad("tune", "%s", msg) : CLI_BAD_INPUT;
+    }
+    free(rp.next);
+    sweep_tune_destroy(store);
+    return rc;
+}
+
 /* --shard K/N: run the shard, write its files; the exit code. */
 static int run_shard(tune_opts *o, sweep_tune *t, const char *dir) {
     char msg[2048];
@@ -415,6 +568,25 @@ static int write_file(const sweep_tune *t, const char *dir, const char *name,
     return CLI_OK;
 }
 
+/* tune.json, charts/, tune.html and the answer on stdout; the exit code. */
+static int write_outputs(const tune_opts *o, sweep_tune *t) {
+    char msg[2048];
+    const char *dir = o->out ? o->out : "out/tune";
+    int rc = write_file(t, dir, "tune.json", sweep_tune_write_json);
+    /* FB_ENOTFOUND: no gnuplot; the scripts are written and the page says why */
+    int crc =
+        rc != CLI_OK || o->no_charts ? FB_OK : sweep_tune_write_charts(t, dir, msg, sizeof msg);
+    if (crc != FB_OK && crc != FB_ENOTFOUND) rc = cli_bad("tune", "%s", msg);
+    if (rc == CLI_OK) rc = write_file(t, dir, "tune.html", sweep_tune_write_html);
+    if (rc == CLI_OK && !o->quiet) {
+        sweep_tune_write_answer(stdout, t);
+        printf("\nwrote %s/tune.json, %stune.html\n", dir, o->no_charts ? "" : "charts/, ");
+    }
+    if (rc == CLI_OK && crc == FB_ENOTFOUND) rc = cli_bad("tune", "%s", msg);
+    if (rc == CLI_OK && sweep_tune_infeasible(t)) rc = CLI_EXPECT_FAILED;
+    return rc;
+}
+
 int cli_cmd_tune(int argc, char **argv) {
     tune_opts o;
     memset(&o, 0, sizeof o);
@@ -422,6 +594,7 @@ int cli_cmd_tune(int argc, char **argv) {
     o.a.knobs = o.knobs;
     o.a.weights = o.weights;
     int rc = parse_args(argc, argv, &o);
+    o.command = fingerprint(argc, argv);
     if (rc < 0) {
         if (o.jobs == 0) {
             long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -434,8 +607,16 @@ int cli_cmd_tune(int argc, char **argv) {
         char msg[2048];
         if (sweep_tune_create(&o.a, &t, msg, sizeof msg) != FB_OK) {
             rc = cli_bad("tune", "%s", msg);
+        } else if (o.shard_n && !o.a.exhaustive) {
+            rc = round_shard(&o, t, o.out ? o.out : "out/tune");
         } else if (o.shard_n) {
             rc = run_shard(&o, t, o.out ? o.out : "out/tune");
+        } else if (o.merge_n && !o.a.exhaustive) {
+            bool next = false;
+            int src = FB_OK;
+            rc = round_merge(&o, t, o.out ? o.out : "out/tune", &next, &src);
+            if (rc == CLI_OK && next) rc = CLI_INCONCLUSIVE;
+            if (rc == CLI_OK) rc = write_outputs(&o, t);
         } else if (o.merge_n && sweep_tune_load_shards(t, o.out ? o.out : "out/tune", o.merge_n,
                                                        msg, sizeof msg) != FB_OK) {
             rc = cli_bad("tune", "%s", msg);
@@ -452,20 +633,7 @@ int cli_cmd_tune(int argc, char **argv) {
             } else
                 rc = msg[0] ? cli_bad("tune", "%s", msg) : CLI_BAD_INPUT;
         } else {
-            const char *dir = o.out ? o.out : "out/tune";
-            rc = write_file(t, dir, "tune.json", sweep_tune_write_json);
-            /* FB_ENOTFOUND: no gnuplot; the scripts are written and the page says why */
-            int crc = rc != CLI_OK || o.no_charts
-                          ? FB_OK
-                          : sweep_tune_write_charts(t, dir, msg, sizeof msg);
-            if (crc != FB_OK && crc != FB_ENOTFOUND) rc = cli_bad("tune", "%s", msg);
-            if (rc == CLI_OK) rc = write_file(t, dir, "tune.html", sweep_tune_write_html);
-            if (rc == CLI_OK && !o.quiet) {
-                sweep_tune_write_answer(stdout, t);
-                printf("\nwrote %s/tune.json, %stune.html\n", dir, o.no_charts ? "" : "charts/, ");
-            }
-            if (rc == CLI_OK && crc == FB_ENOTFOUND) rc = cli_bad("tune", "%s", msg);
-            if (rc == CLI_OK && sweep_tune_infeasible(t)) rc = CLI_EXPECT_FAILED;
+            rc = write_outputs(&o, t);
         }
         sweep_tune_destroy(t);
     }

@@ -1087,6 +1087,223 @@ int sweep_tune_load_shards(sweep_tune *t, const char *dir, uint32_t n, char *msg
     return rc;
 }
 
+/* ---- rounds: the budgeted search through a batch engine ---- */
+
+#define ROUND_FORMAT 1
+#define ROUND_TEXT_MAX ((size_t)1 << 30)
+
+static const char *const kind_names[3] = {"grid", "base", "screen"};
+
+static sweep *kind_sweep(const sweep_tune *t, size_t i, int kind) {
+    return kind == 0 ? t->grid[i] : kind == 1 ? t->base[i] : t->screen[i];
+}
+
+/* Which scenario and kind sw is in t: FB_OK, or FB_EINVAL when it is none of t's. */
+static int locate(const sweep_tune *t, const sweep *sw, size_t *i, int *kind) {
+    for (size_t s = 0; s < t->n; s++)
+        for (int k = 0; k < 3; k++)
+            if (sw != NULL && kind_sweep(t, s, k) == sw) {
+                *i = s;
+                *kind = k;
+                return FB_OK;
+            }
+    return FB_EINVAL;
+}
+
+static void round_file(char *buf, size_t len, const char *dir) {
+    snprintf(buf, len, "%s/tune.round.json", dir);
+}
+
+/* DIR/tune.round-R/part-K-of-N: shard K's results of round R, a sweep part file per sweep. */
+static void round_part_dir(char *buf, size_t len, const char *dir, uint32_t r, uint32_t k,
+                           uint32_t n) {
+    snprintf(buf, len, "%s/tune.round-%u/part-%u-of-%u", dir, r, k, n);
+}
+
+static void round_part_file(char *buf, size_t len, size_t i, int kind) {
+    snprintf(buf, len, "%02zu.%s.json", i, kind_names[kind]);
+}
+
+int sweep_tune_write_round(const sweep_tune *t, const char *dir, const sweep_tune_round *r,
+                           char *msg, size_t msglen) {
+    char path[1100], tmp[1110];
+    round_file(path, sizeof path, dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", tmp, strerror(errno));
+    fprintf(f,
+            "{\n  \"fusebox_tune_round\": %d,\n  \"command_fnv1a64\": \"%016" PRIx64 "\",\n"
+            "  \"round\": %u,\n  \"shards\": %u,\n  \"runs\": [",
+            ROUND_FORMAT, r->command, r->round, r->shards);
+    int rc = FB_OK;
+    for (size_t j = 0; j < r->n && rc == FB_OK; j++) {
+        size_t i = 0;
+        int kind = 0;
+        rc = locate(t, r->runs[j].sw, &i, &kind);
+        fprintf(f, "%s\n    [%zu, \"%s\", %" PRIu64 "]", j ? "," : "", i, kind_names[kind],
+                r->runs[j].task);
+    }
+    fprintf(f, "\n  ]\n}\n");
+    bool bad = ferror(f) != 0;
+    bad = fclose(f) != 0 || bad;
+    if (rc != FB_OK) {
+        remove(tmp);
+        return sweep_fail(msg, msglen, rc, "a run of the round is of no sweep of this tune");
+    }
+    if (bad || rename(tmp, path) != 0) {
+        remove(tmp);
+        return sweep_fail(msg, msglen, FB_EIO, "cannot write %s: %s", path, strerror(errno));
+    }
+    return FB_OK;
+}
+
+void sweep_tune_round_free(sweep_tune_round *r) {
+    free(r->runs);
+    r->runs = NULL;
+    r->n = 0;
+}
+
+/* One [SCENARIO, KIND, TASK] of runs[j]: FB_OK, or FB_EINVAL naming it. */
+static int read_run(const sweep_tune *t, const cJSON *e, size_t j, const char *path,
+                    sweep_tune_run *out, char *msg, size_t msglen) {
+    const cJSON *a = cJSON_GetArrayItem(e, 0), *b = cJSON_GetArrayItem(e, 1),
+                *c = cJSON_GetArrayItem(e, 2);
+    int kind = -1;
+    for (int k = 0; k < 3 && cJSON_IsString(b); k++)
+        if (strcmp(b->valuestring, kind_names[k]) == 0) kind = k;
+    sweep *sw = NULL;
+    if (cJSON_IsArray(e) && cJSON_GetArraySize(e) == 3 && cJSON_IsNumber(a) && kind >= 0 &&
+        a->valuedouble >= 0 && a->valuedouble < (double)t->n &&
+        a->valuedouble == floor(a->valuedouble))
+        sw = kind_sweep(t, (size_t)a->valuedouble, kind);
+    if (sw == NULL || !cJSON_IsNumber(c) || c->valuedouble < 0 ||
+        c->valuedouble != floor(c->valuedouble) || c->valuedouble >= (double)sw->tasks)
+        return sweep_fail(msg, msglen, FB_EINVAL,
+                          "%s: runs[%zu]: not a run of this tune ([scenario, \"grid\"|\"base\"|"
+                          "\"screen\", task], each in range)",
+                          path, j);
+    *out = (sweep_tune_run){sw, (uint64_t)c->valuedouble};
+    return FB_OK;
+}
+
+int sweep_tune_read_round(const sweep_tune *t, const char *dir, sweep_tune_round *r, char *msg,
+                          size_t msglen) {
+    memset(r, 0, sizeof *r);
+    char path[1100];
+    round_file(path, sizeof path, dir);
+    FILE *probe = fopen(path, "rb");
+    if (probe == NULL && errno == ENOENT)
+        return sweep_fail(msg, msglen, FB_ENOTFOUND, "%s: no round planned", path);
+    if (probe) fclose(probe);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = sweep_read_file(path, ROUND_TEXT_MAX, &text, &len, msg, msglen);
+    if (rc != FB_OK) return rc;
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "fusebox_tune_round");
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(root, "command_fnv1a64");
+    const cJSON *rn = cJSON_GetObjectItemCaseSensitive(root, "round");
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(root, "shards");
+    const cJSON *runs = cJSON_GetObjectItemCaseSensitive(root, "runs");
+    char *end = NULL;
+    if (!cJSON_IsNumber(fmt) || fmt->valueint != ROUND_FORMAT || !cJSON_IsString(cmd) ||
+        !cJSON_IsNumber(rn) || rn->valuedouble < 1 || rn->valuedouble > 1e6 ||
+        !cJSON_IsNumber(sh) || sh->valuedouble < 1 || sh->valuedouble > 100000 ||
+        !cJSON_IsArray(runs)) {
+        cJSON_Delete(root);
+        return sweep_fail(msg, msglen, FB_EINVAL, "%s: not a tune round file (format %d)", path,
+                          ROUND_FORMAT);
+    }
+    r->command = strtoull(cmd->valuestring, &end, 16);
+    r->round = (uint32_t)rn->valuedouble;
+    r->shards = (uint32_t)sh->valuedouble;
+    size_t n = (size_t)cJSON_GetArraySize(runs);
+    r->runs = malloc((n ? n : 1) * sizeof *r->runs);
+    if (r->runs == NULL) rc = sweep_fail(msg, msglen, FB_ENOMEM, "out of memory");
+    size_t j = 0;
+    for (const cJSON *e = runs->child; e && rc == FB_OK; e = e->next, j++)
+        rc = read_run(t, e, j, path, &r->runs[j], msg, msglen);
+    r->n = j;
+    cJSON_Delete(root);
+    if (rc != FB_OK) sweep_tune_round_free(r);
+    return rc;
+}
+
+int sweep_tune_save_round_part(const sweep_tune *t, const char *dir, uint32_t round, uint32_t k,
+                               uint32_t n, char *msg, size_t msglen) {
+    char rdir[1100], pdir[1200], name[32];
+    snprintf(rdir, sizeof rdir, "%s/tune.round-%u", dir, round);
+    round_part_dir(pdir, sizeof pdir, dir, round, k, n);
+    if ((mkdir(rdir, 0777) != 0 && errno != EEXIST) || (mkdir(pdir, 0777) != 0 && errno != EEXIST))
+        return sweep_fail(msg, msglen, FB_EIO, "cannot create %s: %s", pdir, strerror(errno));
+    int rc = FB_OK;
+    for (size_t i = 0; i < t->n && rc == FB_OK; i++)
+        for (int kind = 0; kind < 3 && rc == FB_OK; kind++) {
+            if (kind_sweep(t, i, kind) == NULL) continue;
+            round_part_file(name, sizeof name, i, kind);
+            /* as an interrupted unsharded sweep's: sweep_resume loads it into the merge's */
+            rc = sweep_save_part(kind_sweep(t, i, kind), pdir, name, 1, 1, true, msg, msglen);
+        }
+    return rc;
+}
+
+int sweep_tune_load_rounds(sweep_tune *t, const char *dir, const sweep_tune_round *r, char *msg,
+                           size_t msglen) {
+    int rc = FB_OK;
+    for (uint32_t round = 1; round <= r->round && rc == FB_OK; round++)
+        for (uint32_t k = 1; k <= r->shards && rc == FB_OK; k++) {
+            char pdir[1200], name[32], path[1300];
+            round_part_dir(pdir, sizeof pdir, dir, round, k, r->shards);
+            for (size_t i = 0; i < t->n && rc == FB_OK; i++)
+                for (int kind = 0; kind < 3 && rc == FB_OK; kind++) {
+                    if (kind_sweep(t, i, kind) == NULL) continue;
+                    round_part_file(name, sizeof name, i, kind);
+                    snprintf(path, sizeof path, "%s/%s", pdir, name);
+                    uint64_t loaded;
+                    rc = sweep_resume(kind_sweep(t, i, kind), path, 1, 1, &loaded, msg, msglen);
+                }
+        }
+    if (rc != FB_OK) {
+        shard_advice(msg, msglen);
+        char *sw = strstr(msg, "from a different sweep");
+        if (sw) { /* "sweep" becomes "tune" */
+            char *w = sw + strlen("from a different ");
+            memcpy(w, "tune", 4);
+            memmove(w + 4, w + 5, strlen(w + 5) + 1);
+        }
+        return rc;
+    }
+    for (size_t j = 0; j < r->n; j++)
+        if (!sweep_has_result(r->runs[j].sw, r->runs[j].task))
+            return sweep_fail(msg, msglen, FB_EINVAL,
+                              "round %u: run %zu of %zu (%s, task %" PRIu64
+                              ") has no result: shard %zu of %u did not finish; run it again",
+                              r->round, j + 1, r->n, r->runs[j].sw->file, r->runs[j].task,
+                              j % r->shards + 1, r->shards);
+    return FB_OK;
+}
+
+size_t sweep_tune_copy_results(const sweep_tune *from, const sweep_tune *to, sweep_tune_run *runs,
+                               size_t n) {
+    size_t left = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t i = 0;
+        int kind = 0;
+        const sweep *src = NULL;
+        if (locate(to, runs[j].sw, &i, &kind) == FB_OK) src = kind_sweep(from, i, kind);
+        uint64_t task = runs[j].task;
+        if (src == NULL || !sweep_has_result(src, task)) {
+            runs[left++] = runs[j];
+            continue;
+        }
+        sweep_set_result(runs[j].sw, task, src->state[task] == 1 ? FB_OK : FB_ESTATE,
+                         &src->values[task * src->metric_count], src->errors[task]);
+    }
+    return left;
+}
+
 bool sweep_tune_infeasible(const sweep_tune *t) {
     return t->rec < 0 || !evaluate(t, t->grid, (uint64_t)t->rec).feasible;
 }

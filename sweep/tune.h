@@ -120,8 +120,8 @@ typedef int (*sweep_tune_runner)(void *ctx, const sweep_tune_run *runs, size_t n
 int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, size_t msglen);
 
 /*
- * Beyond one machine (exhaustive only: the search decides each batch from
- * the last one's results, which a shard does not have). sweep_tune_run_shard
+ * Beyond one machine, exhaustive (the budgeted search goes by rounds:
+ * sweep_tune_round below). sweep_tune_run_shard
  * runs shard K of N: the full grid's runs whose number % N == K - 1 and the
  * current settings' seeds likewise, in every scenario; sweep_tune_save_shard
  * writes them under DIR/tune.part-K-of-N/ (a sweep part file per scenario's
@@ -134,6 +134,48 @@ int sweep_tune_run_shard(sweep_tune *t, uint32_t k, uint32_t n, sweep_tune_runne
 int sweep_tune_save_shard(const sweep_tune *t, const char *dir, uint32_t k, uint32_t n, char *msg,
                           size_t msglen);
 int sweep_tune_load_shards(sweep_tune *t, const char *dir, uint32_t n, char *msg, size_t msglen);
+
+/*
+ * Rounds: the budgeted search on a batch engine (docs/tune.md, "Beyond one
+ * machine"). The search is replayed from the start by every merge: a runner
+ * hands it the results the earlier rounds' shards wrote (copied from a tune
+ * of the same command holding them, sweep_tune_copy_results) exactly when
+ * it asks for them, so it decides as one process does; the first batch it
+ * asks for that no round ran is the next round. DIR/tune.round.json names
+ * that round's runs; shard K of N runs those whose place in the list % N ==
+ * K - 1 and saves them under DIR/tune.round-R/part-K-of-N/ (a sweep part
+ * file per sweep).
+ */
+typedef struct sweep_tune_round {
+    uint32_t round, shards;
+    uint64_t command; /* a fingerprint of the command that planned it */
+    sweep_tune_run *runs;
+    size_t n;
+} sweep_tune_round;
+
+/* FB_OK; FB_ENOTFOUND when DIR has no round file; FB_EINVAL (msg says why) when it is damaged. */
+int sweep_tune_read_round(const sweep_tune *t, const char *dir, sweep_tune_round *r, char *msg,
+                          size_t msglen);
+int sweep_tune_write_round(const sweep_tune *t, const char *dir, const sweep_tune_round *r,
+                           char *msg, size_t msglen);
+void sweep_tune_round_free(sweep_tune_round *r);
+/* The results t holds (a shard's, of round `round`) to DIR/tune.round-R/part-K-of-N/. */
+int sweep_tune_save_round_part(const sweep_tune *t, const char *dir, uint32_t round, uint32_t k,
+                               uint32_t n, char *msg, size_t msglen);
+/*
+ * The parts of rounds 1..r->round (r->shards each) into t's sweeps, each
+ * checked against t's definition; then every run of round r must have a
+ * result (else FB_EINVAL naming the shard that lacks it).
+ */
+int sweep_tune_load_rounds(sweep_tune *t, const char *dir, const sweep_tune_round *r, char *msg,
+                           size_t msglen);
+/*
+ * Of runs[0..n) (runs of `to`), those `from` (the same command's tune) has
+ * a result for get it in `to`; the others are moved to the front, in order;
+ * returns how many.
+ */
+size_t sweep_tune_copy_results(const sweep_tune *from, const sweep_tune *to, sweep_tune_run *runs,
+                               size_t n);
 
 /* The full grid's runs (points x seeds x scenarios), the search's and the report's. */
 uint64_t sweep_tune_full_runs(const sweep_tune *t);

@@ -4,6 +4,7 @@
 # a folder with its own HOME and a clean environment, fusebox on its PATH): with a shared
 # working directory, and without one (files copied with rsync). Each merged result must be
 # byte-identical to a single-process sweep, and a failing shard must fail the run unmerged.
+# contrib/sweep/tune-rounds.sh (a budgeted fusebox tune round by round) likewise.
 # Orchestration, not memory: skipped under asan.
 . tests/tap.sh
 . tests/e2e/sweep_engines.subr
@@ -107,6 +108,25 @@ run_kept env PATH="$T/nopath" OUT="$T/nopar" /bin/sh contrib/sweep/parallel.sh 4
 [ "$got" -eq 2 ] && [ "$(echo "$ERR" | wc -l)" -eq 1 ] && echo "$ERR" | grep -q "apt-get install parallel" &&
     [ ! -e "$T/nopar" ]
 ok $? "parallel.sh without GNU parallel names the package in one line, exit 2 (got $got), no $T/nopar"
+
+# contrib/sweep/tune-rounds.sh: fusebox tune's budgeted search round by round, each round's
+# runs as 3 shards under GNU parallel; the answer == one process's, byte for byte
+TR="tests/e2e/tune --knob retry.attempts=1,2,3 --knob breaker.failure_rate=0.3,0.5,0.7
+--knob breaker.open=5s,10s,20s --minimize cost_usd --budget 60"
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $TR --subject-to "success_rate>=0.97" -q -o "$T/tune-one"
+# shellcheck disable=SC2086
+run_kept env -u FUSEBOX PATH="$P" OUT="$T/tune-rounds" sh contrib/sweep/tune-rounds.sh 3 $TR \
+    --subject-to "success_rate>=0.97"
+[ "$got" -eq 0 ] && same_files "$T/tune-one" "$T/tune-rounds" tune.json tune.html &&
+    [ -d "$T/tune-rounds/tune.round-3/part-3-of-3" ]
+ok $? "tune-rounds.sh 3 (exit $got): several rounds of 3 shards, the answer == one process's, byte for byte"
+contains "$OUT" "rounds of 3 shards; open $T/tune-rounds/tune.html" "tune-rounds.sh says how many rounds and what to open"
+# a failing shard (2 of 3, in the first round) fails it: its exit code, no answer
+# shellcheck disable=SC2086
+run_kept env FUSEBOX="$(failing_fusebox 2/3)" OUT="$T/tune-failing" sh contrib/sweep/tune-rounds.sh 3 $TR
+[ "$got" -ne 0 ] && [ ! -e "$T/tune-failing/tune.json" ]
+ok $? "a failing shard fails tune-rounds.sh (exit $got), no answer written"
 
 nightly_nights parallel 4
 finish

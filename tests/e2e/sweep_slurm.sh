@@ -4,7 +4,8 @@
 # that this suite starts on 127.0.0.1 with its own ports, state and munge key under
 # out/e2e-sweep_slurm/, and stops on exit, also when a test fails. The merged outputs must be
 # byte-identical to a single-process sweep, and a failing shard must fail the whole job
-# (slurm.sh exits non-zero, nothing merged). Orchestration, not memory: skipped under asan.
+# (slurm.sh exits non-zero, nothing merged). contrib/sweep/tune-slurm.sh (a budgeted fusebox
+# tune, an array job per round) likewise. Orchestration, not memory: skipped under asan.
 . tests/tap.sh
 . tests/e2e/sweep_engines.subr
 T=$E2E_TMP
@@ -224,6 +225,25 @@ expect_exit 1 "slurm.sh exits 1 when a shard fails" \
 ok $? "nothing is merged when a shard fails"
 contains "$(cat "$T"/failing/slurm-merge-*.out 2>/dev/null)" "shard(s) 2 of 3" \
     "the merge job names the failed shard"
+# contrib/sweep/tune-slurm.sh: fusebox tune's budgeted search round by round, an array job of 2
+# shards per round and a merge job after each; the answer == one process's, byte for byte
+TR="tests/e2e/tune --knob retry.attempts=1,2,3 --knob breaker.failure_rate=0.3,0.5,0.7
+--knob breaker.open=5s,10s,20s --minimize cost_usd --budget 60"
+# shellcheck disable=SC2086
+"$FUSEBOX" tune $TR --subject-to "success_rate>=0.97" -q -o "$T/tune-one"
+# shellcheck disable=SC2086
+expect_exit 0 "tune-slurm.sh 2 runs the rounds' array jobs and merges, exit 0" \
+    timeout 300 env -u FUSEBOX PATH="$T/bin:$PATH" CPUS=1 OUT="$T/tune-slurm" \
+    sh contrib/sweep/tune-slurm.sh 2 $TR --subject-to "success_rate>=0.97"
+contains "$OUT" "rounds of 2 shards; open $T/tune-slurm/tune.html" "tune-slurm.sh says how many rounds"
+same_files "$T/tune-one" "$T/tune-slurm" tune.json tune.html
+ok $? "the Slurm tune's answer == one process's, byte for byte"
+# shellcheck disable=SC2086
+expect_exit 2 "tune-slurm.sh exits 2 when a shard fails" \
+    timeout 180 env FUSEBOX="$(failing_fusebox 2/2)" CPUS=1 OUT="$T/tune-failing" \
+    sh contrib/sweep/tune-slurm.sh 2 $TR
+[ ! -e "$T/tune-failing/tune.json" ] && echo "$OUT" | grep -q "shard(s) 2 of 2"
+ok $? "nothing is merged when a shard fails, and the merge job's log names it"
 # The nightly recipe on the cluster: the first night and a slow one, one CPU per shard (side by
 # side); sweep_parallel runs all four nights
 NIGHTS_SHORT=1 nightly_nights slurm 3 1

@@ -4,7 +4,8 @@
 # flapping one; each runs in milliseconds) and five knobs, a search within 10%
 # of the full grid's runs lands within the seeds' noise of the full grid's
 # best, which `fusebox sweep` of every scenario finds independently; the same
-# bytes for --jobs 1 and 2; the errors a user meets first.
+# bytes for --jobs 1 and 2, for shards and for rounds of shards (--shard,
+# --merge); the errors a user meets first.
 . tests/tap.sh
 T=$E2E_TMP
 S=tests/e2e/tune
@@ -408,9 +409,73 @@ expect_exit 2 "a merge with other knobs exits 2" "$FUSEBOX" tune $S \
     --merge 3 -o "$T/sh3"
 contains "$ERR" "is from a different tune ('grid' differs): run the shards again with the same" \
     "the error says the shards are another tune's"
-expect_exit 2 "--shard without --exhaustive exits 2" "$FUSEBOX" tune $S \
-    --knob retry.attempts=1,2 --minimize cost_usd --shard 1/2 -o "$T/bad"
-contains "$ERR" "--shard needs --exhaustive" "the error says why"
+
+# The budgeted search round by round (docs/tune.md, "Beyond one machine"): --merge N plans a
+# round (exit 3), --shard K/N runs its share of it, until a merge writes the answer, which must
+# be what one process writes, byte for byte, for both searches, with and without a screen.
+RB="--knob retry.attempts=1,2,3 --knob breaker.failure_rate=0.3,0.5,0.7 --knob breaker.open=5s,10s,20s
+--minimize cost_usd --budget 60"
+# rounds N DIR ARGS...: the loop; $ROUNDS the rounds run; returns the last merge's status
+rounds() {
+    rn=$1 rdir=$2
+    shift 2
+    ROUNDS=0
+    while :; do
+        "$FUSEBOX" tune "$@" --merge "$rn" -o "$rdir" >"$rdir.out" 2>"$rdir.err"
+        rrc=$?
+        [ $rrc -eq 3 ] || return $rrc
+        ROUNDS=$((ROUNDS + 1))
+        [ ! -e "$rdir/tune.json" ] || return 99 # no answer before the last round
+        rk=1
+        while [ $rk -le "$rn" ]; do
+            "$FUSEBOX" tune "$@" --shard "$rk/$rn" --jobs 1 -q -o "$rdir" 2>>"$rdir.err" || return 98
+            rk=$((rk + 1))
+        done
+    done
+}
+for case in "halving 2" "halving 3" "nlopt 2" "nlopt 3" "halving 2 --screen 20s" "nlopt 3 --screen 20s"; do
+    # shellcheck disable=SC2086
+    set -- $case
+    search=$1 n=$2
+    shift 2
+    d=$T/rounds-$search-$n${1:-}
+    # shellcheck disable=SC2086
+    "$FUSEBOX" tune $S $RB --subject-to "success_rate>=0.97" --search "$search" "$@" -o "$d-one" >"$d-one.txt"
+    # shellcheck disable=SC2086
+    rounds "$n" "$d" $S $RB --subject-to "success_rate>=0.97" --search "$search" "$@"
+    got=$?
+    [ $got -eq 0 ] && [ $ROUNDS -ge 3 ] && same_files "$d-one" "$d" tune.json tune.html &&
+        [ "$(grep -v '^wrote ' "$d-one.txt")" = "$(grep -v '^wrote ' "$d.out")" ]
+    ok $? "--search $search $* in $ROUNDS rounds of $n shards (last merge exit $got): what one process writes and prints, byte for byte"
+done
+[ ! -s "$T/rounds-halving-2.err" ]
+ok $? "the rounds wrote nothing on stderr"
+
+R=$T/rounds-bad
+# shellcheck disable=SC2086
+expect_exit 2 "a round's shard before any merge exits 2" "$FUSEBOX" tune $S $RB --shard 1/2 -o "$R"
+contains "$ERR" "$R/tune.round.json: no round planned: the same command with --merge 2" "the error says how to start"
+# shellcheck disable=SC2086
+expect_exit 3 "the first merge plans round 1: exit 3" "$FUSEBOX" tune $S $RB --merge 2 -o "$R"
+contains "$OUT" "round 1: " "the merge says which round it planned"
+[ "$(json "$R/tune.round.json" "(r['round'], r['shards'], len(r['runs']) > 0)")" = "(1, 2, True)" ]
+ok $? "tune.round.json names round 1, its shards and its runs"
+# shellcheck disable=SC2086
+expect_exit 2 "a shard with other options exits 2" "$FUSEBOX" tune $S $RB --budget 90 --shard 1/2 -o "$R"
+contains "$ERR" "was planned by another command (its options differ)" "the error says the options differ"
+# shellcheck disable=SC2086
+expect_exit 2 "a shard of another count exits 2" "$FUSEBOX" tune $S $RB --shard 1/3 -o "$R"
+contains "$ERR" "round 1 is planned for 2 shards, not 3" "the error names the counts"
+# shellcheck disable=SC2086
+expect_exit 0 "shard 1/2 of round 1 exits 0" "$FUSEBOX" tune $S $RB --shard 1/2 -o "$R"
+contains "$OUT" "wrote $R/tune.round-1/part-1-of-2/" "a round's shard says what it wrote"
+# shellcheck disable=SC2086
+expect_exit 2 "a merge with a shard missing exits 2" "$FUSEBOX" tune $S $RB --merge 2 -o "$R"
+contains "$ERR" "tune.round-1/part-2-of-2/00.grid.json: cannot open" "the error names the missing file"
+printf '{"fusebox_tune_round": 1}\n' >"$R/tune.round.json"
+# shellcheck disable=SC2086
+expect_exit 2 "a damaged round file exits 2" "$FUSEBOX" tune $S $RB --merge 2 -o "$R"
+contains "$ERR" "$R/tune.round.json: not a tune round file" "the error names the file"
 
 # shellcheck disable=SC2086
 "$FUSEBOX" tune $S $KNOBS $OBJ --exhaustive --jobs 2 -o "$T/int" >"$T/int.out" 2>"$T/int.err" &
