@@ -74,6 +74,9 @@ typedef struct imp_fault {
     uint32_t delay_n;
     double delay_v[IMP_FACTOR_POINTS], delay_w[IMP_FACTOR_POINTS];
     uint32_t hits, attempts; /* the evidence: attempts it applied to, of those in its span */
+    /* OUTAGE, RATE_LIMIT: how long the provider's answers with its status took (known only
+       where its faults answer more than one status: else latency.error is the same) */
+    imp_dist latency;
 } imp_fault;
 
 typedef struct imp_pfit {

@@ -831,6 +831,73 @@ static void window_whose_start_drew_few_errors_is_one_fault(void **state) {
     imp_log_free(log);
 }
 
+/* 503s to every attempt in [20s, 30s), 429s in [40s, 50s); requests every 100 ms. */
+static int two_windows(size_t i) {
+    return i >= 200 && i < 300 ? 503 : i >= 400 && i < 500 ? 429 : 0;
+}
+
+/* One latency.error mixed a trace's 500s (1.3 to 1.6 s) and 429s (2.1 s): each fault answers
+   in the time its status took in the log, and the replay's windows say so. */
+static void each_status_answers_in_its_own_time(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, two_windows);
+    for (uint32_t i = 0; i < log->natt; i++) {
+        imp_attempt *a = &log->att[i];
+        if (a->status == 0) continue;
+        a->end_us = a->start_us + (a->status == 503 ? 1400 : 2100) * MS;
+        log->req[a->request].end_us = a->end_us;
+    }
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->nfaults, 2);
+    for (uint32_t i = 0; i < 2; i++) {
+        const imp_fault *f = &pf->faults[i];
+        assert_true(f->latency.known);
+        assert_int_equal(f->latency.kind, IMP_CONSTANT);
+        assert_true(fabs(f->latency.median - (double)((f->status == 503 ? 1400 : 2100) * MS)) < 1);
+    }
+    assert_true(pf->error.known && pf->error.kind != IMP_CONSTANT); /* the mix of both */
+    char *text = imp_incident_json(inc);
+    uint64_t seed = 1;
+    sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+    sim_summary *sum = th_run(sc, (uint32_t)scn_variant(sc, "as-was"), NULL, NULL);
+    uint32_t seen = 0;
+    for (uint32_t w = 0; w < sum->breakdown.window_count; w++) {
+        const sim_window_summary *x = &sum->breakdown.windows[w];
+        const sim_fault *f = &sc->providers[x->provider].faults[x->fault];
+        assert_non_null(scn_fault_latency(f));
+        fb_time_us want = (f->kind == SIM_FAULT_RATE_LIMIT ? 2100 : 1400) * MS;
+        assert_true(x->requests > 90 && x->success == 0);
+        assert_in_range(x->latency_p50_us, want - MS, want + MS);
+        assert_in_range(x->latency_p99_us, want - MS, want + MS);
+        seen++;
+    }
+    assert_int_equal(seen, 2);
+    free(sum);
+    scn_free(sc);
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* With one status among its faults the provider's latency.error is that status's: the faults
+   carry none of their own. */
+static void one_status_keeps_the_providers_error_latency(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, half_503);
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->prov[0].nfaults, 1);
+    assert_false(inc->prov[0].faults[0].latency.known);
+    char *text = imp_incident_json(inc);
+    uint64_t seed = 1;
+    sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+    assert_null(scn_fault_latency(&sc->providers[0].faults[0]));
+    scn_free(sc);
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static int none(size_t i) {
     (void)i;
     return 0;
@@ -1730,6 +1797,8 @@ int main(void) {
         cmocka_unit_test(calibration_adds_the_logs_own_draw),
         cmocka_unit_test(calibration_without_even_faults_is_one_set_of_runs),
         cmocka_unit_test(window_whose_start_drew_few_errors_is_one_fault),
+        cmocka_unit_test(each_status_answers_in_its_own_time),
+        cmocka_unit_test(one_status_keeps_the_providers_error_latency),
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
