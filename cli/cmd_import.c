@@ -234,6 +234,8 @@ static int simulate(const char *text, const char *file, sim_scenario **sc, sim_s
 /*
  * The replay's own noise per figure of the log beside it (reports/breakdown.h): the
  * figures of each calibration run, summed by name; a figure a run lacks counts 0 there.
+ * The runs with the even faults drawn per attempt (the log's own noise: import/calibrate.c)
+ * are summed apart, in dsum and dsq.
  * A latency quantile's also sums each run's spread toward the log's (rep_quantile_spread):
  * a p99 made of the 3rd and 4th longest of 290 requests sits on a cliff when a handful of
  * them met two hangs, and ten runs that all drew four or more of those (a chance of about
@@ -242,7 +244,8 @@ static int simulate(const char *text, const char *file, sim_scenario **sc, sim_s
 typedef struct noise {
     char name[REP_FIGURES_MAX][48];
     double sum[REP_FIGURES_MAX], sq[REP_FIGURES_MAX], spread[REP_FIGURES_MAX];
-    uint32_t n, seeds;
+    double dsum[REP_FIGURES_MAX], dsq[REP_FIGURES_MAX];
+    uint32_t n, seeds, dseeds;
 } noise;
 
 static int noise_slot(const noise *nz, const char *name) {
@@ -256,7 +259,7 @@ static double figure_value(const rep_figure *g) {
     return g->kind == REP_FIGURE_BUCKET ? g->sim_share : g->sim;
 }
 
-static void noise_add(noise *nz, const sim_scenario *sc, const sim_summary *s) {
+static void noise_add(noise *nz, const sim_scenario *sc, const sim_summary *s, bool drawn) {
     rep_figure g[REP_FIGURES_MAX];
     size_t k = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
     for (size_t i = 0; i < k; i++) {
@@ -267,23 +270,40 @@ static void noise_add(noise *nz, const sim_scenario *sc, const sim_summary *s) {
             memcpy(nz->name[j], g[i].name, sizeof nz->name[j]); /* both rep_figure.name */
         }
         double x = figure_value(&g[i]);
+        if (drawn) {
+            nz->dsum[j] += x;
+            nz->dsq[j] += x * x;
+            continue;
+        }
         nz->sum[j] += x;
         nz->sq[j] += x * x;
         if (g[i].kind == REP_FIGURE_LATENCY) /* "latency_p99": the 0.99 quantile */
             nz->spread[j] += rep_quantile_spread(&s->latency, atof(g[i].name + 9) / 100, g[i].log);
     }
-    nz->seeds++;
+    if (drawn)
+        nz->dseeds++;
+    else
+        nz->seeds++;
 }
 
-/* 3 x sqrt(2) x the standard deviation of a figure over the runs (the log is one more
-   draw of the same noise), or a latency quantile's mean spread toward the log's if wider:
-   the half-width of its noise band, 0 when it did not vary. */
+/* The variance of a figure over n runs from its sum and sum of squares. */
+static double variance(double sum, double sq, double n) {
+    double mean = sum / n;
+    return fmax(0, (sq - n * mean * mean) / (n - 1));
+}
+
+/* 3 x the standard deviation of the log's figure less the replay's over the runs: the
+   replay's variance plus the log's, measured with the even faults drawn (the log is one
+   draw of what its provider did), or twice the replay's when no fault is even (the log is
+   one more draw of the same noise); or a latency quantile's mean spread toward the log's
+   if wider: the half-width of its noise band, 0 when it did not vary. */
 static double noise_of(const noise *nz, const char *name) {
     int j = noise_slot(nz, name);
     if (j < 0 || nz->seeds < 2) return 0;
-    double n = nz->seeds, mean = nz->sum[j] / n;
-    return fmax(3 * sqrt(2.0) * sqrt(fmax(0, (nz->sq[j] - n * mean * mean) / (n - 1))),
-                nz->spread[j] / n);
+    double n = nz->seeds, v = variance(nz->sum[j], nz->sq[j], n);
+    double h = nz->dseeds >= 2 ? 3 * sqrt(v + variance(nz->dsum[j], nz->dsq[j], nz->dseeds))
+                               : 3 * sqrt(2.0) * sqrt(v);
+    return fmax(h, nz->spread[j] / n);
 }
 
 typedef struct measure_ctx {
@@ -292,8 +312,8 @@ typedef struct measure_ctx {
 } measure_ctx;
 
 /* imp_measure_fn: one as-was run, its metrics by name, its figures into the noise. */
-static int measure(void *ctx, sim_scenario *sc, const char *const *metrics, uint32_t n, double *out,
-                   char *msg, size_t msg_len) {
+static int measure(void *ctx, sim_scenario *sc, bool drawn, const char *const *metrics, uint32_t n,
+                   double *out, char *msg, size_t msg_len) {
     measure_ctx *m = ctx;
     sim_summary *s = m->s;
     sim_run_opts opts;
@@ -307,7 +327,7 @@ static int measure(void *ctx, sim_scenario *sc, const char *const *metrics, uint
         double x = sim_metric_get(sc, s, metrics[i]);
         out[i] = sim_metric_is_na(x) ? 0 : x;
     }
-    noise_add(m->nz, sc, s);
+    noise_add(m->nz, sc, s, drawn);
     return FB_OK;
 }
 

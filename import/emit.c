@@ -143,6 +143,7 @@ static cJSON *fault(const imp_fault *f) {
     if (f->retry_after_us != FB_TIME_NONE &&
         (f->kind == SIM_FAULT_OUTAGE || f->kind == SIM_FAULT_RATE_LIMIT))
         add_duration(k, "retry_after", f->retry_after_us);
+    if (f->latency.known) cJSON_AddItemToObject(k, "latency", dist(&f->latency, true));
     return o;
 }
 

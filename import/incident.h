@@ -74,6 +74,9 @@ typedef struct imp_fault {
     uint32_t delay_n;
     double delay_v[IMP_FACTOR_POINTS], delay_w[IMP_FACTOR_POINTS];
     uint32_t hits, attempts; /* the evidence: attempts it applied to, of those in its span */
+    /* OUTAGE, RATE_LIMIT: how long the provider's answers with its status took (known only
+       where its faults answer more than one status: else latency.error is the same) */
+    imp_dist latency;
 } imp_fault;
 
 typedef struct imp_pfit {
@@ -165,18 +168,23 @@ char *imp_incident_json(const imp_incident *inc);
 
 /*
  * One simulated run of sc's as-was variant at sc->seed: the value of each of the n
- * metrics named (0 where a metric is not applicable) in out. FB_OK, or an error with
- * its message in msg.
+ * metrics named (0 where a metric is not applicable) in out. `drawn`: a run of the log's
+ * own noise (sc's even faults drawn per attempt for it, as a provider draws them), else
+ * of the replay's. FB_OK, or an error with its message in msg.
  */
-typedef int (*imp_measure_fn)(void *ctx, sim_scenario *sc, const char *const *metrics, uint32_t n,
-                              double *out, char *msg, size_t msg_len);
+typedef int (*imp_measure_fn)(void *ctx, sim_scenario *sc, bool drawn, const char *const *metrics,
+                              uint32_t n, double *out, char *msg, size_t msg_len);
 
 /*
- * Widen each check's band to the noise of one simulated run, measured: sc (the scenario
- * imp_incident_json wrote, loaded) is run by `measure` `seeds` times, as-was at seeds
- * sc->seed, sc->seed + 1, ..., and a band's half-width becomes at least 3 x sqrt(2) x
- * the standard deviation of the metric over those runs (the log is one run of the same
- * noise). The seed is restored. FB_OK, or an error from a run in err.
+ * Widen each check's band to the noise of the log against one simulated run, measured:
+ * sc (the scenario imp_incident_json wrote, loaded) is run by `measure` `seeds` times,
+ * as-was at seeds sc->seed, sc->seed + 1, ... (the replay's noise), and, when it has
+ * faults realised evenly ("sampling": "even"), `seeds` times more with those faults drawn
+ * per attempt (the log's noise: the provider that wrote it drew each attempt); a band's
+ * half-width becomes at least 3 x the standard deviation of the difference, sqrt(sd
+ * replay^2 + sd log^2) (3 x sqrt(2) x sd without even faults: the log is one run of the
+ * same noise). The seed and the faults' sampling are restored. FB_OK, or an error from a
+ * run in err.
  */
 int imp_incident_calibrate(imp_incident *inc, sim_scenario *sc, uint32_t seeds,
                            imp_measure_fn measure, void *ctx, imp_error *err);

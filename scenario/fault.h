@@ -92,6 +92,7 @@ typedef struct sim_fault {
     fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
     sim_dist factor;           /* SLOW: latency multiplier (a constant, or drawn per attempt) */
     sim_dist delay;            /* SLOW: added before the first token, us (constant 0: none) */
+    sim_dist latency;          /* OUTAGE, RATE_LIMIT: its answers' (see scn_fault_latency) */
     double capacity;           /* BROWNOUT: share of capacity left */
     uint32_t after_tokens;     /* MIDSTREAM */
     sim_midstream_mode mode;   /* MIDSTREAM */
@@ -157,6 +158,9 @@ const char *scn_fault_kind_name(sim_fault_kind k);
 void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64_t entity);
 /* True when f is active at time t. */
 bool scn_fault_active(const sim_fault *f, fb_time_us t);
+/* The latency of f's answers, or NULL: the provider's latency.error (the loader's default,
+   a constant below 0, says it has none of its own). */
+const sim_dist *scn_fault_latency(const sim_fault *f);
 /*
  * Decide what faults[0..n) do to an attempt at time t, for the phases in
  * `phases` (SIM_FAULT_ANSWER, SIM_FAULT_SERVICE or both). A fault with a

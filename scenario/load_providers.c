@@ -82,6 +82,12 @@ static const char *const samplings[] = {"draw", "even", NULL};
 #define FAULT_RETRY_AFTER                                                                          \
     {"retry_after", LD_DURATION0, LD_AT(sim_fault, retry_after_us), .def_doc = "none",            \
      .doc = "the Retry-After its answers carry"}
+#define FAULT_LATENCY                                                                              \
+    {"latency", LD_HOOK, LD_AT(sim_fault, latency),                                                \
+     .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"description\": \"how long its answers "   \
+               "take (default: the provider's latency.error)\"}",                                  \
+     .hook = parse_duration_dist, .unit = "distribution (duration)",                             \
+     .def_doc = "`latency.error`", .doc = "how long its answers take"}
 #define FAULT_STATUS(S)                                                                            \
     {"status", LD_HOOK, LD_AT(sim_fault, status), .hook = parse_error_status, .def = #S,          \
      .schema = "{\"$ref\": \"#/$defs/status\", \"default\": " #S "}", .flags = LD_F_SET,       \
@@ -98,12 +104,14 @@ const ld_section scn__fault_outage_section = {
                        FAULT_FRACTION,
                        FAULT_SAMPLING,
                        FAULT_RETRY_AFTER,
+                       FAULT_LATENCY,
                        {0}},
     "outage."};
 
 const ld_section scn__fault_rate_limit_section = {
     "faults", "/$defs/fault/properties/rate_limit",
-    (const ld_field[]){FAULT_STATUS(429), FAULT_FRACTION, FAULT_SAMPLING, FAULT_RETRY_AFTER, {0}},
+    (const ld_field[]){
+        FAULT_STATUS(429), FAULT_FRACTION, FAULT_SAMPLING, FAULT_RETRY_AFTER, FAULT_LATENCY, {0}},
     "rate_limit."};
 
 /* hang, reset and policy: the same keys, at one place of the schema. */
@@ -196,6 +204,7 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
     f->retry_after_us = FB_TIME_NONE;
     f->factor = scn__dist_const(1.0);
     f->delay = scn__dist_const(0.0);
+    f->latency = scn__dist_const(-1.0); /* none of its own (scn_fault_latency) */
     f->capacity = 1.0;
     return required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
 }

@@ -118,6 +118,9 @@ static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng, fb_time_us elat) {
         break;
     default: {
         fb_error_kind k = e.error_kind ? e.error_kind : kind_for_status(e.status);
+        /* a fault with a latency of its own: one more draw (none for the others) */
+        const sim_dist *own = scn_fault_latency(&pv->faults[e.answer]);
+        if (own) elat = scn_dist_draw_us(rng, own);
         reply_now(s, ai, e.status, k, FB_TRANSPORT_NONE, e.retry_after_us, elat);
         break;
     }

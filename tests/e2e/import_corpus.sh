@@ -188,6 +188,10 @@ print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 250 else
     [ $r -ne 0 ] && echo "$ERR" | sed 's/^/# /'
     ok $r "$name: fusebox import writes a scenario"
     [ $r -ne 0 ] && continue
+    # the import's own verdict on the trace the SDK wrote: as-was within each figure's stated
+    # tolerance or the noise of the log against the replay (exit 0; docs/import.md, "Fidelity")
+    [ "$got" -ne 0 ] && echo "$ERR" | sed 's/^/# /'
+    timed "$got" "$name: the import's as-was replays the trace within its stated tolerance or noise"
     # every attempt the mock logged is one HTTP span below a request, and nothing else is
     # (an SDK's own call span is not): the import's count is the mock's, exactly
     n_log=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['entries']))" "$T/$name.log.json")

@@ -727,6 +727,215 @@ static void partial_fault_replays_the_logs_count(void **state) {
     imp_log_free(log);
 }
 
+/* What calibration_adds_the_logs_own_draw's measure saw, run by run (e: even, d: drawn). */
+typedef struct calib_seen {
+    uint32_t runs[2];
+    bool sampling_as_said; /* the fault drawn exactly in the drawn runs */
+    uint64_t errors[2][IMP_CALIBRATE_SEEDS];
+} calib_seen;
+
+/* imp_measure_fn: runs as-was (its 503s recorded) and reports made-up metrics: the log's
+   value plus k / 100 (the replay's runs) or k / 10 (the drawn runs), k = 0, 1, 2, ...,
+   so that the bands to expect are known. */
+static int calib_measure(void *ctx, sim_scenario *sc, bool drawn, const char *const *metrics,
+                         uint32_t n, double *out, char *msg, size_t msg_len) {
+    (void)metrics;
+    (void)msg;
+    (void)msg_len;
+    calib_seen *c = ctx;
+    c->sampling_as_said &=
+        sc->providers[0].faults[0].sampling == (drawn ? SIM_SAMPLING_DRAW : SIM_SAMPLING_EVEN);
+    uint32_t k = c->runs[drawn]++;
+    if (k >= IMP_CALIBRATE_SEEDS) return FB_ESTATE;
+    sim_summary *sum = th_run(sc, (uint32_t)scn_variant(sc, "as-was"), NULL, NULL);
+    c->errors[drawn][k] = sum->breakdown.status[503];
+    free(sum);
+    for (uint32_t i = 0; i < n; i++) out[i] = 0.5 + k / (drawn ? 10.0 : 100.0);
+    return FB_OK;
+}
+
+/* The sd of 0, 1/s, 2/s, ... (n values). */
+static double steps_sd(uint32_t n, double s) {
+    double m = (n - 1) / 2.0, v = 0;
+    for (uint32_t k = 0; k < n; k++) v += (k - m) * (k - m);
+    return sqrt(v / (n - 1)) / s;
+}
+
+/* The log is one draw of what its provider did, attempt by attempt; a replay of an even fault
+   is not, and varies far less (the corpus's trace-b: 100 retries +-1.3 replayed evenly, 97
+   +-10 drawn, for the log's 104, judged against +-3). The calibration also runs as-was with the
+   even fault drawn, and each band is 3 sd of the difference of the two. */
+static void calibration_adds_the_logs_own_draw(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, scattered_503);
+    imp_incident *inc = build(log, 0);
+    char *text = imp_incident_json(inc);
+    uint64_t seed = 1;
+    sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+    assert_int_equal(sc->providers[0].faults[0].sampling, SIM_SAMPLING_EVEN);
+    imp_check before[IMP_CHECKS_MAX];
+    memcpy(before, inc->checks, sizeof before);
+    for (uint32_t i = 0; i < inc->nchecks; i++) inc->checks[i].logs = 0.5;
+    calib_seen seen = {{0, 0}, true, {{0}}};
+    imp_error err;
+    assert_int_equal(
+        imp_incident_calibrate(inc, sc, IMP_CALIBRATE_SEEDS, calib_measure, &seen, &err), FB_OK);
+    assert_int_equal(seen.runs[0], IMP_CALIBRATE_SEEDS);
+    assert_int_equal(seen.runs[1], IMP_CALIBRATE_SEEDS);
+    assert_true(seen.sampling_as_said);
+    assert_int_equal(sc->providers[0].faults[0].sampling, SIM_SAMPLING_EVEN); /* restored */
+    assert_int_equal(sc->seed, 1);
+    double h = 3 * sqrt(pow(steps_sd(IMP_CALIBRATE_SEEDS, 100), 2) +
+                        pow(steps_sd(IMP_CALIBRATE_SEEDS, 10), 2));
+    for (uint32_t i = 0; i < inc->nchecks; i++) {
+        const imp_check *c = &inc->checks[i];
+        assert_true(fabs(c->lo - fmin(before[i].lo, fmax(0, 0.5 - h))) < 1e-12);
+        double hi = fmax(before[i].hi, 0.5 + h);
+        if (strcmp(c->metric, "success_rate") == 0) hi = fmin(hi, 1);
+        assert_true(fabs(c->hi - hi) < 1e-12);
+    }
+    /* and the reason: the 503s (74 in the log) within one evenly, spread when drawn */
+    uint64_t lo[2] = {UINT64_MAX, UINT64_MAX}, hi[2] = {0, 0};
+    for (int d = 0; d < 2; d++)
+        for (uint32_t k = 0; k < IMP_CALIBRATE_SEEDS; k++) {
+            lo[d] = seen.errors[d][k] < lo[d] ? seen.errors[d][k] : lo[d];
+            hi[d] = seen.errors[d][k] > hi[d] ? seen.errors[d][k] : hi[d];
+        }
+    assert_true(hi[0] - lo[0] <= 2);
+    assert_true(hi[1] - lo[1] >= 8);
+    scn_free(sc);
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* Without an even fault (an outage at 100%) the log is one more draw of the replay's noise:
+   one set of runs, and 3 x sqrt(2) x their sd. */
+static int all_503(size_t i) {
+    return i >= 200 && i < 400 ? 503 : 0;
+}
+
+static void calibration_without_even_faults_is_one_set_of_runs(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, all_503);
+    imp_incident *inc = build(log, 0);
+    char *text = imp_incident_json(inc);
+    assert_null(strstr(text, "\"even\""));
+    uint64_t seed = 1;
+    sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+    imp_check before[IMP_CHECKS_MAX];
+    memcpy(before, inc->checks, sizeof before);
+    for (uint32_t i = 0; i < inc->nchecks; i++) inc->checks[i].logs = 0.5;
+    calib_seen seen = {{0, 0}, true, {{0}}};
+    imp_error err;
+    assert_int_equal(
+        imp_incident_calibrate(inc, sc, IMP_CALIBRATE_SEEDS, calib_measure, &seen, &err), FB_OK);
+    assert_int_equal(seen.runs[0], IMP_CALIBRATE_SEEDS);
+    assert_int_equal(seen.runs[1], 0);
+    double h = 3 * sqrt(2.0) * steps_sd(IMP_CALIBRATE_SEEDS, 100);
+    for (uint32_t i = 0; i < inc->nchecks; i++)
+        assert_true(fabs(inc->checks[i].lo - fmin(before[i].lo, fmax(0, 0.5 - h))) < 1e-12);
+    scn_free(sc);
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* Requests every 125 ms; a 503 window from 6 s to 14 s at 60% whose first 2 s drew only 3
+   errors in 16 attempts (at 6.0, 6.25 and 6.625 s: a run of seven answers at its start), as
+   the mock drew it in a traced run of tests/e2e/import.sh. */
+static int slow_starting_503(size_t i) {
+    if (i >= 48 && i < 64) return i == 48 || i == 50 || i == 53 ? 503 : 0;
+    return i >= 64 && i < 112 && i % 5 < 3 ? 503 : 0;
+}
+
+/* Merging put those 3 errors with the clean time before the window (their shares are closer
+   to it), and written where they were seen they made a second window, 6.0-6.7 s at 37.5%,
+   while the window itself started at 8 s. The stretch cannot be told from the window: one
+   fault, from the first error. */
+static void window_whose_start_drew_few_errors_is_one_fault(void **state) {
+    (void)state;
+    imp_log *log = synthetic(200, 125, slow_starting_503);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->nfaults, 1);
+    const imp_fault *f = &pf->faults[0];
+    assert_int_equal(f->status, 503);
+    assert_int_equal(f->at_us, 6000 * MS);
+    assert_in_range(f->at_us + f->for_us, 13626 * MS, 14000 * MS); /* the last 503 at 13.625 s */
+    assert_int_equal(f->hits, 32);
+    assert_true(fabs(f->fraction - (double)f->hits / f->attempts) < 1e-6);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* 503s to every attempt in [20s, 30s), 429s in [40s, 50s); requests every 100 ms. */
+static int two_windows(size_t i) {
+    return i >= 200 && i < 300 ? 503 : i >= 400 && i < 500 ? 429 : 0;
+}
+
+/* One latency.error mixed a trace's 500s (1.3 to 1.6 s) and 429s (2.1 s): each fault answers
+   in the time its status took in the log, and the replay's windows say so. */
+static void each_status_answers_in_its_own_time(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, two_windows);
+    for (uint32_t i = 0; i < log->natt; i++) {
+        imp_attempt *a = &log->att[i];
+        if (a->status == 0) continue;
+        a->end_us = a->start_us + (a->status == 503 ? 1400 : 2100) * MS;
+        log->req[a->request].end_us = a->end_us;
+    }
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_int_equal(pf->nfaults, 2);
+    for (uint32_t i = 0; i < 2; i++) {
+        const imp_fault *f = &pf->faults[i];
+        assert_true(f->latency.known);
+        assert_int_equal(f->latency.kind, IMP_CONSTANT);
+        assert_true(fabs(f->latency.median - (double)((f->status == 503 ? 1400 : 2100) * MS)) < 1);
+    }
+    assert_true(pf->error.known && pf->error.kind != IMP_CONSTANT); /* the mix of both */
+    char *text = imp_incident_json(inc);
+    uint64_t seed = 1;
+    sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+    sim_summary *sum = th_run(sc, (uint32_t)scn_variant(sc, "as-was"), NULL, NULL);
+    uint32_t seen = 0;
+    for (uint32_t w = 0; w < sum->breakdown.window_count; w++) {
+        const sim_window_summary *x = &sum->breakdown.windows[w];
+        const sim_fault *f = &sc->providers[x->provider].faults[x->fault];
+        assert_non_null(scn_fault_latency(f));
+        fb_time_us want = (f->kind == SIM_FAULT_RATE_LIMIT ? 2100 : 1400) * MS;
+        assert_true(x->requests > 90 && x->success == 0);
+        assert_in_range(x->latency_p50_us, want - MS, want + MS);
+        assert_in_range(x->latency_p99_us, want - MS, want + MS);
+        seen++;
+    }
+    assert_int_equal(seen, 2);
+    free(sum);
+    scn_free(sc);
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* With one status among its faults the provider's latency.error is that status's: the faults
+   carry none of their own. */
+static void one_status_keeps_the_providers_error_latency(void **state) {
+    (void)state;
+    imp_log *log = synthetic(600, 100, half_503);
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->prov[0].nfaults, 1);
+    assert_false(inc->prov[0].faults[0].latency.known);
+    char *text = imp_incident_json(inc);
+    uint64_t seed = 1;
+    sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+    assert_null(scn_fault_latency(&sc->providers[0].faults[0]));
+    scn_free(sc);
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static int none(size_t i) {
     (void)i;
     return 0;
@@ -1624,6 +1833,11 @@ int main(void) {
         cmocka_unit_test(fit_an_outage_at_its_edges_and_share),
         cmocka_unit_test(fit_two_kinds_as_fractions_of_what_is_left),
         cmocka_unit_test(partial_fault_replays_the_logs_count),
+        cmocka_unit_test(calibration_adds_the_logs_own_draw),
+        cmocka_unit_test(calibration_without_even_faults_is_one_set_of_runs),
+        cmocka_unit_test(window_whose_start_drew_few_errors_is_one_fault),
+        cmocka_unit_test(each_status_answers_in_its_own_time),
+        cmocka_unit_test(one_status_keeps_the_providers_error_latency),
         cmocka_unit_test(fit_no_fault_where_nothing_failed),
         cmocka_unit_test(replayed_arrivals_are_the_requests_offsets),
         cmocka_unit_test(policy_backoff_read_from_the_gaps),
