@@ -514,9 +514,10 @@ tk "$T/claim-failing" "$T/failbin" 4 $TR
 [ "$got" -eq 2 ] && [ ! -e "$T/claim-failing/tune/tune.json" ] &&
     [ "$(grep -c "tune-merge.yaml" "$T/tk/calls")" -eq 1 ] &&
     echo "$ERR" | grep -q "round 1: the Job tune-round failed; failed indexes: 2 " &&
-    echo "$ERR" | grep -q "job-completion-index=2):$" && echo "$ERR" | grep -q "^stand-in: shard 3/$shards fails$" ||
-    { echo "$ERR" | sed 's/^/# /' && false; }
-ok $? "a failing shard stops tune-k8s.sh: exit 2 (got $got), not merged, no answer, the index named and its log shown"
+    echo "$ERR" | grep -q "job-completion-index=2):$" && echo "$ERR" | grep -q "^stand-in: shard 3/$shards fails$"
+r=$?
+[ $r -ne 0 ] && echo "$ERR" | sed 's/^/# /'
+ok $r "a failing shard stops tune-k8s.sh: exit 2 (got $got), not merged, no answer, the index named and its log shown"
 # a merge that fails (a knob no scenario has): exit 2 with its log, no round
 tk "$T/claim-bad" "$T/bin" 4 tests/e2e/tune --knob retry.nosuch=1,2 --minimize cost_usd
 [ "$got" -eq 2 ] && ! grep -q tune.yaml "$T/tk/calls" && echo "$ERR" | grep -q "the merge failed (its pod's exit code: 2)" &&
