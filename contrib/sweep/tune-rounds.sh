@@ -10,7 +10,8 @@
 # until the merge writes the answer: $OUT/tune.json and tune.html, byte-identical to one
 # process's `fusebox tune ARGS -o $OUT`. The same loop drives any batch engine: on Slurm, each
 # round an array job (--array=1-N, each element --shard $SLURM_ARRAY_TASK_ID/N) and the merge
-# a job with --dependency=afterok on it; on Kubernetes, an indexed Job per round.
+# a job that depends on it (tune-slurm.sh); on Kubernetes, an indexed Job per round
+# and a merge Job (tune-k8s.sh).
 #
 # Exits with the last merge's status (0 or 1 with the answer written), 2 when GNU parallel is
 # missing (naming the package), or a failing shard's status (--halt now,fail=1: unmerged).
