@@ -653,14 +653,16 @@ static void library_event(util_json *w, const sim_scenario *sc, const char *vari
 }
 
 void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev) {
+    util_out_buffer line; /* the line's bytes, written with one fwrite */
     util_json w;
-    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_init(&w, util_out_buffered(&line, f), UTIL_JSON_SHORT_NEWLINE);
     util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
     util_json_fixed(&w, "t_s", (double)ev->t_us / 1e6, 6);
     util_json_str(&w, "variant", variant);
     if (fleet_event(&w, ev)) {
         util_json_close(&w);
-        fputc('\n', f);
+        util_json_text(&w, "\n");
+        util_out_flush(&line);
         return;
     }
     util_json_str(&w, "provider", sc->providers[ev->provider].name);
@@ -696,7 +698,8 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
         util_json_str(&w, "kind", scn_fault_kind_name(fa->kind));
     }
     util_json_close(&w);
-    fputc('\n', f);
+    util_json_text(&w, "\n");
+    util_out_flush(&line);
 }
 
 void rep_format_duration(char *buf, size_t len, double us) {

@@ -13,6 +13,30 @@ util_out util_out_file(FILE *f) {
     return (util_out){.put = put_file, .sink = f};
 }
 
+static void put_buffered(void *sink, const char *s, size_t n) {
+    util_out_buffer *ob = sink;
+    if (n > sizeof ob->b - ob->len) {
+        util_out_flush(ob);
+        if (n > sizeof ob->b) { /* more than the buffer holds: straight through */
+            fwrite(s, 1, n, ob->f);
+            return;
+        }
+    }
+    memcpy(ob->b + ob->len, s, n);
+    ob->len += n;
+}
+
+util_out util_out_buffered(util_out_buffer *ob, FILE *f) {
+    ob->f = f;
+    ob->len = 0;
+    return (util_out){.put = put_buffered, .sink = ob};
+}
+
+void util_out_flush(util_out_buffer *ob) {
+    if (ob->len > 0) fwrite(ob->b, 1, ob->len, ob->f);
+    ob->len = 0;
+}
+
 void util_printf(const util_out *o, const char *fmt, ...) {
     char small[1024];
     va_list ap;
