@@ -107,6 +107,10 @@ int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg) {
         }
     }
     p->cap_retry = d >= cap ? n : UINT32_MAX;
+    /* A retry is then at once or not at all: no delay to compute, no draw, no header to read
+     * (ignored, and rate_limit_needs_hint does not ask for one), no deadline to check. */
+    p->plain = c.backoff == FB_BACKOFF_NONE && c.retry_after == FB_RETRY_AFTER_IGNORE &&
+               c.rate_limit_needs_hint != FB_ON && c.deadline_us == 0;
     return FB_OK;
 }
 
@@ -343,6 +347,12 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
     if (s->attempt == 1 && c != NULL && c->attempts > 0)
         s->attempts_max = c->attempts < FB_RETRY_ATTEMPTS_MAX ? c->attempts : FB_RETRY_ATTEMPTS_MAX;
     if (c == NULL || !c->retryable) return give_up(FB_GIVEUP_NOT_RETRYABLE);
+    if (p->plain && budget == NULL) { /* what the steps below come to for such a policy */
+        if (s->attempt >= (s->attempts_max ? s->attempts_max : cfg->attempts))
+            return give_up(FB_GIVEUP_ATTEMPTS);
+        s->prev_delay_us = 0;
+        return (fb_retry_decision){.retry = true, .delay_us = 0, .reason = FB_GIVEUP_NONE};
+    }
     bool limited = c->outcome == FB_OUT_RATE_LIMITED;
     hint_us = hint_for(cfg, c->outcome, hint_us);
     if (cfg->hint_whole_seconds == FB_ON && hint_us > 0 && hint_us % FB_US_PER_S != 0)
