@@ -205,103 +205,26 @@ void util_json_wrap(util_json *w, int column) {
     w->wrap = column;
 }
 
-/* v in decimal, as printf's %llu (a "-" before it when minus), into t: its length (at most
- * 21). Without stdio, since events.jsonl has a few numbers a line. */
-static size_t decimal(char *t, uint64_t v, bool minus) {
-    char s[24], *p = s + sizeof s;
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v > 0);
-    if (minus) *--p = '-';
-    size_t n = (size_t)(s + sizeof s - p);
-    memcpy(t, p, n);
-    return n;
-}
-
 void util_json_u64(util_json *w, const char *key, uint64_t v) {
     char t[SHORT_KEY_ROOM + 24];
     size_t k = key_into(w, key, t);
-    put(w, t, k + decimal(t + k, v, false));
+    put(w, t, k + util_decimal(t + k, v, false));
 }
 
 void util_json_i64(util_json *w, const char *key, int64_t v) {
     char t[SHORT_KEY_ROOM + 24];
     size_t k = key_into(w, key, t);
-    put(w, t, k + decimal(t + k, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0));
-}
-
-/* The most decimals fixed() writes itself, and the most bytes it writes. */
-#define FIXED_DECIMALS_MAX 17
-#define FIXED_MAX (1 + 20 + 1 + FIXED_DECIMALS_MAX)
-
-/*
- * v (finite) with `decimals` decimals into t, the same bytes as printf's "%.*f": the decimal
- * expansion of the double itself, rounded half to even (printf in the default rounding mode;
- * "-" whenever the sign bit is set, "-0.00" included). v = m * 2^-sh exactly, so the integer
- * part is m >> sh and each decimal is the next multiple of ten of the fraction's bits, with
- * no rounding on the way. Its length, or 0 when v is outside what uint64_t arithmetic holds
- * (|v| from 2^64 up, below 2^-8 but not 0, subnormal) or decimals outside
- * 0..FIXED_DECIMALS_MAX: then printf writes it.
- */
-static size_t fixed(char *t, double v, int decimals) {
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    const int e = (int)((bits >> 52) & 0x7ff);
-    uint64_t m = bits & ((1ull << 52) - 1), ip, frac = 0;
-    int sh = 0;
-    if (decimals < 0 || decimals > FIXED_DECIMALS_MAX) return 0;
-    if (e == 0) {
-        if (m != 0) return 0; /* subnormal */
-        ip = 0;               /* +-0 */
-    } else {
-        m |= 1ull << 52;
-        sh = 1075 - e; /* v = m * 2^-sh */
-        if (sh < -11 || sh > 60) return 0;
-        if (sh <= 0) {
-            ip = m << -sh;
-            sh = 0;
-        } else {
-            ip = m >> sh;
-            frac = m & ((1ull << sh) - 1);
-        }
-    }
-    const uint64_t mask = sh > 0 ? (1ull << sh) - 1 : 0;
-    char d[FIXED_DECIMALS_MAX];
-    for (int i = 0; i < decimals; i++) { /* frac < 2^60: ten times it fits */
-        frac *= 10;
-        d[i] = (char)('0' + (frac >> sh));
-        frac &= mask;
-    }
-    if (sh > 0) { /* round half to even: the rest against one half */
-        const uint64_t half = 1ull << (sh - 1);
-        const int last = decimals > 0 ? d[decimals - 1] - '0' : (int)(ip & 1);
-        if (frac > half || (frac == half && (last & 1))) {
-            int i = decimals - 1;
-            for (; i >= 0 && d[i] == '9'; i--) d[i] = '0';
-            if (i >= 0)
-                d[i]++;
-            else
-                ip++; /* ip < 2^53 here: no overflow */
-        }
-    }
-    size_t k = decimal(t, ip, (bits >> 63) != 0);
-    if (decimals > 0) {
-        t[k++] = '.';
-        memcpy(t + k, d, (size_t)decimals);
-        k += (size_t)decimals;
-    }
-    return k;
+    put(w, t, k + util_decimal(t + k, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0));
 }
 
 /* v with `precision` decimals ("%.*f") or significant digits ("%.*g"); null when not finite. */
 static void number(util_json *w, const char *key, double v, bool is_fixed, int precision) {
-    char t[SHORT_KEY_ROOM + FIXED_MAX];
+    char t[SHORT_KEY_ROOM + UTIL_FIXED_MAX];
     size_t k = key_into(w, key, t), n;
     if (!isfinite(v)) {
         memcpy(t + k, "null", 4);
         put(w, t, k + 4);
-    } else if (is_fixed && (n = fixed(t + k, v, precision)) > 0) {
+    } else if (is_fixed && (n = util_fixed(t + k, v, precision)) > 0) {
         put(w, t, k + n);
     } else {
         put(w, t, k);

@@ -6,7 +6,9 @@
 #ifndef UTIL_OUT_H
 #define UTIL_OUT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 typedef struct util_out {
@@ -37,6 +39,23 @@ void util_out_flush(util_out_buffer *ob);
 static inline void util_put(const util_out *o, const char *s, size_t n) {
     if (n > 0) o->put(o->sink, s, n);
 }
+
+/* v in decimal, printf's "%llu" with a "-" before it when minus, into t: its length (at most
+ * 21). Without stdio: events.jsonl and timeseries.csv have numbers in every line. */
+size_t util_decimal(char *t, uint64_t v, bool minus);
+
+/* The most decimals util_fixed writes itself, and the most bytes it writes. */
+#define UTIL_FIXED_DECIMALS_MAX 17
+#define UTIL_FIXED_MAX (1 + 20 + 1 + UTIL_FIXED_DECIMALS_MAX)
+
+/*
+ * v with `decimals` decimals into t, the bytes of printf's "%.*f" (the double's exact decimal
+ * expansion, rounded half to even; "-" whenever the sign bit is set, "-0.00" included), without
+ * stdio. Its length; 0 when v is not finite, outside what uint64_t arithmetic holds (|v| from
+ * 2^64 up, below 2^-8 but not 0) or decimals is outside 0..UTIL_FIXED_DECIMALS_MAX: then
+ * printf writes it (util_printf).
+ */
+size_t util_fixed(char *t, double v, int decimals);
 
 /* printf onto o; a text over 1 KiB is formatted into a block of its size (or cut there). */
 void util_printf(const util_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
