@@ -1,4 +1,5 @@
-/* test_util.c - util/: the growable buffer's cap, the JSON writer's layouts, the escapes, the JUnit
+/* test_util.c - util/: the growable buffer's cap, the JSON writer's layouts and its one-put items,
+ * "%.Nf" without printf against printf, the buffered FILE, the escapes, the JUnit
  * writer, base64 (RFC 4648's vectors), strict UTF-8 (RFC 3629), the checked close, the whole-file
  * reader's cap and the worker pool (results by task, whatever the workers). */
 #include <stdarg.h>
