@@ -77,6 +77,11 @@ int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
         for (uint32_t i = 0; i < cfg->provider_count; i++) fb->cfg.order[i] = (uint8_t)i;
         fb->cfg.order_len = cfg->provider_count;
     }
+    fb->plain = cfg->budget == NULL && cfg->pick == FB_PICK_ORDER;
+    for (uint32_t i = 0; i < cfg->provider_count; i++) {
+        const fb_fallback_provider *p = &cfg->providers[i];
+        if (p->breaker || p->port.allow || p->ratelimit || p->conclimit) fb->plain = false;
+    }
     return FB_OK;
 }
 
@@ -358,6 +363,42 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
     return true;
 }
 
+/*
+ * send() for an engine with nothing to ask before an attempt (fb->plain) and no limiter tokens
+ * reserved: its steps with the limiters, the breaker, the groups and the budget left out, as
+ * they come to nothing there. Inline in again(): a storm's retry at once comes this way.
+ */
+static inline void send_plain(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                              fb_fallback_decision *d) {
+    const fb_fallback_provider *p = current(fb, req);
+    uint8_t provider = req->order[req->cur];
+    fb_time_us deadline_us = deadline_at(fb, req);
+
+    if (now_us >= deadline_us) {
+        finish(fb, req, FB_STOP_DEADLINE, false, d);
+        return;
+    }
+    req->permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_UNTRACKED};
+    fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
+    if (req->stats.attempts == 0)
+        req->first_provider = provider;
+    else if ((req->attempted & (1u << provider)) != 0)
+        req->stats.retries++;
+    else
+        req->stats.fallbacks++;
+    req->fresh_group = false;
+    req->attempted = (uint8_t)(req->attempted | (1u << provider));
+    req->stats.attempts++;
+    req->last_provider = provider;
+    req->retry.start_us = req->start_us;
+    req->phase = PHASE_ATTEMPT;
+    req->detached = false;
+
+    decision(req, FB_ACT_ATTEMPT, provider, d);
+    d->timeout_us = timeout_us;
+    d->resume = req->resume;
+}
+
 /* Fresh retries; the budget's refund still covers the request's last retry, a held slot stays. */
 static void fresh_retries(fb_fallback_request *req, fb_time_us now_us) {
     uint32_t withdrawn = req->retry.budget_withdrawn;
@@ -394,6 +435,10 @@ static void again(const fb_fallback *fb, fb_fallback_request *req, bool reserved
                   fb_fallback_decision *d) {
     req->phase = PHASE_IDLE;
     req->cur = req->pos;
+    if (fb->plain && !reserved) {
+        send_plain(fb, req, now_us, d);
+        return;
+    }
     if (send(fb, req, reserved, now_us, d)) return;
     req->pos++;
     advance(fb, req, now_us, d);

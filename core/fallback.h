@@ -149,6 +149,8 @@ typedef struct fb_fallback_config {
 typedef struct fb_fallback {
     /* private */
     fb_fallback_config cfg;
+    bool plain; /* nothing to ask before an attempt: no provider has a limiter, concurrency
+                   limit or breaker, no budget, no groups (set by fb_fallback_init) */
 } fb_fallback;
 
 typedef struct fb_fallback_request_stats {

@@ -107,6 +107,10 @@ int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg) {
         }
     }
     p->cap_retry = d >= cap ? n : UINT32_MAX;
+    /* A retry is then at once or not at all: no delay to compute, no draw, no header to read
+     * (ignored, and rate_limit_needs_hint does not ask for one), no deadline to check. */
+    p->plain = c.backoff == FB_BACKOFF_NONE && c.retry_after == FB_RETRY_AFTER_IGNORE &&
+               c.rate_limit_needs_hint != FB_ON && c.deadline_us == 0;
     return FB_OK;
 }
 
@@ -334,9 +338,26 @@ static fb_time_us hint_for(const fb_retry_config *cfg, fb_outcome o, fb_time_us 
     return hint_us;
 }
 
-fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
-                                fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
-                                fb_time_us now_us) {
+/* What next_full's steps come to for a plain policy without a budget: count, then retry at
+ * once or give up (fb_retry_next, below). */
+static inline fb_retry_decision plain_next(const fb_retry_policy *p, fb_retry_state *s,
+                                           const fb_class *c) {
+    if (s->attempt < UINT32_MAX) s->attempt++;
+    if (s->attempt == 1 && c != NULL && c->attempts > 0)
+        s->attempts_max = c->attempts < FB_RETRY_ATTEMPTS_MAX ? c->attempts : FB_RETRY_ATTEMPTS_MAX;
+    if (c == NULL || !c->retryable) return give_up(FB_GIVEUP_NOT_RETRYABLE);
+    if (s->attempt >= (s->attempts_max ? s->attempts_max : p->cfg.attempts))
+        return give_up(FB_GIVEUP_ATTEMPTS);
+    s->prev_delay_us = 0;
+    return (fb_retry_decision){.retry = true, .delay_us = 0, .reason = FB_GIVEUP_NONE};
+}
+
+/* fb_retry_next's steps (retry.h); out of line, so that a plain policy's answer is made
+ * without the register saves of these. */
+static __attribute__((noinline)) fb_retry_decision next_full(const fb_retry_policy *p,
+                                                             fb_retry_state *s, const fb_class *c,
+                                                             fb_time_us hint_us, fb_budget *budget,
+                                                             fb_rng *rng, fb_time_us now_us) {
     const fb_retry_config *cfg = &p->cfg;
     if (s->attempt < UINT32_MAX) s->attempt++; /* the attempt that just failed */
     /* the request's first failure may set its own attempts (LiteLLM RetryPolicy) */
@@ -387,6 +408,13 @@ fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, con
     s->hint_total_us = total;
     s->hint_honoured = s->hint_honoured || decided;
     return (fb_retry_decision){.retry = true, .delay_us = delay, .reason = FB_GIVEUP_NONE};
+}
+
+fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
+                                fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
+                                fb_time_us now_us) {
+    if (p->plain && budget == NULL) return plain_next(p, s, c);
+    return next_full(p, s, c, hint_us, budget, rng, now_us);
 }
 
 const char *fb_giveup_name(fb_giveup g) {

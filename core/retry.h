@@ -160,6 +160,8 @@ typedef struct fb_retry_policy {
     /* private: the validated config */
     fb_retry_config cfg;
     uint32_t cap_retry; /* EXPONENTIAL: first retry number whose backoff reaches the cap */
+    bool plain;         /* nothing to decide but the count: no backoff, no Retry-After, no deadline
+                           (fb_retry_next's short way when there is no budget either) */
 } fb_retry_policy;
 
 /* Per-request retry state: fb_retry_begin() it when the request starts. */

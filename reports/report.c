@@ -442,32 +442,72 @@ void rep_csv_header(FILE *f, const sim_scenario *sc) {
     fputc('\n', f);
 }
 
+/* A cell of timeseries.csv, the comma before it: an integer ("%" PRIu64, "%u", "%d" of 0/1). */
+static void cell_u(const util_out *o, uint64_t v) {
+    char t[1 + 24];
+    t[0] = ',';
+    util_put(o, t, 1 + util_decimal(t + 1, v, false));
+}
+
+/* A cell with `decimals` decimals ("%.*f"): util_fixed's bytes, printf's where it has none. */
+static void cell_f(const util_out *o, double v, int decimals) {
+    char t[1 + UTIL_FIXED_MAX];
+    t[0] = ',';
+    size_t n = util_fixed(t + 1, v, decimals);
+    if (n > 0)
+        util_put(o, t, 1 + n);
+    else
+        util_printf(o, ",%.*f", decimals, v);
+}
+
 void rep_csv_row(FILE *f, const sim_scenario *sc, const char *variant, const sim_row *r) {
+    util_out_buffer line; /* the row's bytes, written with one fwrite */
+    const util_out o = util_out_buffered(&line, f), *out = &o;
     double err = r->ended ? (double)r->errors / (double)r->ended : 0;
-    fprintf(f,
-            "%s,%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-            ",%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f,%.3f,%d",
-            variant, (double)r->t_us / 1e6, r->arrivals, r->ended, r->success, r->fallback_success,
-            r->degraded, r->errors, r->slo_missed, err, r->in_flight, r->pod_queue, r->busy_workers,
-            r->latency_p50_ms, r->latency_p99_ms, r->fault_active ? 1 : 0);
-    for (uint32_t p = 0; p < sc->provider_count; p++)
-        fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u,%.4f,%.4f",
-                r->p[p].attempts, r->p[p].errors, r->p[p].rate_limited, r->p[p].timeouts,
-                r->p[p].in_service, r->p[p].queue, r->p[p].open_share, r->p[p].half_open_share);
+    util_put(out, variant, strlen(variant));
+    cell_f(out, (double)r->t_us / 1e6, 3);
+    cell_u(out, r->arrivals);
+    cell_u(out, r->ended);
+    cell_u(out, r->success);
+    cell_u(out, r->fallback_success);
+    cell_u(out, r->degraded);
+    cell_u(out, r->errors);
+    cell_u(out, r->slo_missed);
+    cell_f(out, err, 6);
+    cell_u(out, r->in_flight);
+    cell_u(out, r->pod_queue);
+    cell_u(out, r->busy_workers);
+    cell_f(out, r->latency_p50_ms, 3);
+    cell_f(out, r->latency_p99_ms, 3);
+    cell_u(out, r->fault_active ? 1 : 0);
+    for (uint32_t p = 0; p < sc->provider_count; p++) {
+        cell_u(out, r->p[p].attempts);
+        cell_u(out, r->p[p].errors);
+        cell_u(out, r->p[p].rate_limited);
+        cell_u(out, r->p[p].timeouts);
+        cell_u(out, r->p[p].in_service);
+        cell_u(out, r->p[p].queue);
+        cell_f(out, r->p[p].open_share, 4);
+        cell_f(out, r->p[p].half_open_share, 4);
+    }
     for (uint32_t p = 0; p < sc->provider_count; p++) {
         /* a variant without a limit for p leaves its cell empty */
         if (scn_uses(sc, SIM_FEATURE_CONCLIMIT)) {
             if (sim_metric_is_na(r->p[p].limit))
-                fputc(',', f);
+                util_put(out, ",", 1);
             else
-                fprintf(f, ",%.2f", r->p[p].limit);
+                cell_f(out, r->p[p].limit, 2);
         }
-        if (scn_uses(sc, SIM_FEATURE_POOL)) fprintf(f, ",%u", r->p[p].conn_wait);
+        if (scn_uses(sc, SIM_FEATURE_POOL)) cell_u(out, r->p[p].conn_wait);
     }
-    if (scn_uses(sc, SIM_FEATURE_AUTOSCALE)) fprintf(f, ",%u,%u", r->pods_ready, r->pods_starting);
-    if (scn_uses(sc, SIM_FEATURE_RESUBMIT)) fprintf(f, ",%" PRIu64, r->resubmissions);
-    if (scn_uses(sc, SIM_FEATURE_STORE_OUTAGE)) fprintf(f, ",%d", r->store_down ? 1 : 0);
-    fputc('\n', f);
+    if (scn_uses(sc, SIM_FEATURE_AUTOSCALE)) {
+        cell_u(out, r->pods_ready);
+        cell_u(out, r->pods_starting);
+    }
+    if (scn_uses(sc, SIM_FEATURE_RESUBMIT)) cell_u(out, r->resubmissions);
+    if (scn_uses(sc, SIM_FEATURE_STORE_OUTAGE)) cell_u(out, r->store_down ? 1 : 0);
+    util_put(out, "\n", 1);
+    util_out_flush(&line);
 }
 
 /* The autoscaler's decisions and the breaker store's outages (docs/reports.md). */
@@ -655,14 +695,16 @@ static void library_event(util_json *w, const sim_scenario *sc, const char *vari
 }
 
 void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const sim_log_event *ev) {
+    util_out_buffer line; /* the line's bytes, written with one fwrite */
     util_json w;
-    util_json_init(&w, util_out_file(f), UTIL_JSON_SHORT_NEWLINE);
+    util_json_init(&w, util_out_buffered(&line, f), UTIL_JSON_SHORT_NEWLINE);
     util_json_open(&w, NULL, '{', UTIL_JSON_COMPACT);
     util_json_fixed(&w, "t_s", (double)ev->t_us / 1e6, 6);
     util_json_str(&w, "variant", variant);
     if (fleet_event(&w, ev)) {
         util_json_close(&w);
-        fputc('\n', f);
+        util_json_text(&w, "\n");
+        util_out_flush(&line);
         return;
     }
     util_json_str(&w, "provider", sc->providers[ev->provider].name);
@@ -698,7 +740,8 @@ void rep_event_line(FILE *f, const sim_scenario *sc, const char *variant, const 
         util_json_str(&w, "kind", scn_fault_kind_name(fa->kind));
     }
     util_json_close(&w);
-    fputc('\n', f);
+    util_json_text(&w, "\n");
+    util_out_flush(&line);
 }
 
 void rep_format_duration(char *buf, size_t len, double us) {

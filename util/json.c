@@ -108,7 +108,73 @@ static void separate(util_json *w) {
     }
 }
 
+/* Whether none of n bytes needs an escape (util_json_escape would put them as they are). */
+static bool plain(const char *s, size_t n) {
+    uint64_t x;
+    if (n < 8) {
+        for (size_t i = 0; i < n; i++) {
+            const unsigned char c = (unsigned char)s[i];
+            if (c < 0x20 || c == '"' || c == '\\') return false;
+        }
+        return true;
+    }
+    for (size_t i = 0; i + 8 < n; i += 8)
+        if (memcpy(&x, s + i, 8), needs_escape8(x)) return false;
+    return memcpy(&x, s + n - 8, 8), !needs_escape8(x); /* the last eight, overlapping */
+}
+
+/* The most bytes of a key, and of a string value, that the one-put path below takes. */
+#define SHORT_MAX 120
+
+/*
+ * The common case in one put instead of five: the separator and key of the next item, in a
+ * compact or inline container with no line to break and a key (or none, in an array) of at
+ * most SHORT_MAX bytes that needs no escape, written into t (SHORT_MAX + 5 bytes at least).
+ * Its length in *len; false when the item takes the general way (util_json_key), and then
+ * nothing changed.
+ */
+static bool short_key(util_json *w, const char *key, char *t, size_t *len) {
+    if (w->depth == 0 || w->wrap >= 0) return false;
+    util_json_layout layout = w->level[w->depth - 1].layout;
+    if (layout != UTIL_JSON_COMPACT && layout != UTIL_JSON_INLINE) return false;
+    size_t n = key ? strlen(key) : 0, k = 0;
+    if (n > SHORT_MAX || (key && !plain(key, n))) return false;
+    bool compact = layout == UTIL_JSON_COMPACT;
+    if (!w->level[w->depth - 1].first) {
+        t[k++] = ',';
+        if (!compact) t[k++] = ' ';
+    }
+    w->level[w->depth - 1].first = false;
+    if (key) {
+        t[k++] = '"';
+        memcpy(t + k, key, n);
+        k += n;
+        t[k++] = '"';
+        t[k++] = ':';
+        if (!compact) t[k++] = ' ';
+    }
+    *len = k;
+    return true;
+}
+
+/* The separator and key as util_json_key puts them, into t (SHORT_KEY_ROOM bytes) when
+ * short_key takes them, else put at once: the bytes in t, which the caller puts. */
+#define SHORT_KEY_ROOM (SHORT_MAX + 8)
+
+static size_t key_into(util_json *w, const char *key, char *t) {
+    size_t k;
+    if (short_key(w, key, t, &k)) return k;
+    util_json_key(w, key);
+    return 0;
+}
+
 void util_json_key(util_json *w, const char *key) {
+    char t[SHORT_KEY_ROOM];
+    size_t k;
+    if (short_key(w, key, t, &k)) {
+        put(w, t, k);
+        return;
+    }
     separate(w);
     if (key == NULL) return;
     util_json_string(&w->out, key, w->flags);
@@ -139,37 +205,31 @@ void util_json_wrap(util_json *w, int column) {
     w->wrap = column;
 }
 
-/* v in decimal, as printf's %llu (a "-" before it when minus): without stdio, since
- * events.jsonl has a few numbers a line. */
-static void decimal(util_json *w, uint64_t v, bool minus) {
-    char s[24], *p = s + sizeof s;
-    do {
-        *--p = (char)('0' + v % 10);
-        v /= 10;
-    } while (v > 0);
-    if (minus) *--p = '-';
-    put(w, p, (size_t)(s + sizeof s - p));
-}
-
 void util_json_u64(util_json *w, const char *key, uint64_t v) {
-    util_json_key(w, key);
-    decimal(w, v, false);
+    char t[SHORT_KEY_ROOM + 24];
+    size_t k = key_into(w, key, t);
+    put(w, t, k + util_decimal(t + k, v, false));
 }
 
 void util_json_i64(util_json *w, const char *key, int64_t v) {
-    util_json_key(w, key);
-    decimal(w, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0);
+    char t[SHORT_KEY_ROOM + 24];
+    size_t k = key_into(w, key, t);
+    put(w, t, k + util_decimal(t + k, v < 0 ? 0 - (uint64_t)v : (uint64_t)v, v < 0));
 }
 
 /* v with `precision` decimals ("%.*f") or significant digits ("%.*g"); null when not finite. */
-static void number(util_json *w, const char *key, double v, bool fixed, int precision) {
-    util_json_key(w, key);
-    if (!isfinite(v))
-        put(w, "null", 4);
-    else if (fixed)
-        util_printf(&w->out, "%.*f", precision, v);
-    else
-        util_printf(&w->out, "%.*g", precision, v);
+static void number(util_json *w, const char *key, double v, bool is_fixed, int precision) {
+    char t[SHORT_KEY_ROOM + UTIL_FIXED_MAX];
+    size_t k = key_into(w, key, t), n;
+    if (!isfinite(v)) {
+        memcpy(t + k, "null", 4);
+        put(w, t, k + 4);
+    } else if (is_fixed && (n = util_fixed(t + k, v, precision)) > 0) {
+        put(w, t, k + n);
+    } else {
+        put(w, t, k);
+        util_printf(&w->out, is_fixed ? "%.*f" : "%.*g", precision, v);
+    }
 }
 
 void util_json_fixed(util_json *w, const char *key, double v, int decimals) {
@@ -190,7 +250,16 @@ void util_json_bool(util_json *w, const char *key, bool v) {
 }
 
 void util_json_str(util_json *w, const char *key, const char *v) {
-    util_json_key(w, key);
+    char t[SHORT_KEY_ROOM + SHORT_MAX + 2];
+    size_t k = key_into(w, key, t), n;
+    if (v && (n = strlen(v)) <= SHORT_MAX && plain(v, n)) { /* one put: key and value */
+        t[k] = '"';
+        memcpy(t + k + 1, v, n);
+        t[k + 1 + n] = '"';
+        put(w, t, k + n + 2);
+        return;
+    }
+    put(w, t, k);
     if (v)
         util_json_string(&w->out, v, w->flags);
     else

@@ -304,6 +304,56 @@ static void fallback_zero_delay_retry_attempts_at_once(void **state) {
     assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 1);
 }
 
+/*
+ * An engine with nothing to ask before an attempt (no breaker, limiter, budget or groups) takes
+ * send()'s plain way on a retry at once: the same decisions and counts as the same chain with a
+ * limiter at each provider that admits everything, which takes the full way.
+ */
+static void fallback_plain_engine_decides_as_one_with_limits_that_admit_all(void **state) {
+    (void)state;
+    chain a, b;
+    for (int k = 0; k < 2; k++) {
+        chain *ch = k ? &b : &a;
+        memset(ch, 0, sizeof *ch);
+        ch->cfg.provider_count = 3;
+        ch->cfg.providers[1].attempt_timeout_us = 4 * S;
+        chain_retry(ch, (fb_retry_config){.attempts = 3,
+                                          .backoff = FB_BACKOFF_NONE,
+                                          .retry_after = FB_RETRY_AFTER_IGNORE,
+                                          .attempt_timeout_us = 10 * S});
+        if (k)
+            for (uint32_t i = 0; i < 3; i++)
+                chain_limit(ch, i, (fb_ratelimit_config){.requests_per_min = 1000000});
+        chain_init(ch);
+    }
+    assert_true(a.fb.plain);
+    assert_false(b.fb.plain);
+    const fb_class *seq[] = {&E503, &E503, &E503, &TIMEOUT_NO_RETRY, &E503, &E503, &OK};
+    fb_fallback_request ra, rb;
+    fb_fallback_decision da = fb_fallback_begin(&a.fb, &ra, 1000, NULL, 0, 0);
+    fb_fallback_decision db = fb_fallback_begin(&b.fb, &rb, 1000, NULL, 0, 0);
+    for (size_t i = 0;; i++) {
+        assert_int_equal(da.action, db.action);
+        assert_int_equal(da.provider, db.provider);
+        assert_int_equal(da.delay_us, db.delay_us);
+        assert_int_equal(da.timeout_us, db.timeout_us);
+        assert_int_equal(da.stop, db.stop);
+        assert_int_equal(da.via_fallback, db.via_fallback);
+        assert_int_equal(da.last_outcome, db.last_outcome);
+        assert_memory_equal(fb_fallback_request_stats_get(&ra), fb_fallback_request_stats_get(&rb),
+                            sizeof(fb_fallback_request_stats));
+        if (da.action == FB_ACT_DONE || i == sizeof seq / sizeof *seq) break;
+        assert_int_equal(da.action, FB_ACT_ATTEMPT);
+        fb_time_us now = (fb_time_us)(i + 1) * S;
+        da = fb_fallback_result(&a.fb, &ra, seq[i], FB_TIME_NONE, now);
+        db = fb_fallback_result(&b.fb, &rb, seq[i], FB_TIME_NONE, now);
+    }
+    assert_done(da, FB_STOP_SUCCESS);
+    assert_int_equal(da.provider, 2);
+    assert_int_equal(fb_fallback_request_stats_get(&ra)->retries, 4);
+    assert_int_equal(fb_fallback_request_stats_get(&ra)->fallbacks, 2);
+}
+
 static void fallback_non_retryable_outcome_falls_back_at_once(void **state) {
     (void)state;
     chain ch;
@@ -1530,6 +1580,7 @@ int main(void) {
         cmocka_unit_test(fallback_every_provider_visited_once),
         cmocka_unit_test(fallback_without_retry_policy_one_attempt_per_provider),
         cmocka_unit_test(fallback_zero_delay_retry_attempts_at_once),
+        cmocka_unit_test(fallback_plain_engine_decides_as_one_with_limits_that_admit_all),
         cmocka_unit_test(fallback_non_retryable_outcome_falls_back_at_once),
         cmocka_unit_test(fallback_open_breaker_skips_without_attempt),
         cmocka_unit_test(fallback_half_open_admits_one_requests_probe),

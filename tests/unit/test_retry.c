@@ -1013,6 +1013,64 @@ static void retry_policy_rejects_unknown_forms(void **state) {
     assert_int_equal(fb_retry_policy_init(&p, &c), FB_EINVAL);
 }
 
+/*
+ * A policy with nothing to decide but the count (no backoff, Retry-After ignored, no deadline)
+ * takes fb_retry_next's short way: the same decisions, and the same state after each, as the
+ * same policy with a deadline too far to matter, which takes the long way.
+ */
+static void retry_plain_policy_decides_as_the_long_way(void **state) {
+    (void)state;
+    fb_retry_config c = {.attempts = 6,
+                         .backoff = FB_BACKOFF_NONE,
+                         .retry_after = FB_RETRY_AFTER_IGNORE,
+                         .hint_whole_seconds = FB_ON,
+                         .ignore_zero_hint = FB_ON,
+                         .hint_zeroes_backoff = FB_ON};
+    fb_retry_policy plain = policy(c);
+    c.deadline_us = INT64_MAX / 4;
+    fb_retry_policy longer = policy(c);
+    assert_true(plain.plain);
+    assert_false(longer.plain);
+    c.deadline_us = 0;
+    c.rate_limit_needs_hint = FB_ON; /* a 429 without a header gives up: a decision */
+    assert_false(policy(c).plain);
+    c.rate_limit_needs_hint = FB_OFF;
+    c.retry_after = FB_RETRY_AFTER_MAX;
+    assert_false(policy(c).plain);
+    c.retry_after = FB_RETRY_AFTER_IGNORE;
+    c.backoff = FB_BACKOFF_CONSTANT;
+    assert_false(policy(c).plain);
+
+    const fb_class limited = {.outcome = FB_OUT_RATE_LIMITED,
+                              .retryable = true,
+                              .effect = FB_EFFECT_FAILURE,
+                              .may_fallback = true};
+    fb_class own = transient;
+    own.attempts = 3; /* the request's first failure sets its own attempts */
+    const fb_class *seq[] = {&own, &limited, &timed_out, &transient, &transient, &permanent};
+    const fb_time_us hints[] = {FB_TIME_NONE, 0, 1500 * MS, 2 * S, FB_TIME_NONE, 5 * S};
+    for (int first = 0; first < 2; first++) {
+        fb_retry_state a, b;
+        fb_retry_begin(&a, 7 * S);
+        fb_retry_begin(&b, 7 * S);
+        for (size_t i = (size_t)first; i < sizeof seq / sizeof *seq; i++) {
+            fb_time_us now = 7 * S + (fb_time_us)i * S;
+            fb_retry_decision x = fb_retry_next(&plain, &a, seq[i], hints[i], NULL, NULL, now);
+            fb_retry_decision y = fb_retry_next(&longer, &b, seq[i], hints[i], NULL, NULL, now);
+            assert_int_equal(x.retry, y.retry);
+            assert_int_equal(x.delay_us, y.delay_us);
+            assert_int_equal(x.reason, y.reason);
+            assert_int_equal(a.attempt, b.attempt);
+            assert_int_equal(a.attempts_max, b.attempts_max);
+            assert_int_equal(a.prev_delay_us, b.prev_delay_us);
+            assert_int_equal(a.hint_total_us, b.hint_total_us);
+            assert_int_equal(a.hint_honoured, b.hint_honoured);
+            assert_true(a.jitter_state == b.jitter_state);
+        }
+        assert_int_equal(a.attempts_max, first ? 0 : 3);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(retry_after_jitter_spreads_clients_above_the_header),
@@ -1067,6 +1125,7 @@ int main(void) {
         cmocka_unit_test(retry_p_retry_randomize_rounds_to_ms),
         cmocka_unit_test(retry_decorrelated_v2_follows_pollys_formula),
         cmocka_unit_test(retry_policy_rejects_unknown_forms),
+        cmocka_unit_test(retry_plain_policy_decides_as_the_long_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,4 +1,5 @@
-/* test_util.c - util/: the growable buffer's cap, the JSON writer's layouts, the escapes, the JUnit
+/* test_util.c - util/: the growable buffer's cap, the JSON writer's layouts and its one-put items,
+ * "%.Nf" without printf against printf, the buffered FILE, the escapes, the JUnit
  * writer, base64 (RFC 4648's vectors), strict UTF-8 (RFC 3629), the checked close, the whole-file
  * reader's cap and the worker pool (results by task, whatever the workers). */
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include "util/file.h"
 #include "util/json.h"
 #include "util/junit.h"
+#include "util/out.h"
 #include "util/pool.h"
 #include "util/utf8.h"
 #include "util/xml.h"
@@ -99,6 +101,129 @@ static void util_json_writer_lays_out_each_container_as_opened(void **state) {
     util_json_close(&w);
     assert_int_equal(t.n, strlen("[\"a\\u000ab\",\n") + 70 + strlen("null\n]"));
     assert_string_equal(t.s + t.n - 7, " null\n]");
+}
+
+/* A value of splitmix64 (Steele, Lea, Flood 2014): the test's own numbers, fixed by the seed. */
+static uint64_t mix(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* v with `decimals` decimals through the writer, against printf's own "%.*f". */
+static void expect_fixed_as_printf(double v, int decimals) {
+    text t = {.n = 0};
+    util_json w;
+    char want[512];
+    util_json_init(&w, (util_out){put, &t}, 0);
+    util_json_open(&w, NULL, '[', UTIL_JSON_COMPACT);
+    util_json_fixed(&w, NULL, v, decimals);
+    util_json_close(&w);
+    snprintf(want, sizeof want, "[%.*f]", decimals, v);
+    if (strcmp(t.s, want) != 0)
+        fail_msg("%a with %d decimals: %s, printf %s", v, decimals, t.s, want);
+}
+
+static void util_json_fixed_writes_what_printf_writes(void **state) {
+    (void)state;
+    /* ties (round half to even), carries into the integer part, the signs of zero, the edges
+       of what the writer formats itself (2^-8, 2^64) and what it leaves to printf */
+    static const double edges[] = {0.0,
+                                   -0.0,
+                                   0.5,
+                                   1.5,
+                                   2.5,
+                                   -2.5,
+                                   0.125,
+                                   0.375,
+                                   -0.001,
+                                   9.9999996,
+                                   999999.9999995,
+                                   0.00390625,
+                                   0.0039062,
+                                   0x1p-8 * 0.75,
+                                   0x1p52,
+                                   0x1p53 + 2,
+                                   0x1p63,
+                                   0x1p64 - 2048,
+                                   0x1p64,
+                                   1e300,
+                                   -1e300,
+                                   4.9e-324,
+                                   2.2250738585072014e-308,
+                                   1.0 / 3,
+                                   123.456789,
+                                   1e15 + 0.5};
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++)
+        for (int d = 0; d <= 19; d++) expect_fixed_as_printf(edges[i], d);
+    /* seconds as events.jsonl writes them (microseconds / 1e6), halves of a fixed decimal
+       grid, and any double of the range the writer formats itself */
+    uint64_t x = 24;
+    for (int i = 0; i < 20000; i++) {
+        int d = (int)(mix(&x) % 12);
+        int64_t us = (int64_t)(mix(&x) >> (mix(&x) % 64)) - (int64_t)(mix(&x) >> 20);
+        expect_fixed_as_printf((double)us / 1e6, 6);
+        expect_fixed_as_printf(((double)(mix(&x) % 2000000) + 0.5) / 1000, d);
+        uint64_t bits = (mix(&x) & 0x800fffffffffffffull) | ((1023 - 12 + mix(&x) % 80) << 52);
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        expect_fixed_as_printf(v, d);
+    }
+}
+
+/* The short keys and strings (one put) against the long way, at the edge of what is short. */
+static void util_json_short_and_long_items_agree(void **state) {
+    (void)state;
+    static char want[4 * sizeof(text) + 64];
+    char key[200];
+    text t = {.n = 0}, lit = {.n = 0};
+    util_out lo = {put, &lit};
+    for (size_t n = 118; n <= 122; n++) {
+        memset(key, 'k', n);
+        key[n] = '\0';
+        for (int layout = 0; layout < 2; layout++) {
+            util_json w;
+            const char *colon = layout ? ": " : ":", *comma = layout ? ", " : ",";
+            t.n = lit.n = 0;
+            util_json_init(&w, (util_out){put, &t}, UTIL_JSON_SHORT_NEWLINE);
+            util_json_open(&w, NULL, '{', layout ? UTIL_JSON_INLINE : UTIL_JSON_COMPACT);
+            util_json_str(&w, key, key);
+            util_json_str(&w, "q\"", "a\nb");
+            util_json_u64(&w, key, 7);
+            util_json_fixed(&w, "f", -0.25, 1);
+            util_json_close(&w);
+            util_json_string(&lo, key, 0);
+            snprintf(want, sizeof want, "{%s%s%s%s\"q\\\"\"%s\"a\\nb\"%s%s%s7%s\"f\"%s-0.2}", lit.s,
+                     colon, lit.s, comma, colon, comma, lit.s, colon, comma, colon);
+            assert_string_equal(t.s, want);
+        }
+    }
+}
+
+/* Puts through a buffer reach the FILE whole and in order, a put larger than the buffer too. */
+static void util_out_buffered_writes_every_byte_in_order(void **state) {
+    (void)state;
+    static char big[5000], back[sizeof big * 3];
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (char)('a' + i % 26);
+    util_out_buffer ob;
+    util_out o = util_out_buffered(&ob, f);
+    size_t written = 0;
+    for (size_t n = 1; written + n <= 2 * sizeof big; written += n, n = n * 3 % 997 + 1)
+        util_put(&o, big + written % 2000, n);
+    util_put(&o, big, sizeof big); /* more than the buffer: flushed first, then straight */
+    util_out_flush(&ob);
+    util_out_flush(&ob); /* nothing left: nothing written */
+    rewind(f);
+    size_t got = fread(back, 1, sizeof back, f);
+    assert_int_equal(got, written + sizeof big);
+    size_t at = 0;
+    for (size_t n = 1; at + n <= 2 * sizeof big; at += n, n = n * 3 % 997 + 1)
+        assert_memory_equal(back + at, big + at % 2000, n);
+    assert_memory_equal(back + at, big, sizeof big);
+    fclose(f);
 }
 
 static void util_xml_escapes_markup_and_blanks_controls(void **state) {
@@ -323,6 +448,9 @@ int main(void) {
         cmocka_unit_test(util_buf_stops_at_its_cap),
         cmocka_unit_test(util_json_escapes_quotes_backslashes_and_controls),
         cmocka_unit_test(util_json_writer_lays_out_each_container_as_opened),
+        cmocka_unit_test(util_json_fixed_writes_what_printf_writes),
+        cmocka_unit_test(util_json_short_and_long_items_agree),
+        cmocka_unit_test(util_out_buffered_writes_every_byte_in_order),
         cmocka_unit_test(util_xml_escapes_markup_and_blanks_controls),
         cmocka_unit_test(util_junit_case_puts_output_where_asked),
         cmocka_unit_test(util_base64_matches_rfc4648_vectors),
