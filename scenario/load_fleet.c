@@ -12,10 +12,6 @@
 
 /* ---- a traffic class: source, serial, resubmit ---- */
 
-static int parse_think(pctx *P, const cJSON *v, void *out) {
-    return scn__get_dist_value(P, v, true, out);
-}
-
 /* A class's "resubmit" (base: sim_resubmit). */
 const ld_section scn__resubmit_section = {
     "resubmit", "/$defs/class/properties/resubmit",
@@ -25,7 +21,8 @@ const ld_section scn__resubmit_section = {
          .doc = "chance that a failed submission is submitted again; `0` turns it off"},
         {"think", LD_HOOK, LD_AT(sim_resubmit, think_us),
          .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"5s\"}",
-         .hook = parse_think, .def = "\"5s\"", .flags = LD_F_SET, .unit = "distribution (duration)",
+         .hook = scn__duration_dist, .def = "\"5s\"", .flags = LD_F_SET | LD_F_PURE,
+         LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
          .doc = "from the failure to the re-submission"},
         {"max", LD_INTEGER, LD_AT(sim_resubmit, max), .lo = 1, .hi = LD_RESUBMIT_MAX, .def = "3",
          .flags = LD_F_SET, .doc = "re-submissions per user request"},

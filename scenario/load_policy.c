@@ -631,10 +631,11 @@ static int parse_fallback(pctx *P, const cJSON *v, void *out) {
 /* {"latency": distribution} (base: sim_layer). */
 const ld_section scn__degraded_section = {
     "degraded", "/$defs/policy_keys/properties/degraded/oneOf/1",
-    (const ld_field[]){{"latency", LD_CODE,
+    (const ld_field[]){{"latency", LD_HOOK, LD_AT(sim_layer, degraded_latency_us),
                         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"10ms\"}",
-                        .unit = "distribution (duration)", .def = "\"10ms\"",
-                        .doc = "how long a degraded answer takes"},
+                        .hook = scn__duration_dist, .flags = LD_F_PURE,
+                        LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
+                        .def = "\"10ms\"", .doc = "how long a degraded answer takes"},
                        {0}},
     NULL};
 
@@ -645,8 +646,7 @@ static int parse_degraded(pctx *P, const cJSON *v, void *out) {
         pol->degraded = cJSON_IsTrue(v);
         return FB_OK;
     }
-    int rc = scn__check_fields(P, v, &scn__degraded_section);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "latency", true, &pol->degraded_latency_us);
+    int rc = scn__fields(P, v, &scn__degraded_section, pol);
     pol->degraded = true;
     return rc;
 }

@@ -162,9 +162,12 @@ int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f) {
         int i;
         bool b;
         fb_switch s;
+        sim_dist dist;
     } scratch;
     memset(&scratch, 0, sizeof scratch);
-    if (f->kind == LD_HOOK || f->kind == LD_CODE || f->size > sizeof scratch) return FB_OK;
+    bool pure = f->kind == LD_HOOK && (f->flags & LD_F_PURE);
+    if ((f->kind == LD_HOOK && !pure) || f->kind == LD_CODE || f->size > sizeof scratch)
+        return FB_OK;
     ld_field at = *f;
     at.offset = 0;
     return read_field(P, obj, &at, &scratch);
@@ -236,4 +239,14 @@ const ld_section *const scn__sections[] = {&scn__retry_section,
                                            &scn__top_section,
                                            &scn__backoff_section,
                                            &scn__jitter_section,
+                                           &scn__duration_dist_section,
+                                           &scn__duration_uniform_section,
+                                           &scn__duration_exponential_section,
+                                           &scn__duration_lognormal_section,
+                                           &scn__duration_empirical_section,
+                                           &scn__count_dist_section,
+                                           &scn__count_uniform_section,
+                                           &scn__count_exponential_section,
+                                           &scn__count_lognormal_section,
+                                           &scn__count_empirical_section,
                                            NULL};

@@ -11,14 +11,6 @@
 
 /* ---- arrivals ---- */
 
-static int parse_dist_duration(pctx *P, const cJSON *v, void *out) {
-    return scn__get_dist_value(P, v, true, out);
-}
-
-static int parse_dist_count(pctx *P, const cJSON *v, void *out) {
-    return scn__get_dist_value(P, v, false, out);
-}
-
 static int parse_rate(pctx *P, const cJSON *v, void *out) {
     return scn__get_rate_value(P, v, out);
 }
@@ -30,8 +22,8 @@ const ld_section scn__closed_section = {
                         .flags = LD_F_REQUIRED, .doc = "users, each with one request at a time"},
                        {"think", LD_HOOK, LD_AT(sim_class, think_us),
                         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"1s\"}",
-                        .hook = parse_dist_duration, .def = "\"1s\"", .flags = LD_F_SET,
-                        .unit = "distribution (duration)",
+                        .hook = scn__duration_dist, .def = "\"1s\"", .flags = LD_F_SET | LD_F_PURE,
+                        LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
                         .doc = "from the end of a user's request to the next"},
                        {0}},
     NULL};
@@ -312,17 +304,18 @@ const ld_section scn__class_section = {
          .doc = "`{\"amplitude\": A, \"period\": \"24h\", \"peak\": \"14h\"}`: the rate is "
                 "multiplied by 1 + A·cos(2π(t − peak)/period)"},
         {"prompt_tokens", LD_HOOK, LD_AT(sim_class, prompt_tokens),
-         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 1000}",
-         .hook = parse_dist_count, .def = "1000", .flags = LD_F_SET, .unit = "distribution",
-         .doc = "input tokens per request"},
+         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 1000}", .hook = scn__count_dist,
+         .def = "1000", .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__count_dist_section),
+         .unit = "distribution", .doc = "input tokens per request"},
         {"completion_tokens", LD_HOOK, LD_AT(sim_class, completion_tokens),
-         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 200}", .hook = parse_dist_count,
-         .def = "200", .flags = LD_F_SET, .unit = "distribution",
-         .doc = "output tokens the request asks for"},
+         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 200}", .hook = scn__count_dist,
+         .def = "200", .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__count_dist_section),
+         .unit = "distribution", .doc = "output tokens the request asks for"},
         {"service", LD_HOOK, LD_AT(sim_class, service_us),
          .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"0s\"}",
-         .hook = parse_dist_duration, .def = "\"0s\"", .flags = LD_F_SET,
-         .unit = "distribution (duration)", .doc = "local work on the worker before any call"},
+         .hook = scn__duration_dist, .def = "\"0s\"", .flags = LD_F_SET | LD_F_PURE,
+         LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
+         .doc = "local work on the worker before any call"},
         {"target", LD_CODE,
          .schema = "{\"type\": \"string\", \"default\": \"llm\", \"description\": \"\\\"llm\\\" "
                    "(the variant's fallback chain), \\\"none\\\" (local work only) or a provider "

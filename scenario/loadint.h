@@ -7,7 +7,8 @@
  * the output alone, which is how every default is written: set it, then get.
  * Everything returns FB_OK or FB_EINVAL, and the first error is the one kept.
  *
- *   load_json.c       errors and paths, did-you-mean, key checks, getters, distributions
+ *   load_json.c       errors and paths, did-you-mean, key checks, getters
+ *   load_dist.c       distributions: their tables and their reading
  *   load_traffic.c    traffic classes: arrivals, schedules, targets
  *   load_fleet.c      per-pod sources, serial clients, re-submissions, autoscaling, store outages
  *   load_providers.c  providers and their faults; references to providers by name
@@ -200,7 +201,16 @@ extern const ld_section scn__layer_section, scn__override_section, scn__degraded
     scn__layer_entry_section, scn__variant_section, scn__class_stack_section, scn__gateway_section,
     scn__top_section, scn__backoff_section, scn__jitter_section;
 
-/* ---- distributions: of durations (microseconds) or of counts ---- */
+/* ---- distributions: of durations (microseconds) or of counts (load_dist.c) ---- */
+
+/* The kinds (an object with one of their keys), and each kind's keys, for each value kind. */
+extern const ld_section scn__duration_dist_section, scn__duration_uniform_section,
+    scn__duration_exponential_section, scn__duration_lognormal_section,
+    scn__duration_empirical_section, scn__count_dist_section, scn__count_uniform_section,
+    scn__count_exponential_section, scn__count_lognormal_section, scn__count_empirical_section;
+/* A distribution of durations, of counts (out: sim_dist): rows' hooks (LD_F_PURE). */
+int scn__duration_dist(pctx *P, const cJSON *v, void *out);
+int scn__count_dist(pctx *P, const cJSON *v, void *out);
 
 int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out);
 /* The value v (the path already on its key) as a distribution. */

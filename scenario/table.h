@@ -51,6 +51,9 @@ typedef enum ld_kind {
 #define LD_F_NEEDED 16u
 /* A variant's key, not the top-level policy's (the schema's "policy" leaves it out). */
 #define LD_F_VARIANT 32u
+/* LD_HOOK: the hook reads the value alone (not the scenario read so far, nor the object's other
+   keys), so --set runs it on scratch storage and names a bad value by its --set. */
+#define LD_F_PURE 64u
 
 /* A preset's parameter: how the library writes its value, in its unit. */
 typedef enum sim_param_kind {
