@@ -102,10 +102,10 @@ const ld_section scn__arrivals_section = {
     "arrivals", "/$defs/class/properties/arrivals",
     (const ld_field[]){
         {"poisson", LD_HOOK, .schema = "{\"$ref\": \"#/$defs/rate\"}", .offset = 0,
-         .size = sizeof(sim_class), .hook = parse_poisson, .unit = "rate",
+         .size = sizeof(sim_class), .hook = parse_poisson, .flags = LD_F_PURE, .unit = "rate",
          .doc = "open loop: a Poisson process at this rate"},
         {"constant", LD_HOOK, .schema = "{\"$ref\": \"#/$defs/rate\"}", .offset = 0,
-         .size = sizeof(sim_class), .hook = parse_constant, .unit = "rate",
+         .size = sizeof(sim_class), .hook = parse_constant, .flags = LD_F_PURE, .unit = "rate",
          .doc = "open loop: evenly spaced arrivals at this rate"},
         {"closed", LD_HOOK,
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
@@ -142,7 +142,8 @@ const ld_section scn__ramp_section = {
                         .doc = "from the start of the run"},
                        {"rate", LD_HOOK, LD_AT(sim_rate_point, rate),
                         .schema = "{\"$ref\": \"#/$defs/rate\"}", .hook = parse_rate,
-                        .flags = LD_F_REQUIRED, .unit = "rate", .doc = "the rate at that time"},
+                        .flags = LD_F_REQUIRED | LD_F_PURE, .unit = "rate",
+                        .doc = "the rate at that time"},
                        {0}},
     NULL};
 
@@ -162,7 +163,7 @@ const ld_section scn__spike_section = {
          .doc = "its start, before `duration`"},
         {"for", LD_DURATION, LD_AT(sim_spike, for_us), .flags = LD_F_REQUIRED, .doc = "its length"},
         {"rate", LD_HOOK, LD_AT(sim_spike, rate), .schema = "{\"$ref\": \"#/$defs/rate\"}",
-         .hook = parse_rate, .flags = LD_F_REQUIRED, .unit = "rate",
+         .hook = parse_rate, .flags = LD_F_REQUIRED | LD_F_PURE, .unit = "rate",
          .doc = "the rate during the spike (not added to the base rate)"},
         {0}},
     NULL};

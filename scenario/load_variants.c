@@ -274,6 +274,13 @@ static int parse_gateway(pctx *P, const cJSON *g, sim_policy *pol) {
 
 /* ---- a variant ---- */
 
+/* true or false: inherit_policy's check for --set (parse_variant reads it before it merges). */
+static int bool_value(pctx *P, const cJSON *v, void *out) {
+    if (!cJSON_IsBool(v)) return scn__fail(P, "expected true or false, got %s", scn__type_name(v));
+    *(bool *)out = cJSON_IsTrue(v);
+    return FB_OK;
+}
+
 /* A variant's keys beside its layer's (base: sim_policy; read by this file's code). */
 const ld_section scn__variant_section = {
     "variant", "/$defs/variant_layered",
@@ -300,13 +307,12 @@ const ld_section scn__variant_section = {
          .def_doc = "none (the layers run in the pods)",
          .doc = "a gateway tier between the pods and the providers: replicas with their workers, "
                 "queue and own state of the gateway's layers ([Gateway tier](#gateway-tier))"},
-        {"inherit_policy", LD_CODE,
+        {"inherit_policy", LD_CODE, .hook = bool_value, .flags = LD_F_VARIANT | LD_F_PURE,
          .schema = "{\"type\": \"boolean\", \"description\": \"false: the top-level policy is not "
                    "merged in (default true)\"}",
          .def = "true", .unit = "boolean",
          .doc = "`false`: the top-level `policy` is not merged in (a variant's key, not "
-                "`policy`'s)",
-         .flags = LD_F_VARIANT},
+                "`policy`'s)"},
         {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
          .def_doc = "—"},
         {0}},

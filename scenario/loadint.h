@@ -171,7 +171,8 @@ int scn__set_defaults_range(pctx *P, const ld_section *s, void *base, const char
                             const char *to);
 /* Read the one key `name` of s that v may have (absent: FB_OK), as scn__read_fields does. */
 int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *name, void *base);
-/* The value of obj's key f->name read as the table reads it, and dropped (--set checks it). */
+/* The value of obj's key f->name read as the table reads it, and dropped (--set checks it); a
+ * hook's or code's value only when the row is LD_F_PURE. */
 int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f);
 /* Both: the keys checked, then read. */
 int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base);

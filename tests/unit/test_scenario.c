@@ -699,6 +699,49 @@ static void scenario_set_checks_distributions_by_their_tables(void **state) {
     scn_free(sc);
 }
 
+/*
+ * A value read by a hook that reads it alone (LD_F_PURE: a rate, an autoscaler's durations and
+ * rules, a backoff, retry_on) is checked by --set on a scratch copy; a key read by code in the
+ * light of another (autoscale.target, inherit_policy) in its widest range, the rest the loader's.
+ */
+static void scenario_set_checks_values_read_by_hooks(void **state) {
+    (void)state;
+    const char *text =
+        "{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
+        "{\"poisson\":2},\"spikes\":[{\"at\":\"1s\",\"for\":\"2s\",\"rate\":5}]}],"
+        "\"providers\":[{\"name\":\"openai\"}],\"variants\":{\"a\":{\"autoscale\":{\"metric\":"
+        "\"utilization\",\"target\":0.5,\"max\":3}}}}";
+    static const struct {
+        const char *set, *msg;
+    } bad[] = {
+        {"traffic.chat.arrivals.poisson=fast", "expected a rate such as \"40/s\""},
+        {"traffic.chat.spikes[0].rate=-1", "rate must be a non-negative number"},
+        {"variants.a.autoscale.target=0", "0 is out of range [1e-06, 1e+06]"},
+        {"variants.a.autoscale.period=2h", "at most 1h"},
+        {"variants.a.autoscale.scale_up={\"pods\":0}", "give \"pods\", \"percent\" or both"},
+        {"variants.a.autoscale.scale_down.stabilization=2h", "at most 1h (as Kubernetes allows)"},
+        {"variants.a.inherit_policy=no", "expected true or false, got a string"},
+        {"policy.retry.retry_on=[99]", "[0]: an HTTP status is an integer in 100..599"},
+        {"policy.retry.jitter=fulll", "unknown value \"fulll\" (did you mean \"full\"?)"},
+        {"name=a/b", "a scenario name starts with a letter or digit"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) set_fails(text, bad[i].set, bad[i].msg);
+    /* utilization's target is at most 1: past the widest range's check, the loader says so */
+    sim_scenario *sc = NULL;
+    sim_error err;
+    const char *over = "variants.a.autoscale.target=2";
+    assert_int_equal(scn_parse(text, strlen(text), "t", &over, 1, NULL, &sc, &err), FB_EINVAL);
+    assert_string_equal(err.path, "variants.a.autoscale.target");
+    assert_string_equal(err.msg, "2 is out of range [1e-06, 1] (rates and shares are fractions: "
+                                 "2% is 0.02)");
+    const char *good[] = {"traffic.chat.arrivals.poisson=5/s", "variants.a.autoscale.target=0.8",
+                          "variants.a.inherit_policy=false"};
+    sc = th_load_with(text, good, sizeof good / sizeof good[0], NULL);
+    assert_true(sc->classes[0].rate == 5);
+    assert_true(sc->variants[0].autoscale.target == 0.8);
+    scn_free(sc);
+}
+
 /* A --grid key is absolute when its first step is a key of the top table, relative otherwise. */
 static void scenario_top_keys_are_the_top_tables(void **state) {
     (void)state;
@@ -1078,6 +1121,7 @@ int main(void) {
         cmocka_unit_test(scenario_set_paths_and_values_come_from_the_tables),
         cmocka_unit_test(scenario_set_paths_below_every_section_are_checked),
         cmocka_unit_test(scenario_set_checks_distributions_by_their_tables),
+        cmocka_unit_test(scenario_set_checks_values_read_by_hooks),
         cmocka_unit_test(scenario_top_keys_are_the_top_tables),
         cmocka_unit_test(scenario_breaker_scope_typo_gets_a_did_you_mean),
         cmocka_unit_test(scenario_fault_starting_at_the_end_is_rejected),
