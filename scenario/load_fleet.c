@@ -89,13 +89,12 @@ const ld_section scn__scale_rules_section = {
          .schema = "{\"$ref\": \"#/$defs/duration\", \"description\": \"scale up: 0s; scale down: "
                    "5m (at most 1h)\"}",
          .hook = stabilization_value, .flags = LD_F_PURE, .unit = "duration, at most 1h",
-         .def_doc = "`\"0s\"` / `\"5m\"`",
          .doc = "the recommendations of this long are considered: scaling up takes the lowest, "
                 "scaling down the highest"},
         {"pods", LD_INTEGER, LD_AT(sim_scale_rules, pods), .lo = 0, .hi = SIM_PODS_MAX,
-         .def_doc = "`4` / none", .doc = "at most this many pods added (removed) per `period`"},
+         .doc = "at most this many pods added (removed) per `period`"},
         {"percent", LD_INTEGER, LD_AT(sim_scale_rules, percent), .lo = 0, .hi = 100000,
-         .def = "100", .def_doc = "`100` / `100`",
+         .def = "100",
          .doc = "at most this share of the pods at the period's start added (removed) per "
                 "`period`"},
         {"period", LD_HOOK, LD_AT(sim_scale_rules, period_us),
@@ -186,14 +185,13 @@ const ld_section scn__autoscale_section = {
          .def = "{\"stabilization\": \"0s\", \"pods\": 4, \"percent\": 100, \"period\": \"15s\", "
                 "\"select\": \"max\"}",
          .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__scale_rules_section), .unit = "object",
-         .def_doc = "4 pods or 100% per 15 s, no stabilization",
          .doc = "HPA's `behavior.scaleUp`, below"},
         {"scale_down", LD_HOOK, LD_AT(sim_autoscale, down),
          .schema = "{\"$ref\": \"#/$defs/scale_rules\"}", .hook = parse_rules,
          .def = "{\"stabilization\": \"5m\", \"percent\": 100, \"period\": \"15s\", "
                 "\"select\": \"max\"}",
          .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__scale_rules_section), .unit = "object",
-         .def_doc = "100% per 15 s, stabilization 5m", .doc = "HPA's `behavior.scaleDown`, below"},
+         .doc = "HPA's `behavior.scaleDown`, below"},
         {0}},
     NULL};
 
