@@ -86,53 +86,58 @@ static int count_list(pctx *P, const cJSON *v, void *out) {
     "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], \"properties\": {}}"
 
 /* A kind's key: a scalar (or a list) of the distribution's values, which must be there. */
-#define KEY(name_, T, m, hook_, schema_, doc_) \
+#define KEY(name_, T, m, hook_, schema_, unit_, doc_) \
     {name_, LD_HOOK, LD_AT(T, m), .hook = hook_, .schema = schema_, \
-     .flags = LD_F_REQUIRED | LD_F_PURE, .doc = doc_}
+     .flags = LD_F_REQUIRED | LD_F_PURE, .unit = unit_, .doc = doc_}
 
-#define UNIFORM_ROWS(scalar, scalar_schema) \
-    KEY("min", sim_dist, a, scalar, scalar_schema, "the smallest value"), \
-    KEY("max", sim_dist, b, scalar, scalar_schema, "the largest value (at least `min`)")
-#define EXPONENTIAL_ROWS(scalar, scalar_schema) \
-    KEY("mean", sim_dist, a, scalar, scalar_schema, "the mean")
+#define UNIFORM_ROWS(scalar, scalar_schema, what) \
+    KEY("min", sim_dist, a, scalar, scalar_schema, what, "the smallest value"), \
+    KEY("max", sim_dist, b, scalar, scalar_schema, what, "the largest value (at least `min`)")
+#define EXPONENTIAL_ROWS(scalar, scalar_schema, what) \
+    KEY("mean", sim_dist, a, scalar, scalar_schema, what, "the mean")
 /* The median is not zero: the kind's code says so, after both keys (the p99 is at least it). */
-#define LOGNORMAL_ROWS(scalar, median_schema, p99_schema) \
-    KEY("median", sim_dist, a, scalar, median_schema, "the median, greater than zero"), \
-    KEY("p99", sim_dist, b, scalar, p99_schema, "the 99th percentile (at least the median)")
-#define EMPIRICAL_ROWS(list, item) \
-    KEY("values", dist_points, values, list, LIST_OF(item), "the values (1 to 16)"), \
+#define LOGNORMAL_ROWS(scalar, median_schema, p99_schema, what) \
+    KEY("median", sim_dist, a, scalar, median_schema, what, "the median, greater than zero"), \
+    KEY("p99", sim_dist, b, scalar, p99_schema, what, "the 99th percentile (at least the median)")
+#define EMPIRICAL_ROWS(list, item, what) \
+    KEY("values", dist_points, values, list, LIST_OF(item), "array of " what, \
+        "the values (1 to " STR(SIM_DIST_POINTS_MAX) ")"), \
     {"weights", LD_HOOK, LD_AT(dist_points, weights), .hook = count_list, \
-     .schema = LIST_OF(COUNT), .flags = LD_F_PURE, \
+     .schema = LIST_OF(COUNT), .flags = LD_F_PURE, .unit = "array of numbers ≥ 0", \
      .doc = "each value's weight, one each, not all zero (absent: equal)"}
 // clang-format on
 
+/* Each value kind's tables share a name: the docs' key table of duration_dist holds them all. */
 const ld_section scn__duration_uniform_section = {
-    "duration_uniform", "/$defs/duration_dist/oneOf/1/properties/uniform",
-    (const ld_field[]){UNIFORM_ROWS(duration_scalar, DURATION), {0}}, NULL};
+    "duration_dist", "/$defs/duration_dist/oneOf/1/properties/uniform",
+    (const ld_field[]){UNIFORM_ROWS(duration_scalar, DURATION, "duration"), {0}}, "uniform."};
 const ld_section scn__count_uniform_section = {
-    "count_uniform", "/$defs/count_dist/oneOf/1/properties/uniform",
-    (const ld_field[]){UNIFORM_ROWS(count_scalar, COUNT), {0}}, NULL};
+    "count_dist", "/$defs/count_dist/oneOf/1/properties/uniform",
+    (const ld_field[]){UNIFORM_ROWS(count_scalar, COUNT, "number ≥ 0"), {0}}, "uniform."};
 const ld_section scn__duration_exponential_section = {
-    "duration_exponential", "/$defs/duration_dist/oneOf/1/properties/exponential/oneOf/1",
-    (const ld_field[]){EXPONENTIAL_ROWS(duration_scalar, DURATION), {0}}, NULL};
+    "duration_dist", "/$defs/duration_dist/oneOf/1/properties/exponential/oneOf/1",
+    (const ld_field[]){EXPONENTIAL_ROWS(duration_scalar, DURATION, "duration"), {0}},
+    "exponential."};
 const ld_section scn__count_exponential_section = {
-    "count_exponential", "/$defs/count_dist/oneOf/1/properties/exponential/oneOf/1",
-    (const ld_field[]){EXPONENTIAL_ROWS(count_scalar, COUNT), {0}}, NULL};
+    "count_dist", "/$defs/count_dist/oneOf/1/properties/exponential/oneOf/1",
+    (const ld_field[]){EXPONENTIAL_ROWS(count_scalar, COUNT, "number ≥ 0"), {0}}, "exponential."};
 const ld_section scn__duration_lognormal_section = {
-    "duration_lognormal", "/$defs/duration_dist/oneOf/1/properties/lognormal",
-    (const ld_field[]){
-        LOGNORMAL_ROWS(duration_scalar, "{\"$ref\": \"#/$defs/duration_positive\"}", DURATION),
-        {0}},
-    NULL};
+    "duration_dist", "/$defs/duration_dist/oneOf/1/properties/lognormal",
+    (const ld_field[]){LOGNORMAL_ROWS(duration_scalar, "{\"$ref\": \"#/$defs/duration_positive\"}",
+                                      DURATION, "duration"),
+                       {0}},
+    "lognormal."};
 const ld_section scn__count_lognormal_section = {
-    "count_lognormal", "/$defs/count_dist/oneOf/1/properties/lognormal",
-    (const ld_field[]){LOGNORMAL_ROWS(count_scalar, POSITIVE_COUNT, POSITIVE_COUNT), {0}}, NULL};
+    "count_dist", "/$defs/count_dist/oneOf/1/properties/lognormal",
+    (const ld_field[]){LOGNORMAL_ROWS(count_scalar, POSITIVE_COUNT, POSITIVE_COUNT, "number > 0"),
+                       {0}},
+    "lognormal."};
 const ld_section scn__duration_empirical_section = {
-    "duration_empirical", "/$defs/duration_dist/oneOf/1/properties/empirical",
-    (const ld_field[]){EMPIRICAL_ROWS(duration_list, DURATION), {0}}, NULL};
+    "duration_dist", "/$defs/duration_dist/oneOf/1/properties/empirical",
+    (const ld_field[]){EMPIRICAL_ROWS(duration_list, DURATION, "durations"), {0}}, "empirical."};
 const ld_section scn__count_empirical_section = {
-    "count_empirical", "/$defs/count_dist/oneOf/1/properties/empirical",
-    (const ld_field[]){EMPIRICAL_ROWS(count_list, COUNT), {0}}, NULL};
+    "count_dist", "/$defs/count_dist/oneOf/1/properties/empirical",
+    (const ld_field[]){EMPIRICAL_ROWS(count_list, COUNT, "numbers ≥ 0"), {0}}, "empirical."};
 
 /* ---- the kinds (base: sim_dist) ---- */
 
@@ -232,20 +237,20 @@ KIND_HOOKS(empirical)
 
 /* A kind: its value read by the kind's hook, its keys (if an object) by the kind's table. */
 // clang-format off
-#define KIND_ROW(name_, hook_, schema_, doc_, ...) \
+#define KIND_ROW(name_, hook_, schema_, unit_, doc_, ...) \
     {name_, LD_HOOK, .offset = 0, .size = sizeof(sim_dist), .hook = hook_, .schema = schema_, \
-     .flags = LD_F_PURE, .doc = doc_, __VA_ARGS__}
-#define KIND_ROWS(p, scalar_schema) \
-    KIND_ROW("constant", p##_constant, scalar_schema, "that value"), \
-    KIND_ROW("uniform", p##_uniform, KEYS_OBJECT, "uniform on [min, max]", \
+     .flags = LD_F_PURE, .unit = unit_, .doc = doc_, __VA_ARGS__}
+#define KIND_ROWS(p, scalar_schema, what) \
+    KIND_ROW("constant", p##_constant, scalar_schema, what, "that value"), \
+    KIND_ROW("uniform", p##_uniform, KEYS_OBJECT, "object", "uniform on [min, max]", \
              LD_SUB(&scn__##p##_uniform_section)), \
     KIND_ROW("exponential", p##_exponential, "{\"oneOf\": [" scalar_schema ", " KEYS_OBJECT "]}", \
-             "exponential with that mean (the mean alone, or {\"mean\": ...})", \
+             what ", or object", "exponential with that mean (the mean alone, or `{\"mean\": M}`)", \
              LD_SUB(&scn__##p##_exponential_section)), \
-    KIND_ROW("lognormal", p##_lognormal, KEYS_OBJECT, \
+    KIND_ROW("lognormal", p##_lognormal, KEYS_OBJECT, "object", \
              "lognormal fitted to its median and 99th percentile", \
              LD_SUB(&scn__##p##_lognormal_section)), \
-    KIND_ROW("empirical", p##_empirical, KEYS_OBJECT, \
+    KIND_ROW("empirical", p##_empirical, KEYS_OBJECT, "object", \
              "one of the values, each drawn with its weight's share", \
              LD_SUB(&scn__##p##_empirical_section))
 // clang-format on
@@ -253,9 +258,10 @@ KIND_HOOKS(empirical)
 /* The kinds: an object with one of these keys. */
 const ld_section scn__duration_dist_section = {
     "duration_dist", "/$defs/duration_dist/oneOf/1",
-    (const ld_field[]){KIND_ROWS(duration, DURATION), {0}}, NULL};
-const ld_section scn__count_dist_section = {"count_dist", "/$defs/count_dist/oneOf/1",
-                                            (const ld_field[]){KIND_ROWS(count, COUNT), {0}}, NULL};
+    (const ld_field[]){KIND_ROWS(duration, DURATION, "duration"), {0}}, NULL};
+const ld_section scn__count_dist_section = {
+    "count_dist", "/$defs/count_dist/oneOf/1",
+    (const ld_field[]){KIND_ROWS(count, COUNT, "number ≥ 0"), {0}}, NULL};
 
 /* ---- a distribution ---- */
 
