@@ -298,15 +298,6 @@ int scn__get_dist_value(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
     return parse_dist(P, v, duration, out);
 }
 
-int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out) {
-    const cJSON *v = scn__field(obj, key);
-    if (!v) return FB_OK;
-    size_t old = scn__push_key(P, key);
-    int rc = parse_dist(P, v, duration, out);
-    scn__pop(P, old);
-    return rc;
-}
-
 int scn_dist_parse(const char *text, size_t len, const char *what, bool duration, sim_dist *out,
                    sim_error *err) {
     memset(err, 0, sizeof *err);

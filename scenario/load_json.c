@@ -456,13 +456,6 @@ int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint
     return rc;
 }
 
-int scn__get_status(pctx *P, const cJSON *obj, const char *key, int *out) {
-    uint64_t s = (uint64_t)*out;
-    int rc = scn__get_uint(P, obj, key, &s, 100, 599);
-    if (rc == FB_OK) *out = (int)s;
-    return rc;
-}
-
 int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out) {
     const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;

@@ -130,8 +130,6 @@ int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uin
 int scn__get_uint_value(pctx *P, const cJSON *v, uint64_t *out, uint64_t lo, uint64_t hi);
 int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
                  uint32_t hi);
-/* An HTTP status, 100..599. */
-int scn__get_status(pctx *P, const cJSON *obj, const char *key, int *out);
 int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out);
 int scn__get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out);
 int scn__get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap);
@@ -213,7 +211,6 @@ extern const ld_section scn__duration_dist_section, scn__duration_uniform_sectio
 int scn__duration_dist(pctx *P, const cJSON *v, void *out);
 int scn__count_dist(pctx *P, const cJSON *v, void *out);
 
-int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out);
 /* The value v (the path already on its key) as a distribution. */
 int scn__get_dist_value(pctx *P, const cJSON *v, bool duration, sim_dist *out);
 sim_dist scn__dist_const(double a);

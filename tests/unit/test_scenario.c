@@ -701,8 +701,9 @@ static void scenario_set_checks_distributions_by_their_tables(void **state) {
 
 /*
  * A value read by a hook that reads it alone (LD_F_PURE: a rate, an autoscaler's durations and
- * rules, a backoff, retry_on) is checked by --set on a scratch copy; a key read by code in the
- * light of another (autoscale.target, inherit_policy) in its widest range, the rest the loader's.
+ * rules, a backoff, retry_on) is checked by --set on a scratch copy; a key read by code
+ * (autoscale.target, inherit_policy, a gateway's queue_full) by its row's check, autoscale.target
+ * in its widest range (the metric's is the loader's).
  */
 static void scenario_set_checks_values_read_by_hooks(void **state) {
     (void)state;
@@ -710,7 +711,8 @@ static void scenario_set_checks_values_read_by_hooks(void **state) {
         "{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
         "{\"poisson\":2},\"spikes\":[{\"at\":\"1s\",\"for\":\"2s\",\"rate\":5}]}],"
         "\"providers\":[{\"name\":\"openai\"}],\"variants\":{\"a\":{\"autoscale\":{\"metric\":"
-        "\"utilization\",\"target\":0.5,\"max\":3}}}}";
+        "\"utilization\",\"target\":0.5,\"max\":3}},\"g\":{\"gateway\":{\"replicas\":1,"
+        "\"layers\":[{\"name\":\"gw\"}]}}}}";
     static const struct {
         const char *set, *msg;
     } bad[] = {
@@ -724,6 +726,8 @@ static void scenario_set_checks_values_read_by_hooks(void **state) {
         {"policy.retry.retry_on=[99]", "[0]: an HTTP status is an integer in 100..599"},
         {"policy.retry.jitter=fulll", "unknown value \"fulll\" (did you mean \"full\"?)"},
         {"name=a/b", "a scenario name starts with a letter or digit"},
+        {"variants.g.gateway.queue_full=302",
+         "the status a full gateway queue answers is an error"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) set_fails(text, bad[i].set, bad[i].msg);
     /* utilization's target is at most 1: past the widest range's check, the loader says so */
