@@ -178,10 +178,6 @@ static int parse_hedging(pctx *P, const cJSON *v, void *out) {
 
 /* ---- connections ---- */
 
-static int parse_setup(pctx *P, const cJSON *v, void *out) {
-    return scn__get_dist_value(P, v, true, out);
-}
-
 /* A layer's "connections" (base: sim_pool). */
 const ld_section scn__connections_section = {
     "connections", "/$defs/policy_keys/properties/connections",
@@ -199,7 +195,8 @@ const ld_section scn__connections_section = {
                 "closes every connection after its answer"},
         {"setup", LD_HOOK, LD_AT(sim_pool, setup_us),
          .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"0s\"}",
-         .hook = parse_setup, .def = "\"0s\"", .flags = LD_F_SET, .unit = "distribution (duration)",
+         .hook = scn__duration_dist, .def = "\"0s\"", .flags = LD_F_SET | LD_F_PURE,
+         LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
          .doc = "opening a new connection (TCP and TLS handshakes)"},
         {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string"},
         {0}},

@@ -12,10 +12,6 @@
 
 /* ---- a traffic class: source, serial, resubmit ---- */
 
-static int parse_think(pctx *P, const cJSON *v, void *out) {
-    return scn__get_dist_value(P, v, true, out);
-}
-
 /* A class's "resubmit" (base: sim_resubmit). */
 const ld_section scn__resubmit_section = {
     "resubmit", "/$defs/class/properties/resubmit",
@@ -25,7 +21,8 @@ const ld_section scn__resubmit_section = {
          .doc = "chance that a failed submission is submitted again; `0` turns it off"},
         {"think", LD_HOOK, LD_AT(sim_resubmit, think_us),
          .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"5s\"}",
-         .hook = parse_think, .def = "\"5s\"", .flags = LD_F_SET, .unit = "distribution (duration)",
+         .hook = scn__duration_dist, .def = "\"5s\"", .flags = LD_F_SET | LD_F_PURE,
+         LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
          .doc = "from the failure to the re-submission"},
         {"max", LD_INTEGER, LD_AT(sim_resubmit, max), .lo = 1, .hi = LD_RESUBMIT_MAX, .def = "3",
          .flags = LD_F_SET, .doc = "re-submissions per user request"},
@@ -91,20 +88,19 @@ const ld_section scn__scale_rules_section = {
         {"stabilization", LD_HOOK, LD_AT(sim_scale_rules, stabilization_us),
          .schema = "{\"$ref\": \"#/$defs/duration\", \"description\": \"scale up: 0s; scale down: "
                    "5m (at most 1h)\"}",
-         .hook = stabilization_value, .unit = "duration, at most 1h",
-         .def_doc = "`\"0s\"` / `\"5m\"`",
+         .hook = stabilization_value, .flags = LD_F_PURE, .unit = "duration, at most 1h",
          .doc = "the recommendations of this long are considered: scaling up takes the lowest, "
                 "scaling down the highest"},
         {"pods", LD_INTEGER, LD_AT(sim_scale_rules, pods), .lo = 0, .hi = SIM_PODS_MAX,
-         .def_doc = "`4` / none", .doc = "at most this many pods added (removed) per `period`"},
+         .doc = "at most this many pods added (removed) per `period`"},
         {"percent", LD_INTEGER, LD_AT(sim_scale_rules, percent), .lo = 0, .hi = 100000,
-         .def = "100", .def_doc = "`100` / `100`",
+         .def = "100",
          .doc = "at most this share of the pods at the period's start added (removed) per "
                 "`period`"},
         {"period", LD_HOOK, LD_AT(sim_scale_rules, period_us),
          .schema = "{\"$ref\": \"#/$defs/duration_positive\", \"default\": \"15s\"}",
-         .hook = rules_period_value, .def = "\"15s\"", .unit = "duration, at most 30m",
-         .doc = "both policies' window"},
+         .hook = rules_period_value, .flags = LD_F_PURE, .def = "\"15s\"",
+         .unit = "duration, at most 30m", .doc = "both policies' window"},
         {"select", LD_ENUM, LD_AT(sim_scale_rules, select), .names = selects, .def = "\"max\"",
          .doc = "the policy allowing the largest change, the smallest, or no change in that "
                 "direction"},
@@ -136,6 +132,11 @@ static int delay_value(pctx *P, const cJSON *v, void *out) {
 
 static const char *const metrics[] = {"in_flight", "utilization", NULL};
 
+/* The target in the widest range, for --set (the code reads it in the metric's). */
+static int target_value(pctx *P, const cJSON *v, void *out) {
+    return scn__get_number_value(P, v, out, 1e-6, 1e6);
+}
+
 /*
  * "autoscale" (base: sim_autoscale). The code reads target (its range depends
  * on the metric) and checks the period before the window (whose default it is).
@@ -146,11 +147,11 @@ const ld_section scn__autoscale_section = {
         {"metric", LD_ENUM, LD_AT(sim_autoscale, metric), .names = metrics, .flags = LD_F_REQUIRED,
          .doc = "per ready pod: the requests it holds (running and queued), or its busy workers "
                 "/ `workers`"},
-        {"target", LD_CODE,
+        {"target", LD_CODE, .hook = target_value, .flags = LD_F_REQUIRED | LD_F_PURE,
          .schema =
              "{\"type\": \"number\", \"exclusiveMinimum\": 0, \"maximum\": 1000000, "
              "\"description\": \"the desired average over ready pods (utilization: at most 1)\"}",
-         .flags = LD_F_REQUIRED, .unit = "number",
+         .unit = "number",
          .doc = "the metric's desired average over the ready pods; in (0, 1,000,000], "
                 "`utilization` at most 1"},
         {"min", LD_INTEGER, LD_AT(sim_autoscale, min), .lo = 1, .hi = SIM_PODS_MAX / 2, .def = "1",
@@ -159,39 +160,38 @@ const ld_section scn__autoscale_section = {
          .flags = LD_F_REQUIRED, .doc = "most pods"},
         {"period", LD_HOOK, LD_AT(sim_autoscale, period_us),
          .schema = "{\"$ref\": \"#/$defs/duration_positive\", \"default\": \"15s\"}",
-         .hook = period_value, .def = "\"15s\"", .flags = LD_F_SET,
+         .hook = period_value, .def = "\"15s\"", .flags = LD_F_SET | LD_F_PURE,
          .unit = "duration, whole seconds",
          .doc = "how often it decides (the HPA's sync period); at most 1h"},
         {"window", LD_HOOK, LD_AT(sim_autoscale, window_us),
          .schema = "{\"$ref\": \"#/$defs/duration_positive\", \"description\": \"the metric is "
                    "averaged over this (at most 1h), sampled every second; default: the period\"}",
-         .hook = window_value, .unit = "duration", .def_doc = "the `period`",
+         .hook = window_value, .flags = LD_F_PURE, .unit = "duration", .def_doc = "the `period`",
          .doc = "the metric is sampled every second and averaged over this; at most 1h"},
         {"tolerance", LD_NUMBER, LD_AT(sim_autoscale, tolerance), .lo = 0, .hi = 0.999,
          .def = "0.1", .flags = LD_F_SET,
          .doc = "no change while \\|metric / target − 1\\| ≤ tolerance"},
         {"delay", LD_HOOK, LD_AT(sim_autoscale, delay_us),
          .schema = "{\"$ref\": \"#/$defs/duration\", \"default\": \"0s\"}", .hook = delay_value,
-         .def = "\"0s\"", .unit = "duration",
+         .flags = LD_F_PURE, .def = "\"0s\"", .unit = "duration",
          .doc = "from a decision to the new pod's start (scheduling, image pull); at most 1h"},
         {"cold_start", LD_HOOK, LD_AT(sim_autoscale, cold_start_us),
          .schema = "{\"$ref\": \"#/$defs/duration\", \"default\": \"0s\"}", .hook = delay_value,
-         .def = "\"0s\"", .unit = "duration",
+         .flags = LD_F_PURE, .def = "\"0s\"", .unit = "duration",
          .doc = "from its start to its first request (readiness); at most 1h"},
         /* HPA's defaults (Kubernetes pkg/apis/autoscaling/v2/defaults.go; docs/models.md) */
         {"scale_up", LD_HOOK, LD_AT(sim_autoscale, up),
          .schema = "{\"$ref\": \"#/$defs/scale_rules\"}", .hook = parse_rules,
          .def = "{\"stabilization\": \"0s\", \"pods\": 4, \"percent\": 100, \"period\": \"15s\", "
                 "\"select\": \"max\"}",
-         .flags = LD_F_SET, LD_SUB(&scn__scale_rules_section), .unit = "object",
-         .def_doc = "4 pods or 100% per 15 s, no stabilization",
+         .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__scale_rules_section), .unit = "object",
          .doc = "HPA's `behavior.scaleUp`, below"},
         {"scale_down", LD_HOOK, LD_AT(sim_autoscale, down),
          .schema = "{\"$ref\": \"#/$defs/scale_rules\"}", .hook = parse_rules,
          .def = "{\"stabilization\": \"5m\", \"percent\": 100, \"period\": \"15s\", "
                 "\"select\": \"max\"}",
-         .flags = LD_F_SET, LD_SUB(&scn__scale_rules_section), .unit = "object",
-         .def_doc = "100% per 15 s, stabilization 5m", .doc = "HPA's `behavior.scaleDown`, below"},
+         .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__scale_rules_section), .unit = "object",
+         .doc = "HPA's `behavior.scaleDown`, below"},
         {0}},
     NULL};
 

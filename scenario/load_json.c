@@ -1,6 +1,6 @@
 /*
  * load_json.c - the loader's footing: errors with their JSON path, the
- * did-you-mean, key checks, typed getters, units and distributions.
+ * did-you-mean, key checks, typed getters and units (distributions: load_dist.c).
  *
  * Every getter pushes its key onto the path before it complains, so that a
  * message always reads "file: providers[0].latency.ttft: ...".
@@ -13,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "scenario/dist.h"
 
 /* ---- errors and paths ---- */
 
@@ -458,13 +456,6 @@ int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint
     return rc;
 }
 
-int scn__get_status(pctx *P, const cJSON *obj, const char *key, int *out) {
-    uint64_t s = (uint64_t)*out;
-    int rc = scn__get_uint(P, obj, key, &s, 100, 599);
-    if (rc == FB_OK) *out = (int)s;
-    return rc;
-}
-
 int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out) {
     const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
@@ -554,182 +545,4 @@ int scn__get_rate(pctx *P, const cJSON *obj, const char *key, double *out) {
     int rc = scn__get_rate_value(P, v, out);
     scn__pop(P, old);
     return rc;
-}
-
-/* ---- distributions ---- */
-
-/* A scalar of a distribution: a duration string (durations) or a number (counts). */
-static int dist_scalar(pctx *P, const cJSON *v, bool duration, double *out) {
-    if (duration) {
-        fb_time_us d = 0;
-        int rc = scn__get_duration_value(P, v, &d, true);
-        *out = (double)d;
-        return rc;
-    }
-    if (!cJSON_IsNumber(v)) return scn__fail(P, "expected a number, got %s", scn__type_name(v));
-    if (!(v->valuedouble >= 0) || !isfinite(v->valuedouble))
-        return scn__fail(P, "must be a non-negative number");
-    *out = v->valuedouble;
-    return FB_OK;
-}
-
-/* obj[key], which must be there, as a scalar. */
-static int dist_key(pctx *P, const cJSON *obj, const char *key, bool duration, double *out) {
-    size_t old = scn__push_key(P, key);
-    int rc = dist_scalar(P, scn__field(obj, key), duration, out);
-    scn__pop(P, old);
-    return rc;
-}
-
-static int dist_pair(pctx *P, const cJSON *obj, const char *k1, const char *k2, bool duration,
-                     double *a, double *b) {
-    const char *keys[] = {k1, k2, NULL};
-    int rc = scn__check_object(P, obj, keys, keys);
-    if (rc == FB_OK) rc = dist_key(P, obj, k1, duration, a);
-    if (rc == FB_OK) rc = dist_key(P, obj, k2, duration, b);
-    return rc;
-}
-
-/* "exponential": the mean alone, or {"mean": ...}. */
-static int dist_mean(pctx *P, const cJSON *d, bool duration, double *mean) {
-    static const char *const keys[] = {"mean", NULL};
-    if (!cJSON_IsObject(d)) return dist_scalar(P, d, duration, mean);
-    int rc = scn__check_object(P, d, keys, keys);
-    if (rc == FB_OK) rc = dist_key(P, d, "mean", duration, mean);
-    return rc;
-}
-
-/* obj[key], an optional array of at most SIM_DIST_POINTS_MAX scalars, into v; its length. */
-static int dist_list(pctx *P, const cJSON *obj, const char *key, bool duration, double *v,
-                     uint32_t *n) {
-    const cJSON *arr = scn__field(obj, key);
-    *n = 0;
-    if (arr == NULL) return FB_OK;
-    size_t old = scn__push_key(P, key);
-    int rc = FB_OK;
-    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1 ||
-        cJSON_GetArraySize(arr) > SIM_DIST_POINTS_MAX)
-        rc = scn__fail(P, "expected an array of 1 to %d %s", SIM_DIST_POINTS_MAX,
-                       duration ? "durations" : "numbers");
-    uint32_t i = 0;
-    for (const cJSON *x = arr->child; rc == FB_OK && x; x = x->next, i++) {
-        size_t o = scn__push_index(P, i);
-        rc = dist_scalar(P, x, duration, &v[i]);
-        scn__pop(P, o);
-    }
-    *n = i;
-    scn__pop(P, old);
-    return rc;
-}
-
-/*
- * "empirical": {"values": [...], "weights": [...]}: each value drawn with its weight's share
- * (weights optional: equal). a becomes the weighted median (what a mock or a live run's
- * check uses where it takes one value).
- */
-static int dist_empirical(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
-    static const char *const keys[] = {"values", "weights", NULL}, *const required[] = {"values",
-                                                                                        NULL};
-    double w[SIM_DIST_POINTS_MAX];
-    uint32_t nw = 0;
-    int rc = scn__check_object(P, d, keys, required);
-    if (rc == FB_OK) rc = dist_list(P, d, "values", duration, out->v, &out->n);
-    if (rc == FB_OK) rc = dist_list(P, d, "weights", false, w, &nw);
-    if (rc == FB_OK && nw > 0 && nw != out->n) {
-        size_t old = scn__push_key(P, "weights");
-        rc = scn__fail(P, "%u weights for %u values: one each", nw, out->n);
-        scn__pop(P, old);
-    }
-    double total = 0;
-    for (uint32_t i = 0; rc == FB_OK && i < out->n; i++) total += nw ? w[i] : 1;
-    if (rc == FB_OK && !(total > 0)) {
-        size_t old = scn__push_key(P, "weights");
-        rc = scn__fail(P, "%s", "the weights must not all be zero");
-        scn__pop(P, old);
-    }
-    double sum = 0;
-    out->a = 0;
-    for (uint32_t i = 0; rc == FB_OK && i < out->n; i++) {
-        sum += nw ? w[i] : 1;
-        out->cw[i] = i + 1 == out->n ? 1 : sum / total;
-        if (out->cw[i] >= 0.5 && (i == 0 || out->cw[i - 1] < 0.5)) out->a = out->v[i];
-    }
-    return rc;
-}
-
-/* d is the one member of a distribution object: its name is the kind. */
-static int dist_kind(pctx *P, const cJSON *d, bool duration, sim_dist *out) {
-    int rc;
-    if (strcmp(d->string, "constant") == 0) {
-        out->kind = SIM_DIST_CONSTANT;
-        rc = dist_scalar(P, d, duration, &out->a);
-    } else if (strcmp(d->string, "uniform") == 0) {
-        out->kind = SIM_DIST_UNIFORM;
-        rc = dist_pair(P, d, "min", "max", duration, &out->a, &out->b);
-        if (rc == FB_OK && out->b < out->a) rc = scn__fail(P, "max must be >= min");
-    } else if (strcmp(d->string, "exponential") == 0) {
-        out->kind = SIM_DIST_EXPONENTIAL;
-        rc = dist_mean(P, d, duration, &out->a);
-    } else if (strcmp(d->string, "empirical") == 0) {
-        out->kind = SIM_DIST_EMPIRICAL;
-        rc = dist_empirical(P, d, duration, out);
-    } else {
-        out->kind = SIM_DIST_LOGNORMAL;
-        rc = dist_pair(P, d, "median", "p99", duration, &out->a, &out->b);
-        if (rc == FB_OK && out->a <= 0) rc = scn__fail(P, "median must be greater than zero");
-        if (rc == FB_OK && out->b < out->a) rc = scn__fail(P, "p99 must be >= median");
-    }
-    scn_dist_prepare(out);
-    return rc;
-}
-
-static int parse_dist(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
-    static const char *const kinds[] = {"constant",  "uniform",   "exponential",
-                                        "lognormal", "empirical", NULL};
-    if (cJSON_IsNumber(v) || cJSON_IsString(v)) {
-        out->kind = SIM_DIST_CONSTANT;
-        out->b = 0;
-        return dist_scalar(P, v, duration, &out->a);
-    }
-    if (!cJSON_IsObject(v) || v->child == NULL || v->child->next != NULL)
-        return scn__fail(P,
-                         "expected %s or an object with one of: constant, uniform, exponential, "
-                         "lognormal, empirical",
-                         duration ? "a duration" : "a number");
-    int rc = scn__check_keys(P, v, kinds);
-    if (rc != FB_OK) return rc;
-    size_t old = scn__push_key(P, v->child->string);
-    rc = dist_kind(P, v->child, duration, out);
-    scn__pop(P, old);
-    return rc;
-}
-
-int scn__get_dist_value(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
-    return parse_dist(P, v, duration, out);
-}
-
-int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out) {
-    const cJSON *v = scn__field(obj, key);
-    if (!v) return FB_OK;
-    size_t old = scn__push_key(P, key);
-    int rc = parse_dist(P, v, duration, out);
-    scn__pop(P, old);
-    return rc;
-}
-
-int scn_dist_parse(const char *text, size_t len, const char *what, bool duration, sim_dist *out,
-                   sim_error *err) {
-    memset(err, 0, sizeof *err);
-    snprintf(err->file, sizeof err->file, "%s", what);
-    cJSON *v = scn__parse_json(text, len, err);
-    if (v == NULL) return FB_EPARSE;
-    pctx P = {err, "", 0, false, NULL, NULL};
-    int rc = parse_dist(&P, v, duration, out);
-    cJSON_Delete(v);
-    return rc;
-}
-
-sim_dist scn__dist_const(double a) {
-    sim_dist d = {.kind = SIM_DIST_CONSTANT, .a = a};
-    return d;
 }

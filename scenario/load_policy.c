@@ -271,7 +271,8 @@ const ld_section scn__retry_section = {
                    "\"#/$defs/backoff_params\"}, \"constant\": {\"$ref\": "
                    "\"#/$defs/backoff_params\"}}}]}",
          .hook = parse_backoff,
-         .flags = LD_F_NAMED, /* {"exponential": {...}}: the kind, then its parameters */
+         /* {"exponential": {...}}: the kind, then its parameters */
+         .flags = LD_F_NAMED | LD_F_PURE,
          .sub = (const ld_section *const[]){&scn__backoff_section, NULL},
          .unit = "`\"exponential\"`, `\"constant\"`, `\"linear\"`, `\"none\"`, or "
                  "`{\"exponential\": {\"base\": D, \"max\": D, \"multiplier\": X}}`, "
@@ -283,7 +284,7 @@ const ld_section scn__retry_section = {
                    "\"proportional\"]}, {\"type\": \"object\", \"additionalProperties\": false, "
                    "\"required\": [], \"properties\": {}}]}",
          .hook = parse_jitter, .def = "\"full\"",
-         .flags = LD_F_SET, /* the scenario's default, not core's */
+         .flags = LD_F_SET | LD_F_PURE, /* the scenario's default, not core's */
          .sub = (const ld_section *const[]){&scn__jitter_section, NULL},
          .unit = "`\"full\"`, `\"none\"`, `\"equal\"`, `\"decorrelated\"`, or "
                  "`{\"proportional\": F}`",
@@ -299,7 +300,7 @@ const ld_section scn__retry_section = {
          .doc = "a header above it is clamped, or gives up with `giveup_above_max`"},
         {"giveup_above_max", LD_HOOK, LD_AT(sim_layer, retry),
          .schema = "{\"type\": \"boolean\", \"default\": false}", .hook = parse_giveup,
-         .def = "false", .flags = LD_F_SET, .unit = "boolean",
+         .def = "false", .flags = LD_F_SET | LD_F_PURE, .unit = "boolean",
          .doc = "a Retry-After above `retry_after_max` gives up instead of being clamped"},
         {"retry_after_jitter", LD_NUMBER, LD_AT(sim_layer, retry.retry_after_jitter), .lo = 0,
          .hi = 10, .def = "0",
@@ -336,7 +337,7 @@ const ld_section scn__retry_section = {
              "x-should-retry too)\", \"items\": {\"oneOf\": [{\"type\": \"integer\", \"minimum\": "
              "100, \"maximum\": 599}, {\"enum\": [\"transient\", \"rate_limited\", \"timeout\", "
              "\"permanent\", \"policy\", \"context_length\", \"cancelled\", \"rejected\"]}]}}",
-         .offset = 0, .size = sizeof(sim_layer), .hook = parse_retry_on,
+         .offset = 0, .size = sizeof(sim_layer), .hook = parse_retry_on, .flags = LD_F_PURE,
          .unit = "array of HTTP statuses and outcome names", .def_doc = "the classification table",
          .doc = "only these retry, nothing else (x-should-retry included): `[429, 500, 502, 503, "
                 "504]` as Portkey's `on_status_codes`, or outcomes `transient`, `rate_limited`, "
@@ -631,10 +632,11 @@ static int parse_fallback(pctx *P, const cJSON *v, void *out) {
 /* {"latency": distribution} (base: sim_layer). */
 const ld_section scn__degraded_section = {
     "degraded", "/$defs/policy_keys/properties/degraded/oneOf/1",
-    (const ld_field[]){{"latency", LD_CODE,
+    (const ld_field[]){{"latency", LD_HOOK, LD_AT(sim_layer, degraded_latency_us),
                         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"10ms\"}",
-                        .unit = "distribution (duration)", .def = "\"10ms\"",
-                        .doc = "how long a degraded answer takes"},
+                        .hook = scn__duration_dist, .flags = LD_F_PURE,
+                        LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
+                        .def = "\"10ms\"", .doc = "how long a degraded answer takes"},
                        {0}},
     NULL};
 
@@ -645,8 +647,7 @@ static int parse_degraded(pctx *P, const cJSON *v, void *out) {
         pol->degraded = cJSON_IsTrue(v);
         return FB_OK;
     }
-    int rc = scn__check_fields(P, v, &scn__degraded_section);
-    if (rc == FB_OK) rc = scn__get_dist(P, v, "latency", true, &pol->degraded_latency_us);
+    int rc = scn__fields(P, v, &scn__degraded_section, pol);
     pol->degraded = true;
     return rc;
 }

@@ -26,11 +26,6 @@ static int parse_error_status(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
-/* A distribution of durations (sim_dist). */
-static int parse_duration_dist(pctx *P, const cJSON *v, void *out) {
-    return scn__get_dist_value(P, v, true, out);
-}
-
 /*
  * A slow fault's factor: a number in [1, 1000], or a distribution of numbers (count_dist)
  * whose median is (its draws are held to [1, 1000]: scenario/fault.h).
@@ -136,12 +131,13 @@ const ld_section scn__fault_slow_section = {
          .def_doc = "required",
          .doc = "the latency multiplier; a distribution is drawn per attempt "
                 "(a draw below 1 counts as 1, above 1000 as 1000)",
-         .flags = LD_F_NEEDED},
+         .flags = LD_F_NEEDED | LD_F_PURE, LD_SUB(&scn__count_dist_section)},
         {"delay", LD_HOOK, LD_AT(sim_fault, delay),
          .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"0s\", \"description\": "
                    "\"added before the first token, after the factor (a wait the answer did not "
                    "spend at the provider); a distribution is drawn per attempt\"}",
-         .hook = parse_duration_dist, .unit = "distribution (duration)", .def = "\"0s\"",
+         .hook = scn__duration_dist, .unit = "distribution (duration)", .def = "\"0s\"",
+         .flags = LD_F_PURE, LD_SUB(&scn__duration_dist_section),
          .doc = "added before the first token, after the factor (a wait the answer did not spend "
                 "at the provider); a distribution is drawn per attempt"},
         FAULT_FRACTION,
@@ -342,14 +338,15 @@ const ld_section scn__latency_section = {
     (const ld_field[]){
         {"ttft", LD_HOOK, LD_AT(sim_provider, ttft_us),
          .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"500ms\"}",
-         .hook = parse_duration_dist, .def = "\"500ms\"", .flags = LD_F_SET,
-         .unit = "distribution (duration)", .doc = "time to first token (a tool's whole latency)"},
+         .hook = scn__duration_dist, .def = "\"500ms\"", .flags = LD_F_SET | LD_F_PURE,
+         LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
+         .doc = "time to first token (a tool's whole latency)"},
         {"per_output_token", LD_DURATION0, LD_AT(sim_provider, per_token_us), .def = "\"0s\"",
          .doc = "added per output token"},
         {"error", LD_HOOK, LD_AT(sim_provider, error_latency_us),
          .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"50ms\"}",
-         .hook = parse_duration_dist, .def = "\"50ms\"", .flags = LD_F_SET,
-         .unit = "distribution (duration)",
+         .hook = scn__duration_dist, .def = "\"50ms\"", .flags = LD_F_SET | LD_F_PURE,
+         LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
          .doc = "how long an error answer (5xx, 429, 400, reset) takes"},
         {"load", LD_HOOK,
          .schema = "{\"description\": \"latency x (1 + in_service x other attempts in service + "
@@ -512,12 +509,12 @@ const ld_section scn__network_section = {
          .schema =
              "{\"$ref\": \"#/$defs/duration_dist\", \"description\": \"added each way, before the "
              "attempt reaches the provider and before its reply reaches the client\"}",
-         .hook = parse_duration_dist, .unit = "distribution (duration)", .def_doc = "required",
+         .hook = scn__duration_dist, .unit = "distribution (duration)", .def_doc = "required",
          .doc = "added on each way between a pod and the provider: before an attempt reaches it "
                 "and before its reply reaches the client "
                 "([models.md](models.md#network-and-connections)); the attempt timeout covers "
                 "both",
-         .flags = LD_F_NEEDED},
+         .flags = LD_F_NEEDED | LD_F_PURE, LD_SUB(&scn__duration_dist_section)},
         {0}},
     "network."};
 

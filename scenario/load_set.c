@@ -237,6 +237,10 @@ static int table_value(const set_walk *W, const ld_field *f, const cJSON *val) {
     int rc = scn__check_field(&P, obj, f);
     cJSON_Delete(obj);
     if (rc == FB_OK) return FB_OK;
+    /* an error inside the value (a distribution's key) names where, below the key */
+    const char *in = e.path + strlen(f->name);
+    if (strncmp(e.path, f->name, strlen(f->name)) == 0 && *in != '\0')
+        return set_error(W->err, "--set %s: %s: %s", W->set, in + (*in == '.'), e.msg);
     return set_error(W->err, "--set %s: %s", W->set, e.msg);
 }
 

@@ -6,6 +6,7 @@
  */
 #include "scenario/loadint.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Field names, at most, of the sections an object holds together: the largest has 18. */
@@ -155,6 +156,17 @@ int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *na
     return scn__fail(P, "internal: no key '%s' in the table '%s'", name, s->name);
 }
 
+/* A pure hook's value read into scratch storage of the row's size (an LD_CODE row's: a number's).
+ */
+static int check_hook(pctx *P, const cJSON *obj, const ld_field *f) {
+    if (!(f->flags & LD_F_PURE) || f->hook == NULL) return FB_OK;
+    void *scratch = calloc(1, f->size > sizeof(double) ? f->size : sizeof(double));
+    if (scratch == NULL) return scn__fail(P, "out of memory");
+    int rc = scn__key(P, obj, f->name, f->hook, scratch);
+    free(scratch);
+    return rc;
+}
+
 int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f) {
     union {
         uint64_t u;
@@ -164,7 +176,8 @@ int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f) {
         fb_switch s;
     } scratch;
     memset(&scratch, 0, sizeof scratch);
-    if (f->kind == LD_HOOK || f->kind == LD_CODE || f->size > sizeof scratch) return FB_OK;
+    if (f->kind == LD_HOOK || f->kind == LD_CODE) return check_hook(P, obj, f);
+    if (f->size > sizeof scratch) return FB_OK;
     ld_field at = *f;
     at.offset = 0;
     return read_field(P, obj, &at, &scratch);
@@ -236,4 +249,14 @@ const ld_section *const scn__sections[] = {&scn__retry_section,
                                            &scn__top_section,
                                            &scn__backoff_section,
                                            &scn__jitter_section,
+                                           &scn__duration_dist_section,
+                                           &scn__duration_uniform_section,
+                                           &scn__duration_exponential_section,
+                                           &scn__duration_lognormal_section,
+                                           &scn__duration_empirical_section,
+                                           &scn__count_dist_section,
+                                           &scn__count_uniform_section,
+                                           &scn__count_exponential_section,
+                                           &scn__count_lognormal_section,
+                                           &scn__count_empirical_section,
                                            NULL};

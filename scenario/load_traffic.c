@@ -11,14 +11,6 @@
 
 /* ---- arrivals ---- */
 
-static int parse_dist_duration(pctx *P, const cJSON *v, void *out) {
-    return scn__get_dist_value(P, v, true, out);
-}
-
-static int parse_dist_count(pctx *P, const cJSON *v, void *out) {
-    return scn__get_dist_value(P, v, false, out);
-}
-
 static int parse_rate(pctx *P, const cJSON *v, void *out) {
     return scn__get_rate_value(P, v, out);
 }
@@ -30,8 +22,8 @@ const ld_section scn__closed_section = {
                         .flags = LD_F_REQUIRED, .doc = "users, each with one request at a time"},
                        {"think", LD_HOOK, LD_AT(sim_class, think_us),
                         .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"1s\"}",
-                        .hook = parse_dist_duration, .def = "\"1s\"", .flags = LD_F_SET,
-                        .unit = "distribution (duration)",
+                        .hook = scn__duration_dist, .def = "\"1s\"", .flags = LD_F_SET | LD_F_PURE,
+                        LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
                         .doc = "from the end of a user's request to the next"},
                        {0}},
     NULL};
@@ -110,10 +102,10 @@ const ld_section scn__arrivals_section = {
     "arrivals", "/$defs/class/properties/arrivals",
     (const ld_field[]){
         {"poisson", LD_HOOK, .schema = "{\"$ref\": \"#/$defs/rate\"}", .offset = 0,
-         .size = sizeof(sim_class), .hook = parse_poisson, .unit = "rate",
+         .size = sizeof(sim_class), .hook = parse_poisson, .flags = LD_F_PURE, .unit = "rate",
          .doc = "open loop: a Poisson process at this rate"},
         {"constant", LD_HOOK, .schema = "{\"$ref\": \"#/$defs/rate\"}", .offset = 0,
-         .size = sizeof(sim_class), .hook = parse_constant, .unit = "rate",
+         .size = sizeof(sim_class), .hook = parse_constant, .flags = LD_F_PURE, .unit = "rate",
          .doc = "open loop: evenly spaced arrivals at this rate"},
         {"closed", LD_HOOK,
          .schema = "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [], "
@@ -150,7 +142,8 @@ const ld_section scn__ramp_section = {
                         .doc = "from the start of the run"},
                        {"rate", LD_HOOK, LD_AT(sim_rate_point, rate),
                         .schema = "{\"$ref\": \"#/$defs/rate\"}", .hook = parse_rate,
-                        .flags = LD_F_REQUIRED, .unit = "rate", .doc = "the rate at that time"},
+                        .flags = LD_F_REQUIRED | LD_F_PURE, .unit = "rate",
+                        .doc = "the rate at that time"},
                        {0}},
     NULL};
 
@@ -170,7 +163,7 @@ const ld_section scn__spike_section = {
          .doc = "its start, before `duration`"},
         {"for", LD_DURATION, LD_AT(sim_spike, for_us), .flags = LD_F_REQUIRED, .doc = "its length"},
         {"rate", LD_HOOK, LD_AT(sim_spike, rate), .schema = "{\"$ref\": \"#/$defs/rate\"}",
-         .hook = parse_rate, .flags = LD_F_REQUIRED, .unit = "rate",
+         .hook = parse_rate, .flags = LD_F_REQUIRED | LD_F_PURE, .unit = "rate",
          .doc = "the rate during the spike (not added to the base rate)"},
         {0}},
     NULL};
@@ -312,17 +305,18 @@ const ld_section scn__class_section = {
          .doc = "`{\"amplitude\": A, \"period\": \"24h\", \"peak\": \"14h\"}`: the rate is "
                 "multiplied by 1 + A·cos(2π(t − peak)/period)"},
         {"prompt_tokens", LD_HOOK, LD_AT(sim_class, prompt_tokens),
-         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 1000}",
-         .hook = parse_dist_count, .def = "1000", .flags = LD_F_SET, .unit = "distribution",
-         .doc = "input tokens per request"},
+         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 1000}", .hook = scn__count_dist,
+         .def = "1000", .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__count_dist_section),
+         .unit = "distribution", .doc = "input tokens per request"},
         {"completion_tokens", LD_HOOK, LD_AT(sim_class, completion_tokens),
-         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 200}", .hook = parse_dist_count,
-         .def = "200", .flags = LD_F_SET, .unit = "distribution",
-         .doc = "output tokens the request asks for"},
+         .schema = "{\"$ref\": \"#/$defs/count_dist\", \"default\": 200}", .hook = scn__count_dist,
+         .def = "200", .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__count_dist_section),
+         .unit = "distribution", .doc = "output tokens the request asks for"},
         {"service", LD_HOOK, LD_AT(sim_class, service_us),
          .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"default\": \"0s\"}",
-         .hook = parse_dist_duration, .def = "\"0s\"", .flags = LD_F_SET,
-         .unit = "distribution (duration)", .doc = "local work on the worker before any call"},
+         .hook = scn__duration_dist, .def = "\"0s\"", .flags = LD_F_SET | LD_F_PURE,
+         LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
+         .doc = "local work on the worker before any call"},
         {"target", LD_CODE,
          .schema = "{\"type\": \"string\", \"default\": \"llm\", \"description\": \"\\\"llm\\\" "
                    "(the variant's fallback chain), \\\"none\\\" (local work only) or a provider "

@@ -183,6 +183,16 @@ static int assign_roles(pctx *P, sim_policy *pol, sim_stack *st, uint32_t *assig
 
 static const char *const balances[] = {"round_robin", "random", "least_busy", NULL};
 
+/* The answer to a call that finds the queue full: an error status (out: int). */
+static int queue_full_value(pctx *P, const cJSON *v, void *out) {
+    uint64_t s = 0;
+    int rc = scn__get_uint_value(P, v, &s, 100, 599);
+    if (rc == FB_OK && s < 400)
+        rc = scn__fail(P, "the status a full gateway queue answers is an error (400..599)");
+    if (rc == FB_OK) *(int *)out = (int)s;
+    return rc;
+}
+
 /* "gateway" (base: sim_gateway); its layers are read by parse_gateway. */
 const ld_section scn__gateway_section = {
     "gateway", "/$defs/gateway",
@@ -200,7 +210,7 @@ const ld_section scn__gateway_section = {
          .doc = "how a pod's call picks its replica: in turn (a Kubernetes Service's proxy in "
                 "iptables mode is random, its IPVS mode round-robin), at random, or the replica "
                 "holding the fewest calls (busy + queued; ties in turn)"},
-        {"queue_full", LD_CODE,
+        {"queue_full", LD_CODE, .hook = queue_full_value, .flags = LD_F_PURE,
          .schema = "{\"type\": \"integer\", \"minimum\": 400, \"maximum\": 599, \"default\": 429, "
                    "\"description\": \"the answer to a call that finds its replica's queue full\"}",
          .def = "429", .unit = "HTTP status in [400, 599]",
@@ -221,12 +231,7 @@ const ld_section scn__gateway_section = {
 static int parse_gateway_fields(pctx *P, const cJSON *g, sim_gateway *gw) {
     int status = 429;
     int rc = scn__fields(P, g, &scn__gateway_section, gw);
-    if (rc == FB_OK) rc = scn__get_status(P, g, "queue_full", &status);
-    if (rc == FB_OK && status < 400) {
-        size_t old = scn__push_key(P, "queue_full");
-        rc = scn__fail(P, "the status a full gateway queue answers is an error (400..599)");
-        scn__pop(P, old);
-    }
+    if (rc == FB_OK) rc = scn__key(P, g, "queue_full", queue_full_value, &status);
     gw->queue_full_status = (uint32_t)status;
     return rc;
 }
@@ -274,6 +279,13 @@ static int parse_gateway(pctx *P, const cJSON *g, sim_policy *pol) {
 
 /* ---- a variant ---- */
 
+/* true or false: inherit_policy's check for --set (parse_variant reads it before it merges). */
+static int bool_value(pctx *P, const cJSON *v, void *out) {
+    if (!cJSON_IsBool(v)) return scn__fail(P, "expected true or false, got %s", scn__type_name(v));
+    *(bool *)out = cJSON_IsTrue(v);
+    return FB_OK;
+}
+
 /* A variant's keys beside its layer's (base: sim_policy; read by this file's code). */
 const ld_section scn__variant_section = {
     "variant", "/$defs/variant_layered",
@@ -300,13 +312,12 @@ const ld_section scn__variant_section = {
          .def_doc = "none (the layers run in the pods)",
          .doc = "a gateway tier between the pods and the providers: replicas with their workers, "
                 "queue and own state of the gateway's layers ([Gateway tier](#gateway-tier))"},
-        {"inherit_policy", LD_CODE,
+        {"inherit_policy", LD_CODE, .hook = bool_value, .flags = LD_F_VARIANT | LD_F_PURE,
          .schema = "{\"type\": \"boolean\", \"description\": \"false: the top-level policy is not "
                    "merged in (default true)\"}",
          .def = "true", .unit = "boolean",
          .doc = "`false`: the top-level `policy` is not merged in (a variant's key, not "
-                "`policy`'s)",
-         .flags = LD_F_VARIANT},
+                "`policy`'s)"},
         {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",
          .def_doc = "—"},
         {0}},

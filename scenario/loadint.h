@@ -7,7 +7,8 @@
  * the output alone, which is how every default is written: set it, then get.
  * Everything returns FB_OK or FB_EINVAL, and the first error is the one kept.
  *
- *   load_json.c       errors and paths, did-you-mean, key checks, getters, distributions
+ *   load_json.c       errors and paths, did-you-mean, key checks, getters
+ *   load_dist.c       distributions: their tables and their reading
  *   load_traffic.c    traffic classes: arrivals, schedules, targets
  *   load_fleet.c      per-pod sources, serial clients, re-submissions, autoscaling, store outages
  *   load_providers.c  providers and their faults; references to providers by name
@@ -129,8 +130,6 @@ int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uin
 int scn__get_uint_value(pctx *P, const cJSON *v, uint64_t *out, uint64_t lo, uint64_t hi);
 int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
                  uint32_t hi);
-/* An HTTP status, 100..599. */
-int scn__get_status(pctx *P, const cJSON *obj, const char *key, int *out);
 int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out);
 int scn__get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out);
 int scn__get_string(pctx *P, const cJSON *obj, const char *key, char *out, size_t cap);
@@ -170,7 +169,8 @@ int scn__set_defaults_range(pctx *P, const ld_section *s, void *base, const char
                             const char *to);
 /* Read the one key `name` of s that v may have (absent: FB_OK), as scn__read_fields does. */
 int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *name, void *base);
-/* The value of obj's key f->name read as the table reads it, and dropped (--set checks it). */
+/* The value of obj's key f->name read as the table reads it, and dropped (--set checks it); a
+ * hook's or code's value only when the row is LD_F_PURE. */
 int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f);
 /* Both: the keys checked, then read. */
 int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base);
@@ -200,9 +200,17 @@ extern const ld_section scn__layer_section, scn__override_section, scn__degraded
     scn__layer_entry_section, scn__variant_section, scn__class_stack_section, scn__gateway_section,
     scn__top_section, scn__backoff_section, scn__jitter_section;
 
-/* ---- distributions: of durations (microseconds) or of counts ---- */
+/* ---- distributions: of durations (microseconds) or of counts (load_dist.c) ---- */
 
-int scn__get_dist(pctx *P, const cJSON *obj, const char *key, bool duration, sim_dist *out);
+/* The kinds (an object with one of their keys), and each kind's keys, for each value kind. */
+extern const ld_section scn__duration_dist_section, scn__duration_uniform_section,
+    scn__duration_exponential_section, scn__duration_lognormal_section,
+    scn__duration_empirical_section, scn__count_dist_section, scn__count_uniform_section,
+    scn__count_exponential_section, scn__count_lognormal_section, scn__count_empirical_section;
+/* A distribution of durations, of counts (out: sim_dist): rows' hooks (LD_F_PURE). */
+int scn__duration_dist(pctx *P, const cJSON *v, void *out);
+int scn__count_dist(pctx *P, const cJSON *v, void *out);
+
 /* The value v (the path already on its key) as a distribution. */
 int scn__get_dist_value(pctx *P, const cJSON *v, bool duration, sim_dist *out);
 sim_dist scn__dist_const(double a);

@@ -263,7 +263,8 @@ const ld_section scn__top_section = {
                    "\"description\": \"a letter or digit, then letters, digits, '-', '_' and '.', "
                    "never \\\"..\\\" (so never '', '.', '..' or a path); names the output folder "
                    "out/<name>/\"}",
-         .hook = parse_name, .flags = LD_F_REQUIRED, .unit = "string (required)", .def_doc = "—",
+         .hook = parse_name, .flags = LD_F_REQUIRED | LD_F_PURE, .unit = "string (required)",
+         .def_doc = "—",
          .doc = "a letter or digit, then letters, digits, `-`, `_`, `.`, never `..` (so never "
                 "empty, `.`, `..`, hidden or a path); names the output folder `out/<name>/`"},
         {"description", LD_CODE, .schema = "{\"type\": \"string\"}", .unit = "string",

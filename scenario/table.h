@@ -32,7 +32,8 @@ typedef enum ld_kind {
     LD_SWITCH,    /* true or false (fb_switch: absent stays FB_DEFAULT) */
     LD_ENUM,      /* one of `names` (an enum: its index) */
     LD_HOOK,      /* `hook` parses the value into base + offset */
-    LD_CODE,      /* read by the section's own code (it depends on other keys) */
+    LD_CODE,      /* read by the section's own code (it depends on other keys); with LD_F_PURE,
+                     `hook` checks the value alone for --set */
 } ld_kind;
 
 /* The loader stores `def` before reading (else `def` is the model's default, for the docs). */
@@ -51,6 +52,10 @@ typedef enum ld_kind {
 #define LD_F_NEEDED 16u
 /* A variant's key, not the top-level policy's (the schema's "policy" leaves it out). */
 #define LD_F_VARIANT 32u
+/* LD_HOOK: the hook reads the value alone (not the scenario read so far, nor the object's other
+   keys, and allocates nothing), so --set runs it on scratch storage and names a bad value by its
+   --set. LD_CODE: `hook` is such a check of the value alone, for --set only (the code reads it). */
+#define LD_F_PURE 64u
 
 /* A preset's parameter: how the library writes its value, in its unit. */
 typedef enum sim_param_kind {

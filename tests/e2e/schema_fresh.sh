@@ -40,7 +40,9 @@ contains "$(cat "$T/stale.out")" "docs/scenario.schema.json is stale" "the check
 for edit in 'd["$defs"]["fault"]["properties"]["slow"]["properties"]["factor"]["oneOf"][0]["maximum"] = 100' \
     'd["$defs"]["fault"]["properties"]["slow"]["required"] = []' \
     'd["$defs"]["preset_params"]["allOf"][0]["then"]["properties"]["max_retries"]["maximum"] = 5' \
-    'd["$defs"]["policy"]["properties"]["inherit_policy"] = {"type": "boolean"}'; do
+    'd["$defs"]["policy"]["properties"]["inherit_policy"] = {"type": "boolean"}' \
+    'd["$defs"]["duration_dist"]["oneOf"][1]["properties"]["lognormal"]["required"] = ["median"]' \
+    'd["$defs"]["count_dist"]["oneOf"][1]["properties"]["empirical"]["properties"]["values"]["maxItems"] = 8'; do
     python3 - "$T/stale/docs/scenario.schema.json" "$edit" <<'PY'
 import json, shutil, sys
 shutil.copy("docs/scenario.schema.json", sys.argv[1])
@@ -62,6 +64,21 @@ ok $? "the breaker's open row was edited in the copy"
 [ $? -eq 1 ]
 ok $? "a key table edited by hand is stale"
 contains "$(cat "$T/stale.out")" "docs/scenario-format.md is stale" "the check names the stale key table"
+
+# an autoscaler's default in words follows its JSON default (scale_up's rules, each rule's row)
+python3 - "$T/tables.json" "$T/tables2.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+rows = [f for s in t["sections"] if s["name"] == "autoscale" for f in s["fields"] if f["name"] == "scale_up"]
+rows[0]["default"].update({"pods": 2, "period": "30s", "stabilization": "1m"})
+json.dump(t, open(sys.argv[2], "w"))
+PY
+printf '#!/bin/sh\ncat "%s"\n' "$T/tables2.json" >"$T/tables2.sh" && chmod +x "$T/tables2.sh"
+(cd "$T/stale" && python3 "$GEN" --write "$T/tables2.sh") >/dev/null 2>&1
+contains "$(cat "$T/stale/docs/scenario-format.md")" '| 2 pods or 100% per 30 s, stabilization 1m |' \
+    "scale_up's default in words is written from its JSON default"
+contains "$(cat "$T/stale/docs/scenario-format.md")" '| `pods` | integer in [0, 10000] | `2` / none |' \
+    "a rule's row gives each direction's default"
 
 # --write puts it back: the same bytes as the repository's
 (cd "$T/stale" && python3 "$GEN" --write "$TOOL") >/dev/null 2>&1

@@ -20,6 +20,10 @@ them this writes:
   layers given as a preset refer to.
 - docs/scenario-format.md: the rows of each table between
   `<!-- keys: NAME -->` and `<!-- /keys -->` (every table of that name, in order).
+  A default column is the row's default_doc, else written from its default: an
+  object of a table in OBJECT_DEFAULT_TEXT in words (an autoscaler's rules:
+  "4 pods or 100% per 15 s, no stabilization"); a key of a table whose object
+  several rows hold with different defaults, each one's ("`"0s"` / `"5m"`").
 
 --write writes the files; --check writes nothing and exits 1 (with a diff)
 when a file is not what --write would write (tests/e2e/schema_fresh.sh).
@@ -27,6 +31,7 @@ when a file is not what --write would write (tests/e2e/schema_fresh.sh).
 import copy
 import difflib
 import json
+import re
 import subprocess
 import sys
 
@@ -275,9 +280,49 @@ def type_doc(f):
     return kind
 
 
-def default_doc(f):
+def seconds_text(d):
+    """"15s" as the docs write it: "15 s"."""
+    m = re.fullmatch(r"([0-9.]+)s", d)
+    return f"{m.group(1)} s" if m else d
+
+
+def scale_rules_text(d):
+    """An autoscaler's direction, from its rules: "4 pods or 100% per 15 s, no stabilization"."""
+    if d.get("select") == "disabled":
+        return "no change in this direction"
+    limits = ([f"{number(d['pods'])} pods"] if "pods" in d else []) + \
+        ([f"{number(d['percent'])}%"] if "percent" in d else [])
+    text = (" or " if d.get("select", "max") == "max" else " and ").join(limits)
+    text += " per " + seconds_text(d["period"])
+    stab = d.get("stabilization", "0s")
+    return text + (", no stabilization" if re.fullmatch(r"0+(\.0*)?[a-z]+", stab) else f", stabilization {stab}")
+
+
+# The default of a row whose value is an object of these tables, in words (else its JSON).
+OBJECT_DEFAULT_TEXT = {"scale_rules": scale_rules_text}
+
+
+def shared_defaults(tables):
+    """{TABLE: [default, ...]}: the object defaults of the rows whose value is that table's
+    object, where several rows share one table (scale_up, scale_down)."""
+    out = {}
+    for sec in tables["sections"]:
+        for f in sec["fields"]:
+            if len(f.get("sub", [])) == 1 and isinstance(f.get("default"), dict):
+                out.setdefault(f["sub"][0], []).append(f["default"])
+    return {k: v for k, v in out.items() if len(v) > 1}
+
+
+def default_doc(f, sec=None, shared=None):
     if f.get("default_doc"):
         return f["default_doc"]
+    sub = f.get("sub", [])
+    if len(sub) == 1 and sub[0] in OBJECT_DEFAULT_TEXT and isinstance(f.get("default"), dict):
+        return OBJECT_DEFAULT_TEXT[sub[0]](f["default"])
+    parents = (shared or {}).get(sec["name"]) if sec else None
+    if parents and len({compact(p.get(f["name"])) for p in parents}) > 1:
+        # the rows that hold this table's object give it different defaults: each one's
+        return " / ".join("`" + compact(p[f["name"]]) + "`" if f["name"] in p else "none" for p in parents)
     if f.get("required") or f.get("needed"):
         return "required"
     if "default" in f:
@@ -287,11 +332,12 @@ def default_doc(f):
 
 def rows(tables, name):
     out = ["| key | type | default | meaning |", "|---|---|---|---|"]
+    shared = shared_defaults(tables)
     for sec in tables["sections"]:
         if sec["name"] != name:
             continue
         for f in sec["fields"]:
-            out.append(f"| `{sec.get('doc_prefix', '')}{f['name']}` | {type_doc(f)} | {default_doc(f)} | {f.get('doc') or ''} |".replace("|  |", "| |"))
+            out.append(f"| `{sec.get('doc_prefix', '')}{f['name']}` | {type_doc(f)} | {default_doc(f, sec, shared)} | {f.get('doc') or ''} |".replace("|  |", "| |"))
     return out
 
 

@@ -7,7 +7,7 @@
  *
  *   {"sections": [{"name", "schema_at", "doc_prefix", "fields": [{"name", "kind", "lo", "hi",
  *     "names", "default", "set", "required", "needed", "variant_only", "unit", "default_doc",
- *     "doc", "schema"}, ...]}, ...],
+ *     "doc", "schema", "sub"}, ...]}, ...],
  *    "presets": [{"name", "library", "version", "params": [{...the same, "notation"}, ...]}, ...]}
  *
  * A preset's parameters (scenario/preset.h) are rows of the same shape; "notation" says how
@@ -96,6 +96,11 @@ static cJSON *field_json(const ld_field *f, bool param) {
     add_string(o, "unit", f->unit);
     add_string(o, "default_doc", f->def_doc);
     add_string(o, "doc", f->doc);
+    if (f->sub) {
+        cJSON *a = cJSON_AddArrayToObject(o, "sub");
+        for (size_t i = 0; f->sub[i]; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateString(f->sub[i]->name));
+    }
     return o;
 }
 

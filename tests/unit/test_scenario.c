@@ -636,6 +636,116 @@ static void scenario_set_paths_below_every_section_are_checked(void **state) {
     scn_free(sc);
 }
 
+/*
+ * A distribution's kinds and each kind's keys are tables too (load_dist.c): below a latency, a
+ * token count, a think or setup time, a --set path's steps are their keys (did-you-mean with
+ * the --set named), and a value is read as the loader reads it, with where inside it went wrong.
+ */
+static void scenario_set_checks_distributions_by_their_tables(void **state) {
+    (void)state;
+    const char *text =
+        "{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
+        "{\"closed\":{\"users\":4}}}],\"providers\":[{\"name\":\"openai\",\"latency\":{\"ttft\":"
+        "{\"lognormal\":{\"median\":\"1s\",\"p99\":\"3s\"}}},\"faults\":[{\"at\":\"1s\","
+        "\"for\":\"5s\",\"slow\":{\"factor\":2}}]}"
+        "],\"variants\":{\"a\":{\"connections\":{\"max\":4}}}}";
+    static const struct {
+        const char *set, *msg;
+    } bad[] = {
+        {"providers.openai.latency.ttft.lognormall.p99=1s",
+         "providers.openai.latency.ttft.lognormall: unknown key 'lognormall' (did you mean "
+         "'lognormal'?)"},
+        {"providers.openai.latency.ttft.lognormal.p9=1s",
+         "providers.openai.latency.ttft.lognormal.p9: unknown key 'p9' (did you mean 'p99'?)"},
+        {"providers.openai.latency.ttft.lognormal.p99=3", "durations are strings with a unit"},
+        {"providers.openai.latency.ttft=fast", "cannot read duration \"fast\""},
+        {"providers.openai.latency.error={\"uniform\":{\"min\":\"2s\",\"max\":\"1s\"}}",
+         "error={\"uniform\":{\"min\":\"2s\",\"max\":\"1s\"}}: uniform: max must be >= min"},
+        {"providers.openai.latency.error={\"uniform\":{\"min\":\"2s\"}}",
+         "uniform: missing required key 'max'"},
+        {"providers.openai.faults[0].slow.factor={\"uniform\":{\"min\":1,\"max\":-1}}",
+         "uniform.max: must be a non-negative number"},
+        {"providers.openai.faults[0].slow.factor=0.5", "0.5 is out of range [1, 1000]"},
+        {"traffic.chat.prompt_tokens=-3", "must be a non-negative number"},
+        {"traffic.chat.completion_tokens={\"empirical\":{\"values\":[1],\"weights\":[1,2]}}",
+         "empirical.weights: 2 weights for 1 values: one each"},
+        {"traffic.chat.arrivals.closed.think.exponential.meen=1s",
+         "traffic.chat.arrivals.closed.think.exponential.meen: unknown key 'meen' (did you mean "
+         "'mean'?)"},
+        {"variants.a.connections.setup.constant=-1s", "duration \"-1s\" is negative"},
+        {"policy.degraded.latency.lognormal.median=x", "cannot read duration \"x\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) set_fails(text, bad[i].set, bad[i].msg);
+    /* the whole message: the --set, then where inside the value */
+    sim_scenario *sc = NULL;
+    sim_error err;
+    const char *idx = "traffic.chat.completion_tokens={\"empirical\":{\"values\":[-1]}}";
+    assert_int_equal(scn_parse(text, strlen(text), "t", &idx, 1, NULL, &sc, &err), FB_EINVAL);
+    assert_string_equal(err.msg, "--set traffic.chat.completion_tokens={\"empirical\":{\"values\":"
+                                 "[-1]}}: empirical.values[0]: must be a non-negative number");
+    const char *good[] = {"providers.openai.latency.ttft.lognormal.p99=5s",
+                          "traffic.chat.completion_tokens={\"empirical\":{\"values\":[10,30],"
+                          "\"weights\":[3,1]}}",
+                          "variants.a.connections.setup={\"uniform\":{\"min\":\"1ms\",\"max\":"
+                          "\"3ms\"}}"};
+    sc = th_load_with(text, good, sizeof good / sizeof good[0], NULL);
+    assert_int_equal(sc->providers[0].ttft_us.kind, SIM_DIST_LOGNORMAL);
+    assert_true(sc->providers[0].ttft_us.b == 5e6);
+    assert_int_equal(sc->classes[0].completion_tokens.n, 2);
+    assert_true(sc->classes[0].completion_tokens.a == 10);
+    assert_true(sc->classes[0].completion_tokens.cw[0] == 0.75);
+    assert_int_equal(sc->variants[0].layers[0].pool.setup_us.kind, SIM_DIST_UNIFORM);
+    assert_true(sc->variants[0].layers[0].pool.setup_us.b == 3e3);
+    scn_free(sc);
+}
+
+/*
+ * A value read by a hook that reads it alone (LD_F_PURE: a rate, an autoscaler's durations and
+ * rules, a backoff, retry_on) is checked by --set on a scratch copy; a key read by code
+ * (autoscale.target, inherit_policy, a gateway's queue_full) by its row's check, autoscale.target
+ * in its widest range (the metric's is the loader's).
+ */
+static void scenario_set_checks_values_read_by_hooks(void **state) {
+    (void)state;
+    const char *text =
+        "{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
+        "{\"poisson\":2},\"spikes\":[{\"at\":\"1s\",\"for\":\"2s\",\"rate\":5}]}],"
+        "\"providers\":[{\"name\":\"openai\"}],\"variants\":{\"a\":{\"autoscale\":{\"metric\":"
+        "\"utilization\",\"target\":0.5,\"max\":3}},\"g\":{\"gateway\":{\"replicas\":1,"
+        "\"layers\":[{\"name\":\"gw\"}]}}}}";
+    static const struct {
+        const char *set, *msg;
+    } bad[] = {
+        {"traffic.chat.arrivals.poisson=fast", "expected a rate such as \"40/s\""},
+        {"traffic.chat.spikes[0].rate=-1", "rate must be a non-negative number"},
+        {"variants.a.autoscale.target=0", "0 is out of range [1e-06, 1e+06]"},
+        {"variants.a.autoscale.period=2h", "at most 1h"},
+        {"variants.a.autoscale.scale_up={\"pods\":0}", "give \"pods\", \"percent\" or both"},
+        {"variants.a.autoscale.scale_down.stabilization=2h", "at most 1h (as Kubernetes allows)"},
+        {"variants.a.inherit_policy=no", "expected true or false, got a string"},
+        {"policy.retry.retry_on=[99]", "[0]: an HTTP status is an integer in 100..599"},
+        {"policy.retry.jitter=fulll", "unknown value \"fulll\" (did you mean \"full\"?)"},
+        {"name=a/b", "a scenario name starts with a letter or digit"},
+        {"variants.g.gateway.queue_full=302",
+         "the status a full gateway queue answers is an error"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) set_fails(text, bad[i].set, bad[i].msg);
+    /* utilization's target is at most 1: past the widest range's check, the loader says so */
+    sim_scenario *sc = NULL;
+    sim_error err;
+    const char *over = "variants.a.autoscale.target=2";
+    assert_int_equal(scn_parse(text, strlen(text), "t", &over, 1, NULL, &sc, &err), FB_EINVAL);
+    assert_string_equal(err.path, "variants.a.autoscale.target");
+    assert_string_equal(err.msg, "2 is out of range [1e-06, 1] (rates and shares are fractions: "
+                                 "2% is 0.02)");
+    const char *good[] = {"traffic.chat.arrivals.poisson=5/s", "variants.a.autoscale.target=0.8",
+                          "variants.a.inherit_policy=false"};
+    sc = th_load_with(text, good, sizeof good / sizeof good[0], NULL);
+    assert_true(sc->classes[0].rate == 5);
+    assert_true(sc->variants[0].autoscale.target == 0.8);
+    scn_free(sc);
+}
+
 /* A --grid key is absolute when its first step is a key of the top table, relative otherwise. */
 static void scenario_top_keys_are_the_top_tables(void **state) {
     (void)state;
@@ -1014,6 +1124,8 @@ int main(void) {
         cmocka_unit_test(scenario_set_of_a_misspelt_variant_is_rejected),
         cmocka_unit_test(scenario_set_paths_and_values_come_from_the_tables),
         cmocka_unit_test(scenario_set_paths_below_every_section_are_checked),
+        cmocka_unit_test(scenario_set_checks_distributions_by_their_tables),
+        cmocka_unit_test(scenario_set_checks_values_read_by_hooks),
         cmocka_unit_test(scenario_top_keys_are_the_top_tables),
         cmocka_unit_test(scenario_breaker_scope_typo_gets_a_did_you_mean),
         cmocka_unit_test(scenario_fault_starting_at_the_end_is_rejected),
