@@ -81,8 +81,9 @@ static const char *const samplings[] = {"draw", "even", NULL};
     {"latency", LD_HOOK, LD_AT(sim_fault, latency),                                                \
      .schema = "{\"$ref\": \"#/$defs/duration_dist\", \"description\": \"how long its answers "   \
                "take (default: the provider's latency.error)\"}",                                  \
-     .hook = parse_duration_dist, .unit = "distribution (duration)",                             \
-     .def_doc = "`latency.error`", .doc = "how long its answers take"}
+     .hook = scn__duration_dist, .unit = "distribution (duration)", .flags = LD_F_PURE,          \
+     LD_SUB(&scn__duration_dist_section), .def_doc = "`latency.error`",                          \
+     .doc = "how long its answers take"}
 #define FAULT_STATUS(S)                                                                            \
     {"status", LD_HOOK, LD_AT(sim_fault, status), .hook = parse_error_status, .def = #S,          \
      .schema = "{\"$ref\": \"#/$defs/status\", \"default\": " #S "}", .flags = LD_F_SET,       \
