@@ -156,13 +156,18 @@ int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *na
     return scn__fail(P, "internal: no key '%s' in the table '%s'", name, s->name);
 }
 
-/* A pure hook's value read into scratch storage of the row's size (an LD_CODE row's: a number's).
- */
+/* A pure hook's value read into scratch storage of the row's size (an LD_CODE row's: a number's),
+ * over the row's default where the loader stores one first (a value that gives some of an
+ * object's keys, as scale_down's {"stabilization": "30s"}, is read over the others' defaults). */
 static int check_hook(pctx *P, const cJSON *obj, const ld_field *f) {
     if (!(f->flags & LD_F_PURE) || f->hook == NULL) return FB_OK;
     void *scratch = calloc(1, f->size > sizeof(double) ? f->size : sizeof(double));
     if (scratch == NULL) return scn__fail(P, "out of memory");
-    int rc = scn__key(P, obj, f->name, f->hook, scratch);
+    ld_field at = *f;
+    at.offset = 0;
+    int rc = f->kind == LD_HOOK && (f->flags & LD_F_SET) && f->def ? set_default(P, &at, scratch)
+                                                                   : FB_OK;
+    if (rc == FB_OK) rc = scn__key(P, obj, f->name, f->hook, scratch);
     free(scratch);
     return rc;
 }
