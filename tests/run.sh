@@ -139,7 +139,7 @@ for name in $BACKGROUND; do
     (
         b0=$(date +%s)
         sh "tests/e2e/$name.sh" >"$LOGDIR/$name.tap" 2>&1
-        echo "$? $b0" >"$LOGDIR/.bg.$name.$$"
+        echo "$? $b0 $(date +%s)" >"$LOGDIR/.bg.$name.$$"
         times >"$LOGDIR/.bgtimes.$name.$$"
     ) &
 done
@@ -175,7 +175,8 @@ done
 
 wait
 for name in $bg_names; do
-    read -r rc t0 <"$LOGDIR/.bg.$name.$$"
+    read -r rc b0 b1 <"$LOGDIR/.bg.$name.$$"
+    t0=$(($(date +%s) - (b1 - b0))) # its own wall time, not the run's until now
     # the suite's own CPU: its subshell's children, taken from this shell's count now
     cpu >"$LOGDIR/.c0.$$"
     b=$(awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' \
