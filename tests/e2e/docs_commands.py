@@ -274,11 +274,28 @@ def sh(cmd, cwd, timeout):
         return "timeout (%d s)" % timeout, out
 
 
+# Commands whose exit 1 is a known miss the docs name beside them, when it is that miss alone:
+# the live outage's import (docs/import.md) replays its two-attempt requests about 2.5 points
+# short on some runs (issue 21). Any other miss, or a band OUTSIDE, still fails.
+def bucket2_only(out):
+    misses = [l for l in out.splitlines() if re.match(r"^ *[a-z_/0-9 ]+: .* against the log", l)]
+    return (misses and all(re.match(r"^ *attempts/request 2:", l) for l in misses)
+            and "OUTSIDE" not in out)
+
+
+KNOWN_MISS = {("docs/import.md", "fusebox import traces.json -o incident.json && fusebox check "
+               "incident.json"): (bucket2_only, "known miss (issue 21): the live run's "
+                                  "two-attempt requests replay about 2.5 points short")}
+
+
 def run(where, cmd, expected, want, cwd=CLONE, shown=None, limit=120):
     t0 = time.monotonic()
     rc, out = sh(cmd, cwd, limit)
     took = time.monotonic() - t0
     name = "%s: %s (exit %s, %.1fs)" % (where, shown or cmd, rc, took)
+    known = KNOWN_MISS.get((where.split(":")[0], cmd))
+    if rc == 1 and want == 0 and known and known[0](out):
+        return skip(name, known[1])
     if rc == 3 and cmd.startswith(REAL_TIME):
         reason = [l for l in out.splitlines() if "INCONCLUSIVE" in l]
         return skip(name, "inconclusive on this machine now: " + (reason[0] if reason else "exit 3"))
