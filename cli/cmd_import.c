@@ -32,10 +32,12 @@ static const char usage_text[] =
     "factor and interval, each distribution's form and test, the Retry-After mode),\n"
     "simulates as-was and prints it beside the logs, figure by figure (requests,\n"
     "attempts, retries, p50/p90/p99, attempts per request, calls per status, ends)\n"
-    "against a tolerance (counts +-2% or 2, latencies +-10%, buckets +-2 points) and\n"
-    "the replay's own noise; the scenario carries the log's figures (observed) and\n"
-    "expect lines, so 'fusebox run' prints the log beside as-was and 'fusebox check'\n"
-    "fails when the reproduction drifts.\n"
+    "against a tolerance (counts +-2% or 2, latencies +-10% or, on a cliff, within\n"
+    "10% of the log's own quantiles a rank tolerance away, buckets +-2 points) and\n"
+    "the noise of the log against the replay (both are draws: 3 sd of the\n"
+    "difference); the scenario carries the log's figures (observed) and expect\n"
+    "lines, so 'fusebox run' prints the log beside as-was and 'fusebox check' fails\n"
+    "when the reproduction drifts.\n"
     "\n"
     "FILE is OTLP/JSON traces (an ExportTraceServiceRequest, or one per line: the GenAI\n"
     "and HTTP semantic conventions) or LiteLLM StandardLoggingPayload records (JSON lines).\n"
@@ -232,7 +234,7 @@ static int simulate(const char *text, const char *file, sim_scenario **sc, sim_s
 }
 
 /*
- * The replay's own noise per figure of the log beside it (reports/breakdown.h): the
+ * The noise of each figure of the log against the replay's (reports/breakdown.h): the
  * figures of each calibration run, summed by name; a figure a run lacks counts 0 there.
  * The runs with the even faults drawn per attempt (the log's own noise: import/calibrate.c)
  * are summed apart, in dsum and dsq.
@@ -381,9 +383,22 @@ static int calibrate(const args *a, imp_incident *inc, char **text, noise *nz) {
     return *text ? CLI_OK : cli_bad("import", "%s", "out of memory");
 }
 
+/* A latency figure's rank band as a miss states it: " or the log's p88.05..p91.95 (758ms..1.4s)",
+   "" when it has none. */
+static const char *rank_band(char *buf, size_t len, const rep_figure *g) {
+    char lo[32], hi[32];
+    buf[0] = '\0';
+    if (g->kind != REP_FIGURE_LATENCY || !g->rank.present) return buf;
+    rep_format_duration(lo, sizeof lo, (double)g->rank.lo_us);
+    rep_format_duration(hi, sizeof hi, (double)g->rank.hi_us);
+    snprintf(buf, len, " or the log's p%.4g..p%.4g (%.31s..%.31s)", 100 * g->rank.from,
+             100 * g->rank.to, lo, hi);
+    return buf;
+}
+
 /*
  * The log beside as-was, figure by figure (f NULL: only count): a figure misses when it is
- * outside both its tolerance and the replay's own noise (the scenario's observed.noise).
+ * outside both its tolerance and its noise (the scenario's observed.noise).
  * The misses, each with its most likely cause, go to `why` (NULL: not written). Returns
  * the misses.
  */
@@ -398,20 +413,17 @@ static int figures(FILE *f, const imp_incident *inc, const sim_scenario *sc, con
     for (size_t i = 0; i < k; i++) {
         double d =
             g[i].kind == REP_FIGURE_BUCKET ? g[i].sim_share - g[i].log_share : g[i].sim - g[i].log;
-        char l[48], x[48], t[32], n[40];
+        char l[48], x[48], t[32], n[40], m[64];
         rep_figure_cell(l, sizeof l, &g[i], true);
         rep_figure_cell(x, sizeof x, &g[i], false);
         rep_figure_tolerance(t, sizeof t, &g[i]);
         rep_figure_noise(n, sizeof n, &g[i]);
-        if (f)
-            fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, n,
-                    !g[i].within            ? "  MISS"
-                    : g[i].within_tolerance ? ""
-                                            : "  (noise)");
+        rep_figure_mark(m, sizeof m, &g[i]);
+        if (f) fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, n, m);
         if (g[i].within) continue;
         misses++;
         if (why == NULL) continue;
-        char cause[300];
+        char cause[300], band[160];
         imp_incident_cause(inc, g[i].name, d > 0, cause, sizeof cause);
         if (g[i].kind == REP_FIGURE_BUCKET)
             fprintf(why,
@@ -420,9 +432,10 @@ static int figures(FILE *f, const imp_incident *inc, const sim_scenario *sc, con
                     g[i].name, x, l, 100 * d, t, n, cause);
         else
             fprintf(why,
-                    "  %s: %s against the log's %s (%+.1f%%; tolerance %s, noise %s): "
+                    "  %s: %s against the log's %s (%+.1f%%; tolerance %s%s, noise %s): "
                     "most likely %s\n",
-                    g[i].name, x, l, g[i].log != 0 ? 100 * d / g[i].log : 100.0, t, n, cause);
+                    g[i].name, x, l, g[i].log != 0 ? 100 * d / g[i].log : 100.0, t,
+                    rank_band(band, sizeof band, &g[i]), n, cause);
     }
     return misses;
 }
@@ -444,7 +457,7 @@ static int report(const args *a, const imp_incident *inc, const char *text) {
     if (rc == CLI_OK && misses > 0) {
         fprintf(stderr,
                 "fusebox import: as-was misses the log on %d figure%s, beyond the tolerance and "
-                "the replay's own noise (docs/import.md, \"Fidelity\"):\n",
+                "the noise of the log against the replay (docs/import.md, \"Fidelity\"):\n",
                 misses, misses == 1 ? "" : "s");
         figures(NULL, inc, sc, s, stderr);
         rc = CLI_EXPECT_FAILED;

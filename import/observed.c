@@ -1,9 +1,10 @@
 /*
  * observed.c - the log's own figures, written into the scenario as "observed" (see
  * incident.h and docs/import.md, "Fidelity"): requests, attempts, retries, success rate,
- * p50/p90/p99, requests by their attempts, attempts by their answer, requests by how they
- * ended, and per fault window of the scenario written. `fusebox run` prints them beside
- * as-was's; the import compares the two with the tolerances of reports/breakdown.h.
+ * p50/p90/p99 (and the log's latency at ranks q -+ d around each), requests by their
+ * attempts, attempts by their answer, requests by how they ended, and per fault window of
+ * the scenario written. `fusebox run` prints them beside as-was's; the import compares the
+ * two with the tolerances of reports/breakdown.h.
  *
  * How a log's attempt reads as an answer: an answer is its status (200 when the log
  * records none); an error status is that status; a timeout, and an attempt given up when
@@ -87,6 +88,23 @@ static void latencies(cJSON *o, int64_t *v, size_t n) {
     cJSON_AddNumberToObject(o, "latency_p50", imp_rank_quantile(v, n, 0.5) / 1e6);
     cJSON_AddNumberToObject(o, "latency_p90", imp_rank_quantile(v, n, 0.9) / 1e6);
     cJSON_AddNumberToObject(o, "latency_p99", imp_rank_quantile(v, n, 0.99) / 1e6);
+}
+
+/* Around each of p50, p90, p99 of the sorted latencies v[0..n): the log's own latency at ranks
+   q - d and q + d (scn_obs_rank_band), for the verdict on a quantile that sits on a cliff. */
+static void ranks(cJSON *o, const int64_t *v, size_t n) {
+    static const char *const names[] = {"latency_p50", "latency_p90", "latency_p99"};
+    static const double q[] = {0.5, 0.9, 0.99};
+    if (n == 0) return;
+    cJSON *r = cJSON_AddObjectToObject(o, "latency_ranks");
+    for (int i = 0; r && i < 3; i++) {
+        sim_obs_rank b = scn_obs_rank_band(v, n, q[i]);
+        cJSON *x = cJSON_AddObjectToObject(r, names[i]);
+        cJSON_AddNumberToObject(x, "from", b.from);
+        cJSON_AddNumberToObject(x, "to", b.to);
+        cJSON_AddNumberToObject(x, "lo", (double)b.lo_us / 1e6);
+        cJSON_AddNumberToObject(x, "hi", (double)b.hi_us / 1e6);
+    }
 }
 
 static void add_count(cJSON *o, const char *key, uint64_t v) {
@@ -201,6 +219,7 @@ cJSON *imp__observed_json(const imp_incident *inc, const cJSON *doc) {
     cJSON_AddNumberToObject(o, "retries", t->retries);
     cJSON_AddNumberToObject(o, "success_rate", t->requests > 0 ? t->ok / t->requests : 0);
     latencies(o, v, n);
+    ranks(o, v, n);
     maps(o, t);
     windows(o, inc, doc, v);
     free(v);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scenario/scenario.h"
+
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return x < y ? -1 : x > y;
@@ -25,11 +27,7 @@ double imp_quantile(const int64_t *v, size_t n, double q) {
 }
 
 double imp_rank_quantile(const int64_t *v, size_t n, double q) {
-    if (n == 0) return 0;
-    /* q n with q in hundredths first, as fb_hist_percentile: 0.99 of 100 is 99, not 99.00001 */
-    double rank = ceil(round(q * 1e6) * (double)n / 1e6);
-    size_t k = rank < 1 ? 1 : rank > (double)n ? n : (size_t)rank;
-    return (double)v[k - 1];
+    return (double)scn_obs_order_statistic(v, n, q);
 }
 
 static const double probs[] = {0.05, 0.10, 0.25, 0.50, 0.75, 0.90, 0.95, 0.99};

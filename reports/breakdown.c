@@ -174,12 +174,24 @@ static rep_figure *next(rep_figure *out, size_t cap, size_t *n, const char *name
     return g;
 }
 
+bool rep_latency_within(double log_us, double sim_us, const sim_obs_rank *r, bool *cliff) {
+    bool near = fabs(sim_us - log_us) <= REP_LATENCY_TOLERANCE * log_us + 1e-9;
+    /* within 10% of the log's latency at a rank within q -+ d */
+    bool band = !near && r != NULL && r->present &&
+                sim_us >= (1 - REP_LATENCY_TOLERANCE) * (double)r->lo_us - 1e-9 &&
+                sim_us <= (1 + REP_LATENCY_TOLERANCE) * (double)r->hi_us + 1e-9;
+    if (cliff) *cliff = band;
+    return near || band;
+}
+
 /* A count, or a latency: its tolerance and whether the variant's is within it. */
 static void judge(rep_figure *g) {
-    if (g->kind == REP_FIGURE_LATENCY)
+    if (g->kind == REP_FIGURE_LATENCY) {
         g->tolerance = REP_LATENCY_TOLERANCE * g->log;
-    else
-        g->tolerance = fmax(REP_COUNT_TOLERANCE * g->log, REP_COUNT_TOLERANCE_MIN);
+        g->within_tolerance = rep_latency_within(g->log, g->sim, &g->rank, &g->cliff);
+        return;
+    }
+    g->tolerance = fmax(REP_COUNT_TOLERANCE * g->log, REP_COUNT_TOLERANCE_MIN);
     g->within_tolerance = fabs(g->sim - g->log) <= g->tolerance + 1e-9;
 }
 
@@ -205,11 +217,12 @@ static void add_count(rep_figure *out, size_t cap, size_t *n, const char *name,
 }
 
 static void add_latency(rep_figure *out, size_t cap, size_t *n, const char *name, fb_time_us log,
-                        fb_time_us sim) {
+                        fb_time_us sim, const sim_obs_rank *rank) {
     rep_figure *g = next(out, cap, n, name, REP_FIGURE_LATENCY, REP_GROUP_LATENCY);
     if (g == NULL) return;
     g->log = (double)log;
     g->sim = (double)sim;
+    g->rank = *rank;
     judge(g);
 }
 
@@ -283,12 +296,12 @@ size_t rep_observed_figures(const sim_scenario *sc, const sim_summary *s, rep_fi
     add_count(out, cap, &n, "attempts", REP_GROUP_TOTALS, 0, (double)o->attempts,
               (double)s->attempts);
     add_count(out, cap, &n, "retries", REP_GROUP_TOTALS, 0, (double)o->retries, (double)s->retries);
-    add_latency(out, cap, &n, "latency_p50", o->latency_p50_us,
-                fb_hist_percentile(&s->latency, 50));
-    add_latency(out, cap, &n, "latency_p90", o->latency_p90_us,
-                fb_hist_percentile(&s->latency, 90));
-    add_latency(out, cap, &n, "latency_p99", o->latency_p99_us,
-                fb_hist_percentile(&s->latency, 99));
+    add_latency(out, cap, &n, "latency_p50", o->latency_p50_us, fb_hist_percentile(&s->latency, 50),
+                &o->latency_rank[0]);
+    add_latency(out, cap, &n, "latency_p90", o->latency_p90_us, fb_hist_percentile(&s->latency, 90),
+                &o->latency_rank[1]);
+    add_latency(out, cap, &n, "latency_p99", o->latency_p99_us, fb_hist_percentile(&s->latency, 99),
+                &o->latency_rank[2]);
     add_buckets(out, cap, &n, o, &s->breakdown);
     add_statuses(out, cap, &n, o, &s->breakdown);
     add_ends(out, cap, &n, o, s);
@@ -338,6 +351,18 @@ void rep_figure_noise(char *buf, size_t len, const rep_figure *g) {
     }
 }
 
+void rep_figure_mark(char *buf, size_t len, const rep_figure *g) {
+    if (!g->within)
+        snprintf(buf, len, "  MISS");
+    else if (g->cliff)
+        snprintf(buf, len, "  (on a cliff: within 10%% of the log's p%.4g..p%.4g)",
+                 100 * g->rank.from, 100 * g->rank.to);
+    else if (!g->within_tolerance)
+        snprintf(buf, len, "  (noise)");
+    else
+        snprintf(buf, len, "%s", "");
+}
+
 int rep_observed_text(FILE *f, const sim_scenario *sc, sim_summary *const *sums, size_t n) {
     const sim_summary *s = NULL;
     for (size_t i = 0; i < n && sc->observed.present; i++)
@@ -349,15 +374,13 @@ int rep_observed_text(FILE *f, const sim_scenario *sc, sim_summary *const *sums,
     fprintf(f, "the log beside %s (docs/import.md, \"Fidelity\")\n", s->variant);
     fprintf(f, "%-24s %14s %14s %10s %11s\n", "", "log", s->variant, "tolerance", "noise");
     for (size_t i = 0; i < k; i++) {
-        char l[48], x[48], t[32], z[40];
+        char l[48], x[48], t[32], z[40], m[64];
         rep_figure_cell(l, sizeof l, &g[i], true);
         rep_figure_cell(x, sizeof x, &g[i], false);
         rep_figure_tolerance(t, sizeof t, &g[i]);
         rep_figure_noise(z, sizeof z, &g[i]);
-        fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, z,
-                !g[i].within            ? "  MISS"
-                : g[i].within_tolerance ? ""
-                                        : "  (noise)");
+        rep_figure_mark(m, sizeof m, &g[i]);
+        fprintf(f, "%-24s %14s %14s %10s %11s%s\n", g[i].name, l, x, t, z, m);
         misses += !g[i].within;
     }
     return misses;

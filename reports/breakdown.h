@@ -30,7 +30,8 @@ void rep_breakdown_html(FILE *f, sim_summary *const *sums, size_t n);
 #define REP_COUNT_TOLERANCE 0.02   /* counts: +-2% of the log's */
 #define REP_COUNT_TOLERANCE_MIN 2  /* ... and at least 2 */
 #define REP_LATENCY_TOLERANCE 0.10 /* p50, p90, p99: +-10% */
-#define REP_SHARE_TOLERANCE 0.02   /* each attempts-per-request bucket: +-2 points */
+#define REP_SHARE_TOLERANCE                                                                        \
+    SIM_OBS_SHARE_TOLERANCE /* each attempts-per-request bucket: +-2 points */
 
 typedef enum rep_figure_kind {
     REP_FIGURE_COUNT = 0, /* within max(2% of the log's, 2) */
@@ -56,7 +57,9 @@ typedef struct rep_figure {
     double log, sim;             /* counts, or microseconds */
     double log_share, sim_share; /* REP_FIGURE_BUCKET: of the requests */
     double tolerance;            /* half-width: counts, microseconds, or a share */
-    double noise;                /* the replay's own noise (observed.noise), same unit; 0 */
+    double noise;      /* the noise of the log against the replay (observed.noise), same unit; 0 */
+    sim_obs_rank rank; /* REP_FIGURE_LATENCY: the log's band around its quantile, if stated */
+    bool cliff;        /* within its tolerance only by that band (not within 10%) */
     bool within_tolerance;
     bool within; /* within its tolerance or its noise: not a miss */
 } rep_figure;
@@ -70,6 +73,16 @@ typedef struct rep_figure {
  */
 size_t rep_observed_figures(const sim_scenario *sc, const sim_summary *s, rep_figure *out,
                             size_t cap);
+/*
+ * A latency quantile's verdict (docs/import.md, "Fidelity"): within 10% of the log's
+ * (microseconds), or between the log's own latency at ranks q - d and q + d (r: NULL or not
+ * present, no such band). *cliff (may be NULL): within only by that band, which happens where the
+ * log's quantile sits on a cliff of its distribution.
+ */
+bool rep_latency_within(double log_us, double sim_us, const sim_obs_rank *r, bool *cliff);
+/* The table's mark after a figure: "  MISS", "  (noise)", "  (on a cliff: within the log's
+   p88.05..p91.95)" or "". */
+void rep_figure_mark(char *buf, size_t len, const rep_figure *g);
 /* A figure's values as the table shows them ("1.2s", "237 (74.8%)"), and its tolerance. */
 void rep_figure_cell(char *buf, size_t len, const rep_figure *g, bool log);
 void rep_figure_tolerance(char *buf, size_t len, const rep_figure *g);

@@ -104,6 +104,67 @@ static int seconds_value(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
+/* ---- a quantile's rank band (scenario.h, sim_obs_rank) ---- */
+
+double scn_obs_rank_tolerance(double q, size_t n) {
+    if (n == 0) return 0;
+    return fmin(SIM_OBS_SHARE_TOLERANCE, 2 * sqrt(q * (1 - q) / (double)n));
+}
+
+int64_t scn_obs_order_statistic(const int64_t *v, size_t n, double q) {
+    if (n == 0) return 0;
+    /* q in millionths first, as fb_hist_percentile: 0.99 of 100 is 99, not 99.00001 */
+    double rank = ceil(round(q * 1e6) * (double)n / 1e6);
+    size_t k = rank < 1 ? 1 : rank > (double)n ? n : (size_t)rank;
+    return v[k - 1];
+}
+
+sim_obs_rank scn_obs_rank_band(const int64_t *v, size_t n, double q) {
+    sim_obs_rank r = {0};
+    if (n == 0) return r;
+    double d = scn_obs_rank_tolerance(q, n);
+    r.present = true;
+    r.from = round(fmax(0, q - d) * 1e6) / 1e6;
+    r.to = round(fmin(1, q + d) * 1e6) / 1e6;
+    r.lo_us = scn_obs_order_statistic(v, n, r.from);
+    r.hi_us = scn_obs_order_statistic(v, n, r.to);
+    return r;
+}
+
+/* observed.latency_ranks: {"latency_p90": {"from", "to", "lo", "hi"}, ...}. */
+static int parse_ranks(pctx *P, const cJSON *v, void *out) {
+    static const char *const figures[] = {"latency_p50", "latency_p90", "latency_p99", NULL};
+    static const char *const keys[] = {"from", "to", "lo", "hi", NULL};
+    sim_observed *o = out;
+    int rc = scn__check_object(P, v, figures, NULL);
+    for (const cJSON *it = v ? v->child : NULL; rc == FB_OK && it; it = it->next) {
+        size_t old = scn__push_key(P, it->string);
+        int k = 0;
+        while (strcmp(figures[k], it->string) != 0) k++; /* checked above */
+        sim_obs_rank *r = &o->latency_rank[k];
+        double x[4] = {0};
+        rc = scn__check_object(P, it, keys, keys);
+        for (int i = 0; rc == FB_OK && i < 4; i++) {
+            size_t o2 = scn__push_key(P, keys[i]);
+            rc = scn__get_number_value(P, cJSON_GetObjectItemCaseSensitive(it, keys[i]), &x[i], 0,
+                                       i < 2 ? 1 : 1e9);
+            scn__pop(P, o2);
+        }
+        if (rc == FB_OK && (x[0] > x[1] || x[2] > x[3]))
+            rc = scn__fail(P, "expected from <= to and lo <= hi, got from %g, to %g, lo %g, hi %g",
+                           x[0], x[1], x[2], x[3]);
+        if (rc == FB_OK) {
+            r->present = true;
+            r->from = x[0];
+            r->to = x[1];
+            r->lo_us = (fb_time_us)llround(x[2] * 1e6);
+            r->hi_us = (fb_time_us)llround(x[3] * 1e6);
+        }
+        scn__pop(P, old);
+    }
+    return rc;
+}
+
 static int window_name(pctx *P, const cJSON *v, void *out) {
     return scn__get_string_value(P, v, out, sizeof((sim_obs_window *)0)->name);
 }
@@ -185,6 +246,14 @@ static int parse_variant(pctx *P, const cJSON *v, void *out) {
     return rc;
 }
 
+/* An item of observed.latency_ranks. */
+#define RANK_SCHEMA                                                                                \
+    "{\"type\": \"object\", \"additionalProperties\": false, \"required\": [\"from\", \"to\", "    \
+    "\"lo\", \"hi\"], \"properties\": {\"from\": {\"type\": \"number\", \"minimum\": 0, "          \
+    "\"maximum\": 1}, \"to\": {\"type\": \"number\", \"minimum\": 0, \"maximum\": 1}, \"lo\": "    \
+    "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}, \"hi\": {\"type\": "         \
+    "\"number\", \"minimum\": 0, \"maximum\": 1000000000}}}"
+
 /* "observed" (base: sim_observed). */
 const ld_section scn__observed_section = {
     "observed", "/properties/observed",
@@ -219,6 +288,17 @@ const ld_section scn__observed_section = {
                    "\"description\": \"seconds\"}",
          .hook = seconds_value, .unit = "number (seconds)",
          .doc = "of the requests, arrival to end"},
+        {"latency_ranks", LD_HOOK,
+         .schema = "{\"type\": \"object\", \"description\": \"the log's own latency (seconds) at "
+                   "ranks q - d and q + d of its quantiles\", \"additionalProperties\": false, "
+                   "\"properties\": {\"latency_p50\": " RANK_SCHEMA
+                   ", \"latency_p90\": " RANK_SCHEMA ", \"latency_p99\": " RANK_SCHEMA "}}",
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_ranks,
+         .unit = "object: `latency_p50`/`_p90`/`_p99` → `{\"from\", \"to\", \"lo\", \"hi\"}`",
+         .doc = "the log's own latency `lo` and `hi` (seconds) at the quantiles `from` = q − d "
+                "and `to` = q + d around each quantile q (d: 2 points, or two binomial sd of the "
+                "rank if fewer): a replay's quantile from 0.9 `lo` to 1.1 `hi` is within "
+                "tolerance (on a cliff; docs/import.md, \"Fidelity\")"},
         {"attempts_per_request", LD_HOOK,
          .schema =
              "{\"type\": \"object\", \"description\": \"requests by their calls: \\\"N\\\" (0 to "
@@ -259,15 +339,19 @@ const ld_section scn__observed_section = {
          .doc = "per fault window, as report.json's `breakdown.windows` names them"},
         {"noise", LD_HOOK,
          .schema =
-             "{\"type\": \"object\", \"description\": \"the replay's own noise per figure: counts, "
-             "seconds (latency_*) or shares (attempts/request N)\", \"maxProperties\": 160, "
+             "{\"type\": \"object\", \"description\": \"the noise of the log's figure against the "
+             "replay's: counts, seconds (latency_*) or shares (attempts/request N)\", "
+             "\"maxProperties\": 160, "
              "\"propertyNames\": {\"minLength\": 1, \"maxLength\": 47}, \"additionalProperties\": "
              "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000000}}",
          .offset = 0, .size = sizeof(sim_observed), .hook = parse_noise,
          .unit = "object: figure → number ≥ 0",
-         .doc = "the replay's own noise per figure (its name in the table: `attempts`, "
-                "`latency_p99` in seconds, `attempts/request 2` as a share, `status 429`), at "
-                "most 160; a figure within it is not a miss"},
+         .doc = "the noise of the log's figure against the replay's (its name in the table: "
+                "`attempts`, `latency_p99` in seconds, `attempts/request 2` as a share, "
+                "`status 429`): 3 sd of their difference, the replay's variance over the "
+                "import's runs plus the log's own (runs with the even faults drawn per attempt; "
+                "the replay's again when none is even), for a latency quantile at least its "
+                "spread toward the log's; at most 160; a figure within it is not a miss"},
         {0}},
     NULL};
 

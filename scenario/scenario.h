@@ -423,12 +423,38 @@ typedef struct sim_obs_window {
     fb_time_us latency_p50_us, latency_p90_us, latency_p99_us;
 } sim_obs_window;
 
+/*
+ * The log's own latency at ranks q - d and q + d around one of its quantiles q
+ * (observed.latency_ranks; docs/import.md, "Fidelity"): a replay's q-quantile between the two
+ * is within tolerance even when it is more than 10% from the log's, which it can be only
+ * where the log's quantile sits on a cliff of its distribution (a 0.5-point shift of a share
+ * of requests moving the quantile by half). d is the buckets' tolerance, 2 points, or two
+ * binomial standard deviations of the log's rank, 2 sqrt(q (1 - q) / n), if fewer.
+ */
+#define SIM_OBS_SHARE_TOLERANCE 0.02 /* each attempts-per-request bucket, and a quantile's rank */
+
+typedef struct sim_obs_rank {
+    bool present;
+    double from, to;         /* q - d and q + d, within [0, 1] */
+    fb_time_us lo_us, hi_us; /* the log's latency at those ranks (order statistics) */
+} sim_obs_rank;
+
+/* The q-quantile of v[0..n) (sorted ascending) as a run reports it: the order statistic of
+   rank ceil(q n), at least 1 (0 when n is 0). */
+int64_t scn_obs_order_statistic(const int64_t *v, size_t n, double q);
+/* The rank tolerance d of the q-quantile of n values (0 when n is 0). */
+double scn_obs_rank_tolerance(double q, size_t n);
+/* The band of the q-quantile of v[0..n) (sorted ascending; n > 0): its order statistics at
+   ranks ceil((q -+ d) n), as a run reports a quantile. */
+sim_obs_rank scn_obs_rank_band(const int64_t *v, size_t n, double q);
+
 typedef struct sim_observed {
     bool present;
     char variant[SIM_NAME_MAX]; /* the variant it is the log of ("as-was") */
     uint64_t requests, attempts, retries;
     double success_rate;
     fb_time_us latency_p50_us, latency_p90_us, latency_p99_us;
+    sim_obs_rank latency_rank[3]; /* around p50, p90, p99: latency_ranks */
     uint64_t per_request[SIM_OBS_BUCKETS];
     uint64_t per_request_beyond;
     uint64_t status[SIM_OBS_STATUS_MAX];
@@ -438,9 +464,9 @@ typedef struct sim_observed {
     uint32_t end_n;
     sim_obs_window windows[SIM_OBS_WINDOWS_MAX];
     uint32_t window_n;
-    /* the replay's own noise per figure (its name in reports/breakdown.h): a half-width in
-       counts, microseconds (latency_*) or a share (attempts/request N); a figure within it
-       is not a miss even outside its tolerance */
+    /* the noise of the log's figure against the replay's (the log is one draw too; its name
+       in reports/breakdown.h): a half-width in counts, microseconds (latency_*) or a share
+       (attempts/request N); a figure within it is not a miss even outside its tolerance */
     char noise_name[SIM_OBS_NOISE_MAX][48];
     double noise[SIM_OBS_NOISE_MAX];
     uint32_t noise_n;

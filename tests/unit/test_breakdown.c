@@ -10,6 +10,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,13 @@ static void observed_bad_input_names_the_path(void **state) {
         {"\"attempts_beyond\":-1,", "observed.attempts_beyond"},
         {"\"noise\":{\"attempts\":-1},", "observed.noise.attempts"},
         {"\"windows\":[{\"name\":\"w\",\"start_s\":1}],", "observed.windows[0]"},
+        {"\"latency_ranks\":{\"latency_p95\":{}},", "observed.latency_ranks.latency_p95"},
+        {"\"latency_ranks\":{\"latency_p90\":{\"from\":0.88,\"to\":0.92,\"lo\":1}},",
+         "observed.latency_ranks.latency_p90"}, /* missing required key 'hi' */
+        {"\"latency_ranks\":{\"latency_p90\":{\"from\":0.92,\"to\":0.88,\"lo\":1,\"hi\":2}},",
+         "observed.latency_ranks.latency_p90"},
+        {"\"latency_ranks\":{\"latency_p90\":{\"from\":0.88,\"to\":1.5,\"lo\":1,\"hi\":2}},",
+         "observed.latency_ranks.latency_p90.to"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char json[4096];
@@ -276,6 +284,92 @@ static void quantile_spread_reaches_over_a_cliff(void **state) {
     assert_true(rep_quantile_spread(&h, 0.99, 0) == 0);
 }
 
+/* ---- a quantile on a cliff (observed.latency_ranks; docs/import.md, "Fidelity") ---- */
+
+/* n latencies (microseconds): fast of them from 150 ms up, mid from 700 ms, the rest from 1.2 s
+   (corpus trace ratelimit's shape: requests of one, two and three attempts), sorted. */
+static int64_t *clusters(size_t n, size_t fast, size_t mid) {
+    int64_t *v = malloc(n * sizeof *v);
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = i < fast         ? 150000 + (int64_t)i * 150
+               : i < fast + mid ? 700000 + (int64_t)(i - fast) * 1500
+                                : 1200000 + (int64_t)(i - fast - mid) * 2000;
+    return v;
+}
+
+/* The log: 812 of 1,000 requests fast, 87 of two attempts, 101 of three, so its p90 (rank 900)
+   is the fastest of three attempts, 1.2 s, on the cliff down to the two-attempt ones (830 ms
+   and below). A replay one point richer in two-attempt requests has its p90 among those:
+   33% short, and within 10% of the log's own p88.1 (rank 882; the rank band: 2 binomial sd at n =
+   1,000, 1.9 points). A replay whose distribution is off (its p90 among the fast requests; every
+   latency 30% longer on a log without a cliff) still misses. */
+static void quantile_on_a_cliff_passes_and_one_off_it_fails(void **state) {
+    (void)state;
+    int64_t *log = clusters(1000, 812, 87), *close = clusters(1000, 812, 97);
+    int64_t *fast = clusters(1000, 905, 20);
+    double l = (double)scn_obs_order_statistic(log, 1000, 0.9);
+    assert_true(l == 1200000);
+    assert_true(fabs(scn_obs_rank_tolerance(0.9, 1000) - 0.018974) < 1e-6);
+    assert_true(scn_obs_rank_tolerance(0.5, 100) == SIM_OBS_SHARE_TOLERANCE); /* 2 points */
+    sim_obs_rank r = scn_obs_rank_band(log, 1000, 0.9);
+    assert_true(r.present && fabs(r.from - 0.881026) < 1e-9 && fabs(r.to - 0.918974) < 1e-9);
+    assert_true(r.lo_us == log[882 - 1] && r.hi_us == log[919 - 1]);
+    bool cliff = false;
+    double near = (double)scn_obs_order_statistic(close, 1000, 0.9);
+    if (!rep_latency_within(l, near, &r, &cliff) || !cliff || fabs(near - l) <= 0.1 * l)
+        fail_msg("replay p90 %.0f us against the log's %.0f (band %.0f..%.0f): cliff %d", near, l,
+                 (double)r.lo_us, (double)r.hi_us, cliff);
+    assert_false(rep_latency_within(l, near, NULL, NULL)); /* no band: a miss */
+    double off = (double)scn_obs_order_statistic(fast, 1000, 0.9);
+    assert_true(off < 400000);
+    assert_false(rep_latency_within(l, off, &r, &cliff));
+    assert_false(cliff);
+    assert_true(rep_latency_within(l, 1.05 * l, &r, &cliff) && !cliff); /* within 10%: no cliff */
+    /* no cliff: 1,000 latencies evenly from 100 ms to 1.1 s, and every one 30% longer */
+    int64_t even[1000];
+    for (int i = 0; i < 1000; i++) even[i] = 100000 + i * 1000;
+    sim_obs_rank e = scn_obs_rank_band(even, 1000, 0.9);
+    double le = (double)scn_obs_order_statistic(even, 1000, 0.9);
+    assert_false(rep_latency_within(le, 1.3 * le, &e, &cliff));
+    assert_false(rep_latency_within(le, 0.75 * le, &e, &cliff));
+    free(log);
+    free(close);
+    free(fast);
+}
+
+/* The same rule through "observed": the run's p90 (20.1 s: 100 of its 600 requests waited for a
+   retry) against a log whose p90 sat on the fast side of that cliff (0.1 s) misses, unless the
+   log states its band reaching over the cliff; the table's mark says which. */
+static void observed_latency_ranks_mark_a_cliff(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(OBSERVED(
+        "\"latency_ranks\":{\"latency_p90\":{\"from\":0.88,\"to\":0.92,\"lo\":0.1,\"hi\":20.0}},"));
+    assert_true(sc->observed.latency_rank[1].present && !sc->observed.latency_rank[0].present);
+    assert_int_equal(sc->observed.latency_rank[1].hi_us, 20 * S);
+    sc->observed.latency_p90_us = 100 * MS;
+    sim_summary *s = th_run(sc, 0, NULL, NULL);
+    rep_figure g[REP_FIGURES_MAX];
+    size_t n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    const rep_figure *p90 = figure(g, n, "latency_p90");
+    assert_true(p90->within && p90->within_tolerance && p90->cliff);
+    char mark[96];
+    rep_figure_mark(mark, sizeof mark, p90);
+    assert_string_equal(mark, "  (on a cliff: within 10% of the log's p88..p92)");
+    sc->observed.latency_rank[1].hi_us = 18 * S; /* 20.1 s is more than 10% above */
+    n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    p90 = figure(g, n, "latency_p90");
+    assert_false(p90->within || p90->cliff);
+    rep_figure_mark(mark, sizeof mark, p90);
+    assert_string_equal(mark, "  MISS");
+    sc->observed.latency_rank[1].present = false;
+    sc->observed.latency_rank[1].hi_us = 20 * S;
+    n = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    assert_false(figure(g, n, "latency_p90")->within);
+    free(s);
+    scn_free(sc);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breakdown_first_attempt_fails_in_the_window),
@@ -287,6 +381,8 @@ int main(void) {
         cmocka_unit_test(observed_tolerance_and_noise),
         cmocka_unit_test(observed_bad_input_names_the_path),
         cmocka_unit_test(quantile_spread_reaches_over_a_cliff),
+        cmocka_unit_test(quantile_on_a_cliff_passes_and_one_off_it_fails),
+        cmocka_unit_test(observed_latency_ranks_mark_a_cliff),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
