@@ -210,16 +210,19 @@ int imp_read_file(const char *file, const imp_read_opts *o, imp_log **out, imp_e
     size_t cap = o->max_bytes ? o->max_bytes : IMP_BYTES_MAX;
     FILE *f = fopen(file, "rb");
     if (f == NULL) return imp_fail(err, FB_EIO, 0, "cannot open: %s", strerror(errno));
+    /* a regular file's size is known: past the cap at once, and read no more than it (a file
+       that grows meanwhile is an error); a pipe, a FIFO or a terminal (/dev/stdin) says 0:
+       read it to the cap */
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && (uint64_t)st.st_size > cap) {
+    bool sized = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
+    if (sized && (uint64_t)st.st_size > cap) {
         fclose(f);
         return imp_fail(err, FB_ECAP, 0,
                         "%.1f MiB, more than the cap on the file's size (%zu bytes): raise it "
                         "with --max-bytes, or cut the log",
                         (double)st.st_size / 1048576.0, cap);
     }
-    size_t want =
-        fstat(fileno(f), &st) == 0 && (uint64_t)st.st_size < cap ? (size_t)st.st_size : cap;
+    size_t want = sized && (uint64_t)st.st_size < cap ? (size_t)st.st_size : cap;
     size_t n = 0;
     char *buf = util_read_stream(f, want, &n);
     int e = errno;

@@ -128,6 +128,39 @@ static void otlp_attempts_are_the_http_spans_below_a_genai_span(void **state) {
     free(d);
 }
 
+/* A pipe (`fusebox import /dev/stdin` in a shell pipeline) reports a size of 0: it is read to the
+   cap, not taken for a file that grew while it was read; and a pipe past the cap is an error
+   naming it. */
+static void a_pipe_is_read_whole(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    three_attempts(d);
+    assert_true(d->n < 4096); /* within a pipe's buffer: written before it is read */
+    for (int pass = 0; pass < 2; pass++) {
+        int fds[2];
+        assert_int_equal(pipe(fds), 0);
+        assert_true(write(fds[1], d->s, d->n) == (ssize_t)d->n);
+        close(fds[1]);
+        char path[64];
+        snprintf(path, sizeof path, "/dev/fd/%d", fds[0]);
+        imp_read_opts o = {IMP_FORMAT_AUTO, 0, pass == 0 ? 0 : d->n - 1};
+        imp_log *log = NULL;
+        imp_error err;
+        int rc = imp_read_file(path, &o, &log, &err);
+        close(fds[0]);
+        if (pass == 0) {
+            if (rc != FB_OK) fail_msg("a pipe: %s", err.msg);
+            assert_int_equal(log->nreq, 1);
+            assert_int_equal(log->natt, 3);
+            imp_log_free(log);
+        } else {
+            assert_int_not_equal(rc, FB_OK);
+            if (strstr(err.msg, "--max-bytes") == NULL) fail_msg("past the cap: %s", err.msg);
+        }
+    }
+    free(d);
+}
+
 static void otlp_older_gen_ai_system_and_numbers_for_ints_are_read(void **state) {
     (void)state;
     doc *d = malloc(sizeof *d);
@@ -1809,6 +1842,7 @@ int main(void) {
         cmocka_unit_test(a_tree_that_does_not_fit_in_memory_is_a_named_error),
         cmocka_unit_test(otlp_attempts_are_the_http_spans_below_a_genai_span),
         cmocka_unit_test(otlp_older_gen_ai_system_and_numbers_for_ints_are_read),
+        cmocka_unit_test(a_pipe_is_read_whole),
         cmocka_unit_test(otlp_genai_span_alone_is_its_attempt_with_its_error_class),
         cmocka_unit_test(otlp_sdk_call_span_with_http_below_is_not_an_attempt),
         cmocka_unit_test(otlp_http_span_outside_any_genai_span_is_ignored),
