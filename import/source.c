@@ -140,12 +140,12 @@ static size_t skip_space(const char *text, size_t i, size_t len) {
     return i;
 }
 
-/* JSON lines: each non-empty line a document. One pass: the line number is counted as the
- * lines go (position() from byte 0 for every line made a 20,000-line file quadratic), and
- * only an error's column is looked for, from the start of its line. */
-static int read_lines(reader *r, const char *text, size_t len, imp_error *err) {
-    int rc = FB_OK, line = 1;
-    for (size_t i = 0; rc == FB_OK && i < len; line++) {
+/* JSON lines from byte i, line `line` on: each non-empty line a document. One pass: the line number
+ * is counted as the lines go (position() from byte 0 for every line made a 20,000-line file
+ * quadratic), and only an error's column is looked for, from the start of its line. */
+static int read_lines(reader *r, const char *text, size_t len, size_t i, int line, imp_error *err) {
+    int rc = FB_OK;
+    for (; rc == FB_OK && i < len; line++) {
         const char *nl = memchr(text + i, '\n', len - i);
         size_t end = nl ? (size_t)(nl - text) : len;
         if (skip_space(text, i, end) < end) {
@@ -164,13 +164,16 @@ static int read_all(reader *r, const char *text, size_t len, imp_error *err) {
     if (start == len) return imp_fail(err, FB_EINVAL, 0, "%s", "the file is empty");
     const char *nl = memchr(text + start, '\n', len - start);
     size_t first_end = nl ? (size_t)(nl - text) : len;
-    /* the first line a whole document: JSON lines; else one document over many lines */
+    /* the first line a whole document: JSON lines, that one read as it is (a file of one
+       document on one line is parsed once); else one document over many lines */
     imp_error scratch = *err;
-    int rc;
+    int rc, line = 1, col = 1;
     cJSON *first = parse_at(text, start, first_end, &scratch, &rc);
     if (first) {
+        position(text, start, &line, &col); /* after the blank lines before it */
+        rc = feed(r, first, line, err);
         cJSON_Delete(first);
-        return read_lines(r, text, len, err);
+        return rc == FB_OK ? read_lines(r, text, len, first_end + 1, line + 1, err) : rc;
     }
     if (rc == FB_ENOMEM) { /* the first line did not fit: the document would not either */
         *err = scratch;

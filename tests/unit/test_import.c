@@ -445,6 +445,21 @@ static void otlp_span_without_time_on_a_line_names_the_line(void **state) {
            "\"0000000000000000000000000000000a\",\"spanId\":\"00000000000000ab\",\"name\":\"x\","
            "\"startTimeUnixNano\":\"0\",\"endTimeUnixNano\":\"5\"}]}]}]}\n");
     read_bad(d->s, 0, "span 00000000000000ab (x): no startTimeUnixNano", 3);
+    /* the first document (read as it was parsed, not parsed again) after blank lines: its line,
+       and the lines after it counted from there */
+    doc *b = malloc(sizeof *b);
+    b->n = 0;
+    b->s[0] = '\0';
+    add(b, "\n \n%s", d->s);
+    read_bad(b->s, 0, "span 00000000000000ab (x): no startTimeUnixNano", 5);
+    b->n = 0;
+    add(b,
+        "\n{\"resourceSpans\":[{\"scopeSpans\":[{\"spans\":[{\"traceId\":"
+        "\"0000000000000000000000000000000a\",\"spanId\":\"00000000000000ac\",\"name\":\"y\","
+        "\"endTimeUnixNano\":\"5\"}]}]}]}\n%s",
+        d->s);
+    read_bad(b->s, 0, "span 00000000000000ac (y): no startTimeUnixNano", 2);
+    free(b);
     free(d);
 }
 
