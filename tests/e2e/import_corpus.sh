@@ -193,11 +193,13 @@ print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 250 else
     [ "$got" -ne 0 ] && echo "$ERR" | sed 's/^/# /'
     timed "$got" "$name: the import's as-was replays the trace within its stated tolerance or noise"
     # every attempt the mock logged is one HTTP span below a request, and nothing else is
-    # (an SDK's own call span is not): the import's count is the mock's, exactly
+    # (an SDK's own call span is not): the import's count is the mock's, exactly; a mismatch
+    # while the client's event loop ran late is inconclusive, as for the other checks that
+    # depend on the client's timing
     n_log=$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))['entries']))" "$T/$name.log.json")
     n_imp=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['observed']['attempts'])" "$T/$name.scenario.json")
     [ "$n_log" = "$n_imp" ]
-    ok $? "$name: the import reads $n_imp attempts, the mock logged $n_log"
+    timed $? "$name: the import reads $n_imp attempts, the mock logged $n_log"
     python3 "$D/corpus_check.py" "$FUSEBOX" "$name" "$T/$name.meta.json" "$T/$name.log.json" \
         "$T/$name.scenario.json" "$T/$name.runs" "$T/$name.results" 1-10 >"$T/$name.table" 2>&1
     r=$?
