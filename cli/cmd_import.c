@@ -383,16 +383,16 @@ static int calibrate(const args *a, imp_incident *inc, char **text, noise *nz) {
     return *text ? CLI_OK : cli_bad("import", "%s", "out of memory");
 }
 
-/* A latency figure's rank band as a miss states it: " or the log's p88.05..p91.95 (758ms..1.4s)",
-   "" when it has none. */
+/* A latency figure's rank band as a miss states it: " or within 10% of the log's p88.05..p91.95
+   (758ms..1.4s)", "" when it has none. */
 static const char *rank_band(char *buf, size_t len, const rep_figure *g) {
     char lo[32], hi[32];
     buf[0] = '\0';
     if (g->kind != REP_FIGURE_LATENCY || !g->rank.present) return buf;
     rep_format_duration(lo, sizeof lo, (double)g->rank.lo_us);
     rep_format_duration(hi, sizeof hi, (double)g->rank.hi_us);
-    snprintf(buf, len, " or the log's p%.4g..p%.4g (%.31s..%.31s)", 100 * g->rank.from,
-             100 * g->rank.to, lo, hi);
+    snprintf(buf, len, " or within 10%% of the log's p%.4g..p%.4g (%.31s..%.31s)",
+             100 * g->rank.from, 100 * g->rank.to, lo, hi);
     return buf;
 }
 
