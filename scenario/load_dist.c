@@ -262,6 +262,12 @@ const ld_section scn__duration_dist_section = {
 const ld_section scn__count_dist_section = {
     "count_dist", "/$defs/count_dist/oneOf/1",
     (const ld_field[]){KIND_ROWS(count, COUNT, "number ≥ 0"), {0}}, NULL};
+/* The value of each (`make schema` writes its $defs). */
+const ld_kinds scn__kinds[] = {
+    {&scn__duration_dist_section,
+     "a duration: a duration string, or one of %s with duration strings"},
+    {&scn__count_dist_section, "a token count: a number, or one of %s"},
+    {NULL, NULL}};
 
 /* ---- a distribution ---- */
 

@@ -137,6 +137,19 @@ static int target_value(pctx *P, const cJSON *v, void *out) {
     return scn__get_number_value(P, v, out, 1e-6, 1e6);
 }
 
+/* --set's check of target in its metric's range, as autoscale_keys reads it (a metric that
+ * does not read: the widest, the loader says what is wrong with it). */
+static int check_target(pctx *P, const cJSON *obj, const cJSON *root) {
+    (void)root;
+    sim_error ignored = {{0}, {0}, {0}};
+    pctx M = {&ignored, "", 0, false, NULL, NULL};
+    int metric = -1;
+    double target = 0;
+    if (scn__get_enum(&M, obj, "metric", metrics, &metric) != FB_OK) metric = -1;
+    double hi = metric == SIM_SCALE_UTILIZATION ? 1 : 1e6;
+    return scn__get_number(P, obj, "target", &target, 1e-6, hi);
+}
+
 /*
  * "autoscale" (base: sim_autoscale). The code reads target (its range depends
  * on the metric) and checks the period before the window (whose default it is).
@@ -147,7 +160,8 @@ const ld_section scn__autoscale_section = {
         {"metric", LD_ENUM, LD_AT(sim_autoscale, metric), .names = metrics, .flags = LD_F_REQUIRED,
          .doc = "per ready pod: the requests it holds (running and queued), or its busy workers "
                 "/ `workers`"},
-        {"target", LD_CODE, .hook = target_value, .flags = LD_F_REQUIRED | LD_F_PURE,
+        {"target", LD_CODE, .hook = target_value, .check = check_target,
+         .flags = LD_F_REQUIRED | LD_F_PURE,
          .schema =
              "{\"type\": \"number\", \"exclusiveMinimum\": 0, \"maximum\": 1000000, "
              "\"description\": \"the desired average over ready pods (utilization: at most 1)\"}",

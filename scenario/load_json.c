@@ -295,16 +295,16 @@ static int decimal(const char *s, double *v, char **end) {
     return FB_OK;
 }
 
+/* A duration's units, largest first (a unit's other spellings beside it, as "min" and "m"). */
+const ld_unit scn__duration_units[] = {{"d", 86400e6}, {"h", 3600e6}, {"min", 60e6}, {"m", 60e6},
+                                       {"s", 1e6},     {"ms", 1e3},   {"us", 1},     {NULL, 0}};
+
 /* The unit at the start of s (the longest that matches: "ms" before "m"), or -1. */
 static int duration_unit(const char *s, size_t *len) {
-    static const struct {
-        const char *name;
-        double us;
-    } units[] = {{"d", 86400e6}, {"h", 3600e6}, {"min", 60e6}, {"m", 60e6},
-                 {"s", 1e6},     {"ms", 1e3},   {"us", 1}};
+    const ld_unit *units = scn__duration_units;
     int best = -1;
     size_t best_len = 0;
-    for (int i = 0; i < (int)(sizeof units / sizeof units[0]); i++) {
+    for (int i = 0; units[i].name; i++) {
         size_t n = strlen(units[i].name);
         if (n > best_len && strncmp(s, units[i].name, n) == 0) {
             best = i;
@@ -320,7 +320,6 @@ static int duration_unit(const char *s, size_t *len) {
  * before ("20m15s", "1h30m", "1m0.5s"; Go's time.ParseDuration form).
  */
 int scn_parse_duration(const char *s, fb_time_us *out) {
-    static const double unit_us[] = {86400e6, 3600e6, 60e6, 60e6, 1e6, 1e3, 1};
     if (s == NULL) return FB_EPARSE;
     double us = 0, last = INFINITY;
     const char *p = s;
@@ -331,9 +330,9 @@ int scn_parse_duration(const char *s, fb_time_us *out) {
         if (rc != FB_OK) return rc;
         size_t n;
         int u = duration_unit(end, &n);
-        if (u < 0 || !(unit_us[u] < last)) return FB_EPARSE;
-        last = unit_us[u];
-        us += v * unit_us[u];
+        if (u < 0 || !(scn__duration_units[u].scale < last)) return FB_EPARSE;
+        last = scn__duration_units[u].scale;
+        us += v * scn__duration_units[u].scale;
         p = end + n;
     } while (*p != '\0');
     /* at most ~31 years: sums of times stay far from int64 overflow */
@@ -342,21 +341,18 @@ int scn_parse_duration(const char *s, fb_time_us *out) {
     return FB_OK;
 }
 
+/* A rate's units (none: per second), in seconds. */
+const ld_unit scn__rate_units[] = {{"/s", 1},    {"/m", 60},    {"/min", 60},
+                                   {"/h", 3600}, {"/d", 86400}, {NULL, 0}};
+
 int scn_parse_rate(const char *s, double *per_s) {
     char *end;
     double v;
     if (s == NULL || decimal(s, &v, &end) != FB_OK) return FB_EPARSE;
-    double div;
-    if (*end == '\0' || strcmp(end, "/s") == 0)
-        div = 1;
-    else if (strcmp(end, "/m") == 0 || strcmp(end, "/min") == 0)
-        div = 60;
-    else if (strcmp(end, "/h") == 0)
-        div = 3600;
-    else if (strcmp(end, "/d") == 0)
-        div = 86400;
-    else
-        return FB_EPARSE;
+    double div = *end == '\0' ? 1 : 0;
+    for (const ld_unit *u = scn__rate_units; div == 0 && u->name; u++)
+        if (strcmp(end, u->name) == 0) div = u->scale;
+    if (div == 0) return FB_EPARSE;
     *per_s = v / div;
     return FB_OK;
 }

@@ -11,7 +11,7 @@
 
 #include "scenario/loadint.h"
 
-#define COUNT_MAX 9007199254740991ULL /* integers a double holds exactly */
+#define COUNT_MAX LD_COUNT_MAX
 
 /* The end causes of sim/sim.h (SIM_END_MAP), which the scenario cannot include. */
 static const char *const end_names[] = {"success",
@@ -172,36 +172,37 @@ static int window_name(pctx *P, const cJSON *v, void *out) {
 /* An item of observed.windows (base: sim_obs_window). */
 const ld_section scn__observed_window_section = {
     "observed.windows", "/properties/observed/properties/windows/items",
-    (const ld_field[]){
-        {"name", LD_HOOK, LD_AT(sim_obs_window, name),
-         .schema = "{\"type\": \"string\", \"maxLength\": 95}", .hook = window_name,
-         .flags = LD_F_REQUIRED, .unit = "string",
-         .doc = "the fault window, as report.json's `breakdown.windows` names it"},
-        {"start_s", LD_HOOK, LD_AT(sim_obs_window, start_us),
-         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
-         .hook = seconds_value, .flags = LD_F_REQUIRED, .unit = "number (seconds)",
-         .doc = "its start"},
-        {"end_s", LD_HOOK, LD_AT(sim_obs_window, end_us),
-         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
-         .hook = seconds_value, .flags = LD_F_REQUIRED, .unit = "number (seconds)",
-         .doc = "its end"},
-        {"requests", LD_INTEGER, LD_AT(sim_obs_window, requests), .lo = 0, .hi = COUNT_MAX,
-         .doc = "requests that arrived in it"},
-        {"attempts", LD_INTEGER, LD_AT(sim_obs_window, attempts), .lo = 0, .hi = COUNT_MAX,
-         .doc = "their calls"},
-        {"success_rate", LD_NUMBER, LD_AT(sim_obs_window, success_rate), .lo = 0, .hi = 1,
-         .doc = "of those requests, answered"},
-        {"latency_p50", LD_HOOK, LD_AT(sim_obs_window, latency_p50_us),
-         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
-         .hook = seconds_value, .unit = "number (seconds)",
-         .doc = "of those requests, arrival to end"},
-        {"latency_p90", LD_HOOK, LD_AT(sim_obs_window, latency_p90_us),
-         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
-         .hook = seconds_value, .unit = "number (seconds)", .doc = "of those requests"},
-        {"latency_p99", LD_HOOK, LD_AT(sim_obs_window, latency_p99_us),
-         .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
-         .hook = seconds_value, .unit = "number (seconds)", .doc = "of those requests"},
-        {0}},
+    (const ld_field[]){{"name", LD_HOOK, LD_AT(sim_obs_window, name),
+                        .schema = "{\"type\": \"string\", \"maxLength\": 95}", .hook = window_name,
+                        .flags = LD_F_REQUIRED | LD_F_PURE, .unit = "string",
+                        .doc = "the fault window, as report.json's `breakdown.windows` names it"},
+                       {"start_s", LD_HOOK, LD_AT(sim_obs_window, start_us),
+                        .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+                        .hook = seconds_value, .flags = LD_F_REQUIRED | LD_F_PURE,
+                        .unit = "number (seconds)", .doc = "its start"},
+                       {"end_s", LD_HOOK, LD_AT(sim_obs_window, end_us),
+                        .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+                        .hook = seconds_value, .flags = LD_F_REQUIRED | LD_F_PURE,
+                        .unit = "number (seconds)", .doc = "its end"},
+                       {"requests", LD_INTEGER, LD_AT(sim_obs_window, requests), .lo = 0,
+                        .hi = COUNT_MAX, .doc = "requests that arrived in it"},
+                       {"attempts", LD_INTEGER, LD_AT(sim_obs_window, attempts), .lo = 0,
+                        .hi = COUNT_MAX, .doc = "their calls"},
+                       {"success_rate", LD_NUMBER, LD_AT(sim_obs_window, success_rate), .lo = 0,
+                        .hi = 1, .doc = "of those requests, answered"},
+                       {"latency_p50", LD_HOOK, LD_AT(sim_obs_window, latency_p50_us),
+                        .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+                        .hook = seconds_value, .flags = LD_F_PURE, .unit = "number (seconds)",
+                        .doc = "of those requests, arrival to end"},
+                       {"latency_p90", LD_HOOK, LD_AT(sim_obs_window, latency_p90_us),
+                        .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+                        .hook = seconds_value, .flags = LD_F_PURE, .unit = "number (seconds)",
+                        .doc = "of those requests"},
+                       {"latency_p99", LD_HOOK, LD_AT(sim_obs_window, latency_p99_us),
+                        .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}",
+                        .hook = seconds_value, .flags = LD_F_PURE, .unit = "number (seconds)",
+                        .doc = "of those requests"},
+                       {0}},
     NULL};
 
 static int window(pctx *P, const cJSON *v, uint32_t i, void *out) {
@@ -254,6 +255,20 @@ static int parse_variant(pctx *P, const cJSON *v, void *out) {
     "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000}, \"hi\": {\"type\": "         \
     "\"number\", \"minimum\": 0, \"maximum\": 1000000000}}}"
 
+/* --set's check of variant: one of the document's variants ("default" where it has none). */
+static int check_variant(pctx *P, const cJSON *obj, const cJSON *root) {
+    char name[SIM_NAME_MAX] = "";
+    int rc = scn__get_string(P, obj, "variant", name, sizeof name);
+    const cJSON *vars = scn__field(root, "variants");
+    bool known = vars == NULL ? strcmp(name, "default") == 0
+                              : !cJSON_IsObject(vars) || scn__field(vars, name) != NULL;
+    if (rc != FB_OK || known) return rc; /* variants that are not an object: the loader's */
+    size_t old = scn__push_key(P, "variant");
+    rc = scn__fail(P, "no variant \"%s\" in the scenario", name);
+    scn__pop(P, old);
+    return rc;
+}
+
 /* "observed" (base: sim_observed). */
 const ld_section scn__observed_section = {
     "observed", "/properties/observed",
@@ -262,7 +277,7 @@ const ld_section scn__observed_section = {
         {"variant", LD_HOOK, LD_AT(sim_observed, variant),
          .schema = "{\"type\": \"string\", \"description\": \"the variant the log is of; one of "
                    "the scenario's\"}",
-         .hook = parse_variant, .flags = LD_F_REQUIRED, .unit = "string",
+         .hook = parse_variant, .check = check_variant, .flags = LD_F_REQUIRED, .unit = "string",
          .doc = "the variant the log is of (`as-was`); one of the scenario's"},
         {"requests", LD_INTEGER, LD_AT(sim_observed, requests), .lo = 0, .hi = COUNT_MAX,
          .flags = LD_F_REQUIRED, .doc = "requests in the log"},
@@ -276,24 +291,24 @@ const ld_section scn__observed_section = {
         {"latency_p50", LD_HOOK, LD_AT(sim_observed, latency_p50_us),
          .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000, "
                    "\"description\": \"seconds\"}",
-         .hook = seconds_value, .unit = "number (seconds)",
+         .hook = seconds_value, .flags = LD_F_PURE, .unit = "number (seconds)",
          .doc = "of the requests, arrival to end"},
         {"latency_p90", LD_HOOK, LD_AT(sim_observed, latency_p90_us),
          .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000, "
                    "\"description\": \"seconds\"}",
-         .hook = seconds_value, .unit = "number (seconds)",
+         .hook = seconds_value, .flags = LD_F_PURE, .unit = "number (seconds)",
          .doc = "of the requests, arrival to end"},
         {"latency_p99", LD_HOOK, LD_AT(sim_observed, latency_p99_us),
          .schema = "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000, "
                    "\"description\": \"seconds\"}",
-         .hook = seconds_value, .unit = "number (seconds)",
+         .hook = seconds_value, .flags = LD_F_PURE, .unit = "number (seconds)",
          .doc = "of the requests, arrival to end"},
         {"latency_ranks", LD_HOOK,
          .schema = "{\"type\": \"object\", \"description\": \"the log's own latency (seconds) at "
                    "ranks q - d and q + d of its quantiles\", \"additionalProperties\": false, "
                    "\"properties\": {\"latency_p50\": " RANK_SCHEMA
                    ", \"latency_p90\": " RANK_SCHEMA ", \"latency_p99\": " RANK_SCHEMA "}}",
-         .offset = 0, .size = sizeof(sim_observed), .hook = parse_ranks,
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_ranks, .flags = LD_F_PURE,
          .unit = "object: `latency_p50`/`_p90`/`_p99` → `{\"from\", \"to\", \"lo\", \"hi\"}`",
          .doc = "the log's own latency `lo` and `hi` (seconds) at the quantiles `from` = q − d "
                 "and `to` = q + d around each quantile q (d: 2 points, or two binomial sd of the "
@@ -304,7 +319,7 @@ const ld_section scn__observed_section = {
              "{\"type\": \"object\", \"description\": \"requests by their calls: \\\"N\\\" (0 to "
              "31) -> count\", \"propertyNames\": {\"pattern\": \"^([0-9]|[12][0-9]|3[01])$\"}, "
              "\"additionalProperties\": {\"$ref\": \"#/$defs/observed_count\"}}",
-         .offset = 0, .size = sizeof(sim_observed), .hook = parse_buckets,
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_buckets, .flags = LD_F_PURE,
          .unit = "object: `\"N\": count`, N in 0–31",
          .doc = "requests by their calls; `attempts_beyond`: those with 32 or more"},
         {"attempts_beyond", LD_INTEGER, LD_AT(sim_observed, per_request_beyond), .lo = 0,
@@ -314,7 +329,7 @@ const ld_section scn__observed_section = {
                    "status (100 to 599), timeout, reset or broken -> count\", \"propertyNames\": "
                    "{\"pattern\": \"^([1-5][0-9][0-9]|timeout|reset|broken)$\"}, "
                    "\"additionalProperties\": {\"$ref\": \"#/$defs/observed_count\"}}",
-         .offset = 0, .size = sizeof(sim_observed), .hook = parse_status,
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_status, .flags = LD_F_PURE,
          .unit = "object: `\"STATUS\": count` (100–599) or `\"timeout\"`, `\"reset\"`, "
                  "`\"broken\"`",
          .doc = "calls by their answer, as report.json's `breakdown.status`"},
@@ -325,15 +340,15 @@ const ld_section scn__observed_section = {
              "\"context_length\", \"exhausted\", \"breaker_open\", \"rate_limited\", \"deadline\", "
              "\"stream_broken\", \"timeout\", \"queue_full\"]}, \"additionalProperties\": "
              "{\"$ref\": \"#/$defs/observed_count\"}}",
-         .offset = 0, .size = sizeof(sim_observed), .hook = parse_end,
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_end, .flags = LD_F_PURE,
          .unit = "object: end cause → count (`success`, `permanent`, `exhausted`, `timeout`, ... "
                  ": the names of report.json's `outcomes`)",
          .doc = "requests by how they ended"},
         {"windows", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "
                    "\"additionalProperties\": false, \"required\": [], \"properties\": {}}}",
-         .offset = 0, .size = sizeof(sim_observed), .hook = parse_windows, .flags = LD_F_NAMED,
-         LD_SUB(&scn__observed_window_section),
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_windows,
+         .flags = LD_F_NAMED | LD_F_PURE, LD_SUB(&scn__observed_window_section),
          .unit = "array of at most 32 objects: `name`, `start_s`, `end_s` (required), "
                  "`requests`, `attempts`, `success_rate`, `latency_p50`/`_p90`/`_p99`",
          .doc = "per fault window, as report.json's `breakdown.windows` names them"},
@@ -344,7 +359,7 @@ const ld_section scn__observed_section = {
              "\"maxProperties\": 160, "
              "\"propertyNames\": {\"minLength\": 1, \"maxLength\": 47}, \"additionalProperties\": "
              "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1000000000000}}",
-         .offset = 0, .size = sizeof(sim_observed), .hook = parse_noise,
+         .offset = 0, .size = sizeof(sim_observed), .hook = parse_noise, .flags = LD_F_PURE,
          .unit = "object: figure → number ≥ 0",
          .doc = "the noise of the log's figure against the replay's (its name in the table: "
                 "`attempts`, `latency_p99` in seconds, `attempts/request 2` as a share, "

@@ -19,9 +19,10 @@
 /* An HTTP status that is an error (4xx, 5xx): anything else would answer as a success. */
 static int parse_error_status(pctx *P, const cJSON *v, void *out) {
     uint64_t s = 0;
-    int rc = scn__get_uint_value(P, v, &s, 100, 599);
-    if (rc == FB_OK && s < 400)
-        return scn__fail(P, "%d is not an error status (use 400 to 599)", (int)s);
+    int rc = scn__get_uint_value(P, v, &s, 100, LD_STATUS_MAX);
+    if (rc == FB_OK && s < LD_STATUS_MIN)
+        return scn__fail(P, "%d is not an error status (use %d to %d)", (int)s, LD_STATUS_MIN,
+                         LD_STATUS_MAX);
     if (rc == FB_OK) *(int *)out = (int)s;
     return rc;
 }
@@ -86,7 +87,8 @@ static const char *const samplings[] = {"draw", "even", NULL};
      .doc = "how long its answers take"}
 #define FAULT_STATUS(S)                                                                            \
     {"status", LD_HOOK, LD_AT(sim_fault, status), .hook = parse_error_status, .def = #S,          \
-     .schema = "{\"$ref\": \"#/$defs/status\", \"default\": " #S "}", .flags = LD_F_SET,       \
+     .schema = "{\"$ref\": \"#/$defs/status\", \"default\": " #S "}",                         \
+     .flags = LD_F_SET | LD_F_PURE,                                                                \
      .unit = "error status (400-599)", .doc = "the answer's status"}
 // clang-format on
 
@@ -419,7 +421,7 @@ const ld_section scn__capacity_section = {
          .doc = "tokens (prompt + completion) per minute; over it: 429"},
         {"overload_status", LD_HOOK, LD_AT(sim_provider, overload_status),
          .schema = "{\"$ref\": \"#/$defs/status\", \"default\": 503}", .hook = parse_error_status,
-         .def = "503", .flags = LD_F_SET, .unit = "error status (400-599)",
+         .def = "503", .flags = LD_F_SET | LD_F_PURE, .unit = "error status (400-599)",
          .doc = "the answer when the queue is full, or to an attempt the queue drops: Anthropic "
                 "`529` (`overloaded_error`), OpenAI `429` (`rate_limit`) or `503`"},
         {"retry_after", LD_BOOL, LD_AT(sim_provider, limit_retry_after), .def = "true",
@@ -670,6 +672,13 @@ int scn_faults_parse(const char *text, size_t len, const char *file, sim_fault *
 
 /* ---- references by name, from traffic and policies ---- */
 
+/* name is none of `names` (NULL-terminated): say which it might be. */
+static int no_provider(pctx *P, const char *name, const char *const *names) {
+    const char *s = scn__suggest(name, names);
+    return s ? scn__fail(P, "no provider named \"%s\" (did you mean \"%s\"?)", name, s)
+             : scn__fail(P, "no provider named \"%s\"", name);
+}
+
 int scn__lookup_provider_name(pctx *P, const char *name, uint8_t *out) {
     const sim_scenario *sc = P->sc;
     int i = scn_provider(sc, name);
@@ -677,12 +686,26 @@ int scn__lookup_provider_name(pctx *P, const char *name, uint8_t *out) {
         const char *names[SIM_PROVIDERS_MAX + 1];
         for (uint32_t k = 0; k < sc->provider_count; k++) names[k] = sc->providers[k].name;
         names[sc->provider_count] = NULL;
-        const char *s = scn__suggest(name, names);
-        return s ? scn__fail(P, "no provider named \"%s\" (did you mean \"%s\"?)", name, s)
-                 : scn__fail(P, "no provider named \"%s\"", name);
+        return no_provider(P, name, names);
     }
     *out = (uint8_t)i;
     return FB_OK;
+}
+
+int scn__check_provider_ref(pctx *P, const cJSON *v, const cJSON *root) {
+    const cJSON *list = scn__field(root, "providers");
+    const char *names[SIM_PROVIDERS_MAX + 1];
+    size_t n = 0;
+    if (!cJSON_IsString(v))
+        return scn__fail(P, "expected a provider name, got %s", scn__type_name(v));
+    for (const cJSON *e = cJSON_IsArray(list) ? list->child : NULL; e; e = e->next) {
+        const cJSON *name = scn__field(e, "name");
+        if (n == SIM_PROVIDERS_MAX || !cJSON_IsString(name)) return FB_OK; /* the loader's */
+        if (strcmp(name->valuestring, v->valuestring) == 0) return FB_OK;
+        names[n++] = name->valuestring;
+    }
+    names[n] = NULL;
+    return n == 0 ? FB_OK : no_provider(P, v->valuestring, names);
 }
 
 int scn__lookup_provider(pctx *P, const cJSON *v, uint8_t *out) {

@@ -222,6 +222,15 @@ static int table_unknown(const set_walk *W, const ld_section *const *secs, const
     return set_error(W->err, "--set %s: %s: %s", W->set, e.path, e.msg);
 }
 
+/* The message of an error in the value of the row f, named by its --set. */
+static int value_error(const set_walk *W, const ld_field *f, const sim_error *e) {
+    /* an error inside the value (a distribution's key) names where, below the key */
+    const char *in = e->path + strlen(f->name);
+    if (strncmp(e->path, f->name, strlen(f->name)) == 0 && *in != '\0')
+        return set_error(W->err, "--set %s: %s: %s", W->set, in + (*in == '.'), e->msg);
+    return set_error(W->err, "--set %s: %s", W->set, e->msg);
+}
+
 /* The last step's value, read as the field's table row reads it. */
 static int table_value(const set_walk *W, const ld_field *f, const cJSON *val) {
     cJSON *obj = cJSON_CreateObject();
@@ -236,12 +245,19 @@ static int table_value(const set_walk *W, const ld_field *f, const cJSON *val) {
     pctx P = {&e, "", 0, false, NULL, NULL};
     int rc = scn__check_field(&P, obj, f);
     cJSON_Delete(obj);
-    if (rc == FB_OK) return FB_OK;
-    /* an error inside the value (a distribution's key) names where, below the key */
-    const char *in = e.path + strlen(f->name);
-    if (strncmp(e.path, f->name, strlen(f->name)) == 0 && *in != '\0')
-        return set_error(W->err, "--set %s: %s: %s", W->set, in + (*in == '.'), e.msg);
-    return set_error(W->err, "--set %s: %s", W->set, e.msg);
+    return rc == FB_OK ? FB_OK : value_error(W, f, &e);
+}
+
+/*
+ * The last step's key read in the object that holds it (`holder`, in the document `root`,
+ * after every --set), by the row's `check`: what its reading needs besides the value.
+ */
+static int table_context(const set_walk *W, const ld_field *f, const cJSON *holder,
+                         const cJSON *root) {
+    if (f->check == NULL || !cJSON_IsObject(holder) || !scn__field(holder, f->name)) return FB_OK;
+    sim_error e = {{0}, {0}, {0}};
+    pctx P = {&e, "", 0, false, NULL, NULL};
+    return f->check(&P, holder, root) == FB_OK ? FB_OK : value_error(W, f, &e);
 }
 
 /* A layer given as a preset or a policy file: its keys are the library's, not the tables'. */
@@ -273,10 +289,12 @@ static int library_rest(const set_walk *W, const cJSON *layer, const char *at, c
  * Where the tables say nothing more (a field without `sub`, a policy file's
  * layer), the loader checks the rest.
  */
-static int table_path(const set_walk *W, const cJSON *root, char *key, const cJSON *val) {
+static int table_path(const set_walk *W, const cJSON *root, char *key, const cJSON *val,
+                      bool context) {
     static const ld_section *const top[] = {&scn__top_section, NULL};
     const ld_section *const *secs = top;
-    const cJSON *cur = root; /* the same place in the tree; NULL where the tree has none */
+    const cJSON *cur = root;    /* the same place in the tree; NULL where the tree has none */
+    const cJSON *holder = NULL; /* the object that holds cur */
     bool named = false;
     char path[512] = "";
     char *save = NULL;
@@ -291,7 +309,7 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
             cur = cJSON_IsArray(cur) ? named_element((cJSON *)cur, tok)
                                      : cJSON_GetObjectItemCaseSensitive(cur, tok);
             if (index >= 0) return FB_OK;
-            if (library_layer(cur)) return library_rest(W, cur, path, save, val);
+            if (library_layer(cur)) return context ? FB_OK : library_rest(W, cur, path, save, val);
             continue;
         }
         const ld_field *f = table_field(secs, tok);
@@ -299,9 +317,11 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
             path[n] = '\0';
             return table_unknown(W, secs, tok, path, *save == '\0' ? val : NULL);
         }
+        holder = cur;
         cur = cJSON_GetObjectItemCaseSensitive(cur, tok);
         if (index >= 0 && (f->flags & LD_F_NAMED)) {
             cur = cJSON_GetArrayItem(cur, (int)index);
+            if (library_layer(cur) && context) return FB_OK;
             if (library_layer(cur)) { /* the layer's path with its index, once */
                 char at[sizeof path + 24];
                 size_t m = strlen(path);
@@ -316,7 +336,9 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
         } else {
             named = (f->flags & LD_F_NAMED) != 0;
         }
-        if (*save == '\0' && index < 0 && !named) return table_value(W, f, val);
+        /* the last step (a member-named row's whole value too: its hook checks it if pure) */
+        if (*save == '\0' && index < 0)
+            return context ? table_context(W, f, holder, root) : table_value(W, f, val);
         if (f->sub == NULL) return FB_OK;
         secs = f->sub;
     }
@@ -368,5 +390,16 @@ int scn__apply_set(cJSON *root, const char *set, sim_error *err) {
         cJSON_Delete(val); /* else the tree has it */
         return rc;
     }
-    return key[0] == '+' ? FB_OK : table_path(&W, root, path, val);
+    return key[0] == '+' ? FB_OK : table_path(&W, root, path, val, false);
+}
+
+int scn__check_set_context(const cJSON *root, const char *set, sim_error *err) {
+    char key[512];
+    const char *eq = strchr(set, '=');
+    size_t klen = eq ? (size_t)(eq - set) : 0;
+    if (klen == 0 || klen >= sizeof key || set[0] == '+') return FB_OK;
+    memcpy(key, set, klen);
+    key[klen] = '\0';
+    set_walk W = {set, cJSON_GetObjectItemCaseSensitive(root, "variants"), err};
+    return table_path(&W, root, key, NULL, true);
 }

@@ -63,6 +63,29 @@ static int parse_at_ms(pctx *P, const cJSON *at, void *out) {
     return scn__array(P, at, SIM_REPLAY_MAX, "replayed arrivals", replay_time, c, &c->replay_count);
 }
 
+/*
+ * --set's check of at_ms: read into a scratch class against the document's duration (none
+ * that reads: no end, the loader says what is wrong with it), and freed.
+ */
+static int check_at_ms(pctx *P, const cJSON *obj, const cJSON *root) {
+    sim_scenario *sc = calloc(1, sizeof *sc);
+    if (sc == NULL) return scn__fail(P, "out of memory");
+    sim_error ignored = {{0}, {0}, {0}};
+    pctx D = {&ignored, "", 0, false, NULL, NULL};
+    const cJSON *d = scn__field(root, "duration");
+    if (d == NULL || scn__get_duration_value(&D, d, &sc->duration_us, false) != FB_OK)
+        sc->duration_us = INT64_MAX;
+    sim_class c;
+    memset(&c, 0, sizeof c);
+    const sim_scenario *before = P->sc;
+    P->sc = sc;
+    int rc = scn__key(P, obj, "at_ms", parse_at_ms, &c);
+    P->sc = before;
+    free(c.replay_us);
+    free(sc);
+    return rc;
+}
+
 /* {"replay": {"at_ms": [t0, t1, ...]}} (base: sim_class): fusebox import writes them. */
 const ld_section scn__replay_section = {
     "arrivals.replay", "/$defs/class/properties/arrivals/properties/replay",
@@ -70,7 +93,8 @@ const ld_section scn__replay_section = {
                         .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
                                   "{\"type\": \"number\", \"minimum\": 0}}",
                         .offset = 0, .size = sizeof(sim_class), .hook = parse_at_ms,
-                        .flags = LD_F_REQUIRED, .unit = "array of numbers (milliseconds)",
+                        .check = check_at_ms, .flags = LD_F_REQUIRED,
+                        .unit = "array of numbers (milliseconds)",
                         .doc = "each arrival's time from the start of the run, in time order, "
                                "before `duration`; at most 1,000,000"},
                        {0}},
@@ -247,6 +271,19 @@ static int parse_target(pctx *P, const cJSON *t, void *out) {
     return FB_OK;
 }
 
+/* --set's check of target: "llm", "none" or one of the document's providers. */
+static int check_target(pctx *P, const cJSON *obj, const cJSON *root) {
+    const cJSON *t = scn__field(obj, "target");
+    size_t old = scn__push_key(P, "target");
+    int rc = FB_OK;
+    if (!cJSON_IsString(t))
+        rc = scn__fail(P, "expected \"llm\", \"none\" or a provider name");
+    else if (strcmp(t->valuestring, "llm") != 0 && strcmp(t->valuestring, "none") != 0)
+        rc = scn__check_provider_ref(P, t, root);
+    scn__pop(P, old);
+    return rc;
+}
+
 static int parse_class_order(pctx *P, const cJSON *v, void *out) {
     sim_class *c = out;
     if (c->target != SIM_TARGET_LLM)
@@ -321,7 +358,7 @@ const ld_section scn__class_section = {
          .schema = "{\"type\": \"string\", \"default\": \"llm\", \"description\": \"\\\"llm\\\" "
                    "(the variant's fallback chain), \\\"none\\\" (local work only) or a provider "
                    "name (one dependency, no fallback)\"}",
-         .def = "\"llm\"", .unit = "string",
+         .def = "\"llm\"", .check = check_target, .unit = "string",
          .doc = "`\"llm\"`: the variant's fallback chain; `\"none\"`: local work only; a provider "
                 "name: call that one provider (a tool API) with the variant's retry and breaker "
                 "policy, no fallback"},

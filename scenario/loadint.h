@@ -37,6 +37,28 @@
 #define LD_RATE_PER_MIN_MAX 100000000000ULL
 /* The characters of a name (they end up in file names, CSV headers, metric names). */
 #define LD_NAME_CHARS "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_."
+/* An error status (a fault's, a full queue's): 4xx or 5xx, anything else answers as a success. */
+#define LD_STATUS_MIN 400
+#define LD_STATUS_MAX 599
+/* The largest count a file may give (observed counts): the integers a double holds exactly. */
+#define LD_COUNT_MAX 9007199254740991ULL
+/*
+ * The number of a duration or a rate as load_json.c's decimal() reads it, as a regular
+ * expression (for the schema): digits with an optional point, at least one digit in all, then
+ * an optional exponent.
+ */
+#define LD_DIGITS_RE "([0-9]+(\\.[0-9]*)?|\\.[0-9]+)"
+#define LD_EXPONENT_RE "([eE][+-]?[0-9]+)?"
+
+/* A unit of a duration or a rate and its size (microseconds; seconds). */
+typedef struct ld_unit {
+    const char *name;
+    double scale;
+} ld_unit;
+/* A duration's units, largest first, a unit's spellings together ("min", "m"); NULL-terminated. */
+extern const ld_unit scn__duration_units[];
+/* A rate's units ("/m": per minute), without which a rate is per second; NULL-terminated. */
+extern const ld_unit scn__rate_units[];
 
 typedef struct pctx {
     sim_error *err;
@@ -176,6 +198,8 @@ int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f);
 int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base);
 /* Every converted section, NULL-terminated (for the generator). */
 extern const ld_section *const scn__sections[];
+/* The tables of kinds (load_dist.c: a distribution of durations, of counts); {NULL}-terminated. */
+extern const ld_kinds scn__kinds[];
 extern const ld_section scn__retry_section, scn__token_bucket_section, scn__quota_section,
     scn__deposit_section, scn__retry_breaker_section, scn__breaker_section, scn__classify_section,
     scn__rate_limit_section, scn__variant_breaker_section, scn__pods_section, scn__slo_section,
@@ -222,6 +246,9 @@ int scn__parse_providers(pctx *P, const cJSON *v, void *out);
 /* The provider that v (or a key) names. */
 int scn__lookup_provider(pctx *P, const cJSON *v, uint8_t *out);
 int scn__lookup_provider_name(pctx *P, const char *name, uint8_t *out);
+/* v names one of the document root's providers, with the loader's message (--set's check:
+ * where the document's providers are not all named, that is the loader's to say). */
+int scn__check_provider_ref(pctx *P, const cJSON *v, const cJSON *root);
 /* A chain of distinct LLM providers, at least one. */
 int scn__parse_order(pctx *P, const cJSON *v, uint8_t *order, uint32_t *len);
 /* "traffic": an array of classes (out: sim_scenario). */
@@ -272,5 +299,8 @@ int scn__check_client_place(pctx *P, const sim_layer *L, bool innermost);
 int scn__parse_variants(pctx *P, const cJSON *root, sim_scenario *sc);
 /* One "path=value" of --set, applied to the tree; errors carry no path. */
 int scn__apply_set(cJSON *root, const char *set, sim_error *err);
+/* Once every --set is applied: the last key of the --set `set` read in the object that holds
+ * it, by its row's `check` (table.h), its error named by the --set. */
+int scn__check_set_context(const cJSON *root, const char *set, sim_error *err);
 
 #endif /* SIM_LOADINT_H */

@@ -413,6 +413,8 @@ static int apply_sets(cJSON *root, const char *const *sets, size_t set_count, si
         if (!cJSON_IsObject(root)) break; /* parse_top says what it is */
         rc = scn__apply_set(root, sets[i], err);
     }
+    for (size_t i = 0; i < set_count && rc == FB_OK && cJSON_IsObject(root); i++)
+        rc = scn__check_set_context(root, sets[i], err);
     return rc;
 }
 

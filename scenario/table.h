@@ -101,6 +101,14 @@ typedef struct ld_field {
     sim_param_kind notation;
     /* The sections of the value's keys, NULL-terminated (--set paths); NULL: not described. */
     const struct ld_section *const *sub;
+    /*
+     * --set's check of a key whose reading needs more than its value (the providers a class's
+     * target names, the duration replayed arrivals fall in, an autoscaler's metric) or
+     * allocates: `obj` is the object that holds the key and `root` the document, both as
+     * --set leaves them; it reads the key as the loader does, stores nothing and frees what it
+     * allocates. What it needs and cannot find is the loader's to say. NULL: none.
+     */
+    int (*check)(struct pctx *P, const struct cJSON *obj, const struct cJSON *root);
 } ld_field;
 
 #define LD_AT(T, m) .offset = offsetof(T, m), .size = sizeof(((T *)0)->m)
@@ -115,6 +123,16 @@ typedef struct ld_section {
     const ld_field *fields; /* ends with a field without a name */
     const char *doc_prefix; /* the docs' key column: "spillover." for spillover.hold; NULL: none */
 } ld_section;
+
+/*
+ * A table of kinds (a distribution's), whose schema_at is "/$defs/NAME/oneOf/1": the value is
+ * what its first row takes (a constant) or an object with one of its keys; `doc` is the value's
+ * description, "%s" standing for the kinds' names. `make schema` writes $defs/NAME from it.
+ */
+typedef struct ld_kinds {
+    const ld_section *section;
+    const char *doc;
+} ld_kinds;
 
 /* A preset parameter's kind for the tables' readers: numbers and words as the loader's. */
 #define LD_KIND_OF(pk)                                                                             \

@@ -108,6 +108,37 @@ expect_exit 2 "a bad --set value exits 2" "$FUSEBOX" run scenarios/retry-storm.j
 contains "$ERR" "variants.tuned.breaker.open" "a bad --set value names its path"
 expect_exit 2 "an unknown option exits 2" "$FUSEBOX" run scenarios/retry-storm.json --colour
 
+# --set of a key whose reading needs more than its value, or whose hook allocates: each bad
+# value is named by its --set (exit 2) before anything runs, read in the document as every
+# --set leaves it
+cat >"$T/ctx.json" <<'EOF_CTX'
+{"name": "ctx", "duration": "1m",
+ "traffic": [{"class": "chat", "arrivals": {"poisson": 2}},
+             {"class": "rep", "arrivals": {"replay": {"at_ms": [1, 2, 3]}}}],
+ "providers": [{"name": "openai", "faults": [{"at": "1s", "for": "5s", "outage": {}}]},
+               {"name": "search", "kind": "tool"}],
+ "variants": {"a": {"autoscale": {"metric": "utilization", "target": 0.5, "max": 3}}, "b": {}},
+ "observed": {"variant": "a", "requests": 10, "attempts": 12}}
+EOF_CTX
+for c in 'providers.openai.faults[0].outage.status=200|200 is not an error status (use 400 to 599)' \
+    'providers.openai.capacity.overload_status=ok|expected an integer, got a string' \
+    'traffic.chat.target=serch|no provider named "serch" (did you mean "search"?)' \
+    'traffic.chat.target=3|expected "llm", "none" or a provider name' \
+    'traffic.rep.arrivals.replay.at_ms=[5,3]|[1]: replayed arrivals must be in time order' \
+    'traffic.rep.arrivals.replay.at_ms=[90000]|[0]: an arrival at 90s is at or after the end of traffic' \
+    'observed.variant=c|no variant "c" in the scenario' \
+    'observed.latency_p50=-2|-2 is out of range [0, 1e+09]' \
+    'observed.status={"99":1}|99: an answer is an HTTP status' \
+    'variants.a.autoscale.target=2|2 is out of range [1e-06, 1]'; do
+    set=${c%%|*} msg=${c#*|}
+    expect_exit 2 "--set $set exits 2" "$FUSEBOX" validate "$T/ctx.json" --set "$set"
+    contains "$ERR" "--set $set: $msg" "--set $set is named with the loader's message"
+done
+expect_exit 0 "those keys' checks read the document as every --set leaves it" \
+    "$FUSEBOX" validate "$T/ctx.json" --set 'traffic.rep.arrivals.replay.at_ms=[5,90000]' \
+    --set duration=2m --set traffic.chat.target=search --set observed.variant=b \
+    --set variants.a.autoscale.target=2 --set variants.a.autoscale.metric=in_flight
+
 # a variant added on the command line: on purpose only, a stack of its own when asked
 expect_exit 0 "--set +variants.NAME adds a variant" "$FUSEBOX" run scenarios/retry-storm.json \
     --set duration=1m --set 'providers.openai.faults[0].at=10s' --no-charts -q -o "$T/plus" \

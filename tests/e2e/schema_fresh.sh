@@ -42,7 +42,13 @@ for edit in 'd["$defs"]["fault"]["properties"]["slow"]["properties"]["factor"]["
     'd["$defs"]["preset_params"]["allOf"][0]["then"]["properties"]["max_retries"]["maximum"] = 5' \
     'd["$defs"]["policy"]["properties"]["inherit_policy"] = {"type": "boolean"}' \
     'd["$defs"]["duration_dist"]["oneOf"][1]["properties"]["lognormal"]["required"] = ["median"]' \
-    'd["$defs"]["count_dist"]["oneOf"][1]["properties"]["empirical"]["properties"]["values"]["maxItems"] = 8'; do
+    'd["$defs"]["count_dist"]["oneOf"][1]["properties"]["empirical"]["properties"]["values"]["maxItems"] = 8' \
+    'd["$defs"]["duration"]["pattern"] = d["$defs"]["duration"]["pattern"].replace("(min|m)", "m")' \
+    'd["$defs"]["rate"]["oneOf"][1]["pattern"] = d["$defs"]["rate"]["oneOf"][1]["pattern"].replace("|/d", "")' \
+    'd["$defs"]["status"]["minimum"] = 100' \
+    'd["$defs"]["name"]["pattern"] = "^[A-Za-z0-9_.-]{1,64}$"' \
+    'd["$defs"]["duration_dist"]["oneOf"][0] = {"type": "string"}' \
+    'd["$defs"]["count_dist"]["description"] = "a number"'; do
     python3 - "$T/stale/docs/scenario.schema.json" "$edit" <<'PY'
 import json, shutil, sys
 shutil.copy("docs/scenario.schema.json", sys.argv[1])
@@ -79,6 +85,42 @@ contains "$(cat "$T/stale/docs/scenario-format.md")" '| 2 pods or 100% per 30 s,
     "scale_up's default in words is written from its JSON default"
 contains "$(cat "$T/stale/docs/scenario-format.md")" '| `pods` | integer in [0, 10000] | `2` / none |' \
     "a rule's row gives each direction's default"
+
+# the basic values' $defs follow what the loader's parsers accept (scn_tables' "types"), and a
+# distribution's wrapper its table of kinds: a unit, a name's character, the statuses, a kind
+python3 - "$T/tables.json" "$T/tables3.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))
+t["types"]["duration_units"].insert(0, ["w"])
+t["types"]["rate_units"].append(["/w"])
+t["types"]["name_chars"] += "+"
+t["types"]["status"] = [300, 599]
+kinds = next(s for s in t["sections"] if s["name"] == "count_dist" and "kinds_doc" in s)
+kinds["fields"].append({"name": "pareto", "kind": "hook", "schema": {"type": "object"}})
+kinds["fields"][0]["schema"] = {"type": "integer", "minimum": 0}
+json.dump(t, open(sys.argv[2], "w"))
+PY
+printf '#!/bin/sh\ncat "%s"\n' "$T/tables3.json" >"$T/tables3.sh" && chmod +x "$T/tables3.sh"
+cp docs/scenario.schema.json docs/scenario-format.md "$T/stale/docs/"
+(cd "$T/stale" && python3 "$GEN" --write "$T/tables3.sh") >/dev/null 2>&1
+python3 - "$T/stale/docs/scenario.schema.json" >"$T/types.out" 2>&1 <<'PY'
+import json, re, sys
+d = json.load(open(sys.argv[1]))["$defs"]
+dur = re.compile(d["duration"]["pattern"])
+pos = re.compile(d["duration_positive"]["pattern"])
+assert dur.match("2w3d") and not dur.match("3d2w") and pos.match("1w") and not pos.match("0w"), "duration"
+assert "us, ms, s, m (or min), h, d, w;" in d["duration"]["description"], d["duration"]["description"]
+assert re.match(d["rate"]["oneOf"][1]["pattern"], "3/w"), "rate"
+assert re.match(d["name"]["pattern"], "a+b") and not re.match(d["name"]["pattern"], "a b"), "name"
+assert (d["status"]["minimum"], d["status"]["maximum"]) == (300, 599), "status"
+c = d["count_dist"]
+assert c["oneOf"][0] == {"type": "integer", "minimum": 0}, "the constant's branch"
+assert c["description"].endswith("lognormal, empirical, pareto"), c["description"]
+assert "pareto" in c["oneOf"][1]["properties"], "the kinds' object"
+PY
+r=$?
+sed 's/^/# /' "$T/types.out"
+ok $r "the basic values' \$defs and a distribution's wrapper follow the loader's units, characters, statuses and kinds"
 
 # --write puts it back: the same bytes as the repository's
 (cd "$T/stale" && python3 "$GEN" --write "$TOOL") >/dev/null 2>&1

@@ -11,7 +11,13 @@ them this writes:
   a field parsed by a hook or by code keeps the schema written by hand. A
   field the table marks required must be in the object's "required" list,
   which is written by hand (a key may be required later than the others). The
-  parts of the schema no table describes yet are kept as they are. The whole
+  parts of the schema no table describes yet are kept as they are. The basic
+  values' $defs (duration, duration_positive, rate, fraction, status, name,
+  observed_count) are written from what the loader's parsers accept (the
+  "types" of SCN_TABLES: a duration's and a rate's units, the decimal grammar,
+  a name's characters, the error statuses), and a distribution's $defs (its
+  description, the constant's branch, the one-kind object) from its table of
+  kinds (scenario/table.h: ld_kinds). The whole
   file is laid out in one way (an object or array on one line when it fits in
   110 columns), so that writing it twice gives the same bytes.
   The library presets' parameters (the same rows, with a notation: how the
@@ -195,6 +201,73 @@ def preset_defs(tables, defs):
                   for p in presets]}
 
 
+def char_class(chars):
+    """A regular expression's class of the characters `chars`: its whole runs A-Z, a-z and 0-9
+    as ranges, then the others in their order, '-' last."""
+    out, rest = "", list(chars)
+    for lo, hi in (("A", "Z"), ("a", "z"), ("0", "9")):
+        run = [chr(c) for c in range(ord(lo), ord(hi) + 1)]
+        if all(c in rest for c in run):
+            out += f"{lo}-{hi}"
+            rest = [c for c in rest if c not in run]
+    rest = [c for c in rest if c != "-"] + (["-"] if "-" in rest else [])
+    return "[" + out + "".join("\\" + c if c in "\\]^" else c for c in rest) + "]"
+
+
+BASIC = ("duration", "duration_positive", "rate", "fraction", "status", "name", "observed_count")
+
+
+def basic_defs(types):
+    """The basic values' $defs (a duration, a rate, a name, an error status, a count), from what
+    the loader's parsers accept (scn_tables' "types": scenario/loadint.h, load_json.c)."""
+    number = types["digits"] + types["exponent"]
+    groups = types["duration_units"]
+    units = "".join(f"({number}{g[0] if len(g) == 1 else '(' + '|'.join(g) + ')'})?" for g in groups)
+    duration = f"^(?!$){units}$"
+    zero = f"[0.]*{types['exponent']}({'|'.join(u for g in reversed(groups) for u in g)})"
+    spelled = ", ".join(min(g, key=len) + "".join(f" (or {u})" for u in g if u != min(g, key=len))
+                        for g in reversed(groups))
+    rate_units = "|".join(u for g in types["rate_units"] for u in g)
+    lo, hi = types["status"]
+    defs = {
+        "observed_count": {"type": "integer", "minimum": 0, "maximum": types["count_max"]},
+        "duration": {
+            "description": "a decimal number (digits with an optional point, and an optional exponent) and a unit: "
+                           f"{spelled}; or several, largest unit first, each unit once (Go's form); "
+                           "\"250ms\", \"1.5s\", \"18m\", \"1e4ms\", \"20m15s\". Never negative, never hex, inf or nan.",
+            "type": "string", "pattern": duration},
+        "duration_positive": {"description": "a duration greater than zero", "type": "string",
+                              "pattern": f"^(?!$)(?!({zero})+$){units}$"},
+        "rate": {"description": "\"40/s\", \"2400/m\" (or /min), \"5/h\", \"100000/d\", or a number per second",
+                 "oneOf": [{"type": "number", "minimum": 0},
+                           {"type": "string", "pattern": f"^{number}({rate_units})?$"}]},
+        "fraction": {"type": "number", "minimum": 0, "maximum": 1},
+        "status": {"description": "an HTTP error status", "type": "integer", "minimum": lo, "maximum": hi},
+        "name": {"type": "string", "pattern": f"^{char_class(types['name_chars'])}{{1,{types['name_max']}}}$"},
+    }
+    assert sorted(defs) == sorted(BASIC)
+    return defs
+
+
+def kinds_defs(tables):
+    """{NAME: schema} of each table of kinds (a distribution: a constant, or an object with one
+    kind's key), its object's "properties" left for the table to fill."""
+    out = {}
+    for sec in tables["sections"]:
+        if "kinds_doc" not in sec:
+            continue
+        m = re.fullmatch(r"/\$defs/([a-z_]+)/oneOf/1", sec["schema_at"])
+        if not m:
+            sys.exit(f"gen_schema: the table of kinds '{sec['name']}' is not at /$defs/NAME/oneOf/1")
+        first = sec["fields"][0]
+        out[m.group(1)] = {
+            "description": sec["kinds_doc"].replace("%s", ", ".join(f["name"] for f in sec["fields"])),
+            "oneOf": [copy.deepcopy(first["schema"]),
+                      {"type": "object", "minProperties": 1, "maxProperties": 1, "additionalProperties": False,
+                       "properties": {}}]}
+    return out
+
+
 def required_of(fields):
     return [f["name"] for f in fields if f.get("required") or f.get("needed")]
 
@@ -245,6 +318,8 @@ DERIVED = (
 
 def schema_text(tables, text):
     doc = json.loads(text)
+    for name, schema in {**basic_defs(tables["types"]), **kinds_defs(tables)}.items():
+        doc["$defs"][name] = schema
     # an object a row's schema holds is filled by its own table after the row has placed it
     for sec in sorted(tables["sections"], key=lambda s: s["schema_at"].count("/")):
         write_object(at_pointer(doc, sec["schema_at"]), sec["schema_at"], sec["name"], sec["fields"])
@@ -254,9 +329,12 @@ def schema_text(tables, text):
     done = ", ".join(sorted({s["schema_at"].replace("/$defs/", "").replace("/properties/", ".") or "the top level"
                              for s in tables["sections"]} | {"preset_name", "preset_params"}
                             | {w.replace("/$defs/", "") for w, _ in DERIVED}))
+    kinds = sorted(kinds_defs(tables))
     note = ("The properties and required keys of " + done + " are written by `make schema` from the "
             "tables of scenario/ (scenario/table.h: ld_section, ld_field; a row read by code carries "
-            "its schema), and the presets' parameters from the presets' tables; edit them there. "
+            "its schema), the presets' parameters from the presets' tables, the basic values' "
+            "definitions (" + ", ".join(BASIC) + ") from what the loader's parsers accept "
+            "(scenario/loadint.h), and " + ", ".join(kinds) + " from their tables of kinds; edit them there. "
             "The rest is written by hand. "
             "tests/e2e/schema_fresh.sh fails when this file is not what `make schema` writes.")
     head = {k: doc.pop(k) for k in list(doc) if k in ("$schema",)}

@@ -5,10 +5,17 @@
  * writes the tables' parts of docs/scenario.schema.json and the key tables of
  * docs/scenario-format.md; tests/e2e/schema_fresh.sh checks that they are current.
  *
- *   {"sections": [{"name", "schema_at", "doc_prefix", "fields": [{"name", "kind", "lo", "hi",
- *     "names", "default", "set", "required", "needed", "variant_only", "unit", "default_doc",
- *     "doc", "schema", "sub"}, ...]}, ...],
- *    "presets": [{"name", "library", "version", "params": [{...the same, "notation"}, ...]}, ...]}
+ *   {"sections": [{"name", "schema_at", "doc_prefix", "kinds_doc", "fields": [{"name", "kind",
+ *     "lo", "hi", "names", "default", "set", "required", "needed", "variant_only", "pure", "unit",
+ *     "default_doc", "doc", "schema", "sub"}, ...]}, ...],
+ *    "presets": [{"name", "library", "version", "params": [{...the same, "notation"}, ...]}, ...],
+ *    "types": {"digits", "exponent", "duration_units": [[NAME, ...], ...], "rate_units",
+ *      "name_chars", "name_max", "status": [MIN, MAX], "count_max"}}
+ *
+ * "types" is what the loader's parsers accept for the format's basic values (a duration, a
+ * rate, a name, an error status, a count; scenario/loadint.h), from which gen_schema.py writes
+ * their $defs: a duration's units grouped by size, largest first, each group's spellings as
+ * the table lists them.
  *
  * A preset's parameters (scenario/preset.h) are rows of the same shape; "notation" says how
  * the library writes the value (sim_param_kind: "percent", "timespan", ...).
@@ -84,6 +91,7 @@ static cJSON *field_json(const ld_field *f, bool param) {
     cJSON_AddBoolToObject(o, "required", (f->flags & LD_F_REQUIRED) != 0);
     cJSON_AddBoolToObject(o, "needed", (f->flags & LD_F_NEEDED) != 0);
     cJSON_AddBoolToObject(o, "variant_only", (f->flags & LD_F_VARIANT) != 0);
+    cJSON_AddBoolToObject(o, "pure", (f->flags & LD_F_PURE) != 0);
     if (f->schema) {
         cJSON *sch = cJSON_Parse(f->schema);
         if (sch == NULL) {
@@ -104,6 +112,36 @@ static cJSON *field_json(const ld_field *f, bool param) {
     return o;
 }
 
+/* A unit table's names, grouped by size in table order ([["d"], ["h"], ["min", "m"], ...]). */
+static cJSON *unit_groups(const ld_unit *u) {
+    cJSON *a = cJSON_CreateArray(), *group = NULL;
+    for (size_t i = 0; u[i].name; i++) {
+        if (i == 0 || u[i].scale != u[i - 1].scale) {
+            group = cJSON_CreateArray();
+            cJSON_AddItemToArray(a, group);
+        }
+        cJSON_AddItemToArray(group, cJSON_CreateString(u[i].name));
+    }
+    return a;
+}
+
+static cJSON *types_json(void) {
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "digits", LD_DIGITS_RE);
+    cJSON_AddStringToObject(t, "exponent", LD_EXPONENT_RE);
+    cJSON_AddItemToObject(t, "duration_units", unit_groups(scn__duration_units));
+    cJSON_AddItemToObject(t, "rate_units", unit_groups(scn__rate_units));
+    cJSON_AddStringToObject(t, "name_chars", LD_NAME_CHARS);
+    cJSON_AddNumberToObject(t, "name_max", SIM_NAME_MAX - 1);
+    cJSON *st = cJSON_AddArrayToObject(t, "status");
+    cJSON_AddItemToArray(st, cJSON_CreateNumber(LD_STATUS_MIN));
+    cJSON_AddItemToArray(st, cJSON_CreateNumber(LD_STATUS_MAX));
+    char max[40];
+    snprintf(max, sizeof max, "%llu", (unsigned long long)LD_COUNT_MAX);
+    cJSON_AddRawToObject(t, "count_max", max);
+    return t;
+}
+
 int main(void) {
     cJSON *root = cJSON_CreateObject();
     cJSON *secs = cJSON_AddArrayToObject(root, "sections");
@@ -114,6 +152,8 @@ int main(void) {
         cJSON_AddStringToObject(o, "name", s->name);
         cJSON_AddStringToObject(o, "schema_at", s->schema_at);
         add_string(o, "doc_prefix", s->doc_prefix);
+        for (const ld_kinds *k = scn__kinds; k->section; k++)
+            if (k->section == s) add_string(o, "kinds_doc", k->doc);
         cJSON *fields = cJSON_AddArrayToObject(o, "fields");
         for (const ld_field *f = s->fields; f->name; f++) {
             cJSON *fj = field_json(f, false);
@@ -140,6 +180,7 @@ int main(void) {
         }
         cJSON_AddItemToArray(presets, o);
     }
+    cJSON_AddItemToObject(root, "types", types_json());
     char *text = cJSON_Print(root);
     if (text == NULL) return 1;
     puts(text);

@@ -703,7 +703,7 @@ static void scenario_set_checks_distributions_by_their_tables(void **state) {
  * A value read by a hook that reads it alone (LD_F_PURE: a rate, an autoscaler's durations and
  * rules, a backoff, retry_on) is checked by --set on a scratch copy; a key read by code
  * (autoscale.target, inherit_policy, a gateway's queue_full) by its row's check, autoscale.target
- * in its widest range (the metric's is the loader's).
+ * in its metric's range (the row's `check`, in the object that holds it).
  */
 static void scenario_set_checks_values_read_by_hooks(void **state) {
     (void)state;
@@ -730,19 +730,83 @@ static void scenario_set_checks_values_read_by_hooks(void **state) {
          "the status a full gateway queue answers is an error"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) set_fails(text, bad[i].set, bad[i].msg);
-    /* utilization's target is at most 1: past the widest range's check, the loader says so */
+    /* utilization's target is at most 1: the --set says so, as the loader would */
     sim_scenario *sc = NULL;
     sim_error err;
     const char *over = "variants.a.autoscale.target=2";
     assert_int_equal(scn_parse(text, strlen(text), "t", &over, 1, NULL, &sc, &err), FB_EINVAL);
-    assert_string_equal(err.path, "variants.a.autoscale.target");
-    assert_string_equal(err.msg, "2 is out of range [1e-06, 1] (rates and shares are fractions: "
-                                 "2% is 0.02)");
+    assert_string_equal(err.path, "");
+    assert_string_equal(err.msg, "--set variants.a.autoscale.target=2: 2 is out of range [1e-06, "
+                                 "1] (rates and shares are fractions: 2% is 0.02)");
+    /* the metric as the --sets leave it: in_flight's target may be 2 */
+    const char *metric[] = {"variants.a.autoscale.target=2",
+                            "variants.a.autoscale.metric=in_flight"};
+    sc = th_load_with(text, metric, 2, NULL);
+    assert_true(sc->variants[0].autoscale.target == 2);
+    scn_free(sc);
     const char *good[] = {"traffic.chat.arrivals.poisson=5/s", "variants.a.autoscale.target=0.8",
                           "variants.a.inherit_policy=false"};
     sc = th_load_with(text, good, sizeof good / sizeof good[0], NULL);
     assert_true(sc->classes[0].rate == 5);
     assert_true(sc->variants[0].autoscale.target == 0.8);
+    scn_free(sc);
+}
+
+/*
+ * Keys whose reading needs more than their value are checked by --set in the document as the
+ * --sets leave it (a row's `check`): a class's target names one of its providers, replayed
+ * arrivals fall inside its duration (read into scratch storage, freed), observed.variant is one
+ * of its variants; the error statuses and observed's figures are read alone (LD_F_PURE). Each
+ * bad value is named by its --set, before the loader reads the document.
+ */
+static void scenario_set_checks_keys_read_against_the_document(void **state) {
+    (void)state;
+    const char *text =
+        "{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"
+        "{\"poisson\":2}},{\"class\":\"rep\",\"arrivals\":{\"replay\":{\"at_ms\":[1,2,3]}}}],"
+        "\"providers\":[{\"name\":\"openai\",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\","
+        "\"outage\":{}}]},{\"name\":\"search\",\"kind\":\"tool\"}],\"variants\":{\"a\":{},"
+        "\"b\":{}},\"observed\":{\"variant\":\"a\",\"requests\":10,\"attempts\":12}}";
+    static const struct {
+        const char *set, *msg;
+    } bad[] = {
+        {"providers.openai.faults[0].outage.status=200",
+         "outage.status=200: 200 is not an error status (use 400 to 599)"},
+        {"providers.openai.faults[0].outage.status=4xx", "expected an integer, got a string"},
+        {"providers.openai.capacity.overload_status=302", "302 is not an error status"},
+        {"traffic.chat.target=opena", "target=opena: no provider named \"opena\" (did you mean "
+                                      "\"openai\"?)"},
+        {"traffic.chat.target=5", "target=5: expected \"llm\", \"none\" or a provider name"},
+        {"traffic.rep.arrivals.replay.at_ms=[5,3]",
+         "at_ms=[5,3]: [1]: replayed arrivals must be in time order (3 ms comes after 5 ms)"},
+        {"traffic.rep.arrivals.replay.at_ms=[5,70000]",
+         "[1]: an arrival at 70s is at or after the end of traffic (duration 60s)"},
+        {"traffic.rep.arrivals.replay.at_ms=later",
+         "expected an array of times in milliseconds, got a string"},
+        {"observed.variant=c", "observed.variant=c: no variant \"c\" in the scenario"},
+        {"observed.variant=7", "expected a string, got a number"},
+        {"observed.latency_p99=-1", "-1 is out of range [0, 1e+09]"},
+        {"observed.status={\"99\":1}", "99: an answer is an HTTP status (100 to 599)"},
+        {"observed.end={\"sucess\":1}", "sucess: unknown key 'sucess' (did you mean 'success'?)"},
+        {"observed.noise={\"x\":-1}", "x: expected a number >= 0"},
+        {"observed.attempts_per_request={\"40\":1}", "40: a bucket is a number of attempts"},
+        {"observed.windows=[{\"name\":\"w\"}]", "[0]: missing required key 'start_s'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) set_fails(text, bad[i].set, bad[i].msg);
+    /* what the checks read is the document as every --set leaves it */
+    const char *good[] = {"traffic.rep.arrivals.replay.at_ms=[5,70000]",
+                          "duration=2m",
+                          "traffic.chat.target=search",
+                          "observed.variant=b",
+                          "providers.openai.faults[0].outage.status=429",
+                          "observed.status={\"429\":3,\"timeout\":1}"};
+    sim_scenario *sc = th_load_with(text, good, sizeof good / sizeof good[0], NULL);
+    assert_int_equal(sc->classes[1].replay_count, 2);
+    assert_int_equal(sc->classes[0].target, SIM_TARGET_PROVIDER);
+    assert_int_equal(sc->classes[0].provider, 1);
+    assert_string_equal(sc->observed.variant, "b");
+    assert_int_equal(sc->providers[0].faults[0].status, 429);
+    assert_int_equal(sc->observed.status[429], 3);
     scn_free(sc);
 }
 
@@ -1126,6 +1190,7 @@ int main(void) {
         cmocka_unit_test(scenario_set_paths_below_every_section_are_checked),
         cmocka_unit_test(scenario_set_checks_distributions_by_their_tables),
         cmocka_unit_test(scenario_set_checks_values_read_by_hooks),
+        cmocka_unit_test(scenario_set_checks_keys_read_against_the_document),
         cmocka_unit_test(scenario_top_keys_are_the_top_tables),
         cmocka_unit_test(scenario_breaker_scope_typo_gets_a_did_you_mean),
         cmocka_unit_test(scenario_fault_starting_at_the_end_is_rejected),
