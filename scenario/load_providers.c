@@ -69,6 +69,12 @@ static const char *const samplings[] = {"draw", "even", NULL};
 #define FAULT_FRACTION                                                                             \
     {"fraction", LD_NUMBER, LD_AT(sim_fault, fraction), .lo = 0, .hi = 1, .def = "1",              \
      .doc = "the share of arriving attempts it applies to"}
+#define FAULT_RETRY_FRACTION                                                                       \
+    {"retry_fraction", LD_NUMBER, LD_AT(sim_fault, retry_fraction), .lo = 0, .hi = 1,              \
+     .def_doc = "`fraction`",                                                                      \
+     .doc = "the share of retries it applies to (an attempt after its request's first), when "    \
+            "it is not `fraction`: a window that retries re-enter more (or less) often than "     \
+            "first attempts; `fusebox mock` knows a retry by x-stainless-retry-count"}
 #define FAULT_SAMPLING                                                                             \
     {"sampling", LD_ENUM, LD_AT(sim_fault, sampling), .names = samplings, .def = "\"draw\"",       \
      .doc = "how `fraction` is realised: `draw` = each attempt hits by a draw of its own; "       \
@@ -98,6 +104,7 @@ const ld_section scn__fault_outage_section = {
                         .doc = "the provider's error type in the answer (`none`: the status's "
                                "own)"},
                        FAULT_FRACTION,
+                       FAULT_RETRY_FRACTION,
                        FAULT_SAMPLING,
                        FAULT_RETRY_AFTER,
                        FAULT_LATENCY,
@@ -107,11 +114,13 @@ const ld_section scn__fault_outage_section = {
 const ld_section scn__fault_rate_limit_section = {
     "faults", "/$defs/fault/properties/rate_limit",
     (const ld_field[]){
-        FAULT_STATUS(429), FAULT_FRACTION, FAULT_SAMPLING, FAULT_RETRY_AFTER, FAULT_LATENCY, {0}},
+        FAULT_STATUS(429), FAULT_FRACTION, FAULT_RETRY_FRACTION, FAULT_SAMPLING, FAULT_RETRY_AFTER,
+        FAULT_LATENCY, {0}},
     "rate_limit."};
 
 /* hang, reset and policy: the same keys, at one place of the schema. */
-static const ld_field fraction_only[] = {FAULT_FRACTION, FAULT_SAMPLING, {0}};
+static const ld_field fraction_only[] = {FAULT_FRACTION, FAULT_RETRY_FRACTION, FAULT_SAMPLING,
+                                         {0}};
 const ld_section scn__fault_hang_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
                                             "hang."};
 const ld_section scn__fault_reset_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
@@ -142,6 +151,7 @@ const ld_section scn__fault_slow_section = {
          .doc = "added before the first token, after the factor (a wait the answer did not spend "
                 "at the provider); a distribution is drawn per attempt"},
         FAULT_FRACTION,
+        FAULT_RETRY_FRACTION,
         FAULT_SAMPLING,
         {0}},
     "slow."};
@@ -164,6 +174,7 @@ const ld_section scn__fault_midstream_section = {
          .doc = "`error` = an in-band error event (like a 529), `cut` = a connection reset, "
                 "`truncate` = a clean end without the terminator"},
         FAULT_FRACTION,
+        FAULT_RETRY_FRACTION,
         FAULT_SAMPLING,
         {0}},
     "midstream."};
@@ -198,12 +209,15 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
     if (rc != FB_OK) return rc;
     /* what a kind without the key holds (the engine reads them for every kind) */
     f->fraction = 1.0;
+    f->retry_fraction = -1.0; /* none: `fraction` for every attempt */
     f->retry_after_us = FB_TIME_NONE;
     f->factor = scn__dist_const(1.0);
     f->delay = scn__dist_const(0.0);
     f->latency = scn__dist_const(-1.0); /* none of its own (scn_fault_latency) */
     f->capacity = 1.0;
-    return required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
+    rc = required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
+    f->has_retry_fraction = f->retry_fraction >= 0;
+    return rc;
 }
 
 /* ---- a fault: {"at", "for", KIND: {...}} ---- */
