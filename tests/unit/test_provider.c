@@ -314,12 +314,13 @@ static void full_queue_answers_429_rate_limited(void **state) {
  * A 429 window past the traffic's end on every first attempt's half (even) and a retry_fraction of 1 or 0, three
  * attempts: with 1, a request whose first attempt met it fails its two retries too (1 or 3
  * attempts, none of 2); with 0, its first retry gets through (1 or 2, none of 3). Without the
- * key, `fraction` for every attempt: some of each.
+ * key (drawn: even, the regular arrivals would fall into a pattern), `fraction` for every
+ * attempt: some of each.
  */
 static void retry_fraction_splits_first_attempts_and_retries(void **state) {
     (void)state;
-    static const char *const retry_key[] = {", \"retry_fraction\": 1", ", \"retry_fraction\": 0",
-                                            ""};
+    static const char *const retry_key[] = {
+        "\"even\", \"retry_fraction\": 1", "\"even\", \"retry_fraction\": 0", "\"draw\""};
     for (int k = 0; k < 3; k++) {
         char json[1024];
         snprintf(json, sizeof json,
@@ -327,7 +328,7 @@ static void retry_fraction_splits_first_attempts_and_retries(void **state) {
                  "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"20/s\"}}],"
                  "\"providers\":[{\"name\":\"api\",\"latency\":{\"ttft\":\"100ms\"},"
                  "\"faults\":[{\"at\":\"0s\",\"for\":\"40s\",\"rate_limit\":{\"fraction\":0.5,"
-                 "\"sampling\":\"even\"%s}}]}],"
+                 "\"sampling\":%s}}]}],"
                  "\"policy\":{\"retry\":{\"attempts\":3,\"backoff\":{\"constant\":\"10ms\"},"
                  "\"jitter\":\"none\"}}}",
                  retry_key[k]);
