@@ -72,9 +72,8 @@ static const char *const samplings[] = {"draw", "even", NULL};
 #define FAULT_RETRY_FRACTION                                                                       \
     {"retry_fraction", LD_NUMBER, LD_AT(sim_fault, retry_fraction), .lo = 0, .hi = 1,              \
      .def_doc = "`fraction`",                                                                      \
-     .doc = "the share of retries it applies to (an attempt after its request's first), when "    \
-            "it is not `fraction`: a window that retries re-enter more (or less) often than "     \
-            "first attempts; `fusebox mock` knows a retry by x-stainless-retry-count"}
+     .doc = "the share of retries (attempts after their request's first) it applies to, when "   \
+            "retries meet it apart from first attempts; `even` counts them apart"}
 #define FAULT_SAMPLING                                                                             \
     {"sampling", LD_ENUM, LD_AT(sim_fault, sampling), .names = samplings, .def = "\"draw\"",       \
      .doc = "how `fraction` is realised: `draw` = each attempt hits by a draw of its own; "       \
