@@ -356,16 +356,19 @@ static void order_kinds(const fitter *F, const seg *s, uint32_t *order, uint32_t
         }
 }
 
-/* Below this many attempts left in either class, first attempts and retries are not told
-   apart (the G-test's chi-square reading wants more). */
+/* Below this many attempts left in either class, first attempts and retries share one count. */
 #define SPLIT_MIN 20
 
 /*
  * First attempts and retries apart (a fault's retry_fraction, issue 21): o[lo, hi) is the
- * fault's span, `kind` its kind and `before[]` the kinds before it. Each class's share is
- * its hits over what the earlier kinds leave of it; the two become fraction and
- * retry_fraction when the G-test says they differ (p < 0.001, the merging's level; each
- * class at least SPLIT_MIN attempts left), else the fault keeps one share for both.
+ * fault's span, `kind` its kind and `before[]` the kinds before it. Each class's share is its
+ * hits over what the earlier kinds leave of it, written as fraction and retry_fraction when
+ * each class has SPLIT_MIN attempts left: with "even", the replay then gives each class the
+ * log's count, where one count over both let the log's errors move between first attempts
+ * and retries, and its requests between the 1-, 2- and 3-attempt buckets (a fault's
+ * realised split is the log's draw even when both shares are one rate: the corpus' mock
+ * draws each attempt alike). The G statistic (against chi-square at p = 0.001, the
+ * merging's level) says whether the two differ beyond that draw; the description says which.
  */
 static void split_retries(const fitter *F, size_t lo, size_t hi, int8_t kind,
                           const uint32_t *before, uint32_t nbefore, imp_fault *out) {
@@ -381,13 +384,11 @@ static void split_retries(const fitter *F, size_t lo, size_t hi, int8_t kind,
     seg a = {0, 0, left[0], {hits[0], left[0] - hits[0]}},
       b = {0, 0, left[1], {hits[1], left[1] - hits[1]}};
     int df = 0;
-    double g = g_test(&a, &b, 2, &df);
-    if (df < 1 || g < critical(df)) return;
     out->split = true;
     out->fraction = round((double)hits[0] / (double)left[0] * 1e6) / 1e6;
     out->retry_fraction = round((double)hits[1] / (double)left[1] * 1e6) / 1e6;
-    out->split_g = g;
-    out->split_critical = critical(df);
+    out->split_g = g_test(&a, &b, 2, &df);
+    out->split_critical = critical(df > 0 ? df : 1);
     out->first_hits = hits[0];
     out->first_left = left[0];
     out->retry_hits = hits[1];

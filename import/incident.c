@@ -342,13 +342,15 @@ static void describe_fits(imp_incident *inc) {
             if (!f->split) continue;
             imp_human(a, sizeof a, f->at_us);
             imp_human(b, sizeof b, f->at_us + f->for_us);
+            bool differ = f->split_g >= f->split_critical;
             fit_line(inc,
                      "%s %s from %s to %s: first attempts %.1f%% (%u of %u), retries %.1f%% (%u "
-                     "of %u; a retry is an attempt after its request's first): they differ "
-                     "(G-test %.1f > %.2f, p < 0.001), written as fraction and retry_fraction",
+                     "of %u; a retry is an attempt after its request's first), the log's counts "
+                     "as fraction and retry_fraction; %s: G-test %.1f %s %.2f (p = 0.001)",
                      name, scn_fault_kind_name(f->kind), a, b, f->fraction * 100, f->first_hits,
                      f->first_left, f->retry_fraction * 100, f->retry_hits, f->retry_left,
-                     f->split_g, f->split_critical);
+                     differ ? "they differ beyond chance" : "within chance, the log's own draw",
+                     f->split_g, differ ? ">=" : "<", f->split_critical);
         }
         if (pf->ttft.known && pf->ttft.kind != IMP_CONSTANT) {
             imp_dist_why(&pf->ttft, w, sizeof w);
