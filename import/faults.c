@@ -382,7 +382,7 @@ static void split_retries(const fitter *F, size_t lo, size_t hi, int8_t kind,
     }
     if (left[0] < SPLIT_MIN || left[1] < SPLIT_MIN) return;
     seg a = {0, 0, left[0], {hits[0], left[0] - hits[0]}},
-      b = {0, 0, left[1], {hits[1], left[1] - hits[1]}};
+        b = {0, 0, left[1], {hits[1], left[1] - hits[1]}};
     int df = 0;
     out->split = true;
     out->fraction = round((double)hits[0] / (double)left[0] * 1e6) / 1e6;

@@ -91,8 +91,8 @@ typedef enum sim_fault_sampling {
 
 typedef struct sim_fault {
     sim_fault_kind kind;
-    fb_time_us at_us, for_us;  /* active in [at, at + for); for = FB_TIME_MAX: to the end */
-    double fraction;           /* share of attempts affected, [0, 1] */
+    fb_time_us at_us, for_us; /* active in [at, at + for); for = FB_TIME_MAX: to the end */
+    double fraction;          /* share of attempts affected, [0, 1] */
     /* share of retries affected, [0, 1], when has_retry_fraction (else `fraction` is every
        attempt's); a retry is an attempt after its request's first (SIM_FAULT_RETRY) */
     double retry_fraction;

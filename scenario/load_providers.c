@@ -110,16 +110,18 @@ const ld_section scn__fault_outage_section = {
                        {0}},
     "outage."};
 
-const ld_section scn__fault_rate_limit_section = {
-    "faults", "/$defs/fault/properties/rate_limit",
-    (const ld_field[]){
-        FAULT_STATUS(429), FAULT_FRACTION, FAULT_RETRY_FRACTION, FAULT_SAMPLING, FAULT_RETRY_AFTER,
-        FAULT_LATENCY, {0}},
-    "rate_limit."};
+const ld_section scn__fault_rate_limit_section = {"faults", "/$defs/fault/properties/rate_limit",
+                                                  (const ld_field[]){FAULT_STATUS(429),
+                                                                     FAULT_FRACTION,
+                                                                     FAULT_RETRY_FRACTION,
+                                                                     FAULT_SAMPLING,
+                                                                     FAULT_RETRY_AFTER,
+                                                                     FAULT_LATENCY,
+                                                                     {0}},
+                                                  "rate_limit."};
 
 /* hang, reset and policy: the same keys, at one place of the schema. */
-static const ld_field fraction_only[] = {FAULT_FRACTION, FAULT_RETRY_FRACTION, FAULT_SAMPLING,
-                                         {0}};
+static const ld_field fraction_only[] = {FAULT_FRACTION, FAULT_RETRY_FRACTION, FAULT_SAMPLING, {0}};
 const ld_section scn__fault_hang_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
                                             "hang."};
 const ld_section scn__fault_reset_section = {"faults", "/$defs/fault_fraction_only", fraction_only,

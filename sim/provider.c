@@ -240,8 +240,8 @@ static void start_service(sim *s, uint32_t ai) {
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
     sim_fault_effect e;
     scn_fault_decide(pv->faults, pv->fault_count, s->now,
-                     SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY : 0u), s->fault_even[a->provider],
-                     draw_uniform, rng, &e);
+                     SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY : 0u),
+                     s->fault_even[a->provider], draw_uniform, rng, &e);
     double load = load_factor(s, a->provider);
     double ttft = (double)scn_dist_draw_us(rng, &pv->ttft_us) * e.slow * load + (double)e.delay_us;
     double per = (double)pv->per_token_us * e.slow * load;

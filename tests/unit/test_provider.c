@@ -311,16 +311,16 @@ static void full_queue_answers_429_rate_limited(void **state) {
 /* ---- faults: retry_fraction ---- */
 
 /*
- * A 429 window past the traffic's end on every first attempt's half (even) and a retry_fraction of 1 or 0, three
- * attempts: with 1, a request whose first attempt met it fails its two retries too (1 or 3
- * attempts, none of 2); with 0, its first retry gets through (1 or 2, none of 3). Without the
+ * A 429 window past the traffic's end on every first attempt's half (even) and a retry_fraction of
+ * 1 or 0, three attempts: with 1, a request whose first attempt met it fails its two retries too (1
+ * or 3 attempts, none of 2); with 0, its first retry gets through (1 or 2, none of 3). Without the
  * key (drawn: even, the regular arrivals would fall into a pattern), `fraction` for every
  * attempt: some of each.
  */
 static void retry_fraction_splits_first_attempts_and_retries(void **state) {
     (void)state;
-    static const char *const retry_key[] = {
-        "\"even\", \"retry_fraction\": 1", "\"even\", \"retry_fraction\": 0", "\"draw\""};
+    static const char *const retry_key[] = {"\"even\", \"retry_fraction\": 1",
+                                            "\"even\", \"retry_fraction\": 0", "\"draw\""};
     for (int k = 0; k < 3; k++) {
         char json[1024];
         snprintf(json, sizeof json,

@@ -945,8 +945,8 @@ static void scenario_fault_retry_fraction_is_a_share_for_the_kinds_with_a_fracti
         {"[{\"rate_limit\":{\"retry_fraction\":-0.1}}]", "faults[0].rate_limit.retry_fraction",
          NULL},
         {"[{\"hang\":{\"retry_fraction\":\"half\"}}]", "faults[0].hang.retry_fraction", NULL},
-        {"[{\"flap\":{\"period\":\"2s\",\"retry_fraction\":0.5}}]",
-         "faults[0].flap.retry_fraction", NULL},
+        {"[{\"flap\":{\"period\":\"2s\",\"retry_fraction\":0.5}}]", "faults[0].flap.retry_fraction",
+         NULL},
         {"[{\"brownout\":{\"capacity\":0.5,\"retry_fraction\":0.5}}]",
          "faults[0].brownout.retry_fraction", NULL},
     };
