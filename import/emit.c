@@ -138,7 +138,7 @@ static cJSON *fault(const imp_fault *f) {
         cJSON_AddStringToObject(k, "mode", "cut");
     }
     cJSON_AddNumberToObject(k, "fraction", f->fraction);
-    /* retries met it at a share of their own (a G-test said so; docs/import.md, "Fitting") */
+    /* first attempts and retries each at the log's count (docs/import.md, "Fitting") */
     if (f->split) cJSON_AddNumberToObject(k, "retry_fraction", f->retry_fraction);
     /* the window's share as the log had it, not a new draw per attempt (docs/import.md) */
     if (f->fraction < 1 || (f->split && f->retry_fraction < 1))
