@@ -32,6 +32,7 @@ typedef struct obs {
     fb_time_us t;
     int8_t cat; /* error kind, or nkinds for an answer */
     fb_time_us retry_after_us;
+    bool retry; /* not its request's first attempt (a fault's retry_fraction) */
 } obs;
 
 typedef struct fitter {
@@ -61,8 +62,8 @@ static size_t observations(fitter *F, uint32_t p) {
             const imp_attempt *a = &inc->log->att[i];
             if (a->provider != p || a->outcome == IMP_CANCELLED) continue;
             int k = imp__fit_kind(F->pf, a);
-            F->o[n++] =
-                (obs){fit_t(inc, a), (int8_t)(k < 0 ? (int)F->pf->nkinds : k), a->retry_after_us};
+            F->o[n++] = (obs){fit_t(inc, a), (int8_t)(k < 0 ? (int)F->pf->nkinds : k),
+                              a->retry_after_us, i > q->first};
         }
     }
     qsort(F->o, n, sizeof *F->o, by_time);
@@ -355,6 +356,45 @@ static void order_kinds(const fitter *F, const seg *s, uint32_t *order, uint32_t
         }
 }
 
+/* Below this many attempts left in either class, first attempts and retries share one count. */
+#define SPLIT_MIN 20
+
+/*
+ * First attempts and retries apart (a fault's retry_fraction, issue 21): o[lo, hi) is the
+ * fault's span, `kind` its kind and `before[]` the kinds before it. Each class's share is its
+ * hits over what the earlier kinds leave of it, written as fraction and retry_fraction when
+ * each class has SPLIT_MIN attempts left: with "even", the replay then gives each class the
+ * log's count, where one count over both let the log's errors move between first attempts
+ * and retries, and its requests between the 1-, 2- and 3-attempt buckets (a fault's
+ * realised split is the log's draw even when both shares are one rate: the corpus' mock
+ * draws each attempt alike). The G statistic (against chi-square at p = 0.001, the
+ * merging's level) says whether the two differ beyond that draw; the description says which.
+ */
+static void split_retries(const fitter *F, size_t lo, size_t hi, int8_t kind,
+                          const uint32_t *before, uint32_t nbefore, imp_fault *out) {
+    uint32_t left[2] = {0, 0}, hits[2] = {0, 0};
+    for (size_t j = lo; j < hi; j++) {
+        bool earlier = false;
+        for (uint32_t e = 0; e < nbefore; e++) earlier |= F->o[j].cat == (int8_t)before[e];
+        if (earlier) continue;
+        left[F->o[j].retry]++;
+        hits[F->o[j].retry] += F->o[j].cat == kind;
+    }
+    if (left[0] < SPLIT_MIN || left[1] < SPLIT_MIN) return;
+    seg a = {0, 0, left[0], {hits[0], left[0] - hits[0]}},
+        b = {0, 0, left[1], {hits[1], left[1] - hits[1]}};
+    int df = 0;
+    out->split = true;
+    out->fraction = round((double)hits[0] / (double)left[0] * 1e6) / 1e6;
+    out->retry_fraction = round((double)hits[1] / (double)left[1] * 1e6) / 1e6;
+    out->split_g = g_test(&a, &b, 2, &df);
+    out->split_critical = critical(df > 0 ? df : 1);
+    out->first_hits = hits[0];
+    out->first_left = left[0];
+    out->retry_hits = hits[1];
+    out->retry_left = left[1];
+}
+
 /*
  * Each kind of the segment as a fault over the part of it where that kind was seen: from
  * its first attempt's start to just after its last (a fault where none of its kind came
@@ -399,6 +439,7 @@ static void emit_segment(fitter *F, const seg *s) {
                            .retry_after_us = median_retry_after(F, &part, order[i]),
                            .hits = hits,
                            .attempts = there};
+        split_retries(F, lo, hi, (int8_t)order[i], order, i, out);
     }
 }
 

@@ -228,10 +228,13 @@ static void describe_unknowns(imp_incident *inc) {
                             inc->log->prov[p].name, inc->prov[p].slow_capped,
                             inc->prov[p].slow_capped == 1 ? " was" : "s were", IMP_SLOW_FACTOR_MAX,
                             IMP_SLOW_FACTOR_MAX);
-    bool partial = false;
+    bool partial = false, split = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
-        for (uint32_t i = 0; i < inc->prov[p].nfaults; i++)
-            partial |= inc->prov[p].faults[i].fraction < 1;
+        for (uint32_t i = 0; i < inc->prov[p].nfaults; i++) {
+            const imp_fault *f = &inc->prov[p].faults[i];
+            partial |= f->fraction < 1 || (f->split && f->retry_fraction < 1);
+            split |= f->split;
+        }
         for (uint32_t i = 0; i < inc->prov[p].nslow; i++)
             partial |= inc->prov[p].slow[i].fraction < 1;
     }
@@ -240,6 +243,9 @@ static void describe_unknowns(imp_incident *inc) {
                            "\"even\"): the n attempts that meet it get floor(n x fraction) or "
                            "ceil(n x fraction) of its errors, the log's count when n is the log's, "
                            "not a new draw per attempt (\"draw\" for that).");
+    if (split)
+        util_buf_printf(t, " A fault with a retry_fraction counts its retries apart: their own "
+                           "floor or ceil of n x retry_fraction.");
     bool prices = false, windows = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
         prices |= inc->log->prov[p].price_in >= 0;
@@ -331,6 +337,21 @@ static void describe_fits(imp_incident *inc) {
         const imp_pfit *pf = &inc->prov[p];
         const char *name = inc->log->prov[p].name;
         for (uint32_t i = 0; i < pf->nslow; i++) describe_slow(inc, name, &pf->slow[i]);
+        for (uint32_t i = 0; i < pf->nfaults; i++) {
+            const imp_fault *f = &pf->faults[i];
+            if (!f->split) continue;
+            imp_human(a, sizeof a, f->at_us);
+            imp_human(b, sizeof b, f->at_us + f->for_us);
+            bool differ = f->split_g >= f->split_critical;
+            fit_line(inc,
+                     "%s %s from %s to %s: first attempts %.1f%% (%u of %u), retries %.1f%% (%u "
+                     "of %u; a retry is an attempt after its request's first), the log's counts "
+                     "as fraction and retry_fraction; %s: G-test %.1f %s %.2f (p = 0.001)",
+                     name, scn_fault_kind_name(f->kind), a, b, f->fraction * 100, f->first_hits,
+                     f->first_left, f->retry_fraction * 100, f->retry_hits, f->retry_left,
+                     differ ? "they differ beyond chance" : "within chance, the log's own draw",
+                     f->split_g, differ ? ">=" : "<", f->split_critical);
+        }
         if (pf->ttft.known && pf->ttft.kind != IMP_CONSTANT) {
             imp_dist_why(&pf->ttft, w, sizeof w);
             fit_line(inc, "%s time to first token: %s", name, w);

@@ -74,6 +74,13 @@ typedef struct imp_fault {
     uint32_t delay_n;
     double delay_v[IMP_FACTOR_POINTS], delay_w[IMP_FACTOR_POINTS];
     uint32_t hits, attempts; /* the evidence: attempts it applied to, of those in its span */
+    /* first attempts and retries apart (split: a retry_fraction, each class's count as the
+       log had it): `fraction` is then the first attempts' share; the evidence, each class's
+       hits of what the kinds before it left, and the G statistic of "the two shares are one"
+       with its critical value (p = 0.001) */
+    bool split;
+    double retry_fraction, split_g, split_critical;
+    uint32_t first_hits, first_left, retry_hits, retry_left;
     /* OUTAGE, RATE_LIMIT: how long the provider's answers with its status took (known only
        where its faults answer more than one status: else latency.error is the same) */
     imp_dist latency;

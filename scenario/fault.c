@@ -40,14 +40,15 @@ void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64
     for (uint32_t i = 0; i < n; i++) {
         fb_rng r;
         fb_rng_derive(&r, seed, entity, EVEN_PURPOSE + i);
-        even[i].asked = even[i].hits = 0;
+        even[i].asked = even[i].hits = even[i].retry_asked = 0;
         even[i].offset = fb_rng_uniform(&r);
     }
 }
 
-/* The k-th attempt an even fault is asked about hits when its running share crosses a whole. */
-static bool hits_even(double fraction, sim_fault_even *ev) {
-    double k = (double)ev->asked++;
+/* The k-th attempt an even fault is asked about (of its class: *asked) hits when its running
+   share crosses a whole. */
+static bool hits_even(double fraction, uint64_t *asked, sim_fault_even *ev) {
+    double k = (double)(*asked)++;
     bool hit = floor((k + 1) * fraction + ev->offset) > floor(k * fraction + ev->offset);
     ev->hits += hit;
     return hit;
@@ -69,12 +70,16 @@ static double slow_draw(const sim_fault *f, uint32_t what, sim_fault_even *even,
     return draw(ctx, what);
 }
 
-/* Does fault i hit? Flap hits in the down half of its period; the others by their fraction. */
-static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, sim_fault_even *even,
+/* Does fault i hit? Flap hits in the down half of its period; the others by their fraction
+   (a retry by its retry_fraction, when it has one). */
+static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, bool retry, sim_fault_even *even,
                  sim_fault_draw_fn draw, void *ctx) {
     if (f->kind == SIM_FAULT_FLAP) return (t - f->at_us) % f->period_us < f->period_us / 2;
-    if (f->sampling == SIM_SAMPLING_EVEN && even) return hits_even(f->fraction, &even[i]);
-    return draw(ctx, i) < f->fraction;
+    bool split = retry && f->has_retry_fraction;
+    double share = split ? f->retry_fraction : f->fraction;
+    if (f->sampling == SIM_SAMPLING_EVEN && even)
+        return hits_even(share, split ? &even[i].retry_asked : &even[i].asked, &even[i]);
+    return draw(ctx, i) < share;
 }
 
 /* A slow fault's factor for this attempt: its number, or a draw from its distribution. */
@@ -130,7 +135,7 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
         if (!(phases & phase_of(f->kind)) || !scn_fault_active(f, t)) continue;
         if (answers(f->kind) && out->answer >= 0) continue;
         if (f->kind == SIM_FAULT_MIDSTREAM && out->midstream >= 0) continue;
-        if (!hits(f, i, t, even, draw, ctx)) continue;
+        if (!hits(f, i, t, (phases & SIM_FAULT_RETRY) != 0, even, draw, ctx)) continue;
         if (answers(f->kind)) {
             answer_with(out, f, i);
         } else if (f->kind == SIM_FAULT_SLOW) {

@@ -42,6 +42,12 @@
  * The simulator asks the two phases at the two moments (an attempt may wait
  * in the provider's queue in between); the mock asks both at once.
  * Brownouts act on capacity, not on one attempt: scn_fault_capacity().
+ *
+ * A fault with a `retry_fraction` hits retries (an attempt after its request's first; the
+ * caller says which with SIM_FAULT_RETRY) by that share and first attempts by `fraction`:
+ * the same one draw, against the attempt's share; an even fault counts its retries apart
+ * (their own floor(n x retry_fraction + u), the same offset u). Without it every attempt
+ * meets `fraction`, and the flag changes nothing.
  */
 #ifndef SIM_FAULT_H
 #define SIM_FAULT_H
@@ -85,8 +91,12 @@ typedef enum sim_fault_sampling {
 
 typedef struct sim_fault {
     sim_fault_kind kind;
-    fb_time_us at_us, for_us;  /* active in [at, at + for); for = FB_TIME_MAX: to the end */
-    double fraction;           /* share of attempts affected, [0, 1] */
+    fb_time_us at_us, for_us; /* active in [at, at + for); for = FB_TIME_MAX: to the end */
+    double fraction;          /* share of attempts affected, [0, 1] */
+    /* share of retries affected, [0, 1], when has_retry_fraction (else `fraction` is every
+       attempt's); a retry is an attempt after its request's first (SIM_FAULT_RETRY) */
+    double retry_fraction;
+    bool has_retry_fraction;
     int status;                /* OUTAGE, RATE_LIMIT, FLAP */
     fb_error_kind error_kind;  /* OUTAGE with a provider error type; NONE = the status's own */
     fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
@@ -104,12 +114,16 @@ typedef struct sim_fault {
 /* An even fault's running state: the attempts it was asked about, and its offset. */
 typedef struct sim_fault_even {
     uint64_t asked, hits;
-    double offset; /* [0, 1) */
+    uint64_t retry_asked; /* a fault with a retry_fraction: the retries asked (not in asked) */
+    double offset;        /* [0, 1) */
 } sim_fault_even;
 
 /* The phases of scn_fault_decide(), as a mask. */
 #define SIM_FAULT_ANSWER 1u
 #define SIM_FAULT_SERVICE 2u
+/* Not a phase: a flag of the attempt asked about, a retry (an attempt after its request's
+   first): a fault with a retry_fraction hits it by that share, counted apart when even. */
+#define SIM_FAULT_RETRY 4u
 
 #define SIM_FAULT_HITS_MAX 8
 

@@ -70,6 +70,11 @@ static const char *const samplings[] = {"draw", "even", NULL};
 #define FAULT_FRACTION                                                                             \
     {"fraction", LD_NUMBER, LD_AT(sim_fault, fraction), .lo = 0, .hi = 1, .def = "1",              \
      .doc = "the share of arriving attempts it applies to"}
+#define FAULT_RETRY_FRACTION                                                                       \
+    {"retry_fraction", LD_NUMBER, LD_AT(sim_fault, retry_fraction), .lo = 0, .hi = 1,              \
+     .def_doc = "`fraction`",                                                                      \
+     .doc = "the share of retries (attempts after their request's first) it applies to, when "   \
+            "retries meet it apart from first attempts; `even` counts them apart"}
 #define FAULT_SAMPLING                                                                             \
     {"sampling", LD_ENUM, LD_AT(sim_fault, sampling), .names = samplings, .def = "\"draw\"",       \
      .doc = "how `fraction` is realised: `draw` = each attempt hits by a draw of its own; "       \
@@ -100,20 +105,25 @@ const ld_section scn__fault_outage_section = {
                         .doc = "the provider's error type in the answer (`none`: the status's "
                                "own)"},
                        FAULT_FRACTION,
+                       FAULT_RETRY_FRACTION,
                        FAULT_SAMPLING,
                        FAULT_RETRY_AFTER,
                        FAULT_LATENCY,
                        {0}},
     "outage."};
 
-const ld_section scn__fault_rate_limit_section = {
-    "faults", "/$defs/fault/properties/rate_limit",
-    (const ld_field[]){
-        FAULT_STATUS(429), FAULT_FRACTION, FAULT_SAMPLING, FAULT_RETRY_AFTER, FAULT_LATENCY, {0}},
-    "rate_limit."};
+const ld_section scn__fault_rate_limit_section = {"faults", "/$defs/fault/properties/rate_limit",
+                                                  (const ld_field[]){FAULT_STATUS(429),
+                                                                     FAULT_FRACTION,
+                                                                     FAULT_RETRY_FRACTION,
+                                                                     FAULT_SAMPLING,
+                                                                     FAULT_RETRY_AFTER,
+                                                                     FAULT_LATENCY,
+                                                                     {0}},
+                                                  "rate_limit."};
 
 /* hang, reset and policy: the same keys, at one place of the schema. */
-static const ld_field fraction_only[] = {FAULT_FRACTION, FAULT_SAMPLING, {0}};
+static const ld_field fraction_only[] = {FAULT_FRACTION, FAULT_RETRY_FRACTION, FAULT_SAMPLING, {0}};
 const ld_section scn__fault_hang_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
                                             "hang."};
 const ld_section scn__fault_reset_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
@@ -144,6 +154,7 @@ const ld_section scn__fault_slow_section = {
          .doc = "added before the first token, after the factor (a wait the answer did not spend "
                 "at the provider); a distribution is drawn per attempt"},
         FAULT_FRACTION,
+        FAULT_RETRY_FRACTION,
         FAULT_SAMPLING,
         {0}},
     "slow."};
@@ -166,6 +177,7 @@ const ld_section scn__fault_midstream_section = {
          .doc = "`error` = an in-band error event (like a 529), `cut` = a connection reset, "
                 "`truncate` = a clean end without the terminator"},
         FAULT_FRACTION,
+        FAULT_RETRY_FRACTION,
         FAULT_SAMPLING,
         {0}},
     "midstream."};
@@ -200,12 +212,15 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
     if (rc != FB_OK) return rc;
     /* what a kind without the key holds (the engine reads them for every kind) */
     f->fraction = 1.0;
+    f->retry_fraction = -1.0; /* none: `fraction` for every attempt */
     f->retry_after_us = FB_TIME_NONE;
     f->factor = scn__dist_const(1.0);
     f->delay = scn__dist_const(0.0);
     f->latency = scn__dist_const(-1.0); /* none of its own (scn_fault_latency) */
     f->capacity = 1.0;
-    return required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
+    rc = required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
+    f->has_retry_fraction = f->retry_fraction >= 0;
+    return rc;
 }
 
 /* ---- a fault: {"at", "for", KIND: {...}} ---- */

@@ -286,11 +286,13 @@ if [ -s "$T/live.json" ]; then
     echo "$OUT" | sed 's/^/# /'
     BUSY=$LIVE_BUSY
     # A known miss of issue 21, kept as a TODO (neither passed nor failed): the live run's
-    # requests of exactly two attempts replay about 2.5 points short (the log's 41-43 of 473,
-    # as-was 29-32, the same with c39a090's import), beyond the noise on some runs: the
-    # breaker's opening and the fallback meet the retries' timing differently live. Any other
+    # requests of exactly two attempts replayed up to 2.5 points short (the log's 41-43 of
+    # 473, as-was 29-32), beyond the noise on some runs: the mock's draw failed more first
+    # attempts than retries in the 429 window. First attempts and retries apart
+    # (retry_fraction, docs/import.md "Limits") bring four such runs within 2 points on 37 of
+    # 40 seeds; what is left is second and third attempts pooled as one class. Any other
     # figure missed, or a band OUTSIDE, is a failure.
-    LIVE_TODO="known miss (issue 21): the live run's two-attempt requests replay about 2.5 points short"
+    LIVE_TODO="known miss (issue 21): the live run's two-attempt requests replay short (second and third attempts pooled)"
     live_only_bucket2() { # $1: the lines that name misses against the log
         echo "$1" | grep -qE '^ *attempts/request 2: .* against the log' &&
             ! echo "$1" | grep -E '^ *[a-z_/0-9 ]+: .* against the log' |

@@ -4,7 +4,7 @@
 set -u
 D=$(logs_dir mock-curl)
 need curl "$D/apt.log" curl
-plan 33
+plan 34
 
 cat >"$D/faults.json" <<'JSON'
 [{"at": "0s", "for": "1h", "rate_limit": {"status": 429, "retry_after": "20s", "fraction": 0}}]
@@ -52,6 +52,19 @@ check "bad fault script is a 400 naming the path" \
 
 $C "$URL/__fusebox/log" >"$D/log.json"
 check "attempt log lists the attempts" grep -q '"total":6' "$D/log.json"
+
+# retry_fraction: first attempts never, retries (x-stainless-retry-count above 0) always
+$C -o /dev/null -H "$J" "$URL/__fusebox/faults" \
+    -d '[{"rate_limit":{"fraction":0,"retry_fraction":1,"sampling":"even"}}]'
+codes=""
+for rc in "" 0 1 2 0 3; do
+    h=""
+    [ -n "$rc" ] && h="x-stainless-retry-count: $rc"
+    codes="$codes $($C -o /dev/null -w '%{http_code}' -H "$J" ${h:+-H "$h"} \
+        "$URL/v1/chat/completions" -d '{"model":"m","messages":[],"max_tokens":1}')"
+done
+check "retry_fraction: a 429 for the requests whose x-stainless-retry-count is above 0 alone" \
+    test "$codes" = " 200 200 429 429 200 429"
 
 mock_stop
 check "SIGTERM stops it with exit 0" test "$MOCK_RC" = 0

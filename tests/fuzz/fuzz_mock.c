@@ -277,7 +277,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         scn_fault_even_init(even, (uint32_t)nf, 1, 0);
         for (fb_time_us t = 0; t < 3600 * FB_US_PER_S; t += 60 * FB_US_PER_S) {
             mock_action_init(&a);
-            mock_timeline_decide(faults, nf, t, 1, (uint64_t)t, even, &a, &scale);
+            mock_timeline_decide(faults, nf, t, 1, (uint64_t)t, false, even, &a, &scale);
         }
     }
     request(body, body_len, &act);

@@ -216,7 +216,7 @@ static void fault_the_mock_applies_the_model_with_keyed_draws(void **state) {
         mock_action act;
         mock_action_init(&act);
         double cap;
-        mock_timeline_decide(f, 3, 0, 9, attempt, NULL, &act, &cap);
+        mock_timeline_decide(f, 3, 0, 9, attempt, false, NULL, &act, &cap);
         bool out = mock_draw(9, attempt, 0) < 0.3;
         bool slow = mock_draw(9, attempt, 1) < 0.5;
         outages += out;
@@ -246,8 +246,8 @@ static void fault_the_mock_draws_a_slow_factor_per_attempt(void **state) {
         mock_action_init(&a);
         mock_action_init(&b);
         double cap;
-        mock_timeline_decide(&f, 1, 0, 9, attempt, NULL, &a, &cap);
-        mock_timeline_decide(&f, 1, 0, 9, attempt, NULL, &b, &cap);
+        mock_timeline_decide(&f, 1, 0, 9, attempt, false, NULL, &a, &cap);
+        mock_timeline_decide(&f, 1, 0, 9, attempt, false, NULL, &b, &cap);
         bool five = mock_draw(9, attempt, SIM_FAULT_FACTOR_DRAW) >= 0.75;
         assert_true(a.slow == (five ? 5.0 : 2.0));
         assert_true(a.slow == b.slow);
@@ -281,7 +281,7 @@ static void fault_a_slow_delay_adds_before_the_first_token(void **state) {
     mock_action act;
     mock_action_init(&act);
     double cap;
-    mock_timeline_decide(f, 1, 0, 9, 0, NULL, &act, &cap);
+    mock_timeline_decide(f, 1, 0, 9, 0, false, NULL, &act, &cap);
     assert_int_equal(act.delay_us, 300000);
     assert_true(act.slow == 2.0);
     assert_true(mock_action_is_fault(&act));
@@ -406,10 +406,78 @@ static void fault_the_mock_realises_an_even_fault_evenly(void **state) {
             mock_action act;
             mock_action_init(&act);
             double cap;
-            mock_timeline_decide(&f, 1, 0, seed, attempt, &even, &act, &cap);
+            mock_timeline_decide(&f, 1, 0, seed, attempt, false, &even, &act, &cap);
             limited += act.status == 429;
         }
         assert_in_range(limited, 116, 117); /* 333 x 0.35 = 116.55 */
+    }
+}
+
+/* A retry_fraction: the same one draw, against the retry's share for a retry (the flag) and
+   against `fraction` for a first attempt; without one, the flag changes nothing. */
+static void fault_a_retry_meets_its_retry_fraction(void **state) {
+    (void)state;
+    sim_fault f = fault(SIM_FAULT_RATE_LIMIT, 0.2);
+    f.status = 429;
+    f.retry_fraction = 0.8;
+    f.has_retry_fraction = true;
+    static const double draws[] = {0.1, 0.5, 0.9};
+    static const bool first_hit[] = {true, false, false}, retry_hit[] = {true, true, false};
+    for (size_t i = 0; i < 3; i++) {
+        script a = {.values = {draws[i]}}, b = {.values = {draws[i]}};
+        sim_fault_effect ea, eb;
+        scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER, NULL, scripted, &a, &ea);
+        scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | SIM_FAULT_RETRY, NULL, scripted, &b, &eb);
+        assert_int_equal(a.n, 1); /* one draw either way: the draws after it do not move */
+        assert_int_equal(b.n, 1);
+        assert_int_equal(ea.answer == 0, first_hit[i]);
+        assert_int_equal(eb.answer == 0, retry_hit[i]);
+    }
+    f.has_retry_fraction = false; /* `fraction` for every attempt */
+    script c = {.values = {0.5}};
+    sim_fault_effect ec;
+    scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | SIM_FAULT_RETRY, NULL, scripted, &c, &ec);
+    assert_int_equal(ec.answer, -1);
+}
+
+/* Even, with a retry_fraction: first attempts and retries are counted apart, each class gets
+   floor or ceil of its n x share, whatever their interleaving; the mock does the same. */
+static void fault_even_splits_first_attempts_and_retries(void **state) {
+    (void)state;
+    sim_fault f = fault(SIM_FAULT_OUTAGE, 0.25);
+    f.status = 503;
+    f.retry_fraction = 0.75;
+    f.has_retry_fraction = true;
+    f.sampling = SIM_SAMPLING_EVEN;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        sim_fault_even even;
+        scn_fault_even_init(&even, 1, seed, 1);
+        uint32_t asked = 0, n[2] = {0, 0}, hit[2] = {0, 0};
+        for (uint32_t k = 0; k < 500; k++) {
+            bool retry = (k * 7 + seed) % 3 == 0; /* a third retries, interleaved */
+            sim_fault_effect e;
+            scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | (retry ? SIM_FAULT_RETRY : 0u), &even,
+                             no_draw, &asked, &e);
+            n[retry]++;
+            hit[retry] += e.answer == 0;
+        }
+        assert_int_equal(asked, 0);
+        assert_int_equal(even.asked, n[0]);
+        assert_int_equal(even.retry_asked, n[1]);
+        assert_in_range(hit[0], (uint32_t)floor(n[0] * 0.25), (uint32_t)ceil(n[0] * 0.25));
+        assert_in_range(hit[1], (uint32_t)floor(n[1] * 0.75), (uint32_t)ceil(n[1] * 0.75));
+        /* the mock's timeline: the same split, from its retry flag */
+        scn_fault_even_init(&even, 1, seed, 0);
+        uint32_t mhit[2] = {0, 0};
+        for (uint32_t k = 0; k < 400; k++) {
+            mock_action act;
+            mock_action_init(&act);
+            double cap;
+            mock_timeline_decide(&f, 1, 0, seed, k, k % 2 == 1, &even, &act, &cap);
+            mhit[k % 2] += act.status == 503;
+        }
+        assert_int_equal(mhit[0], 50);  /* 200 x 0.25 */
+        assert_int_equal(mhit[1], 150); /* 200 x 0.75 */
     }
 }
 
@@ -431,6 +499,8 @@ int main(void) {
         cmocka_unit_test(fault_even_slow_realises_its_delays_evenly),
         cmocka_unit_test(fault_even_without_counts_draws),
         cmocka_unit_test(fault_the_mock_realises_an_even_fault_evenly),
+        cmocka_unit_test(fault_a_retry_meets_its_retry_fraction),
+        cmocka_unit_test(fault_even_splits_first_attempts_and_retries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "import/incident.h"
 #include "import/source.h"
 #include "tests/unit/helpers.h"
@@ -770,6 +772,184 @@ static void partial_fault_replays_the_logs_count(void **state) {
         free(sum);
         scn_free(sc);
     }
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* ---- first attempts and retries apart (retry_fraction) ---- */
+
+/* The percentage of retries retry_503 fails (a first attempt's: 20). */
+static uint32_t retry_pct = 80;
+
+/* Attempt k (from 0) of request i fails with a 503 in [10s, 50s): a first attempt 1 time in 5,
+   a retry retry_pct times in 100, by a hash (no pattern a replay could copy). */
+static bool retry_503(size_t i, int k) {
+    uint32_t h = ((uint32_t)i * 2654435761u) ^ ((uint32_t)(k + 1) * 0x9e3779b9u);
+    h = (h ^ (h >> 15)) * 0x85ebca6bu;
+    return i >= 100 && i < 500 && (h >> 16) % 100 < (k == 0 ? 20u : retry_pct);
+}
+
+/* n requests every 100 ms, up to three attempts each (a retry 300 ms after the failure), each
+   attempt's 503 from retry_503; per_request[k] gets the requests of k attempts. */
+static imp_log *synthetic_retries(size_t n, uint32_t per_request[4]) {
+    imp_log *log = imp_log_new("synthetic", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    assert_int_equal(imp_log_provider(log, "p", "openai", &err), 0);
+    assert_int_equal(imp_log_class(log, "chat", &err), 0);
+    memset(per_request, 0, 4 * sizeof *per_request);
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = (T0_MS + (long)i * 100) * 1000;
+        imp_request *q = imp_log_request(log, &err);
+        q->start_us = t;
+        q->tokens_in = 100;
+        q->tokens_out = 10;
+        int k = 0;
+        bool failed = true;
+        for (; k < 3 && failed; k++) {
+            failed = retry_503(i, k);
+            imp_attempt *a = imp_log_attempt(log, &err);
+            a->request = (uint32_t)i;
+            a->start_us = t;
+            a->end_us = t + (failed ? 20 : 100) * MS;
+            a->outcome = failed ? IMP_STATUS : IMP_OK;
+            a->status = (int16_t)(failed ? 503 : 0);
+            a->tokens_out = 10;
+            t = a->end_us + (failed ? 300 * MS : 0);
+        }
+        q->end_us = t;
+        q->ok = !failed;
+        per_request[k]++;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    return log;
+}
+
+/* as-was's requests of 1, 2 and 3 attempts, in points of 100, over seeds 1-5: the least and
+   the most (minmax[k][0], [1]). */
+static void replay_buckets(const char *text, double minmax[4][2]) {
+    for (int k = 0; k < 4; k++) minmax[k][0] = 100, minmax[k][1] = 0;
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+        int v = scn_variant(sc, "as-was");
+        assert_true(v >= 0);
+        sim_summary *sum = th_run(sc, (uint32_t)v, NULL, NULL);
+        for (int k = 1; k < 4; k++) {
+            double pts = 100.0 * (double)sum->breakdown.per_request[k] / (double)sum->requests;
+            if (pts < minmax[k][0]) minmax[k][0] = pts;
+            if (pts > minmax[k][1]) minmax[k][1] = pts;
+        }
+        free(sum);
+        scn_free(sc);
+    }
+}
+
+/*
+ * A window whose retries fail four times as often as its first attempts (a rate limit that a
+ * retry re-enters): the fault gets the first attempts' share as fraction and the retries' as
+ * retry_fraction (each of what it left), the description says they differ beyond chance, and
+ * as-was replays the log's requests of 1, 2 and 3 attempts within 2 points, where one share
+ * for every attempt misses them.
+ */
+static void fit_retries_that_fail_more_than_first_attempts(void **state) {
+    (void)state;
+    uint32_t per_request[4];
+    retry_pct = 80;
+    imp_log *log = synthetic_retries(600, per_request);
+    uint32_t first = 0, first_hits = 0, retries = 0, retry_hits = 0;
+    for (size_t i = 100; i < 500; i++) {
+        bool failed = true;
+        for (int k = 0; k < 3 && failed; k++) {
+            failed = retry_503(i, k);
+            *(k ? &retries : &first) += 1;
+            *(k ? &retry_hits : &first_hits) += failed;
+        }
+    }
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    /* one fault or a few (the merging may split the window where its share wandered), each
+       with the two shares; every 503 of the log in one of them, by its class */
+    assert_in_range(pf->nfaults, 1, 3);
+    uint32_t fh = 0, rh = 0;
+    for (uint32_t z = 0; z < pf->nfaults; z++) {
+        const imp_fault *f = &pf->faults[z];
+        assert_int_equal(f->kind, SIM_FAULT_OUTAGE);
+        assert_true(f->split);
+        assert_true(fabs(f->fraction - (double)f->first_hits / f->first_left) < 1e-6);
+        assert_true(fabs(f->retry_fraction - (double)f->retry_hits / f->retry_left) < 1e-6);
+        assert_true(f->fraction > 0.1 && f->fraction < 0.3);
+        assert_true(f->retry_fraction > 0.65 && f->retry_fraction < 0.95);
+        fh += f->first_hits;
+        rh += f->retry_hits;
+    }
+    assert_int_equal(fh, first_hits);
+    assert_int_equal(rh, retry_hits);
+    assert_in_range(first, 390, 400); /* what the window's first attempts were */
+    assert_true(retries > 100);
+    char *text = imp_incident_json(inc);
+    assert_non_null(strstr(text, "\"retry_fraction\""));
+    assert_non_null(strstr(text, "retries 8")); /* the evidence: retries 8x.x% (...) */
+    assert_non_null(strstr(text, "they differ beyond chance: G-test"));
+    double mm[4][2];
+    replay_buckets(text, mm);
+    for (int k = 1; k < 4; k++) {
+        double log_pts = 100.0 * per_request[k] / 600;
+        assert_true(mm[k][0] >= log_pts - 2 && mm[k][1] <= log_pts + 2);
+    }
+    /* one share for every attempt (the key taken out, each fault's fraction its share of all
+       its attempts): too many first attempts fail, and the requests of one attempt replay
+       short of the log's by more than 2 points on every seed */
+    cJSON *sc = cJSON_Parse(text);
+    cJSON *faults =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "providers"), 0), "faults");
+    assert_int_equal(cJSON_GetArraySize(faults), pf->nfaults);
+    for (uint32_t z = 0; z < pf->nfaults; z++) {
+        cJSON *o = cJSON_GetObjectItem(cJSON_GetArrayItem(faults, (int)z), "outage");
+        assert_non_null(cJSON_GetObjectItem(o, "retry_fraction"));
+        cJSON_DeleteItemFromObject(o, "retry_fraction");
+        const imp_fault *f = &pf->faults[z];
+        cJSON_ReplaceItemInObject(o, "fraction",
+                                  cJSON_CreateNumber((double)f->hits / (double)f->attempts));
+    }
+    char *one = cJSON_Print(sc);
+    replay_buckets(one, mm);
+    assert_true(mm[1][1] < 100.0 * per_request[1] / 600 - 2);
+    free(one);
+    cJSON_Delete(sc);
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* Where first attempts and retries meet a window alike, each class still gets the log's count
+   (its own share), said to be within chance; a log without retries keeps one share. */
+static void fit_retries_alike_are_the_logs_counts_within_chance(void **state) {
+    (void)state;
+    uint32_t per_request[4];
+    retry_pct = 20;
+    imp_log *log = synthetic_retries(600, per_request);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    assert_in_range(pf->nfaults, 1, 3);
+    for (uint32_t z = 0; z < pf->nfaults; z++) {
+        const imp_fault *f = &pf->faults[z];
+        if (f->first_left + f->retry_left < 100) continue; /* a small window: one share */
+        assert_true(f->split);
+        assert_true(f->split_g < f->split_critical);
+        assert_true(fabs(f->retry_fraction - (double)f->retry_hits / f->retry_left) < 1e-6);
+    }
+    char *text = imp_incident_json(inc);
+    assert_non_null(strstr(text, "within chance, the log's own draw: G-test"));
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+    retry_pct = 80;
+    log = synthetic(600, 100, scattered_503);
+    inc = build(log, 0);
+    assert_int_equal(inc->prov[0].nfaults, 1);
+    assert_false(inc->prov[0].faults[0].split);
+    text = imp_incident_json(inc);
+    assert_null(strstr(text, "retry_fraction"));
     free(text);
     imp_incident_free(inc);
     imp_log_free(log);
@@ -1882,6 +2062,8 @@ int main(void) {
         cmocka_unit_test(fit_an_outage_at_its_edges_and_share),
         cmocka_unit_test(fit_two_kinds_as_fractions_of_what_is_left),
         cmocka_unit_test(partial_fault_replays_the_logs_count),
+        cmocka_unit_test(fit_retries_that_fail_more_than_first_attempts),
+        cmocka_unit_test(fit_retries_alike_are_the_logs_counts_within_chance),
         cmocka_unit_test(calibration_adds_the_logs_own_draw),
         cmocka_unit_test(calibration_without_even_faults_is_one_set_of_runs),
         cmocka_unit_test(window_whose_start_drew_few_errors_is_one_fault),

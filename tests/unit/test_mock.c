@@ -197,7 +197,7 @@ static void timeline_flap_is_down_for_the_first_half_of_each_period(void **state
     int want[] = {503, 503, 0, 0, 503, 0};
     for (size_t i = 0; i < 6; i++) {
         mock_action_init(&a);
-        mock_timeline_decide(&f, 1, probes[i], 1, i, NULL, &a, &cap);
+        mock_timeline_decide(&f, 1, probes[i], 1, i, false, NULL, &a, &cap);
         assert_int_equal(a.status, want[i]);
     }
 }
@@ -215,8 +215,8 @@ static void timeline_fractions_are_reproducible_per_attempt(void **state) {
         double cap;
         mock_action_init(&a);
         mock_action_init(&b);
-        mock_timeline_decide(&f, 1, 0, 42, i, NULL, &a, &cap);
-        mock_timeline_decide(&f, 1, 0, 42, i, NULL, &b, &cap);
+        mock_timeline_decide(&f, 1, 0, 42, i, false, NULL, &a, &cap);
+        mock_timeline_decide(&f, 1, 0, 42, i, false, NULL, &b, &cap);
         hits += a.status == 429;
         same += a.status == b.status;
     }

@@ -308,6 +308,46 @@ static void full_queue_answers_429_rate_limited(void **state) {
     full_queue_answers_the_overload_status("429", FB_OUT_RATE_LIMITED);
 }
 
+/* ---- faults: retry_fraction ---- */
+
+/*
+ * A 429 window past the traffic's end on every first attempt's half (even) and a retry_fraction of
+ * 1 or 0, three attempts: with 1, a request whose first attempt met it fails its two retries too (1
+ * or 3 attempts, none of 2); with 0, its first retry gets through (1 or 2, none of 3). Without the
+ * key (drawn: even, the regular arrivals would fall into a pattern), `fraction` for every
+ * attempt: some of each.
+ */
+static void retry_fraction_splits_first_attempts_and_retries(void **state) {
+    (void)state;
+    static const char *const retry_key[] = {"\"even\", \"retry_fraction\": 1",
+                                            "\"even\", \"retry_fraction\": 0", "\"draw\""};
+    for (int k = 0; k < 3; k++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"name\":\"r\",\"duration\":\"20s\","
+                 "\"traffic\":[{\"class\":\"c\",\"arrivals\":{\"constant\":\"20/s\"}}],"
+                 "\"providers\":[{\"name\":\"api\",\"latency\":{\"ttft\":\"100ms\"},"
+                 "\"faults\":[{\"at\":\"0s\",\"for\":\"40s\",\"rate_limit\":{\"fraction\":0.5,"
+                 "\"sampling\":%s}}]}],"
+                 "\"policy\":{\"retry\":{\"attempts\":3,\"backoff\":{\"constant\":\"10ms\"},"
+                 "\"jitter\":\"none\"}}}",
+                 retry_key[k]);
+        sim_scenario *sc = th_load(json);
+        th_rows c;
+        sim_summary *s = run(sc, &c);
+        const uint64_t *b = s->breakdown.per_request;
+        uint64_t n = b[1] + b[2] + b[3];
+        assert_int_equal(n, s->requests);
+        /* the first attempts' half (without the key the half is of every attempt) */
+        if (k < 2) assert_in_range(b[1], n / 2 - 1, n / 2 + 1);
+        if (k == 0) assert_int_equal(b[2], 0);
+        if (k == 1) assert_int_equal(b[3], 0);
+        if (k == 2) assert_true(b[2] > n / 10 && b[3] > n / 10);
+        free(s);
+        scn_free(sc);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(load_in_service_lengthens_each_attempt_by_the_others_in_service),
@@ -324,6 +364,7 @@ int main(void) {
         cmocka_unit_test(codel_below_target_never_drops),
         cmocka_unit_test(full_queue_answers_529_overloaded),
         cmocka_unit_test(full_queue_answers_429_rate_limited),
+        cmocka_unit_test(retry_fraction_splits_first_attempts_and_retries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -986,6 +986,44 @@ static void scenario_fault_sampling_is_draw_or_even(void **state) {
     }
 }
 
+/* A retry_fraction: the retries' own share in [0, 1], for the kinds with a fraction; without
+   it every attempt meets `fraction`. A bad one names its path and the file. */
+static void scenario_fault_retry_fraction_is_a_share_for_the_kinds_with_a_fraction(void **state) {
+    (void)state;
+    const char *text = "[{\"rate_limit\":{\"fraction\":0.3,\"retry_fraction\":0.9}},"
+                       "{\"hang\":{\"retry_fraction\":0}},"
+                       "{\"outage\":{\"fraction\":0.5}}]";
+    sim_fault f[4];
+    uint32_t n = 0;
+    sim_error err;
+    assert_int_equal(scn_faults_parse(text, strlen(text), "s.json", f, 4, &n, &err), FB_OK);
+    assert_int_equal(n, 3);
+    assert_true(f[0].has_retry_fraction && f[0].retry_fraction == 0.9 && f[0].fraction == 0.3);
+    assert_true(f[1].has_retry_fraction && f[1].retry_fraction == 0 && f[1].fraction == 1);
+    assert_false(f[2].has_retry_fraction);
+    static const struct {
+        const char *text, *path, *msg;
+    } bad[] = {
+        {"[{\"outage\":{\"retry_fraction\":1.5}}]", "faults[0].outage.retry_fraction",
+         "1.5 is out of range [0, 1] (rates and shares are fractions: 1.5% is 0.015)"},
+        {"[{\"rate_limit\":{\"retry_fraction\":-0.1}}]", "faults[0].rate_limit.retry_fraction",
+         NULL},
+        {"[{\"hang\":{\"retry_fraction\":\"half\"}}]", "faults[0].hang.retry_fraction", NULL},
+        {"[{\"flap\":{\"period\":\"2s\",\"retry_fraction\":0.5}}]", "faults[0].flap.retry_fraction",
+         NULL},
+        {"[{\"brownout\":{\"capacity\":0.5,\"retry_fraction\":0.5}}]",
+         "faults[0].brownout.retry_fraction", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        assert_int_equal(
+            scn_faults_parse(bad[i].text, strlen(bad[i].text), "s.json", f, 4, &n, &err),
+            FB_EINVAL);
+        assert_string_equal(err.file, "s.json");
+        assert_string_equal(err.path, bad[i].path);
+        if (bad[i].msg) assert_string_equal(err.msg, bad[i].msg);
+    }
+}
+
 static void scenario_spike_starting_at_the_end_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\","
@@ -1204,6 +1242,7 @@ int main(void) {
         cmocka_unit_test(scenario_fault_script_with_a_success_status_is_rejected),
         cmocka_unit_test(scenario_slow_factor_may_be_a_distribution),
         cmocka_unit_test(scenario_fault_sampling_is_draw_or_even),
+        cmocka_unit_test(scenario_fault_retry_fraction_is_a_share_for_the_kinds_with_a_fraction),
         cmocka_unit_test(scenario_spike_starting_at_the_end_is_rejected),
         cmocka_unit_test(scenario_burst_after_the_end_is_rejected),
         cmocka_unit_test(scenario_provider_load_and_queue_settings_parse),
