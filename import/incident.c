@@ -278,45 +278,43 @@ static void fit_line(imp_incident *inc, const char *fmt, ...) {
     util_buf_printf(&inc->notes, " %s.", line);
 }
 
-/* A slow fault's line: over every answer, over a burst's share, or hidden retries (those are
-   described with the reading, but for a factor that is a distribution). */
+/* A slow fault's line: over every answer (a factor), or over a share of them (a delay: a
+   burst's stall, or hidden retries). */
 static void describe_slow(imp_incident *inc, const char *name, const imp_fault *f) {
     char a[24], b[24];
     imp_human(a, sizeof a, f->at_us);
     imp_human(b, sizeof b, f->at_us + f->for_us);
-    if (f->fraction < 1 && inc->log->hidden_attempts) {
-        /* hidden retries: the time they took, added to the first token */
-        char lo[24], hi[24], mean[24];
+    if (f->fraction < 1) {
+        /* hidden retries, or a burst's stall: the time they took, added to the first token */
+        char lo[24], hi[24], mean[24], dist[160];
         imp_human(mean, sizeof mean, (fb_time_us)f->delay_us);
+        snprintf(dist, sizeof dist, "%s", mean);
         if (f->delay_n > 0) {
             imp_human(lo, sizeof lo, (fb_time_us)f->delay_v[0]);
             imp_human(hi, sizeof hi, (fb_time_us)f->delay_v[f->delay_n - 1]);
+            snprintf(dist, sizeof dist, "%s to %s over %u values, mean %s", lo, hi, f->delay_n,
+                     mean);
+        }
+        if (!inc->log->hidden_attempts)
+            fit_line(inc,
+                     "%s slow from %s to %s for %.0f%% of the answers: a delay of %s (a burst: "
+                     "%u of its %u answers took twice the median first token or more, where the "
+                     "window's lower quartile did not move; %s less the latency for their "
+                     "tokens)",
+                     name, a, b, f->fraction * 100, dist, f->hits, f->attempts,
+                     f->delay_n > 0 ? "their durations" : "their mean duration");
+        else if (f->delay_n > 0)
             fit_line(inc,
                      "%s hidden retries from %s to %s for %.0f%% of the answers: a delay of %s "
-                     "to %s over %u values, mean %s (the durations of its %u long answers less "
-                     "the latency for their tokens: one wait, or more)",
-                     name, a, b, f->fraction * 100, lo, hi, f->delay_n, mean, f->hits);
-        } else {
+                     "(the durations of its %u long answers less the latency for their tokens: "
+                     "one wait, or more)",
+                     name, a, b, f->fraction * 100, dist, f->hits);
+        else
             fit_line(inc,
                      "%s hidden retries from %s to %s for %.0f%% of the answers: a delay of %s "
                      "(the mean duration of its %u long answers less the latency for their "
                      "tokens)",
-                     name, a, b, f->fraction * 100, mean, f->hits);
-        }
-        return;
-    }
-    if (f->fraction < 1) {
-        fit_line(inc,
-                 "%s slow from %s to %s for %.0f%% of the answers: %.2fx (a burst: %u "
-                 "of its %u answers took twice the median first token or more, where the "
-                 "window's lower quartile did not move; their mean over the others')",
-                 name, a, b, f->fraction * 100, f->factor, f->hits, f->attempts);
-        if (f->factor_n > 0)
-            fit_line(inc,
-                     "%s slow from %s to %s: the factor drawn per attempt from %u values, "
-                     "%.2fx to %.2fx (the burst's ratios to the latency for their "
-                     "tokens, scaled to that mean)",
-                     name, a, b, f->factor_n, f->factor_v[0], f->factor_v[f->factor_n - 1]);
+                     name, a, b, f->fraction * 100, dist, f->hits);
         return;
     }
     fit_line(inc,

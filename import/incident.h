@@ -68,7 +68,8 @@ typedef struct imp_fault {
        factor a distribution, factor_v[i] with weight factor_w[i] (mean: factor) */
     uint32_t factor_n;
     double factor_v[IMP_FACTOR_POINTS], factor_w[IMP_FACTOR_POINTS];
-    /* SLOW over hidden retries: the time they took, added (delay_us > 0; factor 1), a number
+    /* SLOW over a share (hidden retries, a burst's stall): the time they took, added
+       (delay_us > 0; factor 1), a number
        (delay_n 0) or delay_v[i] us with weight delay_w[i] (mean: delay_us) */
     double delay_us;
     uint32_t delay_n;
