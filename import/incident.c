@@ -323,6 +323,49 @@ static void describe_slow(imp_incident *inc, const char *name, const imp_fault *
              name, a, b, f->factor, f->factor_lo, f->factor_hi, f->hits);
 }
 
+/* A class's sessions: replayed as sessions with their think time, or why not. */
+static void describe_sessions(imp_incident *inc, uint32_t c) {
+    const imp_cfit *cf = &inc->cls[c];
+    if (cf->sess_requests == 0) return;
+    char seen[200], w[300] = "", mean[24];
+    snprintf(seen, sizeof seen,
+             "%s sessions: %u of its %u requests name a session (gen_ai.conversation.id, "
+             "session.id, or LiteLLM's metadata.session_id), %u sessions hold two or more",
+             inc->log->cls[c], cf->sess_requests, cf->requests, cf->sess_multi);
+    if (cf->sess_gaps == 0) {
+        fit_line(inc, "%s: no think time to fit, the arrivals are the recorded times", seen);
+        return;
+    }
+    imp_dist_why(&cf->think, w, sizeof w);
+    if (cf->think.kind == IMP_EXPONENTIAL) {
+        imp_human(mean, sizeof mean, (int64_t)cf->think.mean);
+        size_t l = strlen(w);
+        snprintf(w + l, sizeof w - l, ", mean %s", mean);
+    } else if (cf->think.kind != IMP_EMPIRICAL) {
+        imp_human(mean, sizeof mean, (int64_t)cf->think.median);
+        size_t l = strlen(w);
+        snprintf(w + l, sizeof w - l, ", median %s", mean);
+    }
+    if (cf->turns)
+        fit_line(inc,
+                 "%s; think time (from a request's end to its session's next start, %u gaps, "
+                 "%u below 0 counted as 0): %s. Replayed as %u sessions: each starts at its "
+                 "first request's recorded time, and its next request comes a think time after "
+                 "the one before ends (a request without a session is a session of one)",
+                 seen, cf->sess_gaps, cf->sess_overlaps, w, cf->nsess);
+    else if (inc->opts.rate)
+        fit_line(inc,
+                 "%s; think time (%u gaps): %s. Not modelled: --arrivals rate writes a rate "
+                 "curve, which has no sessions",
+                 seen, cf->sess_gaps, w);
+    else
+        fit_line(inc,
+                 "%s; think time (%u gaps): %s. Not modelled: %u of the gaps are below 0 (a "
+                 "session's requests at once, more than %.0f%%), so the arrivals are the recorded "
+                 "times",
+                 seen, cf->sess_gaps, w, cf->sess_overlaps, 100 * 0.05);
+}
+
 static void describe_fits(imp_incident *inc) {
     char a[24], b[24], w[300];
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
@@ -349,6 +392,7 @@ static void describe_fits(imp_incident *inc) {
             imp_dist_why(&cf->completion, w, sizeof w);
             fit_line(inc, "%s completion tokens: %s", inc->log->cls[c], w);
         }
+        describe_sessions(inc, c);
     }
     const imp_inferred *P = &inc->pol;
     if (P->retry_after && P->ra_gaps > 0) {
@@ -368,7 +412,10 @@ static void describe_fits(imp_incident *inc) {
 
 void imp_incident_free(imp_incident *inc) {
     if (inc == NULL) return;
-    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) free(inc->cls[c].at_us);
+    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) {
+        free(inc->cls[c].at_us);
+        free(inc->cls[c].turns);
+    }
     util_buf_free(&inc->notes);
     util_buf_free(&inc->evidence);
     util_buf_free(&inc->fits);

@@ -102,6 +102,13 @@ typedef struct imp_cfit {
     uint32_t nramp;
     imp_dist prompt, completion; /* tokens */
     bool stream;
+    /* sessions (classes.c): the requests that name one, the sessions with two or more, the
+       gaps from a request's end to its session's next start (overlaps: those below 0); when
+       written (turns != NULL), at_us holds the nsess sessions' starts and turns[k] their
+       requests, a request without a session its own */
+    uint32_t sess_requests, sess_multi, sess_gaps, sess_overlaps;
+    uint32_t *turns, nsess;
+    imp_dist think; /* microseconds */
 } imp_cfit;
 
 /* The policy as it was. */
