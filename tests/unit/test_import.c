@@ -1627,6 +1627,34 @@ static void sessions_replay_with_their_think_time(void **state) {
     imp_log_free(log);
 }
 
+/* A conversation's requests at once (an agent's parallel calls, not a person waiting for each
+   answer): the gaps below 0 are too many to replay sessions; the recorded times stay, and the
+   description says why. */
+static void sessions_whose_requests_overlap_are_not_replayed(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("overlap", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (uint32_t s = 0; s < 20; s++)
+        for (long k = 0; k < 3; k++) {
+            att_ms a = {0, (long)s * 1000 + k * 100, (long)s * 1000 + k * 100 + 300, 0};
+            request_ms(log, &a, 1);
+            log->req[log->nreq - 1].session = 1 + s;
+        }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->cls[0].sess_gaps, 40);
+    assert_int_equal(inc->cls[0].sess_overlaps, 40);
+    assert_null(inc->cls[0].turns);
+    assert_non_null(strstr(inc->fits.p, "Not modelled: 40 of the gaps are below 0"));
+    char *text = imp_incident_json(inc);
+    assert_null(strstr(text, "\"turns\""));
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 static void token_mix_is_empirical_not_uniform(void **state) {
     (void)state;
     imp_log *log = slowed_token_mix();
@@ -1988,6 +2016,7 @@ int main(void) {
         cmocka_unit_test(burst_of_long_answers_is_a_slow_share),
         cmocka_unit_test(slow_factor_is_the_latency_ratio_within_its_interval),
         cmocka_unit_test(sessions_replay_with_their_think_time),
+        cmocka_unit_test(sessions_whose_requests_overlap_are_not_replayed),
         cmocka_unit_test(token_mix_is_empirical_not_uniform),
         cmocka_unit_test(retry_after_mode_is_the_one_that_predicts_the_gaps),
         cmocka_unit_test(inferred_retry_after_waited_as_is_not_max),
