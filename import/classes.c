@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "import/fitint.h"
 
@@ -52,6 +53,113 @@ static void tokens(imp_incident *inc, uint32_t c, int64_t *tmp) {
     cf->stream = streams * 2 > cf->requests;
 }
 
+/* ---- sessions ---- */
+
+#define OVERLAP_SHARE 0.05 /* gaps below 0 (a session's requests at once), at most, to model */
+
+typedef struct turn {
+    uint64_t id;
+    int64_t start, end;
+} turn;
+
+static int by_session(const void *x, const void *y) {
+    const turn *a = x, *b = y;
+    if (a->id != b->id) return a->id < b->id ? -1 : 1;
+    return a->start != b->start ? (a->start < b->start ? -1 : 1)
+                                : (a->end > b->end) - (a->end < b->end);
+}
+
+static int by_start(const void *x, const void *y) {
+    const turn *a = x, *b = y;
+    if (a->start != b->start) return (a->start > b->start) - (a->start < b->start);
+    return (a->end > b->end) - (a->end < b->end);
+}
+
+/* The sessions of class c into its at_us and turns: from t (its n requests with a session,
+   by session; overwritten), each session's first request and its count, and each request
+   without a session alone, in time order. */
+static int write_sessions(imp_incident *inc, uint32_t c, turn *t, size_t n, imp_error *err) {
+    imp_cfit *cf = &inc->cls[c];
+    size_t ns = 0;
+    uint64_t prev = 0; /* (t[i - 1] may be written over by then) */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t id = t[i].id;
+        if (i > 0 && id == prev)
+            t[ns - 1].end++; /* its count, in end's place */
+        else
+            t[ns++] = (turn){0, t[i].start, 1};
+        prev = id;
+    }
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        if (q->cls == c && q->session == 0) t[ns++] = (turn){0, q->start_us - inc->origin_us, 1};
+    }
+    qsort(t, ns, sizeof *t, by_start);
+    cf->turns = malloc(ns * sizeof *cf->turns);
+    if (cf->turns == NULL) return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    for (size_t i = 0; i < ns; i++) {
+        cf->at_us[i] = t[i].start;
+        cf->turns[i] = (uint32_t)t[i].end;
+    }
+    cf->nsess = (uint32_t)ns;
+    return FB_OK;
+}
+
+/*
+ * A class whose requests name their session (a conversation: gen_ai.conversation.id,
+ * session.id, LiteLLM's metadata.session_id) is replayed as sessions when some session
+ * holds two requests or more and they follow each other (at most OVERLAP_SHARE of the gaps
+ * below 0, counted as 0): each session starts at its first request's recorded time, and
+ * each next request comes a think time after the one before ends, drawn from the gaps from
+ * a request's end to its session's next start (imp_fit_think). A request without a session
+ * is a session of one. So a policy that makes the answers slower delays a session's next
+ * requests, as it delayed the users.
+ */
+static int sessions(imp_incident *inc, uint32_t c, imp_error *err) {
+    imp_cfit *cf = &inc->cls[c];
+    size_t n = 0, all = 0;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        all += q->cls == c;
+        n += q->cls == c && q->session != 0;
+    }
+    cf->sess_requests = (uint32_t)n;
+    if (n < 2) return FB_OK;
+    turn *t = malloc(all * sizeof *t);
+    int64_t *gaps = malloc(n * sizeof *gaps);
+    if (!t || !gaps) {
+        free(t);
+        free(gaps);
+        return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+    }
+    size_t k = 0;
+    for (FOR_SLICE(inc, r)) {
+        const imp_request *q = &inc->log->req[r];
+        if (q->cls == c && q->session != 0)
+            t[k++] = (turn){q->session, q->start_us - inc->origin_us, q->end_us - inc->origin_us};
+    }
+    qsort(t, n, sizeof *t, by_session);
+    size_t ng = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (t[i].id != t[i - 1].id) continue;
+        int64_t g = t[i].start - t[i - 1].end;
+        cf->sess_overlaps += g < 0;
+        gaps[ng++] = g > 0 ? g : 0;
+        cf->sess_multi += i == 1 || t[i - 2].id != t[i].id;
+    }
+    cf->sess_gaps = (uint32_t)ng;
+    int rc = FB_OK;
+    if (ng > 0) {
+        imp_sort(gaps, ng);
+        cf->think = imp_fit_think(gaps, ng); /* written, or said only */
+        if (cf->at_us && (double)cf->sess_overlaps <= OVERLAP_SHARE * (double)ng)
+            rc = write_sessions(inc, c, t, n, err);
+    }
+    free(t);
+    free(gaps);
+    return rc;
+}
+
 int imp__fit_classes(imp_incident *inc, imp_error *err) {
     size_t total = inc->r1 - inc->r0;
     if (!inc->opts.rate && total > SIM_REPLAY_MAX)
@@ -72,6 +180,7 @@ int imp__fit_classes(imp_incident *inc, imp_error *err) {
         tokens(inc, c, tmp);
         if (inc->opts.rate) {
             rate_curve(inc, c);
+            rc = sessions(inc, c, err); /* said, not written: a rate curve has no sessions */
             continue;
         }
         cf->at_us = malloc((cf->requests + 1) * sizeof *cf->at_us);
@@ -80,6 +189,7 @@ int imp__fit_classes(imp_incident *inc, imp_error *err) {
         for (FOR_SLICE(inc, r))
             if (cf->at_us && inc->log->req[r].cls == c)
                 cf->at_us[k++] = inc->log->req[r].start_us - inc->origin_us;
+        if (rc == FB_OK) rc = sessions(inc, c, err);
     }
     free(tmp);
     return rc;

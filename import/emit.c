@@ -41,6 +41,11 @@ static cJSON *dist(const imp_dist *d, bool duration) {
         }
         return o;
     }
+    if (d->kind == IMP_EXPONENTIAL) {
+        cJSON *o = cJSON_CreateObject(), *x = cJSON_AddObjectToObject(o, "exponential");
+        cJSON_AddItemToObject(x, "mean", scalar(d->mean, duration));
+        return o;
+    }
     double med = duration ? d->median : round(d->median), p99 = duration ? d->p99 : round(d->p99);
     if (d->kind == IMP_UNIFORM && d->max > d->min) {
         cJSON *o = cJSON_CreateObject(), *u = cJSON_AddObjectToObject(o, "uniform");
@@ -71,9 +76,17 @@ static cJSON *arrivals(const imp_incident *inc, const imp_cfit *cf, cJSON *cls) 
         }
         return a;
     }
-    cJSON *at = cJSON_AddArrayToObject(cJSON_AddObjectToObject(a, "replay"), "at_ms");
-    for (uint32_t k = 0; k < cf->requests; k++)
+    cJSON *replay = cJSON_AddObjectToObject(a, "replay");
+    cJSON *at = cJSON_AddArrayToObject(replay, "at_ms");
+    uint32_t n = cf->turns ? cf->nsess : cf->requests;
+    for (uint32_t k = 0; k < n; k++)
         cJSON_AddItemToArray(at, cJSON_CreateNumber((double)cf->at_us[k] / 1000.0));
+    if (cf->turns) { /* sessions: each start, its requests, the think time between them */
+        cJSON *turns = cJSON_AddArrayToObject(replay, "turns");
+        for (uint32_t k = 0; k < n; k++)
+            cJSON_AddItemToArray(turns, cJSON_CreateNumber(cf->turns[k]));
+        cJSON_AddItemToObject(replay, "think", dist(&cf->think, true));
+    }
     return a;
 }
 

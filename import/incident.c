@@ -284,51 +284,92 @@ static void fit_line(imp_incident *inc, const char *fmt, ...) {
     util_buf_printf(&inc->notes, " %s.", line);
 }
 
-/* A slow fault's line: over every answer, over a burst's share, or hidden retries (those are
-   described with the reading, but for a factor that is a distribution). */
+/* A slow fault's line: over every answer (a factor), or over a share of them (a delay: a
+   burst's stall, or hidden retries). */
 static void describe_slow(imp_incident *inc, const char *name, const imp_fault *f) {
     char a[24], b[24];
     imp_human(a, sizeof a, f->at_us);
     imp_human(b, sizeof b, f->at_us + f->for_us);
-    if (f->fraction < 1 && inc->log->hidden_attempts) {
-        /* hidden retries: the time they took, added to the first token */
-        char lo[24], hi[24], mean[24];
+    if (f->fraction < 1) {
+        /* hidden retries, or a burst's stall: the time they took, added to the first token */
+        char lo[24], hi[24], mean[24], dist[160];
         imp_human(mean, sizeof mean, (fb_time_us)f->delay_us);
+        snprintf(dist, sizeof dist, "%s", mean);
         if (f->delay_n > 0) {
             imp_human(lo, sizeof lo, (fb_time_us)f->delay_v[0]);
             imp_human(hi, sizeof hi, (fb_time_us)f->delay_v[f->delay_n - 1]);
+            snprintf(dist, sizeof dist, "%s to %s over %u values, mean %s", lo, hi, f->delay_n,
+                     mean);
+        }
+        if (!inc->log->hidden_attempts)
+            fit_line(inc,
+                     "%s slow from %s to %s for %.0f%% of the answers: a delay of %s (a burst: "
+                     "%u of its %u answers took twice the median first token or more, where the "
+                     "window's lower quartile did not move; %s less the latency for their "
+                     "tokens)",
+                     name, a, b, f->fraction * 100, dist, f->hits, f->attempts,
+                     f->delay_n > 0 ? "their durations" : "their mean duration");
+        else if (f->delay_n > 0)
             fit_line(inc,
                      "%s hidden retries from %s to %s for %.0f%% of the answers: a delay of %s "
-                     "to %s over %u values, mean %s (the durations of its %u long answers less "
-                     "the latency for their tokens: one wait, or more)",
-                     name, a, b, f->fraction * 100, lo, hi, f->delay_n, mean, f->hits);
-        } else {
+                     "(the durations of its %u long answers less the latency for their tokens: "
+                     "one wait, or more)",
+                     name, a, b, f->fraction * 100, dist, f->hits);
+        else
             fit_line(inc,
                      "%s hidden retries from %s to %s for %.0f%% of the answers: a delay of %s "
                      "(the mean duration of its %u long answers less the latency for their "
                      "tokens)",
-                     name, a, b, f->fraction * 100, mean, f->hits);
-        }
-        return;
-    }
-    if (f->fraction < 1) {
-        fit_line(inc,
-                 "%s slow from %s to %s for %.0f%% of the answers: %.2fx (a burst: %u "
-                 "of its %u answers took twice the median first token or more, where the "
-                 "window's lower quartile did not move; their mean over the others')",
-                 name, a, b, f->fraction * 100, f->factor, f->hits, f->attempts);
-        if (f->factor_n > 0)
-            fit_line(inc,
-                     "%s slow from %s to %s: the factor drawn per attempt from %u values, "
-                     "%.2fx to %.2fx (the burst's ratios to the latency for their "
-                     "tokens, scaled to that mean)",
-                     name, a, b, f->factor_n, f->factor_v[0], f->factor_v[f->factor_n - 1]);
+                     name, a, b, f->fraction * 100, dist, f->hits);
         return;
     }
     fit_line(inc,
              "%s slow from %s to %s: %.2fx (95%% interval %.2fx to %.2fx; the latency "
              "of its %u answers over the latency model's, against the answers outside)",
              name, a, b, f->factor, f->factor_lo, f->factor_hi, f->hits);
+}
+
+/* A class's sessions: replayed as sessions with their think time, or why not. */
+static void describe_sessions(imp_incident *inc, uint32_t c) {
+    const imp_cfit *cf = &inc->cls[c];
+    if (cf->sess_requests == 0) return;
+    char seen[200], w[300] = "", mean[24];
+    snprintf(seen, sizeof seen,
+             "%s sessions: %u of its %u requests name a session (gen_ai.conversation.id, "
+             "session.id, or LiteLLM's metadata.session_id), %u sessions hold two or more",
+             inc->log->cls[c], cf->sess_requests, cf->requests, cf->sess_multi);
+    if (cf->sess_gaps == 0) {
+        fit_line(inc, "%s: no think time to fit, the arrivals are the recorded times", seen);
+        return;
+    }
+    imp_dist_why(&cf->think, w, sizeof w);
+    if (cf->think.kind == IMP_EXPONENTIAL) {
+        imp_human(mean, sizeof mean, (int64_t)cf->think.mean);
+        size_t l = strlen(w);
+        snprintf(w + l, sizeof w - l, ", mean %s", mean);
+    } else if (cf->think.kind != IMP_EMPIRICAL) {
+        imp_human(mean, sizeof mean, (int64_t)cf->think.median);
+        size_t l = strlen(w);
+        snprintf(w + l, sizeof w - l, ", median %s", mean);
+    }
+    if (cf->turns)
+        fit_line(inc,
+                 "%s; think time (from a request's end to its session's next start, %u gaps, "
+                 "%u below 0 counted as 0): %s. Replayed as %u sessions: each starts at its "
+                 "first request's recorded time, and its next request comes a think time after "
+                 "the one before ends (a request without a session is a session of one)",
+                 seen, cf->sess_gaps, cf->sess_overlaps, w, cf->nsess);
+    else if (inc->opts.rate)
+        fit_line(inc,
+                 "%s; think time (%u gaps): %s. Not modelled: --arrivals rate writes a rate "
+                 "curve, which has no sessions",
+                 seen, cf->sess_gaps, w);
+    else
+        fit_line(inc,
+                 "%s; think time (%u gaps): %s. Not modelled: %u of the gaps are below 0 (a "
+                 "session's requests at once, more than %.0f%%), so the arrivals are the recorded "
+                 "times",
+                 seen, cf->sess_gaps, w, cf->sess_overlaps, 100 * 0.05);
 }
 
 static void describe_fits(imp_incident *inc) {
@@ -372,6 +413,7 @@ static void describe_fits(imp_incident *inc) {
             imp_dist_why(&cf->completion, w, sizeof w);
             fit_line(inc, "%s completion tokens: %s", inc->log->cls[c], w);
         }
+        describe_sessions(inc, c);
     }
     const imp_inferred *P = &inc->pol;
     if (P->retry_after && P->ra_gaps > 0) {
@@ -391,7 +433,10 @@ static void describe_fits(imp_incident *inc) {
 
 void imp_incident_free(imp_incident *inc) {
     if (inc == NULL) return;
-    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) free(inc->cls[c].at_us);
+    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) {
+        free(inc->cls[c].at_us);
+        free(inc->cls[c].turns);
+    }
     util_buf_free(&inc->notes);
     util_buf_free(&inc->evidence);
     util_buf_free(&inc->fits);

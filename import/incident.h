@@ -68,7 +68,8 @@ typedef struct imp_fault {
        factor a distribution, factor_v[i] with weight factor_w[i] (mean: factor) */
     uint32_t factor_n;
     double factor_v[IMP_FACTOR_POINTS], factor_w[IMP_FACTOR_POINTS];
-    /* SLOW over hidden retries: the time they took, added (delay_us > 0; factor 1), a number
+    /* SLOW over a share (hidden retries, a burst's stall): the time they took, added
+       (delay_us > 0; factor 1), a number
        (delay_n 0) or delay_v[i] us with weight delay_w[i] (mean: delay_us) */
     double delay_us;
     uint32_t delay_n;
@@ -108,6 +109,13 @@ typedef struct imp_cfit {
     uint32_t nramp;
     imp_dist prompt, completion; /* tokens */
     bool stream;
+    /* sessions (classes.c): the requests that name one, the sessions with two or more, the
+       gaps from a request's end to its session's next start (overlaps: those below 0); when
+       written (turns != NULL), at_us holds the nsess sessions' starts and turns[k] their
+       requests, a request without a session its own */
+    uint32_t sess_requests, sess_multi, sess_gaps, sess_overlaps;
+    uint32_t *turns, nsess;
+    imp_dist think; /* microseconds */
 } imp_cfit;
 
 /* The policy as it was. */

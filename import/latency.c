@@ -392,7 +392,8 @@ static void mark_long(const imp_pfit *pf, const answer *a, size_t n, const bool 
  * they crowd into a window: a burst (a client that stalled, its answers read late; a slowdown
  * of some of the provider's answers) in a window that is not slow as a whole (its lower
  * quartile stays). Such a window keeps its long answers marked, for a `slow` fault over their
- * share (mixed_faults), where they are at least BURST_MIN, BURST_SHARE of the window's answers
+ * share that adds the time the stall held them (mixed_faults, hidden_delay: a delay, not a
+ * factor), where they are at least BURST_MIN, BURST_SHARE of the window's answers
  * and three times the log's share; elsewhere they are unmarked and stay in the first token's
  * fit. The corpus's slowdown trace on a busy machine: the client's first 2 s read half of its
  * answers 30 to 800 ms late; in the first token's tail, the slow window multiplied them by 2.5
@@ -458,13 +459,15 @@ static int by_value(const void *x, const void *y) {
 }
 
 /*
- * Hidden retries as a delay, not a factor: each long answer of mix m took its retries' time
- * (an error's latency, a backoff or a Retry-After, a timeout) plus an answer, so its duration
- * less the latency for its own tokens (the fast answers' median first token plus its tokens
- * at the time per token) is what its retries added, whatever the tokens. As a factor (its
- * duration over that latency) the replay multiplied it by another answer's latency, drawn
- * apart: a short answer's wait ratio on a long answer's tokens stretched the tail (the plain
- * trace: p99 3.0 s to 6.8 s over 30 seeds for the log's 4.5 s, two waits of about 2.2 s).
+ * Hidden retries, and a burst's stall, as a delay, not a factor: each long answer of mix m took
+ * its retries' time (an error's latency, a backoff or a Retry-After, a timeout) plus an answer,
+ * or the time a stalled client held it, so its duration less the latency for its own tokens
+ * (the fast answers' median first token plus its tokens at the time per token) is what the
+ * retries or the stall added, whatever the tokens. As a factor (its duration over that
+ * latency) the replay multiplied it by another answer's latency, drawn apart: a short answer's
+ * wait ratio on a long answer's tokens stretched the tail (the plain trace: p99 3.0 s to 6.8 s
+ * over 30 seeds for the log's 4.5 s, two waits of about 2.2 s); a burst's one factor put
+ * stalled copies of the corpus's slowdown trace up to 12.6% low at p99 (docs/import.md).
  * The delays in up to IMP_FACTOR_POINTS groups of equal count, each its mean, weighted by its
  * count, when they spread (SPREAD_MIN of them, p90 SPREAD_RATIO times p10 or more); else one
  * number, their mean.
@@ -506,7 +509,6 @@ static void hidden_delay(imp_fault *f, const imp_pfit *pf, const answer *a, size
 
 static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_t n,
                          const bool *slow, size_t nw, const bool *lng, int64_t *tmp) {
-    bool hidden = inc->log->hidden_attempts > 0;
     mix *m = malloc((nw + 1) * sizeof *m);
     size_t *before = malloc((nw + 1) * sizeof *before);
     double *r = malloc((n + 1) * sizeof *r);
@@ -527,13 +529,13 @@ static void mixed_faults(imp_incident *inc, imp_pfit *pf, const answer *a, size_
                          .at_us = at,
                          .for_us = (fb_time_us)(m[j].w1 - m[j].w0) * pf->window_us,
                          .fraction = round((double)m[j].nlong / (double)m[j].k * 1e4) / 1e4,
-                         .factor = hidden ? 1 : slow_factor(pf, factor),
+                         .factor = 1,
                          .retry_after_us = FB_TIME_NONE,
                          .hits = (uint32_t)m[j].nlong,
                          .attempts = (uint32_t)m[j].k};
-        /* hidden retries add their waits (one retry, or two): a delay; a burst keeps one
-           factor, which a factor drawn per attempt overshoots there (docs/import.md) */
-        if (hidden) hidden_delay(f, pf, a, n, slow, lng, &m[j], fast_ttft, r);
+        /* hidden retries add their waits (one retry, or two), a stall the time it held the
+           answers: a delay either way, not a factor (docs/import.md) */
+        hidden_delay(f, pf, a, n, slow, lng, &m[j], fast_ttft, r);
     }
     free(m);
     free(before);

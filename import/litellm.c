@@ -300,6 +300,13 @@ int imp_litellm_add(imp_litellm *l, const cJSON *rec, int line, int index, imp_e
     a = &l->log->att[l->log->natt - 1]; /* request_of may not move attempts, but be plain */
     a->request = (uint32_t)r;
     fold(&l->log->req[r], a, rec);
+    /* the session: the metadata's session_id, where the gateway logs it */
+    uint64_t session =
+        imp_session_id(text(cJSON_GetObjectItemCaseSensitive(rec, "metadata"), "session_id"));
+    if (session && !l->log->req[r].session) {
+        l->log->req[r].session = session;
+        l->log->sessioned++;
+    }
     return FB_OK;
 }
 

@@ -204,3 +204,10 @@ int imp_log_finish(imp_log *log, imp_error *err) {
     count_resends(log);
     return FB_OK;
 }
+
+uint64_t imp_session_id(const char *s) {
+    if (s == NULL || *s == '\0') return 0;
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h ? h : 1;
+}

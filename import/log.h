@@ -66,6 +66,7 @@ typedef struct imp_request {
     bool stream; /* asked for a stream */
     int32_t tokens_in, tokens_out;
     uint32_t first, count; /* its attempts, att[first .. first + count), after imp_log_finish */
+    uint64_t session;      /* its session (conversation): imp_session_id of its id; 0 none */
 } imp_request;
 
 typedef struct imp_provider {
@@ -99,6 +100,7 @@ typedef struct imp_log {
     size_t assumed_status;   /* errors whose status was guessed from a class name */
     size_t aborted;          /* attempts with no status and no error: counted as timeouts */
     size_t ungrouped;        /* LiteLLM records without trace_id: each its own request */
+    size_t sessioned;        /* requests that name their session (conversation) */
     size_t retry_after_seen; /* attempts with a recorded Retry-After */
     size_t ttft_seen;        /* attempts with a time to first token */
     /* http.request.resend_count (imp_log_finish): attempts that carry one; the attempts it
@@ -132,6 +134,9 @@ int imp_log_class(imp_log *log, const char *name, imp_error *err);
  * FB_OK, or FB_EINVAL with err when the log holds no request at all.
  */
 int imp_log_finish(imp_log *log, imp_error *err);
+
+/* A session's id as a number (64-bit FNV-1a of the text, never 0); 0 for NULL or "". */
+uint64_t imp_session_id(const char *s);
 
 /* Make `in` a scenario name into out: letters, digits, '-', '_', '.' (others become '-'). */
 void imp_name(const char *in, char *out, size_t len);

@@ -135,6 +135,7 @@ static bool any_bool(const cJSON *v) {
 typedef struct attrs {
     const char *system_new, *system_old, *address, *ra, *ra_ms;
     int64_t port;
+    bool conversation; /* gen_ai.conversation.id seen: it names the session, not session.id */
 } attrs;
 
 static void set_str(imp_otlp *o, uint16_t *slot, const char *s, bool *full) {
@@ -190,11 +191,16 @@ static void attribute(imp_otlp *o, const cJSON *kv, ospan *s, attrs *a, bool *fu
         set_str(o, &s->fprov, str, full);
     else if (!strcmp(k, "fusebox.class"))
         set_str(o, &s->cls, str, full);
+    else if (!strcmp(k, "gen_ai.conversation.id") && imp_session_id(str))
+        s->session = imp_session_id(str);
+    else if (!strcmp(k, "session.id") && imp_session_id(str) && !a->conversation)
+        s->session = imp_session_id(str);
     else if (!strcmp(k, "fusebox.cancelled") || !strcmp(k, "fusebox.unfinished"))
         s->cancelled |= any_bool(v);
     else
         int_attr(k, v, s, a);
     if (!strcmp(k, "http.response.status_code")) s->http = true;
+    a->conversation |= !strcmp(k, "gen_ai.conversation.id") && imp_session_id(str);
 }
 
 static int read_attributes(imp_otlp *o, const cJSON *span, ospan *s, attrs *a) {

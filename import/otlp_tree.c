@@ -211,6 +211,14 @@ static int add_attempt(imp_otlp *o, const ospan *s, const ospan *r, uint32_t req
     return FB_OK;
 }
 
+/* The session of span i's request: its own span's, else the nearest ancestor's (an
+   application's span around the call may carry it); compute_top has ruled out cycles. */
+static uint64_t session_of(const imp_otlp *o, size_t i) {
+    for (long j = (long)i; j >= 0; j = parent_of(o, (size_t)j))
+        if (o->sp[j].session) return o->sp[j].session;
+    return 0;
+}
+
 static int add_request(imp_otlp *o, const ospan *r, imp_error *err) {
     if (too_long(o, r, err) != FB_OK) return FB_EINVAL;
     const char *cls = o->str[r->cls ? r->cls : r->model];
@@ -236,6 +244,8 @@ static int add_requests(imp_otlp *o, const long *top, long *req, imp_error *err)
         req[i] = (long)o->log->nreq;
         int rc = add_request(o, &o->sp[i], err);
         if (rc != FB_OK) return rc;
+        o->log->req[req[i]].session = session_of(o, i);
+        o->log->sessioned += o->log->req[req[i]].session != 0;
     }
     return FB_OK;
 }

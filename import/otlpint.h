@@ -18,6 +18,7 @@
 /* One span, reduced to what an import needs (strings are ids into the table, 0 = none). */
 typedef struct ospan {
     uint64_t tr_hi, tr_lo, id, parent; /* parent 0: a root */
+    uint64_t session;                  /* gen_ai.conversation.id, else session.id: 0 none */
     int64_t start_us, end_us;
     int64_t retry_after_us; /* -1: no header recorded */
     int32_t tokens_in, tokens_out;

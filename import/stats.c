@@ -48,14 +48,16 @@ static double miss(const imp_dist *d, const double *q) {
 }
 
 const char *imp_dist_name(imp_dist_kind k) {
-    static const char *const names[] = {"constant", "lognormal", "uniform", "empirical"};
-    return (unsigned)k < 4 ? names[k] : "?";
+    static const char *const names[] = {"constant", "lognormal", "uniform", "empirical",
+                                        "exponential"};
+    return (unsigned)k < 5 ? names[k] : "?";
 }
 
 /* A fitted form's distribution function at x. */
 static double cdf(const imp_dist *d, double x) {
     if (d->kind == IMP_UNIFORM)
         return x <= d->min ? 0 : x >= d->max ? 1 : (x - d->min) / (d->max - d->min);
+    if (d->kind == IMP_EXPONENTIAL) return x <= 0 ? 0 : 1 - exp(-x / d->mean);
     double sigma = log(d->p99 / d->median) / z[NQ - 1];
     if (x <= 0) return 0;
     return 0.5 * erfc(-(log(x / d->median) / sigma) / sqrt(2.0));
@@ -144,6 +146,21 @@ imp_dist imp_fit_dist(const int64_t *v, size_t n) {
     best.ks_crit = 1.628 / sqrt((double)n);
     if (best.ks > best.ks_crit) empirical(&best, v, n);
     return best;
+}
+
+imp_dist imp_fit_think(const int64_t *v, size_t n) {
+    imp_dist d = imp_fit_dist(v, n);
+    if (!d.known || d.kind == IMP_CONSTANT) return d;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) sum += (double)v[i];
+    imp_dist e = d;
+    e.kind = e.tested = IMP_EXPONENTIAL;
+    e.mean = sum / (double)n;
+    if (!(e.mean > 0)) return d;
+    e.ks = ks_distance(&e, v, n);
+    e.ks_crit = 1.628 / sqrt((double)n);
+    if (e.ks <= e.ks_crit && (d.kind == IMP_EMPIRICAL || e.ks < d.ks)) return e;
+    return d;
 }
 
 bool imp_line(const double *x, const double *y, size_t n, double *a, double *b) {

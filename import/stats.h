@@ -23,7 +23,8 @@ typedef enum imp_dist_kind {
     IMP_CONSTANT = 0,
     IMP_LOGNORMAL,
     IMP_UNIFORM,
-    IMP_EMPIRICAL
+    IMP_EMPIRICAL,
+    IMP_EXPONENTIAL /* imp_fit_think's only */
 } imp_dist_kind;
 
 #define IMP_EMPIRICAL_MAX 16 /* the scenario format's SIM_DIST_POINTS_MAX */
@@ -35,6 +36,7 @@ typedef struct imp_dist {
     imp_dist_kind kind;
     double median, p99; /* CONSTANT: median; LOGNORMAL: its median and p99 */
     double min, max;    /* UNIFORM */
+    double mean;        /* EXPONENTIAL */
     size_t n;           /* values it was fitted to */
     /* the goodness of fit of the parametric form (LOGNORMAL, UNIFORM; or the one rejected
        for EMPIRICAL): the Kolmogorov-Smirnov distance and its critical value at 1% */
@@ -56,7 +58,13 @@ typedef struct imp_dist {
  * p97.5, p99, p99.5, p100).
  */
 imp_dist imp_fit_dist(const int64_t *v, size_t n);
-/* "lognormal", "uniform", "empirical" or "constant". */
+/*
+ * Think times (sorted, n of them): imp_fit_dist's choice, or an exponential of their mean
+ * where it passes the same test at 1% with a smaller distance (or where imp_fit_dist's form
+ * failed it): the think time of a user who reads and types is often memoryless.
+ */
+imp_dist imp_fit_think(const int64_t *v, size_t n);
+/* "lognormal", "uniform", "empirical", "constant" or "exponential". */
 const char *imp_dist_name(imp_dist_kind k);
 /* What was fitted and the test that chose it, for people: "empirical, 2 values (a uniform
    fails the Kolmogorov-Smirnov test at 1%: D 0.454 > 0.096)". */

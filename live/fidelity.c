@@ -50,7 +50,7 @@ static void scenario_times(shortest *s, const sim_scenario *sc) {
     for (uint32_t k = 0; k < sc->class_count; k++) {
         const sim_class *c = &sc->classes[k];
         consider(s, median_us(&c->service_us), "traffic.%s.service (median)", c->name);
-        if (c->arrivals == SIM_ARR_CLOSED)
+        if (c->arrivals == SIM_ARR_CLOSED || c->turns)
             consider(s, median_us(&c->think_us), "traffic.%s.think (median)", c->name);
     }
     consider(s, sc->pods.request_timeout_us, "pods.request_timeout");

@@ -116,6 +116,8 @@ static void write_facts(FILE *f, const sim_scenario *sc) {
         esc(f, cl->name);
         if (cl->arrivals == SIM_ARR_CLOSED)
             fprintf(f, " (%u users", cl->users);
+        else if (cl->turns)
+            fprintf(f, " (%g/s in %u sessions", cl->rate, cl->turns_count);
         else
             fprintf(f, " (%g/s", cl->rate);
         if (cl->target == SIM_TARGET_NONE)

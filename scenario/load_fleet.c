@@ -51,6 +51,10 @@ int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
         return fail_key(P, "serial",
                         "a serial client follows a schedule (\"poisson\", \"constant\" or "
                         "\"replay\"); closed-loop users already wait for their answers");
+    if (c->serial && c->turns != NULL)
+        return fail_key(P, "serial",
+                        "a serial client follows a schedule; a replayed session's users already "
+                        "wait for their answers (\"turns\")");
     if (c->serial && c->burst_count > 0)
         return fail_key(P, "serial", "a serial client has one call in flight: it cannot burst");
     if (c->serial && c->source == SIM_SOURCE_PER_POD)

@@ -86,7 +86,31 @@ static int check_at_ms(pctx *P, const cJSON *obj, const cJSON *root) {
     return rc;
 }
 
-/* {"replay": {"at_ms": [t0, t1, ...]}} (base: sim_class): fusebox import writes them. */
+
+/* One session's requests: an integer from 1. */
+static int session_turns(pctx *P, const cJSON *e, uint32_t i, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 1 ||
+        e->valuedouble > SIM_TURNS_MAX)
+        return scn__fail(P, "expected a session's number of requests, an integer from 1 to %u",
+                         (unsigned)SIM_TURNS_MAX);
+    c->turns[i] = (uint32_t)e->valuedouble;
+    return FB_OK;
+}
+
+static int parse_turns(pctx *P, const cJSON *v, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsArray(v))
+        return scn__fail(P, "expected an array of integers (requests per session), got %s",
+                         scn__type_name(v));
+    int n = cJSON_GetArraySize(v);
+    c->turns = malloc((n > 0 ? (size_t)n : 1) * sizeof *c->turns);
+    if (c->turns == NULL) return scn__fail(P, "out of memory");
+    return scn__array(P, v, SIM_REPLAY_MAX, "sessions", session_turns, c, &c->turns_count);
+}
+
+/* {"replay": {"at_ms": [t0, t1, ...]}} (base: sim_class): fusebox import writes them; with
+   "turns" and "think", each time starts a session. */
 const ld_section scn__replay_section = {
     "arrivals.replay", "/$defs/class/properties/arrivals/properties/replay",
     (const ld_field[]){{"at_ms", LD_HOOK,
@@ -97,6 +121,21 @@ const ld_section scn__replay_section = {
                         .unit = "array of numbers (milliseconds)",
                         .doc = "each arrival's time from the start of the run, in time order, "
                                "before `duration`; at most 1,000,000"},
+                       {"turns", LD_HOOK,
+                        .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
+                                  "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": "
+                                  "1000000}}",
+                        .offset = 0, .size = sizeof(sim_class), .hook = parse_turns,
+                        .unit = "array of integers", .def_doc = "one request each",
+                        .doc = "sessions: `at_ms[i]` starts a session of `turns[i]` requests (1 "
+                               "to 1,000,000), one for each time, each sent `think` after the one "
+                               "before ended"},
+                       {"think", LD_HOOK, LD_AT(sim_class, think_us),
+                        .schema = "{\"$ref\": \"#/$defs/duration_dist\"}",
+                        .hook = scn__duration_dist, .flags = LD_F_SET | LD_F_PURE,
+                        LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
+                        .def_doc = "required with `turns`",
+                        .doc = "sessions: from the end of a session's request to its next"},
                        {0}},
     NULL};
 
@@ -104,8 +143,21 @@ static int parse_replay(pctx *P, const cJSON *a, void *out) {
     sim_class *c = out;
     c->arrivals = SIM_ARR_REPLAY;
     int rc = scn__fields(P, a, &scn__replay_section, c);
+    bool turns = cJSON_GetObjectItemCaseSensitive(a, "turns") != NULL,
+         think = cJSON_GetObjectItemCaseSensitive(a, "think") != NULL;
+    if (rc == FB_OK && turns != think)
+        rc = scn__fail(P,
+                       "sessions need both \"turns\" (requests per session) and \"think\" "
+                       "(the time between them); %s is missing",
+                       turns ? "think" : "turns");
+    if (rc == FB_OK && turns && c->turns_count != c->replay_count)
+        rc = scn__fail(P, "\"turns\" has %u sessions and \"at_ms\" %u starts: one each",
+                       c->turns_count, c->replay_count);
     /* the mean rate, for the summaries that show one */
-    c->rate = (double)c->replay_count / ((double)P->sc->duration_us / 1e6);
+    double n = c->replay_count;
+    if (rc == FB_OK && turns)
+        for (uint32_t i = 0; i < c->turns_count; i++) n += c->turns[i] - 1;
+    c->rate = n / ((double)P->sc->duration_us / 1e6);
     return rc;
 }
 
@@ -140,10 +192,14 @@ const ld_section scn__arrivals_section = {
                 "send the next"},
         {"replay", LD_HOOK,
          .schema = "{\"type\": \"object\", \"description\": \"recorded arrival times (fusebox "
-                   "import): milliseconds from the start, in time order, before the duration\", "
-                   "\"additionalProperties\": false, \"required\": [], \"properties\": {}}",
+                   "import): milliseconds from the start, in time order, before the duration; "
+                   "with turns and think, each starts a session\", \"additionalProperties\": "
+                   "false, \"required\": [], \"dependentRequired\": {\"turns\": [\"think\"], "
+                   "\"think\": [\"turns\"]}, \"properties\": {}}",
          .offset = 0, .size = sizeof(sim_class), .hook = parse_replay, LD_SUB(&scn__replay_section),
-         .unit = "`{\"at_ms\": [T, ...]}`", .doc = "the recorded arrival times of a log"},
+         .unit = "`{\"at_ms\": [T, ...]}`",
+         .doc = "the recorded arrival times of a log (with `turns` and `think`: of its sessions' "
+                "first requests)"},
         {0}},
     NULL};
 
@@ -310,7 +366,8 @@ const ld_section scn__class_section = {
                    "\"additionalProperties\": false, \"properties\": {}}",
          LD_SUB(&scn__arrivals_section), .unit = "object", .def_doc = "required",
          .doc = "exactly one of `{\"poisson\": RATE}`, `{\"constant\": RATE}`, `{\"closed\": "
-                "{\"users\": N, \"think\": DIST}}`, `{\"replay\": {\"at_ms\": [T, ...]}}`",
+                "{\"users\": N, \"think\": DIST}}`, `{\"replay\": {\"at_ms\": [T, ...]}}` "
+                "(with `\"turns\"` and `\"think\"`: sessions)",
          .flags = LD_F_NEEDED},
         {"ramp", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 32, \"items\": {\"type\": \"object\", "

@@ -418,9 +418,12 @@ static int apply_sets(cJSON *root, const char *const *sets, size_t set_count, si
     return rc;
 }
 
-/* What the classes own (replayed arrival times); also after a failed parse. */
+/* What the classes own (replayed arrival times, sessions' turns); also after a failed parse. */
 static void free_classes(sim_scenario *sc) {
-    for (uint32_t i = 0; i < SIM_CLASSES_MAX; i++) free(sc->classes[i].replay_us);
+    for (uint32_t i = 0; i < SIM_CLASSES_MAX; i++) {
+        free(sc->classes[i].replay_us);
+        free(sc->classes[i].turns);
+    }
 }
 
 int scn_parse(const char *text, size_t len, const char *file, const char *const *sets,

@@ -51,6 +51,7 @@ typedef enum sim_arrivals {
 } sim_arrivals;
 
 #define SIM_REPLAY_MAX 1000000 /* replayed arrivals per class */
+#define SIM_TURNS_MAX 1000000  /* requests in one replayed session */
 
 typedef enum sim_target {
     SIM_TARGET_LLM = 0, /* the variant's fallback chain */
@@ -91,6 +92,10 @@ typedef struct sim_class {
     sim_dist think_us;
     fb_time_us *replay_us; /* SIM_ARR_REPLAY: the arrival times, in order (malloc) */
     uint32_t replay_count;
+    /* SIM_ARR_REPLAY in sessions: replay_us[i] starts a session of turns[i] requests, each
+       sent think_us after the one before ended (malloc; NULL: one request each) */
+    uint32_t *turns;
+    uint32_t turns_count;
     sim_rate_point ramp[SIM_SCHEDULE_MAX];
     uint32_t ramp_count;
     sim_spike spikes[SIM_SCHEDULE_MAX];

@@ -150,6 +150,15 @@ static void next_arrival(sim *s, uint32_t cls) {
     if (t != FB_TIME_MAX) sim__push(s, t, EV_ARRIVAL, cls, 0, 0);
 }
 
+/* A replayed arrival that starts a session: its user, with one request of its turns sent
+   (the arrival before next_arrival moves the cursor on); else NONE32. */
+static uint32_t session_user(sim *s, uint32_t cls) {
+    if (s->sc->classes[cls].turns == NULL) return NONE32;
+    uint32_t u = s->session_base[cls] + s->traffic[cls].replay_i - 1;
+    s->user_left[u]--;
+    return u;
+}
+
 static void next_burst(sim *s, uint32_t cls) {
     fb_time_us t = sim_traffic_next_burst(&s->traffic[cls]);
     if (t != FB_TIME_MAX) sim__push(s, t > s->now ? t : s->now, EV_BURST, cls, 0, 0);
@@ -160,7 +169,7 @@ static void next_burst(sim *s, uint32_t cls) {
 static bool handle(sim *s, const sim_event *ev) {
     switch (ev->kind) {
     case EV_ARRIVAL:
-        sim__new_request(s, ev->id, NONE32);
+        sim__new_request(s, ev->id, session_user(s, ev->id));
         next_arrival(s, ev->id);
         return true;
     case EV_BURST:
@@ -168,6 +177,7 @@ static bool handle(sim *s, const sim_event *ev) {
         next_burst(s, ev->id);
         return true;
     case EV_USER:
+        if (s->user_left && s->user_left[ev->id] != UINT32_MAX) s->user_left[ev->id]--;
         sim__new_request(s, s->user_class[ev->id], ev->id);
         return true;
     case EV_WORK_DONE:

@@ -642,8 +642,8 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     r->state = R_FREE;
     sim__pool_release(&s->reqs, ri);
     s->live--;
-    if (user != NONE32 && !again) {
-        /* a closed-loop user thinks, then asks again */
+    if (user != NONE32 && !again && (!s->user_left || s->user_left[user] > 0)) {
+        /* a closed-loop user thinks, then asks again (a session's while it has turns left) */
         const sim_class *c = &s->sc->classes[s->user_class[user]];
         fb_time_us think = scn_dist_draw_us(&s->user_rng[user], &c->think_us);
         if (s->now + think < s->sc->duration_us) sim__push(s, s->now + think, EV_USER, user, 0, 0);

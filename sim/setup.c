@@ -392,7 +392,11 @@ static int setup_policy(sim *s) {
     return rc;
 }
 
-/* Closed-loop users start spread over one think time. */
+/*
+ * Closed-loop users start spread over one think time. A replayed session is a user too (after
+ * every closed-loop one, so that those keep their streams), started by its class's replayed
+ * arrival (engine.c) with its turns to send.
+ */
 static int setup_users(sim *s) {
     const sim_scenario *sc = s->sc;
     if (s->users_total == 0) return FB_OK;
@@ -410,10 +414,25 @@ static int setup_users(sim *s) {
             if (t < sc->duration_us) sim__push(s, t, EV_USER, u, 0, 0);
         }
     }
+    if (u == s->users_total) return FB_OK;
+    s->user_left = malloc(s->users_total * sizeof *s->user_left);
+    if (!s->user_left) return FB_ENOMEM;
+    for (uint32_t k = 0; k < u; k++) s->user_left[k] = UINT32_MAX;
+    for (uint32_t c = 0; c < sc->class_count; c++) {
+        const sim_class *cl = &sc->classes[c];
+        if (cl->turns == NULL) continue;
+        s->session_base[c] = u;
+        for (uint32_t k = 0; k < cl->turns_count; k++, u++) {
+            s->user_class[u] = c;
+            fb_rng_derive(&s->user_rng[u], sc->seed, ENTITY_USER + u, PURPOSE_USER);
+            s->user_left[u] = cl->turns[k];
+        }
+    }
     return FB_OK;
 }
 
-/* Each class's first arrival and first burst; closed-loop classes count their users. */
+/* Each class's first arrival and first burst; closed-loop classes count their users, and
+   classes that replay sessions their sessions. */
 static int setup_traffic(sim *s) {
     const sim_scenario *sc = s->sc;
     for (uint32_t c = 0; c < sc->class_count; c++) {
@@ -426,6 +445,7 @@ static int setup_traffic(sim *s) {
             fb_time_us t = sim_traffic_next(tr, 0);
             if (t != FB_TIME_MAX) sim__push(s, t, EV_ARRIVAL, c, 0, 0);
         }
+        if (cl->turns != NULL) s->users_total += cl->turns_count;
         fb_time_us b = sim_traffic_next_burst(tr);
         if (b != FB_TIME_MAX) sim__push(s, b, EV_BURST, c, 0, 0);
     }
@@ -509,6 +529,7 @@ void sim__teardown(sim *s) {
     sim__free_conns(s);
     free(s->user_class);
     free(s->user_rng);
+    free(s->user_left);
     free(s->win_hist);
     free(s->win_ended);
     free(s->win_bad);

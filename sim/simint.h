@@ -35,7 +35,7 @@
 enum {
     EV_ARRIVAL = 1,     /* id = class */
     EV_BURST,           /* id = class */
-    EV_USER,            /* id = closed-loop user */
+    EV_USER,            /* id = closed-loop user, or a replayed session's */
     EV_WORK_DONE,       /* id = request */
     EV_RESUME,          /* id = request */
     EV_REPLY,           /* id = attempt: an answer that took no capacity */
@@ -346,6 +346,10 @@ typedef struct sim {
     uint32_t users_total;
     uint32_t *user_class; /* closed loop: user -> class */
     fb_rng *user_rng;
+    /* requests a replayed session's user has left to send (UINT32_MAX: a closed-loop user, who
+       goes on); NULL when no class replays sessions */
+    uint32_t *user_left;
+    uint32_t session_base[SIM_CLASSES_MAX]; /* a sessions class: its first session's user */
     /* (seed, PURPOSE_REQUEST), mixed once at setup: a request's stream is two mixes more */
     fb_rng_family req_family;
     uint64_t serial; /* requests created: names each request's random stream */

@@ -7,7 +7,8 @@
 #       openai_trace.cjs);
 #   (b) the trace of a `fusebox live --otlp` run;
 #   (c) LiteLLM StandardLoggingPayload records generated from a known timeline
-#       (tests/e2e/import/litellm_gen.py).
+#       (tests/e2e/import/litellm_gen.py);
+#   (d) a trace of conversations (tests/e2e/import/sessions_gen.py): sessions, think times.
 # Each is imported; the fitted fault timeline is compared with the one that ran
 # (tests/e2e/import/check_fit.py), the policy inferred with the one that ran, the log's
 # counts with what the run counted, and the as-was simulation with the log (the import's
@@ -469,6 +470,36 @@ expect_exit 0 "a slice of it (--start 5m --duration 2m)" "$FUSEBOX" import "$T/l
     -o "$T/ll-slice.json" --start 5m --duration 2m -q
 [ "$(pyjson "$T/ll-slice.json" "d['duration']")" = 120000ms ]
 ok $? "... is two minutes long"
+
+# ---- (d) conversations: the traffic as sessions with their think time ----
+
+python3 "$D/sessions_gen.py" "$T/sessions.json" "$T/sessions-truth.json"
+ok $? "sessions_gen.py writes a trace of 300 conversations (exponential think times, mean 8 s)"
+expect_exit 0 "fusebox import of the conversations: as-was reproduces them" "$FUSEBOX" import \
+    "$T/sessions.json" -o "$T/sessions-incident.json"
+contains "$OUT" "Replayed as 300 sessions" "... written as sessions, said in the fits"
+python3 -c "import json,sys
+d = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2]))
+a = d['traffic'][0]['arrivals']['replay']
+mean = int(a['think']['exponential']['mean'][:-2]) / 1000
+print('# %d sessions, %d requests, think %s: mean %.1f ms (the gaps %.1f, the truth %.0f, %d gaps)'
+      % (len(a['at_ms']), sum(a['turns']), list(a['think']), mean, t['think_mean_ms'],
+         t['think_truth_ms'], t['gaps']))
+sys.exit(0 if len(a['at_ms']) == t['sessions'] and sum(a['turns']) == t['requests']
+         and abs(mean - t['think_mean_ms']) < 1
+         and abs(mean - t['think_truth_ms']) < 3 * t['think_truth_ms'] / t['gaps'] ** 0.5 else 1)" \
+    "$T/sessions-incident.json" "$T/sessions-truth.json"
+ok $? "... each conversation a session with its requests, the think time an exponential of the gaps' mean (the truth within 3 sd)"
+r=0
+for seed in 1 2 3; do
+    "$FUSEBOX" run "$T/sessions-incident.json" --variant as-was --seed $seed -q -o "$T/sessions-run" \
+        >/dev/null 2>&1 || r=1
+    n=$(pyjson "$T/sessions-run/report.json" "d['variants']['as-was']['summary']['requests']")
+    want=$(pyjson "$T/sessions-truth.json" "d['requests']")
+    echo "# seed $seed: $n requests replayed for the log's $want"
+    [ "$(python3 -c "print(int(abs($n - $want) <= 0.02 * $want))")" = 1 ] || r=1
+done
+ok $r "... and replays the log's requests within 2% (seeds 1-3: drawn think times)"
 
 # ---- bad input: exit 2, saying what is missing and where ----
 

@@ -163,6 +163,30 @@ static void a_pipe_is_read_whole(void **state) {
     free(d);
 }
 
+/* A request's session: gen_ai.conversation.id on its GenAI span, else session.id on it or on
+   an application span above it; the conversation id wins over session.id. */
+static void otlp_session_is_the_conversation_or_the_session_above(void **state) {
+    (void)state;
+    doc *d = malloc(sizeof *d);
+    begin(d);
+    span(d, 1, 1, 0, 0, 900, GENAI "," S_ATTR("gen_ai.conversation.id", "conv-1"));
+    span(d, 2, 1, 0, 0, 2900, S_ATTR("session.id", "conv-1")); /* an app span */
+    span(d, 2, 2, 1, 2000, 2900, GENAI);
+    span(d, 3, 1, 0, 3000, 3500,
+         S_ATTR("session.id", "other") "," GENAI "," S_ATTR("gen_ai.conversation.id", "conv-2"));
+    span(d, 4, 1, 0, 4000, 4500, GENAI);
+    end(d);
+    imp_log *log = read_ok(d->s, IMP_FORMAT_AUTO);
+    assert_int_equal(log->nreq, 4);
+    assert_true(log->req[0].session == imp_session_id("conv-1"));
+    assert_true(log->req[1].session == imp_session_id("conv-1"));
+    assert_true(log->req[2].session == imp_session_id("conv-2"));
+    assert_int_equal(log->req[3].session, 0);
+    assert_int_equal(log->sessioned, 3);
+    imp_log_free(log);
+    free(d);
+}
+
 static void otlp_older_gen_ai_system_and_numbers_for_ints_are_read(void **state) {
     (void)state;
     doc *d = malloc(sizeof *d);
@@ -551,6 +575,24 @@ static void litellm_calls_of_one_trace_are_one_request(void **state) {
     assert_true(fabs(log->prov[0].price_out - 10) < 1e-9);
     assert_string_equal(log->prov[0].name, "openai");
     assert_string_equal(log->cls[0], "gpt-4o");
+    imp_log_free(log);
+}
+
+/* A session's requests: LiteLLM's metadata.session_id names it (none: 0). */
+static void litellm_session_id_names_the_session(void **state) {
+    (void)state;
+    const char *text = LL_REC("c1", "t1", "1796000000.0", "1796000000.5", "success",
+                              ",\"metadata\":{\"session_id\":\"conv-a\"}")
+        LL_REC("c2", "t2", "1796000003.0", "1796000003.5", "success",
+               ",\"metadata\":{\"session_id\":\"conv-a\"}")
+            LL_REC("c3", "t3", "1796000004.0", "1796000004.5", "success", "");
+    imp_log *log = read_ok(text, IMP_FORMAT_AUTO);
+    assert_int_equal(log->nreq, 3);
+    assert_true(log->req[0].session != 0);
+    assert_true(log->req[0].session == log->req[1].session);
+    assert_true(log->req[0].session == imp_session_id("conv-a"));
+    assert_int_equal(log->req[2].session, 0);
+    assert_int_equal(log->sessioned, 2);
     imp_log_free(log);
 }
 
@@ -1708,8 +1750,28 @@ static void burst_of_long_answers_is_a_slow_share(void **state) {
     assert_int_equal(pf->nslow, 1);
     assert_int_equal(pf->slow[0].at_us, 0);
     assert_true(pf->slow[0].fraction > 0.2 && pf->slow[0].fraction < 1);
-    assert_true(pf->slow[0].factor > 1.5);
     assert_int_equal(pf->slow[0].hits, 20);
+    /* a delay, the time the stall held each answer: not a factor on the latency */
+    const imp_fault *f = &pf->slow[0];
+    assert_true(f->factor == 1);
+    double late = 0, lo = 1e9, hi = 0, sum = 0, w = 0;
+    for (long i = 0; i < 30; i++) {
+        long x = stalled_start(i);
+        if (x == 0) continue;
+        late += (double)x / 20;
+        lo = fmin(lo, (double)x);
+        hi = fmax(hi, (double)x);
+    }
+    if (f->delay_n < 2) fail_msg("a delay of %u values", f->delay_n);
+    for (uint32_t i = 0; i < f->delay_n; i++)
+        sum += f->delay_v[i] * f->delay_w[i], w += f->delay_w[i];
+    if (fabs(sum / w / 1000 - late) > 10 || fabs(f->delay_us / 1000 - late) > 10)
+        fail_msg("delay mean %.1f ms (%.1f ms), the stall's %.1f ms", sum / w / 1000,
+                 f->delay_us / 1000, late);
+    if (fabs(f->delay_v[0] / 1000 - lo) > 40 || fabs(f->delay_v[f->delay_n - 1] / 1000 - hi) > 40)
+        fail_msg("delay from %.0f to %.0f ms, the stall's %.0f to %.0f", f->delay_v[0] / 1000,
+                 f->delay_v[f->delay_n - 1] / 1000, lo, hi);
+    assert_non_null(strstr(inc->fits.p, "a delay of"));
     /* the first token without the stalled answers: 150 ms and its jitter, no tail */
     if (pf->ttft.n != 280) fail_msg("ttft over %zu answers", pf->ttft.n);
     imp_incident_free(inc);
@@ -1718,6 +1780,105 @@ static void burst_of_long_answers_is_a_slow_share(void **state) {
     inc = build(log, 0);
     assert_int_equal(inc->prov[0].nslow, 0);
     assert_int_equal(inc->prov[0].ttft.n, 300);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/*
+ * 120 conversations, one every 2.5 s, of 2 to 6 requests (300 to 349 ms each); each next
+ * request of a conversation comes an exponential think time (mean 4 s, drawn here) after the
+ * one before ended. `session` names each request's conversation (0: none).
+ */
+#define THINK_MEAN_MS 4000.0
+static imp_log *conversations(double *think_mean_ms, uint32_t *gaps) {
+    imp_log *log = imp_log_new("sessions", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    double sum = 0;
+    *gaps = 0;
+    for (uint32_t s = 0; s < 120; s++) {
+        long t = (long)s * 2500, turns = 2 + (long)(mix32(s + 1000) % 5);
+        for (long k = 0; k < turns; k++) {
+            long d = 300 + (long)(mix32(s * 16 + (uint32_t)k) % 50);
+            att_ms a = {0, t, t + d, 0};
+            request_ms(log, &a, 1);
+            log->req[log->nreq - 1].session = 1 + s;
+            double u = ((double)mix32(50000 + s * 16 + (uint32_t)k) + 0.5) / 4294967296.0;
+            long think = (long)llround(-THINK_MEAN_MS * log1p(-u));
+            if (k + 1 < turns) sum += (double)think, ++*gaps;
+            t += d + think;
+        }
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    *think_mean_ms = sum / *gaps;
+    return log;
+}
+
+/* The think time is fitted from the gaps within a conversation (an exponential: its mean, the
+   drawn one's), the traffic written as sessions, and a replay sends the log's requests at its
+   rate: the conversations' requests, less those a drawn think pushes past the end. */
+static void sessions_replay_with_their_think_time(void **state) {
+    (void)state;
+    double mean_ms;
+    uint32_t gaps;
+    imp_log *log = conversations(&mean_ms, &gaps);
+    imp_incident *inc = build(log, 0);
+    const imp_cfit *cf = &inc->cls[0];
+    assert_int_equal(cf->sess_requests, log->nreq);
+    assert_int_equal(cf->sess_multi, 120);
+    assert_int_equal(cf->sess_gaps, gaps);
+    assert_int_equal(cf->nsess, 120);
+    assert_int_equal(cf->think.kind, IMP_EXPONENTIAL);
+    /* the gaps' mean (to the microsecond of the ms drawn), and the true 4 s within 3 sd */
+    if (fabs(cf->think.mean / 1000 - mean_ms) > 0.5 ||
+        fabs(cf->think.mean / 1000 - THINK_MEAN_MS) > 3 * THINK_MEAN_MS / sqrt((double)gaps))
+        fail_msg("think mean %.1f ms: the gaps' %.1f ms, the truth's %.0f", cf->think.mean / 1000,
+                 mean_ms, THINK_MEAN_MS);
+    assert_non_null(strstr(inc->fits.p, "Replayed as 120 sessions"));
+    char *text = imp_incident_json(inc);
+    assert_non_null(strstr(text, "\"turns\""));
+    for (uint64_t seed = 1; seed <= 5; seed++) {
+        sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+        assert_int_equal(sc->classes[0].turns_count, 120);
+        sim_summary *sum = th_run(sc, (uint32_t)scn_variant(sc, "as-was"), NULL, NULL);
+        double got = (double)sum->requests, want = (double)log->nreq;
+        if (fabs(got - want) > 0.05 * want)
+            fail_msg("seed %llu: %.0f requests replayed for the log's %.0f",
+                     (unsigned long long)seed, got, want);
+        print_message("seed %llu: %.0f requests for %.0f\n", (unsigned long long)seed, got, want);
+        free(sum);
+        scn_free(sc);
+    }
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/* A conversation's requests at once (an agent's parallel calls, not a person waiting for each
+   answer): the gaps below 0 are too many to replay sessions; the recorded times stay, and the
+   description says why. */
+static void sessions_whose_requests_overlap_are_not_replayed(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("overlap", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (uint32_t s = 0; s < 20; s++)
+        for (long k = 0; k < 3; k++) {
+            att_ms a = {0, (long)s * 1000 + k * 100, (long)s * 1000 + k * 100 + 300, 0};
+            request_ms(log, &a, 1);
+            log->req[log->nreq - 1].session = 1 + s;
+        }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    assert_int_equal(inc->cls[0].sess_gaps, 40);
+    assert_int_equal(inc->cls[0].sess_overlaps, 40);
+    assert_null(inc->cls[0].turns);
+    assert_non_null(strstr(inc->fits.p, "Not modelled: 40 of the gaps are below 0"));
+    char *text = imp_incident_json(inc);
+    assert_null(strstr(text, "\"turns\""));
+    free(text);
     imp_incident_free(inc);
     imp_log_free(log);
 }
@@ -2036,6 +2197,7 @@ int main(void) {
         /* first: a process that has built and freed no big tree (its child's limit) */
         cmocka_unit_test(a_tree_that_does_not_fit_in_memory_is_a_named_error),
         cmocka_unit_test(otlp_attempts_are_the_http_spans_below_a_genai_span),
+        cmocka_unit_test(otlp_session_is_the_conversation_or_the_session_above),
         cmocka_unit_test(otlp_older_gen_ai_system_and_numbers_for_ints_are_read),
         cmocka_unit_test(a_pipe_is_read_whole),
         cmocka_unit_test(otlp_genai_span_alone_is_its_attempt_with_its_error_class),
@@ -2054,6 +2216,7 @@ int main(void) {
         cmocka_unit_test(otlp_records_over_the_cap_are_an_error),
         cmocka_unit_test(otlp_cycle_of_parents_is_an_error_not_a_hang),
         cmocka_unit_test(litellm_calls_of_one_trace_are_one_request),
+        cmocka_unit_test(litellm_session_id_names_the_session),
         cmocka_unit_test(litellm_timeout_class_is_a_timeout_not_a_408),
         cmocka_unit_test(litellm_record_without_start_time_names_its_line),
         cmocka_unit_test(litellm_status_that_is_neither_is_an_error),
@@ -2083,6 +2246,8 @@ int main(void) {
         cmocka_unit_test(per_token_line_holds_when_half_the_answers_are_long),
         cmocka_unit_test(burst_of_long_answers_is_a_slow_share),
         cmocka_unit_test(slow_factor_is_the_latency_ratio_within_its_interval),
+        cmocka_unit_test(sessions_replay_with_their_think_time),
+        cmocka_unit_test(sessions_whose_requests_overlap_are_not_replayed),
         cmocka_unit_test(token_mix_is_empirical_not_uniform),
         cmocka_unit_test(retry_after_mode_is_the_one_that_predicts_the_gaps),
         cmocka_unit_test(inferred_retry_after_waited_as_is_not_max),

@@ -268,6 +268,28 @@ static void scenario_replay_without_times_is_rejected(void **state) {
     parse_bad(REPLAY_DOC("{\"at_ms\":5}"), "traffic[0].arrivals.replay.at_ms", "expected an array");
 }
 
+static void scenario_replayed_sessions_load_and_need_their_keys(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(
+        REPLAY_DOC("{\"at_ms\":[0,10],\"turns\":[3,1],\"think\":{\"exponential\":\"5s\"}}"));
+    const sim_class *c = &sc->classes[0];
+    assert_int_equal(c->turns_count, 2);
+    assert_int_equal(c->turns[0], 3);
+    assert_int_equal(c->turns[1], 1);
+    assert_true(c->rate > 0.4 - 1e-9 && c->rate < 0.4 + 1e-9); /* 4 requests over 10 s */
+    scn_free(sc);
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2]}"), "traffic[0].arrivals.replay",
+              "think is missing");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"think\":\"1s\"}"), "traffic[0].arrivals.replay",
+              "turns is missing");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0,1],\"turns\":[2],\"think\":\"1s\"}"),
+              "traffic[0].arrivals.replay", "\"turns\" has 1 sessions and \"at_ms\" 2 starts");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[0],\"think\":\"1s\"}"),
+              "traffic[0].arrivals.replay.turns[0]", "an integer from 1");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[1.5],\"think\":\"1s\"}"),
+              "traffic[0].arrivals.replay.turns[0]", "an integer from 1");
+}
+
 static void scenario_replay_with_a_ramp_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"chat\","
@@ -1195,6 +1217,7 @@ int main(void) {
         cmocka_unit_test(scenario_replayed_arrival_before_the_start_is_rejected),
         cmocka_unit_test(scenario_replayed_arrival_that_is_no_number_is_rejected),
         cmocka_unit_test(scenario_replay_without_times_is_rejected),
+        cmocka_unit_test(scenario_replayed_sessions_load_and_need_their_keys),
         cmocka_unit_test(scenario_replay_with_a_ramp_is_rejected),
         cmocka_unit_test(scenario_replay_over_its_cap_is_rejected),
         cmocka_unit_test(scenario_unknown_key_suggests_the_closest),

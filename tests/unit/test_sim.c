@@ -138,6 +138,29 @@ static void sim_replayed_arrivals_come_at_their_recorded_times(void **state) {
     scn_free(sc);
 }
 
+/* Sessions: each recorded time starts turns[i] requests, each a think time after the one before
+   ended (local work of 0 s: at once); a turn at or after the end of traffic is not made. */
+static void sim_replayed_sessions_wait_their_think_time(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load("{\"name\":\"r\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"c\","
+                               "\"arrivals\":{\"replay\":{\"at_ms\":[0,1000,8000],"
+                               "\"turns\":[3,2,3],\"think\":\"1.5s\"}},"
+                               "\"target\":\"none\"}],\"providers\":[" PROVIDER("a", "") "]}");
+    collect *c = new_collect();
+    sim_summary *s = run(sc, NULL, c);
+    /* 0, 1.5, 3; 1, 2.5; 8, 9.5 and not 11 s (past the end) */
+    assert_int_equal(s->requests, 7);
+    assert_int_equal(c->n, 10);
+    static const uint64_t want[10] = {1, 2, 1, 1, 0, 0, 0, 0, 1, 1};
+    for (size_t i = 0; i < c->n; i++)
+        if (c->rows[i].arrivals != want[i])
+            fail_msg("tick %zu: %llu arrivals, expected %llu", i,
+                     (unsigned long long)c->rows[i].arrivals, (unsigned long long)want[i]);
+    free(s);
+    free(c);
+    scn_free(sc);
+}
+
 static void sim_replayed_arrivals_ignore_the_seed(void **state) {
     (void)state;
     const char *json = "{\"name\":\"r\",\"duration\":\"5s\",\"traffic\":[{\"class\":\"c\","
@@ -964,6 +987,7 @@ int main(void) {
         cmocka_unit_test(sim_constant_arrivals_are_exact),
         cmocka_unit_test(sim_replayed_arrivals_come_at_their_recorded_times),
         cmocka_unit_test(sim_replayed_arrivals_ignore_the_seed),
+        cmocka_unit_test(sim_replayed_sessions_wait_their_think_time),
         cmocka_unit_test(sim_spikes_and_bursts_add_arrivals),
         cmocka_unit_test(sim_closed_loop_never_exceeds_its_users),
         cmocka_unit_test(sim_every_request_ends_exactly_once),
