@@ -86,7 +86,6 @@ static int check_at_ms(pctx *P, const cJSON *obj, const cJSON *root) {
     return rc;
 }
 
-
 /* One session's requests: an integer from 1. */
 static int session_turns(pctx *P, const cJSON *e, uint32_t i, void *out) {
     sim_class *c = out;
@@ -113,30 +112,29 @@ static int parse_turns(pctx *P, const cJSON *v, void *out) {
    "turns" and "think", each time starts a session. */
 const ld_section scn__replay_section = {
     "arrivals.replay", "/$defs/class/properties/arrivals/properties/replay",
-    (const ld_field[]){{"at_ms", LD_HOOK,
-                        .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
-                                  "{\"type\": \"number\", \"minimum\": 0}}",
-                        .offset = 0, .size = sizeof(sim_class), .hook = parse_at_ms,
-                        .check = check_at_ms, .flags = LD_F_REQUIRED,
-                        .unit = "array of numbers (milliseconds)",
-                        .doc = "each arrival's time from the start of the run, in time order, "
-                               "before `duration`; at most 1,000,000"},
-                       {"turns", LD_HOOK,
-                        .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
-                                  "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": "
-                                  "1000000}}",
-                        .offset = 0, .size = sizeof(sim_class), .hook = parse_turns,
-                        .unit = "array of integers", .def_doc = "one request each",
-                        .doc = "sessions: `at_ms[i]` starts a session of `turns[i]` requests (1 "
-                               "to 1,000,000), one for each time, each sent `think` after the one "
-                               "before ended"},
-                       {"think", LD_HOOK, LD_AT(sim_class, think_us),
-                        .schema = "{\"$ref\": \"#/$defs/duration_dist\"}",
-                        .hook = scn__duration_dist, .flags = LD_F_SET | LD_F_PURE,
-                        LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
-                        .def_doc = "required with `turns`",
-                        .doc = "sessions: from the end of a session's request to its next"},
-                       {0}},
+    (const ld_field[]){
+        {"at_ms", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
+                   "{\"type\": \"number\", \"minimum\": 0}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_at_ms, .check = check_at_ms,
+         .flags = LD_F_REQUIRED, .unit = "array of numbers (milliseconds)",
+         .doc = "each arrival's time from the start of the run, in time order, "
+                "before `duration`; at most 1,000,000"},
+        {"turns", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
+                   "{\"type\": \"integer\", \"minimum\": 1, \"maximum\": "
+                   "1000000}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_turns, .unit = "array of integers",
+         .def_doc = "one request each",
+         .doc = "sessions: `at_ms[i]` starts a session of `turns[i]` requests (1 "
+                "to 1,000,000), one for each time, each sent `think` after the one "
+                "before ended"},
+        {"think", LD_HOOK, LD_AT(sim_class, think_us),
+         .schema = "{\"$ref\": \"#/$defs/duration_dist\"}", .hook = scn__duration_dist,
+         .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__duration_dist_section),
+         .unit = "distribution (duration)", .def_doc = "required with `turns`",
+         .doc = "sessions: from the end of a session's request to its next"},
+        {0}},
     NULL};
 
 static int parse_replay(pctx *P, const cJSON *a, void *out) {
