@@ -266,6 +266,7 @@ const ld_section scn__count_dist_section = {
 /* ---- a distribution ---- */
 
 static int parse_dist(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
+    if (P->rc != FB_OK) return P->rc;
     const ld_section *s = duration ? &scn__duration_dist_section : &scn__count_dist_section;
     if (cJSON_IsNumber(v) || cJSON_IsString(v)) {
         out->kind = SIM_DIST_CONSTANT;
@@ -304,7 +305,7 @@ int scn_dist_parse(const char *text, size_t len, const char *what, bool duration
     snprintf(err->file, sizeof err->file, "%s", what);
     cJSON *v = scn__parse_json(text, len, err);
     if (v == NULL) return FB_EPARSE;
-    pctx P = {err, "", 0, false, NULL, NULL};
+    pctx P = {err, "", 0, false, NULL, NULL, FB_OK};
     int rc = parse_dist(&P, v, duration, out);
     cJSON_Delete(v);
     return rc;

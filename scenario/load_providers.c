@@ -652,7 +652,7 @@ int scn_faults_parse(const char *text, size_t len, const char *file, sim_fault *
     *count = 0;
     cJSON *root = scn__parse_json(text, len, err);
     if (root == NULL) return FB_EPARSE;
-    pctx P = {err, "", 0, true, NULL, NULL};
+    pctx P = {err, "", 0, true, NULL, NULL, FB_OK};
     const cJSON *arr = root;
     int rc = FB_OK;
     if (cJSON_IsObject(root)) { /* {"faults": [...]} */

@@ -213,7 +213,7 @@ static int table_unknown(const set_walk *W, const ld_section *const *secs, const
     }
     cJSON_AddItemToObject(obj, tok, copy);
     sim_error e = {{0}, {0}, {0}};
-    pctx P = {&e, "", 0, false, NULL, NULL};
+    pctx P = {&e, "", 0, false, NULL, NULL, FB_OK};
     P.len = strlen(at) < sizeof P.path ? strlen(at) : 0;
     memcpy(P.path, at, P.len);
     int rc = scn__check_fields_in(&P, obj, secs);
@@ -233,7 +233,7 @@ static int table_value(const set_walk *W, const ld_field *f, const cJSON *val) {
     }
     cJSON_AddItemToObject(obj, f->name, copy);
     sim_error e = {{0}, {0}, {0}};
-    pctx P = {&e, "", 0, false, NULL, NULL};
+    pctx P = {&e, "", 0, false, NULL, NULL, FB_OK};
     int rc = scn__check_field(&P, obj, f);
     cJSON_Delete(obj);
     if (rc == FB_OK) return FB_OK;
@@ -258,7 +258,7 @@ static int library_rest(const set_walk *W, const cJSON *layer, const char *at, c
                         const cJSON *val) {
     if (cJSON_GetObjectItemCaseSensitive(layer, "import") || *rest == '\0') return FB_OK;
     sim_error e = {{0}, {0}, {0}};
-    pctx P = {&e, "", 0, false, NULL, NULL};
+    pctx P = {&e, "", 0, false, NULL, NULL, FB_OK};
     P.len = strlen(at) < sizeof P.path ? strlen(at) : 0;
     memcpy(P.path, at, P.len);
     if (scn__check_preset_set(&P, layer, rest, val) == FB_OK) return FB_OK;

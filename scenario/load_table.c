@@ -99,6 +99,7 @@ static int set_default(pctx *P, const ld_field *f, void *base) {
 }
 
 static int set_defaults(pctx *P, const ld_section *s, void *base) {
+    if (P->rc != FB_OK) return P->rc;
     int rc = FB_OK;
     for (const ld_field *f = s->fields; rc == FB_OK && f->name; f++)
         if ((f->flags & LD_F_SET) && f->def)
@@ -109,11 +110,12 @@ static int set_defaults(pctx *P, const ld_section *s, void *base) {
 }
 
 int scn__set_defaults(const ld_section *s, void *base, sim_error *err) {
-    pctx P = {err, "", 0, false, NULL, NULL};
+    pctx P = {err, "", 0, false, NULL, NULL, FB_OK};
     return set_defaults(&P, s, base);
 }
 
 int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
+    if (P->rc != FB_OK) return P->rc;
     int rc = set_defaults(P, s, base);
     for (const ld_field *f = s->fields; rc == FB_OK && f->name; f++) rc = read_field(P, v, f, base);
     return rc;
@@ -132,6 +134,7 @@ static const ld_field *row_from(pctx *P, const ld_section *s, const char *from) 
 
 int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, const char *from,
                     const char *to) {
+    if (P->rc != FB_OK) return P->rc;
     const ld_field *f = row_from(P, s, from);
     if (f == NULL) return FB_EINVAL;
     int rc = FB_OK;
@@ -142,6 +145,7 @@ int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, co
 
 int scn__set_defaults_range(pctx *P, const ld_section *s, void *base, const char *from,
                             const char *to) {
+    if (P->rc != FB_OK) return P->rc;
     const ld_field *f = row_from(P, s, from);
     if (f == NULL) return FB_EINVAL;
     int rc = FB_OK;
@@ -151,6 +155,7 @@ int scn__set_defaults_range(pctx *P, const ld_section *s, void *base, const char
 }
 
 int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *name, void *base) {
+    if (P->rc != FB_OK) return P->rc;
     for (const ld_field *f = s->fields; f->name; f++)
         if (strcmp(f->name, name) == 0) return read_field(P, v, f, base);
     return scn__fail(P, "internal: no key '%s' in the table '%s'", name, s->name);
@@ -160,6 +165,7 @@ int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *na
  * over the row's default where the loader stores one first (a value that gives some of an
  * object's keys, as scale_down's {"stabilization": "30s"}, is read over the others' defaults). */
 static int check_hook(pctx *P, const cJSON *obj, const ld_field *f) {
+    if (P->rc != FB_OK) return P->rc;
     if (!(f->flags & LD_F_PURE) || f->hook == NULL) return FB_OK;
     void *scratch = calloc(1, f->size > sizeof(double) ? f->size : sizeof(double));
     if (scratch == NULL) return scn__fail(P, "out of memory");

@@ -442,7 +442,7 @@ int scn_parse_import(const char *text, size_t len, const char *file, const char 
     }
     if (rc == FB_OK) {
         snprintf(sc->file, sizeof sc->file, "%s", err->file);
-        pctx P = {err, "", 0, false, sc, imp};
+        pctx P = {err, "", 0, false, sc, imp, FB_OK};
         rc = parse_top(&P, root, sc);
     }
     if (rc != FB_OK) {
@@ -499,7 +499,7 @@ static int check_once(const cJSON *root, const char *file, sim_error *err) {
         snprintf(err->msg, sizeof err->msg, "out of memory");
         return FB_ENOMEM;
     }
-    pctx P = {err, "", 0, false, sc, NULL};
+    pctx P = {err, "", 0, false, sc, NULL, FB_OK};
     int rc = parse_top(&P, root, sc);
     free_classes(sc);
     free(sc);
