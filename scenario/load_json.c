@@ -229,11 +229,10 @@ int scn__need_key(pctx *P, const cJSON *obj, const char *key) {
 
 int scn__check_object(pctx *P, const cJSON *v, const char *const *keys,
                       const char *const *required) {
-    int rc = scn__need_object(P, v);
-    if (rc == FB_OK) rc = scn__check_keys(P, v, keys);
-    for (size_t i = 0; rc == FB_OK && required && required[i]; i++)
-        rc = scn__need_key(P, v, required[i]);
-    return rc;
+    scn__need_object(P, v);
+    scn__check_keys(P, v, keys);
+    for (size_t i = 0; required && required[i]; i++) scn__need_key(P, v, required[i]);
+    return P->rc;
 }
 
 int scn__check_name(pctx *P, const char *key, const char *name) {
@@ -261,21 +260,26 @@ int scn__key(pctx *P, const cJSON *obj, const char *key, ld_parse_fn parse, void
     size_t old = scn__push_key(P, key);
     int rc = parse(P, v, out);
     scn__pop(P, old);
-    return rc;
+    return scn__keep(P, rc);
 }
 
 int scn__array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn item, void *out,
                uint32_t *count) {
     if (P->rc != FB_OK) return P->rc;
-    int rc = need_array(P, v);
+    need_array(P, v);
     uint32_t i = 0;
-    for (const cJSON *e = rc == FB_OK ? v->child : NULL; rc == FB_OK && e; e = e->next, i++) {
+    /* explicit: the items of an array only, and *count only over items read whole */
+    for (const cJSON *e = P->rc == FB_OK ? v->child : NULL; P->rc == FB_OK && e;
+         e = e->next, i++) {
         size_t old = scn__push_index(P, i);
-        rc = i < cap ? item(P, e, i, out) : scn__fail(P, "at most %u %s", cap, what);
-        if (rc == FB_OK) *count = i + 1;
+        if (i < cap)
+            scn__keep(P, item(P, e, i, out));
+        else
+            scn__fail(P, "at most %u %s", cap, what);
+        if (P->rc == FB_OK) *count = i + 1;
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 /* ---- units ---- */
@@ -467,9 +471,9 @@ int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uin
 int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
                  uint32_t hi) {
     uint64_t v = *out;
-    int rc = scn__get_uint(P, obj, key, &v, lo, hi);
-    if (rc == FB_OK) *out = (uint32_t)v;
-    return rc;
+    scn__get_uint(P, obj, key, &v, lo, hi);
+    *out = (uint32_t)v; /* as it was unless read: v is at most hi */
+    return P->rc;
 }
 
 int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out) {
@@ -490,9 +494,9 @@ int scn__get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out) 
     const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
     bool b = false;
-    int rc = scn__get_bool(P, obj, key, &b);
-    if (rc == FB_OK) *out = b ? FB_ON : FB_OFF;
-    return rc;
+    if (scn__get_bool(P, obj, key, &b) != FB_OK) return P->rc;
+    *out = b ? FB_ON : FB_OFF;
+    return FB_OK;
 }
 
 int scn__get_string_value(pctx *P, const cJSON *v, char *out, size_t cap) {
