@@ -357,8 +357,9 @@ int scn__apply_set(cJSON *root, const char *set, sim_error *err) {
     if (!util_utf8_valid(key, klen, &bad))
         return set_error(err, "--set %s: invalid UTF-8 at byte %zu of the key", set, bad);
     int rc = empty_segment(set, key[0] == '+' ? key + 1 : key, err);
+    if (rc != FB_OK) return rc;
     cJSON *val = NULL;
-    if (rc == FB_OK) rc = set_value(set, eq + 1, &val, err);
+    rc = set_value(set, eq + 1, &val, err);
     if (rc != FB_OK) return rc;
     set_walk W = {set, cJSON_GetObjectItemCaseSensitive(root, "variants"), err};
     char path[sizeof key];
