@@ -266,17 +266,16 @@ int scn__key(pctx *P, const cJSON *obj, const char *key, ld_parse_fn parse, void
 int scn__array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn item, void *out,
                uint32_t *count) {
     if (P->rc != FB_OK) return P->rc;
-    need_array(P, v);
+    if (need_array(P, v) != FB_OK) return P->rc; /* explicit: the items of an array */
     uint32_t i = 0;
-    /* explicit: the items of an array only, and *count only over items read whole */
-    for (const cJSON *e = P->rc == FB_OK ? v->child : NULL; P->rc == FB_OK && e;
-         e = e->next, i++) {
+    /* explicit: the walk stops at the first error (an item reads what the items before it set),
+     * and *count counts the items read whole */
+    for (const cJSON *e = v->child; P->rc == FB_OK && e; e = e->next, i++) {
         size_t old = scn__push_index(P, i);
-        if (i < cap)
-            scn__keep(P, item(P, e, i, out));
-        else
+        if (i >= cap)
             scn__fail(P, "at most %u %s", cap, what);
-        if (P->rc == FB_OK) *count = i + 1;
+        else if (scn__keep(P, item(P, e, i, out)) == FB_OK)
+            *count = i + 1;
         scn__pop(P, old);
     }
     return P->rc;
