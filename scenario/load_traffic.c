@@ -374,7 +374,7 @@ static int class_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
         scn__fail(P, "ramp, spikes, bursts and diurnal apply to open-loop arrivals only");
     if (c->arrivals == SIM_ARR_REPLAY && schedule)
         scn__fail(P, "ramp, spikes, bursts and diurnal do not apply to replayed arrivals (the "
-                          "recorded times are the whole schedule)");
+                     "recorded times are the whole schedule)");
     scn__parse_class_fleet(P, v, c);
     for (uint32_t k = 0; k < i; k++)
         if (strcmp(sc->classes[k].name, c->name) == 0)

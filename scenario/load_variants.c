@@ -187,7 +187,8 @@ static const char *const balances[] = {"round_robin", "random", "least_busy", NU
 static int queue_full_value(pctx *P, const cJSON *v, void *out) {
     uint64_t s = 0; /* stays 0 unless read: below 400, and the error stands */
     scn__get_uint_value(P, v, &s, 100, 599);
-    if (s < 400) return scn__fail(P, "the status a full gateway queue answers is an error (400..599)");
+    if (s < 400)
+        return scn__fail(P, "the status a full gateway queue answers is an error (400..599)");
     *(int *)out = (int)s;
     return FB_OK;
 }
@@ -243,7 +244,7 @@ static int parse_gateway(pctx *P, const cJSON *g, sim_policy *pol) {
     parse_gateway_fields(P, g, &pol->gateway);
     if (pol->autoscale.on)
         scn__fail(P, "a gateway tier with an autoscaled fleet (\"autoscale\") is not "
-                          "modelled: the replicas would sit beside pods that come and go");
+                     "modelled: the replicas would sit beside pods that come and go");
     sim_stack gst;
     memset(&gst, 0, sizeof gst);
     size_t old = scn__push_key(P, "layers");
@@ -254,9 +255,9 @@ static int parse_gateway(pctx *P, const cJSON *g, sim_policy *pol) {
         L->gateway = true;
         if (L->degraded)
             scn__fail(P,
-                           "layer '%s': a gateway layer answers no degraded "
-                           "response (the pods' outermost layer does)",
-                           L->name);
+                      "layer '%s': a gateway layer answers no degraded "
+                      "response (the pods' outermost layer does)",
+                      L->name);
     }
     sim_stack *stacks[1 + SIM_CLASSES_MAX];
     uint32_t n = 0;
