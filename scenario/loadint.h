@@ -7,12 +7,13 @@
  * the output alone, which is how every default is written: set it, then get.
  * Everything returns FB_OK or FB_EINVAL, and the first error is the one kept.
  *
- * The error is sticky (as SQLite's sqlite3_str keeps its first error): the
- * context records the first one (P->rc, with its message and path in
- * P->err), and from then on the getters, key checks and walkers do nothing
- * and return it. So a parser reads as a straight list of calls and returns
- * P->rc at the end; only code that would use what a failed call did not
- * set (an index, a pointer, a count) tests P->rc first.
+ * The error is sticky, as an sqlite3_str's is (after its first error every
+ * append is a no-op: https://sqlite.org/c3ref/str_errcode.html): the context
+ * records the first one (P->rc, with its message and path in P->err), and
+ * from then on the getters, key checks and walkers do nothing and return it.
+ * So a parser reads as a straight list of calls and returns P->rc at the
+ * end; only code that would use what a failed call did not set (an index, a
+ * pointer, a count) tests P->rc first.
  *
  *   load_json.c       errors and paths, did-you-mean, key checks, getters
  *   load_dist.c       distributions: their tables and their reading
