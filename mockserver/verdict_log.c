@@ -1,7 +1,8 @@
 /*
  * verdict_log.c - a saved attempt log (the JSON of GET /__fusebox/log) read back into entries
  * for the verdict. Strict, as every input is: an unknown key (with a did-you-mean), a missing
- * field or a wrong type is an error naming its JSON path, never a silent default.
+ * field or a wrong type is an error naming its JSON path, never a silent default. The error
+ * is sticky (R->rc): the first is kept, and the readers after it do nothing and return it.
  */
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -23,9 +24,12 @@ static const char *const entry_keys[] = {
 typedef struct rd {
     mock_parse_error *err;
     char path[64];
+    int rc; /* the sticky error: FB_OK until the first, then its code */
 } rd;
 
 static int fail(rd *R, const char *fmt, ...) {
+    if (R->rc != FB_OK) return R->rc; /* keep the first error */
+    R->rc = FB_EINVAL;
     mock_parse_error *e = R->err;
     snprintf(e->path, sizeof e->path, "%s", R->path);
     va_list ap;
@@ -43,6 +47,7 @@ static size_t push(rd *R, const char *k) {
 }
 
 static int known_keys(rd *R, const cJSON *obj, const char *const *keys) {
+    if (R->rc != FB_OK) return R->rc;
     for (const cJSON *it = obj->child; it != NULL; it = it->next) {
         size_t i = 0;
         while (keys[i] != NULL && strcmp(keys[i], it->string) != 0) i++;
@@ -57,25 +62,25 @@ static int known_keys(rd *R, const cJSON *obj, const char *const *keys) {
 /* A number field, in [lo, hi]; null allowed (then *out = null_value) when nullable. */
 static int number(rd *R, const cJSON *o, const char *k, bool nullable, double lo, double hi,
                   double null_value, double *out) {
+    if (R->rc != FB_OK) return R->rc;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     size_t n = push(R, k);
-    int rc = FB_OK;
-    if (v == NULL)
-        rc = fail(R, "missing");
-    else if (cJSON_IsNull(v) && nullable)
+    if (v == NULL) return fail(R, "missing");
+    if (cJSON_IsNull(v) && nullable)
         *out = null_value;
     else if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
-        rc = fail(R, "expected a number%s", nullable ? " or null" : "");
+        return fail(R, "expected a number%s", nullable ? " or null" : "");
     else if (v->valuedouble < lo || v->valuedouble > hi)
-        rc = fail(R, "%.15g is out of range [%.15g, %.15g]", v->valuedouble, lo, hi);
+        return fail(R, "%.15g is out of range [%.15g, %.15g]", v->valuedouble, lo, hi);
     else
         *out = v->valuedouble;
-    if (rc == FB_OK) R->path[n] = '\0';
-    return rc;
+    R->path[n] = '\0';
+    return FB_OK;
 }
 
 /* A string field into out (at most cap - 1 bytes); null as "" when nullable. */
 static int string(rd *R, const cJSON *o, const char *k, bool nullable, char *out, size_t cap) {
+    if (R->rc != FB_OK) return R->rc;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     size_t n = push(R, k);
     if (v == NULL) return fail(R, "missing");
@@ -94,6 +99,7 @@ static int string(rd *R, const cJSON *o, const char *k, bool nullable, char *out
 
 /* A boolean field; -1 for null when nullable. */
 static int boolean(rd *R, const cJSON *o, const char *k, bool nullable, int *out) {
+    if (R->rc != FB_OK) return R->rc;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
     size_t n = push(R, k);
     if (v == NULL) return fail(R, "missing");
@@ -109,6 +115,7 @@ static int boolean(rd *R, const cJSON *o, const char *k, bool nullable, int *out
 
 /* The client's fingerprint: 16 hex digits, or null (0); absent in logs saved before it (0). */
 static int client(rd *R, const cJSON *o, uint64_t *out) {
+    if (R->rc != FB_OK) return R->rc;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "client");
     size_t n = push(R, "client");
     *out = 0;
@@ -128,30 +135,30 @@ static int client(rd *R, const cJSON *o, uint64_t *out) {
 /* long: one field after the other, as the log writes them */
 static int entry(rd *R, const cJSON *o, mock_attempt *e) {
     if (!cJSON_IsObject(o)) return fail(R, "expected an object");
-    int rc = known_keys(R, o, entry_keys);
+    known_keys(R, o, entry_keys);
     double seq = 0, t = 0, real = 0, rcount = 0, status = 0, lat = 0, sent = 0, ra = 0, tok = 0;
     int stream = 0, attempt = 0, sr = 0, broken = 0;
     const double big = 9e15;
-    if (rc == FB_OK) rc = number(R, o, "seq", false, 0, big, 0, &seq);
-    if (rc == FB_OK) rc = number(R, o, "t_ms", false, -big, big, 0, &t);
-    if (rc == FB_OK) rc = number(R, o, "real_ms", false, 0, big, 0, &real);
-    if (rc == FB_OK) rc = string(R, o, "method", false, e->method, sizeof e->method);
-    if (rc == FB_OK) rc = string(R, o, "path", false, e->path, sizeof e->path);
-    if (rc == FB_OK) rc = string(R, o, "model", false, e->model, sizeof e->model);
-    if (rc == FB_OK) rc = boolean(R, o, "stream", false, &stream);
-    if (rc == FB_OK) rc = boolean(R, o, "attempt", false, &attempt);
-    if (rc == FB_OK) rc = number(R, o, "retry_count", true, 0, 1e9, -1, &rcount);
-    if (rc == FB_OK) rc = string(R, o, "key", true, e->key, sizeof e->key);
-    if (rc == FB_OK) rc = client(R, o, &e->client);
-    if (rc == FB_OK) rc = number(R, o, "status", false, 0, 999, 0, &status);
-    if (rc == FB_OK) rc = number(R, o, "latency_ms", true, 0, big, -1, &lat);
-    if (rc == FB_OK) rc = string(R, o, "fault", true, e->fault, sizeof e->fault);
-    if (rc == FB_OK) rc = number(R, o, "sent_ms", true, 0, big, -1, &sent);
-    if (rc == FB_OK) rc = number(R, o, "retry_after_ms", true, 0, big, -1, &ra);
-    if (rc == FB_OK) rc = boolean(R, o, "should_retry", true, &sr);
-    if (rc == FB_OK) rc = number(R, o, "tokens", true, 0, big, -1, &tok);
-    if (rc == FB_OK) rc = boolean(R, o, "broken", false, &broken);
-    if (rc != FB_OK) return rc;
+    number(R, o, "seq", false, 0, big, 0, &seq);
+    number(R, o, "t_ms", false, -big, big, 0, &t);
+    number(R, o, "real_ms", false, 0, big, 0, &real);
+    string(R, o, "method", false, e->method, sizeof e->method);
+    string(R, o, "path", false, e->path, sizeof e->path);
+    string(R, o, "model", false, e->model, sizeof e->model);
+    boolean(R, o, "stream", false, &stream);
+    boolean(R, o, "attempt", false, &attempt);
+    number(R, o, "retry_count", true, 0, 1e9, -1, &rcount);
+    string(R, o, "key", true, e->key, sizeof e->key);
+    client(R, o, &e->client);
+    number(R, o, "status", false, 0, 999, 0, &status);
+    number(R, o, "latency_ms", true, 0, big, -1, &lat);
+    string(R, o, "fault", true, e->fault, sizeof e->fault);
+    number(R, o, "sent_ms", true, 0, big, -1, &sent);
+    number(R, o, "retry_after_ms", true, 0, big, -1, &ra);
+    boolean(R, o, "should_retry", true, &sr);
+    number(R, o, "tokens", true, 0, big, -1, &tok);
+    boolean(R, o, "broken", false, &broken);
+    if (R->rc != FB_OK) return R->rc; /* explicit: the entry's fields from a whole entry only */
     e->seq = (uint64_t)seq;
     e->t_us = (fb_time_us)llround(t * 1e3);
     e->real_us = US(real);
@@ -169,6 +176,7 @@ static int entry(rd *R, const cJSON *o, mock_attempt *e) {
 }
 
 static int entries(rd *R, const cJSON *arr, size_t max, mock_attempt **out, size_t *n) {
+    if (R->rc != FB_OK) return R->rc;
     snprintf(R->path, sizeof R->path, "entries");
     if (arr == NULL) return fail(R, "missing");
     if (!cJSON_IsArray(arr)) return fail(R, "expected an array");
@@ -179,13 +187,13 @@ static int entries(rd *R, const cJSON *arr, size_t max, mock_attempt **out, size
     size_t i = 0;
     for (const cJSON *it = arr->child; it != NULL; it = it->next, i++) {
         snprintf(R->path, sizeof R->path, "entries[%zu]", i);
-        int rc = entry(R, it, &e[i]);
-        if (rc == FB_OK && i > 0 && e[i].seq <= e[i - 1].seq)
-            rc = fail(R, "seq %llu after %llu: entries are oldest first",
-                      (unsigned long long)e[i].seq, (unsigned long long)e[i - 1].seq);
-        if (rc != FB_OK) {
+        entry(R, it, &e[i]);
+        if (i > 0 && e[i].seq <= e[i - 1].seq)
+            fail(R, "seq %llu after %llu: entries are oldest first", (unsigned long long)e[i].seq,
+                 (unsigned long long)e[i - 1].seq);
+        if (R->rc != FB_OK) { /* explicit: e is freed at the first error */
             free(e);
-            return rc;
+            return R->rc;
         }
     }
     *out = e;
@@ -195,7 +203,7 @@ static int entries(rd *R, const cJSON *arr, size_t max, mock_attempt **out, size
 
 int mock_verdict_read_log(const char *json, size_t len, size_t max_entries, mock_attempt **out,
                           size_t *n, uint64_t *dropped, double *time_scale, mock_parse_error *err) {
-    rd R = {err, ""};
+    rd R = {err, "", FB_OK};
     *out = NULL;
     *n = 0;
     const char *end = NULL;
@@ -225,13 +233,11 @@ int mock_verdict_read_log(const char *json, size_t len, size_t max_entries, mock
         rc = fail(&R, "expected an object (the answer of GET /__fusebox/log)");
     } else {
         double total = 0, drop = 0;
-        rc = known_keys(&R, root, top_keys);
-        if (rc == FB_OK) rc = number(&R, root, "total", false, 0, 9e15, 0, &total);
-        if (rc == FB_OK) rc = number(&R, root, "dropped", false, 0, 9e15, 0, &drop);
-        if (rc == FB_OK) rc = number(&R, root, "time_scale", false, 1e-9, 1e9, 1, time_scale);
-        if (rc == FB_OK)
-            rc =
-                entries(&R, cJSON_GetObjectItemCaseSensitive(root, "entries"), max_entries, out, n);
+        known_keys(&R, root, top_keys);
+        number(&R, root, "total", false, 0, 9e15, 0, &total);
+        number(&R, root, "dropped", false, 0, 9e15, 0, &drop);
+        number(&R, root, "time_scale", false, 1e-9, 1e9, 1, time_scale);
+        rc = entries(&R, cJSON_GetObjectItemCaseSensitive(root, "entries"), max_entries, out, n);
         *dropped = (uint64_t)drop;
     }
     cJSON_Delete(root);

@@ -32,12 +32,11 @@ static int algo_keys(pctx *P, const cJSON *v, fb_conclimit_algo a, const char *n
                                      NULL};
     static const char *const adaptive[] = {"initial", "min", "max", NULL};
     static const char *const fixed[] = {"limit", NULL};
-    int rc = a == FB_CONCLIMIT_AIMD ? FB_OK : only_for(P, v, aimd, name, "aimd");
-    if (rc == FB_OK && a != FB_CONCLIMIT_GRADIENT2) rc = only_for(P, v, g2, name, "gradient2");
-    if (rc == FB_OK && a == FB_CONCLIMIT_FIXED)
-        rc = only_for(P, v, adaptive, name, "aimd and gradient2");
-    if (rc == FB_OK && a != FB_CONCLIMIT_FIXED) rc = only_for(P, v, fixed, name, "fixed");
-    return rc;
+    if (a != FB_CONCLIMIT_AIMD) only_for(P, v, aimd, name, "aimd");
+    if (a != FB_CONCLIMIT_GRADIENT2) only_for(P, v, g2, name, "gradient2");
+    if (a == FB_CONCLIMIT_FIXED) only_for(P, v, adaptive, name, "aimd and gradient2");
+    if (a != FB_CONCLIMIT_FIXED) only_for(P, v, fixed, name, "fixed");
+    return P->rc;
 }
 
 static const char *const algos[] = {"fixed", "aimd", "gradient2", NULL};
@@ -90,36 +89,36 @@ const ld_section scn__conclimit_section = {
 /* initial, min and max: Netflix's defaults (the rows'); initial must lie between. */
 static int adaptive_bounds(pctx *P, const cJSON *v, fb_conclimit_config *c) {
     const ld_section *s = &scn__conclimit_section;
-    int rc = scn__set_defaults_range(P, s, c, "initial", "backoff_ratio");
-    if (rc == FB_OK) rc = scn__read_range(P, v, s, c, "initial", "backoff_ratio");
-    if (rc == FB_OK && c->min_limit > c->max_limit)
-        rc = scn__fail(P, "min (%u) is above max (%u)", c->min_limit, c->max_limit);
-    if (rc == FB_OK && (c->initial_limit < c->min_limit || c->initial_limit > c->max_limit)) {
+    scn__set_defaults_range(P, s, c, "initial", "backoff_ratio");
+    scn__read_range(P, v, s, c, "initial", "backoff_ratio");
+    if (c->min_limit > c->max_limit)
+        scn__fail(P, "min (%u) is above max (%u)", c->min_limit, c->max_limit);
+    if (c->initial_limit < c->min_limit || c->initial_limit > c->max_limit) {
         size_t old = scn__push_key(P, "initial");
-        rc = scn__fail(P, "%u is outside [min, max] = [%u, %u]", c->initial_limit, c->min_limit,
-                       c->max_limit);
+        scn__fail(P, "%u is outside [min, max] = [%u, %u]", c->initial_limit, c->min_limit,
+                  c->max_limit);
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 static int conclimit_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
     const ld_section *s = &scn__conclimit_section;
     fb_conclimit_config *c = &pp->conclimit;
     memset(c, 0, sizeof *c);
-    int rc = scn__check_fields(P, v, s);
-    if (rc == FB_OK) rc = scn__set_defaults(s, c, P->err);
-    if (rc == FB_OK) rc = scn__read_range(P, v, s, c, NULL, "limit");
-    if (rc == FB_OK) rc = algo_keys(P, v, c->algo, algos[c->algo]);
-    if (rc == FB_OK && c->algo == FB_CONCLIMIT_FIXED) {
-        rc = scn__need_key(P, v, "limit");
-        if (rc == FB_OK) rc = scn__read_range(P, v, s, c, "limit", "initial");
-    } else if (rc == FB_OK) {
-        rc = adaptive_bounds(P, v, c);
+    scn__check_fields(P, v, s);
+    scn__keep(P, scn__set_defaults(s, c, P->err)); /* its own context */
+    scn__read_range(P, v, s, c, NULL, "limit");
+    algo_keys(P, v, c->algo, algos[c->algo]); /* an index of algos: the memset's or one read */
+    if (c->algo == FB_CONCLIMIT_FIXED) {
+        scn__need_key(P, v, "limit");
+        scn__read_range(P, v, s, c, "limit", "initial");
+    } else {
+        adaptive_bounds(P, v, c);
     }
-    if (rc == FB_OK) rc = scn__read_range(P, v, s, c, "backoff_ratio", NULL);
+    scn__read_range(P, v, s, c, "backoff_ratio", NULL);
     pp->has_conclimit = true;
-    return rc;
+    return P->rc;
 }
 
 static int parse_conclimits(pctx *P, const cJSON *v, void *out) {
@@ -165,15 +164,15 @@ static int parse_hedging(pctx *P, const cJSON *v, void *out) {
     sim_layer *L = out;
     fb_hedge_config *h = &L->hedge;
     memset(h, 0, sizeof *h);
-    int rc = scn__set_defaults(s, h, P->err);
-    if (rc == FB_OK) rc = scn__check_fields(P, v, s);
-    if (rc == FB_OK) rc = scn__read_range(P, v, s, h, NULL, "window");
-    if (rc == FB_OK && scn__field(v, "window") && !scn__field(v, "percentile"))
-        rc = scn__fail(P, "\"window\" is the percentile's: give \"percentile\" too");
-    if (rc == FB_OK) rc = scn__read_range(P, v, s, h, "window", NULL);
-    if (rc == FB_OK && h->delay_us == 0) h->delay_us = FB_HEDGE_AT_ONCE; /* Polly's Delay = Zero */
+    scn__keep(P, scn__set_defaults(s, h, P->err)); /* its own context */
+    scn__check_fields(P, v, s);
+    scn__read_range(P, v, s, h, NULL, "window");
+    if (scn__field(v, "window") && !scn__field(v, "percentile"))
+        scn__fail(P, "\"window\" is the percentile's: give \"percentile\" too");
+    scn__read_range(P, v, s, h, "window", NULL);
+    if (h->delay_us == 0) h->delay_us = FB_HEDGE_AT_ONCE; /* Polly's Delay = Zero */
     L->has_hedge = true;
-    return rc;
+    return P->rc;
 }
 
 /* ---- connections ---- */
@@ -206,24 +205,24 @@ static int parse_connections(pctx *P, const cJSON *v, void *out) {
     sim_layer *L = out;
     sim_pool *c = &L->pool;
     memset(c, 0, sizeof *c);
-    int rc = scn__fields(P, v, &scn__connections_section, c);
-    if (rc == FB_OK && c->max == 0 && c->per_provider == 0)
-        rc = scn__fail(P, "a pool needs a maximum: give \"max\", \"per_provider\" or both");
-    if (rc == FB_OK && c->max > 0 && c->per_provider > c->max) {
+    scn__fields(P, v, &scn__connections_section, c);
+    if (c->max == 0 && c->per_provider == 0)
+        scn__fail(P, "a pool needs a maximum: give \"max\", \"per_provider\" or both");
+    if (c->max > 0 && c->per_provider > c->max) {
         size_t old = scn__push_key(P, "per_provider");
-        rc = scn__fail(P, "%u is above \"max\" (%u): it could never be reached", c->per_provider,
-                       c->max);
+        scn__fail(P, "%u is above \"max\" (%u): it could never be reached", c->per_provider,
+                  c->max);
         scn__pop(P, old);
     }
     L->has_pool = true;
-    return rc;
+    return P->rc;
 }
 
 int scn__parse_client(pctx *P, const cJSON *v, sim_layer *L) {
-    int rc = scn__key(P, v, "concurrency_limit", parse_conclimits, L);
-    if (rc == FB_OK) rc = scn__key(P, v, "hedging", parse_hedging, L);
-    if (rc == FB_OK) rc = scn__key(P, v, "connections", parse_connections, L);
-    return rc;
+    scn__key(P, v, "concurrency_limit", parse_conclimits, L);
+    scn__key(P, v, "hedging", parse_hedging, L);
+    scn__key(P, v, "connections", parse_connections, L);
+    return P->rc;
 }
 
 /* Where in a stack these may be: hedging and connections belong to the layer that calls providers.

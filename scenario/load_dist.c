@@ -48,20 +48,22 @@ typedef struct dist_points {
 
 /* An array of 1 to SIM_DIST_POINTS_MAX scalars (out: dist_list). */
 static int scalar_list(pctx *P, const cJSON *arr, bool duration, dist_list *out) {
-    int rc = FB_OK;
     out->n = 0;
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1 ||
-        cJSON_GetArraySize(arr) > SIM_DIST_POINTS_MAX)
-        rc = scn__fail(P, "expected an array of 1 to %d %s", SIM_DIST_POINTS_MAX,
-                       duration ? "durations" : "numbers");
+        cJSON_GetArraySize(arr) > SIM_DIST_POINTS_MAX) /* explicit: the items fill out->x */
+        return scn__fail(P, "expected an array of 1 to %d %s", SIM_DIST_POINTS_MAX,
+                         duration ? "durations" : "numbers");
     uint32_t i = 0;
-    for (const cJSON *x = arr->child; rc == FB_OK && x; x = x->next, i++) {
+    for (const cJSON *x = arr->child; x; x = x->next, i++) {
         size_t o = scn__push_index(P, i);
-        rc = duration ? duration_scalar(P, x, &out->x[i]) : count_scalar(P, x, &out->x[i]);
+        if (duration)
+            duration_scalar(P, x, &out->x[i]);
+        else
+            count_scalar(P, x, &out->x[i]);
         scn__pop(P, o);
     }
     out->n = i;
-    return rc;
+    return P->rc;
 }
 
 static int duration_list(pctx *P, const cJSON *v, void *out) {
@@ -161,9 +163,9 @@ static int constant(pctx *P, const cJSON *v, const dist_tables *T, sim_dist *d) 
 
 static int uniform(pctx *P, const cJSON *v, const dist_tables *T, sim_dist *d) {
     d->kind = SIM_DIST_UNIFORM;
-    int rc = scn__fields(P, v, T->uniform, d);
-    if (rc == FB_OK && d->b < d->a) rc = scn__fail(P, "max must be >= min");
-    return rc;
+    scn__fields(P, v, T->uniform, d);
+    if (d->b < d->a) scn__fail(P, "max must be >= min");
+    return P->rc;
 }
 
 /* The mean alone, or {"mean": ...}. */
@@ -175,10 +177,10 @@ static int exponential(pctx *P, const cJSON *v, const dist_tables *T, sim_dist *
 
 static int lognormal(pctx *P, const cJSON *v, const dist_tables *T, sim_dist *d) {
     d->kind = SIM_DIST_LOGNORMAL;
-    int rc = scn__fields(P, v, T->lognormal, d);
-    if (rc == FB_OK && d->a <= 0) rc = scn__fail(P, "median must be greater than zero");
-    if (rc == FB_OK && d->b < d->a) rc = scn__fail(P, "p99 must be >= median");
-    return rc;
+    scn__fields(P, v, T->lognormal, d);
+    if (d->a <= 0) scn__fail(P, "median must be greater than zero");
+    if (d->b < d->a) scn__fail(P, "p99 must be >= median");
+    return P->rc;
 }
 
 /* The weights: one each, not all zero. */
@@ -201,25 +203,24 @@ static int empirical(pctx *P, const cJSON *v, const dist_tables *T, sim_dist *d)
     dist_points pts;
     memset(&pts, 0, sizeof pts);
     d->kind = SIM_DIST_EMPIRICAL;
-    int rc = scn__fields(P, v, T->empirical, &pts);
+    scn__fields(P, v, T->empirical, &pts);
     d->n = pts.values.n;
     memcpy(d->v, pts.values.x, sizeof d->v);
-    if (rc == FB_OK) {
-        size_t old = scn__push_key(P, "weights");
-        rc = check_weights(P, &pts);
-        scn__pop(P, old);
-    }
+    size_t old = scn__push_key(P, "weights");
+    check_weights(P, &pts);
+    scn__pop(P, old);
     const double *w = pts.weights.x;
     bool weighted = pts.weights.n > 0;
     double total = 0, sum = 0;
-    for (uint32_t i = 0; rc == FB_OK && i < d->n; i++) total += weighted ? w[i] : 1;
     d->a = 0;
-    for (uint32_t i = 0; rc == FB_OK && i < d->n; i++) {
+    if (P->rc != FB_OK) return P->rc; /* explicit: the median of checked weights only */
+    for (uint32_t i = 0; i < d->n; i++) total += weighted ? w[i] : 1;
+    for (uint32_t i = 0; i < d->n; i++) {
         sum += weighted ? w[i] : 1;
         d->cw[i] = i + 1 == d->n ? 1 : sum / total;
         if (d->cw[i] >= 0.5 && (i == 0 || d->cw[i - 1] < 0.5)) d->a = d->v[i];
     }
-    return rc;
+    return FB_OK;
 }
 
 #define KIND_HOOKS(kind)                                                                           \
@@ -272,24 +273,24 @@ const ld_kinds scn__kinds[] = {
 /* ---- a distribution ---- */
 
 static int parse_dist(pctx *P, const cJSON *v, bool duration, sim_dist *out) {
+    if (P->rc != FB_OK) return P->rc;
     const ld_section *s = duration ? &scn__duration_dist_section : &scn__count_dist_section;
     if (cJSON_IsNumber(v) || cJSON_IsString(v)) {
         out->kind = SIM_DIST_CONSTANT;
         out->b = 0;
         return duration ? duration_scalar(P, v, &out->a) : count_scalar(P, v, &out->a);
     }
-    int rc = FB_OK;
-    if (cJSON_IsObject(v) && v->child && v->child->next == NULL) rc = scn__check_fields(P, v, s);
+    if (cJSON_IsObject(v) && v->child && v->child->next == NULL) scn__check_fields(P, v, s);
     /* the one key a kind ("description" alone is allowed by the key check, and not a kind) */
-    if (rc == FB_OK && (!cJSON_IsObject(v) || v->child == NULL || v->child->next != NULL ||
-                        strcmp(v->child->string, "description") == 0))
+    if (!cJSON_IsObject(v) || v->child == NULL || v->child->next != NULL ||
+        strcmp(v->child->string, "description") == 0)
         return scn__fail(P,
                          "expected %s or an object with one of: constant, uniform, exponential, "
                          "lognormal, empirical",
                          duration ? "a duration" : "a number");
-    if (rc == FB_OK) rc = scn__read_fields(P, v, s, out);
+    scn__read_fields(P, v, s, out);
     scn_dist_prepare(out);
-    return rc;
+    return P->rc;
 }
 
 int scn__duration_dist(pctx *P, const cJSON *v, void *out) {
@@ -310,7 +311,7 @@ int scn_dist_parse(const char *text, size_t len, const char *what, bool duration
     snprintf(err->file, sizeof err->file, "%s", what);
     cJSON *v = scn__parse_json(text, len, err);
     if (v == NULL) return FB_EPARSE;
-    pctx P = {err, "", 0, false, NULL, NULL};
+    pctx P = {err, "", 0, false, NULL, NULL, FB_OK};
     int rc = parse_dist(&P, v, duration, out);
     cJSON_Delete(v);
     return rc;

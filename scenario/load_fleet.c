@@ -42,8 +42,7 @@ static int fail_key(pctx *P, const char *key, const char *msg) {
 }
 
 int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
-    int rc = scn__read_range(P, v, &scn__class_section, c, "source", NULL);
-    if (rc != FB_OK) return rc;
+    scn__read_range(P, v, &scn__class_section, c, "source", NULL);
     if (c->source == SIM_SOURCE_PER_POD && c->arrivals != SIM_ARR_POISSON)
         return fail_key(P, "source",
                         "per-pod sources are Poisson processes: use \"poisson\" arrivals");
@@ -59,7 +58,7 @@ int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
         return fail_key(P, "serial", "a serial client has one call in flight: it cannot burst");
     if (c->serial && c->source == SIM_SOURCE_PER_POD)
         return fail_key(P, "serial", "a serial client is one source, not one per pod");
-    return FB_OK;
+    return P->rc;
 }
 
 /* ---- a variant's autoscaler ---- */
@@ -67,9 +66,9 @@ int scn__parse_class_fleet(pctx *P, const cJSON *v, sim_class *c) {
 /* A duration (zero allowed or not) of at most max_us; else `max_text`. */
 static int duration_at_most(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero,
                             fb_time_us max_us, const char *max_text) {
-    int rc = scn__get_duration_value(P, v, out, allow_zero);
-    if (rc == FB_OK && *out > max_us) rc = scn__fail(P, "%s", max_text);
-    return rc;
+    scn__get_duration_value(P, v, out, allow_zero);
+    if (*out > max_us) scn__fail(P, "%s", max_text);
+    return P->rc;
 }
 
 static int stabilization_value(pctx *P, const cJSON *v, void *out) {
@@ -115,10 +114,10 @@ static int parse_rules(pctx *P, const cJSON *v, void *out) {
     sim_scale_rules *r = out;
     /* as HPA's "policies", the two given replace both defaults */
     if (scn__field(v, "pods") || scn__field(v, "percent")) r->pods = r->percent = 0;
-    int rc = scn__fields(P, v, &scn__scale_rules_section, r);
-    if (rc == FB_OK && r->pods == 0 && r->percent == 0 && r->select != SIM_SELECT_DISABLED)
-        rc = scn__fail(P, "give \"pods\", \"percent\" or both (or \"select\": \"disabled\")");
-    return rc;
+    scn__fields(P, v, &scn__scale_rules_section, r);
+    if (r->pods == 0 && r->percent == 0 && r->select != SIM_SELECT_DISABLED)
+        scn__fail(P, "give \"pods\", \"percent\" or both (or \"select\": \"disabled\")");
+    return P->rc;
 }
 
 static int period_value(pctx *P, const cJSON *v, void *out) {
@@ -146,7 +145,7 @@ static int target_value(pctx *P, const cJSON *v, void *out) {
 static int check_target(pctx *P, const cJSON *obj, const cJSON *root) {
     (void)root;
     sim_error ignored = {{0}, {0}, {0}};
-    pctx M = {&ignored, "", 0, false, NULL, NULL};
+    pctx M = {&ignored, "", 0, false, NULL, NULL, FB_OK};
     int metric = -1;
     double target = 0;
     if (scn__get_enum(&M, obj, "metric", metrics, &metric) != FB_OK) metric = -1;
@@ -216,30 +215,29 @@ const ld_section scn__autoscale_section = {
 /* The table's defaults, each direction's rules included. */
 static int autoscale_defaults(pctx *P, sim_autoscale *a) {
     memset(a, 0, sizeof *a);
-    return scn__set_defaults(&scn__autoscale_section, a, P->err);
+    return scn__keep(P, scn__set_defaults(&scn__autoscale_section, a, P->err));
 }
 
 static int autoscale_keys(pctx *P, const cJSON *v, sim_autoscale *a) {
     const ld_section *s = &scn__autoscale_section;
-    int rc = scn__read_range(P, v, s, a, NULL, "target");
+    scn__read_range(P, v, s, a, NULL, "target");
     double hi = a->metric == SIM_SCALE_UTILIZATION ? 1 : 1e6;
-    if (rc == FB_OK) rc = scn__get_number(P, v, "target", &a->target, 1e-6, hi);
-    if (rc == FB_OK) rc = scn__read_range(P, v, s, a, "min", "window");
-    if (rc == FB_OK && a->period_us % FB_US_PER_S != 0)
-        rc =
-            fail_key(P, "period", "a whole number of seconds (the metric is sampled every second)");
+    scn__get_number(P, v, "target", &a->target, 1e-6, hi);
+    scn__read_range(P, v, s, a, "min", "window");
+    if (a->period_us % FB_US_PER_S != 0)
+        fail_key(P, "period", "a whole number of seconds (the metric is sampled every second)");
     a->window_us = a->period_us;
-    if (rc == FB_OK) rc = scn__read_range(P, v, s, a, "window", NULL);
-    return rc;
+    scn__read_range(P, v, s, a, "window", NULL);
+    return P->rc;
 }
 
 static int parse_autoscale(pctx *P, const cJSON *v, void *out) {
     sim_autoscale *a = out;
-    int rc = autoscale_defaults(P, a);
-    if (rc != FB_OK || cJSON_IsFalse(v)) return rc;
-    rc = scn__check_fields(P, v, &scn__autoscale_section);
-    if (rc == FB_OK) rc = autoscale_keys(P, v, a);
-    if (rc != FB_OK) return rc;
+    autoscale_defaults(P, a);
+    if (cJSON_IsFalse(v)) return P->rc;
+    scn__check_fields(P, v, &scn__autoscale_section);
+    autoscale_keys(P, v, a);
+    if (P->rc != FB_OK) return P->rc; /* explicit: on only when read whole */
     a->on = true;
     uint32_t count = P->sc->pods.count;
     if (a->min > a->max) return fail_key(P, "min", "more than max pods");
@@ -254,10 +252,10 @@ static int parse_autoscale(pctx *P, const cJSON *v, void *out) {
 }
 
 int scn__parse_variant_fleet(pctx *P, cJSON *m, sim_policy *pol) {
-    int rc = autoscale_defaults(P, &pol->autoscale);
-    if (rc == FB_OK) rc = scn__key(P, m, "autoscale", parse_autoscale, &pol->autoscale);
+    autoscale_defaults(P, &pol->autoscale);
+    scn__key(P, m, "autoscale", parse_autoscale, &pol->autoscale);
     cJSON_DeleteItemFromObjectCaseSensitive(m, "autoscale");
-    return rc;
+    return P->rc;
 }
 
 /* ---- the breaker store ---- */
@@ -275,13 +273,13 @@ const ld_section scn__store_outage_section = {
 static int store_window(pctx *P, const cJSON *e, uint32_t i, void *out) {
     sim_scenario *sc = out;
     sim_store_window *w = &sc->store_outages[i];
-    int rc = scn__fields(P, e, &scn__store_outage_section, w);
-    if (rc == FB_OK && w->at_us >= sc->duration_us)
-        rc = scn__fail_past_end(P, "at", "the store outage", w->at_us, sc->duration_us);
-    if (rc == FB_OK && i > 0 &&
+    scn__fields(P, e, &scn__store_outage_section, w);
+    if (w->at_us >= sc->duration_us)
+        scn__fail_past_end(P, "at", "the store outage", w->at_us, sc->duration_us);
+    if (i > 0 &&
         w->at_us < fb_time_add(sc->store_outages[i - 1].at_us, sc->store_outages[i - 1].for_us))
-        rc = scn__fail(P, "store outages must be in time order and must not overlap");
-    return rc;
+        scn__fail(P, "store outages must be in time order and must not overlap");
+    return P->rc;
 }
 
 static int parse_outages(pctx *P, const cJSON *v, void *out) {

@@ -18,12 +18,19 @@
 
 int scn__fail(pctx *P, const char *fmt, ...) {
     va_list ap;
-    if (P->err->msg[0] != '\0') return FB_EINVAL; /* keep the first error */
+    if (P->rc != FB_OK) return P->rc; /* keep the first error */
+    P->rc = FB_EINVAL;
+    if (P->err->msg[0] != '\0') return P->rc; /* recorded through another context */
     snprintf(P->err->path, sizeof P->err->path, "%s", P->path);
     va_start(ap, fmt);
     vsnprintf(P->err->msg, sizeof P->err->msg, fmt, ap);
     va_end(ap);
     return FB_EINVAL;
+}
+
+int scn__keep(pctx *P, int rc) {
+    if (P->rc == FB_OK) P->rc = rc;
+    return P->rc;
 }
 
 size_t scn__push_key(pctx *P, const char *key) {
@@ -181,6 +188,7 @@ static const char *retry_habit(const cJSON *it, const char *const *allowed, char
 }
 
 int scn__check_keys(pctx *P, const cJSON *obj, const char *const *allowed) {
+    if (P->rc != FB_OK) return P->rc;
     for (const cJSON *it = obj->child; it; it = it->next) {
         if (allows(allowed, it->string)) continue;
         size_t old = scn__push_key(P, it->string);
@@ -197,6 +205,7 @@ int scn__check_keys(pctx *P, const cJSON *obj, const char *const *allowed) {
 }
 
 int scn__need_object(pctx *P, const cJSON *v) {
+    if (P->rc != FB_OK) return P->rc;
     return cJSON_IsObject(v) ? FB_OK
                              : scn__fail(P, "expected an object, got %s", scn__type_name(v));
 }
@@ -213,20 +222,21 @@ int scn__fail_past_end(pctx *P, const char *key, const char *what, fb_time_us at
 }
 
 int scn__need_key(pctx *P, const cJSON *obj, const char *key) {
+    if (P->rc != FB_OK) return P->rc;
     if (scn__field(obj, key)) return FB_OK;
     return scn__fail(P, "missing required key '%s'", key);
 }
 
 int scn__check_object(pctx *P, const cJSON *v, const char *const *keys,
                       const char *const *required) {
-    int rc = scn__need_object(P, v);
-    if (rc == FB_OK) rc = scn__check_keys(P, v, keys);
-    for (size_t i = 0; rc == FB_OK && required && required[i]; i++)
-        rc = scn__need_key(P, v, required[i]);
-    return rc;
+    scn__need_object(P, v);
+    scn__check_keys(P, v, keys);
+    for (size_t i = 0; required && required[i]; i++) scn__need_key(P, v, required[i]);
+    return P->rc;
 }
 
 int scn__check_name(pctx *P, const char *key, const char *name) {
+    if (P->rc != FB_OK) return P->rc;
     if (name[0] != '\0' && strspn(name, LD_NAME_CHARS) == strlen(name)) return FB_OK;
     size_t old = scn__push_key(P, key);
     int rc = scn__fail(P,
@@ -244,25 +254,31 @@ static int need_array(pctx *P, const cJSON *v) {
 }
 
 int scn__key(pctx *P, const cJSON *obj, const char *key, ld_parse_fn parse, void *out) {
+    if (P->rc != FB_OK) return P->rc;
     const cJSON *v = scn__field(obj, key);
     if (v == NULL) return FB_OK;
     size_t old = scn__push_key(P, key);
     int rc = parse(P, v, out);
     scn__pop(P, old);
-    return rc;
+    return scn__keep(P, rc);
 }
 
 int scn__array(pctx *P, const cJSON *v, uint32_t cap, const char *what, ld_item_fn item, void *out,
                uint32_t *count) {
-    int rc = need_array(P, v);
+    if (P->rc != FB_OK) return P->rc;
+    if (need_array(P, v) != FB_OK) return P->rc; /* explicit: the items of an array */
     uint32_t i = 0;
-    for (const cJSON *e = rc == FB_OK ? v->child : NULL; rc == FB_OK && e; e = e->next, i++) {
+    /* explicit: the walk stops at the first error (an item reads what the items before it set),
+     * and *count counts the items read whole */
+    for (const cJSON *e = v->child; P->rc == FB_OK && e; e = e->next, i++) {
         size_t old = scn__push_index(P, i);
-        rc = i < cap ? item(P, e, i, out) : scn__fail(P, "at most %u %s", cap, what);
-        if (rc == FB_OK) *count = i + 1;
+        if (i >= cap)
+            scn__fail(P, "at most %u %s", cap, what);
+        else if (scn__keep(P, item(P, e, i, out)) == FB_OK)
+            *count = i + 1;
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 /* ---- units ---- */
@@ -360,6 +376,7 @@ int scn_parse_rate(const char *s, double *per_s) {
 /* ---- typed getters ---- */
 
 int scn__get_duration_value(pctx *P, const cJSON *v, fb_time_us *out, bool allow_zero) {
+    if (P->rc != FB_OK) return P->rc;
     if (cJSON_IsNumber(v) && v->valuedouble >= 0 && isfinite(v->valuedouble))
         return scn__fail(
             P,
@@ -403,6 +420,7 @@ int scn__get_duration(pctx *P, const cJSON *obj, const char *key, fb_time_us *ou
 }
 
 int scn__get_number_value(pctx *P, const cJSON *v, double *out, double lo, double hi) {
+    if (P->rc != FB_OK) return P->rc;
     if (!cJSON_IsNumber(v)) return scn__fail(P, "expected a number, got %s", scn__type_name(v));
     if (!(v->valuedouble >= lo && v->valuedouble <= hi) && hi == 1 && lo >= 0 &&
         v->valuedouble > 1 && v->valuedouble <= 100)
@@ -425,6 +443,7 @@ int scn__get_number(pctx *P, const cJSON *obj, const char *key, double *out, dou
 }
 
 int scn__get_uint_value(pctx *P, const cJSON *v, uint64_t *out, uint64_t lo, uint64_t hi) {
+    if (P->rc != FB_OK) return P->rc;
     if (!cJSON_IsNumber(v)) return scn__fail(P, "expected an integer, got %s", scn__type_name(v));
     if (v->valuedouble != floor(v->valuedouble) || v->valuedouble < (double)lo ||
         v->valuedouble > (double)hi)
@@ -447,12 +466,13 @@ int scn__get_uint(pctx *P, const cJSON *obj, const char *key, uint64_t *out, uin
 int scn__get_u32(pctx *P, const cJSON *obj, const char *key, uint32_t *out, uint32_t lo,
                  uint32_t hi) {
     uint64_t v = *out;
-    int rc = scn__get_uint(P, obj, key, &v, lo, hi);
-    if (rc == FB_OK) *out = (uint32_t)v;
-    return rc;
+    scn__get_uint(P, obj, key, &v, lo, hi);
+    *out = (uint32_t)v; /* as it was unless read: v is at most hi */
+    return P->rc;
 }
 
 int scn__get_bool(pctx *P, const cJSON *obj, const char *key, bool *out) {
+    if (P->rc != FB_OK) return P->rc;
     const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
     size_t old = scn__push_key(P, key);
@@ -469,12 +489,13 @@ int scn__get_switch(pctx *P, const cJSON *obj, const char *key, fb_switch *out) 
     const cJSON *v = scn__field(obj, key);
     if (!v) return FB_OK;
     bool b = false;
-    int rc = scn__get_bool(P, obj, key, &b);
-    if (rc == FB_OK) *out = b ? FB_ON : FB_OFF;
-    return rc;
+    if (scn__get_bool(P, obj, key, &b) != FB_OK) return P->rc;
+    *out = b ? FB_ON : FB_OFF;
+    return FB_OK;
 }
 
 int scn__get_string_value(pctx *P, const cJSON *v, char *out, size_t cap) {
+    if (P->rc != FB_OK) return P->rc;
     if (!cJSON_IsString(v)) return scn__fail(P, "expected a string, got %s", scn__type_name(v));
     if (strlen(v->valuestring) >= cap) return scn__fail(P, "longer than %zu characters", cap - 1);
     snprintf(out, cap, "%s", v->valuestring);
@@ -504,6 +525,7 @@ static int unknown_value(pctx *P, const char *value, const char *const *names) {
 }
 
 int scn__get_enum_value(pctx *P, const cJSON *v, const char *const *names, int *out) {
+    if (P->rc != FB_OK) return P->rc;
     if (!cJSON_IsString(v)) return scn__fail(P, "expected a string, got %s", scn__type_name(v));
     int found = -1;
     for (int i = 0; names[i]; i++)
@@ -523,6 +545,7 @@ int scn__get_enum(pctx *P, const cJSON *obj, const char *key, const char *const 
 }
 
 int scn__get_rate_value(pctx *P, const cJSON *v, double *out) {
+    if (P->rc != FB_OK) return P->rc;
     if (cJSON_IsNumber(v)) {
         if (!(v->valuedouble >= 0) || !isfinite(v->valuedouble))
             return scn__fail(P, "rate must be a non-negative number");

@@ -32,6 +32,7 @@ static const char *const word_names[] = {"timeout", "reset", "broken", NULL};
 
 /* A map's value at P's path: a count. */
 static int count_value(pctx *P, const cJSON *v, uint64_t *out) {
+    if (P->rc != FB_OK) return P->rc;
     if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < 0 ||
         v->valuedouble > (double)COUNT_MAX)
         return scn__fail(P, "expected a count (an integer >= 0)");
@@ -49,59 +50,60 @@ static long decimal_key(const char *k, long lo, long hi) {
 
 static int parse_buckets(pctx *P, const cJSON *v, void *out) {
     sim_observed *o = out;
-    int rc = scn__need_object(P, v);
-    for (const cJSON *it = v ? v->child : NULL; rc == FB_OK && it; it = it->next) {
+    if (scn__need_object(P, v) != FB_OK) return P->rc; /* explicit: members have keys */
+    for (const cJSON *it = v->child; it; it = it->next) {
         size_t old = scn__push_key(P, it->string);
         long k = decimal_key(it->string, 0, SIM_OBS_BUCKETS - 1);
         if (k < 0)
-            rc = scn__fail(P, "a bucket is a number of attempts, 0 to %d (more: attempts_beyond)",
-                           SIM_OBS_BUCKETS - 1);
+            scn__fail(P, "a bucket is a number of attempts, 0 to %d (more: attempts_beyond)",
+                      SIM_OBS_BUCKETS - 1);
         else
-            rc = count_value(P, it, &o->per_request[k]);
+            count_value(P, it, &o->per_request[k]);
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 static int parse_status(pctx *P, const cJSON *v, void *out) {
     sim_observed *o = out;
-    int rc = scn__need_object(P, v);
-    for (const cJSON *it = v ? v->child : NULL; rc == FB_OK && it; it = it->next) {
+    if (scn__need_object(P, v) != FB_OK) return P->rc; /* explicit: members have keys */
+    for (const cJSON *it = v->child; it; it = it->next) {
         size_t old = scn__push_key(P, it->string);
         long k = decimal_key(it->string, 100, SIM_OBS_STATUS_MAX - 1);
         int w = -1;
         for (int i = 0; word_names[i]; i++)
             if (strcmp(it->string, word_names[i]) == 0) w = i;
         if (k >= 0)
-            rc = count_value(P, it, &o->status[k]);
+            count_value(P, it, &o->status[k]);
         else if (w >= 0)
-            rc = count_value(P, it, &o->words[w]);
+            count_value(P, it, &o->words[w]);
         else
-            rc = scn__fail(P, "an answer is an HTTP status (100 to 599), timeout, reset or broken");
+            scn__fail(P, "an answer is an HTTP status (100 to 599), timeout, reset or broken");
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 static int parse_end(pctx *P, const cJSON *v, void *out) {
     sim_observed *o = out;
-    int rc = scn__check_object(P, v, end_names, NULL);
-    for (const cJSON *it = v ? v->child : NULL; rc == FB_OK && it; it = it->next) {
+    /* explicit: end_n counts known keys only, at most SIM_OBS_ENDS_MAX */
+    if (scn__check_object(P, v, end_names, NULL) != FB_OK) return P->rc;
+    for (const cJSON *it = v->child; it; it = it->next) {
         size_t old = scn__push_key(P, it->string);
         snprintf(o->end_name[o->end_n], sizeof o->end_name[0], "%s", it->string);
-        rc = count_value(P, it, &o->end_count[o->end_n]);
+        count_value(P, it, &o->end_count[o->end_n]);
         o->end_n++;
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 /* Seconds, as report.json writes latencies, into microseconds. */
 static int seconds_value(pctx *P, const cJSON *v, void *out) {
-    double s = -1;
-    int rc = scn__get_number_value(P, v, &s, 0, 1e9);
-    if (rc == FB_OK && s >= 0) *(fb_time_us *)out = (fb_time_us)llround(s * 1e6);
-    return rc;
+    double s = -1; /* stays so unless read */
+    scn__get_number_value(P, v, &s, 0, 1e9);
+    if (s >= 0) *(fb_time_us *)out = (fb_time_us)llround(s * 1e6);
+    return P->rc;
 }
 
 /* ---- a quantile's rank band (scenario.h, sim_obs_rank) ---- */
@@ -136,24 +138,25 @@ static int parse_ranks(pctx *P, const cJSON *v, void *out) {
     static const char *const figures[] = {"latency_p50", "latency_p90", "latency_p99", NULL};
     static const char *const keys[] = {"from", "to", "lo", "hi", NULL};
     sim_observed *o = out;
-    int rc = scn__check_object(P, v, figures, NULL);
-    for (const cJSON *it = v ? v->child : NULL; rc == FB_OK && it; it = it->next) {
+    scn__check_object(P, v, figures, NULL);
+    /* explicit: the members are walked only once checked to be figures */
+    for (const cJSON *it = v ? v->child : NULL; P->rc == FB_OK && it; it = it->next) {
         size_t old = scn__push_key(P, it->string);
         int k = 0;
         while (strcmp(figures[k], it->string) != 0) k++; /* checked above */
         sim_obs_rank *r = &o->latency_rank[k];
         double x[4] = {0};
-        rc = scn__check_object(P, it, keys, keys);
-        for (int i = 0; rc == FB_OK && i < 4; i++) {
+        scn__check_object(P, it, keys, keys);
+        for (int i = 0; i < 4; i++) {
             size_t o2 = scn__push_key(P, keys[i]);
-            rc = scn__get_number_value(P, cJSON_GetObjectItemCaseSensitive(it, keys[i]), &x[i], 0,
-                                       i < 2 ? 1 : 1e9);
+            scn__get_number_value(P, cJSON_GetObjectItemCaseSensitive(it, keys[i]), &x[i], 0,
+                                  i < 2 ? 1 : 1e9);
             scn__pop(P, o2);
         }
-        if (rc == FB_OK && (x[0] > x[1] || x[2] > x[3]))
-            rc = scn__fail(P, "expected from <= to and lo <= hi, got from %g, to %g, lo %g, hi %g",
-                           x[0], x[1], x[2], x[3]);
-        if (rc == FB_OK) {
+        if (x[0] > x[1] || x[2] > x[3])
+            scn__fail(P, "expected from <= to and lo <= hi, got from %g, to %g, lo %g, hi %g", x[0],
+                      x[1], x[2], x[3]);
+        if (P->rc == FB_OK) {
             r->present = true;
             r->from = x[0];
             r->to = x[1];
@@ -162,7 +165,7 @@ static int parse_ranks(pctx *P, const cJSON *v, void *out) {
         }
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 static int window_name(pctx *P, const cJSON *v, void *out) {
@@ -218,33 +221,31 @@ static int parse_windows(pctx *P, const cJSON *v, void *out) {
 /* "noise": {"figure": half-width}; latencies in seconds, buckets as shares. */
 static int parse_noise(pctx *P, const cJSON *v, void *out) {
     sim_observed *o = out;
-    int rc = scn__need_object(P, v);
-    for (const cJSON *it = v ? v->child : NULL; rc == FB_OK && it; it = it->next) {
+    if (scn__need_object(P, v) != FB_OK) return P->rc; /* explicit: members have keys */
+    for (const cJSON *it = v->child; it; it = it->next) {
         size_t old = scn__push_key(P, it->string);
-        if (o->noise_n == SIM_OBS_NOISE_MAX)
-            rc = scn__fail(P, "more than %d figures", SIM_OBS_NOISE_MAX);
-        else if (strlen(it->string) >= sizeof o->noise_name[0] || it->string[0] == '\0')
-            rc =
-                scn__fail(P, "a figure's name is 1 to %zu characters", sizeof o->noise_name[0] - 1);
-        else if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= 1e12))
-            rc = scn__fail(P, "expected a number >= 0 (the half-width of the figure's noise)");
-        if (rc == FB_OK) {
+        if (o->noise_n == SIM_OBS_NOISE_MAX) {
+            scn__fail(P, "more than %d figures", SIM_OBS_NOISE_MAX);
+        } else if (strlen(it->string) >= sizeof o->noise_name[0] || it->string[0] == '\0') {
+            scn__fail(P, "a figure's name is 1 to %zu characters", sizeof o->noise_name[0] - 1);
+        } else if (!cJSON_IsNumber(it) || !(it->valuedouble >= 0 && it->valuedouble <= 1e12)) {
+            scn__fail(P, "expected a number >= 0 (the half-width of the figure's noise)");
+        } else {
             bool seconds = strncmp(it->string, "latency_", 8) == 0;
             snprintf(o->noise_name[o->noise_n], sizeof o->noise_name[0], "%s", it->string);
             o->noise[o->noise_n++] = seconds ? it->valuedouble * 1e6 : it->valuedouble;
         }
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 /* The variant it names must be one of the scenario's. */
 static int parse_variant(pctx *P, const cJSON *v, void *out) {
-    char *name = out;
-    int rc = scn__get_string_value(P, v, name, SIM_NAME_MAX);
-    if (rc == FB_OK && scn_variant(P->sc, name) < 0)
-        rc = scn__fail(P, "no variant \"%s\" in the scenario", name);
-    return rc;
+    char *name = out; /* "" (parse_observed's memset) unless read */
+    scn__get_string_value(P, v, name, SIM_NAME_MAX);
+    if (scn_variant(P->sc, name) < 0) scn__fail(P, "no variant \"%s\" in the scenario", name);
+    return P->rc;
 }
 
 /* An item of observed.latency_ranks. */
@@ -374,7 +375,6 @@ int scn__parse_observed(pctx *P, const cJSON *v, void *out) {
     sim_scenario *sc = out;
     sim_observed *o = &sc->observed;
     memset(o, 0, sizeof *o);
-    int rc = scn__fields(P, v, &scn__observed_section, o);
-    o->present = rc == FB_OK;
-    return rc;
+    o->present = scn__fields(P, v, &scn__observed_section, o) == FB_OK;
+    return P->rc;
 }

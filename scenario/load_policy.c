@@ -41,13 +41,13 @@ static int backoff_params(pctx *P, const cJSON *b, fb_retry_config *r) {
     if (r->backoff == FB_BACKOFF_NONE)
         return scn__fail(P, "\"none\" takes no parameters; write \"backoff\": \"none\"");
     if (cJSON_IsString(b)) return scn__get_duration_value(P, b, &r->base_us, false);
-    int rc = scn__fields(P, b, &scn__backoff_section, r);
-    if (rc == FB_OK && r->backoff != FB_BACKOFF_EXPONENTIAL && scn__field(b, "multiplier")) {
+    scn__fields(P, b, &scn__backoff_section, r);
+    if (r->backoff != FB_BACKOFF_EXPONENTIAL && scn__field(b, "multiplier")) {
         size_t old = scn__push_key(P, "multiplier");
-        rc = scn__fail(P, "only exponential backoff has a multiplier");
+        scn__fail(P, "only exponential backoff has a multiplier");
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 static int parse_backoff(pctx *P, const cJSON *v, void *out) {
@@ -65,14 +65,14 @@ static int parse_backoff(pctx *P, const cJSON *v, void *out) {
     if (!cJSON_IsObject(v) || !v->child || v->child->next)
         return scn__fail(P, "expected \"exponential\", \"constant\", \"linear\", \"none\" or an "
                             "object with one of them");
-    int rc = scn__check_keys(P, v, backoffs);
-    if (rc != FB_OK) return rc;
+    /* explicit: the member must be one of backoffs, for backoff_kind */
+    if (scn__check_keys(P, v, backoffs) != FB_OK) return P->rc;
     const cJSON *b = v->child;
     r->backoff = (fb_backoff)backoff_kind(b->string);
     size_t old = scn__push_key(P, b->string);
-    rc = backoff_params(P, b, r);
+    backoff_params(P, b, r);
     scn__pop(P, old);
-    return rc;
+    return P->rc;
 }
 
 /* {"proportional": fraction} (base: fb_retry_config). */
@@ -97,10 +97,10 @@ static int parse_jitter(pctx *P, const cJSON *o, void *out) {
         r->jitter = kinds[j];
         return rc;
     }
-    int rc = scn__check_fields(P, o, &scn__jitter_section);
+    scn__check_fields(P, o, &scn__jitter_section);
     r->jitter = FB_JITTER_PROPORTIONAL;
-    if (rc == FB_OK) rc = scn__read_fields(P, o, &scn__jitter_section, r);
-    return rc;
+    scn__read_fields(P, o, &scn__jitter_section, r);
+    return P->rc;
 }
 
 /* true: give up on a Retry-After above retry_after_max; false: clamp it. */
@@ -190,12 +190,11 @@ static int deposit_budget(pctx *P, const cJSON *o, void *out) {
 static int retry_breaker_budget(pctx *P, const cJSON *o, void *out) {
     fb_budget_config *b = out;
     b->kind = FB_BUDGET_RETRY_BREAKER;
-    int rc = scn__fields(P, o, &scn__retry_breaker_section, b);
+    scn__fields(P, o, &scn__retry_breaker_section, b);
     fb_time_us w = b->window_us ? b->window_us : 10 * FB_US_PER_S;
     uint32_t k = b->buckets ? b->buckets : 10;
-    if (rc == FB_OK && w % k != 0)
-        rc = scn__fail(P, "the window must divide into its %u buckets", k);
-    return rc;
+    if (w % k != 0) scn__fail(P, "the window must divide into its %u buckets", k);
+    return P->rc;
 }
 
 #define BUDGET_KIND(K, HOOK, SEC)                                                                  \
@@ -221,9 +220,9 @@ static int parse_budget(pctx *P, const cJSON *v, void *out) {
     if (!cJSON_IsObject(v) || !v->child || v->child->next)
         return scn__fail(P, "expected an object with one of: token_bucket, quota, deposit, "
                             "retry_breaker");
-    int rc = scn__check_fields(P, v, &budget_section);
-    if (rc == FB_OK) rc = scn__read_fields(P, v, &budget_section, out);
-    return rc;
+    scn__check_fields(P, v, &budget_section);
+    scn__read_fields(P, v, &budget_section, out);
+    return P->rc;
 }
 
 /* One entry of retry_on: an HTTP status or an outcome's name. */
@@ -476,15 +475,14 @@ static int parse_breaker(pctx *P, const cJSON *v, fb_breaker_config *b, bool *ha
         *has = false;
         return FB_OK;
     }
-    int rc = scn__check_fields(P, v, &scn__breaker_section);
-    if (rc != FB_OK) return rc;
+    scn__check_fields(P, v, &scn__breaker_section);
     *has = true;
     memset(b, 0, sizeof *b);
-    rc = breaker_mode(P, v, b);
-    if (rc == FB_OK) rc = breaker_window(P, v, b);
-    if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__breaker_section, b);
-    if (rc == FB_OK) rc = breaker_consistent(P, b);
-    return rc;
+    breaker_mode(P, v, b);
+    breaker_window(P, v, b);
+    scn__read_fields(P, v, &scn__breaker_section, b);
+    breaker_consistent(P, b);
+    return P->rc;
 }
 
 static const char *const scopes[] = {"per_pod", "shared", NULL};
@@ -514,49 +512,47 @@ static int parse_variant_breaker(pctx *P, const cJSON *v, void *out) {
     fb_breaker_config bc;
     memset(&bc, 0, sizeof bc);
     cJSON *copy = NULL;
-    int rc = FB_OK;
     if (cJSON_IsObject(v)) {
         /* every key of both, so that a misspelt scope gets its did-you-mean too */
         static const ld_section *const secs[] = {&scn__breaker_section,
                                                  &scn__variant_breaker_section, NULL};
         pol->breaker_scope = SIM_SCOPE_POD;
         pol->store_outage = (sim_store_outage)0;
-        rc = scn__check_fields_in(P, v, secs);
-        if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__variant_breaker_section, pol);
-        if (rc == FB_OK && scn__field(v, "store_outage") &&
-            pol->breaker_scope != SIM_SCOPE_SHARED) {
+        scn__check_fields_in(P, v, secs);
+        scn__read_fields(P, v, &scn__variant_breaker_section, pol);
+        if (scn__field(v, "store_outage") && pol->breaker_scope != SIM_SCOPE_SHARED) {
             size_t old = scn__push_key(P, "store_outage");
-            rc = scn__fail(P, "only a shared breaker (\"scope\": \"shared\") has a store");
+            scn__fail(P, "only a shared breaker (\"scope\": \"shared\") has a store");
             scn__pop(P, old);
         }
         copy = cJSON_Duplicate(v, 1);
-        if (copy == NULL) rc = scn__fail(P, "out of memory");
+        if (copy == NULL) scn__fail(P, "out of memory");
         cJSON_DeleteItemFromObjectCaseSensitive(copy, "scope");
         cJSON_DeleteItemFromObjectCaseSensitive(copy, "sync_delay");
         cJSON_DeleteItemFromObjectCaseSensitive(copy, "store_outage");
     }
-    if (rc == FB_OK) rc = parse_breaker(P, copy ? copy : v, &bc, &has);
+    parse_breaker(P, copy ? copy : v, &bc, &has);
     cJSON_Delete(copy);
     for (uint32_t i = 0; i < SIM_PROVIDERS_MAX; i++) {
         pol->per_provider[i].has_breaker = has;
         pol->per_provider[i].breaker = bc;
     }
-    return rc;
+    return P->rc;
 }
 
 /* ---- per provider ---- */
 
 /* {PROVIDER: {...}, ...}: each member read into that provider's share of the policy. */
 int scn__per_provider(pctx *P, const cJSON *v, ld_provider_part part, sim_layer *pol) {
-    int rc = scn__need_object(P, v);
-    for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
+    if (scn__need_object(P, v) != FB_OK) return P->rc; /* explicit: members have keys */
+    for (const cJSON *e = v->child; e; e = e->next) {
         size_t old = scn__push_key(P, e->string);
         uint8_t idx = 0;
-        rc = scn__lookup_provider_name(P, e->string, &idx);
-        if (rc == FB_OK) rc = part(P, e, &pol->per_provider[idx]);
+        if (scn__lookup_provider_name(P, e->string, &idx) == FB_OK) /* explicit: idx found */
+            part(P, e, &pol->per_provider[idx]);
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 static const char *const ratelimit_modes[] = {"wait", "reject", NULL};
@@ -582,11 +578,10 @@ static int ratelimit_part(pctx *P, const cJSON *v, sim_provider_policy *pp) {
     r->requests_per_min = 0;
     r->tokens_per_min = 0;
     r->mode = (fb_ratelimit_mode)0;
-    int rc = scn__fields(P, v, &scn__rate_limit_section, r);
-    if (rc == FB_OK && r->requests_per_min == 0 && r->tokens_per_min == 0)
-        rc = scn__fail(P, "give rpm, tpm or both");
+    scn__fields(P, v, &scn__rate_limit_section, r);
+    if (r->requests_per_min == 0 && r->tokens_per_min == 0) scn__fail(P, "give rpm, tpm or both");
     pp->has_ratelimit = true;
-    return rc;
+    return P->rc;
 }
 
 static int override_breaker(pctx *P, const cJSON *v, void *out) {
@@ -788,13 +783,12 @@ const ld_section scn__layer_section = {
     NULL};
 
 int scn__parse_layer(pctx *P, const cJSON *v, sim_layer *pol, const ld_section *const *secs) {
-    int rc = scn__check_fields_in(P, v, secs);
-    if (rc != FB_OK) return rc;
+    scn__check_fields_in(P, v, secs);
     scn__layer_defaults(P->sc, pol);
-    rc = scn__read_fields(P, v, &scn__layer_section, pol);
-    if (rc == FB_OK) rc = scn__parse_client(P, v, pol);
-    if (rc == FB_OK && pol->order_len == 0)
-        rc = scn__fail(
-            P, "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");
-    return rc;
+    scn__read_fields(P, v, &scn__layer_section, pol);
+    scn__parse_client(P, v, pol);
+    if (pol->order_len == 0)
+        scn__fail(P,
+                  "no LLM provider to call: add one to \"providers\" or name a \"fallback\" chain");
+    return P->rc;
 }

@@ -353,16 +353,16 @@ static void warn_fraction_as_percent(pctx *P, const sim_preset *p, const sim_par
 /* One parameter's value, read in the library's unit. */
 static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
                        sim_param_value *values) {
+    if (P->rc != FB_OK) return P->rc; /* the readers below are not sticky themselves */
     const sim_param *pa = &p->params[idx];
     sim_param_value *out = &values[idx];
     out->set = true;
     out->json = v;
     switch (pa->notation) {
     case SIM_PK_PERCENT: {
-        int rc = number(P, p, pa, v, &out->num);
-        if (rc == FB_OK && out->num > 0 && out->num < 1)
-            warn_fraction_as_percent(P, p, pa, out->num);
-        return rc;
+        if (number(P, p, pa, v, &out->num) == FB_OK && out->num > 0 && out->num < 1)
+            warn_fraction_as_percent(P, p, pa, out->num); /* explicit: a number read */
+        return P->rc;
     }
     case SIM_PK_COUNT:
     case SIM_PK_NUMBER:
@@ -407,6 +407,7 @@ static int param_value(pctx *P, const sim_preset *p, int idx, const cJSON *v,
 
 /* The keys a preset layer may have: its own three, then the library's. */
 static int check_preset_keys(pctx *P, const cJSON *e, const sim_preset *p) {
+    if (P->rc != FB_OK) return P->rc;
     const char *keys[SIM_PRESET_PARAMS_MAX + 4] = {"name", "description", "preset"};
     size_t n = 3;
     for (const sim_param *pa = p->params; pa->name && n + 1 < sizeof keys / sizeof keys[0]; pa++)
@@ -449,17 +450,17 @@ static int find_preset(pctx *P, const cJSON *e, const sim_preset **out) {
 
 /* The keys of e checked against p's table, then each parameter given read into values. */
 static int read_params(pctx *P, const cJSON *e, const sim_preset *p, sim_param_value *values) {
-    int rc = check_preset_keys(P, e, p);
+    check_preset_keys(P, e, p);
     int i = 0;
-    for (const sim_param *pa = p->params; rc == FB_OK && pa->name; pa++, i++) {
+    for (const sim_param *pa = p->params; pa->name; pa++, i++) {
         if (strchr(pa->name, '.')) continue;
         const cJSON *v = scn__field(e, pa->name);
         if (v == NULL) continue;
         size_t old = scn__push_key(P, pa->name);
-        rc = param_value(P, p, i, v, values);
+        param_value(P, p, i, v, values);
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 int scn__check_preset_set(pctx *P, const cJSON *layer, const char *key, const cJSON *val) {
@@ -473,8 +474,8 @@ int scn__check_preset_set(pctx *P, const cJSON *layer, const char *key, const cJ
     /* {"a": {"b": val}} for "a.b": the layer as the loader would read it, with val alone */
     cJSON *obj = cJSON_CreateObject(), *at = obj, *copy = cJSON_Duplicate(val, 1);
     char step[SIM_NAME_MAX * 4];
-    int rc = obj && copy ? FB_OK : scn__fail(P, "out of memory");
-    for (const char *k = key; rc == FB_OK;) {
+    if (obj == NULL || copy == NULL) scn__fail(P, "out of memory");
+    for (const char *k = key; obj && copy;) {
         size_t n = strcspn(k, ".");
         snprintf(step, sizeof step, "%.*s", (int)n, k);
         if (k[n] == '\0') {
@@ -483,15 +484,18 @@ int scn__check_preset_set(pctx *P, const cJSON *layer, const char *key, const cJ
             break;
         }
         at = cJSON_AddObjectToObject(at, step);
-        if (at == NULL) rc = scn__fail(P, "out of memory");
+        if (at == NULL) {
+            scn__fail(P, "out of memory");
+            break;
+        }
         k += n + 1;
     }
     sim_param_value values[SIM_PRESET_PARAMS_MAX];
     memset(values, 0, sizeof values);
-    if (rc == FB_OK) rc = read_params(P, obj, p, values);
+    read_params(P, obj, p, values); /* sticky: nothing after an out of memory */
     cJSON_Delete(obj);
     cJSON_Delete(copy);
-    return rc;
+    return P->rc;
 }
 
 int scn__parse_preset(pctx *P, const cJSON *e, sim_layer *L) {
@@ -605,29 +609,28 @@ static int parse_imported(pctx *P, const char *json, const char *file, const cJS
 
 int scn__import_layer(pctx *P, const cJSON *e, sim_layer *L) {
     char kind[SIM_NAME_MAX] = "", file[256] = "", instance[SIM_NAME_MAX] = "", path[512];
-    int rc = scn__need_object(P, e);
-    if (rc == FB_OK) rc = scn__need_key(P, e, "import");
-    if (rc == FB_OK) rc = scn__need_key(P, e, "file");
-    if (rc == FB_OK) rc = scn__get_string(P, e, "import", kind, sizeof kind);
-    if (rc == FB_OK) rc = scn__get_string(P, e, "file", file, sizeof file);
-    if (rc == FB_OK) rc = scn__get_string(P, e, "instance", instance, sizeof instance);
-    if (rc != FB_OK) return rc;
+    scn__need_object(P, e);
+    scn__need_key(P, e, "import");
+    scn__need_key(P, e, "file");
+    scn__get_string(P, e, "import", kind, sizeof kind);
+    scn__get_string(P, e, "file", file, sizeof file);
+    scn__get_string(P, e, "instance", instance, sizeof instance);
+    if (P->rc != FB_OK) return P->rc; /* explicit: nothing to import */
     if (P->imp == NULL || P->imp->layer == NULL)
         return scn__fail(P, "this program cannot import policy files (fusebox run can)");
     resolve(P, file, path, sizeof path);
     char *json = NULL, *notes = NULL, msg[512] = "";
-    rc = P->imp->layer(P->imp->ctx, kind, path, instance[0] ? instance : NULL, &json, &notes, msg,
-                       sizeof msg);
+    int rc = P->imp->layer(P->imp->ctx, kind, path, instance[0] ? instance : NULL, &json, &notes,
+                           msg, sizeof msg);
     if (rc != FB_OK) {
-        rc = scn__fail(P, "%s", msg);
-    } else {
-        rc = parse_imported(P, json, path, e, L);
+        scn__fail(P, "%s", msg);
+    } else if (parse_imported(P, json, path, e, L) == FB_OK) { /* explicit: a layer's notes */
         char *save = NULL; /* strtok_r: strtok keeps its place in process-wide state */
-        for (char *line = notes ? strtok_r(notes, "\n", &save) : NULL; rc == FB_OK && line;
+        for (char *line = notes ? strtok_r(notes, "\n", &save) : NULL; line;
              line = strtok_r(NULL, "\n", &save))
             add_note(P, line);
     }
     free(json);
     free(notes);
-    return rc;
+    return P->rc;
 }

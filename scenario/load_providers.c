@@ -18,13 +18,13 @@
 
 /* An HTTP status that is an error (4xx, 5xx): anything else would answer as a success. */
 static int parse_error_status(pctx *P, const cJSON *v, void *out) {
-    uint64_t s = 0;
-    int rc = scn__get_uint_value(P, v, &s, 100, LD_STATUS_MAX);
-    if (rc == FB_OK && s < LD_STATUS_MIN)
+    uint64_t s = 0; /* stays 0 unless read: below LD_STATUS_MIN, and the error stands */
+    scn__get_uint_value(P, v, &s, 100, LD_STATUS_MAX);
+    if (s < LD_STATUS_MIN)
         return scn__fail(P, "%d is not an error status (use %d to %d)", (int)s, LD_STATUS_MIN,
                          LD_STATUS_MAX);
-    if (rc == FB_OK) *(int *)out = (int)s;
-    return rc;
+    *(int *)out = (int)s;
+    return FB_OK;
 }
 
 /*
@@ -35,27 +35,26 @@ static int parse_factor(pctx *P, const cJSON *v, void *out) {
     sim_dist *d = out;
     if (cJSON_IsNumber(v)) {
         double x = 0;
-        int rc = scn__get_number_value(P, v, &x, 1, SIM_FAULT_FACTOR_MAX);
-        if (rc == FB_OK) *d = scn__dist_const(x);
-        return rc;
+        if (scn__get_number_value(P, v, &x, 1, SIM_FAULT_FACTOR_MAX) == FB_OK)
+            *d = scn__dist_const(x); /* explicit: a number read */
+        return P->rc;
     }
-    int rc = scn__get_dist_value(P, v, false, d);
+    scn__get_dist_value(P, v, false, d);
     double median = d->a; /* constant, lognormal, empirical (its weighted median) */
     if (d->kind == SIM_DIST_UNIFORM) median = (d->a + d->b) / 2;
     if (d->kind == SIM_DIST_EXPONENTIAL) median = d->a * log(2.0);
-    if (rc == FB_OK && !(median >= 1 && median <= SIM_FAULT_FACTOR_MAX))
-        rc = scn__fail(P, "a factor's median must be in [1, 1000] (got %g)", median);
-    return rc;
+    if (!(median >= 1 && median <= SIM_FAULT_FACTOR_MAX))
+        scn__fail(P, "a factor's median must be in [1, 1000] (got %g)", median);
+    return P->rc;
 }
 
 /* The keys of s, with every key of `required` (or NULL); then each read into base. */
 static int required_fields(pctx *P, const cJSON *v, const ld_section *s,
                            const char *const *required, void *base) {
-    int rc = scn__check_fields(P, v, s);
-    for (size_t i = 0; rc == FB_OK && required && required[i]; i++)
-        rc = scn__need_key(P, v, required[i]);
-    if (rc == FB_OK) rc = scn__read_fields(P, v, s, base);
-    return rc;
+    scn__check_fields(P, v, s);
+    for (size_t i = 0; required && required[i]; i++) scn__need_key(P, v, required[i]);
+    scn__read_fields(P, v, s, base);
+    return P->rc;
 }
 
 /* ---- faults: the body of each kind (base: sim_fault) ---- */
@@ -300,24 +299,22 @@ static int fault_kind(pctx *P, const cJSON *v, const cJSON **kind, sim_fault *f)
 
 static int parse_fault(pctx *P, const cJSON *v, sim_fault *f) {
     const cJSON *kind = NULL;
-    int rc = scn__need_object(P, v);
-    if (rc == FB_OK) rc = fault_kind(P, v, &kind, f);
-    if (rc != FB_OK) return rc;
+    /* explicit: fault_kind walks an object's members, and kind is read below */
+    if (scn__need_object(P, v) != FB_OK || fault_kind(P, v, &kind, f) != FB_OK) return P->rc;
     if (P->timing_optional) {
         f->at_us = 0;
         f->for_us = FB_TIME_MAX;
     } else {
-        rc = scn__need_key(P, v, "at");
-        if (rc == FB_OK) rc = scn__need_key(P, v, "for");
+        scn__need_key(P, v, "at");
+        scn__need_key(P, v, "for");
     }
-    if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__fault_section, f);
-    if (rc == FB_OK && P->sc && f->at_us >= P->sc->duration_us)
-        rc = scn__fail_past_end(P, "at", "the fault", f->at_us, P->sc->duration_us);
-    if (rc != FB_OK) return rc;
+    scn__read_fields(P, v, &scn__fault_section, f);
+    if (P->sc && f->at_us >= P->sc->duration_us)
+        scn__fail_past_end(P, "at", "the fault", f->at_us, P->sc->duration_us);
     size_t old = scn__push_key(P, kind->string);
-    rc = parse_fault_body(P, kind, f);
+    parse_fault_body(P, kind, f);
     scn__pop(P, old);
-    return rc;
+    return P->rc;
 }
 
 static int fault_item(pctx *P, const cJSON *e, uint32_t i, void *out) {
@@ -608,49 +605,45 @@ const ld_section scn__provider_section = {
 
 /* "name": a valid name, and not one that "target" gives another meaning. */
 static int provider_name(pctx *P, const cJSON *v, sim_provider *p) {
-    int rc = scn__check_fields(P, v, &scn__provider_section);
-    if (rc == FB_OK) rc = scn__need_key(P, v, "name");
-    if (rc == FB_OK) rc = scn__get_string(P, v, "name", p->name, sizeof p->name);
-    if (rc == FB_OK) rc = scn__check_name(P, "name", p->name);
-    if (rc != FB_OK) return rc;
+    scn__check_fields(P, v, &scn__provider_section);
+    scn__need_key(P, v, "name");
+    scn__get_string(P, v, "name", p->name, sizeof p->name); /* "" (calloc) unless read */
+    scn__check_name(P, "name", p->name);
     if (strcmp(p->name, "llm") == 0 || strcmp(p->name, "none") == 0 || p->name[0] == '\0') {
         size_t old = scn__push_key(P, "name");
-        rc = scn__fail(P, "\"%s\" is reserved", p->name);
+        scn__fail(P, "\"%s\" is reserved", p->name);
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 /* The defaults of a provider whose objects are absent (the tables' LD_F_SET ones). */
 static int provider_defaults(pctx *P, sim_provider *p) {
     static const ld_section *const parts[] = {&scn__provider_section, &scn__latency_section,
                                               &scn__capacity_section, &scn__efficiency_section};
-    int rc = FB_OK;
-    for (size_t i = 0; rc == FB_OK && i < sizeof parts / sizeof parts[0]; i++)
-        rc = scn__set_defaults(parts[i], p, P->err);
-    return rc;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        scn__keep(P, scn__set_defaults(parts[i], p, P->err)); /* its own context */
+    return P->rc;
 }
 
 static int provider_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
     sim_scenario *sc = out;
     sim_provider *p = &sc->providers[i];
-    int rc = provider_name(P, v, p);
-    if (rc == FB_OK) rc = provider_defaults(P, p);
-    if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__provider_section, p);
-    if (rc == FB_OK) rc = capacity_consistent(P, v, p);
-    for (uint32_t k = 0; rc == FB_OK && k < i; k++)
+    provider_name(P, v, p);
+    provider_defaults(P, p);
+    scn__read_fields(P, v, &scn__provider_section, p);
+    capacity_consistent(P, v, p);
+    for (uint32_t k = 0; k < i; k++)
         if (strcmp(sc->providers[k].name, p->name) == 0)
-            rc = scn__fail(P, "two providers are named \"%s\"", p->name);
-    return rc;
+            scn__fail(P, "two providers are named \"%s\"", p->name);
+    return P->rc;
 }
 
 int scn__parse_providers(pctx *P, const cJSON *v, void *out) {
     sim_scenario *sc = out;
-    int rc =
-        scn__array(P, v, SIM_PROVIDERS_MAX, "providers", provider_item, sc, &sc->provider_count);
-    if (rc == FB_OK && sc->provider_count == 0)
-        rc = scn__fail(P, "at least one provider is needed");
-    return rc;
+    scn__array(P, v, SIM_PROVIDERS_MAX, "providers", provider_item, sc, &sc->provider_count);
+    if (sc->provider_count == 0) scn__fail(P, "at least one provider is needed");
+    return P->rc;
 }
 
 /* ---- a fault timeline alone ---- */
@@ -669,20 +662,20 @@ int scn_faults_parse(const char *text, size_t len, const char *file, sim_fault *
     *count = 0;
     cJSON *root = scn__parse_json(text, len, err);
     if (root == NULL) return FB_EPARSE;
-    pctx P = {err, "", 0, true, NULL, NULL};
+    pctx P = {err, "", 0, true, NULL, NULL, FB_OK};
     const cJSON *arr = root;
-    int rc = FB_OK;
     if (cJSON_IsObject(root)) { /* {"faults": [...]} */
-        rc = scn__check_object(&P, root, keys, keys);
+        scn__check_object(&P, root, keys, keys);
         arr = scn__field(root, "faults");
     }
     uint32_t n = 0;
     size_t old = scn__push_key(&P, "faults");
-    if (rc == FB_OK) rc = scn__array(&P, arr, cap, "faults", script_item, out, &n);
+    scn__array(&P, arr, cap, "faults", script_item, out, &n);
     scn__pop(&P, old);
     cJSON_Delete(root);
-    if (rc == FB_OK) *count = n;
-    return rc;
+    if (P.rc != FB_OK) return P.rc; /* explicit: *count only for a whole timeline */
+    *count = n;
+    return FB_OK;
 }
 
 /* ---- references by name, from traffic and policies ---- */
@@ -695,6 +688,7 @@ static int no_provider(pctx *P, const char *name, const char *const *names) {
 }
 
 int scn__lookup_provider_name(pctx *P, const char *name, uint8_t *out) {
+    if (P->rc != FB_OK) return P->rc;
     const sim_scenario *sc = P->sc;
     int i = scn_provider(sc, name);
     if (i < 0) {
@@ -731,19 +725,20 @@ int scn__lookup_provider(pctx *P, const cJSON *v, uint8_t *out) {
 
 static int chain_link(pctx *P, const cJSON *e, uint32_t i, void *out) {
     uint8_t *order = out;
-    int rc = scn__lookup_provider(P, e, &order[i]);
-    for (uint32_t k = 0; rc == FB_OK && k < i; k++)
-        if (order[k] == order[i])
-            rc = scn__fail(P, "provider \"%s\" is listed twice", e->valuestring);
-    if (rc == FB_OK && P->sc->providers[order[i]].kind != SIM_PROVIDER_LLM)
-        rc = scn__fail(P, "\"%s\" is a tool, not an LLM provider", e->valuestring);
-    return rc;
+    /* explicit: order[i] is set only for a provider found */
+    if (scn__lookup_provider(P, e, &order[i]) != FB_OK) return P->rc;
+    for (uint32_t k = 0; k < i; k++)
+        if (order[k] == order[i]) scn__fail(P, "provider \"%s\" is listed twice", e->valuestring);
+    if (P->sc->providers[order[i]].kind != SIM_PROVIDER_LLM)
+        scn__fail(P, "\"%s\" is a tool, not an LLM provider", e->valuestring);
+    return P->rc;
 }
 
 int scn__parse_order(pctx *P, const cJSON *v, uint8_t *order, uint32_t *len) {
     uint32_t n = 0;
-    int rc = scn__array(P, v, SIM_PROVIDERS_MAX, "providers", chain_link, order, &n);
-    if (rc == FB_OK && n == 0) rc = scn__fail(P, "must name at least one provider");
-    if (rc == FB_OK) *len = n;
-    return rc;
+    scn__array(P, v, SIM_PROVIDERS_MAX, "providers", chain_link, order, &n);
+    if (n == 0) scn__fail(P, "must name at least one provider");
+    if (P->rc != FB_OK) return P->rc; /* explicit: *len only for a whole chain */
+    *len = n;
+    return FB_OK;
 }

@@ -213,7 +213,7 @@ static int table_unknown(const set_walk *W, const ld_section *const *secs, const
     }
     cJSON_AddItemToObject(obj, tok, copy);
     sim_error e = {{0}, {0}, {0}};
-    pctx P = {&e, "", 0, false, NULL, NULL};
+    pctx P = {&e, "", 0, false, NULL, NULL, FB_OK};
     P.len = strlen(at) < sizeof P.path ? strlen(at) : 0;
     memcpy(P.path, at, P.len);
     int rc = scn__check_fields_in(&P, obj, secs);
@@ -242,7 +242,7 @@ static int table_value(const set_walk *W, const ld_field *f, const cJSON *val) {
     }
     cJSON_AddItemToObject(obj, f->name, copy);
     sim_error e = {{0}, {0}, {0}};
-    pctx P = {&e, "", 0, false, NULL, NULL};
+    pctx P = {&e, "", 0, false, NULL, NULL, FB_OK};
     int rc = scn__check_field(&P, obj, f);
     cJSON_Delete(obj);
     return rc == FB_OK ? FB_OK : value_error(W, f, &e);
@@ -256,7 +256,7 @@ static int table_context(const set_walk *W, const ld_field *f, const cJSON *hold
                          const cJSON *root) {
     if (f->check == NULL || !cJSON_IsObject(holder) || !scn__field(holder, f->name)) return FB_OK;
     sim_error e = {{0}, {0}, {0}};
-    pctx P = {&e, "", 0, false, NULL, NULL};
+    pctx P = {&e, "", 0, false, NULL, NULL, FB_OK};
     return f->check(&P, holder, root) == FB_OK ? FB_OK : value_error(W, f, &e);
 }
 
@@ -274,7 +274,7 @@ static int library_rest(const set_walk *W, const cJSON *layer, const char *at, c
                         const cJSON *val) {
     if (cJSON_GetObjectItemCaseSensitive(layer, "import") || *rest == '\0') return FB_OK;
     sim_error e = {{0}, {0}, {0}};
-    pctx P = {&e, "", 0, false, NULL, NULL};
+    pctx P = {&e, "", 0, false, NULL, NULL, FB_OK};
     P.len = strlen(at) < sizeof P.path ? strlen(at) : 0;
     memcpy(P.path, at, P.len);
     if (scn__check_preset_set(&P, layer, rest, val) == FB_OK) return FB_OK;
@@ -379,8 +379,9 @@ int scn__apply_set(cJSON *root, const char *set, sim_error *err) {
     if (!util_utf8_valid(key, klen, &bad))
         return set_error(err, "--set %s: invalid UTF-8 at byte %zu of the key", set, bad);
     int rc = empty_segment(set, key[0] == '+' ? key + 1 : key, err);
+    if (rc != FB_OK) return rc;
     cJSON *val = NULL;
-    if (rc == FB_OK) rc = set_value(set, eq + 1, &val, err);
+    rc = set_value(set, eq + 1, &val, err);
     if (rc != FB_OK) return rc;
     set_walk W = {set, cJSON_GetObjectItemCaseSensitive(root, "variants"), err};
     char path[sizeof key];

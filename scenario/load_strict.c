@@ -432,7 +432,8 @@ static int value(scan *S) {
         } else {
             rc = literal(S);
         }
-        if (rc == FB_OK) rc = after_value(S, &done);
+        if (rc != FB_OK) return rc;
+        rc = after_value(S, &done);
         if (rc != FB_OK) return rc;
     }
     return FB_OK;
@@ -495,9 +496,7 @@ int scn__strict_json(const char *text, size_t len, sim_error *err) {
     S->t = text;
     S->n = len;
     S->err = err;
-    int rc = value(S);
-    if (rc == FB_OK) rc = trailing(S);
-    int kind = rc == FB_OK ? LD_STRICT_OK : S->kind;
+    int kind = value(S) == FB_OK && trailing(S) == FB_OK ? LD_STRICT_OK : S->kind;
     free(S->arena);
     free(S->keys);
     free(S->slots);

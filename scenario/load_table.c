@@ -35,26 +35,26 @@ static int read_enum(pctx *P, const cJSON *obj, const ld_field *f, char *at) {
     int k = 0;
     if (f->size != sizeof k) return scn__fail(P, "internal: '%s' is not an int", f->name);
     memcpy(&k, at, sizeof k);
-    int rc = scn__get_enum(P, obj, f->name, f->names, &k);
-    if (rc == FB_OK) memcpy(at, &k, sizeof k);
-    return rc;
+    scn__get_enum(P, obj, f->name, f->names, &k);
+    memcpy(at, &k, sizeof k); /* as it was unless read */
+    return P->rc;
 }
 
 static int read_integer(pctx *P, const cJSON *obj, const ld_field *f, char *at) {
     if (f->size == sizeof(uint32_t)) {
         uint32_t u;
         memcpy(&u, at, sizeof u);
-        int rc = scn__get_u32(P, obj, f->name, &u, (uint32_t)f->lo, (uint32_t)f->hi);
-        if (rc == FB_OK) memcpy(at, &u, sizeof u);
-        return rc;
+        scn__get_u32(P, obj, f->name, &u, (uint32_t)f->lo, (uint32_t)f->hi);
+        memcpy(at, &u, sizeof u); /* as it was unless read */
+        return P->rc;
     }
     if (f->size != sizeof(uint64_t))
         return scn__fail(P, "internal: '%s' has no integer size", f->name);
     uint64_t u;
     memcpy(&u, at, sizeof u);
-    int rc = scn__get_uint(P, obj, f->name, &u, (uint64_t)f->lo, (uint64_t)f->hi);
-    if (rc == FB_OK) memcpy(at, &u, sizeof u);
-    return rc;
+    scn__get_uint(P, obj, f->name, &u, (uint64_t)f->lo, (uint64_t)f->hi);
+    memcpy(at, &u, sizeof u); /* as it was unless read */
+    return P->rc;
 }
 
 /* obj[f->name] into base + f->offset; absent keeps what is there. */
@@ -85,6 +85,7 @@ static int read_field(pctx *P, const cJSON *obj, const ld_field *f, void *base) 
 
 /* The LD_F_SET default, read as if the document had it ({NAME: DEF}). */
 static int set_default(pctx *P, const ld_field *f, void *base) {
+    if (P->rc != FB_OK) return P->rc;
     cJSON *obj = cJSON_CreateObject();
     cJSON *v = cJSON_Parse(f->def);
     if (obj == NULL || v == NULL) {
@@ -99,24 +100,23 @@ static int set_default(pctx *P, const ld_field *f, void *base) {
 }
 
 static int set_defaults(pctx *P, const ld_section *s, void *base) {
-    int rc = FB_OK;
-    for (const ld_field *f = s->fields; rc == FB_OK && f->name; f++)
+    for (const ld_field *f = s->fields; f->name; f++)
         if ((f->flags & LD_F_SET) && f->def)
-            rc = set_default(P, f, base);
+            set_default(P, f, base);
         else if ((f->flags & LD_F_UNLIMITED) && f->kind == LD_INTEGER)
             memset((char *)base + f->offset, 0xff, f->size); /* UINT32_MAX or UINT64_MAX */
-    return rc;
+    return P->rc;
 }
 
 int scn__set_defaults(const ld_section *s, void *base, sim_error *err) {
-    pctx P = {err, "", 0, false, NULL, NULL};
+    pctx P = {err, "", 0, false, NULL, NULL, FB_OK};
     return set_defaults(&P, s, base);
 }
 
 int scn__read_fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
-    int rc = set_defaults(P, s, base);
-    for (const ld_field *f = s->fields; rc == FB_OK && f->name; f++) rc = read_field(P, v, f, base);
-    return rc;
+    set_defaults(P, s, base);
+    for (const ld_field *f = s->fields; f->name; f++) read_field(P, v, f, base);
+    return P->rc;
 }
 
 /* The row `from` of s (NULL: the first), or NULL with the error in P. */
@@ -133,24 +133,22 @@ static const ld_field *row_from(pctx *P, const ld_section *s, const char *from) 
 int scn__read_range(pctx *P, const cJSON *v, const ld_section *s, void *base, const char *from,
                     const char *to) {
     const ld_field *f = row_from(P, s, from);
-    if (f == NULL) return FB_EINVAL;
-    int rc = FB_OK;
-    for (; rc == FB_OK && f->name && !(to && strcmp(f->name, to) == 0); f++)
-        rc = read_field(P, v, f, base);
-    return rc;
+    if (f == NULL) return P->rc; /* explicit: no row to start from */
+    for (; f->name && !(to && strcmp(f->name, to) == 0); f++) read_field(P, v, f, base);
+    return P->rc;
 }
 
 int scn__set_defaults_range(pctx *P, const ld_section *s, void *base, const char *from,
                             const char *to) {
     const ld_field *f = row_from(P, s, from);
-    if (f == NULL) return FB_EINVAL;
-    int rc = FB_OK;
-    for (; rc == FB_OK && f->name && !(to && strcmp(f->name, to) == 0); f++)
-        if (f->def) rc = set_default(P, f, base);
-    return rc;
+    if (f == NULL) return P->rc; /* explicit: no row to start from */
+    for (; f->name && !(to && strcmp(f->name, to) == 0); f++)
+        if (f->def) set_default(P, f, base);
+    return P->rc;
 }
 
 int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *name, void *base) {
+    if (P->rc != FB_OK) return P->rc;
     for (const ld_field *f = s->fields; f->name; f++)
         if (strcmp(f->name, name) == 0) return read_field(P, v, f, base);
     return scn__fail(P, "internal: no key '%s' in the table '%s'", name, s->name);
@@ -160,16 +158,15 @@ int scn__read_field(pctx *P, const cJSON *v, const ld_section *s, const char *na
  * over the row's default where the loader stores one first (a value that gives some of an
  * object's keys, as scale_down's {"stabilization": "30s"}, is read over the others' defaults). */
 static int check_hook(pctx *P, const cJSON *obj, const ld_field *f) {
-    if (!(f->flags & LD_F_PURE) || f->hook == NULL) return FB_OK;
+    if (P->rc != FB_OK || !(f->flags & LD_F_PURE) || f->hook == NULL) return P->rc;
     void *scratch = calloc(1, f->size > sizeof(double) ? f->size : sizeof(double));
     if (scratch == NULL) return scn__fail(P, "out of memory");
     ld_field at = *f;
     at.offset = 0;
-    int rc = f->kind == LD_HOOK && (f->flags & LD_F_SET) && f->def ? set_default(P, &at, scratch)
-                                                                   : FB_OK;
-    if (rc == FB_OK) rc = scn__key(P, obj, f->name, f->hook, scratch);
+    if (f->kind == LD_HOOK && (f->flags & LD_F_SET) && f->def) set_default(P, &at, scratch);
+    scn__key(P, obj, f->name, f->hook, scratch);
     free(scratch);
-    return rc;
+    return P->rc;
 }
 
 int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f) {
@@ -189,9 +186,9 @@ int scn__check_field(pctx *P, const cJSON *obj, const ld_field *f) {
 }
 
 int scn__fields(pctx *P, const cJSON *v, const ld_section *s, void *base) {
-    int rc = scn__check_fields(P, v, s);
-    if (rc == FB_OK) rc = scn__read_fields(P, v, s, base);
-    return rc;
+    scn__check_fields(P, v, s);
+    scn__read_fields(P, v, s, base);
+    return P->rc;
 }
 
 /* The order of the docs' rows where several tables share a name. */

@@ -71,7 +71,7 @@ static int check_at_ms(pctx *P, const cJSON *obj, const cJSON *root) {
     sim_scenario *sc = calloc(1, sizeof *sc);
     if (sc == NULL) return scn__fail(P, "out of memory");
     sim_error ignored = {{0}, {0}, {0}};
-    pctx D = {&ignored, "", 0, false, NULL, NULL};
+    pctx D = {&ignored, "", 0, false, NULL, NULL, FB_OK};
     const cJSON *d = scn__field(root, "duration");
     if (d == NULL || scn__get_duration_value(&D, d, &sc->duration_us, false) != FB_OK)
         sc->duration_us = INT64_MAX;
@@ -140,23 +140,23 @@ const ld_section scn__replay_section = {
 static int parse_replay(pctx *P, const cJSON *a, void *out) {
     sim_class *c = out;
     c->arrivals = SIM_ARR_REPLAY;
-    int rc = scn__fields(P, a, &scn__replay_section, c);
+    scn__fields(P, a, &scn__replay_section, c);
     bool turns = cJSON_GetObjectItemCaseSensitive(a, "turns") != NULL,
          think = cJSON_GetObjectItemCaseSensitive(a, "think") != NULL;
-    if (rc == FB_OK && turns != think)
-        rc = scn__fail(P,
-                       "sessions need both \"turns\" (requests per session) and \"think\" "
-                       "(the time between them); %s is missing",
-                       turns ? "think" : "turns");
-    if (rc == FB_OK && turns && c->turns_count != c->replay_count)
-        rc = scn__fail(P, "\"turns\" has %u sessions and \"at_ms\" %u starts: one each",
-                       c->turns_count, c->replay_count);
+    if (turns != think)
+        scn__fail(P,
+                  "sessions need both \"turns\" (requests per session) and \"think\" "
+                  "(the time between them); %s is missing",
+                  turns ? "think" : "turns");
+    if (turns && c->turns_count != c->replay_count)
+        scn__fail(P, "\"turns\" has %u sessions and \"at_ms\" %u starts: one each", c->turns_count,
+                  c->replay_count);
     /* the mean rate, for the summaries that show one */
     double n = c->replay_count;
-    if (rc == FB_OK && turns)
+    if (P->rc == FB_OK && turns) /* explicit: turns[] holds turns_count items read whole */
         for (uint32_t i = 0; i < c->turns_count; i++) n += c->turns[i] - 1;
     c->rate = n / ((double)P->sc->duration_us / 1e6);
-    return rc;
+    return P->rc;
 }
 
 static int parse_poisson(pctx *P, const cJSON *v, void *out) {
@@ -206,9 +206,9 @@ static int parse_arrivals(pctx *P, const cJSON *v, void *out) {
     if (rc != FB_OK) return rc;
     if (v->child == NULL || v->child->next != NULL)
         return scn__fail(P, "expected exactly one of: poisson, constant, closed, replay");
-    rc = scn__check_fields(P, v, &scn__arrivals_section);
-    if (rc == FB_OK) rc = scn__read_fields(P, v, &scn__arrivals_section, out);
-    return rc;
+    scn__check_fields(P, v, &scn__arrivals_section);
+    scn__read_fields(P, v, &scn__arrivals_section, out);
+    return P->rc;
 }
 
 /* ---- schedules ---- */
@@ -227,10 +227,10 @@ const ld_section scn__ramp_section = {
 
 static int ramp_point(pctx *P, const cJSON *e, uint32_t i, void *out) {
     sim_class *c = out;
-    int rc = scn__fields(P, e, &scn__ramp_section, &c->ramp[i]);
-    if (rc == FB_OK && i > 0 && c->ramp[i].at_us <= c->ramp[i - 1].at_us)
-        rc = scn__fail(P, "ramp points must be in increasing time order");
-    return rc;
+    scn__fields(P, e, &scn__ramp_section, &c->ramp[i]);
+    if (i > 0 && c->ramp[i].at_us <= c->ramp[i - 1].at_us)
+        scn__fail(P, "ramp points must be in increasing time order");
+    return P->rc;
 }
 
 /* An item of "spikes" (base: sim_spike). */
@@ -248,10 +248,10 @@ const ld_section scn__spike_section = {
 
 static int spike(pctx *P, const cJSON *e, uint32_t i, void *out) {
     sim_spike *s = &((sim_class *)out)->spikes[i];
-    int rc = scn__fields(P, e, &scn__spike_section, s);
-    if (rc == FB_OK && s->at_us >= P->sc->duration_us)
-        rc = scn__fail_past_end(P, "at", "the spike", s->at_us, P->sc->duration_us);
-    return rc;
+    scn__fields(P, e, &scn__spike_section, s);
+    if (s->at_us >= P->sc->duration_us)
+        scn__fail_past_end(P, "at", "the spike", s->at_us, P->sc->duration_us);
+    return P->rc;
 }
 
 /* An item of "bursts" (base: sim_burst). */
@@ -269,12 +269,12 @@ const ld_section scn__burst_section = {
 static int burst(pctx *P, const cJSON *e, uint32_t i, void *out) {
     sim_class *c = out;
     sim_burst *b = &c->bursts[i];
-    int rc = scn__fields(P, e, &scn__burst_section, b);
-    if (rc == FB_OK && i > 0 && b->at_us < c->bursts[i - 1].at_us + c->bursts[i - 1].over_us)
-        rc = scn__fail(P, "bursts must be in time order and must not overlap");
-    if (rc == FB_OK && b->at_us >= P->sc->duration_us)
-        rc = scn__fail_past_end(P, "at", "the burst", b->at_us, P->sc->duration_us);
-    return rc;
+    scn__fields(P, e, &scn__burst_section, b);
+    if (i > 0 && b->at_us < c->bursts[i - 1].at_us + c->bursts[i - 1].over_us)
+        scn__fail(P, "bursts must be in time order and must not overlap");
+    if (b->at_us >= P->sc->duration_us)
+        scn__fail_past_end(P, "at", "the burst", b->at_us, P->sc->duration_us);
+    return P->rc;
 }
 
 static int parse_ramp(pctx *P, const cJSON *v, void *out) {
@@ -452,33 +452,31 @@ const ld_section scn__class_section = {
 static int class_item(pctx *P, const cJSON *v, uint32_t i, void *out) {
     sim_scenario *sc = out;
     sim_class *c = &sc->classes[i];
-    int rc = scn__check_fields(P, v, &scn__class_section);
-    if (rc == FB_OK) rc = scn__get_string(P, v, "class", c->name, sizeof c->name);
-    if (rc == FB_OK) rc = scn__check_name(P, "class", c->name);
-    if (rc != FB_OK) return rc;
-    rc = scn__set_defaults(&scn__class_section, c, P->err);
+    scn__check_fields(P, v, &scn__class_section);
+    scn__get_string(P, v, "class", c->name, sizeof c->name);
+    scn__check_name(P, "class", c->name);
+    scn__keep(P, scn__set_defaults(&scn__class_section, c, P->err));
     c->target = SIM_TARGET_LLM;
-    if (rc == FB_OK) rc = scn__key(P, v, "target", parse_target, c);
-    if (rc == FB_OK) rc = scn__need_key(P, v, "arrivals");
-    if (rc == FB_OK) rc = scn__key(P, v, "arrivals", parse_arrivals, c);
-    if (rc == FB_OK) rc = scn__read_range(P, v, &scn__class_section, c, NULL, "source");
+    scn__key(P, v, "target", parse_target, c);
+    scn__need_key(P, v, "arrivals");
+    scn__key(P, v, "arrivals", parse_arrivals, c);
+    scn__read_range(P, v, &scn__class_section, c, NULL, "source");
     bool schedule = c->ramp_count || c->spike_count || c->burst_count || c->diurnal_amplitude > 0;
-    if (rc == FB_OK && c->arrivals == SIM_ARR_CLOSED && schedule)
-        rc = scn__fail(P, "ramp, spikes, bursts and diurnal apply to open-loop arrivals only");
-    if (rc == FB_OK && c->arrivals == SIM_ARR_REPLAY && schedule)
-        rc = scn__fail(P, "ramp, spikes, bursts and diurnal do not apply to replayed arrivals (the "
-                          "recorded times are the whole schedule)");
-    if (rc == FB_OK) rc = scn__parse_class_fleet(P, v, c);
-    for (uint32_t k = 0; rc == FB_OK && k < i; k++)
+    if (c->arrivals == SIM_ARR_CLOSED && schedule)
+        scn__fail(P, "ramp, spikes, bursts and diurnal apply to open-loop arrivals only");
+    if (c->arrivals == SIM_ARR_REPLAY && schedule)
+        scn__fail(P, "ramp, spikes, bursts and diurnal do not apply to replayed arrivals (the "
+                     "recorded times are the whole schedule)");
+    scn__parse_class_fleet(P, v, c);
+    for (uint32_t k = 0; k < i; k++)
         if (strcmp(sc->classes[k].name, c->name) == 0)
-            rc = scn__fail(P, "two classes are named \"%s\"", c->name);
-    return rc;
+            scn__fail(P, "two classes are named \"%s\"", c->name);
+    return P->rc;
 }
 
 int scn__parse_traffic(pctx *P, const cJSON *v, void *out) {
     sim_scenario *sc = out;
-    int rc = scn__array(P, v, SIM_CLASSES_MAX, "traffic classes", class_item, sc, &sc->class_count);
-    if (rc == FB_OK && sc->class_count == 0)
-        rc = scn__fail(P, "at least one traffic class is needed");
-    return rc;
+    scn__array(P, v, SIM_CLASSES_MAX, "traffic classes", class_item, sc, &sc->class_count);
+    if (sc->class_count == 0) scn__fail(P, "at least one traffic class is needed");
+    return P->rc;
 }

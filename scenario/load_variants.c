@@ -77,11 +77,11 @@ const ld_section scn__layer_entry_section = {
 static int layer_object(pctx *P, const cJSON *e, sim_policy *pol, uint8_t *idx) {
     static const ld_section *const secs[] = {&scn__layer_entry_section, &scn__layer_section, NULL};
     char name[SIM_NAME_MAX] = "";
-    int rc = scn__need_object(P, e);
-    if (rc == FB_OK) rc = scn__need_key(P, e, "name");
-    if (rc == FB_OK) rc = scn__get_string(P, e, "name", name, sizeof name);
-    if (rc == FB_OK) rc = scn__check_name(P, "name", name);
-    if (rc != FB_OK) return rc;
+    scn__need_object(P, e);
+    scn__need_key(P, e, "name");
+    scn__get_string(P, e, "name", name, sizeof name);
+    scn__check_name(P, "name", name);
+    if (P->rc != FB_OK) return P->rc; /* explicit: a layer is added for a valid name only */
     int i = new_layer(P, pol, name);
     if (i < 0) return FB_EINVAL;
     *idx = (uint8_t)i;
@@ -117,9 +117,9 @@ static int stack_item(pctx *P, const cJSON *e, uint32_t i, void *out) {
 
 static int parse_stack(pctx *P, const cJSON *v, sim_policy *pol, sim_stack *st, bool refs) {
     stack_ctx c = {pol, st, refs};
-    int rc = scn__array(P, v, SIM_DEPTH_MAX, "layers in a stack", stack_item, &c, &st->depth);
-    if (rc == FB_OK && st->depth == 0) rc = scn__fail(P, "a stack needs at least one layer");
-    return rc;
+    scn__array(P, v, SIM_DEPTH_MAX, "layers in a stack", stack_item, &c, &st->depth);
+    if (st->depth == 0) scn__fail(P, "a stack needs at least one layer");
+    return P->rc;
 }
 
 /* ---- the checks every stack passes ---- */
@@ -185,12 +185,12 @@ static const char *const balances[] = {"round_robin", "random", "least_busy", NU
 
 /* The answer to a call that finds the queue full: an error status (out: int). */
 static int queue_full_value(pctx *P, const cJSON *v, void *out) {
-    uint64_t s = 0;
-    int rc = scn__get_uint_value(P, v, &s, 100, 599);
-    if (rc == FB_OK && s < 400)
-        rc = scn__fail(P, "the status a full gateway queue answers is an error (400..599)");
-    if (rc == FB_OK) *(int *)out = (int)s;
-    return rc;
+    uint64_t s = 0; /* stays 0 unless read: below 400, and the error stands */
+    scn__get_uint_value(P, v, &s, 100, 599);
+    if (s < 400)
+        return scn__fail(P, "the status a full gateway queue answers is an error (400..599)");
+    *(int *)out = (int)s;
+    return FB_OK;
 }
 
 /* "gateway" (base: sim_gateway); its layers are read by parse_gateway. */
@@ -230,10 +230,10 @@ const ld_section scn__gateway_section = {
 /* The gateway's own keys (its layers read by parse_gateway). */
 static int parse_gateway_fields(pctx *P, const cJSON *g, sim_gateway *gw) {
     int status = 429;
-    int rc = scn__fields(P, g, &scn__gateway_section, gw);
-    if (rc == FB_OK) rc = scn__key(P, g, "queue_full", queue_full_value, &status);
+    scn__fields(P, g, &scn__gateway_section, gw);
+    scn__key(P, g, "queue_full", queue_full_value, &status);
     gw->queue_full_status = (uint32_t)status;
-    return rc;
+    return P->rc;
 }
 
 /*
@@ -241,30 +241,30 @@ static int parse_gateway_fields(pctx *P, const cJSON *g, sim_gateway *gw) {
  * every stack of the variant (appended to each, innermost); the pods' layers call them.
  */
 static int parse_gateway(pctx *P, const cJSON *g, sim_policy *pol) {
-    int rc = parse_gateway_fields(P, g, &pol->gateway);
-    if (rc == FB_OK && pol->autoscale.on)
-        rc = scn__fail(P, "a gateway tier with an autoscaled fleet (\"autoscale\") is not "
-                          "modelled: the replicas would sit beside pods that come and go");
+    parse_gateway_fields(P, g, &pol->gateway);
+    if (pol->autoscale.on)
+        scn__fail(P, "a gateway tier with an autoscaled fleet (\"autoscale\") is not "
+                     "modelled: the replicas would sit beside pods that come and go");
     sim_stack gst;
     memset(&gst, 0, sizeof gst);
     size_t old = scn__push_key(P, "layers");
-    if (rc == FB_OK) rc = parse_stack(P, scn__field(g, "layers"), pol, &gst, false);
+    parse_stack(P, scn__field(g, "layers"), pol, &gst, false); /* gst.depth: layers read whole */
     scn__pop(P, old);
-    for (uint32_t i = 0; rc == FB_OK && i < gst.depth; i++) {
+    for (uint32_t i = 0; i < gst.depth; i++) {
         sim_layer *L = &pol->layers[gst.layer[i]];
         L->gateway = true;
         if (L->degraded)
-            rc = scn__fail(P,
-                           "layer '%s': a gateway layer answers no degraded "
-                           "response (the pods' outermost layer does)",
-                           L->name);
+            scn__fail(P,
+                      "layer '%s': a gateway layer answers no degraded "
+                      "response (the pods' outermost layer does)",
+                      L->name);
     }
     sim_stack *stacks[1 + SIM_CLASSES_MAX];
     uint32_t n = 0;
     stacks[n++] = &pol->stack;
     for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++)
         if (pol->class_stack[c].depth > 0) stacks[n++] = &pol->class_stack[c];
-    for (uint32_t k = 0; rc == FB_OK && k < n; k++) {
+    for (uint32_t k = 0; k < n; k++) {
         sim_stack *st = stacks[k];
         if (st->depth + gst.depth > SIM_DEPTH_MAX)
             return scn__fail(P,
@@ -274,7 +274,7 @@ static int parse_gateway(pctx *P, const cJSON *g, sim_policy *pol) {
         st->gateway = st->depth;
         for (uint32_t i = 0; i < gst.depth; i++) st->layer[st->depth++] = gst.layer[i];
     }
-    return rc;
+    return P->rc;
 }
 
 /* ---- a variant ---- */
@@ -381,56 +381,58 @@ const ld_section scn__class_stack_section = {
 static int parse_classes(pctx *P, const cJSON *v, void *out) {
     static const ld_section *const layer[] = {&scn__layer_section, NULL};
     sim_policy *pol = out;
-    int rc = scn__need_object(P, v);
-    for (const cJSON *e = v->child; rc == FB_OK && e; e = e->next) {
+    if (scn__need_object(P, v) != FB_OK) return P->rc; /* explicit: members have keys */
+    for (const cJSON *e = v->child; e; e = e->next) {
         size_t old = scn__push_key(P, e->string);
         uint32_t c = 0;
-        rc = class_index(P, e->string, &c);
-        if (rc == FB_OK) rc = scn__need_object(P, e);
+        class_index(P, e->string, &c);
+        scn__need_object(P, e);
         sim_stack *st = &pol->class_stack[c];
-        if (rc == FB_OK && scn__field(e, "layers")) {
-            rc = scn__check_fields(P, e, &scn__class_stack_section);
+        if (P->rc != FB_OK) { /* explicit: c names a class and e is an object */
+            scn__pop(P, old);
+            break;
+        }
+        if (scn__field(e, "layers")) {
+            scn__check_fields(P, e, &scn__class_stack_section);
             size_t o2 = scn__push_key(P, "layers");
-            if (rc == FB_OK) rc = parse_stack(P, scn__field(e, "layers"), pol, st, true);
+            parse_stack(P, scn__field(e, "layers"), pol, st, true);
             scn__pop(P, o2);
-        } else if (rc == FB_OK) {
+        } else {
             int i = new_layer(P, pol, e->string);
-            if (i < 0) rc = FB_EINVAL;
-            if (rc == FB_OK && scn__field(e, "preset"))
-                rc = scn__parse_preset(P, e, &pol->layers[i]);
-            else if (rc == FB_OK)
-                rc = scn__parse_layer(P, e, &pol->layers[i], layer);
+            if (i >= 0 && scn__field(e, "preset")) /* explicit: i is a layer */
+                scn__parse_preset(P, e, &pol->layers[i]);
+            else if (i >= 0)
+                scn__parse_layer(P, e, &pol->layers[i], layer);
             st->layer[0] = (uint8_t)i;
             st->depth = 1;
         }
         scn__pop(P, old);
     }
-    return rc;
+    return P->rc;
 }
 
 static int parse_stacks(pctx *P, const cJSON *m, sim_policy *pol) {
-    int rc;
     if (scn__field(m, "layers")) {
         pol->layered = true;
-        rc = check_layered_keys(P, m);
+        check_layered_keys(P, m);
         size_t old = scn__push_key(P, "layers");
-        if (rc == FB_OK) rc = parse_stack(P, scn__field(m, "layers"), pol, &pol->stack, false);
+        parse_stack(P, scn__field(m, "layers"), pol, &pol->stack, false);
         scn__pop(P, old);
     } else {
-        rc = parse_single(P, m, pol);
+        parse_single(P, m, pol);
     }
-    if (rc == FB_OK) rc = scn__key(P, m, "classes", parse_classes, pol);
-    if (rc == FB_OK && scn__field(m, "gateway")) {
+    scn__key(P, m, "classes", parse_classes, pol);
+    if (scn__field(m, "gateway")) {
         size_t old = scn__push_key(P, "gateway");
-        rc = parse_gateway(P, scn__field(m, "gateway"), pol);
+        parse_gateway(P, scn__field(m, "gateway"), pol);
         scn__pop(P, old);
     }
+    if (P->rc != FB_OK) return P->rc; /* explicit: roles are given to whole stacks only */
     uint32_t assigned = 0;
-    if (rc == FB_OK) rc = assign_roles(P, pol, &pol->stack, &assigned);
-    for (uint32_t c = 0; rc == FB_OK && c < SIM_CLASSES_MAX; c++)
-        if (pol->class_stack[c].depth > 0)
-            rc = assign_roles(P, pol, &pol->class_stack[c], &assigned);
-    return rc;
+    assign_roles(P, pol, &pol->stack, &assigned);
+    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++)
+        if (pol->class_stack[c].depth > 0) assign_roles(P, pol, &pol->class_stack[c], &assigned);
+    return P->rc;
 }
 
 static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy *pol) {
@@ -446,27 +448,28 @@ static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy 
     cJSON *none = inherit ? NULL : cJSON_CreateObject();
     cJSON *m = merge(inherit ? base : none, v);
     cJSON_Delete(none);
-    if (m == NULL) rc = scn__fail(P, "out of memory");
-    if (rc == FB_OK) cJSON_DeleteItemFromObjectCaseSensitive(m, "inherit_policy");
     snprintf(pol->name, SIM_NAME_MAX, "%s", v->string);
-    if (rc == FB_OK) rc = scn__parse_variant_fleet(P, m, pol);
-    if (rc == FB_OK) rc = parse_stacks(P, m, pol);
+    if (m == NULL) return scn__fail(P, "out of memory"); /* explicit: m is read below */
+    cJSON_DeleteItemFromObjectCaseSensitive(m, "inherit_policy");
+    scn__parse_variant_fleet(P, m, pol);
+    parse_stacks(P, m, pol);
     cJSON_Delete(m);
-    return rc;
+    return P->rc;
 }
 
 static int parse_variant_list(pctx *P, const cJSON *base, const cJSON *vars, sim_scenario *sc) {
-    int rc = scn__need_object(P, vars);
+    if (scn__need_object(P, vars) != FB_OK) return P->rc; /* explicit: members have keys */
     uint32_t i = 0;
-    for (const cJSON *e = vars->child; rc == FB_OK && e; e = e->next, i++) {
+    for (const cJSON *e = vars->child; e; e = e->next, i++) {
         size_t old = scn__push_key(P, e->string);
-        rc = i < SIM_VARIANTS_MAX ? parse_variant(P, base, e, &sc->variants[i])
-                                  : scn__fail(P, "at most %d variants", SIM_VARIANTS_MAX);
-        if (rc == FB_OK) sc->variant_count = i + 1;
+        if (i >= SIM_VARIANTS_MAX)
+            scn__fail(P, "at most %d variants", SIM_VARIANTS_MAX);
+        else if (parse_variant(P, base, e, &sc->variants[i]) == FB_OK)
+            sc->variant_count = i + 1; /* explicit: the variants read whole */
         scn__pop(P, old);
     }
-    if (rc == FB_OK && i == 0) rc = scn__fail(P, "at least one variant is needed");
-    return rc;
+    if (i == 0) scn__fail(P, "at least one variant is needed");
+    return P->rc;
 }
 
 int scn__parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
@@ -494,16 +497,20 @@ int scn__parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
         size_t old = scn__push_key(P, "policy");
         snprintf(sc->variants[0].name, SIM_NAME_MAX, "default");
         cJSON *m = cJSON_Duplicate(base, 1);
-        rc = m ? scn__parse_variant_fleet(P, m, &sc->variants[0]) : scn__fail(P, "out of memory");
-        if (rc == FB_OK) rc = parse_stacks(P, m, &sc->variants[0]);
+        if (m == NULL) { /* explicit: m is read below */
+            scn__fail(P, "out of memory");
+        } else {
+            scn__parse_variant_fleet(P, m, &sc->variants[0]);
+            parse_stacks(P, m, &sc->variants[0]);
+        }
         cJSON_Delete(m);
         sc->variant_count = 1;
         scn__pop(P, old);
     } else {
         size_t old = scn__push_key(P, "variants");
-        rc = parse_variant_list(P, base, vars, sc);
+        parse_variant_list(P, base, vars, sc);
         scn__pop(P, old);
     }
     cJSON_Delete(empty);
-    return rc;
+    return P->rc;
 }

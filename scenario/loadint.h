@@ -7,6 +7,14 @@
  * the output alone, which is how every default is written: set it, then get.
  * Everything returns FB_OK or FB_EINVAL, and the first error is the one kept.
  *
+ * The error is sticky, as an sqlite3_str's is (after its first error every
+ * append is a no-op: https://sqlite.org/c3ref/str_errcode.html): the context
+ * records the first one (P->rc, with its message and path in P->err), and
+ * from then on the getters, key checks and walkers do nothing and return it.
+ * So a parser reads as a straight list of calls and returns P->rc at the
+ * end; only code that would use what a failed call did not set (an index, a
+ * pointer, a count) tests P->rc first.
+ *
  *   load_json.c       errors and paths, did-you-mean, key checks, getters
  *   load_dist.c       distributions: their tables and their reading
  *   load_traffic.c    traffic classes: arrivals, schedules, targets
@@ -67,12 +75,17 @@ typedef struct pctx {
     bool timing_optional;   /* faults without at/for: from the start, for ever */
     const sim_scenario *sc; /* so far: providers come first, the rest refer to them */
     const sim_import *imp;  /* reads the policy files layers may name; NULL: none */
+    int rc;                 /* the sticky error: FB_OK until the first error, then its code */
 } pctx;
 
 /* ---- errors and paths (load_json.c) ---- */
 
-/* Record msg at the current path, unless an error is already recorded; FB_EINVAL. */
+/* Record msg at the current path, unless an error is already recorded; the sticky error
+ * (FB_EINVAL when this one is the first). */
 int scn__fail(pctx *P, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* rc, returned by a callee with its own context on P->err (or none), becomes the sticky error
+ * when it is the first; the sticky error. */
+int scn__keep(pctx *P, int rc);
 /* Extend the path by .key or [i]; each returns what scn__pop restores. */
 size_t scn__push_key(pctx *P, const char *key);
 size_t scn__push_index(pctx *P, size_t i);

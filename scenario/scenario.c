@@ -89,13 +89,13 @@ const ld_section scn__limits_section = {
     "limits."};
 
 /* Every default of the top level, before any key is read. */
-static int defaults(sim_scenario *sc, sim_error *err) {
-    int rc = scn__set_defaults(&scn__top_section, sc, err);
-    if (rc == FB_OK) rc = scn__set_defaults(&scn__pods_section, &sc->pods, err);
-    if (rc == FB_OK) rc = scn__set_defaults(&scn__slo_section, sc, err);
-    if (rc == FB_OK) rc = scn__set_defaults(&scn__spillover_section, &sc->spillover, err);
-    if (rc == FB_OK) rc = scn__set_defaults(&scn__limits_section, &sc->limits, err);
-    return rc;
+static int defaults(pctx *P, sim_scenario *sc) {
+    scn__keep(P, scn__set_defaults(&scn__top_section, sc, P->err));
+    scn__keep(P, scn__set_defaults(&scn__pods_section, &sc->pods, P->err));
+    scn__keep(P, scn__set_defaults(&scn__slo_section, sc, P->err));
+    scn__keep(P, scn__set_defaults(&scn__spillover_section, &sc->spillover, P->err));
+    scn__keep(P, scn__set_defaults(&scn__limits_section, &sc->limits, P->err));
+    return P->rc;
 }
 
 /* A failure at root.key. */
@@ -391,31 +391,35 @@ static const top_step top_steps[] = {
 };
 
 static int parse_top(pctx *P, const cJSON *root, sim_scenario *sc) {
-    int rc = defaults(sc, P->err);
-    if (rc == FB_OK) rc = scn__check_fields(P, root, &scn__top_section);
-    for (size_t i = 0; rc == FB_OK && i < sizeof top_steps / sizeof top_steps[0]; i++) {
+    defaults(P, sc);
+    scn__check_fields(P, root, &scn__top_section);
+    /* explicit: a step reads what the steps before it set (the providers that later sections name,
+     * the duration that ends them; the checks read whole sections), so none runs after an error */
+    for (size_t i = 0; P->rc == FB_OK && i < sizeof top_steps / sizeof top_steps[0]; i++) {
         const top_step *s = &top_steps[i];
         if (s->check) {
-            rc = s->check(P, root, sc);
+            scn__keep(P, s->check(P, root, sc));
             continue;
         }
-        if (s->need) rc = scn__need_key(P, root, s->key);
-        if (rc == FB_OK) rc = scn__read_field(P, root, &scn__top_section, s->key, sc);
+        if (s->need) scn__need_key(P, root, s->key);
+        scn__read_field(P, root, &scn__top_section, s->key, sc);
     }
-    return rc;
+    return P->rc;
 }
 
 /* ---- loading ---- */
 
 static int apply_sets(cJSON *root, const char *const *sets, size_t set_count, sim_error *err) {
-    int rc = FB_OK;
-    for (size_t i = 0; i < set_count && rc == FB_OK; i++) {
+    for (size_t i = 0; i < set_count; i++) {
         if (!cJSON_IsObject(root)) break; /* parse_top says what it is */
-        rc = scn__apply_set(root, sets[i], err);
+        int rc = scn__apply_set(root, sets[i], err);
+        if (rc != FB_OK) return rc;
     }
-    for (size_t i = 0; i < set_count && rc == FB_OK && cJSON_IsObject(root); i++)
-        rc = scn__check_set_context(root, sets[i], err);
-    return rc;
+    for (size_t i = 0; i < set_count && cJSON_IsObject(root); i++) {
+        int rc = scn__check_set_context(root, sets[i], err);
+        if (rc != FB_OK) return rc;
+    }
+    return FB_OK;
 }
 
 /* What the classes own (replayed arrival times, sessions' turns); also after a failed parse. */
@@ -439,23 +443,19 @@ int scn_parse_import(const char *text, size_t len, const char *file, const char 
     *out = NULL;
     cJSON *root = scn__parse_json(text, len, err);
     if (root == NULL) return FB_EPARSE;
+    sim_scenario *sc = NULL;
     int rc = apply_sets(root, sets, set_count, err);
-    sim_scenario *sc = rc == FB_OK ? calloc(1, sizeof *sc) : NULL;
-    if (rc == FB_OK && sc == NULL) {
+    if (rc != FB_OK) goto free_tree;
+    sc = calloc(1, sizeof *sc);
+    if (sc == NULL) {
         snprintf(err->msg, sizeof err->msg, "out of memory");
         rc = FB_ENOMEM;
+        goto free_tree;
     }
-    if (rc == FB_OK) {
-        snprintf(sc->file, sizeof sc->file, "%s", err->file);
-        pctx P = {err, "", 0, false, sc, imp};
-        rc = parse_top(&P, root, sc);
-    }
-    if (rc != FB_OK) {
-        cJSON_Delete(root);
-        if (sc) free_classes(sc);
-        free(sc);
-        return rc;
-    }
+    snprintf(sc->file, sizeof sc->file, "%s", err->file);
+    pctx P = {err, "", 0, false, sc, imp, FB_OK};
+    rc = parse_top(&P, root, sc);
+    if (rc != FB_OK) goto free_scenario;
     if (seed_override) {
         sc->seed = *seed_override;
         cJSON_DeleteItemFromObjectCaseSensitive(root, "seed");
@@ -464,6 +464,12 @@ int scn_parse_import(const char *text, size_t len, const char *file, const char 
     sc->json = root; /* echoed in the report, --set overrides included */
     *out = sc;
     return FB_OK;
+free_scenario:
+    free_classes(sc);
+    free(sc);
+free_tree:
+    cJSON_Delete(root);
+    return rc;
 }
 
 /* ---- every error in one pass ---- */
@@ -504,7 +510,7 @@ static int check_once(const cJSON *root, const char *file, sim_error *err) {
         snprintf(err->msg, sizeof err->msg, "out of memory");
         return FB_ENOMEM;
     }
-    pctx P = {err, "", 0, false, sc, NULL};
+    pctx P = {err, "", 0, false, sc, NULL, FB_OK};
     int rc = parse_top(&P, root, sc);
     free_classes(sc);
     free(sc);

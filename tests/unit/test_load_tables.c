@@ -167,6 +167,40 @@ static void tables_autoscale_defaults(void **state) {
     scn_free(sc);
 }
 
+/* The parse context's error is sticky: the first is kept with its path, and later getters and
+ * key checks store nothing and return it (a parser reads as a straight list of calls). */
+static void tables_error_is_sticky(void **state) {
+    (void)state;
+    sim_error err;
+    memset(&err, 0, sizeof err);
+    pctx P = {&err, "", 0, false, NULL, NULL, FB_OK};
+    cJSON *obj = cJSON_Parse("{\"a\": \"x\", \"b\": 7, \"c\": \"2s\", \"d\": true}");
+    assert_non_null(obj);
+    double a = 1, b = 1;
+    fb_time_us c = 1;
+    bool d = false;
+    assert_int_equal(scn__get_number(&P, obj, "a", &a, 0, 10), FB_EINVAL);
+    assert_string_equal(err.path, "a");
+    assert_string_equal(err.msg, "expected a number, got a string");
+    /* valid keys after the error: not read */
+    assert_int_equal(scn__get_number(&P, obj, "b", &b, 0, 10), FB_EINVAL);
+    assert_int_equal(scn__get_duration(&P, obj, "c", &c, false), FB_EINVAL);
+    assert_int_equal(scn__get_bool(&P, obj, "d", &d), FB_EINVAL);
+    assert_true(a == 1 && b == 1 && c == 1 && !d);
+    assert_int_equal(scn__need_key(&P, obj, "zz"), FB_EINVAL);
+    assert_int_equal(scn__fail(&P, "a second error"), FB_EINVAL);
+    assert_string_equal(err.path, "a");
+    assert_string_equal(err.msg, "expected a number, got a string");
+    /* a callee's code (its own context, an allocation) is kept when it is the first */
+    pctx Q = {&err, "", 0, false, NULL, NULL, FB_OK};
+    assert_int_equal(scn__keep(&Q, FB_OK), FB_OK);
+    assert_int_equal(scn__keep(&Q, FB_ENOMEM), FB_ENOMEM);
+    assert_int_equal(scn__keep(&Q, FB_EINVAL), FB_ENOMEM);
+    assert_int_equal(scn__get_number(&Q, obj, "b", &b, 0, 10), FB_ENOMEM);
+    assert_true(b == 1);
+    cJSON_Delete(obj);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(tables_rows_are_well_formed),
@@ -174,6 +208,7 @@ int main(void) {
         cmocka_unit_test(tables_class_defaults),
         cmocka_unit_test(tables_client_defaults),
         cmocka_unit_test(tables_autoscale_defaults),
+        cmocka_unit_test(tables_error_is_sticky),
     };
     return cmocka_run_group_tests_name("load_tables", tests, NULL, NULL);
 }
