@@ -131,8 +131,8 @@ const ld_section scn__replay_section = {
                 "before ended"},
         {"think", LD_HOOK, LD_AT(sim_class, think_us),
          .schema = "{\"$ref\": \"#/$defs/duration_dist\"}", .hook = scn__duration_dist,
-         .flags = LD_F_SET | LD_F_PURE, LD_SUB(&scn__duration_dist_section),
-         .unit = "distribution (duration)", .def_doc = "required with `turns`",
+         .flags = LD_F_PURE, LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
+         .def_doc = "required with `turns`",
          .doc = "sessions: from the end of a session's request to its next"},
         {0}},
     NULL};
