@@ -2,10 +2,12 @@
 # v6_bench.sh - fusebox side by side with SimPy on the same model (bench/v6/):
 # the V6 healthy case, Poisson arrivals at 50/s for 1,200 simulated seconds,
 # a provider with 100 slots, timeouts and immediate retries. Whole processes,
-# one at a time, alternating (fusebox, SimPy, fusebox, ...), V6_PAIRS pairs
-# (default 5); CPU time (user + system, wait4's rusage: bench/v6/pairs.py) of each, the medians and
-# the median of the pairwise ratios SimPy / fusebox. CPU time, not wall time:
-# the machine may be shared. Prints figures; never fails on a stopwatch.
+# one at a time, alternating (fusebox, SimPy keeping fusebox's figures, SimPy
+# counting only, fusebox, ...), V6_PAIRS rounds (default 5); CPU time (user +
+# system, wait4's rusage: bench/v6/pairs.py) of each, the medians and the
+# medians of the pairwise ratios SimPy / fusebox, the last line the ratio with
+# the same figures on both sides. CPU time, not wall time: the machine may be
+# shared. Prints figures; never fails on a stopwatch.
 set -u
 FUSEBOX=${BUILD:-build/release}/fusebox
 PAIRS=${V6_PAIRS:-5}

@@ -366,7 +366,8 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
 /*
  * send() for an engine with nothing to ask before an attempt (fb->plain) and no limiter tokens
  * reserved: its steps with the limiters, the breaker, the groups and the budget left out, as
- * they come to nothing there. Inline in again(): a storm's retry at once comes this way.
+ * they come to nothing there. Inline in again() and advance(): a storm's retry at once and a
+ * request's first attempt come this way.
  */
 static inline void send_plain(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
                               fb_fallback_decision *d) {
@@ -425,6 +426,10 @@ static void advance(const fb_fallback *fb, fb_fallback_request *req, fb_time_us 
             continue;
         }
         fresh_retries(req, now_us);
+        if (fb->plain) { /* nothing to ask: a request's first attempt, as again()'s retry */
+            send_plain(fb, req, now_us, d);
+            return;
+        }
         if (send(fb, req, false, now_us, d)) return;
     }
     exhausted(fb, req, d);

@@ -165,28 +165,81 @@ double fb_hist_mean(const fb_hist *h) {
     return h->total ? h->sum / (double)h->total : 0.0;
 }
 
+/* The rank of percentile p in a non-empty h: ceil(p% of total), within [1, total]. */
+static uint64_t rank_of(const fb_hist *h, double p) {
+    /*
+     * Multiplying before dividing keeps p = 99.9 of 100000 at exactly 99900,
+     * where (p / 100) * total would round up to 99901.
+     */
+    double rank_d = ceil(p * (double)h->total / 100.0);
+    uint64_t rank = rank_d < 1.0 ? 1 : (uint64_t)rank_d;
+    return rank > h->total ? h->total : rank;
+}
+
+/*
+ * The first bucket at or after *i, up to last, whose counts bring *seen (the
+ * counts before *i) to rank or more; *seen then includes it. Eight buckets at
+ * a time while their sum stays below rank (a tick's few values lie far apart
+ * among a thousand buckets), then one by one.
+ */
+static size_t scan_to(const fb_hist *h, size_t *i, uint64_t *seen, uint64_t rank, size_t last) {
+    size_t k = *i;
+    uint64_t sum = *seen;
+    while (k + 8 <= last) {
+        const uint64_t *c = &h->counts[k];
+        uint64_t block = c[0] + c[1] + c[2] + c[3] + c[4] + c[5] + c[6] + c[7];
+        if (sum + block >= rank) break;
+        sum += block;
+        k += 8;
+    }
+    for (; k <= last; k++) {
+        sum += h->counts[k];
+        if (sum >= rank) break;
+    }
+    *i = k;
+    *seen = sum;
+    return k;
+}
+
+/* The value reported for the bucket where a percentile's rank falls. */
+static int64_t report(const fb_hist *h, size_t i, size_t last) {
+    if (i > last) return h->max; /* not reached: the buckets add up to total */
+    /* The scan starts at min's bucket, so only max can cut the report. */
+    int64_t v = bucket_high(i);
+    return v > h->max ? h->max : v;
+}
+
 int64_t fb_hist_percentile(const fb_hist *h, double p) {
     if (h->total == 0) return 0;
     if (!(p > 0.0)) return h->min; /* also NaN */
     if (p >= 100.0) return h->max;
-    /*
-     * Rank of the value wanted: ceil(p% of total). Multiplying before dividing
-     * keeps p = 99.9 of 100000 at exactly 99900, where (p / 100) * total
-     * would round up to 99901.
-     */
-    double rank_d = ceil(p * (double)h->total / 100.0);
-    uint64_t rank = rank_d < 1.0 ? 1 : (uint64_t)rank_d;
-    if (rank > h->total) rank = h->total;
-
+    size_t i = bucket_of((uint64_t)h->min), last = bucket_of((uint64_t)h->max);
     uint64_t seen = 0;
-    size_t last = bucket_of((uint64_t)h->max);
-    for (size_t i = bucket_of((uint64_t)h->min); i <= last; i++) {
-        seen += h->counts[i];
-        if (seen >= rank) {
-            /* The scan starts at min's bucket, so only max can cut the report. */
-            int64_t v = bucket_high(i);
-            return v > h->max ? h->max : v;
-        }
+    return report(h, scan_to(h, &i, &seen, rank_of(h, p), last), last);
+}
+
+void fb_hist_percentiles(const fb_hist *h, const double *ps, size_t n, int64_t *out) {
+    size_t i = 0, last = 0;
+    uint64_t seen = 0;
+    double prev = 0; /* the last percentile scanned: i and seen hold its place */
+    if (h->total) {
+        i = bucket_of((uint64_t)h->min);
+        last = bucket_of((uint64_t)h->max);
     }
-    return h->max; /* not reached: the buckets add up to total */
+    for (size_t k = 0; k < n; k++) {
+        if (h->total == 0 || !(ps[k] > 0.0) || ps[k] >= 100.0 || ps[k] < prev) {
+            out[k] = fb_hist_percentile(h, ps[k]);
+            continue;
+        }
+        uint64_t rank = rank_of(h, ps[k]);
+        bool scanned = prev > 0.0;
+        prev = ps[k];
+        /* the bucket the last scan stopped at holds every rank up to seen */
+        if (scanned && seen >= rank && i <= last) {
+            out[k] = report(h, i, last);
+            continue;
+        }
+        if (scanned && i <= last) i++; /* seen already counts bucket i */
+        out[k] = report(h, scan_to(h, &i, &seen, rank, last), last);
+    }
 }

@@ -66,5 +66,11 @@ double fb_hist_mean(const fb_hist *h);
  * equivalent value clamped to [min, max]. 0 when empty.
  */
 int64_t fb_hist_percentile(const fb_hist *h, double p);
+/*
+ * out[k] = fb_hist_percentile(h, ps[k]) for k < n, the buckets scanned once
+ * for percentiles given in ascending order (any order gives the same answers,
+ * a percentile below the one before it at the cost of its own scan).
+ */
+void fb_hist_percentiles(const fb_hist *h, const double *ps, size_t n, int64_t *out);
 
 #endif /* FB_HIST_H */

@@ -157,8 +157,11 @@ static void fill_row(sim *s, sim_row *row, fb_time_us t) {
     row->in_flight = s->live;
     row->pod_queue = s->pod_queue_total;
     row->busy_workers = s->busy_total;
-    row->latency_p50_ms = (double)fb_hist_percentile(&s->tick_hist, 50) / 1e3;
-    row->latency_p99_ms = (double)fb_hist_percentile(&s->tick_hist, 99) / 1e3;
+    static const double ps[2] = {50, 99};
+    int64_t q[2];
+    fb_hist_percentiles(&s->tick_hist, ps, 2, q);
+    row->latency_p50_ms = (double)q[0] / 1e3;
+    row->latency_p99_ms = (double)q[1] / 1e3;
     row->fault_active = false;
     for (uint32_t i = 0; i < s->window_count; i++)
         if (s->windows[i].start_us < t + s->sc->tick_us && s->windows[i].end_us > t)

@@ -1,9 +1,12 @@
 #!/usr/bin/python3
 """pairs.py PAIRS OUTDIR FUSEBOX - run fusebox and SimPy on bench/v6/ alternately, whole processes.
 
-Each process's CPU time (user + system) comes from wait4's rusage
-(microseconds), its peak RSS too. Prints the medians and the median of the
-pairwise ratios SimPy / fusebox; never judges them.
+A round runs fusebox, then SimPy keeping the same figures (v6_simpy.py with an
+OUTDIR: fusebox's report.json and timeseries.csv figures for this model), then
+SimPy counting only (requests, successes, attempts, mean latency: less than
+fusebox computes). Each process's CPU time (user + system) comes from wait4's
+rusage (microseconds), its peak RSS too. Prints the medians and the medians of
+the pairwise ratios SimPy / fusebox, the same figures first; never judges them.
 """
 import os
 import statistics
@@ -27,20 +30,25 @@ def main():
     fb_cmd = [fusebox, "run", os.path.join(here, "v6.json"), "--no-charts", "-q", "--stats",
               "-o", os.path.join(out, "run")]
     py_cmd = [sys.executable, os.path.join(here, "v6_simpy.py"), "1200", "50", "1"]
-    fb, py = [], []
+    os.makedirs(os.path.join(out, "simpy"), exist_ok=True)
+    py_full_cmd = py_cmd + [os.path.join(out, "simpy")]
+    fb, py, py_min = [], [], []
     for _ in range(pairs):
         fb.append(run(fb_cmd, os.path.join(out, "fusebox.txt")))
-        py.append(run(py_cmd, os.path.join(out, "simpy.txt")))
+        py.append(run(py_full_cmd, os.path.join(out, "simpy.txt")))
+        py_min.append(run(py_cmd, os.path.join(out, "simpy-counts.txt")))
     with open(os.path.join(out, "fusebox.txt")) as f:
         print("  fusebox: " + f.read().strip().replace("stats: ", ""))
     with open(os.path.join(out, "simpy.txt")) as f:
         print("  " + f.read().strip())
-    ratios = [p[0] / f[0] for f, p in zip(fb, py)]
     print(f"  CPU time, median of {pairs}: fusebox {statistics.median(x[0] for x in fb):.4f} s "
           f"(peak RSS {max(x[1] for x in fb):.0f} MiB), SimPy {statistics.median(x[0] for x in py):.3f} s "
-          f"(peak RSS {max(x[1] for x in py):.0f} MiB)")
-    print("  pairwise SimPy / fusebox: " + " ".join(f"{r:.0f}x" for r in ratios))
-    print(f"  SimPy / fusebox CPU time (median of the pairwise ratios): {statistics.median(ratios):.0f}x")
+          f"(peak RSS {max(x[1] for x in py):.0f} MiB), SimPy counting only "
+          f"{statistics.median(x[0] for x in py_min):.3f} s")
+    for name, runs in (("counting only", py_min), ("the same figures", py)):
+        ratios = [p[0] / f[0] for f, p in zip(fb, runs)]
+        print(f"  SimPy ({name}) / fusebox CPU time, pairwise: "
+              + " ".join(f"{r:.0f}x" for r in ratios) + f"; median {statistics.median(ratios):.0f}x")
 
 
 if __name__ == "__main__":

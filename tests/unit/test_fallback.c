@@ -306,8 +306,9 @@ static void fallback_zero_delay_retry_attempts_at_once(void **state) {
 
 /*
  * An engine with nothing to ask before an attempt (no breaker, limiter, budget or groups) takes
- * send()'s plain way on a retry at once: the same decisions and counts as the same chain with a
- * limiter at each provider that admits everything, which takes the full way.
+ * send()'s plain way on a request's first attempt, a retry at once and a fallback: the same
+ * decisions and counts as the same chain with a limiter at each provider that admits everything,
+ * which takes the full way.
  */
 static void fallback_plain_engine_decides_as_one_with_limits_that_admit_all(void **state) {
     (void)state;

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,55 @@ static void hist_percentiles_of_lognormal_latencies_within_one_percent(void **st
         assert_true(got >= exact);
         assert_true((got - exact) * 100 < exact);
     }
+}
+
+/*
+ * The definition, from the sorted values: the value of rank ceil(p% of n)
+ * reported as its bucket's highest value (reported_for), clamped to max.
+ */
+static int64_t percentile_by_definition(const int64_t *sorted, size_t n, double p) {
+    if (!(p > 0.0)) return sorted[0];
+    if (p >= 100.0) return sorted[n - 1];
+    double rank_d = ceil(p * (double)n / 100.0);
+    size_t rank = rank_d < 1.0 ? 1 : (size_t)rank_d;
+    if (rank > n) rank = n;
+    int64_t v = reported_for(sorted[rank - 1]);
+    return v > sorted[n - 1] ? sorted[n - 1] : v;
+}
+
+static void hist_percentiles_in_one_scan_equal_the_definition(void **state) {
+    (void)state;
+    /* a tick's few values far apart, dense clusters, every scale; p's in and out of order */
+    static const double up[] = {0, 1, 25, 50, 50, 90, 99, 99.9, 99.99, 100};
+    static const double down[] = {99, 50, 99.9, 0.5, 100, 50};
+    fb_rng r;
+    fb_rng_derive(&r, 3, 0, 0);
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + (size_t)fb_rng_below(&r, round % 4 == 0 ? 3 : 300);
+        uint64_t scale = UINT64_C(1) << (1 + fb_rng_below(&r, 42));
+        uint64_t base = round % 3 == 0 ? fb_rng_below(&r, scale) : 0;
+        fb_hist_init(&h2);
+        for (size_t i = 0; i < n; i++) {
+            samples[i] = (int64_t)(base + fb_rng_below(&r, round % 3 == 0 ? 64 : scale));
+            fb_hist_record(&h2, samples[i]);
+        }
+        qsort(samples, n, sizeof samples[0], cmp_i64);
+        int64_t got_up[sizeof up / sizeof up[0]], got_down[sizeof down / sizeof down[0]];
+        fb_hist_percentiles(&h2, up, sizeof up / sizeof up[0], got_up);
+        fb_hist_percentiles(&h2, down, sizeof down / sizeof down[0], got_down);
+        for (size_t k = 0; k < sizeof up / sizeof up[0]; k++) {
+            int64_t want = percentile_by_definition(samples, n, up[k]);
+            assert_int_equal(got_up[k], want);
+            assert_int_equal(fb_hist_percentile(&h2, up[k]), want);
+        }
+        for (size_t k = 0; k < sizeof down / sizeof down[0]; k++)
+            assert_int_equal(got_down[k], percentile_by_definition(samples, n, down[k]));
+    }
+    int64_t none[2] = {-1, -1};
+    fb_hist_init(&h2);
+    fb_hist_percentiles(&h2, up + 3, 2, none);
+    assert_int_equal(none[0], 0);
+    assert_int_equal(none[1], 0);
 }
 
 static void hist_empty_reports_zero(void **state) {
@@ -352,6 +402,7 @@ int main(void) {
         cmocka_unit_test(hist_percentiles_of_uniform_1_to_100000),
         cmocka_unit_test(hist_rank_is_the_ceiling_of_p_percent),
         cmocka_unit_test(hist_percentiles_of_lognormal_latencies_within_one_percent),
+        cmocka_unit_test(hist_percentiles_in_one_scan_equal_the_definition),
         cmocka_unit_test(hist_empty_reports_zero),
         cmocka_unit_test(hist_negative_values_record_as_zero),
         cmocka_unit_test(hist_values_above_max_clamp_and_are_counted),
