@@ -710,7 +710,7 @@ int live_client_create(const live_client_config *cfg, live_client **out, char *e
     fb_hist_init(&c->gap_us);
     fb_hist_init(&c->late_us);
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        snprintf(err, errlen, "cannot initialise libcurl");
+        snprintf(err, errlen, "cannot initialise libcurl (libcurl.so.4, Debian's libcurl4)");
         free(c);
         return FB_EIO;
     }

@@ -1041,10 +1041,14 @@ int mock_proxy_create(mock_server *s, mock_proxy **out, char *err, size_t errlen
     if (c->upstream_idle_timeout_us == 0) c->upstream_idle_timeout_us = DEFAULT_IDLE_TIMEOUT_US;
     if (c->upstream_max == 0) c->upstream_max = DEFAULT_UPSTREAM_MAX;
     mock_proxy *p = calloc(1, sizeof *p);
-    if (p == NULL || curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-        free(p);
-        snprintf(err, errlen, "out of memory (libcurl)");
+    if (p == NULL) {
+        snprintf(err, errlen, "out of memory");
         return FB_ENOMEM;
+    }
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) { /* util/curl_dl.c loads it here */
+        free(p);
+        snprintf(err, errlen, "cannot initialise libcurl (libcurl.so.4, Debian's libcurl4)");
+        return FB_EIO;
     }
     p->s = s;
     p->multi = curl_multi_init();
