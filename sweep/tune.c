@@ -2084,7 +2084,10 @@ static void json_search(util_json *w, const sweep_tune *t) {
         util_json_u64(w, "local_calls", t->local_calls);
         util_json_u64(w, "local_starts", t->local_starts);
         util_json_u64(w, "local_points", t->local_points);
-        util_json_i64(w, "local_result", t->local_result);
+        if (t->local_starts)
+            util_json_i64(w, "local_result", t->local_result);
+        else
+            util_json_null(w, "local_result");
         util_json_bool(w, "local_better", t->local_better);
         util_json_close(w);
     } else {
