@@ -176,6 +176,19 @@ static int parse_shard(const char *val, tune_opts *o) {
     return CLI_OK;
 }
 
+/* --search's value: CLI_OK, or CLI_BAD_INPUT (printed). */
+static int search_method(const char *val, sweep_tune_method *m) {
+    if (strcmp(val, "nlopt") == 0)
+        *m = SWEEP_TUNE_NLOPT;
+    else if (strcmp(val, "halving") == 0)
+        *m = SWEEP_TUNE_HALVING;
+    else if (strcmp(val, "direct") == 0)
+        *m = SWEEP_TUNE_DIRECT;
+    else
+        return cli_bad("tune", "--search needs nlopt, halving or direct, got '%s'", val);
+    return CLI_OK;
+}
+
 /* The search's options: 1 on a match, 0 otherwise, CLI_BAD_INPUT (printed). */
 static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
     const char *a = argv[*i], *val = NULL;
@@ -225,14 +238,7 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
         if (parse_count(a, val, 1, UINT64_MAX / 2, &o->a.budget) != CLI_OK) return CLI_BAD_INPUT;
     } else if (cli_opt(argc, argv, i, NULL, "--search", &val)) {
         if (val == NULL) return cli_missing("tune", a);
-        if (strcmp(val, "nlopt") == 0)
-            o->a.search = SWEEP_TUNE_NLOPT;
-        else if (strcmp(val, "direct") == 0)
-            o->a.search = SWEEP_TUNE_DIRECT;
-        else if (strcmp(val, "halving") == 0)
-            o->a.search = SWEEP_TUNE_HALVING;
-        else
-            return cli_bad("tune", "--search needs nlopt, halving or direct, got '%s'", val);
+        if (search_method(val, &o->a.search) != CLI_OK) return CLI_BAD_INPUT;
     } else if (strcmp(a, "--exhaustive") == 0) {
         o->a.exhaustive = true;
     } else if (cli_opt(argc, argv, i, NULL, "--screen", &val)) {

@@ -270,8 +270,8 @@ static void nlopt_search_is_halving_then_cobyla(void **state) {
         /* a worst case (minimised) no higher than halving's; both feasible here */
         double hv = json_number(hj, "\"recommendation\"", "\"objective\": ");
         double nv = json_number(nj, "\"recommendation\"", "\"objective\": ");
-        if (!(nv <= hv)) fail_msg("budget %llu: nlopt %.6g, halving %.6g", (unsigned long long)budget,
-                                  nv, hv);
+        if (!(nv <= hv))
+            fail_msg("budget %llu: nlopt %.6g, halving %.6g", (unsigned long long)budget, nv, hv);
         if (strstr(na, "from the best on every seed (")) cobyla_ran = true;
         assert_string_equal(n2j, nj);
         assert_string_equal(n2a, na);
