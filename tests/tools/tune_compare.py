@@ -8,9 +8,14 @@ across the scenarios: rank 0 is the grid's best; a recommendation the full grid
 finds infeasible ranks after every feasible point. Prints one line per
 objective and the table (rank sums over the objectives). Run by hand:
 
-    python3 tests/tools/tune_compare.py build/release/fusebox [--search A,B] [--jobs N]
+    python3 tests/tools/tune_compare.py build/release/fusebox [--set small|library]
+        [--search nlopt,halving,direct] [--grids 0,1] [--budgets B,...] [--metrics M,...]
+        [--cache DIR] [--jobs N]
 
-Scenarios: tests/e2e/tune (five one-minute incidents), seeds 3.
+Scenarios: --set small (the default), tests/e2e/tune (five one-minute incidents); --set
+library, five of scenarios/ cut to 4 minutes under the flagship's policy (LIBRARY below).
+Seeds 3. --cache keeps each full grid's tune.json, so that another search is compared
+without running the grid again. docs/tune.md ("Which is better") gives the figures.
 """
 import argparse
 import json
@@ -63,7 +68,7 @@ LIBRARY_METRICS = [("--maximize", "success_rate"), ("--minimize", "latency_p99")
 LIBRARY_CONSTRAINTS = [None, "success_rate>=0.7"]
 
 
-def tune(fusebox, scen, knobs, metric, con, extra, out, jobs, env=None):
+def tune(fusebox, scen, knobs, metric, con, extra, out, jobs):
     cmd = [fusebox, "tune"] + scen + list(metric) + ["--no-charts", "-q", "--jobs", str(jobs),
                                                       "-o", out]
     for k in knobs:
@@ -71,8 +76,7 @@ def tune(fusebox, scen, knobs, metric, con, extra, out, jobs, env=None):
     if con:
         cmd += ["--subject-to", con]
     cmd += extra
-    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                       env=env)
+    r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if r.returncode not in (0, 1):
         sys.exit("%s: exit %d: %s" % (" ".join(cmd), r.returncode, r.stderr))
     with open(os.path.join(out, "tune.json")) as f:
@@ -91,7 +95,7 @@ def rank(full, point, sense):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("fusebox")
-    ap.add_argument("--search", default="halving,nlopt")
+    ap.add_argument("--search", default="halving,nlopt,direct")
     ap.add_argument("--set", default="small", choices=["small", "library"])
     ap.add_argument("--grids", default="0,1", help="which grids (0: 3 values, 1: 5 values)")
     ap.add_argument("--budgets", help="these budgets instead of each grid's (comma-separated)")
@@ -99,7 +103,6 @@ def main():
     ap.add_argument("--cache", help="keep the full grids' tune.json here (reused when present)")
     ap.add_argument("--jobs", type=int, default=2)
     a = ap.parse_args()
-    # a search is halving, direct, nlopt or nlopt:ALGORITHM (the local one, for experiments)
     searches = a.search.split(",")
     if a.set == "small":
         scen, grids, metrics, constraints = ["tests/e2e/tune"], GRIDS, METRICS, CONSTRAINTS
@@ -134,13 +137,9 @@ def main():
                                             " s.t. " + con if con else "")
                     for b in budgets:
                         for s in searches:
-                            env = dict(os.environ)
-                            env.pop("FB_TUNE_LOCAL", None)
-                            if ":" in s:
-                                env["FB_TUNE_LOCAL"] = s.split(":")[1]
                             d = tune(a.fusebox, scen, knobs, metric, con,
-                                     ["--budget", str(b), "--search", s.split(":")[0]],
-                                     os.path.join(tmp, "s"), a.jobs, env)
+                                     ["--budget", str(b), "--search", s],
+                                     os.path.join(tmp, "s"), a.jobs)
                             rec = d["recommendation"]
                             k = rank(full, rec["point"], sense)
                             obj = {e["point"]: e for e in full["evaluated"]}[rec["point"]]["objective"]
