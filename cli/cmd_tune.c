@@ -51,10 +51,12 @@ static void usage(FILE *f) {
         "                         0: its constraints only); implies --across mean\n"
         "      --budget RUNS      the search's cap on runs (default 10% of the full grid:\n"
         "                         points x seeds x scenarios)\n"
-        "      --search nlopt|halving  the budgeted search: NLopt's DIRECT-L on one seed,\n"
-        "                         the best third on more seeds, then NLopt's COBYLA from\n"
-        "                         the best (nlopt); or a Latin hypercube sample, the same\n"
-        "                         rungs, then one knob at a time (halving). Default: halving\n"
+        "      --search nlopt|halving|direct  the budgeted search: a Latin hypercube\n"
+        "                         sample on one seed, the best third on more seeds, one\n"
+        "                         knob at a time around the best, then NLopt's COBYLA on\n"
+        "                         the budget left (nlopt, the default); the same without\n"
+        "                         COBYLA (halving); or NLopt's DIRECT-L instead of the\n"
+        "                         sample, then COBYLA (direct)\n"
         "      --exhaustive       run the full grid (the budget is all of it)\n"
         "      --screen DURATION  a cheaper first fidelity: screen the sample on one seed\n"
         "                         with every scenario cut to DURATION (such a run counts\n"
@@ -174,6 +176,19 @@ static int parse_shard(const char *val, tune_opts *o) {
     return CLI_OK;
 }
 
+/* --search's value: CLI_OK, or CLI_BAD_INPUT (printed). */
+static int search_method(const char *val, sweep_tune_method *m) {
+    if (strcmp(val, "nlopt") == 0)
+        *m = SWEEP_TUNE_NLOPT;
+    else if (strcmp(val, "halving") == 0)
+        *m = SWEEP_TUNE_HALVING;
+    else if (strcmp(val, "direct") == 0)
+        *m = SWEEP_TUNE_DIRECT;
+    else
+        return cli_bad("tune", "--search needs nlopt, halving or direct, got '%s'", val);
+    return CLI_OK;
+}
+
 /* The search's options: 1 on a match, 0 otherwise, CLI_BAD_INPUT (printed). */
 static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
     const char *a = argv[*i], *val = NULL;
@@ -223,9 +238,7 @@ static int search_opt(int argc, char **argv, int *i, tune_opts *o) {
         if (parse_count(a, val, 1, UINT64_MAX / 2, &o->a.budget) != CLI_OK) return CLI_BAD_INPUT;
     } else if (cli_opt(argc, argv, i, NULL, "--search", &val)) {
         if (val == NULL) return cli_missing("tune", a);
-        if (strcmp(val, "nlopt") != 0 && strcmp(val, "halving") != 0)
-            return cli_bad("tune", "--search needs nlopt or halving, got '%s'", val);
-        o->a.search = strcmp(val, "nlopt") == 0 ? SWEEP_TUNE_NLOPT : SWEEP_TUNE_HALVING;
+        if (search_method(val, &o->a.search) != CLI_OK) return CLI_BAD_INPUT;
     } else if (strcmp(a, "--exhaustive") == 0) {
         o->a.exhaustive = true;
     } else if (cli_opt(argc, argv, i, NULL, "--screen", &val)) {
@@ -590,6 +603,7 @@ static int write_outputs(const tune_opts *o, sweep_tune *t) {
 int cli_cmd_tune(int argc, char **argv) {
     tune_opts o;
     memset(&o, 0, sizeof o);
+    o.a.search = SWEEP_TUNE_NLOPT;
     o.a.sets = o.sets;
     o.a.knobs = o.knobs;
     o.a.weights = o.weights;

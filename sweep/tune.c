@@ -58,10 +58,12 @@ struct sweep_tune {
     uint64_t keep[SWEEP_TUNE_RUNGS_MAX];
     uint64_t sampled, moves;
     int64_t rec; /* -1 before the search */
-    /* --search nlopt: what each phase did (calls of the objective, points run, NLopt's code) */
-    bool nlopt;
+    /* --search nlopt and direct: what each phase did (calls of the objective, points run,
+     * NLopt's code) */
+    sweep_tune_method method;
     uint64_t global_calls, local_calls, local_points, local_starts;
     int global_result, local_result;
+    bool local_better; /* NLopt's local phase found a better point */
 };
 
 /* ---- the plan ---- */
@@ -376,7 +378,7 @@ int sweep_tune_create(const sweep_tune_args *a, sweep_tune **out, char *msg, siz
     t->rec = -1;
     t->across_mean = a->across_mean;
     t->exhaustive = a->exhaustive;
-    t->nlopt = a->search == SWEEP_TUNE_NLOPT;
+    t->method = a->search;
     rc = create_sweeps(t, a, msg, msglen);
     if (rc == FB_OK) rc = set_weights(t, a, msg, msglen);
     if (rc == FB_OK && a->second) {
@@ -953,7 +955,8 @@ static int nl_local(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg, 
     }
     t->local_calls = ph.calls;
     t->local_points = ph.np;
-    t->moves = best_full(t) != inc;
+    t->local_better = best_full(t) != inc;
+    if (t->method == SWEEP_TUNE_DIRECT) t->moves = t->local_better;
     free(ph.pts);
     free(started);
     if (rc == FB_ENOMEM) sweep_fail(msg, msglen, rc, "out of memory");
@@ -973,9 +976,18 @@ int sweep_tune_search(sweep_tune *t, sweep_tune_runner run, void *ctx, char *msg
         t->keep[0] = t->points;
         rc = run_points(t, pts, t->points, t->seeds, true, NULL, run, ctx, msg, msglen);
         free(pts);
-    } else if (t->nlopt) {
+    } else if (t->method == SWEEP_TUNE_DIRECT) {
         rc = nl_global(t, run, ctx, msg, msglen);
         if (rc == FB_OK) rc = nl_local(t, run, ctx, msg, msglen);
+    } else if (t->method == SWEEP_TUNE_NLOPT) {
+        rc = search_halving(t, run, ctx, msg, msglen);
+        if (rc == FB_OK) rc = search_local(t, run, ctx, msg, msglen);
+        if (rc == FB_OK) { /* the rest of the budget, also when a knob's batch no longer fits */
+            bool reached = t->budget_reached;
+            t->budget_reached = false;
+            rc = nl_local(t, run, ctx, msg, msglen);
+            t->budget_reached = t->budget_reached || reached;
+        }
     } else {
         rc = search_halving(t, run, ctx, msg, msglen);
         if (rc == FB_OK) rc = search_local(t, run, ctx, msg, msglen);
@@ -1491,7 +1503,7 @@ static void answer_search(FILE *f, const sweep_tune *t) {
             t->used, full, t->points, t->seeds, t->n, t->budget,
             t->budget_reached ? " (reached: the search stopped there)" : "");
     if (t->budget < full) {
-        if (t->nlopt)
+        if (t->method == SWEEP_TUNE_DIRECT)
             fprintf(f, "  NLopt GN_DIRECT_L: %" PRIu64 " points (%" PRIu64 " calls)", t->sampled,
                     t->global_calls);
         else
@@ -1501,16 +1513,20 @@ static void answer_search(FILE *f, const sweep_tune *t) {
                     t->screen_text, t->screened * t->n, t->screen_count);
         for (uint32_t k = 0; k < t->rungs; k++)
             fprintf(f, ", %" PRIu64 " on %u seed%s", t->keep[k], t->f[k], t->f[k] == 1 ? "" : "s");
-        if (t->nlopt)
+        if (t->method != SWEEP_TUNE_DIRECT)
+            fprintf(f, "; then %" PRIu64 " move%s one knob at a time", t->moves,
+                    t->moves == 1 ? "" : "s");
+        if (t->method == SWEEP_TUNE_HALVING)
+            fprintf(f, "\n");
+        else if (t->local_starts == 0)
+            fprintf(f, "; then NLopt LN_COBYLA: no budget left\n");
+        else
             fprintf(f,
                     "; then NLopt LN_COBYLA from the best on every seed (%" PRIu64
                     " start%s): %" PRIu64 " more point%s (%" PRIu64 " calls), %s\n",
                     t->local_starts, t->local_starts == 1 ? "" : "s", t->local_points,
                     t->local_points == 1 ? "" : "s", t->local_calls,
-                    t->moves ? "a better one found" : "none better");
-        else
-            fprintf(f, "; then %" PRIu64 " move%s one knob at a time\n", t->moves,
-                    t->moves == 1 ? "" : "s");
+                    t->local_better ? "a better one found" : "none better");
     }
     fprintf(f, "  plus %" PRIu64 " runs for this report (current settings, sensitivity)\n",
             t->extra);
@@ -2050,18 +2066,29 @@ static void json_search(util_json *w, const sweep_tune *t) {
     util_json_u64(w, "moves", t->moves);
     jstr(w, "method",
          t->budget >= sweep_tune_full_runs(t) ? "exhaustive"
-         : t->nlopt                           ? "nlopt"
+         : t->method == SWEEP_TUNE_NLOPT      ? "nlopt"
+         : t->method == SWEEP_TUNE_DIRECT     ? "direct"
                                               : "halving");
-    if (t->nlopt && t->budget < sweep_tune_full_runs(t)) {
+    if (t->method != SWEEP_TUNE_HALVING && t->budget < sweep_tune_full_runs(t)) {
         util_json_open(w, "nlopt", '{', UTIL_JSON_INLINE);
-        jstr(w, "global", "GN_DIRECT_L");
-        util_json_u64(w, "global_calls", t->global_calls);
-        util_json_i64(w, "global_result", t->global_result);
+        if (t->method == SWEEP_TUNE_DIRECT) {
+            jstr(w, "global", "GN_DIRECT_L");
+            util_json_u64(w, "global_calls", t->global_calls);
+            util_json_i64(w, "global_result", t->global_result);
+        } else { /* the sample and its rungs chose the starts */
+            util_json_null(w, "global");
+            util_json_u64(w, "global_calls", 0);
+            util_json_null(w, "global_result");
+        }
         jstr(w, "local", "LN_COBYLA");
         util_json_u64(w, "local_calls", t->local_calls);
         util_json_u64(w, "local_starts", t->local_starts);
         util_json_u64(w, "local_points", t->local_points);
-        util_json_i64(w, "local_result", t->local_result);
+        if (t->local_starts)
+            util_json_i64(w, "local_result", t->local_result);
+        else
+            util_json_null(w, "local_result");
+        util_json_bool(w, "local_better", t->local_better);
         util_json_close(w);
     } else {
         util_json_null(w, "nlopt");

@@ -9,9 +9,10 @@
  * does, and every candidate runs on the same seeds in every scenario (common
  * random numbers). The search (successive halving over a Latin hypercube
  * sample, few seeds first, then a coordinate search around the best at every
- * seed; or, with SWEEP_TUNE_NLOPT, NLopt's DIRECT-L on the first seed, the
- * same rungs, then NLopt's COBYLA from the best, each over the box of the
- * knobs' value indices rounded to the grid) only decides which tasks run;
+ * seed, then, with SWEEP_TUNE_NLOPT, NLopt's COBYLA on the budget left; or,
+ * with SWEEP_TUNE_DIRECT, NLopt's DIRECT-L on the first seed, the same rungs,
+ * then COBYLA from the best; NLopt over the box of the knobs' value indices
+ * rounded to the grid) only decides which tasks run;
  * the runs go through a callback, in batches that span the scenarios, so the
  * CLI can hand them to its worker processes. Every decision is a function of
  * the results, so the outputs are byte-identical however the runs were made.
@@ -35,7 +36,9 @@ typedef struct sweep_tune sweep_tune; /* opaque (tune.c) */
 /* The budgeted search (docs/tune.md, "The search"). */
 typedef enum sweep_tune_method {
     SWEEP_TUNE_HALVING = 0, /* a Latin hypercube sample, successive halving, one knob at a time */
-    SWEEP_TUNE_NLOPT,       /* NLopt's GN_DIRECT_L on one seed, the rungs, then LN_COBYLA */
+    SWEEP_TUNE_NLOPT,       /* the same, then NLopt's LN_COBYLA on the budget left (the CLI's
+                               default) */
+    SWEEP_TUNE_DIRECT,      /* NLopt's GN_DIRECT_L on one seed, the rungs, then LN_COBYLA */
 } sweep_tune_method;
 
 typedef struct sweep_tune_args {

@@ -44,8 +44,9 @@ cpu() {
 # code whose memory the unit tests and the other e2e suites exercise under ASan and UBSan
 # (tests/README.md: what each buys in the release run, and why asan adds nothing). The run
 # lists them in one line; they count neither as passed nor as skipped.
-#   more seeds of the library's scenarios (e2e/check runs each once under asan):
-#     seeds regimes fleet_scenarios client_scenarios
+#   more seeds of the library's scenarios (e2e/check runs each once under asan), and tune's
+#   full grid over five of them (e2e/tune runs tune's code under asan):
+#     seeds regimes fleet_scenarios client_scenarios tune_library
 #   timing and agreement, not memory (e2e/live, live_otlp, mock_* run the same code):
 #     live_busy live_compare diff_gateway diff_sdk import_corpus
 #   the docs' commands and the pages in a browser (the other suites run the same code under
@@ -54,7 +55,7 @@ cpu() {
 #   the suites' own failure paths (their shell, with stand-ins):
 #     docs_commands report_pages sweep_parallel sweep_slurm sweep_k8s tap_npm mock_valgrind ci_recipes
 #     failfast
-RELEASE_ONLY="seeds regimes fleet_scenarios client_scenarios live_busy live_compare diff_gateway
+RELEASE_ONLY="seeds regimes fleet_scenarios client_scenarios tune_library live_busy live_compare diff_gateway
 diff_sdk docs_commands report_pages sweep_parallel sweep_slurm sweep_k8s tap_npm mock_valgrind
 ci_recipes import_corpus failfast"
 case "$(basename "$BUILD")" in

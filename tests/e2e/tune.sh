@@ -128,19 +128,19 @@ expect_exit 2 "a screen that ends before a fault starts exits 2" "$FUSEBOX" tune
     --screen 10s -o "$T/bad"
 contains "$ERR" "--screen 10s: " "the scenario's own error says it is the screen's"
 
-# --search nlopt: NLopt's DIRECT-L on one seed, the rungs, then COBYLA from the best; the same
+# --search direct: NLopt's DIRECT-L on one seed, the rungs, then COBYLA from the best; the same
 # Done-when check against the full grid's sweeps, and the same bytes for --jobs 1 and 2
 # shellcheck disable=SC2086
-expect_exit 0 "tune --search nlopt exits 0" "$FUSEBOX" tune $S $KNOBS $OBJ --search nlopt --no-charts \
+expect_exit 0 "tune --search direct exits 0" "$FUSEBOX" tune $S $KNOBS $OBJ --search direct --no-charts \
     --jobs 1 -o "$T/nl1"
 NLANSWER=$OUT
 contains "$NLANSWER" "NLopt GN_DIRECT_L: " "the answer says NLopt's global phase ran"
 contains "$NLANSWER" "then NLopt LN_COBYLA from the best on every seed" "and its local phase"
 # shellcheck disable=SC2086
-"$FUSEBOX" tune $S $KNOBS $OBJ --search nlopt --no-charts --jobs 2 -o "$T/nl2" >"$T/nl2.txt"
+"$FUSEBOX" tune $S $KNOBS $OBJ --search direct --no-charts --jobs 2 -o "$T/nl2" >"$T/nl2.txt"
 same_files "$T/nl1" "$T/nl2" tune.json tune.html &&
     [ "$(grep -v '^wrote ' "$T/nl2.txt")" = "$(echo "$NLANSWER" | grep -v '^wrote ')" ]
-ok $? "--search nlopt: --jobs 2 writes and prints the same as --jobs 1"
+ok $? "--search direct: --jobs 2 writes and prints the same as --jobs 1"
 python3 - "$T/grid" "$T/nl1/tune.json" <<'EOF2'
 import csv, json, os, sys
 grid, r = sys.argv[1], json.load(open(sys.argv[2]))
@@ -156,28 +156,65 @@ noise = max((float(r[best]["cost_usd_ci_high"]) - float(r[best]["cost_usd_ci_low
             for r in rows.values())
 p, nl = r["recommendation"]["point"], r["search"]["nlopt"]
 checks = {
-    "method": r["search"]["method"] == "nlopt" and nl["global"] == "GN_DIRECT_L",
+    "method": r["search"]["method"] == "direct" and nl["global"] == "GN_DIRECT_L",
     "within 10% of the grid": r["runs"]["search"] <= r["runs"]["full_grid"] // 10,
     "rungs": [k["seeds"] for k in r["search"]["rungs"]] == [1, 3],
     "the same figures": abs(worst(p) - r["recommendation"]["objective"]) < 1e-3,
     "feasible": feasible(p) and r["recommendation"]["feasible"],
     "within noise": worst(p) <= worst(best) + noise,
 }
-print("# nlopt: %d runs, %d points on 1 seed; worst %.4f, grid best %.4f +/- %.4f; %s" %
+print("# direct: %d runs, %d points on 1 seed; worst %.4f, grid best %.4f +/- %.4f; %s" %
       (r["runs"]["search"], r["search"]["sampled"], worst(p), worst(best), noise,
        [k for k, v in checks.items() if not v]))
 sys.exit(0 if all(checks.values()) else 1)
 EOF2
-ok $? "--search nlopt: within 10% of the runs, a feasible setting within the seeds' noise of the grid's best"
+ok $? "--search direct: within 10% of the runs, a feasible setting within the seeds' noise of the grid's best"
 # a grid NLopt's global phase covers whole: it stops there (a grid point proposed again costs no
 # run, and the phase does not go on proposing)
-"$FUSEBOX" tune $S --knob retry.attempts=1,2,3 --minimize cost_usd --search nlopt --no-charts -q \
+"$FUSEBOX" tune $S --knob retry.attempts=1,2,3 --minimize cost_usd --search direct --no-charts -q \
     -o "$T/nl3"
 [ "$(json "$T/nl3/tune.json" "(r['search']['sampled'], r['search']['nlopt']['global_calls'])")" = "(3, 3)" ]
-ok $? "--search nlopt on a 3-point grid: 3 calls of DIRECT-L run its 3 points, then it stops"
+ok $? "--search direct on a 3-point grid: 3 calls of DIRECT-L run its 3 points, then it stops"
 # shellcheck disable=SC2086
 expect_exit 2 "an unknown --search exits 2" "$FUSEBOX" tune $S $KNOBS $OBJ --search newton -o "$T/bad"
-contains "$ERR" "--search needs nlopt or halving, got 'newton'" "the error names the choices"
+contains "$ERR" "--search needs nlopt, halving or direct, got 'newton'" "the error names the choices"
+
+# the default search (nlopt) is halving's, then NLopt's COBYLA on the budget left: --search
+# halving alone meets the same Done-when bar, and the default's answer is no worse than it
+contains "$ANSWER" "successive halving: " "the default search starts with successive halving"
+contains "$ANSWER" "one knob at a time; then NLopt LN_COBYLA" "and ends with NLopt's COBYLA"
+# shellcheck disable=SC2086
+expect_exit 0 "tune --search halving exits 0" "$FUSEBOX" tune $S $KNOBS $OBJ --search halving \
+    --no-charts -o "$T/hv"
+python3 - "$T/grid" "$T/hv/tune.json" "$T/j1/tune.json" <<'EOF2'
+import csv, json, os, sys
+grid, r, d = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+rows = {n: list(csv.DictReader(open(os.path.join(grid, n, "sweep-points.csv"))))
+        for n in sorted(os.listdir(grid))}
+def worst(p):
+    return max(float(r[p]["cost_usd"]) for r in rows.values())
+def feasible(p):
+    return all(float(r[p]["success_rate"]) >= 0.97 for r in rows.values())
+pts = range(len(next(iter(rows.values()))))
+best = min((p for p in pts if feasible(p)), key=lambda p: (worst(p), p))
+noise = max((float(r[best]["cost_usd_ci_high"]) - float(r[best]["cost_usd_ci_low"])) / 2
+            for r in rows.values())
+p, q = r["recommendation"]["point"], d["recommendation"]["point"]
+checks = {
+    "methods": r["search"]["method"] == "halving" and r["search"]["nlopt"] is None
+    and d["search"]["method"] == "nlopt" and d["search"]["nlopt"]["local"] == "LN_COBYLA",
+    "within 10% of the grid": r["runs"]["search"] <= r["runs"]["full_grid"] // 10,
+    "feasible": feasible(p) and r["recommendation"]["feasible"],
+    "within noise": worst(p) <= worst(best) + noise,
+    "the same sample": r["search"]["sampled"] == d["search"]["sampled"],
+    "the default no worse": feasible(q) and worst(q) <= worst(p),
+}
+print("# halving: %d runs, worst %.4f; the default (nlopt): %d runs, worst %.4f; grid best %.4f "
+      "+/- %.4f; %s" % (r["runs"]["search"], worst(p), d["runs"]["search"], worst(q), worst(best),
+                        noise, [k for k, v in checks.items() if not v]))
+sys.exit(0 if all(checks.values()) else 1)
+EOF2
+ok $? "--search halving: within 10% of the runs, within the seeds' noise of the grid's best; the default no worse"
 
 # the smallest budget: the report's runs may see a better neighbour, and then say so
 "$FUSEBOX" tune $S --knob retry.attempts=1,2,3 --knob breaker.open=5s,10s,20s $OBJ -o "$T/small" >"$T/small.txt"
@@ -433,7 +470,8 @@ rounds() {
         done
     done
 }
-for case in "halving 2" "halving 3" "nlopt 2" "nlopt 3" "halving 2 --screen 20s" "nlopt 3 --screen 20s"; do
+for case in "halving 2" "halving 3" "nlopt 2" "nlopt 3" "direct 2" "halving 2 --screen 20s" \
+    "nlopt 3 --screen 20s" "direct 3 --screen 20s"; do
     # shellcheck disable=SC2086
     set -- $case
     search=$1 n=$2

@@ -208,28 +208,28 @@ static void search_keeps_its_budget_and_finds_the_grid_best(void **state) {
     sweep_tune_destroy(t2);
 }
 
-/* --search nlopt: the same budget and oracle, the same bytes whatever the order of the runs. */
-static void nlopt_search_keeps_its_budget_and_repeats(void **state) {
+/* --search direct: the same budget and oracle, the same bytes whatever the order of the runs. */
+static void direct_search_keeps_its_budget_and_repeats(void **state) {
     (void)state;
     char msg[1024];
     sweep_tune *full = make(0, true);
     runner rf = {0, false};
     if (sweep_tune_search(full, run_tasks, &rf, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
-    sweep_tune *t = make_with(40, false, SWEEP_TUNE_NLOPT),
-               *t2 = make_with(40, false, SWEEP_TUNE_NLOPT);
+    sweep_tune *t = make_with(40, false, SWEEP_TUNE_DIRECT),
+               *t2 = make_with(40, false, SWEEP_TUNE_DIRECT);
     runner r = {0, false}, r2 = {0, true};
     if (sweep_tune_search(t, run_tasks, &r, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
     if (sweep_tune_search(t2, run_tasks, &r2, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
     assert_true(sweep_tune_search_runs(t) <= 40);
     char *fj = NULL, *tj = NULL, *t2j = NULL;
     char *fa = answer_of(full, &fj), *ta = answer_of(t, &tj), *t2a = answer_of(t2, &t2j);
-    assert_non_null(strstr(tj, "\"method\": \"nlopt\""));
+    assert_non_null(strstr(tj, "\"method\": \"direct\""));
     assert_non_null(strstr(ta, "NLopt GN_DIRECT_L: "));
     double best = json_number(fj, "\"recommendation\"", "\"objective\": ");
     double noise = json_number(fj, "\"recommendation\"", "\"noise\": ");
     double got = json_number(tj, "\"recommendation\"", "\"objective\": ");
     if (!(got <= best + noise && got >= best))
-        fail_msg("nlopt's worst case %.6g vs the grid's best %.6g +/- %.6g", got, best, noise);
+        fail_msg("direct's worst case %.6g vs the grid's best %.6g +/- %.6g", got, best, noise);
     assert_string_equal(t2j, tj);
     assert_string_equal(t2a, ta);
     free(fa);
@@ -241,6 +241,51 @@ static void nlopt_search_keeps_its_budget_and_repeats(void **state) {
     sweep_tune_destroy(full);
     sweep_tune_destroy(t);
     sweep_tune_destroy(t2);
+}
+
+/*
+ * --search nlopt (the CLI's default): halving's search, then NLopt's COBYLA on
+ * the budget left. At every budget it runs what halving runs first, so its
+ * recommendation is never worse than halving's; with budget left it runs
+ * COBYLA; the same bytes whatever the order of the runs.
+ */
+static void nlopt_search_is_halving_then_cobyla(void **state) {
+    (void)state;
+    char msg[1024];
+    bool cobyla_ran = false;
+    for (uint64_t budget = 20; budget <= 100; budget += 8) {
+        sweep_tune *h = make_with(budget, false, SWEEP_TUNE_HALVING),
+                   *n = make_with(budget, false, SWEEP_TUNE_NLOPT),
+                   *n2 = make_with(budget, false, SWEEP_TUNE_NLOPT);
+        runner rh = {0, false}, rn = {0, false}, rn2 = {0, true};
+        if (sweep_tune_search(h, run_tasks, &rh, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
+        if (sweep_tune_search(n, run_tasks, &rn, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
+        if (sweep_tune_search(n2, run_tasks, &rn2, msg, sizeof msg) != FB_OK) fail_msg("%s", msg);
+        assert_true(sweep_tune_search_runs(n) <= budget);
+        assert_true(sweep_tune_search_runs(n) >= sweep_tune_search_runs(h));
+        char *hj = NULL, *nj = NULL, *n2j = NULL;
+        char *ha = answer_of(h, &hj), *na = answer_of(n, &nj), *n2a = answer_of(n2, &n2j);
+        assert_non_null(strstr(nj, "\"method\": \"nlopt\""));
+        assert_non_null(strstr(na, "; then NLopt LN_COBYLA"));
+        /* a worst case (minimised) no higher than halving's; both feasible here */
+        double hv = json_number(hj, "\"recommendation\"", "\"objective\": ");
+        double nv = json_number(nj, "\"recommendation\"", "\"objective\": ");
+        if (!(nv <= hv))
+            fail_msg("budget %llu: nlopt %.6g, halving %.6g", (unsigned long long)budget, nv, hv);
+        if (strstr(na, "from the best on every seed (")) cobyla_ran = true;
+        assert_string_equal(n2j, nj);
+        assert_string_equal(n2a, na);
+        free(ha);
+        free(hj);
+        free(na);
+        free(nj);
+        free(n2a);
+        free(n2j);
+        sweep_tune_destroy(h);
+        sweep_tune_destroy(n);
+        sweep_tune_destroy(n2);
+    }
+    assert_true(cobyla_ran);
 }
 
 static void a_budget_below_the_smallest_search_is_refused(void **state) {
@@ -269,7 +314,8 @@ int main(void) {
         cmocka_unit_test(plan_takes_the_most_candidates_that_fit),
         cmocka_unit_test(knobs_cut_ranges_into_levels),
         cmocka_unit_test(search_keeps_its_budget_and_finds_the_grid_best),
-        cmocka_unit_test(nlopt_search_keeps_its_budget_and_repeats),
+        cmocka_unit_test(direct_search_keeps_its_budget_and_repeats),
+        cmocka_unit_test(nlopt_search_is_halving_then_cobyla),
         cmocka_unit_test(a_budget_below_the_smallest_search_is_refused),
     };
     return cmocka_run_group_tests_name("tune", tests, NULL, NULL);
