@@ -352,9 +352,10 @@ static int size_tune(sweep_tune *t, const sweep_tune_args *a, char *msg, size_t 
         t->stride[d] = d + 1 == t->dims ? 1 : t->stride[d + 1] * t->nval[d + 1];
     }
     uint64_t full = sweep_tune_full_runs(t);
-    /* the default: 10% of the full grid, or the smallest search when that is more */
+    /* the default: 10% of the full grid (rounded down: at most 10%), or the smallest search when
+       that is more */
     uint64_t least = sweep_tune_plan_cost(t->points < 3 ? t->points : 3, t->seeds, t->n);
-    uint64_t dflt = (full + 9) / 10 > least ? (full + 9) / 10 : least;
+    uint64_t dflt = full / 10 > least ? full / 10 : least;
     t->budget = a->exhaustive ? full : a->budget ? a->budget : dflt;
     if (t->budget > full) t->budget = full;
     t->have = calloc(t->points, sizeof *t->have);
