@@ -11,10 +11,14 @@
 # trace is imported; the as-was variant is run for seeds 1-10 and each figure (requests,
 # attempts, retries, ends, latency p50/p90/p99, attempts per request, attempts per status)
 # is compared with the truth within issue 21's tolerances (corpus/corpus_check.py prints the
-# table). A miss listed in corpus/known-misses.tsv is a TAP TODO with its reason (neither a
-# pass nor a failure; tests/run.sh counts it as skipped); a figure the report does not have
-# yet is a skip naming the field; a miss while the client's event loop ran late is
-# inconclusive (a skip with the reason). TAP output.
+# table). A line with sessions is a conversation-mode run (conversations of drawn turns with
+# drawn think times, each turn in an application span carrying session.id): its scenario must
+# replay it as sessions with the think time's mean within its noise (corpus/sessions_check.py).
+# CORPUS_ONLY=NAME[,NAME...] runs those lines only (litellm: the LiteLLM records). A miss
+# listed in corpus/known-misses.tsv is a TAP TODO with its reason (neither a pass nor a
+# failure; tests/run.sh counts it as skipped); a figure the report does not have yet is a skip
+# naming the field; a miss while the client's event loop ran late is inconclusive (a skip with
+# the reason). TAP output.
 . tests/tap.sh
 T=$E2E_TMP
 D=tests/e2e/import/corpus
@@ -53,11 +57,16 @@ todo() {
     echo "not ok $TAP_N - $1 # TODO $2"
 }
 
-# traces: the lines of traces.tsv without comments
-traces() { grep -v '^#' "$D/traces.tsv" | grep -v '^[[:space:]]*$'; }
+# traces: the lines of traces.tsv without comments (CORPUS_ONLY=NAME[,NAME...]: those only;
+# the LiteLLM records then only if "litellm" is one of them)
+traces() {
+    grep -v '^#' "$D/traces.tsv" | grep -v '^[[:space:]]*$' |
+        awk -v only="${CORPUS_ONLY:-}" 'BEGIN { n = split(only, o, ","); for (i = 1; i <= n; i++) w[o[i]] = 1 }
+            only == "" || ($1 in w)'
+}
 
-# gen NAME SDK PROVIDER RATE SECONDS RETRIES TIMEOUT: one traced run into $T/NAME.*; the
-# mock's log in $T/NAME.log.json; exit code in $T/NAME.rc
+# gen NAME SDK PROVIDER RATE SECONDS RETRIES TIMEOUT SESSIONS: one traced run into $T/NAME.*;
+# the mock's log in $T/NAME.log.json; exit code in $T/NAME.rc
 gen() {
     _n=$1
     "$FUSEBOX" mock --scenario "$D/$_n.json" --provider "$3" --port 0 --quiet \
@@ -71,13 +80,14 @@ gen() {
         kill "$_m" 2>/dev/null
         return
     fi
-    [ "$6" = - ] && set -- "$1" "$2" "$3" "$4" "$5" "" "$7"
-    [ "$7" = - ] && set -- "$1" "$2" "$3" "$4" "$5" "$6" ""
+    [ "$6" = - ] && set -- "$1" "$2" "$3" "$4" "$5" "" "$7" "$8"
+    [ "$7" = - ] && set -- "$1" "$2" "$3" "$4" "$5" "$6" "" "$8"
+    [ "$8" = - ] && set -- "$1" "$2" "$3" "$4" "$5" "$6" "$7" ""
     # @anthropic-ai/sdk's own tracing is on (its default): its call span, GenAI and HTTP
     # attributes at once, sits between Traceloop's GenAI span and undici's attempts, and the
     # import must not count it as one more attempt (the attempts check below)
     (cd "$NPM" && SDK=$2 MOCK_URL=$_u TRACE=$T/$_n.trace.json \
-        META=$T/$_n.meta.json RATE=$4 SECONDS=$5 MAX_RETRIES=$6 TIMEOUT_MS=$7 SEED=7 \
+        META=$T/$_n.meta.json RATE=$4 SECONDS=$5 MAX_RETRIES=$6 TIMEOUT_MS=$7 SESSIONS=$8 SEED=7 \
         timeout "$TMO" node corpus_trace.cjs) >"$T/$_n.node.log" 2>&1
     echo $? >"$T/$_n.rc"
     python3 -c "import sys, urllib.request
@@ -139,8 +149,8 @@ cp "$D/corpus_trace.cjs" "$NPM/"
 
 # the traced runs, $JOBS at a time
 i=0
-while read -r name sdk prov rate secs retries tmo; do
-    gen "$name" "$sdk" "$prov" "$rate" "$secs" "$retries" "$tmo" &
+while read -r name sdk prov rate secs retries tmo sess; do
+    gen "$name" "$sdk" "$prov" "$rate" "$secs" "$retries" "$tmo" "${sess:--}" &
     PIDS="$PIDS $!"
     i=$((i + 1))
     if [ $((i % JOBS)) -eq 0 ]; then
@@ -156,8 +166,10 @@ wait $PIDS
 PIDS=
 
 L=$(logs_dir import_corpus)
-while read -r name sdk prov rate secs retries tmo; do
+while read -r name sdk prov rate secs retries tmo sess; do
     what="$name ($sdk, maxRetries $retries, timeout $tmo ms, $rate/s for $secs s)"
+    [ "${sess:--}" != - ] &&
+        what="$name ($sdk, maxRetries $retries, timeout $tmo ms, $rate conversations/s for $secs s of ${sess%%:*} turns, think ${sess#*:} ms)"
     r=$(cat "$T/$name.rc" 2>/dev/null || echo 1)
     if [ "$r" -ne 0 ] || [ ! -s "$T/$name.trace.json" ] || [ ! -s "$T/$name.log.json" ]; then
         # why, always: node's last lines (a run stopped by the timeout says its phase and the
@@ -200,6 +212,14 @@ print('' if m['lag_p99_ms'] < 40 and m['lag_max_ms'] < 250 else
     n_imp=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['observed']['attempts'])" "$T/$name.scenario.json")
     [ "$n_log" = "$n_imp" ]
     timed $? "$name: the import reads $n_imp attempts, the mock logged $n_log"
+    # a conversation-mode run: the scenario replays it as sessions, of the conversations' turns,
+    # with a think time whose mean is the drawn one's within its noise (sessions_check.py)
+    if [ "${sess:--}" != - ]; then
+        python3 "$D/sessions_check.py" "$T/$name.meta.json" "$T/$name.scenario.json" >"$T/$name.sessions" 2>&1
+        r=$?
+        sed 's/^/# /' "$T/$name.sessions"
+        timed $r "$name: the import writes the conversations as sessions with their think time"
+    fi
     python3 "$D/corpus_check.py" "$FUSEBOX" "$name" "$T/$name.meta.json" "$T/$name.log.json" \
         "$T/$name.scenario.json" "$T/$name.runs" "$T/$name.results" 1-10 >"$T/$name.table" 2>&1
     r=$?
@@ -214,6 +234,10 @@ $(traces)
 TRACES
 
 # ---- the gateway path: LiteLLM StandardLoggingPayload records ----
+if [ -n "${CORPUS_ONLY:-}" ] && ! echo ",$CORPUS_ONLY," | grep -q ',litellm,'; then
+    finish
+    exit
+fi
 # litellm_gen.py's seeded model of a gateway (no real time: never inconclusive) writes the
 # records of a known bad hour; they are the generator's own account of every call, the truth
 BUSY=

@@ -16,8 +16,17 @@
 // the call to its settling), how it ended (ok, or the SDK's error class and HTTP status), and
 // how late the event loop ran (a loaded machine makes the run inconclusive, not wrong).
 //
+// With SESSIONS=MIN-MAX:THINK_MS (a conversation mode), each arrival starts a conversation
+// instead: its count of turns drawn uniform on MIN..MAX, each next turn's call sent an
+// exponential think time (mean THINK_MS, drawn here) after the one before settled, every
+// turn's call inside an application span carrying `session.id` (@opentelemetry/api), so that
+// the import reads the sessions from the span above the GenAI span (docs/import.md,
+// "Sessions"). META then also has per request its session and turn, the think time drawn
+// before it and the gap the client kept (from the previous call's settling to this start).
+//
 // env: SDK (openai | anthropic), MOCK_URL, TRACE, META, RATE (per second), SECONDS, SEED,
-//      MAX_RETRIES, TIMEOUT_MS (each unset or empty: the SDK's default)
+//      MAX_RETRIES, TIMEOUT_MS (each unset or empty: the SDK's default), SESSIONS (unset:
+//      independent calls)
 'use strict';
 const fs = require('fs');
 const { monitorEventLoopDelay } = require('perf_hooks');
@@ -27,12 +36,23 @@ const { resourceFromAttributes } = require('@opentelemetry/resources');
 const { registerInstrumentations } = require('@opentelemetry/instrumentation');
 const { UndiciInstrumentation } = require('@opentelemetry/instrumentation-undici');
 const { JsonTraceSerializer } = require('@opentelemetry/otlp-transformer');
+const api = require('@opentelemetry/api');
 
 const env = process.env;
 const sdk = env.SDK || 'openai';
 if (sdk !== 'openai' && sdk !== 'anthropic') {
     console.error('corpus_trace.cjs: SDK is openai or anthropic, not ' + sdk);
     process.exit(2);
+}
+let sessions = null;
+if (env.SESSIONS) {
+    const m = /^(\d+)-(\d+):(\d+(?:\.\d+)?)$/.exec(env.SESSIONS);
+    if (!m || +m[1] < 1 || +m[2] < +m[1] || +m[3] <= 0) {
+        console.error('corpus_trace.cjs: SESSIONS is MIN-MAX:THINK_MS (1 <= MIN <= MAX, THINK_MS > 0), not ' +
+            env.SESSIONS);
+        process.exit(2);
+    }
+    sessions = { turns_min: +m[1], turns_max: +m[2], think_mean_ms: +m[3] };
 }
 const exporter = new InMemorySpanExporter();
 const provider = new NodeTracerProvider({
@@ -126,21 +146,63 @@ async function main() {
     lag.enable();
     const t0 = Date.now(), p0 = performance.now();
     let late = 0;
-    records = arrivals.map((at, i) => ({ key: 'r' + i, at_ms: at }));
-    phase = 'the run';
-    const calls = arrivals.map((at, i) => new Promise((resolve) => {
-        setTimeout(() => {
-            const r = records[i];
-            r.start_ms = performance.now() - p0;
-            late = Math.max(late, r.start_ms - at);
-            const words = 20 + Math.floor(rand() * 200);
-            call(words, 2 + Math.floor(rand() * 15), r.key).then(() => null, (e) => e).then((e) => {
-                r.latency_ms = performance.now() - p0 - r.start_ms;
-                Object.assign(r, ending(e));
-                resolve();
+    let calls;
+    if (!sessions) {
+        records = arrivals.map((at, i) => ({ key: 'r' + i, at_ms: at }));
+        phase = 'the run';
+        calls = arrivals.map((at, i) => new Promise((resolve) => {
+            setTimeout(() => {
+                const r = records[i];
+                r.start_ms = performance.now() - p0;
+                late = Math.max(late, r.start_ms - at);
+                const words = 20 + Math.floor(rand() * 200);
+                call(words, 2 + Math.floor(rand() * 15), r.key).then(() => null, (e) => e).then((e) => {
+                    r.latency_ms = performance.now() - p0 - r.start_ms;
+                    Object.assign(r, ending(e));
+                    resolve();
+                });
+            }, Math.max(0, at - (performance.now() - p0)));
+        }));
+    } else {
+        // every draw before time zero, in conversation order: the same turns, think times
+        // and prompts every run, whatever the timing
+        const tracer = api.trace.getTracer('fusebox-import-corpus-app');
+        const convs = arrivals.map((at, c) => {
+            const n = sessions.turns_min + Math.floor(rand() * (sessions.turns_max - sessions.turns_min + 1));
+            return Array.from({ length: n }, (_, k) => {
+                const r = {
+                    key: 'r' + records.length, session: 's' + c, turn: k,
+                    think_ms: k ? -Math.log(1 - rand()) * sessions.think_mean_ms : null,
+                    words: 20 + Math.floor(rand() * 200), max: 2 + Math.floor(rand() * 15),
+                };
+                if (k === 0) r.at_ms = at;
+                records.push(r);
+                return r;
             });
-        }, Math.max(0, at - (performance.now() - p0)));
-    }));
+        });
+        const one = (r) => tracer.startActiveSpan('conversation turn', { attributes: { 'session.id': r.session } },
+            (span) => call(r.words, r.max, r.key).then(() => null, (e) => e).then((e) => {
+                span.end();
+                return e;
+            }));
+        const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
+        phase = 'the run';
+        calls = convs.map((turns) => (async () => {
+            let ended = null;
+            for (const r of turns) {
+                // due: the conversation's start, or the think time after the previous settled
+                const due = ended === null ? r.at_ms : ended + r.think_ms;
+                await sleep(due - (performance.now() - p0));
+                r.start_ms = performance.now() - p0;
+                late = Math.max(late, r.start_ms - due);
+                if (ended !== null) r.gap_ms = r.start_ms - ended;
+                const e = await one(r);
+                ended = performance.now() - p0;
+                r.latency_ms = ended - r.start_ms;
+                Object.assign(r, ending(e));
+            }
+        })());
+    }
     await Promise.all(calls);
     phase = 'the export of the spans';
     lag.disable();
@@ -149,7 +211,8 @@ async function main() {
     fs.writeFileSync(env.TRACE, Buffer.from(JsonTraceSerializer.serializeRequest(spans)));
     fs.writeFileSync(env.META, JSON.stringify({
         sdk, t0_unix_ms: t0, rate, seconds, max_retries: env.MAX_RETRIES || null,
-        timeout_ms: env.TIMEOUT_MS || null, spans: spans.length,
+        timeout_ms: env.TIMEOUT_MS || null, spans: spans.length, sessions: sessions &&
+            { ...sessions, conversations: arrivals.length },
         lag_p99_ms: lag.percentile(99) / 1e6, lag_max_ms: lag.max / 1e6, late_max_ms: late,
         requests: records,
     }) + '\n');
