@@ -54,9 +54,12 @@ def main():
     except (OSError, ValueError) as e:
         print("sessions_check.py: %s" % e, file=sys.stderr)
         return 2
-    recs, sess = meta["requests"], meta.get("sessions")
+    recs, sess = meta.get("requests"), meta.get("sessions")
     if not sess:
         print("sessions_check.py: %s: no \"sessions\" (not a conversation-mode run)" % sys.argv[1], file=sys.stderr)
+        return 2
+    if not recs or sum(r.get("think_ms") is not None for r in recs) < 2:
+        print("sessions_check.py: %s: fewer than 2 think times in \"requests\"" % sys.argv[1], file=sys.stderr)
         return 2
     fails = 0
 
@@ -86,7 +89,12 @@ def main():
     m = sum(thinks) / n
     sd = math.sqrt(sum((x - m) ** 2 for x in thinks) / (n - 1))
     late = sum(kept) / len(kept) if kept else 0.0
-    fit, form = dist_mean(rep["think"])
+    try:
+        fit, form = dist_mean(rep["think"])
+    except (ValueError, KeyError, TypeError) as e:
+        print("sessions_check.py: %s: traffic[class %s].arrivals.replay.think: %s" % (sys.argv[2], cls, e),
+              file=sys.stderr)
+        return 2
     tol = 3 * sd / math.sqrt(n) + max(0.0, late)
     check(abs(fit - m) <= tol,
           "think time: fitted %s of mean %.3fs; the driver drew %d of mean %.3fs (sd %.3fs; scripted: "
