@@ -287,6 +287,10 @@ typedef struct prov {
     int share_layer;       /* whose breaker the time series shows (-1: none) */
     int limit_layer;       /* whose concurrency limit the time series shows (-1: none) */
     uint32_t conn_waiting; /* attempts waiting for a connection to it, every pod */
+    /* provider.c's faults_quiet: no fault of phase k (0 answer, 1 service) is active over
+       [quiet_from[k], quiet_to[k]) when quiet[k] (an empty span at first) */
+    bool quiet[2];
+    fb_time_us quiet_from[2], quiet_to[2];
     struct {
         uint64_t attempts, errors, rate_limited, timeouts;
     } tick;
