@@ -29,10 +29,14 @@ bool scn_fault_active(const sim_fault *f, fb_time_us t) {
 
 /* Each kind's phase: the answering kinds', the served attempt's (slow, midstream), or none. */
 static const unsigned char kind_phase[SIM_FAULT_KIND_COUNT] = {
-    [SIM_FAULT_OUTAGE] = SIM_FAULT_ANSWER,     [SIM_FAULT_RATE_LIMIT] = SIM_FAULT_ANSWER,
-    [SIM_FAULT_HANG] = SIM_FAULT_ANSWER,       [SIM_FAULT_SLOW] = SIM_FAULT_SERVICE,
-    [SIM_FAULT_BROWNOUT] = 0,                  [SIM_FAULT_MIDSTREAM] = SIM_FAULT_SERVICE,
-    [SIM_FAULT_RESET] = SIM_FAULT_ANSWER,      [SIM_FAULT_POLICY] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_OUTAGE] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_RATE_LIMIT] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_HANG] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_SLOW] = SIM_FAULT_SERVICE,
+    [SIM_FAULT_BROWNOUT] = 0,
+    [SIM_FAULT_MIDSTREAM] = SIM_FAULT_SERVICE,
+    [SIM_FAULT_RESET] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_POLICY] = SIM_FAULT_ANSWER,
     [SIM_FAULT_FLAP] = SIM_FAULT_ANSWER,
 };
 

@@ -83,10 +83,9 @@ static inline bool faults_quiet(sim *s, uint32_t p, unsigned k) {
     prov *pr = &s->provs[p];
     if (s->now < pr->quiet_from[k] || s->now >= pr->quiet_to[k]) {
         const sim_provider *pv = &s->sc->providers[p];
-        pr->quiet[k] =
-            scn_fault_quiet(pv->faults, pv->fault_count, s->now,
-                            k ? SIM_FAULT_SERVICE : SIM_FAULT_ANSWER, &pr->quiet_from[k],
-                            &pr->quiet_to[k]);
+        pr->quiet[k] = scn_fault_quiet(pv->faults, pv->fault_count, s->now,
+                                       k ? SIM_FAULT_SERVICE : SIM_FAULT_ANSWER, &pr->quiet_from[k],
+                                       &pr->quiet_to[k]);
     }
     return pr->quiet[k];
 }

@@ -18,6 +18,10 @@
  *   lane (request deadlines, shared-store propagation): pushes arrive in time
  *   order, so a ring buffer keeps them sorted for O(1) push and pop. A lane
  *   whose entries went stale can be compacted (sim_queue_compact_lane).
+ *   an outside lane: events in (time, sequence) order that the caller keeps
+ *   itself, of which the queue holds only the head (sim_queue_outside_*):
+ *   the simulator's request deadlines, its live requests in arrival order,
+ *   so that a request that ends leaves nothing queued behind.
  * sim_queue_pop() returns the earliest of the run's head and the lanes'
  * heads: exactly the (time, sequence) order of a single heap.
  * Events carry small integers (kind, entity id, generation), never pointers;
@@ -68,10 +72,13 @@ typedef struct sim_queue {
     size_t peak;
     uint64_t seq;
     uint64_t pushed;
-    uint64_t cancelled;            /* removed by sim_queue_compact_lane, never popped */
+    uint64_t
+        cancelled; /* removed by sim_queue_compact_lane or sim_queue_outside_cancel, unpopped */
     sim_fifo lanes[SIM_LANES_MAX]; /* of sim_event */
     unsigned lanes_used;           /* lanes [0, lanes_used) have been pushed to */
     fb_time_us lanes_t;            /* the earliest time at a lane's head; FB_TIME_MAX: none */
+    sim_event outside;             /* the outside lane's head, when has_outside */
+    bool has_outside;
 } sim_queue;
 
 int sim_queue_init(sim_queue *q, size_t cap_max);
@@ -130,6 +137,17 @@ static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t,
     }
     return sim_queue_push_lane_any(q, lane, t, kind, id, gen, arg);
 }
+/*
+ * The outside lane. An event of it is numbered when the caller schedules it:
+ * sim_queue_outside_push gives its sequence number and counts it as pushed and
+ * held (FB_ECAP when the queue holds cap_max events). The caller tells the
+ * queue its lane's head whenever that changes (NULL: the lane is empty); the
+ * head pops like any event, and the caller then names the next head. An
+ * event the caller drops unpopped is counted cancelled (sim_queue_outside_cancel).
+ */
+int sim_queue_outside_push(sim_queue *q, uint64_t *seq);
+void sim_queue_outside_head(sim_queue *q, const sim_event *head);
+void sim_queue_outside_cancel(sim_queue *q);
 /* Remove the earliest event; false when empty. */
 bool sim_queue_pop_any(sim_queue *q, sim_event *out);
 

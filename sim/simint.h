@@ -68,7 +68,7 @@ enum {
 #define HOP_DEPTH(arg) ((arg)&7u)
 #define HOP_SERIAL(arg) ((arg) >> 3)
 
-enum { LANE_DEADLINE = 0, LANE_STORE_RECORD = 1, LANE_STORE_SYNC = 2 };
+enum { LANE_STORE_RECORD = 0, LANE_STORE_SYNC = 1 };
 
 enum { R_FREE = 0, R_QUEUED, R_LOCAL, R_CALLING, R_WAITING, R_FINISHING };
 enum {
@@ -139,6 +139,10 @@ typedef struct req {
     uint32_t sent;    /* provider attempts so far, every layer's (the port's resend count) */
     uint32_t prompt_tokens, completion_tokens, tokens_left;
     fb_time_us arrival_us;
+    /* its deadline (engine.c): its place in the list of live requests, and its sequence number */
+    bool dl_linked;
+    uint32_t dl_prev, dl_next;
+    uint64_t dl_seq;
     fb_rng rng;
     const sim_stack *stack; /* the layers it passes through */
     hop hops[];             /* one per layer of the stack, outermost first */
@@ -351,8 +355,9 @@ typedef struct sim {
     fb_rng *user_rng;
     /* (seed, PURPOSE_REQUEST), mixed once at setup: a request's stream is two mixes more */
     fb_rng_family req_family;
-    uint64_t serial; /* requests created: names each request's random stream */
-    uint32_t rr;     /* the next pod to get a request */
+    uint64_t serial;            /* requests created: names each request's random stream */
+    uint32_t dl_first, dl_last; /* the live requests in deadline order (engine.c); NONE32: none */
+    uint32_t rr;                /* the next pod to get a request */
     /* what is in the system now */
     uint64_t live;
     uint64_t pod_queue_total;
@@ -463,6 +468,15 @@ static inline void sim__pool_release(pool *p, uint32_t i) {
 }
 void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sim__push_failed(sim *s, fb_time_us t);
+/* A new request's deadline, its arrival plus the request timeout (engine.c: a list, not a push). */
+void sim__deadline_add(sim *s, uint32_t ri);
+void sim__deadline_unlink(sim *s, req *r);
+/* Request r ends before its deadline: the deadline is dropped unpopped (counted cancelled). */
+static inline void sim__deadline_drop(sim *s, req *r) {
+    if (!r->dl_linked) return;
+    sim__deadline_unlink(s, r);
+    sim_queue_outside_cancel(&s->q);
+}
 /* Schedule an event at t (not before now); inline, as the queue's common case is. */
 static inline void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
                              uint32_t arg) {
