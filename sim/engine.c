@@ -116,22 +116,8 @@ static void deadline_head(sim *s) {
     sim_queue_outside_head(&s->q, &ev);
 }
 
-void sim__deadline_add(sim *s, uint32_t ri) {
-    req *r = R(s, ri);
-    if (in_past(s, r->arrival_us + s->sc->pods.request_timeout_us)) return;
-    if (sim_queue_outside_push(&s->q, &r->dl_seq) != FB_OK) {
-        queue_full(s);
-        return;
-    }
-    r->dl_linked = true;
-    r->dl_prev = s->dl_last;
-    r->dl_next = NONE32;
-    if (s->dl_last != NONE32) {
-        R(s, s->dl_last)->dl_next = ri;
-        s->dl_last = ri;
-        return;
-    }
-    s->dl_first = s->dl_last = ri;
+/* The list was empty: r, just added, is its first. */
+void sim__deadline_first(sim *s) {
     deadline_head(s);
 }
 

@@ -331,13 +331,6 @@ static void lanes_changed(sim_queue *q) {
     q->lanes_t = head ? head->t : FB_TIME_MAX;
 }
 
-int sim_queue_outside_push(sim_queue *q, uint64_t *seq) {
-    if (q->total_len >= q->cap_max) return FB_ECAP;
-    *seq = q->seq;
-    count_push(q);
-    return FB_OK;
-}
-
 void sim_queue_outside_head(sim_queue *q, const sim_event *head) {
     bool had = q->has_outside;
     fb_time_us was = q->outside.t;
@@ -351,11 +344,6 @@ void sim_queue_outside_head(sim_queue *q, const sim_event *head) {
         q->lanes_t = head->t; /* the earliest of the lanes' heads */
     else if (had && was == q->lanes_t)
         lanes_changed(q); /* the earliest moved later: another lane's head may come first */
-}
-
-void sim_queue_outside_cancel(sim_queue *q) {
-    q->total_len--;
-    q->cancelled++;
 }
 
 /* The earliest event and where it is (a lane, FROM_RUN or FROM_HEAP); NULL when empty. */

@@ -145,9 +145,18 @@ static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t,
  * head pops like any event, and the caller then names the next head. An
  * event the caller drops unpopped is counted cancelled (sim_queue_outside_cancel).
  */
-int sim_queue_outside_push(sim_queue *q, uint64_t *seq);
+static inline int sim_queue_outside_push(sim_queue *q, uint64_t *seq) {
+    if (q->total_len >= q->cap_max) return FB_ECAP;
+    *seq = q->seq++;
+    q->pushed++;
+    if (++q->total_len > q->peak) q->peak = q->total_len;
+    return FB_OK;
+}
 void sim_queue_outside_head(sim_queue *q, const sim_event *head);
-void sim_queue_outside_cancel(sim_queue *q);
+static inline void sim_queue_outside_cancel(sim_queue *q) {
+    q->total_len--;
+    q->cancelled++;
+}
 /* Remove the earliest event; false when empty. */
 bool sim_queue_pop_any(sim_queue *q, sim_event *out);
 

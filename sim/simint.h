@@ -468,9 +468,28 @@ static inline void sim__pool_release(pool *p, uint32_t i) {
 }
 void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sim__push_failed(sim *s, fb_time_us t);
-/* A new request's deadline, its arrival plus the request timeout (engine.c: a list, not a push). */
-void sim__deadline_add(sim *s, uint32_t ri);
+void sim__deadline_first(sim *s);
 void sim__deadline_unlink(sim *s, req *r);
+/* A new request's deadline, its arrival plus the request timeout (engine.c: a list, not a push;
+   inline, as a push is: once per request). */
+static inline void sim__deadline_add(sim *s, uint32_t ri) {
+    req *r = R(s, ri);
+    fb_time_us t = r->arrival_us + s->sc->pods.request_timeout_us;
+    if (t < s->now || sim_queue_outside_push(&s->q, &r->dl_seq) != FB_OK) {
+        sim__push_failed(s, t); /* in the past, or the queue is full */
+        return;
+    }
+    r->dl_linked = true;
+    r->dl_prev = s->dl_last;
+    r->dl_next = NONE32;
+    if (s->dl_last != NONE32) {
+        R(s, s->dl_last)->dl_next = ri;
+        s->dl_last = ri;
+        return;
+    }
+    s->dl_first = s->dl_last = ri;
+    sim__deadline_first(s);
+}
 /* Request r ends before its deadline: the deadline is dropped unpopped (counted cancelled). */
 static inline void sim__deadline_drop(sim *s, req *r) {
     if (!r->dl_linked) return;

@@ -98,7 +98,7 @@ static void queue_outside_lane_merges_by_time_and_number(void **state) {
     (void)state;
     sim_queue q;
     assert_int_equal(sim_queue_init(&q, 1000), FB_OK);
-    uint64_t s1, s2;
+    uint64_t s1 = 0, s2 = 0;
     assert_int_equal(sim_queue_push(&q, 10, 1, 100, 0, 0), FB_OK);
     assert_int_equal(sim_queue_outside_push(&q, &s1), FB_OK); /* due at 10, numbered after 100 */
     assert_int_equal(sim_queue_push_lane(&q, 0, 7, 3, 300, 0, 0), FB_OK);
