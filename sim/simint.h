@@ -649,7 +649,38 @@ static inline void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outco
     if (outcome == FB_OUT_RATE_LIMITED) p->tick.rate_limited++;
     if (outcome == FB_OUT_TIMEOUT) p->tick.timeouts++;
 }
-void sim__stat_answer(sim *s, const fb_reply *rep);
+/*
+ * An attempt's answer as the client saw it, for the breakdown: the HTTP
+ * status the provider sent, or what happened instead. One array slot per
+ * call; no allocation. Inline: every attempt's answer comes here.
+ */
+static inline void sim__stat_answer(sim *s, const fb_reply *rep) {
+    sim_breakdown *b = &s->sum->breakdown;
+    if (rep->after_first_token) {
+        b->words[SIM_ANSWER_BROKEN]++;
+        return;
+    }
+    switch (rep->transport) {
+    case FB_TRANSPORT_NONE:
+        if (rep->status >= 100 && rep->status < SIM_STATUS_MAX)
+            b->status[rep->status]++;
+        else
+            b->words[SIM_ANSWER_BROKEN]++;
+        break;
+    case FB_TRANSPORT_TIMEOUT:
+        b->words[SIM_ANSWER_TIMEOUT]++;
+        break;
+    case FB_TRANSPORT_CONNECT:
+    case FB_TRANSPORT_RESET:
+        b->words[SIM_ANSWER_RESET]++;
+        break;
+    case FB_TRANSPORT_REJECTED: /* no call went out */
+        break;
+    default:
+        b->words[SIM_ANSWER_BROKEN]++;
+        break;
+    }
+}
 int sim__stat_windows_setup(sim *s);
 void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
 void sim__stat_layer_call(sim *s, uint32_t layer);
