@@ -77,7 +77,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
      * written below (a memset of the whole is a `rep stos` per request).
      * Each hop's fallback state is left: nothing reads it before
      * layer_begin sets it whole (fb_fallback_begin), 200 bytes a layer not
-     * written twice; the rest of each hop is zeroed.
+     * written twice; the rest of each hop is zeroed when the request calls.
      */
     r->state = R_FREE;
     r->holds_worker = false;
@@ -92,10 +92,12 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
     r->attempt = 0;
     r->sent = 0;
     r->dl_linked = false; /* the rest of the deadline's fields: sim__deadline_add */
-    for (uint32_t d = 0; d < s->depth_max; d++)
-        memset((char *)&r->hops[d] + HOP_KEPT, 0, sizeof(hop) - HOP_KEPT);
-    if (s->hg_offset) memset(HG(s, r), 0, sizeof(hgroup)); /* after the hops when it hedges */
     const sim_class *c = &s->sc->classes[cls];
+    /* a request that calls nothing (target none) never enters its layers: no hop is read */
+    if (c->target != SIM_TARGET_NONE)
+        for (uint32_t d = 0; d < s->depth_max; d++)
+            memset((char *)&r->hops[d] + HOP_KEPT, 0, sizeof(hop) - HOP_KEPT);
+    if (s->hg_offset) memset(HG(s, r), 0, sizeof(hgroup)); /* after the hops when it hedges */
     r->cls = (uint8_t)cls;
     r->stack = s->class_stack[cls];
     r->user = user;
