@@ -435,9 +435,15 @@ static void advance(const fb_fallback *fb, fb_fallback_request *req, fb_time_us 
     exhausted(fb, req, d);
 }
 
-/* Continue with the current provider (a retry); skipped, go on down the chain. */
-static void again(const fb_fallback *fb, fb_fallback_request *req, bool reserved, fb_time_us now_us,
-                  fb_fallback_decision *d) {
+/*
+ * Continue with the current provider (a retry); skipped, go on down the chain.
+ * Always inlined, as wait_retry() is: a retry at once (a storm's every attempt)
+ * goes fb_fallback_result -> wait_retry -> again, two calls of five arguments.
+ */
+__attribute__((always_inline)) static inline void again(const fb_fallback *fb,
+                                                        fb_fallback_request *req, bool reserved,
+                                                        fb_time_us now_us,
+                                                        fb_fallback_decision *d) {
     req->phase = PHASE_IDLE;
     req->cur = req->pos;
     if (fb->plain && !reserved) {
@@ -562,8 +568,10 @@ static bool send_group(const fb_fallback *fb, fb_fallback_request *req, bool res
 }
 
 /* A retry after `delay_us` (0: at once) of the current provider, or of the current group. */
-static void wait_retry(const fb_fallback *fb, fb_fallback_request *req, fb_time_us delay_us,
-                       fb_time_us now_us, fb_fallback_decision *d);
+__attribute__((always_inline)) static inline void wait_retry(const fb_fallback *fb,
+                                                             fb_fallback_request *req,
+                                                             fb_time_us delay_us, fb_time_us now_us,
+                                                             fb_fallback_decision *d);
 
 static void fall_back_group(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
                             fb_time_us now_us, fb_fallback_decision *d);
@@ -649,8 +657,10 @@ static void fall_back_group(const fb_fallback *fb, fb_fallback_request *req, con
     advance_group(fb, req, now_us, d);
 }
 
-static void wait_retry(const fb_fallback *fb, fb_fallback_request *req, fb_time_us delay_us,
-                       fb_time_us now_us, fb_fallback_decision *d) {
+__attribute__((always_inline)) static inline void wait_retry(const fb_fallback *fb,
+                                                             fb_fallback_request *req,
+                                                             fb_time_us delay_us, fb_time_us now_us,
+                                                             fb_fallback_decision *d) {
     req->retried = true;
     if (delay_us <= 0) {
         if (grouped(fb))

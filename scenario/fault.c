@@ -27,13 +27,21 @@ bool scn_fault_active(const sim_fault *f, fb_time_us t) {
     return t >= f->at_us && t - f->at_us < f->for_us;
 }
 
-static bool answers(sim_fault_kind k) {
-    return k != SIM_FAULT_SLOW && k != SIM_FAULT_MIDSTREAM && k != SIM_FAULT_BROWNOUT;
-}
+/* Each kind's phase: the answering kinds', the served attempt's (slow, midstream), or none. */
+static const unsigned char kind_phase[SIM_FAULT_KIND_COUNT] = {
+    [SIM_FAULT_OUTAGE] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_RATE_LIMIT] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_HANG] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_SLOW] = SIM_FAULT_SERVICE,
+    [SIM_FAULT_BROWNOUT] = 0,
+    [SIM_FAULT_MIDSTREAM] = SIM_FAULT_SERVICE,
+    [SIM_FAULT_RESET] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_POLICY] = SIM_FAULT_ANSWER,
+    [SIM_FAULT_FLAP] = SIM_FAULT_ANSWER,
+};
 
 static unsigned phase_of(sim_fault_kind k) {
-    if (k == SIM_FAULT_BROWNOUT) return 0;
-    return answers(k) ? SIM_FAULT_ANSWER : SIM_FAULT_SERVICE;
+    return (unsigned)k < SIM_FAULT_KIND_COUNT ? kind_phase[k] : 0;
 }
 
 void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64_t entity) {
@@ -125,18 +133,15 @@ static void answer_with(sim_fault_effect *e, const sim_fault *f, uint32_t i) {
 void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
                       sim_fault_even *even, sim_fault_draw_fn draw, void *ctx,
                       sim_fault_effect *out) {
-    memset(out, 0, sizeof *out);
-    out->answer = -1;
-    out->midstream = -1;
-    out->slow = 1.0;
-    out->retry_after_us = FB_TIME_NONE;
+    scn_fault_clear(out);
     for (uint32_t i = 0; i < n; i++) {
         const sim_fault *f = &faults[i];
-        if (!(phases & phase_of(f->kind)) || !scn_fault_active(f, t)) continue;
-        if (answers(f->kind) && out->answer >= 0) continue;
+        unsigned phase = phase_of(f->kind);
+        if (!(phases & phase) || !scn_fault_active(f, t)) continue;
+        if (phase == SIM_FAULT_ANSWER && out->answer >= 0) continue;
         if (f->kind == SIM_FAULT_MIDSTREAM && out->midstream >= 0) continue;
         if (!hits(f, i, t, (phases & SIM_FAULT_RETRY) != 0, even, draw, ctx)) continue;
-        if (answers(f->kind)) {
+        if (phase == SIM_FAULT_ANSWER) {
             answer_with(out, f, i);
         } else if (f->kind == SIM_FAULT_SLOW) {
             out->slow *= slow_factor(f, i, even, draw, ctx);
@@ -148,6 +153,26 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
         }
         if (out->hit_count < SIM_FAULT_HITS_MAX) out->hits[out->hit_count++] = i;
     }
+}
+
+bool scn_fault_quiet(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
+                     fb_time_us *from, fb_time_us *to) {
+    bool quiet = true;
+    fb_time_us lo = INT64_MIN, hi = FB_TIME_MAX;
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_fault *f = &faults[i];
+        if (!(phases & phase_of(f->kind))) continue;
+        if (scn_fault_active(f, t)) quiet = false;
+        /* f is active in [at, at + for) (to the end when the sum passes FB_TIME_MAX) */
+        fb_time_us edge[2] = {f->at_us, fb_time_add(f->at_us, f->for_us)};
+        for (int k = 0; k < 2; k++) {
+            if (edge[k] <= t && edge[k] > lo) lo = edge[k];
+            if (edge[k] > t && edge[k] < hi) hi = edge[k];
+        }
+    }
+    *from = lo;
+    *to = hi;
+    return quiet;
 }
 
 double scn_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t) {

@@ -162,6 +162,21 @@ typedef struct sim_fault_effect {
 #define SIM_FAULT_DELAY_MAX_US ((fb_time_us)3600 * 1000000)
 typedef double (*sim_fault_draw_fn)(void *ctx, uint32_t fault);
 
+/* What no fault does: no answer, no slowdown, no break (hits[] past hit_count unset). */
+static inline void scn_fault_clear(sim_fault_effect *out) {
+    out->answer = -1;
+    out->kind = SIM_FAULT_OUTAGE;
+    out->status = 0;
+    out->error_kind = FB_ERRKIND_NONE;
+    out->retry_after_us = FB_TIME_NONE;
+    out->slow = 1.0;
+    out->delay_us = 0;
+    out->midstream = -1;
+    out->after_tokens = 0;
+    out->mode = SIM_MIDSTREAM_ERROR;
+    out->hit_count = 0;
+}
+
 const char *scn_fault_kind_name(sim_fault_kind k);
 /*
  * Start the counts of a timeline's n faults in even[0..n): none asked yet, and
@@ -187,6 +202,15 @@ const sim_dist *scn_fault_latency(const sim_fault *f);
 void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
                       sim_fault_even *even, sim_fault_draw_fn draw, void *ctx,
                       sim_fault_effect *out);
+/*
+ * No fault of `phases` is active at time t (scn_fault_decide would then draw
+ * nothing and leave its effect as scn_fault_clear() does). [*from, *to) is
+ * the span around t over which each of those faults stays active or not as
+ * at t (between the two edges of the timeline nearest t), so that the answer
+ * holds there: the simulator asks again only when its clock leaves the span.
+ */
+bool scn_fault_quiet(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
+                     fb_time_us *from, fb_time_us *to);
 /* The share of capacity left at time t: the smallest active brownout's (1 when none). */
 double scn_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t);
 

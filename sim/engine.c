@@ -91,33 +91,54 @@ void sim__push_failed(sim *s, fb_time_us t) {
     if (!in_past(s, t)) queue_full(s);
 }
 
-/* A deadline on the lane still belongs to its request (else the request ended). */
-static bool deadline_live(void *ctx, const sim_event *ev) {
-    sim *s = ctx;
-    return R(s, ev->id)->gen == ev->gen;
+/*
+ * Request deadlines. Every request has one, its arrival plus the pods'
+ * request timeout: in arrival order, the live requests are in deadline
+ * order. They are kept as a list of the live requests through their
+ * dl_prev / dl_next (s->dl_first, the oldest, to s->dl_last), and the event
+ * queue holds only the first one's, as its outside lane. A request that ends
+ * leaves the list, so nothing of it stays queued, and a deadline is popped
+ * only when it fires. Each deadline still takes its sequence number and is
+ * counted as scheduled when its request arrives, as a pushed event would be.
+ */
+static void deadline_head(sim *s) {
+    if (s->dl_first == NONE32) {
+        sim_queue_outside_head(&s->q, NULL);
+        return;
+    }
+    const req *r = R(s, s->dl_first);
+    sim_event ev = {r->arrival_us + s->sc->pods.request_timeout_us,
+                    r->dl_seq,
+                    s->dl_first,
+                    r->gen,
+                    EV_DEADLINE,
+                    0};
+    sim_queue_outside_head(&s->q, &ev);
 }
 
-#define COMPACT_MIN 256
-#define COMPACT_RATIO 4
+/* The list was empty: r, just added, is its first. */
+void sim__deadline_first(sim *s) {
+    deadline_head(s);
+}
 
-/*
- * A request's deadline stays on its lane when the request ends first (most
- * do). Every live request has one entry there, so a lane longer than
- * COMPACT_RATIO times the requests in flight is mostly stale: drop the stale
- * entries, keeping the others in their order. A compaction looks at n
- * entries and removes more than n (1 - 1/COMPACT_RATIO) of them, so it costs
- * O(1) per deadline pushed, and the lane never holds more than COMPACT_RATIO
- * times what is in flight (or COMPACT_MIN).
- */
-static void drop_ended_deadlines(sim *s) {
-    size_t n = sim_queue_lane_len(&s->q, LANE_DEADLINE);
-    if (n >= COMPACT_MIN && n > COMPACT_RATIO * s->live)
-        sim_queue_compact_lane(&s->q, LANE_DEADLINE, deadline_live, s);
+/* Take r off the list (its deadline fired, or it ended: sim__deadline_drop). */
+void sim__deadline_unlink(sim *s, req *r) {
+    uint32_t prev = r->dl_prev, next = r->dl_next;
+    r->dl_linked = false;
+    if (next != NONE32)
+        R(s, next)->dl_prev = prev;
+    else
+        s->dl_last = prev;
+    if (prev != NONE32) {
+        R(s, prev)->dl_next = next;
+        return;
+    }
+    s->dl_first = next;
+    deadline_head(s);
 }
 
 void sim__push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen) {
     if (in_past(s, t)) return;
-    if (lane == LANE_DEADLINE) drop_ended_deadlines(s);
     if (sim_queue_push_lane(&s->q, lane, t, kind, id, gen, 0) != FB_OK) queue_full(s);
 }
 
@@ -201,6 +222,9 @@ static bool handle(sim *s, const sim_event *ev) {
         sim__on_attempt_timeout(s, ev->id);
         return true;
     case EV_DEADLINE:
+        /* the list's first: the next one's deadline is the queue's next head */
+        if (R(s, ev->id)->gen == ev->gen && R(s, ev->id)->dl_linked)
+            sim__deadline_unlink(s, R(s, ev->id));
         if (!req_is(s, ev, -1)) return false;
         sim__on_deadline(s, ev->id);
         return true;

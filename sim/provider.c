@@ -73,6 +73,23 @@ static void arm_timeout(sim *s, uint32_t ai, fb_time_us done_at) {
     sim__push(s, a->timeout_at_us, EV_ATTEMPT_TIMEOUT, ai, a->gen, 0);
 }
 
+/*
+ * No fault of provider p's timeline in phase k (0: SIM_FAULT_ANSWER, 1:
+ * SIM_FAULT_SERVICE) is active now: scn_fault_decide would draw nothing and
+ * leave its effect clear. Asked per attempt, answered from the span over which
+ * the answer holds; the timeline is looked at again when the clock leaves it.
+ */
+static inline bool faults_quiet(sim *s, uint32_t p, unsigned k) {
+    prov *pr = &s->provs[p];
+    if (s->now < pr->quiet_from[k] || s->now >= pr->quiet_to[k]) {
+        const sim_provider *pv = &s->sc->providers[p];
+        pr->quiet[k] = scn_fault_quiet(pv->faults, pv->fault_count, s->now,
+                                       k ? SIM_FAULT_SERVICE : SIM_FAULT_ANSWER, &pr->quiet_from[k],
+                                       &pr->quiet_to[k]);
+    }
+    return pr->quiet[k];
+}
+
 /* The fault model's draws come from the request's stream, in the order it asks. */
 static double draw_uniform(void *ctx, uint32_t fault) {
     (void)fault;
@@ -103,6 +120,7 @@ static fb_error_kind kind_for_status(int status) {
 
 /* The scripted faults answer the attempt (true) or let it through. */
 static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng, fb_time_us elat) {
+    if (faults_quiet(s, A(s, ai)->provider, 0)) return false;
     const sim_provider *pv = &s->sc->providers[A(s, ai)->provider];
     sim_fault_effect e;
     scn_fault_decide(pv->faults, pv->fault_count, s->now,
@@ -239,9 +257,12 @@ static void start_service(sim *s, uint32_t ai) {
      * same latency under every variant as long as it makes the same attempts */
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
     sim_fault_effect e;
-    scn_fault_decide(pv->faults, pv->fault_count, s->now,
-                     SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY : 0u),
-                     s->fault_even[a->provider], draw_uniform, rng, &e);
+    if (faults_quiet(s, a->provider, 1))
+        scn_fault_clear(&e);
+    else
+        scn_fault_decide(pv->faults, pv->fault_count, s->now,
+                         SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY : 0u),
+                         s->fault_even[a->provider], draw_uniform, rng, &e);
     double load = load_factor(s, a->provider);
     double ttft = (double)scn_dist_draw_us(rng, &pv->ttft_us) * e.slow * load + (double)e.delay_us;
     double per = (double)pv->per_token_us * e.slow * load;

@@ -13,6 +13,7 @@
 #define RUN_SPAN 32 /* or until they span this many buckets (8 ms) */
 #define FROM_RUN (-1)
 #define FROM_HEAP (-2)
+#define FROM_OUTSIDE (-3)
 
 static inline bool before(const sim_event *a, const sim_event *b) {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
@@ -306,9 +307,14 @@ int sim_queue_push_lane_any(sim_queue *q, unsigned lane, fb_time_us t, uint32_t 
     return FB_OK;
 }
 
-/* The earliest head of the lanes and its lane; NULL when they are empty. */
+/* The earliest head of the lanes (the outside lane's too) and its lane; NULL when they are empty.
+ */
 static const sim_event *lanes_head(const sim_queue *q, int *from) {
     const sim_event *best = NULL;
+    if (q->has_outside) {
+        best = &q->outside;
+        *from = FROM_OUTSIDE;
+    }
     for (unsigned i = 0; i < q->lanes_used; i++) {
         const sim_event *head = sim_fifo_head(&q->lanes[i]);
         if (head != NULL && (best == NULL || before(head, best))) {
@@ -323,6 +329,21 @@ static void lanes_changed(sim_queue *q) {
     int from;
     const sim_event *head = lanes_head(q, &from);
     q->lanes_t = head ? head->t : FB_TIME_MAX;
+}
+
+void sim_queue_outside_head(sim_queue *q, const sim_event *head) {
+    bool had = q->has_outside;
+    fb_time_us was = q->outside.t;
+    q->has_outside = head != NULL;
+    if (head == NULL) {
+        if (had) lanes_changed(q);
+        return;
+    }
+    q->outside = *head;
+    if (head->t <= q->lanes_t)
+        q->lanes_t = head->t; /* the earliest of the lanes' heads */
+    else if (had && was == q->lanes_t)
+        lanes_changed(q); /* the earliest moved later: another lane's head may come first */
 }
 
 /* The earliest event and where it is (a lane, FROM_RUN or FROM_HEAP); NULL when empty. */
@@ -357,6 +378,10 @@ bool sim_queue_pop_any(sim_queue *q, sim_event *out) {
         if (q->rpos == q->rlen) q->rpos = q->rlen = 0;
     } else if (from == FROM_HEAP) {
         heap_pop(q, out);
+    } else if (from == FROM_OUTSIDE) {
+        *out = q->outside; /* the caller names the next head */
+        q->has_outside = false;
+        lanes_changed(q);
     } else {
         sim_fifo *l = &q->lanes[from]; /* not empty: its head was the earliest */
         *out = ((const sim_event *)(void *)l->v)[l->head];

@@ -6,20 +6,25 @@
  * sequence. Storage grows geometrically up to a cap fixed at init, so the
  * steady state allocates nothing; pushing past the cap fails with FB_ECAP.
  *
- * Three structures share the sequence counter:
+ * Four structures share the sequence counter:
  *   a calendar: a ring of SIM_CAL_BUCKETS buckets of 2^SIM_CAL_SHIFT us
  *   each, covering the near future. A push appends to its bucket's list in
  *   O(1); when the clock reaches a bucket, its events are sorted into the
  *   "run" that pops in O(1). A push into the bucket being popped is placed
  *   in the run at its (time, sequence) position.
  *   a 4-ary min-heap for the events beyond the calendar's horizon, moved
- *   into the calendar as the clock approaches them, and
+ *   into the calendar as the clock approaches them,
  *   FIFO lanes for timers whose delay is the same for every event of the
- *   lane (request deadlines, shared-store propagation): pushes arrive in time
- *   order, so a ring buffer keeps them sorted for O(1) push and pop. A lane
- *   whose entries went stale can be compacted (sim_queue_compact_lane).
+ *   lane (shared-store propagation): pushes arrive in time order, so a
+ *   ring buffer keeps them sorted for O(1) push and pop. A lane
+ *   whose entries went stale can be compacted (sim_queue_compact_lane), and
+ *   an outside lane: events in (time, sequence) order that the caller keeps
+ *   itself, of which the queue holds only the head (sim_queue_outside_*):
+ *   the simulator's request deadlines, its live requests in arrival order,
+ *   so that a request that ends leaves nothing queued behind.
  * sim_queue_pop() returns the earliest of the run's head and the lanes'
- * heads: exactly the (time, sequence) order of a single heap.
+ * heads (the outside lane's too): exactly the (time, sequence) order of a
+ * single heap.
  * Events carry small integers (kind, entity id, generation), never pointers;
  * a stale event is recognised by its generation and skipped by the caller.
  */
@@ -68,10 +73,13 @@ typedef struct sim_queue {
     size_t peak;
     uint64_t seq;
     uint64_t pushed;
-    uint64_t cancelled;            /* removed by sim_queue_compact_lane, never popped */
+    uint64_t
+        cancelled; /* removed by sim_queue_compact_lane or sim_queue_outside_cancel, unpopped */
     sim_fifo lanes[SIM_LANES_MAX]; /* of sim_event */
     unsigned lanes_used;           /* lanes [0, lanes_used) have been pushed to */
     fb_time_us lanes_t;            /* the earliest time at a lane's head; FB_TIME_MAX: none */
+    sim_event outside;             /* the outside lane's head, when has_outside */
+    bool has_outside;
 } sim_queue;
 
 int sim_queue_init(sim_queue *q, size_t cap_max);
@@ -109,8 +117,8 @@ int sim_queue_push_lane_any(sim_queue *q, unsigned lane, fb_time_us t, uint32_t 
                             uint32_t gen, uint32_t arg);
 
 /*
- * sim_queue_push_lane_any, with the common case inline (a request's
- * deadline): a lane already in use, not empty, with room for one more event.
+ * sim_queue_push_lane_any, with the common case inline: a lane already in
+ * use, not empty, with room for one more event.
  */
 static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind,
                                       uint32_t id, uint32_t gen, uint32_t arg) {
@@ -129,6 +137,26 @@ static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t,
         }
     }
     return sim_queue_push_lane_any(q, lane, t, kind, id, gen, arg);
+}
+/*
+ * The outside lane. An event of it is numbered when the caller schedules it:
+ * sim_queue_outside_push gives its sequence number and counts it as pushed and
+ * held (FB_ECAP when the queue holds cap_max events). The caller tells the
+ * queue its lane's head whenever that changes (NULL: the lane is empty); the
+ * head pops like any event, and the caller then names the next head. An
+ * event the caller drops unpopped is counted cancelled (sim_queue_outside_cancel).
+ */
+static inline int sim_queue_outside_push(sim_queue *q, uint64_t *seq) {
+    if (q->total_len >= q->cap_max) return FB_ECAP;
+    *seq = q->seq++;
+    q->pushed++;
+    if (++q->total_len > q->peak) q->peak = q->total_len;
+    return FB_OK;
+}
+void sim_queue_outside_head(sim_queue *q, const sim_event *head);
+static inline void sim_queue_outside_cancel(sim_queue *q) {
+    q->total_len--;
+    q->cancelled++;
 }
 /* Remove the earliest event; false when empty. */
 bool sim_queue_pop_any(sim_queue *q, sim_event *out);
@@ -154,7 +182,7 @@ size_t sim_queue_len(const sim_queue *q);
 static inline const sim_event *sim_queue_upcoming(const sim_queue *q, size_t k) {
     return q->rpos + k < q->rlen ? &q->run[q->rpos + k] : NULL;
 }
-/* Events on one lane (inline: checked before each request deadline's push). */
+/* Events on one lane. */
 static inline size_t sim_queue_lane_len(const sim_queue *q, unsigned lane) {
     return lane < SIM_LANES_MAX ? q->lanes[lane].len : 0;
 }

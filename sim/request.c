@@ -25,7 +25,7 @@ _Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
                "req, attempt: the generation first");
 /* sim__new_attempt and sim__new_request set each field: a new one needs its line there */
 _Static_assert(offsetof(attempt, x) == 88, "attempt: a field sim__new_attempt does not set");
-_Static_assert(offsetof(req, hops) == 96, "req: a field sim__new_request does not set");
+_Static_assert(offsetof(req, hops) == 120, "req: a field sim__new_request does not set");
 
 static void start_request(sim *s, uint32_t ri);
 static void begin_call(sim *s, uint32_t ri);
@@ -77,7 +77,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
      * written below (a memset of the whole is a `rep stos` per request).
      * Each hop's fallback state is left: nothing reads it before
      * layer_begin sets it whole (fb_fallback_begin), 200 bytes a layer not
-     * written twice; the rest of each hop is zeroed.
+     * written twice; the rest of each hop is zeroed when the request calls.
      */
     r->state = R_FREE;
     r->holds_worker = false;
@@ -91,10 +91,13 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
     r->gw_since_us = 0;
     r->attempt = 0;
     r->sent = 0;
-    for (uint32_t d = 0; d < s->depth_max; d++)
-        memset((char *)&r->hops[d] + HOP_KEPT, 0, sizeof(hop) - HOP_KEPT);
-    if (s->hg_offset) memset(HG(s, r), 0, sizeof(hgroup)); /* after the hops when it hedges */
+    r->dl_linked = false; /* the rest of the deadline's fields: sim__deadline_add */
     const sim_class *c = &s->sc->classes[cls];
+    /* a request that calls nothing (target none) never enters its layers: no hop is read */
+    if (c->target != SIM_TARGET_NONE)
+        for (uint32_t d = 0; d < s->depth_max; d++)
+            memset((char *)&r->hops[d] + HOP_KEPT, 0, sizeof(hop) - HOP_KEPT);
+    if (s->hg_offset) memset(HG(s, r), 0, sizeof(hgroup)); /* after the hops when it hedges */
     r->cls = (uint8_t)cls;
     r->stack = s->class_stack[cls];
     r->user = user;
@@ -110,8 +113,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
         r->pod = s->rr++ % s->npods;
     s->live++;
     sim__stat_arrival(s, r);
-    sim__push_lane(s, LANE_DEADLINE, s->now + s->sc->pods.request_timeout_us, EV_DEADLINE, ri,
-                   r->gen);
+    sim__deadline_add(s, ri);
     pod *pd = &s->pods[r->pod];
     if (pd->busy < s->sc->pods.workers) {
         start_request(s, ri);
@@ -640,6 +642,7 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     release_worker(s, r);
     uint32_t user = r->user;
     r->state = R_FREE;
+    sim__deadline_drop(s, r);
     sim__pool_release(&s->reqs, ri);
     s->live--;
     if (user != NONE32 && !again && (!s->user_left || s->user_left[user] > 0)) {

@@ -459,6 +459,7 @@ int sim__setup(sim *s) {
     s->nseats = s->npods + s->pol->gateway.replicas;
     int rc = sim_queue_init(&s->q, (size_t)sc->limits.events_max);
     if (rc != FB_OK) return rc;
+    s->dl_first = s->dl_last = NONE32; /* no request, no deadline */
     s->depth_max = deepest(s->pol);
     size_t req_size = sizeof(req) + s->depth_max * sizeof(hop);
     s->att_x = needs_attx(s);

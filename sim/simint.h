@@ -68,7 +68,7 @@ enum {
 #define HOP_DEPTH(arg) ((arg)&7u)
 #define HOP_SERIAL(arg) ((arg) >> 3)
 
-enum { LANE_DEADLINE = 0, LANE_STORE_RECORD = 1, LANE_STORE_SYNC = 2 };
+enum { LANE_STORE_RECORD = 0, LANE_STORE_SYNC = 1 };
 
 enum { R_FREE = 0, R_QUEUED, R_LOCAL, R_CALLING, R_WAITING, R_FINISHING };
 enum {
@@ -139,6 +139,10 @@ typedef struct req {
     uint32_t sent;    /* provider attempts so far, every layer's (the port's resend count) */
     uint32_t prompt_tokens, completion_tokens, tokens_left;
     fb_time_us arrival_us;
+    /* its deadline (engine.c): its place in the list of live requests, and its sequence number */
+    bool dl_linked;
+    uint32_t dl_prev, dl_next;
+    uint64_t dl_seq;
     fb_rng rng;
     const sim_stack *stack; /* the layers it passes through */
     hop hops[];             /* one per layer of the stack, outermost first */
@@ -288,6 +292,10 @@ typedef struct prov {
     int share_layer;       /* whose breaker the time series shows (-1: none) */
     int limit_layer;       /* whose concurrency limit the time series shows (-1: none) */
     uint32_t conn_waiting; /* attempts waiting for a connection to it, every pod */
+    /* provider.c's faults_quiet: no fault of phase k (0 answer, 1 service) is active over
+       [quiet_from[k], quiet_to[k]) when quiet[k] (an empty span at first) */
+    bool quiet[2];
+    fb_time_us quiet_from[2], quiet_to[2];
     struct {
         uint64_t attempts, errors, rate_limited, timeouts;
     } tick;
@@ -352,8 +360,9 @@ typedef struct sim {
     uint32_t session_base[SIM_CLASSES_MAX]; /* a sessions class: its first session's user */
     /* (seed, PURPOSE_REQUEST), mixed once at setup: a request's stream is two mixes more */
     fb_rng_family req_family;
-    uint64_t serial; /* requests created: names each request's random stream */
-    uint32_t rr;     /* the next pod to get a request */
+    uint64_t serial;            /* requests created: names each request's random stream */
+    uint32_t dl_first, dl_last; /* the live requests in deadline order (engine.c); NONE32: none */
+    uint32_t rr;                /* the next pod to get a request */
     /* what is in the system now */
     uint64_t live;
     uint64_t pod_queue_total;
@@ -464,6 +473,34 @@ static inline void sim__pool_release(pool *p, uint32_t i) {
 }
 void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void sim__push_failed(sim *s, fb_time_us t);
+void sim__deadline_first(sim *s);
+void sim__deadline_unlink(sim *s, req *r);
+/* A new request's deadline, its arrival plus the request timeout (engine.c: a list, not a push;
+   inline, as a push is: once per request). */
+static inline void sim__deadline_add(sim *s, uint32_t ri) {
+    req *r = R(s, ri);
+    fb_time_us t = r->arrival_us + s->sc->pods.request_timeout_us;
+    if (t < s->now || sim_queue_outside_push(&s->q, &r->dl_seq) != FB_OK) {
+        sim__push_failed(s, t); /* in the past, or the queue is full */
+        return;
+    }
+    r->dl_linked = true;
+    r->dl_prev = s->dl_last;
+    r->dl_next = NONE32;
+    if (s->dl_last != NONE32) {
+        R(s, s->dl_last)->dl_next = ri;
+        s->dl_last = ri;
+        return;
+    }
+    s->dl_first = s->dl_last = ri;
+    sim__deadline_first(s);
+}
+/* Request r ends before its deadline: the deadline is dropped unpopped (counted cancelled). */
+static inline void sim__deadline_drop(sim *s, req *r) {
+    if (!r->dl_linked) return;
+    sim__deadline_unlink(s, r);
+    sim_queue_outside_cancel(&s->q);
+}
 /* Schedule an event at t (not before now); inline, as the queue's common case is. */
 static inline void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
                              uint32_t arg) {
@@ -617,7 +654,38 @@ static inline void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outco
     if (outcome == FB_OUT_RATE_LIMITED) p->tick.rate_limited++;
     if (outcome == FB_OUT_TIMEOUT) p->tick.timeouts++;
 }
-void sim__stat_answer(sim *s, const fb_reply *rep);
+/*
+ * An attempt's answer as the client saw it, for the breakdown: the HTTP
+ * status the provider sent, or what happened instead. One array slot per
+ * call; no allocation. Inline: every attempt's answer comes here.
+ */
+static inline void sim__stat_answer(sim *s, const fb_reply *rep) {
+    sim_breakdown *b = &s->sum->breakdown;
+    if (rep->after_first_token) {
+        b->words[SIM_ANSWER_BROKEN]++;
+        return;
+    }
+    switch (rep->transport) {
+    case FB_TRANSPORT_NONE:
+        if (rep->status >= 100 && rep->status < SIM_STATUS_MAX)
+            b->status[rep->status]++;
+        else
+            b->words[SIM_ANSWER_BROKEN]++;
+        break;
+    case FB_TRANSPORT_TIMEOUT:
+        b->words[SIM_ANSWER_TIMEOUT]++;
+        break;
+    case FB_TRANSPORT_CONNECT:
+    case FB_TRANSPORT_RESET:
+        b->words[SIM_ANSWER_RESET]++;
+        break;
+    case FB_TRANSPORT_REJECTED: /* no call went out */
+        break;
+    default:
+        b->words[SIM_ANSWER_BROKEN]++;
+        break;
+    }
+}
 int sim__stat_windows_setup(sim *s);
 void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
 void sim__stat_layer_call(sim *s, uint32_t layer);

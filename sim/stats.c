@@ -73,39 +73,6 @@ void sim__stat_store(sim *s, store_tally what) {
         s->sum->fleet.store_records_lost++;
 }
 
-/*
- * An attempt's answer as the client saw it, for the breakdown: the HTTP
- * status the provider sent, or what happened instead. One array slot per
- * call; no allocation.
- */
-void sim__stat_answer(sim *s, const fb_reply *rep) {
-    sim_breakdown *b = &s->sum->breakdown;
-    if (rep->after_first_token) {
-        b->words[SIM_ANSWER_BROKEN]++;
-        return;
-    }
-    switch (rep->transport) {
-    case FB_TRANSPORT_NONE:
-        if (rep->status >= 100 && rep->status < SIM_STATUS_MAX)
-            b->status[rep->status]++;
-        else
-            b->words[SIM_ANSWER_BROKEN]++;
-        break;
-    case FB_TRANSPORT_TIMEOUT:
-        b->words[SIM_ANSWER_TIMEOUT]++;
-        break;
-    case FB_TRANSPORT_CONNECT:
-    case FB_TRANSPORT_RESET:
-        b->words[SIM_ANSWER_RESET]++;
-        break;
-    case FB_TRANSPORT_REJECTED: /* no call went out */
-        break;
-    default:
-        b->words[SIM_ANSWER_BROKEN]++;
-        break;
-    }
-}
-
 /* The breakdown's windows: the providers' fault windows, up to SIM_WINDOWS_MAX. */
 int sim__stat_windows_setup(sim *s) {
     sim_breakdown *b = &s->sum->breakdown;

@@ -481,6 +481,42 @@ static void fault_even_splits_first_attempts_and_retries(void **state) {
     }
 }
 
+/* scn_fault_quiet: no active fault of the phase asked, over the span between the nearest edges. */
+static void fault_quiet_spans_end_at_the_phase_own_edges(void **state) {
+    (void)state;
+    sim_fault f[3] = {fault(SIM_FAULT_OUTAGE, 1), fault(SIM_FAULT_SLOW, 1),
+                      fault(SIM_FAULT_BROWNOUT, 1)};
+    f[0].at_us = 10 * FB_US_PER_S; /* answers over [10 s, 15 s) */
+    f[0].for_us = 5 * FB_US_PER_S;
+    f[1].at_us = 12 * FB_US_PER_S; /* serves slowly from 12 s to the end */
+    f[1].for_us = FB_TIME_MAX;
+    f[2].at_us = 1 * FB_US_PER_S; /* acts on capacity only: no phase's edge */
+    f[2].for_us = 1 * FB_US_PER_S;
+    fb_time_us from, to;
+    assert_true(scn_fault_quiet(f, 3, 3 * FB_US_PER_S, SIM_FAULT_ANSWER, &from, &to));
+    assert_true(from == INT64_MIN && to == 10 * FB_US_PER_S);
+    assert_false(scn_fault_quiet(f, 3, 10 * FB_US_PER_S, SIM_FAULT_ANSWER, &from, &to));
+    assert_true(from == 10 * FB_US_PER_S && to == 15 * FB_US_PER_S);
+    assert_true(scn_fault_quiet(f, 3, 15 * FB_US_PER_S, SIM_FAULT_ANSWER, &from, &to));
+    assert_true(from == 15 * FB_US_PER_S && to == FB_TIME_MAX);
+    /* the slow fault's own span: quiet before 12 s, active after it to the end */
+    assert_true(scn_fault_quiet(f, 3, 11 * FB_US_PER_S, SIM_FAULT_SERVICE, &from, &to));
+    assert_true(from == INT64_MIN && to == 12 * FB_US_PER_S);
+    assert_false(scn_fault_quiet(f, 3, 20 * FB_US_PER_S, SIM_FAULT_SERVICE, &from, &to));
+    assert_true(from == 12 * FB_US_PER_S && to == FB_TIME_MAX);
+    /* what a quiet phase would decide: nothing drawn, the effect clear */
+    script sc = {.values = {0.0}};
+    sim_fault_effect e, clear;
+    scn_fault_decide(f, 3, 3 * FB_US_PER_S, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, NULL, scripted,
+                     &sc, &e);
+    scn_fault_clear(&clear);
+    assert_int_equal(sc.n, 0);
+    assert_int_equal(e.answer, clear.answer);
+    assert_int_equal(e.midstream, clear.midstream);
+    assert_true(e.slow == clear.slow && e.delay_us == clear.delay_us);
+    assert_int_equal(e.hit_count, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fault_first_answering_fault_wins_and_later_ones_are_not_asked),
@@ -501,6 +537,7 @@ int main(void) {
         cmocka_unit_test(fault_the_mock_realises_an_even_fault_evenly),
         cmocka_unit_test(fault_a_retry_meets_its_retry_fraction),
         cmocka_unit_test(fault_even_splits_first_attempts_and_retries),
+        cmocka_unit_test(fault_quiet_spans_end_at_the_phase_own_edges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

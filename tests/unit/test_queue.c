@@ -93,6 +93,50 @@ static void queue_lanes_merge_with_the_heap(void **state) {
     sim_queue_free(&q);
 }
 
+/* The outside lane: numbered when scheduled, held by the caller, its head merged in (time, seq). */
+static void queue_outside_lane_merges_by_time_and_number(void **state) {
+    (void)state;
+    sim_queue q;
+    assert_int_equal(sim_queue_init(&q, 1000), FB_OK);
+    uint64_t s1 = 0, s2 = 0;
+    assert_int_equal(sim_queue_push(&q, 10, 1, 100, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_outside_push(&q, &s1), FB_OK); /* due at 10, numbered after 100 */
+    assert_int_equal(sim_queue_push_lane(&q, 0, 7, 3, 300, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_outside_push(&q, &s2), FB_OK);      /* due at 12 */
+    assert_int_equal(sim_queue_push(&q, 12, 1, 101, 0, 0), FB_OK); /* numbered after s2 */
+    assert_true(s2 > s1);
+    assert_int_equal(sim_queue_len(&q), 5);
+    assert_int_equal(q.pushed, 5);
+    sim_event h1 = {10, s1, 500, 0, 4, 0}, h2 = {12, s2, 501, 0, 4, 0};
+    sim_queue_outside_head(&q, &h1);
+    uint32_t want[] = {300, 100, 500, 501, 101};
+    sim_event ev;
+    for (size_t i = 0; i < 5; i++) {
+        assert_true(sim_queue_pop(&q, &ev));
+        assert_int_equal(ev.id, want[i]);
+        if (ev.id == 500) sim_queue_outside_head(&q, &h2); /* the caller names the next one */
+        if (ev.id == 501) sim_queue_outside_head(&q, NULL);
+    }
+    assert_false(sim_queue_pop(&q, &ev));
+    /* one dropped unpopped: a later head replaces it, and it counts as cancelled */
+    assert_int_equal(sim_queue_outside_push(&q, &s1), FB_OK);
+    assert_int_equal(sim_queue_outside_push(&q, &s2), FB_OK);
+    assert_int_equal(sim_queue_push(&q, 30, 1, 102, 0, 0), FB_OK);
+    sim_event d1 = {20, s1, 600, 0, 4, 0}, d2 = {40, s2, 601, 0, 4, 0};
+    sim_queue_outside_head(&q, &d1);
+    sim_queue_outside_head(&q, &d2);
+    sim_queue_outside_cancel(&q);
+    assert_true(sim_queue_pop(&q, &ev));
+    assert_int_equal(ev.id, 102);
+    assert_true(sim_queue_pop(&q, &ev));
+    assert_int_equal(ev.id, 601);
+    sim_queue_outside_head(&q, NULL);
+    assert_false(sim_queue_pop(&q, &ev));
+    assert_int_equal(q.cancelled, 1);
+    assert_int_equal(sim_queue_len(&q), 0);
+    sim_queue_free(&q);
+}
+
 static void queue_lane_rejects_out_of_order_push(void **state) {
     (void)state;
     sim_queue q;
@@ -311,6 +355,7 @@ int main(void) {
         cmocka_unit_test(queue_ties_resolve_in_push_order),
         cmocka_unit_test(queue_drained_bucket_keeps_time_then_push_order),
         cmocka_unit_test(queue_lanes_merge_with_the_heap),
+        cmocka_unit_test(queue_outside_lane_merges_by_time_and_number),
         cmocka_unit_test(queue_lane_rejects_out_of_order_push),
         cmocka_unit_test(queue_lane_ring_survives_wraparound_and_growth),
         cmocka_unit_test(queue_cap_is_a_reported_error),

@@ -950,15 +950,16 @@ static void sim_ended_requests_leave_no_deadlines_behind(void **state) {
     assert_int_equal(s->events, 2 * s->requests);
     assert_int_equal(s->events_handled, s->requests);
     assert_int_equal(s->events_stale, 0);
-    /* the deadlines were dropped in batches of at most 256 (engine.c, COMPACT_MIN) */
-    assert_in_range(s->events_cancelled, s->requests - 256, s->requests);
-    assert_in_range(s->queue_peak, 2, 258);
+    /* each deadline was dropped as its request ended (engine.c): the queue held at most the
+       next arrival and the live request's deadline */
+    assert_int_equal(s->events_cancelled, s->requests);
+    assert_in_range(s->queue_peak, 1, 2);
     free(s);
     scn_free(sc);
 }
 
-/* The queue holds what is in flight: a deadline per live request (at most 4 per live request
- * with the stale ones, engine.c COMPACT_RATIO), its next event, and the next arrival. */
+/* The queue holds what is in flight: a deadline per live request (none left behind by the
+ * requests that ended), its next event, and the next arrival. */
 static void sim_queue_peak_follows_what_is_in_flight(void **state) {
     (void)state;
     sim_scenario *sc =
@@ -974,9 +975,9 @@ static void sim_queue_peak_follows_what_is_in_flight(void **state) {
     assert_int_equal(s->events, 3 * s->requests); /* arrival, work done, deadline */
     assert_int_equal(s->events_handled, 2 * s->requests);
     assert_int_equal(s->events_stale, 0);
-    assert_true(s->queue_peak <= 5 * s->in_flight_peak + 257);
-    /* without dropping them, the 200,000 deadlines would all still be queued at the end */
-    assert_true(s->events_cancelled >= s->requests - 4 * s->in_flight_peak - 256);
+    assert_true(s->queue_peak <= 2 * s->in_flight_peak + 1);
+    /* every request ended before its deadline: each one dropped, none popped */
+    assert_int_equal(s->events_cancelled, s->requests);
     free(s);
     scn_free(sc);
 }
