@@ -93,7 +93,7 @@ static const char *const samplings[] = {"draw", "even", NULL};
     {"status", LD_HOOK, LD_AT(sim_fault, status), .hook = parse_error_status, .def = #S,          \
      .schema = "{\"$ref\": \"#/$defs/status\", \"default\": " #S "}",                         \
      .flags = LD_F_SET | LD_F_PURE,                                                                \
-     .unit = "error status (400-599)", .doc = "the answer's status"}
+     .unit = LD_STATUS_UNIT, .doc = "the answer's status"}
 // clang-format on
 
 const ld_section scn__fault_outage_section = {
@@ -433,7 +433,7 @@ const ld_section scn__capacity_section = {
          .doc = "tokens (prompt + completion) per minute; over it: 429"},
         {"overload_status", LD_HOOK, LD_AT(sim_provider, overload_status),
          .schema = "{\"$ref\": \"#/$defs/status\", \"default\": 503}", .hook = parse_error_status,
-         .def = "503", .flags = LD_F_SET | LD_F_PURE, .unit = "error status (400-599)",
+         .def = "503", .flags = LD_F_SET | LD_F_PURE, .unit = LD_STATUS_UNIT,
          .doc = "the answer when the queue is full, or to an attempt the queue drops: Anthropic "
                 "`529` (`overloaded_error`), OpenAI `429` (`rate_limit`) or `503`"},
         {"retry_after", LD_BOOL, LD_AT(sim_provider, limit_retry_after), .def = "true",

@@ -260,6 +260,32 @@ static int table_context(const set_walk *W, const ld_field *f, const cJSON *hold
     return f->check(&P, holder, root) == FB_OK ? FB_OK : value_error(W, f, &e);
 }
 
+/*
+ * A whole element set at once (traffic[0]={...}, providers.openai={...}): its keys against the
+ * element's sections (unknown, did-you-mean, required), then each key's value as its row reads
+ * it; with `context`, after every --set, each key's `check` on the element in the tree (`el`).
+ */
+static int table_element(const set_walk *W, const ld_section *const *secs, const char *at,
+                         const cJSON *val, const cJSON *el, const cJSON *root, bool context) {
+    const cJSON *obj = context ? el : val;
+    if (!cJSON_IsObject(obj)) return FB_OK; /* the loader says what it should be */
+    sim_error e = {{0}, {0}, {0}};
+    pctx P = {&e, "", 0, false, NULL, NULL, FB_OK};
+    P.len = strlen(at) < sizeof P.path ? strlen(at) : 0;
+    memcpy(P.path, at, P.len);
+    if (!context) scn__check_fields_in(&P, obj, secs);
+    for (const cJSON *m = obj->child; m && P.rc == FB_OK; m = m->next) {
+        const ld_field *f = table_field(secs, m->string);
+        if (f == NULL) continue;
+        if (!context)
+            scn__check_field(&P, obj, f);
+        else if (f->check)
+            f->check(&P, obj, root);
+    }
+    if (P.rc == FB_OK) return FB_OK;
+    return set_error(W->err, "--set %s: %s: %s", W->set, e.path, e.msg);
+}
+
 /* A layer given as a preset or a policy file: its keys are the library's, not the tables'. */
 static bool library_layer(const cJSON *e) {
     return cJSON_IsObject(e) && (cJSON_GetObjectItemCaseSensitive(e, "preset") ||
@@ -310,6 +336,7 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
                                      : cJSON_GetObjectItemCaseSensitive(cur, tok);
             if (index >= 0) return FB_OK;
             if (library_layer(cur)) return context ? FB_OK : library_rest(W, cur, path, save, val);
+            if (*save == '\0') return table_element(W, secs, path, val, cur, root, context);
             continue;
         }
         const ld_field *f = table_field(secs, tok);
@@ -331,6 +358,8 @@ static int table_path(const set_walk *W, const cJSON *root, char *key, const cJS
                     snprintf(at, sizeof at, "%s[%ld]", path, index);
                 return library_rest(W, cur, at, save, val);
             }
+            if (*save == '\0' && f->sub)
+                return table_element(W, f->sub, path, val, cur, root, context);
         } else if (index >= 0) {
             return FB_OK;
         } else {

@@ -48,6 +48,10 @@
 /* An error status (a fault's, a full queue's): 4xx or 5xx, anything else answers as a success. */
 #define LD_STATUS_MIN 400
 #define LD_STATUS_MAX 599
+#define LD_STR_(x) #x
+#define LD_STR(x) LD_STR_(x)
+/* The docs' type of such a status (the key tables' unit column). */
+#define LD_STATUS_UNIT "error status (" LD_STR(LD_STATUS_MIN) "-" LD_STR(LD_STATUS_MAX) ")"
 /* The largest count a file may give (observed counts): the integers a double holds exactly. */
 #define LD_COUNT_MAX 9007199254740991ULL
 /*

@@ -228,6 +228,10 @@ def basic_defs(types):
     spelled = ", ".join(min(g, key=len) + "".join(f" (or {u})" for u in g if u != min(g, key=len))
                         for g in reversed(groups))
     rate_units = "|".join(u for g in types["rate_units"] for u in g)
+    # an example a unit (a unit the loader gains is shown with 1), its other spellings after it
+    examples = {"/s": "40", "/m": "2400", "/h": "5", "/d": "100000"}
+    rate_spelled = ", ".join(f"\"{examples.get(g[0], '1')}{g[0]}\"" + "".join(f" (or {u})" for u in g[1:])
+                             for g in types["rate_units"])
     lo, hi = types["status"]
     defs = {
         "observed_count": {"type": "integer", "minimum": 0, "maximum": types["count_max"]},
@@ -238,7 +242,7 @@ def basic_defs(types):
             "type": "string", "pattern": duration},
         "duration_positive": {"description": "a duration greater than zero", "type": "string",
                               "pattern": f"^(?!$)(?!({zero})+$){units}$"},
-        "rate": {"description": "\"40/s\", \"2400/m\" (or /min), \"5/h\", \"100000/d\", or a number per second",
+        "rate": {"description": f"{rate_spelled}, or a number per second",
                  "oneOf": [{"type": "number", "minimum": 0},
                            {"type": "string", "pattern": f"^{number}({rate_units})?$"}]},
         "fraction": {"type": "number", "minimum": 0, "maximum": 1},

@@ -775,6 +775,39 @@ static void scenario_set_checks_values_read_by_hooks(void **state) {
 }
 
 /*
+ * A whole element set at once (traffic[0]={...}, providers.NAME={...}, variants.NAME={...}) is
+ * checked by its section's table as each key would be: the message names the --set and the key
+ * inside it; a key's check (a class's target) runs on the element once every --set is applied.
+ */
+static void scenario_set_of_a_whole_element_is_checked(void **state) {
+    (void)state;
+    const char *text = "{\"name\":\"m\",\"duration\":\"1m\"," MINIMAL_TRAFFIC "," MINIMAL_PROVIDERS
+                       ",\"variants\":{\"v\":{}}}";
+    static const struct {
+        const char *set, *msg;
+    } bad[] = {
+        {"traffic[0]={\"clas\":\"chat\",\"arrivals\":{\"poisson\":1}}",
+         "--set traffic[0]={\"clas\":\"chat\",\"arrivals\":{\"poisson\":1}}: traffic[0].clas: "
+         "unknown key 'clas' (did you mean 'class'?)"},
+        {"traffic[0]={\"arrivals\":{\"poisson\":1}}", "traffic[0]: missing required key 'class'"},
+        {"traffic[0]={\"class\":\"c\",\"arrivals\":{\"poisson\":1},\"prompt_tokens\":-1}",
+         "traffic[0].prompt_tokens: must be a non-negative number"},
+        {"traffic[0]={\"class\":\"c\",\"arrivals\":{\"poisson\":1},\"target\":\"nope\"}",
+         "traffic[0].target: no provider named"},
+        {"variants.v={\"retyr\":{}}", "--set variants.v={\"retyr\":{}}: variants.v.retyr: unknown "
+                                      "key 'retyr' (did you mean 'retry'?)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) set_fails(text, bad[i].set, bad[i].msg);
+    const char *good[] = {"traffic[0]={\"class\":\"c\",\"arrivals\":{\"poisson\":7}}",
+                          "variants.v={\"retry\":{\"attempts\":2}}"};
+    sim_scenario *sc = th_load_with(text, good, sizeof good / sizeof good[0], NULL);
+    assert_string_equal(sc->classes[0].name, "c");
+    assert_true(sc->classes[0].rate == 7);
+    assert_int_equal(sc->variants[0].layers[0].retry.attempts, 2);
+    scn_free(sc);
+}
+
+/*
  * Keys whose reading needs more than their value are checked by --set in the document as the
  * --sets leave it (a row's `check`): a class's target names one of its providers, replayed
  * arrivals fall inside its duration (read into scratch storage, freed), observed.variant is one
@@ -1251,6 +1284,7 @@ int main(void) {
         cmocka_unit_test(scenario_set_paths_below_every_section_are_checked),
         cmocka_unit_test(scenario_set_checks_distributions_by_their_tables),
         cmocka_unit_test(scenario_set_checks_values_read_by_hooks),
+        cmocka_unit_test(scenario_set_of_a_whole_element_is_checked),
         cmocka_unit_test(scenario_set_checks_keys_read_against_the_document),
         cmocka_unit_test(scenario_top_keys_are_the_top_tables),
         cmocka_unit_test(scenario_breaker_scope_typo_gets_a_did_you_mean),
