@@ -49,7 +49,7 @@ static void usage(FILE *f) {
         "      --weight NAME=W    scenario NAME (its file, or its name without .json)\n"
         "                         weighs W in the mean across scenarios (the others 1;\n"
         "                         0: its constraints only); implies --across mean\n"
-        "      --budget RUNS      the search's cap on runs (default 10% of the full grid:\n"
+        "      --budget RUNS      the search's cap on runs (default 10% of the full grid, rounded down:\n"
         "                         points x seeds x scenarios)\n"
         "      --search nlopt|halving|direct  the budgeted search: a Latin hypercube\n"
         "                         sample on one seed, the best third on more seeds, one\n"
