@@ -4,7 +4,7 @@
 set -u
 D=$(logs_dir mock-curl)
 need curl "$D/apt.log" curl
-plan 34
+plan 35
 
 cat >"$D/faults.json" <<'JSON'
 [{"at": "0s", "for": "1h", "rate_limit": {"status": 429, "retry_after": "20s", "fraction": 0}}]
