@@ -151,11 +151,20 @@ static cJSON *fault(const imp_fault *f) {
         cJSON_AddStringToObject(k, "mode", "cut");
     }
     cJSON_AddNumberToObject(k, "fraction", f->fraction);
-    /* first attempts and retries each at the log's count (docs/import.md, "Fitting") */
-    if (f->split) cJSON_AddNumberToObject(k, "retry_fraction", f->retry_fraction);
+    /* first attempts and retries each at the log's count, the retries by number where each
+       had enough (docs/import.md, "Fitting") */
+    bool retry_partial = f->split && f->retry_fraction < 1;
+    if (f->split && f->retry_n > 1) {
+        cJSON *list = cJSON_AddArrayToObject(k, "retry_fraction");
+        for (uint32_t i = 0; list && i < f->retry_n; i++) {
+            cJSON_AddItemToArray(list, cJSON_CreateNumber(f->retry_by[i]));
+            retry_partial |= f->retry_by[i] < 1;
+        }
+    } else if (f->split) {
+        cJSON_AddNumberToObject(k, "retry_fraction", f->retry_fraction);
+    }
     /* the window's share as the log had it, not a new draw per attempt (docs/import.md) */
-    if (f->fraction < 1 || (f->split && f->retry_fraction < 1))
-        cJSON_AddStringToObject(k, "sampling", "even");
+    if (f->fraction < 1 || retry_partial) cJSON_AddStringToObject(k, "sampling", "even");
     if (f->retry_after_us != FB_TIME_NONE &&
         (f->kind == SIM_FAULT_OUTAGE || f->kind == SIM_FAULT_RATE_LIMIT))
         add_duration(k, "retry_after", f->retry_after_us);

@@ -372,6 +372,24 @@ static void describe_sessions(imp_incident *inc, uint32_t c) {
                  seen, cf->sess_gaps, w, cf->sess_overlaps, 100 * 0.05);
 }
 
+/* A split fault's retries by number, as retry_fraction's list writes them. */
+static void by_retry(imp_incident *inc, const char *name, const imp_fault *f) {
+    char line[512];
+    size_t n = 0;
+    for (uint32_t k = 0; k < f->retry_n && n < sizeof line; k++) {
+        bool last = k + 1 == f->retry_n;
+        int w = snprintf(line + n, sizeof line - n, "%sattempt %u%s %.1f%% (%u of %u)",
+                         k ? ", " : "", k + 2, last ? " and later" : "", f->retry_by[k] * 100,
+                         f->retry_by_hits[k], f->retry_by_left[k]);
+        if (w < 0) break;
+        n += (size_t)w;
+    }
+    fit_line(inc,
+             "%s %s retries by number (each with at least 20 attempts left, the later ones "
+             "pooled), as retry_fraction's list: %s",
+             name, scn_fault_kind_name(f->kind), line);
+}
+
 static void describe_fits(imp_incident *inc) {
     char a[24], b[24], w[300];
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
@@ -392,6 +410,7 @@ static void describe_fits(imp_incident *inc) {
                      f->first_left, f->retry_fraction * 100, f->retry_hits, f->retry_left,
                      differ ? "they differ beyond chance" : "within chance, the log's own draw",
                      f->split_g, differ ? ">=" : "<", f->split_critical);
+            if (f->retry_n > 1) by_retry(inc, name, f);
         }
         if (pf->ttft.known && pf->ttft.kind != IMP_CONSTANT) {
             imp_dist_why(&pf->ttft, w, sizeof w);

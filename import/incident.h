@@ -82,6 +82,13 @@ typedef struct imp_fault {
     bool split;
     double retry_fraction, split_g, split_critical;
     uint32_t first_hits, first_left, retry_hits, retry_left;
+    /* split: the retries by number, retry_n > 1 where each of the first retry_n - 1 and the
+       rest pooled had SPLIT_MIN attempts left (written as retry_fraction's list): retry_by[k]
+       the share of a request's (k + 1)-th retry, the last one of every later retry, with its
+       evidence; retry_n 1: retry_fraction alone */
+    uint32_t retry_n;
+    double retry_by[SIM_FAULT_RETRY_SHARES];
+    uint32_t retry_by_hits[SIM_FAULT_RETRY_SHARES], retry_by_left[SIM_FAULT_RETRY_SHARES];
     /* OUTAGE, RATE_LIMIT: how long the provider's answers with its status took (known only
        where its faults answer more than one status: else latency.error is the same) */
     imp_dist latency;

@@ -34,6 +34,7 @@ typedef struct endpoint {
     char model[256];
     live_dialect dialect;
     struct curl_slist *headers;
+    bool retry_count_given; /* a --header sets x-stainless-retry-count: it is sent as given */
 } endpoint;
 
 typedef struct xfer {
@@ -48,6 +49,9 @@ typedef struct xfer {
     uint64_t received, received_max; /* body bytes */
     util_buf req;
     util_buf body;
+    /* its x-stainless-retry-count, in front of its endpoint's headers (not curl's to free) */
+    struct curl_slist retry_count;
+    char retry_count_line[48];
     live_sse sse_p;
     live_stream st;
     char retry_after[64], retry_after_ms[64];
@@ -486,7 +490,18 @@ static int port_send(void *ctx, const sim_port_attempt *a, char *msg, size_t msg
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_POSTFIELDS, x->req.p);
     curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)x->req.len);
-    curl_easy_setopt(e, CURLOPT_HTTPHEADER, ep->headers);
+    /* The retry count as the openai and @anthropic-ai/sdk clients send it on every request: "0"
+     * on the first, then the attempts before this one (a fallback's and a hedge's included, as
+     * the simulator counts a retry: the mock's retry_fraction reads it, docs/live.md). */
+    struct curl_slist *headers = ep->headers;
+    if (!ep->retry_count_given) {
+        snprintf(x->retry_count_line, sizeof x->retry_count_line, "x-stainless-retry-count: %u",
+                 (unsigned)a->resend);
+        x->retry_count.data = x->retry_count_line;
+        x->retry_count.next = ep->headers;
+        headers = &x->retry_count;
+    }
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, x);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
@@ -766,11 +781,13 @@ int live_client_endpoint(live_client *c, uint8_t provider, const char *base_url,
     ep->dialect = d;
     curl_slist_free_all(ep->headers);
     ep->headers = NULL;
+    ep->retry_count_given = false;
     const char *fixed[] = {"content-type: application/json", "accept: application/json",
                            "Expect:", d == LIVE_ANTHROPIC ? "anthropic-version: 2023-06-01" : NULL};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0] + header_count; i++) {
         const char *h = i < 4 ? fixed[i] : headers[i - 4];
         if (h == NULL) continue;
+        if (strncasecmp(h, "x-stainless-retry-count:", 24) == 0) ep->retry_count_given = true;
         struct curl_slist *l = curl_slist_append(ep->headers, h);
         if (l == NULL) {
             snprintf(err, errlen, "out of memory");

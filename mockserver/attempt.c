@@ -223,14 +223,14 @@ static int decide(req *r, const char *key, uint64_t attempt, fb_time_us t_us, do
     }
     uint64_t pair = mock_fnv1a(mock_fnv1a(mock_fnv1a(0xcbf29ce484222325ull, key ? key : ""), "\n"),
                                spec ? spec : "");
-    /* a retry as the official SDKs number theirs (a fault's retry_fraction) */
+    /* which retry, as the official SDKs number theirs (a fault's retry_fraction); 0: a first */
     const char *rc = mock_header(r->conn, "x-stainless-retry-count");
-    bool retry = rc != NULL && atoi(rc) > 0;
+    int retry = rc != NULL ? atoi(rc) : 0;
     pthread_mutex_lock(&s->lock);
     log_request_locked(r);
     if (spec == NULL && r->ep->ops->inference)
-        mock_timeline_decide(s->faults, s->n_faults, t_us, s->cfg.seed, attempt, retry,
-                             s->fault_even, a, scale);
+        mock_timeline_decide(s->faults, s->n_faults, t_us, s->cfg.seed, attempt,
+                             retry > 0 ? (uint32_t)retry : 0u, s->fault_even, a, scale);
     else if (spec != NULL && a->times > 0 && mock_count_locked(s, pair) > a->times)
         mock_action_init(a); /* the first N attempts failed: this one succeeds */
     pthread_mutex_unlock(&s->lock);

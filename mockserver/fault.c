@@ -125,14 +125,15 @@ static void label(mock_action *act, const sim_fault *faults, const sim_fault_eff
 }
 
 void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
-                          uint64_t attempt, bool retry, sim_fault_even *even, mock_action *act,
+                          uint64_t attempt, uint32_t retry, sim_fault_even *even, mock_action *act,
                           double *capacity_scale) {
     uint32_t count = n > MOCK_FAULTS_MAX ? MOCK_FAULTS_MAX : (uint32_t)n;
     draw_key key = {seed, attempt};
     sim_fault_effect e;
     scn_fault_decide(faults, count, t_us,
-                     SIM_FAULT_ANSWER | SIM_FAULT_SERVICE | (retry ? SIM_FAULT_RETRY : 0u), even,
-                     keyed_draw, &key, &e);
+                     SIM_FAULT_ANSWER | SIM_FAULT_SERVICE |
+                         (retry ? SIM_FAULT_RETRY_NTH(retry) : 0u),
+                     even, keyed_draw, &key, &e);
     *capacity_scale = scn_fault_capacity(faults, count, t_us);
     label(act, faults, &e);
     if (e.answer >= 0) {

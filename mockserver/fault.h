@@ -103,14 +103,15 @@ int mock_faults_parse(const char *text, size_t len, sim_fault *out, size_t cap, 
  * from a PRNG keyed by (seed, attempt, fault index), so the same request
  * order gives the same faults; an even fault ("sampling": "even") counts the
  * attempts in even[0..n) instead (scn_fault_even_init with entity 0; NULL: it
- * draws), so the same request order gives the same faults too. `retry`: the attempt
- * is a retry (a fault's retry_fraction applies; the server reads it from the
- * request's x-stainless-retry-count above 0).
+ * draws), so the same request order gives the same faults too. `retry`: which
+ * retry of its request the attempt is, 0 for a first attempt (a fault's
+ * retry_fraction applies to the others, its share for that retry; the server
+ * reads it from the request's x-stainless-retry-count).
  * *capacity_scale gets the share of capacity the active brownouts leave
  * (scn_fault_capacity; 1 when none).
  */
 void mock_timeline_decide(const sim_fault *faults, size_t n, fb_time_us t_us, uint64_t seed,
-                          uint64_t attempt, bool retry, sim_fault_even *even, mock_action *act,
+                          uint64_t attempt, uint32_t retry, sim_fault_even *even, mock_action *act,
                           double *capacity_scale);
 
 /*

@@ -48,7 +48,8 @@ void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64
     for (uint32_t i = 0; i < n; i++) {
         fb_rng r;
         fb_rng_derive(&r, seed, entity, EVEN_PURPOSE + i);
-        even[i].asked = even[i].hits = even[i].retry_asked = 0;
+        even[i].asked = even[i].hits = 0;
+        memset(even[i].retry_asked, 0, sizeof even[i].retry_asked);
         even[i].offset = fb_rng_uniform(&r);
     }
 }
@@ -79,14 +80,15 @@ static double slow_draw(const sim_fault *f, uint32_t what, sim_fault_even *even,
 }
 
 /* Does fault i hit? Flap hits in the down half of its period; the others by their fraction
-   (a retry by its retry_fraction, when it has one). */
-static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, bool retry, sim_fault_even *even,
+   (the k-th retry, k > 0, by its retry_fraction's share for it, when it has one). */
+static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, unsigned retry, sim_fault_even *even,
                  sim_fault_draw_fn draw, void *ctx) {
     if (f->kind == SIM_FAULT_FLAP) return (t - f->at_us) % f->period_us < f->period_us / 2;
-    bool split = retry && f->has_retry_fraction;
-    double share = split ? f->retry_fraction : f->fraction;
+    bool split = retry > 0 && f->retry_fraction.n > 0;
+    unsigned k = split ? (retry < f->retry_fraction.n ? retry : f->retry_fraction.n) - 1 : 0;
+    double share = split ? f->retry_fraction.share[k] : f->fraction;
     if (f->sampling == SIM_SAMPLING_EVEN && even)
-        return hits_even(share, split ? &even[i].retry_asked : &even[i].asked, &even[i]);
+        return hits_even(share, split ? &even[i].retry_asked[k] : &even[i].asked, &even[i]);
     return draw(ctx, i) < share;
 }
 
@@ -134,13 +136,16 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
                       sim_fault_even *even, sim_fault_draw_fn draw, void *ctx,
                       sim_fault_effect *out) {
     scn_fault_clear(out);
+    /* which retry (0: a first attempt); SIM_FAULT_RETRY without a number is the first */
+    unsigned retry =
+        (phases & SIM_FAULT_RETRY) ? (phases >> 8 & 0xffu ? phases >> 8 & 0xffu : 1u) : 0u;
     for (uint32_t i = 0; i < n; i++) {
         const sim_fault *f = &faults[i];
         unsigned phase = phase_of(f->kind);
         if (!(phases & phase) || !scn_fault_active(f, t)) continue;
         if (phase == SIM_FAULT_ANSWER && out->answer >= 0) continue;
         if (f->kind == SIM_FAULT_MIDSTREAM && out->midstream >= 0) continue;
-        if (!hits(f, i, t, (phases & SIM_FAULT_RETRY) != 0, even, draw, ctx)) continue;
+        if (!hits(f, i, t, retry, even, draw, ctx)) continue;
         if (phase == SIM_FAULT_ANSWER) {
             answer_with(out, f, i);
         } else if (f->kind == SIM_FAULT_SLOW) {

@@ -44,10 +44,13 @@
  * Brownouts act on capacity, not on one attempt: scn_fault_capacity().
  *
  * A fault with a `retry_fraction` hits retries (an attempt after its request's first; the
- * caller says which with SIM_FAULT_RETRY) by that share and first attempts by `fraction`:
- * the same one draw, against the attempt's share; an even fault counts its retries apart
- * (their own floor(n x retry_fraction + u), the same offset u). Without it every attempt
- * meets `fraction`, and the flag changes nothing.
+ * caller says which with SIM_FAULT_RETRY, and which retry with SIM_FAULT_RETRY_NTH) by that
+ * share and first attempts by `fraction`: the same one draw, against the attempt's share; an
+ * even fault counts its retries apart (their own floor(n x retry_fraction + u), the same
+ * offset u). A retry_fraction that is a list has a share per retry (the request's second
+ * attempt, its third, ...), the last one for every later retry; an even fault counts each
+ * share's retries apart. Without it every attempt meets `fraction`, and the flag changes
+ * nothing.
  */
 #ifndef SIM_FAULT_H
 #define SIM_FAULT_H
@@ -83,6 +86,17 @@ typedef enum sim_midstream_mode {
     SIM_MIDSTREAM_TRUNCATE   /* clean end without the terminator */
 } sim_midstream_mode;
 
+/* The most shares a retry_fraction lists (per retry; the last one repeats). */
+#define SIM_FAULT_RETRY_SHARES 8
+
+/* A fault's retry_fraction: share[k - 1] for a request's k-th retry (its attempt k + 1), the
+   last one given (share[n - 1]) for every later retry; n = 0: none (`fraction` for every
+   attempt). */
+typedef struct sim_fault_retry {
+    double share[SIM_FAULT_RETRY_SHARES];
+    uint8_t n;
+} sim_fault_retry;
+
 /* How a fault's fraction is realised (see the header). */
 typedef enum sim_fault_sampling {
     SIM_SAMPLING_DRAW = 0, /* a draw per attempt */
@@ -93,10 +107,9 @@ typedef struct sim_fault {
     sim_fault_kind kind;
     fb_time_us at_us, for_us; /* active in [at, at + for); for = FB_TIME_MAX: to the end */
     double fraction;          /* share of attempts affected, [0, 1] */
-    /* share of retries affected, [0, 1], when has_retry_fraction (else `fraction` is every
-       attempt's); a retry is an attempt after its request's first (SIM_FAULT_RETRY) */
-    double retry_fraction;
-    bool has_retry_fraction;
+    /* shares of retries affected, each in [0, 1], when retry_fraction.n > 0 (else `fraction`
+       is every attempt's); a retry is an attempt after its request's first (SIM_FAULT_RETRY) */
+    sim_fault_retry retry_fraction;
     int status;                /* OUTAGE, RATE_LIMIT, FLAP */
     fb_error_kind error_kind;  /* OUTAGE with a provider error type; NONE = the status's own */
     fb_time_us retry_after_us; /* FB_TIME_NONE = no header */
@@ -114,8 +127,9 @@ typedef struct sim_fault {
 /* An even fault's running state: the attempts it was asked about, and its offset. */
 typedef struct sim_fault_even {
     uint64_t asked, hits;
-    uint64_t retry_asked; /* a fault with a retry_fraction: the retries asked (not in asked) */
-    double offset;        /* [0, 1) */
+    /* a fault with a retry_fraction: the retries asked (not in asked), per share */
+    uint64_t retry_asked[SIM_FAULT_RETRY_SHARES];
+    double offset; /* [0, 1) */
 } sim_fault_even;
 
 /* The phases of scn_fault_decide(), as a mask. */
@@ -124,6 +138,9 @@ typedef struct sim_fault_even {
 /* Not a phase: a flag of the attempt asked about, a retry (an attempt after its request's
    first): a fault with a retry_fraction hits it by that share, counted apart when even. */
 #define SIM_FAULT_RETRY 4u
+/* A retry that says which: the request's k-th (k >= 1; its attempt k + 1; 255 and above count
+   as 255), for a retry_fraction with a share per retry. SIM_FAULT_RETRY alone is the first. */
+#define SIM_FAULT_RETRY_NTH(k) (SIM_FAULT_RETRY | ((unsigned)((k) < 255 ? (k) : 255) << 8))
 
 #define SIM_FAULT_HITS_MAX 8
 

@@ -28,6 +28,33 @@ static int parse_error_status(pctx *P, const cJSON *v, void *out) {
 }
 
 /*
+ * A fault's retry_fraction: a share in [0, 1] for every retry, or a list of 1 to
+ * SIM_FAULT_RETRY_SHARES of them, one per retry (the request's second attempt, its third,
+ * ...), the last for every later one (out: sim_fault_retry).
+ */
+static int parse_retry_fraction(pctx *P, const cJSON *v, void *out) {
+    sim_fault_retry *r = out;
+    if (!cJSON_IsArray(v)) {
+        if (scn__get_number_value(P, v, &r->share[0], 0, 1) == FB_OK) r->n = 1;
+        return P->rc;
+    }
+    int n = cJSON_GetArraySize(v);
+    if (n < 1 || n > SIM_FAULT_RETRY_SHARES)
+        return scn__fail(P,
+                         "expected a number or a list of 1 to %d numbers (one per retry), "
+                         "got a list of %d",
+                         SIM_FAULT_RETRY_SHARES, n);
+    uint8_t i = 0;
+    for (const cJSON *x = v->child; x; x = x->next, i++) {
+        size_t o = scn__push_index(P, i);
+        scn__get_number_value(P, x, &r->share[i], 0, 1);
+        scn__pop(P, o);
+    }
+    if (P->rc == FB_OK) r->n = i;
+    return P->rc;
+}
+
+/*
  * A slow fault's factor: a number in [1, 1000], or a distribution of numbers (count_dist)
  * whose median is (its draws are held to [1, 1000]: scenario/fault.h).
  */
@@ -64,16 +91,23 @@ static const char *const error_kinds[] = {
 static const char *const midstream_modes[] = {"error", "cut", "truncate", NULL};
 static const char *const samplings[] = {"draw", "even", NULL};
 
+_Static_assert(SIM_FAULT_RETRY_SHARES == 8, "retry_fraction's schema says maxItems 8");
+
 /* The rows several kinds share. */
 // clang-format off
 #define FAULT_FRACTION                                                                             \
     {"fraction", LD_NUMBER, LD_AT(sim_fault, fraction), .lo = 0, .hi = 1, .def = "1",              \
      .doc = "the share of arriving attempts it applies to"}
 #define FAULT_RETRY_FRACTION                                                                       \
-    {"retry_fraction", LD_NUMBER, LD_AT(sim_fault, retry_fraction), .lo = 0, .hi = 1,              \
+    {"retry_fraction", LD_HOOK, LD_AT(sim_fault, retry_fraction), .hook = parse_retry_fraction,   \
+     .schema = "{\"oneOf\": [{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1}, "            \
+               "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 8, \"items\": "             \
+               "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1}}]}",                      \
+     .flags = LD_F_PURE, .unit = "number in [0, 1], or a list of 1 to 8",                          \
      .def_doc = "`fraction`",                                                                      \
      .doc = "the share of retries (attempts after their request's first) it applies to, when "   \
-            "retries meet it apart from first attempts; `even` counts them apart"}
+            "retries meet it apart from first attempts; a list: the second attempt's, the "       \
+            "third's, ..., the last for every later one; `even` counts each apart"}
 #define FAULT_SAMPLING                                                                             \
     {"sampling", LD_ENUM, LD_AT(sim_fault, sampling), .names = samplings, .def = "\"draw\"",       \
      .doc = "how `fraction` is realised: `draw` = each attempt hits by a draw of its own; "       \
@@ -211,15 +245,13 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
     if (rc != FB_OK) return rc;
     /* what a kind without the key holds (the engine reads them for every kind) */
     f->fraction = 1.0;
-    f->retry_fraction = -1.0; /* none: `fraction` for every attempt */
+    f->retry_fraction.n = 0; /* none: `fraction` for every attempt */
     f->retry_after_us = FB_TIME_NONE;
     f->factor = scn__dist_const(1.0);
     f->delay = scn__dist_const(0.0);
     f->latency = scn__dist_const(-1.0); /* none of its own (scn_fault_latency) */
     f->capacity = 1.0;
-    rc = required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
-    f->has_retry_fraction = f->retry_fraction >= 0;
-    return rc;
+    return required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
 }
 
 /* ---- a fault: {"at", "for", KIND: {...}} ---- */

@@ -124,7 +124,8 @@ static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng, fb_time_us elat) {
     const sim_provider *pv = &s->sc->providers[A(s, ai)->provider];
     sim_fault_effect e;
     scn_fault_decide(pv->faults, pv->fault_count, s->now,
-                     SIM_FAULT_ANSWER | (A(s, ai)->retry ? SIM_FAULT_RETRY : 0u),
+                     SIM_FAULT_ANSWER |
+                         (A(s, ai)->retry ? SIM_FAULT_RETRY_NTH(A(s, ai)->retry) : 0u),
                      s->fault_even[A(s, ai)->provider], draw_uniform, rng, &e);
     if (e.answer < 0) return false;
     switch (e.kind) {
@@ -261,7 +262,7 @@ static void start_service(sim *s, uint32_t ai) {
         scn_fault_clear(&e);
     else
         scn_fault_decide(pv->faults, pv->fault_count, s->now,
-                         SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY : 0u),
+                         SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY_NTH(a->retry) : 0u),
                          s->fault_even[a->provider], draw_uniform, rng, &e);
     double load = load_factor(s, a->provider);
     double ttft = (double)scn_dist_draw_us(rng, &pv->ttft_us) * e.slow * load + (double)e.delay_us;

@@ -293,7 +293,7 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
     a->stream = s->sc->classes[r->cls].stream;
     a->keeps_partial = layer_at(s, r, r->stack->depth - 1)->cfg->stream == FB_STREAM_RESUME;
     a->start_us = s->now;
-    a->retry = r->sent > 0;
+    a->retry = (uint8_t)(r->sent < 255 ? r->sent : 255);
     a->timeout_at_us = timeout_us > 0 ? s->now + timeout_us : FB_TIME_MAX;
     if (s->att_x) {
         X(a)->layer = r->stack->layer[r->stack->depth - 1];

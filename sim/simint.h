@@ -172,7 +172,7 @@ typedef struct attempt {
     bool abandoned;
     bool stream;        /* the request streams its answer */
     bool keeps_partial; /* a broken stream's tokens are kept (the client resumes) */
-    bool retry;         /* not its request's first attempt (a fault's retry_fraction) */
+    uint8_t retry; /* its request's attempts before it, at most 255 (a fault's retry_fraction) */
     uint32_t req, req_gen;
     uint32_t tokens_in, tokens_out; /* billed when served */
     fb_time_us start_us;

@@ -148,6 +148,41 @@ ok $? "provider 'claude' spoke the Anthropic dialect"
 ok $? "... after the probe before the clock started (GET /v1/models)"
 mock_stop
 
+# ---- the retry count, as the SDKs send it: the mock's retry_fraction tells retries apart ----
+# first attempts: half get a 503 (even), none a 429; retries (x-stainless-retry-count above 0):
+# never a 503, always a 429. Counts, whatever the timing.
+printf '%s\n' '[{"outage":{"status":503,"fraction":0.5,"retry_fraction":0,"sampling":"even"}},
+ {"rate_limit":{"fraction":0,"retry_fraction":1,"sampling":"even"}}]' >"$T/retry_faults.json"
+cat >"$T/retry.json" <<'JSON'
+{"name": "live-retry-count", "seed": 2, "duration": "3s",
+ "traffic": [{"class": "chat", "arrivals": {"constant": "20/s"}, "completion_tokens": 8}],
+ "providers": [{"name": "openai", "latency": {"ttft": "20ms", "error": "10ms"}}],
+ "policy": {"retry": {"attempts": 3, "backoff": {"constant": "50ms"}, "jitter": "none"}}}
+JSON
+mock_start "$T/url" "$FUSEBOX" mock --port 0 --quiet --ttft 10ms --faults "$T/retry_faults.json"
+URL=$MOCK_URL
+live_exit "$T/rc" "live against a mock whose faults meet first attempts and retries apart" \
+    "$FUSEBOX" live "$T/retry.json" --target "$URL/v1" --time-scale 2 --no-charts -q -o "$T/rc"
+curl -s -m 5 "$URL/__fusebox/log" >"$T/rc_log.json"
+mock_stop
+# (retry_count, status) -> attempts, the driver's POSTs only
+by=$(json "$T/rc_log.json" "sorted(__import__('collections').Counter((e['retry_count'], e['status']) for e in r['entries'] if e['method'] == 'POST').items())")
+n() { json "$T/rc_log.json" "sum(1 for e in r['entries'] if e['method'] == 'POST' and ($1))"; }
+[ "$(n "e['retry_count'] is None")" -eq 0 ] && [ "$(n "e['retry_count'] == 0")" -ge 50 ]
+ok $? "every attempt carries x-stainless-retry-count, 0 on a request's first ($by)"
+[ "$(n "e['retry_count'] == 0 and e['status'] == 429")" -eq 0 ] &&
+    [ "$(n "e['retry_count'] == 0 and e['status'] == 503")" -ge 20 ] &&
+    [ "$(n "e['retry_count'] == 0 and e['status'] == 200")" -ge 20 ]
+ok $? "first attempts: 503s and 200s, no 429 (fraction 0)"
+r1=$(n "e['retry_count'] == 1") r2=$(n "e['retry_count'] == 2")
+[ "$(n "e['retry_count'] > 0 and e['status'] != 429")" -eq 0 ] && [ "$r1" -ge 20 ] &&
+    [ "$r2" -le "$r1" ] && [ "$r1" -le "$(n "e['retry_count'] == 0 and e['status'] == 503")" ] &&
+    [ "$(n "e['retry_count'] > 2")" -eq 0 ]
+ok $? "retries: every one a 429 (retry_fraction 1), numbered 1 and 2 (3 attempts at most)"
+[ "$(json "$T/rc/report.json" "r['variants']['default']['summary']['attempts']")" = \
+    "$(n "True")" ]
+ok $? "the mock logged the driver's attempts, no more"
+
 # ---- targets that refuse, say nothing, reset or flood ----
 expect_exit 2 "a target that refuses connections exits 2" \
     "$FUSEBOX" live "$T/plain.json" --target http://127.0.0.1:1 --time-scale 5 --no-charts -q \

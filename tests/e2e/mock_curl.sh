@@ -4,7 +4,7 @@
 set -u
 D=$(logs_dir mock-curl)
 need curl "$D/apt.log" curl
-plan 34
+plan 35
 
 cat >"$D/faults.json" <<'JSON'
 [{"at": "0s", "for": "1h", "rate_limit": {"status": 429, "retry_after": "20s", "fraction": 0}}]
@@ -65,6 +65,17 @@ for rc in "" 0 1 2 0 3; do
 done
 check "retry_fraction: a 429 for the requests whose x-stainless-retry-count is above 0 alone" \
     test "$codes" = " 200 200 429 429 200 429"
+
+# a share per retry number: the first retry never, the second and later ones always
+$C -o /dev/null -H "$J" "$URL/__fusebox/faults" \
+    -d '[{"rate_limit":{"fraction":0,"retry_fraction":[0,1],"sampling":"even"}}]'
+codes=""
+for rc in 0 1 2 1 5 0; do
+    codes="$codes $($C -o /dev/null -w '%{http_code}' -H "$J" -H "x-stainless-retry-count: $rc" \
+        "$URL/v1/chat/completions" -d '{"model":"m","messages":[],"max_tokens":1}')"
+done
+check "retry_fraction [0, 1]: a 429 for the retries numbered 2 and above alone ($codes)" \
+    test "$codes" = " 200 200 429 200 429 200"
 
 mock_stop
 check "SIGTERM stops it with exit 0" test "$MOCK_RC" = 0

@@ -162,7 +162,7 @@ VALID = {
         {"at": "2s", "for": "1s", "rate_limit": {"fraction": 0.3, "retry_after": "0s",
                                                  "retry_fraction": 0.8, "sampling": "even"}},
         {"at": "3s", "for": "1s", "hang": {"fraction": 0.1, "retry_fraction": 0}},
-        {"at": "4s", "for": "1s", "slow": {"factor": 3}},
+        {"at": "4s", "for": "1s", "slow": {"factor": 3, "retry_fraction": [0.5, 1]}},
         {"at": "5s", "for": "1s", "brownout": {"capacity": 0.25}},
         {"at": "6s", "for": "1s", "midstream": {"after_tokens": 50, "mode": "cut"}},
         {"at": "7s", "for": "1s", "reset": {}},
@@ -287,6 +287,12 @@ INVALID = {
                            "providers[0].faults[0].outage.fraction: 1.5 is out of range"),
     "retry-fraction-above-one": ([(F0 + ["outage", "retry_fraction"], 1.5)],
                                  "providers[0].faults[0].outage.retry_fraction: 1.5 is out of range"),
+    "retry-fraction-item-above-one": ([(F0 + ["outage", "retry_fraction"], [0.5, 1.5])],
+                                      "providers[0].faults[0].outage.retry_fraction[1]: 1.5 is "
+                                      "out of range"),
+    "retry-fraction-empty-list": ([(F0 + ["outage", "retry_fraction"], [])],
+                                  "providers[0].faults[0].outage.retry_fraction: expected a "
+                                  "number or a list of 1 to 8 numbers"),
     "retry-fraction-on-a-flap": ([(F0, {"at": "1s", "for": "1s",
                                         "flap": {"period": "2s", "retry_fraction": 0.5}})],
                                  "providers[0].faults[0].flap.retry_fraction: unknown key"),

@@ -419,8 +419,7 @@ static void fault_a_retry_meets_its_retry_fraction(void **state) {
     (void)state;
     sim_fault f = fault(SIM_FAULT_RATE_LIMIT, 0.2);
     f.status = 429;
-    f.retry_fraction = 0.8;
-    f.has_retry_fraction = true;
+    f.retry_fraction = (sim_fault_retry){{0.8}, 1};
     static const double draws[] = {0.1, 0.5, 0.9};
     static const bool first_hit[] = {true, false, false}, retry_hit[] = {true, true, false};
     for (size_t i = 0; i < 3; i++) {
@@ -433,7 +432,7 @@ static void fault_a_retry_meets_its_retry_fraction(void **state) {
         assert_int_equal(ea.answer == 0, first_hit[i]);
         assert_int_equal(eb.answer == 0, retry_hit[i]);
     }
-    f.has_retry_fraction = false; /* `fraction` for every attempt */
+    f.retry_fraction.n = 0; /* `fraction` for every attempt */
     script c = {.values = {0.5}};
     sim_fault_effect ec;
     scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | SIM_FAULT_RETRY, NULL, scripted, &c, &ec);
@@ -446,8 +445,7 @@ static void fault_even_splits_first_attempts_and_retries(void **state) {
     (void)state;
     sim_fault f = fault(SIM_FAULT_OUTAGE, 0.25);
     f.status = 503;
-    f.retry_fraction = 0.75;
-    f.has_retry_fraction = true;
+    f.retry_fraction = (sim_fault_retry){{0.75}, 1};
     f.sampling = SIM_SAMPLING_EVEN;
     for (uint64_t seed = 1; seed <= 20; seed++) {
         sim_fault_even even;
@@ -463,7 +461,7 @@ static void fault_even_splits_first_attempts_and_retries(void **state) {
         }
         assert_int_equal(asked, 0);
         assert_int_equal(even.asked, n[0]);
-        assert_int_equal(even.retry_asked, n[1]);
+        assert_int_equal(even.retry_asked[0], n[1]);
         assert_in_range(hit[0], (uint32_t)floor(n[0] * 0.25), (uint32_t)ceil(n[0] * 0.25));
         assert_in_range(hit[1], (uint32_t)floor(n[1] * 0.75), (uint32_t)ceil(n[1] * 0.75));
         /* the mock's timeline: the same split, from its retry flag */
@@ -517,6 +515,66 @@ static void fault_quiet_spans_end_at_the_phase_own_edges(void **state) {
     assert_int_equal(e.hit_count, 0);
 }
 
+/* A retry_fraction per retry: the k-th retry draws against its own share (the last one for
+   every later retry), SIM_FAULT_RETRY alone is the first; even counts each share's retries
+   apart; the mock reads which retry from its count. */
+static void fault_a_retry_meets_the_share_of_its_number(void **state) {
+    (void)state;
+    sim_fault f = fault(SIM_FAULT_RATE_LIMIT, 0.1);
+    f.status = 429;
+    f.retry_fraction = (sim_fault_retry){{0.3, 0.6, 0.9}, 3};
+    static const double share[] = {0.1, 0.3, 0.6, 0.9, 0.9, 0.9}; /* first attempt, retries */
+    for (unsigned k = 0; k < 6; k++) {
+        unsigned flag = k == 0 ? 0u : SIM_FAULT_RETRY_NTH(k);
+        script below = {.values = {share[k] - 0.01}}, above = {.values = {share[k] + 0.01}};
+        sim_fault_effect eb, ea;
+        scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | flag, NULL, scripted, &below, &eb);
+        scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | flag, NULL, scripted, &above, &ea);
+        assert_int_equal(eb.answer, 0);
+        assert_int_equal(ea.answer, -1);
+    }
+    script one = {.values = {0.29}}, two = {.values = {0.31}};
+    sim_fault_effect e1, e2;
+    scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | SIM_FAULT_RETRY, NULL, scripted, &one, &e1);
+    scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | SIM_FAULT_RETRY, NULL, scripted, &two, &e2);
+    assert_true(e1.answer == 0 && e2.answer == -1); /* the flag alone: the first retry's */
+    f.sampling = SIM_SAMPLING_EVEN;
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        sim_fault_even even;
+        scn_fault_even_init(&even, 1, seed, 1);
+        uint32_t asked = 0, n[4] = {0}, hit[4] = {0};
+        for (uint32_t i = 0; i < 800; i++) {
+            unsigned k = (i * 7 + (unsigned)seed) % 5; /* 0 first, 1..4 retries, interleaved */
+            unsigned c = k < 3 ? k : 3;                /* the share it meets */
+            sim_fault_effect e;
+            scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | (k ? SIM_FAULT_RETRY_NTH(k) : 0u), &even,
+                             no_draw, &asked, &e);
+            n[c]++;
+            hit[c] += e.answer == 0;
+        }
+        assert_int_equal(asked, 0);
+        assert_int_equal(even.asked, n[0]);
+        for (unsigned c = 1; c < 4; c++) assert_int_equal(even.retry_asked[c - 1], n[c]);
+        static const double fr[] = {0.1, 0.3, 0.6, 0.9};
+        for (unsigned c = 0; c < 4; c++)
+            assert_in_range(hit[c], (uint32_t)floor(n[c] * fr[c]), (uint32_t)ceil(n[c] * fr[c]));
+        /* the mock: the same, from the retry's count */
+        scn_fault_even_init(&even, 1, seed, 0);
+        uint32_t mhit[4] = {0};
+        for (uint32_t i = 0; i < 400; i++) {
+            mock_action act;
+            mock_action_init(&act);
+            double cap;
+            mock_timeline_decide(&f, 1, 0, seed, i, i % 4, &even, &act, &cap);
+            mhit[i % 4] += act.status == 429;
+        }
+        assert_int_equal(mhit[0], 10); /* 100 x 0.1 */
+        assert_int_equal(mhit[1], 30);
+        assert_int_equal(mhit[2], 60);
+        assert_int_equal(mhit[3], 90);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fault_first_answering_fault_wins_and_later_ones_are_not_asked),
@@ -538,6 +596,7 @@ int main(void) {
         cmocka_unit_test(fault_a_retry_meets_its_retry_fraction),
         cmocka_unit_test(fault_even_splits_first_attempts_and_retries),
         cmocka_unit_test(fault_quiet_spans_end_at_the_phase_own_edges),
+        cmocka_unit_test(fault_a_retry_meets_the_share_of_its_number),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -821,15 +821,18 @@ static void partial_fault_replays_the_logs_count(void **state) {
 
 /* ---- first attempts and retries apart (retry_fraction) ---- */
 
-/* The percentage of retries retry_503 fails (a first attempt's: 20). */
-static uint32_t retry_pct = 80;
+/* The percentage of retries retry_503 fails (a first attempt's: first_pct, 20), of third
+   attempts third_pct (0: retry_pct too). */
+static uint32_t retry_pct = 80, first_pct = 20, third_pct = 0;
 
-/* Attempt k (from 0) of request i fails with a 503 in [10s, 50s): a first attempt 1 time in 5,
-   a retry retry_pct times in 100, by a hash (no pattern a replay could copy). */
+/* Attempt k (from 0) of request i fails with a 503 in [10s, 50s): a first attempt first_pct
+   times in 100, a retry retry_pct times (a third attempt third_pct), by a hash (no pattern a
+   replay could copy). */
 static bool retry_503(size_t i, int k) {
     uint32_t h = ((uint32_t)i * 2654435761u) ^ ((uint32_t)(k + 1) * 0x9e3779b9u);
     h = (h ^ (h >> 15)) * 0x85ebca6bu;
-    return i >= 100 && i < 500 && (h >> 16) % 100 < (k == 0 ? 20u : retry_pct);
+    uint32_t pct = k == 0 ? first_pct : k == 2 && third_pct ? third_pct : retry_pct;
+    return i >= 100 && i < 500 && (h >> 16) % 100 < pct;
 }
 
 /* n requests every 100 ms, up to three attempts each (a retry 300 ms after the failure), each
@@ -995,6 +998,85 @@ static void fit_retries_alike_are_the_logs_counts_within_chance(void **state) {
     free(text);
     imp_incident_free(inc);
     imp_log_free(log);
+}
+
+/*
+ * Second attempts that fail less often than third ones (issue 21's live outage: 38% and 71%):
+ * with at least 20 of each, retry_fraction is a list, the second attempts' share then the
+ * third's, each the log's count, and as-was replays the requests of 2 and 3 attempts within 2
+ * points; one share over both (the list replaced by its pooled share) moves two-attempt
+ * requests into three by more than 2 points on every seed.
+ */
+static void fit_retries_by_number_where_each_has_twenty(void **state) {
+    (void)state;
+    uint32_t per_request[4];
+    first_pct = 30, retry_pct = 25, third_pct = 95;
+    imp_log *log = synthetic_retries(600, per_request);
+    uint32_t n[3] = {0}, hits[3] = {0};
+    for (size_t i = 100; i < 500; i++) {
+        bool failed = true;
+        for (int k = 0; k < 3 && failed; k++) {
+            failed = retry_503(i, k);
+            n[k]++;
+            hits[k] += failed;
+        }
+    }
+    assert_true(n[1] >= 20 && n[2] >= 20);
+    imp_incident *inc = build(log, 0);
+    const imp_pfit *pf = &inc->prov[0];
+    uint32_t by_hits[2] = {0}, by_left[2] = {0};
+    for (uint32_t z = 0; z < pf->nfaults; z++) {
+        const imp_fault *f = &pf->faults[z];
+        if (!f->split || f->retry_n < 2) continue;
+        assert_int_equal(f->retry_n, 2); /* three attempts at most: second, third */
+        for (int k = 0; k < 2; k++) {
+            assert_true(fabs(f->retry_by[k] - (double)f->retry_by_hits[k] / f->retry_by_left[k]) <
+                        1e-6);
+            by_hits[k] += f->retry_by_hits[k];
+            by_left[k] += f->retry_by_left[k];
+        }
+        assert_int_equal(f->retry_by_hits[0] + f->retry_by_hits[1], f->retry_hits);
+    }
+    /* the window's second and third attempts, by number, in the faults that split them */
+    assert_true(by_left[0] >= 20 && by_left[1] >= 20);
+    assert_true(by_hits[0] <= hits[1] && by_hits[1] <= hits[2]);
+    assert_true((double)by_hits[0] / by_left[0] < 0.4 && (double)by_hits[1] / by_left[1] > 0.8);
+    char *text = imp_incident_json(inc);
+    assert_non_null(strstr(text, "retries by number"));
+    cJSON *sc = cJSON_Parse(text);
+    cJSON *faults =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(sc, "providers"), 0), "faults");
+    bool listed = false;
+    for (int z = 0; z < cJSON_GetArraySize(faults); z++) {
+        cJSON *o = cJSON_GetObjectItem(cJSON_GetArrayItem(faults, z), "outage");
+        cJSON *r = cJSON_GetObjectItem(o, "retry_fraction");
+        if (!cJSON_IsArray(r)) continue;
+        listed = true;
+        assert_int_equal(cJSON_GetArraySize(r), 2);
+    }
+    assert_true(listed);
+    double mm[4][2];
+    replay_buckets(text, mm);
+    for (int k = 1; k < 4; k++) {
+        double log_pts = 100.0 * per_request[k] / 600;
+        assert_true(mm[k][0] >= log_pts - 2 && mm[k][1] <= log_pts + 2);
+    }
+    /* the list as one share (its pooled one): two-attempt requests short on every seed */
+    for (uint32_t z = 0; z < pf->nfaults; z++) {
+        const imp_fault *f = &pf->faults[z];
+        cJSON *o = cJSON_GetObjectItem(cJSON_GetArrayItem(faults, (int)z), "outage");
+        if (f->split && f->retry_n > 1)
+            cJSON_ReplaceItemInObject(o, "retry_fraction", cJSON_CreateNumber(f->retry_fraction));
+    }
+    char *one = cJSON_Print(sc);
+    replay_buckets(one, mm);
+    assert_true(mm[2][1] < 100.0 * per_request[2] / 600 - 2);
+    free(one);
+    cJSON_Delete(sc);
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+    first_pct = 20, retry_pct = 80, third_pct = 0;
 }
 
 /* What calibration_adds_the_logs_own_draw's measure saw, run by run (e: even, d: drawn). */
@@ -2227,6 +2309,7 @@ int main(void) {
         cmocka_unit_test(partial_fault_replays_the_logs_count),
         cmocka_unit_test(fit_retries_that_fail_more_than_first_attempts),
         cmocka_unit_test(fit_retries_alike_are_the_logs_counts_within_chance),
+        cmocka_unit_test(fit_retries_by_number_where_each_has_twenty),
         cmocka_unit_test(calibration_adds_the_logs_own_draw),
         cmocka_unit_test(calibration_without_even_faults_is_one_set_of_runs),
         cmocka_unit_test(window_whose_start_drew_few_errors_is_one_fault),

@@ -315,13 +315,15 @@ static void full_queue_answers_429_rate_limited(void **state) {
  * 1 or 0, three attempts: with 1, a request whose first attempt met it fails its two retries too (1
  * or 3 attempts, none of 2); with 0, its first retry gets through (1 or 2, none of 3). Without the
  * key (drawn: even, the regular arrivals would fall into a pattern), `fraction` for every
- * attempt: some of each.
+ * attempt: some of each. A share per retry, [1, 0]: the second attempt fails, the third gets
+ * through (1 or 3 attempts, two 429s each), where a retry_fraction of 1 fails all three.
  */
 static void retry_fraction_splits_first_attempts_and_retries(void **state) {
     (void)state;
     static const char *const retry_key[] = {"\"even\", \"retry_fraction\": 1",
-                                            "\"even\", \"retry_fraction\": 0", "\"draw\""};
-    for (int k = 0; k < 3; k++) {
+                                            "\"even\", \"retry_fraction\": 0", "\"draw\"",
+                                            "\"even\", \"retry_fraction\": [1, 0]"};
+    for (int k = 0; k < 4; k++) {
         char json[1024];
         snprintf(json, sizeof json,
                  "{\"name\":\"r\",\"duration\":\"20s\","
@@ -339,8 +341,11 @@ static void retry_fraction_splits_first_attempts_and_retries(void **state) {
         uint64_t n = b[1] + b[2] + b[3];
         assert_int_equal(n, s->requests);
         /* the first attempts' half (without the key the half is of every attempt) */
-        if (k < 2) assert_in_range(b[1], n / 2 - 1, n / 2 + 1);
-        if (k == 0) assert_int_equal(b[2], 0);
+        uint64_t limited = s->providers[0].outcomes[FB_OUT_RATE_LIMITED];
+        if (k != 2) assert_in_range(b[1], n / 2 - 1, n / 2 + 1);
+        if (k == 0 || k == 3) assert_int_equal(b[2], 0);
+        if (k == 0) assert_int_equal(limited, 3 * b[3]);
+        if (k == 3) assert_int_equal(limited, 2 * b[3]);
         if (k == 1) assert_int_equal(b[3], 0);
         if (k == 2) assert_true(b[2] > n / 10 && b[3] > n / 10);
         free(s);

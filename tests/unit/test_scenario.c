@@ -1041,21 +1041,28 @@ static void scenario_fault_sampling_is_draw_or_even(void **state) {
     }
 }
 
-/* A retry_fraction: the retries' own share in [0, 1], for the kinds with a fraction; without
-   it every attempt meets `fraction`. A bad one names its path and the file. */
+/* A retry_fraction: the retries' own share in [0, 1], or a list of 1 to 8 of them (one per
+   retry), for the kinds with a fraction; without it every attempt meets `fraction`. A bad one
+   names its path (an item's index) and the file. */
 static void scenario_fault_retry_fraction_is_a_share_for_the_kinds_with_a_fraction(void **state) {
     (void)state;
     const char *text = "[{\"rate_limit\":{\"fraction\":0.3,\"retry_fraction\":0.9}},"
                        "{\"hang\":{\"retry_fraction\":0}},"
-                       "{\"outage\":{\"fraction\":0.5}}]";
+                       "{\"outage\":{\"fraction\":0.5}},"
+                       "{\"slow\":{\"factor\":2,\"retry_fraction\":[0.25,0.5,1]}}]";
     sim_fault f[4];
     uint32_t n = 0;
     sim_error err;
     assert_int_equal(scn_faults_parse(text, strlen(text), "s.json", f, 4, &n, &err), FB_OK);
-    assert_int_equal(n, 3);
-    assert_true(f[0].has_retry_fraction && f[0].retry_fraction == 0.9 && f[0].fraction == 0.3);
-    assert_true(f[1].has_retry_fraction && f[1].retry_fraction == 0 && f[1].fraction == 1);
-    assert_false(f[2].has_retry_fraction);
+    assert_int_equal(n, 4);
+    assert_true(f[0].retry_fraction.n == 1 && f[0].retry_fraction.share[0] == 0.9 &&
+                f[0].fraction == 0.3);
+    assert_true(f[1].retry_fraction.n == 1 && f[1].retry_fraction.share[0] == 0 &&
+                f[1].fraction == 1);
+    assert_int_equal(f[2].retry_fraction.n, 0);
+    assert_int_equal(f[3].retry_fraction.n, 3);
+    assert_true(f[3].retry_fraction.share[0] == 0.25 && f[3].retry_fraction.share[1] == 0.5 &&
+                f[3].retry_fraction.share[2] == 1);
     static const struct {
         const char *text, *path, *msg;
     } bad[] = {
@@ -1068,6 +1075,15 @@ static void scenario_fault_retry_fraction_is_a_share_for_the_kinds_with_a_fracti
          NULL},
         {"[{\"brownout\":{\"capacity\":0.5,\"retry_fraction\":0.5}}]",
          "faults[0].brownout.retry_fraction", NULL},
+        {"[{\"outage\":{\"retry_fraction\":[0.5,1.5]}}]", "faults[0].outage.retry_fraction[1]",
+         "1.5 is out of range [0, 1] (rates and shares are fractions: 1.5% is 0.015)"},
+        {"[{\"outage\":{\"retry_fraction\":[0.5,\"x\"]}}]", "faults[0].outage.retry_fraction[1]",
+         NULL},
+        {"[{\"outage\":{\"retry_fraction\":[]}}]", "faults[0].outage.retry_fraction",
+         "expected a number or a list of 1 to 8 numbers (one per retry), got a list of 0"},
+        {"[{\"outage\":{\"retry_fraction\":[0,0,0,0,0,0,0,0,0]}}]",
+         "faults[0].outage.retry_fraction",
+         "expected a number or a list of 1 to 8 numbers (one per retry), got a list of 9"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_int_equal(
