@@ -80,16 +80,19 @@ static double slow_draw(const sim_fault *f, uint32_t what, sim_fault_even *even,
 }
 
 /* Does fault i hit? Flap hits in the down half of its period; the others by their fraction
-   (the k-th retry, k > 0, by its retry_fraction's share for it, when it has one). */
-static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, unsigned retry, sim_fault_even *even,
-                 sim_fault_draw_fn draw, void *ctx) {
+   (the k-th retry, k > 0, by its retry_fraction's share for it, when it has one: `phases` says
+   which retry, SIM_FAULT_RETRY_NTH, worked out only then). */
+static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, unsigned phases,
+                 sim_fault_even *even, sim_fault_draw_fn draw, void *ctx) {
     if (f->kind == SIM_FAULT_FLAP) return (t - f->at_us) % f->period_us < f->period_us / 2;
-    bool split = retry > 0 && f->retry_fraction.n > 0;
-    unsigned k = split ? (retry < f->retry_fraction.n ? retry : f->retry_fraction.n) - 1 : 0;
-    double share = split ? f->retry_fraction.share[k] : f->fraction;
-    if (f->sampling == SIM_SAMPLING_EVEN && even)
-        return hits_even(share, split ? &even[i].retry_asked[k] : &even[i].asked, &even[i]);
-    return draw(ctx, i) < share;
+    bool even_draw = f->sampling == SIM_SAMPLING_EVEN && even;
+    if (f->retry_fraction.n == 0 || !(phases & SIM_FAULT_RETRY)) /* a first attempt's share */
+        return even_draw ? hits_even(f->fraction, &even[i].asked, &even[i])
+                         : draw(ctx, i) < f->fraction;
+    unsigned retry = phases >> 8 & 0xffu ? phases >> 8 & 0xffu : 1u; /* RETRY alone: the 1st */
+    unsigned k = (retry < f->retry_fraction.n ? retry : f->retry_fraction.n) - 1;
+    double share = f->retry_fraction.share[k];
+    return even_draw ? hits_even(share, &even[i].retry_asked[k], &even[i]) : draw(ctx, i) < share;
 }
 
 /* A slow fault's factor for this attempt: its number, or a draw from its distribution. */
@@ -136,16 +139,13 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
                       sim_fault_even *even, sim_fault_draw_fn draw, void *ctx,
                       sim_fault_effect *out) {
     scn_fault_clear(out);
-    /* which retry (0: a first attempt); SIM_FAULT_RETRY without a number is the first */
-    unsigned retry =
-        (phases & SIM_FAULT_RETRY) ? (phases >> 8 & 0xffu ? phases >> 8 & 0xffu : 1u) : 0u;
     for (uint32_t i = 0; i < n; i++) {
         const sim_fault *f = &faults[i];
         unsigned phase = phase_of(f->kind);
         if (!(phases & phase) || !scn_fault_active(f, t)) continue;
         if (phase == SIM_FAULT_ANSWER && out->answer >= 0) continue;
         if (f->kind == SIM_FAULT_MIDSTREAM && out->midstream >= 0) continue;
-        if (!hits(f, i, t, retry, even, draw, ctx)) continue;
+        if (!hits(f, i, t, phases, even, draw, ctx)) continue;
         if (phase == SIM_FAULT_ANSWER) {
             answer_with(out, f, i);
         } else if (f->kind == SIM_FAULT_SLOW) {
