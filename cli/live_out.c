@@ -123,13 +123,16 @@ static void add_wire(cJSON *o, const live_stats *st) {
     cJSON_AddNumberToObject(t, "due_times", (double)w->lag_samples);
     cJSON_AddNumberToObject(t, "lag_p50_ms", (double)w->lag_p50_us / 1e3);
     cJSON_AddNumberToObject(t, "lag_p99_ms", (double)w->lag_p99_us / 1e3);
+    cJSON_AddNumberToObject(t, "lag_p999_ms", (double)w->lag_p999_us / 1e3);
     cJSON_AddNumberToObject(t, "lag_max_ms", (double)w->lag_max_us / 1e3);
     cJSON_AddNumberToObject(t, "gap_p99_ms", (double)w->gap_p99_us / 1e3);
+    cJSON_AddNumberToObject(t, "gap_p999_ms", (double)w->gap_p999_us / 1e3);
     cJSON_AddNumberToObject(t, "gap_max_ms", (double)w->gap_max_us / 1e3);
     cJSON_AddNumberToObject(t, "planned_answers", (double)w->late_samples);
     if (w->late_samples > 0) {
         cJSON_AddNumberToObject(t, "answer_late_p50_ms", (double)w->late_p50_us / 1e3);
         cJSON_AddNumberToObject(t, "answer_late_p99_ms", (double)w->late_p99_us / 1e3);
+        cJSON_AddNumberToObject(t, "answer_late_p999_ms", (double)w->late_p999_us / 1e3);
         cJSON_AddNumberToObject(t, "answer_late_max_ms", (double)w->late_max_us / 1e3);
     }
     cJSON_AddNumberToObject(t, "cpu_s", w->cpu_s);
@@ -149,6 +152,8 @@ static void add_fidelity(cJSON *o, const live_fidelity *f) {
         cJSON_AddNumberToObject(v, "answer_excess_ms", f->answer_excess_us / 1e3);
     }
     cJSON_AddNumberToObject(v, "budget_ms", f->budget_us / 1e3);
+    cJSON_AddNumberToObject(v, "tail_ms", f->tail_us / 1e3);
+    cJSON_AddNumberToObject(v, "tail_budget_ms", f->tail_budget_us / 1e3);
     cJSON_AddNumberToObject(v, "shortest_ms", (double)f->shortest_us / 1e3);
     cJSON_AddStringToObject(v, "shortest", f->shortest);
     cJSON_AddNumberToObject(v, "driver_cpu_share", f->cpu_share);

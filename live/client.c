@@ -928,12 +928,15 @@ void live_client_stats_get(live_client *c, live_client_stats *out) {
     out->lag_samples = fb_hist_count(&c->lag_us);
     out->lag_p50_us = fb_hist_percentile(&c->lag_us, 50);
     out->lag_p99_us = fb_hist_percentile(&c->lag_us, 99);
+    out->lag_p999_us = fb_hist_percentile(&c->lag_us, 99.9);
     out->lag_max_us = fb_hist_max(&c->lag_us);
     out->gap_p99_us = fb_hist_percentile(&c->gap_us, 99);
+    out->gap_p999_us = fb_hist_percentile(&c->gap_us, 99.9);
     out->gap_max_us = fb_hist_max(&c->gap_us);
     out->late_samples = fb_hist_count(&c->late_us);
     out->late_p50_us = fb_hist_percentile(&c->late_us, 50);
     out->late_p99_us = fb_hist_percentile(&c->late_us, 99);
+    out->late_p999_us = fb_hist_percentile(&c->late_us, 99.9);
     out->late_max_us = fb_hist_max(&c->late_us);
     out->cpu_s = (double)(thread_cpu_ns() - c->cpu0_ns) / 1e9;
     sched_read(c, &out->sched);

@@ -77,13 +77,14 @@ typedef struct live_client_stats {
     uint64_t bytes_sent;     /* request bodies of finished transfers */
     uint64_t bytes_received; /* answer bodies, cut or not */
     /* timekeeping since live_client_start(), in real microseconds */
-    uint64_t lag_samples;                       /* due times reached */
-    int64_t lag_p50_us, lag_p99_us, lag_max_us; /* how late the loop got to a due time */
-    int64_t gap_p99_us, gap_max_us;             /* how long the sockets went unread */
+    uint64_t lag_samples; /* due times reached */
+    int64_t lag_p50_us, lag_p99_us, lag_p999_us,
+        lag_max_us;                              /* how late the loop got to a due time */
+    int64_t gap_p99_us, gap_p999_us, gap_max_us; /* how long the sockets went unread */
     /* answers that said when they were planned to end (x-fusebox-plan-us, fusebox's mock):
      * how much later than that the last byte was read, wire and queues included */
     uint64_t late_samples;
-    int64_t late_p50_us, late_p99_us, late_max_us;
+    int64_t late_p50_us, late_p99_us, late_p999_us, late_max_us;
     double cpu_s;     /* CPU time of the driver's thread */
     live_sched sched; /* the process's threads */
 } live_client_stats;

@@ -7,8 +7,9 @@
 #include <string.h>
 
 const char *live_cause_name(live_cause c) {
-    static const char *const names[] = {"none", "saturated", "machine_busy", "lag", "answers_late"};
-    return c <= LIVE_CAUSE_ANSWERS ? names[c] : "lag";
+    static const char *const names[] = {"none", "saturated",    "machine_busy",
+                                        "lag",  "answers_late", "stalled"};
+    return c <= LIVE_CAUSE_STALLED ? names[c] : "lag";
 }
 
 /* ---- the shortest time that matters ---- */
@@ -142,6 +143,13 @@ static double scale_that_works(const live_fidelity *f, double scale, const live_
         double half = scale / 2;
         return round_down(demand > 0 ? fmin(demand, half) : half);
     }
+    if (f->cause == LIVE_CAUSE_STALLED) {
+        /* A stall of t real is t x scale simulated: the scale at which the tail fits within the
+         * shortest time (LIVE_TAIL_ALLOW_US x scale grows with it and cannot help), with a margin
+         */
+        double by_tail = LIVE_SCALE_MARGIN * (double)f->shortest_us / fmax(f->tail_us / scale, 1);
+        return round_down(demand > 0 ? fmin(demand, by_tail) : by_tail);
+    }
     if (f->cause == LIVE_CAUSE_SATURATED) {
         double by_cpu = scale * LIVE_TARGET_CPU / fmax(f->busiest_share, 1e-9);
         return round_down(demand > 0 ? fmin(demand, by_cpu) : by_cpu);
@@ -159,11 +167,12 @@ static const char *dur(char *buf, size_t len, double us) {
     return buf;
 }
 
-static void why(live_fidelity *f, double scale, const live_stats *st, const sim_summary *live) {
-    char late[600], extra[400] = "", d[7][32];
+/* How late the run was, in the terms of its cause. */
+static void lateness(char *late, size_t len, const live_fidelity *f, double scale) {
+    char d[7][32];
     if (f->cause == LIVE_CAUSE_ANSWERS)
         snprintf(
-            late, sizeof late,
+            late, len,
             "the driver kept time (%s late, p99, real time) but the answers ended %s later "
             "than the target planned (p99 of %.0f answers, real time), %s beyond the %s the "
             "wire may take, %s of simulated time at x%g, where the scenario's shortest "
@@ -173,13 +182,33 @@ static void why(live_fidelity *f, double scale, const live_stats *st, const sim_
             dur(d[3], sizeof d[3], LIVE_ANSWER_ALLOW_US),
             dur(d[4], sizeof d[4], f->answer_excess_us), scale, f->shortest,
             dur(d[5], sizeof d[5], (double)f->shortest_us), dur(d[6], sizeof d[6], f->budget_us));
+    else if (f->cause == LIVE_CAUSE_STALLED)
+        snprintf(late, len,
+                 "99%% of its due times and answers kept the timing (the driver %s late, p99, "
+                 "real time) but the slowest 0.1%% did not: the driver was %s late%s%s%s (p99.9, "
+                 "real time), %s of simulated time at x%g, beyond the %s the run's 99th "
+                 "percentiles can carry (the larger of the scenario's shortest time, %s = %s, "
+                 "and %s of real time at x%g)",
+                 dur(d[0], sizeof d[0], f->lag_real_us),
+                 dur(d[1], sizeof d[1], f->tail_lag_real_us),
+                 f->answers > 0 ? " and the answers ended " : "",
+                 f->answers > 0 ? dur(d[2], sizeof d[2], f->tail_answer_real_us) : "",
+                 f->answers > 0 ? " later than planned" : "", dur(d[3], sizeof d[3], f->tail_us),
+                 scale, dur(d[4], sizeof d[4], f->tail_budget_us), f->shortest,
+                 dur(d[5], sizeof d[5], (double)f->shortest_us),
+                 dur(d[6], sizeof d[6], LIVE_TAIL_ALLOW_US), scale);
     else
-        snprintf(late, sizeof late,
+        snprintf(late, len,
                  "the driver was %s late (p99, real time), %s of simulated time at x%g, where "
                  "the scenario's shortest time, %s = %s, allows %s",
                  dur(d[0], sizeof d[0], f->lag_real_us), dur(d[1], sizeof d[1], f->lag_us), scale,
                  f->shortest, dur(d[2], sizeof d[2], (double)f->shortest_us),
                  dur(d[3], sizeof d[3], f->budget_us));
+}
+
+static void why(live_fidelity *f, double scale, const live_stats *st, const sim_summary *live) {
+    char late[900], extra[400] = "", d[1][32];
+    lateness(late, sizeof late, f, scale);
     size_t n = 0;
     if (f->attempts_simulated > 0)
         n = (size_t)snprintf(extra, sizeof extra,
@@ -204,6 +233,9 @@ static void why(live_fidelity *f, double scale, const live_stats *st, const sim_
         snprintf(cause, sizeof cause,
                  "the target answered later than it planned (a queue: a mock's thread or the "
                  "machine could not keep up, or a slow hop on the way); ");
+    else if (f->cause == LIVE_CAUSE_STALLED)
+        snprintf(cause, sizeof cause,
+                 "the run stalled (the process or the machine held for a moment): ");
     else if (f->cause == LIVE_CAUSE_BUSY)
         snprintf(cause, sizeof cause,
                  "the machine is busy: the process's threads waited %.2f s for a CPU per second on "
@@ -212,7 +244,10 @@ static void why(live_fidelity *f, double scale, const live_stats *st, const sim_
     snprintf(f->reason, sizeof f->reason,
              "%s%s; %.0f%% of %llu transfers were cancelled.%s Try --time-scale %g or lower%s.",
              cause, late, f->cancelled_share * 100, (unsigned long long)st->wire.transfers, extra,
-             f->time_scale_ok, f->cause == LIVE_CAUSE_BUSY ? " (or a quieter machine)" : "");
+             f->time_scale_ok,
+             f->cause == LIVE_CAUSE_BUSY      ? " (or a quieter machine)"
+             : f->cause == LIVE_CAUSE_STALLED ? ", or run again (a stall is brief)"
+                                              : "");
 }
 
 void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
@@ -240,16 +275,26 @@ void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
     out->answer_late_real_us = w->late_samples > 0 ? (double)w->late_p99_us : 0;
     double excess = out->answer_late_real_us - LIVE_ANSWER_ALLOW_US;
     out->answer_excess_us = excess > 0 ? excess * scale : 0;
+    out->tail_lag_real_us =
+        (double)(w->lag_p999_us > w->gap_p999_us ? w->lag_p999_us : w->gap_p999_us);
+    out->tail_answer_real_us = w->late_samples > 0 ? (double)w->late_p999_us : 0;
+    out->tail_us =
+        fmax(0, fmax(out->tail_lag_real_us, out->tail_answer_real_us - LIVE_ANSWER_ALLOW_US)) *
+        scale;
+    out->tail_budget_us = fmax((double)out->shortest_us, LIVE_TAIL_ALLOW_US * scale);
     bool driver_ok = out->shortest_us == 0 || out->lag_us <= out->budget_us;
     bool answers_ok = out->shortest_us == 0 || out->answer_excess_us <= out->budget_us;
-    out->ok = driver_ok && answers_ok;
+    bool tail_ok = out->shortest_us == 0 || out->tail_us <= out->tail_budget_us;
+    out->ok = driver_ok && answers_ok && tail_ok;
     if (out->ok) {
-        char d[4][32];
-        int n = snprintf(out->reason, sizeof out->reason,
-                         "kept the timing: %s late (p99, simulated time) within %s, %g of %s (%s)",
-                         dur(d[0], sizeof d[0], out->lag_us),
-                         dur(d[1], sizeof d[1], out->budget_us), LIVE_LAG_FRACTION, out->shortest,
-                         dur(d[2], sizeof d[2], (double)out->shortest_us));
+        char d[6][32];
+        int n = snprintf(
+            out->reason, sizeof out->reason,
+            "kept the timing: %s late (p99, simulated time) within %s, %g of %s (%s); "
+            "the slowest 0.1%% %s late within %s",
+            dur(d[0], sizeof d[0], out->lag_us), dur(d[1], sizeof d[1], out->budget_us),
+            LIVE_LAG_FRACTION, out->shortest, dur(d[2], sizeof d[2], (double)out->shortest_us),
+            dur(d[4], sizeof d[4], out->tail_us), dur(d[5], sizeof d[5], out->tail_budget_us));
         if (out->answers > 0 && n > 0 && (size_t)n < sizeof out->reason)
             snprintf(out->reason + n, sizeof out->reason - (size_t)n,
                      "; the answers ended %s later than planned (p99 of %.0f, real time; the "
@@ -259,7 +304,8 @@ void live_fidelity_judge(const sim_scenario *sc, uint32_t variant, double scale,
         return;
     }
     bool short_of_work = out->work_share < LIVE_WORK_SHARE_MIN;
-    out->cause = driver_ok                                                   ? LIVE_CAUSE_ANSWERS
+    out->cause = driver_ok && answers_ok                                     ? LIVE_CAUSE_STALLED
+                 : driver_ok                                                 ? LIVE_CAUSE_ANSWERS
                  : out->busiest_share >= LIVE_SATURATED_CPU || short_of_work ? LIVE_CAUSE_SATURATED
                  : out->wait_ratio >= LIVE_BUSY_WAIT                         ? LIVE_CAUSE_BUSY
                                                                              : LIVE_CAUSE_LAG;

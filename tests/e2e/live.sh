@@ -29,7 +29,7 @@ grep -q '"type":"breaker".*"to":"open"' "$T/a/events.jsonl"
 ok $? "events.jsonl has the breaker opening"
 [ "$(json "$T/a/live.json" "r['providers']['anthropic']['dialect'] + ' ' + r['providers']['openai']['target']")" = "anthropic mock" ]
 ok $? "live.json: the dialect follows the provider's name, mocks in-process"
-[ "$(json "$T/a/live.json" "set(['budget_ms', 'cancelled_share', 'cause', 'driver_cpu_share', 'lag_ms', 'lag_real_ms', 'reason', 'shortest', 'shortest_ms', 'verdict']) <= set(r['variants']['default']['fidelity'])")" = True ]
+[ "$(json "$T/a/live.json" "set(['budget_ms', 'cancelled_share', 'cause', 'driver_cpu_share', 'lag_ms', 'lag_real_ms', 'reason', 'shortest', 'shortest_ms', 'tail_budget_ms', 'tail_ms', 'verdict']) <= set(r['variants']['default']['fidelity'])")" = True ]
 ok $? "live.json: the fidelity verdict with its numbers"
 [ "$(json "$T/a/live.json" "r['variants']['default']['fidelity']['shortest']")" = \
     "providers.openai.latency.error (median)" ]

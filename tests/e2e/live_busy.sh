@@ -47,7 +47,7 @@ scenario() {
     why=$(json "$T/$s/compare.json" "'; '.join(x['reason'] for x in r['inconclusive'])")
     skip "$s under load: simulated and live agree" "inconclusive: $why"
     [ "$(json "$T/$s/compare.json" "all(x['time_scale_ok'] > 0 and x['time_scale_ok'] < 20 and 'Try --time-scale' in x['reason'] for x in r['inconclusive'])")" = True ] &&
-        [ "$(json "$T/$s/live.json" "all(v['fidelity']['cause'] in ('saturated', 'machine_busy', 'lag', 'answers_late') for v in r['variants'].values() if v['fidelity']['verdict'] != 'ok')")" = True ]
+        [ "$(json "$T/$s/live.json" "all(v['fidelity']['cause'] in ('saturated', 'machine_busy', 'lag', 'answers_late', 'stalled') for v in r['variants'].values() if v['fidelity']['verdict'] != 'ok')")" = True ]
     ok $? "$s under load: the inconclusive verdict names its cause and a slower time scale"
     # the time scale it names, on a shorter run: again pass or inconclusive, never a failure.
     # 12 s with the fault moved to 3 s to 9 s (both scenarios' first fault of openai): the

@@ -639,6 +639,58 @@ static void fidelity_names_late_answers(void **state) {
     assert_null(strstr(f.reason, "answers"));
 }
 
+/* A stall: the 99th percentiles kept the budget, the slowest 0.1% did not (a process held
+ * 40 ms at x20 moved a live run's latency p99 by 25% with its p99 lag at 0.14 ms). */
+static void fidelity_judges_the_slowest_tenth_of_a_percent(void **state) {
+    (void)state;
+    /* x40: the tail may be late by the larger of the 40 ms error latency and 2.5 ms x 40 */
+    live_stats st = fid_stats(100, 1, 0);
+    st.wire.lag_p999_us = LIVE_TAIL_ALLOW_US;
+    st.wire.gap_p999_us = 200;
+    live_fidelity f = judged(st, 40);
+    assert_true(f.ok);
+    assert_true(fabs(f.tail_us - 100000) < 1e-6 && fabs(f.tail_budget_us - 100000) < 1e-6);
+    assert_non_null(strstr(f.reason, "the slowest 0.1% 100 ms late within 100 ms"));
+    /* a microsecond more: inconclusive, a stall, though the p99 kept the timing */
+    st.wire.lag_p999_us = LIVE_TAIL_ALLOW_US + 1;
+    f = judged(st, 40);
+    assert_false(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_STALLED);
+    assert_string_equal(live_cause_name(f.cause), "stalled");
+    assert_non_null(strstr(f.reason, "the run stalled"));
+    assert_non_null(strstr(f.reason, "the slowest 0.1% did not: the driver was 2.5 ms late"));
+    assert_non_null(strstr(f.reason, "or run again (a stall is brief)"));
+    /* 0.5 x 40 ms / 2.501 ms = x7.997, rounded down to two digits */
+    assert_true(fabs(f.time_scale_ok - 7.9) < 1e-9);
+    /* the gaps count as the lag does */
+    st.wire.lag_p999_us = 200;
+    st.wire.gap_p999_us = 40000;
+    f = judged(st, 20);
+    assert_int_equal(f.cause, LIVE_CAUSE_STALLED);
+    assert_true(fabs(f.tail_us - 800000) < 1e-6);
+    /* at x1 the scenario's shortest time is the larger allowance: 40 ms of a 40 ms stall */
+    f = judged(st, 1);
+    assert_true(f.ok);
+    /* the answers' tail, beyond the wire's 5 ms, counts the same way */
+    st = fid_stats(100, 1, 0);
+    st.wire.late_samples = 3000;
+    st.wire.late_p99_us = LIVE_ANSWER_ALLOW_US;
+    st.wire.late_p999_us = LIVE_ANSWER_ALLOW_US + LIVE_TAIL_ALLOW_US;
+    f = judged(st, 40);
+    assert_true(f.ok);
+    st.wire.late_p999_us = 40000;
+    f = judged(st, 20);
+    assert_false(f.ok);
+    assert_int_equal(f.cause, LIVE_CAUSE_STALLED);
+    assert_true(fabs(f.tail_us - 700000) < 1e-6); /* (40 - 5) ms x 20 */
+    assert_non_null(strstr(f.reason, "the answers ended 40 ms later than planned (p99.9"));
+    /* a driver late at the 99th percentile is its own cause, whatever the tail */
+    st = fid_stats(4000, 1, 2);
+    st.wire.lag_p999_us = 50000;
+    f = judged(st, 20);
+    assert_int_equal(f.cause, LIVE_CAUSE_BUSY);
+}
+
 static void compare_tolerances_parse(void **state) {
     (void)state;
     live_tolerances t;
@@ -901,6 +953,7 @@ int main(void) {
         cmocka_unit_test(fidelity_saturated_scale_follows_the_simulated_work),
         cmocka_unit_test(fidelity_short_of_the_simulated_work_is_saturated),
         cmocka_unit_test(fidelity_names_late_answers),
+        cmocka_unit_test(fidelity_judges_the_slowest_tenth_of_a_percent),
         cmocka_unit_test(otlp_spans_nest_and_say_what_happened),
         cmocka_unit_test(mock_error_answers_take_the_error_latency),
         cmocka_unit_test(live_run_needs_urls_and_calls_on_start),
