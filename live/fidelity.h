@@ -101,7 +101,7 @@ typedef struct live_fidelity {
     double attempts_simulated;  /* with a simulated run at hand; 0 = none */
     double work_share;          /* live attempts / simulated attempts; 1 without a simulation */
     double time_scale_ok;       /* a time scale that keeps the lag within the budget; 0 = any */
-    char reason[1600];          /* one paragraph: what, why, and what would work */
+    char reason[2048];          /* one paragraph: what, why, and what would work */
 } live_fidelity;
 
 /*
