@@ -86,6 +86,9 @@ static cJSON *arrivals(const imp_incident *inc, const imp_cfit *cf, cJSON *cls) 
         for (uint32_t k = 0; k < n; k++)
             cJSON_AddItemToArray(turns, cJSON_CreateNumber(cf->turns[k]));
         cJSON_AddItemToObject(replay, "think", dist(&cf->think, true));
+        cJSON *rec = cJSON_AddArrayToObject(replay, "think_ms"); /* the log's own, in order */
+        for (uint32_t k = 0; k < cf->nthink_rec; k++)
+            cJSON_AddItemToArray(rec, cJSON_CreateNumber((double)cf->think_rec[k] / 1000.0));
     }
     return a;
 }

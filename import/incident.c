@@ -356,8 +356,10 @@ static void describe_sessions(imp_incident *inc, uint32_t c) {
         fit_line(inc,
                  "%s; think time (from a request's end to its session's next start, %u gaps, "
                  "%u below 0 counted as 0): %s. Replayed as %u sessions: each starts at its "
-                 "first request's recorded time, and its next request comes a think time after "
-                 "the one before ends (a request without a session is a session of one)",
+                 "first request's recorded time, and its next request comes the log's own think "
+                 "time after the one before ends (think_ms, in order: every variant's users "
+                 "think as the log's did; without think_ms they are drawn from the fit; a "
+                 "request without a session is a session of one)",
                  seen, cf->sess_gaps, cf->sess_overlaps, w, cf->nsess);
     else if (inc->opts.rate)
         fit_line(inc,
@@ -455,6 +457,7 @@ void imp_incident_free(imp_incident *inc) {
     for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) {
         free(inc->cls[c].at_us);
         free(inc->cls[c].turns);
+        free(inc->cls[c].think_rec);
     }
     util_buf_free(&inc->notes);
     util_buf_free(&inc->evidence);

@@ -123,6 +123,10 @@ typedef struct imp_cfit {
     uint32_t sess_requests, sess_multi, sess_gaps, sess_overlaps;
     uint32_t *turns, nsess;
     imp_dist think; /* microseconds */
+    /* with turns: the recorded think times, session by session in at_us's order (below 0:
+       0), the as-was replay's own (arrivals.replay.think_ms) */
+    fb_time_us *think_rec;
+    uint32_t nthink_rec;
 } imp_cfit;
 
 /* The policy as it was. */

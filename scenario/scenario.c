@@ -427,6 +427,7 @@ static void free_classes(sim_scenario *sc) {
     for (uint32_t i = 0; i < SIM_CLASSES_MAX; i++) {
         free(sc->classes[i].replay_us);
         free(sc->classes[i].turns);
+        free(sc->classes[i].think_rec_us);
     }
 }
 

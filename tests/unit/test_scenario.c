@@ -290,6 +290,37 @@ static void scenario_replayed_sessions_load_and_need_their_keys(void **state) {
               "traffic[0].arrivals.replay.turns[0]", "an integer from 1");
 }
 
+/* Recorded think times (think_ms) are used in order, session by session, in place of draws:
+   session 0's second gap of 20 s pushes its third request past the end of traffic, which the
+   1 ms think drawn would not; they need sessions and one per gap. */
+static void scenario_sessions_use_their_recorded_think_times(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(REPLAY_DOC("{\"at_ms\":[0,10],\"turns\":[3,2],\"think\":\"1ms\","
+                                          "\"think_ms\":[100,20000,0.5]}"));
+    const sim_class *c = &sc->classes[0];
+    assert_int_equal(c->think_rec_count, 3);
+    assert_int_equal(c->think_rec_us[1], 20000000);
+    assert_int_equal(c->think_rec_us[2], 500);
+    sim_summary *sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->requests, 4); /* 2 of session 0's 3, both of session 1's */
+    free(sum);
+    scn_free(sc);
+    sc = th_load(REPLAY_DOC("{\"at_ms\":[0,10],\"turns\":[3,2],\"think\":\"1ms\"}"));
+    sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->requests, 5); /* drawn: every turn in time */
+    free(sum);
+    scn_free(sc);
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"think_ms\":[1]}"), "traffic[0].arrivals.replay",
+              "\"think_ms\" (recorded think times) needs sessions");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0,1],\"turns\":[2,2],\"think\":\"1s\",\"think_ms\":[1]}"),
+              "traffic[0].arrivals.replay",
+              "\"think_ms\" has 1 think times and the sessions 2 gaps");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":[-1]}"),
+              "traffic[0].arrivals.replay.think_ms[0]", "from 0, got a negative number");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":5}"),
+              "traffic[0].arrivals.replay.think_ms", "expected an array of think times");
+}
+
 static void scenario_replay_with_a_ramp_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"chat\","
@@ -1267,6 +1298,7 @@ int main(void) {
         cmocka_unit_test(scenario_replayed_arrival_that_is_no_number_is_rejected),
         cmocka_unit_test(scenario_replay_without_times_is_rejected),
         cmocka_unit_test(scenario_replayed_sessions_load_and_need_their_keys),
+        cmocka_unit_test(scenario_sessions_use_their_recorded_think_times),
         cmocka_unit_test(scenario_replay_with_a_ramp_is_rejected),
         cmocka_unit_test(scenario_replay_over_its_cap_is_rejected),
         cmocka_unit_test(scenario_unknown_key_suggests_the_closest),
