@@ -245,7 +245,10 @@ static void describe_unknowns(imp_incident *inc) {
                            "not a new draw per attempt (\"draw\" for that).");
     if (split)
         util_buf_printf(t, " A fault with a retry_fraction counts its retries apart: their own "
-                           "floor or ceil of n x retry_fraction.");
+                           "floor or ceil of n x retry_fraction; its first attempts, the log's "
+                           "requests at their recorded times, fail where the log's did "
+                           "(\"recorded\": the k-th in the window as the log's k-th), those "
+                           "after the record evenly.");
     bool prices = false, windows = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
         prices |= inc->log->prov[p].price_in >= 0;
@@ -462,6 +465,7 @@ void imp_incident_free(imp_incident *inc) {
     util_buf_free(&inc->notes);
     util_buf_free(&inc->evidence);
     util_buf_free(&inc->fits);
+    util_buf_free(&inc->recorded);
     free(inc);
 }
 

@@ -929,6 +929,16 @@ static void fit_retries_that_fail_more_than_first_attempts(void **state) {
     }
     assert_int_equal(fh, first_hits);
     assert_int_equal(rh, retry_hits);
+    /* the first attempts' hits recorded, one byte each: as many as the first attempts left,
+       as many 1s as their hits */
+    for (uint32_t z = 0; z < pf->nfaults; z++) {
+        const imp_fault *f = &pf->faults[z];
+        assert_int_equal(f->rec_n, 1);
+        assert_int_equal(f->rec_len[0], f->first_left);
+        uint32_t ones = 0;
+        for (uint32_t k = 0; k < f->rec_len[0]; k++) ones += inc->recorded.p[f->rec_at + k] == '1';
+        assert_int_equal(ones, f->first_hits);
+    }
     assert_in_range(first, 390, 400); /* what the window's first attempts were */
     assert_true(retries > 100);
     char *text = imp_incident_json(inc);
@@ -951,7 +961,9 @@ static void fit_retries_that_fail_more_than_first_attempts(void **state) {
     for (uint32_t z = 0; z < pf->nfaults; z++) {
         cJSON *o = cJSON_GetObjectItem(cJSON_GetArrayItem(faults, (int)z), "outage");
         assert_non_null(cJSON_GetObjectItem(o, "retry_fraction"));
+        assert_non_null(cJSON_GetObjectItem(o, "recorded"));
         cJSON_DeleteItemFromObject(o, "retry_fraction");
+        cJSON_DeleteItemFromObject(o, "recorded");
         const imp_fault *f = &pf->faults[z];
         cJSON_ReplaceItemInObject(o, "fraction",
                                   cJSON_CreateNumber((double)f->hits / (double)f->attempts));

@@ -1126,6 +1126,45 @@ static void scenario_fault_retry_fraction_is_a_share_for_the_kinds_with_a_fracti
     }
 }
 
+/* An even fault's recorded hits: one string of 0 and 1 per class even counts apart (first
+   attempts, then each retry share), read into one block; they need "even", at most one list
+   more than the retry shares, only 0 and 1, and a scenario (not a fault script). */
+#define RECORDED_DOC(body)                                                                         \
+    "{\"name\":\"m\",\"duration\":\"10s\"," MINIMAL_TRAFFIC ",\"providers\":[{\"name\":"           \
+    "\"openai\",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\",\"outage\":" body "}]}]}"
+static void scenario_fault_recorded_hits_load_and_need_even(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(RECORDED_DOC(
+        "{\"fraction\":0.5,\"retry_fraction\":[0.5,0.2],\"sampling\":\"even\",\"recorded\":"
+        "[\"0110\",\"\",\"10\"]}"));
+    const sim_fault *f = &sc->providers[0].faults[0];
+    assert_non_null(f->recorded);
+    assert_int_equal(f->recorded_len[0], 4);
+    assert_int_equal(f->recorded_len[1], 0);
+    assert_int_equal(f->recorded_len[2], 2);
+    assert_memory_equal(f->recorded, "\0\1\1\0\1\0", 6);
+    scn_free(sc);
+    parse_bad(RECORDED_DOC("{\"fraction\":0.5,\"recorded\":[\"01\"]}"),
+              "providers[0].faults[0].outage", "\"recorded\" hits need \"sampling\": \"even\"");
+    parse_bad(RECORDED_DOC("{\"fraction\":0.5,\"retry_fraction\":0.5,\"sampling\":\"even\","
+                           "\"recorded\":[\"01\",\"1\",\"0\"]}"),
+              "providers[0].faults[0].outage",
+              "\"recorded\" has 3 lists of hits; the fault counts 2");
+    parse_bad(RECORDED_DOC("{\"fraction\":0.5,\"sampling\":\"even\",\"recorded\":[\"0x1\"]}"),
+              "providers[0].faults[0].outage.recorded[0]", "expected a string of 0 and 1");
+    parse_bad(RECORDED_DOC("{\"fraction\":0.5,\"sampling\":\"even\",\"recorded\":[]}"),
+              "providers[0].faults[0].outage.recorded", "expected a list of 1 to 9 strings");
+    const char *text =
+        "[{\"outage\":{\"fraction\":0.5,\"sampling\":\"even\",\"recorded\":[\"1\"]}}]";
+    sim_fault fs[4];
+    uint32_t n = 0;
+    sim_error err;
+    assert_int_equal(scn_faults_parse(text, strlen(text), "s.json", fs, 4, &n, &err), FB_EINVAL);
+    assert_string_equal(err.path, "faults[0].outage");
+    assert_non_null(strstr(err.msg, "not a fault script"));
+    assert_null(fs[0].recorded); /* read, then freed when the check refused it */
+}
+
 static void scenario_spike_starting_at_the_end_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\","
@@ -1299,6 +1338,7 @@ int main(void) {
         cmocka_unit_test(scenario_replay_without_times_is_rejected),
         cmocka_unit_test(scenario_replayed_sessions_load_and_need_their_keys),
         cmocka_unit_test(scenario_sessions_use_their_recorded_think_times),
+        cmocka_unit_test(scenario_fault_recorded_hits_load_and_need_even),
         cmocka_unit_test(scenario_replay_with_a_ramp_is_rejected),
         cmocka_unit_test(scenario_replay_over_its_cap_is_rejected),
         cmocka_unit_test(scenario_unknown_key_suggests_the_closest),
