@@ -86,6 +86,9 @@ static cJSON *arrivals(const imp_incident *inc, const imp_cfit *cf, cJSON *cls) 
         for (uint32_t k = 0; k < n; k++)
             cJSON_AddItemToArray(turns, cJSON_CreateNumber(cf->turns[k]));
         cJSON_AddItemToObject(replay, "think", dist(&cf->think, true));
+        cJSON *rec = cJSON_AddArrayToObject(replay, "think_ms"); /* the log's own, in order */
+        for (uint32_t k = 0; k < cf->nthink_rec; k++)
+            cJSON_AddItemToArray(rec, cJSON_CreateNumber((double)cf->think_rec[k] / 1000.0));
     }
     return a;
 }
@@ -112,7 +115,20 @@ static cJSON *traffic(const imp_incident *inc) {
 
 /* ---- providers ---- */
 
-static cJSON *fault(const imp_fault *f) {
+/* A fault's recorded hits, each class's a string of 0 and 1 (imp_fault's rec_at). */
+static void add_recorded(cJSON *k, const imp_incident *inc, const imp_fault *f) {
+    cJSON *rec = cJSON_AddArrayToObject(k, "recorded");
+    for (uint32_t c = 0, at = 0; rec && c < f->rec_n; at += f->rec_len[c++]) {
+        char *bits = malloc((size_t)f->rec_len[c] + 1);
+        if (bits == NULL) break; /* cJSON's own allocations fail the same way */
+        memcpy(bits, inc->recorded.p + f->rec_at + at, f->rec_len[c]);
+        bits[f->rec_len[c]] = '\0';
+        cJSON_AddItemToArray(rec, cJSON_CreateString(bits));
+        free(bits);
+    }
+}
+
+static cJSON *fault(const imp_incident *inc, const imp_fault *f) {
     static const char *const names[] = {"outage",    "rate_limit", "hang",   "slow", "brownout",
                                         "midstream", "reset",      "policy", "flap"};
     cJSON *o = cJSON_CreateObject();
@@ -163,8 +179,12 @@ static cJSON *fault(const imp_fault *f) {
     } else if (f->split) {
         cJSON_AddNumberToObject(k, "retry_fraction", f->retry_fraction);
     }
-    /* the window's share as the log had it, not a new draw per attempt (docs/import.md) */
-    if (f->fraction < 1 || retry_partial) cJSON_AddStringToObject(k, "sampling", "even");
+    /* the window's share as the log had it, not a new draw per attempt, and its hits where
+       the log had them (docs/import.md) */
+    if (f->fraction < 1 || retry_partial) {
+        cJSON_AddStringToObject(k, "sampling", "even");
+        if (f->rec_n > 0) add_recorded(k, inc, f);
+    }
     if (f->retry_after_us != FB_TIME_NONE &&
         (f->kind == SIM_FAULT_OUTAGE || f->kind == SIM_FAULT_RATE_LIMIT))
         add_duration(k, "retry_after", f->retry_after_us);
@@ -216,8 +236,9 @@ static cJSON *providers(const imp_incident *inc) {
             cJSON_AddNumberToObject(pr, "output_per_mtok", fmax(0, pv->price_out));
         }
         cJSON *f = cJSON_AddArrayToObject(o, "faults");
-        for (uint32_t i = 0; i < pf->nfaults; i++) cJSON_AddItemToArray(f, fault(&pf->faults[i]));
-        for (uint32_t i = 0; i < pf->nslow; i++) cJSON_AddItemToArray(f, fault(&pf->slow[i]));
+        for (uint32_t i = 0; i < pf->nfaults; i++)
+            cJSON_AddItemToArray(f, fault(inc, &pf->faults[i]));
+        for (uint32_t i = 0; i < pf->nslow; i++) cJSON_AddItemToArray(f, fault(inc, &pf->slow[i]));
         cJSON_AddItemToArray(arr, o);
     }
     return arr;

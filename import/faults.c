@@ -425,6 +425,31 @@ static void split_retries(const fitter *F, size_t lo, size_t hi, int8_t kind,
 }
 
 /*
+ * The log's own hits of a split fault's first attempts (o[lo, hi), its kind `kind`, the kinds
+ * before it `before[]`), attempt by attempt in time order: written as the fault's "recorded",
+ * the replay's k-th first attempt in the window goes as the log's k-th did. First attempts
+ * come at their recorded times (arrivals.replay), so the k-th is the same request's in the
+ * log and the replay; a share spread evenly from a seeded offset failed others, and which
+ * requests fail decides which retry, and when: the retries, the attempts-per-request buckets
+ * and the counts of the corpus' traces missed by a few on every seed (docs/import.md, "The
+ * corpus"). Retries keep their even shares: they follow the replay's own backoff, so the
+ * log's k-th retry is not the replay's (recording them too fared no better in the corpus).
+ */
+static void record_hits(fitter *F, size_t lo, size_t hi, int8_t kind, const uint32_t *before,
+                        uint32_t nbefore, imp_fault *out) {
+    if (!out->split) return; /* every attempt one class: the k-th is not the log's k-th */
+    util_buf *b = &F->inc->recorded;
+    out->rec_at = b->len;
+    for (size_t j = lo; j < hi; j++) {
+        bool earlier = false;
+        for (uint32_t e = 0; e < nbefore; e++) earlier |= F->o[j].cat == (int8_t)before[e];
+        if (!earlier && F->o[j].retry == 0) util_buf_append(b, F->o[j].cat == kind ? "1" : "0", 1);
+    }
+    out->rec_len[0] = (uint32_t)(b->len - out->rec_at);
+    out->rec_n = b->err == UTIL_BUF_OK; /* none when out of memory */
+}
+
+/*
  * Each kind of the segment as a fault over the part of it where that kind was seen: from
  * its first attempt's start to just after its last (a fault where none of its kind came
  * would script errors the log never saw: a hang window to the end of traffic on the
@@ -469,6 +494,7 @@ static void emit_segment(fitter *F, const seg *s) {
                            .hits = hits,
                            .attempts = there};
         split_retries(F, lo, hi, (int8_t)order[i], order, i, out);
+        record_hits(F, lo, hi, (int8_t)order[i], order, i, out);
     }
 }
 

@@ -245,7 +245,10 @@ static void describe_unknowns(imp_incident *inc) {
                            "not a new draw per attempt (\"draw\" for that).");
     if (split)
         util_buf_printf(t, " A fault with a retry_fraction counts its retries apart: their own "
-                           "floor or ceil of n x retry_fraction.");
+                           "floor or ceil of n x retry_fraction; its first attempts, the log's "
+                           "requests at their recorded times, fail where the log's did "
+                           "(\"recorded\": the k-th in the window as the log's k-th), those "
+                           "after the record evenly.");
     bool prices = false, windows = false;
     for (uint32_t p = 0; p < inc->log->nprov; p++) {
         prices |= inc->log->prov[p].price_in >= 0;
@@ -356,8 +359,10 @@ static void describe_sessions(imp_incident *inc, uint32_t c) {
         fit_line(inc,
                  "%s; think time (from a request's end to its session's next start, %u gaps, "
                  "%u below 0 counted as 0): %s. Replayed as %u sessions: each starts at its "
-                 "first request's recorded time, and its next request comes a think time after "
-                 "the one before ends (a request without a session is a session of one)",
+                 "first request's recorded time, and its next request comes the log's own think "
+                 "time after the one before ends (think_ms, in order: every variant's users "
+                 "think as the log's did; without think_ms they are drawn from the fit; a "
+                 "request without a session is a session of one)",
                  seen, cf->sess_gaps, cf->sess_overlaps, w, cf->nsess);
     else if (inc->opts.rate)
         fit_line(inc,
@@ -455,10 +460,12 @@ void imp_incident_free(imp_incident *inc) {
     for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) {
         free(inc->cls[c].at_us);
         free(inc->cls[c].turns);
+        free(inc->cls[c].think_rec);
     }
     util_buf_free(&inc->notes);
     util_buf_free(&inc->evidence);
     util_buf_free(&inc->fits);
+    util_buf_free(&inc->recorded);
     free(inc);
 }
 

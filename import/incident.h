@@ -92,6 +92,12 @@ typedef struct imp_fault {
     /* OUTAGE, RATE_LIMIT: how long the provider's answers with its status took (known only
        where its faults answer more than one status: else latency.error is the same) */
     imp_dist latency;
+    /* the log's own hits, attempt by attempt in time order, for each class the replay counts
+       apart (rec_n classes: [0] first attempts, or every attempt when not split; then each
+       retry share's): rec_len[c] bytes '0' or '1' from rec_at in the incident's `recorded`
+       (written as the fault's "recorded"; rec_n 0: none) */
+    uint32_t rec_n, rec_len[1 + SIM_FAULT_RETRY_SHARES];
+    size_t rec_at;
 } imp_fault;
 
 typedef struct imp_pfit {
@@ -123,6 +129,10 @@ typedef struct imp_cfit {
     uint32_t sess_requests, sess_multi, sess_gaps, sess_overlaps;
     uint32_t *turns, nsess;
     imp_dist think; /* microseconds */
+    /* with turns: the recorded think times, session by session in at_us's order (below 0:
+       0), the as-was replay's own (arrivals.replay.think_ms) */
+    fb_time_us *think_rec;
+    uint32_t nthink_rec;
 } imp_cfit;
 
 /* The policy as it was. */
@@ -176,6 +186,7 @@ typedef struct imp_incident {
     util_buf notes;    /* the scenario's description: what was read, what is unknown */
     util_buf evidence; /* the as-was variant's description */
     util_buf fits;     /* what each fit chose and why, a line each (fusebox import prints it) */
+    util_buf recorded; /* the faults' recorded hits (imp_fault's rec_at) */
 } imp_incident;
 
 /* Fit the log; FB_OK, or an error in err (a slice the log does not hold, too little data). */

@@ -38,6 +38,9 @@ int mock_config_from_scenario(const sim_scenario *sc, const char *provider, mock
         return FB_ECAP;
     }
     memcpy(faults, p->faults, p->fault_count * sizeof *faults);
+    /* a fault's recorded hits are a log's attempts, not the live client's: the mock plays the
+       fault evenly (and the scenario's block is not the mock's to keep) */
+    for (uint32_t k = 0; k < p->fault_count; k++) faults[k].recorded = NULL;
     cfg->faults = faults;
     cfg->n_faults = p->fault_count;
     cfg->seed = sc->seed;

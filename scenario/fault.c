@@ -54,11 +54,20 @@ void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64
     }
 }
 
-/* The k-th attempt an even fault is asked about (of its class: *asked) hits when its running
-   share crosses a whole. */
-static bool hits_even(double fraction, uint64_t *asked, sim_fault_even *ev) {
-    double k = (double)(*asked)++;
-    bool hit = floor((k + 1) * fraction + ev->offset) > floor(k * fraction + ev->offset);
+/* The k-th attempt an even fault is asked about (of class c: *asked) hits as recorded while
+   the record of c lasts, else when its running share crosses a whole. */
+static bool hits_even(const sim_fault *f, unsigned c, double fraction, uint64_t *asked,
+                      sim_fault_even *ev) {
+    uint64_t n = (*asked)++;
+    bool hit;
+    if (f->recorded && n < f->recorded_len[c]) {
+        size_t at = n;
+        for (unsigned j = 0; j < c; j++) at += f->recorded_len[j];
+        hit = f->recorded[at] != 0;
+    } else {
+        double k = (double)n;
+        hit = floor((k + 1) * fraction + ev->offset) > floor(k * fraction + ev->offset);
+    }
     ev->hits += hit;
     return hit;
 }
@@ -87,12 +96,13 @@ static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, unsigned phases,
     if (f->kind == SIM_FAULT_FLAP) return (t - f->at_us) % f->period_us < f->period_us / 2;
     bool even_draw = f->sampling == SIM_SAMPLING_EVEN && even;
     if (f->retry_fraction.n == 0 || !(phases & SIM_FAULT_RETRY)) /* a first attempt's share */
-        return even_draw ? hits_even(f->fraction, &even[i].asked, &even[i])
+        return even_draw ? hits_even(f, 0, f->fraction, &even[i].asked, &even[i])
                          : draw(ctx, i) < f->fraction;
     unsigned retry = phases >> 8 & 0xffu ? phases >> 8 & 0xffu : 1u; /* RETRY alone: the 1st */
     unsigned k = (retry < f->retry_fraction.n ? retry : f->retry_fraction.n) - 1;
     double share = f->retry_fraction.share[k];
-    return even_draw ? hits_even(share, &even[i].retry_asked[k], &even[i]) : draw(ctx, i) < share;
+    return even_draw ? hits_even(f, k + 1, share, &even[i].retry_asked[k], &even[i])
+                     : draw(ctx, i) < share;
 }
 
 /* A slow fault's factor for this attempt: its number, or a draw from its distribution. */

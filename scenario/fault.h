@@ -51,6 +51,11 @@
  * attempt, its third, ...), the last one for every later retry; an even fault counts each
  * share's retries apart. Without it every attempt meets `fraction`, and the flag changes
  * nothing.
+ *
+ * An even fault with `recorded` hits (an imported log's own, fusebox import) takes its k-th
+ * attempt of a class (the count even keeps) as the log's k-th of that class went, hit or
+ * not, while the record lasts, and evenly from there (the k-th by the formula above, k
+ * counting on): the log's draw replayed, not a new one.
  */
 #ifndef SIM_FAULT_H
 #define SIM_FAULT_H
@@ -122,6 +127,12 @@ typedef struct sim_fault {
     fb_time_us period_us;      /* FLAP: down for the first half of each period */
     /* how `fraction` is realised (not FLAP, BROWNOUT) */
     sim_fault_sampling sampling;
+    /* an even fault's recorded hits (`recorded`): for each class even counts apart ([0] the
+       attempts `fraction` is for, [k] retry_fraction's k-th share's), the first
+       recorded_len[c] attempts of it hit or not as a log's did (a byte 0 or 1 each, the
+       classes one after the other in one block; malloc, the scenario's; NULL: none) */
+    uint8_t *recorded;
+    uint32_t recorded_len[1 + SIM_FAULT_RETRY_SHARES];
 } sim_fault;
 
 /* An even fault's running state: the attempts it was asked about, and its offset. */

@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- hooks ---- */
@@ -52,6 +53,38 @@ static int parse_retry_fraction(pctx *P, const cJSON *v, void *out) {
     }
     if (P->rc == FB_OK) r->n = i;
     return P->rc;
+}
+
+/* An even fault's recorded hits: 1 to 1 + SIM_FAULT_RETRY_SHARES strings of 0 and 1 (one per
+   class even counts apart), read whole before the block is allocated. */
+#define RECORDED_MAX 1000000
+static int parse_recorded(pctx *P, const cJSON *v, void *out) {
+    sim_fault *f = out;
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+    if (n < 1 || n > 1 + SIM_FAULT_RETRY_SHARES)
+        return scn__fail(P,
+                         "expected a list of 1 to %d strings of 0 and 1 (the attempts' hits, "
+                         "first attempts' then each retry share's)",
+                         1 + SIM_FAULT_RETRY_SHARES);
+    size_t total = 0;
+    uint32_t i = 0;
+    for (const cJSON *x = v->child; x; x = x->next, i++) {
+        size_t o = scn__push_index(P, i), len = cJSON_IsString(x) ? strlen(x->valuestring) : 0;
+        if (!cJSON_IsString(x) || strspn(x->valuestring, "01") != len)
+            scn__fail(P, "expected a string of 0 and 1 (one per attempt: 1 a hit)");
+        else if (len > RECORDED_MAX)
+            scn__fail(P, "%zu attempts recorded: at most %d", len, RECORDED_MAX);
+        scn__pop(P, o);
+        if (P->rc != FB_OK) return P->rc;
+        f->recorded_len[i] = (uint32_t)len;
+        total += len;
+    }
+    f->recorded = malloc(total + 1);
+    if (f->recorded == NULL) return scn__fail(P, "out of memory");
+    size_t at = 0;
+    for (const cJSON *x = v->child; x; x = x->next)
+        for (const char *c = x->valuestring; *c; c++) f->recorded[at++] = *c == '1';
+    return FB_OK;
 }
 
 /*
@@ -113,6 +146,15 @@ _Static_assert(SIM_FAULT_RETRY_SHARES == 8, "retry_fraction's schema says maxIte
      .doc = "how `fraction` is realised: `draw` = each attempt hits by a draw of its own; "       \
             "`even` = the window's n attempts get floor(n × fraction) or ceil(n × fraction) "     \
             "hits, spread evenly (a seeded offset)"}
+#define FAULT_RECORDED                                                                             \
+    {"recorded", LD_HOOK, .offset = 0, .size = sizeof(sim_fault), .hook = parse_recorded,         \
+     .schema = "{\"type\": \"array\", \"minItems\": 1, \"maxItems\": 9, \"items\": "            \
+               "{\"type\": \"string\", \"pattern\": \"^[01]*$\", \"maxLength\": 1000000}}",    \
+     .unit = "list of strings of 0 and 1", .def_doc = "none",                                      \
+     .doc = "`even` only: a log's own hits, attempt by attempt (1 a hit), per class `even` "      \
+            "counts apart (first attempts, or every attempt without `retry_fraction`; then "      \
+            "each retry share's); the k-th attempt of a class goes as recorded, those after the " \
+            "record evenly (fusebox import writes them)"}
 #define FAULT_RETRY_AFTER                                                                          \
     {"retry_after", LD_DURATION0, LD_AT(sim_fault, retry_after_us), .def_doc = "none",            \
      .doc = "the Retry-After its answers carry"}
@@ -140,6 +182,7 @@ const ld_section scn__fault_outage_section = {
                        FAULT_FRACTION,
                        FAULT_RETRY_FRACTION,
                        FAULT_SAMPLING,
+                       FAULT_RECORDED,
                        FAULT_RETRY_AFTER,
                        FAULT_LATENCY,
                        {0}},
@@ -150,13 +193,15 @@ const ld_section scn__fault_rate_limit_section = {"faults", "/$defs/fault/proper
                                                                      FAULT_FRACTION,
                                                                      FAULT_RETRY_FRACTION,
                                                                      FAULT_SAMPLING,
+                                                                     FAULT_RECORDED,
                                                                      FAULT_RETRY_AFTER,
                                                                      FAULT_LATENCY,
                                                                      {0}},
                                                   "rate_limit."};
 
 /* hang, reset and policy: the same keys, at one place of the schema. */
-static const ld_field fraction_only[] = {FAULT_FRACTION, FAULT_RETRY_FRACTION, FAULT_SAMPLING, {0}};
+static const ld_field fraction_only[] = {
+    FAULT_FRACTION, FAULT_RETRY_FRACTION, FAULT_SAMPLING, FAULT_RECORDED, {0}};
 const ld_section scn__fault_hang_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
                                             "hang."};
 const ld_section scn__fault_reset_section = {"faults", "/$defs/fault_fraction_only", fraction_only,
@@ -251,7 +296,23 @@ static int parse_fault_body(pctx *P, const cJSON *b, sim_fault *f) {
     f->delay = scn__dist_const(0.0);
     f->latency = scn__dist_const(-1.0); /* none of its own (scn_fault_latency) */
     f->capacity = 1.0;
-    return required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
+    required_fields(P, b, kind_keys[f->kind].keys, kind_keys[f->kind].required, f);
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(b, "recorded");
+    if (P->timing_optional && rec) { /* the caller's array: nothing of it is freed */
+        free(f->recorded);
+        f->recorded = NULL;
+        return scn__fail(P, "\"recorded\" hits belong to a scenario's fault, not a fault script");
+    }
+    if (P->rc != FB_OK || rec == NULL) return P->rc;
+    int n = cJSON_GetArraySize(rec), most = 1 + f->retry_fraction.n;
+    if (f->sampling != SIM_SAMPLING_EVEN)
+        return scn__fail(P, "\"recorded\" hits need \"sampling\": \"even\"");
+    if (n > most)
+        return scn__fail(P,
+                         "\"recorded\" has %d lists of hits; the fault counts %d class%s apart "
+                         "(first attempts, then one per retry_fraction share)",
+                         n, most, most == 1 ? "" : "es");
+    return FB_OK;
 }
 
 /* ---- a fault: {"at", "for", KIND: {...}} ---- */

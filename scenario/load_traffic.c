@@ -108,6 +108,27 @@ static int parse_turns(pctx *P, const cJSON *v, void *out) {
     return scn__array(P, v, SIM_REPLAY_MAX, "sessions", session_turns, c, &c->turns_count);
 }
 
+/* One recorded think time: a number of milliseconds from 0. */
+static int session_think(pctx *P, const cJSON *e, uint32_t i, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0)
+        return scn__fail(P, "expected a think time in milliseconds from 0, got %s",
+                         cJSON_IsNumber(e) ? "a negative number" : scn__type_name(e));
+    c->think_rec_us[i] = (fb_time_us)llround(e->valuedouble * 1000.0);
+    return FB_OK;
+}
+
+static int parse_think_ms(pctx *P, const cJSON *v, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsArray(v))
+        return scn__fail(P, "expected an array of think times in milliseconds, got %s",
+                         scn__type_name(v));
+    int n = cJSON_GetArraySize(v);
+    c->think_rec_us = malloc((n > 0 ? (size_t)n : 1) * sizeof *c->think_rec_us);
+    if (c->think_rec_us == NULL) return scn__fail(P, "out of memory");
+    return scn__array(P, v, SIM_REPLAY_MAX, "think times", session_think, c, &c->think_rec_count);
+}
+
 /* {"replay": {"at_ms": [t0, t1, ...]}} (base: sim_class): fusebox import writes them; with
    "turns" and "think", each time starts a session. */
 const ld_section scn__replay_section = {
@@ -134,6 +155,14 @@ const ld_section scn__replay_section = {
          .flags = LD_F_PURE, LD_SUB(&scn__duration_dist_section), .unit = "distribution (duration)",
          .def_doc = "required with `turns`",
          .doc = "sessions: from the end of a session's request to its next"},
+        {"think_ms", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
+                   "{\"type\": \"number\", \"minimum\": 0}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_think_ms,
+         .unit = "array of numbers (milliseconds)", .def_doc = "drawn from `think`",
+         .doc = "sessions: the recorded think times, session by session in `at_ms`'s order, "
+                "one after each of a session's requests but its last (the sum of `turns` less "
+                "one each), used in order in place of draws from `think`"},
         {0}},
     NULL};
 
@@ -151,10 +180,19 @@ static int parse_replay(pctx *P, const cJSON *a, void *out) {
     if (turns && c->turns_count != c->replay_count)
         scn__fail(P, "\"turns\" has %u sessions and \"at_ms\" %u starts: one each", c->turns_count,
                   c->replay_count);
+    bool rec = cJSON_GetObjectItemCaseSensitive(a, "think_ms") != NULL;
+    if (rec && !turns)
+        scn__fail(P, "\"think_ms\" (recorded think times) needs sessions: \"turns\" and "
+                     "\"think\"");
     /* the mean rate, for the summaries that show one */
     double n = c->replay_count;
     if (P->rc == FB_OK && turns) /* explicit: turns[] holds turns_count items read whole */
         for (uint32_t i = 0; i < c->turns_count; i++) n += c->turns[i] - 1;
+    if (P->rc == FB_OK && rec && (double)c->think_rec_count != n - c->replay_count)
+        scn__fail(P,
+                  "\"think_ms\" has %u think times and the sessions %.0f gaps (\"turns\" less "
+                  "one each): one each",
+                  c->think_rec_count, n - c->replay_count);
     c->rate = n / ((double)P->sc->duration_us / 1e6);
     return P->rc;
 }
@@ -193,7 +231,7 @@ const ld_section scn__arrivals_section = {
                    "import): milliseconds from the start, in time order, before the duration; "
                    "with turns and think, each starts a session\", \"additionalProperties\": "
                    "false, \"required\": [], \"dependentRequired\": {\"turns\": [\"think\"], "
-                   "\"think\": [\"turns\"]}, \"properties\": {}}",
+                   "\"think\": [\"turns\"], \"think_ms\": [\"turns\"]}, \"properties\": {}}",
          .offset = 0, .size = sizeof(sim_class), .hook = parse_replay, LD_SUB(&scn__replay_section),
          .unit = "`{\"at_ms\": [T, ...]}`",
          .doc = "the recorded arrival times of a log (with `turns` and `think`: of its sessions' "

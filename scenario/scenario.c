@@ -422,12 +422,16 @@ static int apply_sets(cJSON *root, const char *const *sets, size_t set_count, si
     return FB_OK;
 }
 
-/* What the classes own (replayed arrival times, sessions' turns); also after a failed parse. */
+/* What the classes own (replayed arrival times, sessions' turns and think times) and the faults
+   (recorded hits); also after a failed parse. */
 static void free_classes(sim_scenario *sc) {
     for (uint32_t i = 0; i < SIM_CLASSES_MAX; i++) {
         free(sc->classes[i].replay_us);
         free(sc->classes[i].turns);
+        free(sc->classes[i].think_rec_us);
     }
+    for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) /* and the faults' recorded hits */
+        for (uint32_t f = 0; f < SIM_FAULTS_MAX; f++) free(sc->providers[p].faults[f].recorded);
 }
 
 int scn_parse(const char *text, size_t len, const char *file, const char *const *sets,

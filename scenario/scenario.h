@@ -96,6 +96,11 @@ typedef struct sim_class {
        sent think_us after the one before ended (malloc; NULL: one request each) */
     uint32_t *turns;
     uint32_t turns_count;
+    /* sessions with their recorded think times (think_ms): the gaps after each session's
+       requests but its last, session by session, used in order in place of think_us's draws
+       (malloc; NULL: drawn) */
+    fb_time_us *think_rec_us;
+    uint32_t think_rec_count;
     sim_rate_point ramp[SIM_SCHEDULE_MAX];
     uint32_t ramp_count;
     sim_spike spikes[SIM_SCHEDULE_MAX];

@@ -648,7 +648,9 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     if (user != NONE32 && !again && (!s->user_left || s->user_left[user] > 0)) {
         /* a closed-loop user thinks, then asks again (a session's while it has turns left) */
         const sim_class *c = &s->sc->classes[s->user_class[user]];
-        fb_time_us think = scn_dist_draw_us(&s->user_rng[user], &c->think_us);
+        fb_time_us think = c->think_rec_us && s->user_gap[user] < c->think_rec_count
+                               ? c->think_rec_us[s->user_gap[user]++] /* recorded */
+                               : scn_dist_draw_us(&s->user_rng[user], &c->think_us);
         if (s->now + think < s->sc->duration_us) sim__push(s, s->now + think, EV_USER, user, 0, 0);
     }
     pod_pull(s, podi);

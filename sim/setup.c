@@ -418,14 +418,21 @@ static int setup_users(sim *s) {
     s->user_left = malloc(s->users_total * sizeof *s->user_left);
     if (!s->user_left) return FB_ENOMEM;
     for (uint32_t k = 0; k < u; k++) s->user_left[k] = UINT32_MAX;
+    bool rec = false;
+    for (uint32_t c = 0; c < sc->class_count; c++) rec |= sc->classes[c].think_rec_us != NULL;
+    if (rec && (s->user_gap = calloc(s->users_total, sizeof *s->user_gap)) == NULL)
+        return FB_ENOMEM;
     for (uint32_t c = 0; c < sc->class_count; c++) {
         const sim_class *cl = &sc->classes[c];
         if (cl->turns == NULL) continue;
         s->session_base[c] = u;
+        uint32_t gap = 0; /* the session's first recorded think time */
         for (uint32_t k = 0; k < cl->turns_count; k++, u++) {
             s->user_class[u] = c;
             fb_rng_derive(&s->user_rng[u], sc->seed, ENTITY_USER + u, PURPOSE_USER);
             s->user_left[u] = cl->turns[k];
+            if (cl->think_rec_us) s->user_gap[u] = gap;
+            gap += cl->turns[k] - 1;
         }
     }
     return FB_OK;
@@ -531,6 +538,7 @@ void sim__teardown(sim *s) {
     free(s->user_class);
     free(s->user_rng);
     free(s->user_left);
+    free(s->user_gap);
     free(s->win_hist);
     free(s->win_ended);
     free(s->win_bad);

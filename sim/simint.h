@@ -357,6 +357,9 @@ typedef struct sim {
     /* requests a replayed session's user has left to send (UINT32_MAX: a closed-loop user, who
        goes on); NULL when no class replays sessions */
     uint32_t *user_left;
+    /* a replayed session's next recorded think time (its class's think_rec_us); NULL when no
+       class has them */
+    uint32_t *user_gap;
     uint32_t session_base[SIM_CLASSES_MAX]; /* a sessions class: its first session's user */
     /* (seed, PURPOSE_REQUEST), mixed once at setup: a request's stream is two mixes more */
     fb_rng_family req_family;

@@ -487,11 +487,14 @@ mean = int(a['think']['exponential']['mean'][:-2]) / 1000
 print('# %d sessions, %d requests, think %s: mean %.1f ms (the gaps %.1f, the truth %.0f, %d gaps)'
       % (len(a['at_ms']), sum(a['turns']), list(a['think']), mean, t['think_mean_ms'],
          t['think_truth_ms'], t['gaps']))
+rec = a.get('think_ms', [])
+print('# recorded think times (think_ms): %d, mean %.1f ms' % (len(rec), sum(rec) / max(1, len(rec))))
 sys.exit(0 if len(a['at_ms']) == t['sessions'] and sum(a['turns']) == t['requests']
          and abs(mean - t['think_mean_ms']) < 1
+         and len(rec) == t['gaps'] and abs(sum(rec) / len(rec) - t['think_mean_ms']) < 1
          and abs(mean - t['think_truth_ms']) < 3 * t['think_truth_ms'] / t['gaps'] ** 0.5 else 1)" \
     "$T/sessions-incident.json" "$T/sessions-truth.json"
-ok $? "... each conversation a session with its requests, the think time an exponential of the gaps' mean (the truth within 3 sd)"
+ok $? "... each conversation a session with its requests, its recorded think times (one per gap, their mean the gaps'), the fit an exponential of the gaps' mean (the truth within 3 sd)"
 r=0
 for seed in 1 2 3; do
     "$FUSEBOX" run "$T/sessions-incident.json" --variant as-was --seed $seed -q -o "$T/sessions-run" \
@@ -501,7 +504,7 @@ for seed in 1 2 3; do
     echo "# seed $seed: $n requests replayed for the log's $want"
     [ "$(python3 -c "print(int(abs($n - $want) <= 0.02 * $want))")" = 1 ] || r=1
 done
-ok $r "... and replays the log's requests within 2% (seeds 1-3: drawn think times)"
+ok $r "... and replays the log's requests within 2% (seeds 1-3: the recorded think times)"
 
 # ---- bad input: exit 2, saying what is missing and where ----
 

@@ -515,6 +515,38 @@ static void fault_quiet_spans_end_at_the_phase_own_edges(void **state) {
     assert_int_equal(e.hit_count, 0);
 }
 
+/* Recorded hits: the first attempts go as the record says while it lasts, then evenly (the
+   count going on from there); retries keep their even share; no draw is asked. */
+static void fault_even_replays_its_recorded_hits(void **state) {
+    (void)state;
+    sim_fault f = fault(SIM_FAULT_OUTAGE, 0.25);
+    f.status = 503;
+    f.retry_fraction = (sim_fault_retry){{0.75}, 1};
+    f.sampling = SIM_SAMPLING_EVEN;
+    uint8_t rec[10] = {1, 1, 0, 0, 1, 0, 0, 0, 0, 0};
+    f.recorded = rec;
+    f.recorded_len[0] = 10;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        sim_fault_even even;
+        scn_fault_even_init(&even, 1, seed, 1);
+        uint32_t asked = 0, k0 = 0, hit[2] = {0, 0}, n1 = 0;
+        for (uint32_t k = 0; k < 600; k++) {
+            bool retry = k % 3 == 2;
+            sim_fault_effect e;
+            scn_fault_decide(&f, 1, 0, SIM_FAULT_ANSWER | (retry ? SIM_FAULT_RETRY : 0u), &even,
+                             no_draw, &asked, &e);
+            if (!retry && k0 < 10) assert_int_equal(e.answer == 0, rec[k0]);
+            k0 += !retry;
+            n1 += retry;
+            hit[retry] += e.answer == 0;
+        }
+        assert_int_equal(asked, 0);
+        /* 3 recorded, then the 390 after them: 390 x 0.25 = 97.5, floor or ceil */
+        assert_in_range(hit[0], 3 + 97, 3 + 98);
+        assert_in_range(hit[1], (uint32_t)floor(n1 * 0.75), (uint32_t)ceil(n1 * 0.75));
+    }
+}
+
 /* A retry_fraction per retry: the k-th retry draws against its own share (the last one for
    every later retry), SIM_FAULT_RETRY alone is the first; even counts each share's retries
    apart; the mock reads which retry from its count. */
@@ -595,6 +627,7 @@ int main(void) {
         cmocka_unit_test(fault_the_mock_realises_an_even_fault_evenly),
         cmocka_unit_test(fault_a_retry_meets_its_retry_fraction),
         cmocka_unit_test(fault_even_splits_first_attempts_and_retries),
+        cmocka_unit_test(fault_even_replays_its_recorded_hits),
         cmocka_unit_test(fault_quiet_spans_end_at_the_phase_own_edges),
         cmocka_unit_test(fault_a_retry_meets_the_share_of_its_number),
     };

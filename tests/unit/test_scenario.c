@@ -290,6 +290,37 @@ static void scenario_replayed_sessions_load_and_need_their_keys(void **state) {
               "traffic[0].arrivals.replay.turns[0]", "an integer from 1");
 }
 
+/* Recorded think times (think_ms) are used in order, session by session, in place of draws:
+   session 0's second gap of 20 s pushes its third request past the end of traffic, which the
+   1 ms think drawn would not; they need sessions and one per gap. */
+static void scenario_sessions_use_their_recorded_think_times(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(REPLAY_DOC("{\"at_ms\":[0,10],\"turns\":[3,2],\"think\":\"1ms\","
+                                          "\"think_ms\":[100,20000,0.5]}"));
+    const sim_class *c = &sc->classes[0];
+    assert_int_equal(c->think_rec_count, 3);
+    assert_int_equal(c->think_rec_us[1], 20000000);
+    assert_int_equal(c->think_rec_us[2], 500);
+    sim_summary *sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->requests, 4); /* 2 of session 0's 3, both of session 1's */
+    free(sum);
+    scn_free(sc);
+    sc = th_load(REPLAY_DOC("{\"at_ms\":[0,10],\"turns\":[3,2],\"think\":\"1ms\"}"));
+    sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->requests, 5); /* drawn: every turn in time */
+    free(sum);
+    scn_free(sc);
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"think_ms\":[1]}"), "traffic[0].arrivals.replay",
+              "\"think_ms\" (recorded think times) needs sessions");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0,1],\"turns\":[2,2],\"think\":\"1s\",\"think_ms\":[1]}"),
+              "traffic[0].arrivals.replay",
+              "\"think_ms\" has 1 think times and the sessions 2 gaps");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":[-1]}"),
+              "traffic[0].arrivals.replay.think_ms[0]", "from 0, got a negative number");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":5}"),
+              "traffic[0].arrivals.replay.think_ms", "expected an array of think times");
+}
+
 static void scenario_replay_with_a_ramp_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"chat\","
@@ -1095,6 +1126,45 @@ static void scenario_fault_retry_fraction_is_a_share_for_the_kinds_with_a_fracti
     }
 }
 
+/* An even fault's recorded hits: one string of 0 and 1 per class even counts apart (first
+   attempts, then each retry share), read into one block; they need "even", at most one list
+   more than the retry shares, only 0 and 1, and a scenario (not a fault script). */
+#define RECORDED_DOC(body)                                                                         \
+    "{\"name\":\"m\",\"duration\":\"10s\"," MINIMAL_TRAFFIC ",\"providers\":[{\"name\":"           \
+    "\"openai\",\"faults\":[{\"at\":\"1s\",\"for\":\"5s\",\"outage\":" body "}]}]}"
+static void scenario_fault_recorded_hits_load_and_need_even(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(RECORDED_DOC(
+        "{\"fraction\":0.5,\"retry_fraction\":[0.5,0.2],\"sampling\":\"even\",\"recorded\":"
+        "[\"0110\",\"\",\"10\"]}"));
+    const sim_fault *f = &sc->providers[0].faults[0];
+    assert_non_null(f->recorded);
+    assert_int_equal(f->recorded_len[0], 4);
+    assert_int_equal(f->recorded_len[1], 0);
+    assert_int_equal(f->recorded_len[2], 2);
+    assert_memory_equal(f->recorded, "\0\1\1\0\1\0", 6);
+    scn_free(sc);
+    parse_bad(RECORDED_DOC("{\"fraction\":0.5,\"recorded\":[\"01\"]}"),
+              "providers[0].faults[0].outage", "\"recorded\" hits need \"sampling\": \"even\"");
+    parse_bad(RECORDED_DOC("{\"fraction\":0.5,\"retry_fraction\":0.5,\"sampling\":\"even\","
+                           "\"recorded\":[\"01\",\"1\",\"0\"]}"),
+              "providers[0].faults[0].outage",
+              "\"recorded\" has 3 lists of hits; the fault counts 2");
+    parse_bad(RECORDED_DOC("{\"fraction\":0.5,\"sampling\":\"even\",\"recorded\":[\"0x1\"]}"),
+              "providers[0].faults[0].outage.recorded[0]", "expected a string of 0 and 1");
+    parse_bad(RECORDED_DOC("{\"fraction\":0.5,\"sampling\":\"even\",\"recorded\":[]}"),
+              "providers[0].faults[0].outage.recorded", "expected a list of 1 to 9 strings");
+    const char *text =
+        "[{\"outage\":{\"fraction\":0.5,\"sampling\":\"even\",\"recorded\":[\"1\"]}}]";
+    sim_fault fs[4];
+    uint32_t n = 0;
+    sim_error err;
+    assert_int_equal(scn_faults_parse(text, strlen(text), "s.json", fs, 4, &n, &err), FB_EINVAL);
+    assert_string_equal(err.path, "faults[0].outage");
+    assert_non_null(strstr(err.msg, "not a fault script"));
+    assert_null(fs[0].recorded); /* read, then freed when the check refused it */
+}
+
 static void scenario_spike_starting_at_the_end_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"1m\",\"traffic\":[{\"class\":\"c\","
@@ -1267,6 +1337,8 @@ int main(void) {
         cmocka_unit_test(scenario_replayed_arrival_that_is_no_number_is_rejected),
         cmocka_unit_test(scenario_replay_without_times_is_rejected),
         cmocka_unit_test(scenario_replayed_sessions_load_and_need_their_keys),
+        cmocka_unit_test(scenario_sessions_use_their_recorded_think_times),
+        cmocka_unit_test(scenario_fault_recorded_hits_load_and_need_even),
         cmocka_unit_test(scenario_replay_with_a_ramp_is_rejected),
         cmocka_unit_test(scenario_replay_over_its_cap_is_rejected),
         cmocka_unit_test(scenario_unknown_key_suggests_the_closest),

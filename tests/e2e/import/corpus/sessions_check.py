@@ -8,7 +8,8 @@ conversations' turn counts the driver drew (every conversation, every turn); and
 think time's mean is within the noise of the mean of the think times the driver drew: three
 standard errors of that mean (their standard deviation over the square root of their count),
 plus how late the client kept them on average (the gap it kept from a call's settling to its
-conversation's next start, less the think time drawn: its timers and event loop). Prints what
+conversation's next start, less the think time drawn: its timers and event loop); and the
+recorded think times (think_ms) are the gaps it kept, one each, their mean within 5 ms. Prints what
 it compared; exit 0 when all hold, 1 when one does not, 2 on bad input.
 """
 import json
@@ -101,6 +102,16 @@ def main():
           "exponential of mean %.3fs), kept %.1f ms late on average: within 3 standard errors and that "
           "lateness (+-%.3fs): off by %.3fs"
           % (form, fit, n, m, sd, sess["think_mean_ms"] / 1e3, 1e3 * late, tol, fit - m))
+    # the recorded think times (think_ms), the as-was replay's own: one per gap the client
+    # kept (from a call's settling to its conversation's next start), their mean that one's
+    # within 5 ms (the spans' ends against the client's own clock)
+    rec = rep.get("think_ms") or []
+    gaps = [r["gap_ms"] for r in recs if r.get("gap_ms") is not None]
+    g = sum(gaps) / len(gaps) if gaps else 0.0
+    r = sum(rec) / len(rec) if rec else float("nan")
+    check(len(rec) == len(gaps) and abs(r - g) <= 5,
+          "recorded think times (think_ms): %d of mean %.1f ms; the client kept %d gaps of mean %.1f ms"
+          % (len(rec), r, len(gaps), g))
     return 1 if fails else 0
 
 
