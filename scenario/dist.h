@@ -49,6 +49,17 @@ fb_time_us scn_dist_draw_us(fb_rng *rng, const sim_dist *d);
 /* A token count, in [0, 1e8]. */
 uint32_t scn_dist_draw_tokens(fb_rng *rng, const sim_dist *d);
 /*
+ * A prepared lognormal (true) is drawn from its inverse-CDF table by an owner that keeps one,
+ * filled by scn_dist_table (fb_lntab in core/rng.h: the simulator's per-request and
+ * per-attempt draws, random streams fusebox-3); scn_dist_draw_us_tab and
+ * scn_dist_draw_tokens_tab are scn_dist_draw_us and scn_dist_draw_tokens with its table
+ * (t NULL: without one).
+ */
+bool scn_dist_has_table(const sim_dist *d);
+void scn_dist_table(const sim_dist *d, fb_lntab *t);
+fb_time_us scn_dist_draw_us_tab(fb_rng *rng, const sim_dist *d, const fb_lntab *t);
+uint32_t scn_dist_draw_tokens_tab(fb_rng *rng, const sim_dist *d, const fb_lntab *t);
+/*
  * The u-quantile of d (0 <= u < 1): a draw from d made of one uniform draw u, for a
  * caller whose randomness comes as uniforms (the fault model's draw function, fault.h).
  * Unbounded, as scn_dist_draw.

@@ -120,7 +120,8 @@ static fb_error_kind kind_for_status(int status) {
 
 /* The error latency of an attempt answered with an error: drawn only then, from its stream. */
 static fb_time_us error_latency(sim *s, uint32_t ai, fb_rng *rng) {
-    return scn_dist_draw_us(rng, &s->sc->providers[A(s, ai)->provider].error_latency_us);
+    uint32_t pi = A(s, ai)->provider;
+    return scn_dist_draw_us_tab(rng, &s->sc->providers[pi].error_latency_us, s->provs[pi].elat_tab);
 }
 
 /* The scripted faults answer the attempt (true) or let it through. */
@@ -274,7 +275,9 @@ static void start_service(sim *s, uint32_t ai) {
                          SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY_NTH(a->retry) : 0u),
                          s->fault_even[a->provider], draw_uniform, rng, &e);
     double load = load_factor(s, a->provider);
-    double ttft = (double)scn_dist_draw_us(rng, &pv->ttft_us) * e.slow * load + (double)e.delay_us;
+    double ttft = (double)scn_dist_draw_us_tab(rng, &pv->ttft_us, s->provs[a->provider].ttft_tab) *
+                      e.slow * load +
+                  (double)e.delay_us;
     double per = (double)pv->per_token_us * e.slow * load;
     fb_time_us dur = service_us(ttft + per * (double)a->tokens_out);
     memset(&a->reply, 0, sizeof a->reply);
