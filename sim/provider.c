@@ -119,7 +119,8 @@ static fb_error_kind kind_for_status(int status) {
 }
 
 /* The error latency of an attempt answered with an error: drawn only then, from its stream. */
-static fb_time_us error_latency(sim *s, uint32_t ai, fb_rng *rng) {
+static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, uint32_t ai,
+                                                                      fb_rng *rng) {
     uint32_t pi = A(s, ai)->provider;
     return scn_dist_draw_us_tab(rng, &s->sc->providers[pi].error_latency_us, s->provs[pi].elat_tab);
 }
