@@ -220,7 +220,7 @@ double fb_rng_lognormal_ln(fb_rng *r, double ln_median, double sigma) {
  * nodes (the exact quantiles there). Beyond the last octave (m < 2^39, t < 2^-25) the normal's
  * tail beyond LNTAB_ZMAX is drawn exactly, Marsaglia's way (as zig_normal_slow's base layer).
  */
-_Static_assert(LNTAB_OCTAVES *(LNTAB_CELLS + 1) == FB_LNTAB_NODES, "fb_lntab's size");
+_Static_assert((LNTAB_CELLS + 1) * LNTAB_OCTAVES == FB_LNTAB_NODES, "fb_lntab's size");
 _Static_assert(LNTAB_CELLS == 32 && LNTAB_OCTAVES == 24, "fb_rng_lognormal_tab's bit layout");
 
 void fb_lntab_init(fb_lntab *t, double ln_median, double sigma) {

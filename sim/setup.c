@@ -68,7 +68,6 @@ static void next_starts(sim *s) {
     }
 }
 
-/* Capacity buckets, the fault windows and their edges. */
 /*
  * The inverse-CDF tables (fb_lntab, random streams fusebox-3) of the lognormals drawn per
  * request and per attempt: a class's token counts and service, a provider's TTFT and error
@@ -114,6 +113,7 @@ static int setup_lntabs(sim *s) {
     return FB_OK;
 }
 
+/* Capacity buckets, the fault windows and their edges. */
 static int setup_providers(sim *s) {
     for (uint32_t p = 0; p < s->P; p++) {
         const sim_provider *pv = &s->sc->providers[p];
