@@ -212,6 +212,49 @@ double fb_rng_lognormal_ln(fb_rng *r, double ln_median, double sigma) {
     return lognormal_exp(ln_median + sigma * zig_normal(r));
 }
 
+/*
+ * The inverse-CDF table. One u64 b: its top bit picks the half (upper or lower), its other 63
+ * bits m the distance t = m / 2^64 of u from that half's end, t in [0, 1/2). The octave of t
+ * (2^-(k+2) <= t < 2^-(k+1)) is the position of m's leading one, the next 5 bits the cell, the
+ * bits below them the position f in the cell: the quantile, linear between the cell's two
+ * nodes (the exact quantiles there). Beyond the last octave (m < 2^39, t < 2^-25) the normal's
+ * tail beyond LNTAB_ZMAX is drawn exactly, Marsaglia's way (as zig_normal_slow's base layer).
+ */
+_Static_assert((LNTAB_CELLS + 1) * LNTAB_OCTAVES == FB_LNTAB_NODES, "fb_lntab's size");
+_Static_assert(LNTAB_CELLS == 32 && LNTAB_OCTAVES == 24, "fb_rng_lognormal_tab's bit layout");
+
+void fb_lntab_init(fb_lntab *t, double ln_median, double sigma) {
+    t->ln_median = ln_median;
+    t->sigma = sigma;
+    for (int j = 0; j < FB_LNTAB_NODES; j++) {
+        t->hi[j] = lognormal_exp(ln_median + sigma * LNTAB_Z[j]);
+        t->lo[j] = lognormal_exp(ln_median - sigma * LNTAB_Z[j]);
+    }
+}
+
+static __attribute__((noinline)) double lntab_tail(fb_rng *r, const fb_lntab *t, bool upper) {
+    double e1, e2;
+    do {
+        e1 = zig_exponential(r) / LNTAB_ZMAX;
+        e2 = zig_exponential(r);
+    } while (e2 + e2 < e1 * e1);
+    double z = LNTAB_ZMAX + e1;
+    return lognormal_exp(t->ln_median + t->sigma * (upper ? z : -z));
+}
+
+double fb_rng_lognormal_tab(fb_rng *r, const fb_lntab *t) {
+    uint64_t b = pcg64(r);
+    uint64_t m = b & (UINT64_MAX >> 1);
+    if (m < (UINT64_C(1) << 39)) return lntab_tail(r, t, b >> 63);
+    unsigned lz = (unsigned)__builtin_clzll(m); /* 1..24: the octave is lz - 1 */
+    uint64_t rest = m << (lz + 1);              /* the leading one gone: 5 bits of cell, then f */
+    unsigned c = (unsigned)(rest >> 59);
+    double f = (double)((rest << 5) >> 11) * 0x1.0p-53;
+    /* an octave's row runs from t = 2^-(k+2) (c = 0) up to twice that (c = 32) */
+    const double *n = (b >> 63 ? t->hi : t->lo) + (lz - 1) * (LNTAB_CELLS + 1) + c;
+    return n[0] + (n[1] - n[0]) * f;
+}
+
 double fb_rng_lognormal(fb_rng *r, double median, double p99) {
     /*
      * Draw z first, whatever the parameters, so that changing a distribution

@@ -24,7 +24,7 @@ typedef struct fb_rng {
 } fb_rng;
 
 /* The random streams' version: outputs name it (report.json's "rng"); docs/rng.md. */
-#define FB_RNG_VERSION "fusebox-2"
+#define FB_RNG_VERSION "fusebox-3"
 
 /* (seed, purpose) mixed once, for the streams of many entities of one purpose. */
 typedef struct fb_rng_family {
@@ -59,5 +59,24 @@ double fb_rng_lognormal(fb_rng *r, double median, double p99);
 /* exp(ln_median + sigma * z) for one normal z: fb_rng_lognormal with its logarithms taken once
  * by the caller (ln(median), and sigma as above), for p99 > median > 0. */
 double fb_rng_lognormal_ln(fb_rng *r, double ln_median, double sigma);
+
+/*
+ * A lognormal's quantile function as a table, for a distribution drawn often with fixed
+ * parameters (random streams fusebox-3; docs/rng.md): exp(ln_median + sigma * z) at 24
+ * octaves x 32 cells of each half of [0, 1), filled by fb_lntab_init (no allocation: the
+ * caller owns the 12.7 KB). A draw takes one u64 and interpolates between two nodes; beyond
+ * the last octave (2^-24 of the draws) it draws the normal's tail exactly.
+ */
+#define FB_LNTAB_NODES (24 * 33)
+typedef struct fb_lntab {
+    /* private */
+    double ln_median, sigma;
+    double hi[FB_LNTAB_NODES]; /* exp(ln_median + sigma * z) at the upper nodes */
+    double lo[FB_LNTAB_NODES]; /* exp(ln_median - sigma * z) at the lower ones */
+} fb_lntab;
+/* Fill t for exp(ln_median + sigma * N(0, 1)), sigma > 0. */
+void fb_lntab_init(fb_lntab *t, double ln_median, double sigma);
+/* One draw from t's lognormal. */
+double fb_rng_lognormal_tab(fb_rng *r, const fb_lntab *t);
 
 #endif /* FB_RNG_H */

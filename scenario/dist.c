@@ -46,25 +46,20 @@ double scn_dist_draw(fb_rng *rng, const sim_dist *d) {
     return d->a;
 }
 
-/* llround(v) for 0 < v < 2^53, without the call: v - trunc(v) is exact, and a half rounds up
- * (away from zero) as llround's does. */
-static int64_t round_positive(double v) {
-    int64_t i = (int64_t)v;
-    return v - (double)i >= 0.5 ? i + 1 : i;
-}
-
 fb_time_us scn_dist_draw_us(fb_rng *rng, const sim_dist *d) {
-    double v = scn_dist_draw(rng, d);
-    if (!(v > 0)) return 0;
-    if (v > 1e15) return (fb_time_us)1e15;
-    return round_positive(v);
+    return scn__bound_us(scn_dist_draw(rng, d));
 }
 
 uint32_t scn_dist_draw_tokens(fb_rng *rng, const sim_dist *d) {
-    double v = scn_dist_draw(rng, d);
-    if (!(v > 0)) return 0;
-    if (v > 1e8) return 100000000u;
-    return (uint32_t)round_positive(v);
+    return scn__bound_tokens(scn_dist_draw(rng, d));
+}
+
+bool scn_dist_has_table(const sim_dist *d) {
+    return d->kind == SIM_DIST_LOGNORMAL && d->prepared;
+}
+
+void scn_dist_table(const sim_dist *d, fb_lntab *t) {
+    fb_lntab_init(t, d->ln_a, d->sigma);
 }
 
 /*

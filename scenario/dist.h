@@ -49,6 +49,45 @@ fb_time_us scn_dist_draw_us(fb_rng *rng, const sim_dist *d);
 /* A token count, in [0, 1e8]. */
 uint32_t scn_dist_draw_tokens(fb_rng *rng, const sim_dist *d);
 /*
+ * A prepared lognormal (true) is drawn from its inverse-CDF table by an owner that keeps one,
+ * filled by scn_dist_table (fb_lntab in core/rng.h: the simulator's per-request and
+ * per-attempt draws, random streams fusebox-3); scn_dist_draw_us_tab and
+ * scn_dist_draw_tokens_tab are scn_dist_draw_us and scn_dist_draw_tokens with its table
+ * (t NULL: without one).
+ */
+bool scn_dist_has_table(const sim_dist *d);
+void scn_dist_table(const sim_dist *d, fb_lntab *t);
+
+/* llround(v) for 0 < v < 2^53, without the call: v - trunc(v) is exact, and a half rounds up
+ * (away from zero) as llround's does. */
+static inline int64_t scn__round_positive(double v) {
+    int64_t i = (int64_t)v;
+    return v - (double)i >= 0.5 ? i + 1 : i;
+}
+/* A drawn value as a duration in [0, 1e15] us, and as a token count in [0, 1e8]. */
+static inline fb_time_us scn__bound_us(double v) {
+    if (!(v > 0)) return 0;
+    if (v > 1e15) return (fb_time_us)1e15;
+    return scn__round_positive(v);
+}
+static inline uint32_t scn__bound_tokens(double v) {
+    if (!(v > 0)) return 0;
+    if (v > 1e8) return 100000000u;
+    return (uint32_t)scn__round_positive(v);
+}
+/* Inline, as the simulator draws them per request and per attempt: a table's draw, a
+ * constant (no draw), else the call. */
+static inline fb_time_us scn_dist_draw_us_tab(fb_rng *rng, const sim_dist *d, const fb_lntab *t) {
+    if (t) return scn__bound_us(fb_rng_lognormal_tab(rng, t));
+    if (d->kind == SIM_DIST_CONSTANT) return scn__bound_us(d->a);
+    return scn_dist_draw_us(rng, d);
+}
+static inline uint32_t scn_dist_draw_tokens_tab(fb_rng *rng, const sim_dist *d, const fb_lntab *t) {
+    if (t) return scn__bound_tokens(fb_rng_lognormal_tab(rng, t));
+    if (d->kind == SIM_DIST_CONSTANT) return scn__bound_tokens(d->a);
+    return scn_dist_draw_tokens(rng, d);
+}
+/*
  * The u-quantile of d (0 <= u < 1): a draw from d made of one uniform draw u, for a
  * caller whose randomness comes as uniforms (the fault model's draw function, fault.h).
  * Unbounded, as scn_dist_draw.

@@ -19,10 +19,6 @@ const char *scn_fault_kind_name(sim_fault_kind k) {
     return (unsigned)k < SIM_FAULT_KIND_COUNT ? kind_names[k] : "unknown";
 }
 
-const sim_dist *scn_fault_latency(const sim_fault *f) {
-    return f->latency.kind == SIM_DIST_CONSTANT && f->latency.a < 0 ? NULL : &f->latency;
-}
-
 bool scn_fault_active(const sim_fault *f, fb_time_us t) {
     return t >= f->at_us && t - f->at_us < f->for_us;
 }

@@ -216,8 +216,10 @@ void scn_fault_even_init(sim_fault_even *even, uint32_t n, uint64_t seed, uint64
 /* True when f is active at time t. */
 bool scn_fault_active(const sim_fault *f, fb_time_us t);
 /* The latency of f's answers, or NULL: the provider's latency.error (the loader's default,
-   a constant below 0, says it has none of its own). */
-const sim_dist *scn_fault_latency(const sim_fault *f);
+   a constant below 0, says it has none of its own); inline: asked for every fault's answer. */
+static inline const sim_dist *scn_fault_latency(const sim_fault *f) {
+    return f->latency.kind == SIM_DIST_CONSTANT && f->latency.a < 0 ? NULL : &f->latency;
+}
 /*
  * Decide what faults[0..n) do to an attempt at time t, for the phases in
  * `phases` (SIM_FAULT_ANSWER, SIM_FAULT_SERVICE or both). A fault with a

@@ -118,8 +118,15 @@ static fb_error_kind kind_for_status(int status) {
     return FB_ERRKIND_NONE;
 }
 
+/* The error latency of an attempt answered with an error: drawn only then, from its stream. */
+static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, uint32_t ai,
+                                                                      fb_rng *rng) {
+    uint32_t pi = A(s, ai)->provider;
+    return scn_dist_draw_us_tab(rng, &s->sc->providers[pi].error_latency_us, s->provs[pi].elat_tab);
+}
+
 /* The scripted faults answer the attempt (true) or let it through. */
-static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng, fb_time_us elat) {
+static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
     if (faults_quiet(s, A(s, ai)->provider, 0)) return false;
     const sim_provider *pv = &s->sc->providers[A(s, ai)->provider];
     sim_fault_effect e;
@@ -134,13 +141,14 @@ static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng, fb_time_us elat) {
         arm_timeout(s, ai, FB_TIME_MAX);
         break;
     case SIM_FAULT_RESET:
-        reply_now(s, ai, 0, FB_ERRKIND_NONE, FB_TRANSPORT_RESET, FB_TIME_NONE, elat);
+        reply_now(s, ai, 0, FB_ERRKIND_NONE, FB_TRANSPORT_RESET, FB_TIME_NONE,
+                  error_latency(s, ai, rng));
         break;
     default: {
         fb_error_kind k = e.error_kind ? e.error_kind : kind_for_status(e.status);
-        /* a fault with a latency of its own: one more draw (none for the others) */
+        /* a fault with a latency of its own draws it instead of the provider's error latency */
         const sim_dist *own = scn_fault_latency(&pv->faults[e.answer]);
-        if (own) elat = scn_dist_draw_us(rng, own);
+        fb_time_us elat = own ? scn_dist_draw_us(rng, own) : error_latency(s, ai, rng);
         reply_now(s, ai, e.status, k, FB_TRANSPORT_NONE, e.retry_after_us, elat);
         break;
     }
@@ -149,7 +157,7 @@ static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng, fb_time_us elat) {
 }
 
 /* The RPM/TPM buckets: a 429 when either is empty (true), else take from both. */
-static bool buckets_refuse(sim *s, uint32_t ai, fb_time_us elat) {
+static bool buckets_refuse(sim *s, uint32_t ai, fb_rng *rng) {
     attempt *a = A(s, ai);
     uint32_t pi = a->provider;
     prov *p = &s->provs[pi];
@@ -163,7 +171,8 @@ static bool buckets_refuse(sim *s, uint32_t ai, fb_time_us elat) {
         if (s->sc->providers[pi].limit_retry_after && w != FB_TIME_MAX)
             hint = (w + FB_US_PER_S - 1) / FB_US_PER_S * FB_US_PER_S; /* whole seconds */
         sim__stat_tally(s, pi, T_CAPACITY_429);
-        reply_now(s, ai, 429, FB_ERRKIND_RATE_LIMIT, FB_TRANSPORT_NONE, hint, elat);
+        reply_now(s, ai, 429, FB_ERRKIND_RATE_LIMIT, FB_TRANSPORT_NONE, hint,
+                  error_latency(s, ai, rng));
         return true;
     }
     if (p->has_rpm) fb_bucket_take(&p->rpm, 1, s->now);
@@ -172,7 +181,7 @@ static bool buckets_refuse(sim *s, uint32_t ai, fb_time_us elat) {
 }
 
 /* A free slot serves it; else it waits in the queue; else the overload answer. */
-static void admit(sim *s, uint32_t ai, fb_time_us elat) {
+static void admit(sim *s, uint32_t ai, fb_rng *rng) {
     attempt *a = A(s, ai);
     uint32_t pi = a->provider;
     const sim_provider *pv = &s->sc->providers[pi];
@@ -193,7 +202,7 @@ static void admit(sim *s, uint32_t ai, fb_time_us elat) {
     } else {
         sim__stat_tally(s, pi, T_OVERLOADED);
         reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status),
-                  FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
+                  FB_TRANSPORT_NONE, FB_TIME_NONE, error_latency(s, ai, rng));
     }
 }
 
@@ -204,14 +213,16 @@ void sim__provider_arrive(sim *s, uint32_t ai) {
     const sim_provider *pv = &s->sc->providers[a->provider];
     /* a hedge left running may arrive after its request ended (conn.c: the network) */
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
-    fb_time_us elat = scn_dist_draw_us(rng, &pv->error_latency_us);
-    if (fault_answers(s, ai, rng, elat)) return;
+    /* the error latency is drawn by the answer that uses it (error_latency), after the
+       fault's draws: a served attempt draws none (random streams fusebox-3, docs/rng.md) */
+    if (fault_answers(s, ai, rng)) return;
     if (pv->context_window > 0 && (uint64_t)a->tokens_in + a->tokens_out > pv->context_window) {
-        reply_now(s, ai, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
+        reply_now(s, ai, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE,
+                  error_latency(s, ai, rng));
         return;
     }
-    if (buckets_refuse(s, ai, elat)) return;
-    admit(s, ai, elat);
+    if (buckets_refuse(s, ai, rng)) return;
+    admit(s, ai, rng);
 }
 
 /* ---- service ---- */
@@ -265,7 +276,9 @@ static void start_service(sim *s, uint32_t ai) {
                          SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY_NTH(a->retry) : 0u),
                          s->fault_even[a->provider], draw_uniform, rng, &e);
     double load = load_factor(s, a->provider);
-    double ttft = (double)scn_dist_draw_us(rng, &pv->ttft_us) * e.slow * load + (double)e.delay_us;
+    double ttft = (double)scn_dist_draw_us_tab(rng, &pv->ttft_us, s->provs[a->provider].ttft_tab) *
+                      e.slow * load +
+                  (double)e.delay_us;
     double per = (double)pv->per_token_us * e.slow * load;
     fb_time_us dur = service_us(ttft + per * (double)a->tokens_out);
     memset(&a->reply, 0, sizeof a->reply);
@@ -309,7 +322,7 @@ static void shed(sim *s, uint32_t ai) {
         sim__pool_release(&s->atts, ai);
         return;
     }
-    fb_time_us elat = scn_dist_draw_us(&R(s, a->req)->rng, &pv->error_latency_us);
+    fb_time_us elat = error_latency(s, ai, &R(s, a->req)->rng);
     reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status), FB_TRANSPORT_NONE,
               FB_TIME_NONE, elat);
 }

@@ -104,8 +104,9 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
     r->exposed = s->class_exposed[cls];
     r->arrival_us = s->now;
     fb_rng_family_derive(&s->req_family, &r->rng, s->serial++); /* (seed, serial, REQUEST) */
-    r->prompt_tokens = scn_dist_draw_tokens(&r->rng, &c->prompt_tokens);
-    r->completion_tokens = scn_dist_draw_tokens(&r->rng, &c->completion_tokens);
+    r->prompt_tokens = scn_dist_draw_tokens_tab(&r->rng, &c->prompt_tokens, s->class_tab[cls][0]);
+    r->completion_tokens =
+        scn_dist_draw_tokens_tab(&r->rng, &c->completion_tokens, s->class_tab[cls][1]);
     r->tokens_left = r->completion_tokens;
     if (s->fleet)
         sim__fleet_arrive(s, r); /* a per-pod source's pod, the ready pods, a re-submission */
@@ -132,7 +133,7 @@ static void start_request(sim *s, uint32_t ri) {
     s->pods[r->pod].busy++;
     s->busy_total++;
     const sim_class *c = &s->sc->classes[r->cls];
-    fb_time_us work = scn_dist_draw_us(&r->rng, &c->service_us);
+    fb_time_us work = scn_dist_draw_us_tab(&r->rng, &c->service_us, s->class_tab[r->cls][2]);
     if (work > 0) {
         sim__push(s, s->now + work, EV_WORK_DONE, ri, r->gen, 0);
         return;

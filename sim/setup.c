@@ -68,6 +68,51 @@ static void next_starts(sim *s) {
     }
 }
 
+/*
+ * The inverse-CDF tables (fb_lntab, random streams fusebox-3) of the lognormals drawn per
+ * request and per attempt: a class's token counts and service, a provider's TTFT and error
+ * latency; one table per set of parameters. The other lognormals are drawn without one.
+ */
+static int setup_lntabs(sim *s) {
+    enum { MOST = SIM_CLASSES_MAX * 3 + SIM_PROVIDERS_MAX * 2 };
+    const sim_dist *d[MOST];
+    const fb_lntab **slot[MOST];
+    uint32_t n = 0;
+    for (uint32_t c = 0; c < s->sc->class_count; c++) {
+        const sim_class *cl = &s->sc->classes[c];
+        const sim_dist *own[3] = {&cl->prompt_tokens, &cl->completion_tokens, &cl->service_us};
+        for (int k = 0; k < 3; k++) {
+            d[n] = own[k];
+            slot[n++] = &s->class_tab[c][k];
+        }
+    }
+    for (uint32_t p = 0; p < s->P; p++) {
+        d[n] = &s->sc->providers[p].ttft_us;
+        slot[n++] = &s->provs[p].ttft_tab;
+        d[n] = &s->sc->providers[p].error_latency_us;
+        slot[n++] = &s->provs[p].elat_tab;
+    }
+    uint32_t tab[MOST], tabs = 0; /* a distribution's table: the first with its parameters */
+    const sim_dist *src[MOST];
+    for (uint32_t i = 0; i < n; i++) {
+        tab[i] = UINT32_MAX;
+        if (!scn_dist_has_table(d[i])) continue;
+        for (uint32_t j = 0; j < i && tab[i] == UINT32_MAX; j++)
+            if (tab[j] != UINT32_MAX && d[j]->ln_a == d[i]->ln_a && d[j]->sigma == d[i]->sigma)
+                tab[i] = tab[j];
+        if (tab[i] == UINT32_MAX) {
+            src[tabs] = d[i];
+            tab[i] = tabs++;
+        }
+    }
+    if (tabs == 0) return FB_OK;
+    if ((s->lntabs = malloc(tabs * sizeof *s->lntabs)) == NULL) return FB_ENOMEM;
+    for (uint32_t t = 0; t < tabs; t++) scn_dist_table(src[t], &s->lntabs[t]);
+    for (uint32_t i = 0; i < n; i++)
+        if (tab[i] != UINT32_MAX) *slot[i] = &s->lntabs[tab[i]];
+    return FB_OK;
+}
+
 /* Capacity buckets, the fault windows and their edges. */
 static int setup_providers(sim *s) {
     for (uint32_t p = 0; p < s->P; p++) {
@@ -485,6 +530,7 @@ int sim__setup(sim *s) {
     s->first_window_us = FB_TIME_MAX;
     fb_rng_family_init(&s->req_family, sc->seed, PURPOSE_REQUEST);
     rc = setup_providers(s);
+    if (rc == FB_OK) rc = setup_lntabs(s);
     if (rc != FB_OK) return rc;
     for (uint32_t c = 0; c < sc->class_count; c++) {
         setup_spikes(s, c);
@@ -534,6 +580,7 @@ void sim__teardown(sim *s) {
     free(s->eject_groups);
     free(s->climits);
     free(s->hwins);
+    free(s->lntabs);
     sim__free_conns(s);
     free(s->user_class);
     free(s->user_rng);

@@ -296,6 +296,8 @@ typedef struct prov {
        [quiet_from[k], quiet_to[k]) when quiet[k] (an empty span at first) */
     bool quiet[2];
     fb_time_us quiet_from[2], quiet_to[2];
+    /* the lognormal tables of its TTFT and its error latency (NULL: not a lognormal) */
+    const fb_lntab *ttft_tab, *elat_tab;
     struct {
         uint64_t attempts, errors, rate_limited, timeouts;
     } tick;
@@ -374,6 +376,10 @@ typedef struct sim {
     uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
     const sim_stack *class_stack[SIM_CLASSES_MAX]; /* scn_policy_stack, once per class */
+    /* a class's lognormal tables (NULL: not a lognormal): prompt and completion tokens,
+       service; with the providers' (prov), in lntabs (malloc), one per set of parameters */
+    const fb_lntab *class_tab[SIM_CLASSES_MAX][3];
+    fb_lntab *lntabs;
     /* time series (series.c) */
     sim_row row;
     fb_hist tick_hist;

@@ -14,8 +14,8 @@ S=tests/e2e/sweep-small.json
 WORSE="variants.tuned.breaker=false"
 
 "$FUSEBOX" run "$S" -o "$T/a" -q && "$FUSEBOX" run "$S" -o "$T/b" -q &&
-    "$FUSEBOX" run "$S" -o "$T/w" -q --set "$WORSE" && "$FUSEBOX" run "$S" -o "$T/s8" -q --seed 8 &&
-    "$FUSEBOX" run "$S" -o "$T/s9" -q --seed 9
+    "$FUSEBOX" run "$S" -o "$T/w" -q --set "$WORSE" && "$FUSEBOX" run "$S" -o "$T/s26" -q --seed 26 &&
+    "$FUSEBOX" run "$S" -o "$T/s3" -q --seed 3
 ok $? "five runs of $S (A, A again, tuned without its breaker, seeds 8 and 9)"
 
 # ---- identical runs ----
@@ -76,12 +76,13 @@ grep -q 'class="worse"' "$T/c_worse/compare.html"
 ok $? "compare.html marks the regressed rows"
 
 # ---- another seed: defaults, then a stated tolerance ----
-# (seed 8's tuned p99 is 4.6% above seed 9's: within the default 5%, beyond 1%)
-expect_exit 0 "seed 9 against seed 8 (B faster) exits 0: changes, but no regression" \
-    "$FUSEBOX" compare "$T/s8" "$T/s9"
-contains "$OUT" "note: different seeds (8, 9)" "different seeds are noted"
-expect_exit 1 "seed 8 against seed 9 with --tolerance latency_p99=1% exits 1" \
-    "$FUSEBOX" compare "$T/s9" "$T/s8" --tolerance latency_p99=1%
+# (seed 26's tuned p99 is 2.2% above seed 3's: within the default 5%, beyond 1%; random
+# streams fusebox-3: seeds 8 and 9 before, whose figures moved with the new draws)
+expect_exit 0 "seed 3 against seed 26 (B faster) exits 0: changes, but no regression" \
+    "$FUSEBOX" compare "$T/s26" "$T/s3"
+contains "$OUT" "note: different seeds (26, 3)" "different seeds are noted"
+expect_exit 1 "seed 26 against seed 3 with --tolerance latency_p99=1% exits 1" \
+    "$FUSEBOX" compare "$T/s3" "$T/s26" --tolerance latency_p99=1%
 contains "$OUT" "tolerance +-1% (--tolerance)" "the figure says the --tolerance judged it"
 contains "$(printf '%s\n' "$OUT" | tail -n 1)" "latency_p99" "the last line names latency_p99"
 

@@ -46,10 +46,13 @@ check_seeds "resubmit-storm without re-submissions: the outage ends at once" $RS
     --set 'traffic[0].resubmit.probability=0' \
     --set 'expect=["fail.resubmissions == 0", "fail.recovered == 1", "fail.spillover == 0s",
                    "fail.serial_lag == 0s", "fail.serial_backlog == 0"]'
+# (the batch job keeps its schedule: at most a call started late by a fraction of a second
+# when it meets the short spillover's queue, about 1% of seeds with random streams fusebox-2
+# and fusebox-3 alike, seed 18 in 1-20 with fusebox-3; with 70% the lag is minutes)
 check_seeds "resubmit-storm with 30% re-submitting: the loop dies out within a minute" $RS \
     --set 'traffic[0].resubmit.probability=0.3' \
     --set 'expect=["fail.resubmissions > 1000", "fail.recovered == 1", "fail.spillover < 1m",
-                   "fail.serial_lag == 0s"]'
+                   "fail.serial_lag < 1s"]'
 check_seeds "resubmit-storm without the outage: nobody re-submits, the batch keeps its schedule" \
     $RS --set 'providers[0].faults=[]' \
     --set 'expect=["fail.resubmissions == 0", "fail.success_rate == 1",

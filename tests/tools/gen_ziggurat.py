@@ -15,6 +15,13 @@ The lognormal's exp (rng.c, lognormal_exp) is 2^(n/64) * p(r): EXP2_64[j] =
 2^(j/64), and ln(2)/64 split in a head of 32 significant bits (n times it is
 exact for |n| < 2^21) and the rest.
 
+The lognormal's inverse-CDF table (rng.c, fb_lntab) is built per distribution
+from LNTAB_Z: the standard normal's upper quantiles -Phi^-1(t) at the nodes
+t = 2^-(k+2) * (1 + c/32), k = 0..23 (octaves of t, the distance of u from the
+nearer end, from 1/2 down to 2^-25), c = 0..32 (33 a row: a row's last node is
+the next row's first, its octave being the one below), and LNTAB_ZMAX, the last
+of them, where the tail beyond the table starts.
+
 Usage: python3 tests/tools/gen_ziggurat.py --write   (rewrites core/rng_zig.h)
        python3 tests/tools/gen_ziggurat.py --check   (exit 1 if it differs)
 """
@@ -25,6 +32,8 @@ import mpmath as mp
 
 mp.mp.dps = 60
 N = 256
+LNTAB_OCTAVES = 24
+LNTAB_CELLS = 32
 
 
 def layers(f, finv, tail, r):
@@ -102,6 +111,15 @@ def generate():
     ln2_64 = mp.log(2) / 64
     head = mp.floor(ln2_64 * mp.power(2, 32 + 6)) / mp.power(2, 32 + 6)  # 32 bits: ln2/64 < 2^-6
     assert float(head) == head
+    zs = []
+    for k in range(LNTAB_OCTAVES):
+        for c in range(LNTAB_CELLS + 1):
+            t = mp.power(2, -(k + 2)) * (1 + mp.mpf(c) / LNTAB_CELLS)
+            zs.append(-mp.sqrt(2) * mp.erfinv(2 * t - 1))  # -Phi^-1(t) >= 0
+    zmax = -mp.sqrt(2) * mp.erfinv(2 * mp.power(2, -(LNTAB_OCTAVES + 1)) - 1)
+    lines += ["#define LNTAB_OCTAVES %d" % LNTAB_OCTAVES, "#define LNTAB_CELLS %d" % LNTAB_CELLS,
+              "#define LNTAB_ZMAX %s /* -Phi^-1(2^-%d) */" % (float(zmax).hex(), LNTAB_OCTAVES + 1)]
+    lines += table("LNTAB_Z", zs) + [""]
     lines += [
         "#define LN2_64_HI %s /* ln(2)/64 to 32 bits */" % float(head).hex(),
         "#define LN2_64_LO %s /* ln(2)/64 - LN2_64_HI */" % float(ln2_64 - head).hex(),

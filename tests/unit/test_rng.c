@@ -77,6 +77,15 @@ static void rng_golden_doubles_catch_any_algorithm_change(void **state) {
     assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.22c5e237310e5p+11);
     assert_double_exact(fb_rng_lognormal(&r, 3000, 20000), 0x1.7c1eca715edacp+10);
 
+    /* the inverse-CDF table (random streams fusebox-3): built with rng.c's own exp only */
+    static fb_lntab tab;
+    fb_lntab_init(&tab, log(3000.0), log(20000.0 / 3000.0) / 2.3263478740408408);
+    fb_rng_derive(&r, 7, 0, 0);
+    assert_double_exact(fb_rng_lognormal_tab(&r, &tab), 0x1.442e4e9c7a163p+14);
+    assert_double_exact(fb_rng_lognormal_tab(&r, &tab), 0x1.58142d272a6eep+9);
+    assert_double_exact(fb_rng_lognormal_tab(&r, &tab), 0x1.3bd4290013125p+11);
+    assert_double_exact(fb_rng_lognormal_tab(&r, &tab), 0x1.6db89419358b9p+10);
+
     fb_rng_derive(&r, 7, 0, 0);
     static const uint64_t want_below[] = {5, 4, 0, 1, 4, 5};
     for (size_t i = 0; i < sizeof want_below / sizeof want_below[0]; i++) {
@@ -536,6 +545,128 @@ static void rng_lognormal_consumes_the_same_draws_whatever_its_parameters(void *
     assert_int_equal(fb_rng_u32(&a), fb_rng_u32(&b));
 }
 
+/* ---- the lognormal's inverse-CDF table (fb_lntab, random streams fusebox-3) ---- */
+
+static fb_lntab lntab;
+
+/* The three shapes the tests draw from: p99 / median = 1.5, 5 (the flagship's TTFT) and 100. */
+static const double lntab_p99_over_median[] = {1.5, 5.0, 100.0};
+
+/*
+ * The table's nodes are the exact quantiles: exp(ln_median +- sigma * z) at the z of
+ * LNTAB_Z (mpmath, 60 digits), within rng.c's exp (2 ulp; 1e-15 relative), increasing along
+ * each row of the upper half (t falls: z grows) and decreasing along the lower's. And linear
+ * interpolation between them, as the draw does, is within 3e-4 of the exact distribution
+ * everywhere: at the middle of every cell of both halves (where linear interpolation is worst),
+ * the exact tail probability of the interpolated value, against the cell's middle t, off by
+ * less than 3e-4 of t (relative: the deepest octave's t is 3e-8), for the three shapes.
+ */
+static void rng_lognormal_table_nodes_are_exact_and_cells_fine_enough(void **state) {
+    (void)state;
+    for (size_t k = 0; k < 3; k++) {
+        const double sigma = log(lntab_p99_over_median[k]) / 2.3263478740408408, mu = log(600.0);
+        fb_lntab_init(&lntab, mu, sigma);
+        double worst = 0;
+        for (int oct = 0; oct < LNTAB_OCTAVES; oct++) {
+            for (int c = 0; c <= LNTAB_CELLS; c++) {
+                int j = oct * (LNTAB_CELLS + 1) + c;
+                double z = LNTAB_Z[j];
+                assert_true(fabs(lntab.hi[j] / exp(mu + sigma * z) - 1) < 1e-15);
+                assert_true(fabs(lntab.lo[j] / exp(mu - sigma * z) - 1) < 1e-15);
+                if (c == LNTAB_CELLS) continue;
+                assert_true(lntab.hi[j + 1] < lntab.hi[j] && lntab.lo[j + 1] > lntab.lo[j]);
+                /* the middle of the cell: t = 2^-(oct+2) * (1 + (c + 1/2) / 32) */
+                double t = ldexp(1.0 + (c + 0.5) / LNTAB_CELLS, -(oct + 2));
+                double hi = 0.5 * (lntab.hi[j] + lntab.hi[j + 1]);
+                double lo = 0.5 * (lntab.lo[j] + lntab.lo[j + 1]);
+                double t_hi = 0.5 * erfc((log(hi) - mu) / sigma / sqrt(2.0));  /* P(X > hi) */
+                double t_lo = 0.5 * erfc(-(log(lo) - mu) / sigma / sqrt(2.0)); /* P(X < lo) */
+                double e = fmax(fabs(t_hi / t - 1), fabs(t_lo / t - 1));
+                if (e > worst) worst = e;
+            }
+        }
+        if (!(worst < 3e-4)) fail_msg("p99/median %g: %g", lntab_p99_over_median[k], worst);
+    }
+    /* the table's last node is where the tail starts */
+    assert_double_exact(LNTAB_Z[LNTAB_OCTAVES * (LNTAB_CELLS + 1) - (LNTAB_CELLS + 1)], LNTAB_ZMAX);
+}
+
+/*
+ * 10^6 draws from the table (fixed seed) of each shape against the exact lognormal:
+ * Kolmogorov-Smirnov under its 0.1% critical value, a chi-square over 1,000 cells of equal
+ * probability under its 0.1% critical value (1,142.8 for 999 degrees of freedom), quantiles
+ * from 0.1% to 99.9% within 4 standard errors, and the mean within 4 standard errors.
+ */
+static void rng_lognormal_table_matches_the_exact_distribution(void **state) {
+    (void)state;
+    const size_t n = sizeof big / sizeof big[0];
+    for (size_t k = 0; k < 3; k++) {
+        const double sigma = log(lntab_p99_over_median[k]) / 2.3263478740408408, mu = log(600.0);
+        fb_lntab_init(&lntab, mu, sigma);
+        fb_rng r;
+        fb_rng_derive(&r, 29, k, 0);
+        double sum = 0;
+        static uint32_t cells[1000];
+        memset(cells, 0, sizeof cells);
+        for (size_t i = 0; i < n; i++) {
+            big[i] = fb_rng_lognormal_tab(&r, &lntab);
+            assert_true(big[i] > 0);
+            sum += big[i];
+        }
+        lognormal_cdf_ln_median = mu;
+        lognormal_cdf_sigma = sigma;
+        for (size_t i = 0; i < n; i++) {
+            size_t c = (size_t)(lognormal_cdf(big[i]) * 1000);
+            cells[c < 1000 ? c : 999]++;
+        }
+        double chi2 = 0, expect = (double)n / 1000;
+        for (size_t c = 0; c < 1000; c++)
+            chi2 += (cells[c] - expect) * (cells[c] - expect) / expect;
+        if (!(chi2 < 1142.8)) fail_msg("p99/median %g: chi2 %g", lntab_p99_over_median[k], chi2);
+        double mean = exp(mu + sigma * sigma / 2), sd = mean * sqrt(expm1(sigma * sigma));
+        if (!(fabs(sum / (double)n - mean) < 4 * sd / sqrt((double)n)))
+            fail_msg("p99/median %g: mean %g, want %g", lntab_p99_over_median[k], sum / (double)n,
+                     mean);
+        qsort(big, n, sizeof big[0], cmp_double);
+        double ks = ks_distance(big, n, lognormal_cdf);
+        if (!(ks < 1.95 / sqrt((double)n)))
+            fail_msg("p99/median %g: KS %g", lntab_p99_over_median[k], ks);
+        static const struct {
+            double p, z;
+        } q[] = {
+            {0.001, -3.090232306167814}, {0.1, -1.2815515655446004}, {0.5, 0.0},
+            {0.9, 1.2815515655446004},   {0.99, 2.3263478740408408}, {0.999, 3.090232306167814}};
+        for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+            double pdf = exp(-0.5 * q[i].z * q[i].z) / sqrt(2 * M_PI);
+            double se = sqrt(q[i].p * (1 - q[i].p) / (double)n) / pdf; /* of z */
+            double got = (log(big[(size_t)(q[i].p * (double)n)]) - mu) / sigma;
+            assert_true(fabs(got - q[i].z) < 4 * se);
+        }
+    }
+}
+
+/*
+ * Beyond the last octave (t < 2^-25 on either side: 2^-24 of the draws) the table draws the
+ * normal's tail beyond LNTAB_ZMAX exactly. Of 2^27 draws, about 8 (Poisson) land there: at
+ * least 1 and at most 24 (each bound fails with probability under 4e-4): a tail that never
+ * leaves the table's range, or leaves it too often, fails.
+ */
+static void rng_lognormal_table_draws_its_tails(void **state) {
+    (void)state;
+    fb_lntab_init(&lntab, log(600.0), log(5.0) / 2.3263478740408408);
+    const double top = lntab.hi[(LNTAB_OCTAVES - 1) * (LNTAB_CELLS + 1)];
+    const double bottom = lntab.lo[(LNTAB_OCTAVES - 1) * (LNTAB_CELLS + 1)];
+    fb_rng r;
+    fb_rng_derive(&r, 31, 0, 0);
+    uint32_t above = 0, below = 0;
+    for (uint32_t i = 0; i < (UINT32_C(1) << 27); i++) {
+        double x = fb_rng_lognormal_tab(&r, &lntab);
+        if (x > top) above++;
+        if (x < bottom) below++;
+    }
+    assert_true(above + below >= 1 && above + below <= 24);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(rng_u32_matches_pcg32_reference_seed_42_stream_54),
@@ -561,6 +692,9 @@ int main(void) {
         cmocka_unit_test(rng_lognormal_hits_median_and_p99),
         cmocka_unit_test(rng_lognormal_with_p99_equal_to_median_returns_the_median),
         cmocka_unit_test(rng_lognormal_consumes_the_same_draws_whatever_its_parameters),
+        cmocka_unit_test(rng_lognormal_table_nodes_are_exact_and_cells_fine_enough),
+        cmocka_unit_test(rng_lognormal_table_matches_the_exact_distribution),
+        cmocka_unit_test(rng_lognormal_table_draws_its_tails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -320,6 +321,63 @@ static void sim_outage_without_fallback_fails_the_window(void **state) {
     free(s);
     free(c);
     scn_free(sc);
+}
+
+/*
+ * Random streams fusebox-3 draw a provider's error latency only for an attempt answered with
+ * an error, after the fault's draws (served attempts draw none). Every error's latency must
+ * still be one draw of latency.error: with every attempt failing, and with half of them
+ * failing among served ones (which draw their TTFT from the same stream), the errors'
+ * latencies (all requests' histogram less the successes'; no retries, no local work) have the
+ * lognormal's quantiles and mean (median 150 ms, p99 1 s) within 4 standard errors of the
+ * sample plus the histogram's bucket width (0.8% at most), and a TTFT drawn instead would fail
+ * them.
+ */
+static void sim_errors_draw_their_latency_from_its_distribution(void **state) {
+    (void)state;
+    static const char *const fraction[] = {"1", "0.5"};
+    const double sigma = log(1e6 / 150e3) / 2.3263478740408408;
+    for (int k = 0; k < 2; k++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"name\":\"e\",\"duration\":\"10m\"," ONE_CLASS(
+                     "100/s") ",\"providers\":[{\"name\":\"a\",\"latency\":{\"ttft\":"
+                              "{\"lognormal\":{\"median\":\"400ms\",\"p99\":\"2s\"}},"
+                              "\"error\":{\"lognormal\":{\"median\":\"150ms\",\"p99\":\"1s\"}}},"
+                              "\"faults\":[{\"at\":\"0s\",\"for\":\"10m\",\"outage\":{\"status\":"
+                              "503,\"fraction\":%s}}]}]}",
+                 fraction[k]);
+        sim_scenario *sc = th_load(json);
+        sim_summary *s = run(sc, NULL, NULL);
+        fb_hist *err = malloc(sizeof *err);
+        assert_non_null(err);
+        fb_hist_copy(err, &s->latency);
+        fb_hist_subtract(err, &s->latency_ok);
+        double n = (double)fb_hist_count(err);
+        assert_true(n == (double)s->ended[SIM_END_EXHAUSTED]);
+        assert_true(k == 0 ? n == 60000 : fabs(n - 30000) < 4 * sqrt(60000 * 0.25));
+        static const struct {
+            double p, z;
+        } q[] = {{0.1, -1.2815515655446004},
+                 {0.5, 0.0},
+                 {0.9, 1.2815515655446004},
+                 {0.99, 2.3263478740408408}};
+        for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+            double pdf = exp(-0.5 * q[i].z * q[i].z) / sqrt(2 * M_PI);
+            double se = sigma * sqrt(q[i].p * (1 - q[i].p) / n) / pdf; /* of the log */
+            double want = 150e3 * exp(sigma * q[i].z);
+            double got = (double)fb_hist_percentile(err, q[i].p * 100);
+            if (!(fabs(log(got / want)) < 4 * se + 0.008))
+                fail_msg("fraction %s: p%g %.0f us, want %.0f", fraction[k], q[i].p * 100, got,
+                         want);
+        }
+        double mean = 150e3 * exp(sigma * sigma / 2);
+        double sd = mean * sqrt(exp(sigma * sigma) - 1);
+        assert_true(fabs(fb_hist_mean(err) - mean) < 4 * sd / sqrt(n) + 0.008 * mean);
+        free(err);
+        free(s);
+        scn_free(sc);
+    }
 }
 
 static void sim_fallback_serves_during_an_outage(void **state) {
@@ -995,6 +1053,7 @@ int main(void) {
         cmocka_unit_test(sim_same_seed_gives_identical_runs),
         cmocka_unit_test(sim_variants_share_arrivals),
         cmocka_unit_test(sim_outage_without_fallback_fails_the_window),
+        cmocka_unit_test(sim_errors_draw_their_latency_from_its_distribution),
         cmocka_unit_test(sim_fallback_serves_during_an_outage),
         cmocka_unit_test(sim_breaker_stops_attempts_into_an_outage),
         cmocka_unit_test(sim_retry_after_decides_whether_the_retry_lands),
