@@ -150,6 +150,76 @@ static val library_setting(parser *P, const char *variant, const char *layer) {
     return out;
 }
 
+/*
+ * The requests a figure is made of, and how many it needs to mean what its name says. A rate
+ * over no request, or the mean of none, reads 0; a q-quantile of fewer than 1/(1-q) requests is
+ * the slowest of them, not the quantile (a p99 of 16 requests is their maximum: the 99th
+ * percentile could be anything above it). An expectation on such a figure would pass or fail on
+ * no evidence, so it reads n/a (the run's baseline p99 needs 100 requests too, docs/metrics.md).
+ */
+typedef struct sample_rule {
+    const char *metric;
+    int of;          /* what it counts: an index of sample_names */
+    uint64_t needed; /* at least */
+    const char *what;
+} sample_rule;
+
+static const sample_rule sample_rules[] = {
+    {"success_rate", 0, 1, "a rate"},
+    {"availability", 0, 1, "a rate"},
+    {"error_rate", 0, 1, "a rate"},
+    {"fallback_rate", 0, 1, "a rate"},
+    {"blast_radius_rate", 0, 1, "a rate"},
+    {"latency_mean", 1, 1, "a mean"},
+    {"latency_max", 1, 1, "a maximum"},
+    {"latency_p50", 1, 2, "a median"},
+    {"latency_p90", 1, 10, "a 90th percentile"},
+    {"latency_p99", 1, 100, "a 99th percentile"},
+    {"latency_p999", 1, 1000, "a 99.9th percentile"},
+    {"success_latency_p99", 2, 100, "a 99th percentile"},
+    {"amplification", 3, 1, "a ratio"},
+    {"amplification_fault", 4, 1, "a ratio"},
+};
+
+/* 0 counts s->ended, 1 the latency histogram (the same requests), 2 that of successes */
+static const char *const sample_names[] = {"requests ended", "requests ended", "successes",
+                                           "requests that call a provider",
+                                           "requests in fault or spike windows"};
+
+static uint64_t sample_size(const sim_summary *s, int of) {
+    uint64_t n = 0;
+    switch (of) {
+    case 0:
+        for (int e = 0; e < SIM_END_COUNT; e++) n += s->ended[e];
+        return n;
+    case 1:
+        return fb_hist_count(&s->latency);
+    case 2:
+        return fb_hist_count(&s->latency_ok);
+    case 3:
+        return s->requests_calling;
+    default:
+        return s->requests_in_fault;
+    }
+}
+
+/* NAN, with P->na saying why, when `metric` of s is made of too few requests; else v. */
+static double sampled(parser *P, const sim_summary *s, const char *variant, const char *metric,
+                      double v) {
+    for (size_t i = 0; i < sizeof sample_rules / sizeof sample_rules[0]; i++) {
+        const sample_rule *r = &sample_rules[i];
+        if (strcmp(r->metric, metric) != 0) continue;
+        uint64_t n = sample_size(s, r->of);
+        if (n >= r->needed) return v;
+        if (P->na[0] == '\0')
+            snprintf(P->na, sizeof P->na, "%.63s.%.40s is n/a (%llu %s: %s needs at least %llu)",
+                     variant, metric, (unsigned long long)n, sample_names[r->of], r->what,
+                     (unsigned long long)r->needed);
+        return NAN;
+    }
+    return v;
+}
+
 /* NAME or NAME.METRIC or METRIC[provider], or NAME.LAYER.KEY (library_setting) */
 static val reference(parser *P) {
     val out = {0, 0};
@@ -207,6 +277,7 @@ static val reference(parser *P) {
         return out;
     }
     out.kind = unit == SIM_UNIT_US ? 1 : 0;
+    if (s != P->blank) out.v = sampled(P, s, variant, metric, out.v);
     if (sim_metric_is_na(out.v) && P->na[0] == '\0') {
         const sim_metric *row = sim_metric_find(metric);
         snprintf(P->na, sizeof P->na, "%.63s.%.63s is n/a (%.110s)", variant, metric,
