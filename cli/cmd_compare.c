@@ -54,7 +54,9 @@ static void usage(FILE *f) {
                   "\n"
                   "Exit codes: 0 nothing regressed beyond noise, 1 a figure did (named on\n"
                   "the last line), 2 bad input (a file that is not a report or sweep, a\n"
-                  "report compared with a sweep, different scenarios, no variant in common).\n"
+                  "report compared with a sweep, different scenarios, no variant in common),\n"
+                  "3 inconclusive: none regressed, but the figures of a variant whose run\n"
+                  "stopped early on a side (interrupted, a cap) were not judged (n/a).\n"
                   "See docs/compare.md.\n",
                   f);
 }
@@ -139,7 +141,30 @@ static void print_table(const rep_cmp_side *a, const rep_cmp *c, cell_row *rows)
 }
 
 /* The last line: no change, changes that are not regressions, or the regressions named. */
+/* "naive, tuned": the entries with a figure not judged because a run stopped early. */
+static void unjudged_names(const rep_cmp *c, const cell_row *rows, char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->count && at < len; i++) {
+        if (strncmp(c->figs[i].rule_text, "not judged", 10) != 0) continue;
+        if (i > 0 && strcmp(rows[i].c[COL_ENTRY], rows[i - 1].c[COL_ENTRY]) == 0 &&
+            strncmp(c->figs[i - 1].rule_text, "not judged", 10) == 0)
+            continue;
+        int k = snprintf(buf + at, len - at, "%s%s", at ? ", " : "", rows[i].c[COL_ENTRY]);
+        if (k < 0) break;
+        at += (size_t)k;
+    }
+}
+
 static void print_verdict(FILE *f, const rep_cmp *c, const cell_row *rows, const char *prefix) {
+    if (c->unjudged) {
+        char names[600];
+        unjudged_names(c, rows, names, sizeof names);
+        fprintf(f, "%s%s%zu of %zu figures not judged: the run of %s stopped early on a side%s\n",
+                prefix, c->worse ? "" : "inconclusive: ", c->unjudged, c->count, names,
+                c->worse || c->unjudged == c->count ? "" : "; the others:");
+        if (c->unjudged == c->count) return;
+    }
     if (c->worse == 0 && c->better == 0) {
         fprintf(f, "%sno change beyond noise (%zu figures)\n", prefix, c->count);
         return;
@@ -510,7 +535,7 @@ int cli_cmd_compare(int argc, char **argv) {
     print_table(&a, &c, rows);
     print_verdict(stdout, &c, rows, "compare: ");
     fflush(stdout);
-    rc = c.worse ? CLI_EXPECT_FAILED : CLI_OK;
+    rc = c.worse ? CLI_EXPECT_FAILED : c.unjudged ? CLI_INCONCLUSIVE : CLI_OK;
     if (o.outdir) {
         int w = write_outputs(o.outdir, fa, fb, &a, &b, &c, rows, o.no_charts);
         if (w != CLI_OK) rc = w;

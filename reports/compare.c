@@ -77,6 +77,11 @@ static int parse_report(const cJSON *root, const char *file, rep_cmp_side *s, ch
         rep_cmp_entry *e;
         if (!entry_add(s, &cap, v->string, &e))
             return bad(msg, len, file, "$.variants", "too many variants or out of memory");
+        const cJSON *done = cJSON_GetObjectItemCaseSensitive(v, "complete");
+        const cJSON *why = cJSON_GetObjectItemCaseSensitive(v, "stopped");
+        if (cJSON_IsFalse(done) || (done == NULL && !s->complete))
+            snprintf(e->stopped, sizeof e->stopped, "%s",
+                     cJSON_IsString(why) ? why->valuestring : "did not run to the end");
         for (size_t h = 0; h < NHEAD; h++) {
             const cJSON *x = cJSON_GetObjectItemCaseSensitive(sum, HEADLINES[h].metric);
             if (x != NULL && !cJSON_IsNumber(x) && !cJSON_IsNull(x)) {
@@ -268,6 +273,18 @@ void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_
         fig->verdict = (fig->change > 0) == h->higher_is_better ? REP_CMP_BETTER : REP_CMP_WORSE;
 }
 
+/*
+ * A variant stopped early on a side (SIGINT, a cap) has figures of part of its run: a rate of
+ * its first minutes, costs and counts summed over them. Set against a whole run they differ by
+ * what was not simulated, not by the change compared, so the figure is not judged.
+ */
+static void unjudged(rep_cmp_fig *f, const char *stopped_a, const char *stopped_b) {
+    if (stopped_a[0] == '\0' && stopped_b[0] == '\0') return;
+    f->verdict = REP_CMP_NA;
+    snprintf(f->rule_text, sizeof f->rule_text, "not judged: %s's run %.90s",
+             stopped_a[0] ? "A" : "B", stopped_a[0] ? stopped_a : stopped_b);
+}
+
 int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol *tols, size_t ntols,
                 rep_cmp *out, char *msg, size_t msglen) {
     memset(out, 0, sizeof *out);
@@ -305,6 +322,9 @@ int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol 
             f->entry_b = j;
             f->headline = h;
             rep_cmp_judge(&HEADLINES[h], &a->entries[i].value[h], &b->entries[j].value[h], user, f);
+            unjudged(f, a->entries[i].stopped, b->entries[j].stopped);
+            out->unjudged +=
+                f->verdict == REP_CMP_NA && (a->entries[i].stopped[0] || b->entries[j].stopped[0]);
             out->worse += f->verdict == REP_CMP_WORSE;
             out->better += f->verdict == REP_CMP_BETTER;
         }
@@ -443,6 +463,7 @@ void rep_cmp_write_json(FILE *f, const char *path_a, const char *path_b, const r
     util_json_u64(&w, "figures", c->count);
     util_json_u64(&w, "worse", c->worse);
     util_json_u64(&w, "better", c->better);
+    util_json_u64(&w, "unjudged", c->unjudged);
     util_json_open(&w, "only_in_a", '[', UTIL_JSON_INLINE);
     for (size_t i = 0; i < a->count; i++) {
         size_t j = 0;

@@ -6,7 +6,8 @@
 # naming the rule; two sweeps are judged on their 95% CIs; bad inputs exit 2 naming the file;
 # compare.json is checked with python3 and compare.html has both runs' charts (or says why
 # not); check --baseline passes against its own baseline and fails, naming the figure, in the
-# text and in the JUnit file, when a variant is made worse.
+# text and in the JUnit file, when a variant is made worse; a variant whose run stopped early
+# (SIGINT) is not judged on either side: compare exits 3, check --baseline reports an ERROR.
 set -u
 . tests/tap.sh
 T=$E2E_TMP
@@ -106,6 +107,36 @@ ok $? "compare.html of sweeps says why there are no charts"
 expect_exit 1 "a sweep with a 5-call provider exits 1" "$FUSEBOX" compare "$T/sw1" "$T/sw3"
 contains "$OUT" "95% CIs do not overlap" "... judged on CIs that do not overlap"
 
+# ---- a run that stopped early ----
+# A's report with naive marked as interrupted (as fusebox run writes it after SIGINT): naive's
+# figures are of part of a run, so they are not judged (n/a), and nothing passes for it.
+python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+r['complete'] = False
+r['interrupted'] = True
+r['variants']['naive']['complete'] = False
+r['variants']['naive']['stopped'] = 'interrupted by a signal at t=12.345s'
+json.dump(r, open(sys.argv[2], 'w'), indent=1)
+" "$T/a/report.json" "$T/stopped.json"
+expect_exit 3 "compare with a side stopped early exits 3 (inconclusive), not 0" \
+    "$FUSEBOX" compare "$T/a" "$T/stopped.json" -o "$T/c_stop"
+contains "$OUT" "compare: inconclusive: 7 of 14 figures not judged: the run of naive stopped early on a side; the others:" \
+    "... naming the variant whose figures were not judged"
+contains "$OUT" "not judged: B's run interrupted by a signal at t=12.345s" "... each figure saying why"
+check "compare.json: naive's figures n/a, tuned's judged, unjudged 7" python3 -c "
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r['unjudged'] == 7 and r['worse'] == 0 and r['b']['complete'] is False, r
+for x in r['results']:
+    want = 'n/a' if x['variant'] == 'naive' else 'same'
+    assert x['verdict'] == want, x
+" "$T/c_stop/compare.json"
+expect_exit 1 "a regression among the figures judged still exits 1" \
+    "$FUSEBOX" compare "$T/stopped.json" "$T/w"
+contains "$OUT" "compare: 7 of 14 figures not judged: the run of naive stopped early on a side" \
+    "... and says which were not judged"
+
 # ---- bad input ----
 expect_exit 2 "a scenario file is no report: exit 2" "$FUSEBOX" compare "$S" "$T/a"
 contains "$ERR" "$S: \$.scenario: missing: not a fusebox report.json or sweep.json" "... naming the file and the JSON path"
@@ -173,4 +204,9 @@ mkdir -p "$T/badbase/sweep-small" && echo '[1]' >"$T/badbase/sweep-small/report.
 expect_exit 2 "check --baseline with an unreadable baseline exits 2" \
     "$FUSEBOX" check "$T/gate.json" --baseline "$T/badbase"
 contains "$OUT" "ERROR sweep-small: baseline: $T/badbase/sweep-small/report.json" "... naming it"
+mkdir -p "$T/stopbase/sweep-small" && cp "$T/stopped.json" "$T/stopbase/sweep-small/report.json"
+expect_exit 2 "check --baseline with a baseline that stopped early exits 2, not a PASS" \
+    "$FUSEBOX" check "$T/gate.json" --baseline "$T/stopbase"
+contains "$OUT" "ERROR sweep-small: baseline: 7 of 14 figures not judged: $T/stopbase/sweep-small/report.json is a run that stopped early: naive (interrupted by a signal at t=12.345s); not a baseline" \
+    "... naming the variant and why"
 finish
