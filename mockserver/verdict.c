@@ -447,15 +447,28 @@ void mock_verdict_free(mock_verdict *v) {
     v->nreq = v->ngroups = 0;
 }
 
+/* No rule judged a request: none met a failure, and a pass would hold whatever the client does. */
+static bool none_exercised(const mock_verdict *v) {
+    for (int r = 0; r < MOCK_RULES; r++)
+        if (v->rule[r] != MOCK_NA) return false;
+    return true;
+}
+
 const char *mock_verdict_result(const mock_verdict *v) {
     for (int r = 0; r < MOCK_RULES; r++)
         if (v->rule[r] == MOCK_FAIL) return "fail";
-    return v->attempts == 0 || v->dropped > 0 || v->ambiguous > 0 ? "inconclusive" : "pass";
+    return v->attempts == 0 || v->dropped > 0 || v->ambiguous > 0 || none_exercised(v)
+               ? "inconclusive"
+               : "pass";
 }
 
 const char *mock_verdict_reason(const mock_verdict *v) {
     if (strcmp(mock_verdict_result(v), "inconclusive") != 0) return "";
     if (v->attempts == 0) return "no attempts in the log";
+    if (v->dropped == 0 && v->ambiguous == 0)
+        return "no rule was exercised: no request met a failure (a status of 400 or more, a "
+               "reset, a broken stream), so the log shows nothing of how the client handles "
+               "one: give requests faults (x-fusebox-fault, a scenario) to judge it";
     if (v->ambiguous > 0)
         return "keyless retries of concurrent clients could belong to more than one request, "
                "and the rules judge them differently depending on whose they are: give each "

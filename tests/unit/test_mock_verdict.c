@@ -458,6 +458,33 @@ static void verdict_expects_a_fallback_only_when_told(void **state) {
 
 /* ---- outputs ---- */
 
+/* Requests that all succeeded exercise no rule: the log says nothing of how the client handles
+ * a failure, so the verdict is inconclusive (exit 3), not a pass that would hold for any client. */
+static void verdict_with_no_rule_exercised_is_inconclusive(void **state) {
+    (void)state;
+    tlog l = {.n = 0};
+    add(&l, "a", "m", 200, 0, 1);
+    add(&l, "b", "m", 200, 5, 1);
+    mock_verdict v = judge(&l);
+    for (int r = 0; r < MOCK_RULES; r++) assert_int_equal(v.rule[r], MOCK_NA);
+    assert_string_equal(mock_verdict_result(&v), "inconclusive");
+    assert_non_null(strstr(mock_verdict_reason(&v), "no rule was exercised"));
+    util_buf j = {0};
+    mock_verdict_junit(&v, &j);
+    /* attempt_log fails: a JUnit of skips alone would read green in CI */
+    assert_non_null(strstr(j.p, "tests=\"7\" failures=\"1\" skipped=\"6\""));
+    assert_non_null(strstr(j.p, "<failure message=\"inconclusive: no rule was exercised"));
+    util_buf_free(&j);
+    mock_verdict_free(&v);
+    /* one failure the client left alone exercises bounded_attempts: a pass */
+    add(&l, "c", "m", 429, 10, 1);
+    v = judge(&l);
+    assert_int_equal(v.rule[MOCK_RULE_BOUNDED], MOCK_PASS);
+    assert_string_equal(mock_verdict_result(&v), "pass");
+    assert_string_equal(mock_verdict_reason(&v), "");
+    mock_verdict_free(&v);
+}
+
 static void verdict_json_and_junit_name_the_failure(void **state) {
     (void)state;
     tlog l = {.n = 0};
@@ -771,6 +798,7 @@ int main(void) {
         cmocka_unit_test(verdict_fails_a_stream_started_again_after_tokens_and_nothing_else),
         cmocka_unit_test(verdict_lets_a_stream_without_tokens_be_retried),
         cmocka_unit_test(verdict_expects_a_fallback_only_when_told),
+        cmocka_unit_test(verdict_with_no_rule_exercised_is_inconclusive),
         cmocka_unit_test(verdict_json_and_junit_name_the_failure),
         cmocka_unit_test(verdict_reads_back_the_log_the_mock_writes),
         cmocka_unit_test(verdict_refuses_a_bad_log_naming_the_place),
