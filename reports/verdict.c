@@ -77,13 +77,24 @@ static bool better(const aspect *a, double x, double y) {
     return a->higher ? x > y : x < y;
 }
 
+/*
+ * Can variant s be set against the others on a? Not when it stopped early (its cost and counts
+ * are of part of the run: a variant stopped by a cap at 5 minutes of 60 "did best on cost"), nor
+ * on a p99 of fewer than 100 requests (their slowest, not the 99th percentile: docs/check.md).
+ */
+static bool comparable(const sim_scenario *sc, const sim_summary *s, const aspect *a) {
+    if (!s->complete) return false;
+    if (a->binomial) return metric(sc, s, "ended") > 0;
+    return strcmp(a->metric, "latency_p99") != 0 || fb_hist_count(&s->latency) >= 100;
+}
+
 /* The best variant on a other than `skip` (-1: none skipped), or -1 when no value is known. */
 static int best_of(const sim_scenario *sc, sim_summary *const *sums, size_t n, const aspect *a,
                    int skip) {
     int best = -1;
     for (size_t i = 0; i < n; i++) {
         double v = metric(sc, sums[i], a->metric);
-        if ((int)i == skip || sim_metric_is_na(v)) continue;
+        if ((int)i == skip || sim_metric_is_na(v) || !comparable(sc, sums[i], a)) continue;
         if (best < 0 || better(a, v, metric(sc, sums[best], a->metric))) best = (int)i;
     }
     return best;
@@ -108,8 +119,9 @@ static bool apart(const sim_scenario *sc, const sim_summary *b, const sim_summar
 static void stopped_early(text *t, sim_summary *const *sums, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!sums[i]->complete)
-            put(t, "%s stopped early (%s): its figures cover the simulated time up to then. ",
-                sums[i]->variant, sums[i]->stop_reason);
+            put(t, "%s stopped early (%s): its figures cover the simulated time up to then%s. ",
+                sums[i]->variant, sums[i]->stop_reason,
+                n > 1 ? ", and are not set against the other variants'" : "");
 }
 
 /*
@@ -411,7 +423,8 @@ rep_verdict_mark rep_verdict_cell(char *buf, size_t len, const sim_scenario *sc,
     const aspect *a = &aspects[k];
     shown(buf, len, sc, sums[i], a);
     int best = best_of(sc, sums, n, a, -1);
-    if (best < 0 || sim_metric_is_na(metric(sc, sums[i], a->metric))) return REP_MARK_NONE;
+    if (best < 0 || sim_metric_is_na(metric(sc, sums[i], a->metric)) || !comparable(sc, sums[i], a))
+        return REP_MARK_NONE;
     int next = best_of(sc, sums, n, a, best);
     bool alone = next < 0 || apart(sc, sums[best], sums[next], a);
     if ((int)i == best) return alone ? REP_MARK_BEST : REP_MARK_LEVEL;
