@@ -359,15 +359,22 @@ static val term(parser *P) {
         char c = *P->p;
         if (c != '*' && c != '/') return a;
         P->p++;
+        skip(P);
+        const char *divisor = P->p;
         val b = factor(P);
         if (a.kind && b.kind) perr(P, "cannot multiply or divide two durations", NULL);
         if (c == '/' && b.kind) perr(P, "cannot divide by a duration", NULL);
-        if (c == '*')
+        if (c == '*') {
             a.v *= b.v;
-        else if (b.v == 0)
-            a.v = a.v == 0 ? 0 : INFINITY;
-        else
+        } else if (b.v == 0) {
+            /* a ratio over nothing is no number: "errors / retries >= 1" passed as inf >= 1 */
+            if (P->na[0] == '\0' && P->sums != NULL)
+                snprintf(P->na, sizeof P->na, "divided by 0: %.*s is 0 in this run",
+                         (int)(P->p - divisor > 120 ? 120 : P->p - divisor), divisor);
+            a.v = NAN;
+        } else {
             a.v /= b.v;
+        }
         a.kind = a.kind || b.kind;
     }
 }
