@@ -352,7 +352,7 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
     fclose(fa);
     fclose(fb);
     char msg[1600];
-    if (cmp->worse == 0 && cmp->unjudged > 0) {
+    if (cmp->worse == 0 && cmp->unjudged > cmp->unjudged_seeds) {
         /* part of a run is no baseline: its rates and sums are of its first minutes */
         char names[600] = "";
         size_t at = 0;
@@ -364,6 +364,14 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
                  "%zu of %zu figures not judged: %s is a run that stopped early: %s; not a "
                  "baseline",
                  cmp->unjudged, cmp->count, path, names);
+        baseline_error(sc, msg, out, x, c);
+    } else if (cmp->worse == 0 && cmp->unjudged_seeds > 0) {
+        snprintf(msg, sizeof msg,
+                 "%zu of %zu figures not judged: %.900s is of seed %.100s, this run of another: "
+                 "they "
+                 "moved beyond their default tolerance, which is not the seeds' noise (check "
+                 "with the baseline's seed, or give --tolerance)",
+                 cmp->unjudged_seeds, cmp->count, path, base->seeds);
         baseline_error(sc, msg, out, x, c);
     } else if (cmp->worse == 0) {
         fprintf(out, "PASS  %s: baseline  [%zu figures, none worse beyond noise than %s]\n",
