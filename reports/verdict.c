@@ -80,12 +80,12 @@ static bool better(const aspect *a, double x, double y) {
 /*
  * Can variant s be set against the others on a? Not when it stopped early (its cost and counts
  * are of part of the run: a variant stopped by a cap at 5 minutes of 60 "did best on cost"), nor
- * on a p99 of fewer than 100 requests (their slowest, not the 99th percentile: docs/check.md).
+ * on a share or a p99 of no request (the metric table reads 0: docs/check.md).
  */
 static bool comparable(const sim_scenario *sc, const sim_summary *s, const aspect *a) {
     if (!s->complete) return false;
     if (a->binomial) return metric(sc, s, "ended") > 0;
-    return strcmp(a->metric, "latency_p99") != 0 || fb_hist_count(&s->latency) >= 100;
+    return strcmp(a->metric, "latency_p99") != 0 || fb_hist_count(&s->latency) > 0;
 }
 
 /* The best variant on a other than `skip` (-1: none skipped), or -1 when no value is known. */
