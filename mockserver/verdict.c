@@ -249,6 +249,9 @@ static void judge_retry(judge *J, size_t qi, const mock_attempt *prev, const ite
     }
     if (prev->retry_after_us >= 0) {
         fb_time_us need = told(prev, c);
+        /* a wait within the slack (Retry-After: 0; 1 s at --time-scale 60, 16.7 ms) is met by
+           any retry, honoured or not: nothing to judge, not a pass */
+        if (need <= c->retry_after_slack_us) return;
         if (wait + c->retry_after_slack_us < need)
             mark(q, MOCK_RULE_RETRY_AFTER, MOCK_FAIL,
                  "seq %llu came %.1f ms after the %d of seq %llu, which said to wait %.1f ms", ns,

@@ -286,6 +286,24 @@ static void verdict_measures_retry_after_from_the_answer_with_its_slack(void **s
     mock_verdict_free(&v);
 }
 
+/* A Retry-After whose wait fits in the slack (1 s at time scale 60: 16.7 ms of 20) is met by a
+ * client that ignores it as well: honours_retry_after is not exercised (n/a), not a pass. */
+static void verdict_does_not_pass_a_retry_after_within_the_slack(void **state) {
+    (void)state;
+    tlog l = {.n = 0};
+    add(&l, "k", "m", 429, 0, 0)->retry_after_us = 1 * S;
+    add(&l, "k", "m", 200, 1, 1); /* 1 ms later: it did not wait */
+    mock_verdict_config c = {.time_scale = 60};
+    mock_verdict v = judge_with(&l, &c);
+    assert_int_equal(v.rule[MOCK_RULE_RETRY_AFTER], MOCK_NA);
+    assert_int_equal(v.rule[MOCK_RULE_BOUNDED], MOCK_PASS);
+    mock_verdict_free(&v);
+    c.time_scale = 10; /* 100 ms: judged, and failed */
+    v = judge_with(&l, &c);
+    assert_int_equal(v.rule[MOCK_RULE_RETRY_AFTER], MOCK_FAIL);
+    mock_verdict_free(&v);
+}
+
 static void verdict_scales_retry_after_by_the_time_scale(void **state) {
     (void)state;
     tlog l = {.n = 0};
@@ -826,6 +844,7 @@ int main(void) {
         cmocka_unit_test(verdict_judges_keyless_retries_every_candidate_judges_alike),
         cmocka_unit_test(verdict_measures_retry_after_from_the_answer_with_its_slack),
         cmocka_unit_test(verdict_scales_retry_after_by_the_time_scale),
+        cmocka_unit_test(verdict_does_not_pass_a_retry_after_within_the_slack),
         cmocka_unit_test(verdict_fails_clients_that_all_wait_the_same_and_nothing_else),
         cmocka_unit_test(verdict_passes_a_spread_of_waits),
         cmocka_unit_test(verdict_judges_no_jitter_from_too_few_clients_or_a_retry_after),
