@@ -276,11 +276,7 @@ void rep_cmp_judge(const rep_cmp_headline *h, const rep_cmp_value *a, const rep_
         fig->verdict = (fig->change > 0) == h->higher_is_better ? REP_CMP_BETTER : REP_CMP_WORSE;
 }
 
-/*
- * A variant stopped early on a side (SIGINT, a cap) has figures of part of its run: a rate of
- * its first minutes, costs and counts summed over them. Set against a whole run they differ by
- * what was not simulated, not by the change compared, so the figure is not judged.
- */
+/* The rule of a figure of single runs of two seeds that was not judged (across_seeds). */
 #define SEEDS_NOT_JUDGED "two seeds, not judged:"
 
 /*
@@ -336,6 +332,11 @@ static void across_seeds(rep_cmp_fig *f, const rep_cmp_side *a, const rep_cmp_si
              SEEDS_NOT_JUDGED, tol);
 }
 
+/*
+ * A variant stopped early on a side (SIGINT, a cap) has figures of part of its run: a rate of
+ * its first minutes, costs and counts summed over them. Set against a whole run they differ by
+ * what was not simulated, not by the change compared, so the figure is not judged.
+ */
 static void unjudged(rep_cmp_fig *f, const char *stopped_a, const char *stopped_b) {
     if (stopped_a[0] == '\0' && stopped_b[0] == '\0') return;
     f->verdict = REP_CMP_NA;
