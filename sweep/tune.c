@@ -1626,12 +1626,13 @@ static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bo
     uint32_t ok = k.feasible, flo = k.flo, fhi = k.fhi;
     human(a, sizeof a, g0, g0->objective, k.range);
     fprintf(f, "  %-28s ", g0->dims[d].key);
-    if (k.unmeasured) /* one seed: a change is seen, not judged against the noise */
-        fprintf(f,
-                k.no_effect ? "no change of the %s on one seed (range %s; the seeds' noise not "
-                              "measured)"
-                            : "changes the %s by %s on one seed (the seeds' noise not measured)",
-                k.no_effect ? g0->objective : across_word(t), a);
+    const char *seeds = t->seeds < 2 ? " on one seed" : "";
+    if (k.unmeasured && k.no_effect) /* one seed: a change is seen, not judged against noise */
+        fprintf(f, "no change of the %s%s (range %s; the seeds' noise not measured)", g0->objective,
+                seeds, a);
+    else if (k.unmeasured)
+        fprintf(f, "changes the %s by %s%s (the seeds' noise not measured)", across_word(t), a,
+                seeds);
     else if (k.no_effect)
         fprintf(f, "no effect on the %s (range %s, within the seeds' noise)", g0->objective, a);
     else
