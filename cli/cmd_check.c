@@ -64,7 +64,8 @@ static void usage(FILE *f) {
                   "\n"
                   "Exit codes: 0 every expectation holds, 1 some failed, 2 bad input\n"
                   "(a scenario or an expectation that cannot be read, a file that cannot be\n"
-                  "written), 130/143 after SIGINT/SIGTERM.\n",
+                  "written, a --baseline report of a run that stopped early), 130/143 after\n"
+                  "SIGINT/SIGTERM.\n",
                   f);
 }
 
@@ -351,7 +352,28 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
     fclose(fa);
     fclose(fb);
     char msg[1600];
-    if (cmp->worse == 0) {
+    if (cmp->worse == 0 && cmp->unjudged > cmp->unjudged_seeds) {
+        /* part of a run is no baseline: its rates and sums are of its first minutes */
+        char names[600] = "";
+        size_t at = 0;
+        for (size_t i = 0; i < base->count && at < sizeof names; i++)
+            if (base->entries[i].stopped[0])
+                at += (size_t)snprintf(names + at, sizeof names - at, "%s%s (%s)", at ? ", " : "",
+                                       base->entries[i].name, base->entries[i].stopped);
+        snprintf(msg, sizeof msg,
+                 "%zu of %zu figures not judged: %s is a run that stopped early: %s; not a "
+                 "baseline",
+                 cmp->unjudged, cmp->count, path, names);
+        baseline_error(sc, msg, out, x, c);
+    } else if (cmp->worse == 0 && cmp->unjudged_seeds > 0) {
+        snprintf(msg, sizeof msg,
+                 "%zu of %zu figures not judged: %.900s is of seed %.100s, this run of another: "
+                 "they "
+                 "moved beyond their default tolerance, which is not the seeds' noise (check "
+                 "with the baseline's seed, or give --tolerance)",
+                 cmp->unjudged_seeds, cmp->count, path, base->seeds);
+        baseline_error(sc, msg, out, x, c);
+    } else if (cmp->worse == 0) {
         fprintf(out, "PASS  %s: baseline  [%zu figures, none worse beyond noise than %s]\n",
                 sc->name, cmp->count, path);
         junit_case(x, sc->name, "baseline", NULL, NULL, all, time_s);

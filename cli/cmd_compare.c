@@ -54,7 +54,10 @@ static void usage(FILE *f) {
                   "\n"
                   "Exit codes: 0 nothing regressed beyond noise, 1 a figure did (named on\n"
                   "the last line), 2 bad input (a file that is not a report or sweep, a\n"
-                  "report compared with a sweep, different scenarios, no variant in common).\n"
+                  "report compared with a sweep, different scenarios, no variant in common),\n"
+                  "3 inconclusive: none regressed, but some figures were not judged (n/a):\n"
+                  "a variant whose run stopped early on a side (interrupted, a cap), or single\n"
+                  "runs of two seeds (a figure beyond its default tolerance: not the noise).\n"
                   "See docs/compare.md.\n",
                   f);
 }
@@ -138,10 +141,43 @@ static void print_table(const rep_cmp_side *a, const rep_cmp *c, cell_row *rows)
                    k == NCOL - 1 ? "\n" : "  ");
 }
 
-/* The last line: no change, changes that are not regressions, or the regressions named. */
+/* "naive, tuned": the entries with a figure not judged because a run stopped early. */
+static void unjudged_names(const rep_cmp *c, const cell_row *rows, char *buf, size_t len) {
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->count && at < len; i++) {
+        if (strncmp(c->figs[i].rule_text, "not judged", 10) != 0) continue;
+        if (i > 0 && strcmp(rows[i].c[COL_ENTRY], rows[i - 1].c[COL_ENTRY]) == 0 &&
+            strncmp(c->figs[i - 1].rule_text, "not judged", 10) == 0)
+            continue;
+        int k = snprintf(buf + at, len - at, "%s%s", at ? ", " : "", rows[i].c[COL_ENTRY]);
+        if (k < 0) break;
+        at += (size_t)k;
+    }
+}
+
+/* The last line: no change, changes that are not regressions, or the regressions named; before
+ * it, the figures not judged (a run stopped early, two seeds), "inconclusive" when none is worse.
+ */
 static void print_verdict(FILE *f, const rep_cmp *c, const cell_row *rows, const char *prefix) {
+    size_t stopped = c->unjudged - c->unjudged_seeds;
+    if (stopped) {
+        char names[600];
+        unjudged_names(c, rows, names, sizeof names);
+        fprintf(f, "%s%s%zu of %zu figures not judged: the run of %s stopped early on a side%s\n",
+                prefix, c->worse ? "" : "inconclusive: ", stopped, c->count, names,
+                c->worse || c->unjudged == c->count ? "" : "; the others:");
+    }
+    if (c->unjudged_seeds)
+        fprintf(f,
+                "%s%s%zu of %zu figures not judged: they moved beyond their default tolerance "
+                "between single runs of two seeds, which measure no noise (--tolerance states "
+                "it; sweeps with --seeds measure it)%s\n",
+                prefix, c->worse || stopped ? "" : "inconclusive: ", c->unjudged_seeds, c->count,
+                c->worse || c->unjudged == c->count ? "" : "; the others:");
+    if (c->unjudged == c->count) return;
     if (c->worse == 0 && c->better == 0) {
-        fprintf(f, "%sno change beyond noise (%zu figures)\n", prefix, c->count);
+        fprintf(f, "%sno change beyond noise (%zu figures)\n", prefix, c->count - c->unjudged);
         return;
     }
     rep_cmp_verdict want = c->worse ? REP_CMP_WORSE : REP_CMP_BETTER;
@@ -502,15 +538,16 @@ int cli_cmd_compare(int argc, char **argv) {
     if (!a.complete || !b.complete)
         printf("note: %s is an interrupted run (\"complete\": false)\n", !a.complete ? fa : fb);
     if (a.kind == REP_CMP_REPORT && strcmp(a.seeds, b.seeds) != 0)
-        printf("note: different seeds (%s, %s): single runs, judged on tolerances\n", a.seeds,
-               b.seeds);
+        printf("note: different seeds (%s, %s): single runs measure no noise: shares judged on "
+               "their binomial interval, a change beyond a default tolerance not judged\n",
+               a.seeds, b.seeds);
     if (c.only_a || c.only_b)
         printf("note: %zu %s only in A, %zu only in B (not compared)\n", c.only_a,
                a.kind == REP_CMP_REPORT ? "variant(s)" : "point(s)", c.only_b);
     print_table(&a, &c, rows);
     print_verdict(stdout, &c, rows, "compare: ");
     fflush(stdout);
-    rc = c.worse ? CLI_EXPECT_FAILED : CLI_OK;
+    rc = c.worse ? CLI_EXPECT_FAILED : c.unjudged ? CLI_INCONCLUSIVE : CLI_OK;
     if (o.outdir) {
         int w = write_outputs(o.outdir, fa, fb, &a, &b, &c, rows, o.no_charts);
         if (w != CLI_OK) rc = w;

@@ -31,7 +31,9 @@ static const char usage_text[] =
     "  --quiet          no summary on standard output\n"
     "\n"
     "Exit codes: 0 every rule held, 1 a rule was broken, 2 bad input or usage,\n"
-    "3 inconclusive (no attempts in the log, or it lost entries: --log-capacity).\n"
+    "3 inconclusive (no attempts in the log, no rule exercised: no request met a\n"
+    "failure, keyless retries that could be several requests', too few clients'\n"
+    "waits to tell a narrow jitter from none, or the log lost entries).\n"
     "See docs/mock.md (\"The verdict\").\n";
 
 #define LOG_FILE_MAX ((size_t)1 << 30)

@@ -6,6 +6,7 @@
  */
 #include "mockserver/verdict.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,6 +249,9 @@ static void judge_retry(judge *J, size_t qi, const mock_attempt *prev, const ite
     }
     if (prev->retry_after_us >= 0) {
         fb_time_us need = told(prev, c);
+        /* a wait within the slack (Retry-After: 0; 1 s at --time-scale 60, 16.7 ms) is met by
+           any retry, honoured or not: nothing to judge, not a pass */
+        if (need <= c->retry_after_slack_us) return;
         if (wait + c->retry_after_slack_us < need)
             mark(q, MOCK_RULE_RETRY_AFTER, MOCK_FAIL,
                  "seq %llu came %.1f ms after the %d of seq %llu, which said to wait %.1f ms", ns,
@@ -345,6 +349,23 @@ static int by_fault(const void *x, const void *y) {
     return a->wait_us < b->wait_us ? -1 : a->wait_us > b->wait_us;
 }
 
+/*
+ * How often n clients drawing their waits from the narrowest jitter of the official SDKs (a
+ * quarter of the wait: 0.5 s x 2^k x (1 - 0.25 x random), so a width of median / 3.5) spread
+ * no more than `spread`: the range of n uniforms, P(R <= x) = n x^(n-1) - (n-1) x^n. Three such
+ * clients spread less than 5% of the median 8% of the time: a short spread of few clients is
+ * not proof of no jitter, and fails only when chance would give it under JITTER_CHANCE.
+ */
+#define JITTER_CHANCE 0.01
+
+static double narrow_jitter_chance(size_t n, fb_time_us spread, fb_time_us median) {
+    if (median <= 0) return 0;
+    double x = (double)spread / ((double)median / 3.5);
+    if (x >= 1) return 1;
+    double k = (double)n;
+    return k * pow(x, k - 1) - (k - 1) * pow(x, k);
+}
+
 /* One run of samples (the same fault, status and retry; sorted by wait) as a group. */
 static void judge_group(mock_verdict *v, const sample *s, size_t n) {
     const mock_verdict_config *c = &v->cfg;
@@ -362,7 +383,20 @@ static void judge_group(mock_verdict *v, const sample *s, size_t n) {
     g->median_us = n % 2 ? s[n / 2].wait_us : (s[n / 2 - 1].wait_us + s[n / 2].wait_us) / 2;
     fb_time_us frac = (fb_time_us)(c->jitter_min_fraction * (double)g->median_us);
     g->needed_us = frac > c->jitter_min_us ? frac : c->jitter_min_us;
-    g->result = g->max_us - g->min_us >= g->needed_us ? MOCK_PASS : MOCK_FAIL;
+    fb_time_us spread = g->max_us - g->min_us;
+    g->result = spread >= g->needed_us ? MOCK_PASS : MOCK_FAIL;
+    double chance = narrow_jitter_chance(n, spread, g->median_us);
+    if (g->result == MOCK_FAIL && chance >= JITTER_CHANCE) {
+        g->result = MOCK_NA;
+        if (v->jitter_unsure++ == 0)
+            snprintf(v->unsure, sizeof v->unsure,
+                     "%u clients retried %.96s (retry %u) %.1f ms apart, under the %.1f ms needed, "
+                     "but a jitter of a quarter of the wait (the official SDKs') spreads %u "
+                     "clients so little %.0f%% of the time: more clients tell",
+                     g->clients, g->fault, g->retry, ms(spread), ms(g->needed_us), g->clients,
+                     100 * chance);
+        return;
+    }
     for (size_t i = 0; i < n; i++)
         mark(&v->req[s[i].req], MOCK_RULE_JITTER, g->result,
              "%u clients retried %s (retry %u) after %.1f to %.1f ms: a spread of %.1f ms, "
@@ -447,15 +481,30 @@ void mock_verdict_free(mock_verdict *v) {
     v->nreq = v->ngroups = 0;
 }
 
+/* No rule judged a request: none met a failure, and a pass would hold whatever the client does. */
+static bool none_exercised(const mock_verdict *v) {
+    for (int r = 0; r < MOCK_RULES; r++)
+        if (v->rule[r] != MOCK_NA) return false;
+    return true;
+}
+
 const char *mock_verdict_result(const mock_verdict *v) {
     for (int r = 0; r < MOCK_RULES; r++)
         if (v->rule[r] == MOCK_FAIL) return "fail";
-    return v->attempts == 0 || v->dropped > 0 || v->ambiguous > 0 ? "inconclusive" : "pass";
+    return v->attempts == 0 || v->dropped > 0 || v->ambiguous > 0 || v->jitter_unsure > 0 ||
+                   none_exercised(v)
+               ? "inconclusive"
+               : "pass";
 }
 
 const char *mock_verdict_reason(const mock_verdict *v) {
     if (strcmp(mock_verdict_result(v), "inconclusive") != 0) return "";
     if (v->attempts == 0) return "no attempts in the log";
+    if (v->dropped == 0 && v->ambiguous == 0 && v->jitter_unsure > 0) return v->unsure;
+    if (v->dropped == 0 && v->ambiguous == 0)
+        return "no rule was exercised: no request met a failure (a status of 400 or more, a "
+               "reset, a broken stream), so the log shows nothing of how the client handles "
+               "one: give requests faults (x-fusebox-fault, a scenario) to judge it";
     if (v->ambiguous > 0)
         return "keyless retries of concurrent clients could belong to more than one request, "
                "and the rules judge them differently depending on whose they are: give each "

@@ -80,6 +80,10 @@ typedef struct mock_verdict {
     /* keyless retries more than one request could have made, judged differently as whose: a
        failure of those requests is left unjudged, and the verdict can only be inconclusive */
     uint64_t ambiguous;
+    /* jitter groups (result n/a) whose spread was short of the needed one, but whose clients
+       were too few to tell a narrow jitter from none; the first one said in `unsure` */
+    size_t jitter_unsure;
+    char unsure[400];
 } mock_verdict;
 
 /* "retry_only_retryable", ...: the rule's name in JSON, JUnit and the text summary. */
@@ -96,8 +100,9 @@ int mock_verdict_judge(const mock_attempt *log, size_t n, uint64_t dropped,
                        const mock_verdict_config *cfg, mock_verdict *out);
 void mock_verdict_free(mock_verdict *v);
 
-/* "pass", "fail", or "inconclusive" (no attempt judged, the log lost entries, or keyless
- * retries could be another request's and would be judged differently as that one's). */
+/* "pass", "fail", or "inconclusive" (no attempt judged, no rule exercised, the log lost
+ * entries, keyless retries could be another request's and would be judged differently as that
+ * one's, or too few clients' waits to tell a narrow jitter from none). */
 const char *mock_verdict_result(const mock_verdict *v);
 /* Why it is inconclusive ("" otherwise). */
 const char *mock_verdict_reason(const mock_verdict *v);

@@ -152,7 +152,15 @@ void mock_verdict_junit(const mock_verdict *v, util_buf *out) {
         failures += v->rule[r] == MOCK_FAIL;
         skipped += v->rule[r] == MOCK_NA;
     }
-    bool log_bad = v->attempts == 0 || v->dropped > 0;
+    /* inconclusive (no rule exercised, ambiguous keyless retries) fails it too: a JUnit of
+       skips and passes would read green in CI */
+    bool log_bad =
+        v->attempts == 0 || v->dropped > 0 || strcmp(mock_verdict_result(v), "inconclusive") == 0;
+    char why[600];
+    snprintf(why, sizeof why, "inconclusive: %s",
+             v->attempts == 0 ? "no attempts in the log"
+             : v->dropped > 0 ? "the log lost its oldest entries (--log-capacity)"
+                              : mock_verdict_reason(v));
     util_out o = util_buf_out(out);
     util_junit_suite all = {.name = "fusebox verdict",
                             .tests = MOCK_RULES + 1,
@@ -171,10 +179,7 @@ void mock_verdict_junit(const mock_verdict *v, util_buf *out) {
                                            .name = "attempt_log",
                                            .time_s = -1,
                                            .kind = log_bad ? "failure" : NULL,
-                                           .message = v->attempts == 0
-                                                          ? "inconclusive: no attempts in the log"
-                                                          : "inconclusive: the log lost its oldest "
-                                                            "entries (--log-capacity)",
+                                           .message = why,
                                            .output = summary,
                                            .output_first = true},
                         0);

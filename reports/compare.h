@@ -56,6 +56,8 @@ typedef struct rep_cmp_value {
 typedef struct rep_cmp_entry {
     char name[REP_CMP_NAME_MAX];
     rep_cmp_value value[16]; /* by headline index */
+    char stopped[96]; /* "": its run went to the end; else why not (report.json's "stopped") */
+    double ended;     /* requests ended (report.json's summary), NaN when unknown (sweeps) */
 } rep_cmp_entry;
 
 typedef struct rep_cmp_side {
@@ -118,12 +120,21 @@ typedef struct rep_cmp {
     rep_cmp_fig *figs; /* malloc'ed; rep_cmp_free */
     size_t count;
     size_t worse, better;
+    size_t unjudged;       /* figures not judged (n/a): a run stopped early, or two seeds */
+    size_t unjudged_seeds; /* of them: single runs of two seeds, beyond a default tolerance */
     size_t only_a, only_b; /* entries of one side only */
 } rep_cmp;
 
 /*
- * Compare every entry present in both sides (by name, in A's order). FB_OK, or FB_EINVAL
- * with msg when the sides cannot be compared (different kinds, scenarios, no entry in common).
+ * Compare every entry present in both sides (by name, in A's order). Two single runs of
+ * different seeds differ by chance: success_rate, a share of the requests ended, is beyond
+ * noise only outside the 95% binomial interval of the difference too (blast_radius as a share
+ * of them); another figure that moved beyond its default tolerance between two seeds is not
+ * judged (n/a, in `unjudged_seeds`): the tolerance is not the seeds' noise. A figure of an entry
+ * that did not run to the end on either side (an interrupted run, a cap) is not judged: its verdict
+ * is n/a, counted in `unjudged`, never same, better or worse (part of a run against a whole one).
+ * FB_OK, or FB_EINVAL with msg when the sides cannot be compared (different kinds, scenarios, no
+ * entry in common).
  */
 int rep_compare(const rep_cmp_side *a, const rep_cmp_side *b, const rep_cmp_tol *tols, size_t ntols,
                 rep_cmp *out, char *msg, size_t msglen);

@@ -150,6 +150,66 @@ static val library_setting(parser *P, const char *variant, const char *layer) {
     return out;
 }
 
+/*
+ * The requests a figure is made of. A rate over no request, the mean or a percentile of none,
+ * read 0 in the metric table: "latency_p99 <= 15s" passed as "0ms <= 15.0s" on a run in which
+ * no request ended. An expectation on such a figure would pass or fail on no evidence, so it
+ * reads n/a. (A percentile of few requests is their order statistic, as a log's is: the bands
+ * an import writes compare those, docs/import.md; it stays a number.)
+ */
+typedef struct sample_rule {
+    const char *metric;
+    int of; /* what it counts: an index of sample_names */
+    const char *what;
+} sample_rule;
+
+static const sample_rule sample_rules[] = {
+    {"success_rate", 0, "a rate"},       {"availability", 0, "a rate"},
+    {"error_rate", 0, "a rate"},         {"fallback_rate", 0, "a rate"},
+    {"blast_radius_rate", 0, "a rate"},  {"latency_p50", 1, "a percentile"},
+    {"latency_p90", 1, "a percentile"},  {"latency_p99", 1, "a percentile"},
+    {"latency_p999", 1, "a percentile"}, {"latency_max", 1, "a maximum"},
+    {"latency_mean", 1, "a mean"},       {"success_latency_p99", 2, "a percentile"},
+    {"amplification", 3, "a ratio"},     {"amplification_fault", 4, "a ratio"},
+};
+
+/* 0 counts s->ended, 1 the latency histogram (the same requests), 2 that of successes */
+static const char *const sample_names[] = {"no request ended", "no request ended", "no success",
+                                           "no request calls a provider",
+                                           "no request in a fault or spike window"};
+
+static uint64_t sample_size(const sim_summary *s, int of) {
+    uint64_t n = 0;
+    switch (of) {
+    case 0:
+        for (int e = 0; e < SIM_END_COUNT; e++) n += s->ended[e];
+        return n;
+    case 1:
+        return fb_hist_count(&s->latency);
+    case 2:
+        return fb_hist_count(&s->latency_ok);
+    case 3:
+        return s->requests_calling;
+    default:
+        return s->requests_in_fault;
+    }
+}
+
+/* NAN, with P->na saying why, when `metric` of s is made of no request; else v. */
+static double sampled(parser *P, const sim_summary *s, const char *variant, const char *metric,
+                      double v) {
+    for (size_t i = 0; i < sizeof sample_rules / sizeof sample_rules[0]; i++) {
+        const sample_rule *r = &sample_rules[i];
+        if (strcmp(r->metric, metric) != 0) continue;
+        if (sample_size(s, r->of) > 0) return v;
+        if (P->na[0] == '\0')
+            snprintf(P->na, sizeof P->na, "%.63s.%.40s is n/a (%s: %s of none)", variant, metric,
+                     sample_names[r->of], r->what);
+        return NAN;
+    }
+    return v;
+}
+
 /* NAME or NAME.METRIC or METRIC[provider], or NAME.LAYER.KEY (library_setting) */
 static val reference(parser *P) {
     val out = {0, 0};
@@ -207,6 +267,7 @@ static val reference(parser *P) {
         return out;
     }
     out.kind = unit == SIM_UNIT_US ? 1 : 0;
+    if (s != P->blank) out.v = sampled(P, s, variant, metric, out.v);
     if (sim_metric_is_na(out.v) && P->na[0] == '\0') {
         const sim_metric *row = sim_metric_find(metric);
         snprintf(P->na, sizeof P->na, "%.63s.%.63s is n/a (%.110s)", variant, metric,
@@ -288,15 +349,22 @@ static val term(parser *P) {
         char c = *P->p;
         if (c != '*' && c != '/') return a;
         P->p++;
+        skip(P);
+        const char *divisor = P->p;
         val b = factor(P);
         if (a.kind && b.kind) perr(P, "cannot multiply or divide two durations", NULL);
         if (c == '/' && b.kind) perr(P, "cannot divide by a duration", NULL);
-        if (c == '*')
+        if (c == '*') {
             a.v *= b.v;
-        else if (b.v == 0)
-            a.v = a.v == 0 ? 0 : INFINITY;
-        else
+        } else if (b.v == 0) {
+            /* a ratio over nothing is no number: "errors / retries >= 1" passed as inf >= 1 */
+            if (P->na[0] == '\0' && P->sums != NULL)
+                snprintf(P->na, sizeof P->na, "divided by 0: %.*s is 0 in this run",
+                         (int)(P->p - divisor > 120 ? 120 : P->p - divisor), divisor);
+            a.v = NAN;
+        } else {
             a.v /= b.v;
+        }
         a.kind = a.kind || b.kind;
     }
 }

@@ -77,13 +77,24 @@ static bool better(const aspect *a, double x, double y) {
     return a->higher ? x > y : x < y;
 }
 
+/*
+ * Can variant s be set against the others on a? Not when it stopped early (its cost and counts
+ * are of part of the run: a variant stopped by a cap at 5 minutes of 60 "did best on cost"), nor
+ * on a share or a p99 of no request (the metric table reads 0: docs/check.md).
+ */
+static bool comparable(const sim_scenario *sc, const sim_summary *s, const aspect *a) {
+    if (!s->complete) return false;
+    if (a->binomial) return metric(sc, s, "ended") > 0;
+    return strcmp(a->metric, "latency_p99") != 0 || fb_hist_count(&s->latency) > 0;
+}
+
 /* The best variant on a other than `skip` (-1: none skipped), or -1 when no value is known. */
 static int best_of(const sim_scenario *sc, sim_summary *const *sums, size_t n, const aspect *a,
                    int skip) {
     int best = -1;
     for (size_t i = 0; i < n; i++) {
         double v = metric(sc, sums[i], a->metric);
-        if ((int)i == skip || sim_metric_is_na(v)) continue;
+        if ((int)i == skip || sim_metric_is_na(v) || !comparable(sc, sums[i], a)) continue;
         if (best < 0 || better(a, v, metric(sc, sums[best], a->metric))) best = (int)i;
     }
     return best;
@@ -91,7 +102,8 @@ static int best_of(const sim_scenario *sc, sim_summary *const *sums, size_t n, c
 
 /*
  * Does the best value stand apart from the next? Shares: outside the 95% binomial interval
- * of their difference (1.96 standard errors); others: by more than REP_VERDICT_LEVEL.
+ * of their difference (1.96 standard errors, Agresti-Caffo); others: by more than
+ * REP_VERDICT_LEVEL.
  */
 static bool apart(const sim_scenario *sc, const sim_summary *b, const sim_summary *c,
                   const aspect *a) {
@@ -99,8 +111,11 @@ static bool apart(const sim_scenario *sc, const sim_summary *b, const sim_summar
     if (a->binomial) {
         double nx = metric(sc, b, "ended"), ny = metric(sc, c, "ended");
         if (nx <= 0 || ny <= 0) return false;
-        double se = sqrt(x * (1 - x) / nx + y * (1 - y) / ny);
-        return fabs(x - y) > 1.96 * se;
+        /* Agresti-Caffo (one success and one failure added to each): the plain interval has no
+           width at 100%, and called 100% of 300 apart from 98.67% (4 failures against none) */
+        double px = (x * nx + 1) / (nx + 2), py = (y * ny + 1) / (ny + 2);
+        double se = sqrt(px * (1 - px) / (nx + 2) + py * (1 - py) / (ny + 2));
+        return fabs(px - py) > 1.96 * se;
     }
     return fabs(x - y) > REP_VERDICT_LEVEL * fmax(fabs(x), fabs(y));
 }
@@ -108,8 +123,9 @@ static bool apart(const sim_scenario *sc, const sim_summary *b, const sim_summar
 static void stopped_early(text *t, sim_summary *const *sums, size_t n) {
     for (size_t i = 0; i < n; i++)
         if (!sums[i]->complete)
-            put(t, "%s stopped early (%s): its figures cover the simulated time up to then. ",
-                sums[i]->variant, sums[i]->stop_reason);
+            put(t, "%s stopped early (%s): its figures cover the simulated time up to then%s. ",
+                sums[i]->variant, sums[i]->stop_reason,
+                n > 1 ? ", and are not set against the other variants'" : "");
 }
 
 /*
@@ -411,7 +427,8 @@ rep_verdict_mark rep_verdict_cell(char *buf, size_t len, const sim_scenario *sc,
     const aspect *a = &aspects[k];
     shown(buf, len, sc, sums[i], a);
     int best = best_of(sc, sums, n, a, -1);
-    if (best < 0 || sim_metric_is_na(metric(sc, sums[i], a->metric))) return REP_MARK_NONE;
+    if (best < 0 || sim_metric_is_na(metric(sc, sums[i], a->metric)) || !comparable(sc, sums[i], a))
+        return REP_MARK_NONE;
     int next = best_of(sc, sums, n, a, best);
     bool alone = next < 0 || apart(sc, sums[best], sums[next], a);
     if ((int)i == best) return alone ? REP_MARK_BEST : REP_MARK_LEVEL;

@@ -1345,7 +1345,8 @@ static double noise(const sweep_tune *t, sweep *const *sws, uint64_t p) {
         if (t->across_mean && t->weight[i] == 0) continue; /* not in the mean */
         sweep_stat st;
         sweep_point_stat(sws[i], p, sweep_metric_index(sws[i], sws[i]->objective), &st);
-        double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
+        if (isnan(st.ci_high)) return NAN; /* one seed: no interval, the noise is unknown */
+        double h = (st.ci_high - st.ci_low) / 2;
         if (h > hw) hw = h;
         sq += noise_term(t, i, h);
     }
@@ -1366,7 +1367,8 @@ static double paired_noise(const sweep_tune *t, uint64_t p, uint64_t q) {
         int m = sweep_metric_index(sw, sw->objective);
         sweep_stat st;
         sweep_paired_diff(sw, p, q, m, &st);
-        double h = isnan(st.ci_high) ? 0 : (st.ci_high - st.ci_low) / 2;
+        if (isnan(st.ci_high)) return NAN; /* fewer than two seeds in common: unknown */
+        double h = (st.ci_high - st.ci_low) / 2;
         if (h > hw) hw = h;
         sq += noise_term(t, i, h);
     }
@@ -1382,10 +1384,11 @@ typedef struct knob_sens {
     double range;
     bool no_effect;
     uint32_t feasible, flo, fhi;
+    bool unmeasured; /* a move's paired noise is unknown (one seed): no_effect means no change */
 } knob_sens;
 
 static knob_sens sensitivity(const sweep_tune *t, uint64_t p, uint32_t d) {
-    knob_sens k = {0, true, 0, value_index(t, p, d), value_index(t, p, d)};
+    knob_sens k = {0, true, 0, value_index(t, p, d), value_index(t, p, d), false};
     double lo = INFINITY, hi = -INFINITY, at = evaluate(t, t->grid, p).across;
     for (uint32_t v = 0; v < t->nval[d]; v++) {
         uint64_t q = with_value(t, p, d, v);
@@ -1393,7 +1396,9 @@ static knob_sens sensitivity(const sweep_tune *t, uint64_t p, uint32_t d) {
         if (e.across < lo) lo = e.across;
         if (e.across > hi) hi = e.across;
         k.feasible += e.feasible;
-        if (fabs(e.across - at) > paired_noise(t, p, q)) k.no_effect = false;
+        double pn = q == p ? 0 : paired_noise(t, p, q);
+        k.unmeasured |= isnan(pn);
+        if (isnan(pn) ? e.across != at : fabs(e.across - at) > pn) k.no_effect = false;
     }
     k.range = hi - lo;
     while (k.flo > 0 && evaluate(t, t->grid, with_value(t, p, d, k.flo - 1)).feasible) k.flo--;
@@ -1541,7 +1546,10 @@ static void answer_recommended(FILE *f, const sweep_tune *t, uint64_t p) {
     char a[64], b[64], h[64];
     human(a, sizeof a, g0, g0->objective, g0->sense * e.across);
     human(b, sizeof b, g0, g0->objective, g0->sense * c.across);
-    human(h, sizeof h, g0, g0->objective, hw);
+    if (isnan(hw))
+        snprintf(h, sizeof h, "not measured: %s", t->seeds < 2 ? "one seed" : "no interval");
+    else
+        human(h, sizeof h, g0, g0->objective, hw);
     fprintf(f, "\nrecommended:%s\n",
             e.feasible ? ""
                        : " (NO point satisfies every constraint "
@@ -1554,8 +1562,8 @@ static void answer_recommended(FILE *f, const sweep_tune *t, uint64_t p) {
     char brk[SWEEP_KEY_MAX + 300], why[SWEEP_KEY_MAX + 320] = "";
     if (!c.feasible && breaks(t, t->base, 0, brk, sizeof brk))
         snprintf(why, sizeof why, " (fails %s)", brk);
-    fprintf(f, "  %s %s: %s (seeds' noise +/- %s); current settings: %s%s\n", across_word(t),
-            g0->objective, a, h, b, why);
+    fprintf(f, "  %s %s: %s (seeds' noise %s%s); current settings: %s%s\n", across_word(t),
+            g0->objective, a, isnan(hw) ? "" : "+/- ", h, b, why);
 }
 
 /* Scenario i's part of the weighted mean at point p: w_i m_i / sum_j w_j m_j (NaN when 0). */
@@ -1618,7 +1626,14 @@ static void answer_knob(FILE *f, const sweep_tune *t, uint64_t p, uint32_t d, bo
     uint32_t ok = k.feasible, flo = k.flo, fhi = k.fhi;
     human(a, sizeof a, g0, g0->objective, k.range);
     fprintf(f, "  %-28s ", g0->dims[d].key);
-    if (k.no_effect)
+    const char *seeds = t->seeds < 2 ? " on one seed" : "";
+    if (k.unmeasured && k.no_effect) /* one seed: a change is seen, not judged against noise */
+        fprintf(f, "no change of the %s%s (range %s; the seeds' noise not measured)", g0->objective,
+                seeds, a);
+    else if (k.unmeasured)
+        fprintf(f, "changes the %s by %s%s (the seeds' noise not measured)", across_word(t), a,
+                seeds);
+    else if (k.no_effect)
         fprintf(f, "no effect on the %s (range %s, within the seeds' noise)", g0->objective, a);
     else
         fprintf(f, "moves the %s by %s", across_word(t), a);

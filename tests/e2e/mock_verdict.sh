@@ -11,7 +11,7 @@ set -u
 SDK=$ROOT/out/sdk
 D=$(logs_dir mock-verdict)
 mkdir -p "$SDK"
-plan 64
+plan 67
 
 need node "$SDK/apt.log" nodejs npm
 need npm "$SDK/apt.log" nodejs npm
@@ -165,6 +165,15 @@ assert "key retry-400-client: seq 1 retried the 400 of seq 0" in f[0].find("fail
 $C -X POST "$URL/__fusebox/reset" >/dev/null
 $C "$URL/__fusebox/log" >"$D/empty.log.json"
 expect_exit 3 "an empty log is inconclusive (exit 3)" "$FUSEBOX" verdict "$D/empty.log.json"
+# A client whose every request succeeded was judged by no rule: inconclusive, not a pass (it
+# used to be "verdict: pass" with six n/a rules, exit 0, and a JUnit of skips).
+$C -H 'x-fusebox-key: ok-1' "$URL/v1/chat/completions" -d '{"model":"m","messages":[]}' >/dev/null
+$C "$URL/__fusebox/log" >"$D/ok.log.json"
+expect_exit 3 "a log of successes only is inconclusive (exit 3)" "$FUSEBOX" verdict "$D/ok.log.json" \
+    --junit "$D/ok.xml"
+contains "$OUT" "verdict: inconclusive (1 request, 1 attempt; no rule was exercised" "... saying no rule was exercised"
+grep -q '<failure message="inconclusive: no rule was exercised' "$D/ok.xml"
+ok $? "... and its JUnit fails attempt_log"
 sed 's/"broken":false/"broken":0/' "$D/bad.log.json" >"$D/broken.log.json"
 expect_exit 2 "a bad log is bad input (exit 2)" "$FUSEBOX" verdict "$D/broken.log.json"
 contains "$ERR" "broken.log.json: entries[0].broken: expected a boolean" "naming the file and JSON path"

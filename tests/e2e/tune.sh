@@ -524,6 +524,18 @@ wait $pid
 [ $? -eq 130 ] && grep -q "interrupted by SIGINT: nothing written" "$T/int.err" && [ ! -e "$T/int/tune.json" ]
 ok $? "SIGINT stops tune: exit 130, one line, no tune.json"
 
+# one seed: the seeds' noise is not measured, so it is not printed as +/- 0 and no knob is said to
+# move the figure beyond it (it used to read "seeds' noise +/- $0.00" and "moves the worst case")
+expect_exit 0 "tune --seeds 1 exits 0" "$FUSEBOX" tune $S --knob retry.attempts=1,2,3 \
+    --knob breaker.open=5s,20s $OBJ --seeds 1 --exhaustive --no-charts -o "$T/one"
+contains "$OUT" "(seeds' noise not measured: one seed)" "one seed: the recommendation's noise is not measured"
+contains "$OUT" "changes the worst case by \$0.20 on one seed (the seeds' noise not measured)" \
+    "... and a knob's change is not judged against it"
+case $OUT in *"+/- \$0.00"* | *"moves the worst case"*) false ;; *) true ;; esac
+ok $? "... never 'noise +/- \$0.00', never 'moves the worst case'"
+[ "$(json "$T/one/tune.json" "r['recommendation']['noise'] is None")" = True ]
+ok $? "tune.json: the recommendation's noise is null on one seed"
+
 expect_exit 1 "no setting meets an impossible constraint: exit 1" "$FUSEBOX" tune $S \
     --knob breaker.open=5s,10s --minimize cost_usd --subject-to "success_rate>=1.01" -o "$T/inf"
 contains "$OUT" "NO point satisfies every constraint" "infeasible: it says so and shows the closest"

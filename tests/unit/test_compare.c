@@ -163,6 +163,67 @@ static void compare_reports_match_variants_by_name(void **state) {
     rep_cmp_side_free(&b);
 }
 
+/* Single runs of two seeds: a share moves by chance by about sqrt(p(1-p)/n); within the 95%
+ * binomial interval it is the same (0.19 and 0.182 of 200 were "WORSE"), beyond it worse; a
+ * latency beyond its default tolerance is not judged (n/a), unless --tolerance states the noise. */
+static rep_cmp compare_seeds(const char *b_rate, double b_p99, double ended, const rep_cmp_tol *t,
+                             size_t nt) {
+    char ta[400], tb[400], msg[300];
+    snprintf(ta, sizeof ta,
+             "{\"scenario\": \"s\", \"seed\": 1, \"variants\": {\"v\": {\"summary\": "
+             "{\"ended\": %g, \"success_rate\": 0.19, \"latency_p99\": 2.0, "
+             "\"blast_radius\": 162}}}}",
+             ended);
+    snprintf(tb, sizeof tb,
+             "{\"scenario\": \"s\", \"seed\": 2, \"variants\": {\"v\": {\"summary\": "
+             "{\"ended\": %g, \"success_rate\": %s, \"latency_p99\": %g, "
+             "\"blast_radius\": 171}}}}",
+             ended, b_rate, b_p99);
+    rep_cmp_side a, b;
+    rep_cmp c;
+    assert_int_equal(rep_cmp_parse(ta, strlen(ta), "a", &a, msg, sizeof msg), FB_OK);
+    assert_int_equal(rep_cmp_parse(tb, strlen(tb), "b", &b, msg, sizeof msg), FB_OK);
+    assert_int_equal(rep_compare(&a, &b, t, nt, &c, msg, sizeof msg), FB_OK);
+    rep_cmp_side_free(&a);
+    rep_cmp_side_free(&b);
+    return c;
+}
+
+static rep_cmp_verdict verdict_of(const rep_cmp *c, const char *metric) {
+    size_t nh;
+    const rep_cmp_headline *h = rep_cmp_headlines(&nh);
+    for (size_t i = 0; i < c->count; i++)
+        if (strcmp(h[c->figs[i].headline].metric, metric) == 0) return c->figs[i].verdict;
+    fail_msg("no %s", metric);
+    return REP_CMP_NA;
+}
+
+static void compare_two_seeds_judge_shares_binomially_and_the_rest_not_at_all(void **state) {
+    (void)state;
+    rep_cmp c = compare_seeds("0.182", 2.0, 200, NULL, 0);
+    assert_int_equal(verdict_of(&c, "success_rate"), REP_CMP_SAME);
+    assert_int_equal(verdict_of(&c, "blast_radius"), REP_CMP_SAME); /* 81.0% and 85.5% */
+    assert_int_equal(c.worse, 0);
+    assert_int_equal(c.unjudged, 0);
+    rep_cmp_free(&c);
+    c = compare_seeds("0.10", 2.0, 2000, NULL, 0); /* 19% -> 10% of 2,000: far outside */
+    assert_int_equal(verdict_of(&c, "success_rate"), REP_CMP_WORSE);
+    rep_cmp_free(&c);
+    c = compare_seeds("0.19", 2.5, 200, NULL, 0); /* p99 +25% between two seeds */
+    assert_int_equal(verdict_of(&c, "latency_p99"), REP_CMP_NA);
+    assert_int_equal(c.unjudged, 1);
+    assert_int_equal(c.unjudged_seeds, 1);
+    assert_int_equal(c.worse, 0);
+    rep_cmp_free(&c);
+    rep_cmp_tol t;
+    char msg[200];
+    assert_int_equal(rep_cmp_tol_parse("latency_p99=10%", &t, msg, sizeof msg), FB_OK);
+    c = compare_seeds("0.19", 2.5, 200, &t, 1); /* the user's tolerance: judged */
+    assert_int_equal(verdict_of(&c, "latency_p99"), REP_CMP_WORSE);
+    assert_int_equal(c.unjudged, 0);
+    rep_cmp_free(&c);
+}
+
 /* Not a report, a report against a sweep, another scenario: errors naming the file or both. */
 static void compare_bad_inputs_are_errors(void **state) {
     (void)state;
@@ -207,6 +268,7 @@ int main(void) {
         cmocka_unit_test(compare_tolerance_parse_rejects_bad_specs),
         cmocka_unit_test(compare_missing_value_is_na),
         cmocka_unit_test(compare_reports_match_variants_by_name),
+        cmocka_unit_test(compare_two_seeds_judge_shares_binomially_and_the_rest_not_at_all),
         cmocka_unit_test(compare_bad_inputs_are_errors),
     };
     return cmocka_run_group_tests_name("compare", tests, NULL, NULL);

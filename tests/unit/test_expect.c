@@ -204,6 +204,61 @@ static void expect_on_na_collateral_share_names_the_metric(void **state) {
                                   "when the blast radius is 0)");
 }
 
+/* A figure made of no request backs no verdict: a rate of none, a percentile of none read 0
+ * ("latency_p99 <= 15s" passed as "0ms <= 15.0s"); they are n/a and fail saying why. One
+ * request is a number (a percentile of few is their order statistic, as an import's bands
+ * compare it). */
+static void expect_on_no_request_fails_saying_so(void **state) {
+    fixture *f = *state;
+    rep_expect_result r;
+    char msg[300];
+    sim_summary *t = f->sums[1];
+    fb_hist_clear(&t->latency);
+    fb_hist_record(&t->latency, 1000);
+    assert_true(holds(f, "tuned.latency_p99 <= 15s")); /* one request: its latency */
+    memset(t->ended, 0, sizeof t->ended);
+    t->errors = 0;
+    t->requests_calling = 0;
+    fb_hist_clear(&t->latency);
+    assert_int_equal(
+        rep_expect_eval(f->sc, f->sums, 2, "tuned.latency_p99 <= 15s", &r, msg, sizeof msg), FB_OK);
+    assert_false(r.passed);
+    assert_true(r.na);
+    assert_string_equal(r.detail,
+                        "tuned.latency_p99 is n/a (no request ended: a percentile of none)");
+    assert_false(holds(f, "tuned.success_rate >= 0"));
+    assert_false(holds(f, "tuned.error_rate <= 1"));
+    assert_false(holds(f, "tuned.amplification <= 100"));
+    assert_false(holds(f, "tuned.latency_max <= 15s"));
+    assert_false(holds(f, "tuned.success_latency_p99 <= 15s"));
+    assert_true(holds(f, "tuned.errors == 0")); /* a count of none is 0 */
+    assert_int_equal(
+        rep_expect_eval(f->sc, f->sums, 2, "tuned.success_rate >= 0.5", &r, msg, sizeof msg),
+        FB_OK);
+    assert_string_equal(r.detail, "tuned.success_rate is n/a (no request ended: a rate of none)");
+    assert_false(holds(f, "naive.success_rate > tuned.success_rate"));
+}
+
+/* A ratio over 0 is no number: x / 0 used to be inf (and 0 / 0 was 0), so "errors / retries >= 1"
+ * passed on a run without retries; now the expectation fails saying what was 0. */
+static void expect_dividing_by_zero_fails_naming_the_divisor(void **state) {
+    fixture *f = *state;
+    rep_expect_result r;
+    char msg[300];
+    assert_int_equal(rep_expect_eval(f->sc, f->sums, 2, "naive.errors / tuned.retries >= 1", &r,
+                                     msg, sizeof msg),
+                     FB_OK);
+    assert_false(r.passed);
+    assert_true(r.na);
+    assert_string_equal(r.detail, "divided by 0: tuned.retries is 0 in this run");
+    assert_false(holds(f, "tuned.retries / tuned.retries <= 1")); /* 0 / 0 */
+    assert_false(holds(f, "naive.errors / (naive.errors - 400) > 1"));
+    assert_true(holds(f, "naive.errors / naive.attempts < 0.05")); /* 400 / 9000 */
+    char m[300];
+    assert_int_equal(rep_expect_validate(f->sc, "naive.errors / tuned.retries >= 1", m, sizeof m),
+                     FB_OK); /* validation reads no run: nothing is 0 yet */
+}
+
 /* A preset layer's setting by its library's name, as it ran (issue 22): durations in the
  * library's unit compared with durations, rates as fractions, the breaker's per provider; a
  * name the vocabulary lacks, a layer of fusebox's keys and an unknown layer say what there is. */
@@ -255,6 +310,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(expect_boundary_shows_the_deciding_digits, setup, teardown),
         cmocka_unit_test_setup_teardown(expect_on_na_spillover_fails_saying_so, setup, teardown),
         cmocka_unit_test_setup_teardown(expect_on_na_recovered_fails_for_any_operator, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(expect_on_no_request_fails_saying_so, setup, teardown),
+        cmocka_unit_test_setup_teardown(expect_dividing_by_zero_fails_naming_the_divisor, setup,
                                         teardown),
         cmocka_unit_test(expect_reads_a_library_setting_by_its_name),
         cmocka_unit_test_setup_teardown(expect_on_na_collateral_share_names_the_metric, setup,

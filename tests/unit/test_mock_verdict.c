@@ -286,6 +286,24 @@ static void verdict_measures_retry_after_from_the_answer_with_its_slack(void **s
     mock_verdict_free(&v);
 }
 
+/* A Retry-After whose wait fits in the slack (1 s at time scale 60: 16.7 ms of 20) is met by a
+ * client that ignores it as well: honours_retry_after is not exercised (n/a), not a pass. */
+static void verdict_does_not_pass_a_retry_after_within_the_slack(void **state) {
+    (void)state;
+    tlog l = {.n = 0};
+    add(&l, "k", "m", 429, 0, 0)->retry_after_us = 1 * S;
+    add(&l, "k", "m", 200, 1, 1); /* 1 ms later: it did not wait */
+    mock_verdict_config c = {.time_scale = 60};
+    mock_verdict v = judge_with(&l, &c);
+    assert_int_equal(v.rule[MOCK_RULE_RETRY_AFTER], MOCK_NA);
+    assert_int_equal(v.rule[MOCK_RULE_BOUNDED], MOCK_PASS);
+    mock_verdict_free(&v);
+    c.time_scale = 10; /* 100 ms: judged, and failed */
+    v = judge_with(&l, &c);
+    assert_int_equal(v.rule[MOCK_RULE_RETRY_AFTER], MOCK_FAIL);
+    mock_verdict_free(&v);
+}
+
 static void verdict_scales_retry_after_by_the_time_scale(void **state) {
     (void)state;
     tlog l = {.n = 0};
@@ -327,6 +345,42 @@ static void verdict_fails_clients_that_all_wait_the_same_and_nothing_else(void *
     assert_int_equal(v.groups[0].max_us, 501 * MS);
     assert_int_equal(v.groups[0].median_us, 500300);
     assert_int_equal(v.groups[0].needed_us, 25015); /* 5% of the median, over 10 ms */
+    mock_verdict_free(&v);
+}
+
+/* Three clients of a narrow jitter (the SDKs' quarter of the wait) spread under 5% of the median
+ * 8% of the time: a short spread of 3 clients is no proof of no jitter unless chance would
+ * rarely give it. 15 ms apart: inconclusive (the group n/a); 2 ms apart, or 5 clients 15 ms
+ * apart: a fail. */
+static void verdict_does_not_fail_jitter_that_few_clients_cannot_tell(void **state) {
+    (void)state;
+    tlog l = {.n = 0};
+    const double close[] = {430, 440, 445};
+    clients(&l, "500-times-1", 3, close);
+    mock_verdict v = judge(&l);
+    assert_int_equal(v.ngroups, 1);
+    assert_int_equal(v.groups[0].result, MOCK_NA);
+    assert_int_equal(v.failed[MOCK_RULE_JITTER], 0);
+    assert_string_equal(mock_verdict_result(&v), "inconclusive");
+    assert_non_null(strstr(mock_verdict_reason(&v),
+                           "3 clients retried 500-times-1 (retry 1) 15.0 ms apart, under the "
+                           "22.0 ms needed"));
+    util_buf j = {0};
+    mock_verdict_json(&v, &j);
+    assert_non_null(strstr(j.p, "\"spread_ms\":15.000,\"needed_ms\":22.000,\"result\":\"n/a\""));
+    util_buf_free(&j);
+    mock_verdict_free(&v);
+    tlog t = {.n = 0};
+    const double tight[] = {440, 441, 442};
+    clients(&t, "500-times-1", 3, tight);
+    v = judge(&t);
+    only_fails(&v, MOCK_RULE_JITTER);
+    mock_verdict_free(&v);
+    tlog f = {.n = 0};
+    const double five[] = {430, 434, 440, 443, 445};
+    clients(&f, "500-times-1", 5, five);
+    v = judge(&f);
+    only_fails(&v, MOCK_RULE_JITTER);
     mock_verdict_free(&v);
 }
 
@@ -457,6 +511,33 @@ static void verdict_expects_a_fallback_only_when_told(void **state) {
 }
 
 /* ---- outputs ---- */
+
+/* Requests that all succeeded exercise no rule: the log says nothing of how the client handles
+ * a failure, so the verdict is inconclusive (exit 3), not a pass that would hold for any client. */
+static void verdict_with_no_rule_exercised_is_inconclusive(void **state) {
+    (void)state;
+    tlog l = {.n = 0};
+    add(&l, "a", "m", 200, 0, 1);
+    add(&l, "b", "m", 200, 5, 1);
+    mock_verdict v = judge(&l);
+    for (int r = 0; r < MOCK_RULES; r++) assert_int_equal(v.rule[r], MOCK_NA);
+    assert_string_equal(mock_verdict_result(&v), "inconclusive");
+    assert_non_null(strstr(mock_verdict_reason(&v), "no rule was exercised"));
+    util_buf j = {0};
+    mock_verdict_junit(&v, &j);
+    /* attempt_log fails: a JUnit of skips alone would read green in CI */
+    assert_non_null(strstr(j.p, "tests=\"7\" failures=\"1\" skipped=\"6\""));
+    assert_non_null(strstr(j.p, "<failure message=\"inconclusive: no rule was exercised"));
+    util_buf_free(&j);
+    mock_verdict_free(&v);
+    /* one failure the client left alone exercises bounded_attempts: a pass */
+    add(&l, "c", "m", 429, 10, 1);
+    v = judge(&l);
+    assert_int_equal(v.rule[MOCK_RULE_BOUNDED], MOCK_PASS);
+    assert_string_equal(mock_verdict_result(&v), "pass");
+    assert_string_equal(mock_verdict_reason(&v), "");
+    mock_verdict_free(&v);
+}
 
 static void verdict_json_and_junit_name_the_failure(void **state) {
     (void)state;
@@ -763,14 +844,17 @@ int main(void) {
         cmocka_unit_test(verdict_judges_keyless_retries_every_candidate_judges_alike),
         cmocka_unit_test(verdict_measures_retry_after_from_the_answer_with_its_slack),
         cmocka_unit_test(verdict_scales_retry_after_by_the_time_scale),
+        cmocka_unit_test(verdict_does_not_pass_a_retry_after_within_the_slack),
         cmocka_unit_test(verdict_fails_clients_that_all_wait_the_same_and_nothing_else),
         cmocka_unit_test(verdict_passes_a_spread_of_waits),
         cmocka_unit_test(verdict_judges_no_jitter_from_too_few_clients_or_a_retry_after),
+        cmocka_unit_test(verdict_does_not_fail_jitter_that_few_clients_cannot_tell),
         cmocka_unit_test(verdict_groups_waits_by_fault_and_retry_number),
         cmocka_unit_test(verdict_fails_a_client_that_keeps_retrying_and_nothing_else),
         cmocka_unit_test(verdict_fails_a_stream_started_again_after_tokens_and_nothing_else),
         cmocka_unit_test(verdict_lets_a_stream_without_tokens_be_retried),
         cmocka_unit_test(verdict_expects_a_fallback_only_when_told),
+        cmocka_unit_test(verdict_with_no_rule_exercised_is_inconclusive),
         cmocka_unit_test(verdict_json_and_junit_name_the_failure),
         cmocka_unit_test(verdict_reads_back_the_log_the_mock_writes),
         cmocka_unit_test(verdict_refuses_a_bad_log_naming_the_place),
