@@ -351,7 +351,7 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
     }
     fclose(fa);
     fclose(fb);
-    char msg[1600];
+    char msg[2048];
     if (cmp->worse == 0 && cmp->unjudged > cmp->unjudged_seeds) {
         /* part of a run is no baseline: its rates and sums are of its first minutes */
         char names[600] = "";
@@ -361,7 +361,7 @@ static void baseline_result(const sim_scenario *sc, const char *path, const rep_
                 at += (size_t)snprintf(names + at, sizeof names - at, "%s%s (%s)", at ? ", " : "",
                                        base->entries[i].name, base->entries[i].stopped);
         snprintf(msg, sizeof msg,
-                 "%zu of %zu figures not judged: %s is a run that stopped early: %s; not a "
+                 "%zu of %zu figures not judged: %.900s is a run that stopped early: %s; not a "
                  "baseline",
                  cmp->unjudged, cmp->count, path, names);
         baseline_error(sc, msg, out, x, c);
