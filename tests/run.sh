@@ -130,6 +130,42 @@ $(grep '^not ok ' "$log" | grep -viE "$SKIP_RE" | sed "s|^|  $name: |")"
 # scheduling for 2 s of CPU; its jobs are small, and the real-time suites it meets say
 # inconclusive, not failed, when the machine is busy.
 BACKGROUND="sweep_slurm"
+
+# The e2e suites that only compute (no real time, no server's timing, no build of their own):
+# two run at once, one per core, before the others (each of them takes one core: cli, report_pages,
+# check, ...); their lines come first. The real-time suites (live*, import*, mock_*, diff_*,
+# stress, sweep_interrupt, ...), those that already use both cores (seeds, regimes, tune, fuzz)
+# and docs_commands (a build, live runs) run one after the other as before.
+PAIRED="cli report_pages sweep_k8s ci_recipes check import_policy outputs schema checksrc
+conformance schema_fresh compare presets export_policy sweep strict install golden failfast
+sweep_parallel client_scenarios tune_library"
+
+# in_background NAME: run e2e suite NAME in a subshell of its own, which leaves its exit code,
+# start and end (date +%s) in LOGDIR/.bg.NAME.PID and its CPU (`times`) in .bgtimes.NAME.PID;
+# counted by count_background.
+in_background() {
+    (
+        b0=$(date +%s)
+        sh "tests/e2e/$1.sh" >"$LOGDIR/$1.tap" 2>&1
+        echo "$? $b0 $(date +%s)" >"$LOGDIR/.bg.$1.$$"
+        times >"$LOGDIR/.bgtimes.$1.$$"
+    ) &
+}
+
+# count_background NAME: count a suite in_background ran, once its subshell has been waited for.
+count_background() {
+    _bg=$1
+    read -r rc b0 b1 <"$LOGDIR/.bg.$_bg.$$"
+    t0=$(($(date +%s) - (b1 - b0))) # its own wall time, not the run's until now
+    # the suite's own CPU: its subshell's children, taken from this shell's count now
+    cpu >"$LOGDIR/.c0.$$"
+    b=$(awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' \
+        "$LOGDIR/.bgtimes.$_bg.$$")
+    c0=$(awk -v b="$b" '{ printf "%.1f", $1 - b }' "$LOGDIR/.c0.$$")
+    count "e2e/$_bg" "$LOGDIR/$_bg.tap" "$rc"
+    rm -f "$LOGDIR/.bg.$_bg.$$" "$LOGDIR/.bgtimes.$_bg.$$"
+}
+
 bg_names=""
 for name in $BACKGROUND; do
     want e2e "$@" || want "$name" "$@" || continue
@@ -137,12 +173,7 @@ for name in $BACKGROUND; do
     [ -n "$SANITIZED" ] && named "$name" $RELEASE_ONLY && ! named "$name" "$@" && continue
     [ $# -eq 1 ] && break # the only suite asked for: it runs in the loop below
     bg_names="$bg_names $name"
-    (
-        b0=$(date +%s)
-        sh "tests/e2e/$name.sh" >"$LOGDIR/$name.tap" 2>&1
-        echo "$? $b0 $(date +%s)" >"$LOGDIR/.bg.$name.$$"
-        times >"$LOGDIR/.bgtimes.$name.$$"
-    ) &
+    in_background "$name"
 done
 
 for bin in "$BUILD"/tests/test_*; do
@@ -157,11 +188,43 @@ for bin in "$BUILD"/tests/test_*; do
     count "unit/$name" "$log" $?
 done
 
+# the paired suites, two at a time: a lane that ends is counted and given the next suite
+pair_names="" lane1="" lane2="" pid1="" pid2=""
+# (count sets `name`: this loop's suite is `pname`)
+for script in tests/e2e/*.sh; do
+    pname=$(basename "$script" .sh)
+    named "$pname" $PAIRED || continue
+    want e2e "$@" || want "$pname" "$@" || continue
+    [ -n "$SANITIZED" ] && named "$pname" $RELEASE_ONLY && ! named "$pname" "$@" && continue
+    pair_names="$pair_names $pname"
+    while [ -n "$pid1" ] && [ -n "$pid2" ]; do
+        if ! kill -0 "$pid1" 2>/dev/null; then
+            wait "$pid1"
+            count_background "$lane1"
+            pid1="" lane1=""
+        elif ! kill -0 "$pid2" 2>/dev/null; then
+            wait "$pid2"
+            count_background "$lane2"
+            pid2="" lane2=""
+        else
+            sleep 0.2
+        fi
+    done
+    in_background "$pname"
+    if [ -z "$pid1" ]; then pid1=$! lane1=$pname; else pid2=$! lane2=$pname; fi
+done
+for lane in 1 2; do
+    eval "p=\$pid$lane n=\$lane$lane"
+    [ -n "$p" ] || continue
+    wait "$p"
+    count_background "$n"
+done
+
 for script in tests/e2e/*.sh; do
     [ -f "$script" ] || continue
     name=$(basename "$script" .sh)
     want e2e "$@" || want "$name" "$@" || continue
-    named "$name" $bg_names && continue
+    named "$name" $bg_names $pair_names && continue
     if [ -n "$SANITIZED" ] && named "$name" $RELEASE_ONLY && ! named "$name" "$@"; then
         release_only="$release_only $name"
         continue
@@ -175,17 +238,7 @@ for script in tests/e2e/*.sh; do
 done
 
 wait
-for name in $bg_names; do
-    read -r rc b0 b1 <"$LOGDIR/.bg.$name.$$"
-    t0=$(($(date +%s) - (b1 - b0))) # its own wall time, not the run's until now
-    # the suite's own CPU: its subshell's children, taken from this shell's count now
-    cpu >"$LOGDIR/.c0.$$"
-    b=$(awk 'NR == 2 { gsub(/[ms]/, " "); print $1 * 60 + $2 + $3 * 60 + $4 }' \
-        "$LOGDIR/.bgtimes.$name.$$")
-    c0=$(awk -v b="$b" '{ printf "%.1f", $1 - b }' "$LOGDIR/.c0.$$")
-    count "e2e/$name" "$LOGDIR/$name.tap" "$rc"
-    rm -f "$LOGDIR/.bg.$name.$$" "$LOGDIR/.bgtimes.$name.$$"
-done
+for name in $bg_names; do count_background "$name"; done
 
 [ -n "$release_only" ] && echo "release run only (not run under the sanitizers, tests/README.md says why):$release_only"
 if [ -n "$failures" ]; then
