@@ -8,6 +8,15 @@
 . tests/tap.sh
 T=$E2E_TMP
 
+# live_started DIR: until the live part of a `fusebox live --compare -o DIR` has begun (its
+# time series in DIR/.fusebox-new), 10 s at most.
+live_started() {
+    for _ in $(seq 1 200); do
+        [ -f "$1/.fusebox-new/timeseries.csv" ] && return 0
+        sleep 0.05
+    done
+}
+
 # compare_reason DIR: why DIR/compare.json is inconclusive.
 compare_reason() {
     json "$1/compare.json" "'; '.join(x['variant'] + ': ' + x['reason'] for x in r['inconclusive'])"
@@ -76,10 +85,7 @@ ok $? "compare.json does not say it passed"
 "$FUSEBOX" live --compare "$S" --variant breaker --time-scale 20 --no-charts -q -o "$T/stall" \
     >"$T/stall.out" 2>&1 &
 LPID=$!
-for _ in $(seq 1 200); do
-    [ -f "$T/stall/.fusebox-new/timeseries.csv" ] && break
-    sleep 0.05
-done
+live_started "$T/stall"
 sleep 1
 kill -STOP "$LPID" && sleep 0.08 && kill -CONT "$LPID"
 wait "$LPID"
@@ -94,10 +100,7 @@ cp -R "$T/tight" "$T/int"
 "$FUSEBOX" live --compare "$S" --variant breaker --set duration=60s --no-charts -q -o "$T/int" \
     2>"$T/int.err" &
 LPID=$!
-for _ in $(seq 1 200); do
-    [ -f "$T/int/.fusebox-new/timeseries.csv" ] && break
-    sleep 0.05
-done
+live_started "$T/int"
 sleep 0.5
 kill -INT "$LPID"
 wait "$LPID"
