@@ -295,6 +295,7 @@ static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_
     req->phase = PHASE_WAIT_RETRY;
     decision(req, FB_ACT_WAIT, req->order[req->pos], d);
     d->delay_us = r.delay_us;
+    d->retry = true;
     return true;
 }
 
@@ -672,6 +673,7 @@ __attribute__((always_inline)) static inline void wait_retry(const fb_fallback *
     req->phase = PHASE_WAIT_RETRY;
     decision_at(fb, req, FB_ACT_WAIT, req->order[req->cur], d);
     d->delay_us = delay_us;
+    d->retry = true;
 }
 
 /* A request that ended gives back the retry slot it held (CONCURRENCY budgets). */

@@ -196,6 +196,7 @@ typedef struct fb_fallback_decision {
     fb_time_us delay_us;     /* WAIT: call fb_fallback_resume() after this long */
     fb_time_us timeout_us;   /* ATTEMPT: per-attempt timeout, bounded by the deadline; 0 = none */
     bool resume;             /* ATTEMPT: continue a broken stream (FB_STREAM_RESUME) */
+    bool retry;              /* WAIT: the backoff before a retry (not a limiter's wait) */
     fb_stop stop;            /* DONE: how the request ended */
     bool degraded;           /* DONE: answered with the degraded answer */
     bool via_fallback;       /* DONE/ATTEMPT: provider is not the first of the order (it

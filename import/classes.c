@@ -60,6 +60,7 @@ static void tokens(imp_incident *inc, uint32_t c, int64_t *tmp) {
 typedef struct turn {
     uint64_t id;
     int64_t start, end;
+    uint32_t r; /* the request's index in the log */
 } turn;
 
 static int by_session(const void *x, const void *y) {
@@ -100,12 +101,12 @@ static int write_sessions(imp_incident *inc, uint32_t c, const turn *t, size_t n
         if (i > 0 && t[i].id == t[i - 1].id)
             s[ns - 1].end++;
         else
-            s[ns++] = (turn){i, t[i].start, 1};
+            s[ns++] = (turn){i, t[i].start, 1, 0};
     }
     for (FOR_SLICE(inc, r)) {
         const imp_request *q = &inc->log->req[r];
         if (q->cls == c && q->session == 0)
-            s[ns++] = (turn){UINT64_MAX, q->start_us - inc->origin_us, 1};
+            s[ns++] = (turn){UINT64_MAX, q->start_us - inc->origin_us, 1, (uint32_t)r};
     }
     qsort(s, ns, sizeof *s, by_start_then_id);
     cf->turns = malloc(ns * sizeof *cf->turns);
@@ -113,13 +114,15 @@ static int write_sessions(imp_incident *inc, uint32_t c, const turn *t, size_t n
         free(s);
         return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     }
-    uint32_t g = 0;
+    uint32_t g = 0, o = 0; /* the replay's order: each session's requests in turn */
     for (size_t i = 0; i < ns; i++) {
         cf->at_us[i] = s[i].start;
         cf->turns[i] = (uint32_t)s[i].end;
+        cf->order[o++] = s[i].id == UINT64_MAX ? s[i].r : t[s[i].id].r;
         for (int64_t k = 1; k < s[i].end; k++) {
             const turn *a = &t[s[i].id + (uint64_t)k - 1], *b = a + 1;
             cf->think_rec[g++] = b->start > a->end ? b->start - a->end : 0;
+            cf->order[o++] = b->r;
         }
     }
     cf->nthink_rec = g;
@@ -162,7 +165,8 @@ static int sessions(imp_incident *inc, uint32_t c, imp_error *err) {
     for (FOR_SLICE(inc, r)) {
         const imp_request *q = &inc->log->req[r];
         if (q->cls == c && q->session != 0)
-            t[k++] = (turn){q->session, q->start_us - inc->origin_us, q->end_us - inc->origin_us};
+            t[k++] = (turn){q->session, q->start_us - inc->origin_us, q->end_us - inc->origin_us,
+                            (uint32_t)r};
     }
     qsort(t, n, sizeof *t, by_session);
     size_t ng = 0;
@@ -210,11 +214,15 @@ int imp__fit_classes(imp_incident *inc, imp_error *err) {
             continue;
         }
         cf->at_us = malloc((cf->requests + 1) * sizeof *cf->at_us);
-        if (cf->at_us == NULL) rc = imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
+        cf->order = malloc((cf->requests + 1) * sizeof *cf->order);
+        if (cf->at_us == NULL || cf->order == NULL)
+            rc = imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
         uint32_t k = 0;
         for (FOR_SLICE(inc, r))
-            if (cf->at_us && inc->log->req[r].cls == c)
+            if (rc == FB_OK && inc->log->req[r].cls == c) {
+                cf->order[k] = (uint32_t)r;
                 cf->at_us[k++] = inc->log->req[r].start_us - inc->origin_us;
+            }
         if (rc == FB_OK) rc = sessions(inc, c, err);
     }
     free(tmp);

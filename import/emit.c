@@ -62,6 +62,35 @@ static cJSON *dist(const imp_dist *d, bool duration) {
 
 /* ---- traffic ---- */
 
+/* When the log's request r's attempts after its first started, from its start (before it: 0),
+   into arr when not NULL; how many (at most SIM_RETRY_AT_MAX). */
+static uint32_t request_retries(const imp_incident *inc, uint32_t r, cJSON *arr) {
+    const imp_request *q = &inc->log->req[r];
+    uint32_t n = 0;
+    for (uint32_t k = 1; k < q->count && n < SIM_RETRY_AT_MAX; k++, n++) {
+        int64_t t = inc->log->att[q->first + k].start_us - q->start_us;
+        if (arr)
+            cJSON_AddItemToArray(arr,
+                                 cJSON_CreateNumber(round((double)(t > 0 ? t : 0) / 10.0) / 100.0));
+    }
+    return n;
+}
+
+/* Does class cf's replay carry its requests' recorded retries (some request made two attempts)? */
+static bool class_retries(const imp_incident *inc, const imp_cfit *cf) {
+    for (uint32_t k = 0; cf->order && k < cf->requests; k++)
+        if (request_retries(inc, cf->order[k], NULL) > 0) return true;
+    return false;
+}
+
+/* Does any class's? (as-was then sends its retries then: "waits": "recorded") */
+static bool any_retries(const imp_incident *inc) {
+    for (uint32_t c = 0; c < inc->log->ncls; c++)
+        if (!inc->opts.rate && inc->cls[c].requests > 0 && class_retries(inc, &inc->cls[c]))
+            return true;
+    return false;
+}
+
 static cJSON *arrivals(const imp_incident *inc, const imp_cfit *cf, cJSON *cls) {
     cJSON *a = cJSON_CreateObject();
     if (inc->opts.rate) {
@@ -89,6 +118,14 @@ static cJSON *arrivals(const imp_incident *inc, const imp_cfit *cf, cJSON *cls) 
         cJSON *rec = cJSON_AddArrayToObject(replay, "think_ms"); /* the log's own, in order */
         for (uint32_t k = 0; k < cf->nthink_rec; k++)
             cJSON_AddItemToArray(rec, cJSON_CreateNumber((double)cf->think_rec[k] / 1000.0));
+    }
+    if (class_retries(inc, cf)) { /* each request's, in the replay's order: as-was retries then */
+        cJSON *w = cJSON_AddArrayToObject(replay, "retry_at_ms");
+        for (uint32_t k = 0; k < cf->requests; k++) {
+            cJSON *one = cJSON_CreateArray();
+            request_retries(inc, cf->order[k], one);
+            cJSON_AddItemToArray(w, one);
+        }
     }
     return a;
 }
@@ -334,11 +371,19 @@ char *imp_incident_json(const imp_incident *inc) {
     add_duration(pods, "request_timeout", inc->pol.request_timeout_us);
     cJSON_AddItemToObject(doc, "providers", providers(inc));
     cJSON *variants = cJSON_AddObjectToObject(doc, "variants");
-    cJSON_AddItemToObject(variants, IMP_AS_WAS,
-                          policy(inc, inc->evidence.p ? inc->evidence.p : ""));
-    cJSON_AddItemToObject(variants, "yours",
-                          policy(inc, "A copy of as-was for you to edit: change its retry, "
-                                      "breaker or fallback and compare the two with fusebox run."));
+    cJSON *was = policy(inc, inc->evidence.p ? inc->evidence.p : "");
+    bool waits = any_retries(inc);
+    if (waits) cJSON_AddStringToObject(was, "waits", "recorded");
+    cJSON_AddItemToObject(variants, IMP_AS_WAS, was);
+    cJSON_AddItemToObject(
+        variants, "yours",
+        policy(inc, waits ? "A copy of as-was for you to edit: change its retry, breaker or "
+                            "fallback and compare the two with fusebox run. Its retries wait "
+                            "as its retry policy draws; as-was's wait as the log's did "
+                            "(\"waits\": \"recorded\"), so the two differ by those draws "
+                            "before you change anything."
+                          : "A copy of as-was for you to edit: change its retry, breaker or "
+                            "fallback and compare the two with fusebox run."));
     cJSON_AddItemToObject(doc, "expect", expect(inc));
     cJSON_AddItemToObject(doc, "observed", imp__observed_json(inc, doc));
     char *text = cJSON_Print(doc);

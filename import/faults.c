@@ -62,9 +62,13 @@ static size_t observations(fitter *F, uint32_t p) {
             const imp_attempt *a = &inc->log->att[i];
             if (a->provider != p || a->outcome == IMP_CANCELLED) continue;
             int k = imp__fit_kind(F->pf, a);
-            F->o[n++] =
-                (obs){fit_t(inc, a), (int8_t)(k < 0 ? (int)F->pf->nkinds : k), a->retry_after_us,
-                      (uint8_t)(i - q->first < 255 ? i - q->first : 255)};
+            /* a first attempt when the replay sends it: at its request's arrival (the SDK's
+               span starts a few ms before its first HTTP span: a window placed from that
+               attempt's start would leave its replay just outside) */
+            fb_time_us t = fit_t(inc, a), at = q->start_us - inc->origin_us;
+            if (i == q->first && at >= 0 && at < t) t = at;
+            F->o[n++] = (obs){t, (int8_t)(k < 0 ? (int)F->pf->nkinds : k), a->retry_after_us,
+                              (uint8_t)(i - q->first < 255 ? i - q->first : 255)};
         }
     }
     qsort(F->o, n, sizeof *F->o, by_time);
@@ -440,13 +444,19 @@ static void record_hits(fitter *F, size_t lo, size_t hi, int8_t kind, const uint
     if (!out->split) return; /* every attempt one class: the k-th is not the log's k-th */
     util_buf *b = &F->inc->recorded;
     out->rec_at = b->len;
-    for (size_t j = lo; j < hi; j++) {
-        bool earlier = false;
-        for (uint32_t e = 0; e < nbefore; e++) earlier |= F->o[j].cat == (int8_t)before[e];
-        if (!earlier && F->o[j].retry == 0) util_buf_append(b, F->o[j].cat == kind ? "1" : "0", 1);
+    /* class 0 the first attempts, class c the retries of share c (the c-th retries, the last
+       share's every later one too), as scn_fault_decide counts them apart */
+    for (uint32_t c = 0; c <= out->retry_n; c++) {
+        size_t from = b->len;
+        for (size_t j = lo; j < hi; j++) {
+            bool earlier = false;
+            for (uint32_t e = 0; e < nbefore; e++) earlier |= F->o[j].cat == (int8_t)before[e];
+            uint32_t r = F->o[j].retry < out->retry_n ? F->o[j].retry : out->retry_n;
+            if (!earlier && r == c) util_buf_append(b, F->o[j].cat == kind ? "1" : "0", 1);
+        }
+        out->rec_len[c] = (uint32_t)(b->len - from);
     }
-    out->rec_len[0] = (uint32_t)(b->len - out->rec_at);
-    out->rec_n = b->err == UTIL_BUF_OK; /* none when out of memory */
+    out->rec_n = b->err == UTIL_BUF_OK ? out->retry_n + 1 : 0; /* none when out of memory */
 }
 
 /*

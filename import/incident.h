@@ -133,6 +133,10 @@ typedef struct imp_cfit {
        0), the as-was replay's own (arrivals.replay.think_ms) */
     fb_time_us *think_rec;
     uint32_t nthink_rec;
+    /* the log's request (an index into log->req) of each request the replay sends, in its order
+       (at_us's; sessions: session by session): whose retries' start times it replays
+       (arrivals.replay.retry_at_ms) */
+    uint32_t *order;
 } imp_cfit;
 
 /* The policy as it was. */

@@ -129,6 +129,55 @@ static int parse_think_ms(pctx *P, const cJSON *v, void *out) {
     return scn__array(P, v, SIM_REPLAY_MAX, "think times", session_think, c, &c->think_rec_count);
 }
 
+/* One replayed request's recorded retries: when each attempt after its first started, in
+   milliseconds from the request's arrival, in time order; at most SIM_RETRY_AT_MAX. */
+static int request_retries(pctx *P, const cJSON *e, uint32_t i, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsArray(e))
+        return scn__fail(P,
+                         "expected when the request's retries started, an array of "
+                         "milliseconds from its arrival, got %s",
+                         scn__type_name(e));
+    uint32_t at = c->retry_at_first[i], k = 0;
+    for (const cJSON *w = e->child; w && P->rc == FB_OK; w = w->next, k++) {
+        size_t old = scn__push_index(P, k);
+        fb_time_us t = cJSON_IsNumber(w) ? (fb_time_us)llround(w->valuedouble * 1000.0) : 0;
+        if (k >= SIM_RETRY_AT_MAX)
+            scn__fail(P, "at most %d retries for one request", SIM_RETRY_AT_MAX);
+        else if (!cJSON_IsNumber(w) || !isfinite(w->valuedouble) || w->valuedouble < 0)
+            scn__fail(P, "expected a time in milliseconds from the request's arrival, got %s",
+                      cJSON_IsNumber(w) ? "a negative number" : scn__type_name(w));
+        else if (k > 0 && t < c->retry_at_us[at + k - 1])
+            scn__fail(P, "%g ms: before the retry before it; in time order", w->valuedouble);
+        else
+            c->retry_at_us[at + k] = t;
+        scn__pop(P, old);
+    }
+    c->retry_at_first[i + 1] = at + k;
+    return P->rc;
+}
+
+/* "retry_at_ms": [[t, ...], ...]: when each replayed request's retries started. */
+static int parse_retry_at_ms(pctx *P, const cJSON *v, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsArray(v))
+        return scn__fail(P,
+                         "expected an array of each request's retry times (arrays of "
+                         "milliseconds), got %s",
+                         scn__type_name(v));
+    size_t n = 0, all = 0;
+    for (const cJSON *e = v->child; e; e = e->next, n++)
+        if (cJSON_IsArray(e)) all += (size_t)cJSON_GetArraySize(e);
+    if (n > SIM_REPLAY_MAX) /* scn__array says it, at the item past the cap */
+        n = SIM_REPLAY_MAX;
+    c->retry_at_first = malloc((n + 1) * sizeof *c->retry_at_first);
+    c->retry_at_us = malloc((all > 0 ? all : 1) * sizeof *c->retry_at_us);
+    if (c->retry_at_first == NULL || c->retry_at_us == NULL) return scn__fail(P, "out of memory");
+    c->retry_at_first[0] = 0;
+    return scn__array(P, v, SIM_REPLAY_MAX, "requests' retry times", request_retries, c,
+                      &c->retry_at_count);
+}
+
 /* {"replay": {"at_ms": [t0, t1, ...]}} (base: sim_class): fusebox import writes them; with
    "turns" and "think", each time starts a session. */
 const ld_section scn__replay_section = {
@@ -163,6 +212,16 @@ const ld_section scn__replay_section = {
          .doc = "sessions: the recorded think times, session by session in `at_ms`'s order, "
                 "one after each of a session's requests but its last (the sum of `turns` less "
                 "one each), used in order in place of draws from `think`"},
+        {"retry_at_ms", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
+                   "{\"type\": \"array\", \"maxItems\": 255, \"items\": "
+                   "{\"type\": \"number\", \"minimum\": 0}}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_retry_at_ms,
+         .unit = "array of arrays of numbers (milliseconds)", .def_doc = "none",
+         .doc = "when each replayed request's retries started, in milliseconds from its "
+                "arrival, one array per request (in `at_ms`'s order; sessions: session by "
+                "session, each one's requests in order; in time order, at most 255 each); a "
+                "variant whose `waits` is `\"recorded\"` sends its retries then"},
         {0}},
     NULL};
 
@@ -193,6 +252,12 @@ static int parse_replay(pctx *P, const cJSON *a, void *out) {
                   "\"think_ms\" has %u think times and the sessions %.0f gaps (\"turns\" less "
                   "one each): one each",
                   c->think_rec_count, n - c->replay_count);
+    if (P->rc == FB_OK && cJSON_GetObjectItemCaseSensitive(a, "retry_at_ms") != NULL &&
+        (double)c->retry_at_count != n)
+        scn__fail(
+            P,
+            "\"retry_at_ms\" has %u requests' retry times and the replay %.0f requests: one each",
+            c->retry_at_count, n);
     c->rate = n / ((double)P->sc->duration_us / 1e6);
     return P->rc;
 }

@@ -286,6 +286,18 @@ static int bool_value(pctx *P, const cJSON *v, void *out) {
     return FB_OK;
 }
 
+/* "policy" or "recorded" (out: bool, recorded): waits' check for --set, and its reading. */
+static int waits_value(pctx *P, const cJSON *v, void *out) {
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "recorded") == 0)
+        *(bool *)out = true;
+    else if (cJSON_IsString(v) && strcmp(v->valuestring, "policy") == 0)
+        *(bool *)out = false;
+    else
+        return scn__fail(P, "expected \"policy\" or \"recorded\", got %s",
+                         cJSON_IsString(v) ? v->valuestring : scn__type_name(v));
+    return FB_OK;
+}
+
 /* A variant's keys beside its layer's (base: sim_policy; read by this file's code). */
 const ld_section scn__variant_section = {
     "variant", "/$defs/variant_layered",
@@ -312,6 +324,15 @@ const ld_section scn__variant_section = {
          .def_doc = "none (the layers run in the pods)",
          .doc = "a gateway tier between the pods and the providers: replicas with their workers, "
                 "queue and own state of the gateway's layers ([Gateway tier](#gateway-tier))"},
+        {"waits", LD_CODE, .hook = waits_value, .flags = LD_F_PURE,
+         .schema = "{\"enum\": [\"policy\", \"recorded\"]}", .def = "\"policy\"",
+         .unit = "`\"policy\"` or `\"recorded\"`",
+         .doc = "the waits before retries: the retry policy's, or `\"recorded\"`: a replayed "
+                "request's retries start when the log's did (`arrivals.replay.retry_at_ms`, from "
+                "its arrival; at once when the attempt before ended later), the innermost "
+                "layer's retries only, after the policy's own wait where the log has none (a "
+                "request that fails more often in the replay than in the log); `fusebox import` "
+                "writes it on `as-was`"},
         {"inherit_policy", LD_CODE, .hook = bool_value, .flags = LD_F_VARIANT | LD_F_PURE,
          .schema = "{\"type\": \"boolean\", \"description\": \"false: the top-level policy is not "
                    "merged in (default true)\"}",
@@ -322,6 +343,25 @@ const ld_section scn__variant_section = {
          .def_doc = "—"},
         {0}},
     NULL};
+
+/* "waits" (the variant's, or the policy's merged in): "recorded" needs a class with recorded
+   waits to replay. */
+static int parse_waits(pctx *P, cJSON *m, sim_policy *pol) {
+    if (scn__key(P, m, "waits", waits_value, &pol->recorded_waits) == FB_OK &&
+        pol->recorded_waits) {
+        bool any = false;
+        for (uint32_t c = 0; c < P->sc->class_count; c++)
+            any |= P->sc->classes[c].retry_at_first != NULL;
+        if (!any) {
+            size_t old = scn__push_key(P, "waits");
+            scn__fail(P, "\"recorded\" needs retries recorded in a log: a traffic class whose "
+                         "arrivals.replay has \"retry_at_ms\" (fusebox import writes it)");
+            scn__pop(P, old);
+        }
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(m, "waits");
+    return P->rc;
+}
 
 /* A policy key beside "layers" is a mistake worth its own message. */
 static int check_layered_keys(pctx *P, const cJSON *m) {
@@ -452,6 +492,7 @@ static int parse_variant(pctx *P, const cJSON *base, const cJSON *v, sim_policy 
     if (m == NULL) return scn__fail(P, "out of memory"); /* explicit: m is read below */
     cJSON_DeleteItemFromObjectCaseSensitive(m, "inherit_policy");
     scn__parse_variant_fleet(P, m, pol);
+    parse_waits(P, m, pol);
     parse_stacks(P, m, pol);
     cJSON_Delete(m);
     return P->rc;
@@ -501,6 +542,7 @@ int scn__parse_variants(pctx *P, const cJSON *root, sim_scenario *sc) {
             scn__fail(P, "out of memory");
         } else {
             scn__parse_variant_fleet(P, m, &sc->variants[0]);
+            parse_waits(P, m, &sc->variants[0]);
             parse_stacks(P, m, &sc->variants[0]);
         }
         cJSON_Delete(m);

@@ -429,6 +429,8 @@ static void free_classes(sim_scenario *sc) {
         free(sc->classes[i].replay_us);
         free(sc->classes[i].turns);
         free(sc->classes[i].think_rec_us);
+        free(sc->classes[i].retry_at_us);
+        free(sc->classes[i].retry_at_first);
     }
     for (uint32_t p = 0; p < SIM_PROVIDERS_MAX; p++) /* and the faults' recorded hits */
         for (uint32_t f = 0; f < SIM_FAULTS_MAX; f++) free(sc->providers[p].faults[f].recorded);

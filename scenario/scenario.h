@@ -52,6 +52,7 @@ typedef enum sim_arrivals {
 
 #define SIM_REPLAY_MAX 1000000 /* replayed arrivals per class */
 #define SIM_TURNS_MAX 1000000  /* requests in one replayed session */
+#define SIM_RETRY_AT_MAX 255   /* recorded retries of one replayed request */
 
 typedef enum sim_target {
     SIM_TARGET_LLM = 0, /* the variant's fallback chain */
@@ -101,6 +102,13 @@ typedef struct sim_class {
        (malloc; NULL: drawn) */
     fb_time_us *think_rec_us;
     uint32_t think_rec_count;
+    /* replayed requests' recorded retries (retry_at_ms): when request i's 2nd, 3rd, ... attempts
+       started, from its arrival, are retry_at_us[retry_at_first[i] .. retry_at_first[i + 1]),
+       the requests in at_ms's order (sessions: session by session, each one's in order); read
+       by a variant whose "waits" is "recorded" (malloc; NULL: none) */
+    fb_time_us *retry_at_us;
+    uint32_t *retry_at_first; /* retry_at_count + 1 */
+    uint32_t retry_at_count;
     sim_rate_point ramp[SIM_SCHEDULE_MAX];
     uint32_t ramp_count;
     sim_spike spikes[SIM_SCHEDULE_MAX];
@@ -363,6 +371,9 @@ typedef struct sim_policy {
     sim_stack class_stack[SIM_CLASSES_MAX]; /* ... the class has its own (depth > 0) */
     sim_autoscale autoscale;
     sim_gateway gateway;
+    /* "waits": "recorded": a replayed request's retries start when the log's did (its class's
+       retry_at_us), after the retry policy's own wait where the log has none */
+    bool recorded_waits;
 } sim_policy;
 
 /*

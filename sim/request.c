@@ -63,7 +63,7 @@ static bool under_caps(sim *s) {
 }
 
 /* A request of class `cls` arrives (from closed-loop user `user`, or NONE32). */
-void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
+void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     if (!under_caps(s)) return;
     uint32_t ri;
     int rc = sim__pool_take_dirty(&s->reqs, &ri);
@@ -108,6 +108,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user) {
     r->completion_tokens =
         scn_dist_draw_tokens_tab(&r->rng, &c->completion_tokens, s->class_tab[cls][1]);
     r->tokens_left = r->completion_tokens;
+    r->rec = rec;
     if (s->fleet)
         sim__fleet_arrive(s, r); /* a per-pod source's pod, the ready pods, a re-submission */
     else
@@ -429,6 +430,17 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_de
     finish(s, ri, end, r->via_fallback && end == SIM_END_SUCCESS);
 }
 
+/* A replayed request's wait until its next attempt (`sent` + 1) starts when the log's did (its
+   class's retry_at_us, from its arrival; at once when the one before ended later), or
+   `policy` where the log has none (a request that failed more often than in the log). */
+static fb_time_us recorded_wait(const sim *s, const req *r, fb_time_us policy) {
+    const sim_class *c = &s->sc->classes[r->cls];
+    uint32_t k = c->retry_at_first[r->rec] + r->sent - 1;
+    if (r->sent == 0 || k >= c->retry_at_first[r->rec + 1]) return policy;
+    fb_time_us at = r->arrival_us + c->retry_at_us[k];
+    return at > s->now ? at - s->now : 0;
+}
+
 /* Carry out layer `depth`'s decision: an attempt, a wait, or the end of its part. */
 static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
     req *r = R(s, ri);
@@ -441,11 +453,15 @@ static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallba
         else
             inner_request(s, ri, depth, d);
         return;
-    case FB_ACT_WAIT:
+    case FB_ACT_WAIT: {
+        fb_time_us wait = d->delay_us;
+        if (r->rec != NONE32 && d->retry && depth + 1 == r->stack->depth)
+            wait = recorded_wait(s, r, wait);
         r->state = R_WAITING;
         h->serial++;
-        sim__push(s, s->now + d->delay_us, EV_RESUME, ri, r->gen, HOP_ARG(depth, h->serial));
+        sim__push(s, s->now + wait, EV_RESUME, ri, r->gen, HOP_ARG(depth, h->serial));
         return;
+    }
     case FB_ACT_DONE:
         layer_done(s, ri, depth, d);
         return;

@@ -464,20 +464,29 @@ static int setup_users(sim *s) {
     if (!s->user_left) return FB_ENOMEM;
     for (uint32_t k = 0; k < u; k++) s->user_left[k] = UINT32_MAX;
     bool rec = false;
-    for (uint32_t c = 0; c < sc->class_count; c++) rec |= sc->classes[c].think_rec_us != NULL;
+    bool waits = false; /* the variant waits as a sessions class's log did */
+    for (uint32_t c = 0; c < sc->class_count; c++) {
+        rec |= sc->classes[c].think_rec_us != NULL;
+        waits |= s->pol->recorded_waits && sc->classes[c].turns && sc->classes[c].retry_at_first;
+    }
     if (rec && (s->user_gap = calloc(s->users_total, sizeof *s->user_gap)) == NULL)
+        return FB_ENOMEM;
+    if (waits && (s->user_rec = calloc(s->users_total, sizeof *s->user_rec)) == NULL)
         return FB_ENOMEM;
     for (uint32_t c = 0; c < sc->class_count; c++) {
         const sim_class *cl = &sc->classes[c];
         if (cl->turns == NULL) continue;
         s->session_base[c] = u;
-        uint32_t gap = 0; /* the session's first recorded think time */
+        uint32_t gap = 0;   /* the session's first recorded think time */
+        uint32_t first = 0; /* its first request's recorded retries */
         for (uint32_t k = 0; k < cl->turns_count; k++, u++) {
             s->user_class[u] = c;
             fb_rng_derive(&s->user_rng[u], sc->seed, ENTITY_USER + u, PURPOSE_USER);
             s->user_left[u] = cl->turns[k];
             if (cl->think_rec_us) s->user_gap[u] = gap;
+            if (s->user_rec) s->user_rec[u] = first;
             gap += cl->turns[k] - 1;
+            first += cl->turns[k];
         }
     }
     return FB_OK;
@@ -586,6 +595,7 @@ void sim__teardown(sim *s) {
     free(s->user_rng);
     free(s->user_left);
     free(s->user_gap);
+    free(s->user_rec);
     free(s->win_hist);
     free(s->win_ended);
     free(s->win_bad);

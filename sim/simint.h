@@ -138,6 +138,9 @@ typedef struct req {
     uint32_t attempt; /* current provider attempt index + 1, 0 = none */
     uint32_t sent;    /* provider attempts so far, every layer's (the port's resend count) */
     uint32_t prompt_tokens, completion_tokens, tokens_left;
+    /* its index in its class's recorded retries (retry_at_first), when the variant waits as
+       recorded; NONE32: none */
+    uint32_t rec;
     fb_time_us arrival_us;
     /* its deadline (engine.c): its place in the list of live requests, and its sequence number */
     bool dl_linked;
@@ -362,6 +365,9 @@ typedef struct sim {
     /* a replayed session's next recorded think time (its class's think_rec_us); NULL when no
        class has them */
     uint32_t *user_gap;
+    /* a replayed session's next request's index in its class's recorded retries; NULL unless the
+       variant waits as recorded (pol->recorded_waits) and a sessions class has them */
+    uint32_t *user_rec;
     uint32_t session_base[SIM_CLASSES_MAX]; /* a sessions class: its first session's user */
     /* (seed, PURPOSE_REQUEST), mixed once at setup: a request's stream is two mixes more */
     fb_rng_family req_family;
@@ -535,7 +541,7 @@ static inline uint32_t seat_inner(const req *r) {
 /* request.c */
 void sim__gateway_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen);
 void sim__gateway_refused(sim *s, uint32_t ri, uint32_t depth, int status);
-void sim__new_request(sim *s, uint32_t cls, uint32_t user);
+void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec);
 void sim__on_work_done(sim *s, uint32_t ri);
 void sim__on_resume(sim *s, uint32_t ri, uint32_t arg);
 void sim__on_layer_timeout(sim *s, uint32_t ri, uint32_t arg);

@@ -66,7 +66,7 @@ void sim__sources_free(sim *s) {
 void sim__on_pod_arrival(sim *s, uint32_t podi, uint32_t cls) {
     fleet *f = s->fleet;
     f->arriving_pod = podi;
-    sim__new_request(s, cls, NONE32);
+    sim__new_request(s, cls, NONE32, NONE32);
     f->arriving_pod = NONE32;
     fb_time_us t = sim_traffic_next(pod_source(s, cls, podi), s->now);
     if (t != FB_TIME_MAX) sim__push(s, t, EV_POD_ARRIVAL, podi, 0, cls);
@@ -74,7 +74,7 @@ void sim__on_pod_arrival(sim *s, uint32_t podi, uint32_t cls) {
 
 void sim__on_serial(sim *s, uint32_t cls) {
     sim__stat_serial_lag(s, s->now - s->fleet->serial[cls].sched_us);
-    sim__new_request(s, cls, NONE32);
+    sim__new_request(s, cls, NONE32, NONE32);
 }
 
 /* The calls scheduled from `t` to the end of traffic, none of which will start. */

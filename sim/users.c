@@ -45,6 +45,6 @@ void sim__on_resubmit(sim *s, uint32_t id) {
     resub e = *(const resub *)pool_at(&f->resubs, id);
     sim__pool_release(&f->resubs, id);
     f->arriving = &e;
-    sim__new_request(s, e.cls, e.user);
+    sim__new_request(s, e.cls, e.user, NONE32); /* not the log's own */
     f->arriving = NULL;
 }

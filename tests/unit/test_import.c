@@ -929,15 +929,20 @@ static void fit_retries_that_fail_more_than_first_attempts(void **state) {
     }
     assert_int_equal(fh, first_hits);
     assert_int_equal(rh, retry_hits);
-    /* the first attempts' hits recorded, one byte each: as many as the first attempts left,
-       as many 1s as their hits */
+    /* the hits recorded, one byte each, first attempts then each retry share's: as many as
+       the attempts of each left, as many 1s as their hits */
     for (uint32_t z = 0; z < pf->nfaults; z++) {
         const imp_fault *f = &pf->faults[z];
-        assert_int_equal(f->rec_n, 1);
+        assert_int_equal(f->rec_n, 1 + f->retry_n);
         assert_int_equal(f->rec_len[0], f->first_left);
-        uint32_t ones = 0;
+        uint32_t ones = 0, rlen = 0, rones = 0;
         for (uint32_t k = 0; k < f->rec_len[0]; k++) ones += inc->recorded.p[f->rec_at + k] == '1';
         assert_int_equal(ones, f->first_hits);
+        for (uint32_t c = 1; c < f->rec_n; c++) rlen += f->rec_len[c];
+        for (uint32_t k = 0; k < rlen; k++)
+            rones += inc->recorded.p[f->rec_at + f->rec_len[0] + k] == '1';
+        assert_int_equal(rlen, f->retry_left);
+        assert_int_equal(rones, f->retry_hits);
     }
     assert_in_range(first, 390, 400); /* what the window's first attempts were */
     assert_true(retries > 100);
@@ -1073,12 +1078,15 @@ static void fit_retries_by_number_where_each_has_twenty(void **state) {
         double log_pts = 100.0 * per_request[k] / 600;
         assert_true(mm[k][0] >= log_pts - 2 && mm[k][1] <= log_pts + 2);
     }
-    /* the list as one share (its pooled one): two-attempt requests short on every seed */
+    /* the list as one share (its pooled one), without the recorded hits (which would replay
+       the log's): two-attempt requests short on every seed */
     for (uint32_t z = 0; z < pf->nfaults; z++) {
         const imp_fault *f = &pf->faults[z];
         cJSON *o = cJSON_GetObjectItem(cJSON_GetArrayItem(faults, (int)z), "outage");
-        if (f->split && f->retry_n > 1)
+        if (f->split && f->retry_n > 1) {
             cJSON_ReplaceItemInObject(o, "retry_fraction", cJSON_CreateNumber(f->retry_fraction));
+            cJSON_DeleteItemFromObject(o, "recorded");
+        }
     }
     char *one = cJSON_Print(sc);
     replay_buckets(one, mm);
@@ -1910,6 +1918,77 @@ static imp_log *conversations(double *think_mean_ms, uint32_t *gaps) {
     return log;
 }
 
+/*
+ * Requests every 100 ms for 12 s, each one's first HTTP attempt 3 ms after its start (the SDK's
+ * own span first), a provider down from 5 s to 8 s (every attempt then a 503), and retries
+ * after waits no backoff fits (150 to 630 ms, by request and attempt). The as-was replay sends
+ * each retry when the log's started (arrivals.replay.retry_at_ms, "waits": "recorded") and the
+ * window from the first failing request's start: its attempts, retries and answers are the
+ * log's on every seed.
+ */
+static void replay_retries_when_the_log_did(void **state) {
+    (void)state;
+    imp_log *log = imp_log_new("retries", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    assert_int_equal(imp_log_provider(log, "p", "openai", &err), 0);
+    imp_log_class(log, "chat", &err);
+    uint32_t ok = 0;
+    for (long i = 0; i < 120; i++) {
+        att_ms a[3];
+        size_t n = 0;
+        long t = i * 100 + 3;
+        for (int k = 0; k < 3; k++) {
+            bool down = t >= 5000 && t < 8000;
+            a[n++] = (att_ms){0, t, t + (down ? 30 : 300), down ? 503 : 0};
+            if (!down) break;
+            t += 30 + 150 + ((i * 37 + k * 11) % 9) * 60;
+        }
+        request_ms(log, a, n);
+        log->req[log->nreq - 1].start_us -= 3000;
+        ok += a[n - 1].status == 0;
+    }
+    assert_int_equal(imp_log_finish(log, &err), FB_OK);
+    imp_incident *inc = build(log, 0);
+    char *text = imp_incident_json(inc);
+    cJSON *root = cJSON_Parse(text);
+    cJSON *vars = cJSON_GetObjectItem(root, "variants");
+    cJSON *waits = cJSON_GetObjectItem(cJSON_GetObjectItem(vars, "as-was"), "waits");
+    assert_true(cJSON_IsString(waits));
+    assert_string_equal(waits->valuestring, "recorded");
+    /* as-was only: yours draws its waits from its policy */
+    assert_null(cJSON_GetObjectItem(cJSON_GetObjectItem(vars, "yours"), "waits"));
+    cJSON *rec = cJSON_GetObjectItem(
+        cJSON_GetObjectItem(
+            cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(root, "traffic"), 0),
+                                "arrivals"),
+            "replay"),
+        "retry_at_ms");
+    assert_int_equal(cJSON_GetArraySize(rec), 120);
+    for (uint32_t r = 0; r < 120; r++) { /* each request's attempts after its first */
+        const imp_request *q = &log->req[r];
+        cJSON *one = cJSON_GetArrayItem(rec, (int)r);
+        assert_int_equal(cJSON_GetArraySize(one), q->count - 1);
+        for (uint32_t k = 1; k < q->count; k++) {
+            double want = (double)(log->att[q->first + k].start_us - q->start_us) / 1000.0;
+            assert_true(fabs(cJSON_GetArrayItem(one, (int)k - 1)->valuedouble - want) < 1e-6);
+        }
+    }
+    cJSON_Delete(root);
+    for (uint64_t seed = 1; seed <= 3; seed++) {
+        sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
+        sim_summary *sum = th_run(sc, (uint32_t)scn_variant(sc, "as-was"), NULL, NULL);
+        if (sum->attempts != log->natt || sum->success_primary != ok)
+            fail_msg("seed %llu: %llu attempts and %llu answered for the log's %zu and %u",
+                     (unsigned long long)seed, (unsigned long long)sum->attempts,
+                     (unsigned long long)sum->success_primary, log->natt, ok);
+        free(sum);
+        scn_free(sc);
+    }
+    free(text);
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
 /* The think time is fitted from the gaps within a conversation (an exponential: its mean, the
    drawn one's), the traffic written as sessions with the recorded think times in order, and a
    replay sends the log's requests: the conversations' requests, less one that a slower
@@ -1938,6 +2017,8 @@ static void sessions_replay_with_their_think_time(void **state) {
     char *text = imp_incident_json(inc);
     assert_non_null(strstr(text, "\"turns\""));
     assert_non_null(strstr(text, "\"think_ms\""));
+    assert_null(strstr(text, "\"retry_at_ms\"")); /* no request retried: none to replay */
+    assert_null(strstr(text, "\"waits\""));
     for (uint64_t seed = 1; seed <= 5; seed++) {
         sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
         assert_int_equal(sc->classes[0].turns_count, 120);
@@ -2347,6 +2428,7 @@ int main(void) {
         cmocka_unit_test(per_token_line_holds_when_half_the_answers_are_long),
         cmocka_unit_test(burst_of_long_answers_is_a_slow_share),
         cmocka_unit_test(slow_factor_is_the_latency_ratio_within_its_interval),
+        cmocka_unit_test(replay_retries_when_the_log_did),
         cmocka_unit_test(sessions_replay_with_their_think_time),
         cmocka_unit_test(sessions_whose_requests_overlap_are_not_replayed),
         cmocka_unit_test(token_mix_is_empirical_not_uniform),

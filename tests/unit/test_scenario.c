@@ -321,6 +321,85 @@ static void scenario_sessions_use_their_recorded_think_times(void **state) {
               "traffic[0].arrivals.replay.think_ms", "expected an array of think times");
 }
 
+/* A replay whose provider is down for the first second, and a retry policy whose waits (100 ms,
+   then 200 ms) keep every retry inside it. */
+#define RETRY_DOC(replay, variant)                                                                 \
+    "{\"name\":\"m\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"chat\",\"arrivals\":"          \
+    "{\"replay\":" replay "}}],\"providers\":[{\"name\":\"openai\",\"faults\":[{\"at\":\"0s\","    \
+    "\"for\":\"1s\",\"outage\":{\"status\":503}}]}],\"policy\":{\"retry\":{\"attempts\":3,"        \
+    "\"backoff\":{\"exponential\":{\"base\":\"100ms\",\"multiplier\":2}},\"jitter\":\"none\"}},"   \
+    "\"variants\":{\"v\":" variant "}}"
+
+/* "waits": "recorded": a replayed request's retries start when the log's did, from its own
+   arrival (each request its own list, sessions' requests in turn); the policy's waits where the
+   log has none; "policy" (the default) ignores the record. */
+static void scenario_replayed_retries_start_when_the_logs_did(void **state) {
+    (void)state;
+    /* request 1's second attempt at 10 + 1500 ms: after the outage, answered */
+    sim_scenario *sc = th_load(
+        RETRY_DOC("{\"at_ms\":[0,10],\"retry_at_ms\":[[],[1500]]}", "{\"waits\":\"recorded\"}"));
+    const sim_class *c = &sc->classes[0];
+    assert_int_equal(c->retry_at_count, 2);
+    assert_int_equal(c->retry_at_first[1], 0);
+    assert_int_equal(c->retry_at_first[2], 1);
+    assert_int_equal(c->retry_at_us[0], 1500000);
+    assert_true(sc->variants[0].recorded_waits);
+    sim_summary *sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->requests, 2);
+    assert_int_equal(sum->success_primary, 1); /* request 0: 3 attempts within the outage */
+    assert_int_equal(sum->attempts, 5);
+    free(sum);
+    scn_free(sc);
+    sc = th_load(RETRY_DOC("{\"at_ms\":[0,10],\"retry_at_ms\":[[],[1500]]}", "{}"));
+    assert_false(sc->variants[0].recorded_waits);
+    sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->success_primary, 0); /* the policy's waits: both within it */
+    assert_int_equal(sum->attempts, 6);
+    free(sum);
+    scn_free(sc);
+    /* a session's second request (index 1) retries at its own arrival + 1500 ms */
+    sc = th_load(RETRY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1ms\","
+                           "\"retry_at_ms\":[[],[1500]]}",
+                           "{\"waits\":\"recorded\"}"));
+    sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->requests, 2);
+    assert_int_equal(sum->success_primary, 1);
+    free(sum);
+    scn_free(sc);
+    /* a retry recorded before the attempt ended goes at once: 0 ms is the first's end */
+    sc = th_load(RETRY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[0,0]]}", "{\"waits\":\"recorded\"}"));
+    sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->attempts, 3);
+    assert_int_equal(sum->success_primary, 0);
+    free(sum);
+    scn_free(sc);
+}
+
+static void scenario_replayed_retries_need_their_shape(void **state) {
+    (void)state;
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0,1],\"retry_at_ms\":[[]]}"), "traffic[0].arrivals.replay",
+              "\"retry_at_ms\" has 1 requests' retry times and the replay 2 requests");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[-1]]}"),
+              "traffic[0].arrivals.replay.retry_at_ms[0][0]", "got a negative number");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[5,4]]}"),
+              "traffic[0].arrivals.replay.retry_at_ms[0][1]", "before the retry before it");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[5]}"),
+              "traffic[0].arrivals.replay.retry_at_ms[0]", "expected when the request's retries");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"retry_at_ms\":5}"),
+              "traffic[0].arrivals.replay.retry_at_ms", "expected an array of each request's");
+    parse_bad(RETRY_DOC("{\"at_ms\":[0]}", "{\"waits\":\"recorded\"}"), "variants.v.waits",
+              "\"recorded\" needs retries recorded in a log");
+    parse_bad(RETRY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[1]]}", "{\"waits\":\"log\"}"),
+              "variants.v.waits", "expected \"policy\" or \"recorded\", got log");
+    char many[3200] = "{\"at_ms\":[0],\"retry_at_ms\":[[";
+    for (int k = 0; k < 256; k++) strcat(many, k ? ",1" : "1");
+    strcat(many, "]]}");
+    char doc[3600];
+    snprintf(doc, sizeof doc, "{\"name\":\"m\",\"duration\":\"10s\",%s%s%s," MINIMAL_PROVIDERS "}",
+             "\"traffic\":[{\"class\":\"chat\",\"arrivals\":{\"replay\":", many, "}}]");
+    parse_bad(doc, "traffic[0].arrivals.replay.retry_at_ms[0][255]", "at most 255 retries");
+}
+
 static void scenario_replay_with_a_ramp_is_rejected(void **state) {
     (void)state;
     parse_bad("{\"name\":\"m\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"chat\","
@@ -1339,6 +1418,8 @@ int main(void) {
         cmocka_unit_test(scenario_replayed_sessions_load_and_need_their_keys),
         cmocka_unit_test(scenario_sessions_use_their_recorded_think_times),
         cmocka_unit_test(scenario_fault_recorded_hits_load_and_need_even),
+        cmocka_unit_test(scenario_replayed_retries_start_when_the_logs_did),
+        cmocka_unit_test(scenario_replayed_retries_need_their_shape),
         cmocka_unit_test(scenario_replay_with_a_ramp_is_rejected),
         cmocka_unit_test(scenario_replay_over_its_cap_is_rejected),
         cmocka_unit_test(scenario_unknown_key_suggests_the_closest),
