@@ -92,7 +92,8 @@ static int write_sessions(imp_incident *inc, uint32_t c, const turn *t, size_t n
     imp_cfit *cf = &inc->cls[c];
     turn *s = malloc((cf->requests + 1) * sizeof *s); /* id: where it starts in t; end: count */
     cf->think_rec = malloc((n + 1) * sizeof *cf->think_rec);
-    if (s == NULL || cf->think_rec == NULL) {
+    cf->turn_at = malloc((n + 1) * sizeof *cf->turn_at);
+    if (s == NULL || cf->think_rec == NULL || cf->turn_at == NULL) {
         free(s);
         return imp_fail(err, FB_ENOMEM, 0, "%s", "out of memory");
     }
@@ -121,6 +122,7 @@ static int write_sessions(imp_incident *inc, uint32_t c, const turn *t, size_t n
         cf->order[o++] = s[i].id == UINT64_MAX ? s[i].r : t[s[i].id].r;
         for (int64_t k = 1; k < s[i].end; k++) {
             const turn *a = &t[s[i].id + (uint64_t)k - 1], *b = a + 1;
+            cf->turn_at[g] = b->start;
             cf->think_rec[g++] = b->start > a->end ? b->start - a->end : 0;
             cf->order[o++] = b->r;
         }

@@ -83,11 +83,15 @@ static bool class_retries(const imp_incident *inc, const imp_cfit *cf) {
     return false;
 }
 
-/* Does any class's? (as-was then sends its retries then: "waits": "recorded") */
-static bool any_retries(const imp_incident *inc) {
-    for (uint32_t c = 0; c < inc->log->ncls; c++)
-        if (!inc->opts.rate && inc->cls[c].requests > 0 && class_retries(inc, &inc->cls[c]))
+/* Does any class's, or its sessions' recorded start times? (as-was then sends them then:
+   "waits": "recorded") */
+static bool any_recorded_times(const imp_incident *inc) {
+    for (uint32_t c = 0; c < inc->log->ncls; c++) {
+        const imp_cfit *cf = &inc->cls[c];
+        if (!inc->opts.rate && cf->requests > 0 &&
+            ((cf->turns && cf->nthink_rec > 0) || class_retries(inc, cf)))
             return true;
+    }
     return false;
 }
 
@@ -118,6 +122,9 @@ static cJSON *arrivals(const imp_incident *inc, const imp_cfit *cf, cJSON *cls) 
         cJSON *rec = cJSON_AddArrayToObject(replay, "think_ms"); /* the log's own, in order */
         for (uint32_t k = 0; k < cf->nthink_rec; k++)
             cJSON_AddItemToArray(rec, cJSON_CreateNumber((double)cf->think_rec[k] / 1000.0));
+        cJSON *when = cJSON_AddArrayToObject(replay, "turn_at_ms"); /* as-was sends them then */
+        for (uint32_t k = 0; k < cf->nthink_rec; k++)
+            cJSON_AddItemToArray(when, cJSON_CreateNumber((double)cf->turn_at[k] / 1000.0));
     }
     if (class_retries(inc, cf)) { /* each request's, in the replay's order: as-was retries then */
         cJSON *w = cJSON_AddArrayToObject(replay, "retry_at_ms");
@@ -372,14 +379,15 @@ char *imp_incident_json(const imp_incident *inc) {
     cJSON_AddItemToObject(doc, "providers", providers(inc));
     cJSON *variants = cJSON_AddObjectToObject(doc, "variants");
     cJSON *was = policy(inc, inc->evidence.p ? inc->evidence.p : "");
-    bool waits = any_retries(inc);
+    bool waits = any_recorded_times(inc);
     if (waits) cJSON_AddStringToObject(was, "waits", "recorded");
     cJSON_AddItemToObject(variants, IMP_AS_WAS, was);
     cJSON_AddItemToObject(
         variants, "yours",
         policy(inc, waits ? "A copy of as-was for you to edit: change its retry, breaker or "
                             "fallback and compare the two with fusebox run. Its retries wait "
-                            "as its retry policy draws; as-was's wait as the log's did "
+                            "as its retry policy draws, and its sessions' users think as "
+                            "recorded from each answer; as-was's go when the log's did "
                             "(\"waits\": \"recorded\"), so the two differ by those draws "
                             "before you change anything."
                           : "A copy of as-was for you to edit: change its retry, breaker or "

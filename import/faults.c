@@ -429,34 +429,34 @@ static void split_retries(const fitter *F, size_t lo, size_t hi, int8_t kind,
 }
 
 /*
- * The log's own hits of a split fault's first attempts (o[lo, hi), its kind `kind`, the kinds
- * before it `before[]`), attempt by attempt in time order: written as the fault's "recorded",
- * the replay's k-th first attempt in the window goes as the log's k-th did. First attempts
- * come at their recorded times (arrivals.replay), so the k-th is the same request's in the
- * log and the replay; a share spread evenly from a seeded offset failed others, and which
- * requests fail decides which retry, and when: the retries, the attempts-per-request buckets
- * and the counts of the corpus' traces missed by a few on every seed (docs/import.md, "The
- * corpus"). Retries keep their even shares: they follow the replay's own backoff, so the
- * log's k-th retry is not the replay's (recording them too fared no better in the corpus).
+ * The log's own hits of a fault (o[lo, hi), its kind `kind`, the kinds before it `before[]`),
+ * attempt by attempt in time order: written as the fault's "recorded", the replay's k-th
+ * attempt of a class in the window goes as the log's k-th did (the classes a split fault
+ * counts apart: first attempts, then each retry share's; a fault not split: every attempt).
+ * First attempts come at their recorded times (arrivals.replay) and the as-was replay's
+ * retries at theirs (retry_at_ms), so the k-th is the same request's in the log and the
+ * replay; a share spread evenly from a seeded offset failed others, and which requests fail
+ * decides which retry, and when: the retries, the attempts-per-request buckets and the counts
+ * of the corpus' traces missed by a few on every seed (docs/import.md, "The corpus").
  */
 static void record_hits(fitter *F, size_t lo, size_t hi, int8_t kind, const uint32_t *before,
                         uint32_t nbefore, imp_fault *out) {
-    if (!out->split) return; /* every attempt one class: the k-th is not the log's k-th */
     util_buf *b = &F->inc->recorded;
     out->rec_at = b->len;
-    /* class 0 the first attempts, class c the retries of share c (the c-th retries, the last
-       share's every later one too), as scn_fault_decide counts them apart */
-    for (uint32_t c = 0; c <= out->retry_n; c++) {
+    /* split: class 0 the first attempts, class c the retries of share c (the c-th retries,
+       the last share's every later one too), as scn_fault_decide counts them apart */
+    uint32_t classes = out->split ? out->retry_n : 0;
+    for (uint32_t c = 0; c <= classes; c++) {
         size_t from = b->len;
         for (size_t j = lo; j < hi; j++) {
             bool earlier = false;
             for (uint32_t e = 0; e < nbefore; e++) earlier |= F->o[j].cat == (int8_t)before[e];
-            uint32_t r = F->o[j].retry < out->retry_n ? F->o[j].retry : out->retry_n;
+            uint32_t r = F->o[j].retry < classes ? F->o[j].retry : classes;
             if (!earlier && r == c) util_buf_append(b, F->o[j].cat == kind ? "1" : "0", 1);
         }
         out->rec_len[c] = (uint32_t)(b->len - from);
     }
-    out->rec_n = b->err == UTIL_BUF_OK ? out->retry_n + 1 : 0; /* none when out of memory */
+    out->rec_n = b->err == UTIL_BUF_OK ? classes + 1 : 0; /* none when out of memory */
 }
 
 /*

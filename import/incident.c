@@ -461,6 +461,7 @@ void imp_incident_free(imp_incident *inc) {
         free(inc->cls[c].at_us);
         free(inc->cls[c].turns);
         free(inc->cls[c].think_rec);
+        free(inc->cls[c].turn_at);
         free(inc->cls[c].order);
     }
     util_buf_free(&inc->notes);

@@ -133,6 +133,9 @@ typedef struct imp_cfit {
        0), the as-was replay's own (arrivals.replay.think_ms) */
     fb_time_us *think_rec;
     uint32_t nthink_rec;
+    /* with think_rec: when each request after a think time started, from the origin, in the
+       same order (arrivals.replay.turn_at_ms: the as-was replay sends them then) */
+    fb_time_us *turn_at;
     /* the log's request (an index into log->req) of each request the replay sends, in its order
        (at_us's; sessions: session by session): whose retries' start times it replays
        (arrivals.replay.retry_at_ms) */

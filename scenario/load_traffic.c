@@ -129,6 +129,28 @@ static int parse_think_ms(pctx *P, const cJSON *v, void *out) {
     return scn__array(P, v, SIM_REPLAY_MAX, "think times", session_think, c, &c->think_rec_count);
 }
 
+/* One session request's recorded start: a number of milliseconds from the start. */
+static int turn_at(pctx *P, const cJSON *e, uint32_t i, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0)
+        return scn__fail(P, "expected a time in milliseconds from the start, got %s",
+                         cJSON_IsNumber(e) ? "a negative number" : scn__type_name(e));
+    c->turn_at_us[i] = (fb_time_us)llround(e->valuedouble * 1000.0);
+    return FB_OK;
+}
+
+static int parse_turn_at_ms(pctx *P, const cJSON *v, void *out) {
+    sim_class *c = out;
+    if (!cJSON_IsArray(v))
+        return scn__fail(P, "expected an array of times in milliseconds, got %s",
+                         scn__type_name(v));
+    int n = cJSON_GetArraySize(v);
+    c->turn_at_us = malloc((n > 0 ? (size_t)n : 1) * sizeof *c->turn_at_us);
+    if (c->turn_at_us == NULL) return scn__fail(P, "out of memory");
+    return scn__array(P, v, SIM_REPLAY_MAX, "session requests' times", turn_at, c,
+                      &c->turn_at_count);
+}
+
 /* One replayed request's recorded retries: when each attempt after its first started, in
    milliseconds from the request's arrival, in time order; at most SIM_RETRY_AT_MAX. */
 static int request_retries(pctx *P, const cJSON *e, uint32_t i, void *out) {
@@ -212,6 +234,15 @@ const ld_section scn__replay_section = {
          .doc = "sessions: the recorded think times, session by session in `at_ms`'s order, "
                 "one after each of a session's requests but its last (the sum of `turns` less "
                 "one each), used in order in place of draws from `think`"},
+        {"turn_at_ms", LD_HOOK,
+         .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
+                   "{\"type\": \"number\", \"minimum\": 0}}",
+         .offset = 0, .size = sizeof(sim_class), .hook = parse_turn_at_ms,
+         .unit = "array of numbers (milliseconds)", .def_doc = "none",
+         .doc = "sessions, with `think_ms`: when each of the requests `think_ms` precedes "
+                "started in the log, from the start, in the same order; a variant whose `waits` "
+                "is `\"recorded\"` sends them then (at once when the request before ended "
+                "later)"},
         {"retry_at_ms", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
                    "{\"type\": \"array\", \"maxItems\": 255, \"items\": "
@@ -252,6 +283,12 @@ static int parse_replay(pctx *P, const cJSON *a, void *out) {
                   "\"think_ms\" has %u think times and the sessions %.0f gaps (\"turns\" less "
                   "one each): one each",
                   c->think_rec_count, n - c->replay_count);
+    if (P->rc == FB_OK && cJSON_GetObjectItemCaseSensitive(a, "turn_at_ms") != NULL &&
+        (!rec || c->turn_at_count != c->think_rec_count))
+        scn__fail(P,
+                  "\"turn_at_ms\" (when the sessions' requests started) needs \"think_ms\" "
+                  "and one time for each of its think times (%u for %u)",
+                  c->turn_at_count, c->think_rec_count);
     if (P->rc == FB_OK && cJSON_GetObjectItemCaseSensitive(a, "retry_at_ms") != NULL &&
         (double)c->retry_at_count != n)
         scn__fail(

@@ -327,12 +327,13 @@ const ld_section scn__variant_section = {
         {"waits", LD_CODE, .hook = waits_value, .flags = LD_F_PURE,
          .schema = "{\"enum\": [\"policy\", \"recorded\"]}", .def = "\"policy\"",
          .unit = "`\"policy\"` or `\"recorded\"`",
-         .doc = "the waits before retries: the retry policy's, or `\"recorded\"`: a replayed "
+         .doc = "the waits before retries and between a session's requests: the retry "
+                "policy's and `think`'s (or `think_ms`'s), or `\"recorded\"`: a replayed "
                 "request's retries start when the log's did (`arrivals.replay.retry_at_ms`, from "
-                "its arrival; at once when the attempt before ended later), the innermost "
-                "layer's retries only, after the policy's own wait where the log has none (a "
-                "request that fails more often in the replay than in the log); `fusebox import` "
-                "writes it on `as-was`"},
+                "its arrival; the innermost layer's retries; after the policy's own wait where "
+                "the log has none, a request that fails more often than in the log) and a "
+                "session's requests when the log's did (`turn_at_ms`), each at once when what "
+                "came before it ended later; `fusebox import` writes it on `as-was`"},
         {"inherit_policy", LD_CODE, .hook = bool_value, .flags = LD_F_VARIANT | LD_F_PURE,
          .schema = "{\"type\": \"boolean\", \"description\": \"false: the top-level policy is not "
                    "merged in (default true)\"}",
@@ -351,11 +352,12 @@ static int parse_waits(pctx *P, cJSON *m, sim_policy *pol) {
         pol->recorded_waits) {
         bool any = false;
         for (uint32_t c = 0; c < P->sc->class_count; c++)
-            any |= P->sc->classes[c].retry_at_first != NULL;
+            any |= P->sc->classes[c].retry_at_first || P->sc->classes[c].turn_at_us;
         if (!any) {
             size_t old = scn__push_key(P, "waits");
-            scn__fail(P, "\"recorded\" needs retries recorded in a log: a traffic class whose "
-                         "arrivals.replay has \"retry_at_ms\" (fusebox import writes it)");
+            scn__fail(P, "\"recorded\" needs times recorded in a log: a traffic class whose "
+                         "arrivals.replay has \"retry_at_ms\" or \"turn_at_ms\" (fusebox "
+                         "import writes them)");
             scn__pop(P, old);
         }
     }

@@ -429,6 +429,7 @@ static void free_classes(sim_scenario *sc) {
         free(sc->classes[i].replay_us);
         free(sc->classes[i].turns);
         free(sc->classes[i].think_rec_us);
+        free(sc->classes[i].turn_at_us);
         free(sc->classes[i].retry_at_us);
         free(sc->classes[i].retry_at_first);
     }

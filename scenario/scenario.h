@@ -102,6 +102,11 @@ typedef struct sim_class {
        (malloc; NULL: drawn) */
     fb_time_us *think_rec_us;
     uint32_t think_rec_count;
+    /* with think_rec_us (turn_at_ms): when each of those requests started in the log, from the
+       start, in the same order; read by a variant whose "waits" is "recorded" (malloc; NULL:
+       none) */
+    fb_time_us *turn_at_us;
+    uint32_t turn_at_count;
     /* replayed requests' recorded retries (retry_at_ms): when request i's 2nd, 3rd, ... attempts
        started, from its arrival, are retry_at_us[retry_at_first[i] .. retry_at_first[i + 1]),
        the requests in at_ms's order (sessions: session by session, each one's in order); read

@@ -645,6 +645,14 @@ static void release_worker(sim *s, req *r) {
     s->busy_total--;
 }
 
+/* A replayed session's g-th recorded think time: as the log's (think_rec_us), or, when the
+   variant waits as recorded, until the next request's recorded start (at once when this one
+   ended later). */
+static fb_time_us recorded_think(const sim *s, const sim_class *c, uint32_t g) {
+    if (!s->pol->recorded_waits || c->turn_at_us == NULL) return c->think_rec_us[g];
+    return c->turn_at_us[g] > s->now ? c->turn_at_us[g] - s->now : 0;
+}
+
 static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
     req *r = R(s, ri);
     uint32_t podi = r->pod;
@@ -666,7 +674,7 @@ static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
         /* a closed-loop user thinks, then asks again (a session's while it has turns left) */
         const sim_class *c = &s->sc->classes[s->user_class[user]];
         fb_time_us think = c->think_rec_us && s->user_gap[user] < c->think_rec_count
-                               ? c->think_rec_us[s->user_gap[user]++] /* recorded */
+                               ? recorded_think(s, c, s->user_gap[user]++)
                                : scn_dist_draw_us(&s->user_rng[user], &c->think_us);
         if (s->now + think < s->sc->duration_us) sim__push(s, s->now + think, EV_USER, user, 0, 0);
     }

@@ -2018,7 +2018,9 @@ static void sessions_replay_with_their_think_time(void **state) {
     assert_non_null(strstr(text, "\"turns\""));
     assert_non_null(strstr(text, "\"think_ms\""));
     assert_null(strstr(text, "\"retry_at_ms\"")); /* no request retried: none to replay */
-    assert_null(strstr(text, "\"waits\""));
+    /* when each request after a think time started, in think_ms's order: as-was sends them then */
+    assert_non_null(strstr(text, "\"turn_at_ms\""));
+    for (uint32_t k = 0; k < gaps; k++) assert_true(cf->turn_at[k] > cf->think_rec[k]);
     for (uint64_t seed = 1; seed <= 5; seed++) {
         sim_scenario *sc = th_load_with(text, NULL, 0, &seed);
         assert_int_equal(sc->classes[0].turns_count, 120);

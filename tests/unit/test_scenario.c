@@ -366,6 +366,24 @@ static void scenario_replayed_retries_start_when_the_logs_did(void **state) {
     assert_int_equal(sum->success_primary, 1);
     free(sum);
     scn_free(sc);
+    /* a session's second request when the log's started (turn_at_ms), not a think time after
+       the first ended (think_ms: 10 ms, inside the outage, as "policy" sends it) */
+    const char *turn = "{\"at_ms\":[0],\"turns\":[2],\"think\":\"1ms\",\"think_ms\":[10],"
+                       "\"turn_at_ms\":[2000]}";
+    char doc[1024];
+    snprintf(doc, sizeof doc, RETRY_DOC("%s", "{\"waits\":\"recorded\"}"), turn);
+    sc = th_load(doc);
+    assert_int_equal(sc->classes[0].turn_at_us[0], 2000000);
+    sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->success_primary, 1);
+    free(sum);
+    scn_free(sc);
+    snprintf(doc, sizeof doc, RETRY_DOC("%s", "{}"), turn);
+    sc = th_load(doc);
+    sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->success_primary, 0);
+    free(sum);
+    scn_free(sc);
     /* a retry recorded before the attempt ended goes at once: 0 ms is the first's end */
     sc = th_load(RETRY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[0,0]]}", "{\"waits\":\"recorded\"}"));
     sum = th_run(sc, 0, NULL, NULL);
@@ -387,8 +405,18 @@ static void scenario_replayed_retries_need_their_shape(void **state) {
               "traffic[0].arrivals.replay.retry_at_ms[0]", "expected when the request's retries");
     parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"retry_at_ms\":5}"),
               "traffic[0].arrivals.replay.retry_at_ms", "expected an array of each request's");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"turn_at_ms\":[1]}"),
+              "traffic[0].arrivals.replay",
+              "\"turn_at_ms\" (when the sessions' requests started) "
+              "needs \"think_ms\"");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":[1],"
+                         "\"turn_at_ms\":[1,2]}"),
+              "traffic[0].arrivals.replay", "(2 for 1)");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":[1],"
+                         "\"turn_at_ms\":[-1]}"),
+              "traffic[0].arrivals.replay.turn_at_ms[0]", "got a negative number");
     parse_bad(RETRY_DOC("{\"at_ms\":[0]}", "{\"waits\":\"recorded\"}"), "variants.v.waits",
-              "\"recorded\" needs retries recorded in a log");
+              "\"recorded\" needs times recorded in a log");
     parse_bad(RETRY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[1]]}", "{\"waits\":\"log\"}"),
               "variants.v.waits", "expected \"policy\" or \"recorded\", got log");
     char many[3200] = "{\"at_ms\":[0],\"retry_at_ms\":[[";
