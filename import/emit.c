@@ -378,8 +378,21 @@ char *imp_incident_json(const imp_incident *inc) {
     add_duration(pods, "request_timeout", inc->pol.request_timeout_us);
     cJSON_AddItemToObject(doc, "providers", providers(inc));
     cJSON *variants = cJSON_AddObjectToObject(doc, "variants");
-    cJSON *was = policy(inc, inc->evidence.p ? inc->evidence.p : "");
     bool waits = any_recorded_times(inc);
+    const char *ev = inc->evidence.p ? inc->evidence.p : "";
+    static const char said[] = ". Its retries, and its sessions' requests, start when the "
+                               "log's did (\"waits\": \"recorded\": arrivals.replay.retry_at_ms, "
+                               "turn_at_ms).";
+    size_t n = strlen(ev); /* the evidence's last item ends with "; " or "." */
+    while (n > 0 && (ev[n - 1] == ' ' || ev[n - 1] == ';' || ev[n - 1] == '.')) n--;
+    const char *tail = n > 0 ? said : said + 2; /* no evidence: the sentence alone */
+    char *d = waits ? malloc(n + strlen(tail) + 1) : NULL;
+    if (d) {
+        memcpy(d, ev, n);
+        memcpy(d + n, tail, strlen(tail) + 1);
+    }
+    cJSON *was = policy(inc, d ? d : ev);
+    free(d);
     if (waits) cJSON_AddStringToObject(was, "waits", "recorded");
     cJSON_AddItemToObject(variants, IMP_AS_WAS, was);
     cJSON_AddItemToObject(
