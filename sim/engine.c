@@ -182,8 +182,9 @@ static uint32_t session_user(sim *s, uint32_t cls) {
 
 /* The recorded request an arrival of class cls (from `user`, or NONE32) is: its index in the
    class's recorded retries, when the variant waits as recorded; else NONE32 (a burst's, a
-   closed-loop user's). A replayed arrival's before next_arrival moves the cursor on. */
-static uint32_t recorded_index(sim *s, uint32_t cls, uint32_t user) {
+   closed-loop user's). A replayed arrival's before its class's traffic moves on (next_arrival,
+   a serial client's end). */
+uint32_t sim__recorded_index(sim *s, uint32_t cls, uint32_t user) {
     const sim_class *c = &s->sc->classes[cls];
     if (!s->pol->recorded_waits || c->retry_at_first == NULL) return NONE32;
     if (user == NONE32) return c->turns ? NONE32 : s->traffic[cls].replay_i - 1;
@@ -201,7 +202,7 @@ static bool handle(sim *s, const sim_event *ev) {
     switch (ev->kind) {
     case EV_ARRIVAL: {
         uint32_t u = session_user(s, ev->id);
-        sim__new_request(s, ev->id, u, recorded_index(s, ev->id, u));
+        sim__new_request(s, ev->id, u, sim__recorded_index(s, ev->id, u));
         next_arrival(s, ev->id);
         return true;
     }
@@ -212,7 +213,7 @@ static bool handle(sim *s, const sim_event *ev) {
     case EV_USER:
         if (s->user_left && s->user_left[ev->id] != UINT32_MAX) s->user_left[ev->id]--;
         sim__new_request(s, s->user_class[ev->id], ev->id,
-                         recorded_index(s, s->user_class[ev->id], ev->id));
+                         sim__recorded_index(s, s->user_class[ev->id], ev->id));
         return true;
     case EV_WORK_DONE:
         if (!req_is(s, ev, R_LOCAL)) return false;

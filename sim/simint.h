@@ -542,6 +542,8 @@ static inline uint32_t seat_inner(const req *r) {
 void sim__gateway_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen);
 void sim__gateway_refused(sim *s, uint32_t ri, uint32_t depth, int status);
 void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec);
+/* The recorded request an arrival of class cls (from `user`, or NONE32) is (engine.c). */
+uint32_t sim__recorded_index(sim *s, uint32_t cls, uint32_t user);
 void sim__on_work_done(sim *s, uint32_t ri);
 void sim__on_resume(sim *s, uint32_t ri, uint32_t arg);
 void sim__on_layer_timeout(sim *s, uint32_t ri, uint32_t arg);

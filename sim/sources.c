@@ -74,7 +74,7 @@ void sim__on_pod_arrival(sim *s, uint32_t podi, uint32_t cls) {
 
 void sim__on_serial(sim *s, uint32_t cls) {
     sim__stat_serial_lag(s, s->now - s->fleet->serial[cls].sched_us);
-    sim__new_request(s, cls, NONE32, NONE32);
+    sim__new_request(s, cls, NONE32, sim__recorded_index(s, cls, NONE32));
 }
 
 /* The calls scheduled from `t` to the end of traffic, none of which will start. */

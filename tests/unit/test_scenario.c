@@ -384,6 +384,19 @@ static void scenario_replayed_retries_start_when_the_logs_did(void **state) {
     assert_int_equal(sum->success_primary, 0);
     free(sum);
     scn_free(sc);
+    /* a serial client's calls are the replay's requests in order too */
+    sc = th_load("{\"name\":\"m\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"chat\","
+                 "\"serial\":true,\"arrivals\":{\"replay\":{\"at_ms\":[0,10],"
+                 "\"retry_at_ms\":[[],[1500]]}}}],\"providers\":[{\"name\":\"openai\","
+                 "\"faults\":[{\"at\":\"0s\",\"for\":\"1s\",\"outage\":{\"status\":503}}]}],"
+                 "\"policy\":{\"retry\":{\"attempts\":3,\"backoff\":{\"exponential\":{"
+                 "\"base\":\"100ms\",\"multiplier\":2}},\"jitter\":\"none\"}},"
+                 "\"variants\":{\"v\":{\"waits\":\"recorded\"}}}");
+    sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->requests, 2);
+    assert_int_equal(sum->success_primary, 1); /* the second, at its arrival + 1500 ms */
+    free(sum);
+    scn_free(sc);
     /* a retry recorded before the attempt ended goes at once: 0 ms is the first's end */
     sc = th_load(RETRY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[0,0]]}", "{\"waits\":\"recorded\"}"));
     sum = th_run(sc, 0, NULL, NULL);
