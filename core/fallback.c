@@ -294,8 +294,7 @@ static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_
     req->retried = true;
     req->phase = PHASE_WAIT_RETRY;
     decision(req, FB_ACT_WAIT, req->order[req->pos], d);
-    d->delay_us = r.delay_us;
-    d->retry = true;
+    d->delay_us = r.delay_us; /* not d->retry: nothing was sent */
     return true;
 }
 
@@ -593,6 +592,7 @@ static void none_admit(const fb_fallback *fb, fb_fallback_request *req, fb_time_
                                             fb->cfg.budget, fb->cfg.rng, now_us);
         if (r.retry) {
             wait_retry(fb, req, r.delay_us, now_us, d);
+            d->retry = false; /* nothing was sent */
             return;
         }
         if (r.reason == FB_GIVEUP_DEADLINE) {
@@ -663,7 +663,7 @@ __attribute__((always_inline)) static inline void wait_retry(const fb_fallback *
                                                              fb_time_us delay_us, fb_time_us now_us,
                                                              fb_fallback_decision *d) {
     req->retried = true;
-    if (delay_us <= 0) {
+    if (delay_us <= 0 && !fb->cfg.wait_always) {
         if (grouped(fb))
             again_group(fb, req, false, now_us, d);
         else
@@ -672,7 +672,7 @@ __attribute__((always_inline)) static inline void wait_retry(const fb_fallback *
     }
     req->phase = PHASE_WAIT_RETRY;
     decision_at(fb, req, FB_ACT_WAIT, req->order[req->cur], d);
-    d->delay_us = delay_us;
+    d->delay_us = delay_us > 0 ? delay_us : 0;
     d->retry = true;
 }
 

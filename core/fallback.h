@@ -124,6 +124,8 @@ typedef struct fb_fallback_config {
     fb_rng *rng;                  /* jitter draws; NULL = no jitter */
     bool context_check;           /* skip providers whose window is too small */
     bool degraded;                /* exhausted chain ends in a degraded answer */
+    bool wait_always;             /* a retry at once is a WAIT of 0: the caller times each retry
+                                     itself (a replay's recorded retry times) */
     fb_stream_policy stream;
     /* Groups (all zero: ORDER, today's behaviour). */
     fb_pick pick;
@@ -192,13 +194,14 @@ typedef struct fb_fallback_request {
 
 typedef struct fb_fallback_decision {
     fb_action action;
-    uint8_t provider;        /* ATTEMPT: index into providers; DONE: last provider tried */
-    fb_time_us delay_us;     /* WAIT: call fb_fallback_resume() after this long */
-    fb_time_us timeout_us;   /* ATTEMPT: per-attempt timeout, bounded by the deadline; 0 = none */
-    bool resume;             /* ATTEMPT: continue a broken stream (FB_STREAM_RESUME) */
-    bool retry;              /* WAIT: the backoff before a retry (not a limiter's wait) */
-    fb_stop stop;            /* DONE: how the request ended */
-    bool degraded;           /* DONE: answered with the degraded answer */
+    uint8_t provider;      /* ATTEMPT: index into providers; DONE: last provider tried */
+    fb_time_us delay_us;   /* WAIT: call fb_fallback_resume() after this long */
+    fb_time_us timeout_us; /* ATTEMPT: per-attempt timeout, bounded by the deadline; 0 = none */
+    bool resume;           /* ATTEMPT: continue a broken stream (FB_STREAM_RESUME) */
+    bool retry;    /* WAIT: the backoff before a retry of an attempt that was sent (not a limiter's
+                      wait, nor a retry of a call the caller's breaker rejected) */
+    fb_stop stop;  /* DONE: how the request ended */
+    bool degraded; /* DONE: answered with the degraded answer */
     bool via_fallback;       /* DONE/ATTEMPT: provider is not the first of the order (it
                                 failed or was skipped); false when no attempt was made */
     fb_outcome last_outcome; /* DONE: the last attempt's outcome (SUCCESS if none) */

@@ -69,9 +69,7 @@ static uint32_t request_retries(const imp_incident *inc, uint32_t r, cJSON *arr)
     uint32_t n = 0;
     for (uint32_t k = 1; k < q->count && n < SIM_RETRY_AT_MAX; k++, n++) {
         int64_t t = inc->log->att[q->first + k].start_us - q->start_us;
-        if (arr)
-            cJSON_AddItemToArray(arr,
-                                 cJSON_CreateNumber(round((double)(t > 0 ? t : 0) / 10.0) / 100.0));
+        if (arr) cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)(t > 0 ? t : 0) / 1000.0));
     }
     return n;
 }
@@ -83,16 +81,18 @@ static bool class_retries(const imp_incident *inc, const imp_cfit *cf) {
     return false;
 }
 
-/* Does any class's, or its sessions' recorded start times? (as-was then sends them then:
-   "waits": "recorded") */
-static bool any_recorded_times(const imp_incident *inc) {
-    for (uint32_t c = 0; c < inc->log->ncls; c++) {
+/* What the as-was replay sends at the log's times ("waits": "recorded"): RECORDED_RETRIES when a
+   class's requests retried, RECORDED_TURNS when a class replays sessions' recorded turns. */
+enum { RECORDED_RETRIES = 1, RECORDED_TURNS = 2 };
+static unsigned recorded_times(const imp_incident *inc) {
+    unsigned what = 0;
+    for (uint32_t c = 0; !inc->opts.rate && c < inc->log->ncls; c++) {
         const imp_cfit *cf = &inc->cls[c];
-        if (!inc->opts.rate && cf->requests > 0 &&
-            ((cf->turns && cf->nthink_rec > 0) || class_retries(inc, cf)))
-            return true;
+        if (cf->requests == 0) continue;
+        if (cf->turns && cf->nthink_rec > 0) what |= RECORDED_TURNS;
+        if (class_retries(inc, cf)) what |= RECORDED_RETRIES;
     }
-    return false;
+    return what;
 }
 
 static cJSON *arrivals(const imp_incident *inc, const imp_cfit *cf, cJSON *cls) {
@@ -378,33 +378,52 @@ char *imp_incident_json(const imp_incident *inc) {
     add_duration(pods, "request_timeout", inc->pol.request_timeout_us);
     cJSON_AddItemToObject(doc, "providers", providers(inc));
     cJSON *variants = cJSON_AddObjectToObject(doc, "variants");
-    bool waits = any_recorded_times(inc);
+    /* as-was sends what the log recorded at the log's times; yours draws them (its
+       description says so: the two differ by those draws before anything is edited) */
+    static const char *const said[] = {
+        "",
+        ". Its retries start when the log's did (\"waits\": \"recorded\": "
+        "arrivals.replay.retry_at_ms; a fallback to another provider goes at once).",
+        ". Its sessions' requests start when the log's did (\"waits\": \"recorded\": "
+        "arrivals.replay.turn_at_ms).",
+        ". Its retries and its sessions' requests start when the log's did (\"waits\": "
+        "\"recorded\": arrivals.replay.retry_at_ms, turn_at_ms; a fallback to another provider "
+        "goes at once).",
+    };
+    static const char *const yours_said[] = {
+        "",
+        " Its retries wait as its retry policy draws, as-was's when the log's did, so the two "
+        "differ by those draws before you change anything.",
+        " Its sessions' users think as recorded from each answer, as-was's send each request "
+        "when the log's did, so the two differ by the latencies drawn before you change "
+        "anything.",
+        " Its retries wait as its retry policy draws and its sessions' users think as recorded "
+        "from each answer, where as-was sends both when the log's did, so the two differ by "
+        "those draws before you change anything.",
+    };
+    unsigned what = recorded_times(inc);
     const char *ev = inc->evidence.p ? inc->evidence.p : "";
-    static const char said[] = ". Its retries, and its sessions' requests, start when the "
-                               "log's did (\"waits\": \"recorded\": arrivals.replay.retry_at_ms, "
-                               "turn_at_ms).";
     size_t n = strlen(ev); /* the evidence's last item ends with "; " or "." */
-    while (n > 0 && (ev[n - 1] == ' ' || ev[n - 1] == ';' || ev[n - 1] == '.')) n--;
-    const char *tail = n > 0 ? said : said + 2; /* no evidence: the sentence alone */
-    char *d = waits ? malloc(n + strlen(tail) + 1) : NULL;
+    while (what && n > 0 && (ev[n - 1] == ' ' || ev[n - 1] == ';' || ev[n - 1] == '.')) n--;
+    const char *tail = n > 0 ? said[what] : said[what] + (what ? 2 : 0); /* no evidence */
+    char *d = malloc(n + strlen(tail) + 1);
     if (d) {
         memcpy(d, ev, n);
         memcpy(d + n, tail, strlen(tail) + 1);
     }
     cJSON *was = policy(inc, d ? d : ev);
     free(d);
-    if (waits) cJSON_AddStringToObject(was, "waits", "recorded");
+    if (what) cJSON_AddStringToObject(was, "waits", "recorded");
     cJSON_AddItemToObject(variants, IMP_AS_WAS, was);
-    cJSON_AddItemToObject(
-        variants, "yours",
-        policy(inc, waits ? "A copy of as-was for you to edit: change its retry, breaker or "
-                            "fallback and compare the two with fusebox run. Its retries wait "
-                            "as its retry policy draws, and its sessions' users think as "
-                            "recorded from each answer; as-was's go when the log's did "
-                            "(\"waits\": \"recorded\"), so the two differ by those draws "
-                            "before you change anything."
-                          : "A copy of as-was for you to edit: change its retry, breaker or "
-                            "fallback and compare the two with fusebox run."));
+    static const char mine[] = "A copy of as-was for you to edit: change its retry, breaker or "
+                               "fallback and compare the two with fusebox run.";
+    char *y = malloc(sizeof mine + strlen(yours_said[what]));
+    if (y) {
+        memcpy(y, mine, sizeof mine - 1);
+        memcpy(y + sizeof mine - 1, yours_said[what], strlen(yours_said[what]) + 1);
+    }
+    cJSON_AddItemToObject(variants, "yours", policy(inc, y ? y : mine));
+    free(y);
     cJSON_AddItemToObject(doc, "expect", expect(inc));
     cJSON_AddItemToObject(doc, "observed", imp__observed_json(inc, doc));
     char *text = cJSON_Print(doc);

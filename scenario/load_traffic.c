@@ -132,9 +132,11 @@ static int parse_think_ms(pctx *P, const cJSON *v, void *out) {
 /* One session request's recorded start: a number of milliseconds from the start. */
 static int turn_at(pctx *P, const cJSON *e, uint32_t i, void *out) {
     sim_class *c = out;
-    if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0)
+    if (!cJSON_IsNumber(e) || e->valuedouble < 0)
         return scn__fail(P, "expected a time in milliseconds from the start, got %s",
                          cJSON_IsNumber(e) ? "a negative number" : scn__type_name(e));
+    if (!(e->valuedouble <= SIM_RECORDED_MS_MAX))
+        return scn__fail(P, "%g ms: at most 1e12 ms", e->valuedouble);
     c->turn_at_us[i] = (fb_time_us)llround(e->valuedouble * 1000.0);
     return FB_OK;
 }
@@ -163,12 +165,15 @@ static int request_retries(pctx *P, const cJSON *e, uint32_t i, void *out) {
     uint32_t at = c->retry_at_first[i], k = 0;
     for (const cJSON *w = e->child; w && P->rc == FB_OK; w = w->next, k++) {
         size_t old = scn__push_index(P, k);
-        fb_time_us t = cJSON_IsNumber(w) ? (fb_time_us)llround(w->valuedouble * 1000.0) : 0;
+        bool num = cJSON_IsNumber(w) && w->valuedouble <= SIM_RECORDED_MS_MAX;
+        fb_time_us t = num ? (fb_time_us)llround(w->valuedouble * 1000.0) : 0;
         if (k >= SIM_RETRY_AT_MAX)
             scn__fail(P, "at most %d retries for one request", SIM_RETRY_AT_MAX);
-        else if (!cJSON_IsNumber(w) || !isfinite(w->valuedouble) || w->valuedouble < 0)
+        else if (!cJSON_IsNumber(w) || w->valuedouble < 0)
             scn__fail(P, "expected a time in milliseconds from the request's arrival, got %s",
                       cJSON_IsNumber(w) ? "a negative number" : scn__type_name(w));
+        else if (!num)
+            scn__fail(P, "%g ms: at most 1e12 ms", w->valuedouble);
         else if (k > 0 && t < c->retry_at_us[at + k - 1])
             scn__fail(P, "%g ms: before the retry before it; in time order", w->valuedouble);
         else
@@ -236,7 +241,7 @@ const ld_section scn__replay_section = {
                 "one each), used in order in place of draws from `think`"},
         {"turn_at_ms", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
-                   "{\"type\": \"number\", \"minimum\": 0}}",
+                   "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1e12}}",
          .offset = 0, .size = sizeof(sim_class), .hook = parse_turn_at_ms,
          .unit = "array of numbers (milliseconds)", .def_doc = "none",
          .doc = "sessions, with `think_ms`: when each of the requests `think_ms` precedes "
@@ -246,7 +251,7 @@ const ld_section scn__replay_section = {
         {"retry_at_ms", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
                    "{\"type\": \"array\", \"maxItems\": 255, \"items\": "
-                   "{\"type\": \"number\", \"minimum\": 0}}}",
+                   "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1e12}}}",
          .offset = 0, .size = sizeof(sim_class), .hook = parse_retry_at_ms,
          .unit = "array of arrays of numbers (milliseconds)", .def_doc = "none",
          .doc = "when each replayed request's retries started, in milliseconds from its "

@@ -330,10 +330,11 @@ const ld_section scn__variant_section = {
          .doc = "the waits before retries and between a session's requests: the retry "
                 "policy's and `think`'s (or `think_ms`'s), or `\"recorded\"`: a replayed "
                 "request's retries start when the log's did (`arrivals.replay.retry_at_ms`, from "
-                "its arrival; the innermost layer's retries; after the policy's own wait where "
-                "the log has none, a request that fails more often than in the log) and a "
-                "session's requests when the log's did (`turn_at_ms`), each at once when what "
-                "came before it ended later; `fusebox import` writes it on `as-was`"},
+                "its arrival; the innermost layer's retries, also those the policy sends at "
+                "once; after the policy's own wait where the log has none, a request that fails "
+                "more often than in the log or a call its breaker rejected; a fallback goes at "
+                "once) and a session's requests when the log's did (`turn_at_ms`), each at once "
+                "when what came before it ended later; `fusebox import` writes it on `as-was`"},
         {"inherit_policy", LD_CODE, .hook = bool_value, .flags = LD_F_VARIANT | LD_F_PURE,
          .schema = "{\"type\": \"boolean\", \"description\": \"false: the top-level policy is not "
                    "merged in (default true)\"}",

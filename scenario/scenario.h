@@ -50,9 +50,10 @@ typedef enum sim_arrivals {
     SIM_ARR_REPLAY /* recorded arrival times, as given (fusebox import) */
 } sim_arrivals;
 
-#define SIM_REPLAY_MAX 1000000 /* replayed arrivals per class */
-#define SIM_TURNS_MAX 1000000  /* requests in one replayed session */
-#define SIM_RETRY_AT_MAX 255   /* recorded retries of one replayed request */
+#define SIM_REPLAY_MAX 1000000   /* replayed arrivals per class */
+#define SIM_TURNS_MAX 1000000    /* requests in one replayed session */
+#define SIM_RETRY_AT_MAX 255     /* recorded retries of one replayed request */
+#define SIM_RECORDED_MS_MAX 1e12 /* a recorded retry's or turn's time, ms (about 31 years) */
 
 typedef enum sim_target {
     SIM_TARGET_LLM = 0, /* the variant's fallback chain */

@@ -437,7 +437,7 @@ static fb_time_us recorded_wait(const sim *s, const req *r, fb_time_us policy) {
     const sim_class *c = &s->sc->classes[r->cls];
     uint32_t k = c->retry_at_first[r->rec] + r->sent - 1;
     if (r->sent == 0 || k >= c->retry_at_first[r->rec + 1]) return policy;
-    fb_time_us at = r->arrival_us + c->retry_at_us[k];
+    fb_time_us at = fb_time_add(r->arrival_us, c->retry_at_us[k]);
     return at > s->now ? at - s->now : 0;
 }
 

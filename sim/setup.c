@@ -342,6 +342,7 @@ static int setup_pod_layer(sim *s, uint32_t k, uint32_t l) {
     fc.rng = &s->pods[k].rng;
     fc.context_check = L->context_check;
     fc.degraded = L->degraded;
+    fc.wait_always = s->pol->recorded_waits; /* each retry's wait: recorded_wait (request.c) */
     fc.stream = L->stream;
     rc = fb_fallback_init(pod_fb(s, k, l), &fc);
     if (rc != FB_OK) return invalid(s, rc, "fallback chain", NULL);

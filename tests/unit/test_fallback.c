@@ -305,6 +305,42 @@ static void fallback_zero_delay_retry_attempts_at_once(void **state) {
 }
 
 /*
+ * wait_always (a replay that times each retry itself): a retry at once is a WAIT of 0 marked
+ * as a retry of a sent attempt; a limiter's wait and a retry of a call the breaker rejected
+ * are not marked (nothing was sent: no recorded time is the caller's to give them).
+ */
+static void fallback_wait_always_makes_each_retry_a_marked_wait(void **state) {
+    (void)state;
+    chain ch;
+    chain_setup(&ch, 1);
+    chain_retry(&ch, (fb_retry_config){.attempts = 3, .backoff = FB_BACKOFF_NONE});
+    ch.cfg.wait_always = true;
+    chain_init(&ch);
+    fb_fallback_request req;
+    fb_fallback_decision d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 0);
+    assert_attempt(d, 0);
+    assert_false(d.retry);
+    d = fb_fallback_result(&ch.fb, &req, &E503, FB_TIME_NONE, 1 * S);
+    assert_wait(d, 0, 0);
+    assert_true(d.retry);
+    d = fb_fallback_resume(&ch.fb, &req, 1 * S);
+    assert_attempt(d, 0);
+    assert_int_equal(fb_fallback_request_stats_get(&req)->retries, 1);
+
+    chain_setup(&ch, 1);
+    chain_retry(&ch, (fb_retry_config){.attempts = 3,
+                                       .backoff = FB_BACKOFF_CONSTANT,
+                                       .base_us = 4 * S,
+                                       .retry_rejected = FB_ON});
+    ch.cfg.wait_always = true;
+    chain_init(&ch);
+    trip(&ch.br[0], 0);
+    d = fb_fallback_begin(&ch.fb, &req, 1000, NULL, 0, 1 * S);
+    assert_wait(d, 0, 4 * S); /* rejected: its policy's wait, unmarked */
+    assert_false(d.retry);
+}
+
+/*
  * An engine with nothing to ask before an attempt (no breaker, limiter, budget or groups) takes
  * send()'s plain way on a request's first attempt, a retry at once and a fallback: the same
  * decisions and counts as the same chain with a limiter at each provider that admits everything,
@@ -1581,6 +1617,7 @@ int main(void) {
         cmocka_unit_test(fallback_every_provider_visited_once),
         cmocka_unit_test(fallback_without_retry_policy_one_attempt_per_provider),
         cmocka_unit_test(fallback_zero_delay_retry_attempts_at_once),
+        cmocka_unit_test(fallback_wait_always_makes_each_retry_a_marked_wait),
         cmocka_unit_test(fallback_plain_engine_decides_as_one_with_limits_that_admit_all),
         cmocka_unit_test(fallback_non_retryable_outcome_falls_back_at_once),
         cmocka_unit_test(fallback_open_breaker_skips_without_attempt),

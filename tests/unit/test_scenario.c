@@ -384,6 +384,23 @@ static void scenario_replayed_retries_start_when_the_logs_did(void **state) {
     assert_int_equal(sum->success_primary, 0);
     free(sum);
     scn_free(sc);
+    /* a policy that retries at once ("backoff": "none", as the import writes for retries sent
+       within 2 ms) still waits until the recorded time */
+    sc = th_load("{\"name\":\"m\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"chat\","
+                 "\"arrivals\":{\"replay\":{\"at_ms\":[0],\"retry_at_ms\":[[1500]]}}}],"
+                 "\"providers\":[{\"name\":\"openai\",\"faults\":[{\"at\":\"0s\","
+                 "\"for\":\"1s\",\"outage\":{\"status\":503}}]}],\"policy\":{\"retry\":"
+                 "{\"attempts\":3,\"backoff\":\"none\"}},\"variants\":{\"v\":{\"waits\":"
+                 "\"recorded\"},\"p\":{}}}");
+    sum = th_run(sc, 0, NULL, NULL);
+    assert_int_equal(sum->success_primary, 1);
+    assert_int_equal(sum->attempts, 2);
+    free(sum);
+    sum = th_run(sc, 1, NULL, NULL); /* the policy's: three attempts at once, in the outage */
+    assert_int_equal(sum->success_primary, 0);
+    assert_int_equal(sum->attempts, 3);
+    free(sum);
+    scn_free(sc);
     /* a serial client's calls are the replay's requests in order too */
     sc = th_load("{\"name\":\"m\",\"duration\":\"10s\",\"traffic\":[{\"class\":\"chat\","
                  "\"serial\":true,\"arrivals\":{\"replay\":{\"at_ms\":[0,10],"
@@ -412,6 +429,11 @@ static void scenario_replayed_retries_need_their_shape(void **state) {
               "\"retry_at_ms\" has 1 requests' retry times and the replay 2 requests");
     parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[-1]]}"),
               "traffic[0].arrivals.replay.retry_at_ms[0][0]", "got a negative number");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[1e30]]}"),
+              "traffic[0].arrivals.replay.retry_at_ms[0][0]", "1e+30 ms: at most 1e12 ms");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":[1],"
+                         "\"turn_at_ms\":[1e400]}"),
+              "traffic[0].arrivals.replay.turn_at_ms[0]", "inf ms: at most 1e12 ms");
     parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[[5,4]]}"),
               "traffic[0].arrivals.replay.retry_at_ms[0][1]", "before the retry before it");
     parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"retry_at_ms\":[5]}"),
