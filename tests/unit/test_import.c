@@ -2195,6 +2195,51 @@ static void inferred_retry_after_waited_as_is_not_max(void **state) {
 }
 
 /*
+ * A 2 s attempt timeout on a client whose event loop runs late: each timeout fires 0 to 450 ms
+ * after its 2 s, most a little late, four in ten much later (a timer never fires early). The p10 to
+ * p90 spread is wider than a fixed timeout's, but the lower half is tight: attempt_timeout is
+ * the lower edge (p10), not "none" (which replayed every hang to the 60 s request timeout, no
+ * retry, on the corpus' `hangs` traced on a busy machine). Timeouts spread evenly from 1 s to
+ * 5 s (the remaining time of a deadline) are still no fixed timeout.
+ */
+static int timeout_log(imp_log **out, bool late) {
+    imp_log *log = imp_log_new("late-timers", IMP_FORMAT_OTLP, 0);
+    imp_error err;
+    imp_log_provider(log, "p", "openai", &err);
+    imp_log_class(log, "chat", &err);
+    for (long i = 0; i < 200; i++) {
+        long t = i * 100;
+        bool hangs = i % 5 == 2;
+        uint32_t h = mix32((uint32_t)i);
+        /* late: 0-40 ms for six in ten, 250-450 ms for the rest; else 1 to 5 s evenly */
+        long d =
+            late ? 2000 + (long)(h % 10 < 6 ? h % 41 : 250 + h % 201) : 1000 + (long)(h % 4001);
+        att_ms a[2] = {{0, t, t + (hangs ? d : 200), hangs ? -1 : 0},
+                       {0, t + d + 300, t + d + 500, 0}};
+        request_ms(log, a, hangs ? 2 : 1);
+    }
+    *out = log;
+    return imp_log_finish(log, &err);
+}
+
+static void attempt_timeout_is_the_lower_edge_of_late_timers(void **state) {
+    (void)state;
+    imp_log *log;
+    assert_int_equal(timeout_log(&log, true), FB_OK);
+    imp_incident *inc = build(log, 0);
+    assert_in_range(inc->pol.attempt_timeout_us, 2000 * MS, 2050 * MS); /* its p10: 22 ms late */
+    assert_non_null(strstr(inc->evidence.p, "a timer fires late, never early"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+    assert_int_equal(timeout_log(&log, false), FB_OK);
+    inc = build(log, 0);
+    assert_int_equal(inc->pol.attempt_timeout_us, 0);
+    assert_non_null(strstr(inc->evidence.p, "no fixed attempt timeout"));
+    imp_incident_free(inc);
+    imp_log_free(log);
+}
+
+/*
  * Requests every 100 ms; in [10 s, 16 s) one in four attempts hangs until the client's 4 s
  * timeout and is retried 500 ms later (answered). One hang fault, from the first timed-out
  * attempt's start to just after the last's, and none elsewhere: not where the timeouts
@@ -2431,6 +2476,7 @@ int main(void) {
         cmocka_unit_test(burst_of_long_answers_is_a_slow_share),
         cmocka_unit_test(slow_factor_is_the_latency_ratio_within_its_interval),
         cmocka_unit_test(replay_retries_when_the_log_did),
+        cmocka_unit_test(attempt_timeout_is_the_lower_edge_of_late_timers),
         cmocka_unit_test(sessions_replay_with_their_think_time),
         cmocka_unit_test(sessions_whose_requests_overlap_are_not_replayed),
         cmocka_unit_test(token_mix_is_empirical_not_uniform),
