@@ -441,6 +441,45 @@ static int figures(FILE *f, const imp_incident *inc, const sim_scenario *sc, con
     return misses;
 }
 
+/*
+ * When as-was sends the log's retries at the log's times ("waits": "recorded"), its match says
+ * nothing of the fitted retry policy that `yours` starts from: one run of yours (the scenario's
+ * seed), its figures outside their tolerance beside the log's, said, not judged (no noise band
+ * is measured for it, and the exit code is as-was's).
+ */
+static void yours_beside(FILE *f, const sim_scenario *sc) {
+    int v = scn_variant(sc, "yours"), w = scn_variant(sc, IMP_AS_WAS);
+    if (f == NULL || v < 0 || w < 0 || !sc->variants[w].recorded_waits) return;
+    sim_summary *s = malloc(sizeof *s);
+    sim_run_opts opts;
+    sim_error e;
+    memset(&opts, 0, sizeof opts);
+    if (s == NULL || sim_run(sc, (uint32_t)v, &opts, s, &e) != FB_OK) {
+        fprintf(f, "\nyours could not be simulated beside the log: %s\n", s ? e.msg : "no memory");
+        free(s);
+        return;
+    }
+    rep_figure g[REP_FIGURES_MAX];
+    size_t k = rep_observed_figures(sc, s, g, REP_FIGURES_MAX);
+    int out = 0;
+    for (size_t i = 0; i < k; i++) {
+        if (g[i].within_tolerance) continue;
+        char l[48], x[48], t[32];
+        rep_figure_cell(l, sizeof l, &g[i], true);
+        rep_figure_cell(x, sizeof x, &g[i], false);
+        rep_figure_tolerance(t, sizeof t, &g[i]);
+        if (out++ == 0)
+            fprintf(f, "\nyours beside the log (one run; its retries wait as its fitted retry "
+                       "policy draws, where as-was's come at the log's times; said, not "
+                       "judged):\n");
+        fprintf(f, "  %s: %s against the log's %s (tolerance %s)\n", g[i].name, x, l, t);
+    }
+    if (out == 0)
+        fprintf(f, "\nyours beside the log (one run, its retry policy's own draws): every figure "
+                   "within its tolerance\n");
+    free(s);
+}
+
 static int report(const args *a, const imp_incident *inc, const char *text) {
     sim_scenario *sc = NULL;
     sim_summary *s = malloc(sizeof *s);
@@ -449,6 +488,7 @@ static int report(const args *a, const imp_incident *inc, const char *text) {
     FILE *f = a->quiet ? NULL : a->out ? stdout : stderr;
     if (f && rc == CLI_OK && inc->fits.p) fprintf(f, "\nfits:\n%s", inc->fits.p);
     int misses = rc == CLI_OK ? figures(f, inc, sc, s, NULL) : 0;
+    if (rc == CLI_OK) yours_beside(f, sc);
     int outside = rc == CLI_OK ? table(f, inc, sc, s) : 0;
     if (rc == CLI_OK) rc = write_text(a->out, text);
     if (rc == CLI_OK && a->out && !a->quiet)

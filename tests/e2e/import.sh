@@ -290,6 +290,9 @@ if [ -s "$T/live.json" ]; then
     # each retry when the log's started and each attempt in a window fails as the log's k-th
     # did (docs/import.md, "The corpus"), so any figure missed, or a band OUTSIDE, is a failure
     timed "$got" "as-was reproduces the live run (the import exits 0)"
+    # as-was's retries come at the log's times: the import says how yours, which draws them from
+    # the fitted policy, compares with the log (one run, said, not judged)
+    contains "$OUT" "yours beside the log (one run" "... and says how yours, its retries drawn, compares with the log"
     echo "$OUT" >"$T/live-table.txt"
     python3 - "$T/live-incident.json" "$T/live/report.json" "$T/live-table.txt" <<'PY'
 import json, sys
