@@ -377,8 +377,9 @@ typedef struct sim_policy {
     sim_stack class_stack[SIM_CLASSES_MAX]; /* ... the class has its own (depth > 0) */
     sim_autoscale autoscale;
     sim_gateway gateway;
-    /* "waits": "recorded": a replayed request's retries start when the log's did (its class's
-       retry_at_us), after the retry policy's own wait where the log has none */
+    /* "waits": "recorded": a replayed request's retries and its sessions' requests start when
+       the log's did (its class's retry_at_us, turn_at_us), after the retry policy's own wait
+       where the log has none */
     bool recorded_waits;
 } sim_policy;
 

@@ -435,8 +435,9 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_de
    `policy` where the log has none (a request that failed more often than in the log). */
 static fb_time_us recorded_wait(const sim *s, const req *r, fb_time_us policy) {
     const sim_class *c = &s->sc->classes[r->cls];
+    if (r->sent == 0) return policy;
     uint32_t k = c->retry_at_first[r->rec] + r->sent - 1;
-    if (r->sent == 0 || k >= c->retry_at_first[r->rec + 1]) return policy;
+    if (k >= c->retry_at_first[r->rec + 1]) return policy;
     fb_time_us at = fb_time_add(r->arrival_us, c->retry_at_us[k]);
     return at > s->now ? at - s->now : 0;
 }
