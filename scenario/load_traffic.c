@@ -108,49 +108,50 @@ static int parse_turns(pctx *P, const cJSON *v, void *out) {
     return scn__array(P, v, SIM_REPLAY_MAX, "sessions", session_turns, c, &c->turns_count);
 }
 
-/* One recorded think time: a number of milliseconds from 0. */
-static int session_think(pctx *P, const cJSON *e, uint32_t i, void *out) {
-    sim_class *c = out;
-    if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble) || e->valuedouble < 0)
-        return scn__fail(P, "expected a think time in milliseconds from 0, got %s",
+/* A list of recorded times in milliseconds (think_ms, turn_at_ms): where they go, and what
+   each is ("a think time in milliseconds from 0"). */
+typedef struct recorded_ms {
+    fb_time_us *us;
+    const char *what;
+} recorded_ms;
+
+/* One recorded time: a number of milliseconds from 0, at most SIM_RECORDED_MS_MAX. */
+static int recorded_time(pctx *P, const cJSON *e, uint32_t i, void *out) {
+    const recorded_ms *r = out;
+    if (!cJSON_IsNumber(e) || e->valuedouble < 0)
+        return scn__fail(P, "expected %s, got %s", r->what,
                          cJSON_IsNumber(e) ? "a negative number" : scn__type_name(e));
-    c->think_rec_us[i] = (fb_time_us)llround(e->valuedouble * 1000.0);
+    if (!(e->valuedouble <= SIM_RECORDED_MS_MAX))
+        return scn__fail(P, "%g ms: at most 1e12 ms", e->valuedouble);
+    r->us[i] = (fb_time_us)llround(e->valuedouble * 1000.0);
     return FB_OK;
+}
+
+/* An array of recorded times into *us (malloc), their number into *count. */
+static int parse_recorded_ms(pctx *P, const cJSON *v, const char *list, const char *what,
+                             fb_time_us **us, uint32_t *count) {
+    if (!cJSON_IsArray(v))
+        return scn__fail(P, "expected an array of %s in milliseconds, got %s", list,
+                         scn__type_name(v));
+    int n = cJSON_GetArraySize(v);
+    *us = malloc((n > 0 ? (size_t)n : 1) * sizeof **us);
+    if (*us == NULL) return scn__fail(P, "out of memory");
+    recorded_ms r = {*us, what};
+    return scn__array(P, v, SIM_REPLAY_MAX, list, recorded_time, &r, count);
 }
 
 static int parse_think_ms(pctx *P, const cJSON *v, void *out) {
     sim_class *c = out;
-    if (!cJSON_IsArray(v))
-        return scn__fail(P, "expected an array of think times in milliseconds, got %s",
-                         scn__type_name(v));
-    int n = cJSON_GetArraySize(v);
-    c->think_rec_us = malloc((n > 0 ? (size_t)n : 1) * sizeof *c->think_rec_us);
-    if (c->think_rec_us == NULL) return scn__fail(P, "out of memory");
-    return scn__array(P, v, SIM_REPLAY_MAX, "think times", session_think, c, &c->think_rec_count);
+    return parse_recorded_ms(P, v, "think times", "a think time in milliseconds from 0",
+                             &c->think_rec_us, &c->think_rec_count);
 }
 
-/* One session request's recorded start: a number of milliseconds from the start. */
-static int turn_at(pctx *P, const cJSON *e, uint32_t i, void *out) {
-    sim_class *c = out;
-    if (!cJSON_IsNumber(e) || e->valuedouble < 0)
-        return scn__fail(P, "expected a time in milliseconds from the start, got %s",
-                         cJSON_IsNumber(e) ? "a negative number" : scn__type_name(e));
-    if (!(e->valuedouble <= SIM_RECORDED_MS_MAX))
-        return scn__fail(P, "%g ms: at most 1e12 ms", e->valuedouble);
-    c->turn_at_us[i] = (fb_time_us)llround(e->valuedouble * 1000.0);
-    return FB_OK;
-}
-
+/* Each session request's recorded start, milliseconds from the start of the run. */
 static int parse_turn_at_ms(pctx *P, const cJSON *v, void *out) {
     sim_class *c = out;
-    if (!cJSON_IsArray(v))
-        return scn__fail(P, "expected an array of times in milliseconds, got %s",
-                         scn__type_name(v));
-    int n = cJSON_GetArraySize(v);
-    c->turn_at_us = malloc((n > 0 ? (size_t)n : 1) * sizeof *c->turn_at_us);
-    if (c->turn_at_us == NULL) return scn__fail(P, "out of memory");
-    return scn__array(P, v, SIM_REPLAY_MAX, "session requests' times", turn_at, c,
-                      &c->turn_at_count);
+    return parse_recorded_ms(P, v, "session requests' times",
+                             "a time in milliseconds from the start", &c->turn_at_us,
+                             &c->turn_at_count);
 }
 
 /* One replayed request's recorded retries: when each attempt after its first started, in
@@ -233,7 +234,7 @@ const ld_section scn__replay_section = {
          .doc = "sessions: from the end of a session's request to its next"},
         {"think_ms", LD_HOOK,
          .schema = "{\"type\": \"array\", \"maxItems\": 1000000, \"items\": "
-                   "{\"type\": \"number\", \"minimum\": 0}}",
+                   "{\"type\": \"number\", \"minimum\": 0, \"maximum\": 1e12}}",
          .offset = 0, .size = sizeof(sim_class), .hook = parse_think_ms,
          .unit = "array of numbers (milliseconds)", .def_doc = "drawn from `think`",
          .doc = "sessions: the recorded think times, session by session in `at_ms`'s order, "

@@ -317,6 +317,8 @@ static void scenario_sessions_use_their_recorded_think_times(void **state) {
               "\"think_ms\" has 1 think times and the sessions 2 gaps");
     parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":[-1]}"),
               "traffic[0].arrivals.replay.think_ms[0]", "from 0, got a negative number");
+    parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":[1e30]}"),
+              "traffic[0].arrivals.replay.think_ms[0]", "1e+30 ms: at most 1e12 ms");
     parse_bad(REPLAY_DOC("{\"at_ms\":[0],\"turns\":[2],\"think\":\"1s\",\"think_ms\":5}"),
               "traffic[0].arrivals.replay.think_ms", "expected an array of think times");
 }
