@@ -103,7 +103,7 @@ void sim__push_failed(sim *s, fb_time_us t) {
  */
 static void deadline_head(sim *s) {
     if (s->dl_first == NONE32) {
-        sim_queue_outside_head(&s->q, NULL);
+        sim_queue_outside_head(&s->q, OUT_DEADLINES, NULL);
         return;
     }
     const req *r = R(s, s->dl_first);
@@ -113,7 +113,7 @@ static void deadline_head(sim *s) {
                     r->gen,
                     EV_DEADLINE,
                     0};
-    sim_queue_outside_head(&s->q, &ev);
+    sim_queue_outside_head(&s->q, OUT_DEADLINES, &ev);
 }
 
 /* The list was empty: r, just added, is its first. */
@@ -166,9 +166,23 @@ static bool att_is(sim *s, const sim_event *ev, int state) {
     return a->gen == ev->gen && (state < 0 ? a->state != A_FREE : a->state == state);
 }
 
+/*
+ * A class's arrivals (a shared source's) have one pending at a time: it is the
+ * head of the class's outside lane, numbered when it is drawn as a push would
+ * be, and compared at the pop with the other heads instead of going through
+ * the calendar (half of the events of a run like the flagship's).
+ */
+_Static_assert(OUT_ARRIVALS + SIM_CLASSES_MAX <= SIM_OUTSIDE_MAX, "an outside lane per class");
+
+void sim__push_arrival(sim *s, fb_time_us t, uint32_t cls) {
+    if (t < s->now ||
+        sim_queue_push_outside(&s->q, OUT_ARRIVALS + cls, t, EV_ARRIVAL, cls, 0, 0) != FB_OK)
+        sim__push_failed(s, t);
+}
+
 static void next_arrival(sim *s, uint32_t cls) {
     fb_time_us t = sim_traffic_next(&s->traffic[cls], s->now);
-    if (t != FB_TIME_MAX) sim__push(s, t, EV_ARRIVAL, cls, 0, 0);
+    if (t != FB_TIME_MAX) sim__push_arrival(s, t, cls);
 }
 
 /* A replayed arrival that starts a session: its user, with one request of its turns sent

@@ -9,11 +9,11 @@
 #define SLOTS ((size_t)SIM_CAL_BUCKETS)
 #define MASK (SLOTS - 1)
 #define WORDS (SLOTS / 64)
-#define RUN_MIN 8   /* a refill takes buckets until the run holds this many events, */
-#define RUN_SPAN 32 /* or until they span this many buckets (8 ms) */
+#define RUN_MIN 8     /* a refill takes buckets until the run holds this many events, */
+#define SPAN_MIN 32   /* or until they span the queue's span of buckets: 8 ms... */
+#define SPAN_MAX 1024 /* ...to 262 ms */
 #define FROM_RUN (-1)
 #define FROM_HEAP (-2)
-#define FROM_OUTSIDE (-3)
 
 static inline bool before(const sim_event *a, const sim_event *b) {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
@@ -29,6 +29,8 @@ int sim_queue_init(sim_queue *q, size_t cap_max) {
     q->cap_max = cap_max;
     q->free_node = NIL;
     q->lanes_t = FB_TIME_MAX;
+    q->lanes_first = -1;
+    q->span = SPAN_MIN;
     for (unsigned i = 0; i < SIM_LANES_MAX; i++)
         sim_fifo_init(&q->lanes[i], sizeof(sim_event), cap_max);
     q->bucket = malloc(SLOTS * sizeof *q->bucket);
@@ -227,25 +229,44 @@ static void sort_run(sim_event *v, size_t n) {
     }
 }
 
+/* The first bucket in (from, end) that holds events, or end (end - from <= SPAN_MAX). */
+static int64_t next_within(const sim_queue *q, int64_t from, int64_t end) {
+    for (int64_t x = from + 1; x < end;) {
+        size_t slot = (size_t)x & MASK;
+        uint64_t word = q->nonempty[slot / 64] >> (slot % 64);
+        if (word != 0) {
+            int64_t y = x + __builtin_ctzll(word);
+            return y < end ? y : end;
+        }
+        x += 64 - (int64_t)(slot % 64);
+    }
+    return end;
+}
+
 /*
  * The run is empty: bring the next events of the ring (or, when it is empty,
- * of the heap) into it, unless a lane's head `lane` comes first. Moving the
- * calendar only up to the event about to pop keeps every later push at or
- * after the run's bucket, so pushes into the run stay rare.
+ * of the heap) into it, unless a lane's head `lane` comes first. Sparse
+ * buckets are taken several at once, up to RUN_MIN events within `span`
+ * buckets (a push before the last one taken goes into the run by insertion).
+ * The span adapts: doubled when it ends a refill short of RUN_MIN events,
+ * halved when a quarter of it held them.
  */
-static void refill(sim_queue *q, const sim_event *lane) {
+__attribute__((noinline)) static void refill(sim_queue *q, const sim_event *lane) {
     q->rpos = q->rlen = 0;
     if (q->ring_len > 0) {
-        int64_t b = next_bucket(q), first = b;
+        int64_t b = next_bucket(q), first = b, end = b + q->span;
         if (lane != NULL && (b << SIM_CAL_SHIFT) > lane->t) return;
-        /* sparse buckets: take several at once, as long as they are near (a push before the
-         * last one taken goes into the run by insertion) */
         for (;;) {
             q->cur = b;
             drain(q);
             if (q->rlen >= RUN_MIN || q->ring_len == 0) break;
-            b = next_bucket(q);
-            if (b - first >= RUN_SPAN || (lane != NULL && (b << SIM_CAL_SHIFT) > lane->t)) break;
+            b = next_within(q, b, end);
+            if (b == end) break;
+        }
+        if (b == end) {
+            if (q->span < SPAN_MAX) q->span *= 2;
+        } else if (q->rlen >= RUN_MIN && (q->cur - first) * 4 < q->span && q->span > SPAN_MIN) {
+            q->span /= 2;
         }
         migrate(q);
     } else if (q->len > 0) {
@@ -302,55 +323,72 @@ int sim_queue_push_lane_any(sim_queue *q, unsigned lane, fb_time_us t, uint32_t 
     int rc = lane_push(l, &ev);
     if (rc != FB_OK) return rc;
     if (lane >= q->lanes_used) q->lanes_used = lane + 1;
-    if (t < q->lanes_t) q->lanes_t = t; /* it is the lane's head only if the lane was empty */
+    if (t < q->lanes_t) { /* then it is the lane's head: the lane was empty */
+        q->lanes_t = t;
+        q->lanes_first = (int)lane;
+    }
     count_push(q);
     return FB_OK;
 }
 
-/* The earliest head of the lanes (the outside lane's too) and its lane; NULL when they are empty.
- */
-static const sim_event *lanes_head(const sim_queue *q, int *from) {
+/* Lane k's head: a FIFO lane's (k < SIM_LANES_MAX) or an outside lane's; NULL when empty. */
+static const sim_event *lane_head(const sim_queue *q, int k) {
+    if (k >= SIM_LANES_MAX) return &q->outside[k - SIM_LANES_MAX];
+    return sim_fifo_head(&q->lanes[k]);
+}
+
+/* The earliest of the lanes' heads (the outside lanes' too), found again: lanes_first and
+ * lanes_t. */
+static void lanes_changed(sim_queue *q) {
     const sim_event *best = NULL;
-    if (q->has_outside) {
-        best = &q->outside;
-        *from = FROM_OUTSIDE;
+    int first = -1;
+    for (uint32_t m = q->has_outside; m != 0; m &= m - 1) {
+        int k = __builtin_ctz(m);
+        if (best == NULL || before(&q->outside[k], best)) {
+            best = &q->outside[k];
+            first = SIM_LANES_MAX + k;
+        }
     }
     for (unsigned i = 0; i < q->lanes_used; i++) {
         const sim_event *head = sim_fifo_head(&q->lanes[i]);
         if (head != NULL && (best == NULL || before(head, best))) {
             best = head;
-            *from = (int)i;
+            first = (int)i;
         }
     }
-    return best;
+    q->lanes_first = first;
+    q->lanes_t = best ? best->t : FB_TIME_MAX;
 }
 
-static void lanes_changed(sim_queue *q) {
-    int from;
-    const sim_event *head = lanes_head(q, &from);
-    q->lanes_t = head ? head->t : FB_TIME_MAX;
-}
-
-void sim_queue_outside_head(sim_queue *q, const sim_event *head) {
-    bool had = q->has_outside;
-    fb_time_us was = q->outside.t;
-    q->has_outside = head != NULL;
+void sim_queue_outside_head(sim_queue *q, unsigned lane, const sim_event *head) {
+    if (lane >= SIM_OUTSIDE_MAX) return;
+    int k = SIM_LANES_MAX + (int)lane;
+    bool was_first = q->lanes_first == k;
     if (head == NULL) {
-        if (had) lanes_changed(q);
-        return;
+        q->has_outside &= ~(UINT32_C(1) << lane);
+    } else {
+        q->has_outside |= UINT32_C(1) << lane;
+        q->outside[lane] = *head;
     }
-    q->outside = *head;
-    if (head->t <= q->lanes_t)
-        q->lanes_t = head->t; /* the earliest of the lanes' heads */
-    else if (had && was == q->lanes_t)
-        lanes_changed(q); /* the earliest moved later: another lane's head may come first */
+    if (was_first) {
+        lanes_changed(q); /* the earliest moved: another lane's head may come first */
+    } else if (head != NULL && (q->lanes_first < 0 || before(head, lane_head(q, q->lanes_first)))) {
+        q->lanes_first = k;
+        q->lanes_t = head->t;
+    }
 }
 
-/* The earliest event and where it is (a lane, FROM_RUN or FROM_HEAP); NULL when empty. */
+/*
+ * The earliest event and where it is (a lane, FROM_RUN or FROM_HEAP); NULL
+ * when empty. The run is refilled only when the ring may hold an event
+ * before the lanes' first head.
+ */
 static const sim_event *earliest(sim_queue *q, int *from) {
-    *from = FROM_RUN;
-    const sim_event *best = lanes_head(q, from);
-    if (q->rpos == q->rlen) refill(q, best);
+    *from = q->lanes_first;
+    const sim_event *best = q->lanes_first < 0 ? NULL : lane_head(q, q->lanes_first);
+    if (q->rpos == q->rlen && (best == NULL || best->t >= ((q->cur + 1) << SIM_CAL_SHIFT) ||
+                               (q->len > 0 && q->ring_len == 0)))
+        refill(q, best);
     if (q->rpos < q->rlen && (best == NULL || before(&q->run[q->rpos], best))) {
         best = &q->run[q->rpos];
         *from = FROM_RUN;
@@ -370,18 +408,33 @@ bool sim_queue_peek(sim_queue *q, sim_event *out) {
     return true;
 }
 
+/* Outside lane k's head out; the caller names the lane's next head. */
+static void pop_outside(sim_queue *q, int k, sim_event *out) {
+    *out = q->outside[k];
+    q->has_outside &= ~(UINT32_C(1) << k);
+    lanes_changed(q);
+    q->total_len--;
+}
+
 bool sim_queue_pop_any(sim_queue *q, sim_event *out) {
+    /* the common case first: an outside lane's head (a next arrival) before the run's */
+    int k = q->lanes_first - SIM_LANES_MAX;
+    if (k >= 0 && q->rpos < q->rlen && before(&q->outside[k], &q->run[q->rpos]) &&
+        (q->len == 0 || before(&q->outside[k], &q->heap[0]))) {
+        pop_outside(q, k, out);
+        return true;
+    }
     int from;
     if (earliest(q, &from) == NULL) return false;
+    if (from >= SIM_LANES_MAX) {
+        pop_outside(q, from - SIM_LANES_MAX, out);
+        return true;
+    }
     if (from == FROM_RUN) {
         *out = q->run[q->rpos++];
         if (q->rpos == q->rlen) q->rpos = q->rlen = 0;
     } else if (from == FROM_HEAP) {
         heap_pop(q, out);
-    } else if (from == FROM_OUTSIDE) {
-        *out = q->outside; /* the caller names the next head */
-        q->has_outside = false;
-        lanes_changed(q);
     } else {
         sim_fifo *l = &q->lanes[from]; /* not empty: its head was the earliest */
         *out = ((const sim_event *)(void *)l->v)[l->head];

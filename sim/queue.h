@@ -18,13 +18,14 @@
  *   lane (shared-store propagation): pushes arrive in time order, so a
  *   ring buffer keeps them sorted for O(1) push and pop. A lane
  *   whose entries went stale can be compacted (sim_queue_compact_lane), and
- *   an outside lane: events in (time, sequence) order that the caller keeps
- *   itself, of which the queue holds only the head (sim_queue_outside_*):
- *   the simulator's request deadlines, its live requests in arrival order,
- *   so that a request that ends leaves nothing queued behind.
+ *   outside lanes: events in (time, sequence) order that the caller keeps
+ *   itself, of which the queue holds only the heads (sim_queue_outside_*,
+ *   sim_queue_push_outside): the simulator's request deadlines, its live
+ *   requests in arrival order, so that a request that ends leaves nothing
+ *   queued behind; and each traffic class's next arrival.
  * sim_queue_pop() returns the earliest of the run's head and the lanes'
- * heads (the outside lane's too): exactly the (time, sequence) order of a
- * single heap.
+ * heads (the outside lanes' too; the queue keeps which is the earliest):
+ * exactly the (time, sequence) order of a single heap.
  * Events carry small integers (kind, entity id, generation), never pointers;
  * a stale event is recognised by its generation and skipped by the caller.
  */
@@ -39,6 +40,7 @@
 #include "sim/fifo.h"
 
 #define SIM_LANES_MAX 4
+#define SIM_OUTSIDE_MAX 32 /* outside lanes (bits of a uint32_t) */
 /* Buckets of 256 us and a horizon of 16.8 s: within 2% of the best width for both the
  * flagship's tuned variant (~2 events per ms) and its retry storm (~60 per ms), measured. */
 #define SIM_CAL_SHIFT 8
@@ -65,6 +67,7 @@ typedef struct sim_queue {
     uint32_t *bucket;   /* per slot: its last node pushed, or none */
     uint64_t *nonempty; /* one bit per slot */
     size_t ring_len;    /* events in the ring */
+    int64_t span;       /* buckets a refill may take at most (queue.c: refill) */
     /* beyond the horizon */
     sim_event *heap;
     size_t len, cap;
@@ -78,8 +81,10 @@ typedef struct sim_queue {
     sim_fifo lanes[SIM_LANES_MAX]; /* of sim_event */
     unsigned lanes_used;           /* lanes [0, lanes_used) have been pushed to */
     fb_time_us lanes_t;            /* the earliest time at a lane's head; FB_TIME_MAX: none */
-    sim_event outside;             /* the outside lane's head, when has_outside */
-    bool has_outside;
+    int lanes_first; /* ...that head's lane: < SIM_LANES_MAX, or SIM_LANES_MAX + an outside lane;
+                        -1: none */
+    sim_event outside[SIM_OUTSIDE_MAX]; /* outside lane k's head, when bit k of has_outside */
+    uint32_t has_outside;
 } sim_queue;
 
 int sim_queue_init(sim_queue *q, size_t cap_max);
@@ -129,7 +134,10 @@ static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t,
             t >= v[sim_fifo_slot(l, l->len - 1)].t) {
             v[sim_fifo_slot(l, l->len)] = (sim_event){t, q->seq, id, gen, kind, arg};
             l->len++;
-            if (t < q->lanes_t) q->lanes_t = t; /* (a lane's head is at or before t) */
+            if (t < q->lanes_t) { /* (a lane's head is at or before t) */
+                q->lanes_t = t;
+                q->lanes_first = (int)lane;
+            }
             q->seq++;
             q->pushed++;
             if (++q->total_len > q->peak) q->peak = q->total_len;
@@ -139,12 +147,13 @@ static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t,
     return sim_queue_push_lane_any(q, lane, t, kind, id, gen, arg);
 }
 /*
- * The outside lane. An event of it is numbered when the caller schedules it:
- * sim_queue_outside_push gives its sequence number and counts it as pushed and
- * held (FB_ECAP when the queue holds cap_max events). The caller tells the
- * queue its lane's head whenever that changes (NULL: the lane is empty); the
- * head pops like any event, and the caller then names the next head. An
- * event the caller drops unpopped is counted cancelled (sim_queue_outside_cancel).
+ * The outside lanes (up to SIM_OUTSIDE_MAX). An event of one is numbered when
+ * the caller schedules it: sim_queue_outside_push gives its sequence number and
+ * counts it as pushed and held (FB_ECAP when the queue holds cap_max events).
+ * The caller tells the queue a lane's head whenever that changes (NULL: the
+ * lane is empty); the head pops like any event, and the caller then names the
+ * lane's next head. An event the caller drops unpopped is counted cancelled
+ * (sim_queue_outside_cancel).
  */
 static inline int sim_queue_outside_push(sim_queue *q, uint64_t *seq) {
     if (q->total_len >= q->cap_max) return FB_ECAP;
@@ -153,7 +162,28 @@ static inline int sim_queue_outside_push(sim_queue *q, uint64_t *seq) {
     if (++q->total_len > q->peak) q->peak = q->total_len;
     return FB_OK;
 }
-void sim_queue_outside_head(sim_queue *q, const sim_event *head);
+void sim_queue_outside_head(sim_queue *q, unsigned lane, const sim_event *head);
+/*
+ * An outside lane that holds one event at a time (a traffic class's next
+ * arrival), empty now: the event numbered and made its head at once. FB_ECAP
+ * when the queue holds cap_max events; FB_EINVAL when the lane has a head.
+ */
+static inline int sim_queue_push_outside(sim_queue *q, unsigned lane, fb_time_us t, uint32_t kind,
+                                         uint32_t id, uint32_t gen, uint32_t arg) {
+    if (lane >= SIM_OUTSIDE_MAX || (q->has_outside >> lane & 1) != 0) return FB_EINVAL;
+    if (q->total_len >= q->cap_max) return FB_ECAP;
+    sim_event *head = &q->outside[lane];
+    *head = (sim_event){t, q->seq, id, gen, kind, arg};
+    q->has_outside |= UINT32_C(1) << lane;
+    q->seq++;
+    q->pushed++;
+    if (++q->total_len > q->peak) q->peak = q->total_len;
+    if (t < q->lanes_t) { /* (a head at lanes_t was numbered before it) */
+        q->lanes_t = t;
+        q->lanes_first = SIM_LANES_MAX + (int)lane;
+    }
+    return FB_OK;
+}
 static inline void sim_queue_outside_cancel(sim_queue *q) {
     q->total_len--;
     q->cancelled++;

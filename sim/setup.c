@@ -505,7 +505,7 @@ static int setup_traffic(sim *s) {
             s->users_total += cl->users;
         } else if (cl->source == SIM_SOURCE_SHARED && !cl->serial) { /* else sources.c */
             fb_time_us t = sim_traffic_next(tr, 0);
-            if (t != FB_TIME_MAX) sim__push(s, t, EV_ARRIVAL, c, 0, 0);
+            if (t != FB_TIME_MAX) sim__push_arrival(s, t, c);
         }
         if (cl->turns != NULL) s->users_total += cl->turns_count;
         fb_time_us b = sim_traffic_next_burst(tr);

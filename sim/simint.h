@@ -522,6 +522,10 @@ static inline void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, u
     if (t < s->now || sim_queue_push(&s->q, t, kind, id, gen, arg) != FB_OK) sim__push_failed(s, t);
 }
 void sim__push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen);
+/* The event queue's outside lanes (engine.c): the request deadlines, and a class's arrivals. */
+enum { OUT_DEADLINES = 0, OUT_ARRIVALS = 1 };
+/* Class cls's next arrival, at t (its outside lane is empty). */
+void sim__push_arrival(sim *s, fb_time_us t, uint32_t cls);
 void sim__log_event(sim *s, const sim_log_event *ev);
 void sim__catch_up(sim *s, fb_time_us t);
 void sim__run_model(sim *s);

@@ -108,14 +108,14 @@ static void queue_outside_lane_merges_by_time_and_number(void **state) {
     assert_int_equal(sim_queue_len(&q), 5);
     assert_int_equal(q.pushed, 5);
     sim_event h1 = {10, s1, 500, 0, 4, 0}, h2 = {12, s2, 501, 0, 4, 0};
-    sim_queue_outside_head(&q, &h1);
+    sim_queue_outside_head(&q, 0, &h1);
     uint32_t want[] = {300, 100, 500, 501, 101};
     sim_event ev;
     for (size_t i = 0; i < 5; i++) {
         assert_true(sim_queue_pop(&q, &ev));
         assert_int_equal(ev.id, want[i]);
-        if (ev.id == 500) sim_queue_outside_head(&q, &h2); /* the caller names the next one */
-        if (ev.id == 501) sim_queue_outside_head(&q, NULL);
+        if (ev.id == 500) sim_queue_outside_head(&q, 0, &h2); /* the caller names the next one */
+        if (ev.id == 501) sim_queue_outside_head(&q, 0, NULL);
     }
     assert_false(sim_queue_pop(&q, &ev));
     /* one dropped unpopped: a later head replaces it, and it counts as cancelled */
@@ -123,17 +123,76 @@ static void queue_outside_lane_merges_by_time_and_number(void **state) {
     assert_int_equal(sim_queue_outside_push(&q, &s2), FB_OK);
     assert_int_equal(sim_queue_push(&q, 30, 1, 102, 0, 0), FB_OK);
     sim_event d1 = {20, s1, 600, 0, 4, 0}, d2 = {40, s2, 601, 0, 4, 0};
-    sim_queue_outside_head(&q, &d1);
-    sim_queue_outside_head(&q, &d2);
+    sim_queue_outside_head(&q, 0, &d1);
+    sim_queue_outside_head(&q, 0, &d2);
     sim_queue_outside_cancel(&q);
     assert_true(sim_queue_pop(&q, &ev));
     assert_int_equal(ev.id, 102);
     assert_true(sim_queue_pop(&q, &ev));
     assert_int_equal(ev.id, 601);
-    sim_queue_outside_head(&q, NULL);
+    sim_queue_outside_head(&q, 0, NULL);
     assert_false(sim_queue_pop(&q, &ev));
     assert_int_equal(q.cancelled, 1);
     assert_int_equal(sim_queue_len(&q), 0);
+    sim_queue_free(&q);
+}
+
+/* Outside lanes of one event each (a class's next arrival) and another lane's heads: the earliest
+ * by (time, number) whichever lane or structure holds it; a tie goes to the one numbered first. */
+static void queue_outside_lanes_merge_by_time_and_number(void **state) {
+    (void)state;
+    sim_queue q;
+    assert_int_equal(sim_queue_init(&q, 1000), FB_OK);
+    uint64_t s0 = 0;
+    assert_int_equal(sim_queue_push_outside(&q, 2, 30, 1, 200, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push(&q, 20, 2, 100, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push_outside(&q, 1, 20, 1, 300, 0, 0), FB_OK); /* after 100 */
+    assert_int_equal(sim_queue_outside_push(&q, &s0), FB_OK);
+    sim_event d = {30, s0, 400, 0, 4, 0}; /* at 30 with 200, numbered after it */
+    sim_queue_outside_head(&q, 0, &d);
+    assert_int_equal(sim_queue_push(&q, 30, 2, 101, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push_lane(&q, 0, 25, 3, 500, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_len(&q), 6);
+    /* a lane with a head takes no other; a lane past the last, none */
+    assert_int_equal(sim_queue_push_outside(&q, 1, 40, 1, 301, 0, 0), FB_EINVAL);
+    assert_int_equal(sim_queue_push_outside(&q, SIM_OUTSIDE_MAX, 40, 1, 9, 0, 0), FB_EINVAL);
+    uint32_t want[] = {100, 300, 500, 200, 400, 101, 301, 201};
+    sim_event ev;
+    for (size_t i = 0; i < 8; i++) {
+        assert_true(sim_queue_pop(&q, &ev));
+        assert_int_equal(ev.id, want[i]);
+        /* each source names its next once its head popped: 301 at 35, 201 at 50 */
+        if (ev.id == 300) assert_int_equal(sim_queue_push_outside(&q, 1, 35, 1, 301, 0, 0), FB_OK);
+        if (ev.id == 200) assert_int_equal(sim_queue_push_outside(&q, 2, 50, 1, 201, 0, 0), FB_OK);
+        if (ev.id == 400) sim_queue_outside_head(&q, 0, NULL);
+    }
+    assert_false(sim_queue_pop(&q, &ev));
+    assert_int_equal(q.pushed, 8);
+    assert_int_equal(sim_queue_len(&q), 0);
+    sim_queue_free(&q);
+}
+
+static void queue_outside_push_reports_the_cap(void **state) {
+    (void)state;
+    sim_queue q;
+    assert_int_equal(sim_queue_init(&q, 16), FB_OK);
+    for (uint32_t i = 0; i < 16; i++) assert_int_equal(sim_queue_push(&q, i, 1, i, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push_outside(&q, 3, 5, 1, 99, 0, 0), FB_ECAP);
+    sim_event ev;
+    assert_true(sim_queue_pop(&q, &ev));
+    assert_int_equal(sim_queue_push_outside(&q, 3, 5, 1, 99, 0, 0), FB_OK);
+    assert_true(sim_queue_pop(&q, &ev));
+    assert_int_equal(ev.id, 1);
+    assert_true(sim_queue_pop(&q, &ev));
+    assert_int_equal(ev.id, 2);
+    assert_true(sim_queue_pop(&q, &ev));
+    assert_int_equal(ev.id, 3);
+    assert_true(sim_queue_pop(&q, &ev));
+    assert_int_equal(ev.id, 4);
+    assert_true(sim_queue_pop(&q, &ev));
+    assert_int_equal(ev.id, 5);
+    assert_true(sim_queue_pop(&q, &ev)); /* at 5 too, numbered after 5 */
+    assert_int_equal(ev.id, 99);
     sim_queue_free(&q);
 }
 
@@ -283,6 +342,60 @@ static void queue_calendar_pops_exactly_as_a_reference(void **state) {
     free(r);
 }
 
+/*
+ * Sources of one pending event each, on outside lanes (a class's arrivals:
+ * the next one scheduled when the last pops), among calendar events whose
+ * density changes by a factor of 1,000 (the refill's span adapts to it): the
+ * pops match the reference exactly.
+ */
+static void queue_sources_pop_exactly_as_a_reference(void **state) {
+    (void)state;
+    enum { SOURCES = 3 };
+    sim_queue q;
+    ref_q *r = calloc(1, sizeof *r);
+    assert_non_null(r);
+    assert_int_equal(sim_queue_init(&q, 100000), FB_OK);
+    fb_rng rng;
+    fb_rng_seed(&rng, 12, 5);
+    uint32_t id = 0;
+    for (unsigned k = 0; k < SOURCES; k++) {
+        fb_time_us t = (fb_time_us)fb_rng_below(&rng, 5000);
+        assert_int_equal(sim_queue_push_outside(&q, k + 1, t, 7, k, 0, 0), FB_OK);
+        ref_push(r, t, k);
+    }
+    id = SOURCES;
+    sim_event got, want;
+    for (int op = 0; op < 200000; op++) {
+        assert_true(sim_queue_pop(&q, &got));
+        assert_true(ref_pop(r, &want));
+        assert_int_equal(got.t, want.t);
+        assert_int_equal(got.id, want.id);
+        assert_int_equal(got.seq, want.seq);
+        fb_time_us now = got.t;
+        /* phases of 20,000 pops: gaps of up to 20 us (dense), then up to 20 ms (sparse) */
+        uint32_t gap_max = (op / 20000) % 2 == 0 ? 20 : 20000;
+        if (got.id < SOURCES) {
+            fb_time_us t = now + (fb_time_us)fb_rng_below(&rng, gap_max * 4);
+            assert_int_equal(sim_queue_push_outside(&q, got.id + 1, t, 7, got.id, 0, 0), FB_OK);
+            ref_push(r, t, got.id);
+        }
+        for (uint32_t k = r->n < 40 ? 2 : (uint32_t)fb_rng_below(&rng, 2); k > 0; k--, id++) {
+            fb_time_us t = now + (fb_time_us)fb_rng_below(&rng, gap_max * (1 + k % 2 * 200));
+            assert_int_equal(sim_queue_push(&q, t, 1, id, 0, 0), FB_OK);
+            ref_push(r, t, id);
+        }
+    }
+    while (ref_pop(r, &want)) {
+        assert_true(sim_queue_pop(&q, &got));
+        assert_int_equal(got.id, want.id);
+        if (got.id < SOURCES) sim_queue_outside_head(&q, got.id + 1, NULL);
+    }
+    assert_false(sim_queue_pop(&q, &got));
+    assert_int_equal(sim_queue_len(&q), 0);
+    sim_queue_free(&q);
+    free(r);
+}
+
 /* Ties at one microsecond resolve in push order whichever structure each event went to. */
 static void queue_ties_across_run_ring_and_heap(void **state) {
     (void)state;
@@ -356,10 +469,13 @@ int main(void) {
         cmocka_unit_test(queue_drained_bucket_keeps_time_then_push_order),
         cmocka_unit_test(queue_lanes_merge_with_the_heap),
         cmocka_unit_test(queue_outside_lane_merges_by_time_and_number),
+        cmocka_unit_test(queue_outside_lanes_merge_by_time_and_number),
+        cmocka_unit_test(queue_outside_push_reports_the_cap),
         cmocka_unit_test(queue_lane_rejects_out_of_order_push),
         cmocka_unit_test(queue_lane_ring_survives_wraparound_and_growth),
         cmocka_unit_test(queue_cap_is_a_reported_error),
         cmocka_unit_test(queue_calendar_pops_exactly_as_a_reference),
+        cmocka_unit_test(queue_sources_pop_exactly_as_a_reference),
         cmocka_unit_test(queue_ties_across_run_ring_and_heap),
         cmocka_unit_test(queue_lane_compaction_keeps_order),
     };
