@@ -20,6 +20,7 @@ void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32
     tr->replay_i = 0;
     tr->seg_start_us = tr->seg_end_us = 0; /* no segment known */
     tr->seg_bound = 0;
+    tr->seg_mean_us = 0;
 }
 
 static double base_rate(const sim_class *c, fb_time_us t) {
@@ -89,13 +90,17 @@ static double segment(sim_traffic *tr, fb_time_us t, fb_time_us *b, bool *thinne
         tr->seg_start_us = t;
         tr->seg_end_us = *b;
         tr->seg_bound = bound;
+        double scaled = bound * tr->scale; /* next_poisson's bound, and its mean gap */
+        tr->seg_mean_us = scaled > 0 ? 1e6 / scaled : 0;
     }
     return bound;
 }
 
-static fb_time_us next_poisson(sim_traffic *tr, fb_time_us t) {
+/* The next arrival after the last one, at t + frac. Not inlined: next_poisson's common case
+   stays a leaf's size. */
+__attribute__((noinline)) static fb_time_us poisson_from(sim_traffic *tr, fb_time_us t,
+                                                         double frac) {
     const sim_class *c = tr->c;
-    double frac = t == tr->next_us ? tr->carry_us : 0; /* x = t + frac: the last arrival */
     while (t < tr->end_us) {
         fb_time_us b;
         bool thinned;
@@ -123,7 +128,25 @@ static fb_time_us next_poisson(sim_traffic *tr, fb_time_us t) {
     return FB_TIME_MAX;
 }
 
-static fb_time_us next_constant(sim_traffic *tr, fb_time_us t) {
+static fb_time_us next_poisson(sim_traffic *tr, fb_time_us t) {
+    double frac = t == tr->next_us ? tr->carry_us : 0; /* x = t + frac: the last arrival */
+    /* the common case, the loop's first round inside a known segment of constant rate: the
+       same draw, without the loop's calls */
+    if (t >= tr->seg_start_us && t < tr->seg_end_us && tr->seg_mean_us > 0) {
+        double gap = frac + fb_rng_exponential(&tr->rng, tr->seg_mean_us);
+        if (gap < (double)(tr->seg_end_us - t)) {
+            fb_time_us whole = (fb_time_us)gap;
+            tr->carry_us = gap - (double)whole;
+            return t + whole;
+        }
+        t = tr->seg_end_us; /* none before the breakpoint: as the loop does */
+        frac = 0;
+    }
+    return poisson_from(tr, t, frac);
+}
+
+/* Not inlined: sim_traffic_next's Poisson case keeps a leaf's frame. */
+__attribute__((noinline)) static fb_time_us next_constant(sim_traffic *tr, fb_time_us t) {
     if (!tr->started && sim_traffic_rate(tr->c, t) > 0) {
         tr->started = true; /* the first arrival is at the start, not one gap later */
         return t < tr->end_us ? t : FB_TIME_MAX;

@@ -31,6 +31,7 @@ typedef struct sim_traffic {
     uint32_t burst_i, burst_k;           /* next burst arrival: burst index, arrival within it */
     fb_time_us seg_start_us, seg_end_us; /* Poisson: a segment of constant rate... */
     double seg_bound;                    /* ...and its rate */
+    double seg_mean_us;                  /* 1e6 / (seg_bound * scale): its mean gap; 0: none */
     double scale;                        /* x the class's rate: 1, or 1 / pods (a per-pod source) */
     uint32_t replay_i;                   /* replayed arrivals: the next one */
 } sim_traffic;
