@@ -341,29 +341,51 @@ __attribute__((always_inline)) static inline void prefetch_upcoming(const sim *s
     if (ri < s->reqs.used) __builtin_prefetch(R((sim *)s, ri));
 }
 
+/*
+ * The loop's checks that fall due now and then: the next tick's row and the
+ * next progress report. The earlier of their times, never before now.
+ */
+static fb_time_us next_due(const sim *s) {
+    fb_time_us due = s->tick_due_us;
+    if (s->opts->on_progress != NULL && s->next_progress_us < due) due = s->next_progress_us;
+    return due < s->now ? s->now : due;
+}
+
+/* Those checks, before ev (its time reached the due time, or went back); false: stop. */
+static bool due_checks(sim *s, const sim_event *ev) {
+    if (ev->t < s->now) {
+        sim__stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld", (long long)s->now,
+                  (long long)ev->t);
+        return false;
+    }
+    if (ev->t >= s->tick_due_us) sim__emit_ticks(s, ev->t);
+    s->now = ev->t;
+    if (s->now >= s->next_progress_us) progress(s);
+    return true;
+}
+
 /* The virtual clock: jump from event to event. */
 void sim__run_model(sim *s) {
     sim_event ev;
     volatile sig_atomic_t *halt = s->opts->stop;
     s->next_progress_us = PROGRESS_EVERY_US;
+    fb_time_us due = next_due(s), end = s->sc->duration_us;
     while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
         /* one load a event: a signal stops the run between two events, never inside one */
         if (halt != NULL && *halt) {
             sim__stop(s, FB_EINTR, "interrupted by a signal at t=%.3fs", (double)s->now / 1e6);
             break;
         }
-        if (ev.t < s->now) {
-            sim__stop(s, FB_ESTATE, "invariant: time went back from %lld to %lld",
-                      (long long)s->now, (long long)ev.t);
-            break;
-        }
         /* after the traffic window, stop once every request has ended */
-        if (ev.t > s->sc->duration_us && s->live == 0) break;
-        if (ev.t >= s->tick_due_us) sim__emit_ticks(s, ev.t);
+        if (ev.t > end && s->live == 0) break;
+        /* one compare for both: ev.t at or after due, or before now (unsigned, it wraps) */
+        if ((uint64_t)(ev.t - s->now) >= (uint64_t)(due - s->now)) {
+            if (!due_checks(s, &ev)) break;
+            due = next_due(s);
+        }
         s->now = ev.t;
         prefetch_upcoming(s);
         step(s, &ev);
-        if (s->now >= s->next_progress_us) progress(s);
     }
 }
 
