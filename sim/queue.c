@@ -255,7 +255,10 @@ __attribute__((noinline)) static void refill(sim_queue *q, const sim_event *lane
     q->rpos = q->rlen = 0;
     if (q->ring_len > 0) {
         int64_t b = next_bucket(q), first = b, end = b + q->span;
-        if (lane != NULL && (b << SIM_CAL_SHIFT) > lane->t) return;
+        if (lane != NULL && (b << SIM_CAL_SHIFT) > lane->t) {
+            q->cur = b - 1; /* nothing before b: the lanes' heads before it pop without a refill */
+            return;
+        }
         for (;;) {
             q->cur = b;
             drain(q);
