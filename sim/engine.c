@@ -216,7 +216,9 @@ static bool handle(sim *s, const sim_event *ev) {
     switch (ev->kind) {
     case EV_ARRIVAL: {
         uint32_t u = session_user(s, ev->id);
-        sim__new_request(s, ev->id, u, sim__recorded_index(s, ev->id, u));
+        /* without a call when the variant does not wait as recorded (most do not) */
+        uint32_t rec = s->pol->recorded_waits ? sim__recorded_index(s, ev->id, u) : NONE32;
+        sim__new_request(s, ev->id, u, rec);
         next_arrival(s, ev->id);
         return true;
     }

@@ -249,7 +249,8 @@ static int64_t next_within(const sim_queue *q, int64_t from, int64_t end) {
  * buckets are taken several at once, up to RUN_MIN events within `span`
  * buckets (a push before the last one taken goes into the run by insertion).
  * The span adapts: doubled when it ends a refill short of RUN_MIN events,
- * halved when a quarter of it held them.
+ * halved when a quarter of it held them. Not inlined: most pops need no
+ * refill, and earliest() stays small without it.
  */
 __attribute__((noinline)) static void refill(sim_queue *q, const sim_event *lane) {
     q->rpos = q->rlen = 0;
