@@ -291,8 +291,39 @@ static void hist_merge_equals_recording_both(void **state) {
     fb_hist_record(&h2, INT64_MAX); /* clamped counts merge too */
     fb_hist_record(&h3, INT64_MAX);
     fb_hist_merge(&h1, &h2);
-    /* Integer sums below 2^53 are exact in any order, so the structs match bit for bit. */
+    /* The sum is an integer, exact in any order, so the structs match bit for bit. */
     assert_memory_equal(&h1, &h3, sizeof h1);
+}
+
+/*
+ * The sum stays exact beyond 2^53 and 2^64, where a double's would round: so
+ * merging in any order gives the same mean as recording one by one.
+ */
+static void hist_sum_is_exact_beyond_2_pow_64(void **state) {
+    (void)state;
+    fb_hist_init(&h1);
+    fb_hist_record_n(&h1, 5, (UINT64_C(1) << 63) + 1); /* 5 * 2^63 + 5 = 2 * 2^64 + 2^63 + 5 */
+    assert_true(h1.sum_high == 2);
+    assert_true(h1.sum == (UINT64_C(1) << 63) + 5);
+    assert_true(fb_hist_mean(&h1) == 5.0);
+    /* 2^30 of the largest value: 2^72 - 2^30, a sum no double adds up one by one */
+    fb_hist_init(&h1);
+    fb_hist_record_n(&h1, FB_HIST_VALUE_MAX, UINT64_C(1) << 30);
+    assert_true(fb_hist_mean(&h1) == (double)FB_HIST_VALUE_MAX);
+    /* recorded in two halves and merged, one value (a carry) at a time, it is the same sum */
+    fb_hist_init(&h2);
+    fb_hist_init(&h3);
+    fb_hist_record_n(&h2, FB_HIST_VALUE_MAX, (UINT64_C(1) << 29) - 1);
+    fb_hist_record_n(&h3, FB_HIST_VALUE_MAX, UINT64_C(1) << 29);
+    fb_hist_record(&h3, FB_HIST_VALUE_MAX);
+    fb_hist_merge(&h2, &h3);
+    assert_memory_equal(&h1, &h2, sizeof h1);
+    /* and subtracting a part leaves the rest's sum, the borrow included */
+    fb_hist_subtract(&h2, &h3);
+    fb_hist_init(&h1);
+    fb_hist_record_n(&h1, FB_HIST_VALUE_MAX, (UINT64_C(1) << 29) - 1);
+    assert_true(h2.sum_high == h1.sum_high && h2.sum == h1.sum);
+    assert_true(h1.sum_high == (UINT64_C(1) << 7) - 1); /* (2^42 - 1)(2^29 - 1) < 2^71 */
 }
 
 static void hist_merge_with_empty_changes_nothing(void **state) {
@@ -342,6 +373,52 @@ static void hist_subtract_undoes_a_merge(void **state) {
     assert_int_equal(fb_hist_count(&win), 0);
     assert_int_equal(fb_hist_max(&win), 0);
     assert_int_equal(fb_hist_percentile(&win, 99), 0);
+}
+
+/* The window's step: subtract the oldest tick and empty it, in one pass, as the two calls do. */
+static void hist_subtract_clear_equals_subtract_then_clear(void **state) {
+    (void)state;
+    static fb_hist a, b, win, a2, win2, fresh;
+    fb_hist_init(&a);
+    fb_hist_init(&b);
+    fb_hist_init(&win);
+    fb_hist_init(&fresh);
+    for (int64_t v = 1; v <= 1000; v++) fb_hist_record(&a, v * 1000);
+    for (int64_t v = 1; v <= 500; v++) fb_hist_record(&b, v * 37);
+    fb_hist_record(&a, INT64_MAX);
+    fb_hist_merge(&win, &a);
+    fb_hist_merge(&win, &b);
+    a2 = a;
+    win2 = win;
+    fb_hist_subtract(&win2, &a2);
+    fb_hist_clear(&a2);
+    fb_hist_subtract_clear(&win, &a);
+    assert_memory_equal(&win, &win2, sizeof win);
+    assert_memory_equal(&a, &fresh, sizeof a);
+    /* src's counts beyond dst's range (not merged into it) are emptied too */
+    fb_hist_subtract_clear(&fresh, &b);
+    fb_hist_init(&a2);
+    assert_memory_equal(&b, &a2, sizeof b);
+    assert_int_equal(fb_hist_count(&fresh), 0);
+    fb_hist_init(&win);
+    fb_hist_record(&win, 500000);
+    fb_hist_init(&b);
+    fb_hist_record(&b, 10);
+    fb_hist_record(&b, 500000);
+    fb_hist_record(&b, 90000000);
+    fb_hist_subtract_clear(&win, &b); /* below and above win's one bucket */
+    assert_memory_equal(&b, &a2, sizeof b);
+    assert_memory_equal(&win, &a2, sizeof win);
+}
+
+/* An all-zero histogram (calloc) is initialized by fb_hist_clear. */
+static void hist_clear_initializes_zero_bytes(void **state) {
+    (void)state;
+    static fb_hist zero, fresh;
+    memset(&zero, 0, sizeof zero);
+    fb_hist_init(&fresh);
+    fb_hist_clear(&zero);
+    assert_memory_equal(&zero, &fresh, sizeof zero);
 }
 
 /* clear and copy touch only the buckets in use, and leave what init and a struct copy leave. */
@@ -408,9 +485,12 @@ int main(void) {
         cmocka_unit_test(hist_values_above_max_clamp_and_are_counted),
         cmocka_unit_test(hist_record_n_equals_n_records),
         cmocka_unit_test(hist_merge_equals_recording_both),
+        cmocka_unit_test(hist_sum_is_exact_beyond_2_pow_64),
         cmocka_unit_test(hist_merge_with_empty_changes_nothing),
         cmocka_unit_test(hist_subtract_undoes_a_merge),
         cmocka_unit_test(hist_clear_and_copy_equal_init_and_assignment),
+        cmocka_unit_test(hist_subtract_clear_equals_subtract_then_clear),
+        cmocka_unit_test(hist_clear_initializes_zero_bytes),
         cmocka_unit_test(hist_record_each_equals_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
