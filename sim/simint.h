@@ -388,7 +388,9 @@ typedef struct sim {
     fb_lntab *lntabs;
     /* time series (series.c) */
     sim_row row;
-    fb_hist tick_hist;
+    uint64_t tick_ends[SIM_END_COUNT]; /* the tick's requests by how they ended: the row's */
+    fb_hist *tick_hist; /* the tick's latencies: tick_buf, or the window's newest slot */
+    fb_hist tick_buf;
     fb_time_us next_tick_us;
     fb_time_us tick_due_us; /* sim__tick_end() while rows are left, else FB_TIME_MAX */
     fb_time_us next_progress_us;
@@ -397,7 +399,8 @@ typedef struct sim {
     uint64_t base_ended, base_bad;
     fb_hist base_hist;
     bool baseline_ready;
-    fb_hist *win_hist; /* a ring of per-tick histograms over the last win_k ticks */
+    /* a ring of win_k + 1 per-tick histograms: the last win_k ticks', and at win_pos the tick's */
+    fb_hist *win_hist;
     uint64_t *win_ended, *win_bad;
     uint32_t win_k, win_pos, win_fill;
     fb_hist win_sum;
@@ -409,6 +412,9 @@ typedef struct sim {
     bool in_window;
     fb_time_us in_window_from, in_window_to;
     bool judged[WINDOWS_MAX]; /* a full window starting after disturbance k's end was judged */
+    /* a request's end, counted once (stats.c); the summary's sums of them at the end */
+    uint64_t class_ends[SIM_CLASSES_MAX][SIM_END_COUNT];
+    fb_hist *ok_hist; /* per class: its successes' latencies (the others' in its summary's) */
     /* the breakdown's fault windows (stats.c): one latency histogram each */
     fb_hist *bd_hist; /* sum->breakdown.window_count of them; NULL when none */
     /* the fleet's dynamics (fleetint.h): NULL unless the scenario uses one */
@@ -703,7 +709,7 @@ static inline void sim__stat_answer(sim *s, const fb_reply *rep) {
         break;
     }
 }
-int sim__stat_windows_setup(sim *s);
+int sim__stat_setup(sim *s);
 void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
 void sim__stat_layer_call(sim *s, uint32_t layer);
 /* A layer made an attempt: to `target`, a provider (or the layer inside, for an outer one). */

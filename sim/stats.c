@@ -74,7 +74,7 @@ void sim__stat_store(sim *s, store_tally what) {
 }
 
 /* The breakdown's windows: the providers' fault windows, up to SIM_WINDOWS_MAX. */
-int sim__stat_windows_setup(sim *s) {
+static int windows_setup(sim *s) {
     sim_breakdown *b = &s->sum->breakdown;
     for (uint32_t i = 0; i < s->sum->fault_count; i++) {
         const sim_fault_summary *f = &s->sum->faults[i];
@@ -96,6 +96,15 @@ int sim__stat_windows_setup(sim *s) {
     return FB_OK;
 }
 
+/* The histograms a request's end is counted in (sim__stat_end), and the breakdown's windows. */
+int sim__stat_setup(sim *s) {
+    uint32_t n = s->sc->class_count;
+    s->ok_hist = calloc(n ? n : 1, sizeof *s->ok_hist);
+    if (s->ok_hist == NULL) return FB_ENOMEM;
+    for (uint32_t c = 0; c < n; c++) fb_hist_clear(&s->ok_hist[c]); /* zero bytes: no memset */
+    return windows_setup(s);
+}
+
 /* A calling request's end in the breakdown: its calls, and the windows it arrived in. */
 static void breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
     sim_breakdown *b = &s->sum->breakdown;
@@ -113,61 +122,32 @@ static void breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
     }
 }
 
-/* A request ended: outcome, latency, the SLO, blast radius, and the baseline before faults. */
-/* A request's end in its class's counters. */
-static void class_end(sim_class_summary *c, sim_end end, bool via_fallback, bool late) {
-    c->ended++; /* its latency: in sim__stat_end's batch of histograms */
-    if (end == SIM_END_SUCCESS) {
-        c->success++;
-        c->success_fallback += via_fallback;
-    } else if (end == SIM_END_DEGRADED) {
-        c->degraded++;
-    } else {
-        c->errors++;
-    }
-    c->slo_missed += late;
-}
-
+/*
+ * A request ended: outcome, latency, the SLO, and the baseline before faults.
+ * Each is counted once, in the finest count it belongs to (by class and end,
+ * by tick and end; its latency by class and success); the summary's totals
+ * and the rows' are sums of those, made when they are read (stats_ends,
+ * series.c: fill_ends).
+ */
 void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
-    sim_summary *sum = s->sum;
     fb_time_us lat = s->now - r->arrival_us;
-    bool answered = end == SIM_END_SUCCESS || end == SIM_END_DEGRADED;
-    class_end(&sum->classes[r->cls], end, via_fallback, answered && lat > s->sc->slo_latency_us);
-    sum->ended[end]++;
+    bool success = end == SIM_END_SUCCESS, answered = success || end == SIM_END_DEGRADED;
+    bool late = answered && lat > s->sc->slo_latency_us;
+    bool fallback = success && via_fallback;
+    sim_class_summary *c = &s->sum->classes[r->cls];
+    s->class_ends[r->cls][end]++;
+    c->success_fallback += fallback;
+    c->slo_missed += late;
+    s->tick_ends[end]++;
+    s->row.fallback_success += fallback;
+    s->row.slo_missed += late;
     if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) breakdown_end(s, r, end, lat);
-    s->row.ended++;
     /* the latency histograms it counts in, recorded together (one bucket lookup) */
-    fb_hist *hs[5] = {&sum->classes[r->cls].latency, &sum->latency, &s->tick_hist};
-    size_t nh = 3;
-    bool ok = end == SIM_END_SUCCESS || end == SIM_END_DEGRADED;
-    bool bad = !ok;
-    if (end == SIM_END_SUCCESS) {
-        hs[nh++] = &sum->latency_ok;
-        s->row.success++;
-        if (via_fallback) {
-            sum->success_fallback++;
-            s->row.fallback_success++;
-        } else {
-            sum->success_primary++;
-        }
-    } else if (end == SIM_END_DEGRADED) {
-        s->row.degraded++;
-    } else {
-        sum->errors++;
-        s->row.errors++;
-    }
-    if (ok && lat > s->sc->slo_latency_us) {
-        sum->slo_missed++;
-        s->row.slo_missed++;
-        bad = true;
-    }
-    if (bad) {
-        sum->bad++;
-        if (!r->exposed) sum->bad_collateral++;
-    }
+    fb_hist *hs[3] = {s->tick_hist, success ? &s->ok_hist[r->cls] : &c->latency};
+    size_t nh = 2;
     if (!s->baseline_ready && s->now < s->first_window_us) {
         s->base_ended++;
-        if (bad) s->base_bad++;
+        s->base_bad += !answered || late;
         hs[nh++] = &s->base_hist;
     }
     fb_hist_record_each(hs, nh, lat);
@@ -539,8 +519,42 @@ static void gateway_total(sim_gateway_summary *g) {
     }
 }
 
+/*
+ * Class c's ends and latencies into the summary (sim__stat_end counted each
+ * request once): its counts by end, its latency with its successes', and the
+ * run's totals. Histograms merge exactly, so the order does not matter.
+ */
+static void class_totals(sim *s, uint32_t c) {
+    sim_summary *sum = s->sum;
+    sim_class_summary *k = &sum->classes[c];
+    const uint64_t *e = s->class_ends[c];
+    for (int x = 0; x < SIM_END_COUNT; x++) {
+        k->ended += e[x];
+        sum->ended[x] += e[x];
+    }
+    k->success = e[SIM_END_SUCCESS];
+    k->degraded = e[SIM_END_DEGRADED];
+    k->errors = k->ended - k->success - k->degraded;
+    sum->success_fallback += k->success_fallback;
+    sum->slo_missed += k->slo_missed;
+    sum->errors += k->errors;
+    if (!s->class_exposed[c]) sum->bad_collateral += k->errors + k->slo_missed;
+    fb_hist_merge(&sum->latency_ok, &s->ok_hist[c]);
+    fb_hist_merge(&k->latency, &s->ok_hist[c]);
+    fb_hist_merge(&sum->latency, &k->latency);
+}
+
+/* The summary's ends and latencies: sums over the classes (sim__stat_end). */
+static void stats_ends(sim *s) {
+    sim_summary *sum = s->sum;
+    for (uint32_t c = 0; s->ok_hist && c < s->sc->class_count; c++) class_totals(s, c);
+    sum->success_primary = sum->ended[SIM_END_SUCCESS] - sum->success_fallback;
+    sum->bad = sum->errors + sum->slo_missed;
+}
+
 void sim__stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
+    stats_ends(s);
     sum->end_us = s->now;
     sum->events = s->q.pushed;
     sum->events_handled = s->events_handled;
