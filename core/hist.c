@@ -148,33 +148,50 @@ void fb_hist_merge(fb_hist *dst, const fb_hist *src) {
     sum_add(dst, src->sum, src->sum_high);
 }
 
-/* dst -= src as fb_hist_subtract says; with `zero` (src's counts), src's counts in dst's range
-   are zeroed in the same pass. */
+/* The first nonzero bucket in [from, end) going up (up) or down from end - 1; end if none. */
+static size_t nonzero(const fb_hist *h, size_t from, size_t end, bool up) {
+    for (size_t k = 0; k < end - from; k++) {
+        size_t i = up ? from + k : end - 1 - k;
+        if (h->counts[i] != 0) return i;
+    }
+    return end;
+}
+
+/*
+ * dst -= src as fb_hist_subtract says, over src's buckets only: dst's
+ * others keep their counts, and the buckets of dst's min and max hold
+ * counts (record, merge and this keep them so), so its new extremes are
+ * found from there. With `zero` (src's counts), src's are zeroed in the
+ * same pass.
+ */
 static inline void subtract(fb_hist *dst, const fb_hist *src, uint64_t *zero) {
-    size_t first = FB_HIST_BUCKETS, last = 0;
-    /* src's counts outside dst's range meet zeros there: min(src, dst) = 0 */
-    for (size_t i = range_first(dst), end = range_end(dst); i < end; i++) {
+    size_t a = range_first(src), b = range_end(src);
+    size_t lo = range_first(dst), hi = range_end(dst);
+    for (size_t i = a; i < b; i++) {
         uint64_t c = src->counts[i] < dst->counts[i] ? src->counts[i] : dst->counts[i];
         dst->counts[i] -= c;
         if (zero) zero[i] = 0;
-        if (dst->counts[i] != 0) {
-            if (first == FB_HIST_BUCKETS) first = i;
-            last = i;
-        }
     }
     dst->total = src->total < dst->total ? dst->total - src->total : 0;
     dst->clamped = src->clamped < dst->clamped ? dst->clamped - src->clamped : 0;
     dst->sum_high -= src->sum_high + (dst->sum < src->sum); /* the borrow */
     dst->sum -= src->sum;
-    if (dst->total == 0 || first == FB_HIST_BUCKETS) {
+    if (dst->total == 0) { /* past here dst held counts before: lo < hi */
+        fb_hist_init(dst);
+        return;
+    }
+    /* dst's first and last nonzero buckets: unchanged where src did not reach them */
+    size_t first = lo < a || lo >= b ? lo : nonzero(dst, lo, hi, true);
+    size_t last = hi > b || hi <= a ? hi - 1 : nonzero(dst, lo, hi, false);
+    if (first >= hi || last >= hi) { /* none left after all */
         fb_hist_init(dst);
         return;
     }
     /* the exact extremes may have been subtracted: narrow them to the buckets left */
-    int64_t lo = first == 0 ? 0 : bucket_high(first - 1) + 1;
-    int64_t hi = bucket_high(last);
-    if (dst->min < lo) dst->min = lo;
-    if (dst->max > hi) dst->max = hi;
+    int64_t lo_v = first == 0 ? 0 : bucket_high(first - 1) + 1;
+    int64_t hi_v = bucket_high(last);
+    if (dst->min < lo_v) dst->min = lo_v;
+    if (dst->max > hi_v) dst->max = hi_v;
 }
 
 void fb_hist_subtract(fb_hist *dst, const fb_hist *src) {

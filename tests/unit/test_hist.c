@@ -375,6 +375,37 @@ static void hist_subtract_undoes_a_merge(void **state) {
     assert_int_equal(fb_hist_percentile(&win, 99), 0);
 }
 
+/*
+ * A sliding window of ticks of random width and place: after every step the
+ * running sum holds exactly the counts of the ticks inside, and its min and
+ * max are the exact ones or the edges of their buckets (under 1% away).
+ */
+static void hist_sliding_window_keeps_the_ticks_inside(void **state) {
+    (void)state;
+    enum { K = 4, TICKS = 60 };
+    static fb_hist ring[K], win, expect;
+    fb_rng r;
+    fb_rng_derive(&r, 11, 0, 0);
+    fb_hist_init(&win);
+    for (int k = 0; k < K; k++) fb_hist_init(&ring[k]);
+    for (int t = 0; t < TICKS; t++) {
+        fb_hist *tick = &ring[t % K];
+        if (t >= K) fb_hist_subtract_clear(&win, tick);
+        double lo = 10.0 * (double)(1 + fb_rng_below(&r, 100000));
+        int n = (int)fb_rng_below(&r, 50); /* some ticks are empty */
+        for (int i = 0; i < n; i++) fb_hist_record(tick, (int64_t)(lo * (1 + fb_rng_uniform(&r))));
+        fb_hist_merge(&win, tick);
+        fb_hist_init(&expect);
+        for (int k = 0; k < K && k <= t; k++) fb_hist_merge(&expect, &ring[k]);
+        assert_int_equal(fb_hist_count(&win), fb_hist_count(&expect));
+        assert_memory_equal(win.counts, expect.counts, sizeof win.counts);
+        assert_true(fb_hist_min(&win) <= fb_hist_min(&expect));
+        assert_true(fb_hist_max(&win) >= fb_hist_max(&expect));
+        assert_true((double)fb_hist_min(&win) >= (double)fb_hist_min(&expect) * 0.99);
+        assert_true((double)fb_hist_max(&win) <= (double)fb_hist_max(&expect) * 1.01);
+    }
+}
+
 /* The window's step: subtract the oldest tick and empty it, in one pass, as the two calls do. */
 static void hist_subtract_clear_equals_subtract_then_clear(void **state) {
     (void)state;
@@ -490,6 +521,7 @@ int main(void) {
         cmocka_unit_test(hist_subtract_undoes_a_merge),
         cmocka_unit_test(hist_clear_and_copy_equal_init_and_assignment),
         cmocka_unit_test(hist_subtract_clear_equals_subtract_then_clear),
+        cmocka_unit_test(hist_sliding_window_keeps_the_ticks_inside),
         cmocka_unit_test(hist_clear_initializes_zero_bytes),
         cmocka_unit_test(hist_record_each_equals_records),
     };
