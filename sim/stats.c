@@ -6,7 +6,9 @@
  * a breaker changed state); each helper updates the run's summary and the
  * current time-series row together, so the two always agree. What the
  * counters mean is defined once, in sim/metrics.c (docs/metrics.md).
- * sim__stat_finalize() adds what the core's primitives counted themselves.
+ * sim__stat_finalize() adds what the core's primitives counted themselves,
+ * and the totals of the requests' ends (each end is counted once, in the
+ * finest count it belongs to: nothing reads the summary before the end).
  */
 #include <math.h>
 #include <stdlib.h>
