@@ -76,20 +76,34 @@ void fb_hist_record(fb_hist *h, int64_t value) {
     record(h, value, 1);
 }
 
+/* The value as recorded (clamped to [0, FB_HIST_VALUE_MAX]); *clamped: 1 if it was above. */
+static inline uint64_t recorded(int64_t value, uint64_t *clamped) {
+    *clamped = value > FB_HIST_VALUE_MAX;
+    if (*clamped) return (uint64_t)FB_HIST_VALUE_MAX;
+    return value < 0 ? 0 : (uint64_t)value;
+}
+
+/* One recorded value v, in bucket b, into h. */
+static inline void add_one(fb_hist *h, size_t b, uint64_t v, uint64_t clamped) {
+    h->clamped += clamped;
+    h->counts[b]++;
+    h->total++;
+    if ((int64_t)v < h->min) h->min = (int64_t)v;
+    if ((int64_t)v > h->max) h->max = (int64_t)v;
+    sum_add(h, v, 0);
+}
+
 void fb_hist_record_each(fb_hist *const *hs, size_t n, int64_t value) {
-    uint64_t v = value < 0 ? 0 : (uint64_t)value;
-    uint64_t clamped = value > FB_HIST_VALUE_MAX;
-    if (clamped) v = (uint64_t)FB_HIST_VALUE_MAX;
+    uint64_t clamped, v = recorded(value, &clamped);
     size_t b = bucket_of(v);
-    for (size_t i = 0; i < n; i++) {
-        fb_hist *h = hs[i];
-        h->clamped += clamped;
-        h->counts[b]++;
-        h->total++;
-        if ((int64_t)v < h->min) h->min = (int64_t)v;
-        if ((int64_t)v > h->max) h->max = (int64_t)v;
-        sum_add(h, v, 0);
-    }
+    for (size_t i = 0; i < n; i++) add_one(hs[i], b, v, clamped);
+}
+
+void fb_hist_record_two(fb_hist *a, fb_hist *b, int64_t value) {
+    uint64_t clamped, v = recorded(value, &clamped);
+    size_t k = bucket_of(v);
+    add_one(a, k, v, clamped);
+    add_one(b, k, v, clamped);
 }
 
 void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n) {

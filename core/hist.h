@@ -39,6 +39,8 @@ void fb_hist_record(fb_hist *h, int64_t value);
 void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n);
 /* Record one value in each of n histograms, its bucket found once: as n fb_hist_record calls. */
 void fb_hist_record_each(fb_hist *const *hs, size_t n, int64_t value);
+/* The same for two (a request's end: without the array). */
+void fb_hist_record_two(fb_hist *a, fb_hist *b, int64_t value);
 /*
  * Empty h as fb_hist_init does, touching only the buckets it used: h must
  * have been initialized (by fb_hist_init or a copy), or be all zero bytes

@@ -145,14 +145,15 @@ void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
     s->row.slo_missed += late;
     if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) breakdown_end(s, r, end, lat);
     /* the latency histograms it counts in, recorded together (one bucket lookup) */
-    fb_hist *hs[3] = {s->tick_hist, success ? &s->ok_hist[r->cls] : &c->latency};
-    size_t nh = 2;
+    fb_hist *cl = success ? &s->ok_hist[r->cls] : &c->latency;
     if (!s->baseline_ready && s->now < s->first_window_us) {
         s->base_ended++;
         s->base_bad += !answered || late;
-        hs[nh++] = &s->base_hist;
+        fb_hist *const hs[3] = {s->tick_hist, cl, &s->base_hist};
+        fb_hist_record_each(hs, 3, lat);
+    } else {
+        fb_hist_record_two(s->tick_hist, cl, lat);
     }
-    fb_hist_record_each(hs, nh, lat);
 }
 
 /* A layer received a request (from users, or from the layer outside it). */

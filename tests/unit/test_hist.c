@@ -476,7 +476,7 @@ static void hist_clear_and_copy_equal_init_and_assignment(void **state) {
     assert_memory_equal(&dst, &fresh, sizeof dst);
 }
 
-/* Recording one value in several histograms at once leaves each as fb_hist_record would. */
+/* One value in several histograms at once (each, two): each as fb_hist_record leaves it. */
 static void hist_record_each_equals_records(void **state) {
     (void)state;
     static fb_hist a[3], b[3];
@@ -495,6 +495,11 @@ static void hist_record_each_equals_records(void **state) {
         for (size_t i = 0; i < n; i++) fb_hist_record(&b[i], values[k]);
     }
     fb_hist_record_each(hs, 0, 5); /* none: nothing changes */
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+        fb_hist_record_two(&a[1], &a[2], values[k]);
+        fb_hist_record(&b[1], values[k]);
+        fb_hist_record(&b[2], values[k]);
+    }
     for (int i = 0; i < 3; i++) assert_memory_equal(&a[i], &b[i], sizeof a[i]);
     assert_int_equal(fb_hist_count(&a[0]), 10);
     assert_int_equal(a[0].clamped, 2);
