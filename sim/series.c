@@ -185,15 +185,16 @@ static void fill_row(sim *s, sim_row *row, fb_time_us t) {
     for (uint32_t p = 0; p < s->P; p++) {
         prov *pr = &s->provs[p];
         row->p[p].attempts = pr->tick.attempts;
-        row->p[p].errors = pr->tick.errors;
-        row->p[p].rate_limited = pr->tick.rate_limited;
-        row->p[p].timeouts = pr->tick.timeouts;
+        for (int o = 0; o < FB_OUT_COUNT; o++)
+            if (o != FB_OUT_SUCCESS) row->p[p].errors += pr->tick.outcomes[o];
+        row->p[p].rate_limited = pr->tick.outcomes[FB_OUT_RATE_LIMITED];
+        row->p[p].timeouts = pr->tick.outcomes[FB_OUT_TIMEOUT];
         row->p[p].in_service = pr->busy;
         row->p[p].queue = pr->qlive;
         breaker_shares(s, p, &row->p[p].open_share, &row->p[p].half_open_share);
         row->p[p].limit = limit_mean(s, p);
         row->p[p].conn_wait = pr->conn_waiting;
-        memset(&pr->tick, 0, sizeof pr->tick);
+        sim__stat_provider_tick(s, p);
     }
     if (s->fleet) sim__fleet_row(s, row);
 }

@@ -301,8 +301,8 @@ typedef struct prov {
     fb_time_us quiet_from[2], quiet_to[2];
     /* the lognormal tables of its TTFT and its error latency (NULL: not a lognormal) */
     const fb_lntab *ttft_tab, *elat_tab;
-    struct {
-        uint64_t attempts, errors, rate_limited, timeouts;
+    struct { /* in the tick: its row's, then added to the summary (sim__stat_provider_tick) */
+        uint64_t attempts, outcomes[FB_OUT_COUNT];
     } tick;
 } prov;
 
@@ -653,8 +653,7 @@ void sim__stat_arrival(sim *s, const req *r);
 /* An attempt went out (inline, as are the outcome and the layer attempt below: per attempt). */
 static inline void sim__stat_attempt(sim *s, const attempt *a) {
     s->sum->attempts++;
-    s->sum->providers[a->provider].attempts++;
-    s->provs[a->provider].tick.attempts++;
+    s->provs[a->provider].tick.attempts++; /* the provider's summary: at the tick's end */
     if (sim__in_window_now(s)) s->sum->attempts_in_fault++;
 }
 void sim__stat_gateway_attempt(sim *s, uint32_t seat); /* a replica's layers sent an attempt */
@@ -671,12 +670,10 @@ enum {
 void sim__stat_gateway(sim *s, uint32_t seat, int what, uint64_t v);
 /* An attempt's outcome, as the client classified it. */
 static inline void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome) {
-    prov *p = &s->provs[provider];
-    s->sum->providers[provider].outcomes[outcome]++;
-    if (outcome != FB_OUT_SUCCESS) p->tick.errors++;
-    if (outcome == FB_OUT_RATE_LIMITED) p->tick.rate_limited++;
-    if (outcome == FB_OUT_TIMEOUT) p->tick.timeouts++;
+    s->provs[provider].tick.outcomes[outcome]++; /* the row's errors and the summary's: from it */
 }
+/* The tick's attempts and outcomes of provider p into the summary; its counts start again. */
+void sim__stat_provider_tick(sim *s, uint32_t p);
 /*
  * An attempt's answer as the client saw it, for the breakdown: the HTTP
  * status the provider sent, or what happened instead. One array slot per

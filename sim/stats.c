@@ -204,6 +204,14 @@ void sim__stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t t
         cost_of(pf, r->prompt_tokens, tokens_out) - cost_of(pp, r->prompt_tokens, tokens_out);
 }
 
+void sim__stat_provider_tick(sim *s, uint32_t p) {
+    prov *pr = &s->provs[p];
+    sim_provider_summary *ps = &s->sum->providers[p];
+    ps->attempts += pr->tick.attempts;
+    for (int o = 0; o < FB_OUT_COUNT; o++) ps->outcomes[o] += pr->tick.outcomes[o];
+    memset(&pr->tick, 0, sizeof pr->tick);
+}
+
 /* A provider worked on an attempt: bill its input and `tokens_out` output tokens. */
 void sim__stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted) {
     const sim_provider *pv = &s->sc->providers[a->provider];
@@ -566,6 +574,7 @@ void sim__stat_finalize(sim *s) {
     sum->queue_peak = s->q.peak;
     close_open_periods(s);
     for (uint32_t p = 0; p < s->P; p++) {
+        sim__stat_provider_tick(s, p); /* since the last row */
         sum->providers[p].unfinished = s->provs[p].busy + s->provs[p].qlive;
         for (uint32_t l = 0; l < s->NL; l++) add_core_counts(s, l, p);
     }
