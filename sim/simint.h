@@ -707,7 +707,45 @@ static inline void sim__stat_answer(sim *s, const fb_reply *rep) {
     }
 }
 int sim__stat_setup(sim *s);
-void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
+void sim__stat_breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat);
+/*
+ * A request ended: outcome, latency, the SLO, and the baseline before faults.
+ * Each is counted once, in the finest count it belongs to (by class and end,
+ * by tick and end; its latency by class and success); the summary's totals
+ * and the rows' are sums of those, made when they are read (stats.c: stats_ends,
+ * series.c: fill_ends). Inline: every request ends here.
+ */
+static inline void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
+    fb_time_us lat = s->now - r->arrival_us;
+    bool success = end == SIM_END_SUCCESS, answered = success || end == SIM_END_DEGRADED;
+    bool late = answered && lat > s->sc->slo_latency_us;
+    bool fallback = success && via_fallback;
+    sim_class_summary *c = &s->sum->classes[r->cls];
+    s->class_ends[r->cls][end]++;
+    c->success_fallback += fallback;
+    c->slo_missed += late;
+    s->tick_ends[end]++;
+    s->row.fallback_success += fallback;
+    s->row.slo_missed += late;
+    if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) {
+        sim_breakdown *b = &s->sum->breakdown; /* a calling request: by its calls */
+        if (r->sent < SIM_ATTEMPT_BUCKETS)
+            b->per_request[r->sent]++;
+        else
+            b->per_request_beyond++;
+        if (b->window_count) sim__stat_breakdown_end(s, r, end, lat);
+    }
+    /* the latency histograms it counts in, recorded together (one bucket lookup) */
+    fb_hist *cl = success ? &s->ok_hist[r->cls] : &c->latency;
+    if (!s->baseline_ready && s->now < s->first_window_us) {
+        s->base_ended++;
+        s->base_bad += !answered || late;
+        fb_hist *const hs[3] = {s->tick_hist, cl, &s->base_hist};
+        fb_hist_record_each(hs, 3, lat);
+    } else {
+        fb_hist_record_two(s->tick_hist, cl, lat);
+    }
+}
 void sim__stat_layer_call(sim *s, uint32_t layer);
 /* A layer made an attempt: to `target`, a provider (or the layer inside, for an outer one). */
 static inline void sim__stat_layer_attempt(sim *s, uint32_t layer, uint32_t target) {

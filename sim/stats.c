@@ -107,13 +107,9 @@ int sim__stat_setup(sim *s) {
     return windows_setup(s);
 }
 
-/* A calling request's end in the breakdown: its calls, and the windows it arrived in. */
-static void breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
+/* A calling request's end in the breakdown's windows it arrived in (sim__stat_end). */
+void sim__stat_breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
     sim_breakdown *b = &s->sum->breakdown;
-    if (r->sent < SIM_ATTEMPT_BUCKETS)
-        b->per_request[r->sent]++;
-    else
-        b->per_request_beyond++;
     for (uint32_t k = 0; k < b->window_count; k++) {
         sim_window_summary *w = &b->windows[k];
         if (r->arrival_us < w->start_us || r->arrival_us >= w->end_us) continue;
@@ -121,38 +117,6 @@ static void breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
         w->attempts += r->sent;
         w->success += end == SIM_END_SUCCESS;
         fb_hist_record(&s->bd_hist[k], lat);
-    }
-}
-
-/*
- * A request ended: outcome, latency, the SLO, and the baseline before faults.
- * Each is counted once, in the finest count it belongs to (by class and end,
- * by tick and end; its latency by class and success); the summary's totals
- * and the rows' are sums of those, made when they are read (stats_ends,
- * series.c: fill_ends).
- */
-void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
-    fb_time_us lat = s->now - r->arrival_us;
-    bool success = end == SIM_END_SUCCESS, answered = success || end == SIM_END_DEGRADED;
-    bool late = answered && lat > s->sc->slo_latency_us;
-    bool fallback = success && via_fallback;
-    sim_class_summary *c = &s->sum->classes[r->cls];
-    s->class_ends[r->cls][end]++;
-    c->success_fallback += fallback;
-    c->slo_missed += late;
-    s->tick_ends[end]++;
-    s->row.fallback_success += fallback;
-    s->row.slo_missed += late;
-    if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) breakdown_end(s, r, end, lat);
-    /* the latency histograms it counts in, recorded together (one bucket lookup) */
-    fb_hist *cl = success ? &s->ok_hist[r->cls] : &c->latency;
-    if (!s->baseline_ready && s->now < s->first_window_us) {
-        s->base_ended++;
-        s->base_bad += !answered || late;
-        fb_hist *const hs[3] = {s->tick_hist, cl, &s->base_hist};
-        fb_hist_record_each(hs, 3, lat);
-    } else {
-        fb_hist_record_two(s->tick_hist, cl, lat);
     }
 }
 
