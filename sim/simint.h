@@ -649,7 +649,28 @@ void sim__emit_ticks(sim *s, fb_time_us t);
 void sim__close_baseline(sim *s);
 
 /* stats.c: every summary and time-series counter moves here */
-void sim__stat_arrival(sim *s, const req *r);
+void sim__stat_arrival_in_window(sim *s);
+/* A request arrived (inline: every request does). */
+static inline void sim__stat_arrival(sim *s, const req *r) {
+    sim_summary *sum = s->sum;
+    sum->requests++;
+    sum->classes[r->cls].requests++;
+    s->row.arrivals++;
+    bool calls = s->sc->classes[r->cls].target != SIM_TARGET_NONE;
+    if (s->live > sum->in_flight_peak) sum->in_flight_peak = s->live;
+    if (r->resubmits > 0) {
+        sum->fleet.resubmissions++;
+        sum->fleet.resubmissions_calling += calls;
+        s->row.resubmissions++;
+    }
+    if (!calls) return;
+    sum->requests_calling++;
+    /* sim__in_window_now, its look at the windows out of line */
+    if (s->now >= s->in_window_from && s->now < s->in_window_to)
+        sum->requests_in_fault += s->in_window;
+    else
+        sim__stat_arrival_in_window(s);
+}
 /* An attempt went out (inline, as are the outcome and the layer attempt below: per attempt). */
 static inline void sim__stat_attempt(sim *s, const attempt *a) {
     s->sum->attempts++;

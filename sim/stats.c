@@ -16,29 +16,8 @@
 #include "sim/fleetint.h"
 
 /* A calling request arrived when the clock had left the span sim__in_window_now knew. */
-__attribute__((noinline)) static void arrival_in_window(sim *s) {
+void sim__stat_arrival_in_window(sim *s) {
     if (sim__in_window_at(s, s->now)) s->sum->requests_in_fault++;
-}
-
-void sim__stat_arrival(sim *s, const req *r) {
-    sim_summary *sum = s->sum;
-    sum->requests++;
-    sum->classes[r->cls].requests++;
-    s->row.arrivals++;
-    bool calls = s->sc->classes[r->cls].target != SIM_TARGET_NONE;
-    if (s->live > sum->in_flight_peak) sum->in_flight_peak = s->live;
-    if (r->resubmits > 0) {
-        sum->fleet.resubmissions++;
-        sum->fleet.resubmissions_calling += calls;
-        s->row.resubmissions++;
-    }
-    if (!calls) return;
-    sum->requests_calling++;
-    /* sim__in_window_now, its look at the windows last: a tail call, so this stays a leaf */
-    if (s->now >= s->in_window_from && s->now < s->in_window_to)
-        sum->requests_in_fault += s->in_window;
-    else
-        arrival_in_window(s);
 }
 
 /* ---- the fleet's dynamics (fleet.c and its files) ---- */
