@@ -416,7 +416,8 @@ typedef struct sim {
     uint64_t class_ends[SIM_CLASSES_MAX][SIM_END_COUNT];
     fb_hist *ok_hist; /* per class: its successes' latencies (the others' in its summary's) */
     /* the breakdown's fault windows (stats.c): one latency histogram each */
-    fb_hist *bd_hist; /* sum->breakdown.window_count of them; NULL when none */
+    fb_hist *bd_hist;          /* sum->breakdown.window_count of them; NULL when none */
+    fb_time_us bd_from, bd_to; /* from the first's start to the last's end (empty: none) */
     /* the fleet's dynamics (fleetint.h): NULL unless the scenario uses one */
     struct fleet *fleet;
     /* the providers' even faults: each one's count and offset (scenario/fault.h) */
@@ -754,7 +755,8 @@ static inline void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fal
             b->per_request[r->sent]++;
         else
             b->per_request_beyond++;
-        if (b->window_count) sim__stat_breakdown_end(s, r, end, lat);
+        if (r->arrival_us < s->bd_to && r->arrival_us >= s->bd_from) /* (none: bd_to 0) */
+            sim__stat_breakdown_end(s, r, end, lat);
     }
     /* the latency histograms it counts in, recorded together (one bucket lookup) */
     fb_hist *cl = success ? &s->ok_hist[r->cls] : &c->latency;
@@ -780,7 +782,12 @@ void sim__stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t t
 void sim__stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted);
 typedef enum tally { T_CAPACITY_429, T_OVERLOADED, T_SHED, T_ABANDONED } tally;
 void sim__stat_tally(sim *s, uint32_t provider, tally what);
-void sim__stat_provider_busy(sim *s, uint32_t provider);
+/* The peak of attempts in service at a provider (inline: every attempt served comes here). */
+static inline void sim__stat_provider_busy(sim *s, uint32_t provider) {
+    sim_provider_summary *ps = &s->sum->providers[provider];
+    if (s->provs[provider].busy > ps->in_service_peak)
+        ps->in_service_peak = s->provs[provider].busy;
+}
 void sim__stat_provider_queued(sim *s, uint32_t provider);
 void sim__stat_pod_queued(sim *s);
 void sim__stat_class_exposure(sim *s, bool exposed);

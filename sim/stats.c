@@ -69,6 +69,8 @@ static int windows_setup(sim *s) {
         w->fault = f->fault;
         w->start_us = f->start_us;
         w->end_us = f->end_us;
+        if (b->window_count == 1 || w->start_us < s->bd_from) s->bd_from = w->start_us;
+        if (b->window_count == 1 || w->end_us > s->bd_to) s->bd_to = w->end_us;
     }
     if (b->window_count == 0) return FB_OK;
     s->bd_hist = malloc(b->window_count * sizeof *s->bd_hist);
@@ -86,7 +88,8 @@ int sim__stat_setup(sim *s) {
     return windows_setup(s);
 }
 
-/* A calling request's end in the breakdown's windows it arrived in (sim__stat_end). */
+/* A calling request's end in the breakdown's windows it arrived in (sim__stat_end: one that
+   arrived between the first's start and the last's end). */
 void sim__stat_breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
     sim_breakdown *b = &s->sum->breakdown;
     for (uint32_t k = 0; k < b->window_count; k++) {
@@ -218,13 +221,7 @@ void sim__stat_tally(sim *s, uint32_t provider, tally what) {
     }
 }
 
-/* Peaks: attempts in service at a provider, its queue, the pods' queues. */
-void sim__stat_provider_busy(sim *s, uint32_t provider) {
-    sim_provider_summary *ps = &s->sum->providers[provider];
-    if (s->provs[provider].busy > ps->in_service_peak)
-        ps->in_service_peak = s->provs[provider].busy;
-}
-
+/* Peaks: attempts in service at a provider (simint.h), its queue, the pods' queues. */
 void sim__stat_provider_queued(sim *s, uint32_t provider) {
     sim_provider_summary *ps = &s->sum->providers[provider];
     if (s->provs[provider].qlive > ps->queue_peak) ps->queue_peak = s->provs[provider].qlive;
