@@ -769,14 +769,24 @@ static inline void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fal
         fb_hist_record_two(s->tick_hist, cl, lat);
     }
 }
-void sim__stat_layer_call(sim *s, uint32_t layer);
+/* A layer received a request (from users, or from the layer outside it). */
+static inline void sim__stat_layer_call(sim *s, uint32_t layer) {
+    s->sum->layers[layer].calls++;
+}
 /* A layer made an attempt: to `target`, a provider (or the layer inside, for an outer one). */
 static inline void sim__stat_layer_attempt(sim *s, uint32_t layer, uint32_t target) {
     sim_layer_summary *ls = &s->sum->layers[layer];
     ls->attempts++;
     if (s->lays[layer].cfg->role != SIM_ROLE_OUTER) ls->attempts_to[target]++;
 }
-void sim__stat_policy(sim *s, const req *r, uint32_t depth);
+/* Layer `depth` of the request's stack is done with it: its retries and fallbacks (the run's:
+   their sums, at the end). */
+static inline void sim__stat_policy(sim *s, const req *r, uint32_t depth) {
+    const fb_fallback_request_stats *st = fb_fallback_request_stats_get(&r->hops[depth].fr);
+    sim_layer_summary *ls = &s->sum->layers[r->stack->layer[depth]];
+    ls->retries += st->retries;
+    ls->fallbacks += st->fallbacks;
+}
 void sim__stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed);
 void sim__stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out);
 void sim__stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted);

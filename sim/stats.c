@@ -102,21 +102,6 @@ void sim__stat_breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) 
     }
 }
 
-/* A layer received a request (from users, or from the layer outside it). */
-void sim__stat_layer_call(sim *s, uint32_t layer) {
-    s->sum->layers[layer].calls++;
-}
-
-/* Layer `depth` of the request's stack is done with it: its retries and fallbacks. */
-void sim__stat_policy(sim *s, const req *r, uint32_t depth) {
-    const fb_fallback_request_stats *st = fb_fallback_request_stats_get(&r->hops[depth].fr);
-    sim_layer_summary *ls = &s->sum->layers[r->stack->layer[depth]];
-    s->sum->retries += st->retries;
-    s->sum->fallbacks += st->fallbacks;
-    ls->retries += st->retries;
-    ls->fallbacks += st->fallbacks;
-}
-
 /* An answer failed after its first token reached the user. */
 /* An answer broke after its first token; the innermost layer decides what happens next. */
 void sim__stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed) {
@@ -506,6 +491,10 @@ static void stats_ends(sim *s) {
 void sim__stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
     stats_ends(s);
+    for (uint32_t l = 0; l < s->NL; l++) { /* the layers' retries and fallbacks (simint.h) */
+        sum->retries += sum->layers[l].retries;
+        sum->fallbacks += sum->layers[l].fallbacks;
+    }
     sum->end_us = s->now;
     sum->events = s->q.pushed;
     sum->events_handled = s->events_handled;
