@@ -29,7 +29,8 @@ typedef struct fb_hist {
     uint64_t clamped;
     int64_t min;
     int64_t max;
-    double sum;
+    /* the sum of the values, exact at any count and in any order: sum + 2^64 * sum_high */
+    uint64_t sum, sum_high;
 } fb_hist;
 
 void fb_hist_init(fb_hist *h);
@@ -38,9 +39,12 @@ void fb_hist_record(fb_hist *h, int64_t value);
 void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n);
 /* Record one value in each of n histograms, its bucket found once: as n fb_hist_record calls. */
 void fb_hist_record_each(fb_hist *const *hs, size_t n, int64_t value);
+/* The same for two (a request's end: without the array). */
+void fb_hist_record_two(fb_hist *a, fb_hist *b, int64_t value);
 /*
  * Empty h as fb_hist_init does, touching only the buckets it used: h must
- * have been initialized (by fb_hist_init or a copy).
+ * have been initialized (by fb_hist_init or a copy), or be all zero bytes
+ * (calloc): that one it initializes without writing its buckets.
  */
 void fb_hist_clear(fb_hist *h);
 /* dst becomes a copy of src; dst must have been initialized. */
@@ -54,6 +58,8 @@ void fb_hist_merge(fb_hist *dst, const fb_hist *src);
  * remain; otherwise they narrow to the edges of the remaining buckets.
  */
 void fb_hist_subtract(fb_hist *dst, const fb_hist *src);
+/* fb_hist_subtract, then fb_hist_clear(src), in one pass over the buckets (the window's oldest). */
+void fb_hist_subtract_clear(fb_hist *dst, fb_hist *src);
 
 uint64_t fb_hist_count(const fb_hist *h);
 /* Exact minimum and maximum recorded (0 when empty). */

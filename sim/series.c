@@ -42,24 +42,29 @@ void sim__close_baseline(sim *s) {
     }
 }
 
-/* Add the tick's row to the sliding window (dropping the oldest); true once it is full. */
+/*
+ * Add the tick's row to the sliding window (dropping the oldest); true once it
+ * is full. The tick's histogram is the ring's newest slot already; the slot
+ * after it (the oldest, or one not used yet) becomes the next tick's, emptied
+ * as its counts leave the window's sum.
+ */
 static bool window_slide(sim *s, const sim_row *row) {
-    uint32_t i = s->win_pos;
+    uint32_t i = s->win_pos, next = i == s->win_k ? 0 : i + 1;
     if (s->win_fill == s->win_k) {
-        fb_hist_subtract(&s->win_sum, &s->win_hist[i]);
-        s->win_ended_sum -= s->win_ended[i];
-        s->win_bad_sum -= s->win_bad[i];
+        fb_hist_subtract_clear(&s->win_sum, &s->win_hist[next]);
+        s->win_ended_sum -= s->win_ended[next];
+        s->win_bad_sum -= s->win_bad[next];
     } else {
         s->win_fill++;
-        fb_hist_init(&s->win_hist[i]); /* first use of the slot */
+        fb_hist_clear(&s->win_hist[next]); /* first use of the slot: zero bytes (setup.c) */
     }
-    fb_hist_copy(&s->win_hist[i], &s->tick_hist);
     s->win_ended[i] = row->ended;
     s->win_bad[i] = row->errors + row->slo_missed;
-    fb_hist_merge(&s->win_sum, &s->tick_hist);
+    fb_hist_merge(&s->win_sum, &s->win_hist[i]);
     s->win_ended_sum += row->ended;
     s->win_bad_sum += row->errors + row->slo_missed;
-    s->win_pos = (i + 1) % s->win_k;
+    s->win_pos = next;
+    s->tick_hist = &s->win_hist[next];
     return s->win_fill == s->win_k;
 }
 
@@ -72,7 +77,7 @@ static bool window_slide(sim *s, const sim_row *row) {
 static void spillover_step(sim *s, const sim_row *row) {
     const sim_spillover *sp = &s->sc->spillover;
     sim_summary *sum = s->sum;
-    if (s->win_k == 0 || !window_slide(s, row)) return;
+    if (!window_slide(s, row)) return;
     fb_time_us ws = row->t_us + s->sc->tick_us - (fb_time_us)s->win_k * s->sc->tick_us;
     double rate = s->win_ended_sum ? (double)s->win_bad_sum / (double)s->win_ended_sum : 1.0;
     double p99 = (double)fb_hist_percentile(&s->win_sum, 99);
@@ -152,14 +157,25 @@ bool sim__in_window_at(sim *s, fb_time_us t) {
     return in;
 }
 
+/* The row's ends, from the tick's count of each (sim__stat_end). */
+static void fill_ends(sim *s, sim_row *row) {
+    const uint64_t *e = s->tick_ends;
+    for (int k = 0; k < SIM_END_COUNT; k++) row->ended += e[k];
+    row->success = e[SIM_END_SUCCESS];
+    row->degraded = e[SIM_END_DEGRADED];
+    row->errors = row->ended - row->success - row->degraded;
+    memset(s->tick_ends, 0, sizeof s->tick_ends);
+}
+
 static void fill_row(sim *s, sim_row *row, fb_time_us t) {
     row->t_us = t;
+    fill_ends(s, row);
     row->in_flight = s->live;
     row->pod_queue = s->pod_queue_total;
     row->busy_workers = s->busy_total;
     static const double ps[2] = {50, 99};
     int64_t q[2];
-    fb_hist_percentiles(&s->tick_hist, ps, 2, q);
+    fb_hist_percentiles(s->tick_hist, ps, 2, q);
     row->latency_p50_ms = (double)q[0] / 1e3;
     row->latency_p99_ms = (double)q[1] / 1e3;
     row->fault_active = false;
@@ -169,15 +185,16 @@ static void fill_row(sim *s, sim_row *row, fb_time_us t) {
     for (uint32_t p = 0; p < s->P; p++) {
         prov *pr = &s->provs[p];
         row->p[p].attempts = pr->tick.attempts;
-        row->p[p].errors = pr->tick.errors;
-        row->p[p].rate_limited = pr->tick.rate_limited;
-        row->p[p].timeouts = pr->tick.timeouts;
+        for (int o = 0; o < FB_OUT_COUNT; o++)
+            if (o != FB_OUT_SUCCESS) row->p[p].errors += pr->tick.outcomes[o];
+        row->p[p].rate_limited = pr->tick.outcomes[FB_OUT_RATE_LIMITED];
+        row->p[p].timeouts = pr->tick.outcomes[FB_OUT_TIMEOUT];
         row->p[p].in_service = pr->busy;
         row->p[p].queue = pr->qlive;
         breaker_shares(s, p, &row->p[p].open_share, &row->p[p].half_open_share);
         row->p[p].limit = limit_mean(s, p);
         row->p[p].conn_wait = pr->conn_waiting;
-        memset(&pr->tick, 0, sizeof pr->tick);
+        sim__stat_provider_tick(s, p);
     }
     if (s->fleet) sim__fleet_row(s, row);
 }
@@ -188,9 +205,12 @@ static void emit_row(sim *s, fb_time_us t) {
     if (s->opts->on_row) s->opts->on_row(s->opts->ctx, row);
     /* the baseline ends where the first fault or spike begins */
     if (!s->baseline_ready && t + s->sc->tick_us > s->first_window_us) sim__close_baseline(s);
-    if (s->baseline_ready) spillover_step(s, row);
+    /* the window takes the tick's histogram and hands the next tick an empty one */
+    if (s->baseline_ready && s->win_k > 0)
+        spillover_step(s, row);
+    else
+        fb_hist_clear(s->tick_hist);
     memset(row, 0, sizeof *row);
-    fb_hist_clear(&s->tick_hist);
 }
 
 /*

@@ -216,11 +216,14 @@ static int setup_spillover(sim *s) {
     const sim_scenario *sc = s->sc;
     fb_time_us k = (sc->spillover.hold_us + sc->tick_us - 1) / sc->tick_us;
     s->win_k = (uint32_t)(k < 1 ? 1 : k);
-    s->win_hist = malloc(s->win_k * sizeof *s->win_hist);
-    s->win_ended = calloc(s->win_k, sizeof *s->win_ended);
-    s->win_bad = calloc(s->win_k, sizeof *s->win_bad);
+    /* zero bytes: fb_hist_clear initializes a slot without writing its buckets (series.c) */
+    s->win_hist = calloc(s->win_k + 1, sizeof *s->win_hist);
+    s->win_ended = calloc(s->win_k + 1, sizeof *s->win_ended);
+    s->win_bad = calloc(s->win_k + 1, sizeof *s->win_bad);
     if (!s->win_hist || !s->win_ended || !s->win_bad) return FB_ENOMEM;
     fb_hist_init(&s->win_sum);
+    fb_hist_clear(&s->win_hist[0]);
+    s->tick_hist = &s->win_hist[0]; /* the first tick's: the window's newest */
     return FB_OK;
 }
 
@@ -532,11 +535,14 @@ int sim__setup(sim *s) {
     sim__pool_init(&s->reqs, req_size, (size_t)sc->limits.in_flight_max);
     sim__pool_init(&s->atts, sizeof(attempt) + (s->att_x ? sizeof(attx) : 0),
                    (size_t)sc->limits.in_flight_max * 4);
-    fb_hist_init(&s->tick_hist);
-    fb_hist_init(&s->base_hist);
-    fb_hist_init(&s->sum->latency);
-    fb_hist_init(&s->sum->latency_ok);
-    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) fb_hist_init(&s->sum->classes[c].latency);
+    /* zero bytes (sim_run_port callocs s and zeroes the summary): fb_hist_clear initializes
+       them without writing their 37 KB each */
+    s->tick_hist = &s->tick_buf;
+    fb_hist_clear(s->tick_hist);
+    fb_hist_clear(&s->base_hist);
+    fb_hist_clear(&s->sum->latency);
+    fb_hist_clear(&s->sum->latency_ok);
+    for (uint32_t c = 0; c < SIM_CLASSES_MAX; c++) fb_hist_clear(&s->sum->classes[c].latency);
     s->first_window_us = FB_TIME_MAX;
     fb_rng_family_init(&s->req_family, sc->seed, PURPOSE_REQUEST);
     rc = setup_providers(s);
@@ -554,7 +560,7 @@ int sim__setup(sim *s) {
         sim__stat_class_exposure(s, s->class_exposed[c]);
     }
     rc = setup_spillover(s);
-    if (rc == FB_OK) rc = sim__stat_windows_setup(s);
+    if (rc == FB_OK) rc = sim__stat_setup(s);
     if (rc == FB_OK) rc = setup_policy(s);
     if (rc == FB_OK && s->pol->gateway.replicas > 0) rc = sim__gateway_setup(s);
     if (rc == FB_OK) rc = setup_traffic(s);
@@ -601,4 +607,5 @@ void sim__teardown(sim *s) {
     free(s->win_ended);
     free(s->win_bad);
     free(s->bd_hist);
+    free(s->ok_hist);
 }

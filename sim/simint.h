@@ -301,8 +301,8 @@ typedef struct prov {
     fb_time_us quiet_from[2], quiet_to[2];
     /* the lognormal tables of its TTFT and its error latency (NULL: not a lognormal) */
     const fb_lntab *ttft_tab, *elat_tab;
-    struct {
-        uint64_t attempts, errors, rate_limited, timeouts;
+    struct { /* in the tick: its row's, then added to the summary (sim__stat_provider_tick) */
+        uint64_t attempts, outcomes[FB_OUT_COUNT];
     } tick;
 } prov;
 
@@ -388,7 +388,9 @@ typedef struct sim {
     fb_lntab *lntabs;
     /* time series (series.c) */
     sim_row row;
-    fb_hist tick_hist;
+    uint64_t tick_ends[SIM_END_COUNT]; /* the tick's requests by how they ended: the row's */
+    fb_hist *tick_hist; /* the tick's latencies: tick_buf, or the window's newest slot */
+    fb_hist tick_buf;
     fb_time_us next_tick_us;
     fb_time_us tick_due_us; /* sim__tick_end() while rows are left, else FB_TIME_MAX */
     fb_time_us next_progress_us;
@@ -397,7 +399,8 @@ typedef struct sim {
     uint64_t base_ended, base_bad;
     fb_hist base_hist;
     bool baseline_ready;
-    fb_hist *win_hist; /* a ring of per-tick histograms over the last win_k ticks */
+    /* a ring of win_k + 1 per-tick histograms: the last win_k ticks', and at win_pos the tick's */
+    fb_hist *win_hist;
     uint64_t *win_ended, *win_bad;
     uint32_t win_k, win_pos, win_fill;
     fb_hist win_sum;
@@ -409,8 +412,12 @@ typedef struct sim {
     bool in_window;
     fb_time_us in_window_from, in_window_to;
     bool judged[WINDOWS_MAX]; /* a full window starting after disturbance k's end was judged */
+    /* a request's end, counted once (stats.c); the summary's sums of them at the end */
+    uint64_t class_ends[SIM_CLASSES_MAX][SIM_END_COUNT];
+    fb_hist *ok_hist; /* per class: its successes' latencies (the others' in its summary's) */
     /* the breakdown's fault windows (stats.c): one latency histogram each */
-    fb_hist *bd_hist; /* sum->breakdown.window_count of them; NULL when none */
+    fb_hist *bd_hist;          /* sum->breakdown.window_count of them; NULL when none */
+    fb_time_us bd_from, bd_to; /* from the first's start to the last's end (empty: none) */
     /* the fleet's dynamics (fleetint.h): NULL unless the scenario uses one */
     struct fleet *fleet;
     /* the providers' even faults: each one's count and offset (scenario/fault.h) */
@@ -647,12 +654,32 @@ void sim__emit_ticks(sim *s, fb_time_us t);
 void sim__close_baseline(sim *s);
 
 /* stats.c: every summary and time-series counter moves here */
-void sim__stat_arrival(sim *s, const req *r);
+void sim__stat_arrival_in_window(sim *s);
+/* A request arrived (inline: every request does). */
+static inline void sim__stat_arrival(sim *s, const req *r) {
+    sim_summary *sum = s->sum;
+    sum->requests++;
+    sum->classes[r->cls].requests++;
+    s->row.arrivals++;
+    bool calls = s->sc->classes[r->cls].target != SIM_TARGET_NONE;
+    if (s->live > sum->in_flight_peak) sum->in_flight_peak = s->live;
+    if (r->resubmits > 0) {
+        sum->fleet.resubmissions++;
+        sum->fleet.resubmissions_calling += calls;
+        s->row.resubmissions++;
+    }
+    if (!calls) return;
+    sum->requests_calling++;
+    /* sim__in_window_now, its look at the windows out of line */
+    if (s->now >= s->in_window_from && s->now < s->in_window_to)
+        sum->requests_in_fault += s->in_window;
+    else
+        sim__stat_arrival_in_window(s);
+}
 /* An attempt went out (inline, as are the outcome and the layer attempt below: per attempt). */
 static inline void sim__stat_attempt(sim *s, const attempt *a) {
     s->sum->attempts++;
-    s->sum->providers[a->provider].attempts++;
-    s->provs[a->provider].tick.attempts++;
+    s->provs[a->provider].tick.attempts++; /* the provider's summary: at the tick's end */
     if (sim__in_window_now(s)) s->sum->attempts_in_fault++;
 }
 void sim__stat_gateway_attempt(sim *s, uint32_t seat); /* a replica's layers sent an attempt */
@@ -669,12 +696,10 @@ enum {
 void sim__stat_gateway(sim *s, uint32_t seat, int what, uint64_t v);
 /* An attempt's outcome, as the client classified it. */
 static inline void sim__stat_outcome(sim *s, uint32_t provider, fb_outcome outcome) {
-    prov *p = &s->provs[provider];
-    s->sum->providers[provider].outcomes[outcome]++;
-    if (outcome != FB_OUT_SUCCESS) p->tick.errors++;
-    if (outcome == FB_OUT_RATE_LIMITED) p->tick.rate_limited++;
-    if (outcome == FB_OUT_TIMEOUT) p->tick.timeouts++;
+    s->provs[provider].tick.outcomes[outcome]++; /* the row's errors and the summary's: from it */
 }
+/* The tick's attempts and outcomes of provider p into the summary; its counts start again. */
+void sim__stat_provider_tick(sim *s, uint32_t p);
 /*
  * An attempt's answer as the client saw it, for the breakdown: the HTTP
  * status the provider sent, or what happened instead. One array slot per
@@ -707,22 +732,76 @@ static inline void sim__stat_answer(sim *s, const fb_reply *rep) {
         break;
     }
 }
-int sim__stat_windows_setup(sim *s);
-void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback);
-void sim__stat_layer_call(sim *s, uint32_t layer);
+int sim__stat_setup(sim *s);
+void sim__stat_breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat);
+/*
+ * A request ended: outcome, latency, the SLO, and the baseline before faults.
+ * Each is counted once, in the finest count it belongs to (by class and end,
+ * by tick and end; its latency by class and success); the summary's totals
+ * and the rows' are sums of those, made when they are read (stats.c: stats_ends,
+ * series.c: fill_ends). Inline: every request ends here.
+ */
+static inline void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
+    fb_time_us lat = s->now - r->arrival_us;
+    bool success = end == SIM_END_SUCCESS, answered = success || end == SIM_END_DEGRADED;
+    bool late = answered && lat > s->sc->slo_latency_us;
+    bool fallback = success && via_fallback;
+    sim_class_summary *c = &s->sum->classes[r->cls];
+    s->class_ends[r->cls][end]++;
+    c->success_fallback += fallback;
+    c->slo_missed += late;
+    s->tick_ends[end]++;
+    s->row.fallback_success += fallback;
+    s->row.slo_missed += late;
+    if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) {
+        sim_breakdown *b = &s->sum->breakdown; /* a calling request: by its calls */
+        if (r->sent < SIM_ATTEMPT_BUCKETS)
+            b->per_request[r->sent]++;
+        else
+            b->per_request_beyond++;
+        if (r->arrival_us < s->bd_to && r->arrival_us >= s->bd_from) /* (none: bd_to 0) */
+            sim__stat_breakdown_end(s, r, end, lat);
+    }
+    /* the latency histograms it counts in, recorded together (one bucket lookup) */
+    fb_hist *cl = success ? &s->ok_hist[r->cls] : &c->latency;
+    if (!s->baseline_ready && s->now < s->first_window_us) {
+        s->base_ended++;
+        s->base_bad += !answered || late;
+        fb_hist *const hs[3] = {s->tick_hist, cl, &s->base_hist};
+        fb_hist_record_each(hs, 3, lat);
+    } else {
+        fb_hist_record_two(s->tick_hist, cl, lat);
+    }
+}
+/* A layer received a request (from users, or from the layer outside it). */
+static inline void sim__stat_layer_call(sim *s, uint32_t layer) {
+    s->sum->layers[layer].calls++;
+}
 /* A layer made an attempt: to `target`, a provider (or the layer inside, for an outer one). */
 static inline void sim__stat_layer_attempt(sim *s, uint32_t layer, uint32_t target) {
     sim_layer_summary *ls = &s->sum->layers[layer];
     ls->attempts++;
     if (s->lays[layer].cfg->role != SIM_ROLE_OUTER) ls->attempts_to[target]++;
 }
-void sim__stat_policy(sim *s, const req *r, uint32_t depth);
+/* Layer `depth` of the request's stack is done with it: its retries and fallbacks (the run's:
+   their sums, at the end). */
+static inline void sim__stat_policy(sim *s, const req *r, uint32_t depth) {
+    const fb_fallback_request_stats *st = fb_fallback_request_stats_get(&r->hops[depth].fr);
+    sim_layer_summary *ls = &s->sum->layers[r->stack->layer[depth]];
+    ls->retries += st->retries;
+    ls->fallbacks += st->fallbacks;
+}
 void sim__stat_stream_failure(sim *s, const req *r, uint32_t tokens_out, bool resumed);
 void sim__stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out);
 void sim__stat_bill(sim *s, const attempt *a, uint32_t tokens_out, bool wasted);
 typedef enum tally { T_CAPACITY_429, T_OVERLOADED, T_SHED, T_ABANDONED } tally;
 void sim__stat_tally(sim *s, uint32_t provider, tally what);
-void sim__stat_provider_busy(sim *s, uint32_t provider);
+/* The peak of attempts in service at a provider (inline: every attempt served comes here). */
+static inline void sim__stat_provider_busy(sim *s, uint32_t provider) {
+    sim_provider_summary *ps = &s->sum->providers[provider];
+    if (s->provs[provider].busy > ps->in_service_peak)
+        ps->in_service_peak = s->provs[provider].busy;
+}
 void sim__stat_provider_queued(sim *s, uint32_t provider);
 void sim__stat_pod_queued(sim *s);
 void sim__stat_class_exposure(sim *s, bool exposed);

@@ -6,7 +6,9 @@
  * a breaker changed state); each helper updates the run's summary and the
  * current time-series row together, so the two always agree. What the
  * counters mean is defined once, in sim/metrics.c (docs/metrics.md).
- * sim__stat_finalize() adds what the core's primitives counted themselves.
+ * sim__stat_finalize() adds what the core's primitives counted themselves,
+ * and the totals of the requests' ends (each end is counted once, in the
+ * finest count it belongs to: nothing reads the summary before the end).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -14,29 +16,8 @@
 #include "sim/fleetint.h"
 
 /* A calling request arrived when the clock had left the span sim__in_window_now knew. */
-__attribute__((noinline)) static void arrival_in_window(sim *s) {
+void sim__stat_arrival_in_window(sim *s) {
     if (sim__in_window_at(s, s->now)) s->sum->requests_in_fault++;
-}
-
-void sim__stat_arrival(sim *s, const req *r) {
-    sim_summary *sum = s->sum;
-    sum->requests++;
-    sum->classes[r->cls].requests++;
-    s->row.arrivals++;
-    bool calls = s->sc->classes[r->cls].target != SIM_TARGET_NONE;
-    if (s->live > sum->in_flight_peak) sum->in_flight_peak = s->live;
-    if (r->resubmits > 0) {
-        sum->fleet.resubmissions++;
-        sum->fleet.resubmissions_calling += calls;
-        s->row.resubmissions++;
-    }
-    if (!calls) return;
-    sum->requests_calling++;
-    /* sim__in_window_now, its look at the windows last: a tail call, so this stays a leaf */
-    if (s->now >= s->in_window_from && s->now < s->in_window_to)
-        sum->requests_in_fault += s->in_window;
-    else
-        arrival_in_window(s);
 }
 
 /* ---- the fleet's dynamics (fleet.c and its files) ---- */
@@ -74,7 +55,7 @@ void sim__stat_store(sim *s, store_tally what) {
 }
 
 /* The breakdown's windows: the providers' fault windows, up to SIM_WINDOWS_MAX. */
-int sim__stat_windows_setup(sim *s) {
+static int windows_setup(sim *s) {
     sim_breakdown *b = &s->sum->breakdown;
     for (uint32_t i = 0; i < s->sum->fault_count; i++) {
         const sim_fault_summary *f = &s->sum->faults[i];
@@ -88,6 +69,8 @@ int sim__stat_windows_setup(sim *s) {
         w->fault = f->fault;
         w->start_us = f->start_us;
         w->end_us = f->end_us;
+        if (b->window_count == 1 || w->start_us < s->bd_from) s->bd_from = w->start_us;
+        if (b->window_count == 1 || w->end_us > s->bd_to) s->bd_to = w->end_us;
     }
     if (b->window_count == 0) return FB_OK;
     s->bd_hist = malloc(b->window_count * sizeof *s->bd_hist);
@@ -96,13 +79,19 @@ int sim__stat_windows_setup(sim *s) {
     return FB_OK;
 }
 
-/* A calling request's end in the breakdown: its calls, and the windows it arrived in. */
-static void breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
+/* The histograms a request's end is counted in (sim__stat_end), and the breakdown's windows. */
+int sim__stat_setup(sim *s) {
+    uint32_t n = s->sc->class_count;
+    s->ok_hist = calloc(n ? n : 1, sizeof *s->ok_hist);
+    if (s->ok_hist == NULL) return FB_ENOMEM;
+    for (uint32_t c = 0; c < n; c++) fb_hist_clear(&s->ok_hist[c]); /* zero bytes: no memset */
+    return windows_setup(s);
+}
+
+/* A calling request's end in the breakdown's windows it arrived in (sim__stat_end: one that
+   arrived between the first's start and the last's end). */
+void sim__stat_breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
     sim_breakdown *b = &s->sum->breakdown;
-    if (r->sent < SIM_ATTEMPT_BUCKETS)
-        b->per_request[r->sent]++;
-    else
-        b->per_request_beyond++;
     for (uint32_t k = 0; k < b->window_count; k++) {
         sim_window_summary *w = &b->windows[k];
         if (r->arrival_us < w->start_us || r->arrival_us >= w->end_us) continue;
@@ -111,81 +100,6 @@ static void breakdown_end(sim *s, const req *r, sim_end end, fb_time_us lat) {
         w->success += end == SIM_END_SUCCESS;
         fb_hist_record(&s->bd_hist[k], lat);
     }
-}
-
-/* A request ended: outcome, latency, the SLO, blast radius, and the baseline before faults. */
-/* A request's end in its class's counters. */
-static void class_end(sim_class_summary *c, sim_end end, bool via_fallback, bool late) {
-    c->ended++; /* its latency: in sim__stat_end's batch of histograms */
-    if (end == SIM_END_SUCCESS) {
-        c->success++;
-        c->success_fallback += via_fallback;
-    } else if (end == SIM_END_DEGRADED) {
-        c->degraded++;
-    } else {
-        c->errors++;
-    }
-    c->slo_missed += late;
-}
-
-void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fallback) {
-    sim_summary *sum = s->sum;
-    fb_time_us lat = s->now - r->arrival_us;
-    bool answered = end == SIM_END_SUCCESS || end == SIM_END_DEGRADED;
-    class_end(&sum->classes[r->cls], end, via_fallback, answered && lat > s->sc->slo_latency_us);
-    sum->ended[end]++;
-    if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) breakdown_end(s, r, end, lat);
-    s->row.ended++;
-    /* the latency histograms it counts in, recorded together (one bucket lookup) */
-    fb_hist *hs[5] = {&sum->classes[r->cls].latency, &sum->latency, &s->tick_hist};
-    size_t nh = 3;
-    bool ok = end == SIM_END_SUCCESS || end == SIM_END_DEGRADED;
-    bool bad = !ok;
-    if (end == SIM_END_SUCCESS) {
-        hs[nh++] = &sum->latency_ok;
-        s->row.success++;
-        if (via_fallback) {
-            sum->success_fallback++;
-            s->row.fallback_success++;
-        } else {
-            sum->success_primary++;
-        }
-    } else if (end == SIM_END_DEGRADED) {
-        s->row.degraded++;
-    } else {
-        sum->errors++;
-        s->row.errors++;
-    }
-    if (ok && lat > s->sc->slo_latency_us) {
-        sum->slo_missed++;
-        s->row.slo_missed++;
-        bad = true;
-    }
-    if (bad) {
-        sum->bad++;
-        if (!r->exposed) sum->bad_collateral++;
-    }
-    if (!s->baseline_ready && s->now < s->first_window_us) {
-        s->base_ended++;
-        if (bad) s->base_bad++;
-        hs[nh++] = &s->base_hist;
-    }
-    fb_hist_record_each(hs, nh, lat);
-}
-
-/* A layer received a request (from users, or from the layer outside it). */
-void sim__stat_layer_call(sim *s, uint32_t layer) {
-    s->sum->layers[layer].calls++;
-}
-
-/* Layer `depth` of the request's stack is done with it: its retries and fallbacks. */
-void sim__stat_policy(sim *s, const req *r, uint32_t depth) {
-    const fb_fallback_request_stats *st = fb_fallback_request_stats_get(&r->hops[depth].fr);
-    sim_layer_summary *ls = &s->sum->layers[r->stack->layer[depth]];
-    s->sum->retries += st->retries;
-    s->sum->fallbacks += st->fallbacks;
-    ls->retries += st->retries;
-    ls->fallbacks += st->fallbacks;
 }
 
 /* An answer failed after its first token reached the user. */
@@ -219,6 +133,14 @@ void sim__stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t t
     const sim_provider *pf = &s->sc->providers[provider];
     s->sum->fallback_extra_cost_usd +=
         cost_of(pf, r->prompt_tokens, tokens_out) - cost_of(pp, r->prompt_tokens, tokens_out);
+}
+
+void sim__stat_provider_tick(sim *s, uint32_t p) {
+    prov *pr = &s->provs[p];
+    sim_provider_summary *ps = &s->sum->providers[p];
+    ps->attempts += pr->tick.attempts;
+    for (int o = 0; o < FB_OUT_COUNT; o++) ps->outcomes[o] += pr->tick.outcomes[o];
+    memset(&pr->tick, 0, sizeof pr->tick);
 }
 
 /* A provider worked on an attempt: bill its input and `tokens_out` output tokens. */
@@ -284,13 +206,7 @@ void sim__stat_tally(sim *s, uint32_t provider, tally what) {
     }
 }
 
-/* Peaks: attempts in service at a provider, its queue, the pods' queues. */
-void sim__stat_provider_busy(sim *s, uint32_t provider) {
-    sim_provider_summary *ps = &s->sum->providers[provider];
-    if (s->provs[provider].busy > ps->in_service_peak)
-        ps->in_service_peak = s->provs[provider].busy;
-}
-
+/* Peaks: attempts in service at a provider (simint.h), its queue, the pods' queues. */
 void sim__stat_provider_queued(sim *s, uint32_t provider) {
     sim_provider_summary *ps = &s->sum->providers[provider];
     if (s->provs[provider].qlive > ps->queue_peak) ps->queue_peak = s->provs[provider].qlive;
@@ -539,8 +455,46 @@ static void gateway_total(sim_gateway_summary *g) {
     }
 }
 
+/*
+ * Class c's ends and latencies into the summary (sim__stat_end counted each
+ * request once): its counts by end, its latency with its successes', and the
+ * run's totals. Histograms merge exactly, so the order does not matter.
+ */
+static void class_totals(sim *s, uint32_t c) {
+    sim_summary *sum = s->sum;
+    sim_class_summary *k = &sum->classes[c];
+    const uint64_t *e = s->class_ends[c];
+    for (int x = 0; x < SIM_END_COUNT; x++) {
+        k->ended += e[x];
+        sum->ended[x] += e[x];
+    }
+    k->success = e[SIM_END_SUCCESS];
+    k->degraded = e[SIM_END_DEGRADED];
+    k->errors = k->ended - k->success - k->degraded;
+    sum->success_fallback += k->success_fallback;
+    sum->slo_missed += k->slo_missed;
+    sum->errors += k->errors;
+    if (!s->class_exposed[c]) sum->bad_collateral += k->errors + k->slo_missed;
+    fb_hist_merge(&sum->latency_ok, &s->ok_hist[c]);
+    fb_hist_merge(&k->latency, &s->ok_hist[c]);
+    fb_hist_merge(&sum->latency, &k->latency);
+}
+
+/* The summary's ends and latencies: sums over the classes (sim__stat_end). */
+static void stats_ends(sim *s) {
+    sim_summary *sum = s->sum;
+    for (uint32_t c = 0; s->ok_hist && c < s->sc->class_count; c++) class_totals(s, c);
+    sum->success_primary = sum->ended[SIM_END_SUCCESS] - sum->success_fallback;
+    sum->bad = sum->errors + sum->slo_missed;
+}
+
 void sim__stat_finalize(sim *s) {
     sim_summary *sum = s->sum;
+    stats_ends(s);
+    for (uint32_t l = 0; l < s->NL; l++) { /* the layers' retries and fallbacks (simint.h) */
+        sum->retries += sum->layers[l].retries;
+        sum->fallbacks += sum->layers[l].fallbacks;
+    }
     sum->end_us = s->now;
     sum->events = s->q.pushed;
     sum->events_handled = s->events_handled;
@@ -549,6 +503,7 @@ void sim__stat_finalize(sim *s) {
     sum->queue_peak = s->q.peak;
     close_open_periods(s);
     for (uint32_t p = 0; p < s->P; p++) {
+        sim__stat_provider_tick(s, p); /* since the last row */
         sum->providers[p].unfinished = s->provs[p].busy + s->provs[p].qlive;
         for (uint32_t l = 0; l < s->NL; l++) add_core_counts(s, l, p);
     }

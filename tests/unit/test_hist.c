@@ -291,8 +291,39 @@ static void hist_merge_equals_recording_both(void **state) {
     fb_hist_record(&h2, INT64_MAX); /* clamped counts merge too */
     fb_hist_record(&h3, INT64_MAX);
     fb_hist_merge(&h1, &h2);
-    /* Integer sums below 2^53 are exact in any order, so the structs match bit for bit. */
+    /* The sum is an integer, exact in any order, so the structs match bit for bit. */
     assert_memory_equal(&h1, &h3, sizeof h1);
+}
+
+/*
+ * The sum stays exact beyond 2^53 and 2^64, where a double's would round: so
+ * merging in any order gives the same mean as recording one by one.
+ */
+static void hist_sum_is_exact_beyond_2_pow_64(void **state) {
+    (void)state;
+    fb_hist_init(&h1);
+    fb_hist_record_n(&h1, 5, (UINT64_C(1) << 63) + 1); /* 5 * 2^63 + 5 = 2 * 2^64 + 2^63 + 5 */
+    assert_true(h1.sum_high == 2);
+    assert_true(h1.sum == (UINT64_C(1) << 63) + 5);
+    assert_true(fb_hist_mean(&h1) == 5.0);
+    /* 2^30 of the largest value: 2^72 - 2^30, a sum no double adds up one by one */
+    fb_hist_init(&h1);
+    fb_hist_record_n(&h1, FB_HIST_VALUE_MAX, UINT64_C(1) << 30);
+    assert_true(fb_hist_mean(&h1) == (double)FB_HIST_VALUE_MAX);
+    /* recorded in two halves and merged, one value (a carry) at a time, it is the same sum */
+    fb_hist_init(&h2);
+    fb_hist_init(&h3);
+    fb_hist_record_n(&h2, FB_HIST_VALUE_MAX, (UINT64_C(1) << 29) - 1);
+    fb_hist_record_n(&h3, FB_HIST_VALUE_MAX, UINT64_C(1) << 29);
+    fb_hist_record(&h3, FB_HIST_VALUE_MAX);
+    fb_hist_merge(&h2, &h3);
+    assert_memory_equal(&h1, &h2, sizeof h1);
+    /* and subtracting a part leaves the rest's sum, the borrow included */
+    fb_hist_subtract(&h2, &h3);
+    fb_hist_init(&h1);
+    fb_hist_record_n(&h1, FB_HIST_VALUE_MAX, (UINT64_C(1) << 29) - 1);
+    assert_true(h2.sum_high == h1.sum_high && h2.sum == h1.sum);
+    assert_true(h1.sum_high == (UINT64_C(1) << 7) - 1); /* (2^42 - 1)(2^29 - 1) < 2^71 */
 }
 
 static void hist_merge_with_empty_changes_nothing(void **state) {
@@ -344,6 +375,83 @@ static void hist_subtract_undoes_a_merge(void **state) {
     assert_int_equal(fb_hist_percentile(&win, 99), 0);
 }
 
+/*
+ * A sliding window of ticks of random width and place: after every step the
+ * running sum holds exactly the counts of the ticks inside, and its min and
+ * max are the exact ones or the edges of their buckets (under 1% away).
+ */
+static void hist_sliding_window_keeps_the_ticks_inside(void **state) {
+    (void)state;
+    enum { K = 4, TICKS = 60 };
+    static fb_hist ring[K], win, expect;
+    fb_rng r;
+    fb_rng_derive(&r, 11, 0, 0);
+    fb_hist_init(&win);
+    for (int k = 0; k < K; k++) fb_hist_init(&ring[k]);
+    for (int t = 0; t < TICKS; t++) {
+        fb_hist *tick = &ring[t % K];
+        if (t >= K) fb_hist_subtract_clear(&win, tick);
+        double lo = 10.0 * (double)(1 + fb_rng_below(&r, 100000));
+        int n = (int)fb_rng_below(&r, 50); /* some ticks are empty */
+        for (int i = 0; i < n; i++) fb_hist_record(tick, (int64_t)(lo * (1 + fb_rng_uniform(&r))));
+        fb_hist_merge(&win, tick);
+        fb_hist_init(&expect);
+        for (int k = 0; k < K && k <= t; k++) fb_hist_merge(&expect, &ring[k]);
+        assert_int_equal(fb_hist_count(&win), fb_hist_count(&expect));
+        assert_memory_equal(win.counts, expect.counts, sizeof win.counts);
+        assert_true(fb_hist_min(&win) <= fb_hist_min(&expect));
+        assert_true(fb_hist_max(&win) >= fb_hist_max(&expect));
+        assert_true((double)fb_hist_min(&win) >= (double)fb_hist_min(&expect) * 0.99);
+        assert_true((double)fb_hist_max(&win) <= (double)fb_hist_max(&expect) * 1.01);
+    }
+}
+
+/* The window's step: subtract the oldest tick and empty it, in one pass, as the two calls do. */
+static void hist_subtract_clear_equals_subtract_then_clear(void **state) {
+    (void)state;
+    static fb_hist a, b, win, a2, win2, fresh;
+    fb_hist_init(&a);
+    fb_hist_init(&b);
+    fb_hist_init(&win);
+    fb_hist_init(&fresh);
+    for (int64_t v = 1; v <= 1000; v++) fb_hist_record(&a, v * 1000);
+    for (int64_t v = 1; v <= 500; v++) fb_hist_record(&b, v * 37);
+    fb_hist_record(&a, INT64_MAX);
+    fb_hist_merge(&win, &a);
+    fb_hist_merge(&win, &b);
+    a2 = a;
+    win2 = win;
+    fb_hist_subtract(&win2, &a2);
+    fb_hist_clear(&a2);
+    fb_hist_subtract_clear(&win, &a);
+    assert_memory_equal(&win, &win2, sizeof win);
+    assert_memory_equal(&a, &fresh, sizeof a);
+    /* src's counts beyond dst's range (not merged into it) are emptied too */
+    fb_hist_subtract_clear(&fresh, &b);
+    fb_hist_init(&a2);
+    assert_memory_equal(&b, &a2, sizeof b);
+    assert_int_equal(fb_hist_count(&fresh), 0);
+    fb_hist_init(&win);
+    fb_hist_record(&win, 500000);
+    fb_hist_init(&b);
+    fb_hist_record(&b, 10);
+    fb_hist_record(&b, 500000);
+    fb_hist_record(&b, 90000000);
+    fb_hist_subtract_clear(&win, &b); /* below and above win's one bucket */
+    assert_memory_equal(&b, &a2, sizeof b);
+    assert_memory_equal(&win, &a2, sizeof win);
+}
+
+/* An all-zero histogram (calloc) is initialized by fb_hist_clear. */
+static void hist_clear_initializes_zero_bytes(void **state) {
+    (void)state;
+    static fb_hist zero, fresh;
+    memset(&zero, 0, sizeof zero);
+    fb_hist_init(&fresh);
+    fb_hist_clear(&zero);
+    assert_memory_equal(&zero, &fresh, sizeof zero);
+}
+
 /* clear and copy touch only the buckets in use, and leave what init and a struct copy leave. */
 static void hist_clear_and_copy_equal_init_and_assignment(void **state) {
     (void)state;
@@ -368,7 +476,7 @@ static void hist_clear_and_copy_equal_init_and_assignment(void **state) {
     assert_memory_equal(&dst, &fresh, sizeof dst);
 }
 
-/* Recording one value in several histograms at once leaves each as fb_hist_record would. */
+/* One value in several histograms at once (each, two): each as fb_hist_record leaves it. */
 static void hist_record_each_equals_records(void **state) {
     (void)state;
     static fb_hist a[3], b[3];
@@ -387,6 +495,11 @@ static void hist_record_each_equals_records(void **state) {
         for (size_t i = 0; i < n; i++) fb_hist_record(&b[i], values[k]);
     }
     fb_hist_record_each(hs, 0, 5); /* none: nothing changes */
+    for (size_t k = 0; k < sizeof values / sizeof values[0]; k++) {
+        fb_hist_record_two(&a[1], &a[2], values[k]);
+        fb_hist_record(&b[1], values[k]);
+        fb_hist_record(&b[2], values[k]);
+    }
     for (int i = 0; i < 3; i++) assert_memory_equal(&a[i], &b[i], sizeof a[i]);
     assert_int_equal(fb_hist_count(&a[0]), 10);
     assert_int_equal(a[0].clamped, 2);
@@ -408,9 +521,13 @@ int main(void) {
         cmocka_unit_test(hist_values_above_max_clamp_and_are_counted),
         cmocka_unit_test(hist_record_n_equals_n_records),
         cmocka_unit_test(hist_merge_equals_recording_both),
+        cmocka_unit_test(hist_sum_is_exact_beyond_2_pow_64),
         cmocka_unit_test(hist_merge_with_empty_changes_nothing),
         cmocka_unit_test(hist_subtract_undoes_a_merge),
         cmocka_unit_test(hist_clear_and_copy_equal_init_and_assignment),
+        cmocka_unit_test(hist_subtract_clear_equals_subtract_then_clear),
+        cmocka_unit_test(hist_sliding_window_keeps_the_ticks_inside),
+        cmocka_unit_test(hist_clear_initializes_zero_bytes),
         cmocka_unit_test(hist_record_each_equals_records),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

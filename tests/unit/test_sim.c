@@ -256,6 +256,55 @@ static void sim_every_request_ends_exactly_once(void **state) {
     scn_free(sc);
 }
 
+/*
+ * A request's end is counted once, in its class's and its tick's counts, and
+ * an attempt's outcome once, in its provider's tick: the summary's totals
+ * and the rows' are sums of those, and must agree with each other.
+ */
+static void sim_summary_totals_are_the_sums_of_their_parts(void **state) {
+    (void)state;
+    sim_scenario *sc = th_load(FLEET_SCENARIO);
+    collect *c = new_collect();
+    for (uint32_t v = 0; v < sc->variant_count; v++) {
+        sim_summary *s = run(sc, sc->variants[v].name, c);
+        uint64_t n = ended(s), by_class = 0, in_hists = 0, retries = 0, attempts = 0;
+        int64_t max = 0;
+        for (uint32_t k = 0; k < sc->class_count; k++) {
+            const sim_class_summary *cl = &s->classes[k];
+            assert_int_equal(cl->success + cl->degraded + cl->errors, cl->ended);
+            assert_int_equal(fb_hist_count(&cl->latency), cl->ended);
+            by_class += cl->ended;
+            in_hists += fb_hist_count(&cl->latency);
+            if (fb_hist_max(&cl->latency) > max) max = fb_hist_max(&cl->latency);
+        }
+        assert_int_equal(by_class, n);
+        assert_int_equal(in_hists, n);
+        assert_int_equal(fb_hist_count(&s->latency), n);
+        assert_int_equal(fb_hist_max(&s->latency), max);
+        assert_int_equal(fb_hist_count(&s->latency_ok), s->ended[SIM_END_SUCCESS]);
+        assert_int_equal(s->errors, n - s->ended[SIM_END_SUCCESS] - s->ended[SIM_END_DEGRADED]);
+        assert_int_equal(s->success_primary + s->success_fallback, s->ended[SIM_END_SUCCESS]);
+        assert_int_equal(s->bad, s->errors + s->slo_missed);
+        for (uint32_t l = 0; l < s->layer_count; l++) retries += s->layers[l].retries;
+        assert_int_equal(retries, s->retries);
+        uint64_t row_ended = 0, row_attempts = 0;
+        for (size_t i = 0; i < c->n; i++) {
+            const sim_row *row = &c->rows[i];
+            assert_int_equal(row->success + row->degraded + row->errors, row->ended);
+            assert_true(row->fallback_success <= row->success);
+            row_ended += row->ended;
+            for (uint32_t p = 0; p < sc->provider_count; p++) row_attempts += row->p[p].attempts;
+        }
+        for (uint32_t p = 0; p < sc->provider_count; p++) attempts += s->providers[p].attempts;
+        assert_int_equal(attempts, s->attempts);
+        assert_true(row_ended > 0 && row_ended <= n); /* rows cover the traffic window */
+        assert_true(row_attempts > 0 && row_attempts <= attempts);
+        free(s);
+    }
+    free(c);
+    scn_free(sc);
+}
+
 static void sim_same_seed_gives_identical_runs(void **state) {
     (void)state;
     sim_scenario *sc = th_load(FLEET_SCENARIO);
@@ -1050,6 +1099,7 @@ int main(void) {
         cmocka_unit_test(sim_spikes_and_bursts_add_arrivals),
         cmocka_unit_test(sim_closed_loop_never_exceeds_its_users),
         cmocka_unit_test(sim_every_request_ends_exactly_once),
+        cmocka_unit_test(sim_summary_totals_are_the_sums_of_their_parts),
         cmocka_unit_test(sim_same_seed_gives_identical_runs),
         cmocka_unit_test(sim_variants_share_arrivals),
         cmocka_unit_test(sim_outage_without_fallback_fails_the_window),
