@@ -107,9 +107,15 @@ static fb_time_us deadline_at(const fb_fallback *fb, const fb_fallback_request *
  */
 static void decision(const fb_fallback_request *req, fb_action action, uint8_t provider,
                      fb_fallback_decision *d) {
-    *d = (fb_fallback_decision){0};
+    /* field by field: a compound literal's zeroing is a `rep stos` here, per attempt */
     d->action = action;
     d->provider = provider;
+    d->delay_us = 0;
+    d->timeout_us = 0;
+    d->resume = false;
+    d->retry = false;
+    d->stop = FB_STOP_SUCCESS;
+    d->degraded = false;
     /* via fallback = not the chain's first provider, whether that one failed
      * or was skipped (open breaker, limiter, context window) */
     d->via_fallback = action != FB_ACT_WAIT && req->stats.attempts > 0 && req->order_len > 0 &&
@@ -178,6 +184,15 @@ static void stop_on(const fb_fallback *fb, fb_fallback_request *req, fb_outcome 
         finish(fb, req, FB_STOP_EXHAUSTED, fb->cfg.degraded, d);
         return;
     }
+}
+
+/* A permit no breaker tracks, field by field (a compound literal's zeroing is a `rep stos`). */
+static inline void untracked(fb_breaker_permit *permit, fb_time_us now_us) {
+    permit->generation = 0;
+    permit->id = 0;
+    permit->admitted_us = now_us;
+    permit->kind = FB_PERMIT_UNTRACKED;
+    permit->slot = 0;
 }
 
 /* Asked per attempt (inline: most of a storm's providers have no breaker to ask). */
@@ -379,7 +394,7 @@ static inline void send_plain(const fb_fallback *fb, fb_fallback_request *req, f
         finish(fb, req, FB_STOP_DEADLINE, false, d);
         return;
     }
-    req->permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_UNTRACKED};
+    untracked(&req->permit, now_us);
     fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
     if (req->stats.attempts == 0)
         req->first_provider = provider;
@@ -719,6 +734,19 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
     return d;
 }
 
+/* Failure `c` is not retried (why: the retry policy's reason): the request ends, or falls back. */
+static void no_retry(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
+                     fb_giveup why, fb_time_us now_us, fb_fallback_decision *d) {
+    if (why == FB_GIVEUP_DEADLINE)
+        finish(fb, req, FB_STOP_DEADLINE, false, d);
+    else if (!c->may_fallback)
+        stop_on(fb, req, c->outcome, d);
+    else if (grouped(fb))
+        fall_back_group(fb, req, c, now_us, d);
+    else
+        fall_back(fb, req, c, now_us, d);
+}
+
 /* The retry or fallback after failure `c`. */
 static void after_failure(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
                           fb_time_us hint_us, fb_time_us now_us, fb_fallback_decision *d) {
@@ -749,21 +777,19 @@ static void after_failure(const fb_fallback *fb, fb_fallback_request *req, const
             wait_retry(fb, req, delay, now_us, d);
             return;
         }
-        if (r.reason == FB_GIVEUP_DEADLINE) {
-            finish(fb, req, FB_STOP_DEADLINE, false, d);
-            return;
-        }
+        no_retry(fb, req, c, r.reason, now_us, d);
+        return;
     }
-    if (!c->may_fallback)
-        stop_on(fb, req, c->outcome, d);
-    else if (grouped(fb))
-        fall_back_group(fb, req, c, now_us, d);
-    else
-        fall_back(fb, req, c, now_us, d);
+    no_retry(fb, req, c, FB_GIVEUP_NOT_RETRYABLE, now_us, d);
 }
 
-fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
-                                        const fb_class *c, fb_time_us hint_us, fb_time_us now_us) {
+/* fb_fallback_result's steps (fallback.h); out of line, as result_plain is: the public function
+ * only chooses between them (two tail calls). */
+static __attribute__((noinline)) fb_fallback_decision result_full(const fb_fallback *fb,
+                                                                  fb_fallback_request *req,
+                                                                  const fb_class *c,
+                                                                  fb_time_us hint_us,
+                                                                  fb_time_us now_us) {
     fb_fallback_decision d;
     if (req->phase != PHASE_ATTEMPT || c == NULL) {
         misuse(fb, req, now_us, &d);
@@ -799,6 +825,43 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
     after_failure(fb, req, c, hint_us, now_us, &d);
     settle(fb, req, &d);
     return d;
+}
+
+/*
+ * fb_fallback_result's steps for an attempt that ended before its first token in an engine with
+ * nothing to ask around an attempt (fb->plain): no budget to charge, breaker to tell or limit
+ * to give back; with a plain retry policy (nothing to decide but the count) a failure's retry
+ * is counted inline and sent at once. A storm's every attempt, and a healthy plain engine's
+ * every success, come this way.
+ */
+static inline fb_fallback_decision result_plain(const fb_fallback *fb,
+                                                                   fb_fallback_request *req,
+                                                                   const fb_class *c,
+                                                                   fb_time_us hint_us,
+                                                                   fb_time_us now_us) {
+    fb_fallback_decision d;
+    req->phase = PHASE_IDLE;
+    req->last_outcome = c->outcome;
+    if (c->outcome == FB_OUT_SUCCESS) {
+        finish(fb, req, FB_STOP_SUCCESS, false, &d);
+    } else if (fb->cfg.retry != NULL && fb->cfg.retry->plain) {
+        fb_retry_decision r = {.reason = FB_GIVEUP_NOT_RETRYABLE};
+        if (c->retryable) r = fb_retry_next_plain(fb->cfg.retry, &req->retry, c);
+        if (r.retry)
+            wait_retry(fb, req, 0, now_us, &d);
+        else
+            no_retry(fb, req, c, r.reason, now_us, &d);
+    } else {
+        after_failure(fb, req, c, hint_us, now_us, &d);
+    }
+    return d;
+}
+
+fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
+                                        const fb_class *c, fb_time_us hint_us, fb_time_us now_us) {
+    if (fb->plain && req->phase == PHASE_ATTEMPT && c != NULL && !c->after_first_token)
+        return result_plain(fb, req, c, hint_us, now_us);
+    return result_full(fb, req, c, hint_us, now_us);
 }
 
 fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,

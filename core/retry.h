@@ -209,6 +209,23 @@ void fb_retry_begin(fb_retry_state *s, fb_time_us now_us);
 fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
                                 fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
                                 fb_time_us now_us);
+/*
+ * fb_retry_next() for a plain policy (p->plain) without a budget: what its steps come to there,
+ * count, then retry at once or give up. Inline, for a caller that retries at once per attempt
+ * (the fallback engine's storm path); fb_retry_next() takes it too.
+ */
+static inline fb_retry_decision fb_retry_next_plain(const fb_retry_policy *p, fb_retry_state *s,
+                                                    const fb_class *c) {
+    if (s->attempt < UINT32_MAX) s->attempt++;
+    if (s->attempt == 1 && c != NULL && c->attempts > 0)
+        s->attempts_max = c->attempts < FB_RETRY_ATTEMPTS_MAX ? c->attempts : FB_RETRY_ATTEMPTS_MAX;
+    if (c == NULL || !c->retryable)
+        return (fb_retry_decision){.retry = false, .reason = FB_GIVEUP_NOT_RETRYABLE};
+    if (s->attempt >= (s->attempts_max ? s->attempts_max : p->cfg.attempts))
+        return (fb_retry_decision){.retry = false, .reason = FB_GIVEUP_ATTEMPTS};
+    s->prev_delay_us = 0;
+    return (fb_retry_decision){.retry = true, .delay_us = 0, .reason = FB_GIVEUP_NONE};
+}
 /* The un-jittered, capped backoff before retry number n (n >= 1). */
 fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n);
 
