@@ -198,11 +198,14 @@ static inline void untracked(fb_breaker_permit *permit, fb_time_us now_us) {
 /* Asked per attempt (inline: most of a storm's providers have no breaker to ask). */
 static inline bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
                                  fb_breaker_permit *permit) {
+    if (p->breaker != NULL && p->port.allow == NULL) /* it writes the whole permit */
+        return fb_breaker_allow(p->breaker, now_us, permit);
+    if (p->port.allow == NULL) {
+        untracked(permit, now_us);
+        return true;
+    }
     *permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_CALL};
-    if (p->port.allow != NULL) return p->port.allow(p->port.ctx, now_us, permit);
-    if (p->breaker != NULL) return fb_breaker_allow(p->breaker, now_us, permit);
-    permit->kind = FB_PERMIT_UNTRACKED;
-    return true;
+    return p->port.allow(p->port.ctx, now_us, permit);
 }
 
 /* breaker_record's report, to a provider that has a breaker. */
@@ -783,13 +786,11 @@ static void after_failure(const fb_fallback *fb, fb_fallback_request *req, const
     no_retry(fb, req, c, FB_GIVEUP_NOT_RETRYABLE, now_us, d);
 }
 
-/* fb_fallback_result's steps (fallback.h); out of line, as result_plain is: the public function
- * only chooses between them (two tail calls). */
-static __attribute__((noinline)) fb_fallback_decision result_full(const fb_fallback *fb,
-                                                                  fb_fallback_request *req,
-                                                                  const fb_class *c,
-                                                                  fb_time_us hint_us,
-                                                                  fb_time_us now_us) {
+/* fb_fallback_result's steps (fallback.h); out of line, so that result_plain, inline in the
+ * public function, makes its answer without the register saves of these. */
+static __attribute__((noinline)) fb_fallback_decision
+result_full(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, fb_time_us hint_us,
+            fb_time_us now_us) {
     fb_fallback_decision d;
     if (req->phase != PHASE_ATTEMPT || c == NULL) {
         misuse(fb, req, now_us, &d);
@@ -834,11 +835,9 @@ static __attribute__((noinline)) fb_fallback_decision result_full(const fb_fallb
  * is counted inline and sent at once. A storm's every attempt, and a healthy plain engine's
  * every success, come this way.
  */
-static inline fb_fallback_decision result_plain(const fb_fallback *fb,
-                                                                   fb_fallback_request *req,
-                                                                   const fb_class *c,
-                                                                   fb_time_us hint_us,
-                                                                   fb_time_us now_us) {
+static inline fb_fallback_decision result_plain(const fb_fallback *fb, fb_fallback_request *req,
+                                                const fb_class *c, fb_time_us hint_us,
+                                                fb_time_us now_us) {
     fb_fallback_decision d;
     req->phase = PHASE_IDLE;
     req->last_outcome = c->outcome;

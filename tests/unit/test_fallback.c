@@ -435,8 +435,8 @@ static void assert_same_request(const fb_fallback_request *a, const fb_fallback_
  */
 static void fallback_plain_ways_decide_as_the_full_way_on_random_requests(void **state) {
     (void)state;
-    static const fb_class *const answers[] = {&OK, &E503, &E503, &E503, &E400, &POLICY,
-                                              &CONTEXT, &TIMEOUT_NO_RETRY};
+    static const fb_class *const answers[] = {&OK,   &E503,   &E503,    &E503,
+                                              &E400, &POLICY, &CONTEXT, &TIMEOUT_NO_RETRY};
     fb_rng rng;
     fb_rng_seed(&rng, 24, 1);
     uint32_t short_ways = 0;
@@ -471,15 +471,16 @@ static void fallback_plain_ways_decide_as_the_full_way_on_random_requests(void *
 
         uint8_t order[FB_FALLBACK_PROVIDERS_MAX] = {0};
         uint32_t len = 1 + (uint32_t)fb_rng_below(&rng, a.cfg.provider_count);
-        for (uint32_t i = 0; i < len; i++) order[i] = (uint8_t)((i + (uint32_t)run) % a.cfg.provider_count);
+        for (uint32_t i = 0; i < len; i++)
+            order[i] = (uint8_t)((i + (uint32_t)run) % a.cfg.provider_count);
         bool own = fb_rng_below(&rng, 2);
         uint32_t tokens = (uint32_t)fb_rng_below(&rng, 2500);
         fb_time_us now = (fb_time_us)fb_rng_below(&rng, 100) * S;
         fb_fallback_request ra, rb;
-        fb_fallback_decision da = fb_fallback_begin(&a.fb, &ra, tokens, own ? order : NULL,
-                                                    own ? len : 0, now);
-        fb_fallback_decision db = fb_fallback_begin(&b.fb, &rb, tokens, own ? order : NULL,
-                                                    own ? len : 0, now);
+        fb_fallback_decision da =
+            fb_fallback_begin(&a.fb, &ra, tokens, own ? order : NULL, own ? len : 0, now);
+        fb_fallback_decision db =
+            fb_fallback_begin(&b.fb, &rb, tokens, own ? order : NULL, own ? len : 0, now);
         for (int step = 0; step < 40; step++) {
             assert_same_decision(&da, &db);
             assert_same_request(&ra, &rb);
