@@ -82,6 +82,7 @@ int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
         const fb_fallback_provider *p = &cfg->providers[i];
         if (p->breaker || p->port.allow || p->ratelimit || p->conclimit) fb->plain = false;
     }
+    fb->retry_plain = cfg->retry != NULL && cfg->retry->plain;
     return FB_OK;
 }
 
@@ -414,6 +415,7 @@ static inline void send_plain(const fb_fallback *fb, fb_fallback_request *req, f
     req->detached = false;
 
     decision(req, FB_ACT_ATTEMPT, provider, d);
+    d->via_fallback = provider != req->order[0]; /* decision()'s, with an attempt counted */
     d->timeout_us = timeout_us;
     d->resume = req->resume;
 }
@@ -843,7 +845,7 @@ static inline fb_fallback_decision result_plain(const fb_fallback *fb, fb_fallba
     req->last_outcome = c->outcome;
     if (c->outcome == FB_OUT_SUCCESS) {
         finish(fb, req, FB_STOP_SUCCESS, false, &d);
-    } else if (fb->cfg.retry != NULL && fb->cfg.retry->plain) {
+    } else if (fb->retry_plain) {
         fb_retry_decision r = {.reason = FB_GIVEUP_NOT_RETRYABLE};
         if (c->retryable) r = fb_retry_next_plain(fb->cfg.retry, &req->retry, c);
         if (r.retry)
