@@ -40,15 +40,26 @@ const char *fb_stop_name(fb_stop s) {
     return stop_names[s];
 }
 
-/* A valid order: 1..MAX entries, each a configured provider, none twice. */
-static bool order_valid(const uint8_t *order, uint32_t order_len, uint32_t provider_count) {
+/*
+ * A valid order, copied into `out` as it is checked (begin() takes the request's so, in one
+ * pass): 1..MAX entries, each a configured provider, none twice.
+ */
+static bool copy_order(uint8_t *out, const uint8_t *order, uint32_t order_len,
+                       uint32_t provider_count) {
     uint32_t seen = 0;
     if (order_len == 0 || order_len > FB_FALLBACK_PROVIDERS_MAX) return false;
     for (uint32_t i = 0; i < order_len; i++) {
-        if (order[i] >= provider_count || (seen & (1u << order[i]))) return false;
-        seen |= 1u << order[i];
+        uint8_t p = order[i];
+        if (p >= provider_count || (seen & (1u << p))) return false;
+        seen |= 1u << p;
+        out[i] = p;
     }
     return true;
+}
+
+static bool order_valid(const uint8_t *order, uint32_t order_len, uint32_t provider_count) {
+    uint8_t scratch[FB_FALLBACK_PROVIDERS_MAX];
+    return copy_order(scratch, order, order_len, provider_count);
 }
 
 int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
@@ -721,12 +732,12 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
         order = fb->cfg.order;
         order_len = fb->cfg.order_len;
     }
-    /* A bad override is a programming error: end at once, no degraded answer. */
-    if (!order_valid(order, order_len, fb->cfg.provider_count)) {
+    /* A bad override is a programming error: end at once, no degraded answer (order_len stays
+     * 0: what was copied of it is never read). */
+    if (!copy_order(req->order, order, order_len, fb->cfg.provider_count)) {
         finish(fb, req, FB_STOP_EXHAUSTED, false, &d);
         return d;
     }
-    for (uint32_t i = 0; i < order_len; i++) req->order[i] = order[i];
     req->order_len = (uint8_t)order_len;
     if (fb->cfg.budget != NULL) fb_budget_on_request(fb->cfg.budget, now_us);
     if (!grouped(fb)) {

@@ -114,10 +114,6 @@ int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg) {
     return FB_OK;
 }
 
-void fb_retry_begin(fb_retry_state *s, fb_time_us now_us) {
-    *s = (fb_retry_state){.start_us = now_us};
-}
-
 /* base * multiplier^(n-1), one step at a time, stopping at `limit`. */
 static double grow(const fb_retry_config *c, uint32_t n, double limit) {
     double d =

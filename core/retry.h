@@ -188,8 +188,11 @@ int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg);
 /* cfg with the zero rule's defaults filled in, as fb_retry_policy_init() runs it (reports show
  * the settings in effect). Returns FB_OK, or what fb_retry_policy_init() would. */
 int fb_retry_config_effective(fb_retry_config *cfg);
-/* A request starts now: no attempt counted yet, the deadline runs from now. */
-void fb_retry_begin(fb_retry_state *s, fb_time_us now_us);
+/* A request starts now: no attempt counted yet, the deadline runs from now. Inline: the
+ * fallback engine starts one for each provider a request tries. */
+static inline void fb_retry_begin(fb_retry_state *s, fb_time_us now_us) {
+    *s = (fb_retry_state){.start_us = now_us};
+}
 
 /*
  * An attempt failed with class `c`: counts it (s->attempt + 1), then retry or
