@@ -234,14 +234,6 @@ void fb_budget_release(fb_budget *b, fb_retry_state *s) {
     if (b->active_retries > 0) b->active_retries--;
 }
 
-void fb_budget_attempt(fb_budget *b, bool started) {
-    if (b->cfg.kind != FB_BUDGET_CONCURRENCY) return;
-    if (started)
-        b->active_attempts++;
-    else if (b->active_attempts > 0)
-        b->active_attempts--;
-}
-
 const fb_budget_stats *fb_budget_stats_get(const fb_budget *b) {
     return &b->stats;
 }

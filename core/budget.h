@@ -108,8 +108,15 @@ void fb_budget_on_failure(fb_budget *b, fb_outcome o, fb_time_us now_us);
 bool fb_budget_holds(const fb_budget *b);
 /* The retry granted for `s` is over (its attempt ended, or the request did). */
 void fb_budget_release(fb_budget *b, struct fb_retry_state *s);
-/* An attempt starts, or ends (CONCURRENCY counts them; the other kinds ignore it). */
-void fb_budget_attempt(fb_budget *b, bool started);
+/* An attempt starts, or ends (CONCURRENCY counts them; the other kinds ignore it). Inline: the
+ * fallback engine tells it twice per attempt, and most kinds have nothing to do. */
+static inline void fb_budget_attempt(fb_budget *b, bool started) {
+    if (b->cfg.kind != FB_BUDGET_CONCURRENCY) return;
+    if (started)
+        b->active_attempts++;
+    else if (b->active_attempts > 0)
+        b->active_attempts--;
+}
 
 /* Withdrawals granted and refused since init. */
 const fb_budget_stats *fb_budget_stats_get(const fb_budget *b);

@@ -220,10 +220,11 @@ static inline bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_u
     return p->port.allow(p->port.ctx, now_us, permit);
 }
 
-/* breaker_record's report, to a provider that has a breaker. */
-static void breaker_tell(const fb_fallback_provider *p, const fb_breaker_permit *permit,
-                         fb_effect effect, const fb_class *c, fb_time_us hint_us,
-                         fb_time_us now_us) {
+/* breaker_record's report, to a provider that has a breaker (inline in it: the result is built
+ * in the caller's frame). */
+static inline void breaker_tell(const fb_fallback_provider *p, const fb_breaker_permit *permit,
+                                fb_effect effect, const fb_class *c, fb_time_us hint_us,
+                                fb_time_us now_us) {
     fb_time_us duration_us = now_us - permit->admitted_us;
     fb_breaker_result r = {.effect = effect,
                            .duration_us = duration_us < 0 ? 0 : duration_us,
@@ -814,7 +815,7 @@ result_full(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, 
     if (fb->cfg.budget != NULL) {
         /* Envoy resetRetry(): the retry that led here is over */
         fb_budget_attempt(fb->cfg.budget, false);
-        fb_budget_release(fb->cfg.budget, &req->retry);
+        if (req->retry.budget_held) fb_budget_release(fb->cfg.budget, &req->retry); /* else none */
     }
     if (!req->detached) {
         const fb_fallback_provider *p = current(fb, req);
