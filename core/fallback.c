@@ -105,10 +105,10 @@ static bool grouped(const fb_fallback *fb) {
     return fb->cfg.pick != FB_PICK_ORDER;
 }
 
-/* When the request's overall deadline passes; FB_TIME_MAX when there is none. */
-static fb_time_us deadline_at(const fb_fallback *fb, const fb_fallback_request *req) {
+/* When a request started at start_us passes its overall deadline; FB_TIME_MAX when none. */
+static fb_time_us deadline_after(const fb_fallback *fb, fb_time_us start_us) {
     if (fb->cfg.retry == NULL || fb->cfg.retry->cfg.deadline_us <= 0) return FB_TIME_MAX;
-    return fb_time_add(req->start_us, fb->cfg.retry->cfg.deadline_us);
+    return fb_time_add(start_us, fb->cfg.retry->cfg.deadline_us);
 }
 
 /*
@@ -339,7 +339,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
                  fb_fallback_decision *d) {
     const fb_fallback_provider *p = current(fb, req);
     uint8_t provider = req->order[req->cur];
-    fb_time_us deadline_us = deadline_at(fb, req);
+    fb_time_us deadline_us = req->deadline_us;
 
     if (now_us >= deadline_us) {
         if (reserved) fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
@@ -404,7 +404,7 @@ static inline void send_plain(const fb_fallback *fb, fb_fallback_request *req, f
                               fb_fallback_decision *d) {
     const fb_fallback_provider *p = current(fb, req);
     uint8_t provider = req->order[req->cur];
-    fb_time_us deadline_us = deadline_at(fb, req);
+    fb_time_us deadline_us = req->deadline_us;
 
     if (now_us >= deadline_us) {
         finish(fb, req, FB_STOP_DEADLINE, false, d);
@@ -490,7 +490,7 @@ __attribute__((always_inline)) static inline void again(const fb_fallback *fb,
 /* Leave the current provider after its failure `c`. */
 static void fall_back(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
                       fb_time_us now_us, fb_fallback_decision *d) {
-    if (now_us >= deadline_at(fb, req)) {
+    if (now_us >= req->deadline_us) {
         finish(fb, req, FB_STOP_DEADLINE, false, d);
         return;
     }
@@ -667,7 +667,7 @@ static void advance_group(const fb_fallback *fb, fb_fallback_request *req, fb_ti
 /* Leave the current group after its failure `c`: the next group, or an alternative chain. */
 static void fall_back_group(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
                             fb_time_us now_us, fb_fallback_decision *d) {
-    if (now_us >= deadline_at(fb, req)) {
+    if (now_us >= req->deadline_us) {
         finish(fb, req, FB_STOP_DEADLINE, false, d);
         return;
     }
@@ -729,6 +729,7 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
     req->last_outcome = FB_OUT_SUCCESS;
     req->tokens_needed = tokens_needed;
     req->start_us = now_us;
+    req->deadline_us = deadline_after(fb, now_us);
     if (order == NULL) {
         order = fb->cfg.order;
         order_len = fb->cfg.order_len;
@@ -939,7 +940,7 @@ static bool admit_extra(const fb_fallback_provider *p, uint32_t tokens, fb_time_
 bool fb_fallback_hedge(const fb_fallback *fb, const fb_fallback_request *req, bool next,
                        fb_time_us now_us, fb_fallback_permits *out, fb_time_us *timeout_us) {
     *out = (fb_fallback_permits){0};
-    fb_time_us deadline_us = deadline_at(fb, req);
+    fb_time_us deadline_us = req->deadline_us;
     if (req->phase != PHASE_ATTEMPT || now_us >= deadline_us) return false;
     for (uint32_t i = req->pos + (next ? 1u : 0u); i < req->order_len; i++) {
         const fb_fallback_provider *p = &fb->cfg.providers[req->order[i]];

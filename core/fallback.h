@@ -192,6 +192,7 @@ typedef struct fb_fallback_request {
     fb_breaker_permit permit;
     fb_conclimit_permit climit;
     fb_time_us start_us;
+    fb_time_us deadline_us; /* the overall deadline: start_us + the policy's, or FB_TIME_MAX */
 } fb_fallback_request;
 
 typedef struct fb_fallback_decision {
