@@ -94,6 +94,10 @@ int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
         if (p->breaker || p->port.allow || p->ratelimit || p->conclimit) fb->plain = false;
     }
     fb->retry_plain = cfg->retry != NULL && cfg->retry->plain;
+    /* a provider without a timeout of its own takes the policy's (attempt_timeout) */
+    for (uint32_t i = 0; i < cfg->provider_count; i++)
+        if (fb->cfg.providers[i].attempt_timeout_us == 0 && cfg->retry != NULL)
+            fb->cfg.providers[i].attempt_timeout_us = cfg->retry->cfg.attempt_timeout_us;
     return FB_OK;
 }
 
@@ -255,12 +259,11 @@ static void climit_end(const fb_fallback_provider *p, fb_conclimit_permit *permi
     if (p->conclimit != NULL) fb_conclimit_release(p->conclimit, permit, r, now_us);
 }
 
-/* An ATTEMPT's timeout: the provider's, else the policy's, bounded by the time left. */
-static fb_time_us attempt_timeout(const fb_fallback *fb, const fb_fallback_provider *p,
-                                  fb_time_us deadline_us, fb_time_us now_us) {
+/* An ATTEMPT's timeout: the provider's, else the policy's (init put it in the provider's copy),
+ * bounded by the time left. */
+static fb_time_us attempt_timeout(const fb_fallback_provider *p, fb_time_us deadline_us,
+                                  fb_time_us now_us) {
     fb_time_us timeout_us = p->attempt_timeout_us;
-    if (timeout_us == 0 && fb->cfg.retry != NULL)
-        timeout_us = fb->cfg.retry->cfg.attempt_timeout_us;
     if (deadline_us != FB_TIME_MAX && (timeout_us == 0 || timeout_us > deadline_us - now_us))
         timeout_us = deadline_us - now_us;
     return timeout_us;
@@ -371,7 +374,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
         return why == SKIP_BREAKER && retry_rejection(fb, req, now_us, d);
     }
 
-    fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
+    fb_time_us timeout_us = attempt_timeout(p, deadline_us, now_us);
     if (req->stats.attempts == 0)
         req->first_provider = provider;
     else if (grouped(fb) ? !req->fresh_group : (req->attempted & (1u << provider)) != 0)
@@ -411,7 +414,7 @@ static inline void send_plain(const fb_fallback *fb, fb_fallback_request *req, f
         return;
     }
     untracked(&req->permit, now_us);
-    fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
+    fb_time_us timeout_us = attempt_timeout(p, deadline_us, now_us);
     if (req->stats.attempts == 0)
         req->first_provider = provider;
     else if ((req->attempted & (1u << provider)) != 0)
@@ -948,7 +951,7 @@ bool fb_fallback_hedge(const fb_fallback *fb, const fb_fallback_request *req, bo
         if (admit_extra(p, req->tokens_needed, now_us, out)) {
             out->provider = req->order[i];
             out->held = true;
-            *timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
+            *timeout_us = attempt_timeout(p, deadline_us, now_us);
             return true;
         }
         if (!next) break;
