@@ -10,6 +10,8 @@
  */
 #include "fallback.h"
 
+#include <string.h>
+
 /* The attempted-providers bit set is a uint8_t. */
 _Static_assert(FB_FALLBACK_PROVIDERS_MAX <= 8, "fb_fallback_request.attempted is 8 bits");
 
@@ -733,13 +735,12 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
     req->tokens_needed = tokens_needed;
     req->start_us = now_us;
     req->deadline_us = deadline_after(fb, now_us);
-    if (order == NULL) {
-        order = fb->cfg.order;
+    if (order == NULL) { /* the engine's own, checked at init */
+        memcpy(req->order, fb->cfg.order, sizeof req->order);
         order_len = fb->cfg.order_len;
-    }
-    /* A bad override is a programming error: end at once, no degraded answer (order_len stays
-     * 0: what was copied of it is never read). */
-    if (!copy_order(req->order, order, order_len, fb->cfg.provider_count)) {
+    } else if (!copy_order(req->order, order, order_len, fb->cfg.provider_count)) {
+        /* A bad override is a programming error: end at once, no degraded answer (order_len
+         * stays 0: what was copied of it is never read). */
         finish(fb, req, FB_STOP_EXHAUSTED, false, &d);
         return d;
     }
