@@ -472,6 +472,14 @@ static void advance(const fb_fallback *fb, fb_fallback_request *req, fb_time_us 
     exhausted(fb, req, d);
 }
 
+/* again() in a plain engine with nothing reserved: the current provider, sent at once. */
+static inline void again_plain(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                               fb_fallback_decision *d) {
+    req->phase = PHASE_IDLE;
+    req->cur = req->pos;
+    send_plain(fb, req, now_us, d);
+}
+
 /*
  * Continue with the current provider (a retry); skipped, go on down the chain.
  * Always inlined, as wait_retry() is: a retry at once (a storm's every attempt)
@@ -481,12 +489,12 @@ __attribute__((always_inline)) static inline void again(const fb_fallback *fb,
                                                         fb_fallback_request *req, bool reserved,
                                                         fb_time_us now_us,
                                                         fb_fallback_decision *d) {
-    req->phase = PHASE_IDLE;
-    req->cur = req->pos;
     if (fb->plain && !reserved) {
-        send_plain(fb, req, now_us, d);
+        again_plain(fb, req, now_us, d);
         return;
     }
+    req->phase = PHASE_IDLE;
+    req->cur = req->pos;
     if (send(fb, req, reserved, now_us, d)) return;
     req->pos++;
     advance(fb, req, now_us, d);
@@ -848,6 +856,20 @@ result_full(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, 
 }
 
 /*
+ * wait_retry() of no delay, when that is not a WAIT, in a plain engine: again_plain, the same
+ * provider at once. Its decision in a local of its own, which only inline code writes: gcc
+ * keeps it in registers and stores it straight into the caller's return slot (the caller's `d`
+ * goes to functions out of line, and is copied).
+ */
+static inline fb_fallback_decision retry_now(const fb_fallback *fb, fb_fallback_request *req,
+                                             fb_time_us now_us) {
+    fb_fallback_decision d;
+    req->retried = true;
+    again_plain(fb, req, now_us, &d);
+    return d;
+}
+
+/*
  * fb_fallback_result's steps for an attempt that ended before its first token in an engine with
  * nothing to ask around an attempt (fb->plain): no budget to charge, breaker to tell or limit
  * to give back; with a plain retry policy (nothing to decide but the count) a failure's retry
@@ -865,6 +887,7 @@ static inline fb_fallback_decision result_plain(const fb_fallback *fb, fb_fallba
     } else if (fb->retry_plain) {
         fb_retry_decision r = {.reason = FB_GIVEUP_NOT_RETRYABLE};
         if (c->retryable) r = fb_retry_next_plain(fb->cfg.retry, &req->retry, c);
+        if (r.retry && !fb->cfg.wait_always) return retry_now(fb, req, now_us);
         if (r.retry)
             wait_retry(fb, req, 0, now_us, &d);
         else
