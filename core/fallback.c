@@ -150,17 +150,29 @@ static void decision_at(const fb_fallback *fb, const fb_fallback_request *req, f
                           fb->cfg.group[provider] != req->first_group;
 }
 
-static void finish(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop, bool degraded,
-                   fb_fallback_decision *d) {
+/* The request ends: its DONE decision, returned (a caller that returns it passes its own return
+ * slot: no copy). */
+static fb_fallback_decision finished(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop,
+                                     bool degraded) {
+    fb_fallback_decision d;
     uint8_t provider = 0;
     if (req->stats.attempts > 0)
         provider = req->last_provider;
     else if (req->order_len > 0)
         provider = req->order[req->pos < req->order_len ? req->pos : req->order_len - 1];
     req->phase = PHASE_DONE;
-    decision_at(fb, req, FB_ACT_DONE, provider, d);
-    d->stop = stop;
-    d->degraded = degraded;
+    decision_at(fb, req, FB_ACT_DONE, provider, &d);
+    d.stop = stop;
+    d.degraded = degraded;
+    return d;
+}
+
+/* finished() into *d, for the steps that decide into their caller's. Out of line: gcc inlines
+ * it otherwise, and the plain engine's retry at once grows around it (naive: 6 instructions an
+ * attempt more). */
+static __attribute__((noinline)) void finish(const fb_fallback *fb, fb_fallback_request *req,
+                                             fb_stop stop, bool degraded, fb_fallback_decision *d) {
+    *d = finished(fb, req, stop, degraded);
 }
 
 /*
@@ -839,8 +851,7 @@ result_full(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, 
 
     if (c->outcome == FB_OUT_SUCCESS) {
         if (fb->cfg.budget != NULL) fb_budget_on_success(fb->cfg.budget, &req->retry);
-        finish(fb, req, FB_STOP_SUCCESS, false, &d);
-        return d;
+        return finished(fb, req, FB_STOP_SUCCESS, false);
     }
     if (c->after_first_token) {
         if (fb->cfg.stream == FB_STREAM_FAIL) {
@@ -882,9 +893,8 @@ static inline fb_fallback_decision result_plain(const fb_fallback *fb, fb_fallba
     fb_fallback_decision d;
     req->phase = PHASE_IDLE;
     req->last_outcome = c->outcome;
-    if (c->outcome == FB_OUT_SUCCESS) {
-        finish(fb, req, FB_STOP_SUCCESS, false, &d);
-    } else if (fb->retry_plain) {
+    if (c->outcome == FB_OUT_SUCCESS) return finished(fb, req, FB_STOP_SUCCESS, false);
+    if (fb->retry_plain) {
         fb_retry_decision r = {.reason = FB_GIVEUP_NOT_RETRYABLE};
         if (c->retryable) r = fb_retry_next_plain(fb->cfg.retry, &req->retry, c);
         if (r.retry && !fb->cfg.wait_always) return retry_now(fb, req, now_us);
