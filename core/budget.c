@@ -72,7 +72,8 @@ int fb_budget_init(fb_budget *b, const fb_budget_config *cfg) {
     if (rc != FB_OK) return rc;
 
     *b = (fb_budget){.cfg = c};
-    b->mtokens = milli(c.max_tokens);
+    b->mtokens = b->mmax = milli(c.max_tokens);
+    b->mratio = milli(c.ratio);
     b->available = c.capacity;
     b->head_start_us = FB_TIME_NONE;
     return FB_OK;
@@ -136,7 +137,7 @@ static bool breaker_allows(const fb_budget *b, fb_time_us now_us) {
 
 void fb_budget_on_request(fb_budget *b, fb_time_us now_us) {
     if (b->cfg.kind == FB_BUDGET_DEPOSIT) {
-        int64_t k = b->mtokens + milli(b->cfg.deposit), max = milli(b->cfg.max_tokens);
+        int64_t k = b->mtokens + milli(b->cfg.deposit), max = b->mmax;
         b->mtokens = k < max ? k : max;
     } else if (b->cfg.kind == FB_BUDGET_RETRY_BREAKER) {
         roll(b, now_us);
@@ -159,7 +160,7 @@ bool fb_budget_withdraw(fb_budget *b, fb_outcome o, fb_time_us now_us) {
         break;
     case FB_BUDGET_TOKEN_BUCKET:
         /* Strictly more than half (gRPC): at exactly half, retries stop. */
-        ok = 2 * b->mtokens > milli(b->cfg.max_tokens);
+        ok = 2 * b->mtokens > b->mmax;
         break;
     case FB_BUDGET_QUOTA: {
         uint32_t cost = quota_cost(b, o);
@@ -194,7 +195,7 @@ uint32_t fb_budget_cost(const fb_budget *b, fb_outcome o) {
 void fb_budget_on_success(fb_budget *b, const fb_retry_state *s) {
     switch (b->cfg.kind) {
     case FB_BUDGET_TOKEN_BUCKET: {
-        int64_t k = b->mtokens + milli(b->cfg.ratio), max = milli(b->cfg.max_tokens);
+        int64_t k = b->mtokens + b->mratio, max = b->mmax;
         b->mtokens = k < max ? k : max;
         break;
     }

@@ -78,8 +78,9 @@ typedef struct fb_budget_stats {
 typedef struct fb_budget {
     /* private: use the functions below */
     fb_budget_config cfg;
-    int64_t mtokens;   /* TOKEN_BUCKET, DEPOSIT: thousandths of a token (gRPC's 3 decimals) */
-    int64_t available; /* QUOTA */
+    int64_t mtokens;      /* TOKEN_BUCKET, DEPOSIT: thousandths of a token (gRPC's 3 decimals) */
+    int64_t mmax, mratio; /* ... and max_tokens and ratio in thousandths (set by init) */
+    int64_t available;    /* QUOTA */
     uint64_t active_attempts, active_retries; /* CONCURRENCY */
     /* RETRY_BREAKER: a ring of slices of window_us / buckets, the newest at `head` */
     struct {
