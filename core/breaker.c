@@ -134,7 +134,14 @@ static void clear_window(fb_breaker *b, fb_time_us now_us) {
         memset(b->buckets, 0, b->cfg.window_buckets * sizeof b->buckets[0]);
         b->bucket_origin_us = b->cfg.bucket_anchor == FB_BUCKETS_STATE_START ? now_us : 0;
         b->bucket_index = floor_div(now_us - b->bucket_origin_us, b->bucket_us);
+        b->newest_start_us = b->bucket_origin_us + b->bucket_index * b->bucket_us;
     }
+}
+
+/* EPOCH, STATE_START: the newest bucket still covers now (or time went backwards). */
+static inline bool newest_covers(const fb_breaker *b, fb_time_us now_us) {
+    fb_time_us start = b->newest_start_us;
+    return now_us < start || now_us - start < b->bucket_us;
 }
 
 /* The newest bucket still covers now (or time went backwards: stay in it). */
@@ -145,8 +152,7 @@ static bool in_newest_bucket(const fb_breaker *b, fb_time_us now_us) {
                        b->bucket_start_us[(b->ring_head + 1 + b->cfg.window_buckets - b->ring_len) %
                                           b->cfg.window_buckets] <
                    b->cfg.window_us;
-    fb_time_us start = b->bucket_origin_us + b->bucket_index * b->bucket_us;
-    return now_us < start || now_us - start < b->bucket_us;
+    return newest_covers(b, now_us);
 }
 
 static void drop_bucket(fb_breaker *b, uint32_t slot) {
@@ -177,11 +183,12 @@ static bool expire_first_event(fb_breaker *b, fb_time_us now_us) {
 static bool advance(fb_breaker *b, fb_time_us now_us) {
     if (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW || in_newest_bucket(b, now_us)) return false;
     if (first_event(b)) return expire_first_event(b, now_us);
-    fb_time_us into = now_us - b->bucket_origin_us - b->bucket_index * b->bucket_us;
+    fb_time_us into = now_us - b->newest_start_us;
     fb_time_us steps = into - b->bucket_us < b->bucket_us ? 1 : into / b->bucket_us;
     uint32_t nb = b->cfg.window_buckets;
     uint32_t before = b->calls;
     b->bucket_index += steps;
+    b->newest_start_us = b->bucket_origin_us + b->bucket_index * b->bucket_us;
     if (b->cfg.window_scope == FB_WINDOW_FIRES) {
         /* the bucket leaving as the newest becomes bucket_index: the old newest when
            steps == nb, one of the ring when fewer, none (empty) when more */
@@ -249,9 +256,10 @@ static void count_ring(fb_breaker *b, bool failed, bool slow) {
     b->ring_head = pos + 1 == b->cfg.window_calls ? 0 : pos + 1;
 }
 
-/* Add one counted outcome, admitted at admitted_us, to the window of the current mode. */
-static void count_outcome(fb_breaker *b, bool failed, bool slow, fb_time_us admitted_us,
-                          fb_time_us now_us) {
+/* Add one counted outcome, admitted at admitted_us, to the window of the current mode. Always
+ * inline: record_closed counts every answer from a provider with a breaker. */
+__attribute__((always_inline)) static inline void
+count_outcome(fb_breaker *b, bool failed, bool slow, fb_time_us admitted_us, fb_time_us now_us) {
     uint32_t run = b->consecutive_failures;
     b->consecutive_failures = failed ? run + (run != UINT32_MAX) : 0;
     if (b->cfg.mode == FB_BREAKER_MODE_COUNT_WINDOW) {
@@ -602,6 +610,15 @@ static bool admit_probe(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *per
     return false;
 }
 
+static void reject(fb_breaker *b, fb_breaker_permit *p, fb_time_us now_us) {
+    p->generation = b->generation;
+    p->id = 0;
+    p->admitted_us = now_us;
+    p->kind = FB_PERMIT_REJECTED;
+    p->slot = 0;
+    b->stats.rejected++;
+}
+
 static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
     fb_breaker_poll(b, now_us);
     if (b->cfg.evaluate == FB_EVAL_AT_ADMISSION) evaluate(b, now_us, FB_TIME_NONE, 0);
@@ -620,8 +637,7 @@ static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *perm
     default:
         break;
     }
-    *permit = (fb_breaker_permit){.generation = b->generation, .admitted_us = now_us};
-    b->stats.rejected++;
+    reject(b, permit, now_us);
     return false;
 }
 
@@ -639,13 +655,25 @@ static void count_fired_failure(fb_breaker *b, fb_time_us now_us) {
     b->failures++;
 }
 
+/* An OPEN breaker whose period runs on: what allow_slow comes to without timers (poll changes
+ * nothing, an evaluation at admission looks only at CLOSED): a rejection. */
+static bool rejects_open(const fb_breaker *b, fb_time_us now_us) {
+    return b->state == FB_BREAKER_OPEN && b->cfg.open_timer != FB_ON &&
+           b->cfg.half_open_timer != FB_ON && !open_elapsed(b, now_us);
+}
+
 bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
     if (b->cfg.window_scope == FB_WINDOW_FIRES) count_fire(b, now_us);
     if (b->state == FB_BREAKER_CLOSED && b->cfg.evaluate != FB_EVAL_AT_ADMISSION &&
         now_us <= b->closed_until_us &&
-        (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW || in_newest_bucket(b, now_us))) {
+        (b->cfg.mode != FB_BREAKER_MODE_TIME_WINDOW ||
+         (first_event(b) ? in_newest_bucket(b, now_us) : newest_covers(b, now_us)))) {
         admit(b, permit, FB_PERMIT_CALL, 0, now_us);
         return true;
+    }
+    if (rejects_open(b, now_us)) {
+        reject(b, permit, now_us);
+        return false;
     }
     return allow_slow(b, now_us, permit);
 }
@@ -705,6 +733,13 @@ static void record_half_open(fb_breaker *b, const fb_breaker_permit *p, bool own
     judge_probes(b, failed || slow, r->hint_us, now_us);
 }
 
+/* Are the rules looked at after a recorded SUCCESS (or, failed, FAILURE)? */
+static bool evaluates_after(const fb_breaker *b, bool failed) {
+    fb_evaluate when = b->cfg.evaluate;
+    return when == FB_EVAL_EVERY_RECORD || when == FB_EVAL_RECORD_ONLY ||
+           (when == FB_EVAL_ON_FAILURE && failed);
+}
+
 /* A result in a state that keeps a window: drop what expired, add it, then maybe evaluate. */
 static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_breaker_result *r,
                           fb_time_us now_us) {
@@ -718,10 +753,28 @@ static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_br
         return;
     }
     if (failed && r->trip == FB_TRIP_NEVER) return;
-    fb_evaluate when = b->cfg.evaluate;
-    if (when == FB_EVAL_EVERY_RECORD || when == FB_EVAL_RECORD_ONLY ||
-        (when == FB_EVAL_ON_FAILURE && failed))
-        evaluate(b, now_us, r->hint_us, failed ? r->failure_limit : 0);
+    if (evaluates_after(b, failed)) evaluate(b, now_us, r->hint_us, failed ? r->failure_limit : 0);
+}
+
+/*
+ * record()'s short way (b->plain_record): a SUCCESS or FAILURE under the rules, of a call
+ * admitted in this CLOSED generation, while the newest bucket still covers now (no bucket to
+ * drop). What record()'s steps come to there: count it, then look at the rules. False, having
+ * changed nothing, for anything else. Inline: every answer from a provider with a breaker.
+ */
+static inline bool record_closed(fb_breaker *b, const fb_breaker_permit *p,
+                                 const fb_breaker_result *r, fb_time_us now_us) {
+    bool failed = r->effect == FB_EFFECT_FAILURE;
+    if (!b->plain_record || p->kind != FB_PERMIT_CALL || b->state != FB_BREAKER_CLOSED ||
+        p->generation != b->generation || (!failed && r->effect != FB_EFFECT_SUCCESS) ||
+        r->trip != FB_TRIP_RULES || now_us > b->closed_until_us ||
+        (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW && !newest_covers(b, now_us)))
+        return false;
+    count_outcome(b, failed, is_slow(b, r->duration_us), p->admitted_us, now_us);
+    if (!evaluates_after(b, failed)) return true;
+    int cause = broken_rule(b, failed ? r->failure_limit : 0); /* evaluate() in CLOSED */
+    if (cause != NO_CAUSE) open_now(b, (fb_breaker_cause)cause, now_us, r->hint_us);
+    return true;
 }
 
 /* COOLDOWN: (re)start the cooldown, from CLOSED, or again while OPEN. */
@@ -899,8 +952,11 @@ static void fired_failure_before_rotation(fb_breaker *b, const fb_breaker_permit
     b->failures = failures;
 }
 
-void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
-                       const fb_breaker_result *given, fb_time_us now_us) {
+/* fb_breaker_record's steps (breaker.h); out of line, so that record_closed's answer is made
+ * without the register saves of these. */
+static __attribute__((noinline)) void record_full(fb_breaker *b, const fb_breaker_permit *permit,
+                                                  const fb_breaker_result *given,
+                                                  fb_time_us now_us) {
     if (permit->kind != FB_PERMIT_CALL && permit->kind != FB_PERMIT_PROBE) return;
     fb_breaker_result result = *given;
     if (result.effect == FB_EFFECT_CANCELLED) result.effect = b->cfg.cancelled_as;
@@ -952,6 +1008,11 @@ void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
         record_window(b, permit, &result, now_us);
 }
 
+void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
+                       const fb_breaker_result *given, fb_time_us now_us) {
+    if (!record_closed(b, permit, given, now_us)) record_full(b, permit, given, now_us);
+}
+
 int fb_breaker_config_effective(fb_breaker_config *cfg) {
     return cfg ? normalise(cfg) : FB_EINVAL;
 }
@@ -967,6 +1028,15 @@ int fb_breaker_init(fb_breaker *b, const fb_breaker_config *cfg, fb_time_us now_
     b->bucket_us = c.window_us / (fb_time_us)c.window_buckets;
     b->first_event =
         c.mode == FB_BREAKER_MODE_TIME_WINDOW && c.bucket_anchor == FB_BUCKETS_FIRST_EVENT;
+    /* record_closed's conditions that the config decides: none of record()'s steps before
+     * record_window applies, and a result lands in the newest bucket */
+    b->plain_record =
+        c.mode != FB_BREAKER_MODE_COOLDOWN && c.open_timer != FB_ON && c.half_open_timer != FB_ON &&
+        (c.late_results == FB_LATE_DROP || c.late_results == FB_LATE_COUNT) &&
+        c.hint_whole_seconds != FB_ON &&
+        !(c.honor_hint == FB_ON && c.hint_mode == FB_HINT_REPLACES) &&
+        c.window_scope == FB_WINDOW_PER_STATE &&
+        (c.mode != FB_BREAKER_MODE_TIME_WINDOW || c.bucket_anchor == FB_BUCKETS_EPOCH);
     b->generation = 1;
     clear_window(b, now_us); /* enter() leaves a FIRES window alone */
     enter(b, c.initial, now_us, FB_TIME_NONE, FB_TIME_NONE);

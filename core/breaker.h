@@ -439,7 +439,8 @@ typedef struct fb_breaker {
         uint32_t calls, failures, slow;
     } buckets[FB_BREAKER_BUCKETS_MAX];
     fb_time_us bucket_start_us[FB_BREAKER_BUCKETS_MAX]; /* FIRST_EVENT: when each began */
-    int64_t bucket_index; /* absolute index of the newest bucket (EPOCH, STATE_START) */
+    int64_t bucket_index;       /* absolute index of the newest bucket (EPOCH, STATE_START) */
+    fb_time_us newest_start_us; /* ... and when it began: origin + bucket_index * bucket_us */
     /* FB_WINDOW_FIRES: the bucket that left when bucket_index last moved, for a failure that
        belongs before that rotation (opossum's timer order) */
     uint32_t gone_calls, gone_failures;
@@ -449,6 +450,8 @@ typedef struct fb_breaker {
     uint32_t calls, failures, slow;
     bool threshold_signalled; /* METRICS_ONLY: event emitted for this excursion */
     bool first_event;         /* TIME_WINDOW with FB_BUCKETS_FIRST_EVENT */
+    bool plain_record; /* record()'s short way may apply: no timers, cooldown counts, late-result
+                          rules, hint rewriting or opossum window, EPOCH buckets (set by init) */
     /* half-open */
     fb_time_us lease_until_us[FB_BREAKER_PROBES_MAX];
     uint64_t probe_id[FB_BREAKER_PROBES_MAX]; /* the permit id holding each slot */

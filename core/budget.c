@@ -72,7 +72,8 @@ int fb_budget_init(fb_budget *b, const fb_budget_config *cfg) {
     if (rc != FB_OK) return rc;
 
     *b = (fb_budget){.cfg = c};
-    b->tokens = (double)milli(c.max_tokens) / 1000.0;
+    b->mtokens = b->mmax = milli(c.max_tokens);
+    b->mratio = milli(c.ratio);
     b->available = c.capacity;
     b->head_start_us = FB_TIME_NONE;
     return FB_OK;
@@ -136,8 +137,8 @@ static bool breaker_allows(const fb_budget *b, fb_time_us now_us) {
 
 void fb_budget_on_request(fb_budget *b, fb_time_us now_us) {
     if (b->cfg.kind == FB_BUDGET_DEPOSIT) {
-        int64_t k = milli(b->tokens) + milli(b->cfg.deposit), max = milli(b->cfg.max_tokens);
-        b->tokens = (double)(k < max ? k : max) / 1000.0;
+        int64_t k = b->mtokens + milli(b->cfg.deposit), max = b->mmax;
+        b->mtokens = k < max ? k : max;
     } else if (b->cfg.kind == FB_BUDGET_RETRY_BREAKER) {
         roll(b, now_us);
         b->slice[b->head].requests++;
@@ -148,10 +149,10 @@ bool fb_budget_withdraw(fb_budget *b, fb_outcome o, fb_time_us now_us) {
     bool ok = true;
     switch (b->cfg.kind) {
     case FB_BUDGET_DEPOSIT:
-        ok = milli(b->tokens) >= milli(b->cfg.threshold);
+        ok = b->mtokens >= milli(b->cfg.threshold);
         if (ok) {
-            int64_t k = milli(b->tokens) - milli(b->cfg.cost);
-            b->tokens = (double)(k > 0 ? k : 0) / 1000.0;
+            int64_t k = b->mtokens - milli(b->cfg.cost);
+            b->mtokens = k > 0 ? k : 0;
         }
         break;
     case FB_BUDGET_RETRY_BREAKER:
@@ -159,7 +160,7 @@ bool fb_budget_withdraw(fb_budget *b, fb_outcome o, fb_time_us now_us) {
         break;
     case FB_BUDGET_TOKEN_BUCKET:
         /* Strictly more than half (gRPC): at exactly half, retries stop. */
-        ok = 2 * milli(b->tokens) > milli(b->cfg.max_tokens);
+        ok = 2 * b->mtokens > b->mmax;
         break;
     case FB_BUDGET_QUOTA: {
         uint32_t cost = quota_cost(b, o);
@@ -194,8 +195,8 @@ uint32_t fb_budget_cost(const fb_budget *b, fb_outcome o) {
 void fb_budget_on_success(fb_budget *b, const fb_retry_state *s) {
     switch (b->cfg.kind) {
     case FB_BUDGET_TOKEN_BUCKET: {
-        int64_t k = milli(b->tokens) + milli(b->cfg.ratio), max = milli(b->cfg.max_tokens);
-        b->tokens = (double)(k < max ? k : max) / 1000.0;
+        int64_t k = b->mtokens + b->mratio, max = b->mmax;
+        b->mtokens = k < max ? k : max;
         break;
     }
     case FB_BUDGET_QUOTA: {
@@ -220,8 +221,8 @@ void fb_budget_on_failure(fb_budget *b, fb_outcome o, fb_time_us now_us) {
         return;
     }
     if (b->cfg.kind != FB_BUDGET_TOKEN_BUCKET) return;
-    int64_t k = milli(b->tokens) - 1000;
-    b->tokens = (double)(k > 0 ? k : 0) / 1000.0;
+    int64_t k = b->mtokens - 1000;
+    b->mtokens = k > 0 ? k : 0;
 }
 
 bool fb_budget_holds(const fb_budget *b) {
@@ -234,20 +235,12 @@ void fb_budget_release(fb_budget *b, fb_retry_state *s) {
     if (b->active_retries > 0) b->active_retries--;
 }
 
-void fb_budget_attempt(fb_budget *b, bool started) {
-    if (b->cfg.kind != FB_BUDGET_CONCURRENCY) return;
-    if (started)
-        b->active_attempts++;
-    else if (b->active_attempts > 0)
-        b->active_attempts--;
-}
-
 const fb_budget_stats *fb_budget_stats_get(const fb_budget *b) {
     return &b->stats;
 }
 
 double fb_budget_tokens(const fb_budget *b) {
-    return b->tokens;
+    return (double)b->mtokens / 1000.0;
 }
 
 int64_t fb_budget_available(const fb_budget *b) {

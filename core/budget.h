@@ -78,8 +78,9 @@ typedef struct fb_budget_stats {
 typedef struct fb_budget {
     /* private: use the functions below */
     fb_budget_config cfg;
-    double tokens;                            /* TOKEN_BUCKET, DEPOSIT */
-    int64_t available;                        /* QUOTA */
+    int64_t mtokens;      /* TOKEN_BUCKET, DEPOSIT: thousandths of a token (gRPC's 3 decimals) */
+    int64_t mmax, mratio; /* ... and max_tokens and ratio in thousandths (set by init) */
+    int64_t available;    /* QUOTA */
     uint64_t active_attempts, active_retries; /* CONCURRENCY */
     /* RETRY_BREAKER: a ring of slices of window_us / buckets, the newest at `head` */
     struct {
@@ -108,8 +109,15 @@ void fb_budget_on_failure(fb_budget *b, fb_outcome o, fb_time_us now_us);
 bool fb_budget_holds(const fb_budget *b);
 /* The retry granted for `s` is over (its attempt ended, or the request did). */
 void fb_budget_release(fb_budget *b, struct fb_retry_state *s);
-/* An attempt starts, or ends (CONCURRENCY counts them; the other kinds ignore it). */
-void fb_budget_attempt(fb_budget *b, bool started);
+/* An attempt starts, or ends (CONCURRENCY counts them; the other kinds ignore it). Inline: the
+ * fallback engine tells it twice per attempt, and most kinds have nothing to do. */
+static inline void fb_budget_attempt(fb_budget *b, bool started) {
+    if (b->cfg.kind != FB_BUDGET_CONCURRENCY) return;
+    if (started)
+        b->active_attempts++;
+    else if (b->active_attempts > 0)
+        b->active_attempts--;
+}
 
 /* Withdrawals granted and refused since init. */
 const fb_budget_stats *fb_budget_stats_get(const fb_budget *b);

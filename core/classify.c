@@ -78,11 +78,9 @@ static fb_outcome outcome_of_kind(fb_error_kind k) {
     }
 }
 
-/* The outcome of a reply; inline into fb_classify, which every attempt's answer goes through. */
-static inline fb_outcome outcome_of_reply(const fb_reply *r) {
-    switch (r->transport) {
-    case FB_TRANSPORT_NONE:
-        break;
+/* A transport-level failure's outcome. */
+static fb_outcome outcome_of_transport(fb_transport t) {
+    switch (t) {
     case FB_TRANSPORT_TIMEOUT:
         return FB_OUT_TIMEOUT;
     case FB_TRANSPORT_REJECTED:
@@ -93,8 +91,14 @@ static inline fb_outcome outcome_of_reply(const fb_reply *r) {
     default:
         return FB_OUT_TRANSIENT;
     }
+}
 
+/* The outcome of a reply; inline into fb_classify, which every attempt's answer goes through. */
+static inline fb_outcome outcome_of_reply(const fb_reply *r) {
+    if (r->transport != FB_TRANSPORT_NONE) return outcome_of_transport(r->transport);
     int s = r->status;
+    /* First: a storm's every answer (none of the tests below takes a status >= 500). */
+    if (s >= 500) return FB_OUT_TRANSIENT;
     if (s == 0) {
         /* No status but a complete read: an in-band error, else a broken reply. */
         return r->error_kind == FB_ERRKIND_NONE ? FB_OUT_TRANSIENT : outcome_of_kind(r->error_kind);
@@ -102,7 +106,6 @@ static inline fb_outcome outcome_of_reply(const fb_reply *r) {
     if (s >= 200 && s <= 299) return outcome_of_kind(r->error_kind);
     if (s == 408 || s == 409) return FB_OUT_TRANSIENT;
     if (s == 429) return FB_OUT_RATE_LIMITED;
-    if (s >= 500) return FB_OUT_TRANSIENT;
     /* Every other status is the caller's problem; the body may say which one. */
     if (r->error_kind == FB_ERRKIND_CONTEXT_LENGTH) return FB_OUT_CONTEXT_LENGTH;
     if (r->error_kind == FB_ERRKIND_CONTENT_POLICY) return FB_OUT_POLICY;

@@ -10,6 +10,8 @@
  */
 #include "fallback.h"
 
+#include <string.h>
+
 /* The attempted-providers bit set is a uint8_t. */
 _Static_assert(FB_FALLBACK_PROVIDERS_MAX <= 8, "fb_fallback_request.attempted is 8 bits");
 
@@ -40,15 +42,26 @@ const char *fb_stop_name(fb_stop s) {
     return stop_names[s];
 }
 
-/* A valid order: 1..MAX entries, each a configured provider, none twice. */
-static bool order_valid(const uint8_t *order, uint32_t order_len, uint32_t provider_count) {
+/*
+ * A valid order, copied into `out` as it is checked (begin() takes the request's so, in one
+ * pass): 1..MAX entries, each a configured provider, none twice.
+ */
+static bool copy_order(uint8_t *out, const uint8_t *order, uint32_t order_len,
+                       uint32_t provider_count) {
     uint32_t seen = 0;
     if (order_len == 0 || order_len > FB_FALLBACK_PROVIDERS_MAX) return false;
     for (uint32_t i = 0; i < order_len; i++) {
-        if (order[i] >= provider_count || (seen & (1u << order[i]))) return false;
-        seen |= 1u << order[i];
+        uint8_t p = order[i];
+        if (p >= provider_count || (seen & (1u << p))) return false;
+        seen |= 1u << p;
+        out[i] = p;
     }
     return true;
+}
+
+static bool order_valid(const uint8_t *order, uint32_t order_len, uint32_t provider_count) {
+    uint8_t scratch[FB_FALLBACK_PROVIDERS_MAX];
+    return copy_order(scratch, order, order_len, provider_count);
 }
 
 int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
@@ -82,6 +95,11 @@ int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
         const fb_fallback_provider *p = &cfg->providers[i];
         if (p->breaker || p->port.allow || p->ratelimit || p->conclimit) fb->plain = false;
     }
+    fb->retry_plain = cfg->retry != NULL && cfg->retry->plain;
+    /* a provider without a timeout of its own takes the policy's (attempt_timeout) */
+    for (uint32_t i = 0; i < cfg->provider_count; i++)
+        if (fb->cfg.providers[i].attempt_timeout_us == 0 && cfg->retry != NULL)
+            fb->cfg.providers[i].attempt_timeout_us = cfg->retry->cfg.attempt_timeout_us;
     return FB_OK;
 }
 
@@ -93,10 +111,10 @@ static bool grouped(const fb_fallback *fb) {
     return fb->cfg.pick != FB_PICK_ORDER;
 }
 
-/* When the request's overall deadline passes; FB_TIME_MAX when there is none. */
-static fb_time_us deadline_at(const fb_fallback *fb, const fb_fallback_request *req) {
+/* When a request started at start_us passes its overall deadline; FB_TIME_MAX when none. */
+static fb_time_us deadline_after(const fb_fallback *fb, fb_time_us start_us) {
     if (fb->cfg.retry == NULL || fb->cfg.retry->cfg.deadline_us <= 0) return FB_TIME_MAX;
-    return fb_time_add(req->start_us, fb->cfg.retry->cfg.deadline_us);
+    return fb_time_add(start_us, fb->cfg.retry->cfg.deadline_us);
 }
 
 /*
@@ -107,9 +125,15 @@ static fb_time_us deadline_at(const fb_fallback *fb, const fb_fallback_request *
  */
 static void decision(const fb_fallback_request *req, fb_action action, uint8_t provider,
                      fb_fallback_decision *d) {
-    *d = (fb_fallback_decision){0};
+    /* field by field: a compound literal's zeroing is a `rep stos` here, per attempt */
     d->action = action;
     d->provider = provider;
+    d->delay_us = 0;
+    d->timeout_us = 0;
+    d->resume = false;
+    d->retry = false;
+    d->stop = FB_STOP_SUCCESS;
+    d->degraded = false;
     /* via fallback = not the chain's first provider, whether that one failed
      * or was skipped (open breaker, limiter, context window) */
     d->via_fallback = action != FB_ACT_WAIT && req->stats.attempts > 0 && req->order_len > 0 &&
@@ -126,17 +150,29 @@ static void decision_at(const fb_fallback *fb, const fb_fallback_request *req, f
                           fb->cfg.group[provider] != req->first_group;
 }
 
-static void finish(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop, bool degraded,
-                   fb_fallback_decision *d) {
+/* The request ends: its DONE decision, returned (a caller that returns it passes its own return
+ * slot: no copy). */
+static fb_fallback_decision finished(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop,
+                                     bool degraded) {
+    fb_fallback_decision d;
     uint8_t provider = 0;
     if (req->stats.attempts > 0)
         provider = req->last_provider;
     else if (req->order_len > 0)
         provider = req->order[req->pos < req->order_len ? req->pos : req->order_len - 1];
     req->phase = PHASE_DONE;
-    decision_at(fb, req, FB_ACT_DONE, provider, d);
-    d->stop = stop;
-    d->degraded = degraded;
+    decision_at(fb, req, FB_ACT_DONE, provider, &d);
+    d.stop = stop;
+    d.degraded = degraded;
+    return d;
+}
+
+/* finished() into *d, for the steps that decide into their caller's. Out of line: gcc inlines
+ * it otherwise, and the plain engine's retry at once grows around it (naive: 6 instructions an
+ * attempt more). */
+static __attribute__((noinline)) void finish(const fb_fallback *fb, fb_fallback_request *req,
+                                             fb_stop stop, bool degraded, fb_fallback_decision *d) {
+    *d = finished(fb, req, stop, degraded);
 }
 
 /*
@@ -180,20 +216,33 @@ static void stop_on(const fb_fallback *fb, fb_fallback_request *req, fb_outcome 
     }
 }
 
+/* A permit no breaker tracks, field by field (a compound literal's zeroing is a `rep stos`). */
+static inline void untracked(fb_breaker_permit *permit, fb_time_us now_us) {
+    permit->generation = 0;
+    permit->id = 0;
+    permit->admitted_us = now_us;
+    permit->kind = FB_PERMIT_UNTRACKED;
+    permit->slot = 0;
+}
+
 /* Asked per attempt (inline: most of a storm's providers have no breaker to ask). */
 static inline bool breaker_allow(const fb_fallback_provider *p, fb_time_us now_us,
                                  fb_breaker_permit *permit) {
+    if (p->breaker != NULL && p->port.allow == NULL) /* it writes the whole permit */
+        return fb_breaker_allow(p->breaker, now_us, permit);
+    if (p->port.allow == NULL) {
+        untracked(permit, now_us);
+        return true;
+    }
     *permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_CALL};
-    if (p->port.allow != NULL) return p->port.allow(p->port.ctx, now_us, permit);
-    if (p->breaker != NULL) return fb_breaker_allow(p->breaker, now_us, permit);
-    permit->kind = FB_PERMIT_UNTRACKED;
-    return true;
+    return p->port.allow(p->port.ctx, now_us, permit);
 }
 
-/* breaker_record's report, to a provider that has a breaker. */
-static void breaker_tell(const fb_fallback_provider *p, const fb_breaker_permit *permit,
-                         fb_effect effect, const fb_class *c, fb_time_us hint_us,
-                         fb_time_us now_us) {
+/* breaker_record's report, to a provider that has a breaker (inline in it: the result is built
+ * in the caller's frame). */
+static inline void breaker_tell(const fb_fallback_provider *p, const fb_breaker_permit *permit,
+                                fb_effect effect, const fb_class *c, fb_time_us hint_us,
+                                fb_time_us now_us) {
     fb_time_us duration_us = now_us - permit->admitted_us;
     fb_breaker_result r = {.effect = effect,
                            .duration_us = duration_us < 0 ? 0 : duration_us,
@@ -224,12 +273,11 @@ static void climit_end(const fb_fallback_provider *p, fb_conclimit_permit *permi
     if (p->conclimit != NULL) fb_conclimit_release(p->conclimit, permit, r, now_us);
 }
 
-/* An ATTEMPT's timeout: the provider's, else the policy's, bounded by the time left. */
-static fb_time_us attempt_timeout(const fb_fallback *fb, const fb_fallback_provider *p,
-                                  fb_time_us deadline_us, fb_time_us now_us) {
+/* An ATTEMPT's timeout: the provider's, else the policy's (init put it in the provider's copy),
+ * bounded by the time left. */
+static fb_time_us attempt_timeout(const fb_fallback_provider *p, fb_time_us deadline_us,
+                                  fb_time_us now_us) {
     fb_time_us timeout_us = p->attempt_timeout_us;
-    if (timeout_us == 0 && fb->cfg.retry != NULL)
-        timeout_us = fb->cfg.retry->cfg.attempt_timeout_us;
     if (deadline_us != FB_TIME_MAX && (timeout_us == 0 || timeout_us > deadline_us - now_us))
         timeout_us = deadline_us - now_us;
     return timeout_us;
@@ -308,7 +356,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
                  fb_fallback_decision *d) {
     const fb_fallback_provider *p = current(fb, req);
     uint8_t provider = req->order[req->cur];
-    fb_time_us deadline_us = deadline_at(fb, req);
+    fb_time_us deadline_us = req->deadline_us;
 
     if (now_us >= deadline_us) {
         if (reserved) fb_ratelimit_release(p->ratelimit, req->tokens_needed, now_us);
@@ -340,7 +388,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
         return why == SKIP_BREAKER && retry_rejection(fb, req, now_us, d);
     }
 
-    fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
+    fb_time_us timeout_us = attempt_timeout(p, deadline_us, now_us);
     if (req->stats.attempts == 0)
         req->first_provider = provider;
     else if (grouped(fb) ? !req->fresh_group : (req->attempted & (1u << provider)) != 0)
@@ -373,14 +421,14 @@ static inline void send_plain(const fb_fallback *fb, fb_fallback_request *req, f
                               fb_fallback_decision *d) {
     const fb_fallback_provider *p = current(fb, req);
     uint8_t provider = req->order[req->cur];
-    fb_time_us deadline_us = deadline_at(fb, req);
+    fb_time_us deadline_us = req->deadline_us;
 
     if (now_us >= deadline_us) {
         finish(fb, req, FB_STOP_DEADLINE, false, d);
         return;
     }
-    req->permit = (fb_breaker_permit){.admitted_us = now_us, .kind = FB_PERMIT_UNTRACKED};
-    fb_time_us timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
+    untracked(&req->permit, now_us);
+    fb_time_us timeout_us = attempt_timeout(p, deadline_us, now_us);
     if (req->stats.attempts == 0)
         req->first_provider = provider;
     else if ((req->attempted & (1u << provider)) != 0)
@@ -396,6 +444,7 @@ static inline void send_plain(const fb_fallback *fb, fb_fallback_request *req, f
     req->detached = false;
 
     decision(req, FB_ACT_ATTEMPT, provider, d);
+    d->via_fallback = provider != req->order[0]; /* decision()'s, with an attempt counted */
     d->timeout_us = timeout_us;
     d->resume = req->resume;
 }
@@ -435,6 +484,14 @@ static void advance(const fb_fallback *fb, fb_fallback_request *req, fb_time_us 
     exhausted(fb, req, d);
 }
 
+/* again() in a plain engine with nothing reserved: the current provider, sent at once. */
+static inline void again_plain(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                               fb_fallback_decision *d) {
+    req->phase = PHASE_IDLE;
+    req->cur = req->pos;
+    send_plain(fb, req, now_us, d);
+}
+
 /*
  * Continue with the current provider (a retry); skipped, go on down the chain.
  * Always inlined, as wait_retry() is: a retry at once (a storm's every attempt)
@@ -444,12 +501,12 @@ __attribute__((always_inline)) static inline void again(const fb_fallback *fb,
                                                         fb_fallback_request *req, bool reserved,
                                                         fb_time_us now_us,
                                                         fb_fallback_decision *d) {
-    req->phase = PHASE_IDLE;
-    req->cur = req->pos;
     if (fb->plain && !reserved) {
-        send_plain(fb, req, now_us, d);
+        again_plain(fb, req, now_us, d);
         return;
     }
+    req->phase = PHASE_IDLE;
+    req->cur = req->pos;
     if (send(fb, req, reserved, now_us, d)) return;
     req->pos++;
     advance(fb, req, now_us, d);
@@ -458,7 +515,7 @@ __attribute__((always_inline)) static inline void again(const fb_fallback *fb,
 /* Leave the current provider after its failure `c`. */
 static void fall_back(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
                       fb_time_us now_us, fb_fallback_decision *d) {
-    if (now_us >= deadline_at(fb, req)) {
+    if (now_us >= req->deadline_us) {
         finish(fb, req, FB_STOP_DEADLINE, false, d);
         return;
     }
@@ -635,7 +692,7 @@ static void advance_group(const fb_fallback *fb, fb_fallback_request *req, fb_ti
 /* Leave the current group after its failure `c`: the next group, or an alternative chain. */
 static void fall_back_group(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
                             fb_time_us now_us, fb_fallback_decision *d) {
-    if (now_us >= deadline_at(fb, req)) {
+    if (now_us >= req->deadline_us) {
         finish(fb, req, FB_STOP_DEADLINE, false, d);
         return;
     }
@@ -697,16 +754,16 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
     req->last_outcome = FB_OUT_SUCCESS;
     req->tokens_needed = tokens_needed;
     req->start_us = now_us;
-    if (order == NULL) {
-        order = fb->cfg.order;
+    req->deadline_us = deadline_after(fb, now_us);
+    if (order == NULL) { /* the engine's own, checked at init */
+        memcpy(req->order, fb->cfg.order, sizeof req->order);
         order_len = fb->cfg.order_len;
-    }
-    /* A bad override is a programming error: end at once, no degraded answer. */
-    if (!order_valid(order, order_len, fb->cfg.provider_count)) {
+    } else if (!copy_order(req->order, order, order_len, fb->cfg.provider_count)) {
+        /* A bad override is a programming error: end at once, no degraded answer (order_len
+         * stays 0: what was copied of it is never read). */
         finish(fb, req, FB_STOP_EXHAUSTED, false, &d);
         return d;
     }
-    for (uint32_t i = 0; i < order_len; i++) req->order[i] = order[i];
     req->order_len = (uint8_t)order_len;
     if (fb->cfg.budget != NULL) fb_budget_on_request(fb->cfg.budget, now_us);
     if (!grouped(fb)) {
@@ -717,6 +774,19 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
     advance_group(fb, req, now_us, &d);
     settle(fb, req, &d);
     return d;
+}
+
+/* Failure `c` is not retried (why: the retry policy's reason): the request ends, or falls back. */
+static void no_retry(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c,
+                     fb_giveup why, fb_time_us now_us, fb_fallback_decision *d) {
+    if (why == FB_GIVEUP_DEADLINE)
+        finish(fb, req, FB_STOP_DEADLINE, false, d);
+    else if (!c->may_fallback)
+        stop_on(fb, req, c->outcome, d);
+    else if (grouped(fb))
+        fall_back_group(fb, req, c, now_us, d);
+    else
+        fall_back(fb, req, c, now_us, d);
 }
 
 /* The retry or fallback after failure `c`. */
@@ -749,21 +819,17 @@ static void after_failure(const fb_fallback *fb, fb_fallback_request *req, const
             wait_retry(fb, req, delay, now_us, d);
             return;
         }
-        if (r.reason == FB_GIVEUP_DEADLINE) {
-            finish(fb, req, FB_STOP_DEADLINE, false, d);
-            return;
-        }
+        no_retry(fb, req, c, r.reason, now_us, d);
+        return;
     }
-    if (!c->may_fallback)
-        stop_on(fb, req, c->outcome, d);
-    else if (grouped(fb))
-        fall_back_group(fb, req, c, now_us, d);
-    else
-        fall_back(fb, req, c, now_us, d);
+    no_retry(fb, req, c, FB_GIVEUP_NOT_RETRYABLE, now_us, d);
 }
 
-fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
-                                        const fb_class *c, fb_time_us hint_us, fb_time_us now_us) {
+/* fb_fallback_result's steps (fallback.h); out of line, so that result_plain, inline in the
+ * public function, makes its answer without the register saves of these. */
+static __attribute__((noinline)) fb_fallback_decision
+result_full(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, fb_time_us hint_us,
+            fb_time_us now_us) {
     fb_fallback_decision d;
     if (req->phase != PHASE_ATTEMPT || c == NULL) {
         misuse(fb, req, now_us, &d);
@@ -774,7 +840,7 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
     if (fb->cfg.budget != NULL) {
         /* Envoy resetRetry(): the retry that led here is over */
         fb_budget_attempt(fb->cfg.budget, false);
-        fb_budget_release(fb->cfg.budget, &req->retry);
+        if (req->retry.budget_held) fb_budget_release(fb->cfg.budget, &req->retry); /* else none */
     }
     if (!req->detached) {
         const fb_fallback_provider *p = current(fb, req);
@@ -785,8 +851,7 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
 
     if (c->outcome == FB_OUT_SUCCESS) {
         if (fb->cfg.budget != NULL) fb_budget_on_success(fb->cfg.budget, &req->retry);
-        finish(fb, req, FB_STOP_SUCCESS, false, &d);
-        return d;
+        return finished(fb, req, FB_STOP_SUCCESS, false);
     }
     if (c->after_first_token) {
         if (fb->cfg.stream == FB_STREAM_FAIL) {
@@ -799,6 +864,55 @@ fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_reque
     after_failure(fb, req, c, hint_us, now_us, &d);
     settle(fb, req, &d);
     return d;
+}
+
+/*
+ * wait_retry() of no delay, when that is not a WAIT, in a plain engine: again_plain, the same
+ * provider at once. Its decision in a local of its own, which only inline code writes: gcc
+ * keeps it in registers and stores it straight into the caller's return slot (the caller's `d`
+ * goes to functions out of line, and is copied).
+ */
+static inline fb_fallback_decision retry_now(const fb_fallback *fb, fb_fallback_request *req,
+                                             fb_time_us now_us) {
+    fb_fallback_decision d;
+    req->retried = true;
+    again_plain(fb, req, now_us, &d);
+    return d;
+}
+
+/*
+ * fb_fallback_result's steps for an attempt that ended before its first token in an engine with
+ * nothing to ask around an attempt (fb->plain): no budget to charge, breaker to tell or limit
+ * to give back; with a plain retry policy (nothing to decide but the count) a failure's retry
+ * is counted inline and sent at once. A storm's every attempt, and a healthy plain engine's
+ * every success, come this way.
+ */
+static inline fb_fallback_decision result_plain(const fb_fallback *fb, fb_fallback_request *req,
+                                                const fb_class *c, fb_time_us hint_us,
+                                                fb_time_us now_us) {
+    fb_fallback_decision d;
+    req->phase = PHASE_IDLE;
+    req->last_outcome = c->outcome;
+    if (c->outcome == FB_OUT_SUCCESS) return finished(fb, req, FB_STOP_SUCCESS, false);
+    if (fb->retry_plain) {
+        fb_retry_decision r = {.reason = FB_GIVEUP_NOT_RETRYABLE};
+        if (c->retryable) r = fb_retry_next_plain(fb->cfg.retry, &req->retry, c);
+        if (r.retry && !fb->cfg.wait_always) return retry_now(fb, req, now_us);
+        if (r.retry)
+            wait_retry(fb, req, 0, now_us, &d);
+        else
+            no_retry(fb, req, c, r.reason, now_us, &d);
+    } else {
+        after_failure(fb, req, c, hint_us, now_us, &d);
+    }
+    return d;
+}
+
+fb_fallback_decision fb_fallback_result(const fb_fallback *fb, fb_fallback_request *req,
+                                        const fb_class *c, fb_time_us hint_us, fb_time_us now_us) {
+    if (fb->plain && req->phase == PHASE_ATTEMPT && c != NULL && !c->after_first_token)
+        return result_plain(fb, req, c, hint_us, now_us);
+    return result_full(fb, req, c, hint_us, now_us);
 }
 
 fb_fallback_decision fb_fallback_resume(const fb_fallback *fb, fb_fallback_request *req,
@@ -863,7 +977,7 @@ static bool admit_extra(const fb_fallback_provider *p, uint32_t tokens, fb_time_
 bool fb_fallback_hedge(const fb_fallback *fb, const fb_fallback_request *req, bool next,
                        fb_time_us now_us, fb_fallback_permits *out, fb_time_us *timeout_us) {
     *out = (fb_fallback_permits){0};
-    fb_time_us deadline_us = deadline_at(fb, req);
+    fb_time_us deadline_us = req->deadline_us;
     if (req->phase != PHASE_ATTEMPT || now_us >= deadline_us) return false;
     for (uint32_t i = req->pos + (next ? 1u : 0u); i < req->order_len; i++) {
         const fb_fallback_provider *p = &fb->cfg.providers[req->order[i]];
@@ -871,7 +985,7 @@ bool fb_fallback_hedge(const fb_fallback *fb, const fb_fallback_request *req, bo
         if (admit_extra(p, req->tokens_needed, now_us, out)) {
             out->provider = req->order[i];
             out->held = true;
-            *timeout_us = attempt_timeout(fb, p, deadline_us, now_us);
+            *timeout_us = attempt_timeout(p, deadline_us, now_us);
             return true;
         }
         if (!next) break;

@@ -119,7 +119,8 @@ typedef struct fb_fallback_config {
     uint32_t provider_count;
     uint8_t order[FB_FALLBACK_PROVIDERS_MAX]; /* default order; order_len 0 = 0..count-1 */
     uint32_t order_len;
-    const fb_retry_policy *retry; /* NULL = a single attempt per provider */
+    const fb_retry_policy *retry; /* NULL = a single attempt per provider; initialised before
+                                     fb_fallback_init, which reads its plain mark */
     fb_budget *budget;            /* caller-owned retry budget; NULL = none */
     fb_rng *rng;                  /* jitter draws; NULL = no jitter */
     bool context_check;           /* skip providers whose window is too small */
@@ -151,8 +152,9 @@ typedef struct fb_fallback_config {
 typedef struct fb_fallback {
     /* private */
     fb_fallback_config cfg;
-    bool plain; /* nothing to ask before an attempt: no provider has a limiter, concurrency
-                   limit or breaker, no budget, no groups (set by fb_fallback_init) */
+    bool plain;       /* nothing to ask before an attempt: no provider has a limiter, concurrency
+                         limit or breaker, no budget, no groups (set by fb_fallback_init) */
+    bool retry_plain; /* cfg.retry is a plain policy (fb_retry_policy.plain), read at init */
 } fb_fallback;
 
 typedef struct fb_fallback_request_stats {
@@ -190,6 +192,7 @@ typedef struct fb_fallback_request {
     fb_breaker_permit permit;
     fb_conclimit_permit climit;
     fb_time_us start_us;
+    fb_time_us deadline_us; /* the overall deadline: start_us + the policy's, or FB_TIME_MAX */
 } fb_fallback_request;
 
 typedef struct fb_fallback_decision {

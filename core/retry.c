@@ -114,10 +114,6 @@ int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg) {
     return FB_OK;
 }
 
-void fb_retry_begin(fb_retry_state *s, fb_time_us now_us) {
-    *s = (fb_retry_state){.start_us = now_us};
-}
-
 /* base * multiplier^(n-1), one step at a time, stopping at `limit`. */
 static double grow(const fb_retry_config *c, uint32_t n, double limit) {
     double d =
@@ -338,20 +334,6 @@ static fb_time_us hint_for(const fb_retry_config *cfg, fb_outcome o, fb_time_us 
     return hint_us;
 }
 
-/* What next_full's steps come to for a plain policy without a budget: count, then retry at
- * once or give up (fb_retry_next, below). */
-static inline fb_retry_decision plain_next(const fb_retry_policy *p, fb_retry_state *s,
-                                           const fb_class *c) {
-    if (s->attempt < UINT32_MAX) s->attempt++;
-    if (s->attempt == 1 && c != NULL && c->attempts > 0)
-        s->attempts_max = c->attempts < FB_RETRY_ATTEMPTS_MAX ? c->attempts : FB_RETRY_ATTEMPTS_MAX;
-    if (c == NULL || !c->retryable) return give_up(FB_GIVEUP_NOT_RETRYABLE);
-    if (s->attempt >= (s->attempts_max ? s->attempts_max : p->cfg.attempts))
-        return give_up(FB_GIVEUP_ATTEMPTS);
-    s->prev_delay_us = 0;
-    return (fb_retry_decision){.retry = true, .delay_us = 0, .reason = FB_GIVEUP_NONE};
-}
-
 /* fb_retry_next's steps (retry.h); out of line, so that a plain policy's answer is made
  * without the register saves of these. */
 static __attribute__((noinline)) fb_retry_decision next_full(const fb_retry_policy *p,
@@ -413,7 +395,7 @@ static __attribute__((noinline)) fb_retry_decision next_full(const fb_retry_poli
 fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
                                 fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
                                 fb_time_us now_us) {
-    if (p->plain && budget == NULL) return plain_next(p, s, c);
+    if (p->plain && budget == NULL) return fb_retry_next_plain(p, s, c);
     return next_full(p, s, c, hint_us, budget, rng, now_us);
 }
 

@@ -188,8 +188,11 @@ int fb_retry_policy_init(fb_retry_policy *p, const fb_retry_config *cfg);
 /* cfg with the zero rule's defaults filled in, as fb_retry_policy_init() runs it (reports show
  * the settings in effect). Returns FB_OK, or what fb_retry_policy_init() would. */
 int fb_retry_config_effective(fb_retry_config *cfg);
-/* A request starts now: no attempt counted yet, the deadline runs from now. */
-void fb_retry_begin(fb_retry_state *s, fb_time_us now_us);
+/* A request starts now: no attempt counted yet, the deadline runs from now. Inline: the
+ * fallback engine starts one for each provider a request tries. */
+static inline void fb_retry_begin(fb_retry_state *s, fb_time_us now_us) {
+    *s = (fb_retry_state){.start_us = now_us};
+}
 
 /*
  * An attempt failed with class `c`: counts it (s->attempt + 1), then retry or
@@ -209,6 +212,23 @@ void fb_retry_begin(fb_retry_state *s, fb_time_us now_us);
 fb_retry_decision fb_retry_next(const fb_retry_policy *p, fb_retry_state *s, const fb_class *c,
                                 fb_time_us hint_us, fb_budget *budget, fb_rng *rng,
                                 fb_time_us now_us);
+/*
+ * fb_retry_next() for a plain policy (p->plain) without a budget: what its steps come to there,
+ * count, then retry at once or give up. Inline, for a caller that retries at once per attempt
+ * (the fallback engine's storm path); fb_retry_next() takes it too.
+ */
+static inline fb_retry_decision fb_retry_next_plain(const fb_retry_policy *p, fb_retry_state *s,
+                                                    const fb_class *c) {
+    if (s->attempt < UINT32_MAX) s->attempt++;
+    if (s->attempt == 1 && c != NULL && c->attempts > 0)
+        s->attempts_max = c->attempts < FB_RETRY_ATTEMPTS_MAX ? c->attempts : FB_RETRY_ATTEMPTS_MAX;
+    if (c == NULL || !c->retryable)
+        return (fb_retry_decision){.retry = false, .reason = FB_GIVEUP_NOT_RETRYABLE};
+    if (s->attempt >= (s->attempts_max ? s->attempts_max : p->cfg.attempts))
+        return (fb_retry_decision){.retry = false, .reason = FB_GIVEUP_ATTEMPTS};
+    s->prev_delay_us = 0;
+    return (fb_retry_decision){.retry = true, .delay_us = 0, .reason = FB_GIVEUP_NONE};
+}
 /* The un-jittered, capped backoff before retry number n (n >= 1). */
 fb_time_us fb_retry_backoff(const fb_retry_policy *p, uint32_t n);
 

@@ -2197,6 +2197,95 @@ static void breaker_run_late_failure_leaves_open_and_stale_trial(void **state) {
                  306);
 }
 
+/* Two breakers are in the same state, counts and stats. */
+static void assert_same_breaker(const fb_breaker *a, const fb_breaker *b) {
+    assert_int_equal(a->state, b->state);
+    assert_int_equal(a->generation, b->generation);
+    assert_int_equal(a->open_until_us, b->open_until_us);
+    assert_int_equal(a->calls, b->calls);
+    assert_int_equal(a->failures, b->failures);
+    assert_int_equal(a->slow, b->slow);
+    assert_int_equal(a->consecutive_failures, b->consecutive_failures);
+    assert_int_equal(a->ring_head, b->ring_head);
+    assert_int_equal(a->trips, b->trips);
+    assert_memory_equal(&a->stats, &b->stats, sizeof a->stats);
+    assert_memory_equal(a->buckets, b->buckets, sizeof a->buckets);
+    assert_memory_equal(a->fail_bits, b->fail_bits, sizeof a->fail_bits);
+}
+
+/*
+ * record()'s short way (record_closed, for a CLOSED generation's SUCCESS or FAILURE) against
+ * its full steps, on random configs, times and results: the same breaker with its
+ * plain_record mark cleared takes the full steps, and must end in the same state after each.
+ */
+static void breaker_short_record_counts_as_the_full_steps(void **state) {
+    (void)state;
+    static const fb_effect effects[] = {FB_EFFECT_SUCCESS, FB_EFFECT_SUCCESS, FB_EFFECT_FAILURE,
+                                        FB_EFFECT_FAILURE, FB_EFFECT_IGNORE,  FB_EFFECT_CANCELLED};
+    fb_rng rng;
+    fb_rng_seed(&rng, 24, 2);
+    uint64_t short_ways = 0;
+    for (int run = 0; run < 300; run++) {
+        fb_breaker_config cfg = {
+            .mode = (fb_breaker_mode)fb_rng_below(&rng, 3),
+            .consecutive_failures = 2 + (uint32_t)fb_rng_below(&rng, 4),
+            .window_calls = 4 + (uint32_t)fb_rng_below(&rng, 20),
+            .window_us = 10 * S,
+            .window_buckets = (uint32_t[]){1, 2, 5, 10, 20}[fb_rng_below(&rng, 5)],
+            .minimum_calls = 1 + (uint32_t)fb_rng_below(&rng, 10),
+            .failure_rate = 0.2 + 0.2 * (double)fb_rng_below(&rng, 4),
+            .slow_us = fb_rng_below(&rng, 2) ? 300 * MS : 0,
+            .open_us = 2 * S,
+            .evaluate = (fb_evaluate)fb_rng_below(&rng, 4),
+            .trip_compare = (fb_compare)fb_rng_below(&rng, 2),
+            .late_results = (fb_late_result)fb_rng_below(&rng, 2),
+            .closed_interval_us = fb_rng_below(&rng, 3) == 0 ? 7 * S : 0,
+            .cancelled_as = (fb_effect)fb_rng_below(&rng, 3),
+        };
+        fb_breaker a, b;
+        init_ok(&a, &cfg, NULL, 0);
+        assert_true(a.plain_record);
+        b = a;
+        b.plain_record = false;
+        fb_breaker_permit held[4];
+        uint32_t n_held = 0;
+        fb_time_us now = 0;
+        for (int step = 0; step < 300; step++) {
+            now += (fb_time_us)fb_rng_below(&rng, 800) * MS;
+            if (n_held < 4 && fb_rng_below(&rng, 2)) {
+                fb_breaker_permit pa, pb;
+                bool ya = fb_breaker_allow(&a, now, &pa), yb = fb_breaker_allow(&b, now, &pb);
+                assert_int_equal(ya, yb);
+                assert_int_equal(pa.generation, pb.generation);
+                assert_int_equal(pa.id, pb.id);
+                assert_int_equal(pa.admitted_us, pb.admitted_us);
+                assert_int_equal(pa.kind, pb.kind);
+                assert_int_equal(pa.slot, pb.slot);
+                if (ya) held[n_held++] = pa;
+            } else if (n_held > 0) {
+                uint32_t k = (uint32_t)fb_rng_below(&rng, n_held);
+                fb_breaker_result r = {
+                    .effect = effects[fb_rng_below(&rng, sizeof effects / sizeof *effects)],
+                    .duration_us = (fb_time_us)fb_rng_below(&rng, 600) * MS,
+                    .hint_us = fb_rng_below(&rng, 2) ? FB_TIME_NONE : 5 * S,
+                    .trip = fb_rng_below(&rng, 8) == 0 ? (fb_trip)(1 + fb_rng_below(&rng, 2))
+                                                       : FB_TRIP_RULES,
+                    .failure_limit =
+                        fb_rng_below(&rng, 4) ? 0 : 1 + (uint32_t)fb_rng_below(&rng, 3),
+                };
+                short_ways += a.state == FB_BREAKER_CLOSED && held[k].generation == a.generation &&
+                              r.trip == FB_TRIP_RULES &&
+                              (r.effect == FB_EFFECT_SUCCESS || r.effect == FB_EFFECT_FAILURE);
+                fb_breaker_record(&a, &held[k], &r, now);
+                fb_breaker_record(&b, &held[k], &r, now);
+                held[k] = held[--n_held];
+            }
+            assert_same_breaker(&a, &b);
+        }
+    }
+    assert_true(short_ways > 5000); /* the short way was taken, not only the full steps */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_init_applies_defaults),
@@ -2286,6 +2375,7 @@ int main(void) {
         cmocka_unit_test(breaker_as_admitted_results_act_from_any_state),
         cmocka_unit_test(breaker_run_late_success_resets_never_closes),
         cmocka_unit_test(breaker_run_late_failure_leaves_open_and_stale_trial),
+        cmocka_unit_test(breaker_short_record_counts_as_the_full_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -391,6 +391,118 @@ static void fallback_plain_engine_decides_as_one_with_limits_that_admit_all(void
     assert_int_equal(fb_fallback_request_stats_get(&ra)->fallbacks, 2);
 }
 
+/* Two engines' decisions are the same, field by field. */
+static void assert_same_decision(const fb_fallback_decision *a, const fb_fallback_decision *b) {
+    assert_int_equal(a->action, b->action);
+    assert_int_equal(a->provider, b->provider);
+    assert_int_equal(a->delay_us, b->delay_us);
+    assert_int_equal(a->timeout_us, b->timeout_us);
+    assert_int_equal(a->resume, b->resume);
+    assert_int_equal(a->retry, b->retry);
+    assert_int_equal(a->stop, b->stop);
+    assert_int_equal(a->degraded, b->degraded);
+    assert_int_equal(a->via_fallback, b->via_fallback);
+    assert_int_equal(a->last_outcome, b->last_outcome);
+}
+
+/* ... and so is what their requests hold for the next step. */
+static void assert_same_request(const fb_fallback_request *a, const fb_fallback_request *b) {
+    assert_memory_equal(&a->stats, &b->stats, sizeof a->stats);
+    assert_int_equal(a->pos, b->pos);
+    assert_int_equal(a->cur, b->cur);
+    assert_int_equal(a->phase, b->phase);
+    assert_int_equal(a->attempted, b->attempted);
+    assert_int_equal(a->skipped, b->skipped);
+    assert_int_equal(a->last_provider, b->last_provider);
+    assert_int_equal(a->window_floor, b->window_floor);
+    assert_int_equal(a->retried, b->retried);
+    assert_int_equal(a->resume, b->resume);
+    assert_int_equal(a->last_outcome, b->last_outcome);
+    assert_int_equal(a->retry.attempt, b->retry.attempt);
+    assert_int_equal(a->retry.attempts_max, b->retry.attempts_max);
+    assert_int_equal(a->retry.start_us, b->retry.start_us);
+    assert_int_equal(a->retry.prev_delay_us, b->retry.prev_delay_us);
+    assert_int_equal(a->permit.kind, b->permit.kind);
+    assert_int_equal(a->permit.admitted_us, b->permit.admitted_us);
+    assert_int_equal(a->permit.generation, b->permit.generation);
+    assert_int_equal(a->permit.id, b->permit.id);
+}
+
+/*
+ * A plain engine's short ways (send_plain, and fb_fallback_result's for an answer before the
+ * first token) against the full way, on random chains, policies and answers: the same engine
+ * with its `plain` mark cleared takes the full way, and must decide the same at every step.
+ */
+static void fallback_plain_ways_decide_as_the_full_way_on_random_requests(void **state) {
+    (void)state;
+    static const fb_class *const answers[] = {&OK,   &E503,   &E503,    &E503,
+                                              &E400, &POLICY, &CONTEXT, &TIMEOUT_NO_RETRY};
+    fb_rng rng;
+    fb_rng_seed(&rng, 24, 1);
+    uint32_t short_ways = 0;
+    for (int run = 0; run < 2000; run++) {
+        chain a;
+        memset(&a, 0, sizeof a);
+        a.cfg.provider_count = 1 + (uint32_t)fb_rng_below(&rng, 4);
+        for (uint32_t i = 0; i < a.cfg.provider_count; i++) {
+            a.cfg.providers[i].context_window = (uint32_t)fb_rng_below(&rng, 3) * 1000;
+            a.cfg.providers[i].attempt_timeout_us = (fb_time_us)fb_rng_below(&rng, 3) * S;
+        }
+        a.cfg.context_check = fb_rng_below(&rng, 2);
+        a.cfg.degraded = fb_rng_below(&rng, 2);
+        a.cfg.wait_always = fb_rng_below(&rng, 4) == 0;
+        a.cfg.stream = (fb_stream_policy)fb_rng_below(&rng, 4);
+        uint32_t kind = (uint32_t)fb_rng_below(&rng, 4);
+        if (kind > 0) { /* else no retry policy */
+            fb_retry_config rc = {.attempts = 1 + (uint32_t)fb_rng_below(&rng, 4),
+                                  .backoff = FB_BACKOFF_NONE,
+                                  .retry_after = FB_RETRY_AFTER_IGNORE,
+                                  .attempt_timeout_us = (fb_time_us)fb_rng_below(&rng, 3) * S};
+            if (kind == 2) rc.deadline_us = (fb_time_us)(2 + fb_rng_below(&rng, 8)) * S;
+            if (kind == 3) rc.backoff = FB_BACKOFF_CONSTANT; /* a retry waits */
+            chain_retry(&a, rc);
+        }
+        chain_init(&a);
+        assert_true(a.fb.plain);
+        chain b = a;
+        b.cfg.retry = a.cfg.retry ? &b.retry : NULL;
+        chain_init(&b);
+        b.fb.plain = false;
+
+        uint8_t order[FB_FALLBACK_PROVIDERS_MAX] = {0};
+        uint32_t len = 1 + (uint32_t)fb_rng_below(&rng, a.cfg.provider_count);
+        for (uint32_t i = 0; i < len; i++)
+            order[i] = (uint8_t)((i + (uint32_t)run) % a.cfg.provider_count);
+        bool own = fb_rng_below(&rng, 2);
+        uint32_t tokens = (uint32_t)fb_rng_below(&rng, 2500);
+        fb_time_us now = (fb_time_us)fb_rng_below(&rng, 100) * S;
+        fb_fallback_request ra, rb;
+        fb_fallback_decision da =
+            fb_fallback_begin(&a.fb, &ra, tokens, own ? order : NULL, own ? len : 0, now);
+        fb_fallback_decision db =
+            fb_fallback_begin(&b.fb, &rb, tokens, own ? order : NULL, own ? len : 0, now);
+        for (int step = 0; step < 40; step++) {
+            assert_same_decision(&da, &db);
+            assert_same_request(&ra, &rb);
+            if (da.action == FB_ACT_DONE) break;
+            now += (fb_time_us)fb_rng_below(&rng, 2000) * MS;
+            if (da.action == FB_ACT_WAIT) {
+                da = fb_fallback_resume(&a.fb, &ra, now);
+                db = fb_fallback_resume(&b.fb, &rb, now);
+                continue;
+            }
+            fb_class c = *answers[fb_rng_below(&rng, sizeof answers / sizeof *answers)];
+            c.after_first_token = fb_rng_below(&rng, 6) == 0;
+            if (fb_rng_below(&rng, 6) == 0) c.attempts = 1 + (uint32_t)fb_rng_below(&rng, 4);
+            fb_time_us hint = fb_rng_below(&rng, 2) ? FB_TIME_NONE : 3 * S;
+            short_ways += !c.after_first_token;
+            da = fb_fallback_result(&a.fb, &ra, &c, hint, now);
+            db = fb_fallback_result(&b.fb, &rb, &c, hint, now);
+        }
+    }
+    assert_true(short_ways > 2000); /* the short ways were taken, not only the full one */
+}
+
 static void fallback_non_retryable_outcome_falls_back_at_once(void **state) {
     (void)state;
     chain ch;
@@ -1619,6 +1731,7 @@ int main(void) {
         cmocka_unit_test(fallback_zero_delay_retry_attempts_at_once),
         cmocka_unit_test(fallback_wait_always_makes_each_retry_a_marked_wait),
         cmocka_unit_test(fallback_plain_engine_decides_as_one_with_limits_that_admit_all),
+        cmocka_unit_test(fallback_plain_ways_decide_as_the_full_way_on_random_requests),
         cmocka_unit_test(fallback_non_retryable_outcome_falls_back_at_once),
         cmocka_unit_test(fallback_open_breaker_skips_without_attempt),
         cmocka_unit_test(fallback_half_open_admits_one_requests_probe),
