@@ -241,6 +241,17 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
  */
 bool scn_fault_quiet(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
                      fb_time_us *from, fb_time_us *to);
+/*
+ * The one fault of `phase` active at time t, when there is one alone and it is an
+ * answering fault that decides with one draw against its `fraction` (sampling draw, no
+ * retry_fraction, not a flap): its index i; else -1. scn_fault_decide for that phase
+ * would then ask draw(ctx, i) once and answer with fault i (scn_fault_answer) when the
+ * draw is below its fraction, else leave its effect clear; the answer holds over
+ * scn_fault_quiet's span around t. Lets a caller that asks per attempt skip the walk.
+ */
+int scn_fault_lone(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phase);
+/* Set e's answer (answer, kind, status, error_kind, retry_after_us) to fault i's, f. */
+void scn_fault_answer(const sim_fault *f, uint32_t i, sim_fault_effect *e);
 /* The share of capacity left at time t: the smallest active brownout's (1 when none). */
 double scn_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t);
 

@@ -83,9 +83,10 @@ static inline bool faults_quiet(sim *s, uint32_t p, unsigned k) {
     prov *pr = &s->provs[p];
     if (s->now < pr->quiet_from[k] || s->now >= pr->quiet_to[k]) {
         const sim_provider *pv = &s->sc->providers[p];
-        pr->quiet[k] = scn_fault_quiet(pv->faults, pv->fault_count, s->now,
-                                       k ? SIM_FAULT_SERVICE : SIM_FAULT_ANSWER, &pr->quiet_from[k],
-                                       &pr->quiet_to[k]);
+        unsigned phase = k ? SIM_FAULT_SERVICE : SIM_FAULT_ANSWER;
+        pr->quiet[k] = scn_fault_quiet(pv->faults, pv->fault_count, s->now, phase,
+                                       &pr->quiet_from[k], &pr->quiet_to[k]);
+        if (!k) pr->lone_answer = scn_fault_lone(pv->faults, pv->fault_count, s->now, phase);
     }
     return pr->quiet[k];
 }
@@ -125,16 +126,33 @@ static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, ui
     return scn_dist_draw_us_tab(rng, &s->sc->providers[pi].error_latency_us, s->provs[pi].elat_tab);
 }
 
+/*
+ * What the answering faults do to the attempt: scn_fault_decide's effect, or, when one
+ * plain fault alone is active (a storm's outage), the same from its one draw without the
+ * walk over the timeline. False: none answers.
+ */
+static bool fault_decide_answer(sim *s, uint32_t ai, fb_rng *rng, sim_fault_effect *e) {
+    uint32_t pi = A(s, ai)->provider;
+    const sim_provider *pv = &s->sc->providers[pi];
+    int lone = s->provs[pi].lone_answer;
+    if (lone >= 0) {
+        if (!(draw_uniform(rng, (uint32_t)lone) < pv->faults[lone].fraction)) return false;
+        scn_fault_answer(&pv->faults[lone], (uint32_t)lone, e);
+        return true;
+    }
+    uint8_t retry = A(s, ai)->retry;
+    scn_fault_decide(pv->faults, pv->fault_count, s->now,
+                     SIM_FAULT_ANSWER | (retry ? SIM_FAULT_RETRY_NTH(retry) : 0u),
+                     s->fault_even[pi], draw_uniform, rng, e);
+    return e->answer >= 0;
+}
+
 /* The scripted faults answer the attempt (true) or let it through. */
 static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
     if (faults_quiet(s, A(s, ai)->provider, 0)) return false;
     const sim_provider *pv = &s->sc->providers[A(s, ai)->provider];
     sim_fault_effect e;
-    scn_fault_decide(pv->faults, pv->fault_count, s->now,
-                     SIM_FAULT_ANSWER |
-                         (A(s, ai)->retry ? SIM_FAULT_RETRY_NTH(A(s, ai)->retry) : 0u),
-                     s->fault_even[A(s, ai)->provider], draw_uniform, rng, &e);
-    if (e.answer < 0) return false;
+    if (!fault_decide_answer(s, ai, rng, &e)) return false;
     switch (e.kind) {
     case SIM_FAULT_HANG:
         A(s, ai)->state = A_HANG; /* no answer; the client's timeout ends it */

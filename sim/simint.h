@@ -299,6 +299,7 @@ typedef struct prov {
        [quiet_from[k], quiet_to[k]) when quiet[k] (an empty span at first) */
     bool quiet[2];
     fb_time_us quiet_from[2], quiet_to[2];
+    int lone_answer; /* scn_fault_lone of the answer phase over its quiet span; -1: none */
     /* the lognormal tables of its TTFT and its error latency (NULL: not a lognormal) */
     const fb_lntab *ttft_tab, *elat_tab;
     struct {

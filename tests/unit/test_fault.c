@@ -515,6 +515,57 @@ static void fault_quiet_spans_end_at_the_phase_own_edges(void **state) {
     assert_int_equal(e.hit_count, 0);
 }
 
+/* scn_fault_lone names a plain answering fault alone in its phase, and then decides as
+   scn_fault_decide does: its one draw against its fraction, the same answer. */
+static void fault_lone_decides_as_the_walk_does(void **state) {
+    (void)state;
+    sim_fault f[4] = {fault(SIM_FAULT_OUTAGE, 0.5), fault(SIM_FAULT_SLOW, 1),
+                      fault(SIM_FAULT_POLICY, 1), fault(SIM_FAULT_RATE_LIMIT, 1)};
+    f[0].status = 503;
+    f[0].retry_after_us = 7 * FB_US_PER_S;
+    f[2].at_us = 10 * FB_US_PER_S; /* the policy fault over [10 s, 20 s) */
+    f[2].for_us = 10 * FB_US_PER_S;
+    f[3].at_us = 30 * FB_US_PER_S; /* the rate limit from 30 s on */
+    /* before 10 s the outage is the answer phase's only fault (the slow one serves) */
+    assert_int_equal(scn_fault_lone(f, 4, 1, SIM_FAULT_ANSWER), 0);
+    assert_int_equal(scn_fault_lone(f, 4, 1, SIM_FAULT_SERVICE), -1);
+    /* two answering faults active: none alone */
+    assert_int_equal(scn_fault_lone(f, 4, 10 * FB_US_PER_S, SIM_FAULT_ANSWER), -1);
+    assert_int_equal(scn_fault_lone(f, 4, 20 * FB_US_PER_S, SIM_FAULT_ANSWER), 0);
+    for (int k = 0; k < 2; k++) {
+        script sc = {.values = {k ? 0.49 : 0.5}};
+        sim_fault_effect e, lone;
+        scn_fault_decide(f, 4, 1, SIM_FAULT_ANSWER | SIM_FAULT_RETRY_NTH(3), NULL, scripted, &sc,
+                         &e);
+        assert_int_equal(sc.n, 1);
+        assert_int_equal(sc.asked[0], 0);
+        assert_int_equal(e.answer, k ? 0 : -1); /* 0.49 hits 50%, 0.5 misses */
+        if (!k) continue;
+        scn_fault_answer(&f[0], 0, &lone);
+        assert_int_equal(lone.answer, e.answer);
+        assert_int_equal(lone.kind, e.kind);
+        assert_int_equal(lone.status, e.status);
+        assert_int_equal(lone.error_kind, e.error_kind);
+        assert_int_equal(lone.retry_after_us, e.retry_after_us);
+    }
+    /* the policy fault's answer: 400, content policy, no Retry-After */
+    sim_fault_effect p;
+    scn_fault_answer(&f[2], 2, &p);
+    assert_int_equal(p.status, 400);
+    assert_int_equal(p.error_kind, FB_ERRKIND_CONTENT_POLICY);
+    assert_int_equal(p.retry_after_us, FB_TIME_NONE);
+    /* a fault that does not decide with one draw of its fraction is never alone */
+    sim_fault g = fault(SIM_FAULT_OUTAGE, 1);
+    g.sampling = SIM_SAMPLING_EVEN;
+    assert_int_equal(scn_fault_lone(&g, 1, 0, SIM_FAULT_ANSWER), -1);
+    g = fault(SIM_FAULT_OUTAGE, 1);
+    g.retry_fraction.n = 1;
+    assert_int_equal(scn_fault_lone(&g, 1, 0, SIM_FAULT_ANSWER), -1);
+    g = fault(SIM_FAULT_FLAP, 1);
+    g.period_us = FB_US_PER_S;
+    assert_int_equal(scn_fault_lone(&g, 1, 0, SIM_FAULT_ANSWER), -1);
+}
+
 /* Recorded hits: the first attempts go as the record says while it lasts, then evenly (the
    count going on from there); retries keep their even share; no draw is asked. */
 static void fault_even_replays_its_recorded_hits(void **state) {
@@ -629,6 +680,7 @@ int main(void) {
         cmocka_unit_test(fault_even_splits_first_attempts_and_retries),
         cmocka_unit_test(fault_even_replays_its_recorded_hits),
         cmocka_unit_test(fault_quiet_spans_end_at_the_phase_own_edges),
+        cmocka_unit_test(fault_lone_decides_as_the_walk_does),
         cmocka_unit_test(fault_a_retry_meets_the_share_of_its_number),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
