@@ -302,6 +302,7 @@ static void start_service(sim *s, uint32_t ai) {
     memset(&a->reply, 0, sizeof a->reply);
     a->reply.should_retry = -1;
     a->reply.status = 200;
+    a->hint_us = FB_TIME_NONE;
     if (e.midstream >= 0 && e.after_tokens < a->tokens_out) {
         dur = service_us(ttft + per * (double)e.after_tokens);
         break_answer(a, &e);

@@ -264,9 +264,14 @@ void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
     handle_decision(s, ri, depth, &d);
 }
 
-/* A provider attempt of request ri, filled in but not sent: its index in *out. */
-int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
-                     uint32_t *out) {
+/*
+ * A provider attempt of request ri, filled in but not sent: its index in *out.
+ * Always inlined into send_attempt (a call of six arguments per attempt);
+ * hedging.c's attempts take sim__new_attempt.
+ */
+__attribute__((always_inline)) static inline int new_attempt(sim *s, uint32_t ri, uint8_t provider,
+                                                             fb_time_us timeout_us, bool resume,
+                                                             uint32_t *out) {
     req *r = R(s, ri);
     uint32_t ai;
     int rc = sim__pool_take_dirty(&s->atts, &ai);
@@ -276,24 +281,24 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
     }
     attempt *a = A(s, ai);
     /*
-     * Every field but its generation set here: those below are written
-     * anyway, these zeroed (a memset of the whole is a `rep stos` of 11
-     * words, per attempt).
+     * Every field but its generation, its reply and its hint set here:
+     * those below are written anyway, these zeroed (a memset of the whole
+     * is a `rep stos` of 11 words, per attempt). The reply and its hint are
+     * written by whatever answers the attempt (provider.c: reply_now,
+     * start_service; the port) before anything reads them.
      */
     a->state = A_FREE;
     a->abandoned = false;
     a->queued_us = 0;
     a->timer_armed = false;
-    a->reply = (fb_reply){0};
     if (s->att_x) memset(a->x, 0, sizeof(attx));
     a->provider = provider;
     a->req = ri;
     a->req_gen = r->gen;
     a->tokens_in = r->prompt_tokens;
     a->tokens_out = resume ? r->tokens_left : r->completion_tokens;
-    a->hint_us = FB_TIME_NONE;
-    a->stream = s->sc->classes[r->cls].stream;
-    a->keeps_partial = layer_at(s, r, r->stack->depth - 1)->cfg->stream == FB_STREAM_RESUME;
+    a->stream = s->class_att[r->cls].stream;
+    a->keeps_partial = s->class_att[r->cls].keeps_partial;
     a->start_us = s->now;
     a->retry = (uint8_t)(r->sent < 255 ? r->sent : 255);
     a->timeout_at_us = timeout_us > 0 ? s->now + timeout_us : FB_TIME_MAX;
@@ -307,10 +312,15 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
     return FB_OK;
 }
 
+int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
+                     uint32_t *out) {
+    return new_attempt(s, ri, provider, timeout_us, resume, out);
+}
+
 static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     req *r = R(s, ri);
     uint32_t ai;
-    if (sim__new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai) != FB_OK) return;
+    if (new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai) != FB_OK) return;
     r->attempt = ai + 1;
     sim__stat_attempt(s, A(s, ai));
     if (r->gw == GW_HELD) sim__stat_gateway_attempt(s, r->seat);

@@ -550,7 +550,10 @@ int sim__setup(sim *s) {
     next_starts(s);
     for (uint32_t c = 0; c < sc->class_count; c++) {
         s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
-        s->class_stack[c] = scn_policy_stack(s->pol, c);
+        const sim_stack *st = s->class_stack[c] = scn_policy_stack(s->pol, c);
+        s->class_att[c].stream = sc->classes[c].stream;
+        s->class_att[c].keeps_partial =
+            st->depth > 0 && s->pol->layers[st->layer[st->depth - 1]].stream == FB_STREAM_RESUME;
         sim__stat_class_exposure(s, s->class_exposed[c]);
     }
     rc = setup_spillover(s);

@@ -383,6 +383,11 @@ typedef struct sim {
     uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
     const sim_stack *class_stack[SIM_CLASSES_MAX]; /* scn_policy_stack, once per class */
+    /* what a class's attempts carry from it: its stream flag, and whether its stack's innermost
+       layer resumes a broken stream (keeps its tokens) */
+    struct {
+        bool stream, keeps_partial;
+    } class_att[SIM_CLASSES_MAX];
     /* a class's lognormal tables (NULL: not a lognormal): prompt and completion tokens,
        service; with the providers' (prov), in lntabs (malloc), one per set of parameters */
     const fb_lntab *class_tab[SIM_CLASSES_MAX][3];
