@@ -66,11 +66,18 @@ static bool output_used(const attempt *a) {
  * over by then: most attempts end earlier, and their timers would only fill
  * the heap. A reply due exactly at the timeout is accepted.
  */
-static void arm_timeout(sim *s, uint32_t ai, fb_time_us done_at) {
+static void arm_timer(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
-    if (a->timer_armed || a->timeout_at_us == FB_TIME_MAX || done_at <= a->timeout_at_us) return;
     a->timer_armed = true;
     sim__push(s, a->timeout_at_us, EV_ATTEMPT_TIMEOUT, ai, a->gen, 0);
+}
+
+/* Its test inline, the push (rare: most attempts end earlier) out of line. */
+static inline __attribute__((always_inline)) void arm_timeout(sim *s, uint32_t ai,
+                                                              fb_time_us done_at) {
+    attempt *a = A(s, ai);
+    if (a->timer_armed || a->timeout_at_us == FB_TIME_MAX || done_at <= a->timeout_at_us) return;
+    arm_timer(s, ai);
 }
 
 /*
@@ -86,7 +93,12 @@ static inline bool faults_quiet(sim *s, uint32_t p, unsigned k) {
         unsigned phase = k ? SIM_FAULT_SERVICE : SIM_FAULT_ANSWER;
         pr->quiet[k] = scn_fault_quiet(pv->faults, pv->fault_count, s->now, phase,
                                        &pr->quiet_from[k], &pr->quiet_to[k]);
-        if (!k) pr->lone_answer = scn_fault_lone(pv->faults, pv->fault_count, s->now, phase);
+        if (!k) {
+            pr->lone_answer = scn_fault_lone(pv->faults, pv->fault_count, s->now, phase);
+            if (pr->lone_answer >= 0)
+                scn_fault_answer(&pv->faults[pr->lone_answer], (uint32_t)pr->lone_answer,
+                                 &pr->lone_effect);
+        }
     }
     return pr->quiet[k];
 }
@@ -127,33 +139,35 @@ static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, ui
 }
 
 /*
- * What the answering faults do to the attempt: scn_fault_decide's effect, or, when one
- * plain fault alone is active (a storm's outage), the same from its one draw without the
- * walk over the timeline. False: none answers.
+ * What the answering faults do to the attempt: scn_fault_decide's effect in *e, or, when
+ * one plain fault alone is active (a storm's outage), the same from its one draw without
+ * the walk over the timeline: its answer, kept with the span (lone_effect). NULL: none
+ * answers.
  */
-static bool fault_decide_answer(sim *s, uint32_t ai, fb_rng *rng, sim_fault_effect *e) {
+static const sim_fault_effect *fault_decide_answer(sim *s, uint32_t ai, fb_rng *rng,
+                                                   sim_fault_effect *e) {
     uint32_t pi = A(s, ai)->provider;
     const sim_provider *pv = &s->sc->providers[pi];
-    int lone = s->provs[pi].lone_answer;
-    if (lone >= 0) {
-        if (!(draw_uniform(rng, (uint32_t)lone) < pv->faults[lone].fraction)) return false;
-        scn_fault_answer(&pv->faults[lone], (uint32_t)lone, e);
-        return true;
+    const prov *pr = &s->provs[pi];
+    if (pr->lone_answer >= 0) {
+        uint32_t i = (uint32_t)pr->lone_answer;
+        return draw_uniform(rng, i) < pv->faults[i].fraction ? &pr->lone_effect : NULL;
     }
     uint8_t retry = A(s, ai)->retry;
     scn_fault_decide(pv->faults, pv->fault_count, s->now,
                      SIM_FAULT_ANSWER | (retry ? SIM_FAULT_RETRY_NTH(retry) : 0u),
                      s->fault_even[pi], draw_uniform, rng, e);
-    return e->answer >= 0;
+    return e->answer >= 0 ? e : NULL;
 }
 
 /* The scripted faults answer the attempt (true) or let it through. */
 static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
     if (faults_quiet(s, A(s, ai)->provider, 0)) return false;
     const sim_provider *pv = &s->sc->providers[A(s, ai)->provider];
-    sim_fault_effect e;
-    if (!fault_decide_answer(s, ai, rng, &e)) return false;
-    switch (e.kind) {
+    sim_fault_effect decided;
+    const sim_fault_effect *e = fault_decide_answer(s, ai, rng, &decided);
+    if (!e) return false;
+    switch (e->kind) {
     case SIM_FAULT_HANG:
         A(s, ai)->state = A_HANG; /* no answer; the client's timeout ends it */
         arm_timeout(s, ai, FB_TIME_MAX);
@@ -163,11 +177,11 @@ static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
                   error_latency(s, ai, rng));
         break;
     default: {
-        fb_error_kind k = e.error_kind ? e.error_kind : kind_for_status(e.status);
+        fb_error_kind k = e->error_kind ? e->error_kind : kind_for_status(e->status);
         /* a fault with a latency of its own draws it instead of the provider's error latency */
-        const sim_dist *own = scn_fault_latency(&pv->faults[e.answer]);
+        const sim_dist *own = scn_fault_latency(&pv->faults[e->answer]);
         fb_time_us elat = own ? scn_dist_draw_us(rng, own) : error_latency(s, ai, rng);
-        reply_now(s, ai, e.status, k, FB_TRANSPORT_NONE, e.retry_after_us, elat);
+        reply_now(s, ai, e->status, k, FB_TRANSPORT_NONE, e->retry_after_us, elat);
         break;
     }
     }

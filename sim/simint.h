@@ -300,6 +300,7 @@ typedef struct prov {
     bool quiet[2];
     fb_time_us quiet_from[2], quiet_to[2];
     int lone_answer; /* scn_fault_lone of the answer phase over its quiet span; -1: none */
+    sim_fault_effect lone_effect; /* its answer (scn_fault_answer), when there is one */
     /* the lognormal tables of its TTFT and its error latency (NULL: not a lognormal) */
     const fb_lntab *ttft_tab, *elat_tab;
     struct {
