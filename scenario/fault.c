@@ -199,8 +199,8 @@ int scn_fault_lone(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned p
     }
     if (lone < 0) return -1;
     const sim_fault *f = &faults[lone];
-    bool one_draw = f->kind != SIM_FAULT_FLAP && f->sampling == SIM_SAMPLING_DRAW &&
-                    f->retry_fraction.n == 0;
+    bool one_draw =
+        f->kind != SIM_FAULT_FLAP && f->sampling == SIM_SAMPLING_DRAW && f->retry_fraction.n == 0;
     return phase == SIM_FAULT_ANSWER && one_draw ? lone : -1;
 }
 

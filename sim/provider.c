@@ -80,6 +80,22 @@ static inline __attribute__((always_inline)) void arm_timeout(sim *s, uint32_t a
     arm_timer(s, ai);
 }
 
+static fb_error_kind kind_for_status(int status) {
+    if (status == 429) return FB_ERRKIND_RATE_LIMIT;
+    if (status == 529) return FB_ERRKIND_OVERLOADED;
+    return FB_ERRKIND_NONE;
+}
+
+/* What an answering fault's effect e makes of the attempt's answer. */
+static void fault_reply_of(const sim_provider *pv, const sim_fault_effect *e, fault_reply *out) {
+    out->kind = e->kind;
+    out->status = e->status;
+    out->error_kind = e->error_kind ? e->error_kind : kind_for_status(e->status);
+    out->retry_after_us = e->retry_after_us;
+    /* a fault with a latency of its own draws it instead of the provider's error latency */
+    out->latency = scn_fault_latency(&pv->faults[e->answer]);
+}
+
 /*
  * No fault of provider p's timeline in phase k (0: SIM_FAULT_ANSWER, 1:
  * SIM_FAULT_SERVICE) is active now: scn_fault_decide would draw nothing and
@@ -94,10 +110,13 @@ static inline bool faults_quiet(sim *s, uint32_t p, unsigned k) {
         pr->quiet[k] = scn_fault_quiet(pv->faults, pv->fault_count, s->now, phase,
                                        &pr->quiet_from[k], &pr->quiet_to[k]);
         if (!k) {
-            pr->lone_answer = scn_fault_lone(pv->faults, pv->fault_count, s->now, phase);
-            if (pr->lone_answer >= 0)
-                scn_fault_answer(&pv->faults[pr->lone_answer], (uint32_t)pr->lone_answer,
-                                 &pr->lone_effect);
+            pr->lone_answer = (int16_t)scn_fault_lone(pv->faults, pv->fault_count, s->now, phase);
+            if (pr->lone_answer >= 0) {
+                sim_fault_effect e;
+                scn_fault_answer(&pv->faults[pr->lone_answer], (uint32_t)pr->lone_answer, &e);
+                fault_reply_of(pv, &e, &pr->lone_reply);
+                pr->lone_fraction = pv->faults[pr->lone_answer].fraction;
+            }
         }
     }
     return pr->quiet[k];
@@ -111,8 +130,9 @@ static double draw_uniform(void *ctx, uint32_t fault) {
 
 /* ---- admission ---- */
 
-static void reply_now(sim *s, uint32_t ai, int status, fb_error_kind kind, fb_transport tr,
-                      fb_time_us hint, fb_time_us delay) {
+static inline __attribute__((always_inline)) void reply_now(sim *s, uint32_t ai, int status,
+                                                            fb_error_kind kind, fb_transport tr,
+                                                            fb_time_us hint, fb_time_us delay) {
     attempt *a = A(s, ai);
     memset(&a->reply, 0, sizeof a->reply);
     a->reply.status = status;
@@ -125,12 +145,6 @@ static void reply_now(sim *s, uint32_t ai, int status, fb_error_kind kind, fb_tr
     arm_timeout(s, ai, s->now + delay);
 }
 
-static fb_error_kind kind_for_status(int status) {
-    if (status == 429) return FB_ERRKIND_RATE_LIMIT;
-    if (status == 529) return FB_ERRKIND_OVERLOADED;
-    return FB_ERRKIND_NONE;
-}
-
 /* The error latency of an attempt answered with an error: drawn only then, from its stream. */
 static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, uint32_t ai,
                                                                       fb_rng *rng) {
@@ -139,35 +153,35 @@ static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, ui
 }
 
 /*
- * What the answering faults do to the attempt: scn_fault_decide's effect in *e, or, when
- * one plain fault alone is active (a storm's outage), the same from its one draw without
- * the walk over the timeline: its answer, kept with the span (lone_effect). NULL: none
- * answers.
+ * What the answering faults make of the attempt's answer: from scn_fault_decide's effect
+ * (in *out), or, when one plain fault alone is active (a storm's outage), from its one
+ * draw without the walk over the timeline: its answer, kept with the span (lone_reply).
+ * NULL: none answers.
  */
-static const sim_fault_effect *fault_decide_answer(sim *s, uint32_t ai, fb_rng *rng,
-                                                   sim_fault_effect *e) {
+static const fault_reply *fault_decide_answer(sim *s, uint32_t ai, fb_rng *rng, fault_reply *out) {
     uint32_t pi = A(s, ai)->provider;
-    const sim_provider *pv = &s->sc->providers[pi];
     const prov *pr = &s->provs[pi];
-    if (pr->lone_answer >= 0) {
-        uint32_t i = (uint32_t)pr->lone_answer;
-        return draw_uniform(rng, i) < pv->faults[i].fraction ? &pr->lone_effect : NULL;
-    }
+    if (pr->lone_answer >= 0)
+        return draw_uniform(rng, (uint32_t)pr->lone_answer) < pr->lone_fraction ? &pr->lone_reply
+                                                                                : NULL;
+    const sim_provider *pv = &s->sc->providers[pi];
     uint8_t retry = A(s, ai)->retry;
+    sim_fault_effect e;
     scn_fault_decide(pv->faults, pv->fault_count, s->now,
                      SIM_FAULT_ANSWER | (retry ? SIM_FAULT_RETRY_NTH(retry) : 0u),
-                     s->fault_even[pi], draw_uniform, rng, e);
-    return e->answer >= 0 ? e : NULL;
+                     s->fault_even[pi], draw_uniform, rng, &e);
+    if (e.answer < 0) return NULL;
+    fault_reply_of(pv, &e, out);
+    return out;
 }
 
 /* The scripted faults answer the attempt (true) or let it through. */
 static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
     if (faults_quiet(s, A(s, ai)->provider, 0)) return false;
-    const sim_provider *pv = &s->sc->providers[A(s, ai)->provider];
-    sim_fault_effect decided;
-    const sim_fault_effect *e = fault_decide_answer(s, ai, rng, &decided);
-    if (!e) return false;
-    switch (e->kind) {
+    fault_reply decided;
+    const fault_reply *fr = fault_decide_answer(s, ai, rng, &decided);
+    if (!fr) return false;
+    switch (fr->kind) {
     case SIM_FAULT_HANG:
         A(s, ai)->state = A_HANG; /* no answer; the client's timeout ends it */
         arm_timeout(s, ai, FB_TIME_MAX);
@@ -177,11 +191,9 @@ static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
                   error_latency(s, ai, rng));
         break;
     default: {
-        fb_error_kind k = e->error_kind ? e->error_kind : kind_for_status(e->status);
-        /* a fault with a latency of its own draws it instead of the provider's error latency */
-        const sim_dist *own = scn_fault_latency(&pv->faults[e->answer]);
-        fb_time_us elat = own ? scn_dist_draw_us(rng, own) : error_latency(s, ai, rng);
-        reply_now(s, ai, e->status, k, FB_TRANSPORT_NONE, e->retry_after_us, elat);
+        fb_time_us elat =
+            fr->latency ? scn_dist_draw_us(rng, fr->latency) : error_latency(s, ai, rng);
+        reply_now(s, ai, fr->status, fr->error_kind, FB_TRANSPORT_NONE, fr->retry_after_us, elat);
         break;
     }
     }

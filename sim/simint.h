@@ -281,6 +281,15 @@ typedef struct codel {
     fb_time_us drop_next_us;
 } codel;
 
+/* What an answering fault makes of an attempt's answer (provider.c). */
+typedef struct fault_reply {
+    sim_fault_kind kind;
+    int status;
+    fb_error_kind error_kind; /* the status's own when the fault names none */
+    fb_time_us retry_after_us;
+    const sim_dist *latency; /* its own (scn_fault_latency); NULL: the provider's error latency */
+} fault_reply;
+
 typedef struct prov {
     uint32_t busy;
     sim_fifo queue; /* of ref */
@@ -298,9 +307,10 @@ typedef struct prov {
     /* provider.c's faults_quiet: no fault of phase k (0 answer, 1 service) is active over
        [quiet_from[k], quiet_to[k]) when quiet[k] (an empty span at first) */
     bool quiet[2];
+    int16_t lone_answer; /* scn_fault_lone of the answer phase over its quiet span; -1: none */
     fb_time_us quiet_from[2], quiet_to[2];
-    int lone_answer; /* scn_fault_lone of the answer phase over its quiet span; -1: none */
-    sim_fault_effect lone_effect; /* its answer (scn_fault_answer), when there is one */
+    double lone_fraction;   /* ... its fraction */
+    fault_reply lone_reply; /* ... its answer */
     /* the lognormal tables of its TTFT and its error latency (NULL: not a lognormal) */
     const fb_lntab *ttft_tab, *elat_tab;
     struct {
