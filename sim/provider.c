@@ -73,9 +73,8 @@ static void arm_timer(sim *s, uint32_t ai) {
 }
 
 /* Its test inline, the push (rare: most attempts end earlier) out of line. */
-static inline __attribute__((always_inline)) void arm_timeout(sim *s, uint32_t ai,
+static inline __attribute__((always_inline)) void arm_timeout(sim *s, uint32_t ai, attempt *a,
                                                               fb_time_us done_at) {
-    attempt *a = A(s, ai);
     if (a->timer_armed || a->timeout_at_us == FB_TIME_MAX || done_at <= a->timeout_at_us) return;
     arm_timer(s, ai);
 }
@@ -130,10 +129,10 @@ static double draw_uniform(void *ctx, uint32_t fault) {
 
 /* ---- admission ---- */
 
-static inline __attribute__((always_inline)) void reply_now(sim *s, uint32_t ai, int status,
-                                                            fb_error_kind kind, fb_transport tr,
-                                                            fb_time_us hint, fb_time_us delay) {
-    attempt *a = A(s, ai);
+static inline __attribute__((always_inline)) void reply_now(sim *s, uint32_t ai, attempt *a,
+                                                            int status, fb_error_kind kind,
+                                                            fb_transport tr, fb_time_us hint,
+                                                            fb_time_us delay) {
     memset(&a->reply, 0, sizeof a->reply);
     a->reply.status = status;
     a->reply.error_kind = kind;
@@ -142,13 +141,13 @@ static inline __attribute__((always_inline)) void reply_now(sim *s, uint32_t ai,
     a->hint_us = hint;
     a->state = A_REPLYING;
     sim__push(s, s->now + delay, EV_REPLY, ai, a->gen, 0);
-    arm_timeout(s, ai, s->now + delay);
+    arm_timeout(s, ai, a, s->now + delay);
 }
 
 /* The error latency of an attempt answered with an error: drawn only then, from its stream. */
-static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, uint32_t ai,
+static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, const attempt *a,
                                                                       fb_rng *rng) {
-    uint32_t pi = A(s, ai)->provider;
+    uint32_t pi = a->provider;
     return scn_dist_draw_us_tab(rng, &s->sc->providers[pi].error_latency_us, s->provs[pi].elat_tab);
 }
 
@@ -158,14 +157,15 @@ static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, ui
  * draw without the walk over the timeline: its answer, kept with the span (lone_reply).
  * NULL: none answers.
  */
-static const fault_reply *fault_decide_answer(sim *s, uint32_t ai, fb_rng *rng, fault_reply *out) {
-    uint32_t pi = A(s, ai)->provider;
+static const fault_reply *fault_decide_answer(sim *s, const attempt *a, fb_rng *rng,
+                                              fault_reply *out) {
+    uint32_t pi = a->provider;
     const prov *pr = &s->provs[pi];
     if (pr->lone_answer >= 0)
         return draw_uniform(rng, (uint32_t)pr->lone_answer) < pr->lone_fraction ? &pr->lone_reply
                                                                                 : NULL;
     const sim_provider *pv = &s->sc->providers[pi];
-    uint8_t retry = A(s, ai)->retry;
+    uint8_t retry = a->retry;
     sim_fault_effect e;
     scn_fault_decide(pv->faults, pv->fault_count, s->now,
                      SIM_FAULT_ANSWER | (retry ? SIM_FAULT_RETRY_NTH(retry) : 0u),
@@ -176,24 +176,25 @@ static const fault_reply *fault_decide_answer(sim *s, uint32_t ai, fb_rng *rng, 
 }
 
 /* The scripted faults answer the attempt (true) or let it through. */
-static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
-    if (faults_quiet(s, A(s, ai)->provider, 0)) return false;
+static bool fault_answers(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
+    if (faults_quiet(s, a->provider, 0)) return false;
     fault_reply decided;
-    const fault_reply *fr = fault_decide_answer(s, ai, rng, &decided);
+    const fault_reply *fr = fault_decide_answer(s, a, rng, &decided);
     if (!fr) return false;
     switch (fr->kind) {
     case SIM_FAULT_HANG:
-        A(s, ai)->state = A_HANG; /* no answer; the client's timeout ends it */
-        arm_timeout(s, ai, FB_TIME_MAX);
+        a->state = A_HANG; /* no answer; the client's timeout ends it */
+        arm_timeout(s, ai, a, FB_TIME_MAX);
         break;
     case SIM_FAULT_RESET:
-        reply_now(s, ai, 0, FB_ERRKIND_NONE, FB_TRANSPORT_RESET, FB_TIME_NONE,
-                  error_latency(s, ai, rng));
+        reply_now(s, ai, a, 0, FB_ERRKIND_NONE, FB_TRANSPORT_RESET, FB_TIME_NONE,
+                  error_latency(s, a, rng));
         break;
     default: {
         fb_time_us elat =
-            fr->latency ? scn_dist_draw_us(rng, fr->latency) : error_latency(s, ai, rng);
-        reply_now(s, ai, fr->status, fr->error_kind, FB_TRANSPORT_NONE, fr->retry_after_us, elat);
+            fr->latency ? scn_dist_draw_us(rng, fr->latency) : error_latency(s, a, rng);
+        reply_now(s, ai, a, fr->status, fr->error_kind, FB_TRANSPORT_NONE, fr->retry_after_us,
+                  elat);
         break;
     }
     }
@@ -201,8 +202,7 @@ static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
 }
 
 /* The RPM/TPM buckets: a 429 when either is empty (true), else take from both. */
-static bool buckets_refuse(sim *s, uint32_t ai, fb_rng *rng) {
-    attempt *a = A(s, ai);
+static bool buckets_refuse(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     uint32_t pi = a->provider;
     prov *p = &s->provs[pi];
     int64_t tokens = (int64_t)a->tokens_in + a->tokens_out;
@@ -215,8 +215,8 @@ static bool buckets_refuse(sim *s, uint32_t ai, fb_rng *rng) {
         if (s->sc->providers[pi].limit_retry_after && w != FB_TIME_MAX)
             hint = (w + FB_US_PER_S - 1) / FB_US_PER_S * FB_US_PER_S; /* whole seconds */
         sim__stat_tally(s, pi, T_CAPACITY_429);
-        reply_now(s, ai, 429, FB_ERRKIND_RATE_LIMIT, FB_TRANSPORT_NONE, hint,
-                  error_latency(s, ai, rng));
+        reply_now(s, ai, a, 429, FB_ERRKIND_RATE_LIMIT, FB_TRANSPORT_NONE, hint,
+                  error_latency(s, a, rng));
         return true;
     }
     if (p->has_rpm) fb_bucket_take(&p->rpm, 1, s->now);
@@ -225,8 +225,7 @@ static bool buckets_refuse(sim *s, uint32_t ai, fb_rng *rng) {
 }
 
 /* A free slot serves it; else it waits in the queue; else the overload answer. */
-static void admit(sim *s, uint32_t ai, fb_rng *rng) {
-    attempt *a = A(s, ai);
+static void admit(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     uint32_t pi = a->provider;
     const sim_provider *pv = &s->sc->providers[pi];
     prov *p = &s->provs[pi];
@@ -240,13 +239,13 @@ static void admit(sim *s, uint32_t ai, fb_rng *rng) {
         }
         a->state = A_QUEUED;
         a->queued_us = s->now;
-        arm_timeout(s, ai, FB_TIME_MAX);
+        arm_timeout(s, ai, a, FB_TIME_MAX);
         p->qlive++;
         sim__stat_provider_queued(s, pi);
     } else {
         sim__stat_tally(s, pi, T_OVERLOADED);
-        reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status),
-                  FB_TRANSPORT_NONE, FB_TIME_NONE, error_latency(s, ai, rng));
+        reply_now(s, ai, a, pv->overload_status, kind_for_status(pv->overload_status),
+                  FB_TRANSPORT_NONE, FB_TIME_NONE, error_latency(s, a, rng));
     }
 }
 
@@ -259,14 +258,14 @@ void sim__provider_arrive(sim *s, uint32_t ai) {
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
     /* the error latency is drawn by the answer that uses it (error_latency), after the
        fault's draws: a served attempt draws none (random streams fusebox-3, docs/rng.md) */
-    if (fault_answers(s, ai, rng)) return;
+    if (fault_answers(s, ai, a, rng)) return;
     if (pv->context_window > 0 && (uint64_t)a->tokens_in + a->tokens_out > pv->context_window) {
-        reply_now(s, ai, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE,
-                  error_latency(s, ai, rng));
+        reply_now(s, ai, a, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE,
+                  error_latency(s, a, rng));
         return;
     }
-    if (buckets_refuse(s, ai, rng)) return;
-    admit(s, ai, rng);
+    if (buckets_refuse(s, ai, a, rng)) return;
+    admit(s, ai, a, rng);
 }
 
 /* ---- service ---- */
@@ -334,7 +333,7 @@ static void start_service(sim *s, uint32_t ai) {
         break_answer(a, &e);
     }
     sim__push(s, s->now + dur, EV_SERVICE_DONE, ai, a->gen, 0);
-    arm_timeout(s, ai, s->now + dur);
+    arm_timeout(s, ai, a, s->now + dur);
 }
 
 /* ---- the queue's discipline ---- */
@@ -367,9 +366,9 @@ static void shed(sim *s, uint32_t ai) {
         sim__pool_release(&s->atts, ai);
         return;
     }
-    fb_time_us elat = error_latency(s, ai, &R(s, a->req)->rng);
-    reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status), FB_TRANSPORT_NONE,
-              FB_TIME_NONE, elat);
+    fb_time_us elat = error_latency(s, a, &R(s, a->req)->rng);
+    reply_now(s, ai, a, pv->overload_status, kind_for_status(pv->overload_status),
+              FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
 }
 
 /* drop_expired: an attempt whose client gave up is dropped when it reaches the head. */
@@ -585,7 +584,7 @@ void sim__port_send(sim *s, uint32_t ai) {
     a->state = A_PORT;
     s->provs[a->provider].busy++;
     sim__stat_provider_busy(s, a->provider);
-    arm_timeout(s, ai, FB_TIME_MAX);
+    arm_timeout(s, ai, a, FB_TIME_MAX);
 }
 
 /* Request ri ends with `end`: the port hears of it when it traces requests. */
