@@ -187,16 +187,25 @@ static const lay *layer_at(const sim *s, const req *r, uint32_t depth) {
     return &s->lays[r->stack->layer[depth]];
 }
 
-/* Layer `depth` received a result (class outcome o): the last, and the first if it is. */
-static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end cause, fb_outcome o) {
+/*
+ * Layer `depth` received a result (class outcome o): the last, and the first if it is.
+ * The replies themselves are raised to the layer outside (raise_outside): the outermost
+ * layer (depth 0) has none, and keeps only how they ended.
+ */
+static void keep_result(hop *h, uint32_t depth, const fb_reply *rep, fb_time_us hint, sim_end cause,
+                        fb_outcome o) {
     if (!h->has_last) {
-        h->first = *rep;
-        h->first_hint_us = hint;
+        if (depth > 0) {
+            h->first = *rep;
+            h->first_hint_us = hint;
+        }
         h->first_cause = cause;
         h->first_outcome = o;
     }
-    h->last = *rep;
-    h->last_hint_us = hint;
+    if (depth > 0) {
+        h->last = *rep;
+        h->last_hint_us = hint;
+    }
     h->has_last = true;
     h->cause = cause;
 }
@@ -504,7 +513,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     const lay *L = layer_at(s, r, depth);
     h->serial++; /* its timeout, if any, is moot */
     fb_class c = classify_at(L, rep, h->target);
-    keep_result(h, rep, hint, cause, c.outcome);
+    keep_result(h, depth, rep, hint, cause, c.outcome);
     r->state = R_CALLING;
     fb_fallback_decision d = fb_fallback_result(
         pod_fb(s, seat_at(r, depth), r->stack->layer[depth]), &h->fr, &c, hint, s->now);
@@ -523,14 +532,13 @@ fb_class sim__classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi) {
  * Always inlined: sim__deliver hands it every answer (a call of eight
  * arguments per attempt).
  */
-__attribute__((always_inline)) static inline void inner_answer(sim *s, uint32_t ri, uint32_t pi,
-                                                               const fb_reply *rep,
+__attribute__((always_inline)) static inline void inner_answer(sim *s, uint32_t ri, req *r,
+                                                               uint32_t pi, const fb_reply *rep,
                                                                const fb_class *c, fb_time_us hint,
                                                                uint32_t out, bool hedged) {
-    req *r = R(s, ri);
     uint32_t inner = r->stack->depth - 1;
     hop *h = &r->hops[inner];
-    keep_result(h, rep, hint, SIM_END_COUNT, c->outcome); /* a provider's answer, not a layer's */
+    keep_result(h, inner, rep, hint, SIM_END_COUNT, c->outcome); /* a provider's, not a layer's */
     fb_fallback_decision d = fb_fallback_result(pod_fb(s, seat_inner(r), r->stack->layer[inner]),
                                                 &h->fr, c, hint, s->now);
     bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;
@@ -543,7 +551,7 @@ void sim__inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb
                        uint32_t out) {
     req *r = R(s, ri);
     fb_class c = sim__classify_inner(s, r, rep, pi);
-    inner_answer(s, ri, pi, rep, &c, hint, out, true);
+    inner_answer(s, ri, r, pi, rep, &c, hint, out, true);
 }
 
 /* The reply of attempt ai reaches its client (if the client still waits). */
@@ -576,7 +584,7 @@ void sim__deliver(sim *s, uint32_t ai) {
         sim__stat_stream_failure(s, r, out, resumed);
         if (resumed) r->tokens_left -= out;
     }
-    inner_answer(s, ri, pi, &reply, &c, hint, out, false);
+    inner_answer(s, ri, r, pi, &reply, &c, hint, out, false);
 }
 
 static fb_reply timeout_reply(void) {
