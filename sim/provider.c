@@ -272,8 +272,7 @@ void sim__provider_arrive(sim *s, uint32_t ai) {
 
 /* A service time from doubles, bounded so that no time sum can overflow. */
 static fb_time_us service_us(double us) {
-    if (!(us > 0)) return 0;
-    return us > 1e15 ? (fb_time_us)1e15 : (fb_time_us)llround(us);
+    return scn__bound_us(us); /* llround's value, without the call */
 }
 
 /* A served attempt broken by a midstream fault after `after` tokens. */
@@ -311,18 +310,32 @@ static void start_service(sim *s, uint32_t ai) {
     /* latency draws come from the request's stream: the same request sees the
      * same latency under every variant as long as it makes the same attempts */
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
+    const prov *pr = &s->provs[a->provider];
     sim_fault_effect e;
-    if (faults_quiet(s, a->provider, 1))
-        scn_fault_clear(&e);
-    else
+    bool faulted = !faults_quiet(s, a->provider, 1);
+    if (faulted)
         scn_fault_decide(pv->faults, pv->fault_count, s->now,
                          SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY_NTH(a->retry) : 0u),
                          s->fault_even[a->provider], draw_uniform, rng, &e);
-    double load = load_factor(s, a->provider);
-    double ttft = (double)scn_dist_draw_us_tab(rng, &pv->ttft_us, s->provs[a->provider].ttft_tab) *
-                      e.slow * load +
-                  (double)e.delay_us;
-    double per = (double)pv->per_token_us * e.slow * load;
+    else
+        scn_fault_clear(&e);
+    /*
+     * (ttft x slow x load + delay) + per x slow x load x tokens: without a
+     * fault in the service phase the factor is 1 and the delay 0, without
+     * latency.load the load is 1, and skipping them changes no bit.
+     */
+    double ttft = (double)scn_dist_draw_us_tab(rng, &pv->ttft_us, pr->ttft_tab);
+    double per = (double)pv->per_token_us;
+    if (faulted) {
+        ttft *= e.slow;
+        per *= e.slow;
+    }
+    if (pr->loaded) {
+        double load = load_factor(s, a->provider);
+        ttft *= load;
+        per *= load;
+    }
+    if (faulted) ttft += (double)e.delay_us;
     fb_time_us dur = service_us(ttft + per * (double)a->tokens_out);
     memset(&a->reply, 0, sizeof a->reply);
     a->reply.should_retry = -1;

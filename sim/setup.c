@@ -130,6 +130,7 @@ static int setup_providers(sim *s) {
             if (fb_bucket_init(&pr->tpm, pv->tpm, FB_US_PER_MIN, 0) != FB_OK) return FB_ERANGE;
         }
         pr->disturbed = pv->fault_count > 0;
+        pr->loaded = pv->load_in_service != 0 || pv->load_queued != 0;
         scn_fault_even_init(s->fault_even[p], pv->fault_count, s->sc->seed, p);
         for (uint32_t f = 0; f < pv->fault_count; f++) {
             const sim_fault *fa = &pv->faults[f];

@@ -301,6 +301,7 @@ typedef struct prov {
     uint32_t slots;        /* concurrency x capacity_factor (UINT32_MAX: none) */
     bool thrashes;         /* an efficiency share below 1: fewer slots when queued */
     bool disturbed;        /* has scripted faults, or a class with a spike calls it */
+    bool loaded;           /* latency.load: its service lengthens with the load */
     int share_layer;       /* whose breaker the time series shows (-1: none) */
     int limit_layer;       /* whose concurrency limit the time series shows (-1: none) */
     uint32_t conn_waiting; /* attempts waiting for a connection to it, every pod */
