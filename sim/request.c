@@ -27,7 +27,8 @@ _Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
 _Static_assert(offsetof(attempt, x) == 88, "attempt: a field sim__new_attempt does not set");
 _Static_assert(offsetof(req, hops) == 120, "req: a field sim__new_request does not set");
 
-static void start_request(sim *s, uint32_t ri);
+/* Always inlined (defined below): a new request that finds a free worker (most) starts there. */
+__attribute__((always_inline)) static inline void start_request(sim *s, uint32_t ri);
 static void begin_call(sim *s, uint32_t ri);
 static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d);
 static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback);
@@ -127,7 +128,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     }
 }
 
-static void start_request(sim *s, uint32_t ri) {
+static inline void start_request(sim *s, uint32_t ri) {
     req *r = R(s, ri);
     r->state = R_LOCAL; /* out of the queue, on a worker */
     r->holds_worker = true;
