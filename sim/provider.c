@@ -40,7 +40,8 @@ void sim__provider_set_capacity(sim *s, uint32_t p, double factor) {
 
 /* The slots serving now: concurrency x the brownout share, x the efficiency share when overloaded.
  */
-static uint32_t effective_concurrency(const sim *s, uint32_t p) {
+static inline __attribute__((always_inline)) uint32_t effective_concurrency(const sim *s,
+                                                                            uint32_t p) {
     const prov *pr = &s->provs[p];
     const sim_provider *pv = &s->sc->providers[p];
     if (pr->thrashes && pr->qlive > pv->efficiency_queue_above) {
