@@ -84,16 +84,22 @@ static double slow_draw(const sim_fault *f, uint32_t what, sim_fault_even *even,
     return draw(ctx, what);
 }
 
+bool scn_fault_hits_all(const sim_fault *f) {
+    return f->kind != SIM_FAULT_FLAP && f->sampling == SIM_SAMPLING_DRAW &&
+           f->retry_fraction.n == 0 && f->fraction >= 1;
+}
+
 /* Does fault i hit? Flap hits in the down half of its period; the others by their fraction
    (the k-th retry, k > 0, by its retry_fraction's share for it, when it has one: `phases` says
-   which retry, SIM_FAULT_RETRY_NTH, worked out only then). */
+   which retry, SIM_FAULT_RETRY_NTH, worked out only then); one that hits every attempt
+   (scn_fault_hits_all) without a draw. */
 static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, unsigned phases,
                  sim_fault_even *even, sim_fault_draw_fn draw, void *ctx) {
     if (f->kind == SIM_FAULT_FLAP) return (t - f->at_us) % f->period_us < f->period_us / 2;
     bool even_draw = f->sampling == SIM_SAMPLING_EVEN && even;
     if (f->retry_fraction.n == 0 || !(phases & SIM_FAULT_RETRY)) /* a first attempt's share */
         return even_draw ? hits_even(f, 0, f->fraction, &even[i].asked, &even[i])
-                         : draw(ctx, i) < f->fraction;
+                         : scn_fault_hits_all(f) || draw(ctx, i) < f->fraction;
     unsigned retry = phases >> 8 & 0xffu ? phases >> 8 & 0xffu : 1u; /* RETRY alone: the 1st */
     unsigned k = (retry < f->retry_fraction.n ? retry : f->retry_fraction.n) - 1;
     double share = f->retry_fraction.share[k];

@@ -102,6 +102,7 @@ static void fault_reply_of(const sim_provider *pv, const sim_fault_effect *e, fa
  * leave its effect clear. Asked per attempt, answered from the span over which
  * the answer holds; the timeline is looked at again when the clock leaves it.
  */
+_Static_assert(SIM_FAULTS_MAX <= INT8_MAX, "prov.lone_answer: a fault's index in an int8_t");
 static inline bool faults_quiet(sim *s, uint32_t p, unsigned k) {
     prov *pr = &s->provs[p];
     if (s->now < pr->quiet_from[k] || s->now >= pr->quiet_to[k]) {
@@ -110,12 +111,13 @@ static inline bool faults_quiet(sim *s, uint32_t p, unsigned k) {
         pr->quiet[k] = scn_fault_quiet(pv->faults, pv->fault_count, s->now, phase,
                                        &pr->quiet_from[k], &pr->quiet_to[k]);
         if (!k) {
-            pr->lone_answer = (int16_t)scn_fault_lone(pv->faults, pv->fault_count, s->now, phase);
+            pr->lone_answer = (int8_t)scn_fault_lone(pv->faults, pv->fault_count, s->now, phase);
             if (pr->lone_answer >= 0) {
                 sim_fault_effect e;
                 scn_fault_answer(&pv->faults[pr->lone_answer], (uint32_t)pr->lone_answer, &e);
                 fault_reply_of(pv, &e, &pr->lone_reply);
                 pr->lone_fraction = pv->faults[pr->lone_answer].fraction;
+                pr->lone_all = scn_fault_hits_all(&pv->faults[pr->lone_answer]);
             }
         }
     }
@@ -162,9 +164,10 @@ static const fault_reply *fault_decide_answer(sim *s, const attempt *a, fb_rng *
                                               fault_reply *out) {
     uint32_t pi = a->provider;
     const prov *pr = &s->provs[pi];
-    if (pr->lone_answer >= 0)
-        return draw_uniform(rng, (uint32_t)pr->lone_answer) < pr->lone_fraction ? &pr->lone_reply
-                                                                                : NULL;
+    if (pr->lone_answer >= 0) /* one that hits every attempt draws nothing (fusebox-4) */
+        return pr->lone_all || draw_uniform(rng, (uint32_t)pr->lone_answer) < pr->lone_fraction
+                   ? &pr->lone_reply
+                   : NULL;
     const sim_provider *pv = &s->sc->providers[pi];
     uint8_t retry = a->retry;
     sim_fault_effect e;

@@ -308,7 +308,8 @@ typedef struct prov {
     /* provider.c's faults_quiet: no fault of phase k (0 answer, 1 service) is active over
        [quiet_from[k], quiet_to[k]) when quiet[k] (an empty span at first) */
     bool quiet[2];
-    int16_t lone_answer; /* scn_fault_lone of the answer phase over its quiet span; -1: none */
+    int8_t lone_answer; /* scn_fault_lone of the answer phase over its quiet span; -1: none */
+    bool lone_all;      /* ... it hits every attempt (scn_fault_hits_all) */
     fb_time_us quiet_from[2], quiet_to[2];
     double lone_fraction;   /* ... its fraction */
     fault_reply lone_reply; /* ... its answer */
