@@ -24,7 +24,7 @@ typedef struct fb_rng {
 } fb_rng;
 
 /* The random streams' version: outputs name it (report.json's "rng"); docs/rng.md. */
-#define FB_RNG_VERSION "fusebox-3"
+#define FB_RNG_VERSION "fusebox-4"
 
 /* (seed, purpose) mixed once, for the streams of many entities of one purpose. */
 typedef struct fb_rng_family {

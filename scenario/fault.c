@@ -84,16 +84,22 @@ static double slow_draw(const sim_fault *f, uint32_t what, sim_fault_even *even,
     return draw(ctx, what);
 }
 
+bool scn_fault_hits_all(const sim_fault *f) {
+    return f->kind != SIM_FAULT_FLAP && f->sampling == SIM_SAMPLING_DRAW &&
+           f->retry_fraction.n == 0 && f->fraction >= 1;
+}
+
 /* Does fault i hit? Flap hits in the down half of its period; the others by their fraction
    (the k-th retry, k > 0, by its retry_fraction's share for it, when it has one: `phases` says
-   which retry, SIM_FAULT_RETRY_NTH, worked out only then). */
+   which retry, SIM_FAULT_RETRY_NTH, worked out only then); one that hits every attempt
+   (scn_fault_hits_all) without a draw. */
 static bool hits(const sim_fault *f, uint32_t i, fb_time_us t, unsigned phases,
                  sim_fault_even *even, sim_fault_draw_fn draw, void *ctx) {
     if (f->kind == SIM_FAULT_FLAP) return (t - f->at_us) % f->period_us < f->period_us / 2;
     bool even_draw = f->sampling == SIM_SAMPLING_EVEN && even;
     if (f->retry_fraction.n == 0 || !(phases & SIM_FAULT_RETRY)) /* a first attempt's share */
         return even_draw ? hits_even(f, 0, f->fraction, &even[i].asked, &even[i])
-                         : draw(ctx, i) < f->fraction;
+                         : scn_fault_hits_all(f) || draw(ctx, i) < f->fraction;
     unsigned retry = phases >> 8 & 0xffu ? phases >> 8 & 0xffu : 1u; /* RETRY alone: the 1st */
     unsigned k = (retry < f->retry_fraction.n ? retry : f->retry_fraction.n) - 1;
     double share = f->retry_fraction.share[k];
@@ -121,9 +127,12 @@ static fb_time_us slow_delay(const sim_fault *f, uint32_t i, sim_fault_even *eve
     return x < (double)SIM_FAULT_DELAY_MAX_US ? (fb_time_us)llround(x) : SIM_FAULT_DELAY_MAX_US;
 }
 
-static void answer_with(sim_fault_effect *e, const sim_fault *f, uint32_t i) {
+void scn_fault_answer(const sim_fault *f, uint32_t i, sim_fault_effect *e) {
     e->answer = (int)i;
     e->kind = f->kind;
+    e->status = 0;
+    e->error_kind = FB_ERRKIND_NONE;
+    e->retry_after_us = FB_TIME_NONE;
     switch (f->kind) {
     case SIM_FAULT_OUTAGE:
     case SIM_FAULT_RATE_LIMIT:
@@ -153,7 +162,7 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
         if (f->kind == SIM_FAULT_MIDSTREAM && out->midstream >= 0) continue;
         if (!hits(f, i, t, phases, even, draw, ctx)) continue;
         if (phase == SIM_FAULT_ANSWER) {
-            answer_with(out, f, i);
+            scn_fault_answer(f, i, out);
         } else if (f->kind == SIM_FAULT_SLOW) {
             out->slow *= slow_factor(f, i, even, draw, ctx);
             out->delay_us += slow_delay(f, i, even, draw, ctx);
@@ -184,6 +193,21 @@ bool scn_fault_quiet(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned
     *from = lo;
     *to = hi;
     return quiet;
+}
+
+int scn_fault_lone(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phase) {
+    int lone = -1;
+    for (uint32_t i = 0; i < n; i++) {
+        const sim_fault *f = &faults[i];
+        if (!(phase & phase_of(f->kind)) || !scn_fault_active(f, t)) continue;
+        if (lone >= 0) return -1; /* a second one */
+        lone = (int)i;
+    }
+    if (lone < 0) return -1;
+    const sim_fault *f = &faults[lone];
+    bool one_draw =
+        f->kind != SIM_FAULT_FLAP && f->sampling == SIM_SAMPLING_DRAW && f->retry_fraction.n == 0;
+    return phase == SIM_FAULT_ANSWER && one_draw ? lone : -1;
 }
 
 double scn_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t) {

@@ -13,7 +13,9 @@
  * A fraction is realised one of two ways (the fault's `sampling`):
  *   - draw (the default): each attempt the fault is asked about hits with
  *     probability `fraction`, a draw of its own; over a window of n attempts
- *     the hits vary from run to run (binomially);
+ *     the hits vary from run to run (binomially); a fraction of 1 without a
+ *     retry_fraction hits every attempt and draws nothing
+ *     (scn_fault_hits_all);
  *   - even: the window's hits are spread evenly over the attempts it is asked
  *     about, systematic sampling with an offset u in [0, 1) drawn once per
  *     fault from the seed (scn_fault_even_init): its k-th attempt (from 0)
@@ -224,7 +226,8 @@ static inline const sim_dist *scn_fault_latency(const sim_fault *f) {
  * Decide what faults[0..n) do to an attempt at time t, for the phases in
  * `phases` (SIM_FAULT_ANSWER, SIM_FAULT_SERVICE or both). A fault with a
  * fraction asks draw(ctx, index) once (flap has none: it hits in its down
- * half, and an even fault none); in each phase the draws come in index order,
+ * half, an even fault none, and one that hits every attempt none:
+ * scn_fault_hits_all); in each phase the draws come in index order,
  * and stop where the header above says later faults are not asked. `even`
  * holds the n faults' states (scn_fault_even_init), counted on here; NULL: an
  * even fault draws like the others.
@@ -241,6 +244,21 @@ void scn_fault_decide(const sim_fault *faults, uint32_t n, fb_time_us t, unsigne
  */
 bool scn_fault_quiet(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phases,
                      fb_time_us *from, fb_time_us *to);
+/*
+ * The one fault of `phase` active at time t, when there is one alone and it is an
+ * answering fault that decides with one draw against its `fraction` (sampling draw, no
+ * retry_fraction, not a flap): its index i; else -1. scn_fault_decide for that phase
+ * would then ask draw(ctx, i) once (none when it hits every attempt, scn_fault_hits_all)
+ * and answer with fault i (scn_fault_answer) when the draw is below its fraction, else
+ * leave its effect clear; the answer holds over
+ * scn_fault_quiet's span around t. Lets a caller that asks per attempt skip the walk.
+ */
+int scn_fault_lone(const sim_fault *faults, uint32_t n, fb_time_us t, unsigned phase);
+/* f hits every attempt it is asked about, without a draw: a fraction of 1, no retry_fraction,
+   sampled by draw, not a flap (random streams fusebox-4, docs/rng.md). */
+bool scn_fault_hits_all(const sim_fault *f);
+/* Set e's answer (answer, kind, status, error_kind, retry_after_us) to fault i's, f. */
+void scn_fault_answer(const sim_fault *f, uint32_t i, sim_fault_effect *e);
 /* The share of capacity left at time t: the smallest active brownout's (1 when none). */
 double scn_fault_capacity(const sim_fault *faults, uint32_t n, fb_time_us t);
 

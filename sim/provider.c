@@ -40,7 +40,8 @@ void sim__provider_set_capacity(sim *s, uint32_t p, double factor) {
 
 /* The slots serving now: concurrency x the brownout share, x the efficiency share when overloaded.
  */
-static uint32_t effective_concurrency(const sim *s, uint32_t p) {
+static inline __attribute__((always_inline)) uint32_t effective_concurrency(const sim *s,
+                                                                            uint32_t p) {
     const prov *pr = &s->provs[p];
     const sim_provider *pv = &s->sc->providers[p];
     if (pr->thrashes && pr->qlive > pv->efficiency_queue_above) {
@@ -66,11 +67,33 @@ static bool output_used(const attempt *a) {
  * over by then: most attempts end earlier, and their timers would only fill
  * the heap. A reply due exactly at the timeout is accepted.
  */
-static void arm_timeout(sim *s, uint32_t ai, fb_time_us done_at) {
+static void arm_timer(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
-    if (a->timer_armed || a->timeout_at_us == FB_TIME_MAX || done_at <= a->timeout_at_us) return;
     a->timer_armed = true;
     sim__push(s, a->timeout_at_us, EV_ATTEMPT_TIMEOUT, ai, a->gen, 0);
+}
+
+/* Its test inline, the push (rare: most attempts end earlier) out of line. */
+static inline __attribute__((always_inline)) void arm_timeout(sim *s, uint32_t ai, attempt *a,
+                                                              fb_time_us done_at) {
+    if (a->timer_armed || a->timeout_at_us == FB_TIME_MAX || done_at <= a->timeout_at_us) return;
+    arm_timer(s, ai);
+}
+
+static fb_error_kind kind_for_status(int status) {
+    if (status == 429) return FB_ERRKIND_RATE_LIMIT;
+    if (status == 529) return FB_ERRKIND_OVERLOADED;
+    return FB_ERRKIND_NONE;
+}
+
+/* What an answering fault's effect e makes of the attempt's answer. */
+static void fault_reply_of(const sim_provider *pv, const sim_fault_effect *e, fault_reply *out) {
+    out->kind = e->kind;
+    out->status = e->status;
+    out->error_kind = e->error_kind ? e->error_kind : kind_for_status(e->status);
+    out->retry_after_us = e->retry_after_us;
+    /* a fault with a latency of its own draws it instead of the provider's error latency */
+    out->latency = scn_fault_latency(&pv->faults[e->answer]);
 }
 
 /*
@@ -79,13 +102,24 @@ static void arm_timeout(sim *s, uint32_t ai, fb_time_us done_at) {
  * leave its effect clear. Asked per attempt, answered from the span over which
  * the answer holds; the timeline is looked at again when the clock leaves it.
  */
+_Static_assert(SIM_FAULTS_MAX <= INT8_MAX, "prov.lone_answer: a fault's index in an int8_t");
 static inline bool faults_quiet(sim *s, uint32_t p, unsigned k) {
     prov *pr = &s->provs[p];
     if (s->now < pr->quiet_from[k] || s->now >= pr->quiet_to[k]) {
         const sim_provider *pv = &s->sc->providers[p];
-        pr->quiet[k] = scn_fault_quiet(pv->faults, pv->fault_count, s->now,
-                                       k ? SIM_FAULT_SERVICE : SIM_FAULT_ANSWER, &pr->quiet_from[k],
-                                       &pr->quiet_to[k]);
+        unsigned phase = k ? SIM_FAULT_SERVICE : SIM_FAULT_ANSWER;
+        pr->quiet[k] = scn_fault_quiet(pv->faults, pv->fault_count, s->now, phase,
+                                       &pr->quiet_from[k], &pr->quiet_to[k]);
+        if (!k) {
+            pr->lone_answer = (int8_t)scn_fault_lone(pv->faults, pv->fault_count, s->now, phase);
+            if (pr->lone_answer >= 0) {
+                sim_fault_effect e;
+                scn_fault_answer(&pv->faults[pr->lone_answer], (uint32_t)pr->lone_answer, &e);
+                fault_reply_of(pv, &e, &pr->lone_reply);
+                pr->lone_fraction = pv->faults[pr->lone_answer].fraction;
+                pr->lone_all = scn_fault_hits_all(&pv->faults[pr->lone_answer]);
+            }
+        }
     }
     return pr->quiet[k];
 }
@@ -98,9 +132,10 @@ static double draw_uniform(void *ctx, uint32_t fault) {
 
 /* ---- admission ---- */
 
-static void reply_now(sim *s, uint32_t ai, int status, fb_error_kind kind, fb_transport tr,
-                      fb_time_us hint, fb_time_us delay) {
-    attempt *a = A(s, ai);
+static inline __attribute__((always_inline)) void reply_now(sim *s, uint32_t ai, attempt *a,
+                                                            int status, fb_error_kind kind,
+                                                            fb_transport tr, fb_time_us hint,
+                                                            fb_time_us delay) {
     memset(&a->reply, 0, sizeof a->reply);
     a->reply.status = status;
     a->reply.error_kind = kind;
@@ -109,47 +144,61 @@ static void reply_now(sim *s, uint32_t ai, int status, fb_error_kind kind, fb_tr
     a->hint_us = hint;
     a->state = A_REPLYING;
     sim__push(s, s->now + delay, EV_REPLY, ai, a->gen, 0);
-    arm_timeout(s, ai, s->now + delay);
-}
-
-static fb_error_kind kind_for_status(int status) {
-    if (status == 429) return FB_ERRKIND_RATE_LIMIT;
-    if (status == 529) return FB_ERRKIND_OVERLOADED;
-    return FB_ERRKIND_NONE;
+    arm_timeout(s, ai, a, s->now + delay);
 }
 
 /* The error latency of an attempt answered with an error: drawn only then, from its stream. */
-static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, uint32_t ai,
+static inline __attribute__((always_inline)) fb_time_us error_latency(sim *s, const attempt *a,
                                                                       fb_rng *rng) {
-    uint32_t pi = A(s, ai)->provider;
+    uint32_t pi = a->provider;
     return scn_dist_draw_us_tab(rng, &s->sc->providers[pi].error_latency_us, s->provs[pi].elat_tab);
 }
 
-/* The scripted faults answer the attempt (true) or let it through. */
-static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
-    if (faults_quiet(s, A(s, ai)->provider, 0)) return false;
-    const sim_provider *pv = &s->sc->providers[A(s, ai)->provider];
+/*
+ * What the answering faults make of the attempt's answer: from scn_fault_decide's effect
+ * (in *out), or, when one plain fault alone is active (a storm's outage), from its one
+ * draw without the walk over the timeline: its answer, kept with the span (lone_reply).
+ * NULL: none answers.
+ */
+static const fault_reply *fault_decide_answer(sim *s, const attempt *a, fb_rng *rng,
+                                              fault_reply *out) {
+    uint32_t pi = a->provider;
+    const prov *pr = &s->provs[pi];
+    if (pr->lone_answer >= 0) /* one that hits every attempt draws nothing (fusebox-4) */
+        return pr->lone_all || draw_uniform(rng, (uint32_t)pr->lone_answer) < pr->lone_fraction
+                   ? &pr->lone_reply
+                   : NULL;
+    const sim_provider *pv = &s->sc->providers[pi];
+    uint8_t retry = a->retry;
     sim_fault_effect e;
     scn_fault_decide(pv->faults, pv->fault_count, s->now,
-                     SIM_FAULT_ANSWER |
-                         (A(s, ai)->retry ? SIM_FAULT_RETRY_NTH(A(s, ai)->retry) : 0u),
-                     s->fault_even[A(s, ai)->provider], draw_uniform, rng, &e);
-    if (e.answer < 0) return false;
-    switch (e.kind) {
+                     SIM_FAULT_ANSWER | (retry ? SIM_FAULT_RETRY_NTH(retry) : 0u),
+                     s->fault_even[pi], draw_uniform, rng, &e);
+    if (e.answer < 0) return NULL;
+    fault_reply_of(pv, &e, out);
+    return out;
+}
+
+/* The scripted faults answer the attempt (true) or let it through. */
+static bool fault_answers(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
+    if (faults_quiet(s, a->provider, 0)) return false;
+    fault_reply decided;
+    const fault_reply *fr = fault_decide_answer(s, a, rng, &decided);
+    if (!fr) return false;
+    switch (fr->kind) {
     case SIM_FAULT_HANG:
-        A(s, ai)->state = A_HANG; /* no answer; the client's timeout ends it */
-        arm_timeout(s, ai, FB_TIME_MAX);
+        a->state = A_HANG; /* no answer; the client's timeout ends it */
+        arm_timeout(s, ai, a, FB_TIME_MAX);
         break;
     case SIM_FAULT_RESET:
-        reply_now(s, ai, 0, FB_ERRKIND_NONE, FB_TRANSPORT_RESET, FB_TIME_NONE,
-                  error_latency(s, ai, rng));
+        reply_now(s, ai, a, 0, FB_ERRKIND_NONE, FB_TRANSPORT_RESET, FB_TIME_NONE,
+                  error_latency(s, a, rng));
         break;
     default: {
-        fb_error_kind k = e.error_kind ? e.error_kind : kind_for_status(e.status);
-        /* a fault with a latency of its own draws it instead of the provider's error latency */
-        const sim_dist *own = scn_fault_latency(&pv->faults[e.answer]);
-        fb_time_us elat = own ? scn_dist_draw_us(rng, own) : error_latency(s, ai, rng);
-        reply_now(s, ai, e.status, k, FB_TRANSPORT_NONE, e.retry_after_us, elat);
+        fb_time_us elat =
+            fr->latency ? scn_dist_draw_us(rng, fr->latency) : error_latency(s, a, rng);
+        reply_now(s, ai, a, fr->status, fr->error_kind, FB_TRANSPORT_NONE, fr->retry_after_us,
+                  elat);
         break;
     }
     }
@@ -157,8 +206,7 @@ static bool fault_answers(sim *s, uint32_t ai, fb_rng *rng) {
 }
 
 /* The RPM/TPM buckets: a 429 when either is empty (true), else take from both. */
-static bool buckets_refuse(sim *s, uint32_t ai, fb_rng *rng) {
-    attempt *a = A(s, ai);
+static bool buckets_refuse(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     uint32_t pi = a->provider;
     prov *p = &s->provs[pi];
     int64_t tokens = (int64_t)a->tokens_in + a->tokens_out;
@@ -171,8 +219,8 @@ static bool buckets_refuse(sim *s, uint32_t ai, fb_rng *rng) {
         if (s->sc->providers[pi].limit_retry_after && w != FB_TIME_MAX)
             hint = (w + FB_US_PER_S - 1) / FB_US_PER_S * FB_US_PER_S; /* whole seconds */
         sim__stat_tally(s, pi, T_CAPACITY_429);
-        reply_now(s, ai, 429, FB_ERRKIND_RATE_LIMIT, FB_TRANSPORT_NONE, hint,
-                  error_latency(s, ai, rng));
+        reply_now(s, ai, a, 429, FB_ERRKIND_RATE_LIMIT, FB_TRANSPORT_NONE, hint,
+                  error_latency(s, a, rng));
         return true;
     }
     if (p->has_rpm) fb_bucket_take(&p->rpm, 1, s->now);
@@ -181,8 +229,7 @@ static bool buckets_refuse(sim *s, uint32_t ai, fb_rng *rng) {
 }
 
 /* A free slot serves it; else it waits in the queue; else the overload answer. */
-static void admit(sim *s, uint32_t ai, fb_rng *rng) {
-    attempt *a = A(s, ai);
+static void admit(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     uint32_t pi = a->provider;
     const sim_provider *pv = &s->sc->providers[pi];
     prov *p = &s->provs[pi];
@@ -196,13 +243,13 @@ static void admit(sim *s, uint32_t ai, fb_rng *rng) {
         }
         a->state = A_QUEUED;
         a->queued_us = s->now;
-        arm_timeout(s, ai, FB_TIME_MAX);
+        arm_timeout(s, ai, a, FB_TIME_MAX);
         p->qlive++;
         sim__stat_provider_queued(s, pi);
     } else {
         sim__stat_tally(s, pi, T_OVERLOADED);
-        reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status),
-                  FB_TRANSPORT_NONE, FB_TIME_NONE, error_latency(s, ai, rng));
+        reply_now(s, ai, a, pv->overload_status, kind_for_status(pv->overload_status),
+                  FB_TRANSPORT_NONE, FB_TIME_NONE, error_latency(s, a, rng));
     }
 }
 
@@ -215,22 +262,21 @@ void sim__provider_arrive(sim *s, uint32_t ai) {
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
     /* the error latency is drawn by the answer that uses it (error_latency), after the
        fault's draws: a served attempt draws none (random streams fusebox-3, docs/rng.md) */
-    if (fault_answers(s, ai, rng)) return;
+    if (fault_answers(s, ai, a, rng)) return;
     if (pv->context_window > 0 && (uint64_t)a->tokens_in + a->tokens_out > pv->context_window) {
-        reply_now(s, ai, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE,
-                  error_latency(s, ai, rng));
+        reply_now(s, ai, a, 400, FB_ERRKIND_CONTEXT_LENGTH, FB_TRANSPORT_NONE, FB_TIME_NONE,
+                  error_latency(s, a, rng));
         return;
     }
-    if (buckets_refuse(s, ai, rng)) return;
-    admit(s, ai, rng);
+    if (buckets_refuse(s, ai, a, rng)) return;
+    admit(s, ai, a, rng);
 }
 
 /* ---- service ---- */
 
 /* A service time from doubles, bounded so that no time sum can overflow. */
 static fb_time_us service_us(double us) {
-    if (!(us > 0)) return 0;
-    return us > 1e15 ? (fb_time_us)1e15 : (fb_time_us)llround(us);
+    return scn__bound_us(us); /* llround's value, without the call */
 }
 
 /* A served attempt broken by a midstream fault after `after` tokens. */
@@ -268,28 +314,43 @@ static void start_service(sim *s, uint32_t ai) {
     /* latency draws come from the request's stream: the same request sees the
      * same latency under every variant as long as it makes the same attempts */
     fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
+    const prov *pr = &s->provs[a->provider];
     sim_fault_effect e;
-    if (faults_quiet(s, a->provider, 1))
-        scn_fault_clear(&e);
-    else
+    bool faulted = !faults_quiet(s, a->provider, 1);
+    if (faulted)
         scn_fault_decide(pv->faults, pv->fault_count, s->now,
                          SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY_NTH(a->retry) : 0u),
                          s->fault_even[a->provider], draw_uniform, rng, &e);
-    double load = load_factor(s, a->provider);
-    double ttft = (double)scn_dist_draw_us_tab(rng, &pv->ttft_us, s->provs[a->provider].ttft_tab) *
-                      e.slow * load +
-                  (double)e.delay_us;
-    double per = (double)pv->per_token_us * e.slow * load;
+    else
+        scn_fault_clear(&e);
+    /*
+     * (ttft x slow x load + delay) + per x slow x load x tokens: without a
+     * fault in the service phase the factor is 1 and the delay 0, without
+     * latency.load the load is 1, and skipping them changes no bit.
+     */
+    double ttft = (double)scn_dist_draw_us_tab(rng, &pv->ttft_us, pr->ttft_tab);
+    double per = (double)pv->per_token_us;
+    if (faulted) {
+        ttft *= e.slow;
+        per *= e.slow;
+    }
+    if (pr->loaded) {
+        double load = load_factor(s, a->provider);
+        ttft *= load;
+        per *= load;
+    }
+    if (faulted) ttft += (double)e.delay_us;
     fb_time_us dur = service_us(ttft + per * (double)a->tokens_out);
     memset(&a->reply, 0, sizeof a->reply);
     a->reply.should_retry = -1;
     a->reply.status = 200;
+    a->hint_us = FB_TIME_NONE;
     if (e.midstream >= 0 && e.after_tokens < a->tokens_out) {
         dur = service_us(ttft + per * (double)e.after_tokens);
         break_answer(a, &e);
     }
     sim__push(s, s->now + dur, EV_SERVICE_DONE, ai, a->gen, 0);
-    arm_timeout(s, ai, s->now + dur);
+    arm_timeout(s, ai, a, s->now + dur);
 }
 
 /* ---- the queue's discipline ---- */
@@ -322,9 +383,9 @@ static void shed(sim *s, uint32_t ai) {
         sim__pool_release(&s->atts, ai);
         return;
     }
-    fb_time_us elat = error_latency(s, ai, &R(s, a->req)->rng);
-    reply_now(s, ai, pv->overload_status, kind_for_status(pv->overload_status), FB_TRANSPORT_NONE,
-              FB_TIME_NONE, elat);
+    fb_time_us elat = error_latency(s, a, &R(s, a->req)->rng);
+    reply_now(s, ai, a, pv->overload_status, kind_for_status(pv->overload_status),
+              FB_TRANSPORT_NONE, FB_TIME_NONE, elat);
 }
 
 /* drop_expired: an attempt whose client gave up is dropped when it reaches the head. */
@@ -540,7 +601,7 @@ void sim__port_send(sim *s, uint32_t ai) {
     a->state = A_PORT;
     s->provs[a->provider].busy++;
     sim__stat_provider_busy(s, a->provider);
-    arm_timeout(s, ai, FB_TIME_MAX);
+    arm_timeout(s, ai, a, FB_TIME_MAX);
 }
 
 /* Request ri ends with `end`: the port hears of it when it traces requests. */

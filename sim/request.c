@@ -27,7 +27,8 @@ _Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
 _Static_assert(offsetof(attempt, x) == 88, "attempt: a field sim__new_attempt does not set");
 _Static_assert(offsetof(req, hops) == 120, "req: a field sim__new_request does not set");
 
-static void start_request(sim *s, uint32_t ri);
+/* Always inlined (defined below): a new request that finds a free worker (most) starts there. */
+__attribute__((always_inline)) static inline void start_request(sim *s, uint32_t ri);
 static void begin_call(sim *s, uint32_t ri);
 static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d);
 static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback);
@@ -127,7 +128,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     }
 }
 
-static void start_request(sim *s, uint32_t ri) {
+static inline void start_request(sim *s, uint32_t ri) {
     req *r = R(s, ri);
     r->state = R_LOCAL; /* out of the queue, on a worker */
     r->holds_worker = true;
@@ -187,16 +188,25 @@ static const lay *layer_at(const sim *s, const req *r, uint32_t depth) {
     return &s->lays[r->stack->layer[depth]];
 }
 
-/* Layer `depth` received a result (class outcome o): the last, and the first if it is. */
-static void keep_result(hop *h, const fb_reply *rep, fb_time_us hint, sim_end cause, fb_outcome o) {
+/*
+ * Layer `depth` received a result (class outcome o): the last, and the first if it is.
+ * The replies themselves are raised to the layer outside (raise_outside): the outermost
+ * layer (depth 0) has none, and keeps only how they ended.
+ */
+static void keep_result(hop *h, uint32_t depth, const fb_reply *rep, fb_time_us hint, sim_end cause,
+                        fb_outcome o) {
     if (!h->has_last) {
-        h->first = *rep;
-        h->first_hint_us = hint;
+        if (depth > 0) {
+            h->first = *rep;
+            h->first_hint_us = hint;
+        }
         h->first_cause = cause;
         h->first_outcome = o;
     }
-    h->last = *rep;
-    h->last_hint_us = hint;
+    if (depth > 0) {
+        h->last = *rep;
+        h->last_hint_us = hint;
+    }
     h->has_last = true;
     h->cause = cause;
 }
@@ -264,9 +274,14 @@ void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
     handle_decision(s, ri, depth, &d);
 }
 
-/* A provider attempt of request ri, filled in but not sent: its index in *out. */
-int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
-                     uint32_t *out) {
+/*
+ * A provider attempt of request ri, filled in but not sent: its index in *out.
+ * Always inlined into send_attempt (a call of six arguments per attempt);
+ * hedging.c's attempts take sim__new_attempt.
+ */
+__attribute__((always_inline)) static inline int new_attempt(sim *s, uint32_t ri, uint8_t provider,
+                                                             fb_time_us timeout_us, bool resume,
+                                                             uint32_t *out) {
     req *r = R(s, ri);
     uint32_t ai;
     int rc = sim__pool_take_dirty(&s->atts, &ai);
@@ -276,24 +291,24 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
     }
     attempt *a = A(s, ai);
     /*
-     * Every field but its generation set here: those below are written
-     * anyway, these zeroed (a memset of the whole is a `rep stos` of 11
-     * words, per attempt).
+     * Every field but its generation, its reply and its hint set here:
+     * those below are written anyway, these zeroed (a memset of the whole
+     * is a `rep stos` of 11 words, per attempt). The reply and its hint are
+     * written by whatever answers the attempt (provider.c: reply_now,
+     * start_service; the port) before anything reads them.
      */
     a->state = A_FREE;
     a->abandoned = false;
     a->queued_us = 0;
     a->timer_armed = false;
-    a->reply = (fb_reply){0};
     if (s->att_x) memset(a->x, 0, sizeof(attx));
     a->provider = provider;
     a->req = ri;
     a->req_gen = r->gen;
     a->tokens_in = r->prompt_tokens;
     a->tokens_out = resume ? r->tokens_left : r->completion_tokens;
-    a->hint_us = FB_TIME_NONE;
-    a->stream = s->sc->classes[r->cls].stream;
-    a->keeps_partial = layer_at(s, r, r->stack->depth - 1)->cfg->stream == FB_STREAM_RESUME;
+    a->stream = s->class_att[r->cls].stream;
+    a->keeps_partial = s->class_att[r->cls].keeps_partial;
     a->start_us = s->now;
     a->retry = (uint8_t)(r->sent < 255 ? r->sent : 255);
     a->timeout_at_us = timeout_us > 0 ? s->now + timeout_us : FB_TIME_MAX;
@@ -307,10 +322,15 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
     return FB_OK;
 }
 
+int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
+                     uint32_t *out) {
+    return new_attempt(s, ri, provider, timeout_us, resume, out);
+}
+
 static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     req *r = R(s, ri);
     uint32_t ai;
-    if (sim__new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai) != FB_OK) return;
+    if (new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai) != FB_OK) return;
     r->attempt = ai + 1;
     sim__stat_attempt(s, A(s, ai));
     if (r->gw == GW_HELD) sim__stat_gateway_attempt(s, r->seat);
@@ -494,7 +514,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     const lay *L = layer_at(s, r, depth);
     h->serial++; /* its timeout, if any, is moot */
     fb_class c = classify_at(L, rep, h->target);
-    keep_result(h, rep, hint, cause, c.outcome);
+    keep_result(h, depth, rep, hint, cause, c.outcome);
     r->state = R_CALLING;
     fb_fallback_decision d = fb_fallback_result(
         pod_fb(s, seat_at(r, depth), r->stack->layer[depth]), &h->fr, &c, hint, s->now);
@@ -513,14 +533,13 @@ fb_class sim__classify_inner(sim *s, req *r, const fb_reply *rep, uint32_t pi) {
  * Always inlined: sim__deliver hands it every answer (a call of eight
  * arguments per attempt).
  */
-__attribute__((always_inline)) static inline void inner_answer(sim *s, uint32_t ri, uint32_t pi,
-                                                               const fb_reply *rep,
+__attribute__((always_inline)) static inline void inner_answer(sim *s, uint32_t ri, req *r,
+                                                               uint32_t pi, const fb_reply *rep,
                                                                const fb_class *c, fb_time_us hint,
                                                                uint32_t out, bool hedged) {
-    req *r = R(s, ri);
     uint32_t inner = r->stack->depth - 1;
     hop *h = &r->hops[inner];
-    keep_result(h, rep, hint, SIM_END_COUNT, c->outcome); /* a provider's answer, not a layer's */
+    keep_result(h, inner, rep, hint, SIM_END_COUNT, c->outcome); /* a provider's, not a layer's */
     fb_fallback_decision d = fb_fallback_result(pod_fb(s, seat_inner(r), r->stack->layer[inner]),
                                                 &h->fr, c, hint, s->now);
     bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;
@@ -533,7 +552,7 @@ void sim__inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb
                        uint32_t out) {
     req *r = R(s, ri);
     fb_class c = sim__classify_inner(s, r, rep, pi);
-    inner_answer(s, ri, pi, rep, &c, hint, out, true);
+    inner_answer(s, ri, r, pi, rep, &c, hint, out, true);
 }
 
 /* The reply of attempt ai reaches its client (if the client still waits). */
@@ -566,7 +585,7 @@ void sim__deliver(sim *s, uint32_t ai) {
         sim__stat_stream_failure(s, r, out, resumed);
         if (resumed) r->tokens_left -= out;
     }
-    inner_answer(s, ri, pi, &reply, &c, hint, out, false);
+    inner_answer(s, ri, r, pi, &reply, &c, hint, out, false);
 }
 
 static fb_reply timeout_reply(void) {

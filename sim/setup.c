@@ -130,6 +130,7 @@ static int setup_providers(sim *s) {
             if (fb_bucket_init(&pr->tpm, pv->tpm, FB_US_PER_MIN, 0) != FB_OK) return FB_ERANGE;
         }
         pr->disturbed = pv->fault_count > 0;
+        pr->loaded = pv->load_in_service != 0 || pv->load_queued != 0;
         scn_fault_even_init(s->fault_even[p], pv->fault_count, s->sc->seed, p);
         for (uint32_t f = 0; f < pv->fault_count; f++) {
             const sim_fault *fa = &pv->faults[f];
@@ -556,7 +557,10 @@ int sim__setup(sim *s) {
     next_starts(s);
     for (uint32_t c = 0; c < sc->class_count; c++) {
         s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
-        s->class_stack[c] = scn_policy_stack(s->pol, c);
+        const sim_stack *st = s->class_stack[c] = scn_policy_stack(s->pol, c);
+        s->class_att[c].stream = sc->classes[c].stream;
+        s->class_att[c].keeps_partial =
+            st->depth > 0 && s->pol->layers[st->layer[st->depth - 1]].stream == FB_STREAM_RESUME;
         sim__stat_class_exposure(s, s->class_exposed[c]);
     }
     rc = setup_spillover(s);

@@ -281,6 +281,15 @@ typedef struct codel {
     fb_time_us drop_next_us;
 } codel;
 
+/* What an answering fault makes of an attempt's answer (provider.c). */
+typedef struct fault_reply {
+    sim_fault_kind kind;
+    int status;
+    fb_error_kind error_kind; /* the status's own when the fault names none */
+    fb_time_us retry_after_us;
+    const sim_dist *latency; /* its own (scn_fault_latency); NULL: the provider's error latency */
+} fault_reply;
+
 typedef struct prov {
     uint32_t busy;
     sim_fifo queue; /* of ref */
@@ -292,13 +301,18 @@ typedef struct prov {
     uint32_t slots;        /* concurrency x capacity_factor (UINT32_MAX: none) */
     bool thrashes;         /* an efficiency share below 1: fewer slots when queued */
     bool disturbed;        /* has scripted faults, or a class with a spike calls it */
+    bool loaded;           /* latency.load: its service lengthens with the load */
     int share_layer;       /* whose breaker the time series shows (-1: none) */
     int limit_layer;       /* whose concurrency limit the time series shows (-1: none) */
     uint32_t conn_waiting; /* attempts waiting for a connection to it, every pod */
     /* provider.c's faults_quiet: no fault of phase k (0 answer, 1 service) is active over
        [quiet_from[k], quiet_to[k]) when quiet[k] (an empty span at first) */
     bool quiet[2];
+    int8_t lone_answer; /* scn_fault_lone of the answer phase over its quiet span; -1: none */
+    bool lone_all;      /* ... it hits every attempt (scn_fault_hits_all) */
     fb_time_us quiet_from[2], quiet_to[2];
+    double lone_fraction;   /* ... its fraction */
+    fault_reply lone_reply; /* ... its answer */
     /* the lognormal tables of its TTFT and its error latency (NULL: not a lognormal) */
     const fb_lntab *ttft_tab, *elat_tab;
     struct { /* in the tick: its row's, then added to the summary (sim__stat_provider_tick) */
@@ -382,6 +396,11 @@ typedef struct sim {
     uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
     const sim_stack *class_stack[SIM_CLASSES_MAX]; /* scn_policy_stack, once per class */
+    /* what a class's attempts carry from it: its stream flag, and whether its stack's innermost
+       layer resumes a broken stream (keeps its tokens) */
+    struct {
+        bool stream, keeps_partial;
+    } class_att[SIM_CLASSES_MAX];
     /* a class's lognormal tables (NULL: not a lognormal): prompt and completion tokens,
        service; with the providers' (prov), in lntabs (malloc), one per set of parameters */
     const fb_lntab *class_tab[SIM_CLASSES_MAX][3];

@@ -36,7 +36,7 @@ static sim_fault fault(sim_fault_kind kind, double fraction) {
 
 static void fault_first_answering_fault_wins_and_later_ones_are_not_asked(void **state) {
     (void)state;
-    sim_fault f[3] = {fault(SIM_FAULT_OUTAGE, 0.5), fault(SIM_FAULT_RATE_LIMIT, 1),
+    sim_fault f[3] = {fault(SIM_FAULT_OUTAGE, 0.5), fault(SIM_FAULT_RATE_LIMIT, 0.9),
                       fault(SIM_FAULT_RESET, 1)};
     f[0].status = 503;
     f[1].status = 429;
@@ -58,7 +58,7 @@ static void fault_first_answering_fault_wins_and_later_ones_are_not_asked(void *
 
 static void fault_only_active_faults_are_asked(void **state) {
     (void)state;
-    sim_fault f[2] = {fault(SIM_FAULT_OUTAGE, 1), fault(SIM_FAULT_HANG, 1)};
+    sim_fault f[2] = {fault(SIM_FAULT_OUTAGE, 1), fault(SIM_FAULT_HANG, 0.5)};
     f[0].at_us = 10 * FB_US_PER_S;
     f[0].for_us = 5 * FB_US_PER_S;
     f[0].status = 503;
@@ -109,8 +109,8 @@ static void fault_policy_answers_400_content_policy(void **state) {
 
 static void fault_slows_multiply_and_the_first_midstream_breaks(void **state) {
     (void)state;
-    sim_fault f[5] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_MIDSTREAM, 0.5),
-                      fault(SIM_FAULT_SLOW, 0.5), fault(SIM_FAULT_MIDSTREAM, 1),
+    sim_fault f[5] = {fault(SIM_FAULT_SLOW, 0.9), fault(SIM_FAULT_MIDSTREAM, 0.5),
+                      fault(SIM_FAULT_SLOW, 0.5), fault(SIM_FAULT_MIDSTREAM, 0.9),
                       fault(SIM_FAULT_MIDSTREAM, 1)};
     f[0].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 2};
     f[2].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 3};
@@ -135,7 +135,7 @@ static void fault_slows_multiply_and_the_first_midstream_breaks(void **state) {
    SIM_FAULT_FACTOR_DRAW + the fault's index, taken as the factor's quantile. */
 static void fault_a_slow_factor_distribution_takes_one_more_draw(void **state) {
     (void)state;
-    sim_fault f[2] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_SLOW, 0.5)};
+    sim_fault f[2] = {fault(SIM_FAULT_SLOW, 0.9), fault(SIM_FAULT_SLOW, 0.5)};
     f[0].factor =
         (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 2, .n = 2, .v = {2, 5}, .cw = {0.5, 1}};
     f[1].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 3};
@@ -163,7 +163,7 @@ static void fault_a_slow_factor_distribution_takes_one_more_draw(void **state) {
 
 static void fault_phases_ask_only_their_own_faults(void **state) {
     (void)state;
-    sim_fault f[3] = {fault(SIM_FAULT_SLOW, 1), fault(SIM_FAULT_OUTAGE, 1),
+    sim_fault f[3] = {fault(SIM_FAULT_SLOW, 0.5), fault(SIM_FAULT_OUTAGE, 0.5),
                       fault(SIM_FAULT_BROWNOUT, 1)};
     f[0].factor = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 4};
     f[1].status = 500;
@@ -265,17 +265,18 @@ static void fault_a_slow_delay_adds_before_the_first_token(void **state) {
     f[0].delay = (sim_dist){.kind = SIM_DIST_CONSTANT, .a = 300000};
     f[1].delay =
         (sim_dist){.kind = SIM_DIST_EMPIRICAL, .a = 1e6, .n = 2, .v = {1e6, 3e6}, .cw = {0.75, 1}};
-    script sc = {.values = {0.1, 0.9}};
+    script sc = {.values = {0.9}};
     sim_fault_effect e;
     scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc, &e);
-    /* f[0] hits (0.1 < 1) and draws nothing more; f[1] hits... no: 0.9 misses its 50% */
-    assert_int_equal(sc.n, 2);
+    /* f[0] hits (a fraction of 1: no draw) and draws nothing more; 0.9 misses f[1]'s 50% */
+    assert_int_equal(sc.n, 1);
+    assert_int_equal(sc.asked[0], 1);
     assert_true(e.slow == 2.0);
     assert_int_equal(e.delay_us, 300000);
-    script sc2 = {.values = {0.1, 0.2, 0.8}};
+    script sc2 = {.values = {0.2, 0.8}};
     scn_fault_decide(f, 2, 0, SIM_FAULT_SERVICE, NULL, scripted, &sc2, &e);
-    assert_int_equal(sc2.n, 3);
-    assert_int_equal(sc2.asked[2], SIM_FAULT_DELAY_DRAW + 1);
+    assert_int_equal(sc2.n, 2);
+    assert_int_equal(sc2.asked[1], SIM_FAULT_DELAY_DRAW + 1);
     assert_int_equal(e.delay_us, 300000 + 3000000); /* the 0.8 quantile: 3 s */
     /* the mock adds it too, in timeline time */
     mock_action act;
@@ -515,6 +516,76 @@ static void fault_quiet_spans_end_at_the_phase_own_edges(void **state) {
     assert_int_equal(e.hit_count, 0);
 }
 
+/* scn_fault_lone names a plain answering fault alone in its phase, and then decides as
+   scn_fault_decide does: its one draw against its fraction, the same answer. */
+static void fault_lone_decides_as_the_walk_does(void **state) {
+    (void)state;
+    sim_fault f[4] = {fault(SIM_FAULT_OUTAGE, 0.5), fault(SIM_FAULT_SLOW, 1),
+                      fault(SIM_FAULT_POLICY, 1), fault(SIM_FAULT_RATE_LIMIT, 1)};
+    f[0].status = 503;
+    f[0].retry_after_us = 7 * FB_US_PER_S;
+    f[2].at_us = 10 * FB_US_PER_S; /* the policy fault over [10 s, 20 s) */
+    f[2].for_us = 10 * FB_US_PER_S;
+    f[3].at_us = 30 * FB_US_PER_S; /* the rate limit from 30 s on */
+    /* before 10 s the outage is the answer phase's only fault (the slow one serves) */
+    assert_int_equal(scn_fault_lone(f, 4, 1, SIM_FAULT_ANSWER), 0);
+    assert_int_equal(scn_fault_lone(f, 4, 1, SIM_FAULT_SERVICE), -1);
+    /* two answering faults active: none alone */
+    assert_int_equal(scn_fault_lone(f, 4, 10 * FB_US_PER_S, SIM_FAULT_ANSWER), -1);
+    assert_int_equal(scn_fault_lone(f, 4, 20 * FB_US_PER_S, SIM_FAULT_ANSWER), 0);
+    for (int k = 0; k < 2; k++) {
+        script sc = {.values = {k ? 0.49 : 0.5}};
+        sim_fault_effect e, lone;
+        scn_fault_decide(f, 4, 1, SIM_FAULT_ANSWER | SIM_FAULT_RETRY_NTH(3), NULL, scripted, &sc,
+                         &e);
+        assert_int_equal(sc.n, 1);
+        assert_int_equal(sc.asked[0], 0);
+        assert_int_equal(e.answer, k ? 0 : -1); /* 0.49 hits 50%, 0.5 misses */
+        if (!k) continue;
+        scn_fault_answer(&f[0], 0, &lone);
+        assert_int_equal(lone.answer, e.answer);
+        assert_int_equal(lone.kind, e.kind);
+        assert_int_equal(lone.status, e.status);
+        assert_int_equal(lone.error_kind, e.error_kind);
+        assert_int_equal(lone.retry_after_us, e.retry_after_us);
+    }
+    /* the policy fault's answer: 400, content policy, no Retry-After */
+    sim_fault_effect p;
+    scn_fault_answer(&f[2], 2, &p);
+    assert_int_equal(p.status, 400);
+    assert_int_equal(p.error_kind, FB_ERRKIND_CONTENT_POLICY);
+    assert_int_equal(p.retry_after_us, FB_TIME_NONE);
+    /* a fraction of 1 hits without a draw (random streams fusebox-4); with a retry_fraction
+       it still draws, for its first attempts as for its retries */
+    sim_fault all[2] = {fault(SIM_FAULT_OUTAGE, 1), fault(SIM_FAULT_SLOW, 1)};
+    all[0].status = 503;
+    all[1].factor.a = 2;
+    assert_true(scn_fault_hits_all(&all[0]));
+    script none = {.values = {0.0}};
+    sim_fault_effect ea;
+    scn_fault_decide(all, 2, 0, SIM_FAULT_ANSWER | SIM_FAULT_SERVICE, NULL, scripted, &none, &ea);
+    assert_int_equal(none.n, 0);
+    assert_int_equal(ea.answer, 0);
+    assert_true(ea.slow == 2);
+    all[0].retry_fraction.n = 1;
+    all[0].retry_fraction.share[0] = 1;
+    assert_false(scn_fault_hits_all(&all[0]));
+    scn_fault_decide(all, 1, 0, SIM_FAULT_ANSWER, NULL, scripted, &none, &ea);
+    assert_int_equal(none.n, 1);
+    assert_int_equal(scn_fault_lone(all, 1, 0, SIM_FAULT_ANSWER), -1);
+    /* a fault that does not decide with one draw of its fraction is never alone */
+    sim_fault g = fault(SIM_FAULT_OUTAGE, 1);
+    g.sampling = SIM_SAMPLING_EVEN;
+    assert_int_equal(scn_fault_lone(&g, 1, 0, SIM_FAULT_ANSWER), -1);
+    g = fault(SIM_FAULT_OUTAGE, 1);
+    g.retry_fraction.n = 1;
+    assert_int_equal(scn_fault_lone(&g, 1, 0, SIM_FAULT_ANSWER), -1);
+    g = fault(SIM_FAULT_FLAP, 1);
+    g.period_us = FB_US_PER_S;
+    assert_int_equal(scn_fault_lone(&g, 1, 0, SIM_FAULT_ANSWER), -1);
+    assert_false(scn_fault_hits_all(&g));
+}
+
 /* Recorded hits: the first attempts go as the record says while it lasts, then evenly (the
    count going on from there); retries keep their even share; no draw is asked. */
 static void fault_even_replays_its_recorded_hits(void **state) {
@@ -629,6 +700,7 @@ int main(void) {
         cmocka_unit_test(fault_even_splits_first_attempts_and_retries),
         cmocka_unit_test(fault_even_replays_its_recorded_hits),
         cmocka_unit_test(fault_quiet_spans_end_at_the_phase_own_edges),
+        cmocka_unit_test(fault_lone_decides_as_the_walk_does),
         cmocka_unit_test(fault_a_retry_meets_the_share_of_its_number),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
