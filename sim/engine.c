@@ -368,13 +368,14 @@ static bool due_checks(sim *s, const sim_event *ev) {
 
 /* The virtual clock: jump from event to event. */
 void sim__run_model(sim *s) {
+    static volatile sig_atomic_t never; /* without a stop flag: one load, never set */
     sim_event ev;
-    volatile sig_atomic_t *halt = s->opts->stop;
+    volatile sig_atomic_t *halt = s->opts->stop != NULL ? s->opts->stop : &never;
     s->next_progress_us = PROGRESS_EVERY_US;
     fb_time_us due = next_due(s), end = s->sc->duration_us;
     while (s->rc == FB_OK && sim_queue_pop(&s->q, &ev)) {
         /* one load a event: a signal stops the run between two events, never inside one */
-        if (halt != NULL && *halt) {
+        if (*halt) {
             sim__stop(s, FB_EINTR, "interrupted by a signal at t=%.3fs", (double)s->now / 1e6);
             break;
         }
