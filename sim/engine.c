@@ -174,12 +174,6 @@ static bool att_is(sim *s, const sim_event *ev, int state) {
  */
 _Static_assert(OUT_ARRIVALS + SIM_CLASSES_MAX <= SIM_OUTSIDE_MAX, "an outside lane per class");
 
-void sim__push_arrival(sim *s, fb_time_us t, uint32_t cls) {
-    if (t < s->now ||
-        sim_queue_push_outside(&s->q, OUT_ARRIVALS + cls, t, EV_ARRIVAL, cls, 0, 0) != FB_OK)
-        sim__push_failed(s, t);
-}
-
 static void next_arrival(sim *s, uint32_t cls) {
     fb_time_us t = sim_traffic_next(&s->traffic[cls], s->now);
     if (t != FB_TIME_MAX) sim__push_arrival(s, t, cls);
