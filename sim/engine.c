@@ -204,9 +204,10 @@ static void next_burst(sim *s, uint32_t cls) {
     if (t != FB_TIME_MAX) sim__push(s, t > s->now ? t : s->now, EV_BURST, cls, 0, 0);
 }
 
-/* Hand one event to the model; false when it is stale (its entity moved on) and skipped. */
+/* Hand one event to the model; false when it is stale (its entity moved on) and skipped.
+   Inlined into the loops: a call and its frame cost 4 instructions an event (callgrind). */
 /* long: one case per event kind, each a guard and a call */
-static bool handle(sim *s, const sim_event *ev) {
+__attribute__((always_inline)) static inline bool handle(sim *s, const sim_event *ev) {
     switch (ev->kind) {
     case EV_ARRIVAL: {
         uint32_t u = session_user(s, ev->id);
