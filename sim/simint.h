@@ -550,8 +550,13 @@ static inline void sim__push(sim *s, fb_time_us t, uint32_t kind, uint32_t id, u
 void sim__push_lane(sim *s, unsigned lane, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen);
 /* The event queue's outside lanes (engine.c): the request deadlines, and a class's arrivals. */
 enum { OUT_DEADLINES = 0, OUT_ARRIVALS = 1 };
-/* Class cls's next arrival, at t (its outside lane is empty). */
-void sim__push_arrival(sim *s, fb_time_us t, uint32_t cls);
+/* Class cls's next arrival, at t (its outside lane is empty); inline, as sim__push is: one a
+   request (engine.c says why arrivals are outside lanes). */
+static inline void sim__push_arrival(sim *s, fb_time_us t, uint32_t cls) {
+    if (t < s->now ||
+        sim_queue_push_outside(&s->q, OUT_ARRIVALS + cls, t, EV_ARRIVAL, cls, 0, 0) != FB_OK)
+        sim__push_failed(s, t);
+}
 void sim__log_event(sim *s, const sim_log_event *ev);
 void sim__catch_up(sim *s, fb_time_us t);
 void sim__run_model(sim *s);
