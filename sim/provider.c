@@ -138,7 +138,8 @@ static inline __attribute__((always_inline)) void reply_now(sim *s, uint32_t ai,
                                                             fb_transport tr, fb_time_us hint,
                                                             fb_time_us delay) {
     /* one assignment, not a memset and four stores: every refused attempt comes here */
-    a->reply = (fb_reply){.status = status, .transport = tr, .error_kind = kind, .should_retry = -1};
+    a->reply =
+        (fb_reply){.status = status, .transport = tr, .error_kind = kind, .should_retry = -1};
     a->hint_us = hint;
     a->state = A_REPLYING;
     fb_time_us at = s->now + delay;
