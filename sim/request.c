@@ -275,19 +275,21 @@ void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
 }
 
 /*
- * A provider attempt of request ri, filled in but not sent: its index in *out.
- * Always inlined into send_attempt (a call of six arguments per attempt);
- * hedging.c's attempts take sim__new_attempt.
+ * A provider attempt of request ri, filled in but not sent: the attempt, its
+ * index in *out (NULL: the cap is reached, the run stopped). Always inlined
+ * into send_attempt (a call of six arguments per attempt); hedging.c's
+ * attempts take sim__new_attempt.
  */
-__attribute__((always_inline)) static inline int new_attempt(sim *s, uint32_t ri, uint8_t provider,
-                                                             fb_time_us timeout_us, bool resume,
-                                                             uint32_t *out) {
+__attribute__((always_inline)) static inline attempt *new_attempt(sim *s, uint32_t ri,
+                                                                  uint8_t provider,
+                                                                  fb_time_us timeout_us,
+                                                                  bool resume, uint32_t *out) {
     req *r = R(s, ri);
     uint32_t ai;
     int rc = sim__pool_take_dirty(&s->atts, &ai);
     if (rc != FB_OK) {
         sim__stop(s, rc, "attempt cap reached at t=%.3fs", (double)s->now / 1e6);
-        return rc;
+        return NULL;
     }
     attempt *a = A(s, ai);
     /*
@@ -319,20 +321,21 @@ __attribute__((always_inline)) static inline int new_attempt(sim *s, uint32_t ri
     r->sent++;
     r->state = R_CALLING;
     *out = ai;
-    return FB_OK;
+    return a;
 }
 
 int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
                      uint32_t *out) {
-    return new_attempt(s, ri, provider, timeout_us, resume, out);
+    return new_attempt(s, ri, provider, timeout_us, resume, out) ? FB_OK : s->rc;
 }
 
 static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
     req *r = R(s, ri);
     uint32_t ai;
-    if (new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai) != FB_OK) return;
+    const attempt *a = new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai);
+    if (!a) return;
     r->attempt = ai + 1;
-    sim__stat_attempt(s, A(s, ai));
+    sim__stat_attempt(s, a);
     if (r->gw == GW_HELD) sim__stat_gateway_attempt(s, r->seat);
     if (s->hg_offset && layer_at(s, r, r->stack->depth - 1)->cfg->has_hedge)
         sim__hedge_begin(s, ri, ai);
