@@ -105,9 +105,15 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     r->exposed = s->class_exposed[cls];
     r->arrival_us = s->now;
     fb_rng_family_derive(&s->req_family, &r->rng, s->serial++); /* (seed, serial, REQUEST) */
-    r->prompt_tokens = scn_dist_draw_tokens_tab(&r->rng, &c->prompt_tokens, s->class_tab[cls][0]);
-    r->completion_tokens =
-        scn_dist_draw_tokens_tab(&r->rng, &c->completion_tokens, s->class_tab[cls][1]);
+    if (s->class_tokens_fixed[cls]) {
+        r->prompt_tokens = s->class_tokens[cls][0];
+        r->completion_tokens = s->class_tokens[cls][1];
+    } else {
+        r->prompt_tokens =
+            scn_dist_draw_tokens_tab(&r->rng, &c->prompt_tokens, s->class_tab[cls][0]);
+        r->completion_tokens =
+            scn_dist_draw_tokens_tab(&r->rng, &c->completion_tokens, s->class_tab[cls][1]);
+    }
     r->tokens_left = r->completion_tokens;
     r->rec = rec;
     if (s->fleet)
