@@ -141,7 +141,9 @@ static inline void start_request(sim *s, uint32_t ri) {
     s->pods[r->pod].busy++;
     s->busy_total++;
     const sim_class *c = &s->sc->classes[r->cls];
-    fb_time_us work = scn_dist_draw_us_tab(&r->rng, &c->service_us, s->class_tab[r->cls][2]);
+    fb_time_us work = s->class_service_fixed[r->cls]
+                          ? s->class_service_us[r->cls]
+                          : scn_dist_draw_us_tab(&r->rng, &c->service_us, s->class_tab[r->cls][2]);
     if (work > 0) {
         sim__push(s, s->now + work, EV_WORK_DONE, ri, r->gen, 0);
         return;

@@ -404,9 +404,12 @@ typedef struct sim {
     /* a class's lognormal tables (NULL: not a lognormal): prompt and completion tokens,
        service; with the providers' (prov), in lntabs (malloc), one per set of parameters */
     const fb_lntab *class_tab[SIM_CLASSES_MAX][3];
-    /* a class whose token counts are both constants (no draw): the counts, decided at setup */
+    /* a class whose token counts are both constants (no draw): the counts, decided at setup;
+       likewise its service time */
     bool class_tokens_fixed[SIM_CLASSES_MAX];
     uint32_t class_tokens[SIM_CLASSES_MAX][2];
+    bool class_service_fixed[SIM_CLASSES_MAX];
+    fb_time_us class_service_us[SIM_CLASSES_MAX];
     fb_lntab *lntabs;
     /* time series (series.c) */
     sim_row row;
