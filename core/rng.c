@@ -23,14 +23,6 @@ _Static_assert(FLT_EVAL_METHOD == 0, "fb_rng needs plain double evaluation (FLT_
 /* z = 2.3263478740408408 is the standard normal quantile at 0.99. */
 #define Z_P99 2.3263478740408408
 
-/* splitmix64's output function: a bijection with full avalanche. */
-static uint64_t mix64(uint64_t x) {
-    x += UINT64_C(0x9e3779b97f4a7c15);
-    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-    return x ^ (x >> 31);
-}
-
 void fb_rng_seed(fb_rng *r, uint64_t seed, uint64_t stream) {
     r->state = 0;
     r->inc = (stream << 1) | 1u;
@@ -40,19 +32,7 @@ void fb_rng_seed(fb_rng *r, uint64_t seed, uint64_t stream) {
 }
 
 void fb_rng_family_init(fb_rng_family *f, uint64_t seed, uint64_t purpose) {
-    f->h = mix64(mix64(seed) ^ purpose);
-}
-
-void fb_rng_family_derive(const fb_rng_family *f, fb_rng *r, uint64_t entity) {
-    /*
-     * A one-bit change of seed, purpose or entity flips about half the bits of both state and
-     * increment. The increment gets its own mix: PCG streams whose increments differ by a few
-     * bits are correlated, hashed increments are not. The hash is the state itself (PCG's
-     * seeding steps would only mix it again): two mixes per stream.
-     */
-    uint64_t h = mix64(f->h ^ entity);
-    r->state = h;
-    r->inc = (mix64(h ^ UINT64_C(0x5851f42d4c957f2d)) << 1) | 1u;
+    f->h = fb_rng__mix64(fb_rng__mix64(seed) ^ purpose);
 }
 
 void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose) {

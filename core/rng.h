@@ -39,7 +39,28 @@ void fb_rng_derive(fb_rng *r, uint64_t seed, uint64_t entity, uint64_t purpose);
 /* fb_rng_derive in two halves: the same stream as fb_rng_derive(r, seed, entity, purpose),
  * with the (seed, purpose) half done once and two mixes per entity. */
 void fb_rng_family_init(fb_rng_family *f, uint64_t seed, uint64_t purpose);
-void fb_rng_family_derive(const fb_rng_family *f, fb_rng *r, uint64_t entity);
+
+/* splitmix64's output function, a bijection with full avalanche (private: rng.c, the derive). */
+static inline uint64_t fb_rng__mix64(uint64_t x) {
+    x += UINT64_C(0x9e3779b97f4a7c15);
+    x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return x ^ (x >> 31);
+}
+/*
+ * Inline: the simulator derives a stream per request (the call and its
+ * spills cost about as much as the two mixes).
+ *
+ * A one-bit change of seed, purpose or entity flips about half the bits of both state and
+ * increment. The increment gets its own mix: PCG streams whose increments differ by a few
+ * bits are correlated, hashed increments are not. The hash is the state itself (PCG's
+ * seeding steps would only mix it again): two mixes per stream.
+ */
+static inline void fb_rng_family_derive(const fb_rng_family *f, fb_rng *r, uint64_t entity) {
+    uint64_t h = fb_rng__mix64(f->h ^ entity);
+    r->state = h;
+    r->inc = (fb_rng__mix64(h ^ UINT64_C(0x5851f42d4c957f2d)) << 1) | 1u;
+}
 
 uint32_t fb_rng_u32(fb_rng *r);
 uint64_t fb_rng_u64(fb_rng *r);

@@ -105,9 +105,15 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     r->exposed = s->class_exposed[cls];
     r->arrival_us = s->now;
     fb_rng_family_derive(&s->req_family, &r->rng, s->serial++); /* (seed, serial, REQUEST) */
-    r->prompt_tokens = scn_dist_draw_tokens_tab(&r->rng, &c->prompt_tokens, s->class_tab[cls][0]);
-    r->completion_tokens =
-        scn_dist_draw_tokens_tab(&r->rng, &c->completion_tokens, s->class_tab[cls][1]);
+    if (s->class_tokens_fixed[cls]) {
+        r->prompt_tokens = s->class_tokens[cls][0];
+        r->completion_tokens = s->class_tokens[cls][1];
+    } else {
+        r->prompt_tokens =
+            scn_dist_draw_tokens_tab(&r->rng, &c->prompt_tokens, s->class_tab[cls][0]);
+        r->completion_tokens =
+            scn_dist_draw_tokens_tab(&r->rng, &c->completion_tokens, s->class_tab[cls][1]);
+    }
     r->tokens_left = r->completion_tokens;
     r->rec = rec;
     if (s->fleet)
@@ -135,7 +141,9 @@ static inline void start_request(sim *s, uint32_t ri) {
     s->pods[r->pod].busy++;
     s->busy_total++;
     const sim_class *c = &s->sc->classes[r->cls];
-    fb_time_us work = scn_dist_draw_us_tab(&r->rng, &c->service_us, s->class_tab[r->cls][2]);
+    fb_time_us work = s->class_service_fixed[r->cls]
+                          ? s->class_service_us[r->cls]
+                          : scn_dist_draw_us_tab(&r->rng, &c->service_us, s->class_tab[r->cls][2]);
     if (work > 0) {
         sim__push(s, s->now + work, EV_WORK_DONE, ri, r->gen, 0);
         return;

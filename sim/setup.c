@@ -68,6 +68,24 @@ static void next_starts(sim *s) {
     }
 }
 
+/* A class's token counts that are constants (most classes that call nothing), and its
+   service time if constant (most that call): set once. */
+static void setup_fixed_draws(sim *s) {
+    for (uint32_t c = 0; c < s->sc->class_count; c++) {
+        const sim_class *cl = &s->sc->classes[c];
+        s->class_service_fixed[c] = cl->service_us.kind == SIM_DIST_CONSTANT;
+        if (s->class_service_fixed[c])
+            s->class_service_us[c] = scn_dist_draw_us_tab(NULL, &cl->service_us, NULL);
+        bool fixed = cl->prompt_tokens.kind == SIM_DIST_CONSTANT &&
+                     cl->completion_tokens.kind == SIM_DIST_CONSTANT;
+        s->class_tokens_fixed[c] = fixed;
+        if (!fixed) continue;
+        /* a constant's draw reads no stream: what each request would draw */
+        s->class_tokens[c][0] = scn_dist_draw_tokens_tab(NULL, &cl->prompt_tokens, NULL);
+        s->class_tokens[c][1] = scn_dist_draw_tokens_tab(NULL, &cl->completion_tokens, NULL);
+    }
+}
+
 /*
  * The inverse-CDF tables (fb_lntab, random streams fusebox-3) of the lognormals drawn per
  * request and per attempt: a class's token counts and service, a provider's TTFT and error
@@ -105,6 +123,7 @@ static int setup_lntabs(sim *s) {
             tab[i] = tabs++;
         }
     }
+    setup_fixed_draws(s);
     if (tabs == 0) return FB_OK;
     if ((s->lntabs = malloc(tabs * sizeof *s->lntabs)) == NULL) return FB_ENOMEM;
     for (uint32_t t = 0; t < tabs; t++) scn_dist_table(src[t], &s->lntabs[t]);
