@@ -143,8 +143,9 @@ static int node_alloc(sim_queue *q, uint32_t *out) {
 
 /* Add ev to bucket b of the ring (cur < b < cur + SLOTS). */
 static int ring_push(sim_queue *q, int64_t b, const sim_event *ev) {
-    /* the run can always take a whole bucket: draining one never fails */
-    if (q->ring_len + q->rlen >= q->rcap) {
+    /* the run can always take the whole ring: draining never fails (a refill drains only into
+     * an emptied run, so the entries already popped, before rpos, do not count) */
+    if (q->ring_len + (q->rlen - q->rpos) >= q->rcap) {
         int rc = grow((void **)&q->run, &q->rcap, sizeof *q->run, q->cap_max);
         if (rc != FB_OK) return rc;
     }

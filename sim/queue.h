@@ -103,7 +103,7 @@ static inline int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint
     int64_t b = t >> SIM_CAL_SHIFT;
     uint32_t n = q->free_node;
     if (b <= q->cur || b - q->cur >= SIM_CAL_BUCKETS || n == UINT32_MAX ||
-        q->total_len >= q->cap_max || q->ring_len + q->rlen >= q->rcap)
+        q->total_len >= q->cap_max || q->ring_len + (q->rlen - q->rpos) >= q->rcap)
         return sim_queue_push_any(q, t, kind, id, gen, arg);
     size_t slot = (size_t)b & (SIM_CAL_BUCKETS - 1);
     q->free_node = q->next[n];
