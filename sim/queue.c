@@ -359,9 +359,7 @@ static const sim_event *lane_head(const sim_queue *q, int k) {
     return sim_fifo_head(&q->lanes[k]);
 }
 
-/* The earliest of the lanes' heads (the outside lanes' too), found again: lanes_first and
- * lanes_t. */
-static void lanes_changed(sim_queue *q) {
+void sim_queue_lanes_changed(sim_queue *q) {
     const sim_event *best = NULL;
     int first = -1;
     for (uint32_t m = q->has_outside; m != 0; m &= m - 1) {
@@ -393,7 +391,7 @@ void sim_queue_outside_head(sim_queue *q, unsigned lane, const sim_event *head) 
         q->outside[lane] = *head;
     }
     if (was_first) {
-        lanes_changed(q); /* the earliest moved: another lane's head may come first */
+        sim_queue_lanes_changed(q); /* the earliest moved: another lane's head may come first */
     } else if (head != NULL && (q->lanes_first < 0 || before(head, lane_head(q, q->lanes_first)))) {
         q->lanes_first = k;
         q->lanes_t = head->t;
@@ -434,18 +432,11 @@ bool sim_queue_peek(sim_queue *q, sim_event *out) {
 static void pop_outside(sim_queue *q, int k, sim_event *out) {
     *out = q->outside[k];
     q->has_outside &= ~(UINT32_C(1) << k);
-    lanes_changed(q);
+    sim_queue_lanes_changed(q);
     q->total_len--;
 }
 
 bool sim_queue_pop_any(sim_queue *q, sim_event *out) {
-    /* the common case first: an outside lane's head (a next arrival) before the run's */
-    int k = q->lanes_first - SIM_LANES_MAX;
-    if (k >= 0 && q->rpos < q->rlen && before(&q->outside[k], &q->run[q->rpos]) &&
-        (q->len == 0 || before(&q->outside[k], &q->heap[0]))) {
-        pop_outside(q, k, out);
-        return true;
-    }
     int from;
     if (earliest(q, &from) == NULL) return false;
     if (from >= SIM_LANES_MAX) {
@@ -462,7 +453,7 @@ bool sim_queue_pop_any(sim_queue *q, sim_event *out) {
         *out = ((const sim_event *)(void *)l->v)[l->head];
         l->head = sim_fifo_slot(l, 1);
         l->len--;
-        lanes_changed(q);
+        sim_queue_lanes_changed(q);
     }
     q->total_len--;
     return true;
@@ -475,5 +466,5 @@ size_t sim_queue_len(const sim_queue *q) {
 void sim_queue_lane_compacted(sim_queue *q, size_t gone) {
     q->total_len -= gone;
     q->cancelled += gone;
-    lanes_changed(q);
+    sim_queue_lanes_changed(q);
 }

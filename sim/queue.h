@@ -191,7 +191,14 @@ static inline void sim_queue_outside_cancel(sim_queue *q) {
 /* Remove the earliest event; false when empty. */
 bool sim_queue_pop_any(sim_queue *q, sim_event *out);
 
-/* sim_queue_pop_any, with the common case inline: the run's head is strictly the earliest. */
+/* Find the earliest of the lanes' heads again (lanes_t, lanes_first), after one left. */
+void sim_queue_lanes_changed(sim_queue *q);
+
+/*
+ * sim_queue_pop_any, with the common cases inline: the run's head is strictly
+ * the earliest, or an outside lane's head (a next arrival) is strictly before
+ * the run's.
+ */
 static inline bool sim_queue_pop(sim_queue *q, sim_event *out) {
     if (q->rpos < q->rlen) {
         const sim_event *e = &q->run[q->rpos];
@@ -199,6 +206,14 @@ static inline bool sim_queue_pop(sim_queue *q, sim_event *out) {
             *out = *e;
             if (++q->rpos == q->rlen) q->rpos = q->rlen = 0;
             q->total_len--;
+            return true;
+        }
+        int k = q->lanes_first - SIM_LANES_MAX;
+        if (k >= 0 && q->lanes_t < e->t && (q->len == 0 || q->lanes_t < q->heap[0].t)) {
+            *out = q->outside[k];
+            q->has_outside &= ~(UINT32_C(1) << k);
+            q->total_len--;
+            sim_queue_lanes_changed(q);
             return true;
         }
     }
