@@ -174,7 +174,9 @@ static bool att_is(sim *s, const sim_event *ev, int state) {
  */
 _Static_assert(OUT_ARRIVALS + SIM_CLASSES_MAX <= SIM_OUTSIDE_MAX, "an outside lane per class");
 
-static void next_arrival(sim *s, uint32_t cls) {
+/* Always inlined: with step() inlined into the loops GCC kept it a call (5 instructions an event
+   on tuned, callgrind). */
+__attribute__((always_inline)) static inline void next_arrival(sim *s, uint32_t cls) {
     fb_time_us t = sim_traffic_next(&s->traffic[cls], s->now);
     if (t != FB_TIME_MAX) sim__push_arrival(s, t, cls);
 }
