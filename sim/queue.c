@@ -180,32 +180,27 @@ static int64_t next_bucket(const sim_queue *q) {
 
 static void sort_run(sim_event *v, size_t n);
 
-/* Bucket slot's n events have left the ring (their nodes freed): the slot is empty. */
-static void bucket_drained(sim_queue *q, size_t slot, size_t n) {
-    q->ring_len -= n;
-    q->bucket[slot] = NIL;
-    q->nonempty[slot / 64] &= ~(UINT64_C(1) << (slot % 64));
-}
-
-/* Move bucket cur from the ring to the end of the run, sorted: its events follow the run's. */
+/* Move bucket cur from the ring to the end of the run, sorted: its events follow the run's. Its
+ * bit in nonempty is the caller's to clear. */
 static void drain(sim_queue *q) {
     size_t slot = (size_t)q->cur & MASK, first = q->rlen;
     uint32_t only = q->bucket[slot];
+    q->bucket[slot] = NIL;
     if (q->next[only] == NIL) { /* one event: nothing to sort (a sparse calendar's common case) */
         q->run[q->rlen++] = q->nodes[only];
         q->next[only] = q->free_node;
         q->free_node = only;
-        bucket_drained(q, slot, 1);
+        q->ring_len--;
         return;
     }
-    for (uint32_t n = q->bucket[slot]; n != NIL;) {
+    for (uint32_t n = only; n != NIL;) {
         uint32_t after = q->next[n];
         q->run[q->rlen++] = q->nodes[n];
         q->next[n] = q->free_node;
         q->free_node = n;
         n = after;
     }
-    bucket_drained(q, slot, q->rlen - first);
+    q->ring_len -= q->rlen - first;
     sort_run(q->run + first, q->rlen - first);
 }
 
@@ -247,20 +242,6 @@ __attribute__((noinline)) static void sort_run(sim_event *v, size_t n) {
     }
 }
 
-/* The first bucket in (from, end) that holds events, or end (end - from <= SPAN_MAX). */
-static int64_t next_within(const sim_queue *q, int64_t from, int64_t end) {
-    for (int64_t x = from + 1; x < end;) {
-        size_t slot = (size_t)x & MASK;
-        uint64_t word = q->nonempty[slot / 64] >> (slot % 64);
-        if (word != 0) {
-            int64_t y = x + __builtin_ctzll(word);
-            return y < end ? y : end;
-        }
-        x += 64 - (int64_t)(slot % 64);
-    }
-    return end;
-}
-
 /*
  * The run is empty: bring the next events of the ring (or, when it is empty,
  * of the heap) into it, unless a lane's head `lane` comes first. Sparse
@@ -278,14 +259,28 @@ __attribute__((noinline)) static void refill(sim_queue *q, const sim_event *lane
             q->cur = b - 1; /* nothing before b: the lanes' heads before it pop without a refill */
             return;
         }
-        for (;;) {
-            q->cur = b;
-            drain(q);
-            if (q->rlen >= RUN_MIN || q->ring_len == 0) break;
-            b = next_within(q, b, end);
-            if (b == end) break;
+        /* word by word of nonempty: the buckets of a word drained, then its bits cleared at once */
+        bool full = false;
+        for (int64_t x = b; x < end && !full;) {
+            uint64_t *word = &q->nonempty[((size_t)x & MASK) / 64];
+            int64_t base = x - (x & 63); /* the bucket of the word's bit 0 */
+            uint64_t bits = *word & (~UINT64_C(0) << (x & 63)), taken = 0;
+            if (end - base < 64) bits &= (UINT64_C(1) << (end - base)) - 1;
+            while (bits != 0) {
+                int i = __builtin_ctzll(bits);
+                q->cur = base + i;
+                drain(q);
+                taken |= UINT64_C(1) << i;
+                bits &= bits - 1;
+                if (q->rlen >= RUN_MIN || q->ring_len == 0) {
+                    full = true;
+                    break;
+                }
+            }
+            *word &= ~taken;
+            x = base + 64;
         }
-        if (b == end) {
+        if (!full) {
             if (q->span < SPAN_MAX) q->span *= 2;
         } else if (q->rlen >= RUN_MIN && (q->cur - first) * 4 < q->span && q->span > SPAN_MIN) {
             q->span /= 2;
