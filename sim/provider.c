@@ -490,13 +490,17 @@ static bool next_queued(sim *s, uint32_t pi, uint32_t *ai) {
 }
 
 /* Free slots serve the queue (the slots are counted again as it shrinks: efficiency). */
-static void dispatch(sim *s, uint32_t p_i) {
+static void dispatch_queue(sim *s, uint32_t p_i) {
     prov *p = &s->provs[p_i];
     uint32_t ai;
-    /* most slots free up with nobody waiting; only CoDel's dequeue acts on an empty queue */
-    if (p->queue.len == 0 && s->sc->providers[p_i].discipline != SIM_QUEUE_CODEL) return;
     while (p->busy < effective_concurrency(s, p_i) && next_queued(s, p_i, &ai))
         start_service(s, ai);
+}
+/* Its test inline: most slots free up with nobody waiting (only CoDel's dequeue acts on an
+   empty queue). */
+static inline void dispatch(sim *s, uint32_t p_i) {
+    if (s->provs[p_i].queue.len > 0 || s->sc->providers[p_i].discipline == SIM_QUEUE_CODEL)
+        dispatch_queue(s, p_i);
 }
 
 void sim__on_reply(sim *s, uint32_t ai) {
