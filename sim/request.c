@@ -27,8 +27,9 @@ _Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
 _Static_assert(offsetof(attempt, x) == 88, "attempt: a field sim__new_attempt does not set");
 _Static_assert(offsetof(req, hops) == 120, "req: a field sim__new_request does not set");
 
-/* Always inlined (defined below): a new request that finds a free worker (most) starts there. */
-__attribute__((always_inline)) static inline void start_request(sim *s, uint32_t ri);
+/* Always inlined (defined below): a new request that finds a free worker (most) starts there.
+   r = R(s, ri): the caller's (the pool's address is looked up again after each byte store). */
+__attribute__((always_inline)) static inline void start_request(sim *s, uint32_t ri, req *r);
 static void begin_call(sim *s, uint32_t ri);
 static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d);
 static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback);
@@ -122,10 +123,10 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
         r->pod = s->rr++ % s->npods;
     s->live++;
     sim__stat_arrival(s, r);
-    sim__deadline_add(s, ri);
+    sim__deadline_add(s, ri, r);
     pod *pd = &s->pods[r->pod];
     if (pd->busy < s->sc->pods.workers) {
-        start_request(s, ri);
+        start_request(s, ri, r);
     } else if (pd->qlive < s->sc->pods.queue) {
         queue_request(s, ri);
     } else {
@@ -134,8 +135,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     }
 }
 
-static inline void start_request(sim *s, uint32_t ri) {
-    req *r = R(s, ri);
+static inline void start_request(sim *s, uint32_t ri, req *r) {
     r->state = R_LOCAL; /* out of the queue, on a worker */
     r->holds_worker = true;
     s->pods[r->pod].busy++;
@@ -167,7 +167,7 @@ static void pod_pull(sim *s, uint32_t podi) {
         if (r->gen != e.gen || r->state != R_QUEUED) continue;
         pd->qlive--;
         s->pod_queue_total--;
-        start_request(s, e.id);
+        start_request(s, e.id, r);
     }
     pd->pulling = false;
 }

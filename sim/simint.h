@@ -522,10 +522,9 @@ void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(print
 void sim__push_failed(sim *s, fb_time_us t);
 void sim__deadline_first(sim *s);
 void sim__deadline_unlink(sim *s, req *r);
-/* A new request's deadline, its arrival plus the request timeout (engine.c: a list, not a push;
-   inline, as a push is: once per request). */
-static inline void sim__deadline_add(sim *s, uint32_t ri) {
-    req *r = R(s, ri);
+/* A new request's deadline (r = R(s, ri)), its arrival plus the request timeout (engine.c: a
+   list, not a push; inline, as a push is: once per request). */
+static inline void sim__deadline_add(sim *s, uint32_t ri, req *r) {
     fb_time_us t = r->arrival_us + s->sc->pods.request_timeout_us;
     if (t < s->now || sim_queue_outside_push(&s->q, &r->dl_seq) != FB_OK) {
         sim__push_failed(s, t); /* in the past, or the queue is full */
