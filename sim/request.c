@@ -27,12 +27,14 @@ _Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
 _Static_assert(offsetof(attempt, x) == 88, "attempt: a field sim__new_attempt does not set");
 _Static_assert(offsetof(req, hops) == 120, "req: a field sim__new_request does not set");
 
-/* Always inlined (defined below): a new request that finds a free worker (most) starts there.
-   r = R(s, ri): the caller's (the pool's address is looked up again after each byte store). */
+/* Request ri's steps take its pointer too, r = R(s, ri): gcc would look the pool up again
+   after each byte store. */
+/* Always inlined (defined below): a new request that finds a free worker (most) starts there. */
 __attribute__((always_inline)) static inline void start_request(sim *s, uint32_t ri, req *r);
-static void begin_call(sim *s, uint32_t ri);
-static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d);
-static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback);
+static void begin_call(sim *s, uint32_t ri, req *r);
+static void handle_decision(sim *s, uint32_t ri, req *r, uint32_t depth,
+                            const fb_fallback_decision *d);
+static void finish(sim *s, uint32_t ri, req *r, sim_end end, bool via_fallback);
 
 /* ---- arrival and the worker ---- */
 
@@ -131,7 +133,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
         queue_request(s, ri);
     } else {
         r->state = R_LOCAL; /* never queued, holds no worker */
-        finish(s, ri, SIM_END_QUEUE_FULL, false);
+        finish(s, ri, r, SIM_END_QUEUE_FULL, false);
     }
 }
 
@@ -148,7 +150,7 @@ static inline void start_request(sim *s, uint32_t ri, req *r) {
         sim__push(s, s->now + work, EV_WORK_DONE, ri, r->gen, 0);
         return;
     }
-    begin_call(s, ri);
+    begin_call(s, ri, r);
 }
 
 /*
@@ -173,7 +175,7 @@ static void pod_pull(sim *s, uint32_t podi) {
 }
 
 void sim__on_work_done(sim *s, uint32_t ri) {
-    begin_call(s, ri);
+    begin_call(s, ri, R(s, ri));
 }
 
 /* ---- the layers decide ---- */
@@ -188,7 +190,7 @@ void sim__on_work_done(sim *s, uint32_t ri) {
  * gives up raises to the layer outside it the last result it received.
  */
 
-static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen);
+static void layer_begin(sim *s, uint32_t ri, req *r, uint32_t depth, uint8_t chosen);
 static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *rep, fb_time_us hint,
                          sim_end cause);
 
@@ -244,19 +246,17 @@ static const uint8_t *choices(const sim *s, const req *r, uint32_t depth, const 
     return c->order_len > 0 ? c->order : NULL;
 }
 
-static void begin_call(sim *s, uint32_t ri) {
-    req *r = R(s, ri);
+static void begin_call(sim *s, uint32_t ri, req *r) {
     const sim_class *c = &s->sc->classes[r->cls];
     if (c->target == SIM_TARGET_NONE) {
-        finish(s, ri, SIM_END_SUCCESS, false);
+        finish(s, ri, r, SIM_END_SUCCESS, false);
         return;
     }
     r->state = R_CALLING;
-    layer_begin(s, ri, 0, 0);
+    layer_begin(s, ri, r, 0, 0);
 }
 
-static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
-    req *r = R(s, ri);
+static void layer_begin(sim *s, uint32_t ri, req *r, uint32_t depth, uint8_t chosen) {
     hop *h = &r->hops[depth];
     uint32_t li = r->stack->layer[depth];
     h->active = true;
@@ -268,7 +268,7 @@ static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     fb_fallback_decision d =
         fb_fallback_begin(pod_fb(s, seat_at(r, depth), li), &h->fr,
                           r->prompt_tokens + r->completion_tokens, order, order ? len : 0, s->now);
-    handle_decision(s, ri, depth, &d);
+    handle_decision(s, ri, r, depth, &d);
 }
 
 void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
@@ -279,7 +279,7 @@ void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
     r->state = R_CALLING;
     uint32_t li = r->stack->layer[depth];
     fb_fallback_decision d = fb_fallback_resume(pod_fb(s, seat_at(r, depth), li), &h->fr, s->now);
-    handle_decision(s, ri, depth, &d);
+    handle_decision(s, ri, r, depth, &d);
 }
 
 /*
@@ -337,8 +337,7 @@ int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_u
     return new_attempt(s, ri, provider, timeout_us, resume, out) ? FB_OK : s->rc;
 }
 
-static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
-    req *r = R(s, ri);
+static void send_attempt(sim *s, uint32_t ri, req *r, const fb_fallback_decision *d) {
     uint32_t ai;
     const attempt *a = new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai);
     if (!a) return;
@@ -388,8 +387,8 @@ static sim_end end_of_outcome(fb_outcome o) {
 }
 
 /* An attempt of a layer that is not the innermost: a whole request to the layer inside. */
-static void inner_request(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
-    req *r = R(s, ri);
+static void inner_request(sim *s, uint32_t ri, req *r, uint32_t depth,
+                          const fb_fallback_decision *d) {
     hop *h = &r->hops[depth];
     h->target = d->provider;
     h->serial++;
@@ -400,7 +399,7 @@ static void inner_request(sim *s, uint32_t ri, uint32_t depth, const fb_fallback
     if (depth + 1 == r->stack->gateway)
         sim__gateway_enter(s, ri, depth + 1, d->provider); /* a replica's worker, or its queue */
     else
-        layer_begin(s, ri, depth + 1, d->provider);
+        layer_begin(s, ri, r, depth + 1, d->provider);
 }
 
 /* What layer `depth` raises when it gives up: its last result, or a refusal of its own. */
@@ -428,8 +427,7 @@ static void raise_outside(sim *s, uint32_t ri, uint32_t depth, const fb_fallback
 }
 
 /* Layer `depth` is done with the request: it ends, or the layer outside gets the result. */
-static void layer_done(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
-    req *r = R(s, ri);
+static void layer_done(sim *s, uint32_t ri, req *r, uint32_t depth, const fb_fallback_decision *d) {
     hop *h = &r->hops[depth];
     sim_end end = end_of(d->stop);
     /* a layer that ran out of tries on a failure from inside ends with that failure */
@@ -455,10 +453,10 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_de
             sim__push(s, s->now + lat, EV_FINISH, ri, r->gen, 0);
             return;
         }
-        finish(s, ri, SIM_END_DEGRADED, false);
+        finish(s, ri, r, SIM_END_DEGRADED, false);
         return;
     }
-    finish(s, ri, end, r->via_fallback && end == SIM_END_SUCCESS);
+    finish(s, ri, r, end, r->via_fallback && end == SIM_END_SUCCESS);
 }
 
 /* A replayed request's wait until its next attempt (`sent` + 1) starts when the log's did (its
@@ -474,16 +472,16 @@ static fb_time_us recorded_wait(const sim *s, const req *r, fb_time_us policy) {
 }
 
 /* Carry out layer `depth`'s decision: an attempt, a wait, or the end of its part. */
-static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
-    req *r = R(s, ri);
+static void handle_decision(sim *s, uint32_t ri, req *r, uint32_t depth,
+                            const fb_fallback_decision *d) {
     hop *h = &r->hops[depth];
     switch (d->action) {
     case FB_ACT_ATTEMPT:
         sim__stat_layer_attempt(s, r->stack->layer[depth], d->provider);
         if (depth + 1 == r->stack->depth)
-            send_attempt(s, ri, d);
+            send_attempt(s, ri, r, d);
         else
-            inner_request(s, ri, depth, d);
+            inner_request(s, ri, r, depth, d);
         return;
     case FB_ACT_WAIT: {
         fb_time_us wait = d->delay_us;
@@ -495,15 +493,16 @@ static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallba
         return;
     }
     case FB_ACT_DONE:
-        layer_done(s, ri, depth, d);
+        layer_done(s, ri, r, depth, d);
         return;
     }
 }
 
 /* The gateway's replica gives request ri a worker: its first layer (at depth) begins. */
 void sim__gateway_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
-    R(s, ri)->state = R_CALLING;
-    layer_begin(s, ri, depth, chosen);
+    req *r = R(s, ri);
+    r->state = R_CALLING;
+    layer_begin(s, ri, r, depth, chosen);
 }
 
 /* The replica's queue is full: layer depth - 1 gets the gateway's answer, `status`. */
@@ -529,7 +528,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     r->state = R_CALLING;
     fb_fallback_decision d = fb_fallback_result(
         pod_fb(s, seat_at(r, depth), r->stack->layer[depth]), &h->fr, &c, hint, s->now);
-    handle_decision(s, ri, depth, &d);
+    handle_decision(s, ri, r, depth, &d);
 }
 
 /* How the innermost layer of r classifies provider pi's reply. */
@@ -556,7 +555,7 @@ __attribute__((always_inline)) static inline void inner_answer(sim *s, uint32_t 
     bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;
     if (won && hedged && pi != d.provider) d.via_fallback = true;
     if (inner == r->stack->router && won && d.via_fallback) sim__stat_fallback_cost(s, r, pi, out);
-    handle_decision(s, ri, inner, &d);
+    handle_decision(s, ri, r, inner, &d);
 }
 
 void sim__inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,
@@ -684,8 +683,7 @@ static fb_time_us recorded_think(const sim *s, const sim_class *c, uint32_t g) {
     return c->turn_at_us[g] > s->now ? c->turn_at_us[g] - s->now : 0;
 }
 
-static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
-    req *r = R(s, ri);
+static void finish(sim *s, uint32_t ri, req *r, sim_end end, bool via_fallback) {
     uint32_t podi = r->pod;
     if (r->gw != GW_NONE) sim__gateway_leave(s, ri); /* (a layer inside it always leaves first) */
     sim__stat_end(s, r, end, via_fallback);
@@ -717,9 +715,9 @@ void sim__on_deadline(sim *s, uint32_t ri) {
     req *r = R(s, ri);
     if (r->state == R_FREE) return;
     if (r->state == R_CALLING || r->state == R_WAITING) cancel_inside(s, ri, 0);
-    finish(s, ri, SIM_END_TIMEOUT, false);
+    finish(s, ri, r, SIM_END_TIMEOUT, false);
 }
 
 void sim__on_finish(sim *s, uint32_t ri) {
-    finish(s, ri, SIM_END_DEGRADED, false);
+    finish(s, ri, R(s, ri), SIM_END_DEGRADED, false);
 }
