@@ -283,16 +283,15 @@ void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
 }
 
 /*
- * A provider attempt of request ri, filled in but not sent: the attempt, its
+ * A provider attempt of request ri (r), filled in but not sent: the attempt, its
  * index in *out (NULL: the cap is reached, the run stopped). Always inlined
  * into send_attempt (a call of six arguments per attempt); hedging.c's
  * attempts take sim__new_attempt.
  */
-__attribute__((always_inline)) static inline attempt *new_attempt(sim *s, uint32_t ri,
+__attribute__((always_inline)) static inline attempt *new_attempt(sim *s, uint32_t ri, req *r,
                                                                   uint8_t provider,
                                                                   fb_time_us timeout_us,
                                                                   bool resume, uint32_t *out) {
-    req *r = R(s, ri);
     uint32_t ai;
     int rc = sim__pool_take_dirty(&s->atts, &ai);
     if (rc != FB_OK) {
@@ -334,12 +333,12 @@ __attribute__((always_inline)) static inline attempt *new_attempt(sim *s, uint32
 
 int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
                      uint32_t *out) {
-    return new_attempt(s, ri, provider, timeout_us, resume, out) ? FB_OK : s->rc;
+    return new_attempt(s, ri, R(s, ri), provider, timeout_us, resume, out) ? FB_OK : s->rc;
 }
 
 static void send_attempt(sim *s, uint32_t ri, req *r, const fb_fallback_decision *d) {
     uint32_t ai;
-    const attempt *a = new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai);
+    const attempt *a = new_attempt(s, ri, r, d->provider, d->timeout_us, d->resume, &ai);
     if (!a) return;
     r->attempt = ai + 1;
     sim__stat_attempt(s, a);
