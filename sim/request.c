@@ -161,7 +161,7 @@ static inline void start_request(sim *s, uint32_t ri, req *r) {
  */
 static void pod_pull(sim *s, uint32_t podi) {
     pod *pd = &s->pods[podi];
-    if (pd->pulling) return;
+    if (pd->queue.len == 0 || pd->pulling) return; /* most requests end with nobody queued */
     pd->pulling = true;
     ref e;
     while (pd->busy < s->sc->pods.workers && sim_fifo_pop(&pd->queue, &e)) {
