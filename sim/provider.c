@@ -319,18 +319,17 @@ static void start_service(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     sim__stat_provider_busy(s, a->provider);
     a->state = A_SERVICE;
     const prov *pr = &s->provs[a->provider];
-    sim_fault_effect e;
+    sim_fault_effect e; /* read only when faulted: else it would be scn_fault_clear's */
     bool faulted = !faults_quiet(s, a->provider, 1);
     if (faulted)
         scn_fault_decide(pv->faults, pv->fault_count, s->now,
                          SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY_NTH(a->retry) : 0u),
                          s->fault_even[a->provider], draw_uniform, rng, &e);
-    else
-        scn_fault_clear(&e);
     /*
      * (ttft x slow x load + delay) + per x slow x load x tokens: without a
-     * fault in the service phase the factor is 1 and the delay 0, without
-     * latency.load the load is 1, and skipping them changes no bit.
+     * fault in the service phase the factor is 1, the delay 0 and no stream
+     * breaks, without latency.load the load is 1, and skipping them changes
+     * no bit.
      */
     double ttft = (double)scn_dist_draw_us_tab(rng, &pv->ttft_us, pr->ttft_tab);
     double per = (double)pv->per_token_us;
@@ -349,7 +348,7 @@ static void start_service(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     a->reply.should_retry = -1;
     a->reply.status = 200;
     a->hint_us = FB_TIME_NONE;
-    if (e.midstream >= 0 && e.after_tokens < a->tokens_out) {
+    if (faulted && e.midstream >= 0 && e.after_tokens < a->tokens_out) {
         dur = service_us(ttft + per * (double)e.after_tokens);
         break_answer(a, &e);
     }
