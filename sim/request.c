@@ -98,7 +98,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     r->dl_linked = false; /* the rest of the deadline's fields: sim__deadline_add */
     const sim_class *c = &s->sc->classes[cls];
     /* a request that calls nothing (target none) never enters its layers: no hop is read */
-    if (c->target != SIM_TARGET_NONE)
+    if (s->class_calls[cls])
         for (uint32_t d = 0; d < s->depth_max; d++)
             memset((char *)&r->hops[d] + HOP_KEPT, 0, sizeof(hop) - HOP_KEPT);
     if (s->hg_offset) memset(HG(s, r), 0, sizeof(hgroup)); /* after the hops when it hedges */
@@ -247,8 +247,7 @@ static const uint8_t *choices(const sim *s, const req *r, uint32_t depth, const 
 }
 
 static void begin_call(sim *s, uint32_t ri, req *r) {
-    const sim_class *c = &s->sc->classes[r->cls];
-    if (c->target == SIM_TARGET_NONE) {
+    if (!s->class_calls[r->cls]) {
         finish(s, ri, r, SIM_END_SUCCESS, false);
         return;
     }
