@@ -123,9 +123,10 @@ static inline double zig_exponential(fb_rng *r) {
     return zig_exponential_slow(r, i, x);
 }
 
+/* No -0.0 (docs/rng.md): the ziggurat's draw is +0.0 or more, and so its product with a mean
+   above 0 (the inversion of version 1 needed a test). */
 double fb_rng_exponential(fb_rng *r, double mean) {
-    double x = mean * zig_exponential(r);
-    return x == 0.0 ? 0.0 : x; /* no -0.0 */
+    return mean * zig_exponential(r);
 }
 
 /* A try of layer i at position u (x = u * X[i]) that fell outside its rectangle. */

@@ -76,10 +76,13 @@ static inline uint32_t scn__bound_tokens(double v) {
     return (uint32_t)scn__round_positive(v);
 }
 /* Inline, as the simulator draws them per request and per attempt: a table's draw, a
- * constant (no draw), else the call. */
+ * constant (no draw), an exponential duration (the draw without scn_dist_draw's two calls),
+ * else the call. */
 static inline fb_time_us scn_dist_draw_us_tab(fb_rng *rng, const sim_dist *d, const fb_lntab *t) {
     if (t) return scn__bound_us(fb_rng_lognormal_tab(rng, t));
     if (d->kind == SIM_DIST_CONSTANT) return scn__bound_us(d->a);
+    if (d->kind == SIM_DIST_EXPONENTIAL && d->a > 0)
+        return scn__bound_us(fb_rng_exponential(rng, d->a));
     return scn_dist_draw_us(rng, d);
 }
 static inline uint32_t scn_dist_draw_tokens_tab(fb_rng *rng, const sim_dist *d, const fb_lntab *t) {

@@ -19,7 +19,7 @@
 
 #include "sim/simint.h"
 
-static void start_service(sim *s, uint32_t ai);
+static void start_service(sim *s, uint32_t ai, attempt *a, fb_rng *rng);
 
 /*
  * The slots at a capacity factor, computed when the factor changes
@@ -234,7 +234,7 @@ static void admit(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     const sim_provider *pv = &s->sc->providers[pi];
     prov *p = &s->provs[pi];
     if (p->busy < effective_concurrency(s, pi)) {
-        start_service(s, ai);
+        start_service(s, ai, a, rng);
     } else if (p->qlive < pv->queue) {
         ref e = {ai, a->gen};
         if (sim_fifo_push(&p->queue, &e) != FB_OK) {
@@ -253,13 +253,21 @@ static void admit(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     }
 }
 
+/*
+ * The stream an attempt's draws come from: its request's, so that the same request sees the
+ * same answers and latencies under every variant as long as it makes the same attempts. A
+ * hedge left running may arrive after its request ended (conn.c: the network).
+ */
+static fb_rng *attempt_rng(sim *s, const attempt *a) {
+    req *r = R(s, a->req);
+    return r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
+}
+
 /* An attempt reaches its provider. */
 void sim__provider_arrive(sim *s, uint32_t ai) {
     attempt *a = A(s, ai);
-    req *r = R(s, a->req);
     const sim_provider *pv = &s->sc->providers[a->provider];
-    /* a hedge left running may arrive after its request ended (conn.c: the network) */
-    fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
+    fb_rng *rng = attempt_rng(s, a);
     /* the error latency is drawn by the answer that uses it (error_latency), after the
        fault's draws: a served attempt draws none (random streams fusebox-3, docs/rng.md) */
     if (fault_answers(s, ai, a, rng)) return;
@@ -304,29 +312,24 @@ static double load_factor(const sim *s, uint32_t pi) {
     return 1.0 + pv->load_in_service * (double)(p->busy - 1) + pv->load_queued * (double)p->qlive;
 }
 
-static void start_service(sim *s, uint32_t ai) {
-    attempt *a = A(s, ai);
-    req *r = R(s, a->req);
+/* Attempt ai (a = A(s, ai)) takes a slot; its latencies drawn from rng (attempt_rng). */
+static void start_service(sim *s, uint32_t ai, attempt *a, fb_rng *rng) {
     const sim_provider *pv = &s->sc->providers[a->provider];
     s->provs[a->provider].busy++;
     sim__stat_provider_busy(s, a->provider);
     a->state = A_SERVICE;
-    /* latency draws come from the request's stream: the same request sees the
-     * same latency under every variant as long as it makes the same attempts */
-    fb_rng *rng = r->gen == a->req_gen ? &r->rng : &s->pods[0].rng;
     const prov *pr = &s->provs[a->provider];
-    sim_fault_effect e;
+    sim_fault_effect e; /* read only when faulted: else it would be scn_fault_clear's */
     bool faulted = !faults_quiet(s, a->provider, 1);
     if (faulted)
         scn_fault_decide(pv->faults, pv->fault_count, s->now,
                          SIM_FAULT_SERVICE | (a->retry ? SIM_FAULT_RETRY_NTH(a->retry) : 0u),
                          s->fault_even[a->provider], draw_uniform, rng, &e);
-    else
-        scn_fault_clear(&e);
     /*
      * (ttft x slow x load + delay) + per x slow x load x tokens: without a
-     * fault in the service phase the factor is 1 and the delay 0, without
-     * latency.load the load is 1, and skipping them changes no bit.
+     * fault in the service phase the factor is 1, the delay 0 and no stream
+     * breaks, without latency.load the load is 1, and skipping them changes
+     * no bit.
      */
     double ttft = (double)scn_dist_draw_us_tab(rng, &pv->ttft_us, pr->ttft_tab);
     double per = (double)pv->per_token_us;
@@ -345,7 +348,7 @@ static void start_service(sim *s, uint32_t ai) {
     a->reply.should_retry = -1;
     a->reply.status = 200;
     a->hint_us = FB_TIME_NONE;
-    if (e.midstream >= 0 && e.after_tokens < a->tokens_out) {
+    if (faulted && e.midstream >= 0 && e.after_tokens < a->tokens_out) {
         dur = service_us(ttft + per * (double)e.after_tokens);
         break_answer(a, &e);
     }
@@ -490,13 +493,19 @@ static bool next_queued(sim *s, uint32_t pi, uint32_t *ai) {
 }
 
 /* Free slots serve the queue (the slots are counted again as it shrinks: efficiency). */
-static void dispatch(sim *s, uint32_t p_i) {
+static void dispatch_queue(sim *s, uint32_t p_i) {
     prov *p = &s->provs[p_i];
     uint32_t ai;
-    /* most slots free up with nobody waiting; only CoDel's dequeue acts on an empty queue */
-    if (p->queue.len == 0 && s->sc->providers[p_i].discipline != SIM_QUEUE_CODEL) return;
-    while (p->busy < effective_concurrency(s, p_i) && next_queued(s, p_i, &ai))
-        start_service(s, ai);
+    while (p->busy < effective_concurrency(s, p_i) && next_queued(s, p_i, &ai)) {
+        attempt *a = A(s, ai);
+        start_service(s, ai, a, attempt_rng(s, a));
+    }
+}
+/* Its test inline: most slots free up with nobody waiting (only CoDel's dequeue acts on an
+   empty queue). */
+static inline void dispatch(sim *s, uint32_t p_i) {
+    if (s->provs[p_i].queue.len > 0 || s->sc->providers[p_i].discipline == SIM_QUEUE_CODEL)
+        dispatch_queue(s, p_i);
 }
 
 void sim__on_reply(sim *s, uint32_t ai) {

@@ -27,11 +27,14 @@ _Static_assert(offsetof(req, gen) == 0 && offsetof(attempt, gen) == 0,
 _Static_assert(offsetof(attempt, x) == 88, "attempt: a field sim__new_attempt does not set");
 _Static_assert(offsetof(req, hops) == 120, "req: a field sim__new_request does not set");
 
+/* Request ri's steps take its pointer too, r = R(s, ri): gcc would look the pool up again
+   after each byte store. */
 /* Always inlined (defined below): a new request that finds a free worker (most) starts there. */
-__attribute__((always_inline)) static inline void start_request(sim *s, uint32_t ri);
-static void begin_call(sim *s, uint32_t ri);
-static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d);
-static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback);
+__attribute__((always_inline)) static inline void start_request(sim *s, uint32_t ri, req *r);
+static void begin_call(sim *s, uint32_t ri, req *r);
+static void handle_decision(sim *s, uint32_t ri, req *r, uint32_t depth,
+                            const fb_fallback_decision *d);
+static void finish(sim *s, uint32_t ri, req *r, sim_end end, bool via_fallback);
 
 /* ---- arrival and the worker ---- */
 
@@ -95,7 +98,7 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
     r->dl_linked = false; /* the rest of the deadline's fields: sim__deadline_add */
     const sim_class *c = &s->sc->classes[cls];
     /* a request that calls nothing (target none) never enters its layers: no hop is read */
-    if (c->target != SIM_TARGET_NONE)
+    if (s->class_calls[cls])
         for (uint32_t d = 0; d < s->depth_max; d++)
             memset((char *)&r->hops[d] + HOP_KEPT, 0, sizeof(hop) - HOP_KEPT);
     if (s->hg_offset) memset(HG(s, r), 0, sizeof(hgroup)); /* after the hops when it hedges */
@@ -122,20 +125,19 @@ void sim__new_request(sim *s, uint32_t cls, uint32_t user, uint32_t rec) {
         r->pod = s->rr++ % s->npods;
     s->live++;
     sim__stat_arrival(s, r);
-    sim__deadline_add(s, ri);
+    sim__deadline_add(s, ri, r);
     pod *pd = &s->pods[r->pod];
     if (pd->busy < s->sc->pods.workers) {
-        start_request(s, ri);
+        start_request(s, ri, r);
     } else if (pd->qlive < s->sc->pods.queue) {
         queue_request(s, ri);
     } else {
         r->state = R_LOCAL; /* never queued, holds no worker */
-        finish(s, ri, SIM_END_QUEUE_FULL, false);
+        finish(s, ri, r, SIM_END_QUEUE_FULL, false);
     }
 }
 
-static inline void start_request(sim *s, uint32_t ri) {
-    req *r = R(s, ri);
+static inline void start_request(sim *s, uint32_t ri, req *r) {
     r->state = R_LOCAL; /* out of the queue, on a worker */
     r->holds_worker = true;
     s->pods[r->pod].busy++;
@@ -148,7 +150,7 @@ static inline void start_request(sim *s, uint32_t ri) {
         sim__push(s, s->now + work, EV_WORK_DONE, ri, r->gen, 0);
         return;
     }
-    begin_call(s, ri);
+    begin_call(s, ri, r);
 }
 
 /*
@@ -159,7 +161,7 @@ static inline void start_request(sim *s, uint32_t ri) {
  */
 static void pod_pull(sim *s, uint32_t podi) {
     pod *pd = &s->pods[podi];
-    if (pd->pulling) return;
+    if (pd->queue.len == 0 || pd->pulling) return; /* most requests end with nobody queued */
     pd->pulling = true;
     ref e;
     while (pd->busy < s->sc->pods.workers && sim_fifo_pop(&pd->queue, &e)) {
@@ -167,13 +169,13 @@ static void pod_pull(sim *s, uint32_t podi) {
         if (r->gen != e.gen || r->state != R_QUEUED) continue;
         pd->qlive--;
         s->pod_queue_total--;
-        start_request(s, e.id);
+        start_request(s, e.id, r);
     }
     pd->pulling = false;
 }
 
 void sim__on_work_done(sim *s, uint32_t ri) {
-    begin_call(s, ri);
+    begin_call(s, ri, R(s, ri));
 }
 
 /* ---- the layers decide ---- */
@@ -188,7 +190,7 @@ void sim__on_work_done(sim *s, uint32_t ri) {
  * gives up raises to the layer outside it the last result it received.
  */
 
-static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen);
+static void layer_begin(sim *s, uint32_t ri, req *r, uint32_t depth, uint8_t chosen);
 static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *rep, fb_time_us hint,
                          sim_end cause);
 
@@ -244,19 +246,16 @@ static const uint8_t *choices(const sim *s, const req *r, uint32_t depth, const 
     return c->order_len > 0 ? c->order : NULL;
 }
 
-static void begin_call(sim *s, uint32_t ri) {
-    req *r = R(s, ri);
-    const sim_class *c = &s->sc->classes[r->cls];
-    if (c->target == SIM_TARGET_NONE) {
-        finish(s, ri, SIM_END_SUCCESS, false);
+static void begin_call(sim *s, uint32_t ri, req *r) {
+    if (!s->class_calls[r->cls]) {
+        finish(s, ri, r, SIM_END_SUCCESS, false);
         return;
     }
     r->state = R_CALLING;
-    layer_begin(s, ri, 0, 0);
+    layer_begin(s, ri, r, 0, 0);
 }
 
-static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
-    req *r = R(s, ri);
+static void layer_begin(sim *s, uint32_t ri, req *r, uint32_t depth, uint8_t chosen) {
     hop *h = &r->hops[depth];
     uint32_t li = r->stack->layer[depth];
     h->active = true;
@@ -268,7 +267,7 @@ static void layer_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
     fb_fallback_decision d =
         fb_fallback_begin(pod_fb(s, seat_at(r, depth), li), &h->fr,
                           r->prompt_tokens + r->completion_tokens, order, order ? len : 0, s->now);
-    handle_decision(s, ri, depth, &d);
+    handle_decision(s, ri, r, depth, &d);
 }
 
 void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
@@ -279,20 +278,19 @@ void sim__on_resume(sim *s, uint32_t ri, uint32_t arg) {
     r->state = R_CALLING;
     uint32_t li = r->stack->layer[depth];
     fb_fallback_decision d = fb_fallback_resume(pod_fb(s, seat_at(r, depth), li), &h->fr, s->now);
-    handle_decision(s, ri, depth, &d);
+    handle_decision(s, ri, r, depth, &d);
 }
 
 /*
- * A provider attempt of request ri, filled in but not sent: the attempt, its
+ * A provider attempt of request ri (r), filled in but not sent: the attempt, its
  * index in *out (NULL: the cap is reached, the run stopped). Always inlined
  * into send_attempt (a call of six arguments per attempt); hedging.c's
  * attempts take sim__new_attempt.
  */
-__attribute__((always_inline)) static inline attempt *new_attempt(sim *s, uint32_t ri,
+__attribute__((always_inline)) static inline attempt *new_attempt(sim *s, uint32_t ri, req *r,
                                                                   uint8_t provider,
                                                                   fb_time_us timeout_us,
                                                                   bool resume, uint32_t *out) {
-    req *r = R(s, ri);
     uint32_t ai;
     int rc = sim__pool_take_dirty(&s->atts, &ai);
     if (rc != FB_OK) {
@@ -334,13 +332,12 @@ __attribute__((always_inline)) static inline attempt *new_attempt(sim *s, uint32
 
 int sim__new_attempt(sim *s, uint32_t ri, uint8_t provider, fb_time_us timeout_us, bool resume,
                      uint32_t *out) {
-    return new_attempt(s, ri, provider, timeout_us, resume, out) ? FB_OK : s->rc;
+    return new_attempt(s, ri, R(s, ri), provider, timeout_us, resume, out) ? FB_OK : s->rc;
 }
 
-static void send_attempt(sim *s, uint32_t ri, const fb_fallback_decision *d) {
-    req *r = R(s, ri);
+static void send_attempt(sim *s, uint32_t ri, req *r, const fb_fallback_decision *d) {
     uint32_t ai;
-    const attempt *a = new_attempt(s, ri, d->provider, d->timeout_us, d->resume, &ai);
+    const attempt *a = new_attempt(s, ri, r, d->provider, d->timeout_us, d->resume, &ai);
     if (!a) return;
     r->attempt = ai + 1;
     sim__stat_attempt(s, a);
@@ -388,8 +385,8 @@ static sim_end end_of_outcome(fb_outcome o) {
 }
 
 /* An attempt of a layer that is not the innermost: a whole request to the layer inside. */
-static void inner_request(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
-    req *r = R(s, ri);
+static void inner_request(sim *s, uint32_t ri, req *r, uint32_t depth,
+                          const fb_fallback_decision *d) {
     hop *h = &r->hops[depth];
     h->target = d->provider;
     h->serial++;
@@ -400,7 +397,7 @@ static void inner_request(sim *s, uint32_t ri, uint32_t depth, const fb_fallback
     if (depth + 1 == r->stack->gateway)
         sim__gateway_enter(s, ri, depth + 1, d->provider); /* a replica's worker, or its queue */
     else
-        layer_begin(s, ri, depth + 1, d->provider);
+        layer_begin(s, ri, r, depth + 1, d->provider);
 }
 
 /* What layer `depth` raises when it gives up: its last result, or a refusal of its own. */
@@ -428,8 +425,7 @@ static void raise_outside(sim *s, uint32_t ri, uint32_t depth, const fb_fallback
 }
 
 /* Layer `depth` is done with the request: it ends, or the layer outside gets the result. */
-static void layer_done(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
-    req *r = R(s, ri);
+static void layer_done(sim *s, uint32_t ri, req *r, uint32_t depth, const fb_fallback_decision *d) {
     hop *h = &r->hops[depth];
     sim_end end = end_of(d->stop);
     /* a layer that ran out of tries on a failure from inside ends with that failure */
@@ -455,10 +451,10 @@ static void layer_done(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_de
             sim__push(s, s->now + lat, EV_FINISH, ri, r->gen, 0);
             return;
         }
-        finish(s, ri, SIM_END_DEGRADED, false);
+        finish(s, ri, r, SIM_END_DEGRADED, false);
         return;
     }
-    finish(s, ri, end, r->via_fallback && end == SIM_END_SUCCESS);
+    finish(s, ri, r, end, r->via_fallback && end == SIM_END_SUCCESS);
 }
 
 /* A replayed request's wait until its next attempt (`sent` + 1) starts when the log's did (its
@@ -474,16 +470,16 @@ static fb_time_us recorded_wait(const sim *s, const req *r, fb_time_us policy) {
 }
 
 /* Carry out layer `depth`'s decision: an attempt, a wait, or the end of its part. */
-static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallback_decision *d) {
-    req *r = R(s, ri);
+static void handle_decision(sim *s, uint32_t ri, req *r, uint32_t depth,
+                            const fb_fallback_decision *d) {
     hop *h = &r->hops[depth];
     switch (d->action) {
     case FB_ACT_ATTEMPT:
         sim__stat_layer_attempt(s, r->stack->layer[depth], d->provider);
         if (depth + 1 == r->stack->depth)
-            send_attempt(s, ri, d);
+            send_attempt(s, ri, r, d);
         else
-            inner_request(s, ri, depth, d);
+            inner_request(s, ri, r, depth, d);
         return;
     case FB_ACT_WAIT: {
         fb_time_us wait = d->delay_us;
@@ -495,15 +491,16 @@ static void handle_decision(sim *s, uint32_t ri, uint32_t depth, const fb_fallba
         return;
     }
     case FB_ACT_DONE:
-        layer_done(s, ri, depth, d);
+        layer_done(s, ri, r, depth, d);
         return;
     }
 }
 
 /* The gateway's replica gives request ri a worker: its first layer (at depth) begins. */
 void sim__gateway_begin(sim *s, uint32_t ri, uint32_t depth, uint8_t chosen) {
-    R(s, ri)->state = R_CALLING;
-    layer_begin(s, ri, depth, chosen);
+    req *r = R(s, ri);
+    r->state = R_CALLING;
+    layer_begin(s, ri, r, depth, chosen);
 }
 
 /* The replica's queue is full: layer depth - 1 gets the gateway's answer, `status`. */
@@ -529,7 +526,7 @@ static void layer_result(sim *s, uint32_t ri, uint32_t depth, const fb_reply *re
     r->state = R_CALLING;
     fb_fallback_decision d = fb_fallback_result(
         pod_fb(s, seat_at(r, depth), r->stack->layer[depth]), &h->fr, &c, hint, s->now);
-    handle_decision(s, ri, depth, &d);
+    handle_decision(s, ri, r, depth, &d);
 }
 
 /* How the innermost layer of r classifies provider pi's reply. */
@@ -556,7 +553,7 @@ __attribute__((always_inline)) static inline void inner_answer(sim *s, uint32_t 
     bool won = d.action == FB_ACT_DONE && d.stop == FB_STOP_SUCCESS;
     if (won && hedged && pi != d.provider) d.via_fallback = true;
     if (inner == r->stack->router && won && d.via_fallback) sim__stat_fallback_cost(s, r, pi, out);
-    handle_decision(s, ri, inner, &d);
+    handle_decision(s, ri, r, inner, &d);
 }
 
 void sim__inner_result(sim *s, uint32_t ri, uint32_t pi, const fb_reply *rep, fb_time_us hint,
@@ -684,8 +681,7 @@ static fb_time_us recorded_think(const sim *s, const sim_class *c, uint32_t g) {
     return c->turn_at_us[g] > s->now ? c->turn_at_us[g] - s->now : 0;
 }
 
-static void finish(sim *s, uint32_t ri, sim_end end, bool via_fallback) {
-    req *r = R(s, ri);
+static void finish(sim *s, uint32_t ri, req *r, sim_end end, bool via_fallback) {
     uint32_t podi = r->pod;
     if (r->gw != GW_NONE) sim__gateway_leave(s, ri); /* (a layer inside it always leaves first) */
     sim__stat_end(s, r, end, via_fallback);
@@ -717,9 +713,9 @@ void sim__on_deadline(sim *s, uint32_t ri) {
     req *r = R(s, ri);
     if (r->state == R_FREE) return;
     if (r->state == R_CALLING || r->state == R_WAITING) cancel_inside(s, ri, 0);
-    finish(s, ri, SIM_END_TIMEOUT, false);
+    finish(s, ri, r, SIM_END_TIMEOUT, false);
 }
 
 void sim__on_finish(sim *s, uint32_t ri) {
-    finish(s, ri, SIM_END_DEGRADED, false);
+    finish(s, ri, R(s, ri), SIM_END_DEGRADED, false);
 }

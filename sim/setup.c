@@ -576,6 +576,7 @@ int sim__setup(sim *s) {
     next_starts(s);
     for (uint32_t c = 0; c < sc->class_count; c++) {
         s->class_exposed[c] = class_exposed(s, &sc->classes[c]);
+        s->class_calls[c] = sc->classes[c].target != SIM_TARGET_NONE;
         const sim_stack *st = s->class_stack[c] = scn_policy_stack(s->pol, c);
         s->class_att[c].stream = sc->classes[c].stream;
         s->class_att[c].keeps_partial =

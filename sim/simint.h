@@ -395,6 +395,7 @@ typedef struct sim {
     uint64_t events_logged;
     uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
+    bool class_calls[SIM_CLASSES_MAX]; /* its target is not none: its requests call (setup) */
     const sim_stack *class_stack[SIM_CLASSES_MAX]; /* scn_policy_stack, once per class */
     /* what a class's attempts carry from it: its stream flag, and whether its stack's innermost
        layer resumes a broken stream (keeps its tokens) */
@@ -522,10 +523,9 @@ void sim__stop(sim *s, int rc, const char *fmt, ...) __attribute__((format(print
 void sim__push_failed(sim *s, fb_time_us t);
 void sim__deadline_first(sim *s);
 void sim__deadline_unlink(sim *s, req *r);
-/* A new request's deadline, its arrival plus the request timeout (engine.c: a list, not a push;
-   inline, as a push is: once per request). */
-static inline void sim__deadline_add(sim *s, uint32_t ri) {
-    req *r = R(s, ri);
+/* A new request's deadline (r = R(s, ri)), its arrival plus the request timeout (engine.c: a
+   list, not a push; inline, as a push is: once per request). */
+static inline void sim__deadline_add(sim *s, uint32_t ri, req *r) {
     fb_time_us t = r->arrival_us + s->sc->pods.request_timeout_us;
     if (t < s->now || sim_queue_outside_push(&s->q, &r->dl_seq) != FB_OK) {
         sim__push_failed(s, t); /* in the past, or the queue is full */
@@ -700,7 +700,7 @@ static inline void sim__stat_arrival(sim *s, const req *r) {
     sum->requests++;
     sum->classes[r->cls].requests++;
     s->row.arrivals++;
-    bool calls = s->sc->classes[r->cls].target != SIM_TARGET_NONE;
+    bool calls = s->class_calls[r->cls];
     if (s->live > sum->in_flight_peak) sum->in_flight_peak = s->live;
     if (r->resubmits > 0) {
         sum->fleet.resubmissions++;
@@ -792,7 +792,7 @@ static inline void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fal
     s->tick_ends[end]++;
     s->row.fallback_success += fallback;
     s->row.slo_missed += late;
-    if (s->sc->classes[r->cls].target != SIM_TARGET_NONE) {
+    if (s->class_calls[r->cls]) {
         sim_breakdown *b = &s->sum->breakdown; /* a calling request: by its calls */
         if (r->sent < SIM_ATTEMPT_BUCKETS)
             b->per_request[r->sent]++;
