@@ -93,17 +93,19 @@ static inline void add_one(fb_hist *h, size_t b, uint64_t v, uint64_t clamped) {
     sum_add(h, v, 0);
 }
 
-void fb_hist_record_each(fb_hist *const *hs, size_t n, int64_t value) {
-    uint64_t clamped, v = recorded(value, &clamped);
-    size_t b = bucket_of(v);
-    for (size_t i = 0; i < n; i++) add_one(hs[i], b, v, clamped);
-}
-
 void fb_hist_record_two(fb_hist *a, fb_hist *b, int64_t value) {
     uint64_t clamped, v = recorded(value, &clamped);
     size_t k = bucket_of(v);
     add_one(a, k, v, clamped);
     add_one(b, k, v, clamped);
+}
+
+void fb_hist_record_three(fb_hist *a, fb_hist *b, fb_hist *c, int64_t value) {
+    uint64_t clamped, v = recorded(value, &clamped);
+    size_t k = bucket_of(v);
+    add_one(a, k, v, clamped);
+    add_one(b, k, v, clamped);
+    add_one(c, k, v, clamped);
 }
 
 void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n) {

@@ -806,8 +806,7 @@ static inline void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fal
     if (!s->baseline_ready && s->now < s->first_window_us) {
         s->base_ended++;
         s->base_bad += !answered || late;
-        fb_hist *const hs[3] = {s->tick_hist, cl, &s->base_hist};
-        fb_hist_record_each(hs, 3, lat);
+        fb_hist_record_three(s->tick_hist, cl, &s->base_hist, lat);
     } else {
         fb_hist_record_two(s->tick_hist, cl, lat);
     }
