@@ -6,7 +6,6 @@
  */
 #include "sim/sim.h"
 
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,34 +26,30 @@ const char *sim_answer_word_name(sim_answer_word w) {
     return (unsigned)w < SIM_ANSWER_WORDS ? names[w] : "unknown";
 }
 
-/*
- * *out zeroed but for the latency buckets of the classes past the scenario's `classes`: nothing
- * records there, and their histograms' headers (zero: empty) keep every reader off the buckets.
- * A summary fresh from malloc is then never touched there (15 classes' 37 KB of pages).
- */
-static void zero_summary(sim_summary *out, uint32_t classes) {
-    const size_t counts = offsetof(sim_class_summary, latency.counts);
-    const size_t header = offsetof(sim_class_summary, latency.total);
-    memset(out, 0, offsetof(sim_summary, classes) + classes * sizeof out->classes[0]);
-    for (uint32_t c = classes; c < SIM_CLASSES_MAX; c++) {
-        char *k = (char *)&out->classes[c];
-        memset(k, 0, counts);
-        memset(k + header, 0, sizeof out->classes[0] - header);
-    }
-    memset(&out->breakdown, 0, sizeof *out - offsetof(sim_summary, breakdown));
-}
+static int run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+               const sim_port *port, sim_summary *out, sim_error *err, bool zeroed);
 
 int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, sim_summary *out,
             sim_error *err) {
-    return sim_run_port(sc, variant, opts, NULL, out, err);
+    return run(sc, variant, opts, NULL, out, err, false);
+}
+
+int sim_run_zeroed(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+                   sim_summary *out, sim_error *err) {
+    return run(sc, variant, opts, NULL, out, err, true);
 }
 
 int sim_run_port(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
                  const sim_port *port, sim_summary *out, sim_error *err) {
+    return run(sc, variant, opts, port, out, err, false);
+}
+
+static int run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+               const sim_port *port, sim_summary *out, sim_error *err, bool zeroed) {
     static const sim_run_opts no_opts;
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", sc->file);
-    zero_summary(out, sc->class_count);
+    if (!zeroed) memset(out, 0, sizeof *out);
     if (variant >= sc->variant_count) {
         snprintf(err->msg, sizeof err->msg, "no variant %u", variant);
         return FB_EINVAL;
