@@ -190,8 +190,9 @@ static inline void subtract(fb_hist *dst, const fb_hist *src, uint64_t *zero) {
     size_t a = range_first(src), b = range_end(src);
     size_t lo = range_first(dst), hi = range_end(dst);
     for (size_t i = a; i < b; i++) {
-        uint64_t c = src->counts[i] < dst->counts[i] ? src->counts[i] : dst->counts[i];
-        dst->counts[i] -= c;
+        uint64_t x = src->counts[i];
+        if (x == 0) continue; /* most of a tick's buckets: nothing to take, nothing to zero */
+        dst->counts[i] -= x < dst->counts[i] ? x : dst->counts[i];
         if (zero) zero[i] = 0;
     }
     dst->total = src->total < dst->total ? dst->total - src->total : 0;
