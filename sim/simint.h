@@ -672,8 +672,21 @@ void sim__on_store_record(sim *s);
 void sim__on_store_sync(sim *s);
 void sim__on_publish(sim *s, uint32_t slot_index);
 void sim__on_breaker_timer(sim *s, uint32_t slot_index);
-bool sim__is_open(fb_breaker_state st);
-fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now);
+/* Inline, as the two below: every row asks them of every pod's breaker (series.c). */
+static inline bool sim__is_open(fb_breaker_state st) {
+    return st == FB_BREAKER_OPEN || st == FB_BREAKER_FORCED_OPEN;
+}
+/*
+ * A breaker's state as the next call would find it, without changing it: an
+ * open breaker whose deadline has passed admits a probe, so it reads as
+ * half-open. Writing rows must never move the model (rows would otherwise
+ * depend on the tick).
+ */
+static inline fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now) {
+    fb_breaker_state st = fb_breaker_state_get(b);
+    if (st == FB_BREAKER_OPEN && now >= fb_breaker_open_until(b)) return FB_BREAKER_HALF_OPEN;
+    return st;
+}
 
 /* series.c */
 bool sim__in_window_at(sim *s, fb_time_us t);
