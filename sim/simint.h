@@ -396,6 +396,7 @@ typedef struct sim {
     uint64_t events_handled, events_stale; /* popped: handled, or skipped as stale */
     bool class_exposed[SIM_CLASSES_MAX];
     const sim_stack *class_stack[SIM_CLASSES_MAX]; /* scn_policy_stack, once per class */
+    uint8_t class_primary[SIM_CLASSES_MAX];        /* a calling class's chain's first provider */
     /* what a class's attempts carry from it: its stream flag, and whether its stack's innermost
        layer resumes a broken stream (keeps its tokens) */
     struct {
