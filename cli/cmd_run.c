@@ -152,7 +152,7 @@ typedef struct job {
 static void run_job(job *j) {
     sim_run_opts opts = cli_writer_opts(&j->w);
     clock_gettime(CLOCK_MONOTONIC, &j->t0);
-    j->rc = sim_run(j->sc, j->v, &opts, j->s, &j->err);
+    j->rc = sim_run_zeroed(j->sc, j->v, &opts, j->s, &j->err); /* run_variants callocs it */
     j->ran = true;
     clock_gettime(CLOCK_MONOTONIC, &j->t1);
 }
@@ -238,7 +238,7 @@ static int run_variants(const args *o, const sim_scenario *sc, cli_writer *w, ru
         j->v = v;
         j->w = *w;
         j->w.variant = sc->variants[v].name;
-        j->s = malloc(sizeof *j->s);
+        j->s = calloc(1, sizeof *j->s);
         if (j->s == NULL) {
             fprintf(stderr, "fusebox run: out of memory\n");
             while (n > 0) free(jobs[--n].s);

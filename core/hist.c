@@ -93,17 +93,19 @@ static inline void add_one(fb_hist *h, size_t b, uint64_t v, uint64_t clamped) {
     sum_add(h, v, 0);
 }
 
-void fb_hist_record_each(fb_hist *const *hs, size_t n, int64_t value) {
-    uint64_t clamped, v = recorded(value, &clamped);
-    size_t b = bucket_of(v);
-    for (size_t i = 0; i < n; i++) add_one(hs[i], b, v, clamped);
-}
-
 void fb_hist_record_two(fb_hist *a, fb_hist *b, int64_t value) {
     uint64_t clamped, v = recorded(value, &clamped);
     size_t k = bucket_of(v);
     add_one(a, k, v, clamped);
     add_one(b, k, v, clamped);
+}
+
+void fb_hist_record_three(fb_hist *a, fb_hist *b, fb_hist *c, int64_t value) {
+    uint64_t clamped, v = recorded(value, &clamped);
+    size_t k = bucket_of(v);
+    add_one(a, k, v, clamped);
+    add_one(b, k, v, clamped);
+    add_one(c, k, v, clamped);
 }
 
 void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n) {
@@ -188,8 +190,9 @@ static inline void subtract(fb_hist *dst, const fb_hist *src, uint64_t *zero) {
     size_t a = range_first(src), b = range_end(src);
     size_t lo = range_first(dst), hi = range_end(dst);
     for (size_t i = a; i < b; i++) {
-        uint64_t c = src->counts[i] < dst->counts[i] ? src->counts[i] : dst->counts[i];
-        dst->counts[i] -= c;
+        uint64_t x = src->counts[i];
+        if (x == 0) continue; /* most of a tick's buckets: nothing to take, nothing to zero */
+        dst->counts[i] -= x < dst->counts[i] ? x : dst->counts[i];
         if (zero) zero[i] = 0;
     }
     dst->total = src->total < dst->total ? dst->total - src->total : 0;

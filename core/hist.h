@@ -37,10 +37,11 @@ void fb_hist_init(fb_hist *h);
 /* Record one value; negative values are recorded as 0. */
 void fb_hist_record(fb_hist *h, int64_t value);
 void fb_hist_record_n(fb_hist *h, int64_t value, uint64_t n);
-/* Record one value in each of n histograms, its bucket found once: as n fb_hist_record calls. */
-void fb_hist_record_each(fb_hist *const *hs, size_t n, int64_t value);
-/* The same for two (a request's end: without the array). */
+/* Record one value in two histograms, its bucket found once: as two fb_hist_record calls (a
+   request's end). */
 void fb_hist_record_two(fb_hist *a, fb_hist *b, int64_t value);
+/* The same in three (a request's end before the first disturbance: its baseline's too). */
+void fb_hist_record_three(fb_hist *a, fb_hist *b, fb_hist *c, int64_t value);
 /*
  * Empty h as fb_hist_init does, touching only the buckets it used: h must
  * have been initialized (by fb_hist_init or a copy), or be all zero bytes

@@ -26,17 +26,30 @@ const char *sim_answer_word_name(sim_answer_word w) {
     return (unsigned)w < SIM_ANSWER_WORDS ? names[w] : "unknown";
 }
 
+static int run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+               const sim_port *port, sim_summary *out, sim_error *err, bool zeroed);
+
 int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, sim_summary *out,
             sim_error *err) {
-    return sim_run_port(sc, variant, opts, NULL, out, err);
+    return run(sc, variant, opts, NULL, out, err, false);
+}
+
+int sim_run_zeroed(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+                   sim_summary *out, sim_error *err) {
+    return run(sc, variant, opts, NULL, out, err, true);
 }
 
 int sim_run_port(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
                  const sim_port *port, sim_summary *out, sim_error *err) {
+    return run(sc, variant, opts, port, out, err, false);
+}
+
+static int run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+               const sim_port *port, sim_summary *out, sim_error *err, bool zeroed) {
     static const sim_run_opts no_opts;
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", sc->file);
-    memset(out, 0, sizeof *out);
+    if (!zeroed) memset(out, 0, sizeof *out);
     if (variant >= sc->variant_count) {
         snprintf(err->msg, sizeof err->msg, "no variant %u", variant);
         return FB_EINVAL;

@@ -367,6 +367,12 @@ typedef struct sim_run_opts {
 int sim_run(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts, sim_summary *out,
             sim_error *err);
 /*
+ * sim_run into an *out that is all zero bytes already (calloc): not written again, so the
+ * pages of its 700 KB that the run does not use are never touched (a short run's page faults).
+ */
+int sim_run_zeroed(const sim_scenario *sc, uint32_t variant, const sim_run_opts *opts,
+                   sim_summary *out, sim_error *err);
+/*
  * The same with real providers behind `port` instead of the provider model
  * (the scenario's providers still name them and its fault windows still mark
  * the time series). Stopped by the port: FB_OK is never returned then, and

@@ -397,6 +397,7 @@ typedef struct sim {
     bool class_exposed[SIM_CLASSES_MAX];
     bool class_calls[SIM_CLASSES_MAX]; /* its target is not none: its requests call (setup) */
     const sim_stack *class_stack[SIM_CLASSES_MAX]; /* scn_policy_stack, once per class */
+    uint8_t class_primary[SIM_CLASSES_MAX];        /* a calling class's chain's first provider */
     /* what a class's attempts carry from it: its stream flag, and whether its stack's innermost
        layer resumes a broken stream (keeps its tokens) */
     struct {
@@ -672,8 +673,21 @@ void sim__on_store_record(sim *s);
 void sim__on_store_sync(sim *s);
 void sim__on_publish(sim *s, uint32_t slot_index);
 void sim__on_breaker_timer(sim *s, uint32_t slot_index);
-bool sim__is_open(fb_breaker_state st);
-fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now);
+/* Inline, as the two below: every row asks them of every pod's breaker (series.c). */
+static inline bool sim__is_open(fb_breaker_state st) {
+    return st == FB_BREAKER_OPEN || st == FB_BREAKER_FORCED_OPEN;
+}
+/*
+ * A breaker's state as the next call would find it, without changing it: an
+ * open breaker whose deadline has passed admits a probe, so it reads as
+ * half-open. Writing rows must never move the model (rows would otherwise
+ * depend on the tick).
+ */
+static inline fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now) {
+    fb_breaker_state st = fb_breaker_state_get(b);
+    if (st == FB_BREAKER_OPEN && now >= fb_breaker_open_until(b)) return FB_BREAKER_HALF_OPEN;
+    return st;
+}
 
 /* series.c */
 bool sim__in_window_at(sim *s, fb_time_us t);
@@ -806,8 +820,7 @@ static inline void sim__stat_end(sim *s, const req *r, sim_end end, bool via_fal
     if (!s->baseline_ready && s->now < s->first_window_us) {
         s->base_ended++;
         s->base_bad += !answered || late;
-        fb_hist *const hs[3] = {s->tick_hist, cl, &s->base_hist};
-        fb_hist_record_each(hs, 3, lat);
+        fb_hist_record_three(s->tick_hist, cl, &s->base_hist, lat);
     } else {
         fb_hist_record_two(s->tick_hist, cl, lat);
     }

@@ -79,9 +79,21 @@ static int windows_setup(sim *s) {
     return FB_OK;
 }
 
+/* The first provider of class c's chain (its routing layer's; its requests' stack is the
+   class's). */
+static uint8_t primary_of(const sim *s, uint32_t c) {
+    const sim_class *k = &s->sc->classes[c];
+    if (k->target == SIM_TARGET_PROVIDER) return (uint8_t)k->provider;
+    const sim_stack *st = s->class_stack[c];
+    const sim_layer *router = &s->pol->layers[st->layer[st->router]];
+    return (uint8_t)(k->order_len ? k->order[0] : router->order[0]);
+}
+
 /* The histograms a request's end is counted in (sim__stat_end), and the breakdown's windows. */
 int sim__stat_setup(sim *s) {
     uint32_t n = s->sc->class_count;
+    for (uint32_t c = 0; c < n; c++)
+        if (s->sc->classes[c].target != SIM_TARGET_NONE) s->class_primary[c] = primary_of(s, c);
     s->ok_hist = calloc(n ? n : 1, sizeof *s->ok_hist);
     if (s->ok_hist == NULL) return FB_ENOMEM;
     for (uint32_t c = 0; c < n; c++) fb_hist_clear(&s->ok_hist[c]); /* zero bytes: no memset */
@@ -116,20 +128,12 @@ static double cost_of(const sim_provider *pv, uint64_t in, uint64_t out) {
            pv->price_per_call;
 }
 
-/* The first provider of a request's chain (its routing layer's). */
-static uint32_t primary_of(const sim *s, const req *r) {
-    const sim_class *c = &s->sc->classes[r->cls];
-    if (c->target == SIM_TARGET_PROVIDER) return c->provider;
-    const sim_layer *router = s->lays[r->stack->layer[r->stack->router]].cfg;
-    return c->order_len ? c->order[0] : router->order[0];
-}
-
 /*
  * A success via fallback (the engine's sense: not the chain's primary,
  * failed or skipped): what the answer cost beyond the same tokens there.
  */
 void sim__stat_fallback_cost(sim *s, const req *r, uint32_t provider, uint32_t tokens_out) {
-    const sim_provider *pp = &s->sc->providers[primary_of(s, r)];
+    const sim_provider *pp = &s->sc->providers[s->class_primary[r->cls]];
     const sim_provider *pf = &s->sc->providers[provider];
     s->sum->fallback_extra_cost_usd +=
         cost_of(pf, r->prompt_tokens, tokens_out) - cost_of(pp, r->prompt_tokens, tokens_out);

@@ -35,22 +35,6 @@
 /* A permit of a pod's local breaker (store outage, "local"): its generation carries this bit. */
 #define LOCAL_PERMIT (1ull << 63)
 
-bool sim__is_open(fb_breaker_state st) {
-    return st == FB_BREAKER_OPEN || st == FB_BREAKER_FORCED_OPEN;
-}
-
-/*
- * A breaker's state as the next call would find it, without changing it: an
- * open breaker whose deadline has passed admits a probe, so it reads as
- * half-open. Writing rows must never move the model (rows would otherwise
- * depend on the tick).
- */
-fb_breaker_state sim__seen_state(const fb_breaker *b, fb_time_us now) {
-    fb_breaker_state st = fb_breaker_state_get(b);
-    if (st == FB_BREAKER_OPEN && now >= fb_breaker_open_until(b)) return FB_BREAKER_HALF_OPEN;
-    return st;
-}
-
 /* ---- the pods' side of a shared breaker ---- */
 
 /* Does the pod's last view of the store say open? */

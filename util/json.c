@@ -111,16 +111,33 @@ static void separate(util_json *w) {
 /* Whether none of n bytes needs an escape (util_json_escape would put them as they are). */
 static bool plain(const char *s, size_t n) {
     uint64_t x;
-    if (n < 8) {
-        for (size_t i = 0; i < n; i++) {
-            const unsigned char c = (unsigned char)s[i];
-            if (c < 0x20 || c == '"' || c == '\\') return false;
+    if (n < 8) { /* the short keys and values of every line: one test of eight bytes */
+        const uint64_t fill = UINT64_C(0x6161616161616161); /* 'a': no escape */
+        if (n >= 4) { /* the first four and the last four, overlapping */
+            uint32_t lo, hi;
+            memcpy(&lo, s, 4);
+            memcpy(&hi, s + n - 4, 4);
+            x = lo | (uint64_t)hi << 32;
+        } else if (n > 0) {
+            const unsigned char *u = (const unsigned char *)s;
+            x = (fill << 24) | u[0] | (uint64_t)u[n / 2] << 8 | (uint64_t)u[n - 1] << 16;
+        } else {
+            return true;
         }
-        return true;
+        return !needs_escape8(x);
     }
     for (size_t i = 0; i + 8 < n; i += 8)
         if (memcpy(&x, s + i, 8), needs_escape8(x)) return false;
     return memcpy(&x, s + n - 8, 8), !needs_escape8(x); /* the last eight, overlapping */
+}
+
+size_t util_json_plain_string(char *t, const char *s, size_t max) {
+    size_t n = strlen(s);
+    if (n > max || !plain(s, n)) return 0;
+    t[0] = '"';
+    memcpy(t + 1, s, n);
+    t[n + 1] = '"';
+    return n + 2;
 }
 
 /* The most bytes of a key, and of a string value, that the one-put path below takes. */

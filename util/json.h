@@ -41,6 +41,11 @@
 void util_json_escape(const util_out *o, const char *s, size_t n, unsigned flags);
 /* s (NUL-terminated; NULL is "") as a JSON string literal, quotes included. */
 void util_json_string(const util_out *o, const char *s, unsigned flags);
+/*
+ * s as a JSON string literal into t (max + 2 bytes at least) when it is at most max bytes and
+ * needs no escape: its length; 0 otherwise (then nothing is said of t).
+ */
+size_t util_json_plain_string(char *t, const char *s, size_t max);
 
 /*
  * cJSON_Print's text with two-space indents: a tab that follows a colon as one
