@@ -326,7 +326,6 @@ __attribute__((noinline)) static void refill(sim_queue *q, const sim_event *lane
 
 static void count_push(sim_queue *q) {
     q->seq++;
-    q->pushed++;
     if (++q->total_len > q->peak) q->peak = q->total_len;
 }
 

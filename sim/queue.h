@@ -79,8 +79,10 @@ typedef struct sim_queue {
     size_t cap_max; /* events in the queue at once, all structures together */
     size_t total_len;
     size_t peak;
-    uint64_t seq;
-    uint64_t pushed;
+    union { /* every event pushed takes the next sequence number: one counter for both */
+        uint64_t seq;
+        uint64_t pushed;
+    };
     uint64_t
         cancelled; /* removed by sim_queue_compact_lane or sim_queue_outside_cancel, unpopped */
     sim_fifo lanes[SIM_LANES_MAX]; /* of sim_event */
@@ -119,7 +121,6 @@ static inline int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint
     q->nonempty[slot / 64] |= UINT64_C(1) << (slot % 64);
     q->ring_len++;
     q->seq++;
-    q->pushed++;
     if (++q->total_len > q->peak) q->peak = q->total_len;
     return FB_OK;
 }
@@ -145,7 +146,6 @@ static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t,
                 q->lanes_first = (int)lane;
             }
             q->seq++;
-            q->pushed++;
             if (++q->total_len > q->peak) q->peak = q->total_len;
             return FB_OK;
         }
@@ -164,7 +164,6 @@ static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t,
 static inline int sim_queue_outside_push(sim_queue *q, uint64_t *seq) {
     if (q->total_len >= q->cap_max) return FB_ECAP;
     *seq = q->seq++;
-    q->pushed++;
     if (++q->total_len > q->peak) q->peak = q->total_len;
     return FB_OK;
 }
@@ -182,7 +181,6 @@ static inline int sim_queue_push_outside(sim_queue *q, unsigned lane, fb_time_us
     *head = (sim_event){t, q->seq, id, gen, kind, arg};
     q->has_outside |= UINT32_C(1) << lane;
     q->seq++;
-    q->pushed++;
     if (++q->total_len > q->peak) q->peak = q->total_len;
     if (t < q->lanes_t) { /* (a head at lanes_t was numbered before it) */
         q->lanes_t = t;
