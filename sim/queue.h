@@ -8,7 +8,8 @@
  *
  * Four structures share the sequence counter:
  *   a calendar: a ring of SIM_CAL_BUCKETS buckets of 2^SIM_CAL_SHIFT us
- *   each, covering the near future. A push appends to its bucket's list in
+ *   each (fewer, wider ones for sparse arrivals), covering the near
+ *   future. A push appends to its bucket's list in
  *   O(1); when the clock reaches a bucket, its events are sorted into the
  *   "run" that pops in O(1). A push into the bucket being popped is placed
  *   in the run at its (time, sequence) position.
@@ -42,7 +43,8 @@
 #define SIM_LANES_MAX 4
 #define SIM_OUTSIDE_MAX 32 /* outside lanes (bits of a uint32_t) */
 /* Buckets of 256 us and a horizon of 16.8 s: within 2% of the best width for both the
- * flagship's tuned variant (~2 events per ms) and its retry storm (~60 per ms), measured. */
+ * flagship's tuned variant (~2 events per ms) and its retry storm (~60 per ms), measured. A
+ * sparser scenario's buckets are wider, over the same horizon (sim_queue_init_rate). */
 #define SIM_CAL_SHIFT 8
 #define SIM_CAL_BUCKETS 65536 /* a power of two */
 
@@ -57,8 +59,11 @@ typedef struct sim_event {
 
 typedef struct sim_queue {
     /* the calendar */
+    unsigned shift; /* buckets of 2^shift us */
+    size_t mask;    /* the ring's buckets, a power of two (64 or more), less one */
     int64_t cur;    /* the bucket the run holds; later buckets are in the ring */
-    sim_event *run; /* run[rpos..rlen): sorted */
+    fb_time_us ring_from_t, ring_to_t; /* the times the ring's buckets cover */
+    sim_event *run;                    /* run[rpos..rlen): sorted */
     size_t rpos, rlen, rcap;
     sim_event *nodes; /* the ring's events, linked per bucket through next[] */
     uint32_t *next;
@@ -74,8 +79,10 @@ typedef struct sim_queue {
     size_t cap_max; /* events in the queue at once, all structures together */
     size_t total_len;
     size_t peak;
-    uint64_t seq;
-    uint64_t pushed;
+    union { /* every event pushed takes the next sequence number: one counter for both */
+        uint64_t seq;
+        uint64_t pushed;
+    };
     uint64_t
         cancelled; /* removed by sim_queue_compact_lane or sim_queue_outside_cancel, unpopped */
     sim_fifo lanes[SIM_LANES_MAX]; /* of sim_event */
@@ -88,6 +95,8 @@ typedef struct sim_queue {
 } sim_queue;
 
 int sim_queue_init(sim_queue *q, size_t cap_max);
+/* The same, with buckets as wide as the expected arrivals a second make best (0: unknown). */
+int sim_queue_init_rate(sim_queue *q, size_t cap_max, double arrivals_per_s);
 void sim_queue_free(sim_queue *q);
 /* Schedule at time t. FB_ECAP when the queue holds cap_max events. */
 int sim_queue_push_any(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, uint32_t gen,
@@ -100,12 +109,11 @@ int sim_queue_push_any(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id, u
  */
 static inline int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint32_t id,
                                  uint32_t gen, uint32_t arg) {
-    int64_t b = t >> SIM_CAL_SHIFT;
     uint32_t n = q->free_node;
-    if (b <= q->cur || b - q->cur >= SIM_CAL_BUCKETS || n == UINT32_MAX ||
-        q->total_len >= q->cap_max || q->ring_len + (q->rlen - q->rpos) >= q->rcap)
+    if (t < q->ring_from_t || t >= q->ring_to_t || n == UINT32_MAX || q->total_len >= q->cap_max ||
+        q->ring_len + (q->rlen - q->rpos) >= q->rcap)
         return sim_queue_push_any(q, t, kind, id, gen, arg);
-    size_t slot = (size_t)b & (SIM_CAL_BUCKETS - 1);
+    size_t slot = (size_t)(t >> q->shift) & q->mask;
     q->free_node = q->next[n];
     q->nodes[n] = (sim_event){t, q->seq, id, gen, kind, arg};
     q->next[n] = q->bucket[slot];
@@ -113,7 +121,6 @@ static inline int sim_queue_push(sim_queue *q, fb_time_us t, uint32_t kind, uint
     q->nonempty[slot / 64] |= UINT64_C(1) << (slot % 64);
     q->ring_len++;
     q->seq++;
-    q->pushed++;
     if (++q->total_len > q->peak) q->peak = q->total_len;
     return FB_OK;
 }
@@ -139,7 +146,6 @@ static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t,
                 q->lanes_first = (int)lane;
             }
             q->seq++;
-            q->pushed++;
             if (++q->total_len > q->peak) q->peak = q->total_len;
             return FB_OK;
         }
@@ -158,7 +164,6 @@ static inline int sim_queue_push_lane(sim_queue *q, unsigned lane, fb_time_us t,
 static inline int sim_queue_outside_push(sim_queue *q, uint64_t *seq) {
     if (q->total_len >= q->cap_max) return FB_ECAP;
     *seq = q->seq++;
-    q->pushed++;
     if (++q->total_len > q->peak) q->peak = q->total_len;
     return FB_OK;
 }
@@ -176,7 +181,6 @@ static inline int sim_queue_push_outside(sim_queue *q, unsigned lane, fb_time_us
     *head = (sim_event){t, q->seq, id, gen, kind, arg};
     q->has_outside |= UINT32_C(1) << lane;
     q->seq++;
-    q->pushed++;
     if (++q->total_len > q->peak) q->peak = q->total_len;
     if (t < q->lanes_t) { /* (a head at lanes_t was numbered before it) */
         q->lanes_t = t;

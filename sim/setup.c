@@ -542,7 +542,7 @@ int sim__setup(sim *s) {
     s->P = sc->provider_count;
     s->npods = sim__autoscale_slots(s->pol, sc->pods.count);
     s->nseats = s->npods + s->pol->gateway.replicas;
-    int rc = sim_queue_init(&s->q, (size_t)sc->limits.events_max);
+    int rc = sim_queue_init_rate(&s->q, (size_t)sc->limits.events_max, sim_traffic_peak_rate(sc));
     if (rc != FB_OK) return rc;
     s->dl_first = s->dl_last = NONE32; /* no request, no deadline */
     s->depth_max = deepest(s->pol);

@@ -49,6 +49,23 @@ double sim_traffic_rate(const sim_class *c, fb_time_us t) {
     return base_rate(c, t) * diurnal(c, t);
 }
 
+double sim_traffic_peak_rate(const sim_scenario *sc) {
+    double sum = 0;
+    for (uint32_t k = 0; k < sc->class_count; k++) {
+        const sim_class *c = &sc->classes[k];
+        if ((c->arrivals != SIM_ARR_POISSON && c->arrivals != SIM_ARR_CONSTANT) ||
+            c->burst_count > 0)
+            return 0;
+        double peak = c->rate;
+        for (uint32_t i = 0; i < c->ramp_count; i++)
+            if (c->ramp[i].rate > peak) peak = c->ramp[i].rate;
+        for (uint32_t i = 0; i < c->spike_count; i++)
+            if (c->spikes[i].rate > peak) peak = c->spikes[i].rate;
+        sum += peak * (1.0 + c->diurnal_amplitude);
+    }
+    return sum;
+}
+
 /* The first ramp point or spike edge strictly after t (or end). */
 static fb_time_us next_breakpoint(const sim_class *c, fb_time_us t, fb_time_us end) {
     fb_time_us b = end;

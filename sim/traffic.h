@@ -40,6 +40,10 @@ void sim_traffic_init(sim_traffic *tr, const sim_class *c, uint64_t seed, uint32
                       fb_time_us end_us);
 /* Rate (per second) of the class at time t. */
 double sim_traffic_rate(const sim_class *c, fb_time_us t);
+/* The most arrivals a second the scenario's classes together reach (their ramps' and spikes'
+   highest rates, at a diurnal peak); 0 when one's is not known ahead (closed loop, replayed,
+   bursts). A hint: the event queue's bucket width (sim_queue_init_rate). */
+double sim_traffic_peak_rate(const sim_scenario *sc);
 /* First open-loop arrival at or after `from`; FB_TIME_MAX when none before end_us. */
 fb_time_us sim_traffic_next(sim_traffic *tr, fb_time_us from);
 /* Time of the next burst arrival (advancing the cursor); FB_TIME_MAX when none. */
