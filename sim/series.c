@@ -109,9 +109,15 @@ static void breaker_shares(const sim *s, uint32_t p, double *open_share, double 
         half = st == FB_BREAKER_HALF_OPEN ? s->npods : 0;
     } else if (l >= 0) {
         pods = 0; /* a gateway layer's: the share of its replicas */
-        for (uint32_t k = seat_first(s, (uint32_t)l); k < seat_end(s, (uint32_t)l); k++) {
-            if (s->fleet && k < s->npods && !sim__fleet_pod_live(s, k)) continue; /* a slot */
-            fb_breaker_state st = sim__seen_state(&s->breakers[slot(s, (uint32_t)l, k, p)], s->now);
+        /* consecutive seats' breakers for p lie P apart; what the loop reads of s, read once (the
+           calls into the breaker could change it, for all the compiler knows) */
+        uint32_t first = seat_first(s, (uint32_t)l), end = seat_end(s, (uint32_t)l), P = s->P;
+        const fb_breaker *b = &s->breakers[slot(s, (uint32_t)l, first, p)];
+        const bool fleet = s->fleet != NULL;
+        const fb_time_us now = s->now;
+        for (uint32_t k = first; k < end; k++, b += P) {
+            if (fleet && k < s->npods && !sim__fleet_pod_live(s, k)) continue; /* a slot */
+            fb_breaker_state st = sim__seen_state(b, now);
             pods++;
             open += sim__is_open(st);
             half += st == FB_BREAKER_HALF_OPEN;

@@ -269,11 +269,8 @@ void util_json_bool(util_json *w, const char *key, bool v) {
 void util_json_str(util_json *w, const char *key, const char *v) {
     char t[SHORT_KEY_ROOM + SHORT_MAX + 2];
     size_t k = key_into(w, key, t), n;
-    if (v && (n = strlen(v)) <= SHORT_MAX && plain(v, n)) { /* one put: key and value */
-        t[k] = '"';
-        memcpy(t + k + 1, v, n);
-        t[k + 1 + n] = '"';
-        put(w, t, k + n + 2);
+    if (v && (n = util_json_plain_string(t + k, v, SHORT_MAX)) > 0) { /* one put: key, value */
+        put(w, t, k + n);
         return;
     }
     put(w, t, k);
