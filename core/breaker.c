@@ -144,6 +144,25 @@ static inline bool newest_covers(const fb_breaker *b, fb_time_us now_us) {
     return now_us < start || now_us - start < b->bucket_us;
 }
 
+/*
+ * The last time allow()'s short way applies (CLOSED, no evaluation at admission, no FIRES
+ * count, before closed_until_us and, in a time window of EPOCH or STATE_START buckets, in the
+ * newest bucket: newest_covers()); INT64_MIN when it does not. Kept by every step that
+ * changes one of these: enter(), closed_interval_due(), advance().
+ */
+static void allow_until(fb_breaker *b) {
+    const fb_breaker_config *c = &b->cfg;
+    fb_time_us until = INT64_MIN;
+    if (b->state == FB_BREAKER_CLOSED && c->evaluate != FB_EVAL_AT_ADMISSION &&
+        c->window_scope != FB_WINDOW_FIRES && !first_event(b)) {
+        until = b->closed_until_us;
+        if (c->mode == FB_BREAKER_MODE_TIME_WINDOW &&
+            b->newest_start_us + (b->bucket_us - 1) < until)
+            until = b->newest_start_us + (b->bucket_us - 1);
+    }
+    b->allow_until_us = until;
+}
+
 /* The newest bucket still covers now (or time went backwards: stay in it). */
 static bool in_newest_bucket(const fb_breaker *b, fb_time_us now_us) {
     if (first_event(b))
@@ -189,6 +208,7 @@ static bool advance(fb_breaker *b, fb_time_us now_us) {
     uint32_t before = b->calls;
     b->bucket_index += steps;
     b->newest_start_us = b->bucket_origin_us + b->bucket_index * b->bucket_us;
+    allow_until(b);
     if (b->cfg.window_scope == FB_WINDOW_FIRES) {
         /* the bucket leaving as the newest becomes bucket_index: the old newest when
            steps == nb, one of the ring when fewer, none (empty) when more */
@@ -407,6 +427,7 @@ static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time
     /* pybreaker: reset_success_counter() on entering every state, reset_counter() on CLOSED */
     b->adm_successes = 0;
     if (to == FB_BREAKER_CLOSED) b->adm_failures = 0;
+    allow_until(b);
 }
 
 static fb_breaker_event snapshot(const fb_breaker *b, fb_breaker_cause cause, fb_time_us now_us) {
@@ -512,6 +533,7 @@ static void closed_interval_due(fb_breaker *b, fb_time_us now_us) {
     clear_window(b, now_us);
     b->generation++;
     b->closed_until_us = fb_time_add(now_us, b->cfg.closed_interval_us);
+    allow_until(b);
 }
 
 fb_time_us fb_breaker_next_timer(const fb_breaker *b) {
@@ -581,12 +603,7 @@ static bool period_exhausted(const fb_breaker *b) {
 
 static void admit(fb_breaker *b, fb_breaker_permit *p, fb_permit_kind kind, uint32_t slot,
                   fb_time_us now_us) {
-    p->generation = b->generation;
-    p->id = ++b->admissions;
-    p->admitted_us = now_us;
-    p->kind = (uint8_t)kind;
-    p->slot = (uint8_t)slot;
-    b->stats.admitted++;
+    fb_breaker__admit(b, p, kind, slot, now_us);
 }
 
 /* HALF_OPEN: a free slot within the limit, leased to a new probe; false when none. */
