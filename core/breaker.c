@@ -305,8 +305,10 @@ static bool rate_reached(uint32_t count, uint32_t calls, double rate, fb_compare
     return cmp == FB_CMP_PASS ? (double)count / n > rate : (double)count / n >= rate;
 }
 
-/* A broken rate rule over calls >= minimum (a cause), or NO_CAUSE. */
-static int broken_rate(const fb_breaker *b, uint32_t minimum) {
+/* A broken rate rule over calls >= minimum (a cause), or NO_CAUSE. Always inline, as
+ * broken_rule: record_closed asks after every answer. */
+__attribute__((always_inline)) static inline int broken_rate(const fb_breaker *b,
+                                                             uint32_t minimum) {
     const fb_breaker_config *c = &b->cfg;
     if (b->calls < minimum) return NO_CAUSE;
     if (rate_reached(b->failures, b->calls, c->failure_rate, c->trip_compare))
@@ -317,7 +319,7 @@ static int broken_rate(const fb_breaker *b, uint32_t minimum) {
 }
 
 /* The rule the window breaks now (a cause), or NO_CAUSE; limit > 0 replaces the run's. */
-static int broken_rule(const fb_breaker *b, uint32_t limit) {
+__attribute__((always_inline)) static inline int broken_rule(const fb_breaker *b, uint32_t limit) {
     const fb_breaker_config *c = &b->cfg;
     if (c->mode == FB_BREAKER_MODE_CONSECUTIVE) {
         uint32_t run = b->consecutive_failures, n = limit > 0 ? limit : c->consecutive_failures;
@@ -782,10 +784,14 @@ static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_br
 static inline bool record_closed(fb_breaker *b, const fb_breaker_permit *p,
                                  const fb_breaker_result *r, fb_time_us now_us) {
     bool failed = r->effect == FB_EFFECT_FAILURE;
-    if (!b->plain_record || p->kind != FB_PERMIT_CALL || b->state != FB_BREAKER_CLOSED ||
-        p->generation != b->generation || (!failed && r->effect != FB_EFFECT_SUCCESS) ||
-        r->trip != FB_TRIP_RULES || now_us > b->closed_until_us ||
-        (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW && !newest_covers(b, now_us)))
+    if (!b->plain_record || p->kind != FB_PERMIT_CALL || p->generation != b->generation ||
+        (!failed && r->effect != FB_EFFECT_SUCCESS) || r->trip != FB_TRIP_RULES)
+        return false;
+    /* allow()'s short way applies (allow_until): CLOSED, before closed_until, in the newest
+     * bucket; else the same, asked one by one */
+    if (now_us > b->allow_until_us &&
+        (b->state != FB_BREAKER_CLOSED || now_us > b->closed_until_us ||
+         (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW && !newest_covers(b, now_us))))
         return false;
     count_outcome(b, failed, is_slow(b, r->duration_us), p->admitted_us, now_us);
     if (!evaluates_after(b, failed)) return true;
