@@ -144,6 +144,25 @@ static inline bool newest_covers(const fb_breaker *b, fb_time_us now_us) {
     return now_us < start || now_us - start < b->bucket_us;
 }
 
+/*
+ * The last time allow()'s short way applies (CLOSED, no evaluation at admission, no FIRES
+ * count, before closed_until_us and, in a time window of EPOCH or STATE_START buckets, in the
+ * newest bucket: newest_covers()); INT64_MIN when it does not. Kept by every step that
+ * changes one of these: enter(), closed_interval_due(), advance().
+ */
+static void allow_until(fb_breaker *b) {
+    const fb_breaker_config *c = &b->cfg;
+    fb_time_us until = INT64_MIN;
+    if (b->state == FB_BREAKER_CLOSED && c->evaluate != FB_EVAL_AT_ADMISSION &&
+        c->window_scope != FB_WINDOW_FIRES && !first_event(b)) {
+        until = b->closed_until_us;
+        if (c->mode == FB_BREAKER_MODE_TIME_WINDOW &&
+            b->newest_start_us + (b->bucket_us - 1) < until)
+            until = b->newest_start_us + (b->bucket_us - 1);
+    }
+    b->allow_until_us = until;
+}
+
 /* The newest bucket still covers now (or time went backwards: stay in it). */
 static bool in_newest_bucket(const fb_breaker *b, fb_time_us now_us) {
     if (first_event(b))
@@ -189,6 +208,7 @@ static bool advance(fb_breaker *b, fb_time_us now_us) {
     uint32_t before = b->calls;
     b->bucket_index += steps;
     b->newest_start_us = b->bucket_origin_us + b->bucket_index * b->bucket_us;
+    allow_until(b);
     if (b->cfg.window_scope == FB_WINDOW_FIRES) {
         /* the bucket leaving as the newest becomes bucket_index: the old newest when
            steps == nb, one of the ring when fewer, none (empty) when more */
@@ -285,8 +305,10 @@ static bool rate_reached(uint32_t count, uint32_t calls, double rate, fb_compare
     return cmp == FB_CMP_PASS ? (double)count / n > rate : (double)count / n >= rate;
 }
 
-/* A broken rate rule over calls >= minimum (a cause), or NO_CAUSE. */
-static int broken_rate(const fb_breaker *b, uint32_t minimum) {
+/* A broken rate rule over calls >= minimum (a cause), or NO_CAUSE. Always inline, as
+ * broken_rule: record_closed asks after every answer. */
+__attribute__((always_inline)) static inline int broken_rate(const fb_breaker *b,
+                                                             uint32_t minimum) {
     const fb_breaker_config *c = &b->cfg;
     if (b->calls < minimum) return NO_CAUSE;
     if (rate_reached(b->failures, b->calls, c->failure_rate, c->trip_compare))
@@ -297,7 +319,7 @@ static int broken_rate(const fb_breaker *b, uint32_t minimum) {
 }
 
 /* The rule the window breaks now (a cause), or NO_CAUSE; limit > 0 replaces the run's. */
-static int broken_rule(const fb_breaker *b, uint32_t limit) {
+__attribute__((always_inline)) static inline int broken_rule(const fb_breaker *b, uint32_t limit) {
     const fb_breaker_config *c = &b->cfg;
     if (c->mode == FB_BREAKER_MODE_CONSECUTIVE) {
         uint32_t run = b->consecutive_failures, n = limit > 0 ? limit : c->consecutive_failures;
@@ -407,6 +429,7 @@ static void enter(fb_breaker *b, fb_breaker_state to, fb_time_us now_us, fb_time
     /* pybreaker: reset_success_counter() on entering every state, reset_counter() on CLOSED */
     b->adm_successes = 0;
     if (to == FB_BREAKER_CLOSED) b->adm_failures = 0;
+    allow_until(b);
 }
 
 static fb_breaker_event snapshot(const fb_breaker *b, fb_breaker_cause cause, fb_time_us now_us) {
@@ -512,6 +535,7 @@ static void closed_interval_due(fb_breaker *b, fb_time_us now_us) {
     clear_window(b, now_us);
     b->generation++;
     b->closed_until_us = fb_time_add(now_us, b->cfg.closed_interval_us);
+    allow_until(b);
 }
 
 fb_time_us fb_breaker_next_timer(const fb_breaker *b) {
@@ -581,12 +605,7 @@ static bool period_exhausted(const fb_breaker *b) {
 
 static void admit(fb_breaker *b, fb_breaker_permit *p, fb_permit_kind kind, uint32_t slot,
                   fb_time_us now_us) {
-    p->generation = b->generation;
-    p->id = ++b->admissions;
-    p->admitted_us = now_us;
-    p->kind = (uint8_t)kind;
-    p->slot = (uint8_t)slot;
-    b->stats.admitted++;
+    fb_breaker__admit(b, p, kind, slot, now_us);
 }
 
 /* HALF_OPEN: a free slot within the limit, leased to a new probe; false when none. */
@@ -765,10 +784,14 @@ static void record_window(fb_breaker *b, const fb_breaker_permit *p, const fb_br
 static inline bool record_closed(fb_breaker *b, const fb_breaker_permit *p,
                                  const fb_breaker_result *r, fb_time_us now_us) {
     bool failed = r->effect == FB_EFFECT_FAILURE;
-    if (!b->plain_record || p->kind != FB_PERMIT_CALL || b->state != FB_BREAKER_CLOSED ||
-        p->generation != b->generation || (!failed && r->effect != FB_EFFECT_SUCCESS) ||
-        r->trip != FB_TRIP_RULES || now_us > b->closed_until_us ||
-        (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW && !newest_covers(b, now_us)))
+    if (!b->plain_record || p->kind != FB_PERMIT_CALL || p->generation != b->generation ||
+        (!failed && r->effect != FB_EFFECT_SUCCESS) || r->trip != FB_TRIP_RULES)
+        return false;
+    /* allow()'s short way applies (allow_until): CLOSED, before closed_until, in the newest
+     * bucket; else the same, asked one by one */
+    if (now_us > b->allow_until_us &&
+        (b->state != FB_BREAKER_CLOSED || now_us > b->closed_until_us ||
+         (b->cfg.mode == FB_BREAKER_MODE_TIME_WINDOW && !newest_covers(b, now_us))))
         return false;
     count_outcome(b, failed, is_slow(b, r->duration_us), p->admitted_us, now_us);
     if (!evaluates_after(b, failed)) return true;

@@ -427,6 +427,7 @@ typedef struct fb_breaker {
     fb_time_us open_until_us;
     fb_time_us state_since_us;
     fb_time_us closed_until_us; /* closed_interval_us: when the counts start afresh; else MAX */
+    fb_time_us allow_until_us;  /* allow() admits at once while now <= this (see allow_until()) */
     uint32_t trips;
     uint32_t consecutive_failures;
     /* count window: ring of bits */
@@ -496,6 +497,28 @@ bool fb_breaker_allow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permi
  */
 void fb_breaker_record(fb_breaker *b, const fb_breaker_permit *permit,
                        const fb_breaker_result *result, fb_time_us now_us);
+
+/* A permit of `kind` handed out now (breaker.c's admissions, and the inline one below). */
+static inline void fb_breaker__admit(fb_breaker *b, fb_breaker_permit *p, fb_permit_kind kind,
+                                     uint32_t slot, fb_time_us now_us) {
+    p->generation = b->generation;
+    p->id = ++b->admissions;
+    p->admitted_us = now_us;
+    p->kind = (uint8_t)kind;
+    p->slot = (uint8_t)slot;
+    b->stats.admitted++;
+}
+
+/*
+ * fb_breaker_allow(), its common case inline: a CLOSED breaker with nothing to move or
+ * evaluate first admits with one compare (a client asks before every attempt).
+ */
+static inline bool fb_breaker_allow_inline(fb_breaker *b, fb_time_us now_us,
+                                           fb_breaker_permit *permit) {
+    if (now_us > b->allow_until_us) return fb_breaker_allow(b, now_us, permit);
+    fb_breaker__admit(b, permit, FB_PERMIT_CALL, 0, now_us);
+    return true;
+}
 
 /* Perform due lazy transitions without asking for a permit. */
 void fb_breaker_poll(fb_breaker *b, fb_time_us now_us);

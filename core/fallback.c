@@ -95,6 +95,12 @@ int fb_fallback_init(fb_fallback *fb, const fb_fallback_config *cfg) {
         const fb_fallback_provider *p = &cfg->providers[i];
         if (p->breaker || p->port.allow || p->ratelimit || p->conclimit) fb->plain = false;
     }
+    fb->lean = cfg->pick == FB_PICK_ORDER;
+    for (uint32_t i = 0; i < cfg->provider_count; i++) {
+        const fb_fallback_provider *p = &cfg->providers[i];
+        if (p->port.allow || p->ratelimit || p->conclimit) fb->lean = false;
+    }
+    fb->lean = fb->lean && !fb->plain;
     fb->retry_plain = cfg->retry != NULL && cfg->retry->plain;
     /* a provider without a timeout of its own takes the policy's (attempt_timeout) */
     for (uint32_t i = 0; i < cfg->provider_count; i++)
@@ -142,12 +148,20 @@ static void decision(const fb_fallback_request *req, fb_action action, uint8_t p
 }
 
 /* Groups: via fallback = outside the group the request started in. */
-static void decision_at(const fb_fallback *fb, const fb_fallback_request *req, fb_action action,
-                        uint8_t provider, fb_fallback_decision *d) {
+__attribute__((always_inline)) static inline void
+decision_inline(const fb_fallback *fb, const fb_fallback_request *req, fb_action action,
+                uint8_t provider, fb_fallback_decision *d) {
     decision(req, action, provider, d);
     if (grouped(fb))
         d->via_fallback = action != FB_ACT_WAIT && req->stats.attempts > 0 &&
                           fb->cfg.group[provider] != req->first_group;
+}
+
+/* decision_inline where gcc chooses (out of line in most steps: inline, naive's retry at once
+ * grows around it). */
+static void decision_at(const fb_fallback *fb, const fb_fallback_request *req, fb_action action,
+                        uint8_t provider, fb_fallback_decision *d) {
+    decision_inline(fb, req, action, provider, d);
 }
 
 /* The request ends: its DONE decision, returned (a caller that returns it passes its own return
@@ -161,7 +175,7 @@ static fb_fallback_decision finished(const fb_fallback *fb, fb_fallback_request 
     else if (req->order_len > 0)
         provider = req->order[req->pos < req->order_len ? req->pos : req->order_len - 1];
     req->phase = PHASE_DONE;
-    decision_at(fb, req, FB_ACT_DONE, provider, &d);
+    decision_inline(fb, req, FB_ACT_DONE, provider, &d); /* a call: 25 instructions a request */
     d.stop = stop;
     d.degraded = degraded;
     return d;
@@ -350,10 +364,13 @@ static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_
  * One attempt at the current provider: limiter (unless its tokens are
  * already reserved), concurrency limit, breaker, then ATTEMPT. Returns false
  * when the provider is skipped; otherwise *d is the decision (ATTEMPT, WAIT
- * or DONE).
+ * or DONE). `lean` (a constant: fb->lean known) leaves out the limiters and the port, which
+ * such an engine has none of; always inline, so that it folds.
  */
-static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved, fb_time_us now_us,
-                 fb_fallback_decision *d) {
+__attribute__((always_inline)) static inline bool send_at(const fb_fallback *fb,
+                                                          fb_fallback_request *req, bool reserved,
+                                                          fb_time_us now_us,
+                                                          fb_fallback_decision *d, bool lean) {
     const fb_fallback_provider *p = current(fb, req);
     uint8_t provider = req->order[req->cur];
     fb_time_us deadline_us = req->deadline_us;
@@ -363,7 +380,7 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
         finish(fb, req, FB_STOP_DEADLINE, false, d);
         return true;
     }
-    if (!reserved && p->ratelimit != NULL) {
+    if (!lean && !reserved && p->ratelimit != NULL) {
         fb_ratelimit_decision rl = fb_ratelimit_acquire(p->ratelimit, req->tokens_needed, now_us);
         /* A wait that ends at or after the deadline cannot lead to an answer. */
         if (rl.admitted && fb_time_add(now_us, rl.wait_us) >= deadline_us) {
@@ -382,7 +399,14 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
         }
     }
     uint8_t why = 0;
-    if (!admit(p, req->tokens_needed, now_us, &req->climit, &req->permit, &why)) {
+    if (lean) { /* admit() with no limit to ask or give back */
+        if (p->breaker == NULL) {
+            untracked(&req->permit, now_us);
+        } else if (!fb_breaker_allow_inline(p->breaker, now_us, &req->permit)) {
+            req->skipped |= SKIP_BREAKER;
+            return retry_rejection(fb, req, now_us, d);
+        }
+    } else if (!admit(p, req->tokens_needed, now_us, &req->climit, &req->permit, &why)) {
         req->skipped |= why;
         /* a breaker's refusal may be a retried attempt (retry_rejected); a full limit is not */
         return why == SKIP_BREAKER && retry_rejection(fb, req, now_us, d);
@@ -409,6 +433,11 @@ static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved,
     d->timeout_us = timeout_us;
     d->resume = req->resume;
     return true;
+}
+
+static bool send(const fb_fallback *fb, fb_fallback_request *req, bool reserved, fb_time_us now_us,
+                 fb_fallback_decision *d) {
+    return send_at(fb, req, reserved, now_us, d, false);
 }
 
 /*
@@ -465,9 +494,15 @@ static bool window_skips(const fb_fallback *fb, const fb_fallback_request *req, 
            (window <= req->window_floor || (fb->cfg.context_check && req->tokens_needed > window));
 }
 
-/* Try the provider at pos and those after it, each one fresh, until a decision. */
-static void advance(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
-                    fb_fallback_decision *d) {
+/*
+ * Try the provider at pos and those after it, each one fresh, until a decision. `lean` (a
+ * constant) when fb->lean: send_at's lean way, inline (begin_lean: a request's first attempt;
+ * its retries and fallbacks take advance(), the same steps with the limiters asked for).
+ */
+__attribute__((always_inline)) static inline void advance_at(const fb_fallback *fb,
+                                                             fb_fallback_request *req,
+                                                             fb_time_us now_us,
+                                                             fb_fallback_decision *d, bool lean) {
     for (; req->pos < req->order_len; req->pos++) {
         req->cur = req->pos;
         if (window_skips(fb, req, req->pos)) {
@@ -475,6 +510,10 @@ static void advance(const fb_fallback *fb, fb_fallback_request *req, fb_time_us 
             continue;
         }
         fresh_retries(req, now_us);
+        if (lean) {
+            if (send_at(fb, req, false, now_us, d, true)) return;
+            continue;
+        }
         if (fb->plain) { /* nothing to ask: a request's first attempt, as again()'s retry */
             send_plain(fb, req, now_us, d);
             return;
@@ -482,6 +521,11 @@ static void advance(const fb_fallback *fb, fb_fallback_request *req, fb_time_us 
         if (send(fb, req, false, now_us, d)) return;
     }
     exhausted(fb, req, d);
+}
+
+static void advance(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
+                    fb_fallback_decision *d) {
+    advance_at(fb, req, now_us, d, false);
 }
 
 /* again() in a plain engine with nothing reserved: the current provider, sent at once. */
@@ -746,10 +790,13 @@ static void misuse(const fb_fallback *fb, fb_fallback_request *req, fb_time_us n
     finish(fb, req, FB_STOP_EXHAUSTED, false, d);
 }
 
-fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_request *req,
-                                       uint32_t tokens_needed, const uint8_t *order,
-                                       uint32_t order_len, fb_time_us now_us) {
-    fb_fallback_decision d;
+/*
+ * A request starts: its state fresh, its order copied (the engine's, or the caller's checked),
+ * the budget told. False when the caller's order is bad (*d: the request's end).
+ */
+__attribute__((always_inline)) static inline bool
+start(const fb_fallback *fb, fb_fallback_request *req, uint32_t tokens_needed, const uint8_t *order,
+      uint32_t order_len, fb_time_us now_us, fb_fallback_decision *d) {
     *req = (fb_fallback_request){0};
     req->last_outcome = FB_OUT_SUCCESS;
     req->tokens_needed = tokens_needed;
@@ -761,11 +808,31 @@ fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_reques
     } else if (!copy_order(req->order, order, order_len, fb->cfg.provider_count)) {
         /* A bad override is a programming error: end at once, no degraded answer (order_len
          * stays 0: what was copied of it is never read). */
-        finish(fb, req, FB_STOP_EXHAUSTED, false, &d);
-        return d;
+        finish(fb, req, FB_STOP_EXHAUSTED, false, d);
+        return false;
     }
     req->order_len = (uint8_t)order_len;
     if (fb->cfg.budget != NULL) fb_budget_on_request(fb->cfg.budget, now_us);
+    return true;
+}
+
+/* fb_fallback_begin in a lean engine, with advance()'s steps and send_at's lean way inline. Out
+ * of line: in the public function, gcc's registers cost a plain engine's begin 4 instructions. */
+static __attribute__((noinline)) fb_fallback_decision
+begin_lean(const fb_fallback *fb, fb_fallback_request *req, uint32_t tokens_needed,
+           const uint8_t *order, uint32_t order_len, fb_time_us now_us) {
+    fb_fallback_decision d;
+    if (start(fb, req, tokens_needed, order, order_len, now_us, &d))
+        advance_at(fb, req, now_us, &d, true);
+    return d;
+}
+
+fb_fallback_decision fb_fallback_begin(const fb_fallback *fb, fb_fallback_request *req,
+                                       uint32_t tokens_needed, const uint8_t *order,
+                                       uint32_t order_len, fb_time_us now_us) {
+    if (fb->lean) return begin_lean(fb, req, tokens_needed, order, order_len, now_us);
+    fb_fallback_decision d;
+    if (!start(fb, req, tokens_needed, order, order_len, now_us, &d)) return d;
     if (!grouped(fb)) {
         advance(fb, req, now_us, &d);
         return d;
@@ -825,11 +892,34 @@ static void after_failure(const fb_fallback *fb, fb_fallback_request *req, const
     no_retry(fb, req, c, FB_GIVEUP_NOT_RETRYABLE, now_us, d);
 }
 
+/*
+ * result_full's steps for a success in a lean engine (fb->lean) whose attempt's permits the
+ * request holds: the budget's, the breaker's report, the success. A tuned client's every
+ * answer but a few comes this way. Inline in result_full, not in fb_fallback_result: there
+ * gcc lays result_plain's way out worse (naive: 1 instruction an attempt).
+ */
+static inline fb_fallback_decision result_lean_success(const fb_fallback *fb,
+                                                       fb_fallback_request *req, const fb_class *c,
+                                                       fb_time_us hint_us, fb_time_us now_us) {
+    fb_budget *budget = fb->cfg.budget;
+    req->phase = PHASE_IDLE;
+    req->last_outcome = FB_OUT_SUCCESS;
+    if (budget != NULL) {
+        fb_budget_attempt(budget, false);
+        if (req->retry.budget_held) fb_budget_release(budget, &req->retry);
+    }
+    const fb_fallback_provider *p = current(fb, req);
+    if (p->breaker != NULL) breaker_tell(p, &req->permit, c->effect, c, hint_us, now_us);
+    if (budget != NULL) fb_budget_on_success(budget, &req->retry);
+    return finished(fb, req, FB_STOP_SUCCESS, false);
+}
+
 /* fb_fallback_result's steps (fallback.h); out of line, so that result_plain, inline in the
- * public function, makes its answer without the register saves of these. */
+ * public function, and result_lean_success make their answers without the register saves of
+ * these. */
 static __attribute__((noinline)) fb_fallback_decision
-result_full(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, fb_time_us hint_us,
-            fb_time_us now_us) {
+result_steps(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, fb_time_us hint_us,
+             fb_time_us now_us) {
     fb_fallback_decision d;
     if (req->phase != PHASE_ATTEMPT || c == NULL) {
         misuse(fb, req, now_us, &d);
@@ -864,6 +954,16 @@ result_full(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, 
     after_failure(fb, req, c, hint_us, now_us, &d);
     settle(fb, req, &d);
     return d;
+}
+
+/* fb_fallback_result but for result_plain's answers: a lean engine's success, else the steps. */
+static __attribute__((noinline)) fb_fallback_decision
+result_full(const fb_fallback *fb, fb_fallback_request *req, const fb_class *c, fb_time_us hint_us,
+            fb_time_us now_us) {
+    if (fb->lean && req->phase == PHASE_ATTEMPT && c != NULL && c->outcome == FB_OUT_SUCCESS &&
+        !req->detached)
+        return result_lean_success(fb, req, c, hint_us, now_us);
+    return result_steps(fb, req, c, hint_us, now_us);
 }
 
 /*

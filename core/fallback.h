@@ -155,6 +155,8 @@ typedef struct fb_fallback {
     bool plain;       /* nothing to ask before an attempt: no provider has a limiter, concurrency
                          limit or breaker, no budget, no groups (set by fb_fallback_init) */
     bool retry_plain; /* cfg.retry is a plain policy (fb_retry_policy.plain), read at init */
+    bool lean;        /* not plain, but an attempt asks at most its provider's own breaker: no
+                         limiter, concurrency limit or port, no groups (a budget may count) */
 } fb_fallback;
 
 typedef struct fb_fallback_request_stats {

@@ -2286,6 +2286,84 @@ static void breaker_short_record_counts_as_the_full_steps(void **state) {
     assert_true(short_ways > 5000); /* the short way was taken, not only the full steps */
 }
 
+/*
+ * fb_breaker_allow_inline's short way (now <= allow_until_us) against fb_breaker_allow's steps,
+ * on random configs (buckets of each anchor, FIRES, evaluation at admission, a closed
+ * interval), times that sometimes go back, results and manual transitions: the same breaker
+ * with allow_until_us cleared before each ask takes the steps, and must end the same.
+ */
+static void breaker_inline_allow_admits_as_the_steps(void **state) {
+    (void)state;
+    static const fb_effect effects[] = {FB_EFFECT_SUCCESS, FB_EFFECT_FAILURE, FB_EFFECT_IGNORE};
+    fb_rng rng;
+    fb_rng_seed(&rng, 24, 3);
+    uint64_t short_ways = 0;
+    for (int run = 0; run < 300; run++) {
+        bool fires = fb_rng_below(&rng, 6) == 0;
+        fb_breaker_config cfg = {
+            .mode = fires ? FB_BREAKER_MODE_TIME_WINDOW : (fb_breaker_mode)fb_rng_below(&rng, 3),
+            .window_calls = 4 + (uint32_t)fb_rng_below(&rng, 20),
+            .window_us = 10 * S,
+            .window_buckets = (uint32_t[]){1, 2, 5, 10, 20}[fb_rng_below(&rng, 5)],
+            .minimum_calls = 1 + (uint32_t)fb_rng_below(&rng, 10),
+            .failure_rate = 0.2 + 0.2 * (double)fb_rng_below(&rng, 4),
+            .open_us = 2 * S,
+            .evaluate = (fb_evaluate)fb_rng_below(&rng, 4),
+            .closed_interval_us = fb_rng_below(&rng, 3) == 0 ? 7 * S : 0,
+            .bucket_anchor = fires ? FB_BUCKETS_EPOCH : (fb_bucket_anchor)fb_rng_below(&rng, 3),
+            .window_scope = fires ? FB_WINDOW_FIRES : FB_WINDOW_PER_STATE,
+        };
+        fb_breaker a, b;
+        init_ok(&a, &cfg, NULL, 0);
+        b = a;
+        fb_breaker_permit held[4];
+        uint32_t n_held = 0;
+        fb_time_us now = 0;
+        for (int step = 0; step < 300; step++) {
+            now += (fb_time_us)fb_rng_below(&rng, 1600) * MS - (fb_rng_below(&rng, 10) == 0) * S;
+            if (now < 0) now = 0;
+            uint64_t pick = fb_rng_below(&rng, 40);
+            if (pick == 0) {
+                fb_breaker_state to = (fb_breaker_state)fb_rng_below(&rng, 3);
+                assert_int_equal(fb_breaker_set_state(&a, to, now), FB_OK);
+                assert_int_equal(fb_breaker_set_state(&b, to, now), FB_OK);
+            } else if (n_held < 4 && pick % 2 == 0) {
+                fb_breaker_permit pa, pb;
+                /* allow()'s own short way applies: so does the inline one */
+                bool quick = a.state == FB_BREAKER_CLOSED && cfg.evaluate != FB_EVAL_AT_ADMISSION &&
+                             !fires && cfg.bucket_anchor != FB_BUCKETS_FIRST_EVENT &&
+                             now <= a.closed_until_us &&
+                             (cfg.mode != FB_BREAKER_MODE_TIME_WINDOW ||
+                              now - a.newest_start_us < a.bucket_us);
+                assert_true(!quick || now <= a.allow_until_us);
+                short_ways += now <= a.allow_until_us;
+                b.allow_until_us = INT64_MIN;
+                bool ya = fb_breaker_allow_inline(&a, now, &pa);
+                bool yb = fb_breaker_allow_inline(&b, now, &pb);
+                assert_int_equal(ya, yb);
+                assert_int_equal(pa.generation, pb.generation);
+                assert_int_equal(pa.id, pb.id);
+                assert_int_equal(pa.admitted_us, pb.admitted_us);
+                assert_int_equal(pa.kind, pb.kind);
+                assert_int_equal(pa.slot, pb.slot);
+                if (ya) held[n_held++] = pa;
+            } else if (n_held > 0) {
+                uint32_t k = (uint32_t)fb_rng_below(&rng, n_held);
+                fb_breaker_result r = {.effect = effects[fb_rng_below(&rng, 3)],
+                                       .duration_us = (fb_time_us)fb_rng_below(&rng, 600) * MS,
+                                       .hint_us = FB_TIME_NONE};
+                fb_breaker_record(&a, &held[k], &r, now);
+                fb_breaker_record(&b, &held[k], &r, now);
+                held[k] = held[--n_held];
+            }
+            assert_same_breaker(&a, &b);
+            assert_int_equal(a.closed_until_us, b.closed_until_us);
+            assert_int_equal(a.newest_start_us, b.newest_start_us);
+        }
+    }
+    assert_true(short_ways > 5000); /* the short way was taken, not only the steps */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(breaker_init_applies_defaults),
@@ -2376,6 +2454,7 @@ int main(void) {
         cmocka_unit_test(breaker_run_late_success_resets_never_closes),
         cmocka_unit_test(breaker_run_late_failure_leaves_open_and_stale_trial),
         cmocka_unit_test(breaker_short_record_counts_as_the_full_steps),
+        cmocka_unit_test(breaker_inline_allow_admits_as_the_steps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -503,6 +503,124 @@ static void fallback_plain_ways_decide_as_the_full_way_on_random_requests(void *
     assert_true(short_ways > 2000); /* the short ways were taken, not only the full one */
 }
 
+/*
+ * A lean engine's short ways (send_at without the limiters, the breakers' inline allow, and
+ * fb_fallback_result's for a success) against the full way, on random chains of breakers,
+ * budgets, policies and answers, a few requests at a time so that the breakers move: the same
+ * chain with its own breakers and budget and the `lean` mark cleared takes the full way, and
+ * must decide the same at every step.
+ */
+static void fallback_lean_ways_decide_as_the_full_way_on_random_requests(void **state) {
+    (void)state;
+    static const fb_class *const answers[] = {&OK,   &OK,     &E503,    &E503,
+                                              &E400, &POLICY, &CONTEXT, &TIMEOUT_NO_RETRY};
+    static const fb_budget_kind budgets[] = {FB_BUDGET_NONE, FB_BUDGET_TOKEN_BUCKET,
+                                             FB_BUDGET_QUOTA, FB_BUDGET_CONCURRENCY};
+    fb_rng rng;
+    fb_rng_seed(&rng, 24, 4);
+    uint32_t short_ways = 0, lean_runs = 0;
+    for (int run = 0; run < 1000; run++) {
+        chain a;
+        memset(&a, 0, sizeof a);
+        a.cfg.provider_count = 1 + (uint32_t)fb_rng_below(&rng, 4);
+        for (uint32_t i = 0; i < a.cfg.provider_count; i++) {
+            a.cfg.providers[i].context_window = (uint32_t)fb_rng_below(&rng, 3) * 1000;
+            a.cfg.providers[i].attempt_timeout_us = (fb_time_us)fb_rng_below(&rng, 3) * S;
+            if (fb_rng_below(&rng, 3) == 0) continue; /* no breaker */
+            fb_breaker_config bc = {.open_us = (fb_time_us)(1 + fb_rng_below(&rng, 5)) * S};
+            if (fb_rng_below(&rng, 2)) {
+                bc.consecutive_failures = 1 + (uint32_t)fb_rng_below(&rng, 3);
+            } else {
+                bc.mode = FB_BREAKER_MODE_TIME_WINDOW;
+                bc.window_us = 10 * S;
+                bc.minimum_calls = 1 + (uint32_t)fb_rng_below(&rng, 5);
+                bc.failure_rate = 0.5;
+            }
+            assert_int_equal(fb_breaker_init(&a.br[i], &bc, 0), FB_OK);
+            a.cfg.providers[i].breaker = &a.br[i];
+        }
+        fb_budget_kind bk = budgets[fb_rng_below(&rng, 4)];
+        if (bk != FB_BUDGET_NONE) {
+            fb_budget_config bc = {.kind = bk, .max_tokens = 4, .ratio = 0.5, .capacity = 6};
+            assert_int_equal(fb_budget_init(&a.budget, &bc), FB_OK);
+            a.cfg.budget = &a.budget;
+        }
+        a.cfg.context_check = fb_rng_below(&rng, 2);
+        a.cfg.degraded = fb_rng_below(&rng, 2);
+        a.cfg.wait_always = fb_rng_below(&rng, 4) == 0;
+        a.cfg.stream = (fb_stream_policy)fb_rng_below(&rng, 4);
+        uint32_t kind = (uint32_t)fb_rng_below(&rng, 4);
+        if (kind > 0) { /* else no retry policy */
+            fb_retry_config rc = {.attempts = 1 + (uint32_t)fb_rng_below(&rng, 4),
+                                  .backoff = FB_BACKOFF_NONE,
+                                  .retry_after = FB_RETRY_AFTER_IGNORE,
+                                  .retry_rejected = fb_rng_below(&rng, 2) ? FB_ON : FB_OFF,
+                                  .attempt_timeout_us = (fb_time_us)fb_rng_below(&rng, 3) * S};
+            if (kind == 2) rc.deadline_us = (fb_time_us)(2 + fb_rng_below(&rng, 8)) * S;
+            if (kind == 3) rc.backoff = FB_BACKOFF_CONSTANT; /* a retry waits */
+            chain_retry(&a, rc);
+        }
+        chain_init(&a);
+        assert_true(a.fb.lean != a.fb.plain); /* no breaker nor budget: plain */
+        lean_runs += a.fb.lean;
+        chain b = a;
+        b.cfg.retry = a.cfg.retry ? &b.retry : NULL;
+        b.cfg.budget = a.cfg.budget ? &b.budget : NULL;
+        for (uint32_t i = 0; i < b.cfg.provider_count; i++)
+            if (a.cfg.providers[i].breaker) b.cfg.providers[i].breaker = &b.br[i];
+        chain_init(&b);
+        b.fb.lean = false;
+        b.fb.plain = false;
+
+        fb_time_us now = (fb_time_us)fb_rng_below(&rng, 100) * S;
+        for (int request = 0; request < 8; request++) {
+            uint8_t order[FB_FALLBACK_PROVIDERS_MAX] = {0};
+            uint32_t len = 1 + (uint32_t)fb_rng_below(&rng, a.cfg.provider_count);
+            for (uint32_t i = 0; i < len; i++)
+                order[i] = (uint8_t)((i + (uint32_t)run) % a.cfg.provider_count);
+            bool own = fb_rng_below(&rng, 2);
+            uint32_t tokens = (uint32_t)fb_rng_below(&rng, 2500);
+            fb_fallback_request ra, rb;
+            fb_fallback_decision da =
+                fb_fallback_begin(&a.fb, &ra, tokens, own ? order : NULL, own ? len : 0, now);
+            fb_fallback_decision db =
+                fb_fallback_begin(&b.fb, &rb, tokens, own ? order : NULL, own ? len : 0, now);
+            for (int step = 0; step < 40; step++) {
+                assert_same_decision(&da, &db);
+                assert_same_request(&ra, &rb);
+                if (da.action == FB_ACT_DONE) break;
+                now += (fb_time_us)fb_rng_below(&rng, 2000) * MS;
+                if (da.action == FB_ACT_WAIT) {
+                    da = fb_fallback_resume(&a.fb, &ra, now);
+                    db = fb_fallback_resume(&b.fb, &rb, now);
+                    continue;
+                }
+                fb_class c = *answers[fb_rng_below(&rng, sizeof answers / sizeof *answers)];
+                c.after_first_token = fb_rng_below(&rng, 6) == 0;
+                fb_time_us hint = fb_rng_below(&rng, 2) ? FB_TIME_NONE : 3 * S;
+                short_ways += c.outcome == FB_OUT_SUCCESS;
+                da = fb_fallback_result(&a.fb, &ra, &c, hint, now);
+                db = fb_fallback_result(&b.fb, &rb, &c, hint, now);
+            }
+            if (da.action != FB_ACT_DONE) {
+                fb_fallback_cancel(&a.fb, &ra, now);
+                fb_fallback_cancel(&b.fb, &rb, now);
+            }
+            for (uint32_t i = 0; i < a.cfg.provider_count; i++) {
+                if (!a.cfg.providers[i].breaker) continue;
+                assert_int_equal(fb_breaker_state_get(&a.br[i]), fb_breaker_state_get(&b.br[i]));
+                assert_memory_equal(fb_breaker_stats_get(&a.br[i]), fb_breaker_stats_get(&b.br[i]),
+                                    sizeof(fb_breaker_stats));
+            }
+            if (a.cfg.budget)
+                assert_memory_equal(fb_budget_stats_get(&a.budget), fb_budget_stats_get(&b.budget),
+                                    sizeof(fb_budget_stats));
+        }
+    }
+    assert_true(short_ways > 2000); /* the short ways were taken, not only the full one */
+    assert_true(lean_runs > 800);
+}
+
 static void fallback_non_retryable_outcome_falls_back_at_once(void **state) {
     (void)state;
     chain ch;
@@ -1732,6 +1850,7 @@ int main(void) {
         cmocka_unit_test(fallback_wait_always_makes_each_retry_a_marked_wait),
         cmocka_unit_test(fallback_plain_engine_decides_as_one_with_limits_that_admit_all),
         cmocka_unit_test(fallback_plain_ways_decide_as_the_full_way_on_random_requests),
+        cmocka_unit_test(fallback_lean_ways_decide_as_the_full_way_on_random_requests),
         cmocka_unit_test(fallback_non_retryable_outcome_falls_back_at_once),
         cmocka_unit_test(fallback_open_breaker_skips_without_attempt),
         cmocka_unit_test(fallback_half_open_admits_one_requests_probe),
