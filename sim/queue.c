@@ -385,11 +385,16 @@ static const sim_event *lane_head(const sim_queue *q, int k) {
 void sim_queue_lanes_changed(sim_queue *q) {
     const sim_event *best = NULL;
     int first = -1;
-    for (uint32_t m = q->has_outside; m != 0; m &= m - 1) {
-        int k = __builtin_ctz(m);
-        if (best == NULL || before(&q->outside[k], best)) {
-            best = &q->outside[k];
-            first = SIM_LANES_MAX + k;
+    uint32_t m = q->has_outside;
+    if (m != 0) { /* the first head taken as the best before the loop: no test for none */
+        first = SIM_LANES_MAX + __builtin_ctz(m);
+        best = &q->outside[first - SIM_LANES_MAX];
+        for (m &= m - 1; m != 0; m &= m - 1) {
+            int k = __builtin_ctz(m);
+            if (before(&q->outside[k], best)) {
+                best = &q->outside[k];
+                first = SIM_LANES_MAX + k;
+            }
         }
     }
     for (unsigned i = 0; i < q->lanes_used; i++) {
