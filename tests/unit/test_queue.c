@@ -305,18 +305,19 @@ static void push_some(sim_queue *q, ref_q *r, fb_rng *rng, fb_time_us now, uint3
     }
 }
 
-static void queue_calendar_pops_exactly_as_a_reference(void **state) {
-    (void)state;
+/* The calendar's pops against the reference, with the buckets a scenario of that many arrivals a
+ * second gets (sim_queue_init_rate: 0 is the default width, 50 the widest). */
+static void calendar_pops_exactly_as_a_reference(double arrivals_per_s, int ops) {
     sim_queue q;
     ref_q *r = calloc(1, sizeof *r);
     assert_non_null(r);
-    assert_int_equal(sim_queue_init(&q, 100000), FB_OK);
+    assert_int_equal(sim_queue_init_rate(&q, 100000, arrivals_per_s), FB_OK);
     fb_rng rng;
     fb_rng_seed(&rng, 11, 3);
     fb_time_us now = 0;
     uint32_t id = 0;
     sim_event got, want;
-    for (int op = 0; op < 200000; op++) {
+    for (int op = 0; op < ops; op++) {
         push_some(&q, r, &rng, now, &id);
         if (op % 7 == 0) {
             /* a peek (the port's clock) and then a push before what it saw */
@@ -342,19 +343,47 @@ static void queue_calendar_pops_exactly_as_a_reference(void **state) {
     free(r);
 }
 
+static void queue_calendar_pops_exactly_as_a_reference(void **state) {
+    (void)state;
+    calendar_pops_exactly_as_a_reference(0, 200000);
+}
+
+/* 256 us from 500 arrivals a second up (or none known), twice as wide per halving below, at most
+ * 16 times: the horizon stays SIM_CAL_BUCKETS << SIM_CAL_SHIFT. */
+static void queue_bucket_width_follows_the_rate(void **state) {
+    (void)state;
+    static const struct {
+        double rate;
+        unsigned shift;
+    } cases[] = {{0, 8},    {5000, 8},  {500, 8},   {499, 9}, {300, 9}, {200, 10},
+                 {100, 11}, {62.6, 11}, {62.4, 12}, {50, 12}, {0.5, 12}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        sim_queue q;
+        assert_int_equal(sim_queue_init_rate(&q, 1000, cases[i].rate), FB_OK);
+        assert_int_equal(q.shift, cases[i].shift);
+        assert_int_equal((q.mask + 1) << q.shift, (size_t)SIM_CAL_BUCKETS << SIM_CAL_SHIFT);
+        sim_queue_free(&q);
+    }
+}
+
+static void queue_wider_buckets_pop_exactly_as_a_reference(void **state) {
+    (void)state;
+    calendar_pops_exactly_as_a_reference(300, 50000); /* 512 us */
+    calendar_pops_exactly_as_a_reference(50, 50000);  /* 4 ms */
+}
+
 /*
  * Sources of one pending event each, on outside lanes (a class's arrivals:
  * the next one scheduled when the last pops), among calendar events whose
  * density changes by a factor of 1,000 (the refill's span adapts to it): the
  * pops match the reference exactly.
  */
-static void queue_sources_pop_exactly_as_a_reference(void **state) {
-    (void)state;
+static void sources_pop_exactly_as_a_reference(double arrivals_per_s, int ops) {
     enum { SOURCES = 3 };
     sim_queue q;
     ref_q *r = calloc(1, sizeof *r);
     assert_non_null(r);
-    assert_int_equal(sim_queue_init(&q, 100000), FB_OK);
+    assert_int_equal(sim_queue_init_rate(&q, 100000, arrivals_per_s), FB_OK);
     fb_rng rng;
     fb_rng_seed(&rng, 12, 5);
     uint32_t id = 0;
@@ -365,7 +394,7 @@ static void queue_sources_pop_exactly_as_a_reference(void **state) {
     }
     id = SOURCES;
     sim_event got, want;
-    for (int op = 0; op < 200000; op++) {
+    for (int op = 0; op < ops; op++) {
         assert_true(sim_queue_pop(&q, &got));
         assert_true(ref_pop(r, &want));
         assert_int_equal(got.t, want.t);
@@ -394,6 +423,16 @@ static void queue_sources_pop_exactly_as_a_reference(void **state) {
     assert_int_equal(sim_queue_len(&q), 0);
     sim_queue_free(&q);
     free(r);
+}
+
+static void queue_sources_pop_exactly_as_a_reference(void **state) {
+    (void)state;
+    sources_pop_exactly_as_a_reference(0, 200000);
+}
+
+static void queue_sources_pop_exactly_with_wider_buckets(void **state) {
+    (void)state;
+    sources_pop_exactly_as_a_reference(50, 80000);
 }
 
 /* Ties at one microsecond resolve in push order whichever structure each event went to. */
@@ -475,7 +514,10 @@ int main(void) {
         cmocka_unit_test(queue_lane_ring_survives_wraparound_and_growth),
         cmocka_unit_test(queue_cap_is_a_reported_error),
         cmocka_unit_test(queue_calendar_pops_exactly_as_a_reference),
+        cmocka_unit_test(queue_bucket_width_follows_the_rate),
+        cmocka_unit_test(queue_wider_buckets_pop_exactly_as_a_reference),
         cmocka_unit_test(queue_sources_pop_exactly_as_a_reference),
+        cmocka_unit_test(queue_sources_pop_exactly_with_wider_buckets),
         cmocka_unit_test(queue_ties_across_run_ring_and_heap),
         cmocka_unit_test(queue_lane_compaction_keeps_order),
     };
