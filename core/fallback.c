@@ -166,8 +166,8 @@ static void decision_at(const fb_fallback *fb, const fb_fallback_request *req, f
 
 /* The request ends: its DONE decision, returned (a caller that returns it passes its own return
  * slot: no copy). */
-static fb_fallback_decision finished(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop,
-                                     bool degraded) {
+__attribute__((always_inline)) static inline fb_fallback_decision
+finished_inline(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop, bool degraded) {
     fb_fallback_decision d;
     uint8_t provider = 0;
     if (req->stats.attempts > 0)
@@ -179,6 +179,12 @@ static fb_fallback_decision finished(const fb_fallback *fb, fb_fallback_request 
     d.stop = stop;
     d.degraded = degraded;
     return d;
+}
+
+/* finished_inline where gcc chooses (out of line in most steps). */
+static fb_fallback_decision finished(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop,
+                                     bool degraded) {
+    return finished_inline(fb, req, stop, degraded);
 }
 
 /* finished() into *d, for the steps that decide into their caller's. Out of line: gcc inlines
@@ -911,7 +917,7 @@ static inline fb_fallback_decision result_lean_success(const fb_fallback *fb,
     const fb_fallback_provider *p = current(fb, req);
     if (p->breaker != NULL) breaker_tell(p, &req->permit, c->effect, c, hint_us, now_us);
     if (budget != NULL) fb_budget_on_success(budget, &req->retry);
-    return finished(fb, req, FB_STOP_SUCCESS, false);
+    return finished_inline(fb, req, FB_STOP_SUCCESS, false); /* a call: 10 instructions */
 }
 
 /* fb_fallback_result's steps (fallback.h); out of line, so that result_plain, inline in the
