@@ -147,12 +147,19 @@ static inline bool newest_covers(const fb_breaker *b, fb_time_us now_us) {
 /*
  * The last time allow()'s short way applies (CLOSED, no evaluation at admission, no FIRES
  * count, before closed_until_us and, in a time window of EPOCH or STATE_START buckets, in the
- * newest bucket: newest_covers()); INT64_MIN when it does not. Kept by every step that
- * changes one of these: enter(), closed_interval_due(), advance().
+ * newest bucket: newest_covers()); INT64_MIN when it does not. And the last time its
+ * rejection applies (rejects_open(): OPEN without timers, the period running on; no FIRES
+ * count). Kept by every step that changes one of these: enter(), closed_interval_due(),
+ * advance(), fb_breaker_sync().
  */
 static void allow_until(fb_breaker *b) {
     const fb_breaker_config *c = &b->cfg;
     fb_time_us until = INT64_MIN;
+    b->reject_until_us = INT64_MIN;
+    if (b->state == FB_BREAKER_OPEN && c->open_timer != FB_ON && c->half_open_timer != FB_ON &&
+        c->window_scope != FB_WINDOW_FIRES)
+        b->reject_until_us =
+            c->open_deadline == FB_CMP_PASS ? b->open_until_us : b->open_until_us - 1;
     if (b->state == FB_BREAKER_CLOSED && c->evaluate != FB_EVAL_AT_ADMISSION &&
         c->window_scope != FB_WINDOW_FIRES && !first_event(b)) {
         until = b->closed_until_us;
@@ -630,12 +637,7 @@ static bool admit_probe(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *per
 }
 
 static void reject(fb_breaker *b, fb_breaker_permit *p, fb_time_us now_us) {
-    p->generation = b->generation;
-    p->id = 0;
-    p->admitted_us = now_us;
-    p->kind = FB_PERMIT_REJECTED;
-    p->slot = 0;
-    b->stats.rejected++;
+    fb_breaker__reject(b, p, now_us);
 }
 
 static bool allow_slow(fb_breaker *b, fb_time_us now_us, fb_breaker_permit *permit) {
@@ -1079,6 +1081,7 @@ int fb_breaker_sync(fb_breaker *b, fb_breaker_state to, fb_time_us open_until_us
     if (to == b->state) {
         /* Same state: not a transition; an OPEN deadline is still copied. */
         if (to == FB_BREAKER_OPEN) b->open_until_us = open_until_us;
+        allow_until(b);
         return FB_OK;
     }
     transition(b, to, FB_CAUSE_SYNC, now_us, FB_TIME_NONE,

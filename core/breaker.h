@@ -428,6 +428,7 @@ typedef struct fb_breaker {
     fb_time_us state_since_us;
     fb_time_us closed_until_us; /* closed_interval_us: when the counts start afresh; else MAX */
     fb_time_us allow_until_us;  /* allow() admits at once while now <= this (see allow_until()) */
+    fb_time_us reject_until_us; /* ... and rejects at once while now <= this (an OPEN period) */
     uint32_t trips;
     uint32_t consecutive_failures;
     /* count window: ring of bits */
@@ -509,15 +510,30 @@ static inline void fb_breaker__admit(fb_breaker *b, fb_breaker_permit *p, fb_per
     b->stats.admitted++;
 }
 
+/* A rejection's permit, counted (breaker.c's, and the inline one below). */
+static inline void fb_breaker__reject(fb_breaker *b, fb_breaker_permit *p, fb_time_us now_us) {
+    p->generation = b->generation;
+    p->id = 0;
+    p->admitted_us = now_us;
+    p->kind = FB_PERMIT_REJECTED;
+    p->slot = 0;
+    b->stats.rejected++;
+}
+
 /*
- * fb_breaker_allow(), its common case inline: a CLOSED breaker with nothing to move or
- * evaluate first admits with one compare (a client asks before every attempt).
+ * fb_breaker_allow(), its common cases inline: a CLOSED breaker with nothing to move or
+ * evaluate first admits with one compare, an OPEN one whose period runs on rejects with two (a
+ * client asks before every attempt).
  */
 static inline bool fb_breaker_allow_inline(fb_breaker *b, fb_time_us now_us,
                                            fb_breaker_permit *permit) {
-    if (now_us > b->allow_until_us) return fb_breaker_allow(b, now_us, permit);
-    fb_breaker__admit(b, permit, FB_PERMIT_CALL, 0, now_us);
-    return true;
+    if (now_us <= b->allow_until_us) {
+        fb_breaker__admit(b, permit, FB_PERMIT_CALL, 0, now_us);
+        return true;
+    }
+    if (now_us > b->reject_until_us) return fb_breaker_allow(b, now_us, permit);
+    fb_breaker__reject(b, permit, now_us);
+    return false;
 }
 
 /* Perform due lazy transitions without asking for a permit. */

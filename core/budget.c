@@ -135,7 +135,7 @@ static bool breaker_allows(const fb_budget *b, fb_time_us now_us) {
     return req < b->cfg.min_requests || (double)fail <= b->cfg.failure_ratio * (double)req;
 }
 
-void fb_budget_on_request(fb_budget *b, fb_time_us now_us) {
+void fb_budget__on_request(fb_budget *b, fb_time_us now_us) {
     if (b->cfg.kind == FB_BUDGET_DEPOSIT) {
         int64_t k = b->mtokens + milli(b->cfg.deposit), max = b->mmax;
         b->mtokens = k < max ? k : max;
@@ -192,25 +192,13 @@ uint32_t fb_budget_cost(const fb_budget *b, fb_outcome o) {
     return b->cfg.kind == FB_BUDGET_QUOTA ? quota_cost(b, o) : 0;
 }
 
-void fb_budget_on_success(fb_budget *b, const fb_retry_state *s) {
-    switch (b->cfg.kind) {
-    case FB_BUDGET_TOKEN_BUCKET: {
-        int64_t k = b->mtokens + b->mratio, max = b->mmax;
-        b->mtokens = k < max ? k : max;
-        break;
-    }
-    case FB_BUDGET_QUOTA: {
-        /* Refills with every success, so a drained quota always recovers (aws-sdk-go-v2#3550). */
-        uint32_t refund =
-            s != NULL && s->budget_withdrawn > 0 ? s->budget_withdrawn : b->cfg.no_retry_refund;
-        int64_t a = b->available + refund;
-        b->available = a < (int64_t)b->cfg.capacity ? a : (int64_t)b->cfg.capacity;
-        break;
-    }
-    case FB_BUDGET_NONE:
-    default:
-        break;
-    }
+/* QUOTA (fb_budget_on_success asks for no other kind). */
+void fb_budget__on_success(fb_budget *b, const fb_retry_state *s) {
+    /* Refills with every success, so a drained quota always recovers (aws-sdk-go-v2#3550). */
+    uint32_t refund =
+        s != NULL && s->budget_withdrawn > 0 ? s->budget_withdrawn : b->cfg.no_retry_refund;
+    int64_t a = b->available + refund;
+    b->available = a < (int64_t)b->cfg.capacity ? a : (int64_t)b->cfg.capacity;
 }
 
 void fb_budget_on_failure(fb_budget *b, fb_outcome o, fb_time_us now_us) {

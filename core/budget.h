@@ -95,14 +95,29 @@ int fb_budget_init(fb_budget *b, const fb_budget_config *cfg);
 /* cfg with the defaults fb_budget_init() applies filled in (reports show the settings in
  * effect). Returns FB_OK, or what fb_budget_init() would. */
 int fb_budget_config_effective(fb_budget_config *cfg);
-/* A request starts (its first try; DEPOSIT deposits, RETRY_BREAKER counts it). */
-void fb_budget_on_request(fb_budget *b, fb_time_us now_us);
+/* fb_budget_on_request's and fb_budget_on_success's steps for the kinds they ask for. */
+void fb_budget__on_request(fb_budget *b, fb_time_us now_us);
+void fb_budget__on_success(fb_budget *b, const struct fb_retry_state *s);
+/* A request starts (its first try; DEPOSIT deposits, RETRY_BREAKER counts it). Inline: a client
+ * starts every request with it, and the other kinds do nothing. */
+static inline void fb_budget_on_request(fb_budget *b, fb_time_us now_us) {
+    if (b->cfg.kind == FB_BUDGET_DEPOSIT || b->cfg.kind == FB_BUDGET_RETRY_BREAKER)
+        fb_budget__on_request(b, now_us);
+}
 /* May a retry after an outcome `o` be made, at now_us? Charges the budget when yes. */
 bool fb_budget_withdraw(fb_budget *b, fb_outcome o, fb_time_us now_us);
 /* What a QUOTA withdrawal after outcome `o` takes; 0 for the other kinds. */
 uint32_t fb_budget_cost(const fb_budget *b, fb_outcome o);
-/* A request ended with a success; `s` is its retry state (NULL: it needed no retry). */
-void fb_budget_on_success(fb_budget *b, const struct fb_retry_state *s);
+/* A request ended with a success; `s` is its retry state (NULL: it needed no retry). Inline:
+ * TOKEN_BUCKET's refill, at a client's every success; QUOTA refunds, the others do nothing. */
+static inline void fb_budget_on_success(fb_budget *b, const struct fb_retry_state *s) {
+    if (b->cfg.kind == FB_BUDGET_TOKEN_BUCKET) {
+        int64_t k = b->mtokens + b->mratio, max = b->mmax;
+        b->mtokens = k < max ? k : max;
+    } else if (b->cfg.kind == FB_BUDGET_QUOTA) {
+        fb_budget__on_success(b, s);
+    }
+}
 /* An attempt failed with a retryable outcome (TOKEN_BUCKET charges 1, RETRY_BREAKER counts it). */
 void fb_budget_on_failure(fb_budget *b, fb_outcome o, fb_time_us now_us);
 /* Does a granted retry hold the budget until released (CONCURRENCY)? */

@@ -166,8 +166,8 @@ static void decision_at(const fb_fallback *fb, const fb_fallback_request *req, f
 
 /* The request ends: its DONE decision, returned (a caller that returns it passes its own return
  * slot: no copy). */
-static fb_fallback_decision finished(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop,
-                                     bool degraded) {
+__attribute__((always_inline)) static inline fb_fallback_decision
+finished_inline(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop, bool degraded) {
     fb_fallback_decision d;
     uint8_t provider = 0;
     if (req->stats.attempts > 0)
@@ -179,6 +179,12 @@ static fb_fallback_decision finished(const fb_fallback *fb, fb_fallback_request 
     d.stop = stop;
     d.degraded = degraded;
     return d;
+}
+
+/* finished_inline where gcc chooses (out of line in most steps). */
+static fb_fallback_decision finished(const fb_fallback *fb, fb_fallback_request *req, fb_stop stop,
+                                     bool degraded) {
+    return finished_inline(fb, req, stop, degraded);
 }
 
 /* finished() into *d, for the steps that decide into their caller's. Out of line: gcc inlines
@@ -342,10 +348,10 @@ static inline bool admit(const fb_fallback_provider *p, uint32_t tokens, fb_time
  * (counted as one, waited for as one, a WAIT even when the delay is 0, so
  * that a zero backoff cannot recurse); false: the provider is skipped.
  */
-static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_time_us now_us,
-                            fb_fallback_decision *d) {
+static __attribute__((noinline)) bool retry_rejected(const fb_fallback *fb,
+                                                     fb_fallback_request *req, fb_time_us now_us,
+                                                     fb_fallback_decision *d) {
     const fb_retry_policy *pol = fb->cfg.retry;
-    if (pol == NULL || pol->cfg.retry_rejected != FB_ON) return false;
     fb_class c = {.outcome = FB_OUT_REJECTED,
                   .retryable = true,
                   .effect = FB_EFFECT_IGNORE,
@@ -358,6 +364,14 @@ static bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req, fb_
     decision(req, FB_ACT_WAIT, req->order[req->pos], d);
     d->delay_us = r.delay_us; /* not d->retry: nothing was sent */
     return true;
+}
+
+/* retry_rejected() when the policy says so; the test inline, as most policies do not (a call of
+ * 14 instructions per refusal). */
+static inline bool retry_rejection(const fb_fallback *fb, fb_fallback_request *req,
+                                   fb_time_us now_us, fb_fallback_decision *d) {
+    const fb_retry_policy *pol = fb->cfg.retry;
+    return pol != NULL && pol->cfg.retry_rejected == FB_ON && retry_rejected(fb, req, now_us, d);
 }
 
 /*
@@ -911,7 +925,7 @@ static inline fb_fallback_decision result_lean_success(const fb_fallback *fb,
     const fb_fallback_provider *p = current(fb, req);
     if (p->breaker != NULL) breaker_tell(p, &req->permit, c->effect, c, hint_us, now_us);
     if (budget != NULL) fb_budget_on_success(budget, &req->retry);
-    return finished(fb, req, FB_STOP_SUCCESS, false);
+    return finished_inline(fb, req, FB_STOP_SUCCESS, false); /* a call: 10 instructions */
 }
 
 /* fb_fallback_result's steps (fallback.h); out of line, so that result_plain, inline in the

@@ -2287,17 +2287,18 @@ static void breaker_short_record_counts_as_the_full_steps(void **state) {
 }
 
 /*
- * fb_breaker_allow_inline's short way (now <= allow_until_us) against fb_breaker_allow's steps,
- * on random configs (buckets of each anchor, FIRES, evaluation at admission, a closed
- * interval), times that sometimes go back, results and manual transitions: the same breaker
- * with allow_until_us cleared before each ask takes the steps, and must end the same.
+ * fb_breaker_allow_inline's short ways (now <= allow_until_us: admitted; now <=
+ * reject_until_us: rejected) against fb_breaker_allow's steps, on random configs (buckets of
+ * each anchor, FIRES, evaluation at admission, a closed interval, both open deadlines, an open
+ * timer), times that sometimes go back, results, manual transitions and synced deadlines: the
+ * same breaker with both cleared before each ask takes the steps, and must end the same.
  */
 static void breaker_inline_allow_admits_as_the_steps(void **state) {
     (void)state;
     static const fb_effect effects[] = {FB_EFFECT_SUCCESS, FB_EFFECT_FAILURE, FB_EFFECT_IGNORE};
     fb_rng rng;
     fb_rng_seed(&rng, 24, 3);
-    uint64_t short_ways = 0;
+    uint64_t short_ways = 0, short_rejections = 0;
     for (int run = 0; run < 300; run++) {
         bool fires = fb_rng_below(&rng, 6) == 0;
         fb_breaker_config cfg = {
@@ -2312,6 +2313,8 @@ static void breaker_inline_allow_admits_as_the_steps(void **state) {
             .closed_interval_us = fb_rng_below(&rng, 3) == 0 ? 7 * S : 0,
             .bucket_anchor = fires ? FB_BUCKETS_EPOCH : (fb_bucket_anchor)fb_rng_below(&rng, 3),
             .window_scope = fires ? FB_WINDOW_FIRES : FB_WINDOW_PER_STATE,
+            .open_deadline = (fb_compare)fb_rng_below(&rng, 2),
+            .open_timer = fb_rng_below(&rng, 8) == 0 ? FB_ON : FB_DEFAULT,
         };
         fb_breaker a, b;
         init_ok(&a, &cfg, NULL, 0);
@@ -2327,6 +2330,10 @@ static void breaker_inline_allow_admits_as_the_steps(void **state) {
                 fb_breaker_state to = (fb_breaker_state)fb_rng_below(&rng, 3);
                 assert_int_equal(fb_breaker_set_state(&a, to, now), FB_OK);
                 assert_int_equal(fb_breaker_set_state(&b, to, now), FB_OK);
+            } else if (pick == 1) { /* a shared store's deadline, in the same state or not */
+                fb_time_us until = now + (fb_time_us)fb_rng_below(&rng, 4000) * MS;
+                assert_int_equal(fb_breaker_sync(&a, FB_BREAKER_OPEN, until, now), FB_OK);
+                assert_int_equal(fb_breaker_sync(&b, FB_BREAKER_OPEN, until, now), FB_OK);
             } else if (n_held < 4 && pick % 2 == 0) {
                 fb_breaker_permit pa, pb;
                 /* allow()'s own short way applies: so does the inline one */
@@ -2336,8 +2343,16 @@ static void breaker_inline_allow_admits_as_the_steps(void **state) {
                              (cfg.mode != FB_BREAKER_MODE_TIME_WINDOW ||
                               now - a.newest_start_us < a.bucket_us);
                 assert_true(!quick || now <= a.allow_until_us);
+                /* ... and its rejection in an OPEN period that runs on */
+                bool runs_on = cfg.open_deadline == FB_CMP_PASS ? now <= a.open_until_us
+                                                                : now < a.open_until_us;
+                bool shut =
+                    a.state == FB_BREAKER_OPEN && cfg.open_timer != FB_ON && !fires && runs_on;
+                assert_true(!shut || now <= a.reject_until_us);
                 short_ways += now <= a.allow_until_us;
+                short_rejections += now <= a.reject_until_us;
                 b.allow_until_us = INT64_MIN;
+                b.reject_until_us = INT64_MIN;
                 bool ya = fb_breaker_allow_inline(&a, now, &pa);
                 bool yb = fb_breaker_allow_inline(&b, now, &pb);
                 assert_int_equal(ya, yb);
@@ -2361,7 +2376,8 @@ static void breaker_inline_allow_admits_as_the_steps(void **state) {
             assert_int_equal(a.newest_start_us, b.newest_start_us);
         }
     }
-    assert_true(short_ways > 5000); /* the short way was taken, not only the steps */
+    assert_true(short_ways > 5000); /* the short ways were taken, not only the steps */
+    assert_true(short_rejections > 2000);
 }
 
 int main(void) {
