@@ -25,9 +25,10 @@ static inline int64_t bucket_of(const sim_queue *q, fb_time_us t) {
     return t >> q->shift;
 }
 
-/* cur moved: the times of the ring's buckets, for sim_queue_push. */
+/* cur moved: the times of the ring's buckets, for sim_queue_push (none past the last bucket
+ * that time can name: a push there takes sim_queue_push_any's way). */
 static void ring_moved(sim_queue *q) {
-    q->ring_from_t = (q->cur + 1) << q->shift;
+    q->ring_from_t = q->cur < INT64_MAX >> q->shift ? (q->cur + 1) << q->shift : INT64_MAX;
     q->ring_to_t = q->cur < (INT64_MAX >> q->shift) - (int64_t)SLOTS
                        ? (q->cur + (int64_t)SLOTS) << q->shift
                        : INT64_MAX;

@@ -435,6 +435,26 @@ static void queue_sources_pop_exactly_with_wider_buckets(void **state) {
     sources_pop_exactly_as_a_reference(50, 80000);
 }
 
+/* Events at the end of time: the calendar's last bucket is reached through the heap, and a push
+ * into it after a pop still goes before what is later. */
+static void queue_last_bucket_keeps_order(void **state) {
+    (void)state;
+    sim_queue q;
+    assert_int_equal(sim_queue_init(&q, 100), FB_OK);
+    sim_event e;
+    assert_int_equal(sim_queue_push(&q, INT64_MAX - 5, 1, 1, 0, 0), FB_OK);
+    assert_int_equal(sim_queue_push(&q, INT64_MAX - 1, 1, 2, 0, 0), FB_OK);
+    assert_true(sim_queue_pop(&q, &e));
+    assert_int_equal(e.id, 1);
+    assert_int_equal(sim_queue_push(&q, INT64_MAX - 3, 1, 3, 0, 0), FB_OK);
+    assert_true(sim_queue_pop(&q, &e));
+    assert_int_equal(e.id, 3);
+    assert_true(sim_queue_pop(&q, &e));
+    assert_int_equal(e.id, 2);
+    assert_false(sim_queue_pop(&q, &e));
+    sim_queue_free(&q);
+}
+
 /* Ties at one microsecond resolve in push order whichever structure each event went to. */
 static void queue_ties_across_run_ring_and_heap(void **state) {
     (void)state;
@@ -519,6 +539,7 @@ int main(void) {
         cmocka_unit_test(queue_sources_pop_exactly_as_a_reference),
         cmocka_unit_test(queue_sources_pop_exactly_with_wider_buckets),
         cmocka_unit_test(queue_ties_across_run_ring_and_heap),
+        cmocka_unit_test(queue_last_bucket_keeps_order),
         cmocka_unit_test(queue_lane_compaction_keeps_order),
     };
     return cmocka_run_group_tests_name("queue", tests, NULL, NULL);
