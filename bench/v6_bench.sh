@@ -20,8 +20,8 @@ OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 echo "V6 healthy case (bench/v6/v6.json; bench/v6/v6_simpy.py): 50 requests/s, 1,200 s simulated"
 echo "SimPy $("$PY" -c 'import simpy; print(simpy.__version__)'), $("$PY" --version); $PAIRS pairs, alternating"
-# The ratio moves with the machine's load (SimPy's CPU time grows more than fusebox's when the
-# cores and their caches are shared): quote it with the load it was measured at.
+# The ratio moves with the machine and its load (docs/performance.md, "A sixth pass"): quote it
+# with the load it was measured at.
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$PY" bench/v6/pairs.py "$PAIRS" "$OUT" "$FUSEBOX"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
