@@ -2197,6 +2197,15 @@ static void breaker_run_late_failure_leaves_open_and_stale_trial(void **state) {
                  306);
 }
 
+/* Two permits handed out alike. */
+static void assert_same_permit(const fb_breaker_permit *a, const fb_breaker_permit *b) {
+    assert_int_equal(a->generation, b->generation);
+    assert_int_equal(a->id, b->id);
+    assert_int_equal(a->admitted_us, b->admitted_us);
+    assert_int_equal(a->kind, b->kind);
+    assert_int_equal(a->slot, b->slot);
+}
+
 /* Two breakers are in the same state, counts and stats. */
 static void assert_same_breaker(const fb_breaker *a, const fb_breaker *b) {
     assert_int_equal(a->state, b->state);
@@ -2256,11 +2265,7 @@ static void breaker_short_record_counts_as_the_full_steps(void **state) {
                 fb_breaker_permit pa, pb;
                 bool ya = fb_breaker_allow(&a, now, &pa), yb = fb_breaker_allow(&b, now, &pb);
                 assert_int_equal(ya, yb);
-                assert_int_equal(pa.generation, pb.generation);
-                assert_int_equal(pa.id, pb.id);
-                assert_int_equal(pa.admitted_us, pb.admitted_us);
-                assert_int_equal(pa.kind, pb.kind);
-                assert_int_equal(pa.slot, pb.slot);
+                assert_same_permit(&pa, &pb);
                 if (ya) held[n_held++] = pa;
             } else if (n_held > 0) {
                 uint32_t k = (uint32_t)fb_rng_below(&rng, n_held);
@@ -2356,11 +2361,7 @@ static void breaker_inline_allow_admits_as_the_steps(void **state) {
                 bool ya = fb_breaker_allow_inline(&a, now, &pa);
                 bool yb = fb_breaker_allow_inline(&b, now, &pb);
                 assert_int_equal(ya, yb);
-                assert_int_equal(pa.generation, pb.generation);
-                assert_int_equal(pa.id, pb.id);
-                assert_int_equal(pa.admitted_us, pb.admitted_us);
-                assert_int_equal(pa.kind, pb.kind);
-                assert_int_equal(pa.slot, pb.slot);
+                assert_same_permit(&pa, &pb);
                 if (ya) held[n_held++] = pa;
             } else if (n_held > 0) {
                 uint32_t k = (uint32_t)fb_rng_below(&rng, n_held);
