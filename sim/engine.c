@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sim/simint.h"
+#include "util/mem.h"
 
 /* ---- pools ---- */
 
@@ -45,6 +46,7 @@ int sim__pool_alloc(pool *p, uint32_t *out) {
             return FB_ENOMEM;
         }
         memset((char *)items + p->cap * p->size, 0, (ncap - p->cap) * p->size);
+        util_mem_huge(items, ncap * p->size); /* read at random, one entry per event */
         p->items = items;
         p->free_list = fl;
         p->cap = ncap;

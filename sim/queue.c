@@ -1,6 +1,8 @@
 /* queue.c - a calendar of buckets, a 4-ary heap beyond it, FIFO lanes; see queue.h. */
 #include "sim/queue.h"
 
+#include "util/mem.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +88,7 @@ static int grow(void **buf, size_t *cap, size_t elem, size_t cap_max) {
     if (ncap <= *cap) return FB_ECAP;
     void *p = realloc(*buf, ncap * elem);
     if (p == NULL) return FB_ENOMEM;
+    util_mem_huge(p, ncap * elem); /* the nodes are read at random */
     *buf = p;
     *cap = ncap;
     return FB_OK;
