@@ -37,16 +37,18 @@ int sim__pool_alloc(pool *p, uint32_t *out) {
         size_t ncap = p->cap ? p->cap * 2 : 1024;
         if (ncap > p->cap_max) ncap = p->cap_max;
         if (ncap <= p->cap) return FB_ECAP;
-        void *items = realloc(p->items, ncap * p->size);
-        if (items == NULL) return FB_ENOMEM;
         uint32_t *fl = realloc(p->free_list, ncap * sizeof *fl);
-        if (fl == NULL) {
-            p->items = items;
-            return FB_ENOMEM;
-        }
-        memset((char *)items + p->cap * p->size, 0, (ncap - p->cap) * p->size);
-        p->items = items;
+        if (fl == NULL) return FB_ENOMEM;
         p->free_list = fl;
+        /* on cache lines: an entry whose size is whole lines starts on one (setup.c rounds a
+           request's, whose layout counts on it: simint.h) */
+        size_t bytes = (ncap * p->size + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN;
+        char *items = aligned_alloc(POOL_ALIGN, bytes);
+        if (items == NULL) return FB_ENOMEM;
+        if (p->cap > 0) memcpy(items, p->items, p->cap * p->size);
+        memset(items + p->cap * p->size, 0, (ncap - p->cap) * p->size);
+        free(p->items);
+        p->items = items;
         p->cap = ncap;
     }
     *out = (uint32_t)p->used++;

@@ -552,6 +552,7 @@ int sim__setup(sim *s) {
         s->hg_offset = req_size;
         req_size += sizeof(hgroup);
     }
+    req_size = (req_size + POOL_ALIGN - 1) / POOL_ALIGN * POOL_ALIGN; /* whole lines (simint.h) */
     sim__pool_init(&s->reqs, req_size, (size_t)sc->limits.in_flight_max);
     sim__pool_init(&s->atts, sizeof(attempt) + (s->att_x ? sizeof(attx) : 0),
                    (size_t)sc->limits.in_flight_max * 4);
