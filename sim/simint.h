@@ -223,7 +223,8 @@ typedef struct ref {
 
 /* Fixed-size entries with generations, reused through a free list, growing up to a cap. */
 typedef struct pool {
-    void *items;
+    void *items; /* at a multiple of POOL_ALIGN in base's block */
+    void *base;
     size_t size, used, cap, cap_max;
     uint32_t *free_list;
     size_t free_len;
