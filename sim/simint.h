@@ -171,24 +171,26 @@ typedef struct attx {
     uint8_t layer; /* the innermost layer that sent it */
     uint32_t pod;
     fb_time_us wait_since_us; /* when it started waiting for a connection */
+    fb_time_us start_us;      /* when it was sent (a hedge group's member: hedging.c) */
 } attx;
 
 typedef struct attempt {
     uint32_t gen; /* first field: survives reuse */
+    /* what its events touch, in one cache line (the pool's entries are whole lines: setup.c) */
     uint8_t state;
     uint8_t provider;
     bool abandoned;
     bool stream;        /* the request streams its answer */
     bool keeps_partial; /* a broken stream's tokens are kept (the client resumes) */
     uint8_t retry; /* its request's attempts before it, at most 255 (a fault's retry_fraction) */
+    bool timer_armed;
     uint32_t req, req_gen;
     uint32_t tokens_in, tokens_out; /* billed when served */
-    fb_time_us start_us;
-    fb_time_us queued_us;     /* when it entered its provider's queue (CoDel's sojourn) */
-    fb_time_us timeout_at_us; /* the client gives up then; FB_TIME_MAX = never */
-    bool timer_armed;
     fb_reply reply;
     fb_time_us hint_us;
+    fb_time_us timeout_at_us; /* the client gives up then; FB_TIME_MAX = never */
+    /* when it entered its provider's queue (CoDel's sojourn): set there, read only after */
+    fb_time_us queued_us;
     struct attx x[]; /* present when the run has hedging, connections or network latency */
 } attempt;
 
